@@ -1,0 +1,150 @@
+//! Length-prefixed JSON frames with a hard size cap (sans-IO).
+
+use serde::{de::DeserializeOwned, Serialize};
+
+/// Largest frame body accepted or produced (4 MiB). A peer announcing more is broken
+/// or hostile; the decoder refuses it before buffering anything.
+pub const MAX_FRAME_LEN: usize = 4 << 20;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CodecError {
+    #[error("control frame of {len} bytes exceeds the {max}-byte cap")]
+    TooLarge { len: usize, max: usize },
+    #[error("malformed control frame: {0}")]
+    Malformed(String),
+    #[error("control stream ended in the middle of a frame ({0} bytes pending)")]
+    Truncated(usize),
+}
+
+/// Serialise one message into a complete frame (length prefix + JSON).
+pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, CodecError> {
+    let body = serde_json::to_vec(msg).map_err(|e| CodecError::Malformed(e.to_string()))?;
+    if body.len() > MAX_FRAME_LEN {
+        return Err(CodecError::TooLarge {
+            len: body.len(),
+            max: MAX_FRAME_LEN,
+        });
+    }
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Incremental decoder: push whatever bytes arrived, pull complete messages.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    buf: Vec<u8>,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Next complete message, `Ok(None)` if more bytes are needed.
+    pub fn next<T: DeserializeOwned>(&mut self) -> Result<Option<T>, CodecError> {
+        if self.buf.len() < 4 {
+            return Ok(None);
+        }
+        let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+        if len > MAX_FRAME_LEN {
+            return Err(CodecError::TooLarge {
+                len,
+                max: MAX_FRAME_LEN,
+            });
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        let parsed = serde_json::from_slice(&self.buf[4..4 + len])
+            .map_err(|e| CodecError::Malformed(e.to_string()));
+        self.buf.drain(..4 + len);
+        parsed.map(Some)
+    }
+
+    /// Call at end of stream: an error if a partial frame is left over.
+    pub fn finish(&self) -> Result<(), CodecError> {
+        if self.buf.is_empty() {
+            Ok(())
+        } else {
+            Err(CodecError::Truncated(self.buf.len()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FromAgent, ToAgent};
+
+    #[test]
+    fn round_trip_byte_by_byte() {
+        let frame = encode(&ToAgent::Hello { version: 7 }).unwrap();
+        assert_eq!(&frame[..4], &(frame.len() as u32 - 4).to_be_bytes());
+        let mut d = Decoder::new();
+        for (i, b) in frame.iter().enumerate() {
+            let got: Option<ToAgent> = d.next().unwrap();
+            assert!(got.is_none(), "complete after {i} bytes");
+            d.push(&[*b]);
+        }
+        assert_eq!(
+            d.next::<ToAgent>().unwrap(),
+            Some(ToAgent::Hello { version: 7 })
+        );
+        d.finish().unwrap();
+    }
+
+    #[test]
+    fn two_frames_in_one_push() {
+        let mut bytes = encode(&ToAgent::Start).unwrap();
+        bytes.extend(encode(&ToAgent::Stop).unwrap());
+        let mut d = Decoder::new();
+        d.push(&bytes);
+        assert_eq!(d.next::<ToAgent>().unwrap(), Some(ToAgent::Start));
+        assert_eq!(d.next::<ToAgent>().unwrap(), Some(ToAgent::Stop));
+        assert_eq!(d.next::<ToAgent>().unwrap(), None);
+    }
+
+    #[test]
+    fn oversize_length_refused_before_buffering() {
+        let mut d = Decoder::new();
+        d.push(&(MAX_FRAME_LEN as u32 + 1).to_be_bytes());
+        assert!(matches!(
+            d.next::<ToAgent>(),
+            Err(CodecError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn garbage_body_is_malformed_not_panic() {
+        let mut d = Decoder::new();
+        d.push(&3u32.to_be_bytes());
+        d.push(b"{x}");
+        assert!(matches!(
+            d.next::<FromAgent>(),
+            Err(CodecError::Malformed(_))
+        ));
+        // unknown message type
+        let body = br#"{"type":"launch_missiles"}"#;
+        d.push(&(body.len() as u32).to_be_bytes());
+        d.push(body);
+        assert!(matches!(
+            d.next::<FromAgent>(),
+            Err(CodecError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn truncated_stream_reported() {
+        let frame = encode(&ToAgent::Start).unwrap();
+        let mut d = Decoder::new();
+        d.push(&frame[..frame.len() - 1]);
+        assert_eq!(d.next::<ToAgent>().unwrap(), None);
+        assert_eq!(d.finish(), Err(CodecError::Truncated(frame.len() - 1)));
+    }
+}

@@ -1,0 +1,306 @@
+//! Workload and role specifications shared by the controller, agents and generators.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+/// Smallest echo frame: the payload header must fit (see `traffic::frame`).
+pub const MIN_FRAME: u32 = 28;
+/// Largest echo frame accepted on the command line (64 KiB).
+pub const MAX_FRAME: u32 = 65536;
+/// Largest UDP payload over IPv4 (65535 − 20 − 8); frames above it cannot be echoed over UDP.
+pub const MAX_UDP_PAYLOAD: u32 = 65507;
+
+/// Transport protocol of a data connection (seed 000 parameter P).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    Tcp,
+    Udp,
+    Sctp,
+}
+
+/// Address family (seed 000 parameter A).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Family {
+    #[serde(rename = "4")]
+    V4,
+    #[serde(rename = "6")]
+    V6,
+}
+
+/// How the server handles client connections (seed 000 parameter T).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerMode {
+    /// One thread per connection (per client socket for UDP).
+    Threads,
+    /// One thread multiplexing every connection with epoll(7).
+    Epoll,
+}
+
+/// Frame size per echo cycle (seed 000 parameter f): application payload bytes,
+/// header included, fixed or drawn uniformly from `lo..=hi` for every cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FrameSize {
+    Fixed { size: u32 },
+    Ranged { lo: u32, hi: u32 },
+}
+
+impl FrameSize {
+    pub fn max(&self) -> u32 {
+        match *self {
+            FrameSize::Fixed { size } => size,
+            FrameSize::Ranged { hi, .. } => hi,
+        }
+    }
+    pub fn min(&self) -> u32 {
+        match *self {
+            FrameSize::Fixed { size } => size,
+            FrameSize::Ranged { lo, .. } => lo,
+        }
+    }
+}
+
+/// Why a textual parameter was refused; the caller adds where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseSpecError(pub String);
+
+impl FromStr for Proto {
+    type Err = ParseSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "tcp" => Ok(Proto::Tcp),
+            "udp" => Ok(Proto::Udp),
+            "sctp" => Ok(Proto::Sctp),
+            _ => Err(ParseSpecError(format!(
+                "unknown protocol '{s}' (expected tcp, udp or sctp)"
+            ))),
+        }
+    }
+}
+
+impl FromStr for Family {
+    type Err = ParseSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "4" | "ipv4" | "inet" => Ok(Family::V4),
+            "6" | "ipv6" | "inet6" => Ok(Family::V6),
+            _ => Err(ParseSpecError(format!(
+                "unknown address family '{s}' (expected 4 or 6)"
+            ))),
+        }
+    }
+}
+
+impl FromStr for ServerMode {
+    type Err = ParseSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "threads" | "thread" => Ok(ServerMode::Threads),
+            "epoll" => Ok(ServerMode::Epoll),
+            _ => Err(ParseSpecError(format!(
+                "unknown server mode '{s}' (expected threads or epoll)"
+            ))),
+        }
+    }
+}
+
+impl FromStr for FrameSize {
+    type Err = ParseSpecError;
+    /// `64` or `64-1024` (bytes, inclusive), each within `MIN_FRAME..=MAX_FRAME`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let num = |t: &str| -> Result<u32, ParseSpecError> {
+            t.trim().parse::<u32>().map_err(|_| {
+                ParseSpecError(format!(
+                    "frame size '{s}' is not a number of bytes or a range like 64-1024"
+                ))
+            })
+        };
+        let check = |v: u32| -> Result<u32, ParseSpecError> {
+            if v < MIN_FRAME {
+                Err(ParseSpecError(format!(
+                    "frame size {v} is below the {MIN_FRAME}-byte frame header"
+                )))
+            } else if v > MAX_FRAME {
+                Err(ParseSpecError(format!(
+                    "frame size {v} is above the maximum of {MAX_FRAME} bytes (64 KiB)"
+                )))
+            } else {
+                Ok(v)
+            }
+        };
+        match s.split_once('-') {
+            None => Ok(FrameSize::Fixed {
+                size: check(num(s)?)?,
+            }),
+            Some((a, b)) => {
+                let (lo, hi) = (check(num(a)?)?, check(num(b)?)?);
+                if lo > hi {
+                    return Err(ParseSpecError(format!(
+                        "frame size range '{s}' has its low end above its high end"
+                    )));
+                }
+                if lo == hi {
+                    Ok(FrameSize::Fixed { size: lo })
+                } else {
+                    Ok(FrameSize::Ranged { lo, hi })
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Proto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+            Proto::Sctp => "sctp",
+        })
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Family::V4 => "4",
+            Family::V6 => "6",
+        })
+    }
+}
+
+impl fmt::Display for ServerMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ServerMode::Threads => "threads",
+            ServerMode::Epoll => "epoll",
+        })
+    }
+}
+
+impl fmt::Display for FrameSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameSize::Fixed { size } => write!(f, "{size}"),
+            FrameSize::Ranged { lo, hi } => write!(f, "{lo}-{hi}"),
+        }
+    }
+}
+
+/// Server side of the echo workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EchoServerSpec {
+    pub proto: Proto,
+    pub mode: ServerMode,
+    pub listen: IpAddr,
+    /// TCP/SCTP: the listening port. UDP: client `i` (1-based) talks to `port + i - 1`.
+    pub port: u16,
+    pub clients: u32,
+    pub max_frame: u32,
+    /// An echo not sent within this many ms counts as unsent (MP3).
+    pub timeout_ms: u32,
+}
+
+/// Client side of the echo workload: `sources.len()` clients, one thread each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EchoClientSpec {
+    pub proto: Proto,
+    /// Source address of client `i` is `sources[i - 1]`.
+    pub sources: Vec<IpAddr>,
+    pub server: IpAddr,
+    pub port: u16,
+    pub frame: FrameSize,
+    /// Seed of the frame-size PRNG; client `i` derives its own stream from it.
+    pub seed: u64,
+    /// A send not completed within this many ms counts as unsent; a UDP reply not
+    /// received within it counts as lost.
+    pub timeout_ms: u32,
+}
+
+/// What the gateway role sets up. Firewall rules arrive with the firewall issue;
+/// today the gateway records its forwarding state and serves as the DUT probe point.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GatewaySpec {
+    /// sysctls the gateway must have (name → value); the agent restores old values at teardown.
+    pub sysctls: Vec<(String, String)>,
+}
+
+/// The setup of one role for one trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum RoleSpec {
+    EchoServer(EchoServerSpec),
+    EchoClient(EchoClientSpec),
+    Gateway(GatewaySpec),
+}
+
+impl RoleSpec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            RoleSpec::EchoServer(_) => "server",
+            RoleSpec::EchoClient(_) => "client",
+            RoleSpec::Gateway(_) => "gateway",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_size_parsing() {
+        assert_eq!("64".parse(), Ok(FrameSize::Fixed { size: 64 }));
+        assert_eq!(
+            "64-1024".parse(),
+            Ok(FrameSize::Ranged { lo: 64, hi: 1024 })
+        );
+        assert_eq!(" 128 - 128".parse(), Ok(FrameSize::Fixed { size: 128 }));
+        for bad in [
+            "",
+            "abc",
+            "10",
+            "27",
+            "65537",
+            "1024-64",
+            "64-",
+            "-64",
+            "64-1024-2",
+        ] {
+            assert!(bad.parse::<FrameSize>().is_err(), "{bad:?} accepted");
+        }
+        assert_eq!("28".parse(), Ok(FrameSize::Fixed { size: MIN_FRAME }));
+        assert_eq!("65536".parse(), Ok(FrameSize::Fixed { size: MAX_FRAME }));
+        let e = "10".parse::<FrameSize>().unwrap_err().0;
+        assert!(e.contains("below the 28-byte frame header"), "{e}");
+    }
+
+    #[test]
+    fn enums_parse_and_print_round_trip() {
+        for p in [Proto::Tcp, Proto::Udp, Proto::Sctp] {
+            assert_eq!(p.to_string().parse::<Proto>(), Ok(p));
+        }
+        for f in [Family::V4, Family::V6] {
+            assert_eq!(f.to_string().parse::<Family>(), Ok(f));
+        }
+        for m in [ServerMode::Threads, ServerMode::Epoll] {
+            assert_eq!(m.to_string().parse::<ServerMode>(), Ok(m));
+        }
+        assert!("icmp"
+            .parse::<Proto>()
+            .unwrap_err()
+            .0
+            .contains("tcp, udp or sctp"));
+        assert!("5".parse::<Family>().is_err());
+        assert!("fork".parse::<ServerMode>().is_err());
+    }
+
+    #[test]
+    fn family_serialises_as_number_string() {
+        assert_eq!(serde_json::to_string(&Family::V6).unwrap(), "\"6\"");
+    }
+}

@@ -1,0 +1,408 @@
+//! Echo clients: one thread and one socket per client, each bound to its own source
+//! address, cycling send (MP1) → receive echo (MP4) until stopped.
+
+use crate::frame::{fill_body, Repr};
+use crate::hist::RttHistogram;
+use crate::rng::FrameSizer;
+use crate::sys;
+use crate::validate::{Validator, Verdict};
+use crate::TrafficError;
+use proto::{Counter, EchoClientResults, EchoClientSpec, EchoClientStats, Proto};
+use socket2::Socket;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Wait,
+    Go,
+    Abort,
+}
+
+enum Sock {
+    Stream(Socket),
+    Dgram(UdpSocket),
+}
+
+/// Connected clients, waiting for [`EchoClients::start`].
+pub struct EchoClients {
+    gate: Arc<(Mutex<Gate>, Condvar)>,
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<(EchoClientStats, RttHistogram)>>,
+    started: Option<Instant>,
+}
+
+impl EchoClients {
+    /// Create and connect every client socket (all connected before any traffic, as
+    /// in seed 000), then park one thread per client until `start`.
+    pub fn connect(spec: &EchoClientSpec) -> Result<EchoClients, TrafficError> {
+        if spec.sources.is_empty() {
+            return Err(TrafficError::BadSpec(
+                "echo client needs at least one client".into(),
+            ));
+        }
+        if spec.proto == Proto::Udp && spec.frame.max() > proto::MAX_UDP_PAYLOAD {
+            return Err(TrafficError::BadSpec(format!(
+                "frame size {} exceeds the largest UDP payload ({} bytes)",
+                spec.frame.max(),
+                proto::MAX_UDP_PAYLOAD
+            )));
+        }
+        let timeout = Duration::from_millis(spec.timeout_ms.max(1) as u64);
+        let mut socks = Vec::with_capacity(spec.sources.len());
+        for (i, src) in spec.sources.iter().enumerate() {
+            socks.push(open(spec, i as u32, *src, timeout)?);
+        }
+        let gate = Arc::new((Mutex::new(Gate::Wait), Condvar::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let n = spec.sources.len() as u32;
+        let workers = socks
+            .into_iter()
+            .enumerate()
+            .map(|(i, sock)| {
+                let cfg = Cycle {
+                    client: i as u32 + 1,
+                    clients: n,
+                    source: spec.sources[i],
+                    sizer: FrameSizer::new(spec.frame, spec.seed, i as u32 + 1),
+                    max_frame: spec.frame.max() as usize,
+                    timeout,
+                };
+                let (g, s) = (gate.clone(), stop.clone());
+                std::thread::spawn(move || cfg.run(sock, g, s))
+            })
+            .collect();
+        Ok(EchoClients {
+            gate,
+            stop,
+            workers,
+            started: None,
+        })
+    }
+
+    pub fn start(&mut self) {
+        self.started = Some(Instant::now());
+        self.open_gate(Gate::Go);
+    }
+
+    fn open_gate(&self, to: Gate) {
+        let (m, cv) = &*self.gate;
+        if let Ok(mut g) = m.lock() {
+            *g = to;
+        }
+        cv.notify_all();
+    }
+
+    /// End the cycles (each finishes its frame, bounded by the timeout) and collect.
+    pub fn stop(mut self) -> EchoClientResults {
+        let elapsed_ns = self
+            .started
+            .map(|t| t.elapsed().as_nanos() as u64)
+            .unwrap_or(0);
+        self.stop.store(true, Ordering::SeqCst);
+        self.open_gate(Gate::Abort);
+        let mut rtt = RttHistogram::new();
+        let mut clients = Vec::new();
+        for w in std::mem::take(&mut self.workers) {
+            match w.join() {
+                Ok((stats, h)) => {
+                    rtt.merge(&h);
+                    clients.push(stats);
+                }
+                Err(_) => clients.push(EchoClientStats {
+                    error: Some("client thread panicked".into()),
+                    ..Default::default()
+                }),
+            }
+        }
+        EchoClientResults {
+            clients,
+            rtt: rtt.summary(),
+            elapsed_ns,
+        }
+    }
+}
+
+impl Drop for EchoClients {
+    fn drop(&mut self) {
+        // Dropped without stop (teardown after a failed setup): release parked threads.
+        self.stop.store(true, Ordering::SeqCst);
+        self.open_gate(Gate::Abort);
+    }
+}
+
+fn open(
+    spec: &EchoClientSpec,
+    i: u32,
+    src: IpAddr,
+    timeout: Duration,
+) -> Result<Sock, TrafficError> {
+    let client = i + 1;
+    match spec.proto {
+        Proto::Tcp | Proto::Sctp => {
+            let dst = SocketAddr::new(spec.server, spec.port);
+            let s = sys::stream_socket(spec.proto, &dst)?;
+            let what = format!("client {client}: connect {}/{src} → {dst}", spec.proto);
+            s.bind(&SocketAddr::new(src, 0).into())
+                .and_then(|_| s.connect_timeout(&dst.into(), Duration::from_secs(5)))
+                .map_err(|e| TrafficError::io(what, e))?;
+            if spec.proto == Proto::Tcp {
+                let _ = s.set_nodelay(true);
+            }
+            sys::set_timeouts(&s, timeout, super::POLL)
+                .map_err(|e| TrafficError::io("set socket timeouts", e))?;
+            Ok(Sock::Stream(s))
+        }
+        Proto::Udp => {
+            let port = spec.port as u32 + i;
+            let dst = SocketAddr::new(spec.server, port.min(u16::MAX as u32) as u16);
+            let s = sys::udp_socket(&dst)?;
+            let what = format!("client {client}: udp {src} → {dst}");
+            s.bind(&SocketAddr::new(src, 0).into())
+                .and_then(|_| s.connect(&dst.into()))
+                .map_err(|e| TrafficError::io(what, e))?;
+            sys::set_timeouts(&s, timeout, timeout)
+                .map_err(|e| TrafficError::io("set socket timeouts", e))?;
+            Ok(Sock::Dgram(UdpSocket::from(s)))
+        }
+    }
+}
+
+struct Cycle {
+    client: u32,
+    clients: u32,
+    source: IpAddr,
+    sizer: FrameSizer,
+    max_frame: usize,
+    timeout: Duration,
+}
+
+struct Tally {
+    mp1: Counter,
+    mp4: Counter,
+    unsent: u64,
+    lost: u64,
+    v: Validator,
+    rtt: RttHistogram,
+}
+
+impl Cycle {
+    fn run(
+        mut self,
+        sock: Sock,
+        gate: Arc<(Mutex<Gate>, Condvar)>,
+        stop: Arc<AtomicBool>,
+    ) -> (EchoClientStats, RttHistogram) {
+        let mut t = Tally {
+            mp1: Counter::default(),
+            mp4: Counter::default(),
+            unsent: 0,
+            lost: 0,
+            v: Validator::new(Some(self.client), self.clients),
+            rtt: RttHistogram::new(),
+        };
+        let go = {
+            let (m, cv) = &*gate;
+            let g = m
+                .lock()
+                .ok()
+                .and_then(|g| cv.wait_while(g, |g| *g == Gate::Wait).ok());
+            g.map(|g| *g == Gate::Go).unwrap_or(false)
+        };
+        let began = Instant::now();
+        let mut error = None;
+        if go {
+            let epoch = began;
+            let mut out = vec![0u8; self.max_frame];
+            let mut inb = vec![0u8; self.max_frame + 1];
+            let mut seq = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let size = self.sizer.next_size() as usize;
+                seq += 1;
+                let header = Repr {
+                    client: self.client,
+                    size: size as u32,
+                    seq,
+                    send_ns: epoch.elapsed().as_nanos() as u64,
+                };
+                header.emit(&mut out);
+                fill_body(&mut out[..size], seq);
+                let r = match &sock {
+                    Sock::Stream(s) => self.stream_cycle(s, &out[..size], &mut inb, &mut t, &stop),
+                    Sock::Dgram(s) => {
+                        self.dgram_cycle(s, &out[..size], seq, &mut inb, &mut t, &stop)
+                    }
+                };
+                match r {
+                    Ok(true) => {}
+                    Ok(false) => seq -= 1, // never left: reuse the number, no gap
+                    Err(e) => {
+                        error = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        let stats = EchoClientStats {
+            client: self.client,
+            source: self.source.to_string(),
+            mp1: t.mp1,
+            mp4: t.mp4,
+            unsent: t.unsent,
+            lost: t.lost,
+            validation: t.v.counts,
+            rtt: t.rtt.summary(),
+            elapsed_ns: if go {
+                began.elapsed().as_nanos() as u64
+            } else {
+                0
+            },
+            error,
+        };
+        (stats, t.rtt)
+    }
+
+    /// One stream cycle. Ok(false): nothing could be sent within the timeout.
+    fn stream_cycle(
+        &self,
+        s: &Socket,
+        frame: &[u8],
+        inb: &mut [u8],
+        t: &mut Tally,
+        stop: &AtomicBool,
+    ) -> io::Result<bool> {
+        let t0 = Instant::now();
+        let mut sent = 0;
+        while sent < frame.len() {
+            match (&*s).write(&frame[sent..]) {
+                Ok(n) => sent += n,
+                Err(e) if is_timeout(&e) => {
+                    if sent == 0 {
+                        t.unsent += 1;
+                        return Ok(false);
+                    }
+                    // Partly sent: the stream must stay framed, so finish it; it is late.
+                    if t0.elapsed() >= self.timeout {
+                        t.unsent += 1;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        t.mp1.add(frame.len());
+        let mut got = 0;
+        while got < frame.len() {
+            match (&*s).read(&mut inb[got..frame.len()]) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "server closed the connection",
+                    ))
+                }
+                Ok(n) => got += n,
+                Err(e) if is_timeout(&e) => {
+                    // Keep waiting for the echo unless told to stop and it is overdue.
+                    if stop.load(Ordering::Relaxed) && t0.elapsed() >= self.timeout {
+                        return Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let rtt = t0.elapsed();
+        t.mp4.add(got);
+        if t.v
+            .check(Repr::parse(&inb[..got]), got, Some(frame.len() as u32))
+            == Verdict::InOrder
+        {
+            t.rtt.record(rtt.as_nanos() as u64);
+        }
+        Ok(true)
+    }
+
+    /// One datagram cycle: the echo of `seq` must arrive within the timeout, else it
+    /// is lost; older echoes arriving meanwhile are counted and skipped.
+    fn dgram_cycle(
+        &self,
+        s: &UdpSocket,
+        frame: &[u8],
+        seq: u64,
+        inb: &mut [u8],
+        t: &mut Tally,
+        stop: &AtomicBool,
+    ) -> io::Result<bool> {
+        let t0 = Instant::now();
+        match s.send(frame) {
+            Ok(_) => t.mp1.add(frame.len()),
+            Err(e) if is_timeout(&e) => {
+                t.unsent += 1;
+                return Ok(false);
+            }
+            // The echo's ICMP error from an earlier datagram (port unreachable) surfaces here.
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                t.unsent += 1;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        }
+        // The socket's receive timeout is the full timeout; only after a stale echo
+        // does the wait need shortening (one extra syscall, off the common path).
+        let mut shortened = false;
+        loop {
+            let left = self.timeout.saturating_sub(t0.elapsed());
+            if left.is_zero() {
+                t.lost += 1;
+                break;
+            }
+            match s.recv(inb) {
+                Ok(n) => {
+                    t.mp4.add(n);
+                    let h = Repr::parse(&inb[..n]);
+                    let mine = matches!(h, Ok(h) if h.seq == seq);
+                    let verdict = t.v.check(h, n, mine.then_some(frame.len() as u32));
+                    if mine {
+                        if verdict == Verdict::InOrder {
+                            t.rtt.record(t0.elapsed().as_nanos() as u64);
+                        }
+                        break;
+                    }
+                    let left = self
+                        .timeout
+                        .saturating_sub(t0.elapsed())
+                        .max(Duration::from_micros(1));
+                    let _ = s.set_read_timeout(Some(left));
+                    shortened = true;
+                }
+                Err(e) if is_timeout(&e) => {
+                    if stop.load(Ordering::Relaxed) || t0.elapsed() >= self.timeout {
+                        t.lost += 1;
+                        break;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionRefused
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if shortened {
+            let _ = s.set_read_timeout(Some(self.timeout));
+        }
+        Ok(true)
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}

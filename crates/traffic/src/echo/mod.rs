@@ -1,0 +1,101 @@
+//! The echo cycle of seed 000: the client sends a frame (MP1), the server receives
+//! and validates it (MP2) and echoes it (MP3), the client receives and validates the
+//! echo (MP4). One outstanding frame per client connection.
+
+mod client;
+mod server;
+
+pub use client::EchoClients;
+pub use server::EchoServer;
+
+use std::time::Duration;
+
+/// How often blocked workers look at their stop flag.
+pub(crate) const POLL: Duration = Duration::from_millis(100);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::{EchoClientSpec, EchoServerSpec, FrameSize, Proto, ServerMode};
+    use std::net::IpAddr;
+
+    /// Free port range for a test: bind an ephemeral UDP port and use it as the base.
+    fn free_port(ip: IpAddr) -> u16 {
+        let s = std::net::UdpSocket::bind((ip, 0)).unwrap();
+        s.local_addr().unwrap().port().min(60000)
+    }
+
+    fn run(proto: Proto, mode: ServerMode, ip: &str, frame: FrameSize) {
+        let ip: IpAddr = ip.parse().unwrap();
+        let port = free_port(ip);
+        let server = EchoServer::start(&EchoServerSpec {
+            proto,
+            mode,
+            listen: ip,
+            port,
+            clients: 3,
+            max_frame: frame.max(),
+            timeout_ms: 500,
+        })
+        .unwrap();
+        let mut clients = EchoClients::connect(&EchoClientSpec {
+            proto,
+            sources: vec![ip; 3],
+            server: ip,
+            port,
+            frame,
+            seed: 9,
+            timeout_ms: 500,
+        })
+        .unwrap();
+        clients.start();
+        std::thread::sleep(Duration::from_millis(300));
+        let c = clients.stop();
+        let s = server.stop();
+        assert_eq!(c.clients.len(), 3);
+        for cl in &c.clients {
+            assert!(cl.mp4.frames > 10, "{proto}/{mode}: {cl:?}");
+            assert_eq!(cl.validation.total(), 0, "{cl:?}");
+            assert_eq!(cl.mp1.frames, cl.mp4.frames + cl.lost, "{cl:?}");
+            assert!(cl.error.is_none(), "{cl:?}");
+            let sv = s.clients.iter().find(|x| x.client == cl.client).unwrap();
+            assert_eq!(sv.validation.total(), 0, "{sv:?}");
+            assert!(sv.mp2.frames >= cl.mp4.frames && sv.mp2.frames <= cl.mp1.frames);
+            assert_eq!(sv.mp2.bytes, sv.mp3.bytes, "{sv:?}");
+        }
+        assert!(c.rtt.count > 0 && c.rtt.p50_ns > 0 && c.rtt.p50_ns <= c.rtt.max_ns);
+    }
+
+    #[test]
+    fn loopback_echo_all_modes() {
+        for proto in [Proto::Tcp, Proto::Udp] {
+            for mode in [ServerMode::Threads, ServerMode::Epoll] {
+                run(proto, mode, "127.0.0.1", FrameSize::Fixed { size: 64 });
+                run(proto, mode, "::1", FrameSize::Ranged { lo: 64, hi: 1024 });
+            }
+        }
+    }
+
+    #[test]
+    fn sctp_setup_fails_cleanly_when_missing() {
+        if !crate::sys::sctp_unavailable() {
+            eprintln!("skipped: this kernel has SCTP");
+            return;
+        }
+        let spec = EchoServerSpec {
+            proto: Proto::Sctp,
+            mode: ServerMode::Epoll,
+            listen: "127.0.0.1".parse().unwrap(),
+            port: 0,
+            clients: 1,
+            max_frame: 64,
+            timeout_ms: 500,
+        };
+        let e = EchoServer::start(&spec).err().unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("SCTP is not available in this kernel"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! RTT histograms (HdrHistogram, 3 significant digits, 1 ns .. 100 s).
+
+use hdrhistogram::Histogram;
+use proto::RttSummary;
+
+#[derive(Debug, Clone)]
+pub struct RttHistogram {
+    h: Histogram<u64>,
+}
+
+impl Default for RttHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RttHistogram {
+    pub fn new() -> Self {
+        // INVARIANT: these bounds are valid constants (low ≥ 1, high ≥ 2·low, sigfig ≤ 5).
+        let h = Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid bounds");
+        RttHistogram { h }
+    }
+
+    /// Record one round trip; values outside the range are clamped.
+    pub fn record(&mut self, ns: u64) {
+        self.h.saturating_record(ns.max(1));
+    }
+
+    pub fn merge(&mut self, other: &RttHistogram) {
+        // Same bounds on both sides, so adding cannot fail; ignore the impossible error.
+        let _ = self.h.add(&other.h);
+    }
+
+    pub fn summary(&self) -> RttSummary {
+        if self.h.is_empty() {
+            return RttSummary::default();
+        }
+        RttSummary {
+            count: self.h.len(),
+            min_ns: self.h.min(),
+            mean_ns: self.h.mean(),
+            p50_ns: self.h.value_at_quantile(0.50),
+            p90_ns: self.h.value_at_quantile(0.90),
+            p99_ns: self.h.value_at_quantile(0.99),
+            p999_ns: self.h.value_at_quantile(0.999),
+            max_ns: self.h.max(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_known_data() {
+        let mut h = RttHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        let near = |a: u64, b: u64| a.abs_diff(b) * 1000 <= b; // within 0.1 %
+        assert!(near(s.p50_ns, 500_000), "{s:?}");
+        assert!(near(s.p90_ns, 900_000), "{s:?}");
+        assert!(near(s.p99_ns, 990_000), "{s:?}");
+        assert!(near(s.max_ns, 1_000_000), "{s:?}");
+        assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
+    }
+
+    #[test]
+    fn merge_and_empty() {
+        assert_eq!(RttHistogram::new().summary(), RttSummary::default());
+        let mut a = RttHistogram::new();
+        let mut b = RttHistogram::new();
+        a.record(10);
+        b.record(1_000_000);
+        a.merge(&b);
+        assert_eq!(a.summary().count, 2);
+        assert!(a.summary().max_ns >= 999_000);
+    }
+}

@@ -1,0 +1,40 @@
+//! Traffic generators and sinks.
+//!
+//! Owns: the echo cycle of seed 000 (client threads; threads or epoll servers over
+//! TCP, UDP and SCTP), the payload header with checked parsing, frame validation,
+//! the seeded frame-size PRNG and RTT histograms.
+//! Must not: know about firewalls, testbeds or storage. It gets a spec and sockets'
+//! addresses, and returns counters.
+
+pub mod echo;
+pub mod frame;
+pub mod hist;
+pub mod rng;
+pub mod sys;
+pub mod validate;
+
+use std::io;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrafficError {
+    /// The kernel has no SCTP: reported as "unavailable", never as a crash.
+    #[error("SCTP is not available in this kernel ({0}); load the sctp module (modprobe sctp) or use a kernel built with CONFIG_IP_SCTP")]
+    SctpUnavailable(io::Error),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{0}")]
+    BadSpec(String),
+}
+
+impl TrafficError {
+    pub fn io(what: impl Into<String>, source: io::Error) -> Self {
+        TrafficError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! Thin, safe wrappers over the few syscalls std lacks: epoll, eventfd, CPU affinity,
+//! and stream-socket creation that recognises a kernel without SCTP.
+//! Every `unsafe` block of the crate lives here, each with its `SAFETY` comment.
+
+use crate::TrafficError;
+use proto::Proto;
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+pub const IPPROTO_SCTP: i32 = 132;
+
+/// Create a stream socket (TCP or SCTP one-to-one style) for `addr`'s family.
+/// A kernel without SCTP yields `TrafficError::SctpUnavailable`, never a raw errno.
+pub fn stream_socket(proto: Proto, addr: &SocketAddr) -> Result<Socket, TrafficError> {
+    let protocol = match proto {
+        Proto::Tcp => Protocol::TCP,
+        Proto::Sctp => Protocol::from(IPPROTO_SCTP),
+        Proto::Udp => return Err(TrafficError::BadSpec("UDP is not a stream protocol".into())),
+    };
+    Socket::new(Domain::for_address(*addr), Type::STREAM, Some(protocol)).map_err(|e| {
+        if proto == Proto::Sctp && is_missing_protocol(&e) {
+            TrafficError::SctpUnavailable(e)
+        } else {
+            TrafficError::io(format!("socket({proto}, {addr})"), e)
+        }
+    })
+}
+
+/// True if the kernel lacks SCTP support.
+pub fn sctp_unavailable() -> bool {
+    matches!(
+        stream_socket(
+            Proto::Sctp,
+            &"127.0.0.1:0".parse().expect("literal address")
+        ),
+        Err(TrafficError::SctpUnavailable(_))
+    )
+}
+
+fn is_missing_protocol(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPROTONOSUPPORT) | Some(libc::ESOCKTNOSUPPORT) | Some(libc::EAFNOSUPPORT)
+    )
+}
+
+pub fn udp_socket(addr: &SocketAddr) -> Result<Socket, TrafficError> {
+    Socket::new(Domain::for_address(*addr), Type::DGRAM, Some(Protocol::UDP))
+        .map_err(|e| TrafficError::io(format!("socket(udp, {addr})"), e))
+}
+
+pub fn set_timeouts(s: &Socket, send: Duration, recv: Duration) -> io::Result<()> {
+    s.set_write_timeout(Some(send))?;
+    s.set_read_timeout(Some(recv))
+}
+
+/// Interest and readiness bits.
+pub const EPOLLIN: u32 = libc::EPOLLIN as u32;
+pub const EPOLLOUT: u32 = libc::EPOLLOUT as u32;
+
+/// An epoll instance with `u64` tokens.
+#[derive(Debug)]
+pub struct Epoll {
+    fd: OwnedFd,
+}
+
+impl Epoll {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: epoll_create1 takes no pointers; a non-negative return is a new fd we own.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
+        Ok(Epoll {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn ctl(&self, op: i32, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: token };
+        // SAFETY: `ev` is a valid epoll_event for the duration of the call; the kernel copies it.
+        let r = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut ev) };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn add(&self, fd: &impl AsRawFd, events: u32, token: u64) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_ADD, fd.as_raw_fd(), events, token)
+    }
+
+    pub fn modify(&self, fd: &impl AsRawFd, events: u32, token: u64) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd.as_raw_fd(), events, token)
+    }
+
+    pub fn delete(&self, fd: &impl AsRawFd) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_DEL, fd.as_raw_fd(), 0, 0)
+    }
+
+    /// Wait up to `timeout`; fills `out` with (token, events). EINTR is an empty wake-up.
+    pub fn wait(&self, out: &mut Vec<(u64, u32)>, timeout: Duration) -> io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
+        // SAFETY: `evs` is a writable array of 64 epoll_event; we pass its exact length.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.fd.as_raw_fd(),
+                evs.as_mut_ptr(),
+                evs.len() as i32,
+                timeout.as_millis().min(i32::MAX as u128) as i32,
+            )
+        };
+        out.clear();
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        out.extend(evs[..n as usize].iter().map(|e| (e.u64, e.events)));
+        Ok(())
+    }
+}
+
+/// An eventfd used to wake an epoll loop from another thread.
+#[derive(Debug)]
+pub struct EventFd {
+    fd: OwnedFd,
+}
+
+impl EventFd {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: eventfd takes no pointers; a non-negative return is a new fd we own.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
+        Ok(EventFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    pub fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our own eventfd. A full counter
+        // (EAGAIN) means a wake-up is already pending, which is all we need.
+        unsafe { libc::write(self.fd.as_raw_fd(), &one as *const u64 as *const _, 8) };
+    }
+}
+
+impl AsRawFd for EventFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Pin the calling thread (and threads it spawns later) to `cpus`.
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is its empty value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {c} out of range"),
+            ));
+        }
+        // SAFETY: `c` is below CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t and we pass its exact size; pid 0 = this thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// CPUs the calling thread may run on.
+pub fn get_affinity() -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; zeroed is its empty value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is writable and we pass its exact size; pid 0 = this thread.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `c` is below CPU_SETSIZE.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
+/// Format a CPU list compactly: [0,1,2,5] → "0-2,5".
+pub fn format_cpus(cpus: &[usize]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        while i + 1 < cpus.len() && cpus[i + 1] == cpus[i] + 1 {
+            i += 1;
+        }
+        out.push(if cpus[i] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", cpus[i])
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+/// Parse "0-2,5" into [0,1,2,5]; the inverse of [`format_cpus`].
+pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{s}' is not a CPU list like 0 or 0-1,3"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("CPU range '{part}' runs backwards"));
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(num(part)?),
+        }
+    }
+    if v.is_empty() {
+        return Err(format!("'{s}' names no CPU"));
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_round_trip() {
+        assert_eq!(parse_cpus("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(format_cpus(&[1]), "1");
+        assert!(parse_cpus("x").is_err());
+        assert!(parse_cpus("3-1").is_err());
+        assert!(parse_cpus("").is_err());
+    }
+
+    #[test]
+    fn affinity_reads_back() {
+        let cpus = get_affinity().unwrap();
+        assert!(!cpus.is_empty());
+    }
+
+    #[test]
+    fn sctp_detection_never_panics() {
+        // This kernel lacks SCTP; elsewhere it may exist. Either way: a typed answer.
+        match stream_socket(Proto::Sctp, &"127.0.0.1:0".parse().unwrap()) {
+            Ok(_) => assert!(!sctp_unavailable()),
+            Err(TrafficError::SctpUnavailable(_)) => assert!(sctp_unavailable()),
+            Err(e) => panic!("unexpected: {e}"),
+        }
+    }
+
+    #[test]
+    fn epoll_wakes_on_eventfd() {
+        let ep = Epoll::new().unwrap();
+        let ev = EventFd::new().unwrap();
+        ep.add(&ev, EPOLLIN, 7).unwrap();
+        let mut out = Vec::new();
+        ep.wait(&mut out, Duration::from_millis(0)).unwrap();
+        assert!(out.is_empty());
+        ev.wake();
+        ep.wait(&mut out, Duration::from_millis(1000)).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, 7);
+    }
+}
