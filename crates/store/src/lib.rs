@@ -1,1 +1,584 @@
+//! The results store: one SQLite file (`results.db` by default).
+//!
+//! Owns: the schema (versioned with `PRAGMA user_version`, marked as fwbench's with
+//! `PRAGMA application_id`), runs, trials, per-client rows and host metadata.
+//! Each trial is committed in its own transaction before the next trial starts.
+//! Must not: contain analysis; it stores raw results and reads them back.
+//!
+//! Schema (version 1):
+//! * `hosts`  — kernel, CPU model, cores, fwbench version, sysctls and tools (JSON).
+//! * `runs`   — one invocation: scenario name and text, seed, command line, status.
+//! * `trials` — one trial: stable key, repetition, workload, status (`ok`, `failed`,
+//!   `unavailable`), parameters and CPU placement (JSON), headline metrics as columns,
+//!   full results (JSON).
+//! * `echo_clients` — per client connection of an echo trial: counters at the four
+//!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Schema version written by this build. Older files are migrated; newer are refused.
+pub const SCHEMA_VERSION: i64 = 1;
+/// "FWB1" — marks a SQLite file as an fwbench results store.
+pub const APPLICATION_ID: i64 = 0x4657_4231;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: not an fwbench results file ({why})")]
+    NotFwbench { path: PathBuf, why: String },
+    #[error("{path}: results schema version {found} is newer than this fwbench supports ({supported}); upgrade fwbench")]
+    NewerSchema {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("{path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+const SCHEMA_V1: &str = "
+CREATE TABLE hosts (
+    id INTEGER PRIMARY KEY,
+    hostname TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    cores INTEGER NOT NULL,
+    fwbench_version TEXT NOT NULL,
+    sysctls TEXT NOT NULL,
+    tools TEXT NOT NULL
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    scenario TEXT NOT NULL,
+    scenario_text TEXT,
+    seed INTEGER NOT NULL,
+    command TEXT NOT NULL,
+    host_id INTEGER NOT NULL REFERENCES hosts(id),
+    status TEXT NOT NULL
+);
+CREATE TABLE trials (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    trial_key TEXT NOT NULL,
+    rep INTEGER NOT NULL,
+    workload TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    params TEXT NOT NULL,
+    placement TEXT NOT NULL,
+    duration_s REAL,
+    throughput_bps REAL,
+    transactions_per_s REAL,
+    rtt_p50_us REAL,
+    rtt_p90_us REAL,
+    rtt_p99_us REAL,
+    rtt_p999_us REAL,
+    rtt_max_us REAL,
+    validation_errors INTEGER,
+    unsent INTEGER,
+    lost INTEGER,
+    results TEXT NOT NULL,
+    UNIQUE (run_id, trial_key)
+);
+CREATE TABLE echo_clients (
+    trial_id INTEGER NOT NULL REFERENCES trials(id),
+    client INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    mp1_frames INTEGER NOT NULL, mp1_bytes INTEGER NOT NULL,
+    mp2_frames INTEGER NOT NULL, mp2_bytes INTEGER NOT NULL,
+    mp3_frames INTEGER NOT NULL, mp3_bytes INTEGER NOT NULL,
+    mp4_frames INTEGER NOT NULL, mp4_bytes INTEGER NOT NULL,
+    unsent_client INTEGER NOT NULL,
+    unsent_server INTEGER NOT NULL,
+    lost INTEGER NOT NULL,
+    malformed INTEGER NOT NULL,
+    wrong_client INTEGER NOT NULL,
+    wrong_size INTEGER NOT NULL,
+    gaps INTEGER NOT NULL,
+    duplicates INTEGER NOT NULL,
+    reordered INTEGER NOT NULL,
+    throughput_bps REAL NOT NULL,
+    transactions_per_s REAL NOT NULL,
+    rtt_p50_us REAL, rtt_p90_us REAL, rtt_p99_us REAL, rtt_p999_us REAL, rtt_max_us REAL,
+    error TEXT,
+    PRIMARY KEY (trial_id, client)
+);
+CREATE INDEX trials_run ON trials(run_id);
+";
+
+/// Host metadata recorded once per run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cores: u32,
+    pub fwbench_version: String,
+    pub sysctls: Vec<(String, String)>,
+    pub tools: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NewRun {
+    pub started_at: String,
+    pub scenario: String,
+    pub scenario_text: Option<String>,
+    pub seed: u64,
+    pub command: String,
+    pub host: Host,
+}
+
+/// Headline metrics of a trial, as columns (NULL when not applicable).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    pub duration_s: Option<f64>,
+    pub throughput_bps: Option<f64>,
+    pub transactions_per_s: Option<f64>,
+    pub rtt_p50_us: Option<f64>,
+    pub rtt_p90_us: Option<f64>,
+    pub rtt_p99_us: Option<f64>,
+    pub rtt_p999_us: Option<f64>,
+    pub rtt_max_us: Option<f64>,
+    pub validation_errors: Option<u64>,
+    pub unsent: Option<u64>,
+    pub lost: Option<u64>,
+}
+
+/// One echo client connection, both ends' counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EchoClientRow {
+    pub client: u32,
+    pub source: String,
+    pub mp: [(u64, u64); 4],
+    pub unsent_client: u64,
+    pub unsent_server: u64,
+    pub lost: u64,
+    /// malformed, wrong_client, wrong_size, gaps, duplicates, reordered (both ends summed)
+    pub validation: [u64; 6],
+    pub throughput_bps: f64,
+    pub transactions_per_s: f64,
+    /// p50, p90, p99, p99.9, max in µs
+    pub rtt_us: Option<[f64; 5]>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrialRecord {
+    pub run_id: i64,
+    pub trial_key: String,
+    pub rep: u32,
+    pub workload: String,
+    /// `ok`, `failed` or `unavailable`
+    pub status: String,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub params: serde_json::Value,
+    pub placement: serde_json::Value,
+    pub headline: Headline,
+    pub results: serde_json::Value,
+    pub echo_clients: Vec<EchoClientRow>,
+}
+
+/// A stored trial read back (without per-client rows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialRow {
+    pub id: i64,
+    pub run_id: i64,
+    pub trial_key: String,
+    pub rep: u32,
+    pub workload: String,
+    pub status: String,
+    pub error: Option<String>,
+    pub params: serde_json::Value,
+    pub headline: Headline,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open or create a results file. Refuses files that are not fwbench's and
+    /// files written by a newer schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        let existed = path.exists() && path.metadata().map(|m| m.len() > 0).unwrap_or(false);
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        })?;
+        let mut s = Store {
+            conn,
+            path: path.into(),
+        };
+        s.prepare(existed)?;
+        Ok(s)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn prepare(&mut self, existed: bool) -> Result<()> {
+        let not_ours = |why: String| StoreError::NotFwbench {
+            path: self.path.clone(),
+            why,
+        };
+        let pragma = |name: &str| -> std::result::Result<i64, rusqlite::Error> {
+            self.conn
+                .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+        };
+        let app_id = pragma("application_id").map_err(|e| not_ours(e.to_string()))?;
+        let version = pragma("user_version").map_err(|e| not_ours(e.to_string()))?;
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| not_ours(e.to_string()))?;
+        if app_id == 0 && tables == 0 {
+            let _ = existed;
+            let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite {
+                path: self.path.clone(),
+                source: e,
+            })?;
+            tx.execute_batch(SCHEMA_V1)
+                .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
+                .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+                .and_then(|_| tx.commit())
+                .map_err(|e| StoreError::Sqlite {
+                    path: self.path.clone(),
+                    source: e,
+                })?;
+        } else if app_id != APPLICATION_ID {
+            return Err(not_ours(format!(
+                "SQLite database with application_id {app_id:#x} and {tables} tables"
+            )));
+        } else if version > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                path: self.path.clone(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        } else if version < 1 {
+            return Err(not_ours(format!("schema version {version} is unknown")));
+        }
+        self.conn
+            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+            .map_err(|e| self.sql(e))
+    }
+
+    pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
+        let h = &run.host;
+        self.conn
+            .execute(
+                "INSERT INTO hosts (hostname, kernel, cpu_model, cores, fwbench_version, sysctls, tools)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    h.hostname,
+                    h.kernel,
+                    h.cpu_model,
+                    h.cores,
+                    h.fwbench_version,
+                    serde_json::to_string(&h.sysctls)?,
+                    serde_json::to_string(&h.tools)?
+                ],
+            )
+            .map_err(|e| self.sql(e))?;
+        let host_id = self.conn.last_insert_rowid();
+        self.conn
+            .execute(
+                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running')",
+                params![
+                    run.started_at,
+                    run.scenario,
+                    run.scenario_text,
+                    run.seed as i64,
+                    run.command,
+                    host_id
+                ],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Mark a run finished (`complete`, `interrupted`, `failed`).
+    pub fn finish_run(&self, run_id: i64, finished_at: &str, status: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
+                params![finished_at, status, run_id],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(())
+    }
+
+    /// Store one trial and its per-client rows atomically; durable on return.
+    pub fn insert_trial(&mut self, t: &TrialRecord) -> Result<i64> {
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let h = &t.headline;
+        tx.execute(
+            "INSERT INTO trials (run_id, trial_key, rep, workload, status, error, started_at, finished_at,
+                params, placement, duration_s, throughput_bps, transactions_per_s,
+                rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
+                validation_errors, unsent, lost, results)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            params![
+                t.run_id,
+                t.trial_key,
+                t.rep,
+                t.workload,
+                t.status,
+                t.error,
+                t.started_at,
+                t.finished_at,
+                t.params.to_string(),
+                t.placement.to_string(),
+                h.duration_s,
+                h.throughput_bps,
+                h.transactions_per_s,
+                h.rtt_p50_us,
+                h.rtt_p90_us,
+                h.rtt_p99_us,
+                h.rtt_p999_us,
+                h.rtt_max_us,
+                h.validation_errors.map(|v| v as i64),
+                h.unsent.map(|v| v as i64),
+                h.lost.map(|v| v as i64),
+                t.results.to_string(),
+            ],
+        )
+        .map_err(sql)?;
+        let trial_id = tx.last_insert_rowid();
+        {
+            let mut stmt = tx
+                .prepare(
+                    "INSERT INTO echo_clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+                )
+                .map_err(sql)?;
+            for c in &t.echo_clients {
+                let r = c.rtt_us;
+                let v = &c.validation;
+                stmt.execute(params![
+                    trial_id,
+                    c.client,
+                    c.source,
+                    c.mp[0].0 as i64,
+                    c.mp[0].1 as i64,
+                    c.mp[1].0 as i64,
+                    c.mp[1].1 as i64,
+                    c.mp[2].0 as i64,
+                    c.mp[2].1 as i64,
+                    c.mp[3].0 as i64,
+                    c.mp[3].1 as i64,
+                    c.unsent_client as i64,
+                    c.unsent_server as i64,
+                    c.lost as i64,
+                    v[0] as i64,
+                    v[1] as i64,
+                    v[2] as i64,
+                    v[3] as i64,
+                    v[4] as i64,
+                    v[5] as i64,
+                    c.throughput_bps,
+                    c.transactions_per_s,
+                    r.map(|r| r[0]),
+                    r.map(|r| r[1]),
+                    r.map(|r| r[2]),
+                    r.map(|r| r[3]),
+                    r.map(|r| r[4]),
+                    c.error,
+                ])
+                .map_err(sql)?;
+            }
+        }
+        tx.commit().map_err(sql)?;
+        Ok(trial_id)
+    }
+
+    /// Trials of one run (or of every run), in insertion order.
+    pub fn trials(&self, run_id: Option<i64>) -> Result<Vec<TrialRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, run_id, trial_key, rep, workload, status, error, params,
+                    duration_s, throughput_bps, transactions_per_s, rtt_p50_us, rtt_p90_us,
+                    rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost
+                 FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![run_id], |r| {
+                let params: String = r.get(7)?;
+                Ok(TrialRow {
+                    id: r.get(0)?,
+                    run_id: r.get(1)?,
+                    trial_key: r.get(2)?,
+                    rep: r.get(3)?,
+                    workload: r.get(4)?,
+                    status: r.get(5)?,
+                    error: r.get(6)?,
+                    params: serde_json::from_str(&params).unwrap_or(serde_json::Value::Null),
+                    headline: Headline {
+                        duration_s: r.get(8)?,
+                        throughput_bps: r.get(9)?,
+                        transactions_per_s: r.get(10)?,
+                        rtt_p50_us: r.get(11)?,
+                        rtt_p90_us: r.get(12)?,
+                        rtt_p99_us: r.get(13)?,
+                        rtt_p999_us: r.get(14)?,
+                        rtt_max_us: r.get(15)?,
+                        validation_errors: r.get::<_, Option<i64>>(16)?.map(|v| v as u64),
+                        unsent: r.get::<_, Option<i64>>(17)?.map(|v| v as u64),
+                        lost: r.get::<_, Option<i64>>(18)?.map(|v| v as u64),
+                    },
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Status of a run, if it exists.
+    pub fn run_status(&self, run_id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT status FROM runs WHERE id = ?1", [run_id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Per-client rows of a trial, ordered by client number.
+    pub fn echo_client_count(&self, trial_id: i64) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM echo_clients WHERE trial_id = ?1",
+                [trial_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(run_id: i64, key: &str) -> TrialRecord {
+        TrialRecord {
+            run_id,
+            trial_key: key.into(),
+            rep: 1,
+            workload: "echo".into(),
+            status: "ok".into(),
+            started_at: "t0".into(),
+            finished_at: "t1".into(),
+            params: serde_json::json!({"clients": 2}),
+            placement: serde_json::json!({}),
+            headline: Headline {
+                throughput_bps: Some(1e6),
+                validation_errors: Some(0),
+                ..Default::default()
+            },
+            results: serde_json::json!({}),
+            echo_clients: vec![
+                EchoClientRow {
+                    client: 1,
+                    ..Default::default()
+                },
+                EchoClientRow {
+                    client: 2,
+                    rtt_us: Some([1.0, 2.0, 3.0, 4.0, 5.0]),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn create_write_reopen_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        let id = s.insert_trial(&trial(run, "abc")).unwrap();
+        s.finish_run(run, "t2", "complete").unwrap();
+        drop(s);
+        let s = Store::open(&p).unwrap();
+        let rows = s.trials(Some(run)).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].headline.throughput_bps, Some(1e6));
+        assert_eq!(rows[0].params["clients"], 2);
+        assert_eq!(s.echo_client_count(id).unwrap(), 2);
+        assert_eq!(s.run_status(run).unwrap().as_deref(), Some("complete"));
+    }
+
+    #[test]
+    fn duplicate_trial_key_in_a_run_refused_and_nothing_half_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("r.db")).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        s.insert_trial(&trial(run, "k")).unwrap();
+        assert!(s.insert_trial(&trial(run, "k")).is_err());
+        assert_eq!(s.trials(None).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn foreign_files_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "this is not a database, just some text ".repeat(100)).unwrap();
+        let e = Store::open(&text).err().unwrap();
+        assert!(matches!(e, StoreError::NotFwbench { .. }), "{e}");
+
+        let other = dir.path().join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x)")
+            .unwrap();
+        let e = Store::open(&other).err().unwrap();
+        assert!(e.to_string().contains("not an fwbench results file"), "{e}");
+    }
+
+    #[test]
+    fn newer_schema_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        drop(Store::open(&p).unwrap());
+        Connection::open(&p)
+            .unwrap()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let e = Store::open(&p).err().unwrap();
+        assert!(matches!(e, StoreError::NewerSchema { found: 2, .. }), "{e}");
+        assert!(e.to_string().contains("upgrade fwbench"));
+    }
+}

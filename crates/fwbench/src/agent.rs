@@ -1,0 +1,256 @@
+//! `fwbench agent`: one role of a trial, driven over stdin/stdout by the controller.
+//!
+//! Frames in on stdin, frames out on stdout, logs on stderr. The phase machine from
+//! `proto` decides what is allowed. When stdin closes (the controller is gone, even
+//! by SIGKILL) the agent undoes its setup and exits.
+
+use proto::{
+    encode, AgentError, AgentInfo, AgentPhase, Decoder, ErrorKind, FromAgent, GatewayResults,
+    GatewaySpec, RoleResults, RoleSpec, ToAgent, PROTOCOL_VERSION,
+};
+use std::io::{Read, Write};
+use std::sync::mpsc;
+use traffic::echo::{EchoClients, EchoServer};
+use traffic::TrafficError;
+
+/// What this agent has set up and must undo.
+enum Role {
+    Server(EchoServer),
+    Client(EchoClients),
+    Gateway(Gateway),
+}
+
+struct Gateway {
+    /// sysctls to restore at teardown: (name, old value)
+    restore: Vec<(String, String)>,
+    in_force: Vec<(String, String)>,
+}
+
+enum Input {
+    Msg(ToAgent),
+    Bad(String),
+    Eof,
+}
+
+pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
+    // SAFETY: setting a signal disposition to SIG_IGN has no preconditions. Ctrl-C in
+    // the terminal reaches the whole process group; the controller decides how to stop.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    if let Some(c) = &cpus {
+        traffic::sys::set_affinity(c)
+            .map_err(|e| anyhow::anyhow!("pinning agent to CPUs {c:?}: {e}"))?;
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || read_stdin(tx));
+    let mut out = std::io::stdout().lock();
+    let mut send = |m: FromAgent| -> bool {
+        match encode(&m) {
+            Ok(b) => out.write_all(&b).and_then(|_| out.flush()).is_ok(),
+            Err(e) => {
+                tracing::error!("cannot encode {}: {e}", m.name());
+                false
+            }
+        }
+    };
+    let mut phase = AgentPhase::AwaitHello;
+    let mut role: Option<Role> = None;
+    loop {
+        let msg = match rx.recv().unwrap_or(Input::Eof) {
+            Input::Msg(m) => m,
+            Input::Bad(why) => {
+                send(error(ErrorKind::Protocol, why));
+                continue;
+            }
+            Input::Eof => {
+                if role.is_some() {
+                    tracing::warn!("controller gone (stdin closed): undoing setup");
+                }
+                undo(role.take());
+                return Ok(());
+            }
+        };
+        tracing::info!(phase = phase.name(), "received {}", msg.name());
+        let next = match phase.on_message(&msg) {
+            Ok(p) => p,
+            Err(e) => {
+                send(error(ErrorKind::Protocol, e.to_string()));
+                continue;
+            }
+        };
+        let reply = match msg {
+            ToAgent::Hello { .. } => FromAgent::Hello {
+                version: PROTOCOL_VERSION,
+                agent: agent_info(),
+            },
+            ToAgent::Setup(spec) => match setup(&spec) {
+                Ok(r) => {
+                    role = Some(r);
+                    FromAgent::Ready
+                }
+                Err(e) => {
+                    phase = phase.setup_failed();
+                    send(e);
+                    continue;
+                }
+            },
+            ToAgent::Start => {
+                if let Some(Role::Client(c)) = role.as_mut() {
+                    c.start();
+                }
+                FromAgent::Started
+            }
+            ToAgent::Stop => FromAgent::Results(match role.take() {
+                Some(Role::Client(c)) => RoleResults::EchoClient(c.stop()),
+                Some(Role::Server(s)) => RoleResults::EchoServer(s.stop()),
+                Some(Role::Gateway(g)) => {
+                    let r = RoleResults::Gateway(GatewayResults {
+                        sysctls: g.in_force.clone(),
+                    });
+                    role = Some(Role::Gateway(g)); // restored at teardown
+                    r
+                }
+                None => {
+                    phase = next;
+                    send(error(ErrorKind::Internal, "stop without a role".into()));
+                    continue;
+                }
+            }),
+            ToAgent::Teardown => {
+                undo(role.take());
+                send(FromAgent::Done);
+                return Ok(());
+            }
+        };
+        phase = next;
+        if !send(reply) {
+            undo(role.take());
+            return Ok(());
+        }
+    }
+}
+
+fn error(kind: ErrorKind, message: String) -> FromAgent {
+    FromAgent::Error(AgentError { kind, message })
+}
+
+fn read_stdin(tx: mpsc::Sender<Input>) {
+    let mut stdin = std::io::stdin().lock();
+    let mut dec = Decoder::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        loop {
+            match dec.next::<ToAgent>() {
+                Ok(Some(m)) => {
+                    if tx.send(Input::Msg(m)).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    // The stream cannot be resynchronised after a bad frame.
+                    let _ = tx.send(Input::Bad(e.to_string()));
+                    let _ = tx.send(Input::Eof);
+                    return;
+                }
+            }
+        }
+        match stdin.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                let _ = tx.send(Input::Eof);
+                return;
+            }
+            Ok(n) => dec.push(&buf[..n]),
+        }
+    }
+}
+
+fn setup(spec: &RoleSpec) -> Result<Role, FromAgent> {
+    let traffic_err = |e: TrafficError| {
+        let kind = match e {
+            TrafficError::SctpUnavailable(_) => ErrorKind::Unavailable,
+            TrafficError::BadSpec(_) => ErrorKind::BadSetup,
+            TrafficError::Io { .. } => ErrorKind::Io,
+        };
+        error(kind, e.to_string())
+    };
+    match spec {
+        RoleSpec::EchoServer(s) => EchoServer::start(s).map(Role::Server).map_err(traffic_err),
+        RoleSpec::EchoClient(c) => EchoClients::connect(c)
+            .map(Role::Client)
+            .map_err(traffic_err),
+        RoleSpec::Gateway(g) => setup_gateway(g).map(Role::Gateway),
+    }
+}
+
+/// sysctls recorded with every trial (read in the gateway's namespace).
+const GATEWAY_SYSCTLS: &[&str] = &[
+    "net.ipv4.ip_forward",
+    "net.ipv6.conf.all.forwarding",
+    "net.core.netdev_max_backlog",
+    "net.netfilter.nf_conntrack_max",
+];
+
+fn sysctl_path(name: &str) -> String {
+    format!("/proc/sys/{}", name.replace('.', "/"))
+}
+
+fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
+    let mut restore = Vec::new();
+    for (k, v) in &spec.sysctls {
+        if k.contains("..") || k.contains('/') {
+            return Err(error(ErrorKind::BadSetup, format!("bad sysctl name '{k}'")));
+        }
+        let path = sysctl_path(k);
+        let old = std::fs::read_to_string(&path)
+            .map_err(|e| error(ErrorKind::Io, format!("reading {k}: {e}")))?;
+        if let Err(e) = std::fs::write(&path, v) {
+            let g = Gateway {
+                restore,
+                in_force: vec![],
+            };
+            undo(Some(Role::Gateway(g)));
+            return Err(error(ErrorKind::Io, format!("setting {k}={v}: {e}")));
+        }
+        restore.push((k.clone(), old.trim().to_owned()));
+    }
+    let in_force = GATEWAY_SYSCTLS
+        .iter()
+        .filter_map(|k| {
+            let v = std::fs::read_to_string(sysctl_path(k)).ok()?;
+            Some((k.to_string(), v.trim().to_owned()))
+        })
+        .collect();
+    Ok(Gateway { restore, in_force })
+}
+
+fn undo(role: Option<Role>) {
+    match role {
+        Some(Role::Client(c)) => drop(c.stop()),
+        Some(Role::Server(s)) => drop(s.stop()),
+        Some(Role::Gateway(g)) => {
+            for (k, old) in g.restore.iter().rev() {
+                if let Err(e) = std::fs::write(sysctl_path(k), old) {
+                    tracing::error!("restoring {k}={old}: {e}");
+                }
+            }
+        }
+        None => {}
+    }
+}
+
+pub fn agent_info() -> AgentInfo {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default()
+    };
+    AgentInfo {
+        fwbench_version: env!("CARGO_PKG_VERSION").into(),
+        pid: std::process::id(),
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpus: traffic::sys::get_affinity()
+            .map(|c| traffic::sys::format_cpus(&c))
+            .unwrap_or_default(),
+    }
+}

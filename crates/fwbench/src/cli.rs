@@ -1,0 +1,323 @@
+//! Command line: what the user typed (clap, no syscalls) → calls into the parts.
+
+use crate::scenario::{parse_clients, parse_duration, parse_timeout_ms};
+use crate::testbed::{Testbed, Topology};
+use crate::trial::{EchoParams, Pinning};
+use crate::usage;
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use proto::{Family, FrameSize, Proto, ServerMode};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "fwbench",
+    version,
+    about = "Firewall performance test bench: what a packet filter costs the traffic that crosses it",
+    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 130 interrupted.\n\
+                  Logs go to stderr (-v, -vv, or RUST_LOG); results go to stdout and results.db."
+)]
+struct Cli {
+    /// More log output on stderr (-v: trial phases, -vv: debug)
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario file (or, with none, a short default experiment) and print a summary
+    Run(RunArgs),
+    /// One echo trial (seed 000's client/gateway/server echo cycle)
+    Echo(EchoArgs),
+    /// Create, remove or list local namespace testbeds
+    Testbed {
+        #[command(subcommand)]
+        cmd: TestbedCmd,
+    },
+    /// Report what this host can do (kernel features, tools) and what to install
+    Check {
+        /// Print one JSON object instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one role of a trial, spoken to over stdin/stdout (started by the controller)
+    #[command(hide = true)]
+    Agent {
+        /// Pin the agent to these CPUs, e.g. 0 or 0-1
+        #[arg(long, value_parser = cpus)]
+        cpus: Option<String>,
+    },
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML); see scenarios/ and the README. Omit for the default experiment.
+    pub scenario: Option<PathBuf>,
+    /// Results database
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// Use this existing testbed (from `fwbench testbed up`) instead of ephemeral ones
+    #[arg(long, value_name = "NAME")]
+    pub testbed: Option<String>,
+    /// List the trials and the estimated duration; run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args)]
+struct EchoArgs {
+    /// Number of client connections (n), each with its own source address
+    #[arg(long, short = 'n', default_value = "5", value_parser = parse_clients)]
+    clients: u32,
+    /// Trial duration (t): 10, 2.5s, 500ms, 1m
+    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration)]
+    duration: f64,
+    /// Frame size (f) in bytes, header included: fixed (64) or ranged per cycle (64-1024)
+    #[arg(long, short = 'f', default_value = "64", value_parser = frame)]
+    frame_size: FrameSize,
+    /// Transport protocol (P): tcp, udp or sctp
+    #[arg(long, short = 'P', default_value = "tcp", value_parser = protocol)]
+    proto: Proto,
+    /// Address family (A): 4 or 6
+    #[arg(long, short = 'A', default_value = "4", value_parser = family)]
+    family: Family,
+    /// Server connection handling (T): threads (one per connection) or epoll (one thread)
+    #[arg(long, short = 'T', default_value = "epoll", value_parser = server_mode)]
+    server: ServerMode,
+    /// A send not completed within this many ms counts as unsent (UDP: reply wait)
+    #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
+    timeout_ms: u32,
+    /// Seed of the frame-size PRNG (recorded; random if not given)
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Testbed topology for an ephemeral testbed: forward, direct (null firewall), input
+    #[arg(long, default_value = "forward", value_parser = topology)]
+    topology: Topology,
+    /// Run on this existing testbed instead of an ephemeral one
+    #[arg(long, value_name = "NAME")]
+    testbed: Option<String>,
+    #[command(flatten)]
+    pin: PinArgs,
+    /// Results database
+    #[arg(long, default_value = "results.db")]
+    db: PathBuf,
+    /// Do not store the trial
+    #[arg(long)]
+    no_store: bool,
+    /// Print one JSON object on stdout instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Clone)]
+pub struct PinArgs {
+    /// Pin the client role to these CPUs (e.g. 0 or 0-1)
+    #[arg(long, value_parser = cpus)]
+    pub pin_client: Option<String>,
+    /// Pin the gateway agent to these CPUs
+    #[arg(long, value_parser = cpus)]
+    pub pin_gateway: Option<String>,
+    /// Pin the server role to these CPUs
+    #[arg(long, value_parser = cpus)]
+    pub pin_server: Option<String>,
+}
+
+impl PinArgs {
+    fn pinning(&self) -> Pinning {
+        Pinning {
+            client: self.pin_client.clone(),
+            gateway: self.pin_gateway.clone(),
+            server: self.pin_server.clone(),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum TestbedCmd {
+    /// Build a testbed (namespaces, veth pairs, addresses, forwarding)
+    Up {
+        #[arg(long, default_value = "fwbench")]
+        name: String,
+        /// forward (client→gateway→server), direct (no gateway), input (server in the gateway)
+        #[arg(long, default_value = "forward", value_parser = topology)]
+        topology: Topology,
+    },
+    /// Remove a testbed
+    Down {
+        #[arg(long, default_value = "fwbench")]
+        name: String,
+    },
+    /// Show one testbed, or list all
+    Status {
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Remove testbed NAME once stdin closes (internal: guards ephemeral testbeds)
+    #[command(hide = true)]
+    Reap {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+fn frame(s: &str) -> Result<FrameSize, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+fn protocol(s: &str) -> Result<Proto, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+fn family(s: &str) -> Result<Family, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+fn server_mode(s: &str) -> Result<ServerMode, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+fn topology(s: &str) -> Result<Topology, String> {
+    s.parse()
+}
+fn cpus(s: &str) -> Result<String, String> {
+    let list = traffic::sys::parse_cpus(s)?;
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Some(c) = list.iter().find(|&&c| c >= n) {
+        return Err(format!(
+            "CPU {c} does not exist (this host has CPUs 0-{})",
+            n - 1
+        ));
+    }
+    Ok(traffic::sys::format_cpus(&list))
+}
+
+fn init_logging(verbose: u8, agent: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(false)
+        .without_time()
+        .with_thread_names(false)
+        .with_level(true)
+        .event_format(
+            tracing_subscriber::fmt::format()
+                .with_target(agent)
+                .without_time()
+                .compact(),
+        )
+        .try_init();
+}
+
+pub fn run() -> Result<ExitCode> {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return Ok(ExitCode::from(code));
+        }
+    };
+    let is_agent = matches!(cli.cmd, Cmd::Agent { .. });
+    init_logging(cli.verbose, is_agent);
+    if is_agent {
+        // Agents log their phases only when asked; their stderr is the controller's.
+        if std::env::var_os("RUST_LOG").is_none() && cli.verbose == 0 {
+            // already at warn
+        }
+    }
+    match cli.cmd {
+        Cmd::Agent { cpus } => {
+            let list = cpus
+                .map(|c| traffic::sys::parse_cpus(&c).map_err(usage))
+                .transpose()?;
+            crate::agent::run(list)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check { json } => {
+            let r = crate::check::probe();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+            } else {
+                print!("{}", r.render_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Testbed { cmd } => testbed_cmd(cmd),
+        Cmd::Run(args) => crate::run::run_scenario(&args),
+        Cmd::Echo(a) => {
+            let params = EchoParams {
+                topology: a.topology,
+                clients: a.clients,
+                duration_s: a.duration,
+                frame_size: a.frame_size.to_string(),
+                frame: a.frame_size,
+                proto: a.proto,
+                family: a.family,
+                server: a.server,
+                timeout_ms: a.timeout_ms,
+                seed: a.seed.unwrap_or_else(crate::run::fresh_seed),
+            };
+            crate::scenario::check_combination(&params).map_err(usage)?;
+            crate::run::run_single(
+                params,
+                a.pin.pinning(),
+                a.testbed.as_deref(),
+                (!a.no_store).then_some(a.db.as_path()),
+                a.json,
+            )
+        }
+    }
+}
+
+fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
+    crate::run::require_root()?;
+    match cmd {
+        TestbedCmd::Up { name, topology } => {
+            let tb = Testbed::up(&name, topology)?;
+            print!("{}", tb.describe()?);
+        }
+        TestbedCmd::Down { name } => {
+            crate::testbed::check_name(&name)?;
+            match Testbed::find(&name) {
+                Ok(Some(tb)) => tb.down()?,
+                Ok(None) => return Err(usage(format!("no testbed named '{name}'"))),
+                Err(_) => Testbed {
+                    name: name.clone(),
+                    topology: Topology::Forward,
+                }
+                .down()?,
+            }
+            println!("testbed {name} removed");
+        }
+        TestbedCmd::Status { name: Some(name) } => {
+            crate::testbed::check_name(&name)?;
+            match Testbed::find(&name)? {
+                Some(tb) => print!("{}", tb.describe()?),
+                None => return Err(usage(format!("no testbed named '{name}'"))),
+            }
+        }
+        TestbedCmd::Status { name: None } => {
+            let all = Testbed::list()?;
+            if all.is_empty() {
+                println!("no testbeds (create one with `fwbench testbed up --name NAME`)");
+            }
+            for n in all {
+                match Testbed::find(&n) {
+                    Ok(Some(tb)) => println!("{n}\t{}", tb.topology),
+                    _ => println!("{n}\tincomplete"),
+                }
+            }
+        }
+        TestbedCmd::Reap { name } => crate::testbed::reap(&name)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

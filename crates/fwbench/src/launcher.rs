@@ -1,0 +1,221 @@
+//! Starting agents and talking to them: the controller's side of the protocol.
+//!
+//! A launcher is a command prefix (`ip netns exec NS` locally; `ssh HOST` later),
+//! so local and remote agents share one code path and no control port exists.
+
+use anyhow::{anyhow, bail, Context, Result};
+use proto::{
+    encode, AgentInfo, ControllerPhase, Decoder, ErrorKind, FromAgent, ToAgent, PROTOCOL_VERSION,
+};
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// An agent reported a failure; carried as data so callers can tell "unavailable"
+/// (recorded) from other errors (trial failed).
+#[derive(Debug)]
+pub struct AgentFailed {
+    pub role: &'static str,
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl std::fmt::Display for AgentFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} agent: {}", self.role, self.message)
+    }
+}
+impl std::error::Error for AgentFailed {}
+
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    prefix: Vec<String>,
+    pub place: String,
+}
+
+impl Launcher {
+    /// Run the agent inside a local network namespace.
+    pub fn netns(ns: &str) -> Launcher {
+        Launcher {
+            prefix: vec!["ip".into(), "netns".into(), "exec".into(), ns.into()],
+            place: format!("netns {ns}"),
+        }
+    }
+}
+
+pub struct Agent {
+    pub role: &'static str,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Result<FromAgent, String>>,
+    phase: ControllerPhase,
+    pub info: AgentInfo,
+}
+
+/// How long an agent may take to answer a control message.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Agent {
+    /// Start an agent and exchange hellos.
+    pub fn spawn(launcher: &Launcher, role: &'static str, cpus: Option<&str>) -> Result<Agent> {
+        let exe = std::env::current_exe().context("locating the fwbench executable")?;
+        let mut cmd = Command::new(&launcher.prefix[0]);
+        cmd.args(&launcher.prefix[1..]).arg(exe).arg("agent");
+        if let Some(c) = cpus {
+            cmd.args(["--cpus", c]);
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Ok(filter) = std::env::var("RUST_LOG") {
+            cmd.env("RUST_LOG", filter);
+        }
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("starting the {role} agent ({})", launcher.place))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow!("agent stdout missing"))?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || read_frames(stdout, tx));
+        let mut agent = Agent {
+            role,
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            phase: ControllerPhase::AwaitHello,
+            info: AgentInfo::default(),
+        };
+        match agent.request(ToAgent::Hello {
+            version: PROTOCOL_VERSION,
+        })? {
+            FromAgent::Hello { agent: info, .. } => agent.info = info,
+            other => bail!("{role} agent answered hello with {}", other.name()),
+        }
+        tracing::info!(role, pid = agent.info.pid, cpus = %agent.info.cpus, "agent up ({})", launcher.place);
+        Ok(agent)
+    }
+
+    fn send(&mut self, msg: &ToAgent) -> Result<()> {
+        let bytes = encode(msg)?;
+        let role = self.role;
+        let w = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| anyhow!("{role} agent: control channel closed"))?;
+        w.write_all(&bytes)
+            .and_then(|_| w.flush())
+            .with_context(|| format!("{role} agent: sending {}", msg.name()))
+    }
+
+    fn recv(&mut self, timeout: Duration) -> Result<FromAgent> {
+        let role = self.role;
+        let msg = match self.rx.recv_timeout(timeout) {
+            Ok(Ok(m)) => m,
+            Ok(Err(e)) => bail!("{role} agent: {e}"),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                bail!("{role} agent did not answer within {}s", timeout.as_secs())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let status = self.child.try_wait().ok().flatten();
+                bail!(
+                    "{role} agent exited unexpectedly{}",
+                    status.map(|s| format!(" ({s})")).unwrap_or_default()
+                )
+            }
+        };
+        self.phase = self
+            .phase
+            .on_reply(&msg)
+            .map_err(|e| anyhow!("{role} agent: {e}"))?;
+        if let FromAgent::Error(e) = msg {
+            return Err(AgentFailed {
+                role,
+                kind: e.kind,
+                message: e.message,
+            }
+            .into());
+        }
+        Ok(msg)
+    }
+
+    /// Send a message and wait for its reply (an `Error` reply becomes `AgentFailed`).
+    pub fn request(&mut self, msg: ToAgent) -> Result<FromAgent> {
+        tracing::info!(role = self.role, "→ {}", msg.name());
+        self.send(&msg)?;
+        let reply = self.recv(REPLY_TIMEOUT)?;
+        tracing::info!(role = self.role, "← {}", reply.name());
+        Ok(reply)
+    }
+
+    /// Ask the agent to undo its setup and exit; kill it (by its PID) if it will not.
+    pub fn teardown(mut self) -> Result<()> {
+        let res = if self.phase == ControllerPhase::Closed {
+            Ok(())
+        } else {
+            self.request(ToAgent::Teardown).map(|_| ())
+        };
+        drop(self.stdin.take());
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return res;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tracing::warn!(
+            role = self.role,
+            "agent did not exit; killing pid {}",
+            self.child.id()
+        );
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        res
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        // Dropped without teardown (error path): closing stdin makes it undo and exit.
+        drop(self.stdin.take());
+        for _ in 0..250 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_frames(mut r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
+    let mut dec = Decoder::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        loop {
+            match dec.next::<FromAgent>() {
+                Ok(Some(m)) => {
+                    if tx.send(Ok(m)).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tx.send(Err(e.to_string()));
+                    return;
+                }
+            }
+        }
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                if let Err(e) = dec.finish() {
+                    let _ = tx.send(Err(e.to_string()));
+                }
+                return;
+            }
+            Ok(n) => dec.push(&buf[..n]),
+        }
+    }
+}

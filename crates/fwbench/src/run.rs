@@ -1,0 +1,352 @@
+//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
+//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
+
+use crate::cli::RunArgs;
+use crate::output;
+use crate::scenario::{self, Plan, PlannedTrial};
+use crate::testbed::{EphemeralTestbed, Testbed, Topology};
+use crate::trial::{self, EchoOutcome, EchoParams, Interrupted, Pinning, Status};
+use crate::usage;
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use store::{EchoClientRow, Headline, NewRun, Store, TrialRecord};
+
+/// The experiment `fwbench run` runs without arguments.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn install_interrupt_handler() {
+    use std::sync::Once;
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            if !INTERRUPTED.swap(true, Ordering::SeqCst) {
+                eprintln!("\nfwbench: interrupted — stopping the current trial and cleaning up (finished trials are kept)");
+            }
+        });
+    });
+}
+
+pub fn fresh_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (t ^ (std::process::id() as u64).rotate_left(32)) & 0x7fff_ffff_ffff_ffff
+}
+
+pub fn require_root() -> Result<()> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(usage(
+            "this needs root (network namespaces, veth, sysctls): run it with sudo or as root",
+        ));
+    }
+    Ok(())
+}
+
+/// Testbeds for a run: one named testbed, or ephemeral ones made per topology on demand.
+struct Testbeds {
+    named: Option<Testbed>,
+    ephemeral: HashMap<Topology, EphemeralTestbed>,
+}
+
+impl Testbeds {
+    fn new(named: Option<&str>) -> Result<Testbeds> {
+        let named = match named {
+            None => None,
+            Some(n) => {
+                crate::testbed::check_name(n)?;
+                Some(Testbed::find(n)?.ok_or_else(|| {
+                    usage(format!(
+                        "--testbed {n}: no such testbed (create it with `fwbench testbed up --name {n}`)"
+                    ))
+                })?)
+            }
+        };
+        Ok(Testbeds {
+            named,
+            ephemeral: HashMap::new(),
+        })
+    }
+
+    fn check(&self, p: &EchoParams) -> Result<()> {
+        if let Some(tb) = &self.named {
+            if tb.topology != p.topology {
+                return Err(usage(format!(
+                    "testbed '{}' has topology {}, but a trial asks for {}",
+                    tb.name, tb.topology, p.topology
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&mut self, topology: Topology) -> Result<&Testbed> {
+        if let Some(tb) = &self.named {
+            return Ok(tb);
+        }
+        if !self.ephemeral.contains_key(&topology) {
+            let e = EphemeralTestbed::create(topology)?;
+            self.ephemeral.insert(topology, e);
+        }
+        Ok(&self.ephemeral[&topology].tb)
+    }
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn tools_for_record() -> Vec<(String, String)> {
+    crate::check::probe()
+        .tools
+        .into_iter()
+        .map(|t| {
+            (
+                t.name.to_string(),
+                t.version.unwrap_or_else(|| "not found".into()),
+            )
+        })
+        .collect()
+}
+
+fn begin(store: &Store, scenario: &str, text: Option<String>, seed: u64) -> Result<i64> {
+    Ok(store.begin_run(&NewRun {
+        started_at: crate::clock::now_utc(),
+        scenario: scenario.into(),
+        scenario_text: text,
+        seed,
+        command: command_line(),
+        host: crate::hostinfo::collect(tools_for_record()),
+    })?)
+}
+
+pub fn record(run_id: i64, t: &PlannedTrial, o: &EchoOutcome) -> TrialRecord {
+    let mut rec = TrialRecord {
+        run_id,
+        trial_key: t.key.clone(),
+        rep: t.rep,
+        workload: "echo".into(),
+        status: o.status.as_str().into(),
+        error: o.error.clone(),
+        started_at: o.started_at.clone(),
+        finished_at: o.finished_at.clone(),
+        params: serde_json::to_value(&t.params).unwrap_or_default(),
+        placement: serde_json::to_value(&o.placement).unwrap_or_default(),
+        results: serde_json::to_value(o).unwrap_or_default(),
+        ..Default::default()
+    };
+    if let Some(s) = &o.summary {
+        let us = |ns: u64| Some(ns as f64 / 1e3);
+        rec.headline = Headline {
+            duration_s: Some(s.elapsed_s),
+            throughput_bps: Some(s.throughput_bps),
+            transactions_per_s: Some(s.transactions_per_s),
+            rtt_p50_us: us(s.rtt.p50_ns),
+            rtt_p90_us: us(s.rtt.p90_ns),
+            rtt_p99_us: us(s.rtt.p99_ns),
+            rtt_p999_us: us(s.rtt.p999_ns),
+            rtt_max_us: us(s.rtt.max_ns),
+            validation_errors: Some(s.validation_errors),
+            unsent: Some(s.unsent),
+            lost: Some(s.lost),
+        };
+        rec.echo_clients = s
+            .clients
+            .iter()
+            .map(|c| {
+                let mut v = c.validation_client;
+                v.merge(&c.validation_server);
+                let r = c.rtt;
+                let f = |ns: u64| ns as f64 / 1e3;
+                EchoClientRow {
+                    client: c.client,
+                    source: c.source.clone(),
+                    mp: c.mp.map(|m| (m.frames, m.bytes)),
+                    unsent_client: c.unsent_client,
+                    unsent_server: c.unsent_server,
+                    lost: c.lost,
+                    validation: [
+                        v.malformed,
+                        v.wrong_client,
+                        v.wrong_size,
+                        v.gaps,
+                        v.duplicates,
+                        v.reordered,
+                    ],
+                    throughput_bps: c.throughput_bps,
+                    transactions_per_s: c.transactions_per_s,
+                    rtt_us: (r.count > 0).then(|| {
+                        [
+                            f(r.p50_ns),
+                            f(r.p90_ns),
+                            f(r.p99_ns),
+                            f(r.p999_ns),
+                            f(r.max_ns),
+                        ]
+                    }),
+                    error: c.error.clone(),
+                }
+            })
+            .collect();
+    }
+    rec
+}
+
+/// Rough wall time of one trial: its duration plus agent and setup overhead.
+fn estimate_s(p: &EchoParams) -> f64 {
+    p.duration_s + 0.6 + p.clients as f64 * 0.002
+}
+
+fn fmt_eta(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// `fwbench run [SCENARIO]`.
+pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
+    let (file, text) = match &args.scenario {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("{}: cannot read scenario: {e}", p.display())))?;
+            (p.display().to_string(), text)
+        }
+        None => (
+            "(default scenario)".to_string(),
+            DEFAULT_SCENARIO.to_string(),
+        ),
+    };
+    let plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
+    let testbed_name = args.testbed.clone().or(plan.testbed.clone());
+    if args.dry_run {
+        print!("{}", output::plan_listing(&plan, estimate_s));
+        return Ok(ExitCode::SUCCESS);
+    }
+    require_root()?;
+    let mut testbeds = Testbeds::new(testbed_name.as_deref())?;
+    for t in &plan.trials {
+        testbeds.check(&t.params)?;
+    }
+    let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
+    install_interrupt_handler();
+    let run_id = begin(&store, &plan.name, Some(text.clone()), plan.seed)?;
+    eprintln!(
+        "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
+        plan.name,
+        plan.trials.len(),
+        fmt_eta(plan.trials.iter().map(|t| estimate_s(&t.params)).sum()),
+        args.db.display(),
+        plan.seed
+    );
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut interrupted = false;
+    let n = plan.trials.len();
+    for (i, t) in plan.trials.iter().enumerate() {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            interrupted = true;
+            break;
+        }
+        let left: f64 = plan.trials[i..].iter().map(|t| estimate_s(&t.params)).sum();
+        let eta = if i == 0 {
+            left
+        } else {
+            // Scale the estimate by how this run has gone so far.
+            let done_est: f64 = plan.trials[..i].iter().map(|t| estimate_s(&t.params)).sum();
+            left * started.elapsed().as_secs_f64() / done_est.max(1e-9)
+        };
+        eprintln!(
+            "[{:>w$}/{n} ETA {}] {}",
+            i + 1,
+            fmt_eta(eta),
+            output::params_line(&t.params),
+            w = n.to_string().len()
+        );
+        let tb = testbeds.get(t.params.topology)?;
+        let outcome = match trial::run_echo(tb, &t.params, &plan.pinning, &INTERRUPTED) {
+            Ok(o) => o,
+            Err(e) if e.is::<Interrupted>() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        store
+            .insert_trial(&record(run_id, t, &outcome))
+            .context("storing the trial")?;
+        eprintln!("    {}", output::outcome_line(&outcome));
+        rows.push((t.clone(), outcome));
+    }
+    drop(testbeds);
+    let status = if interrupted {
+        "interrupted"
+    } else {
+        "complete"
+    };
+    store.finish_run(run_id, &crate::clock::now_utc(), status)?;
+    println!("{}", output::summary_table(&plan.name, &rows));
+    println!(
+        "{} of {} trials stored in {} (run {run_id}).",
+        rows.len(),
+        n,
+        args.db.display()
+    );
+    if interrupted {
+        return Err(Interrupted.into());
+    }
+    let failed = rows.iter().any(|(_, o)| o.status == Status::Failed);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `fwbench echo`: one trial, on an ephemeral or named testbed.
+pub fn run_single(
+    params: EchoParams,
+    pin: Pinning,
+    testbed: Option<&str>,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<ExitCode> {
+    require_root()?;
+    let mut testbeds = Testbeds::new(testbed)?;
+    testbeds.check(&params)?;
+    let mut store = match db {
+        Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
+        None => None,
+    };
+    install_interrupt_handler();
+    let planned = PlannedTrial {
+        key: scenario::trial_key(&params, 1),
+        rep: 1,
+        params: params.clone(),
+    };
+    let tb = testbeds.get(params.topology)?;
+    let outcome = trial::run_echo(tb, &params, &pin, &INTERRUPTED)?;
+    drop(testbeds);
+    if let Some(store) = store.as_mut() {
+        let run_id = begin(store, "echo", None, params.seed)?;
+        store.insert_trial(&record(run_id, &planned, &outcome))?;
+        store.finish_run(run_id, &crate::clock::now_utc(), "complete")?;
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&output::echo_json(&params, &outcome))?
+        );
+    } else {
+        print!("{}", output::echo_text(&params, &outcome));
+    }
+    Ok(match outcome.status {
+        Status::Ok => ExitCode::SUCCESS,
+        Status::Unavailable | Status::Failed => ExitCode::from(1),
+    })
+}

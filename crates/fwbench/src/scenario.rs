@@ -1,0 +1,469 @@
+//! Scenario files (TOML) → a typed, validated plan of trials.
+//!
+//! Any parameter under `[params]` may be a scalar or a list; the plan is the cross
+//! product × `repetitions`, in `sequential` or seeded `random` order. Every error names
+//! `file:line:column` and the field.
+
+use crate::testbed::Topology;
+use crate::trial::{EchoParams, Pinning};
+use proto::{Family, FrameSize, Proto, ServerMode};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// Parse a duration: `10` (seconds), `2.5s`, `500ms`, `1m`. Must be positive.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (like 10, 2.5s, 500ms or 1m)"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("duration '{s}' must be greater than zero"));
+    }
+    if v * mult > 86_400.0 {
+        return Err(format!("duration '{s}' is longer than a day"));
+    }
+    Ok(v * mult)
+}
+
+pub fn parse_clients(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of clients"))?;
+    if n == 0 {
+        return Err("the number of clients must be at least 1".into());
+    }
+    if n > crate::testbed::addr::MAX_CLIENTS {
+        return Err(format!(
+            "{n} clients is more than a testbed addresses ({})",
+            crate::testbed::addr::MAX_CLIENTS
+        ));
+    }
+    Ok(n)
+}
+
+pub fn parse_timeout_ms(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if v > 0 && v <= 60_000 => Ok(v),
+        _ => Err(format!("timeout '{s}' must be 1..60000 milliseconds")),
+    }
+}
+
+/// Cross-field check of one trial's parameters.
+pub fn check_combination(p: &EchoParams) -> Result<(), String> {
+    if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
+        return Err(format!(
+            "frame size {} exceeds the largest UDP payload ({} bytes)",
+            p.frame.max(),
+            proto::MAX_UDP_PAYLOAD
+        ));
+    }
+    if p.proto == Proto::Udp && p.clients as u64 + crate::trial::ECHO_PORT as u64 > 65_535 {
+        return Err(format!(
+            "{} UDP clients need more ports than exist",
+            p.clients
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedTrial {
+    /// Stable id: hash of the parameters and the repetition.
+    pub key: String,
+    pub rep: u32,
+    pub params: EchoParams,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub repetitions: u32,
+    pub pinning: Pinning,
+    /// Run on this existing testbed instead of ephemeral ones.
+    pub testbed: Option<String>,
+    pub trials: Vec<PlannedTrial>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Option<String>,
+    description: Option<String>,
+    workload: Option<Spanned<String>>,
+    repetitions: Option<Spanned<i64>>,
+    order: Option<Spanned<String>>,
+    seed: Option<Spanned<i64>>,
+    testbed: Option<RawTestbed>,
+    params: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTestbed {
+    name: Option<Spanned<String>>,
+    pin_client: Option<Spanned<String>>,
+    pin_gateway: Option<Spanned<String>>,
+    pin_server: Option<Spanned<String>>,
+}
+
+/// The axes a scenario may sweep, in the order the cross product nests them.
+pub const AXES: &[&str] = &[
+    "topology",
+    "proto",
+    "family",
+    "server",
+    "clients",
+    "frame_size",
+    "duration",
+    "timeout_ms",
+];
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn at(&self, span: std::ops::Range<usize>, field: &str, msg: impl std::fmt::Display) -> String {
+        let before = &self.text[..span.start.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+        format!("{}:{line}:{col}: {field}: {msg}", self.file)
+    }
+}
+
+fn value_text(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+/// Parse scenario text. `file` is used in messages only.
+pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String> {
+    let cx = Ctx { file, text };
+    let raw: Raw = toml::from_str(text).map_err(|e| match e.span() {
+        Some(span) => cx.at(span, "scenario", e.message()),
+        None => format!("{file}: {}", e.message()),
+    })?;
+    if let Some(w) = &raw.workload {
+        if w.get_ref() != "echo" {
+            return Err(cx.at(
+                w.span(),
+                "workload",
+                format!("unknown workload '{}' (available: echo)", w.get_ref()),
+            ));
+        }
+    }
+    let repetitions = match &raw.repetitions {
+        None => 1,
+        Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
+        Some(r) => return Err(cx.at(r.span(), "repetitions", "must be 1..1000")),
+    };
+    let random = match &raw.order {
+        None => false,
+        Some(o) => match o.get_ref().as_str() {
+            "sequential" => false,
+            "random" => true,
+            other => {
+                return Err(cx.at(
+                    o.span(),
+                    "order",
+                    format!("'{other}' is not sequential or random"),
+                ))
+            }
+        },
+    };
+    let seed = match &raw.seed {
+        None => seed_if_unset,
+        Some(s) if *s.get_ref() >= 0 => *s.get_ref() as u64,
+        Some(s) => return Err(cx.at(s.span(), "seed", "must not be negative")),
+    };
+    let mut pinning = Pinning::default();
+    let mut testbed = None;
+    if let Some(tb) = &raw.testbed {
+        let pin = |v: &Option<Spanned<String>>, field: &str| -> Result<Option<String>, String> {
+            match v {
+                None => Ok(None),
+                Some(s) => traffic::sys::parse_cpus(s.get_ref())
+                    .map(|c| Some(traffic::sys::format_cpus(&c)))
+                    .map_err(|e| cx.at(s.span(), field, e)),
+            }
+        };
+        pinning.client = pin(&tb.pin_client, "testbed.pin_client")?;
+        pinning.gateway = pin(&tb.pin_gateway, "testbed.pin_gateway")?;
+        pinning.server = pin(&tb.pin_server, "testbed.pin_server")?;
+        if let Some(n) = &tb.name {
+            crate::testbed::check_name(n.get_ref())
+                .map_err(|e| cx.at(n.span(), "testbed.name", format!("{e:#}")))?;
+            testbed = Some(n.get_ref().clone());
+        }
+    }
+
+    // Each axis: list of (text, span) values, defaulting to one value.
+    let mut axes: BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>> = BTreeMap::new();
+    for (k, v) in raw.params.iter().flatten() {
+        let key = k.get_ref().as_str();
+        let Some(axis) = AXES.iter().find(|a| **a == key) else {
+            return Err(cx.at(
+                k.span(),
+                &format!("params.{key}"),
+                format!("unknown parameter (known: {})", AXES.join(", ")),
+            ));
+        };
+        let field = format!("params.{key}");
+        let items: Vec<toml::Value> = match v.get_ref() {
+            toml::Value::Array(a) if a.is_empty() => {
+                return Err(cx.at(v.span(), &field, "empty list: give at least one value"))
+            }
+            toml::Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        let mut vals = Vec::new();
+        for it in items {
+            let t = value_text(&it).ok_or_else(|| {
+                cx.at(
+                    v.span(),
+                    &field,
+                    format!("'{it}' is not a string or number"),
+                )
+            })?;
+            vals.push((t, v.span()));
+        }
+        axes.insert(axis, vals);
+    }
+    let get = |axis: &str, default: &str| -> Vec<(String, std::ops::Range<usize>)> {
+        axes.get(axis)
+            .cloned()
+            .unwrap_or_else(|| vec![(default.to_string(), 0..0)])
+    };
+    let conv = |axis: &str, default: &str| -> Result<Vec<String>, String> {
+        let field = format!("params.{axis}");
+        get(axis, default)
+            .into_iter()
+            .map(|(t, span)| {
+                let r: Result<(), String> = match axis {
+                    "topology" => t.parse::<Topology>().map(|_| ()),
+                    "proto" => t.parse::<Proto>().map(|_| ()).map_err(|e| e.0),
+                    "family" => t.parse::<Family>().map(|_| ()).map_err(|e| e.0),
+                    "server" => t.parse::<ServerMode>().map(|_| ()).map_err(|e| e.0),
+                    "clients" => parse_clients(&t).map(|_| ()),
+                    "frame_size" => t.parse::<FrameSize>().map(|_| ()).map_err(|e| e.0),
+                    "duration" => parse_duration(&t).map(|_| ()),
+                    "timeout_ms" => parse_timeout_ms(&t).map(|_| ()),
+                    _ => Ok(()),
+                };
+                r.map(|_| t).map_err(|e| cx.at(span, &field, e))
+            })
+            .collect()
+    };
+    let topo = conv("topology", "forward")?;
+    let protos = conv("proto", "tcp")?;
+    let fams = conv("family", "4")?;
+    let servers = conv("server", "epoll")?;
+    let clients = conv("clients", "5")?;
+    let frames = conv("frame_size", "64")?;
+    let durs = conv("duration", "5")?;
+    let timeouts = conv("timeout_ms", "500")?;
+
+    let mut combos = Vec::new();
+    for t in &topo {
+        for p in &protos {
+            for f in &fams {
+                for s in &servers {
+                    for n in &clients {
+                        for fr in &frames {
+                            for d in &durs {
+                                for to in &timeouts {
+                                    // All parsed above; these cannot fail.
+                                    let frame: FrameSize =
+                                        fr.parse().map_err(|e: proto::ParseSpecError| e.0)?;
+                                    let params = EchoParams {
+                                        topology: t.parse()?,
+                                        clients: parse_clients(n)?,
+                                        duration_s: parse_duration(d)?,
+                                        frame_size: frame.to_string(),
+                                        frame,
+                                        proto: p.parse().map_err(|e: proto::ParseSpecError| e.0)?,
+                                        family: f
+                                            .parse()
+                                            .map_err(|e: proto::ParseSpecError| e.0)?,
+                                        server: s
+                                            .parse()
+                                            .map_err(|e: proto::ParseSpecError| e.0)?,
+                                        timeout_ms: parse_timeout_ms(to)?,
+                                        seed,
+                                    };
+                                    check_combination(&params)
+                                        .map_err(|e| format!("{file}: params: {e}"))?;
+                                    combos.push(params);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut trials = Vec::new();
+    for rep in 1..=repetitions {
+        for p in &combos {
+            trials.push(PlannedTrial {
+                key: trial_key(p, rep),
+                rep,
+                params: p.clone(),
+            });
+        }
+    }
+    if random {
+        let mut rng = traffic::rng::Rng::new(seed);
+        for i in (1..trials.len()).rev() {
+            let j = rng.range_inclusive(0, i as u32) as usize;
+            trials.swap(i, j);
+        }
+    }
+    Ok(Plan {
+        name: raw.name.unwrap_or_else(|| file.to_string()),
+        description: raw.description.unwrap_or_default(),
+        seed,
+        repetitions,
+        pinning,
+        testbed,
+        trials,
+    })
+}
+
+/// FNV-1a over the canonical JSON of the parameters and the repetition.
+pub fn trial_key(p: &EchoParams, rep: u32) -> String {
+    let canon = serde_json::to_string(p).unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in canon.bytes().chain(rep.to_be_bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+repetitions = 2
+order = "sequential"
+seed = 7
+
+[testbed]
+pin_client = "0"
+
+[params]
+proto = ["tcp", "udp"]
+family = [4, 6]
+clients = 5
+frame_size = [64, "64-1024"]
+duration = "1s"
+"#;
+
+    #[test]
+    fn cross_product_and_repetitions() {
+        let p = parse("s.toml", GOOD, 0).unwrap();
+        assert_eq!(p.trials.len(), 2 * 2 * 2 * 2);
+        assert_eq!(p.seed, 7);
+        assert_eq!(p.pinning.client.as_deref(), Some("0"));
+        let first = &p.trials[0].params;
+        assert_eq!((first.proto, first.family), (Proto::Tcp, Family::V4));
+        assert_eq!(first.duration_s, 1.0);
+        assert_eq!(first.topology, Topology::Forward);
+        let keys: std::collections::HashSet<_> = p.trials.iter().map(|t| &t.key).collect();
+        assert_eq!(keys.len(), p.trials.len(), "keys unique");
+        assert_eq!(p.trials[0].rep, 1);
+        assert_eq!(p.trials[8].rep, 2);
+    }
+
+    #[test]
+    fn random_order_is_a_seeded_permutation() {
+        let text = GOOD.replace("sequential", "random");
+        let a = parse("s.toml", &text, 0).unwrap();
+        let b = parse("s.toml", &text, 0).unwrap();
+        let seq = parse("s.toml", GOOD, 0).unwrap();
+        assert_eq!(a.trials, b.trials);
+        assert_ne!(a.trials, seq.trials);
+        let mut ka: Vec<_> = a.trials.iter().map(|t| t.key.clone()).collect();
+        let mut ks: Vec<_> = seq.trials.iter().map(|t| t.key.clone()).collect();
+        ka.sort();
+        ks.sort();
+        assert_eq!(ka, ks);
+    }
+
+    #[test]
+    fn trial_keys_are_stable() {
+        let p = parse("s.toml", GOOD, 0).unwrap();
+        // A change here breaks resuming old runs: do it only with a schema change.
+        assert_eq!(p.trials[0].key, trial_key(&p.trials[0].params, 1));
+        assert_ne!(
+            trial_key(&p.trials[0].params, 1),
+            trial_key(&p.trials[0].params, 2)
+        );
+    }
+
+    fn err(text: &str) -> String {
+        parse("bad.toml", text, 0).unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        assert_eq!(
+            err("[params]\nproto = [\"tcp\", \"icmp\"]\n"),
+            "bad.toml:2:9: params.proto: unknown protocol 'icmp' (expected tcp, udp or sctp)"
+        );
+        assert!(err("[params]\nclients = 0\n").starts_with("bad.toml:2:11: params.clients:"));
+        assert!(
+            err("[params]\nspeed = 3\n").contains("bad.toml:2:1: params.speed: unknown parameter")
+        );
+        assert!(err("[params]\nfamily = []\n").contains("params.family: empty list"));
+        assert!(err("[params]\nduration = \"soon\"\n")
+            .contains("params.duration: 'soon' is not a duration"));
+        assert!(err("[params]\nframe_size = 16\n").contains("below the 28-byte frame header"));
+        assert!(err("[params]\nserver = \"fork\"\n").contains("params.server"));
+        assert!(
+            err("colour = 1\n").starts_with("bad.toml:1:1:"),
+            "{}",
+            err("colour = 1\n")
+        );
+        assert!(err("[params\n").starts_with("bad.toml:1:"));
+        assert!(err("workload = \"flood\"\n").contains("unknown workload 'flood'"));
+        assert!(err("order = \"backwards\"\n").contains("order:"));
+        assert!(err("[testbed]\npin_client = \"x\"\n").contains("testbed.pin_client"));
+        assert!(
+            err("[params]\nproto = \"udp\"\nframe_size = 65536\n").contains("largest UDP payload")
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10"), Ok(10.0));
+        assert_eq!(parse_duration("500ms"), Ok(0.5));
+        assert_eq!(parse_duration("1m"), Ok(60.0));
+        assert_eq!(parse_duration("2.5s"), Ok(2.5));
+        for bad in ["0", "-1", "abc", "", "1h", "nan", "inf"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

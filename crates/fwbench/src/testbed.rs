@@ -1,0 +1,500 @@
+//! The local namespace testbed: client, gateway and server network namespaces
+//! joined by veth pairs, addressed from 198.18.0.0/15 and 2001:2::/48 only.
+//!
+//! ```text
+//! forward:  [fwb-N-cli] c0 ──── g0 [fwb-N-gw] g1 ──── s0 [fwb-N-srv]
+//! direct:   [fwb-N-cli] c0 ─────────────────────────── s0 [fwb-N-srv]   (null firewall)
+//! input:    [fwb-N-cli] c0 ──── g0 [fwb-N-gw: server role inside, rules in INPUT]
+//! ```
+//!
+//! Interfaces are created inside their namespaces, so their names never collide
+//! between testbeds; namespace names carry the testbed name.
+
+use crate::usage;
+use anyhow::{bail, Context, Result};
+use proto::Family;
+use std::io::Write;
+use std::net::IpAddr;
+use std::process::{Command, Stdio};
+
+pub const NS_PREFIX: &str = "fwb-";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Topology {
+    Forward,
+    Direct,
+    Input,
+}
+
+impl std::str::FromStr for Topology {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "forward" => Ok(Topology::Forward),
+            "direct" => Ok(Topology::Direct),
+            "input" => Ok(Topology::Input),
+            _ => Err(format!(
+                "unknown topology '{s}' (expected forward, direct or input)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Topology {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Topology::Forward => "forward",
+            Topology::Direct => "direct",
+            Topology::Input => "input",
+        })
+    }
+}
+
+/// Addresses of the testbed (fixed plan inside the benchmarking ranges).
+pub mod addr {
+    use proto::Family;
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+    pub const SERVER_V4: &str = "198.19.0.2";
+    pub const SERVER_V6: &str = "2001:2:0:2::2";
+    /// Most clients one testbed addresses (198.18.1.1 … 198.18.255.255).
+    pub const MAX_CLIENTS: u32 = 65_000;
+
+    /// Source address of client `i` (1-based).
+    pub fn client(family: Family, i: u32) -> IpAddr {
+        match family {
+            Family::V4 => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 18, 1, 0)) + i)),
+            Family::V6 => IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 1, 0, 0, 0xc, i as u16)),
+        }
+    }
+
+    pub fn server(family: Family) -> IpAddr {
+        match family {
+            Family::V4 => SERVER_V4.parse().expect("literal"),
+            Family::V6 => SERVER_V6.parse().expect("literal"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Testbed {
+    pub name: String,
+    pub topology: Topology,
+}
+
+/// Run `ip` with arguments; an error carries argv, status and stderr.
+pub fn ip(args: &[&str]) -> Result<String> {
+    run_cmd("ip", args, None)
+}
+
+pub fn run_cmd(prog: &str, args: &[&str], stdin: Option<&str>) -> Result<String> {
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot run {prog} (is it installed?)"))?;
+    if let (Some(input), Some(mut w)) = (stdin, child.stdin.take()) {
+        w.write_all(input.as_bytes())
+            .with_context(|| format!("writing to {prog}"))?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "`{prog} {}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Names must fit in namespace names and be safe in commands.
+pub fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 24
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-');
+    if !ok {
+        return Err(usage(format!(
+            "--name '{name}': testbed names are 1-24 characters of a-z, 0-9 and '-'"
+        )));
+    }
+    Ok(())
+}
+
+fn existing_namespaces() -> Result<Vec<String>> {
+    Ok(ip(&["netns", "list"])?
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect())
+}
+
+impl Testbed {
+    pub fn client_ns(&self) -> String {
+        format!("{NS_PREFIX}{}-cli", self.name)
+    }
+    pub fn gateway_ns(&self) -> Option<String> {
+        match self.topology {
+            Topology::Direct => None,
+            _ => Some(format!("{NS_PREFIX}{}-gw", self.name)),
+        }
+    }
+    /// Where the server role runs: its own namespace, or the gateway's (input).
+    pub fn server_ns(&self) -> String {
+        match self.topology {
+            Topology::Input => format!("{NS_PREFIX}{}-gw", self.name),
+            _ => format!("{NS_PREFIX}{}-srv", self.name),
+        }
+    }
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut v = vec![self.client_ns()];
+        v.extend(self.gateway_ns());
+        if self.topology != Topology::Input {
+            v.push(self.server_ns());
+        }
+        v
+    }
+
+    /// Find a testbed by name from the namespaces that exist.
+    pub fn find(name: &str) -> Result<Option<Testbed>> {
+        let have = existing_namespaces()?;
+        let has = |s: &str| have.iter().any(|n| n == &format!("{NS_PREFIX}{name}-{s}"));
+        let topology = match (has("cli"), has("gw"), has("srv")) {
+            (true, true, true) => Topology::Forward,
+            (true, false, true) => Topology::Direct,
+            (true, true, false) => Topology::Input,
+            (false, false, false) => return Ok(None),
+            _ => bail!("testbed '{name}' is incomplete; remove it with `fwbench testbed down --name {name}`"),
+        };
+        Ok(Some(Testbed {
+            name: name.into(),
+            topology,
+        }))
+    }
+
+    /// Every testbed present on this host (by namespace name).
+    pub fn list() -> Result<Vec<String>> {
+        let mut names: Vec<String> = existing_namespaces()?
+            .into_iter()
+            .filter_map(|n| {
+                let rest = n.strip_prefix(NS_PREFIX)?;
+                let (name, _) = rest.rsplit_once('-')?;
+                Some(name.to_owned())
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    /// Build the testbed. On failure, whatever was created is removed again.
+    pub fn up(name: &str, topology: Topology) -> Result<Testbed> {
+        check_name(name)?;
+        if !Testbed::list()?.iter().all(|n| n != name) {
+            return Err(usage(format!(
+                "testbed '{name}' already exists (see `fwbench testbed status`)"
+            )));
+        }
+        let tb = Testbed {
+            name: name.into(),
+            topology,
+        };
+        if let Err(e) = tb.build() {
+            let _ = tb.down();
+            return Err(e.context(format!("building testbed '{name}'")));
+        }
+        Ok(tb)
+    }
+
+    fn build(&self) -> Result<()> {
+        for ns in self.namespaces() {
+            ip(&["netns", "add", &ns])?;
+            // No duplicate address detection: addresses are ours and usable at once.
+            sysctl(
+                &ns,
+                &[
+                    ("net.ipv6.conf.all.accept_dad", "0"),
+                    ("net.ipv6.conf.default.accept_dad", "0"),
+                ],
+            )?;
+            ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+        }
+        let c = self.client_ns();
+        let s = self.server_ns();
+        let mut script_c = String::new();
+        let mut script_s = String::new();
+        match self.topology {
+            Topology::Direct => {
+                ip(&[
+                    "-n", &c, "link", "add", "c0", "type", "veth", "peer", "name", "s0", "netns",
+                    &s,
+                ])?;
+                script_c += "link set c0 up\n\
+                             addr add 198.18.0.2/16 dev c0\n\
+                             addr add 2001:2:0:1::2/64 dev c0 nodad\n\
+                             route add 198.19.0.0/16 dev c0\n\
+                             route add 2001:2:0:2::/64 dev c0\n";
+                script_s += "link set s0 up\n\
+                             addr add 198.19.0.2/16 dev s0\n\
+                             addr add 2001:2:0:2::2/64 dev s0 nodad\n\
+                             route add 198.18.0.0/16 dev s0\n\
+                             route add 2001:2:0:1::/64 dev s0\n";
+            }
+            Topology::Forward | Topology::Input => {
+                let g = self.gateway_ns().expect("forward/input have a gateway");
+                ip(&[
+                    "-n", &c, "link", "add", "c0", "type", "veth", "peer", "name", "g0", "netns",
+                    &g,
+                ])?;
+                script_c += "link set c0 up\n\
+                             addr add 198.18.0.2/16 dev c0\n\
+                             addr add 2001:2:0:1::2/64 dev c0 nodad\n\
+                             route add 198.19.0.0/16 via 198.18.0.1\n\
+                             route add 2001:2:0:2::/64 via 2001:2:0:1::1\n";
+                let mut script_g = String::from(
+                    "link set g0 up\n\
+                     addr add 198.18.0.1/16 dev g0\n\
+                     addr add 2001:2:0:1::1/64 dev g0 nodad\n",
+                );
+                if self.topology == Topology::Forward {
+                    ip(&[
+                        "-n", &g, "link", "add", "g1", "type", "veth", "peer", "name", "s0",
+                        "netns", &s,
+                    ])?;
+                    script_g += "link set g1 up\n\
+                                 addr add 198.19.0.1/16 dev g1\n\
+                                 addr add 2001:2:0:2::1/64 dev g1 nodad\n";
+                    script_s += "link set s0 up\n\
+                                 addr add 198.19.0.2/16 dev s0\n\
+                                 addr add 2001:2:0:2::2/64 dev s0 nodad\n\
+                                 route add 198.18.0.0/16 via 198.19.0.1\n\
+                                 route add 2001:2:0:1::/64 via 2001:2:0:2::1\n";
+                    sysctl(
+                        &g,
+                        &[
+                            ("net.ipv4.ip_forward", "1"),
+                            ("net.ipv6.conf.all.forwarding", "1"),
+                        ],
+                    )?;
+                } else {
+                    // The server lives in the gateway: its addresses are local there.
+                    script_g += "addr add 198.19.0.2/32 dev lo\n\
+                                 addr add 2001:2:0:2::2/128 dev lo\n";
+                }
+                run_cmd("ip", &["-n", &g, "-b", "-"], Some(&script_g))?;
+            }
+        }
+        run_cmd("ip", &["-n", &c, "-b", "-"], Some(&script_c))?;
+        if !script_s.is_empty() {
+            run_cmd("ip", &["-n", &s, "-b", "-"], Some(&script_s))?;
+        }
+        Ok(())
+    }
+
+    /// Give clients 1..=n their own source addresses (idempotent).
+    pub fn ensure_clients(&self, n: u32) -> Result<()> {
+        if n > addr::MAX_CLIENTS {
+            return Err(usage(format!(
+                "--clients {n}: a testbed addresses at most {} clients",
+                addr::MAX_CLIENTS
+            )));
+        }
+        let mut script = String::new();
+        for i in 1..=n {
+            script += &format!("addr replace {}/16 dev c0\n", addr::client(Family::V4, i));
+            script += &format!(
+                "addr replace {}/64 dev c0 nodad\n",
+                addr::client(Family::V6, i)
+            );
+        }
+        run_cmd("ip", &["-n", &self.client_ns(), "-b", "-"], Some(&script))
+            .context("adding client source addresses")?;
+        Ok(())
+    }
+
+    /// Remove every namespace of the testbed (veths go with them). Idempotent.
+    pub fn down(&self) -> Result<()> {
+        let have = existing_namespaces()?;
+        let mut first_err = None;
+        for ns in [
+            format!("{NS_PREFIX}{}-cli", self.name),
+            format!("{NS_PREFIX}{}-gw", self.name),
+            format!("{NS_PREFIX}{}-srv", self.name),
+        ] {
+            if have.contains(&ns) {
+                if let Err(e) = ip(&["netns", "del", &ns]) {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// One line per namespace with its interfaces and addresses.
+    pub fn describe(&self) -> Result<String> {
+        let mut out = format!("testbed {} ({})\n", self.name, self.topology);
+        for ns in self.namespaces() {
+            out += &format!("  {ns}\n");
+            for line in ip(&["-n", &ns, "-br", "addr", "show"])?.lines() {
+                out += &format!("    {line}\n");
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn server_addr(&self, family: Family) -> IpAddr {
+        addr::server(family)
+    }
+}
+
+/// Write sysctls inside a namespace.
+pub fn sysctl(ns: &str, kv: &[(&str, &str)]) -> Result<()> {
+    for (k, v) in kv {
+        let path = format!("/proc/sys/{}", k.replace('.', "/"));
+        run_cmd(
+            "ip",
+            &[
+                "netns",
+                "exec",
+                ns,
+                "sh",
+                "-c",
+                &format!("echo {v} > {path}"),
+            ],
+            None,
+        )
+        .with_context(|| format!("setting {k}={v} in {ns}"))?;
+    }
+    Ok(())
+}
+
+/// Deletes an ephemeral testbed when dropped, and — through a detached reaper
+/// process — also when this process dies without unwinding (SIGKILL).
+pub struct EphemeralTestbed {
+    pub tb: Testbed,
+    reaper: Option<std::process::Child>,
+}
+
+impl EphemeralTestbed {
+    pub fn create(topology: Topology) -> Result<Self> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "e{}x{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::SeqCst)
+        );
+        // Start the reaper first, so there is no window without one.
+        let reaper = spawn_reaper(&name)?;
+        let tb = match Testbed::up(&name, topology) {
+            Ok(tb) => tb,
+            Err(e) => {
+                drop(reaper);
+                return Err(e);
+            }
+        };
+        Ok(EphemeralTestbed {
+            tb,
+            reaper: Some(reaper),
+        })
+    }
+}
+
+impl Drop for EphemeralTestbed {
+    fn drop(&mut self) {
+        if let Err(e) = self.tb.down() {
+            tracing::warn!("removing testbed {}: {e:#}", self.tb.name);
+        }
+        if let Some(mut r) = self.reaper.take() {
+            drop(r.stdin.take()); // EOF: the reaper finds nothing left and exits
+            let _ = r.wait();
+        }
+    }
+}
+
+fn spawn_reaper(name: &str) -> Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().context("locating the fwbench executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["testbed", "reap", "--name", name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    // SAFETY: setsid is async-signal-safe; it detaches the reaper from the terminal's
+    // process group so a Ctrl-C aimed at the controller does not reach it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn().context("starting the testbed reaper")
+}
+
+/// Body of the hidden `fwbench testbed reap`: wait for stdin EOF, then remove.
+pub fn reap(name: &str) -> Result<()> {
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    // Agents see the same EOF and exit; give them a moment to leave the namespaces.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    if let Some(tb) = Testbed::find(name).ok().flatten() {
+        tb.down()?;
+    } else {
+        // Possibly incomplete: remove whatever exists.
+        Testbed {
+            name: name.into(),
+            topology: Topology::Forward,
+        }
+        .down()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_addresses_stay_in_benchmark_ranges() {
+        assert_eq!(addr::client(Family::V4, 1).to_string(), "198.18.1.1");
+        assert_eq!(addr::client(Family::V4, 320).to_string(), "198.18.2.64");
+        assert_eq!(addr::client(Family::V6, 1).to_string(), "2001:2:0:1::c:1");
+        let last = addr::client(Family::V4, addr::MAX_CLIENTS).to_string();
+        assert!(last.starts_with("198.18."), "{last}");
+    }
+
+    #[test]
+    fn names_checked() {
+        assert!(check_name("a-1").is_ok());
+        for bad in ["", "A", "a b", "-a", "x;rm", &"a".repeat(25)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn namespaces_per_topology() {
+        let t = |topology| Testbed {
+            name: "x".into(),
+            topology,
+        };
+        assert_eq!(
+            t(Topology::Forward).namespaces(),
+            ["fwb-x-cli", "fwb-x-gw", "fwb-x-srv"]
+        );
+        assert_eq!(t(Topology::Direct).namespaces(), ["fwb-x-cli", "fwb-x-srv"]);
+        assert_eq!(t(Topology::Input).namespaces(), ["fwb-x-cli", "fwb-x-gw"]);
+        assert_eq!(t(Topology::Input).server_ns(), "fwb-x-gw");
+    }
+}

@@ -1,0 +1,445 @@
+//! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
+//! teardown — in the phase order of `proto`, gateway first and down last.
+
+use crate::launcher::{Agent, AgentFailed, Launcher};
+use crate::testbed::{addr, Testbed, Topology};
+use anyhow::{bail, Result};
+use proto::{
+    EchoClientResults, EchoClientSpec, EchoServerResults, EchoServerSpec, ErrorKind, Family,
+    FrameSize, FromAgent, GatewayResults, GatewaySpec, Proto, RoleResults, RoleSpec, ServerMode,
+    ToAgent,
+};
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
+pub const ECHO_PORT: u16 = 20000;
+
+/// Parameters of one echo trial (seed 000: n, t, f, P, A, T plus the testbed).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EchoParams {
+    pub topology: Topology,
+    pub clients: u32,
+    pub duration_s: f64,
+    pub frame_size: String,
+    #[serde(skip)]
+    pub frame: FrameSize,
+    pub proto: Proto,
+    pub family: Family,
+    pub server: ServerMode,
+    pub timeout_ms: u32,
+    pub seed: u64,
+}
+
+/// CPU placement of each role ("0", "0-1", …); `None` = wherever the kernel likes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Pinning {
+    pub client: Option<String>,
+    pub gateway: Option<String>,
+    pub server: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Unavailable,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unavailable => "unavailable",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// The trial was interrupted (Ctrl-C); nothing of it is stored.
+#[derive(Debug)]
+pub struct Interrupted;
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+impl std::error::Error for Interrupted {}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleInfo {
+    pub role: &'static str,
+    pub place: String,
+    pub requested_cpus: Option<String>,
+    pub cpus: String,
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EchoOutcome {
+    pub status: Status,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub placement: Vec<RoleInfo>,
+    pub summary: Option<EchoSummary>,
+    pub gateway: Option<GatewayResults>,
+}
+
+/// Per-client figures that combine both ends.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientSummary {
+    pub client: u32,
+    pub source: String,
+    /// frames, bytes at MP1 (client sent), MP2 (server received), MP3 (server echoed), MP4 (client received)
+    pub mp: [proto::Counter; 4],
+    pub unsent_client: u64,
+    pub unsent_server: u64,
+    pub lost: u64,
+    pub validation_client: proto::Validation,
+    pub validation_server: proto::Validation,
+    pub throughput_bps: f64,
+    pub transactions_per_s: f64,
+    pub rtt: proto::RttSummary,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EchoSummary {
+    pub elapsed_s: f64,
+    /// Echoed payload received by the clients (MP4 bytes) × 8 / elapsed.
+    pub throughput_bps: f64,
+    /// Completed echo cycles per second, all clients.
+    pub transactions_per_s: f64,
+    pub per_client_throughput_bps: Vec<f64>,
+    pub validation_errors: u64,
+    pub unsent: u64,
+    pub lost: u64,
+    pub mp: [proto::Counter; 4],
+    pub rtt: proto::RttSummary,
+    pub clients: Vec<ClientSummary>,
+}
+
+/// Combine both ends' counters (pure; unit-tested).
+pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
+    let elapsed_s = (c.elapsed_ns as f64 / 1e9).max(1e-9);
+    let mut clients = Vec::new();
+    let mut mp = [proto::Counter::default(); 4];
+    let (mut verr, mut unsent, mut lost) = (0, 0, 0);
+    for cs in &c.clients {
+        let sv = s.clients.iter().find(|x| x.client == cs.client);
+        let m = [
+            cs.mp1,
+            sv.map(|x| x.mp2).unwrap_or_default(),
+            sv.map(|x| x.mp3).unwrap_or_default(),
+            cs.mp4,
+        ];
+        for (t, v) in mp.iter_mut().zip(m.iter()) {
+            t.merge(v);
+        }
+        let vs = sv.map(|x| x.validation).unwrap_or_default();
+        verr += cs.validation.total() + vs.total();
+        unsent += cs.unsent + sv.map(|x| x.unsent).unwrap_or(0);
+        lost += cs.lost;
+        clients.push(ClientSummary {
+            client: cs.client,
+            source: cs.source.clone(),
+            mp: m,
+            unsent_client: cs.unsent,
+            unsent_server: sv.map(|x| x.unsent).unwrap_or(0),
+            lost: cs.lost,
+            validation_client: cs.validation,
+            validation_server: vs,
+            throughput_bps: cs.mp4.bytes as f64 * 8.0 / elapsed_s,
+            transactions_per_s: cs.rtt.count as f64 / elapsed_s,
+            rtt: cs.rtt,
+            error: cs
+                .error
+                .clone()
+                .or_else(|| sv.and_then(|x| x.error.clone())),
+        });
+    }
+    // Server connections that no client claims (should not happen) still count.
+    for sv in s
+        .clients
+        .iter()
+        .filter(|x| !c.clients.iter().any(|cs| cs.client == x.client))
+    {
+        verr += sv.validation.total();
+    }
+    EchoSummary {
+        elapsed_s,
+        throughput_bps: mp[3].bytes as f64 * 8.0 / elapsed_s,
+        transactions_per_s: c.rtt.count as f64 / elapsed_s,
+        per_client_throughput_bps: clients.iter().map(|x| x.throughput_bps).collect(),
+        validation_errors: verr,
+        unsent,
+        lost,
+        mp,
+        rtt: c.rtt,
+        clients,
+    }
+}
+
+/// Run one echo trial on `tb`. Returns `Interrupted` if `stop` was raised meanwhile.
+pub fn run_echo(
+    tb: &Testbed,
+    p: &EchoParams,
+    pin: &Pinning,
+    stop: &AtomicBool,
+) -> Result<EchoOutcome> {
+    let started_at = crate::clock::now_utc();
+    tb.ensure_clients(p.clients)?;
+    let mut agents: Vec<Agent> = Vec::new();
+    let mut placement = Vec::new();
+    let res = drive(tb, p, pin, stop, &mut agents, &mut placement);
+    // Teardown in reverse order of setup: client, server, gateway.
+    let mut teardown_err = None;
+    while let Some(a) = agents.pop() {
+        if let Err(e) = a.teardown() {
+            teardown_err.get_or_insert(e);
+        }
+    }
+    let finished_at = crate::clock::now_utc();
+    let mut outcome = EchoOutcome {
+        status: Status::Ok,
+        error: None,
+        started_at,
+        finished_at,
+        placement,
+        summary: None,
+        gateway: None,
+    };
+    match res {
+        Ok((summary, gateway)) => {
+            outcome.summary = Some(summary);
+            outcome.gateway = gateway;
+            if let Some(e) = teardown_err {
+                outcome.status = Status::Failed;
+                outcome.error = Some(format!("teardown: {e:#}"));
+            }
+        }
+        Err(e) if e.is::<Interrupted>() => return Err(e),
+        Err(e) => {
+            outcome.status = match e.downcast_ref::<AgentFailed>() {
+                Some(f) if f.kind == ErrorKind::Unavailable => Status::Unavailable,
+                _ => Status::Failed,
+            };
+            outcome.error = Some(format!("{e:#}"));
+        }
+    }
+    Ok(outcome)
+}
+
+type Collected = (EchoSummary, Option<GatewayResults>);
+
+fn drive(
+    tb: &Testbed,
+    p: &EchoParams,
+    pin: &Pinning,
+    stop: &AtomicBool,
+    agents: &mut Vec<Agent>,
+    placement: &mut Vec<RoleInfo>,
+) -> Result<Collected> {
+    let check = || -> Result<()> {
+        if stop.load(Ordering::SeqCst) {
+            Err(Interrupted.into())
+        } else {
+            Ok(())
+        }
+    };
+    let mut start =
+        |role: &'static str, ns: String, cpus: &Option<String>, spec: RoleSpec| -> Result<()> {
+            check()?;
+            let l = Launcher::netns(&ns);
+            let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
+            placement.push(RoleInfo {
+                role,
+                place: l.place.clone(),
+                requested_cpus: cpus.clone(),
+                cpus: a.info.cpus.clone(),
+                pid: a.info.pid,
+            });
+            let r = a.request(ToAgent::Setup(spec));
+            agents.push(a);
+            r.map(|_| ())
+        };
+    let gw_index = tb.gateway_ns().map(|ns| {
+        let mut sysctls = vec![];
+        if tb.topology == Topology::Forward {
+            sysctls.push(("net.ipv4.ip_forward".to_string(), "1".to_string()));
+            sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), "1".to_string()));
+        }
+        (ns, GatewaySpec { sysctls })
+    });
+    let has_gw = gw_index.is_some();
+    if let Some((ns, spec)) = gw_index {
+        start("gateway", ns, &pin.gateway, RoleSpec::Gateway(spec))?;
+    }
+    let server = tb.server_addr(p.family);
+    start(
+        "server",
+        tb.server_ns(),
+        &pin.server,
+        RoleSpec::EchoServer(EchoServerSpec {
+            proto: p.proto,
+            mode: p.server,
+            listen: server,
+            port: ECHO_PORT,
+            clients: p.clients,
+            max_frame: p.frame.max(),
+            timeout_ms: p.timeout_ms,
+        }),
+    )?;
+    start(
+        "client",
+        tb.client_ns(),
+        &pin.client,
+        RoleSpec::EchoClient(EchoClientSpec {
+            proto: p.proto,
+            sources: (1..=p.clients).map(|i| addr::client(p.family, i)).collect(),
+            server,
+            port: ECHO_PORT,
+            frame: p.frame,
+            seed: p.seed,
+            timeout_ms: p.timeout_ms,
+        }),
+    )?;
+    check()?;
+    // Start: gateway, server, then clients (the traffic source) last.
+    for a in agents.iter_mut() {
+        a.request(ToAgent::Start)?;
+    }
+    let t0 = Instant::now();
+    let dur = Duration::from_secs_f64(p.duration_s);
+    while t0.elapsed() < dur {
+        if stop.load(Ordering::SeqCst) {
+            return Err(Interrupted.into());
+        }
+        std::thread::sleep((dur - t0.elapsed().min(dur)).min(Duration::from_millis(50)));
+    }
+    // Stop the traffic source first, then the sink, then the gateway.
+    let (mut cr, mut sr, mut gr) = (None, None, None);
+    for a in agents.iter_mut().rev() {
+        match a.request(ToAgent::Stop)? {
+            FromAgent::Results(RoleResults::EchoClient(r)) => cr = Some(r),
+            FromAgent::Results(RoleResults::EchoServer(r)) => sr = Some(r),
+            FromAgent::Results(RoleResults::Gateway(r)) => gr = Some(r),
+            other => bail!("{} agent answered stop with {}", a.role, other.name()),
+        }
+    }
+    let (Some(cr), Some(sr)) = (cr, sr) else {
+        bail!("missing results from the client or server agent");
+    };
+    if has_gw && gr.is_none() {
+        bail!("missing results from the gateway agent");
+    }
+    Ok((summarise(&cr, &sr), gr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::{Counter, EchoClientStats, EchoServerStats, RttSummary, Validation};
+
+    #[test]
+    fn summary_adds_up_both_ends() {
+        let c = EchoClientResults {
+            clients: vec![
+                EchoClientStats {
+                    client: 1,
+                    mp1: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    mp4: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    rtt: RttSummary {
+                        count: 10,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                EchoClientStats {
+                    client: 2,
+                    mp1: Counter {
+                        frames: 5,
+                        bytes: 320,
+                    },
+                    mp4: Counter {
+                        frames: 4,
+                        bytes: 256,
+                    },
+                    lost: 1,
+                    unsent: 2,
+                    validation: Validation {
+                        gaps: 1,
+                        ..Default::default()
+                    },
+                    rtt: RttSummary {
+                        count: 4,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            ],
+            rtt: RttSummary {
+                count: 14,
+                ..Default::default()
+            },
+            elapsed_ns: 2_000_000_000,
+        };
+        let s = EchoServerResults {
+            clients: vec![
+                EchoServerStats {
+                    client: 2,
+                    mp2: Counter {
+                        frames: 4,
+                        bytes: 256,
+                    },
+                    mp3: Counter {
+                        frames: 4,
+                        bytes: 256,
+                    },
+                    unsent: 1,
+                    validation: Validation {
+                        wrong_size: 3,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                EchoServerStats {
+                    client: 1,
+                    mp2: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    mp3: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    ..Default::default()
+                },
+            ],
+        };
+        let sum = summarise(&c, &s);
+        assert_eq!(sum.throughput_bps, (640.0 + 256.0) * 8.0 / 2.0);
+        assert_eq!(sum.transactions_per_s, 7.0);
+        assert_eq!(sum.per_client_throughput_bps, vec![2560.0, 1024.0]);
+        assert_eq!(sum.validation_errors, 4);
+        assert_eq!(sum.unsent, 3);
+        assert_eq!(sum.lost, 1);
+        assert_eq!(
+            sum.mp[1],
+            Counter {
+                frames: 14,
+                bytes: 896
+            }
+        );
+        assert_eq!(sum.clients[1].mp[2].frames, 4);
+    }
+}
