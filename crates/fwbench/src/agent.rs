@@ -139,7 +139,7 @@ fn read_stdin(tx: mpsc::Sender<Input>) {
     let mut buf = [0u8; 64 * 1024];
     loop {
         loop {
-            match dec.next::<ToAgent>() {
+            match dec.next_frame::<ToAgent>() {
                 Ok(Some(m)) => {
                     if tx.send(Input::Msg(m)).is_err() {
                         return;

@@ -93,9 +93,9 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
-    /// Testbed topology for an ephemeral testbed: forward, direct (null firewall), input
-    #[arg(long, default_value = "forward", value_parser = topology)]
-    topology: Topology,
+    /// Topology: forward (default), direct (null firewall), input. With --testbed, the testbed's
+    #[arg(long, value_parser = topology)]
+    topology: Option<Topology>,
     /// Run on this existing testbed instead of an ephemeral one
     #[arg(long, value_name = "NAME")]
     testbed: Option<String>,
@@ -255,7 +255,7 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Run(args) => crate::run::run_scenario(&args),
         Cmd::Echo(a) => {
             let params = EchoParams {
-                topology: a.topology,
+                topology: a.topology.unwrap_or(Topology::Forward),
                 clients: a.clients,
                 duration_s: a.duration,
                 frame_size: a.frame_size.to_string(),
@@ -269,6 +269,7 @@ pub fn run() -> Result<ExitCode> {
             crate::scenario::check_combination(&params).map_err(usage)?;
             crate::run::run_single(
                 params,
+                a.topology.is_some(),
                 a.pin.pinning(),
                 a.testbed.as_deref(),
                 (!a.no_store).then_some(a.db.as_path()),

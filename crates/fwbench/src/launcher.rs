@@ -195,7 +195,7 @@ fn read_frames(mut r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
     let mut buf = [0u8; 64 * 1024];
     loop {
         loop {
-            match dec.next::<FromAgent>() {
+            match dec.next_frame::<FromAgent>() {
                 Ok(Some(m)) => {
                     if tx.send(Ok(m)).is_err() {
                         return;

@@ -119,7 +119,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String
             .map(|(c, v)| {
                 let pad = widths[c] - v.chars().count();
                 // numbers right-aligned, words left-aligned
-                if c >= 8 && c < 15 || c == 0 || c == 5 || c == 7 {
+                if (8..15).contains(&c) || c == 0 || c == 5 || c == 7 {
                     format!("{}{v}", " ".repeat(pad))
                 } else {
                     format!("{v}{}", " ".repeat(pad))

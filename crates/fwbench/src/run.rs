@@ -91,11 +91,13 @@ impl Testbeds {
         if let Some(tb) = &self.named {
             return Ok(tb);
         }
-        if !self.ephemeral.contains_key(&topology) {
-            let e = EphemeralTestbed::create(topology)?;
-            self.ephemeral.insert(topology, e);
-        }
-        Ok(&self.ephemeral[&topology].tb)
+        let e = match self.ephemeral.entry(topology) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(EphemeralTestbed::create(topology)?)
+            }
+        };
+        Ok(&e.tb)
     }
 }
 
@@ -222,7 +224,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             DEFAULT_SCENARIO.to_string(),
         ),
     };
-    let plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
+    let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
     let testbed_name = args.testbed.clone().or(plan.testbed.clone());
     if args.dry_run {
         print!("{}", output::plan_listing(&plan, estimate_s));
@@ -230,6 +232,13 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     }
     require_root()?;
     let mut testbeds = Testbeds::new(testbed_name.as_deref())?;
+    if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
+        // The scenario leaves the topology open: the named testbed decides.
+        for t in plan.trials.iter_mut() {
+            t.params.topology = tb.topology;
+            t.key = scenario::trial_key(&t.params, t.rep);
+        }
+    }
     for t in &plan.trials {
         testbeds.check(&t.params)?;
     }
@@ -310,7 +319,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
 
 /// `fwbench echo`: one trial, on an ephemeral or named testbed.
 pub fn run_single(
-    params: EchoParams,
+    mut params: EchoParams,
+    topology_given: bool,
     pin: Pinning,
     testbed: Option<&str>,
     db: Option<&Path>,
@@ -318,6 +328,9 @@ pub fn run_single(
 ) -> Result<ExitCode> {
     require_root()?;
     let mut testbeds = Testbeds::new(testbed)?;
+    if let (Some(tb), false) = (&testbeds.named, topology_given) {
+        params.topology = tb.topology;
+    }
     testbeds.check(&params)?;
     let mut store = match db {
         Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),

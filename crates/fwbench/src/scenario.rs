@@ -95,6 +95,8 @@ pub struct Plan {
     pub pinning: Pinning,
     /// Run on this existing testbed instead of ephemeral ones.
     pub testbed: Option<String>,
+    /// Whether the scenario names a topology (else a named testbed's is used).
+    pub topology_given: bool,
     pub trials: Vec<PlannedTrial>,
 }
 
@@ -345,6 +347,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         repetitions,
         pinning,
         testbed,
+        topology_given: axes.contains_key("topology"),
         trials,
     })
 }

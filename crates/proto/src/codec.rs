@@ -47,7 +47,7 @@ impl Decoder {
     }
 
     /// Next complete message, `Ok(None)` if more bytes are needed.
-    pub fn next<T: DeserializeOwned>(&mut self) -> Result<Option<T>, CodecError> {
+    pub fn next_frame<T: DeserializeOwned>(&mut self) -> Result<Option<T>, CodecError> {
         if self.buf.len() < 4 {
             return Ok(None);
         }
@@ -88,12 +88,12 @@ mod tests {
         assert_eq!(&frame[..4], &(frame.len() as u32 - 4).to_be_bytes());
         let mut d = Decoder::new();
         for (i, b) in frame.iter().enumerate() {
-            let got: Option<ToAgent> = d.next().unwrap();
+            let got: Option<ToAgent> = d.next_frame().unwrap();
             assert!(got.is_none(), "complete after {i} bytes");
             d.push(&[*b]);
         }
         assert_eq!(
-            d.next::<ToAgent>().unwrap(),
+            d.next_frame::<ToAgent>().unwrap(),
             Some(ToAgent::Hello { version: 7 })
         );
         d.finish().unwrap();
@@ -105,9 +105,9 @@ mod tests {
         bytes.extend(encode(&ToAgent::Stop).unwrap());
         let mut d = Decoder::new();
         d.push(&bytes);
-        assert_eq!(d.next::<ToAgent>().unwrap(), Some(ToAgent::Start));
-        assert_eq!(d.next::<ToAgent>().unwrap(), Some(ToAgent::Stop));
-        assert_eq!(d.next::<ToAgent>().unwrap(), None);
+        assert_eq!(d.next_frame::<ToAgent>().unwrap(), Some(ToAgent::Start));
+        assert_eq!(d.next_frame::<ToAgent>().unwrap(), Some(ToAgent::Stop));
+        assert_eq!(d.next_frame::<ToAgent>().unwrap(), None);
     }
 
     #[test]
@@ -115,7 +115,7 @@ mod tests {
         let mut d = Decoder::new();
         d.push(&(MAX_FRAME_LEN as u32 + 1).to_be_bytes());
         assert!(matches!(
-            d.next::<ToAgent>(),
+            d.next_frame::<ToAgent>(),
             Err(CodecError::TooLarge { .. })
         ));
     }
@@ -126,7 +126,7 @@ mod tests {
         d.push(&3u32.to_be_bytes());
         d.push(b"{x}");
         assert!(matches!(
-            d.next::<FromAgent>(),
+            d.next_frame::<FromAgent>(),
             Err(CodecError::Malformed(_))
         ));
         // unknown message type
@@ -134,7 +134,7 @@ mod tests {
         d.push(&(body.len() as u32).to_be_bytes());
         d.push(body);
         assert!(matches!(
-            d.next::<FromAgent>(),
+            d.next_frame::<FromAgent>(),
             Err(CodecError::Malformed(_))
         ));
     }
@@ -144,7 +144,7 @@ mod tests {
         let frame = encode(&ToAgent::Start).unwrap();
         let mut d = Decoder::new();
         d.push(&frame[..frame.len() - 1]);
-        assert_eq!(d.next::<ToAgent>().unwrap(), None);
+        assert_eq!(d.next_frame::<ToAgent>().unwrap(), None);
         assert_eq!(d.finish(), Err(CodecError::Truncated(frame.len() - 1)));
     }
 }

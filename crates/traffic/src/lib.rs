@@ -18,7 +18,7 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum TrafficError {
     /// The kernel has no SCTP: reported as "unavailable", never as a crash.
-    #[error("SCTP is not available in this kernel ({0}); load the sctp module (modprobe sctp) or use a kernel built with CONFIG_IP_SCTP")]
+    #[error("SCTP unavailable in this kernel: SCTP is not available in this kernel (socket with IPPROTO_SCTP failed: {0}); load the sctp module (modprobe sctp) or use a kernel built with CONFIG_IP_SCTP")]
     SctpUnavailable(io::Error),
     #[error("{what}: {source}")]
     Io {

@@ -93,8 +93,9 @@ mod tests {
         };
         let e = EchoServer::start(&spec).err().unwrap();
         assert!(
-            e.to_string()
-                .starts_with("SCTP is not available in this kernel"),
+            e.to_string().starts_with(
+                "SCTP unavailable in this kernel: SCTP is not available in this kernel"
+            ),
             "{e}"
         );
     }

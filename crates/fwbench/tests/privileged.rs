@@ -1,0 +1,426 @@
+//! Privileged integration tests: real namespaces, veths, agents and traffic.
+//! They need root; without it they are reported as ignored (skipped), never passed.
+//! Run them with `cargo test -- --include-ignored` as root.
+
+mod util;
+
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use util::*;
+
+const ROOT: &str = "needs root: network namespaces (run with --include-ignored as root)";
+
+fn echo_json(tb: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["echo", "--testbed", tb, "--no-store", "--json", "-t", "1"];
+    args.extend_from_slice(extra);
+    let o = fwbench(&args);
+    assert!(
+        o.status.success(),
+        "echo {extra:?} failed: {}\n{}",
+        stderr(&o),
+        stdout(&o)
+    );
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
+    let _ = ROOT;
+    let tb = TestbedGuard::up("forward");
+    for proto in ["tcp", "udp"] {
+        for family in ["4", "6"] {
+            for server in ["threads", "epoll"] {
+                let v = echo_json(
+                    &tb.name,
+                    &[
+                        "-n", "5", "-P", proto, "-A", family, "-T", server, "-f", "64-1024",
+                    ],
+                );
+                let ctx = format!("{proto}/{family}/{server}");
+                assert_eq!(v["status"], "ok", "{ctx}: {v}");
+                assert_eq!(u(&v["validation_errors"]), 0, "{ctx}");
+                assert!(v["throughput_bps"].as_f64().unwrap() > 0.0, "{ctx}");
+                assert!(v["transactions_per_s"].as_f64().unwrap() > 0.0, "{ctx}");
+                let per = v["per_client_throughput_bps"].as_array().unwrap();
+                assert_eq!(per.len(), 5, "{ctx}");
+                assert!(
+                    per.iter().all(|x| x.as_f64().unwrap() > 0.0),
+                    "{ctx}: {per:?}"
+                );
+                let r = &v["rtt_us"];
+                let (p50, p99, max) = (
+                    r["p50"].as_f64().unwrap(),
+                    r["p99"].as_f64().unwrap(),
+                    r["max"].as_f64().unwrap(),
+                );
+                assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{ctx}: {r}");
+                for c in v["per_client"].as_array().unwrap() {
+                    let mp: Vec<u64> = (0..4).map(|i| u(&c["mp"][i]["frames"])).collect();
+                    let mb: Vec<u64> = (0..4).map(|i| u(&c["mp"][i]["bytes"])).collect();
+                    if proto == "tcp" {
+                        assert!(
+                            mp.iter().all(|&x| x == mp[0]),
+                            "{ctx}: MP frames differ {mp:?}"
+                        );
+                        assert!(
+                            mb.iter().all(|&x| x == mb[0]),
+                            "{ctx}: MP bytes differ {mb:?}"
+                        );
+                    } else {
+                        // UDP: each hop may lose, never create; loss = sent − received.
+                        assert!(
+                            mp[0] >= mp[1] && mp[1] >= mp[2] && mp[2] >= mp[3],
+                            "{ctx}: {mp:?}"
+                        );
+                        assert_eq!(u(&c["lost"]), mp[0] - mp[3], "{ctx}: {mp:?}");
+                    }
+                    assert!(mp[3] > 0, "{ctx}");
+                }
+                assert_eq!(v["clients"], 5);
+                assert_eq!(v["proto"], proto);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn direct_and_input_topologies_echo() {
+    for topo in ["direct", "input"] {
+        let tb = TestbedGuard::up(topo);
+        let v = echo_json(&tb.name, &["-n", "3", "-P", "tcp", "-A", "6"]);
+        assert_eq!(v["status"], "ok", "{topo}: {v}");
+        assert_eq!(v["topology"], topo);
+        assert_eq!(u(&v["validation_errors"]), 0);
+        let roles: Vec<&str> = v["placement"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["role"].as_str().unwrap())
+            .collect();
+        if topo == "direct" {
+            assert_eq!(roles, ["server", "client"]);
+        } else {
+            assert_eq!(roles, ["gateway", "server", "client"]);
+            // the server role runs inside the gateway namespace
+            let places: Vec<&str> = v["placement"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["place"].as_str().unwrap())
+                .collect();
+            assert_eq!(places[0], places[1]);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn pinning_is_applied_and_recorded() {
+    let tb = TestbedGuard::up("forward");
+    let v = echo_json(
+        &tb.name,
+        &[
+            "-n",
+            "1",
+            "--pin-client",
+            "0",
+            "--pin-server",
+            "1",
+            "--pin-gateway",
+            "0-1",
+        ],
+    );
+    let cpus = |role: &str| {
+        v["placement"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["role"] == role)
+            .unwrap()["cpus"]
+            .clone()
+    };
+    assert_eq!(cpus("client"), "0");
+    assert_eq!(cpus("server"), "1");
+    assert_eq!(cpus("gateway"), "0-1");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sctp_is_reported_unavailable_not_crashed() {
+    let tb = TestbedGuard::up("forward");
+    let o = fwbench(&[
+        "echo",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "-P",
+        "sctp",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    if v["status"] == "ok" {
+        eprintln!("this kernel has SCTP: checked that it works instead");
+        return;
+    }
+    assert_eq!(v["status"], "unavailable", "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains("SCTP unavailable in this kernel"), "{e}");
+    assert!(e.contains("SCTP is not available in this kernel"), "{e}");
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let child = Command::new(bin())
+        .args([
+            "echo",
+            "-t",
+            "1",
+            "-n",
+            "2",
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
+    let n: i64 = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
+    assert_eq!(n, 1);
+    assert_eq!(rusqlite_count(&db, "SELECT count(*) FROM echo_clients"), 2);
+}
+
+fn rusqlite_count(db: &std::path::Path, sql: &str) -> i64 {
+    let o = Command::new("sqlite3").arg(db).arg(sql).output();
+    match o {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().parse().unwrap(),
+        _ => panic!("sqlite3 CLI needed for this check (apt-get install sqlite3)"),
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sigkill_of_controller_leaves_nothing_behind() {
+    let mut child = Command::new(bin())
+        .args(["echo", "-t", "60", "-n", "3", "--no-store", "-P", "udp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let prefix = format!("fwb-e{pid}x");
+    // Wait until all three agents run (client namespace has a process).
+    assert!(
+        wait_for(20.0, || namespaces_with(&prefix).len() == 3
+            && !pids_in(&format!("{prefix}0-cli")).is_empty()),
+        "trial never started"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let mut agents = Vec::new();
+    for ns in namespaces_with(&prefix) {
+        agents.extend(pids_in(&ns));
+    }
+    assert!(agents.len() >= 3, "agents: {agents:?}");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        wait_for(10.0, || namespaces_with(&prefix).is_empty()),
+        "namespaces left: {:?}",
+        namespaces_with(&prefix)
+    );
+    assert!(
+        wait_for(10.0, || agents.iter().all(|&p| !alive(p))),
+        "agents still alive: {agents:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ctrl_c_keeps_finished_trials_and_cleans_up() {
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let sc = dir.file("s.toml");
+    std::fs::write(
+        &sc,
+        "name = \"ctrlc\"\n[params]\nproto = [\"tcp\", \"udp\"]\nclients = [2, 3]\nduration = \"1500ms\"\n",
+    )
+    .unwrap();
+    let child = Command::new(bin())
+        .args(["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Interrupt once the first trial is committed.
+    assert!(wait_for(30.0, || {
+        db.exists()
+            && Command::new("sqlite3")
+                .arg(&db)
+                .arg("SELECT count(*) FROM trials")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim() >= "1")
+                .unwrap_or(false)
+    }));
+    // SAFETY-free: send SIGINT to our own child by PID.
+    Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"));
+    let stored = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
+    assert!((1..4).contains(&stored), "stored {stored}");
+    assert_eq!(
+        rusqlite_count(
+            &db,
+            "SELECT count(*) FROM runs WHERE status = 'interrupted'"
+        ),
+        1
+    );
+    assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
+    assert!(
+        stdout(&o).contains(&format!("{stored} of 4 trials stored")),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn scenario_run_records_sctp_unavailable_and_summary() {
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let sc = dir.file("s.toml");
+    std::fs::write(
+        &sc,
+        "[params]\nproto = [\"tcp\", \"sctp\"]\nfamily = [4, 6]\nclients = 2\nduration = 1\n",
+    )
+    .unwrap();
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("4 of 4 trials stored"), "{out}");
+    assert!(out.contains("unavailable"), "{out}");
+    let sctp_ok = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'ok'");
+    let sctp_unavail = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'unavailable'");
+    assert_eq!(sctp_ok + sctp_unavail, 2);
+    assert_eq!(rusqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'tcp' AND status = 'ok'"), 2);
+    // host metadata recorded
+    assert_eq!(
+        rusqlite_count(
+            &db,
+            "SELECT count(*) FROM hosts WHERE cores > 0 AND kernel != ''"
+        ),
+        1
+    );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn bad_input_exits_2_and_leaves_no_testbed() {
+    let before = namespaces_with("fwb-");
+    let dir = TempDir::new();
+    let sc = dir.file("bad.toml");
+    std::fs::write(&sc, "[params]\nclients = 5\nproto = \"quic\"\n").unwrap();
+    let o = fwbench(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--db",
+        dir.file("r.db").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.toml:3:9: params.proto: unknown protocol 'quic'"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "one-line error: {e}");
+    assert!(
+        !dir.file("r.db").exists(),
+        "nothing written for a bad scenario"
+    );
+    std::fs::write(&sc, "[params\n").unwrap();
+    assert_eq!(
+        fwbench(&["run", sc.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+    std::fs::write(&sc, "[params]\nclients = 2\nspeed = 1\n").unwrap();
+    let o = fwbench(&["run", sc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("params.speed"));
+    assert_eq!(
+        fwbench(&["run", "/nonexistent.toml"]).status.code(),
+        Some(2)
+    );
+    for args in [
+        &["echo", "-P", "icmp"][..],
+        &["echo", "-n", "0"],
+        &["echo", "-t", "abc"],
+        &["echo", "-f", "16"],
+        &["echo", "-f", "65537"],
+        &["echo", "-A", "5"],
+        &["echo", "-T", "fork"],
+        &["echo", "--testbed", "no-such-bed"],
+        &["echo", "--bogus"],
+        &["testbed", "up", "--name", "Bad Name"],
+    ] {
+        let o = fwbench(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    // A bad scenario never gets as far as building a testbed.
+    std::fs::write(&sc, "[params]\nclients = 2\nproto = \"quic\"\n").unwrap();
+    let child = Command::new(bin())
+        .args(["run", sc.to_str().unwrap()])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
+    let _ = before;
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn testbed_lifecycle_and_duplicate_name() {
+    let tb = TestbedGuard::up("forward");
+    let o = fwbench(&["testbed", "up", "--name", &tb.name]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already exists"));
+    let o = fwbench(&["testbed", "status", "--name", &tb.name]);
+    let s = stdout(&o);
+    assert!(
+        s.contains("198.18.0.1/16") && s.contains("2001:2:0:2::2/64"),
+        "{s}"
+    );
+    assert!(stdout(&fwbench(&["testbed", "status"])).contains(&tb.name));
+    let o = fwbench(&["testbed", "down", "--name", &tb.name]);
+    assert!(o.status.success());
+    assert!(namespaces_with(&format!("fwb-{}-", tb.name)).is_empty());
+    assert_eq!(
+        fwbench(&["testbed", "down", "--name", &tb.name])
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -1,0 +1,130 @@
+//! Harness for the privileged integration tests: the real binary, a temp dir per
+//! test, and testbeds with unique names that are always removed (also on panic).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fwbench")
+}
+
+pub fn fwbench(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run fwbench")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A unique name per test and process: `t<pid>-<n>`.
+pub fn unique(tag: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "t{}{}{}",
+        std::process::id() % 100_000,
+        tag,
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+pub fn namespaces() -> Vec<String> {
+    let o = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+pub fn namespaces_with(prefix: &str) -> Vec<String> {
+    namespaces()
+        .into_iter()
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+/// A named testbed, removed when dropped.
+pub struct TestbedGuard {
+    pub name: String,
+}
+
+impl TestbedGuard {
+    pub fn up(topology: &str) -> TestbedGuard {
+        let name = unique(&topology[..1]);
+        let o = fwbench(&["testbed", "up", "--name", &name, "--topology", topology]);
+        assert!(o.status.success(), "testbed up: {}", stderr(&o));
+        TestbedGuard { name }
+    }
+}
+
+impl Drop for TestbedGuard {
+    fn drop(&mut self) {
+        let _ = fwbench(&["testbed", "down", "--name", &self.name]);
+    }
+}
+
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        let p = std::env::temp_dir().join(unique("dir"));
+        std::fs::create_dir_all(&p).expect("temp dir");
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Wait up to `secs` for `cond`.
+pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed().as_secs_f64() < secs {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    cond()
+}
+
+/// PIDs of processes inside a namespace.
+pub fn pids_in(ns: &str) -> Vec<u32> {
+    let o = Command::new("ip")
+        .args(["netns", "pids", ns])
+        .output()
+        .expect("ip netns pids");
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+pub fn alive(pid: u32) -> bool {
+    // A zombie still has a /proc entry; check its state.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')),
+        Err(_) => false,
+    }
+}
