@@ -412,15 +412,16 @@ fn stream_epoll(
 
 /// Read what is there and queue echoes of every complete frame. false = close.
 fn service_stream(conn: &mut StreamConn, max_frame: u32) -> bool {
-    loop {
-        if conn.filled == conn.inbuf.len() {
-            break; // buffer holds a full max-size frame: process first
-        }
+    // One read per wake-up (level-triggered: leftovers wake us again).
+    if conn.filled < conn.inbuf.len() {
         match (&conn.sock).read(&mut conn.inbuf[conn.filled..]) {
             Ok(0) => return false,
             Ok(n) => conn.filled += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => {
                 conn.c.error = closed_or(e);
                 return false;
@@ -577,8 +578,9 @@ fn udp_epoll(
         for &(token, _) in &events {
             let i = token as usize;
             let Some(s) = socks.get(i) else { continue };
-            // Drain: several datagrams may be queued.
-            while let Ok((n, from)) = s.recv_from(&mut buf) {
+            // One datagram per wake-up: epoll is level-triggered, so anything still
+            // queued wakes us again, and the common case saves an EAGAIN syscall.
+            if let Ok((n, from)) = s.recv_from(&mut buf) {
                 udp_echo(s, &mut conns[i], &buf[..n], from);
             }
         }
