@@ -24,6 +24,8 @@ struct Gateway {
     /// sysctls to restore at teardown: (name, old value)
     restore: Vec<(String, String)>,
     in_force: Vec<(String, String)>,
+    /// fwbench's rule set while it is installed.
+    rules: Option<firewall::install::Installed>,
 }
 
 enum Input {
@@ -102,11 +104,13 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
             ToAgent::Stop => FromAgent::Results(match role.take() {
                 Some(Role::Client(c)) => RoleResults::EchoClient(c.stop()),
                 Some(Role::Server(s)) => RoleResults::EchoServer(s.stop()),
-                Some(Role::Gateway(g)) => {
+                Some(Role::Gateway(mut g)) => {
+                    let firewall = g.rules.take().map(stop_rules);
                     let r = RoleResults::Gateway(GatewayResults {
                         sysctls: g.in_force.clone(),
+                        firewall,
                     });
-                    role = Some(Role::Gateway(g)); // restored at teardown
+                    role = Some(Role::Gateway(g)); // sysctls restored at teardown
                     r
                 }
                 None => {
@@ -194,6 +198,52 @@ fn sysctl_path(name: &str) -> String {
     format!("/proc/sys/{}", name.replace('.', "/"))
 }
 
+/// Read the verdict counters, then remove the rules (timed).
+fn stop_rules(inst: firewall::install::Installed) -> serde_json::Value {
+    let verdicts = firewall::install::verdicts(&inst.rendered);
+    let (engine, rules, elements, install_ms) = (
+        inst.rendered.engine,
+        inst.rules,
+        inst.elements,
+        inst.install_ms,
+    );
+    let removed = inst.remove();
+    serde_json::json!({
+        "engine": engine.to_string(),
+        "rules": rules,
+        "elements": elements,
+        "install_ms": install_ms,
+        "remove_ms": removed.as_ref().ok(),
+        "remove_error": removed.as_ref().err().map(|e| e.to_string()),
+        "verdicts": verdicts.as_ref().ok(),
+        "verdicts_error": verdicts.as_ref().err().map(|e| e.to_string()),
+    })
+}
+
+fn install_rules(value: &serde_json::Value) -> Result<firewall::install::Installed, FromAgent> {
+    use firewall::install::InstallError;
+    let request: crate::rules::RuleRequest =
+        serde_json::from_value(value.clone()).map_err(|e| {
+            error(
+                ErrorKind::BadSetup,
+                format!("bad rule request in setup: {e}"),
+            )
+        })?;
+    let rendered = request
+        .render()
+        .map_err(|e| error(ErrorKind::BadSetup, e))?;
+    if firewall::install::clean_leftovers() {
+        tracing::warn!("removed rules a crashed run left in this namespace");
+    }
+    firewall::install::install(&rendered).map_err(|e| {
+        let kind = match e {
+            InstallError::MissingTool { .. } | InstallError::Rejected { .. } => ErrorKind::BadSetup,
+            _ => ErrorKind::Io,
+        };
+        error(kind, e.to_string())
+    })
+}
+
 fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
     let mut restore = Vec::new();
     for (k, v) in &spec.sysctls {
@@ -207,6 +257,7 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
             let g = Gateway {
                 restore,
                 in_force: vec![],
+                rules: None,
             };
             undo(Some(Role::Gateway(g)));
             return Err(error(ErrorKind::Io, format!("setting {k}={v}: {e}")));
@@ -220,7 +271,21 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
             Some((k.to_string(), v.trim().to_owned()))
         })
         .collect();
-    Ok(Gateway { restore, in_force })
+    let mut g = Gateway {
+        restore,
+        in_force,
+        rules: None,
+    };
+    if let Some(fw) = &spec.firewall {
+        match install_rules(fw) {
+            Ok(i) => g.rules = Some(i),
+            Err(e) => {
+                undo(Some(Role::Gateway(g)));
+                return Err(e);
+            }
+        }
+    }
+    Ok(g)
 }
 
 fn undo(role: Option<Role>) {
@@ -228,6 +293,11 @@ fn undo(role: Option<Role>) {
         Some(Role::Client(c)) => drop(c.stop()),
         Some(Role::Server(s)) => drop(s.stop()),
         Some(Role::Gateway(g)) => {
+            if let Some(rules) = g.rules {
+                if let Err(e) = rules.remove() {
+                    tracing::error!("removing fwbench's rules: {e}");
+                }
+            }
             for (k, old) in g.restore.iter().rev() {
                 if let Err(e) = std::fs::write(sysctl_path(k), old) {
                     tracing::error!("restoring {k}={old}: {e}");

@@ -37,6 +37,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: TestbedCmd,
     },
+    /// Rule sets: print exactly what an engine would apply (dry run)
+    Rules {
+        #[command(subcommand)]
+        cmd: RulesCmd,
+    },
     /// Report what this host can do (kernel features, tools) and what to install
     Check {
         /// Print one JSON object instead of a table
@@ -101,6 +106,8 @@ struct EchoArgs {
     testbed: Option<String>,
     #[command(flatten)]
     pin: PinArgs,
+    #[command(flatten)]
+    fw: FirewallArgs,
     /// Results database
     #[arg(long, default_value = "results.db")]
     db: PathBuf,
@@ -110,6 +117,75 @@ struct EchoArgs {
     /// Print one JSON object on stdout instead of a table
     #[arg(long)]
     json: bool,
+}
+
+/// The rule set on the gateway (shared by every workload).
+#[derive(Args, Clone)]
+pub struct FirewallArgs {
+    /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft
+    #[arg(long, default_value = "none", value_parser = engine)]
+    pub engine: firewall::Engine,
+    /// Rule-set model: seed000-f0|f2|f4, linear, notrack, raw-drop, filter-drop, raw-filler,
+    /// string-bm, string-kmp, hashlimit, import [default: linear, or import with --import]
+    #[arg(long, value_parser = model)]
+    pub model: Option<firewall::models::Model>,
+    /// Number of non-matching filler rules (linear, raw-filler) or string rules
+    #[arg(long, default_value = "0", value_parser = rule_count)]
+    pub rules: u32,
+    /// Where the matching rule sits among the fillers: first, middle, last, none (policy decides)
+    #[arg(long, default_value = "last", value_parser = position)]
+    pub position: firewall::models::Position,
+    /// Chain the traffic is filtered in: forward, or input (selects the input topology)
+    #[arg(long, value_parser = chain)]
+    pub chain: Option<firewall::models::Chain>,
+    /// Your own ruleset (`nft list ruleset` or `iptables-save` output), installed into fwbench's own table/chains
+    #[arg(long, value_name = "FILE")]
+    pub import: Option<String>,
+}
+
+impl FirewallArgs {
+    /// Resolve defaults and conflicts: (model, topology override).
+    pub fn resolve(
+        &self,
+        topology: Option<Topology>,
+    ) -> Result<(firewall::models::Model, Option<Topology>)> {
+        use firewall::models::{Chain, Model};
+        let model = match (self.model, &self.import) {
+            (Some(Model::Import), None) => return Err(usage("--model import needs --import FILE")),
+            (Some(m), Some(_)) if m != Model::Import => {
+                return Err(usage(format!(
+                    "--import goes with --model import, not --model {m}"
+                )))
+            }
+            (Some(m), _) => m,
+            (None, Some(_)) => Model::Import,
+            (None, None) => Model::Linear,
+        };
+        if self.engine == firewall::Engine::None
+            && self
+                .model
+                .is_some_and(|m| m != Model::None && m != Model::Seed000F0)
+        {
+            return Err(usage(format!(
+                "--model {model} installs rules: choose an --engine (nft, iptables-legacy, …)"
+            )));
+        }
+        let topo = match (self.chain, topology) {
+            (Some(Chain::Input), Some(t)) if t != Topology::Input => {
+                return Err(usage(format!(
+                    "--chain input needs topology input, not {t}"
+                )))
+            }
+            (Some(Chain::Forward), Some(Topology::Input)) => {
+                return Err(usage(
+                    "--chain forward does not fit topology input (its traffic ends in INPUT)",
+                ))
+            }
+            (Some(Chain::Input), _) => Some(Topology::Input),
+            (_, t) => t,
+        };
+        Ok((model, topo))
+    }
 }
 
 #[derive(Args, Clone)]
@@ -133,6 +209,25 @@ impl PinArgs {
             server: self.pin_server.clone(),
         }
     }
+}
+
+#[derive(Subcommand)]
+enum RulesCmd {
+    /// Print the batches an engine would apply for a model, without applying them
+    Render {
+        #[command(flatten)]
+        fw: FirewallArgs,
+        /// Alias of --rules
+        #[arg(long, value_parser = rule_count)]
+        count: Option<u32>,
+        /// Clients the rule set is for (seed000 models: rules per client)
+        #[arg(long, default_value = "5", value_parser = parse_clients)]
+        clients: u32,
+        #[arg(long, short = 'P', default_value = "tcp", value_parser = protocol)]
+        proto: Proto,
+        #[arg(long, short = 'A', default_value = "4", value_parser = family)]
+        family: Family,
+    },
 }
 
 #[derive(Subcommand)]
@@ -177,6 +272,30 @@ fn server_mode(s: &str) -> Result<ServerMode, String> {
 }
 fn topology(s: &str) -> Result<Topology, String> {
     s.parse()
+}
+pub fn engine(s: &str) -> Result<firewall::Engine, String> {
+    s.parse()
+}
+pub fn model(s: &str) -> Result<firewall::models::Model, String> {
+    s.parse()
+        .map_err(|e: <firewall::models::Model as std::str::FromStr>::Err| e.to_string())
+}
+pub fn position(s: &str) -> Result<firewall::models::Position, String> {
+    s.parse()
+        .map_err(|e: <firewall::models::Position as std::str::FromStr>::Err| e.to_string())
+}
+pub fn chain(s: &str) -> Result<firewall::models::Chain, String> {
+    s.parse()
+        .map_err(|e: <firewall::models::Chain as std::str::FromStr>::Err| e.to_string())
+}
+/// A rule count: a whole number ≥ 0 (the generator refuses absurd ones with an estimate).
+pub fn rule_count(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("rule count '{s}' must not be negative"));
+    }
+    t.parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole number of rules (0 … 1000000)"))
 }
 fn cpus(s: &str) -> Result<String, String> {
     let list = traffic::sys::parse_cpus(s)?;
@@ -253,9 +372,47 @@ pub fn run() -> Result<ExitCode> {
         }
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
         Cmd::Run(args) => crate::run::run_scenario(&args),
+        Cmd::Rules {
+            cmd:
+                RulesCmd::Render {
+                    fw,
+                    count,
+                    clients,
+                    proto,
+                    family,
+                },
+        } => {
+            let (model, topo) = fw.resolve(None)?;
+            let topology = topo.unwrap_or(Topology::Forward);
+            let p = EchoParams {
+                topology,
+                clients,
+                duration_s: 1.0,
+                frame_size: "64".into(),
+                frame: FrameSize::Fixed { size: 64 },
+                proto,
+                family,
+                server: ServerMode::Epoll,
+                timeout_ms: 500,
+                seed: 0,
+                engine: fw.engine,
+                model,
+                rules: count.unwrap_or(fw.rules),
+                position: fw.position,
+                chain: crate::rules::chain_of(topology),
+                import: fw.import.clone(),
+            };
+            match crate::rules::build(&p).map_err(usage)? {
+                Some(r) => print!("{}", r.to_text()),
+                None => println!("# engine none: nothing is installed (the baseline)"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Echo(a) => {
+            let (model, topo) = a.fw.resolve(a.topology)?;
+            let topology = topo.unwrap_or(Topology::Forward);
             let params = EchoParams {
-                topology: a.topology.unwrap_or(Topology::Forward),
+                topology,
                 clients: a.clients,
                 duration_s: a.duration,
                 frame_size: a.frame_size.to_string(),
@@ -265,11 +422,17 @@ pub fn run() -> Result<ExitCode> {
                 server: a.server,
                 timeout_ms: a.timeout_ms,
                 seed: a.seed.unwrap_or_else(crate::run::fresh_seed),
+                engine: a.fw.engine,
+                model,
+                rules: a.fw.rules,
+                position: a.fw.position,
+                chain: crate::rules::chain_of(topology),
+                import: a.fw.import.clone(),
             };
             crate::scenario::check_combination(&params).map_err(usage)?;
             crate::run::run_single(
                 params,
-                a.topology.is_some(),
+                topo.is_some(),
                 a.pin.pinning(),
                 a.testbed.as_deref(),
                 (!a.no_store).then_some(a.db.as_path()),

@@ -6,8 +6,16 @@ use crate::trial::{EchoOutcome, EchoParams, Status};
 use serde_json::json;
 
 pub fn params_line(p: &EchoParams) -> String {
+    let rules = if p.engine == firewall::Engine::None {
+        String::new()
+    } else {
+        format!(
+            " engine={} model={} rules={} pos={}",
+            p.engine, p.model, p.rules, p.position
+        )
+    };
     format!(
-        "{} {}/IPv{} server={} n={} f={} t={}s",
+        "{} {}/IPv{} server={} n={} f={} t={}s{rules}",
         p.topology, p.proto, p.family, p.server, p.clients, p.frame_size, p.duration_s
     )
 }
@@ -65,18 +73,53 @@ pub fn plan_listing(plan: &Plan, estimate: impl Fn(&EchoParams) -> f64) -> Strin
     out
 }
 
+fn verdict_cell(o: &EchoOutcome) -> String {
+    match o.firewall().map(|f| f["verdicts"]["ok"].as_bool()) {
+        None => "-".into(),
+        Some(Some(true)) => "ok".into(),
+        Some(_) => "MISMATCH".into(),
+    }
+}
+
 /// The table printed at the end of `fwbench run`.
 pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String {
-    let header = [
-        "#", "topology", "P", "A", "T", "n", "f", "rep", "Mb/s", "trans/s", "p50 µs", "p99 µs",
-        "errors", "unsent", "lost", "status",
+    // (title, right-aligned)
+    let header: [(&str, bool); 20] = [
+        ("#", true),
+        ("topology", false),
+        ("engine", false),
+        ("model", false),
+        ("rules", true),
+        ("P", false),
+        ("A", false),
+        ("T", false),
+        ("n", true),
+        ("f", false),
+        ("rep", true),
+        ("Mb/s", true),
+        ("trans/s", true),
+        ("p50 µs", true),
+        ("p99 µs", true),
+        ("errors", true),
+        ("unsent", true),
+        ("lost", true),
+        ("verdicts", false),
+        ("status", false),
     ];
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
     for (i, (t, o)) in rows.iter().enumerate() {
         let p = &t.params;
+        let installed = o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0);
         let mut r = vec![
             (i + 1).to_string(),
             p.topology.to_string(),
+            p.engine.to_string(),
+            if p.engine == firewall::Engine::None {
+                "-".into()
+            } else {
+                p.model.to_string()
+            },
+            installed.to_string(),
             p.proto.to_string(),
             format!("IPv{}", p.family),
             p.server.to_string(),
@@ -93,13 +136,11 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String
                 s.validation_errors.to_string(),
                 s.unsent.to_string(),
                 s.lost.to_string(),
-                "ok".into(),
             ]),
-            _ => {
-                r.extend(std::iter::repeat_n("-".to_string(), 7));
-                r.push(o.status.as_str().into());
-            }
+            _ => r.extend(std::iter::repeat_n("-".to_string(), 7)),
         }
+        r.push(verdict_cell(o));
+        r.push(o.status.as_str().into());
         table.push(r);
     }
     let widths: Vec<usize> = (0..header.len())
@@ -117,12 +158,11 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String
             .iter()
             .enumerate()
             .map(|(c, v)| {
-                let pad = widths[c] - v.chars().count();
-                // numbers right-aligned, words left-aligned
-                if (8..15).contains(&c) || c == 0 || c == 5 || c == 7 {
-                    format!("{}{v}", " ".repeat(pad))
+                let pad = " ".repeat(widths[c] - v.chars().count());
+                if header[c].1 {
+                    format!("{pad}{v}")
                 } else {
-                    format!("{v}{}", " ".repeat(pad))
+                    format!("{v}{pad}")
                 }
             })
             .collect();
@@ -137,11 +177,20 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String
             out += "\n";
         }
     }
-    let notes: Vec<String> = rows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (_, o))| o.error.as_ref().map(|e| format!("  #{}: {e}", i + 1)))
-        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    for (i, (_, o)) in rows.iter().enumerate() {
+        if let Some(e) = &o.error {
+            notes.push(format!("  #{}: {e}", i + 1));
+        }
+        if let Some(problems) = o
+            .firewall()
+            .and_then(|f| f["verdicts"]["problems"].as_array())
+        {
+            for p in problems.iter().filter_map(|p| p.as_str()) {
+                notes.push(format!("  #{}: verdict check: {p}", i + 1));
+            }
+        }
+    }
     if !notes.is_empty() {
         out += "\nnotes:\n";
         out += &notes.join("\n");
@@ -169,6 +218,15 @@ pub fn echo_json(p: &EchoParams, o: &EchoOutcome) -> serde_json::Value {
         "finished_at": o.finished_at,
         "placement": o.placement,
         "gateway": o.gateway,
+        "engine": p.engine,
+        "model": p.model,
+        "position": p.position,
+        "chain": p.chain,
+        "rules": o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0),
+        "set_elements": o.firewall().and_then(|f| f["elements"].as_u64()).unwrap_or(0),
+        "install_ms": o.firewall().and_then(|f| f["install_ms"].as_f64()),
+        "remove_ms": o.firewall().and_then(|f| f["remove_ms"].as_f64()),
+        "verdicts": o.firewall().map(|f| f["verdicts"].clone()),
     });
     if let Some(s) = &o.summary {
         let r = s.rtt;
@@ -240,6 +298,36 @@ pub fn echo_text(p: &EchoParams, o: &EchoOutcome) -> String {
             c.error
                 .as_ref()
                 .map(|e| format!("  ({e})"))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(f) = o.firewall() {
+        let v = &f["verdicts"];
+        out +=
+            &format!(
+            "  rules        {} engine: {} rules, {} set elements; install {:.1} ms, remove {} ms\n",
+            f["engine"].as_str().unwrap_or("?"),
+            f["rules"],
+            f["elements"],
+            f["install_ms"].as_f64().unwrap_or(0.0),
+            f["remove_ms"].as_f64().map(|m| format!("{m:.1}")).unwrap_or_else(|| "?".into()),
+        );
+        out += &format!(
+            "  verdicts     {}: {} packets matched, filler {}, policy drops {}{}\n",
+            if v["ok"] == true { "ok" } else { "MISMATCH" },
+            v["matched_packets"],
+            v["filler_packets"],
+            v["policy_drops"],
+            v["problems"]
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .map(|a| format!(
+                    " ({})",
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
                 .unwrap_or_default()
         );
     }

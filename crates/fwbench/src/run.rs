@@ -144,6 +144,23 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &EchoOutcome) -> TrialRecord {
         results: serde_json::to_value(o).unwrap_or_default(),
         ..Default::default()
     };
+    rec.firewall = o.firewall().map(|f| store::FirewallRow {
+        engine: f["engine"].as_str().unwrap_or("").into(),
+        rules: f["rules"].as_u64().unwrap_or(0),
+        set_elements: f["elements"].as_u64().unwrap_or(0),
+        install_ms: f["install_ms"].as_f64(),
+        remove_ms: f["remove_ms"].as_f64(),
+        verdicts_ok: f["verdicts"]["ok"].as_bool(),
+        verdict_problems: f["verdicts"]["problems"]
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
+    });
     if let Some(s) = &o.summary {
         let us = |ns: u64| Some(ns as f64 / 1e3);
         rec.headline = Headline {
@@ -211,6 +228,25 @@ fn fmt_eta(s: f64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// Bad input is found before any testbed exists: every distinct rule set renders,
+/// its tools are installed, an import file passes the engine's own check.
+fn preflight(trials: &[EchoParams]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for p in trials {
+        let key = serde_json::to_string(&(
+            p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
+            &p.import, p.topology,
+        ))?;
+        if !seen.insert(key) {
+            continue;
+        }
+        if let Some(r) = crate::rules::build(p).map_err(usage)? {
+            crate::rules::preflight(p, &r).map_err(usage)?;
+        }
+    }
+    Ok(())
+}
+
 /// `fwbench run [SCENARIO]`.
 pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let (file, text) = match &args.scenario {
@@ -236,12 +272,15 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         // The scenario leaves the topology open: the named testbed decides.
         for t in plan.trials.iter_mut() {
             t.params.topology = tb.topology;
+            t.params.chain = crate::rules::chain_of(tb.topology);
             t.key = scenario::trial_key(&t.params, t.rep);
         }
     }
     for t in &plan.trials {
         testbeds.check(&t.params)?;
     }
+    let params: Vec<EchoParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
+    preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
     install_interrupt_handler();
     let run_id = begin(&store, &plan.name, Some(text.clone()), plan.seed)?;
@@ -330,8 +369,10 @@ pub fn run_single(
     let mut testbeds = Testbeds::new(testbed)?;
     if let (Some(tb), false) = (&testbeds.named, topology_given) {
         params.topology = tb.topology;
+        params.chain = crate::rules::chain_of(tb.topology);
     }
     testbeds.check(&params)?;
+    preflight(std::slice::from_ref(&params))?;
     let mut store = match db {
         Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
         None => None,

@@ -125,6 +125,10 @@ struct RawTestbed {
 /// The axes a scenario may sweep, in the order the cross product nests them.
 pub const AXES: &[&str] = &[
     "topology",
+    "engine",
+    "model",
+    "rules",
+    "position",
     "proto",
     "family",
     "server",
@@ -132,7 +136,78 @@ pub const AXES: &[&str] = &[
     "frame_size",
     "duration",
     "timeout_ms",
+    "import",
 ];
+
+/// Default of each axis when a scenario does not name it.
+fn axis_default(axis: &str) -> &'static str {
+    match axis {
+        "topology" => "forward",
+        "engine" => "none",
+        "model" => "linear",
+        "rules" => "0",
+        "position" => "last",
+        "proto" => "tcp",
+        "family" => "4",
+        "server" => "epoll",
+        "clients" => "5",
+        "frame_size" => "64",
+        "duration" => "5",
+        "timeout_ms" => "500",
+        _ => "",
+    }
+}
+
+/// Check one axis value; `Err` is the message without location.
+fn check_axis(axis: &str, t: &str) -> Result<(), String> {
+    let e = |r: Result<(), String>| r;
+    match axis {
+        "topology" => e(t.parse::<Topology>().map(|_| ())),
+        "engine" => e(crate::cli::engine(t).map(|_| ())),
+        "model" => e(crate::cli::model(t).map(|_| ())),
+        "rules" => e(crate::cli::rule_count(t).map(|_| ())),
+        "position" => e(crate::cli::position(t).map(|_| ())),
+        "proto" => t.parse::<Proto>().map(|_| ()).map_err(|e| e.0),
+        "family" => t.parse::<Family>().map(|_| ()).map_err(|e| e.0),
+        "server" => t.parse::<ServerMode>().map(|_| ()).map_err(|e| e.0),
+        "clients" => parse_clients(t).map(|_| ()),
+        "frame_size" => t.parse::<FrameSize>().map(|_| ()).map_err(|e| e.0),
+        "duration" => parse_duration(t).map(|_| ()),
+        "timeout_ms" => parse_timeout_ms(t).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// Build one trial's parameters from one value per axis (all already checked).
+fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<EchoParams, String> {
+    let get = |a: &str| v.get(a).map(String::as_str).unwrap_or("");
+    let spec = |e: proto::ParseSpecError| e.0;
+    let topology: Topology = get("topology").parse()?;
+    let frame: FrameSize = get("frame_size").parse().map_err(spec)?;
+    let import = Some(get("import").to_string()).filter(|s| !s.is_empty());
+    let mut model = crate::cli::model(get("model"))?;
+    if import.is_some() && !v.contains_key("model_given") {
+        model = firewall::models::Model::Import;
+    }
+    Ok(EchoParams {
+        topology,
+        clients: parse_clients(get("clients"))?,
+        duration_s: parse_duration(get("duration"))?,
+        frame_size: frame.to_string(),
+        frame,
+        proto: get("proto").parse().map_err(spec)?,
+        family: get("family").parse().map_err(spec)?,
+        server: get("server").parse().map_err(spec)?,
+        timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
+        seed,
+        engine: crate::cli::engine(get("engine"))?,
+        model,
+        rules: crate::cli::rule_count(get("rules"))?,
+        position: crate::cli::position(get("position"))?,
+        chain: crate::rules::chain_of(topology),
+        import,
+    })
+}
 
 struct Ctx<'a> {
     file: &'a str,
@@ -250,77 +325,57 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         }
         axes.insert(axis, vals);
     }
-    let get = |axis: &str, default: &str| -> Vec<(String, std::ops::Range<usize>)> {
-        axes.get(axis)
-            .cloned()
-            .unwrap_or_else(|| vec![(default.to_string(), 0..0)])
-    };
-    let conv = |axis: &str, default: &str| -> Result<Vec<String>, String> {
+    // Every axis: its values (checked, with their location for messages).
+    let mut values: Vec<(&str, Vec<String>)> = Vec::new();
+    for axis in AXES {
         let field = format!("params.{axis}");
-        get(axis, default)
-            .into_iter()
-            .map(|(t, span)| {
-                let r: Result<(), String> = match axis {
-                    "topology" => t.parse::<Topology>().map(|_| ()),
-                    "proto" => t.parse::<Proto>().map(|_| ()).map_err(|e| e.0),
-                    "family" => t.parse::<Family>().map(|_| ()).map_err(|e| e.0),
-                    "server" => t.parse::<ServerMode>().map(|_| ()).map_err(|e| e.0),
-                    "clients" => parse_clients(&t).map(|_| ()),
-                    "frame_size" => t.parse::<FrameSize>().map(|_| ()).map_err(|e| e.0),
-                    "duration" => parse_duration(&t).map(|_| ()),
-                    "timeout_ms" => parse_timeout_ms(&t).map(|_| ()),
-                    _ => Ok(()),
-                };
-                r.map(|_| t).map_err(|e| cx.at(span, &field, e))
-            })
-            .collect()
-    };
-    let topo = conv("topology", "forward")?;
-    let protos = conv("proto", "tcp")?;
-    let fams = conv("family", "4")?;
-    let servers = conv("server", "epoll")?;
-    let clients = conv("clients", "5")?;
-    let frames = conv("frame_size", "64")?;
-    let durs = conv("duration", "5")?;
-    let timeouts = conv("timeout_ms", "500")?;
-
+        let vals = axes
+            .get(axis)
+            .cloned()
+            .unwrap_or_else(|| vec![(axis_default(axis).to_string(), 0..0)]);
+        if *axis == "import" && vals.len() > 1 {
+            return Err(cx.at(
+                vals[1].1.clone(),
+                &field,
+                "give one import file per scenario",
+            ));
+        }
+        let mut checked = Vec::new();
+        for (t, span) in vals {
+            check_axis(axis, &t).map_err(|e| cx.at(span, &field, e))?;
+            checked.push(t);
+        }
+        values.push((axis, checked));
+    }
+    // Cross product, first axis outermost (an odometer over the value indices).
     let mut combos = Vec::new();
-    for t in &topo {
-        for p in &protos {
-            for f in &fams {
-                for s in &servers {
-                    for n in &clients {
-                        for fr in &frames {
-                            for d in &durs {
-                                for to in &timeouts {
-                                    // All parsed above; these cannot fail.
-                                    let frame: FrameSize =
-                                        fr.parse().map_err(|e: proto::ParseSpecError| e.0)?;
-                                    let params = EchoParams {
-                                        topology: t.parse()?,
-                                        clients: parse_clients(n)?,
-                                        duration_s: parse_duration(d)?,
-                                        frame_size: frame.to_string(),
-                                        frame,
-                                        proto: p.parse().map_err(|e: proto::ParseSpecError| e.0)?,
-                                        family: f
-                                            .parse()
-                                            .map_err(|e: proto::ParseSpecError| e.0)?,
-                                        server: s
-                                            .parse()
-                                            .map_err(|e: proto::ParseSpecError| e.0)?,
-                                        timeout_ms: parse_timeout_ms(to)?,
-                                        seed,
-                                    };
-                                    check_combination(&params)
-                                        .map_err(|e| format!("{file}: params: {e}"))?;
-                                    combos.push(params);
-                                }
-                            }
-                        }
-                    }
-                }
+    let mut idx = vec![0usize; values.len()];
+    loop {
+        let mut one: BTreeMap<&str, String> = values
+            .iter()
+            .zip(&idx)
+            .map(|((a, v), &i)| (*a, v[i].clone()))
+            .collect();
+        if axes.contains_key("model") {
+            one.insert("model_given", String::new());
+        }
+        let params = params_from(&one, seed).map_err(|e| format!("{file}: params: {e}"))?;
+        check_combination(&params).map_err(|e| format!("{file}: params: {e}"))?;
+        combos.push(params);
+        let mut k = values.len();
+        loop {
+            if k == 0 {
+                break;
             }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < values[k].1.len() {
+                break;
+            }
+            idx[k] = 0;
+        }
+        if idx.iter().all(|&i| i == 0) {
+            break;
         }
     }
     let mut trials = Vec::new();

@@ -30,6 +30,17 @@ pub struct EchoParams {
     pub server: ServerMode,
     pub timeout_ms: u32,
     pub seed: u64,
+    /// Firewall engine on the gateway and the rule-set model it renders.
+    pub engine: firewall::Engine,
+    pub model: firewall::models::Model,
+    /// Filler rule count of the model (linear, raw-filler, string-*).
+    pub rules: u32,
+    pub position: firewall::models::Position,
+    /// Chain the test traffic is filtered in (follows the topology).
+    pub chain: firewall::models::Chain,
+    /// Ruleset file for model `import`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import: Option<String>,
 }
 
 /// CPU placement of each role ("0", "0-1", …); `None` = wherever the kernel likes.
@@ -86,6 +97,13 @@ pub struct EchoOutcome {
     pub placement: Vec<RoleInfo>,
     pub summary: Option<EchoSummary>,
     pub gateway: Option<GatewayResults>,
+}
+
+impl EchoOutcome {
+    /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
+    pub fn firewall(&self) -> Option<&serde_json::Value> {
+        self.gateway.as_ref().and_then(|g| g.firewall.as_ref())
+    }
 }
 
 /// Per-client figures that combine both ends.
@@ -266,13 +284,17 @@ fn drive(
             agents.push(a);
             r.map(|_| ())
         };
+    let firewall = crate::rules::request(p)
+        .map_err(crate::usage)?
+        .map(|r| serde_json::to_value(&r))
+        .transpose()?;
     let gw_index = tb.gateway_ns().map(|ns| {
         let mut sysctls = vec![];
         if tb.topology == Topology::Forward {
             sysctls.push(("net.ipv4.ip_forward".to_string(), "1".to_string()));
             sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), "1".to_string()));
         }
-        (ns, GatewaySpec { sysctls })
+        (ns, GatewaySpec { sysctls, firewall })
     });
     let has_gw = gw_index.is_some();
     if let Some((ns, spec)) = gw_index {

@@ -12,7 +12,10 @@ use util::*;
 const ROOT: &str = "needs root: network namespaces (run with --include-ignored as root)";
 
 fn echo_json(tb: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["echo", "--testbed", tb, "--no-store", "--json", "-t", "1"];
+    let mut args = vec!["echo", "--testbed", tb, "--no-store", "--json"];
+    if !extra.contains(&"-t") {
+        args.extend_from_slice(&["-t", "1"]);
+    }
     args.extend_from_slice(extra);
     let o = fwbench(&args);
     assert!(
@@ -422,5 +425,429 @@ fn testbed_lifecycle_and_duplicate_name() {
             .status
             .code(),
         Some(2)
+    );
+}
+
+// ---- firewall engines (issue 3) ----
+
+const ENGINES: &[&str] = &[
+    "nft",
+    "nft-set",
+    "iptables-legacy",
+    "iptables-nft",
+    "ipset-legacy",
+    "ipset-nft",
+];
+
+fn gw_ns(tb: &TestbedGuard) -> String {
+    format!("fwb-{}-gw", tb.name)
+}
+
+fn in_ns(ns: &str, argv: &[&str]) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(argv)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Everything fwbench could have left in a gateway namespace.
+fn fwbench_state(ns: &str) -> String {
+    let mut s = String::new();
+    s += &in_ns(ns, &["nft", "list", "ruleset"]);
+    for save in [
+        "iptables-legacy-save",
+        "ip6tables-legacy-save",
+        "iptables-nft-save",
+        "ip6tables-nft-save",
+    ] {
+        s += &in_ns(ns, &[save])
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    s += &in_ns(ns, &["ipset", "list", "-n"]);
+    s
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn every_engine_installs_10000_rules_verifies_and_removes_them() {
+    let tb = TestbedGuard::up("forward");
+    for engine in ENGINES {
+        let v = echo_json(
+            &tb.name,
+            &[
+                "-n", "2", "-P", "udp", "--engine", engine, "--model", "linear", "--rules",
+                "10000", "-t", "1",
+            ],
+        );
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+        let fw = &v["gateway"]["firewall"];
+        let set_engine = engine.contains("set");
+        let (rules, elements) = (u(&fw["rules"]), u(&fw["elements"]));
+        if set_engine {
+            assert_eq!((rules, elements), (2, 10_000), "{engine}: {fw}");
+        } else {
+            assert_eq!((rules, elements), (10_001, 0), "{engine}: {fw}");
+        }
+        assert!(fw["install_ms"].as_f64().unwrap() > 0.0, "{engine}");
+        assert!(fw["remove_ms"].as_f64().is_some(), "{engine}: {fw}");
+        let verdicts = &fw["verdicts"];
+        assert_eq!(verdicts["ok"], true, "{engine}: {verdicts}");
+        assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
+        assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
+        assert_eq!(u(&v["validation_errors"]), 0, "{engine}");
+        let left = fwbench_state(&gw_ns(&tb));
+        assert!(
+            !left.contains("fwbench") && !left.contains("FWBENCH"),
+            "{engine} left: {left}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn set_engines_hold_250000_elements() {
+    let tb = TestbedGuard::up("forward");
+    for engine in ["nft-set", "ipset-legacy"] {
+        let v = echo_json(
+            &tb.name,
+            &[
+                "-n", "1", "-P", "udp", "--engine", engine, "--rules", "250000", "-t", "1",
+            ],
+        );
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+        assert_eq!(
+            u(&v["gateway"]["firewall"]["elements"]),
+            250_000,
+            "{engine}"
+        );
+        assert_eq!(v["gateway"]["firewall"]["verdicts"]["ok"], true, "{engine}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn seed000_rules_permit_clients_and_drop_a_stranger() {
+    let tb = TestbedGuard::up("forward");
+    for engine in ["nft", "iptables-legacy", "iptables-nft"] {
+        for family in ["4", "6"] {
+            let v = echo_json(
+                &tb.name,
+                &[
+                    "-n",
+                    "3",
+                    "-P",
+                    "tcp",
+                    "-A",
+                    family,
+                    "--engine",
+                    engine,
+                    "--model",
+                    "seed000-f4",
+                ],
+            );
+            assert_eq!(v["status"], "ok", "{engine}/{family}: {v}");
+            let fw = &v["gateway"]["firewall"];
+            assert_eq!(u(&fw["rules"]), 3 * 4 + 1, "{engine}: {fw}");
+            assert_eq!(fw["verdicts"]["ok"], true, "{engine}/{family}: {fw}");
+            assert_eq!(u(&fw["verdicts"]["policy_drops"]), 0);
+        }
+    }
+    // A source that is not a permitted client is dropped by the policy: install the
+    // F=2 rules for 2 clients by hand-held echo with 3 clients — client 3 is a stranger.
+    let o = fwbench(&[
+        "rules",
+        "render",
+        "--engine",
+        "nft",
+        "--model",
+        "seed000-f2",
+        "--clients",
+        "2",
+        "-P",
+        "udp",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let batch: String = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && *l != "EOF")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let ns = gw_ns(&tb);
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &ns, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(batch.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let v = echo_json(
+        &tb.name,
+        &["-n", "3", "-P", "udp", "-t", "1", "--timeout-ms", "100"],
+    );
+    let per = v["per_client"].as_array().unwrap();
+    assert!(u(&per[0]["mp"][3]["frames"]) > 0, "client 1 permitted");
+    assert!(u(&per[1]["mp"][3]["frames"]) > 0, "client 2 permitted");
+    assert_eq!(
+        u(&per[2]["mp"][3]["frames"]),
+        0,
+        "client 3 is not permitted: dropped"
+    );
+    let _ = Command::new("ip")
+        .args([
+            "netns", "exec", &ns, "nft", "delete", "table", "inet", "fwbench",
+        ])
+        .status();
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn foreign_rules_are_untouched() {
+    let tb = TestbedGuard::up("forward");
+    let ns = gw_ns(&tb);
+    let run = |argv: &[&str]| {
+        assert!(
+            Command::new("ip")
+                .args(["netns", "exec", &ns])
+                .args(argv)
+                .status()
+                .unwrap()
+                .success(),
+            "{argv:?}"
+        )
+    };
+    run(&["nft", "add", "table", "inet", "foreign"]);
+    run(&[
+        "nft",
+        "add",
+        "chain",
+        "inet",
+        "foreign",
+        "c",
+        "{ type filter hook forward priority 10; policy accept; }",
+    ]);
+    run(&[
+        "nft",
+        "add",
+        "rule",
+        "inet",
+        "foreign",
+        "c",
+        "ip",
+        "saddr",
+        "203.0.113.9",
+        "counter",
+        "drop",
+    ]);
+    run(&[
+        "iptables-legacy",
+        "-A",
+        "FORWARD",
+        "-s",
+        "198.51.100.7",
+        "-j",
+        "DROP",
+    ]);
+    run(&[
+        "iptables-nft",
+        "-A",
+        "FORWARD",
+        "-s",
+        "198.51.100.8",
+        "-j",
+        "DROP",
+    ]);
+    let before = (
+        in_ns(&ns, &["nft", "list", "ruleset"]),
+        in_ns(&ns, &["iptables-legacy-save"]),
+    );
+    for engine in ENGINES {
+        let v = echo_json(&tb.name, &["-n", "2", "--engine", engine, "--rules", "100"]);
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+    }
+    // Comments carry timestamps and built-in chains count packets: compare the rest.
+    let strip = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| match l.rsplit_once(" [") {
+                Some((head, _)) if l.starts_with(':') => head.to_string(),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let after = (
+        in_ns(&ns, &["nft", "list", "ruleset"]),
+        in_ns(&ns, &["iptables-legacy-save"]),
+    );
+    assert_eq!(
+        strip(&before.0),
+        strip(&after.0),
+        "foreign nft ruleset changed"
+    );
+    assert_eq!(
+        strip(&before.1),
+        strip(&after.1),
+        "foreign iptables-legacy rules changed"
+    );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn rules_removed_after_sigkill_of_controller() {
+    let tb = TestbedGuard::up("forward");
+    let ns = gw_ns(&tb);
+    for engine in ["nft", "ipset-legacy"] {
+        let mut child = Command::new(bin())
+            .args([
+                "echo",
+                "--testbed",
+                &tb.name,
+                "--no-store",
+                "-t",
+                "60",
+                "--engine",
+                engine,
+                "--rules",
+                "1000",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_for(20.0, || {
+                let s = fwbench_state(&ns);
+                s.contains("fwbench") || s.contains("FWBENCH")
+            }),
+            "{engine}: rules never installed"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            wait_for(10.0, || {
+                let s = fwbench_state(&ns);
+                !s.contains("fwbench") && !s.contains("FWBENCH")
+            }),
+            "{engine}: left after SIGKILL: {}",
+            fwbench_state(&ns)
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
+    let tb = TestbedGuard::up("forward");
+    let ns = gw_ns(&tb);
+    let before = fwbench_state(&ns);
+    let dir = TempDir::new();
+    let bad_nft = dir.file("bad.nft");
+    std::fs::write(&bad_nft, "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n").unwrap();
+    let bad = bad_nft.to_str().unwrap();
+    for args in [
+        &["--engine", "pf"][..],
+        &["--engine", "nft", "--model", "bogus"],
+        &["--engine", "nft", "--rules", "-5"],
+        &["--engine", "nft", "--rules", "50000000"],
+        &["--engine", "nft", "--model", "string-bm"],
+        &["--engine", "nft", "--model", "import", "--import", bad],
+        &["--engine", "nft", "--position", "sideways"],
+        &["--model", "seed000-f2"],
+    ] {
+        let mut a = vec!["echo", "--testbed", &tb.name, "--no-store", "-t", "1"];
+        a.extend_from_slice(args);
+        let o = fwbench(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        if args.contains(&"string-bm") {
+            assert!(
+                stderr(&o).contains("cannot express string match"),
+                "{}",
+                stderr(&o)
+            );
+        }
+        if args.contains(&"50000000") {
+            assert!(
+                stderr(&o).contains("GiB"),
+                "memory estimate: {}",
+                stderr(&o)
+            );
+        }
+        if args.contains(&"import") {
+            assert!(
+                stderr(&o).contains("bad.nft:4"),
+                "engine's error with file and line: {}",
+                stderr(&o)
+            );
+        }
+    }
+    assert_eq!(before, fwbench_state(&ns), "gateway changed by bad input");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn import_iptables_save_and_nft_files_run() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let ipt = dir.file("rules.v4");
+    std::fs::write(&ipt, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n").unwrap();
+    let v = echo_json(
+        &tb.name,
+        &[
+            "-n",
+            "2",
+            "-P",
+            "tcp",
+            "--engine",
+            "iptables-nft",
+            "--import",
+            ipt.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(u(&v["validation_errors"]), 0);
+    assert!(
+        u(&v["gateway"]["firewall"]["rules"]) >= 3,
+        "{}",
+        v["gateway"]
+    );
+    let nft = dir.file("rules.nft");
+    std::fs::write(&nft, "table inet filter {\n\tset bad {\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1, 198.51.100.1 }\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr @bad drop\n\t\tmeta l4proto tcp accept\n\t}\n}\n").unwrap();
+    let v = echo_json(
+        &tb.name,
+        &[
+            "-n",
+            "2",
+            "-P",
+            "tcp",
+            "--engine",
+            "nft",
+            "--import",
+            nft.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(
+        u(&v["gateway"]["firewall"]["elements"]),
+        2,
+        "{}",
+        v["gateway"]
+    );
+    let left = fwbench_state(&gw_ns(&tb));
+    assert!(
+        !left.contains("fwbench") && !left.contains("FWBENCH"),
+        "{left}"
     );
 }

@@ -204,6 +204,9 @@ pub struct EchoServerResults {
 pub struct GatewayResults {
     /// sysctl values in force during the trial.
     pub sysctls: Vec<(String, String)>,
+    /// Rule set figures: engine, rules, elements, install_ms, remove_ms, verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firewall: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

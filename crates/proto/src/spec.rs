@@ -227,6 +227,11 @@ pub struct EchoClientSpec {
 pub struct GatewaySpec {
     /// sysctls the gateway must have (name → value); the agent restores old values at teardown.
     pub sysctls: Vec<(String, String)>,
+    /// The rule set to install for the trial (a rule request: engine plus model spec
+    /// and addresses, or an imported file, as JSON), rendered by the gateway agent,
+    /// verified, counted and removed at stop. `None`: no rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firewall: Option<serde_json::Value>,
 }
 
 /// The setup of one role for one trial.

@@ -10,7 +10,8 @@
 //! * `runs`   — one invocation: scenario name and text, seed, command line, status.
 //! * `trials` — one trial: stable key, repetition, workload, status (`ok`, `failed`,
 //!   `unavailable`), parameters and CPU placement (JSON), headline metrics as columns,
-//!   full results (JSON).
+//!   the gateway's rule set (engine, rules, set elements, install/remove time, verdict
+//!   check), full results (JSON).
 //! * `echo_clients` — per client connection of an echo trial: counters at the four
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
@@ -90,6 +91,13 @@ CREATE TABLE trials (
     validation_errors INTEGER,
     unsent INTEGER,
     lost INTEGER,
+    engine TEXT,
+    rules INTEGER,
+    set_elements INTEGER,
+    install_ms REAL,
+    remove_ms REAL,
+    verdicts_ok INTEGER,
+    verdict_problems TEXT,
     results TEXT NOT NULL,
     UNIQUE (run_id, trial_key)
 );
@@ -175,6 +183,19 @@ pub struct EchoClientRow {
     pub error: Option<String>,
 }
 
+/// The rule set a trial ran with, as the gateway reported it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FirewallRow {
+    pub engine: String,
+    pub rules: u64,
+    pub set_elements: u64,
+    pub install_ms: Option<f64>,
+    pub remove_ms: Option<f64>,
+    pub verdicts_ok: Option<bool>,
+    /// Verdict-check problems, `; `-separated.
+    pub verdict_problems: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrialRecord {
     pub run_id: i64,
@@ -189,6 +210,7 @@ pub struct TrialRecord {
     pub params: serde_json::Value,
     pub placement: serde_json::Value,
     pub headline: Headline,
+    pub firewall: Option<FirewallRow>,
     pub results: serde_json::Value,
     pub echo_clients: Vec<EchoClientRow>,
 }
@@ -342,12 +364,15 @@ impl Store {
         };
         let tx = self.conn.transaction().map_err(sql)?;
         let h = &t.headline;
+        let fw = t.firewall.as_ref();
         tx.execute(
             "INSERT INTO trials (run_id, trial_key, rep, workload, status, error, started_at, finished_at,
                 params, placement, duration_s, throughput_bps, transactions_per_s,
                 rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
-                validation_errors, unsent, lost, results)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                validation_errors, unsent, lost, engine, rules, set_elements, install_ms, remove_ms,
+                verdicts_ok, verdict_problems, results)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
             params![
                 t.run_id,
                 t.trial_key,
@@ -370,6 +395,13 @@ impl Store {
                 h.validation_errors.map(|v| v as i64),
                 h.unsent.map(|v| v as i64),
                 h.lost.map(|v| v as i64),
+                fw.map(|f| f.engine.clone()),
+                fw.map(|f| f.rules as i64),
+                fw.map(|f| f.set_elements as i64),
+                fw.and_then(|f| f.install_ms),
+                fw.and_then(|f| f.remove_ms),
+                fw.and_then(|f| f.verdicts_ok),
+                fw.and_then(|f| f.verdict_problems.clone()),
                 t.results.to_string(),
             ],
         )

@@ -1,0 +1,270 @@
+//! The backend-neutral rule model: one description of a policy, rendered to every
+//! engine, so engines are compared on the *same* policy.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::IpAddr;
+
+/// A filtering engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// Nothing installed (the baseline), whatever the model.
+    None,
+    /// nftables, one native rule per model rule.
+    Nft,
+    /// nftables; filler rules collapse into one set and one rule matching it.
+    NftSet,
+    IptablesLegacy,
+    IptablesNft,
+    /// iptables-legacy rules; filler rules collapse into one ipset and one rule.
+    IpsetLegacy,
+    /// iptables-nft rules; filler rules collapse into one ipset and one rule.
+    IpsetNft,
+}
+
+pub const ENGINES: &[&str] = &[
+    "none",
+    "nft",
+    "nft-set",
+    "iptables-legacy",
+    "iptables-nft",
+    "ipset",
+    "ipset-legacy",
+    "ipset-nft",
+];
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "none" => Engine::None,
+            "nft" | "nftables" => Engine::Nft,
+            "nft-set" => Engine::NftSet,
+            "iptables-legacy" => Engine::IptablesLegacy,
+            "iptables-nft" => Engine::IptablesNft,
+            "ipset" | "ipset-legacy" => Engine::IpsetLegacy,
+            "ipset-nft" => Engine::IpsetNft,
+            _ => {
+                return Err(format!(
+                    "unknown engine '{s}' (expected one of: {})",
+                    ENGINES.join(", ")
+                ))
+            }
+        })
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Engine::None => "none",
+            Engine::Nft => "nft",
+            Engine::NftSet => "nft-set",
+            Engine::IptablesLegacy => "iptables-legacy",
+            Engine::IptablesNft => "iptables-nft",
+            Engine::IpsetLegacy => "ipset-legacy",
+            Engine::IpsetNft => "ipset-nft",
+        })
+    }
+}
+
+/// Where a rule sits: netfilter hook and table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hook {
+    RawPrerouting,
+    ManglePrerouting,
+    FilterForward,
+    FilterInput,
+}
+
+/// IP version of a rule set (one family per trial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Ip {
+    V4,
+    V6,
+}
+
+impl From<proto::Family> for Ip {
+    fn from(f: proto::Family) -> Ip {
+        match f {
+            proto::Family::V4 => Ip::V4,
+            proto::Family::V6 => Ip::V6,
+        }
+    }
+}
+
+/// An address prefix, e.g. 198.18.1.1/32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Prefix {
+    pub addr: IpAddr,
+    pub len: u8,
+}
+
+impl Prefix {
+    pub fn host(addr: IpAddr) -> Prefix {
+        Prefix {
+            addr,
+            len: if addr.is_ipv4() { 32 } else { 128 },
+        }
+    }
+    pub fn is_host(&self) -> bool {
+        self.len == if self.addr.is_ipv4() { 32 } else { 128 }
+    }
+}
+
+impl fmt::Display for Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum L4 {
+    Tcp,
+    Udp,
+    Sctp,
+    Icmpv6,
+}
+
+impl L4 {
+    /// Lower-case name: tcp, udp, sctp, icmpv6.
+    pub fn name(self) -> &'static str {
+        match self {
+            L4::Tcp => "tcp",
+            L4::Udp => "udp",
+            L4::Sctp => "sctp",
+            L4::Icmpv6 => "icmpv6",
+        }
+    }
+}
+
+impl From<proto::Proto> for L4 {
+    fn from(p: proto::Proto) -> L4 {
+        match p {
+            proto::Proto::Tcp => L4::Tcp,
+            proto::Proto::Udp => L4::Udp,
+            proto::Proto::Sctp => L4::Sctp,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StringAlgo {
+    Bm,
+    Kmp,
+}
+
+/// Per-source-prefix rate limit (seed 001: per /16, 1000 packets/s).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Hashlimit {
+    pub name: String,
+    pub rate_pps: u32,
+    pub burst: u32,
+    pub src_prefix_len: u8,
+}
+
+/// What a rule matches. All present fields must match (AND).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Match {
+    pub src: Option<Prefix>,
+    pub dst: Option<Prefix>,
+    pub l4: Option<L4>,
+    pub dport: Option<u16>,
+    /// (source address, destination port) is in the named set (`l4` must be set).
+    pub set: Option<String>,
+    pub string: Option<(StringAlgo, String)>,
+    pub hashlimit: Option<Hashlimit>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Accept,
+    Drop,
+    /// Set the packet mark (QoS mark, seed 000 F = 4). Does not end evaluation.
+    Mark(u32),
+    /// Skip connection tracking (raw table only).
+    Notrack,
+}
+
+/// What the rule is for — drives the verdict check after a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Never matches test traffic; its counter must stay 0.
+    Filler,
+    /// Matches test traffic; its counter must be > 0.
+    Match,
+    /// The chain's policy when it is drop (rendered as a final counted drop rule).
+    Policy,
+    /// Infrastructure (e.g. neighbour discovery); not checked.
+    Guard,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Rule {
+    pub hook: Hook,
+    pub m: Match,
+    pub action: Action,
+    pub role: Role,
+}
+
+/// One element of a set: (source address, destination port).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SetElem {
+    pub addr: IpAddr,
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetDef {
+    pub name: String,
+    pub ip: Ip,
+    pub elements: Vec<SetElem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Accept,
+    Drop,
+}
+
+/// A whole rule set for one trial. Rules are evaluated per hook in vector order.
+/// A `Policy::Drop` for a hook is rendered as a final counted drop rule in
+/// fwbench's own chain (built-in chain policies are never changed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleSet {
+    pub ip: Ip,
+    pub rules: Vec<Rule>,
+    pub sets: Vec<SetDef>,
+    pub policies: Vec<(Hook, Policy)>,
+    /// One line saying what this is, e.g. "linear: 1000 filler rules, match last".
+    pub description: String,
+    /// For imported rule sets: the engine-specific text, rendered as is.
+    pub raw: Option<crate::import::Imported>,
+}
+
+impl RuleSet {
+    pub fn empty(ip: Ip) -> RuleSet {
+        RuleSet {
+            ip,
+            rules: vec![],
+            sets: vec![],
+            policies: vec![],
+            description: "no rules".into(),
+            raw: None,
+        }
+    }
+    pub fn policy(&self, hook: Hook) -> Policy {
+        self.policies
+            .iter()
+            .find(|(h, _)| *h == hook)
+            .map(|(_, p)| *p)
+            .unwrap_or(Policy::Accept)
+    }
+}

@@ -1,0 +1,897 @@
+//! Generators: the rule sets of the studies' experiments, built from a few parameters.
+
+use crate::model::*;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// Chain the test traffic is filtered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Chain {
+    Forward,
+    Input,
+}
+
+/// Where the rule that matches the test traffic sits among the filler rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Position {
+    First,
+    Middle,
+    Last,
+    /// No matching rule: the chain's policy decides.
+    None,
+}
+
+/// A model name as typed (`--model`), e.g. `seed000-f2`, `linear`, `string-bm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    None,
+    Seed000F0,
+    Seed000F2,
+    Seed000F4,
+    Linear,
+    Notrack,
+    RawDrop,
+    FilterDrop,
+    RawFiller,
+    StringBm,
+    StringKmp,
+    Hashlimit,
+    Import,
+}
+
+pub const MODELS: &[&str] = &[
+    "none",
+    "seed000-f0",
+    "seed000-f2",
+    "seed000-f4",
+    "linear",
+    "notrack",
+    "raw-drop",
+    "filter-drop",
+    "raw-filler",
+    "string-bm",
+    "string-kmp",
+    "hashlimit",
+    "import",
+];
+
+/// The addresses of the testbed the rule set is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Addressing {
+    /// Source address of client i (index 0 = client 1).
+    pub clients: Vec<IpAddr>,
+    /// The whole client-side network (198.18.0.0/16 or 2001:2:0:1::/64).
+    pub client_net: Prefix,
+    pub server: IpAddr,
+    /// The whole server-side network (198.19.0.0/16 or 2001:2:0:2::/64).
+    pub server_net: Prefix,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    pub model: Model,
+    /// Number of filler rules (linear, raw-filler) or string rules; ignored elsewhere.
+    pub count: u32,
+    pub position: Position,
+    pub chain: Chain,
+    pub l4: L4,
+    pub ip: Ip,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("{0}")]
+    Invalid(String),
+}
+
+// ---------------------------------------------------------------------------
+// Names
+// ---------------------------------------------------------------------------
+
+impl Model {
+    /// The name as typed (`--model`), one of [`MODELS`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::None => "none",
+            Model::Seed000F0 => "seed000-f0",
+            Model::Seed000F2 => "seed000-f2",
+            Model::Seed000F4 => "seed000-f4",
+            Model::Linear => "linear",
+            Model::Notrack => "notrack",
+            Model::RawDrop => "raw-drop",
+            Model::FilterDrop => "filter-drop",
+            Model::RawFiller => "raw-filler",
+            Model::StringBm => "string-bm",
+            Model::StringKmp => "string-kmp",
+            Model::Hashlimit => "hashlimit",
+            Model::Import => "import",
+        }
+    }
+
+    /// Every model, in the order of [`MODELS`].
+    pub const ALL: [Model; 13] = [
+        Model::None,
+        Model::Seed000F0,
+        Model::Seed000F2,
+        Model::Seed000F4,
+        Model::Linear,
+        Model::Notrack,
+        Model::RawDrop,
+        Model::FilterDrop,
+        Model::RawFiller,
+        Model::StringBm,
+        Model::StringKmp,
+        Model::Hashlimit,
+        Model::Import,
+    ];
+}
+
+impl std::str::FromStr for Model {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Model::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown model '{s}' (expected one of: {})",
+                    MODELS.join(", ")
+                )
+            })
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub const POSITIONS: &[&str] = &["first", "middle", "last", "none"];
+
+impl std::str::FromStr for Position {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "first" => Position::First,
+            "middle" => Position::Middle,
+            "last" => Position::Last,
+            "none" => Position::None,
+            _ => {
+                return Err(format!(
+                    "unknown position '{s}' (expected one of: {})",
+                    POSITIONS.join(", ")
+                ))
+            }
+        })
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Position::First => "first",
+            Position::Middle => "middle",
+            Position::Last => "last",
+            Position::None => "none",
+        })
+    }
+}
+
+pub const CHAINS: &[&str] = &["forward", "input"];
+
+impl std::str::FromStr for Chain {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "forward" => Chain::Forward,
+            "input" => Chain::Input,
+            _ => {
+                return Err(format!(
+                    "unknown chain '{s}' (expected one of: {})",
+                    CHAINS.join(", ")
+                ))
+            }
+        })
+    }
+}
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Chain::Forward => "forward",
+            Chain::Input => "input",
+        })
+    }
+}
+
+impl Chain {
+    /// The netfilter hook the test traffic is filtered at.
+    pub fn hook(self) -> Hook {
+        match self {
+            Chain::Forward => Hook::FilterForward,
+            Chain::Input => Hook::FilterInput,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Filler addresses and limits
+// ---------------------------------------------------------------------------
+
+/// Host addresses of the IPv4 documentation ranges (192.0.2.0/24, 198.51.100.0/24,
+/// 203.0.113.0/24), which filler rules use; the IPv6 fillers use as many addresses
+/// of 2001:db8::/32.
+pub const FILLER_ADDRS: u32 = 768;
+/// Distinct (address, port) pairs of filler rules: every address with ports 1..=65535.
+pub const MAX_FILLERS: u32 = FILLER_ADDRS * 65_535;
+/// Most rules one generated rule set may hold (the "absurd N" guard).
+pub const MAX_RULES: u32 = 1_000_000;
+/// Rough kernel memory per rule, for the message of the absurd-N guard.
+pub const BYTES_PER_RULE: u64 = 300;
+
+/// Source address of filler rule `k` (0-based): never an address of the testbed.
+/// Address index `k % 768`: 192.0.2.0..255, then 198.51.100.0..255, then
+/// 203.0.113.0..255; IPv6: 2001:db8::<index in hex>.
+pub fn filler_addr(ip: Ip, k: u32) -> IpAddr {
+    let i = k % FILLER_ADDRS;
+    match ip {
+        Ip::V4 => {
+            let net: [u8; 3] = match i / 256 {
+                0 => [192, 0, 2],
+                1 => [198, 51, 100],
+                _ => [203, 0, 113],
+            };
+            IpAddr::V4(Ipv4Addr::new(net[0], net[1], net[2], (i % 256) as u8))
+        }
+        Ip::V6 => IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, i as u16)),
+    }
+}
+
+/// Destination port of filler rule `k`: `1 + k / 768`, so (address, port) pairs are
+/// distinct for `k < MAX_FILLERS`.
+pub fn filler_port(k: u32) -> u16 {
+    // INVARIANT: callers check k < MAX_FILLERS first; saturate rather than wrap.
+    (1 + k / FILLER_ADDRS).min(u32::from(u16::MAX)) as u16
+}
+
+/// Refuse more filler rules than there are distinct (address, port) pairs.
+pub fn check_fillers(count: u32) -> Result<(), ModelError> {
+    if count > MAX_FILLERS {
+        return Err(ModelError::Invalid(format!(
+            "{count} filler rules are more than the {MAX_FILLERS} distinct \
+             (documentation address, port) pairs available"
+        )));
+    }
+    Ok(())
+}
+
+/// The absurd-N guard: refuse rule counts whose rule memory alone would be huge.
+pub fn check_count(count: u32) -> Result<(), ModelError> {
+    if count > MAX_RULES {
+        return Err(ModelError::Invalid(format!(
+            "{count} rules would need about {} of rule memory; the limit is {MAX_RULES}",
+            human_bytes(u64::from(count) * BYTES_PER_RULE)
+        )));
+    }
+    Ok(())
+}
+
+/// 3000000000 → "2.8 GiB", 600000000 → "572 MiB".
+fn human_bytes(b: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    const GIB: f64 = MIB * 1024.0;
+    let b = b as f64;
+    if b >= GIB {
+        format!("{:.1} GiB", b / GIB)
+    } else {
+        format!("{:.0} MiB", b / MIB)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------
+
+/// Build the rule set of a model for the testbed's addresses.
+///
+/// Rules with role [`Role::Filler`] never match test traffic (their source addresses
+/// are documentation addresses); rules with role [`Role::Match`] match it.
+pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError> {
+    check_addressing(spec, a)?;
+    if spec.l4 == L4::Icmpv6 {
+        return Err(ModelError::Invalid(
+            "models filter tcp, udp or sctp test traffic, not icmpv6".into(),
+        ));
+    }
+    let hook = spec.chain.hook();
+    let l4 = Some(spec.l4);
+    let mut rs = RuleSet::empty(spec.ip);
+    let rule = |hook, m, action, role| Rule {
+        hook,
+        m,
+        action,
+        role,
+    };
+    match spec.model {
+        Model::None => {
+            rs.description = "no rules (baseline)".into();
+        }
+        Model::Seed000F0 => {
+            rs.description = "seed 000, F=0: no rules".into();
+        }
+        Model::Seed000F2 | Model::Seed000F4 => {
+            if a.clients.is_empty() {
+                return Err(ModelError::Invalid(format!(
+                    "model {} needs at least one client",
+                    spec.model
+                )));
+            }
+            let server = Prefix::host(a.server);
+            // F=4: a QoS mark per client, set in mangle prerouting, before filtering.
+            if spec.model == Model::Seed000F4 {
+                for (i, c) in a.clients.iter().enumerate() {
+                    let mark = Action::Mark(i as u32 + 1);
+                    let client = Prefix::host(*c);
+                    rs.rules.push(rule(
+                        Hook::ManglePrerouting,
+                        Match {
+                            src: Some(client),
+                            dst: Some(server),
+                            l4,
+                            ..Match::default()
+                        },
+                        mark,
+                        Role::Match,
+                    ));
+                    // In the input topology replies leave via output and never pass
+                    // prerouting, so a download mark rule would stay idle.
+                    if spec.chain == Chain::Forward {
+                        rs.rules.push(rule(
+                            Hook::ManglePrerouting,
+                            Match {
+                                src: Some(server),
+                                dst: Some(client),
+                                l4,
+                                ..Match::default()
+                            },
+                            mark,
+                            Role::Match,
+                        ));
+                    }
+                }
+            }
+            // Neighbour discovery must reach the gateway itself despite the drop policy.
+            if spec.chain == Chain::Input && spec.ip == Ip::V6 {
+                rs.rules.push(rule(
+                    hook,
+                    Match {
+                        l4: Some(L4::Icmpv6),
+                        ..Match::default()
+                    },
+                    Action::Accept,
+                    Role::Guard,
+                ));
+            }
+            for c in &a.clients {
+                let client = Prefix::host(*c);
+                rs.rules.push(rule(
+                    hook,
+                    Match {
+                        src: Some(client),
+                        dst: Some(server),
+                        l4,
+                        ..Match::default()
+                    },
+                    Action::Accept,
+                    Role::Match,
+                ));
+                // In the input topology replies leave via output, which is not filtered.
+                if spec.chain == Chain::Forward {
+                    rs.rules.push(rule(
+                        hook,
+                        Match {
+                            src: Some(server),
+                            dst: Some(client),
+                            l4,
+                            ..Match::default()
+                        },
+                        Action::Accept,
+                        Role::Match,
+                    ));
+                }
+            }
+            rs.policies.push((hook, Policy::Drop));
+            let f = if spec.model == Model::Seed000F4 { 4 } else { 2 };
+            let n = a.clients.len();
+            rs.description = match spec.chain {
+                Chain::Forward => format!(
+                    "seed 000, F={f}: accept {} between {n} clients and the server on forward, policy drop",
+                    spec.l4.name()
+                ),
+                Chain::Input => format!(
+                    "seed 000, F={f}: accept {} from {n} clients on input, policy drop \
+                     (replies leave via output, not filtered)",
+                    spec.l4.name()
+                ),
+            };
+            if spec.model == Model::Seed000F4 {
+                rs.description += "; per-client mark in mangle prerouting";
+            }
+        }
+        Model::Linear => {
+            check_count(spec.count)?;
+            rs.rules = fillers(hook, spec)?;
+            let at = match spec.position {
+                Position::First => Some(0),
+                Position::Middle => Some(rs.rules.len() / 2),
+                Position::Last => Some(rs.rules.len()),
+                Position::None => None,
+            };
+            if let Some(at) = at {
+                rs.rules.insert(
+                    at,
+                    rule(
+                        hook,
+                        Match {
+                            src: Some(a.client_net),
+                            l4,
+                            ..Match::default()
+                        },
+                        Action::Accept,
+                        Role::Match,
+                    ),
+                );
+            }
+            let matching = match spec.position {
+                Position::None => "no matching rule".to_string(),
+                p => format!("match {p}"),
+            };
+            rs.description = format!(
+                "linear: {} filler rules on {}, {matching}",
+                spec.count, spec.chain
+            );
+        }
+        Model::Notrack => {
+            // In the input topology replies leave via output and never pass
+            // prerouting, so a rule for the server network would stay idle.
+            let nets = match spec.chain {
+                Chain::Forward => vec![a.client_net, a.server_net],
+                Chain::Input => vec![a.client_net],
+            };
+            for net in nets {
+                rs.rules.push(rule(
+                    Hook::RawPrerouting,
+                    Match {
+                        src: Some(net),
+                        l4,
+                        ..Match::default()
+                    },
+                    Action::Notrack,
+                    Role::Match,
+                ));
+            }
+            rs.description = match spec.chain {
+                Chain::Forward => format!(
+                    "notrack: {} from the client and server networks untracked in raw prerouting",
+                    spec.l4.name()
+                ),
+                Chain::Input => format!(
+                    "notrack: {} from the client network untracked in raw prerouting \
+                     (replies leave via output, still tracked)",
+                    spec.l4.name()
+                ),
+            };
+        }
+        Model::RawDrop | Model::FilterDrop => {
+            let (h, where_) = if spec.model == Model::RawDrop {
+                (Hook::RawPrerouting, "raw prerouting".to_string())
+            } else {
+                (hook, spec.chain.to_string())
+            };
+            rs.rules.push(rule(
+                h,
+                Match {
+                    src: Some(a.client_net),
+                    l4,
+                    ..Match::default()
+                },
+                Action::Drop,
+                Role::Match,
+            ));
+            rs.description = format!(
+                "{}: drop {} from the client network in {where_}",
+                spec.model,
+                spec.l4.name()
+            );
+        }
+        Model::RawFiller => {
+            check_count(spec.count)?;
+            rs.rules = fillers(Hook::RawPrerouting, spec)?;
+            rs.description = format!(
+                "raw-filler: {} filler rules in raw prerouting, no matching rule",
+                spec.count
+            );
+        }
+        Model::StringBm | Model::StringKmp => {
+            check_count(spec.count)?;
+            let algo = if spec.model == Model::StringBm {
+                StringAlgo::Bm
+            } else {
+                StringAlgo::Kmp
+            };
+            let n = spec.count.max(1);
+            rs.rules = (0..n)
+                .map(|k| {
+                    rule(
+                        hook,
+                        Match {
+                            l4,
+                            string: Some((algo, format!("fwbench-nomatch-{k}"))),
+                            ..Match::default()
+                        },
+                        Action::Drop,
+                        Role::Filler,
+                    )
+                })
+                .collect();
+            rs.description = format!(
+                "{}: {n} payload string rules that never match on {}",
+                spec.model, spec.chain
+            );
+        }
+        Model::Hashlimit => {
+            let src_prefix_len = match spec.ip {
+                Ip::V4 => 16,
+                Ip::V6 => 48,
+            };
+            rs.rules.push(rule(
+                hook,
+                Match {
+                    src: Some(a.client_net),
+                    l4,
+                    hashlimit: Some(Hashlimit {
+                        name: "fwbench-hl".into(),
+                        rate_pps: 1000,
+                        burst: 1000,
+                        src_prefix_len,
+                    }),
+                    ..Match::default()
+                },
+                Action::Accept,
+                Role::Match,
+            ));
+            rs.rules.push(rule(
+                hook,
+                Match {
+                    src: Some(a.client_net),
+                    l4,
+                    ..Match::default()
+                },
+                Action::Drop,
+                Role::Match,
+            ));
+            rs.description = format!(
+                "hashlimit: accept up to 1000 {} packets/s per source /{src_prefix_len} on {}, drop the rest",
+                spec.l4.name(), spec.chain
+            );
+        }
+        Model::Import => {
+            return Err(ModelError::Invalid(
+                "model import needs --import FILE".into(),
+            ));
+        }
+    }
+    Ok(rs)
+}
+
+/// `spec.count` filler rules on `hook`: filler k drops (filler_addr(k), filler_port(k)).
+fn fillers(hook: Hook, spec: &ModelSpec) -> Result<Vec<Rule>, ModelError> {
+    check_fillers(spec.count)?;
+    Ok((0..spec.count)
+        .map(|k| Rule {
+            hook,
+            m: Match {
+                src: Some(Prefix::host(filler_addr(spec.ip, k))),
+                l4: Some(spec.l4),
+                dport: Some(filler_port(k)),
+                ..Match::default()
+            },
+            action: Action::Drop,
+            role: Role::Filler,
+        })
+        .collect())
+}
+
+/// Every testbed address must be of the spec's IP version.
+fn check_addressing(spec: &ModelSpec, a: &Addressing) -> Result<(), ModelError> {
+    let want_v4 = spec.ip == Ip::V4;
+    let all = a
+        .clients
+        .iter()
+        .copied()
+        .chain([a.client_net.addr, a.server, a.server_net.addr]);
+    for addr in all {
+        if addr.is_ipv4() != want_v4 {
+            return Err(ModelError::Invalid(format!(
+                "testbed address {addr} is not {}",
+                if want_v4 { "IPv4" } else { "IPv6" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addressing(ip: Ip, n: u32) -> Addressing {
+        let p = |s: &str, len| Prefix {
+            addr: s.parse().unwrap(),
+            len,
+        };
+        match ip {
+            Ip::V4 => Addressing {
+                clients: (1..=n)
+                    .map(|i| format!("198.18.1.{i}").parse().unwrap())
+                    .collect(),
+                client_net: p("198.18.0.0", 16),
+                server: "198.19.0.2".parse().unwrap(),
+                server_net: p("198.19.0.0", 16),
+            },
+            Ip::V6 => Addressing {
+                clients: (1..=n)
+                    .map(|i| format!("2001:2:0:1::c:{i:x}").parse().unwrap())
+                    .collect(),
+                client_net: p("2001:2:0:1::", 64),
+                server: "2001:2:0:2::2".parse().unwrap(),
+                server_net: p("2001:2:0:2::", 64),
+            },
+        }
+    }
+
+    fn spec(model: Model, count: u32) -> ModelSpec {
+        ModelSpec {
+            model,
+            count,
+            position: Position::Last,
+            chain: Chain::Forward,
+            l4: L4::Udp,
+            ip: Ip::V4,
+        }
+    }
+
+    #[test]
+    fn filler_addresses_walk_the_documentation_ranges() {
+        let a = |ip, k| filler_addr(ip, k).to_string();
+        assert_eq!(a(Ip::V4, 0), "192.0.2.0");
+        assert_eq!(a(Ip::V4, 255), "192.0.2.255");
+        assert_eq!(a(Ip::V4, 256), "198.51.100.0");
+        assert_eq!(a(Ip::V4, 511), "198.51.100.255");
+        assert_eq!(a(Ip::V4, 512), "203.0.113.0");
+        assert_eq!(a(Ip::V4, 767), "203.0.113.255");
+        assert_eq!(a(Ip::V4, 768), "192.0.2.0");
+        assert_eq!(a(Ip::V6, 0), "2001:db8::");
+        assert_eq!(a(Ip::V6, 767), "2001:db8::2ff");
+        assert_eq!(a(Ip::V6, 769), "2001:db8::1");
+        assert_eq!(filler_port(0), 1);
+        assert_eq!(filler_port(767), 1);
+        assert_eq!(filler_port(768), 2);
+        assert_eq!(filler_port(MAX_FILLERS - 1), 65535);
+        assert!(check_fillers(MAX_FILLERS).is_ok());
+        let e = check_fillers(MAX_FILLERS + 1).unwrap_err().to_string();
+        assert!(e.contains("50330881 filler rules"), "{e}");
+    }
+
+    #[test]
+    fn filler_pairs_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for k in 0..(3 * FILLER_ADDRS + 5) {
+            assert!(
+                seen.insert((filler_addr(Ip::V4, k), filler_port(k))),
+                "filler {k}"
+            );
+        }
+    }
+
+    #[test]
+    fn absurd_count_is_refused_with_a_memory_estimate() {
+        let e = generate(&spec(Model::Linear, 10_000_000), &addressing(Ip::V4, 1)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "10000000 rules would need about 2.8 GiB of rule memory; the limit is 1000000"
+        );
+        let e = generate(&spec(Model::StringBm, 2_000_000), &addressing(Ip::V4, 1)).unwrap_err();
+        assert!(e.to_string().contains("about 572 MiB"), "{e}");
+        assert!(generate(&spec(Model::RawFiller, MAX_RULES), &addressing(Ip::V4, 1)).is_ok());
+        // Models that ignore the count do not refuse it.
+        assert!(generate(&spec(Model::Seed000F2, u32::MAX), &addressing(Ip::V4, 1)).is_ok());
+    }
+
+    #[test]
+    fn names_parse_and_print() {
+        for name in MODELS {
+            let m: Model = name.parse().unwrap();
+            assert_eq!(m.to_string(), *name);
+        }
+        assert_eq!(Model::ALL.len(), MODELS.len());
+        assert_eq!(
+            "lineer".parse::<Model>().unwrap_err(),
+            format!(
+                "unknown model 'lineer' (expected one of: {})",
+                MODELS.join(", ")
+            )
+        );
+        for name in POSITIONS {
+            assert_eq!(name.parse::<Position>().unwrap().to_string(), *name);
+        }
+        assert_eq!(
+            "top".parse::<Position>().unwrap_err(),
+            "unknown position 'top' (expected one of: first, middle, last, none)"
+        );
+        for name in CHAINS {
+            assert_eq!(name.parse::<Chain>().unwrap().to_string(), *name);
+        }
+        assert_eq!(
+            "output".parse::<Chain>().unwrap_err(),
+            "unknown chain 'output' (expected one of: forward, input)"
+        );
+        assert_eq!(
+            "pf".parse::<Engine>().unwrap_err(),
+            format!(
+                "unknown engine 'pf' (expected one of: {})",
+                crate::ENGINES.join(", ")
+            )
+        );
+    }
+
+    /// A test packet: (source, destination, l4).
+    type Packet = (IpAddr, IpAddr, L4);
+
+    fn contains(p: Prefix, a: IpAddr) -> bool {
+        let bits = |a: IpAddr| -> (u128, u32) {
+            match a {
+                IpAddr::V4(v) => (u128::from(u32::from(v)), 32),
+                IpAddr::V6(v) => (u128::from(v), 128),
+            }
+        };
+        let ((pa, w), (aa, w2)) = (bits(p.addr), bits(a));
+        let shift = w - u32::from(p.len);
+        w == w2 && pa.checked_shr(shift).unwrap_or(0) == aa.checked_shr(shift).unwrap_or(0)
+    }
+
+    /// Whether a rule matches a test packet: test traffic uses ports the rules never
+    /// name, its payload never holds a `fwbench-nomatch-*` string, and a rate limit
+    /// lets some of it through.
+    fn hits(m: &Match, (src, dst, l4): Packet) -> bool {
+        m.src.map_or(true, |p| contains(p, src))
+            && m.dst.map_or(true, |p| contains(p, dst))
+            && m.l4.map_or(true, |x| x == l4)
+            && m.dport.is_none()
+            && m.set.is_none()
+            && m.string.is_none()
+    }
+
+    #[test]
+    fn fillers_never_match_and_match_rules_do() {
+        for model in Model::ALL.into_iter().filter(|m| *m != Model::Import) {
+            for ip in [Ip::V4, Ip::V6] {
+                for chain in [Chain::Forward, Chain::Input] {
+                    let s = ModelSpec {
+                        chain,
+                        ip,
+                        ..spec(model, 2000)
+                    };
+                    let a = addressing(ip, 3);
+                    let rs = generate(&s, &a).unwrap();
+                    assert!(!rs.description.is_empty() && !rs.description.contains('\n'));
+                    let mut traffic: Vec<Packet> =
+                        a.clients.iter().map(|c| (*c, a.server, L4::Udp)).collect();
+                    if chain == Chain::Forward {
+                        traffic.extend(a.clients.iter().map(|c| (a.server, *c, L4::Udp)));
+                    }
+                    for r in &rs.rules {
+                        let n = traffic.iter().filter(|p| hits(&r.m, **p)).count();
+                        match r.role {
+                            Role::Filler => assert_eq!(n, 0, "{model} {ip:?} {chain}: {r:?}"),
+                            Role::Match => assert!(n > 0, "{model} {ip:?} {chain}: {r:?}"),
+                            _ => {}
+                        }
+                        if r.role == Role::Filler {
+                            if let Some(src) = r.m.src {
+                                assert!(!contains(a.client_net, src.addr));
+                                assert!(!contains(a.server_net, src.addr));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn linear_positions() {
+        let a = addressing(Ip::V4, 1);
+        let roles = |position| -> Vec<Role> {
+            let s = ModelSpec {
+                position,
+                ..spec(Model::Linear, 4)
+            };
+            generate(&s, &a)
+                .unwrap()
+                .rules
+                .iter()
+                .map(|r| r.role)
+                .collect()
+        };
+        use Role::{Filler as F, Match as M};
+        assert_eq!(roles(Position::First), [M, F, F, F, F]);
+        assert_eq!(roles(Position::Middle), [F, F, M, F, F]);
+        assert_eq!(roles(Position::Last), [F, F, F, F, M]);
+        assert_eq!(roles(Position::None), [F, F, F, F]);
+    }
+
+    #[test]
+    fn seed000_rules_per_client_and_chain() {
+        let a = addressing(Ip::V6, 3);
+        let rs = generate(
+            &ModelSpec {
+                ip: Ip::V6,
+                ..spec(Model::Seed000F4, 0)
+            },
+            &a,
+        )
+        .unwrap();
+        let on = |h| rs.rules.iter().filter(|r| r.hook == h).count();
+        assert_eq!(
+            (on(Hook::ManglePrerouting), on(Hook::FilterForward)),
+            (6, 6)
+        );
+        assert_eq!(rs.policy(Hook::FilterForward), Policy::Drop);
+        assert_eq!(rs.rules[0].action, Action::Mark(1));
+        assert_eq!(rs.rules[5].action, Action::Mark(3));
+        let s = ModelSpec {
+            ip: Ip::V6,
+            chain: Chain::Input,
+            ..spec(Model::Seed000F4, 0)
+        };
+        let rs = generate(&s, &a).unwrap();
+        let on = |h| rs.rules.iter().filter(|r| r.hook == h).count();
+        assert_eq!((on(Hook::ManglePrerouting), on(Hook::FilterInput)), (3, 4));
+        let guard = rs
+            .rules
+            .iter()
+            .find(|r| r.hook == Hook::FilterInput)
+            .unwrap();
+        assert_eq!((guard.role, guard.m.l4), (Role::Guard, Some(L4::Icmpv6)));
+        assert!(rs.description.contains("output"), "{}", rs.description);
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        let a = addressing(Ip::V4, 1);
+        let e = generate(&spec(Model::Import, 0), &a).unwrap_err();
+        assert_eq!(e.to_string(), "model import needs --import FILE");
+        let v6 = ModelSpec {
+            ip: Ip::V6,
+            ..spec(Model::Linear, 1)
+        };
+        assert!(generate(&v6, &a)
+            .unwrap_err()
+            .to_string()
+            .contains("not IPv6"));
+        let icmp = ModelSpec {
+            l4: L4::Icmpv6,
+            ..spec(Model::Linear, 1)
+        };
+        assert!(generate(&icmp, &a).is_err());
+        assert!(generate(&spec(Model::Seed000F2, 0), &addressing(Ip::V4, 0)).is_err());
+        let rs = generate(&spec(Model::StringKmp, 0), &a).unwrap();
+        assert_eq!(rs.rules.len(), 1, "string models have at least one rule");
+    }
+}

@@ -1,0 +1,295 @@
+//! Snapshot tests: every engine × model (and a few variants and imported files)
+//! rendered, compared with `tests/snapshots/<engine>__<case>.txt`.
+//!
+//! A snapshot holds the rule set's description, the dry-run text
+//! ([`Rendered::to_text`]), the removal batches and the chain layout; a combination
+//! the engine cannot express holds the error message instead.
+//! `UPDATE_SNAPSHOTS=1 cargo test -p firewall --test snapshots` rewrites them.
+
+use firewall::import;
+use firewall::models::{self, Addressing, Chain, Model, ModelSpec, Position};
+use firewall::render::{self, Rendered};
+use firewall::{Engine, Ip, Prefix, RuleSet, L4};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+const ENGINES: [Engine; 7] = [
+    Engine::None,
+    Engine::Nft,
+    Engine::NftSet,
+    Engine::IptablesLegacy,
+    Engine::IptablesNft,
+    Engine::IpsetLegacy,
+    Engine::IpsetNft,
+];
+
+/// The testbed's addresses for two clients.
+fn addressing(ip: Ip) -> Addressing {
+    let a = |s: &str| -> IpAddr { s.parse().expect("literal address") };
+    let p = |s: &str, len| Prefix { addr: a(s), len };
+    match ip {
+        Ip::V4 => Addressing {
+            clients: vec![a("198.18.1.1"), a("198.18.1.2")],
+            client_net: p("198.18.0.0", 16),
+            server: a("198.19.0.2"),
+            server_net: p("198.19.0.0", 16),
+        },
+        Ip::V6 => Addressing {
+            clients: vec![a("2001:2:0:1::c:1"), a("2001:2:0:1::c:2")],
+            client_net: p("2001:2:0:1::", 64),
+            server: a("2001:2:0:2::2"),
+            server_net: p("2001:2:0:2::", 64),
+        },
+    }
+}
+
+/// The base case: count 3, udp, forward, IPv4, match last.
+fn spec(model: Model) -> ModelSpec {
+    ModelSpec {
+        model,
+        count: 3,
+        position: Position::Last,
+        chain: Chain::Forward,
+        l4: L4::Udp,
+        ip: Ip::V4,
+    }
+}
+
+/// (case name, rule set) of every snapshot case.
+fn cases() -> Vec<(String, RuleSet)> {
+    let gen = |s: &ModelSpec| models::generate(s, &addressing(s.ip)).expect("model generates");
+    let mut out = vec![];
+    for model in Model::ALL.into_iter().filter(|m| *m != Model::Import) {
+        out.push((model.to_string(), gen(&spec(model))));
+    }
+    let variants: Vec<(&str, ModelSpec)> = vec![
+        (
+            "linear-first",
+            ModelSpec {
+                position: Position::First,
+                ..spec(Model::Linear)
+            },
+        ),
+        (
+            "linear-middle",
+            ModelSpec {
+                position: Position::Middle,
+                ..spec(Model::Linear)
+            },
+        ),
+        (
+            "linear-none",
+            ModelSpec {
+                position: Position::None,
+                ..spec(Model::Linear)
+            },
+        ),
+        (
+            "linear-v6",
+            ModelSpec {
+                ip: Ip::V6,
+                ..spec(Model::Linear)
+            },
+        ),
+        (
+            "linear-tcp-input",
+            ModelSpec {
+                l4: L4::Tcp,
+                chain: Chain::Input,
+                ..spec(Model::Linear)
+            },
+        ),
+        (
+            "seed000-f2-input",
+            ModelSpec {
+                chain: Chain::Input,
+                ..spec(Model::Seed000F2)
+            },
+        ),
+        (
+            "seed000-f2-v6-input",
+            ModelSpec {
+                chain: Chain::Input,
+                ip: Ip::V6,
+                ..spec(Model::Seed000F2)
+            },
+        ),
+        (
+            "seed000-f2-v6",
+            ModelSpec {
+                ip: Ip::V6,
+                ..spec(Model::Seed000F2)
+            },
+        ),
+        (
+            "seed000-f4-input",
+            ModelSpec {
+                chain: Chain::Input,
+                ..spec(Model::Seed000F4)
+            },
+        ),
+        (
+            "seed000-f4-v6",
+            ModelSpec {
+                ip: Ip::V6,
+                ..spec(Model::Seed000F4)
+            },
+        ),
+        (
+            "notrack-v6",
+            ModelSpec {
+                ip: Ip::V6,
+                ..spec(Model::Notrack)
+            },
+        ),
+        (
+            "raw-filler-v6-sctp",
+            ModelSpec {
+                ip: Ip::V6,
+                l4: L4::Sctp,
+                ..spec(Model::RawFiller)
+            },
+        ),
+        (
+            "hashlimit-v6",
+            ModelSpec {
+                ip: Ip::V6,
+                ..spec(Model::Hashlimit)
+            },
+        ),
+        (
+            "hashlimit-input",
+            ModelSpec {
+                chain: Chain::Input,
+                ..spec(Model::Hashlimit)
+            },
+        ),
+        (
+            "string-kmp-input",
+            ModelSpec {
+                chain: Chain::Input,
+                ..spec(Model::StringKmp)
+            },
+        ),
+    ];
+    for (name, s) in variants {
+        out.push((name.to_string(), gen(&s)));
+    }
+    for (name, file) in [
+        ("import-iptables", "iptables-save.txt"),
+        ("import-nft", "nft-ruleset.nft"),
+    ] {
+        let path = dir("fixtures").join(file);
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let imported = import::import(file, &text, Ip::V4).expect("fixture imports");
+        let rs = RuleSet {
+            description: format!("imported from {file}"),
+            raw: Some(imported),
+            ..RuleSet::empty(Ip::V4)
+        };
+        out.push((name.to_string(), rs));
+    }
+    out
+}
+
+fn dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name)
+}
+
+/// What a snapshot file holds.
+fn snapshot(rs: &RuleSet, r: &Result<Rendered, render::RenderError>) -> String {
+    let mut s = format!("# rule set: {}\n", rs.description);
+    match r {
+        Err(e) => s += &format!("# error: {e}\n"),
+        Ok(r) => {
+            s += &r.to_text();
+            s += "# removal:\n";
+            for b in &r.remove {
+                s += &format!("# {} <<'EOF'\n{}EOF\n", b.tool.argv().join(" "), b.text);
+            }
+            for c in &r.layout {
+                let roles: Vec<String> = c
+                    .roles
+                    .iter()
+                    .map(|r| format!("{r:?}").to_lowercase())
+                    .collect();
+                s += &format!("# layout {:?}: {}\n", c.hook, roles.join(" "));
+            }
+        }
+    }
+    s
+}
+
+/// Every dotted quad in a text must be a benchmark, documentation or mask address.
+fn check_addresses(name: &str, text: &str) {
+    for word in text.split(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        let parts: Vec<&str> = word.split('.').collect();
+        if parts.len() != 4 || parts.iter().any(|p| p.parse::<u8>().is_err()) {
+            continue;
+        }
+        let o: Vec<u8> = parts.iter().map(|p| p.parse().unwrap_or(0)).collect();
+        let ok = matches!(
+            o[..],
+            [198, 18 | 19, _, _]
+                | [192, 0, 2, _]
+                | [198, 51, 100, _]
+                | [203, 0, 113, _]
+                | [255, ..]
+        );
+        assert!(ok, "{name}: address {word} outside the allowed ranges");
+    }
+}
+
+#[test]
+fn every_engine_and_model_matches_its_snapshot() {
+    let update = std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
+    let snapdir = dir("snapshots");
+    let mut expected_files = vec![];
+    let mut failures = vec![];
+    for (case, rs) in cases() {
+        for engine in ENGINES {
+            let file = format!("{engine}__{case}.txt");
+            let got = snapshot(&rs, &render::render(&rs, engine));
+            check_addresses(&file, &got);
+            let path = snapdir.join(&file);
+            expected_files.push(file.clone());
+            if update {
+                std::fs::write(&path, &got).expect("write snapshot");
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(want) if want == got => {}
+                Ok(want) => {
+                    let line = want.lines().zip(got.lines()).position(|(a, b)| a != b);
+                    let n = line.unwrap_or(want.lines().count().min(got.lines().count()));
+                    failures.push(format!(
+                        "{file}: differs at line {}:\n  want: {:?}\n  got:  {:?}",
+                        n + 1,
+                        want.lines().nth(n).unwrap_or("<end>"),
+                        got.lines().nth(n).unwrap_or("<end>")
+                    ));
+                }
+                Err(e) => failures.push(format!("{file}: {e} (run with UPDATE_SNAPSHOTS=1)")),
+            }
+        }
+    }
+    // Snapshots of cases that no longer exist.
+    for entry in std::fs::read_dir(&snapdir).expect("snapshot dir") {
+        let name = entry
+            .expect("dir entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if !expected_files.contains(&name) {
+            failures.push(format!("{name}: stale snapshot (no such case)"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} snapshot(s) differ (UPDATE_SNAPSHOTS=1 rewrites them after review):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

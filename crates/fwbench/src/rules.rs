@@ -1,0 +1,146 @@
+//! From trial parameters to the rendered rule set the gateway installs: the testbed's
+//! addresses, the model generator, the import file, the engine's renderer. Also the
+//! pre-flight checks run before anything is built (bad input → exit 2, gateway unchanged).
+
+use crate::testbed::{addr, Topology};
+use crate::trial::EchoParams;
+use firewall::install;
+use firewall::models::{Addressing, Chain, Model, ModelSpec};
+use firewall::render::{self, Backend, Rendered, Tool};
+use firewall::{Engine, Ip, Prefix, RuleSet};
+use proto::Family;
+
+/// The testbed's addresses for `n` clients.
+pub fn addressing(family: Family, n: u32) -> Addressing {
+    // INVARIANT: literal addresses.
+    let p = |a: &str, len| Prefix {
+        addr: a.parse().expect("literal address"),
+        len,
+    };
+    let (client_net, server_net) = match family {
+        Family::V4 => (p("198.18.0.0", 16), p("198.19.0.0", 16)),
+        Family::V6 => (p("2001:2:0:1::", 64), p("2001:2:0:2::", 64)),
+    };
+    Addressing {
+        clients: (1..=n).map(|i| addr::client(family, i)).collect(),
+        client_net,
+        server: addr::server(family),
+        server_net,
+    }
+}
+
+pub fn chain_of(t: Topology) -> Chain {
+    match t {
+        Topology::Input => Chain::Input,
+        _ => Chain::Forward,
+    }
+}
+
+/// What the gateway is asked to install: compact (a model spec and the addresses,
+/// or an imported file's text), rendered where it is installed. The controller renders
+/// the same request for dry runs and pre-flight checks; rendering is deterministic.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RuleRequest {
+    pub engine: Engine,
+    pub ip: Ip,
+    pub spec: Option<ModelSpec>,
+    pub addressing: Option<firewall::models::Addressing>,
+    pub imported: Option<firewall::import::Imported>,
+}
+
+impl RuleRequest {
+    pub fn render(&self) -> Result<Rendered, String> {
+        let rs: RuleSet = match (&self.imported, &self.spec, &self.addressing) {
+            (Some(imp), _, _) => RuleSet {
+                description: format!("imported from {}", imp.source),
+                raw: Some(imp.clone()),
+                ..RuleSet::empty(self.ip)
+            },
+            (None, Some(spec), Some(a)) => {
+                firewall::models::generate(spec, a).map_err(|e| e.to_string())?
+            }
+            _ => return Err("rule request names neither a model nor an import".into()),
+        };
+        render::render(&rs, self.engine).map_err(|e| e.to_string())
+    }
+}
+
+/// The rule request of a trial (`None` for engine none). Errors are bad input.
+pub fn request(p: &EchoParams) -> Result<Option<RuleRequest>, String> {
+    if p.engine == Engine::None {
+        return Ok(None);
+    }
+    if p.topology == Topology::Direct {
+        return Err(format!(
+            "engine {} needs a gateway, but topology direct has none (use forward or input)",
+            p.engine
+        ));
+    }
+    let ip = Ip::from(p.family);
+    let mut req = RuleRequest {
+        engine: p.engine,
+        ip,
+        spec: None,
+        addressing: None,
+        imported: None,
+    };
+    if p.model == Model::Import {
+        let path = p.import.as_deref().ok_or(
+            "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
+        )?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("--import {path}: {e}"))?;
+        req.imported = Some(firewall::import::import(path, &text, ip)?);
+    } else {
+        req.spec = Some(ModelSpec {
+            model: p.model,
+            count: p.rules,
+            position: p.position,
+            chain: chain_of(p.topology),
+            l4: p.proto.into(),
+            ip,
+        });
+        req.addressing = Some(addressing(p.family, p.clients));
+    }
+    Ok(Some(req))
+}
+
+/// Build and render the rule set of a trial (`None` for engine none).
+pub fn build(p: &EchoParams) -> Result<Option<Rendered>, String> {
+    request(p)?.map(|r| r.render()).transpose()
+}
+
+/// Before any testbed exists: the engine's tools are installed, and an import file
+/// passes the engine's own check (its error names the file and line).
+pub fn preflight(p: &EchoParams, r: &Rendered) -> Result<(), String> {
+    install::check_tools(r).map_err(|e| e.to_string())?;
+    if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
+        let check: Vec<String> = match raw.tool {
+            Tool::Nft => vec!["nft".into(), "-c".into(), "-f".into(), path.clone()],
+            Tool::IptablesRestore { v6, backend } => {
+                let prog = match (v6, backend) {
+                    (false, Backend::Legacy) => "iptables-legacy-restore",
+                    (true, Backend::Legacy) => "ip6tables-legacy-restore",
+                    (false, Backend::Nft) => "iptables-nft-restore",
+                    (true, Backend::Nft) => "ip6tables-nft-restore",
+                };
+                vec![prog.into(), "--test".into(), path.clone()]
+            }
+            Tool::IpsetRestore => vec![],
+        };
+        if !check.is_empty() {
+            // Check mode parses and validates only; it changes no firewall state.
+            let o = std::process::Command::new(&check[0])
+                .args(&check[1..])
+                .output()
+                .map_err(|e| format!("running {}: {e}", check[0]))?;
+            if !o.status.success() {
+                return Err(format!(
+                    "--import {path}: {} rejects it:\n{}",
+                    check[0],
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
