@@ -34,7 +34,6 @@ const MAX_CHAIN_NAME: usize = 28;
 /// `COMMIT`; `nft list ruleset` output has `table … {` blocks.
 pub fn detect(text: &str) -> Option<ImportFormat> {
     let mut star = false;
-    let mut commit = false;
     let mut nft = false;
     for line in text.lines().map(str::trim) {
         if line.len() > 1
@@ -44,13 +43,12 @@ pub fn detect(text: &str) -> Option<ImportFormat> {
                 .all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             star = true;
-        } else if line == "COMMIT" {
-            commit = true;
         } else if line.starts_with("table ") && line.ends_with('{') {
             nft = true;
         }
     }
-    if star && commit {
+    // A `*table` line is iptables-save; a missing COMMIT is then the parser's to report.
+    if star {
         Some(ImportFormat::IptablesSave)
     } else if nft {
         Some(ImportFormat::Nft)
@@ -422,9 +420,11 @@ fn import_nft(source: &str, text: &str, ip: Ip) -> Result<Imported, String> {
                 let family = match ws[..] {
                     ["table", _, "{"] => "ip",
                     ["table", family, _, "{"] => family,
-                    _ => return err(format!(
+                    _ => {
+                        return err(format!(
                         "`{line}` not understood (expected `table FAMILY NAME {{` on its own line)"
-                    )),
+                    ))
+                    }
                 };
                 tables += 1;
                 if tables > 1 {

@@ -769,9 +769,9 @@ mod tests {
     /// name, its payload never holds a `fwbench-nomatch-*` string, and a rate limit
     /// lets some of it through.
     fn hits(m: &Match, (src, dst, l4): Packet) -> bool {
-        m.src.map_or(true, |p| contains(p, src))
-            && m.dst.map_or(true, |p| contains(p, dst))
-            && m.l4.map_or(true, |x| x == l4)
+        m.src.is_none_or(|p| contains(p, src))
+            && m.dst.is_none_or(|p| contains(p, dst))
+            && m.l4.is_none_or(|x| x == l4)
             && m.dport.is_none()
             && m.set.is_none()
             && m.string.is_none()
