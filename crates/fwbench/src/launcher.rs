@@ -150,6 +150,14 @@ impl Agent {
         Ok(reply)
     }
 
+    /// `Some(status)` if the agent process has exited.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(s)) => Some(s.to_string()),
+            _ => None,
+        }
+    }
+
     /// Ask the agent to undo its setup and exit; kill it (by its PID) if it will not.
     pub fn teardown(mut self) -> Result<()> {
         let res = if self.phase == ControllerPhase::Closed {

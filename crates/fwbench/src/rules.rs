@@ -6,7 +6,7 @@ use crate::testbed::{addr, Topology};
 use crate::trial::EchoParams;
 use firewall::install;
 use firewall::models::{Addressing, Chain, Model, ModelSpec};
-use firewall::render::{self, Backend, Rendered, Tool};
+use firewall::render::{self, Rendered, Tool};
 use firewall::{Engine, Ip, Prefix, RuleSet};
 use proto::Family;
 
@@ -114,17 +114,11 @@ pub fn build(p: &EchoParams) -> Result<Option<Rendered>, String> {
 pub fn preflight(p: &EchoParams, r: &Rendered) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
+        // Check mode of the same program that will apply the batch.
+        let prog = raw.tool.argv()[0].to_string();
         let check: Vec<String> = match raw.tool {
-            Tool::Nft => vec!["nft".into(), "-c".into(), "-f".into(), path.clone()],
-            Tool::IptablesRestore { v6, backend } => {
-                let prog = match (v6, backend) {
-                    (false, Backend::Legacy) => "iptables-legacy-restore",
-                    (true, Backend::Legacy) => "ip6tables-legacy-restore",
-                    (false, Backend::Nft) => "iptables-nft-restore",
-                    (true, Backend::Nft) => "ip6tables-nft-restore",
-                };
-                vec![prog.into(), "--test".into(), path.clone()]
-            }
+            Tool::Nft => vec![prog, "-c".into(), "-f".into(), path.clone()],
+            Tool::IptablesRestore { .. } => vec![prog, "--test".into(), path.clone()],
             Tool::IpsetRestore => vec![],
         };
         if !check.is_empty() {

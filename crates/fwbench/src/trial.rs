@@ -340,6 +340,11 @@ fn drive(
         if stop.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
+        for a in agents.iter_mut() {
+            if let Some(status) = a.exited() {
+                bail!("{} agent exited during the trial ({status})", a.role);
+            }
+        }
         std::thread::sleep((dur - t0.elapsed().min(dur)).min(Duration::from_millis(50)));
     }
     // Stop the traffic source first, then the sink, then the gateway.

@@ -851,3 +851,59 @@ fn import_iptables_save_and_nft_files_run() {
         "{left}"
     );
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn crash_marker_lets_the_next_run_clean_up() {
+    let tb = TestbedGuard::up("forward");
+    let ns = gw_ns(&tb);
+    let child = Command::new(bin())
+        .args([
+            "echo",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "-t",
+            "30",
+            "--engine",
+            "nft",
+            "--rules",
+            "50",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
+        "rules never installed"
+    );
+    // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
+    for pid in pids_in(&ns) {
+        Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "a trial whose gateway died is not ok"
+    );
+    assert!(
+        fwbench_state(&ns).contains("table inet fwbench"),
+        "expected leftovers after the crash"
+    );
+    // The next trial's gateway finds the marker and removes them first.
+    let v = echo_json(
+        &tb.name,
+        &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    let left = fwbench_state(&ns);
+    assert!(
+        !left.contains("fwbench") && !left.contains("FWBENCH"),
+        "left: {left}"
+    );
+}
