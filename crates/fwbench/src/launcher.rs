@@ -59,7 +59,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 impl Agent {
     /// Start an agent and exchange hellos.
     pub fn spawn(launcher: &Launcher, role: &'static str, cpus: Option<&str>) -> Result<Agent> {
-        let exe = std::env::current_exe().context("locating the fwbench executable")?;
+        let exe = self_exe();
         let mut cmd = Command::new(&launcher.prefix[0]);
         cmd.args(&launcher.prefix[1..]).arg(exe).arg("agent");
         if let Some(c) = cpus {
@@ -196,6 +196,13 @@ impl Drop for Agent {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The running fwbench binary, for starting agents and helpers. `/proc/PID/exe`
+/// keeps pointing at this very binary even if the file is replaced (an upgrade or a
+/// rebuild during a long run), so every agent of a run runs the same code.
+pub fn self_exe() -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("/proc/{}/exe", std::process::id()))
 }
 
 fn read_frames(mut r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {

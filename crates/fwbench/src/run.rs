@@ -253,6 +253,10 @@ fn preflight(trials: &[EchoParams]) -> Result<()> {
     Ok(())
 }
 
+/// A run stops after this many failed trials in a row: something is broken, and
+/// thousands of identical failures help no one.
+const MAX_FAILED_IN_A_ROW: usize = 10;
+
 /// `fwbench run [SCENARIO]`.
 pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let (file, text) = match &args.scenario {
@@ -301,6 +305,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut interrupted = false;
+    let mut gave_up = false;
+    let mut failed_in_a_row = 0;
     let n = plan.trials.len();
     for (i, t) in plan.trials.iter().enumerate() {
         if INTERRUPTED.load(Ordering::SeqCst) {
@@ -335,7 +341,17 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             .insert_trial(&record(run_id, t, &outcome))
             .context("storing the trial")?;
         eprintln!("    {}", output::outcome_line(&outcome));
+        failed_in_a_row = if outcome.status == Status::Failed {
+            failed_in_a_row + 1
+        } else {
+            0
+        };
         rows.push((t.clone(), outcome));
+        if failed_in_a_row >= MAX_FAILED_IN_A_ROW {
+            eprintln!("fwbench: {MAX_FAILED_IN_A_ROW} trials in a row failed; stopping the run (the errors are in the summary)");
+            gave_up = true;
+            break;
+        }
     }
     drop(testbeds);
     let status = if interrupted {

@@ -426,8 +426,7 @@ impl Drop for EphemeralTestbed {
 
 fn spawn_reaper(name: &str) -> Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().context("locating the fwbench executable")?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(crate::launcher::self_exe());
     cmd.args(["testbed", "reap", "--name", name])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
