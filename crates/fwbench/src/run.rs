@@ -356,6 +356,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     drop(testbeds);
     let status = if interrupted {
         "interrupted"
+    } else if gave_up {
+        "failed"
     } else {
         "complete"
     };
