@@ -30,8 +30,8 @@ use std::fmt::Write as _;
 /// iptables' longest chain name.
 const MAX_CHAIN_NAME: usize = 28;
 
-/// Which kind of file this is: `iptables-save` output has `*table` lines and
-/// `COMMIT`; `nft list ruleset` output has `table … {` blocks.
+/// Which kind of file this is: `iptables-save` output has `*table` lines (and
+/// `COMMIT`, which the parser checks); `nft list ruleset` output has `table … {` blocks.
 pub fn detect(text: &str) -> Option<ImportFormat> {
     let mut star = false;
     let mut nft = false;

@@ -62,117 +62,52 @@ fn cases() -> Vec<(String, RuleSet)> {
     for model in Model::ALL.into_iter().filter(|m| *m != Model::Import) {
         out.push((model.to_string(), gen(&spec(model))));
     }
-    let variants: Vec<(&str, ModelSpec)> = vec![
-        (
-            "linear-first",
-            ModelSpec {
-                position: Position::First,
-                ..spec(Model::Linear)
-            },
-        ),
-        (
-            "linear-middle",
-            ModelSpec {
-                position: Position::Middle,
-                ..spec(Model::Linear)
-            },
-        ),
-        (
-            "linear-none",
-            ModelSpec {
-                position: Position::None,
-                ..spec(Model::Linear)
-            },
-        ),
-        (
-            "linear-v6",
-            ModelSpec {
-                ip: Ip::V6,
-                ..spec(Model::Linear)
-            },
-        ),
-        (
-            "linear-tcp-input",
-            ModelSpec {
-                l4: L4::Tcp,
-                chain: Chain::Input,
-                ..spec(Model::Linear)
-            },
-        ),
-        (
-            "seed000-f2-input",
-            ModelSpec {
-                chain: Chain::Input,
-                ..spec(Model::Seed000F2)
-            },
-        ),
-        (
-            "seed000-f2-v6-input",
-            ModelSpec {
-                chain: Chain::Input,
-                ip: Ip::V6,
-                ..spec(Model::Seed000F2)
-            },
-        ),
-        (
-            "seed000-f2-v6",
-            ModelSpec {
-                ip: Ip::V6,
-                ..spec(Model::Seed000F2)
-            },
-        ),
-        (
-            "seed000-f4-input",
-            ModelSpec {
-                chain: Chain::Input,
-                ..spec(Model::Seed000F4)
-            },
-        ),
-        (
-            "seed000-f4-v6",
-            ModelSpec {
-                ip: Ip::V6,
-                ..spec(Model::Seed000F4)
-            },
-        ),
-        (
-            "notrack-v6",
-            ModelSpec {
-                ip: Ip::V6,
-                ..spec(Model::Notrack)
-            },
-        ),
-        (
-            "raw-filler-v6-sctp",
-            ModelSpec {
-                ip: Ip::V6,
-                l4: L4::Sctp,
-                ..spec(Model::RawFiller)
-            },
-        ),
-        (
-            "hashlimit-v6",
-            ModelSpec {
-                ip: Ip::V6,
-                ..spec(Model::Hashlimit)
-            },
-        ),
-        (
-            "hashlimit-input",
-            ModelSpec {
-                chain: Chain::Input,
-                ..spec(Model::Hashlimit)
-            },
-        ),
-        (
-            "string-kmp-input",
-            ModelSpec {
-                chain: Chain::Input,
-                ..spec(Model::StringKmp)
-            },
-        ),
+    // (case, model, change to the base case)
+    type Change = fn(&mut ModelSpec);
+    let variants: [(&str, Model, Change); 16] = [
+        ("linear-first", Model::Linear, |s| {
+            s.position = Position::First
+        }),
+        ("linear-middle", Model::Linear, |s| {
+            s.position = Position::Middle
+        }),
+        ("linear-none", Model::Linear, |s| {
+            s.position = Position::None
+        }),
+        ("linear-v6", Model::Linear, |s| s.ip = Ip::V6),
+        ("linear-tcp-input", Model::Linear, |s| {
+            s.l4 = L4::Tcp;
+            s.chain = Chain::Input;
+        }),
+        ("seed000-f2-input", Model::Seed000F2, |s| {
+            s.chain = Chain::Input
+        }),
+        ("seed000-f2-v6-input", Model::Seed000F2, |s| {
+            s.chain = Chain::Input;
+            s.ip = Ip::V6;
+        }),
+        ("seed000-f2-v6", Model::Seed000F2, |s| s.ip = Ip::V6),
+        ("seed000-f4-input", Model::Seed000F4, |s| {
+            s.chain = Chain::Input
+        }),
+        ("seed000-f4-v6", Model::Seed000F4, |s| s.ip = Ip::V6),
+        ("notrack-v6", Model::Notrack, |s| s.ip = Ip::V6),
+        ("notrack-input", Model::Notrack, |s| s.chain = Chain::Input),
+        ("raw-filler-v6-sctp", Model::RawFiller, |s| {
+            s.ip = Ip::V6;
+            s.l4 = L4::Sctp;
+        }),
+        ("hashlimit-v6", Model::Hashlimit, |s| s.ip = Ip::V6),
+        ("hashlimit-input", Model::Hashlimit, |s| {
+            s.chain = Chain::Input
+        }),
+        ("string-kmp-input", Model::StringKmp, |s| {
+            s.chain = Chain::Input
+        }),
     ];
-    for (name, s) in variants {
+    for (name, model, change) in variants {
+        let mut s = spec(model);
+        change(&mut s);
         out.push((name.to_string(), gen(&s)));
     }
     for (name, file) in [
