@@ -130,7 +130,7 @@ pub struct FirewallArgs {
     #[arg(long, value_parser = model)]
     pub model: Option<firewall::models::Model>,
     /// Number of non-matching filler rules (linear, raw-filler) or string rules
-    #[arg(long, default_value = "0", value_parser = rule_count)]
+    #[arg(long, default_value = "0", value_parser = rule_count, allow_hyphen_values = true)]
     pub rules: u32,
     /// Where the matching rule sits among the fillers: first, middle, last, none (policy decides)
     #[arg(long, default_value = "last", value_parser = position)]
@@ -218,7 +218,7 @@ enum RulesCmd {
         #[command(flatten)]
         fw: FirewallArgs,
         /// Alias of --rules
-        #[arg(long, value_parser = rule_count)]
+        #[arg(long, value_parser = rule_count, allow_hyphen_values = true)]
         count: Option<u32>,
         /// Clients the rule set is for (seed000 models: rules per client)
         #[arg(long, default_value = "5", value_parser = parse_clients)]
