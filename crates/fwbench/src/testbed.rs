@@ -237,10 +237,7 @@ impl Testbed {
         let mut script_s = String::new();
         match self.topology {
             Topology::Direct => {
-                ip(&[
-                    "-n", &c, "link", "add", "c0", "type", "veth", "peer", "name", "s0", "netns",
-                    &s,
-                ])?;
+                veth(&c, "c0", &s, "s0")?;
                 script_c += "link set c0 up\n\
                              addr add 198.18.0.2/16 dev c0\n\
                              addr add 2001:2:0:1::2/64 dev c0 nodad\n\
@@ -254,10 +251,7 @@ impl Testbed {
             }
             Topology::Forward | Topology::Input => {
                 let g = self.gateway_ns().expect("forward/input have a gateway");
-                ip(&[
-                    "-n", &c, "link", "add", "c0", "type", "veth", "peer", "name", "g0", "netns",
-                    &g,
-                ])?;
+                veth(&c, "c0", &g, "g0")?;
                 script_c += "link set c0 up\n\
                              addr add 198.18.0.2/16 dev c0\n\
                              addr add 2001:2:0:1::2/64 dev c0 nodad\n\
@@ -269,10 +263,7 @@ impl Testbed {
                      addr add 2001:2:0:1::1/64 dev g0 nodad\n",
                 );
                 if self.topology == Topology::Forward {
-                    ip(&[
-                        "-n", &g, "link", "add", "g1", "type", "veth", "peer", "name", "s0",
-                        "netns", &s,
-                    ])?;
+                    veth(&g, "g1", &s, "s0")?;
                     script_g += "link set g1 up\n\
                                  addr add 198.19.0.1/16 dev g1\n\
                                  addr add 2001:2:0:2::1/64 dev g1 nodad\n";
@@ -357,6 +348,14 @@ impl Testbed {
     pub fn server_addr(&self, family: Family) -> IpAddr {
         addr::server(family)
     }
+}
+
+/// A veth pair with one end in each namespace, created there (names never collide).
+fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<()> {
+    ip(&[
+        "-n", ns_a, "link", "add", a, "type", "veth", "peer", "name", b, "netns", ns_b,
+    ])
+    .map(|_| ())
 }
 
 /// Write sysctls inside a namespace.
