@@ -28,6 +28,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# Debian 12's own rustc is 1.63; fwbench needs 1.82 or newer (e.g. from rustup).
+need=82
+minor=$(rustc --version 2>/dev/null | sed -n 's/^rustc 1\.\([0-9]*\).*/\1/p')
+if [ -z "$minor" ] || [ "$minor" -lt "$need" ]; then
+  echo "setup.sh: fwbench needs Rust 1.$need or newer; found: $(rustc --version 2>/dev/null || echo none)." >&2
+  echo "setup.sh: install a current toolchain (https://rustup.rs) and rerun." >&2
+  exit 2
+fi
+
 echo "setup.sh: building fwbench (release)" >&2
 cargo build --release --locked -q 2>/dev/null || cargo build --release -q
 echo "setup.sh: ready: ./target/release/fwbench" >&2
