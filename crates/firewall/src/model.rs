@@ -34,6 +34,19 @@ pub const ENGINES: &[&str] = &[
     "ipset-nft",
 ];
 
+impl Engine {
+    /// Every engine, in the order of [`ENGINES`].
+    pub const ALL: [Engine; 7] = [
+        Engine::None,
+        Engine::Nft,
+        Engine::NftSet,
+        Engine::IptablesLegacy,
+        Engine::IptablesNft,
+        Engine::IpsetLegacy,
+        Engine::IpsetNft,
+    ];
+}
+
 impl std::str::FromStr for Engine {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

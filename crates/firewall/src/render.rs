@@ -927,15 +927,7 @@ mod tests {
         generate(&spec, &addressing(Ip::V4)).unwrap()
     }
 
-    const ALL: [Engine; 7] = [
-        Engine::None,
-        Engine::Nft,
-        Engine::NftSet,
-        Engine::IptablesLegacy,
-        Engine::IptablesNft,
-        Engine::IpsetLegacy,
-        Engine::IpsetNft,
-    ];
+    const ALL: [Engine; 7] = Engine::ALL;
 
     #[test]
     fn collapsed_set_has_exactly_count_elements() {

@@ -13,15 +13,7 @@ use firewall::{Engine, Ip, Prefix, RuleSet, L4};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-const ENGINES: [Engine; 7] = [
-    Engine::None,
-    Engine::Nft,
-    Engine::NftSet,
-    Engine::IptablesLegacy,
-    Engine::IptablesNft,
-    Engine::IpsetLegacy,
-    Engine::IpsetNft,
-];
+const ENGINES: [Engine; 7] = Engine::ALL;
 
 /// The testbed's addresses for two clients.
 fn addressing(ip: Ip) -> Addressing {
