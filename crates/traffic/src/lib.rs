@@ -9,6 +9,8 @@
 pub mod echo;
 pub mod frame;
 pub mod hist;
+pub mod packet;
+pub mod rawsock;
 pub mod rng;
 pub mod sys;
 pub mod validate;
