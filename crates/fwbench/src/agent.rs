@@ -11,6 +11,8 @@ use proto::{
 use std::io::{Read, Write};
 use std::sync::mpsc;
 use traffic::echo::{EchoClients, EchoServer};
+use traffic::ping::{PingClient, Reflector};
+use traffic::udp::{UdpSink, UdpSource};
 use traffic::TrafficError;
 
 /// What this agent has set up and must undo.
@@ -18,6 +20,10 @@ enum Role {
     Server(EchoServer),
     Client(EchoClients),
     Gateway(Gateway),
+    Source(UdpSource),
+    Sink(UdpSink),
+    Ping(PingClient),
+    Reflector(Reflector),
 }
 
 struct Gateway {
@@ -26,6 +32,8 @@ struct Gateway {
     in_force: Vec<(String, String)>,
     /// fwbench's rule set while it is installed.
     rules: Option<firewall::install::Installed>,
+    /// Interface counters at Start.
+    interfaces: Vec<proto::IfCounters>,
 }
 
 enum Input {
@@ -96,29 +104,46 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 }
             },
             ToAgent::Start => {
-                if let Some(Role::Client(c)) = role.as_mut() {
-                    c.start();
+                match role.as_mut() {
+                    Some(Role::Client(c)) => c.start(),
+                    Some(Role::Source(c)) => c.start(),
+                    Some(Role::Ping(c)) => c.start(),
+                    Some(Role::Gateway(g)) => g.interfaces = crate::probe::interfaces(),
+                    _ => {}
                 }
                 FromAgent::Started
             }
-            ToAgent::Stop => FromAgent::Results(match role.take() {
-                Some(Role::Client(c)) => RoleResults::EchoClient(c.stop()),
-                Some(Role::Server(s)) => RoleResults::EchoServer(s.stop()),
-                Some(Role::Gateway(mut g)) => {
-                    let firewall = g.rules.take().map(stop_rules);
-                    let r = RoleResults::Gateway(GatewayResults {
-                        sysctls: g.in_force.clone(),
-                        firewall,
-                    });
-                    role = Some(Role::Gateway(g)); // sysctls restored at teardown
-                    r
+            ToAgent::Stop => {
+                let traffic = |e: TrafficError| error(ErrorKind::Io, e.to_string());
+                let results = match role.take() {
+                    Some(Role::Client(c)) => Ok(RoleResults::EchoClient(c.stop())),
+                    Some(Role::Server(s)) => Ok(RoleResults::EchoServer(s.stop())),
+                    Some(Role::Source(s)) => s.stop().map(RoleResults::UdpSource).map_err(traffic),
+                    Some(Role::Sink(s)) => s.stop().map(RoleResults::UdpSink).map_err(traffic),
+                    Some(Role::Ping(s)) => s.stop().map(RoleResults::Ping).map_err(traffic),
+                    Some(Role::Reflector(s)) => Ok(RoleResults::Reflector(s.stop())),
+                    Some(Role::Gateway(mut g)) => {
+                        let interfaces = crate::probe::since(&crate::probe::interfaces(), &g.interfaces);
+                        let firewall = g.rules.take().map(stop_rules);
+                        let r = RoleResults::Gateway(GatewayResults {
+                            sysctls: g.in_force.clone(),
+                            firewall,
+                            interfaces,
+                        });
+                        role = Some(Role::Gateway(g)); // sysctls restored at teardown
+                        Ok(r)
+                    }
+                    None => Err(error(ErrorKind::Internal, "stop without a role".into())),
+                };
+                match results {
+                    Ok(r) => FromAgent::Results(r),
+                    Err(e) => {
+                        phase = next;
+                        send(e);
+                        continue;
+                    }
                 }
-                None => {
-                    phase = next;
-                    send(error(ErrorKind::Internal, "stop without a role".into()));
-                    continue;
-                }
-            }),
+            }
             ToAgent::Teardown => {
                 undo(role.take());
                 send(FromAgent::Done);
@@ -183,6 +208,10 @@ fn setup(spec: &RoleSpec) -> Result<Role, FromAgent> {
             .map(Role::Client)
             .map_err(traffic_err),
         RoleSpec::Gateway(g) => setup_gateway(g).map(Role::Gateway),
+        RoleSpec::UdpSource(s) => UdpSource::setup(s).map(Role::Source).map_err(traffic_err),
+        RoleSpec::UdpSink(s) => UdpSink::start(s).map(Role::Sink).map_err(traffic_err),
+        RoleSpec::Ping(s) => PingClient::setup(s).map(Role::Ping).map_err(traffic_err),
+        RoleSpec::Reflector(s) => Reflector::start(s).map(Role::Reflector).map_err(traffic_err),
     }
 }
 
@@ -258,6 +287,7 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
                 restore,
                 in_force: vec![],
                 rules: None,
+                interfaces: vec![],
             };
             undo(Some(Role::Gateway(g)));
             return Err(error(ErrorKind::Io, format!("setting {k}={v}: {e}")));
@@ -275,6 +305,7 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
         restore,
         in_force,
         rules: None,
+        interfaces: vec![],
     };
     if let Some(fw) = &spec.firewall {
         match install_rules(fw) {
@@ -292,6 +323,10 @@ fn undo(role: Option<Role>) {
     match role {
         Some(Role::Client(c)) => drop(c.stop()),
         Some(Role::Server(s)) => drop(s.stop()),
+        Some(Role::Source(s)) => drop(s.stop()),
+        Some(Role::Sink(s)) => drop(s.stop()),
+        Some(Role::Ping(s)) => drop(s.stop()),
+        Some(Role::Reflector(s)) => drop(s.stop()),
         Some(Role::Gateway(g)) => {
             if let Some(rules) = g.rules {
                 if let Err(e) = rules.remove() {

@@ -14,6 +14,7 @@ mod clock;
 mod hostinfo;
 mod launcher;
 mod output;
+mod probe;
 mod rules;
 mod run;
 mod scenario;

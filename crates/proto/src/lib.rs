@@ -11,11 +11,13 @@
 
 pub mod codec;
 pub mod msg;
+pub mod packet;
 pub mod phase;
 pub mod spec;
 
 pub use codec::{encode, CodecError, Decoder, MAX_FRAME_LEN};
 pub use msg::*;
+pub use packet::*;
 pub use phase::{AgentPhase, ControllerPhase, PhaseError};
 pub use spec::*;
 

@@ -207,6 +207,21 @@ pub struct GatewayResults {
     /// Rule set figures: engine, rules, elements, install_ms, remove_ms, verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firewall: Option<serde_json::Value>,
+    /// Interface counters of the gateway over the trial (Start to Stop).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<IfCounters>,
+}
+
+/// Packet counters of one interface over a trial (differences of /sys/class/net/*/statistics).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IfCounters {
+    pub name: String,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub rx_dropped: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub tx_dropped: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,4 +230,8 @@ pub enum RoleResults {
     EchoClient(EchoClientResults),
     EchoServer(EchoServerResults),
     Gateway(GatewayResults),
+    UdpSource(crate::packet::UdpSourceResults),
+    UdpSink(crate::packet::UdpSinkResults),
+    Ping(crate::packet::PingResults),
+    Reflector(crate::packet::ReflectorResults),
 }

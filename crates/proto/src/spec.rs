@@ -241,13 +241,17 @@ pub enum RoleSpec {
     EchoServer(EchoServerSpec),
     EchoClient(EchoClientSpec),
     Gateway(GatewaySpec),
+    UdpSource(crate::packet::UdpSourceSpec),
+    UdpSink(crate::packet::UdpSinkSpec),
+    Ping(crate::packet::PingSpec),
+    Reflector(crate::packet::ReflectorSpec),
 }
 
 impl RoleSpec {
     pub fn name(&self) -> &'static str {
         match self {
-            RoleSpec::EchoServer(_) => "server",
-            RoleSpec::EchoClient(_) => "client",
+            RoleSpec::EchoServer(_) | RoleSpec::UdpSink(_) | RoleSpec::Reflector(_) => "server",
+            RoleSpec::EchoClient(_) | RoleSpec::UdpSource(_) | RoleSpec::Ping(_) => "client",
             RoleSpec::Gateway(_) => "gateway",
         }
     }

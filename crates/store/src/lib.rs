@@ -12,6 +12,8 @@
 //!   `unavailable`), parameters and CPU placement (JSON), headline metrics as columns,
 //!   the gateway's rule set (engine, rules, set elements, install/remove time, verdict
 //!   check), full results (JSON).
+//! * version 2 adds packet-rate columns to `trials`: `offered_pps`, `sent_pps`,
+//!   `received_pps`, `loss_ratio`, `owd_p50_us`, `jitter_us`.
 //! * `echo_clients` — per client connection of an echo trial: counters at the four
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
@@ -20,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -127,6 +129,16 @@ CREATE TABLE echo_clients (
 CREATE INDEX trials_run ON trials(run_id);
 ";
 
+/// Version 2: packet-rate headline columns.
+const SCHEMA_V2: &str = "
+ALTER TABLE trials ADD COLUMN offered_pps REAL;
+ALTER TABLE trials ADD COLUMN sent_pps REAL;
+ALTER TABLE trials ADD COLUMN received_pps REAL;
+ALTER TABLE trials ADD COLUMN loss_ratio REAL;
+ALTER TABLE trials ADD COLUMN owd_p50_us REAL;
+ALTER TABLE trials ADD COLUMN jitter_us REAL;
+";
+
 /// Host metadata recorded once per run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Host {
@@ -163,6 +175,15 @@ pub struct Headline {
     pub validation_errors: Option<u64>,
     pub unsent: Option<u64>,
     pub lost: Option<u64>,
+    /// Packet-rate workloads: what the pacer scheduled, what the sender got out and
+    /// what arrived (at the sink, or at the gateway when there is none), per second.
+    pub offered_pps: Option<f64>,
+    pub sent_pps: Option<f64>,
+    pub received_pps: Option<f64>,
+    /// (sent − received) / sent.
+    pub loss_ratio: Option<f64>,
+    pub owd_p50_us: Option<f64>,
+    pub jitter_us: Option<f64>,
 }
 
 /// One echo client connection, both ends' counters.
@@ -284,6 +305,7 @@ impl Store {
                 source: e,
             })?;
             tx.execute_batch(SCHEMA_V1)
+                .and_then(|_| tx.execute_batch(SCHEMA_V2))
                 .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
                 .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
                 .and_then(|_| tx.commit())
@@ -303,6 +325,18 @@ impl Store {
             });
         } else if version < 1 {
             return Err(not_ours(format!("schema version {version} is unknown")));
+        } else if version == 1 {
+            let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite {
+                path: self.path.clone(),
+                source: e,
+            })?;
+            tx.execute_batch(SCHEMA_V2)
+                .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+                .and_then(|_| tx.commit())
+                .map_err(|e| StoreError::Sqlite {
+                    path: self.path.clone(),
+                    source: e,
+                })?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -370,9 +404,10 @@ impl Store {
                 params, placement, duration_s, throughput_bps, transactions_per_s,
                 rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
                 validation_errors, unsent, lost, engine, rules, set_elements, install_ms, remove_ms,
-                verdicts_ok, verdict_problems, results)
+                verdicts_ok, verdict_problems, results,
+                offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
             params![
                 t.run_id,
                 t.trial_key,
@@ -403,6 +438,12 @@ impl Store {
                 fw.and_then(|f| f.verdicts_ok),
                 fw.and_then(|f| f.verdict_problems.clone()),
                 t.results.to_string(),
+                h.offered_pps,
+                h.sent_pps,
+                h.received_pps,
+                h.loss_ratio,
+                h.owd_p50_us,
+                h.jitter_us,
             ],
         )
         .map_err(sql)?;
@@ -461,7 +502,8 @@ impl Store {
             .prepare(
                 "SELECT id, run_id, trial_key, rep, workload, status, error, params,
                     duration_s, throughput_bps, transactions_per_s, rtt_p50_us, rtt_p90_us,
-                    rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost
+                    rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost,
+                    offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us
                  FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
@@ -489,6 +531,12 @@ impl Store {
                         validation_errors: r.get::<_, Option<i64>>(16)?.map(|v| v as u64),
                         unsent: r.get::<_, Option<i64>>(17)?.map(|v| v as u64),
                         lost: r.get::<_, Option<i64>>(18)?.map(|v| v as u64),
+                        offered_pps: r.get(19)?,
+                        sent_pps: r.get(20)?,
+                        received_pps: r.get(21)?,
+                        loss_ratio: r.get(22)?,
+                        owd_p50_us: r.get(23)?,
+                        jitter_us: r.get(24)?,
                     },
                 })
             })
@@ -537,6 +585,7 @@ mod tests {
             headline: Headline {
                 throughput_bps: Some(1e6),
                 validation_errors: Some(0),
+                received_pps: Some(12_345.5),
                 ..Default::default()
             },
             results: serde_json::json!({}),
@@ -584,6 +633,27 @@ mod tests {
     }
 
     #[test]
+    fn version_1_files_are_migrated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("v1.db");
+        {
+            let c = Connection::open(&dir).unwrap();
+            c.execute_batch(SCHEMA_V1).unwrap();
+            c.pragma_update(None, "application_id", APPLICATION_ID).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+        }
+        let mut s = Store::open(&dir).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        s.insert_trial(&trial(run, "k")).unwrap();
+        assert_eq!(s.trials(None).unwrap()[0].headline.received_pps, Some(12_345.5));
+        let v: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+    }
+
+    #[test]
     fn foreign_files_refused() {
         let dir = tempfile::tempdir().unwrap();
         let text = dir.path().join("notes.txt");
@@ -610,7 +680,7 @@ mod tests {
             .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
             .unwrap();
         let e = Store::open(&p).err().unwrap();
-        assert!(matches!(e, StoreError::NewerSchema { found: 2, .. }), "{e}");
+        assert!(matches!(e, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1), "{e}");
         assert!(e.to_string().contains("upgrade fwbench"));
     }
 }

@@ -8,11 +8,17 @@
 
 pub mod echo;
 pub mod frame;
+pub mod gate;
 pub mod hist;
+pub mod pacer;
+pub mod ping;
 pub mod packet;
+pub mod probe;
+pub mod rawapi_stub;
 pub mod rawsock;
 pub mod rng;
 pub mod sys;
+pub mod udp;
 pub mod validate;
 
 use std::io;

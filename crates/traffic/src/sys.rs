@@ -291,3 +291,181 @@ mod tests {
         assert_eq!(out[0].0, 7);
     }
 }
+
+/// CLOCK_MONOTONIC in nanoseconds: one clock for every namespace of a host, so a
+/// sender's stamp and a receiver's clock are comparable on the local testbed.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Ask for 1 ns timer slack on the calling thread, so short sleeps of a pacer end
+/// on time instead of up to 50 µs late (the default slack).
+pub fn tight_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer argument and no pointers.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Raise a socket buffer beyond `net.core.{r,w}mem_max` (needs CAP_NET_ADMIN, which
+/// agents have); falls back to the unprivileged option.
+pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Result<()> {
+    let (force, plain) = if receive {
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF)
+    } else {
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF)
+    };
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    for opt in [force, plain] {
+        // SAFETY: passes a pointer to a live c_int and its exact size.
+        let r = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &v as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+    }
+    Err(io::Error::last_os_error())
+}
+
+/// Reusable sendmmsg(2) batch for a connected datagram socket.
+pub struct MmsgSend {
+    iov: Vec<libc::iovec>,
+    hdr: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the raw pointers inside are only set and used within `send`, which borrows
+// the buffers it points at for the duration of the call; between calls they dangle
+// harmlessly and are never dereferenced.
+unsafe impl Send for MmsgSend {}
+
+impl MmsgSend {
+    pub fn new(batch: usize) -> Self {
+        MmsgSend {
+            // SAFETY: iovec and mmsghdr are plain C structs; all-zero is a valid value.
+            iov: vec![unsafe { std::mem::zeroed() }; batch],
+            // SAFETY: as above.
+            hdr: vec![unsafe { std::mem::zeroed() }; batch],
+        }
+    }
+
+    /// Send `bufs` (at most the batch size) with one call; returns how many the kernel
+    /// took. EINTR is retried; other errors (ENOBUFS, ECONNREFUSED …) are returned.
+    pub fn send(&mut self, fd: &impl AsRawFd, bufs: &[&[u8]]) -> io::Result<usize> {
+        let n = bufs.len().min(self.hdr.len());
+        for i in 0..n {
+            self.iov[i] = libc::iovec {
+                iov_base: bufs[i].as_ptr() as *mut libc::c_void,
+                iov_len: bufs[i].len(),
+            };
+            let h = &mut self.hdr[i];
+            h.msg_hdr.msg_name = std::ptr::null_mut();
+            h.msg_hdr.msg_namelen = 0;
+            h.msg_hdr.msg_iov = &mut self.iov[i];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = std::ptr::null_mut();
+            h.msg_hdr.msg_controllen = 0;
+            h.msg_len = 0;
+        }
+        loop {
+            // SAFETY: `hdr[..n]` point at `iov[..n]`, which point at `bufs`, all alive
+            // and unmodified for the duration of the call; the kernel only reads them
+            // (and writes `msg_len`).
+            let r = unsafe {
+                libc::sendmmsg(fd.as_raw_fd(), self.hdr.as_mut_ptr(), n as libc::c_uint, 0)
+            };
+            if r >= 0 {
+                return Ok(r as usize);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// Reusable recvmmsg(2) batch: `batch` slots of `slot` bytes each.
+pub struct MmsgRecv {
+    buf: Vec<u8>,
+    slot: usize,
+    iov: Vec<libc::iovec>,
+    hdr: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the pointers inside point into `self.buf`, which moves with the struct
+// (a Vec's heap block does not move), and are re-set before every call.
+unsafe impl Send for MmsgRecv {}
+
+impl MmsgRecv {
+    pub fn new(batch: usize, slot: usize) -> Self {
+        MmsgRecv {
+            buf: vec![0; batch * slot],
+            slot,
+            // SAFETY: plain C structs; all-zero is a valid value.
+            iov: vec![unsafe { std::mem::zeroed() }; batch],
+            // SAFETY: as above.
+            hdr: vec![unsafe { std::mem::zeroed() }; batch],
+        }
+    }
+
+    /// Receive up to a batch; blocks until at least one datagram arrives or the
+    /// socket's receive timeout expires (then `Ok(0)`). Returns the count; read the
+    /// datagrams with `get`.
+    pub fn recv(&mut self, fd: &impl AsRawFd) -> io::Result<usize> {
+        let base = self.buf.as_mut_ptr();
+        for i in 0..self.hdr.len() {
+            self.iov[i] = libc::iovec {
+                // SAFETY: i * slot < buf.len(), so the offset stays inside the allocation.
+                iov_base: unsafe { base.add(i * self.slot) } as *mut libc::c_void,
+                iov_len: self.slot,
+            };
+            let h = &mut self.hdr[i];
+            h.msg_hdr.msg_name = std::ptr::null_mut();
+            h.msg_hdr.msg_namelen = 0;
+            h.msg_hdr.msg_iov = &mut self.iov[i];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = std::ptr::null_mut();
+            h.msg_hdr.msg_controllen = 0;
+            h.msg_hdr.msg_flags = 0;
+            h.msg_len = 0;
+        }
+        // SAFETY: every header points at its own `slot`-byte region of `buf`, alive and
+        // exclusively borrowed for the call. MSG_WAITFORONE: return once one arrived.
+        let r = unsafe {
+            libc::recvmmsg(
+                fd.as_raw_fd(),
+                self.hdr.as_mut_ptr(),
+                self.hdr.len() as libc::c_uint,
+                libc::MSG_WAITFORONE,
+                std::ptr::null_mut(),
+            )
+        };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted => {
+                Ok(0)
+            }
+            _ => Err(e),
+        }
+    }
+
+    /// Datagram `i` of the last `recv` (truncated to the slot size).
+    pub fn get(&self, i: usize) -> &[u8] {
+        let len = (self.hdr[i].msg_len as usize).min(self.slot);
+        &self.buf[i * self.slot..i * self.slot + len]
+    }
+}

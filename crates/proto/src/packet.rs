@@ -1,0 +1,405 @@
+//! Packet-rate workloads: UDP flood and paced flows (seeds 001, 002), ping (seed 003).
+//! Sizes, rates and the role specs and results that carry them.
+
+use crate::msg::{Counter, RttSummary};
+use crate::spec::{Family, ParseSpecError};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+/// Ethernet II header (14) plus frame check sequence (4): the L2 bytes RFC 2544
+/// frame sizes include on top of the IP packet.
+pub const ETH_OVERHEAD: u32 = 18;
+pub const UDP_HEADER: u32 = 8;
+/// Largest IP packet the testbed's veth links carry without fragmentation (MTU).
+pub const LINK_MTU: u32 = 1500;
+
+pub fn ip_header(family: Family) -> u32 {
+    match family {
+        Family::V4 => 20,
+        Family::V6 => 40,
+    }
+}
+
+/// Size of every packet of a packet-rate workload, as the user gave it.
+///
+/// * `Payload(n)`: UDP payload bytes — what iperf3 `-l` and the seeds' "128-byte UDP
+///   packets" mean. Written `128` or `payload:128`.
+/// * `Frame(n)`: Ethernet frame bytes including the 4-byte FCS, excluding preamble
+///   and inter-frame gap — RFC 2544's frame sizes (64, 128, 256, 512, 1024, 1280,
+///   1518). Written `frame:64` (or `64f`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PacketSize {
+    Payload(u32),
+    Frame(u32),
+}
+
+impl PacketSize {
+    /// UDP payload bytes for `family`, or why this size cannot be sent unfragmented.
+    pub fn payload(&self, family: Family) -> Result<u32, ParseSpecError> {
+        let hdr = ETH_OVERHEAD + ip_header(family) + UDP_HEADER;
+        let payload = match *self {
+            PacketSize::Payload(n) => n,
+            PacketSize::Frame(f) => {
+                if f < hdr {
+                    return Err(ParseSpecError(format!(
+                        "frame size {f} is below the {hdr} bytes of Ethernet, IPv{family} and UDP headers"
+                    )));
+                }
+                f - hdr
+            }
+        };
+        let ip = payload + UDP_HEADER + ip_header(family);
+        if ip > LINK_MTU {
+            return Err(ParseSpecError(format!(
+                "{self} makes a {ip}-byte IPv{family} packet, above the {LINK_MTU}-byte MTU \
+                 (packet-rate workloads never fragment; largest UDP payload is {}, largest frame {})",
+                LINK_MTU - UDP_HEADER - ip_header(family),
+                LINK_MTU + ETH_OVERHEAD
+            )));
+        }
+        Ok(payload)
+    }
+
+    /// Ethernet frame bytes (with FCS) of a packet with this size.
+    pub fn frame(&self, family: Family) -> Result<u32, ParseSpecError> {
+        Ok(self.payload(family)? + ETH_OVERHEAD + ip_header(family) + UDP_HEADER)
+    }
+
+    /// Bytes a bit rate given for this size counts per packet: the payload when the
+    /// size is a payload (as iperf3 counts), the frame when it is a frame (RFC 2544).
+    pub fn rate_bytes(&self, family: Family) -> Result<u32, ParseSpecError> {
+        match self {
+            PacketSize::Payload(_) => self.payload(family),
+            PacketSize::Frame(_) => self.frame(family),
+        }
+    }
+}
+
+impl FromStr for PacketSize {
+    type Err = ParseSpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        let (frame, num) = if let Some(n) = t.strip_prefix("frame:") {
+            (true, n)
+        } else if let Some(n) = t.strip_prefix("payload:") {
+            (false, n)
+        } else if let Some(n) = t.strip_suffix('f') {
+            (true, n)
+        } else {
+            (false, t.as_str())
+        };
+        let n: u32 = num.trim().trim_end_matches('b').parse().map_err(|_| {
+            ParseSpecError(format!(
+                "size '{s}' is not a number of bytes (UDP payload like 128, or an Ethernet frame like frame:64)"
+            ))
+        })?;
+        if n > 65_535 {
+            return Err(ParseSpecError(format!("size '{s}' is above 65535 bytes")));
+        }
+        Ok(if frame {
+            PacketSize::Frame(n)
+        } else {
+            PacketSize::Payload(n)
+        })
+    }
+}
+
+impl fmt::Display for PacketSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PacketSize::Payload(n) => write!(f, "payload:{n}"),
+            PacketSize::Frame(n) => write!(f, "frame:{n}"),
+        }
+    }
+}
+
+/// Offered load of a packet-rate workload.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rate {
+    /// As fast as the sender can.
+    Max,
+    /// Bits per second of the packet size as given (see `PacketSize::rate_bytes`).
+    Bps(f64),
+    Pps(f64),
+}
+
+impl Rate {
+    /// Packets per second for packets of `bytes` bytes; `None` for `Max`.
+    pub fn pps(&self, bytes: u32) -> Option<f64> {
+        match *self {
+            Rate::Max => None,
+            Rate::Pps(p) => Some(p),
+            Rate::Bps(b) => Some(b / (bytes.max(1) as f64 * 8.0)),
+        }
+    }
+}
+
+/// Largest rate accepted: far above what any software path here reaches.
+pub const MAX_PPS: f64 = 100e6;
+
+impl FromStr for Rate {
+    type Err = ParseSpecError;
+    /// `max`, bits per second `15M` `15Mbit` `15Mb/s` `2.5G` `800k`, or packets per
+    /// second `100kpps` `1.2Mpps` `5000pps`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t: String = s.trim().chars().filter(|c| *c != ' ').collect();
+        let lower = t.to_ascii_lowercase();
+        if lower == "max" || lower == "0" {
+            return Ok(Rate::Max);
+        }
+        let bad = || {
+            ParseSpecError(format!(
+                "rate '{s}' is not a rate: give bits/s like 15M, 800k, 1.5G (or 15Mbit, 15Mb/s), \
+                 packets/s like 100kpps, or max"
+            ))
+        };
+        let (body, pps) = if let Some(b) = lower.strip_suffix("pps") {
+            (b.to_string(), true)
+        } else {
+            let mut b = lower.clone();
+            for suffix in ["bit/s", "bps", "b/s", "bits", "bit", "b"] {
+                if let Some(x) = b.strip_suffix(suffix) {
+                    b = x.to_string();
+                    break;
+                }
+            }
+            (b, false)
+        };
+        let (num, mult) = match body.chars().last() {
+            Some('k') => (&body[..body.len() - 1], 1e3),
+            Some('m') => (&body[..body.len() - 1], 1e6),
+            Some('g') => (&body[..body.len() - 1], 1e9),
+            _ => (body.as_str(), 1.0),
+        };
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        if !v.is_finite() || v <= 0.0 {
+            return Err(ParseSpecError(format!("rate '{s}' must be greater than zero")));
+        }
+        let v = v * mult;
+        if pps {
+            if v > MAX_PPS {
+                return Err(ParseSpecError(format!(
+                    "rate '{s}' is above {MAX_PPS:.0} packets/s"
+                )));
+            }
+            Ok(Rate::Pps(v))
+        } else {
+            if v > 1e12 {
+                return Err(ParseSpecError(format!("rate '{s}' is above 1 Tbit/s")));
+            }
+            Ok(Rate::Bps(v))
+        }
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Rate::Max => f.write_str("max"),
+            Rate::Bps(b) => write!(f, "{}", si(b, "")),
+            Rate::Pps(p) => write!(f, "{}pps", si(p, "")),
+        }
+    }
+}
+
+/// `15000000` → `15M`, `1500` → `1.5k`; exact (shortest float text).
+fn si(v: f64, unit: &str) -> String {
+    for (m, p) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] {
+        if v >= m {
+            return format!("{}{p}{unit}", v / m);
+        }
+    }
+    format!("{v}{unit}")
+}
+
+/// Raw-frame path of a UDP source: frames built by the sender and written to the
+/// client's interface with AF_PACKET (as trafgen does), bypassing the UDP socket layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawPath {
+    pub ifname: String,
+    /// Next hop's MAC (the gateway's, or the server's on a direct testbed).
+    pub dst_mac: String,
+}
+
+/// The sending side of a flood or paced flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpSourceSpec {
+    /// Flow `i` (0-based) sends from `sources[i % len]`, port `src_port + i`.
+    pub sources: Vec<IpAddr>,
+    pub src_port: u16,
+    pub dst: IpAddr,
+    pub dst_port: u16,
+    pub flows: u32,
+    /// UDP payload bytes of every packet.
+    pub payload: u32,
+    /// Total offered packets/s over all flows and threads; `None` = as fast as possible.
+    pub pps: Option<f64>,
+    pub threads: u32,
+    /// Packets per sendmmsg(2) call.
+    pub batch: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawPath>,
+}
+
+/// The receiving side: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpSinkSpec {
+    pub listen: IpAddr,
+    pub port: u16,
+    pub threads: u32,
+    pub flows: u32,
+}
+
+/// Per-flow figures at the sink.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FlowRx {
+    /// 0-based flow number from the packet header.
+    pub flow: u32,
+    /// Distinct packets received (duplicates not counted).
+    pub received: u64,
+    pub bytes: u64,
+    pub duplicates: u64,
+    /// Arrived after a packet with a higher sequence number.
+    pub reordered: u64,
+    /// One-way delay: receive time minus *intended* send time (open loop, so sender
+    /// lateness counts). Needs a clock shared by both ends (true on the local testbed).
+    pub owd: RttSummary,
+    /// RFC 3550 interarrival jitter estimate at the end of the trial, ns.
+    pub jitter_ns: f64,
+}
+
+/// Kernel's own counters in the sink's namespace over the trial (/proc/net/snmp{,6}).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UdpKernelCounters {
+    pub in_datagrams: u64,
+    pub no_ports: u64,
+    pub in_errors: u64,
+    pub rcvbuf_errors: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct UdpSinkResults {
+    pub received: Counter,
+    /// Packets without a readable fwbench header (payloads under 8 bytes carry none).
+    pub unstamped: u64,
+    pub flows: Vec<FlowRx>,
+    /// Merged over all flows.
+    pub owd: RttSummary,
+    /// Time from the first to the last packet received, ns (0 if fewer than two).
+    pub active_ns: u64,
+    pub kernel: UdpKernelCounters,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct UdpSourceResults {
+    /// Packets (and UDP payload bytes) the kernel accepted.
+    pub sent: Counter,
+    /// Per flow, 0-based.
+    pub sent_per_flow: Vec<u64>,
+    /// Packets the pacer scheduled up to the stop (equals `sent` unless the sender fell behind).
+    pub scheduled: u64,
+    /// Time spent sending (start to stop), ns.
+    pub elapsed_ns: u64,
+    /// Largest lag of an actual send behind its intended time, ns (paced only).
+    pub max_lag_ns: u64,
+    /// Sends refused by the kernel (ENOBUFS and the like), retried.
+    pub send_errors: u64,
+}
+
+/// UDP echo with nanosecond timing (seed 003's UDP round trips): one probe at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PingSpec {
+    pub source: IpAddr,
+    pub server: IpAddr,
+    pub port: u16,
+    /// UDP payload bytes (8 and 1000 in seed 003); at least 8 (the sequence number).
+    pub payload: u32,
+    /// Stop after this many probes; `None`: until stopped.
+    pub count: Option<u64>,
+    /// Gap between probe sends, ns (0: next probe as soon as the reply arrives).
+    pub interval_ns: u64,
+    pub timeout_ms: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PingResults {
+    pub sent: u64,
+    pub received: u64,
+    /// Replies not received within the timeout.
+    pub lost: u64,
+    /// Replies with a wrong sequence number or size (late replies of lost probes).
+    pub invalid: u64,
+    pub rtt: RttSummary,
+    pub elapsed_ns: u64,
+    /// True once `count` probes are done.
+    pub finished: bool,
+}
+
+/// The UDP reflector a ping talks to: echoes every datagram back unchanged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReflectorSpec {
+    pub listen: IpAddr,
+    pub port: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReflectorResults {
+    pub echoed: Counter,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_payload_and_frame() {
+        let p: PacketSize = "128".parse().unwrap();
+        assert_eq!(p, PacketSize::Payload(128));
+        assert_eq!(p.frame(Family::V4).unwrap(), 128 + 46);
+        let f: PacketSize = "frame:64".parse().unwrap();
+        assert_eq!(f, PacketSize::Frame(64));
+        assert_eq!(f.payload(Family::V4).unwrap(), 18);
+        assert_eq!("64f".parse::<PacketSize>().unwrap(), f);
+        let e = f.payload(Family::V6).unwrap_err().0;
+        assert!(e.contains("below the 66 bytes"), "{e}");
+        assert_eq!(
+            "frame:1518".parse::<PacketSize>().unwrap().payload(Family::V4),
+            Ok(1472)
+        );
+        let e = "1473".parse::<PacketSize>().unwrap().payload(Family::V4).unwrap_err().0;
+        assert!(e.contains("above the 1500-byte MTU"), "{e}");
+        assert!("1453".parse::<PacketSize>().unwrap().payload(Family::V6).is_err());
+        assert_eq!(p.to_string().parse::<PacketSize>().unwrap(), p);
+        assert_eq!(f.to_string().parse::<PacketSize>().unwrap(), f);
+        for bad in ["", "x", "-1", "frame:", "70000"] {
+            assert!(bad.parse::<PacketSize>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rates_with_units() {
+        assert_eq!("15M".parse::<Rate>().unwrap(), Rate::Bps(15e6));
+        assert_eq!("15Mbit".parse::<Rate>().unwrap(), Rate::Bps(15e6));
+        assert_eq!("15 Mb/s".parse::<Rate>().unwrap(), Rate::Bps(15e6));
+        assert_eq!("2.5G".parse::<Rate>().unwrap(), Rate::Bps(2.5e9));
+        assert_eq!("100kpps".parse::<Rate>().unwrap(), Rate::Pps(1e5));
+        assert_eq!("1.2Mpps".parse::<Rate>().unwrap(), Rate::Pps(1.2e6));
+        assert_eq!("max".parse::<Rate>().unwrap(), Rate::Max);
+        assert_eq!(Rate::Bps(15e6).to_string(), "15M");
+        assert_eq!(Rate::Pps(1.5e3).to_string(), "1.5kpps");
+        for r in ["15M", "100kpps", "max", "1.5G", "800"] {
+            let v: Rate = r.parse().unwrap();
+            assert_eq!(v.to_string().parse::<Rate>().unwrap(), v, "{r}");
+        }
+        // 15 Mb/s of 128-byte payloads is 14 648 packets/s.
+        let pps = Rate::Bps(15e6).pps(128).unwrap();
+        assert!((pps - 14_648.4375).abs() < 1e-6);
+        for bad in ["", "fast", "15X", "-1M", "0pps", "1e9Mpps", "nanM"] {
+            assert!(bad.parse::<Rate>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,758 @@
+//! Packet-rate traffic: UDP flood and paced flows (sender) and the counting sink.
+//!
+//! Sender: `threads` threads; flow `i` belongs to thread `i % threads`, has its own
+//! socket (source address `sources[i % len]`, port `src_port + i`) and its own
+//! sequence. Packets go out in sendmmsg(2) batches — or, on the raw path, as complete
+//! Ethernet frames through AF_PACKET. Paced threads follow an open-loop schedule
+//! ([`Pacer`]) and stamp each packet with its *intended* send time.
+//!
+//! Sink: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2) batches,
+//! per-flow accounting: distinct packets, duplicates, reordering, one-way delay and
+//! RFC 3550 jitter.
+
+use crate::gate::{Gate, StartGate};
+use crate::hist::RttHistogram;
+use crate::pacer::Pacer;
+use crate::probe::Probe;
+use crate::sys::{self, MmsgRecv, MmsgSend};
+use crate::TrafficError;
+use proto::{
+    Counter, FlowRx, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
+    UdpSourceSpec,
+};
+use socket2::Socket;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Most flows a source may have (one socket each).
+pub const MAX_FLOWS: u32 = 4096;
+/// Most sender or sink threads.
+pub const MAX_THREADS: u32 = 64;
+pub const MAX_BATCH: u32 = 1024;
+
+/// Check a source spec; the message names the offending field.
+pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
+    let bad = |m: String| Err(TrafficError::BadSpec(m));
+    if spec.sources.is_empty() {
+        return bad("a UDP source needs at least one source address".into());
+    }
+    if spec.flows == 0 || spec.flows > MAX_FLOWS {
+        return bad(format!("flows must be 1..{MAX_FLOWS}, not {}", spec.flows));
+    }
+    if spec.threads == 0 || spec.threads > MAX_THREADS {
+        return bad(format!(
+            "threads must be 1..{MAX_THREADS}, not {}",
+            spec.threads
+        ));
+    }
+    if spec.threads > spec.flows {
+        return bad(format!(
+            "{} sender threads for {} flows: each thread needs a flow of its own",
+            spec.threads, spec.flows
+        ));
+    }
+    if spec.batch == 0 || spec.batch > MAX_BATCH {
+        return bad(format!("batch must be 1..{MAX_BATCH}, not {}", spec.batch));
+    }
+    if spec.src_port as u32 + spec.flows > 65_536 {
+        return bad(format!(
+            "{} flows from port {} run past port 65535",
+            spec.flows, spec.src_port
+        ));
+    }
+    if spec.payload > 65_507 {
+        return bad(format!("payload {} is above 65507 bytes", spec.payload));
+    }
+    if let Some(p) = spec.pps {
+        if !(p.is_finite() && p > 0.0) {
+            return bad(format!("rate {p} packets/s is not a positive number"));
+        }
+    }
+    if spec.sources.iter().any(|s| s.is_ipv4() != spec.dst.is_ipv4()) {
+        return bad("source and destination addresses are of different families".into());
+    }
+    Ok(())
+}
+
+struct Flow {
+    id: u16,
+    seq: u32,
+    sent: u64,
+    out: Out,
+}
+
+enum Out {
+    Socket(Socket),
+    Raw(crate::rawapi_stub::packet::UdpTemplate),
+}
+
+/// A flood or paced flow, set up and waiting for [`UdpSource::start`].
+pub struct UdpSource {
+    gate: StartGate,
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
+    started_ns: Arc<std::sync::atomic::AtomicU64>,
+    flows: u32,
+}
+
+#[derive(Default)]
+struct ThreadResult {
+    sent: Counter,
+    per_flow: Vec<(u16, u64)>,
+    scheduled: u64,
+    max_lag_ns: u64,
+    send_errors: u64,
+}
+
+impl UdpSource {
+    /// Open every flow's socket (or the raw socket and frame templates) now, so that
+    /// setup errors surface before the trial starts.
+    pub fn setup(spec: &UdpSourceSpec) -> Result<UdpSource, TrafficError> {
+        check_source(spec)?;
+        let raw_macs = match &spec.raw {
+            None => None,
+            Some(r) => {
+                let src = crate::rawapi_stub::packet::if_mac(&r.ifname)
+                    .map_err(|e| TrafficError::io(format!("MAC of {}", r.ifname), e))?;
+                let dst = crate::rawapi_stub::packet::parse_mac(&r.dst_mac)
+                    .map_err(|e| TrafficError::BadSpec(format!("next-hop MAC: {e}")))?;
+                Some((src, dst))
+            }
+        };
+        let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
+        for i in 0..spec.flows {
+            let src = SocketAddr::new(
+                spec.sources[i as usize % spec.sources.len()],
+                spec.src_port + i as u16,
+            );
+            let dst = SocketAddr::new(spec.dst, spec.dst_port);
+            let out = match raw_macs {
+                None => Out::Socket(flow_socket(src, dst)?),
+                Some((smac, dmac)) => Out::Raw(
+                    crate::rawapi_stub::packet::UdpTemplate::new(smac, dmac, src, dst, spec.payload as usize)
+                        .map_err(TrafficError::BadSpec)?,
+                ),
+            };
+            per_thread[(i % spec.threads) as usize].push(Flow {
+                id: i as u16,
+                seq: 0,
+                sent: 0,
+                out,
+            });
+        }
+        let mut raw_socks = Vec::new();
+        if let Some(r) = &spec.raw {
+            for _ in 0..spec.threads {
+                raw_socks.push(crate::rawapi_stub::rawsock::RawSender::open(&r.ifname)?);
+            }
+        }
+        let gate = StartGate::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let started_ns = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
+        let mut workers = Vec::new();
+        for flows in per_thread {
+            let w = Worker {
+                flows,
+                raw: raw_socks.pop(),
+                payload: spec.payload as usize,
+                batch: spec.batch as usize,
+                pps: thread_pps,
+            };
+            let (g, s, t0) = (gate.clone(), stop.clone(), started_ns.clone());
+            workers.push(std::thread::spawn(move || w.run(g, s, t0)));
+        }
+        Ok(UdpSource {
+            gate,
+            stop,
+            workers,
+            started_ns,
+            flows: spec.flows,
+        })
+    }
+
+    pub fn start(&mut self) {
+        self.started_ns
+            .store(sys::monotonic_ns(), Ordering::SeqCst);
+        self.gate.open(Gate::Go);
+    }
+
+    /// Stop sending and collect; a thread's failure (e.g. no route) is the error.
+    pub fn stop(mut self) -> Result<UdpSourceResults, TrafficError> {
+        self.stop.store(true, Ordering::SeqCst);
+        let t0 = self.started_ns.load(Ordering::SeqCst);
+        let elapsed_ns = if t0 == 0 { 0 } else { sys::monotonic_ns() - t0 };
+        self.gate.open(Gate::Abort);
+        let mut r = UdpSourceResults {
+            sent_per_flow: vec![0; self.flows as usize],
+            elapsed_ns,
+            ..Default::default()
+        };
+        let mut first_err = None;
+        for w in std::mem::take(&mut self.workers) {
+            match w.join() {
+                Ok(Ok(t)) => {
+                    r.sent.merge(&t.sent);
+                    r.scheduled += t.scheduled;
+                    r.max_lag_ns = r.max_lag_ns.max(t.max_lag_ns);
+                    r.send_errors += t.send_errors;
+                    for (f, n) in t.per_flow {
+                        r.sent_per_flow[f as usize] = n;
+                    }
+                }
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(TrafficError::BadSpec(
+                        "a sender thread panicked".into(),
+                    ));
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(r),
+        }
+    }
+}
+
+impl Drop for UdpSource {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.gate.open(Gate::Abort);
+    }
+}
+
+fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError> {
+    let s = sys::udp_socket(&src)?;
+    let ctx = |what: &str, e| TrafficError::io(format!("{what} {src} → {dst}"), e);
+    s.bind(&src.into()).map_err(|e| ctx("bind", e))?;
+    s.connect(&dst.into()).map_err(|e| ctx("connect", e))?;
+    let _ = sys::force_buffer(&s, false, 4 << 20);
+    Ok(s)
+}
+
+struct Worker {
+    flows: Vec<Flow>,
+    raw: Option<crate::rawapi_stub::rawsock::RawSender>,
+    payload: usize,
+    batch: usize,
+    pps: Option<f64>,
+}
+
+impl Worker {
+    fn run(
+        mut self,
+        gate: StartGate,
+        stop: Arc<AtomicBool>,
+        started: Arc<std::sync::atomic::AtomicU64>,
+    ) -> Result<ThreadResult, TrafficError> {
+        let mut res = ThreadResult::default();
+        if !gate.wait() || self.flows.is_empty() {
+            return Ok(res);
+        }
+        sys::tight_timer_slack();
+        let frame_len = match self.flows[0].out {
+            Out::Raw(ref t) => t.frame_len(),
+            Out::Socket(_) => self.payload,
+        };
+        // Slots: the payloads (socket path) or whole frames (raw path).
+        let mut slots = vec![0u8; self.batch * frame_len.max(1)];
+        let mut payload = vec![0u8; self.payload];
+        let mut mm = MmsgSend::new(self.batch);
+        let mut pacer = Pacer::new(started.load(Ordering::SeqCst), self.pps);
+        let mut rr = 0usize;
+        let mut ip_id: u16 = 0;
+        let mut checks = 0u32;
+        loop {
+            // Reading the flag every batch is cheap; every 64th when unpaced is cheaper.
+            checks = checks.wrapping_add(1);
+            if (pacer.is_paced() || checks % 64 == 0) && stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let now = sys::monotonic_ns();
+            let n = pacer.due(now, self.batch as u64) as usize;
+            if n == 0 {
+                let wait = pacer.wait_ns(now);
+                if wait > 200_000 {
+                    std::thread::sleep(Duration::from_nanos(wait.min(50_000_000) - 100_000));
+                } else if wait > 20_000 {
+                    std::thread::sleep(Duration::from_nanos(wait / 2));
+                } else {
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
+            let first = pacer.sent();
+            if pacer.is_paced() {
+                res.max_lag_ns = res.max_lag_ns.max(now.saturating_sub(pacer.intended_ns(first)));
+            }
+            let nflows = self.flows.len();
+            let flow = &mut self.flows[rr];
+            rr = (rr + 1) % nflows;
+            for k in 0..n {
+                let probe = Probe {
+                    flow: flow.id,
+                    seq: flow.seq.wrapping_add(k as u32),
+                    tx_ns: Some(if pacer.is_paced() {
+                        pacer.intended_ns(first + k as u64)
+                    } else {
+                        now
+                    }),
+                };
+                let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
+                match &flow.out {
+                    Out::Socket(_) => probe.emit(slot),
+                    Out::Raw(t) => {
+                        probe.emit(&mut payload);
+                        ip_id = ip_id.wrapping_add(1);
+                        t.write(slot, &payload, ip_id);
+                    }
+                }
+            }
+            let bufs: Vec<&[u8]> = slots.chunks(frame_len.max(1)).take(n).collect();
+            let r = match (&flow.out, self.raw.as_mut()) {
+                (Out::Socket(s), _) => mm.send(s, &bufs),
+                (Out::Raw(_), Some(raw)) => raw.send_batch(&bufs),
+                (Out::Raw(_), None) => {
+                    return Err(TrafficError::BadSpec("raw flow without a raw socket".into()))
+                }
+            };
+            match r {
+                Ok(0) => {
+                    res.send_errors += 1;
+                    std::thread::yield_now();
+                }
+                Ok(sent) => {
+                    flow.seq = flow.seq.wrapping_add(sent as u32);
+                    flow.sent += sent as u64;
+                    res.sent.frames += sent as u64;
+                    res.sent.bytes += (sent * self.payload) as u64;
+                    pacer.advance(sent as u64);
+                }
+                Err(e) if transient(&e) => {
+                    res.send_errors += 1;
+                    std::thread::yield_now();
+                }
+                Err(e) => return Err(TrafficError::io("sending", e)),
+            }
+        }
+        res.scheduled = pacer.scheduled(sys::monotonic_ns()).max(pacer.sent());
+        if !pacer.is_paced() {
+            res.scheduled = pacer.sent();
+        }
+        res.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
+        Ok(res)
+    }
+}
+
+/// Errors a flood meets and survives: full queues, and ICMP errors (port unreachable
+/// from a sink-less server) reported on the connected socket.
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOBUFS)
+            | Some(libc::EAGAIN)
+            | Some(libc::ECONNREFUSED)
+            | Some(libc::EHOSTUNREACH)
+            | Some(libc::ENETUNREACH)
+            | Some(libc::EPERM)
+    )
+}
+
+/// Sequence numbers remembered below the highest seen, to tell duplicates from late packets.
+const WINDOW: u32 = 4096;
+
+#[derive(Clone)]
+struct FlowState {
+    rx: FlowRx,
+    highest: Option<u32>,
+    /// bit (seq % WINDOW) set: seq seen (valid for seqs within WINDOW below `highest`).
+    seen: Vec<u64>,
+    owd: RttHistogram,
+    last_transit: Option<i64>,
+}
+
+impl FlowState {
+    fn new(flow: u32) -> Self {
+        FlowState {
+            rx: FlowRx {
+                flow,
+                ..Default::default()
+            },
+            highest: None,
+            seen: vec![0; (WINDOW / 64) as usize],
+            owd: RttHistogram::new(),
+            last_transit: None,
+        }
+    }
+
+    fn bit(&mut self, seq: u32) -> (usize, u64) {
+        let b = seq % WINDOW;
+        ((b / 64) as usize, 1u64 << (b % 64))
+    }
+
+    /// Account one packet; pure apart from `self` (unit-tested).
+    fn on_packet(&mut self, seq: u32, tx_ns: Option<u64>, rx_ns: u64, len: usize) {
+        match self.highest {
+            Some(h) if seq <= h => {
+                if h - seq >= WINDOW {
+                    // Too old to tell: count as reordered (it is at least late).
+                    self.rx.reordered += 1;
+                } else {
+                    let (w, m) = self.bit(seq);
+                    if self.seen[w] & m != 0 {
+                        self.rx.duplicates += 1;
+                        return;
+                    }
+                    self.seen[w] |= m;
+                    self.rx.reordered += 1;
+                }
+            }
+            prev => {
+                // New highest: forget the bits of seqs that fall out of the window.
+                let from = prev.map(|h| h as u64 + 1).unwrap_or(seq as u64);
+                let gap = seq as u64 - from;
+                if gap >= WINDOW as u64 {
+                    self.seen.iter_mut().for_each(|x| *x = 0);
+                } else {
+                    for s in from..seq as u64 {
+                        let (w, m) = self.bit(s as u32);
+                        self.seen[w] &= !m;
+                    }
+                }
+                let (w, m) = self.bit(seq);
+                self.seen[w] |= m;
+                self.highest = Some(seq);
+            }
+        }
+        self.rx.received += 1;
+        self.rx.bytes += len as u64;
+        if let Some(tx) = tx_ns {
+            self.owd.record(rx_ns.saturating_sub(tx));
+            // RFC 3550 §6.4.1: J += (|D| − J) / 16 over consecutive arrivals.
+            let transit = rx_ns as i64 - tx as i64;
+            if let Some(prev) = self.last_transit {
+                let d = (transit - prev).unsigned_abs() as f64;
+                self.rx.jitter_ns += (d - self.rx.jitter_ns) / 16.0;
+            }
+            self.last_transit = Some(transit);
+        }
+    }
+}
+
+struct SinkThread {
+    flows: Vec<FlowState>,
+    received: Counter,
+    unstamped: u64,
+    first_ns: u64,
+    last_ns: u64,
+}
+
+/// The counting sink, receiving from setup until `stop`.
+pub struct UdpSink {
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<Result<SinkThread, TrafficError>>>,
+    kernel_before: UdpKernelCounters,
+    v6: bool,
+}
+
+impl UdpSink {
+    pub fn start(spec: &UdpSinkSpec) -> Result<UdpSink, TrafficError> {
+        if spec.threads == 0 || spec.threads > MAX_THREADS {
+            return Err(TrafficError::BadSpec(format!(
+                "sink threads must be 1..{MAX_THREADS}, not {}",
+                spec.threads
+            )));
+        }
+        let addr = SocketAddr::new(spec.listen, spec.port);
+        let mut socks = Vec::new();
+        for _ in 0..spec.threads {
+            let s = sys::udp_socket(&addr)?;
+            let ctx = |what: &str, e| TrafficError::io(format!("{what} {addr}"), e);
+            s.set_reuse_port(true).map_err(|e| ctx("SO_REUSEPORT", e))?;
+            s.bind(&addr.into()).map_err(|e| ctx("bind", e))?;
+            let _ = sys::force_buffer(&s, true, 32 << 20);
+            s.set_read_timeout(Some(Duration::from_millis(20)))
+                .map_err(|e| ctx("SO_RCVTIMEO", e))?;
+            socks.push(s);
+        }
+        let v6 = matches!(spec.listen, IpAddr::V6(_));
+        let kernel_before = kernel_udp_counters(v6);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flows = spec.flows.max(1);
+        let workers = socks
+            .into_iter()
+            .map(|s| {
+                let stop = stop.clone();
+                std::thread::spawn(move || sink_loop(s, flows, stop))
+            })
+            .collect();
+        Ok(UdpSink {
+            stop,
+            workers,
+            kernel_before,
+            v6,
+        })
+    }
+
+    /// Drain what is still in flight (until 50 ms pass without a packet, at most
+    /// 500 ms), stop and collect.
+    pub fn stop(mut self) -> Result<UdpSinkResults, TrafficError> {
+        self.stop.store(true, Ordering::SeqCst);
+        let mut merged: Vec<FlowState> = Vec::new();
+        let mut r = UdpSinkResults::default();
+        let (mut first, mut last) = (u64::MAX, 0u64);
+        let mut err = None;
+        for w in std::mem::take(&mut self.workers) {
+            match w.join() {
+                Ok(Ok(t)) => {
+                    r.received.merge(&t.received);
+                    r.unstamped += t.unstamped;
+                    if t.received.frames > 0 {
+                        first = first.min(t.first_ns);
+                        last = last.max(t.last_ns);
+                    }
+                    if merged.is_empty() {
+                        merged = t.flows;
+                    } else {
+                        for (m, f) in merged.iter_mut().zip(t.flows) {
+                            merge_flow(m, f);
+                        }
+                    }
+                }
+                Ok(Err(e)) => {
+                    err.get_or_insert(e);
+                }
+                Err(_) => {
+                    err.get_or_insert(TrafficError::BadSpec("a sink thread panicked".into()));
+                }
+            }
+        }
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let mut owd = RttHistogram::new();
+        for f in &merged {
+            owd.merge(&f.owd);
+        }
+        r.owd = owd.summary();
+        r.flows = merged
+            .into_iter()
+            .filter(|f| f.rx.received > 0 || f.rx.duplicates > 0)
+            .map(|f| {
+                let mut rx = f.rx;
+                rx.owd = f.owd.summary();
+                rx
+            })
+            .collect();
+        r.active_ns = last.saturating_sub(first.min(last));
+        r.kernel = kernel_udp_counters(self.v6).since(&self.kernel_before);
+        Ok(r)
+    }
+}
+
+impl Drop for UdpSink {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+fn merge_flow(m: &mut FlowState, f: FlowState) {
+    m.rx.received += f.rx.received;
+    m.rx.bytes += f.rx.bytes;
+    m.rx.duplicates += f.rx.duplicates;
+    m.rx.reordered += f.rx.reordered;
+    m.rx.jitter_ns = m.rx.jitter_ns.max(f.rx.jitter_ns);
+    m.owd.merge(&f.owd);
+}
+
+fn sink_loop(s: Socket, flows: u32, stop: Arc<AtomicBool>) -> Result<SinkThread, TrafficError> {
+    let mut t = SinkThread {
+        flows: (0..flows).map(FlowState::new).collect(),
+        received: Counter::default(),
+        unstamped: 0,
+        first_ns: 0,
+        last_ns: 0,
+    };
+    let mut mm = MmsgRecv::new(64, 2048);
+    let mut quiet_since: Option<u64> = None;
+    let mut stop_seen: Option<u64> = None;
+    loop {
+        let n = mm
+            .recv(&s)
+            .map_err(|e| TrafficError::io("receiving", e))?;
+        let now = sys::monotonic_ns();
+        if n == 0 {
+            quiet_since.get_or_insert(now);
+        } else {
+            quiet_since = None;
+            if t.received.frames == 0 {
+                t.first_ns = now;
+            }
+            t.last_ns = now;
+        }
+        for i in 0..n {
+            let d = mm.get(i);
+            t.received.add(d.len());
+            match Probe::parse(d) {
+                Some(p) if (p.flow as u32) < flows => {
+                    t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, now, d.len())
+                }
+                _ => t.unstamped += 1,
+            }
+        }
+        if stop.load(Ordering::Relaxed) {
+            let since = *stop_seen.get_or_insert(now);
+            let quiet = quiet_since.map(|q| now - q >= 50_000_000).unwrap_or(false);
+            if quiet || now - since >= 500_000_000 {
+                return Ok(t);
+            }
+        }
+    }
+}
+
+trait Since {
+    fn since(&self, before: &Self) -> Self;
+}
+
+impl Since for UdpKernelCounters {
+    fn since(&self, b: &Self) -> Self {
+        UdpKernelCounters {
+            in_datagrams: self.in_datagrams.saturating_sub(b.in_datagrams),
+            no_ports: self.no_ports.saturating_sub(b.no_ports),
+            in_errors: self.in_errors.saturating_sub(b.in_errors),
+            rcvbuf_errors: self.rcvbuf_errors.saturating_sub(b.rcvbuf_errors),
+        }
+    }
+}
+
+/// The UDP MIB of this network namespace (zeros where unreadable).
+pub fn kernel_udp_counters(v6: bool) -> UdpKernelCounters {
+    let text = std::fs::read_to_string(if v6 {
+        "/proc/net/snmp6"
+    } else {
+        "/proc/net/snmp"
+    })
+    .unwrap_or_default();
+    parse_udp_mib(&text, v6)
+}
+
+/// `/proc/net/snmp` has a `Udp:` header line and a `Udp:` value line;
+/// `/proc/net/snmp6` has `Udp6InDatagrams  N` lines.
+fn parse_udp_mib(text: &str, v6: bool) -> UdpKernelCounters {
+    let mut map = std::collections::HashMap::new();
+    if v6 {
+        for l in text.lines() {
+            let mut it = l.split_whitespace();
+            if let (Some(k), Some(v)) = (it.next(), it.next()) {
+                if let Some(k) = k.strip_prefix("Udp6") {
+                    map.insert(k.to_string(), v.parse::<u64>().unwrap_or(0));
+                }
+            }
+        }
+    } else {
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Udp: ")).collect();
+        if lines.len() >= 2 {
+            for (k, v) in lines[0].split_whitespace().zip(lines[1].split_whitespace()).skip(1) {
+                map.insert(k.to_string(), v.parse::<u64>().unwrap_or(0));
+            }
+        }
+    }
+    let g = |k: &str| map.get(k).copied().unwrap_or(0);
+    UdpKernelCounters {
+        in_datagrams: g("InDatagrams"),
+        no_ports: g("NoPorts"),
+        in_errors: g("InErrors"),
+        rcvbuf_errors: g("RcvbufErrors"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(seqs: &[u32]) -> FlowRx {
+        let mut f = FlowState::new(0);
+        for (i, &s) in seqs.iter().enumerate() {
+            f.on_packet(s, Some(1000), 1000 + 100 * (i as u64 + 1), 64);
+        }
+        f.rx
+    }
+
+    #[test]
+    fn in_order_loss_duplicates_and_reordering() {
+        let r = feed(&[0, 1, 2, 3]);
+        assert_eq!((r.received, r.duplicates, r.reordered), (4, 0, 0));
+        let r = feed(&[0, 2, 1, 1, 3, 3, 9]);
+        assert_eq!((r.received, r.duplicates, r.reordered), (5, 2, 1));
+        // A seq that left the window is late, not a duplicate.
+        let r = feed(&[0, 10_000, 5]);
+        assert_eq!((r.received, r.duplicates, r.reordered), (3, 0, 1));
+        // Far jump clears old bits: seq 4096 shares a bit with 0 but is new.
+        let r = feed(&[0, 4096]);
+        assert_eq!((r.received, r.duplicates), (2, 0));
+    }
+
+    #[test]
+    fn jitter_follows_rfc3550() {
+        // Transit times 100, 300, 100 ns: D = 200, 200 → J = 200/16, then J += (200 − J)/16.
+        let mut f = FlowState::new(0);
+        f.on_packet(0, Some(0), 100, 16);
+        f.on_packet(1, Some(1000), 1300, 16);
+        f.on_packet(2, Some(2000), 2100, 16);
+        let j1 = 200.0 / 16.0;
+        let j2 = j1 + (200.0 - j1) / 16.0;
+        assert!((f.rx.jitter_ns - j2).abs() < 1e-9, "{}", f.rx.jitter_ns);
+        let s = f.owd.summary();
+        assert_eq!((s.count, s.min_ns), (3, 100));
+        assert!(s.max_ns >= 299 && s.max_ns <= 301);
+    }
+
+    #[test]
+    fn udp_mib_parsing() {
+        let v4 = "Ip: Forwarding DefaultTTL\nIp: 1 64\nUdp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\nUdp: 10 2 3 4 5 6\n";
+        let c = parse_udp_mib(v4, false);
+        assert_eq!((c.in_datagrams, c.no_ports, c.in_errors, c.rcvbuf_errors), (10, 2, 3, 5));
+        let v6 = "Udp6InDatagrams                 \t7\nUdp6NoPorts 1\nUdp6InErrors 2\nUdp6RcvbufErrors 3\n";
+        let c = parse_udp_mib(v6, true);
+        assert_eq!((c.in_datagrams, c.no_ports, c.in_errors, c.rcvbuf_errors), (7, 1, 2, 3));
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let good = UdpSourceSpec {
+            sources: vec!["198.18.1.1".parse().unwrap()],
+            src_port: 30000,
+            dst: "198.19.0.2".parse().unwrap(),
+            dst_port: 9,
+            flows: 1,
+            payload: 18,
+            pps: None,
+            threads: 1,
+            batch: 32,
+            raw: None,
+        };
+        assert!(check_source(&good).is_ok());
+        let e = |f: &dyn Fn(&mut UdpSourceSpec)| {
+            let mut s = good.clone();
+            f(&mut s);
+            check_source(&s).unwrap_err().to_string()
+        };
+        assert!(e(&|s| s.threads = 2).contains("each thread needs a flow"));
+        assert!(e(&|s| s.threads = 0).contains("threads must be"));
+        assert!(e(&|s| s.flows = 0).contains("flows must be"));
+        assert!(e(&|s| s.batch = 0).contains("batch"));
+        assert!(e(&|s| s.pps = Some(0.0)).contains("rate"));
+        assert!(e(&|s| s.dst = "2001:2:0:2::2".parse().unwrap()).contains("families"));
+        assert!(e(&|s| {
+            s.src_port = 65535;
+            s.flows = 2
+        })
+        .contains("past port 65535"));
+    }
+}
