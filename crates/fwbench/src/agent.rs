@@ -68,7 +68,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
         let msg = match rx.recv().unwrap_or(Input::Eof) {
             Input::Msg(m) => m,
             Input::Bad(why) => {
-                send(error(ErrorKind::Protocol, why));
+                send(FromAgent::Error(error(ErrorKind::Protocol, why)));
                 continue;
             }
             Input::Eof => {
@@ -83,7 +83,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
         let next = match phase.on_message(&msg) {
             Ok(p) => p,
             Err(e) => {
-                send(error(ErrorKind::Protocol, e.to_string()));
+                send(FromAgent::Error(error(ErrorKind::Protocol, e.to_string())));
                 continue;
             }
         };
@@ -99,7 +99,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 }
                 Err(e) => {
                     phase = phase.setup_failed();
-                    send(e);
+                    send(FromAgent::Error(e));
                     continue;
                 }
             },
@@ -123,7 +123,8 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     Some(Role::Ping(s)) => s.stop().map(RoleResults::Ping).map_err(traffic),
                     Some(Role::Reflector(s)) => Ok(RoleResults::Reflector(s.stop())),
                     Some(Role::Gateway(mut g)) => {
-                        let interfaces = crate::probe::since(&crate::probe::interfaces(), &g.interfaces);
+                        let interfaces =
+                            crate::probe::since(&crate::probe::interfaces(), &g.interfaces);
                         let firewall = g.rules.take().map(stop_rules);
                         let r = RoleResults::Gateway(GatewayResults {
                             sysctls: g.in_force.clone(),
@@ -139,7 +140,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     Ok(r) => FromAgent::Results(r),
                     Err(e) => {
                         phase = next;
-                        send(e);
+                        send(FromAgent::Error(e));
                         continue;
                     }
                 }
@@ -158,8 +159,8 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
     }
 }
 
-fn error(kind: ErrorKind, message: String) -> FromAgent {
-    FromAgent::Error(AgentError { kind, message })
+fn error(kind: ErrorKind, message: String) -> AgentError {
+    AgentError { kind, message }
 }
 
 fn read_stdin(tx: mpsc::Sender<Input>) {
@@ -193,7 +194,7 @@ fn read_stdin(tx: mpsc::Sender<Input>) {
     }
 }
 
-fn setup(spec: &RoleSpec) -> Result<Role, FromAgent> {
+fn setup(spec: &RoleSpec) -> Result<Role, AgentError> {
     let traffic_err = |e: TrafficError| {
         let kind = match e {
             TrafficError::SctpUnavailable(_) => ErrorKind::Unavailable,
@@ -211,7 +212,9 @@ fn setup(spec: &RoleSpec) -> Result<Role, FromAgent> {
         RoleSpec::UdpSource(s) => UdpSource::setup(s).map(Role::Source).map_err(traffic_err),
         RoleSpec::UdpSink(s) => UdpSink::start(s).map(Role::Sink).map_err(traffic_err),
         RoleSpec::Ping(s) => PingClient::setup(s).map(Role::Ping).map_err(traffic_err),
-        RoleSpec::Reflector(s) => Reflector::start(s).map(Role::Reflector).map_err(traffic_err),
+        RoleSpec::Reflector(s) => Reflector::start(s)
+            .map(Role::Reflector)
+            .map_err(traffic_err),
     }
 }
 
@@ -249,7 +252,7 @@ fn stop_rules(inst: firewall::install::Installed) -> serde_json::Value {
     })
 }
 
-fn install_rules(value: &serde_json::Value) -> Result<firewall::install::Installed, FromAgent> {
+fn install_rules(value: &serde_json::Value) -> Result<firewall::install::Installed, AgentError> {
     use firewall::install::InstallError;
     let request: crate::rules::RuleRequest =
         serde_json::from_value(value.clone()).map_err(|e| {
@@ -273,7 +276,7 @@ fn install_rules(value: &serde_json::Value) -> Result<firewall::install::Install
     })
 }
 
-fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, FromAgent> {
+fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
     let mut restore = Vec::new();
     for (k, v) in &spec.sysctls {
         if k.contains("..") || k.contains('/') {

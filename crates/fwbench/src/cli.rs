@@ -2,7 +2,7 @@
 
 use crate::scenario::{parse_clients, parse_duration, parse_timeout_ms};
 use crate::testbed::{Testbed, Topology};
-use crate::trial::{EchoParams, Pinning};
+use crate::trial::{Pinning, TrialParams, Workload};
 use crate::usage;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -32,6 +32,16 @@ enum Cmd {
     Run(RunArgs),
     /// One echo trial (seed 000's client/gateway/server echo cycle)
     Echo(EchoArgs),
+    /// UDP flood at the maximum (or a given) rate: offered vs received packets/s, loss
+    Flood(FloodArgs),
+    /// Paced UDP flow (open loop): rate, loss, one-way delay, jitter, reordering
+    Flow(FlowArgs),
+    /// UDP ping with nanosecond timing: round-trip min/avg/p50/p99/max
+    Ping(PingArgs),
+    /// RFC 2544 throughput: the highest rate with no loss (or loss ≤ --loss), by binary search
+    Ndr(NdrArgs),
+    /// Degradation point: the rule count where a flow starts losing packets, by search
+    Degrade(DegradeArgs),
     /// Create, remove or list local namespace testbeds
     Testbed {
         #[command(subcommand)]
@@ -117,6 +127,177 @@ struct EchoArgs {
     /// Print one JSON object on stdout instead of a table
     #[arg(long)]
     json: bool,
+}
+
+/// Where and how a packet-rate trial runs (shared by flood, flow, ping, ndr, degrade).
+#[derive(Args, Clone)]
+pub struct TrialArgs {
+    /// Address family: 4 or 6
+    #[arg(long, short = 'A', default_value = "4", value_parser = family)]
+    family: Family,
+    /// Trial duration: 10, 2.5s, 500ms, 1m
+    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration)]
+    duration: f64,
+    /// Topology: forward (default), direct (null firewall), input. With --testbed, the testbed's
+    #[arg(long, value_parser = topology)]
+    topology: Option<Topology>,
+    /// Run on this existing testbed instead of an ephemeral one
+    #[arg(long, value_name = "NAME")]
+    testbed: Option<String>,
+    #[command(flatten)]
+    pin: PinArgs,
+    #[command(flatten)]
+    fw: FirewallArgs,
+    /// Results database
+    #[arg(long, default_value = "results.db")]
+    db: PathBuf,
+    /// Do not store the trial(s)
+    #[arg(long)]
+    no_store: bool,
+    /// Print one JSON object on stdout instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+/// Packet stream options (flood, flow, ndr, degrade).
+#[derive(Args, Clone)]
+pub struct StreamArgs {
+    /// Packet size as UDP payload bytes (iperf3 -l; the seeds' "128-byte packets"), or
+    /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544) [flood: 18 = 64-byte
+    /// IPv4 frame; flow: 128]
+    #[arg(long, short = 's', value_parser = packet_size)]
+    size: Option<proto::PacketSize>,
+    /// Ethernet frame size incl. FCS (RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518); same as --size frame:N
+    #[arg(long, conflicts_with = "size", value_parser = clap::value_parser!(u32).range(1..=65535))]
+    frame: Option<u32>,
+    /// Number of flows (distinct source ports; source addresses up to --sources)
+    #[arg(long, default_value = "1", value_parser = count)]
+    flows: u32,
+    /// Distinct source addresses the flows are spread over
+    #[arg(long, default_value = "1", value_parser = parse_clients)]
+    sources: u32,
+    /// Sender threads (flow i belongs to thread i mod K)
+    #[arg(long, short = 'k', default_value = "1", value_parser = count)]
+    threads: u32,
+    /// Receiver threads (sockets sharing the port with SO_REUSEPORT)
+    #[arg(long, default_value = "1", value_parser = count)]
+    sink_threads: u32,
+    /// Packets per sendmmsg(2) call
+    #[arg(long, default_value = "64", value_parser = count)]
+    batch: u32,
+    /// udp (sockets, sendmmsg) or raw (Ethernet frames via AF_PACKET, as trafgen)
+    #[arg(long, default_value = "udp", value_parser = sender)]
+    sender: crate::packet::SenderPath,
+    /// socket (UDP sink on the server) or gateway (no receiver: count what the gateway took in)
+    #[arg(long, default_value = "socket", value_parser = sink)]
+    sink: crate::packet::SinkKind,
+}
+
+impl StreamArgs {
+    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::packet::PacketParams {
+        crate::packet::PacketParams {
+            size: match (self.size, self.frame) {
+                (Some(s), _) => s,
+                (None, Some(f)) => proto::PacketSize::Frame(f),
+                (None, None) => proto::PacketSize::Payload(default_size),
+            },
+            rate,
+            flows: self.flows,
+            threads: self.threads,
+            sink_threads: self.sink_threads,
+            batch: self.batch,
+            sender: self.sender,
+            sink: self.sink,
+            count: None,
+            interval_ns: 0,
+        }
+    }
+}
+
+#[derive(Args)]
+struct FloodArgs {
+    /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), or packets/s (100kpps)
+    #[arg(long, short = 'r', default_value = "max", value_parser = rate)]
+    rate: proto::Rate,
+    #[command(flatten)]
+    stream: StreamArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args)]
+struct FlowArgs {
+    /// Paced rate: bits/s (15M = 15 Mb/s of the size as given) or packets/s (100kpps)
+    #[arg(long, short = 'r', value_parser = rate)]
+    rate: proto::Rate,
+    #[command(flatten)]
+    stream: StreamArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args)]
+struct PingArgs {
+    /// UDP payload bytes (at least 8: the sequence number); seed 003 uses 8 and 1000
+    #[arg(long, short = 's', default_value = "8", value_parser = packet_size)]
+    size: proto::PacketSize,
+    /// Stop after this many probes (the trial still ends at --duration at the latest)
+    #[arg(long, short = 'c', value_parser = count)]
+    count: Option<u32>,
+    /// Gap between probes: 0 (back to back, default), 250us, 10ms, 1s
+    #[arg(long, short = 'i', default_value = "0", value_parser = crate::scenario::parse_interval)]
+    interval: u64,
+    /// A reply not received within this many ms counts as lost
+    #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
+    timeout_ms: u32,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args)]
+struct NdrArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+    #[command(flatten)]
+    search: SearchArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args, Clone)]
+pub struct SearchArgs {
+    /// Loss ratio allowed: 0 = NDR (RFC 2544 throughput); e.g. 0.1% or 0.001 for a PDR
+    #[arg(long, default_value = "0", value_parser = ratio)]
+    pub loss: f64,
+    /// Stop when the bounds are this close, relative to the upper bound (e.g. 1%)
+    #[arg(long, default_value = "2%", value_parser = ratio)]
+    pub precision: f64,
+    /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
+    #[arg(long, value_parser = rate)]
+    pub max_rate: Option<proto::Rate>,
+    /// Most search trials (the confirmation not counted)
+    #[arg(long, default_value = "20", value_parser = count)]
+    pub max_trials: u32,
+}
+
+#[derive(Args)]
+struct DegradeArgs {
+    /// Paced rate of the flow (seed 002: 15M with 128-byte, 30M with 512, 45M with 1280)
+    #[arg(long, short = 'r', value_parser = rate)]
+    rate: proto::Rate,
+    /// Largest rule count searched
+    #[arg(long, default_value = "20000", value_parser = rule_count)]
+    max_rules: u32,
+    /// Stop when the bracket of rule counts is this narrow
+    #[arg(long, default_value = "250", value_parser = count)]
+    resolution: u32,
+    /// Loss ratio that counts as degraded (e.g. 0.1%)
+    #[arg(long, default_value = "0.1%", value_parser = ratio)]
+    loss: f64,
+    #[command(flatten)]
+    stream: StreamArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
 }
 
 /// The rule set on the gateway (shared by every workload).
@@ -258,6 +439,34 @@ enum TestbedCmd {
     },
 }
 
+fn packet_size(s: &str) -> Result<proto::PacketSize, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+fn rate(s: &str) -> Result<proto::Rate, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+fn count(s: &str) -> Result<u32, String> {
+    crate::scenario::parse_count(s)
+}
+fn sender(s: &str) -> Result<crate::packet::SenderPath, String> {
+    s.parse()
+}
+fn sink(s: &str) -> Result<crate::packet::SinkKind, String> {
+    s.parse()
+}
+/// `0.5%`, `0.005` or `0` → a ratio in 0..1.
+pub fn ratio(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a ratio (like 0, 0.1% or 0.001)"))?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!("ratio '{s}' must be at least 0 and below 100%"));
+    }
+    Ok(v)
+}
 fn frame(s: &str) -> Result<FrameSize, String> {
     s.parse().map_err(|e: proto::ParseSpecError| e.0)
 }
@@ -384,7 +593,7 @@ pub fn run() -> Result<ExitCode> {
         } => {
             let (model, topo) = fw.resolve(None)?;
             let topology = topo.unwrap_or(Topology::Forward);
-            let p = EchoParams {
+            let p = TrialParams {
                 topology,
                 clients,
                 duration_s: 1.0,
@@ -401,6 +610,8 @@ pub fn run() -> Result<ExitCode> {
                 position: fw.position,
                 chain: crate::rules::chain_of(topology),
                 import: fw.import.clone(),
+                workload: crate::trial::Workload::Echo,
+                packet: None,
             };
             match crate::rules::build(&p).map_err(usage)? {
                 Some(r) => print!("{}", r.to_text()),
@@ -408,10 +619,46 @@ pub fn run() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Flood(a) => {
+            let k = a.stream.packet(18, a.rate);
+            run_packet(Workload::Flood, k, &a.stream, &a.trial)
+        }
+        Cmd::Flow(a) => {
+            let k = a.stream.packet(128, a.rate);
+            run_packet(Workload::Flow, k, &a.stream, &a.trial)
+        }
+        Cmd::Ping(a) => {
+            let k = crate::packet::PacketParams {
+                size: a.size,
+                count: a.count.map(u64::from),
+                interval_ns: a.interval,
+                ..Default::default()
+            };
+            let mut t = a.trial.clone();
+            if let (Some(c), true) = (a.count, a.interval > 0) {
+                // Long enough for every probe; the client stops after the last one.
+                t.duration = t
+                    .duration
+                    .max(c as f64 * a.interval as f64 / 1e9 + a.timeout_ms as f64 / 1e3);
+            }
+            let mut p = trial_params(Workload::Ping, k, 1, &t)?;
+            p.timeout_ms = a.timeout_ms;
+            single(p, &t)
+        }
+        Cmd::Ndr(a) => {
+            let k = a.stream.packet(18, proto::Rate::Max);
+            let p = trial_params(Workload::Flood, k, a.stream.sources, &a.trial)?;
+            crate::search::run_ndr(p, &a.search, &search_env(&a.trial))
+        }
+        Cmd::Degrade(a) => {
+            let k = a.stream.packet(128, a.rate);
+            let p = trial_params(Workload::Flow, k, a.stream.sources, &a.trial)?;
+            crate::search::run_degrade(p, a.max_rules, a.resolution, a.loss, &search_env(&a.trial))
+        }
         Cmd::Echo(a) => {
             let (model, topo) = a.fw.resolve(a.topology)?;
             let topology = topo.unwrap_or(Topology::Forward);
-            let params = EchoParams {
+            let params = TrialParams {
                 topology,
                 clients: a.clients,
                 duration_s: a.duration,
@@ -428,6 +675,8 @@ pub fn run() -> Result<ExitCode> {
                 position: a.fw.position,
                 chain: crate::rules::chain_of(topology),
                 import: a.fw.import.clone(),
+                workload: crate::trial::Workload::Echo,
+                packet: None,
             };
             crate::scenario::check_combination(&params).map_err(usage)?;
             crate::run::run_single(
@@ -439,6 +688,72 @@ pub fn run() -> Result<ExitCode> {
                 a.json,
             )
         }
+    }
+}
+
+/// Parameters of one packet-rate trial from the command line (checked: bad input → exit 2).
+fn trial_params(
+    workload: Workload,
+    packet: crate::packet::PacketParams,
+    sources: u32,
+    a: &TrialArgs,
+) -> Result<TrialParams> {
+    let (model, topo) = a.fw.resolve(a.topology)?;
+    let topology = topo.unwrap_or(Topology::Forward);
+    let p = TrialParams {
+        topology,
+        clients: sources,
+        duration_s: a.duration,
+        frame_size: "64".into(),
+        frame: FrameSize::Fixed { size: 64 },
+        proto: Proto::Udp,
+        family: a.family,
+        server: ServerMode::Epoll,
+        timeout_ms: 500,
+        seed: 0,
+        engine: a.fw.engine,
+        model,
+        rules: a.fw.rules,
+        position: a.fw.position,
+        chain: crate::rules::chain_of(topology),
+        import: a.fw.import.clone(),
+        workload,
+        packet: Some(packet),
+    };
+    crate::scenario::check_combination(&p).map_err(usage)?;
+    Ok(p)
+}
+
+fn run_packet(
+    workload: Workload,
+    k: crate::packet::PacketParams,
+    stream: &StreamArgs,
+    a: &TrialArgs,
+) -> Result<ExitCode> {
+    let p = trial_params(workload, k, stream.sources, a)?;
+    single(p, a)
+}
+
+fn single(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
+    let (_, topo) = a.fw.resolve(a.topology)?;
+    crate::run::run_single(
+        p,
+        topo.is_some(),
+        a.pin.pinning(),
+        a.testbed.as_deref(),
+        (!a.no_store).then_some(a.db.as_path()),
+        a.json,
+    )
+}
+
+fn search_env(a: &TrialArgs) -> crate::search::Env {
+    let topo = a.fw.resolve(a.topology).ok().and_then(|r| r.1);
+    crate::search::Env {
+        topology_given: topo.is_some(),
+        pin: a.pin.pinning(),
+        testbed: a.testbed.clone(),
+        db: (!a.no_store).then(|| a.db.clone()),
+        json: a.json,
     }
 }
 

@@ -14,10 +14,12 @@ mod clock;
 mod hostinfo;
 mod launcher;
 mod output;
+mod packet;
 mod probe;
 mod rules;
 mod run;
 mod scenario;
+mod search;
 mod testbed;
 mod trial;
 

@@ -2,10 +2,10 @@
 //! and the `echo` result as text or JSON.
 
 use crate::scenario::{Plan, PlannedTrial};
-use crate::trial::{EchoOutcome, EchoParams, Status};
+use crate::trial::{Outcome, Status, TrialParams, Workload};
 use serde_json::json;
 
-pub fn params_line(p: &EchoParams) -> String {
+pub fn params_line(p: &TrialParams) -> String {
     let rules = if p.engine == firewall::Engine::None {
         String::new()
     } else {
@@ -14,6 +14,32 @@ pub fn params_line(p: &EchoParams) -> String {
             p.engine, p.model, p.rules, p.position
         )
     };
+    if let Some(k) = &p.packet {
+        let what = match p.workload {
+            Workload::Ping => format!(
+                "size={}{}{}",
+                k.size,
+                k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
+                if k.interval_ns > 0 {
+                    format!(" interval={}µs", k.interval_ns / 1000)
+                } else {
+                    String::new()
+                }
+            ),
+            _ => format!(
+                "size={} rate={} flows={} threads={} sender={:?} sink={:?}",
+                k.size, k.rate, k.flows, k.threads, k.sender, k.sink
+            )
+            .to_lowercase(),
+        };
+        return format!(
+            "{} {} IPv{} {what} t={}s{rules}",
+            p.workload.as_str(),
+            p.topology,
+            p.family,
+            p.duration_s
+        );
+    }
     format!(
         "{} {}/IPv{} server={} n={} f={} t={}s{rules}",
         p.topology, p.proto, p.family, p.server, p.clients, p.frame_size, p.duration_s
@@ -28,7 +54,50 @@ fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e3)
 }
 
-pub fn outcome_line(o: &EchoOutcome) -> String {
+fn pps(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} Mpps", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} kpps", v / 1e3)
+    } else {
+        format!("{v:.0} pps")
+    }
+}
+
+pub fn outcome_line(o: &Outcome) -> String {
+    if let (Status::Ok, Some(s)) = (&o.status, &o.packet) {
+        return format!(
+            "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}",
+            pps(s.offered_pps),
+            pps(s.sent_pps),
+            pps(s.received_pps),
+            mbps(s.received_bps),
+            mbps(s.received_l2_bps),
+            s.loss_ratio * 100.0,
+            if s.owd.count > 0 {
+                format!(
+                    ", one-way delay p50 {} µs, jitter {:.1} µs",
+                    us(s.owd.p50_ns),
+                    s.jitter_ns / 1e3
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let (Status::Ok, Some(s)) = (&o.status, &o.ping) {
+        return format!(
+            "ok: {}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
+            s.received,
+            s.sent,
+            us(s.rtt.min_ns),
+            s.rtt.mean_ns / 1e3,
+            us(s.rtt.p50_ns),
+            us(s.rtt.p99_ns),
+            us(s.rtt.max_ns),
+            s.lost
+        );
+    }
     match (&o.status, &o.summary) {
         (Status::Ok, Some(s)) => format!(
             "ok: {} Mb/s, {:.0} transactions/s, RTT p50 {} µs p99 {} µs, {} validation errors, {} unsent, {} lost",
@@ -48,7 +117,7 @@ pub fn outcome_line(o: &EchoOutcome) -> String {
     }
 }
 
-pub fn plan_listing(plan: &Plan, estimate: impl Fn(&EchoParams) -> f64) -> String {
+pub fn plan_listing(plan: &Plan, estimate: impl Fn(&TrialParams) -> f64) -> String {
     let mut out = format!(
         "{} — {} trials (seed {})\n",
         plan.name,
@@ -73,7 +142,7 @@ pub fn plan_listing(plan: &Plan, estimate: impl Fn(&EchoParams) -> f64) -> Strin
     out
 }
 
-fn verdict_cell(o: &EchoOutcome) -> String {
+fn verdict_cell(o: &Outcome) -> String {
     match o.firewall().map(|f| f["verdicts"]["ok"].as_bool()) {
         None => "-".into(),
         Some(Some(true)) => "ok".into(),
@@ -82,7 +151,7 @@ fn verdict_cell(o: &EchoOutcome) -> String {
 }
 
 /// The table printed at the end of `fwbench run`.
-pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String {
+pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
     // (title, right-aligned)
     let header: [(&str, bool); 20] = [
         ("#", true),
@@ -200,7 +269,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, EchoOutcome)]) -> String
 }
 
 /// The `echo --json` object.
-pub fn echo_json(p: &EchoParams, o: &EchoOutcome) -> serde_json::Value {
+pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
     let mut v = json!({
         "workload": "echo",
         "status": o.status,
@@ -256,7 +325,7 @@ pub fn echo_json(p: &EchoParams, o: &EchoOutcome) -> serde_json::Value {
     v
 }
 
-pub fn echo_text(p: &EchoParams, o: &EchoOutcome) -> String {
+pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
     let mut out = format!("echo {}\n", params_line(p));
     let Some(s) = o.summary.as_ref().filter(|_| o.status == Status::Ok) else {
         return out + &format!("{}\n", outcome_line(o));
@@ -301,6 +370,13 @@ pub fn echo_text(p: &EchoParams, o: &EchoOutcome) -> String {
                 .unwrap_or_default()
         );
     }
+    out += &firewall_lines(o);
+    out
+}
+
+/// The rule-set and placement lines of a trial's text output.
+fn firewall_lines(o: &Outcome) -> String {
+    let mut out = String::new();
     if let Some(f) = o.firewall() {
         let v = &f["verdicts"];
         out +=
@@ -338,4 +414,114 @@ pub fn echo_text(p: &EchoParams, o: &EchoOutcome) -> String {
         .collect();
     out += &format!("  placement    {}\n", place.join(", "));
     out
+}
+
+/// One trial's text output, any workload.
+pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
+    if p.workload == Workload::Echo {
+        return echo_text(p, o);
+    }
+    let mut out = format!("{}\n", params_line(p));
+    let family = p.family;
+    if let (Status::Ok, Some(s)) = (&o.status, &o.packet) {
+        let k = p.packet.clone().unwrap_or_default();
+        out += &format!(
+            "  packets      {} ({}), counted at the {}\n",
+            crate::packet::size_text(k.size, family),
+            k.rate,
+            s.counted_at
+        );
+        out += &format!(
+            "  rate         offered {}  sent {}  received {} over {:.2} s\n",
+            pps(s.offered_pps),
+            pps(s.sent_pps),
+            pps(s.received_pps),
+            s.elapsed_s
+        );
+        out += &format!(
+            "  throughput   {} Mb/s UDP payload, {} Mb/s Ethernet (FCS incl.)\n",
+            mbps(s.received_bps),
+            mbps(s.received_l2_bps)
+        );
+        out += &format!(
+            "  loss         {} of {} packets ({:.4} %), {} duplicates, {} reordered\n",
+            s.lost,
+            s.sent,
+            s.loss_ratio * 100.0,
+            s.duplicates,
+            s.reordered
+        );
+        if s.owd.count > 0 {
+            out += &format!(
+                "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; shared clock of the local testbed)\n",
+                us(s.owd.min_ns),
+                us(s.owd.p50_ns),
+                us(s.owd.p99_ns),
+                us(s.owd.max_ns),
+                s.jitter_ns / 1e3
+            );
+        }
+        let k2 = &s.kernel;
+        if k2.rcvbuf_errors + k2.in_errors > 0 {
+            out += &format!(
+                "  sink kernel  {} receive-buffer overflows, {} UDP input errors\n",
+                k2.rcvbuf_errors, k2.in_errors
+            );
+        }
+        if let Some(g) = &o.gateway {
+            for i in &g.interfaces {
+                out += &format!(
+                    "  gateway {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
+                    i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
+                );
+            }
+        }
+        if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
+            out += &format!(
+                "  sender       {} refused sends (retried), fell behind its schedule by up to {:.1} ms\n",
+                s.send_errors,
+                s.max_lag_ns as f64 / 1e6
+            );
+        }
+    } else if let (Status::Ok, Some(s)) = (&o.status, &o.ping) {
+        out += &format!(
+            "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
+            s.sent, s.received, s.lost, s.invalid, s.elapsed_s
+        );
+        out += &format!(
+            "  RTT µs       min {}  avg {:.2}  p50 {}  p90 {}  p99 {}  max {}\n",
+            us(s.rtt.min_ns),
+            s.rtt.mean_ns / 1e3,
+            us(s.rtt.p50_ns),
+            us(s.rtt.p90_ns),
+            us(s.rtt.p99_ns),
+            us(s.rtt.max_ns)
+        );
+    } else {
+        return out + &format!("{}\n", outcome_line(o));
+    }
+    out + &firewall_lines(o)
+}
+
+/// One trial's JSON object, any workload.
+pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
+    if p.workload == Workload::Echo {
+        return echo_json(p, o);
+    }
+    json!({
+        "workload": p.workload,
+        "status": o.status,
+        "error": o.error,
+        "params": p,
+        "started_at": o.started_at,
+        "finished_at": o.finished_at,
+        "placement": o.placement,
+        "rules": o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0),
+        "set_elements": o.firewall().and_then(|f| f["elements"].as_u64()).unwrap_or(0),
+        "install_ms": o.firewall().and_then(|f| f["install_ms"].as_f64()),
+        "verdicts": o.firewall().map(|f| f["verdicts"].clone()),
+        "result": o.packet.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())
+            .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
+        "gateway": o.gateway,
+    })
 }

@@ -3,7 +3,7 @@
 //! pre-flight checks run before anything is built (bad input → exit 2, gateway unchanged).
 
 use crate::testbed::{addr, Topology};
-use crate::trial::EchoParams;
+use crate::trial::TrialParams;
 use firewall::install;
 use firewall::models::{Addressing, Chain, Model, ModelSpec};
 use firewall::render::{self, Rendered, Tool};
@@ -66,7 +66,7 @@ impl RuleRequest {
 }
 
 /// The rule request of a trial (`None` for engine none). Errors are bad input.
-pub fn request(p: &EchoParams) -> Result<Option<RuleRequest>, String> {
+pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
     if p.engine == Engine::None {
         return Ok(None);
     }
@@ -105,13 +105,13 @@ pub fn request(p: &EchoParams) -> Result<Option<RuleRequest>, String> {
 }
 
 /// Build and render the rule set of a trial (`None` for engine none).
-pub fn build(p: &EchoParams) -> Result<Option<Rendered>, String> {
+pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
     request(p)?.map(|r| r.render()).transpose()
 }
 
 /// Before any testbed exists: the engine's tools are installed, and an import file
 /// passes the engine's own check (its error names the file and line).
-pub fn preflight(p: &EchoParams, r: &Rendered) -> Result<(), String> {
+pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
         // Check mode of the same program that will apply the batch.

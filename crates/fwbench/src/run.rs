@@ -5,7 +5,7 @@ use crate::cli::RunArgs;
 use crate::output;
 use crate::scenario::{self, Plan, PlannedTrial};
 use crate::testbed::{EphemeralTestbed, Testbed, Topology};
-use crate::trial::{self, EchoOutcome, EchoParams, Interrupted, Pinning, Status};
+use crate::trial::{self, Interrupted, Outcome, Pinning, Status, TrialParams};
 use crate::usage;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -75,7 +75,7 @@ impl Testbeds {
         })
     }
 
-    fn check(&self, p: &EchoParams) -> Result<()> {
+    fn check(&self, p: &TrialParams) -> Result<()> {
         if let Some(tb) = &self.named {
             if tb.topology != p.topology {
                 return Err(usage(format!(
@@ -129,12 +129,12 @@ fn begin(store: &Store, scenario: &str, text: Option<String>, seed: u64) -> Resu
     })?)
 }
 
-pub fn record(run_id: i64, t: &PlannedTrial, o: &EchoOutcome) -> TrialRecord {
+pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
     let mut rec = TrialRecord {
         run_id,
         trial_key: t.key.clone(),
         rep: t.rep,
-        workload: "echo".into(),
+        workload: t.params.workload.as_str().into(),
         status: o.status.as_str().into(),
         error: o.error.clone(),
         started_at: o.started_at.clone(),
@@ -161,8 +161,42 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &EchoOutcome) -> TrialRecord {
                     .join("; ")
             }),
     });
+    let us = |ns: u64| Some(ns as f64 / 1e3);
+    if let Some(s) = &o.packet {
+        rec.headline = Headline {
+            duration_s: Some(s.elapsed_s),
+            throughput_bps: Some(s.received_bps),
+            lost: Some(s.lost),
+            offered_pps: Some(s.offered_pps),
+            sent_pps: Some(s.sent_pps),
+            received_pps: Some(s.received_pps),
+            loss_ratio: Some(s.loss_ratio),
+            owd_p50_us: (s.owd.count > 0).then(|| s.owd.p50_ns as f64 / 1e3),
+            jitter_us: (s.owd.count > 0).then_some(s.jitter_ns / 1e3),
+            validation_errors: Some(s.duplicates),
+            ..Default::default()
+        };
+    }
+    if let Some(s) = &o.ping {
+        rec.headline = Headline {
+            duration_s: Some(s.elapsed_s),
+            transactions_per_s: Some(s.received as f64 / s.elapsed_s.max(1e-9)),
+            rtt_p50_us: us(s.rtt.p50_ns),
+            rtt_p90_us: us(s.rtt.p90_ns),
+            rtt_p99_us: us(s.rtt.p99_ns),
+            rtt_p999_us: us(s.rtt.p999_ns),
+            rtt_max_us: us(s.rtt.max_ns),
+            validation_errors: Some(s.invalid),
+            lost: Some(s.lost),
+            loss_ratio: Some(if s.sent == 0 {
+                0.0
+            } else {
+                s.lost as f64 / s.sent as f64
+            }),
+            ..Default::default()
+        };
+    }
     if let Some(s) = &o.summary {
-        let us = |ns: u64| Some(ns as f64 / 1e3);
         rec.headline = Headline {
             duration_s: Some(s.elapsed_s),
             throughput_bps: Some(s.throughput_bps),
@@ -175,6 +209,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &EchoOutcome) -> TrialRecord {
             validation_errors: Some(s.validation_errors),
             unsent: Some(s.unsent),
             lost: Some(s.lost),
+            ..Default::default()
         };
         rec.echo_clients = s
             .clients
@@ -220,7 +255,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &EchoOutcome) -> TrialRecord {
 
 /// Rough wall time of one trial: its duration plus agent and setup overhead (measured
 /// here: ~0.1 s, plus ~1 ms per client); SCTP trials end at setup where SCTP is missing.
-fn estimate_s(p: &EchoParams) -> f64 {
+fn estimate_s(p: &TrialParams) -> f64 {
     use std::sync::OnceLock;
     static NO_SCTP: OnceLock<bool> = OnceLock::new();
     if p.proto == proto::Proto::Sctp && *NO_SCTP.get_or_init(traffic::sys::sctp_unavailable) {
@@ -236,7 +271,7 @@ fn fmt_eta(s: f64) -> String {
 
 /// Bad input is found before any testbed exists: every distinct rule set renders,
 /// its tools are installed, an import file passes the engine's own check.
-fn preflight(trials: &[EchoParams]) -> Result<()> {
+fn preflight(trials: &[TrialParams]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     for p in trials {
         let key = serde_json::to_string(&(
@@ -289,7 +324,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     for t in &plan.trials {
         testbeds.check(&t.params)?;
     }
-    let params: Vec<EchoParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
+    let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
     preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
     install_interrupt_handler();
@@ -329,7 +364,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             w = n.to_string().len()
         );
         let tb = testbeds.get(t.params.topology)?;
-        let outcome = match trial::run_echo(tb, &t.params, &plan.pinning, &INTERRUPTED) {
+        let outcome = match trial::run_trial(tb, &t.params, &plan.pinning, &INTERRUPTED) {
             Ok(o) => o,
             Err(e) if e.is::<Interrupted>() => {
                 interrupted = true;
@@ -380,48 +415,116 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     })
 }
 
-/// `fwbench echo`: one trial, on an ephemeral or named testbed.
+/// A series of trials on one testbed, each stored as it finishes (single trials,
+/// searches). Ctrl-C ends it with `Interrupted`; the run is marked accordingly.
+pub struct Session {
+    testbeds: Testbeds,
+    store: Option<Store>,
+    run_id: Option<i64>,
+    topology: Topology,
+    pin: Pinning,
+    trials: u32,
+}
+
+impl Session {
+    /// Check everything about `params` (bad input → exit 2) and prepare the testbed.
+    /// `params.topology` is set from a named testbed unless the user gave one.
+    pub fn open(
+        name: &str,
+        params: &mut TrialParams,
+        topology_given: bool,
+        pin: Pinning,
+        testbed: Option<&str>,
+        db: Option<&Path>,
+    ) -> Result<Session> {
+        require_root()?;
+        let testbeds = Testbeds::new(testbed)?;
+        if let (Some(tb), false) = (&testbeds.named, topology_given) {
+            params.topology = tb.topology;
+            params.chain = crate::rules::chain_of(tb.topology);
+        }
+        testbeds.check(params)?;
+        preflight(std::slice::from_ref(params))?;
+        let store = match db {
+            Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
+            None => None,
+        };
+        install_interrupt_handler();
+        let run_id = match &store {
+            Some(s) => Some(begin(s, name, None, params.seed)?),
+            None => None,
+        };
+        Ok(Session {
+            testbeds,
+            store,
+            run_id,
+            topology: params.topology,
+            pin,
+            trials: 0,
+        })
+    }
+
+    /// Run one trial and store it before returning.
+    pub fn trial(&mut self, params: &TrialParams) -> Result<Outcome> {
+        self.trials += 1;
+        let planned = PlannedTrial {
+            key: scenario::trial_key(params, self.trials),
+            rep: self.trials,
+            params: params.clone(),
+        };
+        let tb = self.testbeds.get(self.topology)?;
+        let outcome = match trial::run_trial(tb, params, &self.pin, &INTERRUPTED) {
+            Ok(o) => o,
+            Err(e) => {
+                if e.is::<Interrupted>() {
+                    self.finish("interrupted")?;
+                }
+                return Err(e);
+            }
+        };
+        if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
+            store
+                .insert_trial(&record(run_id, &planned, &outcome))
+                .context("storing the trial")?;
+        }
+        Ok(outcome)
+    }
+
+    pub fn finish(&mut self, status: &str) -> Result<()> {
+        if let (Some(store), Some(run_id)) = (self.store.as_ref(), self.run_id.take()) {
+            store.finish_run(run_id, &crate::clock::now_utc(), status)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.finish("failed");
+    }
+}
+
+/// `fwbench echo|flood|flow|ping`: one trial, on an ephemeral or named testbed.
 pub fn run_single(
-    mut params: EchoParams,
+    mut params: TrialParams,
     topology_given: bool,
     pin: Pinning,
     testbed: Option<&str>,
     db: Option<&Path>,
     json: bool,
 ) -> Result<ExitCode> {
-    require_root()?;
-    let mut testbeds = Testbeds::new(testbed)?;
-    if let (Some(tb), false) = (&testbeds.named, topology_given) {
-        params.topology = tb.topology;
-        params.chain = crate::rules::chain_of(tb.topology);
-    }
-    testbeds.check(&params)?;
-    preflight(std::slice::from_ref(&params))?;
-    let mut store = match db {
-        Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
-        None => None,
-    };
-    install_interrupt_handler();
-    let planned = PlannedTrial {
-        key: scenario::trial_key(&params, 1),
-        rep: 1,
-        params: params.clone(),
-    };
-    let tb = testbeds.get(params.topology)?;
-    let outcome = trial::run_echo(tb, &params, &pin, &INTERRUPTED)?;
-    drop(testbeds);
-    if let Some(store) = store.as_mut() {
-        let run_id = begin(store, "echo", None, params.seed)?;
-        store.insert_trial(&record(run_id, &planned, &outcome))?;
-        store.finish_run(run_id, &crate::clock::now_utc(), "complete")?;
-    }
+    let name = params.workload.as_str();
+    let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
+    let outcome = session.trial(&params)?;
+    session.finish("complete")?;
+    drop(session);
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&output::echo_json(&params, &outcome))?
+            serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
         );
     } else {
-        print!("{}", output::echo_text(&params, &outcome));
+        print!("{}", output::trial_text(&params, &outcome));
     }
     Ok(match outcome.status {
         Status::Ok => ExitCode::SUCCESS,

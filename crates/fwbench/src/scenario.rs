@@ -4,8 +4,9 @@
 //! product × `repetitions`, in `sequential` or seeded `random` order. Every error names
 //! `file:line:column` and the field.
 
+use crate::packet::{PacketParams, SenderPath, SinkKind};
 use crate::testbed::Topology;
-use crate::trial::{EchoParams, Pinning};
+use crate::trial::{Pinning, TrialParams, Workload};
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -61,7 +62,10 @@ pub fn parse_timeout_ms(s: &str) -> Result<u32, String> {
 }
 
 /// Cross-field check of one trial's parameters.
-pub fn check_combination(p: &EchoParams) -> Result<(), String> {
+pub fn check_combination(p: &TrialParams) -> Result<(), String> {
+    if p.workload != Workload::Echo {
+        return crate::packet::check(p);
+    }
     if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
         return Err(format!(
             "frame size {} exceeds the largest UDP payload ({} bytes)",
@@ -83,7 +87,7 @@ pub struct PlannedTrial {
     /// Stable id: hash of the parameters and the repetition.
     pub key: String,
     pub rep: u32,
-    pub params: EchoParams,
+    pub params: TrialParams,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,10 +141,55 @@ pub const AXES: &[&str] = &[
     "duration",
     "timeout_ms",
     "import",
+    // packet-rate workloads (flood, flow, ping)
+    "size",
+    "rate",
+    "flows",
+    "threads",
+    "sink_threads",
+    "batch",
+    "sender",
+    "sink",
+    "count",
+    "interval",
 ];
 
+/// Axes that only packet-rate workloads use.
+const PACKET_AXES: &[&str] = &[
+    "size",
+    "rate",
+    "flows",
+    "threads",
+    "sink_threads",
+    "batch",
+    "sender",
+    "sink",
+    "count",
+    "interval",
+];
+/// Axes that only the echo workload uses.
+const ECHO_AXES: &[&str] = &["proto", "server", "frame_size"];
+
 /// Default of each axis when a scenario does not name it.
-fn axis_default(axis: &str) -> &'static str {
+fn axis_default(axis: &str, w: Workload) -> &'static str {
+    match (axis, w) {
+        ("size", Workload::Flow) => "128",
+        ("size", Workload::Ping) => "8",
+        ("size", _) => "18",
+        ("rate", Workload::Flow) => "15M",
+        ("rate", _) => "max",
+        ("flows" | "threads" | "sink_threads", _) => "1",
+        ("batch", _) => "64",
+        ("sender", _) => "udp",
+        ("sink", _) => "socket",
+        ("interval", _) => "0",
+        ("clients", Workload::Echo) => "5",
+        ("clients", _) => "1",
+        _ => axis_default_echo(axis),
+    }
+}
+
+fn axis_default_echo(axis: &str) -> &'static str {
     match axis {
         "topology" => "forward",
         "engine" => "none",
@@ -174,12 +223,48 @@ fn check_axis(axis: &str, t: &str) -> Result<(), String> {
         "frame_size" => t.parse::<FrameSize>().map(|_| ()).map_err(|e| e.0),
         "duration" => parse_duration(t).map(|_| ()),
         "timeout_ms" => parse_timeout_ms(t).map(|_| ()),
+        "size" => t.parse::<proto::PacketSize>().map(|_| ()).map_err(|e| e.0),
+        "rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
+        "flows" | "threads" | "sink_threads" | "batch" => parse_count(t).map(|_| ()),
+        "count" if t.is_empty() => Ok(()),
+        "count" => parse_count(t).map(|_| ()),
+        "sender" => t.parse::<SenderPath>().map(|_| ()),
+        "sink" => t.parse::<SinkKind>().map(|_| ()),
+        "interval" => parse_interval(t).map(|_| ()),
         _ => Ok(()),
     }
 }
 
+/// A positive whole number (flows, threads, batch, count).
+pub fn parse_count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(format!("'{s}' is not a whole number of at least 1")),
+    }
+}
+
+/// A gap between probes: `0`, `10ms`, `1s`, `250us` → nanoseconds.
+pub fn parse_interval(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t == "0" {
+        return Ok(0);
+    }
+    if let Some(us) = t.strip_suffix("us") {
+        return us
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 60e6)
+            .map(|v| (v * 1e3) as u64)
+            .ok_or_else(|| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"));
+    }
+    parse_duration(t)
+        .map(|v| (v * 1e9) as u64)
+        .map_err(|_| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"))
+}
+
 /// Build one trial's parameters from one value per axis (all already checked).
-fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<EchoParams, String> {
+fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, String> {
     let get = |a: &str| v.get(a).map(String::as_str).unwrap_or("");
     let spec = |e: proto::ParseSpecError| e.0;
     let topology: Topology = get("topology").parse()?;
@@ -189,13 +274,38 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<EchoParams, Stri
     if import.is_some() && !v.contains_key("model_given") {
         model = firewall::models::Model::Import;
     }
-    Ok(EchoParams {
+    let workload: Workload = get("workload").parse()?;
+    let packet = (workload != Workload::Echo)
+        .then(|| -> Result<PacketParams, String> {
+            let spec = |e: proto::ParseSpecError| e.0;
+            Ok(PacketParams {
+                size: get("size").parse().map_err(spec)?,
+                rate: get("rate").parse().map_err(spec)?,
+                flows: parse_count(get("flows"))?,
+                threads: parse_count(get("threads"))?,
+                sink_threads: parse_count(get("sink_threads"))?,
+                batch: parse_count(get("batch"))?,
+                sender: get("sender").parse()?,
+                sink: get("sink").parse()?,
+                count: Some(get("count"))
+                    .filter(|c| !c.is_empty())
+                    .map(|c| parse_count(c).map(u64::from))
+                    .transpose()?,
+                interval_ns: parse_interval(get("interval"))?,
+            })
+        })
+        .transpose()?;
+    Ok(TrialParams {
         topology,
         clients: parse_clients(get("clients"))?,
         duration_s: parse_duration(get("duration"))?,
         frame_size: frame.to_string(),
         frame,
-        proto: get("proto").parse().map_err(spec)?,
+        proto: if workload == Workload::Echo {
+            get("proto").parse().map_err(spec)?
+        } else {
+            Proto::Udp
+        },
         family: get("family").parse().map_err(spec)?,
         server: get("server").parse().map_err(spec)?,
         timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
@@ -206,6 +316,8 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<EchoParams, Stri
         position: crate::cli::position(get("position"))?,
         chain: crate::rules::chain_of(topology),
         import,
+        workload,
+        packet,
     })
 }
 
@@ -239,15 +351,13 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         Some(span) => cx.at(span, "scenario", e.message()),
         None => format!("{file}: {}", e.message()),
     })?;
-    if let Some(w) = &raw.workload {
-        if w.get_ref() != "echo" {
-            return Err(cx.at(
-                w.span(),
-                "workload",
-                format!("unknown workload '{}' (available: echo)", w.get_ref()),
-            ));
-        }
-    }
+    let workload = match &raw.workload {
+        None => Workload::Echo,
+        Some(w) => w
+            .get_ref()
+            .parse::<Workload>()
+            .map_err(|e| cx.at(w.span(), "workload", e))?,
+    };
     let repetitions = match &raw.repetitions {
         None => 1,
         Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
@@ -304,6 +414,18 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 format!("unknown parameter (known: {})", AXES.join(", ")),
             ));
         };
+        let foreign = if workload == Workload::Echo {
+            PACKET_AXES.contains(axis)
+        } else {
+            ECHO_AXES.contains(axis)
+        };
+        if foreign {
+            return Err(cx.at(
+                k.span(),
+                &format!("params.{key}"),
+                format!("not a parameter of the {} workload", workload.as_str()),
+            ));
+        }
         let field = format!("params.{key}");
         let items: Vec<toml::Value> = match v.get_ref() {
             toml::Value::Array(a) if a.is_empty() => {
@@ -332,7 +454,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         let vals = axes
             .get(axis)
             .cloned()
-            .unwrap_or_else(|| vec![(axis_default(axis).to_string(), 0..0)]);
+            .unwrap_or_else(|| vec![(axis_default(axis, workload).to_string(), 0..0)]);
         if *axis == "import" && vals.len() > 1 {
             return Err(cx.at(
                 vals[1].1.clone(),
@@ -359,6 +481,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         if axes.contains_key("model") {
             one.insert("model_given", String::new());
         }
+        one.insert("workload", workload.as_str().to_string());
         let params = params_from(&one, seed).map_err(|e| format!("{file}: params: {e}"))?;
         check_combination(&params).map_err(|e| format!("{file}: params: {e}"))?;
         combos.push(params);
@@ -408,7 +531,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
 }
 
 /// FNV-1a over the canonical JSON of the parameters and the repetition.
-pub fn trial_key(p: &EchoParams, rep: u32) -> String {
+pub fn trial_key(p: &TrialParams, rep: u32) -> String {
     let canon = serde_json::to_string(p).unwrap_or_default();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in canon.bytes().chain(rep.to_be_bytes()) {
@@ -506,7 +629,23 @@ duration = "1s"
             err("colour = 1\n")
         );
         assert!(err("[params\n").starts_with("bad.toml:1:"));
-        assert!(err("workload = \"flood\"\n").contains("unknown workload 'flood'"));
+        assert!(err("workload = \"storm\"\n").contains("unknown workload 'storm'"));
+        assert!(err("workload = \"flood\"\n[params]\nserver = \"epoll\"\n")
+            .contains("params.server: not a parameter of the flood workload"));
+        assert!(err("[params]\nrate = \"1M\"\n").contains("not a parameter of the echo workload"));
+        assert!(err("workload = \"flood\"\n[params]\nrate = \"fast\"\n")
+            .starts_with("bad.toml:3:8: params.rate: rate 'fast' is not a rate"));
+        assert!(err("workload = \"flood\"\n[params]\nsize = 1473\n")
+            .contains("above the 1500-byte MTU"));
+        assert!(err("workload = \"flow\"\n[params]\nrate = \"max\"\n").contains("needs a rate"));
+        assert!(
+            err("workload = \"flood\"\n[params]\nthreads = 500\nflows = 500\n")
+                .contains("threads must be")
+        );
+        assert!(
+            err("workload = \"flood\"\n[params]\nfamily = 6\nsize = \"frame:64\"\n")
+                .contains("below the 66 bytes")
+        );
         assert!(err("order = \"backwards\"\n").contains("order:"));
         assert!(err("[testbed]\npin_client = \"x\"\n").contains("testbed.pin_client"));
         assert!(

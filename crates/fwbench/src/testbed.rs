@@ -348,6 +348,28 @@ impl Testbed {
     pub fn server_addr(&self, family: Family) -> IpAddr {
         addr::server(family)
     }
+
+    /// The client's interface toward the next hop.
+    pub const CLIENT_IF: &'static str = "c0";
+    /// The gateway's interface facing the clients (its ingress for test traffic).
+    pub const GATEWAY_IN_IF: &'static str = "g0";
+
+    /// MAC address of the client's next hop: the gateway's `g0`, or the server's `s0`
+    /// on a direct testbed (for the raw-frame sender).
+    pub fn next_hop_mac(&self) -> Result<String> {
+        let (ns, dev) = match self.gateway_ns() {
+            Some(g) => (g, Self::GATEWAY_IN_IF),
+            None => (self.server_ns(), "s0"),
+        };
+        let out = ip(&["-n", &ns, "-br", "link", "show", "dev", dev])?;
+        out.split_whitespace()
+            .nth(2)
+            .filter(|m| m.len() == 17 && m.matches(':').count() == 5)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                anyhow::anyhow!("no MAC address in `ip -br link show {dev}` in {ns}: {out}")
+            })
+    }
 }
 
 /// A veth pair with one end in each namespace, created there (names never collide).

@@ -9,6 +9,7 @@ use proto::{
     FrameSize, FromAgent, GatewayResults, GatewaySpec, Proto, RoleResults, RoleSpec, ServerMode,
     ToAgent,
 };
+
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ pub const ECHO_PORT: u16 = 20000;
 
 /// Parameters of one echo trial (seed 000: n, t, f, P, A, T plus the testbed).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EchoParams {
+pub struct TrialParams {
     pub topology: Topology,
     pub clients: u32,
     pub duration_s: f64,
@@ -41,6 +42,58 @@ pub struct EchoParams {
     /// Ruleset file for model `import`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub import: Option<String>,
+    /// What traffic the trial sends (echo trials omit it, so their keys stay stable).
+    #[serde(default, skip_serializing_if = "Workload::is_echo")]
+    pub workload: Workload,
+    /// Flood, flow and ping parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet: Option<crate::packet::PacketParams>,
+}
+
+/// The traffic of a trial.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// Seed 000's echo cycle.
+    #[default]
+    Echo,
+    /// UDP at the maximum (or a given) rate.
+    Flood,
+    /// Paced UDP with per-packet timing.
+    Flow,
+    /// UDP echo, one probe at a time.
+    Ping,
+}
+
+impl Workload {
+    pub const NAMES: &'static str = "echo, flood, flow, ping";
+    pub fn is_echo(&self) -> bool {
+        *self == Workload::Echo
+    }
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Workload::Echo => "echo",
+            Workload::Flood => "flood",
+            Workload::Flow => "flow",
+            Workload::Ping => "ping",
+        }
+    }
+}
+
+impl std::str::FromStr for Workload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "echo" => Ok(Workload::Echo),
+            "flood" => Ok(Workload::Flood),
+            "flow" => Ok(Workload::Flow),
+            "ping" => Ok(Workload::Ping),
+            _ => Err(format!(
+                "unknown workload '{s}' (available: {})",
+                Workload::NAMES
+            )),
+        }
+    }
 }
 
 /// CPU placement of each role ("0", "0-1", …); `None` = wherever the kernel likes.
@@ -89,17 +142,21 @@ pub struct RoleInfo {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct EchoOutcome {
+pub struct Outcome {
     pub status: Status,
     pub error: Option<String>,
     pub started_at: String,
     pub finished_at: String,
     pub placement: Vec<RoleInfo>,
     pub summary: Option<EchoSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet: Option<crate::packet::PacketSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<crate::packet::PingSummary>,
     pub gateway: Option<GatewayResults>,
 }
 
-impl EchoOutcome {
+impl Outcome {
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
     pub fn firewall(&self) -> Option<&serde_json::Value> {
         self.gateway.as_ref().and_then(|g| g.firewall.as_ref())
@@ -202,12 +259,12 @@ pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
 }
 
 /// Run one echo trial on `tb`. Returns `Interrupted` if `stop` was raised meanwhile.
-pub fn run_echo(
+pub fn run_trial(
     tb: &Testbed,
-    p: &EchoParams,
+    p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
-) -> Result<EchoOutcome> {
+) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
     tb.ensure_clients(p.clients)?;
     let mut agents: Vec<Agent> = Vec::new();
@@ -221,18 +278,24 @@ pub fn run_echo(
         }
     }
     let finished_at = crate::clock::now_utc();
-    let mut outcome = EchoOutcome {
+    let mut outcome = Outcome {
         status: Status::Ok,
         error: None,
         started_at,
         finished_at,
         placement,
         summary: None,
+        packet: None,
+        ping: None,
         gateway: None,
     };
     match res {
         Ok((summary, gateway)) => {
-            outcome.summary = Some(summary);
+            match summary {
+                Collected::Echo(s) => outcome.summary = Some(s),
+                Collected::Packet(s) => outcome.packet = Some(s),
+                Collected::Ping(s) => outcome.ping = Some(s),
+            }
             outcome.gateway = gateway;
             if let Some(e) = teardown_err {
                 outcome.status = Status::Failed;
@@ -251,16 +314,21 @@ pub fn run_echo(
     Ok(outcome)
 }
 
-type Collected = (EchoSummary, Option<GatewayResults>);
+/// A workload's combined figures.
+enum Collected {
+    Echo(EchoSummary),
+    Packet(crate::packet::PacketSummary),
+    Ping(crate::packet::PingSummary),
+}
 
 fn drive(
     tb: &Testbed,
-    p: &EchoParams,
+    p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
     agents: &mut Vec<Agent>,
     placement: &mut Vec<RoleInfo>,
-) -> Result<Collected> {
+) -> Result<(Collected, Option<GatewayResults>)> {
     let check = || -> Result<()> {
         if stop.load(Ordering::SeqCst) {
             Err(Interrupted.into())
@@ -301,34 +369,33 @@ fn drive(
         start("gateway", ns, &pin.gateway, RoleSpec::Gateway(spec))?;
     }
     let server = tb.server_addr(p.family);
-    start(
-        "server",
-        tb.server_ns(),
-        &pin.server,
-        RoleSpec::EchoServer(EchoServerSpec {
-            proto: p.proto,
-            mode: p.server,
-            listen: server,
-            port: ECHO_PORT,
-            clients: p.clients,
-            max_frame: p.frame.max(),
-            timeout_ms: p.timeout_ms,
-        }),
-    )?;
-    start(
-        "client",
-        tb.client_ns(),
-        &pin.client,
-        RoleSpec::EchoClient(EchoClientSpec {
-            proto: p.proto,
-            sources: (1..=p.clients).map(|i| addr::client(p.family, i)).collect(),
-            server,
-            port: ECHO_PORT,
-            frame: p.frame,
-            seed: p.seed,
-            timeout_ms: p.timeout_ms,
-        }),
-    )?;
+    let (server_spec, client_spec) = match p.workload {
+        Workload::Echo => (
+            Some(RoleSpec::EchoServer(EchoServerSpec {
+                proto: p.proto,
+                mode: p.server,
+                listen: server,
+                port: ECHO_PORT,
+                clients: p.clients,
+                max_frame: p.frame.max(),
+                timeout_ms: p.timeout_ms,
+            })),
+            RoleSpec::EchoClient(EchoClientSpec {
+                proto: p.proto,
+                sources: (1..=p.clients).map(|i| addr::client(p.family, i)).collect(),
+                server,
+                port: ECHO_PORT,
+                frame: p.frame,
+                seed: p.seed,
+                timeout_ms: p.timeout_ms,
+            }),
+        ),
+        _ => crate::packet::role_specs(tb, p)?,
+    };
+    if let Some(spec) = server_spec {
+        start("server", tb.server_ns(), &pin.server, spec)?;
+    }
+    start("client", tb.client_ns(), &pin.client, client_spec)?;
     check()?;
     // Start: gateway, server, then clients (the traffic source) last.
     for a in agents.iter_mut() {
@@ -348,22 +415,42 @@ fn drive(
         std::thread::sleep((dur - t0.elapsed().min(dur)).min(Duration::from_millis(50)));
     }
     // Stop the traffic source first, then the sink, then the gateway.
-    let (mut cr, mut sr, mut gr) = (None, None, None);
+    let mut results = Vec::new();
+    let mut gr = None;
     for a in agents.iter_mut().rev() {
         match a.request(ToAgent::Stop)? {
-            FromAgent::Results(RoleResults::EchoClient(r)) => cr = Some(r),
-            FromAgent::Results(RoleResults::EchoServer(r)) => sr = Some(r),
             FromAgent::Results(RoleResults::Gateway(r)) => gr = Some(r),
+            FromAgent::Results(r) => results.push(r),
             other => bail!("{} agent answered stop with {}", a.role, other.name()),
         }
     }
-    let (Some(cr), Some(sr)) = (cr, sr) else {
-        bail!("missing results from the client or server agent");
-    };
     if has_gw && gr.is_none() {
         bail!("missing results from the gateway agent");
     }
-    Ok((summarise(&cr, &sr), gr))
+    let collected = match p.workload {
+        Workload::Echo => {
+            let (mut cr, mut sr) = (None, None);
+            for r in results {
+                match r {
+                    RoleResults::EchoClient(r) => cr = Some(r),
+                    RoleResults::EchoServer(r) => sr = Some(r),
+                    _ => {}
+                }
+            }
+            let (Some(cr), Some(sr)) = (cr, sr) else {
+                bail!("missing results from the client or server agent");
+            };
+            Collected::Echo(summarise(&cr, &sr))
+        }
+        Workload::Ping => Collected::Ping(crate::packet::summarise_ping(results)?),
+        Workload::Flood | Workload::Flow => Collected::Packet(crate::packet::summarise_packet(
+            p,
+            tb.topology,
+            results,
+            gr.as_ref(),
+        )?),
+    };
+    Ok((collected, gr))
 }
 
 #[cfg(test)]

@@ -177,7 +177,9 @@ impl FromStr for Rate {
         };
         let v: f64 = num.parse().map_err(|_| bad())?;
         if !v.is_finite() || v <= 0.0 {
-            return Err(ParseSpecError(format!("rate '{s}' must be greater than zero")));
+            return Err(ParseSpecError(format!(
+                "rate '{s}' must be greater than zero"
+            )));
         }
         let v = v * mult;
         if pps {
@@ -367,12 +369,24 @@ mod tests {
         let e = f.payload(Family::V6).unwrap_err().0;
         assert!(e.contains("below the 66 bytes"), "{e}");
         assert_eq!(
-            "frame:1518".parse::<PacketSize>().unwrap().payload(Family::V4),
+            "frame:1518"
+                .parse::<PacketSize>()
+                .unwrap()
+                .payload(Family::V4),
             Ok(1472)
         );
-        let e = "1473".parse::<PacketSize>().unwrap().payload(Family::V4).unwrap_err().0;
+        let e = "1473"
+            .parse::<PacketSize>()
+            .unwrap()
+            .payload(Family::V4)
+            .unwrap_err()
+            .0;
         assert!(e.contains("above the 1500-byte MTU"), "{e}");
-        assert!("1453".parse::<PacketSize>().unwrap().payload(Family::V6).is_err());
+        assert!("1453"
+            .parse::<PacketSize>()
+            .unwrap()
+            .payload(Family::V6)
+            .is_err());
         assert_eq!(p.to_string().parse::<PacketSize>().unwrap(), p);
         assert_eq!(f.to_string().parse::<PacketSize>().unwrap(), f);
         for bad in ["", "x", "-1", "frame:", "70000"] {
@@ -397,7 +411,7 @@ mod tests {
         }
         // 15 Mb/s of 128-byte payloads is 14 648 packets/s.
         let pps = Rate::Bps(15e6).pps(128).unwrap();
-        assert!((pps - 14_648.4375).abs() < 1e-6);
+        assert!((pps - 14_648.437_5).abs() < 1e-6);
         for bad in ["", "fast", "15X", "-1M", "0pps", "1e9Mpps", "nanM"] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }

@@ -639,13 +639,17 @@ mod tests {
         {
             let c = Connection::open(&dir).unwrap();
             c.execute_batch(SCHEMA_V1).unwrap();
-            c.pragma_update(None, "application_id", APPLICATION_ID).unwrap();
+            c.pragma_update(None, "application_id", APPLICATION_ID)
+                .unwrap();
             c.pragma_update(None, "user_version", 1).unwrap();
         }
         let mut s = Store::open(&dir).unwrap();
         let run = s.begin_run(&NewRun::default()).unwrap();
         s.insert_trial(&trial(run, "k")).unwrap();
-        assert_eq!(s.trials(None).unwrap()[0].headline.received_pps, Some(12_345.5));
+        assert_eq!(
+            s.trials(None).unwrap()[0].headline.received_pps,
+            Some(12_345.5)
+        );
         let v: i64 = s
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -680,7 +684,10 @@ mod tests {
             .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
             .unwrap();
         let e = Store::open(&p).err().unwrap();
-        assert!(matches!(e, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1), "{e}");
+        assert!(
+            matches!(e, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1),
+            "{e}"
+        );
         assert!(e.to_string().contains("upgrade fwbench"));
     }
 }

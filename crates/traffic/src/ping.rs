@@ -107,7 +107,12 @@ fn ping_loop(
         let sent_at = sys::monotonic_ns();
         match sock.send(&out) {
             Ok(_) => r.sent += 1,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED) | Some(libc::ENOBUFS)) => {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ECONNREFUSED) | Some(libc::ENOBUFS)
+                ) =>
+            {
                 r.sent += 1;
                 r.lost += 1;
                 continue;
@@ -256,6 +261,10 @@ mod tests {
             interval_ns: 0,
             timeout_ms: 500,
         });
-        assert!(e.err().unwrap().to_string().contains("ping payload must be 8"));
+        assert!(e
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("ping payload must be 8"));
     }
 }

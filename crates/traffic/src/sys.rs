@@ -247,51 +247,6 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
     Ok(v)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_lists_round_trip() {
-        assert_eq!(parse_cpus("0-2,5").unwrap(), vec![0, 1, 2, 5]);
-        assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
-        assert_eq!(format_cpus(&[1]), "1");
-        assert!(parse_cpus("x").is_err());
-        assert!(parse_cpus("3-1").is_err());
-        assert!(parse_cpus("").is_err());
-    }
-
-    #[test]
-    fn affinity_reads_back() {
-        let cpus = get_affinity().unwrap();
-        assert!(!cpus.is_empty());
-    }
-
-    #[test]
-    fn sctp_detection_never_panics() {
-        // This kernel lacks SCTP; elsewhere it may exist. Either way: a typed answer.
-        match stream_socket(Proto::Sctp, &"127.0.0.1:0".parse().unwrap()) {
-            Ok(_) => assert!(!sctp_unavailable()),
-            Err(TrafficError::SctpUnavailable(_)) => assert!(sctp_unavailable()),
-            Err(e) => panic!("unexpected: {e}"),
-        }
-    }
-
-    #[test]
-    fn epoll_wakes_on_eventfd() {
-        let ep = Epoll::new().unwrap();
-        let ev = EventFd::new().unwrap();
-        ep.add(&ev, EPOLLIN, 7).unwrap();
-        let mut out = Vec::new();
-        ep.wait(&mut out, Duration::from_millis(0)).unwrap();
-        assert!(out.is_empty());
-        ev.wake();
-        ep.wait(&mut out, Duration::from_millis(1000)).unwrap();
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].0, 7);
-    }
-}
-
 /// CLOCK_MONOTONIC in nanoseconds: one clock for every namespace of a host, so a
 /// sender's stamp and a receiver's clock are comparable on the local testbed.
 pub fn monotonic_ns() -> u64 {
@@ -363,10 +318,10 @@ impl MmsgSend {
     /// took. EINTR is retried; other errors (ENOBUFS, ECONNREFUSED …) are returned.
     pub fn send(&mut self, fd: &impl AsRawFd, bufs: &[&[u8]]) -> io::Result<usize> {
         let n = bufs.len().min(self.hdr.len());
-        for i in 0..n {
+        for (i, b) in bufs.iter().take(n).enumerate() {
             self.iov[i] = libc::iovec {
-                iov_base: bufs[i].as_ptr() as *mut libc::c_void,
-                iov_len: bufs[i].len(),
+                iov_base: b.as_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
             };
             let h = &mut self.hdr[i];
             h.msg_hdr.msg_name = std::ptr::null_mut();
@@ -467,5 +422,50 @@ impl MmsgRecv {
     pub fn get(&self, i: usize) -> &[u8] {
         let len = (self.hdr[i].msg_len as usize).min(self.slot);
         &self.buf[i * self.slot..i * self.slot + len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_round_trip() {
+        assert_eq!(parse_cpus("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert_eq!(format_cpus(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(format_cpus(&[1]), "1");
+        assert!(parse_cpus("x").is_err());
+        assert!(parse_cpus("3-1").is_err());
+        assert!(parse_cpus("").is_err());
+    }
+
+    #[test]
+    fn affinity_reads_back() {
+        let cpus = get_affinity().unwrap();
+        assert!(!cpus.is_empty());
+    }
+
+    #[test]
+    fn sctp_detection_never_panics() {
+        // This kernel lacks SCTP; elsewhere it may exist. Either way: a typed answer.
+        match stream_socket(Proto::Sctp, &"127.0.0.1:0".parse().unwrap()) {
+            Ok(_) => assert!(!sctp_unavailable()),
+            Err(TrafficError::SctpUnavailable(_)) => assert!(sctp_unavailable()),
+            Err(e) => panic!("unexpected: {e}"),
+        }
+    }
+
+    #[test]
+    fn epoll_wakes_on_eventfd() {
+        let ep = Epoll::new().unwrap();
+        let ev = EventFd::new().unwrap();
+        ep.add(&ev, EPOLLIN, 7).unwrap();
+        let mut out = Vec::new();
+        ep.wait(&mut out, Duration::from_millis(0)).unwrap();
+        assert!(out.is_empty());
+        ev.wake();
+        ep.wait(&mut out, Duration::from_millis(1000)).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, 7);
     }
 }

@@ -71,7 +71,11 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
             return bad(format!("rate {p} packets/s is not a positive number"));
         }
     }
-    if spec.sources.iter().any(|s| s.is_ipv4() != spec.dst.is_ipv4()) {
+    if spec
+        .sources
+        .iter()
+        .any(|s| s.is_ipv4() != spec.dst.is_ipv4())
+    {
         return bad("source and destination addresses are of different families".into());
     }
     Ok(())
@@ -86,7 +90,7 @@ struct Flow {
 
 enum Out {
     Socket(Socket),
-    Raw(crate::rawapi_stub::packet::UdpTemplate),
+    Raw(crate::packet::UdpTemplate),
 }
 
 /// A flood or paced flow, set up and waiting for [`UdpSource::start`].
@@ -115,9 +119,9 @@ impl UdpSource {
         let raw_macs = match &spec.raw {
             None => None,
             Some(r) => {
-                let src = crate::rawapi_stub::packet::if_mac(&r.ifname)
+                let src = crate::packet::if_mac(&r.ifname)
                     .map_err(|e| TrafficError::io(format!("MAC of {}", r.ifname), e))?;
-                let dst = crate::rawapi_stub::packet::parse_mac(&r.dst_mac)
+                let dst = crate::packet::parse_mac(&r.dst_mac)
                     .map_err(|e| TrafficError::BadSpec(format!("next-hop MAC: {e}")))?;
                 Some((src, dst))
             }
@@ -132,7 +136,7 @@ impl UdpSource {
             let out = match raw_macs {
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
-                    crate::rawapi_stub::packet::UdpTemplate::new(smac, dmac, src, dst, spec.payload as usize)
+                    crate::packet::UdpTemplate::new(smac, dmac, src, dst, spec.payload as usize)
                         .map_err(TrafficError::BadSpec)?,
                 ),
             };
@@ -146,7 +150,7 @@ impl UdpSource {
         let mut raw_socks = Vec::new();
         if let Some(r) = &spec.raw {
             for _ in 0..spec.threads {
-                raw_socks.push(crate::rawapi_stub::rawsock::RawSender::open(&r.ifname)?);
+                raw_socks.push(crate::rawsock::RawSender::open(&r.ifname)?);
             }
         }
         let gate = StartGate::new();
@@ -175,8 +179,7 @@ impl UdpSource {
     }
 
     pub fn start(&mut self) {
-        self.started_ns
-            .store(sys::monotonic_ns(), Ordering::SeqCst);
+        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
         self.gate.open(Gate::Go);
     }
 
@@ -207,9 +210,8 @@ impl UdpSource {
                     first_err.get_or_insert(e);
                 }
                 Err(_) => {
-                    first_err.get_or_insert(TrafficError::BadSpec(
-                        "a sender thread panicked".into(),
-                    ));
+                    first_err
+                        .get_or_insert(TrafficError::BadSpec("a sender thread panicked".into()));
                 }
             }
         }
@@ -238,7 +240,7 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
 
 struct Worker {
     flows: Vec<Flow>,
-    raw: Option<crate::rawapi_stub::rawsock::RawSender>,
+    raw: Option<crate::rawsock::RawSender>,
     payload: usize,
     batch: usize,
     pps: Option<f64>,
@@ -271,7 +273,7 @@ impl Worker {
         loop {
             // Reading the flag every batch is cheap; every 64th when unpaced is cheaper.
             checks = checks.wrapping_add(1);
-            if (pacer.is_paced() || checks % 64 == 0) && stop.load(Ordering::Relaxed) {
+            if (pacer.is_paced() || checks & 63 == 0) && stop.load(Ordering::Relaxed) {
                 break;
             }
             let now = sys::monotonic_ns();
@@ -289,7 +291,9 @@ impl Worker {
             }
             let first = pacer.sent();
             if pacer.is_paced() {
-                res.max_lag_ns = res.max_lag_ns.max(now.saturating_sub(pacer.intended_ns(first)));
+                res.max_lag_ns = res
+                    .max_lag_ns
+                    .max(now.saturating_sub(pacer.intended_ns(first)));
             }
             let nflows = self.flows.len();
             let flow = &mut self.flows[rr];
@@ -319,7 +323,9 @@ impl Worker {
                 (Out::Socket(s), _) => mm.send(s, &bufs),
                 (Out::Raw(_), Some(raw)) => raw.send_batch(&bufs),
                 (Out::Raw(_), None) => {
-                    return Err(TrafficError::BadSpec("raw flow without a raw socket".into()))
+                    return Err(TrafficError::BadSpec(
+                        "raw flow without a raw socket".into(),
+                    ))
                 }
             };
             match r {
@@ -583,9 +589,7 @@ fn sink_loop(s: Socket, flows: u32, stop: Arc<AtomicBool>) -> Result<SinkThread,
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
     loop {
-        let n = mm
-            .recv(&s)
-            .map_err(|e| TrafficError::io("receiving", e))?;
+        let n = mm.recv(&s).map_err(|e| TrafficError::io("receiving", e))?;
         let now = sys::monotonic_ns();
         if n == 0 {
             quiet_since.get_or_insert(now);
@@ -658,7 +662,11 @@ fn parse_udp_mib(text: &str, v6: bool) -> UdpKernelCounters {
     } else {
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Udp: ")).collect();
         if lines.len() >= 2 {
-            for (k, v) in lines[0].split_whitespace().zip(lines[1].split_whitespace()).skip(1) {
+            for (k, v) in lines[0]
+                .split_whitespace()
+                .zip(lines[1].split_whitespace())
+                .skip(1)
+            {
                 map.insert(k.to_string(), v.parse::<u64>().unwrap_or(0));
             }
         }
@@ -717,10 +725,16 @@ mod tests {
     fn udp_mib_parsing() {
         let v4 = "Ip: Forwarding DefaultTTL\nIp: 1 64\nUdp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\nUdp: 10 2 3 4 5 6\n";
         let c = parse_udp_mib(v4, false);
-        assert_eq!((c.in_datagrams, c.no_ports, c.in_errors, c.rcvbuf_errors), (10, 2, 3, 5));
+        assert_eq!(
+            (c.in_datagrams, c.no_ports, c.in_errors, c.rcvbuf_errors),
+            (10, 2, 3, 5)
+        );
         let v6 = "Udp6InDatagrams                 \t7\nUdp6NoPorts 1\nUdp6InErrors 2\nUdp6RcvbufErrors 3\n";
         let c = parse_udp_mib(v6, true);
-        assert_eq!((c.in_datagrams, c.no_ports, c.in_errors, c.rcvbuf_errors), (7, 1, 2, 3));
+        assert_eq!(
+            (c.in_datagrams, c.no_ports, c.in_errors, c.rcvbuf_errors),
+            (7, 1, 2, 3)
+        );
     }
 
     #[test]

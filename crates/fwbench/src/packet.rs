@@ -1,0 +1,498 @@
+//! Packet-rate workloads on the controller side: parameters, the role specs they
+//! become, and the figures that combine both ends (and the gateway's counters).
+
+use crate::testbed::{addr, Testbed, Topology};
+use crate::trial::{TrialParams, Workload};
+use anyhow::{bail, Result};
+use proto::{
+    Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
+    RoleSpec, RttSummary, UdpKernelCounters, UdpSinkSpec, UdpSourceSpec,
+};
+use serde::{Deserialize, Serialize};
+
+/// First source port of flood/flow flows; flow `i` uses `SRC_PORT + i`.
+pub const SRC_PORT: u16 = 30_000;
+/// Destination port of floods and flows (the sink's), and of pings (the reflector's).
+pub const SINK_PORT: u16 = 9_000;
+
+/// How packets leave the client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SenderPath {
+    /// UDP sockets, sendmmsg(2).
+    #[default]
+    Udp,
+    /// Complete Ethernet frames through AF_PACKET (as trafgen), bypassing the UDP layer.
+    Raw,
+}
+
+/// Where arriving packets are counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SinkKind {
+    /// A UDP sink on the server (recvmmsg): loss, order, delay.
+    #[default]
+    Socket,
+    /// No receiver: packets the gateway took in on its ingress interface are counted
+    /// (seed 001's drop tests, where the firewall drops everything).
+    Gateway,
+}
+
+impl std::str::FromStr for SenderPath {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "udp" => Ok(SenderPath::Udp),
+            "raw" => Ok(SenderPath::Raw),
+            _ => Err(format!("unknown sender '{s}' (expected udp or raw)")),
+        }
+    }
+}
+
+impl std::str::FromStr for SinkKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "socket" => Ok(SinkKind::Socket),
+            "gateway" => Ok(SinkKind::Gateway),
+            _ => Err(format!("unknown sink '{s}' (expected socket or gateway)")),
+        }
+    }
+}
+
+/// Parameters of flood, flow and ping trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PacketParams {
+    pub size: PacketSize,
+    pub rate: Rate,
+    pub flows: u32,
+    /// Sender threads.
+    pub threads: u32,
+    pub sink_threads: u32,
+    /// Packets per sendmmsg(2) call.
+    pub batch: u32,
+    pub sender: SenderPath,
+    pub sink: SinkKind,
+    /// Ping: probes to send (`None`: for the trial duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Ping: gap between probes, ns (0: back to back).
+    #[serde(default)]
+    pub interval_ns: u64,
+}
+
+impl Default for PacketParams {
+    fn default() -> Self {
+        PacketParams {
+            size: PacketSize::Payload(18),
+            rate: Rate::Max,
+            flows: 1,
+            threads: 1,
+            sink_threads: 1,
+            batch: 64,
+            sender: SenderPath::Udp,
+            sink: SinkKind::Socket,
+            count: None,
+            interval_ns: 0,
+        }
+    }
+}
+
+/// Most threads the controller accepts: more than the host's CPUs only adds contention.
+pub fn max_threads() -> u32 {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    (cpus * 4).min(traffic::udp::MAX_THREADS)
+}
+
+/// Cross-field checks (bad input: exit 2 before anything runs).
+pub fn check(p: &TrialParams) -> Result<(), String> {
+    let Some(k) = &p.packet else {
+        return Ok(());
+    };
+    let payload = k.size.payload(p.family).map_err(|e| e.0)?;
+    if p.workload == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
+        return Err(format!(
+            "ping payload {payload} is below {} bytes (the sequence number)",
+            traffic::ping::MIN_PING_PAYLOAD
+        ));
+    }
+    if p.workload == Workload::Flow && k.rate == Rate::Max {
+        return Err("a paced flow needs a rate (--rate 15M, --rate 100kpps)".into());
+    }
+    let max = max_threads();
+    for (what, n) in [("threads", k.threads), ("sink threads", k.sink_threads)] {
+        if n == 0 || n > max {
+            return Err(format!(
+                "{what} must be 1..{max} on this host ({} CPUs × 4), not {n}",
+                max / 4
+            ));
+        }
+    }
+    if k.flows == 0 || k.flows > traffic::udp::MAX_FLOWS {
+        return Err(format!(
+            "flows must be 1..{}, not {}",
+            traffic::udp::MAX_FLOWS,
+            k.flows
+        ));
+    }
+    if k.threads > k.flows {
+        return Err(format!(
+            "{} sender threads for {} flows: give at least as many flows as threads",
+            k.threads, k.flows
+        ));
+    }
+    if k.batch == 0 || k.batch > traffic::udp::MAX_BATCH {
+        return Err(format!(
+            "batch must be 1..{}, not {}",
+            traffic::udp::MAX_BATCH,
+            k.batch
+        ));
+    }
+    if k.sink == SinkKind::Gateway && p.topology == Topology::Direct {
+        return Err("--sink gateway needs a gateway (topology forward or input)".into());
+    }
+    if let Some(pps) = k.rate.pps(k.size.rate_bytes(p.family).map_err(|e| e.0)?) {
+        if pps < 1.0 {
+            return Err(format!("rate {} is below one packet per second", k.rate));
+        }
+    }
+    Ok(())
+}
+
+/// Role specs of a packet-rate trial: (server, client). No server for a sink-less flood.
+pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, RoleSpec)> {
+    let Some(k) = &p.packet else {
+        bail!("a {} trial without packet parameters", p.workload.as_str());
+    };
+    let payload = k.size.payload(p.family).map_err(|e| crate::usage(e.0))?;
+    let server = tb.server_addr(p.family);
+    if p.workload == Workload::Ping {
+        return Ok((
+            Some(RoleSpec::Reflector(ReflectorSpec {
+                listen: server,
+                port: SINK_PORT,
+            })),
+            RoleSpec::Ping(PingSpec {
+                source: addr::client(p.family, 1),
+                server,
+                port: SINK_PORT,
+                payload,
+                count: k.count,
+                interval_ns: k.interval_ns,
+                timeout_ms: p.timeout_ms,
+            }),
+        ));
+    }
+    let sources = p.clients.min(k.flows).max(1);
+    let raw = match k.sender {
+        SenderPath::Udp => None,
+        SenderPath::Raw => Some(RawPath {
+            ifname: Testbed::CLIENT_IF.into(),
+            dst_mac: tb.next_hop_mac()?,
+        }),
+    };
+    let source = RoleSpec::UdpSource(UdpSourceSpec {
+        sources: (1..=sources).map(|i| addr::client(p.family, i)).collect(),
+        src_port: SRC_PORT,
+        dst: server,
+        dst_port: SINK_PORT,
+        flows: k.flows,
+        payload,
+        pps: k
+            .rate
+            .pps(k.size.rate_bytes(p.family).map_err(|e| crate::usage(e.0))?),
+        threads: k.threads,
+        batch: k.batch,
+        raw,
+    });
+    let sink = (k.sink == SinkKind::Socket).then_some(RoleSpec::UdpSink(UdpSinkSpec {
+        listen: server,
+        port: SINK_PORT,
+        threads: k.sink_threads,
+        flows: k.flows,
+    }));
+    Ok((sink, source))
+}
+
+/// One flow end to end.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSummary {
+    pub flow: u32,
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    pub owd: RttSummary,
+    pub jitter_ns: f64,
+}
+
+/// A flood or flow trial, both ends combined.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PacketSummary {
+    /// Where `received` was counted: `sink` (the server's UDP sink) or `gateway`
+    /// (packets in on the gateway's client-facing interface).
+    pub counted_at: String,
+    pub elapsed_s: f64,
+    pub payload: u32,
+    /// Ethernet frame bytes per packet, FCS included (RFC 2544 frame size).
+    pub frame: u32,
+    /// What the schedule asked for (packets/s); for an unpaced flood, what was sent.
+    pub offered_pps: f64,
+    pub sent: u64,
+    pub sent_pps: f64,
+    pub received: u64,
+    pub received_pps: f64,
+    /// sent − received (never negative; duplicates are not counted as received).
+    pub lost: u64,
+    pub loss_ratio: f64,
+    /// UDP payload bits/s received.
+    pub received_bps: f64,
+    /// Ethernet frame bits/s received (FCS included, preamble and gap not).
+    pub received_l2_bps: f64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// Packets the sink could not attribute (no fwbench header: payloads < 8 bytes).
+    pub unstamped: u64,
+    pub owd: RttSummary,
+    /// Mean over flows of the RFC 3550 jitter estimate, ns.
+    pub jitter_ns: f64,
+    pub send_errors: u64,
+    pub max_lag_ns: u64,
+    /// The sink namespace's UDP MIB over the trial (socket-buffer overflows show here).
+    pub kernel: UdpKernelCounters,
+    pub flows: Vec<FlowSummary>,
+}
+
+/// Combine the source's and sink's results (and the gateway's counters).
+pub fn summarise_packet(
+    p: &TrialParams,
+    topology: Topology,
+    results: Vec<RoleResults>,
+    gateway: Option<&GatewayResults>,
+) -> Result<PacketSummary> {
+    let (mut src, mut sink) = (None, None);
+    for r in results {
+        match r {
+            RoleResults::UdpSource(r) => src = Some(r),
+            RoleResults::UdpSink(r) => sink = Some(r),
+            _ => {}
+        }
+    }
+    let Some(src) = src else {
+        bail!("missing results from the UDP source");
+    };
+    let k = p.packet.clone().unwrap_or_default();
+    let payload = k.size.payload(p.family).unwrap_or(0);
+    let frame = payload + proto::ETH_OVERHEAD + proto::ip_header(p.family) + proto::UDP_HEADER;
+    let elapsed_s = (src.elapsed_ns as f64 / 1e9).max(1e-9);
+    let (counted_at, received, sink) = match (k.sink, sink) {
+        (SinkKind::Socket, Some(s)) => {
+            let distinct: u64 = s.flows.iter().map(|f| f.received).sum::<u64>() + s.unstamped;
+            ("sink", distinct, s)
+        }
+        (SinkKind::Socket, None) => bail!("missing results from the UDP sink"),
+        (SinkKind::Gateway, _) => {
+            let Some(g) = gateway.filter(|_| topology != Topology::Direct) else {
+                bail!("sink gateway: no gateway counters");
+            };
+            let Some(i) = g
+                .interfaces
+                .iter()
+                .find(|i| i.name == Testbed::GATEWAY_IN_IF)
+            else {
+                bail!(
+                    "sink gateway: the gateway reported no {} counters",
+                    Testbed::GATEWAY_IN_IF
+                );
+            };
+            ("gateway", i.rx_packets, proto::UdpSinkResults::default())
+        }
+    };
+    let flows: Vec<FlowSummary> = (0..k.flows)
+        .map(|f| {
+            let rx = sink
+                .flows
+                .iter()
+                .find(|x| x.flow == f)
+                .cloned()
+                .unwrap_or_default();
+            let sent = src.sent_per_flow.get(f as usize).copied().unwrap_or(0);
+            FlowSummary {
+                flow: f,
+                sent,
+                received: rx.received,
+                lost: sent.saturating_sub(rx.received),
+                duplicates: rx.duplicates,
+                reordered: rx.reordered,
+                owd: rx.owd,
+                jitter_ns: rx.jitter_ns,
+            }
+        })
+        .collect();
+    let sent = src.sent.frames;
+    let lost = sent.saturating_sub(received);
+    let offered = if k.rate == proto::Rate::Max {
+        sent
+    } else {
+        src.scheduled.max(sent)
+    };
+    let jitter_ns = if flows.is_empty() {
+        0.0
+    } else {
+        flows.iter().map(|f| f.jitter_ns).sum::<f64>() / flows.len() as f64
+    };
+    Ok(PacketSummary {
+        counted_at: counted_at.into(),
+        elapsed_s,
+        payload,
+        frame,
+        offered_pps: offered as f64 / elapsed_s,
+        sent,
+        sent_pps: sent as f64 / elapsed_s,
+        received,
+        received_pps: received as f64 / elapsed_s,
+        lost,
+        loss_ratio: if sent == 0 {
+            0.0
+        } else {
+            lost as f64 / sent as f64
+        },
+        received_bps: received as f64 * payload as f64 * 8.0 / elapsed_s,
+        received_l2_bps: received as f64 * frame as f64 * 8.0 / elapsed_s,
+        duplicates: sink.flows.iter().map(|f| f.duplicates).sum(),
+        reordered: sink.flows.iter().map(|f| f.reordered).sum(),
+        unstamped: sink.unstamped,
+        owd: sink.owd,
+        jitter_ns,
+        send_errors: src.send_errors,
+        max_lag_ns: src.max_lag_ns,
+        kernel: sink.kernel,
+        flows,
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PingSummary {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub invalid: u64,
+    pub rtt: RttSummary,
+    pub elapsed_s: f64,
+    pub finished: bool,
+}
+
+pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
+    for r in results {
+        if let RoleResults::Ping(r) = r {
+            return Ok(PingSummary {
+                sent: r.sent,
+                received: r.received,
+                lost: r.lost,
+                invalid: r.invalid,
+                rtt: r.rtt,
+                elapsed_s: r.elapsed_ns as f64 / 1e9,
+                finished: r.finished,
+            });
+        }
+    }
+    bail!("missing results from the ping client")
+}
+
+/// Packet size of a family, for display: "18 B payload (64 B frame)".
+pub fn size_text(size: PacketSize, family: Family) -> String {
+    match (size.payload(family), size.frame(family)) {
+        (Ok(p), Ok(f)) => format!("{p} B payload ({f} B frame)"),
+        _ => size.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::{Counter, FlowRx, UdpSinkResults, UdpSourceResults};
+
+    fn params(sink: SinkKind) -> TrialParams {
+        let mut p = crate::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
+            .unwrap()
+            .trials[0]
+            .params
+            .clone();
+        p.packet.as_mut().unwrap().sink = sink;
+        p.packet.as_mut().unwrap().flows = 2;
+        p.packet.as_mut().unwrap().threads = 1;
+        p
+    }
+
+    #[test]
+    fn loss_per_flow_and_in_total() {
+        let src = UdpSourceResults {
+            sent: Counter {
+                frames: 1000,
+                bytes: 18_000,
+            },
+            sent_per_flow: vec![600, 400],
+            scheduled: 1000,
+            elapsed_ns: 2_000_000_000,
+            ..Default::default()
+        };
+        let sink = UdpSinkResults {
+            flows: vec![
+                FlowRx {
+                    flow: 0,
+                    received: 590,
+                    duplicates: 3,
+                    ..Default::default()
+                },
+                FlowRx {
+                    flow: 1,
+                    received: 400,
+                    reordered: 2,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let s = summarise_packet(
+            &params(SinkKind::Socket),
+            Topology::Forward,
+            vec![
+                RoleResults::UdpSource(src.clone()),
+                RoleResults::UdpSink(sink),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!((s.sent, s.received, s.lost), (1000, 990, 10));
+        assert!((s.loss_ratio - 0.01).abs() < 1e-12);
+        assert_eq!((s.sent_pps, s.received_pps), (500.0, 495.0));
+        assert_eq!((s.duplicates, s.reordered), (3, 2));
+        assert_eq!(s.flows[0].lost, 10);
+        assert_eq!(s.flows[1].lost, 0);
+        assert_eq!(s.frame, 64);
+        assert_eq!(s.received_l2_bps, 495.0 * 64.0 * 8.0);
+        // Counted at the gateway: its ingress interface's packets.
+        let gw = GatewayResults {
+            interfaces: vec![proto::IfCounters {
+                name: "g0".into(),
+                rx_packets: 800,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let s = summarise_packet(
+            &params(SinkKind::Gateway),
+            Topology::Forward,
+            vec![RoleResults::UdpSource(src)],
+            Some(&gw),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.counted_at.as_str(), s.received, s.lost),
+            ("gateway", 800, 200)
+        );
+    }
+}
