@@ -311,7 +311,9 @@ pub fn summarise_packet(
             ("gateway", i.rx_packets, proto::UdpSinkResults::default())
         }
     };
-    let flows: Vec<FlowSummary> = (0..k.flows)
+    // Per-flow figures need the sink; the gateway's interface counts only totals.
+    let per_flow = if counted_at == "sink" { k.flows } else { 0 };
+    let flows: Vec<FlowSummary> = (0..per_flow)
         .map(|f| {
             let rx = sink
                 .flows

@@ -205,17 +205,9 @@ fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
-    let n: i64 = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
+    let n: i64 = sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
     assert_eq!(n, 1);
-    assert_eq!(rusqlite_count(&db, "SELECT count(*) FROM echo_clients"), 2);
-}
-
-fn rusqlite_count(db: &std::path::Path, sql: &str) -> i64 {
-    let o = Command::new("sqlite3").arg(db).arg(sql).output();
-    match o {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().parse().unwrap(),
-        _ => panic!("sqlite3 CLI needed for this check (apt-get install sqlite3)"),
-    }
+    assert_eq!(sqlite_count(&db, "SELECT count(*) FROM echo_clients"), 2);
 }
 
 #[test]
@@ -290,10 +282,10 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(stderr(&o).contains("interrupted"));
-    let stored = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
+    let stored = sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
     assert!((1..4).contains(&stored), "stored {stored}");
     assert_eq!(
-        rusqlite_count(
+        sqlite_count(
             &db,
             "SELECT count(*) FROM runs WHERE status = 'interrupted'"
         ),
@@ -323,13 +315,13 @@ fn scenario_run_records_sctp_unavailable_and_summary() {
     let out = stdout(&o);
     assert!(out.contains("4 of 4 trials stored"), "{out}");
     assert!(out.contains("unavailable"), "{out}");
-    let sctp_ok = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'ok'");
-    let sctp_unavail = rusqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'unavailable'");
+    let sctp_ok = sqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'ok'");
+    let sctp_unavail = sqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'unavailable'");
     assert_eq!(sctp_ok + sctp_unavail, 2);
-    assert_eq!(rusqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'tcp' AND status = 'ok'"), 2);
+    assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'tcp' AND status = 'ok'"), 2);
     // host metadata recorded
     assert_eq!(
-        rusqlite_count(
+        sqlite_count(
             &db,
             "SELECT count(*) FROM hosts WHERE cores > 0 AND kernel != ''"
         ),

@@ -202,6 +202,8 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Rate::Max => f.write_str("max"),
+            Rate::Bps(b) if b.fract() != 0.0 && b >= 1e3 => write!(f, "{b:.0}"),
+            Rate::Pps(p) if p.fract() != 0.0 && p >= 1e3 => write!(f, "{p:.0}pps"),
             Rate::Bps(b) => write!(f, "{}", si(b, "")),
             Rate::Pps(p) => write!(f, "{}pps", si(p, "")),
         }

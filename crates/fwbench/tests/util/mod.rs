@@ -128,3 +128,12 @@ pub fn alive(pid: u32) -> bool {
         Err(_) => false,
     }
 }
+
+/// `SELECT count(*) …` through the sqlite3 CLI (installed by scripts/setup.sh).
+pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
+    let o = Command::new("sqlite3").arg(db).arg(sql).output();
+    match o {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().parse().unwrap(),
+        _ => panic!("sqlite3 CLI needed for this check (apt-get install sqlite3)"),
+    }
+}

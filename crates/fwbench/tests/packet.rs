@@ -1,0 +1,347 @@
+//! Packet-rate workloads against the kernel's own counters: flood, flow, ping, ndr,
+//! degrade. Privileged (namespaces); run with `--include-ignored` as root.
+
+mod util;
+
+use serde_json::Value;
+use std::process::Command;
+use util::*;
+
+fn json_of(args: &[&str]) -> Value {
+    let o = fwbench(args);
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}\n{}",
+        stderr(&o),
+        stdout(&o)
+    );
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// A test-owned nft table in the testbed's gateway, deleted (only it) when dropped.
+struct GatewayTable {
+    ns: String,
+    name: String,
+}
+
+impl GatewayTable {
+    fn new(tb: &TestbedGuard, name: &str, chain_body: &str) -> GatewayTable {
+        let ns = format!("fwb-{}-gw", tb.name);
+        let text = format!(
+            "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
+        );
+        let mut c = Command::new("ip")
+            .args(["netns", "exec", &ns, "nft", "-f", "-"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        assert!(c.wait().unwrap().success(), "nft -f {text}");
+        GatewayTable {
+            ns,
+            name: name.into(),
+        }
+    }
+
+    /// Packets counted by the table's (only) counter.
+    fn counter(&self) -> u64 {
+        let o = Command::new("ip")
+            .args([
+                "netns", "exec", &self.ns, "nft", "-j", "list", "table", "inet", &self.name,
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for item in v["nftables"].as_array().unwrap() {
+            if let Some(exprs) = item["rule"]["expr"].as_array() {
+                for e in exprs {
+                    if let Some(p) = e["counter"]["packets"].as_u64() {
+                        return p;
+                    }
+                }
+            }
+        }
+        panic!("no counter in {v}");
+    }
+}
+
+impl Drop for GatewayTable {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args([
+                "netns", "exec", &self.ns, "nft", "delete", "table", "inet", &self.name,
+            ])
+            .status();
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn measured_loss_equals_the_dropping_rules_counter() {
+    let tb = TestbedGuard::up("forward");
+    // Every 7th packet of the flood is dropped by a rule with a counter.
+    let t = GatewayTable::new(
+        &tb,
+        "fwbt_numgen",
+        "udp dport 9000 numgen inc mod 7 == 0 counter drop",
+    );
+    for (family, sender) in [("4", "udp"), ("6", "udp"), ("4", "raw")] {
+        let before = t.counter();
+        let v = json_of(&[
+            "flood",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "--json",
+            "-t",
+            "1",
+            "-A",
+            family,
+            "--rate",
+            "50kpps",
+            "--sender",
+            sender,
+            "--flows",
+            "3",
+        ]);
+        let r = &v["result"];
+        let dropped = t.counter() - before;
+        let ctx = format!("IPv{family} {sender}: {r}");
+        assert!(u(&r["sent"]) > 40_000, "{ctx}");
+        assert_eq!(u(&r["lost"]), dropped, "{ctx}");
+        // numgen counts every packet: exactly one in seven is dropped.
+        assert!(dropped.abs_diff(u(&r["sent"]) / 7) <= 1, "{ctx}");
+        assert_eq!(u(&r["duplicates"]), 0, "{ctx}");
+        let per_flow: u64 = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| u(&x["lost"]))
+            .sum();
+        assert_eq!(per_flow, dropped, "{ctx}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn paced_flow_holds_its_rate_within_one_percent() {
+    let tb = TestbedGuard::up("forward");
+    // (rate, packets/s it means for 128-byte payloads)
+    for (rate, pps) in [("15M", 15e6 / 1024.0), ("100kpps", 1e5)] {
+        let v = json_of(&[
+            "flow",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "--json",
+            "-t",
+            "2",
+            "--rate",
+            rate,
+        ]);
+        let r = &v["result"];
+        let ctx = format!("{rate}: {r}");
+        let sent = f(&r["sent_pps"]);
+        assert!(
+            (sent - pps).abs() / pps < 0.01,
+            "sent {sent} pps, want {pps}: {ctx}"
+        );
+        let recv = f(&r["received_pps"]);
+        assert!(
+            (recv - pps).abs() / pps < 0.01,
+            "received {recv} pps: {ctx}"
+        );
+        let owd = &r["owd"];
+        assert!(u(&owd["count"]) > 0 && u(&owd["min_ns"]) > 0, "{ctx}");
+        assert!(f(&r["jitter_ns"]) >= 0.0, "{ctx}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ping_round_trips_are_positive_and_ordered() {
+    let tb = TestbedGuard::up("forward");
+    for size in ["8", "1000"] {
+        let v = json_of(&[
+            "ping",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "--json",
+            "-c",
+            "300",
+            "-i",
+            "1ms",
+            "-s",
+            size,
+        ]);
+        let r = &v["result"];
+        assert_eq!(v["status"], "ok", "{v}");
+        assert_eq!(
+            (u(&r["sent"]), u(&r["received"]), u(&r["lost"])),
+            (300, 300, 0),
+            "{r}"
+        );
+        assert!(r["finished"].as_bool().unwrap(), "{r}");
+        let t = &r["rtt"];
+        let (min, p50, p90, p99, max) = (
+            u(&t["min_ns"]),
+            u(&t["p50_ns"]),
+            u(&t["p90_ns"]),
+            u(&t["p99_ns"]),
+            u(&t["max_ns"]),
+        );
+        assert!(
+            min > 0 && min <= p50 && p50 <= p90 && p90 <= p99 && p99 <= max,
+            "{t}"
+        );
+        assert!(
+            f(&t["mean_ns"]) >= min as f64 && f(&t["mean_ns"]) <= max as f64,
+            "{t}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ndr_finds_a_policers_rate_within_the_precision() {
+    let tb = TestbedGuard::up("forward");
+    let limit = 20_000.0;
+    let burst = 200.0;
+    let _t = GatewayTable::new(
+        &tb,
+        "fwbt_policer",
+        "udp dport 9000 limit rate over 20000/second burst 200 packets counter drop",
+    );
+    let dir = TempDir::new();
+    let db = dir.file("ndr.db");
+    let v = json_of(&[
+        "ndr",
+        "--testbed",
+        &tb.name,
+        "--json",
+        "-t",
+        "1",
+        "--precision",
+        "2%",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let ndr = f(&v["rate_pps"]);
+    let fail = f(&v["fail_pps"]);
+    // In a 1-s trial the bucket passes limit + burst packets.
+    let ceiling = limit + burst;
+    assert!(
+        ndr <= ceiling * 1.005 && ndr >= ceiling * 0.97,
+        "ndr {ndr}: {v}"
+    );
+    assert!(
+        fail > ndr && (fail - ndr) <= 0.02 * fail + 1.0,
+        "bracket {ndr}..{fail}"
+    );
+    assert!(v["converged"].as_bool().unwrap(), "{v}");
+    let curve = v["curve"].as_array().unwrap();
+    assert_eq!(curve.len(), u(&v["trials"]) as usize);
+    assert!(
+        curve.windows(2).all(|w| f(&w[0]["x"]) <= f(&w[1]["x"])),
+        "curve sorted"
+    );
+    // Every trial of the search is stored, in one run.
+    let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
+    assert_eq!(n as usize, curve.len());
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
+    let tb = TestbedGuard::up("forward");
+    let v = json_of(&[
+        "flood",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "--engine",
+        "nft",
+        "--model",
+        "raw-drop",
+        "--sink",
+        "gateway",
+    ]);
+    let r = &v["result"];
+    assert_eq!(r["counted_at"], "gateway");
+    assert!(u(&r["received"]) > 0);
+    assert_eq!(
+        u(&r["received"]),
+        u(&r["sent"]),
+        "the gateway takes in all: {r}"
+    );
+    assert_eq!(u(&v["verdicts"]["matched_packets"]), u(&r["sent"]), "{v}");
+    // A slow flow never degrades with 2 000 rules: two trials (ceiling, floor) settle it.
+    let d = json_of(&[
+        "degrade",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "--rate",
+        "1kpps",
+        "--engine",
+        "iptables-legacy",
+        "--max-rules",
+        "2000",
+    ]);
+    assert_eq!(d["first_degraded_rules"], Value::Null, "{d}");
+    assert_eq!(u(&d["last_good_rules"]), 2000, "{d}");
+    assert_eq!(u(&d["trials"]), 1, "{d}");
+}
+
+#[test]
+fn packet_bad_input_exits_2() {
+    for args in [
+        &["flood", "--size", "abc"][..],
+        &["flood", "--size", "1473"],
+        &["flood", "-A", "6", "--frame", "64"],
+        &["flood", "--rate", "15Q"],
+        &["flood", "--rate", "-5M"],
+        &["flood", "-t", "0"],
+        &["flood", "--threads", "500", "--flows", "500"],
+        &["flood", "--threads", "2"],
+        &["flood", "--sender", "dpdk"],
+        &["flood", "--sink", "gateway", "--topology", "direct"],
+        &["flow"],
+        &["flow", "--rate", "max"],
+        &["ping", "-s", "4"],
+        &["ping", "-c", "0"],
+        &["ping", "-i", "soon"],
+        &["ndr", "--loss", "150%"],
+        &["ndr", "--precision", "x"],
+        &["degrade", "--rate", "1M"],
+        &[
+            "degrade",
+            "--rate",
+            "1M",
+            "--engine",
+            "nft",
+            "--max-rules",
+            "0",
+        ],
+    ] {
+        let o = fwbench(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).trim().is_empty(), "{args:?}: no message");
+    }
+}
