@@ -282,10 +282,15 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     let r = &v["result"];
     assert_eq!(r["counted_at"], "gateway");
     assert!(u(&r["received"]) > 0);
-    assert_eq!(
-        u(&r["received"]),
-        u(&r["sent"]),
+    // The interface also counts the odd ARP packet.
+    let (rx, sent) = (u(&r["received"]), u(&r["sent"]));
+    assert!(
+        rx >= sent && rx <= sent + 10,
         "the gateway takes in all: {r}"
+    );
+    assert!(
+        r["flows"].as_array().unwrap().is_empty(),
+        "no per-flow figures without a sink"
     );
     assert_eq!(u(&v["verdicts"]["matched_packets"]), u(&r["sent"]), "{v}");
     // A slow flow never degrades with 2 000 rules: two trials (ceiling, floor) settle it.
