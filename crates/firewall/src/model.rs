@@ -191,6 +191,9 @@ pub struct Match {
     pub set: Option<String>,
     pub string: Option<(StringAlgo, String)>,
     pub hashlimit: Option<Hashlimit>,
+    /// Connection-tracking state is new or established (turns conntrack on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ct_new_established: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

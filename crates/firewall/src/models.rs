@@ -34,6 +34,7 @@ pub enum Model {
     Seed000F4,
     Linear,
     Notrack,
+    Conntrack,
     RawDrop,
     FilterDrop,
     RawFiller,
@@ -50,6 +51,7 @@ pub const MODELS: &[&str] = &[
     "seed000-f4",
     "linear",
     "notrack",
+    "conntrack",
     "raw-drop",
     "filter-drop",
     "raw-filler",
@@ -102,6 +104,7 @@ impl Model {
             Model::Seed000F4 => "seed000-f4",
             Model::Linear => "linear",
             Model::Notrack => "notrack",
+            Model::Conntrack => "conntrack",
             Model::RawDrop => "raw-drop",
             Model::FilterDrop => "filter-drop",
             Model::RawFiller => "raw-filler",
@@ -113,13 +116,14 @@ impl Model {
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 13] = [
+    pub const ALL: [Model; 14] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
         Model::Seed000F4,
         Model::Linear,
         Model::Notrack,
+        Model::Conntrack,
         Model::RawDrop,
         Model::FilterDrop,
         Model::RawFiller,
@@ -486,6 +490,26 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                     spec.l4.name()
                 ),
             };
+        }
+        Model::Conntrack => {
+            // A stateful accept: the netns's connection tracking is switched on by it
+            // (seed 001's "connection tracking enabled" row).
+            rs.rules.push(rule(
+                hook,
+                Match {
+                    src: Some(a.client_net),
+                    l4,
+                    ct_new_established: true,
+                    ..Match::default()
+                },
+                Action::Accept,
+                Role::Match,
+            ));
+            rs.description = format!(
+                "conntrack: accept new and established {} from the client network on {} (tracks every flow)",
+                spec.l4.name(),
+                spec.chain
+            );
         }
         Model::RawDrop | Model::FilterDrop => {
             let (h, where_) = if spec.model == Model::RawDrop {

@@ -480,6 +480,7 @@ fn collapsible(r: &Rule) -> bool {
         && m.set.is_none()
         && m.string.is_none()
         && m.hashlimit.is_none()
+        && !m.ct_new_established
 }
 
 /// Group the rules per hook, add policy-drop rules and, when `collapse`, replace each
@@ -708,6 +709,9 @@ fn nft_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), Rend
         // Checked by validate(): sets and ports come with an l4.
         (None, _) => {}
     }
+    if m.ct_new_established {
+        t.push_str("ct state new,established ");
+    }
     if m.string.is_some() {
         return Err(RenderError::Unsupported {
             engine,
@@ -820,6 +824,9 @@ fn ipt_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), Rend
             });
         }
         let _ = write!(t, " -m set --match-set {IPSET_PREFIX}{set} src,dst");
+    }
+    if m.ct_new_established {
+        t.push_str(" -m conntrack --ctstate NEW,ESTABLISHED");
     }
     if let Some((algo, s)) = &m.string {
         let algo = match algo {
