@@ -517,6 +517,9 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             } else {
                 (hook, spec.chain.to_string())
             };
+            // Seed 001's "dropping after 5 rules": `count` non-matching fillers first.
+            check_count(spec.count)?;
+            rs.rules = fillers(h, spec)?;
             rs.rules.push(rule(
                 h,
                 Match {
@@ -527,8 +530,13 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 Action::Drop,
                 Role::Match,
             ));
+            let after = if spec.count > 0 {
+                format!(" after {} non-matching rules", spec.count)
+            } else {
+                String::new()
+            };
             rs.description = format!(
-                "{}: drop {} from the client network in {where_}",
+                "{}: drop {} from the client network in {where_}{after}",
                 spec.model,
                 spec.l4.name()
             );

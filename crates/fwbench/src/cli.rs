@@ -310,7 +310,7 @@ pub struct FirewallArgs {
     /// string-bm, string-kmp, hashlimit, import [default: linear, or import with --import]
     #[arg(long, value_parser = model)]
     pub model: Option<firewall::models::Model>,
-    /// Number of non-matching filler rules (linear, raw-filler) or string rules
+    /// Number of non-matching filler rules (linear, raw-filler; before the drop in raw-drop, filter-drop) or string rules
     #[arg(long, default_value = "0", value_parser = rule_count, allow_hyphen_values = true)]
     pub rules: u32,
     /// Where the matching rule sits among the fillers: first, middle, last, none (policy decides)
@@ -612,6 +612,7 @@ pub fn run() -> Result<ExitCode> {
                 import: fw.import.clone(),
                 workload: crate::trial::Workload::Echo,
                 packet: None,
+                label: None,
             };
             match crate::rules::build(&p).map_err(usage)? {
                 Some(r) => print!("{}", r.to_text()),
@@ -677,6 +678,7 @@ pub fn run() -> Result<ExitCode> {
                 import: a.fw.import.clone(),
                 workload: crate::trial::Workload::Echo,
                 packet: None,
+                label: None,
             };
             crate::scenario::check_combination(&params).map_err(usage)?;
             crate::run::run_single(
@@ -719,6 +721,7 @@ fn trial_params(
         import: a.fw.import.clone(),
         workload,
         packet: Some(packet),
+        label: None,
     };
     crate::scenario::check_combination(&p).map_err(usage)?;
     Ok(p)

@@ -27,13 +27,22 @@ pub fn params_line(p: &TrialParams) -> String {
                 }
             ),
             _ => format!(
-                "size={} rate={} flows={} threads={} sender={:?} sink={:?}",
-                k.size, k.rate, k.flows, k.threads, k.sender, k.sink
-            )
-            .to_lowercase(),
+                "size={} rate={} flows={} threads={} sender={} sink={}",
+                k.size,
+                k.rate,
+                k.flows,
+                k.threads,
+                k.sender.as_str(),
+                k.sink.as_str()
+            ),
         };
+        let label = p
+            .label
+            .as_ref()
+            .map(|l| format!("[{l}] "))
+            .unwrap_or_default();
         return format!(
-            "{} {} IPv{} {what} t={}s{rules}",
+            "{label}{} {} IPv{} {what} t={}s{rules}",
             p.workload.as_str(),
             p.topology,
             p.family,
@@ -178,6 +187,9 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
     for (i, (t, o)) in rows.iter().enumerate() {
         let p = &t.params;
+        if p.workload != Workload::Echo {
+            continue;
+        }
         let installed = o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0);
         let mut r = vec![
             (i + 1).to_string(),
@@ -212,39 +224,16 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         r.push(o.status.as_str().into());
         table.push(r);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
     let mut out = format!("\n{name}\n");
-    for (ri, r) in table.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                let pad = " ".repeat(widths[c] - v.chars().count());
-                if header[c].1 {
-                    format!("{pad}{v}")
-                } else {
-                    format!("{v}{pad}")
-                }
-            })
-            .collect();
-        out += line.join("  ").trim_end();
-        out += "\n";
-        if ri == 0 {
-            out += &widths
-                .iter()
-                .map(|w| "-".repeat(*w))
-                .collect::<Vec<_>>()
-                .join("  ");
+    if table.len() > 1 {
+        out += &render_table(&header, &table);
+    }
+    let packet = packet_table(rows);
+    if !packet.is_empty() {
+        if table.len() > 1 {
             out += "\n";
         }
+        out += &packet;
     }
     let mut notes: Vec<String> = Vec::new();
     for (i, (_, o)) in rows.iter().enumerate() {
@@ -524,4 +513,121 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
             .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
         "gateway": o.gateway,
     })
+}
+
+/// Columns aligned, a rule under the header. `header`: (title, right-aligned).
+fn render_table(header: &[(&str, bool)], table: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (ri, r) in table.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                let pad = " ".repeat(widths[c] - v.chars().count());
+                if header[c].1 {
+                    format!("{pad}{v}")
+                } else {
+                    format!("{v}{pad}")
+                }
+            })
+            .collect();
+        out += line.join("  ").trim_end();
+        out += "\n";
+        if ri == 0 {
+            out += &widths
+                .iter()
+                .map(|w| "-".repeat(*w))
+                .collect::<Vec<_>>()
+                .join("  ");
+            out += "\n";
+        }
+    }
+    out
+}
+
+/// Flood, flow and ping trials of a run, one row each.
+fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
+    let header: [(&str, bool); 16] = [
+        ("#", true),
+        ("workload", false),
+        ("topology", false),
+        ("engine", false),
+        ("model", false),
+        ("rules", true),
+        ("A", false),
+        ("size", false),
+        ("rate", false),
+        ("rep", true),
+        ("sent pps", true),
+        ("recv pps", true),
+        ("loss %", true),
+        ("p50 µs", true),
+        ("verdicts", false),
+        ("status", false),
+    ];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
+    for (i, (t, o)) in rows.iter().enumerate() {
+        let p = &t.params;
+        let Some(k) = p.packet.as_ref().filter(|_| p.workload != Workload::Echo) else {
+            continue;
+        };
+        let mut r = vec![
+            (i + 1).to_string(),
+            p.workload.as_str().into(),
+            p.topology.to_string(),
+            p.engine.to_string(),
+            if p.engine == firewall::Engine::None {
+                "-".into()
+            } else {
+                p.model.to_string()
+            },
+            o.firewall()
+                .and_then(|f| f["rules"].as_u64())
+                .unwrap_or(0)
+                .to_string(),
+            format!("IPv{}", p.family),
+            k.size.to_string(),
+            if p.workload == Workload::Ping {
+                "-".into()
+            } else {
+                k.rate.to_string()
+            },
+            t.rep.to_string(),
+        ];
+        match (&o.packet, &o.ping) {
+            (Some(s), _) if o.status == Status::Ok => r.extend([
+                format!("{:.0}", s.sent_pps),
+                format!("{:.0}", s.received_pps),
+                format!("{:.4}", s.loss_ratio * 100.0),
+                if s.owd.count > 0 {
+                    us(s.owd.p50_ns)
+                } else {
+                    "-".into()
+                },
+            ]),
+            (_, Some(s)) if o.status == Status::Ok => r.extend([
+                format!("{:.0}", s.sent as f64 / s.elapsed_s.max(1e-9)),
+                format!("{:.0}", s.received as f64 / s.elapsed_s.max(1e-9)),
+                format!("{:.4}", s.lost as f64 * 100.0 / (s.sent.max(1)) as f64),
+                us(s.rtt.p50_ns),
+            ]),
+            _ => r.extend(std::iter::repeat_n("-".to_string(), 4)),
+        }
+        r.push(verdict_cell(o));
+        r.push(o.status.as_str().into());
+        table.push(r);
+    }
+    if table.len() == 1 {
+        return String::new();
+    }
+    render_table(&header, &table)
 }

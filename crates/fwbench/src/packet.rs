@@ -38,6 +38,24 @@ pub enum SinkKind {
     Gateway,
 }
 
+impl SenderPath {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SenderPath::Udp => "udp",
+            SenderPath::Raw => "raw",
+        }
+    }
+}
+
+impl SinkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SinkKind::Socket => "socket",
+            SinkKind::Gateway => "gateway",
+        }
+    }
+}
+
 impl std::str::FromStr for SenderPath {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -115,6 +115,9 @@ struct Raw {
     seed: Option<Spanned<i64>>,
     testbed: Option<RawTestbed>,
     params: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    /// Named combinations (`[[case]]`), each crossed with `[params]`: for tables whose
+    /// rows are not a cross product (seed 001's methods).
+    case: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
 }
 
 #[derive(Deserialize)]
@@ -318,6 +321,7 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         import,
         workload,
         packet,
+        label: v.get("label").filter(|l| !l.is_empty()).cloned(),
     })
 }
 
@@ -469,6 +473,53 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         }
         values.push((axis, checked));
     }
+    // Cases: each a set of single values overriding axes (checked like [params]).
+    let mut cases: Vec<BTreeMap<&str, String>> = Vec::new();
+    for (ci, case) in raw.case.iter().flatten().enumerate() {
+        let mut one = BTreeMap::new();
+        for (k, v) in case {
+            let key = k.get_ref().as_str();
+            let field = format!("case[{}].{key}", ci + 1);
+            if key == "label" {
+                let t = value_text(v.get_ref())
+                    .ok_or_else(|| cx.at(v.span(), &field, "give the label as a string"))?;
+                one.insert("label", t);
+                continue;
+            }
+            let Some(axis) = AXES.iter().find(|a| **a == key) else {
+                return Err(cx.at(
+                    k.span(),
+                    &field,
+                    format!("unknown parameter (known: label, {})", AXES.join(", ")),
+                ));
+            };
+            if axes.contains_key(axis) {
+                return Err(cx.at(
+                    k.span(),
+                    &field,
+                    "also set in [params]: set an axis in one place",
+                ));
+            }
+            let t = match v.get_ref() {
+                toml::Value::Array(_) => {
+                    return Err(cx.at(v.span(), &field, "a case takes single values, not lists"))
+                }
+                other => value_text(other).ok_or_else(|| {
+                    cx.at(
+                        v.span(),
+                        &field,
+                        format!("'{other}' is not a string or number"),
+                    )
+                })?,
+            };
+            check_axis(axis, &t).map_err(|e| cx.at(v.span(), &field, e))?;
+            one.insert(*axis, t);
+        }
+        cases.push(one);
+    }
+    if cases.is_empty() {
+        cases.push(BTreeMap::new());
+    }
     // Cross product, first axis outermost (an odometer over the value indices).
     let mut combos = Vec::new();
     let mut idx = vec![0usize; values.len()];
@@ -482,9 +533,25 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             one.insert("model_given", String::new());
         }
         one.insert("workload", workload.as_str().to_string());
-        let params = params_from(&one, seed).map_err(|e| format!("{file}: params: {e}"))?;
-        check_combination(&params).map_err(|e| format!("{file}: params: {e}"))?;
-        combos.push(params);
+        for (ci, case) in cases.iter().enumerate() {
+            let mut with = one.clone();
+            let mut model_given = axes.contains_key("model");
+            for (k, v) in case {
+                with.insert(k, v.clone());
+                model_given |= *k == "model";
+            }
+            if model_given {
+                with.insert("model_given", String::new());
+            }
+            let at = if case.is_empty() {
+                "params".to_string()
+            } else {
+                format!("case[{}]", ci + 1)
+            };
+            let params = params_from(&with, seed).map_err(|e| format!("{file}: {at}: {e}"))?;
+            check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;
+            combos.push(params);
+        }
         let mut k = values.len();
         loop {
             if k == 0 {
@@ -651,6 +718,49 @@ duration = "1s"
         assert!(
             err("[params]\nproto = \"udp\"\nframe_size = 65536\n").contains("largest UDP payload")
         );
+    }
+
+    #[test]
+    fn cases_cross_params_and_carry_labels() {
+        let text = r#"
+workload = "flood"
+[params]
+family = [4, 6]
+[[case]]
+label = "no firewall"
+engine = "none"
+[[case]]
+label = "raw drop after 5"
+engine = "iptables-legacy"
+model = "raw-drop"
+rules = 5
+sink = "gateway"
+"#;
+        let p = parse("s.toml", text, 1).unwrap();
+        assert_eq!(p.trials.len(), 4);
+        let t = &p.trials[1].params;
+        assert_eq!(t.label.as_deref(), Some("raw drop after 5"));
+        assert_eq!(
+            (t.engine, t.model, t.rules),
+            (
+                firewall::Engine::IptablesLegacy,
+                firewall::models::Model::RawDrop,
+                5
+            )
+        );
+        assert_eq!(t.packet.as_ref().unwrap().sink, SinkKind::Gateway);
+        assert_eq!(p.trials[0].params.label.as_deref(), Some("no firewall"));
+        assert_eq!(p.trials[2].params.family, Family::V6);
+        assert!(
+            err("workload = \"flood\"\n[params]\nrules = 5\n[[case]]\nrules = 6\n")
+                .contains("case[1].rules: also set in [params]")
+        );
+        assert!(err("workload = \"flood\"\n[[case]]\nrate = [1, 2]\n").contains("single values"));
+        assert!(
+            err("workload = \"flood\"\n[[case]]\nlabel = \"x\"\nspeed = 2\n")
+                .starts_with("bad.toml:4:1: case[1].speed: unknown parameter")
+        );
+        assert!(err("workload = \"flood\"\n[[case]]\nengine = \"pf\"\n").contains("case[1].engine"));
     }
 
     #[test]

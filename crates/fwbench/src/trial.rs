@@ -48,6 +48,9 @@ pub struct TrialParams {
     /// Flood, flow and ping parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet: Option<crate::packet::PacketParams>,
+    /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// The traffic of a trial.
