@@ -82,6 +82,10 @@ pub struct ModelSpec {
     pub chain: Chain,
     pub l4: L4,
     pub ip: Ip,
+    /// The test traffic flows one way only (flood, flow): rules for replies are left
+    /// out, so that every matching rule sees packets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_way: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -413,6 +417,10 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             let f = if spec.model == Model::Seed000F4 { 4 } else { 2 };
             let n = a.clients.len();
             rs.description = match spec.chain {
+                _ if spec.one_way => format!(
+                    "notrack: {} from the client network untracked in raw prerouting (one-way traffic)",
+                    spec.l4.name()
+                ),
                 Chain::Forward => format!(
                     "seed 000, F={f}: accept {} between {n} clients and the server on forward, policy drop",
                     spec.l4.name()
@@ -463,9 +471,9 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         Model::Notrack => {
             // In the input topology replies leave via output and never pass
             // prerouting, so a rule for the server network would stay idle.
-            let nets = match spec.chain {
-                Chain::Forward => vec![a.client_net, a.server_net],
-                Chain::Input => vec![a.client_net],
+            let nets = match (spec.chain, spec.one_way) {
+                (Chain::Forward, false) => vec![a.client_net, a.server_net],
+                _ => vec![a.client_net],
             };
             for net in nets {
                 rs.rules.push(rule(
@@ -695,6 +703,7 @@ mod tests {
             chain: Chain::Forward,
             l4: L4::Udp,
             ip: Ip::V4,
+            one_way: false,
         }
     }
 

@@ -930,6 +930,7 @@ mod tests {
             chain: Chain::Forward,
             l4: L4::Udp,
             ip: Ip::V4,
+            one_way: false,
         };
         generate(&spec, &addressing(Ip::V4)).unwrap()
     }

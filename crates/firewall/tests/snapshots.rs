@@ -44,6 +44,7 @@ fn spec(model: Model) -> ModelSpec {
         chain: Chain::Forward,
         l4: L4::Udp,
         ip: Ip::V4,
+        one_way: false,
     }
 }
 

@@ -3,7 +3,7 @@
 //! pre-flight checks run before anything is built (bad input → exit 2, gateway unchanged).
 
 use crate::testbed::{addr, Topology};
-use crate::trial::TrialParams;
+use crate::trial::{TrialParams, Workload};
 use firewall::install;
 use firewall::models::{Addressing, Chain, Model, ModelSpec};
 use firewall::render::{self, Rendered, Tool};
@@ -98,6 +98,7 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
             chain: chain_of(p.topology),
             l4: p.proto.into(),
             ip,
+            one_way: matches!(p.workload, Workload::Flood | Workload::Flow),
         });
         req.addressing = Some(addressing(p.family, p.clients));
     }
