@@ -612,6 +612,7 @@ pub fn run() -> Result<ExitCode> {
                 import: fw.import.clone(),
                 workload: crate::trial::Workload::Echo,
                 packet: None,
+                search: None,
                 label: None,
             };
             match crate::rules::build(&p).map_err(usage)? {
@@ -654,7 +655,13 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Degrade(a) => {
             let k = a.stream.packet(128, a.rate);
             let p = trial_params(Workload::Flow, k, a.stream.sources, &a.trial)?;
-            crate::search::run_degrade(p, a.max_rules, a.resolution, a.loss, &search_env(&a.trial))
+            let sp = crate::search::SearchParams {
+                loss: a.loss,
+                max_rules: a.max_rules,
+                resolution: a.resolution,
+                ..Default::default()
+            };
+            crate::search::run_degrade(p, sp, &search_env(&a.trial))
         }
         Cmd::Echo(a) => {
             let (model, topo) = a.fw.resolve(a.topology)?;
@@ -678,6 +685,7 @@ pub fn run() -> Result<ExitCode> {
                 import: a.fw.import.clone(),
                 workload: crate::trial::Workload::Echo,
                 packet: None,
+                search: None,
                 label: None,
             };
             crate::scenario::check_combination(&params).map_err(usage)?;
@@ -721,6 +729,7 @@ fn trial_params(
         import: a.fw.import.clone(),
         workload,
         packet: Some(packet),
+        search: None,
         label: None,
     };
     crate::scenario::check_combination(&p).map_err(usage)?;

@@ -74,6 +74,9 @@ fn pps(v: f64) -> String {
 }
 
 pub fn outcome_line(o: &Outcome) -> String {
+    if let (Status::Ok, Some(s)) = (&o.status, &o.search) {
+        return format!("ok: {}", s.line());
+    }
     if let (Status::Ok, Some(s)) = (&o.status, &o.packet) {
         return format!(
             "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}",
@@ -575,6 +578,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
         ("status", false),
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
+    let mut searches = Vec::new();
     for (i, (t, o)) in rows.iter().enumerate() {
         let p = &t.params;
         let Some(k) = p.packet.as_ref().filter(|_| p.workload != Workload::Echo) else {
@@ -620,6 +624,25 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                 format!("{:.4}", s.lost as f64 * 100.0 / (s.sent.max(1)) as f64),
                 us(s.rtt.p50_ns),
             ]),
+            _ if o.status == Status::Ok && o.search.is_some() => {
+                let s = o.search.as_ref().expect("checked");
+                let v = s.value().map(|v| format!("{v:.0}")).unwrap_or("-".into());
+                let (recv, rules) = match p.workload {
+                    Workload::Ndr => (v, "-".to_string()),
+                    _ => ("-".to_string(), v),
+                };
+                r[5] = rules;
+                r.extend([
+                    "-".into(),
+                    recv,
+                    format!(
+                        "≤{:.3}",
+                        p.search.as_ref().map(|x| x.loss).unwrap_or(0.0) * 100.0
+                    ),
+                    "-".into(),
+                ]);
+                searches.push(format!("  #{}: {}", i + 1, s.line()));
+            }
             _ => r.extend(std::iter::repeat_n("-".to_string(), 4)),
         }
         r.push(verdict_cell(o));
@@ -629,5 +652,11 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
     if table.len() == 1 {
         return String::new();
     }
-    render_table(&header, &table)
+    let mut out = render_table(&header, &table);
+    if !searches.is_empty() {
+        out += "searches (ndr: recv pps is the rate found; degrade: rules is the first degraded count):\n";
+        out += &searches.join("\n");
+        out += "\n";
+    }
+    out
 }

@@ -136,7 +136,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             traffic::ping::MIN_PING_PAYLOAD
         ));
     }
-    if p.workload == Workload::Flow && k.rate == Rate::Max {
+    if matches!(p.workload, Workload::Flow | Workload::Degrade) && k.rate == Rate::Max {
         return Err("a paced flow needs a rate (--rate 15M, --rate 100kpps)".into());
     }
     let max = max_threads();

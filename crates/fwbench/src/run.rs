@@ -5,7 +5,7 @@ use crate::cli::RunArgs;
 use crate::output;
 use crate::scenario::{self, Plan, PlannedTrial};
 use crate::testbed::{EphemeralTestbed, Testbed, Topology};
-use crate::trial::{self, Interrupted, Outcome, Pinning, Status, TrialParams};
+use crate::trial::{self, Interrupted, Outcome, Pinning, Status, TrialParams, Workload};
 use crate::usage;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -177,6 +177,10 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
             ..Default::default()
         };
     }
+    if let Some(s) = &o.search {
+        rec.headline.received_pps = s.value().filter(|_| t.params.workload == Workload::Ndr);
+        rec.headline.loss_ratio = t.params.search.as_ref().map(|sp| sp.loss);
+    }
     if let Some(s) = &o.ping {
         rec.headline = Headline {
             duration_s: Some(s.elapsed_s),
@@ -261,7 +265,20 @@ fn estimate_s(p: &TrialParams) -> f64 {
     if p.proto == proto::Proto::Sctp && *NO_SCTP.get_or_init(traffic::sys::sctp_unavailable) {
         return 0.05;
     }
-    p.duration_s + 0.1 + p.clients as f64 * 0.001 + p.rules as f64 * 2e-6
+    let one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + p.rules as f64 * 2e-6;
+    match (p.workload, &p.search) {
+        // A binary search to 2 % takes about 7 steps plus the probe and confirmation.
+        (Workload::Ndr, Some(sp)) => one * (sp.max_trials as f64).min(9.0),
+        (Workload::Degrade, Some(sp)) => {
+            let steps = 3.0
+                + (sp.max_rules as f64 / sp.resolution.max(1) as f64)
+                    .log2()
+                    .ceil();
+            // Rules vary from 0 to max_rules: count half of them per step.
+            (one - p.rules as f64 * 1e-6) * steps.max(1.0)
+        }
+        _ => one,
+    }
 }
 
 fn fmt_eta(s: f64) -> String {
@@ -364,7 +381,12 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             w = n.to_string().len()
         );
         let tb = testbeds.get(t.params.topology)?;
-        let outcome = match trial::run_trial(tb, &t.params, &plan.pinning, &INTERRUPTED) {
+        let result = if matches!(t.params.workload, Workload::Ndr | Workload::Degrade) {
+            run_search_trial(tb, t, &plan.pinning, &mut store, run_id)
+        } else {
+            trial::run_trial(tb, &t.params, &plan.pinning, &INTERRUPTED)
+        };
+        let outcome = match result {
             Ok(o) => o,
             Err(e) if e.is::<Interrupted>() => {
                 interrupted = true;
@@ -413,6 +435,55 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A search (ndr, degrade) as one planned trial of a scenario: every step is stored
+/// as its own flood/flow trial (rep = the search's repetition, key = step), then the
+/// search's result is returned as the planned trial's outcome (stored by the caller).
+fn run_search_trial(
+    tb: &Testbed,
+    t: &PlannedTrial,
+    pin: &Pinning,
+    store: &mut Store,
+    run_id: i64,
+) -> Result<Outcome> {
+    let started_at = crate::clock::now_utc();
+    let mut step = 0u32;
+    let mut runner = |q: &TrialParams| -> Result<Outcome> {
+        step += 1;
+        let o = trial::run_trial(tb, q, pin, &INTERRUPTED)?;
+        let planned = PlannedTrial {
+            key: scenario::trial_key(q, t.rep * 10_000 + step),
+            rep: t.rep,
+            params: q.clone(),
+        };
+        store
+            .insert_trial(&record(run_id, &planned, &o))
+            .context("storing a search step")?;
+        Ok(o)
+    };
+    let res = crate::search::run_search(&t.params, &mut runner);
+    let mut o = Outcome {
+        status: Status::Ok,
+        error: None,
+        started_at,
+        finished_at: crate::clock::now_utc(),
+        placement: vec![],
+        summary: None,
+        packet: None,
+        ping: None,
+        search: None,
+        gateway: None,
+    };
+    match res {
+        Ok(s) => o.search = Some(s),
+        Err(e) if e.is::<Interrupted>() => return Err(e),
+        Err(e) => {
+            o.status = Status::Failed;
+            o.error = Some(format!("{e:#}"));
+        }
+    }
+    Ok(o)
 }
 
 /// A series of trials on one testbed, each stored as it finishes (single trials,

@@ -63,6 +63,9 @@ pub fn parse_timeout_ms(s: &str) -> Result<u32, String> {
 
 /// Cross-field check of one trial's parameters.
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
+    if p.workload == Workload::Degrade {
+        crate::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
+    }
     if p.workload != Workload::Echo {
         return crate::packet::check(p);
     }
@@ -155,6 +158,23 @@ pub const AXES: &[&str] = &[
     "sink",
     "count",
     "interval",
+    // searches (ndr, degrade)
+    "loss",
+    "precision",
+    "max_rate",
+    "max_trials",
+    "max_rules",
+    "resolution",
+];
+
+/// Axes that only searches use.
+const SEARCH_AXES: &[&str] = &[
+    "loss",
+    "precision",
+    "max_rate",
+    "max_trials",
+    "max_rules",
+    "resolution",
 ];
 
 /// Axes that only packet-rate workloads use.
@@ -176,10 +196,17 @@ const ECHO_AXES: &[&str] = &["proto", "server", "frame_size"];
 /// Default of each axis when a scenario does not name it.
 fn axis_default(axis: &str, w: Workload) -> &'static str {
     match (axis, w) {
-        ("size", Workload::Flow) => "128",
+        ("size", Workload::Flow | Workload::Degrade) => "128",
         ("size", Workload::Ping) => "8",
         ("size", _) => "18",
-        ("rate", Workload::Flow) => "15M",
+        ("rate", Workload::Flow | Workload::Degrade) => "15M",
+        ("loss", Workload::Degrade) => "0.1%",
+        ("loss", _) => "0",
+        ("precision", _) => "2%",
+        ("max_rate", _) => "max",
+        ("max_trials", _) => "20",
+        ("max_rules", _) => "20000",
+        ("resolution", _) => "250",
         ("rate", _) => "max",
         ("flows" | "threads" | "sink_threads", _) => "1",
         ("batch", _) => "64",
@@ -234,6 +261,10 @@ fn check_axis(axis: &str, t: &str) -> Result<(), String> {
         "sender" => t.parse::<SenderPath>().map(|_| ()),
         "sink" => t.parse::<SinkKind>().map(|_| ()),
         "interval" => parse_interval(t).map(|_| ()),
+        "loss" | "precision" => crate::cli::ratio(t).map(|_| ()),
+        "max_rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
+        "max_trials" | "resolution" => parse_count(t).map(|_| ()),
+        "max_rules" => crate::cli::rule_count(t).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -298,6 +329,24 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
             })
         })
         .transpose()?;
+    let search = matches!(workload, Workload::Ndr | Workload::Degrade)
+        .then(|| -> Result<crate::search::SearchParams, String> {
+            Ok(crate::search::SearchParams {
+                loss: crate::cli::ratio(get("loss"))?,
+                precision: crate::cli::ratio(get("precision"))?,
+                max_rate: Some(get("max_rate").parse::<proto::Rate>().map_err(|e| e.0)?)
+                    .filter(|r| *r != proto::Rate::Max),
+                max_trials: parse_count(get("max_trials"))?,
+                max_rules: crate::cli::rule_count(get("max_rules"))?,
+                resolution: parse_count(get("resolution"))?,
+            })
+        })
+        .transpose()?;
+    let mut rules = crate::cli::rule_count(get("rules"))?;
+    if let (Workload::Degrade, Some(sp)) = (workload, &search) {
+        // The search varies the rule count; pre-flight renders the largest.
+        rules = sp.max_rules;
+    }
     Ok(TrialParams {
         topology,
         clients: parse_clients(get("clients"))?,
@@ -315,12 +364,13 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         seed,
         engine: crate::cli::engine(get("engine"))?,
         model,
-        rules: crate::cli::rule_count(get("rules"))?,
+        rules,
         position: crate::cli::position(get("position"))?,
         chain: crate::rules::chain_of(topology),
         import,
         workload,
         packet,
+        search,
         label: v.get("label").filter(|l| !l.is_empty()).cloned(),
     })
 }
@@ -418,10 +468,11 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 format!("unknown parameter (known: {})", AXES.join(", ")),
             ));
         };
+        let search = matches!(workload, Workload::Ndr | Workload::Degrade);
         let foreign = if workload == Workload::Echo {
-            PACKET_AXES.contains(axis)
+            PACKET_AXES.contains(axis) || SEARCH_AXES.contains(axis)
         } else {
-            ECHO_AXES.contains(axis)
+            ECHO_AXES.contains(axis) || (!search && SEARCH_AXES.contains(axis))
         };
         if foreign {
             return Err(cx.at(
@@ -761,6 +812,36 @@ sink = "gateway"
                 .starts_with("bad.toml:4:1: case[1].speed: unknown parameter")
         );
         assert!(err("workload = \"flood\"\n[[case]]\nengine = \"pf\"\n").contains("case[1].engine"));
+    }
+
+    #[test]
+    fn searches_as_workloads() {
+        let p = parse(
+            "s.toml",
+            "workload = \"ndr\"\n[params]\nsize = \"frame:64\"\nprecision = \"1%\"\nmax_rate = \"50kpps\"\n",
+            1,
+        )
+        .unwrap();
+        let t = &p.trials[0].params;
+        let sp = t.search.as_ref().unwrap();
+        assert_eq!((sp.loss, sp.precision), (0.0, 0.01));
+        assert_eq!(sp.max_rate, Some(proto::Rate::Pps(50_000.0)));
+        let p = parse(
+            "s.toml",
+            "workload = \"degrade\"\n[params]\nengine = \"nft\"\nmax_rules = 5000\n",
+            1,
+        )
+        .unwrap();
+        let t = &p.trials[0].params;
+        assert_eq!(t.rules, 5000, "pre-flight renders the largest rule set");
+        assert_eq!(t.search.as_ref().unwrap().loss, 0.001);
+        assert_eq!(t.packet.as_ref().unwrap().rate, proto::Rate::Bps(15e6));
+        assert!(
+            err("workload = \"degrade\"\n[params]\nmax_rules = 5\n").contains("choose an engine")
+        );
+        assert!(err("workload = \"flood\"\n[params]\nprecision = \"1%\"\n")
+            .contains("params.precision: not a parameter of the flood workload"));
+        assert!(err("workload = \"ndr\"\n[params]\nloss = \"200%\"\n").contains("params.loss"));
     }
 
     #[test]

@@ -7,11 +7,11 @@
 use crate::cli::SearchArgs;
 use crate::output;
 use crate::run::Session;
-use crate::trial::{Outcome, Pinning, Status, TrialParams};
+use crate::trial::{Outcome, Pinning, Status, TrialParams, Workload};
 use crate::usage;
 use anyhow::{bail, Result};
 use proto::Rate;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -209,8 +209,40 @@ pub struct Env {
     pub json: bool,
 }
 
+/// What a search looks for and when it stops (a scenario's `loss`, `precision`,
+/// `max_rate`, `max_trials`, `max_rules`, `resolution`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchParams {
+    /// Loss ratio still counted as a pass: 0 = NDR.
+    pub loss: f64,
+    /// ndr: stop when (hi − lo) ≤ precision · hi.
+    pub precision: f64,
+    /// ndr: upper bound; `None` = measure it with an unpaced flood.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<Rate>,
+    /// ndr: most search trials (the confirmation not counted).
+    pub max_trials: u32,
+    /// degrade: largest rule count searched.
+    pub max_rules: u32,
+    /// degrade: stop when the bracket is this many rules wide.
+    pub resolution: u32,
+}
+
+impl Default for SearchParams {
+    fn default() -> Self {
+        SearchParams {
+            loss: 0.0,
+            precision: 0.02,
+            max_rate: None,
+            max_trials: 20,
+            max_rules: 20_000,
+            resolution: 250,
+        }
+    }
+}
+
 /// One step of a search, as reported.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
     /// Offered packets/s (ndr) or rule count (degrade).
     pub x: f64,
@@ -250,9 +282,9 @@ fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<Poin
     })
 }
 
-fn progress(i: usize, max: u32, what: &str, p: &Point) {
+fn progress(i: usize, max: usize, what: &str, p: &Point) {
     eprintln!(
-        "[{i:>2}/{max}] {what}: sent {} received {} loss {:.4}% → {}{}",
+        "    [{i:>2}/{max}] {what}: sent {} received {} loss {:.4}% → {}{}",
         p.sent,
         p.received,
         p.loss_ratio * 100.0,
@@ -265,65 +297,118 @@ fn progress(i: usize, max: u32, what: &str, p: &Point) {
     );
 }
 
-#[derive(Debug, Serialize)]
-struct NdrReport {
-    mode: &'static str,
-    loss_threshold: f64,
-    precision: f64,
-    duration_s: f64,
-    payload: u32,
-    frame: u32,
-    /// Highest rate that passed, packets/s (None: none did).
-    rate_pps: Option<f64>,
-    rate_bps_payload: Option<f64>,
-    rate_bps_l2: Option<f64>,
-    /// Lowest rate that failed (None: the ceiling passed — the sender is the limit).
-    fail_pps: Option<f64>,
-    ceiling_pps: f64,
-    limited_by_sender: bool,
-    confirmed: bool,
-    converged: bool,
-    trials: usize,
-    /// Frame loss rate by offered rate (RFC 2544 §26.3), ascending.
-    curve: Vec<Point>,
+/// The outcome of a search (stored as the `results` of the search's own trial row).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "search", rename_all = "lowercase")]
+pub enum SearchSummary {
+    Ndr(NdrReport),
+    Degrade(DegradeReport),
 }
 
-/// `fwbench ndr`.
-pub fn run_ndr(mut p: TrialParams, a: &SearchArgs, env: &Env) -> Result<ExitCode> {
+impl SearchSummary {
+    /// One line for progress output.
+    pub fn line(&self) -> String {
+        match self {
+            SearchSummary::Ndr(r) => match r.rate_pps {
+                Some(x) => format!(
+                    "{}: {x:.0} pps ({:.2} Mb/s Ethernet) in {} trials{}{}",
+                    r.mode,
+                    r.rate_bps_l2.unwrap_or(0.0) / 1e6,
+                    r.trials,
+                    if r.limited_by_sender {
+                        ", sender-limited"
+                    } else {
+                        ""
+                    },
+                    if r.converged { "" } else { ", NOT converged" }
+                ),
+                None => format!("{}: no rate passed", r.mode),
+            },
+            SearchSummary::Degrade(r) => match (r.last_good_rules, r.first_degraded_rules) {
+                (_, None) => format!("no degradation up to {} rules", r.max_rules),
+                (None, Some(_)) => "degraded even without rules".into(),
+                (Some(g), Some(d)) => format!(
+                    "degradation point between {g} and {d} rules ({} trials)",
+                    r.trials
+                ),
+            },
+        }
+    }
+
+    /// The headline number: the rate found (ndr) or the first degraded rule count.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            SearchSummary::Ndr(r) => r.rate_pps,
+            SearchSummary::Degrade(r) => r.first_degraded_rules.map(f64::from),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdrReport {
+    pub mode: &'static str,
+    pub loss_threshold: f64,
+    pub precision: f64,
+    pub duration_s: f64,
+    pub payload: u32,
+    pub frame: u32,
+    /// Highest rate that passed, packets/s (None: none did).
+    pub rate_pps: Option<f64>,
+    pub rate_bps_payload: Option<f64>,
+    pub rate_bps_l2: Option<f64>,
+    /// Lowest rate that failed (None: the ceiling passed — the sender is the limit).
+    pub fail_pps: Option<f64>,
+    pub ceiling_pps: f64,
+    pub limited_by_sender: bool,
+    pub confirmed: bool,
+    pub converged: bool,
+    pub trials: usize,
+    /// Frame loss rate by offered rate (RFC 2544 §26.3), ascending.
+    pub curve: Vec<Point>,
+}
+
+/// Runs one step trial (stored by the caller) and returns its outcome.
+pub type Runner<'a> = dyn FnMut(&TrialParams) -> Result<Outcome> + 'a;
+
+/// The step trials of a search: the search's parameters with the step's workload.
+fn step_params(p: &TrialParams, workload: Workload) -> TrialParams {
+    let mut q = p.clone();
+    q.workload = workload;
+    q.search = None;
+    q
+}
+
+/// RFC 2544 throughput search (NDR, or PDR with `sp.loss` > 0).
+pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<NdrReport> {
     let k = p.packet.clone().unwrap_or_default();
     let bytes = k.size.rate_bytes(p.family).map_err(|e| usage(e.0))?;
     let payload = k.size.payload(p.family).map_err(|e| usage(e.0))?;
     let frame = k.size.frame(p.family).map_err(|e| usage(e.0))?;
-    let mode = if a.loss == 0.0 { "ndr" } else { "pdr" };
-    let mut s = Session::open(
-        mode,
-        &mut p,
-        env.topology_given,
-        env.pin.clone(),
-        env.testbed.as_deref(),
-        env.db.as_deref(),
-    )?;
+    let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
+    let mut q = step_params(p, Workload::Flood);
     let mut points: Vec<Point> = Vec::new();
-    let set_rate = |p: &mut TrialParams, r: Rate| {
-        if let Some(k) = p.packet.as_mut() {
+    let max = sp.max_trials as usize + 1;
+    let set_rate = |q: &mut TrialParams, r: Rate| {
+        if let Some(k) = q.packet.as_mut() {
             k.rate = r;
         }
     };
     // The ceiling: given, or what an unpaced flood gets out of the sender.
     let mut bisect;
-    let ceiling = match a.max_rate.and_then(|r| r.pps(bytes)) {
+    let ceiling = match sp.max_rate.and_then(|r| r.pps(bytes)) {
         Some(c) => {
-            bisect = Bisect::new(0.0, c, true, Width::Relative(a.precision));
+            bisect = Bisect::new(0.0, c, true, Width::Relative(sp.precision));
             c
         }
         None => {
-            set_rate(&mut p, Rate::Max);
-            let o = s.trial(&p)?;
-            let mut pt = point(0.0, &o, a.loss, false)?;
+            set_rate(&mut q, Rate::Max);
+            let o = run(&q)?;
+            let mut pt = point(0.0, &o, sp.loss, false)?;
             let c = o.packet.as_ref().map(|x| x.sent_pps).unwrap_or(0.0);
             pt.x = c;
-            progress(1, a.max_trials, &format!("max rate {}", fmt_pps(c)), &pt);
-            bisect = Bisect::new(0.0, c, true, Width::Relative(a.precision)).ceiling_known(pt.pass);
+            progress(1, max, &format!("max rate {}", fmt_pps(c)), &pt);
+            bisect =
+                Bisect::new(0.0, c, true, Width::Relative(sp.precision)).ceiling_known(pt.pass);
             points.push(pt);
             c
         }
@@ -332,54 +417,44 @@ pub fn run_ndr(mut p: TrialParams, a: &SearchArgs, env: &Env) -> Result<ExitCode
         bail!("the sender got no packets out; nothing to search");
     }
     bisect = bisect.with_confirmation();
-    let mut converged = false;
-    let mut found = Found {
-        pass: None,
-        fail: None,
-    };
-    while points.len() < a.max_trials as usize + 1 {
+    let mut found = None;
+    while points.len() < max {
         match bisect.next() {
             Step::Done(f) => {
-                found = f;
-                converged = true;
+                found = Some(f);
                 break;
             }
             Step::Try(x) => {
                 let confirmation = points.iter().any(|q| q.x == x && !q.confirmation);
-                set_rate(&mut p, Rate::Pps(x));
-                let o = s.trial(&p)?;
-                let pt = point(x, &o, a.loss, confirmation)?;
-                progress(points.len() + 1, a.max_trials, &fmt_pps(x), &pt);
+                set_rate(&mut q, Rate::Pps(x));
+                let o = run(&q)?;
+                let pt = point(x, &o, sp.loss, confirmation)?;
+                progress(points.len() + 1, max, &fmt_pps(x), &pt);
                 bisect.record(pt.pass);
                 points.push(pt);
             }
         }
     }
-    if !converged {
-        // Out of trials: report the bracket so far.
-        let best = points
+    let converged = found.is_some();
+    // Out of trials: report the bracket so far.
+    let found = found.unwrap_or_else(|| Found {
+        pass: points
             .iter()
             .filter(|q| q.pass)
             .map(|q| q.x)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        let worst = points
+            .reduce(f64::max),
+        fail: points
             .iter()
             .filter(|q| !q.pass)
             .map(|q| q.x)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
-        found = Found {
-            pass: best,
-            fail: worst,
-        };
-    }
-    s.finish("complete")?;
-    drop(s);
-    let mut curve = points.clone();
+            .reduce(f64::min),
+    });
+    let mut curve = points;
     curve.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let r = NdrReport {
+    Ok(NdrReport {
         mode,
-        loss_threshold: a.loss,
-        precision: a.precision,
+        loss_threshold: sp.loss,
+        precision: sp.precision,
         duration_s: p.duration_s,
         payload,
         frame,
@@ -391,16 +466,44 @@ pub fn run_ndr(mut p: TrialParams, a: &SearchArgs, env: &Env) -> Result<ExitCode
         limited_by_sender: found.fail.is_none() && found.pass.is_some(),
         confirmed: bisect.confirmed(),
         converged,
-        trials: points.len(),
+        trials: curve.len(),
         curve,
-    };
+    })
+}
+
+fn fmt_pps(x: f64) -> String {
+    format!("{:.0} pps", x)
+}
+
+/// Run a search from the command line: a session of stored trials, then the report.
+fn cli_search(
+    name: &str,
+    mut p: TrialParams,
+    env: &Env,
+    search: impl FnOnce(&TrialParams, &mut Runner) -> Result<SearchSummary>,
+) -> Result<ExitCode> {
+    let mut s = Session::open(
+        name,
+        &mut p,
+        env.topology_given,
+        env.pin.clone(),
+        env.testbed.as_deref(),
+        env.db.as_deref(),
+    )?;
+    let r = search(&p, &mut |q: &TrialParams| s.trial(q))?;
+    s.finish("complete")?;
+    drop(s);
     if env.json {
         let mut v = serde_json::to_value(&r)?;
         v["params"] = serde_json::to_value(&p)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", ndr_text(&p, &r));
+        print!("{}", search_text(&p, &r));
     }
+    let converged = match &r {
+        SearchSummary::Ndr(r) => r.converged,
+        SearchSummary::Degrade(r) => r.converged,
+    };
     Ok(if converged {
         ExitCode::SUCCESS
     } else {
@@ -408,8 +511,29 @@ pub fn run_ndr(mut p: TrialParams, a: &SearchArgs, env: &Env) -> Result<ExitCode
     })
 }
 
-fn fmt_pps(x: f64) -> String {
-    format!("{:.0} pps", x)
+/// `fwbench ndr`.
+pub fn run_ndr(mut p: TrialParams, a: &SearchArgs, env: &Env) -> Result<ExitCode> {
+    let sp = SearchParams {
+        loss: a.loss,
+        precision: a.precision,
+        max_rate: a.max_rate,
+        max_trials: a.max_trials,
+        ..SearchParams::default()
+    };
+    let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
+    p.workload = Workload::Ndr;
+    p.search = Some(sp.clone());
+    cli_search(mode, p, env, |p, run| {
+        ndr_search(p, &sp, run).map(SearchSummary::Ndr)
+    })
+}
+
+/// Text report of a search.
+pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
+    match r {
+        SearchSummary::Ndr(r) => ndr_text(p, r),
+        SearchSummary::Degrade(r) => degrade_text(p, r),
+    }
 }
 
 fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
@@ -466,118 +590,136 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
     out
 }
 
-#[derive(Debug, Serialize)]
-struct DegradeReport {
-    loss_threshold: f64,
-    resolution: u32,
-    max_rules: u32,
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DegradeReport {
+    pub loss_threshold: f64,
+    pub resolution: u32,
+    pub max_rules: u32,
     /// Highest rule count without degradation, and the lowest with it.
-    last_good_rules: Option<u32>,
-    first_degraded_rules: Option<u32>,
-    trials: usize,
-    converged: bool,
-    points: Vec<Point>,
+    pub last_good_rules: Option<u32>,
+    pub first_degraded_rules: Option<u32>,
+    pub trials: usize,
+    pub converged: bool,
+    pub points: Vec<Point>,
 }
 
-/// `fwbench degrade`: smallest rule count at which a paced flow loses more than `loss`.
-pub fn run_degrade(
-    mut p: TrialParams,
-    max_rules: u32,
-    resolution: u32,
-    loss: f64,
-    env: &Env,
-) -> Result<ExitCode> {
+/// Check a degradation search's parameters (bad input).
+pub fn check_degrade(p: &TrialParams, sp: &SearchParams) -> Result<(), String> {
     if p.engine == firewall::Engine::None {
-        return Err(usage(
-            "degrade adds rules: choose an --engine (iptables-legacy, iptables-nft, nft, …)",
-        ));
+        return Err(
+            "degrade adds rules: choose an engine (iptables-legacy, iptables-nft, nft, …)".into(),
+        );
     }
-    if max_rules == 0 {
-        return Err(usage("--max-rules must be at least 1"));
+    if sp.max_rules == 0 {
+        return Err("max_rules must be at least 1".into());
     }
-    // Pre-flight with the largest rule set (bad input before any trial).
-    p.rules = max_rules;
-    let mut s = Session::open(
-        "degrade",
-        &mut p,
-        env.topology_given,
-        env.pin.clone(),
-        env.testbed.as_deref(),
-        env.db.as_deref(),
-    )?;
+    Ok(())
+}
+
+/// Seed 002's degradation point: the smallest rule count at which a paced flow loses
+/// more than `sp.loss`, searched between 0 and `sp.max_rules`.
+pub fn degrade_search(
+    p: &TrialParams,
+    sp: &SearchParams,
+    run: &mut Runner,
+) -> Result<DegradeReport> {
+    check_degrade(p, sp).map_err(usage)?;
+    let mut q = step_params(p, Workload::Flow);
     let mut b = Bisect::new(
         0.0,
-        max_rules as f64,
+        sp.max_rules as f64,
         false,
-        Width::Absolute(resolution as f64),
+        Width::Absolute(sp.resolution as f64),
     )
     .integer();
     let mut points: Vec<Point> = Vec::new();
-    let max_trials = 2 + (max_rules as f64 / resolution.max(1) as f64).log2().ceil() as usize + 2;
+    let max = 2
+        + (sp.max_rules as f64 / sp.resolution.max(1) as f64)
+            .log2()
+            .ceil()
+            .max(0.0) as usize
+        + 2;
     let found = loop {
         match b.next() {
             Step::Done(f) => break Some(f),
             Step::Try(x) => {
-                if points.len() >= max_trials + 4 {
+                if points.len() >= max + 4 {
                     break None;
                 }
-                p.rules = x as u32;
-                let o = s.trial(&p)?;
-                let pt = point(x, &o, loss, false)?;
-                progress(
-                    points.len() + 1,
-                    max_trials as u32,
-                    &format!("{} rules", x as u32),
-                    &pt,
-                );
+                q.rules = x as u32;
+                let o = run(&q)?;
+                let pt = point(x, &o, sp.loss, false)?;
+                progress(points.len() + 1, max, &format!("{} rules", x as u32), &pt);
                 b.record(pt.pass);
                 points.push(pt);
             }
         }
     };
-    s.finish("complete")?;
-    drop(s);
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let r = DegradeReport {
-        loss_threshold: loss,
-        resolution,
-        max_rules,
+    Ok(DegradeReport {
+        loss_threshold: sp.loss,
+        resolution: sp.resolution,
+        max_rules: sp.max_rules,
         last_good_rules: found.and_then(|f| f.pass).map(|x| x as u32),
         first_degraded_rules: found.and_then(|f| f.fail).map(|x| x as u32),
         trials: points.len(),
         converged: found.is_some(),
         points,
-    };
-    if env.json {
-        let mut v = serde_json::to_value(&r)?;
-        v["params"] = serde_json::to_value(&p)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        let mut out = format!(
-            "degrade {}\n  rules   received pps   loss %     result\n",
-            output::params_line(&p)
+    })
+}
+
+/// `fwbench degrade`.
+pub fn run_degrade(mut p: TrialParams, sp: SearchParams, env: &Env) -> Result<ExitCode> {
+    check_degrade(&p, &sp).map_err(usage)?;
+    // Pre-flight with the largest rule set (bad input before any trial).
+    p.rules = sp.max_rules;
+    p.workload = Workload::Degrade;
+    p.search = Some(sp.clone());
+    cli_search("degrade", p, env, |p, run| {
+        degrade_search(p, &sp, run).map(SearchSummary::Degrade)
+    })
+}
+
+fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {
+    let mut out = format!(
+        "degrade {}\n  rules   received pps   loss %     result\n",
+        output::params_line(p)
+    );
+    for q in &r.points {
+        out += &format!(
+            "  {:>6}  {:>13.0}  {:>8.4}   {}\n",
+            q.x as u32,
+            q.received_pps,
+            q.loss_ratio * 100.0,
+            if q.pass { "ok" } else { "degraded" }
         );
-        for q in &r.points {
-            out += &format!(
-                "  {:>6}  {:>13.0}  {:>8.4}   {}\n",
-                q.x as u32,
-                q.received_pps,
-                q.loss_ratio * 100.0,
-                if q.pass { "ok" } else { "degraded" }
-            );
-        }
-        out += &match (r.last_good_rules, r.first_degraded_rules) {
-            (_, None) => format!("no degradation up to {max_rules} rules (loss ≤ {:.3} %)\n", loss * 100.0),
-            (None, Some(_)) => "degraded even without rules: the flow is too fast for this testbed\n".into(),
-            (Some(g), Some(d)) => format!(
-                "degradation point: between {g} and {d} rules (loss > {:.3} % from {d}), {} trials\n",
-                loss * 100.0,
-                r.trials
-            ),
-        };
-        print!("{out}");
     }
-    Ok(ExitCode::SUCCESS)
+    out += &match (r.last_good_rules, r.first_degraded_rules) {
+        (_, None) => format!(
+            "no degradation up to {} rules (loss ≤ {:.3} %)\n",
+            r.max_rules,
+            r.loss_threshold * 100.0
+        ),
+        (None, Some(_)) => {
+            "degraded even without rules: the flow is too fast for this testbed\n".into()
+        }
+        (Some(g), Some(d)) => format!(
+            "degradation point: between {g} and {d} rules (loss > {:.3} % from {d}), {} trials\n",
+            r.loss_threshold * 100.0,
+            r.trials
+        ),
+    };
+    out
+}
+
+/// A search as a scenario trial: run it with `run` for the steps.
+pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
+    let sp = p.search.clone().unwrap_or_default();
+    match p.workload {
+        Workload::Ndr => ndr_search(p, &sp, run).map(SearchSummary::Ndr),
+        Workload::Degrade => degrade_search(p, &sp, run).map(SearchSummary::Degrade),
+        w => bail!("{} is not a search", w.as_str()),
+    }
 }
 
 #[cfg(test)]

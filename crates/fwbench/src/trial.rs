@@ -48,6 +48,9 @@ pub struct TrialParams {
     /// Flood, flow and ping parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet: Option<crate::packet::PacketParams>,
+    /// ndr and degrade: what the search looks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::SearchParams>,
     /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -66,10 +69,14 @@ pub enum Workload {
     Flow,
     /// UDP echo, one probe at a time.
     Ping,
+    /// RFC 2544 throughput search: flood trials at searched rates.
+    Ndr,
+    /// Degradation point search: flow trials at searched rule counts.
+    Degrade,
 }
 
 impl Workload {
-    pub const NAMES: &'static str = "echo, flood, flow, ping";
+    pub const NAMES: &'static str = "echo, flood, flow, ping, ndr, degrade";
     pub fn is_echo(&self) -> bool {
         *self == Workload::Echo
     }
@@ -79,6 +86,8 @@ impl Workload {
             Workload::Flood => "flood",
             Workload::Flow => "flow",
             Workload::Ping => "ping",
+            Workload::Ndr => "ndr",
+            Workload::Degrade => "degrade",
         }
     }
 }
@@ -91,6 +100,8 @@ impl std::str::FromStr for Workload {
             "flood" => Ok(Workload::Flood),
             "flow" => Ok(Workload::Flow),
             "ping" => Ok(Workload::Ping),
+            "ndr" => Ok(Workload::Ndr),
+            "degrade" => Ok(Workload::Degrade),
             _ => Err(format!(
                 "unknown workload '{s}' (available: {})",
                 Workload::NAMES
@@ -156,6 +167,9 @@ pub struct Outcome {
     pub packet: Option<crate::packet::PacketSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ping: Option<crate::packet::PingSummary>,
+    /// ndr and degrade: the search's result (its steps are trials of their own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::SearchSummary>,
     pub gateway: Option<GatewayResults>,
 }
 
@@ -290,6 +304,7 @@ pub fn run_trial(
         summary: None,
         packet: None,
         ping: None,
+        search: None,
         gateway: None,
     };
     match res {
@@ -446,6 +461,7 @@ fn drive(
             Collected::Echo(summarise(&cr, &sr))
         }
         Workload::Ping => Collected::Ping(crate::packet::summarise_ping(results)?),
+        Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
         Workload::Flood | Workload::Flow => Collected::Packet(crate::packet::summarise_packet(
             p,
             tb.topology,

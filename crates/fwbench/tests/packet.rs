@@ -258,6 +258,29 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     // Every trial of the search is stored, in one run.
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len());
+    // The same search as a scenario workload: its steps and its result are stored.
+    let sc = dir.file("ndr.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "workload = \"ndr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\nprecision = \"3%\"\nmax_rate = \"40kpps\"\n",
+            tb.name
+        ),
+    )
+    .unwrap();
+    let db2 = dir.file("run.db");
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert!(stdout(&o).contains("searches"), "{}", stdout(&o));
+    let found = sqlite_count(
+        &db2,
+        "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'ndr' AND status = 'ok'",
+    ) as f64;
+    assert!(
+        found <= ceiling * 1.005 && found >= ceiling * 0.96,
+        "scenario ndr {found}"
+    );
+    assert!(sqlite_count(&db2, "SELECT count(*) FROM trials WHERE workload = 'flood'") >= 4);
 }
 
 #[test]
