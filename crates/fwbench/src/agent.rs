@@ -21,7 +21,8 @@ enum Role {
     Client(EchoClients),
     Gateway(Gateway),
     Source(UdpSource),
-    Sink(UdpSink),
+    /// The sink and its namespace's interface counters at Start.
+    Sink(UdpSink, Vec<proto::IfCounters>),
     Ping(PingClient),
     Reflector(Reflector),
 }
@@ -34,6 +35,8 @@ struct Gateway {
     rules: Option<firewall::install::Installed>,
     /// Interface counters at Start.
     interfaces: Vec<proto::IfCounters>,
+    /// RPS masks to restore at teardown: (sysfs file, old value).
+    restore_rps: Vec<(std::path::PathBuf, String)>,
 }
 
 enum Input {
@@ -109,6 +112,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     Some(Role::Source(c)) => c.start(),
                     Some(Role::Ping(c)) => c.start(),
                     Some(Role::Gateway(g)) => g.interfaces = crate::probe::interfaces(),
+                    Some(Role::Sink(_, i)) => *i = crate::probe::interfaces(),
                     _ => {}
                 }
                 FromAgent::Started
@@ -119,7 +123,14 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     Some(Role::Client(c)) => Ok(RoleResults::EchoClient(c.stop())),
                     Some(Role::Server(s)) => Ok(RoleResults::EchoServer(s.stop())),
                     Some(Role::Source(s)) => s.stop().map(RoleResults::UdpSource).map_err(traffic),
-                    Some(Role::Sink(s)) => s.stop().map(RoleResults::UdpSink).map_err(traffic),
+                    Some(Role::Sink(s, before)) => s
+                        .stop()
+                        .map(|mut r| {
+                            r.interfaces =
+                                crate::probe::since(&crate::probe::interfaces(), &before);
+                            RoleResults::UdpSink(r)
+                        })
+                        .map_err(traffic),
                     Some(Role::Ping(s)) => s.stop().map(RoleResults::Ping).map_err(traffic),
                     Some(Role::Reflector(s)) => Ok(RoleResults::Reflector(s.stop())),
                     Some(Role::Gateway(mut g)) => {
@@ -210,7 +221,9 @@ fn setup(spec: &RoleSpec) -> Result<Role, AgentError> {
             .map_err(traffic_err),
         RoleSpec::Gateway(g) => setup_gateway(g).map(Role::Gateway),
         RoleSpec::UdpSource(s) => UdpSource::setup(s).map(Role::Source).map_err(traffic_err),
-        RoleSpec::UdpSink(s) => UdpSink::start(s).map(Role::Sink).map_err(traffic_err),
+        RoleSpec::UdpSink(s) => UdpSink::start(s)
+            .map(|s| Role::Sink(s, vec![]))
+            .map_err(traffic_err),
         RoleSpec::Ping(s) => PingClient::setup(s).map(Role::Ping).map_err(traffic_err),
         RoleSpec::Reflector(s) => Reflector::start(s)
             .map(Role::Reflector)
@@ -291,6 +304,7 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
                 in_force: vec![],
                 rules: None,
                 interfaces: vec![],
+                restore_rps: vec![],
             };
             undo(Some(Role::Gateway(g)));
             return Err(error(ErrorKind::Io, format!("setting {k}={v}: {e}")));
@@ -309,7 +323,14 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
         in_force,
         rules: None,
         interfaces: vec![],
+        restore_rps: vec![],
     };
+    if let Some(cpus) = &spec.steer_cpus {
+        if let Err(e) = steer(cpus, &mut g.restore_rps) {
+            undo(Some(Role::Gateway(g)));
+            return Err(e);
+        }
+    }
     if let Some(fw) = &spec.firewall {
         match install_rules(fw) {
             Ok(i) => g.rules = Some(i),
@@ -327,13 +348,18 @@ fn undo(role: Option<Role>) {
         Some(Role::Client(c)) => drop(c.stop()),
         Some(Role::Server(s)) => drop(s.stop()),
         Some(Role::Source(s)) => drop(s.stop()),
-        Some(Role::Sink(s)) => drop(s.stop()),
+        Some(Role::Sink(s, _)) => drop(s.stop()),
         Some(Role::Ping(s)) => drop(s.stop()),
         Some(Role::Reflector(s)) => drop(s.stop()),
         Some(Role::Gateway(g)) => {
             if let Some(rules) = g.rules {
                 if let Err(e) = rules.remove() {
                     tracing::error!("removing fwbench's rules: {e}");
+                }
+            }
+            for (path, old) in g.restore_rps.iter().rev() {
+                if let Err(e) = std::fs::write(path, old) {
+                    tracing::error!("restoring {}: {e}", path.display());
                 }
             }
             for (k, old) in g.restore.iter().rev() {
@@ -344,6 +370,52 @@ fn undo(role: Option<Role>) {
         }
         None => {}
     }
+}
+
+/// Steer receive processing of every interface (but `lo`) to `cpus` with RPS,
+/// remembering the old masks.
+fn steer(cpus: &str, restore: &mut Vec<(std::path::PathBuf, String)>) -> Result<(), AgentError> {
+    let list = traffic::sys::parse_cpus(cpus)
+        .map_err(|e| error(ErrorKind::BadSetup, format!("gateway CPUs '{cpus}': {e}")))?;
+    let mask = rps_mask(&list);
+    let dir = std::fs::read_dir("/sys/class/net")
+        .map_err(|e| error(ErrorKind::Io, format!("/sys/class/net: {e}")))?;
+    for e in dir.flatten() {
+        if e.file_name() == "lo" {
+            continue;
+        }
+        let Ok(queues) = std::fs::read_dir(e.path().join("queues")) else {
+            continue;
+        };
+        for q in queues.flatten() {
+            let f = q.path().join("rps_cpus");
+            if !q.file_name().to_string_lossy().starts_with("rx-") || !f.exists() {
+                continue;
+            }
+            let old = std::fs::read_to_string(&f)
+                .map_err(|e| error(ErrorKind::Io, format!("{}: {e}", f.display())))?;
+            std::fs::write(&f, &mask).map_err(|e| {
+                error(
+                    ErrorKind::Io,
+                    format!("steering to CPUs {cpus} ({}): {e}", f.display()),
+                )
+            })?;
+            restore.push((f, old.trim().to_owned()));
+        }
+    }
+    Ok(())
+}
+
+/// CPU list → the hex mask sysfs takes (comma every 32 bits), e.g. [1] → "2".
+fn rps_mask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map(|m| m / 32 + 1).unwrap_or(1);
+    let mut w = vec![0u32; words];
+    for &c in cpus {
+        w[c / 32] |= 1 << (c % 32);
+    }
+    let mut parts: Vec<String> = w.iter().rev().map(|x| format!("{x:08x}")).collect();
+    parts[0] = format!("{:x}", w[words - 1]);
+    parts.join(",")
 }
 
 pub fn agent_info() -> AgentInfo {
@@ -360,5 +432,17 @@ pub fn agent_info() -> AgentInfo {
         cpus: traffic::sys::get_affinity()
             .map(|c| traffic::sys::format_cpus(&c))
             .unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rps_mask;
+
+    #[test]
+    fn rps_masks() {
+        assert_eq!(rps_mask(&[1]), "2");
+        assert_eq!(rps_mask(&[0, 1]), "3");
+        assert_eq!(rps_mask(&[0, 33]), "2,00000001");
     }
 }

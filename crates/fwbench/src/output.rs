@@ -460,13 +460,15 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 k2.rcvbuf_errors, k2.in_errors
             );
         }
-        if let Some(g) = &o.gateway {
-            for i in &g.interfaces {
-                out += &format!(
-                    "  gateway {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
-                    i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
-                );
-            }
+        let gw = o.gateway.iter().flat_map(|g| g.interfaces.iter());
+        for (role, i) in gw
+            .map(|i| ("gateway", i))
+            .chain(s.sink_interfaces.iter().map(|i| ("server", i)))
+        {
+            out += &format!(
+                "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
+                i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
+            );
         }
         if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
             out += &format!(

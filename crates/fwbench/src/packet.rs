@@ -281,6 +281,8 @@ pub struct PacketSummary {
     pub max_lag_ns: u64,
     /// The sink namespace's UDP MIB over the trial (socket-buffer overflows show here).
     pub kernel: UdpKernelCounters,
+    /// The sink namespace's interface counters (backlog drops on delivery show here).
+    pub sink_interfaces: Vec<proto::IfCounters>,
     pub flows: Vec<FlowSummary>,
 }
 
@@ -390,6 +392,7 @@ pub fn summarise_packet(
         send_errors: src.send_errors,
         max_lag_ns: src.max_lag_ns,
         kernel: sink.kernel,
+        sink_interfaces: sink.interfaces.clone(),
         flows,
     })
 }

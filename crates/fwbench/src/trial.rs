@@ -380,7 +380,15 @@ fn drive(
             sysctls.push(("net.ipv4.ip_forward".to_string(), "1".to_string()));
             sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), "1".to_string()));
         }
-        (ns, GatewaySpec { sysctls, firewall })
+        (
+            ns,
+            GatewaySpec {
+                sysctls,
+                firewall,
+                // Pinning the gateway pins its packet processing too.
+                steer_cpus: pin.gateway.clone(),
+            },
+        )
     });
     let has_gw = gw_index.is_some();
     if let Some((ns, spec)) = gw_index {

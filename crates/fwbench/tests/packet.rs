@@ -338,6 +338,62 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
+    if std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        < 2
+    {
+        return; // needs a CPU for the gateway besides the sender's
+    }
+    let tb = TestbedGuard::up("forward");
+    // 15 000 linear nft rules cost far more than 70 µs per packet: the gateway's CPU
+    // cannot keep up with 15 Mb/s of 128-byte packets and its backlog overflows.
+    let v = json_of(&[
+        "flow",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "--json",
+        "-t",
+        "2",
+        "--rate",
+        "15M",
+        "--engine",
+        "nft",
+        "--rules",
+        "15000",
+        "--pin-client",
+        "0",
+        "--pin-gateway",
+        "1",
+        "--pin-server",
+        "0",
+    ]);
+    let r = &v["result"];
+    let sent = u(&r["sent"]);
+    let lost = u(&r["lost"]);
+    assert!(
+        f(&r["sent_pps"]) > 14_000.0,
+        "the sender keeps its rate: {r}"
+    );
+    assert!(lost > sent / 10, "the gateway drops: {r}");
+    let mut placed = 0;
+    for i in v["gateway"]["interfaces"].as_array().unwrap() {
+        placed += u(&i["rx_dropped"]);
+    }
+    for i in r["sink_interfaces"].as_array().unwrap() {
+        placed += u(&i["rx_dropped"]);
+    }
+    placed += u(&r["kernel"]["rcvbuf_errors"]);
+    assert!(
+        placed.abs_diff(lost) * 100 <= lost,
+        "lost {lost}, kernel counters place {placed}: {v}"
+    );
+}
+
+#[test]
 fn packet_bad_input_exits_2() {
     for args in [
         &["flood", "--size", "abc"][..],

@@ -296,6 +296,9 @@ pub struct UdpSinkResults {
     /// Time from the first to the last packet received, ns (0 if fewer than two).
     pub active_ns: u64,
     pub kernel: UdpKernelCounters,
+    /// The sink namespace's interfaces over the trial (filled in by the agent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<crate::msg::IfCounters>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -232,6 +232,10 @@ pub struct GatewaySpec {
     /// verified, counted and removed at stop. `None`: no rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firewall: Option<serde_json::Value>,
+    /// Steer the packet processing of the gateway's interfaces to these CPUs (RPS), e.g.
+    /// "1": on veth, forwarding and filtering otherwise run on the *sender's* CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steer_cpus: Option<String>,
 }
 
 /// The setup of one role for one trial.
