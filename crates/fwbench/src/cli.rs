@@ -191,6 +191,9 @@ pub struct StreamArgs {
     /// socket (UDP sink on the server) or gateway (no receiver: count what the gateway took in)
     #[arg(long, default_value = "socket", value_parser = sink)]
     sink: crate::packet::SinkKind,
+    /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)
+    #[arg(long)]
+    fragment: bool,
 }
 
 impl StreamArgs {
@@ -210,6 +213,7 @@ impl StreamArgs {
             sink: self.sink,
             count: None,
             interval_ns: 0,
+            fragment: self.fragment,
         }
     }
 }

@@ -419,7 +419,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         let k = p.packet.clone().unwrap_or_default();
         out += &format!(
             "  packets      {} ({}), counted at the {}\n",
-            crate::packet::size_text(k.size, family),
+            crate::packet::size_text(&k, family),
             k.rate,
             s.counted_at
         );

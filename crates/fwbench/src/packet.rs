@@ -97,6 +97,31 @@ pub struct PacketParams {
     /// Ping: gap between probes, ns (0: back to back).
     #[serde(default)]
     pub interval_ns: u64,
+    /// Allow datagrams above the MTU (the kernel sends IP fragments).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fragment: bool,
+}
+
+impl PacketParams {
+    /// UDP payload bytes (bad input as a message).
+    pub fn payload(&self, family: Family) -> Result<u32, String> {
+        self.size
+            .payload_with(family, self.fragment)
+            .map_err(|e| e.0)
+    }
+
+    /// Ethernet bytes on the wire per datagram (all fragments, FCS included).
+    pub fn wire_bytes(&self, family: Family) -> Result<u32, String> {
+        Ok(PacketSize::wire_bytes(self.payload(family)?, family))
+    }
+
+    /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for `--frame`.
+    pub fn rate_bytes(&self, family: Family) -> Result<u32, String> {
+        match self.size {
+            PacketSize::Payload(_) => self.payload(family),
+            PacketSize::Frame(_) => self.wire_bytes(family),
+        }
+    }
 }
 
 impl Default for PacketParams {
@@ -112,6 +137,7 @@ impl Default for PacketParams {
             sink: SinkKind::Socket,
             count: None,
             interval_ns: 0,
+            fragment: false,
         }
     }
 }
@@ -129,7 +155,10 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     let Some(k) = &p.packet else {
         return Ok(());
     };
-    let payload = k.size.payload(p.family).map_err(|e| e.0)?;
+    let payload = k.payload(p.family)?;
+    if k.fragment && k.sender == SenderPath::Raw {
+        return Err("--fragment needs the UDP sender (the raw sender writes single frames)".into());
+    }
     if p.workload == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
         return Err(format!(
             "ping payload {payload} is below {} bytes (the sequence number)",
@@ -171,7 +200,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     if k.sink == SinkKind::Gateway && p.topology == Topology::Direct {
         return Err("--sink gateway needs a gateway (topology forward or input)".into());
     }
-    if let Some(pps) = k.rate.pps(k.size.rate_bytes(p.family).map_err(|e| e.0)?) {
+    if let Some(pps) = k.rate.pps(k.rate_bytes(p.family)?) {
         if pps < 1.0 {
             return Err(format!("rate {} is below one packet per second", k.rate));
         }
@@ -184,7 +213,7 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
     let Some(k) = &p.packet else {
         bail!("a {} trial without packet parameters", p.workload.as_str());
     };
-    let payload = k.size.payload(p.family).map_err(|e| crate::usage(e.0))?;
+    let payload = k.payload(p.family).map_err(crate::usage)?;
     let server = tb.server_addr(p.family);
     if p.workload == Workload::Ping {
         return Ok((
@@ -218,9 +247,7 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
         dst_port: SINK_PORT,
         flows: k.flows,
         payload,
-        pps: k
-            .rate
-            .pps(k.size.rate_bytes(p.family).map_err(|e| crate::usage(e.0))?),
+        pps: k.rate.pps(k.rate_bytes(p.family).map_err(crate::usage)?),
         threads: k.threads,
         batch: k.batch,
         raw,
@@ -230,6 +257,7 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
         port: SINK_PORT,
         threads: k.sink_threads,
         flows: k.flows,
+        payload,
     }));
     Ok((sink, source))
 }
@@ -255,7 +283,8 @@ pub struct PacketSummary {
     pub counted_at: String,
     pub elapsed_s: f64,
     pub payload: u32,
-    /// Ethernet frame bytes per packet, FCS included (RFC 2544 frame size).
+    /// Ethernet frame bytes per packet, FCS included (RFC 2544 frame size); with
+    /// `fragment`, the bytes of all its fragments.
     pub frame: u32,
     /// What the schedule asked for (packets/s); for an unpaced flood, what was sent.
     pub offered_pps: f64,
@@ -305,8 +334,8 @@ pub fn summarise_packet(
         bail!("missing results from the UDP source");
     };
     let k = p.packet.clone().unwrap_or_default();
-    let payload = k.size.payload(p.family).unwrap_or(0);
-    let frame = payload + proto::ETH_OVERHEAD + proto::ip_header(p.family) + proto::UDP_HEADER;
+    let payload = k.payload(p.family).unwrap_or(0);
+    let frame = PacketSize::wire_bytes(payload, p.family);
     let elapsed_s = (src.elapsed_ns as f64 / 1e9).max(1e-9);
     let (counted_at, received, sink) = match (k.sink, sink) {
         (SinkKind::Socket, Some(s)) => {
@@ -426,10 +455,15 @@ pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
 }
 
 /// Packet size of a family, for display: "18 B payload (64 B frame)".
-pub fn size_text(size: PacketSize, family: Family) -> String {
-    match (size.payload(family), size.frame(family)) {
-        (Ok(p), Ok(f)) => format!("{p} B payload ({f} B frame)"),
-        _ => size.to_string(),
+pub fn size_text(k: &PacketParams, family: Family) -> String {
+    match (
+        k.payload(family),
+        k.size.frame(family),
+        k.wire_bytes(family),
+    ) {
+        (Ok(p), Ok(f), _) => format!("{p} B payload ({f} B frame)"),
+        (Ok(p), Err(_), Ok(w)) => format!("{p} B payload (IP fragments: {w} B on the wire)"),
+        _ => k.size.to_string(),
     }
 }
 

@@ -158,6 +158,7 @@ pub const AXES: &[&str] = &[
     "sink",
     "count",
     "interval",
+    "fragment",
     // searches (ndr, degrade)
     "loss",
     "precision",
@@ -189,6 +190,7 @@ const PACKET_AXES: &[&str] = &[
     "sink",
     "count",
     "interval",
+    "fragment",
 ];
 /// Axes that only the echo workload uses.
 const ECHO_AXES: &[&str] = &["proto", "server", "frame_size"];
@@ -213,6 +215,7 @@ fn axis_default(axis: &str, w: Workload) -> &'static str {
         ("sender", _) => "udp",
         ("sink", _) => "socket",
         ("interval", _) => "0",
+        ("fragment", _) => "false",
         ("clients", Workload::Echo) => "5",
         ("clients", _) => "1",
         _ => axis_default_echo(axis),
@@ -261,11 +264,20 @@ fn check_axis(axis: &str, t: &str) -> Result<(), String> {
         "sender" => t.parse::<SenderPath>().map(|_| ()),
         "sink" => t.parse::<SinkKind>().map(|_| ()),
         "interval" => parse_interval(t).map(|_| ()),
+        "fragment" => parse_bool(t).map(|_| ()),
         "loss" | "precision" => crate::cli::ratio(t).map(|_| ()),
         "max_rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
         "max_trials" | "resolution" => parse_count(t).map(|_| ()),
         "max_rules" => crate::cli::rule_count(t).map(|_| ()),
         _ => Ok(()),
+    }
+}
+
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("'{s}' is not true or false")),
     }
 }
 
@@ -326,6 +338,7 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
                     .map(|c| parse_count(c).map(u64::from))
                     .transpose()?,
                 interval_ns: parse_interval(get("interval"))?,
+                fragment: parse_bool(get("fragment"))?,
             })
         })
         .transpose()?;
@@ -394,6 +407,7 @@ fn value_text(v: &toml::Value) -> Option<String> {
         toml::Value::String(s) => Some(s.clone()),
         toml::Value::Integer(i) => Some(i.to_string()),
         toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
         _ => None,
     }
 }

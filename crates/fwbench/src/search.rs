@@ -381,9 +381,9 @@ fn step_params(p: &TrialParams, workload: Workload) -> TrialParams {
 /// RFC 2544 throughput search (NDR, or PDR with `sp.loss` > 0).
 pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<NdrReport> {
     let k = p.packet.clone().unwrap_or_default();
-    let bytes = k.size.rate_bytes(p.family).map_err(|e| usage(e.0))?;
-    let payload = k.size.payload(p.family).map_err(|e| usage(e.0))?;
-    let frame = k.size.frame(p.family).map_err(|e| usage(e.0))?;
+    let bytes = k.rate_bytes(p.family).map_err(usage)?;
+    let payload = k.payload(p.family).map_err(usage)?;
+    let frame = k.wire_bytes(p.family).map_err(usage)?;
     let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
     let mut q = step_params(p, Workload::Flood);
     let mut points: Vec<Point> = Vec::new();

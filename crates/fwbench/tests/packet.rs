@@ -316,6 +316,29 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
         "no per-flow figures without a sink"
     );
     assert_eq!(u(&v["verdicts"]["matched_packets"]), u(&r["sent"]), "{v}");
+    // Above the MTU only with --fragment: the kernel fragments, the sink reassembles.
+    let v = json_of(&[
+        "flood",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "--size",
+        "8000",
+        "--fragment",
+        "--rate",
+        "5kpps",
+    ]);
+    let r = &v["result"];
+    assert_eq!(u(&r["lost"]), 0, "{r}");
+    assert_eq!(
+        u(&r["frame"]),
+        8008 + 6 * 38,
+        "wire bytes of 6 fragments: {r}"
+    );
+    assert!(u(&r["received"]) > 4000, "{r}");
     // A slow flow never degrades with 2 000 rules: two trials (ceiling, floor) settle it.
     let d = json_of(&[
         "degrade",
@@ -405,6 +428,8 @@ fn packet_bad_input_exits_2() {
         &["flood", "--threads", "500", "--flows", "500"],
         &["flood", "--threads", "2"],
         &["flood", "--sender", "dpdk"],
+        &["flood", "--size", "8000", "--fragment", "--sender", "raw"],
+        &["flood", "--size", "70000", "--fragment"],
         &["flood", "--sink", "gateway", "--topology", "direct"],
         &["flow"],
         &["flow", "--rate", "max"],

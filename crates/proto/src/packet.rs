@@ -14,6 +14,8 @@ pub const ETH_OVERHEAD: u32 = 18;
 pub const UDP_HEADER: u32 = 8;
 /// Largest IP packet the testbed's veth links carry without fragmentation (MTU).
 pub const LINK_MTU: u32 = 1500;
+/// Largest UDP payload of one datagram (IPv4: 65535 − 20 − 8).
+pub const MAX_UDP_DATAGRAM_PAYLOAD: u32 = 65_507;
 
 pub fn ip_header(family: Family) -> u32 {
     match family {
@@ -39,6 +41,12 @@ pub enum PacketSize {
 impl PacketSize {
     /// UDP payload bytes for `family`, or why this size cannot be sent unfragmented.
     pub fn payload(&self, family: Family) -> Result<u32, ParseSpecError> {
+        self.payload_with(family, false)
+    }
+
+    /// UDP payload bytes; with `fragment`, datagrams above the MTU are allowed (the
+    /// kernel fragments them) up to the largest UDP payload.
+    pub fn payload_with(&self, family: Family, fragment: bool) -> Result<u32, ParseSpecError> {
         let hdr = ETH_OVERHEAD + ip_header(family) + UDP_HEADER;
         let payload = match *self {
             PacketSize::Payload(n) => n,
@@ -52,10 +60,18 @@ impl PacketSize {
             }
         };
         let ip = payload + UDP_HEADER + ip_header(family);
+        if fragment {
+            if payload > MAX_UDP_DATAGRAM_PAYLOAD {
+                return Err(ParseSpecError(format!(
+                    "{self} is above the largest UDP payload ({MAX_UDP_DATAGRAM_PAYLOAD} bytes)"
+                )));
+            }
+            return Ok(payload);
+        }
         if ip > LINK_MTU {
             return Err(ParseSpecError(format!(
                 "{self} makes a {ip}-byte IPv{family} packet, above the {LINK_MTU}-byte MTU \
-                 (packet-rate workloads never fragment; largest UDP payload is {}, largest frame {})",
+                 (largest unfragmented UDP payload {}, frame {}; --fragment allows IP fragments)",
                 LINK_MTU - UDP_HEADER - ip_header(family),
                 LINK_MTU + ETH_OVERHEAD
             )));
@@ -66,6 +82,23 @@ impl PacketSize {
     /// Ethernet frame bytes (with FCS) of a packet with this size.
     pub fn frame(&self, family: Family) -> Result<u32, ParseSpecError> {
         Ok(self.payload(family)? + ETH_OVERHEAD + ip_header(family) + UDP_HEADER)
+    }
+
+    /// Ethernet bytes (FCS included) of all frames a datagram with `payload` bytes
+    /// needs: one frame, or IP fragments of at most the MTU each.
+    pub fn wire_bytes(payload: u32, family: Family) -> u32 {
+        let datagram = payload + UDP_HEADER;
+        let (hdr, per) = match family {
+            // Fragment data is a multiple of 8 bytes; IPv6 adds an 8-byte fragment header.
+            Family::V4 => (20, (LINK_MTU - 20) / 8 * 8),
+            Family::V6 => (40, (LINK_MTU - 48) / 8 * 8),
+        };
+        if datagram + hdr <= LINK_MTU {
+            return datagram + hdr + ETH_OVERHEAD;
+        }
+        let n = datagram.div_ceil(per);
+        let frag_hdr = if family == Family::V6 { 8 } else { 0 };
+        datagram + n * (hdr + frag_hdr + ETH_OVERHEAD)
     }
 
     /// Bytes a bit rate given for this size counts per packet: the payload when the
@@ -256,6 +289,13 @@ pub struct UdpSinkSpec {
     pub port: u16,
     pub threads: u32,
     pub flows: u32,
+    /// Largest UDP payload expected (receive buffers are sized for it).
+    #[serde(default = "default_sink_payload")]
+    pub payload: u32,
+}
+
+fn default_sink_payload() -> u32 {
+    LINK_MTU
 }
 
 /// Per-flow figures at the sink.
@@ -397,6 +437,20 @@ mod tests {
         for bad in ["", "x", "-1", "frame:", "70000"] {
             assert!(bad.parse::<PacketSize>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn fragments_on_the_wire() {
+        let big: PacketSize = "8000".parse().unwrap();
+        assert!(big.payload(Family::V4).is_err());
+        assert_eq!(big.payload_with(Family::V4, true), Ok(8000));
+        assert!("70000".parse::<PacketSize>().is_err());
+        // 8008-byte datagram: 6 fragments of ≤ 1480 data bytes, 20 + 18 each.
+        assert_eq!(PacketSize::wire_bytes(8000, Family::V4), 8008 + 6 * 38);
+        assert_eq!(PacketSize::wire_bytes(18, Family::V4), 64);
+        // IPv6: ≤ 1448 data bytes per fragment, 40 + 8 + 18 each.
+        assert_eq!(PacketSize::wire_bytes(8000, Family::V6), 8008 + 6 * 66);
+        assert_eq!(PacketSize::wire_bytes(1452, Family::V6), 1460 + 40 + 18);
     }
 
     #[test]

@@ -491,11 +491,13 @@ impl UdpSink {
         let kernel_before = kernel_udp_counters(v6);
         let stop = Arc::new(AtomicBool::new(false));
         let flows = spec.flows.max(1);
+        // One byte more than expected, so an oversized datagram shows as such.
+        let slot = (spec.payload as usize + 1).clamp(64, 65_536);
         let workers = socks
             .into_iter()
             .map(|s| {
                 let stop = stop.clone();
-                std::thread::spawn(move || sink_loop(s, flows, stop))
+                std::thread::spawn(move || sink_loop(s, flows, slot, stop))
             })
             .collect();
         Ok(UdpSink {
@@ -577,7 +579,12 @@ fn merge_flow(m: &mut FlowState, f: FlowState) {
     m.owd.merge(&f.owd);
 }
 
-fn sink_loop(s: Socket, flows: u32, stop: Arc<AtomicBool>) -> Result<SinkThread, TrafficError> {
+fn sink_loop(
+    s: Socket,
+    flows: u32,
+    slot: usize,
+    stop: Arc<AtomicBool>,
+) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
         flows: (0..flows).map(FlowState::new).collect(),
         received: Counter::default(),
@@ -585,7 +592,7 @@ fn sink_loop(s: Socket, flows: u32, stop: Arc<AtomicBool>) -> Result<SinkThread,
         first_ns: 0,
         last_ns: 0,
     };
-    let mut mm = MmsgRecv::new(64, 2048);
+    let mut mm = MmsgRecv::new(64, slot);
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
     loop {
