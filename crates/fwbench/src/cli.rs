@@ -87,18 +87,12 @@ struct EchoArgs {
     /// Number of client connections (n), each with its own source address
     #[arg(long, short = 'n', default_value = "5", value_parser = parse_clients)]
     clients: u32,
-    /// Trial duration (t): 10, 2.5s, 500ms, 1m
-    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration)]
-    duration: f64,
     /// Frame size (f) in bytes, header included: fixed (64) or ranged per cycle (64-1024)
     #[arg(long, short = 'f', default_value = "64", value_parser = frame)]
     frame_size: FrameSize,
     /// Transport protocol (P): tcp, udp or sctp
     #[arg(long, short = 'P', default_value = "tcp", value_parser = protocol)]
     proto: Proto,
-    /// Address family (A): 4 or 6
-    #[arg(long, short = 'A', default_value = "4", value_parser = family)]
-    family: Family,
     /// Server connection handling (T): threads (one per connection) or epoll (one thread)
     #[arg(long, short = 'T', default_value = "epoll", value_parser = server_mode)]
     server: ServerMode,
@@ -108,34 +102,17 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
-    /// Topology: forward (default), direct (null firewall), input. With --testbed, the testbed's
-    #[arg(long, value_parser = topology)]
-    topology: Option<Topology>,
-    /// Run on this existing testbed instead of an ephemeral one
-    #[arg(long, value_name = "NAME")]
-    testbed: Option<String>,
     #[command(flatten)]
-    pin: PinArgs,
-    #[command(flatten)]
-    fw: FirewallArgs,
-    /// Results database
-    #[arg(long, default_value = "results.db")]
-    db: PathBuf,
-    /// Do not store the trial
-    #[arg(long)]
-    no_store: bool,
-    /// Print one JSON object on stdout instead of a table
-    #[arg(long)]
-    json: bool,
+    trial: TrialArgs,
 }
 
-/// Where and how a packet-rate trial runs (shared by flood, flow, ping, ndr, degrade).
+/// Where and how a trial runs (shared by echo, flood, flow, ping, ndr, degrade).
 #[derive(Args, Clone)]
 pub struct TrialArgs {
-    /// Address family: 4 or 6
+    /// Address family (A): 4 or 6
     #[arg(long, short = 'A', default_value = "4", value_parser = family)]
     family: Family,
-    /// Trial duration: 10, 2.5s, 500ms, 1m
+    /// Trial duration (t): 10, 2.5s, 500ms, 1m
     #[arg(long, short = 't', default_value = "5", value_parser = parse_duration)]
     duration: f64,
     /// Topology: forward (default), direct (null firewall), input. With --testbed, the testbed's
@@ -310,7 +287,7 @@ pub struct FirewallArgs {
     /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft
     #[arg(long, default_value = "none", value_parser = engine)]
     pub engine: firewall::Engine,
-    /// Rule-set model: seed000-f0|f2|f4, linear, notrack, raw-drop, filter-drop, raw-filler,
+    /// Rule-set model: seed000-f0|f2|f4, linear, notrack, conntrack, raw-drop, filter-drop, raw-filler,
     /// string-bm, string-kmp, hashlimit, import [default: linear, or import with --import]
     #[arg(long, value_parser = model)]
     pub model: Option<firewall::models::Model>,
@@ -378,7 +355,7 @@ pub struct PinArgs {
     /// Pin the client role to these CPUs (e.g. 0 or 0-1)
     #[arg(long, value_parser = cpus)]
     pub pin_client: Option<String>,
-    /// Pin the gateway agent to these CPUs
+    /// Pin the gateway agent to these CPUs and steer its interfaces' packet processing there (RPS)
     #[arg(long, value_parser = cpus)]
     pub pin_gateway: Option<String>,
     /// Pin the server role to these CPUs
@@ -668,59 +645,39 @@ pub fn run() -> Result<ExitCode> {
             crate::search::run_degrade(p, sp, &search_env(&a.trial))
         }
         Cmd::Echo(a) => {
-            let (model, topo) = a.fw.resolve(a.topology)?;
-            let topology = topo.unwrap_or(Topology::Forward);
-            let params = TrialParams {
-                topology,
-                clients: a.clients,
-                duration_s: a.duration,
-                frame_size: a.frame_size.to_string(),
-                frame: a.frame_size,
-                proto: a.proto,
-                family: a.family,
-                server: a.server,
-                timeout_ms: a.timeout_ms,
-                seed: a.seed.unwrap_or_else(crate::run::fresh_seed),
-                engine: a.fw.engine,
-                model,
-                rules: a.fw.rules,
-                position: a.fw.position,
-                chain: crate::rules::chain_of(topology),
-                import: a.fw.import.clone(),
-                workload: crate::trial::Workload::Echo,
-                packet: None,
-                search: None,
-                label: None,
-            };
-            crate::scenario::check_combination(&params).map_err(usage)?;
-            crate::run::run_single(
-                params,
-                topo.is_some(),
-                a.pin.pinning(),
-                a.testbed.as_deref(),
-                (!a.no_store).then_some(a.db.as_path()),
-                a.json,
-            )
+            let mut p = base_params(Workload::Echo, None, a.clients, &a.trial)?;
+            p.frame_size = a.frame_size.to_string();
+            p.frame = a.frame_size;
+            p.proto = a.proto;
+            p.server = a.server;
+            p.timeout_ms = a.timeout_ms;
+            p.seed = a.seed.unwrap_or_else(crate::run::fresh_seed);
+            crate::scenario::check_combination(&p).map_err(usage)?;
+            single(p, &a.trial)
         }
     }
 }
 
-/// Parameters of one packet-rate trial from the command line (checked: bad input → exit 2).
-fn trial_params(
+/// Parameters of one trial from the command line (not yet cross-checked).
+fn base_params(
     workload: Workload,
-    packet: crate::packet::PacketParams,
-    sources: u32,
+    packet: Option<crate::packet::PacketParams>,
+    clients: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
     let (model, topo) = a.fw.resolve(a.topology)?;
     let topology = topo.unwrap_or(Topology::Forward);
-    let p = TrialParams {
+    Ok(TrialParams {
         topology,
-        clients: sources,
+        clients,
         duration_s: a.duration,
         frame_size: "64".into(),
         frame: FrameSize::Fixed { size: 64 },
-        proto: Proto::Udp,
+        proto: if packet.is_some() {
+            Proto::Udp
+        } else {
+            Proto::Tcp
+        },
         family: a.family,
         server: ServerMode::Epoll,
         timeout_ms: 500,
@@ -732,10 +689,20 @@ fn trial_params(
         chain: crate::rules::chain_of(topology),
         import: a.fw.import.clone(),
         workload,
-        packet: Some(packet),
+        packet,
         search: None,
         label: None,
-    };
+    })
+}
+
+/// Parameters of one packet-rate trial (checked: bad input → exit 2).
+fn trial_params(
+    workload: Workload,
+    packet: crate::packet::PacketParams,
+    sources: u32,
+    a: &TrialArgs,
+) -> Result<TrialParams> {
+    let p = base_params(workload, Some(packet), sources, a)?;
     crate::scenario::check_combination(&p).map_err(usage)?;
     Ok(p)
 }

@@ -464,16 +464,8 @@ fn run_search_trial(
     };
     let res = crate::search::run_search(&t.params, &mut runner);
     let mut o = Outcome {
-        status: Status::Ok,
-        error: None,
-        started_at,
         finished_at: crate::clock::now_utc(),
-        placement: vec![],
-        summary: None,
-        packet: None,
-        ping: None,
-        search: None,
-        gateway: None,
+        ..Outcome::started(started_at)
     };
     match res {
         Ok(s) => o.search = Some(s),

@@ -132,53 +132,22 @@ struct RawTestbed {
     pin_server: Option<Spanned<String>>,
 }
 
-/// The axes a scenario may sweep, in the order the cross product nests them.
-pub const AXES: &[&str] = &[
+/// Axes every workload has.
+const COMMON_AXES: &[&str] = &[
     "topology",
     "engine",
     "model",
     "rules",
     "position",
-    "proto",
     "family",
-    "server",
     "clients",
-    "frame_size",
     "duration",
     "timeout_ms",
     "import",
-    // packet-rate workloads (flood, flow, ping)
-    "size",
-    "rate",
-    "flows",
-    "threads",
-    "sink_threads",
-    "batch",
-    "sender",
-    "sink",
-    "count",
-    "interval",
-    "fragment",
-    // searches (ndr, degrade)
-    "loss",
-    "precision",
-    "max_rate",
-    "max_trials",
-    "max_rules",
-    "resolution",
 ];
-
-/// Axes that only searches use.
-const SEARCH_AXES: &[&str] = &[
-    "loss",
-    "precision",
-    "max_rate",
-    "max_trials",
-    "max_rules",
-    "resolution",
-];
-
-/// Axes that only packet-rate workloads use.
+/// Axes that only the echo workload uses.
+const ECHO_AXES: &[&str] = &["proto", "server", "frame_size"];
+/// Axes that only packet-rate workloads (flood, flow, ping, and the searches) use.
 const PACKET_AXES: &[&str] = &[
     "size",
     "rate",
@@ -192,8 +161,23 @@ const PACKET_AXES: &[&str] = &[
     "interval",
     "fragment",
 ];
-/// Axes that only the echo workload uses.
-const ECHO_AXES: &[&str] = &["proto", "server", "frame_size"];
+/// Axes that only searches (ndr, degrade) use.
+const SEARCH_AXES: &[&str] = &[
+    "loss",
+    "precision",
+    "max_rate",
+    "max_trials",
+    "max_rules",
+    "resolution",
+];
+
+/// The axes a scenario may sweep, in the order the cross product nests them.
+pub fn all_axes() -> impl Iterator<Item = &'static str> {
+    [COMMON_AXES, ECHO_AXES, PACKET_AXES, SEARCH_AXES]
+        .into_iter()
+        .flatten()
+        .copied()
+}
 
 /// Default of each axis when a scenario does not name it.
 fn axis_default(axis: &str, w: Workload) -> &'static str {
@@ -475,18 +459,21 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     let mut axes: BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>> = BTreeMap::new();
     for (k, v) in raw.params.iter().flatten() {
         let key = k.get_ref().as_str();
-        let Some(axis) = AXES.iter().find(|a| **a == key) else {
+        let Some(axis) = all_axes().find(|a| *a == key) else {
             return Err(cx.at(
                 k.span(),
                 &format!("params.{key}"),
-                format!("unknown parameter (known: {})", AXES.join(", ")),
+                format!(
+                    "unknown parameter (known: {})",
+                    all_axes().collect::<Vec<_>>().join(", ")
+                ),
             ));
         };
         let search = matches!(workload, Workload::Ndr | Workload::Degrade);
         let foreign = if workload == Workload::Echo {
-            PACKET_AXES.contains(axis) || SEARCH_AXES.contains(axis)
+            PACKET_AXES.contains(&axis) || SEARCH_AXES.contains(&axis)
         } else {
-            ECHO_AXES.contains(axis) || (!search && SEARCH_AXES.contains(axis))
+            ECHO_AXES.contains(&axis) || (!search && SEARCH_AXES.contains(&axis))
         };
         if foreign {
             return Err(cx.at(
@@ -518,13 +505,13 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     }
     // Every axis: its values (checked, with their location for messages).
     let mut values: Vec<(&str, Vec<String>)> = Vec::new();
-    for axis in AXES {
+    for axis in all_axes() {
         let field = format!("params.{axis}");
         let vals = axes
             .get(axis)
             .cloned()
             .unwrap_or_else(|| vec![(axis_default(axis, workload).to_string(), 0..0)]);
-        if *axis == "import" && vals.len() > 1 {
+        if axis == "import" && vals.len() > 1 {
             return Err(cx.at(
                 vals[1].1.clone(),
                 &field,
@@ -551,11 +538,14 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 one.insert("label", t);
                 continue;
             }
-            let Some(axis) = AXES.iter().find(|a| **a == key) else {
+            let Some(axis) = all_axes().find(|a| *a == key) else {
                 return Err(cx.at(
                     k.span(),
                     &field,
-                    format!("unknown parameter (known: label, {})", AXES.join(", ")),
+                    format!(
+                        "unknown parameter (known: label, {})",
+                        all_axes().collect::<Vec<_>>().join(", ")
+                    ),
                 ));
             };
             if axes.contains_key(axis) {
@@ -578,7 +568,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 })?,
             };
             check_axis(axis, &t).map_err(|e| cx.at(v.span(), &field, e))?;
-            one.insert(*axis, t);
+            one.insert(axis, t);
         }
         cases.push(one);
     }

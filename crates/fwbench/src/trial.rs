@@ -174,6 +174,22 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// An `ok` outcome without figures yet.
+    pub fn started(started_at: String) -> Outcome {
+        Outcome {
+            status: Status::Ok,
+            error: None,
+            finished_at: started_at.clone(),
+            started_at,
+            placement: vec![],
+            summary: None,
+            packet: None,
+            ping: None,
+            search: None,
+            gateway: None,
+        }
+    }
+
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
     pub fn firewall(&self) -> Option<&serde_json::Value> {
         self.gateway.as_ref().and_then(|g| g.firewall.as_ref())
@@ -296,16 +312,9 @@ pub fn run_trial(
     }
     let finished_at = crate::clock::now_utc();
     let mut outcome = Outcome {
-        status: Status::Ok,
-        error: None,
-        started_at,
         finished_at,
         placement,
-        summary: None,
-        packet: None,
-        ping: None,
-        search: None,
-        gateway: None,
+        ..Outcome::started(started_at)
     };
     match res {
         Ok((summary, gateway)) => {

@@ -293,6 +293,18 @@ pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Resul
     Err(io::Error::last_os_error())
 }
 
+/// Make `h` describe one datagram in the single buffer `iov` (no address, no control).
+fn point_at(h: &mut libc::mmsghdr, iov: &mut libc::iovec) {
+    h.msg_hdr.msg_name = std::ptr::null_mut();
+    h.msg_hdr.msg_namelen = 0;
+    h.msg_hdr.msg_iov = iov;
+    h.msg_hdr.msg_iovlen = 1;
+    h.msg_hdr.msg_control = std::ptr::null_mut();
+    h.msg_hdr.msg_controllen = 0;
+    h.msg_hdr.msg_flags = 0;
+    h.msg_len = 0;
+}
+
 /// Reusable sendmmsg(2) batch for a connected datagram socket.
 pub struct MmsgSend {
     iov: Vec<libc::iovec>,
@@ -323,14 +335,7 @@ impl MmsgSend {
                 iov_base: b.as_ptr() as *mut libc::c_void,
                 iov_len: b.len(),
             };
-            let h = &mut self.hdr[i];
-            h.msg_hdr.msg_name = std::ptr::null_mut();
-            h.msg_hdr.msg_namelen = 0;
-            h.msg_hdr.msg_iov = &mut self.iov[i];
-            h.msg_hdr.msg_iovlen = 1;
-            h.msg_hdr.msg_control = std::ptr::null_mut();
-            h.msg_hdr.msg_controllen = 0;
-            h.msg_len = 0;
+            point_at(&mut self.hdr[i], &mut self.iov[i]);
         }
         loop {
             // SAFETY: `hdr[..n]` point at `iov[..n]`, which point at `bufs`, all alive
@@ -385,15 +390,7 @@ impl MmsgRecv {
                 iov_base: unsafe { base.add(i * self.slot) } as *mut libc::c_void,
                 iov_len: self.slot,
             };
-            let h = &mut self.hdr[i];
-            h.msg_hdr.msg_name = std::ptr::null_mut();
-            h.msg_hdr.msg_namelen = 0;
-            h.msg_hdr.msg_iov = &mut self.iov[i];
-            h.msg_hdr.msg_iovlen = 1;
-            h.msg_hdr.msg_control = std::ptr::null_mut();
-            h.msg_hdr.msg_controllen = 0;
-            h.msg_hdr.msg_flags = 0;
-            h.msg_len = 0;
+            point_at(&mut self.hdr[i], &mut self.iov[i]);
         }
         // SAFETY: every header points at its own `slot`-byte region of `buf`, alive and
         // exclusively borrowed for the call. MSG_WAITFORONE: return once one arrived.
