@@ -325,11 +325,11 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
         interfaces: vec![],
         restore_rps: vec![],
     };
-    if let Some(cpus) = &spec.steer_cpus {
-        if let Err(e) = steer(cpus, &mut g.restore_rps) {
-            undo(Some(Role::Gateway(g)));
-            return Err(e);
-        }
+    // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a mask
+    // left by a killed agent on a named testbed never outlives the next trial.
+    if let Err(e) = steer(spec.steer_cpus.as_deref(), &mut g.restore_rps) {
+        undo(Some(Role::Gateway(g)));
+        return Err(e);
     }
     if let Some(fw) = &spec.firewall {
         match install_rules(fw) {
@@ -372,12 +372,22 @@ fn undo(role: Option<Role>) {
     }
 }
 
-/// Steer receive processing of every interface (but `lo`) to `cpus` with RPS,
-/// remembering the old masks.
-fn steer(cpus: &str, restore: &mut Vec<(std::path::PathBuf, String)>) -> Result<(), AgentError> {
-    let list = traffic::sys::parse_cpus(cpus)
-        .map_err(|e| error(ErrorKind::BadSetup, format!("gateway CPUs '{cpus}': {e}")))?;
-    let mask = rps_mask(&list);
+/// Steer receive processing of every interface (but `lo`) of the gateway's namespace
+/// to `cpus` with RPS (`None`: no steering), noting each file so that teardown sets
+/// it back to no steering — the interfaces are the testbed's own, and that is their
+/// default.
+fn steer(
+    cpus: Option<&str>,
+    restore: &mut Vec<(std::path::PathBuf, String)>,
+) -> Result<(), AgentError> {
+    let mask = match cpus {
+        None => "0".to_string(),
+        Some(cpus) => rps_mask(
+            &traffic::sys::parse_cpus(cpus)
+                .map_err(|e| error(ErrorKind::BadSetup, format!("gateway CPUs '{cpus}': {e}")))?,
+        ),
+    };
+    let cpus = cpus.unwrap_or("none");
     let dir = std::fs::read_dir("/sys/class/net")
         .map_err(|e| error(ErrorKind::Io, format!("/sys/class/net: {e}")))?;
     for e in dir.flatten() {

@@ -256,7 +256,7 @@ pub struct SearchArgs {
     /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
     #[arg(long, value_parser = rate)]
     pub max_rate: Option<proto::Rate>,
-    /// Most search trials (the confirmation not counted)
+    /// Most search steps (the ceiling probe and confirmation trials not counted)
     #[arg(long, default_value = "20", value_parser = count)]
     pub max_trials: u32,
 }
@@ -618,31 +618,42 @@ pub fn run() -> Result<ExitCode> {
                 ..Default::default()
             };
             let mut t = a.trial.clone();
-            if let (Some(c), true) = (a.count, a.interval > 0) {
-                // Long enough for every probe; the client stops after the last one.
-                t.duration = t
-                    .duration
-                    .max(c as f64 * a.interval as f64 / 1e9 + a.timeout_ms as f64 / 1e3);
-            }
+            t.duration = crate::packet::ping_duration(
+                t.duration,
+                a.count.map(u64::from),
+                a.interval,
+                a.timeout_ms,
+            );
             let mut p = trial_params(Workload::Ping, k, 1, &t)?;
             p.timeout_ms = a.timeout_ms;
             single(p, &t)
         }
         Cmd::Ndr(a) => {
             let k = a.stream.packet(18, proto::Rate::Max);
-            let p = trial_params(Workload::Flood, k, a.stream.sources, &a.trial)?;
-            crate::search::run_ndr(p, &a.search, &search_env(&a.trial))
+            let sp = crate::search::SearchParams {
+                loss: a.search.loss,
+                precision: a.search.precision,
+                max_rate: a.search.max_rate,
+                max_trials: a.search.max_trials,
+                ..Default::default()
+            };
+            let p = search_params(Workload::Ndr, k, sp, a.stream.sources, &a.trial)?;
+            crate::search::run_ndr(p, &search_env(&a.trial))
         }
         Cmd::Degrade(a) => {
             let k = a.stream.packet(128, a.rate);
-            let p = trial_params(Workload::Flow, k, a.stream.sources, &a.trial)?;
             let sp = crate::search::SearchParams {
                 loss: a.loss,
                 max_rules: a.max_rules,
                 resolution: a.resolution,
                 ..Default::default()
             };
-            crate::search::run_degrade(p, sp, &search_env(&a.trial))
+            let mut p = base_params(Workload::Degrade, Some(k), a.stream.sources, &a.trial)?;
+            // Pre-flight renders the largest rule set the search may install.
+            p.rules = sp.max_rules;
+            p.search = Some(sp);
+            crate::scenario::check_combination(&p).map_err(usage)?;
+            crate::search::run_degrade(p, &search_env(&a.trial))
         }
         Cmd::Echo(a) => {
             let mut p = base_params(Workload::Echo, None, a.clients, &a.trial)?;
@@ -693,6 +704,20 @@ fn base_params(
         search: None,
         label: None,
     })
+}
+
+/// Parameters of a search (checked: bad input → exit 2).
+fn search_params(
+    workload: Workload,
+    packet: crate::packet::PacketParams,
+    sp: crate::search::SearchParams,
+    sources: u32,
+    a: &TrialArgs,
+) -> Result<TrialParams> {
+    let mut p = base_params(workload, Some(packet), sources, a)?;
+    p.search = Some(sp);
+    crate::scenario::check_combination(&p).map_err(usage)?;
+    Ok(p)
 }
 
 /// Parameters of one packet-rate trial (checked: bad input → exit 2).

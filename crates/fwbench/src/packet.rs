@@ -10,6 +10,9 @@ use proto::{
 };
 use serde::{Deserialize, Serialize};
 
+/// Smallest Ethernet frame (FCS included); RFC 2544's smallest test size.
+pub const MIN_ETHERNET_FRAME: u32 = 64;
+
 /// First source port of flood/flow flows; flow `i` uses `SRC_PORT + i`.
 pub const SRC_PORT: u16 = 30_000;
 /// Destination port of floods and flows (the sink's), and of pings (the reflector's).
@@ -142,6 +145,22 @@ impl Default for PacketParams {
     }
 }
 
+/// A ping trial's duration: at least long enough for `count` probes every
+/// `interval_ns` plus the last reply's timeout (the client stops after the last one).
+pub fn ping_duration(
+    duration_s: f64,
+    count: Option<u64>,
+    interval_ns: u64,
+    timeout_ms: u32,
+) -> f64 {
+    match count {
+        Some(c) if interval_ns > 0 => {
+            duration_s.max(c as f64 * interval_ns as f64 / 1e9 + timeout_ms as f64 / 1e3)
+        }
+        _ => duration_s,
+    }
+}
+
 /// Most threads the controller accepts: more than the host's CPUs only adds contention.
 pub fn max_threads() -> u32 {
     let cpus = std::thread::available_parallelism()
@@ -199,6 +218,45 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     }
     if k.sink == SinkKind::Gateway && p.topology == Topology::Direct {
         return Err("--sink gateway needs a gateway (topology forward or input)".into());
+    }
+    if k.sink == SinkKind::Gateway && k.fragment {
+        return Err(
+            "--sink gateway counts frames, not datagrams: it cannot be combined with --fragment"
+                .into(),
+        );
+    }
+    if k.sink == SinkKind::Gateway && matches!(p.workload, Workload::Ndr | Workload::Degrade) {
+        return Err(format!(
+            "{} decides by loss, which needs a receiver: use --sink socket",
+            p.workload.as_str()
+        ));
+    }
+    if let proto::PacketSize::Frame(f) = k.size {
+        if f < MIN_ETHERNET_FRAME {
+            return Err(format!(
+                "frame size {f} is below the {MIN_ETHERNET_FRAME}-byte Ethernet minimum"
+            ));
+        }
+    }
+    if let Some(sp) = &p.search {
+        if sp.precision < 0.001 {
+            return Err(format!(
+                "precision {} % is too fine: give at least 0.1 %",
+                sp.precision * 100.0
+            ));
+        }
+        if let Some(max) = sp
+            .max_rate
+            .and_then(|r| k.rate_bytes(p.family).ok().and_then(|b| r.pps(b)))
+        {
+            if !(1.0..=proto::MAX_PPS).contains(&max) {
+                return Err(format!(
+                    "max rate {} is {max:.3} packets/s: give 1 .. {:.0} packets/s",
+                    sp.max_rate.unwrap_or(Rate::Max),
+                    proto::MAX_PPS
+                ));
+            }
+        }
     }
     if let Some(pps) = k.rate.pps(k.rate_bytes(p.family)?) {
         if pps < 1.0 {
@@ -390,10 +448,16 @@ pub fn summarise_packet(
     } else {
         src.scheduled.max(sent)
     };
-    let jitter_ns = if flows.is_empty() {
+    // Mean over the flows that have a jitter estimate (two timed packets or more).
+    let timed: Vec<f64> = flows
+        .iter()
+        .filter(|f| f.owd.count > 1)
+        .map(|f| f.jitter_ns)
+        .collect();
+    let jitter_ns = if timed.is_empty() {
         0.0
     } else {
-        flows.iter().map(|f| f.jitter_ns).sum::<f64>() / flows.len() as f64
+        timed.iter().sum::<f64>() / timed.len() as f64
     };
     Ok(PacketSummary {
         counted_at: counted_at.into(),

@@ -344,10 +344,15 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         // The search varies the rule count; pre-flight renders the largest.
         rules = sp.max_rules;
     }
+    let mut duration_s = parse_duration(get("duration"))?;
+    if let Some(k) = packet.as_ref().filter(|_| workload == Workload::Ping) {
+        let timeout = parse_timeout_ms(get("timeout_ms"))?;
+        duration_s = crate::packet::ping_duration(duration_s, k.count, k.interval_ns, timeout);
+    }
     Ok(TrialParams {
         topology,
         clients: parse_clients(get("clients"))?,
-        duration_s: parse_duration(get("duration"))?,
+        duration_s,
         frame_size: frame.to_string(),
         frame,
         proto: if workload == Workload::Echo {

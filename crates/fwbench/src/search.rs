@@ -4,7 +4,6 @@
 //! The search itself is [`Bisect`], pure and table-tested; the drivers run one stored
 //! trial per step on a [`Session`].
 
-use crate::cli::SearchArgs;
 use crate::output;
 use crate::run::Session;
 use crate::trial::{Outcome, Pinning, Status, TrialParams, Workload};
@@ -18,8 +17,8 @@ use std::process::ExitCode;
 /// How narrow the bracket must get.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Width {
-    /// (hi − lo) ≤ r · hi
-    Relative(f64),
+    /// (hi − lo) ≤ r · hi, or hi ≤ the floor value (the search cannot go lower)
+    Relative(f64, f64),
     /// (hi − lo) ≤ a
     Absolute(f64),
 }
@@ -75,7 +74,8 @@ impl Bisect {
             confirm: false,
             confirming: false,
             confirmed: false,
-            passes: if lo_known_pass { vec![lo] } else { vec![] },
+            // Values that passed a trial (a floor known to pass was never tried).
+            passes: vec![],
             pending: None,
         }
     }
@@ -108,7 +108,7 @@ impl Bisect {
     fn narrow(&self) -> bool {
         let w = self.hi - self.lo;
         match self.width {
-            Width::Relative(r) => w <= r * self.hi,
+            Width::Relative(r, min) => w <= r * self.hi || self.hi <= min,
             Width::Absolute(a) => w <= a,
         }
     }
@@ -146,7 +146,7 @@ impl Bisect {
         }
         if self.narrow() || mid <= self.lo || mid >= self.hi {
             let found = Found {
-                pass: (self.lo > self.floor || self.passes.contains(&self.lo)).then_some(self.lo),
+                pass: self.passes.contains(&self.lo).then_some(self.lo),
                 fail: Some(self.hi),
             };
             if self.confirm && !self.confirmed && self.lo > self.floor {
@@ -249,8 +249,14 @@ pub struct Point {
     pub sent: u64,
     pub received: u64,
     pub loss_ratio: f64,
+    /// What the schedule asked for and what the sender got out, packets/s.
+    pub offered_pps: f64,
+    pub sent_pps: f64,
     pub received_pps: f64,
     pub pass: bool,
+    /// The sender fell more than the loss threshold (at least 0.1 %) short of its
+    /// schedule: the offered load was not offered, so the step fails.
+    pub sender_behind: bool,
     /// The confirmation trial.
     pub confirmation: bool,
 }
@@ -266,20 +272,33 @@ fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<Poin
     let Some(s) = &o.packet else {
         bail!("trial at {x} returned no packet figures");
     };
-    let pass = if threshold == 0.0 {
+    let lossless = if threshold == 0.0 {
         s.lost == 0
     } else {
         s.loss_ratio <= threshold
     };
+    let sender_behind = s.sent_pps < s.offered_pps * (1.0 - threshold.max(0.001));
     Ok(Point {
         x,
         sent: s.sent,
         received: s.received,
         loss_ratio: s.loss_ratio,
+        offered_pps: s.offered_pps,
+        sent_pps: s.sent_pps,
         received_pps: s.received_pps,
-        pass,
+        pass: lossless && !sender_behind,
+        sender_behind,
         confirmation,
     })
+}
+
+/// " (confirmation)", " (sender behind schedule)" or nothing.
+fn point_note(p: &Point) -> &'static str {
+    match (p.confirmation, p.sender_behind) {
+        (true, _) => " (confirmation)",
+        (false, true) => " (sender behind schedule)",
+        _ => "",
+    }
 }
 
 fn progress(i: usize, max: usize, what: &str, p: &Point) {
@@ -289,11 +308,7 @@ fn progress(i: usize, max: usize, what: &str, p: &Point) {
         p.received,
         p.loss_ratio * 100.0,
         if p.pass { "pass" } else { "fail" },
-        if p.confirmation {
-            " (confirmation)"
-        } else {
-            ""
-        }
+        point_note(p)
     );
 }
 
@@ -359,6 +374,9 @@ pub struct NdrReport {
     /// Lowest rate that failed (None: the ceiling passed — the sender is the limit).
     pub fail_pps: Option<f64>,
     pub ceiling_pps: f64,
+    /// The ceiling came from `max_rate` (else from an unpaced flood).
+    pub ceiling_given: bool,
+    /// The gateway passed all the sender could offer: the sender is the limit.
     pub limited_by_sender: bool,
     pub confirmed: bool,
     pub converged: bool,
@@ -387,17 +405,20 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
     let mut q = step_params(p, Workload::Flood);
     let mut points: Vec<Point> = Vec::new();
-    let max = sp.max_trials as usize + 1;
+    // Search steps; the ceiling probe and the confirmation trials come on top.
+    let max = sp.max_trials as usize;
+    let mut steps = 0usize;
     let set_rate = |q: &mut TrialParams, r: Rate| {
         if let Some(k) = q.packet.as_mut() {
             k.rate = r;
         }
     };
+    let width = Width::Relative(sp.precision, 1.0);
     // The ceiling: given, or what an unpaced flood gets out of the sender.
     let mut bisect;
     let ceiling = match sp.max_rate.and_then(|r| r.pps(bytes)) {
         Some(c) => {
-            bisect = Bisect::new(0.0, c, true, Width::Relative(sp.precision));
+            bisect = Bisect::new(0.0, c, true, width);
             c
         }
         None => {
@@ -406,9 +427,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             let mut pt = point(0.0, &o, sp.loss, false)?;
             let c = o.packet.as_ref().map(|x| x.sent_pps).unwrap_or(0.0);
             pt.x = c;
-            progress(1, max, &format!("max rate {}", fmt_pps(c)), &pt);
-            bisect =
-                Bisect::new(0.0, c, true, Width::Relative(sp.precision)).ceiling_known(pt.pass);
+            progress(0, max, &format!("max rate {}", fmt_pps(c)), &pt);
+            bisect = Bisect::new(0.0, c, true, width).ceiling_known(pt.pass);
             points.push(pt);
             c
         }
@@ -417,24 +437,26 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         bail!("the sender got no packets out; nothing to search");
     }
     bisect = bisect.with_confirmation();
-    let mut found = None;
-    while points.len() < max {
+    let found = loop {
         match bisect.next() {
-            Step::Done(f) => {
-                found = Some(f);
-                break;
-            }
+            Step::Done(f) => break Some(f),
             Step::Try(x) => {
                 let confirmation = points.iter().any(|q| q.x == x && !q.confirmation);
+                if !confirmation {
+                    if steps == max {
+                        break None;
+                    }
+                    steps += 1;
+                }
                 set_rate(&mut q, Rate::Pps(x));
                 let o = run(&q)?;
                 let pt = point(x, &o, sp.loss, confirmation)?;
-                progress(points.len() + 1, max, &fmt_pps(x), &pt);
+                progress(steps, max, &fmt_pps(x), &pt);
                 bisect.record(pt.pass);
                 points.push(pt);
             }
         }
-    }
+    };
     let converged = found.is_some();
     // Out of trials: report the bracket so far.
     let found = found.unwrap_or_else(|| Found {
@@ -463,7 +485,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         rate_bps_l2: found.pass.map(|x| x * frame as f64 * 8.0),
         fail_pps: found.fail,
         ceiling_pps: ceiling,
-        limited_by_sender: found.fail.is_none() && found.pass.is_some(),
+        ceiling_given: sp.max_rate.is_some(),
+        limited_by_sender: found.fail.is_none() && found.pass.is_some() && sp.max_rate.is_none(),
         confirmed: bisect.confirmed(),
         converged,
         trials: curve.len(),
@@ -512,17 +535,9 @@ fn cli_search(
 }
 
 /// `fwbench ndr`.
-pub fn run_ndr(mut p: TrialParams, a: &SearchArgs, env: &Env) -> Result<ExitCode> {
-    let sp = SearchParams {
-        loss: a.loss,
-        precision: a.precision,
-        max_rate: a.max_rate,
-        max_trials: a.max_trials,
-        ..SearchParams::default()
-    };
+pub fn run_ndr(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    let sp = p.search.clone().unwrap_or_default();
     let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
-    p.workload = Workload::Ndr;
-    p.search = Some(sp.clone());
     cli_search(mode, p, env, |p, run| {
         ndr_search(p, &sp, run).map(SearchSummary::Ndr)
     })
@@ -546,11 +561,7 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
             q.received_pps,
             q.loss_ratio * 100.0,
             if q.pass { "pass" } else { "fail" },
-            if q.confirmation {
-                " (confirmation)"
-            } else {
-                ""
-            }
+            point_note(q)
         );
     }
     let what = if r.mode == "ndr" {
@@ -571,7 +582,12 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
                 if r.confirmed { ", confirmed" } else { "" },
                 if r.converged { "" } else { " (NOT converged: out of trials)" }
             );
-            if r.limited_by_sender {
+            if r.ceiling_given && r.fail_pps.is_none() {
+                out += &format!(
+                    "  note: the upper bound you gave ({:.0} pps) passed; the gateway may do more — raise --max-rate\n",
+                    r.ceiling_pps
+                );
+            } else if r.limited_by_sender {
                 out += &format!(
                     "  note: the gateway passed everything the sender could offer ({:.0} pps); the sender, not the gateway, is the limit — try more --threads or --sender raw\n",
                     r.ceiling_pps
@@ -669,12 +685,8 @@ pub fn degrade_search(
 }
 
 /// `fwbench degrade`.
-pub fn run_degrade(mut p: TrialParams, sp: SearchParams, env: &Env) -> Result<ExitCode> {
-    check_degrade(&p, &sp).map_err(usage)?;
-    // Pre-flight with the largest rule set (bad input before any trial).
-    p.rules = sp.max_rules;
-    p.workload = Workload::Degrade;
-    p.search = Some(sp.clone());
+pub fn run_degrade(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    let sp = p.search.clone().unwrap_or_default();
     cli_search("degrade", p, env, |p, run| {
         degrade_search(p, &sp, run).map(SearchSummary::Degrade)
     })
@@ -743,7 +755,7 @@ mod tests {
 
     #[test]
     fn ndr_converges_within_precision_and_confirms() {
-        let b = Bisect::new(0.0, 1000.0, true, Width::Relative(0.01)).with_confirmation();
+        let b = Bisect::new(0.0, 1000.0, true, Width::Relative(0.01, 1.0)).with_confirmation();
         let (f, tried) = run(b, |x| x <= 637.0);
         let (lo, hi) = (f.pass.unwrap(), f.fail.unwrap());
         assert!(lo <= 637.0 && hi > 637.0, "{f:?}");
@@ -755,9 +767,10 @@ mod tests {
 
     #[test]
     fn ceiling_that_passes_ends_at_once() {
-        let (f, tried) = run(Bisect::new(0.0, 500.0, true, Width::Relative(0.01)), |_| {
-            true
-        });
+        let (f, tried) = run(
+            Bisect::new(0.0, 500.0, true, Width::Relative(0.01, 1.0)),
+            |_| true,
+        );
         assert_eq!(
             f,
             Found {
@@ -767,8 +780,17 @@ mod tests {
         );
         assert_eq!(tried, vec![500.0]);
         // Known from a probe: no trial at all.
-        let b = Bisect::new(0.0, 500.0, true, Width::Relative(0.01)).ceiling_known(true);
+        let b = Bisect::new(0.0, 500.0, true, Width::Relative(0.01, 1.0)).ceiling_known(true);
         assert_eq!(run(b, |_| true).1, Vec::<f64>::new());
+    }
+
+    #[test]
+    fn nothing_passes_ends_at_the_floor_without_a_pass() {
+        let b = Bisect::new(0.0, 1e6, true, Width::Relative(0.02, 1.0)).with_confirmation();
+        let (f, tried) = run(b, |_| false);
+        assert_eq!(f.pass, None, "{f:?}");
+        assert!(f.fail.unwrap() <= 1.0, "{f:?}");
+        assert!(tried.len() <= 22, "halves down to 1 pps: {}", tried.len());
     }
 
     #[test]
@@ -777,7 +799,7 @@ mod tests {
         use std::cell::Cell;
         let limit = Cell::new(600.0);
         let calls = Cell::new(0);
-        let b = Bisect::new(0.0, 1000.0, true, Width::Relative(0.02)).with_confirmation();
+        let b = Bisect::new(0.0, 1000.0, true, Width::Relative(0.02, 1.0)).with_confirmation();
         let (f, _) = run(b, |x| {
             calls.set(calls.get() + 1);
             if calls.get() == 8 {

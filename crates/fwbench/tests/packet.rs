@@ -438,6 +438,11 @@ fn packet_bad_input_exits_2() {
         &["ping", "-i", "soon"],
         &["ndr", "--loss", "150%"],
         &["ndr", "--precision", "x"],
+        &["ndr", "--precision", "0"],
+        &["ndr", "--max-rate", "0.5pps"],
+        &["ndr", "--sink", "gateway"],
+        &["flood", "--frame", "60"],
+        &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
         &["degrade", "--rate", "1M"],
         &[
             "degrade",

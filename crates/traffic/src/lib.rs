@@ -14,7 +14,6 @@ pub mod pacer;
 pub mod packet;
 pub mod ping;
 pub mod probe;
-pub mod rawsock;
 pub mod rng;
 pub mod sys;
 pub mod udp;

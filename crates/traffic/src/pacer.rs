@@ -35,7 +35,7 @@ impl Pacer {
     /// Intended send time of packet `k`.
     pub fn intended_ns(&self, k: u64) -> u64 {
         match self.interval_ns {
-            Some(i) => self.start_ns + (k as f64 * i) as u64,
+            Some(i) => self.start_ns.saturating_add((k as f64 * i) as u64),
             None => self.start_ns,
         }
     }

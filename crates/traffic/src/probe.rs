@@ -3,7 +3,7 @@
 //! ```text
 //!  0      2      4             8                     16
 //!  | magic| flow |  sequence   | intended send time  |
-//!  | FB 50| u16  |  u32 BE     | u64 BE, CLOCK_MONOTONIC ns
+//!  | FB 50| u16  |  u32 BE     | u64 BE, CLOCK_REALTIME ns
 //! ```
 //! Payloads of 16 bytes or more carry all of it; 8..16 bytes carry magic, flow and
 //! sequence (loss, duplicates and reordering, but no delay); below 8 bytes nothing —

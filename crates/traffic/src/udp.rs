@@ -150,7 +150,7 @@ impl UdpSource {
         let mut raw_socks = Vec::new();
         if let Some(r) = &spec.raw {
             for _ in 0..spec.threads {
-                raw_socks.push(crate::rawsock::RawSender::open(&r.ifname)?);
+                raw_socks.push(crate::sys::rawsock::RawSender::open(&r.ifname)?);
             }
         }
         let gate = StartGate::new();
@@ -158,13 +158,15 @@ impl UdpSource {
         let started_ns = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
         let mut workers = Vec::new();
-        for flows in per_thread {
+        for (j, flows) in per_thread.into_iter().enumerate() {
             let w = Worker {
                 flows,
                 raw: raw_socks.pop(),
                 payload: spec.payload as usize,
                 batch: spec.batch as usize,
                 pps: thread_pps,
+                // Threads interleave: thread j starts j packets (of the total rate) late.
+                phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
             };
             let (g, s, t0) = (gate.clone(), stop.clone(), started_ns.clone());
             workers.push(std::thread::spawn(move || w.run(g, s, t0)));
@@ -240,10 +242,11 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
 
 struct Worker {
     flows: Vec<Flow>,
-    raw: Option<crate::rawsock::RawSender>,
+    raw: Option<crate::sys::rawsock::RawSender>,
     payload: usize,
     batch: usize,
     pps: Option<f64>,
+    phase_ns: u64,
 }
 
 impl Worker {
@@ -266,7 +269,11 @@ impl Worker {
         let mut slots = vec![0u8; self.batch * frame_len.max(1)];
         let mut payload = vec![0u8; self.payload];
         let mut mm = MmsgSend::new(self.batch);
-        let mut pacer = Pacer::new(started.load(Ordering::SeqCst), self.pps);
+        let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
+        // the schedule runs on CLOCK_MONOTONIC (it never jumps).
+        let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
+        let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
         let mut rr = 0usize;
         let mut ip_id: u16 = 0;
         let mut checks = 0u32;
@@ -302,11 +309,11 @@ impl Worker {
                 let probe = Probe {
                     flow: flow.id,
                     seq: flow.seq.wrapping_add(k as u32),
-                    tx_ns: Some(if pacer.is_paced() {
+                    tx_ns: Some(stamp(if pacer.is_paced() {
                         pacer.intended_ns(first + k as u64)
                     } else {
                         now
-                    }),
+                    })),
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
@@ -318,7 +325,9 @@ impl Worker {
                     }
                 }
             }
-            let bufs: Vec<&[u8]> = slots.chunks(frame_len.max(1)).take(n).collect();
+            let bufs: Vec<&[u8]> = (0..n)
+                .map(|k| &slots[k * frame_len..(k + 1) * frame_len])
+                .collect();
             let r = match (&flow.out, self.raw.as_mut()) {
                 (Out::Socket(s), _) => mm.send(s, &bufs),
                 (Out::Raw(_), Some(raw)) => raw.send_batch(&bufs),
@@ -402,12 +411,16 @@ impl FlowState {
         ((b / 64) as usize, 1u64 << (b % 64))
     }
 
-    /// Account one packet; pure apart from `self` (unit-tested).
+    /// Account one packet; pure apart from `self` (unit-tested). Sequence numbers
+    /// are compared in serial-number arithmetic (RFC 1982), so they may wrap.
     fn on_packet(&mut self, seq: u32, tx_ns: Option<u64>, rx_ns: u64, len: usize) {
-        match self.highest {
-            Some(h) if seq <= h => {
-                if h - seq >= WINDOW {
-                    // Too old to tell: count as reordered (it is at least late).
+        let ahead = self.highest.map(|h| seq.wrapping_sub(h) as i32);
+        match (self.highest, ahead) {
+            (Some(h), Some(d)) if d <= 0 => {
+                let behind = h.wrapping_sub(seq);
+                if behind >= WINDOW {
+                    // Too old to tell a duplicate: count it as late (it is distinct
+                    // unless duplicated from that far back).
                     self.rx.reordered += 1;
                 } else {
                     let (w, m) = self.bit(seq);
@@ -419,15 +432,17 @@ impl FlowState {
                     self.rx.reordered += 1;
                 }
             }
-            prev => {
+            (prev, d) => {
                 // New highest: forget the bits of seqs that fall out of the window.
-                let from = prev.map(|h| h as u64 + 1).unwrap_or(seq as u64);
-                let gap = seq as u64 - from;
+                let gap = match (prev, d) {
+                    (Some(_), Some(d)) => d as u64 - 1,
+                    _ => 0,
+                };
                 if gap >= WINDOW as u64 {
                     self.seen.iter_mut().for_each(|x| *x = 0);
                 } else {
-                    for s in from..seq as u64 {
-                        let (w, m) = self.bit(s as u32);
+                    for k in 1..=gap {
+                        let (w, m) = self.bit(seq.wrapping_sub(k as u32));
                         self.seen[w] &= !m;
                     }
                 }
@@ -485,6 +500,8 @@ impl UdpSink {
             let _ = sys::force_buffer(&s, true, 32 << 20);
             s.set_read_timeout(Some(Duration::from_millis(20)))
                 .map_err(|e| ctx("SO_RCVTIMEO", e))?;
+            // Per-datagram kernel receive times; without them a batch shares one time.
+            let _ = sys::enable_rx_timestamps(&s);
             socks.push(s);
         }
         let v6 = matches!(spec.listen, IpAddr::V6(_));
@@ -607,12 +624,14 @@ fn sink_loop(
             }
             t.last_ns = now;
         }
+        let wall = if n > 0 { sys::realtime_ns() } else { 0 };
         for i in 0..n {
             let d = mm.get(i);
             t.received.add(d.len());
             match Probe::parse(d) {
                 Some(p) if (p.flow as u32) < flows => {
-                    t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, now, d.len())
+                    let rx = mm.rx_ns(i).unwrap_or(wall);
+                    t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, rx, d.len())
                 }
                 _ => t.unstamped += 1,
             }
@@ -711,6 +730,9 @@ mod tests {
         // Far jump clears old bits: seq 4096 shares a bit with 0 but is new.
         let r = feed(&[0, 4096]);
         assert_eq!((r.received, r.duplicates), (2, 0));
+        // Sequence numbers wrap: u32::MAX, then 0, 1 are in order; a repeat is a duplicate.
+        let r = feed(&[u32::MAX - 1, u32::MAX, 0, 1, u32::MAX, 3, 2]);
+        assert_eq!((r.received, r.duplicates, r.reordered), (6, 1, 1));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use traffic::packet::{parse_mac, Mac, UdpTemplate};
-use traffic::rawsock::RawSender;
+use traffic::sys::rawsock::RawSender;
 
 const N: u32 = 1000;
 const PAYLOAD_LEN: usize = 100;

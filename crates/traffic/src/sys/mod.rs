@@ -2,6 +2,8 @@
 //! and stream-socket creation that recognises a kernel without SCTP.
 //! Every `unsafe` block of the crate lives here, each with its `SAFETY` comment.
 
+pub mod rawsock;
+
 use crate::TrafficError;
 use proto::Proto;
 use socket2::{Domain, Protocol, Socket, Type};
@@ -293,14 +295,23 @@ pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Resul
     Err(io::Error::last_os_error())
 }
 
-/// Make `h` describe one datagram in the single buffer `iov` (no address, no control).
-fn point_at(h: &mut libc::mmsghdr, iov: &mut libc::iovec) {
+/// Make `h` describe one datagram in the single buffer `iov` (no address), with an
+/// optional control buffer.
+fn point_at(h: &mut libc::mmsghdr, iov: &mut libc::iovec, ctrl: Option<&mut [u64]>) {
     h.msg_hdr.msg_name = std::ptr::null_mut();
     h.msg_hdr.msg_namelen = 0;
     h.msg_hdr.msg_iov = iov;
     h.msg_hdr.msg_iovlen = 1;
-    h.msg_hdr.msg_control = std::ptr::null_mut();
-    h.msg_hdr.msg_controllen = 0;
+    match ctrl {
+        Some(c) => {
+            h.msg_hdr.msg_controllen = std::mem::size_of_val(c) as _;
+            h.msg_hdr.msg_control = c.as_mut_ptr() as *mut libc::c_void;
+        }
+        None => {
+            h.msg_hdr.msg_control = std::ptr::null_mut();
+            h.msg_hdr.msg_controllen = 0;
+        }
+    }
     h.msg_hdr.msg_flags = 0;
     h.msg_len = 0;
 }
@@ -330,12 +341,13 @@ impl MmsgSend {
     /// took. EINTR is retried; other errors (ENOBUFS, ECONNREFUSED …) are returned.
     pub fn send(&mut self, fd: &impl AsRawFd, bufs: &[&[u8]]) -> io::Result<usize> {
         let n = bufs.len().min(self.hdr.len());
-        for (i, b) in bufs.iter().take(n).enumerate() {
-            self.iov[i] = libc::iovec {
+        // One unique borrow per element: the pointers stored in earlier headers stay valid.
+        for ((h, v), b) in self.hdr.iter_mut().zip(self.iov.iter_mut()).zip(bufs) {
+            *v = libc::iovec {
                 iov_base: b.as_ptr() as *mut libc::c_void,
                 iov_len: b.len(),
             };
-            point_at(&mut self.hdr[i], &mut self.iov[i]);
+            point_at(h, v, None);
         }
         loop {
             // SAFETY: `hdr[..n]` point at `iov[..n]`, which point at `bufs`, all alive
@@ -355,23 +367,58 @@ impl MmsgSend {
     }
 }
 
-/// Reusable recvmmsg(2) batch: `batch` slots of `slot` bytes each.
+/// Control-message space per datagram, in u64 words (aligned for `cmsghdr`): room for
+/// one SCM_TIMESTAMPNS (16-byte header + 16-byte timespec) and then some.
+const CTRL_WORDS: usize = 8;
+
+/// Reusable recvmmsg(2) batch: `batch` slots of `slot` bytes each, and per datagram
+/// the kernel's receive time when the socket has SO_TIMESTAMPNS on.
 pub struct MmsgRecv {
     buf: Vec<u8>,
     slot: usize,
+    ctrl: Vec<u64>,
     iov: Vec<libc::iovec>,
     hdr: Vec<libc::mmsghdr>,
 }
 
-// SAFETY: the pointers inside point into `self.buf`, which moves with the struct
-// (a Vec's heap block does not move), and are re-set before every call.
+// SAFETY: the pointers inside point into `self.buf` and `self.ctrl`, whose heap blocks
+// move with the struct without moving, and are re-set before every call.
 unsafe impl Send for MmsgRecv {}
+
+/// Ask the kernel to stamp every datagram received on `fd` (CLOCK_REALTIME, ns).
+pub fn enable_rx_timestamps(fd: &impl AsRawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: passes a pointer to a live c_int and its exact size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &on as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// CLOCK_REALTIME in nanoseconds (the clock of kernel receive timestamps).
+pub fn realtime_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
 
 impl MmsgRecv {
     pub fn new(batch: usize, slot: usize) -> Self {
         MmsgRecv {
             buf: vec![0; batch * slot],
             slot,
+            ctrl: vec![0; batch * CTRL_WORDS],
             // SAFETY: plain C structs; all-zero is a valid value.
             iov: vec![unsafe { std::mem::zeroed() }; batch],
             // SAFETY: as above.
@@ -381,19 +428,26 @@ impl MmsgRecv {
 
     /// Receive up to a batch; blocks until at least one datagram arrives or the
     /// socket's receive timeout expires (then `Ok(0)`). Returns the count; read the
-    /// datagrams with `get`.
+    /// datagrams with `get` and their receive times with `rx_ns`.
     pub fn recv(&mut self, fd: &impl AsRawFd) -> io::Result<usize> {
-        let base = self.buf.as_mut_ptr();
-        for i in 0..self.hdr.len() {
-            self.iov[i] = libc::iovec {
-                // SAFETY: i * slot < buf.len(), so the offset stays inside the allocation.
-                iov_base: unsafe { base.add(i * self.slot) } as *mut libc::c_void,
-                iov_len: self.slot,
+        let slots = self.buf.chunks_mut(self.slot);
+        let ctrls = self.ctrl.chunks_mut(CTRL_WORDS);
+        for (((h, v), b), c) in self
+            .hdr
+            .iter_mut()
+            .zip(self.iov.iter_mut())
+            .zip(slots)
+            .zip(ctrls)
+        {
+            *v = libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
             };
-            point_at(&mut self.hdr[i], &mut self.iov[i]);
+            point_at(h, v, Some(c));
         }
-        // SAFETY: every header points at its own `slot`-byte region of `buf`, alive and
-        // exclusively borrowed for the call. MSG_WAITFORONE: return once one arrived.
+        // SAFETY: every header points at its own `slot`-byte region of `buf` and its
+        // own control words, alive and exclusively borrowed for the call.
+        // MSG_WAITFORONE: return once one datagram arrived.
         let r = unsafe {
             libc::recvmmsg(
                 fd.as_raw_fd(),
@@ -413,6 +467,29 @@ impl MmsgRecv {
             }
             _ => Err(e),
         }
+    }
+
+    /// Kernel receive time of datagram `i` of the last `recv` (CLOCK_REALTIME ns), if
+    /// the socket has SO_TIMESTAMPNS on.
+    pub fn rx_ns(&self, i: usize) -> Option<u64> {
+        let h = &self.hdr[i].msg_hdr;
+        if h.msg_control.is_null() || h.msg_controllen < std::mem::size_of::<libc::cmsghdr>() {
+            return None;
+        }
+        // SAFETY: after recvmmsg, `msg_control`/`msg_controllen` describe the control
+        // bytes the kernel wrote into our own `ctrl` words (aligned u64s); the CMSG
+        // macros only walk within that length.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(h);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                }
+                c = libc::CMSG_NXTHDR(h, c);
+            }
+        }
+        None
     }
 
     /// Datagram `i` of the last `recv` (truncated to the slot size).
