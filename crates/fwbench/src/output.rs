@@ -283,12 +283,8 @@ pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
         "model": p.model,
         "position": p.position,
         "chain": p.chain,
-        "rules": o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0),
-        "set_elements": o.firewall().and_then(|f| f["elements"].as_u64()).unwrap_or(0),
-        "install_ms": o.firewall().and_then(|f| f["install_ms"].as_f64()),
-        "remove_ms": o.firewall().and_then(|f| f["remove_ms"].as_f64()),
-        "verdicts": o.firewall().map(|f| f["verdicts"].clone()),
     });
+    extend(&mut v, firewall_json(o));
     if let Some(s) = &o.summary {
         let r = s.rtt;
         let f = |ns: u64| ns as f64 / 1e3;
@@ -310,9 +306,7 @@ pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
             },
             "per_client": s.clients,
         });
-        if let (Some(a), Some(b)) = (v.as_object_mut(), extra.as_object()) {
-            a.extend(b.clone());
-        }
+        extend(&mut v, extra);
     }
     v
 }
@@ -497,12 +491,30 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     out + &firewall_lines(o)
 }
 
+/// The rule-set figures of a trial's JSON (flattened into it).
+fn firewall_json(o: &Outcome) -> serde_json::Value {
+    let f = o.firewall();
+    json!({
+        "rules": f.and_then(|f| f["rules"].as_u64()).unwrap_or(0),
+        "set_elements": f.and_then(|f| f["elements"].as_u64()).unwrap_or(0),
+        "install_ms": f.and_then(|f| f["install_ms"].as_f64()),
+        "remove_ms": f.and_then(|f| f["remove_ms"].as_f64()),
+        "verdicts": f.map(|f| f["verdicts"].clone()),
+    })
+}
+
+fn extend(v: &mut serde_json::Value, more: serde_json::Value) {
+    if let (Some(a), Some(b)) = (v.as_object_mut(), more.as_object()) {
+        a.extend(b.clone());
+    }
+}
+
 /// One trial's JSON object, any workload.
 pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
     if p.workload == Workload::Echo {
         return echo_json(p, o);
     }
-    json!({
+    let mut v = json!({
         "workload": p.workload,
         "status": o.status,
         "error": o.error,
@@ -510,14 +522,12 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
         "started_at": o.started_at,
         "finished_at": o.finished_at,
         "placement": o.placement,
-        "rules": o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0),
-        "set_elements": o.firewall().and_then(|f| f["elements"].as_u64()).unwrap_or(0),
-        "install_ms": o.firewall().and_then(|f| f["install_ms"].as_f64()),
-        "verdicts": o.firewall().map(|f| f["verdicts"].clone()),
         "result": o.packet.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())
             .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
         "gateway": o.gateway,
-    })
+    });
+    extend(&mut v, firewall_json(o));
+    v
 }
 
 /// Columns aligned, a rule under the header. `header`: (title, right-aligned).

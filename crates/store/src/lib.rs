@@ -300,19 +300,7 @@ impl Store {
             .map_err(|e| not_ours(e.to_string()))?;
         if app_id == 0 && tables == 0 {
             let _ = existed;
-            let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite {
-                path: self.path.clone(),
-                source: e,
-            })?;
-            tx.execute_batch(SCHEMA_V1)
-                .and_then(|_| tx.execute_batch(SCHEMA_V2))
-                .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
-                .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
-                .and_then(|_| tx.commit())
-                .map_err(|e| StoreError::Sqlite {
-                    path: self.path.clone(),
-                    source: e,
-                })?;
+            self.upgrade(&[SCHEMA_V1, SCHEMA_V2], true)?;
         } else if app_id != APPLICATION_ID {
             return Err(not_ours(format!(
                 "SQLite database with application_id {app_id:#x} and {tables} tables"
@@ -326,21 +314,32 @@ impl Store {
         } else if version < 1 {
             return Err(not_ours(format!("schema version {version} is unknown")));
         } else if version == 1 {
-            let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite {
-                path: self.path.clone(),
-                source: e,
-            })?;
-            tx.execute_batch(SCHEMA_V2)
-                .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
-                .and_then(|_| tx.commit())
-                .map_err(|e| StoreError::Sqlite {
-                    path: self.path.clone(),
-                    source: e,
-                })?;
+            self.upgrade(&[SCHEMA_V2], false)?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .map_err(|e| self.sql(e))
+    }
+
+    /// Apply schema steps in one transaction and stamp the current version (and, for a
+    /// new file, fwbench's application id).
+    fn upgrade(&mut self, steps: &[&str], new_file: bool) -> Result<()> {
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(sql)?;
+        for step in steps {
+            tx.execute_batch(step).map_err(sql)?;
+        }
+        if new_file {
+            tx.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(sql)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .and_then(|_| tx.commit())
+            .map_err(sql)
     }
 
     pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
