@@ -118,7 +118,13 @@ fn tools_for_record() -> Vec<(String, String)> {
         .collect()
 }
 
-fn begin(store: &Store, scenario: &str, text: Option<String>, seed: u64) -> Result<i64> {
+fn begin(
+    store: &Store,
+    scenario: &str,
+    text: Option<String>,
+    seed: u64,
+    baseline: Option<serde_json::Value>,
+) -> Result<i64> {
     Ok(store.begin_run(&NewRun {
         started_at: crate::clock::now_utc(),
         scenario: scenario.into(),
@@ -126,6 +132,7 @@ fn begin(store: &Store, scenario: &str, text: Option<String>, seed: u64) -> Resu
         seed,
         command: command_line(),
         host: crate::hostinfo::collect(tools_for_record()),
+        baseline,
     })?)
 }
 
@@ -345,7 +352,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
     install_interrupt_handler();
-    let run_id = begin(&store, &plan.name, Some(text.clone()), plan.seed)?;
+    let run_id = begin(&store, &plan.name, Some(text.clone()), plan.seed, None)?;
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
         plan.name,
@@ -514,7 +521,7 @@ impl Session {
         };
         install_interrupt_handler();
         let run_id = match &store {
-            Some(s) => Some(begin(s, name, None, params.seed)?),
+            Some(s) => Some(begin(s, name, None, params.seed, None)?),
             None => None,
         };
         Ok(Session {

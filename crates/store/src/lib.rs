@@ -14,6 +14,8 @@
 //!   check), full results (JSON).
 //! * version 2 adds packet-rate columns to `trials`: `offered_pps`, `sent_pps`,
 //!   `received_pps`, `loss_ratio`, `owd_p50_us`, `jitter_us`.
+//! * version 3 adds `runs.baseline` (JSON: the axis values of the baseline trials) and
+//!   `samples` — metrics sampled during a trial on every role (`trial_id role t_s metric value`).
 //! * `echo_clients` — per client connection of an echo trial: counters at the four
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
@@ -22,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -129,6 +131,19 @@ CREATE TABLE echo_clients (
 CREATE INDEX trials_run ON trials(run_id);
 ";
 
+/// Version 3: metric samples during trials; the run's baseline.
+const SCHEMA_V3: &str = "
+ALTER TABLE runs ADD COLUMN baseline TEXT;
+CREATE TABLE samples (
+    trial_id INTEGER NOT NULL REFERENCES trials(id),
+    role TEXT NOT NULL,
+    t_s REAL NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX samples_trial ON samples(trial_id);
+";
+
 /// Version 2: packet-rate headline columns.
 const SCHEMA_V2: &str = "
 ALTER TABLE trials ADD COLUMN offered_pps REAL;
@@ -159,6 +174,35 @@ pub struct NewRun {
     pub seed: u64,
     pub command: String,
     pub host: Host,
+    /// Axis values that select the run's baseline trials, e.g. `{"engine": "none"}`.
+    pub baseline: Option<serde_json::Value>,
+}
+
+/// A stored run read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub scenario: String,
+    pub scenario_text: Option<String>,
+    pub seed: u64,
+    pub command: String,
+    pub status: String,
+    pub baseline: Option<serde_json::Value>,
+    pub host: Host,
+}
+
+/// One metric sample of one role during a trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRow {
+    pub role: String,
+    /// Seconds since the trial's traffic started.
+    pub t_s: f64,
+    /// e.g. `cpu1.softirq` (% of that CPU), `ctxt` (switches/s), `mem.used_kib`,
+    /// `if.g0.rx_pps`, `if.g0.rx_dropped_ps`.
+    pub metric: String,
+    pub value: f64,
 }
 
 /// Headline metrics of a trial, as columns (NULL when not applicable).
@@ -234,9 +278,10 @@ pub struct TrialRecord {
     pub firewall: Option<FirewallRow>,
     pub results: serde_json::Value,
     pub echo_clients: Vec<EchoClientRow>,
+    pub samples: Vec<SampleRow>,
 }
 
-/// A stored trial read back (without per-client rows).
+/// A stored trial read back (without per-client rows and samples).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrialRow {
     pub id: i64,
@@ -248,6 +293,12 @@ pub struct TrialRow {
     pub error: Option<String>,
     pub params: serde_json::Value,
     pub headline: Headline,
+    pub started_at: String,
+    pub finished_at: String,
+    /// The rule set as the gateway reported it (`None` without rules).
+    pub firewall: Option<FirewallRow>,
+    /// The whole outcome (JSON), as stored.
+    pub results: serde_json::Value,
 }
 
 pub struct Store {
@@ -300,7 +351,7 @@ impl Store {
             .map_err(|e| not_ours(e.to_string()))?;
         if app_id == 0 && tables == 0 {
             let _ = existed;
-            self.upgrade(&[SCHEMA_V1, SCHEMA_V2], true)?;
+            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3], true)?;
         } else if app_id != APPLICATION_ID {
             return Err(not_ours(format!(
                 "SQLite database with application_id {app_id:#x} and {tables} tables"
@@ -314,7 +365,9 @@ impl Store {
         } else if version < 1 {
             return Err(not_ours(format!("schema version {version} is unknown")));
         } else if version == 1 {
-            self.upgrade(&[SCHEMA_V2], false)?;
+            self.upgrade(&[SCHEMA_V2, SCHEMA_V3], false)?;
+        } else if version == 2 {
+            self.upgrade(&[SCHEMA_V3], false)?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -362,15 +415,16 @@ impl Store {
         let host_id = self.conn.last_insert_rowid();
         self.conn
             .execute(
-                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running')",
+                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status, baseline)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7)",
                 params![
                     run.started_at,
                     run.scenario,
                     run.scenario_text,
                     run.seed as i64,
                     run.command,
-                    host_id
+                    host_id,
+                    run.baseline.as_ref().map(|b| b.to_string())
                 ],
             )
             .map_err(|e| self.sql(e))?;
@@ -489,9 +543,139 @@ impl Store {
                 ])
                 .map_err(sql)?;
             }
+            let mut stmt = tx
+                .prepare("INSERT INTO samples (trial_id, role, t_s, metric, value) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(sql)?;
+            for x in &t.samples {
+                stmt.execute(params![trial_id, x.role, x.t_s, x.metric, x.value])
+                    .map_err(sql)?;
+            }
         }
         tx.commit().map_err(sql)?;
         Ok(trial_id)
+    }
+
+    /// Every run, oldest first, with its host.
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.started_at, r.finished_at, r.scenario, r.scenario_text, r.seed,
+                    r.command, r.status, r.baseline, h.hostname, h.kernel, h.cpu_model, h.cores,
+                    h.fwbench_version, h.sysctls, h.tools
+                 FROM runs r JOIN hosts h ON h.id = r.host_id ORDER BY r.id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let json = |s: Option<String>| -> Option<serde_json::Value> {
+                    s.and_then(|s| serde_json::from_str(&s).ok())
+                };
+                let pairs = |s: String| -> Vec<(String, String)> {
+                    serde_json::from_str(&s).unwrap_or_default()
+                };
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    finished_at: r.get(2)?,
+                    scenario: r.get(3)?,
+                    scenario_text: r.get(4)?,
+                    seed: r.get::<_, i64>(5)? as u64,
+                    command: r.get(6)?,
+                    status: r.get(7)?,
+                    baseline: json(r.get(8)?),
+                    host: Host {
+                        hostname: r.get(9)?,
+                        kernel: r.get(10)?,
+                        cpu_model: r.get(11)?,
+                        cores: r.get(12)?,
+                        fwbench_version: r.get(13)?,
+                        sysctls: pairs(r.get(14)?),
+                        tools: pairs(r.get(15)?),
+                    },
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The newest run of this scenario text that did not complete (interrupted, killed
+    /// while `running`, or stopped as `failed`): the run a rerun resumes.
+    pub fn resumable_run(&self, scenario_text: &str) -> Result<Option<RunRow>> {
+        Ok(self
+            .runs()?
+            .into_iter()
+            .rev()
+            .find(|r| r.scenario_text.as_deref() == Some(scenario_text))
+            .filter(|r| r.status != "complete"))
+    }
+
+    /// Mark a run as running again (resumed).
+    pub fn reopen_run(&self, run_id: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1",
+                [run_id],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(())
+    }
+
+    /// Keys of the trials of a run that are finished for good (`ok`, `unavailable`);
+    /// `failed` trials are run again on resume.
+    pub fn done_keys(&self, run_id: i64) -> Result<std::collections::HashSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT trial_key FROM trials WHERE run_id = ?1 AND status IN ('ok', 'unavailable')")
+            .map_err(|e| self.sql(e))?;
+        let keys = stmt
+            .query_map([run_id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.sql(e))?;
+        keys.collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Forget a run's failed trials (before they are run again on resume).
+    pub fn drop_failed(&self, run_id: i64) -> Result<usize> {
+        self.conn
+            .execute(
+                "DELETE FROM echo_clients WHERE trial_id IN (SELECT id FROM trials WHERE run_id = ?1 AND status = 'failed');",
+                [run_id],
+            )
+            .and_then(|_| {
+                self.conn.execute(
+                    "DELETE FROM samples WHERE trial_id IN (SELECT id FROM trials WHERE run_id = ?1 AND status = 'failed')",
+                    [run_id],
+                )
+            })
+            .and_then(|_| {
+                self.conn.execute(
+                    "DELETE FROM trials WHERE run_id = ?1 AND status = 'failed'",
+                    [run_id],
+                )
+            })
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Metric samples of one trial, in time order.
+    pub fn samples(&self, trial_id: i64) -> Result<Vec<SampleRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT role, t_s, metric, value FROM samples WHERE trial_id = ?1 ORDER BY t_s, role, metric")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([trial_id], |r| {
+                Ok(SampleRow {
+                    role: r.get(0)?,
+                    t_s: r.get(1)?,
+                    metric: r.get(2)?,
+                    value: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// Trials of one run (or of every run), in insertion order.
@@ -502,7 +686,9 @@ impl Store {
                 "SELECT id, run_id, trial_key, rep, workload, status, error, params,
                     duration_s, throughput_bps, transactions_per_s, rtt_p50_us, rtt_p90_us,
                     rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost,
-                    offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us
+                    offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us,
+                    started_at, finished_at, engine, rules, set_elements, install_ms, remove_ms,
+                    verdicts_ok, verdict_problems, results
                  FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
@@ -537,6 +723,22 @@ impl Store {
                         owd_p50_us: r.get(23)?,
                         jitter_us: r.get(24)?,
                     },
+                    started_at: r.get(25)?,
+                    finished_at: r.get(26)?,
+                    firewall: match r.get::<_, Option<String>>(27)? {
+                        None => None,
+                        Some(engine) => Some(FirewallRow {
+                            engine,
+                            rules: r.get::<_, Option<i64>>(28)?.unwrap_or(0) as u64,
+                            set_elements: r.get::<_, Option<i64>>(29)?.unwrap_or(0) as u64,
+                            install_ms: r.get(30)?,
+                            remove_ms: r.get(31)?,
+                            verdicts_ok: r.get(32)?,
+                            verdict_problems: r.get(33)?,
+                        }),
+                    },
+                    results: serde_json::from_str(&r.get::<_, String>(34)?)
+                        .unwrap_or(serde_json::Value::Null),
                 })
             })
             .map_err(|e| self.sql(e))?;
