@@ -67,6 +67,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
     };
     let mut phase = AgentPhase::AwaitHello;
     let mut role: Option<Role> = None;
+    let mut sampler: Option<crate::probe::Sampler> = None;
     loop {
         let msg = match rx.recv().unwrap_or(Input::Eof) {
             Input::Msg(m) => m,
@@ -107,6 +108,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 }
             },
             ToAgent::Start => {
+                sampler = Some(crate::probe::Sampler::start());
                 match role.as_mut() {
                     Some(Role::Client(c)) => c.start(),
                     Some(Role::Source(c)) => c.start(),
@@ -118,6 +120,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 FromAgent::Started
             }
             ToAgent::Stop => {
+                let samples = sampler.take().map(|s| s.stop()).unwrap_or_default();
                 let traffic = |e: TrafficError| error(ErrorKind::Io, e.to_string());
                 let results = match role.take() {
                     Some(Role::Client(c)) => Ok(RoleResults::EchoClient(c.stop())),
@@ -148,7 +151,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     None => Err(error(ErrorKind::Internal, "stop without a role".into())),
                 };
                 match results {
-                    Ok(r) => FromAgent::Results(r),
+                    Ok(results) => FromAgent::Results { results, samples },
                     Err(e) => {
                         phase = next;
                         send(FromAgent::Error(e));

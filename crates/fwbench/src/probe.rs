@@ -1,7 +1,13 @@
 //! Kernel counters read in a role's own network namespace (the `probe` part of
-//! DESIGN.md): interface packet counters today; CPU and memory sampling follow.
+//! DESIGN.md): interface packet counters, and a sampler that records per-CPU
+//! user/system/softirq/irq/idle, context switches, memory and interface rates at 5 Hz
+//! while traffic runs.
 
-use proto::IfCounters;
+use proto::{IfCounters, MetricSample};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Counters of every interface except `lo` (sysfs of this namespace: `ip netns exec`
 /// mounts it for us). Unreadable values are 0.
@@ -57,9 +63,237 @@ pub fn since(now: &[IfCounters], before: &[IfCounters]) -> Vec<IfCounters> {
         .collect()
 }
 
+/// Sampling period: 5 Hz.
+pub const PERIOD: Duration = Duration::from_millis(200);
+/// Samples kept per trial (10 minutes at 5 Hz); later ones are dropped.
+const MAX_ROUNDS: usize = 3000;
+
+/// CPU time counters of one CPU (jiffies), from a `cpuN` line of /proc/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct CpuTimes {
+    user: u64,
+    nice: u64,
+    system: u64,
+    idle: u64,
+    iowait: u64,
+    irq: u64,
+    softirq: u64,
+    steal: u64,
+}
+
+impl CpuTimes {
+    fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+/// One reading of everything sampled.
+#[derive(Debug, Clone, Default)]
+struct Reading {
+    cpus: Vec<(usize, CpuTimes)>,
+    ctxt: u64,
+    mem_used_kib: u64,
+    ifaces: Vec<IfCounters>,
+}
+
+/// Per-CPU times and the context-switch count from /proc/stat text.
+fn parse_stat(text: &str) -> (Vec<(usize, CpuTimes)>, u64) {
+    let mut cpus = Vec::new();
+    let mut ctxt = 0;
+    for l in text.lines() {
+        let mut it = l.split_whitespace();
+        match it.next() {
+            Some("ctxt") => ctxt = it.next().and_then(|v| v.parse().ok()).unwrap_or(0),
+            Some(name) if name.starts_with("cpu") && name.len() > 3 => {
+                let Ok(n) = name[3..].parse::<usize>() else {
+                    continue;
+                };
+                let v: Vec<u64> = it.map(|x| x.parse().unwrap_or(0)).collect();
+                let g = |i: usize| v.get(i).copied().unwrap_or(0);
+                cpus.push((
+                    n,
+                    CpuTimes {
+                        user: g(0),
+                        nice: g(1),
+                        system: g(2),
+                        idle: g(3),
+                        iowait: g(4),
+                        irq: g(5),
+                        softirq: g(6),
+                        steal: g(7),
+                    },
+                ));
+            }
+            _ => {}
+        }
+    }
+    (cpus, ctxt)
+}
+
+/// MemTotal − MemAvailable from /proc/meminfo text, KiB.
+fn parse_mem_used(text: &str) -> u64 {
+    let get = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    get("MemTotal:").saturating_sub(get("MemAvailable:"))
+}
+
+fn read_all() -> Reading {
+    let (cpus, ctxt) = parse_stat(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
+    Reading {
+        cpus,
+        ctxt,
+        mem_used_kib: parse_mem_used(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default()),
+        ifaces: interfaces(),
+    }
+}
+
+/// The metrics between two readings `dt_s` apart (pure; unit-tested).
+fn metrics(prev: &Reading, now: &Reading, t_s: f64, dt_s: f64) -> Vec<MetricSample> {
+    let mut out = Vec::new();
+    let mut push = |metric: String, value: f64| out.push(MetricSample { t_s, metric, value });
+    for (n, c) in &now.cpus {
+        let Some((_, p)) = prev.cpus.iter().find(|(m, _)| m == n) else {
+            continue;
+        };
+        let total = c.total().saturating_sub(p.total()).max(1) as f64;
+        let pct = |a: u64, b: u64| 100.0 * a.saturating_sub(b) as f64 / total;
+        push(
+            format!("cpu{n}.user"),
+            pct(c.user + c.nice, p.user + p.nice),
+        );
+        push(format!("cpu{n}.system"), pct(c.system, p.system));
+        push(format!("cpu{n}.softirq"), pct(c.softirq, p.softirq));
+        push(format!("cpu{n}.irq"), pct(c.irq, p.irq));
+        push(
+            format!("cpu{n}.idle"),
+            pct(c.idle + c.iowait, p.idle + p.iowait),
+        );
+    }
+    push(
+        "ctxt".into(),
+        now.ctxt.saturating_sub(prev.ctxt) as f64 / dt_s,
+    );
+    push("mem.used_kib".into(), now.mem_used_kib as f64);
+    for d in since(&now.ifaces, &prev.ifaces) {
+        push(format!("if.{}.rx_pps", d.name), d.rx_packets as f64 / dt_s);
+        push(format!("if.{}.tx_pps", d.name), d.tx_packets as f64 / dt_s);
+        push(
+            format!("if.{}.rx_dropped_ps", d.name),
+            d.rx_dropped as f64 / dt_s,
+        );
+        push(
+            format!("if.{}.tx_dropped_ps", d.name),
+            d.tx_dropped as f64 / dt_s,
+        );
+    }
+    out
+}
+
+/// Samples the host's CPUs and memory and this namespace's interfaces every
+/// [`PERIOD`] from `start` until `stop`.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    worker: Option<JoinHandle<Vec<MetricSample>>>,
+}
+
+impl Sampler {
+    pub fn start() -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let worker = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut prev = (t0, read_all());
+            let mut out = Vec::new();
+            let mut rounds = 0;
+            while !s.load(Ordering::Relaxed) && rounds < MAX_ROUNDS {
+                // Sleep in short steps so that stop is quick.
+                let due = prev.0 + PERIOD;
+                while Instant::now() < due && !s.load(Ordering::Relaxed) {
+                    std::thread::sleep((due - Instant::now()).min(Duration::from_millis(20)));
+                }
+                let now = (Instant::now(), read_all());
+                let dt = (now.0 - prev.0).as_secs_f64();
+                if dt >= PERIOD.as_secs_f64() / 2.0 {
+                    out.extend(metrics(&prev.1, &now.1, (now.0 - t0).as_secs_f64(), dt));
+                    prev = now;
+                    rounds += 1;
+                }
+            }
+            out
+        });
+        Sampler {
+            stop,
+            worker: Some(worker),
+        }
+    }
+
+    pub fn stop(mut self) -> Vec<MetricSample> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.worker
+            .take()
+            .and_then(|w| w.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_and_context_switch_rates() {
+        let a = "cpu  10 0 10 80 0 0 0 0\ncpu0 10 0 10 80 0 0 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0\nctxt 1000\n";
+        let b = "cpu  40 0 20 140 0 0 0 0\ncpu0 20 0 10 80 0 0 90 0 0 0\ncpu1 20 0 10 170 0 0 0 0\nctxt 1500\n";
+        let (ca, xa) = parse_stat(a);
+        let (cb, xb) = parse_stat(b);
+        assert_eq!((ca.len(), xa, xb), (2, 1000, 1500));
+        let ra = Reading {
+            cpus: ca,
+            ctxt: xa,
+            ..Default::default()
+        };
+        let rb = Reading {
+            cpus: cb,
+            ctxt: xb,
+            mem_used_kib: 42,
+            ..Default::default()
+        };
+        let m = metrics(&ra, &rb, 1.0, 0.5);
+        let get = |k: &str| m.iter().find(|s| s.metric == k).map(|s| s.value).unwrap();
+        // CPU 0: 100 jiffies passed, 90 of them softirq, 10 user.
+        assert_eq!(get("cpu0.softirq"), 90.0);
+        assert_eq!(get("cpu0.user"), 10.0);
+        assert_eq!(get("cpu1.idle"), 70.0);
+        assert_eq!(get("cpu1.user"), 20.0);
+        assert_eq!(get("ctxt"), 1000.0, "500 switches in 0.5 s");
+        assert_eq!(get("mem.used_kib"), 42.0);
+    }
+
+    #[test]
+    fn memory_used() {
+        assert_eq!(
+            parse_mem_used("MemTotal: 1000 kB\nMemFree: 10 kB\nMemAvailable: 400 kB\n"),
+            600
+        );
+    }
 
     #[test]
     fn differences_per_interface() {

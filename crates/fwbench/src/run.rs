@@ -149,6 +149,16 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         params: serde_json::to_value(&t.params).unwrap_or_default(),
         placement: serde_json::to_value(&o.placement).unwrap_or_default(),
         results: serde_json::to_value(o).unwrap_or_default(),
+        samples: o
+            .samples
+            .iter()
+            .map(|(role, s)| store::SampleRow {
+                role: role.to_string(),
+                t_s: s.t_s,
+                metric: s.metric.clone(),
+                value: s.value,
+            })
+            .collect(),
         ..Default::default()
     };
     rec.firewall = o.firewall().map(|f| store::FirewallRow {

@@ -167,6 +167,9 @@ pub struct Outcome {
     pub packet: Option<crate::packet::PacketSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ping: Option<crate::packet::PingSummary>,
+    /// Metrics each role sampled during the trial (stored in `samples`, not in `results`).
+    #[serde(skip)]
+    pub samples: Vec<(&'static str, proto::MetricSample)>,
     /// ndr and degrade: the search's result (its steps are trials of their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchSummary>,
@@ -186,6 +189,7 @@ impl Outcome {
             packet: None,
             ping: None,
             search: None,
+            samples: vec![],
             gateway: None,
         }
     }
@@ -302,7 +306,8 @@ pub fn run_trial(
     tb.ensure_clients(p.clients)?;
     let mut agents: Vec<Agent> = Vec::new();
     let mut placement = Vec::new();
-    let res = drive(tb, p, pin, stop, &mut agents, &mut placement);
+    let mut samples = Vec::new();
+    let res = drive(tb, p, pin, stop, &mut agents, &mut placement, &mut samples);
     // Teardown in reverse order of setup: client, server, gateway.
     let mut teardown_err = None;
     while let Some(a) = agents.pop() {
@@ -314,6 +319,7 @@ pub fn run_trial(
     let mut outcome = Outcome {
         finished_at,
         placement,
+        samples,
         ..Outcome::started(started_at)
     };
     match res {
@@ -355,6 +361,7 @@ fn drive(
     stop: &AtomicBool,
     agents: &mut Vec<Agent>,
     placement: &mut Vec<RoleInfo>,
+    sampled: &mut Vec<(&'static str, proto::MetricSample)>,
 ) -> Result<(Collected, Option<GatewayResults>)> {
     let check = || -> Result<()> {
         if stop.load(Ordering::SeqCst) {
@@ -454,8 +461,16 @@ fn drive(
     let mut gr = None;
     for a in agents.iter_mut().rev() {
         match a.request(ToAgent::Stop)? {
-            FromAgent::Results(RoleResults::Gateway(r)) => gr = Some(r),
-            FromAgent::Results(r) => results.push(r),
+            FromAgent::Results {
+                results: r,
+                samples,
+            } => {
+                sampled.extend(samples.into_iter().map(|s| (a.role, s)));
+                match r {
+                    RoleResults::Gateway(r) => gr = Some(r),
+                    r => results.push(r),
+                }
+            }
             other => bail!("{} agent answered stop with {}", a.role, other.name()),
         }
     }

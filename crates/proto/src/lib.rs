@@ -22,4 +22,4 @@ pub use phase::{AgentPhase, ControllerPhase, PhaseError};
 pub use spec::*;
 
 /// Version of the control protocol. Both ends must agree exactly.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;

@@ -24,7 +24,12 @@ pub enum FromAgent {
     },
     Ready,
     Started,
-    Results(RoleResults),
+    Results {
+        results: RoleResults,
+        /// Metrics the agent sampled while traffic ran (≥ 5 Hz).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        samples: Vec<MetricSample>,
+    },
     /// A failure, typed, with the full message; the agent stays in its phase.
     Error(AgentError),
     /// Teardown finished: everything the agent set up is undone.
@@ -49,11 +54,21 @@ impl FromAgent {
             FromAgent::Hello { .. } => "hello",
             FromAgent::Ready => "ready",
             FromAgent::Started => "started",
-            FromAgent::Results(_) => "results",
+            FromAgent::Results { .. } => "results",
             FromAgent::Error(_) => "error",
             FromAgent::Done => "done",
         }
     }
+}
+
+/// One sampled metric value, `t_s` seconds after the traffic started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSample {
+    pub t_s: f64,
+    /// e.g. `cpu1.softirq` (% of CPU 1), `ctxt` (context switches/s), `mem.used_kib`,
+    /// `if.g0.rx_pps`, `if.g0.rx_dropped_ps`.
+    pub metric: String,
+    pub value: f64,
 }
 
 /// Who and where the agent is: recorded with every trial.

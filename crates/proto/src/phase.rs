@@ -129,7 +129,7 @@ impl ControllerPhase {
             }
             (AwaitReady, FromAgent::Ready) => Ok(AwaitStarted),
             (AwaitStarted, FromAgent::Started) => Ok(AwaitResults),
-            (AwaitResults, FromAgent::Results(_)) => Ok(AwaitDone),
+            (AwaitResults, FromAgent::Results { .. }) => Ok(AwaitDone),
             (_, FromAgent::Done) if self != Closed => Ok(Closed),
             _ => Err(PhaseError::Unexpected {
                 message: msg.name(),
@@ -169,7 +169,10 @@ mod tests {
             (ToAgent::Start, FromAgent::Started),
             (
                 ToAgent::Stop,
-                FromAgent::Results(RoleResults::Gateway(GatewayResults::default())),
+                FromAgent::Results {
+                    results: RoleResults::Gateway(GatewayResults::default()),
+                    samples: vec![],
+                },
             ),
             (ToAgent::Teardown, FromAgent::Done),
         ];
