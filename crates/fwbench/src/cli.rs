@@ -80,6 +80,14 @@ pub struct RunArgs {
     /// List the trials and the estimated duration; run nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Start a new run even if an unfinished run of this scenario is in the database
+    /// (by default it is resumed: finished trials are kept, the rest run)
+    #[arg(long)]
+    pub fresh: bool,
+    /// Write the HTML report here when the run ends (default: report.html for the
+    /// default experiment, none otherwise)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -276,7 +276,11 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
 
 /// Rough wall time of one trial: its duration plus agent and setup overhead (measured
 /// here: ~0.1 s, plus ~1 ms per client); SCTP trials end at setup where SCTP is missing.
-fn estimate_s(p: &TrialParams) -> f64 {
+fn estimate_s(p: &TrialParams, warmup_s: Option<f64>) -> f64 {
+    estimate_one(p) + warmup_s.map(|w| w + 0.1).unwrap_or(0.0)
+}
+
+fn estimate_one(p: &TrialParams) -> f64 {
     use std::sync::OnceLock;
     static NO_SCTP: OnceLock<bool> = OnceLock::new();
     if p.proto == proto::Proto::Sctp && *NO_SCTP.get_or_init(traffic::sys::sctp_unavailable) {
@@ -322,6 +326,17 @@ fn preflight(trials: &[TrialParams]) -> Result<()> {
     Ok(())
 }
 
+/// A scenario that leaves the topology open runs on a named testbed's topology.
+fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
+    if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
+        for t in plan.trials.iter_mut() {
+            t.params.topology = tb.topology;
+            t.params.chain = crate::rules::chain_of(tb.topology);
+            t.key = scenario::trial_key(&t.params, t.rep);
+        }
+    }
+}
+
 /// A run stops after this many failed trials in a row: something is broken, and
 /// thousands of identical failures help no one.
 const MAX_FAILED_IN_A_ROW: usize = 10;
@@ -342,19 +357,15 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
     let testbed_name = args.testbed.clone().or(plan.testbed.clone());
     if args.dry_run {
-        print!("{}", output::plan_listing(&plan, estimate_s));
+        print!(
+            "{}",
+            output::plan_listing(&plan, |p| estimate_s(p, plan.warmup_s))
+        );
         return Ok(ExitCode::SUCCESS);
     }
     require_root()?;
     let mut testbeds = Testbeds::new(testbed_name.as_deref())?;
-    if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
-        // The scenario leaves the topology open: the named testbed decides.
-        for t in plan.trials.iter_mut() {
-            t.params.topology = tb.topology;
-            t.params.chain = crate::rules::chain_of(tb.topology);
-            t.key = scenario::trial_key(&t.params, t.rep);
-        }
-    }
+    apply_testbed_topology(&mut plan, &testbeds);
     for t in &plan.trials {
         testbeds.check(&t.params)?;
     }
@@ -362,12 +373,50 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
     install_interrupt_handler();
-    let run_id = begin(&store, &plan.name, Some(text.clone()), plan.seed, None)?;
+    // Resume the newest unfinished run of this very scenario text, with its seed, so
+    // every trial keeps its key: finished trials are skipped, failed ones run again.
+    let resumed = match store.resumable_run(&text)? {
+        Some(r) if !args.fresh => {
+            if r.seed != plan.seed {
+                plan = scenario::parse(&file, &text, r.seed).map_err(usage)?;
+                apply_testbed_topology(&mut plan, &testbeds);
+            }
+            store.drop_failed(r.id)?;
+            store.reopen_run(r.id)?;
+            let done = store.done_keys(r.id)?;
+            let before = plan.trials.len();
+            plan.trials.retain(|t| !done.contains(&t.key));
+            eprintln!(
+                "fwbench: resuming run {} ({}): {} of {before} trials already done, {} to go (--fresh starts over)",
+                r.id,
+                r.status,
+                before - plan.trials.len(),
+                plan.trials.len()
+            );
+            Some(r.id)
+        }
+        _ => None,
+    };
+    let run_id = match resumed {
+        Some(id) => id,
+        None => begin(
+            &store,
+            &plan.name,
+            Some(text.clone()),
+            plan.seed,
+            plan.baseline.clone(),
+        )?,
+    };
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
         plan.name,
         plan.trials.len(),
-        fmt_eta(plan.trials.iter().map(|t| estimate_s(&t.params)).sum()),
+        fmt_eta(
+            plan.trials
+                .iter()
+                .map(|t| estimate_s(&t.params, plan.warmup_s))
+                .sum()
+        ),
         args.db.display(),
         plan.seed
     );
@@ -382,12 +431,18 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             interrupted = true;
             break;
         }
-        let left: f64 = plan.trials[i..].iter().map(|t| estimate_s(&t.params)).sum();
+        let left: f64 = plan.trials[i..]
+            .iter()
+            .map(|t| estimate_s(&t.params, plan.warmup_s))
+            .sum();
         let eta = if i == 0 {
             left
         } else {
             // Scale the estimate by how this run has gone so far.
-            let done_est: f64 = plan.trials[..i].iter().map(|t| estimate_s(&t.params)).sum();
+            let done_est: f64 = plan.trials[..i]
+                .iter()
+                .map(|t| estimate_s(&t.params, plan.warmup_s))
+                .sum();
             left * started.elapsed().as_secs_f64() / done_est.max(1e-9)
         };
         eprintln!(
@@ -398,6 +453,25 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             w = n.to_string().len()
         );
         let tb = testbeds.get(t.params.topology)?;
+        if let Some(w) = plan.warmup_s {
+            // Unmeasured traffic first (caches, ARP/ND, conntrack, CPU clocks): a trial
+            // of its own, discarded.
+            let mut warm = t.params.clone();
+            warm.duration_s = w;
+            if warm.workload == Workload::Ndr {
+                warm.workload = Workload::Flood;
+            } else if warm.workload == Workload::Degrade {
+                warm.workload = Workload::Flow;
+            }
+            match trial::run_trial(tb, &warm, &plan.pinning, &INTERRUPTED) {
+                Err(e) if e.is::<Interrupted>() => {
+                    interrupted = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
+        }
         let result = if matches!(t.params.workload, Workload::Ndr | Workload::Degrade) {
             run_search_trial(tb, t, &plan.pinning, &mut store, run_id)
         } else {
@@ -444,6 +518,10 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         args.db.display()
     );
     if interrupted {
+        eprintln!(
+            "fwbench: run {run_id} interrupted; run the same command again to resume it ({} trials stored)",
+            rows.len()
+        );
         return Err(Interrupted.into());
     }
     let failed = rows.iter().any(|(_, o)| o.status == Status::Failed);

@@ -104,6 +104,10 @@ pub struct Plan {
     pub testbed: Option<String>,
     /// Whether the scenario names a topology (else a named testbed's is used).
     pub topology_given: bool,
+    /// Seconds of unmeasured traffic before each trial (a discarded trial of its own).
+    pub warmup_s: Option<f64>,
+    /// Axis values selecting the baseline trials (for the report's decrease in %).
+    pub baseline: Option<serde_json::Value>,
     pub trials: Vec<PlannedTrial>,
 }
 
@@ -121,6 +125,9 @@ struct Raw {
     /// Named combinations (`[[case]]`), each crossed with `[params]`: for tables whose
     /// rows are not a cross product (seed 001's methods).
     case: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    warmup: Option<Spanned<toml::Value>>,
+    /// Axis values of the baseline trials, e.g. `baseline = { engine = "none" }`.
+    baseline: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
 }
 
 #[derive(Deserialize)]
@@ -638,6 +645,19 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             });
         }
     }
+    let warmup_s = match &raw.warmup {
+        None => None,
+        Some(w) => Some(
+            value_text(w.get_ref())
+                .ok_or_else(|| "not a duration".to_string())
+                .and_then(|t| parse_duration(&t))
+                .map_err(|e| cx.at(w.span(), "warmup", e))?,
+        ),
+    };
+    let baseline = match &raw.baseline {
+        None => None,
+        Some(b) => Some(parse_baseline(&cx, b, &trials)?),
+    };
     if random {
         let mut rng = traffic::rng::Rng::new(seed);
         for i in (1..trials.len()).rev() {
@@ -653,7 +673,64 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         pinning,
         testbed,
         topology_given: axes.contains_key("topology"),
+        warmup_s,
+        baseline,
         trials,
+    })
+}
+
+/// The baseline: known axes with valid values, and at least one planned trial whose
+/// parameters have them all (bad input otherwise, naming the line).
+fn parse_baseline(
+    cx: &Ctx,
+    b: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    trials: &[PlannedTrial],
+) -> Result<serde_json::Value, String> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in b.get_ref() {
+        let key = k.get_ref().as_str();
+        let field = format!("baseline.{key}");
+        let axis = all_axes().find(|a| *a == key).ok_or_else(|| {
+            cx.at(
+                k.span(),
+                &field,
+                "unknown parameter (use the axis names of [params], or label)",
+            )
+        });
+        let t = value_text(v.get_ref())
+            .ok_or_else(|| cx.at(v.span(), &field, "give a single string or number"))?;
+        match (key, axis) {
+            ("label", _) => {}
+            (_, Ok(axis)) => check_axis(axis, &t).map_err(|e| cx.at(v.span(), &field, e))?,
+            (_, Err(e)) => return Err(e),
+        }
+        out.insert(key.to_string(), serde_json::Value::String(t));
+    }
+    let baseline = serde_json::Value::Object(out);
+    if !trials
+        .iter()
+        .any(|t| matches_baseline(&t.params, &baseline))
+    {
+        return Err(cx.at(b.span(), "baseline", "matches no trial of this scenario"));
+    }
+    Ok(baseline)
+}
+
+/// Whether a trial's parameters carry every baseline value (compared as text, so
+/// `rules = 0` matches `rules = "0"`).
+pub fn matches_baseline(p: &TrialParams, baseline: &serde_json::Value) -> bool {
+    let Ok(v) = serde_json::to_value(p) else {
+        return false;
+    };
+    let text = |x: &serde_json::Value| match x {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    baseline.as_object().is_some_and(|b| {
+        b.iter().all(|(k, want)| {
+            let got = v.get(k).or_else(|| v.get("packet").and_then(|p| p.get(k)));
+            got.is_some_and(|g| text(g) == text(want))
+        })
     })
 }
 
@@ -851,6 +928,38 @@ sink = "gateway"
         assert!(err("workload = \"flood\"\n[params]\nprecision = \"1%\"\n")
             .contains("params.precision: not a parameter of the flood workload"));
         assert!(err("workload = \"ndr\"\n[params]\nloss = \"200%\"\n").contains("params.loss"));
+    }
+
+    #[test]
+    fn baseline_and_warmup() {
+        let text = "warmup = \"1s\"\nbaseline = { engine = \"none\" }\n[params]\nengine = [\"none\", \"nft\"]\nrules = [0, 100]\n";
+        let p = parse("s.toml", text, 1).unwrap();
+        assert_eq!(p.warmup_s, Some(1.0));
+        assert_eq!(p.baseline, Some(serde_json::json!({"engine": "none"})));
+        let n = p
+            .trials
+            .iter()
+            .filter(|t| matches_baseline(&t.params, p.baseline.as_ref().unwrap()))
+            .count();
+        assert_eq!(n, 2);
+        assert!(
+            err("baseline = { engine = \"nft\" }\n[params]\nengine = \"none\"\n")
+                .starts_with("bad.toml:1:12: baseline: matches no trial")
+        );
+        assert!(err("baseline = { colour = 1 }\n").contains("baseline.colour: unknown parameter"));
+        assert!(err("baseline = { engine = \"pf\" }\n").contains("baseline.engine"));
+        assert!(err("warmup = \"soon\"\n").contains("warmup:"));
+        // Numbers match numbers.
+        let p = parse(
+            "s.toml",
+            "baseline = { rules = 0 }\n[params]\nrules = [0, 5]\nengine = \"nft\"\n",
+            1,
+        )
+        .unwrap();
+        assert!(matches_baseline(
+            &p.trials[0].params,
+            p.baseline.as_ref().unwrap()
+        ));
     }
 
     #[test]

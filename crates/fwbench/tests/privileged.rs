@@ -899,3 +899,79 @@ fn crash_marker_lets_the_next_run_clean_up() {
         "left: {left}"
     );
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn killed_run_resumes_without_repeating_or_losing_trials() {
+    let dir = TempDir::new();
+    let sc = dir.file("resume.toml");
+    // No seed: the resumed run must take the interrupted run's seed to keep the keys.
+    std::fs::write(
+        &sc,
+        "order = \"random\"\nrepetitions = 2\n[params]\nproto = \"udp\"\nclients = [1, 2, 3]\nduration = \"600ms\"\n",
+    )
+    .unwrap();
+    let db = dir.file("r.db");
+    let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it (no cleanup chance) once some, not all, trials are stored.
+    let stored = |db: &std::path::Path| {
+        if db.exists() {
+            sqlite_count(db, "SELECT count(*) FROM trials")
+        } else {
+            0
+        }
+    };
+    assert!(
+        wait_for(60.0, || stored(&db) >= 2),
+        "trials never got stored"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let before = stored(&db);
+    assert!((2..6).contains(&before), "{before} trials before the kill");
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM runs WHERE status = 'running'"),
+        1
+    );
+    let o = fwbench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming run 1"), "{}", stderr(&o));
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM runs"),
+        1,
+        "same run"
+    );
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM trials"),
+        6,
+        "none lost"
+    );
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(DISTINCT trial_key) FROM trials"),
+        6,
+        "none repeated"
+    );
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM runs WHERE status = 'complete'"),
+        1
+    );
+    // A complete run is not resumed: the next invocation is a new run.
+    let o = fwbench(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert!(o.status.success());
+    // The ephemeral testbed of the killed run is gone.
+    assert!(namespaces_with("fwb-e")
+        .iter()
+        .all(|n| !n.contains(&child.id().to_string())));
+}
