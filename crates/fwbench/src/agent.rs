@@ -119,6 +119,13 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 }
                 FromAgent::Started
             }
+            ToAgent::Poll => FromAgent::Progress {
+                count: match role.as_ref() {
+                    Some(Role::Sink(s, _)) => s.progress(),
+                    Some(Role::Client(c)) => c.progress(),
+                    _ => 0,
+                },
+            },
             ToAgent::Stop => {
                 let samples = sampler.take().map(|s| s.stop()).unwrap_or_default();
                 let traffic = |e: TrafficError| error(ErrorKind::Io, e.to_string());

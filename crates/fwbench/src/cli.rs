@@ -120,9 +120,16 @@ pub struct TrialArgs {
     /// Address family (A): 4 or 6
     #[arg(long, short = 'A', default_value = "4", value_parser = family)]
     family: Family,
-    /// Trial duration (t): 10, 2.5s, 500ms, 1m
+    /// Trial duration (t): 10, 2.5s, 500ms, 1m (with --until-ci: the minimum)
     #[arg(long, short = 't', default_value = "5", value_parser = parse_duration)]
     duration: f64,
+    /// Adaptive length: stop once the 95 % CI of the rate (200-ms windows) is within
+    /// this, e.g. 1%, between --duration and --max-duration
+    #[arg(long, value_name = "PCT", value_parser = positive_ratio)]
+    until_ci: Option<f64>,
+    /// Longest adaptive trial
+    #[arg(long, default_value = "60", value_parser = parse_duration)]
+    max_duration: f64,
     /// Topology: forward (default), direct (null firewall), input. With --testbed, the testbed's
     #[arg(long, value_parser = topology)]
     topology: Option<Topology>,
@@ -443,6 +450,14 @@ fn sender(s: &str) -> Result<crate::packet::SenderPath, String> {
 fn sink(s: &str) -> Result<crate::packet::SinkKind, String> {
     s.parse()
 }
+/// A ratio above 0, e.g. `1%`.
+fn positive_ratio(s: &str) -> Result<f64, String> {
+    match ratio(s)? {
+        v if v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' must be above 0 (like 1% or 0.02)")),
+    }
+}
+
 /// `0.5%`, `0.005` or `0` → a ratio in 0..1.
 pub fn ratio(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -602,6 +617,7 @@ pub fn run() -> Result<ExitCode> {
                 workload: crate::trial::Workload::Echo,
                 packet: None,
                 search: None,
+                adaptive: None,
                 label: None,
             };
             match crate::rules::build(&p).map_err(usage)? {
@@ -710,6 +726,10 @@ fn base_params(
         workload,
         packet,
         search: None,
+        adaptive: a.until_ci.map(|precision| crate::trial::Adaptive {
+            precision,
+            max_s: a.max_duration,
+        }),
         label: None,
     })
 }

@@ -73,7 +73,32 @@ fn pps(v: f64) -> String {
     }
 }
 
+/// ", ±0.8 % (95 % CI) after 3.4 s" for adaptive trials.
+fn precision_note(o: &Outcome) -> String {
+    match &o.precision {
+        None => String::new(),
+        Some(p) => format!(
+            ", {} after {:.1} s ({} the ±{:.2} % target)",
+            p.achieved
+                .map(|a| format!("±{:.2} % (95 % CI)", a * 100.0))
+                .unwrap_or_else(|| "too few windows for a CI".into()),
+            p.duration_s,
+            if p.reached { "met" } else { "NOT met:" },
+            p.target * 100.0
+        ),
+    }
+}
+
 pub fn outcome_line(o: &Outcome) -> String {
+    let line = outcome_line_fixed(o);
+    if o.status == Status::Ok {
+        line + &precision_note(o)
+    } else {
+        line
+    }
+}
+
+fn outcome_line_fixed(o: &Outcome) -> String {
     if let (Status::Ok, Some(s)) = (&o.status, &o.search) {
         return format!("ok: {}", s.line());
     }
@@ -278,6 +303,7 @@ pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
         "started_at": o.started_at,
         "finished_at": o.finished_at,
         "placement": o.placement,
+        "precision": o.precision,
         "gateway": o.gateway,
         "engine": p.engine,
         "model": p.model,
@@ -339,6 +365,12 @@ pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
         "  problems     {} validation errors, {} unsent, {} lost\n",
         s.validation_errors, s.unsent, s.lost
     );
+    if o.precision.is_some() {
+        out += &format!(
+            "  adaptive     {}\n",
+            precision_note(o).trim_start_matches(", ")
+        );
+    }
     out += "  client  source             Mb/s   trans/s   p50 µs   p99 µs  errors\n";
     for c in &s.clients {
         out += &format!(
@@ -488,6 +520,12 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     } else {
         return out + &format!("{}\n", outcome_line(o));
     }
+    if o.precision.is_some() {
+        out += &format!(
+            "  adaptive     {}\n",
+            precision_note(o).trim_start_matches(", ")
+        );
+    }
     out + &firewall_lines(o)
 }
 
@@ -522,6 +560,7 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
         "started_at": o.started_at,
         "finished_at": o.finished_at,
         "placement": o.placement,
+        "precision": o.precision,
         "result": o.packet.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())
             .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
         "gateway": o.gateway,

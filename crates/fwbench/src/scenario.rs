@@ -63,6 +63,7 @@ pub fn parse_timeout_ms(s: &str) -> Result<u32, String> {
 
 /// Cross-field check of one trial's parameters.
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
+    check_adaptive(p)?;
     if p.workload == Workload::Degrade {
         crate::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
@@ -126,6 +127,8 @@ struct Raw {
     /// rows are not a cross product (seed 001's methods).
     case: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
     warmup: Option<Spanned<toml::Value>>,
+    /// Adaptive trial length for every trial: `{ precision = "1%", max_duration = "60s" }`.
+    adaptive: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
     /// Axis values of the baseline trials, e.g. `baseline = { engine = "none" }`.
     baseline: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
 }
@@ -380,6 +383,7 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         workload,
         packet,
         search,
+        adaptive: None,
         label: v.get("label").filter(|l| !l.is_empty()).cloned(),
     })
 }
@@ -654,6 +658,14 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 .map_err(|e| cx.at(w.span(), "warmup", e))?,
         ),
     };
+    if let Some(a) = &raw.adaptive {
+        let adaptive = parse_adaptive(&cx, a)?;
+        for t in trials.iter_mut() {
+            t.params.adaptive = Some(adaptive.clone());
+            check_adaptive(&t.params).map_err(|e| cx.at(a.span(), "adaptive", e))?;
+            t.key = trial_key(&t.params, t.rep);
+        }
+    }
     let baseline = match &raw.baseline {
         None => None,
         Some(b) => Some(parse_baseline(&cx, b, &trials)?),
@@ -677,6 +689,73 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         baseline,
         trials,
     })
+}
+
+fn parse_adaptive(
+    cx: &Ctx,
+    a: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+) -> Result<crate::trial::Adaptive, String> {
+    let mut precision = None;
+    let mut max_s = 60.0;
+    for (k, v) in a.get_ref() {
+        let field = format!("adaptive.{}", k.get_ref());
+        let t = value_text(v.get_ref())
+            .ok_or_else(|| cx.at(v.span(), &field, "give a string or number"))?;
+        match k.get_ref().as_str() {
+            "precision" => {
+                precision = Some(
+                    crate::cli::ratio(&t)
+                        .and_then(|r| {
+                            if r > 0.0 {
+                                Ok(r)
+                            } else {
+                                Err("must be above 0".into())
+                            }
+                        })
+                        .map_err(|e| cx.at(v.span(), &field, e))?,
+                )
+            }
+            "max_duration" => max_s = parse_duration(&t).map_err(|e| cx.at(v.span(), &field, e))?,
+            _ => {
+                return Err(cx.at(
+                    k.span(),
+                    &field,
+                    "unknown key (known: precision, max_duration)",
+                ))
+            }
+        }
+    }
+    let precision =
+        precision.ok_or_else(|| cx.at(a.span(), "adaptive", "needs precision, e.g. \"1%\""))?;
+    Ok(crate::trial::Adaptive { precision, max_s })
+}
+
+/// Adaptive length needs a role that counts while the trial runs.
+pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
+    let Some(a) = &p.adaptive else {
+        return Ok(());
+    };
+    let counted = match p.workload {
+        Workload::Echo => true,
+        Workload::Flood | Workload::Flow => p
+            .packet
+            .as_ref()
+            .is_some_and(|k| k.sink == crate::packet::SinkKind::Socket),
+        _ => false,
+    };
+    if !counted {
+        return Err(format!(
+            "adaptive length works for echo, and flood/flow with a socket sink, not {}",
+            p.workload.as_str()
+        ));
+    }
+    if a.max_s < p.duration_s {
+        return Err(format!(
+            "the longest adaptive trial ({} s) is shorter than the duration ({} s)",
+            a.max_s, p.duration_s
+        ));
+    }
+    Ok(())
 }
 
 /// The baseline: known axes with valid values, and at least one planned trial whose
@@ -960,6 +1039,25 @@ sink = "gateway"
             &p.trials[0].params,
             p.baseline.as_ref().unwrap()
         ));
+    }
+
+    #[test]
+    fn adaptive_length() {
+        let p = parse(
+            "s.toml",
+            "workload = \"flood\"\nadaptive = { precision = \"1%\", max_duration = \"30s\" }\n",
+            1,
+        )
+        .unwrap();
+        let a = p.trials[0].params.adaptive.as_ref().unwrap();
+        assert_eq!((a.precision, a.max_s), (0.01, 30.0));
+        assert!(err("adaptive = { max_duration = 5 }\n").contains("needs precision"));
+        assert!(err("adaptive = { precision = \"1%\", max_duration = 1 }\n")
+            .contains("shorter than the duration"));
+        assert!(
+            err("workload = \"ping\"\nadaptive = { precision = \"1%\" }\n").contains("not ping")
+        );
+        assert!(err("adaptive = { precision = 0 }\n").contains("adaptive.precision"));
     }
 
     #[test]

@@ -51,9 +51,68 @@ pub struct TrialParams {
     /// ndr and degrade: what the search looks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchParams>,
+    /// Adaptive length: run at least `duration_s`, stop once the 95 % CI of the rate is
+    /// within `precision`, at most `max_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<Adaptive>,
     /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+}
+
+/// Adaptive trial length (beyond the peers): stop when precise enough.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Adaptive {
+    /// Target relative half-width of the rate's 95 % CI, e.g. 0.01.
+    pub precision: f64,
+    pub max_s: f64,
+}
+
+/// What an adaptive trial achieved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Precision {
+    pub target: f64,
+    /// Relative 95 % CI half-width of the per-window rate at the end (None: < 5 windows).
+    pub achieved: Option<f64>,
+    pub windows: usize,
+    pub duration_s: f64,
+    /// Stopped because the target was reached (else at the maximum duration).
+    pub reached: bool,
+}
+
+/// Rate windows of an adaptive trial.
+pub const ADAPTIVE_WINDOW: Duration = Duration::from_millis(200);
+
+/// Relative half-width of the 95 % confidence interval of the mean of `x` (Student t),
+/// from 5 values on; the first window is left out (ramp-up).
+pub fn relative_ci(x: &[f64]) -> Option<f64> {
+    let x = x.get(1..)?;
+    if x.len() < 5 {
+        return None;
+    }
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(t975(x.len() - 1) * (var / n).sqrt() / mean)
+}
+
+/// Two-sided 95 % Student t quantile for `df` degrees of freedom.
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        31..=60 => 2.000 + (2.042 - 2.000) * (60 - df) as f64 / 30.0,
+        61..=120 => 1.980 + (2.000 - 1.980) * (120 - df) as f64 / 60.0,
+        _ => 1.960,
+    }
 }
 
 /// The traffic of a trial.
@@ -167,6 +226,9 @@ pub struct Outcome {
     pub packet: Option<crate::packet::PacketSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ping: Option<crate::packet::PingSummary>,
+    /// Adaptive trials: the precision asked for and reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
     /// Metrics each role sampled during the trial (stored in `samples`, not in `results`).
     #[serde(skip)]
     pub samples: Vec<(&'static str, proto::MetricSample)>,
@@ -190,6 +252,7 @@ impl Outcome {
             ping: None,
             search: None,
             samples: vec![],
+            precision: None,
             gateway: None,
         }
     }
@@ -307,7 +370,17 @@ pub fn run_trial(
     let mut agents: Vec<Agent> = Vec::new();
     let mut placement = Vec::new();
     let mut samples = Vec::new();
-    let res = drive(tb, p, pin, stop, &mut agents, &mut placement, &mut samples);
+    let mut precision = None;
+    let res = drive(
+        tb,
+        p,
+        pin,
+        stop,
+        &mut agents,
+        &mut placement,
+        &mut samples,
+        &mut precision,
+    );
     // Teardown in reverse order of setup: client, server, gateway.
     let mut teardown_err = None;
     while let Some(a) = agents.pop() {
@@ -320,6 +393,7 @@ pub fn run_trial(
         finished_at,
         placement,
         samples,
+        precision,
         ..Outcome::started(started_at)
     };
     match res {
@@ -362,6 +436,7 @@ fn drive(
     agents: &mut Vec<Agent>,
     placement: &mut Vec<RoleInfo>,
     sampled: &mut Vec<(&'static str, proto::MetricSample)>,
+    precision: &mut Option<Precision>,
 ) -> Result<(Collected, Option<GatewayResults>)> {
     let check = || -> Result<()> {
         if stop.load(Ordering::SeqCst) {
@@ -444,8 +519,51 @@ fn drive(
         a.request(ToAgent::Start)?;
     }
     let t0 = Instant::now();
-    let dur = Duration::from_secs_f64(p.duration_s);
-    while t0.elapsed() < dur {
+    let min = Duration::from_secs_f64(p.duration_s);
+    let max = p
+        .adaptive
+        .as_ref()
+        .map(|a| Duration::from_secs_f64(a.max_s))
+        .unwrap_or(min);
+    // Adaptive: poll the measuring role (the sink, or the echo client) every window.
+    let measuring = p.adaptive.as_ref().and_then(|_| {
+        let role = if p.workload == Workload::Echo {
+            "client"
+        } else {
+            "server"
+        };
+        agents.iter().position(|a| a.role == role)
+    });
+    let mut windows: Vec<f64> = Vec::new();
+    let mut last = (t0, 0u64);
+    let mut next_poll = t0 + ADAPTIVE_WINDOW;
+    loop {
+        let elapsed = t0.elapsed();
+        if elapsed >= max {
+            break;
+        }
+        if let (Some(a), Some(i)) = (&p.adaptive, measuring) {
+            if Instant::now() >= next_poll {
+                next_poll += ADAPTIVE_WINDOW;
+                let FromAgent::Progress { count } = agents[i].request(ToAgent::Poll)? else {
+                    bail!("{} agent did not answer poll with progress", agents[i].role);
+                };
+                let now = Instant::now();
+                let dt = (now - last.0).as_secs_f64();
+                windows.push(count.saturating_sub(last.1) as f64 / dt);
+                tracing::debug!("adaptive window {:.0}/s", windows[windows.len() - 1]);
+                last = (now, count);
+                if elapsed >= min {
+                    if let Some(rel) = relative_ci(&windows) {
+                        if rel <= a.precision {
+                            break;
+                        }
+                    }
+                }
+            }
+        } else if elapsed >= min {
+            break;
+        }
         if stop.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
@@ -454,7 +572,21 @@ fn drive(
                 bail!("{} agent exited during the trial ({status})", a.role);
             }
         }
-        std::thread::sleep((dur - t0.elapsed().min(dur)).min(Duration::from_millis(50)));
+        let until = if measuring.is_some() {
+            next_poll.saturating_duration_since(Instant::now())
+        } else {
+            min.saturating_sub(t0.elapsed())
+        };
+        std::thread::sleep(until.min(Duration::from_millis(50)));
+    }
+    if let Some(a) = &p.adaptive {
+        *precision = Some(Precision {
+            target: a.precision,
+            achieved: relative_ci(&windows),
+            windows: windows.len(),
+            duration_s: t0.elapsed().as_secs_f64(),
+            reached: relative_ci(&windows).is_some_and(|r| r <= a.precision),
+        });
     }
     // Stop the traffic source first, then the sink, then the gateway.
     let mut results = Vec::new();
@@ -508,6 +640,18 @@ fn drive(
 mod tests {
     use super::*;
     use proto::{Counter, EchoClientStats, EchoServerStats, RttSummary, Validation};
+
+    #[test]
+    fn relative_confidence_interval() {
+        // First window left out; then 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sd 2.138,
+        // t(7) = 2.365 → half-width 1.788, relative 0.3576.
+        let r = relative_ci(&[100.0, 2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!((r - 0.3576).abs() < 1e-3, "{r}");
+        assert_eq!(relative_ci(&[1.0, 2.0, 3.0]), None, "too few windows");
+        assert_eq!(relative_ci(&[5.0; 7]), Some(0.0));
+        assert_eq!(t975(1), 12.706);
+        assert_eq!(t975(1000), 1.96);
+    }
 
     #[test]
     fn summary_adds_up_both_ends() {

@@ -7,9 +7,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToAgent {
-    Hello { version: u32 },
+    Hello {
+        version: u32,
+    },
     Setup(RoleSpec),
     Start,
+    /// While running: how far along is the measurement? (adaptive trial length)
+    Poll,
     Stop,
     Teardown,
 }
@@ -24,6 +28,11 @@ pub enum FromAgent {
     },
     Ready,
     Started,
+    /// Answer to `Poll`: what the role has counted so far (sink: datagrams received;
+    /// echo client: echoes received; others: 0).
+    Progress {
+        count: u64,
+    },
     Results {
         results: RoleResults,
         /// Metrics the agent sampled while traffic ran (≥ 5 Hz).
@@ -42,6 +51,7 @@ impl ToAgent {
             ToAgent::Hello { .. } => "hello",
             ToAgent::Setup(_) => "setup",
             ToAgent::Start => "start",
+            ToAgent::Poll => "poll",
             ToAgent::Stop => "stop",
             ToAgent::Teardown => "teardown",
         }
@@ -54,6 +64,7 @@ impl FromAgent {
             FromAgent::Hello { .. } => "hello",
             FromAgent::Ready => "ready",
             FromAgent::Started => "started",
+            FromAgent::Progress { .. } => "progress",
             FromAgent::Results { .. } => "results",
             FromAgent::Error(_) => "error",
             FromAgent::Done => "done",

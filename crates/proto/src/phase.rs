@@ -58,6 +58,7 @@ impl AgentPhase {
             }
             (AwaitSetup, ToAgent::Setup(_)) => Ready,
             (Ready, ToAgent::Start) => Running,
+            (Running, ToAgent::Poll) => Running,
             (Running, ToAgent::Stop) => Stopped,
             (AwaitHello, ToAgent::Teardown) => {
                 return Err(PhaseError::Unexpected {
@@ -129,6 +130,7 @@ impl ControllerPhase {
             }
             (AwaitReady, FromAgent::Ready) => Ok(AwaitStarted),
             (AwaitStarted, FromAgent::Started) => Ok(AwaitResults),
+            (AwaitResults, FromAgent::Progress { .. }) => Ok(AwaitResults),
             (AwaitResults, FromAgent::Results { .. }) => Ok(AwaitDone),
             (_, FromAgent::Done) if self != Closed => Ok(Closed),
             _ => Err(PhaseError::Unexpected {

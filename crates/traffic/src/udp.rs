@@ -477,6 +477,8 @@ struct SinkThread {
 /// The counting sink, receiving from setup until `stop`.
 pub struct UdpSink {
     stop: Arc<AtomicBool>,
+    /// Datagrams received so far, all threads (read while the trial runs).
+    progress: Arc<std::sync::atomic::AtomicU64>,
     workers: Vec<JoinHandle<Result<SinkThread, TrafficError>>>,
     kernel_before: UdpKernelCounters,
     v6: bool,
@@ -510,19 +512,26 @@ impl UdpSink {
         let flows = spec.flows.max(1);
         // One byte more than expected, so an oversized datagram shows as such.
         let slot = (spec.payload as usize + 1).clamp(64, 65_536);
+        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let workers = socks
             .into_iter()
             .map(|s| {
-                let stop = stop.clone();
-                std::thread::spawn(move || sink_loop(s, flows, slot, stop))
+                let (stop, progress) = (stop.clone(), progress.clone());
+                std::thread::spawn(move || sink_loop(s, flows, slot, stop, progress))
             })
             .collect();
         Ok(UdpSink {
             stop,
+            progress,
             workers,
             kernel_before,
             v6,
         })
+    }
+
+    /// Datagrams received so far (for adaptive trial length).
+    pub fn progress(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
     }
 
     /// Drain what is still in flight (until 50 ms pass without a packet, at most
@@ -601,6 +610,7 @@ fn sink_loop(
     flows: u32,
     slot: usize,
     stop: Arc<AtomicBool>,
+    progress: Arc<std::sync::atomic::AtomicU64>,
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
         flows: (0..flows).map(FlowState::new).collect(),
@@ -625,6 +635,7 @@ fn sink_loop(
             t.last_ns = now;
         }
         let wall = if n > 0 { sys::realtime_ns() } else { 0 };
+        progress.fetch_add(n as u64, Ordering::Relaxed);
         for i in 0..n {
             let d = mm.get(i);
             t.received.add(d.len());

@@ -34,6 +34,8 @@ pub struct EchoClients {
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<(EchoClientStats, RttHistogram)>>,
     started: Option<Instant>,
+    /// Echoes received so far (MP4 frames), all clients: read while the trial runs.
+    progress: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl EchoClients {
@@ -60,6 +62,7 @@ impl EchoClients {
         let gate = Arc::new((Mutex::new(Gate::Wait), Condvar::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let n = spec.sources.len() as u32;
+        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let workers = socks
             .into_iter()
             .enumerate()
@@ -71,6 +74,7 @@ impl EchoClients {
                     sizer: FrameSizer::new(spec.frame, spec.seed, i as u32 + 1),
                     max_frame: spec.frame.max() as usize,
                     timeout,
+                    progress: progress.clone(),
                 };
                 let (g, s) = (gate.clone(), stop.clone());
                 std::thread::spawn(move || cfg.run(sock, g, s))
@@ -81,7 +85,13 @@ impl EchoClients {
             stop,
             workers,
             started: None,
+            progress,
         })
+    }
+
+    /// Echoes received so far, all clients (for adaptive trial length).
+    pub fn progress(&self) -> u64 {
+        self.progress.load(Ordering::Relaxed)
     }
 
     pub fn start(&mut self) {
@@ -179,6 +189,7 @@ struct Cycle {
     sizer: FrameSizer,
     max_frame: usize,
     timeout: Duration,
+    progress: Arc<std::sync::atomic::AtomicU64>,
 }
 
 struct Tally {
@@ -317,6 +328,7 @@ impl Cycle {
         }
         let rtt = t0.elapsed();
         t.mp4.add(got);
+        self.progress.fetch_add(1, Ordering::Relaxed);
         if t.v
             .check(Repr::parse(&inb[..got]), got, Some(frame.len() as u32))
             == Verdict::InOrder
@@ -363,6 +375,7 @@ impl Cycle {
             match s.recv(inb) {
                 Ok(n) => {
                     t.mp4.add(n);
+                    self.progress.fetch_add(1, Ordering::Relaxed);
                     let h = Repr::parse(&inb[..n]);
                     let mine = matches!(h, Ok(h) if h.seq == seq);
                     let verdict = t.v.check(h, n, mine.then_some(frame.len() as u32));
