@@ -367,23 +367,11 @@ pub fn run_trial(
 ) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
     tb.ensure_clients(p.clients)?;
-    let mut agents: Vec<Agent> = Vec::new();
-    let mut placement = Vec::new();
-    let mut samples = Vec::new();
-    let mut precision = None;
-    let res = drive(
-        tb,
-        p,
-        pin,
-        stop,
-        &mut agents,
-        &mut placement,
-        &mut samples,
-        &mut precision,
-    );
+    let mut run = Running::default();
+    let res = drive(tb, p, pin, stop, &mut run);
     // Teardown in reverse order of setup: client, server, gateway.
     let mut teardown_err = None;
-    while let Some(a) = agents.pop() {
+    while let Some(a) = run.agents.pop() {
         if let Err(e) = a.teardown() {
             teardown_err.get_or_insert(e);
         }
@@ -391,9 +379,9 @@ pub fn run_trial(
     let finished_at = crate::clock::now_utc();
     let mut outcome = Outcome {
         finished_at,
-        placement,
-        samples,
-        precision,
+        placement: run.placement,
+        samples: run.samples,
+        precision: run.precision,
         ..Outcome::started(started_at)
     };
     match res {
@@ -428,16 +416,28 @@ enum Collected {
     Ping(crate::packet::PingSummary),
 }
 
+/// What a trial accumulates while it runs, kept also when it fails part-way.
+#[derive(Default)]
+struct Running {
+    agents: Vec<Agent>,
+    placement: Vec<RoleInfo>,
+    samples: Vec<(&'static str, proto::MetricSample)>,
+    precision: Option<Precision>,
+}
+
 fn drive(
     tb: &Testbed,
     p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
-    agents: &mut Vec<Agent>,
-    placement: &mut Vec<RoleInfo>,
-    sampled: &mut Vec<(&'static str, proto::MetricSample)>,
-    precision: &mut Option<Precision>,
+    run: &mut Running,
 ) -> Result<(Collected, Option<GatewayResults>)> {
+    let Running {
+        agents,
+        placement,
+        samples: sampled,
+        precision,
+    } = run;
     let check = || -> Result<()> {
         if stop.load(Ordering::SeqCst) {
             Err(Interrupted.into())
