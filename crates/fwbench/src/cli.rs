@@ -42,6 +42,9 @@ enum Cmd {
     Ndr(NdrArgs),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     Degrade(DegradeArgs),
+    /// Write a report of a results database: self-contained HTML with figures, or
+    /// Markdown, CSV or JSON (offline, any number of times)
+    Report(ReportArgs),
     /// Create, remove or list local namespace testbeds
     Testbed {
         #[command(subcommand)]
@@ -88,6 +91,23 @@ pub struct RunArgs {
     /// default experiment, none otherwise)
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Results database (from `fwbench run`, `echo`, `flood`, …)
+    pub db: PathBuf,
+    /// Output file; `-` for stdout [default: report.html, report.md, trials.csv,
+    /// report.json, samples.csv by format]
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// html (figures as inline SVG), md, csv (one row per trial), json (configurations
+    /// with statistics and fits), samples (CSV of the metric samples)
+    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "csv", "json", "samples"])]
+    pub format: String,
+    /// Only this run (default: every run in the file)
+    #[arg(long)]
+    pub run: Option<i64>,
 }
 
 #[derive(Args)]
@@ -585,6 +605,7 @@ pub fn run() -> Result<ExitCode> {
         }
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
         Cmd::Run(args) => crate::run::run_scenario(&args),
+        Cmd::Report(args) => crate::run::write_report(&args),
         Cmd::Rules {
             cmd:
                 RulesCmd::Render {

@@ -326,6 +326,53 @@ fn preflight(trials: &[TrialParams]) -> Result<()> {
     Ok(())
 }
 
+/// `fwbench report DB`: read the results file (never writing to it) and write one
+/// report. A missing file or one that is not fwbench's is bad input (exit 2).
+pub fn write_report(a: &crate::cli::ReportArgs) -> Result<ExitCode> {
+    if !a.db.is_file() {
+        return Err(usage(format!("{}: no such results file", a.db.display())));
+    }
+    let store = Store::open(&a.db).map_err(|e| usage(e.to_string()))?;
+    let report = match report::load(&store, a.run) {
+        Ok(r) => r,
+        Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    let (text, default) = match a.format.as_str() {
+        "md" => (report.markdown(), "report.md"),
+        "csv" => (report.csv_trials(), "trials.csv"),
+        "json" => (serde_json::to_string_pretty(&report.json())?, "report.json"),
+        "samples" => (report.csv_samples(&store)?, "samples.csv"),
+        _ => (report.html(), "report.html"),
+    };
+    let out = a.output.clone().unwrap_or_else(|| default.into());
+    if out.as_os_str() == "-" {
+        print!("{text}");
+    } else {
+        std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
+        let warnings = report.warnings().count();
+        eprintln!(
+            "fwbench: report of {} run(s) written to {}{}",
+            report.runs.len(),
+            out.display(),
+            if warnings > 0 {
+                format!(" ({warnings} warnings: see its Warnings section)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// After a run: its HTML report, if asked for (or the default experiment).
+fn report_after_run(store: &Store, run_id: i64, path: &Path) -> Result<()> {
+    let r = report::load(store, Some(run_id))?;
+    std::fs::write(path, r.html()).with_context(|| format!("writing {}", path.display()))?;
+    println!("Report: {}", path.display());
+    Ok(())
+}
+
 /// A scenario that leaves the topology open runs on a named testbed's topology.
 fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
@@ -517,6 +564,15 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         n,
         args.db.display()
     );
+    let report_path = args
+        .report
+        .clone()
+        .or_else(|| args.scenario.is_none().then(|| "report.html".into()));
+    if let Some(path) = report_path {
+        if let Err(e) = report_after_run(&store, run_id, &path) {
+            eprintln!("fwbench: the report could not be written: {e:#} (the results are stored; run `fwbench report {}`)", args.db.display());
+        }
+    }
     if interrupted {
         eprintln!(
             "fwbench: run {run_id} interrupted; run the same command again to resume it ({} trials stored)",

@@ -1,0 +1,378 @@
+//! Exports for other tools: Markdown (tables and fitted numbers), CSV (one row per
+//! trial; one row per sample) and JSON (configurations, fits, figures).
+
+use crate::figures::{mean_ci, num, CostFit, Figure, Kind, Table};
+use crate::model::flatten;
+use crate::{Report, ReportError, RunReport};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use store::{Store, TrialRow};
+
+/// Headline columns of the trial CSV, in order (names as in the store).
+pub const HEADLINE_COLUMNS: [&str; 17] = [
+    "duration_s",
+    "throughput_bps",
+    "transactions_per_s",
+    "rtt_p50_us",
+    "rtt_p90_us",
+    "rtt_p99_us",
+    "rtt_p999_us",
+    "rtt_max_us",
+    "validation_errors",
+    "unsent",
+    "lost",
+    "offered_pps",
+    "sent_pps",
+    "received_pps",
+    "loss_ratio",
+    "owd_p50_us",
+    "jitter_us",
+];
+
+/// Firewall columns of the trial CSV (empty when the trial ran without rules).
+pub const FIREWALL_COLUMNS: [&str; 7] = [
+    "engine",
+    "rules",
+    "set_elements",
+    "install_ms",
+    "remove_ms",
+    "verdicts_ok",
+    "verdict_problems",
+];
+
+/// Label/value pairs describing a run and its host.
+pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
+    let r = &run.run;
+    let h = &r.host;
+    let pairs = |v: &[(String, String)]| {
+        v.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let ok = run.trials.iter().filter(|t| t.status == "ok").count();
+    vec![
+        ("scenario".into(), r.scenario.clone()),
+        ("seed".into(), r.seed.to_string()),
+        ("command".into(), r.command.clone()),
+        ("status".into(), r.status.clone()),
+        ("started".into(), r.started_at.clone()),
+        (
+            "finished".into(),
+            r.finished_at.clone().unwrap_or_else(|| "-".into()),
+        ),
+        ("trials".into(), format!("{} ({ok} ok)", run.trials.len())),
+        (
+            "baseline".into(),
+            run.baseline
+                .as_ref()
+                .map(crate::model::canonical)
+                .unwrap_or_else(|| "none".into()),
+        ),
+        ("host".into(), h.hostname.clone()),
+        ("kernel".into(), h.kernel.clone()),
+        ("CPU".into(), format!("{} ({} cores)", h.cpu_model, h.cores)),
+        ("fwbench".into(), h.fwbench_version.clone()),
+        ("tools".into(), pairs(&h.tools)),
+        ("sysctls".into(), pairs(&h.sysctls)),
+    ]
+}
+
+/// The cost fits of a run as a table.
+pub fn fits_table(fits: &[CostFit]) -> Table {
+    let rows = fits
+        .iter()
+        .map(|f| {
+            vec![
+                f.series.clone(),
+                mean_ci(f.fit.b, f.fit.b_ci95),
+                num(f.fit.a),
+                format!("{:.4}", f.fit.r2),
+                f.fit.n.to_string(),
+                f.rule_counts.to_string(),
+                f.knee_rules.map(num).unwrap_or_else(|| "-".into()),
+                f.degradation
+                    .map(|(a, b)| format!("{} → {}", num(a), num(b)))
+                    .unwrap_or_else(|| "none".into()),
+            ]
+        })
+        .collect();
+    Table {
+        title: "Cost model: time per packet = a + b · rules".into(),
+        columns: [
+            "series",
+            "b: ns per rule per packet (± 95 % CI)",
+            "a: ns per packet at 0 rules",
+            "R²",
+            "trials",
+            "rule counts",
+            "knee (2-segment fit), rules",
+            "degradation (> 5 % below plateau): last good → first degraded",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
+}
+
+/// A figure's data as a table: one row per x (or category), one column per series.
+pub fn figure_table(f: &Figure) -> Table {
+    let xs: BTreeSet<u64> = f
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x.to_bits()))
+        .collect();
+    let mut xs: Vec<f64> = xs.into_iter().map(f64::from_bits).collect();
+    xs.sort_by(f64::total_cmp);
+    let mut columns = vec![if f.x_label.is_empty() {
+        "case".to_string()
+    } else {
+        f.x_label.clone()
+    }];
+    columns.extend(f.series.iter().map(|s| s.name.clone()));
+    let rows = xs
+        .iter()
+        .map(|x| {
+            let head = match f.kind {
+                Kind::Bar => f.categories.get(*x as usize).cloned().unwrap_or_default(),
+                Kind::Line => num(*x),
+            };
+            let mut row = vec![head];
+            row.extend(f.series.iter().map(|s| {
+                s.points
+                    .iter()
+                    .find(|p| p.x == *x)
+                    .map(|p| mean_ci(p.y, p.ci95))
+                    .unwrap_or_default()
+            }));
+            row
+        })
+        .collect();
+    Table {
+        title: format!("{} ({})", f.title, f.y_label),
+        columns,
+        rows,
+    }
+}
+
+/// A Markdown table cell: pipes escaped, newlines flattened.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A table in Markdown, with a heading.
+fn md_table(o: &mut String, t: &Table) {
+    let _ = writeln!(o, "\n### {}\n", t.title);
+    let row = |cells: &[String]| {
+        format!(
+            "| {} |",
+            cells
+                .iter()
+                .map(|c| md_cell(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )
+    };
+    let _ = writeln!(o, "{}", row(&t.columns));
+    let _ = writeln!(o, "|{}", "---|".repeat(t.columns.len()));
+    for r in &t.rows {
+        let _ = writeln!(o, "{}", row(r));
+    }
+}
+
+/// The report as Markdown: warnings, run metadata, fits, tables and figure data.
+pub fn markdown(r: &Report) -> String {
+    let mut o = format!(
+        "# fwbench report\n\nResults file: `{}`, {} run(s).\n\n## Warnings\n\n",
+        r.source,
+        r.runs.len()
+    );
+    let w: Vec<_> = r.warnings().collect();
+    if w.is_empty() {
+        o.push_str("None.\n");
+    }
+    for x in w {
+        let _ = writeln!(o, "* run {} · {}: {}", x.run_id, x.kind, x.message);
+    }
+    for run in &r.runs {
+        let _ = writeln!(o, "\n## Run {}: {}\n", run.run.id, run.run.scenario);
+        for (k, v) in run_meta(run) {
+            let _ = writeln!(o, "* {k}: {v}");
+        }
+        if !run.analysis.fits.is_empty() {
+            md_table(&mut o, &fits_table(&run.analysis.fits));
+        }
+        for t in &run.analysis.tables {
+            md_table(&mut o, t);
+        }
+        for f in &run.analysis.figures {
+            md_table(&mut o, &figure_table(f));
+            for n in &f.notes {
+                let _ = writeln!(o, "\n* {n}");
+            }
+        }
+    }
+    o
+}
+
+/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A JSON scalar as CSV text (null → empty).
+fn csv_value(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(v) => crate::model::text(v),
+    }
+}
+
+/// One row per trial. Columns: `run_id, trial_id, trial_key, rep, workload, status,
+/// error, started_at, finished_at`, then every parameter flattened with dots and
+/// prefixed `params.` (e.g. `params.packet.size.payload`; union over the trials,
+/// sorted), then the headline columns ([`HEADLINE_COLUMNS`]), then the firewall
+/// columns prefixed `firewall.` ([`FIREWALL_COLUMNS`]). Empty cell = not applicable.
+pub fn csv_trials(r: &Report) -> String {
+    let trials: Vec<&TrialRow> = r.runs.iter().flat_map(|x| x.trials.iter()).collect();
+    let flat: Vec<BTreeMap<String, String>> = trials.iter().map(|t| flatten(&t.params)).collect();
+    let keys: BTreeSet<&String> = flat.iter().flat_map(|f| f.keys()).collect();
+    let mut head: Vec<String> = [
+        "run_id",
+        "trial_id",
+        "trial_key",
+        "rep",
+        "workload",
+        "status",
+        "error",
+        "started_at",
+        "finished_at",
+    ]
+    .map(String::from)
+    .to_vec();
+    head.extend(keys.iter().map(|k| format!("params.{k}")));
+    head.extend(HEADLINE_COLUMNS.iter().map(|c| c.to_string()));
+    head.extend(FIREWALL_COLUMNS.iter().map(|c| format!("firewall.{c}")));
+    let mut o = head
+        .iter()
+        .map(|h| csv_field(h))
+        .collect::<Vec<_>>()
+        .join(",");
+    o.push('\n');
+    for (t, f) in trials.iter().zip(&flat) {
+        let mut row = vec![
+            t.run_id.to_string(),
+            t.id.to_string(),
+            t.trial_key.clone(),
+            t.rep.to_string(),
+            t.workload.clone(),
+            t.status.clone(),
+            t.error.clone().unwrap_or_default(),
+            t.started_at.clone(),
+            t.finished_at.clone(),
+        ];
+        row.extend(keys.iter().map(|k| f.get(*k).cloned().unwrap_or_default()));
+        let h = serde_json::to_value(&t.headline).unwrap_or(Value::Null);
+        row.extend(HEADLINE_COLUMNS.iter().map(|c| csv_value(h.get(c))));
+        let fw = t
+            .firewall
+            .as_ref()
+            .and_then(|x| serde_json::to_value(x).ok())
+            .unwrap_or(Value::Null);
+        row.extend(FIREWALL_COLUMNS.iter().map(|c| csv_value(fw.get(c))));
+        o.push_str(
+            &row.iter()
+                .map(|c| csv_field(c))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        o.push('\n');
+    }
+    o
+}
+
+/// Samples of every trial of the report: `run_id,trial_id,role,t_s,metric,value`.
+pub fn csv_samples(r: &Report, store: &Store) -> Result<String, ReportError> {
+    let mut o = String::from("run_id,trial_id,role,t_s,metric,value\n");
+    for t in r.runs.iter().flat_map(|x| x.trials.iter()) {
+        for s in store.samples(t.id)? {
+            let _ = writeln!(
+                o,
+                "{},{},{},{},{},{}",
+                t.run_id,
+                t.id,
+                csv_field(&s.role),
+                s.t_s,
+                csv_field(&s.metric),
+                s.value
+            );
+        }
+    }
+    Ok(o)
+}
+
+/// `{runs: [{run, configs: [{params, n, metrics: {name: {mean, sd, ci95, n}}}], fits, figures, tables, warnings}]}`.
+pub fn json(r: &Report) -> Value {
+    let runs: Vec<Value> = r.runs.iter().map(run_json).collect();
+    json!({ "source": r.source, "runs": runs })
+}
+
+/// One run as JSON.
+fn run_json(run: &RunReport) -> Value {
+    let r = &run.run;
+    let configs: Vec<Value> = run
+        .configs
+        .iter()
+        .map(|c| {
+            json!({
+                "workload": c.workload,
+                "label": c.label,
+                "params": c.params,
+                "n": c.reps.len(),
+                "failed": c.failed.len(),
+                "unavailable": c.unavailable.len(),
+                "rules": c.rules,
+                "is_baseline": c.is_baseline,
+                "cost_pct": c.cost_pct,
+                "metrics": c.metrics,
+            })
+        })
+        .collect();
+    json!({
+        "run": {
+            "id": r.id,
+            "scenario": r.scenario,
+            "seed": r.seed,
+            "command": r.command,
+            "status": r.status,
+            "started_at": r.started_at,
+            "finished_at": r.finished_at,
+            "baseline": run.baseline,
+            "host": r.host,
+        },
+        "configs": configs,
+        "fits": run.analysis.fits,
+        "figures": run.analysis.figures,
+        "tables": run.analysis.tables,
+        "warnings": run.warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("abc"), "abc");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(md_cell("a|b"), "a\\|b");
+    }
+}

@@ -1,0 +1,121 @@
+//! The HTML page: one file with inline CSS and SVG that opens offline.
+
+use crate::export::{fits_table, run_meta};
+use crate::figures::{Figure, Table};
+use crate::svg::{escape, render};
+use crate::{Report, RunReport, Warning};
+use std::fmt::Write;
+
+const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}h3{margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+th{background:#f2f2f2}dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 12px}
+dl.meta dt{font-weight:bold}dl.meta dd{margin:0}
+.warn{background:#fff4e5;border-left:4px solid #e67e22;padding:.5em 1em}
+.ok{background:#eef8ee;border-left:4px solid #2e7d32;padding:.5em 1em}
+figure{margin:1em 0}figcaption{font-size:.9em;color:#444}pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em}";
+
+/// The whole page.
+pub fn page(r: &Report) -> String {
+    let mut o = String::new();
+    o.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    let _ = write!(o, "<title>fwbench report: {}</title>", escape(&r.source));
+    let _ = write!(o, "<style>{CSS}</style></head><body>");
+    let _ = write!(
+        o,
+        "<h1>fwbench report</h1><p>Results file: <code>{}</code>, {} run(s).</p>",
+        escape(&r.source),
+        r.runs.len()
+    );
+    warnings(&mut o, &r.warnings().collect::<Vec<_>>());
+    for run in &r.runs {
+        run_section(&mut o, run);
+    }
+    o.push_str("</body></html>\n");
+    o
+}
+
+/// The warnings section (a reassuring line when there are none).
+fn warnings(o: &mut String, w: &[&Warning]) {
+    o.push_str("<h2 id=\"warnings\">Warnings</h2>");
+    if w.is_empty() {
+        o.push_str(
+            "<p class=\"ok\">No warnings: every trial succeeded, validated and was stable.</p>",
+        );
+        return;
+    }
+    o.push_str("<div class=\"warn\"><ul>");
+    for x in w {
+        let _ = write!(
+            o,
+            "<li><b>run {} · {}</b>: {}</li>",
+            x.run_id,
+            escape(&x.kind),
+            escape(&x.message)
+        );
+    }
+    o.push_str("</ul></div>");
+}
+
+/// One run: metadata, figures, fits and tables.
+fn run_section(o: &mut String, run: &RunReport) {
+    let r = &run.run;
+    let _ = write!(
+        o,
+        "<h2 id=\"run-{}\">Run {}: {}</h2><dl class=\"meta\">",
+        r.id,
+        r.id,
+        escape(&r.scenario)
+    );
+    for (k, v) in run_meta(run) {
+        let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", escape(&k), escape(&v));
+    }
+    o.push_str("</dl>");
+    if let Some(text) = &r.scenario_text {
+        let _ = write!(
+            o,
+            "<details><summary>Scenario file</summary><pre>{}</pre></details>",
+            escape(text)
+        );
+    }
+    for f in &run.analysis.figures {
+        figure(o, f);
+    }
+    if !run.analysis.fits.is_empty() {
+        table(o, &fits_table(&run.analysis.fits));
+    }
+    for t in &run.analysis.tables {
+        table(o, t);
+    }
+}
+
+/// A figure with its SVG and notes.
+fn figure(o: &mut String, f: &Figure) {
+    let _ = write!(o, "<figure id=\"{}\">{}", escape(&f.id), render(f));
+    if !f.notes.is_empty() {
+        o.push_str("<figcaption><ul>");
+        for n in &f.notes {
+            let _ = write!(o, "<li>{}</li>", escape(n));
+        }
+        o.push_str("</ul></figcaption>");
+    }
+    o.push_str("</figure>");
+}
+
+/// A table with a heading.
+fn table(o: &mut String, t: &Table) {
+    let _ = write!(o, "<h3>{}</h3><table><thead><tr>", escape(&t.title));
+    for c in &t.columns {
+        let _ = write!(o, "<th>{}</th>", escape(c));
+    }
+    o.push_str("</tr></thead><tbody>");
+    for row in &t.rows {
+        o.push_str("<tr>");
+        for cell in row {
+            let _ = write!(o, "<td>{}</td>", escape(cell));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table>");
+}

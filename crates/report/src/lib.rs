@@ -1,0 +1,237 @@
+//! Report: turns a results store into numbers people can read.
+//!
+//! Owns: statistics over repetitions (mean, CI, regression, knee, Welch), the choice of
+//! figures from what a run varies, SVG drawing, the self-contained HTML page, and the
+//! Markdown, CSV and JSON exports.
+//! Must not: measure anything, or write to the store; it only reads stored results,
+//! so a report can be re-made offline at any time.
+
+pub mod export;
+pub mod figures;
+pub mod html;
+pub mod model;
+pub mod stats;
+pub mod svg;
+
+use figures::Analysis;
+use model::Config;
+use std::collections::BTreeMap;
+use store::{RunRow, Store, StoreError, TrialRow};
+
+/// Coefficient of variation of the main metric above which a configuration is unstable.
+pub const UNSTABLE_CV: f64 = 0.05;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{path}: run {run} does not exist (runs here: {known})")]
+    NoSuchRun {
+        path: std::path::PathBuf,
+        run: i64,
+        known: String,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Something a reader must not miss, tied to a run (and a trial when there is one).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Warning {
+    pub run_id: i64,
+    pub trial_id: Option<i64>,
+    /// `failed`, `unavailable`, `validation`, `verdict`, `unstable`, `run-status`.
+    pub kind: String,
+    pub message: String,
+}
+
+/// One run with its trials, configurations, analysis and warnings.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub run: RunRow,
+    /// Every trial of the run, in insertion order.
+    pub trials: Vec<TrialRow>,
+    pub configs: Vec<Config>,
+    /// The baseline selector used (stored, or implied by seed 000's F values).
+    pub baseline: Option<serde_json::Value>,
+    pub analysis: Analysis,
+    pub warnings: Vec<Warning>,
+}
+
+/// A report over one run or every run of a store.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The store's file name, for the page header.
+    pub source: String,
+    pub runs: Vec<RunReport>,
+}
+
+/// Read one run (or every run, `None`) from a store and analyse it.
+pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
+    let all = store.runs()?;
+    let chosen: Vec<RunRow> = match run {
+        None => all,
+        Some(id) => {
+            let found: Vec<RunRow> = all.iter().filter(|r| r.id == id).cloned().collect();
+            if found.is_empty() {
+                let known: Vec<String> = all.iter().map(|r| r.id.to_string()).collect();
+                return Err(ReportError::NoSuchRun {
+                    path: store.path().into(),
+                    run: id,
+                    known: if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    },
+                });
+            }
+            found
+        }
+    };
+    let runs = chosen
+        .into_iter()
+        .map(|r| load_run(store, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Report {
+        source: store.path().display().to_string(),
+        runs,
+    })
+}
+
+/// Load, group, pair with the baseline, analyse and check one run.
+fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
+    let trials = store.trials(Some(run.id))?;
+    let mut samples = BTreeMap::new();
+    for t in trials.iter().filter(|t| t.status == "ok") {
+        let means = model::softirq_means(&store.samples(t.id)?);
+        if !means.is_empty() {
+            samples.insert(t.id, means);
+        }
+    }
+    let mut configs = model::configs(&trials, &samples);
+    let baseline = model::baseline_of(&run, &configs);
+    if let Some(b) = &baseline {
+        model::pair_with_baseline(&mut configs, b);
+    }
+    let analysis = figures::analyse(&configs, &trials);
+    let warnings = warnings(&run, &trials, &configs);
+    Ok(RunReport {
+        run,
+        trials,
+        configs,
+        baseline,
+        analysis,
+        warnings,
+    })
+}
+
+/// Collect a run's warnings: run status, failed/unavailable trials, validation errors,
+/// verdict mismatches and unstable configurations.
+fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let mut push = |trial_id: Option<i64>, kind: &str, message: String| {
+        w.push(Warning {
+            run_id: run.id,
+            trial_id,
+            kind: kind.into(),
+            message,
+        })
+    };
+    if run.status != "complete" {
+        push(
+            None,
+            "run-status",
+            format!(
+                "run {} is {} (not complete): results may be partial",
+                run.id, run.status
+            ),
+        );
+    }
+    for t in trials {
+        let who = format!("trial {} ({}, rep {})", t.id, t.trial_key, t.rep);
+        let err = t.error.as_deref().unwrap_or("no error recorded");
+        match t.status.as_str() {
+            "ok" => {}
+            "unavailable" => push(
+                Some(t.id),
+                "unavailable",
+                format!("{who} unavailable: {err}"),
+            ),
+            s => push(Some(t.id), "failed", format!("{who} {s}: {err}")),
+        }
+        if let Some(n) = t.headline.validation_errors.filter(|n| *n > 0) {
+            push(
+                Some(t.id),
+                "validation",
+                format!("{who}: {n} validation errors"),
+            );
+        }
+        if let Some(f) = t.firewall.as_ref().filter(|f| f.verdicts_ok == Some(false)) {
+            let why = f.verdict_problems.as_deref().unwrap_or("no details");
+            push(
+                Some(t.id),
+                "verdict",
+                format!("{who}: {} rule set gave wrong verdicts: {why}", f.engine),
+            );
+        }
+    }
+    let refs: Vec<&Config> = configs.iter().collect();
+    let keys = figures::varying(&refs);
+    for c in configs {
+        let Some((m, _)) = model::main_metric(&c.workload) else {
+            continue;
+        };
+        if let Some(cv) = c
+            .metrics
+            .get(m)
+            .and_then(|s| s.cv())
+            .filter(|cv| *cv > UNSTABLE_CV)
+        {
+            let name = c
+                .label
+                .clone()
+                .unwrap_or_else(|| figures::series_name(c, &keys));
+            push(
+                None,
+                "unstable",
+                format!(
+                    "unstable configuration {name}: CV of {m} is {:.1} % over {} reps (> {:.0} %)",
+                    cv * 100.0,
+                    c.reps.len(),
+                    UNSTABLE_CV * 100.0
+                ),
+            );
+        }
+    }
+    w
+}
+
+impl Report {
+    /// One self-contained HTML page (inline CSS and SVG, no scripts, no URLs).
+    pub fn html(&self) -> String {
+        html::page(self)
+    }
+
+    /// The tables, fits and warnings as Markdown (no figures, their data as tables).
+    pub fn markdown(&self) -> String {
+        export::markdown(self)
+    }
+
+    /// One CSV row per trial; columns documented in [`export::csv_trials`].
+    pub fn csv_trials(&self) -> String {
+        export::csv_trials(self)
+    }
+
+    /// One CSV row per metric sample of every trial of the report's runs.
+    pub fn csv_samples(&self, store: &Store) -> Result<String, ReportError> {
+        export::csv_samples(self, store)
+    }
+
+    /// Runs, configurations with metric aggregates, fits and figures as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        export::json(self)
+    }
+
+    /// Every warning of every run.
+    pub fn warnings(&self) -> impl Iterator<Item = &Warning> {
+        self.runs.iter().flat_map(|r| r.warnings.iter())
+    }
+}

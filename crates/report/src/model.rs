@@ -1,0 +1,431 @@
+//! From stored trials to configurations: repetitions grouped by their parameters (the
+//! trial seed left out), metric aggregates, and the pairing with the run's baseline.
+
+use crate::stats::Summary;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use store::{RunRow, TrialRow};
+
+/// Per-trial metrics, by name: (name, unit, extractor). Derived ones included.
+type Extract = fn(&TrialRow) -> Option<f64>;
+
+/// The metrics aggregated per configuration (name, what it is).
+pub const METRICS: &[(&str, Extract)] = &[
+    ("throughput_bps", |t| t.headline.throughput_bps),
+    ("throughput_per_client_bps", |t| {
+        let n = t.params.get("clients")?.as_f64().filter(|n| *n > 0.0)?;
+        Some(t.headline.throughput_bps? / n)
+    }),
+    ("transactions_per_s", |t| t.headline.transactions_per_s),
+    ("rtt_p50_us", |t| t.headline.rtt_p50_us),
+    ("rtt_p99_us", |t| t.headline.rtt_p99_us),
+    ("received_pps", |t| t.headline.received_pps),
+    ("sent_pps", |t| t.headline.sent_pps),
+    ("loss_ratio", |t| t.headline.loss_ratio),
+    ("owd_p50_us", |t| t.headline.owd_p50_us),
+    ("jitter_us", |t| t.headline.jitter_us),
+    ("ns_per_packet", |t| {
+        t.headline
+            .received_pps
+            .filter(|p| *p > 0.0)
+            .map(|p| 1e9 / p)
+    }),
+];
+
+/// The metric that ranks a workload's configurations, and whether higher is better.
+pub fn main_metric(workload: &str) -> Option<(&'static str, bool)> {
+    match workload {
+        "echo" => Some(("throughput_bps", true)),
+        "flood" | "flow" => Some(("received_pps", true)),
+        "ping" => Some(("rtt_p50_us", false)),
+        _ => None,
+    }
+}
+
+/// One configuration: all repetitions of one parameter set.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Canonical text of `params` (sorted keys): the grouping key.
+    pub key: String,
+    /// Parameters without `seed`.
+    pub params: Value,
+    /// `params` flattened to dotted keys with text values (`packet.size.payload` → "64").
+    pub flat: BTreeMap<String, String>,
+    pub workload: String,
+    pub label: Option<String>,
+    /// Repetitions that succeeded.
+    pub reps: Vec<TrialRow>,
+    pub failed: Vec<TrialRow>,
+    pub unavailable: Vec<TrialRow>,
+    /// Aggregates over `reps`, by metric name (only metrics with values). Gateway CPU
+    /// samples appear as `gateway.cpuN.softirq` (mean per trial, then over reps).
+    pub metrics: BTreeMap<String, Summary>,
+    /// Per repetition values of each metric (for fits and tests).
+    pub values: BTreeMap<String, Vec<f64>>,
+    /// Rules installed (mean of the gateway's count over reps) or else `params.rules`.
+    pub rules: Option<f64>,
+    /// This configuration is (one of) the run's baseline.
+    pub is_baseline: bool,
+    /// Decrease of the main metric against the paired baseline configuration, in %
+    /// (positive = worse; for latency, the increase).
+    pub cost_pct: Option<f64>,
+}
+
+impl Config {
+    /// Mean of a metric, if measured.
+    pub fn mean(&self, metric: &str) -> Option<f64> {
+        self.metrics.get(metric).map(|s| s.mean)
+    }
+
+    /// A parameter as text (dotted path), if present.
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.flat.get(key).map(String::as_str)
+    }
+
+    /// A parameter as a number, if present and numeric.
+    pub fn param_f64(&self, key: &str) -> Option<f64> {
+        self.param(key)?.parse().ok()
+    }
+
+    /// Every trial of the configuration, whatever its status.
+    pub fn all_trials(&self) -> impl Iterator<Item = &TrialRow> {
+        self.reps
+            .iter()
+            .chain(self.failed.iter())
+            .chain(self.unavailable.iter())
+    }
+}
+
+/// Sorted-key JSON text of a value, independent of map ordering.
+pub fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let body: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&m[*k])))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// A scalar as text: strings unquoted, others as JSON.
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => canonical(other),
+    }
+}
+
+/// Flatten objects to dotted keys; arrays and scalars become text values.
+pub fn flatten(v: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    flatten_into(v, "", &mut out);
+    out
+}
+
+/// Recursive step of [`flatten`].
+fn flatten_into(v: &Value, prefix: &str, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten_into(x, &key, out);
+            }
+        }
+        Value::Null => {}
+        other => {
+            out.insert(prefix.to_string(), text(other));
+        }
+    }
+}
+
+/// The value at a dotted path of a JSON object.
+pub fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// Baseline equality: numbers compare as numbers, everything else as text.
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    let (ta, tb) = (text(a), text(b));
+    match (ta.parse::<f64>(), tb.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => ta == tb,
+    }
+}
+
+/// Parameters with `seed` removed (a configuration's identity).
+fn without_seed(params: &Value) -> Value {
+    let mut p = params.clone();
+    if let Some(m) = p.as_object_mut() {
+        m.remove("seed");
+    }
+    p
+}
+
+/// Group a run's trials into configurations, in order of first appearance.
+/// `samples` holds per-trial sample means (trial id → metric → value).
+pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Config> {
+    let mut order: Vec<String> = Vec::new();
+    let mut by_key: BTreeMap<String, Config> = BTreeMap::new();
+    for t in trials {
+        let params = without_seed(&t.params);
+        let key = format!("{}|{}", t.workload, canonical(&params));
+        let c = by_key.entry(key.clone()).or_insert_with(|| {
+            order.push(key.clone());
+            new_config(key.clone(), params, t)
+        });
+        match t.status.as_str() {
+            "ok" => c.reps.push(t.clone()),
+            "unavailable" => c.unavailable.push(t.clone()),
+            _ => c.failed.push(t.clone()),
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|k| by_key.remove(&k))
+        .map(|mut c| {
+            aggregate(&mut c, samples);
+            c
+        })
+        .collect()
+}
+
+/// An empty configuration for the first trial seen with these parameters.
+fn new_config(key: String, params: Value, t: &TrialRow) -> Config {
+    Config {
+        key,
+        flat: flatten(&params),
+        label: params
+            .get("label")
+            .and_then(Value::as_str)
+            .map(String::from),
+        params,
+        workload: t.workload.clone(),
+        reps: vec![],
+        failed: vec![],
+        unavailable: vec![],
+        metrics: BTreeMap::new(),
+        values: BTreeMap::new(),
+        rules: None,
+        is_baseline: false,
+        cost_pct: None,
+    }
+}
+
+/// Fill a configuration's per-metric values and summaries from its repetitions.
+fn aggregate(c: &mut Config, samples: &BTreeMap<i64, BTreeMap<String, f64>>) {
+    for (name, f) in METRICS {
+        let v: Vec<f64> = c.reps.iter().filter_map(f).collect();
+        if !v.is_empty() {
+            c.values.insert(name.to_string(), v);
+        }
+    }
+    for t in &c.reps {
+        for (m, x) in samples.get(&t.id).into_iter().flatten() {
+            c.values.entry(m.clone()).or_default().push(*x);
+        }
+    }
+    c.metrics = c
+        .values
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), Summary::of(v)?)))
+        .collect();
+    let installed: Vec<f64> = c
+        .reps
+        .iter()
+        .filter_map(|t| t.firewall.as_ref().map(|f| f.rules as f64))
+        .collect();
+    c.rules = crate::stats::mean(&installed).or_else(|| c.param_f64("rules"));
+}
+
+/// Mean of `cpuN.softirq` samples of role `gateway`, per CPU, as `gateway.cpuN.softirq`.
+pub fn softirq_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
+    let mut acc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for s in samples {
+        if s.role == "gateway" && s.metric.starts_with("cpu") && s.metric.ends_with(".softirq") {
+            acc.entry(format!("gateway.{}", s.metric))
+                .or_default()
+                .push(s.value);
+        }
+    }
+    acc.into_iter()
+        .filter_map(|(k, v)| Some((k, crate::stats::mean(&v)?)))
+        .collect()
+}
+
+/// The run's baseline selector: the stored one, or `model = seed000-f0` when the run
+/// compares seed 000's F values without naming a baseline.
+pub fn baseline_of(run: &RunRow, configs: &[Config]) -> Option<Value> {
+    if let Some(b) = run.baseline.as_ref().filter(|b| b.is_object()) {
+        return Some(b.clone());
+    }
+    let models: std::collections::BTreeSet<&str> =
+        configs.iter().filter_map(|c| c.param("model")).collect();
+    let seed000 = models.contains("seed000-f0")
+        && models
+            .iter()
+            .any(|m| *m == "seed000-f2" || *m == "seed000-f4");
+    seed000.then(|| serde_json::json!({"model": "seed000-f0"}))
+}
+
+/// Does a configuration match every key of the baseline selector?
+pub fn matches_baseline(c: &Config, baseline: &Value) -> bool {
+    baseline.as_object().is_some_and(|b| {
+        b.iter().all(|(k, want)| {
+            lookup(&c.params, k).is_some_and(|have| same_value(have, want))
+                || (k == "workload" && same_value(&Value::String(c.workload.clone()), want))
+        })
+    })
+}
+
+/// The configuration's identity without the baseline's keys (to pair it with one);
+/// `label` is left out too: it names a case, it is not a setting.
+fn rest_key(c: &Config, baseline: &Value) -> String {
+    let keys: Vec<&String> = baseline
+        .as_object()
+        .map(|b| b.keys().collect())
+        .unwrap_or_default();
+    let rest: BTreeMap<&String, &String> = c
+        .flat
+        .iter()
+        .filter(|(k, _)| *k != "label")
+        .filter(|(k, _)| {
+            !keys
+                .iter()
+                .any(|b| k == b || k.starts_with(&format!("{b}.")))
+        })
+        .collect();
+    format!("{}|{rest:?}", c.workload)
+}
+
+/// Mark baseline configurations and set every other configuration's cost against the
+/// baseline configuration that has the same other parameters.
+pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
+    let mut base: BTreeMap<String, (f64, bool)> = BTreeMap::new();
+    for c in configs.iter_mut() {
+        c.is_baseline = matches_baseline(c, baseline);
+        let Some((m, higher)) = main_metric(&c.workload) else {
+            continue;
+        };
+        if let (true, Some(v)) = (c.is_baseline, c.mean(m)) {
+            base.insert(rest_key(c, baseline), (v, higher));
+        }
+    }
+    for c in configs.iter_mut().filter(|c| !c.is_baseline) {
+        let Some((m, _)) = main_metric(&c.workload) else {
+            continue;
+        };
+        if let (Some(&(b, higher)), Some(v)) = (base.get(&rest_key(c, baseline)), c.mean(m)) {
+            if b != 0.0 {
+                let d = (b - v) / b * 100.0;
+                c.cost_pct = Some(if higher { d } else { -d });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn trial(id: i64, params: Value, status: &str, bps: f64) -> TrialRow {
+        TrialRow {
+            id,
+            run_id: 1,
+            trial_key: format!("k{id}"),
+            rep: id as u32,
+            workload: "echo".into(),
+            status: status.into(),
+            error: None,
+            params,
+            headline: store::Headline {
+                throughput_bps: Some(bps),
+                ..Default::default()
+            },
+            started_at: String::new(),
+            finished_at: String::new(),
+            firewall: None,
+            results: Value::Null,
+        }
+    }
+
+    #[test]
+    fn repetitions_group_without_seed_and_metrics_aggregate() {
+        let ts = vec![
+            trial(
+                1,
+                json!({"clients": 2, "model": "seed000-f0", "seed": 1}),
+                "ok",
+                10.0,
+            ),
+            trial(
+                2,
+                json!({"model": "seed000-f0", "clients": 2, "seed": 2}),
+                "ok",
+                14.0,
+            ),
+            trial(
+                3,
+                json!({"clients": 2, "model": "seed000-f2", "seed": 3}),
+                "ok",
+                9.0,
+            ),
+            trial(
+                4,
+                json!({"clients": 2, "model": "seed000-f2", "seed": 4}),
+                "failed",
+                0.0,
+            ),
+        ];
+        let mut cs = configs(&ts, &BTreeMap::new());
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[0].reps.len(), 2);
+        let s = cs[0].metrics["throughput_bps"];
+        assert_eq!((s.n, s.mean), (2, 12.0));
+        assert_eq!(cs[0].metrics["throughput_per_client_bps"].mean, 6.0);
+        assert_eq!((cs[1].reps.len(), cs[1].failed.len()), (1, 1));
+        let run = RunRow {
+            id: 1,
+            started_at: String::new(),
+            finished_at: None,
+            scenario: String::new(),
+            scenario_text: None,
+            seed: 0,
+            command: String::new(),
+            status: "complete".into(),
+            baseline: None,
+            host: Default::default(),
+        };
+        let b = baseline_of(&run, &cs).unwrap();
+        pair_with_baseline(&mut cs, &b);
+        assert!(cs[0].is_baseline && !cs[1].is_baseline);
+        assert!((cs[1].cost_pct.unwrap() - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn baseline_values_compare_as_numbers_or_text() {
+        assert!(same_value(&json!(64), &json!("64")));
+        assert!(same_value(&json!(1.0), &json!(1)));
+        assert!(!same_value(&json!("nft"), &json!("none")));
+        let p = json!({"packet": {"flows": 4}});
+        assert_eq!(lookup(&p, "packet.flows"), Some(&json!(4)));
+        assert_eq!(flatten(&p)["packet.flows"], "4");
+        assert_eq!(
+            canonical(&json!({"b": 1, "a": [2, {"d": 1, "c": 0}]})),
+            r#"{"a":[2,{"c":0,"d":1}],"b":1}"#
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! Statistics over repetitions: mean, spread, Student-t confidence intervals,
+//! least-squares lines, knees of monotone curves and Welch's t-test.
+//!
+//! Pure functions on slices; no I/O. Quantiles and p-values come from the regularised
+//! incomplete beta function (continued fraction), so they hold for any degrees of freedom.
+
+use serde::Serialize;
+
+/// Mean, sample standard deviation and 95 % CI half-width of one metric over repetitions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); `None` with fewer than 2 values.
+    pub sd: Option<f64>,
+    /// Half-width of the 95 % confidence interval of the mean (Student t, n − 1 df).
+    pub ci95: Option<f64>,
+}
+
+impl Summary {
+    /// Summarise values; `None` when there are none (non-finite values are skipped).
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        let m = mean(&v)?;
+        let sd = sample_sd(&v);
+        Some(Summary {
+            n: v.len(),
+            mean: m,
+            sd,
+            ci95: ci95_half_width(&v),
+        })
+    }
+
+    /// Coefficient of variation (sd / |mean|); `None` without sd or with a zero mean.
+    pub fn cv(&self) -> Option<f64> {
+        cv_of(self.sd?, self.mean)
+    }
+}
+
+/// Arithmetic mean; `None` for no values.
+pub fn mean(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+/// Sample standard deviation (divides by n − 1); `None` below 2 values.
+pub fn sample_sd(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let m = mean(v)?;
+    let ss: f64 = v.iter().map(|x| (x - m) * (x - m)).sum();
+    Some((ss / (v.len() - 1) as f64).sqrt())
+}
+
+/// Half-width of the 95 % CI of the mean: t(0.975, n − 1) · sd / √n.
+pub fn ci95_half_width(v: &[f64]) -> Option<f64> {
+    let sd = sample_sd(v)?;
+    let n = v.len() as f64;
+    Some(t_quantile(0.975, n - 1.0) * sd / n.sqrt())
+}
+
+/// Coefficient of variation sd / |mean|; `None` for a zero mean.
+pub fn cv_of(sd: f64, mean: f64) -> Option<f64> {
+    if mean == 0.0 {
+        None
+    } else {
+        Some(sd / mean.abs())
+    }
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; ~15 significant digits).
+pub fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).abs().ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = G[0];
+    let t = x + 7.5;
+    for (i, g) in G.iter().enumerate().skip(1) {
+        a += g / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// Continued fraction of the incomplete beta function (modified Lentz).
+fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..10_000 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
+/// Regularised incomplete beta function I_x(a, b), for a, b > 0 and 0 ≤ x ≤ 1.
+pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    let front = ln_front.exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_cf(a, b, x) / a
+    } else {
+        1.0 - front * beta_cf(b, a, 1.0 - x) / b
+    }
+}
+
+/// Standard normal CDF Φ(z) (erfc by Chebyshev fit, relative error < 1.2e-7).
+pub fn normal_cdf(z: f64) -> f64 {
+    let x = z / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * x.abs());
+    let poly = -x * x - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    let erfc = if x >= 0.0 { erfc } else { 2.0 - erfc };
+    1.0 - 0.5 * erfc
+}
+
+/// Student t CDF P(T ≤ t) with `df` degrees of freedom (`df` = ∞ or > 1e7: normal).
+pub fn t_cdf(t: f64, df: f64) -> f64 {
+    if !(df.is_finite() && df <= 1e7) {
+        return normal_cdf(t);
+    }
+    let x = df / (df + t * t);
+    let tail = 0.5 * inc_beta(df / 2.0, 0.5, x);
+    if t >= 0.0 {
+        1.0 - tail
+    } else {
+        tail
+    }
+}
+
+/// Quantile of Student's t: the t with P(T ≤ t) = p, by bisection on [`t_cdf`]
+/// (|error| < 1e-9, so far better than the 3 digits tables give); df ≥ 1 or ∞.
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if p == 0.5 {
+        return 0.0;
+    }
+    if p < 0.5 {
+        return -t_quantile(1.0 - p, df);
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while t_cdf(hi, df) < p && hi < 1e12 {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if t_cdf(mid, df) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-10 * hi.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// A least-squares line y = a + b·x with the uncertainty of its slope.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LineFit {
+    pub a: f64,
+    pub b: f64,
+    /// Half-width of the 95 % CI of b (t with n − 2 df); `None` with n < 3.
+    pub b_ci95: Option<f64>,
+    /// Coefficient of determination (1 for an exact line, including a constant one).
+    pub r2: f64,
+    pub n: usize,
+}
+
+/// Ordinary least squares over (x, y) pairs; `None` with < 2 points or all x equal.
+pub fn fit_line(points: &[(f64, f64)]) -> Option<LineFit> {
+    let n = points.len();
+    if n < 2 {
+        return None;
+    }
+    let nf = n as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / nf;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / nf;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let syy: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    if sxx == 0.0 {
+        return None;
+    }
+    let b = sxy / sxx;
+    let a = my - b * mx;
+    let sse = sse_of(points, a, b);
+    let r2 = if syy > 0.0 { 1.0 - sse / syy } else { 1.0 };
+    let b_ci95 = (n > 2).then(|| {
+        let se_b = (sse / (nf - 2.0) / sxx).sqrt();
+        t_quantile(0.975, nf - 2.0) * se_b
+    });
+    Some(LineFit {
+        a,
+        b,
+        b_ci95,
+        r2,
+        n,
+    })
+}
+
+/// Sum of squared residuals of the points around y = a + b·x.
+fn sse_of(points: &[(f64, f64)], a: f64, b: f64) -> f64 {
+    points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum()
+}
+
+/// Sum of squared residuals of the best line through the points (0 for < 3 points).
+fn line_sse(points: &[(f64, f64)]) -> f64 {
+    match fit_line(points) {
+        Some(f) => sse_of(points, f.a, f.b),
+        None => 0.0,
+    }
+}
+
+/// Knee of a curve by a two-segment piecewise-linear fit: every split into a left and a
+/// right run of ≥ 2 points (sorted by x) is fitted with one line each, the split with the
+/// smallest total squared residual wins, and the knee is where its two lines meet
+/// (clamped to the gap between the runs). `None` with < 4 points, or when the best split
+/// does not cut the one-line residual at least fourfold (the curve is a line).
+pub fn knee_piecewise(points: &[(f64, f64)]) -> Option<f64> {
+    let mut p: Vec<(f64, f64)> = points.to_vec();
+    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if p.len() < 4 {
+        return None;
+    }
+    let one = line_sse(&p);
+    let (k, two) = (2..=p.len() - 2)
+        .map(|k| (k, line_sse(&p[..k]) + line_sse(&p[k..])))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    // NaN residuals (non-finite input) also mean: no knee.
+    if one == 0.0 || two * 4.0 > one || two.is_nan() {
+        return None;
+    }
+    let (l, r) = (fit_line(&p[..k]), fit_line(&p[k..]));
+    let (lo, hi) = (p[k - 1].0, p[k].0);
+    let meet = match (l, r) {
+        (Some(l), Some(r)) if l.b != r.b => (r.a - l.a) / (l.b - r.b),
+        _ => lo,
+    };
+    Some(if meet.is_finite() {
+        meet.clamp(lo, hi)
+    } else {
+        lo
+    })
+}
+
+/// Degradation point of a falling curve: the first x (ascending) whose y is more than
+/// `drop` (a fraction, e.g. 0.05) below the plateau, the y at the smallest x. Returns
+/// (last x still within the band, first x beyond it); `None` when no point drops.
+pub fn degradation_point(points: &[(f64, f64)], drop: f64) -> Option<(f64, f64)> {
+    let mut p: Vec<(f64, f64)> = points.to_vec();
+    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let plateau = p.first()?.1;
+    let i = p.iter().position(|q| q.1 < plateau * (1.0 - drop))?;
+    Some((p[i.saturating_sub(1)].0, p[i].0))
+}
+
+/// Result of Welch's unequal-variance t-test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Welch {
+    pub t: f64,
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+/// Welch's t-test of equal means; `None` unless both samples have ≥ 2 values and the
+/// pooled standard error is not zero.
+pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
+    let (mx, my) = (mean(x)?, mean(y)?);
+    let (sx, sy) = (sample_sd(x)?, sample_sd(y)?);
+    let (vx, vy) = (sx * sx / x.len() as f64, sy * sy / y.len() as f64);
+    let se2 = vx + vy;
+    if se2 == 0.0 {
+        return None;
+    }
+    let t = (mx - my) / se2.sqrt();
+    let df = se2 * se2 / (vx * vx / (x.len() as f64 - 1.0) + vy * vy / (y.len() as f64 - 1.0));
+    let p = inc_beta(df / 2.0, 0.5, df / (df + t * t));
+    Some(Welch { t, df, p })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn mean_sd_ci_of_a_known_sample() {
+        let v = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        let s = Summary::of(&v).unwrap();
+        assert_eq!(s.n, 8);
+        assert_eq!(s.mean, 5.0);
+        // Σ(x − 5)² = 32, / 7 → sd = √(32/7) = 2.13809
+        assert!(close(s.sd.unwrap(), (32.0f64 / 7.0).sqrt(), 1e-12));
+        // 2.365 · 2.13809 / √8 = 1.7875
+        assert!(close(s.ci95.unwrap(), 1.7875, 1e-3), "{:?}", s.ci95);
+        assert!(close(s.cv().unwrap(), 2.13809 / 5.0, 1e-5));
+        assert!(Summary::of(&[]).is_none());
+        let one = Summary::of(&[3.0]).unwrap();
+        assert_eq!((one.sd, one.ci95), (None, None));
+    }
+
+    #[test]
+    fn t_quantiles_match_tables_to_three_digits() {
+        let table = [
+            (1.0, 12.706),
+            (2.0, 4.303),
+            (3.0, 3.182),
+            (4.0, 2.776),
+            (5.0, 2.571),
+            (7.0, 2.365),
+            (10.0, 2.228),
+            (20.0, 2.086),
+            (30.0, 2.042),
+            (60.0, 2.000),
+            (120.0, 1.980),
+            (1e6, 1.960),
+            (f64::INFINITY, 1.960),
+        ];
+        for (df, t) in table {
+            let q = t_quantile(0.975, df);
+            assert!(close(q, t, 6e-4), "df {df}: {q} vs {t}");
+        }
+        assert!(close(t_quantile(0.95, 10.0), 1.812, 6e-4));
+        assert!(close(t_quantile(0.995, 5.0), 4.032, 6e-4));
+        assert!(close(t_quantile(0.025, 7.0), -2.365, 6e-4));
+    }
+
+    #[test]
+    fn t_cdf_symmetry_and_known_points() {
+        assert!(close(t_cdf(0.0, 5.0), 0.5, 1e-12));
+        // t with 1 df is Cauchy: P(T ≤ 1) = 0.75
+        assert!(close(t_cdf(1.0, 1.0), 0.75, 1e-9));
+        assert!(close(t_cdf(-1.0, 1.0), 0.25, 1e-9));
+        assert!(close(normal_cdf(1.959964), 0.975, 1e-6));
+    }
+
+    #[test]
+    fn exact_line_has_r2_one() {
+        let pts: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 3.0 + 2.0 * i as f64)).collect();
+        let f = fit_line(&pts).unwrap();
+        assert!(close(f.a, 3.0, 1e-12) && close(f.b, 2.0, 1e-12));
+        assert!(close(f.r2, 1.0, 1e-12));
+        assert!(close(f.b_ci95.unwrap(), 0.0, 1e-9));
+        assert!(fit_line(&[(1.0, 1.0), (1.0, 2.0)]).is_none());
+    }
+
+    #[test]
+    fn fit_with_known_noise_matches_hand_computation() {
+        // y = 3 + 2x with residuals +1, −1, −1, +1 at x = 0..3:
+        // b = 2 (residual pattern is symmetric), a = 3, SSE = 4, Sxx = 5,
+        // se_b = √(4/2/5) = 0.63246, t(0.975, 2) = 4.303 → CI 2.7214.
+        let pts = [(0.0, 4.0), (1.0, 4.0), (2.0, 6.0), (3.0, 10.0)];
+        let f = fit_line(&pts).unwrap();
+        assert!(close(f.b, 2.0, 1e-12) && close(f.a, 3.0, 1e-12));
+        assert!(close(f.b_ci95.unwrap(), 2.7214, 1e-3), "{:?}", f.b_ci95);
+        // SST = Σ(y − 6)² = 4 + 4 + 0 + 16 = 24 → R² = 1 − 4/24
+        assert!(close(f.r2, 1.0 - 4.0 / 24.0, 1e-12));
+    }
+
+    #[test]
+    fn cost_slope_recovered_within_its_ci() {
+        // t = 500 + 2.5·rules ns with a deterministic ±1 % ripple.
+        let pts: Vec<(f64, f64)> = (0..=20)
+            .map(|i| {
+                let r = i as f64 * 500.0;
+                let t = 500.0 + 2.5 * r;
+                let ripple = [0.01, -0.007, 0.004, -0.01, 0.0][i % 5];
+                (r, t * (1.0 + ripple))
+            })
+            .collect();
+        let f = fit_line(&pts).unwrap();
+        let ci = f.b_ci95.unwrap();
+        assert!((f.b - 2.5).abs() <= ci, "b {} ± {ci}", f.b);
+        assert!(ci < 0.1 && f.r2 > 0.99, "{f:?}");
+    }
+
+    #[test]
+    fn knee_of_plateau_then_drop() {
+        // 1 Mpps up to 4000 rules, then falling 200 pps per rule.
+        let pts: Vec<(f64, f64)> = (0..=10)
+            .map(|i| {
+                let x = i as f64 * 1000.0;
+                let y = if x <= 4000.0 {
+                    1e6
+                } else {
+                    1e6 - 200.0 * (x - 4000.0)
+                };
+                (x, y)
+            })
+            .collect();
+        let k = knee_piecewise(&pts).unwrap();
+        assert!((k - 4000.0).abs() <= 500.0, "{k}");
+        assert_eq!(degradation_point(&pts, 0.05), Some((4000.0, 5000.0)));
+        let line: Vec<(f64, f64)> = (0..8).map(|i| (i as f64, 10.0 - i as f64)).collect();
+        assert_eq!(knee_piecewise(&line), None);
+        assert_eq!(degradation_point(&[(0.0, 1.0), (1.0, 0.99)], 0.05), None);
+    }
+
+    #[test]
+    fn welch_against_a_hand_computed_case() {
+        // x: mean 3, var 2.5 (n 5); y: mean 6, var 2.5 (n 5) → t = −3/√1 = −3, df = 8,
+        // two-sided p = 0.01707 (t tables).
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let y = [4.0, 5.0, 6.0, 7.0, 8.0];
+        let w = welch(&x, &y).unwrap();
+        assert!(close(w.t, -3.0, 1e-12) && close(w.df, 8.0, 1e-9));
+        assert!(close(w.p, 0.01707, 2e-4), "{w:?}");
+        assert!(welch(&[1.0], &y).is_none());
+        let same = welch(&x, &x).unwrap();
+        assert!(close(same.p, 1.0, 1e-9));
+    }
+}

@@ -1,0 +1,445 @@
+//! Figures drawn as inline SVG: line charts with CI whiskers and bar charts.
+//! No scripts, fonts or links; the same figure always gives the same bytes.
+
+use crate::figures::{Figure, Kind, Point, Series};
+use std::fmt::Write;
+
+const W: f64 = 720.0;
+const PLOT_H: f64 = 300.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 24.0;
+const TOP: f64 = 40.0;
+/// Space under the plot for tick labels and the x label.
+const BELOW: f64 = 56.0;
+const LEGEND_ROW: f64 = 16.0;
+const PALETTE: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+/// Escape text for XML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A "nice" step (1, 2 or 5 × 10^k) giving about `target` intervals over `span`.
+pub fn nice_step(span: f64, target: usize) -> f64 {
+    if !(span > 0.0 && span.is_finite()) {
+        return 1.0;
+    }
+    let raw = span / target.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let nice = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * mag
+}
+
+/// Axis range widened to nice multiples of the step, and the tick values.
+pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, Vec<f64>) {
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else if lo == 0.0 {
+        (0.0, 1.0)
+    } else {
+        (lo - lo.abs() * 0.5, hi + hi.abs() * 0.5)
+    };
+    let step = nice_step(hi - lo, target);
+    let (a, b) = ((lo / step).floor() * step, (hi / step).ceil() * step);
+    let n = ((b - a) / step).round() as usize;
+    let ticks = (0..=n).map(|i| a + i as f64 * step).collect();
+    (a, b, ticks)
+}
+
+/// Tick label: SI-suffixed above 10 000 (12k, 1.5M), trimmed decimals below.
+pub fn tick_label(v: f64, step: f64) -> String {
+    let (div, suffix) = if v.abs() >= 1e9 || step >= 1e9 {
+        (1e9, "G")
+    } else if v.abs() >= 1e6 || step >= 1e6 {
+        (1e6, "M")
+    } else if v.abs() >= 1e4 || step >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let (v, step) = (v / div, step / div);
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    };
+    let s = format!("{v:.decimals$}");
+    if s.trim_start_matches('-')
+        .trim_matches(|c| c == '0' || c == '.')
+        .is_empty()
+    {
+        return "0".into();
+    }
+    format!("{s}{suffix}")
+}
+
+/// Coordinate text with fixed precision (deterministic output).
+fn c(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// Maps data to pixels.
+struct Frame {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    /// Pixel x of a data x.
+    fn px(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
+    }
+    /// Pixel y of a data y.
+    fn py(&self, y: f64) -> f64 {
+        TOP + PLOT_H - (y - self.y0) / (self.y1 - self.y0) * PLOT_H
+    }
+}
+
+/// Draw a figure as one `<svg>` element for inlining in HTML5 (which needs no `xmlns`,
+/// so the output holds no URL at all).
+pub fn render(f: &Figure) -> String {
+    let drawn: Vec<&Series> = f.series.iter().filter(|s| !s.points.is_empty()).collect();
+    let legend_rows = if f.kind == Kind::Bar && drawn.len() <= 1 {
+        0
+    } else {
+        drawn.len()
+    };
+    let h = TOP + PLOT_H + BELOW + legend_rows as f64 * LEGEND_ROW + 8.0;
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        r#"<svg width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" font-family="sans-serif" font-size="11">"#,
+        w = W,
+        h = c(h)
+    );
+    let _ = write!(o, "<title>{}</title>", escape(&f.title));
+    let _ = write!(
+        o,
+        r#"<text x="{}" y="20" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+        c(W / 2.0),
+        escape(&f.title)
+    );
+    let (xr, yr) = ranges(f, &drawn);
+    let (x0, x1, xt) = match f.kind {
+        Kind::Line => nice_ticks(xr.0, xr.1, 8),
+        Kind::Bar => (-0.5, f.categories.len().max(1) as f64 - 0.5, vec![]),
+    };
+    let (y0, y1, yt) = nice_ticks(yr.0, yr.1, 6);
+    let fr = Frame { x0, x1, y0, y1 };
+    axes(&mut o, f, &fr, &xt, &yt);
+    match f.kind {
+        Kind::Line => lines(&mut o, &fr, &drawn),
+        Kind::Bar => bars(&mut o, f, &fr, &drawn),
+    }
+    markers(&mut o, f, &fr);
+    if legend_rows > 0 {
+        legend(&mut o, &drawn, TOP + PLOT_H + BELOW);
+    }
+    o.push_str("</svg>");
+    o
+}
+
+/// Data ranges: x over points, y over points ± CI, always including y = 0.
+fn ranges(f: &Figure, drawn: &[&Series]) -> ((f64, f64), (f64, f64)) {
+    let pts = || drawn.iter().flat_map(|s| s.points.iter());
+    let fold = |it: &mut dyn Iterator<Item = f64>| {
+        it.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v), h.max(v))
+        })
+    };
+    let xr = fold(&mut pts().map(|p| p.x));
+    let ylo = fold(&mut pts().map(|p| p.y - p.ci95.unwrap_or(0.0)));
+    let yhi = fold(&mut pts().map(|p| p.y + p.ci95.unwrap_or(0.0)));
+    let xr = if xr.0.is_finite() { xr } else { (0.0, 1.0) };
+    let yr = (ylo.0.min(0.0), yhi.1.max(0.0));
+    let yr = if yr.0.is_finite() && yr.1.is_finite() {
+        yr
+    } else {
+        (0.0, 1.0)
+    };
+    let _ = f;
+    (xr, yr)
+}
+
+/// Plot frame, grid, ticks and axis labels.
+fn axes(o: &mut String, f: &Figure, fr: &Frame, xt: &[f64], yt: &[f64]) {
+    let (l, r, t, b) = (LEFT, W - RIGHT, TOP, TOP + PLOT_H);
+    let ystep = if yt.len() > 1 { yt[1] - yt[0] } else { 1.0 };
+    for y in yt {
+        let py = c(fr.py(*y));
+        let _ = write!(
+            o,
+            r##"<line x1="{}" y1="{py}" x2="{}" y2="{py}" stroke="#ddd"/>"##,
+            c(l),
+            c(r)
+        );
+        let _ = write!(
+            o,
+            r#"<text x="{}" y="{py}" text-anchor="end" dy="4">{}</text>"#,
+            c(l - 6.0),
+            tick_label(*y, ystep)
+        );
+    }
+    let xstep = if xt.len() > 1 { xt[1] - xt[0] } else { 1.0 };
+    for x in xt {
+        let px = c(fr.px(*x));
+        let _ = write!(
+            o,
+            r##"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="#000"/>"##,
+            c(b),
+            c(b + 5.0)
+        );
+        let _ = write!(
+            o,
+            r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
+            c(b + 17.0),
+            tick_label(*x, xstep)
+        );
+    }
+    if f.kind == Kind::Bar {
+        for (i, cat) in f.categories.iter().enumerate() {
+            let px = c(fr.px(i as f64));
+            let short: String = cat.chars().take(28).collect();
+            let _ = write!(
+                o,
+                r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
+                c(b + 17.0),
+                escape(&short)
+            );
+        }
+    }
+    let _ = write!(
+        o,
+        r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#000"/>"##,
+        c(l),
+        c(t),
+        c(r - l),
+        c(b - t)
+    );
+    let _ = write!(
+        o,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        c((l + r) / 2.0),
+        c(b + 40.0),
+        escape(&f.x_label)
+    );
+    let _ = write!(
+        o,
+        r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        c((t + b) / 2.0),
+        escape(&f.y_label)
+    );
+}
+
+/// Whisker from y − ci to y + ci at pixel x.
+fn whisker(o: &mut String, fr: &Frame, px: f64, p: &Point, color: &str) {
+    let Some(ci) = p.ci95.filter(|c| *c > 0.0) else {
+        return;
+    };
+    let (a, b) = (c(fr.py(p.y - ci)), c(fr.py(p.y + ci)));
+    let _ = write!(
+        o,
+        r#"<line x1="{x}" y1="{a}" x2="{x}" y2="{b}" stroke="{color}"/>"#,
+        x = c(px)
+    );
+    for y in [&a, &b] {
+        let _ = write!(
+            o,
+            r#"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="{color}"/>"#,
+            c(px - 3.0),
+            c(px + 3.0)
+        );
+    }
+}
+
+/// Colour of the i-th series; a fit series (`fit: NAME`) takes the colour of NAME.
+fn color(drawn: &[&Series], i: usize) -> &'static str {
+    let s = drawn[i];
+    let base = s
+        .name
+        .strip_prefix("fit: ")
+        .filter(|_| s.fit)
+        .and_then(|n| drawn.iter().position(|d| !d.fit && d.name == n));
+    PALETTE[base.unwrap_or(i) % PALETTE.len()]
+}
+
+/// Polylines with point markers and whiskers; fit series dashed without markers.
+fn lines(o: &mut String, fr: &Frame, drawn: &[&Series]) {
+    for (i, s) in drawn.iter().enumerate() {
+        let color = color(drawn, i);
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .map(|p| format!("{},{}", c(fr.px(p.x)), c(fr.py(p.y))))
+            .collect();
+        let dash = if s.fit {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5"{dash} points="{}"/>"#,
+            path.join(" ")
+        );
+        if s.fit {
+            continue;
+        }
+        for p in &s.points {
+            whisker(o, fr, fr.px(p.x), p, color);
+            let _ = write!(
+                o,
+                r#"<circle cx="{}" cy="{}" r="3" fill="{color}"/>"#,
+                c(fr.px(p.x)),
+                c(fr.py(p.y))
+            );
+        }
+    }
+}
+
+/// Grouped bars: one band per category, one bar per series.
+fn bars(o: &mut String, f: &Figure, fr: &Frame, drawn: &[&Series]) {
+    let band = (W - LEFT - RIGHT) / f.categories.len().max(1) as f64;
+    let bw = band * 0.8 / drawn.len().max(1) as f64;
+    for (i, s) in drawn.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        for p in &s.points {
+            let left = fr.px(p.x) - band * 0.4 + i as f64 * bw;
+            let (top, base) = (fr.py(p.y.max(0.0)), fr.py(p.y.min(0.0)));
+            let _ = write!(
+                o,
+                r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{color}"/>"#,
+                c(left),
+                c(top),
+                c(bw),
+                c(base - top)
+            );
+            whisker(o, fr, left + bw / 2.0, p, "#000");
+        }
+    }
+}
+
+/// Vertical dashed markers with their text.
+fn markers(o: &mut String, f: &Figure, fr: &Frame) {
+    for m in &f.markers {
+        let px = c(fr.px(m.x));
+        let _ = write!(
+            o,
+            r##"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="#555" stroke-dasharray="3 3"/>"##,
+            c(TOP),
+            c(TOP + PLOT_H)
+        );
+        let _ = write!(
+            o,
+            r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
+            c(TOP - 4.0),
+            escape(&m.text)
+        );
+    }
+}
+
+/// One legend row per series under the chart.
+fn legend(o: &mut String, drawn: &[&Series], top: f64) {
+    for (i, s) in drawn.iter().enumerate() {
+        let color = color(drawn, i);
+        let y = top + i as f64 * LEGEND_ROW + 8.0;
+        let dash = if s.fit {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"{dash}/>"#,
+            c(LEFT),
+            c(y),
+            c(LEFT + 24.0),
+            c(y)
+        );
+        let _ = write!(
+            o,
+            r#"<text x="{}" y="{}" dy="4">{}</text>"#,
+            c(LEFT + 30.0),
+            c(y),
+            escape(&s.name)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ticks_are_round() {
+        let (a, b, t) = nice_ticks(0.0, 9.3, 6);
+        assert_eq!((a, b), (0.0, 10.0));
+        assert_eq!(t, vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(nice_step(1234.0, 5), 500.0);
+        assert_eq!(tick_label(1.5e6, 5e5), "1.5M");
+        assert_eq!(tick_label(20000.0, 5000.0), "20k");
+        assert_eq!(tick_label(0.25, 0.05), "0.25");
+        assert_eq!(tick_label(0.0, 2e5), "0");
+        let (_, _, t) = nice_ticks(5.0, 5.0, 6);
+        assert!(t.len() >= 2);
+    }
+
+    #[test]
+    fn render_is_deterministic_and_escaped() {
+        let f = Figure {
+            id: "t".into(),
+            title: "a < b & c".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            kind: Kind::Line,
+            series: vec![Series {
+                name: "s".into(),
+                points: vec![
+                    Point {
+                        x: 1.0,
+                        y: 2.0,
+                        ci95: Some(0.5),
+                    },
+                    Point {
+                        x: 2.0,
+                        y: 3.0,
+                        ci95: None,
+                    },
+                ],
+                fit: false,
+            }],
+            categories: vec![],
+            markers: vec![],
+            notes: vec![],
+        };
+        let s = render(&f);
+        assert_eq!(s, render(&f));
+        assert!(s.contains("a &lt; b &amp; c"));
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+    }
+}
