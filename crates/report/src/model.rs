@@ -174,7 +174,27 @@ fn without_seed(params: &Value) -> Value {
     p
 }
 
-/// Group a run's trials into configurations, in order of first appearance.
+/// Order of configurations in tables: by every parameter (sorted by name), numbers as
+/// numbers, so a sweep reads top to bottom whatever order the trials ran in.
+fn config_order(a: &Config, b: &Config) -> std::cmp::Ordering {
+    let keys: std::collections::BTreeSet<&String> = a.flat.keys().chain(b.flat.keys()).collect();
+    for k in keys {
+        let (x, y) = (a.flat.get(k), b.flat.get(k));
+        let o = match (
+            x.and_then(|v| v.parse::<f64>().ok()),
+            y.and_then(|v| v.parse::<f64>().ok()),
+        ) {
+            (Some(p), Some(q)) => p.total_cmp(&q),
+            _ => x.cmp(&y),
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    a.workload.cmp(&b.workload)
+}
+
+/// Group a run's trials into configurations, sorted by their parameters.
 /// `samples` holds per-trial sample means (trial id → metric → value).
 pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Config> {
     let mut order: Vec<String> = Vec::new();
@@ -192,14 +212,16 @@ pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64
             _ => c.failed.push(t.clone()),
         }
     }
-    order
+    let mut v: Vec<Config> = order
         .into_iter()
         .filter_map(|k| by_key.remove(&k))
         .map(|mut c| {
             aggregate(&mut c, samples);
             c
         })
-        .collect()
+        .collect();
+    v.sort_by(config_order);
+    v
 }
 
 /// An empty configuration for the first trial seen with these parameters.

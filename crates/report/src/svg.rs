@@ -173,7 +173,17 @@ fn ranges(f: &Figure, drawn: &[&Series]) -> ((f64, f64), (f64, f64)) {
         })
     };
     let xr = fold(&mut pts().map(|p| p.x));
-    let ylo = fold(&mut pts().map(|p| p.y - p.ci95.unwrap_or(0.0)));
+    // Quantities that cannot be negative (every mean ≥ 0) keep the axis at 0; their
+    // whiskers are cut there.
+    let nonneg = pts().all(|p| p.y >= 0.0);
+    let ylo = fold(&mut pts().map(|p| {
+        let lo = p.y - p.ci95.unwrap_or(0.0);
+        if nonneg {
+            lo.max(0.0)
+        } else {
+            lo
+        }
+    }));
     let yhi = fold(&mut pts().map(|p| p.y + p.ci95.unwrap_or(0.0)));
     let xr = if xr.0.is_finite() { xr } else { (0.0, 1.0) };
     let yr = (ylo.0.min(0.0), yhi.1.max(0.0));
@@ -261,7 +271,12 @@ fn whisker(o: &mut String, fr: &Frame, px: f64, p: &Point, color: &str) {
     let Some(ci) = p.ci95.filter(|c| *c > 0.0) else {
         return;
     };
-    let (a, b) = (c(fr.py(p.y - ci)), c(fr.py(p.y + ci)));
+    let low = if p.y >= 0.0 {
+        (p.y - ci).max(0.0)
+    } else {
+        p.y - ci
+    };
+    let (a, b) = (c(fr.py(low)), c(fr.py(p.y + ci)));
     let _ = write!(
         o,
         r#"<line x1="{x}" y1="{a}" x2="{x}" y2="{b}" stroke="{color}"/>"#,
