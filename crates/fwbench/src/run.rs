@@ -302,6 +302,12 @@ fn estimate_one(p: &TrialParams) -> f64 {
     }
 }
 
+/// `[######··············]`: trials done out of `n`, 20 cells.
+fn bar(done: usize, n: usize) -> String {
+    let full = (done * 20).checked_div(n).unwrap_or(0);
+    format!("[{}{}]", "#".repeat(full), "·".repeat(20 - full))
+}
+
 fn fmt_eta(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
@@ -493,7 +499,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             left * started.elapsed().as_secs_f64() / done_est.max(1e-9)
         };
         eprintln!(
-            "[{:>w$}/{n} ETA {}] {}",
+            "{} {:>w$}/{n} ETA {} {}",
+            bar(i, n),
             i + 1,
             fmt_eta(eta),
             output::params_line(&t.params),
