@@ -377,6 +377,20 @@ fn packet_figures(packet: &[&Config], fallback: bool, a: &mut Analysis) {
         return;
     };
     let g = group(packet, &["rules"]);
+    // Curves need a series with two rule counts or more: cases that each have their
+    // own rule count (seed 001's table) are not a sweep over rules.
+    let swept = g.values().any(|s| {
+        let mut xs: Vec<f64> = s.iter().filter_map(|c| x(c)).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.len() >= 2
+    });
+    if !swept {
+        if fallback && packet.iter().all(|c| c.label.is_none()) {
+            a.figures.extend(bar_of_configs(packet));
+        }
+        return;
+    }
     let rules = "rules";
     let pps = |c: &Config| metric(c, "received_pps", 1.0);
     a.figures.extend(line_figure(

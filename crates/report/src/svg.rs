@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 const W: f64 = 720.0;
 const PLOT_H: f64 = 300.0;
+/// Longest bar category label shown (characters).
+const CATEGORY_CHARS: usize = 40;
 const LEFT: f64 = 80.0;
 const RIGHT: f64 = 24.0;
 const TOP: f64 = 40.0;
@@ -129,7 +131,18 @@ pub fn render(f: &Figure) -> String {
     } else {
         drawn.len()
     };
-    let h = TOP + PLOT_H + BELOW + legend_rows as f64 * LEGEND_ROW + 8.0;
+    // Bar categories are written at a slant under the axis: room for the longest.
+    let slant = if f.kind == Kind::Bar {
+        f.categories
+            .iter()
+            .map(|c| c.chars().count().min(CATEGORY_CHARS))
+            .max()
+            .unwrap_or(0) as f64
+            * 3.6
+    } else {
+        0.0
+    };
+    let h = TOP + PLOT_H + BELOW + slant + legend_rows as f64 * LEGEND_ROW + 8.0;
     let mut o = String::new();
     let _ = write!(
         o,
@@ -158,7 +171,7 @@ pub fn render(f: &Figure) -> String {
     }
     markers(&mut o, f, &fr);
     if legend_rows > 0 {
-        legend(&mut o, &drawn, TOP + PLOT_H + BELOW);
+        legend(&mut o, &drawn, TOP + PLOT_H + BELOW + slant);
     }
     o.push_str("</svg>");
     o
@@ -234,11 +247,11 @@ fn axes(o: &mut String, f: &Figure, fr: &Frame, xt: &[f64], yt: &[f64]) {
     if f.kind == Kind::Bar {
         for (i, cat) in f.categories.iter().enumerate() {
             let px = c(fr.px(i as f64));
-            let short: String = cat.chars().take(28).collect();
+            let short: String = cat.chars().take(CATEGORY_CHARS).collect();
             let _ = write!(
                 o,
-                r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
-                c(b + 17.0),
+                r#"<text transform="translate({px} {}) rotate(-35)" text-anchor="end">{}</text>"#,
+                c(b + 12.0),
                 escape(&short)
             );
         }
