@@ -125,6 +125,36 @@ pub fn varying(configs: &[&Config]) -> Vec<String> {
         .collect()
 }
 
+/// Keys whose values pair one to one with an earlier-preferred key's values (a case's
+/// size and rate go with its label; `chain` goes with `topology`) only repeat it in
+/// series names: leave them out.
+fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<String> {
+    const PREFERRED: &[&str] = &["label", "engine", "topology", "model"];
+    let rank = |k: &String| {
+        PREFERRED
+            .iter()
+            .position(|p| p == k)
+            .unwrap_or(PREFERRED.len())
+    };
+    let mut ordered = keys.clone();
+    ordered.sort_by_key(rank);
+    let one_to_one = |a: &String, b: &String| {
+        let mut ab: BTreeMap<Option<&String>, Option<&String>> = BTreeMap::new();
+        let mut ba: BTreeMap<Option<&String>, Option<&String>> = BTreeMap::new();
+        configs.iter().all(|c| {
+            let (x, y) = (c.flat.get(a), c.flat.get(b));
+            *ab.entry(x).or_insert(y) == y && *ba.entry(y).or_insert(x) == x
+        })
+    };
+    let mut kept: Vec<String> = Vec::new();
+    for k in ordered {
+        if !kept.iter().any(|j| one_to_one(j, &k)) {
+            kept.push(k);
+        }
+    }
+    keys.into_iter().filter(|k| kept.contains(k)).collect()
+}
+
 /// Series name of a configuration: its values of the given keys (`all` when none).
 pub fn series_name(c: &Config, keys: &[String]) -> String {
     let parts: Vec<String> = keys
@@ -144,6 +174,7 @@ fn group<'a>(configs: &[&'a Config], skip: &[&str]) -> BTreeMap<String, Vec<&'a 
         .into_iter()
         .filter(|k| !skip.contains(&k.as_str()))
         .collect();
+    let keys = without_redundant(configs, keys);
     let mut out: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
     for c in configs {
         out.entry(series_name(c, &keys)).or_default().push(c);
