@@ -7,6 +7,14 @@ use serde_json::Value;
 use std::process::Command;
 use util::*;
 
+/// Timing-sensitive tests run one at a time: a parallel flood would take the CPU a
+/// paced sender or a policer measurement needs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn json_of(args: &[&str]) -> Value {
     let o = fwbench(args);
     assert!(
@@ -87,6 +95,7 @@ impl Drop for GatewayTable {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn measured_loss_equals_the_dropping_rules_counter() {
+    let _serial = serial();
     let tb = TestbedGuard::up("forward");
     // Every 7th packet of the flood is dropped by a rule with a counter.
     let t = GatewayTable::new(
@@ -134,6 +143,7 @@ fn measured_loss_equals_the_dropping_rules_counter() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn paced_flow_holds_its_rate_within_one_percent() {
+    let _serial = serial();
     let tb = TestbedGuard::up("forward");
     // (rate, packets/s it means for 128-byte payloads)
     for (rate, pps) in [("15M", 15e6 / 1024.0), ("100kpps", 1e5)] {
@@ -169,6 +179,7 @@ fn paced_flow_holds_its_rate_within_one_percent() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ping_round_trips_are_positive_and_ordered() {
+    let _serial = serial();
     let tb = TestbedGuard::up("forward");
     for size in ["8", "1000"] {
         let v = json_of(&[
@@ -214,6 +225,7 @@ fn ping_round_trips_are_positive_and_ordered() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ndr_finds_a_policers_rate_within_the_precision() {
+    let _serial = serial();
     let tb = TestbedGuard::up("forward");
     let limit = 20_000.0;
     let burst = 200.0;
@@ -286,6 +298,7 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
+    let _serial = serial();
     let tb = TestbedGuard::up("forward");
     let v = json_of(&[
         "flood",
@@ -363,6 +376,7 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
+    let _serial = serial();
     if std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)

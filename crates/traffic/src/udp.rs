@@ -270,6 +270,7 @@ impl Worker {
         let mut payload = vec![0u8; self.payload];
         let mut mm = MmsgSend::new(self.batch);
         let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        let mut last_now = 0;
         // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
         // the schedule runs on CLOCK_MONOTONIC (it never jumps).
         let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
@@ -284,6 +285,7 @@ impl Worker {
                 break;
             }
             let now = sys::monotonic_ns();
+            last_now = now;
             let n = pacer.due(now, self.batch as u64) as usize;
             if n == 0 {
                 let wait = pacer.wait_ns(now);
@@ -356,7 +358,9 @@ impl Worker {
                 Err(e) => return Err(TrafficError::io("sending", e)),
             }
         }
-        res.scheduled = pacer.scheduled(sys::monotonic_ns()).max(pacer.sent());
+        // What was due by the last look at the clock: packets that fell due between it
+        // and the stop were not late, just not yet sent.
+        res.scheduled = pacer.scheduled(last_now).max(pacer.sent());
         if !pacer.is_paced() {
             res.scheduled = pacer.sent();
         }
