@@ -42,6 +42,9 @@ enum Cmd {
     Ndr(NdrArgs),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     Degrade(DegradeArgs),
+    /// Run a workload file (seed 003's language: command, sequential, parallel, random)
+    /// with every command inside the client's namespace; per-command timing
+    Workload(WorkloadArgs),
     /// Write a report of a results database: self-contained HTML with figures, or
     /// Markdown, CSV or JSON (offline, any number of times)
     Report(ReportArgs),
@@ -91,6 +94,21 @@ pub struct RunArgs {
     /// default experiment, none otherwise)
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct WorkloadArgs {
+    /// Workload file (see the README: `sequential 30 { command "..." }`)
+    pub file: PathBuf,
+    /// Run in this existing testbed's client namespace (else an ephemeral testbed)
+    #[arg(long, value_name = "NAME")]
+    pub testbed: Option<String>,
+    /// Topology of the ephemeral testbed: forward, direct, input
+    #[arg(long, default_value = "forward", value_parser = topology)]
+    pub topology: Topology,
+    /// Print one JSON object (every command with start, duration, exit) instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]
@@ -606,6 +624,7 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
         Cmd::Run(args) => crate::run::run_scenario(&args),
         Cmd::Report(args) => crate::run::write_report(&args),
+        Cmd::Workload(args) => crate::run::run_workload(&args),
         Cmd::Rules {
             cmd:
                 RulesCmd::Render {

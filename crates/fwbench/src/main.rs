@@ -22,6 +22,7 @@ mod scenario;
 mod search;
 mod testbed;
 mod trial;
+mod workload;
 
 use std::process::ExitCode;
 

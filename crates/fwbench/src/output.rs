@@ -711,3 +711,34 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
     }
     out
 }
+
+/// `fwbench workload` text: totals, then per distinct command its count and durations.
+pub fn workload_text(file: &str, total_s: f64, ran: &[crate::workload::Ran]) -> String {
+    let failed = ran.iter().filter(|r| r.exit != Some(0)).count();
+    let mut out = format!(
+        "workload {file}: {} commands in {total_s:.3} s, {failed} failed\n",
+        ran.len()
+    );
+    out += "  count   mean s   p50 s    max s  failed  command\n";
+    let mut by: std::collections::BTreeMap<String, Vec<&crate::workload::Ran>> =
+        std::collections::BTreeMap::new();
+    for r in ran {
+        by.entry(r.argv.join(" ")).or_default().push(r);
+    }
+    for (cmd, rs) in by {
+        let mut d: Vec<f64> = rs.iter().map(|r| r.duration_s).collect();
+        d.sort_by(f64::total_cmp);
+        out += &format!(
+            "  {:>5}  {:>7.4}  {:>6.4}  {:>7.4}  {:>6}  {cmd}\n",
+            d.len(),
+            d.iter().sum::<f64>() / d.len() as f64,
+            d[d.len() / 2],
+            d[d.len() - 1],
+            rs.iter().filter(|r| r.exit != Some(0)).count()
+        );
+    }
+    for r in ran.iter().filter_map(|r| r.error.as_ref()).take(3) {
+        out += &format!("  error: {r}\n");
+    }
+    out
+}

@@ -332,6 +332,71 @@ fn preflight(trials: &[TrialParams]) -> Result<()> {
     Ok(())
 }
 
+/// `fwbench workload FILE`: parse (bad input → exit 2 with file:line:col), check that
+/// every command exists, then run it inside the client's namespace and summarise.
+pub fn run_workload(a: &crate::cli::WorkloadArgs) -> Result<ExitCode> {
+    let name = a.file.display().to_string();
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| usage(format!("{name}: cannot read workload file: {e}")))?;
+    let jobs = crate::workload::parse(&name, &text).map_err(usage)?;
+    for (prog, (l, c)) in crate::workload::commands(&jobs) {
+        if !program_exists(prog) {
+            return Err(usage(format!(
+                "{name}:{l}:{c}: command '{prog}' not found (not a file, not in PATH)"
+            )));
+        }
+    }
+    require_root()?;
+    install_interrupt_handler();
+    let mut testbeds = Testbeds::new(a.testbed.as_deref())?;
+    let topology = testbeds
+        .named
+        .as_ref()
+        .map(|t| t.topology)
+        .unwrap_or(a.topology);
+    let ns = testbeds.get(topology)?.client_ns();
+    let prefix: Vec<String> = ["ip", "netns", "exec", &ns].map(String::from).to_vec();
+    eprintln!(
+        "fwbench: {} commands from {name} in {ns}",
+        crate::workload::count(&jobs)
+    );
+    let t0 = Instant::now();
+    let ran = crate::workload::run(&jobs, &prefix, &INTERRUPTED);
+    let total_s = t0.elapsed().as_secs_f64();
+    drop(testbeds);
+    let failed = ran.iter().filter(|r| r.exit != Some(0)).count();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "file": name, "namespace": ns, "total_s": total_s,
+                "commands": ran.len(), "failed": failed, "ran": ran,
+            }))?
+        );
+    } else {
+        print!("{}", output::workload_text(&name, total_s, &ran));
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(Interrupted.into());
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A program name resolves: a path to a file, or a file in one of PATH's directories.
+fn program_exists(prog: &str) -> bool {
+    if prog.contains('/') {
+        return Path::new(prog).is_file();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .any(|d| d.join(prog).is_file())
+}
+
 /// `fwbench report DB`: read the results file (never writing to it) and write one
 /// report. A missing file or one that is not fwbench's is bad input (exit 2).
 pub fn write_report(a: &crate::cli::ReportArgs) -> Result<ExitCode> {

@@ -975,3 +975,46 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
         .iter()
         .all(|n| !n.contains(&child.id().to_string())));
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn workload_file_runs_its_commands_inside_the_client_namespace() {
+    let dir = TempDir::new();
+    let w = dir.file("w.txt");
+    // `ip link show c0` succeeds only in the client's namespace (the host has no c0).
+    std::fs::write(
+        &w,
+        "# seed 003 style\nsequential 3 { command \"ip link show c0\" }\nparallel 2 { sequential 2 { command \"true\" } }\nrandom 2 7 10ms 20ms { command \"false\" }\n",
+    )
+    .unwrap();
+    let o = fwbench(&["workload", w.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "two commands fail: {}",
+        stderr(&o)
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["commands"], 9);
+    assert_eq!(v["failed"], 2);
+    let ran = v["ran"].as_array().unwrap();
+    let in_ns = ran
+        .iter()
+        .filter(|r| r["argv"][0] == "ip")
+        .collect::<Vec<_>>();
+    assert_eq!(in_ns.len(), 3);
+    assert!(
+        in_ns.iter().all(|r| r["exit"] == 0),
+        "ran in the client namespace: {in_ns:?}"
+    );
+    assert!(ran.iter().all(|r| r["duration_s"].as_f64().unwrap() >= 0.0));
+    // Unknown commands and parse errors are bad input, before any namespace exists.
+    std::fs::write(&w, "sequential { command \"no-such-tool-fwbench\" }\n").unwrap();
+    let o = fwbench(&["workload", w.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(":1:14: command 'no-such-tool-fwbench' not found"),
+        "{}",
+        stderr(&o)
+    );
+}

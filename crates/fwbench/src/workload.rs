@@ -1,0 +1,568 @@
+//! The workload language of seed 003 (Molitor, appendix A): jobs made of commands,
+//! run in sequence, in parallel, or started at seeded random intervals, nested freely.
+//!
+//! ```text
+//! # comment to the end of the line
+//! sequential 30 { command "ftp-session" }
+//! parallel 6 { sequential 5 { command "curl -s http://198.19.0.2/" } }
+//! random 10 42 0.1 0.5 { command "ping -c 1 198.19.0.2" }   # count seed low high (s)
+//! ```
+//! A command string is split at white space into argv and executed directly (no shell,
+//! no globbing). Parsing is pure; [`run`] executes with a command prefix (e.g.
+//! `ip netns exec NS`) and records every command's start, duration and exit status.
+
+use serde::Serialize;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One job of a workload file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Job {
+    Command {
+        argv: Vec<String>,
+        /// 1-based line and column of the `command` keyword.
+        at: (usize, usize),
+    },
+    Sequential {
+        repeat: u32,
+        jobs: Vec<Job>,
+    },
+    Parallel {
+        repeat: u32,
+        jobs: Vec<Job>,
+    },
+    Random {
+        repeat: u32,
+        seed: u64,
+        /// Seconds between job starts, drawn uniformly from `low..=high`.
+        low_s: f64,
+        high_s: f64,
+        jobs: Vec<Job>,
+    },
+}
+
+/// Most repetitions of one block, and most commands a file may expand to.
+pub const MAX_REPEAT: u32 = 1_000_000;
+pub const MAX_COMMANDS: u64 = 10_000_000;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Open,
+    Close,
+}
+
+/// 1-based (line, column).
+type At = (usize, usize);
+
+/// Tokens with where they start.
+fn lex(file: &str, text: &str) -> Result<Vec<(Tok, At)>, String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    let (mut line, mut col) = (1usize, 1usize);
+    let bump = |c: char, line: &mut usize, col: &mut usize| {
+        if c == '\n' {
+            *line += 1;
+            *col = 1;
+        } else {
+            *col += 1;
+        }
+    };
+    while let Some(&c) = chars.peek() {
+        let at = (line, col);
+        match c {
+            '#' => {
+                while let Some(&c) = chars.peek() {
+                    if c == '\n' {
+                        break;
+                    }
+                    chars.next();
+                    bump(c, &mut line, &mut col);
+                }
+            }
+            c if c.is_whitespace() => {
+                chars.next();
+                bump(c, &mut line, &mut col);
+            }
+            '{' | '}' => {
+                chars.next();
+                bump(c, &mut line, &mut col);
+                out.push((if c == '{' { Tok::Open } else { Tok::Close }, at));
+            }
+            '"' => {
+                chars.next();
+                bump(c, &mut line, &mut col);
+                let mut s = String::new();
+                loop {
+                    match chars.next() {
+                        None | Some('\n') => {
+                            return Err(format!(
+                                "{file}:{}:{}: unterminated string (a command string ends with \" on the same line)",
+                                at.0, at.1
+                            ))
+                        }
+                        Some('"') => {
+                            bump('"', &mut line, &mut col);
+                            break;
+                        }
+                        Some(c) => {
+                            bump(c, &mut line, &mut col);
+                            s.push(c);
+                        }
+                    }
+                }
+                out.push((Tok::Str(s), at));
+            }
+            _ => {
+                let mut w = String::new();
+                while let Some(&c) = chars.peek() {
+                    if c.is_whitespace() || matches!(c, '{' | '}' | '"' | '#') {
+                        break;
+                    }
+                    chars.next();
+                    bump(c, &mut line, &mut col);
+                    w.push(c);
+                }
+                out.push((Tok::Word(w), at));
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    file: &'a str,
+    toks: Vec<(Tok, At)>,
+    pos: usize,
+    end: At,
+}
+
+impl Parser<'_> {
+    fn err(&self, at: (usize, usize), msg: impl std::fmt::Display) -> String {
+        format!("{}:{}:{}: {msg}", self.file, at.0, at.1)
+    }
+
+    fn peek(&self) -> Option<&(Tok, At)> {
+        self.toks.get(self.pos)
+    }
+
+    fn next(&mut self) -> Result<(Tok, At), String> {
+        let t = self.toks.get(self.pos).cloned().ok_or_else(|| {
+            self.err(
+                self.end,
+                "unexpected end of file (a '}' or a job is missing)",
+            )
+        })?;
+        self.pos += 1;
+        Ok(t)
+    }
+
+    fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, String> {
+        match self.next()? {
+            (Tok::Word(w), at) => w
+                .parse()
+                .map_err(|_| self.err(at, format!("'{w}' is not a valid {what}"))),
+            (_, at) => Err(self.err(at, format!("expected the {what}"))),
+        }
+    }
+
+    fn seconds(&mut self, what: &str) -> Result<f64, String> {
+        match self.next()? {
+            (Tok::Word(w), at) => {
+                let (num, mult) = match w.strip_suffix("ms") {
+                    Some(n) => (n, 1e-3),
+                    None => (w.strip_suffix('s').unwrap_or(&w), 1.0),
+                };
+                num.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0 && *v * mult <= 86_400.0)
+                    .map(|v| v * mult)
+                    .ok_or_else(|| {
+                        self.err(
+                            at,
+                            format!("'{w}' is not a valid {what} (seconds, like 0.5 or 200ms)"),
+                        )
+                    })
+            }
+            (_, at) => Err(self.err(at, format!("expected the {what}"))),
+        }
+    }
+
+    /// `{ job+ }`
+    fn block(&mut self, keyword: &str) -> Result<Vec<Job>, String> {
+        match self.next()? {
+            (Tok::Open, _) => {}
+            (_, at) => return Err(self.err(at, format!("expected '{{' after {keyword}"))),
+        }
+        let mut jobs = Vec::new();
+        loop {
+            match self.peek() {
+                Some((Tok::Close, at)) => {
+                    let at = *at;
+                    self.pos += 1;
+                    if jobs.is_empty() {
+                        return Err(
+                            self.err(at, format!("empty {keyword} block: give at least one job"))
+                        );
+                    }
+                    return Ok(jobs);
+                }
+                None => {
+                    return Err(
+                        self.err(self.end, format!("unclosed {keyword} block: '}}' missing"))
+                    )
+                }
+                Some(_) => jobs.push(self.job()?),
+            }
+        }
+    }
+
+    fn repeat(&mut self, keyword: &str) -> Result<u32, String> {
+        let at = self.peek().map(|t| t.1).unwrap_or(self.end);
+        let n: u32 = self.number("repeat count")?;
+        if n == 0 || n > MAX_REPEAT {
+            return Err(self.err(
+                at,
+                format!("{keyword} repeat count must be 1..{MAX_REPEAT}"),
+            ));
+        }
+        Ok(n)
+    }
+
+    fn job(&mut self) -> Result<Job, String> {
+        let (tok, at) = self.next()?;
+        let Tok::Word(w) = tok else {
+            return Err(self.err(
+                at,
+                "expected a job: command, sequential, parallel or random",
+            ));
+        };
+        match w.as_str() {
+            "command" => match self.next()? {
+                (Tok::Str(s), sat) => {
+                    let argv: Vec<String> = s.split_whitespace().map(String::from).collect();
+                    if argv.is_empty() {
+                        return Err(self.err(sat, "empty command"));
+                    }
+                    Ok(Job::Command { argv, at })
+                }
+                (_, at) => Err(self.err(at, "expected a quoted command string after command")),
+            },
+            "sequential" | "parallel" => {
+                let repeat = match self.peek() {
+                    Some((Tok::Word(_), _)) => self.repeat(&w)?,
+                    _ => 1,
+                };
+                let jobs = self.block(&w)?;
+                Ok(if w == "sequential" {
+                    Job::Sequential { repeat, jobs }
+                } else {
+                    Job::Parallel { repeat, jobs }
+                })
+            }
+            "random" => {
+                let repeat = self.repeat("random")?;
+                let seed: u64 = self.number("seed")?;
+                let lat = self.peek().map(|t| t.1).unwrap_or(self.end);
+                let low_s = self.seconds("low interval")?;
+                let high_s = self.seconds("high interval")?;
+                if low_s > high_s {
+                    return Err(self.err(lat, "the low interval is above the high one"));
+                }
+                let jobs = self.block("random")?;
+                Ok(Job::Random {
+                    repeat,
+                    seed,
+                    low_s,
+                    high_s,
+                    jobs,
+                })
+            }
+            other => Err(self.err(
+                at,
+                format!("unknown job '{other}' (expected command, sequential, parallel or random)"),
+            )),
+        }
+    }
+}
+
+/// Parse a workload file: one or more jobs. Errors name `file:line:column`.
+pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, String> {
+    let toks = lex(file, text)?;
+    let end = text
+        .lines()
+        .enumerate()
+        .last()
+        .map(|(i, l)| (i + 1, l.chars().count() + 1))
+        .unwrap_or((1, 1));
+    let mut p = Parser {
+        file,
+        toks,
+        pos: 0,
+        end,
+    };
+    let mut jobs = Vec::new();
+    while p.peek().is_some() {
+        if let Some((Tok::Close, at)) = p.peek() {
+            return Err(p.err(*at, "'}' without a block to close"));
+        }
+        jobs.push(p.job()?);
+    }
+    if jobs.is_empty() {
+        return Err(format!("{file}: no jobs (give at least one command)"));
+    }
+    let n = count(&jobs);
+    if n > MAX_COMMANDS {
+        return Err(format!(
+            "{file}: expands to {n} commands, more than {MAX_COMMANDS}"
+        ));
+    }
+    Ok(jobs)
+}
+
+/// Commands a list of jobs runs in total.
+pub fn count(jobs: &[Job]) -> u64 {
+    jobs.iter()
+        .map(|j| match j {
+            Job::Command { .. } => 1,
+            Job::Sequential { repeat, jobs }
+            | Job::Parallel { repeat, jobs }
+            | Job::Random { repeat, jobs, .. } => (*repeat as u64).saturating_mul(count(jobs)),
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Every distinct command (argv[0] and where), for checking before anything runs.
+pub fn commands(jobs: &[Job]) -> Vec<(&str, (usize, usize))> {
+    let mut out = Vec::new();
+    for j in jobs {
+        match j {
+            Job::Command { argv, at } => out.push((argv[0].as_str(), *at)),
+            Job::Sequential { jobs, .. }
+            | Job::Parallel { jobs, .. }
+            | Job::Random { jobs, .. } => out.extend(commands(jobs)),
+        }
+    }
+    out
+}
+
+/// The seeded start intervals of a `random` block (reproducible; unit-tested).
+pub fn intervals(seed: u64, n: usize, low_s: f64, high_s: f64) -> Vec<f64> {
+    let mut rng = traffic::rng::Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            low_s + u * (high_s - low_s)
+        })
+        .collect()
+}
+
+/// One command as it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ran {
+    pub argv: Vec<String>,
+    /// Seconds from the start of the workload.
+    pub start_s: f64,
+    pub duration_s: f64,
+    /// Exit code (None: killed by a signal, or could not start).
+    pub exit: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Run `jobs`, each command as `prefix… argv…`; stop starting new ones once `stop` is set.
+pub fn run(jobs: &[Job], prefix: &[String], stop: &AtomicBool) -> Vec<Ran> {
+    let out = Mutex::new(Vec::new());
+    let t0 = Instant::now();
+    let cx = Cx {
+        prefix,
+        stop,
+        t0,
+        out: &out,
+    };
+    for j in jobs {
+        cx.job(j);
+    }
+    out.into_inner().unwrap_or_default()
+}
+
+struct Cx<'a> {
+    prefix: &'a [String],
+    stop: &'a AtomicBool,
+    t0: Instant,
+    out: &'a Mutex<Vec<Ran>>,
+}
+
+impl Cx<'_> {
+    fn job(&self, j: &Job) {
+        if self.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        match j {
+            Job::Command { argv, .. } => self.command(argv),
+            Job::Sequential { repeat, jobs } => {
+                for _ in 0..*repeat {
+                    for j in jobs {
+                        self.job(j);
+                    }
+                }
+            }
+            Job::Parallel { repeat, jobs } => std::thread::scope(|s| {
+                for _ in 0..*repeat {
+                    for j in jobs {
+                        s.spawn(move || self.job(j));
+                    }
+                }
+            }),
+            Job::Random {
+                repeat,
+                seed,
+                low_s,
+                high_s,
+                jobs,
+            } => {
+                let n = *repeat as usize * jobs.len();
+                let gaps = intervals(*seed, n, *low_s, *high_s);
+                std::thread::scope(|s| {
+                    let all = (0..*repeat).flat_map(|_| jobs.iter());
+                    for (j, gap) in all.zip(gaps) {
+                        if self.stop.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        s.spawn(move || self.job(j));
+                        std::thread::sleep(Duration::from_secs_f64(gap));
+                    }
+                });
+            }
+        }
+    }
+
+    fn command(&self, argv: &[String]) {
+        let start = self.t0.elapsed();
+        let full: Vec<&String> = self.prefix.iter().chain(argv).collect();
+        let status = Command::new(full[0])
+            .args(&full[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let duration_s = (self.t0.elapsed() - start).as_secs_f64();
+        let (exit, error) = match status {
+            Ok(s) => (s.code(), None),
+            Err(e) => (None, Some(format!("{}: {e}", argv[0]))),
+        };
+        if let Ok(mut o) = self.out.lock() {
+            o.push(Ran {
+                argv: argv.to_vec(),
+                start_s: start.as_secs_f64(),
+                duration_s,
+                exit,
+                error,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(s: &str, at: (usize, usize)) -> Job {
+        Job::Command {
+            argv: s.split_whitespace().map(String::from).collect(),
+            at,
+        }
+    }
+
+    #[test]
+    fn the_studys_files_parse() {
+        let text = "# session latency\nsequential 30 {\n\tcommand \"ftp-session\"\n}\nparallel 6 {\n  sequential 5 { command \"ftp-session\" }\n}\n";
+        let jobs = parse("w", text).unwrap();
+        assert_eq!(
+            jobs[0],
+            Job::Sequential {
+                repeat: 30,
+                jobs: vec![cmd("ftp-session", (3, 2))]
+            }
+        );
+        assert_eq!(count(&jobs), 60);
+        let j = parse("w", "sequential 3 { parallel 5 { command \"ls -l\" } }").unwrap();
+        assert_eq!(count(&j), 15);
+        let Job::Sequential { jobs, .. } = &j[0] else {
+            panic!()
+        };
+        let Job::Parallel { jobs, .. } = &jobs[0] else {
+            panic!()
+        };
+        assert_eq!(jobs[0], cmd("ls -l", (1, 29)));
+        // Repeat counts are optional for sequential and parallel.
+        let j = parse("w", "sequential { command \"a\" command \"b x\" }").unwrap();
+        assert_eq!(count(&j), 2);
+        let j = parse("w", "random 4 7 0.01 20ms { command \"true\" }").unwrap();
+        assert!(matches!(
+            j[0],
+            Job::Random {
+                repeat: 4,
+                seed: 7,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = |t: &str| parse("w.txt", t).unwrap_err();
+        assert_eq!(
+            e("sequential 3 {\n  comand \"x\"\n}"),
+            "w.txt:2:3: unknown job 'comand' (expected command, sequential, parallel or random)"
+        );
+        assert!(e("sequential 3 {\n command \"x\"\n").contains("unclosed sequential block"));
+        assert!(e("command \"x").starts_with("w.txt:1:9: unterminated string"));
+        assert!(e("parallel 0 { command \"x\" }").starts_with("w.txt:1:10: parallel repeat count"));
+        assert!(e("parallel x { command \"x\" }").contains("'x' is not a valid repeat count"));
+        assert!(e("sequential { }").contains("empty sequential block"));
+        assert!(e("random 3 1 0.5 0.1 { command \"x\" }").contains("low interval is above"));
+        assert!(e("random 3 1 0.1 { command \"x\" }").contains("high interval"));
+        assert!(e("command \"\"").contains("empty command"));
+        assert!(e("}").contains("without a block"));
+        assert!(e("# only a comment\n").contains("no jobs"));
+        assert!(
+            e("sequential 1000000 { sequential 1000000 { command \"x\" } }").contains("more than")
+        );
+    }
+
+    #[test]
+    fn random_intervals_are_seeded_and_in_range() {
+        let a = intervals(42, 100, 0.1, 0.5);
+        assert_eq!(a, intervals(42, 100, 0.1, 0.5), "same seed, same intervals");
+        assert_ne!(a, intervals(43, 100, 0.1, 0.5));
+        assert!(a.iter().all(|x| (0.1..=0.5).contains(x)));
+        let mean = a.iter().sum::<f64>() / 100.0;
+        assert!((mean - 0.3).abs() < 0.05, "{mean}");
+    }
+
+    #[test]
+    fn runs_sequences_and_parallel_jobs() {
+        let jobs = parse("w", "sequential 2 { command \"true\" } parallel 3 { command \"sleep 0.2\" } command \"false\" command \"no-such-program-fwbench\"").unwrap();
+        let stop = AtomicBool::new(false);
+        let t = Instant::now();
+        let ran = run(&jobs, &[], &stop);
+        assert_eq!(ran.len(), 7);
+        // Three sleeps of 0.2 s in parallel take ~0.2 s, not 0.6.
+        assert!(
+            t.elapsed() < Duration::from_millis(550),
+            "{:?}",
+            t.elapsed()
+        );
+        let sleeps: Vec<&Ran> = ran.iter().filter(|r| r.argv[0] == "sleep").collect();
+        assert!(sleeps.iter().all(|r| r.duration_s >= 0.19));
+        assert_eq!(ran.iter().filter(|r| r.exit == Some(0)).count(), 5);
+        assert!(ran
+            .iter()
+            .any(|r| r.argv[0] == "false" && r.exit == Some(1)));
+        assert!(ran.iter().any(|r| r.error.is_some()));
+    }
+}
