@@ -129,11 +129,19 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
-/// `SELECT count(*) …` through the sqlite3 CLI (installed by scripts/setup.sh).
+/// `SELECT count(*) …` through the sqlite3 CLI (installed by scripts/setup.sh), waiting
+/// up to 5 s for a writer's lock (a run may be storing a trial at that moment).
 pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
-    let o = Command::new("sqlite3").arg(db).arg(sql).output();
-    match o {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().parse().unwrap(),
-        _ => panic!("sqlite3 CLI needed for this check (apt-get install sqlite3)"),
-    }
+    let o = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 5000"])
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect("sqlite3 CLI needed for this check (apt-get install sqlite3)");
+    assert!(
+        o.status.success(),
+        "sqlite3 {sql}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
 }
