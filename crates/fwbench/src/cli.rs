@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a scenario file (or, with none, a short default experiment) and print a summary
+    /// Run a scenario file (or, with none, the default experiment, which writes report.html); resumes an unfinished run
     Run(RunArgs),
     /// One echo trial (seed 000's client/gateway/server echo cycle)
     Echo(EchoArgs),

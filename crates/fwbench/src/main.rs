@@ -13,6 +13,7 @@ mod cli;
 mod clock;
 mod hostinfo;
 mod launcher;
+mod names;
 mod output;
 mod packet;
 mod probe;

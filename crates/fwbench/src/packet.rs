@@ -41,45 +41,8 @@ pub enum SinkKind {
     Gateway,
 }
 
-impl SenderPath {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SenderPath::Udp => "udp",
-            SenderPath::Raw => "raw",
-        }
-    }
-}
-
-impl SinkKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SinkKind::Socket => "socket",
-            SinkKind::Gateway => "gateway",
-        }
-    }
-}
-
-impl std::str::FromStr for SenderPath {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "udp" => Ok(SenderPath::Udp),
-            "raw" => Ok(SenderPath::Raw),
-            _ => Err(format!("unknown sender '{s}' (expected udp or raw)")),
-        }
-    }
-}
-
-impl std::str::FromStr for SinkKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "socket" => Ok(SinkKind::Socket),
-            "gateway" => Ok(SinkKind::Gateway),
-            _ => Err(format!("unknown sink '{s}' (expected socket or gateway)")),
-        }
-    }
-}
+crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw" });
+crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway" });
 
 /// Parameters of flood, flow and ping trials.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -135,39 +135,19 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub const NAMES: &'static str = "echo, flood, flow, ping, ndr, degrade";
     pub fn is_echo(&self) -> bool {
         *self == Workload::Echo
     }
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Workload::Echo => "echo",
-            Workload::Flood => "flood",
-            Workload::Flow => "flow",
-            Workload::Ping => "ping",
-            Workload::Ndr => "ndr",
-            Workload::Degrade => "degrade",
-        }
-    }
 }
 
-impl std::str::FromStr for Workload {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "echo" => Ok(Workload::Echo),
-            "flood" => Ok(Workload::Flood),
-            "flow" => Ok(Workload::Flow),
-            "ping" => Ok(Workload::Ping),
-            "ndr" => Ok(Workload::Ndr),
-            "degrade" => Ok(Workload::Degrade),
-            _ => Err(format!(
-                "unknown workload '{s}' (available: {})",
-                Workload::NAMES
-            )),
-        }
-    }
-}
+crate::names::named!(Workload, "workload", {
+    Echo => "echo",
+    Flood => "flood",
+    Flow => "flow",
+    Ping => "ping",
+    Ndr => "ndr",
+    Degrade => "degrade",
+});
 
 /// CPU placement of each role ("0", "0-1", …); `None` = wherever the kernel likes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

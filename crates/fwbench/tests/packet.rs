@@ -15,25 +15,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn json_of(args: &[&str]) -> Value {
-    let o = fwbench(args);
-    assert!(
-        o.status.success(),
-        "{args:?} failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
-    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)))
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 /// A test-owned nft table in the testbed's gateway, deleted (only it) when dropped.
 struct GatewayTable {
     ns: String,

@@ -17,18 +17,7 @@ fn echo_json(tb: &str, extra: &[&str]) -> Value {
         args.extend_from_slice(&["-t", "1"]);
     }
     args.extend_from_slice(extra);
-    let o = fwbench(&args);
-    assert!(
-        o.status.success(),
-        "echo {extra:?} failed: {}\n{}",
-        stderr(&o),
-        stdout(&o)
-    );
-    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)))
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+    json_of(&args)
 }
 
 #[test]

@@ -145,3 +145,25 @@ pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
     );
     String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
 }
+
+/// Run fwbench, require success, parse its stdout as JSON.
+pub fn json_of(args: &[&str]) -> serde_json::Value {
+    let o = fwbench(args);
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}\n{}",
+        stderr(&o),
+        stdout(&o)
+    );
+    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)))
+}
+
+/// A JSON count.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// A JSON number.
+pub fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
