@@ -10,7 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # Tools the testbed, the engines and the peer benchmarks use.
-PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config)
+# nginx and curl: the external HTTP pair (`fwbench http --server-program nginx
+# --client-program curl`); fwbench runs its own nginx instances inside the testbed.
+PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,6 +28,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Installing nginx may start the system's web server on port 80; fwbench never uses
+  # it (it starts its own instances in its namespaces), so stop it again if we started it.
+  if printf '%s\n' "${missing[@]}" | grep -qx nginx; then
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
+      systemctl disable --now nginx >/dev/null 2>&1 || true
+    elif [ -x /etc/init.d/nginx ]; then
+      /etc/init.d/nginx stop >/dev/null 2>&1 || true
+    fi
+  fi
 fi
 
 # Debian 12's own rustc is 1.63; fwbench needs 1.82 or newer (e.g. from rustup).

@@ -10,7 +10,9 @@ use proto::{
 };
 use std::io::{Read, Write};
 use std::sync::mpsc;
+use traffic::conn::{Proxy, SessionClient, TcpServer};
 use traffic::echo::{EchoClients, EchoServer};
+use traffic::external::{ExternalClient, ExternalServer};
 use traffic::ping::{PingClient, Reflector};
 use traffic::udp::{UdpSink, UdpSource};
 use traffic::TrafficError;
@@ -25,6 +27,10 @@ enum Role {
     Sink(UdpSink, Vec<proto::IfCounters>),
     Ping(PingClient),
     Reflector(Reflector),
+    TcpServer(TcpServer),
+    ExternalServer(ExternalServer),
+    Sessions(SessionClient),
+    ExternalClient(ExternalClient),
 }
 
 struct Gateway {
@@ -37,6 +43,8 @@ struct Gateway {
     interfaces: Vec<proto::IfCounters>,
     /// RPS masks to restore at teardown: (sysfs file, old value).
     restore_rps: Vec<(std::path::PathBuf, String)>,
+    /// Proxy mode: the TCP relay while it runs.
+    proxy: Option<Proxy>,
 }
 
 enum Input {
@@ -113,19 +121,24 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     Some(Role::Client(c)) => c.start(),
                     Some(Role::Source(c)) => c.start(),
                     Some(Role::Ping(c)) => c.start(),
+                    Some(Role::Sessions(c)) => c.start(),
+                    Some(Role::ExternalClient(c)) => c.start(),
                     Some(Role::Gateway(g)) => g.interfaces = crate::probe::interfaces(),
                     Some(Role::Sink(_, i)) => *i = crate::probe::interfaces(),
                     _ => {}
                 }
                 FromAgent::Started
             }
-            ToAgent::Poll => FromAgent::Progress {
-                count: match role.as_ref() {
-                    Some(Role::Sink(s, _)) => s.progress(),
-                    Some(Role::Client(c)) => c.progress(),
-                    _ => 0,
-                },
-            },
+            ToAgent::Poll => {
+                let (count, done) = match role.as_ref() {
+                    Some(Role::Sink(s, _)) => (s.progress(), false),
+                    Some(Role::Client(c)) => (c.progress(), false),
+                    Some(Role::Sessions(c)) => c.progress(),
+                    Some(Role::ExternalClient(c)) => c.progress(),
+                    _ => (0, false),
+                };
+                FromAgent::Progress { count, done }
+            }
             ToAgent::Stop => {
                 let samples = sampler.take().map(|s| s.stop()).unwrap_or_default();
                 let traffic = |e: TrafficError| error(ErrorKind::Io, e.to_string());
@@ -143,14 +156,26 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                         .map_err(traffic),
                     Some(Role::Ping(s)) => s.stop().map(RoleResults::Ping).map_err(traffic),
                     Some(Role::Reflector(s)) => Ok(RoleResults::Reflector(s.stop())),
+                    Some(Role::TcpServer(s)) => Ok(RoleResults::TcpServer(s.stop())),
+                    Some(Role::ExternalServer(s)) => Ok(RoleResults::TcpServer(s.stop())),
+                    Some(Role::Sessions(c)) => c
+                        .stop()
+                        .map(|r| RoleResults::SessionClient(Box::new(r)))
+                        .map_err(traffic),
+                    Some(Role::ExternalClient(c)) => c
+                        .stop()
+                        .map(|r| RoleResults::SessionClient(Box::new(r)))
+                        .map_err(traffic),
                     Some(Role::Gateway(mut g)) => {
                         let interfaces =
                             crate::probe::since(&crate::probe::interfaces(), &g.interfaces);
                         let firewall = g.rules.take().map(stop_rules);
+                        let proxy = g.proxy.take().map(Proxy::stop);
                         let r = RoleResults::Gateway(GatewayResults {
                             sysctls: g.in_force.clone(),
                             firewall,
                             interfaces,
+                            proxy,
                         });
                         role = Some(Role::Gateway(g)); // sysctls restored at teardown
                         Ok(r)
@@ -238,6 +263,18 @@ fn setup(spec: &RoleSpec) -> Result<Role, AgentError> {
         RoleSpec::Reflector(s) => Reflector::start(s)
             .map(Role::Reflector)
             .map_err(traffic_err),
+        RoleSpec::TcpServer(s) if s.external.is_some() => ExternalServer::start(s)
+            .map(Role::ExternalServer)
+            .map_err(traffic_err),
+        RoleSpec::TcpServer(s) => TcpServer::start(s)
+            .map(Role::TcpServer)
+            .map_err(traffic_err),
+        RoleSpec::SessionClient(c) if c.external.is_some() => ExternalClient::setup(c)
+            .map(Role::ExternalClient)
+            .map_err(traffic_err),
+        RoleSpec::SessionClient(c) => SessionClient::setup(c)
+            .map(Role::Sessions)
+            .map_err(traffic_err),
     }
 }
 
@@ -315,6 +352,7 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
                 rules: None,
                 interfaces: vec![],
                 restore_rps: vec![],
+                proxy: None,
             };
             undo(Some(Role::Gateway(g)));
             return Err(error(ErrorKind::Io, format!("setting {k}={v}: {e}")));
@@ -334,6 +372,7 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
         rules: None,
         interfaces: vec![],
         restore_rps: vec![],
+        proxy: None,
     };
     // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a mask
     // left by a killed agent on a named testbed never outlives the next trial.
@@ -350,6 +389,19 @@ fn setup_gateway(spec: &GatewaySpec) -> Result<Gateway, AgentError> {
             }
         }
     }
+    if let Some(p) = &spec.proxy {
+        match Proxy::start(p) {
+            Ok(p) => g.proxy = Some(p),
+            Err(e) => {
+                let kind = match e {
+                    TrafficError::BadSpec(_) => ErrorKind::BadSetup,
+                    _ => ErrorKind::Io,
+                };
+                undo(Some(Role::Gateway(g)));
+                return Err(error(kind, format!("proxy: {e}")));
+            }
+        }
+    }
     Ok(g)
 }
 
@@ -361,7 +413,14 @@ fn undo(role: Option<Role>) {
         Some(Role::Sink(s, _)) => drop(s.stop()),
         Some(Role::Ping(s)) => drop(s.stop()),
         Some(Role::Reflector(s)) => drop(s.stop()),
+        Some(Role::TcpServer(s)) => drop(s.stop()),
+        Some(Role::ExternalServer(s)) => drop(s.stop()),
+        Some(Role::Sessions(s)) => drop(s.stop()),
+        Some(Role::ExternalClient(s)) => drop(s.stop()),
         Some(Role::Gateway(g)) => {
+            if let Some(p) = g.proxy {
+                drop(p.stop());
+            }
             if let Some(rules) = g.rules {
                 if let Err(e) = rules.remove() {
                     tracing::error!("removing fwbench's rules: {e}");

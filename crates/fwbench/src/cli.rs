@@ -42,6 +42,17 @@ enum Cmd {
     Ndr(NdrArgs),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     Degrade(DegradeArgs),
+    /// TCP sessions (connect, request, response, close): sequential = session latency,
+    /// parallel = sessions/s; --parallel auto finds the sweet spot (seed 003)
+    Sessions(SessionsArgs),
+    /// Bulk transfers, one per session: goodput, with the per-session overhead split out (seed 003)
+    Bulk(BulkArgs),
+    /// HTTP/1.1 downloads: time to first and last byte (seed 004: --size 8M); built-in
+    /// server and client, or nginx and curl
+    Http(HttpArgs),
+    /// Concurrent connection capacity: open and hold connections up to --limit,
+    /// report how many and what stopped it
+    Connections(ConnectionsArgs),
     /// Run a workload file (seed 003's language: command, sequential, parallel, random)
     /// with every command inside the client's namespace; per-command timing
     Workload(WorkloadArgs),
@@ -168,7 +179,8 @@ pub struct TrialArgs {
     /// Longest adaptive trial
     #[arg(long, default_value = "60", value_parser = parse_duration)]
     max_duration: f64,
-    /// Topology: forward (default), direct (null firewall), input. With --testbed, the testbed's
+    /// Topology: forward (default), direct (null firewall), input, proxy (TCP relay in the
+    /// gateway; connection workloads). With --testbed, the testbed's
     #[arg(long, value_parser = topology)]
     topology: Option<Topology>,
     /// Run on this existing testbed instead of an ephemeral one
@@ -288,6 +300,93 @@ struct PingArgs {
     trial: TrialArgs,
 }
 
+/// Options shared by the connection workloads (sessions, bulk, http, connections).
+#[derive(Args, Clone)]
+pub struct ConnArgs {
+    /// Sessions in total; without it, sessions run back to back for --duration
+    #[arg(long, short = 'c', value_parser = session_count)]
+    count: Option<u64>,
+    /// Connect and read timeout
+    #[arg(long, default_value = "5000", value_parser = parse_timeout_ms)]
+    timeout_ms: u32,
+    /// Proxy topology: bytes per read/write of the gateway's relay (the study's `shovel`)
+    #[arg(long, default_value = "16K", value_parser = size_u32)]
+    proxy_buffer: u32,
+    /// Do not check received bytes against the generated pattern
+    #[arg(long)]
+    no_verify: bool,
+}
+
+#[derive(Args)]
+struct SessionsArgs {
+    /// Sessions at once: 1 = sequential (latency), N = parallel (sessions/s), auto = search
+    /// the parallelism with the most sessions/s (the study's "sweet spot")
+    #[arg(long, short = 'p', default_value = "1", value_parser = parallelism)]
+    parallel: u32,
+    /// Bytes the client sends per session, the 16-byte header included
+    #[arg(long, default_value = "64", value_parser = size_u32)]
+    request: u32,
+    /// Bytes the server answers per session (e.g. 512, 4K)
+    #[arg(long, default_value = "512", value_parser = size_u64)]
+    response: u64,
+    #[command(flatten)]
+    conn: ConnArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args)]
+struct BulkArgs {
+    /// Bytes per transfer (seed 003: 1.7M)
+    #[arg(long, short = 's', default_value = "1700000", value_parser = size_u64)]
+    size: u64,
+    /// Transfers at once (seed 003: 1, and 3 with --count 9)
+    #[arg(long, short = 'p', default_value = "1", value_parser = count)]
+    parallel: u32,
+    /// Zero-byte sessions measured first, to split the per-session overhead out of the
+    /// transfer time (0: no split)
+    #[arg(long, default_value = "10", value_parser = crate::scenario::parse_count0)]
+    overhead_sessions: u32,
+    #[command(flatten)]
+    conn: ConnArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args)]
+struct HttpArgs {
+    /// Object size (seed 004: 8M)
+    #[arg(long, short = 's', default_value = "8M", value_parser = size_u64)]
+    size: u64,
+    /// Downloads at once
+    #[arg(long, short = 'p', default_value = "1", value_parser = count)]
+    parallel: u32,
+    /// Serve with this program instead of the built-in server: nginx
+    #[arg(long, value_name = "PROGRAM")]
+    server_program: Option<String>,
+    /// Download with this program instead of the built-in client: curl
+    #[arg(long, value_name = "PROGRAM")]
+    client_program: Option<String>,
+    #[command(flatten)]
+    conn: ConnArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+#[derive(Args)]
+struct ConnectionsArgs {
+    /// Most connections to open
+    #[arg(long, default_value = "10000", value_parser = count)]
+    limit: u32,
+    /// Hold them this long once opening stopped, then check how many are still open
+    #[arg(long, default_value = "1", value_parser = crate::scenario::parse_duration0)]
+    hold: f64,
+    #[command(flatten)]
+    conn: ConnArgs,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
 #[derive(Args)]
 struct NdrArgs {
     #[command(flatten)]
@@ -386,17 +485,17 @@ impl FirewallArgs {
             )));
         }
         let topo = match (self.chain, topology) {
-            (Some(Chain::Input), Some(t)) if t != Topology::Input => {
+            (Some(Chain::Input), Some(t)) if t != Topology::Input && t != Topology::Proxy => {
                 return Err(usage(format!(
-                    "--chain input needs topology input, not {t}"
+                    "--chain input needs topology input (or proxy), not {t}"
                 )))
             }
-            (Some(Chain::Forward), Some(Topology::Input)) => {
-                return Err(usage(
-                    "--chain forward does not fit topology input (its traffic ends in INPUT)",
-                ))
+            (Some(Chain::Forward), Some(t @ (Topology::Input | Topology::Proxy))) => {
+                return Err(usage(format!(
+                    "--chain forward does not fit topology {t} (its traffic ends in INPUT)"
+                )))
             }
-            (Some(Chain::Input), _) => Some(Topology::Input),
+            (Some(Chain::Input), None) => Some(Topology::Input),
             (_, t) => t,
         };
         Ok((model, topo))
@@ -473,6 +572,20 @@ enum TestbedCmd {
     },
 }
 
+fn size_u64(s: &str) -> Result<u64, String> {
+    crate::conn::parse_size(s)
+}
+fn size_u32(s: &str) -> Result<u32, String> {
+    let v = crate::conn::parse_size(s)?;
+    u32::try_from(v).map_err(|_| format!("size '{s}' is above 4G"))
+}
+fn session_count(s: &str) -> Result<u64, String> {
+    crate::scenario::parse_count(s).map(u64::from)
+}
+/// `auto` (0) or a count ≥ 1.
+fn parallelism(s: &str) -> Result<u32, String> {
+    crate::conn::parse_parallel(s)
+}
 fn packet_size(s: &str) -> Result<proto::PacketSize, String> {
     s.parse().map_err(|e: proto::ParseSpecError| e.0)
 }
@@ -656,6 +769,7 @@ pub fn run() -> Result<ExitCode> {
                 import: fw.import.clone(),
                 workload: crate::trial::Workload::Echo,
                 packet: None,
+                conn: None,
                 search: None,
                 adaptive: None,
                 label: None,
@@ -719,6 +833,42 @@ pub fn run() -> Result<ExitCode> {
             crate::scenario::check_combination(&p).map_err(usage)?;
             crate::search::run_degrade(p, &search_env(&a.trial))
         }
+        Cmd::Sessions(a) => {
+            let k = crate::conn::ConnParams {
+                parallel: a.parallel,
+                request: a.request,
+                size: a.response,
+                ..a.conn.params(Workload::Sessions)
+            };
+            run_conn(Workload::Sessions, k, &a.trial)
+        }
+        Cmd::Bulk(a) => {
+            let k = crate::conn::ConnParams {
+                parallel: a.parallel,
+                size: a.size,
+                overhead_sessions: a.overhead_sessions,
+                ..a.conn.params(Workload::Bulk)
+            };
+            run_conn(Workload::Bulk, k, &a.trial)
+        }
+        Cmd::Http(a) => {
+            let k = crate::conn::ConnParams {
+                parallel: a.parallel,
+                size: a.size,
+                server_program: a.server_program.clone(),
+                client_program: a.client_program.clone(),
+                ..a.conn.params(Workload::Http)
+            };
+            run_conn(Workload::Http, k, &a.trial)
+        }
+        Cmd::Connections(a) => {
+            let k = crate::conn::ConnParams {
+                limit: a.limit,
+                hold_s: a.hold,
+                ..a.conn.params(Workload::Connections)
+            };
+            run_conn(Workload::Connections, k, &a.trial)
+        }
         Cmd::Echo(a) => {
             let mut p = base_params(Workload::Echo, None, a.clients, &a.trial)?;
             p.frame_size = a.frame_size.to_string();
@@ -765,6 +915,7 @@ fn base_params(
         import: a.fw.import.clone(),
         workload,
         packet,
+        conn: None,
         search: None,
         adaptive: a.until_ci.map(|precision| crate::trial::Adaptive {
             precision,
@@ -798,6 +949,30 @@ fn trial_params(
     let p = base_params(workload, Some(packet), sources, a)?;
     crate::scenario::check_combination(&p).map_err(usage)?;
     Ok(p)
+}
+
+impl ConnArgs {
+    /// The workload's defaults with these options; a count given replaces the default.
+    fn params(&self, w: Workload) -> crate::conn::ConnParams {
+        let d = crate::conn::ConnParams::defaults(w);
+        crate::conn::ConnParams {
+            count: self.count.or(d.count),
+            timeout_ms: self.timeout_ms,
+            proxy_buffer: self.proxy_buffer,
+            verify: !self.no_verify,
+            ..d
+        }
+    }
+}
+
+fn run_conn(workload: Workload, k: crate::conn::ConnParams, a: &TrialArgs) -> Result<ExitCode> {
+    let mut p = base_params(workload, None, 1, a)?;
+    p.conn = Some(k);
+    crate::scenario::check_combination(&p).map_err(usage)?;
+    if crate::search::is_search(&p) {
+        return crate::search::run_sweet_spot(p, &search_env(a));
+    }
+    single(p, a)
 }
 
 fn run_packet(

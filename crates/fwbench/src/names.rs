@@ -15,6 +15,12 @@ macro_rules! named {
             }
         }
 
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
         impl std::str::FromStr for $ty {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {

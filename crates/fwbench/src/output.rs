@@ -14,6 +14,20 @@ pub fn params_line(p: &TrialParams) -> String {
             p.engine, p.model, p.rules, p.position
         )
     };
+    if let Some(k) = &p.conn {
+        let label = p
+            .label
+            .as_ref()
+            .map(|l| format!("[{l}] "))
+            .unwrap_or_default();
+        return format!(
+            "{label}{} {} IPv{} {}{rules}",
+            p.workload.as_str(),
+            p.topology,
+            p.family,
+            conn_what(p.workload, k, p.duration_s)
+        );
+    }
     if let Some(k) = &p.packet {
         let what = match p.workload {
             Workload::Ping => format!(
@@ -53,6 +67,85 @@ pub fn params_line(p: &TrialParams) -> String {
         "{} {}/IPv{} server={} n={} f={} t={}s{rules}",
         p.topology, p.proto, p.family, p.server, p.clients, p.frame_size, p.duration_s
     )
+}
+
+/// The connection workload's own parameters, as typed.
+fn conn_what(w: Workload, k: &crate::conn::ConnParams, duration_s: f64) -> String {
+    use crate::conn::format_size;
+    let parallel = match k.parallel {
+        0 => "auto".to_string(),
+        n => n.to_string(),
+    };
+    let amount = match k.count {
+        Some(c) => format!("count={c}"),
+        None => format!("t={duration_s}s"),
+    };
+    let mut s = match w {
+        Workload::Sessions => format!(
+            "parallel={parallel} request={} response={} {amount}",
+            format_size(u64::from(k.request)),
+            format_size(k.size)
+        ),
+        Workload::Connections => format!("limit={} hold={}s", k.limit, k.hold_s),
+        _ => format!("size={} parallel={parallel} {amount}", format_size(k.size)),
+    };
+    for (what, prog) in [("server", &k.server_program), ("client", &k.client_program)] {
+        if let Some(p) = prog {
+            s += &format!(" {what}={p}");
+        }
+    }
+    s
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+/// The headline of a connection trial.
+fn conn_line(c: &crate::conn::ConnSummary) -> String {
+    let trouble = if c.failed + c.corrupt > 0 {
+        format!(", {} failed, {} CORRUPT", c.failed, c.corrupt)
+    } else {
+        String::new()
+    };
+    match c.mode {
+        proto::ConnMode::Hold => {
+            let h = c.hold.clone().unwrap_or_else(|| proto::HoldResults {
+                reached: 0,
+                limit: 0,
+                alive_at_stop: 0,
+                limiter: "no result".into(),
+                errno: None,
+                open_ms: 0.0,
+            });
+            format!(
+                "ok: {} connections held ({} still open at stop), limited by: {}",
+                h.reached, h.alive_at_stop, h.limiter
+            )
+        }
+        proto::ConnMode::Sessions => format!(
+            "ok: {} sessions, {:.0} sessions/s, session mean {} ms p50 {} p99 {} ms{trouble}",
+            c.sessions,
+            c.sessions_per_s,
+            ms(c.session.mean_ns),
+            ms(c.session.p50_ns as f64),
+            ms(c.session.p99_ns as f64)
+        ),
+        _ => {
+            format!(
+            "ok: {} × {} bytes, {} Mb/s goodput{}, download mean {} ms (first byte {} ms){trouble}",
+            c.sessions,
+            c.bytes.checked_div(c.sessions).unwrap_or(0),
+            mbps(c.goodput_bps),
+            c.overhead
+                .as_ref()
+                .map(|o| format!(" ({} Mb/s without session overhead)", mbps(o.net_goodput_bps)))
+                .unwrap_or_default(),
+            ms(c.ttlb.mean_ns),
+            ms(c.ttfb.mean_ns)
+        )
+        }
+    }
 }
 
 fn mbps(bps: f64) -> String {
@@ -121,6 +214,9 @@ fn outcome_line_fixed(o: &Outcome) -> String {
                 String::new()
             }
         );
+    }
+    if let (Status::Ok, Some(c)) = (&o.status, &o.conn) {
+        return conn_line(c);
     }
     if let (Status::Ok, Some(s)) = (&o.status, &o.ping) {
         return format!(
@@ -256,12 +352,13 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
     if table.len() > 1 {
         out += &render_table(&header, &table);
     }
-    let packet = packet_table(rows);
-    if !packet.is_empty() {
-        if table.len() > 1 {
-            out += "\n";
+    for extra in [packet_table(rows), conn_table(rows)] {
+        if !extra.is_empty() {
+            if out.lines().count() > 2 {
+                out += "\n";
+            }
+            out += &extra;
         }
-        out += &packet;
     }
     let mut notes: Vec<String> = Vec::new();
     for (i, (_, o)) in rows.iter().enumerate() {
@@ -503,6 +600,8 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 s.max_lag_ns as f64 / 1e6
             );
         }
+    } else if let (Status::Ok, Some(c)) = (&o.status, &o.conn) {
+        out += &conn_text(c);
     } else if let (Status::Ok, Some(s)) = (&o.status, &o.ping) {
         out += &format!(
             "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
@@ -527,6 +626,80 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         );
     }
     out + &firewall_lines(o)
+}
+
+/// A connection trial's figures, one aspect per line.
+fn conn_text(c: &crate::conn::ConnSummary) -> String {
+    let dist = |name: &str, d: &proto::Durations| {
+        format!(
+            "  {name:<12} mean {}  sd {}  min {}  p50 {}  p90 {}  p99 {}  max {} ms\n",
+            ms(d.mean_ns),
+            ms(d.sd_ns),
+            ms(d.min_ns as f64),
+            ms(d.p50_ns as f64),
+            ms(d.p90_ns as f64),
+            ms(d.p99_ns as f64),
+            ms(d.max_ns as f64)
+        )
+    };
+    let mut out = String::new();
+    if let Some(h) = &c.hold {
+        out += &format!(
+            "  connections  {} of {} opened in {:.0} ms, {} still open after the hold\n",
+            h.reached, h.limit, h.open_ms, h.alive_at_stop
+        );
+        out += &format!("  limited by   {}\n", h.limiter);
+        out += &format!(
+            "  server       {} accepted, {} open at most, {} accept errors\n",
+            c.server.accepted, c.server.max_open, c.server.accept_errors
+        );
+        return out;
+    }
+    out += &format!(
+        "  sessions     {} completed, {} failed, {} corrupt, {} at once, over {:.3} s: {:.1} sessions/s\n",
+        c.sessions, c.failed, c.corrupt, c.parallel, c.elapsed_s, c.sessions_per_s
+    );
+    out += &dist("session", &c.session);
+    out += &dist("connect", &c.connect);
+    out += &dist("first byte", &c.ttfb);
+    out += &dist("last byte", &c.ttlb);
+    if c.bytes > 0 {
+        out += &format!(
+            "  goodput      {} Mb/s ({} bytes in {:.3} s)\n",
+            mbps(c.goodput_bps),
+            c.bytes,
+            c.elapsed_s
+        );
+    }
+    if let Some(o) = &c.overhead {
+        out += &format!(
+            "  overhead     {:.3} ms per session (zero-byte sessions) × {:.1} in sequence = {:.3} ms; \
+             transfer {:.3} ms → {} Mb/s\n",
+            o.per_session_s * 1e3,
+            o.sessions_charged,
+            o.overhead_s * 1e3,
+            o.transfer_s * 1e3,
+            mbps(o.net_goodput_bps)
+        );
+    }
+    for (msg, n) in &c.errors {
+        out += &format!("  error        {n} × {msg}\n");
+    }
+    if let Some(p) = &c.proxy {
+        out += &format!(
+            "  proxy        {} connections, {} bytes up, {} bytes down, {} upstream failures, {} errors\n",
+            p.connections, p.bytes_up, p.bytes_down, p.upstream_failures, p.errors
+        );
+    }
+    for (what, prog) in [
+        ("client", &c.client_program),
+        ("server", &c.server.external),
+    ] {
+        if let Some(p) = prog {
+            out += &format!("  {what:<12} {p}\n");
+        }
+    }
+    out
 }
 
 /// The rule-set figures of a trial's JSON (flattened into it).
@@ -562,7 +735,8 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
         "placement": o.placement,
         "precision": o.precision,
         "result": o.packet.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())
-            .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
+            .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default()))
+            .or_else(|| o.conn.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
         "gateway": o.gateway,
     });
     extend(&mut v, firewall_json(o));
@@ -710,6 +884,71 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
         out += "\n";
     }
     out
+}
+
+/// Connection trials of a run (sessions, bulk, http, connections), one row each.
+fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
+    let header: [(&str, bool); 13] = [
+        ("#", true),
+        ("label / workload", false),
+        ("topology", false),
+        ("engine", false),
+        ("rules", true),
+        ("parallel", true),
+        ("rep", true),
+        ("sessions", true),
+        ("sessions/s", true),
+        ("mean ms", true),
+        ("Mb/s", true),
+        ("failed", true),
+        ("status", false),
+    ];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
+    for (i, (t, o)) in rows.iter().enumerate() {
+        let p = &t.params;
+        let Some(k) = p.conn.as_ref() else {
+            continue;
+        };
+        let mut r = vec![
+            (i + 1).to_string(),
+            p.label
+                .clone()
+                .unwrap_or_else(|| p.workload.as_str().to_string()),
+            p.topology.to_string(),
+            p.engine.to_string(),
+            o.firewall()
+                .and_then(|f| f["rules"].as_u64())
+                .unwrap_or(0)
+                .to_string(),
+            match k.parallel {
+                0 => "auto".into(),
+                n => n.to_string(),
+            },
+            t.rep.to_string(),
+        ];
+        match (&o.conn, &o.search) {
+            (Some(c), _) if o.status == Status::Ok => r.extend([
+                match &c.hold {
+                    Some(h) => h.reached.to_string(),
+                    None => c.sessions.to_string(),
+                },
+                format!("{:.1}", c.sessions_per_s),
+                ms(c.session.mean_ns),
+                mbps(c.goodput_bps),
+                (c.failed + c.corrupt).to_string(),
+            ]),
+            (_, Some(s)) if o.status == Status::Ok => {
+                r.extend(["-".into(), s.line(), "-".into(), "-".into(), "-".into()])
+            }
+            _ => r.extend(std::iter::repeat_n("-".to_string(), 5)),
+        }
+        r.push(o.status.as_str().into());
+        table.push(r);
+    }
+    if table.len() == 1 {
+        return String::new();
+    }
+    render_table(&header, &table)
 }
 
 /// `fwbench workload` text: totals, then per distinct command its count and durations.

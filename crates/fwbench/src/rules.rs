@@ -31,7 +31,8 @@ pub fn addressing(family: Family, n: u32) -> Addressing {
 
 pub fn chain_of(t: Topology) -> Chain {
     match t {
-        Topology::Input => Chain::Input,
+        // The proxy's connections end in the gateway (INPUT) and start anew from it.
+        Topology::Input | Topology::Proxy => Chain::Input,
         _ => Chain::Forward,
     }
 }

@@ -77,7 +77,7 @@ impl Testbeds {
 
     fn check(&self, p: &TrialParams) -> Result<()> {
         if let Some(tb) = &self.named {
-            if tb.topology != p.topology {
+            if tb.topology != p.topology.testbed() {
                 return Err(usage(format!(
                     "testbed '{}' has topology {}, but a trial asks for {}",
                     tb.name, tb.topology, p.topology
@@ -91,10 +91,10 @@ impl Testbeds {
         if let Some(tb) = &self.named {
             return Ok(tb);
         }
-        let e = match self.ephemeral.entry(topology) {
+        let e = match self.ephemeral.entry(topology.testbed()) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(EphemeralTestbed::create(topology)?)
+                v.insert(EphemeralTestbed::create(topology.testbed())?)
             }
         };
         Ok(&e.tb)
@@ -198,6 +198,21 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         rec.headline.received_pps = s.value().filter(|_| t.params.workload == Workload::Ndr);
         rec.headline.loss_ratio = t.params.search.as_ref().map(|sp| sp.loss);
     }
+    if let Some(c) = &o.conn {
+        // Connection workloads: sessions are the transactions, their durations the "RTT".
+        rec.headline = Headline {
+            duration_s: Some(c.elapsed_s),
+            throughput_bps: Some(c.goodput_bps),
+            transactions_per_s: Some(c.sessions_per_s),
+            rtt_p50_us: us(c.session.p50_ns),
+            rtt_p90_us: us(c.session.p90_ns),
+            rtt_p99_us: us(c.session.p99_ns),
+            rtt_max_us: us(c.session.max_ns),
+            validation_errors: Some(c.corrupt),
+            lost: Some(c.failed),
+            ..Default::default()
+        };
+    }
     if let Some(s) = &o.ping {
         rec.headline = Headline {
             duration_s: Some(s.elapsed_s),
@@ -286,7 +301,21 @@ fn estimate_one(p: &TrialParams) -> f64 {
     if p.proto == proto::Proto::Sctp && *NO_SCTP.get_or_init(traffic::sys::sctp_unavailable) {
         return 0.05;
     }
-    let one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + p.rules as f64 * 2e-6;
+    let mut one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + p.rules as f64 * 2e-6;
+    if let Some(k) = &p.conn {
+        // A session of this machine: ~0.2 ms plus its bytes at ~1 GB/s, spread over workers.
+        let per = 2e-4 + k.size as f64 / 1e9;
+        let work = match (p.workload, k.count) {
+            (Workload::Connections, _) => k.limit as f64 * 1e-4 + k.hold_s,
+            (_, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
+            (_, None) => p.duration_s,
+        };
+        let overhead = f64::from(k.overhead_sessions) * 2e-4;
+        one = work + overhead + 0.3 + p.rules as f64 * 2e-6;
+        if k.parallel == 0 {
+            one *= 9.0; // the sweet-spot search: about 9 steps
+        }
+    }
     match (p.workload, &p.search) {
         // A binary search to 2 % takes about 7 steps plus the probe and confirmation.
         (Workload::Ndr, Some(sp)) => one * (sp.max_trials as f64).min(9.0),
@@ -387,7 +416,7 @@ pub fn run_workload(a: &crate::cli::WorkloadArgs) -> Result<ExitCode> {
 }
 
 /// A program name resolves: a path to a file, or a file in one of PATH's directories.
-fn program_exists(prog: &str) -> bool {
+pub fn program_exists(prog: &str) -> bool {
     if prog.contains('/') {
         return Path::new(prog).is_file();
     }
@@ -591,7 +620,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
                 Ok(_) => {}
             }
         }
-        let result = if matches!(t.params.workload, Workload::Ndr | Workload::Degrade) {
+        let result = if crate::search::is_search(&t.params) {
             run_search_trial(tb, t, &plan.pinning, &mut store, run_id)
         } else {
             trial::run_trial(tb, &t.params, &plan.pinning, &INTERRUPTED)

@@ -67,6 +67,9 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     if p.workload == Workload::Degrade {
         crate::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
+    if p.workload.is_conn() {
+        return crate::conn::check(p);
+    }
     if p.workload != Workload::Echo {
         return crate::packet::check(p);
     }
@@ -126,6 +129,9 @@ struct Raw {
     /// Named combinations (`[[case]]`), each crossed with `[params]`: for tables whose
     /// rows are not a cross product (seed 001's methods).
     case: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    /// Firewall types (`[[firewall]]`), each crossed with every case: seed 003's null
+    /// firewall, packet filter and proxy × its workloads.
+    firewall: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
     warmup: Option<Spanned<toml::Value>>,
     /// Adaptive trial length for every trial: `{ precision = "1%", max_duration = "60s" }`.
     adaptive: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
@@ -171,6 +177,38 @@ const PACKET_AXES: &[&str] = &[
     "interval",
     "fragment",
 ];
+/// Axes that only connection workloads (sessions, bulk, http, connections) use; they
+/// share `size` (response or object bytes, e.g. "8M") and `count` with the packet axes.
+const CONN_AXES: &[&str] = &[
+    "parallel",
+    "request",
+    "overhead_sessions",
+    "limit",
+    "hold",
+    "proxy_buffer",
+    "server_program",
+    "client_program",
+    "verify",
+];
+/// Packet axes that connection workloads use too.
+const SHARED_AXES: &[&str] = &["size", "count"];
+
+/// Whether `axis` means nothing to `w` (a scenario naming it is wrong).
+fn foreign_axis(axis: &str, w: Workload) -> bool {
+    let search = matches!(w, Workload::Ndr | Workload::Degrade);
+    if w == Workload::Echo {
+        PACKET_AXES.contains(&axis) || SEARCH_AXES.contains(&axis) || CONN_AXES.contains(&axis)
+    } else if w.is_conn() {
+        ECHO_AXES.contains(&axis)
+            || SEARCH_AXES.contains(&axis)
+            || (PACKET_AXES.contains(&axis) && !SHARED_AXES.contains(&axis))
+    } else {
+        ECHO_AXES.contains(&axis)
+            || CONN_AXES.contains(&axis)
+            || (!search && SEARCH_AXES.contains(&axis))
+    }
+}
+
 /// Axes that only searches (ndr, degrade) use.
 const SEARCH_AXES: &[&str] = &[
     "loss",
@@ -183,7 +221,7 @@ const SEARCH_AXES: &[&str] = &[
 
 /// The axes a scenario may sweep, in the order the cross product nests them.
 pub fn all_axes() -> impl Iterator<Item = &'static str> {
-    [COMMON_AXES, ECHO_AXES, PACKET_AXES, SEARCH_AXES]
+    [COMMON_AXES, ECHO_AXES, PACKET_AXES, SEARCH_AXES, CONN_AXES]
         .into_iter()
         .flatten()
         .copied()
@@ -191,6 +229,27 @@ pub fn all_axes() -> impl Iterator<Item = &'static str> {
 
 /// Default of each axis when a scenario does not name it.
 fn axis_default(axis: &str, w: Workload) -> &'static str {
+    if w.is_conn() {
+        return match (axis, w) {
+            ("size", Workload::Bulk) => "1700000",
+            ("size", Workload::Http) => "8M",
+            ("size", _) => "512",
+            ("count", Workload::Bulk | Workload::Http) => "10",
+            ("count", _) => "",
+            ("parallel", _) => "1",
+            ("request", _) => "64",
+            ("overhead_sessions", Workload::Bulk) => "10",
+            ("overhead_sessions", _) => "0",
+            ("limit", _) => "10000",
+            ("hold", _) => "1",
+            ("proxy_buffer", _) => "16K",
+            ("verify", _) => "true",
+            ("timeout_ms", _) => "5000",
+            ("clients", _) => "1",
+            ("server_program" | "client_program", _) => "",
+            _ => axis_default_echo(axis),
+        };
+    }
     match (axis, w) {
         ("size", Workload::Flow | Workload::Degrade) => "128",
         ("size", Workload::Ping) => "8",
@@ -235,9 +294,21 @@ fn axis_default_echo(axis: &str) -> &'static str {
 }
 
 /// Check one axis value; `Err` is the message without location.
-fn check_axis(axis: &str, t: &str) -> Result<(), String> {
+fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
     let e = |r: Result<(), String>| r;
     match axis {
+        "size" if w.is_conn() => crate::conn::parse_size(t).map(|_| ()),
+        "parallel" => crate::conn::parse_parallel(t).map(|_| ()),
+        "request" | "proxy_buffer" => crate::conn::parse_size(t).and_then(|v| {
+            u32::try_from(v)
+                .map(|_| ())
+                .map_err(|_| format!("size '{t}' is above 4G"))
+        }),
+        "overhead_sessions" => parse_count0(t).map(|_| ()),
+        "limit" => parse_count(t).map(|_| ()),
+        "hold" => parse_duration0(t).map(|_| ()),
+        "verify" => parse_bool(t).map(|_| ()),
+        "server_program" | "client_program" => Ok(()),
         "topology" => e(t.parse::<Topology>().map(|_| ())),
         "engine" => e(crate::cli::engine(t).map(|_| ())),
         "model" => e(crate::cli::model(t).map(|_| ())),
@@ -283,6 +354,21 @@ pub fn parse_count(s: &str) -> Result<u32, String> {
     }
 }
 
+/// A whole number ≥ 0.
+pub fn parse_count0(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole number (0 or more)"))
+}
+
+/// A duration that may be zero (`0`, `1s`, `500ms`).
+pub fn parse_duration0(s: &str) -> Result<f64, String> {
+    if s.trim().parse::<f64>() == Ok(0.0) {
+        return Ok(0.0);
+    }
+    parse_duration(s)
+}
+
 /// A gap between probes: `0`, `10ms`, `1s`, `250us` → nanoseconds.
 pub fn parse_interval(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -305,7 +391,17 @@ pub fn parse_interval(s: &str) -> Result<u64, String> {
 
 /// Build one trial's parameters from one value per axis (all already checked).
 fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, String> {
-    let get = |a: &str| v.get(a).map(String::as_str).unwrap_or("");
+    let workload: Workload = v
+        .get("workload")
+        .map(String::as_str)
+        .unwrap_or("")
+        .parse()?;
+    // Axes not named take this workload's defaults.
+    let get = |a: &str| {
+        v.get(a)
+            .map(String::as_str)
+            .unwrap_or_else(|| axis_default(a, workload))
+    };
     let spec = |e: proto::ParseSpecError| e.0;
     let topology: Topology = get("topology").parse()?;
     let frame: FrameSize = get("frame_size").parse().map_err(spec)?;
@@ -314,8 +410,33 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
     if import.is_some() && !v.contains_key("model_given") {
         model = firewall::models::Model::Import;
     }
-    let workload: Workload = get("workload").parse()?;
-    let packet = (workload != Workload::Echo)
+    let opt = |a: &str| Some(get(a).to_string()).filter(|s| !s.is_empty());
+    let size32 = |a: &str| -> Result<u32, String> {
+        let t = get(a);
+        u32::try_from(crate::conn::parse_size(t)?).map_err(|_| format!("size '{t}' is above 4G"))
+    };
+    let conn = workload
+        .is_conn()
+        .then(|| -> Result<crate::conn::ConnParams, String> {
+            Ok(crate::conn::ConnParams {
+                parallel: crate::conn::parse_parallel(get("parallel"))?,
+                count: opt("count")
+                    .map(|c| parse_count(&c).map(u64::from))
+                    .transpose()?,
+                request: size32("request")?,
+                size: crate::conn::parse_size(get("size"))?,
+                overhead_sessions: parse_count0(get("overhead_sessions"))?,
+                limit: parse_count(get("limit"))?,
+                hold_s: parse_duration0(get("hold"))?,
+                proxy_buffer: size32("proxy_buffer")?,
+                server_program: opt("server_program"),
+                client_program: opt("client_program"),
+                verify: parse_bool(get("verify"))?,
+                timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
+            })
+        })
+        .transpose()?;
+    let packet = (workload != Workload::Echo && !workload.is_conn())
         .then(|| -> Result<PacketParams, String> {
             let spec = |e: proto::ParseSpecError| e.0;
             Ok(PacketParams {
@@ -367,6 +488,8 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         frame,
         proto: if workload == Workload::Echo {
             get("proto").parse().map_err(spec)?
+        } else if workload.is_conn() {
+            Proto::Tcp
         } else {
             Proto::Udp
         },
@@ -382,6 +505,7 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         import,
         workload,
         packet,
+        conn,
         search,
         adaptive: None,
         label: v.get("label").filter(|l| !l.is_empty()).cloned(),
@@ -410,6 +534,137 @@ fn value_text(v: &toml::Value) -> Option<String> {
         toml::Value::Boolean(b) => Some(b.to_string()),
         _ => None,
     }
+}
+
+/// Expand `A..B` or `A..B step S` (inclusive, whole numbers) into its values; any
+/// other text is one value.
+pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
+    let Some((a, rest)) = t.split_once("..") else {
+        return Ok(vec![t.to_string()]);
+    };
+    let (b, step) = match rest.split_once("step") {
+        Some((b, st)) => (b, st.trim()),
+        None => (rest, "1"),
+    };
+    let num = |x: &str| x.trim().parse::<u64>();
+    let (Ok(lo), Ok(hi), Ok(step)) = (num(a), num(b), num(step)) else {
+        return Err(format!(
+            "'{t}' is not a range (like \"0..8000 step 250\" or \"0..2000\")"
+        ));
+    };
+    if step == 0 || hi < lo {
+        return Err(format!(
+            "range '{t}': the step must be at least 1 and the end not below the start"
+        ));
+    }
+    let n = (hi - lo) / step + 1;
+    if n > MAX_RANGE_VALUES {
+        return Err(format!(
+            "range '{t}' has {n} values; at most {MAX_RANGE_VALUES}"
+        ));
+    }
+    Ok((0..n).map(|i| (lo + i * step).to_string()).collect())
+}
+
+/// Most values one range expands to.
+const MAX_RANGE_VALUES: u64 = 100_000;
+
+/// One expanded row: axis values and where they came from (`case[2]`).
+type Row<'a> = (BTreeMap<&'a str, String>, String);
+
+/// One `[[case]]`/`[[firewall]]` row's values: single values, lists and ranges are
+/// crossed within the row. Returns the expanded rows with where they came from.
+fn parse_rows<'a>(
+    cx: &Ctx,
+    raw: Option<&'a [BTreeMap<Spanned<String>, Spanned<toml::Value>>]>,
+    table: &str,
+    params: &BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>>,
+    workload: Workload,
+) -> Result<Vec<Row<'a>>, String> {
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
+        return Ok(vec![(BTreeMap::new(), String::new())]);
+    };
+    let mut out = Vec::new();
+    for (ri, row) in raw.iter().enumerate() {
+        let at = format!("{table}[{}]", ri + 1);
+        let row_workload = match row.iter().find(|(k, _)| k.get_ref() == "workload") {
+            Some((_, v)) => value_text(v.get_ref())
+                .unwrap_or_default()
+                .parse::<Workload>()
+                .map_err(|e| cx.at(v.span(), &format!("{at}.workload"), e))?,
+            None => workload,
+        };
+        let mut lists: Vec<(&'a str, Vec<String>)> = Vec::new();
+        for (k, v) in row {
+            let key = k.get_ref().as_str();
+            let field = format!("{at}.{key}");
+            if key == "label" {
+                let t = value_text(v.get_ref())
+                    .ok_or_else(|| cx.at(v.span(), &field, "give the label as a string"))?;
+                lists.push(("label", vec![t]));
+                continue;
+            }
+            if key == "workload" {
+                lists.push(("workload", vec![row_workload.as_str().to_string()]));
+                continue;
+            }
+            let Some(axis) = all_axes().find(|a| *a == key) else {
+                return Err(cx.at(
+                    k.span(),
+                    &field,
+                    format!(
+                        "unknown parameter (known: label, workload, {})",
+                        all_axes().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            };
+            if params.contains_key(axis) {
+                return Err(cx.at(
+                    k.span(),
+                    &field,
+                    "also set in [params]: set an axis in one place",
+                ));
+            }
+            let items: Vec<toml::Value> = match v.get_ref() {
+                toml::Value::Array(a) if a.is_empty() => {
+                    return Err(cx.at(v.span(), &field, "empty list: give at least one value"))
+                }
+                toml::Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            };
+            let mut vals = Vec::new();
+            for it in items {
+                let t = value_text(&it).ok_or_else(|| {
+                    cx.at(
+                        v.span(),
+                        &field,
+                        format!("'{it}' is not a string or number"),
+                    )
+                })?;
+                for one in expand_range(&t).map_err(|e| cx.at(v.span(), &field, e))? {
+                    check_axis(axis, &one, row_workload).map_err(|e| cx.at(v.span(), &field, e))?;
+                    vals.push(one);
+                }
+            }
+            lists.push((axis, vals));
+        }
+        // Cross the row's lists (first key outermost).
+        let mut expanded: Vec<BTreeMap<&'a str, String>> = vec![BTreeMap::new()];
+        for (axis, vals) in &lists {
+            expanded = expanded
+                .into_iter()
+                .flat_map(|m| {
+                    vals.iter().map(move |v| {
+                        let mut m = m.clone();
+                        m.insert(*axis, v.clone());
+                        m
+                    })
+                })
+                .collect();
+        }
+        out.extend(expanded.into_iter().map(|m| (m, at.clone())));
+    }
+    Ok(out)
 }
 
 /// Parse scenario text. `file` is used in messages only.
@@ -471,34 +726,34 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         }
     }
 
-    // Each axis: list of (text, span) values, defaulting to one value.
+    // Each axis named in [params]: list of (text, span) values.
+    let rows_set_workload = raw
+        .case
+        .iter()
+        .chain(raw.firewall.iter())
+        .flatten()
+        .any(|r| r.keys().any(|k| k.get_ref() == "workload"));
     let mut axes: BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>> = BTreeMap::new();
     for (k, v) in raw.params.iter().flatten() {
         let key = k.get_ref().as_str();
+        let field = format!("params.{key}");
         let Some(axis) = all_axes().find(|a| *a == key) else {
             return Err(cx.at(
                 k.span(),
-                &format!("params.{key}"),
+                &field,
                 format!(
                     "unknown parameter (known: {})",
                     all_axes().collect::<Vec<_>>().join(", ")
                 ),
             ));
         };
-        let search = matches!(workload, Workload::Ndr | Workload::Degrade);
-        let foreign = if workload == Workload::Echo {
-            PACKET_AXES.contains(&axis) || SEARCH_AXES.contains(&axis)
-        } else {
-            ECHO_AXES.contains(&axis) || (!search && SEARCH_AXES.contains(&axis))
-        };
-        if foreign {
+        if !rows_set_workload && foreign_axis(axis, workload) {
             return Err(cx.at(
                 k.span(),
-                &format!("params.{key}"),
+                &field,
                 format!("not a parameter of the {} workload", workload.as_str()),
             ));
         }
-        let field = format!("params.{key}");
         let items: Vec<toml::Value> = match v.get_ref() {
             toml::Value::Array(a) if a.is_empty() => {
                 return Err(cx.at(v.span(), &field, "empty list: give at least one value"))
@@ -515,18 +770,19 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                     format!("'{it}' is not a string or number"),
                 )
             })?;
-            vals.push((t, v.span()));
+            for one in expand_range(&t).map_err(|e| cx.at(v.span(), &field, e))? {
+                vals.push((one, v.span()));
+            }
         }
         axes.insert(axis, vals);
     }
-    // Every axis: its values (checked, with their location for messages).
+    // Every axis named: its values (checked, with their location for messages).
     let mut values: Vec<(&str, Vec<String>)> = Vec::new();
     for axis in all_axes() {
         let field = format!("params.{axis}");
-        let vals = axes
-            .get(axis)
-            .cloned()
-            .unwrap_or_else(|| vec![(axis_default(axis, workload).to_string(), 0..0)]);
+        let Some(vals) = axes.get(axis).cloned() else {
+            continue;
+        };
         if axis == "import" && vals.len() > 1 {
             return Err(cx.at(
                 vals[1].1.clone(),
@@ -536,60 +792,46 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         }
         let mut checked = Vec::new();
         for (t, span) in vals {
-            check_axis(axis, &t).map_err(|e| cx.at(span, &field, e))?;
+            check_axis(axis, &t, workload).map_err(|e| cx.at(span, &field, e))?;
             checked.push(t);
         }
         values.push((axis, checked));
     }
-    // Cases: each a set of single values overriding axes (checked like [params]).
-    let mut cases: Vec<BTreeMap<&str, String>> = Vec::new();
-    for (ci, case) in raw.case.iter().flatten().enumerate() {
-        let mut one = BTreeMap::new();
-        for (k, v) in case {
-            let key = k.get_ref().as_str();
-            let field = format!("case[{}].{key}", ci + 1);
-            if key == "label" {
-                let t = value_text(v.get_ref())
-                    .ok_or_else(|| cx.at(v.span(), &field, "give the label as a string"))?;
-                one.insert("label", t);
-                continue;
-            }
-            let Some(axis) = all_axes().find(|a| *a == key) else {
-                return Err(cx.at(
-                    k.span(),
-                    &field,
-                    format!(
-                        "unknown parameter (known: label, {})",
-                        all_axes().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            };
-            if axes.contains_key(axis) {
-                return Err(cx.at(
-                    k.span(),
-                    &field,
-                    "also set in [params]: set an axis in one place",
-                ));
-            }
-            let t = match v.get_ref() {
-                toml::Value::Array(_) => {
-                    return Err(cx.at(v.span(), &field, "a case takes single values, not lists"))
+    // Rows: [[firewall]] × [[case]], each row's lists crossed within it.
+    let firewalls = parse_rows(&cx, raw.firewall.as_deref(), "firewall", &axes, workload)?;
+    let cases = parse_rows(&cx, raw.case.as_deref(), "case", &axes, workload)?;
+    // (values, where from, axes a [[firewall]] row set — exempt from the workload
+    // check, since one firewall row serves every case's workload)
+    let mut rows: Vec<(BTreeMap<&str, String>, String, Vec<&str>)> = Vec::new();
+    for (f, fat) in &firewalls {
+        for (c, cat) in &cases {
+            let mut one = f.clone();
+            for (k, v) in c {
+                if *k == "label" {
+                    let joined = match f.get("label") {
+                        Some(fl) => format!("{fl}: {v}"),
+                        None => v.clone(),
+                    };
+                    one.insert("label", joined);
+                } else if let Some(prev) = one.insert(k, v.clone()) {
+                    if &prev != v {
+                        return Err(format!(
+                            "{file}: {cat}.{k}: also set in {fat}: set an axis in one place"
+                        ));
+                    }
                 }
-                other => value_text(other).ok_or_else(|| {
-                    cx.at(
-                        v.span(),
-                        &field,
-                        format!("'{other}' is not a string or number"),
-                    )
-                })?,
-            };
-            check_axis(axis, &t).map_err(|e| cx.at(v.span(), &field, e))?;
-            one.insert(axis, t);
+            }
+            let at = [fat.as_str(), cat.as_str()]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(" × ");
+            rows.push((
+                one,
+                if at.is_empty() { "params".into() } else { at },
+                f.keys().copied().collect(),
+            ));
         }
-        cases.push(one);
-    }
-    if cases.is_empty() {
-        cases.push(BTreeMap::new());
     }
     // Cross product, first axis outermost (an odometer over the value indices).
     let mut combos = Vec::new();
@@ -600,26 +842,35 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             .zip(&idx)
             .map(|((a, v), &i)| (*a, v[i].clone()))
             .collect();
-        if axes.contains_key("model") {
-            one.insert("model_given", String::new());
-        }
         one.insert("workload", workload.as_str().to_string());
-        for (ci, case) in cases.iter().enumerate() {
+        for (row, at, exempt) in &rows {
             let mut with = one.clone();
-            let mut model_given = axes.contains_key("model");
-            for (k, v) in case {
+            for (k, v) in row {
                 with.insert(k, v.clone());
-                model_given |= *k == "model";
             }
-            if model_given {
+            if with.contains_key("model") {
                 with.insert("model_given", String::new());
             }
-            let at = if case.is_empty() {
-                "params".to_string()
-            } else {
-                format!("case[{}]", ci + 1)
-            };
-            let params = params_from(&with, seed).map_err(|e| format!("{file}: {at}: {e}"))?;
+            let w: Workload = with["workload"].parse()?;
+            if let Some(axis) = with
+                .keys()
+                .find(|a| all_axes().any(|x| x == **a) && foreign_axis(a, w) && !exempt.contains(a))
+            {
+                return Err(format!(
+                    "{file}: {at}: {axis} is not a parameter of the {} workload",
+                    w.as_str()
+                ));
+            }
+            let mut params = params_from(&with, seed).map_err(|e| format!("{file}: {at}: {e}"))?;
+            // An import file is named relative to the scenario file.
+            if let Some(rel) = params.import.as_deref() {
+                let dir = std::path::Path::new(file)
+                    .parent()
+                    .unwrap_or(std::path::Path::new(""));
+                if std::path::Path::new(rel).is_relative() {
+                    params.import = Some(dir.join(rel).to_string_lossy().into_owned());
+                }
+            }
             check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;
             combos.push(params);
         }
@@ -668,7 +919,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     }
     let baseline = match &raw.baseline {
         None => None,
-        Some(b) => Some(parse_baseline(&cx, b, &trials)?),
+        Some(b) => Some(parse_baseline(&cx, b, &trials, workload)?),
     };
     if random {
         let mut rng = traffic::rng::Rng::new(seed);
@@ -764,6 +1015,7 @@ fn parse_baseline(
     cx: &Ctx,
     b: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
     trials: &[PlannedTrial],
+    workload: Workload,
 ) -> Result<serde_json::Value, String> {
     let mut out = serde_json::Map::new();
     for (k, v) in b.get_ref() {
@@ -780,7 +1032,9 @@ fn parse_baseline(
             .ok_or_else(|| cx.at(v.span(), &field, "give a single string or number"))?;
         match (key, axis) {
             ("label", _) => {}
-            (_, Ok(axis)) => check_axis(axis, &t).map_err(|e| cx.at(v.span(), &field, e))?,
+            (_, Ok(axis)) => {
+                check_axis(axis, &t, workload).map_err(|e| cx.at(v.span(), &field, e))?
+            }
             (_, Err(e)) => return Err(e),
         }
         out.insert(key.to_string(), serde_json::Value::String(t));
@@ -937,6 +1191,96 @@ duration = "1s"
     }
 
     #[test]
+    fn ranges_expand_inclusively_and_refuse_nonsense() {
+        assert_eq!(
+            expand_range("0..1000 step 250").unwrap(),
+            ["0", "250", "500", "750", "1000"]
+        );
+        assert_eq!(expand_range("3..5").unwrap(), ["3", "4", "5"]);
+        assert_eq!(expand_range("0..10 step 4").unwrap(), ["0", "4", "8"]);
+        assert_eq!(expand_range("8M").unwrap(), ["8M"]);
+        assert_eq!(expand_range("0..2000 step 1").unwrap().len(), 2001);
+        for bad in [
+            "5..3",
+            "0..10 step 0",
+            "a..b",
+            "0..1000000 step 1",
+            "1..2 step x",
+        ] {
+            assert!(expand_range(bad).is_err(), "{bad}");
+        }
+        let e = err("workload = \"http\"\n[params]\nrules = \"0..x\"\n");
+        assert!(
+            e.starts_with("bad.toml:3:9: params.rules: '0..x' is not a range"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn firewall_rows_cross_cases_with_their_own_workloads() {
+        let text = r#"
+workload = "sessions"
+[[firewall]]
+label = "null"
+topology = "direct"
+[[firewall]]
+label = "proxy"
+topology = "proxy"
+proxy_buffer = "4K"
+[[case]]
+label = "ping"
+workload = "ping"
+size = 8
+[[case]]
+label = "bulk"
+workload = "bulk"
+size = "1.7M"
+count = 3
+parallel = [1, 3]
+"#;
+        let p = parse("s.toml", text, 1).unwrap();
+        let got: Vec<(String, Workload, Topology)> = p
+            .trials
+            .iter()
+            .map(|t| {
+                (
+                    t.params.label.clone().unwrap(),
+                    t.params.workload,
+                    t.params.topology,
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 6, "{got:?}");
+        assert_eq!(
+            got[0],
+            ("null: ping".into(), Workload::Ping, Topology::Direct)
+        );
+        assert_eq!(
+            got[5],
+            ("proxy: bulk".into(), Workload::Bulk, Topology::Proxy)
+        );
+        let bulk = p.trials[5].params.conn.as_ref().unwrap();
+        assert_eq!(
+            (bulk.size, bulk.count, bulk.parallel),
+            (1_782_579, Some(3), 3)
+        );
+        assert_eq!(bulk.proxy_buffer, 4096);
+        // Defaults follow each row's workload: ping's size, bulk's overhead sessions.
+        assert!(p.trials[0].params.packet.is_some());
+        assert_eq!(bulk.overhead_sessions, 10);
+        // An axis foreign to a case's workload is refused, naming the rows.
+        let e = err("workload = \"sessions\"\n[[case]]\nworkload = \"ping\"\nparallel = 2\n");
+        assert!(
+            e.contains("case[1]: parallel is not a parameter of the ping workload"),
+            "{e}"
+        );
+        let e = err("workload = \"http\"\n[params]\nsize = \"8Q\"\n");
+        assert!(e.contains("params.size: bad size '8Q'"), "{e}");
+        let e = err("workload = \"bulk\"\n[params]\ntopology = \"proxy\"\nproxy_buffer = 0\n");
+        assert!(e.contains("--proxy-buffer 0"), "{e}");
+    }
+
+    #[test]
     fn cases_cross_params_and_carry_labels() {
         let text = r#"
 workload = "flood"
@@ -971,7 +1315,14 @@ sink = "gateway"
             err("workload = \"flood\"\n[params]\nrules = 5\n[[case]]\nrules = 6\n")
                 .contains("case[1].rules: also set in [params]")
         );
-        assert!(err("workload = \"flood\"\n[[case]]\nrate = [1, 2]\n").contains("single values"));
+        // A list in a case is crossed within that case.
+        let p = parse(
+            "s.toml",
+            "workload = \"flood\"\n[[case]]\nrate = [\"1M\", \"2M\"]\n[[case]]\nrate = \"3M\"\n",
+            1,
+        )
+        .unwrap();
+        assert_eq!(p.trials.len(), 3);
         assert!(
             err("workload = \"flood\"\n[[case]]\nlabel = \"x\"\nspeed = 2\n")
                 .starts_with("bad.toml:4:1: case[1].speed: unknown parameter")

@@ -318,6 +318,25 @@ fn progress(i: usize, max: usize, what: &str, p: &Point) {
 pub enum SearchSummary {
     Ndr(NdrReport),
     Degrade(DegradeReport),
+    /// sessions with `--parallel auto`.
+    SweetSpot(crate::sweetspot::SweetSpotReport),
+}
+
+/// Whether `p` runs as a search of stored step trials (ndr, degrade, sessions with
+/// parallel auto) rather than as one trial.
+pub fn is_search(p: &TrialParams) -> bool {
+    match p.workload {
+        Workload::Ndr | Workload::Degrade => true,
+        Workload::Sessions => p.conn.as_ref().is_some_and(|k| k.parallel == 0),
+        _ => false,
+    }
+}
+
+/// `fwbench sessions --parallel auto`.
+pub fn run_sweet_spot(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    cli_search("sessions", p, env, |p, run| {
+        crate::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
+    })
 }
 
 impl SearchSummary {
@@ -347,6 +366,10 @@ impl SearchSummary {
                     r.trials
                 ),
             },
+            SearchSummary::SweetSpot(r) => format!(
+                "sweet spot: {} parallel, {:.0} sessions/s ({} trials)",
+                r.best_parallel, r.best_sessions_per_s, r.trials
+            ),
         }
     }
 
@@ -355,6 +378,7 @@ impl SearchSummary {
         match self {
             SearchSummary::Ndr(r) => r.rate_pps,
             SearchSummary::Degrade(r) => r.first_degraded_rules.map(f64::from),
+            SearchSummary::SweetSpot(r) => Some(r.best_sessions_per_s),
         }
     }
 }
@@ -526,6 +550,7 @@ fn cli_search(
     let converged = match &r {
         SearchSummary::Ndr(r) => r.converged,
         SearchSummary::Degrade(r) => r.converged,
+        SearchSummary::SweetSpot(_) => true,
     };
     Ok(if converged {
         ExitCode::SUCCESS
@@ -548,7 +573,40 @@ pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
     match r {
         SearchSummary::Ndr(r) => ndr_text(p, r),
         SearchSummary::Degrade(r) => degrade_text(p, r),
+        SearchSummary::SweetSpot(r) => sweet_spot_text(p, r),
     }
+}
+
+fn sweet_spot_text(p: &TrialParams, r: &crate::sweetspot::SweetSpotReport) -> String {
+    let mut out = format!(
+        "sessions, parallel auto {}
+  parallel   sessions/s   failed
+",
+        output::params_line(p)
+    );
+    for q in &r.points {
+        out += &format!(
+            "  {:>8}  {:>11.0}  {:>7}{}
+",
+            q.parallel,
+            q.sessions_per_s,
+            q.failed,
+            if q.parallel == r.best_parallel {
+                "   ← sweet spot"
+            } else {
+                ""
+            }
+        );
+    }
+    out += &format!(
+        "sweet spot: {} sessions at once, {:.0} sessions/s (mean session {:.3} ms); within 3 %: {:?}
+",
+        r.best_parallel,
+        r.best_sessions_per_s,
+        r.latency_at_best_s * 1e3,
+        r.plateau
+    );
+    out
 }
 
 fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
@@ -730,6 +788,9 @@ pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
     match p.workload {
         Workload::Ndr => ndr_search(p, &sp, run).map(SearchSummary::Ndr),
         Workload::Degrade => degrade_search(p, &sp, run).map(SearchSummary::Degrade),
+        Workload::Sessions if is_search(p) => {
+            crate::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
+        }
         w => bail!("{} is not a search", w.as_str()),
     }
 }

@@ -5,6 +5,8 @@
 //! forward:  [fwb-N-cli] c0 ──── g0 [fwb-N-gw] g1 ──── s0 [fwb-N-srv]
 //! direct:   [fwb-N-cli] c0 ─────────────────────────── s0 [fwb-N-srv]   (null firewall)
 //! input:    [fwb-N-cli] c0 ──── g0 [fwb-N-gw: server role inside, rules in INPUT]
+//! proxy:    the forward testbed with IP forwarding off: a TCP relay in the gateway
+//!           (seed 003's application proxy) carries the connection workloads
 //! ```
 //!
 //! Interfaces are created inside their namespaces, so their names never collide
@@ -25,6 +27,18 @@ pub enum Topology {
     Forward,
     Direct,
     Input,
+    /// Forward's namespaces, forwarding off, a userspace TCP relay in the gateway.
+    Proxy,
+}
+
+impl Topology {
+    /// The namespaces a trial of this topology runs in (proxy uses forward's).
+    pub fn testbed(self) -> Topology {
+        match self {
+            Topology::Proxy => Topology::Forward,
+            t => t,
+        }
+    }
 }
 
 impl std::str::FromStr for Topology {
@@ -34,8 +48,9 @@ impl std::str::FromStr for Topology {
             "forward" => Ok(Topology::Forward),
             "direct" => Ok(Topology::Direct),
             "input" => Ok(Topology::Input),
+            "proxy" => Ok(Topology::Proxy),
             _ => Err(format!(
-                "unknown topology '{s}' (expected forward, direct or input)"
+                "unknown topology '{s}' (expected forward, direct, input or proxy)"
             )),
         }
     }
@@ -47,6 +62,7 @@ impl std::fmt::Display for Topology {
             Topology::Forward => "forward",
             Topology::Direct => "direct",
             Topology::Input => "input",
+            Topology::Proxy => "proxy",
         })
     }
 }
@@ -66,6 +82,14 @@ pub mod addr {
         match family {
             Family::V4 => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 18, 1, 0)) + i)),
             Family::V6 => IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 1, 0, 0, 0xc, i as u16)),
+        }
+    }
+
+    /// The gateway's address on the client side (the clients' next hop; the proxy's).
+    pub fn gateway_client_side(family: Family) -> IpAddr {
+        match family {
+            Family::V4 => "198.18.0.1".parse().expect("literal"),
+            Family::V6 => "2001:2:0:1::1".parse().expect("literal"),
         }
     }
 
@@ -209,7 +233,7 @@ impl Testbed {
         }
         let tb = Testbed {
             name: name.into(),
-            topology,
+            topology: topology.testbed(),
         };
         if let Err(e) = tb.build() {
             let _ = tb.down();
@@ -249,7 +273,7 @@ impl Testbed {
                              route add 198.18.0.0/16 dev s0\n\
                              route add 2001:2:0:1::/64 dev s0\n";
             }
-            Topology::Forward | Topology::Input => {
+            Topology::Forward | Topology::Input | Topology::Proxy => {
                 let g = self.gateway_ns().expect("forward/input have a gateway");
                 veth(&c, "c0", &g, "g0")?;
                 script_c += "link set c0 up\n\

@@ -48,6 +48,9 @@ pub struct TrialParams {
     /// Flood, flow and ping parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet: Option<crate::packet::PacketParams>,
+    /// sessions, bulk, http and connections parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn: Option<crate::conn::ConnParams>,
     /// ndr and degrade: what the search looks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchParams>,
@@ -132,11 +135,26 @@ pub enum Workload {
     Ndr,
     /// Degradation point search: flow trials at searched rule counts.
     Degrade,
+    /// TCP sessions: connect, request, response, close (seed 003).
+    Sessions,
+    /// Bulk transfers, one per session (seed 003).
+    Bulk,
+    /// HTTP/1.1 downloads (seed 004).
+    Http,
+    /// Concurrent connection capacity: open and hold connections.
+    Connections,
 }
 
 impl Workload {
     pub fn is_echo(&self) -> bool {
         *self == Workload::Echo
+    }
+    /// sessions, bulk, http, connections: TCP connections to the built-in server.
+    pub fn is_conn(&self) -> bool {
+        matches!(
+            self,
+            Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections
+        )
     }
 }
 
@@ -147,6 +165,10 @@ crate::names::named!(Workload, "workload", {
     Ping => "ping",
     Ndr => "ndr",
     Degrade => "degrade",
+    Sessions => "sessions",
+    Bulk => "bulk",
+    Http => "http",
+    Connections => "connections",
 });
 
 /// CPU placement of each role ("0", "0-1", …); `None` = wherever the kernel likes.
@@ -206,6 +228,8 @@ pub struct Outcome {
     pub packet: Option<crate::packet::PacketSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ping: Option<crate::packet::PingSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conn: Option<crate::conn::ConnSummary>,
     /// Adaptive trials: the precision asked for and reached.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
@@ -230,6 +254,7 @@ impl Outcome {
             summary: None,
             packet: None,
             ping: None,
+            conn: None,
             search: None,
             samples: vec![],
             precision: None,
@@ -370,6 +395,7 @@ pub fn run_trial(
                 Collected::Echo(s) => outcome.summary = Some(s),
                 Collected::Packet(s) => outcome.packet = Some(s),
                 Collected::Ping(s) => outcome.ping = Some(s),
+                Collected::Conn(s) => outcome.conn = Some(*s),
             }
             outcome.gateway = gateway;
             if let Some(e) = teardown_err {
@@ -394,6 +420,7 @@ enum Collected {
     Echo(EchoSummary),
     Packet(crate::packet::PacketSummary),
     Ping(crate::packet::PingSummary),
+    Conn(Box<crate::conn::ConnSummary>),
 }
 
 /// What a trial accumulates while it runs, kept also when it fails part-way.
@@ -445,11 +472,35 @@ fn drive(
         .map_err(crate::usage)?
         .map(|r| serde_json::to_value(&r))
         .transpose()?;
+    if p.topology == Topology::Proxy && !p.workload.is_conn() {
+        // Seed 003's table has N/A here: an application proxy relays connections only.
+        return Err(AgentFailed {
+            role: "gateway",
+            kind: ErrorKind::Unavailable,
+            message: format!(
+                "N/A: the proxy relays TCP connections; {} traffic does not cross it \
+                 (IP forwarding is off, as on the study's ftp-gw host)",
+                p.workload
+            ),
+        }
+        .into());
+    }
+    let conn_roles = if p.workload.is_conn() {
+        Some(crate::conn::roles(tb, p)?)
+    } else {
+        None
+    };
     let gw_index = tb.gateway_ns().map(|ns| {
         let mut sysctls = vec![];
-        if tb.topology == Topology::Forward {
-            sysctls.push(("net.ipv4.ip_forward".to_string(), "1".to_string()));
-            sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), "1".to_string()));
+        // Forward routes; the proxy's host does not (only its relay carries traffic).
+        let forwarding = match p.topology {
+            Topology::Forward => Some("1"),
+            Topology::Proxy => Some("0"),
+            _ => None,
+        };
+        if let Some(v) = forwarding {
+            sysctls.push(("net.ipv4.ip_forward".to_string(), v.to_string()));
+            sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), v.to_string()));
         }
         (
             ns,
@@ -458,6 +509,7 @@ fn drive(
                 firewall,
                 // Pinning the gateway pins its packet processing too.
                 steer_cpus: pin.gateway.clone(),
+                proxy: conn_roles.as_ref().and_then(|r| r.proxy.clone()),
             },
         )
     });
@@ -466,6 +518,7 @@ fn drive(
         start("gateway", ns, &pin.gateway, RoleSpec::Gateway(spec))?;
     }
     let server = tb.server_addr(p.family);
+    let (mut server_ns, mut client_ns) = (tb.server_ns(), tb.client_ns());
     let (server_spec, client_spec) = match p.workload {
         Workload::Echo => (
             Some(RoleSpec::EchoServer(EchoServerSpec {
@@ -487,12 +540,18 @@ fn drive(
                 timeout_ms: p.timeout_ms,
             }),
         ),
-        _ => crate::packet::role_specs(tb, p)?,
+        _ => match conn_roles {
+            Some(r) => {
+                (server_ns, client_ns) = (r.server_ns, r.client_ns);
+                (Some(r.server), r.client)
+            }
+            None => crate::packet::role_specs(tb, p)?,
+        },
     };
     if let Some(spec) = server_spec {
-        start("server", tb.server_ns(), &pin.server, spec)?;
+        start("server", server_ns, &pin.server, spec)?;
     }
-    start("client", tb.client_ns(), &pin.client, client_spec)?;
+    start("client", client_ns, &pin.client, client_spec)?;
     check()?;
     // Start: gateway, server, then clients (the traffic source) last.
     for a in agents.iter_mut() {
@@ -505,6 +564,11 @@ fn drive(
         .as_ref()
         .map(|a| Duration::from_secs_f64(a.max_s))
         .unwrap_or(min);
+    if p.workload.is_conn() {
+        let client = agents.len() - 1;
+        let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
+        wait_for_conn(p, &mut agents[..], client, hold, stop)?;
+    }
     // Adaptive: poll the measuring role (the sink, or the echo client) every window.
     let measuring = p.adaptive.as_ref().and_then(|_| {
         let role = if p.workload == Workload::Echo {
@@ -516,6 +580,17 @@ fn drive(
     });
     let mut windows: Vec<f64> = Vec::new();
     let mut last = (t0, 0u64);
+    // Connection workloads have already waited for their sessions.
+    let min = if p.workload.is_conn() {
+        Duration::ZERO
+    } else {
+        min
+    };
+    let max = if p.workload.is_conn() {
+        Duration::ZERO
+    } else {
+        max
+    };
     let mut next_poll = t0 + ADAPTIVE_WINDOW;
     loop {
         let elapsed = t0.elapsed();
@@ -525,7 +600,7 @@ fn drive(
         if let (Some(a), Some(i)) = (&p.adaptive, measuring) {
             if Instant::now() >= next_poll {
                 next_poll += ADAPTIVE_WINDOW;
-                let FromAgent::Progress { count } = agents[i].request(ToAgent::Poll)? else {
+                let FromAgent::Progress { count, .. } = agents[i].request(ToAgent::Poll)? else {
                     bail!("{} agent did not answer poll with progress", agents[i].role);
                 };
                 let now = Instant::now();
@@ -606,6 +681,12 @@ fn drive(
         }
         Workload::Ping => Collected::Ping(crate::packet::summarise_ping(results)?),
         Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
+        Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => {
+            Collected::Conn(Box::new(crate::conn::summarise(
+                results,
+                gr.as_ref().and_then(|g| g.proxy.clone()),
+            )?))
+        }
         Workload::Flood | Workload::Flow => Collected::Packet(crate::packet::summarise_packet(
             p,
             tb.topology,
@@ -614,6 +695,56 @@ fn drive(
         )?),
     };
     Ok((collected, gr))
+}
+
+/// Wait until the session client is done: all its sessions (with a count) or the
+/// trial's duration (without), or — connections — until it stopped opening, then hold
+/// for `hold_s`. A trial with a count is bounded by `--max-duration` when given.
+fn wait_for_conn(
+    p: &TrialParams,
+    agents: &mut [Agent],
+    client: usize,
+    hold_s: f64,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let t0 = Instant::now();
+    let counted =
+        p.conn.as_ref().is_some_and(|k| k.count.is_some()) || p.workload == Workload::Connections;
+    let limit = match (&p.adaptive, counted) {
+        (Some(a), _) => Some(Duration::from_secs_f64(a.max_s)),
+        (None, true) => None,
+        (None, false) => Some(Duration::from_secs_f64(p.duration_s)),
+    };
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return Err(Interrupted.into());
+        }
+        if limit.is_some_and(|l| t0.elapsed() >= l) {
+            return Ok(());
+        }
+        for a in agents.iter_mut() {
+            if let Some(status) = a.exited() {
+                bail!("{} agent exited during the trial ({status})", a.role);
+            }
+        }
+        if counted {
+            let FromAgent::Progress { done, .. } = agents[client].request(ToAgent::Poll)? else {
+                bail!("client agent did not answer poll with progress");
+            };
+            if done {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(if counted { 20 } else { 50 }));
+    }
+    let held = Instant::now();
+    while held.elapsed().as_secs_f64() < hold_s && p.workload == Workload::Connections {
+        if stop.load(Ordering::SeqCst) {
+            return Err(Interrupted.into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,16 +10,18 @@
 //! of UTF-8 JSON. The first frame in each direction is `Hello { version }`.
 
 pub mod codec;
+pub mod conn;
 pub mod msg;
 pub mod packet;
 pub mod phase;
 pub mod spec;
 
 pub use codec::{encode, CodecError, Decoder, MAX_FRAME_LEN};
+pub use conn::*;
 pub use msg::*;
 pub use packet::*;
 pub use phase::{AgentPhase, ControllerPhase, PhaseError};
 pub use spec::*;
 
 /// Version of the control protocol. Both ends must agree exactly.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;

@@ -29,9 +29,12 @@ pub enum FromAgent {
     Ready,
     Started,
     /// Answer to `Poll`: what the role has counted so far (sink: datagrams received;
-    /// echo client: echoes received; others: 0).
+    /// echo client: echoes received; session client: sessions finished; others: 0).
     Progress {
         count: u64,
+        /// The role has finished its work on its own (a session client with a count).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        done: bool,
     },
     Results {
         results: RoleResults,
@@ -236,6 +239,9 @@ pub struct GatewayResults {
     /// Interface counters of the gateway over the trial (Start to Stop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<IfCounters>,
+    /// Proxy mode: what the relay did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<crate::conn::ProxyResults>,
 }
 
 /// Packet counters of one interface over a trial (differences of /sys/class/net/*/statistics).
@@ -260,4 +266,6 @@ pub enum RoleResults {
     UdpSink(crate::packet::UdpSinkResults),
     Ping(crate::packet::PingResults),
     Reflector(crate::packet::ReflectorResults),
+    TcpServer(crate::conn::TcpServerResults),
+    SessionClient(Box<crate::conn::SessionClientResults>),
 }

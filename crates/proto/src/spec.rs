@@ -236,6 +236,9 @@ pub struct GatewaySpec {
     /// "1": on veth, forwarding and filtering otherwise run on the *sender's* CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steer_cpus: Option<String>,
+    /// Proxy mode: run a userspace TCP relay in the gateway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<crate::conn::ProxySpec>,
 }
 
 /// The setup of one role for one trial.
@@ -249,13 +252,21 @@ pub enum RoleSpec {
     UdpSink(crate::packet::UdpSinkSpec),
     Ping(crate::packet::PingSpec),
     Reflector(crate::packet::ReflectorSpec),
+    TcpServer(crate::conn::TcpServerSpec),
+    SessionClient(crate::conn::SessionClientSpec),
 }
 
 impl RoleSpec {
     pub fn name(&self) -> &'static str {
         match self {
-            RoleSpec::EchoServer(_) | RoleSpec::UdpSink(_) | RoleSpec::Reflector(_) => "server",
-            RoleSpec::EchoClient(_) | RoleSpec::UdpSource(_) | RoleSpec::Ping(_) => "client",
+            RoleSpec::EchoServer(_)
+            | RoleSpec::UdpSink(_)
+            | RoleSpec::Reflector(_)
+            | RoleSpec::TcpServer(_) => "server",
+            RoleSpec::EchoClient(_)
+            | RoleSpec::UdpSource(_)
+            | RoleSpec::Ping(_)
+            | RoleSpec::SessionClient(_) => "client",
             RoleSpec::Gateway(_) => "gateway",
         }
     }

@@ -41,6 +41,45 @@ pub const FIREWALL_COLUMNS: [&str; 7] = [
     "verdict_problems",
 ];
 
+/// Connection columns of the trial CSV (`conn.` + a path under `results.conn`), present
+/// only when the report holds connection trials (durations in ns, as stored).
+pub const CONN_COLUMNS: [&str; 34] = [
+    "mode",
+    "parallel",
+    "sessions",
+    "failed",
+    "corrupt",
+    "elapsed_s",
+    "sessions_per_s",
+    "bytes",
+    "goodput_bps",
+    "session.count",
+    "session.mean_ns",
+    "session.sd_ns",
+    "session.p50_ns",
+    "session.p99_ns",
+    "connect.mean_ns",
+    "ttfb.mean_ns",
+    "ttlb.count",
+    "ttlb.mean_ns",
+    "ttlb.sd_ns",
+    "ttlb.p50_ns",
+    "ttlb.p90_ns",
+    "ttlb.p99_ns",
+    "ttlb.max_ns",
+    "overhead.per_session_s",
+    "overhead.overhead_s",
+    "overhead.transfer_s",
+    "overhead.net_goodput_bps",
+    "hold.reached",
+    "hold.limit",
+    "hold.alive_at_stop",
+    "hold.limiter",
+    "hold.errno",
+    "hold.open_ms",
+    "server.bad_requests",
+];
+
 /// Label/value pairs describing a run and its host.
 pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
     let r = &run.run;
@@ -192,7 +231,11 @@ pub fn markdown(r: &Report) -> String {
     if w.is_empty() {
         o.push_str("None.\n");
     }
-    for x in w {
+    // Data-integrity failures first, in bold.
+    for x in w.iter().filter(|x| x.kind == "corrupt") {
+        let _ = writeln!(o, "* **run {} · {}: {}**", x.run_id, x.kind, x.message);
+    }
+    for x in w.iter().filter(|x| x.kind != "corrupt") {
         let _ = writeln!(o, "* run {} · {}: {}", x.run_id, x.kind, x.message);
     }
     for run in &r.runs {
@@ -238,7 +281,9 @@ fn csv_value(v: Option<&Value>) -> String {
 /// error, started_at, finished_at`, then every parameter flattened with dots and
 /// prefixed `params.` (e.g. `params.packet.size.payload`; union over the trials,
 /// sorted), then the headline columns ([`HEADLINE_COLUMNS`]), then the firewall
-/// columns prefixed `firewall.` ([`FIREWALL_COLUMNS`]). Empty cell = not applicable.
+/// columns prefixed `firewall.` ([`FIREWALL_COLUMNS`]), then — only when some trial is a
+/// connection trial — the connection columns prefixed `conn.` ([`CONN_COLUMNS`]).
+/// Empty cell = not applicable.
 pub fn csv_trials(r: &Report) -> String {
     let trials: Vec<&TrialRow> = r.runs.iter().flat_map(|x| x.trials.iter()).collect();
     let flat: Vec<BTreeMap<String, String>> = trials.iter().map(|t| flatten(&t.params)).collect();
@@ -259,6 +304,10 @@ pub fn csv_trials(r: &Report) -> String {
     head.extend(keys.iter().map(|k| format!("params.{k}")));
     head.extend(HEADLINE_COLUMNS.iter().map(|c| c.to_string()));
     head.extend(FIREWALL_COLUMNS.iter().map(|c| format!("firewall.{c}")));
+    let conn = trials.iter().any(|t| crate::model::conn_of(t).is_some());
+    if conn {
+        head.extend(CONN_COLUMNS.iter().map(|c| format!("conn.{c}")));
+    }
     let mut o = head
         .iter()
         .map(|h| csv_field(h))
@@ -286,6 +335,14 @@ pub fn csv_trials(r: &Report) -> String {
             .and_then(|x| serde_json::to_value(x).ok())
             .unwrap_or(Value::Null);
         row.extend(FIREWALL_COLUMNS.iter().map(|c| csv_value(fw.get(c))));
+        if conn {
+            let r = crate::model::conn_of(t);
+            row.extend(
+                CONN_COLUMNS
+                    .iter()
+                    .map(|c| csv_value(r.and_then(|r| crate::model::lookup(r, c)))),
+            );
+        }
         o.push_str(
             &row.iter()
                 .map(|c| csv_field(c))

@@ -105,11 +105,20 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow]) -> Analysis {
         .copied()
         .filter(|c| c.workload == "flood" || c.workload == "flow")
         .collect();
-    let searched = trials.iter().any(|t| search_of(t).is_some());
+    let searched = trials
+        .iter()
+        .any(|t| search_of(t).is_some_and(|s| !is_sweet_spot(s)));
     echo_figures(&echo, &mut a);
     packet_figures(&packet, !searched, &mut a);
-    label_table(&ok, &mut a);
+    // Connection workloads have tables of their own (seed 003's, A/B, held connections).
+    let not_conn: Vec<&Config> = ok
+        .iter()
+        .copied()
+        .filter(|c| !crate::model::is_conn(&c.workload))
+        .collect();
+    label_table(&not_conn, &mut a);
     search_outputs(trials, &mut a);
+    crate::conn::analyse(configs, trials, &mut a);
     a
 }
 
@@ -128,7 +137,7 @@ pub fn varying(configs: &[&Config]) -> Vec<String> {
 /// Keys whose values pair one to one with an earlier-preferred key's values (a case's
 /// size and rate go with its label; `chain` goes with `topology`) only repeat it in
 /// series names: leave them out.
-fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<String> {
+pub(crate) fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<String> {
     const PREFERRED: &[&str] = &["label", "engine", "topology", "model"];
     let rank = |k: &String| {
         PREFERRED
@@ -169,7 +178,10 @@ pub fn series_name(c: &Config, keys: &[String]) -> String {
 }
 
 /// Group configurations into series by every varying key not in `skip`.
-fn group<'a>(configs: &[&'a Config], skip: &[&str]) -> BTreeMap<String, Vec<&'a Config>> {
+pub(crate) fn group<'a>(
+    configs: &[&'a Config],
+    skip: &[&str],
+) -> BTreeMap<String, Vec<&'a Config>> {
     let keys: Vec<String> = varying(configs)
         .into_iter()
         .filter(|k| !skip.contains(&k.as_str()))
@@ -183,15 +195,15 @@ fn group<'a>(configs: &[&'a Config], skip: &[&str]) -> BTreeMap<String, Vec<&'a 
 }
 
 /// Mean and CI of a metric, scaled (e.g. bps → Mb/s with 1e-6).
-fn metric(c: &Config, name: &str, scale: f64) -> Option<(f64, Option<f64>)> {
+pub(crate) fn metric(c: &Config, name: &str, scale: f64) -> Option<(f64, Option<f64>)> {
     let s = c.metrics.get(name)?;
     Some((s.mean * scale, s.ci95.map(|x| x * scale)))
 }
 
 /// The x of a configuration in a figure.
-type XOf<'a> = dyn Fn(&Config) -> Option<f64> + 'a;
+pub(crate) type XOf<'a> = dyn Fn(&Config) -> Option<f64> + 'a;
 /// The y (mean, CI half-width) of a configuration in a figure.
-type YOf<'a> = dyn Fn(&Config) -> Option<(f64, Option<f64>)> + 'a;
+pub(crate) type YOf<'a> = dyn Fn(&Config) -> Option<(f64, Option<f64>)> + 'a;
 
 /// Points of one series: (x, y) per configuration, sorted by x.
 fn points(configs: &[&Config], x: &XOf<'_>, y: &YOf) -> Vec<Point> {
@@ -211,7 +223,7 @@ fn points(configs: &[&Config], x: &XOf<'_>, y: &YOf) -> Vec<Point> {
 }
 
 /// A line figure from series groups; `None` unless some x values differ.
-fn line_figure(
+pub(crate) fn line_figure(
     id: &str,
     title: &str,
     labels: (&str, &str),
@@ -383,7 +395,7 @@ pub fn crossovers(a: &[Point], b: &[Point]) -> Vec<(f64, f64, f64)> {
 
 /// The x of packet figures: requested filler rules when that axis varies, otherwise the
 /// installed count when it varies.
-fn rules_axis(packet: &[&Config]) -> Option<fn(&Config) -> Option<f64>> {
+pub(crate) fn rules_axis(packet: &[&Config]) -> Option<fn(&Config) -> Option<f64>> {
     if varying(packet).iter().any(|k| k == "rules") {
         return Some(|c| c.param_f64("rules"));
     }
@@ -482,12 +494,23 @@ pub fn metric_label(m: &str) -> &str {
         "received_pps" => "received (packets/s)",
         "throughput_bps" => "throughput (bit/s)",
         "rtt_p50_us" => "RTT p50 (µs)",
+        "sessions_per_s" => "sessions/s",
+        "goodput_bps" => "goodput (Mb/s)",
+        "ttlb_mean_ms" => "download time, mean (ms)",
+        "session_mean_ms" => "session latency, mean (ms)",
+        "hold_reached" => "connections held",
         other => other,
     }
 }
 
 /// A one-series bar chart.
-fn bar_figure(id: &str, title: &str, y_label: &str, cats: Vec<String>, pts: Vec<Point>) -> Figure {
+pub(crate) fn bar_figure(
+    id: &str,
+    title: &str,
+    y_label: &str,
+    cats: Vec<String>,
+    pts: Vec<Point>,
+) -> Figure {
     Figure {
         id: id.into(),
         title: title.into(),
@@ -779,9 +802,14 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
         .push(bar_figure("cases", &title, metric_label(m), cats, pts));
 }
 
-/// The search summary (`results.search`) of an ndr/degrade trial.
+/// The search summary (`results.search`) of an ndr/degrade/sweetspot trial.
 pub fn search_of(t: &TrialRow) -> Option<&Value> {
     t.results.get("search").filter(|s| s.is_object())
+}
+
+/// Is a search summary that of a sessions sweet-spot search (`parallel` auto)?
+pub fn is_sweet_spot(s: &Value) -> bool {
+    s.get("search").and_then(Value::as_str) == Some("sweetspot")
 }
 
 /// ndr/degrade: a table of search results and the loss curve(s) as a figure.
@@ -789,6 +817,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
     let found: Vec<(&TrialRow, &Value)> = trials
         .iter()
         .filter_map(|t| Some((t, search_of(t)?)))
+        .filter(|(_, s)| !is_sweet_spot(s))
         .collect();
     if found.is_empty() {
         return;
@@ -915,10 +944,27 @@ pub fn mean_ci(mean: f64, ci: Option<f64>) -> String {
     }
 }
 
+/// Runs mixing workloads (seed 003: ping, sessions, bulk) have many parameters that
+/// vary only because one workload has them and another has not (`conn.timeout_ms`,
+/// `packet.rate`): leave out keys with a single value wherever present, and the
+/// `workload` key (the table's first column already).
+fn without_workload_only(configs: &[&Config], keys: Vec<String>) -> Vec<String> {
+    keys.into_iter()
+        .filter(|k| k != "workload")
+        .filter(|k| {
+            let present: BTreeSet<&String> = configs.iter().filter_map(|c| c.flat.get(k)).collect();
+            present.len() >= 2
+        })
+        .collect()
+}
+
 /// Every configuration: what varies, repetitions, the main metric, CV and cost.
 fn config_table(configs: &[Config]) -> Table {
     let refs: Vec<&Config> = configs.iter().collect();
-    let keys = varying(&refs);
+    let mut keys = varying(&refs);
+    if refs.iter().any(|c| crate::model::is_conn(&c.workload)) {
+        keys = without_workload_only(&refs, keys);
+    }
     let mut columns = vec!["workload".to_string()];
     columns.extend(keys.iter().cloned());
     columns.extend(
@@ -942,7 +988,7 @@ fn config_table(configs: &[Config]) -> Table {
             r.extend([c.reps.len(), c.failed.len(), c.unavailable.len()].map(|n| n.to_string()));
             let m = main_metric(&c.workload).map(|m| m.0);
             let s = m.and_then(|m| c.metrics.get(m));
-            let scale = if m == Some("throughput_bps") {
+            let scale = if matches!(m, Some("throughput_bps" | "goodput_bps")) {
                 1e-6
             } else {
                 1.0

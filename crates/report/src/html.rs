@@ -8,12 +8,13 @@ use std::fmt::Write;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}h3{margin-top:1.5em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em;display:block;overflow-x:auto;max-width:100%}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 th{background:#f2f2f2}dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 12px}
 dl.meta dt{font-weight:bold}dl.meta dd{margin:0}
 .warn{background:#fff4e5;border-left:4px solid #e67e22;padding:.5em 1em}
 .ok{background:#eef8ee;border-left:4px solid #2e7d32;padding:.5em 1em}
+.bad{background:#fdecea;border-left:8px solid #c62828;padding:.5em 1em;color:#7f0000}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444}pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em}";
 
 /// The whole page.
@@ -45,8 +46,28 @@ fn warnings(o: &mut String, w: &[&Warning]) {
         );
         return;
     }
+    // Data-integrity failures first, in red: the numbers of those trials are not to be
+    // trusted at all.
+    let (bad, rest): (Vec<&Warning>, Vec<&Warning>) =
+        w.iter().copied().partition(|x| x.kind == "corrupt");
+    if !bad.is_empty() {
+        o.push_str("<div class=\"bad\"><p><b>Data integrity failure: received bytes differ from what was sent.</b></p><ul>");
+        for x in &bad {
+            let _ = write!(
+                o,
+                "<li><b>run {} · {}: {}</b></li>",
+                x.run_id,
+                escape(&x.kind),
+                escape(&x.message)
+            );
+        }
+        o.push_str("</ul></div>");
+    }
+    if rest.is_empty() {
+        return;
+    }
     o.push_str("<div class=\"warn\"><ul>");
-    for x in w {
+    for x in rest {
         let _ = write!(
             o,
             "<li><b>run {} · {}</b>: {}</li>",
@@ -103,9 +124,33 @@ fn figure(o: &mut String, f: &Figure) {
     o.push_str("</figure>");
 }
 
-/// A table with a heading.
+/// Tables longer than this are folded (a `<details>` the reader opens): a sweep of
+/// 2000 rule counts would otherwise bury everything after it.
+const FOLD_ROWS: usize = 100;
+
+/// A table with a heading (folded when long).
 fn table(o: &mut String, t: &Table) {
-    let _ = write!(o, "<h3>{}</h3><table><thead><tr>", escape(&t.title));
+    let fold = t.rows.len() > FOLD_ROWS;
+    if fold {
+        let _ = write!(
+            o,
+            "<details><summary><b>{}</b> ({} rows: click to show)</summary>",
+            escape(&t.title),
+            t.rows.len()
+        );
+    }
+    table_body(o, t, !fold);
+    if fold {
+        o.push_str("</details>");
+    }
+}
+
+/// The table itself, with its heading unless folded.
+fn table_body(o: &mut String, t: &Table, heading: bool) {
+    if heading {
+        let _ = write!(o, "<h3>{}</h3>", escape(&t.title));
+    }
+    o.push_str("<table><thead><tr>");
     for c in &t.columns {
         let _ = write!(o, "<th>{}</th>", escape(c));
     }

@@ -1,11 +1,12 @@
 //! Report: turns a results store into numbers people can read.
 //!
 //! Owns: statistics over repetitions (mean, CI, regression, knee, Welch), the choice of
-//! figures from what a run varies, SVG drawing, the self-contained HTML page, and the
-//! Markdown, CSV and JSON exports.
+//! figures from what a run varies (connection workloads in [`conn`]), SVG drawing, the
+//! self-contained HTML page, and the Markdown, CSV and JSON exports.
 //! Must not: measure anything, or write to the store; it only reads stored results,
 //! so a report can be re-made offline at any time.
 
+pub mod conn;
 pub mod export;
 pub mod figures;
 pub mod html;
@@ -38,7 +39,9 @@ pub enum ReportError {
 pub struct Warning {
     pub run_id: i64,
     pub trial_id: Option<i64>,
-    /// `failed`, `unavailable`, `validation`, `verdict`, `unstable`, `run-status`.
+    /// `failed`, `unavailable`, `validation`, `verdict`, `unstable`, `run-status`,
+    /// `sessions-failed` (connection sessions that failed), `corrupt` (received bytes
+    /// that differ from the pattern: a data-integrity failure, shown first).
     pub kind: String,
     pub message: String,
 }
@@ -124,7 +127,8 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
 }
 
 /// Collect a run's warnings: run status, failed/unavailable trials, validation errors,
-/// verdict mismatches and unstable configurations.
+/// verdict mismatches, failed or corrupt connection sessions and unstable
+/// configurations.
 fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warning> {
     let mut w = Vec::new();
     let mut push = |trial_id: Option<i64>, kind: &str, message: String| {
@@ -157,7 +161,10 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
             ),
             s => push(Some(t.id), "failed", format!("{who} {s}: {err}")),
         }
-        if let Some(n) = t.headline.validation_errors.filter(|n| *n > 0) {
+        // Connection trials store corrupt sessions as validation errors: their
+        // warning (`corrupt`) says more.
+        let conn = model::conn_of(t).is_some();
+        if let Some(n) = t.headline.validation_errors.filter(|n| *n > 0 && !conn) {
             push(
                 Some(t.id),
                 "validation",
@@ -171,6 +178,9 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
                 "verdict",
                 format!("{who}: {} rule set gave wrong verdicts: {why}", f.engine),
             );
+        }
+        for (kind, message) in conn_warnings(t, &who) {
+            push(Some(t.id), kind, message);
         }
     }
     let refs: Vec<&Config> = configs.iter().collect();
@@ -200,6 +210,63 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
                 ),
             );
         }
+    }
+    w
+}
+
+/// Warnings of a connection trial: corrupt data (client or server side) and failed
+/// sessions with their error messages.
+fn conn_warnings(t: &TrialRow, who: &str) -> Vec<(&'static str, String)> {
+    let Some(c) = model::conn_of(t) else {
+        return vec![];
+    };
+    let n = |path: &str| {
+        model::lookup(c, path)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+    };
+    let mut w = Vec::new();
+    let (sessions, failed, corrupt) = (n("sessions"), n("failed"), n("corrupt"));
+    if corrupt > 0 {
+        w.push((
+            "corrupt",
+            format!(
+                "DATA CORRUPTION: {who}: {corrupt} of {} sessions received bytes that differ \
+                 from the generated pattern (lost, duplicated, reordered or truncated data)",
+                sessions + failed
+            ),
+        ));
+    }
+    let bad = n("server.bad_requests");
+    if bad > 0 {
+        w.push((
+            "corrupt",
+            format!(
+                "DATA CORRUPTION: {who}: the server received {bad} requests whose bytes did \
+                 not match the pattern or the protocol"
+            ),
+        ));
+    }
+    if failed > 0 {
+        let errors: Vec<String> = c
+            .get("errors")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| Some(format!("{} ×{}", e.get(0)?.as_str()?, e.get(1)?.as_u64()?)))
+            .collect();
+        let errors = if errors.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", errors.join("; "))
+        };
+        w.push((
+            "sessions-failed",
+            format!(
+                "{who}: {failed} of {} sessions failed{errors}",
+                sessions + failed
+            ),
+        ));
     }
     w
 }

@@ -30,14 +30,69 @@ pub const METRICS: &[(&str, Extract)] = &[
             .filter(|p| *p > 0.0)
             .map(|p| 1e9 / p)
     }),
+    // Connection workloads (sessions, bulk, http, connections): from `results.conn`.
+    ("sessions_per_s", |t| conn_f64(t, "sessions_per_s")),
+    ("goodput_bps", |t| conn_f64(t, "goodput_bps")),
+    ("net_goodput_bps", |t| {
+        conn_f64(t, "overhead.net_goodput_bps")
+    }),
+    ("elapsed_s", |t| conn_f64(t, "elapsed_s")),
+    ("session_mean_ms", |t| duration_mean_ms(t, "session")),
+    ("connect_mean_ms", |t| duration_mean_ms(t, "connect")),
+    ("ttfb_mean_ms", |t| duration_mean_ms(t, "ttfb")),
+    ("ttlb_mean_ms", |t| duration_mean_ms(t, "ttlb")),
+    ("hold_reached", |t| conn_f64(t, "hold.reached")),
 ];
 
+/// The workloads of seeds 003 and 004 (results under `results.conn`).
+pub const CONN_WORKLOADS: [&str; 4] = ["sessions", "bulk", "http", "connections"];
+
+/// Is this a connection workload?
+pub fn is_conn(workload: &str) -> bool {
+    CONN_WORKLOADS.contains(&workload)
+}
+
+/// The combined outcome of a connection trial (`results.conn`), if it has one.
+pub fn conn_of(t: &TrialRow) -> Option<&Value> {
+    t.results.get("conn").filter(|c| c.is_object())
+}
+
+/// A number at a dotted path under `results.conn`.
+fn conn_f64(t: &TrialRow, path: &str) -> Option<f64> {
+    lookup(conn_of(t)?, path)?
+        .as_f64()
+        .filter(|v| v.is_finite())
+}
+
+/// Mean of one of `results.conn`'s duration distributions in ms (none without values).
+fn duration_mean_ms(t: &TrialRow, which: &str) -> Option<f64> {
+    let d = durations(t, which)?;
+    (d.0 > 0).then_some(d.1 / 1e6)
+}
+
+/// A `Durations` of `results.conn` (`session`, `connect`, `ttfb`, `ttlb`) as
+/// (count, mean ns, sd ns).
+pub fn durations(t: &TrialRow, which: &str) -> Option<(u64, f64, f64)> {
+    let d = conn_of(t)?.get(which)?;
+    Some((
+        d.get("count")?.as_u64()?,
+        d.get("mean_ns")?.as_f64()?,
+        d.get("sd_ns").and_then(Value::as_f64).unwrap_or(0.0),
+    ))
+}
+
 /// The metric that ranks a workload's configurations, and whether higher is better.
+/// Sessions rank by sessions/s (for sequential sessions that is 1 / latency, so the
+/// order and the CV are the latency's); http by the mean download time.
 pub fn main_metric(workload: &str) -> Option<(&'static str, bool)> {
     match workload {
         "echo" => Some(("throughput_bps", true)),
         "flood" | "flow" => Some(("received_pps", true)),
         "ping" => Some(("rtt_p50_us", false)),
+        "sessions" => Some(("sessions_per_s", true)),
+        "bulk" => Some(("goodput_bps", true)),
+        "http" => Some(("ttlb_mean_ms", false)),
+        "connections" => Some(("hold_reached", true)),
         _ => None,
     }
 }

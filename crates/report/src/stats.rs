@@ -1,5 +1,6 @@
 //! Statistics over repetitions: mean, spread, Student-t confidence intervals,
-//! least-squares lines, knees of monotone curves and Welch's t-test.
+//! least-squares lines, knees of monotone curves, Welch's t-test (from samples or from
+//! their summaries) and the pooling of summaries.
 //!
 //! Pure functions on slices; no I/O. Quantiles and p-values come from the regularised
 //! incomplete beta function (continued fraction), so they hold for any degrees of freedom.
@@ -322,17 +323,85 @@ pub struct Welch {
 /// Welch's t-test of equal means; `None` unless both samples have ≥ 2 values and the
 /// pooled standard error is not zero.
 pub fn welch(x: &[f64], y: &[f64]) -> Option<Welch> {
-    let (mx, my) = (mean(x)?, mean(y)?);
-    let (sx, sy) = (sample_sd(x)?, sample_sd(y)?);
-    let (vx, vy) = (sx * sx / x.len() as f64, sy * sy / y.len() as f64);
-    let se2 = vx + vy;
-    if se2 == 0.0 {
+    welch_from_summary(
+        mean(x)?,
+        sample_sd(x)?,
+        x.len() as u64,
+        mean(y)?,
+        sample_sd(y)?,
+        y.len() as u64,
+    )
+}
+
+/// Welch's t-test from two samples' summaries (mean, sample sd, count), for when only
+/// the summaries were stored; `None` unless both counts are ≥ 2, the numbers are finite
+/// and the pooled standard error is not zero.
+pub fn welch_from_summary(
+    mean_x: f64,
+    sd_x: f64,
+    n_x: u64,
+    mean_y: f64,
+    sd_y: f64,
+    n_y: u64,
+) -> Option<Welch> {
+    if n_x < 2 || n_y < 2 {
         return None;
     }
-    let t = (mx - my) / se2.sqrt();
-    let df = se2 * se2 / (vx * vx / (x.len() as f64 - 1.0) + vy * vy / (y.len() as f64 - 1.0));
+    let (nx, ny) = (n_x as f64, n_y as f64);
+    let (vx, vy) = (sd_x * sd_x / nx, sd_y * sd_y / ny);
+    let se2 = vx + vy;
+    if se2 == 0.0 || !(se2.is_finite() && mean_x.is_finite() && mean_y.is_finite()) {
+        return None;
+    }
+    let t = (mean_x - mean_y) / se2.sqrt();
+    let df = se2 * se2 / (vx * vx / (nx - 1.0) + vy * vy / (ny - 1.0));
     let p = inc_beta(df / 2.0, 0.5, df / (df + t * t));
     Some(Welch { t, df, p })
+}
+
+/// Count, mean and sample standard deviation of a set of values, known only through
+/// the summaries of its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pooled {
+    pub n: u64,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 below two values.
+    pub sd: f64,
+}
+
+impl Pooled {
+    /// Half-width of the 95 % CI of the mean: t(0.975, n − 1) · sd / √n (`None` below
+    /// two values).
+    pub fn ci95(&self) -> Option<f64> {
+        (self.n >= 2).then(|| {
+            let n = self.n as f64;
+            t_quantile(0.975, n - 1.0) * self.sd / n.sqrt()
+        })
+    }
+}
+
+/// Pool parts given as (count, mean, sample sd) into the summary of all their values:
+/// the count-weighted mean, and the variance from the within-part sums of squares
+/// (n_i − 1)·sd_i² plus the between-part ones n_i·(mean_i − mean)². Exact for the union
+/// of the parts. Parts with no values are skipped; `None` when nothing is left or a
+/// number is not finite.
+pub fn pool(parts: &[(u64, f64, f64)]) -> Option<Pooled> {
+    let parts: Vec<&(u64, f64, f64)> = parts.iter().filter(|p| p.0 > 0).collect();
+    let n: u64 = parts.iter().map(|p| p.0).sum();
+    if n == 0 {
+        return None;
+    }
+    let mean = parts.iter().map(|p| p.0 as f64 * p.1).sum::<f64>() / n as f64;
+    let ss: f64 = parts
+        .iter()
+        .map(|p| (p.0 as f64 - 1.0) * p.2 * p.2 + p.0 as f64 * (p.1 - mean).powi(2))
+        .sum();
+    let sd = if n >= 2 {
+        (ss / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    (mean.is_finite() && sd.is_finite()).then_some(Pooled { n, mean, sd })
 }
 
 #[cfg(test)]
@@ -468,5 +537,56 @@ mod tests {
         assert!(welch(&[1.0], &y).is_none());
         let same = welch(&x, &x).unwrap();
         assert!(close(same.p, 1.0, 1e-9));
+    }
+
+    #[test]
+    fn welch_from_summaries_matches_the_samples() {
+        // Unequal sizes and variances (the example of Welch's test on Wikipedia).
+        // By hand: means 19.37 and 21.59, sd 1.20374 and 4.12348, so
+        // t = −2.22 / √(1.44900/10 + 17.00305/20) = −2.2255 and
+        // df = 0.99505² / (0.144900²/9 + 0.850153²/19) = 24.52; the two-sided p of
+        // t = −2.2255 with 24.52 df is 0.0355 (numerical integration of the t density).
+        let x = [19.8, 20.4, 19.6, 17.8, 18.5, 18.9, 18.3, 18.9, 19.5, 22.0];
+        let y = [
+            28.2, 26.6, 20.1, 23.3, 25.2, 22.1, 17.7, 27.6, 20.6, 13.7, 23.2, 17.5, 20.6, 18.0,
+            23.9, 21.6, 24.3, 20.4, 23.9, 13.3,
+        ];
+        let w = welch(&x, &y).unwrap();
+        assert!(close(w.t, -2.2255, 1e-4), "{w:?}");
+        assert!(close(w.df, 24.52, 0.01), "{w:?}");
+        assert!(close(w.p, 0.0355, 5e-4), "{w:?}");
+        let (mx, sx) = (mean(&x).unwrap(), sample_sd(&x).unwrap());
+        let (my, sy) = (mean(&y).unwrap(), sample_sd(&y).unwrap());
+        let s = welch_from_summary(mx, sx, 10, my, sy, 20).unwrap();
+        assert!(close(s.t, w.t, 1e-12) && close(s.df, w.df, 1e-9) && close(s.p, w.p, 1e-12));
+        assert!(welch_from_summary(1.0, 1.0, 1, 2.0, 1.0, 5).is_none());
+        assert!(welch_from_summary(1.0, 0.0, 5, 1.0, 0.0, 5).is_none());
+    }
+
+    #[test]
+    fn pooling_summaries_equals_summarising_the_union() {
+        let a = [1.0, 2.0, 3.0, 4.0];
+        let b = [10.0, 12.0];
+        let c = [5.0];
+        let all: Vec<f64> = a.iter().chain(&b).chain(&c).copied().collect();
+        let part = |v: &[f64]| {
+            (
+                v.len() as u64,
+                mean(v).unwrap(),
+                sample_sd(v).unwrap_or(0.0),
+            )
+        };
+        let p = pool(&[part(&a), part(&b), part(&c), (0, f64::NAN, 0.0)]).unwrap();
+        assert_eq!(p.n, 7);
+        assert!(close(p.mean, mean(&all).unwrap(), 1e-12));
+        assert!(close(p.sd, sample_sd(&all).unwrap(), 1e-12));
+        assert!(close(
+            p.ci95().unwrap(),
+            ci95_half_width(&all).unwrap(),
+            1e-12
+        ));
+        assert!(pool(&[]).is_none());
+        let one = pool(&[(1, 3.0, 0.0)]).unwrap();
+        assert_eq!((one.sd, one.ci95()), (0.0, None));
     }
 }

@@ -14,6 +14,9 @@ const TOP: f64 = 40.0;
 /// Space under the plot for tick labels and the x label.
 const BELOW: f64 = 56.0;
 const LEGEND_ROW: f64 = 16.0;
+/// Most points per line series drawn with markers and CI whiskers; a denser series is
+/// drawn as a thin line inside a band of its 95 % CI, so 2000 points stay readable.
+pub const DENSE_POINTS: usize = 200;
 const PALETTE: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",
@@ -316,10 +319,19 @@ fn color(drawn: &[&Series], i: usize) -> &'static str {
     PALETTE[base.unwrap_or(i) % PALETTE.len()]
 }
 
-/// Polylines with point markers and whiskers; fit series dashed without markers.
+/// Polylines with point markers and whiskers; fit series dashed without markers;
+/// series of more than [`DENSE_POINTS`] points as a thin line in a CI band, drawn
+/// first so that the markers of sparser series stay visible on top.
 fn lines(o: &mut String, fr: &Frame, drawn: &[&Series]) {
+    let is_dense = |s: &Series| !s.fit && s.points.len() > DENSE_POINTS;
+    for (i, s) in drawn.iter().enumerate().filter(|(_, s)| is_dense(s)) {
+        dense(o, fr, s, color(drawn, i));
+    }
     for (i, s) in drawn.iter().enumerate() {
         let color = color(drawn, i);
+        if is_dense(s) {
+            continue;
+        }
         let path: Vec<String> = s
             .points
             .iter()
@@ -348,6 +360,33 @@ fn lines(o: &mut String, fr: &Frame, drawn: &[&Series]) {
             );
         }
     }
+}
+
+/// A dense series: the band between the CI bounds (where there are CIs), then the
+/// line of means, without markers.
+fn dense(o: &mut String, fr: &Frame, s: &Series, color: &str) {
+    let xy = |x: f64, y: f64| format!("{},{}", c(fr.px(x)), c(fr.py(y)));
+    if s.points.iter().any(|p| p.ci95.is_some_and(|c| c > 0.0)) {
+        let nonneg = s.points.iter().all(|p| p.y >= 0.0);
+        let ci = |p: &Point| p.ci95.unwrap_or(0.0);
+        let upper = s.points.iter().map(|p| xy(p.x, p.y + ci(p)));
+        let lower = s.points.iter().rev().map(|p| {
+            let lo = p.y - ci(p);
+            xy(p.x, if nonneg { lo.max(0.0) } else { lo })
+        });
+        let band: Vec<String> = upper.chain(lower).collect();
+        let _ = write!(
+            o,
+            r#"<polygon fill="{color}" fill-opacity="0.2" stroke="none" points="{}"/>"#,
+            band.join(" ")
+        );
+    }
+    let path: Vec<String> = s.points.iter().map(|p| xy(p.x, p.y)).collect();
+    let _ = write!(
+        o,
+        r#"<polyline fill="none" stroke="{color}" stroke-width="1" points="{}"/>"#,
+        path.join(" ")
+    );
 }
 
 /// Grouped bars: one band per category, one bar per series.
@@ -469,5 +508,43 @@ mod tests {
         assert_eq!(s, render(&f));
         assert!(s.contains("a &lt; b &amp; c"));
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        // Sparse: a marker per point and a whisker (3 lines) per point with a CI.
+        assert_eq!(s.matches("<circle").count(), 2);
+        assert_eq!(s.matches(r##"stroke="#1f77b4"/>"##).count(), 3);
+        assert!(!s.contains("<polygon"));
+    }
+
+    #[test]
+    fn dense_series_is_a_band_without_markers_or_whiskers() {
+        let points: Vec<Point> = (0..=2000)
+            .map(|i| Point {
+                x: i as f64,
+                y: 1000.0 + (i % 7) as f64,
+                ci95: Some(5.0),
+            })
+            .collect();
+        let f = Figure {
+            id: "dense".into(),
+            title: "dense".into(),
+            x_label: "rules".into(),
+            y_label: "ms".into(),
+            kind: Kind::Line,
+            series: vec![Series {
+                name: "s".into(),
+                points,
+                fit: false,
+            }],
+            categories: vec![],
+            markers: vec![],
+            notes: vec![],
+        };
+        let s = render(&f);
+        assert_eq!(s.matches("<circle").count(), 0);
+        assert_eq!(s.matches(r##"stroke="#1f77b4"/>"##).count(), 0);
+        assert_eq!(s.matches("<polygon").count(), 1);
+        // Band: 2001 upper and 2001 lower corners.
+        let band = s.split("<polygon").nth(1).unwrap();
+        let band = &band[..band.find("/>").unwrap()];
+        assert_eq!(band.matches(',').count(), 2 * 2001);
     }
 }

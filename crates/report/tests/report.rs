@@ -2,6 +2,7 @@
 
 use report::{load, ReportError};
 use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
@@ -507,4 +508,955 @@ fn empty_store_gives_an_empty_but_valid_page() {
     let r = load(&s, None).unwrap();
     assert!(r.html().contains("No warnings"));
     assert_eq!(r.csv_trials().lines().count(), 1);
+}
+
+// ---------------------------------------------------------------------------------
+// Connection workloads (seeds 003 and 004).
+
+/// Deterministic normal variates (an LCG and Box–Muller) for per-download durations.
+struct Noise(u64);
+
+impl Noise {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self, mean: f64, sd: f64) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        mean + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// A stored `Durations` (ns) from a mean and sd in ms.
+fn durations(count: u64, mean_ms: f64, sd_ms: f64) -> Value {
+    let ns = |ms: f64| (ms.max(0.0) * 1e6) as u64;
+    json!({"count": count, "min_ns": ns(mean_ms - 2.0 * sd_ms), "mean_ns": mean_ms * 1e6,
+           "sd_ns": sd_ms * 1e6, "p50_ns": ns(mean_ms), "p90_ns": ns(mean_ms + 1.28 * sd_ms),
+           "p99_ns": ns(mean_ms + 2.33 * sd_ms), "max_ns": ns(mean_ms + 3.0 * sd_ms)})
+}
+
+/// Mean and sample sd of values.
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let ss: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
+    (m, (ss / (n - 1.0)).sqrt())
+}
+
+/// Parameters of a connection trial as fwbench stores them.
+#[allow(clippy::too_many_arguments)]
+fn conn_params(
+    workload: &str,
+    topology: &str,
+    engine: &str,
+    rules: u64,
+    label: Option<&str>,
+    parallel: u32,
+    size: u64,
+    rep: u32,
+) -> Value {
+    let chain = if topology == "input" {
+        "input"
+    } else {
+        "forward"
+    };
+    let model = if engine == "none" { "none" } else { "linear" };
+    let mut p = json!({"topology": topology, "clients": 1, "duration_s": 10.0, "frame_size": "64",
+        "proto": "tcp", "family": "4", "server": "threads", "timeout_ms": 500, "seed": rep,
+        "engine": engine, "model": model, "rules": rules, "position": "end", "chain": chain,
+        "workload": workload,
+        "conn": {"parallel": parallel, "count": 30, "request": 64, "size": size,
+                 "overhead_sessions": if workload == "bulk" { 10 } else { 0 }, "limit": 10000,
+                 "hold_s": 1.0, "proxy_buffer": 16384, "verify": true, "timeout_ms": 5000}});
+    if let Some(l) = label {
+        p["label"] = json!(l);
+    }
+    p
+}
+
+/// `results` of a connection trial: `sessions` sessions of `session_ms` (mean, sd) in
+/// `elapsed_s`, with the per-session durations when given.
+fn conn_results(
+    mode: &str,
+    parallel: u32,
+    sessions: u64,
+    elapsed_s: f64,
+    bytes: u64,
+    session_ms: (f64, f64),
+    session_us: &[f64],
+) -> Value {
+    let d = durations(sessions, session_ms.0, session_ms.1);
+    let us: Vec<u32> = session_us.iter().map(|v| v.round() as u32).collect();
+    json!({"conn": {"mode": mode, "parallel": parallel, "sessions": sessions, "failed": 0,
+        "corrupt": 0, "errors": [], "elapsed_s": elapsed_s,
+        "sessions_per_s": sessions as f64 / elapsed_s, "bytes": bytes,
+        "goodput_bps": bytes as f64 * 8.0 / elapsed_s, "session": d.clone(),
+        "connect": durations(sessions, 0.05, 0.01), "ttfb": durations(sessions, 0.2, 0.05),
+        "ttlb": d, "session_us": us,
+        "server": {"accepted": sessions, "sessions": sessions, "http_requests": 0,
+                   "bytes_sent": bytes, "bytes_received": sessions * 64, "bad_requests": 0,
+                   "errors": 0, "max_open": parallel, "accept_errors": 0}}})
+}
+
+/// An ok connection trial.
+fn conn_trial(
+    run: i64,
+    key: String,
+    rep: u32,
+    workload: &str,
+    params: Value,
+    results: Value,
+) -> TrialRecord {
+    let mut t = trial(run, key, rep, workload, params, Headline::default());
+    t.results = results;
+    t
+}
+
+/// Per-download durations (µs) of one trial.
+fn downloads(noise: &mut Noise, n: usize, mean_ms: f64, sd_ms: f64) -> Vec<f64> {
+    (0..n)
+        .map(|_| (noise.normal(mean_ms, sd_ms) * 1e3).round().max(1.0))
+        .collect()
+}
+
+/// Seed 004: 8 MB HTTP downloads through INPUT rules. `sweep`: rule counts 0..=1000
+/// step 250, 3 reps × 10 downloads of 8 ms + 2 µs per rule (sd 0.5 ms, the same in every
+/// rep); `A/B`: 0 vs 500 rules, 2 reps × 250 downloads, 8 ms vs 9 ms; `A/A`: 0 vs 500
+/// rules from one distribution; `A/B summaries`: no per-download values stored.
+/// Returns the run and the per-download samples (ms) of the A/B and A/A configurations.
+fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
+    let run = s.begin_run(&new_run("seed004", None)).unwrap();
+    let size = 8u64 << 20;
+    let http = |rules, label, rep| {
+        conn_params(
+            "http",
+            "input",
+            "iptables-legacy",
+            rules,
+            Some(label),
+            1,
+            size,
+            rep,
+        )
+    };
+    for rules in [0u64, 250, 500, 750, 1000] {
+        for rep in 1..=3u32 {
+            let mean = 8.0 + 0.002 * rules as f64;
+            let r = conn_results(
+                "http",
+                1,
+                10,
+                10.0 * mean / 1e3,
+                10 * size,
+                (mean, 0.5),
+                &[],
+            );
+            let t = conn_trial(
+                run,
+                format!("h-{rules}-{rep}"),
+                rep,
+                "http",
+                http(rules, "sweep", rep),
+                r,
+            );
+            s.insert_trial(&t).unwrap();
+        }
+    }
+    let mut samples: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
+    let mut noise = Noise(4);
+    for (label, b_mean) in [("A/B", 9.0), ("A/A", 8.0)] {
+        for (rules, mean) in [(0u64, 8.0), (500, b_mean)] {
+            for rep in 1..=2u32 {
+                let us = downloads(&mut noise, 250, mean, 0.5);
+                let ms: Vec<f64> = us.iter().map(|u| u / 1e3).collect();
+                let (m, sd) = mean_sd(&ms);
+                let r = conn_results("http", 1, 250, 250.0 * m / 1e3, 250 * size, (m, sd), &us);
+                let key = format!("{label}-{rules}-{rep}");
+                s.insert_trial(&conn_trial(
+                    run,
+                    key,
+                    rep,
+                    "http",
+                    http(rules, label, rep),
+                    r,
+                ))
+                .unwrap();
+                samples.entry((label.into(), rules)).or_default().extend(ms);
+            }
+        }
+    }
+    for (rules, mean) in [(0u64, 8.0), (500, 8.1)] {
+        let r = conn_results(
+            "http",
+            1,
+            500,
+            500.0 * mean / 1e3,
+            500 * size,
+            (mean, 0.5),
+            &[],
+        );
+        let p = http(rules, "A/B summaries", 1);
+        s.insert_trial(&conn_trial(run, format!("s-{rules}"), 1, "http", p, r))
+            .unwrap();
+    }
+    s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
+        .unwrap();
+    (run, samples)
+}
+
+/// One firewall type of seed 003: ping 8 B and 1000 B (ms), sequential sessions (s),
+/// parallel sessions [(parallel, s)], sequential and parallel bulk (s).
+type Study = (f64, f64, f64, &'static [(u32, f64)], f64, f64);
+
+/// Seed 003 with the study's numbers: null firewall, packet filter and proxy; pings of
+/// 8 and 1000 bytes (unavailable through the proxy), 30 sessions sequential and
+/// parallel (the proxy at 6 and 8 parallel), 10 × 1.7 MB bulk sequential, 3 × 3 parallel.
+fn seed003_run(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("seed003", None)).unwrap();
+    let types = [
+        ("direct", "none", "null firewall"),
+        ("forward", "nft", "packet filter"),
+        ("proxy", "none", "proxy"),
+    ];
+    let study: [Study; 3] = [
+        (3.1, 5.3, 41.3, &[(6, 13.2)], 29.8, 20.6),
+        (5.3, 11.8, 41.3, &[(6, 11.4)], 57.5, 44.2),
+        (0.0, 0.0, 77.8, &[(6, 19.0), (8, 17.9)], 112.8, 88.5),
+    ];
+    for ((topology, engine, name), (p8, p1000, seq, par, bulk_seq, bulk_par)) in
+        types.iter().zip(study)
+    {
+        for rep in 1..=2u32 {
+            // ±0.4 %: the two reps average to the study's numbers.
+            let w = if rep == 1 { 1.004 } else { 0.996 };
+            for (size, rtt) in [(8u64, p8), (1000, p1000)] {
+                let mut p = conn_params(
+                    "ping",
+                    topology,
+                    engine,
+                    0,
+                    Some(&format!("{name}: ping {size} B")),
+                    1,
+                    0,
+                    rep,
+                );
+                p.as_object_mut().unwrap().remove("conn");
+                p["packet"] = json!({"size": {"payload": size}, "rate": "max", "flows": 1, "threads": 1, "count": 100});
+                let mut t = trial(
+                    run,
+                    format!("p-{name}-{size}-{rep}"),
+                    rep,
+                    "ping",
+                    p,
+                    Headline {
+                        rtt_p50_us: Some(rtt * 1e3 * w),
+                        ..Default::default()
+                    },
+                );
+                if *topology == "proxy" {
+                    t.status = "unavailable".into();
+                    t.error = Some(
+                        "gateway agent: N/A: the proxy relays TCP connections; ping traffic \
+                         does not cross it (IP forwarding is off, as on the study's ftp-gw host)"
+                            .into(),
+                    );
+                    t.headline = Headline::default();
+                } else {
+                    t.results = json!({"ping": {"sent": 100, "received": 100, "lost": 0, "invalid": 0,
+                        "rtt": {"count": 100, "min_ns": 2_000_000, "mean_ns": rtt * 1e6 * w, "p50_ns": 3_000_000,
+                                "p90_ns": 4_000_000, "p99_ns": 5_000_000, "p999_ns": 6_000_000, "max_ns": 7_000_000},
+                        "elapsed_s": 1.0, "finished": true}});
+                }
+                s.insert_trial(&t).unwrap();
+            }
+            let sessions = |label: &str, parallel: u32, n: u64, elapsed: f64| {
+                let p = conn_params(
+                    "sessions",
+                    topology,
+                    engine,
+                    0,
+                    Some(&format!("{name}: {label}")),
+                    parallel,
+                    512,
+                    rep,
+                );
+                // Sequential: each session is elapsed / n; parallel ones overlap.
+                let lat = elapsed * 1e3 / n as f64 * parallel as f64;
+                let r = conn_results(
+                    "sessions",
+                    parallel,
+                    n,
+                    elapsed * w,
+                    n * 512,
+                    (lat, lat * 0.05),
+                    &[],
+                );
+                conn_trial(
+                    run,
+                    format!("s-{name}-{label}-{rep}"),
+                    rep,
+                    "sessions",
+                    p,
+                    r,
+                )
+            };
+            s.insert_trial(&sessions("sequential sessions", 1, 30, seq))
+                .unwrap();
+            for (parallel, elapsed) in par {
+                let n = if *parallel == 8 { 32 } else { 30 };
+                s.insert_trial(&sessions(
+                    &format!("parallel sessions {parallel}"),
+                    *parallel,
+                    n,
+                    *elapsed,
+                ))
+                .unwrap();
+            }
+            let bulk = |label: &str, parallel: u32, n: u64, elapsed: f64| {
+                let p = conn_params(
+                    "bulk",
+                    topology,
+                    engine,
+                    0,
+                    Some(&format!("{name}: {label}")),
+                    parallel,
+                    1_700_000,
+                    rep,
+                );
+                let bytes = n * 1_700_000;
+                let mut r = conn_results(
+                    "bulk",
+                    parallel,
+                    n,
+                    elapsed * w,
+                    bytes,
+                    (elapsed * 1e3 / n as f64, 50.0),
+                    &[],
+                );
+                let charged = n as f64 / parallel as f64;
+                let overhead = 1.38 * charged;
+                let transfer = elapsed * w - overhead;
+                r["conn"]["overhead"] = json!({"per_session_s": 1.38, "sessions_charged": charged,
+                    "overhead_s": overhead, "transfer_s": transfer,
+                    "net_goodput_bps": bytes as f64 * 8.0 / transfer});
+                conn_trial(run, format!("b-{name}-{label}-{rep}"), rep, "bulk", p, r)
+            };
+            s.insert_trial(&bulk("sequential bulk", 1, 10, bulk_seq))
+                .unwrap();
+            s.insert_trial(&bulk("parallel bulk", 3, 9, bulk_par))
+                .unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-03T00:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+/// A sweet-spot search with its steps, held connections (one stopped by a resource
+/// limit, one unavailable), a corrupt bulk trial, sessions with failures and an
+/// unstable sessions configuration.
+fn conn_extras_run(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("conn-extras", None)).unwrap();
+    let steps = [(1u32, 0.73), (2, 1.4), (4, 2.1), (6, 2.3), (8, 2.2)];
+    for (i, (parallel, rate)) in steps.iter().enumerate() {
+        let p = conn_params(
+            "sessions",
+            "direct",
+            "none",
+            0,
+            Some("sweet spot"),
+            *parallel,
+            512,
+            1,
+        );
+        let r = conn_results(
+            "sessions",
+            *parallel,
+            30,
+            30.0 / rate,
+            30 * 512,
+            (1380.0, 50.0),
+            &[],
+        );
+        s.insert_trial(&conn_trial(
+            run,
+            format!("ss-step-{i}"),
+            1,
+            "sessions",
+            p,
+            r,
+        ))
+        .unwrap();
+    }
+    let points: Vec<Value> = steps
+        .iter()
+        .map(|(p, x)| json!({"parallel": p, "sessions_per_s": x, "failed": if *p == 8 { 2 } else { 0 }}))
+        .collect();
+    let p = conn_params(
+        "sessions",
+        "direct",
+        "none",
+        0,
+        Some("sweet spot"),
+        0,
+        512,
+        1,
+    );
+    let mut t = trial(run, "ss".into(), 1, "sessions", p, Headline::default());
+    t.results = json!({"search": {"search": "sweetspot", "best_parallel": 6,
+        "best_sessions_per_s": 2.3, "latency_at_best_s": 0.0026, "plateau": [6, 8],
+        "points": points, "trials": 5}});
+    s.insert_trial(&t).unwrap();
+    for (topology, engine, reached, limiter, errno) in [
+        ("direct", "none", 10000u64, "limit", None),
+        (
+            "forward",
+            "nft",
+            6543,
+            "connect: Cannot assign requested address (EADDRNOTAVAIL)",
+            Some(99),
+        ),
+    ] {
+        let p = conn_params("connections", topology, engine, 0, None, 1, 0, 1);
+        let mut r = conn_results("hold", 1, 0, 2.0, 0, (0.0, 0.0), &[]);
+        r["conn"]["hold"] = json!({"reached": reached, "limit": 10000, "alive_at_stop": reached - 3,
+            "limiter": limiter, "errno": errno, "open_ms": 812.5});
+        s.insert_trial(&conn_trial(
+            run,
+            format!("hold-{topology}"),
+            1,
+            "connections",
+            p,
+            r,
+        ))
+        .unwrap();
+    }
+    let p = conn_params("connections", "proxy", "none", 0, None, 1, 0, 1);
+    let mut t = trial(
+        run,
+        "hold-proxy".into(),
+        1,
+        "connections",
+        p,
+        Headline::default(),
+    );
+    t.status = "unavailable".into();
+    t.error = Some("the proxy caps connections at its file limit".into());
+    s.insert_trial(&t).unwrap();
+    for rep in 1..=2u32 {
+        let p = conn_params(
+            "bulk",
+            "forward",
+            "nft",
+            0,
+            Some("corrupt bulk"),
+            1,
+            1_700_000,
+            rep,
+        );
+        let mut r = conn_results("bulk", 1, 10, 20.0, 17_000_000, (2000.0, 50.0), &[]);
+        if rep == 2 {
+            r["conn"]["corrupt"] = json!(3);
+            r["conn"]["failed"] = json!(2);
+            r["conn"]["errors"] = json!([["read: Connection reset by peer", 2]]);
+        }
+        let mut t = conn_trial(run, format!("cb-{rep}"), rep, "bulk", p, r);
+        // fwbench stores corrupt sessions as the headline's validation errors too.
+        t.headline.validation_errors = Some(if rep == 2 { 3 } else { 0 });
+        s.insert_trial(&t).unwrap();
+    }
+    for (rep, elapsed) in [(1u32, 10.0), (2, 14.0), (3, 10.5)] {
+        let p = conn_params(
+            "sessions",
+            "forward",
+            "nft",
+            0,
+            Some("wobbly sessions"),
+            4,
+            512,
+            rep,
+        );
+        let r = conn_results("sessions", 4, 30, elapsed, 30 * 512, (1300.0, 50.0), &[]);
+        s.insert_trial(&conn_trial(run, format!("w-{rep}"), rep, "sessions", p, r))
+            .unwrap();
+    }
+    s.finish_run(run, "2026-01-04T00:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+struct ConnFixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    /// seed 004, seed 003, extras.
+    runs: [i64; 3],
+    samples: BTreeMap<(String, u64), Vec<f64>>,
+}
+
+fn conn_fixture() -> ConnFixture {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("conn.db")).unwrap();
+    let (seed004, samples) = seed004_run(&mut store);
+    let runs = [
+        seed004,
+        seed003_run(&mut store),
+        conn_extras_run(&mut store),
+    ];
+    ConnFixture {
+        _dir: dir,
+        store,
+        runs,
+        samples,
+    }
+}
+
+/// The SVG of one figure of a page.
+fn figure_svg<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<figure id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no figure {id}"));
+    let rest = &html[start..];
+    &rest[..rest.find("</figure>").unwrap()]
+}
+
+/// CI whiskers in an SVG: every whisker is 3 lines in its series colour.
+fn whiskers(svg: &str) -> usize {
+    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd"]
+        .iter()
+        .map(|c| svg.matches(&format!("stroke=\"{c}\"/>")).count())
+        .sum::<usize>()
+        / 3
+}
+
+/// A table of a run by the start of its title.
+fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figures::Table {
+    run.analysis
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with(title))
+        .unwrap_or_else(|| panic!("no table {title}"))
+}
+
+#[test]
+fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
+    let f = conn_fixture();
+    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let run = &r.runs[0];
+    let fig = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "http-download-vs-rules")
+        .expect("download figure");
+    let sweep = fig.series.iter().find(|s| s.name == "label=sweep").unwrap();
+    let xs: Vec<f64> = sweep.points.iter().map(|p| p.x).collect();
+    assert_eq!(xs, [0.0, 250.0, 500.0, 750.0, 1000.0]);
+    // 3 reps × 10 downloads of mean m, sd 0.5 ms each: pooled sd = √(27 · 0.25 / 29),
+    // CI = t(0.975, 29) · sd / √30 = 2.04523 · 0.48246 / 5.47723 = 0.18015 ms.
+    let p500 = &sweep.points[2];
+    assert!((p500.y - 9.0).abs() < 1e-9, "{p500:?}");
+    assert!((p500.ci95.unwrap() - 0.18015).abs() < 1e-4, "{p500:?}");
+    let points: usize = fig.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(points, 5 + 2 + 2 + 2);
+    assert!(fig
+        .series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| p.ci95.is_some()));
+    let html = r.html();
+    let svg = figure_svg(&html, "http-download-vs-rules");
+    assert_eq!(svg.matches("<circle").count(), points);
+    assert_eq!(whiskers(svg), points);
+    // The sweep's line: 2 µs per rule exactly.
+    assert!(
+        fig.notes
+            .iter()
+            .any(|n| n.contains("label=sweep: 5 rule counts, 150 downloads")
+                && n.contains("8 ms + 2 µs per rule")),
+        "{:?}",
+        fig.notes
+    );
+    // The Markdown carries the figure's data.
+    let md = r.markdown();
+    assert!(md.contains("### HTTP download time vs rules"), "{md}");
+    assert!(md.contains("| 1000 | "));
+}
+
+#[test]
+fn ab_table_tests_the_difference_with_welch() {
+    let f = conn_fixture();
+    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let run = &r.runs[0];
+    let conn: Vec<&report::model::Config> = run.configs.iter().collect();
+    let tests = report::conn::ab_tests(&conn);
+    let by_case = |c: &str| tests.iter().find(|t| t.case == c).unwrap();
+    assert_eq!(tests.len(), 3, "{tests:?}");
+    for case in ["A/B", "A/A"] {
+        let t = by_case(case);
+        assert_eq!(
+            (t.parameter.as_str(), t.a_value.as_str(), t.b_value.as_str()),
+            ("rules", "0", "500")
+        );
+        for (pooled, rules) in [(&t.a, 0u64), (&t.b, 500)] {
+            let v = &f.samples[&(case.to_string(), rules)];
+            let (m, sd) = mean_sd(v);
+            assert_eq!(pooled.n, 500);
+            assert!((pooled.mean - m).abs() < 1e-9 && (pooled.sd - sd).abs() < 1e-9);
+        }
+    }
+    let ab = by_case("A/B");
+    assert!(
+        (ab.a.mean - 8.0).abs() < 0.1 && (ab.b.mean - 9.0).abs() < 0.1,
+        "{ab:?}"
+    );
+    let w = ab.welch.unwrap();
+    assert!(w.p < 0.05 && w.t > 20.0, "{w:?}");
+    let aa = by_case("A/A").welch.unwrap();
+    assert!(aa.p > 0.05, "{aa:?}");
+    // From summaries only: t = (8.1 − 8) / √(2 · 0.25 / 500) = 3.162, df = 998, p = 0.0016.
+    let s = by_case("A/B summaries");
+    assert_eq!(s.source, "pooled summaries of each trial");
+    let w = s.welch.unwrap();
+    assert!(
+        (w.t - 3.1623).abs() < 1e-3 && (w.df - 998.0).abs() < 1e-6,
+        "{w:?}"
+    );
+    assert!((w.p - 0.0016).abs() < 1e-4, "{w:?}");
+    let t = table(run, "A/B comparisons");
+    let row = |c: &str| t.rows.iter().find(|r| r[0] == c).unwrap();
+    assert_eq!(row("A/B")[15], "significant at 5 %");
+    assert_eq!(row("A/A")[15], "not significant");
+    assert_eq!(row("A/B summaries")[15], "significant at 5 %");
+    assert_eq!(row("A/B")[3], "rules: 0 → 500");
+    assert!(r
+        .markdown()
+        .contains("| A/A | http | download time | rules: 0 → 500 |"));
+    assert!(r.html().contains("not significant"));
+}
+
+#[test]
+fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
+    let f = conn_fixture();
+    let r = load(&f.store, Some(f.runs[1])).unwrap();
+    let run = &r.runs[0];
+    let t = table(run, "Firewall types (seed 003)");
+    assert_eq!(
+        t.columns,
+        [
+            "workload",
+            "null firewall",
+            "packet filter (nft)",
+            "proxy (buffer 16 KiB)"
+        ]
+    );
+    let names: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Ping 8 B",
+            "Ping 1000 B",
+            "Sequential sessions",
+            "Parallel sessions",
+            "Sequential bulk",
+            "Parallel bulk"
+        ]
+    );
+    let cell = |row: usize, col: usize| t.rows[row][col].as_str();
+    // Ripple of rep 1 and 2: 1.004 and 0.996 → the means are the study's numbers.
+    assert!(
+        cell(0, 1).starts_with("3.1 ± ") && cell(0, 1).contains("ms mean RTT"),
+        "{}",
+        cell(0, 1)
+    );
+    assert_eq!(
+        cell(0, 3),
+        "N/A (the proxy relays TCP connections; ping traffic does not cross it \
+         (IP forwarding is off, as on the study's ftp-gw host))"
+    );
+    assert_eq!(cell(1, 3), cell(0, 3));
+    assert!(
+        cell(2, 1).starts_with("41.3 ± ") && cell(2, 1).contains("(30 sessions)"),
+        "{}",
+        cell(2, 1)
+    );
+    assert!(
+        cell(2, 1).contains("; 1.377 ± 0.01763 s per session;"),
+        "{}",
+        cell(2, 1)
+    );
+    // The proxy's parallel cell is its best parallelism (8: 32 sessions in 17.9 s).
+    assert!(
+        cell(3, 3).contains("8 parallel") && cell(3, 3).contains("1.788"),
+        "{}",
+        cell(3, 3)
+    );
+    assert!(
+        cell(4, 1).contains("total = 13.8 s overhead + 16 s transfer")
+            && cell(4, 1).contains("net of overhead"),
+        "{}",
+        cell(4, 1)
+    );
+    let html = r.html();
+    for id in [
+        "conn-session-latency",
+        "conn-sessions-per-s",
+        "conn-bulk-goodput",
+    ] {
+        let fig = run.analysis.figures.iter().find(|x| x.id == id).unwrap();
+        assert_eq!(fig.categories, t.columns[1..]);
+        assert!(html.contains(&format!("<figure id=\"{id}\"><svg")));
+    }
+    let bulk = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "conn-bulk-goodput")
+        .unwrap();
+    let names: Vec<&str> = bulk.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sequential",
+            "parallel",
+            "sequential, net of overhead",
+            "parallel, net of overhead"
+        ]
+    );
+    // Sequential: 17 MB in 29.8 s = 4.564 Mb/s for the null firewall.
+    assert!((bulk.series[0].points[0].y - 17e6 * 8.0 / 29.8 / 1e6).abs() < 0.01);
+    let par = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "conn-sessions-per-s")
+        .unwrap();
+    assert!(par
+        .notes
+        .contains(&"proxy (buffer 16 KiB): parallel sessions at 8 parallel".to_string()));
+    assert!((par.series[0].points[2].y - 32.0 / 17.9).abs() < 0.01);
+    // Keys only one workload has are left out of the configuration table.
+    let configs = table(run, "Configurations");
+    assert!(configs.columns.contains(&"conn.parallel".to_string()));
+    assert!(!configs.columns.contains(&"conn.timeout_ms".to_string()));
+    assert_eq!(
+        configs.columns.iter().filter(|c| *c == "workload").count(),
+        1
+    );
+    let lat = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "conn-session-latency")
+        .unwrap();
+    assert!(lat.series[0].points.iter().all(|p| p.ci95.is_some()));
+    assert!(r.markdown().contains("| Ping 8 B | 3.1 ± "));
+    // Connection cases are not in the seed-001-style cases table (the pings are).
+    let cases = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "cases")
+        .unwrap();
+    assert_eq!(cases.categories.len(), 4);
+    assert!(
+        cases.categories.iter().all(|c| c.contains(": ping ")),
+        "{:?}",
+        cases.categories
+    );
+    assert!(
+        r.warnings().all(|w| w.kind == "unavailable"),
+        "{:?}",
+        r.warnings().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn sweet_spot_and_held_connections_are_reported() {
+    let f = conn_fixture();
+    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let run = &r.runs[0];
+    let fig = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "sessions-sweet-spot")
+        .unwrap();
+    assert_eq!(fig.series.len(), 1);
+    assert_eq!(fig.series[0].points.len(), 5);
+    assert_eq!(fig.markers.len(), 1);
+    assert_eq!(fig.markers[0].x, 6.0);
+    assert!(
+        fig.notes
+            .contains(&"sweet spot: 6 parallel, 2.3 sessions/s".to_string()),
+        "{:?}",
+        fig.notes
+    );
+    assert!(fig
+        .notes
+        .iter()
+        .any(|n| n.contains("2 failed at 8 parallel")));
+    let ss = table(run, "Sweet-spot searches");
+    assert_eq!(ss.rows[0][2..], ["6", "2.3", "2.6 ms", "6, 8", "5", "5"]);
+    // In the firewall-type table the search is one row; its steps are not cases.
+    let types = table(run, "Firewall types (seed 003)");
+    let names: Vec<&str> = types.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Parallel sessions",
+            "Sweet spot (parallel auto)",
+            "Sequential bulk"
+        ]
+    );
+    assert_eq!(types.columns[1], "null firewall");
+    assert_eq!(
+        types.rows[1][1],
+        "6 parallel; 2.3 sessions/s; 2.6 ms per session"
+    );
+    assert_eq!(types.rows[0][1], "-");
+    // The search is not an ndr/degrade search.
+    assert!(!run
+        .analysis
+        .tables
+        .iter()
+        .any(|t| t.title.starts_with("Searches (ndr")));
+    let held = table(run, "Held connections");
+    let limited = held
+        .rows
+        .iter()
+        .find(|r| r[6].contains("EADDRNOTAVAIL"))
+        .expect("limiter row");
+    assert_eq!(limited[3..6], ["6543", "10000", "6540"]);
+    assert_eq!(limited[7], "99");
+    assert!(limited[0].starts_with("packet filter (nft)"), "{limited:?}");
+    let capped = held.rows.iter().find(|r| r[0] == "null firewall").unwrap();
+    assert_eq!((capped[6].as_str(), capped[7].as_str()), ("limit", ""));
+    let na = held
+        .rows
+        .iter()
+        .find(|r| r[0].starts_with("proxy"))
+        .unwrap();
+    assert_eq!(na[3], "N/A (the proxy caps connections at its file limit)");
+    let html = r.html();
+    assert!(html.contains("sweet spot: 6 parallel, 2.3 sessions/s"));
+    assert!(html.contains("EADDRNOTAVAIL"));
+}
+
+#[test]
+fn corrupt_and_failed_sessions_are_warned_and_corruption_comes_first() {
+    let f = conn_fixture();
+    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let w: Vec<&report::Warning> = r.warnings().collect();
+    let corrupt: Vec<_> = w.iter().filter(|x| x.kind == "corrupt").collect();
+    assert_eq!(corrupt.len(), 1, "{w:?}");
+    assert!(
+        corrupt[0].message.contains("DATA CORRUPTION")
+            && corrupt[0].message.contains("3 of 12 sessions")
+    );
+    // Not repeated as a validation warning.
+    assert!(!w.iter().any(|x| x.kind == "validation"), "{w:?}");
+    let failed: Vec<_> = w.iter().filter(|x| x.kind == "sessions-failed").collect();
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0]
+        .message
+        .contains("2 of 12 sessions failed: read: Connection reset by peer ×2"));
+    // CV of sessions/s over 10, 14 and 10.5 s runs is far above 5 %.
+    assert!(
+        w.iter().any(|x| x.kind == "unstable"
+            && x.message.contains("wobbly sessions")
+            && x.message.contains("sessions_per_s")),
+        "{w:?}"
+    );
+    // The numbers of the corrupt configuration carry the failure with them.
+    let t = table(&r.runs[0], "Firewall types (seed 003)");
+    let bulk = t.rows.iter().find(|r| r[0] == "Sequential bulk").unwrap();
+    assert!(
+        bulk[2].contains("DATA CORRUPTION in 3 sessions; 2 sessions failed"),
+        "{bulk:?}"
+    );
+    let html = r.html();
+    let bad = html.find("class=\"bad\"").expect("red box");
+    assert!(bad < html.find("class=\"warn\"").unwrap());
+    assert!(html[bad..].starts_with("class=\"bad\"><p><b>Data integrity failure"));
+    let md = r.markdown();
+    let first = md.lines().find(|l| l.starts_with("* ")).unwrap();
+    assert!(
+        first.starts_with("* **run ") && first.contains("DATA CORRUPTION"),
+        "{first}"
+    );
+}
+
+#[test]
+fn conn_csv_and_json_carry_the_conn_metrics() {
+    let f = conn_fixture();
+    let r = load(&f.store, None).unwrap();
+    let csv = r.csv_trials();
+    let lines: Vec<&str> = csv.lines().collect();
+    let head: Vec<&str> = lines[0].split(',').collect();
+    for col in [
+        "conn.sessions_per_s",
+        "conn.goodput_bps",
+        "conn.ttlb.mean_ns",
+        "conn.hold.limiter",
+        "conn.corrupt",
+    ] {
+        assert!(head.contains(&col), "missing {col}");
+    }
+    let i = head.iter().position(|c| *c == "conn.ttlb.mean_ns").unwrap();
+    let key = head.iter().position(|c| *c == "trial_key").unwrap();
+    let row: Vec<&str> = lines
+        .iter()
+        .find(|l| l.contains(",h-500-1,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(row[key], "h-500-1");
+    assert_eq!(row[i].parse::<f64>(), Ok(9e6));
+    let j = r.json();
+    let seed004 = &j["runs"][0];
+    let c = seed004["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"] == "sweep" && c["params"]["rules"] == 500)
+        .unwrap();
+    assert_eq!(c["metrics"]["ttlb_mean_ms"]["mean"], 9.0);
+    let tables: Vec<&str> = seed004["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["title"].as_str())
+        .collect();
+    assert!(
+        tables.iter().any(|t| t.starts_with("A/B comparisons")),
+        "{tables:?}"
+    );
+    // The config table names the main metric of each connection workload.
+    let configs = table(
+        &load(&f.store, Some(f.runs[1])).unwrap().runs[0],
+        "Configurations",
+    )
+    .clone();
+    let metric = configs
+        .columns
+        .iter()
+        .position(|c| c == "main metric")
+        .unwrap();
+    let mains: BTreeSet<&str> = configs.rows.iter().map(|r| r[metric].as_str()).collect();
+    assert!(
+        mains.contains("sessions/s") && mains.contains("goodput (Mb/s)"),
+        "{mains:?}"
+    );
+}
+
+#[test]
+fn reports_without_connection_trials_have_no_conn_columns() {
+    let f = fixture();
+    let r = load(&f.store, None).unwrap();
+    assert!(!r.csv_trials().contains("conn."));
+    assert!(!r.html().contains("class=\"bad\""));
 }

@@ -1,7 +1,7 @@
 //! RTT histograms (HdrHistogram, 3 significant digits, 1 ns .. 100 s).
 
 use hdrhistogram::Histogram;
-use proto::RttSummary;
+use proto::{Durations, RttSummary};
 
 #[derive(Debug, Clone)]
 pub struct RttHistogram {
@@ -29,6 +29,30 @@ impl RttHistogram {
     pub fn merge(&mut self, other: &RttHistogram) {
         // Same bounds on both sides, so adding cannot fail; ignore the impossible error.
         let _ = self.h.add(&other.h);
+    }
+
+    /// The distribution as a [`Durations`] (with the standard deviation).
+    pub fn durations(&self) -> Durations {
+        if self.h.is_empty() {
+            return Durations::default();
+        }
+        let n = self.h.len();
+        // HdrHistogram's stdev is the population one; scale to the sample sd.
+        let sd = if n > 1 {
+            self.h.stdev() * (n as f64 / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Durations {
+            count: n,
+            min_ns: self.h.min(),
+            mean_ns: self.h.mean(),
+            sd_ns: sd,
+            p50_ns: self.h.value_at_quantile(0.50),
+            p90_ns: self.h.value_at_quantile(0.90),
+            p99_ns: self.h.value_at_quantile(0.99),
+            max_ns: self.h.max(),
+        }
     }
 
     pub fn summary(&self) -> RttSummary {

@@ -6,7 +6,9 @@
 //! Must not: know about firewalls, testbeds or storage. It gets a spec and sockets'
 //! addresses, and returns counters.
 
+pub mod conn;
 pub mod echo;
+pub mod external;
 pub mod frame;
 pub mod gate;
 pub mod hist;

@@ -1,5 +1,5 @@
 //! Thin, safe wrappers over the few syscalls std lacks: epoll, eventfd, CPU affinity,
-//! and stream-socket creation that recognises a kernel without SCTP.
+//! RLIMIT_NOFILE, and stream-socket creation that recognises a kernel without SCTP.
 //! Every `unsafe` block of the crate lives here, each with its `SAFETY` comment.
 
 pub mod rawsock;
@@ -268,6 +268,58 @@ pub fn tight_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
+/// The soft RLIMIT_NOFILE of this process (open files allowed).
+// `rlim_t` is u64 here but narrower on some 32-bit targets: keep the casts.
+#[allow(clippy::unnecessary_cast)]
+pub fn nofile_limit() -> io::Result<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a valid, writable rlimit for the duration of the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r.rlim_cur as u64)
+}
+
+/// Raise the soft RLIMIT_NOFILE to the hard limit (an unlimited hard limit counts as
+/// `fs.nr_open`) and return the soft limit now in force. Roles that hold thousands of
+/// sockets call this at start; an unprivileged process can always raise its soft limit
+/// up to the hard one.
+#[allow(clippy::unnecessary_cast)]
+pub fn raise_nofile_limit() -> io::Result<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a valid, writable rlimit for the duration of the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let target = if r.rlim_max == libc::RLIM_INFINITY {
+        // RLIMIT_NOFILE can never exceed fs.nr_open (1 Mi by default).
+        std::fs::read_to_string("/proc/sys/fs/nr_open")
+            .ok()
+            .and_then(|s| s.trim().parse::<libc::rlim_t>().ok())
+            .unwrap_or(1 << 20)
+    } else {
+        r.rlim_max
+    };
+    if r.rlim_cur >= target {
+        return Ok(r.rlim_cur as u64);
+    }
+    let new = libc::rlimit {
+        rlim_cur: target,
+        rlim_max: r.rlim_max,
+    };
+    // SAFETY: `new` is a valid rlimit; the kernel only reads it.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &new) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(target as u64)
+}
+
 /// Raise a socket buffer beyond `net.core.{r,w}mem_max` (needs CAP_NET_ADMIN, which
 /// agents have); falls back to the unprivileged option.
 pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Result<()> {
@@ -499,6 +551,30 @@ impl MmsgRecv {
     }
 }
 
+/// Send `sig` to the process `pid` or, with `group`, to every process of the process
+/// group that `pid` leads. Meant for children we spawned (and have not reaped yet, so
+/// the id cannot have been reused). Refuses ids ≤ 1: kill(2) would widen 0 to our own
+/// group and −1 (group of 1) to every process we may signal; init is no child of ours.
+pub fn send_signal(pid: u32, sig: libc::c_int, group: bool) -> io::Result<()> {
+    let id = match libc::pid_t::try_from(pid) {
+        Ok(id) if id > 1 => id,
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("refusing to signal process id {pid}"),
+            ))
+        }
+    };
+    let target = if group { -id } else { id };
+    // SAFETY: kill takes no pointers; `target` names exactly one process (> 1) or the
+    // one process group it leads (< -1), never 0 or -1.
+    if unsafe { libc::kill(target, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -527,6 +603,14 @@ mod tests {
             Err(TrafficError::SctpUnavailable(_)) => assert!(sctp_unavailable()),
             Err(e) => panic!("unexpected: {e}"),
         }
+    }
+
+    #[test]
+    fn nofile_limit_only_goes_up() {
+        let before = nofile_limit().unwrap();
+        let after = raise_nofile_limit().unwrap();
+        assert!(after >= before, "{before} -> {after}");
+        assert_eq!(nofile_limit().unwrap(), after);
     }
 
     #[test]

@@ -1,0 +1,525 @@
+//! Connection workloads of seeds 003 and 004 on the controller side: their parameters
+//! (`fwbench sessions|bulk|http|connections`, scenario axes), the role specs they
+//! become, and the summary combined from the client's, server's and proxy's results.
+//!
+//! Must not: open sockets (the `traffic::conn` roles do) or store anything.
+
+use crate::testbed::{addr, Testbed, Topology};
+use crate::trial::{TrialParams, Workload};
+use anyhow::{bail, Result};
+use proto::{
+    ConnMode, Durations, HoldResults, ProxyResults, ProxySpec, RoleResults, RoleSpec,
+    SessionClientResults, SessionClientSpec, TcpServerResults, TcpServerSpec,
+};
+use serde::Serialize;
+
+/// Port of the connection server (the study's FTP control port 21 becomes 21000; the
+/// translated Appendix C rule set allows exactly this port). The proxy listens on it too.
+pub const CONN_PORT: u16 = 21000;
+
+/// Largest object or response (1 TiB).
+pub const MAX_SIZE: u64 = 1 << 40;
+/// Most workers of a connection workload.
+pub const MAX_PARALLEL: u32 = 4096;
+/// Most connections `fwbench connections` opens.
+pub const MAX_LIMIT: u32 = 1_000_000;
+/// Largest proxy buffer.
+pub const MAX_PROXY_BUFFER: u32 = 64 << 20;
+
+/// Parameters of a connection workload (sessions, bulk, http, connections).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnParams {
+    /// Workers running sessions back to back (1 = sequential). 0 = auto: search the
+    /// parallelism with the most sessions/s (sessions only).
+    pub parallel: u32,
+    /// Sessions in total; `None`: as many as fit in the trial's duration.
+    pub count: Option<u64>,
+    /// Bytes the client sends per session (sessions).
+    pub request: u32,
+    /// Bytes the server returns per session (sessions) or the object size (bulk, http).
+    pub size: u64,
+    /// Bulk: zero-byte sessions measured first to split the per-session overhead out.
+    pub overhead_sessions: u32,
+    /// connections: most connections to open.
+    pub limit: u32,
+    /// connections: how long to hold them once opening stopped, s.
+    pub hold_s: f64,
+    /// Proxy topology: the relay's block size (the study's `shovel`), bytes.
+    pub proxy_buffer: u32,
+    /// An external HTTP server to use instead of the built-in one ("nginx").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_program: Option<String>,
+    /// An external HTTP client to use instead of the built-in one ("curl").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_program: Option<String>,
+    /// Check every received byte against the generated pattern.
+    pub verify: bool,
+    /// Connect and read timeout, ms.
+    pub timeout_ms: u32,
+}
+
+impl ConnParams {
+    /// The defaults of each workload (seed 003's bulk: 1.7 MB × 10; seed 004: 8 MB).
+    pub fn defaults(w: Workload) -> ConnParams {
+        let base = ConnParams {
+            parallel: 1,
+            count: None,
+            request: 64,
+            size: 512,
+            overhead_sessions: 0,
+            limit: 10_000,
+            hold_s: 1.0,
+            proxy_buffer: 16 * 1024,
+            server_program: None,
+            client_program: None,
+            verify: true,
+            timeout_ms: 5000,
+        };
+        match w {
+            Workload::Bulk => ConnParams {
+                size: 1_700_000,
+                count: Some(10),
+                overhead_sessions: 10,
+                ..base
+            },
+            Workload::Http => ConnParams {
+                size: 8 << 20,
+                count: Some(10),
+                ..base
+            },
+            _ => base,
+        }
+    }
+
+    pub fn mode(w: Workload) -> Option<ConnMode> {
+        Some(match w {
+            Workload::Sessions => ConnMode::Sessions,
+            Workload::Bulk => ConnMode::Bulk,
+            Workload::Http => ConnMode::Http,
+            Workload::Connections => ConnMode::Hold,
+            _ => return None,
+        })
+    }
+}
+
+/// Parse a byte size: a number (decimals allowed) with an optional K, M, G or T suffix
+/// (powers of 1024, as iperf3's `-n`), optionally followed by `B` or `iB`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad = || {
+        format!(
+            "bad size '{s}': expected bytes as a number with an optional K, M, G or T suffix \
+             (powers of 1024), e.g. 512, 1.7M, 8M"
+        )
+    };
+    let lower = t.to_ascii_lowercase();
+    let body = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (num, mult) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 1u64 << 10),
+        Some('m') => (&body[..body.len() - 1], 1 << 20),
+        Some('g') => (&body[..body.len() - 1], 1 << 30),
+        Some('t') => (&body[..body.len() - 1], 1 << 40),
+        _ => (body, 1),
+    };
+    if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(bad());
+    }
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let bytes = (v * mult as f64).round();
+    if !bytes.is_finite() || bytes > MAX_SIZE as f64 {
+        return Err(format!("size '{s}' is above the 1T maximum"));
+    }
+    if mult == 1 && num.contains('.') {
+        return Err(format!("size '{s}': a byte count must be a whole number"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Print a byte size the way [`parse_size`] reads it (exact when possible).
+pub fn format_size(b: u64) -> String {
+    for (suffix, m) in [
+        ("T", 1u64 << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ] {
+        if b >= m && (b / m) * m == b {
+            return format!("{}{suffix}", b / m);
+        }
+    }
+    b.to_string()
+}
+
+/// `auto` (stored as 0: search the sweet spot) or a number of workers ≥ 1.
+pub fn parse_parallel(s: &str) -> Result<u32, String> {
+    if s.trim() == "auto" {
+        return Ok(0);
+    }
+    match s.trim().parse::<u32>() {
+        Ok(v) if (1..=MAX_PARALLEL).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "parallel '{s}' must be auto or 1..{MAX_PARALLEL} sessions at once"
+        )),
+    }
+}
+
+/// Check a connection workload's parameters (bad input → the message; exit 2).
+pub fn check(p: &TrialParams) -> Result<(), String> {
+    let Some(k) = &p.conn else {
+        return Err(format!("{} needs connection parameters", p.workload));
+    };
+    if p.proto != proto::Proto::Tcp {
+        return Err(format!(
+            "{} runs over TCP only (not {})",
+            p.workload.as_str(),
+            p.proto
+        ));
+    }
+    if k.parallel > MAX_PARALLEL {
+        return Err(format!(
+            "--parallel {} is above the maximum of {MAX_PARALLEL}",
+            k.parallel
+        ));
+    }
+    if k.parallel == 0 && p.workload != Workload::Sessions {
+        return Err("--parallel auto (the sweet-spot search) is for sessions only".into());
+    }
+    if k.count == Some(0) {
+        return Err("--count must be at least 1".into());
+    }
+    if p.workload == Workload::Sessions && k.request < proto::SESSION_HEADER {
+        return Err(format!(
+            "--request {} is below the {}-byte session header",
+            k.request,
+            proto::SESSION_HEADER
+        ));
+    }
+    if k.size > MAX_SIZE {
+        return Err(format!("--size {} is above the 1T maximum", k.size));
+    }
+    if p.workload == Workload::Connections && !(1..=MAX_LIMIT).contains(&k.limit) {
+        return Err(format!(
+            "--limit {} must be 1..{MAX_LIMIT} connections",
+            k.limit
+        ));
+    }
+    if !(0.0..=3600.0).contains(&k.hold_s) {
+        return Err(format!("--hold {} must be 0..3600 s", k.hold_s));
+    }
+    if k.timeout_ms == 0 {
+        return Err("--timeout must be above 0 ms".into());
+    }
+    if p.topology == Topology::Proxy && !(1..=MAX_PROXY_BUFFER).contains(&k.proxy_buffer) {
+        return Err(format!(
+            "--proxy-buffer {} must be 1..{} bytes (the relay reads and writes blocks of it)",
+            k.proxy_buffer, MAX_PROXY_BUFFER
+        ));
+    }
+    if let Some(s) = &k.server_program {
+        if s != "nginx" {
+            return Err(format!(
+                "--server-program '{s}' is not supported (supported: nginx)"
+            ));
+        }
+        if p.workload != Workload::Http {
+            return Err("--server-program serves http downloads only".into());
+        }
+    }
+    if let Some(c) = &k.client_program {
+        if c != "curl" {
+            return Err(format!(
+                "--client-program '{c}' is not supported (supported: curl)"
+            ));
+        }
+        if p.workload != Workload::Http {
+            return Err("--client-program runs http downloads only".into());
+        }
+    }
+    for prog in [&k.server_program, &k.client_program].into_iter().flatten() {
+        if !crate::run::program_exists(prog) {
+            return Err(format!(
+                "{prog} is not installed (scripts/setup.sh installs it: apt-get install {prog})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Role specs of a connection trial: (server, client, where each runs), and the proxy.
+pub struct ConnRoles {
+    pub server: RoleSpec,
+    pub server_ns: String,
+    pub client: RoleSpec,
+    pub client_ns: String,
+    pub proxy: Option<ProxySpec>,
+}
+
+/// In topology `input` the side that receives the bulk of the bytes (the client) runs
+/// in the gateway, behind the filtered INPUT chain — seed 004's downloading host held
+/// the rules — and the server runs in the client namespace.
+pub fn roles(tb: &Testbed, p: &TrialParams) -> Result<ConnRoles> {
+    let Some(k) = &p.conn else {
+        bail!("{} needs connection parameters", p.workload)
+    };
+    let Some(mode) = ConnParams::mode(p.workload) else {
+        bail!("{} is not a connection workload", p.workload)
+    };
+    let input = p.topology == Topology::Input;
+    let (server_addr, server_ns, client_addr, client_ns) = if input {
+        (
+            addr::client(p.family, 1),
+            tb.client_ns(),
+            None,
+            tb.server_ns(),
+        )
+    } else {
+        (
+            tb.server_addr(p.family),
+            tb.server_ns(),
+            Some(addr::client(p.family, 1)),
+            tb.client_ns(),
+        )
+    };
+    let proxy = (p.topology == Topology::Proxy).then(|| ProxySpec {
+        listen: addr::gateway_client_side(p.family),
+        port: CONN_PORT,
+        upstream: server_addr,
+        upstream_port: CONN_PORT,
+        buffer: k.proxy_buffer,
+    });
+    let (target, port) = match &proxy {
+        Some(x) => (x.listen, x.port),
+        None => (server_addr, CONN_PORT),
+    };
+    let objects = if p.workload == Workload::Http {
+        vec![k.size]
+    } else {
+        vec![]
+    };
+    let server = RoleSpec::TcpServer(TcpServerSpec {
+        listen: server_addr,
+        port: CONN_PORT,
+        backlog: 4096,
+        external: k.server_program.clone(),
+        objects,
+    });
+    let parallel = k.parallel.max(1);
+    let client = RoleSpec::SessionClient(SessionClientSpec {
+        mode,
+        server: target,
+        port,
+        source: client_addr,
+        parallel,
+        count: k.count,
+        request: match p.workload {
+            Workload::Sessions => k.request,
+            _ => proto::SESSION_HEADER,
+        },
+        response: match p.workload {
+            Workload::Connections => 0,
+            _ => k.size,
+        },
+        timeout_ms: k.timeout_ms,
+        overhead_sessions: if p.workload == Workload::Bulk {
+            k.overhead_sessions
+        } else {
+            0
+        },
+        hold_limit: k.limit,
+        // curl writes to /dev/null; checking its bytes would add disk I/O to each download.
+        verify: k.verify && k.client_program.is_none(),
+        external: k.client_program.clone(),
+    });
+    Ok(ConnRoles {
+        server,
+        server_ns,
+        client,
+        client_ns,
+        proxy,
+    })
+}
+
+/// Seed 003's split of a bulk run: each session costs the per-session overhead measured
+/// with zero-byte sessions; with P workers, sessions/P of them are paid in sequence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverheadSplit {
+    /// Mean zero-byte session, s.
+    pub per_session_s: f64,
+    /// Sessions whose overhead the elapsed time contains: sessions / parallel.
+    pub sessions_charged: f64,
+    pub overhead_s: f64,
+    /// Elapsed minus overhead: the time spent moving data.
+    pub transfer_s: f64,
+    /// Bytes × 8 / transfer time.
+    pub net_goodput_bps: f64,
+}
+
+/// The combined figures of a connection trial (stored as `results.conn`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnSummary {
+    pub mode: ConnMode,
+    pub parallel: u32,
+    pub sessions: u64,
+    pub failed: u64,
+    pub corrupt: u64,
+    pub errors: Vec<(String, u64)>,
+    pub elapsed_s: f64,
+    /// Completed sessions per second of elapsed time.
+    pub sessions_per_s: f64,
+    /// Response bytes received.
+    pub bytes: u64,
+    /// bytes × 8 / elapsed.
+    pub goodput_bps: f64,
+    /// Per-session durations (ns): whole session, connect, first and last byte.
+    pub session: Durations,
+    pub connect: Durations,
+    pub ttfb: Durations,
+    pub ttlb: Durations,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<OverheadSplit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldResults>,
+    /// Per-session durations in order, µs (at most 10 000).
+    pub session_us: Vec<u32>,
+    pub server: TcpServerResults,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<ProxyResults>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_program: Option<String>,
+}
+
+/// Combine the client's and server's results (and the proxy's).
+pub fn summarise(results: Vec<RoleResults>, proxy: Option<ProxyResults>) -> Result<ConnSummary> {
+    let (mut c, mut s) = (None, None);
+    for r in results {
+        match r {
+            RoleResults::SessionClient(r) => c = Some(*r),
+            RoleResults::TcpServer(r) => s = Some(r),
+            _ => {}
+        }
+    }
+    let (Some(c), Some(s)) = (c, s) else {
+        bail!("missing results from the session client or the server");
+    };
+    Ok(combine(c, s, proxy))
+}
+
+/// Pure part of [`summarise`] (unit-tested).
+pub fn combine(
+    c: SessionClientResults,
+    s: TcpServerResults,
+    proxy: Option<ProxyResults>,
+) -> ConnSummary {
+    let elapsed_s = (c.elapsed_ns as f64 / 1e9).max(1e-9);
+    let overhead = c.overhead.filter(|o| o.count > 0).map(|o| {
+        let per_session_s = o.mean_ns / 1e9;
+        let sessions_charged = c.sessions as f64 / f64::from(c.parallel.max(1));
+        let overhead_s = (per_session_s * sessions_charged).min(elapsed_s);
+        let transfer_s = (elapsed_s - overhead_s).max(1e-9);
+        OverheadSplit {
+            per_session_s,
+            sessions_charged,
+            overhead_s,
+            transfer_s,
+            net_goodput_bps: c.bytes as f64 * 8.0 / transfer_s,
+        }
+    });
+    ConnSummary {
+        mode: c.mode,
+        parallel: c.parallel,
+        sessions: c.sessions,
+        failed: c.failed,
+        corrupt: c.corrupt,
+        errors: c.errors,
+        elapsed_s,
+        sessions_per_s: c.sessions as f64 / elapsed_s,
+        bytes: c.bytes,
+        goodput_bps: c.bytes as f64 * 8.0 / elapsed_s,
+        session: c.session,
+        connect: c.connect,
+        ttfb: c.ttfb,
+        ttlb: c.ttlb,
+        overhead,
+        hold: c.hold,
+        session_us: c.session_us,
+        server: s,
+        proxy,
+        client_program: c.external,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes_and_reject_bad_units() {
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("8M"), Ok(8 << 20));
+        assert_eq!(parse_size("8MiB"), Ok(8 << 20));
+        assert_eq!(parse_size("8mb"), Ok(8 << 20));
+        assert_eq!(parse_size("1.7M"), Ok(1_782_579));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        for bad in ["", "M", "8Q", "8 M", "-1", "1.5", "8MM", "1e6", "2000T"] {
+            assert!(parse_size(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(parse_size("8Q").unwrap_err().contains("bad size '8Q'"));
+        for b in [512, 8 << 20, 1 << 30, 1_700_000] {
+            assert_eq!(parse_size(&format_size(b)), Ok(b));
+        }
+    }
+
+    fn client(sessions: u64, parallel: u32, bytes: u64, elapsed_s: f64) -> SessionClientResults {
+        SessionClientResults {
+            mode: ConnMode::Bulk,
+            parallel,
+            sessions,
+            failed: 0,
+            errors: vec![],
+            elapsed_ns: (elapsed_s * 1e9) as u64,
+            bytes,
+            corrupt: 0,
+            session: Durations::default(),
+            connect: Durations::default(),
+            ttfb: Durations::default(),
+            ttlb: Durations::default(),
+            overhead: None,
+            session_us: vec![],
+            hold: None,
+            external: None,
+        }
+    }
+
+    #[test]
+    fn bulk_overhead_is_split_out_as_the_study_does() {
+        // Seed 003, null firewall: 10 sequential 1.7 MB transfers in 29.8 s with a
+        // session latency of 1.38 s → 13.8 s of overhead, 16 s of transfer.
+        let mut c = client(10, 1, 17_000_000, 29.8);
+        c.overhead = Some(Durations {
+            count: 30,
+            mean_ns: 1.38e9,
+            ..Default::default()
+        });
+        let s = combine(c.clone(), TcpServerResults::default(), None);
+        let o = s.overhead.unwrap();
+        assert!((o.overhead_s - 13.8).abs() < 1e-9);
+        assert!((o.transfer_s - 16.0).abs() < 1e-9);
+        assert!((o.net_goodput_bps - 17e6 * 8.0 / 16.0).abs() < 1e-3);
+        assert!((s.goodput_bps - 17e6 * 8.0 / 29.8).abs() < 1e-3);
+        // 3 × 3 in parallel: 9 sessions, 3 overheads in sequence.
+        c.sessions = 9;
+        c.parallel = 3;
+        let o = combine(c, TcpServerResults::default(), None)
+            .overhead
+            .unwrap();
+        assert!((o.sessions_charged - 3.0).abs() < 1e-9);
+        // Without zero-byte sessions there is no split.
+        let s = combine(client(5, 1, 5, 1.0), TcpServerResults::default(), None);
+        assert!(s.overhead.is_none());
+        assert_eq!(s.sessions_per_s, 5.0);
+    }
+}

@@ -1,0 +1,232 @@
+//! `--parallel auto`: the parallelism with the most sessions/s (seed 003 §8's "sweet
+//! spot", found there by "a little tinkering"). Doubling from 1 until the rate has
+//! fallen below the best for two steps (or the cap), then narrowing around the best by
+//! trying midpoints. Every step is a stored sessions trial.
+//!
+//! Must not: run trials itself — the caller's runner does; the search is a pure value
+//! (`next`/`record`) with table tests.
+
+use crate::trial::{Outcome, Status, TrialParams};
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+/// Largest parallelism tried by default.
+pub const MAX_AUTO_PARALLEL: u32 = 256;
+/// A step counts as below the best when under this share of it.
+const DROP: f64 = 0.97;
+
+/// The search state: points measured so far and what to try next.
+#[derive(Debug, Clone)]
+pub struct Search {
+    max: u32,
+    points: Vec<(u32, f64)>,
+    /// Doubling (true) or narrowing around the best (false).
+    doubling: bool,
+    below: u32,
+    max_trials: usize,
+}
+
+impl Search {
+    pub fn new(max: u32, max_trials: usize) -> Search {
+        Search {
+            max: max.max(1),
+            points: vec![],
+            doubling: true,
+            below: 0,
+            max_trials,
+        }
+    }
+
+    pub fn best(&self) -> Option<(u32, f64)> {
+        self.points
+            .iter()
+            .copied()
+            .fold(None, |b: Option<(u32, f64)>, p| match b {
+                Some(b) if b.1 >= p.1 => Some(b),
+                _ => Some(p),
+            })
+    }
+
+    fn tried(&self, p: u32) -> bool {
+        self.points.iter().any(|q| q.0 == p)
+    }
+
+    /// The next parallelism to measure, or None when done.
+    pub fn next(&mut self) -> Option<u32> {
+        if self.points.len() >= self.max_trials {
+            return None;
+        }
+        let last = self.points.last().map(|p| p.0);
+        if self.doubling {
+            match last {
+                None => return Some(1),
+                Some(l) if self.below < 2 && l < self.max => {
+                    return Some((l * 2).min(self.max));
+                }
+                _ => self.doubling = false,
+            }
+        }
+        // Narrow: the untried midpoints between the best and its measured neighbours.
+        let (b, _) = self.best()?;
+        let mut xs: Vec<u32> = self.points.iter().map(|p| p.0).collect();
+        xs.sort_unstable();
+        let i = xs.iter().position(|&x| x == b)?;
+        let lower = i.checked_sub(1).map(|j| xs[j]);
+        let upper = xs.get(i + 1).copied();
+        [upper, lower]
+            .into_iter()
+            .flatten()
+            .map(|n| (b + n) / 2)
+            .find(|&m| m != b && !self.tried(m))
+    }
+
+    pub fn record(&mut self, parallel: u32, rate: f64) {
+        let best = self.best().map(|b| b.1).unwrap_or(0.0);
+        if self.doubling {
+            if rate < best * DROP {
+                self.below += 1;
+            } else {
+                self.below = 0;
+            }
+        }
+        self.points.push((parallel, rate));
+    }
+
+    pub fn points(&self) -> Vec<(u32, f64)> {
+        let mut v = self.points.clone();
+        v.sort_by_key(|p| p.0);
+        v
+    }
+}
+
+/// One measured step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweetPoint {
+    pub parallel: u32,
+    pub sessions_per_s: f64,
+    pub failed: u64,
+}
+
+/// The search's result (stored as `results.search` with `"search": "sweetspot"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweetSpotReport {
+    pub best_parallel: u32,
+    pub best_sessions_per_s: f64,
+    /// Mean session latency at the best parallelism, s.
+    pub latency_at_best_s: f64,
+    /// Parallelisms within 3 % of the best (the plateau).
+    pub plateau: Vec<u32>,
+    pub points: Vec<SweetPoint>,
+    pub trials: usize,
+}
+
+/// Run the search with `run` measuring one sessions trial at a given parallelism.
+pub fn search(
+    p: &TrialParams,
+    run: &mut dyn FnMut(&TrialParams) -> Result<Outcome>,
+) -> Result<SweetSpotReport> {
+    let mut s = Search::new(MAX_AUTO_PARALLEL, 16);
+    let mut measured: Vec<SweetPoint> = vec![];
+    let mut latency = vec![];
+    while let Some(n) = s.next() {
+        let mut q = p.clone();
+        if let Some(k) = q.conn.as_mut() {
+            k.parallel = n;
+        }
+        let o = run(&q)?;
+        let Some(c) = o.conn.as_ref().filter(|_| o.status == Status::Ok) else {
+            bail!(
+                "sessions at parallelism {n} failed: {}",
+                o.error.as_deref().unwrap_or("no results")
+            );
+        };
+        eprintln!(
+            "    parallel {n:>4}: {:.0} sessions/s, latency {:.3} ms{}",
+            c.sessions_per_s,
+            c.session.mean_ns / 1e6,
+            if c.failed > 0 {
+                format!(", {} failed", c.failed)
+            } else {
+                String::new()
+            }
+        );
+        s.record(n, c.sessions_per_s);
+        latency.push((n, c.session.mean_ns / 1e9));
+        measured.push(SweetPoint {
+            parallel: n,
+            sessions_per_s: c.sessions_per_s,
+            failed: c.failed,
+        });
+    }
+    let Some((best, rate)) = s.best() else {
+        bail!("the sweet-spot search measured nothing");
+    };
+    measured.sort_by_key(|m| m.parallel);
+    Ok(SweetSpotReport {
+        best_parallel: best,
+        best_sessions_per_s: rate,
+        latency_at_best_s: latency
+            .iter()
+            .find(|l| l.0 == best)
+            .map(|l| l.1)
+            .unwrap_or(0.0),
+        plateau: s
+            .points()
+            .iter()
+            .filter(|q| q.1 >= rate * DROP)
+            .map(|q| q.0)
+            .collect(),
+        trials: measured.len(),
+        points: measured,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drive(rate: impl Fn(u32) -> f64, max: u32) -> (Search, Vec<u32>) {
+        let mut s = Search::new(max, 16);
+        let mut tried = vec![];
+        while let Some(n) = s.next() {
+            tried.push(n);
+            s.record(n, rate(n));
+            assert!(tried.len() <= 16);
+        }
+        (s, tried)
+    }
+
+    #[test]
+    fn finds_a_peak_between_powers_of_two() {
+        // Peak at 6 (the study's null-firewall sweet spot), falling off on both sides.
+        let (s, tried) = drive(|n| 1000.0 - (n as f64 - 6.0).powi(2) * 10.0, 256);
+        assert_eq!(&tried[..5], &[1, 2, 4, 8, 16]);
+        assert_eq!(s.best().unwrap().0, 6, "{tried:?}");
+        assert!(tried.contains(&6) && tried.contains(&5) || tried.contains(&7));
+    }
+
+    #[test]
+    fn rising_rate_stops_at_the_cap() {
+        let (s, tried) = drive(|n| n as f64, 64);
+        assert_eq!(&tried[..7], &[1, 2, 4, 8, 16, 32, 64]);
+        assert!(tried[7..].iter().all(|&n| n > 32 && n < 64), "{tried:?}");
+        assert_eq!(s.best().unwrap().0, 64);
+    }
+
+    #[test]
+    fn a_plateau_stops_doubling_only_after_two_drops() {
+        // Flat up to 16, then falling: 32 and 64 are below, the search stops doubling.
+        let (s, tried) = drive(|n| if n <= 16 { 100.0 } else { 50.0 }, 1024);
+        assert!(!tried.contains(&128), "{tried:?}");
+        assert!(tried.contains(&64));
+        assert_eq!(s.best().unwrap().1, 100.0);
+    }
+
+    #[test]
+    fn sequential_is_best_when_parallelism_only_hurts() {
+        let (s, tried) = drive(|n| 100.0 / n as f64, 256);
+        assert_eq!(&tried[..3], &[1, 2, 4]);
+        assert_eq!(s.best().unwrap().0, 1);
+        assert!(tried.len() <= 5, "{tried:?}");
+    }
+}

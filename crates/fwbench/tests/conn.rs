@@ -1,0 +1,415 @@
+//! Connection workloads end to end (seeds 003 and 004): sessions, bulk, http (built-in
+//! and nginx/curl), concurrent connections, the proxy topology, and their bad input.
+//! The privileged tests need root (network namespaces); they are ignored without it.
+
+mod util;
+
+use serde_json::Value;
+use util::*;
+
+/// Run a connection workload on a testbed and return its JSON (must succeed).
+fn conn(tb: &str, args: &[&str]) -> Value {
+    let mut all = vec![args[0], "--testbed", tb, "--no-store", "--json"];
+    all.extend_from_slice(&args[1..]);
+    let v = json_of(&all);
+    assert_eq!(v["status"], "ok", "{args:?}: {v}");
+    v
+}
+
+fn result(v: &Value) -> &Value {
+    &v["result"]
+}
+
+/// Checks every connection result must pass: nothing failed, nothing corrupt, and the
+/// server answered exactly what the client completed.
+fn clean(v: &Value, sessions: u64) {
+    let r = result(v);
+    assert_eq!(u(&r["sessions"]), sessions, "{r}");
+    assert_eq!(u(&r["failed"]), 0, "{r}");
+    assert_eq!(u(&r["corrupt"]), 0, "{r}");
+    assert_eq!(u(&r["session"]["count"]), sessions, "{r}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
+    let tb = TestbedGuard::up("forward");
+    let v = conn(&tb.name, &["sessions", "--count", "300"]);
+    clean(&v, 300);
+    let r = result(&v);
+    assert_eq!(u(&r["server"]["sessions"]), 300, "{r}");
+    assert_eq!(u(&r["server"]["errors"]), 0, "a reset shows here: {r}");
+    assert_eq!(u(&r["server"]["bad_requests"]), 0);
+    // 300 × 512 response bytes arrived and were checked.
+    assert_eq!(u(&r["bytes"]), 300 * 512);
+    let s = &r["session"];
+    assert!(
+        f(&s["mean_ns"]) > 0.0 && u(&s["p50_ns"]) <= u(&s["p99_ns"]),
+        "{s}"
+    );
+    assert!(f(&r["connect"]["mean_ns"]) <= f(&s["mean_ns"]), "{r}");
+    assert_eq!(r["session_us"].as_array().unwrap().len(), 300);
+
+    let v = conn(
+        &tb.name,
+        &[
+            "sessions",
+            "-p",
+            "8",
+            "--count",
+            "800",
+            "--request",
+            "1K",
+            "--response",
+            "4K",
+        ],
+    );
+    clean(&v, 800);
+    let r = result(&v);
+    assert_eq!(u(&r["parallel"]), 8);
+    assert_eq!(u(&r["server"]["bytes_received"]), 800 * 1024);
+    assert_eq!(u(&r["bytes"]), 800 * 4096);
+    assert!(f(&r["sessions_per_s"]) > 0.0);
+
+    // Without a count, sessions run for the duration.
+    let v = conn(&tb.name, &["sessions", "-t", "1", "-p", "2"]);
+    let r = result(&v);
+    assert!(u(&r["sessions"]) > 50, "{r}");
+    assert_eq!(u(&r["corrupt"]), 0);
+    assert!((0.8..3.0).contains(&f(&r["elapsed_s"])), "{r}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
+    let tb = TestbedGuard::up("forward");
+    let v = conn(
+        &tb.name,
+        &[
+            "bulk",
+            "--size",
+            "1.7M",
+            "--count",
+            "6",
+            "-p",
+            "3",
+            "--overhead-sessions",
+            "4",
+        ],
+    );
+    clean(&v, 6);
+    let r = result(&v);
+    assert_eq!(u(&r["bytes"]), 6 * 1_782_579);
+    let o = &r["overhead"];
+    assert_eq!(f(&o["sessions_charged"]), 2.0, "{o}");
+    let (ov, tr, el) = (f(&o["overhead_s"]), f(&o["transfer_s"]), f(&r["elapsed_s"]));
+    assert!((ov + tr - el).abs() < 1e-6 && ov > 0.0, "{o} {el}");
+    assert!(f(&o["net_goodput_bps"]) >= f(&r["goodput_bps"]));
+    // The zero-byte sessions are measured but not counted as transfers.
+    assert_eq!(u(&r["server"]["sessions"]), 6 + 4, "{r}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
+    let tb = TestbedGuard::up("forward");
+    let v = conn(&tb.name, &["http", "--size", "8M", "--count", "3"]);
+    clean(&v, 3);
+    let r = result(&v);
+    assert_eq!(u(&r["bytes"]), 3 * (8 << 20));
+    assert_eq!(u(&r["server"]["http_requests"]), 3);
+    let (fb, lb, s) = (
+        f(&r["ttfb"]["mean_ns"]),
+        f(&r["ttlb"]["mean_ns"]),
+        f(&r["session"]["mean_ns"]),
+    );
+    assert!(
+        0.0 < fb && fb < lb && lb <= s,
+        "first {fb} last {lb} session {s}"
+    );
+    drop(tb);
+
+    // Seed 004: the downloader sits behind INPUT rules (topology input).
+    let tb = TestbedGuard::up("input");
+    let v = conn(
+        &tb.name,
+        &[
+            "http",
+            "--size",
+            "1M",
+            "--count",
+            "2",
+            "--engine",
+            "nft",
+            "--rules",
+            "300",
+            "--position",
+            "none",
+        ],
+    );
+    clean(&v, 2);
+    assert_eq!(u(&v["rules"]), 300, "{v}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn proxy_relays_sessions_and_bulk_bytes_intact() {
+    let tb = TestbedGuard::up("forward");
+    for buffer in ["1000", "16K"] {
+        let v = conn(
+            &tb.name,
+            &[
+                "bulk",
+                "--topology",
+                "proxy",
+                "--proxy-buffer",
+                buffer,
+                "--size",
+                "3M",
+                "--count",
+                "2",
+                "--overhead-sessions",
+                "1",
+            ],
+        );
+        // Every byte is checked against the pattern: corrupt = 0 means relayed intact.
+        clean(&v, 2);
+        let r = result(&v);
+        assert_eq!(u(&r["bytes"]), 2 * (3 << 20));
+        let p = &v["gateway"]["proxy"];
+        assert_eq!(u(&p["connections"]), 3, "{buffer}: {p}");
+        assert!(u(&p["bytes_down"]) >= 2 * (3 << 20), "{p}");
+        assert_eq!(u(&p["errors"]), 0, "{p}");
+    }
+    let v = conn(
+        &tb.name,
+        &[
+            "sessions",
+            "--topology",
+            "proxy",
+            "--count",
+            "200",
+            "-p",
+            "4",
+        ],
+    );
+    clean(&v, 200);
+    assert_eq!(u(&v["gateway"]["proxy"]["connections"]), 200);
+    // Forwarding is off in proxy mode: a ping cannot cross, and says so (seed 003: N/A).
+    let o = fwbench(&[
+        "ping",
+        "--testbed",
+        &tb.name,
+        "--topology",
+        "proxy",
+        "--no-store",
+        "--json",
+        "-c",
+        "5",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["status"], "unavailable", "{v}");
+    assert!(v["error"].as_str().unwrap().contains("N/A"), "{v}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
+    let tb = TestbedGuard::up("forward");
+    let v = conn(
+        &tb.name,
+        &["connections", "--limit", "10000", "--hold", "0.5"],
+    );
+    let h = &result(&v)["hold"];
+    assert_eq!(u(&h["reached"]), 10_000, "{h}");
+    assert_eq!(u(&h["alive_at_stop"]), 10_000, "{h}");
+    assert!(h["limiter"].as_str().unwrap().starts_with("limit"), "{h}");
+    assert!(u(&result(&v)["server"]["max_open"]) >= 10_000);
+
+    // A connection limit in the gateway: the 301st SYN goes unanswered.
+    let dir = TempDir::new();
+    let rules = dir.file("connlimit.nft");
+    std::fs::write(
+        &rules,
+        "table inet lim {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n    \
+         tcp dport 21000 ct state new ct count over 300 drop\n  }\n}\n",
+    )
+    .unwrap();
+    let v = conn(
+        &tb.name,
+        &[
+            "connections",
+            "--limit",
+            "1000",
+            "--timeout-ms",
+            "300",
+            "--hold",
+            "0",
+            "--engine",
+            "nft",
+            "--import",
+            rules.to_str().unwrap(),
+        ],
+    );
+    let h = &result(&v)["hold"];
+    assert_eq!(u(&h["reached"]), 300, "{h}");
+    assert!(h["limiter"].as_str().unwrap().contains("timed out"), "{h}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn nginx_and_curl_check_the_built_in_pair() {
+    let nginx_before = count_processes("nginx");
+    let tb = TestbedGuard::up("forward");
+    // curl against nginx: software no one here wrote, on both ends.
+    let v = conn(
+        &tb.name,
+        &[
+            "http",
+            "--size",
+            "2M",
+            "--count",
+            "3",
+            "--server-program",
+            "nginx",
+            "--client-program",
+            "curl",
+        ],
+    );
+    clean(&v, 3);
+    let r = result(&v);
+    assert_eq!(u(&r["bytes"]), 3 * (2 << 20));
+    assert!(
+        r["client_program"].as_str().unwrap().starts_with("curl"),
+        "{r}"
+    );
+    assert!(
+        r["server"]["external"]
+            .as_str()
+            .unwrap()
+            .starts_with("nginx"),
+        "{r}"
+    );
+    assert_eq!(u(&r["server"]["http_requests"]), 3, "{r}");
+    // The built-in client checks nginx's bytes against the pattern, byte for byte.
+    let v = conn(
+        &tb.name,
+        &[
+            "http",
+            "--size",
+            "1M",
+            "--count",
+            "2",
+            "--server-program",
+            "nginx",
+        ],
+    );
+    clean(&v, 2);
+    // curl against the built-in server.
+    let v = conn(
+        &tb.name,
+        &[
+            "http",
+            "--size",
+            "1M",
+            "--count",
+            "2",
+            "--client-program",
+            "curl",
+        ],
+    );
+    clean(&v, 2);
+    drop(tb);
+    assert_eq!(count_processes("nginx"), nginx_before, "nginx left behind");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sessions_parallel_auto_reports_a_sweet_spot() {
+    let tb = TestbedGuard::up("forward");
+    let v = json_of(&[
+        "sessions",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "--json",
+        "--parallel",
+        "auto",
+        "-t",
+        "0.3",
+    ]);
+    assert_eq!(v["search"], "sweetspot", "{v}");
+    let pts = v["points"].as_array().unwrap();
+    assert!(pts.len() >= 3, "{v}");
+    let best = u(&v["best_parallel"]);
+    let best_rate = f(&v["best_sessions_per_s"]);
+    assert!(pts.iter().any(|p| u(&p["parallel"]) == best));
+    assert!(pts.iter().all(|p| f(&p["sessions_per_s"]) <= best_rate));
+    assert_eq!(u(&pts[0]["parallel"]), 1);
+}
+
+fn count_processes(comm: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm"))
+                .map(|c| c.trim() == comm)
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+/// Bad input: exit 2 with a message naming what is wrong (no root needed: checked first).
+#[test]
+fn connection_workloads_refuse_bad_input_with_exit_2() {
+    for (args, want) in [
+        (&["bulk", "--size", "8Q"][..], "bad size '8Q'"),
+        (&["http", "--size", "8 MB"][..], "bad size"),
+        (&["sessions", "--parallel", "0"][..], "parallel '0'"),
+        (
+            &["sessions", "--request", "8"][..],
+            "below the 16-byte session header",
+        ),
+        (
+            &["bulk", "--topology", "proxy", "--proxy-buffer", "0"][..],
+            "--proxy-buffer 0",
+        ),
+        (
+            &["http", "--server-program", "apache2"][..],
+            "'apache2' is not supported",
+        ),
+        (&["bulk", "--parallel", "auto"][..], "auto"),
+        (&["connections", "--limit", "0"][..], "at least 1"),
+        (&["sessions", "--count", "0"][..], "at least 1"),
+        (
+            &["sessions", "--topology", "direct", "--engine", "nft"][..],
+            "topology direct",
+        ),
+    ] {
+        let o = fwbench(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn seed_scenarios_plan_the_studies_experiments() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let seed004 = format!("{dir}/seed004.toml");
+    let seed003 = format!("{dir}/seed003.toml");
+    let o = fwbench(&["run", &seed004, "--dry-run"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // 33 coarse + 2001 fine + 2 A/B trials.
+    assert!(
+        out.contains("2036 trials"),
+        "{}",
+        &out[..out.len().min(400)]
+    );
+    let o = fwbench(&["run", &seed003, "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // 3 firewall types × 7 cases × 3 repetitions.
+    assert!(stdout(&o).contains("63 trials"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("proxy: ping 8 B"), "{}", stdout(&o));
+}

@@ -1,0 +1,1159 @@
+//! Connection workloads (seeds 003 and 004: `sessions`, `bulk`, `http`, `connections`):
+//! download time vs rules with CIs over every download, A/B comparisons with Welch's
+//! test, seed 003's table and bars per firewall type (null firewall, packet filter,
+//! proxy), the parallelism sweet spot, and the held-connections table.
+//!
+//! Reads `results.conn` (and `results.ping` for seed 003's ping rows) of stored trials;
+//! must not compute anything a figure does not show, or touch the store.
+
+use crate::figures::{
+    group, is_sweet_spot, line_figure, mean_ci, num, rules_axis, search_of, series_name, varying,
+    without_redundant, Analysis, Figure, Kind, Marker, Point, Series, Table,
+};
+use crate::model::{self, conn_of, is_conn, Config};
+use crate::stats::{self, Pooled, Summary};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use store::TrialRow;
+
+/// Significance level of the A/B tests.
+pub const ALPHA: f64 = 0.05;
+
+/// Most firewall types (columns) seed 003's table and bars show; beyond that the
+/// configurations are a sweep, not a comparison of firewall types.
+const MAX_FIREWALL_TYPES: usize = 12;
+
+/// Add the connection workloads' figures and tables to a run's analysis.
+pub fn analyse(configs: &[Config], trials: &[TrialRow], a: &mut Analysis) {
+    let searches: Vec<&Config> = configs.iter().filter(|c| is_search(c)).collect();
+    // A search's steps are measured at parallelisms it chose: they are its curve, not
+    // cases of their own (seed 003's rows, A/B pairs).
+    let conn: Vec<&Config> = configs
+        .iter()
+        .filter(|c| is_conn(&c.workload) && !is_search(c) && !is_step(c, &searches))
+        .collect();
+    let ok = |w: &str| -> Vec<&Config> {
+        conn.iter()
+            .copied()
+            .filter(|c| c.workload == w && !c.reps.is_empty())
+            .collect()
+    };
+    download_vs_rules(&ok("http"), a);
+    ab_tables(&conn, a);
+    seed003(configs, &searches, a);
+    sweet_spot(trials, a);
+    held_connections(&conn, a);
+}
+
+/// A sweet-spot search's own configuration (its steps are ordinary sessions trials).
+fn is_search(c: &Config) -> bool {
+    c.param_f64("conn.parallel") == Some(0.0) || c.all_trials().any(|t| search_of(t).is_some())
+}
+
+/// Is this configuration a step of one of the searches: the search's parameters with
+/// the step's parallelism?
+fn is_step(c: &Config, searches: &[&Config]) -> bool {
+    let rest = |x: &Config| {
+        let mut f = x.flat.clone();
+        f.remove("conn.parallel");
+        f
+    };
+    c.workload == "sessions"
+        && !is_search(c)
+        && searches
+            .iter()
+            .any(|s| s.workload == c.workload && rest(s) == rest(c))
+}
+
+/// The per-session durations of a configuration pooled over its repetitions (`which`:
+/// `session`, `connect`, `ttfb` or `ttlb`), in ns.
+pub fn pooled(c: &Config, which: &str) -> Option<Pooled> {
+    let parts: Vec<(u64, f64, f64)> = c
+        .reps
+        .iter()
+        .filter_map(|t| model::durations(t, which))
+        .collect();
+    stats::pool(&parts)
+}
+
+/// Pooled durations in ms as a plotted (mean, 95 % CI half-width).
+fn pooled_ms(c: &Config, which: &str) -> Option<(f64, Option<f64>)> {
+    let p = pooled(c, which)?;
+    Some((p.mean / 1e6, p.ci95().map(|x| x / 1e6)))
+}
+
+/// Every stored per-session duration (`results.conn.session_us`) of the
+/// configuration's repetitions, in ms.
+pub fn session_samples_ms(c: &Config) -> Vec<f64> {
+    c.reps
+        .iter()
+        .filter_map(conn_of)
+        .filter_map(|r| r.get("session_us").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_f64)
+        .map(|us| us / 1e3)
+        .collect()
+}
+
+/// A duration in seconds for reading, in s, ms or µs.
+fn secs(v: f64) -> String {
+    secs_ci(v, None)
+}
+
+/// "mean ± ci" of a duration in seconds, both in the unit the mean reads best in.
+fn secs_ci(v: f64, ci: Option<f64>) -> String {
+    let (scale, unit) = if v.abs() >= 1.0 {
+        (1.0, "s")
+    } else if v.abs() >= 1e-3 {
+        (1e3, "ms")
+    } else {
+        (1e6, "µs")
+    };
+    format!("{} {unit}", mean_ci(v * scale, ci.map(|c| c * scale)))
+}
+
+/// Mean ± CI over repetitions of a per-trial value.
+fn over_reps(c: &Config, f: impl Fn(&TrialRow) -> Option<f64>) -> Option<Summary> {
+    let v: Vec<f64> = c.reps.iter().filter_map(f).collect();
+    Summary::of(&v)
+}
+
+/// A number at a dotted path of `results.conn`.
+fn conn_num(t: &TrialRow, path: &str) -> Option<f64> {
+    model::lookup(conn_of(t)?, path)?.as_f64()
+}
+
+// ---------------------------------------------------------------------------------
+// Seed 004: download time vs rules.
+
+use crate::svg::DENSE_POINTS;
+
+/// HTTP download time vs rules, one series per engine/chain/label (whatever else
+/// varies), y = mean over every download of every repetition with its 95 % CI (pooled
+/// from each trial's `ttlb` summary), plus a least-squares line per series in the notes.
+fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
+    let Some(x) = rules_axis(http) else {
+        return;
+    };
+    let g = group(http, &["rules"]);
+    let y = |c: &Config| pooled_ms(c, "ttlb");
+    let Some(mut fig) = line_figure(
+        "http-download-vs-rules",
+        "HTTP download time vs rules (mean and 95 % CI over every download)",
+        ("rules", "download time (ms)"),
+        &g,
+        &x,
+        &y,
+    ) else {
+        return;
+    };
+    // A series of one point is a case, not a sweep (as for packet figures).
+    if fig.series.iter().all(|s| s.points.len() < 2) {
+        return;
+    }
+    for s in &fig.series {
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
+        let name = if s.name == "all" {
+            String::new()
+        } else {
+            format!("{}: ", s.name)
+        };
+        let downloads: u64 = g
+            .get(&s.name)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| pooled(c, "ttlb"))
+            .map(|p| p.n)
+            .sum();
+        let mut note = format!(
+            "{name}{} rule counts, {downloads} downloads",
+            s.points.len()
+        );
+        if let Some(f) = stats::fit_line(&pts).filter(|_| pts.len() >= 3) {
+            let sign = if f.b < 0.0 { '−' } else { '+' };
+            note.push_str(&format!(
+                "; least squares: {} ms {sign} {} µs per rule{} (R² {:.3})",
+                num(f.a),
+                num(f.b.abs() * 1e3),
+                f.b_ci95
+                    .map(|c| format!(" ± {}", num(c * 1e3)))
+                    .unwrap_or_default(),
+                f.r2
+            ));
+        }
+        if let Some(min) = s.points.iter().min_by(|p, q| p.y.total_cmp(&q.y)) {
+            note.push_str(&format!(
+                "; fastest at {} rules ({} ms)",
+                num(min.x),
+                num(min.y)
+            ));
+        }
+        if s.points.len() > DENSE_POINTS {
+            note.push_str("; the 95 % CI is drawn as a band");
+        }
+        fig.notes.push(note);
+    }
+    a.figures.push(fig);
+}
+
+// ---------------------------------------------------------------------------------
+// A/B comparisons.
+
+/// One A/B comparison: two configurations of a case that differ in one parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbTest {
+    pub case: String,
+    pub workload: String,
+    pub parameter: String,
+    pub a_value: String,
+    pub b_value: String,
+    /// What is compared ("download time", "session duration"), in ms.
+    pub quantity: &'static str,
+    pub a: Pooled,
+    pub b: Pooled,
+    /// Welch's test of B against A (t > 0: B's mean is the larger).
+    pub welch: Option<stats::Welch>,
+    /// Where the values come from.
+    pub source: &'static str,
+}
+
+/// The A/B comparisons of a run: among connection configurations with the same
+/// workload and label, exactly two that differ in exactly one parameter (label aside).
+pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
+    let mut cases: BTreeMap<(String, Option<String>), Vec<&Config>> = BTreeMap::new();
+    for c in conn.iter().filter(|c| !c.reps.is_empty()) {
+        cases
+            .entry((c.workload.clone(), c.label.clone()))
+            .or_default()
+            .push(c);
+    }
+    let mut out = Vec::new();
+    for ((workload, label), cs) in cases {
+        let [ca, cb] = cs[..] else {
+            continue;
+        };
+        if workload == "connections" {
+            continue;
+        }
+        let keys: BTreeSet<&String> = ca.flat.keys().chain(cb.flat.keys()).collect();
+        let differ: Vec<&String> = keys
+            .into_iter()
+            .filter(|k| *k != "label" && ca.flat.get(*k) != cb.flat.get(*k))
+            .collect();
+        let [parameter] = differ[..] else {
+            continue;
+        };
+        let (quantity, which) = if workload == "http" {
+            ("download time", "ttlb")
+        } else {
+            ("session duration", "session")
+        };
+        let (sa, sb) = (session_samples_ms(ca), session_samples_ms(cb));
+        let from_samples = sa.len() >= 2 && sb.len() >= 2;
+        let (a, b, welch, source) = if from_samples {
+            let sum = |v: &[f64]| Pooled {
+                n: v.len() as u64,
+                mean: stats::mean(v).unwrap_or(f64::NAN),
+                sd: stats::sample_sd(v).unwrap_or(0.0),
+            };
+            // B first: t has the sign of B − A, as the table's difference.
+            (
+                sum(&sa),
+                sum(&sb),
+                stats::welch(&sb, &sa),
+                "per-session durations (session_us)",
+            )
+        } else {
+            let (Some(pa), Some(pb)) = (pooled(ca, which), pooled(cb, which)) else {
+                continue;
+            };
+            let ms = |p: Pooled| Pooled {
+                n: p.n,
+                mean: p.mean / 1e6,
+                sd: p.sd / 1e6,
+            };
+            let (pa, pb) = (ms(pa), ms(pb));
+            let w = stats::welch_from_summary(pb.mean, pb.sd, pb.n, pa.mean, pa.sd, pa.n);
+            (pa, pb, w, "pooled summaries of each trial")
+        };
+        let value = |c: &Config| c.param(parameter).unwrap_or("-").to_string();
+        out.push(AbTest {
+            case: label.unwrap_or_else(|| "-".into()),
+            workload,
+            parameter: parameter.clone(),
+            a_value: value(ca),
+            b_value: value(cb),
+            quantity,
+            a,
+            b,
+            welch,
+            source,
+        });
+    }
+    out
+}
+
+/// A p-value for reading: 4 significant digits, scientific below 0.0001 (below what a
+/// double holds: "< 1e-300").
+fn p_text(p: f64) -> String {
+    if p < 1e-300 {
+        "< 1e-300".into()
+    } else if p < 1e-4 {
+        format!("{p:.2e}")
+    } else {
+        num(p)
+    }
+}
+
+/// The A/B comparisons as a table.
+fn ab_tables(conn: &[&Config], a: &mut Analysis) {
+    let tests = ab_tests(conn);
+    if tests.is_empty() {
+        return;
+    }
+    let rows = tests
+        .iter()
+        .map(|t| {
+            let d = t.b.mean - t.a.mean;
+            let rel = if t.a.mean != 0.0 {
+                format!("{:+.2}", d / t.a.mean * 100.0)
+            } else {
+                String::new()
+            };
+            let (tv, df, p, verdict) = match t.welch {
+                Some(w) => (
+                    format!("{:.3}", w.t),
+                    format!("{:.1}", w.df),
+                    p_text(w.p),
+                    if w.p < ALPHA {
+                        "significant at 5 %".to_string()
+                    } else {
+                        "not significant".to_string()
+                    },
+                ),
+                None => (
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "no test (fewer than 2 values or no spread)".into(),
+                ),
+            };
+            vec![
+                t.case.clone(),
+                t.workload.clone(),
+                t.quantity.into(),
+                format!("{}: {} → {}", t.parameter, t.a_value, t.b_value),
+                num(t.a.mean),
+                num(t.a.sd),
+                t.a.n.to_string(),
+                num(t.b.mean),
+                num(t.b.sd),
+                t.b.n.to_string(),
+                if d > 0.0 {
+                    format!("+{}", num(d))
+                } else {
+                    num(d)
+                },
+                rel,
+                tv,
+                df,
+                p,
+                verdict,
+                t.source.into(),
+            ]
+        })
+        .collect();
+    a.tables.push(Table {
+        title: "A/B comparisons (Welch's t-test, two-sided, 5 % level)".into(),
+        columns: [
+            "case",
+            "workload",
+            "quantity (ms)",
+            "A → B",
+            "A mean",
+            "A sd",
+            "A n",
+            "B mean",
+            "B sd",
+            "B n",
+            "B − A",
+            "B − A (%)",
+            "Welch t",
+            "df",
+            "p",
+            "result",
+            "values",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// Seed 003: firewall types.
+
+/// Names configurations by firewall type: topology direct = "null firewall", proxy =
+/// "proxy (buffer N)", forward/input with an engine = "packet filter (engine…)", with
+/// the model and rule count added only where they vary.
+struct FirewallNames {
+    models: bool,
+    rules: bool,
+    /// The proxy buffer when every proxy configuration that names one names the same.
+    buffer: Option<String>,
+}
+
+impl FirewallNames {
+    fn new(configs: &[&Config]) -> FirewallNames {
+        let filters: Vec<&&Config> = configs
+            .iter()
+            .filter(|c| matches!(topology(c), "forward" | "input"))
+            .filter(|c| c.param("engine").unwrap_or("none") != "none")
+            .collect();
+        let distinct = |k: &str| {
+            filters
+                .iter()
+                .map(|c| c.param(k))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
+        };
+        let buffers: BTreeSet<&str> = configs
+            .iter()
+            .filter(|c| topology(c) == "proxy")
+            .filter_map(|c| c.param("conn.proxy_buffer"))
+            .collect();
+        FirewallNames {
+            models: distinct("model"),
+            rules: distinct("rules"),
+            buffer: match buffers.len() {
+                1 => buffers.into_iter().next().map(String::from),
+                _ => None,
+            },
+        }
+    }
+
+    /// (order, name): null firewall first, then gateways, then proxies.
+    fn name(&self, c: &Config) -> (u8, String) {
+        match topology(c) {
+            "direct" => (0, "null firewall".into()),
+            "proxy" => {
+                let buffer = c
+                    .param("conn.proxy_buffer")
+                    .map(String::from)
+                    .or_else(|| self.buffer.clone());
+                match buffer.and_then(|b| b.parse::<u64>().ok()) {
+                    Some(b) => (3, format!("proxy (buffer {})", bytes(b))),
+                    None => (3, "proxy".into()),
+                }
+            }
+            t => {
+                let engine = c.param("engine").unwrap_or("none");
+                let input = if t == "input" { ", input chain" } else { "" };
+                if engine == "none" {
+                    return (1, format!("gateway without rules{input}"));
+                }
+                let mut parts = vec![engine.to_string()];
+                if self.models {
+                    parts.push(c.param("model").unwrap_or("-").into());
+                }
+                if self.rules {
+                    parts.push(format!("{} rules", c.param("rules").unwrap_or("0")));
+                }
+                (2, format!("packet filter ({}{input})", parts.join(", ")))
+            }
+        }
+    }
+}
+
+/// A configuration's topology (`forward` when not given).
+fn topology(c: &Config) -> &str {
+    c.param("topology").unwrap_or("forward")
+}
+
+/// A byte count for reading: exact KiB/MiB when it divides, else bytes.
+fn bytes(b: u64) -> String {
+    for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if b >= m && b % m == 0 {
+            return format!("{} {unit}", b / m);
+        }
+    }
+    format!("{b} B")
+}
+
+/// Rows of seed 003's table.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Row {
+    /// Ping with this payload (or frame) size: (frame?, bytes).
+    Ping(bool, u64),
+    SequentialSessions,
+    ParallelSessions,
+    /// A sweet-spot search (`parallel` auto).
+    SweetSpot,
+    SequentialBulk,
+    ParallelBulk,
+}
+
+impl Row {
+    fn of(c: &Config) -> Option<Row> {
+        if is_search(c) {
+            return (c.workload == "sessions").then_some(Row::SweetSpot);
+        }
+        let parallel = c.param_f64("conn.parallel").unwrap_or(1.0);
+        let seq = parallel <= 1.0;
+        match c.workload.as_str() {
+            "ping" => {
+                let (frame, n) = match (
+                    c.param_f64("packet.size.payload"),
+                    c.param_f64("packet.size.frame"),
+                ) {
+                    (Some(p), _) => (false, p),
+                    (None, Some(f)) => (true, f),
+                    (None, None) => return None,
+                };
+                Some(Row::Ping(frame, n as u64))
+            }
+            "sessions" if seq => Some(Row::SequentialSessions),
+            "sessions" => Some(Row::ParallelSessions),
+            "bulk" if seq => Some(Row::SequentialBulk),
+            "bulk" => Some(Row::ParallelBulk),
+            _ => None,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Row::Ping(false, n) => format!("Ping {n} B"),
+            Row::Ping(true, n) => format!("Ping {n} B frame"),
+            Row::SequentialSessions => "Sequential sessions".into(),
+            Row::ParallelSessions => "Parallel sessions".into(),
+            Row::SweetSpot => "Sweet spot (parallel auto)".into(),
+            Row::SequentialBulk => "Sequential bulk".into(),
+            Row::ParallelBulk => "Parallel bulk".into(),
+        }
+    }
+
+    /// Parallel rows show the configuration with the best throughput (the sweet spot).
+    fn best_of(&self) -> Option<&'static str> {
+        match self {
+            Row::ParallelSessions => Some("sessions_per_s"),
+            Row::ParallelBulk => Some("goodput_bps"),
+            _ => None,
+        }
+    }
+}
+
+/// Mean round-trip time of a ping trial, s.
+fn ping_mean_s(t: &TrialRow) -> Option<f64> {
+    let rtt = t.results.get("ping")?.get("rtt")?;
+    (rtt.get("count")?.as_u64()? > 0).then_some(rtt.get("mean_ns")?.as_f64()? / 1e9)
+}
+
+/// The study's quantities of one configuration in one row.
+fn quantities(row: &Row, c: &Config) -> String {
+    let s = |f: &dyn Fn(&TrialRow) -> Option<f64>| over_reps(c, f);
+    let t_ci = |x: Option<Summary>| x.map(|x| secs_ci(x.mean, x.ci95));
+    let mut parts: Vec<String> = Vec::new();
+    match row {
+        Row::Ping(..) => {
+            let rtt = s(&ping_mean_s)
+                .map(|x| secs_ci(x.mean, x.ci95))
+                .or_else(|| {
+                    c.mean("rtt_p50_us")
+                        .map(|p| format!("{} (p50)", secs(p / 1e6)))
+                });
+            parts.push(format!("{} mean RTT", rtt.unwrap_or_else(|| "-".into())));
+        }
+        Row::SequentialSessions | Row::ParallelSessions => {
+            let total = t_ci(s(&|t| conn_num(t, "elapsed_s")));
+            let n = s(&|t| conn_num(t, "sessions")).map(|x| num(x.mean));
+            parts.push(format!(
+                "{} total ({} sessions)",
+                total.unwrap_or_else(|| "-".into()),
+                n.unwrap_or_else(|| "-".into())
+            ));
+            if let Some(p) = pooled(c, "session") {
+                parts.push(format!(
+                    "{} per session",
+                    secs_ci(p.mean / 1e9, p.ci95().map(|x| x / 1e9))
+                ));
+            }
+            if let Some(r) = c.metrics.get("sessions_per_s") {
+                parts.push(format!("{} sessions/s", mean_ci(r.mean, r.ci95)));
+            }
+            if *row == Row::ParallelSessions {
+                parts.push(format!(
+                    "{} parallel",
+                    c.param("conn.parallel").unwrap_or("-")
+                ));
+            }
+        }
+        Row::SweetSpot => {
+            let found: Vec<&Value> = c.reps.iter().filter_map(search_of).collect();
+            let best: Vec<String> = found
+                .iter()
+                .filter_map(|s| s.get("best_parallel")?.as_f64())
+                .map(num)
+                .collect();
+            let rate = Summary::of(
+                &found
+                    .iter()
+                    .filter_map(|s| s.get("best_sessions_per_s")?.as_f64())
+                    .collect::<Vec<_>>(),
+            );
+            let latency = Summary::of(
+                &found
+                    .iter()
+                    .filter_map(|s| s.get("latency_at_best_s")?.as_f64())
+                    .filter(|v| *v > 0.0)
+                    .collect::<Vec<_>>(),
+            );
+            parts.push(format!(
+                "{} parallel",
+                if best.is_empty() {
+                    "-".into()
+                } else {
+                    best.join(", ")
+                }
+            ));
+            if let Some(r) = rate {
+                parts.push(format!("{} sessions/s", mean_ci(r.mean, r.ci95)));
+            }
+            if let Some(l) = latency {
+                parts.push(format!("{} per session", secs_ci(l.mean, l.ci95)));
+            }
+        }
+        Row::SequentialBulk | Row::ParallelBulk => {
+            let total = t_ci(s(&|t| conn_num(t, "elapsed_s"))).unwrap_or_else(|| "-".into());
+            let over = s(&|t| conn_num(t, "overhead.overhead_s"));
+            let xfer = s(&|t| conn_num(t, "overhead.transfer_s"));
+            parts.push(match (over, xfer) {
+                (Some(o), Some(x)) => format!(
+                    "{total} total = {} overhead + {} transfer",
+                    secs(o.mean),
+                    secs(x.mean)
+                ),
+                _ => format!("{total} total"),
+            });
+            let mbps = |m: &str| {
+                c.metrics
+                    .get(m)
+                    .map(|g| mean_ci(g.mean / 1e6, g.ci95.map(|x| x / 1e6)))
+            };
+            if let Some(g) = mbps("goodput_bps") {
+                let net = mbps("net_goodput_bps")
+                    .map(|n| format!(" ({n} Mb/s net of overhead)"))
+                    .unwrap_or_default();
+                parts.push(format!("goodput {g} Mb/s{net}"));
+            }
+            if *row == Row::ParallelBulk {
+                parts.push(format!(
+                    "{} parallel",
+                    c.param("conn.parallel").unwrap_or("-")
+                ));
+            }
+        }
+    }
+    let sum = |k: &str| -> f64 { c.reps.iter().filter_map(|t| conn_num(t, k)).sum() };
+    let (failed, corrupt) = (sum("failed"), sum("corrupt"));
+    if corrupt > 0.0 {
+        parts.push(format!("DATA CORRUPTION in {} sessions", num(corrupt)));
+    }
+    if failed > 0.0 {
+        parts.push(format!("{} sessions failed", num(failed)));
+    }
+    let missing = c.failed.len() + c.unavailable.len();
+    if missing > 0 {
+        parts.push(format!(
+            "{missing} of {} reps not measured",
+            missing + c.reps.len()
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The first error of a configuration's trials of a status, without what repeats the
+/// cell's own "N/A" (fwbench records "gateway agent: N/A: the proxy relays …").
+fn first_error<'a>(trials: impl Iterator<Item = &'a TrialRow>) -> Option<String> {
+    let mut it = trials.peekable();
+    it.peek()?;
+    let e = it
+        .find_map(|t| t.error.clone())
+        .unwrap_or_else(|| "no reason recorded".into());
+    Some(match e.split_once("N/A: ") {
+        Some((_, why)) if !why.is_empty() => why.to_string(),
+        _ => e,
+    })
+}
+
+/// The cell of one row and firewall type: the quantities of its configuration(s), or
+/// "N/A (reason)" when the trials could not run.
+fn cell_text(row: &Row, cs: &[&Config]) -> String {
+    let ok: Vec<&Config> = cs.iter().copied().filter(|c| !c.reps.is_empty()).collect();
+    if ok.is_empty() {
+        if let Some(e) = first_error(cs.iter().flat_map(|c| c.unavailable.iter())) {
+            return format!("N/A ({e})");
+        }
+        if let Some(e) = first_error(cs.iter().flat_map(|c| c.failed.iter())) {
+            return format!("failed ({e})");
+        }
+        return "-".into();
+    }
+    let chosen = chosen(row, &ok);
+    if chosen.len() == 1 {
+        return quantities(row, chosen[0]);
+    }
+    let keys = without_redundant(&chosen, varying(&chosen));
+    chosen
+        .iter()
+        .map(|c| format!("{}: {}", series_name(c, &keys), quantities(row, c)))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// The configurations a cell shows: the best one for parallel rows, else all.
+fn chosen<'a>(row: &Row, ok: &[&'a Config]) -> Vec<&'a Config> {
+    match row.best_of() {
+        Some(m) => ok
+            .iter()
+            .copied()
+            .filter(|c| c.mean(m).is_some())
+            .max_by(|a, b| {
+                a.mean(m)
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.mean(m).unwrap_or(0.0))
+            })
+            .into_iter()
+            .collect(),
+        None => ok.to_vec(),
+    }
+}
+
+/// Seed 003's table (rows: pings, sequential/parallel sessions and bulk; columns:
+/// firewall types) and its bar charts, for runs with sessions or bulk trials.
+fn seed003(configs: &[Config], searches: &[&Config], a: &mut Analysis) {
+    let cands: Vec<&Config> = configs
+        .iter()
+        .filter(|c| matches!(c.workload.as_str(), "ping" | "sessions" | "bulk"))
+        .filter(|c| !is_step(c, searches))
+        .collect();
+    if !cands.iter().any(|c| c.workload != "ping") {
+        return;
+    }
+    let names = FirewallNames::new(&cands);
+    let mut cols: BTreeSet<(u8, String)> = BTreeSet::new();
+    let mut cells: BTreeMap<Row, BTreeMap<(u8, String), Vec<&Config>>> = BTreeMap::new();
+    for c in &cands {
+        let Some(row) = Row::of(c) else {
+            continue;
+        };
+        let col = names.name(c);
+        cols.insert(col.clone());
+        cells
+            .entry(row)
+            .or_default()
+            .entry(col)
+            .or_default()
+            .push(c);
+    }
+    if cols.len() > MAX_FIREWALL_TYPES {
+        return;
+    }
+    let cols: Vec<(u8, String)> = cols.into_iter().collect();
+    let mut columns = vec!["workload".to_string()];
+    columns.extend(cols.iter().map(|c| c.1.clone()));
+    let rows = cells
+        .iter()
+        .map(|(row, by_col)| {
+            let mut r = vec![row.name()];
+            r.extend(cols.iter().map(|col| match by_col.get(col) {
+                Some(cs) => cell_text(row, cs),
+                None => "-".into(),
+            }));
+            r
+        })
+        .collect();
+    a.tables.push(Table {
+        title: "Firewall types (seed 003): mean RTT, sessions and bulk transfers".into(),
+        columns,
+        rows,
+    });
+    type_bars(&cells, &cols, a);
+}
+
+/// The y of one bar series, from a configuration.
+type BarY = fn(&Config) -> Option<(f64, Option<f64>)>;
+
+/// One series of a bar chart per firewall type: the row it comes from, its name and y.
+type BarPart = (Row, &'static str, BarY);
+
+/// Bar charts per firewall type: sequential session latency, parallel sessions/s, and
+/// bulk goodput (sequential, parallel, and net of the per-session overhead).
+fn type_bars(
+    cells: &BTreeMap<Row, BTreeMap<(u8, String), Vec<&Config>>>,
+    cols: &[(u8, String)],
+    a: &mut Analysis,
+) {
+    let latency: BarY = |c| pooled_ms(c, "session");
+    let rate: BarY = |c| crate::figures::metric(c, "sessions_per_s", 1.0);
+    let goodput: BarY = |c| crate::figures::metric(c, "goodput_bps", 1e-6);
+    let net: BarY = |c| crate::figures::metric(c, "net_goodput_bps", 1e-6);
+    let charts: [(&str, &str, &str, Vec<BarPart>); 3] = [
+        (
+            "conn-session-latency",
+            "Sequential session latency by firewall type (mean, 95 % CI over sessions)",
+            "session latency (ms)",
+            vec![(Row::SequentialSessions, "sequential sessions", latency)],
+        ),
+        (
+            "conn-sessions-per-s",
+            "Parallel sessions/s by firewall type (best parallelism)",
+            "sessions/s",
+            vec![(Row::ParallelSessions, "parallel sessions", rate)],
+        ),
+        (
+            "conn-bulk-goodput",
+            "Bulk goodput by firewall type",
+            "goodput (Mb/s)",
+            vec![
+                (Row::SequentialBulk, "sequential", goodput),
+                (Row::ParallelBulk, "parallel", goodput),
+                (Row::SequentialBulk, "sequential, net of overhead", net),
+                (Row::ParallelBulk, "parallel, net of overhead", net),
+            ],
+        ),
+    ];
+    for (id, title, y_label, parts) in charts {
+        let mut series: Vec<Series> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        for (row, what, y) in parts {
+            let Some(by_col) = cells.get(&row) else {
+                continue;
+            };
+            // One series per setting that varies besides the firewall type.
+            let mut named: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+            let all: Vec<&Config> = by_col
+                .values()
+                .flatten()
+                .copied()
+                .filter(|c| !c.reps.is_empty())
+                .collect();
+            let skip = [
+                "topology",
+                "chain",
+                "engine",
+                "model",
+                "rules",
+                "position",
+                "conn.proxy_buffer",
+                "conn.parallel",
+                "label",
+            ];
+            let keys: Vec<String> = varying(&all)
+                .into_iter()
+                .filter(|k| !skip.contains(&k.as_str()))
+                .collect();
+            let keys = without_redundant(&all, keys);
+            for (i, col) in cols.iter().enumerate() {
+                let ok: Vec<&Config> = by_col
+                    .get(col)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|c| !c.reps.is_empty())
+                    .collect();
+                for c in chosen(&row, &ok) {
+                    let Some((v, ci)) = y(c) else {
+                        continue;
+                    };
+                    let rest = series_name(c, &keys);
+                    let name = if rest == "all" {
+                        what.to_string()
+                    } else {
+                        format!("{what}, {rest}")
+                    };
+                    named.entry(name).or_default().push(Point {
+                        x: i as f64,
+                        y: v,
+                        ci95: ci,
+                    });
+                    let note = format!(
+                        "{}: {} at {} parallel",
+                        col.1,
+                        row.name().to_lowercase(),
+                        c.param("conn.parallel").unwrap_or("-")
+                    );
+                    if row.best_of().is_some() && !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+            }
+            series.extend(named.into_iter().map(|(name, points)| Series {
+                name,
+                points,
+                fit: false,
+            }));
+        }
+        let used: BTreeSet<u64> = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.x.to_bits()))
+            .collect();
+        if used.len() < 2 {
+            continue;
+        }
+        a.figures.push(Figure {
+            id: id.into(),
+            title: title.into(),
+            x_label: String::new(),
+            y_label: y_label.into(),
+            kind: Kind::Bar,
+            series,
+            categories: cols.iter().map(|c| c.1.clone()).collect(),
+            markers: vec![],
+            notes,
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Sweet spot and held connections.
+
+/// A trial's case name: its label, else its engine and topology.
+fn case_of(t: &TrialRow) -> String {
+    t.params
+        .get("label")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .unwrap_or_else(|| {
+            let p = |k: &str| t.params.get(k).map(model::text).unwrap_or_default();
+            format!("{} {}", p("topology"), p("engine"))
+                .trim()
+                .to_string()
+        })
+}
+
+/// Sessions sweet-spot searches: sessions/s vs parallelism with the best point marked,
+/// a line "sweet spot: P parallel, X sessions/s" per search, and a table.
+fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
+    let found: Vec<(&TrialRow, &Value)> = trials
+        .iter()
+        .filter_map(|t| Some((t, search_of(t)?)))
+        .filter(|(_, s)| is_sweet_spot(s))
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    let several = found.len() > 1;
+    let mut series = Vec::new();
+    let mut markers: Vec<Marker> = Vec::new();
+    let mut notes = Vec::new();
+    let mut rows = Vec::new();
+    for (t, s) in &found {
+        let case = case_of(t);
+        let plateau: Vec<String> = s
+            .get("plateau")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_f64)
+            .map(num)
+            .collect();
+        let f = |k: &str| s.get(k).and_then(Value::as_f64);
+        let mut pts: Vec<Point> = Vec::new();
+        let mut failing = Vec::new();
+        for p in s
+            .get("points")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (Some(x), Some(y)) = (
+                p.get("parallel").and_then(Value::as_f64),
+                p.get("sessions_per_s").and_then(Value::as_f64),
+            ) else {
+                continue;
+            };
+            pts.push(Point { x, y, ci95: None });
+            if let Some(n) = p.get("failed").and_then(Value::as_u64).filter(|n| *n > 0) {
+                failing.push(format!("{n} failed at {} parallel", num(x)));
+            }
+        }
+        pts.sort_by(|p, q| p.x.total_cmp(&q.x));
+        let prefix = if several {
+            format!("{case} (trial {}): ", t.id)
+        } else {
+            String::new()
+        };
+        match (f("best_parallel"), f("best_sessions_per_s")) {
+            (Some(bp), Some(bs)) => {
+                notes.push(format!(
+                    "{prefix}sweet spot: {} parallel, {} sessions/s",
+                    num(bp),
+                    num(bs)
+                ));
+                let text = format!("sweet spot {}", num(bp));
+                if !markers.iter().any(|m| m.text == text) {
+                    markers.push(Marker { x: bp, text });
+                }
+            }
+            _ => notes.push(format!("{prefix}no sweet spot found")),
+        }
+        if !failing.is_empty() {
+            notes.push(format!("{prefix}{}", failing.join(", ")));
+        }
+        rows.push(vec![
+            t.id.to_string(),
+            case.clone(),
+            f("best_parallel").map(num).unwrap_or_default(),
+            f("best_sessions_per_s").map(num).unwrap_or_default(),
+            f("latency_at_best_s")
+                .filter(|v| *v > 0.0)
+                .map(secs)
+                .unwrap_or_default(),
+            plateau.join(", "),
+            pts.len().to_string(),
+            f("trials").map(num).unwrap_or_default(),
+        ]);
+        if !pts.is_empty() {
+            series.push(Series {
+                name: format!("trial {} {case} rep {}", t.id, t.rep),
+                points: pts,
+                fit: false,
+            });
+        }
+    }
+    a.tables.push(Table {
+        title: "Sweet-spot searches (sessions, parallel auto)".into(),
+        columns: [
+            "trial",
+            "case",
+            "best parallel",
+            "best sessions/s",
+            "session latency at best",
+            "within 3 % of best (parallel)",
+            "points",
+            "trials",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    });
+    if !series.is_empty() {
+        a.figures.push(Figure {
+            id: "sessions-sweet-spot".into(),
+            title: "Sessions/s vs parallelism (sweet-spot search)".into(),
+            x_label: "parallel sessions (workers)".into(),
+            y_label: "sessions/s".into(),
+            kind: Kind::Line,
+            series,
+            categories: vec![],
+            markers,
+            notes,
+        });
+    }
+}
+
+/// `connections` trials: how many connections were reached and held, and what stopped
+/// the opening (one row per trial; trials that could not run say why).
+fn held_connections(conn: &[&Config], a: &mut Analysis) {
+    let held: Vec<&Config> = conn
+        .iter()
+        .copied()
+        .filter(|c| c.workload == "connections")
+        .collect();
+    if held.is_empty() {
+        return;
+    }
+    let names = FirewallNames::new(&held);
+    let keys = without_redundant(&held, varying(&held));
+    let mut rows = Vec::new();
+    for c in &held {
+        let case = c.label.clone().unwrap_or_else(|| {
+            let rest: Vec<String> = keys
+                .iter()
+                .filter(|k| !matches!(k.as_str(), "topology" | "engine" | "chain"))
+                .cloned()
+                .collect();
+            let rest = series_name(c, &rest);
+            let fw = names.name(c).1;
+            if rest == "all" {
+                fw
+            } else {
+                format!("{fw}, {rest}")
+            }
+        });
+        let mut trials: Vec<&TrialRow> = c.all_trials().collect();
+        trials.sort_by_key(|t| (t.rep, t.id));
+        for t in trials {
+            let mut r = vec![case.clone(), t.rep.to_string(), t.id.to_string()];
+            let hold = conn_of(t).and_then(|x| x.get("hold"));
+            match (t.status.as_str(), hold) {
+                ("ok", Some(h)) => {
+                    let g = |k: &str| {
+                        h.get(k)
+                            .filter(|v| !v.is_null())
+                            .map(model::text)
+                            .unwrap_or_default()
+                    };
+                    r.extend([
+                        g("reached"),
+                        g("limit"),
+                        g("alive_at_stop"),
+                        g("limiter"),
+                        g("errno"),
+                        h.get("open_ms")
+                            .and_then(Value::as_f64)
+                            .map(num)
+                            .unwrap_or_default(),
+                    ]);
+                }
+                (status, _) => {
+                    let why =
+                        first_error(std::iter::once(t)).unwrap_or_else(|| "no results".into());
+                    let text = if status == "unavailable" {
+                        format!("N/A ({why})")
+                    } else {
+                        format!("{status} ({why})")
+                    };
+                    r.push(text);
+                    r.extend(vec![String::new(); 5]);
+                }
+            }
+            rows.push(r);
+        }
+    }
+    a.tables.push(Table {
+        title: "Held connections (connections workload)".into(),
+        columns: [
+            "case",
+            "rep",
+            "trial",
+            "reached",
+            "limit",
+            "alive at stop",
+            "limiter",
+            "errno",
+            "open (ms)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_in_their_unit() {
+        assert_eq!(secs(41.3), "41.3 s");
+        assert_eq!(secs(0.00138), "1.38 ms");
+        assert_eq!(secs_ci(0.000052, Some(0.000002)), "52 ± 2 µs");
+        assert_eq!(bytes(16384), "16 KiB");
+        assert_eq!(bytes(1000), "1000 B");
+        assert_eq!(p_text(0.0355), "0.0355");
+        assert_eq!(p_text(1.5e-9), "1.50e-9");
+        assert_eq!(p_text(0.0), "< 1e-300");
+    }
+}
