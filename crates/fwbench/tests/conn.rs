@@ -181,6 +181,22 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
         assert!(u(&p["bytes_down"]) >= 2 * (3 << 20), "{p}");
         assert_eq!(u(&p["errors"]), 0, "{p}");
     }
+    // Many transfers: a FIN the relay fails to pass on shows up as a read timeout.
+    let v = conn(
+        &tb.name,
+        &[
+            "bulk",
+            "--topology",
+            "proxy",
+            "--count",
+            "120",
+            "-p",
+            "3",
+            "--timeout-ms",
+            "2000",
+        ],
+    );
+    clean(&v, 120);
     let v = conn(
         &tb.name,
         &[

@@ -144,6 +144,12 @@ fn pump(
             Err(e) => return Err((write_what, e)),
         }
     }
+    // The turn may end right after the source's FIN was read: pass it on now, since
+    // neither side is watched for this direction any more (nothing left to read or write).
+    if p.eof && !p.has_pending() && !p.shut {
+        dst.shutdown(Shutdown::Write).map_err(|e| (write_what, e))?;
+        p.shut = true;
+    }
     Ok(moved)
 }
 
@@ -517,6 +523,27 @@ mod tests {
             got, data,
             "the relayed stream must be intact and end with FIN"
         );
+    }
+
+    #[test]
+    fn a_fin_read_in_the_last_round_of_a_turn_is_passed_on_in_that_turn() {
+        // 63 blocks and then the FIN: the 64th and last round of the turn reads the end
+        // of stream. After that turn nothing watches this direction, so the FIN must
+        // already be on its way (a lost FIN stalled bulk transfers through the proxy).
+        let (src, mut src_peer) = pair();
+        let (dst, mut dst_peer) = pair();
+        let data = vec![7u8; 1000 * (PUMP_ROUNDS - 1)];
+        src_peer.write_all(&data).unwrap();
+        src_peer.shutdown(Shutdown::Write).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let mut p = Pipe::default();
+        let mut block = vec![0u8; 1000];
+        let moved = pump(&src, &dst, &mut p, &mut block, ("r", "w")).unwrap();
+        assert_eq!(moved as usize, data.len());
+        assert!(p.eof && p.shut, "FIN not passed on: {p:?}");
+        let mut got = Vec::new();
+        dst_peer.read_to_end(&mut got).unwrap();
+        assert_eq!(got.len(), data.len());
     }
 
     #[test]
