@@ -12,7 +12,7 @@ fi
 # Tools the testbed, the engines and the peer benchmarks use.
 # nginx and curl: the external HTTP pair (`fwbench http --server-program nginx
 # --client-program curl`); fwbench runs its own nginx instances inside the testbed.
-PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl)
+PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -709,6 +709,16 @@ pub fn run() -> Result<ExitCode> {
             return Ok(ExitCode::from(code));
         }
     };
+    // Commands that only print (no agents, no pipes to children whose loss must be
+    // survived) end quietly when their reader goes away (`fwbench rules … | head`).
+    let print_only = match &cli.cmd {
+        Cmd::Rules { .. } | Cmd::Check { .. } | Cmd::Report(_) => true,
+        Cmd::Run(a) => a.dry_run,
+        _ => false,
+    };
+    if print_only {
+        traffic::sys::default_sigpipe();
+    }
     let is_agent = matches!(cli.cmd, Cmd::Agent { .. });
     init_logging(cli.verbose, is_agent);
     if is_agent {

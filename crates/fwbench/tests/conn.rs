@@ -429,3 +429,74 @@ fn seed_scenarios_plan_the_studies_experiments() {
     assert!(stdout(&o).contains("63 trials"), "{}", stdout(&o));
     assert!(stdout(&o).contains("proxy: ping 8 B"), "{}", stdout(&o));
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_seed003_style_scenario_stores_every_cell_and_reports_the_firewall_types() {
+    let dir = TempDir::new();
+    let scenario = dir.file("s3.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+name = "mini seed003"
+workload = "sessions"
+seed = 7
+[[firewall]]
+label = "null firewall"
+topology = "direct"
+[[firewall]]
+label = "proxy"
+topology = "proxy"
+proxy_buffer = "4K"
+[[case]]
+label = "ping 8 B"
+workload = "ping"
+size = 8
+count = 50
+[[case]]
+label = "sequential sessions"
+count = 200
+[[case]]
+label = "parallel bulk"
+workload = "bulk"
+size = "256K"
+count = 6
+parallel = 3
+overhead_sessions = 2
+"#,
+    )
+    .unwrap();
+    let db = dir.file("r.db");
+    let html = dir.file("r.html");
+    let o = fwbench(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--report",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let count = |sql: &str| sqlite_count(&db, sql);
+    assert_eq!(count("SELECT count(*) FROM trials"), 6);
+    assert_eq!(
+        count("SELECT count(*) FROM trials WHERE status = 'unavailable' AND workload = 'ping'"),
+        1,
+        "the proxy's ping is N/A"
+    );
+    assert_eq!(count("SELECT count(*) FROM trials WHERE status = 'ok'"), 5);
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM trials WHERE json_extract(results, '$.conn.proxy.connections') = 200"
+        ),
+        1,
+        "the proxy's sessions went through the relay"
+    );
+    assert_eq!(
+        count("SELECT sum(json_extract(results, '$.conn.corrupt')) FROM trials WHERE workload != 'ping'"),
+        0
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Firewall types"), "no seed-003 table");
+    assert!(page.contains("N/A"), "no N/A cell");
+}

@@ -551,6 +551,14 @@ impl MmsgRecv {
     }
 }
 
+/// Restore the default SIGPIPE disposition (terminate quietly), as command-line tools
+/// do: `fwbench … | head` then ends without a "broken pipe" panic. Only for commands
+/// that drive no agents: those must survive a closed pipe to clean up.
+pub fn default_sigpipe() {
+    // SAFETY: setting a signal disposition to SIG_DFL has no preconditions.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 /// Send `sig` to the process `pid` or, with `group`, to every process of the process
 /// group that `pid` leads. Meant for children we spawned (and have not reaped yet, so
 /// the id cannot have been reused). Refuses ids ≤ 1: kill(2) would widen 0 to our own
