@@ -14,53 +14,45 @@ pub fn params_line(p: &TrialParams) -> String {
             p.engine, p.model, p.rules, p.position
         )
     };
-    if let Some(k) = &p.conn {
+    let what = match (&p.conn, &p.packet) {
+        (Some(k), _) => conn_what(p.workload, k, p.duration_s),
+        (None, Some(k)) => {
+            let what = match p.workload {
+                Workload::Ping => format!(
+                    "size={}{}{}",
+                    k.size,
+                    k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
+                    if k.interval_ns > 0 {
+                        format!(" interval={}µs", k.interval_ns / 1000)
+                    } else {
+                        String::new()
+                    }
+                ),
+                _ => format!(
+                    "size={} rate={} flows={} threads={} sender={} sink={}",
+                    k.size,
+                    k.rate,
+                    k.flows,
+                    k.threads,
+                    k.sender.as_str(),
+                    k.sink.as_str()
+                ),
+            };
+            format!("{what} t={}s", p.duration_s)
+        }
+        (None, None) => String::new(),
+    };
+    if !what.is_empty() {
         let label = p
             .label
             .as_ref()
             .map(|l| format!("[{l}] "))
             .unwrap_or_default();
         return format!(
-            "{label}{} {} IPv{} {}{rules}",
+            "{label}{} {} IPv{} {what}{rules}",
             p.workload.as_str(),
             p.topology,
-            p.family,
-            conn_what(p.workload, k, p.duration_s)
-        );
-    }
-    if let Some(k) = &p.packet {
-        let what = match p.workload {
-            Workload::Ping => format!(
-                "size={}{}{}",
-                k.size,
-                k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
-                if k.interval_ns > 0 {
-                    format!(" interval={}µs", k.interval_ns / 1000)
-                } else {
-                    String::new()
-                }
-            ),
-            _ => format!(
-                "size={} rate={} flows={} threads={} sender={} sink={}",
-                k.size,
-                k.rate,
-                k.flows,
-                k.threads,
-                k.sender.as_str(),
-                k.sink.as_str()
-            ),
-        };
-        let label = p
-            .label
-            .as_ref()
-            .map(|l| format!("[{l}] "))
-            .unwrap_or_default();
-        return format!(
-            "{label}{} {} IPv{} {what} t={}s{rules}",
-            p.workload.as_str(),
-            p.topology,
-            p.family,
-            p.duration_s
+            p.family
         );
     }
     format!(

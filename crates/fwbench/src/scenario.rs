@@ -566,6 +566,24 @@ pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
     Ok((0..n).map(|i| (lo + i * step).to_string()).collect())
 }
 
+/// A value or a list of values as text, ranges expanded (`field` names it in errors).
+fn value_list(cx: &Ctx, v: &Spanned<toml::Value>, field: &str) -> Result<Vec<String>, String> {
+    let items: Vec<toml::Value> = match v.get_ref() {
+        toml::Value::Array(a) if a.is_empty() => {
+            return Err(cx.at(v.span(), field, "empty list: give at least one value"))
+        }
+        toml::Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    let mut vals = Vec::new();
+    for it in items {
+        let t = value_text(&it)
+            .ok_or_else(|| cx.at(v.span(), field, format!("'{it}' is not a string or number")))?;
+        vals.extend(expand_range(&t).map_err(|e| cx.at(v.span(), field, e))?);
+    }
+    Ok(vals)
+}
+
 /// Most values one range expands to.
 const MAX_RANGE_VALUES: u64 = 100_000;
 
@@ -625,26 +643,9 @@ fn parse_rows<'a>(
                     "also set in [params]: set an axis in one place",
                 ));
             }
-            let items: Vec<toml::Value> = match v.get_ref() {
-                toml::Value::Array(a) if a.is_empty() => {
-                    return Err(cx.at(v.span(), &field, "empty list: give at least one value"))
-                }
-                toml::Value::Array(a) => a.clone(),
-                other => vec![other.clone()],
-            };
-            let mut vals = Vec::new();
-            for it in items {
-                let t = value_text(&it).ok_or_else(|| {
-                    cx.at(
-                        v.span(),
-                        &field,
-                        format!("'{it}' is not a string or number"),
-                    )
-                })?;
-                for one in expand_range(&t).map_err(|e| cx.at(v.span(), &field, e))? {
-                    check_axis(axis, &one, row_workload).map_err(|e| cx.at(v.span(), &field, e))?;
-                    vals.push(one);
-                }
+            let vals = value_list(cx, v, &field)?;
+            for one in &vals {
+                check_axis(axis, one, row_workload).map_err(|e| cx.at(v.span(), &field, e))?;
             }
             lists.push((axis, vals));
         }
@@ -754,27 +755,8 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 format!("not a parameter of the {} workload", workload.as_str()),
             ));
         }
-        let items: Vec<toml::Value> = match v.get_ref() {
-            toml::Value::Array(a) if a.is_empty() => {
-                return Err(cx.at(v.span(), &field, "empty list: give at least one value"))
-            }
-            toml::Value::Array(a) => a.clone(),
-            other => vec![other.clone()],
-        };
-        let mut vals = Vec::new();
-        for it in items {
-            let t = value_text(&it).ok_or_else(|| {
-                cx.at(
-                    v.span(),
-                    &field,
-                    format!("'{it}' is not a string or number"),
-                )
-            })?;
-            for one in expand_range(&t).map_err(|e| cx.at(v.span(), &field, e))? {
-                vals.push((one, v.span()));
-            }
-        }
-        axes.insert(axis, vals);
+        let vals = value_list(&cx, v, &field)?;
+        axes.insert(axis, vals.into_iter().map(|t| (t, v.span())).collect());
     }
     // Every axis named: its values (checked, with their location for messages).
     let mut values: Vec<(&str, Vec<String>)> = Vec::new();

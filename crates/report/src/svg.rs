@@ -200,7 +200,14 @@ fn ranges(f: &Figure, drawn: &[&Series]) -> ((f64, f64), (f64, f64)) {
             lo
         }
     }));
-    let yhi = fold(&mut pts().map(|p| p.y + p.ci95.unwrap_or(0.0)));
+    // A dense series' band does not stretch the axis (one noisy point of 2000 would
+    // flatten every line); the band is clipped to the frame instead.
+    let yhi = fold(&mut drawn.iter().flat_map(|s| {
+        let dense = !s.fit && s.points.len() > DENSE_POINTS;
+        s.points
+            .iter()
+            .map(move |p| p.y + if dense { 0.0 } else { p.ci95.unwrap_or(0.0) })
+    }));
     let xr = if xr.0.is_finite() { xr } else { (0.0, 1.0) };
     let yr = (ylo.0.min(0.0), yhi.1.max(0.0));
     let yr = if yr.0.is_finite() && yr.1.is_finite() {
@@ -365,7 +372,7 @@ fn lines(o: &mut String, fr: &Frame, drawn: &[&Series]) {
 /// A dense series: the band between the CI bounds (where there are CIs), then the
 /// line of means, without markers.
 fn dense(o: &mut String, fr: &Frame, s: &Series, color: &str) {
-    let xy = |x: f64, y: f64| format!("{},{}", c(fr.px(x)), c(fr.py(y)));
+    let xy = |x: f64, y: f64| format!("{},{}", c(fr.px(x)), c(fr.py(y.min(fr.y1))));
     if s.points.iter().any(|p| p.ci95.is_some_and(|c| c > 0.0)) {
         let nonneg = s.points.iter().all(|p| p.y >= 0.0);
         let ci = |p: &Point| p.ci95.unwrap_or(0.0);
@@ -546,5 +553,33 @@ mod tests {
         let band = s.split("<polygon").nth(1).unwrap();
         let band = &band[..band.find("/>").unwrap()];
         assert_eq!(band.matches(',').count(), 2 * 2001);
+        // One wild CI (a download that stalled) neither stretches the axis nor leaves
+        // the frame: the y axis still ends near the means, the band is clipped.
+        let mut g = f.clone();
+        g.series[0].points[10].ci95 = Some(1e6);
+        let s = render(&g);
+        assert_eq!(axis_max(&s), axis_max(&render(&f)));
+        let band = s.split("<polygon").nth(1).unwrap();
+        let band = &band[..band.find("/>").unwrap()];
+        assert!(band
+            .split_whitespace()
+            .filter_map(|xy| xy.split(',').nth(1)?.trim_matches('"').parse::<f64>().ok())
+            .all(|y| y >= TOP - 0.01));
+    }
+
+    /// The largest y tick label of a rendered figure.
+    fn axis_max(svg: &str) -> f64 {
+        svg.split("<text")
+            .filter(|t| t.contains(r#"text-anchor="end""#))
+            .filter_map(|t| {
+                t.split('>')
+                    .nth(1)?
+                    .split('<')
+                    .next()?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .fold(f64::MIN, f64::max)
     }
 }

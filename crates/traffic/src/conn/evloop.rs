@@ -1,14 +1,19 @@
-//! Pieces both epoll loops (server and proxy) share: the listening socket with its
-//! accept back-off, and a slab of connections addressed by epoll token.
+//! Pieces both epoll loops (server and proxy) share: the thread that runs a loop and
+//! the handle that stops it, the listening socket with its accept back-off, and a slab
+//! of connections addressed by epoll token.
 //!
-//! Owns: listen(2) setup and the reaction to accept(2) failures.
+//! Owns: starting and stopping a loop thread, listen(2) setup and the reaction to
+//! accept(2) failures.
 //! Must not: know what the connections carry.
 
-use crate::sys::{Epoll, EPOLLIN};
+use crate::sys::{self, Epoll, EventFd, EPOLLIN};
 use crate::TrafficError;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Token of the listening socket.
@@ -34,6 +39,92 @@ pub fn listen(addr: SocketAddr, backlog: u32) -> Result<Socket, TrafficError> {
         .map_err(ctx)?;
     s.set_nonblocking(true).map_err(ctx)?;
     Ok(s)
+}
+
+/// A running epoll loop thread and the handle that stops it: the stop flag and the
+/// eventfd that wakes the loop to look at it, the count of open connections the loop
+/// keeps, and the address it listens on. Dropping it stops the loop without waiting.
+pub struct LoopThread<R> {
+    stop: Arc<AtomicBool>,
+    wake: Arc<EventFd>,
+    open: Arc<AtomicU64>,
+    addr: SocketAddr,
+    worker: Option<JoinHandle<R>>,
+}
+
+impl<R: Send + 'static> LoopThread<R> {
+    /// Listen on `addr` with `backlog`, register the listener and a wake eventfd with a
+    /// new epoll set, and run `body(ep, acceptor, stop, open)` on the thread
+    /// `conn-{what}`. `what` ("server", "proxy") also names the role in messages.
+    pub fn spawn<F>(
+        what: &'static str,
+        addr: SocketAddr,
+        backlog: u32,
+        body: F,
+    ) -> Result<Self, TrafficError>
+    where
+        F: FnOnce(Epoll, Acceptor, &AtomicBool, &AtomicU64) -> R + Send + 'static,
+    {
+        if let Err(e) = sys::raise_nofile_limit() {
+            tracing::warn!("cannot raise RLIMIT_NOFILE: {e}; the {what} may run out of files");
+        }
+        let listener = listen(addr, backlog)?;
+        let addr = listener
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .unwrap_or(addr);
+        let ep = Epoll::new().map_err(|e| TrafficError::io("epoll_create", e))?;
+        let wake = Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
+        ep.add(&*wake, EPOLLIN, WAKE)
+            .map_err(|e| TrafficError::io("epoll_ctl(eventfd)", e))?;
+        let acceptor =
+            Acceptor::new(listener, &ep).map_err(|e| TrafficError::io("epoll_ctl(listener)", e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let open = Arc::new(AtomicU64::new(0));
+        let (st, op) = (stop.clone(), open.clone());
+        let worker = std::thread::Builder::new()
+            .name(format!("conn-{what}"))
+            .spawn(move || body(ep, acceptor, &st, &op))
+            .map_err(|e| TrafficError::io(format!("spawning the {what} thread"), e))?;
+        Ok(LoopThread {
+            stop,
+            wake,
+            open,
+            addr,
+            worker: Some(worker),
+        })
+    }
+}
+
+impl<R> LoopThread<R> {
+    /// The address it listens on (the real port when the spec said 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Connections open right now, as the loop counts them.
+    pub fn open_now(&self) -> u64 {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// Stop the loop and wait for its result; `on_panic` makes one if the thread
+    /// panicked.
+    pub fn finish(mut self, on_panic: impl FnOnce() -> R) -> R {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake.wake();
+        match self.worker.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => on_panic(),
+        }
+    }
+}
+
+impl<R> Drop for LoopThread<R> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake.wake();
+    }
 }
 
 /// The listening socket of an epoll loop.

@@ -12,16 +12,14 @@
 //! Must not: hold more than one block per direction, or block the loop (the upstream
 //! connect is non-blocking too).
 
-use super::evloop::{self, Acceptor, Slab, LISTENER, TICK, WAKE};
-use crate::sys::{self, Epoll, EventFd, EPOLLIN, EPOLLOUT};
+use super::evloop::{Acceptor, LoopThread, Slab, LISTENER, TICK, WAKE};
+use crate::sys::{Epoll, EPOLLIN, EPOLLOUT};
 use crate::TrafficError;
 use proto::{ProxyResults, ProxySpec};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{self, Read};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long an upstream connect may take.
@@ -185,11 +183,7 @@ enum After {
 
 /// A running relay. It serves from [`Proxy::start`] until [`Proxy::stop`].
 pub struct Proxy {
-    stop: Arc<AtomicBool>,
-    wake: Arc<EventFd>,
-    open: Arc<AtomicU64>,
-    addr: SocketAddr,
-    worker: Option<JoinHandle<ProxyResults>>,
+    thread: LoopThread<ProxyResults>,
 }
 
 impl Proxy {
@@ -199,69 +193,32 @@ impl Proxy {
                 "proxy buffer must be at least 1 byte".into(),
             ));
         }
-        if let Err(e) = sys::raise_nofile_limit() {
-            tracing::warn!("cannot raise RLIMIT_NOFILE: {e}; the proxy may run out of files");
-        }
         let addr = SocketAddr::new(spec.listen, spec.port);
-        let listener = evloop::listen(addr, BACKLOG)?;
-        let addr = listener
-            .local_addr()
-            .ok()
-            .and_then(|a| a.as_socket())
-            .unwrap_or(addr);
-        let ep = Epoll::new().map_err(|e| TrafficError::io("epoll_create", e))?;
-        let wake = Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
-        ep.add(&*wake, EPOLLIN, WAKE)
-            .map_err(|e| TrafficError::io("epoll_ctl(eventfd)", e))?;
-        let acceptor =
-            Acceptor::new(listener, &ep).map_err(|e| TrafficError::io("epoll_ctl(listener)", e))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let open = Arc::new(AtomicU64::new(0));
-        let (st, op) = (stop.clone(), open.clone());
         let upstream = SocketAddr::new(spec.upstream, spec.upstream_port);
         let buffer = spec.buffer as usize;
-        let worker = std::thread::Builder::new()
-            .name("conn-proxy".into())
-            .spawn(move || relay_loop(ep, acceptor, upstream, buffer, &st, &op))
-            .map_err(|e| TrafficError::io("spawning the proxy thread", e))?;
-        Ok(Proxy {
-            stop,
-            wake,
-            open,
-            addr,
-            worker: Some(worker),
-        })
+        let thread = LoopThread::spawn("proxy", addr, BACKLOG, move |ep, acceptor, st, op| {
+            relay_loop(ep, acceptor, upstream, buffer, st, op)
+        })?;
+        Ok(Proxy { thread })
     }
 
     /// The address it listens on (the real port when the spec said 0).
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.thread.local_addr()
     }
 
     /// Client connections open right now.
     pub fn open_now(&self) -> u64 {
-        self.open.load(Ordering::Relaxed)
+        self.thread.open_now()
     }
 
     /// Stop accepting, close every relay, return the counters.
-    pub fn stop(mut self) -> ProxyResults {
-        self.stop.store(true, Ordering::SeqCst);
-        self.wake.wake();
-        match self.worker.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            _ => ProxyResults {
-                errors: 1,
-                first_error: Some("the proxy thread panicked".into()),
-                ..Default::default()
-            },
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.wake.wake();
+    pub fn stop(self) -> ProxyResults {
+        self.thread.finish(|| ProxyResults {
+            errors: 1,
+            first_error: Some("the proxy thread panicked".into()),
+            ..Default::default()
+        })
     }
 }
 

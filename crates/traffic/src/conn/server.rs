@@ -9,19 +9,17 @@
 //! (`shutdown(Write)`) and reads until the client's FIN before it closes, so the
 //! receive queue is empty at close(2) and the kernel never answers with RST.
 
-use super::evloop::{self, Acceptor, Slab, LISTENER, WAKE};
+use super::evloop::{Acceptor, LoopThread, Slab, LISTENER, WAKE};
 use super::header::{Kind, SessionHeader, HEADER_LEN};
 use super::http::{self, Parse, Route};
 use super::pattern::pattern;
-use crate::sys::{self, Epoll, EventFd, EPOLLIN, EPOLLOUT};
+use crate::sys::{Epoll, EPOLLIN, EPOLLOUT};
 use crate::TrafficError;
 use proto::{TcpServerResults, TcpServerSpec, HOLD_MAGIC, SESSION_MAGIC};
 use socket2::Socket;
 use std::io::{self, IoSlice, Read};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// What a reply counts as once its last byte is written.
@@ -273,11 +271,7 @@ struct Conn {
 /// A running built-in server. Serving starts at [`TcpServer::start`];
 /// [`TcpServer::stop`] closes everything and returns the counters.
 pub struct TcpServer {
-    stop: Arc<AtomicBool>,
-    wake: Arc<EventFd>,
-    open: Arc<AtomicU64>,
-    addr: SocketAddr,
-    worker: Option<JoinHandle<TcpServerResults>>,
+    thread: LoopThread<TcpServerResults>,
 }
 
 impl TcpServer {
@@ -288,67 +282,28 @@ impl TcpServer {
                 "external servers are run by traffic::external".into(),
             ));
         }
-        if let Err(e) = sys::raise_nofile_limit() {
-            tracing::warn!("cannot raise RLIMIT_NOFILE: {e}; the server may run out of files");
-        }
         let addr = SocketAddr::new(spec.listen, spec.port);
-        let listener = evloop::listen(addr, spec.backlog)?;
-        let addr = listener
-            .local_addr()
-            .ok()
-            .and_then(|a| a.as_socket())
-            .unwrap_or(addr);
-        let ep = Epoll::new().map_err(|e| TrafficError::io("epoll_create", e))?;
-        let wake = Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
-        ep.add(&*wake, EPOLLIN, WAKE)
-            .map_err(|e| TrafficError::io("epoll_ctl(eventfd)", e))?;
-        let acceptor =
-            Acceptor::new(listener, &ep).map_err(|e| TrafficError::io("epoll_ctl(listener)", e))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let open = Arc::new(AtomicU64::new(0));
-        let (st, op) = (stop.clone(), open.clone());
-        let worker = std::thread::Builder::new()
-            .name("conn-server".into())
-            .spawn(move || serve(ep, acceptor, &st, &op))
-            .map_err(|e| TrafficError::io("spawning the server thread", e))?;
-        Ok(TcpServer {
-            stop,
-            wake,
-            open,
-            addr,
-            worker: Some(worker),
-        })
+        let thread = LoopThread::spawn("server", addr, spec.backlog, serve)?;
+        Ok(TcpServer { thread })
     }
 
     /// The address it listens on (the real port when the spec said 0).
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.thread.local_addr()
     }
 
     /// Connections open right now.
     pub fn open_now(&self) -> u64 {
-        self.open.load(Ordering::Relaxed)
+        self.thread.open_now()
     }
 
     /// Stop accepting, close every connection, and return the counters.
-    pub fn stop(mut self) -> TcpServerResults {
-        self.stop.store(true, Ordering::SeqCst);
-        self.wake.wake();
-        match self.worker.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            _ => TcpServerResults {
-                errors: 1,
-                first_error: Some("the server thread panicked".into()),
-                ..Default::default()
-            },
-        }
-    }
-}
-
-impl Drop for TcpServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.wake.wake();
+    pub fn stop(self) -> TcpServerResults {
+        self.thread.finish(|| TcpServerResults {
+            errors: 1,
+            first_error: Some("the server thread panicked".into()),
+            ..Default::default()
+        })
     }
 }
 
