@@ -3,7 +3,7 @@
 //!
 //! Needs nginx and curl (scripts/setup.sh installs them); without them every test
 //! fails saying which package to install. Loopback only (127.0.0.1 and ::1), one port
-//! of 42000-42999 per test so the tests may run in parallel.
+//! of 24100-24199 per test so the tests may run in parallel (below the kernel's ephemeral range 32768-60999: a client socket or its TIME_WAIT there would block the bind).
 
 use proto::{pattern_byte, ConnMode, SessionClientResults, SessionClientSpec, TcpServerSpec};
 use std::fs;
@@ -108,8 +108,8 @@ fn gone(pid: u32) -> bool {
 
 #[test]
 fn curl_downloads_from_nginx_over_ipv4() {
-    let server = start_server(&server_spec("127.0.0.1", 42101, &[MIB, 8 * MIB]));
-    let r = download(&client_spec("127.0.0.1", 42101, 8 * MIB, Some(5)));
+    let server = start_server(&server_spec("127.0.0.1", 24101, &[MIB, 8 * MIB]));
+    let r = download(&client_spec("127.0.0.1", 24101, 8 * MIB, Some(5)));
     assert_eq!((r.sessions, r.failed, r.corrupt), (5, 0, 0), "{r:?}");
     assert_eq!(r.bytes, 5 * 8 * MIB);
     assert_eq!(r.mode, ConnMode::Http);
@@ -135,7 +135,7 @@ fn curl_downloads_from_nginx_over_ipv4() {
 
 #[test]
 fn verified_download_over_ipv6_matches_the_pattern() {
-    let server = start_server(&server_spec("::1", 42102, &[MIB]));
+    let server = start_server(&server_spec("::1", 24102, &[MIB]));
     // The object nginx serves is the pattern itself.
     let object = fs::read(server.dir().join("root/bytes").join(MIB.to_string())).unwrap();
     assert_eq!(object.len() as u64, MIB);
@@ -144,7 +144,7 @@ fn verified_download_over_ipv6_matches_the_pattern() {
         .enumerate()
         .all(|(i, &b)| b == pattern_byte(i as u64)));
 
-    let mut spec = client_spec("::1", 42102, MIB, Some(3));
+    let mut spec = client_spec("::1", 24102, MIB, Some(3));
     spec.verify = true;
     spec.source = Some("::1".parse().unwrap());
     let r = download(&spec);
@@ -167,8 +167,8 @@ fn verified_download_over_ipv6_matches_the_pattern() {
 
 #[test]
 fn missing_object_counts_http_404() {
-    let server = start_server(&server_spec("127.0.0.1", 42103, &[1024]));
-    let r = download(&client_spec("127.0.0.1", 42103, 2048, Some(3)));
+    let server = start_server(&server_spec("127.0.0.1", 24103, &[1024]));
+    let r = download(&client_spec("127.0.0.1", 24103, 2048, Some(3)));
     assert_eq!(
         (r.sessions, r.failed, r.corrupt, r.bytes),
         (0, 3, 0, 0),
@@ -189,7 +189,7 @@ fn missing_object_counts_http_404() {
 
 #[test]
 fn dropping_the_server_leaves_no_process_and_no_dir() {
-    let server = start_server(&server_spec("127.0.0.1", 42104, &[1024]));
+    let server = start_server(&server_spec("127.0.0.1", 24104, &[1024]));
     let master = server.pid().unwrap();
     let workers = children_of(master);
     assert_eq!(workers.len(), 1, "one nginx worker: {workers:?}");
@@ -202,15 +202,15 @@ fn dropping_the_server_leaves_no_process_and_no_dir() {
     }
     assert!(!dir.exists(), "{} survived the drop", dir.display());
     // And the port is free again.
-    TcpListener::bind("127.0.0.1:42104").unwrap();
+    TcpListener::bind("127.0.0.1:24104").unwrap();
 }
 
 #[test]
 fn a_busy_port_fails_with_nginx_evidence() {
     require("nginx");
-    let _busy = TcpListener::bind("127.0.0.1:42105").unwrap();
+    let _busy = TcpListener::bind("127.0.0.1:24105").unwrap();
     let t0 = Instant::now();
-    let e = ExternalServer::start(&server_spec("127.0.0.1", 42105, &[1])).unwrap_err();
+    let e = ExternalServer::start(&server_spec("127.0.0.1", 24105, &[1])).unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, TrafficError::Io { .. }), "{text}");
     assert!(text.contains("Address already in use"), "{text}");
@@ -219,9 +219,9 @@ fn a_busy_port_fails_with_nginx_evidence() {
 
 #[test]
 fn stop_ends_an_open_ended_run_promptly() {
-    let server = start_server(&server_spec("127.0.0.1", 42106, &[64 * 1024]));
+    let server = start_server(&server_spec("127.0.0.1", 24106, &[64 * 1024]));
     require("curl");
-    let mut c = ExternalClient::setup(&client_spec("127.0.0.1", 42106, 64 * 1024, None)).unwrap();
+    let mut c = ExternalClient::setup(&client_spec("127.0.0.1", 24106, 64 * 1024, None)).unwrap();
     c.start();
     let t0 = Instant::now();
     while c.progress().0 < 4 {
@@ -249,7 +249,7 @@ fn stop_ends_an_open_ended_run_promptly() {
 #[test]
 fn nothing_listening_counts_curl_failures() {
     require("curl");
-    let r = download(&client_spec("127.0.0.1", 42107, 1024, Some(2)));
+    let r = download(&client_spec("127.0.0.1", 24107, 1024, Some(2)));
     assert_eq!((r.sessions, r.failed), (0, 2), "{r:?}");
     assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
     assert!(r.errors[0].0.starts_with("curl: (7)"), "{:?}", r.errors);
@@ -257,7 +257,7 @@ fn nothing_listening_counts_curl_failures() {
 
 #[test]
 fn unknown_programs_and_modes_are_bad_specs() {
-    let mut s = server_spec("127.0.0.1", 42108, &[]);
+    let mut s = server_spec("127.0.0.1", 24108, &[]);
     s.external = Some("apache".into());
     match ExternalServer::start(&s) {
         Err(TrafficError::BadSpec(m)) => {
@@ -265,7 +265,7 @@ fn unknown_programs_and_modes_are_bad_specs() {
         }
         other => panic!("{other:?}"),
     }
-    let mut c = client_spec("127.0.0.1", 42108, 1, Some(1));
+    let mut c = client_spec("127.0.0.1", 24108, 1, Some(1));
     c.external = Some("wget".into());
     match ExternalClient::setup(&c) {
         Err(TrafficError::BadSpec(m)) => assert!(m.contains("'wget'") && m.contains("curl"), "{m}"),

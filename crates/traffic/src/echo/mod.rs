@@ -19,10 +19,25 @@ mod tests {
     use proto::{EchoClientSpec, EchoServerSpec, FrameSize, Proto, ServerMode};
     use std::net::IpAddr;
 
-    /// Free port range for a test: bind an ephemeral UDP port and use it as the base.
+    /// A base port whose next 4 ports are free for TCP listeners and UDP sockets now
+    /// (a port held by a client socket or its TIME_WAIT blocks a listener: try again).
     fn free_port(ip: IpAddr) -> u16 {
-        let s = std::net::UdpSocket::bind((ip, 0)).unwrap();
-        s.local_addr().unwrap().port().min(60000)
+        for _ in 0..100 {
+            let base = std::net::TcpListener::bind((ip, 0))
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+                .min(60000);
+            let free = (base..base + 4).all(|p| {
+                std::net::TcpListener::bind((ip, p)).is_ok()
+                    && std::net::UdpSocket::bind((ip, p)).is_ok()
+            });
+            if free {
+                return base;
+            }
+        }
+        panic!("no 4 free consecutive ports on {ip}");
     }
 
     fn run(proto: Proto, mode: ServerMode, ip: &str, frame: FrameSize) {
