@@ -558,17 +558,20 @@ fn drive(
         a.request(ToAgent::Start)?;
     }
     let t0 = Instant::now();
-    let min = Duration::from_secs_f64(p.duration_s);
+    // Connection workloads wait for their sessions here; the timed loop below then ends at once.
+    let min = if p.workload.is_conn() {
+        let client = agents.len() - 1;
+        let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
+        wait_for_conn(p, &mut agents[..], client, hold, stop)?;
+        Duration::ZERO
+    } else {
+        Duration::from_secs_f64(p.duration_s)
+    };
     let max = p
         .adaptive
         .as_ref()
         .map(|a| Duration::from_secs_f64(a.max_s))
         .unwrap_or(min);
-    if p.workload.is_conn() {
-        let client = agents.len() - 1;
-        let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
-        wait_for_conn(p, &mut agents[..], client, hold, stop)?;
-    }
     // Adaptive: poll the measuring role (the sink, or the echo client) every window.
     let measuring = p.adaptive.as_ref().and_then(|_| {
         let role = if p.workload == Workload::Echo {
@@ -580,17 +583,6 @@ fn drive(
     });
     let mut windows: Vec<f64> = Vec::new();
     let mut last = (t0, 0u64);
-    // Connection workloads have already waited for their sessions.
-    let min = if p.workload.is_conn() {
-        Duration::ZERO
-    } else {
-        min
-    };
-    let max = if p.workload.is_conn() {
-        Duration::ZERO
-    } else {
-        max
-    };
     let mut next_poll = t0 + ADAPTIVE_WINDOW;
     loop {
         let elapsed = t0.elapsed();
@@ -699,7 +691,7 @@ fn drive(
 
 /// Wait until the session client is done: all its sessions (with a count) or the
 /// trial's duration (without), or — connections — until it stopped opening, then hold
-/// for `hold_s`. A trial with a count is bounded by `--max-duration` when given.
+/// for `hold_s`. (Adaptive length is refused for connection workloads.)
 fn wait_for_conn(
     p: &TrialParams,
     agents: &mut [Agent],
@@ -710,11 +702,7 @@ fn wait_for_conn(
     let t0 = Instant::now();
     let counted =
         p.conn.as_ref().is_some_and(|k| k.count.is_some()) || p.workload == Workload::Connections;
-    let limit = match (&p.adaptive, counted) {
-        (Some(a), _) => Some(Duration::from_secs_f64(a.max_s)),
-        (None, true) => None,
-        (None, false) => Some(Duration::from_secs_f64(p.duration_s)),
-    };
+    let limit = (!counted).then(|| Duration::from_secs_f64(p.duration_s));
     loop {
         if stop.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
