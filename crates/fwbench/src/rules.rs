@@ -2,10 +2,13 @@
 //! addresses, the model generator, the import file, the engine's renderer. Also the
 //! pre-flight checks run before anything is built (bad input → exit 2, gateway unchanged).
 
-use crate::testbed::{addr, Topology};
-use crate::trial::{TrialParams, Workload};
+use crate::spec::topology::chain_of;
+use crate::spec::topology::Topology;
+use crate::spec::workload::Workload;
+use crate::spec::TrialParams;
+use crate::testbed::addr;
 use firewall::install;
-use firewall::models::{Addressing, Chain, Model, ModelSpec};
+use firewall::models::{Addressing, Model, ModelSpec};
 use firewall::render::{self, Rendered, Tool};
 use firewall::{Engine, Ip, Prefix, RuleSet};
 use proto::Family;
@@ -26,14 +29,6 @@ pub fn addressing(family: Family, n: u32) -> Addressing {
         client_net,
         server: addr::server(family),
         server_net,
-    }
-}
-
-pub fn chain_of(t: Topology) -> Chain {
-    match t {
-        // The proxy's connections end in the gateway (INPUT) and start anew from it.
-        Topology::Input | Topology::Proxy => Chain::Input,
-        _ => Chain::Forward,
     }
 }
 

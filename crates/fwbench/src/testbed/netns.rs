@@ -12,7 +12,8 @@
 //! Interfaces are created inside their namespaces, so their names never collide
 //! between testbeds; namespace names carry the testbed name.
 
-use crate::usage;
+use crate::error::usage;
+use crate::spec::topology::Topology;
 use anyhow::{bail, Context, Result};
 use proto::Family;
 use std::io::Write;
@@ -20,52 +21,6 @@ use std::net::IpAddr;
 use std::process::{Command, Stdio};
 
 pub const NS_PREFIX: &str = "fwb-";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Topology {
-    Forward,
-    Direct,
-    Input,
-    /// Forward's namespaces, forwarding off, a userspace TCP relay in the gateway.
-    Proxy,
-}
-
-impl Topology {
-    /// The namespaces a trial of this topology runs in (proxy uses forward's).
-    pub fn testbed(self) -> Topology {
-        match self {
-            Topology::Proxy => Topology::Forward,
-            t => t,
-        }
-    }
-}
-
-impl std::str::FromStr for Topology {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "forward" => Ok(Topology::Forward),
-            "direct" => Ok(Topology::Direct),
-            "input" => Ok(Topology::Input),
-            "proxy" => Ok(Topology::Proxy),
-            _ => Err(format!(
-                "unknown topology '{s}' (expected forward, direct, input or proxy)"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for Topology {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Topology::Forward => "forward",
-            Topology::Direct => "direct",
-            Topology::Input => "input",
-            Topology::Proxy => "proxy",
-        })
-    }
-}
 
 /// Addresses of the testbed (fixed plan inside the benchmarking ranges).
 pub mod addr {
@@ -471,7 +426,7 @@ impl Drop for EphemeralTestbed {
 
 fn spawn_reaper(name: &str) -> Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(crate::launcher::self_exe());
+    let mut cmd = Command::new(crate::testbed::launcher::self_exe());
     cmd.args(["testbed", "reap", "--name", name])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

@@ -4,13 +4,18 @@
 //! The search itself is [`Bisect`], pure and table-tested; the drivers run one stored
 //! trial per step on a [`Session`].
 
+pub mod sweetspot;
+
+use crate::error::usage;
+use crate::exec::trial::{Outcome, Status};
 use crate::output;
 use crate::run::Session;
-use crate::trial::{Outcome, Pinning, Status, TrialParams, Workload};
-use crate::usage;
+use crate::spec::search::SearchParams;
+use crate::spec::workload::Workload;
+use crate::spec::{Pinning, TrialParams};
 use anyhow::{bail, Result};
 use proto::Rate;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -209,38 +214,6 @@ pub struct Env {
     pub json: bool,
 }
 
-/// What a search looks for and when it stops (a scenario's `loss`, `precision`,
-/// `max_rate`, `max_trials`, `max_rules`, `resolution`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchParams {
-    /// Loss ratio still counted as a pass: 0 = NDR.
-    pub loss: f64,
-    /// ndr: stop when (hi − lo) ≤ precision · hi.
-    pub precision: f64,
-    /// ndr: upper bound; `None` = measure it with an unpaced flood.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rate: Option<Rate>,
-    /// ndr: most search trials (the confirmation not counted).
-    pub max_trials: u32,
-    /// degrade: largest rule count searched.
-    pub max_rules: u32,
-    /// degrade: stop when the bracket is this many rules wide.
-    pub resolution: u32,
-}
-
-impl Default for SearchParams {
-    fn default() -> Self {
-        SearchParams {
-            loss: 0.0,
-            precision: 0.02,
-            max_rate: None,
-            max_trials: 20,
-            max_rules: 20_000,
-            resolution: 250,
-        }
-    }
-}
-
 /// One step of a search, as reported.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
@@ -319,7 +292,7 @@ pub enum SearchSummary {
     Ndr(NdrReport),
     Degrade(DegradeReport),
     /// sessions with `--parallel auto`.
-    SweetSpot(crate::sweetspot::SweetSpotReport),
+    SweetSpot(crate::search::sweetspot::SweetSpotReport),
 }
 
 /// Whether `p` runs as a search of stored step trials (ndr, degrade, sessions with
@@ -335,7 +308,7 @@ pub fn is_search(p: &TrialParams) -> bool {
 /// `fwbench sessions --parallel auto`.
 pub fn run_sweet_spot(p: TrialParams, env: &Env) -> Result<ExitCode> {
     cli_search("sessions", p, env, |p, run| {
-        crate::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
+        crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
     })
 }
 
@@ -577,7 +550,7 @@ pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
     }
 }
 
-fn sweet_spot_text(p: &TrialParams, r: &crate::sweetspot::SweetSpotReport) -> String {
+fn sweet_spot_text(p: &TrialParams, r: &crate::search::sweetspot::SweetSpotReport) -> String {
     let mut out = format!(
         "sessions, parallel auto {}
   parallel   sessions/s   failed
@@ -789,7 +762,7 @@ pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
         Workload::Ndr => ndr_search(p, &sp, run).map(SearchSummary::Ndr),
         Workload::Degrade => degrade_search(p, &sp, run).map(SearchSummary::Degrade),
         Workload::Sessions if is_search(p) => {
-            crate::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
+            crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
         }
         w => bail!("{} is not a search", w.as_str()),
     }

@@ -75,7 +75,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
     };
     let mut phase = AgentPhase::AwaitHello;
     let mut role: Option<Role> = None;
-    let mut sampler: Option<crate::probe::Sampler> = None;
+    let mut sampler: Option<crate::host::probe::Sampler> = None;
     loop {
         let msg = match rx.recv().unwrap_or(Input::Eof) {
             Input::Msg(m) => m,
@@ -116,15 +116,15 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 }
             },
             ToAgent::Start => {
-                sampler = Some(crate::probe::Sampler::start());
+                sampler = Some(crate::host::probe::Sampler::start());
                 match role.as_mut() {
                     Some(Role::Client(c)) => c.start(),
                     Some(Role::Source(c)) => c.start(),
                     Some(Role::Ping(c)) => c.start(),
                     Some(Role::Sessions(c)) => c.start(),
                     Some(Role::ExternalClient(c)) => c.start(),
-                    Some(Role::Gateway(g)) => g.interfaces = crate::probe::interfaces(),
-                    Some(Role::Sink(_, i)) => *i = crate::probe::interfaces(),
+                    Some(Role::Gateway(g)) => g.interfaces = crate::host::probe::interfaces(),
+                    Some(Role::Sink(_, i)) => *i = crate::host::probe::interfaces(),
                     _ => {}
                 }
                 FromAgent::Started
@@ -149,8 +149,10 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     Some(Role::Sink(s, before)) => s
                         .stop()
                         .map(|mut r| {
-                            r.interfaces =
-                                crate::probe::since(&crate::probe::interfaces(), &before);
+                            r.interfaces = crate::host::probe::since(
+                                &crate::host::probe::interfaces(),
+                                &before,
+                            );
                             RoleResults::UdpSink(r)
                         })
                         .map_err(traffic),
@@ -167,8 +169,10 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                         .map(|r| RoleResults::SessionClient(Box::new(r)))
                         .map_err(traffic),
                     Some(Role::Gateway(mut g)) => {
-                        let interfaces =
-                            crate::probe::since(&crate::probe::interfaces(), &g.interfaces);
+                        let interfaces = crate::host::probe::since(
+                            &crate::host::probe::interfaces(),
+                            &g.interfaces,
+                        );
                         let firewall = g.rules.take().map(stop_rules);
                         let proxy = g.proxy.take().map(Proxy::stop);
                         let r = RoleResults::Gateway(GatewayResults {

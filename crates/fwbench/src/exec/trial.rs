@@ -1,13 +1,17 @@
 //! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
 //! teardown — in the phase order of `proto`, gateway first and down last.
 
-use crate::launcher::{Agent, AgentFailed, Launcher};
-use crate::testbed::{addr, Testbed, Topology};
+use crate::error::Interrupted;
+use crate::spec::topology::Topology;
+use crate::spec::workload::Workload;
+use crate::spec::Pinning;
+use crate::spec::TrialParams;
+use crate::testbed::launcher::{Agent, AgentFailed, Launcher};
+use crate::testbed::{addr, Testbed};
 use anyhow::{bail, Result};
 use proto::{
-    EchoClientResults, EchoClientSpec, EchoServerResults, EchoServerSpec, ErrorKind, Family,
-    FrameSize, FromAgent, GatewayResults, GatewaySpec, Proto, RoleResults, RoleSpec, ServerMode,
-    ToAgent,
+    EchoClientResults, EchoClientSpec, EchoServerResults, EchoServerSpec, ErrorKind, FromAgent,
+    GatewayResults, GatewaySpec, RoleResults, RoleSpec, ToAgent,
 };
 
 use serde::Serialize;
@@ -16,60 +20,6 @@ use std::time::{Duration, Instant};
 
 /// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
 pub const ECHO_PORT: u16 = 20000;
-
-/// Parameters of one echo trial (seed 000: n, t, f, P, A, T plus the testbed).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrialParams {
-    pub topology: Topology,
-    pub clients: u32,
-    pub duration_s: f64,
-    pub frame_size: String,
-    #[serde(skip)]
-    pub frame: FrameSize,
-    pub proto: Proto,
-    pub family: Family,
-    pub server: ServerMode,
-    pub timeout_ms: u32,
-    pub seed: u64,
-    /// Firewall engine on the gateway and the rule-set model it renders.
-    pub engine: firewall::Engine,
-    pub model: firewall::models::Model,
-    /// Filler rule count of the model (linear, raw-filler, string-*).
-    pub rules: u32,
-    pub position: firewall::models::Position,
-    /// Chain the test traffic is filtered in (follows the topology).
-    pub chain: firewall::models::Chain,
-    /// Ruleset file for model `import`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub import: Option<String>,
-    /// What traffic the trial sends (echo trials omit it, so their keys stay stable).
-    #[serde(default, skip_serializing_if = "Workload::is_echo")]
-    pub workload: Workload,
-    /// Flood, flow and ping parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet: Option<crate::packet::PacketParams>,
-    /// sessions, bulk, http and connections parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conn: Option<crate::conn::ConnParams>,
-    /// ndr and degrade: what the search looks for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<crate::search::SearchParams>,
-    /// Adaptive length: run at least `duration_s`, stop once the 95 % CI of the rate is
-    /// within `precision`, at most `max_s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adaptive: Option<Adaptive>,
-    /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-}
-
-/// Adaptive trial length (beyond the peers): stop when precise enough.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct Adaptive {
-    /// Target relative half-width of the rate's 95 % CI, e.g. 0.01.
-    pub precision: f64,
-    pub max_s: f64,
-}
 
 /// What an adaptive trial achieved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,67 +68,6 @@ fn t975(df: usize) -> f64 {
     }
 }
 
-/// The traffic of a trial.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Workload {
-    /// Seed 000's echo cycle.
-    #[default]
-    Echo,
-    /// UDP at the maximum (or a given) rate.
-    Flood,
-    /// Paced UDP with per-packet timing.
-    Flow,
-    /// UDP echo, one probe at a time.
-    Ping,
-    /// RFC 2544 throughput search: flood trials at searched rates.
-    Ndr,
-    /// Degradation point search: flow trials at searched rule counts.
-    Degrade,
-    /// TCP sessions: connect, request, response, close (seed 003).
-    Sessions,
-    /// Bulk transfers, one per session (seed 003).
-    Bulk,
-    /// HTTP/1.1 downloads (seed 004).
-    Http,
-    /// Concurrent connection capacity: open and hold connections.
-    Connections,
-}
-
-impl Workload {
-    pub fn is_echo(&self) -> bool {
-        *self == Workload::Echo
-    }
-    /// sessions, bulk, http, connections: TCP connections to the built-in server.
-    pub fn is_conn(&self) -> bool {
-        matches!(
-            self,
-            Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections
-        )
-    }
-}
-
-crate::names::named!(Workload, "workload", {
-    Echo => "echo",
-    Flood => "flood",
-    Flow => "flow",
-    Ping => "ping",
-    Ndr => "ndr",
-    Degrade => "degrade",
-    Sessions => "sessions",
-    Bulk => "bulk",
-    Http => "http",
-    Connections => "connections",
-});
-
-/// CPU placement of each role ("0", "0-1", …); `None` = wherever the kernel likes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Pinning {
-    pub client: Option<String>,
-    pub gateway: Option<String>,
-    pub server: Option<String>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -196,16 +85,6 @@ impl Status {
         }
     }
 }
-
-/// The trial was interrupted (Ctrl-C); nothing of it is stored.
-#[derive(Debug)]
-pub struct Interrupted;
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted")
-    }
-}
-impl std::error::Error for Interrupted {}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RoleInfo {
@@ -225,11 +104,11 @@ pub struct Outcome {
     pub placement: Vec<RoleInfo>,
     pub summary: Option<EchoSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub packet: Option<crate::packet::PacketSummary>,
+    pub packet: Option<crate::workloads::packet::PacketSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ping: Option<crate::packet::PingSummary>,
+    pub ping: Option<crate::workloads::packet::PingSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conn: Option<crate::conn::ConnSummary>,
+    pub conn: Option<crate::workloads::conn::ConnSummary>,
     /// Adaptive trials: the precision asked for and reached.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
@@ -418,9 +297,9 @@ pub fn run_trial(
 /// A workload's combined figures.
 enum Collected {
     Echo(EchoSummary),
-    Packet(crate::packet::PacketSummary),
-    Ping(crate::packet::PingSummary),
-    Conn(Box<crate::conn::ConnSummary>),
+    Packet(crate::workloads::packet::PacketSummary),
+    Ping(crate::workloads::packet::PingSummary),
+    Conn(Box<crate::workloads::conn::ConnSummary>),
 }
 
 /// What a trial accumulates while it runs, kept also when it fails part-way.
@@ -469,7 +348,7 @@ fn drive(
             r.map(|_| ())
         };
     let firewall = crate::rules::request(p)
-        .map_err(crate::usage)?
+        .map_err(crate::error::usage)?
         .map(|r| serde_json::to_value(&r))
         .transpose()?;
     if p.topology == Topology::Proxy && !p.workload.is_conn() {
@@ -486,7 +365,7 @@ fn drive(
         .into());
     }
     let conn_roles = if p.workload.is_conn() {
-        Some(crate::conn::roles(tb, p)?)
+        Some(crate::workloads::conn::roles(tb, p)?)
     } else {
         None
     };
@@ -545,7 +424,7 @@ fn drive(
                 (server_ns, client_ns) = (r.server_ns, r.client_ns);
                 (Some(r.server), r.client)
             }
-            None => crate::packet::role_specs(tb, p)?,
+            None => crate::workloads::packet::role_specs(tb, p)?,
         },
     };
     if let Some(spec) = server_spec {
@@ -671,20 +550,17 @@ fn drive(
             };
             Collected::Echo(summarise(&cr, &sr))
         }
-        Workload::Ping => Collected::Ping(crate::packet::summarise_ping(results)?),
+        Workload::Ping => Collected::Ping(crate::workloads::packet::summarise_ping(results)?),
         Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
         Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => {
-            Collected::Conn(Box::new(crate::conn::summarise(
+            Collected::Conn(Box::new(crate::workloads::conn::summarise(
                 results,
                 gr.as_ref().and_then(|g| g.proxy.clone()),
             )?))
         }
-        Workload::Flood | Workload::Flow => Collected::Packet(crate::packet::summarise_packet(
-            p,
-            tb.topology,
-            results,
-            gr.as_ref(),
-        )?),
+        Workload::Flood | Workload::Flow => Collected::Packet(
+            crate::workloads::packet::summarise_packet(p, tb.topology, results, gr.as_ref())?,
+        ),
     };
     Ok((collected, gr))
 }

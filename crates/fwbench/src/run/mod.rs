@@ -2,11 +2,15 @@
 //! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
 
 use crate::cli::RunArgs;
+use crate::error::usage;
+use crate::error::Interrupted;
+use crate::exec::trial::{self, Outcome, Status};
 use crate::output;
-use crate::scenario::{self, Plan, PlannedTrial};
-use crate::testbed::{EphemeralTestbed, Testbed, Topology};
-use crate::trial::{self, Interrupted, Outcome, Pinning, Status, TrialParams, Workload};
-use crate::usage;
+use crate::plan::scenario::{self, Plan, PlannedTrial};
+use crate::spec::topology::Topology;
+use crate::spec::workload::Workload;
+use crate::spec::{Pinning, TrialParams};
+use crate::testbed::{EphemeralTestbed, Testbed};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,7 +20,7 @@ use std::time::Instant;
 use store::{EchoClientRow, Headline, NewRun, Store, TrialRecord};
 
 /// The experiment `fwbench run` runs without arguments.
-pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../../scenarios/default.toml");
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -106,7 +110,7 @@ fn command_line() -> String {
 }
 
 fn tools_for_record() -> Vec<(String, String)> {
-    crate::check::probe()
+    crate::host::check::probe()
         .tools
         .into_iter()
         .map(|t| {
@@ -131,7 +135,7 @@ fn begin(
         scenario_text: text,
         seed,
         command: command_line(),
-        host: crate::hostinfo::collect(tools_for_record()),
+        host: crate::host::info::collect(tools_for_record()),
         baseline,
     })?)
 }
@@ -367,8 +371,8 @@ pub fn run_workload(a: &crate::cli::WorkloadArgs) -> Result<ExitCode> {
     let name = a.file.display().to_string();
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| usage(format!("{name}: cannot read workload file: {e}")))?;
-    let jobs = crate::workload::parse(&name, &text).map_err(usage)?;
-    for (prog, (l, c)) in crate::workload::commands(&jobs) {
+    let jobs = crate::worklang::parse(&name, &text).map_err(usage)?;
+    for (prog, (l, c)) in crate::worklang::commands(&jobs) {
         if !program_exists(prog) {
             return Err(usage(format!(
                 "{name}:{l}:{c}: command '{prog}' not found (not a file, not in PATH)"
@@ -387,10 +391,10 @@ pub fn run_workload(a: &crate::cli::WorkloadArgs) -> Result<ExitCode> {
     let prefix: Vec<String> = ["ip", "netns", "exec", &ns].map(String::from).to_vec();
     eprintln!(
         "fwbench: {} commands from {name} in {ns}",
-        crate::workload::count(&jobs)
+        crate::worklang::count(&jobs)
     );
     let t0 = Instant::now();
-    let ran = crate::workload::run(&jobs, &prefix, &INTERRUPTED);
+    let ran = crate::worklang::run(&jobs, &prefix, &INTERRUPTED);
     let total_s = t0.elapsed().as_secs_f64();
     drop(testbeds);
     let failed = ran.iter().filter(|r| r.exit != Some(0)).count();
@@ -478,7 +482,7 @@ fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
         for t in plan.trials.iter_mut() {
             t.params.topology = tb.topology;
-            t.params.chain = crate::rules::chain_of(tb.topology);
+            t.params.chain = crate::spec::topology::chain_of(tb.topology);
             t.key = scenario::trial_key(&t.params, t.rep);
         }
     }
@@ -756,7 +760,7 @@ impl Session {
         let testbeds = Testbeds::new(testbed)?;
         if let (Some(tb), false) = (&testbeds.named, topology_given) {
             params.topology = tb.topology;
-            params.chain = crate::rules::chain_of(tb.topology);
+            params.chain = crate::spec::topology::chain_of(tb.topology);
         }
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;

@@ -4,62 +4,22 @@
 //! product × `repetitions`, in `sequential` or seeded `random` order. Every error names
 //! `file:line:column` and the field.
 
-use crate::packet::{PacketParams, SenderPath, SinkKind};
-use crate::testbed::Topology;
-use crate::trial::{Pinning, TrialParams, Workload};
+use crate::spec::packet::{PacketParams, SenderPath, SinkKind};
+use crate::spec::topology::Topology;
+use crate::spec::values::parse_bool;
+use crate::spec::values::parse_clients;
+use crate::spec::values::parse_count;
+use crate::spec::values::parse_count0;
+use crate::spec::values::parse_duration;
+use crate::spec::values::parse_duration0;
+use crate::spec::values::parse_interval;
+use crate::spec::values::parse_timeout_ms;
+use crate::spec::workload::Workload;
+use crate::spec::{Pinning, TrialParams};
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
-
-/// Parse a duration: `10` (seconds), `2.5s`, `500ms`, `1m`. Must be positive.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration (like 10, 2.5s, 500ms or 1m)"))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(format!("duration '{s}' must be greater than zero"));
-    }
-    if v * mult > 86_400.0 {
-        return Err(format!("duration '{s}' is longer than a day"));
-    }
-    Ok(v * mult)
-}
-
-pub fn parse_clients(s: &str) -> Result<u32, String> {
-    let n: u32 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a whole number of clients"))?;
-    if n == 0 {
-        return Err("the number of clients must be at least 1".into());
-    }
-    if n > crate::testbed::addr::MAX_CLIENTS {
-        return Err(format!(
-            "{n} clients is more than a testbed addresses ({})",
-            crate::testbed::addr::MAX_CLIENTS
-        ));
-    }
-    Ok(n)
-}
-
-pub fn parse_timeout_ms(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(v) if v > 0 && v <= 60_000 => Ok(v),
-        _ => Err(format!("timeout '{s}' must be 1..60000 milliseconds")),
-    }
-}
 
 /// Cross-field check of one trial's parameters.
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
@@ -68,10 +28,10 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
         crate::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
     if p.workload.is_conn() {
-        return crate::conn::check(p);
+        return crate::workloads::conn::check(p);
     }
     if p.workload != Workload::Echo {
-        return crate::packet::check(p);
+        return crate::workloads::packet::check(p);
     }
     if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
         return Err(format!(
@@ -80,7 +40,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
             proto::MAX_UDP_PAYLOAD
         ));
     }
-    if p.proto == Proto::Udp && p.clients as u64 + crate::trial::ECHO_PORT as u64 > 65_535 {
+    if p.proto == Proto::Udp && p.clients as u64 + crate::exec::trial::ECHO_PORT as u64 > 65_535 {
         return Err(format!(
             "{} UDP clients need more ports than exist",
             p.clients
@@ -297,9 +257,9 @@ fn axis_default_echo(axis: &str) -> &'static str {
 fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
     let e = |r: Result<(), String>| r;
     match axis {
-        "size" if w.is_conn() => crate::conn::parse_size(t).map(|_| ()),
-        "parallel" => crate::conn::parse_parallel(t).map(|_| ()),
-        "request" | "proxy_buffer" => crate::conn::parse_size(t).and_then(|v| {
+        "size" if w.is_conn() => crate::spec::conn::parse_size(t).map(|_| ()),
+        "parallel" => crate::spec::conn::parse_parallel(t).map(|_| ()),
+        "request" | "proxy_buffer" => crate::spec::conn::parse_size(t).and_then(|v| {
             u32::try_from(v)
                 .map(|_| ())
                 .map_err(|_| format!("size '{t}' is above 4G"))
@@ -310,10 +270,10 @@ fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
         "verify" => parse_bool(t).map(|_| ()),
         "server_program" | "client_program" => Ok(()),
         "topology" => e(t.parse::<Topology>().map(|_| ())),
-        "engine" => e(crate::cli::engine(t).map(|_| ())),
-        "model" => e(crate::cli::model(t).map(|_| ())),
-        "rules" => e(crate::cli::rule_count(t).map(|_| ())),
-        "position" => e(crate::cli::position(t).map(|_| ())),
+        "engine" => e(crate::spec::values::engine(t).map(|_| ())),
+        "model" => e(crate::spec::values::model(t).map(|_| ())),
+        "rules" => e(crate::spec::values::rule_count(t).map(|_| ())),
+        "position" => e(crate::spec::values::position(t).map(|_| ())),
         "proto" => t.parse::<Proto>().map(|_| ()).map_err(|e| e.0),
         "family" => t.parse::<Family>().map(|_| ()).map_err(|e| e.0),
         "server" => t.parse::<ServerMode>().map(|_| ()).map_err(|e| e.0),
@@ -330,63 +290,12 @@ fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
         "sink" => t.parse::<SinkKind>().map(|_| ()),
         "interval" => parse_interval(t).map(|_| ()),
         "fragment" => parse_bool(t).map(|_| ()),
-        "loss" | "precision" => crate::cli::ratio(t).map(|_| ()),
+        "loss" | "precision" => crate::spec::values::ratio(t).map(|_| ()),
         "max_rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
         "max_trials" | "resolution" => parse_count(t).map(|_| ()),
-        "max_rules" => crate::cli::rule_count(t).map(|_| ()),
+        "max_rules" => crate::spec::values::rule_count(t).map(|_| ()),
         _ => Ok(()),
     }
-}
-
-pub fn parse_bool(s: &str) -> Result<bool, String> {
-    match s.trim() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("'{s}' is not true or false")),
-    }
-}
-
-/// A positive whole number (flows, threads, batch, count).
-pub fn parse_count(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(v) if v > 0 => Ok(v),
-        _ => Err(format!("'{s}' is not a whole number of at least 1")),
-    }
-}
-
-/// A whole number ≥ 0.
-pub fn parse_count0(s: &str) -> Result<u32, String> {
-    s.trim()
-        .parse::<u32>()
-        .map_err(|_| format!("'{s}' is not a whole number (0 or more)"))
-}
-
-/// A duration that may be zero (`0`, `1s`, `500ms`).
-pub fn parse_duration0(s: &str) -> Result<f64, String> {
-    if s.trim().parse::<f64>() == Ok(0.0) {
-        return Ok(0.0);
-    }
-    parse_duration(s)
-}
-
-/// A gap between probes: `0`, `10ms`, `1s`, `250us` → nanoseconds.
-pub fn parse_interval(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    if t == "0" {
-        return Ok(0);
-    }
-    if let Some(us) = t.strip_suffix("us") {
-        return us
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 60e6)
-            .map(|v| (v * 1e3) as u64)
-            .ok_or_else(|| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"));
-    }
-    parse_duration(t)
-        .map(|v| (v * 1e9) as u64)
-        .map_err(|_| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"))
 }
 
 /// Build one trial's parameters from one value per axis (all already checked).
@@ -406,25 +315,26 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
     let topology: Topology = get("topology").parse()?;
     let frame: FrameSize = get("frame_size").parse().map_err(spec)?;
     let import = Some(get("import").to_string()).filter(|s| !s.is_empty());
-    let mut model = crate::cli::model(get("model"))?;
+    let mut model = crate::spec::values::model(get("model"))?;
     if import.is_some() && !v.contains_key("model_given") {
         model = firewall::models::Model::Import;
     }
     let opt = |a: &str| Some(get(a).to_string()).filter(|s| !s.is_empty());
     let size32 = |a: &str| -> Result<u32, String> {
         let t = get(a);
-        u32::try_from(crate::conn::parse_size(t)?).map_err(|_| format!("size '{t}' is above 4G"))
+        u32::try_from(crate::spec::conn::parse_size(t)?)
+            .map_err(|_| format!("size '{t}' is above 4G"))
     };
     let conn = workload
         .is_conn()
-        .then(|| -> Result<crate::conn::ConnParams, String> {
-            Ok(crate::conn::ConnParams {
-                parallel: crate::conn::parse_parallel(get("parallel"))?,
+        .then(|| -> Result<crate::spec::conn::ConnParams, String> {
+            Ok(crate::spec::conn::ConnParams {
+                parallel: crate::spec::conn::parse_parallel(get("parallel"))?,
                 count: opt("count")
                     .map(|c| parse_count(&c).map(u64::from))
                     .transpose()?,
                 request: size32("request")?,
-                size: crate::conn::parse_size(get("size"))?,
+                size: crate::spec::conn::parse_size(get("size"))?,
                 overhead_sessions: parse_count0(get("overhead_sessions"))?,
                 limit: parse_count(get("limit"))?,
                 hold_s: parse_duration0(get("hold"))?,
@@ -458,19 +368,19 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         })
         .transpose()?;
     let search = matches!(workload, Workload::Ndr | Workload::Degrade)
-        .then(|| -> Result<crate::search::SearchParams, String> {
-            Ok(crate::search::SearchParams {
-                loss: crate::cli::ratio(get("loss"))?,
-                precision: crate::cli::ratio(get("precision"))?,
+        .then(|| -> Result<crate::spec::search::SearchParams, String> {
+            Ok(crate::spec::search::SearchParams {
+                loss: crate::spec::values::ratio(get("loss"))?,
+                precision: crate::spec::values::ratio(get("precision"))?,
                 max_rate: Some(get("max_rate").parse::<proto::Rate>().map_err(|e| e.0)?)
                     .filter(|r| *r != proto::Rate::Max),
                 max_trials: parse_count(get("max_trials"))?,
-                max_rules: crate::cli::rule_count(get("max_rules"))?,
+                max_rules: crate::spec::values::rule_count(get("max_rules"))?,
                 resolution: parse_count(get("resolution"))?,
             })
         })
         .transpose()?;
-    let mut rules = crate::cli::rule_count(get("rules"))?;
+    let mut rules = crate::spec::values::rule_count(get("rules"))?;
     if let (Workload::Degrade, Some(sp)) = (workload, &search) {
         // The search varies the rule count; pre-flight renders the largest.
         rules = sp.max_rules;
@@ -478,7 +388,8 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
     let mut duration_s = parse_duration(get("duration"))?;
     if let Some(k) = packet.as_ref().filter(|_| workload == Workload::Ping) {
         let timeout = parse_timeout_ms(get("timeout_ms"))?;
-        duration_s = crate::packet::ping_duration(duration_s, k.count, k.interval_ns, timeout);
+        duration_s =
+            crate::spec::packet::ping_duration(duration_s, k.count, k.interval_ns, timeout);
     }
     Ok(TrialParams {
         topology,
@@ -497,11 +408,11 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         server: get("server").parse().map_err(spec)?,
         timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
         seed,
-        engine: crate::cli::engine(get("engine"))?,
+        engine: crate::spec::values::engine(get("engine"))?,
         model,
         rules,
-        position: crate::cli::position(get("position"))?,
-        chain: crate::rules::chain_of(topology),
+        position: crate::spec::values::position(get("position"))?,
+        chain: crate::spec::topology::chain_of(topology),
         import,
         workload,
         packet,
@@ -927,7 +838,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
 fn parse_adaptive(
     cx: &Ctx,
     a: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
-) -> Result<crate::trial::Adaptive, String> {
+) -> Result<crate::spec::Adaptive, String> {
     let mut precision = None;
     let mut max_s = 60.0;
     for (k, v) in a.get_ref() {
@@ -937,7 +848,7 @@ fn parse_adaptive(
         match k.get_ref().as_str() {
             "precision" => {
                 precision = Some(
-                    crate::cli::ratio(&t)
+                    crate::spec::values::ratio(&t)
                         .and_then(|r| {
                             if r > 0.0 {
                                 Ok(r)
@@ -960,7 +871,7 @@ fn parse_adaptive(
     }
     let precision =
         precision.ok_or_else(|| cx.at(a.span(), "adaptive", "needs precision, e.g. \"1%\""))?;
-    Ok(crate::trial::Adaptive { precision, max_s })
+    Ok(crate::spec::Adaptive { precision, max_s })
 }
 
 /// Adaptive length needs a role that counts while the trial runs.
@@ -973,7 +884,7 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
         Workload::Flood | Workload::Flow => p
             .packet
             .as_ref()
-            .is_some_and(|k| k.sink == crate::packet::SinkKind::Socket),
+            .is_some_and(|k| k.sink == crate::spec::packet::SinkKind::Socket),
         _ => false,
     };
     if !counted {

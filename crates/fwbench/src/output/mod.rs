@@ -1,8 +1,10 @@
 //! What the user reads: progress lines, the per-trial line, the run summary table,
 //! and the `echo` result as text or JSON.
 
-use crate::scenario::{Plan, PlannedTrial};
-use crate::trial::{Outcome, Status, TrialParams, Workload};
+use crate::exec::trial::{Outcome, Status};
+use crate::plan::scenario::{Plan, PlannedTrial};
+use crate::spec::workload::Workload;
+use crate::spec::TrialParams;
 use serde_json::json;
 
 pub fn params_line(p: &TrialParams) -> String {
@@ -62,8 +64,8 @@ pub fn params_line(p: &TrialParams) -> String {
 }
 
 /// The connection workload's own parameters, as typed.
-fn conn_what(w: Workload, k: &crate::conn::ConnParams, duration_s: f64) -> String {
-    use crate::conn::format_size;
+fn conn_what(w: Workload, k: &crate::spec::conn::ConnParams, duration_s: f64) -> String {
+    use crate::spec::conn::format_size;
     let parallel = match k.parallel {
         0 => "auto".to_string(),
         n => n.to_string(),
@@ -94,7 +96,7 @@ fn ms(ns: f64) -> String {
 }
 
 /// The headline of a connection trial.
-fn conn_line(c: &crate::conn::ConnSummary) -> String {
+fn conn_line(c: &crate::workloads::conn::ConnSummary) -> String {
     let trouble = if c.failed + c.corrupt > 0 {
         format!(", {} failed, {} CORRUPT", c.failed, c.corrupt)
     } else {
@@ -534,7 +536,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         let k = p.packet.clone().unwrap_or_default();
         out += &format!(
             "  packets      {} ({}), counted at the {}\n",
-            crate::packet::size_text(&k, family),
+            crate::workloads::packet::size_text(&k, family),
             k.rate,
             s.counted_at
         );
@@ -621,7 +623,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
 }
 
 /// A connection trial's figures, one aspect per line.
-fn conn_text(c: &crate::conn::ConnSummary) -> String {
+fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
     let dist = |name: &str, d: &proto::Durations| {
         format!(
             "  {name:<12} mean {}  sd {}  min {}  p50 {}  p90 {}  p99 {}  max {} ms\n",
@@ -944,14 +946,14 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
 }
 
 /// `fwbench workload` text: totals, then per distinct command its count and durations.
-pub fn workload_text(file: &str, total_s: f64, ran: &[crate::workload::Ran]) -> String {
+pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> String {
     let failed = ran.iter().filter(|r| r.exit != Some(0)).count();
     let mut out = format!(
         "workload {file}: {} commands in {total_s:.3} s, {failed} failed\n",
         ran.len()
     );
     out += "  count   mean s   p50 s    max s  failed  command\n";
-    let mut by: std::collections::BTreeMap<String, Vec<&crate::workload::Ran>> =
+    let mut by: std::collections::BTreeMap<String, Vec<&crate::worklang::Ran>> =
         std::collections::BTreeMap::new();
     for r in ran {
         by.entry(r.argv.join(" ")).or_default().push(r);

@@ -1,136 +1,23 @@
 //! Packet-rate workloads on the controller side: parameters, the role specs they
 //! become, and the figures that combine both ends (and the gateway's counters).
 
-use crate::testbed::{addr, Testbed, Topology};
-use crate::trial::{TrialParams, Workload};
+use crate::spec::packet::max_threads;
+use crate::spec::packet::PacketParams;
+use crate::spec::packet::SenderPath;
+use crate::spec::packet::SinkKind;
+use crate::spec::packet::MIN_ETHERNET_FRAME;
+use crate::spec::packet::SINK_PORT;
+use crate::spec::packet::SRC_PORT;
+use crate::spec::topology::Topology;
+use crate::spec::workload::Workload;
+use crate::spec::TrialParams;
+use crate::testbed::{addr, Testbed};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
     RoleSpec, RttSummary, UdpKernelCounters, UdpSinkSpec, UdpSourceSpec,
 };
-use serde::{Deserialize, Serialize};
-
-/// Smallest Ethernet frame (FCS included); RFC 2544's smallest test size.
-pub const MIN_ETHERNET_FRAME: u32 = 64;
-
-/// First source port of flood/flow flows; flow `i` uses `SRC_PORT + i`.
-pub const SRC_PORT: u16 = 30_000;
-/// Destination port of floods and flows (the sink's), and of pings (the reflector's).
-pub const SINK_PORT: u16 = 9_000;
-
-/// How packets leave the client.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SenderPath {
-    /// UDP sockets, sendmmsg(2).
-    #[default]
-    Udp,
-    /// Complete Ethernet frames through AF_PACKET (as trafgen), bypassing the UDP layer.
-    Raw,
-}
-
-/// Where arriving packets are counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SinkKind {
-    /// A UDP sink on the server (recvmmsg): loss, order, delay.
-    #[default]
-    Socket,
-    /// No receiver: packets the gateway took in on its ingress interface are counted
-    /// (seed 001's drop tests, where the firewall drops everything).
-    Gateway,
-}
-
-crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw" });
-crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway" });
-
-/// Parameters of flood, flow and ping trials.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PacketParams {
-    pub size: PacketSize,
-    pub rate: Rate,
-    pub flows: u32,
-    /// Sender threads.
-    pub threads: u32,
-    pub sink_threads: u32,
-    /// Packets per sendmmsg(2) call.
-    pub batch: u32,
-    pub sender: SenderPath,
-    pub sink: SinkKind,
-    /// Ping: probes to send (`None`: for the trial duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<u64>,
-    /// Ping: gap between probes, ns (0: back to back).
-    #[serde(default)]
-    pub interval_ns: u64,
-    /// Allow datagrams above the MTU (the kernel sends IP fragments).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub fragment: bool,
-}
-
-impl PacketParams {
-    /// UDP payload bytes (bad input as a message).
-    pub fn payload(&self, family: Family) -> Result<u32, String> {
-        self.size
-            .payload_with(family, self.fragment)
-            .map_err(|e| e.0)
-    }
-
-    /// Ethernet bytes on the wire per datagram (all fragments, FCS included).
-    pub fn wire_bytes(&self, family: Family) -> Result<u32, String> {
-        Ok(PacketSize::wire_bytes(self.payload(family)?, family))
-    }
-
-    /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for `--frame`.
-    pub fn rate_bytes(&self, family: Family) -> Result<u32, String> {
-        match self.size {
-            PacketSize::Payload(_) => self.payload(family),
-            PacketSize::Frame(_) => self.wire_bytes(family),
-        }
-    }
-}
-
-impl Default for PacketParams {
-    fn default() -> Self {
-        PacketParams {
-            size: PacketSize::Payload(18),
-            rate: Rate::Max,
-            flows: 1,
-            threads: 1,
-            sink_threads: 1,
-            batch: 64,
-            sender: SenderPath::Udp,
-            sink: SinkKind::Socket,
-            count: None,
-            interval_ns: 0,
-            fragment: false,
-        }
-    }
-}
-
-/// A ping trial's duration: at least long enough for `count` probes every
-/// `interval_ns` plus the last reply's timeout (the client stops after the last one).
-pub fn ping_duration(
-    duration_s: f64,
-    count: Option<u64>,
-    interval_ns: u64,
-    timeout_ms: u32,
-) -> f64 {
-    match count {
-        Some(c) if interval_ns > 0 => {
-            duration_s.max(c as f64 * interval_ns as f64 / 1e9 + timeout_ms as f64 / 1e3)
-        }
-        _ => duration_s,
-    }
-}
-
-/// Most threads the controller accepts: more than the host's CPUs only adds contention.
-pub fn max_threads() -> u32 {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    (cpus * 4).min(traffic::udp::MAX_THREADS)
-}
+use serde::Serialize;
 
 /// Cross-field checks (bad input: exit 2 before anything runs).
 pub fn check(p: &TrialParams) -> Result<(), String> {
@@ -234,7 +121,7 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
     let Some(k) = &p.packet else {
         bail!("a {} trial without packet parameters", p.workload.as_str());
     };
-    let payload = k.payload(p.family).map_err(crate::usage)?;
+    let payload = k.payload(p.family).map_err(crate::error::usage)?;
     let server = tb.server_addr(p.family);
     if p.workload == Workload::Ping {
         return Ok((
@@ -268,7 +155,9 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
         dst_port: SINK_PORT,
         flows: k.flows,
         payload,
-        pps: k.rate.pps(k.rate_bytes(p.family).map_err(crate::usage)?),
+        pps: k
+            .rate
+            .pps(k.rate_bytes(p.family).map_err(crate::error::usage)?),
         threads: k.threads,
         batch: k.batch,
         raw,
@@ -500,7 +389,7 @@ mod tests {
     use proto::{Counter, FlowRx, UdpSinkResults, UdpSourceResults};
 
     fn params(sink: SinkKind) -> TrialParams {
-        let mut p = crate::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
+        let mut p = crate::plan::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
             .unwrap()
             .trials[0]
             .params

@@ -1,9 +1,11 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
 
-use crate::scenario::{parse_clients, parse_duration, parse_timeout_ms};
-use crate::testbed::{Testbed, Topology};
-use crate::trial::{Pinning, TrialParams, Workload};
-use crate::usage;
+use crate::error::usage;
+use crate::spec::topology::Topology;
+use crate::spec::values::*;
+use crate::spec::workload::Workload;
+use crate::spec::{Pinning, TrialParams};
+use crate::testbed::Testbed;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use proto::{Family, FrameSize, Proto, ServerMode};
@@ -229,18 +231,18 @@ pub struct StreamArgs {
     batch: u32,
     /// udp (sockets, sendmmsg) or raw (Ethernet frames via AF_PACKET, as trafgen)
     #[arg(long, default_value = "udp", value_parser = sender)]
-    sender: crate::packet::SenderPath,
+    sender: crate::spec::packet::SenderPath,
     /// socket (UDP sink on the server) or gateway (no receiver: count what the gateway took in)
     #[arg(long, default_value = "socket", value_parser = sink)]
-    sink: crate::packet::SinkKind,
+    sink: crate::spec::packet::SinkKind,
     /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)
     #[arg(long)]
     fragment: bool,
 }
 
 impl StreamArgs {
-    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::packet::PacketParams {
-        crate::packet::PacketParams {
+    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::spec::packet::PacketParams {
+        crate::spec::packet::PacketParams {
             size: match (self.size, self.frame) {
                 (Some(s), _) => s,
                 (None, Some(f)) => proto::PacketSize::Frame(f),
@@ -291,7 +293,7 @@ struct PingArgs {
     #[arg(long, short = 'c', value_parser = count)]
     count: Option<u32>,
     /// Gap between probes: 0 (back to back, default), 250us, 10ms, 1s
-    #[arg(long, short = 'i', default_value = "0", value_parser = crate::scenario::parse_interval)]
+    #[arg(long, short = 'i', default_value = "0", value_parser = crate::spec::values::parse_interval)]
     interval: u64,
     /// A reply not received within this many ms counts as lost
     #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
@@ -345,7 +347,7 @@ struct BulkArgs {
     parallel: u32,
     /// Zero-byte sessions measured first, to split the per-session overhead out of the
     /// transfer time (0: no split)
-    #[arg(long, default_value = "10", value_parser = crate::scenario::parse_count0)]
+    #[arg(long, default_value = "10", value_parser = crate::spec::values::parse_count0)]
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
@@ -379,7 +381,7 @@ struct ConnectionsArgs {
     #[arg(long, default_value = "10000", value_parser = count)]
     limit: u32,
     /// Hold them this long once opening stopped, then check how many are still open
-    #[arg(long, default_value = "1", value_parser = crate::scenario::parse_duration0)]
+    #[arg(long, default_value = "1", value_parser = crate::spec::values::parse_duration0)]
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
@@ -572,109 +574,6 @@ enum TestbedCmd {
     },
 }
 
-fn size_u64(s: &str) -> Result<u64, String> {
-    crate::conn::parse_size(s)
-}
-fn size_u32(s: &str) -> Result<u32, String> {
-    let v = crate::conn::parse_size(s)?;
-    u32::try_from(v).map_err(|_| format!("size '{s}' is above 4G"))
-}
-fn session_count(s: &str) -> Result<u64, String> {
-    crate::scenario::parse_count(s).map(u64::from)
-}
-/// `auto` (0) or a count ≥ 1.
-fn parallelism(s: &str) -> Result<u32, String> {
-    crate::conn::parse_parallel(s)
-}
-fn packet_size(s: &str) -> Result<proto::PacketSize, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
-}
-fn rate(s: &str) -> Result<proto::Rate, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
-}
-fn count(s: &str) -> Result<u32, String> {
-    crate::scenario::parse_count(s)
-}
-fn sender(s: &str) -> Result<crate::packet::SenderPath, String> {
-    s.parse()
-}
-fn sink(s: &str) -> Result<crate::packet::SinkKind, String> {
-    s.parse()
-}
-/// A ratio above 0, e.g. `1%`.
-fn positive_ratio(s: &str) -> Result<f64, String> {
-    match ratio(s)? {
-        v if v > 0.0 => Ok(v),
-        _ => Err(format!("'{s}' must be above 0 (like 1% or 0.02)")),
-    }
-}
-
-/// `0.5%`, `0.005` or `0` → a ratio in 0..1.
-pub fn ratio(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("'{s}' is not a ratio (like 0, 0.1% or 0.001)"))?;
-    if !(0.0..1.0).contains(&v) {
-        return Err(format!("ratio '{s}' must be at least 0 and below 100%"));
-    }
-    Ok(v)
-}
-fn frame(s: &str) -> Result<FrameSize, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
-}
-fn protocol(s: &str) -> Result<Proto, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
-}
-fn family(s: &str) -> Result<Family, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
-}
-fn server_mode(s: &str) -> Result<ServerMode, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
-}
-fn topology(s: &str) -> Result<Topology, String> {
-    s.parse()
-}
-pub fn engine(s: &str) -> Result<firewall::Engine, String> {
-    s.parse()
-}
-pub fn model(s: &str) -> Result<firewall::models::Model, String> {
-    s.parse()
-        .map_err(|e: <firewall::models::Model as std::str::FromStr>::Err| e.to_string())
-}
-pub fn position(s: &str) -> Result<firewall::models::Position, String> {
-    s.parse()
-        .map_err(|e: <firewall::models::Position as std::str::FromStr>::Err| e.to_string())
-}
-pub fn chain(s: &str) -> Result<firewall::models::Chain, String> {
-    s.parse()
-        .map_err(|e: <firewall::models::Chain as std::str::FromStr>::Err| e.to_string())
-}
-/// A rule count: a whole number ≥ 0 (the generator refuses absurd ones with an estimate).
-pub fn rule_count(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    if t.starts_with('-') {
-        return Err(format!("rule count '{s}' must not be negative"));
-    }
-    t.parse::<u32>()
-        .map_err(|_| format!("'{s}' is not a whole number of rules (0 … 1000000)"))
-}
-fn cpus(s: &str) -> Result<String, String> {
-    let list = traffic::sys::parse_cpus(s)?;
-    let n = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if let Some(c) = list.iter().find(|&&c| c >= n) {
-        return Err(format!(
-            "CPU {c} does not exist (this host has CPUs 0-{})",
-            n - 1
-        ));
-    }
-    Ok(traffic::sys::format_cpus(&list))
-}
-
 fn init_logging(verbose: u8, agent: bool) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
@@ -736,7 +635,7 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check { json } => {
-            let r = crate::check::probe();
+            let r = crate::host::check::probe();
             if json {
                 println!("{}", serde_json::to_string_pretty(&r.to_json())?);
             } else {
@@ -775,9 +674,9 @@ pub fn run() -> Result<ExitCode> {
                 model,
                 rules: count.unwrap_or(fw.rules),
                 position: fw.position,
-                chain: crate::rules::chain_of(topology),
+                chain: crate::spec::topology::chain_of(topology),
                 import: fw.import.clone(),
-                workload: crate::trial::Workload::Echo,
+                workload: crate::spec::workload::Workload::Echo,
                 packet: None,
                 conn: None,
                 search: None,
@@ -799,14 +698,14 @@ pub fn run() -> Result<ExitCode> {
             run_packet(Workload::Flow, k, &a.stream, &a.trial)
         }
         Cmd::Ping(a) => {
-            let k = crate::packet::PacketParams {
+            let k = crate::spec::packet::PacketParams {
                 size: a.size,
                 count: a.count.map(u64::from),
                 interval_ns: a.interval,
                 ..Default::default()
             };
             let mut t = a.trial.clone();
-            t.duration = crate::packet::ping_duration(
+            t.duration = crate::spec::packet::ping_duration(
                 t.duration,
                 a.count.map(u64::from),
                 a.interval,
@@ -818,7 +717,7 @@ pub fn run() -> Result<ExitCode> {
         }
         Cmd::Ndr(a) => {
             let k = a.stream.packet(18, proto::Rate::Max);
-            let sp = crate::search::SearchParams {
+            let sp = crate::spec::search::SearchParams {
                 loss: a.search.loss,
                 precision: a.search.precision,
                 max_rate: a.search.max_rate,
@@ -830,7 +729,7 @@ pub fn run() -> Result<ExitCode> {
         }
         Cmd::Degrade(a) => {
             let k = a.stream.packet(128, a.rate);
-            let sp = crate::search::SearchParams {
+            let sp = crate::spec::search::SearchParams {
                 loss: a.loss,
                 max_rules: a.max_rules,
                 resolution: a.resolution,
@@ -840,11 +739,11 @@ pub fn run() -> Result<ExitCode> {
             // Pre-flight renders the largest rule set the search may install.
             p.rules = sp.max_rules;
             p.search = Some(sp);
-            crate::scenario::check_combination(&p).map_err(usage)?;
+            crate::plan::scenario::check_combination(&p).map_err(usage)?;
             crate::search::run_degrade(p, &search_env(&a.trial))
         }
         Cmd::Sessions(a) => {
-            let k = crate::conn::ConnParams {
+            let k = crate::spec::conn::ConnParams {
                 parallel: a.parallel,
                 request: a.request,
                 size: a.response,
@@ -853,7 +752,7 @@ pub fn run() -> Result<ExitCode> {
             run_conn(Workload::Sessions, k, &a.trial)
         }
         Cmd::Bulk(a) => {
-            let k = crate::conn::ConnParams {
+            let k = crate::spec::conn::ConnParams {
                 parallel: a.parallel,
                 size: a.size,
                 overhead_sessions: a.overhead_sessions,
@@ -862,7 +761,7 @@ pub fn run() -> Result<ExitCode> {
             run_conn(Workload::Bulk, k, &a.trial)
         }
         Cmd::Http(a) => {
-            let k = crate::conn::ConnParams {
+            let k = crate::spec::conn::ConnParams {
                 parallel: a.parallel,
                 size: a.size,
                 server_program: a.server_program.clone(),
@@ -872,7 +771,7 @@ pub fn run() -> Result<ExitCode> {
             run_conn(Workload::Http, k, &a.trial)
         }
         Cmd::Connections(a) => {
-            let k = crate::conn::ConnParams {
+            let k = crate::spec::conn::ConnParams {
                 limit: a.limit,
                 hold_s: a.hold,
                 ..a.conn.params(Workload::Connections)
@@ -887,7 +786,7 @@ pub fn run() -> Result<ExitCode> {
             p.server = a.server;
             p.timeout_ms = a.timeout_ms;
             p.seed = a.seed.unwrap_or_else(crate::run::fresh_seed);
-            crate::scenario::check_combination(&p).map_err(usage)?;
+            crate::plan::scenario::check_combination(&p).map_err(usage)?;
             single(p, &a.trial)
         }
     }
@@ -896,7 +795,7 @@ pub fn run() -> Result<ExitCode> {
 /// Parameters of one trial from the command line (not yet cross-checked).
 fn base_params(
     workload: Workload,
-    packet: Option<crate::packet::PacketParams>,
+    packet: Option<crate::spec::packet::PacketParams>,
     clients: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
@@ -921,13 +820,13 @@ fn base_params(
         model,
         rules: a.fw.rules,
         position: a.fw.position,
-        chain: crate::rules::chain_of(topology),
+        chain: crate::spec::topology::chain_of(topology),
         import: a.fw.import.clone(),
         workload,
         packet,
         conn: None,
         search: None,
-        adaptive: a.until_ci.map(|precision| crate::trial::Adaptive {
+        adaptive: a.until_ci.map(|precision| crate::spec::Adaptive {
             precision,
             max_s: a.max_duration,
         }),
@@ -938,34 +837,34 @@ fn base_params(
 /// Parameters of a search (checked: bad input → exit 2).
 fn search_params(
     workload: Workload,
-    packet: crate::packet::PacketParams,
-    sp: crate::search::SearchParams,
+    packet: crate::spec::packet::PacketParams,
+    sp: crate::spec::search::SearchParams,
     sources: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
     let mut p = base_params(workload, Some(packet), sources, a)?;
     p.search = Some(sp);
-    crate::scenario::check_combination(&p).map_err(usage)?;
+    crate::plan::scenario::check_combination(&p).map_err(usage)?;
     Ok(p)
 }
 
 /// Parameters of one packet-rate trial (checked: bad input → exit 2).
 fn trial_params(
     workload: Workload,
-    packet: crate::packet::PacketParams,
+    packet: crate::spec::packet::PacketParams,
     sources: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
     let p = base_params(workload, Some(packet), sources, a)?;
-    crate::scenario::check_combination(&p).map_err(usage)?;
+    crate::plan::scenario::check_combination(&p).map_err(usage)?;
     Ok(p)
 }
 
 impl ConnArgs {
     /// The workload's defaults with these options; a count given replaces the default.
-    fn params(&self, w: Workload) -> crate::conn::ConnParams {
-        let d = crate::conn::ConnParams::defaults(w);
-        crate::conn::ConnParams {
+    fn params(&self, w: Workload) -> crate::spec::conn::ConnParams {
+        let d = crate::spec::conn::ConnParams::defaults(w);
+        crate::spec::conn::ConnParams {
             count: self.count.or(d.count),
             timeout_ms: self.timeout_ms,
             proxy_buffer: self.proxy_buffer,
@@ -975,10 +874,14 @@ impl ConnArgs {
     }
 }
 
-fn run_conn(workload: Workload, k: crate::conn::ConnParams, a: &TrialArgs) -> Result<ExitCode> {
+fn run_conn(
+    workload: Workload,
+    k: crate::spec::conn::ConnParams,
+    a: &TrialArgs,
+) -> Result<ExitCode> {
     let mut p = base_params(workload, None, 1, a)?;
     p.conn = Some(k);
-    crate::scenario::check_combination(&p).map_err(usage)?;
+    crate::plan::scenario::check_combination(&p).map_err(usage)?;
     if crate::search::is_search(&p) {
         return crate::search::run_sweet_spot(p, &search_env(a));
     }
@@ -987,7 +890,7 @@ fn run_conn(workload: Workload, k: crate::conn::ConnParams, a: &TrialArgs) -> Re
 
 fn run_packet(
     workload: Workload,
-    k: crate::packet::PacketParams,
+    k: crate::spec::packet::PacketParams,
     stream: &StreamArgs,
     a: &TrialArgs,
 ) -> Result<ExitCode> {

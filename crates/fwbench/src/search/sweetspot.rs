@@ -6,7 +6,8 @@
 //! Must not: run trials itself — the caller's runner does; the search is a pure value
 //! (`next`/`record`) with table tests.
 
-use crate::trial::{Outcome, Status, TrialParams};
+use crate::exec::trial::{Outcome, Status};
+use crate::spec::TrialParams;
 use anyhow::{bail, Result};
 use serde::Serialize;
 

@@ -1,0 +1,6 @@
+//! What this host is and does: its capabilities (`fwbench check`), its metadata
+//! recorded with every run, and the kernel counters sampled while traffic runs.
+
+pub mod check;
+pub mod info;
+pub mod probe;

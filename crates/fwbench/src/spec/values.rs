@@ -1,0 +1,208 @@
+//! Parsers of the values a user writes, shared by the command line and scenario files:
+//! one parser per kind of value, each naming what it expected in its message.
+
+use crate::spec::topology::Topology;
+use proto::{Family, FrameSize, Proto, ServerMode};
+
+/// Parse a duration: `10` (seconds), `2.5s`, `500ms`, `1m`. Must be positive.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (like 10, 2.5s, 500ms or 1m)"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("duration '{s}' must be greater than zero"));
+    }
+    if v * mult > 86_400.0 {
+        return Err(format!("duration '{s}' is longer than a day"));
+    }
+    Ok(v * mult)
+}
+
+pub fn parse_clients(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of clients"))?;
+    if n == 0 {
+        return Err("the number of clients must be at least 1".into());
+    }
+    if n > crate::testbed::addr::MAX_CLIENTS {
+        return Err(format!(
+            "{n} clients is more than a testbed addresses ({})",
+            crate::testbed::addr::MAX_CLIENTS
+        ));
+    }
+    Ok(n)
+}
+
+pub fn parse_timeout_ms(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if v > 0 && v <= 60_000 => Ok(v),
+        _ => Err(format!("timeout '{s}' must be 1..60000 milliseconds")),
+    }
+}
+
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("'{s}' is not true or false")),
+    }
+}
+
+/// A positive whole number (flows, threads, batch, count).
+pub fn parse_count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(format!("'{s}' is not a whole number of at least 1")),
+    }
+}
+
+/// A whole number ≥ 0.
+pub fn parse_count0(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole number (0 or more)"))
+}
+
+/// A duration that may be zero (`0`, `1s`, `500ms`).
+pub fn parse_duration0(s: &str) -> Result<f64, String> {
+    if s.trim().parse::<f64>() == Ok(0.0) {
+        return Ok(0.0);
+    }
+    parse_duration(s)
+}
+
+/// A gap between probes: `0`, `10ms`, `1s`, `250us` → nanoseconds.
+pub fn parse_interval(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t == "0" {
+        return Ok(0);
+    }
+    if let Some(us) = t.strip_suffix("us") {
+        return us
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 60e6)
+            .map(|v| (v * 1e3) as u64)
+            .ok_or_else(|| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"));
+    }
+    parse_duration(t)
+        .map(|v| (v * 1e9) as u64)
+        .map_err(|_| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"))
+}
+
+pub fn size_u64(s: &str) -> Result<u64, String> {
+    crate::spec::conn::parse_size(s)
+}
+pub fn size_u32(s: &str) -> Result<u32, String> {
+    let v = crate::spec::conn::parse_size(s)?;
+    u32::try_from(v).map_err(|_| format!("size '{s}' is above 4G"))
+}
+pub fn session_count(s: &str) -> Result<u64, String> {
+    crate::spec::values::parse_count(s).map(u64::from)
+}
+/// `auto` (0) or a count ≥ 1.
+pub fn parallelism(s: &str) -> Result<u32, String> {
+    crate::spec::conn::parse_parallel(s)
+}
+pub fn packet_size(s: &str) -> Result<proto::PacketSize, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+pub fn rate(s: &str) -> Result<proto::Rate, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+pub fn count(s: &str) -> Result<u32, String> {
+    crate::spec::values::parse_count(s)
+}
+pub fn sender(s: &str) -> Result<crate::spec::packet::SenderPath, String> {
+    s.parse()
+}
+pub fn sink(s: &str) -> Result<crate::spec::packet::SinkKind, String> {
+    s.parse()
+}
+/// A ratio above 0, e.g. `1%`.
+pub fn positive_ratio(s: &str) -> Result<f64, String> {
+    match ratio(s)? {
+        v if v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' must be above 0 (like 1% or 0.02)")),
+    }
+}
+
+/// `0.5%`, `0.005` or `0` → a ratio in 0..1.
+pub fn ratio(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a ratio (like 0, 0.1% or 0.001)"))?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!("ratio '{s}' must be at least 0 and below 100%"));
+    }
+    Ok(v)
+}
+pub fn frame(s: &str) -> Result<FrameSize, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+pub fn protocol(s: &str) -> Result<Proto, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+pub fn family(s: &str) -> Result<Family, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+pub fn server_mode(s: &str) -> Result<ServerMode, String> {
+    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+}
+pub fn topology(s: &str) -> Result<Topology, String> {
+    s.parse()
+}
+pub fn engine(s: &str) -> Result<firewall::Engine, String> {
+    s.parse()
+}
+pub fn model(s: &str) -> Result<firewall::models::Model, String> {
+    s.parse()
+        .map_err(|e: <firewall::models::Model as std::str::FromStr>::Err| e.to_string())
+}
+pub fn position(s: &str) -> Result<firewall::models::Position, String> {
+    s.parse()
+        .map_err(|e: <firewall::models::Position as std::str::FromStr>::Err| e.to_string())
+}
+pub fn chain(s: &str) -> Result<firewall::models::Chain, String> {
+    s.parse()
+        .map_err(|e: <firewall::models::Chain as std::str::FromStr>::Err| e.to_string())
+}
+/// A rule count: a whole number ≥ 0 (the generator refuses absurd ones with an estimate).
+pub fn rule_count(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("rule count '{s}' must not be negative"));
+    }
+    t.parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole number of rules (0 … 1000000)"))
+}
+pub fn cpus(s: &str) -> Result<String, String> {
+    let list = traffic::sys::parse_cpus(s)?;
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Some(c) = list.iter().find(|&&c| c >= n) {
+        return Err(format!(
+            "CPU {c} does not exist (this host has CPUs 0-{})",
+            n - 1
+        ));
+    }
+    Ok(traffic::sys::format_cpus(&list))
+}

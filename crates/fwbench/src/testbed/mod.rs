@@ -1,0 +1,3 @@
+pub mod launcher;
+pub mod netns;
+pub use netns::*;

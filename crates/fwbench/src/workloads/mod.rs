@@ -1,0 +1,2 @@
+pub mod conn;
+pub mod packet;
