@@ -15,6 +15,7 @@ mod host;
 mod names;
 mod output;
 mod plan;
+mod process;
 mod rules;
 mod run;
 mod search;

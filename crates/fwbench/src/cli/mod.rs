@@ -1,6 +1,9 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
 
 use crate::error::usage;
+use crate::run::report::ReportArgs;
+use crate::run::scenario::RunArgs;
+use crate::run::worklang::WorkloadArgs;
 use crate::spec::topology::Topology;
 use crate::spec::values::*;
 use crate::spec::workload::Workload;
@@ -84,61 +87,6 @@ enum Cmd {
         #[arg(long, value_parser = cpus)]
         cpus: Option<String>,
     },
-}
-
-#[derive(Args)]
-pub struct RunArgs {
-    /// Scenario file (TOML); see scenarios/ and the README. Omit for the default experiment.
-    pub scenario: Option<PathBuf>,
-    /// Results database
-    #[arg(long, default_value = "results.db")]
-    pub db: PathBuf,
-    /// Use this existing testbed (from `fwbench testbed up`) instead of ephemeral ones
-    #[arg(long, value_name = "NAME")]
-    pub testbed: Option<String>,
-    /// List the trials and the estimated duration; run nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Start a new run even if an unfinished run of this scenario is in the database
-    /// (by default it is resumed: finished trials are kept, the rest run)
-    #[arg(long)]
-    pub fresh: bool,
-    /// Write the HTML report here when the run ends (default: report.html for the
-    /// default experiment, none otherwise)
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-}
-
-#[derive(Args)]
-pub struct WorkloadArgs {
-    /// Workload file (see the README: `sequential 30 { command "..." }`)
-    pub file: PathBuf,
-    /// Run in this existing testbed's client namespace (else an ephemeral testbed)
-    #[arg(long, value_name = "NAME")]
-    pub testbed: Option<String>,
-    /// Topology of the ephemeral testbed: forward, direct, input
-    #[arg(long, default_value = "forward", value_parser = topology)]
-    pub topology: Topology,
-    /// Print one JSON object (every command with start, duration, exit) instead of text
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args)]
-pub struct ReportArgs {
-    /// Results database (from `fwbench run`, `echo`, `flood`, …)
-    pub db: PathBuf,
-    /// Output file; `-` for stdout [default: report.html, report.md, trials.csv,
-    /// report.json, samples.csv by format]
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// html (figures as inline SVG), md, csv (one row per trial), json (configurations
-    /// with statistics and fits), samples (CSV of the metric samples)
-    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "csv", "json", "samples"])]
-    pub format: String,
-    /// Only this run (default: every run in the file)
-    #[arg(long)]
-    pub run: Option<i64>,
 }
 
 #[derive(Args)]
@@ -644,9 +592,9 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
-        Cmd::Run(args) => crate::run::run_scenario(&args),
-        Cmd::Report(args) => crate::run::write_report(&args),
-        Cmd::Workload(args) => crate::run::run_workload(&args),
+        Cmd::Run(args) => crate::run::scenario::run_scenario(&args),
+        Cmd::Report(args) => crate::run::report::write_report(&args),
+        Cmd::Workload(args) => crate::run::worklang::run_workload(&args),
         Cmd::Rules {
             cmd:
                 RulesCmd::Render {
@@ -725,7 +673,7 @@ pub fn run() -> Result<ExitCode> {
                 ..Default::default()
             };
             let p = search_params(Workload::Ndr, k, sp, a.stream.sources, &a.trial)?;
-            crate::search::run_ndr(p, &search_env(&a.trial))
+            crate::run::search::run_ndr(p, &search_env(&a.trial))
         }
         Cmd::Degrade(a) => {
             let k = a.stream.packet(128, a.rate);
@@ -740,7 +688,7 @@ pub fn run() -> Result<ExitCode> {
             p.rules = sp.max_rules;
             p.search = Some(sp);
             crate::plan::scenario::check_combination(&p).map_err(usage)?;
-            crate::search::run_degrade(p, &search_env(&a.trial))
+            crate::run::search::run_degrade(p, &search_env(&a.trial))
         }
         Cmd::Sessions(a) => {
             let k = crate::spec::conn::ConnParams {
@@ -785,7 +733,7 @@ pub fn run() -> Result<ExitCode> {
             p.proto = a.proto;
             p.server = a.server;
             p.timeout_ms = a.timeout_ms;
-            p.seed = a.seed.unwrap_or_else(crate::run::fresh_seed);
+            p.seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
             crate::plan::scenario::check_combination(&p).map_err(usage)?;
             single(p, &a.trial)
         }
@@ -883,7 +831,7 @@ fn run_conn(
     p.conn = Some(k);
     crate::plan::scenario::check_combination(&p).map_err(usage)?;
     if crate::search::is_search(&p) {
-        return crate::search::run_sweet_spot(p, &search_env(a));
+        return crate::run::search::run_sweet_spot(p, &search_env(a));
     }
     single(p, a)
 }
@@ -900,7 +848,7 @@ fn run_packet(
 
 fn single(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
     let (_, topo) = a.fw.resolve(a.topology)?;
-    crate::run::run_single(
+    crate::run::session::run_single(
         p,
         topo.is_some(),
         a.pin.pinning(),
@@ -910,9 +858,9 @@ fn single(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
     )
 }
 
-fn search_env(a: &TrialArgs) -> crate::search::Env {
+fn search_env(a: &TrialArgs) -> crate::run::search::Env {
     let topo = a.fw.resolve(a.topology).ok().and_then(|r| r.1);
-    crate::search::Env {
+    crate::run::search::Env {
         topology_given: topo.is_some(),
         pin: a.pin.pinning(),
         testbed: a.testbed.clone(),
@@ -922,7 +870,7 @@ fn search_env(a: &TrialArgs) -> crate::search::Env {
 }
 
 fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
-    crate::run::require_root()?;
+    crate::run::session::require_root()?;
     match cmd {
         TestbedCmd::Up { name, topology } => {
             let tb = Testbed::up(&name, topology)?;

@@ -6,6 +6,7 @@ use crate::spec::topology::Topology;
 use crate::spec::workload::Workload;
 use crate::spec::Pinning;
 use crate::spec::TrialParams;
+use crate::spec::ECHO_PORT;
 use crate::testbed::launcher::{Agent, AgentFailed, Launcher};
 use crate::testbed::{addr, Testbed};
 use anyhow::{bail, Result};
@@ -17,9 +18,6 @@ use proto::{
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
-pub const ECHO_PORT: u16 = 20000;
 
 /// What an adaptive trial achieved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,7 +115,7 @@ pub struct Outcome {
     pub samples: Vec<(&'static str, proto::MetricSample)>,
     /// ndr and degrade: the search's result (its steps are trials of their own).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub search: Option<crate::search::SearchSummary>,
+    pub search: Option<crate::search::summary::SearchSummary>,
     pub gateway: Option<GatewayResults>,
 }
 

@@ -1,6 +1,8 @@
 //! What the user reads: progress lines, the per-trial line, the run summary table,
 //! and the `echo` result as text or JSON.
 
+pub mod search;
+
 use crate::exec::trial::{Outcome, Status};
 use crate::plan::scenario::{Plan, PlannedTrial};
 use crate::spec::workload::Workload;

@@ -25,7 +25,7 @@ use toml::Spanned;
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     check_adaptive(p)?;
     if p.workload == Workload::Degrade {
-        crate::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
+        crate::spec::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
     if p.workload.is_conn() {
         return crate::workloads::conn::check(p);
@@ -40,7 +40,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
             proto::MAX_UDP_PAYLOAD
         ));
     }
-    if p.proto == Proto::Udp && p.clients as u64 + crate::exec::trial::ECHO_PORT as u64 > 65_535 {
+    if p.proto == Proto::Udp && p.clients as u64 + crate::spec::ECHO_PORT as u64 > 65_535 {
         return Err(format!(
             "{} UDP clients need more ports than exist",
             p.clients

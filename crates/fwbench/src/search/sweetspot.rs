@@ -7,9 +7,10 @@
 //! (`next`/`record`) with table tests.
 
 use crate::exec::trial::{Outcome, Status};
+use crate::search::summary::SweetPoint;
+use crate::search::summary::SweetSpotReport;
 use crate::spec::TrialParams;
 use anyhow::{bail, Result};
-use serde::Serialize;
 
 /// Largest parallelism tried by default.
 pub const MAX_AUTO_PARALLEL: u32 = 256;
@@ -98,27 +99,6 @@ impl Search {
         v.sort_by_key(|p| p.0);
         v
     }
-}
-
-/// One measured step.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SweetPoint {
-    pub parallel: u32,
-    pub sessions_per_s: f64,
-    pub failed: u64,
-}
-
-/// The search's result (stored as `results.search` with `"search": "sweetspot"`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SweetSpotReport {
-    pub best_parallel: u32,
-    pub best_sessions_per_s: f64,
-    /// Mean session latency at the best parallelism, s.
-    pub latency_at_best_s: f64,
-    /// Parallelisms within 3 % of the best (the plateau).
-    pub plateau: Vec<u32>,
-    pub points: Vec<SweetPoint>,
-    pub trials: usize,
 }
 
 /// Run the search with `run` measuring one sessions trial at a given parallelism.

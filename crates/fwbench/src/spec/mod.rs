@@ -17,6 +17,9 @@ use crate::spec::workload::Workload;
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Serialize;
 
+/// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
+pub const ECHO_PORT: u16 = 20000;
+
 /// Parameters of one echo trial (seed 000: n, t, f, P, A, T plus the testbed).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrialParams {

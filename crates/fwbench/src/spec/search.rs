@@ -1,6 +1,7 @@
 //! Parameters of the searches made of trials (ndr/pdr over the offered rate, the
 //! degradation point over the rule count).
 
+use crate::spec::TrialParams;
 use proto::Rate;
 use serde::{Deserialize, Serialize};
 
@@ -34,4 +35,17 @@ impl Default for SearchParams {
             resolution: 250,
         }
     }
+}
+
+/// Check a degradation search's parameters (bad input).
+pub fn check_degrade(p: &TrialParams, sp: &SearchParams) -> Result<(), String> {
+    if p.engine == firewall::Engine::None {
+        return Err(
+            "degrade adds rules: choose an engine (iptables-legacy, iptables-nft, nft, …)".into(),
+        );
+    }
+    if sp.max_rules == 0 {
+        return Err("max_rules must be at least 1".into());
+    }
+    Ok(())
 }

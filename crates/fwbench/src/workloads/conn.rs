@@ -94,7 +94,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         }
     }
     for prog in [&k.server_program, &k.client_program].into_iter().flatten() {
-        if !crate::run::program_exists(prog) {
+        if !crate::process::program_exists(prog) {
             return Err(format!(
                 "{prog} is not installed (scripts/setup.sh installs it: apt-get install {prog})"
             ));

@@ -1,0 +1,135 @@
+//! Text reports of searches (ndr/pdr, degradation point, sweet spot).
+
+use crate::output;
+use crate::search::summary::DegradeReport;
+use crate::search::summary::NdrReport;
+use crate::search::summary::SearchSummary;
+use crate::spec::TrialParams;
+
+/// Text report of a search.
+pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
+    match r {
+        SearchSummary::Ndr(r) => ndr_text(p, r),
+        SearchSummary::Degrade(r) => degrade_text(p, r),
+        SearchSummary::SweetSpot(r) => sweet_spot_text(p, r),
+    }
+}
+
+fn sweet_spot_text(p: &TrialParams, r: &crate::search::summary::SweetSpotReport) -> String {
+    let mut out = format!(
+        "sessions, parallel auto {}
+  parallel   sessions/s   failed
+",
+        output::params_line(p)
+    );
+    for q in &r.points {
+        out += &format!(
+            "  {:>8}  {:>11.0}  {:>7}{}
+",
+            q.parallel,
+            q.sessions_per_s,
+            q.failed,
+            if q.parallel == r.best_parallel {
+                "   ← sweet spot"
+            } else {
+                ""
+            }
+        );
+    }
+    out += &format!(
+        "sweet spot: {} sessions at once, {:.0} sessions/s (mean session {:.3} ms); within 3 %: {:?}
+",
+        r.best_parallel,
+        r.best_sessions_per_s,
+        r.latency_at_best_s * 1e3,
+        r.plateau
+    );
+    out
+}
+
+fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
+    let mut out = format!("{} {}\n", r.mode, output::params_line(p));
+    out += "  offered pps    received pps   loss %      result\n";
+    for q in &r.curve {
+        out += &format!(
+            "  {:>12.0}  {:>14.0}  {:>8.4}    {}{}\n",
+            q.x,
+            q.received_pps,
+            q.loss_ratio * 100.0,
+            if q.pass { "pass" } else { "fail" },
+            q.note()
+        );
+    }
+    let what = if r.mode == "ndr" {
+        "zero-loss throughput (RFC 2544)".to_string()
+    } else {
+        format!("throughput at ≤ {:.4} % loss", r.loss_threshold * 100.0)
+    };
+    match r.rate_pps {
+        Some(x) => {
+            out += &format!(
+                "{what}: {:.0} pps = {:.2} Mb/s UDP payload ({} B) = {:.2} Mb/s Ethernet ({} B frames), {} trials{}{}\n",
+                x,
+                r.rate_bps_payload.unwrap_or(0.0) / 1e6,
+                r.payload,
+                r.rate_bps_l2.unwrap_or(0.0) / 1e6,
+                r.frame,
+                r.trials,
+                if r.confirmed { ", confirmed" } else { "" },
+                if r.converged { "" } else { " (NOT converged: out of trials)" }
+            );
+            if r.ceiling_given && r.fail_pps.is_none() {
+                out += &format!(
+                    "  note: the upper bound you gave ({:.0} pps) passed; the gateway may do more — raise --max-rate\n",
+                    r.ceiling_pps
+                );
+            } else if r.limited_by_sender {
+                out += &format!(
+                    "  note: the gateway passed everything the sender could offer ({:.0} pps); the sender, not the gateway, is the limit — try more --threads or --sender raw\n",
+                    r.ceiling_pps
+                );
+            } else if let Some(f) = r.fail_pps {
+                out += &format!("  bracket: passes at {:.0} pps, fails at {:.0} pps\n", x, f);
+            }
+        }
+        None => {
+            out += &format!(
+                "{what}: no rate passed (lowest failing {:.0} pps)\n",
+                r.fail_pps.unwrap_or(0.0)
+            )
+        }
+    }
+    out
+}
+
+fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {
+    let mut out = format!(
+        "degrade {}\n  rules   received pps   loss %     result\n",
+        output::params_line(p)
+    );
+    for q in &r.points {
+        out += &format!(
+            "  {:>6}  {:>13.0}  {:>8.4}   {}\n",
+            q.x as u32,
+            q.received_pps,
+            q.loss_ratio * 100.0,
+            if q.pass { "ok" } else { "degraded" }
+        );
+    }
+    out += &match (r.last_good_rules, r.first_degraded_rules) {
+        (_, None) => format!(
+            "no degradation up to {} rules (loss ≤ {:.3} %)\n",
+            r.max_rules,
+            r.loss_threshold * 100.0
+        ),
+        (None, Some(_)) => {
+            "degraded even without rules: the flow is too fast for this testbed\n".into()
+        }
+        (Some(g), Some(d)) => format!(
+            "degradation point: between {g} and {d} rules (loss > {:.3} % from {d}), {} trials\n",
+            r.loss_threshold * 100.0,
+            r.trials
+        ),
+    };
+    out
+}

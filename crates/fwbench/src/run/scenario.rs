@@ -1,0 +1,374 @@
+//! `fwbench run [SCENARIO]`: plan → trials → store, with progress, ETA and a clean
+//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept); resume.
+
+//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
+//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
+
+use crate::error::usage;
+use crate::error::Interrupted;
+use crate::exec::trial::{self, Outcome, Status};
+use crate::output;
+use crate::plan::scenario::{self, Plan, PlannedTrial};
+use crate::run::record::record;
+use crate::run::session::begin;
+use crate::run::session::fresh_seed;
+use crate::run::session::install_interrupt_handler;
+use crate::run::session::preflight;
+use crate::run::session::require_root;
+use crate::run::session::Testbeds;
+use crate::run::session::INTERRUPTED;
+use crate::spec::workload::Workload;
+use crate::spec::{Pinning, TrialParams};
+use crate::testbed::Testbed;
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use store::Store;
+
+/// The experiment `fwbench run` runs without arguments.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../../scenarios/default.toml");
+
+/// Rough wall time of one trial: its duration plus agent and setup overhead (measured
+/// here: ~0.1 s, plus ~1 ms per client); SCTP trials end at setup where SCTP is missing.
+fn estimate_s(p: &TrialParams, warmup_s: Option<f64>) -> f64 {
+    estimate_one(p) + warmup_s.map(|w| w + 0.1).unwrap_or(0.0)
+}
+
+fn estimate_one(p: &TrialParams) -> f64 {
+    use std::sync::OnceLock;
+    static NO_SCTP: OnceLock<bool> = OnceLock::new();
+    if p.proto == proto::Proto::Sctp && *NO_SCTP.get_or_init(traffic::sys::sctp_unavailable) {
+        return 0.05;
+    }
+    let mut one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + p.rules as f64 * 2e-6;
+    if let Some(k) = &p.conn {
+        // A session of this machine: ~0.2 ms plus its bytes at ~1 GB/s, spread over workers.
+        let per = 2e-4 + k.size as f64 / 1e9;
+        let work = match (p.workload, k.count) {
+            (Workload::Connections, _) => k.limit as f64 * 1e-4 + k.hold_s,
+            (_, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
+            (_, None) => p.duration_s,
+        };
+        let overhead = f64::from(k.overhead_sessions) * 2e-4;
+        one = work + overhead + 0.3 + p.rules as f64 * 2e-6;
+        if k.parallel == 0 {
+            one *= 9.0; // the sweet-spot search: about 9 steps
+        }
+    }
+    match (p.workload, &p.search) {
+        // A binary search to 2 % takes about 7 steps plus the probe and confirmation.
+        (Workload::Ndr, Some(sp)) => one * (sp.max_trials as f64).min(9.0),
+        (Workload::Degrade, Some(sp)) => {
+            let steps = 3.0
+                + (sp.max_rules as f64 / sp.resolution.max(1) as f64)
+                    .log2()
+                    .ceil();
+            // Rules vary from 0 to max_rules: count half of them per step.
+            (one - p.rules as f64 * 1e-6) * steps.max(1.0)
+        }
+        _ => one,
+    }
+}
+
+/// `[######··············]`: trials done out of `n`, 20 cells.
+fn bar(done: usize, n: usize) -> String {
+    let full = (done * 20).checked_div(n).unwrap_or(0);
+    format!("[{}{}]", "#".repeat(full), "·".repeat(20 - full))
+}
+
+fn fmt_eta(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// After a run: its HTML report, if asked for (or the default experiment).
+fn report_after_run(store: &Store, run_id: i64, path: &Path) -> Result<()> {
+    let r = report::load(store, Some(run_id))?;
+    std::fs::write(path, r.html()).with_context(|| format!("writing {}", path.display()))?;
+    println!("Report: {}", path.display());
+    Ok(())
+}
+
+/// A scenario that leaves the topology open runs on a named testbed's topology.
+fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
+    if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
+        for t in plan.trials.iter_mut() {
+            t.params.topology = tb.topology;
+            t.params.chain = crate::spec::topology::chain_of(tb.topology);
+            t.key = scenario::trial_key(&t.params, t.rep);
+        }
+    }
+}
+
+/// A run stops after this many failed trials in a row: something is broken, and
+/// thousands of identical failures help no one.
+const MAX_FAILED_IN_A_ROW: usize = 10;
+
+/// `fwbench run [SCENARIO]`.
+pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
+    let (file, text) = match &args.scenario {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("{}: cannot read scenario: {e}", p.display())))?;
+            (p.display().to_string(), text)
+        }
+        None => (
+            "(default scenario)".to_string(),
+            DEFAULT_SCENARIO.to_string(),
+        ),
+    };
+    let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
+    let testbed_name = args.testbed.clone().or(plan.testbed.clone());
+    if args.dry_run {
+        print!(
+            "{}",
+            output::plan_listing(&plan, |p| estimate_s(p, plan.warmup_s))
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    require_root()?;
+    let mut testbeds = Testbeds::new(testbed_name.as_deref())?;
+    apply_testbed_topology(&mut plan, &testbeds);
+    for t in &plan.trials {
+        testbeds.check(&t.params)?;
+    }
+    let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
+    preflight(&params)?;
+    let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
+    install_interrupt_handler();
+    // Resume the newest unfinished run of this very scenario text, with its seed, so
+    // every trial keeps its key: finished trials are skipped, failed ones run again.
+    let resumed = match store.resumable_run(&text)? {
+        Some(r) if !args.fresh => {
+            if r.seed != plan.seed {
+                plan = scenario::parse(&file, &text, r.seed).map_err(usage)?;
+                apply_testbed_topology(&mut plan, &testbeds);
+            }
+            store.drop_failed(r.id)?;
+            store.reopen_run(r.id)?;
+            let done = store.done_keys(r.id)?;
+            let before = plan.trials.len();
+            plan.trials.retain(|t| !done.contains(&t.key));
+            eprintln!(
+                "fwbench: resuming run {} ({}): {} of {before} trials already done, {} to go (--fresh starts over)",
+                r.id,
+                r.status,
+                before - plan.trials.len(),
+                plan.trials.len()
+            );
+            Some(r.id)
+        }
+        _ => None,
+    };
+    let run_id = match resumed {
+        Some(id) => id,
+        None => begin(
+            &store,
+            &plan.name,
+            Some(text.clone()),
+            plan.seed,
+            plan.baseline.clone(),
+        )?,
+    };
+    eprintln!(
+        "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
+        plan.name,
+        plan.trials.len(),
+        fmt_eta(
+            plan.trials
+                .iter()
+                .map(|t| estimate_s(&t.params, plan.warmup_s))
+                .sum()
+        ),
+        args.db.display(),
+        plan.seed
+    );
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut interrupted = false;
+    let mut gave_up = false;
+    let mut failed_in_a_row = 0;
+    let n = plan.trials.len();
+    for (i, t) in plan.trials.iter().enumerate() {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            interrupted = true;
+            break;
+        }
+        let left: f64 = plan.trials[i..]
+            .iter()
+            .map(|t| estimate_s(&t.params, plan.warmup_s))
+            .sum();
+        let eta = if i == 0 {
+            left
+        } else {
+            // Scale the estimate by how this run has gone so far.
+            let done_est: f64 = plan.trials[..i]
+                .iter()
+                .map(|t| estimate_s(&t.params, plan.warmup_s))
+                .sum();
+            left * started.elapsed().as_secs_f64() / done_est.max(1e-9)
+        };
+        eprintln!(
+            "{} {:>w$}/{n} ETA {} {}",
+            bar(i, n),
+            i + 1,
+            fmt_eta(eta),
+            output::params_line(&t.params),
+            w = n.to_string().len()
+        );
+        let tb = testbeds.get(t.params.topology)?;
+        if let Some(w) = plan.warmup_s {
+            // Unmeasured traffic first (caches, ARP/ND, conntrack, CPU clocks): a trial
+            // of its own, discarded.
+            let mut warm = t.params.clone();
+            warm.duration_s = w;
+            if warm.workload == Workload::Ndr {
+                warm.workload = Workload::Flood;
+            } else if warm.workload == Workload::Degrade {
+                warm.workload = Workload::Flow;
+            }
+            match trial::run_trial(tb, &warm, &plan.pinning, &INTERRUPTED) {
+                Err(e) if e.is::<Interrupted>() => {
+                    interrupted = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
+        }
+        let result = if crate::search::is_search(&t.params) {
+            run_search_trial(tb, t, &plan.pinning, &mut store, run_id)
+        } else {
+            trial::run_trial(tb, &t.params, &plan.pinning, &INTERRUPTED)
+        };
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) if e.is::<Interrupted>() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        store
+            .insert_trial(&record(run_id, t, &outcome))
+            .context("storing the trial")?;
+        eprintln!("    {}", output::outcome_line(&outcome));
+        failed_in_a_row = if outcome.status == Status::Failed {
+            failed_in_a_row + 1
+        } else {
+            0
+        };
+        rows.push((t.clone(), outcome));
+        if failed_in_a_row >= MAX_FAILED_IN_A_ROW {
+            eprintln!("fwbench: {MAX_FAILED_IN_A_ROW} trials in a row failed; stopping the run (the errors are in the summary)");
+            gave_up = true;
+            break;
+        }
+    }
+    drop(testbeds);
+    let status = if interrupted {
+        "interrupted"
+    } else if gave_up {
+        "failed"
+    } else {
+        "complete"
+    };
+    store.finish_run(run_id, &crate::clock::now_utc(), status)?;
+    println!("{}", output::summary_table(&plan.name, &rows));
+    println!(
+        "{} of {} trials stored in {} (run {run_id}).",
+        rows.len(),
+        n,
+        args.db.display()
+    );
+    let report_path = args
+        .report
+        .clone()
+        .or_else(|| args.scenario.is_none().then(|| "report.html".into()));
+    if let Some(path) = report_path {
+        if let Err(e) = report_after_run(&store, run_id, &path) {
+            eprintln!("fwbench: the report could not be written: {e:#} (the results are stored; run `fwbench report {}`)", args.db.display());
+        }
+    }
+    if interrupted {
+        eprintln!(
+            "fwbench: run {run_id} interrupted; run the same command again to resume it ({} trials stored)",
+            rows.len()
+        );
+        return Err(Interrupted.into());
+    }
+    let failed = rows.iter().any(|(_, o)| o.status == Status::Failed);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A search (ndr, degrade) as one planned trial of a scenario: every step is stored
+/// as its own flood/flow trial (rep = the search's repetition, key = step), then the
+/// search's result is returned as the planned trial's outcome (stored by the caller).
+fn run_search_trial(
+    tb: &Testbed,
+    t: &PlannedTrial,
+    pin: &Pinning,
+    store: &mut Store,
+    run_id: i64,
+) -> Result<Outcome> {
+    let started_at = crate::clock::now_utc();
+    let mut step = 0u32;
+    let mut runner = |q: &TrialParams| -> Result<Outcome> {
+        step += 1;
+        let o = trial::run_trial(tb, q, pin, &INTERRUPTED)?;
+        let planned = PlannedTrial {
+            key: scenario::trial_key(q, t.rep * 10_000 + step),
+            rep: t.rep,
+            params: q.clone(),
+        };
+        store
+            .insert_trial(&record(run_id, &planned, &o))
+            .context("storing a search step")?;
+        Ok(o)
+    };
+    let res = crate::search::run_search(&t.params, &mut runner);
+    let mut o = Outcome {
+        finished_at: crate::clock::now_utc(),
+        ..Outcome::started(started_at)
+    };
+    match res {
+        Ok(s) => o.search = Some(s),
+        Err(e) if e.is::<Interrupted>() => return Err(e),
+        Err(e) => {
+            o.status = Status::Failed;
+            o.error = Some(format!("{e:#}"));
+        }
+    }
+    Ok(o)
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML); see scenarios/ and the README. Omit for the default experiment.
+    pub scenario: Option<PathBuf>,
+    /// Results database
+    #[arg(long, default_value = "results.db")]
+    pub db: PathBuf,
+    /// Use this existing testbed (from `fwbench testbed up`) instead of ephemeral ones
+    #[arg(long, value_name = "NAME")]
+    pub testbed: Option<String>,
+    /// List the trials and the estimated duration; run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Start a new run even if an unfinished run of this scenario is in the database
+    /// (by default it is resumed: finished trials are kept, the rest run)
+    #[arg(long)]
+    pub fresh: bool,
+    /// Write the HTML report here when the run ends (default: report.html for the
+    /// default experiment, none otherwise)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}

@@ -1,0 +1,83 @@
+//! `fwbench ndr | degrade | sessions --parallel auto` from the command line: a session
+//! of stored step trials, then the search's report.
+
+use crate::output::search::search_text;
+use crate::run::session::Session;
+use crate::search::degrade::degrade_search;
+use crate::search::ndr::ndr_search;
+use crate::search::summary::SearchSummary;
+use crate::search::Runner;
+use crate::spec::{Pinning, TrialParams};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Where the search's trials run.
+pub struct Env {
+    pub topology_given: bool,
+    pub pin: Pinning,
+    pub testbed: Option<String>,
+    pub db: Option<PathBuf>,
+    pub json: bool,
+}
+
+/// `fwbench sessions --parallel auto`.
+pub fn run_sweet_spot(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    cli_search("sessions", p, env, |p, run| {
+        crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
+    })
+}
+
+/// Run a search from the command line: a session of stored trials, then the report.
+fn cli_search(
+    name: &str,
+    mut p: TrialParams,
+    env: &Env,
+    search: impl FnOnce(&TrialParams, &mut Runner) -> Result<SearchSummary>,
+) -> Result<ExitCode> {
+    let mut s = Session::open(
+        name,
+        &mut p,
+        env.topology_given,
+        env.pin.clone(),
+        env.testbed.as_deref(),
+        env.db.as_deref(),
+    )?;
+    let r = search(&p, &mut |q: &TrialParams| s.trial(q))?;
+    s.finish("complete")?;
+    drop(s);
+    if env.json {
+        let mut v = serde_json::to_value(&r)?;
+        v["params"] = serde_json::to_value(&p)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", search_text(&p, &r));
+    }
+    let converged = match &r {
+        SearchSummary::Ndr(r) => r.converged,
+        SearchSummary::Degrade(r) => r.converged,
+        SearchSummary::SweetSpot(_) => true,
+    };
+    Ok(if converged {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `fwbench ndr`.
+pub fn run_ndr(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    let sp = p.search.clone().unwrap_or_default();
+    let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
+    cli_search(mode, p, env, |p, run| {
+        ndr_search(p, &sp, run).map(SearchSummary::Ndr)
+    })
+}
+
+/// `fwbench degrade`.
+pub fn run_degrade(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    let sp = p.search.clone().unwrap_or_default();
+    cli_search("degrade", p, env, |p, run| {
+        degrade_search(p, &sp, run).map(SearchSummary::Degrade)
+    })
+}

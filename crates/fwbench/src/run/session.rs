@@ -1,0 +1,276 @@
+//! What every command that runs trials shares: root check, Ctrl-C, the testbeds of a
+//! run, the pre-flight check of rule sets, opening a run in the store, and a
+//! [`Session`] of trials stored one by one (single trials, searches from the CLI).
+
+//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
+//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
+
+use crate::error::usage;
+use crate::error::Interrupted;
+use crate::exec::trial::{self, Outcome, Status};
+use crate::output;
+use crate::plan::scenario::{self, PlannedTrial};
+use crate::run::record::record;
+use crate::spec::topology::Topology;
+use crate::spec::{Pinning, TrialParams};
+use crate::testbed::{EphemeralTestbed, Testbed};
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use store::{NewRun, Store};
+
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+pub fn install_interrupt_handler() {
+    use std::sync::Once;
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            if !INTERRUPTED.swap(true, Ordering::SeqCst) {
+                eprintln!("\nfwbench: interrupted — stopping the current trial and cleaning up (finished trials are kept)");
+            }
+        });
+    });
+}
+
+pub fn fresh_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (t ^ (std::process::id() as u64).rotate_left(32)) & 0x7fff_ffff_ffff_ffff
+}
+
+pub fn require_root() -> Result<()> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(usage(
+            "this needs root (network namespaces, veth, sysctls): run it with sudo or as root",
+        ));
+    }
+    Ok(())
+}
+
+/// Testbeds for a run: one named testbed, or ephemeral ones made per topology on demand.
+pub struct Testbeds {
+    pub named: Option<Testbed>,
+    pub ephemeral: HashMap<Topology, EphemeralTestbed>,
+}
+
+impl Testbeds {
+    pub fn new(named: Option<&str>) -> Result<Testbeds> {
+        let named = match named {
+            None => None,
+            Some(n) => {
+                crate::testbed::check_name(n)?;
+                Some(Testbed::find(n)?.ok_or_else(|| {
+                    usage(format!(
+                        "--testbed {n}: no such testbed (create it with `fwbench testbed up --name {n}`)"
+                    ))
+                })?)
+            }
+        };
+        Ok(Testbeds {
+            named,
+            ephemeral: HashMap::new(),
+        })
+    }
+
+    pub fn check(&self, p: &TrialParams) -> Result<()> {
+        if let Some(tb) = &self.named {
+            if tb.topology != p.topology.testbed() {
+                return Err(usage(format!(
+                    "testbed '{}' has topology {}, but a trial asks for {}",
+                    tb.name, tb.topology, p.topology
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn get(&mut self, topology: Topology) -> Result<&Testbed> {
+        if let Some(tb) = &self.named {
+            return Ok(tb);
+        }
+        let e = match self.ephemeral.entry(topology.testbed()) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(EphemeralTestbed::create(topology.testbed())?)
+            }
+        };
+        Ok(&e.tb)
+    }
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn tools_for_record() -> Vec<(String, String)> {
+    crate::host::check::probe()
+        .tools
+        .into_iter()
+        .map(|t| {
+            (
+                t.name.to_string(),
+                t.version.unwrap_or_else(|| "not found".into()),
+            )
+        })
+        .collect()
+}
+
+pub fn begin(
+    store: &Store,
+    scenario: &str,
+    text: Option<String>,
+    seed: u64,
+    baseline: Option<serde_json::Value>,
+) -> Result<i64> {
+    Ok(store.begin_run(&NewRun {
+        started_at: crate::clock::now_utc(),
+        scenario: scenario.into(),
+        scenario_text: text,
+        seed,
+        command: command_line(),
+        host: crate::host::info::collect(tools_for_record()),
+        baseline,
+    })?)
+}
+
+/// Bad input is found before any testbed exists: every distinct rule set renders,
+/// its tools are installed, an import file passes the engine's own check.
+pub fn preflight(trials: &[TrialParams]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for p in trials {
+        let key = serde_json::to_string(&(
+            p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
+            &p.import, p.topology,
+        ))?;
+        if !seen.insert(key) {
+            continue;
+        }
+        if let Some(r) = crate::rules::build(p).map_err(usage)? {
+            crate::rules::preflight(p, &r).map_err(usage)?;
+        }
+    }
+    Ok(())
+}
+
+/// A series of trials on one testbed, each stored as it finishes (single trials,
+/// searches). Ctrl-C ends it with `Interrupted`; the run is marked accordingly.
+pub struct Session {
+    testbeds: Testbeds,
+    store: Option<Store>,
+    run_id: Option<i64>,
+    topology: Topology,
+    pin: Pinning,
+    trials: u32,
+}
+
+impl Session {
+    /// Check everything about `params` (bad input → exit 2) and prepare the testbed.
+    /// `params.topology` is set from a named testbed unless the user gave one.
+    pub fn open(
+        name: &str,
+        params: &mut TrialParams,
+        topology_given: bool,
+        pin: Pinning,
+        testbed: Option<&str>,
+        db: Option<&Path>,
+    ) -> Result<Session> {
+        require_root()?;
+        let testbeds = Testbeds::new(testbed)?;
+        if let (Some(tb), false) = (&testbeds.named, topology_given) {
+            params.topology = tb.topology;
+            params.chain = crate::spec::topology::chain_of(tb.topology);
+        }
+        testbeds.check(params)?;
+        preflight(std::slice::from_ref(params))?;
+        let store = match db {
+            Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
+            None => None,
+        };
+        install_interrupt_handler();
+        let run_id = match &store {
+            Some(s) => Some(begin(s, name, None, params.seed, None)?),
+            None => None,
+        };
+        Ok(Session {
+            testbeds,
+            store,
+            run_id,
+            topology: params.topology,
+            pin,
+            trials: 0,
+        })
+    }
+
+    /// Run one trial and store it before returning.
+    pub fn trial(&mut self, params: &TrialParams) -> Result<Outcome> {
+        self.trials += 1;
+        let planned = PlannedTrial {
+            key: scenario::trial_key(params, self.trials),
+            rep: self.trials,
+            params: params.clone(),
+        };
+        let tb = self.testbeds.get(self.topology)?;
+        let outcome = match trial::run_trial(tb, params, &self.pin, &INTERRUPTED) {
+            Ok(o) => o,
+            Err(e) => {
+                if e.is::<Interrupted>() {
+                    self.finish("interrupted")?;
+                }
+                return Err(e);
+            }
+        };
+        if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
+            store
+                .insert_trial(&record(run_id, &planned, &outcome))
+                .context("storing the trial")?;
+        }
+        Ok(outcome)
+    }
+
+    pub fn finish(&mut self, status: &str) -> Result<()> {
+        if let (Some(store), Some(run_id)) = (self.store.as_ref(), self.run_id.take()) {
+            store.finish_run(run_id, &crate::clock::now_utc(), status)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.finish("failed");
+    }
+}
+
+/// `fwbench echo|flood|flow|ping`: one trial, on an ephemeral or named testbed.
+pub fn run_single(
+    mut params: TrialParams,
+    topology_given: bool,
+    pin: Pinning,
+    testbed: Option<&str>,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<ExitCode> {
+    let name = params.workload.as_str();
+    let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
+    let outcome = session.trial(&params)?;
+    session.finish("complete")?;
+    drop(session);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
+        );
+    } else {
+        print!("{}", output::trial_text(&params, &outcome));
+    }
+    Ok(match outcome.status {
+        Status::Ok => ExitCode::SUCCESS,
+        Status::Unavailable | Status::Failed => ExitCode::from(1),
+    })
+}

@@ -1,0 +1,89 @@
+//! `fwbench workload FILE`: the workload language run inside the client namespace.
+
+//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
+//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
+
+use crate::error::usage;
+use crate::error::Interrupted;
+use crate::output;
+use crate::process::program_exists;
+use crate::run::session::install_interrupt_handler;
+use crate::run::session::require_root;
+use crate::run::session::Testbeds;
+use crate::run::session::INTERRUPTED;
+use crate::spec::topology::Topology;
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// `fwbench workload FILE`: parse (bad input → exit 2 with file:line:col), check that
+/// every command exists, then run it inside the client's namespace and summarise.
+pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> {
+    let name = a.file.display().to_string();
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| usage(format!("{name}: cannot read workload file: {e}")))?;
+    let jobs = crate::worklang::parse(&name, &text).map_err(usage)?;
+    for (prog, (l, c)) in crate::worklang::commands(&jobs) {
+        if !program_exists(prog) {
+            return Err(usage(format!(
+                "{name}:{l}:{c}: command '{prog}' not found (not a file, not in PATH)"
+            )));
+        }
+    }
+    require_root()?;
+    install_interrupt_handler();
+    let mut testbeds = Testbeds::new(a.testbed.as_deref())?;
+    let topology = testbeds
+        .named
+        .as_ref()
+        .map(|t| t.topology)
+        .unwrap_or(a.topology);
+    let ns = testbeds.get(topology)?.client_ns();
+    let prefix: Vec<String> = ["ip", "netns", "exec", &ns].map(String::from).to_vec();
+    eprintln!(
+        "fwbench: {} commands from {name} in {ns}",
+        crate::worklang::count(&jobs)
+    );
+    let t0 = Instant::now();
+    let ran = crate::worklang::run(&jobs, &prefix, &INTERRUPTED);
+    let total_s = t0.elapsed().as_secs_f64();
+    drop(testbeds);
+    let failed = ran.iter().filter(|r| r.exit != Some(0)).count();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "file": name, "namespace": ns, "total_s": total_s,
+                "commands": ran.len(), "failed": failed, "ran": ran,
+            }))?
+        );
+    } else {
+        print!("{}", output::workload_text(&name, total_s, &ran));
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(Interrupted.into());
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(Args)]
+pub struct WorkloadArgs {
+    /// Workload file (see the README: `sequential 30 { command "..." }`)
+    pub file: PathBuf,
+    /// Run in this existing testbed's client namespace (else an ephemeral testbed)
+    #[arg(long, value_name = "NAME")]
+    pub testbed: Option<String>,
+    /// Topology of the ephemeral testbed: forward, direct, input
+    #[arg(long, default_value = "forward", value_parser = crate::spec::values::topology)]
+    pub topology: Topology,
+    /// Print one JSON object (every command with start, duration, exit) instead of text
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,162 @@
+//! RFC 2544 throughput (NDR, or PDR with a loss threshold): flood trials at bisected
+//! offered rates, with a confirmation trial.
+
+use crate::error::usage;
+use crate::exec::trial::{Outcome, Status};
+use crate::search::bisect::Bisect;
+use crate::search::bisect::Found;
+use crate::search::bisect::Step;
+use crate::search::bisect::Width;
+use crate::search::step_params;
+use crate::search::summary::NdrReport;
+use crate::search::summary::Point;
+use crate::search::Runner;
+use crate::spec::search::SearchParams;
+use crate::spec::workload::Workload;
+use crate::spec::TrialParams;
+use anyhow::{bail, Result};
+use proto::Rate;
+
+pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<Point> {
+    if o.status != Status::Ok {
+        bail!(
+            "trial at {x} {}: {}",
+            o.status.as_str(),
+            o.error.as_deref().unwrap_or("no results")
+        );
+    }
+    let Some(s) = &o.packet else {
+        bail!("trial at {x} returned no packet figures");
+    };
+    let lossless = if threshold == 0.0 {
+        s.lost == 0
+    } else {
+        s.loss_ratio <= threshold
+    };
+    let sender_behind = s.sent_pps < s.offered_pps * (1.0 - threshold.max(0.001));
+    Ok(Point {
+        x,
+        sent: s.sent,
+        received: s.received,
+        loss_ratio: s.loss_ratio,
+        offered_pps: s.offered_pps,
+        sent_pps: s.sent_pps,
+        received_pps: s.received_pps,
+        pass: lossless && !sender_behind,
+        sender_behind,
+        confirmation,
+    })
+}
+
+pub fn progress(i: usize, max: usize, what: &str, p: &Point) {
+    eprintln!(
+        "    [{i:>2}/{max}] {what}: sent {} received {} loss {:.4}% → {}{}",
+        p.sent,
+        p.received,
+        p.loss_ratio * 100.0,
+        if p.pass { "pass" } else { "fail" },
+        p.note()
+    );
+}
+
+/// RFC 2544 throughput search (NDR, or PDR with `sp.loss` > 0).
+pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<NdrReport> {
+    let k = p.packet.clone().unwrap_or_default();
+    let bytes = k.rate_bytes(p.family).map_err(usage)?;
+    let payload = k.payload(p.family).map_err(usage)?;
+    let frame = k.wire_bytes(p.family).map_err(usage)?;
+    let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
+    let mut q = step_params(p, Workload::Flood);
+    let mut points: Vec<Point> = Vec::new();
+    // Search steps; the ceiling probe and the confirmation trials come on top.
+    let max = sp.max_trials as usize;
+    let mut steps = 0usize;
+    let set_rate = |q: &mut TrialParams, r: Rate| {
+        if let Some(k) = q.packet.as_mut() {
+            k.rate = r;
+        }
+    };
+    let width = Width::Relative(sp.precision, 1.0);
+    // The ceiling: given, or what an unpaced flood gets out of the sender.
+    let mut bisect;
+    let ceiling = match sp.max_rate.and_then(|r| r.pps(bytes)) {
+        Some(c) => {
+            bisect = Bisect::new(0.0, c, true, width);
+            c
+        }
+        None => {
+            set_rate(&mut q, Rate::Max);
+            let o = run(&q)?;
+            let mut pt = point(0.0, &o, sp.loss, false)?;
+            let c = o.packet.as_ref().map(|x| x.sent_pps).unwrap_or(0.0);
+            pt.x = c;
+            progress(0, max, &format!("max rate {}", fmt_pps(c)), &pt);
+            bisect = Bisect::new(0.0, c, true, width).ceiling_known(pt.pass);
+            points.push(pt);
+            c
+        }
+    };
+    if ceiling <= 0.0 {
+        bail!("the sender got no packets out; nothing to search");
+    }
+    bisect = bisect.with_confirmation();
+    let found = loop {
+        match bisect.next() {
+            Step::Done(f) => break Some(f),
+            Step::Try(x) => {
+                let confirmation = points.iter().any(|q| q.x == x && !q.confirmation);
+                if !confirmation {
+                    if steps == max {
+                        break None;
+                    }
+                    steps += 1;
+                }
+                set_rate(&mut q, Rate::Pps(x));
+                let o = run(&q)?;
+                let pt = point(x, &o, sp.loss, confirmation)?;
+                progress(steps, max, &fmt_pps(x), &pt);
+                bisect.record(pt.pass);
+                points.push(pt);
+            }
+        }
+    };
+    let converged = found.is_some();
+    // Out of trials: report the bracket so far.
+    let found = found.unwrap_or_else(|| Found {
+        pass: points
+            .iter()
+            .filter(|q| q.pass)
+            .map(|q| q.x)
+            .reduce(f64::max),
+        fail: points
+            .iter()
+            .filter(|q| !q.pass)
+            .map(|q| q.x)
+            .reduce(f64::min),
+    });
+    let mut curve = points;
+    curve.sort_by(|a, b| a.x.total_cmp(&b.x));
+    Ok(NdrReport {
+        mode,
+        loss_threshold: sp.loss,
+        precision: sp.precision,
+        duration_s: p.duration_s,
+        payload,
+        frame,
+        rate_pps: found.pass,
+        rate_bps_payload: found.pass.map(|x| x * payload as f64 * 8.0),
+        rate_bps_l2: found.pass.map(|x| x * frame as f64 * 8.0),
+        fail_pps: found.fail,
+        ceiling_pps: ceiling,
+        ceiling_given: sp.max_rate.is_some(),
+        limited_by_sender: found.fail.is_none() && found.pass.is_some() && sp.max_rate.is_none(),
+        confirmed: bisect.confirmed(),
+        converged,
+        trials: curve.len(),
+        curve,
+    })
+}
+
+fn fmt_pps(x: f64) -> String {
+    format!("{:.0} pps", x)
+}

@@ -1,0 +1,151 @@
+//! What a search found, as stored (`results.search`) and printed: the result types of
+//! ndr/pdr, the degradation point and the sweet spot, and their one-line headline.
+//!
+//! Must not: run anything (the drivers in the sibling modules do).
+
+use serde::Serialize;
+
+/// One step of a search, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// Offered packets/s (ndr) or rule count (degrade).
+    pub x: f64,
+    pub sent: u64,
+    pub received: u64,
+    pub loss_ratio: f64,
+    /// What the schedule asked for and what the sender got out, packets/s.
+    pub offered_pps: f64,
+    pub sent_pps: f64,
+    pub received_pps: f64,
+    pub pass: bool,
+    /// The sender fell more than the loss threshold (at least 0.1 %) short of its
+    /// schedule: the offered load was not offered, so the step fails.
+    pub sender_behind: bool,
+    /// The confirmation trial.
+    pub confirmation: bool,
+}
+
+impl Point {
+    /// " (confirmation)", " (sender behind schedule)" or nothing.
+    pub fn note(&self) -> &'static str {
+        match (self.confirmation, self.sender_behind) {
+            (true, _) => " (confirmation)",
+            (false, true) => " (sender behind schedule)",
+            _ => "",
+        }
+    }
+}
+
+/// The outcome of a search (stored as the `results` of the search's own trial row).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "search", rename_all = "lowercase")]
+pub enum SearchSummary {
+    Ndr(NdrReport),
+    Degrade(DegradeReport),
+    /// sessions with `--parallel auto`.
+    SweetSpot(crate::search::summary::SweetSpotReport),
+}
+
+impl SearchSummary {
+    /// One line for progress output.
+    pub fn line(&self) -> String {
+        match self {
+            SearchSummary::Ndr(r) => match r.rate_pps {
+                Some(x) => format!(
+                    "{}: {x:.0} pps ({:.2} Mb/s Ethernet) in {} trials{}{}",
+                    r.mode,
+                    r.rate_bps_l2.unwrap_or(0.0) / 1e6,
+                    r.trials,
+                    if r.limited_by_sender {
+                        ", sender-limited"
+                    } else {
+                        ""
+                    },
+                    if r.converged { "" } else { ", NOT converged" }
+                ),
+                None => format!("{}: no rate passed", r.mode),
+            },
+            SearchSummary::Degrade(r) => match (r.last_good_rules, r.first_degraded_rules) {
+                (_, None) => format!("no degradation up to {} rules", r.max_rules),
+                (None, Some(_)) => "degraded even without rules".into(),
+                (Some(g), Some(d)) => format!(
+                    "degradation point between {g} and {d} rules ({} trials)",
+                    r.trials
+                ),
+            },
+            SearchSummary::SweetSpot(r) => format!(
+                "sweet spot: {} parallel, {:.0} sessions/s ({} trials)",
+                r.best_parallel, r.best_sessions_per_s, r.trials
+            ),
+        }
+    }
+
+    /// The headline number: the rate found (ndr) or the first degraded rule count.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            SearchSummary::Ndr(r) => r.rate_pps,
+            SearchSummary::Degrade(r) => r.first_degraded_rules.map(f64::from),
+            SearchSummary::SweetSpot(r) => Some(r.best_sessions_per_s),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NdrReport {
+    pub mode: &'static str,
+    pub loss_threshold: f64,
+    pub precision: f64,
+    pub duration_s: f64,
+    pub payload: u32,
+    pub frame: u32,
+    /// Highest rate that passed, packets/s (None: none did).
+    pub rate_pps: Option<f64>,
+    pub rate_bps_payload: Option<f64>,
+    pub rate_bps_l2: Option<f64>,
+    /// Lowest rate that failed (None: the ceiling passed — the sender is the limit).
+    pub fail_pps: Option<f64>,
+    pub ceiling_pps: f64,
+    /// The ceiling came from `max_rate` (else from an unpaced flood).
+    pub ceiling_given: bool,
+    /// The gateway passed all the sender could offer: the sender is the limit.
+    pub limited_by_sender: bool,
+    pub confirmed: bool,
+    pub converged: bool,
+    pub trials: usize,
+    /// Frame loss rate by offered rate (RFC 2544 §26.3), ascending.
+    pub curve: Vec<Point>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DegradeReport {
+    pub loss_threshold: f64,
+    pub resolution: u32,
+    pub max_rules: u32,
+    /// Highest rule count without degradation, and the lowest with it.
+    pub last_good_rules: Option<u32>,
+    pub first_degraded_rules: Option<u32>,
+    pub trials: usize,
+    pub converged: bool,
+    pub points: Vec<Point>,
+}
+
+/// One measured step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweetPoint {
+    pub parallel: u32,
+    pub sessions_per_s: f64,
+    pub failed: u64,
+}
+
+/// The search's result (stored as `results.search` with `"search": "sweetspot"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweetSpotReport {
+    pub best_parallel: u32,
+    pub best_sessions_per_s: f64,
+    /// Mean session latency at the best parallelism, s.
+    pub latency_at_best_s: f64,
+    /// Parallelisms within 3 % of the best (the plateau).
+    pub plateau: Vec<u32>,
+    pub points: Vec<SweetPoint>,
+    pub trials: usize,
+}
