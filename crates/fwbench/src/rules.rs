@@ -2,10 +2,10 @@
 //! addresses, the model generator, the import file, the engine's renderer. Also the
 //! pre-flight checks run before anything is built (bad input → exit 2, gateway unchanged).
 
-use crate::spec::topology::chain_of;
-use crate::spec::topology::Topology;
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
+use crate::params::topology::chain_of;
+use crate::params::topology::Topology;
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::testbed::addr;
 use firewall::install;
 use firewall::models::{Addressing, Model, ModelSpec};

@@ -1,13 +1,13 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
 
 use crate::error::usage;
+use crate::params::topology::Topology;
+use crate::params::values::*;
+use crate::params::workload::Workload;
+use crate::params::{Pinning, TrialParams};
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
 use crate::run::worklang::WorkloadArgs;
-use crate::spec::topology::Topology;
-use crate::spec::values::*;
-use crate::spec::workload::Workload;
-use crate::spec::{Pinning, TrialParams};
 use crate::testbed::Testbed;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -179,18 +179,18 @@ pub struct StreamArgs {
     batch: u32,
     /// udp (sockets, sendmmsg) or raw (Ethernet frames via AF_PACKET, as trafgen)
     #[arg(long, default_value = "udp", value_parser = sender)]
-    sender: crate::spec::packet::SenderPath,
+    sender: crate::params::packet::SenderPath,
     /// socket (UDP sink on the server) or gateway (no receiver: count what the gateway took in)
     #[arg(long, default_value = "socket", value_parser = sink)]
-    sink: crate::spec::packet::SinkKind,
+    sink: crate::params::packet::SinkKind,
     /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)
     #[arg(long)]
     fragment: bool,
 }
 
 impl StreamArgs {
-    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::spec::packet::PacketParams {
-        crate::spec::packet::PacketParams {
+    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::params::packet::PacketParams {
+        crate::params::packet::PacketParams {
             size: match (self.size, self.frame) {
                 (Some(s), _) => s,
                 (None, Some(f)) => proto::PacketSize::Frame(f),
@@ -241,7 +241,7 @@ struct PingArgs {
     #[arg(long, short = 'c', value_parser = count)]
     count: Option<u32>,
     /// Gap between probes: 0 (back to back, default), 250us, 10ms, 1s
-    #[arg(long, short = 'i', default_value = "0", value_parser = crate::spec::values::parse_interval)]
+    #[arg(long, short = 'i', default_value = "0", value_parser = crate::params::values::parse_interval)]
     interval: u64,
     /// A reply not received within this many ms counts as lost
     #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
@@ -295,7 +295,7 @@ struct BulkArgs {
     parallel: u32,
     /// Zero-byte sessions measured first, to split the per-session overhead out of the
     /// transfer time (0: no split)
-    #[arg(long, default_value = "10", value_parser = crate::spec::values::parse_count0)]
+    #[arg(long, default_value = "10", value_parser = crate::params::values::parse_count0)]
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
@@ -329,7 +329,7 @@ struct ConnectionsArgs {
     #[arg(long, default_value = "10000", value_parser = count)]
     limit: u32,
     /// Hold them this long once opening stopped, then check how many are still open
-    #[arg(long, default_value = "1", value_parser = crate::spec::values::parse_duration0)]
+    #[arg(long, default_value = "1", value_parser = crate::params::values::parse_duration0)]
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
@@ -622,9 +622,9 @@ pub fn run() -> Result<ExitCode> {
                 model,
                 rules: count.unwrap_or(fw.rules),
                 position: fw.position,
-                chain: crate::spec::topology::chain_of(topology),
+                chain: crate::params::topology::chain_of(topology),
                 import: fw.import.clone(),
-                workload: crate::spec::workload::Workload::Echo,
+                workload: crate::params::workload::Workload::Echo,
                 packet: None,
                 conn: None,
                 search: None,
@@ -646,14 +646,14 @@ pub fn run() -> Result<ExitCode> {
             run_packet(Workload::Flow, k, &a.stream, &a.trial)
         }
         Cmd::Ping(a) => {
-            let k = crate::spec::packet::PacketParams {
+            let k = crate::params::packet::PacketParams {
                 size: a.size,
                 count: a.count.map(u64::from),
                 interval_ns: a.interval,
                 ..Default::default()
             };
             let mut t = a.trial.clone();
-            t.duration = crate::spec::packet::ping_duration(
+            t.duration = crate::params::packet::ping_duration(
                 t.duration,
                 a.count.map(u64::from),
                 a.interval,
@@ -665,7 +665,7 @@ pub fn run() -> Result<ExitCode> {
         }
         Cmd::Ndr(a) => {
             let k = a.stream.packet(18, proto::Rate::Max);
-            let sp = crate::spec::search::SearchParams {
+            let sp = crate::params::search::SearchParams {
                 loss: a.search.loss,
                 precision: a.search.precision,
                 max_rate: a.search.max_rate,
@@ -677,7 +677,7 @@ pub fn run() -> Result<ExitCode> {
         }
         Cmd::Degrade(a) => {
             let k = a.stream.packet(128, a.rate);
-            let sp = crate::spec::search::SearchParams {
+            let sp = crate::params::search::SearchParams {
                 loss: a.loss,
                 max_rules: a.max_rules,
                 resolution: a.resolution,
@@ -691,7 +691,7 @@ pub fn run() -> Result<ExitCode> {
             crate::run::search::run_degrade(p, &search_env(&a.trial))
         }
         Cmd::Sessions(a) => {
-            let k = crate::spec::conn::ConnParams {
+            let k = crate::params::conn::ConnParams {
                 parallel: a.parallel,
                 request: a.request,
                 size: a.response,
@@ -700,7 +700,7 @@ pub fn run() -> Result<ExitCode> {
             run_conn(Workload::Sessions, k, &a.trial)
         }
         Cmd::Bulk(a) => {
-            let k = crate::spec::conn::ConnParams {
+            let k = crate::params::conn::ConnParams {
                 parallel: a.parallel,
                 size: a.size,
                 overhead_sessions: a.overhead_sessions,
@@ -709,7 +709,7 @@ pub fn run() -> Result<ExitCode> {
             run_conn(Workload::Bulk, k, &a.trial)
         }
         Cmd::Http(a) => {
-            let k = crate::spec::conn::ConnParams {
+            let k = crate::params::conn::ConnParams {
                 parallel: a.parallel,
                 size: a.size,
                 server_program: a.server_program.clone(),
@@ -719,7 +719,7 @@ pub fn run() -> Result<ExitCode> {
             run_conn(Workload::Http, k, &a.trial)
         }
         Cmd::Connections(a) => {
-            let k = crate::spec::conn::ConnParams {
+            let k = crate::params::conn::ConnParams {
                 limit: a.limit,
                 hold_s: a.hold,
                 ..a.conn.params(Workload::Connections)
@@ -743,7 +743,7 @@ pub fn run() -> Result<ExitCode> {
 /// Parameters of one trial from the command line (not yet cross-checked).
 fn base_params(
     workload: Workload,
-    packet: Option<crate::spec::packet::PacketParams>,
+    packet: Option<crate::params::packet::PacketParams>,
     clients: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
@@ -768,13 +768,13 @@ fn base_params(
         model,
         rules: a.fw.rules,
         position: a.fw.position,
-        chain: crate::spec::topology::chain_of(topology),
+        chain: crate::params::topology::chain_of(topology),
         import: a.fw.import.clone(),
         workload,
         packet,
         conn: None,
         search: None,
-        adaptive: a.until_ci.map(|precision| crate::spec::Adaptive {
+        adaptive: a.until_ci.map(|precision| crate::params::Adaptive {
             precision,
             max_s: a.max_duration,
         }),
@@ -785,8 +785,8 @@ fn base_params(
 /// Parameters of a search (checked: bad input → exit 2).
 fn search_params(
     workload: Workload,
-    packet: crate::spec::packet::PacketParams,
-    sp: crate::spec::search::SearchParams,
+    packet: crate::params::packet::PacketParams,
+    sp: crate::params::search::SearchParams,
     sources: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
@@ -799,7 +799,7 @@ fn search_params(
 /// Parameters of one packet-rate trial (checked: bad input → exit 2).
 fn trial_params(
     workload: Workload,
-    packet: crate::spec::packet::PacketParams,
+    packet: crate::params::packet::PacketParams,
     sources: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
@@ -810,9 +810,9 @@ fn trial_params(
 
 impl ConnArgs {
     /// The workload's defaults with these options; a count given replaces the default.
-    fn params(&self, w: Workload) -> crate::spec::conn::ConnParams {
-        let d = crate::spec::conn::ConnParams::defaults(w);
-        crate::spec::conn::ConnParams {
+    fn params(&self, w: Workload) -> crate::params::conn::ConnParams {
+        let d = crate::params::conn::ConnParams::defaults(w);
+        crate::params::conn::ConnParams {
             count: self.count.or(d.count),
             timeout_ms: self.timeout_ms,
             proxy_buffer: self.proxy_buffer,
@@ -824,7 +824,7 @@ impl ConnArgs {
 
 fn run_conn(
     workload: Workload,
-    k: crate::spec::conn::ConnParams,
+    k: crate::params::conn::ConnParams,
     a: &TrialArgs,
 ) -> Result<ExitCode> {
     let mut p = base_params(workload, None, 1, a)?;
@@ -838,7 +838,7 @@ fn run_conn(
 
 fn run_packet(
     workload: Workload,
-    k: crate::spec::packet::PacketParams,
+    k: crate::params::packet::PacketParams,
     stream: &StreamArgs,
     a: &TrialArgs,
 ) -> Result<ExitCode> {

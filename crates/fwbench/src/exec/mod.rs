@@ -1,1 +1,2 @@
+pub mod adaptive;
 pub mod trial;

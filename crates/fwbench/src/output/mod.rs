@@ -3,10 +3,10 @@
 
 pub mod search;
 
-use crate::exec::trial::{Outcome, Status};
+use crate::outcome::{Outcome, Status};
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::plan::scenario::{Plan, PlannedTrial};
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
 use serde_json::json;
 
 pub fn params_line(p: &TrialParams) -> String {
@@ -66,8 +66,8 @@ pub fn params_line(p: &TrialParams) -> String {
 }
 
 /// The connection workload's own parameters, as typed.
-fn conn_what(w: Workload, k: &crate::spec::conn::ConnParams, duration_s: f64) -> String {
-    use crate::spec::conn::format_size;
+fn conn_what(w: Workload, k: &crate::params::conn::ConnParams, duration_s: f64) -> String {
+    use crate::params::conn::format_size;
     let parallel = match k.parallel {
         0 => "auto".to_string(),
         n => n.to_string(),

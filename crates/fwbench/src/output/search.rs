@@ -1,10 +1,10 @@
 //! Text reports of searches (ndr/pdr, degradation point, sweet spot).
 
+use crate::outcome::search::DegradeReport;
+use crate::outcome::search::NdrReport;
+use crate::outcome::search::SearchSummary;
 use crate::output;
-use crate::search::summary::DegradeReport;
-use crate::search::summary::NdrReport;
-use crate::search::summary::SearchSummary;
-use crate::spec::TrialParams;
+use crate::params::TrialParams;
 
 /// Text report of a search.
 pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
@@ -15,7 +15,7 @@ pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
     }
 }
 
-fn sweet_spot_text(p: &TrialParams, r: &crate::search::summary::SweetSpotReport) -> String {
+fn sweet_spot_text(p: &TrialParams, r: &crate::outcome::search::SweetSpotReport) -> String {
     let mut out = format!(
         "sessions, parallel auto {}
   parallel   sessions/s   failed

@@ -4,18 +4,18 @@
 //! product × `repetitions`, in `sequential` or seeded `random` order. Every error names
 //! `file:line:column` and the field.
 
-use crate::spec::packet::{PacketParams, SenderPath, SinkKind};
-use crate::spec::topology::Topology;
-use crate::spec::values::parse_bool;
-use crate::spec::values::parse_clients;
-use crate::spec::values::parse_count;
-use crate::spec::values::parse_count0;
-use crate::spec::values::parse_duration;
-use crate::spec::values::parse_duration0;
-use crate::spec::values::parse_interval;
-use crate::spec::values::parse_timeout_ms;
-use crate::spec::workload::Workload;
-use crate::spec::{Pinning, TrialParams};
+use crate::params::packet::{PacketParams, SenderPath, SinkKind};
+use crate::params::topology::Topology;
+use crate::params::values::parse_bool;
+use crate::params::values::parse_clients;
+use crate::params::values::parse_count;
+use crate::params::values::parse_count0;
+use crate::params::values::parse_duration;
+use crate::params::values::parse_duration0;
+use crate::params::values::parse_interval;
+use crate::params::values::parse_timeout_ms;
+use crate::params::workload::Workload;
+use crate::params::{Pinning, TrialParams};
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ use toml::Spanned;
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     check_adaptive(p)?;
     if p.workload == Workload::Degrade {
-        crate::spec::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
+        crate::params::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
     if p.workload.is_conn() {
         return crate::workloads::conn::check(p);
@@ -40,7 +40,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
             proto::MAX_UDP_PAYLOAD
         ));
     }
-    if p.proto == Proto::Udp && p.clients as u64 + crate::spec::ECHO_PORT as u64 > 65_535 {
+    if p.proto == Proto::Udp && p.clients as u64 + crate::params::ECHO_PORT as u64 > 65_535 {
         return Err(format!(
             "{} UDP clients need more ports than exist",
             p.clients
@@ -257,9 +257,9 @@ fn axis_default_echo(axis: &str) -> &'static str {
 fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
     let e = |r: Result<(), String>| r;
     match axis {
-        "size" if w.is_conn() => crate::spec::conn::parse_size(t).map(|_| ()),
-        "parallel" => crate::spec::conn::parse_parallel(t).map(|_| ()),
-        "request" | "proxy_buffer" => crate::spec::conn::parse_size(t).and_then(|v| {
+        "size" if w.is_conn() => crate::params::conn::parse_size(t).map(|_| ()),
+        "parallel" => crate::params::conn::parse_parallel(t).map(|_| ()),
+        "request" | "proxy_buffer" => crate::params::conn::parse_size(t).and_then(|v| {
             u32::try_from(v)
                 .map(|_| ())
                 .map_err(|_| format!("size '{t}' is above 4G"))
@@ -270,10 +270,10 @@ fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
         "verify" => parse_bool(t).map(|_| ()),
         "server_program" | "client_program" => Ok(()),
         "topology" => e(t.parse::<Topology>().map(|_| ())),
-        "engine" => e(crate::spec::values::engine(t).map(|_| ())),
-        "model" => e(crate::spec::values::model(t).map(|_| ())),
-        "rules" => e(crate::spec::values::rule_count(t).map(|_| ())),
-        "position" => e(crate::spec::values::position(t).map(|_| ())),
+        "engine" => e(crate::params::values::engine(t).map(|_| ())),
+        "model" => e(crate::params::values::model(t).map(|_| ())),
+        "rules" => e(crate::params::values::rule_count(t).map(|_| ())),
+        "position" => e(crate::params::values::position(t).map(|_| ())),
         "proto" => t.parse::<Proto>().map(|_| ()).map_err(|e| e.0),
         "family" => t.parse::<Family>().map(|_| ()).map_err(|e| e.0),
         "server" => t.parse::<ServerMode>().map(|_| ()).map_err(|e| e.0),
@@ -290,10 +290,10 @@ fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
         "sink" => t.parse::<SinkKind>().map(|_| ()),
         "interval" => parse_interval(t).map(|_| ()),
         "fragment" => parse_bool(t).map(|_| ()),
-        "loss" | "precision" => crate::spec::values::ratio(t).map(|_| ()),
+        "loss" | "precision" => crate::params::values::ratio(t).map(|_| ()),
         "max_rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
         "max_trials" | "resolution" => parse_count(t).map(|_| ()),
-        "max_rules" => crate::spec::values::rule_count(t).map(|_| ()),
+        "max_rules" => crate::params::values::rule_count(t).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -315,26 +315,26 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
     let topology: Topology = get("topology").parse()?;
     let frame: FrameSize = get("frame_size").parse().map_err(spec)?;
     let import = Some(get("import").to_string()).filter(|s| !s.is_empty());
-    let mut model = crate::spec::values::model(get("model"))?;
+    let mut model = crate::params::values::model(get("model"))?;
     if import.is_some() && !v.contains_key("model_given") {
         model = firewall::models::Model::Import;
     }
     let opt = |a: &str| Some(get(a).to_string()).filter(|s| !s.is_empty());
     let size32 = |a: &str| -> Result<u32, String> {
         let t = get(a);
-        u32::try_from(crate::spec::conn::parse_size(t)?)
+        u32::try_from(crate::params::conn::parse_size(t)?)
             .map_err(|_| format!("size '{t}' is above 4G"))
     };
     let conn = workload
         .is_conn()
-        .then(|| -> Result<crate::spec::conn::ConnParams, String> {
-            Ok(crate::spec::conn::ConnParams {
-                parallel: crate::spec::conn::parse_parallel(get("parallel"))?,
+        .then(|| -> Result<crate::params::conn::ConnParams, String> {
+            Ok(crate::params::conn::ConnParams {
+                parallel: crate::params::conn::parse_parallel(get("parallel"))?,
                 count: opt("count")
                     .map(|c| parse_count(&c).map(u64::from))
                     .transpose()?,
                 request: size32("request")?,
-                size: crate::spec::conn::parse_size(get("size"))?,
+                size: crate::params::conn::parse_size(get("size"))?,
                 overhead_sessions: parse_count0(get("overhead_sessions"))?,
                 limit: parse_count(get("limit"))?,
                 hold_s: parse_duration0(get("hold"))?,
@@ -368,19 +368,19 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         })
         .transpose()?;
     let search = matches!(workload, Workload::Ndr | Workload::Degrade)
-        .then(|| -> Result<crate::spec::search::SearchParams, String> {
-            Ok(crate::spec::search::SearchParams {
-                loss: crate::spec::values::ratio(get("loss"))?,
-                precision: crate::spec::values::ratio(get("precision"))?,
+        .then(|| -> Result<crate::params::search::SearchParams, String> {
+            Ok(crate::params::search::SearchParams {
+                loss: crate::params::values::ratio(get("loss"))?,
+                precision: crate::params::values::ratio(get("precision"))?,
                 max_rate: Some(get("max_rate").parse::<proto::Rate>().map_err(|e| e.0)?)
                     .filter(|r| *r != proto::Rate::Max),
                 max_trials: parse_count(get("max_trials"))?,
-                max_rules: crate::spec::values::rule_count(get("max_rules"))?,
+                max_rules: crate::params::values::rule_count(get("max_rules"))?,
                 resolution: parse_count(get("resolution"))?,
             })
         })
         .transpose()?;
-    let mut rules = crate::spec::values::rule_count(get("rules"))?;
+    let mut rules = crate::params::values::rule_count(get("rules"))?;
     if let (Workload::Degrade, Some(sp)) = (workload, &search) {
         // The search varies the rule count; pre-flight renders the largest.
         rules = sp.max_rules;
@@ -389,7 +389,7 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
     if let Some(k) = packet.as_ref().filter(|_| workload == Workload::Ping) {
         let timeout = parse_timeout_ms(get("timeout_ms"))?;
         duration_s =
-            crate::spec::packet::ping_duration(duration_s, k.count, k.interval_ns, timeout);
+            crate::params::packet::ping_duration(duration_s, k.count, k.interval_ns, timeout);
     }
     Ok(TrialParams {
         topology,
@@ -408,11 +408,11 @@ fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, Str
         server: get("server").parse().map_err(spec)?,
         timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
         seed,
-        engine: crate::spec::values::engine(get("engine"))?,
+        engine: crate::params::values::engine(get("engine"))?,
         model,
         rules,
-        position: crate::spec::values::position(get("position"))?,
-        chain: crate::spec::topology::chain_of(topology),
+        position: crate::params::values::position(get("position"))?,
+        chain: crate::params::topology::chain_of(topology),
         import,
         workload,
         packet,
@@ -838,7 +838,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
 fn parse_adaptive(
     cx: &Ctx,
     a: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
-) -> Result<crate::spec::Adaptive, String> {
+) -> Result<crate::params::Adaptive, String> {
     let mut precision = None;
     let mut max_s = 60.0;
     for (k, v) in a.get_ref() {
@@ -848,7 +848,7 @@ fn parse_adaptive(
         match k.get_ref().as_str() {
             "precision" => {
                 precision = Some(
-                    crate::spec::values::ratio(&t)
+                    crate::params::values::ratio(&t)
                         .and_then(|r| {
                             if r > 0.0 {
                                 Ok(r)
@@ -871,7 +871,7 @@ fn parse_adaptive(
     }
     let precision =
         precision.ok_or_else(|| cx.at(a.span(), "adaptive", "needs precision, e.g. \"1%\""))?;
-    Ok(crate::spec::Adaptive { precision, max_s })
+    Ok(crate::params::Adaptive { precision, max_s })
 }
 
 /// Adaptive length needs a role that counts while the trial runs.
@@ -884,7 +884,7 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
         Workload::Flood | Workload::Flow => p
             .packet
             .as_ref()
-            .is_some_and(|k| k.sink == crate::spec::packet::SinkKind::Socket),
+            .is_some_and(|k| k.sink == crate::params::packet::SinkKind::Socket),
         _ => false,
     };
     if !counted {

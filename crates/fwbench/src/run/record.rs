@@ -4,9 +4,9 @@
 //! The controller's run loop: plan → trials → store, with progress, ETA and a clean
 //! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
 
-use crate::exec::trial::Outcome;
+use crate::outcome::Outcome;
+use crate::params::workload::Workload;
 use crate::plan::scenario::PlannedTrial;
-use crate::spec::workload::Workload;
 use store::{EchoClientRow, Headline, TrialRecord};
 
 pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {

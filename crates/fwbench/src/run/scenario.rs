@@ -6,8 +6,11 @@
 
 use crate::error::usage;
 use crate::error::Interrupted;
-use crate::exec::trial::{self, Outcome, Status};
+use crate::exec::trial::{self};
+use crate::outcome::{Outcome, Status};
 use crate::output;
+use crate::params::workload::Workload;
+use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, Plan, PlannedTrial};
 use crate::run::record::record;
 use crate::run::session::begin;
@@ -17,8 +20,6 @@ use crate::run::session::preflight;
 use crate::run::session::require_root;
 use crate::run::session::Testbeds;
 use crate::run::session::INTERRUPTED;
-use crate::spec::workload::Workload;
-use crate::spec::{Pinning, TrialParams};
 use crate::testbed::Testbed;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -98,7 +99,7 @@ fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
         for t in plan.trials.iter_mut() {
             t.params.topology = tb.topology;
-            t.params.chain = crate::spec::topology::chain_of(tb.topology);
+            t.params.chain = crate::params::topology::chain_of(tb.topology);
             t.key = scenario::trial_key(&t.params, t.rep);
         }
     }

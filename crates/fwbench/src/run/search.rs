@@ -1,13 +1,13 @@
 //! `fwbench ndr | degrade | sessions --parallel auto` from the command line: a session
 //! of stored step trials, then the search's report.
 
+use crate::outcome::search::SearchSummary;
 use crate::output::search::search_text;
+use crate::params::{Pinning, TrialParams};
 use crate::run::session::Session;
 use crate::search::degrade::degrade_search;
 use crate::search::ndr::ndr_search;
-use crate::search::summary::SearchSummary;
 use crate::search::Runner;
-use crate::spec::{Pinning, TrialParams};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;

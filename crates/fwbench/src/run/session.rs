@@ -7,12 +7,13 @@
 
 use crate::error::usage;
 use crate::error::Interrupted;
-use crate::exec::trial::{self, Outcome, Status};
+use crate::exec::trial::{self};
+use crate::outcome::{Outcome, Status};
 use crate::output;
+use crate::params::topology::Topology;
+use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, PlannedTrial};
 use crate::run::record::record;
-use crate::spec::topology::Topology;
-use crate::spec::{Pinning, TrialParams};
 use crate::testbed::{EphemeralTestbed, Testbed};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -184,7 +185,7 @@ impl Session {
         let testbeds = Testbeds::new(testbed)?;
         if let (Some(tb), false) = (&testbeds.named, topology_given) {
             params.topology = tb.topology;
-            params.chain = crate::spec::topology::chain_of(tb.topology);
+            params.chain = crate::params::topology::chain_of(tb.topology);
         }
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;

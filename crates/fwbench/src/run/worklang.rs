@@ -6,12 +6,12 @@
 use crate::error::usage;
 use crate::error::Interrupted;
 use crate::output;
+use crate::params::topology::Topology;
 use crate::process::program_exists;
 use crate::run::session::install_interrupt_handler;
 use crate::run::session::require_root;
 use crate::run::session::Testbeds;
 use crate::run::session::INTERRUPTED;
-use crate::spec::topology::Topology;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -81,7 +81,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "NAME")]
     pub testbed: Option<String>,
     /// Topology of the ephemeral testbed: forward, direct, input
-    #[arg(long, default_value = "forward", value_parser = crate::spec::values::topology)]
+    #[arg(long, default_value = "forward", value_parser = crate::params::values::topology)]
     pub topology: Topology,
     /// Print one JSON object (every command with start, duration, exit) instead of text
     #[arg(long)]

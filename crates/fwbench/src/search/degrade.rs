@@ -1,19 +1,19 @@
 //! Seed 002's degradation point: flow trials at bisected rule counts.
 
 use crate::error::usage;
+use crate::outcome::search::DegradeReport;
+use crate::outcome::search::Point;
+use crate::params::search::check_degrade;
+use crate::params::search::SearchParams;
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::search::bisect::Bisect;
 use crate::search::bisect::Step;
 use crate::search::bisect::Width;
 use crate::search::ndr::point;
 use crate::search::ndr::progress;
 use crate::search::step_params;
-use crate::search::summary::DegradeReport;
-use crate::search::summary::Point;
 use crate::search::Runner;
-use crate::spec::search::check_degrade;
-use crate::spec::search::SearchParams;
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
 use anyhow::Result;
 
 /// Seed 002's degradation point: the smallest rule count at which a paced flow loses

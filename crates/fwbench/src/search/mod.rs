@@ -11,15 +11,14 @@
 pub mod bisect;
 pub mod degrade;
 pub mod ndr;
-pub mod summary;
 pub mod sweetspot;
 
-use crate::exec::trial::Outcome;
+use crate::outcome::search::SearchSummary;
+use crate::outcome::Outcome;
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::search::degrade::degrade_search;
 use crate::search::ndr::ndr_search;
-use crate::search::summary::SearchSummary;
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
 use anyhow::{bail, Result};
 
 /// Whether `p` runs as a search of stored step trials (ndr, degrade, sessions with

@@ -2,18 +2,18 @@
 //! offered rates, with a confirmation trial.
 
 use crate::error::usage;
-use crate::exec::trial::{Outcome, Status};
+use crate::outcome::search::NdrReport;
+use crate::outcome::search::Point;
+use crate::outcome::{Outcome, Status};
+use crate::params::search::SearchParams;
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::search::bisect::Bisect;
 use crate::search::bisect::Found;
 use crate::search::bisect::Step;
 use crate::search::bisect::Width;
 use crate::search::step_params;
-use crate::search::summary::NdrReport;
-use crate::search::summary::Point;
 use crate::search::Runner;
-use crate::spec::search::SearchParams;
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
 use anyhow::{bail, Result};
 use proto::Rate;
 

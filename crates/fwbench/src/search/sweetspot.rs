@@ -6,10 +6,10 @@
 //! Must not: run trials itself — the caller's runner does; the search is a pure value
 //! (`next`/`record`) with table tests.
 
-use crate::exec::trial::{Outcome, Status};
-use crate::search::summary::SweetPoint;
-use crate::search::summary::SweetSpotReport;
-use crate::spec::TrialParams;
+use crate::outcome::search::SweetPoint;
+use crate::outcome::search::SweetSpotReport;
+use crate::outcome::{Outcome, Status};
+use crate::params::TrialParams;
 use anyhow::{bail, Result};
 
 /// Largest parallelism tried by default.

@@ -13,7 +13,7 @@
 //! between testbeds; namespace names carry the testbed name.
 
 use crate::error::usage;
-use crate::spec::topology::Topology;
+use crate::params::topology::Topology;
 use anyhow::{bail, Context, Result};
 use proto::Family;
 use std::io::Write;
@@ -30,7 +30,7 @@ pub mod addr {
     pub const SERVER_V4: &str = "198.19.0.2";
     pub const SERVER_V6: &str = "2001:2:0:2::2";
     /// Most clients one testbed addresses (198.18.1.1 … 198.18.255.255).
-    pub const MAX_CLIENTS: u32 = 65_000;
+    pub use crate::params::MAX_CLIENTS;
 
     /// Source address of client `i` (1-based).
     pub fn client(family: Family, i: u32) -> IpAddr {

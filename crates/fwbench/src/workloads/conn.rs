@@ -4,15 +4,15 @@
 //!
 //! Must not: open sockets (the `traffic::conn` roles do) or store anything.
 
-use crate::spec::conn::ConnParams;
-use crate::spec::conn::CONN_PORT;
-use crate::spec::conn::MAX_LIMIT;
-use crate::spec::conn::MAX_PARALLEL;
-use crate::spec::conn::MAX_PROXY_BUFFER;
-use crate::spec::conn::MAX_SIZE;
-use crate::spec::topology::Topology;
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
+use crate::params::conn::ConnParams;
+use crate::params::conn::CONN_PORT;
+use crate::params::conn::MAX_LIMIT;
+use crate::params::conn::MAX_PARALLEL;
+use crate::params::conn::MAX_PROXY_BUFFER;
+use crate::params::conn::MAX_SIZE;
+use crate::params::topology::Topology;
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::testbed::{addr, Testbed};
 use anyhow::{bail, Result};
 use proto::{

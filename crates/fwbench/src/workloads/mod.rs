@@ -1,2 +1,3 @@
 pub mod conn;
+pub mod echo;
 pub mod packet;

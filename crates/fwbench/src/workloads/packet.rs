@@ -1,16 +1,16 @@
 //! Packet-rate workloads on the controller side: parameters, the role specs they
 //! become, and the figures that combine both ends (and the gateway's counters).
 
-use crate::spec::packet::max_threads;
-use crate::spec::packet::PacketParams;
-use crate::spec::packet::SenderPath;
-use crate::spec::packet::SinkKind;
-use crate::spec::packet::MIN_ETHERNET_FRAME;
-use crate::spec::packet::SINK_PORT;
-use crate::spec::packet::SRC_PORT;
-use crate::spec::topology::Topology;
-use crate::spec::workload::Workload;
-use crate::spec::TrialParams;
+use crate::params::packet::max_threads;
+use crate::params::packet::PacketParams;
+use crate::params::packet::SenderPath;
+use crate::params::packet::SinkKind;
+use crate::params::packet::MIN_ETHERNET_FRAME;
+use crate::params::packet::SINK_PORT;
+use crate::params::packet::SRC_PORT;
+use crate::params::topology::Topology;
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
 use crate::testbed::{addr, Testbed};
 use anyhow::{bail, Result};
 use proto::{

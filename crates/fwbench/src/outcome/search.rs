@@ -43,7 +43,7 @@ pub enum SearchSummary {
     Ndr(NdrReport),
     Degrade(DegradeReport),
     /// sessions with `--parallel auto`.
-    SweetSpot(crate::search::summary::SweetSpotReport),
+    SweetSpot(crate::outcome::search::SweetSpotReport),
 }
 
 impl SearchSummary {

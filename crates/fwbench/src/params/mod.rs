@@ -12,10 +12,13 @@ pub mod topology;
 pub mod values;
 pub mod workload;
 
-use crate::spec::topology::Topology;
-use crate::spec::workload::Workload;
+use crate::params::topology::Topology;
+use crate::params::workload::Workload;
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Serialize;
+
+/// Most clients of one trial: the addresses a testbed gives out (one per client).
+pub const MAX_CLIENTS: u32 = 65_000;
 
 /// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
 pub const ECHO_PORT: u16 = 20000;
@@ -50,13 +53,13 @@ pub struct TrialParams {
     pub workload: Workload,
     /// Flood, flow and ping parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet: Option<crate::spec::packet::PacketParams>,
+    pub packet: Option<crate::params::packet::PacketParams>,
     /// sessions, bulk, http and connections parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conn: Option<crate::spec::conn::ConnParams>,
+    pub conn: Option<crate::params::conn::ConnParams>,
     /// ndr and degrade: what the search looks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<crate::spec::search::SearchParams>,
+    pub search: Option<crate::params::search::SearchParams>,
     /// Adaptive length: run at least `duration_s`, stop once the 95 % CI of the rate is
     /// within `precision`, at most `max_s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

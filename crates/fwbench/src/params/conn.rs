@@ -1,7 +1,7 @@
 //! Parameters of the connection workloads (sessions, bulk, http, connections), their
 //! limits, and the byte-size and parallelism values they are written with.
 
-use crate::spec::workload::Workload;
+use crate::params::workload::Workload;
 use proto::ConnMode;
 use serde::Serialize;
 

@@ -1,7 +1,7 @@
 //! Parameters of the searches made of trials (ndr/pdr over the offered rate, the
 //! degradation point over the rule count).
 
-use crate::spec::TrialParams;
+use crate::params::TrialParams;
 use proto::Rate;
 use serde::{Deserialize, Serialize};
 

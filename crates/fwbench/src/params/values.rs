@@ -1,7 +1,7 @@
 //! Parsers of the values a user writes, shared by the command line and scenario files:
 //! one parser per kind of value, each naming what it expected in its message.
 
-use crate::spec::topology::Topology;
+use crate::params::topology::Topology;
 use proto::{Family, FrameSize, Proto, ServerMode};
 
 /// Parse a duration: `10` (seconds), `2.5s`, `500ms`, `1m`. Must be positive.
@@ -37,10 +37,10 @@ pub fn parse_clients(s: &str) -> Result<u32, String> {
     if n == 0 {
         return Err("the number of clients must be at least 1".into());
     }
-    if n > crate::testbed::addr::MAX_CLIENTS {
+    if n > crate::params::MAX_CLIENTS {
         return Err(format!(
             "{n} clients is more than a testbed addresses ({})",
-            crate::testbed::addr::MAX_CLIENTS
+            crate::params::MAX_CLIENTS
         ));
     }
     Ok(n)
@@ -105,18 +105,18 @@ pub fn parse_interval(s: &str) -> Result<u64, String> {
 }
 
 pub fn size_u64(s: &str) -> Result<u64, String> {
-    crate::spec::conn::parse_size(s)
+    crate::params::conn::parse_size(s)
 }
 pub fn size_u32(s: &str) -> Result<u32, String> {
-    let v = crate::spec::conn::parse_size(s)?;
+    let v = crate::params::conn::parse_size(s)?;
     u32::try_from(v).map_err(|_| format!("size '{s}' is above 4G"))
 }
 pub fn session_count(s: &str) -> Result<u64, String> {
-    crate::spec::values::parse_count(s).map(u64::from)
+    crate::params::values::parse_count(s).map(u64::from)
 }
 /// `auto` (0) or a count ≥ 1.
 pub fn parallelism(s: &str) -> Result<u32, String> {
-    crate::spec::conn::parse_parallel(s)
+    crate::params::conn::parse_parallel(s)
 }
 pub fn packet_size(s: &str) -> Result<proto::PacketSize, String> {
     s.parse().map_err(|e: proto::ParseSpecError| e.0)
@@ -125,12 +125,12 @@ pub fn rate(s: &str) -> Result<proto::Rate, String> {
     s.parse().map_err(|e: proto::ParseSpecError| e.0)
 }
 pub fn count(s: &str) -> Result<u32, String> {
-    crate::spec::values::parse_count(s)
+    crate::params::values::parse_count(s)
 }
-pub fn sender(s: &str) -> Result<crate::spec::packet::SenderPath, String> {
+pub fn sender(s: &str) -> Result<crate::params::packet::SenderPath, String> {
     s.parse()
 }
-pub fn sink(s: &str) -> Result<crate::spec::packet::SinkKind, String> {
+pub fn sink(s: &str) -> Result<crate::params::packet::SinkKind, String> {
     s.parse()
 }
 /// A ratio above 0, e.g. `1%`.

@@ -1,0 +1,101 @@
+//! What one trial gave: its status, where each role ran, the workload's combined
+//! figures, the gateway's report, the samples, and — for a search — the search's
+//! result. The controller's single result type, rendered by `output` and stored by
+//! `run::record`.
+
+pub mod search;
+
+use crate::workloads::echo::EchoSummary;
+use proto::GatewayResults;
+use serde::Serialize;
+
+/// What an adaptive trial achieved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Precision {
+    pub target: f64,
+    /// Relative 95 % CI half-width of the per-window rate at the end (None: < 5 windows).
+    pub achieved: Option<f64>,
+    pub windows: usize,
+    pub duration_s: f64,
+    /// Stopped because the target was reached (else at the maximum duration).
+    pub reached: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Unavailable,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unavailable => "unavailable",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleInfo {
+    pub role: &'static str,
+    pub place: String,
+    pub requested_cpus: Option<String>,
+    pub cpus: String,
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub status: Status,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub placement: Vec<RoleInfo>,
+    pub summary: Option<EchoSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet: Option<crate::workloads::packet::PacketSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<crate::workloads::packet::PingSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conn: Option<crate::workloads::conn::ConnSummary>,
+    /// Adaptive trials: the precision asked for and reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+    /// Metrics each role sampled during the trial (stored in `samples`, not in `results`).
+    #[serde(skip)]
+    pub samples: Vec<(&'static str, proto::MetricSample)>,
+    /// ndr and degrade: the search's result (its steps are trials of their own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::outcome::search::SearchSummary>,
+    pub gateway: Option<GatewayResults>,
+}
+
+impl Outcome {
+    /// An `ok` outcome without figures yet.
+    pub fn started(started_at: String) -> Outcome {
+        Outcome {
+            status: Status::Ok,
+            error: None,
+            finished_at: started_at.clone(),
+            started_at,
+            placement: vec![],
+            summary: None,
+            packet: None,
+            ping: None,
+            conn: None,
+            search: None,
+            samples: vec![],
+            precision: None,
+            gateway: None,
+        }
+    }
+
+    /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
+    pub fn firewall(&self) -> Option<&serde_json::Value> {
+        self.gateway.as_ref().and_then(|g| g.firewall.as_ref())
+    }
+}

@@ -1,0 +1,208 @@
+//! Seed 000's echo workload on the controller side: the figures that combine the
+//! client's and the server's counters at the four measurement points.
+
+//! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
+//! teardown — in the phase order of `proto`, gateway first and down last.
+
+use proto::{EchoClientResults, EchoServerResults};
+use serde::Serialize;
+
+/// Per-client figures that combine both ends.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientSummary {
+    pub client: u32,
+    pub source: String,
+    /// frames, bytes at MP1 (client sent), MP2 (server received), MP3 (server echoed), MP4 (client received)
+    pub mp: [proto::Counter; 4],
+    pub unsent_client: u64,
+    pub unsent_server: u64,
+    pub lost: u64,
+    pub validation_client: proto::Validation,
+    pub validation_server: proto::Validation,
+    pub throughput_bps: f64,
+    pub transactions_per_s: f64,
+    pub rtt: proto::RttSummary,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EchoSummary {
+    pub elapsed_s: f64,
+    /// Echoed payload received by the clients (MP4 bytes) × 8 / elapsed.
+    pub throughput_bps: f64,
+    /// Completed echo cycles per second, all clients.
+    pub transactions_per_s: f64,
+    pub per_client_throughput_bps: Vec<f64>,
+    pub validation_errors: u64,
+    pub unsent: u64,
+    pub lost: u64,
+    pub mp: [proto::Counter; 4],
+    pub rtt: proto::RttSummary,
+    pub clients: Vec<ClientSummary>,
+}
+
+/// Combine both ends' counters (pure; unit-tested).
+pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
+    let elapsed_s = (c.elapsed_ns as f64 / 1e9).max(1e-9);
+    let mut clients = Vec::new();
+    let mut mp = [proto::Counter::default(); 4];
+    let (mut verr, mut unsent, mut lost) = (0, 0, 0);
+    for cs in &c.clients {
+        let sv = s.clients.iter().find(|x| x.client == cs.client);
+        let m = [
+            cs.mp1,
+            sv.map(|x| x.mp2).unwrap_or_default(),
+            sv.map(|x| x.mp3).unwrap_or_default(),
+            cs.mp4,
+        ];
+        for (t, v) in mp.iter_mut().zip(m.iter()) {
+            t.merge(v);
+        }
+        let vs = sv.map(|x| x.validation).unwrap_or_default();
+        verr += cs.validation.total() + vs.total();
+        unsent += cs.unsent + sv.map(|x| x.unsent).unwrap_or(0);
+        lost += cs.lost;
+        clients.push(ClientSummary {
+            client: cs.client,
+            source: cs.source.clone(),
+            mp: m,
+            unsent_client: cs.unsent,
+            unsent_server: sv.map(|x| x.unsent).unwrap_or(0),
+            lost: cs.lost,
+            validation_client: cs.validation,
+            validation_server: vs,
+            throughput_bps: cs.mp4.bytes as f64 * 8.0 / elapsed_s,
+            transactions_per_s: cs.rtt.count as f64 / elapsed_s,
+            rtt: cs.rtt,
+            error: cs
+                .error
+                .clone()
+                .or_else(|| sv.and_then(|x| x.error.clone())),
+        });
+    }
+    // Server connections that no client claims (should not happen) still count.
+    for sv in s
+        .clients
+        .iter()
+        .filter(|x| !c.clients.iter().any(|cs| cs.client == x.client))
+    {
+        verr += sv.validation.total();
+    }
+    EchoSummary {
+        elapsed_s,
+        throughput_bps: mp[3].bytes as f64 * 8.0 / elapsed_s,
+        transactions_per_s: c.rtt.count as f64 / elapsed_s,
+        per_client_throughput_bps: clients.iter().map(|x| x.throughput_bps).collect(),
+        validation_errors: verr,
+        unsent,
+        lost,
+        mp,
+        rtt: c.rtt,
+        clients,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::{Counter, EchoClientStats, EchoServerStats, RttSummary, Validation};
+
+    #[test]
+    fn summary_adds_up_both_ends() {
+        let c = EchoClientResults {
+            clients: vec![
+                EchoClientStats {
+                    client: 1,
+                    mp1: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    mp4: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    rtt: RttSummary {
+                        count: 10,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                EchoClientStats {
+                    client: 2,
+                    mp1: Counter {
+                        frames: 5,
+                        bytes: 320,
+                    },
+                    mp4: Counter {
+                        frames: 4,
+                        bytes: 256,
+                    },
+                    lost: 1,
+                    unsent: 2,
+                    validation: Validation {
+                        gaps: 1,
+                        ..Default::default()
+                    },
+                    rtt: RttSummary {
+                        count: 4,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            ],
+            rtt: RttSummary {
+                count: 14,
+                ..Default::default()
+            },
+            elapsed_ns: 2_000_000_000,
+        };
+        let s = EchoServerResults {
+            clients: vec![
+                EchoServerStats {
+                    client: 2,
+                    mp2: Counter {
+                        frames: 4,
+                        bytes: 256,
+                    },
+                    mp3: Counter {
+                        frames: 4,
+                        bytes: 256,
+                    },
+                    unsent: 1,
+                    validation: Validation {
+                        wrong_size: 3,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                EchoServerStats {
+                    client: 1,
+                    mp2: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    mp3: Counter {
+                        frames: 10,
+                        bytes: 640,
+                    },
+                    ..Default::default()
+                },
+            ],
+        };
+        let sum = summarise(&c, &s);
+        assert_eq!(sum.throughput_bps, (640.0 + 256.0) * 8.0 / 2.0);
+        assert_eq!(sum.transactions_per_s, 7.0);
+        assert_eq!(sum.per_client_throughput_bps, vec![2560.0, 1024.0]);
+        assert_eq!(sum.validation_errors, 4);
+        assert_eq!(sum.unsent, 3);
+        assert_eq!(sum.lost, 1);
+        assert_eq!(
+            sum.mp[1],
+            Counter {
+                frames: 14,
+                bytes: 896
+            }
+        );
+        assert_eq!(sum.clients[1].mp[2].frames, 4);
+    }
+}
