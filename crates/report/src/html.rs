@@ -1,7 +1,7 @@
 //! The HTML page: one file with inline CSS and SVG that opens offline.
 
 use crate::export::{fits_table, run_meta};
-use crate::figures::{Figure, Table};
+use crate::figure::{Figure, Table};
 use crate::svg::{escape, render};
 use crate::{Report, RunReport, Warning};
 use std::fmt::Write;

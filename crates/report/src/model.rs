@@ -413,6 +413,16 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
     }
 }
 
+/// The search summary (`results.search`) of an ndr/degrade/sweetspot trial.
+pub fn search_of(t: &TrialRow) -> Option<&Value> {
+    t.results.get("search").filter(|s| s.is_object())
+}
+
+/// Is a search summary that of a sessions sweet-spot search (`parallel` auto)?
+pub fn is_sweet_spot(s: &Value) -> bool {
+    s.get("search").and_then(Value::as_str) == Some("sweetspot")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
