@@ -3,8 +3,10 @@
 //! test, seed 003's table and bars per firewall type (null firewall, packet filter,
 //! proxy), the parallelism sweet spot, and the held-connections table.
 //!
-//! Reads `results.conn` (and `results.ping` for seed 003's ping rows) of stored trials;
-//! must not compute anything a figure does not show, or touch the store.
+//! Owns: those figures and tables. Reads `results.conn` (and `results.ping` for seed
+//! 003's ping rows) of stored trials.
+//! Must not: compute anything a figure does not show, touch the store, or import
+//! `analysis` (the top module that calls it) or `throughput`.
 
 use crate::figure::{
     mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,

@@ -5,6 +5,12 @@
 //! self-contained HTML page, and the Markdown, CSV and JSON exports.
 //! Must not: measure anything, or write to the store; it only reads stored results,
 //! so a report can be re-made offline at any time.
+//!
+//! Layers (a module imports only from layers below it):
+//! 1. `stats`: numbers. 2. `figure`: what a report shows (types). 3. `model`: stored
+//! trials → configurations; `svg`: draws a figure. 4. `series`: configurations →
+//! figure parts. 5. `throughput`, `conn`: the workload analyses. 6. `analysis`:
+//! assembles them. 7. `export`, `html` and this root: the outputs.
 
 pub mod analysis;
 pub mod conn;

@@ -1,5 +1,9 @@
 //! From stored trials to configurations: repetitions grouped by their parameters (the
-//! trial seed left out), metric aggregates, and the pairing with the run's baseline.
+//! trial seed left out), metric aggregates, and the pairing with the run's baseline;
+//! accessors of stored results (`conn_of`, `search_of`, `lookup`).
+//!
+//! Owns: `Config` and the metric extraction from stored trial rows.
+//! Must not: build figures or tables; it imports only `stats` from this crate.
 
 use crate::stats::Summary;
 use serde_json::Value;
