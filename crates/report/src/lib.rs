@@ -7,10 +7,13 @@
 //! so a report can be re-made offline at any time.
 //!
 //! Layers (a module imports only from layers below it):
-//! 1. `stats`: numbers. 2. `figure`: what a report shows (types). 3. `model`: stored
-//! trials → configurations; `svg`: draws a figure. 4. `series`: configurations →
-//! figure parts. 5. `throughput`, `conn`: the workload analyses. 6. `analysis`:
-//! assembles them. 7. `export`, `html` and this root: the outputs.
+//! 1. `stats`: numbers.
+//! 2. `figure`: what a report shows (types only, plus how a number reads).
+//! 3. `model`: stored trials → configurations; `svg`: draws a figure.
+//! 4. `series`: configurations → figure parts.
+//! 5. `throughput`, `conn`: the workload analyses.
+//! 6. `analysis`: assembles them into a run's [`figure::Analysis`].
+//! 7. `export`, `html` and this root: the outputs.
 
 pub mod analysis;
 pub mod conn;
