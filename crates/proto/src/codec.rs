@@ -1,4 +1,7 @@
 //! Length-prefixed JSON frames with a hard size cap (sans-IO).
+//!
+//! Owns: framing (4-byte big-endian length, JSON body), the cap, and decode errors.
+//! Must not: do I/O, or know which message types it carries (it is generic over serde).
 
 use serde::{de::DeserializeOwned, Serialize};
 

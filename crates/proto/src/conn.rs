@@ -14,6 +14,11 @@
 //!
 //! Pattern bytes: byte `i` of any stream (counted from the first body byte) is
 //! [`pattern_byte`]`(i)`, so any lost, duplicated or reordered byte is detected.
+//!
+//! Owns: that wire protocol's constants and pattern, and the specs and results of the
+//! TCP server, session client and proxy.
+//! Must not: import any other module of this crate (the role enums and messages that
+//! carry these types sit above it).
 
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;

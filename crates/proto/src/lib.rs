@@ -8,20 +8,38 @@
 //!
 //! Wire format: each frame is a 4-byte big-endian length followed by that many bytes
 //! of UTF-8 JSON. The first frame in each direction is `Hello { version }`.
+//!
+//! Layers (a module imports only from layers below it):
+//! 1. `param`, `measure`: shared value types (family, protocol, frame size, counters,
+//!    RTT summaries, interface counters, the parameter error).
+//! 2. `echo`, `packet`, `conn`, `gateway`: each workload's role specs and results.
+//! 3. `role`: the `RoleSpec` / `RoleResults` enums over them.
+//! 4. `msg`: the `ToAgent` / `FromAgent` messages.
+//! 5. `codec` (generic framing) and `phase` (the phase machines over `msg`).
+//!
+//! Every public type is re-exported at the crate root; use `proto::X`.
 
 pub mod codec;
 pub mod conn;
+pub mod echo;
+pub mod gateway;
+pub mod measure;
 pub mod msg;
 pub mod packet;
+pub mod param;
 pub mod phase;
-pub mod spec;
+pub mod role;
 
 pub use codec::{encode, CodecError, Decoder, MAX_FRAME_LEN};
 pub use conn::*;
+pub use echo::*;
+pub use gateway::*;
+pub use measure::*;
 pub use msg::*;
 pub use packet::*;
+pub use param::*;
 pub use phase::{AgentPhase, ControllerPhase, PhaseError};
-pub use spec::*;
+pub use role::*;
 
 /// Version of the control protocol. Both ends must agree exactly.
 pub const PROTOCOL_VERSION: u32 = 3;

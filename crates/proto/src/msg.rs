@@ -1,6 +1,12 @@
-//! Control messages, both directions, and the results they carry.
+//! Control messages, both directions: `ToAgent`, `FromAgent`, and the agent's identity,
+//! metric samples and typed errors they carry.
+//!
+//! Owns: the message enums and their serde tag (`type`). The top layer of the
+//! message types; only `codec` users and `phase` look at it.
+//! Must not: define workload specs or results (they live in the modules below), or
+//! be imported by them.
 
-use crate::spec::RoleSpec;
+use crate::role::{RoleResults, RoleSpec};
 use serde::{Deserialize, Serialize};
 
 /// Controller → agent.
@@ -116,156 +122,4 @@ pub enum ErrorKind {
 pub struct AgentError {
     pub kind: ErrorKind,
     pub message: String,
-}
-
-/// Packets/frames and bytes seen at one measurement point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Counter {
-    pub frames: u64,
-    pub bytes: u64,
-}
-
-impl Counter {
-    pub fn add(&mut self, bytes: usize) {
-        self.frames += 1;
-        self.bytes += bytes as u64;
-    }
-    pub fn merge(&mut self, o: &Counter) {
-        self.frames += o.frames;
-        self.bytes += o.bytes;
-    }
-}
-
-/// Frame validation failures at a receiving measurement point (MP2 or MP4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Validation {
-    /// Header unreadable (truncated, bad magic or version).
-    pub malformed: u64,
-    pub wrong_client: u64,
-    pub wrong_size: u64,
-    /// Sequence numbers skipped (missing frames), counted per missing frame.
-    pub gaps: u64,
-    pub duplicates: u64,
-    /// Frames older than the newest seen, not seen before.
-    pub reordered: u64,
-}
-
-impl Validation {
-    pub fn total(&self) -> u64 {
-        self.malformed
-            + self.wrong_client
-            + self.wrong_size
-            + self.gaps
-            + self.duplicates
-            + self.reordered
-    }
-    pub fn merge(&mut self, o: &Validation) {
-        self.malformed += o.malformed;
-        self.wrong_client += o.wrong_client;
-        self.wrong_size += o.wrong_size;
-        self.gaps += o.gaps;
-        self.duplicates += o.duplicates;
-        self.reordered += o.reordered;
-    }
-}
-
-/// Round-trip time distribution, nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct RttSummary {
-    pub count: u64,
-    pub min_ns: u64,
-    pub mean_ns: f64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub max_ns: u64,
-}
-
-/// One client connection as the client sees it (MP1 and MP4).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct EchoClientStats {
-    /// 1-based client number.
-    pub client: u32,
-    pub source: String,
-    pub mp1: Counter,
-    pub mp4: Counter,
-    pub unsent: u64,
-    /// UDP only: echoes not received within the timeout.
-    pub lost: u64,
-    pub validation: Validation,
-    pub rtt: RttSummary,
-    /// Time this client spent cycling, ns.
-    pub elapsed_ns: u64,
-    /// Why this client stopped early, if it did (e.g. connection reset).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// One client connection as the server sees it (MP2 and MP3).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct EchoServerStats {
-    /// Client number as learned from the frames (0 if none arrived).
-    pub client: u32,
-    pub mp2: Counter,
-    pub mp3: Counter,
-    pub unsent: u64,
-    pub validation: Validation,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EchoClientResults {
-    pub clients: Vec<EchoClientStats>,
-    /// Merged over all clients.
-    pub rtt: RttSummary,
-    /// Wall time between Start and Stop as the client agent measured it, ns.
-    pub elapsed_ns: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EchoServerResults {
-    pub clients: Vec<EchoServerStats>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct GatewayResults {
-    /// sysctl values in force during the trial.
-    pub sysctls: Vec<(String, String)>,
-    /// Rule set figures: engine, rules, elements, install_ms, remove_ms, verdicts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firewall: Option<serde_json::Value>,
-    /// Interface counters of the gateway over the trial (Start to Stop).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub interfaces: Vec<IfCounters>,
-    /// Proxy mode: what the relay did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<crate::conn::ProxyResults>,
-}
-
-/// Packet counters of one interface over a trial (differences of /sys/class/net/*/statistics).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct IfCounters {
-    pub name: String,
-    pub rx_packets: u64,
-    pub rx_bytes: u64,
-    pub rx_dropped: u64,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    pub tx_dropped: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum RoleResults {
-    EchoClient(EchoClientResults),
-    EchoServer(EchoServerResults),
-    Gateway(GatewayResults),
-    UdpSource(crate::packet::UdpSourceResults),
-    UdpSink(crate::packet::UdpSinkResults),
-    Ping(crate::packet::PingResults),
-    Reflector(crate::packet::ReflectorResults),
-    TcpServer(crate::conn::TcpServerResults),
-    SessionClient(Box<crate::conn::SessionClientResults>),
 }

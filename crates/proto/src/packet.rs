@@ -1,8 +1,12 @@
 //! Packet-rate workloads: UDP flood and paced flows (seeds 001, 002), ping (seed 003).
-//! Sizes, rates and the role specs and results that carry them.
+//!
+//! Owns: packet sizes and rates (parsing, printing, wire arithmetic) and the role
+//! specs and results of the UDP source, UDP sink, ping and reflector.
+//! Must not: import the role enums or messages (`role`, `msg`) that carry these types;
+//! it builds only on `param` and `measure`.
 
-use crate::msg::{Counter, RttSummary};
-use crate::spec::{Family, ParseSpecError};
+use crate::measure::{Counter, IfCounters, RttSummary};
+use crate::param::{Family, ParseSpecError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
@@ -338,7 +342,7 @@ pub struct UdpSinkResults {
     pub kernel: UdpKernelCounters,
     /// The sink namespace's interfaces over the trial (filled in by the agent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub interfaces: Vec<crate::msg::IfCounters>,
+    pub interfaces: Vec<IfCounters>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -3,6 +3,9 @@
 //! hello → setup → ready → start → (running) → stop → results → teardown → done.
 //! Teardown is accepted in every phase after hello, so an aborted trial always
 //! unwinds. The machines only judge messages; they never perform I/O.
+//!
+//! Owns: `AgentPhase`, `ControllerPhase` and their transition rules.
+//! Must not: do I/O or read clocks; it looks at `msg` and nothing below it.
 
 use crate::msg::{FromAgent, ToAgent};
 use crate::PROTOCOL_VERSION;
@@ -144,8 +147,9 @@ impl ControllerPhase {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gateway::{GatewayResults, GatewaySpec};
     use crate::msg::*;
-    use crate::spec::{GatewaySpec, RoleSpec};
+    use crate::role::{RoleResults, RoleSpec};
 
     fn setup() -> ToAgent {
         ToAgent::Setup(RoleSpec::Gateway(GatewaySpec::default()))

@@ -3,14 +3,18 @@
 //! test, seed 003's table and bars per firewall type (null firewall, packet filter,
 //! proxy), the parallelism sweet spot, and the held-connections table.
 //!
-//! Reads `results.conn` (and `results.ping` for seed 003's ping rows) of stored trials;
-//! must not compute anything a figure does not show, or touch the store.
+//! Owns: those figures and tables. Reads `results.conn` (and `results.ping` for seed
+//! 003's ping rows) of stored trials.
+//! Must not: compute anything a figure does not show, touch the store, or import
+//! `analysis` (the top module that calls it) or `throughput`.
 
-use crate::figures::{
-    group, is_sweet_spot, line_figure, mean_ci, num, rules_axis, search_of, series_name, varying,
-    without_redundant, Analysis, Figure, Kind, Marker, Point, Series, Table,
+use crate::figure::{
+    mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,
 };
-use crate::model::{self, conn_of, is_conn, Config};
+use crate::model::{self, conn_of, is_conn, is_sweet_spot, search_of, Config};
+use crate::series::{
+    group, line_figure, metric, rules_axis, series_name, varying, without_redundant,
+};
 use crate::stats::{self, Pooled, Summary};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,8 +129,6 @@ fn conn_num(t: &TrialRow, path: &str) -> Option<f64> {
 
 // ---------------------------------------------------------------------------------
 // Seed 004: download time vs rules.
-
-use crate::svg::DENSE_POINTS;
 
 /// HTTP download time vs rules, one series per engine/chain/label (whatever else
 /// varies), y = mean over every download of every repetition with its 95 % CI (pooled
@@ -795,9 +797,9 @@ fn type_bars(
     a: &mut Analysis,
 ) {
     let latency: BarY = |c| pooled_ms(c, "session");
-    let rate: BarY = |c| crate::figures::metric(c, "sessions_per_s", 1.0);
-    let goodput: BarY = |c| crate::figures::metric(c, "goodput_bps", 1e-6);
-    let net: BarY = |c| crate::figures::metric(c, "net_goodput_bps", 1e-6);
+    let rate: BarY = |c| metric(c, "sessions_per_s", 1.0);
+    let goodput: BarY = |c| metric(c, "goodput_bps", 1e-6);
+    let net: BarY = |c| metric(c, "net_goodput_bps", 1e-6);
     let charts: [(&str, &str, &str, Vec<BarPart>); 3] = [
         (
             "conn-session-latency",

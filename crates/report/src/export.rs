@@ -1,7 +1,10 @@
 //! Exports for other tools: Markdown (tables and fitted numbers), CSV (one row per
 //! trial; one row per sample) and JSON (configurations, fits, figures).
+//!
+//! Owns: the text of those formats (their columns and keys are a stable interface).
+//! Must not: choose figures or compute statistics; it prints an analysed [`Report`].
 
-use crate::figures::{mean_ci, num, CostFit, Figure, Kind, Table};
+use crate::figure::{mean_ci, num, CostFit, Figure, Kind, Table};
 use crate::model::flatten;
 use crate::{Report, ReportError, RunReport};
 use serde_json::{json, Value};

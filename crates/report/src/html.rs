@@ -1,7 +1,10 @@
 //! The HTML page: one file with inline CSS and SVG that opens offline.
+//!
+//! Owns: the page layout (header, warnings, figures via `svg`, tables, fits).
+//! Must not: load scripts, fonts or anything by URL, or compute what it shows.
 
 use crate::export::{fits_table, run_meta};
-use crate::figures::{Figure, Table};
+use crate::figure::{Figure, Table};
 use crate::svg::{escape, render};
 use crate::{Report, RunReport, Warning};
 use std::fmt::Write;

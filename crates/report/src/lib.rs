@@ -5,16 +5,28 @@
 //! self-contained HTML page, and the Markdown, CSV and JSON exports.
 //! Must not: measure anything, or write to the store; it only reads stored results,
 //! so a report can be re-made offline at any time.
+//!
+//! Layers (a module imports only from layers below it):
+//! 1. `stats`: numbers.
+//! 2. `figure`: what a report shows (types only, plus how a number reads).
+//! 3. `model`: stored trials → configurations; `svg`: draws a figure.
+//! 4. `series`: configurations → figure parts.
+//! 5. `throughput`, `conn`: the workload analyses.
+//! 6. `analysis`: assembles them into a run's [`figure::Analysis`].
+//! 7. `export`, `html` and this root: the outputs.
 
+pub mod analysis;
 pub mod conn;
 pub mod export;
-pub mod figures;
+pub mod figure;
 pub mod html;
 pub mod model;
+pub mod series;
 pub mod stats;
 pub mod svg;
+pub mod throughput;
 
-use figures::Analysis;
+use figure::Analysis;
 use model::Config;
 use std::collections::BTreeMap;
 use store::{RunRow, Store, StoreError, TrialRow};
@@ -114,7 +126,7 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     if let Some(b) = &baseline {
         model::pair_with_baseline(&mut configs, b);
     }
-    let analysis = figures::analyse(&configs, &trials);
+    let analysis = analysis::analyse(&configs, &trials);
     let warnings = warnings(&run, &trials, &configs);
     Ok(RunReport {
         run,
@@ -184,7 +196,7 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
         }
     }
     let refs: Vec<&Config> = configs.iter().collect();
-    let keys = figures::varying(&refs);
+    let keys = series::varying(&refs);
     for c in configs {
         let Some((m, _)) = model::main_metric(&c.workload) else {
             continue;
@@ -198,7 +210,7 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
             let name = c
                 .label
                 .clone()
-                .unwrap_or_else(|| figures::series_name(c, &keys));
+                .unwrap_or_else(|| series::series_name(c, &keys));
             push(
                 None,
                 "unstable",

@@ -1,5 +1,9 @@
 //! From stored trials to configurations: repetitions grouped by their parameters (the
-//! trial seed left out), metric aggregates, and the pairing with the run's baseline.
+//! trial seed left out), metric aggregates, and the pairing with the run's baseline;
+//! accessors of stored results (`conn_of`, `search_of`, `lookup`).
+//!
+//! Owns: `Config` and the metric extraction from stored trial rows.
+//! Must not: build figures or tables; it imports only `stats` from this crate.
 
 use crate::stats::Summary;
 use serde_json::Value;
@@ -411,6 +415,16 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
             }
         }
     }
+}
+
+/// The search summary (`results.search`) of an ndr/degrade/sweetspot trial.
+pub fn search_of(t: &TrialRow) -> Option<&Value> {
+    t.results.get("search").filter(|s| s.is_object())
+}
+
+/// Is a search summary that of a sessions sweet-spot search (`parallel` auto)?
+pub fn is_sweet_spot(s: &Value) -> bool {
+    s.get("search").and_then(Value::as_str) == Some("sweetspot")
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 //! Figures drawn as inline SVG: line charts with CI whiskers and bar charts.
 //! No scripts, fonts or links; the same figure always gives the same bytes.
+//!
+//! Owns: layout, axes, ticks, palette and the SVG text of a [`Figure`].
+//! Must not: choose figures or compute statistics; it draws the `figure` types and
+//! imports nothing else from this crate.
 
-use crate::figures::{Figure, Kind, Point, Series};
+use crate::figure::{Figure, Kind, Point, Series, DENSE_POINTS};
 use std::fmt::Write;
 
 const W: f64 = 720.0;
@@ -14,9 +18,6 @@ const TOP: f64 = 40.0;
 /// Space under the plot for tick labels and the x label.
 const BELOW: f64 = 56.0;
 const LEGEND_ROW: f64 = 16.0;
-/// Most points per line series drawn with markers and CI whiskers; a denser series is
-/// drawn as a thin line inside a band of its 95 % CI, so 2000 points stay readable.
-pub const DENSE_POINTS: usize = 200;
 const PALETTE: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",

@@ -1033,7 +1033,7 @@ fn whiskers(svg: &str) -> usize {
 }
 
 /// A table of a run by the start of its title.
-fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figures::Table {
+fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure::Table {
     run.analysis
         .tables
         .iter()

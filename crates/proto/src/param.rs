@@ -1,8 +1,12 @@
-//! Workload and role specifications shared by the controller, agents and generators.
+//! Parameter types every workload shares: transport protocol, address family, server
+//! mode, echo frame size, and the error a refused textual parameter gives.
+//!
+//! Owns: these small value types, how they parse from and print to text, and their
+//! serde form. The bottom layer of the crate.
+//! Must not: import any other module of this crate, or know about roles or messages.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::net::IpAddr;
 use std::str::FromStr;
 
 /// Smallest echo frame: the payload header must fit (see `traffic::frame`).
@@ -187,87 +191,6 @@ impl fmt::Display for FrameSize {
         match self {
             FrameSize::Fixed { size } => write!(f, "{size}"),
             FrameSize::Ranged { lo, hi } => write!(f, "{lo}-{hi}"),
-        }
-    }
-}
-
-/// Server side of the echo workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EchoServerSpec {
-    pub proto: Proto,
-    pub mode: ServerMode,
-    pub listen: IpAddr,
-    /// TCP/SCTP: the listening port. UDP: client `i` (1-based) talks to `port + i - 1`.
-    pub port: u16,
-    pub clients: u32,
-    pub max_frame: u32,
-    /// An echo not sent within this many ms counts as unsent (MP3).
-    pub timeout_ms: u32,
-}
-
-/// Client side of the echo workload: `sources.len()` clients, one thread each.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EchoClientSpec {
-    pub proto: Proto,
-    /// Source address of client `i` is `sources[i - 1]`.
-    pub sources: Vec<IpAddr>,
-    pub server: IpAddr,
-    pub port: u16,
-    pub frame: FrameSize,
-    /// Seed of the frame-size PRNG; client `i` derives its own stream from it.
-    pub seed: u64,
-    /// A send not completed within this many ms counts as unsent; a UDP reply not
-    /// received within it counts as lost.
-    pub timeout_ms: u32,
-}
-
-/// What the gateway role sets up. Firewall rules arrive with the firewall issue;
-/// today the gateway records its forwarding state and serves as the DUT probe point.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct GatewaySpec {
-    /// sysctls the gateway must have (name → value); the agent restores old values at teardown.
-    pub sysctls: Vec<(String, String)>,
-    /// The rule set to install for the trial (a rule request: engine plus model spec
-    /// and addresses, or an imported file, as JSON), rendered by the gateway agent,
-    /// verified, counted and removed at stop. `None`: no rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firewall: Option<serde_json::Value>,
-    /// Steer the packet processing of the gateway's interfaces to these CPUs (RPS), e.g.
-    /// "1": on veth, forwarding and filtering otherwise run on the *sender's* CPU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steer_cpus: Option<String>,
-    /// Proxy mode: run a userspace TCP relay in the gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<crate::conn::ProxySpec>,
-}
-
-/// The setup of one role for one trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum RoleSpec {
-    EchoServer(EchoServerSpec),
-    EchoClient(EchoClientSpec),
-    Gateway(GatewaySpec),
-    UdpSource(crate::packet::UdpSourceSpec),
-    UdpSink(crate::packet::UdpSinkSpec),
-    Ping(crate::packet::PingSpec),
-    Reflector(crate::packet::ReflectorSpec),
-    TcpServer(crate::conn::TcpServerSpec),
-    SessionClient(crate::conn::SessionClientSpec),
-}
-
-impl RoleSpec {
-    pub fn name(&self) -> &'static str {
-        match self {
-            RoleSpec::EchoServer(_)
-            | RoleSpec::UdpSink(_)
-            | RoleSpec::Reflector(_)
-            | RoleSpec::TcpServer(_) => "server",
-            RoleSpec::EchoClient(_)
-            | RoleSpec::UdpSource(_)
-            | RoleSpec::Ping(_)
-            | RoleSpec::SessionClient(_) => "client",
-            RoleSpec::Gateway(_) => "gateway",
         }
     }
 }

@@ -1,0 +1,86 @@
+//! Echo workload (seed 000): the server and client specs and what each side measured.
+//!
+//! Owns: the echo role specs and results.
+//! Must not: import the role enums or messages (`role`, `msg`) that carry these types.
+
+use crate::measure::{Counter, RttSummary, Validation};
+use crate::param::{FrameSize, Proto, ServerMode};
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+
+/// Server side of the echo workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EchoServerSpec {
+    pub proto: Proto,
+    pub mode: ServerMode,
+    pub listen: IpAddr,
+    /// TCP/SCTP: the listening port. UDP: client `i` (1-based) talks to `port + i - 1`.
+    pub port: u16,
+    pub clients: u32,
+    pub max_frame: u32,
+    /// An echo not sent within this many ms counts as unsent (MP3).
+    pub timeout_ms: u32,
+}
+
+/// Client side of the echo workload: `sources.len()` clients, one thread each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EchoClientSpec {
+    pub proto: Proto,
+    /// Source address of client `i` is `sources[i - 1]`.
+    pub sources: Vec<IpAddr>,
+    pub server: IpAddr,
+    pub port: u16,
+    pub frame: FrameSize,
+    /// Seed of the frame-size PRNG; client `i` derives its own stream from it.
+    pub seed: u64,
+    /// A send not completed within this many ms counts as unsent; a UDP reply not
+    /// received within it counts as lost.
+    pub timeout_ms: u32,
+}
+
+/// One client connection as the client sees it (MP1 and MP4).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EchoClientStats {
+    /// 1-based client number.
+    pub client: u32,
+    pub source: String,
+    pub mp1: Counter,
+    pub mp4: Counter,
+    pub unsent: u64,
+    /// UDP only: echoes not received within the timeout.
+    pub lost: u64,
+    pub validation: Validation,
+    pub rtt: RttSummary,
+    /// Time this client spent cycling, ns.
+    pub elapsed_ns: u64,
+    /// Why this client stopped early, if it did (e.g. connection reset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One client connection as the server sees it (MP2 and MP3).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EchoServerStats {
+    /// Client number as learned from the frames (0 if none arrived).
+    pub client: u32,
+    pub mp2: Counter,
+    pub mp3: Counter,
+    pub unsent: u64,
+    pub validation: Validation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EchoClientResults {
+    pub clients: Vec<EchoClientStats>,
+    /// Merged over all clients.
+    pub rtt: RttSummary,
+    /// Wall time between Start and Stop as the client agent measured it, ns.
+    pub elapsed_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EchoServerResults {
+    pub clients: Vec<EchoServerStats>,
+}

@@ -1,0 +1,85 @@
+//! What a measurement point counts: frames and bytes, frame validation failures,
+//! round-trip time summaries, interface counters.
+//!
+//! Owns: these value types and their merge arithmetic, shared by every workload's
+//! results. The bottom layer of the crate, beside `param`.
+//! Must not: import any other module of this crate, or know which workload or role
+//! fills them in.
+
+use serde::{Deserialize, Serialize};
+
+/// Packets/frames and bytes seen at one measurement point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Counter {
+    pub frames: u64,
+    pub bytes: u64,
+}
+
+impl Counter {
+    pub fn add(&mut self, bytes: usize) {
+        self.frames += 1;
+        self.bytes += bytes as u64;
+    }
+    pub fn merge(&mut self, o: &Counter) {
+        self.frames += o.frames;
+        self.bytes += o.bytes;
+    }
+}
+
+/// Frame validation failures at a receiving measurement point (MP2 or MP4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Validation {
+    /// Header unreadable (truncated, bad magic or version).
+    pub malformed: u64,
+    pub wrong_client: u64,
+    pub wrong_size: u64,
+    /// Sequence numbers skipped (missing frames), counted per missing frame.
+    pub gaps: u64,
+    pub duplicates: u64,
+    /// Frames older than the newest seen, not seen before.
+    pub reordered: u64,
+}
+
+impl Validation {
+    pub fn total(&self) -> u64 {
+        self.malformed
+            + self.wrong_client
+            + self.wrong_size
+            + self.gaps
+            + self.duplicates
+            + self.reordered
+    }
+    pub fn merge(&mut self, o: &Validation) {
+        self.malformed += o.malformed;
+        self.wrong_client += o.wrong_client;
+        self.wrong_size += o.wrong_size;
+        self.gaps += o.gaps;
+        self.duplicates += o.duplicates;
+        self.reordered += o.reordered;
+    }
+}
+
+/// Round-trip time distribution, nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RttSummary {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Packet counters of one interface over a trial (differences of /sys/class/net/*/statistics).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IfCounters {
+    pub name: String,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub rx_dropped: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub tx_dropped: u64,
+}

@@ -1,0 +1,296 @@
+//! A run's analysis, assembled: the configurations table, the labelled-cases table,
+//! search outputs (ndr / degrade), then the throughput and connection analyses.
+//!
+//! Owns: `analyse` (the order figures and tables appear in) and the run-wide tables.
+//! Must not: be imported by the modules below it; workload-specific figures belong in
+//! `throughput` or `conn`.
+
+use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Point, Series, Table};
+use crate::model::{is_sweet_spot, main_metric, search_of, Config};
+use crate::series::{bar_figure, metric_label, varying};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use store::TrialRow;
+
+/// Choose a run's figures, tables and fits from its configurations and trials.
+pub fn analyse(configs: &[Config], trials: &[TrialRow]) -> Analysis {
+    let mut a = Analysis::default();
+    a.tables.push(config_table(configs));
+    let ok: Vec<&Config> = configs.iter().filter(|c| !c.reps.is_empty()).collect();
+    let echo: Vec<&Config> = ok
+        .iter()
+        .copied()
+        .filter(|c| c.workload == "echo")
+        .collect();
+    let packet: Vec<&Config> = ok
+        .iter()
+        .copied()
+        .filter(|c| c.workload == "flood" || c.workload == "flow")
+        .collect();
+    let searched = trials
+        .iter()
+        .any(|t| search_of(t).is_some_and(|s| !is_sweet_spot(s)));
+    crate::throughput::echo_figures(&echo, &mut a);
+    crate::throughput::packet_figures(&packet, !searched, &mut a);
+    // Connection workloads have tables of their own (seed 003's, A/B, held connections).
+    let not_conn: Vec<&Config> = ok
+        .iter()
+        .copied()
+        .filter(|c| !crate::model::is_conn(&c.workload))
+        .collect();
+    label_table(&not_conn, &mut a);
+    search_outputs(trials, &mut a);
+    crate::conn::analyse(configs, trials, &mut a);
+    a
+}
+
+/// Seed 001-style table of labelled cases: mean ± CI of the main metric and the cost
+/// against the baseline row (or the best row), plus a bar chart of it.
+fn label_table(ok: &[&Config], a: &mut Analysis) {
+    let labelled: Vec<&Config> = ok.iter().copied().filter(|c| c.label.is_some()).collect();
+    let Some((m, higher)) = labelled.first().and_then(|c| main_metric(&c.workload)) else {
+        return;
+    };
+    let labelled: Vec<&Config> = labelled
+        .into_iter()
+        .filter(|c| c.mean(m).is_some())
+        .collect();
+    let best =
+        labelled
+            .iter()
+            .filter_map(|c| c.mean(m))
+            .reduce(|x, y| if (x > y) == higher { x } else { y });
+    let base = labelled
+        .iter()
+        .find(|c| c.is_baseline)
+        .and_then(|c| c.mean(m));
+    let Some(refv) = base.or(best) else {
+        return;
+    };
+    let against = if base.is_some() { "baseline" } else { "best" };
+    let mut rows = Vec::new();
+    let mut pts = Vec::new();
+    let mut cats = Vec::new();
+    for (i, c) in labelled.iter().enumerate() {
+        let s = c.metrics[m];
+        let cost = if refv == 0.0 {
+            0.0
+        } else if higher {
+            (refv - s.mean) / refv * 100.0
+        } else {
+            (s.mean - refv) / refv * 100.0
+        };
+        let label = c.label.clone().unwrap_or_default();
+        rows.push(vec![
+            label.clone(),
+            s.n.to_string(),
+            mean_ci(s.mean, s.ci95),
+            format!("{cost:.1}"),
+        ]);
+        cats.push(label);
+        pts.push(Point {
+            x: i as f64,
+            y: s.mean,
+            ci95: s.ci95,
+        });
+    }
+    a.tables.push(Table {
+        title: format!("Cases: {m} (cost % vs the {against} row)"),
+        columns: vec![
+            "label".into(),
+            "n".into(),
+            format!("{m} (mean ± 95 % CI)"),
+            format!("cost vs {against} (%)"),
+        ],
+        rows,
+    });
+    let title = format!("{} by case", metric_label(m));
+    a.figures
+        .push(bar_figure("cases", &title, metric_label(m), cats, pts));
+}
+
+/// ndr/degrade: a table of search results and the loss curve(s) as a figure.
+fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
+    let found: Vec<(&TrialRow, &Value)> = trials
+        .iter()
+        .filter_map(|t| Some((t, search_of(t)?)))
+        .filter(|(_, s)| !is_sweet_spot(s))
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    let fields = [
+        "search",
+        "mode",
+        "rate_pps",
+        "fail_pps",
+        "rate_bps_l2",
+        "ceiling_pps",
+        "limited_by_sender",
+        "last_good_rules",
+        "first_degraded_rules",
+        "converged",
+        "trials",
+    ];
+    let mut columns = vec!["trial".to_string(), "case".to_string()];
+    columns.extend(fields.iter().map(|f| f.to_string()));
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    let mut degrade = false;
+    for (t, s) in &found {
+        let case = t
+            .params
+            .get("label")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .unwrap_or_else(|| {
+                t.params
+                    .get("engine")
+                    .map(crate::model::text)
+                    .unwrap_or_default()
+            });
+        let mut row = vec![t.id.to_string(), case.clone()];
+        row.extend(
+            fields
+                .iter()
+                .map(|f| s.get(*f).map(cell).unwrap_or_default()),
+        );
+        rows.push(row);
+        degrade |= s.get("search").and_then(Value::as_str) == Some("degrade");
+        let curve = s
+            .get("curve")
+            .or_else(|| s.get("points"))
+            .and_then(Value::as_array);
+        let mut pts: Vec<Point> = curve
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                Some(Point {
+                    x: p.get("x")?.as_f64()?,
+                    y: p.get("loss_ratio")?.as_f64()? * 100.0,
+                    ci95: None,
+                })
+            })
+            .collect();
+        pts.sort_by(|p, q| p.x.total_cmp(&q.x));
+        if !pts.is_empty() {
+            series.push(Series {
+                name: format!("trial {} {case} rep {}", t.id, t.rep),
+                points: pts,
+                fit: false,
+            });
+        }
+    }
+    a.tables.push(Table {
+        title: "Searches (ndr / degrade)".into(),
+        columns,
+        rows,
+    });
+    if !series.is_empty() {
+        let xl = if degrade {
+            "rules (degrade) / offered packets/s (ndr)"
+        } else {
+            "offered load (packets/s)"
+        };
+        a.figures.push(Figure {
+            id: "search-loss-curve".into(),
+            title: "Frame loss rate by offered load (RFC 2544 §26.3)".into(),
+            x_label: xl.into(),
+            y_label: "frame loss (%)".into(),
+            kind: Kind::Line,
+            series,
+            categories: vec![],
+            markers: vec![],
+            notes: vec![],
+        });
+    }
+}
+
+/// A JSON scalar as a table cell (numbers rounded for reading).
+fn cell(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.as_f64().map(num).unwrap_or_else(|| n.to_string()),
+        Value::Null => String::new(),
+        other => crate::model::text(other),
+    }
+}
+
+/// Runs mixing workloads (seed 003: ping, sessions, bulk) have many parameters that
+/// vary only because one workload has them and another has not (`conn.timeout_ms`,
+/// `packet.rate`): leave out keys with a single value wherever present, and the
+/// `workload` key (the table's first column already).
+fn without_workload_only(configs: &[&Config], keys: Vec<String>) -> Vec<String> {
+    keys.into_iter()
+        .filter(|k| k != "workload")
+        .filter(|k| {
+            let present: BTreeSet<&String> = configs.iter().filter_map(|c| c.flat.get(k)).collect();
+            present.len() >= 2
+        })
+        .collect()
+}
+
+/// Every configuration: what varies, repetitions, the main metric, CV and cost.
+fn config_table(configs: &[Config]) -> Table {
+    let refs: Vec<&Config> = configs.iter().collect();
+    let mut keys = varying(&refs);
+    if refs.iter().any(|c| crate::model::is_conn(&c.workload)) {
+        keys = without_workload_only(&refs, keys);
+    }
+    let mut columns = vec!["workload".to_string()];
+    columns.extend(keys.iter().cloned());
+    columns.extend(
+        [
+            "ok",
+            "failed",
+            "unavailable",
+            "main metric",
+            "mean ± 95 % CI",
+            "CV (%)",
+            "baseline",
+            "cost vs baseline (%)",
+        ]
+        .map(String::from),
+    );
+    let rows = configs
+        .iter()
+        .map(|c| {
+            let mut r = vec![c.workload.clone()];
+            r.extend(keys.iter().map(|k| c.param(k).unwrap_or("-").to_string()));
+            r.extend([c.reps.len(), c.failed.len(), c.unavailable.len()].map(|n| n.to_string()));
+            let m = main_metric(&c.workload).map(|m| m.0);
+            let s = m.and_then(|m| c.metrics.get(m));
+            let scale = if matches!(m, Some("throughput_bps" | "goodput_bps")) {
+                1e-6
+            } else {
+                1.0
+            };
+            let label = match m {
+                Some("throughput_bps") => "throughput (Mb/s)",
+                Some(m) => metric_label(m),
+                None => "-",
+            };
+            r.push(label.into());
+            r.push(
+                s.map(|s| mean_ci(s.mean * scale, s.ci95.map(|c| c * scale)))
+                    .unwrap_or_default(),
+            );
+            r.push(
+                s.and_then(|s| s.cv())
+                    .map(|v| format!("{:.1}", v * 100.0))
+                    .unwrap_or_default(),
+            );
+            r.push(if c.is_baseline {
+                "yes".into()
+            } else {
+                String::new()
+            });
+            r.push(c.cost_pct.map(|v| format!("{v:.1}")).unwrap_or_default());
+            r
+        })
+        .collect();
+    Table {
+        title: "Configurations".into(),
+        columns,
+        rows,
+    }
+}

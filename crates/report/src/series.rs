@@ -1,0 +1,199 @@
+//! From configurations to figure parts: which parameters vary, series names and
+//! groups, points with CIs, line and bar figures, the rules axis, metric labels.
+//!
+//! Owns: the building blocks every analysis (`throughput`, `conn`, `analysis`) uses to
+//! make figures the same way.
+//! Must not: decide which figures a run gets, or import the analyses above it.
+
+use crate::figure::{Figure, Kind, Point, Series};
+use crate::model::Config;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Parameter keys with ≥ 2 distinct values (absent counts as a value) among configs.
+pub fn varying(configs: &[&Config]) -> Vec<String> {
+    let keys: BTreeSet<&String> = configs.iter().flat_map(|c| c.flat.keys()).collect();
+    keys.into_iter()
+        .filter(|k| {
+            let vals: BTreeSet<Option<&String>> = configs.iter().map(|c| c.flat.get(*k)).collect();
+            vals.len() >= 2
+        })
+        .cloned()
+        .collect()
+}
+
+/// Keys whose values pair one to one with an earlier-preferred key's values (a case's
+/// size and rate go with its label; `chain` goes with `topology`) only repeat it in
+/// series names: leave them out.
+pub(crate) fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<String> {
+    const PREFERRED: &[&str] = &["label", "engine", "topology", "model"];
+    let rank = |k: &String| {
+        PREFERRED
+            .iter()
+            .position(|p| p == k)
+            .unwrap_or(PREFERRED.len())
+    };
+    let mut ordered = keys.clone();
+    ordered.sort_by_key(rank);
+    let one_to_one = |a: &String, b: &String| {
+        let mut ab: BTreeMap<Option<&String>, Option<&String>> = BTreeMap::new();
+        let mut ba: BTreeMap<Option<&String>, Option<&String>> = BTreeMap::new();
+        configs.iter().all(|c| {
+            let (x, y) = (c.flat.get(a), c.flat.get(b));
+            *ab.entry(x).or_insert(y) == y && *ba.entry(y).or_insert(x) == x
+        })
+    };
+    let mut kept: Vec<String> = Vec::new();
+    for k in ordered {
+        if !kept.iter().any(|j| one_to_one(j, &k)) {
+            kept.push(k);
+        }
+    }
+    keys.into_iter().filter(|k| kept.contains(k)).collect()
+}
+
+/// Series name of a configuration: its values of the given keys (`all` when none).
+pub fn series_name(c: &Config, keys: &[String]) -> String {
+    let parts: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{k}={}", c.param(k).unwrap_or("-")))
+        .collect();
+    if parts.is_empty() {
+        "all".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Group configurations into series by every varying key not in `skip`.
+pub(crate) fn group<'a>(
+    configs: &[&'a Config],
+    skip: &[&str],
+) -> BTreeMap<String, Vec<&'a Config>> {
+    let keys: Vec<String> = varying(configs)
+        .into_iter()
+        .filter(|k| !skip.contains(&k.as_str()))
+        .collect();
+    let keys = without_redundant(configs, keys);
+    let mut out: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
+    for c in configs {
+        out.entry(series_name(c, &keys)).or_default().push(c);
+    }
+    out
+}
+
+/// Mean and CI of a metric, scaled (e.g. bps → Mb/s with 1e-6).
+pub(crate) fn metric(c: &Config, name: &str, scale: f64) -> Option<(f64, Option<f64>)> {
+    let s = c.metrics.get(name)?;
+    Some((s.mean * scale, s.ci95.map(|x| x * scale)))
+}
+
+/// The x of a configuration in a figure.
+pub(crate) type XOf<'a> = dyn Fn(&Config) -> Option<f64> + 'a;
+/// The y (mean, CI half-width) of a configuration in a figure.
+pub(crate) type YOf<'a> = dyn Fn(&Config) -> Option<(f64, Option<f64>)> + 'a;
+
+/// Points of one series: (x, y) per configuration, sorted by x.
+pub(crate) fn points(configs: &[&Config], x: &XOf<'_>, y: &YOf) -> Vec<Point> {
+    let mut p: Vec<Point> = configs
+        .iter()
+        .filter_map(|c| {
+            let (v, ci) = y(c)?;
+            Some(Point {
+                x: x(c)?,
+                y: v,
+                ci95: ci,
+            })
+        })
+        .collect();
+    p.sort_by(|a, b| a.x.total_cmp(&b.x));
+    p
+}
+
+/// A line figure from series groups; `None` unless some x values differ.
+pub(crate) fn line_figure(
+    id: &str,
+    title: &str,
+    labels: (&str, &str),
+    groups: &BTreeMap<String, Vec<&Config>>,
+    x: &XOf<'_>,
+    y: &YOf<'_>,
+) -> Option<Figure> {
+    let series: Vec<Series> = groups
+        .iter()
+        .map(|(name, cs)| Series {
+            name: name.clone(),
+            points: points(cs, x, y),
+            fit: false,
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let xs: BTreeSet<u64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x.to_bits()))
+        .collect();
+    (xs.len() >= 2).then(|| Figure {
+        id: id.into(),
+        title: title.into(),
+        x_label: labels.0.into(),
+        y_label: labels.1.into(),
+        kind: Kind::Line,
+        series,
+        categories: vec![],
+        markers: vec![],
+        notes: vec![],
+    })
+}
+
+/// The x of packet figures: requested filler rules when that axis varies, otherwise the
+/// installed count when it varies.
+pub(crate) fn rules_axis(packet: &[&Config]) -> Option<fn(&Config) -> Option<f64>> {
+    if varying(packet).iter().any(|k| k == "rules") {
+        return Some(|c| c.param_f64("rules"));
+    }
+    let installed: BTreeSet<u64> = packet
+        .iter()
+        .filter_map(|c| c.rules)
+        .map(f64::to_bits)
+        .collect();
+    (installed.len() >= 2).then_some((|c| c.rules) as fn(&Config) -> Option<f64>)
+}
+
+/// Axis label of a main metric, with its unit.
+pub fn metric_label(m: &str) -> &str {
+    match m {
+        "received_pps" => "received (packets/s)",
+        "throughput_bps" => "throughput (bit/s)",
+        "rtt_p50_us" => "RTT p50 (µs)",
+        "sessions_per_s" => "sessions/s",
+        "goodput_bps" => "goodput (Mb/s)",
+        "ttlb_mean_ms" => "download time, mean (ms)",
+        "session_mean_ms" => "session latency, mean (ms)",
+        "hold_reached" => "connections held",
+        other => other,
+    }
+}
+
+/// A one-series bar chart.
+pub(crate) fn bar_figure(
+    id: &str,
+    title: &str,
+    y_label: &str,
+    cats: Vec<String>,
+    pts: Vec<Point>,
+) -> Figure {
+    Figure {
+        id: id.into(),
+        title: title.into(),
+        x_label: String::new(),
+        y_label: y_label.into(),
+        kind: Kind::Bar,
+        series: vec![Series {
+            name: y_label.into(),
+            points: pts,
+            fit: false,
+        }],
+        categories: cats,
+        markers: vec![],
+        notes: vec![],
+    }
+}

@@ -1,0 +1,463 @@
+//! Throughput workloads (seeds 000–002): echo figures (per-client throughput, cost
+//! vs baseline, threads vs epoll) and flood/flow figures (pps, loss, time per packet
+//! with cost fits and knee, advantage ratio, softirq) against the rules axis.
+//!
+//! Owns: those figures and the cost fits behind them.
+//! Must not: import `conn` or `analysis` (it is one of the analyses the top module
+//! assembles), or read the store.
+
+use crate::figure::{num, Analysis, CostFit, Figure, Kind, Marker, Point, Series};
+use crate::model::{main_metric, Config};
+use crate::series::{
+    bar_figure, group, line_figure, metric, metric_label, points, rules_axis, series_name, varying,
+};
+use crate::stats;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Drop in received pps beyond which a rule count counts as degraded.
+pub const DEGRADED_DROP: f64 = 0.05;
+
+/// Echo figures: per-client throughput vs clients and vs frame size, decrease vs the
+/// baseline, threads vs epoll.
+pub(crate) fn echo_figures(echo: &[&Config], a: &mut Analysis) {
+    let vary = varying(echo);
+    let varies = |k: &str| vary.iter().any(|v| v == k);
+    let per_client = |c: &Config| metric(c, "throughput_per_client_bps", 1e-6);
+    if varies("clients") {
+        let g = group(echo, &["clients"]);
+        let x = |c: &Config| c.param_f64("clients");
+        a.figures.extend(line_figure(
+            "echo-per-client-vs-clients",
+            "Echo throughput per client vs clients",
+            ("clients (n)", "throughput per client (Mb/s)"),
+            &g,
+            &x,
+            &per_client,
+        ));
+    }
+    if varies("frame_size") {
+        let fixed: Vec<&Config> = echo
+            .iter()
+            .copied()
+            .filter(|c| c.param_f64("frame_size").is_some())
+            .collect();
+        let g = group(&fixed, &["frame_size"]);
+        let x = |c: &Config| c.param_f64("frame_size");
+        a.figures.extend(line_figure(
+            "echo-per-client-vs-frame",
+            "Echo throughput per client vs frame size",
+            ("frame size (bytes)", "throughput per client (Mb/s)"),
+            &g,
+            &x,
+            &per_client,
+        ));
+    }
+    cost_figure(echo, "clients", "clients (n)", "echo", a);
+    threads_vs_epoll(echo, a);
+}
+
+/// Decrease of the main metric vs the baseline by `x_key`, one series per other setting.
+fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &mut Analysis) {
+    let costed: Vec<&Config> = configs
+        .iter()
+        .copied()
+        .filter(|c| c.cost_pct.is_some())
+        .collect();
+    if costed.is_empty() {
+        return;
+    }
+    let g = group(&costed, &[x_key]);
+    let x = |c: &Config| c.param_f64(x_key);
+    let y = |c: &Config| c.cost_pct.map(|v| (v, None));
+    let id = format!("{what}-decrease-vs-baseline");
+    let title = format!("{} decrease vs baseline", capitalise(what));
+    a.figures.extend(line_figure(
+        &id,
+        &title,
+        (x_label, "decrease vs baseline (%)"),
+        &g,
+        &x,
+        &y,
+    ));
+}
+
+/// First letter upper-case.
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// Threads vs epoll servers: total throughput by n, marking where their order flips.
+fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
+    let servers: BTreeSet<&str> = echo.iter().filter_map(|c| c.param("server")).collect();
+    if !(servers.contains("threads") && servers.contains("epoll")) {
+        return;
+    }
+    let g = group(echo, &["clients"]);
+    let x = |c: &Config| c.param_f64("clients");
+    let y = |c: &Config| metric(c, "throughput_bps", 1e-6);
+    let Some(mut fig) = line_figure(
+        "echo-threads-vs-epoll",
+        "Echo throughput: threads vs epoll server",
+        ("clients (n)", "throughput (Mb/s)"),
+        &g,
+        &x,
+        &y,
+    ) else {
+        return;
+    };
+    for (rest, cs) in group(echo, &["clients", "server"]) {
+        let pick = |mode: &str| {
+            let v: Vec<&Config> = cs
+                .iter()
+                .copied()
+                .filter(|c| c.param("server") == Some(mode))
+                .collect();
+            points(&v, &x, &y)
+        };
+        for (x0, x1, xc) in crossovers(&pick("threads"), &pick("epoll")) {
+            let text = format!("n≈{xc:.1}");
+            if !fig.markers.iter().any(|m| m.text == text) {
+                fig.markers.push(Marker { x: xc, text });
+            }
+            fig.notes.push(format!(
+                "{rest}: threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ {xc:.1})"
+            ));
+        }
+    }
+    if fig.markers.is_empty() {
+        fig.notes
+            .push("No crossover: one server mode leads at every n.".into());
+    }
+    a.figures.push(fig);
+}
+
+/// Where the difference a − b changes sign over common x: (x before, x after, linear
+/// interpolation of the zero).
+pub fn crossovers(a: &[Point], b: &[Point]) -> Vec<(f64, f64, f64)> {
+    let d: Vec<(f64, f64)> = a
+        .iter()
+        .filter_map(|p| {
+            let q = b.iter().find(|q| q.x == p.x)?;
+            Some((p.x, p.y - q.y))
+        })
+        .collect();
+    d.windows(2)
+        .filter(|w| w[0].1 * w[1].1 < 0.0)
+        .map(|w| {
+            let ((x0, d0), (x1, d1)) = (w[0], w[1]);
+            (x0, x1, x0 + (x1 - x0) * d0 / (d0 - d1))
+        })
+        .collect()
+}
+
+/// Flood/flow figures: pps, loss, time per packet (with fits), advantage ratio and
+/// softirq vs rules; a bar chart of configurations when there is no rules axis.
+pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, a: &mut Analysis) {
+    if packet.is_empty() {
+        return;
+    }
+    let Some(x) = rules_axis(packet) else {
+        if fallback && packet.iter().all(|c| c.label.is_none()) {
+            a.figures.extend(bar_of_configs(packet));
+        }
+        return;
+    };
+    let g = group(packet, &["rules"]);
+    // Curves need a series with two rule counts or more: cases that each have their
+    // own rule count (seed 001's table) are not a sweep over rules.
+    let swept = g.values().any(|s| {
+        let mut xs: Vec<f64> = s.iter().filter_map(|c| x(c)).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        xs.len() >= 2
+    });
+    if !swept {
+        if fallback && packet.iter().all(|c| c.label.is_none()) {
+            a.figures.extend(bar_of_configs(packet));
+        }
+        return;
+    }
+    let rules = "rules";
+    let pps = |c: &Config| metric(c, "received_pps", 1.0);
+    a.figures.extend(line_figure(
+        "packet-pps-vs-rules",
+        "Received packets/s vs rules",
+        (rules, "received (packets/s)"),
+        &g,
+        &x,
+        &pps,
+    ));
+    advantage_figure(packet, x, a);
+    let loss = |c: &Config| metric(c, "loss_ratio", 100.0);
+    a.figures.extend(line_figure(
+        "packet-loss-vs-rules",
+        "Loss vs rules",
+        (rules, "loss (%)"),
+        &g,
+        &x,
+        &loss,
+    ));
+    cost_model(&g, x, a);
+    cost_figure(packet, "rules", rules, "packet", a);
+    softirq_figure(packet, x, a);
+}
+
+/// Bar chart of the main metric of each configuration (named by what varies).
+fn bar_of_configs(configs: &[&Config]) -> Option<Figure> {
+    if configs.len() < 2 {
+        return None;
+    }
+    let keys = varying(configs);
+    let (m, _) = main_metric(&configs[0].workload)?;
+    let cats: Vec<String> = configs.iter().map(|c| series_name(c, &keys)).collect();
+    let pts = configs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let (y, ci95) = metric(c, m, 1.0)?;
+            Some(Point {
+                x: i as f64,
+                y,
+                ci95,
+            })
+        })
+        .collect();
+    Some(bar_figure(
+        "packet-configs",
+        "Received packets/s by configuration",
+        metric_label(m),
+        cats,
+        pts,
+    ))
+}
+
+/// Advantage ratio pps(A) / pps(B) vs rules for every engine A against a reference B
+/// (`nft` when present, else the first engine by name; `none` excluded).
+fn advantage_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
+    let engines: BTreeSet<&str> = packet
+        .iter()
+        .filter_map(|c| c.param("engine"))
+        .filter(|e| *e != "none")
+        .collect();
+    if engines.len() < 2 {
+        return;
+    }
+    let reference = if engines.contains("nft") {
+        "nft"
+    } else {
+        engines.iter().next().copied().unwrap_or("nft")
+    };
+    let rest = |c: &Config| {
+        let mut f = c.flat.clone();
+        f.remove("engine");
+        f
+    };
+    let others = group(packet, &["rules", "engine"]);
+    let mut series = Vec::new();
+    for engine in engines.iter().filter(|e| **e != reference) {
+        for (name, cs) in &others {
+            let mut pts = Vec::new();
+            for c in cs.iter().filter(|c| c.param("engine") == Some(engine)) {
+                let Some(b) = cs
+                    .iter()
+                    .find(|b| b.param("engine") == Some(reference) && rest(b) == rest(c))
+                else {
+                    continue;
+                };
+                if let (Some(xv), Some(p)) = (x(c), ratio(c, b)) {
+                    pts.push(Point {
+                        x: xv,
+                        y: p.0,
+                        ci95: p.1,
+                    });
+                }
+            }
+            pts.sort_by(|p, q| p.x.total_cmp(&q.x));
+            if !pts.is_empty() {
+                let suffix = if name == "all" {
+                    String::new()
+                } else {
+                    format!(" ({name})")
+                };
+                series.push(Series {
+                    name: format!("{engine} / {reference}{suffix}"),
+                    points: pts,
+                    fit: false,
+                });
+            }
+        }
+    }
+    if series.is_empty() {
+        return;
+    }
+    a.figures.push(Figure {
+        id: "packet-advantage".into(),
+        title: format!("Advantage ratio: received pps of each engine over {reference}"),
+        x_label: "rules".into(),
+        y_label: format!("pps ratio (engine / {reference})"),
+        kind: Kind::Line,
+        series,
+        categories: vec![],
+        markers: vec![],
+        notes: vec![],
+    });
+}
+
+/// received pps of a over b, with the CI propagated from both relative CIs.
+fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
+    let (sa, sb) = (
+        a.metrics.get("received_pps")?,
+        b.metrics.get("received_pps")?,
+    );
+    if sb.mean == 0.0 || sa.mean == 0.0 {
+        return None;
+    }
+    let r = sa.mean / sb.mean;
+    let ci = match (sa.ci95, sb.ci95) {
+        (Some(ca), Some(cb)) => Some(r * ((ca / sa.mean).powi(2) + (cb / sb.mean).powi(2)).sqrt()),
+        _ => None,
+    };
+    Some((r, ci))
+}
+
+/// Time per packet (ns) vs rules per series, with a least-squares cost line where a
+/// series has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
+fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
+    let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
+    let Some(mut fig) = line_figure(
+        "packet-ns-per-packet",
+        "Time per packet vs rules (cost model)",
+        ("rules", "time per packet (ns)"),
+        g,
+        &x,
+        &ns,
+    ) else {
+        return;
+    };
+    for (name, cs) in g {
+        let Some(cf) = fit_series(name, cs, x) else {
+            continue;
+        };
+        let xs: Vec<f64> = cs.iter().filter_map(|c| x(c)).collect();
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
+        let line = |v: f64| Point {
+            x: v,
+            y: cf.fit.a + cf.fit.b * v,
+            ci95: None,
+        };
+        fig.series.push(Series {
+            name: format!("fit: {name}"),
+            points: vec![line(lo), line(hi)],
+            fit: true,
+        });
+        fig.notes.push(format!(
+            "{name}: {} ns per rule per packet{} (R² {:.3}, {} rule counts)",
+            num(cf.fit.b),
+            cf.fit
+                .b_ci95
+                .map(|c| format!(" ± {}", num(c)))
+                .unwrap_or_default(),
+            cf.fit.r2,
+            cf.rule_counts
+        ));
+        a.fits.push(cf);
+    }
+    a.figures.push(fig);
+}
+
+/// Fit t = 1e9 / pps over every repetition of a series with ≥ 3 rule counts.
+fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<CostFit> {
+    let counts: BTreeSet<u64> = cs.iter().filter_map(|c| x(c)).map(f64::to_bits).collect();
+    if counts.len() < 3 {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = cs
+        .iter()
+        .filter_map(|c| Some((x(c)?, c.values.get("ns_per_packet")?)))
+        .flat_map(|(xv, ys)| ys.iter().map(move |y| (xv, *y)))
+        .collect();
+    let fit = stats::fit_line(&pts)?;
+    let pps: Vec<(f64, f64)> = cs
+        .iter()
+        .filter_map(|c| Some((x(c)?, c.mean("received_pps")?)))
+        .collect();
+    Some(CostFit {
+        series: name.into(),
+        rule_counts: counts.len(),
+        fit,
+        knee_rules: stats::knee_piecewise(&pps),
+        degradation: stats::degradation_point(&pps, DEGRADED_DROP),
+    })
+}
+
+/// Gateway softirq % per CPU vs rules (only when samples exist).
+fn softirq_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
+    let cpus: BTreeSet<&String> = packet
+        .iter()
+        .flat_map(|c| c.metrics.keys())
+        .filter(|k| k.starts_with("gateway.cpu") && k.ends_with(".softirq"))
+        .collect();
+    if cpus.is_empty() {
+        return;
+    }
+    let mut g: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
+    let mut metric_of: BTreeMap<String, String> = BTreeMap::new();
+    for (name, cs) in group(packet, &["rules"]) {
+        for cpu in &cpus {
+            let short = cpu
+                .trim_start_matches("gateway.")
+                .trim_end_matches(".softirq");
+            let key = if name == "all" {
+                short.to_string()
+            } else {
+                format!("{short}, {name}")
+            };
+            g.insert(key.clone(), cs.clone());
+            metric_of.insert(key, (*cpu).clone());
+        }
+    }
+    let series: Vec<Series> = g
+        .iter()
+        .map(|(name, cs)| Series {
+            name: name.clone(),
+            points: points(cs, &x, &|c: &Config| metric(c, &metric_of[name], 1.0)),
+            fit: false,
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    a.figures.push(Figure {
+        id: "packet-softirq-vs-rules".into(),
+        title: "Gateway softirq per CPU vs rules".into(),
+        x_label: "rules".into(),
+        y_label: "softirq (% of CPU)".into(),
+        kind: Kind::Line,
+        series,
+        categories: vec![],
+        markers: vec![],
+        notes: vec![],
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(x: f64, y: f64) -> Point {
+        Point { x, y, ci95: None }
+    }
+
+    #[test]
+    fn crossover_interpolates_the_sign_change() {
+        let a = [p(1.0, 10.0), p(2.0, 8.0), p(4.0, 4.0)];
+        let b = [p(1.0, 6.0), p(2.0, 6.0), p(4.0, 6.0)];
+        let c = crossovers(&a, &b);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].0, c[0].1), (2.0, 4.0));
+        assert!((c[0].2 - 3.0).abs() < 1e-12);
+    }
+}
