@@ -8,6 +8,7 @@ use crate::params::{Pinning, TrialParams};
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
 use crate::run::worklang::WorkloadArgs;
+use crate::testbed::netns::NetnsTestbed;
 use crate::testbed::Testbed;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -873,15 +874,15 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
     crate::run::session::require_root()?;
     match cmd {
         TestbedCmd::Up { name, topology } => {
-            let tb = Testbed::up(&name, topology)?;
-            print!("{}", tb.describe()?);
+            let tb = NetnsTestbed::up(&name, topology)?;
+            print!("{}", Testbed::describe(&tb)?);
         }
         TestbedCmd::Down { name } => {
-            crate::testbed::check_name(&name)?;
-            match Testbed::find(&name) {
+            crate::testbed::netns::check_name(&name)?;
+            match NetnsTestbed::find(&name) {
                 Ok(Some(tb)) => tb.down()?,
                 Ok(None) => return Err(usage(format!("no testbed named '{name}'"))),
-                Err(_) => Testbed {
+                Err(_) => NetnsTestbed {
                     name: name.clone(),
                     topology: Topology::Forward,
                 }
@@ -890,25 +891,25 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             println!("testbed {name} removed");
         }
         TestbedCmd::Status { name: Some(name) } => {
-            crate::testbed::check_name(&name)?;
-            match Testbed::find(&name)? {
-                Some(tb) => print!("{}", tb.describe()?),
+            crate::testbed::netns::check_name(&name)?;
+            match NetnsTestbed::find(&name)? {
+                Some(tb) => print!("{}", Testbed::describe(&tb)?),
                 None => return Err(usage(format!("no testbed named '{name}'"))),
             }
         }
         TestbedCmd::Status { name: None } => {
-            let all = Testbed::list()?;
+            let all = NetnsTestbed::list()?;
             if all.is_empty() {
                 println!("no testbeds (create one with `fwbench testbed up --name NAME`)");
             }
             for n in all {
-                match Testbed::find(&n) {
+                match NetnsTestbed::find(&n) {
                     Ok(Some(tb)) => println!("{n}\t{}", tb.topology),
                     _ => println!("{n}\tincomplete"),
                 }
             }
         }
-        TestbedCmd::Reap { name } => crate::testbed::reap(&name)?,
+        TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,34 +1,25 @@
-//! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
-//! teardown — in the phase order of `proto`, gateway first and down last.
+//! One trial, end to end: agents up, setup, start, run, stop, results, teardown — in
+//! the phase order of `proto`, gateway first and down last. The workload decides the
+//! roles and the figures ([`crate::workloads::Traffic`]); the testbed decides where each
+//! agent runs ([`Testbed::launcher`]).
 
-use crate::error::Interrupted;
-use crate::exec::adaptive::relative_ci;
-use crate::exec::adaptive::ADAPTIVE_WINDOW;
-use crate::outcome::Outcome;
-use crate::outcome::Precision;
-use crate::outcome::RoleInfo;
-use crate::outcome::Status;
+use crate::error::{usage, Interrupted};
+use crate::exec::adaptive::{StopRule, ADAPTIVE_WINDOW};
+use crate::outcome::{Outcome, Precision, RoleInfo, Status};
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
-use crate::params::Pinning;
-use crate::params::TrialParams;
-use crate::params::ECHO_PORT;
-use crate::testbed::launcher::{Agent, AgentFailed, Launcher};
-use crate::testbed::{addr, Testbed};
-use crate::workloads::echo::summarise;
-use crate::workloads::echo::EchoSummary;
-use anyhow::{bail, Result};
-use proto::{
-    EchoClientSpec, EchoServerSpec, ErrorKind, FromAgent, GatewayResults, GatewaySpec, RoleResults,
-    RoleSpec, ToAgent,
-};
-
+use crate::params::{Pinning, TrialParams};
+use crate::testbed::launcher::{Agent, AgentFailed};
+use crate::testbed::{Host, Testbed};
+use crate::workloads::{Ending, Figures};
+use anyhow::{anyhow, bail, Result};
+use proto::{ErrorKind, FromAgent, GatewayResults, GatewaySpec, RoleSpec, ToAgent};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Run one echo trial on `tb`. Returns `Interrupted` if `stop` was raised meanwhile.
+/// Run one trial on `tb`. Returns `Interrupted` if `stop` was raised meanwhile.
 pub fn run_trial(
-    tb: &Testbed,
+    tb: &dyn Testbed,
     p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
@@ -55,10 +46,10 @@ pub fn run_trial(
     match res {
         Ok((summary, gateway)) => {
             match summary {
-                Collected::Echo(s) => outcome.summary = Some(s),
-                Collected::Packet(s) => outcome.packet = Some(s),
-                Collected::Ping(s) => outcome.ping = Some(s),
-                Collected::Conn(s) => outcome.conn = Some(*s),
+                Figures::Echo(s) => outcome.summary = Some(s),
+                Figures::Packet(s) => outcome.packet = Some(s),
+                Figures::Ping(s) => outcome.ping = Some(s),
+                Figures::Conn(s) => outcome.conn = Some(*s),
             }
             outcome.gateway = gateway;
             if let Some(e) = teardown_err {
@@ -78,14 +69,6 @@ pub fn run_trial(
     Ok(outcome)
 }
 
-/// A workload's combined figures.
-enum Collected {
-    Echo(EchoSummary),
-    Packet(crate::workloads::packet::PacketSummary),
-    Ping(crate::workloads::packet::PingSummary),
-    Conn(Box<crate::workloads::conn::ConnSummary>),
-}
-
 /// What a trial accumulates while it runs, kept also when it fails part-way.
 #[derive(Default)]
 struct Running {
@@ -96,12 +79,12 @@ struct Running {
 }
 
 fn drive(
-    tb: &Testbed,
+    tb: &dyn Testbed,
     p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
     run: &mut Running,
-) -> Result<(Collected, Option<GatewayResults>)> {
+) -> Result<(Figures, Option<GatewayResults>)> {
     let Running {
         agents,
         placement,
@@ -116,9 +99,11 @@ fn drive(
         }
     };
     let mut start =
-        |role: &'static str, ns: String, cpus: &Option<String>, spec: RoleSpec| -> Result<()> {
+        |role: &'static str, host: Host, cpus: &Option<String>, spec: RoleSpec| -> Result<()> {
             check()?;
-            let l = Launcher::netns(&ns);
+            let l = tb
+                .launcher(host)
+                .ok_or_else(|| anyhow!("testbed {} has no {host:?} host", tb.name()))?;
             let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
             placement.push(RoleInfo {
                 role,
@@ -131,8 +116,9 @@ fn drive(
             agents.push(a);
             r.map(|_| ())
         };
+    let traffic = crate::workloads::traffic(p.workload)?;
     let firewall = crate::rules::request(p)
-        .map_err(crate::error::usage)?
+        .map_err(usage)?
         .map(|r| serde_json::to_value(&r))
         .transpose()?;
     if p.topology == Topology::Proxy && !p.workload.is_conn() {
@@ -148,12 +134,9 @@ fn drive(
         }
         .into());
     }
-    let conn_roles = if p.workload.is_conn() {
-        Some(crate::workloads::conn::roles(tb, p)?)
-    } else {
-        None
-    };
-    let gw_index = tb.gateway_ns().map(|ns| {
+    let roles = traffic.roles(tb, p)?;
+    let has_gw = tb.launcher(Host::Gateway).is_some();
+    if has_gw {
         let mut sysctls = vec![];
         // Forward routes; the proxy's host does not (only its relay carries traffic).
         let forwarding = match p.topology {
@@ -165,110 +148,103 @@ fn drive(
             sysctls.push(("net.ipv4.ip_forward".to_string(), v.to_string()));
             sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), v.to_string()));
         }
-        (
-            ns,
-            GatewaySpec {
-                sysctls,
-                firewall,
-                // Pinning the gateway pins its packet processing too.
-                steer_cpus: pin.gateway.clone(),
-                proxy: conn_roles.as_ref().and_then(|r| r.proxy.clone()),
-            },
-        )
-    });
-    let has_gw = gw_index.is_some();
-    if let Some((ns, spec)) = gw_index {
-        start("gateway", ns, &pin.gateway, RoleSpec::Gateway(spec))?;
+        let spec = GatewaySpec {
+            sysctls,
+            firewall,
+            // Pinning the gateway pins its packet processing too.
+            steer_cpus: pin.gateway.clone(),
+            proxy: roles.proxy.clone(),
+        };
+        start(
+            "gateway",
+            Host::Gateway,
+            &pin.gateway,
+            RoleSpec::Gateway(spec),
+        )?;
     }
-    let server = tb.server_addr(p.family);
-    let (mut server_ns, mut client_ns) = (tb.server_ns(), tb.client_ns());
-    let (server_spec, client_spec) = match p.workload {
-        Workload::Echo => (
-            Some(RoleSpec::EchoServer(EchoServerSpec {
-                proto: p.proto,
-                mode: p.server,
-                listen: server,
-                port: ECHO_PORT,
-                clients: p.clients,
-                max_frame: p.frame.max(),
-                timeout_ms: p.timeout_ms,
-            })),
-            RoleSpec::EchoClient(EchoClientSpec {
-                proto: p.proto,
-                sources: (1..=p.clients).map(|i| addr::client(p.family, i)).collect(),
-                server,
-                port: ECHO_PORT,
-                frame: p.frame,
-                seed: p.seed,
-                timeout_ms: p.timeout_ms,
-            }),
-        ),
-        _ => match conn_roles {
-            Some(r) => {
-                (server_ns, client_ns) = (r.server_ns, r.client_ns);
-                (Some(r.server), r.client)
-            }
-            None => crate::workloads::packet::role_specs(tb, p)?,
-        },
-    };
-    if let Some(spec) = server_spec {
-        start("server", server_ns, &pin.server, spec)?;
+    if let Some((host, spec)) = roles.server {
+        start("server", host, &pin.server, spec)?;
     }
-    start("client", client_ns, &pin.client, client_spec)?;
+    let (client_host, client_spec) = roles.client;
+    start("client", client_host, &pin.client, client_spec)?;
     check()?;
     // Start: gateway, server, then clients (the traffic source) last.
     for a in agents.iter_mut() {
         a.request(ToAgent::Start)?;
     }
     let t0 = Instant::now();
-    // Connection workloads wait for their sessions here; the timed loop below then ends at once.
-    let min = if p.workload.is_conn() {
-        let client = agents.len() - 1;
-        let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
-        wait_for_conn(p, &mut agents[..], client, hold, stop)?;
-        Duration::ZERO
-    } else {
-        Duration::from_secs_f64(p.duration_s)
-    };
+    match traffic.ending() {
+        Ending::Counted => {
+            // Connection workloads wait for their sessions (adaptive length is refused).
+            let client = agents.len() - 1;
+            let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
+            wait_for_conn(p, &mut agents[..], client, hold, stop)?;
+        }
+        Ending::Timed { measuring } => {
+            *precision = timed(p, &mut agents[..], measuring, t0, stop)?;
+        }
+    }
+    // Stop the traffic source first, then the sink, then the gateway.
+    let mut results = Vec::new();
+    let mut gr = None;
+    for a in agents.iter_mut().rev() {
+        match a.request(ToAgent::Stop)? {
+            FromAgent::Results {
+                results: r,
+                samples,
+            } => {
+                sampled.extend(samples.into_iter().map(|s| (a.role, s)));
+                match r {
+                    proto::RoleResults::Gateway(r) => gr = Some(r),
+                    r => results.push(r),
+                }
+            }
+            other => bail!("{} agent answered stop with {}", a.role, other.name()),
+        }
+    }
+    if has_gw && gr.is_none() {
+        bail!("missing results from the gateway agent");
+    }
+    let figures = traffic.collect(tb, p, results, gr.as_ref())?;
+    Ok((figures, gr))
+}
+
+/// The timed traffic phase: `duration_s`, or — adaptive — until the [`StopRule`] is
+/// satisfied by the `measuring` role's count, polled every window (at most `max_s`).
+fn timed(
+    p: &TrialParams,
+    agents: &mut [Agent],
+    measuring: &str,
+    t0: Instant,
+    stop: &AtomicBool,
+) -> Result<Option<Precision>> {
+    let min = Duration::from_secs_f64(p.duration_s);
     let max = p
         .adaptive
         .as_ref()
         .map(|a| Duration::from_secs_f64(a.max_s))
         .unwrap_or(min);
-    // Adaptive: poll the measuring role (the sink, or the echo client) every window.
-    let measuring = p.adaptive.as_ref().and_then(|_| {
-        let role = if p.workload == Workload::Echo {
-            "client"
-        } else {
-            "server"
-        };
-        agents.iter().position(|a| a.role == role)
+    let mut rule = p.adaptive.as_ref().and_then(|a| {
+        let i = agents.iter().position(|x| x.role == measuring)?;
+        Some((i, StopRule::new(a.precision, min)))
     });
-    let mut windows: Vec<f64> = Vec::new();
-    let mut last = (t0, 0u64);
     let mut next_poll = t0 + ADAPTIVE_WINDOW;
     loop {
         let elapsed = t0.elapsed();
         if elapsed >= max {
             break;
         }
-        if let (Some(a), Some(i)) = (&p.adaptive, measuring) {
+        if let Some((i, rule)) = rule.as_mut() {
             if Instant::now() >= next_poll {
                 next_poll += ADAPTIVE_WINDOW;
-                let FromAgent::Progress { count, .. } = agents[i].request(ToAgent::Poll)? else {
-                    bail!("{} agent did not answer poll with progress", agents[i].role);
+                let FromAgent::Progress { count, .. } = agents[*i].request(ToAgent::Poll)? else {
+                    bail!(
+                        "{} agent did not answer poll with progress",
+                        agents[*i].role
+                    );
                 };
-                let now = Instant::now();
-                let dt = (now - last.0).as_secs_f64();
-                windows.push(count.saturating_sub(last.1) as f64 / dt);
-                tracing::debug!("adaptive window {:.0}/s", windows[windows.len() - 1]);
-                last = (now, count);
-                if elapsed >= min {
-                    if let Some(rel) = relative_ci(&windows) {
-                        if rel <= a.precision {
-                            break;
-                        }
-                    }
+                if rule.observe(t0.elapsed(), count) {
+                    break;
                 }
             }
         } else if elapsed >= min {
@@ -282,71 +258,14 @@ fn drive(
                 bail!("{} agent exited during the trial ({status})", a.role);
             }
         }
-        let until = if measuring.is_some() {
+        let until = if rule.is_some() {
             next_poll.saturating_duration_since(Instant::now())
         } else {
             min.saturating_sub(t0.elapsed())
         };
         std::thread::sleep(until.min(Duration::from_millis(50)));
     }
-    if let Some(a) = &p.adaptive {
-        *precision = Some(Precision {
-            target: a.precision,
-            achieved: relative_ci(&windows),
-            windows: windows.len(),
-            duration_s: t0.elapsed().as_secs_f64(),
-            reached: relative_ci(&windows).is_some_and(|r| r <= a.precision),
-        });
-    }
-    // Stop the traffic source first, then the sink, then the gateway.
-    let mut results = Vec::new();
-    let mut gr = None;
-    for a in agents.iter_mut().rev() {
-        match a.request(ToAgent::Stop)? {
-            FromAgent::Results {
-                results: r,
-                samples,
-            } => {
-                sampled.extend(samples.into_iter().map(|s| (a.role, s)));
-                match r {
-                    RoleResults::Gateway(r) => gr = Some(r),
-                    r => results.push(r),
-                }
-            }
-            other => bail!("{} agent answered stop with {}", a.role, other.name()),
-        }
-    }
-    if has_gw && gr.is_none() {
-        bail!("missing results from the gateway agent");
-    }
-    let collected = match p.workload {
-        Workload::Echo => {
-            let (mut cr, mut sr) = (None, None);
-            for r in results {
-                match r {
-                    RoleResults::EchoClient(r) => cr = Some(r),
-                    RoleResults::EchoServer(r) => sr = Some(r),
-                    _ => {}
-                }
-            }
-            let (Some(cr), Some(sr)) = (cr, sr) else {
-                bail!("missing results from the client or server agent");
-            };
-            Collected::Echo(summarise(&cr, &sr))
-        }
-        Workload::Ping => Collected::Ping(crate::workloads::packet::summarise_ping(results)?),
-        Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
-        Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => {
-            Collected::Conn(Box::new(crate::workloads::conn::summarise(
-                results,
-                gr.as_ref().and_then(|g| g.proxy.clone()),
-            )?))
-        }
-        Workload::Flood | Workload::Flow => Collected::Packet(
-            crate::workloads::packet::summarise_packet(p, tb.topology, results, gr.as_ref())?,
-        ),
-    };
-    Ok((collected, gr))
+    Ok(rule.map(|(_, r)| r.precision(t0.elapsed())))
 }
 
 /// Wait until the session client is done: all its sessions (with a count) or the

@@ -632,7 +632,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         pinning.gateway = pin(&tb.pin_gateway, "testbed.pin_gateway")?;
         pinning.server = pin(&tb.pin_server, "testbed.pin_server")?;
         if let Some(n) = &tb.name {
-            crate::testbed::check_name(n.get_ref())
+            crate::testbed::netns::check_name(n.get_ref())
                 .map_err(|e| cx.at(n.span(), "testbed.name", format!("{e:#}")))?;
             testbed = Some(n.get_ref().clone());
         }

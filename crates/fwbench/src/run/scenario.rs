@@ -314,7 +314,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
 /// as its own flood/flow trial (rep = the search's repetition, key = step), then the
 /// search's result is returned as the planned trial's outcome (stored by the caller).
 fn run_search_trial(
-    tb: &Testbed,
+    tb: &dyn Testbed,
     t: &PlannedTrial,
     pin: &Pinning,
     store: &mut Store,

@@ -14,7 +14,8 @@ use crate::params::topology::Topology;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, PlannedTrial};
 use crate::run::record::record;
-use crate::testbed::{EphemeralTestbed, Testbed};
+use crate::testbed::netns::{EphemeralTestbed, NetnsTestbed};
+use crate::testbed::Testbed;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::Path;
@@ -56,7 +57,7 @@ pub fn require_root() -> Result<()> {
 
 /// Testbeds for a run: one named testbed, or ephemeral ones made per topology on demand.
 pub struct Testbeds {
-    pub named: Option<Testbed>,
+    pub named: Option<NetnsTestbed>,
     pub ephemeral: HashMap<Topology, EphemeralTestbed>,
 }
 
@@ -65,8 +66,8 @@ impl Testbeds {
         let named = match named {
             None => None,
             Some(n) => {
-                crate::testbed::check_name(n)?;
-                Some(Testbed::find(n)?.ok_or_else(|| {
+                crate::testbed::netns::check_name(n)?;
+                Some(NetnsTestbed::find(n)?.ok_or_else(|| {
                     usage(format!(
                         "--testbed {n}: no such testbed (create it with `fwbench testbed up --name {n}`)"
                     ))
@@ -91,7 +92,7 @@ impl Testbeds {
         Ok(())
     }
 
-    pub fn get(&mut self, topology: Topology) -> Result<&Testbed> {
+    pub fn get(&mut self, topology: Topology) -> Result<&dyn Testbed> {
         if let Some(tb) = &self.named {
             return Ok(tb);
         }

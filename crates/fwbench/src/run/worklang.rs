@@ -12,6 +12,7 @@ use crate::run::session::install_interrupt_handler;
 use crate::run::session::require_root;
 use crate::run::session::Testbeds;
 use crate::run::session::INTERRUPTED;
+use crate::testbed::Host;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -41,8 +42,11 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
         .as_ref()
         .map(|t| t.topology)
         .unwrap_or(a.topology);
-    let ns = testbeds.get(topology)?.client_ns();
-    let prefix: Vec<String> = ["ip", "netns", "exec", &ns].map(String::from).to_vec();
+    let client = testbeds
+        .get(topology)?
+        .launcher(Host::Client)
+        .expect("every testbed has a client host");
+    let (prefix, ns) = (client.prefix, client.host);
     eprintln!(
         "fwbench: {} commands from {name} in {ns}",
         crate::worklang::count(&jobs)

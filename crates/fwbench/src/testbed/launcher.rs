@@ -28,17 +28,23 @@ impl std::fmt::Display for AgentFailed {
 }
 impl std::error::Error for AgentFailed {}
 
+/// How to start a program on one host of a testbed: a command prefix.
 #[derive(Debug, Clone)]
 pub struct Launcher {
-    prefix: Vec<String>,
+    /// The argv that runs the rest of a command line there.
+    pub prefix: Vec<String>,
+    /// The host's name (a namespace, a host name).
+    pub host: String,
+    /// Where, for people and the trial record ("netns fwb-…-cli").
     pub place: String,
 }
 
 impl Launcher {
-    /// Run the agent inside a local network namespace.
+    /// Run inside a local network namespace.
     pub fn netns(ns: &str) -> Launcher {
         Launcher {
             prefix: vec!["ip".into(), "netns".into(), "exec".into(), ns.into()],
+            host: ns.into(),
             place: format!("netns {ns}"),
         }
     }

@@ -1,3 +1,52 @@
+//! Where a trial runs: the [`Testbed`] seam. A testbed has up to three hosts (client,
+//! gateway, server), says how to start a program on each ([`Launcher`]: a command
+//! prefix), which addresses and interfaces the traffic uses, and tears itself down.
+//!
+//! The local namespace testbed ([`netns`]) is the first implementation; a testbed of
+//! hosts reached over SSH implements the same trait. Nothing outside this module knows
+//! how a host is reached (`ip netns exec`, `ssh`).
+
+pub mod addr;
 pub mod launcher;
 pub mod netns;
-pub use netns::*;
+
+use crate::params::topology::Topology;
+use crate::testbed::launcher::Launcher;
+use anyhow::Result;
+use proto::Family;
+use std::net::IpAddr;
+
+/// A host of the testbed: where an agent runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    Client,
+    Gateway,
+    Server,
+}
+
+/// A testbed that is up: its hosts, addresses and interfaces.
+pub trait Testbed {
+    /// The testbed's name (namespaces, markers, messages).
+    fn name(&self) -> &str;
+    /// Its shape; a trial of another topology cannot run on it.
+    fn topology(&self) -> Topology;
+    /// How to start a program on `host`; `None` when the testbed has no such host
+    /// (a `direct` testbed has no gateway). In `input`, the server is the gateway.
+    fn launcher(&self, host: Host) -> Option<Launcher>;
+    /// The server's address (what clients send to).
+    fn server_addr(&self, family: Family) -> IpAddr;
+    /// Client `i`'s own source address (1-based).
+    fn client_addr(&self, family: Family, i: u32) -> IpAddr;
+    /// The gateway's address on the client side (the clients' next hop).
+    fn gateway_addr(&self, family: Family) -> IpAddr;
+    /// Give clients 1..=n their source addresses (idempotent).
+    fn ensure_clients(&self, n: u32) -> Result<()>;
+    /// The client's interface toward its next hop (the raw sender writes there).
+    fn client_interface(&self) -> &str;
+    /// The gateway's interface facing the clients (its ingress for test traffic).
+    fn gateway_ingress(&self) -> &str;
+    /// MAC address of the client's next hop (for the raw-frame sender).
+    fn next_hop_mac(&self) -> Result<String>;
+    /// Its hosts with their interfaces and addresses, for people.
+    fn describe(&self) -> Result<String>;
+}

@@ -14,6 +14,9 @@
 
 use crate::error::usage;
 use crate::params::topology::Topology;
+use crate::testbed::addr;
+use crate::testbed::launcher::Launcher;
+use crate::testbed::{Host, Testbed};
 use anyhow::{bail, Context, Result};
 use proto::Family;
 use std::io::Write;
@@ -22,42 +25,8 @@ use std::process::{Command, Stdio};
 
 pub const NS_PREFIX: &str = "fwb-";
 
-/// Addresses of the testbed (fixed plan inside the benchmarking ranges).
-pub mod addr {
-    use proto::Family;
-    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
-    pub const SERVER_V4: &str = "198.19.0.2";
-    pub const SERVER_V6: &str = "2001:2:0:2::2";
-    /// Most clients one testbed addresses (198.18.1.1 … 198.18.255.255).
-    pub use crate::params::MAX_CLIENTS;
-
-    /// Source address of client `i` (1-based).
-    pub fn client(family: Family, i: u32) -> IpAddr {
-        match family {
-            Family::V4 => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 18, 1, 0)) + i)),
-            Family::V6 => IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 1, 0, 0, 0xc, i as u16)),
-        }
-    }
-
-    /// The gateway's address on the client side (the clients' next hop; the proxy's).
-    pub fn gateway_client_side(family: Family) -> IpAddr {
-        match family {
-            Family::V4 => "198.18.0.1".parse().expect("literal"),
-            Family::V6 => "2001:2:0:1::1".parse().expect("literal"),
-        }
-    }
-
-    pub fn server(family: Family) -> IpAddr {
-        match family {
-            Family::V4 => SERVER_V4.parse().expect("literal"),
-            Family::V6 => SERVER_V6.parse().expect("literal"),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Testbed {
+pub struct NetnsTestbed {
     pub name: String,
     pub topology: Topology,
 }
@@ -120,7 +89,7 @@ fn existing_namespaces() -> Result<Vec<String>> {
         .collect())
 }
 
-impl Testbed {
+impl NetnsTestbed {
     pub fn client_ns(&self) -> String {
         format!("{NS_PREFIX}{}-cli", self.name)
     }
@@ -147,7 +116,7 @@ impl Testbed {
     }
 
     /// Find a testbed by name from the namespaces that exist.
-    pub fn find(name: &str) -> Result<Option<Testbed>> {
+    pub fn find(name: &str) -> Result<Option<NetnsTestbed>> {
         let have = existing_namespaces()?;
         let has = |s: &str| have.iter().any(|n| n == &format!("{NS_PREFIX}{name}-{s}"));
         let topology = match (has("cli"), has("gw"), has("srv")) {
@@ -157,7 +126,7 @@ impl Testbed {
             (false, false, false) => return Ok(None),
             _ => bail!("testbed '{name}' is incomplete; remove it with `fwbench testbed down --name {name}`"),
         };
-        Ok(Some(Testbed {
+        Ok(Some(NetnsTestbed {
             name: name.into(),
             topology,
         }))
@@ -179,14 +148,14 @@ impl Testbed {
     }
 
     /// Build the testbed. On failure, whatever was created is removed again.
-    pub fn up(name: &str, topology: Topology) -> Result<Testbed> {
+    pub fn up(name: &str, topology: Topology) -> Result<NetnsTestbed> {
         check_name(name)?;
-        if !Testbed::list()?.iter().all(|n| n != name) {
+        if !NetnsTestbed::list()?.iter().all(|n| n != name) {
             return Err(usage(format!(
                 "testbed '{name}' already exists (see `fwbench testbed status`)"
             )));
         }
-        let tb = Testbed {
+        let tb = NetnsTestbed {
             name: name.into(),
             topology: topology.testbed(),
         };
@@ -273,8 +242,62 @@ impl Testbed {
         Ok(())
     }
 
+    /// Remove every namespace of the testbed (veths go with them). Idempotent.
+    pub fn down(&self) -> Result<()> {
+        let have = existing_namespaces()?;
+        let mut first_err = None;
+        for ns in [
+            format!("{NS_PREFIX}{}-cli", self.name),
+            format!("{NS_PREFIX}{}-gw", self.name),
+            format!("{NS_PREFIX}{}-srv", self.name),
+        ] {
+            if have.contains(&ns) {
+                if let Err(e) = ip(&["netns", "del", &ns]) {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// The client's interface toward the next hop.
+pub const CLIENT_IF: &str = "c0";
+/// The gateway's interface facing the clients (its ingress for test traffic).
+pub const GATEWAY_IN_IF: &str = "g0";
+
+impl Testbed for NetnsTestbed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn topology(&self) -> Topology {
+        self.topology
+    }
+
+    fn launcher(&self, host: Host) -> Option<Launcher> {
+        let ns = match host {
+            Host::Client => self.client_ns(),
+            Host::Gateway => self.gateway_ns()?,
+            Host::Server => self.server_ns(),
+        };
+        Some(Launcher::netns(&ns))
+    }
+
+    fn server_addr(&self, family: Family) -> IpAddr {
+        addr::server(family)
+    }
+
+    fn client_addr(&self, family: Family, i: u32) -> IpAddr {
+        addr::client(family, i)
+    }
+
+    fn gateway_addr(&self, family: Family) -> IpAddr {
+        addr::gateway_client_side(family)
+    }
+
     /// Give clients 1..=n their own source addresses (idempotent).
-    pub fn ensure_clients(&self, n: u32) -> Result<()> {
+    fn ensure_clients(&self, n: u32) -> Result<()> {
         if n > addr::MAX_CLIENTS {
             return Err(usage(format!(
                 "--clients {n}: a testbed addresses at most {} clients",
@@ -294,50 +317,19 @@ impl Testbed {
         Ok(())
     }
 
-    /// Remove every namespace of the testbed (veths go with them). Idempotent.
-    pub fn down(&self) -> Result<()> {
-        let have = existing_namespaces()?;
-        let mut first_err = None;
-        for ns in [
-            format!("{NS_PREFIX}{}-cli", self.name),
-            format!("{NS_PREFIX}{}-gw", self.name),
-            format!("{NS_PREFIX}{}-srv", self.name),
-        ] {
-            if have.contains(&ns) {
-                if let Err(e) = ip(&["netns", "del", &ns]) {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+    fn client_interface(&self) -> &str {
+        CLIENT_IF
     }
 
-    /// One line per namespace with its interfaces and addresses.
-    pub fn describe(&self) -> Result<String> {
-        let mut out = format!("testbed {} ({})\n", self.name, self.topology);
-        for ns in self.namespaces() {
-            out += &format!("  {ns}\n");
-            for line in ip(&["-n", &ns, "-br", "addr", "show"])?.lines() {
-                out += &format!("    {line}\n");
-            }
-        }
-        Ok(out)
+    fn gateway_ingress(&self) -> &str {
+        GATEWAY_IN_IF
     }
-
-    pub fn server_addr(&self, family: Family) -> IpAddr {
-        addr::server(family)
-    }
-
-    /// The client's interface toward the next hop.
-    pub const CLIENT_IF: &'static str = "c0";
-    /// The gateway's interface facing the clients (its ingress for test traffic).
-    pub const GATEWAY_IN_IF: &'static str = "g0";
 
     /// MAC address of the client's next hop: the gateway's `g0`, or the server's `s0`
     /// on a direct testbed (for the raw-frame sender).
-    pub fn next_hop_mac(&self) -> Result<String> {
+    fn next_hop_mac(&self) -> Result<String> {
         let (ns, dev) = match self.gateway_ns() {
-            Some(g) => (g, Self::GATEWAY_IN_IF),
+            Some(g) => (g, GATEWAY_IN_IF),
             None => (self.server_ns(), "s0"),
         };
         let out = ip(&["-n", &ns, "-br", "link", "show", "dev", dev])?;
@@ -348,6 +340,18 @@ impl Testbed {
             .ok_or_else(|| {
                 anyhow::anyhow!("no MAC address in `ip -br link show {dev}` in {ns}: {out}")
             })
+    }
+
+    /// One line per namespace with its interfaces and addresses.
+    fn describe(&self) -> Result<String> {
+        let mut out = format!("testbed {} ({})\n", self.name, self.topology);
+        for ns in self.namespaces() {
+            out += &format!("  {ns}\n");
+            for line in ip(&["-n", &ns, "-br", "addr", "show"])?.lines() {
+                out += &format!("    {line}\n");
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -383,7 +387,7 @@ pub fn sysctl(ns: &str, kv: &[(&str, &str)]) -> Result<()> {
 /// Deletes an ephemeral testbed when dropped, and — through a detached reaper
 /// process — also when this process dies without unwinding (SIGKILL).
 pub struct EphemeralTestbed {
-    pub tb: Testbed,
+    pub tb: NetnsTestbed,
     reaper: Option<std::process::Child>,
 }
 
@@ -398,7 +402,7 @@ impl EphemeralTestbed {
         );
         // Start the reaper first, so there is no window without one.
         let reaper = spawn_reaper(&name)?;
-        let tb = match Testbed::up(&name, topology) {
+        let tb = match NetnsTestbed::up(&name, topology) {
             Ok(tb) => tb,
             Err(e) => {
                 drop(reaper);
@@ -448,11 +452,11 @@ pub fn reap(name: &str) -> Result<()> {
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
     // Agents see the same EOF and exit; give them a moment to leave the namespaces.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    if let Some(tb) = Testbed::find(name).ok().flatten() {
+    if let Some(tb) = NetnsTestbed::find(name).ok().flatten() {
         tb.down()?;
     } else {
         // Possibly incomplete: remove whatever exists.
-        Testbed {
+        NetnsTestbed {
             name: name.into(),
             topology: Topology::Forward,
         }
@@ -484,7 +488,7 @@ mod tests {
 
     #[test]
     fn namespaces_per_topology() {
-        let t = |topology| Testbed {
+        let t = |topology| NetnsTestbed {
             name: "x".into(),
             topology,
         };

@@ -13,8 +13,10 @@ use crate::params::conn::MAX_SIZE;
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
-use crate::testbed::{addr, Testbed};
+use crate::testbed::{Host, Testbed};
+use crate::workloads::{Ending, Figures, Roles, Traffic};
 use anyhow::{bail, Result};
+use proto::GatewayResults;
 use proto::{
     ConnMode, Durations, HoldResults, ProxyResults, ProxySpec, RoleResults, RoleSpec,
     SessionClientResults, SessionClientSpec, TcpServerResults, TcpServerSpec,
@@ -103,19 +105,10 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     Ok(())
 }
 
-/// Role specs of a connection trial: (server, client, where each runs), and the proxy.
-pub struct ConnRoles {
-    pub server: RoleSpec,
-    pub server_ns: String,
-    pub client: RoleSpec,
-    pub client_ns: String,
-    pub proxy: Option<ProxySpec>,
-}
-
 /// In topology `input` the side that receives the bulk of the bytes (the client) runs
 /// in the gateway, behind the filtered INPUT chain — seed 004's downloading host held
 /// the rules — and the server runs in the client namespace.
-pub fn roles(tb: &Testbed, p: &TrialParams) -> Result<ConnRoles> {
+pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     let Some(k) = &p.conn else {
         bail!("{} needs connection parameters", p.workload)
     };
@@ -123,23 +116,23 @@ pub fn roles(tb: &Testbed, p: &TrialParams) -> Result<ConnRoles> {
         bail!("{} is not a connection workload", p.workload)
     };
     let input = p.topology == Topology::Input;
-    let (server_addr, server_ns, client_addr, client_ns) = if input {
+    let (server_addr, server_host, client_addr, client_host) = if input {
         (
-            addr::client(p.family, 1),
-            tb.client_ns(),
+            tb.client_addr(p.family, 1),
+            Host::Client,
             None,
-            tb.server_ns(),
+            Host::Server,
         )
     } else {
         (
             tb.server_addr(p.family),
-            tb.server_ns(),
-            Some(addr::client(p.family, 1)),
-            tb.client_ns(),
+            Host::Server,
+            Some(tb.client_addr(p.family, 1)),
+            Host::Client,
         )
     };
     let proxy = (p.topology == Topology::Proxy).then(|| ProxySpec {
-        listen: addr::gateway_client_side(p.family),
+        listen: tb.gateway_addr(p.family),
         port: CONN_PORT,
         upstream: server_addr,
         upstream_port: CONN_PORT,
@@ -188,11 +181,9 @@ pub fn roles(tb: &Testbed, p: &TrialParams) -> Result<ConnRoles> {
         verify: k.verify && k.client_program.is_none(),
         external: k.client_program.clone(),
     });
-    Ok(ConnRoles {
-        server,
-        server_ns,
-        client,
-        client_ns,
+    Ok(Roles {
+        server: Some((server_host, server)),
+        client: (client_host, client),
         proxy,
     })
 }
@@ -303,6 +294,30 @@ pub fn combine(
         server: s,
         proxy,
         client_program: c.external,
+    }
+}
+
+/// Sessions, bulk transfers, HTTP downloads and held connections over TCP.
+pub struct Conn;
+
+impl Traffic for Conn {
+    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
+        roles(tb, p)
+    }
+
+    fn ending(&self) -> Ending {
+        Ending::Counted
+    }
+
+    fn collect(
+        &self,
+        _tb: &dyn Testbed,
+        _p: &TrialParams,
+        results: Vec<RoleResults>,
+        gateway: Option<&GatewayResults>,
+    ) -> Result<Figures> {
+        summarise(results, gateway.and_then(|g| g.proxy.clone()))
+            .map(|s| Figures::Conn(Box::new(s)))
     }
 }
 

@@ -4,7 +4,12 @@
 //! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
 //! teardown — in the phase order of `proto`, gateway first and down last.
 
+use crate::params::{TrialParams, ECHO_PORT};
+use crate::testbed::{Host, Testbed};
+use crate::workloads::{Ending, Figures, Roles, Traffic};
+use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
+use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
 use serde::Serialize;
 
 /// Per-client figures that combine both ends.
@@ -99,6 +104,71 @@ pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
         mp,
         rtt: c.rtt,
         clients,
+    }
+}
+
+/// Seed 000's echo cycle: `n` clients, each from its own source address.
+pub struct Echo;
+
+impl Traffic for Echo {
+    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
+        let server = tb.server_addr(p.family);
+        Ok(Roles {
+            server: Some((
+                Host::Server,
+                RoleSpec::EchoServer(EchoServerSpec {
+                    proto: p.proto,
+                    mode: p.server,
+                    listen: server,
+                    port: ECHO_PORT,
+                    clients: p.clients,
+                    max_frame: p.frame.max(),
+                    timeout_ms: p.timeout_ms,
+                }),
+            )),
+            client: (
+                Host::Client,
+                RoleSpec::EchoClient(EchoClientSpec {
+                    proto: p.proto,
+                    sources: (1..=p.clients)
+                        .map(|i| tb.client_addr(p.family, i))
+                        .collect(),
+                    server,
+                    port: ECHO_PORT,
+                    frame: p.frame,
+                    seed: p.seed,
+                    timeout_ms: p.timeout_ms,
+                }),
+            ),
+            proxy: None,
+        })
+    }
+
+    fn ending(&self) -> Ending {
+        Ending::Timed {
+            measuring: "client",
+        }
+    }
+
+    fn collect(
+        &self,
+        _tb: &dyn Testbed,
+        _p: &TrialParams,
+        results: Vec<RoleResults>,
+        _gateway: Option<&GatewayResults>,
+    ) -> Result<Figures> {
+        let (mut cr, mut sr) = (None, None);
+        for r in results {
+            match r {
+                RoleResults::EchoClient(r) => cr = Some(r),
+                RoleResults::EchoServer(r) => sr = Some(r),
+                _ => {}
+            }
+        }
+        let (Some(cr), Some(sr)) = (cr, sr) else {
+            bail!("missing results from the client or server agent");
+        };
+        Ok(Figures::Echo(summarise(&cr, &sr)))
     }
 }
 

@@ -1,3 +1,78 @@
+//! The workloads on the controller side, one module per family behind one trait,
+//! [`Traffic`]: which agents a trial needs and with what specs ([`Roles`]), how its
+//! end is decided, and the figures it combines from both ends and the gateway
+//! ([`Figures`]) — with the headline columns they are stored under.
+//!
+//! [`traffic`] is the registry: an exhaustive match over the workload kinds, so a new
+//! kind does not compile until it says what drives it.
+//!
+//! Must not: open sockets (the `traffic` crate's roles do), start agents (`exec`
+//! does) or store anything.
+
 pub mod conn;
 pub mod echo;
 pub mod packet;
+
+use crate::params::workload::Workload;
+use crate::params::TrialParams;
+use crate::testbed::{Host, Testbed};
+use anyhow::{bail, Result};
+use proto::{GatewayResults, ProxySpec, RoleResults, RoleSpec};
+
+/// The agents a trial starts besides the gateway, and the gateway's relay.
+pub struct Roles {
+    /// The receiving side (echo server, sink, reflector, TCP server) and its host;
+    /// `None` for a sink-less flood (the gateway counts).
+    pub server: Option<(Host, RoleSpec)>,
+    /// The traffic source and its host.
+    pub client: (Host, RoleSpec),
+    /// The proxy topology's relay in the gateway.
+    pub proxy: Option<ProxySpec>,
+}
+
+/// How a trial's traffic phase ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// After the trial's duration, or — adaptive — once the rate counted by this role
+    /// (`"client"`, `"server"`) is precise enough.
+    Timed { measuring: &'static str },
+    /// When the client reports its sessions done (connection workloads; a duration
+    /// without a count bounds them instead).
+    Counted,
+}
+
+/// A workload's combined figures.
+pub enum Figures {
+    Echo(echo::EchoSummary),
+    Packet(packet::PacketSummary),
+    Ping(packet::PingSummary),
+    Conn(Box<conn::ConnSummary>),
+}
+
+/// What a workload must decide for a trial to run.
+pub trait Traffic: Sync {
+    /// The specs of the server and client agents and where each runs.
+    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
+    /// How the traffic phase ends.
+    fn ending(&self) -> Ending;
+    /// Combine the roles' results (and the gateway's) into the workload's figures.
+    fn collect(
+        &self,
+        tb: &dyn Testbed,
+        p: &TrialParams,
+        results: Vec<RoleResults>,
+        gateway: Option<&GatewayResults>,
+    ) -> Result<Figures>;
+}
+
+/// The registry: what drives each kind of single trial. Searches (ndr, degrade) are
+/// strategies over flood and flow trials (`crate::search`), not traffic of their own.
+pub fn traffic(w: Workload) -> Result<&'static dyn Traffic> {
+    Ok(match w {
+        Workload::Echo => &echo::Echo,
+        Workload::Flood | Workload::Flow => &packet::PacketRate,
+        Workload::Ping => &packet::Ping,
+        Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => &conn::Conn,
+        Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
+    })
+}

@@ -11,7 +11,8 @@ use crate::params::packet::SRC_PORT;
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
-use crate::testbed::{addr, Testbed};
+use crate::testbed::{Host, Testbed};
+use crate::workloads::{Ending, Figures, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
@@ -117,7 +118,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 }
 
 /// Role specs of a packet-rate trial: (server, client). No server for a sink-less flood.
-pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, RoleSpec)> {
+pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, RoleSpec)> {
     let Some(k) = &p.packet else {
         bail!("a {} trial without packet parameters", p.workload.as_str());
     };
@@ -130,7 +131,7 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
                 port: SINK_PORT,
             })),
             RoleSpec::Ping(PingSpec {
-                source: addr::client(p.family, 1),
+                source: tb.client_addr(p.family, 1),
                 server,
                 port: SINK_PORT,
                 payload,
@@ -144,12 +145,12 @@ pub fn role_specs(tb: &Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, Ro
     let raw = match k.sender {
         SenderPath::Udp => None,
         SenderPath::Raw => Some(RawPath {
-            ifname: Testbed::CLIENT_IF.into(),
+            ifname: tb.client_interface().into(),
             dst_mac: tb.next_hop_mac()?,
         }),
     };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
-        sources: (1..=sources).map(|i| addr::client(p.family, i)).collect(),
+        sources: (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
         src_port: SRC_PORT,
         dst: server,
         dst_port: SINK_PORT,
@@ -228,7 +229,7 @@ pub struct PacketSummary {
 /// Combine the source's and sink's results (and the gateway's counters).
 pub fn summarise_packet(
     p: &TrialParams,
-    topology: Topology,
+    tb: &dyn Testbed,
     results: Vec<RoleResults>,
     gateway: Option<&GatewayResults>,
 ) -> Result<PacketSummary> {
@@ -254,17 +255,13 @@ pub fn summarise_packet(
         }
         (SinkKind::Socket, None) => bail!("missing results from the UDP sink"),
         (SinkKind::Gateway, _) => {
-            let Some(g) = gateway.filter(|_| topology != Topology::Direct) else {
+            let Some(g) = gateway.filter(|_| tb.topology() != Topology::Direct) else {
                 bail!("sink gateway: no gateway counters");
             };
-            let Some(i) = g
-                .interfaces
-                .iter()
-                .find(|i| i.name == Testbed::GATEWAY_IN_IF)
-            else {
+            let Some(i) = g.interfaces.iter().find(|i| i.name == tb.gateway_ingress()) else {
                 bail!(
                     "sink gateway: the gateway reported no {} counters",
-                    Testbed::GATEWAY_IN_IF
+                    tb.gateway_ingress()
                 );
             };
             ("gateway", i.rx_packets, proto::UdpSinkResults::default())
@@ -383,10 +380,72 @@ pub fn size_text(k: &PacketParams, family: Family) -> String {
     }
 }
 
+/// Flood and flow: UDP from the client, counted at the sink (or the gateway).
+pub struct PacketRate;
+
+impl Traffic for PacketRate {
+    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
+        let (sink, source) = role_specs(tb, p)?;
+        Ok(Roles {
+            server: sink.map(|s| (Host::Server, s)),
+            client: (Host::Client, source),
+            proxy: None,
+        })
+    }
+
+    fn ending(&self) -> Ending {
+        Ending::Timed {
+            measuring: "server",
+        }
+    }
+
+    fn collect(
+        &self,
+        tb: &dyn Testbed,
+        p: &TrialParams,
+        results: Vec<RoleResults>,
+        gateway: Option<&GatewayResults>,
+    ) -> Result<Figures> {
+        summarise_packet(p, tb, results, gateway).map(Figures::Packet)
+    }
+}
+
+/// UDP echo, one probe at a time (seed 003's round-trip times).
+pub struct Ping;
+
+impl Traffic for Ping {
+    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
+        PacketRate.roles(tb, p)
+    }
+
+    fn ending(&self) -> Ending {
+        Ending::Timed {
+            measuring: "server",
+        }
+    }
+
+    fn collect(
+        &self,
+        _tb: &dyn Testbed,
+        _p: &TrialParams,
+        results: Vec<RoleResults>,
+        _gateway: Option<&GatewayResults>,
+    ) -> Result<Figures> {
+        summarise_ping(results).map(Figures::Ping)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proto::{Counter, FlowRx, UdpSinkResults, UdpSourceResults};
+
+    fn testbed() -> crate::testbed::netns::NetnsTestbed {
+        crate::testbed::netns::NetnsTestbed {
+            name: "t".into(),
+            topology: Topology::Forward,
+        }
+    }
 
     fn params(sink: SinkKind) -> TrialParams {
         let mut p = crate::plan::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
@@ -431,7 +490,7 @@ mod tests {
         };
         let s = summarise_packet(
             &params(SinkKind::Socket),
-            Topology::Forward,
+            &testbed(),
             vec![
                 RoleResults::UdpSource(src.clone()),
                 RoleResults::UdpSink(sink),
@@ -458,7 +517,7 @@ mod tests {
         };
         let s = summarise_packet(
             &params(SinkKind::Gateway),
-            Topology::Forward,
+            &testbed(),
             vec![RoleResults::UdpSource(src)],
             Some(&gw),
         )

@@ -1,0 +1,34 @@
+//! The address plan of fwbench's testbeds, inside the benchmarking ranges only:
+//! clients on 198.18.0.0/16 (2001:2:0:1::/64), servers on 198.19.0.0/16
+//! (2001:2:0:2::/64).
+
+use proto::Family;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+pub const SERVER_V4: &str = "198.19.0.2";
+pub const SERVER_V6: &str = "2001:2:0:2::2";
+/// Most clients one testbed addresses (198.18.1.1 … 198.18.255.255).
+pub use crate::params::MAX_CLIENTS;
+
+/// Source address of client `i` (1-based).
+pub fn client(family: Family, i: u32) -> IpAddr {
+    match family {
+        Family::V4 => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 18, 1, 0)) + i)),
+        Family::V6 => IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 1, 0, 0, 0xc, i as u16)),
+    }
+}
+
+/// The gateway's address on the client side (the clients' next hop; the proxy's).
+pub fn gateway_client_side(family: Family) -> IpAddr {
+    match family {
+        Family::V4 => "198.18.0.1".parse().expect("literal"),
+        Family::V6 => "2001:2:0:1::1".parse().expect("literal"),
+    }
+}
+
+pub fn server(family: Family) -> IpAddr {
+    match family {
+        Family::V4 => SERVER_V4.parse().expect("literal"),
+        Family::V6 => SERVER_V6.parse().expect("literal"),
+    }
+}
