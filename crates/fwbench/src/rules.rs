@@ -6,8 +6,8 @@ use crate::testbed::{addr, Topology};
 use crate::trial::{TrialParams, Workload};
 use firewall::install;
 use firewall::models::{Addressing, Chain, Model, ModelSpec};
-use firewall::render::{self, Rendered, Tool};
-use firewall::{Engine, Ip, Prefix, RuleSet};
+use firewall::render::{Rendered, Tool};
+use firewall::{Engine, Ip, Prefix, Request};
 use proto::Family;
 
 /// The testbed's addresses for `n` clients.
@@ -37,37 +37,8 @@ pub fn chain_of(t: Topology) -> Chain {
     }
 }
 
-/// What the gateway is asked to install: compact (a model spec and the addresses,
-/// or an imported file's text), rendered where it is installed. The controller renders
-/// the same request for dry runs and pre-flight checks; rendering is deterministic.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct RuleRequest {
-    pub engine: Engine,
-    pub ip: Ip,
-    pub spec: Option<ModelSpec>,
-    pub addressing: Option<firewall::models::Addressing>,
-    pub imported: Option<firewall::import::Imported>,
-}
-
-impl RuleRequest {
-    pub fn render(&self) -> Result<Rendered, String> {
-        let rs: RuleSet = match (&self.imported, &self.spec, &self.addressing) {
-            (Some(imp), _, _) => RuleSet {
-                description: format!("imported from {}", imp.source),
-                raw: Some(imp.clone()),
-                ..RuleSet::empty(self.ip)
-            },
-            (None, Some(spec), Some(a)) => {
-                firewall::models::generate(spec, a).map_err(|e| e.to_string())?
-            }
-            _ => return Err("rule request names neither a model nor an import".into()),
-        };
-        render::render(&rs, self.engine).map_err(|e| e.to_string())
-    }
-}
-
 /// The rule request of a trial (`None` for engine none). Errors are bad input.
-pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
+pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
     if p.engine == Engine::None {
         return Ok(None);
     }
@@ -78,7 +49,7 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
         ));
     }
     let ip = Ip::from(p.family);
-    let mut req = RuleRequest {
+    let mut req = Request {
         engine: p.engine,
         ip,
         spec: None,
@@ -90,7 +61,7 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
             "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
         )?;
         let text = std::fs::read_to_string(path).map_err(|e| format!("--import {path}: {e}"))?;
-        req.imported = Some(firewall::import::import(path, &text, ip)?);
+        req.imported = Some(firewall::import::import(path, &text, ip).map_err(|e| e.to_string())?);
     } else {
         req.spec = Some(ModelSpec {
             model: p.model,
@@ -108,7 +79,9 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
 
 /// Build and render the rule set of a trial (`None` for engine none).
 pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
-    request(p)?.map(|r| r.render()).transpose()
+    request(p)?
+        .map(|r| r.render().map_err(|e| e.to_string()))
+        .transpose()
 }
 
 /// Before any testbed exists: the engine's tools are installed, and an import file

@@ -263,8 +263,9 @@ impl Outcome {
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
-    pub fn firewall(&self) -> Option<&serde_json::Value> {
-        self.gateway.as_ref().and_then(|g| g.firewall.as_ref())
+    pub fn firewall(&self) -> Option<firewall::Report> {
+        let wire = self.gateway.as_ref()?.firewall.as_ref()?;
+        firewall::Report::from_wire(wire).ok()
     }
 }
 
@@ -470,8 +471,7 @@ fn drive(
         };
     let firewall = crate::rules::request(p)
         .map_err(crate::usage)?
-        .map(|r| serde_json::to_value(&r))
-        .transpose()?;
+        .map(|r| r.to_wire());
     if p.topology == Topology::Proxy && !p.workload.is_conn() {
         // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {
