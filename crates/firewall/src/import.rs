@@ -1,30 +1,34 @@
 //! Import of a user's own ruleset file (`nft list ruleset` or `iptables-save`
 //! output), rewritten into fwbench's own table and chains.
+//!
+//! Owns: detecting the file's kind, checking it line by line and renaming every table
+//! and chain into fwbench's names ([`Imported`], defined in the `model` module).
+//! Must not: run any program or touch firewall state; rendering and installing the
+//! result is the engines' job.
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ImportFormat {
-    /// `nft list ruleset` output.
-    Nft,
-    /// `iptables-save` / `ip6tables-save` output.
-    IptablesSave,
+/// Why a ruleset file cannot be imported; the message names the file (and line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    /// A problem at one line of the file.
+    #[error("{file}:{line}: {why}")]
+    Line {
+        file: String,
+        line: usize,
+        why: String,
+    },
+    /// A problem with the file as a whole.
+    #[error("{file}: {why}")]
+    File { file: String, why: String },
 }
 
-/// An imported ruleset, already rewritten into fwbench's namespace of names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Imported {
-    pub format: ImportFormat,
-    /// File it came from (for messages).
-    pub source: String,
-    /// Rewritten text, ready for `nft -f` or `iptables-restore --noflush`.
-    pub text: String,
-    pub rules: usize,
-    pub elements: usize,
+fn file_error<T>(file: &str, why: String) -> Result<T, ImportError> {
+    Err(ImportError::File {
+        file: file.to_owned(),
+        why,
+    })
 }
 
-use crate::model::Ip;
+use crate::model::{ImportFormat, Imported, Ip};
 use std::fmt::Write as _;
 
 /// iptables' longest chain name.
@@ -60,14 +64,16 @@ pub fn detect(text: &str) -> Option<ImportFormat> {
 /// Read a user's ruleset file and rewrite it into fwbench's names, so installing it
 /// touches nothing else and removing it removes exactly it. `source` names the file in
 /// messages (`source:line: why`); `ip` is the trial's IP version.
-pub fn import(source: &str, text: &str, ip: Ip) -> Result<Imported, String> {
+pub fn import(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
     match detect(text) {
         Some(ImportFormat::IptablesSave) => import_iptables(source, text, ip),
         Some(ImportFormat::Nft) => import_nft(source, text, ip),
-        None => Err(format!(
-            "{source}: neither `iptables-save` nor `nft list ruleset` output \
-             (no `*table` … `COMMIT` section and no `table … {{` block)"
-        )),
+        None => file_error(
+            source,
+            "neither `iptables-save` nor `nft list ruleset` output \
+             (no `*table` … `COMMIT` section and no `table … {` block)"
+                .into(),
+        ),
     }
 }
 
@@ -145,7 +151,7 @@ fn words(s: &str) -> Result<Vec<(usize, usize)>, &'static str> {
     Ok(out)
 }
 
-fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, String> {
+fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
     const TABLES: [&str; 5] = ["raw", "mangle", "nat", "filter", "security"];
     let mut out = String::with_capacity(text.len() + 1024);
     let mut rules = 0;
@@ -153,7 +159,13 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, String>
     let mut sec: Option<Section> = None;
     for (n, raw_line) in text.lines().enumerate() {
         let line_no = n + 1;
-        let err = |why: String| Err(format!("{source}:{line_no}: {why}"));
+        let err = |why: String| {
+            Err(ImportError::Line {
+                file: source.to_owned(),
+                line: line_no,
+                why,
+            })
+        };
         let line = raw_line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -282,13 +294,14 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, String>
         s.rules.push(new);
     }
     if let Some(s) = sec {
-        return Err(format!(
-            "{source}:{}: table *{} has no COMMIT",
-            s.line, s.table
-        ));
+        return Err(ImportError::Line {
+            file: source.to_owned(),
+            line: s.line,
+            why: format!("table *{} has no COMMIT", s.table),
+        });
     }
     if seen_tables.is_empty() {
-        return Err(format!("{source}: no `*table` section"));
+        return file_error(source, "no `*table` section".into());
     }
     Ok(Imported {
         format: ImportFormat::IptablesSave,
@@ -385,7 +398,7 @@ fn count_items(list: &str) -> usize {
         .count()
 }
 
-fn import_nft(source: &str, text: &str, ip: Ip) -> Result<Imported, String> {
+fn import_nft(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
     let mut out = String::with_capacity(text.len() + 64);
     out.push_str("add table inet fwbench\ndelete table inet fwbench\n");
     let mut stack: Vec<Block> = vec![];
@@ -396,7 +409,13 @@ fn import_nft(source: &str, text: &str, ip: Ip) -> Result<Imported, String> {
     let mut list = String::new();
     for (n, raw_line) in text.lines().enumerate() {
         let line_no = n + 1;
-        let err = |why: String| Err(format!("{source}:{line_no}: {why}"));
+        let err = |why: String| {
+            Err(ImportError::Line {
+                file: source.to_owned(),
+                line: line_no,
+                why,
+            })
+        };
         let line = strip_comment(raw_line).trim();
         let first_word = line.split_whitespace().next().unwrap_or("");
         // An include could bring in anything; list output never has one. (At the top
@@ -536,10 +555,10 @@ fn import_nft(source: &str, text: &str, ip: Ip) -> Result<Imported, String> {
         out.push('\n');
     }
     if !stack.is_empty() {
-        return Err(format!("{source}: ends inside a block (a `}}` is missing)"));
+        return file_error(source, "ends inside a block (a `}` is missing)".into());
     }
     if tables == 0 {
-        return Err(format!("{source}: no `table … {{` block"));
+        return file_error(source, "no `table … {` block".into());
     }
     Ok(Imported {
         format: ImportFormat::Nft,
@@ -569,6 +588,7 @@ mod tests {
         assert_eq!(detect("hello\n"), None);
         assert!(import("x.txt", "hello\n", Ip::V4)
             .unwrap_err()
+            .to_string()
             .starts_with("x.txt: neither"));
     }
 
@@ -616,7 +636,7 @@ COMMIT
 
     #[test]
     fn iptables_save_errors_name_file_and_line() {
-        let e = |text: &str, ip| import("f", text, ip).unwrap_err();
+        let e = |text: &str, ip| import("f", text, ip).unwrap_err().to_string();
         assert_eq!(
             e(
                 "*filter\n:INPUT ACCEPT [0:0]\n-I INPUT -j DROP\nCOMMIT\n",
@@ -684,7 +704,7 @@ COMMIT
         assert!(imp.text.contains("\ntable inet fwbench {\n"));
         assert_eq!((imp.rules, imp.elements), (1, 0));
         assert_eq!(
-            import("f", v4, Ip::V6).unwrap_err(),
+            import("f", v4, Ip::V6).unwrap_err().to_string(),
             "f:1: table ip filters IPv4 only, but the trial is IPv6"
         );
     }
@@ -702,7 +722,7 @@ COMMIT
 
     #[test]
     fn nft_errors_name_file_and_line() {
-        let e = |text: &str| import("f", text, Ip::V4).unwrap_err();
+        let e = |text: &str| import("f", text, Ip::V4).unwrap_err().to_string();
         let two = "table inet a {\n}\ntable ip b {\n}\n";
         assert_eq!(e(two), "f:3: fwbench imports one table; this file has 2");
         assert_eq!(

@@ -1,17 +1,30 @@
 //! Firewall engines and rule sets on the gateway.
 //!
 //! Owns: the backend-neutral rule model ([`model`]), the generators that build rule
-//! sets for the studies' experiments ([`models`]), one renderer per engine
-//! ([`render`]), import of a user's ruleset file ([`import`]), and the installer that
-//! applies a rendered rule set atomically, verifies it, reads its counters back and
-//! removes it ([`install`]).
+//! sets for the studies' experiments ([`models`]), import of a user's ruleset file
+//! ([`import`]), one backend per engine behind one trait and registry ([`engine`]),
+//! rendering ([`render`]), the installer that applies a rendered rule set atomically,
+//! verifies it, reads its counters back and removes it ([`install`]), and the typed
+//! request and report exchanged with the controller ([`request`], [`report`]).
 //! Must not: touch any table, chain or set it did not create. Everything fwbench
 //! creates is named `fwbench` / `FWBENCH-*` / `fwbench-*`.
+//!
+//! Layers, top to bottom (a module imports only modules below it):
+//! `request`, `report` → `install` → `render` → `engine` → `plan`, `rendered`,
+//! `tool` → `models`, `import` → `model`.
 
+pub mod engine;
 pub mod import;
 pub mod install;
 pub mod model;
 pub mod models;
+mod plan;
 pub mod render;
+mod rendered;
+pub mod report;
+pub mod request;
+pub mod tool;
 
 pub use model::*;
+pub use report::Report;
+pub use request::Request;

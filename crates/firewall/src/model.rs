@@ -1,8 +1,12 @@
 //! The backend-neutral rule model: one description of a policy, rendered to every
 //! engine, so engines are compared on the *same* policy.
+//!
+//! Owns: the data types of a rule set (including an imported file's rewritten text)
+//! and the `Engine` key with its stable serde name.
+//! Must not: know how any engine writes or installs rules (that is the `engine` module),
+//! run programs, or import another module of this crate.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::net::IpAddr;
 
 /// A filtering engine.
@@ -47,39 +51,41 @@ impl Engine {
     ];
 }
 
-impl std::str::FromStr for Engine {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "none" => Engine::None,
-            "nft" | "nftables" => Engine::Nft,
-            "nft-set" => Engine::NftSet,
-            "iptables-legacy" => Engine::IptablesLegacy,
-            "iptables-nft" => Engine::IptablesNft,
-            "ipset" | "ipset-legacy" => Engine::IpsetLegacy,
-            "ipset-nft" => Engine::IpsetNft,
-            _ => {
-                return Err(format!(
-                    "unknown engine '{s}' (expected one of: {})",
-                    ENGINES.join(", ")
-                ))
-            }
-        })
-    }
+/// A name that is not one of a list (engine, model, position, chain), with the list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} '{name}' (expected one of: {expected})")]
+pub struct UnknownName {
+    /// What kind of name: "engine", "model", …
+    pub what: &'static str,
+    pub name: String,
+    /// The accepted names, comma-separated.
+    pub expected: String,
 }
 
-impl fmt::Display for Engine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Engine::None => "none",
-            Engine::Nft => "nft",
-            Engine::NftSet => "nft-set",
-            Engine::IptablesLegacy => "iptables-legacy",
-            Engine::IptablesNft => "iptables-nft",
-            Engine::IpsetLegacy => "ipset-legacy",
-            Engine::IpsetNft => "ipset-nft",
-        })
-    }
+// `Display` and `FromStr` of `Engine` live with the registry (the `engine` module): each
+// backend owns its name.
+
+/// The kind of a user's ruleset file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportFormat {
+    /// `nft list ruleset` output.
+    Nft,
+    /// `iptables-save` / `ip6tables-save` output.
+    IptablesSave,
+}
+
+/// An imported ruleset, already rewritten into fwbench's namespace of names
+/// (made by the `import` module).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Imported {
+    pub format: ImportFormat,
+    /// File it came from (for messages).
+    pub source: String,
+    /// Rewritten text, ready for `nft -f` or `iptables-restore --noflush`.
+    pub text: String,
+    pub rules: usize,
+    pub elements: usize,
 }
 
 /// Where a rule sits: netfilter hook and table.
@@ -90,6 +96,16 @@ pub enum Hook {
     ManglePrerouting,
     FilterForward,
     FilterInput,
+}
+
+impl Hook {
+    /// Every hook, in the order fwbench's chains are rendered and laid out.
+    pub const ALL: [Hook; 4] = [
+        Hook::RawPrerouting,
+        Hook::ManglePrerouting,
+        Hook::FilterForward,
+        Hook::FilterInput,
+    ];
 }
 
 /// IP version of a rule set (one family per trial).
@@ -127,8 +143,8 @@ impl Prefix {
     }
 }
 
-impl fmt::Display for Prefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Display for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.addr, self.len)
     }
 }
@@ -150,6 +166,17 @@ impl L4 {
             L4::Udp => "udp",
             L4::Sctp => "sctp",
             L4::Icmpv6 => "icmpv6",
+        }
+    }
+}
+
+impl L4 {
+    /// The protocol's name in `/etc/protocols`, as nft and iptables take it
+    /// (`ipv6-icmp` for ICMPv6).
+    pub fn protocol(self) -> &'static str {
+        match self {
+            L4::Icmpv6 => "ipv6-icmp",
+            other => other.name(),
         }
     }
 }
@@ -262,7 +289,7 @@ pub struct RuleSet {
     /// One line saying what this is, e.g. "linear: 1000 filler rules, match last".
     pub description: String,
     /// For imported rule sets: the engine-specific text, rendered as is.
-    pub raw: Option<crate::import::Imported>,
+    pub raw: Option<Imported>,
 }
 
 impl RuleSet {

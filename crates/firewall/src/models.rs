@@ -1,4 +1,8 @@
 //! Generators: the rule sets of the studies' experiments, built from a few parameters.
+//!
+//! Owns: the named models (seed 000 templates, linear fillers, seed 001 variants), their
+//! addresses and size limits.
+//! Must not: know any engine's syntax or run programs; it only builds a `RuleSet`.
 
 use crate::model::*;
 use serde::{Deserialize, Serialize};
@@ -139,16 +143,15 @@ impl Model {
 }
 
 impl std::str::FromStr for Model {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         Model::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown model '{s}' (expected one of: {})",
-                    MODELS.join(", ")
-                )
+            .ok_or_else(|| UnknownName {
+                what: "model",
+                name: s.into(),
+                expected: MODELS.join(", "),
             })
     }
 }
@@ -162,18 +165,19 @@ impl fmt::Display for Model {
 pub const POSITIONS: &[&str] = &["first", "middle", "last", "none"];
 
 impl std::str::FromStr for Position {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         Ok(match s {
             "first" => Position::First,
             "middle" => Position::Middle,
             "last" => Position::Last,
             "none" => Position::None,
             _ => {
-                return Err(format!(
-                    "unknown position '{s}' (expected one of: {})",
-                    POSITIONS.join(", ")
-                ))
+                return Err(UnknownName {
+                    what: "position",
+                    name: s.into(),
+                    expected: POSITIONS.join(", "),
+                })
             }
         })
     }
@@ -193,16 +197,17 @@ impl fmt::Display for Position {
 pub const CHAINS: &[&str] = &["forward", "input"];
 
 impl std::str::FromStr for Chain {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         Ok(match s {
             "forward" => Chain::Forward,
             "input" => Chain::Input,
             _ => {
-                return Err(format!(
-                    "unknown chain '{s}' (expected one of: {})",
-                    CHAINS.join(", ")
-                ))
+                return Err(UnknownName {
+                    what: "chain",
+                    name: s.into(),
+                    expected: CHAINS.join(", "),
+                })
             }
         })
     }
@@ -762,7 +767,7 @@ mod tests {
         }
         assert_eq!(Model::ALL.len(), MODELS.len());
         assert_eq!(
-            "lineer".parse::<Model>().unwrap_err(),
+            "lineer".parse::<Model>().unwrap_err().to_string(),
             format!(
                 "unknown model 'lineer' (expected one of: {})",
                 MODELS.join(", ")
@@ -772,18 +777,18 @@ mod tests {
             assert_eq!(name.parse::<Position>().unwrap().to_string(), *name);
         }
         assert_eq!(
-            "top".parse::<Position>().unwrap_err(),
+            "top".parse::<Position>().unwrap_err().to_string(),
             "unknown position 'top' (expected one of: first, middle, last, none)"
         );
         for name in CHAINS {
             assert_eq!(name.parse::<Chain>().unwrap().to_string(), *name);
         }
         assert_eq!(
-            "output".parse::<Chain>().unwrap_err(),
+            "output".parse::<Chain>().unwrap_err().to_string(),
             "unknown chain 'output' (expected one of: forward, input)"
         );
         assert_eq!(
-            "pf".parse::<Engine>().unwrap_err(),
+            "pf".parse::<Engine>().unwrap_err().to_string(),
             format!(
                 "unknown engine 'pf' (expected one of: {})",
                 crate::ENGINES.join(", ")

@@ -9,8 +9,8 @@ use crate::params::TrialParams;
 use crate::testbed::addr;
 use firewall::install;
 use firewall::models::{Addressing, Model, ModelSpec};
-use firewall::render::{self, Rendered, Tool};
-use firewall::{Engine, Ip, Prefix, RuleSet};
+use firewall::render::{Rendered, Tool};
+use firewall::{Engine, Ip, Prefix, Request};
 use proto::Family;
 
 /// The testbed's addresses for `n` clients.
@@ -32,37 +32,8 @@ pub fn addressing(family: Family, n: u32) -> Addressing {
     }
 }
 
-/// What the gateway is asked to install: compact (a model spec and the addresses,
-/// or an imported file's text), rendered where it is installed. The controller renders
-/// the same request for dry runs and pre-flight checks; rendering is deterministic.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct RuleRequest {
-    pub engine: Engine,
-    pub ip: Ip,
-    pub spec: Option<ModelSpec>,
-    pub addressing: Option<firewall::models::Addressing>,
-    pub imported: Option<firewall::import::Imported>,
-}
-
-impl RuleRequest {
-    pub fn render(&self) -> Result<Rendered, String> {
-        let rs: RuleSet = match (&self.imported, &self.spec, &self.addressing) {
-            (Some(imp), _, _) => RuleSet {
-                description: format!("imported from {}", imp.source),
-                raw: Some(imp.clone()),
-                ..RuleSet::empty(self.ip)
-            },
-            (None, Some(spec), Some(a)) => {
-                firewall::models::generate(spec, a).map_err(|e| e.to_string())?
-            }
-            _ => return Err("rule request names neither a model nor an import".into()),
-        };
-        render::render(&rs, self.engine).map_err(|e| e.to_string())
-    }
-}
-
 /// The rule request of a trial (`None` for engine none). Errors are bad input.
-pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
+pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
     if p.engine == Engine::None {
         return Ok(None);
     }
@@ -73,7 +44,7 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
         ));
     }
     let ip = Ip::from(p.family);
-    let mut req = RuleRequest {
+    let mut req = Request {
         engine: p.engine,
         ip,
         spec: None,
@@ -85,7 +56,7 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
             "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
         )?;
         let text = std::fs::read_to_string(path).map_err(|e| format!("--import {path}: {e}"))?;
-        req.imported = Some(firewall::import::import(path, &text, ip)?);
+        req.imported = Some(firewall::import::import(path, &text, ip).map_err(|e| e.to_string())?);
     } else {
         req.spec = Some(ModelSpec {
             model: p.model,
@@ -103,7 +74,9 @@ pub fn request(p: &TrialParams) -> Result<Option<RuleRequest>, String> {
 
 /// Build and render the rule set of a trial (`None` for engine none).
 pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
-    request(p)?.map(|r| r.render()).transpose()
+    request(p)?
+        .map(|r| r.render().map_err(|e| e.to_string()))
+        .transpose()
 }
 
 /// Before any testbed exists: the engine's tools are installed, and an import file

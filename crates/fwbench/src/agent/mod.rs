@@ -296,44 +296,28 @@ fn sysctl_path(name: &str) -> String {
 
 /// Read the verdict counters, then remove the rules (timed).
 fn stop_rules(inst: firewall::install::Installed) -> serde_json::Value {
-    let verdicts = firewall::install::verdicts(&inst.rendered);
-    let (engine, rules, elements, install_ms) = (
-        inst.rendered.engine,
-        inst.rules,
-        inst.elements,
-        inst.install_ms,
-    );
-    let removed = inst.remove();
-    serde_json::json!({
-        "engine": engine.to_string(),
-        "rules": rules,
-        "elements": elements,
-        "install_ms": install_ms,
-        "remove_ms": removed.as_ref().ok(),
-        "remove_error": removed.as_ref().err().map(|e| e.to_string()),
-        "verdicts": verdicts.as_ref().ok(),
-        "verdicts_error": verdicts.as_ref().err().map(|e| e.to_string()),
-    })
+    firewall::Report::stop(inst).to_wire()
 }
 
 fn install_rules(value: &serde_json::Value) -> Result<firewall::install::Installed, AgentError> {
-    use firewall::install::InstallError;
-    let request: crate::rules::RuleRequest =
-        serde_json::from_value(value.clone()).map_err(|e| {
-            error(
-                ErrorKind::BadSetup,
-                format!("bad rule request in setup: {e}"),
-            )
-        })?;
+    use firewall::{install::InstallError, tool::ToolError};
+    let request = firewall::Request::from_wire(value).map_err(|e| {
+        error(
+            ErrorKind::BadSetup,
+            format!("bad rule request in setup: {e}"),
+        )
+    })?;
     let rendered = request
         .render()
-        .map_err(|e| error(ErrorKind::BadSetup, e))?;
+        .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
     if firewall::install::clean_leftovers() {
         tracing::warn!("removed rules a crashed run left in this namespace");
     }
     firewall::install::install(&rendered).map_err(|e| {
         let kind = match e {
-            InstallError::MissingTool { .. } | InstallError::Rejected { .. } => ErrorKind::BadSetup,
+            InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {
+                ErrorKind::BadSetup
+            }
             _ => ErrorKind::Io,
         };
         error(kind, e.to_string())

@@ -119,8 +119,7 @@ fn drive(
     let traffic = crate::workloads::traffic(p.workload)?;
     let firewall = crate::rules::request(p)
         .map_err(usage)?
-        .map(|r| serde_json::to_value(&r))
-        .transpose()?;
+        .map(|r| r.to_wire());
     if p.topology == Topology::Proxy && !p.workload.is_conn() {
         // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {

@@ -95,7 +95,8 @@ impl Outcome {
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
-    pub fn firewall(&self) -> Option<&serde_json::Value> {
-        self.gateway.as_ref().and_then(|g| g.firewall.as_ref())
+    pub fn firewall(&self) -> Option<firewall::Report> {
+        let wire = self.gateway.as_ref()?.firewall.as_ref()?;
+        firewall::Report::from_wire(wire).ok()
     }
 }

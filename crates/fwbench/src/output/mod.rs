@@ -272,7 +272,7 @@ pub fn plan_listing(plan: &Plan, estimate: impl Fn(&TrialParams) -> f64) -> Stri
 }
 
 fn verdict_cell(o: &Outcome) -> String {
-    match o.firewall().map(|f| f["verdicts"]["ok"].as_bool()) {
+    match o.firewall().map(|f| f.verdicts_ok()) {
         None => "-".into(),
         Some(Some(true)) => "ok".into(),
         Some(_) => "MISMATCH".into(),
@@ -310,7 +310,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         if p.workload != Workload::Echo {
             continue;
         }
-        let installed = o.firewall().and_then(|f| f["rules"].as_u64()).unwrap_or(0);
+        let installed = o.firewall().map_or(0, |f| f.rules);
         let mut r = vec![
             (i + 1).to_string(),
             p.topology.to_string(),
@@ -361,11 +361,8 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         if let Some(e) = &o.error {
             notes.push(format!("  #{}: {e}", i + 1));
         }
-        if let Some(problems) = o
-            .firewall()
-            .and_then(|f| f["verdicts"]["problems"].as_array())
-        {
-            for p in problems.iter().filter_map(|p| p.as_str()) {
+        if let Some(v) = o.firewall().and_then(|f| f.verdicts) {
+            for p in &v.problems {
                 notes.push(format!("  #{}: verdict check: {p}", i + 1));
             }
         }
@@ -489,32 +486,30 @@ pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
 fn firewall_lines(o: &Outcome) -> String {
     let mut out = String::new();
     if let Some(f) = o.firewall() {
-        let v = &f["verdicts"];
         out +=
             &format!(
             "  rules        {} engine: {} rules, {} set elements; install {:.1} ms, remove {} ms\n",
-            f["engine"].as_str().unwrap_or("?"),
-            f["rules"],
-            f["elements"],
-            f["install_ms"].as_f64().unwrap_or(0.0),
-            f["remove_ms"].as_f64().map(|m| format!("{m:.1}")).unwrap_or_else(|| "?".into()),
+            f.engine,
+            f.rules,
+            f.elements,
+            f.install_ms,
+            f.remove_ms.map(|m| format!("{m:.1}")).unwrap_or_else(|| "?".into()),
         );
+        let v = f.verdicts.as_ref();
+        // Counters that could not be read print as JSON's null.
+        let n = |x: Option<u64>| x.map_or_else(|| "null".to_string(), |x| x.to_string());
         out += &format!(
             "  verdicts     {}: {} packets matched, filler {}, policy drops {}{}\n",
-            if v["ok"] == true { "ok" } else { "MISMATCH" },
-            v["matched_packets"],
-            v["filler_packets"],
-            v["policy_drops"],
-            v["problems"]
-                .as_array()
-                .filter(|a| !a.is_empty())
-                .map(|a| format!(
-                    " ({})",
-                    a.iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ))
+            if f.verdicts_ok() == Some(true) {
+                "ok"
+            } else {
+                "MISMATCH"
+            },
+            n(v.map(|v| v.matched_packets)),
+            n(v.map(|v| v.filler_packets)),
+            n(v.map(|v| v.policy_drops)),
+            v.filter(|v| !v.problems.is_empty())
+                .map(|v| format!(" ({})", v.problems.join("; ")))
                 .unwrap_or_default()
         );
     }
@@ -701,12 +696,13 @@ fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
 /// The rule-set figures of a trial's JSON (flattened into it).
 fn firewall_json(o: &Outcome) -> serde_json::Value {
     let f = o.firewall();
+    let f = f.as_ref();
     json!({
-        "rules": f.and_then(|f| f["rules"].as_u64()).unwrap_or(0),
-        "set_elements": f.and_then(|f| f["elements"].as_u64()).unwrap_or(0),
-        "install_ms": f.and_then(|f| f["install_ms"].as_f64()),
-        "remove_ms": f.and_then(|f| f["remove_ms"].as_f64()),
-        "verdicts": f.map(|f| f["verdicts"].clone()),
+        "rules": f.map_or(0, |f| f.rules),
+        "set_elements": f.map_or(0, |f| f.elements),
+        "install_ms": f.map(|f| f.install_ms),
+        "remove_ms": f.and_then(|f| f.remove_ms),
+        "verdicts": f.map(|f| &f.verdicts),
     })
 }
 
@@ -815,10 +811,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             } else {
                 p.model.to_string()
             },
-            o.firewall()
-                .and_then(|f| f["rules"].as_u64())
-                .unwrap_or(0)
-                .to_string(),
+            o.firewall().map_or(0, |f| f.rules).to_string(),
             format!("IPv{}", p.family),
             k.size.to_string(),
             if p.workload == Workload::Ping {
@@ -912,10 +905,7 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                 .unwrap_or_else(|| p.workload.as_str().to_string()),
             p.topology.to_string(),
             p.engine.to_string(),
-            o.firewall()
-                .and_then(|f| f["rules"].as_u64())
-                .unwrap_or(0)
-                .to_string(),
+            o.firewall().map_or(0, |f| f.rules).to_string(),
             match k.parallel {
                 0 => "auto".into(),
                 n => n.to_string(),

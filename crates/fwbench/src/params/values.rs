@@ -171,6 +171,7 @@ pub fn topology(s: &str) -> Result<Topology, String> {
 }
 pub fn engine(s: &str) -> Result<firewall::Engine, String> {
     s.parse()
+        .map_err(|e: <firewall::Engine as std::str::FromStr>::Err| e.to_string())
 }
 pub fn model(s: &str) -> Result<firewall::models::Model, String> {
     s.parse()

@@ -35,21 +35,17 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         ..Default::default()
     };
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
-        engine: f["engine"].as_str().unwrap_or("").into(),
-        rules: f["rules"].as_u64().unwrap_or(0),
-        set_elements: f["elements"].as_u64().unwrap_or(0),
-        install_ms: f["install_ms"].as_f64(),
-        remove_ms: f["remove_ms"].as_f64(),
-        verdicts_ok: f["verdicts"]["ok"].as_bool(),
-        verdict_problems: f["verdicts"]["problems"]
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| p.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            }),
+        engine: f.engine.to_string(),
+        rules: f.rules as u64,
+        set_elements: f.elements as u64,
+        install_ms: Some(f.install_ms),
+        remove_ms: f.remove_ms,
+        verdicts_ok: f.verdicts_ok(),
+        verdict_problems: f
+            .verdicts
+            .as_ref()
+            .filter(|v| !v.problems.is_empty())
+            .map(|v| v.problems.join("; ")),
     });
     let us = |ns: u64| Some(ns as f64 / 1e3);
     if let Some(s) = &o.packet {

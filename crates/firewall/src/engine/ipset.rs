@@ -1,0 +1,141 @@
+//! Engines `ipset-legacy` and `ipset-nft`: iptables rules (legacy or nft flavour, via
+//! the `engine::xtables` module) where runs of filler rules collapse into one ipset
+//! `fwbench-*` and one rule matching it. The sets are applied with `ipset restore`
+//! before the rules and destroyed after them.
+//!
+//! Owns: the `ipset restore` batch, the removal order (rules, then sets), counting the
+//! elements of fwbench's sets.
+//! Must not: create, flush or destroy any set not named `fwbench-*`.
+
+use super::xtables::{counters, ipt_remove, ipt_text, render_imported, restore_tool, rule_count};
+use super::{planned, Backend};
+use crate::model::*;
+use crate::plan::{Plan, MAX_SET_NAME};
+use crate::rendered::{RenderError, Rendered};
+use crate::tool::{run, Batch, Flavour, Tool, ToolError};
+use std::fmt::Write as _;
+
+/// Prefix of every ipset fwbench creates.
+pub const IPSET_PREFIX: &str = "fwbench-";
+
+// Set names are checked for every engine against ipset's limit of 31 characters.
+const _: () = assert!(MAX_SET_NAME + IPSET_PREFIX.len() == 31);
+
+/// iptables rules with ipsets, in the legacy or nft flavour.
+pub struct Ipset {
+    engine: Engine,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    flavour: Flavour,
+}
+
+pub static LEGACY: Ipset = Ipset {
+    engine: Engine::IpsetLegacy,
+    name: "ipset-legacy",
+    aliases: &["ipset"],
+    flavour: Flavour::Legacy,
+};
+
+pub static NFT: Ipset = Ipset {
+    engine: Engine::IpsetNft,
+    name: "ipset-nft",
+    aliases: &[],
+    flavour: Flavour::Nft,
+};
+
+impl Backend for Ipset {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
+    }
+
+    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+        if let Some(imp) = &rs.raw {
+            return render_imported(self.engine, rs.ip, self.flavour, imp);
+        }
+        let (plan, mut out) = planned(self.engine, rs, true)?;
+        let tool = restore_tool(rs.ip, self.flavour);
+        if !plan.sets.is_empty() {
+            out.install.push(Batch {
+                tool: Tool::IpsetRestore,
+                text: ipset_text(rs.ip, &plan),
+            });
+        }
+        out.install.push(Batch {
+            tool,
+            text: ipt_text(rs.ip, &plan, self.engine, Some(IPSET_PREFIX))?,
+        });
+        // Rules referencing the sets go first, then the sets can be destroyed.
+        out.remove.push(Batch {
+            tool,
+            text: ipt_remove(&plan),
+        });
+        if !plan.sets.is_empty() {
+            let mut text = String::new();
+            for s in &plan.sets {
+                let _ = writeln!(text, "destroy {IPSET_PREFIX}{}", s.name);
+            }
+            out.remove.push(Batch {
+                tool: Tool::IpsetRestore,
+                text,
+            });
+        }
+        Ok(out)
+    }
+
+    fn count(&self, ip: Ip) -> Result<(usize, usize), ToolError> {
+        Ok((rule_count(ip, self.flavour)?, ipset_elements()?))
+    }
+
+    fn counters(&self, ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        counters(ip, self.flavour)
+    }
+}
+
+/// The `ipset restore` batch that creates (or empties) and fills every set.
+fn ipset_text(ip: Ip, plan: &Plan) -> String {
+    let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
+    let mut t = String::with_capacity(128 + 40 * elements);
+    let family = match ip {
+        Ip::V4 => "inet",
+        Ip::V6 => "inet6",
+    };
+    for s in &plan.sets {
+        let n = s.elements.len();
+        let name = format!("{IPSET_PREFIX}{}", s.name);
+        let hashsize = n.max(1024).next_power_of_two();
+        let maxelem = n.max(65536);
+        let _ = writeln!(
+            t,
+            "create {name} hash:ip,port family {family} hashsize {hashsize} maxelem {maxelem} -exist"
+        );
+        let _ = writeln!(t, "flush {name}");
+        let proto = s.l4.name();
+        for e in &s.elements {
+            let _ = writeln!(t, "add {name} {},{proto}:{}", e.addr, e.port);
+        }
+    }
+    t
+}
+
+/// Elements over all of fwbench's sets (none when ipset is not installed).
+fn ipset_elements() -> Result<usize, ToolError> {
+    let names = match run(&["ipset", "list", "-n"], None) {
+        Ok(o) => o,
+        Err(ToolError::MissingTool { .. }) => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut total = 0;
+    for name in names.lines().filter(|n| n.starts_with(IPSET_PREFIX)) {
+        let out = run(&["ipset", "list", "-t", name], None)?;
+        total += out
+            .lines()
+            .find_map(|l| l.strip_prefix("Number of entries:"))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+    }
+    Ok(total)
+}

@@ -1,0 +1,171 @@
+//! The engine seam: one [`Backend`] trait, one file per backend, one registry.
+//!
+//! Owns: what every engine must decide — its name, how a [`RuleSet`] becomes its
+//! batches, the tools those need, how the batches are applied and removed, and how
+//! rule and element counts and per-rule packet counters are read back — and the
+//! registry [`backend`] from the stable [`Engine`] key to its backend.
+//! Must not: hold one engine's syntax here (that lives in the engine's file) or match
+//! on engines anywhere but the registry: adding an engine is one file, one enum
+//! variant and one registry line, and the compiler names every other place.
+
+mod ipset;
+mod nft;
+mod none;
+mod xtables;
+
+pub use ipset::IPSET_PREFIX;
+pub use nft::{nft_chain, NFT_TABLE};
+pub use xtables::{ipt_chain, parse_save_counters};
+
+use crate::model::{Engine, Hook, Imported, Ip, RuleSet};
+use crate::plan::{plan, validate, Plan};
+use crate::rendered::{RenderError, Rendered};
+use crate::tool::{self, Batch, Tool, ToolError};
+use std::fmt;
+
+/// A firewall engine: renders, applies, reads back and removes fwbench's rules.
+pub trait Backend: Sync {
+    /// The engine's stable name (CLI, scenario files, trial keys; its serde name too).
+    fn name(&self) -> &'static str;
+
+    /// Other names the CLI and scenario files accept for it.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Render a rule set: install and removal batches, the counts to read back, the
+    /// chain layout.
+    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError>;
+
+    /// The programs a rendered rule set needs (checked before anything is built).
+    fn tools(&self, r: &Rendered) -> Vec<Tool> {
+        let mut tools: Vec<Tool> = vec![];
+        for b in r.install.iter().chain(&r.remove) {
+            if !tools.contains(&b.tool) {
+                tools.push(b.tool);
+            }
+        }
+        tools
+    }
+
+    /// Apply the install batches in order; each batch is atomic.
+    fn apply(&self, r: &Rendered) -> Result<(), ToolError> {
+        r.install.iter().try_for_each(tool::apply)
+    }
+
+    /// Best effort: apply each removal batch (of an installed rule set or of a crash
+    /// marker), ignoring "does not exist" failures; the first failure, if any.
+    fn remove(&self, batches: &[Batch]) -> Option<ToolError> {
+        let mut first = None;
+        for b in batches {
+            if let Err(e) = tool::apply(b) {
+                first.get_or_insert(e);
+            }
+        }
+        first
+    }
+
+    /// (rules, set elements) of fwbench's own objects, read back from the kernel.
+    fn count(&self, ip: Ip) -> Result<(usize, usize), ToolError>;
+
+    /// Packet counters of fwbench's rules: for each hook whose chain exists, its
+    /// rules' counts in order.
+    fn counters(&self, ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError>;
+}
+
+/// The backend of an engine: the one place that maps engines to backends.
+pub fn backend(e: Engine) -> &'static dyn Backend {
+    match e {
+        Engine::None => &none::NONE,
+        Engine::Nft => &nft::NFT,
+        Engine::NftSet => &nft::NFT_SET,
+        Engine::IptablesLegacy => &xtables::LEGACY,
+        Engine::IptablesNft => &xtables::NFT,
+        Engine::IpsetLegacy => &ipset::LEGACY,
+        Engine::IpsetNft => &ipset::NFT,
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(backend(*self).name())
+    }
+}
+
+impl std::str::FromStr for Engine {
+    type Err = crate::model::UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Engine::ALL
+            .into_iter()
+            .find(|e| {
+                let b = backend(*e);
+                b.name() == s || b.aliases().contains(&s)
+            })
+            .ok_or_else(|| crate::model::UnknownName {
+                what: "engine",
+                name: s.into(),
+                expected: crate::model::ENGINES.join(", "),
+            })
+    }
+}
+
+/// Validate and plan a model rule set (collapsing filler runs into sets when
+/// `collapse`); the rendering so far, with its counts and layout.
+fn planned(engine: Engine, rs: &RuleSet, collapse: bool) -> Result<(Plan, Rendered), RenderError> {
+    validate(rs)?;
+    let plan = plan(rs, collapse)?;
+    let mut out = Rendered::empty(engine, rs.ip);
+    out.expect_rules = plan.expect_rules();
+    out.expect_elements = plan.expect_elements();
+    out.layout = plan.layout();
+    Ok((plan, out))
+}
+
+/// An imported file is applied as is (it is already rewritten into fwbench's names);
+/// the counts come from the import.
+fn imported(engine: Engine, ip: Ip, imp: &Imported, install: Batch, remove: Batch) -> Rendered {
+    let mut out = Rendered::empty(engine, ip);
+    out.install.push(install);
+    out.remove.push(remove);
+    out.expect_rules = imp.rules;
+    out.expect_elements = imp.elements;
+    out
+}
+
+/// The counters of the chains named `chain(hook)`, per hook.
+fn by_hook(
+    chains: Vec<(String, Vec<u64>)>,
+    chain: fn(Hook) -> &'static str,
+) -> Vec<(Hook, Vec<u64>)> {
+    Hook::ALL
+        .into_iter()
+        .filter_map(|h| {
+            let (_, v) = chains.iter().find(|(c, _)| c == chain(h))?;
+            Some((h, v.clone()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_serde_names_and_parse_back() {
+        for e in Engine::ALL {
+            let serde_name = serde_json::to_value(e).unwrap();
+            assert_eq!(serde_name, e.to_string(), "{e:?}");
+            assert_eq!(e.to_string().parse::<Engine>().unwrap(), e);
+            assert!(crate::model::ENGINES.contains(&backend(e).name()));
+        }
+        assert_eq!("nftables".parse::<Engine>().unwrap(), Engine::Nft);
+        assert_eq!("ipset".parse::<Engine>().unwrap(), Engine::IpsetLegacy);
+        assert_eq!(
+            "pf".parse::<Engine>().unwrap_err().to_string(),
+            format!(
+                "unknown engine 'pf' (expected one of: {})",
+                crate::model::ENGINES.join(", ")
+            )
+        );
+    }
+}

@@ -1,0 +1,301 @@
+//! Engines `nft` and `nft-set`: nftables, everything in `table inet fwbench`,
+//! applied with one `nft -f` batch that replaces the table atomically. `nft-set`
+//! collapses runs of filler rules into one set and one rule matching it.
+//!
+//! Owns: nft's syntax for the rule model, reading counts and counters back with
+//! `nft -j list table inet fwbench`.
+//! Must not: create, read or delete any table but `inet fwbench`.
+
+use super::{imported, planned, Backend};
+use crate::model::*;
+use crate::plan::Plan;
+use crate::rendered::{RenderError, Rendered};
+use crate::tool::{run, Batch, Tool, ToolError};
+use std::fmt::Write as _;
+
+/// nftables table of fwbench (family inet: IPv4 and IPv6).
+pub const NFT_TABLE: &str = "fwbench";
+
+/// nft base chain names in `table inet fwbench`.
+pub fn nft_chain(hook: Hook) -> &'static str {
+    match hook {
+        Hook::RawPrerouting => "raw_prerouting",
+        Hook::ManglePrerouting => "mangle_prerouting",
+        Hook::FilterForward => "forward",
+        Hook::FilterInput => "input",
+    }
+}
+
+/// nftables, one native rule per model rule (`collapse` false) or with filler runs
+/// collapsed into sets.
+pub struct Nft {
+    engine: Engine,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    collapse: bool,
+}
+
+pub static NFT: Nft = Nft {
+    engine: Engine::Nft,
+    name: "nft",
+    aliases: &["nftables"],
+    collapse: false,
+};
+
+pub static NFT_SET: Nft = Nft {
+    engine: Engine::NftSet,
+    name: "nft-set",
+    aliases: &[],
+    collapse: true,
+};
+
+impl Backend for Nft {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
+    }
+
+    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+        if let Some(imp) = &rs.raw {
+            return match imp.format {
+                ImportFormat::Nft => {
+                    let install = Batch {
+                        tool: Tool::Nft,
+                        text: imp.text.clone(),
+                    };
+                    Ok(imported(self.engine, rs.ip, imp, install, remove()))
+                }
+                ImportFormat::IptablesSave => Err(RenderError::Invalid(
+                    "an iptables-save file needs engine iptables-legacy or iptables-nft".into(),
+                )),
+            };
+        }
+        let (plan, mut out) = planned(self.engine, rs, self.collapse)?;
+        out.install.push(Batch {
+            tool: Tool::Nft,
+            text: nft_text(rs.ip, &plan, self.engine)?,
+        });
+        out.remove.push(remove());
+        Ok(out)
+    }
+
+    fn count(&self, _ip: Ip) -> Result<(usize, usize), ToolError> {
+        let c = nft_counters()?;
+        Ok((c.rules.iter().map(|(_, v)| v.len()).sum(), c.elements))
+    }
+
+    fn counters(&self, _ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        Ok(super::by_hook(nft_counters()?.rules, nft_chain))
+    }
+}
+
+/// Removal: the whole of fwbench's own table.
+fn remove() -> Batch {
+    Batch {
+        tool: Tool::Nft,
+        text: format!("delete table inet {NFT_TABLE}\n"),
+    }
+}
+
+/// A prefix as nft writes it: bare address for a host, else `addr/len`.
+fn nft_prefix(p: Prefix) -> String {
+    if p.is_host() {
+        p.addr.to_string()
+    } else {
+        p.to_string()
+    }
+}
+
+/// The network mask of a prefix length, e.g. 16 → 255.255.0.0, 48 → ffff:ffff:ffff::.
+fn mask(ip: Ip, len: u8) -> String {
+    match ip {
+        Ip::V4 => {
+            let bits = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+            std::net::Ipv4Addr::from(bits).to_string()
+        }
+        Ip::V6 => {
+            let bits = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
+            std::net::Ipv6Addr::from(bits).to_string()
+        }
+    }
+}
+
+/// The whole `nft -f` batch: replace `table inet fwbench` atomically.
+fn nft_text(ip: Ip, plan: &Plan, engine: Engine) -> Result<String, RenderError> {
+    let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
+    let rules = plan.chains.iter().map(|c| c.rules.len()).sum::<usize>();
+    let mut t = String::with_capacity(256 + 48 * elements + 96 * rules);
+    // add + delete first: the batch works whether or not the table exists.
+    let _ = writeln!(t, "add table inet {NFT_TABLE}");
+    let _ = writeln!(t, "delete table inet {NFT_TABLE}");
+    let _ = writeln!(t, "table inet {NFT_TABLE} {{");
+    let addr_type = match ip {
+        Ip::V4 => "ipv4_addr",
+        Ip::V6 => "ipv6_addr",
+    };
+    for s in &plan.sets {
+        let _ = writeln!(t, "  set {} {{", s.name);
+        let _ = writeln!(t, "    type {addr_type} . inet_service");
+        let _ = writeln!(t, "    size {}", s.elements.len().max(1));
+        if !s.elements.is_empty() {
+            t.push_str("    elements = {");
+            for (i, e) in s.elements.iter().enumerate() {
+                // Eight elements per line.
+                t.push_str(if i == 0 {
+                    "\n      "
+                } else if i % 8 == 0 {
+                    ",\n      "
+                } else {
+                    ", "
+                });
+                let _ = write!(t, "{} . {}", e.addr, e.port);
+            }
+            t.push_str("\n    }\n");
+        }
+        t.push_str("  }\n");
+    }
+    for c in &plan.chains {
+        let (hook, priority) = match c.hook {
+            Hook::RawPrerouting => ("prerouting", "raw"),
+            Hook::ManglePrerouting => ("prerouting", "mangle"),
+            Hook::FilterForward => ("forward", "filter"),
+            Hook::FilterInput => ("input", "filter"),
+        };
+        let _ = writeln!(t, "  chain {} {{", nft_chain(c.hook));
+        let _ = writeln!(
+            t,
+            "    type filter hook {hook} priority {priority}; policy accept;"
+        );
+        for r in &c.rules {
+            t.push_str("    ");
+            nft_rule(&mut t, ip, r, engine)?;
+            t.push('\n');
+        }
+        t.push_str("  }\n");
+    }
+    t.push_str("}\n");
+    Ok(t)
+}
+
+/// One rule: matches, `counter`, action.
+fn nft_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), RenderError> {
+    let fam = match ip {
+        Ip::V4 => "ip",
+        Ip::V6 => "ip6",
+    };
+    let m = &r.m;
+    if let Some(p) = m.src {
+        let _ = write!(t, "{fam} saddr {} ", nft_prefix(p));
+    }
+    if let Some(p) = m.dst {
+        let _ = write!(t, "{fam} daddr {} ", nft_prefix(p));
+    }
+    match (m.l4, &m.set) {
+        (Some(l4), Some(set)) => {
+            let _ = write!(t, "{fam} saddr . {} dport @{set} ", l4.protocol());
+            if let Some(port) = m.dport {
+                let _ = write!(t, "{} dport {port} ", l4.protocol());
+            }
+        }
+        (Some(l4), None) => match m.dport {
+            Some(port) => {
+                let _ = write!(t, "{} dport {port} ", l4.protocol());
+            }
+            None => {
+                let _ = write!(t, "meta l4proto {} ", l4.protocol());
+            }
+        },
+        // Checked by validate(): sets and ports come with an l4.
+        (None, _) => {}
+    }
+    if m.ct_new_established {
+        t.push_str("ct state new,established ");
+    }
+    if m.string.is_some() {
+        return Err(RenderError::Unsupported {
+            engine,
+            feature: "string match".into(),
+            hint: " (use iptables-legacy or iptables-nft)".into(),
+        });
+    }
+    if let Some(h) = &m.hashlimit {
+        let full = if ip == Ip::V4 { 32 } else { 128 };
+        let key = if h.src_prefix_len == full {
+            format!("{fam} saddr")
+        } else {
+            format!("{fam} saddr and {}", mask(ip, h.src_prefix_len))
+        };
+        let _ = write!(
+            t,
+            "meter {} {{ {key} limit rate {}/second burst {} packets }} ",
+            h.name, h.rate_pps, h.burst
+        );
+    }
+    t.push_str("counter ");
+    match r.action {
+        Action::Accept => t.push_str("accept"),
+        Action::Drop => t.push_str("drop"),
+        Action::Mark(n) => {
+            let _ = write!(t, "meta mark set {n}");
+        }
+        Action::Notrack => t.push_str("notrack"),
+    }
+    Ok(())
+}
+
+/// Packet counters of fwbench's rules, per chain in rule order.
+struct Counters {
+    rules: Vec<(String, Vec<u64>)>,
+    elements: usize,
+}
+
+fn nft_counters() -> Result<Counters, ToolError> {
+    let out = match run(&["nft", "-j", "list", "table", "inet", NFT_TABLE], None) {
+        Ok(o) => o,
+        // No table: nothing of ours is installed.
+        Err(ToolError::Rejected { stderr, .. }) if stderr.contains("No such file") => {
+            return Ok(Counters {
+                rules: vec![],
+                elements: 0,
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    let v: serde_json::Value = serde_json::from_str(&out)
+        .map_err(|e| ToolError::Io(format!("parsing `nft -j list table`: {e}")))?;
+    let mut rules: Vec<(String, Vec<u64>)> = Vec::new();
+    let mut elements = 0;
+    for item in v["nftables"].as_array().into_iter().flatten() {
+        if let Some(r) = item.get("rule") {
+            let chain = r["chain"].as_str().unwrap_or("").to_owned();
+            let packets = r["expr"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find_map(|e| e.get("counter").and_then(|c| c["packets"].as_u64()))
+                .unwrap_or(0);
+            match rules.iter_mut().find(|(c, _)| *c == chain) {
+                Some((_, v)) => v.push(packets),
+                None => rules.push((chain, vec![packets])),
+            }
+        } else if let Some(s) = item.get("set") {
+            elements += s["elem"].as_array().map(|a| a.len()).unwrap_or(0);
+        }
+    }
+    Ok(Counters { rules, elements })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks() {
+        assert_eq!(mask(Ip::V4, 16), "255.255.0.0");
+        assert_eq!(mask(Ip::V4, 0), "0.0.0.0");
+        assert_eq!(mask(Ip::V6, 48), "ffff:ffff:ffff::");
+    }
+}

@@ -1,0 +1,30 @@
+//! Engine `none`: the baseline. Installs nothing, whatever the rule set says.
+//!
+//! Must not: run any program.
+
+use super::Backend;
+use crate::model::{Engine, Hook, Ip, RuleSet};
+use crate::rendered::{RenderError, Rendered};
+use crate::tool::ToolError;
+
+pub struct NoRules;
+
+pub static NONE: NoRules = NoRules;
+
+impl Backend for NoRules {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+        Ok(Rendered::empty(Engine::None, rs.ip))
+    }
+
+    fn count(&self, _ip: Ip) -> Result<(usize, usize), ToolError> {
+        Ok((0, 0))
+    }
+
+    fn counters(&self, _ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        Ok(vec![])
+    }
+}

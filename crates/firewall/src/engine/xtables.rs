@@ -1,0 +1,372 @@
+//! Engines `iptables-legacy` and `iptables-nft`: one backend parameterised by the
+//! iptables flavour. fwbench's rules live in its own chains `FWBENCH-*`, hooked from
+//! the built-in chains by one jump rule each, applied with one
+//! `iptables-restore --noflush` batch per rule set. Also the iptables half of the
+//! ipset engines (the `engine::ipset` module).
+//!
+//! Owns: iptables-save syntax for the rule model, removal of exactly fwbench's chains,
+//! reading counts and counters back with `iptables-save -c`.
+//! Must not: flush, create or delete any chain but `FWBENCH-*`, nor express sets
+//! (those are the ipset engines').
+
+use super::{imported, planned, Backend};
+use crate::model::*;
+use crate::plan::{Plan, PlanChain};
+use crate::rendered::{RenderError, Rendered};
+use crate::tool::{run, Batch, Flavour, Tool, ToolError};
+use std::fmt::Write as _;
+
+/// iptables chain names, hooked from the built-in chains by one jump rule each.
+pub fn ipt_chain(hook: Hook) -> &'static str {
+    match hook {
+        Hook::RawPrerouting => "FWBENCH-RAW",
+        Hook::ManglePrerouting => "FWBENCH-MANGLE",
+        Hook::FilterForward => "FWBENCH-FORWARD",
+        Hook::FilterInput => "FWBENCH-INPUT",
+    }
+}
+
+/// iptables rules without sets, in the legacy or nft flavour.
+pub struct Xtables {
+    engine: Engine,
+    name: &'static str,
+    flavour: Flavour,
+}
+
+pub static LEGACY: Xtables = Xtables {
+    engine: Engine::IptablesLegacy,
+    name: "iptables-legacy",
+    flavour: Flavour::Legacy,
+};
+
+pub static NFT: Xtables = Xtables {
+    engine: Engine::IptablesNft,
+    name: "iptables-nft",
+    flavour: Flavour::Nft,
+};
+
+impl Backend for Xtables {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+        if let Some(imp) = &rs.raw {
+            return render_imported(self.engine, rs.ip, self.flavour, imp);
+        }
+        let (plan, mut out) = planned(self.engine, rs, false)?;
+        if !plan.sets.is_empty() || plan.rules().any(|r| r.m.set.is_some()) {
+            return Err(no_sets(self.engine));
+        }
+        let tool = restore_tool(rs.ip, self.flavour);
+        out.install.push(Batch {
+            tool,
+            text: ipt_text(rs.ip, &plan, self.engine, None)?,
+        });
+        out.remove.push(Batch {
+            tool,
+            text: ipt_remove(&plan),
+        });
+        Ok(out)
+    }
+
+    fn count(&self, ip: Ip) -> Result<(usize, usize), ToolError> {
+        Ok((rule_count(ip, self.flavour)?, 0))
+    }
+
+    fn counters(&self, ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        counters(ip, self.flavour)
+    }
+}
+
+fn no_sets(engine: Engine) -> RenderError {
+    RenderError::Unsupported {
+        engine,
+        feature: "sets".into(),
+        hint: " (use nft-set or ipset)".into(),
+    }
+}
+
+/// The `iptables-restore` of a flavour and IP version.
+pub(super) fn restore_tool(ip: Ip, flavour: Flavour) -> Tool {
+    Tool::IptablesRestore {
+        v6: ip == Ip::V6,
+        flavour,
+    }
+}
+
+/// An imported iptables-save file, applied as is; an nft ruleset is refused.
+pub(super) fn render_imported(
+    engine: Engine,
+    ip: Ip,
+    flavour: Flavour,
+    imp: &Imported,
+) -> Result<Rendered, RenderError> {
+    match imp.format {
+        ImportFormat::IptablesSave => {
+            let tool = restore_tool(ip, flavour);
+            let install = Batch {
+                tool,
+                text: imp.text.clone(),
+            };
+            let remove = Batch {
+                tool,
+                text: ipt_remove_imported(&imp.text),
+            };
+            Ok(imported(engine, ip, imp, install, remove))
+        }
+        ImportFormat::Nft => Err(RenderError::Invalid(
+            "an nft ruleset needs engine nft".into(),
+        )),
+    }
+}
+
+/// Rules in fwbench's chains, read back.
+pub(super) fn rule_count(ip: Ip, flavour: Flavour) -> Result<usize, ToolError> {
+    Ok(ipt_counters(ip, flavour)?
+        .iter()
+        .map(|(_, v)| v.len())
+        .sum())
+}
+
+/// Packet counters of fwbench's chains, per hook.
+pub(super) fn counters(ip: Ip, flavour: Flavour) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+    Ok(super::by_hook(ipt_counters(ip, flavour)?, ipt_chain))
+}
+
+/// Table and built-in chain of fwbench's chain for a hook.
+fn ipt_table(hook: Hook) -> (&'static str, &'static str) {
+    match hook {
+        Hook::RawPrerouting => ("raw", "PREROUTING"),
+        Hook::ManglePrerouting => ("mangle", "PREROUTING"),
+        Hook::FilterForward => ("filter", "FORWARD"),
+        Hook::FilterInput => ("filter", "INPUT"),
+    }
+}
+
+/// Tables used by a plan, each with its chains, in `*raw`, `*mangle`, `*filter` order.
+fn ipt_tables(plan: &Plan) -> Vec<(&'static str, Vec<&PlanChain>)> {
+    let mut tables: Vec<(&'static str, Vec<&PlanChain>)> = vec![];
+    for c in &plan.chains {
+        let (table, _) = ipt_table(c.hook);
+        match tables.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, v)) => v.push(c),
+            None => tables.push((table, vec![c])),
+        }
+    }
+    tables
+}
+
+/// The iptables-save text that creates fwbench's chains, their rules and the jumps.
+/// Set matches name the ipsets with `set_prefix`; without one, sets are refused.
+pub(super) fn ipt_text(
+    ip: Ip,
+    plan: &Plan,
+    engine: Engine,
+    set_prefix: Option<&str>,
+) -> Result<String, RenderError> {
+    let rules = plan.chains.iter().map(|c| c.rules.len()).sum::<usize>();
+    let mut t = String::with_capacity(128 + 96 * rules);
+    for (table, chains) in ipt_tables(plan) {
+        let _ = writeln!(t, "*{table}");
+        for c in &chains {
+            let _ = writeln!(t, ":{} - [0:0]", ipt_chain(c.hook));
+        }
+        for c in &chains {
+            for r in &c.rules {
+                let _ = write!(t, "-A {}", ipt_chain(c.hook));
+                ipt_rule(&mut t, ip, r, engine, set_prefix)?;
+                t.push('\n');
+            }
+        }
+        for c in &chains {
+            let (_, builtin) = ipt_table(c.hook);
+            let _ = writeln!(t, "-I {builtin} 1 -j {}", ipt_chain(c.hook));
+        }
+        t.push_str("COMMIT\n");
+    }
+    Ok(t)
+}
+
+/// One rule's matches and target, each with a leading space.
+fn ipt_rule(
+    t: &mut String,
+    ip: Ip,
+    r: &Rule,
+    engine: Engine,
+    set_prefix: Option<&str>,
+) -> Result<(), RenderError> {
+    let m = &r.m;
+    if let Some(p) = m.src {
+        let _ = write!(t, " -s {p}");
+    }
+    if let Some(p) = m.dst {
+        let _ = write!(t, " -d {p}");
+    }
+    if let Some(l4) = m.l4 {
+        if l4 == L4::Icmpv6 && ip == Ip::V4 {
+            return Err(RenderError::Invalid("icmpv6 in an IPv4 rule set".into()));
+        }
+        let _ = write!(t, " -p {}", l4.protocol());
+        if let Some(port) = m.dport {
+            // The explicit `-m udp` is what iptables-save writes too.
+            let _ = write!(t, " -m {} --dport {port}", l4.name());
+        }
+    }
+    if let Some(set) = &m.set {
+        let Some(prefix) = set_prefix else {
+            return Err(no_sets(engine));
+        };
+        let _ = write!(t, " -m set --match-set {prefix}{set} src,dst");
+    }
+    if m.ct_new_established {
+        t.push_str(" -m conntrack --ctstate NEW,ESTABLISHED");
+    }
+    if let Some((algo, s)) = &m.string {
+        let algo = match algo {
+            StringAlgo::Bm => "bm",
+            StringAlgo::Kmp => "kmp",
+        };
+        let _ = write!(t, " -m string --algo {algo} --string \"{s}\"");
+    }
+    if let Some(h) = &m.hashlimit {
+        let _ = write!(
+            t,
+            " -m hashlimit --hashlimit-upto {}/sec --hashlimit-burst {} --hashlimit-mode srcip \
+             --hashlimit-srcmask {} --hashlimit-name {}",
+            h.rate_pps, h.burst, h.src_prefix_len, h.name
+        );
+    }
+    match r.action {
+        Action::Accept => t.push_str(" -j ACCEPT"),
+        Action::Drop => t.push_str(" -j DROP"),
+        Action::Mark(n) => {
+            let _ = write!(t, " -j MARK --set-mark {n}");
+        }
+        Action::Notrack => t.push_str(" -j CT --notrack"),
+    }
+    Ok(())
+}
+
+/// Removal: per table, the jump rules, then flush and delete fwbench's chains.
+pub(super) fn ipt_remove(plan: &Plan) -> String {
+    let mut t = String::new();
+    for (table, chains) in ipt_tables(plan) {
+        let _ = writeln!(t, "*{table}");
+        for c in &chains {
+            let (_, builtin) = ipt_table(c.hook);
+            let _ = writeln!(t, "-D {builtin} -j {}", ipt_chain(c.hook));
+            let _ = writeln!(t, "-F {}", ipt_chain(c.hook));
+            let _ = writeln!(t, "-X {}", ipt_chain(c.hook));
+        }
+        t.push_str("COMMIT\n");
+    }
+    t
+}
+
+/// Removal of an imported iptables-save text: per table, delete the jump rules from
+/// the built-in chains, then flush every `FWBENCH-*` chain (dropping references
+/// between them), then delete them.
+fn ipt_remove_imported(text: &str) -> String {
+    let mut out = String::new();
+    let mut table: Option<&str> = None;
+    let mut jumps: Vec<String> = vec![];
+    let mut chains: Vec<&str> = vec![];
+    for line in text.lines().map(str::trim) {
+        if let Some(t) = line.strip_prefix('*') {
+            table = Some(t);
+            jumps.clear();
+            chains.clear();
+        } else if let Some(decl) = line.strip_prefix(':') {
+            let name = decl.split_whitespace().next().unwrap_or("");
+            if name.starts_with("FWBENCH-") {
+                chains.push(name);
+            }
+        } else if let Some(rest) = line.strip_prefix("-I ") {
+            // `-I BUILTIN 1 -j FWBENCH-X` → `-D BUILTIN -j FWBENCH-X`
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            if let [builtin, _, "-j", target] = words[..] {
+                if target.starts_with("FWBENCH-") {
+                    jumps.push(format!("-D {builtin} -j {target}"));
+                }
+            }
+        } else if line == "COMMIT" {
+            if let (Some(t), false) = (table, chains.is_empty()) {
+                let _ = writeln!(out, "*{t}");
+                for j in &jumps {
+                    let _ = writeln!(out, "{j}");
+                }
+                for c in &chains {
+                    let _ = writeln!(out, "-F {c}");
+                }
+                for c in &chains {
+                    let _ = writeln!(out, "-X {c}");
+                }
+                out.push_str("COMMIT\n");
+            }
+            table = None;
+        }
+    }
+    out
+}
+
+fn save_argv(ip: Ip, flavour: Flavour) -> &'static str {
+    match (ip, flavour) {
+        (Ip::V4, Flavour::Legacy) => "iptables-legacy-save",
+        (Ip::V6, Flavour::Legacy) => "ip6tables-legacy-save",
+        (Ip::V4, Flavour::Nft) => "iptables-nft-save",
+        (Ip::V6, Flavour::Nft) => "ip6tables-nft-save",
+    }
+}
+
+/// `-A FWBENCH-*` rules with their packet counters, from `*-save -c`.
+fn ipt_counters(ip: Ip, flavour: Flavour) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+    let out = run(&[save_argv(ip, flavour), "-c"], None)?;
+    Ok(parse_save_counters(&out))
+}
+
+/// Parse `iptables-save -c` output: `[pkts:bytes] -A CHAIN …` for fwbench's chains.
+pub fn parse_save_counters(out: &str) -> Vec<(String, Vec<u64>)> {
+    let mut rules: Vec<(String, Vec<u64>)> = Vec::new();
+    for line in out.lines() {
+        let (counter, rest) = match line.strip_prefix('[').and_then(|l| l.split_once("] ")) {
+            Some((c, rest)) => (c, rest),
+            None => ("0:0", line),
+        };
+        let Some(rest) = rest.strip_prefix("-A ") else {
+            continue;
+        };
+        let chain = rest.split_whitespace().next().unwrap_or("");
+        if !chain.starts_with("FWBENCH-") {
+            continue;
+        }
+        let packets = counter
+            .split(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        match rules.iter_mut().find(|(c, _)| c == chain) {
+            Some((_, v)) => v.push(packets),
+            None => rules.push((chain.to_owned(), vec![packets])),
+        }
+    }
+    rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_counters_parsed_for_own_chains_only() {
+        let out = "*filter\n:FORWARD ACCEPT [0:0]\n:FWBENCH-FORWARD - [0:0]\n\
+                   [7:420] -A FORWARD -j FWBENCH-FORWARD\n\
+                   [0:0] -A FWBENCH-FORWARD -s 192.0.2.1/32 -p udp -m udp --dport 1 -j DROP\n\
+                   [7:420] -A FWBENCH-FORWARD -s 198.18.0.0/16 -p udp -j ACCEPT\n\
+                   [3:1] -A OTHER -j ACCEPT\nCOMMIT\n";
+        assert_eq!(
+            parse_save_counters(out),
+            vec![("FWBENCH-FORWARD".to_string(), vec![0, 7])]
+        );
+    }
+}
