@@ -586,7 +586,9 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Check { json } => {
             let r = crate::host::check::probe();
             if json {
-                println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+                let mut v = r.to_json();
+                v["schema"] = crate::output::schema("check").into();
+                println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 print!("{}", r.render_text());
             }
@@ -638,13 +640,30 @@ pub fn run() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        cmd => {
+            let (p, t) = trial_of(&cmd)?.expect("every other command is a trial");
+            launch(p, t)
+        }
+    }
+}
+
+/// The second stage of a trial command: typed arguments → checked trial parameters
+/// (bad input → exit 2), without touching the host. `None` for the other commands.
+fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
+    let p = match cmd {
         Cmd::Flood(a) => {
             let k = a.stream.packet(18, a.rate);
-            run_packet(Workload::Flood, k, &a.stream, &a.trial)
+            (
+                trial_params(Workload::Flood, k, a.stream.sources, &a.trial)?,
+                &a.trial,
+            )
         }
         Cmd::Flow(a) => {
             let k = a.stream.packet(128, a.rate);
-            run_packet(Workload::Flow, k, &a.stream, &a.trial)
+            (
+                trial_params(Workload::Flow, k, a.stream.sources, &a.trial)?,
+                &a.trial,
+            )
         }
         Cmd::Ping(a) => {
             let k = crate::params::packet::PacketParams {
@@ -662,7 +681,7 @@ pub fn run() -> Result<ExitCode> {
             );
             let mut p = trial_params(Workload::Ping, k, 1, &t)?;
             p.timeout_ms = a.timeout_ms;
-            single(p, &t)
+            (p, &a.trial)
         }
         Cmd::Ndr(a) => {
             let k = a.stream.packet(18, proto::Rate::Max);
@@ -673,8 +692,10 @@ pub fn run() -> Result<ExitCode> {
                 max_trials: a.search.max_trials,
                 ..Default::default()
             };
-            let p = search_params(Workload::Ndr, k, sp, a.stream.sources, &a.trial)?;
-            crate::run::search::run_ndr(p, &search_env(&a.trial))
+            (
+                search_params(Workload::Ndr, k, sp, a.stream.sources, &a.trial)?,
+                &a.trial,
+            )
         }
         Cmd::Degrade(a) => {
             let k = a.stream.packet(128, a.rate);
@@ -689,7 +710,7 @@ pub fn run() -> Result<ExitCode> {
             p.rules = sp.max_rules;
             p.search = Some(sp);
             crate::plan::scenario::check_combination(&p).map_err(usage)?;
-            crate::run::search::run_degrade(p, &search_env(&a.trial))
+            (p, &a.trial)
         }
         Cmd::Sessions(a) => {
             let k = crate::params::conn::ConnParams {
@@ -698,7 +719,7 @@ pub fn run() -> Result<ExitCode> {
                 size: a.response,
                 ..a.conn.params(Workload::Sessions)
             };
-            run_conn(Workload::Sessions, k, &a.trial)
+            (conn_params(Workload::Sessions, k, &a.trial)?, &a.trial)
         }
         Cmd::Bulk(a) => {
             let k = crate::params::conn::ConnParams {
@@ -707,7 +728,7 @@ pub fn run() -> Result<ExitCode> {
                 overhead_sessions: a.overhead_sessions,
                 ..a.conn.params(Workload::Bulk)
             };
-            run_conn(Workload::Bulk, k, &a.trial)
+            (conn_params(Workload::Bulk, k, &a.trial)?, &a.trial)
         }
         Cmd::Http(a) => {
             let k = crate::params::conn::ConnParams {
@@ -717,7 +738,7 @@ pub fn run() -> Result<ExitCode> {
                 client_program: a.client_program.clone(),
                 ..a.conn.params(Workload::Http)
             };
-            run_conn(Workload::Http, k, &a.trial)
+            (conn_params(Workload::Http, k, &a.trial)?, &a.trial)
         }
         Cmd::Connections(a) => {
             let k = crate::params::conn::ConnParams {
@@ -725,7 +746,7 @@ pub fn run() -> Result<ExitCode> {
                 hold_s: a.hold,
                 ..a.conn.params(Workload::Connections)
             };
-            run_conn(Workload::Connections, k, &a.trial)
+            (conn_params(Workload::Connections, k, &a.trial)?, &a.trial)
         }
         Cmd::Echo(a) => {
             let mut p = base_params(Workload::Echo, None, a.clients, &a.trial)?;
@@ -736,8 +757,20 @@ pub fn run() -> Result<ExitCode> {
             p.timeout_ms = a.timeout_ms;
             p.seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
             crate::plan::scenario::check_combination(&p).map_err(usage)?;
-            single(p, &a.trial)
+            (p, &a.trial)
         }
+        _ => return Ok(None),
+    };
+    Ok(Some(p))
+}
+
+/// Run a trial command: a search of stored trials, or one trial.
+fn launch(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
+    match p.workload {
+        Workload::Ndr => crate::run::search::run_ndr(p, &search_env(a)),
+        Workload::Degrade => crate::run::search::run_degrade(p, &search_env(a)),
+        _ if crate::search::is_search(&p) => crate::run::search::run_sweet_spot(p, &search_env(a)),
+        _ => single(p, a),
     }
 }
 
@@ -823,28 +856,17 @@ impl ConnArgs {
     }
 }
 
-fn run_conn(
+fn conn_params(
     workload: Workload,
     k: crate::params::conn::ConnParams,
     a: &TrialArgs,
-) -> Result<ExitCode> {
+) -> Result<TrialParams> {
     let mut p = base_params(workload, None, 1, a)?;
+    // The connect/read timeout is the trial's timeout, as a scenario has it.
+    p.timeout_ms = k.timeout_ms;
     p.conn = Some(k);
     crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    if crate::search::is_search(&p) {
-        return crate::run::search::run_sweet_spot(p, &search_env(a));
-    }
-    single(p, a)
-}
-
-fn run_packet(
-    workload: Workload,
-    k: crate::params::packet::PacketParams,
-    stream: &StreamArgs,
-    a: &TrialArgs,
-) -> Result<ExitCode> {
-    let p = trial_params(workload, k, stream.sources, a)?;
-    single(p, a)
+    Ok(p)
 }
 
 fn single(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
@@ -912,4 +934,38 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One definition per axis: a trial command with no flags gives exactly the trial
+    /// a scenario naming only the workload gives (the registry's defaults).
+    #[test]
+    fn command_line_defaults_are_the_axis_registry_defaults() {
+        for w in Workload::NAMES {
+            // flow and degrade have no default rate on the command line (it must be
+            // asked for; the registry's is seed 002's 15 Mb/s); degrade needs an engine.
+            let (args, axes): (&[&str], &[(&str, &str)]) = match *w {
+                "flow" => (&["--rate", "15M"], &[]),
+                "degrade" => (&["--rate", "15M", "--engine", "nft"], &[("engine", "nft")]),
+                _ => (&[], &[]),
+            };
+            let argv = [&["fwbench", w][..], args].concat();
+            let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let (mut from_cli, _) = trial_of(&cli.cmd).unwrap().unwrap();
+            let mut v = std::collections::BTreeMap::from([("workload", w.to_string())]);
+            v.extend(axes.iter().map(|(k, x)| (*k, x.to_string())));
+            let from_plan = crate::plan::axes::trial_params(&v, from_cli.seed).unwrap();
+            if *w == "degrade" {
+                // The scenario form renders max_rules too; both set it from the search.
+                from_cli.rules = from_plan.rules;
+            }
+            assert_eq!(
+                from_cli, from_plan,
+                "{w}: the CLI and the registry disagree"
+            );
+        }
+    }
 }

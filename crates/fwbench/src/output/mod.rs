@@ -378,6 +378,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
 /// The `echo --json` object.
 pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
     let mut v = json!({
+        "schema": schema("echo"),
         "workload": "echo",
         "status": o.status,
         "error": o.error,
@@ -718,6 +719,7 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
         return echo_json(p, o);
     }
     let mut v = json!({
+        "schema": schema(p.workload.as_str()),
         "workload": p.workload,
         "status": o.status,
         "error": o.error,
@@ -733,6 +735,15 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
     });
     extend(&mut v, firewall_json(o));
     v
+}
+
+/// Version of each `--json` output's shape. Bump a kind's number when a key changes
+/// meaning or goes away (adding keys keeps it); scripts check `schema`.
+pub const JSON_VERSION: u32 = 1;
+
+/// The `schema` value of a `--json` output: `fwbench/<kind>/<version>`.
+pub fn schema(kind: &str) -> String {
+    format!("fwbench/{kind}/{JSON_VERSION}")
 }
 
 /// Columns aligned, a rule under the header. `header`: (title, right-aligned).
@@ -964,6 +975,36 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
     }
     for r in ran.iter().filter_map(|r| r.error.as_ref()).take(3) {
         out += &format!("  error: {r}\n");
+    }
+    out
+}
+
+/// `fwbench run --list-axes`: the axis registry as a table.
+pub fn axes_table() -> String {
+    use crate::plan::axes::{Class, AXES};
+    let mut out =
+        String::from("Scenario axes ([params], [[case]], [[firewall]]; any may be a list):\n\n");
+    for a in AXES {
+        let users = if a.users.is_empty() {
+            "all".to_string()
+        } else {
+            a.users
+                .iter()
+                .map(|c| match c {
+                    Class::Echo => "echo",
+                    Class::Packet => "flood/flow/ping",
+                    Class::Search => "ndr/degrade",
+                    Class::Conn => "sessions/bulk/http/connections",
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let default = a.default_for(crate::params::workload::Workload::Echo);
+        out += &format!("  {:<18} {}\n  {:<18} used by: {users}", a.name, a.help, "");
+        if !default.is_empty() && !a.foreign_to(crate::params::workload::Workload::Echo) {
+            out += &format!("; default (echo): {default}");
+        }
+        out += "\n";
     }
     out
 }

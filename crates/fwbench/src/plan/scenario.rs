@@ -4,19 +4,10 @@
 //! product × `repetitions`, in `sequential` or seeded `random` order. Every error names
 //! `file:line:column` and the field.
 
-use crate::params::packet::{PacketParams, SenderPath, SinkKind};
-use crate::params::topology::Topology;
-use crate::params::values::parse_bool;
-use crate::params::values::parse_clients;
-use crate::params::values::parse_count;
-use crate::params::values::parse_count0;
 use crate::params::values::parse_duration;
-use crate::params::values::parse_duration0;
-use crate::params::values::parse_interval;
-use crate::params::values::parse_timeout_ms;
 use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
-use proto::{Family, FrameSize, Proto, ServerMode};
+use proto::Proto;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -109,320 +100,6 @@ struct RawTestbed {
 }
 
 /// Axes every workload has.
-const COMMON_AXES: &[&str] = &[
-    "topology",
-    "engine",
-    "model",
-    "rules",
-    "position",
-    "family",
-    "clients",
-    "duration",
-    "timeout_ms",
-    "import",
-];
-/// Axes that only the echo workload uses.
-const ECHO_AXES: &[&str] = &["proto", "server", "frame_size"];
-/// Axes that only packet-rate workloads (flood, flow, ping, and the searches) use.
-const PACKET_AXES: &[&str] = &[
-    "size",
-    "rate",
-    "flows",
-    "threads",
-    "sink_threads",
-    "batch",
-    "sender",
-    "sink",
-    "count",
-    "interval",
-    "fragment",
-];
-/// Axes that only connection workloads (sessions, bulk, http, connections) use; they
-/// share `size` (response or object bytes, e.g. "8M") and `count` with the packet axes.
-const CONN_AXES: &[&str] = &[
-    "parallel",
-    "request",
-    "overhead_sessions",
-    "limit",
-    "hold",
-    "proxy_buffer",
-    "server_program",
-    "client_program",
-    "verify",
-];
-/// Packet axes that connection workloads use too.
-const SHARED_AXES: &[&str] = &["size", "count"];
-
-/// Whether `axis` means nothing to `w` (a scenario naming it is wrong).
-fn foreign_axis(axis: &str, w: Workload) -> bool {
-    let search = matches!(w, Workload::Ndr | Workload::Degrade);
-    if w == Workload::Echo {
-        PACKET_AXES.contains(&axis) || SEARCH_AXES.contains(&axis) || CONN_AXES.contains(&axis)
-    } else if w.is_conn() {
-        ECHO_AXES.contains(&axis)
-            || SEARCH_AXES.contains(&axis)
-            || (PACKET_AXES.contains(&axis) && !SHARED_AXES.contains(&axis))
-    } else {
-        ECHO_AXES.contains(&axis)
-            || CONN_AXES.contains(&axis)
-            || (!search && SEARCH_AXES.contains(&axis))
-    }
-}
-
-/// Axes that only searches (ndr, degrade) use.
-const SEARCH_AXES: &[&str] = &[
-    "loss",
-    "precision",
-    "max_rate",
-    "max_trials",
-    "max_rules",
-    "resolution",
-];
-
-/// The axes a scenario may sweep, in the order the cross product nests them.
-pub fn all_axes() -> impl Iterator<Item = &'static str> {
-    [COMMON_AXES, ECHO_AXES, PACKET_AXES, SEARCH_AXES, CONN_AXES]
-        .into_iter()
-        .flatten()
-        .copied()
-}
-
-/// Default of each axis when a scenario does not name it.
-fn axis_default(axis: &str, w: Workload) -> &'static str {
-    if w.is_conn() {
-        return match (axis, w) {
-            ("size", Workload::Bulk) => "1700000",
-            ("size", Workload::Http) => "8M",
-            ("size", _) => "512",
-            ("count", Workload::Bulk | Workload::Http) => "10",
-            ("count", _) => "",
-            ("parallel", _) => "1",
-            ("request", _) => "64",
-            ("overhead_sessions", Workload::Bulk) => "10",
-            ("overhead_sessions", _) => "0",
-            ("limit", _) => "10000",
-            ("hold", _) => "1",
-            ("proxy_buffer", _) => "16K",
-            ("verify", _) => "true",
-            ("timeout_ms", _) => "5000",
-            ("clients", _) => "1",
-            ("server_program" | "client_program", _) => "",
-            _ => axis_default_echo(axis),
-        };
-    }
-    match (axis, w) {
-        ("size", Workload::Flow | Workload::Degrade) => "128",
-        ("size", Workload::Ping) => "8",
-        ("size", _) => "18",
-        ("rate", Workload::Flow | Workload::Degrade) => "15M",
-        ("loss", Workload::Degrade) => "0.1%",
-        ("loss", _) => "0",
-        ("precision", _) => "2%",
-        ("max_rate", _) => "max",
-        ("max_trials", _) => "20",
-        ("max_rules", _) => "20000",
-        ("resolution", _) => "250",
-        ("rate", _) => "max",
-        ("flows" | "threads" | "sink_threads", _) => "1",
-        ("batch", _) => "64",
-        ("sender", _) => "udp",
-        ("sink", _) => "socket",
-        ("interval", _) => "0",
-        ("fragment", _) => "false",
-        ("clients", Workload::Echo) => "5",
-        ("clients", _) => "1",
-        _ => axis_default_echo(axis),
-    }
-}
-
-fn axis_default_echo(axis: &str) -> &'static str {
-    match axis {
-        "topology" => "forward",
-        "engine" => "none",
-        "model" => "linear",
-        "rules" => "0",
-        "position" => "last",
-        "proto" => "tcp",
-        "family" => "4",
-        "server" => "epoll",
-        "clients" => "5",
-        "frame_size" => "64",
-        "duration" => "5",
-        "timeout_ms" => "500",
-        _ => "",
-    }
-}
-
-/// Check one axis value; `Err` is the message without location.
-fn check_axis(axis: &str, t: &str, w: Workload) -> Result<(), String> {
-    let e = |r: Result<(), String>| r;
-    match axis {
-        "size" if w.is_conn() => crate::params::conn::parse_size(t).map(|_| ()),
-        "parallel" => crate::params::conn::parse_parallel(t).map(|_| ()),
-        "request" | "proxy_buffer" => crate::params::conn::parse_size(t).and_then(|v| {
-            u32::try_from(v)
-                .map(|_| ())
-                .map_err(|_| format!("size '{t}' is above 4G"))
-        }),
-        "overhead_sessions" => parse_count0(t).map(|_| ()),
-        "limit" => parse_count(t).map(|_| ()),
-        "hold" => parse_duration0(t).map(|_| ()),
-        "verify" => parse_bool(t).map(|_| ()),
-        "server_program" | "client_program" => Ok(()),
-        "topology" => e(t.parse::<Topology>().map(|_| ())),
-        "engine" => e(crate::params::values::engine(t).map(|_| ())),
-        "model" => e(crate::params::values::model(t).map(|_| ())),
-        "rules" => e(crate::params::values::rule_count(t).map(|_| ())),
-        "position" => e(crate::params::values::position(t).map(|_| ())),
-        "proto" => t.parse::<Proto>().map(|_| ()).map_err(|e| e.0),
-        "family" => t.parse::<Family>().map(|_| ()).map_err(|e| e.0),
-        "server" => t.parse::<ServerMode>().map(|_| ()).map_err(|e| e.0),
-        "clients" => parse_clients(t).map(|_| ()),
-        "frame_size" => t.parse::<FrameSize>().map(|_| ()).map_err(|e| e.0),
-        "duration" => parse_duration(t).map(|_| ()),
-        "timeout_ms" => parse_timeout_ms(t).map(|_| ()),
-        "size" => t.parse::<proto::PacketSize>().map(|_| ()).map_err(|e| e.0),
-        "rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
-        "flows" | "threads" | "sink_threads" | "batch" => parse_count(t).map(|_| ()),
-        "count" if t.is_empty() => Ok(()),
-        "count" => parse_count(t).map(|_| ()),
-        "sender" => t.parse::<SenderPath>().map(|_| ()),
-        "sink" => t.parse::<SinkKind>().map(|_| ()),
-        "interval" => parse_interval(t).map(|_| ()),
-        "fragment" => parse_bool(t).map(|_| ()),
-        "loss" | "precision" => crate::params::values::ratio(t).map(|_| ()),
-        "max_rate" => t.parse::<proto::Rate>().map(|_| ()).map_err(|e| e.0),
-        "max_trials" | "resolution" => parse_count(t).map(|_| ()),
-        "max_rules" => crate::params::values::rule_count(t).map(|_| ()),
-        _ => Ok(()),
-    }
-}
-
-/// Build one trial's parameters from one value per axis (all already checked).
-fn params_from(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, String> {
-    let workload: Workload = v
-        .get("workload")
-        .map(String::as_str)
-        .unwrap_or("")
-        .parse()?;
-    // Axes not named take this workload's defaults.
-    let get = |a: &str| {
-        v.get(a)
-            .map(String::as_str)
-            .unwrap_or_else(|| axis_default(a, workload))
-    };
-    let spec = |e: proto::ParseSpecError| e.0;
-    let topology: Topology = get("topology").parse()?;
-    let frame: FrameSize = get("frame_size").parse().map_err(spec)?;
-    let import = Some(get("import").to_string()).filter(|s| !s.is_empty());
-    let mut model = crate::params::values::model(get("model"))?;
-    if import.is_some() && !v.contains_key("model_given") {
-        model = firewall::models::Model::Import;
-    }
-    let opt = |a: &str| Some(get(a).to_string()).filter(|s| !s.is_empty());
-    let size32 = |a: &str| -> Result<u32, String> {
-        let t = get(a);
-        u32::try_from(crate::params::conn::parse_size(t)?)
-            .map_err(|_| format!("size '{t}' is above 4G"))
-    };
-    let conn = workload
-        .is_conn()
-        .then(|| -> Result<crate::params::conn::ConnParams, String> {
-            Ok(crate::params::conn::ConnParams {
-                parallel: crate::params::conn::parse_parallel(get("parallel"))?,
-                count: opt("count")
-                    .map(|c| parse_count(&c).map(u64::from))
-                    .transpose()?,
-                request: size32("request")?,
-                size: crate::params::conn::parse_size(get("size"))?,
-                overhead_sessions: parse_count0(get("overhead_sessions"))?,
-                limit: parse_count(get("limit"))?,
-                hold_s: parse_duration0(get("hold"))?,
-                proxy_buffer: size32("proxy_buffer")?,
-                server_program: opt("server_program"),
-                client_program: opt("client_program"),
-                verify: parse_bool(get("verify"))?,
-                timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
-            })
-        })
-        .transpose()?;
-    let packet = (workload != Workload::Echo && !workload.is_conn())
-        .then(|| -> Result<PacketParams, String> {
-            let spec = |e: proto::ParseSpecError| e.0;
-            Ok(PacketParams {
-                size: get("size").parse().map_err(spec)?,
-                rate: get("rate").parse().map_err(spec)?,
-                flows: parse_count(get("flows"))?,
-                threads: parse_count(get("threads"))?,
-                sink_threads: parse_count(get("sink_threads"))?,
-                batch: parse_count(get("batch"))?,
-                sender: get("sender").parse()?,
-                sink: get("sink").parse()?,
-                count: Some(get("count"))
-                    .filter(|c| !c.is_empty())
-                    .map(|c| parse_count(c).map(u64::from))
-                    .transpose()?,
-                interval_ns: parse_interval(get("interval"))?,
-                fragment: parse_bool(get("fragment"))?,
-            })
-        })
-        .transpose()?;
-    let search = matches!(workload, Workload::Ndr | Workload::Degrade)
-        .then(|| -> Result<crate::params::search::SearchParams, String> {
-            Ok(crate::params::search::SearchParams {
-                loss: crate::params::values::ratio(get("loss"))?,
-                precision: crate::params::values::ratio(get("precision"))?,
-                max_rate: Some(get("max_rate").parse::<proto::Rate>().map_err(|e| e.0)?)
-                    .filter(|r| *r != proto::Rate::Max),
-                max_trials: parse_count(get("max_trials"))?,
-                max_rules: crate::params::values::rule_count(get("max_rules"))?,
-                resolution: parse_count(get("resolution"))?,
-            })
-        })
-        .transpose()?;
-    let mut rules = crate::params::values::rule_count(get("rules"))?;
-    if let (Workload::Degrade, Some(sp)) = (workload, &search) {
-        // The search varies the rule count; pre-flight renders the largest.
-        rules = sp.max_rules;
-    }
-    let mut duration_s = parse_duration(get("duration"))?;
-    if let Some(k) = packet.as_ref().filter(|_| workload == Workload::Ping) {
-        let timeout = parse_timeout_ms(get("timeout_ms"))?;
-        duration_s =
-            crate::params::packet::ping_duration(duration_s, k.count, k.interval_ns, timeout);
-    }
-    Ok(TrialParams {
-        topology,
-        clients: parse_clients(get("clients"))?,
-        duration_s,
-        frame_size: frame.to_string(),
-        frame,
-        proto: if workload == Workload::Echo {
-            get("proto").parse().map_err(spec)?
-        } else if workload.is_conn() {
-            Proto::Tcp
-        } else {
-            Proto::Udp
-        },
-        family: get("family").parse().map_err(spec)?,
-        server: get("server").parse().map_err(spec)?,
-        timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
-        seed,
-        engine: crate::params::values::engine(get("engine"))?,
-        model,
-        rules,
-        position: crate::params::values::position(get("position"))?,
-        chain: crate::params::topology::chain_of(topology),
-        import,
-        workload,
-        packet,
-        conn,
-        search,
-        adaptive: None,
-        label: v.get("label").filter(|l| !l.is_empty()).cloned(),
-    })
-}
-
 struct Ctx<'a> {
     file: &'a str,
     text: &'a str,
@@ -537,13 +214,13 @@ fn parse_rows<'a>(
                 lists.push(("workload", vec![row_workload.as_str().to_string()]));
                 continue;
             }
-            let Some(axis) = all_axes().find(|a| *a == key) else {
+            let Some(axis) = crate::plan::axes::find(key).map(|a| a.name) else {
                 return Err(cx.at(
                     k.span(),
                     &field,
                     format!(
                         "unknown parameter (known: label, workload, {})",
-                        all_axes().collect::<Vec<_>>().join(", ")
+                        crate::plan::axes::names().join(", ")
                     ),
                 ));
             };
@@ -556,7 +233,9 @@ fn parse_rows<'a>(
             }
             let vals = value_list(cx, v, &field)?;
             for one in &vals {
-                check_axis(axis, one, row_workload).map_err(|e| cx.at(v.span(), &field, e))?;
+                crate::plan::axes::find(axis)
+                    .map_or(Ok(()), |a| a.check(one, row_workload))
+                    .map_err(|e| cx.at(v.span(), &field, e))?;
             }
             lists.push((axis, vals));
         }
@@ -649,17 +328,19 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     for (k, v) in raw.params.iter().flatten() {
         let key = k.get_ref().as_str();
         let field = format!("params.{key}");
-        let Some(axis) = all_axes().find(|a| *a == key) else {
+        let Some(axis) = crate::plan::axes::find(key).map(|a| a.name) else {
             return Err(cx.at(
                 k.span(),
                 &field,
                 format!(
                     "unknown parameter (known: {})",
-                    all_axes().collect::<Vec<_>>().join(", ")
+                    crate::plan::axes::names().join(", ")
                 ),
             ));
         };
-        if !rows_set_workload && foreign_axis(axis, workload) {
+        if !rows_set_workload
+            && crate::plan::axes::find(axis).is_some_and(|a| a.foreign_to(workload))
+        {
             return Err(cx.at(
                 k.span(),
                 &field,
@@ -671,7 +352,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     }
     // Every axis named: its values (checked, with their location for messages).
     let mut values: Vec<(&str, Vec<String>)> = Vec::new();
-    for axis in all_axes() {
+    for axis in crate::plan::axes::names() {
         let field = format!("params.{axis}");
         let Some(vals) = axes.get(axis).cloned() else {
             continue;
@@ -685,7 +366,9 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         }
         let mut checked = Vec::new();
         for (t, span) in vals {
-            check_axis(axis, &t, workload).map_err(|e| cx.at(span, &field, e))?;
+            crate::plan::axes::find(axis)
+                .map_or(Ok(()), |a| a.check(&t, workload))
+                .map_err(|e| cx.at(span, &field, e))?;
             checked.push(t);
         }
         values.push((axis, checked));
@@ -745,16 +428,16 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 with.insert("model_given", String::new());
             }
             let w: Workload = with["workload"].parse()?;
-            if let Some(axis) = with
-                .keys()
-                .find(|a| all_axes().any(|x| x == **a) && foreign_axis(a, w) && !exempt.contains(a))
-            {
+            if let Some(axis) = with.keys().find(|a| {
+                crate::plan::axes::find(a).is_some_and(|x| x.foreign_to(w)) && !exempt.contains(a)
+            }) {
                 return Err(format!(
                     "{file}: {at}: {axis} is not a parameter of the {} workload",
                     w.as_str()
                 ));
             }
-            let mut params = params_from(&with, seed).map_err(|e| format!("{file}: {at}: {e}"))?;
+            let mut params = crate::plan::axes::trial_params(&with, seed)
+                .map_err(|e| format!("{file}: {at}: {e}"))?;
             // An import file is named relative to the scenario file.
             if let Some(rel) = params.import.as_deref() {
                 let dir = std::path::Path::new(file)
@@ -914,7 +597,7 @@ fn parse_baseline(
     for (k, v) in b.get_ref() {
         let key = k.get_ref().as_str();
         let field = format!("baseline.{key}");
-        let axis = all_axes().find(|a| *a == key).ok_or_else(|| {
+        let axis = crate::plan::axes::find(key).map(|a| a.name).ok_or_else(|| {
             cx.at(
                 k.span(),
                 &field,
@@ -925,9 +608,9 @@ fn parse_baseline(
             .ok_or_else(|| cx.at(v.span(), &field, "give a single string or number"))?;
         match (key, axis) {
             ("label", _) => {}
-            (_, Ok(axis)) => {
-                check_axis(axis, &t, workload).map_err(|e| cx.at(v.span(), &field, e))?
-            }
+            (_, Ok(axis)) => crate::plan::axes::find(axis)
+                .map_or(Ok(()), |a| a.check(&t, workload))
+                .map_err(|e| cx.at(v.span(), &field, e))?,
             (_, Err(e)) => return Err(e),
         }
         out.insert(key.to_string(), serde_json::Value::String(t));
@@ -974,6 +657,9 @@ pub fn trial_key(p: &TrialParams, rep: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::packet::SinkKind;
+    use crate::params::topology::Topology;
+    use proto::Family;
 
     const GOOD: &str = r#"
 name = "t"

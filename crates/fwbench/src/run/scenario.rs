@@ -111,6 +111,10 @@ const MAX_FAILED_IN_A_ROW: usize = 10;
 
 /// `fwbench run [SCENARIO]`.
 pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
+    if args.list_axes {
+        print!("{}", crate::output::axes_table());
+        return Ok(ExitCode::SUCCESS);
+    }
     let (file, text) = match &args.scenario {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -372,4 +376,7 @@ pub struct RunArgs {
     /// default experiment, none otherwise)
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// List every axis a scenario may set or sweep (name, workloads, default, meaning)
+    #[arg(long)]
+    pub list_axes: bool,
 }

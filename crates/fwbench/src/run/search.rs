@@ -48,6 +48,7 @@ fn cli_search(
     drop(s);
     if env.json {
         let mut v = serde_json::to_value(&r)?;
+        v["schema"] = crate::output::schema(p.workload.as_str()).into();
         v["params"] = serde_json::to_value(&p)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {

@@ -60,6 +60,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
+                "schema": crate::output::schema("workload"),
                 "file": name, "namespace": ns, "total_s": total_s,
                 "commands": ran.len(), "failed": failed, "ran": ran,
             }))?

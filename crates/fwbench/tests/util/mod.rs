@@ -155,7 +155,18 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
         stderr(&o),
         stdout(&o)
     );
-    serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)))
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)));
+    // Every --json output names its shape: fwbench/<kind>/<version>, kind = the command.
+    if args.contains(&"--json") {
+        let kind = args[0];
+        assert_eq!(
+            v["schema"],
+            serde_json::json!(format!("fwbench/{kind}/1")),
+            "{args:?}: schema"
+        );
+    }
+    v
 }
 
 /// A JSON count.
