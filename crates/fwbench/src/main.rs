@@ -21,6 +21,7 @@ mod process;
 mod rules;
 mod run;
 mod search;
+mod sys;
 mod testbed;
 mod worklang;
 mod workloads;

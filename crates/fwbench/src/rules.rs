@@ -6,6 +6,7 @@ use crate::params::topology::chain_of;
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
+use crate::process::{Cmd, Failure};
 use crate::testbed::addr;
 use firewall::install;
 use firewall::models::{Addressing, Model, ModelSpec};
@@ -93,15 +94,18 @@ pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
         };
         if !check.is_empty() {
             // Check mode parses and validates only; it changes no firewall state.
-            let o = std::process::Command::new(&check[0])
-                .args(&check[1..])
-                .output()
-                .map_err(|e| format!("running {}: {e}", check[0]))?;
-            if !o.status.success() {
+            let args: Vec<&str> = check[1..].iter().map(String::as_str).collect();
+            let o = Cmd::new(&check[0], &args)
+                .finish()
+                .map_err(|e| match e.failure {
+                    Failure::Spawn(e) | Failure::Wait(e) => format!("running {}: {e}", check[0]),
+                    _ => e.to_string(),
+                })?;
+            if !o.success() {
                 return Err(format!(
                     "--import {path}: {} rejects it:\n{}",
                     check[0],
-                    String::from_utf8_lossy(&o.stderr).trim()
+                    o.stderr.trim()
                 ));
             }
         }

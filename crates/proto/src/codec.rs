@@ -1,9 +1,14 @@
-//! Length-prefixed JSON frames with a hard size cap (sans-IO).
+//! Length-prefixed JSON frames with a hard size cap.
 //!
-//! Owns: framing (4-byte big-endian length, JSON body), the cap, and decode errors.
-//! Must not: do I/O, or know which message types it carries (it is generic over serde).
+//! Owns: framing (4-byte big-endian length, JSON body), the cap, decode errors, and
+//! [`FrameReader`], the one loop that pulls frames out of a byte stream.
+//! Must not: open, own or choose any I/O (the reader only reads the `Read` its caller
+//! hands it; the decoder itself is sans-IO), or know which message types it carries
+//! (it is generic over serde).
 
 use serde::{de::DeserializeOwned, Serialize};
+use std::io::Read;
+use std::marker::PhantomData;
 
 /// Largest frame body accepted or produced (4 MiB). A peer announcing more is broken
 /// or hostile; the decoder refuses it before buffering anything.
@@ -80,6 +85,57 @@ impl Decoder {
     }
 }
 
+/// Decoded frames from a byte stream: an iterator that ends at end of stream.
+///
+/// A frame that cannot be decoded is yielded as an error and ends the iteration (the
+/// stream cannot be resynchronised); so does a partial frame at end of stream
+/// ([`CodecError::Truncated`]). A read error counts as the end of the stream.
+pub struct FrameReader<R, T> {
+    r: R,
+    dec: Decoder,
+    buf: Box<[u8]>,
+    done: bool,
+    _frames: PhantomData<fn() -> T>,
+}
+
+impl<R: Read, T: DeserializeOwned> FrameReader<R, T> {
+    pub fn new(r: R) -> Self {
+        FrameReader {
+            r,
+            dec: Decoder::new(),
+            buf: vec![0; 64 * 1024].into_boxed_slice(),
+            done: false,
+            _frames: PhantomData,
+        }
+    }
+}
+
+impl<R: Read, T: DeserializeOwned> Iterator for FrameReader<R, T> {
+    type Item = Result<T, CodecError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            match self.dec.next_frame::<T>() {
+                Ok(Some(m)) => return Some(Ok(m)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+            match self.r.read(&mut self.buf) {
+                Ok(n) if n > 0 => self.dec.push(&self.buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Ok(_) | Err(_) => {
+                    self.done = true;
+                    return self.dec.finish().err().map(Err);
+                }
+            }
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +205,31 @@ mod tests {
         d.push(&frame[..frame.len() - 1]);
         assert_eq!(d.next_frame::<ToAgent>().unwrap(), None);
         assert_eq!(d.finish(), Err(CodecError::Truncated(frame.len() - 1)));
+    }
+
+    #[test]
+    fn reader_yields_frames_then_ends() {
+        let mut bytes = encode(&ToAgent::Start).unwrap();
+        bytes.extend(encode(&ToAgent::Stop).unwrap());
+        let got: Vec<_> = FrameReader::<_, ToAgent>::new(&bytes[..]).collect();
+        assert_eq!(got, [Ok(ToAgent::Start), Ok(ToAgent::Stop)]);
+        let none: Vec<_> = FrameReader::<_, ToAgent>::new(&[][..]).collect();
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn reader_stops_at_a_bad_or_truncated_frame() {
+        let mut bytes = encode(&ToAgent::Start).unwrap();
+        bytes.extend(3u32.to_be_bytes());
+        bytes.extend(b"{x}");
+        bytes.extend(encode(&ToAgent::Stop).unwrap());
+        let got: Vec<_> = FrameReader::<_, ToAgent>::new(&bytes[..]).collect();
+        assert_eq!(got.len(), 2);
+        assert!(matches!(got[1], Err(CodecError::Malformed(_))));
+
+        let frame = encode(&ToAgent::Start).unwrap();
+        let cut = &frame[..frame.len() - 1];
+        let got: Vec<_> = FrameReader::<_, ToAgent>::new(cut).collect();
+        assert_eq!(got, [Err(CodecError::Truncated(frame.len() - 1))]);
     }
 }

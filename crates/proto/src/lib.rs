@@ -3,8 +3,9 @@
 //! Owns: the message types (including the workload spec types every part shares),
 //! the length-prefixed JSON codec with its size cap, the protocol version, and the
 //! sans-IO phase state machines of both ends.
-//! Must not: do I/O or read clocks. Callers feed bytes and messages in; this crate
-//! says what is allowed next.
+//! Must not: do I/O of its own or read clocks. Callers feed bytes and messages in;
+//! this crate says what is allowed next. (`FrameReader` reads frames from a `Read`
+//! the caller hands it — the only place that calls `read`.)
 //!
 //! Wire format: each frame is a 4-byte big-endian length followed by that many bytes
 //! of UTF-8 JSON. The first frame in each direction is `Hello { version }`.
@@ -30,7 +31,7 @@ pub mod param;
 pub mod phase;
 pub mod role;
 
-pub use codec::{encode, CodecError, Decoder, MAX_FRAME_LEN};
+pub use codec::{encode, CodecError, Decoder, FrameReader, MAX_FRAME_LEN};
 pub use conn::*;
 pub use echo::*;
 pub use gateway::*;

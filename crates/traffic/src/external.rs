@@ -12,6 +12,7 @@
 
 use crate::gate::{Gate, StartGate};
 use crate::hist::RttHistogram;
+use crate::program::find_program;
 use crate::sys::{self, Epoll, EventFd, EPOLLIN};
 use crate::TrafficError;
 use proto::{pattern_byte, ConnMode, SessionClientResults, SessionClientSpec};
@@ -43,9 +44,6 @@ pub const MAX_ERROR_KINDS: usize = 8;
 /// The `\n` is curl's escape, not a Rust one.
 const CURL_WRITE_OUT: &str =
     "%{http_code} %{size_download} %{time_connect} %{time_starttransfer} %{time_total}\\n";
-
-/// Where programs live that may not be on PATH (nginx is in /usr/sbin).
-const SBIN_DIRS: [&str; 3] = ["/usr/local/sbin", "/usr/sbin", "/sbin"];
 
 // ---------------------------------------------------------------------------------
 // nginx
@@ -1191,15 +1189,6 @@ impl Worker {
 // ---------------------------------------------------------------------------------
 // Processes and files
 // ---------------------------------------------------------------------------------
-
-/// `name` on PATH or in the sbin dirs (nginx is in /usr/sbin, often not on PATH).
-fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(SBIN_DIRS.iter().map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
-}
 
 /// Run `program args` to completion (for its version) with nothing on stdin.
 fn run_for_output(program: &Path, args: &[&str]) -> Result<std::process::Output, TrafficError> {

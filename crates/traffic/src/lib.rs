@@ -16,6 +16,7 @@ pub mod pacer;
 pub mod packet;
 pub mod ping;
 pub mod probe;
+pub mod program;
 pub mod rng;
 pub mod sys;
 pub mod udp;

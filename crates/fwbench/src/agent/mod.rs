@@ -5,10 +5,10 @@
 //! by SIGKILL) the agent undoes its setup and exits.
 
 use proto::{
-    encode, AgentError, AgentInfo, AgentPhase, Decoder, ErrorKind, FromAgent, GatewayResults,
-    GatewaySpec, RoleResults, RoleSpec, ToAgent, PROTOCOL_VERSION,
+    encode, AgentError, AgentInfo, AgentPhase, CodecError, ErrorKind, FrameReader, FromAgent,
+    GatewayResults, GatewaySpec, RoleResults, RoleSpec, ToAgent, PROTOCOL_VERSION,
 };
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::mpsc;
 use traffic::conn::{Proxy, SessionClient, TcpServer};
 use traffic::echo::{EchoClients, EchoServer};
@@ -54,9 +54,9 @@ enum Input {
 }
 
 pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
-    // SAFETY: setting a signal disposition to SIG_IGN has no preconditions. Ctrl-C in
-    // the terminal reaches the whole process group; the controller decides how to stop.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    // Ctrl-C in the terminal reaches the whole process group; the controller decides
+    // how to stop.
+    crate::sys::ignore_sigint();
     if let Some(c) = &cpus {
         traffic::sys::set_affinity(c)
             .map_err(|e| anyhow::anyhow!("pinning agent to CPUs {c:?}: {e}"))?;
@@ -214,34 +214,19 @@ fn error(kind: ErrorKind, message: String) -> AgentError {
 }
 
 fn read_stdin(tx: mpsc::Sender<Input>) {
-    let mut stdin = std::io::stdin().lock();
-    let mut dec = Decoder::new();
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        loop {
-            match dec.next_frame::<ToAgent>() {
-                Ok(Some(m)) => {
-                    if tx.send(Input::Msg(m)).is_err() {
-                        return;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    // The stream cannot be resynchronised after a bad frame.
-                    let _ = tx.send(Input::Bad(e.to_string()));
-                    let _ = tx.send(Input::Eof);
-                    return;
-                }
-            }
-        }
-        match stdin.read(&mut buf) {
-            Ok(0) | Err(_) => {
-                let _ = tx.send(Input::Eof);
-                return;
-            }
-            Ok(n) => dec.push(&buf[..n]),
+    for frame in FrameReader::new(std::io::stdin().lock()) {
+        let input = match frame {
+            Ok(m) => Input::Msg(m),
+            // The controller is gone in the middle of a frame: just the end.
+            Err(CodecError::Truncated(_)) => break,
+            // The stream cannot be resynchronised after a bad frame.
+            Err(e) => Input::Bad(e.to_string()),
+        };
+        if tx.send(input).is_err() {
+            return;
         }
     }
+    let _ = tx.send(Input::Eof);
 }
 
 fn setup(spec: &RoleSpec) -> Result<Role, AgentError> {

@@ -7,13 +7,13 @@
 //! that changes state runs inside a private namespace `fwb-check-<pid>-<n>`, which a
 //! drop guard deletes on every path.
 
+use crate::process::{find_program, first_line, Cmd, Finished};
+use crate::sys::load_trivial_xdp;
 use serde_json::{json, Value};
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use traffic::TrafficError;
 
 /// One kernel feature: usable or not, why, and how to fix it.
 #[derive(Debug, Clone)]
@@ -40,7 +40,6 @@ pub struct Report {
     pub tools: Vec<Tool>,
 }
 
-const IPPROTO_SCTP: i32 = 132;
 const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 const SCTP_FIX: &str =
@@ -246,7 +245,7 @@ impl Netns {
         );
         // The guard exists only once `add` succeeded (it fails if the name is taken),
         // so we never delete a namespace we did not create.
-        run(ip, &["netns", "add", &name], PROBE_TIMEOUT).into_result()?;
+        run(ip, &["netns", "add", &name], PROBE_TIMEOUT)?;
         Ok(Netns {
             ip: ip.to_string(),
             name,
@@ -254,7 +253,7 @@ impl Netns {
     }
 
     /// Run `prog args...` inside the namespace.
-    fn exec(&self, prog: &str, args: &[&str]) -> Outcome {
+    fn exec(&self, prog: &str, args: &[&str]) -> Result<Finished, String> {
         let mut full = vec!["netns", "exec", &self.name, prog];
         full.extend_from_slice(args);
         run(&self.ip, &full, PROBE_TIMEOUT)
@@ -271,7 +270,7 @@ fn probe_veth(ns: &Netns) -> Capability {
     let args = [
         "-n", &ns.name, "link", "add", "a0", "type", "veth", "peer", "name", "b0",
     ];
-    match run(&ns.ip, &args, PROBE_TIMEOUT).into_result() {
+    match run(&ns.ip, &args, PROBE_TIMEOUT) {
         Ok(_) => ok("veth", "veth pair created in the private namespace"),
         Err(e) => bad(
             "veth",
@@ -285,10 +284,7 @@ fn probe_nftables(ns: &Netns, nft: Option<String>) -> Capability {
     let Some(nft) = nft else {
         return bad("nftables", "nft not found", "apt-get install nftables");
     };
-    match ns
-        .exec(&nft, &["add", "table", "inet", "fwbcheck"])
-        .into_result()
-    {
+    match ns.exec(&nft, &["add", "table", "inet", "fwbcheck"]) {
         Ok(_) => {
             let _ = ns.exec(&nft, &["delete", "table", "inet", "fwbcheck"]);
             ok("nftables", "table inet fwbcheck added and deleted")
@@ -322,11 +318,11 @@ fn probe_xtables(ns: &Netns, flavour: &str, v4: Option<String>) -> Capability {
     let fix = format!(
         "use a kernel with the {flavour} xtables modules (ip_tables, ip6_tables or nft_compat)"
     );
-    if let Err(e) = ns.exec(&v4, &["-w", "-L", "-n"]).into_result() {
+    if let Err(e) = ns.exec(&v4, &["-w", "-L", "-n"]) {
         return bad(name, format!("{v4name}: {e}"), fix);
     }
     let v6 = v4.replace(&v4name, &v6name);
-    match ns.exec(&v6, &["-w", "-L", "-n"]).into_result() {
+    match ns.exec(&v6, &["-w", "-L", "-n"]) {
         Ok(_) => ok(name, format!("{v4name} and {v6name} list tables")),
         Err(e) => bad(name, format!("{v4name} ok, {v6name}: {e}"), fix),
     }
@@ -336,10 +332,7 @@ fn probe_ipset(ns: &Netns, ipset: Option<String>) -> Capability {
     let Some(ipset) = ipset else {
         return bad("ipset", "ipset not found", "apt-get install ipset");
     };
-    match ns
-        .exec(&ipset, &["create", "fwbcheck", "hash:ip"])
-        .into_result()
-    {
+    match ns.exec(&ipset, &["create", "fwbcheck", "hash:ip"]) {
         Ok(_) => {
             let _ = ns.exec(&ipset, &["destroy", "fwbcheck"]);
             ok("ipset", "hash:ip set created and destroyed")
@@ -355,8 +348,8 @@ fn probe_ipset(ns: &Netns, ipset: Option<String>) -> Capability {
 fn probe_conntrack(ns: &Netns, conntrack: Option<String>) -> Capability {
     const MAX: &str = "/proc/sys/net/netfilter/nf_conntrack_max";
     let read_max = || {
-        let o = ns.exec("cat", &[MAX]);
-        o.success().then(|| first_line(&o.stdout)).flatten()
+        let o = ns.exec("cat", &[MAX]).ok()?;
+        first_line(&o.stdout)
     };
     if let Some(max) = read_max() {
         return ok("conntrack", format!("nf_conntrack_max={max}"));
@@ -370,7 +363,7 @@ fn probe_conntrack(ns: &Netns, conntrack: Option<String>) -> Capability {
         );
     };
     // `conntrack -L` lets the kernel autoload nf_conntrack_netlink (and nf_conntrack).
-    match ns.exec(&ct, &["-L"]).into_result() {
+    match ns.exec(&ct, &["-L"]) {
         Ok(_) => ok(
             "conntrack",
             read_max().map_or("conntrack -L works".into(), |m| {
@@ -409,21 +402,14 @@ fn probe_sctp() -> Capability {
     }
 }
 
+/// Open (and close) an SCTP stream socket; the kernel's errno if it cannot.
 fn sctp_socket() -> std::io::Result<()> {
-    // SAFETY: socket(2) with constant arguments; no memory is passed.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_INET,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            IPPROTO_SCTP,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+    let any = "127.0.0.1:0".parse().expect("literal address");
+    match traffic::sys::stream_socket(proto::Proto::Sctp, &any) {
+        Ok(_) => Ok(()),
+        Err(TrafficError::SctpUnavailable(e) | TrafficError::Io { source: e, .. }) => Err(e),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
     }
-    // SAFETY: `fd` was just returned by socket(2); nothing else owns it.
-    unsafe { libc::close(fd) };
-    Ok(())
 }
 
 /// "Protocol not supported (os error 93)" -> "Protocol not supported".
@@ -452,81 +438,6 @@ fn probe_xdp() -> Capability {
     }
 }
 
-/// The leading fields of `union bpf_attr` used by BPF_PROG_LOAD, zero-padded to 128 bytes.
-#[repr(C)]
-struct BpfProgLoadAttr {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    _pad: [u8; 128 - 48],
-}
-
-/// `struct bpf_insn`: `regs` holds dst_reg in the low nibble, src_reg in the high one.
-#[repr(C)]
-struct BpfInsn {
-    code: u8,
-    regs: u8,
-    off: i16,
-    imm: i32,
-}
-
-/// Load (and immediately close) `r0 = XDP_PASS; exit`.
-fn load_trivial_xdp() -> std::io::Result<()> {
-    const BPF_PROG_LOAD: libc::c_long = 5;
-    const BPF_PROG_TYPE_XDP: u32 = 6;
-    const XDP_PASS: i32 = 2;
-    let insns = [
-        BpfInsn {
-            code: 0xb7,
-            regs: 0,
-            off: 0,
-            imm: XDP_PASS,
-        }, // mov64 r0, XDP_PASS
-        BpfInsn {
-            code: 0x95,
-            regs: 0,
-            off: 0,
-            imm: 0,
-        }, // exit
-    ];
-    let license = b"GPL\0";
-    let attr = BpfProgLoadAttr {
-        prog_type: BPF_PROG_TYPE_XDP,
-        insn_cnt: insns.len() as u32,
-        insns: insns.as_ptr() as u64,
-        license: license.as_ptr() as u64,
-        log_level: 0,
-        log_size: 0,
-        log_buf: 0,
-        kern_version: 0,
-        prog_flags: 0,
-        _pad: [0; 128 - 48],
-    };
-    let size = std::mem::size_of_val(&attr);
-    // SAFETY: `attr` is a fully initialised, zero-padded prefix of `union bpf_attr` of
-    // `size` bytes; its pointers refer to `insns` and `license`, alive for the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_LOAD,
-            &attr as *const BpfProgLoadAttr,
-            size,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is the program fd bpf(2) just returned; we own it and close it once.
-    unsafe { libc::close(fd as libc::c_int) };
-    Ok(())
-}
-
 fn probe_ipv6() -> Capability {
     if Path::new("/proc/net/if_inet6").exists() {
         ok("ipv6", "enabled (/proc/net/if_inet6 present)")
@@ -553,7 +464,7 @@ fn host_info() -> Capability {
 fn locate(
     &(name, package, flag, needed_for): &(&'static str, &'static str, &'static str, &'static str),
 ) -> Tool {
-    let path = find_in_path(name);
+    let path = find_program(name).map(|p| p.to_string_lossy().into_owned());
     let version = path.as_deref().and_then(|p| tool_version(p, flag));
     Tool {
         name,
@@ -577,25 +488,13 @@ fn unlocated(
     }
 }
 
-/// Look `name` up in $PATH, then /usr/sbin and /sbin.
-fn find_in_path(name: &str) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let var = std::env::var("PATH").unwrap_or_default();
-    let mut dirs: Vec<&str> = var.split(':').filter(|d| !d.is_empty()).collect();
-    dirs.extend(["/usr/sbin", "/sbin"]);
-    dirs.iter()
-        .map(|d| Path::new(d).join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-        .map(|p| p.to_string_lossy().into_owned())
-}
-
 fn tool_version(path: &str, flag: &str) -> Option<String> {
-    let o = run(path, &[flag], VERSION_TIMEOUT);
-    if o.error.is_some() {
-        return None;
-    }
+    // Some tools print their version and exit non-zero: any finished run counts.
+    let o = Cmd::new(path, &[flag])
+        .timeout(VERSION_TIMEOUT)
+        .c_locale()
+        .finish()
+        .ok()?;
     version_line(&o.stdout).or_else(|| version_line(&o.stderr))
 }
 
@@ -616,126 +515,20 @@ fn version_line(text: &str) -> Option<String> {
     })
 }
 
-fn first_line(text: &str) -> Option<String> {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_string)
-}
-
-struct Outcome {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-    /// Why there is no exit status: spawn failure or timeout.
-    error: Option<String>,
-}
-
-impl Outcome {
-    fn success(&self) -> bool {
-        self.status.is_some_and(|s| s.success())
-    }
-
-    /// Ok on exit 0; otherwise a one-line reason.
-    fn into_result(self) -> Result<Outcome, String> {
-        if self.success() {
-            return Ok(self);
-        }
-        if let Some(e) = self.error {
-            return Err(e);
-        }
-        let status = self.status.map_or("no status".into(), |s| s.to_string());
-        Err(
-            match first_line(&self.stderr).or_else(|| first_line(&self.stdout)) {
-                Some(l) => format!("{l} ({status})"),
-                None => status,
-            },
-        )
-    }
-}
-
-/// Run a program with a deadline, capturing its output. The child leads its own
-/// process group, and the whole group is killed when the deadline passes.
-fn run(prog: &str, args: &[&str], timeout: Duration) -> Outcome {
-    use std::os::unix::process::CommandExt;
-    let mut out = Outcome {
-        status: None,
-        stdout: String::new(),
-        stderr: String::new(),
-        error: None,
-    };
-    let spawned = Command::new(prog)
-        .args(args)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            out.error = Some(format!("{prog}: {e}"));
-            return out;
-        }
-    };
-    // Readers run on their own threads so a chatty child cannot block on a full pipe.
-    let (tx, rx) = mpsc::channel();
-    spawn_reader(child.stdout.take(), false, tx.clone());
-    spawn_reader(child.stderr.take(), true, tx);
-    let deadline = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => {
-                out.status = Some(s);
-                break;
-            }
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            waited => {
-                if let Ok(pgid) = i32::try_from(child.id()) {
-                    // SAFETY: kill(2) on the process group led by our unreaped child.
-                    unsafe { libc::kill(-pgid, libc::SIGKILL) };
-                }
-                let _ = child.kill();
-                let _ = child.wait();
-                out.error = Some(match waited {
-                    Err(e) => format!("{prog}: wait failed: {e}"),
-                    Ok(_) => format!("timed out after {}s", timeout.as_secs_f32()),
-                });
-                break;
-            }
-        }
-    }
-    // A daemonised grandchild may still hold a pipe: give the readers a short grace period.
-    let grace = Instant::now() + Duration::from_millis(500);
-    while let Ok((is_err, text)) = rx.recv_timeout(grace.saturating_duration_since(Instant::now()))
-    {
-        if is_err {
-            out.stderr = text;
-        } else {
-            out.stdout = text;
-        }
-    }
-    out
-}
-
-fn spawn_reader<R: Read + Send + 'static>(
-    pipe: Option<R>,
-    is_err: bool,
-    tx: mpsc::Sender<(bool, String)>,
-) {
-    let Some(mut pipe) = pipe else { return };
-    // If no thread can be made, the pipe is dropped and the child sees EPIPE: no panic.
-    let _ = std::thread::Builder::new().spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        let _ = tx.send((is_err, String::from_utf8_lossy(&buf).into_owned()));
-    });
+/// Run a program with a deadline (its whole process group is killed when it passes);
+/// Ok on exit 0, otherwise a one-line reason.
+fn run(prog: &str, args: &[&str], timeout: Duration) -> Result<Finished, String> {
+    Cmd::new(prog, args)
+        .timeout(timeout)
+        .c_locale()
+        .run()
+        .map_err(|e| e.one_line())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn tool(
         name: &'static str,
@@ -852,11 +645,9 @@ mod tests {
     #[test]
     fn run_times_out_and_reports_spawn_errors() {
         let t = Instant::now();
-        let o = run("sleep", &["5"], Duration::from_millis(200));
-        assert!(o.error.is_some() && t.elapsed() < Duration::from_secs(3));
-        assert!(run("/nonexistent/fwb", &[], VERSION_TIMEOUT)
-            .into_result()
-            .is_err());
+        let e = run("sleep", &["5"], Duration::from_millis(200)).unwrap_err();
+        assert!(e.starts_with("timed out") && t.elapsed() < Duration::from_secs(3));
+        assert!(run("/nonexistent/fwb", &[], VERSION_TIMEOUT).is_err());
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub const AXES: &[Axis] = &[
     axis!(
         "model",
         ALL,
-        "the rule-set model: linear, raw-filler, conntrack, seed000-f2, … (`fwbench rules models`)",
+        "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)",
         default | _ | "linear",
         check | t,
         _ | ok(model(t))

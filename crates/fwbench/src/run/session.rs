@@ -46,8 +46,7 @@ pub fn fresh_seed() -> u64 {
 }
 
 pub fn require_root() -> Result<()> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
+    if crate::sys::euid() != 0 {
         return Err(usage(
             "this needs root (network namespaces, veth, sysctls): run it with sudo or as root",
         ));

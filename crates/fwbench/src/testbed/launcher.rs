@@ -5,7 +5,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use proto::{
-    encode, AgentInfo, ControllerPhase, Decoder, ErrorKind, FromAgent, ToAgent, PROTOCOL_VERSION,
+    encode, AgentInfo, ControllerPhase, ErrorKind, FrameReader, FromAgent, ToAgent,
+    PROTOCOL_VERSION,
 };
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -211,32 +212,11 @@ pub fn self_exe() -> std::path::PathBuf {
     std::path::PathBuf::from(format!("/proc/{}/exe", std::process::id()))
 }
 
-fn read_frames(mut r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
-    let mut dec = Decoder::new();
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        loop {
-            match dec.next_frame::<FromAgent>() {
-                Ok(Some(m)) => {
-                    if tx.send(Ok(m)).is_err() {
-                        return;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let _ = tx.send(Err(e.to_string()));
-                    return;
-                }
-            }
-        }
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => {
-                if let Err(e) = dec.finish() {
-                    let _ = tx.send(Err(e.to_string()));
-                }
-                return;
-            }
-            Ok(n) => dec.push(&buf[..n]),
+/// Decoded frames from an agent's stdout into `tx`, until the stream ends or breaks.
+fn read_frames(r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
+    for frame in FrameReader::new(r) {
+        if tx.send(frame.map_err(|e| e.to_string())).is_err() {
+            return;
         }
     }
 }

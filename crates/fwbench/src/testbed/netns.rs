@@ -14,12 +14,12 @@
 
 use crate::error::usage;
 use crate::params::topology::Topology;
+use crate::process::Cmd;
 use crate::testbed::addr;
 use crate::testbed::launcher::Launcher;
 use crate::testbed::{Host, Testbed};
 use anyhow::{bail, Context, Result};
 use proto::Family;
-use std::io::Write;
 use std::net::IpAddr;
 use std::process::{Command, Stdio};
 
@@ -36,33 +36,15 @@ pub fn ip(args: &[&str]) -> Result<String> {
     run_cmd("ip", args, None)
 }
 
+/// Run `prog args…` (with `stdin` as its input) to completion; its stdout on exit 0,
+/// otherwise a [`ProcessError`](crate::process::ProcessError) with argv, status and stderr.
 pub fn run_cmd(prog: &str, args: &[&str], stdin: Option<&str>) -> Result<String> {
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run {prog} (is it installed?)"))?;
-    if let (Some(input), Some(mut w)) = (stdin, child.stdin.take()) {
-        w.write_all(input.as_bytes())
-            .with_context(|| format!("writing to {prog}"))?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!(
-            "`{prog} {}` failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let cmd = Cmd::new(prog, args);
+    let cmd = match stdin {
+        Some(text) => cmd.input(text),
+        None => cmd,
+    };
+    Ok(cmd.run()?.stdout)
 }
 
 /// Names must fit in namespace names and be safe in commands.
@@ -429,20 +411,14 @@ impl Drop for EphemeralTestbed {
 }
 
 fn spawn_reaper(name: &str) -> Result<std::process::Child> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(crate::testbed::launcher::self_exe());
     cmd.args(["testbed", "reap", "--name", name])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
-    // SAFETY: setsid is async-signal-safe; it detaches the reaper from the terminal's
-    // process group so a Ctrl-C aimed at the controller does not reach it.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    // Detached from the terminal's process group: a Ctrl-C aimed at the controller
+    // does not reach the reaper.
+    crate::sys::new_session_on_spawn(&mut cmd);
     cmd.spawn().context("starting the testbed reaper")
 }
 
