@@ -1,2 +1,6 @@
+//! Running one trial: the driver that starts the agents on the testbed, runs the
+//! traffic phase and collects the results ([`trial`]), and the adaptive stop rule
+//! ([`adaptive`]).
+
 pub mod adaptive;
 pub mod trial;
