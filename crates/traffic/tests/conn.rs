@@ -167,8 +167,11 @@ fn http_download_of_8_mib_is_verified_and_timed_in_order() {
     assert_clean(&c);
     assert_eq!(c.sessions, 2);
     assert_eq!(c.bytes, 2 * (8 << 20));
-    // Both sessions: first byte, then last byte, then the end of the session.
-    assert!(c.ttfb.max_ns <= c.ttlb.min_ns, "{:?} {:?}", c.ttfb, c.ttlb);
+    // Each session: first byte, then last byte, then the end of the session (seen in
+    // the distributions: the k-th fastest first byte precedes the k-th fastest last
+    // byte; one session's first byte may come after another's last under load).
+    assert!(c.ttfb.min_ns <= c.ttlb.min_ns, "{:?} {:?}", c.ttfb, c.ttlb);
+    assert!(c.ttfb.max_ns <= c.ttlb.max_ns, "{:?} {:?}", c.ttfb, c.ttlb);
     assert!(c.ttlb.max_ns <= c.session.max_ns);
     assert!(c.ttlb.min_ns <= c.session.min_ns);
     assert_eq!(sr.http_requests, 2);
