@@ -9,17 +9,35 @@
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
-/// A filtering engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Engine {
+/// Declares [`Engine`] and [`Engine::ALL`] from one list, so a new variant is in `ALL`
+/// by construction; the compiler then names the one place left to decide: the
+/// registry `engine::backend()` (an exhaustive match).
+macro_rules! engines {
+    ($($(#[doc = $doc:literal])* $variant:ident,)+) => {
+        /// A filtering engine.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum Engine {
+            $($(#[doc = $doc])* $variant,)+
+        }
+
+        impl Engine {
+            /// Every engine, in declaration order.
+            pub const ALL: &'static [Engine] = &[$(Engine::$variant,)+];
+        }
+    };
+}
+
+engines! {
     /// Nothing installed (the baseline), whatever the model.
     None,
     /// nftables, one native rule per model rule.
     Nft,
     /// nftables; filler rules collapse into one set and one rule matching it.
     NftSet,
+    /// iptables rules through the legacy xtables kernel interface.
     IptablesLegacy,
+    /// iptables rules through nf_tables (iptables-nft).
     IptablesNft,
     /// iptables-legacy rules; filler rules collapse into one ipset and one rule.
     IpsetLegacy,
@@ -27,6 +45,8 @@ pub enum Engine {
     IpsetNft,
 }
 
+/// Every name `--engine` accepts (the engines' names and their aliases), for messages
+/// and docs; a test holds it equal to what the backends say.
 pub const ENGINES: &[&str] = &[
     "none",
     "nft",
@@ -37,19 +57,6 @@ pub const ENGINES: &[&str] = &[
     "ipset-legacy",
     "ipset-nft",
 ];
-
-impl Engine {
-    /// Every engine, in the order of [`ENGINES`].
-    pub const ALL: [Engine; 7] = [
-        Engine::None,
-        Engine::Nft,
-        Engine::NftSet,
-        Engine::IptablesLegacy,
-        Engine::IptablesNft,
-        Engine::IpsetLegacy,
-        Engine::IpsetNft,
-    ];
-}
 
 /// A name that is not one of a list (engine, model, position, chain), with the list.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -96,7 +96,8 @@ impl std::str::FromStr for Engine {
     type Err = crate::model::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Engine::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|e| {
                 let b = backend(*e);
                 b.name() == s || b.aliases().contains(&s)
@@ -152,11 +153,15 @@ mod tests {
 
     #[test]
     fn names_are_serde_names_and_parse_back() {
-        for e in Engine::ALL {
+        for &e in Engine::ALL {
             let serde_name = serde_json::to_value(e).unwrap();
             assert_eq!(serde_name, e.to_string(), "{e:?}");
             assert_eq!(e.to_string().parse::<Engine>().unwrap(), e);
             assert!(crate::model::ENGINES.contains(&backend(e).name()));
+        }
+        // Every name advertised parses (the loop above: every engine is advertised).
+        for n in crate::model::ENGINES {
+            assert!(n.parse::<Engine>().is_ok(), "{n}");
         }
         assert_eq!("nftables".parse::<Engine>().unwrap(), Engine::Nft);
         assert_eq!("ipset".parse::<Engine>().unwrap(), Engine::IpsetLegacy);
