@@ -1,9 +1,6 @@
 //! Adaptive trial length: stop once the rate's 95 % confidence interval over 200-ms
 //! windows is narrow enough (within one trial; repetitions are the unit for CIs).
 
-//! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
-//! teardown — in the phase order of `proto`, gateway first and down last.
-
 use crate::outcome::Precision;
 use std::time::Duration;
 

@@ -1,8 +1,5 @@
 //! `fwbench report DB`: read a results file (never writing to it) and write a report.
 
-//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
-//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
-
 use crate::error::usage;
 use anyhow::{Context, Result};
 use clap::Args;

@@ -1,9 +1,6 @@
 //! `fwbench run [SCENARIO]`: plan → trials → store, with progress, ETA and a clean
 //! stop on Ctrl-C (the running trial is abandoned, finished ones are kept); resume.
 
-//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
-//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
-
 use crate::error::usage;
 use crate::error::Interrupted;
 use crate::exec::trial::{self};

@@ -2,9 +2,6 @@
 //! run, the pre-flight check of rule sets, opening a run in the store, and a
 //! [`Session`] of trials stored one by one (single trials, searches from the CLI).
 
-//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
-//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
-
 use crate::error::usage;
 use crate::error::Interrupted;
 use crate::exec::trial::{self};

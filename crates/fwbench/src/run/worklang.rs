@@ -1,8 +1,5 @@
 //! `fwbench workload FILE`: the workload language run inside the client namespace.
 
-//! The controller's run loop: plan → trials → store, with progress, ETA and a clean
-//! stop on Ctrl-C (the running trial is abandoned, finished ones are kept).
-
 use crate::error::usage;
 use crate::error::Interrupted;
 use crate::output;

@@ -14,6 +14,7 @@ use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
+use crate::workloads::us;
 use crate::workloads::{Ending, Figures, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
@@ -22,6 +23,7 @@ use proto::{
     SessionClientResults, SessionClientSpec, TcpServerResults, TcpServerSpec,
 };
 use serde::Serialize;
+use store::Headline;
 
 /// Check a connection workload's parameters (bad input → the message; exit 2).
 pub fn check(p: &TrialParams) -> Result<(), String> {
@@ -294,6 +296,24 @@ pub fn combine(
         server: s,
         proxy,
         client_program: c.external,
+    }
+}
+
+impl ConnSummary {
+    /// The store's headline columns: sessions are the transactions, their durations the "RTT".
+    pub fn headline(&self) -> Headline {
+        Headline {
+            duration_s: Some(self.elapsed_s),
+            throughput_bps: Some(self.goodput_bps),
+            transactions_per_s: Some(self.sessions_per_s),
+            rtt_p50_us: us(self.session.p50_ns),
+            rtt_p90_us: us(self.session.p90_ns),
+            rtt_p99_us: us(self.session.p99_ns),
+            rtt_max_us: us(self.session.max_ns),
+            validation_errors: Some(self.corrupt),
+            lost: Some(self.failed),
+            ..Default::default()
+        }
     }
 }
 

@@ -1,16 +1,15 @@
 //! Seed 000's echo workload on the controller side: the figures that combine the
 //! client's and the server's counters at the four measurement points.
 
-//! One echo trial, end to end: agents up, setup, start, run for t, stop, results,
-//! teardown — in the phase order of `proto`, gateway first and down last.
-
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
+use crate::workloads::us;
 use crate::workloads::{Ending, Figures, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
 use serde::Serialize;
+use store::{EchoClientRow, Headline};
 
 /// Per-client figures that combine both ends.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -104,6 +103,67 @@ pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
         mp,
         rtt: c.rtt,
         clients,
+    }
+}
+
+impl EchoSummary {
+    /// The store's headline columns: throughput, transactions, RTT percentiles, errors.
+    pub fn headline(&self) -> Headline {
+        Headline {
+            duration_s: Some(self.elapsed_s),
+            throughput_bps: Some(self.throughput_bps),
+            transactions_per_s: Some(self.transactions_per_s),
+            rtt_p50_us: us(self.rtt.p50_ns),
+            rtt_p90_us: us(self.rtt.p90_ns),
+            rtt_p99_us: us(self.rtt.p99_ns),
+            rtt_p999_us: us(self.rtt.p999_ns),
+            rtt_max_us: us(self.rtt.max_ns),
+            validation_errors: Some(self.validation_errors),
+            unsent: Some(self.unsent),
+            lost: Some(self.lost),
+            ..Default::default()
+        }
+    }
+
+    /// Seed 000's per-client rows.
+    pub fn client_rows(&self) -> Vec<EchoClientRow> {
+        self.clients
+            .iter()
+            .map(|c| {
+                let mut v = c.validation_client;
+                v.merge(&c.validation_server);
+                let r = c.rtt;
+                let f = |ns: u64| ns as f64 / 1e3;
+                EchoClientRow {
+                    client: c.client,
+                    source: c.source.clone(),
+                    mp: c.mp.map(|m| (m.frames, m.bytes)),
+                    unsent_client: c.unsent_client,
+                    unsent_server: c.unsent_server,
+                    lost: c.lost,
+                    validation: [
+                        v.malformed,
+                        v.wrong_client,
+                        v.wrong_size,
+                        v.gaps,
+                        v.duplicates,
+                        v.reordered,
+                    ],
+                    throughput_bps: c.throughput_bps,
+                    transactions_per_s: c.transactions_per_s,
+                    rtt_us: (r.count > 0).then(|| {
+                        [
+                            f(r.p50_ns),
+                            f(r.p90_ns),
+                            f(r.p99_ns),
+                            f(r.p999_ns),
+                            f(r.max_ns),
+                        ]
+                    }),
+                    error: c.error.clone(),
+                }
+            })
+            .collect()
     }
 }
 

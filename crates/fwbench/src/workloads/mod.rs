@@ -3,6 +3,9 @@
 //! end is decided, and the figures it combines from both ends and the gateway
 //! ([`Figures`]) — with the headline columns they are stored under.
 //!
+//! Each family's figures also say what they mean in the store's headline columns
+//! (`headline()`).
+//!
 //! [`traffic`] is the registry: an exhaustive match over the workload kinds, so a new
 //! kind does not compile until it says what drives it.
 //!
@@ -75,4 +78,9 @@ pub fn traffic(w: Workload) -> Result<&'static dyn Traffic> {
         Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => &conn::Conn,
         Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
     })
+}
+
+/// Nanoseconds as microseconds, for the store's `*_us` columns.
+pub(crate) fn us(ns: u64) -> Option<f64> {
+    Some(ns as f64 / 1e3)
 }

@@ -12,6 +12,7 @@ use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
+use crate::workloads::us;
 use crate::workloads::{Ending, Figures, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
@@ -19,6 +20,7 @@ use proto::{
     RoleSpec, RttSummary, UdpKernelCounters, UdpSinkSpec, UdpSourceSpec,
 };
 use serde::Serialize;
+use store::Headline;
 
 /// Cross-field checks (bad input: exit 2 before anything runs).
 pub fn check(p: &TrialParams) -> Result<(), String> {
@@ -377,6 +379,48 @@ pub fn size_text(k: &PacketParams, family: Family) -> String {
         (Ok(p), Ok(f), _) => format!("{p} B payload ({f} B frame)"),
         (Ok(p), Err(_), Ok(w)) => format!("{p} B payload (IP fragments: {w} B on the wire)"),
         _ => k.size.to_string(),
+    }
+}
+
+impl PacketSummary {
+    /// The store's headline columns: received packets/s, loss, one-way delay, jitter.
+    pub fn headline(&self) -> Headline {
+        Headline {
+            duration_s: Some(self.elapsed_s),
+            throughput_bps: Some(self.received_bps),
+            lost: Some(self.lost),
+            offered_pps: Some(self.offered_pps),
+            sent_pps: Some(self.sent_pps),
+            received_pps: Some(self.received_pps),
+            loss_ratio: Some(self.loss_ratio),
+            owd_p50_us: (self.owd.count > 0).then(|| self.owd.p50_ns as f64 / 1e3),
+            jitter_us: (self.owd.count > 0).then_some(self.jitter_ns / 1e3),
+            validation_errors: Some(self.duplicates),
+            ..Default::default()
+        }
+    }
+}
+
+impl PingSummary {
+    /// The store's headline columns: replies/s as transactions, RTT percentiles, loss.
+    pub fn headline(&self) -> Headline {
+        Headline {
+            duration_s: Some(self.elapsed_s),
+            transactions_per_s: Some(self.received as f64 / self.elapsed_s.max(1e-9)),
+            rtt_p50_us: us(self.rtt.p50_ns),
+            rtt_p90_us: us(self.rtt.p90_ns),
+            rtt_p99_us: us(self.rtt.p99_ns),
+            rtt_p999_us: us(self.rtt.p999_ns),
+            rtt_max_us: us(self.rtt.max_ns),
+            validation_errors: Some(self.invalid),
+            lost: Some(self.lost),
+            loss_ratio: Some(if self.sent == 0 {
+                0.0
+            } else {
+                self.lost as f64 / self.sent as f64
+            }),
+            ..Default::default()
+        }
     }
 }
 
