@@ -43,7 +43,7 @@ pub struct GatewayResults {
     /// The namespace's netfilter state before setup and after teardown (agents of
     /// older builds do not send it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub residue: Option<Residue>,
+    pub residue: Option<Box<Residue>>,
 }
 
 /// What a trial can leave in the gateway's namespace that changes later trials: its
@@ -160,10 +160,10 @@ mod tests {
         let back: GatewayResults = serde_json::from_str(r#"{"sysctls":[]}"#).unwrap();
         assert_eq!(back.residue, None);
         let with = GatewayResults {
-            residue: Some(Residue {
+            residue: Some(Box::new(Residue {
                 left: vec!["legacy table filter instantiated".into()],
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         };
         let json = serde_json::to_string(&with).unwrap();

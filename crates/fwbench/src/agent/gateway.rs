@@ -90,7 +90,7 @@ impl RoleRun for GatewayRole {
             firewall,
             interfaces,
             proxy,
-            residue: Some(residue),
+            residue: Some(Box::new(residue)),
         }))
     }
 }
