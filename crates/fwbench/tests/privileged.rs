@@ -1007,3 +1007,111 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
         stderr(&o)
     );
 }
+
+// ---- every trial starts from the same gateway ("numbers to trust", point 1) ----
+
+/// The scenario of the residue tests: iptables-nft (leaves an empty `table ip filter`,
+/// which the gateway removes), none, iptables-legacy (leaves its `filter` table
+/// instantiated, which no one can remove from a namespace), twice, in this order.
+const MIXED_ENGINES: &str = "order = \"sequential\"\nrepetitions = 2\n[params]\nproto = \"udp\"\nclients = 1\nduration = \"500ms\"\nrules = 10\nengine = [\"iptables-nft\", \"none\", \"iptables-legacy\"]\n";
+
+/// Per trial, in run order: engine, clean_start, start differences, removed, left.
+fn residue_rows(db: &std::path::Path) -> Vec<Vec<String>> {
+    let sql = "SELECT json_extract(params, '$.engine'), \
+        ifnull(json_extract(results, '$.clean_start'), 'none'), \
+        ifnull(json_extract(results, '$.start_differences'), '[]'), \
+        ifnull(json_extract(results, '$.gateway.residue.removed'), '[]'), \
+        ifnull(json_extract(results, '$.gateway.residue.left'), '[]') \
+        FROM trials ORDER BY id";
+    let o = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 5000", "-separator", "\t"])
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect("sqlite3 CLI needed for this check (apt-get install sqlite3)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn named_testbed_trials_after_iptables_nft_start_clean_after_legacy_are_marked() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let sc = dir.file("mixed.toml");
+    std::fs::write(&sc, MIXED_ENGINES).unwrap();
+    let o = fwbench(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--testbed",
+        &tb.name,
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert!(
+        stderr(&o).contains("later trials on it are marked"),
+        "{}",
+        stderr(&o)
+    );
+    let rows = residue_rows(&db);
+    let engines: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        engines,
+        ["iptables-nft", "none", "iptables-legacy"].repeat(2),
+        "{rows:?}"
+    );
+    // 1: iptables-nft's empty built-in table is removed by its own trial …
+    assert_eq!(rows[0][1], "1", "{rows:?}");
+    assert!(rows[0][3].contains("nft table ip filter"), "{rows:?}");
+    assert_eq!(rows[0][4], "[]", "{rows:?}");
+    // … so the next trial (engine none) starts clean.
+    assert_eq!(rows[1][1], "1", "{rows:?}");
+    // 3: iptables-legacy starts clean and leaves its table instantiated …
+    assert_eq!(rows[2][1], "1", "{rows:?}");
+    assert!(
+        rows[2][4].contains("legacy table filter instantiated"),
+        "{rows:?}"
+    );
+    // … which every later trial on this (user's) testbed is marked for.
+    for r in &rows[3..] {
+        assert_eq!(r[1], "0", "{rows:?}");
+        assert!(
+            r[2].contains("legacy table filter instantiated"),
+            "{rows:?}"
+        );
+    }
+    // No nft table outlives the trials; the legacy table does (it cannot be unloaded).
+    let ns = gw_ns(&tb);
+    assert_eq!(in_ns(&ns, &["nft", "list", "tables"]).trim(), "");
+    // The run's progress lines say so too.
+    assert!(
+        stderr(&o).contains("[gateway not clean at start]"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let sc = dir.file("mixed.toml");
+    std::fs::write(&sc, MIXED_ENGINES).unwrap();
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let rows = residue_rows(&db);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r[1], "1", "every trial starts clean: {rows:?}");
+        assert_eq!(r[2], "[]", "{rows:?}");
+    }
+    // The legacy trials left their table; the testbed was replaced after each.
+    assert!(rows[2][4].contains("legacy table filter"), "{rows:?}");
+    assert!(rows[5][4].contains("legacy table filter"), "{rows:?}");
+}

@@ -40,4 +40,133 @@ pub struct GatewayResults {
     /// Proxy mode: what the relay did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<ProxyResults>,
+    /// The namespace's netfilter state before setup and after teardown (agents of
+    /// older builds do not send it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residue: Option<Box<Residue>>,
+}
+
+/// What a trial can leave in the gateway's namespace that changes later trials: its
+/// netfilter tables and sets, and the sysctls the gateway sets. Lists are sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NetState {
+    /// nftables tables as "family name", e.g. "ip filter".
+    #[serde(default)]
+    pub nft_tables: Vec<String>,
+    /// Legacy x_tables tables instantiated in the namespace, e.g. "ip filter"
+    /// (`/proc/net/ip_tables_names`, `/proc/net/ip6_tables_names`).
+    #[serde(default)]
+    pub legacy_tables: Vec<String>,
+    /// ipset sets by name.
+    #[serde(default)]
+    pub ipsets: Vec<String>,
+    /// The sysctls the gateway sets: (name, value).
+    #[serde(default)]
+    pub sysctls: Vec<(String, String)>,
+}
+
+impl NetState {
+    /// How `self` differs from `base`, one phrase per difference (empty: the same).
+    /// sysctls are compared only where both name them.
+    pub fn differences(&self, base: &NetState) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut lists = |what: &str, now: &[String], then: &[String], added: &str| {
+            for t in now.iter().filter(|t| !then.contains(t)) {
+                out.push(format!("{what} {} {added}", describe(what, t)));
+            }
+            for t in then.iter().filter(|t| !now.contains(t)) {
+                out.push(format!("{what} {} gone", describe(what, t)));
+            }
+        };
+        lists("nft table", &self.nft_tables, &base.nft_tables, "present");
+        lists(
+            "legacy table",
+            &self.legacy_tables,
+            &base.legacy_tables,
+            "instantiated",
+        );
+        lists("ipset", &self.ipsets, &base.ipsets, "present");
+        for (k, v) in &self.sysctls {
+            if let Some((_, b)) = base.sysctls.iter().find(|(bk, _)| bk == k) {
+                if b != v {
+                    out.push(format!("sysctl {k}={v} (was {b})"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A legacy table "ip filter" reads "filter" (IPv4, as iptables names it).
+fn describe<'a>(what: &str, t: &'a str) -> &'a str {
+    match what {
+        "legacy table" => t.strip_prefix("ip ").unwrap_or(t),
+        _ => t,
+    }
+}
+
+/// The gateway's netfilter state before its setup and after its teardown, and what
+/// the teardown removed beyond fwbench's own rules (tables the engines' tools made).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Residue {
+    pub before: NetState,
+    /// After teardown, including the removals below.
+    pub after: NetState,
+    /// What the teardown removed that fwbench's rule removal leaves (e.g. the empty
+    /// `table ip filter` iptables-nft creates).
+    #[serde(default)]
+    pub removed: Vec<String>,
+    /// What stays and differs from `before` (e.g. a legacy table, which cannot be
+    /// unloaded from a namespace): later trials on this namespace pay for it.
+    #[serde(default)]
+    pub left: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_in_words() {
+        let base = NetState {
+            nft_tables: vec!["inet mine".into()],
+            sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
+            ..Default::default()
+        };
+        let now = NetState {
+            nft_tables: vec!["inet mine".into(), "ip filter".into()],
+            legacy_tables: vec!["ip filter".into(), "ip6 filter".into()],
+            sysctls: vec![("net.ipv4.ip_forward".into(), "0".into())],
+            ..Default::default()
+        };
+        assert_eq!(
+            now.differences(&base),
+            [
+                "nft table ip filter present",
+                "legacy table filter instantiated",
+                "legacy table ip6 filter instantiated",
+                "sysctl net.ipv4.ip_forward=0 (was 1)",
+            ]
+        );
+        assert!(base.differences(&base).is_empty());
+        assert_eq!(base.differences(&now)[0], "nft table ip filter gone");
+    }
+
+    #[test]
+    fn results_without_residue_keep_their_json() {
+        let r = GatewayResults::default();
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(!json.contains("residue"), "{json}");
+        let back: GatewayResults = serde_json::from_str(r#"{"sysctls":[]}"#).unwrap();
+        assert_eq!(back.residue, None);
+        let with = GatewayResults {
+            residue: Some(Box::new(Residue {
+                left: vec!["legacy table filter instantiated".into()],
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&with).unwrap();
+        assert_eq!(serde_json::from_str::<GatewayResults>(&json).unwrap(), with);
+    }
 }

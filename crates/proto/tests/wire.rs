@@ -197,6 +197,8 @@ fn role_results() -> Vec<RoleResults> {
                 errors: 6,
                 first_error: Some("refused".into()),
             }),
+            // None: the pinned frame below is what older agents send, unchanged.
+            residue: None,
         }),
         RoleResults::UdpSource(UdpSourceResults {
             sent: c,

@@ -6,7 +6,7 @@
 pub mod search;
 
 use crate::workloads::echo::EchoSummary;
-use proto::GatewayResults;
+use proto::{GatewayResults, NetState};
 use serde::Serialize;
 
 /// What an adaptive trial achieved.
@@ -72,6 +72,13 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::outcome::search::SearchSummary>,
     pub gateway: Option<GatewayResults>,
+    /// Whether the gateway started this trial in the state of the testbed's first
+    /// snapshot (None: no gateway, or an agent that does not report its state).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clean_start: Option<bool>,
+    /// How the gateway's state at the start differed from the first snapshot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub start_differences: Vec<String>,
 }
 
 impl Outcome {
@@ -91,7 +98,32 @@ impl Outcome {
             samples: vec![],
             precision: None,
             gateway: None,
+            clean_start: None,
+            start_differences: vec![],
         }
+    }
+
+    /// Compare the gateway's state at this trial's start with `first`, the testbed's
+    /// first snapshot, and mark the trial (nothing to compare: left unmarked).
+    pub fn judge_start(&mut self, first: &NetState) {
+        let Some(before) = self.gateway_state_before() else {
+            return;
+        };
+        self.start_differences = before.differences(first);
+        self.clean_start = Some(self.start_differences.is_empty());
+    }
+
+    /// The gateway's netfilter state before its setup, if it reported one.
+    pub fn gateway_state_before(&self) -> Option<&NetState> {
+        Some(&self.gateway.as_ref()?.residue.as_ref()?.before)
+    }
+
+    /// What the gateway could not undo (legacy tables …): later trials pay for it.
+    pub fn gateway_left(&self) -> &[String] {
+        self.gateway
+            .as_ref()
+            .and_then(|g| g.residue.as_ref())
+            .map_or(&[], |r| &r.left)
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.

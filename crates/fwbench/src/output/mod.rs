@@ -179,7 +179,10 @@ fn precision_note(o: &Outcome) -> String {
 }
 
 pub fn outcome_line(o: &Outcome) -> String {
-    let line = outcome_line_fixed(o);
+    let mut line = outcome_line_fixed(o);
+    if o.clean_start == Some(false) {
+        line = format!("[gateway not clean at start] {line}");
+    }
     if o.status == Status::Ok {
         line + &precision_note(o)
     } else {
@@ -514,6 +517,12 @@ fn firewall_lines(o: &Outcome) -> String {
                 .unwrap_or_default()
         );
     }
+    if o.clean_start == Some(false) {
+        out += &format!(
+            "  gateway: not clean at start: {} (left by an earlier trial)\n",
+            o.start_differences.join(", ")
+        );
+    }
     let place: Vec<String> = o
         .placement
         .iter()
@@ -698,13 +707,21 @@ fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
 fn firewall_json(o: &Outcome) -> serde_json::Value {
     let f = o.firewall();
     let f = f.as_ref();
-    json!({
+    let mut v = json!({
         "rules": f.map_or(0, |f| f.rules),
         "set_elements": f.map_or(0, |f| f.elements),
         "install_ms": f.map(|f| f.install_ms),
         "remove_ms": f.and_then(|f| f.remove_ms),
         "verdicts": f.map(|f| &f.verdicts),
-    })
+    });
+    // Only where the gateway reported its state, so other trials' JSON is unchanged.
+    if let Some(clean) = o.clean_start {
+        extend(
+            &mut v,
+            json!({"clean_start": clean, "start_differences": o.start_differences}),
+        );
+    }
+    v
 }
 
 fn extend(v: &mut serde_json::Value, more: serde_json::Value) {

@@ -3,7 +3,6 @@
 
 use crate::error::usage;
 use crate::error::Interrupted;
-use crate::exec::trial::{self};
 use crate::outcome::{Outcome, Status};
 use crate::output;
 use crate::params::workload::Workload;
@@ -17,7 +16,6 @@ use crate::run::session::preflight;
 use crate::run::session::require_root;
 use crate::run::session::Testbeds;
 use crate::run::session::INTERRUPTED;
-use crate::testbed::Testbed;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::Path;
@@ -222,7 +220,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             output::params_line(&t.params),
             w = n.to_string().len()
         );
-        let tb = testbeds.get(t.params.topology)?;
+        let topology = t.params.topology;
         if let Some(w) = plan.warmup_s {
             // Unmeasured traffic first (caches, ARP/ND, conntrack, CPU clocks): a trial
             // of its own, discarded.
@@ -233,7 +231,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             } else if warm.workload == Workload::Degrade {
                 warm.workload = Workload::Flow;
             }
-            match trial::run_trial(tb, &warm, &plan.pinning, &INTERRUPTED) {
+            match testbeds.run_trial(topology, &warm, &plan.pinning, &INTERRUPTED) {
                 Err(e) if e.is::<Interrupted>() => {
                     interrupted = true;
                     break;
@@ -243,9 +241,9 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             }
         }
         let result = if crate::search::is_search(&t.params) {
-            run_search_trial(tb, t, &plan.pinning, &mut store, run_id)
+            run_search_trial(&mut testbeds, t, &plan.pinning, &mut store, run_id)
         } else {
-            trial::run_trial(tb, &t.params, &plan.pinning, &INTERRUPTED)
+            testbeds.run_trial(topology, &t.params, &plan.pinning, &INTERRUPTED)
         };
         let outcome = match result {
             Ok(o) => o,
@@ -315,7 +313,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
 /// as its own flood/flow trial (rep = the search's repetition, key = step), then the
 /// search's result is returned as the planned trial's outcome (stored by the caller).
 fn run_search_trial(
-    tb: &dyn Testbed,
+    testbeds: &mut Testbeds,
     t: &PlannedTrial,
     pin: &Pinning,
     store: &mut Store,
@@ -325,7 +323,7 @@ fn run_search_trial(
     let mut step = 0u32;
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
-        let o = trial::run_trial(tb, q, pin, &INTERRUPTED)?;
+        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
         let planned = PlannedTrial {
             key: scenario::trial_key(q, t.rep * 10_000 + step),
             rep: t.rep,

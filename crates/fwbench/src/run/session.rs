@@ -52,9 +52,19 @@ pub fn require_root() -> Result<()> {
 }
 
 /// Testbeds for a run: one named testbed, or ephemeral ones made per topology on demand.
+///
+/// Every trial should start from the same gateway: each trial is compared with the
+/// first snapshot of its testbed's gateway (see [`Outcome::judge_start`]). A trial that
+/// leaves what cannot be undone (a legacy x_tables table stays instantiated in its
+/// namespace) gets a fresh ephemeral testbed after it; a named testbed is the user's,
+/// so it is kept, with a warning, and later trials on it are marked.
 pub struct Testbeds {
     pub named: Option<NetnsTestbed>,
     pub ephemeral: HashMap<Topology, EphemeralTestbed>,
+    /// Per testbed topology: its gateway's state at the first trial.
+    first_state: HashMap<Topology, proto::NetState>,
+    /// The named testbed's residue was reported already.
+    warned: bool,
 }
 
 impl Testbeds {
@@ -73,6 +83,8 @@ impl Testbeds {
         Ok(Testbeds {
             named,
             ephemeral: HashMap::new(),
+            first_state: HashMap::new(),
+            warned: false,
         })
     }
 
@@ -99,6 +111,52 @@ impl Testbeds {
             }
         };
         Ok(&e.tb)
+    }
+
+    /// Run one trial on the testbed of `topology`, mark whether its gateway started
+    /// clean, and replace an ephemeral testbed whose gateway it left changed.
+    pub fn run_trial(
+        &mut self,
+        topology: Topology,
+        p: &TrialParams,
+        pin: &Pinning,
+        stop: &AtomicBool,
+    ) -> Result<Outcome> {
+        let tb = self.get(topology)?;
+        let mut o = trial::run_trial(tb, p, pin, stop)?;
+        let key = topology.testbed();
+        if let Some(before) = o.gateway_state_before() {
+            let first = self
+                .first_state
+                .entry(key)
+                .or_insert_with(|| before.clone());
+            o.judge_start(&first.clone());
+        }
+        let left = o.gateway_left();
+        if !left.is_empty() {
+            match &self.named {
+                Some(tb) if !self.warned => {
+                    self.warned = true;
+                    eprintln!(
+                        "fwbench: testbed {}: the gateway keeps {} after a trial; later \
+                         trials on it are marked 'not clean at start' (`fwbench testbed \
+                         down` and `up` make it new)",
+                        tb.name,
+                        left.join(", ")
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    tracing::info!(
+                        "the gateway keeps {}: replacing the ephemeral testbed",
+                        left.join(", ")
+                    );
+                    // Dropped: torn down; the next trial gets a new one.
+                    self.ephemeral.remove(&key);
+                }
+            }
+        }
+        Ok(o)
     }
 }
 
@@ -213,8 +271,10 @@ impl Session {
             rep: self.trials,
             params: params.clone(),
         };
-        let tb = self.testbeds.get(self.topology)?;
-        let outcome = match trial::run_trial(tb, params, &self.pin, &INTERRUPTED) {
+        let outcome = match self
+            .testbeds
+            .run_trial(self.topology, params, &self.pin, &INTERRUPTED)
+        {
             Ok(o) => o,
             Err(e) => {
                 if e.is::<Interrupted>() {

@@ -1,0 +1,300 @@
+//! The gateway role (the device under test): sysctls, RPS steering, fwbench's rule
+//! set and — proxy mode — a TCP relay, all held by one [`GatewayGuard`].
+//!
+//! Owns: what the gateway changes in its namespace and undoing it. The guard is built
+//! step by step, so a setup that fails half-way undoes what it did; its drop undoes
+//! everything exactly once, in reverse order, on every path (stop, teardown, failed
+//! setup, controller gone). Must not: touch a table, set or sysctl it did not make
+//! or change (the one exception is in [`super::netstate`]).
+
+use super::{error, netstate, Progress, RoleRun};
+use proto::{
+    AgentError, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
+    ProxySpec, Residue, RoleResults,
+};
+use std::path::PathBuf;
+use traffic::conn::Proxy;
+use traffic::TrafficError;
+
+/// sysctls recorded with every trial (read in the gateway's namespace).
+const GATEWAY_SYSCTLS: &[&str] = &[
+    "net.ipv4.ip_forward",
+    "net.ipv6.conf.all.forwarding",
+    "net.core.netdev_max_backlog",
+    "net.netfilter.nf_conntrack_max",
+];
+
+pub fn sysctl_path(name: &str) -> String {
+    format!("/proc/sys/{}", name.replace('.', "/"))
+}
+
+/// The gateway role while set up.
+pub struct GatewayRole {
+    guard: GatewayGuard,
+    /// sysctl values in force (after setup).
+    in_force: Vec<(String, String)>,
+    /// Interface counters at Start.
+    interfaces: Vec<IfCounters>,
+}
+
+impl GatewayRole {
+    pub fn setup(spec: &GatewaySpec) -> Result<GatewayRole, AgentError> {
+        // Each step is recorded in the guard as it succeeds; `?` drops the guard,
+        // which undoes the steps done so far.
+        let mut guard = GatewayGuard::begin(spec.sysctls.iter().map(|(k, _)| k.clone()));
+        for (k, v) in &spec.sysctls {
+            guard.set_sysctl(k, v)?;
+        }
+        let in_force = GATEWAY_SYSCTLS
+            .iter()
+            .filter_map(|k| {
+                let v = std::fs::read_to_string(sysctl_path(k)).ok()?;
+                Some((k.to_string(), v.trim().to_owned()))
+            })
+            .collect();
+        // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a
+        // mask left by a killed agent on a named testbed never outlives the next trial.
+        guard.steer(spec.steer_cpus.as_deref())?;
+        if let Some(fw) = &spec.firewall {
+            guard.install_rules(fw)?;
+        }
+        if let Some(p) = &spec.proxy {
+            guard.start_proxy(p)?;
+        }
+        Ok(GatewayRole {
+            guard,
+            in_force,
+            interfaces: vec![],
+        })
+    }
+}
+
+impl RoleRun for GatewayRole {
+    fn start(&mut self) {
+        self.interfaces = crate::host::probe::interfaces();
+    }
+
+    fn progress(&self) -> Progress {
+        Progress::default()
+    }
+
+    fn stop(self: Box<Self>) -> Result<RoleResults, AgentError> {
+        let interfaces =
+            crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
+        let GatewayRole {
+            guard, in_force, ..
+        } = *self;
+        let (firewall, proxy, residue) = guard.finish();
+        Ok(RoleResults::Gateway(GatewayResults {
+            sysctls: in_force,
+            firewall,
+            interfaces,
+            proxy,
+            residue: Some(Box::new(residue)),
+        }))
+    }
+}
+
+/// Everything the gateway changed, undone by [`GatewayGuard::finish`] or on drop —
+/// once, in reverse order: proxy stopped, rules removed, RPS masks and sysctls
+/// restored; then the namespace is compared with its state before setup.
+pub struct GatewayGuard {
+    /// The namespace before setup.
+    before: Option<NetState>,
+    /// The sysctls the gateway sets (compared before/after).
+    sysctl_names: Vec<String>,
+    /// sysctls to restore: (name, old value), in the order set.
+    sysctls: Vec<(String, String)>,
+    /// RPS masks to restore: (sysfs file, old value), in the order set.
+    rps: Vec<(PathBuf, String)>,
+    /// fwbench's rule set while it is installed.
+    rules: Option<firewall::install::Installed>,
+    /// Proxy mode: the TCP relay while it runs.
+    proxy: Option<Proxy>,
+}
+
+impl GatewayGuard {
+    /// Snapshot the namespace; nothing is changed yet.
+    fn begin(sysctl_names: impl Iterator<Item = String>) -> GatewayGuard {
+        let sysctl_names: Vec<String> = sysctl_names.filter(|k| sysctl_name_ok(k)).collect();
+        GatewayGuard {
+            before: Some(netstate::snapshot(&sysctl_names)),
+            sysctl_names,
+            sysctls: vec![],
+            rps: vec![],
+            rules: None,
+            proxy: None,
+        }
+    }
+
+    fn set_sysctl(&mut self, k: &str, v: &str) -> Result<(), AgentError> {
+        if !sysctl_name_ok(k) {
+            return Err(error(ErrorKind::BadSetup, format!("bad sysctl name '{k}'")));
+        }
+        let path = sysctl_path(k);
+        let old = std::fs::read_to_string(&path)
+            .map_err(|e| error(ErrorKind::Io, format!("reading {k}: {e}")))?;
+        std::fs::write(&path, v)
+            .map_err(|e| error(ErrorKind::Io, format!("setting {k}={v}: {e}")))?;
+        self.sysctls.push((k.to_owned(), old.trim().to_owned()));
+        Ok(())
+    }
+
+    /// Steer receive processing of every interface (but `lo`) of the gateway's
+    /// namespace to `cpus` with RPS (`None`: no steering), noting each file so that
+    /// teardown sets it back to no steering — the interfaces are the testbed's own,
+    /// and that is their default.
+    fn steer(&mut self, cpus: Option<&str>) -> Result<(), AgentError> {
+        let mask =
+            match cpus {
+                None => "0".to_string(),
+                Some(cpus) => rps_mask(&::traffic::sys::parse_cpus(cpus).map_err(|e| {
+                    error(ErrorKind::BadSetup, format!("gateway CPUs '{cpus}': {e}"))
+                })?),
+            };
+        let cpus = cpus.unwrap_or("none");
+        let dir = std::fs::read_dir("/sys/class/net")
+            .map_err(|e| error(ErrorKind::Io, format!("/sys/class/net: {e}")))?;
+        for e in dir.flatten() {
+            if e.file_name() == "lo" {
+                continue;
+            }
+            let Ok(queues) = std::fs::read_dir(e.path().join("queues")) else {
+                continue;
+            };
+            for q in queues.flatten() {
+                let f = q.path().join("rps_cpus");
+                if !q.file_name().to_string_lossy().starts_with("rx-") || !f.exists() {
+                    continue;
+                }
+                let old = std::fs::read_to_string(&f)
+                    .map_err(|e| error(ErrorKind::Io, format!("{}: {e}", f.display())))?;
+                std::fs::write(&f, &mask).map_err(|e| {
+                    error(
+                        ErrorKind::Io,
+                        format!("steering to CPUs {cpus} ({}): {e}", f.display()),
+                    )
+                })?;
+                self.rps.push((f, old.trim().to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    fn install_rules(&mut self, value: &serde_json::Value) -> Result<(), AgentError> {
+        use firewall::{install::InstallError, tool::ToolError};
+        let request = firewall::Request::from_wire(value).map_err(|e| {
+            error(
+                ErrorKind::BadSetup,
+                format!("bad rule request in setup: {e}"),
+            )
+        })?;
+        let rendered = request
+            .render()
+            .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
+        if firewall::install::clean_leftovers() {
+            tracing::warn!("removed rules a crashed run left in this namespace");
+        }
+        let installed = firewall::install::install(&rendered).map_err(|e| {
+            let kind = match e {
+                InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {
+                    ErrorKind::BadSetup
+                }
+                _ => ErrorKind::Io,
+            };
+            error(kind, e.to_string())
+        })?;
+        self.rules = Some(installed);
+        Ok(())
+    }
+
+    fn start_proxy(&mut self, spec: &ProxySpec) -> Result<(), AgentError> {
+        let proxy = Proxy::start(spec).map_err(|e| {
+            let kind = match e {
+                TrafficError::BadSpec(_) => ErrorKind::BadSetup,
+                _ => ErrorKind::Io,
+            };
+            error(kind, format!("proxy: {e}"))
+        })?;
+        self.proxy = Some(proxy);
+        Ok(())
+    }
+
+    /// Stop: the rule set's report (verdict counters read, then the rules removed,
+    /// timed), the proxy's results, then everything else undone and the residue.
+    fn finish(mut self) -> (Option<serde_json::Value>, Option<ProxyResults>, Residue) {
+        let firewall = self
+            .rules
+            .take()
+            .map(|r| firewall::Report::stop(r).to_wire());
+        let proxy = self.proxy.take().map(Proxy::stop);
+        let residue = self.undo().unwrap_or_default();
+        (firewall, proxy, residue)
+    }
+
+    /// Undo what is still in force, newest first; each step is taken out as it is
+    /// undone, so a second call does nothing (and returns `None`).
+    fn undo(&mut self) -> Option<Residue> {
+        if let Some(p) = self.proxy.take() {
+            drop(p.stop());
+        }
+        if let Some(rules) = self.rules.take() {
+            if let Err(e) = rules.remove() {
+                tracing::error!("removing fwbench's rules: {e}");
+            }
+        }
+        while let Some((path, old)) = self.rps.pop() {
+            if let Err(e) = std::fs::write(&path, &old) {
+                tracing::error!("restoring {}: {e}", path.display());
+            }
+        }
+        while let Some((k, old)) = self.sysctls.pop() {
+            if let Err(e) = std::fs::write(sysctl_path(&k), &old) {
+                tracing::error!("restoring {k}={old}: {e}");
+            }
+        }
+        let before = self.before.take()?;
+        let residue = netstate::settle(before, &self.sysctl_names);
+        for r in &residue.removed {
+            tracing::info!("removed {r} (made by an engine's tool, left empty)");
+        }
+        for l in &residue.left {
+            tracing::warn!("the gateway keeps a change after teardown: {l}");
+        }
+        Some(residue)
+    }
+}
+
+impl Drop for GatewayGuard {
+    fn drop(&mut self) {
+        self.undo();
+    }
+}
+
+fn sysctl_name_ok(k: &str) -> bool {
+    !k.contains("..") && !k.contains('/')
+}
+
+/// CPU list → the hex mask sysfs takes (comma every 32 bits), e.g. [1] → "2".
+fn rps_mask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map(|m| m / 32 + 1).unwrap_or(1);
+    let mut w = vec![0u32; words];
+    for &c in cpus {
+        w[c / 32] |= 1 << (c % 32);
+    }
+    let mut parts: Vec<String> = w.iter().rev().map(|x| format!("{x:08x}")).collect();
+    parts[0] = format!("{:x}", w[words - 1]);
+    parts.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rps_mask;
+
+    #[test]
+    fn rps_masks() {
+        assert_eq!(rps_mask(&[1]), "2");
+        assert_eq!(rps_mask(&[0, 1]), "3");
+        assert_eq!(rps_mask(&[0, 33]), "2,00000001");
+    }
+}

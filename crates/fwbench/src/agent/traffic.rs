@@ -1,0 +1,186 @@
+//! The traffic roles: thin wrappers that put the `traffic` crate's generators, sinks
+//! and servers behind [`RoleRun`].
+//!
+//! Owns: which results each traffic object reports as, and stopping it when the
+//! role is dropped without a stop (undo). Must not: generate or count traffic itself.
+
+use super::{error, Progress, RoleRun};
+use proto::{AgentError, ErrorKind, IfCounters, RoleResults, UdpSinkSpec};
+pub use traffic::conn::{SessionClient, TcpServer};
+pub use traffic::echo::{EchoClients, EchoServer};
+pub use traffic::external::{ExternalClient, ExternalServer};
+pub use traffic::ping::{PingClient, Reflector};
+pub use traffic::udp::{UdpSink, UdpSource};
+use traffic::TrafficError;
+
+/// A traffic object as the agent drives it.
+pub trait Traffic: Sized {
+    fn start(&mut self) {}
+    fn progress(&self) -> Progress {
+        Progress::default()
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError>;
+}
+
+/// A traffic role: stopped by [`RoleRun::stop`], or — undo — when dropped.
+pub struct Role<T: Traffic>(Option<T>);
+
+/// The role of a traffic object just set up; a failed setup becomes the agent's error.
+pub fn role<T: Traffic + 'static>(
+    set_up: Result<T, TrafficError>,
+) -> Result<Box<dyn RoleRun>, AgentError> {
+    match set_up {
+        Ok(t) => Ok(Box::new(Role(Some(t)))),
+        Err(e) => Err(traffic_error(e)),
+    }
+}
+
+fn traffic_error(e: TrafficError) -> AgentError {
+    let kind = match e {
+        TrafficError::SctpUnavailable(_) => ErrorKind::Unavailable,
+        TrafficError::BadSpec(_) => ErrorKind::BadSetup,
+        TrafficError::Io { .. } => ErrorKind::Io,
+    };
+    error(kind, e.to_string())
+}
+
+impl<T: Traffic> RoleRun for Role<T> {
+    fn start(&mut self) {
+        if let Some(t) = self.0.as_mut() {
+            t.start();
+        }
+    }
+    fn progress(&self) -> Progress {
+        self.0.as_ref().map(T::progress).unwrap_or_default()
+    }
+    fn stop(mut self: Box<Self>) -> Result<RoleResults, AgentError> {
+        match self.0.take() {
+            Some(t) => t.stop().map_err(|e| error(ErrorKind::Io, e.to_string())),
+            None => Err(error(ErrorKind::Internal, "stopped twice".into())),
+        }
+    }
+}
+
+impl<T: Traffic> Drop for Role<T> {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            drop(t.stop());
+        }
+    }
+}
+
+fn counted(count: u64) -> Progress {
+    Progress { count, done: false }
+}
+
+fn until((count, done): (u64, bool)) -> Progress {
+    Progress { count, done }
+}
+
+impl Traffic for EchoServer {
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        Ok(RoleResults::EchoServer(EchoServer::stop(self)))
+    }
+}
+
+impl Traffic for EchoClients {
+    fn start(&mut self) {
+        EchoClients::start(self)
+    }
+    fn progress(&self) -> Progress {
+        counted(EchoClients::progress(self))
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        Ok(RoleResults::EchoClient(EchoClients::stop(self)))
+    }
+}
+
+impl Traffic for UdpSource {
+    fn start(&mut self) {
+        UdpSource::start(self)
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        UdpSource::stop(self).map(RoleResults::UdpSource)
+    }
+}
+
+/// The sink and its namespace's interface counters at Start.
+pub struct Sink {
+    sink: UdpSink,
+    interfaces: Vec<IfCounters>,
+}
+
+impl Sink {
+    pub fn start(spec: &UdpSinkSpec) -> Result<Sink, TrafficError> {
+        Ok(Sink {
+            sink: UdpSink::start(spec)?,
+            interfaces: vec![],
+        })
+    }
+}
+
+impl Traffic for Sink {
+    fn start(&mut self) {
+        self.interfaces = crate::host::probe::interfaces();
+    }
+    fn progress(&self) -> Progress {
+        counted(self.sink.progress())
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        let mut r = self.sink.stop()?;
+        r.interfaces =
+            crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
+        Ok(RoleResults::UdpSink(r))
+    }
+}
+
+impl Traffic for PingClient {
+    fn start(&mut self) {
+        PingClient::start(self)
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        PingClient::stop(self).map(RoleResults::Ping)
+    }
+}
+
+impl Traffic for Reflector {
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        Ok(RoleResults::Reflector(Reflector::stop(self)))
+    }
+}
+
+impl Traffic for TcpServer {
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        Ok(RoleResults::TcpServer(TcpServer::stop(self)))
+    }
+}
+
+impl Traffic for ExternalServer {
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        Ok(RoleResults::TcpServer(ExternalServer::stop(self)))
+    }
+}
+
+impl Traffic for SessionClient {
+    fn start(&mut self) {
+        SessionClient::start(self)
+    }
+    fn progress(&self) -> Progress {
+        until(SessionClient::progress(self))
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        SessionClient::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
+    }
+}
+
+impl Traffic for ExternalClient {
+    fn start(&mut self) {
+        ExternalClient::start(self)
+    }
+    fn progress(&self) -> Progress {
+        until(ExternalClient::progress(self))
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        ExternalClient::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
+    }
+}
