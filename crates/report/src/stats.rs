@@ -727,7 +727,10 @@ mod tests {
         assert!(w.p > 0.05, "Welch should miss it: {w:?}");
         let p = paired(&a, &b).unwrap();
         assert!(p.p < 1e-6, "{p:?}");
-        assert!((p.mean - 0.1).abs() < p.ci95, "the CI covers the planted shift: {p:?}");
+        assert!(
+            (p.mean - 0.1).abs() < p.ci95,
+            "the CI covers the planted shift: {p:?}"
+        );
         assert!(p.ci95 < 0.03, "{p:?}");
         // No shift: the paired test does not cry wolf on the same drift.
         let mut g = Gauss::new(7);

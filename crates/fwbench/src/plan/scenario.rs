@@ -1148,7 +1148,11 @@ sink = "gateway"
         assert_eq!(seq.trials.len(), 5 + 80);
         assert_eq!(seq.order, Order::Sequential);
         let keys: std::collections::HashSet<_> = seq.trials.iter().map(|t| &t.key).collect();
-        assert_eq!(keys.len(), seq.trials.len(), "each (configuration, rep) once");
+        assert_eq!(
+            keys.len(),
+            seq.trials.len(),
+            "each (configuration, rep) once"
+        );
         for order in ["random", "abba", "paired"] {
             let a = ab(order, 40, 1);
             assert_eq!(a.trials, ab(order, 40, 1).trials, "{order}: seeded");
@@ -1178,10 +1182,7 @@ sink = "gateway"
                     assert_eq!(pair[0].0, got[2 * i - 1].0, "ABBA: {got:?}");
                 }
             }
-            let longest = got
-                .chunk_by(|x, y| x.0 == y.0)
-                .map(|run| run.len())
-                .max();
+            let longest = got.chunk_by(|x, y| x.0 == y.0).map(|run| run.len()).max();
             assert_eq!(longest, Some(2));
             // A's share of the first places is exactly one half: balanced.
             let firsts = got.chunks(2).filter(|p| p[0].0 == 0).count();
@@ -1216,7 +1217,10 @@ sink = "gateway"
             "{e}"
         );
         let e = err("workload = \"http\"\n[[firewall]]\nrepetitions = 2\n[[case]]\nrules = 1\n");
-        assert!(e.starts_with("bad.toml:3:1: firewall[1].repetitions:"), "{e}");
+        assert!(
+            e.starts_with("bad.toml:3:1: firewall[1].repetitions:"),
+            "{e}"
+        );
         // A case's repetitions override the top level's for that case only.
         let p = parse(
             "s.toml",
