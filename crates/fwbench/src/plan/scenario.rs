@@ -307,6 +307,10 @@ fn parse_rows<'a>(
     Ok(out)
 }
 
+/// A `[[firewall]]` × `[[case]]` row: values, where from, the axes the firewall row set
+/// (exempt from the workload check), repetitions.
+type CrossedRow<'a> = (BTreeMap<&'a str, String>, String, Vec<&'a str>, u32);
+
 /// Parse scenario text. `file` is used in messages only.
 pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String> {
     let cx = Ctx { file, text };
@@ -427,7 +431,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     let cases = parse_rows(&cx, raw.case.as_deref(), "case", &axes, workload)?;
     // (values, where from, axes a [[firewall]] row set — exempt from the workload
     // check, since one firewall row serves every case's workload)
-    let mut rows: Vec<(BTreeMap<&str, String>, String, Vec<&str>, u32)> = Vec::new();
+    let mut rows: Vec<CrossedRow> = Vec::new();
     for (f, fat, _) in &firewalls {
         for (c, cat, case_reps) in &cases {
             let mut one = f.clone();
