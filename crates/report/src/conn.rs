@@ -1,6 +1,7 @@
 //! Connection workloads (seeds 003 and 004: `sessions`, `bulk`, `http`, `connections`):
 //! download time vs rules with CIs over every download, A/B comparisons with Welch's
-//! test, seed 003's table and bars per firewall type (null firewall, packet filter,
+//! test and, when the arms ran as pairs of trials, the paired t-test (the verdict's), a
+//! drift figure of each A/B (trial mean vs start time), seed 003's table and bars per firewall type (null firewall, packet filter,
 //! proxy), the parallelism sweet spot, and the held-connections table.
 //!
 //! Owns: those figures and tables. Reads `results.conn` (and `results.ping` for seed
@@ -44,6 +45,7 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow], a: &mut Analysis) {
     };
     download_vs_rules(&ok("http"), a);
     ab_tables(&conn, a);
+    ab_drift(&conn, trials, a);
     seed003(configs, &searches, a);
     sweet_spot(trials, a);
     held_connections(&conn, a);
@@ -217,11 +219,86 @@ pub struct AbTest {
     pub welch: Option<stats::Welch>,
     /// Where the values come from.
     pub source: &'static str,
+    /// The paired t-test over the pairs of trials (B − A of each pair's trial means),
+    /// when the arms ran as pairs (see [`pairs`]).
+    pub paired: Option<stats::Paired>,
 }
 
-/// The A/B comparisons of a run: among connection configurations with the same
-/// workload and label, exactly two that differ in exactly one parameter (label aside).
-pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
+impl AbTest {
+    /// The test the verdict uses: the paired one when the trials ran as pairs.
+    pub fn verdict_test(&self) -> &'static str {
+        if self.paired.is_some() {
+            "paired t"
+        } else {
+            "Welch"
+        }
+    }
+
+    /// The verdict's p-value.
+    pub fn p(&self) -> Option<f64> {
+        match (self.paired, self.welch) {
+            (Some(p), _) => Some(p.p),
+            (None, Some(w)) => Some(w.p),
+            _ => None,
+        }
+    }
+}
+
+/// A trial's mean per-session (download) duration in ms: of its stored per-session
+/// durations, else of its `which` summary.
+fn trial_mean_ms(t: &TrialRow, which: &str) -> Option<f64> {
+    let us: Vec<f64> = conn_of(t)
+        .and_then(|r| r.get("session_us"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    if !us.is_empty() {
+        return stats::mean(&us).map(|m| m / 1e3);
+    }
+    model::durations(t, which)
+        .filter(|d| d.0 > 0)
+        .map(|d| d.1 / 1e6)
+}
+
+/// The pairs of an A/B, (A's trial mean, B's trial mean) in ms per repetition, when its
+/// trials ran as pairs: each repetition has one trial in each arm, and in run order
+/// (stored trial id) those two are next to each other among the two arms' trials — as
+/// the `paired`, `abba` and `sequential` orders run them (not `random`, nor one block
+/// per arm). `None` otherwise or below 2 pairs.
+pub fn pairs(ca: &Config, cb: &Config, which: &str) -> Option<Vec<(f64, f64)>> {
+    let mut run: Vec<(i64, usize, u32)> = [ca, cb]
+        .iter()
+        .enumerate()
+        .flat_map(|(arm, c)| c.reps.iter().map(move |t| (t.id, arm, t.rep)))
+        .collect();
+    run.sort();
+    if run.len() < 4 || run.len() % 2 != 0 {
+        return None;
+    }
+    let mut out = Vec::new();
+    for two in run.chunks(2) {
+        let ((_, arm0, rep0), (_, arm1, rep1)) = (two[0], two[1]);
+        if rep0 != rep1 || arm0 == arm1 {
+            return None;
+        }
+        let mean = |arm: usize| {
+            let c = [ca, cb][arm];
+            let t = c.reps.iter().find(|t| t.rep == rep0)?;
+            trial_mean_ms(t, which)
+        };
+        out.push((mean(0)?, mean(1)?));
+    }
+    // Each repetition once per arm.
+    let reps: BTreeSet<u32> = run.iter().map(|r| r.2).collect();
+    (reps.len() * 2 == run.len()).then_some(out)
+}
+
+/// An A/B case: workload, label, configurations A and B, the parameter they differ in.
+type AbCase<'a> = (String, Option<String>, &'a Config, &'a Config, String);
+
+/// Among connection configurations with the same workload and label, exactly two that
+/// differ in exactly one parameter (label aside).
+fn ab_cases<'a>(conn: &[&'a Config]) -> Vec<AbCase<'a>> {
     let mut cases: BTreeMap<(String, Option<String>), Vec<&Config>> = BTreeMap::new();
     for c in conn.iter().filter(|c| !c.reps.is_empty()) {
         cases
@@ -245,6 +322,16 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
         let [parameter] = differ[..] else {
             continue;
         };
+        out.push((workload, label, ca, cb, parameter.clone()));
+    }
+    out
+}
+
+/// The A/B comparisons of a run (see [`ab_cases`]).
+pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
+    let mut out = Vec::new();
+    for (workload, label, ca, cb, parameter) in ab_cases(conn) {
+        let parameter = &parameter;
         let (quantity, which) = if workload == "http" {
             ("download time", "ttlb")
         } else {
@@ -279,6 +366,10 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             (pa, pb, w, "pooled summaries of each trial")
         };
         let value = |c: &Config| c.param(parameter).unwrap_or("-").to_string();
+        let paired = pairs(ca, cb, which).and_then(|p| {
+            let (xa, xb): (Vec<f64>, Vec<f64>) = p.into_iter().unzip();
+            stats::paired(&xa, &xb)
+        });
         out.push(AbTest {
             case: label.unwrap_or_else(|| "-".into()),
             workload,
@@ -290,6 +381,7 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             b,
             welch,
             source,
+            paired,
         });
     }
     out
@@ -322,23 +414,28 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
             } else {
                 String::new()
             };
-            let (tv, df, p, verdict) = match t.welch {
-                Some(w) => (
-                    format!("{:.3}", w.t),
-                    format!("{:.1}", w.df),
-                    p_text(w.p),
-                    if w.p < ALPHA {
-                        "significant at 5 %".to_string()
-                    } else {
-                        "not significant".to_string()
-                    },
-                ),
-                None => (
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "no test (fewer than 2 values or no spread)".into(),
-                ),
+            let (tv, df, p) = match t.welch {
+                Some(w) => (format!("{:.3}", w.t), format!("{:.1}", w.df), p_text(w.p)),
+                None => ("-".into(), "-".into(), "-".into()),
+            };
+            let verdict = match t.p() {
+                Some(p) if p < ALPHA => "significant at 5 %".to_string(),
+                Some(_) => "not significant".to_string(),
+                None => "no test (fewer than 2 values or no spread)".to_string(),
+            };
+            let paired = match t.paired {
+                Some(p) => vec![
+                    p.n.to_string(),
+                    format!(
+                        "{}{} ± {}",
+                        if p.mean > 0.0 { "+" } else { "" },
+                        num(p.mean),
+                        num(p.ci95)
+                    ),
+                    format!("{:.3}", p.t),
+                    p_text(p.p),
+                ],
+                None => vec!["-".into(); 4],
             };
             vec![
                 t.case.clone(),
@@ -363,10 +460,17 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
                 verdict,
                 t.source.into(),
             ]
+            .into_iter()
+            .chain(paired)
+            .chain([t.verdict_test().to_string()])
+            .collect()
         })
         .collect();
     a.tables.push(Table {
-        title: "A/B comparisons (Welch's t-test, two-sided, 5 % level)".into(),
+        title: "A/B comparisons (Welch's t-test over the values; the paired t-test over \
+                pairs of trials when the arms ran as pairs, which the result then uses; \
+                two-sided, 5 % level)"
+            .into(),
         columns: [
             "case",
             "workload",
@@ -385,11 +489,131 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
             "p",
             "result",
             "values",
+            "pairs",
+            "paired B − A (95 % CI)",
+            "paired t",
+            "paired p",
+            "result by",
         ]
         .map(String::from)
         .to_vec(),
         rows,
     });
+}
+
+/// Seconds since the epoch of a stored UTC time, `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
+pub fn epoch_s(s: &str) -> Option<f64> {
+    let s = s.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|x| x.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.splitn(3, ':');
+    let (hh, mm) = (
+        t.next()?.parse::<f64>().ok()?,
+        t.next()?.parse::<f64>().ok()?,
+    );
+    let ss = t.next()?.parse::<f64>().ok()?;
+    // Days from the civil date (Howard Hinnant's days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + hh * 3600.0 + mm * 60.0 + ss)
+}
+
+/// Fewest trials per arm for a drift figure.
+const DRIFT_MIN_TRIALS: usize = 3;
+
+/// Drift of each A/B: every trial's mean download (session) time against its start,
+/// in seconds since the run's first trial, one series per arm. Blocks (all A, then all
+/// B) show drift as a step between the arms; pairs spread both arms over the run.
+fn ab_drift(conn: &[&Config], trials: &[TrialRow], a: &mut Analysis) {
+    let Some(t0) = trials
+        .iter()
+        .filter_map(|t| epoch_s(&t.started_at))
+        .min_by(f64::total_cmp)
+    else {
+        return;
+    };
+    let cases: Vec<AbCase> = ab_cases(conn)
+        .into_iter()
+        .filter(|(_, _, ca, cb, _)| {
+            ca.reps.len() >= DRIFT_MIN_TRIALS && cb.reps.len() >= DRIFT_MIN_TRIALS
+        })
+        .collect();
+    for (i, (workload, label, ca, cb, parameter)) in cases.iter().enumerate() {
+        let (quantity, which) = if workload == "http" {
+            ("download time", "ttlb")
+        } else {
+            ("session duration", "session")
+        };
+        let mut notes = Vec::new();
+        let series: Vec<Series> = [ca, cb]
+            .iter()
+            .map(|c| {
+                let mut points: Vec<Point> = c
+                    .reps
+                    .iter()
+                    .filter_map(|t| {
+                        Some(Point {
+                            x: epoch_s(&t.started_at)? - t0,
+                            y: trial_mean_ms(t, which)?,
+                            ci95: None,
+                        })
+                    })
+                    .collect();
+                points.sort_by(|p, q| p.x.total_cmp(&q.x));
+                let name = format!("{parameter}={}", c.param(parameter).unwrap_or("-"));
+                let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y)).collect();
+                if let Some(f) = stats::fit_line(&xy).filter(|_| xy.len() >= 3) {
+                    notes.push(format!(
+                        "{name}: {} trials; drift {}{} ms per minute{}",
+                        points.len(),
+                        if f.b > 0.0 { "+" } else { "" },
+                        num(f.b * 60.0),
+                        f.b_ci95
+                            .map(|c| format!(" ± {}", num(c * 60.0)))
+                            .unwrap_or_default()
+                    ));
+                }
+                Series {
+                    name,
+                    points,
+                    fit: false,
+                }
+            })
+            .collect();
+        let paired = pairs(ca, cb, which).is_some();
+        notes.push(format!(
+            "Each point is one trial's mean {quantity}; start times have 1 s resolution. {}",
+            if paired {
+                "The arms ran as pairs of trials back to back: drift hits both alike and \
+                 cancels in the paired test's per-pair differences."
+            } else {
+                "The arms did not run as pairs: drift over the run is part of the \
+                 difference Welch's test sees (order = \"paired\" or \"abba\" fixes it)."
+            }
+        ));
+        let case = label.clone().unwrap_or_else(|| "-".into());
+        a.figures.push(Figure {
+            id: if i == 0 {
+                "ab-drift".into()
+            } else {
+                format!("ab-drift-{}", i + 1)
+            },
+            title: format!("A/B drift ({case}): {quantity} per trial vs start time"),
+            x_label: "trial start (s since the run's first trial)".into(),
+            y_label: format!("{quantity} (ms)"),
+            kind: Kind::Line,
+            series,
+            categories: Vec::new(),
+            markers: Vec::new(),
+            notes,
+        });
+    }
 }
 
 // ---------------------------------------------------------------------------------

@@ -1460,3 +1460,126 @@ fn reports_without_connection_trials_have_no_conn_columns() {
     assert!(!r.csv_trials().contains("conn."));
     assert!(!r.html().contains("class=\"bad\""));
 }
+
+/// Seed 004's A/B as pairs: 20 repetitions × (0 rules, 500 rules), 5 downloads per trial,
+/// in ABBA order, one trial every 2 s while the machine drifts from 8 to 14 ms; B is
+/// 0.3 ms slower in every pair (download sd 0.2 ms). When `blocks`, the same trials run
+/// as two blocks (all A, then all B) instead.
+fn paired_ab_run(s: &mut Store, blocks: bool) -> i64 {
+    let run = s.begin_run(&new_run("seed004", None)).unwrap();
+    let size = 8u64 << 20;
+    let mut noise = Noise(2006);
+    let mut order: Vec<(u64, u32)> = Vec::new();
+    for rep in 1..=20u32 {
+        let pair = if rep % 2 == 1 { [0, 500] } else { [500, 0] };
+        order.extend(pair.map(|r| (r, rep)));
+    }
+    if blocks {
+        order.sort();
+    }
+    for (i, (rules, rep)) in order.into_iter().enumerate() {
+        let drift = 8.0 + 0.15 * i as f64;
+        let mean = drift + if rules == 500 { 0.3 } else { 0.0 };
+        let us = downloads(&mut noise, 5, mean, 0.2);
+        let ms: Vec<f64> = us.iter().map(|u| u / 1e3).collect();
+        let (m, sd) = mean_sd(&ms);
+        let r = conn_results("http", 1, 5, 5.0 * m / 1e3, 5 * size, (m, sd), &us);
+        let p = conn_params(
+            "http",
+            "input",
+            "iptables-legacy",
+            rules,
+            Some("A/B: 0 vs 500 rules"),
+            1,
+            size,
+            rep,
+        );
+        let mut t = conn_trial(run, format!("ab-{rules}-{rep}"), rep, "http", p, r);
+        let at = 2 * i;
+        t.started_at = format!("2026-01-01T00:{:02}:{:02}Z", at / 60, at % 60);
+        s.insert_trial(&t).unwrap();
+    }
+    s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("ab.db")).unwrap();
+    let paired_run = paired_ab_run(&mut store, false);
+    let blocks_run = paired_ab_run(&mut store, true);
+    let r = load(&store, Some(paired_run)).unwrap();
+    let run = &r.runs[0];
+    let conn: Vec<&report::model::Config> = run.configs.iter().collect();
+    let tests = report::conn::ab_tests(&conn);
+    assert_eq!(tests.len(), 1, "{tests:?}");
+    let t = &tests[0];
+    // Welch over the 100 + 100 downloads sees the drift as spread and misses the shift;
+    // the paired test over the 20 pairs finds +0.3 ms.
+    let w = t.welch.unwrap();
+    assert!(w.p > 0.05, "{w:?}");
+    let p = t.paired.expect("the trials ran as pairs");
+    assert_eq!(p.n, 20);
+    assert!(p.p < 1e-4 && (p.mean - 0.3).abs() < p.ci95, "{p:?}");
+    assert_eq!(t.verdict_test(), "paired t");
+    let tab = table(run, "A/B comparisons");
+    let row = &tab.rows[0];
+    let col = |name: &str| tab.columns.iter().position(|c| c == name).unwrap();
+    assert_eq!(row[15], "significant at 5 %");
+    assert_eq!(row[col("result by")], "paired t");
+    assert_eq!(row[col("pairs")], "20");
+    assert!(
+        row[col("paired B − A (95 % CI)")].starts_with("+0.3"),
+        "{row:?}"
+    );
+    // The drift figure: one series per arm, a point per trial at its start time.
+    let fig = run
+        .analysis
+        .figures
+        .iter()
+        .find(|f| f.id == "ab-drift")
+        .expect("drift figure");
+    let names: Vec<&str> = fig.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["rules=0", "rules=500"]);
+    assert!(fig.series.iter().all(|s| s.points.len() == 20));
+    assert_eq!(fig.series[0].points[0].x, 0.0);
+    let last_x = fig.series.iter().flat_map(|s| &s.points).map(|p| p.x);
+    assert_eq!(last_x.fold(0.0, f64::max), 78.0);
+    assert!(fig.notes.iter().any(|n| n.contains("ran as pairs")));
+    // Drift of 0.15 ms per 2 s: +4.5 ms per minute in each arm.
+    assert!(
+        fig.notes
+            .iter()
+            .any(|n| n.starts_with("rules=0: 20 trials; drift +4.")),
+        "{:?}",
+        fig.notes
+    );
+    let html = r.html();
+    let svg = figure_svg(&html, "ab-drift");
+    assert!(svg.contains("rules=500"));
+    let md = r.markdown();
+    assert!(md.contains("### A/B drift (A/B: 0 vs 500 rules)"), "{md}");
+    assert!(md.contains("| paired t |"), "{md}");
+    let json = r.json().to_string();
+    assert!(json.contains("\"ab-drift\""));
+    // The same trials as two blocks: not pairs, so the verdict is Welch's, and the
+    // drift shows as B's whole series above A's.
+    let r = load(&store, Some(blocks_run)).unwrap();
+    let run = &r.runs[0];
+    let conn: Vec<&report::model::Config> = run.configs.iter().collect();
+    let t = &report::conn::ab_tests(&conn)[0];
+    assert!(t.paired.is_none());
+    assert_eq!(t.verdict_test(), "Welch");
+    let w = t.welch.unwrap();
+    assert!(w.p < 1e-10 && w.t > 20.0, "drift decides Welch: {w:?}");
+    let tab = table(run, "A/B comparisons");
+    assert_eq!(tab.rows[0].last().unwrap(), "Welch");
+    let fig = run.analysis.figures.iter().find(|f| f.id == "ab-drift");
+    assert!(fig
+        .unwrap()
+        .notes
+        .iter()
+        .any(|n| n.contains("did not run as pairs")));
+}

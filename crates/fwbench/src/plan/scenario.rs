@@ -1,8 +1,9 @@
 //! Scenario files (TOML) → a typed, validated plan of trials.
 //!
 //! Any parameter under `[params]` may be a scalar or a list; the plan is the cross
-//! product × `repetitions`, in `sequential` or seeded `random` order. Every error names
-//! `file:line:column` and the field.
+//! product × `repetitions`, in `sequential`, seeded `random`, or interleaved (`abba`,
+//! `paired`: blocks of one case's configurations per repetition) order. Every error
+//! names `file:line:column` and the field.
 
 use crate::params::values::parse_duration;
 use crate::params::workload::Workload;
@@ -48,12 +49,44 @@ pub struct PlannedTrial {
     pub params: TrialParams,
 }
 
+/// The order trials run in. Every order runs each (configuration, repetition) once, and
+/// a trial's key does not depend on the order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Repetition outermost, then the configurations in file order.
+    Sequential,
+    /// A seeded shuffle of the sequential order.
+    Random,
+    /// Blocks: for each repetition, each case's configurations together, in a seeded
+    /// order that is reversed every other repetition (A B, B A, A B, …: ABBA), so a
+    /// linear drift cancels over two repetitions and no configuration runs more than
+    /// twice in a row.
+    Abba,
+    /// Blocks as `Abba`, each in its own seeded random order (randomised pairs).
+    Paired,
+}
+
+impl Order {
+    pub const NAMES: [&'static str; 4] = ["sequential", "random", "abba", "paired"];
+
+    pub fn parse(s: &str) -> Option<Order> {
+        Some(match s {
+            "sequential" => Order::Sequential,
+            "random" => Order::Random,
+            "abba" => Order::Abba,
+            "paired" => Order::Paired,
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub name: String,
     pub description: String,
     pub seed: u64,
     pub repetitions: u32,
+    pub order: Order,
     pub pinning: Pinning,
     /// Run on this existing testbed instead of ephemeral ones.
     pub testbed: Option<String>,
@@ -175,8 +208,9 @@ fn value_list(cx: &Ctx, v: &Spanned<toml::Value>, field: &str) -> Result<Vec<Str
 /// Most values one range expands to.
 const MAX_RANGE_VALUES: u64 = 100_000;
 
-/// One expanded row: axis values and where they came from (`case[2]`).
-type Row<'a> = (BTreeMap<&'a str, String>, String);
+/// One expanded row: axis values, where they came from (`case[2]`) and the row's own
+/// `repetitions` (a `[[case]]` may set it).
+type Row<'a> = (BTreeMap<&'a str, String>, String, Option<u32>);
 
 /// One `[[case]]`/`[[firewall]]` row's values: single values, lists and ranges are
 /// crossed within the row. Returns the expanded rows with where they came from.
@@ -188,7 +222,7 @@ fn parse_rows<'a>(
     workload: Workload,
 ) -> Result<Vec<Row<'a>>, String> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
-        return Ok(vec![(BTreeMap::new(), String::new())]);
+        return Ok(vec![(BTreeMap::new(), String::new(), None)]);
     };
     let mut out = Vec::new();
     for (ri, row) in raw.iter().enumerate() {
@@ -201,9 +235,24 @@ fn parse_rows<'a>(
             None => workload,
         };
         let mut lists: Vec<(&'a str, Vec<String>)> = Vec::new();
+        let mut reps = None;
         for (k, v) in row {
             let key = k.get_ref().as_str();
             let field = format!("{at}.{key}");
+            if key == "repetitions" {
+                if table != "case" {
+                    return Err(cx.at(
+                        k.span(),
+                        &field,
+                        "set repetitions at the top level or in a [[case]]",
+                    ));
+                }
+                reps = match v.get_ref() {
+                    toml::Value::Integer(n) if (1..=1000).contains(n) => Some(*n as u32),
+                    _ => return Err(cx.at(v.span(), &field, "must be 1..1000")),
+                };
+                continue;
+            }
             if key == "label" {
                 let t = value_text(v.get_ref())
                     .ok_or_else(|| cx.at(v.span(), &field, "give the label as a string"))?;
@@ -253,10 +302,14 @@ fn parse_rows<'a>(
                 })
                 .collect();
         }
-        out.extend(expanded.into_iter().map(|m| (m, at.clone())));
+        out.extend(expanded.into_iter().map(|m| (m, at.clone(), reps)));
     }
     Ok(out)
 }
+
+/// A `[[firewall]]` × `[[case]]` row: values, where from, the axes the firewall row set
+/// (exempt from the workload check), repetitions.
+type CrossedRow<'a> = (BTreeMap<&'a str, String>, String, Vec<&'a str>, u32);
 
 /// Parse scenario text. `file` is used in messages only.
 pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String> {
@@ -277,19 +330,19 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
         Some(r) => return Err(cx.at(r.span(), "repetitions", "must be 1..1000")),
     };
-    let random = match &raw.order {
-        None => false,
-        Some(o) => match o.get_ref().as_str() {
-            "sequential" => false,
-            "random" => true,
-            other => {
-                return Err(cx.at(
-                    o.span(),
-                    "order",
-                    format!("'{other}' is not sequential or random"),
-                ))
-            }
-        },
+    let order = match &raw.order {
+        None => Order::Sequential,
+        Some(o) => Order::parse(o.get_ref()).ok_or_else(|| {
+            cx.at(
+                o.span(),
+                "order",
+                format!(
+                    "'{}' is not an order (expected {})",
+                    o.get_ref(),
+                    Order::NAMES.join(", ")
+                ),
+            )
+        })?,
     };
     let seed = match &raw.seed {
         None => seed_if_unset,
@@ -378,9 +431,9 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     let cases = parse_rows(&cx, raw.case.as_deref(), "case", &axes, workload)?;
     // (values, where from, axes a [[firewall]] row set — exempt from the workload
     // check, since one firewall row serves every case's workload)
-    let mut rows: Vec<(BTreeMap<&str, String>, String, Vec<&str>)> = Vec::new();
-    for (f, fat) in &firewalls {
-        for (c, cat) in &cases {
+    let mut rows: Vec<CrossedRow> = Vec::new();
+    for (f, fat, _) in &firewalls {
+        for (c, cat, case_reps) in &cases {
             let mut one = f.clone();
             for (k, v) in c {
                 if *k == "label" {
@@ -406,11 +459,14 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 one,
                 if at.is_empty() { "params".into() } else { at },
                 f.keys().copied().collect(),
+                case_reps.unwrap_or(repetitions),
             ));
         }
     }
-    // Cross product, first axis outermost (an odometer over the value indices).
-    let mut combos = Vec::new();
+    // Cross product, first axis outermost (an odometer over the value indices). Each
+    // combination keeps its block (the row it came from: a case) and its repetitions.
+    let mut combos: Vec<(TrialParams, usize, u32)> = Vec::new();
+    let mut blocks: Vec<&str> = Vec::new();
     let mut idx = vec![0usize; values.len()];
     loop {
         let mut one: BTreeMap<&str, String> = values
@@ -419,7 +475,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             .map(|((a, v), &i)| (*a, v[i].clone()))
             .collect();
         one.insert("workload", workload.as_str().to_string());
-        for (row, at, exempt) in &rows {
+        for (row, at, exempt, reps) in &rows {
             let mut with = one.clone();
             for (k, v) in row {
                 with.insert(k, v.clone());
@@ -448,7 +504,14 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 }
             }
             check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;
-            combos.push(params);
+            let block = match blocks.iter().position(|b| b == at) {
+                Some(i) => i,
+                None => {
+                    blocks.push(at);
+                    blocks.len() - 1
+                }
+            };
+            combos.push((params, block, *reps));
         }
         let mut k = values.len();
         loop {
@@ -466,14 +529,21 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             break;
         }
     }
+    // Sequential order: repetition outermost, then the combinations (a case with fewer
+    // repetitions drops out after its last).
+    let most = combos.iter().map(|c| c.2).max().unwrap_or(repetitions);
     let mut trials = Vec::new();
-    for rep in 1..=repetitions {
-        for p in &combos {
-            trials.push(PlannedTrial {
-                key: trial_key(p, rep),
-                rep,
-                params: p.clone(),
-            });
+    let mut block_of = Vec::new();
+    for rep in 1..=most {
+        for (p, block, reps) in &combos {
+            if rep <= *reps {
+                trials.push(PlannedTrial {
+                    key: trial_key(p, rep),
+                    rep,
+                    params: p.clone(),
+                });
+                block_of.push(*block);
+            }
         }
     }
     let warmup_s = match &raw.warmup {
@@ -497,18 +567,13 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         None => None,
         Some(b) => Some(parse_baseline(&cx, b, &trials, workload)?),
     };
-    if random {
-        let mut rng = traffic::rng::Rng::new(seed);
-        for i in (1..trials.len()).rev() {
-            let j = rng.range_inclusive(0, i as u32) as usize;
-            trials.swap(i, j);
-        }
-    }
+    let trials = arrange(trials, &block_of, order, seed);
     Ok(Plan {
         name: raw.name.unwrap_or_else(|| file.to_string()),
         description: raw.description.unwrap_or_default(),
         seed,
         repetitions,
+        order,
         pinning,
         testbed,
         topology_given: axes.contains_key("topology"),
@@ -516,6 +581,70 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         baseline,
         trials,
     })
+}
+
+/// A seeded Fisher–Yates shuffle.
+fn shuffle<T>(v: &mut [T], rng: &mut traffic::rng::Rng) {
+    for i in (1..v.len()).rev() {
+        let j = rng.range_inclusive(0, i as u32) as usize;
+        v.swap(i, j);
+    }
+}
+
+/// Put trials given in sequential order (`block_of[i]`: the block — case row — of trial
+/// i) into `order`. A permutation: every trial stays, keys unchanged.
+fn arrange(
+    mut trials: Vec<PlannedTrial>,
+    block_of: &[usize],
+    order: Order,
+    seed: u64,
+) -> Vec<PlannedTrial> {
+    let mut rng = traffic::rng::Rng::new(seed);
+    match order {
+        Order::Sequential => trials,
+        Order::Random => {
+            shuffle(&mut trials, &mut rng);
+            trials
+        }
+        Order::Abba | Order::Paired => {
+            // Blocks: (repetition, case row), repetitions outermost, rows in file order;
+            // within a block the trials are in sequential (combination) order.
+            let mut blocks: BTreeMap<(u32, usize), Vec<PlannedTrial>> = BTreeMap::new();
+            for (t, &b) in trials.into_iter().zip(block_of) {
+                blocks.entry((t.rep, b)).or_default().push(t);
+            }
+            // ABBA: one seeded base order per case row (over its combinations, by
+            // position in the block), reversed on even repetitions.
+            let mut base: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            let mut out = Vec::new();
+            for ((rep, b), mut block) in blocks {
+                match order {
+                    Order::Paired => shuffle(&mut block, &mut rng),
+                    _ => {
+                        let perm = base.entry(b).or_insert_with(|| {
+                            let mut p: Vec<usize> = (0..block.len()).collect();
+                            shuffle(&mut p, &mut rng);
+                            p
+                        });
+                        // A row's combinations are the same in every repetition.
+                        let mut slots: Vec<Option<PlannedTrial>> =
+                            block.into_iter().map(Some).collect();
+                        let mut one: Vec<PlannedTrial> = perm
+                            .iter()
+                            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+                            .collect();
+                        one.extend(slots.into_iter().flatten());
+                        if rep % 2 == 0 {
+                            one.reverse();
+                        }
+                        block = one;
+                    }
+                }
+                out.extend(block);
+            }
+            out
+        }
+    }
 }
 
 fn parse_adaptive(
@@ -988,6 +1117,126 @@ sink = "gateway"
             err("workload = \"ping\"\nadaptive = { precision = \"1%\" }\n").contains("not ping")
         );
         assert!(err("adaptive = { precision = 0 }\n").contains("adaptive.precision"));
+    }
+
+    /// Two arms (0 vs 500 rules) in a case of their own with `reps` repetitions, next
+    /// to a one-repetition sweep, in `order`.
+    fn ab(order: &str, reps: u32, seed: u64) -> Plan {
+        let text = format!(
+            "workload = \"http\"\norder = \"{order}\"\nseed = {seed}\n[params]\nengine = \"nft\"\n\
+             [[case]]\nlabel = \"sweep\"\nrules = \"0..40 step 10\"\n\
+             [[case]]\nlabel = \"A/B\"\nrules = [0, 500]\ncount = 5\nrepetitions = {reps}\n"
+        );
+        parse("s.toml", &text, 0).unwrap()
+    }
+
+    /// The A/B trials' arms (0 = A, 1 = B) and repetitions, in run order.
+    fn arms(p: &Plan) -> Vec<(usize, u32)> {
+        p.trials
+            .iter()
+            .filter(|t| t.params.label.as_deref() == Some("A/B"))
+            .map(|t| (usize::from(t.params.rules == 500), t.rep))
+            .collect()
+    }
+
+    fn sorted_keys(p: &Plan) -> Vec<String> {
+        let mut k: Vec<String> = p.trials.iter().map(|t| t.key.clone()).collect();
+        k.sort();
+        k
+    }
+
+    #[test]
+    fn interleaved_orders_are_seeded_complete_permutations() {
+        let seq = ab("sequential", 40, 1);
+        // 5 sweep trials once, 2 arms × 40 repetitions; keys as the sequential order's.
+        assert_eq!(seq.trials.len(), 5 + 80);
+        assert_eq!(seq.order, Order::Sequential);
+        let keys: std::collections::HashSet<_> = seq.trials.iter().map(|t| &t.key).collect();
+        assert_eq!(
+            keys.len(),
+            seq.trials.len(),
+            "each (configuration, rep) once"
+        );
+        for order in ["random", "abba", "paired"] {
+            let a = ab(order, 40, 1);
+            assert_eq!(a.trials, ab(order, 40, 1).trials, "{order}: seeded");
+            assert_eq!(sorted_keys(&a), sorted_keys(&seq), "{order}: complete");
+            assert_ne!(a.trials, seq.trials, "{order}");
+        }
+        assert_ne!(ab("paired", 40, 1).trials, ab("paired", 40, 2).trials);
+        // The sweep (one repetition) stays one block of its own, shuffled.
+        let p = ab("paired", 40, 1);
+        let sweep: Vec<u32> = p.trials[..5].iter().map(|t| t.params.rules).collect();
+        assert!(p.trials[..5]
+            .iter()
+            .all(|t| t.params.label.as_deref() == Some("sweep")));
+        assert_eq!(sweep.iter().sum::<u32>(), 100);
+    }
+
+    #[test]
+    fn abba_alternates_and_never_runs_an_arm_thrice() {
+        for seed in 0..20 {
+            let got = arms(&ab("abba", 40, seed));
+            assert_eq!(got.len(), 80);
+            for (i, pair) in got.chunks(2).enumerate() {
+                // Repetition r is one pair with both arms, the order flipping each time.
+                assert_eq!((pair[0].1, pair[1].1), (i as u32 + 1, i as u32 + 1));
+                assert_ne!(pair[0].0, pair[1].0);
+                if i > 0 {
+                    assert_eq!(pair[0].0, got[2 * i - 1].0, "ABBA: {got:?}");
+                }
+            }
+            let longest = got.chunk_by(|x, y| x.0 == y.0).map(|run| run.len()).max();
+            assert_eq!(longest, Some(2));
+            // A's share of the first places is exactly one half: balanced.
+            let firsts = got.chunks(2).filter(|p| p[0].0 == 0).count();
+            assert_eq!(firsts, 20);
+        }
+    }
+
+    #[test]
+    fn paired_runs_each_repetition_as_a_randomised_pair() {
+        let got = arms(&ab("paired", 200, 7));
+        assert_eq!(got.len(), 400);
+        for (i, pair) in got.chunks(2).enumerate() {
+            assert_eq!((pair[0].1, pair[1].1), (i as u32 + 1, i as u32 + 1));
+            assert_ne!(pair[0].0, pair[1].0, "both arms in pair {i}");
+        }
+        // Random within pairs: A first in about half of them (binomial(200, ½): 100 ± 30
+        // at far beyond 3 sd).
+        let firsts = got.chunks(2).filter(|p| p[0].0 == 0).count();
+        assert!((70..=130).contains(&firsts), "{firsts}");
+    }
+
+    #[test]
+    fn case_repetitions_and_order_errors() {
+        let e = err("order = \"backwards\"\n");
+        assert_eq!(
+            e,
+            "bad.toml:1:9: order: 'backwards' is not an order (expected sequential, random, abba, paired)"
+        );
+        let e = err("workload = \"http\"\n[[case]]\nrules = 1\nrepetitions = 0\n");
+        assert!(
+            e.starts_with("bad.toml:4:15: case[1].repetitions: must be 1..1000"),
+            "{e}"
+        );
+        let e = err("workload = \"http\"\n[[firewall]]\nrepetitions = 2\n[[case]]\nrules = 1\n");
+        assert!(
+            e.starts_with("bad.toml:3:1: firewall[1].repetitions:"),
+            "{e}"
+        );
+        // A case's repetitions override the top level's for that case only.
+        let p = parse(
+            "s.toml",
+            "workload = \"http\"\nrepetitions = 2\n[[case]]\nrules = 1\n[[case]]\nrules = 2\nrepetitions = 3\n",
+            1,
+        )
+        .unwrap();
+        let reps = |r: u32| p.trials.iter().filter(|t| t.params.rules == r).count();
+        assert_eq!((reps(1), reps(2)), (2, 3));
+        // Sequential: repetition outermost, as before.
+        let order: Vec<(u32, u32)> = p.trials.iter().map(|t| (t.params.rules, t.rep)).collect();
+        assert_eq!(order, [(1, 1), (2, 1), (1, 2), (2, 2), (2, 3)]);
     }
 
     #[test]
