@@ -3,6 +3,7 @@
 //! A launcher is a command prefix (`ip netns exec NS` locally; `ssh HOST` later),
 //! so local and remote agents share one code path and no control port exists.
 
+use crate::testbed::remote::{self, Remote};
 use anyhow::{anyhow, bail, Context, Result};
 use proto::{
     encode, AgentInfo, ControllerPhase, ErrorKind, FrameReader, FromAgent, ToAgent,
@@ -38,6 +39,9 @@ pub struct Launcher {
     pub host: String,
     /// Where, for people and the trial record ("netns fwb-…-cli").
     pub place: String,
+    /// Set when the host does not share this machine's files: the binary is copied
+    /// there (see [`crate::testbed::remote`]) and `ssh` commands are quoted.
+    pub remote: Option<Remote>,
 }
 
 impl Launcher {
@@ -47,6 +51,22 @@ impl Launcher {
             prefix: vec!["ip".into(), "netns".into(), "exec".into(), ns.into()],
             host: ns.into(),
             place: format!("netns {ns}"),
+            remote: None,
+        }
+    }
+
+    /// The argv that runs `args` on the host (quoted for `ssh`).
+    pub fn argv(&self, args: &[String]) -> Vec<String> {
+        remote::command_argv(&self.prefix, args)
+    }
+
+    /// The fwbench binary on the host: this very file locally; on a remote host its
+    /// cached copy, put there first if missing.
+    pub fn fwbench_exe(&self) -> Result<String> {
+        match &self.remote {
+            None => Ok(self_exe().display().to_string()),
+            Some(r) => remote::ensure_binary(&self.prefix, r)
+                .with_context(|| format!("putting fwbench on {}", self.place)),
         }
     }
 }
@@ -66,16 +86,24 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 impl Agent {
     /// Start an agent and exchange hellos.
     pub fn spawn(launcher: &Launcher, role: &'static str, cpus: Option<&str>) -> Result<Agent> {
-        let exe = self_exe();
-        let mut cmd = Command::new(&launcher.prefix[0]);
-        cmd.args(&launcher.prefix[1..]).arg(exe).arg("agent");
-        if let Some(c) = cpus {
-            cmd.args(["--cpus", c]);
+        let mut args = Vec::new();
+        let log = std::env::var("RUST_LOG").ok();
+        if let (Some(filter), Some(_)) = (&log, &launcher.remote) {
+            // The environment does not cross ssh: pass the log filter on its line.
+            args.extend(["env".to_string(), format!("RUST_LOG={filter}")]);
         }
-        cmd.stdin(Stdio::piped())
+        args.push(launcher.fwbench_exe()?);
+        args.push("agent".into());
+        if let Some(c) = cpus {
+            args.extend(["--cpus".to_string(), c.to_string()]);
+        }
+        let argv = launcher.argv(&args);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        if let Ok(filter) = std::env::var("RUST_LOG") {
+        if let Some(filter) = log {
             cmd.env("RUST_LOG", filter);
         }
         let mut child = cmd
