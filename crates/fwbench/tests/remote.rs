@@ -371,7 +371,8 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
 fn remote_bad_host_key_or_file_exits_2() {
     let _s = serial();
     let h = Hosts::up();
-    let cases: [(&str, Box<dyn Fn(String) -> String>, &str); 3] = [
+    type Edit = Box<dyn Fn(String) -> String>;
+    let cases: [(&str, Edit, &str); 3] = [
         (
             "wrong host",
             Box::new(|t: String| t.replace("root@198.19.254.10", "root@198.19.254.14")),
