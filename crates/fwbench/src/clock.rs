@@ -40,3 +40,11 @@ mod tests {
         assert_eq!(super::format_utc(1_795_283_999), "2026-11-21T17:59:59Z");
     }
 }
+
+/// CLOCK_REALTIME in ns since the epoch (negative before it, which no host is).
+pub fn realtime_ns() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i64,
+        Err(e) => -(e.duration().as_nanos() as i64),
+    }
+}

@@ -299,6 +299,20 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
+    let o = h.fwbench(&["testbed", "check", &file]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
+    for want in [
+        "interface   g0: present",
+        "address     198.19.0.2 (server address): on s0",
+        "address     198.18.0.1 (gateway_address): on g0",
+        "tool        nft: /",
+        "not cached; copying to",
+        "agent       cached:",
+        "clock       ",
+    ] {
+        assert!(out.contains(want), "check: no {want:?} in\n{out}");
+    }
     for (proto, family) in [("tcp", "4"), ("udp", "4"), ("tcp", "6")] {
         let v = h.json(&[
             "echo",
@@ -329,6 +343,10 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
             places.iter().all(|p| p.starts_with("ssh ")),
             "{ctx}: {places:?}"
         );
+        // Each remote host's clock offset is stored with the trial.
+        for p in v["placement"].as_array().unwrap() {
+            assert!(p["clock"]["uncertainty_ns"].as_i64().unwrap() >= 0, "{ctx}");
+        }
     }
     let v = h.json(&[
         "flood",
@@ -395,6 +413,17 @@ fn remote_bad_host_key_or_file_exits_2() {
         assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
         assert!(stderr(&o).contains(expect), "{what}: {}", stderr(&o));
     }
+    // `testbed check` names what is missing on a host, exit 2.
+    let file = h.file("missing.toml", |t| {
+        t.replace("interface = \"g0\"", "interface = \"g9\"")
+    });
+    let o = h.fwbench(&["testbed", "check", &file]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gateway host: no interface g9"),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         wait_for(5.0, || h.strays().is_empty()),
         "left running: {:?}",

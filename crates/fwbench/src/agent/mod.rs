@@ -195,6 +195,9 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     }
                 }
             }
+            ToAgent::Time => FromAgent::Time {
+                realtime_ns: crate::clock::realtime_ns(),
+            },
             ToAgent::Teardown => {
                 undo(role.take());
                 send(FromAgent::Done);

@@ -509,6 +509,11 @@ impl FileTestbed {
         })
     }
 
+    /// Whether the file addresses clients in `family`.
+    pub fn has_clients(&self, family: Family) -> bool {
+        self.clients_available(family) > 0
+    }
+
     /// How many clients the file addresses in `family`.
     fn clients_available(&self, family: Family) -> u32 {
         let v4 = family == Family::V4;

@@ -71,6 +71,38 @@ impl Launcher {
     }
 }
 
+/// A host's clock against the controller's (CLOCK_REALTIME): host − controller, and
+/// how far off that may be (half the round trip of the exchange it came from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ClockOffset {
+    pub offset_ns: i64,
+    pub uncertainty_ns: i64,
+    /// Exchanges it was chosen from.
+    pub exchanges: u32,
+}
+
+impl ClockOffset {
+    /// NTP-style: each exchange is (controller sent, agent's clock, controller got);
+    /// the one with the smallest round trip bounds the offset tightest.
+    pub fn from_exchanges(x: &[(i64, i64, i64)]) -> Option<ClockOffset> {
+        let (t0, t1, t2) = x.iter().copied().min_by_key(|(t0, _, t2)| t2 - t0)?;
+        Some(ClockOffset {
+            offset_ns: t1 - (t0 + (t2 - t0) / 2),
+            uncertainty_ns: (t2 - t0 + 1) / 2,
+            exchanges: x.len() as u32,
+        })
+    }
+
+    /// Offset and uncertainty for people: "+0.012 ms ± 0.040 ms".
+    pub fn describe(&self) -> String {
+        format!(
+            "{:+.3} ms ± {:.3} ms",
+            self.offset_ns as f64 / 1e6,
+            self.uncertainty_ns as f64 / 1e6
+        )
+    }
+}
+
 pub struct Agent {
     pub role: &'static str,
     child: Child,
@@ -185,6 +217,22 @@ impl Agent {
         Ok(reply)
     }
 
+    /// Estimate the host's clock offset from `rounds` `Time` exchanges.
+    pub fn clock_offset(&mut self, rounds: u32) -> Result<ClockOffset> {
+        let mut x = Vec::new();
+        for _ in 0..rounds {
+            let t0 = crate::clock::realtime_ns();
+            self.send(&ToAgent::Time)?;
+            let reply = self.recv(REPLY_TIMEOUT)?;
+            let t2 = crate::clock::realtime_ns();
+            let FromAgent::Time { realtime_ns } = reply else {
+                bail!("{} agent answered time with {}", self.role, reply.name());
+            };
+            x.push((t0, realtime_ns, t2));
+        }
+        ClockOffset::from_exchanges(&x).ok_or_else(|| anyhow!("no clock exchanges"))
+    }
+
     /// `Some(status)` if the agent process has exited.
     pub fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {
@@ -246,5 +294,26 @@ fn read_frames(r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
         if tx.send(frame.map_err(|e| e.to_string())).is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_offset_keeps_the_tightest_exchange() {
+        // Host 5 ms ahead; round trips of 4, 1 and 9 ms (asymmetric on the slow ones).
+        let x = [
+            (0, 5_003_000, 4_000_000),
+            (10_000_000, 15_500_000, 11_000_000),
+            (20_000_000, 25_001_000, 29_000_000),
+        ];
+        let c = ClockOffset::from_exchanges(&x).unwrap();
+        assert_eq!(c.offset_ns, 5_000_000);
+        assert_eq!(c.uncertainty_ns, 500_000);
+        assert_eq!(c.exchanges, 3);
+        assert_eq!(c.describe(), "+5.000 ms ± 0.500 ms");
+        assert!(ClockOffset::from_exchanges(&[]).is_none());
     }
 }

@@ -7,6 +7,7 @@
 //! how a host is reached (`ip netns exec`, `ssh`).
 
 pub mod addr;
+pub mod check;
 pub mod file;
 pub mod launcher;
 pub mod netns;
