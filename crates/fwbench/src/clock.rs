@@ -31,6 +31,14 @@ pub fn format_utc(secs: u64) -> String {
     )
 }
 
+/// CLOCK_REALTIME in ns since the epoch (negative before it, which no host is).
+pub fn realtime_ns() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i64,
+        Err(e) => -(e.duration().as_nanos() as i64),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -38,13 +46,5 @@ mod tests {
         assert_eq!(super::format_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::format_utc(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(super::format_utc(1_795_283_999), "2026-11-21T17:59:59Z");
-    }
-}
-
-/// CLOCK_REALTIME in ns since the epoch (negative before it, which no host is).
-pub fn realtime_ns() -> i64 {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_nanos() as i64,
-        Err(e) => -(e.duration().as_nanos() as i64),
     }
 }
