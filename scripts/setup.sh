@@ -12,7 +12,9 @@ fi
 # Tools the testbed, the engines and the peer benchmarks use.
 # nginx and curl: the external HTTP pair (`fwbench http --server-program nginx
 # --client-program curl`); fwbench runs its own nginx instances inside the testbed.
-PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils)
+# openssh-server: the remote-testbed tests run their own sshd in namespaces
+# (crates/fwbench/tests/remote.rs); the system's sshd is left stopped.
+PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -35,6 +37,14 @@ if [ ${#missing[@]} -gt 0 ]; then
       systemctl disable --now nginx >/dev/null 2>&1 || true
     elif [ -x /etc/init.d/nginx ]; then
       /etc/init.d/nginx stop >/dev/null 2>&1 || true
+    fi
+  fi
+  # Likewise the system's sshd: the tests start their own on test addresses only.
+  if printf '%s\n' "${missing[@]}" | grep -qx openssh-server; then
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet ssh 2>/dev/null; then
+      systemctl disable --now ssh ssh.socket >/dev/null 2>&1 || true
+    elif [ -x /etc/init.d/ssh ]; then
+      /etc/init.d/ssh stop >/dev/null 2>&1 || true
     fi
   fi
 fi

@@ -31,6 +31,14 @@ pub fn format_utc(secs: u64) -> String {
     )
 }
 
+/// CLOCK_REALTIME in ns since the epoch (negative before it, which no host is).
+pub fn realtime_ns() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i64,
+        Err(e) => -(e.duration().as_nanos() as i64),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -43,4 +43,5 @@ pub use phase::{AgentPhase, ControllerPhase, PhaseError};
 pub use role::*;
 
 /// Version of the control protocol. Both ends must agree exactly.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// 4: `ToAgent::Time` / `FromAgent::Time` (clock offsets of remote hosts).
+pub const PROTOCOL_VERSION: u32 = 4;

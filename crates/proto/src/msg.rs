@@ -22,6 +22,9 @@ pub enum ToAgent {
     Poll,
     Stop,
     Teardown,
+    /// The agent's wall clock, now (any phase after hello): the controller estimates
+    /// the host's clock offset from a few of these, keeping the tightest round trip.
+    Time,
 }
 
 /// Agent → controller.
@@ -52,6 +55,10 @@ pub enum FromAgent {
     Error(AgentError),
     /// Teardown finished: everything the agent set up is undone.
     Done,
+    /// Answer to `Time`: CLOCK_REALTIME in ns since the epoch when it was read.
+    Time {
+        realtime_ns: i64,
+    },
 }
 
 impl ToAgent {
@@ -63,6 +70,7 @@ impl ToAgent {
             ToAgent::Poll => "poll",
             ToAgent::Stop => "stop",
             ToAgent::Teardown => "teardown",
+            ToAgent::Time => "time",
         }
     }
 }
@@ -77,6 +85,7 @@ impl FromAgent {
             FromAgent::Results { .. } => "results",
             FromAgent::Error(_) => "error",
             FromAgent::Done => "done",
+            FromAgent::Time { .. } => "time",
         }
     }
 }

@@ -63,6 +63,8 @@ impl AgentPhase {
             (Ready, ToAgent::Start) => Running,
             (Running, ToAgent::Poll) => Running,
             (Running, ToAgent::Stop) => Stopped,
+            // A clock reading changes nothing; allowed between hello and done.
+            (p, ToAgent::Time) if p != AwaitHello && p != Done => p,
             (AwaitHello, ToAgent::Teardown) => {
                 return Err(PhaseError::Unexpected {
                     message: msg.name(),
@@ -134,6 +136,7 @@ impl ControllerPhase {
             (AwaitReady, FromAgent::Ready) => Ok(AwaitStarted),
             (AwaitStarted, FromAgent::Started) => Ok(AwaitResults),
             (AwaitResults, FromAgent::Progress { .. }) => Ok(AwaitResults),
+            (p, FromAgent::Time { .. }) if p != AwaitHello && p != Closed => Ok(p),
             (AwaitResults, FromAgent::Results { .. }) => Ok(AwaitDone),
             (_, FromAgent::Done) if self != Closed => Ok(Closed),
             _ => Err(PhaseError::Unexpected {

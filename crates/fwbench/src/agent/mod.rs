@@ -158,6 +158,9 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     }
                 }
             }
+            ToAgent::Time => FromAgent::Time {
+                realtime_ns: crate::clock::realtime_ns(),
+            },
             ToAgent::Teardown => {
                 drop(role.take());
                 send(FromAgent::Done);

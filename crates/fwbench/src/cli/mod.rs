@@ -515,6 +515,9 @@ enum TestbedCmd {
         #[arg(long)]
         name: Option<String>,
     },
+    /// Reach every host of a testbed file: kernel, tools, interfaces, addresses,
+    /// cached agent binary, clock offset (exit 2 if anything is missing)
+    Check { file: PathBuf },
     /// Remove testbed NAME once stdin closes (internal: guards ephemeral testbeds)
     #[command(hide = true)]
     Reap {
@@ -893,6 +896,11 @@ fn search_env(a: &TrialArgs) -> crate::run::search::Env {
 }
 
 fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
+    if let TestbedCmd::Check { file } = &cmd {
+        let tb = crate::testbed::file::load(file)?;
+        crate::testbed::check::check(&tb)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::run::session::require_root()?;
     match cmd {
         TestbedCmd::Up { name, topology } => {
@@ -932,6 +940,7 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             }
         }
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
+        TestbedCmd::Check { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,9 @@ use proto::{ErrorKind, FromAgent, GatewayResults, GatewaySpec, RoleSpec, ToAgent
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Clock exchanges with each remote agent (the tightest one is kept).
+const CLOCK_EXCHANGES: u32 = 8;
+
 /// Run one trial on `tb`. Returns `Interrupted` if `stop` was raised meanwhile.
 pub fn run_trial(
     tb: &dyn Testbed,
@@ -105,12 +108,18 @@ fn drive(
                 .launcher(host)
                 .ok_or_else(|| anyhow!("testbed {} has no {host:?} host", tb.name()))?;
             let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
+            // Another host's clock: how far it is from ours (one-way delays need it).
+            let clock = match &l.remote {
+                Some(_) => Some(a.clock_offset(CLOCK_EXCHANGES)?),
+                None => None,
+            };
             placement.push(RoleInfo {
                 role,
                 place: l.place.clone(),
                 requested_cpus: cpus.clone(),
                 cpus: a.info.cpus.clone(),
                 pid: a.info.pid,
+                clock,
             });
             let r = a.request(ToAgent::Setup(spec));
             agents.push(a);

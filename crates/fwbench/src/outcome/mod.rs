@@ -46,6 +46,9 @@ pub struct RoleInfo {
     pub requested_cpus: Option<String>,
     pub cpus: String,
     pub pid: u32,
+    /// Remote hosts: the host's clock against the controller's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<crate::testbed::launcher::ClockOffset>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -93,8 +93,8 @@ fn report_after_run(store: &Store, run_id: i64, path: &Path) -> Result<()> {
 fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
         for t in plan.trials.iter_mut() {
-            t.params.topology = tb.topology;
-            t.params.chain = crate::params::topology::chain_of(tb.topology);
+            t.params.topology = tb.topology();
+            t.params.chain = crate::params::topology::chain_of(tb.topology());
             t.key = scenario::trial_key(&t.params, t.rep);
         }
     }

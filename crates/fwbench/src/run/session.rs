@@ -51,7 +51,8 @@ pub fn require_root() -> Result<()> {
     Ok(())
 }
 
-/// Testbeds for a run: one named testbed, or ephemeral ones made per topology on demand.
+/// Testbeds for a run: one named testbed (local namespaces, or a testbed file of
+/// hosts reached through launchers), or ephemeral ones made per topology on demand.
 ///
 /// Every trial should start from the same gateway: each trial is compared with the
 /// first snapshot of its testbed's gateway (see [`Outcome::judge_start`]). A trial that
@@ -59,7 +60,7 @@ pub fn require_root() -> Result<()> {
 /// namespace) gets a fresh ephemeral testbed after it; a named testbed is the user's,
 /// so it is kept, with a warning, and later trials on it are marked.
 pub struct Testbeds {
-    pub named: Option<NetnsTestbed>,
+    pub named: Option<Box<dyn Testbed>>,
     pub ephemeral: HashMap<Topology, EphemeralTestbed>,
     /// Per testbed topology: its gateway's state at the first trial.
     first_state: HashMap<Topology, proto::NetState>,
@@ -68,16 +69,24 @@ pub struct Testbeds {
 }
 
 impl Testbeds {
+    /// `named` is a testbed's name, or a path to a testbed file (see
+    /// [`crate::testbed::file::is_file`]); a file's hosts are reached (and given
+    /// this binary) now, so an unreachable host is bad input (exit 2).
     pub fn new(named: Option<&str>) -> Result<Testbeds> {
-        let named = match named {
+        let named: Option<Box<dyn Testbed>> = match named {
             None => None,
+            Some(f) if crate::testbed::file::is_file(f) => {
+                let tb = crate::testbed::file::load(Path::new(f))?;
+                tb.prepare()?;
+                Some(Box::new(tb))
+            }
             Some(n) => {
                 crate::testbed::netns::check_name(n)?;
-                Some(NetnsTestbed::find(n)?.ok_or_else(|| {
+                Some(Box::new(NetnsTestbed::find(n)?.ok_or_else(|| {
                     usage(format!(
                         "--testbed {n}: no such testbed (create it with `fwbench testbed up --name {n}`)"
                     ))
-                })?)
+                })?))
             }
         };
         Ok(Testbeds {
@@ -90,19 +99,22 @@ impl Testbeds {
 
     pub fn check(&self, p: &TrialParams) -> Result<()> {
         if let Some(tb) = &self.named {
-            if tb.topology != p.topology.testbed() {
+            if tb.topology() != p.topology.testbed() {
                 return Err(usage(format!(
                     "testbed '{}' has topology {}, but a trial asks for {}",
-                    tb.name, tb.topology, p.topology
+                    tb.name(),
+                    tb.topology(),
+                    p.topology
                 )));
             }
+            tb.check_trial(p.family, p.clients)?;
         }
         Ok(())
     }
 
     pub fn get(&mut self, topology: Topology) -> Result<&dyn Testbed> {
         if let Some(tb) = &self.named {
-            return Ok(tb);
+            return Ok(tb.as_ref());
         }
         let e = match self.ephemeral.entry(topology.testbed()) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
@@ -141,7 +153,7 @@ impl Testbeds {
                         "fwbench: testbed {}: the gateway keeps {} after a trial; later \
                          trials on it are marked 'not clean at start' (`fwbench testbed \
                          down` and `up` make it new)",
-                        tb.name,
+                        tb.name(),
                         left.join(", ")
                     );
                 }
@@ -239,8 +251,8 @@ impl Session {
         require_root()?;
         let testbeds = Testbeds::new(testbed)?;
         if let (Some(tb), false) = (&testbeds.named, topology_given) {
-            params.topology = tb.topology;
-            params.chain = crate::params::topology::chain_of(tb.topology);
+            params.topology = tb.topology();
+            params.chain = crate::params::topology::chain_of(tb.topology());
         }
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;

@@ -37,7 +37,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
     let topology = testbeds
         .named
         .as_ref()
-        .map(|t| t.topology)
+        .map(|t| t.topology())
         .unwrap_or(a.topology);
     let client = testbeds
         .get(topology)?

@@ -3,6 +3,7 @@
 //! A launcher is a command prefix (`ip netns exec NS` locally; `ssh HOST` later),
 //! so local and remote agents share one code path and no control port exists.
 
+use crate::testbed::remote::{self, Remote};
 use anyhow::{anyhow, bail, Context, Result};
 use proto::{
     encode, AgentInfo, ControllerPhase, ErrorKind, FrameReader, FromAgent, ToAgent,
@@ -38,6 +39,9 @@ pub struct Launcher {
     pub host: String,
     /// Where, for people and the trial record ("netns fwb-…-cli").
     pub place: String,
+    /// Set when the host does not share this machine's files: the binary is copied
+    /// there (see [`crate::testbed::remote`]) and `ssh` commands are quoted.
+    pub remote: Option<Remote>,
 }
 
 impl Launcher {
@@ -47,7 +51,55 @@ impl Launcher {
             prefix: vec!["ip".into(), "netns".into(), "exec".into(), ns.into()],
             host: ns.into(),
             place: format!("netns {ns}"),
+            remote: None,
         }
+    }
+
+    /// The argv that runs `args` on the host (quoted for `ssh`).
+    pub fn argv(&self, args: &[String]) -> Vec<String> {
+        remote::command_argv(&self.prefix, args)
+    }
+
+    /// The fwbench binary on the host: this very file locally; on a remote host its
+    /// cached copy, put there first if missing.
+    pub fn fwbench_exe(&self) -> Result<String> {
+        match &self.remote {
+            None => Ok(self_exe().display().to_string()),
+            Some(r) => remote::ensure_binary(&self.prefix, r)
+                .with_context(|| format!("putting fwbench on {}", self.place)),
+        }
+    }
+}
+
+/// A host's clock against the controller's (CLOCK_REALTIME): host − controller, and
+/// how far off that may be (half the round trip of the exchange it came from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ClockOffset {
+    pub offset_ns: i64,
+    pub uncertainty_ns: i64,
+    /// Exchanges it was chosen from.
+    pub exchanges: u32,
+}
+
+impl ClockOffset {
+    /// NTP-style: each exchange is (controller sent, agent's clock, controller got);
+    /// the one with the smallest round trip bounds the offset tightest.
+    pub fn from_exchanges(x: &[(i64, i64, i64)]) -> Option<ClockOffset> {
+        let (t0, t1, t2) = x.iter().copied().min_by_key(|(t0, _, t2)| t2 - t0)?;
+        Some(ClockOffset {
+            offset_ns: t1 - (t0 + (t2 - t0) / 2),
+            uncertainty_ns: (t2 - t0 + 1) / 2,
+            exchanges: x.len() as u32,
+        })
+    }
+
+    /// Offset and uncertainty for people: "+0.012 ms ± 0.040 ms".
+    pub fn describe(&self) -> String {
+        format!(
+            "{:+.3} ms ± {:.3} ms",
+            self.offset_ns as f64 / 1e6,
+            self.uncertainty_ns as f64 / 1e6
+        )
     }
 }
 
@@ -66,16 +118,24 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 impl Agent {
     /// Start an agent and exchange hellos.
     pub fn spawn(launcher: &Launcher, role: &'static str, cpus: Option<&str>) -> Result<Agent> {
-        let exe = self_exe();
-        let mut cmd = Command::new(&launcher.prefix[0]);
-        cmd.args(&launcher.prefix[1..]).arg(exe).arg("agent");
-        if let Some(c) = cpus {
-            cmd.args(["--cpus", c]);
+        let mut args = Vec::new();
+        let log = std::env::var("RUST_LOG").ok();
+        if let (Some(filter), Some(_)) = (&log, &launcher.remote) {
+            // The environment does not cross ssh: pass the log filter on its line.
+            args.extend(["env".to_string(), format!("RUST_LOG={filter}")]);
         }
-        cmd.stdin(Stdio::piped())
+        args.push(launcher.fwbench_exe()?);
+        args.push("agent".into());
+        if let Some(c) = cpus {
+            args.extend(["--cpus".to_string(), c.to_string()]);
+        }
+        let argv = launcher.argv(&args);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        if let Ok(filter) = std::env::var("RUST_LOG") {
+        if let Some(filter) = log {
             cmd.env("RUST_LOG", filter);
         }
         let mut child = cmd
@@ -157,6 +217,22 @@ impl Agent {
         Ok(reply)
     }
 
+    /// Estimate the host's clock offset from `rounds` `Time` exchanges.
+    pub fn clock_offset(&mut self, rounds: u32) -> Result<ClockOffset> {
+        let mut x = Vec::new();
+        for _ in 0..rounds {
+            let t0 = crate::clock::realtime_ns();
+            self.send(&ToAgent::Time)?;
+            let reply = self.recv(REPLY_TIMEOUT)?;
+            let t2 = crate::clock::realtime_ns();
+            let FromAgent::Time { realtime_ns } = reply else {
+                bail!("{} agent answered time with {}", self.role, reply.name());
+            };
+            x.push((t0, realtime_ns, t2));
+        }
+        ClockOffset::from_exchanges(&x).ok_or_else(|| anyhow!("no clock exchanges"))
+    }
+
     /// `Some(status)` if the agent process has exited.
     pub fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {
@@ -218,5 +294,26 @@ fn read_frames(r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
         if tx.send(frame.map_err(|e| e.to_string())).is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_offset_keeps_the_tightest_exchange() {
+        // Host 5 ms ahead; round trips of 4, 1 and 9 ms (asymmetric on the slow ones).
+        let x = [
+            (0, 5_003_000, 4_000_000),
+            (10_000_000, 15_500_000, 11_000_000),
+            (20_000_000, 25_001_000, 29_000_000),
+        ];
+        let c = ClockOffset::from_exchanges(&x).unwrap();
+        assert_eq!(c.offset_ns, 5_000_000);
+        assert_eq!(c.uncertainty_ns, 500_000);
+        assert_eq!(c.exchanges, 3);
+        assert_eq!(c.describe(), "+5.000 ms ± 0.500 ms");
+        assert!(ClockOffset::from_exchanges(&[]).is_none());
     }
 }

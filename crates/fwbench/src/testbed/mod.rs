@@ -7,8 +7,11 @@
 //! how a host is reached (`ip netns exec`, `ssh`).
 
 pub mod addr;
+pub mod check;
+pub mod file;
 pub mod launcher;
 pub mod netns;
+pub mod remote;
 
 use crate::params::topology::Topology;
 use crate::testbed::launcher::Launcher;
@@ -39,6 +42,11 @@ pub trait Testbed {
     fn client_addr(&self, family: Family, i: u32) -> IpAddr;
     /// The gateway's address on the client side (the clients' next hop).
     fn gateway_addr(&self, family: Family) -> IpAddr;
+    /// Whether a trial of `family` with `clients` clients fits this testbed; bad
+    /// input otherwise. Topology is checked by the caller.
+    fn check_trial(&self, _family: Family, _clients: u32) -> Result<()> {
+        Ok(())
+    }
     /// Give clients 1..=n their source addresses (idempotent).
     fn ensure_clients(&self, n: u32) -> Result<()>;
     /// The client's interface toward its next hop (the raw sender writes there).

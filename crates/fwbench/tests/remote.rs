@@ -1,0 +1,433 @@
+//! Testbeds on "remote" hosts: three namespaces of a local testbed, each running a
+//! real `sshd` on a management link, and the controller in a fourth namespace that
+//! reaches them only over SSH — as a lab's controller reaches its hosts. The testbed
+//! file points the roles at `root@198.19.254.{2,6,10}`; fwbench copies itself there
+//! (into the test's temp dir) and runs its agents over the SSH sessions' stdio.
+//!
+//! ```text
+//!   [ctl] m1 ─ m0 [fwb-N-cli] c0 ── g0 [fwb-N-gw] g1 ── s0 [fwb-N-srv]
+//!         m2 ──────────────────── m0 ┘                      │
+//!         m3 ─────────────────────────────────────────── m0 ┘
+//! ```
+//!
+//! Needs root and `/usr/sbin/sshd` (Debian's openssh-server; `scripts/setup.sh`
+//! installs it and leaves the system's sshd stopped).
+
+mod util;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use util::*;
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn run(prog: &str, args: &[&str]) -> Output {
+    let o = Command::new(prog)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{prog}: {e}"));
+    assert!(
+        o.status.success(),
+        "{prog} {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// Three hosts with sshd, a controller namespace, a temp dir with keys; all removed
+/// on drop (sshd killed by the PIDs started here), also when a test panics.
+struct Hosts {
+    tb: TestbedGuard,
+    ctl: String,
+    dir: TempDir,
+    sshd: Vec<Child>,
+    made_run_sshd: bool,
+    ssh_dirs_before: Vec<String>,
+}
+
+/// Management addresses: (host's namespace suffix, controller side, host side).
+const MGMT: [(&str, &str, &str); 3] = [
+    ("cli", "198.19.254.1", "198.19.254.2"),
+    ("gw", "198.19.254.5", "198.19.254.6"),
+    ("srv", "198.19.254.9", "198.19.254.10"),
+];
+
+fn ssh_dirs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("fwbench-ssh-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+impl Hosts {
+    fn up() -> Hosts {
+        assert!(
+            Path::new(SSHD).exists(),
+            "{SSHD} missing: install openssh-server (scripts/setup.sh does)"
+        );
+        let ssh_dirs_before = ssh_dirs();
+        let tb = TestbedGuard::up("forward");
+        let ctl = format!("{}-ctl", tb.name);
+        let made_run_sshd = !Path::new("/run/sshd").exists();
+        let mut h = Hosts {
+            tb,
+            ctl,
+            dir: TempDir::new(),
+            sshd: vec![],
+            made_run_sshd,
+            ssh_dirs_before,
+        };
+        if made_run_sshd {
+            std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
+        }
+        run("ip", &["netns", "add", &h.ctl]);
+        let d = h.dir.path().display().to_string();
+        for (name, comment) in [
+            ("host_key", "host"),
+            ("id", "controller"),
+            ("wrong_id", "x"),
+        ] {
+            run(
+                "ssh-keygen",
+                &[
+                    "-q",
+                    "-t",
+                    "ed25519",
+                    "-N",
+                    "",
+                    "-C",
+                    comment,
+                    "-f",
+                    &format!("{d}/{name}"),
+                ],
+            );
+        }
+        std::fs::copy(h.dir.file("id.pub"), h.dir.file("authorized_keys")).unwrap();
+        for (i, (suffix, ctl_addr, host_addr)) in MGMT.iter().enumerate() {
+            let ns = format!("fwb-{}-{suffix}", h.tb.name);
+            let m = format!("m{}", i + 1);
+            run(
+                "ip",
+                &[
+                    "-n", &h.ctl, "link", "add", &m, "type", "veth", "peer", "name", "m0", "netns",
+                    &ns,
+                ],
+            );
+            run(
+                "ip",
+                &[
+                    "-n",
+                    &h.ctl,
+                    "addr",
+                    "add",
+                    &format!("{ctl_addr}/30"),
+                    "dev",
+                    &m,
+                ],
+            );
+            run("ip", &["-n", &h.ctl, "link", "set", &m, "up"]);
+            run(
+                "ip",
+                &[
+                    "-n",
+                    &ns,
+                    "addr",
+                    "add",
+                    &format!("{host_addr}/30"),
+                    "dev",
+                    "m0",
+                ],
+            );
+            run("ip", &["-n", &ns, "link", "set", "m0", "up"]);
+            let cfg = h.dir.file(&format!("sshd_config_{suffix}"));
+            std::fs::write(
+                &cfg,
+                format!(
+                    "ListenAddress {host_addr}\nPort 22\nHostKey {d}/host_key\n\
+                     AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
+                     PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                     StrictModes no\nPidFile none\nLogLevel ERROR\n"
+                ),
+            )
+            .unwrap();
+            let log = std::fs::File::create(h.dir.file(&format!("sshd_{suffix}.log"))).unwrap();
+            // `ip netns exec` execs sshd: the PID we hold is sshd's.
+            let child = Command::new("ip")
+                .args(["netns", "exec", &ns, SSHD, "-D", "-e", "-f"])
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("start sshd");
+            h.sshd.push(child);
+        }
+        // Each sshd answers (and its host key goes into the test's known_hosts).
+        for (suffix, _, addr) in MGMT {
+            let ok = wait_for(10.0, || {
+                let mut argv = h.ssh_prefix(addr, "id");
+                argv.push("true".into());
+                let mut a = vec!["netns".to_string(), "exec".into(), h.ctl.clone()];
+                a.extend(argv);
+                Command::new("ip")
+                    .args(&a)
+                    .stdin(Stdio::null())
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            });
+            let log = std::fs::read_to_string(h.dir.file(&format!("sshd_{suffix}.log")));
+            assert!(ok, "sshd in {suffix} does not answer: {log:?}");
+        }
+        h
+    }
+
+    fn ssh_prefix(&self, addr: &str, key: &str) -> Vec<String> {
+        let d = self.dir.path().display();
+        [
+            "ssh".to_string(),
+            "-i".into(),
+            format!("{d}/{key}"),
+            "-o".into(),
+            format!("UserKnownHostsFile={d}/known_hosts"),
+            "-o".into(),
+            "StrictHostKeyChecking=accept-new".into(),
+            format!("root@{addr}"),
+        ]
+        .to_vec()
+    }
+
+    fn launcher(&self, addr: &str, key: &str) -> String {
+        let v: Vec<String> = self
+            .ssh_prefix(addr, key)
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect();
+        format!("[{}]", v.join(", "))
+    }
+
+    /// The testbed file; `edit` may change its text (typos, wrong hosts).
+    fn file(&self, name: &str, edit: impl Fn(String) -> String) -> String {
+        let text = format!(
+            "cache_dir = \"{d}/cache\"\n\n\
+             [client]\nlauncher = {c}\ninterface = \"c0\"\n\
+             prefix = [\"198.18.1.0/16\", \"2001:2:0:1::c:0/64\"]\n\
+             gateway_address = [\"198.18.0.1\", \"2001:2:0:1::1\"]\nmanage_addresses = true\n\n\
+             [gateway]\nlauncher = {g}\ninterface = \"g0\"\n\n\
+             [server]\nlauncher = {s}\naddress = [\"198.19.0.2\", \"2001:2:0:2::2\"]\n",
+            d = self.dir.path().display(),
+            c = self.launcher(MGMT[0].2, "id"),
+            g = self.launcher(MGMT[1].2, "id"),
+            s = self.launcher(MGMT[2].2, "id"),
+        );
+        let path = self.dir.file(name);
+        std::fs::write(&path, edit(text)).unwrap();
+        path.display().to_string()
+    }
+
+    /// Run fwbench as the controller, in the controller's namespace.
+    fn fwbench(&self, args: &[&str]) -> Output {
+        Command::new("ip")
+            .args(["netns", "exec", &self.ctl, bin()])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fwbench")
+    }
+
+    fn json(&self, args: &[&str]) -> serde_json::Value {
+        let o = self.fwbench(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}\n{}",
+            stderr(&o),
+            stdout(&o)
+        );
+        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
+    }
+
+    /// Processes other than our sshd in the hosts' and the controller's namespaces.
+    fn strays(&self) -> Vec<(String, u32)> {
+        let ours: Vec<u32> = self.sshd.iter().map(|c| c.id()).collect();
+        let mut v = vec![];
+        for (suffix, _, _) in MGMT {
+            let ns = format!("fwb-{}-{suffix}", self.tb.name);
+            for p in pids_in(&ns) {
+                if !ours.contains(&p) {
+                    v.push((ns.clone(), p));
+                }
+            }
+        }
+        v.extend(
+            pids_in(&self.ctl)
+                .into_iter()
+                .map(|p| (self.ctl.clone(), p)),
+        );
+        v
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for c in &mut self.sshd {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.ctl])
+            .status();
+        if self.made_run_sshd {
+            let _ = std::fs::remove_dir("/run/sshd");
+        }
+        // `tb` and `dir` drop after this: the testbed and the temp dir go too.
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_hosts_over_ssh_run_echo_and_flood() {
+    let _s = serial();
+    let h = Hosts::up();
+    let file = h.file("lab.toml", |t| t);
+    let o = h.fwbench(&["testbed", "check", &file]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
+    for want in [
+        "interface   g0: present",
+        "address     198.19.0.2 (server address): on s0",
+        "address     198.18.0.1 (gateway_address): on g0",
+        "tool        nft: /",
+        "not cached; copying to",
+        "agent       cached:",
+        "clock       ",
+    ] {
+        assert!(out.contains(want), "check: no {want:?} in\n{out}");
+    }
+    for (proto, family) in [("tcp", "4"), ("udp", "4"), ("tcp", "6")] {
+        let v = h.json(&[
+            "echo",
+            "--testbed",
+            &file,
+            "--no-store",
+            "--json",
+            "-t",
+            "1",
+            "-n",
+            "3",
+            "-P",
+            proto,
+            "-A",
+            family,
+        ]);
+        let ctx = format!("echo {proto}/IPv{family}: {v}");
+        assert_eq!(v["status"], "ok", "{ctx}");
+        assert_eq!(u(&v["validation_errors"]), 0, "{ctx}");
+        assert!(v["throughput_bps"].as_f64().unwrap() > 0.0, "{ctx}");
+        let places: Vec<String> = v["placement"]
+            .as_array()
+            .expect("placement")
+            .iter()
+            .map(|p| p["place"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert!(
+            places.iter().all(|p| p.starts_with("ssh ")),
+            "{ctx}: {places:?}"
+        );
+        // Each remote host's clock offset is stored with the trial.
+        for p in v["placement"].as_array().unwrap() {
+            assert!(p["clock"]["uncertainty_ns"].as_i64().unwrap() >= 0, "{ctx}");
+        }
+    }
+    let v = h.json(&[
+        "flood",
+        "--testbed",
+        &file,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "--rate",
+        "20kpps",
+        "--flows",
+        "2",
+    ]);
+    let r = &v["result"];
+    assert!(u(&r["sent"]) > 15_000, "{v}");
+    assert_eq!(u(&r["lost"]), 0, "{v}");
+    assert_eq!(u(&r["duplicates"]), 0, "{v}");
+    // The binary went to the test's cache dir, once, named by its SHA-256.
+    let cached: Vec<String> = std::fs::read_dir(h.dir.file("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    assert!(
+        cached[0].starts_with("fwbench-") && cached[0].len() == 8 + 64,
+        "{cached:?}"
+    );
+    // Nothing left: no agent, no shared SSH connection, no control socket directory.
+    assert!(
+        wait_for(5.0, || h.strays().is_empty()),
+        "left running: {:?}",
+        h.strays()
+    );
+    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_bad_host_key_or_file_exits_2() {
+    let _s = serial();
+    let h = Hosts::up();
+    type Edit = Box<dyn Fn(String) -> String>;
+    let cases: [(&str, Edit, &str); 3] = [
+        (
+            "wrong host",
+            Box::new(|t: String| t.replace("root@198.19.254.10", "root@198.19.254.14")),
+            "server host root@198.19.254.14",
+        ),
+        (
+            "refused key",
+            Box::new(|t: String| t.replacen("/id\"", "/wrong_id\"", 1)),
+            "Permission denied",
+        ),
+        (
+            "typo",
+            Box::new(|t: String| t.replace("interface = \"g0\"", "interfce = \"g0\"")),
+            ":12:1: testbed file: unknown field `interfce`",
+        ),
+    ];
+    for (what, edit, expect) in cases {
+        let file = h.file(&format!("{}.toml", what.replace(' ', "-")), edit);
+        let o = h.fwbench(&["echo", "--testbed", &file, "--no-store", "-t", "1"]);
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expect), "{what}: {}", stderr(&o));
+    }
+    // `testbed check` names what is missing on a host, exit 2.
+    let file = h.file("missing.toml", |t| {
+        t.replace("interface = \"g0\"", "interface = \"g9\"")
+    });
+    let o = h.fwbench(&["testbed", "check", &file]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gateway host: no interface g9"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        wait_for(5.0, || h.strays().is_empty()),
+        "left running: {:?}",
+        h.strays()
+    );
+    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+}
