@@ -10,6 +10,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use store::{RunRow, TrialRow};
 
+/// Kernel CPU time per received packet (ns), from a trial's samples (see
+/// [`cpu_ns_per_packet`]): the cost model's second estimator.
+pub const CPU_NS_PER_PACKET: &str = "cpu_ns_per_packet";
+
 /// Per-trial metrics, by name: (name, unit, extractor). Derived ones included.
 type Extract = fn(&TrialRow) -> Option<f64>;
 
@@ -344,6 +348,90 @@ pub fn softirq_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
     acc.into_iter()
         .filter_map(|(k, v)| Some((k, crate::stats::mean(&v)?)))
         .collect()
+}
+
+/// CPUs of a list such as `0-1,3`; `None` when it does not parse.
+fn cpu_list(text: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                out.extend(lo.trim().parse::<usize>().ok()?..=hi.trim().parse().ok()?)
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The CPUs a packet trial's packets were processed on, from `results.placement`: the
+/// client's and the server's CPUs (the sender's CPU also runs the gateway's forwarding
+/// in softirq on veth), plus the gateway's when it was pinned (its interfaces are then
+/// steered there). `None` when the placement is missing or unreadable (then every CPU).
+pub fn data_path_cpus(t: &TrialRow) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for p in t.results.get("placement")?.as_array()? {
+        let role = p.get("role").and_then(Value::as_str).unwrap_or("");
+        let field = if role == "gateway" {
+            "requested_cpus"
+        } else {
+            "cpus"
+        };
+        if let Some(list) = p.get(field).and_then(Value::as_str) {
+            cpus.extend(cpu_list(list)?);
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+/// Kernel CPU time per received packet, in ns: the mean share of system + softirq +
+/// irq time over the trial's 5-Hz samples (role `gateway`, else any role: /proc/stat
+/// is the whole machine's), summed over `cpus` (every CPU when `None`), divided by the
+/// received packets/s. User time is left out: the sender's is a constant per packet,
+/// and on a shared CPU it is mostly other processes' (a compile), which 1/pps counts as
+/// if the path cost it. `None` without samples or packets.
+pub fn cpu_ns_per_packet(
+    samples: &[store::SampleRow],
+    received_pps: f64,
+    cpus: Option<&[usize]>,
+) -> Option<f64> {
+    if !(received_pps > 0.0) {
+        return None;
+    }
+    let role = if samples.iter().any(|s| s.role == "gateway") {
+        "gateway"
+    } else {
+        samples.first()?.role.as_str()
+    };
+    // (CPU, field) → values; field is system, softirq or irq.
+    let mut by_cpu: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut times: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
+    for s in samples.iter().filter(|s| s.role == role) {
+        let Some((cpu, field)) = s.metric.strip_prefix("cpu").and_then(|m| m.split_once('.'))
+        else {
+            continue;
+        };
+        let Ok(cpu) = cpu.parse::<usize>() else {
+            continue;
+        };
+        if !matches!(field, "system" | "softirq" | "irq") || !s.value.is_finite() {
+            continue;
+        }
+        if cpus.is_some_and(|c| !c.contains(&cpu)) {
+            continue;
+        }
+        times.insert(s.t_s.to_bits());
+        by_cpu.entry(cpu).or_default().push(s.value);
+    }
+    if times.is_empty() {
+        return None;
+    }
+    // Per CPU: Σ over its three fields and samples / number of samples = mean % busy.
+    let share: f64 =
+        by_cpu.values().map(|v| v.iter().sum::<f64>()).sum::<f64>() / times.len() as f64 / 100.0;
+    Some(share * 1e9 / received_pps)
 }
 
 /// The run's baseline selector: the stored one, or `model = seed000-f0` when the run

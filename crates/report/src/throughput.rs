@@ -6,7 +6,9 @@
 //! Must not: import `conn` or `analysis` (it is one of the analyses the top module
 //! assembles), or read the store.
 
-use crate::figure::{num, Analysis, CostFit, Figure, Kind, Marker, Point, Series};
+use crate::figure::{
+    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Kind, Marker, Point, Series,
+};
 use crate::model::{main_metric, Config};
 use crate::series::{
     bar_figure, group, line_figure, metric, metric_label, points, rules_axis, series_name, varying,
@@ -323,8 +325,8 @@ fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
     Some((r, ci))
 }
 
-/// Time per packet (ns) vs rules per series, with a least-squares cost line where a
-/// series has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
+/// Time per packet (ns) vs rules per series, with a weighted cost line where a series
+/// has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
     let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
     let Some(mut fig) = line_figure(
@@ -345,9 +347,14 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         let (lo, hi) = xs
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
+        // The figure plots 1/pps: draw that estimator's line.
+        let drawn = cf
+            .estimate(Estimator::TimePerPacket)
+            .map(|e| e.fit.line)
+            .unwrap_or(cf.fit);
         let line = |v: f64| Point {
             x: v,
-            y: cf.fit.a + cf.fit.b * v,
+            y: drawn.a + drawn.b * v,
             ci95: None,
         };
         fig.series.push(Series {
@@ -355,33 +362,64 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
             points: vec![line(lo), line(hi)],
             fit: true,
         });
-        fig.notes.push(format!(
-            "{name}: {} ns per rule per packet{} (R² {:.3}, {} rule counts)",
-            num(cf.fit.b),
-            cf.fit
-                .b_ci95
-                .map(|c| format!(" ± {}", num(c)))
-                .unwrap_or_default(),
-            cf.fit.r2,
-            cf.rule_counts
-        ));
+        fig.notes.push(cost_note(name, &cf));
         a.fits.push(cf);
     }
     a.figures.push(fig);
 }
 
-/// Fit t = 1e9 / pps over every repetition of a series with ≥ 3 rule counts.
+/// The sentence under the cost figure for one series: the headline, the other
+/// estimator and the unweighted fit for comparison, and any problem.
+fn cost_note(name: &str, cf: &CostFit) -> String {
+    let one = |e: &CostEstimate| {
+        let l = &e.fit.line;
+        let rel = e
+            .relative_ci()
+            .map(|r| format!(", half-width {:.1} %", r * 100.0))
+            .unwrap_or_default();
+        let ols = e
+            .unweighted
+            .and_then(|u| Some(format!("; unweighted {} ± {}", num(u.b), num(u.b_ci95?))))
+            .unwrap_or_default();
+        format!(
+            "{} {} ns per rule per packet{rel} ({}, weighted R² {:.3}{ols})",
+            e.estimator.label(),
+            mean_ci(l.b, l.b_ci95),
+            e.basis(),
+            l.r2,
+        )
+    };
+    let mut s = format!("{name}: ");
+    if let Some(h) = cf.headline() {
+        s.push_str(&one(h));
+        if cf.estimates.len() > 1 {
+            s.push_str(" — the headline, the tighter estimator");
+        }
+    }
+    for e in cf.estimates.iter().filter(|e| e.estimator != cf.estimator) {
+        s.push_str("; ");
+        s.push_str(&one(e));
+    }
+    for e in &cf.estimates {
+        if let Some(p) = &e.problem {
+            s.push_str(&format!("; FLAGGED ({}): {p}", e.estimator.label()));
+        }
+    }
+    s
+}
+
+/// Fit both estimators over every repetition of a series with ≥ 3 rule counts; the
+/// headline is the tighter one whose line checks out.
 fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<CostFit> {
     let counts: BTreeSet<u64> = cs.iter().filter_map(|c| x(c)).map(f64::to_bits).collect();
     if counts.len() < 3 {
         return None;
     }
-    let pts: Vec<(f64, f64)> = cs
+    let estimates: Vec<CostEstimate> = Estimator::ALL
         .iter()
-        .filter_map(|c| Some((x(c)?, c.values.get("ns_per_packet")?)))
-        .flat_map(|(xv, ys)| ys.iter().map(move |y| (xv, *y)))
+        .filter_map(|e| estimate(*e, cs, x))
         .collect();
-    let fit = stats::fit_line(&pts)?;
+    let head = headline(&estimates)?;
     let pps: Vec<(f64, f64)> = cs
         .iter()
         .filter_map(|c| Some((x(c)?, c.mean("received_pps")?)))
@@ -389,10 +427,103 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
     Some(CostFit {
         series: name.into(),
         rule_counts: counts.len(),
-        fit,
+        fit: head.fit.line,
+        estimator: head.estimator,
         knee_rules: stats::knee_piecewise(&pps),
         degradation: stats::degradation_point(&pps, DEGRADED_DROP),
+        estimates,
     })
+}
+
+/// The headline among estimates: the narrowest relative CI of b among those without
+/// a problem, else among all; an estimate without a CI comes last.
+fn headline(estimates: &[CostEstimate]) -> Option<&CostEstimate> {
+    let rank = |e: &&CostEstimate| {
+        (
+            e.problem.is_some(),
+            e.relative_ci().unwrap_or(f64::INFINITY),
+        )
+    };
+    estimates.iter().min_by(|p, q| {
+        let (p, q) = (rank(p), rank(q));
+        p.0.cmp(&q.0).then(p.1.total_cmp(&q.1))
+    })
+}
+
+/// One estimator's weighted line over a series' repetitions (≥ 3 rule counts with
+/// values), checked against its measured point at the fewest rules.
+pub fn estimate(
+    e: Estimator,
+    cs: &[&Config],
+    x: fn(&Config) -> Option<f64>,
+) -> Option<CostEstimate> {
+    let groups: Vec<(f64, Vec<f64>)> = cs
+        .iter()
+        .filter_map(|c| Some((x(c)?, c.values.get(e.metric())?.clone())))
+        .collect();
+    estimate_of(e, &groups)
+}
+
+/// [`estimate`] over `(rules, [value per repetition])` groups.
+pub fn estimate_of(e: Estimator, groups: &[(f64, Vec<f64>)]) -> Option<CostEstimate> {
+    let counts: BTreeSet<u64> = groups.iter().map(|g| g.0.to_bits()).collect();
+    if counts.len() < 3 {
+        return None;
+    }
+    let fit = stats::fit_line_weighted(groups)?;
+    let pts: Vec<(f64, f64)> = groups
+        .iter()
+        .flat_map(|(xv, ys)| ys.iter().map(move |y| (*xv, *y)))
+        .collect();
+    let x0 = groups.iter().map(|g| g.0).min_by(f64::total_cmp)?;
+    let at_x0: Vec<f64> = groups
+        .iter()
+        .filter(|g| g.0 == x0)
+        .flat_map(|g| g.1.iter().copied())
+        .collect();
+    let first = stats::Summary::of(&at_x0).map(|s| (x0, s));
+    Some(CostEstimate {
+        estimator: e,
+        problem: line_problem(&fit, first),
+        fit,
+        unweighted: stats::fit_line(&pts),
+        first,
+    })
+}
+
+/// Does the line describe the data at its low end? It does not when its intercept is
+/// negative (no packet costs less than nothing), or when its value at the fewest rules
+/// differs from the measured mean there by more than the 95 % CI of that difference
+/// (√(line CI² + point CI²); the point's CI is 0 with one repetition).
+pub fn line_problem(
+    fit: &stats::WeightedFit,
+    first: Option<(f64, stats::Summary)>,
+) -> Option<String> {
+    let a = fit.line.a;
+    let Some((x0, s0)) = first else {
+        return (a < 0.0).then(|| {
+            format!(
+                "intercept {} ns/packet is negative: the line does not describe this data",
+                num(a)
+            )
+        });
+    };
+    let (y0, ci) = fit.at(x0);
+    let tol = (ci.unwrap_or(0.0).powi(2) + s0.ci95.unwrap_or(0.0).powi(2)).sqrt();
+    if a >= 0.0 && (y0 - s0.mean).abs() <= tol {
+        return None;
+    }
+    let line = if x0 == 0.0 {
+        String::new()
+    } else {
+        format!(" (the line: {} at {} rules)", num(y0), num(x0))
+    };
+    Some(format!(
+        "intercept {} ns/packet{line} disagrees with the measured {} ns at {} rules: the line does not describe this data",
+        num(a),
+        mean_ci(s0.mean, s0.ci95),
+        num(x0)
+    ))
 }
 
 /// Gateway softirq % per CPU vs rules (only when samples exist).
