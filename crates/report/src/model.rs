@@ -595,6 +595,42 @@ mod tests {
     }
 
     #[test]
+    fn cpu_time_per_packet_counts_kernel_time_on_the_data_path() {
+        let row = |t_s: f64, metric: &str, value: f64| store::SampleRow {
+            role: "gateway".into(),
+            t_s,
+            metric: metric.into(),
+            value,
+        };
+        let mut s = Vec::new();
+        for t in [0.2, 0.4] {
+            s.push(row(t, "cpu0.user", 10.0));
+            s.push(row(t, "cpu0.system", 50.0));
+            s.push(row(t, "cpu0.softirq", 40.0));
+            s.push(row(t, "cpu0.irq", 0.0));
+            s.push(row(t, "cpu1.user", 95.0));
+            s.push(row(t, "cpu1.system", 5.0));
+        }
+        // 90 % of CPU 0 in the kernel at 100 000 packets/s: 9 µs per packet.
+        let v = cpu_ns_per_packet(&s, 1e5, Some(&[0])).unwrap();
+        assert!((v - 9000.0).abs() < 1e-6, "{v}");
+        // Every CPU: CPU 1's system time counts too.
+        let v = cpu_ns_per_packet(&s, 1e5, None).unwrap();
+        assert!((v - 9500.0).abs() < 1e-6, "{v}");
+        assert_eq!(cpu_ns_per_packet(&s, 0.0, None), None);
+        assert_eq!(cpu_ns_per_packet(&[], 1e5, None), None);
+        let mut t = trial(1, json!({}), "ok", 0.0);
+        t.results = json!({"placement": [
+            {"role": "gateway", "cpus": "0-1", "requested_cpus": null},
+            {"role": "server", "cpus": "0", "requested_cpus": "0"},
+            {"role": "client", "cpus": "0", "requested_cpus": "0"}]});
+        assert_eq!(data_path_cpus(&t), Some(vec![0]));
+        t.results["placement"][0]["requested_cpus"] = json!("1,3-4");
+        assert_eq!(data_path_cpus(&t), Some(vec![0, 1, 3, 4]));
+        assert_eq!(data_path_cpus(&trial(2, json!({}), "ok", 0.0)), None);
+    }
+
+    #[test]
     fn baseline_values_compare_as_numbers_or_text() {
         assert!(same_value(&json!(64), &json!("64")));
         assert!(same_value(&json!(1.0), &json!(1)));

@@ -270,9 +270,16 @@ pub fn fit_line(points: &[(f64, f64)]) -> Option<LineFit> {
 }
 
 /// Prior weight, in degrees of freedom, of the pooled relative spread in each rule
-/// count's variance (see [`fit_line_weighted`]): a point's own variance from 2
-/// repetitions (1 df) counts a third, from 6 repetitions (5 df) five sevenths.
-pub const VARIANCE_PRIOR_DF: f64 = 2.0;
+/// count's variance (see [`fit_line_weighted`]): a point's own variance from 3
+/// repetitions (2 df) counts a third, from 9 (8 df) two thirds. With 2 (less pooling)
+/// the 95 % CI covered the true slope in 92–93 % of simulated runs (3 % noise ∝ t, 2–3
+/// repetitions); with 4, 94–95 %, still 12 % narrower than ordinary least squares'
+/// (which covered 73–78 %).
+pub const VARIANCE_PRIOR_DF: f64 = 4.0;
+
+/// Below this p of the lack-of-fit test a cost line is flagged: it misses the rule
+/// counts' means by far more than their spread.
+pub const LACK_OF_FIT_P: f64 = 0.001;
 
 /// A weighted least-squares line over repeated measurements at a few x values, with
 /// the repetitions (trials) as the unit of its confidence intervals.
@@ -290,6 +297,10 @@ pub struct WeightedFit {
     /// Relative standard deviation of one repetition, pooled over the x values with ≥ 2
     /// repetitions; `None` when none has two.
     pub pooled_cv: Option<f64>,
+    /// Lack-of-fit test of the line against the rule counts' means (weighted): F, its
+    /// degrees of freedom (K − 2, N − K) and p; `None` without repetitions to measure the
+    /// pure error, or with fewer than 3 rule counts.
+    pub lack_of_fit: Option<LackOfFit>,
     #[serde(skip)]
     sum_w: f64,
     #[serde(skip)]
@@ -312,6 +323,25 @@ impl WeightedFit {
         });
         (y, ci)
     }
+}
+
+/// The F test of a line against group means: the weighted squared distance of the means
+/// from the line per df, over the pure error (spread within groups) per df.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LackOfFit {
+    pub f: f64,
+    pub df_line: usize,
+    pub df_error: usize,
+    /// P(F ≥ f) under a true line.
+    pub p: f64,
+}
+
+/// Upper tail P(F ≥ f) of the F distribution with (d1, d2) degrees of freedom.
+pub fn f_sf(f: f64, d1: f64, d2: f64) -> f64 {
+    if !(f > 0.0) {
+        return 1.0;
+    }
+    inc_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
 }
 
 /// Weighted least squares of y on x over groups of repetitions `(x, [y…])`, each
@@ -396,6 +426,29 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
     let a = my - b * mx;
     let sse: f64 = pts.iter().map(|p| p.2 * (p.1 - a - b * p.0).powi(2)).sum();
     let r2 = if syy > 0.0 { 1.0 - sse / syy } else { 1.0 };
+    let k = merged.len();
+    let lack_of_fit = (k >= 3 && n > k).then(|| {
+        let (mut lof, mut pe) = (0.0, 0.0);
+        for ((x, ys), v) in merged.iter().zip(&var) {
+            let w = if equal { 1.0 } else { 1.0 / v };
+            let m = mean(ys).unwrap_or(0.0);
+            lof += w * ys.len() as f64 * (m - a - b * x).powi(2);
+            pe += w * ys.iter().map(|y| (y - m).powi(2)).sum::<f64>();
+        }
+        let (d1, d2) = (k - 2, n - k);
+        let f = (lof / d1 as f64) / (pe / d2 as f64);
+        let f = if f.is_nan() { f64::INFINITY } else { f };
+        LackOfFit {
+            f,
+            df_line: d1,
+            df_error: d2,
+            p: if f.is_finite() {
+                f_sf(f, d1 as f64, d2 as f64)
+            } else {
+                0.0
+            },
+        }
+    });
     let nf = n as f64;
     let s2 = if n > 2 { sse / (nf - 2.0) } else { f64::NAN };
     let t = if n > 2 {
@@ -417,6 +470,7 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
         points: merged.len(),
         single: merged.iter().filter(|g| g.1.len() == 1).count(),
         pooled_cv,
+        lack_of_fit,
         sum_w,
         x_mean_w: mx,
         sxx_w: sxx,

@@ -491,10 +491,11 @@ pub fn estimate_of(e: Estimator, groups: &[(f64, Vec<f64>)]) -> Option<CostEstim
     })
 }
 
-/// Does the line describe the data at its low end? It does not when its intercept is
-/// negative (no packet costs less than nothing), or when its value at the fewest rules
-/// differs from the measured mean there by more than the 95 % CI of that difference
-/// (√(line CI² + point CI²); the point's CI is 0 with one repetition).
+/// Does the line describe the data? It does not when its intercept is negative (no
+/// packet costs less than nothing), when its value at the fewest rules differs from
+/// the measured mean there by more than the 95 % CI of that difference (√(line CI² +
+/// point CI²); the point's CI is 0 with one repetition), or when it fails the
+/// lack-of-fit test (p < [`stats::LACK_OF_FIT_P`]: a knee or a curve, not a line).
 pub fn line_problem(
     fit: &stats::WeightedFit,
     first: Option<(f64, stats::Summary)>,
@@ -511,7 +512,16 @@ pub fn line_problem(
     let (y0, ci) = fit.at(x0);
     let tol = (ci.unwrap_or(0.0).powi(2) + s0.ci95.unwrap_or(0.0).powi(2)).sqrt();
     if a >= 0.0 && (y0 - s0.mean).abs() <= tol {
-        return None;
+        let lof = fit.lack_of_fit.filter(|l| l.p < stats::LACK_OF_FIT_P)?;
+        return Some(format!(
+            "the line misses the rule counts' means by far more than their repetitions \
+             spread (lack of fit F = {} on {} and {} df, p < {}): the line does not describe \
+             this data",
+            num(lof.f),
+            lof.df_line,
+            lof.df_error,
+            stats::LACK_OF_FIT_P
+        ));
     }
     let line = if x0 == 0.0 {
         String::new()
@@ -580,6 +590,185 @@ mod tests {
 
     fn p(x: f64, y: f64) -> Point {
         Point { x, y, ci95: None }
+    }
+
+    /// splitmix64: a fixed-seed generator, so the synthetic data are the same every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        /// Uniform on (0, 1).
+        fn uniform(&mut self) -> f64 {
+            ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+
+        /// Standard normal (Box–Muller).
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.uniform(), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    const RULES: [f64; 5] = [0.0, 1000.0, 2000.0, 5000.0, 10000.0];
+
+    /// t = 2000 + 7·rules ns with noise ∝ t (CV `cv`), `reps` repetitions per rule count.
+    fn synthetic(seed: u64, reps: usize, cv: f64) -> Vec<(f64, Vec<f64>)> {
+        let mut rng = Rng(seed);
+        RULES
+            .iter()
+            .map(|r| {
+                let t = 2000.0 + 7.0 * r;
+                (
+                    *r,
+                    (0..reps).map(|_| t * (1.0 + cv * rng.normal())).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn weighted_fit_recovers_a_known_slope_within_a_narrower_ci() {
+        let e = estimate_of(Estimator::TimePerPacket, &synthetic(7, 3, 0.03)).unwrap();
+        let (w, u) = (e.fit.line, e.unweighted.unwrap());
+        let (wci, uci) = (w.b_ci95.unwrap(), u.b_ci95.unwrap());
+        assert!((w.b - 7.0).abs() <= wci, "weighted {} ± {wci}", w.b);
+        assert!(wci < uci, "weighted ± {wci} vs unweighted ± {uci}");
+        assert!(
+            (e.fit.line.a - 2000.0).abs() <= e.fit.a_ci95.unwrap(),
+            "{e:?}"
+        );
+        assert_eq!(e.problem, None);
+        assert_eq!((w.n, e.fit.points, e.fit.single), (15, 5, 0));
+        assert!(e
+            .basis()
+            .contains("95 % CI over 15 trials at 5 rule counts"));
+        // Over 400 seeds: the weighted 95 % CI covers 7 about 95 % of the time (the
+        // unweighted one, which assumes equal noise, far less often) and is narrower on
+        // average.
+        let (mut covered, mut covered_ols, mut width, mut width_ols) = (0, 0, 0.0, 0.0);
+        for seed in 1000..1400 {
+            let e = estimate_of(Estimator::TimePerPacket, &synthetic(seed, 3, 0.03)).unwrap();
+            let (w, u) = (e.fit.line, e.unweighted.unwrap());
+            let (wci, uci) = (w.b_ci95.unwrap(), u.b_ci95.unwrap());
+            covered += usize::from((w.b - 7.0).abs() <= wci);
+            covered_ols += usize::from((u.b - 7.0).abs() <= uci);
+            width += wci / 400.0;
+            width_ols += uci / 400.0;
+        }
+        assert!(covered >= 368, "weighted CI covered {covered}/400");
+        assert!(covered_ols < 340, "unweighted CI covered {covered_ols}/400");
+        assert!(
+            width < 0.95 * width_ols,
+            "mean half-width {width} vs {width_ols}"
+        );
+    }
+
+    #[test]
+    fn a_line_that_does_not_describe_the_data_is_flagged() {
+        // Planted: from 1000 rules on, t = −3000 + 8·rules (a negative intercept), but
+        // 2000 ns at 0 rules; and a knee (flat, then steep from 2000 rules). Ordinary
+        // least squares gives a negative intercept for both; the weighted line follows
+        // the precise low points and misses the high ones: both are flagged.
+        let planted = |f: fn(f64) -> f64, seed: u64| {
+            let mut rng = Rng(seed);
+            let g: Vec<(f64, Vec<f64>)> = RULES
+                .iter()
+                .map(|r| {
+                    (
+                        *r,
+                        (0..2)
+                            .map(|_| f(*r) * (1.0 + 0.01 * rng.normal()))
+                            .collect(),
+                    )
+                })
+                .collect();
+            estimate_of(Estimator::TimePerPacket, &g).unwrap()
+        };
+        let negative = planted(|r| if r == 0.0 { 2000.0 } else { -3000.0 + 8.0 * r }, 12);
+        let knee = planted(|r| 2000.0 + 20.0 * (r - 2000.0f64).max(0.0), 11);
+        for e in [&negative, &knee] {
+            assert!(e.unweighted.unwrap().a < 0.0, "{e:?}");
+            let p = e.problem.clone().expect("flagged");
+            assert!(p.ends_with("the line does not describe this data"), "{p}");
+        }
+        let e = knee;
+        // The brief's case: an intercept of −270 against 2255 measured.
+        let mut neg = e.fit;
+        neg.line.a = -269.7;
+        let zero = stats::Summary::of(&[2250.0, 2260.0]).map(|s| (0.0, s));
+        let p = line_problem(&neg, zero).unwrap();
+        assert!(
+            p.starts_with("intercept -269.7 ns/packet disagrees with the measured 2255"),
+            "{p}"
+        );
+        // In the table the line is never "ok".
+        let cf = CostFit {
+            series: "engine=x".into(),
+            rule_counts: 5,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            degradation: None,
+        };
+        let t = crate::export::fits_table(&[cf]);
+        let check = t.rows[0].last().unwrap();
+        assert!(check.starts_with("FLAGGED (1/pps): "), "{check}");
+    }
+
+    #[test]
+    fn a_good_line_passes_its_check() {
+        let e = estimate_of(Estimator::TimePerPacket, &synthetic(3, 2, 0.02)).unwrap();
+        assert_eq!(e.problem, None, "{e:?}");
+    }
+
+    #[test]
+    fn one_repetition_per_rule_count_still_fits_and_says_so() {
+        let e = estimate_of(Estimator::TimePerPacket, &synthetic(5, 1, 0.02)).unwrap();
+        let ci = e.fit.line.b_ci95.unwrap();
+        assert!((e.fit.line.b - 7.0).abs() <= ci, "{e:?}");
+        assert_eq!((e.fit.single, e.fit.pooled_cv), (5, None));
+        assert!(
+            e.basis().contains("one repetition per rule count"),
+            "{}",
+            e.basis()
+        );
+        // Some single points among repeated ones: their variance is the pooled spread.
+        let mut g = synthetic(6, 3, 0.02);
+        g[2].1.truncate(1);
+        let e = estimate_of(Estimator::TimePerPacket, &g).unwrap();
+        assert_eq!(e.fit.single, 1);
+        assert!(
+            e.basis().contains("1 rule count(s) with one repetition"),
+            "{}",
+            e.basis()
+        );
+    }
+
+    #[test]
+    fn the_headline_is_the_tighter_estimator_that_checks_out() {
+        let wide = estimate_of(Estimator::TimePerPacket, &synthetic(8, 3, 0.05)).unwrap();
+        let tight = estimate_of(Estimator::CpuTimePerPacket, &synthetic(9, 3, 0.005)).unwrap();
+        let both = [wide.clone(), tight.clone()];
+        assert_eq!(
+            headline(&both).unwrap().estimator,
+            Estimator::CpuTimePerPacket
+        );
+        let mut flagged = tight;
+        flagged.problem = Some("bad".into());
+        let both = [wide, flagged];
+        assert_eq!(headline(&both).unwrap().estimator, Estimator::TimePerPacket);
+        assert_eq!(
+            Estimator::CpuTimePerPacket.metric(),
+            crate::model::CPU_NS_PER_PACKET
+        );
     }
 
     #[test]
