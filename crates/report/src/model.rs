@@ -397,7 +397,7 @@ pub fn cpu_ns_per_packet(
     received_pps: f64,
     cpus: Option<&[usize]>,
 ) -> Option<f64> {
-    if !(received_pps > 0.0) {
+    if received_pps.is_nan() || received_pps <= 0.0 {
         return None;
     }
     let role = if samples.iter().any(|s| s.role == "gateway") {

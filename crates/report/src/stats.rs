@@ -338,7 +338,7 @@ pub struct LackOfFit {
 
 /// Upper tail P(F ≥ f) of the F distribution with (d1, d2) degrees of freedom.
 pub fn f_sf(f: f64, d1: f64, d2: f64) -> f64 {
-    if !(f > 0.0) {
+    if f.is_nan() || f <= 0.0 {
         return 1.0;
     }
     inc_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
@@ -419,7 +419,7 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
     let sxx: f64 = pts.iter().map(|p| p.2 * (p.0 - mx).powi(2)).sum();
     let sxy: f64 = pts.iter().map(|p| p.2 * (p.0 - mx) * (p.1 - my)).sum();
     let syy: f64 = pts.iter().map(|p| p.2 * (p.1 - my).powi(2)).sum();
-    if !(sxx > 0.0) {
+    if sxx.is_nan() || sxx <= 0.0 {
         return None;
     }
     let b = sxy / sxx;
