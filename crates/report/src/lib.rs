@@ -349,3 +349,42 @@ impl Report {
         self.runs.iter().flat_map(|r| r.warnings.iter())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use figure::{CostFit, Estimator};
+
+    #[test]
+    fn a_flagged_cost_line_is_a_warning() {
+        // Flat, then steep: the line does not describe it.
+        let groups: Vec<(f64, Vec<f64>)> = [0.0, 1000.0, 2000.0, 5000.0, 10000.0]
+            .iter()
+            .map(|r: &f64| {
+                let t = 2000.0 + 20.0 * (r - 2000.0).max(0.0);
+                (*r, vec![t * 0.99, t * 1.01])
+            })
+            .collect();
+        let e = throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
+        assert!(e.problem.is_some());
+        let mut a = Analysis::default();
+        a.fits.push(CostFit {
+            series: "engine=nft".into(),
+            rule_counts: 5,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            degradation: None,
+        });
+        let w = fit_warnings(7, &a);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].run_id, w[0].kind.as_str()), (7, "cost-fit"));
+        assert!(
+            w[0].message
+                .starts_with("cost model of engine=nft (1/pps): "),
+            "{}",
+            w[0].message
+        );
+    }
+}
