@@ -277,9 +277,13 @@ pub fn fit_line(points: &[(f64, f64)]) -> Option<LineFit> {
 /// (which covered 73–78 %).
 pub const VARIANCE_PRIOR_DF: f64 = 4.0;
 
-/// Below this p of the lack-of-fit test a cost line is flagged: it misses the rule
-/// counts' means by far more than their spread.
+/// A cost line is flagged when its lack-of-fit p is below this and it misses some rule
+/// count's mean by more than [`MATERIAL_MISS`]: far more than the spread, and by enough
+/// to matter (precise data may show a 1 % curve that no one needs to hear about).
 pub const LACK_OF_FIT_P: f64 = 0.001;
+
+/// See [`LACK_OF_FIT_P`]: a relative miss of 5 %.
+pub const MATERIAL_MISS: f64 = 0.05;
 
 /// A weighted least-squares line over repeated measurements at a few x values, with
 /// the repetitions (trials) as the unit of its confidence intervals.
@@ -334,6 +338,8 @@ pub struct LackOfFit {
     pub df_error: usize,
     /// P(F ≥ f) under a true line.
     pub p: f64,
+    /// The largest |mean − line| / |line| over the groups, and its x.
+    pub worst_miss: (f64, f64),
 }
 
 /// Upper tail P(F ≥ f) of the F distribution with (d1, d2) degrees of freedom.
@@ -428,10 +434,15 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
     let r2 = if syy > 0.0 { 1.0 - sse / syy } else { 1.0 };
     let k = merged.len();
     let lack_of_fit = (k >= 3 && n > k).then(|| {
-        let (mut lof, mut pe) = (0.0, 0.0);
+        let (mut lof, mut pe, mut worst_miss) = (0.0, 0.0, (0.0f64, merged[0].0));
         for ((x, ys), v) in merged.iter().zip(&var) {
             let w = if equal { 1.0 } else { 1.0 / v };
             let m = mean(ys).unwrap_or(0.0);
+            let line = a + b * x;
+            let miss = ((m - line) / line).abs();
+            if miss > worst_miss.0 || miss.is_nan() {
+                worst_miss = (miss, *x);
+            }
             lof += w * ys.len() as f64 * (m - a - b * x).powi(2);
             pe += w * ys.iter().map(|y| (y - m).powi(2)).sum::<f64>();
         }
@@ -447,6 +458,7 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
             } else {
                 0.0
             },
+            worst_miss,
         }
     });
     let nf = n as f64;

@@ -495,7 +495,8 @@ pub fn estimate_of(e: Estimator, groups: &[(f64, Vec<f64>)]) -> Option<CostEstim
 /// packet costs less than nothing), when its value at the fewest rules differs from
 /// the measured mean there by more than the 95 % CI of that difference (√(line CI² +
 /// point CI²); the point's CI is 0 with one repetition), or when it fails the
-/// lack-of-fit test (p < [`stats::LACK_OF_FIT_P`]: a knee or a curve, not a line).
+/// lack-of-fit test by a material margin (p < [`stats::LACK_OF_FIT_P`] and a miss over
+/// [`stats::MATERIAL_MISS`]: a knee or a curve, not a line).
 pub fn line_problem(
     fit: &stats::WeightedFit,
     first: Option<(f64, stats::Summary)>,
@@ -512,11 +513,16 @@ pub fn line_problem(
     let (y0, ci) = fit.at(x0);
     let tol = (ci.unwrap_or(0.0).powi(2) + s0.ci95.unwrap_or(0.0).powi(2)).sqrt();
     if a >= 0.0 && (y0 - s0.mean).abs() <= tol {
-        let lof = fit.lack_of_fit.filter(|l| l.p < stats::LACK_OF_FIT_P)?;
+        let lof = fit.lack_of_fit.filter(|l| {
+            l.p < stats::LACK_OF_FIT_P
+                && (l.worst_miss.0 > stats::MATERIAL_MISS || l.worst_miss.0.is_nan())
+        })?;
         return Some(format!(
-            "the line misses the rule counts' means by far more than their repetitions \
+            "the line misses the mean at {} rules by {:.0} %, far more than the repetitions \
              spread (lack of fit F = {} on {} and {} df, p < {}): the line does not describe \
              this data",
+            num(lof.worst_miss.1),
+            lof.worst_miss.0 * 100.0,
             num(lof.f),
             lof.df_line,
             lof.df_error,
