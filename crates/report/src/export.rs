@@ -4,7 +4,7 @@
 //! Owns: the text of those formats (their columns and keys are a stable interface).
 //! Must not: choose figures or compute statistics; it prints an analysed [`Report`].
 
-use crate::figure::{mean_ci, num, CostFit, Figure, Kind, Table};
+use crate::figure::{mean_ci, num, CostFit, Estimator, Figure, Kind, Table};
 use crate::model::flatten;
 use crate::{Report, ReportError, RunReport};
 use serde_json::{json, Value};
@@ -121,11 +121,36 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
     ]
 }
 
-/// The cost fits of a run as a table.
+/// The cost fits of a run as a table: the headline line first (columns as before),
+/// then each estimator's slope with its CI half-width in %, and the line's check.
 pub fn fits_table(fits: &[CostFit]) -> Table {
+    let estimator = |f: &CostFit, e: Estimator| {
+        f.estimate(e)
+            .map(|x| {
+                let l = &x.fit.line;
+                let rel = x
+                    .relative_ci()
+                    .map(|r| format!(" ({:.1} %)", r * 100.0))
+                    .unwrap_or_default();
+                format!("{}{rel}", mean_ci(l.b, l.b_ci95))
+            })
+            .unwrap_or_else(|| "-".into())
+    };
     let rows = fits
         .iter()
         .map(|f| {
+            let head = f.headline();
+            let problems: Vec<String> = f
+                .estimates
+                .iter()
+                .filter_map(|e| {
+                    Some(format!(
+                        "FLAGGED ({}): {}",
+                        e.estimator.label(),
+                        e.problem.as_ref()?
+                    ))
+                })
+                .collect();
             vec![
                 f.series.clone(),
                 mean_ci(f.fit.b, f.fit.b_ci95),
@@ -137,11 +162,23 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 f.degradation
                     .map(|(a, b)| format!("{} → {}", num(a), num(b)))
                     .unwrap_or_else(|| "none".into()),
+                match (head, f.estimates.len()) {
+                    (Some(h), 1) => format!("{} ({})", f.estimator.label(), h.basis()),
+                    (Some(h), _) => format!("{}, the tighter ({})", f.estimator.label(), h.basis()),
+                    (None, _) => f.estimator.label().into(),
+                },
+                estimator(f, Estimator::TimePerPacket),
+                estimator(f, Estimator::CpuTimePerPacket),
+                if problems.is_empty() {
+                    "ok".into()
+                } else {
+                    problems.join("; ")
+                },
             ]
         })
         .collect();
     Table {
-        title: "Cost model: time per packet = a + b · rules".into(),
+        title: "Cost model: time per packet = a + b · rules (weighted least squares, the trials as the unit)".into(),
         columns: [
             "series",
             "b: ns per rule per packet (± 95 % CI)",
@@ -151,6 +188,10 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             "rule counts",
             "knee (2-segment fit), rules",
             "degradation (> 5 % below plateau): last good → first degraded",
+            "headline estimator",
+            "1/pps: b ± CI (half-width)",
+            "CPU time: b ± CI (half-width)",
+            "line check",
         ]
         .map(String::from)
         .to_vec(),

@@ -6,7 +6,7 @@
 //! Must not: choose figures, read stored trials, or draw anything; it imports only
 //! `stats` (for the fit type).
 
-use crate::stats::LineFit;
+use crate::stats::{LineFit, Summary, WeightedFit};
 use serde::Serialize;
 
 /// One plotted value: the mean over repetitions and its 95 % CI half-width.
@@ -70,18 +70,117 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// What a cost fit measures per packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Estimator {
+    /// 1e9 / received pps: the wall-clock time the whole path takes per packet.
+    #[serde(rename = "time-per-packet")]
+    TimePerPacket,
+    /// Kernel CPU time (system + softirq + irq) on the data path's CPUs per received
+    /// packet, from the 5-Hz samples (`model::cpu_ns_per_packet`).
+    #[serde(rename = "cpu-time-per-packet")]
+    CpuTimePerPacket,
+}
+
+impl Estimator {
+    /// Both, in the order they are reported.
+    pub const ALL: [Estimator; 2] = [Estimator::TimePerPacket, Estimator::CpuTimePerPacket];
+
+    /// The per-trial metric it fits.
+    pub fn metric(self) -> &'static str {
+        match self {
+            Estimator::TimePerPacket => "ns_per_packet",
+            // `model::CPU_NS_PER_PACKET` (a layer above: a test checks they agree).
+            Estimator::CpuTimePerPacket => "cpu_ns_per_packet",
+        }
+    }
+
+    /// Its name in tables and notes.
+    pub fn label(self) -> &'static str {
+        match self {
+            Estimator::TimePerPacket => "1/pps",
+            Estimator::CpuTimePerPacket => "CPU time",
+        }
+    }
+}
+
+/// One estimator's cost line over a series' trials.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostEstimate {
+    pub estimator: Estimator,
+    /// Weighted least squares, the trials as the unit (see
+    /// [`crate::stats::fit_line_weighted`]).
+    pub fit: WeightedFit,
+    /// Ordinary least squares over the same trials, for comparison.
+    pub unweighted: Option<LineFit>,
+    /// The measured point at the fewest rules: (rules, summary over its repetitions);
+    /// the line is checked against it.
+    pub first: Option<(f64, Summary)>,
+    /// Why the line does not describe the data (a negative intercept, or one that
+    /// disagrees with the measured first point); `None` when it checks out.
+    pub problem: Option<String>,
+}
+
+impl CostEstimate {
+    /// CI half-width of b relative to |b| (`None` without a CI or with b = 0).
+    pub fn relative_ci(&self) -> Option<f64> {
+        let l = &self.fit.line;
+        l.b_ci95.filter(|_| l.b != 0.0).map(|c| c / l.b.abs())
+    }
+
+    /// "95 % CI over N trials at K rule counts", plus how single repetitions were
+    /// weighted when there are any.
+    pub fn basis(&self) -> String {
+        let f = &self.fit;
+        let mut s = format!(
+            "95 % CI over {} trials at {} rule counts",
+            f.line.n, f.points
+        );
+        if f.single == f.points {
+            s.push_str(
+                "; one repetition per rule count: weights ∝ 1/t², the CI from the residuals alone",
+            );
+        } else if f.single > 0 {
+            s.push_str(&format!(
+                "; {} rule count(s) with one repetition weighted by the pooled relative spread",
+                f.single
+            ));
+        }
+        s
+    }
+}
+
 /// Cost model of one series: time per packet t = a + b·rules, b in ns per rule per packet.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostFit {
     pub series: String,
     /// Distinct rule counts fitted.
     pub rule_counts: usize,
-    /// The fit over every repetition (x = rules, y = 1e9 / received pps, ns).
+    /// The headline line: that of `estimator` (weighted; x = rules, y in ns).
     pub fit: LineFit,
+    /// The estimator of the headline: the one with the narrower relative CI of b among
+    /// those whose line checks out (among all when none does).
+    pub estimator: Estimator,
+    /// Every estimator that could be fitted (1/pps always; CPU time with samples).
+    pub estimates: Vec<CostEstimate>,
     /// Two-segment knee of received pps vs rules (see [`crate::stats::knee_piecewise`]).
     pub knee_rules: Option<f64>,
     /// Degradation point: (last rule count within 5 % of the plateau, first beyond).
     pub degradation: Option<(f64, f64)>,
+}
+
+impl CostFit {
+    /// The headline's estimate.
+    pub fn headline(&self) -> Option<&CostEstimate> {
+        self.estimates
+            .iter()
+            .find(|e| e.estimator == self.estimator)
+    }
+
+    /// The estimate of an estimator, if fitted.
+    pub fn estimate(&self, e: Estimator) -> Option<&CostEstimate> {
+        self.estimates.iter().find(|x| x.estimator == e)
+    }
 }
 
 /// Everything chosen for one run.

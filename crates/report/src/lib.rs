@@ -52,7 +52,8 @@ pub struct Warning {
     pub run_id: i64,
     pub trial_id: Option<i64>,
     /// `failed`, `unavailable`, `validation`, `verdict`, `unstable`, `run-status`,
-    /// `sessions-failed` (connection sessions that failed), `corrupt` (received bytes
+    /// `sessions-failed` (connection sessions that failed), `cost-fit` (a cost line that
+    /// does not describe its data), `corrupt` (received bytes
     /// that differ from the pattern: a data-integrity failure, shown first).
     pub kind: String,
     pub message: String,
@@ -116,7 +117,16 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     let trials = store.trials(Some(run.id))?;
     let mut samples = BTreeMap::new();
     for t in trials.iter().filter(|t| t.status == "ok") {
-        let means = model::softirq_means(&store.samples(t.id)?);
+        let rows = store.samples(t.id)?;
+        let mut means = model::softirq_means(&rows);
+        let cpus = model::data_path_cpus(t);
+        if let Some(v) = t
+            .headline
+            .received_pps
+            .and_then(|pps| model::cpu_ns_per_packet(&rows, pps, cpus.as_deref()))
+        {
+            means.insert(model::CPU_NS_PER_PACKET.into(), v);
+        }
         if !means.is_empty() {
             samples.insert(t.id, means);
         }
@@ -127,7 +137,8 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
         model::pair_with_baseline(&mut configs, b);
     }
     let analysis = analysis::analyse(&configs, &trials);
-    let warnings = warnings(&run, &trials, &configs);
+    let mut warnings = warnings(&run, &trials, &configs);
+    warnings.extend(fit_warnings(run.id, &analysis));
     Ok(RunReport {
         run,
         trials,
@@ -226,6 +237,30 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
     w
 }
 
+/// A `cost-fit` warning for every cost line that does not describe its data (see
+/// [`throughput::line_problem`]): never shown as ok.
+fn fit_warnings(run_id: i64, analysis: &Analysis) -> Vec<Warning> {
+    analysis
+        .fits
+        .iter()
+        .flat_map(|f| {
+            f.estimates.iter().filter_map(move |e| {
+                Some(Warning {
+                    run_id,
+                    trial_id: None,
+                    kind: "cost-fit".into(),
+                    message: format!(
+                        "cost model of {} ({}): {}",
+                        f.series,
+                        e.estimator.label(),
+                        e.problem.as_ref()?
+                    ),
+                })
+            })
+        })
+        .collect()
+}
+
 /// Warnings of a connection trial: corrupt data (client or server side) and failed
 /// sessions with their error messages.
 fn conn_warnings(t: &TrialRow, who: &str) -> Vec<(&'static str, String)> {
@@ -312,5 +347,44 @@ impl Report {
     /// Every warning of every run.
     pub fn warnings(&self) -> impl Iterator<Item = &Warning> {
         self.runs.iter().flat_map(|r| r.warnings.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use figure::{CostFit, Estimator};
+
+    #[test]
+    fn a_flagged_cost_line_is_a_warning() {
+        // Flat, then steep: the line does not describe it.
+        let groups: Vec<(f64, Vec<f64>)> = [0.0, 1000.0, 2000.0, 5000.0, 10000.0]
+            .iter()
+            .map(|r: &f64| {
+                let t = 2000.0 + 20.0 * (r - 2000.0).max(0.0);
+                (*r, vec![t * 0.99, t * 1.01])
+            })
+            .collect();
+        let e = throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
+        assert!(e.problem.is_some());
+        let mut a = Analysis::default();
+        a.fits.push(CostFit {
+            series: "engine=nft".into(),
+            rule_counts: 5,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            degradation: None,
+        });
+        let w = fit_warnings(7, &a);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].run_id, w[0].kind.as_str()), (7, "cost-fit"));
+        assert!(
+            w[0].message
+                .starts_with("cost model of engine=nft (1/pps): "),
+            "{}",
+            w[0].message
+        );
     }
 }

@@ -10,6 +10,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use store::{RunRow, TrialRow};
 
+/// Kernel CPU time per received packet (ns), from a trial's samples (see
+/// [`cpu_ns_per_packet`]): the cost model's second estimator.
+pub const CPU_NS_PER_PACKET: &str = "cpu_ns_per_packet";
+
 /// Per-trial metrics, by name: (name, unit, extractor). Derived ones included.
 type Extract = fn(&TrialRow) -> Option<f64>;
 
@@ -346,6 +350,90 @@ pub fn softirq_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// CPUs of a list such as `0-1,3`; `None` when it does not parse.
+fn cpu_list(text: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                out.extend(lo.trim().parse::<usize>().ok()?..=hi.trim().parse().ok()?)
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The CPUs a packet trial's packets were processed on, from `results.placement`: the
+/// client's and the server's CPUs (the sender's CPU also runs the gateway's forwarding
+/// in softirq on veth), plus the gateway's when it was pinned (its interfaces are then
+/// steered there). `None` when the placement is missing or unreadable (then every CPU).
+pub fn data_path_cpus(t: &TrialRow) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for p in t.results.get("placement")?.as_array()? {
+        let role = p.get("role").and_then(Value::as_str).unwrap_or("");
+        let field = if role == "gateway" {
+            "requested_cpus"
+        } else {
+            "cpus"
+        };
+        if let Some(list) = p.get(field).and_then(Value::as_str) {
+            cpus.extend(cpu_list(list)?);
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+/// Kernel CPU time per received packet, in ns: the mean share of system + softirq +
+/// irq time over the trial's 5-Hz samples (role `gateway`, else any role: /proc/stat
+/// is the whole machine's), summed over `cpus` (every CPU when `None`), divided by the
+/// received packets/s. User time is left out: the sender's is a constant per packet,
+/// and on a shared CPU it is mostly other processes' (a compile), which 1/pps counts as
+/// if the path cost it. `None` without samples or packets.
+pub fn cpu_ns_per_packet(
+    samples: &[store::SampleRow],
+    received_pps: f64,
+    cpus: Option<&[usize]>,
+) -> Option<f64> {
+    if received_pps.is_nan() || received_pps <= 0.0 {
+        return None;
+    }
+    let role = if samples.iter().any(|s| s.role == "gateway") {
+        "gateway"
+    } else {
+        samples.first()?.role.as_str()
+    };
+    // (CPU, field) → values; field is system, softirq or irq.
+    let mut by_cpu: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut times: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
+    for s in samples.iter().filter(|s| s.role == role) {
+        let Some((cpu, field)) = s.metric.strip_prefix("cpu").and_then(|m| m.split_once('.'))
+        else {
+            continue;
+        };
+        let Ok(cpu) = cpu.parse::<usize>() else {
+            continue;
+        };
+        if !matches!(field, "system" | "softirq" | "irq") || !s.value.is_finite() {
+            continue;
+        }
+        if cpus.is_some_and(|c| !c.contains(&cpu)) {
+            continue;
+        }
+        times.insert(s.t_s.to_bits());
+        by_cpu.entry(cpu).or_default().push(s.value);
+    }
+    if times.is_empty() {
+        return None;
+    }
+    // Per CPU: Σ over its three fields and samples / number of samples = mean % busy.
+    let share: f64 =
+        by_cpu.values().map(|v| v.iter().sum::<f64>()).sum::<f64>() / times.len() as f64 / 100.0;
+    Some(share * 1e9 / received_pps)
+}
+
 /// The run's baseline selector: the stored one, or `model = seed000-f0` when the run
 /// compares seed 000's F values without naming a baseline.
 pub fn baseline_of(run: &RunRow, configs: &[Config]) -> Option<Value> {
@@ -504,6 +592,42 @@ mod tests {
         pair_with_baseline(&mut cs, &b);
         assert!(cs[0].is_baseline && !cs[1].is_baseline);
         assert!((cs[1].cost_pct.unwrap() - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cpu_time_per_packet_counts_kernel_time_on_the_data_path() {
+        let row = |t_s: f64, metric: &str, value: f64| store::SampleRow {
+            role: "gateway".into(),
+            t_s,
+            metric: metric.into(),
+            value,
+        };
+        let mut s = Vec::new();
+        for t in [0.2, 0.4] {
+            s.push(row(t, "cpu0.user", 10.0));
+            s.push(row(t, "cpu0.system", 50.0));
+            s.push(row(t, "cpu0.softirq", 40.0));
+            s.push(row(t, "cpu0.irq", 0.0));
+            s.push(row(t, "cpu1.user", 95.0));
+            s.push(row(t, "cpu1.system", 5.0));
+        }
+        // 90 % of CPU 0 in the kernel at 100 000 packets/s: 9 µs per packet.
+        let v = cpu_ns_per_packet(&s, 1e5, Some(&[0])).unwrap();
+        assert!((v - 9000.0).abs() < 1e-6, "{v}");
+        // Every CPU: CPU 1's system time counts too.
+        let v = cpu_ns_per_packet(&s, 1e5, None).unwrap();
+        assert!((v - 9500.0).abs() < 1e-6, "{v}");
+        assert_eq!(cpu_ns_per_packet(&s, 0.0, None), None);
+        assert_eq!(cpu_ns_per_packet(&[], 1e5, None), None);
+        let mut t = trial(1, json!({}), "ok", 0.0);
+        t.results = json!({"placement": [
+            {"role": "gateway", "cpus": "0-1", "requested_cpus": null},
+            {"role": "server", "cpus": "0", "requested_cpus": "0"},
+            {"role": "client", "cpus": "0", "requested_cpus": "0"}]});
+        assert_eq!(data_path_cpus(&t), Some(vec![0]));
+        t.results["placement"][0]["requested_cpus"] = json!("1,3-4");
+        assert_eq!(data_path_cpus(&t), Some(vec![0, 1, 3, 4]));
+        assert_eq!(data_path_cpus(&trial(2, json!({}), "ok", 0.0)), None);
     }
 
     #[test]

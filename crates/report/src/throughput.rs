@@ -6,7 +6,9 @@
 //! Must not: import `conn` or `analysis` (it is one of the analyses the top module
 //! assembles), or read the store.
 
-use crate::figure::{num, Analysis, CostFit, Figure, Kind, Marker, Point, Series};
+use crate::figure::{
+    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Kind, Marker, Point, Series,
+};
 use crate::model::{main_metric, Config};
 use crate::series::{
     bar_figure, group, line_figure, metric, metric_label, points, rules_axis, series_name, varying,
@@ -323,8 +325,8 @@ fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
     Some((r, ci))
 }
 
-/// Time per packet (ns) vs rules per series, with a least-squares cost line where a
-/// series has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
+/// Time per packet (ns) vs rules per series, with a weighted cost line where a series
+/// has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
     let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
     let Some(mut fig) = line_figure(
@@ -345,9 +347,14 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         let (lo, hi) = xs
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
+        // The figure plots 1/pps: draw that estimator's line.
+        let drawn = cf
+            .estimate(Estimator::TimePerPacket)
+            .map(|e| e.fit.line)
+            .unwrap_or(cf.fit);
         let line = |v: f64| Point {
             x: v,
-            y: cf.fit.a + cf.fit.b * v,
+            y: drawn.a + drawn.b * v,
             ci95: None,
         };
         fig.series.push(Series {
@@ -355,33 +362,64 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
             points: vec![line(lo), line(hi)],
             fit: true,
         });
-        fig.notes.push(format!(
-            "{name}: {} ns per rule per packet{} (R² {:.3}, {} rule counts)",
-            num(cf.fit.b),
-            cf.fit
-                .b_ci95
-                .map(|c| format!(" ± {}", num(c)))
-                .unwrap_or_default(),
-            cf.fit.r2,
-            cf.rule_counts
-        ));
+        fig.notes.push(cost_note(name, &cf));
         a.fits.push(cf);
     }
     a.figures.push(fig);
 }
 
-/// Fit t = 1e9 / pps over every repetition of a series with ≥ 3 rule counts.
+/// The sentence under the cost figure for one series: the headline, the other
+/// estimator and the unweighted fit for comparison, and any problem.
+fn cost_note(name: &str, cf: &CostFit) -> String {
+    let one = |e: &CostEstimate| {
+        let l = &e.fit.line;
+        let rel = e
+            .relative_ci()
+            .map(|r| format!(", half-width {:.1} %", r * 100.0))
+            .unwrap_or_default();
+        let ols = e
+            .unweighted
+            .and_then(|u| Some(format!("; unweighted {} ± {}", num(u.b), num(u.b_ci95?))))
+            .unwrap_or_default();
+        format!(
+            "{} {} ns per rule per packet{rel} ({}, weighted R² {:.3}{ols})",
+            e.estimator.label(),
+            mean_ci(l.b, l.b_ci95),
+            e.basis(),
+            l.r2,
+        )
+    };
+    let mut s = format!("{name}: ");
+    if let Some(h) = cf.headline() {
+        s.push_str(&one(h));
+        if cf.estimates.len() > 1 {
+            s.push_str(" — the headline, the tighter estimator");
+        }
+    }
+    for e in cf.estimates.iter().filter(|e| e.estimator != cf.estimator) {
+        s.push_str("; ");
+        s.push_str(&one(e));
+    }
+    for e in &cf.estimates {
+        if let Some(p) = &e.problem {
+            s.push_str(&format!("; FLAGGED ({}): {p}", e.estimator.label()));
+        }
+    }
+    s
+}
+
+/// Fit both estimators over every repetition of a series with ≥ 3 rule counts; the
+/// headline is the tighter one whose line checks out.
 fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<CostFit> {
     let counts: BTreeSet<u64> = cs.iter().filter_map(|c| x(c)).map(f64::to_bits).collect();
     if counts.len() < 3 {
         return None;
     }
-    let pts: Vec<(f64, f64)> = cs
+    let estimates: Vec<CostEstimate> = Estimator::ALL
         .iter()
-        .filter_map(|c| Some((x(c)?, c.values.get("ns_per_packet")?)))
-        .flat_map(|(xv, ys)| ys.iter().map(move |y| (xv, *y)))
+        .filter_map(|e| estimate(*e, cs, x))
         .collect();
-    let fit = stats::fit_line(&pts)?;
+    let head = headline(&estimates)?;
     let pps: Vec<(f64, f64)> = cs
         .iter()
         .filter_map(|c| Some((x(c)?, c.mean("received_pps")?)))
@@ -389,10 +427,119 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
     Some(CostFit {
         series: name.into(),
         rule_counts: counts.len(),
-        fit,
+        fit: head.fit.line,
+        estimator: head.estimator,
         knee_rules: stats::knee_piecewise(&pps),
         degradation: stats::degradation_point(&pps, DEGRADED_DROP),
+        estimates,
     })
+}
+
+/// The headline among estimates: the narrowest relative CI of b among those without
+/// a problem, else among all; an estimate without a CI comes last.
+fn headline(estimates: &[CostEstimate]) -> Option<&CostEstimate> {
+    let rank = |e: &&CostEstimate| {
+        (
+            e.problem.is_some(),
+            e.relative_ci().unwrap_or(f64::INFINITY),
+        )
+    };
+    estimates.iter().min_by(|p, q| {
+        let (p, q) = (rank(p), rank(q));
+        p.0.cmp(&q.0).then(p.1.total_cmp(&q.1))
+    })
+}
+
+/// One estimator's weighted line over a series' repetitions (≥ 3 rule counts with
+/// values), checked against its measured point at the fewest rules.
+pub fn estimate(
+    e: Estimator,
+    cs: &[&Config],
+    x: fn(&Config) -> Option<f64>,
+) -> Option<CostEstimate> {
+    let groups: Vec<(f64, Vec<f64>)> = cs
+        .iter()
+        .filter_map(|c| Some((x(c)?, c.values.get(e.metric())?.clone())))
+        .collect();
+    estimate_of(e, &groups)
+}
+
+/// [`estimate`] over `(rules, [value per repetition])` groups.
+pub fn estimate_of(e: Estimator, groups: &[(f64, Vec<f64>)]) -> Option<CostEstimate> {
+    let counts: BTreeSet<u64> = groups.iter().map(|g| g.0.to_bits()).collect();
+    if counts.len() < 3 {
+        return None;
+    }
+    let fit = stats::fit_line_weighted(groups)?;
+    let pts: Vec<(f64, f64)> = groups
+        .iter()
+        .flat_map(|(xv, ys)| ys.iter().map(move |y| (*xv, *y)))
+        .collect();
+    let x0 = groups.iter().map(|g| g.0).min_by(f64::total_cmp)?;
+    let at_x0: Vec<f64> = groups
+        .iter()
+        .filter(|g| g.0 == x0)
+        .flat_map(|g| g.1.iter().copied())
+        .collect();
+    let first = stats::Summary::of(&at_x0).map(|s| (x0, s));
+    Some(CostEstimate {
+        estimator: e,
+        problem: line_problem(&fit, first),
+        fit,
+        unweighted: stats::fit_line(&pts),
+        first,
+    })
+}
+
+/// Does the line describe the data? It does not when its intercept is negative (no
+/// packet costs less than nothing), when its value at the fewest rules differs from
+/// the measured mean there by more than the 95 % CI of that difference (√(line CI² +
+/// point CI²); the point's CI is 0 with one repetition), or when it fails the
+/// lack-of-fit test by a material margin (p < [`stats::LACK_OF_FIT_P`] and a miss over
+/// [`stats::MATERIAL_MISS`]: a knee or a curve, not a line).
+pub fn line_problem(
+    fit: &stats::WeightedFit,
+    first: Option<(f64, stats::Summary)>,
+) -> Option<String> {
+    let a = fit.line.a;
+    let Some((x0, s0)) = first else {
+        return (a < 0.0).then(|| {
+            format!(
+                "intercept {} ns/packet is negative: the line does not describe this data",
+                num(a)
+            )
+        });
+    };
+    let (y0, ci) = fit.at(x0);
+    let tol = (ci.unwrap_or(0.0).powi(2) + s0.ci95.unwrap_or(0.0).powi(2)).sqrt();
+    if a >= 0.0 && (y0 - s0.mean).abs() <= tol {
+        let lof = fit.lack_of_fit.filter(|l| {
+            l.p < stats::LACK_OF_FIT_P
+                && (l.worst_miss.0 > stats::MATERIAL_MISS || l.worst_miss.0.is_nan())
+        })?;
+        return Some(format!(
+            "the line misses the mean at {} rules by {:.0} %, far more than the repetitions \
+             spread (lack of fit F = {} on {} and {} df, p < {}): the line does not describe \
+             this data",
+            num(lof.worst_miss.1),
+            lof.worst_miss.0 * 100.0,
+            num(lof.f),
+            lof.df_line,
+            lof.df_error,
+            stats::LACK_OF_FIT_P
+        ));
+    }
+    let line = if x0 == 0.0 {
+        String::new()
+    } else {
+        format!(" (the line: {} at {} rules)", num(y0), num(x0))
+    };
+    Some(format!(
+        "intercept {} ns/packet{line} disagrees with the measured {} ns at {} rules: the line does not describe this data",
+        num(a),
+        mean_ci(s0.mean, s0.ci95),
+        num(x0)
+    ))
 }
 
 /// Gateway softirq % per CPU vs rules (only when samples exist).
@@ -449,6 +596,185 @@ mod tests {
 
     fn p(x: f64, y: f64) -> Point {
         Point { x, y, ci95: None }
+    }
+
+    /// splitmix64: a fixed-seed generator, so the synthetic data are the same every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        /// Uniform on (0, 1).
+        fn uniform(&mut self) -> f64 {
+            ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+
+        /// Standard normal (Box–Muller).
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.uniform(), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        }
+    }
+
+    const RULES: [f64; 5] = [0.0, 1000.0, 2000.0, 5000.0, 10000.0];
+
+    /// t = 2000 + 7·rules ns with noise ∝ t (CV `cv`), `reps` repetitions per rule count.
+    fn synthetic(seed: u64, reps: usize, cv: f64) -> Vec<(f64, Vec<f64>)> {
+        let mut rng = Rng(seed);
+        RULES
+            .iter()
+            .map(|r| {
+                let t = 2000.0 + 7.0 * r;
+                (
+                    *r,
+                    (0..reps).map(|_| t * (1.0 + cv * rng.normal())).collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn weighted_fit_recovers_a_known_slope_within_a_narrower_ci() {
+        let e = estimate_of(Estimator::TimePerPacket, &synthetic(7, 3, 0.03)).unwrap();
+        let (w, u) = (e.fit.line, e.unweighted.unwrap());
+        let (wci, uci) = (w.b_ci95.unwrap(), u.b_ci95.unwrap());
+        assert!((w.b - 7.0).abs() <= wci, "weighted {} ± {wci}", w.b);
+        assert!(wci < uci, "weighted ± {wci} vs unweighted ± {uci}");
+        assert!(
+            (e.fit.line.a - 2000.0).abs() <= e.fit.a_ci95.unwrap(),
+            "{e:?}"
+        );
+        assert_eq!(e.problem, None);
+        assert_eq!((w.n, e.fit.points, e.fit.single), (15, 5, 0));
+        assert!(e
+            .basis()
+            .contains("95 % CI over 15 trials at 5 rule counts"));
+        // Over 400 seeds: the weighted 95 % CI covers 7 about 95 % of the time (the
+        // unweighted one, which assumes equal noise, far less often) and is narrower on
+        // average.
+        let (mut covered, mut covered_ols, mut width, mut width_ols) = (0, 0, 0.0, 0.0);
+        for seed in 1000..1400 {
+            let e = estimate_of(Estimator::TimePerPacket, &synthetic(seed, 3, 0.03)).unwrap();
+            let (w, u) = (e.fit.line, e.unweighted.unwrap());
+            let (wci, uci) = (w.b_ci95.unwrap(), u.b_ci95.unwrap());
+            covered += usize::from((w.b - 7.0).abs() <= wci);
+            covered_ols += usize::from((u.b - 7.0).abs() <= uci);
+            width += wci / 400.0;
+            width_ols += uci / 400.0;
+        }
+        assert!(covered >= 368, "weighted CI covered {covered}/400");
+        assert!(covered_ols < 340, "unweighted CI covered {covered_ols}/400");
+        assert!(
+            width < 0.95 * width_ols,
+            "mean half-width {width} vs {width_ols}"
+        );
+    }
+
+    #[test]
+    fn a_line_that_does_not_describe_the_data_is_flagged() {
+        // Planted: from 1000 rules on, t = −3000 + 8·rules (a negative intercept), but
+        // 2000 ns at 0 rules; and a knee (flat, then steep from 2000 rules). Ordinary
+        // least squares gives a negative intercept for both; the weighted line follows
+        // the precise low points and misses the high ones: both are flagged.
+        let planted = |f: fn(f64) -> f64, seed: u64| {
+            let mut rng = Rng(seed);
+            let g: Vec<(f64, Vec<f64>)> = RULES
+                .iter()
+                .map(|r| {
+                    (
+                        *r,
+                        (0..2)
+                            .map(|_| f(*r) * (1.0 + 0.01 * rng.normal()))
+                            .collect(),
+                    )
+                })
+                .collect();
+            estimate_of(Estimator::TimePerPacket, &g).unwrap()
+        };
+        let negative = planted(|r| if r == 0.0 { 2000.0 } else { -3000.0 + 8.0 * r }, 12);
+        let knee = planted(|r| 2000.0 + 20.0 * (r - 2000.0f64).max(0.0), 11);
+        for e in [&negative, &knee] {
+            assert!(e.unweighted.unwrap().a < 0.0, "{e:?}");
+            let p = e.problem.clone().expect("flagged");
+            assert!(p.ends_with("the line does not describe this data"), "{p}");
+        }
+        let e = knee;
+        // The brief's case: an intercept of −270 against 2255 measured.
+        let mut neg = e.fit;
+        neg.line.a = -269.7;
+        let zero = stats::Summary::of(&[2250.0, 2260.0]).map(|s| (0.0, s));
+        let p = line_problem(&neg, zero).unwrap();
+        assert!(
+            p.starts_with("intercept -269.7 ns/packet disagrees with the measured 2255"),
+            "{p}"
+        );
+        // In the table the line is never "ok".
+        let cf = CostFit {
+            series: "engine=x".into(),
+            rule_counts: 5,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            degradation: None,
+        };
+        let t = crate::export::fits_table(&[cf]);
+        let check = t.rows[0].last().unwrap();
+        assert!(check.starts_with("FLAGGED (1/pps): "), "{check}");
+    }
+
+    #[test]
+    fn a_good_line_passes_its_check() {
+        let e = estimate_of(Estimator::TimePerPacket, &synthetic(3, 2, 0.02)).unwrap();
+        assert_eq!(e.problem, None, "{e:?}");
+    }
+
+    #[test]
+    fn one_repetition_per_rule_count_still_fits_and_says_so() {
+        let e = estimate_of(Estimator::TimePerPacket, &synthetic(5, 1, 0.02)).unwrap();
+        let ci = e.fit.line.b_ci95.unwrap();
+        assert!((e.fit.line.b - 7.0).abs() <= ci, "{e:?}");
+        assert_eq!((e.fit.single, e.fit.pooled_cv), (5, None));
+        assert!(
+            e.basis().contains("one repetition per rule count"),
+            "{}",
+            e.basis()
+        );
+        // Some single points among repeated ones: their variance is the pooled spread.
+        let mut g = synthetic(6, 3, 0.02);
+        g[2].1.truncate(1);
+        let e = estimate_of(Estimator::TimePerPacket, &g).unwrap();
+        assert_eq!(e.fit.single, 1);
+        assert!(
+            e.basis().contains("1 rule count(s) with one repetition"),
+            "{}",
+            e.basis()
+        );
+    }
+
+    #[test]
+    fn the_headline_is_the_tighter_estimator_that_checks_out() {
+        let wide = estimate_of(Estimator::TimePerPacket, &synthetic(8, 3, 0.05)).unwrap();
+        let tight = estimate_of(Estimator::CpuTimePerPacket, &synthetic(9, 3, 0.005)).unwrap();
+        let both = [wide.clone(), tight.clone()];
+        assert_eq!(
+            headline(&both).unwrap().estimator,
+            Estimator::CpuTimePerPacket
+        );
+        let mut flagged = tight;
+        flagged.problem = Some("bad".into());
+        let both = [wide, flagged];
+        assert_eq!(headline(&both).unwrap().estimator, Estimator::TimePerPacket);
+        assert_eq!(
+            Estimator::CpuTimePerPacket.metric(),
+            crate::model::CPU_NS_PER_PACKET
+        );
     }
 
     #[test]
