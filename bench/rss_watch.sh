@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Print the peak RSS (VmHWM, kB) of a process and of each fwbench agent below it, once
+# the process ends. Usage: bench/rss_watch.sh PID
+# Agents are `fwbench agent` processes, named by their namespace; sampled every 200 ms.
+set -u
+root=$1
+declare -A peak
+while kill -0 "$root" 2>/dev/null; do
+    for p in $root $(pgrep -f "fwbench agent" || true); do
+        h=$(awk '/VmHWM/ {print $2}' /proc/$p/status 2>/dev/null) || continue
+        [ -n "$h" ] || continue
+        if [ "$p" = "$root" ]; then key="$p (controller)"
+        else key="$p (agent in $(ip netns identify "$p" 2>/dev/null))"; fi
+        if [ -z "${peak[$key]:-}" ] || [ "$h" -gt "${peak[$key]}" ]; then peak[$key]=$h; fi
+    done
+    sleep 0.2
+done
+for k in "${!peak[@]}"; do
+    printf 'peak RSS %8d kB  pid %s\n' "${peak[$k]}" "$k"
+done
