@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Print the peak RSS (VmHWM, kB) of a process and of each fwbench agent below it, once
 # the process ends. Usage: bench/rss_watch.sh PID
-# Agents are `fwbench agent` processes, named by their namespace; sampled every 200 ms.
+# Agents are the children of PID (`ip netns exec` execs them), named by their
+# namespace; sampled every 200 ms (VmHWM only grows, so the last sample is the peak).
 set -u
 root=$1
 declare -A peak
 while kill -0 "$root" 2>/dev/null; do
-    for p in $root $(pgrep -f "fwbench agent" || true); do
+    for p in $root $(pgrep -P "$root" || true); do
         h=$(awk '/VmHWM/ {print $2}' /proc/$p/status 2>/dev/null) || continue
         [ -n "$h" ] || continue
         if [ "$p" = "$root" ]; then key="$p (controller)"

@@ -443,7 +443,10 @@ pub fn read_sysctls(ns: &str, names: &[&str]) -> Vec<(String, String)> {
         .iter()
         .map(|k| {
             let v = lines.next().unwrap_or("-").trim();
-            ((*k).to_owned(), if v.is_empty() { "-".into() } else { v.into() })
+            (
+                (*k).to_owned(),
+                if v.is_empty() { "-".into() } else { v.into() },
+            )
         })
         .collect()
 }
@@ -593,8 +596,14 @@ mod tests {
     #[test]
     fn client_routes_cover_the_client_block() {
         let r = client_routes("198.18.0.2", "2001:2:0:1::2");
-        assert!(r.contains("route add 198.18.1.0/24 via 198.18.0.2\n"), "{r}");
-        assert!(r.contains("route add 198.18.128.0/17 via 198.18.0.2\n"), "{r}");
+        assert!(
+            r.contains("route add 198.18.1.0/24 via 198.18.0.2\n"),
+            "{r}"
+        );
+        assert!(
+            r.contains("route add 198.18.128.0/17 via 198.18.0.2\n"),
+            "{r}"
+        );
         assert!(r.contains("route add 198.18.64.0/18 via"), "{r}");
         assert!(r.contains("2001:2:0:1::c:0/112 via 2001:2:0:1::2"), "{r}");
         let last = addr::client(Family::V4, addr::MAX_CLIENTS).to_string();

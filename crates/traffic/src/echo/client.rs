@@ -172,11 +172,7 @@ impl EchoClients {
                 }),
             }
         }
-        let rtt = self
-            .merged
-            .lock()
-            .map(|h| h.summary())
-            .unwrap_or_default();
+        let rtt = self.merged.lock().map(|h| h.summary()).unwrap_or_default();
         EchoClientResults {
             clients,
             rtt,
