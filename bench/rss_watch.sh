@@ -11,7 +11,7 @@ while kill -0 "$root" 2>/dev/null; do
         h=$(awk '/VmHWM/ {print $2}' /proc/$p/status 2>/dev/null) || continue
         [ -n "$h" ] || continue
         if [ "$p" = "$root" ]; then key="$p (controller)"
-        else key="$p (agent in $(ip netns identify "$p" 2>/dev/null))"; fi
+        else key="$p ($(cat /proc/$p/comm 2>/dev/null) in netns $(ip netns identify "$p" 2>/dev/null))"; fi
         if [ -z "${peak[$key]:-}" ] || [ "$h" -gt "${peak[$key]}" ]; then peak[$key]=$h; fi
     done
     sleep 0.2
