@@ -1098,6 +1098,41 @@ fn named_testbed_trials_after_iptables_nft_start_clean_after_legacy_are_marked()
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn five_thousand_epoll_echo_clients_and_namespace_limits() {
+    let _ = ROOT;
+    let tb = TestbedGuard::up("forward");
+    let t0 = std::time::Instant::now();
+    let v = echo_json(&tb.name, &["-n", "5000", "-T", "epoll", "-t", "2"]);
+    assert_eq!(v["status"], "ok", "{}", v["error"]);
+    assert_eq!(u(&v["clients"]), 5000);
+    assert_eq!(u(&v["validation_errors"]), 0);
+    let per = v["per_client"].as_array().unwrap();
+    assert_eq!(per.len(), 5000);
+    let silent = per
+        .iter()
+        .filter(|c| u(&c["mp"][3]["frames"]) == 0 || !c["error"].is_null())
+        .count();
+    assert_eq!(silent, 0, "clients without an echo or with an error");
+    // The client block is routed via one next hop: the gateway holds a handful of
+    // neighbour entries, not one per client (the table is shared with the host).
+    let neigh = in_ns(&gw_ns(&tb), &["ip", "neigh", "show"]);
+    assert!(neigh.lines().count() < 10, "{neigh}");
+    // Limits raised inside the testbed's namespaces (never in the host's).
+    let somaxconn = in_ns(&gw_ns(&tb), &["cat", "/proc/sys/net/core/somaxconn"]);
+    assert_eq!(somaxconn.trim(), "65535");
+    let ports = in_ns(
+        &format!("fwb-{}-cli", tb.name),
+        &["cat", "/proc/sys/net/ipv4/ip_local_port_range"],
+    );
+    assert_eq!(
+        ports.split_whitespace().collect::<Vec<_>>(),
+        ["1024", "65535"]
+    );
+    eprintln!("5000 echo clients: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
@@ -1114,4 +1149,13 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     // The legacy trials left their table; the testbed was replaced after each.
     assert!(rows[2][4].contains("legacy table filter"), "{rows:?}");
     assert!(rows[5][4].contains("legacy table filter"), "{rows:?}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn threads_mode_refuses_too_many_clients_before_starting() {
+    let _ = ROOT;
+    let o = fwbench(&["echo", "-n", "5000", "-T", "threads", "--no-store"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("use -T epoll"), "{}", stderr(&o));
 }

@@ -76,6 +76,11 @@ pub struct SessionClientSpec {
     /// Source address to bind (None: the kernel picks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<IpAddr>,
+    /// Several source addresses, used round-robin (connection by connection in hold
+    /// mode, worker by worker otherwise); each gives its own ~64 000 source ports.
+    /// Empty: `source` alone. Absent from older specs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<IpAddr>,
     /// Workers running sessions back to back (1 = sequential).
     pub parallel: u32,
     /// Sessions in total over all workers (None: until Stop).
@@ -100,6 +105,17 @@ pub struct SessionClientSpec {
     /// built-in client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+}
+
+impl SessionClientSpec {
+    /// The source addresses to bind, round-robin: `sources`, or `[source]`.
+    pub fn source_list(&self) -> Vec<Option<IpAddr>> {
+        if self.sources.is_empty() {
+            vec![self.source]
+        } else {
+            self.sources.iter().copied().map(Some).collect()
+        }
+    }
 }
 
 /// Distribution of durations, ns (HdrHistogram, 3 significant digits).

@@ -141,6 +141,7 @@ fn role_specs() -> Vec<RoleSpec> {
             server: ip("198.19.0.2"),
             port: 8000,
             source: Some(ip("198.18.0.2")),
+            sources: Vec::new(),
             parallel: 4,
             count: None,
             request: 16,

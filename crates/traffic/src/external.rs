@@ -1521,6 +1521,7 @@ mod tests {
             server: server.parse().unwrap(),
             port: 42000,
             source: None,
+            sources: Vec::new(),
             parallel: 1,
             count: Some(1),
             request: 0,

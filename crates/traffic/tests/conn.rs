@@ -42,6 +42,7 @@ fn spec(mode: ConnMode, to: SocketAddr) -> SessionClientSpec {
         server: to.ip(),
         port: to.port(),
         source: None,
+        sources: Vec::new(),
         parallel: 1,
         count: Some(1),
         request: 16,

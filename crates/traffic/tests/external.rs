@@ -43,6 +43,7 @@ fn client_spec(server: &str, port: u16, response: u64, count: Option<u64>) -> Se
         server: server.parse().unwrap(),
         port,
         source: None,
+        sources: Vec::new(),
         parallel: 2,
         count,
         request: 0,

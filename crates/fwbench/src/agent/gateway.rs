@@ -22,6 +22,9 @@ const GATEWAY_SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.forwarding",
     "net.core.netdev_max_backlog",
     "net.netfilter.nf_conntrack_max",
+    "net.core.somaxconn",
+    "net.ipv4.tcp_max_syn_backlog",
+    "net.ipv4.neigh.default.gc_thresh3",
 ];
 
 pub fn sysctl_path(name: &str) -> String {

@@ -38,7 +38,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
             p.clients
         ));
     }
-    Ok(())
+    crate::workloads::echo::check(p)
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -159,6 +159,7 @@ impl NetnsTestbed {
                     ("net.ipv6.conf.default.accept_dad", "0"),
                 ],
             )?;
+            raise_limits(&ns)?;
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
         }
         let c = self.client_ns();
@@ -176,8 +177,10 @@ impl NetnsTestbed {
                 script_s += "link set s0 up\n\
                              addr add 198.19.0.2/16 dev s0\n\
                              addr add 2001:2:0:2::2/64 dev s0 nodad\n\
-                             route add 198.18.0.0/16 dev s0\n\
-                             route add 2001:2:0:1::/64 dev s0\n";
+                             route add 198.18.0.2/32 dev s0\n\
+                             route add 198.18.0.0/16 via 198.18.0.2 dev s0\n\
+                             route add 2001:2:0:1::2/128 dev s0\n\
+                             route add 2001:2:0:1::/64 via 2001:2:0:1::2 dev s0\n";
             }
             Topology::Forward | Topology::Input | Topology::Proxy => {
                 let g = self.gateway_ns().expect("forward/input have a gateway");
@@ -187,10 +190,15 @@ impl NetnsTestbed {
                              addr add 2001:2:0:1::2/64 dev c0 nodad\n\
                              route add 198.19.0.0/16 via 198.18.0.1\n\
                              route add 2001:2:0:2::/64 via 2001:2:0:1::1\n";
-                let mut script_g = String::from(
+                // Client source addresses are routed via c0's own address, so the
+                // gateway holds one neighbour entry for any number of clients (the
+                // neighbour tables are shared with the host: see `raise_limits`).
+                let mut script_g = format!(
                     "link set g0 up\n\
                      addr add 198.18.0.1/16 dev g0\n\
-                     addr add 2001:2:0:1::1/64 dev g0 nodad\n",
+                     addr add 2001:2:0:1::1/64 dev g0 nodad\n\
+                     {}",
+                    client_routes("198.18.0.2", "2001:2:0:1::2")
                 );
                 if self.topology == Topology::Forward {
                     veth(&g, "g1", &s, "s0")?;
@@ -286,11 +294,13 @@ impl Testbed for NetnsTestbed {
                 addr::MAX_CLIENTS
             )));
         }
+        // Host addresses (/32, /128): the peers route the client block via c0's own
+        // address, so no per-client neighbour entry exists anywhere.
         let mut script = String::new();
         for i in 1..=n {
-            script += &format!("addr replace {}/16 dev c0\n", addr::client(Family::V4, i));
+            script += &format!("addr replace {}/32 dev c0\n", addr::client(Family::V4, i));
             script += &format!(
-                "addr replace {}/64 dev c0 nodad\n",
+                "addr replace {}/128 dev c0 nodad\n",
                 addr::client(Family::V6, i)
             );
         }
@@ -324,14 +334,20 @@ impl Testbed for NetnsTestbed {
             })
     }
 
-    /// One line per namespace with its interfaces and addresses.
+    /// One line per namespace with its interfaces and addresses (at most 8 client
+    /// addresses listed), and the limits `build` raised there.
     fn describe(&self) -> Result<String> {
         let mut out = format!("testbed {} ({})\n", self.name, self.topology);
         for ns in self.namespaces() {
             out += &format!("  {ns}\n");
             for line in ip(&["-n", &ns, "-br", "addr", "show"])?.lines() {
-                out += &format!("    {line}\n");
+                out += &format!("    {}\n", shorten_addr_line(line, 8));
             }
+            let limits: Vec<String> = read_sysctls(&ns, NS_LIMIT_NAMES)
+                .into_iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            out += &format!("    limits: {}\n", limits.join(" "));
         }
         Ok(out)
     }
@@ -343,6 +359,105 @@ fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<()> {
         "-n", ns_a, "link", "add", a, "type", "veth", "peer", "name", b, "netns", ns_b,
     ])
     .map(|_| ())
+}
+
+/// Per-namespace limits every testbed namespace gets (name, value). The listen and
+/// SYN backlogs take 10 000 simultaneous connects; the wide port range gives each
+/// client source address ~64 000 connections. Written inside fwbench's namespaces
+/// only, never in the host's.
+pub const NS_LIMITS: &[(&str, &str)] = &[
+    ("net.core.somaxconn", "65535"),
+    ("net.ipv4.tcp_max_syn_backlog", "65535"),
+    ("net.ipv4.ip_local_port_range", "1024 65535"),
+];
+
+/// Neighbour-table thresholds wanted for 10 000+ client addresses. Linux keeps one
+/// neighbour table for all namespaces and shows these only in the host's, so on most
+/// kernels they cannot be set here: the testbed then routes the client block via one
+/// next hop instead (one neighbour entry for any number of clients).
+pub const NEIGH_LIMITS: &[(&str, &str)] = &[
+    ("net.ipv4.neigh.default.gc_thresh1", "8192"),
+    ("net.ipv4.neigh.default.gc_thresh2", "32768"),
+    ("net.ipv4.neigh.default.gc_thresh3", "65536"),
+    ("net.ipv6.neigh.default.gc_thresh1", "8192"),
+    ("net.ipv6.neigh.default.gc_thresh2", "32768"),
+    ("net.ipv6.neigh.default.gc_thresh3", "65536"),
+];
+
+/// What `describe` reports per namespace.
+const NS_LIMIT_NAMES: &[&str] = &[
+    "net.core.somaxconn",
+    "net.ipv4.tcp_max_syn_backlog",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.neigh.default.gc_thresh3",
+    "net.netfilter.nf_conntrack_max",
+];
+
+/// Raise [`NS_LIMITS`] in `ns`, and [`NEIGH_LIMITS`] where the kernel has them per
+/// namespace (a missing one is skipped: the routing makes it unnecessary).
+fn raise_limits(ns: &str) -> Result<()> {
+    sysctl(ns, NS_LIMITS)?;
+    let present: Vec<(&str, &str)> = NEIGH_LIMITS
+        .iter()
+        .copied()
+        .filter(|(k, _)| {
+            let path = format!("/proc/sys/{}", k.replace('.', "/"));
+            run_cmd("ip", &["netns", "exec", ns, "test", "-w", &path], None).is_ok()
+        })
+        .collect();
+    sysctl(ns, &present)
+}
+
+/// Read sysctls inside a namespace; unreadable ones are reported as "-" (not here).
+pub fn read_sysctls(ns: &str, names: &[&str]) -> Vec<(String, String)> {
+    let paths: Vec<String> = names
+        .iter()
+        .map(|k| format!("/proc/sys/{}", k.replace('.', "/")))
+        .collect();
+    // One process for all: `cat` each file, "-" when it is missing.
+    let script: String = paths
+        .iter()
+        .map(|p| format!("(tr -s '\\t' ' ' < {p} 2>/dev/null || echo -); "))
+        .collect();
+    let out = run_cmd("ip", &["netns", "exec", ns, "sh", "-c", &script], None).unwrap_or_default();
+    let mut lines = out.lines();
+    names
+        .iter()
+        .map(|k| {
+            let v = lines.next().unwrap_or("-").trim();
+            (
+                (*k).to_owned(),
+                if v.is_empty() { "-".into() } else { v.into() },
+            )
+        })
+        .collect()
+}
+
+/// Routes for the client address block (198.18.1.0 … 198.18.255.255, 2001:2:0:1::c:0/112)
+/// via the client's own address, as `ip -b` lines.
+fn client_routes(via4: &str, via6: &str) -> String {
+    // 198.18.1.0/24 + /23 + … + /17 cover 198.18.1.0 – 198.18.255.255 exactly.
+    let mut s = String::new();
+    for bits in (17..=24).rev() {
+        let start = 1u32 << (24 - bits);
+        s += &format!("route add 198.18.{start}.0/{bits} via {via4}\n");
+    }
+    s += &format!("route add 2001:2:0:1::c:0/112 via {via6}\n");
+    s
+}
+
+/// `ip -br addr` line with at most `keep` addresses, then "… (+N more)".
+fn shorten_addr_line(line: &str, keep: usize) -> String {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    // name, state, then addresses
+    if words.len() <= 2 + keep {
+        return line.to_owned();
+    }
+    format!(
+        "{} … (+{} more)",
+        words[..2 + keep].join(" "),
+        words.len() - 2 - keep
+    )
 }
 
 /// Write sysctls inside a namespace.
@@ -452,6 +567,30 @@ mod tests {
         assert_eq!(addr::client(Family::V6, 1).to_string(), "2001:2:0:1::c:1");
         let last = addr::client(Family::V4, addr::MAX_CLIENTS).to_string();
         assert!(last.starts_with("198.18."), "{last}");
+    }
+
+    #[test]
+    fn client_routes_cover_the_client_block() {
+        let r = client_routes("198.18.0.2", "2001:2:0:1::2");
+        assert!(
+            r.contains("route add 198.18.1.0/24 via 198.18.0.2\n"),
+            "{r}"
+        );
+        assert!(
+            r.contains("route add 198.18.128.0/17 via 198.18.0.2\n"),
+            "{r}"
+        );
+        assert!(r.contains("route add 198.18.64.0/18 via"), "{r}");
+        assert!(r.contains("2001:2:0:1::c:0/112 via 2001:2:0:1::2"), "{r}");
+        let last = addr::client(Family::V4, addr::MAX_CLIENTS).to_string();
+        assert!(last.starts_with("198.18.") && !last.starts_with("198.18.0."));
+    }
+
+    #[test]
+    fn long_address_lists_shortened() {
+        let l = "c0 UP a b c d e f";
+        assert_eq!(shorten_addr_line(l, 8), l);
+        assert_eq!(shorten_addr_line(l, 2), "c0 UP a b … (+4 more)");
     }
 
     #[test]

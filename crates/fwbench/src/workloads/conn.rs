@@ -156,12 +156,27 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         external: k.server_program.clone(),
         objects,
     });
+    // Hold mode past one address's ports: client addresses 1..=n, round-robin.
+    let n_sources = if p.workload == Workload::Connections && !input {
+        sources_for(k.limit)
+    } else {
+        1
+    };
+    let sources = if n_sources > 1 {
+        tb.ensure_clients(n_sources)?;
+        (1..=n_sources)
+            .map(|i| tb.client_addr(p.family, i))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let parallel = k.parallel.max(1);
     let client = RoleSpec::SessionClient(SessionClientSpec {
         mode,
         server: target,
         port,
         source: client_addr,
+        sources,
         parallel,
         count: k.count,
         request: match p.workload {
@@ -188,6 +203,15 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         client: (client_host, client),
         proxy,
     })
+}
+
+/// Connections one client source address carries in hold mode: the testbed's port
+/// range (`ip_local_port_range` 1024-65535 in its namespaces) with a margin.
+pub const CONNS_PER_SOURCE: u32 = 50_000;
+
+/// Source addresses for `limit` held connections: ⌈limit / [`CONNS_PER_SOURCE`]⌉.
+pub fn sources_for(limit: u32) -> u32 {
+    limit.div_ceil(CONNS_PER_SOURCE).max(1)
 }
 
 /// Seed 003's split of a bulk run: each session costs the per-session overhead measured
@@ -344,6 +368,15 @@ impl Traffic for Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_source_per_fifty_thousand_connections() {
+        assert_eq!(sources_for(1), 1);
+        assert_eq!(sources_for(50_000), 1);
+        assert_eq!(sources_for(50_001), 2);
+        assert_eq!(sources_for(120_000), 3);
+        assert!(sources_for(MAX_LIMIT) <= crate::params::MAX_CLIENTS);
+    }
 
     fn client(sessions: u64, parallel: u32, bytes: u64, elapsed_s: f64) -> SessionClientResults {
         SessionClientResults {

@@ -167,6 +167,24 @@ impl EchoSummary {
     }
 }
 
+/// Most clients `-T threads` takes: its server runs one thread per client, beside the
+/// client's one thread per client, and both share the host's `kernel.pid_max`
+/// (32 768 by default) with everything else.
+pub const MAX_THREADS_MODE_CLIENTS: u32 = 4096;
+
+/// Check an echo trial's parameters before anything starts (bad input → the message).
+pub fn check(p: &TrialParams) -> Result<(), String> {
+    if p.server == proto::ServerMode::Threads && p.clients > MAX_THREADS_MODE_CLIENTS {
+        return Err(format!(
+            "-T threads runs one server thread per client and takes at most \
+             {MAX_THREADS_MODE_CLIENTS} clients, not {} (threads for client and server \
+             would approach kernel.pid_max); use -T epoll for more",
+            p.clients
+        ));
+    }
+    Ok(())
+}
+
 /// Seed 000's echo cycle: `n` clients, each from its own source address.
 pub struct Echo;
 

@@ -531,7 +531,7 @@ fn validate(spec: &SessionClientSpec) -> Result<(), TrafficError> {
     if spec.mode == ConnMode::Hold && spec.hold_limit == 0 {
         return bad("hold mode needs hold_limit of at least 1 connection".into());
     }
-    if let Some(src) = spec.source {
+    for src in spec.source_list().into_iter().flatten() {
         if src.is_ipv4() != spec.server.is_ipv4() {
             return bad(format!(
                 "source {src} and server {} are of different address families",
@@ -584,7 +584,7 @@ impl SessionClient {
         if spec.mode == ConnMode::Hold {
             let plan = HoldPlan {
                 server: SocketAddr::new(spec.server, spec.port),
-                source: spec.source,
+                sources: spec.source_list(),
                 timeout: Duration::from_millis(u64::from(spec.timeout_ms)),
                 limit: spec.hold_limit,
                 limits: Limits {
@@ -620,10 +620,25 @@ impl SessionClient {
                 spec.overhead_sessions,
             )
         });
+        // Several sources: worker `id` binds source `id mod n` (its own plan).
+        let sources = spec.source_list();
+        let plans: Vec<Arc<Plan>> = if sources.len() > 1 {
+            sources
+                .iter()
+                .map(|src| {
+                    Arc::new(Plan {
+                        source: *src,
+                        ..(*plan).clone()
+                    })
+                })
+                .collect()
+        } else {
+            vec![plan]
+        };
         for id in 0..spec.parallel {
             let job = Job {
                 id,
-                plan: plan.clone(),
+                plan: plans[id as usize % plans.len()].clone(),
                 overhead: overhead.clone(),
                 count: spec.count,
             };
@@ -768,6 +783,7 @@ mod tests {
             server: "127.0.0.1".parse().unwrap(),
             port: 41999,
             source: None,
+            sources: Vec::new(),
             parallel: 1,
             count: Some(1),
             request: 16,

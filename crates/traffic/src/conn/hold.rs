@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone)]
 pub struct HoldPlan {
     pub server: SocketAddr,
-    pub source: Option<IpAddr>,
+    /// Source addresses, one connection each in turn (never empty; `None`: any).
+    pub sources: Vec<Option<IpAddr>>,
     pub timeout: Duration,
     pub limit: u32,
     pub limits: Limits,
@@ -62,7 +63,12 @@ pub fn open_all(plan: &HoldPlan, stop: &AtomicBool, opened: &AtomicU64) -> Opene
             );
             break;
         }
-        match open_one(plan, &header) {
+        let source = plan
+            .sources
+            .get(o.streams.len() % plan.sources.len().max(1))
+            .copied()
+            .flatten();
+        match open_one(plan, source, &header) {
             Ok(s) => {
                 o.streams.push(s);
                 opened.store(o.streams.len() as u64, Ordering::Relaxed);
@@ -80,8 +86,12 @@ pub fn open_all(plan: &HoldPlan, stop: &AtomicBool, opened: &AtomicU64) -> Opene
     o
 }
 
-fn open_one(plan: &HoldPlan, header: &[u8]) -> Result<TcpStream, OpenError> {
-    let mut s = open(plan.server, plan.source, plan.timeout)?;
+fn open_one(
+    plan: &HoldPlan,
+    source: Option<IpAddr>,
+    header: &[u8],
+) -> Result<TcpStream, OpenError> {
+    let mut s = open(plan.server, source, plan.timeout)?;
     let fail = |step| move |err| OpenError { step, err };
     s.set_write_timeout(Some(plan.timeout))
         .map_err(fail("setsockopt"))?;

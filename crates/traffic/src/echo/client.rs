@@ -1,5 +1,10 @@
 //! Echo clients: one thread and one socket per client, each bound to its own source
 //! address, cycling send (MP1) → receive echo (MP4) until stopped.
+//!
+//! Scale: 10 000 clients are 10 000 threads. Each has a small stack
+//! ([`CLIENT_STACK`]); above [`COMPACT_ABOVE`] clients the per-client RTT histograms
+//! keep two significant digits, while the merged histogram (the trial's RTT) keeps
+//! three: every client hands its samples to it in batches.
 
 use crate::frame::{fill_body, Repr};
 use crate::hist::RttHistogram;
@@ -15,6 +20,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Stack of one client thread: the cycle keeps its buffers on the heap.
+pub const CLIENT_STACK: usize = 128 * 1024;
+/// Above this many clients, per-client histograms are compact (2 significant digits).
+pub const COMPACT_ABOVE: usize = 1000;
+/// Samples a client collects before adding them to the merged histogram.
+const BATCH: usize = 256;
+
+/// The merged RTT histogram of all clients.
+type Merged = Arc<Mutex<RttHistogram>>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Gate {
@@ -32,7 +47,8 @@ enum Sock {
 pub struct EchoClients {
     gate: Arc<(Mutex<Gate>, Condvar)>,
     stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<(EchoClientStats, RttHistogram)>>,
+    workers: Vec<JoinHandle<EchoClientStats>>,
+    merged: Merged,
     started: Option<Instant>,
     /// Echoes received so far (MP4 frames), all clients: read while the trial runs.
     progress: Arc<std::sync::atomic::AtomicU64>,
@@ -54,39 +70,70 @@ impl EchoClients {
                 proto::MAX_UDP_PAYLOAD
             )));
         }
+        // One socket per client (and a few files besides): lift the open-file limit.
+        let nofile = sys::raise_nofile_limit().or_else(|_| sys::nofile_limit());
+        if let Ok(limit) = nofile {
+            if spec.sources.len() as u64 + 64 > limit {
+                return Err(TrafficError::BadSpec(format!(
+                    "{} clients need {} open files; the client's limit is {limit} \
+                     (RLIMIT_NOFILE)",
+                    spec.sources.len(),
+                    spec.sources.len() + 64
+                )));
+            }
+        }
         let timeout = Duration::from_millis(spec.timeout_ms.max(1) as u64);
         let mut socks = Vec::with_capacity(spec.sources.len());
+        let t0 = Instant::now();
         for (i, src) in spec.sources.iter().enumerate() {
-            socks.push(open(spec, i as u32, *src, timeout)?);
+            match open(spec, i as u32, *src, timeout) {
+                Ok(s) => socks.push(s),
+                Err(e) => return Err(explain_connect_failure(e, i, spec.sources.len(), t0)),
+            }
         }
         let gate = Arc::new((Mutex::new(Gate::Wait), Condvar::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let n = spec.sources.len() as u32;
         let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let workers = socks
-            .into_iter()
-            .enumerate()
-            .map(|(i, sock)| {
-                let cfg = Cycle {
-                    client: i as u32 + 1,
-                    clients: n,
-                    source: spec.sources[i],
-                    sizer: FrameSizer::new(spec.frame, spec.seed, i as u32 + 1),
-                    max_frame: spec.frame.max() as usize,
-                    timeout,
-                    progress: progress.clone(),
-                };
-                let (g, s) = (gate.clone(), stop.clone());
-                std::thread::spawn(move || cfg.run(sock, g, s))
-            })
-            .collect();
-        Ok(EchoClients {
-            gate,
-            stop,
-            workers,
+        let merged: Merged = Arc::new(Mutex::new(RttHistogram::new()));
+        let compact = spec.sources.len() > COMPACT_ABOVE;
+        let mut clients = EchoClients {
+            gate: gate.clone(),
+            stop: stop.clone(),
+            workers: Vec::with_capacity(socks.len()),
+            merged: merged.clone(),
             started: None,
-            progress,
-        })
+            progress: progress.clone(),
+        };
+        for (i, sock) in socks.into_iter().enumerate() {
+            let cfg = Cycle {
+                client: i as u32 + 1,
+                clients: n,
+                source: spec.sources[i],
+                sizer: FrameSizer::new(spec.frame, spec.seed, i as u32 + 1),
+                max_frame: spec.frame.max() as usize,
+                timeout,
+                progress: progress.clone(),
+                compact,
+                merged: merged.clone(),
+            };
+            let (g, s) = (gate.clone(), stop.clone());
+            let w = std::thread::Builder::new()
+                .name(format!("echo-client-{}", i + 1))
+                .stack_size(CLIENT_STACK)
+                .spawn(move || cfg.run(sock, g, s))
+                .map_err(|e| {
+                    TrafficError::BadSpec(format!(
+                        "cannot start the thread of client {} of {n}: {e} (the limit is \
+                         likely kernel.threads-max, kernel.pid_max or the cgroup's pids.max: \
+                         the client runs one thread per client)",
+                        i + 1
+                    ))
+                })?;
+            // On error, `clients` is dropped: its Drop releases the threads started so far.
+            clients.workers.push(w);
+        }
+        Ok(clients)
     }
 
     /// Echoes received so far, all clients (for adaptive trial length).
@@ -115,23 +162,20 @@ impl EchoClients {
             .unwrap_or(0);
         self.stop.store(true, Ordering::SeqCst);
         self.open_gate(Gate::Abort);
-        let mut rtt = RttHistogram::new();
         let mut clients = Vec::new();
         for w in std::mem::take(&mut self.workers) {
             match w.join() {
-                Ok((stats, h)) => {
-                    rtt.merge(&h);
-                    clients.push(stats);
-                }
+                Ok(stats) => clients.push(stats),
                 Err(_) => clients.push(EchoClientStats {
                     error: Some("client thread panicked".into()),
                     ..Default::default()
                 }),
             }
         }
+        let rtt = self.merged.lock().map(|h| h.summary()).unwrap_or_default();
         EchoClientResults {
             clients,
-            rtt: rtt.summary(),
+            rtt,
             elapsed_ns,
         }
     }
@@ -182,6 +226,24 @@ fn open(
     }
 }
 
+/// A connect that failed while opening the clients, with the likely limit named:
+/// a timeout after many clients points at a backlog or table that filled up.
+fn explain_connect_failure(e: TrafficError, i: usize, n: usize, t0: Instant) -> TrafficError {
+    let timed_out = matches!(&e, TrafficError::Io { source, .. }
+        if matches!(source.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock));
+    if !timed_out || i == 0 {
+        return e;
+    }
+    TrafficError::BadSpec(format!(
+        "{e}: connect timed out after {i} of {n} clients had connected ({:.1} s): the \
+         likely limit is a table or backlog on the path that holds one entry per client \
+         — the gateway's neighbour table (net.ipv4.neigh.default.gc_thresh3, shared \
+         with the host), the server's SYN/accept backlog (net.ipv4.tcp_max_syn_backlog, \
+         net.core.somaxconn) or the conntrack table (net.netfilter.nf_conntrack_max)",
+        t0.elapsed().as_secs_f64()
+    ))
+}
+
 struct Cycle {
     client: u32,
     clients: u32,
@@ -190,6 +252,9 @@ struct Cycle {
     max_frame: usize,
     timeout: Duration,
     progress: Arc<std::sync::atomic::AtomicU64>,
+    /// Per-client histogram with two significant digits (many clients).
+    compact: bool,
+    merged: Merged,
 }
 
 struct Tally {
@@ -199,6 +264,27 @@ struct Tally {
     lost: u64,
     v: Validator,
     rtt: RttHistogram,
+    /// Samples not yet added to the merged histogram.
+    batch: Vec<u64>,
+}
+
+impl Tally {
+    fn record(&mut self, ns: u64, merged: &Merged) {
+        self.rtt.record(ns);
+        self.batch.push(ns);
+        if self.batch.len() >= BATCH {
+            self.flush(merged);
+        }
+    }
+
+    fn flush(&mut self, merged: &Merged) {
+        if let Ok(mut m) = merged.lock() {
+            for &ns in &self.batch {
+                m.record(ns);
+            }
+        }
+        self.batch.clear();
+    }
 }
 
 impl Cycle {
@@ -207,14 +293,19 @@ impl Cycle {
         sock: Sock,
         gate: Arc<(Mutex<Gate>, Condvar)>,
         stop: Arc<AtomicBool>,
-    ) -> (EchoClientStats, RttHistogram) {
+    ) -> EchoClientStats {
         let mut t = Tally {
             mp1: Counter::default(),
             mp4: Counter::default(),
             unsent: 0,
             lost: 0,
             v: Validator::new(Some(self.client), self.clients),
-            rtt: RttHistogram::new(),
+            rtt: if self.compact {
+                RttHistogram::compact()
+            } else {
+                RttHistogram::new()
+            },
+            batch: Vec::new(),
         };
         let go = {
             let (m, cv) = &*gate;
@@ -258,7 +349,8 @@ impl Cycle {
                 }
             }
         }
-        let stats = EchoClientStats {
+        t.flush(&self.merged);
+        EchoClientStats {
             client: self.client,
             source: self.source.to_string(),
             mp1: t.mp1,
@@ -273,8 +365,7 @@ impl Cycle {
                 0
             },
             error,
-        };
-        (stats, t.rtt)
+        }
     }
 
     /// One stream cycle. Ok(false): nothing could be sent within the timeout.
@@ -333,7 +424,7 @@ impl Cycle {
             .check(Repr::parse(&inb[..got]), got, Some(frame.len() as u32))
             == Verdict::InOrder
         {
-            t.rtt.record(rtt.as_nanos() as u64);
+            t.record(rtt.as_nanos() as u64, &self.merged);
         }
         Ok(true)
     }
@@ -381,7 +472,7 @@ impl Cycle {
                     let verdict = t.v.check(h, n, mine.then_some(frame.len() as u32));
                     if mine {
                         if verdict == Verdict::InOrder {
-                            t.rtt.record(t0.elapsed().as_nanos() as u64);
+                            t.record(t0.elapsed().as_nanos() as u64, &self.merged);
                         }
                         break;
                     }

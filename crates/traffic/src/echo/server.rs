@@ -72,6 +72,10 @@ impl EchoServer {
                 "echo server needs at least one client".into(),
             ));
         }
+        // One socket per client: lift the open-file limit (a warning if it cannot).
+        if let Err(e) = sys::raise_nofile_limit() {
+            tracing::warn!("cannot raise RLIMIT_NOFILE: {e}");
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let to_shutdown = Arc::new(Mutex::new(Vec::new()));
         let timeout = Duration::from_millis(spec.timeout_ms.max(1) as u64);
@@ -87,7 +91,7 @@ impl EchoServer {
                 let l = sys::stream_socket(spec.proto, &addr)?;
                 l.set_reuse_address(true)
                     .and_then(|_| l.bind(&addr.into()))
-                    .and_then(|_| l.listen(spec.clients.min(4096) as i32))
+                    .and_then(|_| l.listen(spec.clients.min(65535) as i32))
                     .map_err(|e| TrafficError::io(format!("listen on {}/{addr}", spec.proto), e))?;
                 match spec.mode {
                     ServerMode::Threads => {

@@ -283,10 +283,10 @@ pub fn nofile_limit() -> io::Result<u64> {
     Ok(r.rlim_cur as u64)
 }
 
-/// Raise the soft RLIMIT_NOFILE to the hard limit (an unlimited hard limit counts as
-/// `fs.nr_open`) and return the soft limit now in force. Roles that hold thousands of
-/// sockets call this at start; an unprivileged process can always raise its soft limit
-/// up to the hard one.
+/// Raise RLIMIT_NOFILE as far as this process may and return the soft limit now in
+/// force. A privileged process (CAP_SYS_RESOURCE: the agents) raises both limits to
+/// `fs.nr_open` (1 Mi by default); otherwise the soft limit goes up to the hard one,
+/// which any process may do. Roles that hold thousands of sockets call this at start.
 #[allow(clippy::unnecessary_cast)]
 pub fn raise_nofile_limit() -> io::Result<u64> {
     let mut r = libc::rlimit {
@@ -297,12 +297,24 @@ pub fn raise_nofile_limit() -> io::Result<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
         return Err(io::Error::last_os_error());
     }
+    // RLIMIT_NOFILE can never exceed fs.nr_open.
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<libc::rlim_t>().ok())
+        .unwrap_or(1 << 20);
+    if r.rlim_max != libc::RLIM_INFINITY && r.rlim_max < nr_open {
+        let both = libc::rlimit {
+            rlim_cur: nr_open,
+            rlim_max: nr_open,
+        };
+        // SAFETY: `both` is a valid rlimit; the kernel only reads it. EPERM (no
+        // CAP_SYS_RESOURCE) leaves the limits as they were: fall through.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &both) } == 0 {
+            return Ok(nr_open as u64);
+        }
+    }
     let target = if r.rlim_max == libc::RLIM_INFINITY {
-        // RLIMIT_NOFILE can never exceed fs.nr_open (1 Mi by default).
-        std::fs::read_to_string("/proc/sys/fs/nr_open")
-            .ok()
-            .and_then(|s| s.trim().parse::<libc::rlim_t>().ok())
-            .unwrap_or(1 << 20)
+        nr_open
     } else {
         r.rlim_max
     };
