@@ -720,6 +720,21 @@ duration = "1s"
         );
     }
 
+    /// A trial that does not name `nft_family` (the default, inet) keeps the key it
+    /// had before the axis existed: these keys were computed by the build before it.
+    #[test]
+    fn inet_default_keeps_the_keys_from_before_nft_family() {
+        let p = parse("s.toml", GOOD, 0).unwrap();
+        let nft = parse(
+            "s.toml",
+            "workload = \"flood\"\n[params]\nengine = \"nft\"\nrules = 2000\n",
+            0,
+        )
+        .unwrap();
+        assert_eq!(p.trials[0].key, "916ab4ba26ee9962");
+        assert_eq!(nft.trials[0].key, "04bb2369a0c414fb");
+    }
+
     fn err(text: &str) -> String {
         parse("bad.toml", text, 0).unwrap_err()
     }
