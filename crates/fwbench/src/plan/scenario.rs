@@ -15,6 +15,7 @@ use toml::Spanned;
 /// Cross-field check of one trial's parameters.
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     check_adaptive(p)?;
+    check_nft_family(p)?;
     if p.workload == Workload::Degrade {
         crate::params::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
@@ -38,6 +39,19 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A table family other than the default means something only to the nft engines:
+/// refused for the others rather than silently ignored.
+fn check_nft_family(p: &TrialParams) -> Result<(), String> {
+    if p.nft_family.is_default() || firewall::engine::backend(p.engine).takes_nft_family() {
+        return Ok(());
+    }
+    Err(format!(
+        "nft_family {} applies to engines nft and nft-set only, not {} (it has no nftables \
+         table whose family could be chosen)",
+        p.nft_family, p.engine
+    ))
 }
 
 #[derive(Debug, Clone, PartialEq)]
