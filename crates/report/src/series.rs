@@ -51,11 +51,40 @@ pub(crate) fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<S
     keys.into_iter().filter(|k| kept.contains(k)).collect()
 }
 
+/// The engines whose nftables table family is a trial parameter (`nft_family`).
+const NFT_ENGINES: [&str; 2] = ["nft", "nft-set"];
+
+/// The nft table family of a configuration: its `nft_family`, else `inet` (the
+/// default, never stored: results from before the axis were all inet).
+pub fn nft_family(c: &Config) -> &str {
+    c.param("nft_family").unwrap_or("inet")
+}
+
+/// A parameter as series names and tables show it: an nft engine with its table
+/// family (`nft (inet)`, `nft-set (ip)`), `nft_family` with its default; else as stored.
+pub fn param_text(c: &Config, key: &str) -> Option<String> {
+    match key {
+        "engine" => {
+            let e = c.param("engine")?;
+            Some(if NFT_ENGINES.contains(&e) {
+                format!("{e} ({})", nft_family(c))
+            } else {
+                e.to_string()
+            })
+        }
+        "nft_family" => Some(nft_family(c).to_string()),
+        k => c.param(k).map(str::to_string),
+    }
+}
+
 /// Series name of a configuration: its values of the given keys (`all` when none).
+/// `nft_family` is left out beside `engine`, which names it already.
 pub fn series_name(c: &Config, keys: &[String]) -> String {
+    let with_engine = keys.iter().any(|k| k == "engine");
     let parts: Vec<String> = keys
         .iter()
-        .map(|k| format!("{k}={}", c.param(k).unwrap_or("-")))
+        .filter(|k| !(with_engine && *k == "nft_family"))
+        .map(|k| format!("{k}={}", param_text(c, k).as_deref().unwrap_or("-")))
         .collect();
     if parts.is_empty() {
         "all".into()
