@@ -90,7 +90,9 @@ fn clear_marker() {
 /// A rule set that is installed; remove it with [`Installed::remove`].
 #[derive(Debug)]
 pub struct Installed {
-    pub rendered: Rendered,
+    /// Boxed: a gateway holds an `Installed` for the whole trial, and the rendered text
+    /// of a large rule set with its settings need not sit inline in it.
+    pub rendered: Box<Rendered>,
     pub install_ms: f64,
     pub rules: usize,
     pub elements: usize,
@@ -128,7 +130,7 @@ pub fn install(r: &Rendered) -> Result<Installed, InstallError> {
         });
     }
     Ok(Installed {
-        rendered: r.clone(),
+        rendered: Box::new(r.clone()),
         install_ms,
         rules,
         elements,

@@ -505,8 +505,18 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
             let v = echo_json(
                 &tb.name,
                 &[
-                    "-n", "2", "-P", "udp", "-A", ip, "--engine", engine, "--rules", "200",
-                    "--nft-family", nft_family,
+                    "-n",
+                    "2",
+                    "-P",
+                    "udp",
+                    "-A",
+                    ip,
+                    "--engine",
+                    engine,
+                    "--rules",
+                    "200",
+                    "--nft-family",
+                    nft_family,
                 ],
             );
             assert_eq!(v["status"], "ok", "{what}: {v}");
@@ -524,7 +534,16 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
     }
     // The rendered text names the table, and a family for iptables is refused (exit 2).
     let o = fwbench(&[
-        "rules", "render", "--engine", "nft", "--nft-family", "ip", "-A", "6", "--count", "2",
+        "rules",
+        "render",
+        "--engine",
+        "nft",
+        "--nft-family",
+        "ip",
+        "-A",
+        "6",
+        "--count",
+        "2",
     ]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.starts_with("# settings: table ip6 fwbench;"), "{text}");
@@ -535,7 +554,10 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
         let o = fwbench(&[&["echo", "--testbed", &tb.name, "--no-store"][..], bad].concat());
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("nft") && (err.contains("bridge") || err.contains("iptables-legacy")), "{err}");
+        assert!(
+            err.contains("nft") && (err.contains("bridge") || err.contains("iptables-legacy")),
+            "{err}"
+        );
     }
     assert!(!fwbench_state(&ns).contains("fwbench"));
 }
@@ -547,8 +569,20 @@ fn crash_marker_cleans_an_ip6_table_up() {
     let ns = gw_ns(&tb);
     let child = Command::new(bin())
         .args([
-            "echo", "--testbed", &tb.name, "--no-store", "-t", "30", "-A", "6", "--engine",
-            "nft", "--nft-family", "ip", "--rules", "50",
+            "echo",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "-t",
+            "30",
+            "-A",
+            "6",
+            "--engine",
+            "nft",
+            "--nft-family",
+            "ip",
+            "--rules",
+            "50",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -570,10 +604,16 @@ fn crash_marker_cleans_an_ip6_table_up() {
         "expected an ip6 table left after the crash"
     );
     // The next trial (another engine) finds the marker and deletes `table ip6 fwbench`.
-    let v = echo_json(&tb.name, &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"]);
+    let v = echo_json(
+        &tb.name,
+        &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
+    );
     assert_eq!(v["status"], "ok", "{v}");
     let left = fwbench_state(&ns);
-    assert!(!left.contains("fwbench") && !left.contains("FWBENCH"), "left: {left}");
+    assert!(
+        !left.contains("fwbench") && !left.contains("FWBENCH"),
+        "left: {left}"
+    );
 }
 
 #[test]
