@@ -226,3 +226,52 @@ pub(crate) fn bar_figure(
         notes: vec![],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(params: serde_json::Value) -> Config {
+        Config {
+            key: crate::model::canonical(&params),
+            flat: crate::model::flatten(&params),
+            params,
+            workload: "flood".into(),
+            label: None,
+            reps: vec![],
+            failed: vec![],
+            unavailable: vec![],
+            metrics: BTreeMap::new(),
+            values: BTreeMap::new(),
+            rules: None,
+            is_baseline: false,
+            cost_pct: None,
+        }
+    }
+
+    #[test]
+    fn nft_series_name_their_table_family_and_old_trials_are_inet() {
+        use serde_json::json;
+        let cs = [
+            config(json!({"engine": "nft"})),
+            config(json!({"engine": "nft", "nft_family": "ip"})),
+            config(json!({"engine": "nft-set"})),
+            config(json!({"engine": "iptables-legacy"})),
+        ];
+        let refs: Vec<&Config> = cs.iter().collect();
+        let names: Vec<String> = group(&refs, &[]).into_keys().collect();
+        assert_eq!(
+            names,
+            [
+                "engine=iptables-legacy",
+                "engine=nft (inet)",
+                "engine=nft (ip)",
+                "engine=nft-set (inet)"
+            ]
+        );
+        // Only the family varies: it names itself, with its default.
+        let only = [&cs[0], &cs[1]];
+        let names: Vec<String> = group(&only, &[]).into_keys().collect();
+        assert_eq!(names, ["nft_family=inet", "nft_family=ip"]);
+    }
+}
