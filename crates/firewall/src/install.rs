@@ -3,13 +3,13 @@
 //! of fwbench's rules back; remove exactly what was applied. Each step asks the
 //! engine's backend (the `engine` module); this module holds only the order of the steps.
 //!
-//! Isolation: only `table inet fwbench`, chains `FWBENCH-*` and sets `fwbench-*` are
-//! ever created, read or removed. Before installing, a marker file records the engine
-//! and its removal batches; it is deleted after a successful removal, so a crashed run
+//! Isolation: only `table inet|ip|ip6 fwbench`, chains `FWBENCH-*` and sets `fwbench-*`
+//! are ever created, read or removed. Before installing, a marker file records the
+//! engine, the nft table (with its family) and the removal batches; it is deleted after a successful removal, so a crashed run
 //! is cleaned up by the next one in the same namespace ([`clean_leftovers`]).
 //! Must not: hold any engine's syntax or match on engines.
 
-use crate::engine::backend;
+use crate::engine::{backend, NFT_TABLE};
 use crate::model::{Engine, Hook, Role};
 use crate::rendered::Rendered;
 use crate::tool::{self, Batch, ToolError};
@@ -49,6 +49,10 @@ pub fn check_tools(r: &Rendered) -> Result<(), InstallError> {
 struct Marker {
     engine: Engine,
     remove: Vec<Batch>,
+    /// The nft table installed (`ip fwbench`), for the nft engines; markers of older
+    /// builds have none (their table was `inet fwbench`, deleted by `remove`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nft_table: Option<String>,
 }
 
 fn marker_path() -> Option<PathBuf> {
@@ -67,6 +71,9 @@ fn write_marker(r: &Rendered) {
         let marker = Marker {
             engine: r.engine,
             remove: r.remove.clone(),
+            nft_table: backend(r.engine)
+                .takes_nft_family()
+                .then(|| format!("{} {NFT_TABLE}", r.nft_family.table_family(r.ip))),
         };
         if let Ok(json) = serde_json::to_string(&marker) {
             let _ = std::fs::write(p, json);
@@ -83,7 +90,9 @@ fn clear_marker() {
 /// A rule set that is installed; remove it with [`Installed::remove`].
 #[derive(Debug)]
 pub struct Installed {
-    pub rendered: Rendered,
+    /// Boxed: a gateway holds an `Installed` for the whole trial, and the rendered text
+    /// of a large rule set with its settings need not sit inline in it.
+    pub rendered: Box<Rendered>,
     pub install_ms: f64,
     pub rules: usize,
     pub elements: usize,
@@ -104,7 +113,7 @@ pub fn install(r: &Rendered) -> Result<Installed, InstallError> {
         return Err(e.into());
     }
     let install_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let (rules, elements) = match b.count(r.ip) {
+    let (rules, elements) = match b.count(r) {
         Ok(c) => c,
         Err(e) => {
             undo();
@@ -121,7 +130,7 @@ pub fn install(r: &Rendered) -> Result<Installed, InstallError> {
         });
     }
     Ok(Installed {
-        rendered: r.clone(),
+        rendered: Box::new(r.clone()),
         install_ms,
         rules,
         elements,
@@ -135,7 +144,7 @@ impl Installed {
         let t0 = Instant::now();
         let err = b.remove(&self.rendered.remove);
         let ms = t0.elapsed().as_secs_f64() * 1e3;
-        let (rules, elements) = b.count(self.rendered.ip).unwrap_or((usize::MAX, 0));
+        let (rules, elements) = b.count(&self.rendered).unwrap_or((usize::MAX, 0));
         if rules == 0 && elements == 0 {
             clear_marker();
             return Ok(ms);
@@ -155,6 +164,17 @@ pub fn clean_leftovers() -> bool {
     };
     if let Ok(m) = serde_json::from_str::<Marker>(&text) {
         backend(m.engine).remove(&m.remove);
+        if let Some(table) = m
+            .nft_table
+            .filter(|t| t.ends_with(&format!(" {NFT_TABLE}")))
+        {
+            // The removal batch names the same table; this catches a marker whose
+            // batches were lost or rewritten. "No such table" is the expected outcome.
+            let _ = tool::apply(&Batch {
+                tool: tool::Tool::Nft,
+                text: format!("delete table {table}\n"),
+            });
+        }
     } else if let Ok(batches) = serde_json::from_str::<Vec<Batch>>(&text) {
         // A marker of an older build: the removal batches alone.
         for b in &batches {
@@ -182,7 +202,7 @@ pub struct Verdicts {
 
 /// Read counters and compare with the rendered layout.
 pub fn verdicts(r: &Rendered) -> Result<Verdicts, InstallError> {
-    let chains = backend(r.engine).counters(r.ip)?;
+    let chains = backend(r.engine).counters(r)?;
     Ok(judge(r, |h| {
         chains.iter().find(|(c, _)| *c == h).map(|(_, v)| v.clone())
     }))
@@ -258,6 +278,8 @@ mod tests {
                 hook: Hook::FilterForward,
                 roles,
             }],
+            nft_family: Default::default(),
+            settings: Default::default(),
         }
     }
 

@@ -58,6 +58,75 @@ pub const ENGINES: &[&str] = &[
     "ipset-nft",
 ];
 
+/// The family of the nftables table the nft engines install into. `inet` (IPv4 and
+/// IPv6 in one table, as distributions ship) puts an implicit `meta nfproto` check in
+/// front of every `ip`/`ip6` match; `ip` means `table ip` for IPv4 rule sets and
+/// `table ip6` for IPv6 ones, without that check. A cost, so a trial parameter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NftFamily {
+    #[default]
+    Inet,
+    /// `table ip` (IPv4) or `table ip6` (IPv6).
+    Ip,
+}
+
+impl NftFamily {
+    pub const NAMES: &'static [&'static str] = &["inet", "ip"];
+
+    /// The name the CLI and scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            NftFamily::Inet => "inet",
+            NftFamily::Ip => "ip",
+        }
+    }
+
+    /// The table family nft names for a rule set of IP version `ip`: inet, ip or ip6.
+    pub fn table_family(self, ip: Ip) -> &'static str {
+        match (self, ip) {
+            (NftFamily::Inet, _) => "inet",
+            (NftFamily::Ip, Ip::V4) => "ip",
+            (NftFamily::Ip, Ip::V6) => "ip6",
+        }
+    }
+
+    /// Is this the default (`inet`)? For `skip_serializing_if`.
+    pub fn is_default(&self) -> bool {
+        *self == NftFamily::Inet
+    }
+}
+
+impl std::fmt::Display for NftFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for NftFamily {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "inet" => Ok(NftFamily::Inet),
+            "ip" => Ok(NftFamily::Ip),
+            _ => Err(UnknownName {
+                what: "nft family",
+                name: s.into(),
+                expected: NftFamily::NAMES.join(", "),
+            }),
+        }
+    }
+}
+
+/// How an engine is asked to render beyond the rule set itself: choices that change a
+/// rule's cost without changing the policy (the default is what fwbench always did).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EngineOptions {
+    /// Table family of the nft engines (others refuse anything but the default).
+    #[serde(default, skip_serializing_if = "NftFamily::is_default")]
+    pub nft_family: NftFamily,
+}
+
 /// A name that is not one of a list (engine, model, position, chain), with the list.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {what} '{name}' (expected one of: {expected})")]

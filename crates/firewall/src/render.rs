@@ -8,16 +8,33 @@
 //! Owns: the entry point [`render`] and the public names of what it produces.
 //! Must not: hold any engine's syntax (each engine's file in the `engine` module does).
 
-use crate::model::{Engine, RuleSet};
+use crate::model::{Engine, EngineOptions, RuleSet};
 
-pub use crate::engine::{ipt_chain, nft_chain, IPSET_PREFIX, NFT_TABLE};
-pub use crate::rendered::{ChainLayout, RenderError, Rendered};
+pub use crate::engine::{ipt_chain, nft_chain, IPSET_PREFIX, NFT_FAMILIES, NFT_TABLE};
+pub use crate::rendered::{ChainLayout, RenderError, Rendered, Settings};
 pub use crate::tool::{Batch, Flavour, Tool};
 
 /// Render a rule set for an engine: install and removal batches, expected counts and
 /// the chain layout.
 pub fn render(rs: &RuleSet, engine: Engine) -> Result<Rendered, RenderError> {
-    crate::engine::backend(engine).render(rs)
+    render_with(rs, engine, &EngineOptions::default())
+}
+
+/// [`render`] with engine options; an option the engine does not take (an nft family
+/// for an iptables engine) is refused rather than ignored.
+pub fn render_with(
+    rs: &RuleSet,
+    engine: Engine,
+    opts: &EngineOptions,
+) -> Result<Rendered, RenderError> {
+    let b = crate::engine::backend(engine);
+    if !opts.nft_family.is_default() && !b.takes_nft_family() {
+        return Err(RenderError::Invalid(format!(
+            "nft family {} applies to engines nft and nft-set, not {engine}",
+            opts.nft_family
+        )));
+    }
+    b.render(rs, opts)
 }
 
 #[cfg(test)]
@@ -240,6 +257,61 @@ mod tests {
             r.remove[0].text,
             "*filter\n-D FORWARD -j FWBENCH-FORWARD\n-F FWBENCH-FORWARD\n-X FWBENCH-FORWARD\nCOMMIT\n"
         );
+    }
+
+    #[test]
+    fn nft_family_ip_renders_ip_and_ip6_tables_and_says_so() {
+        let ip = EngineOptions {
+            nft_family: NftFamily::Ip,
+        };
+        let rs = model(Model::Linear, 1, Position::First);
+        let r = render_with(&rs, Engine::Nft, &ip).unwrap();
+        assert!(r.install[0]
+            .text
+            .starts_with("add table ip fwbench\ndelete table ip fwbench\ntable ip fwbench {\n"));
+        assert_eq!(r.remove[0].text, "delete table ip fwbench\n");
+        assert_eq!(r.nft_family, NftFamily::Ip);
+        assert_eq!(r.settings.table.as_deref(), Some("ip fwbench"));
+        // The default is inet, named in the settings.
+        let d = render(&rs, Engine::NftSet).unwrap();
+        assert_eq!(d.settings.table.as_deref(), Some("inet fwbench"));
+        assert_eq!(
+            d.settings.to_line(),
+            "table inet fwbench; hook forward; priority filter (0); counters per rule; \
+             policy accept; sets ipv4_addr . inet_service, no flags (hash), size = elements"
+        );
+        assert!(d
+            .to_text_with_settings()
+            .starts_with("# settings: table inet fwbench;"));
+        assert!(!d.to_text().contains("settings"));
+        let mut v6 = model(Model::Linear, 1, Position::First);
+        v6.ip = Ip::V6;
+        v6.rules.clear();
+        let r = render_with(&v6, Engine::NftSet, &ip).unwrap();
+        assert_eq!(r.remove[0].text, "delete table ip6 fwbench\n");
+        // Engines without nft tables refuse the option rather than ignore it.
+        for engine in [Engine::None, Engine::IptablesLegacy, Engine::IpsetNft] {
+            assert_eq!(
+                render_with(&rs, engine, &ip).unwrap_err().to_string(),
+                format!("nft family ip applies to engines nft and nft-set, not {engine}")
+            );
+        }
+        let x = render(&rs, Engine::IptablesLegacy).unwrap();
+        assert_eq!(x.settings.table.as_deref(), Some("filter (legacy)"));
+        assert_eq!(
+            x.settings.counters.as_deref(),
+            Some("per rule (xtables always counts)")
+        );
+        let s = render(
+            &model(Model::Linear, 3, Position::Last),
+            Engine::IpsetLegacy,
+        )
+        .unwrap();
+        assert!(s
+            .settings
+            .sets
+            .unwrap()
+            .contains("hash:ip,port family inet hashsize 1024"));
     }
 
     #[test]

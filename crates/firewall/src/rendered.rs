@@ -1,10 +1,11 @@
 //! What rendering produces, whatever the engine: the install and removal batches, the
 //! counts the installer must read back, and the chain layout.
 //!
-//! Owns: [`Rendered`] (and its dry-run text), [`ChainLayout`], [`RenderError`].
+//! Owns: [`Rendered`] (and its dry-run text), [`ChainLayout`], [`RenderError`],
+//! [`Settings`] (the engine's hidden choices that change what a rule costs).
 //! Must not: know any engine's syntax or run programs.
 
-use crate::model::{Engine, Hook, Ip, Role};
+use crate::model::{Engine, Hook, Ip, NftFamily, Role};
 use crate::tool::Batch;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,67 @@ pub struct Rendered {
     /// Elements over all of fwbench's sets.
     pub expect_elements: usize,
     pub layout: Vec<ChainLayout>,
+    /// Table family of the nft engines (where counts and counters are read back).
+    #[serde(default)]
+    pub nft_family: NftFamily,
+    /// The choices the engine made that change a rule's cost, recorded with the trial.
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+/// The hidden choices of a rendered rule set that change what a rule costs: which
+/// table (an nft `inet` table checks the protocol family before every address match),
+/// where the chains hook in and at what priority, whether rules count packets, the
+/// base policy, what sets are made of. Text values, one line each, for people; empty
+/// fields are left out (engine none has none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<String>,
+}
+
+impl Settings {
+    /// Nothing recorded.
+    pub fn is_empty(&self) -> bool {
+        self.fields().is_empty()
+    }
+
+    /// (name, value) of every recorded choice, in a fixed order.
+    pub fn fields(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("table", &self.table),
+            ("chain", &self.chain),
+            ("hook", &self.hook),
+            ("priority", &self.priority),
+            ("counters", &self.counters),
+            ("policy", &self.policy),
+            ("sets", &self.sets),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v.as_deref()?)))
+        .collect()
+    }
+
+    /// One line: `table inet fwbench; hook forward; …` (empty when nothing is recorded).
+    pub fn to_line(&self) -> String {
+        self.fields()
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,12 +115,27 @@ impl Rendered {
             expect_rules: 0,
             expect_elements: 0,
             layout: vec![],
+            nft_family: NftFamily::default(),
+            settings: Settings::default(),
         }
     }
 
     /// Everything that would be applied, as the user would type it (dry run).
     pub fn to_text(&self) -> String {
+        self.text(false)
+    }
+
+    /// [`Rendered::to_text`] with a first comment line naming the [`Settings`]
+    /// (`fwbench rules render`).
+    pub fn to_text_with_settings(&self) -> String {
+        self.text(true)
+    }
+
+    fn text(&self, settings: bool) -> String {
         let mut out = String::new();
+        if settings && !self.settings.is_empty() {
+            out += &format!("# settings: {}\n", self.settings.to_line());
+        }
         for b in &self.install {
             out += &format!("# {} <<'EOF'\n{}EOF\n", b.tool.argv().join(" "), b.text);
         }

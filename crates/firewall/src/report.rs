@@ -1,5 +1,6 @@
 //! What the gateway reports about its rule set after a trial: engine, rules and set
-//! elements installed, install and removal times, and the verdict counters.
+//! elements installed, install and removal times, the verdict counters, and the
+//! settings that change what a rule costs (table family, hooks, counters, …).
 //!
 //! Owns: [`Report`], built once on the gateway ([`Report::stop`]) and converted to and
 //! from the wire in one place each (`proto` carries it as JSON, since `proto` cannot
@@ -8,6 +9,7 @@
 
 use crate::install::{verdicts, Installed, Verdicts};
 use crate::model::Engine;
+use crate::rendered::Settings;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,12 +26,16 @@ pub struct Report {
     /// `None` when the counters could not be read (see `verdicts_error`).
     pub verdicts: Option<Verdicts>,
     pub verdicts_error: Option<String>,
+    /// The engine's hidden choices (reports of older builds have none).
+    #[serde(default, skip_serializing_if = "Settings::is_empty")]
+    pub settings: Settings,
 }
 
 impl Report {
     /// Read the verdict counters, then remove the rules (timed).
     pub fn stop(inst: Installed) -> Report {
         let verdicts = verdicts(&inst.rendered);
+        let settings = inst.rendered.settings.clone();
         let (engine, rules, elements, install_ms) = (
             inst.rendered.engine,
             inst.rules,
@@ -46,6 +52,7 @@ impl Report {
             remove_error: removed.as_ref().err().map(|e| e.to_string()),
             verdicts: verdicts.as_ref().ok().cloned(),
             verdicts_error: verdicts.as_ref().err().map(|e| e.to_string()),
+            settings,
         }
     }
 
@@ -84,6 +91,11 @@ mod tests {
                 ..Verdicts::default()
             }),
             verdicts_error: None,
+            settings: Settings {
+                table: Some("filter (nft)".into()),
+                counters: Some("per rule (xtables always counts)".into()),
+                ..Settings::default()
+            },
         };
         let v = r.to_wire();
         assert_eq!(
@@ -104,8 +116,13 @@ mod tests {
                     "problems": [],
                 },
                 "verdicts_error": null,
+                "settings": {"table": "filter (nft)", "counters": "per rule (xtables always counts)"},
             })
         );
         assert_eq!(Report::from_wire(&v).unwrap(), r);
+        // A report of an older build (no settings) still reads.
+        let mut old = v.clone();
+        old.as_object_mut().unwrap().remove("settings");
+        assert!(Report::from_wire(&old).unwrap().settings.is_empty());
     }
 }

@@ -7,9 +7,9 @@
 //! as JSON, since `proto` cannot depend on this crate).
 //! Must not: run programs or read files.
 
-use crate::model::{Engine, Imported, Ip, RuleSet};
+use crate::model::{Engine, EngineOptions, Imported, Ip, NftFamily, RuleSet};
 use crate::models::{generate, Addressing, ModelError, ModelSpec};
-use crate::render::{render, RenderError, Rendered};
+use crate::render::{render_with, RenderError, Rendered};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -19,6 +19,9 @@ pub struct Request {
     pub spec: Option<ModelSpec>,
     pub addressing: Option<Addressing>,
     pub imported: Option<Imported>,
+    /// Table family of the nft engines (frames of older controllers have none: inet).
+    #[serde(default, skip_serializing_if = "NftFamily::is_default")]
+    pub nft_family: NftFamily,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,7 +50,10 @@ impl Request {
 
     /// The rule set asked for, rendered for the request's engine.
     pub fn render(&self) -> Result<Rendered, RequestError> {
-        Ok(render(&self.rule_set()?, self.engine)?)
+        let opts = EngineOptions {
+            nft_family: self.nft_family,
+        };
+        Ok(render_with(&self.rule_set()?, self.engine, &opts)?)
     }
 
     /// The request as `proto::GatewaySpec::firewall` carries it.
@@ -59,5 +65,26 @@ impl Request {
     /// The request from `proto::GatewaySpec::firewall`.
     pub fn from_wire(v: &serde_json::Value) -> Result<Request, serde_json::Error> {
         Request::deserialize(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_without_nft_family_is_inet() {
+        let old = serde_json::json!({
+            "engine": "nft", "ip": "V4", "spec": null, "addressing": null, "imported": null
+        });
+        let r = Request::from_wire(&old).unwrap();
+        assert_eq!(r.nft_family, NftFamily::Inet);
+        assert_eq!(r.to_wire(), old, "the default is not serialized");
+        let ip = Request {
+            nft_family: NftFamily::Ip,
+            ..r
+        };
+        assert_eq!(ip.to_wire()["nft_family"], "ip");
+        assert_eq!(Request::from_wire(&ip.to_wire()).unwrap(), ip);
     }
 }

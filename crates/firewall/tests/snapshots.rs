@@ -5,11 +5,13 @@
 //! ([`Rendered::to_text`]), the removal batches and the chain layout; a combination
 //! the engine cannot express holds the error message instead.
 //! `UPDATE_SNAPSHOTS=1 cargo test -p firewall --test snapshots` rewrites them.
+//! The nft engines with table family ip (`ip`/`ip6` tables) have their own cases,
+//! `<engine>__family-ip__<case>.txt`, for a few models.
 
 use firewall::import;
 use firewall::models::{self, Addressing, Chain, Model, ModelSpec, Position};
 use firewall::render::{self, Rendered};
-use firewall::{Engine, Ip, Prefix, RuleSet, L4};
+use firewall::{Engine, EngineOptions, Ip, NftFamily, Prefix, RuleSet, L4};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -120,6 +122,24 @@ fn cases() -> Vec<(String, RuleSet)> {
     out
 }
 
+/// (case name, rule set) of the family-ip snapshots of the nft engines.
+fn family_ip_cases() -> Vec<(String, RuleSet)> {
+    let gen = |s: &ModelSpec| models::generate(s, &addressing(s.ip)).expect("model generates");
+    let mut out = vec![];
+    for (name, model, ip) in [
+        ("linear", Model::Linear, Ip::V4),
+        ("linear-v6", Model::Linear, Ip::V6),
+        ("seed000-f4", Model::Seed000F4, Ip::V4),
+        ("seed000-f4-v6", Model::Seed000F4, Ip::V6),
+        ("hashlimit-v6", Model::Hashlimit, Ip::V6),
+    ] {
+        let mut s = spec(model);
+        s.ip = ip;
+        out.push((name.to_string(), gen(&s)));
+    }
+    out
+}
+
 fn dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
@@ -127,12 +147,16 @@ fn dir(name: &str) -> PathBuf {
 }
 
 /// What a snapshot file holds.
-fn snapshot(rs: &RuleSet, r: &Result<Rendered, render::RenderError>) -> String {
+/// With `settings`, the dry-run text starts with the settings line (`rules render`).
+fn snapshot(rs: &RuleSet, r: &Result<Rendered, render::RenderError>, settings: bool) -> String {
     let mut s = format!("# rule set: {}\n", rs.description);
     match r {
         Err(e) => s += &format!("# error: {e}\n"),
-        Ok(r) => {
-            s += &r.to_text();
+        Ok(r) if settings => s += &r.to_text_with_settings(),
+        Ok(r) => s += &r.to_text(),
+    }
+    if let Ok(r) = r {
+        {
             s += "# removal:\n";
             for b in &r.remove {
                 s += &format!("# {} <<'EOF'\n{}EOF\n", b.tool.argv().join(" "), b.text);
@@ -176,10 +200,23 @@ fn every_engine_and_model_matches_its_snapshot() {
     let snapdir = dir("snapshots");
     let mut expected_files = vec![];
     let mut failures = vec![];
-    for (case, rs) in cases() {
-        for &engine in ENGINES {
-            let file = format!("{engine}__{case}.txt");
-            let got = snapshot(&rs, &render::render(&rs, engine));
+    let ip = EngineOptions {
+        nft_family: NftFamily::Ip,
+    };
+    let default_family = cases().into_iter().flat_map(|(case, rs)| {
+        ENGINES.iter().map(move |&engine| {
+            let got = snapshot(&rs, &render::render(&rs, engine), false);
+            (format!("{engine}__{case}.txt"), got)
+        })
+    });
+    let family_ip = family_ip_cases().into_iter().flat_map(|(case, rs)| {
+        [Engine::Nft, Engine::NftSet].map(|engine| {
+            let got = snapshot(&rs, &render::render_with(&rs, engine, &ip), true);
+            (format!("{engine}__family-ip__{case}.txt"), got)
+        })
+    });
+    for (file, got) in default_family.chain(family_ip) {
+        {
             check_addresses(&file, &got);
             let path = snapdir.join(&file);
             expected_files.push(file.clone());

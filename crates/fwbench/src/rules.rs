@@ -51,6 +51,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
         spec: None,
         addressing: None,
         imported: None,
+        nft_family: p.nft_family,
     };
     if p.model == Model::Import {
         let path = p.import.as_deref().ok_or(

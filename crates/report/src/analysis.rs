@@ -7,7 +7,7 @@
 
 use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Point, Series, Table};
 use crate::model::{is_sweet_spot, main_metric, search_of, Config};
-use crate::series::{bar_figure, metric_label, varying};
+use crate::series::{bar_figure, metric_label, param_text, varying};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use store::TrialRow;
@@ -229,6 +229,19 @@ fn without_workload_only(configs: &[&Config], keys: Vec<String>) -> Vec<String> 
         .collect()
 }
 
+/// The firewall settings a configuration's trials recorded (`gateway.firewall.settings`,
+/// the first trial that has them), as `table inet fwbench; hook forward; …`.
+fn firewall_settings(c: &Config) -> Option<String> {
+    c.all_trials().find_map(|t| {
+        let s = crate::model::lookup(&t.results, "gateway.firewall.settings")?.as_object()?;
+        let parts: Vec<String> = s
+            .iter()
+            .filter_map(|(k, v)| Some(format!("{k} {}", v.as_str()?)))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    })
+}
+
 /// Every configuration: what varies, repetitions, the main metric, CV and cost.
 fn config_table(configs: &[Config]) -> Table {
     let refs: Vec<&Config> = configs.iter().collect();
@@ -238,6 +251,12 @@ fn config_table(configs: &[Config]) -> Table {
     }
     let mut columns = vec!["workload".to_string()];
     columns.extend(keys.iter().cloned());
+    // The firewall's hidden choices (table family, hooks, counters, …), when recorded.
+    let settings: Vec<Option<String>> = configs.iter().map(firewall_settings).collect();
+    let with_settings = settings.iter().any(Option::is_some);
+    if with_settings {
+        columns.push("firewall settings".into());
+    }
     columns.extend(
         [
             "ok",
@@ -253,9 +272,16 @@ fn config_table(configs: &[Config]) -> Table {
     );
     let rows = configs
         .iter()
-        .map(|c| {
+        .zip(settings)
+        .map(|(c, settings)| {
             let mut r = vec![c.workload.clone()];
-            r.extend(keys.iter().map(|k| c.param(k).unwrap_or("-").to_string()));
+            r.extend(
+                keys.iter()
+                    .map(|k| param_text(c, k).unwrap_or_else(|| "-".into())),
+            );
+            if with_settings {
+                r.push(settings.unwrap_or_else(|| "-".into()));
+            }
             r.extend([c.reps.len(), c.failed.len(), c.unavailable.len()].map(|n| n.to_string()));
             let m = main_metric(&c.workload).map(|m| m.0);
             let s = m.and_then(|m| c.metrics.get(m));

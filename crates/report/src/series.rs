@@ -51,11 +51,40 @@ pub(crate) fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<S
     keys.into_iter().filter(|k| kept.contains(k)).collect()
 }
 
+/// The engines whose nftables table family is a trial parameter (`nft_family`).
+const NFT_ENGINES: [&str; 2] = ["nft", "nft-set"];
+
+/// The nft table family of a configuration: its `nft_family`, else `inet` (the
+/// default, never stored: results from before the axis were all inet).
+pub fn nft_family(c: &Config) -> &str {
+    c.param("nft_family").unwrap_or("inet")
+}
+
+/// A parameter as series names and tables show it: an nft engine with its table
+/// family (`nft (inet)`, `nft-set (ip)`), `nft_family` with its default; else as stored.
+pub fn param_text(c: &Config, key: &str) -> Option<String> {
+    match key {
+        "engine" => {
+            let e = c.param("engine")?;
+            Some(if NFT_ENGINES.contains(&e) {
+                format!("{e} ({})", nft_family(c))
+            } else {
+                e.to_string()
+            })
+        }
+        "nft_family" => Some(nft_family(c).to_string()),
+        k => c.param(k).map(str::to_string),
+    }
+}
+
 /// Series name of a configuration: its values of the given keys (`all` when none).
+/// `nft_family` is left out beside `engine`, which names it already.
 pub fn series_name(c: &Config, keys: &[String]) -> String {
+    let with_engine = keys.iter().any(|k| k == "engine");
     let parts: Vec<String> = keys
         .iter()
-        .map(|k| format!("{k}={}", c.param(k).unwrap_or("-")))
+        .filter(|k| !(with_engine && *k == "nft_family"))
+        .map(|k| format!("{k}={}", param_text(c, k).as_deref().unwrap_or("-")))
         .collect();
     if parts.is_empty() {
         "all".into()
@@ -195,5 +224,54 @@ pub(crate) fn bar_figure(
         categories: cats,
         markers: vec![],
         notes: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(params: serde_json::Value) -> Config {
+        Config {
+            key: crate::model::canonical(&params),
+            flat: crate::model::flatten(&params),
+            params,
+            workload: "flood".into(),
+            label: None,
+            reps: vec![],
+            failed: vec![],
+            unavailable: vec![],
+            metrics: BTreeMap::new(),
+            values: BTreeMap::new(),
+            rules: None,
+            is_baseline: false,
+            cost_pct: None,
+        }
+    }
+
+    #[test]
+    fn nft_series_name_their_table_family_and_old_trials_are_inet() {
+        use serde_json::json;
+        let cs = [
+            config(json!({"engine": "nft"})),
+            config(json!({"engine": "nft", "nft_family": "ip"})),
+            config(json!({"engine": "nft-set"})),
+            config(json!({"engine": "iptables-legacy"})),
+        ];
+        let refs: Vec<&Config> = cs.iter().collect();
+        let names: Vec<String> = group(&refs, &[]).into_keys().collect();
+        assert_eq!(
+            names,
+            [
+                "engine=iptables-legacy",
+                "engine=nft (inet)",
+                "engine=nft (ip)",
+                "engine=nft-set (inet)"
+            ]
+        );
+        // Only the family varies: it names itself, with its default.
+        let only = [&cs[0], &cs[1]];
+        let names: Vec<String> = group(&only, &[]).into_keys().collect();
+        assert_eq!(names, ["nft_family=inet", "nft_family=ip"]);
     }
 }

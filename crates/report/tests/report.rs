@@ -341,7 +341,8 @@ fn cost_fits_recover_the_slopes() {
     let r = load(&f.store, Some(f.runs[1])).unwrap();
     let fits = &r.runs[0].analysis.fits;
     assert_eq!(fits.len(), 2, "{fits:?}");
-    for (engine, slope) in [("nft", 2.5), ("iptables-legacy", 1.0)] {
+    // An nft series names its table family; stored trials without one are inet.
+    for (engine, slope) in [("nft (inet)", 2.5), ("iptables-legacy", 1.0)] {
         let fit = fits
             .iter()
             .find(|x| x.series == format!("engine={engine}"))
@@ -420,7 +421,7 @@ fn markdown_and_csv_have_the_expected_rows() {
     let r = load(&f.store, None).unwrap();
     let md = r.markdown();
     assert!(!md.contains("<svg"));
-    assert!(md.contains("| engine=nft | "));
+    assert!(md.contains("| engine=nft (inet) | "));
     for label in [
         "| no rules |",
         "| notrack |",

@@ -7,7 +7,9 @@
 //! elements of fwbench's sets.
 //! Must not: create, flush or destroy any set not named `fwbench-*`.
 
-use super::xtables::{counters, ipt_remove, ipt_text, render_imported, restore_tool, rule_count};
+use super::xtables::{
+    counters, ipt_remove, ipt_settings, ipt_text, render_imported, restore_tool, rule_count,
+};
 use super::{planned, Backend};
 use crate::model::*;
 use crate::plan::{Plan, MAX_SET_NAME};
@@ -52,11 +54,27 @@ impl Backend for Ipset {
         self.aliases
     }
 
-    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         if let Some(imp) = &rs.raw {
             return render_imported(self.engine, rs.ip, self.flavour, imp);
         }
         let (plan, mut out) = planned(self.engine, rs, true)?;
+        out.settings = ipt_settings(rs, &plan, self.flavour);
+        if !plan.sets.is_empty() {
+            let sets: Vec<String> = plan
+                .sets
+                .iter()
+                .map(|s| {
+                    let (hashsize, maxelem) = sizes(s.elements.len());
+                    format!(
+                        "{IPSET_PREFIX}{} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}",
+                        s.name,
+                        ipset_family(rs.ip)
+                    )
+                })
+                .collect();
+            out.settings.sets = Some(sets.join(", "));
+        }
         let tool = restore_tool(rs.ip, self.flavour);
         if !plan.sets.is_empty() {
             out.install.push(Batch {
@@ -86,12 +104,12 @@ impl Backend for Ipset {
         Ok(out)
     }
 
-    fn count(&self, ip: Ip) -> Result<(usize, usize), ToolError> {
-        Ok((rule_count(ip, self.flavour)?, ipset_elements()?))
+    fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
+        Ok((rule_count(r.ip, self.flavour)?, ipset_elements()?))
     }
 
-    fn counters(&self, ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-        counters(ip, self.flavour)
+    fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        counters(r.ip, self.flavour)
     }
 }
 
@@ -99,15 +117,10 @@ impl Backend for Ipset {
 fn ipset_text(ip: Ip, plan: &Plan) -> String {
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let mut t = String::with_capacity(128 + 40 * elements);
-    let family = match ip {
-        Ip::V4 => "inet",
-        Ip::V6 => "inet6",
-    };
+    let family = ipset_family(ip);
     for s in &plan.sets {
-        let n = s.elements.len();
         let name = format!("{IPSET_PREFIX}{}", s.name);
-        let hashsize = n.max(1024).next_power_of_two();
-        let maxelem = n.max(65536);
+        let (hashsize, maxelem) = sizes(s.elements.len());
         let _ = writeln!(
             t,
             "create {name} hash:ip,port family {family} hashsize {hashsize} maxelem {maxelem} -exist"
@@ -119,6 +132,19 @@ fn ipset_text(ip: Ip, plan: &Plan) -> String {
         }
     }
     t
+}
+
+/// ipset's name of an IP version.
+fn ipset_family(ip: Ip) -> &'static str {
+    match ip {
+        Ip::V4 => "inet",
+        Ip::V6 => "inet6",
+    }
+}
+
+/// (hashsize, maxelem) of a set of `n` elements.
+fn sizes(n: usize) -> (usize, usize) {
+    (n.max(1024).next_power_of_two(), n.max(65536))
 }
 
 /// Elements over all of fwbench's sets (none when ipset is not installed).

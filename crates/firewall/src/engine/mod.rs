@@ -14,10 +14,10 @@ mod none;
 mod xtables;
 
 pub use ipset::IPSET_PREFIX;
-pub use nft::{nft_chain, NFT_TABLE};
+pub use nft::{nft_chain, NFT_FAMILIES, NFT_TABLE};
 pub use xtables::{ipt_chain, parse_save_counters};
 
-use crate::model::{Engine, Hook, Imported, Ip, RuleSet};
+use crate::model::{Engine, EngineOptions, Hook, Imported, Ip, RuleSet};
 use crate::plan::{plan, validate, Plan};
 use crate::rendered::{RenderError, Rendered};
 use crate::tool::{self, Batch, Tool, ToolError};
@@ -33,9 +33,15 @@ pub trait Backend: Sync {
         &[]
     }
 
+    /// Whether the engine installs into an nftables table whose family is chosen by
+    /// [`EngineOptions::nft_family`] (others refuse a family but the default).
+    fn takes_nft_family(&self) -> bool {
+        false
+    }
+
     /// Render a rule set: install and removal batches, the counts to read back, the
-    /// chain layout.
-    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError>;
+    /// chain layout, the settings that change a rule's cost.
+    fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError>;
 
     /// The programs a rendered rule set needs (checked before anything is built).
     fn tools(&self, r: &Rendered) -> Vec<Tool> {
@@ -66,11 +72,11 @@ pub trait Backend: Sync {
     }
 
     /// (rules, set elements) of fwbench's own objects, read back from the kernel.
-    fn count(&self, ip: Ip) -> Result<(usize, usize), ToolError>;
+    fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError>;
 
     /// Packet counters of fwbench's rules: for each hook whose chain exists, its
     /// rules' counts in order.
-    fn counters(&self, ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError>;
+    fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError>;
 }
 
 /// The backend of an engine: the one place that maps engines to backends.

@@ -1,22 +1,26 @@
-//! Engines `nft` and `nft-set`: nftables, everything in `table inet fwbench`,
+//! Engines `nft` and `nft-set`: nftables, everything in one table `fwbench` of the
+//! family the request chose (`inet` by default; `ip`/`ip6` for `nft_family = ip`),
 //! applied with one `nft -f` batch that replaces the table atomically. `nft-set`
 //! collapses runs of filler rules into one set and one rule matching it.
 //!
 //! Owns: nft's syntax for the rule model, reading counts and counters back with
-//! `nft -j list table inet fwbench`.
-//! Must not: create, read or delete any table but `inet fwbench`.
+//! `nft -j list table <family> fwbench`.
+//! Must not: create, read or delete any table but `inet|ip|ip6 fwbench`.
 
 use super::{imported, planned, Backend};
 use crate::model::*;
 use crate::plan::Plan;
-use crate::rendered::{RenderError, Rendered};
+use crate::rendered::{RenderError, Rendered, Settings};
 use crate::tool::{run, Batch, Tool, ToolError};
 use std::fmt::Write as _;
 
-/// nftables table of fwbench (family inet: IPv4 and IPv6).
+/// nftables table of fwbench (family inet by default; ip or ip6 when asked).
 pub const NFT_TABLE: &str = "fwbench";
 
-/// nft base chain names in `table inet fwbench`.
+/// Every table family fwbench may have created its table in.
+pub const NFT_FAMILIES: [&str; 3] = ["inet", "ip", "ip6"];
+
+/// nft base chain names in fwbench's table.
 pub fn nft_chain(hook: Hook) -> &'static str {
     match hook {
         Hook::RawPrerouting => "raw_prerouting",
@@ -58,15 +62,33 @@ impl Backend for Nft {
         self.aliases
     }
 
-    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+    fn takes_nft_family(&self) -> bool {
+        true
+    }
+
+    fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError> {
+        let family = opts.nft_family.table_family(rs.ip);
         if let Some(imp) = &rs.raw {
             return match imp.format {
+                ImportFormat::Nft if opts.nft_family != NftFamily::Inet => {
+                    Err(RenderError::Invalid(format!(
+                        "nft family {} does not apply to an imported ruleset (it is installed \
+                         as `table inet {NFT_TABLE}`)",
+                        opts.nft_family
+                    )))
+                }
                 ImportFormat::Nft => {
                     let install = Batch {
                         tool: Tool::Nft,
                         text: imp.text.clone(),
                     };
-                    Ok(imported(self.engine, rs.ip, imp, install, remove()))
+                    let mut out = imported(self.engine, rs.ip, imp, install, remove(family));
+                    out.settings = Settings {
+                        table: Some(format!("{family} {NFT_TABLE} (imported)")),
+                        counters: Some("as in the imported file".into()),
+                        ..Settings::default()
+                    };
+                    Ok(out)
                 }
                 ImportFormat::IptablesSave => Err(RenderError::Invalid(
                     "an iptables-save file needs engine iptables-legacy or iptables-nft".into(),
@@ -76,27 +98,72 @@ impl Backend for Nft {
         let (plan, mut out) = planned(self.engine, rs, self.collapse)?;
         out.install.push(Batch {
             tool: Tool::Nft,
-            text: nft_text(rs.ip, &plan, self.engine)?,
+            text: nft_text(rs.ip, family, &plan, self.engine)?,
         });
-        out.remove.push(remove());
+        out.remove.push(remove(family));
+        out.nft_family = opts.nft_family;
+        out.settings = nft_settings(rs, family, &plan);
         Ok(out)
     }
 
-    fn count(&self, _ip: Ip) -> Result<(usize, usize), ToolError> {
-        let c = nft_counters()?;
+    fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
+        let c = nft_counters(r.nft_family.table_family(r.ip))?;
         Ok((c.rules.iter().map(|(_, v)| v.len()).sum(), c.elements))
     }
 
-    fn counters(&self, _ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-        Ok(super::by_hook(nft_counters()?.rules, nft_chain))
+    fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        let c = nft_counters(r.nft_family.table_family(r.ip))?;
+        Ok(super::by_hook(c.rules, nft_chain))
     }
 }
 
-/// Removal: the whole of fwbench's own table.
-fn remove() -> Batch {
+/// Removal: the whole of fwbench's own table of that family.
+fn remove(family: &str) -> Batch {
     Batch {
         tool: Tool::Nft,
-        text: format!("delete table inet {NFT_TABLE}\n"),
+        text: format!("delete table {family} {NFT_TABLE}\n"),
+    }
+}
+
+/// Hook and priority (name and number) of a base chain.
+fn hook_priority(hook: Hook) -> (&'static str, &'static str, i32) {
+    match hook {
+        Hook::RawPrerouting => ("prerouting", "raw", -300),
+        Hook::ManglePrerouting => ("prerouting", "mangle", -150),
+        Hook::FilterForward => ("forward", "filter", 0),
+        Hook::FilterInput => ("input", "filter", 0),
+    }
+}
+
+/// The choices that change a rule's cost: the table's family, the base chains' hooks
+/// and priorities, counters on every rule, the base policy, the sets' kind.
+fn nft_settings(rs: &RuleSet, family: &str, plan: &Plan) -> Settings {
+    let hooks: Vec<&str> = plan
+        .chains
+        .iter()
+        .map(|c| hook_priority(c.hook).0)
+        .collect();
+    let prios: Vec<String> = plan
+        .chains
+        .iter()
+        .map(|c| {
+            let (_, name, n) = hook_priority(c.hook);
+            format!("{name} ({n})")
+        })
+        .collect();
+    let addr = match rs.ip {
+        Ip::V4 => "ipv4_addr",
+        Ip::V6 => "ipv6_addr",
+    };
+    Settings {
+        table: Some(format!("{family} {NFT_TABLE}")),
+        hook: (!hooks.is_empty()).then(|| hooks.join(", ")),
+        priority: (!prios.is_empty()).then(|| prios.join(", ")),
+        counters: Some("per rule".into()),
+        policy: Some(super::xtables::policy_text(rs, "accept")),
+        sets: (!plan.sets.is_empty())
+            .then(|| format!("{addr} . inet_service, no flags (hash), size = elements")),
+        ..Settings::default()
     }
 }
 
@@ -123,15 +190,15 @@ fn mask(ip: Ip, len: u8) -> String {
     }
 }
 
-/// The whole `nft -f` batch: replace `table inet fwbench` atomically.
-fn nft_text(ip: Ip, plan: &Plan, engine: Engine) -> Result<String, RenderError> {
+/// The whole `nft -f` batch: replace `table <family> fwbench` atomically.
+fn nft_text(ip: Ip, family: &str, plan: &Plan, engine: Engine) -> Result<String, RenderError> {
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let rules = plan.chains.iter().map(|c| c.rules.len()).sum::<usize>();
     let mut t = String::with_capacity(256 + 48 * elements + 96 * rules);
     // add + delete first: the batch works whether or not the table exists.
-    let _ = writeln!(t, "add table inet {NFT_TABLE}");
-    let _ = writeln!(t, "delete table inet {NFT_TABLE}");
-    let _ = writeln!(t, "table inet {NFT_TABLE} {{");
+    let _ = writeln!(t, "add table {family} {NFT_TABLE}");
+    let _ = writeln!(t, "delete table {family} {NFT_TABLE}");
+    let _ = writeln!(t, "table {family} {NFT_TABLE} {{");
     let addr_type = match ip {
         Ip::V4 => "ipv4_addr",
         Ip::V6 => "ipv6_addr",
@@ -158,12 +225,7 @@ fn nft_text(ip: Ip, plan: &Plan, engine: Engine) -> Result<String, RenderError> 
         t.push_str("  }\n");
     }
     for c in &plan.chains {
-        let (hook, priority) = match c.hook {
-            Hook::RawPrerouting => ("prerouting", "raw"),
-            Hook::ManglePrerouting => ("prerouting", "mangle"),
-            Hook::FilterForward => ("forward", "filter"),
-            Hook::FilterInput => ("input", "filter"),
-        };
+        let (hook, priority, _) = hook_priority(c.hook);
         let _ = writeln!(t, "  chain {} {{", nft_chain(c.hook));
         let _ = writeln!(
             t,
@@ -252,8 +314,9 @@ struct Counters {
     elements: usize,
 }
 
-fn nft_counters() -> Result<Counters, ToolError> {
-    let out = match run(&["nft", "-j", "list", "table", "inet", NFT_TABLE], None) {
+/// Read back `table <family> fwbench`.
+fn nft_counters(family: &str) -> Result<Counters, ToolError> {
+    let out = match run(&["nft", "-j", "list", "table", family, NFT_TABLE], None) {
         Ok(o) => o,
         // No table: nothing of ours is installed.
         Err(ToolError::Rejected { stderr, .. }) if stderr.contains("No such file") => {

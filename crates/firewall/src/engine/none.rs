@@ -3,7 +3,7 @@
 //! Must not: run any program.
 
 use super::Backend;
-use crate::model::{Engine, Hook, Ip, RuleSet};
+use crate::model::{Engine, EngineOptions, Hook, RuleSet};
 use crate::rendered::{RenderError, Rendered};
 use crate::tool::ToolError;
 
@@ -16,15 +16,15 @@ impl Backend for NoRules {
         "none"
     }
 
-    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         Ok(Rendered::empty(Engine::None, rs.ip))
     }
 
-    fn count(&self, _ip: Ip) -> Result<(usize, usize), ToolError> {
+    fn count(&self, _r: &Rendered) -> Result<(usize, usize), ToolError> {
         Ok((0, 0))
     }
 
-    fn counters(&self, _ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+    fn counters(&self, _r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
         Ok(vec![])
     }
 }

@@ -12,7 +12,7 @@
 use super::{imported, planned, Backend};
 use crate::model::*;
 use crate::plan::{Plan, PlanChain};
-use crate::rendered::{RenderError, Rendered};
+use crate::rendered::{RenderError, Rendered, Settings};
 use crate::tool::{run, Batch, Flavour, Tool, ToolError};
 use std::fmt::Write as _;
 
@@ -50,11 +50,12 @@ impl Backend for Xtables {
         self.name
     }
 
-    fn render(&self, rs: &RuleSet) -> Result<Rendered, RenderError> {
+    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         if let Some(imp) = &rs.raw {
             return render_imported(self.engine, rs.ip, self.flavour, imp);
         }
         let (plan, mut out) = planned(self.engine, rs, false)?;
+        out.settings = ipt_settings(rs, &plan, self.flavour);
         if !plan.sets.is_empty() || plan.rules().any(|r| r.m.set.is_some()) {
             return Err(no_sets(self.engine));
         }
@@ -70,12 +71,12 @@ impl Backend for Xtables {
         Ok(out)
     }
 
-    fn count(&self, ip: Ip) -> Result<(usize, usize), ToolError> {
-        Ok((rule_count(ip, self.flavour)?, 0))
+    fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
+        Ok((rule_count(r.ip, self.flavour)?, 0))
     }
 
-    fn counters(&self, ip: Ip) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-        counters(ip, self.flavour)
+    fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
+        counters(r.ip, self.flavour)
     }
 }
 
@@ -84,6 +85,43 @@ fn no_sets(engine: Engine) -> RenderError {
         engine,
         feature: "sets".into(),
         hint: " (use nft-set or ipset)".into(),
+    }
+}
+
+/// The choices that change a rule's cost: tables (and flavour), fwbench's chains and
+/// where they are jumped to, counters, the built-in policy.
+pub(super) fn ipt_settings(rs: &RuleSet, plan: &Plan, flavour: Flavour) -> Settings {
+    let flavour = match flavour {
+        Flavour::Legacy => "legacy",
+        Flavour::Nft => "nft",
+    };
+    let tables: Vec<&str> = ipt_tables(plan).iter().map(|(t, _)| *t).collect();
+    let chains: Vec<String> = plan
+        .chains
+        .iter()
+        .map(|c| {
+            let (table, builtin) = ipt_table(c.hook);
+            format!(
+                "{} (jump at rule 1 of {table} {builtin})",
+                ipt_chain(c.hook)
+            )
+        })
+        .collect();
+    Settings {
+        table: (!tables.is_empty()).then(|| format!("{} ({flavour})", tables.join(", "))),
+        chain: (!chains.is_empty()).then(|| chains.join(", ")),
+        counters: Some("per rule (xtables always counts)".into()),
+        policy: Some(policy_text(rs, "built-in chain's, unchanged (accept)")),
+        ..Settings::default()
+    }
+}
+
+/// The base policy, and how a model's drop policy is rendered.
+pub(super) fn policy_text(rs: &RuleSet, base: &str) -> String {
+    if rs.policies.iter().any(|(_, p)| *p == Policy::Drop) {
+        format!("{base}; the model's drop policy is a last counted drop rule")
+    } else {
+        base.to_string()
     }
 }
 
@@ -113,7 +151,17 @@ pub(super) fn render_imported(
                 tool,
                 text: ipt_remove_imported(&imp.text),
             };
-            Ok(imported(engine, ip, imp, install, remove))
+            let mut out = imported(engine, ip, imp, install, remove);
+            let flavour = match flavour {
+                Flavour::Legacy => "legacy",
+                Flavour::Nft => "nft",
+            };
+            out.settings = Settings {
+                table: Some(format!("as in the imported file ({flavour})")),
+                counters: Some("per rule (xtables always counts)".into()),
+                ..Settings::default()
+            };
+            Ok(out)
         }
         ImportFormat::Nft => Err(RenderError::Invalid(
             "an nft ruleset needs engine nft".into(),

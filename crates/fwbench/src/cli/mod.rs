@@ -406,6 +406,9 @@ pub struct FirewallArgs {
     /// Your own ruleset (`nft list ruleset` or `iptables-save` output), installed into fwbench's own table/chains
     #[arg(long, value_name = "FILE")]
     pub import: Option<String>,
+    /// Table family of the nft engines: inet (as distributions ship; every ip match also checks the protocol family) or ip (table ip for IPv4, ip6 for IPv6)
+    #[arg(long, default_value = "inet", value_parser = crate::params::values::nft_family)]
+    pub nft_family: firewall::NftFamily,
 }
 
 impl FirewallArgs {
@@ -629,6 +632,7 @@ pub fn run() -> Result<ExitCode> {
                 rules: count.unwrap_or(fw.rules),
                 position: fw.position,
                 chain: crate::params::topology::chain_of(topology),
+                nft_family: fw.nft_family,
                 import: fw.import.clone(),
                 workload: crate::params::workload::Workload::Echo,
                 packet: None,
@@ -638,7 +642,7 @@ pub fn run() -> Result<ExitCode> {
                 label: None,
             };
             match crate::rules::build(&p).map_err(usage)? {
-                Some(r) => print!("{}", r.to_text()),
+                Some(r) => print!("{}", r.to_text_with_settings()),
                 None => println!("# engine none: nothing is installed (the baseline)"),
             }
             Ok(ExitCode::SUCCESS)
@@ -806,6 +810,7 @@ fn base_params(
         rules: a.fw.rules,
         position: a.fw.position,
         chain: crate::params::topology::chain_of(topology),
+        nft_family: a.fw.nft_family,
         import: a.fw.import.clone(),
         workload,
         packet,
@@ -948,6 +953,42 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nft_family_is_checked_and_carried() {
+        let trial = |args: &[&str]| -> Result<TrialParams> {
+            let cli = Cli::try_parse_from([&["fwbench", "flood"][..], args].concat())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok(trial_of(&cli.cmd)?.expect("a trial").0)
+        };
+        let p = trial(&["--engine", "nft", "--nft-family", "ip"]).unwrap();
+        assert_eq!(p.nft_family, firewall::NftFamily::Ip);
+        assert_eq!(
+            crate::rules::request(&p).unwrap().unwrap().nft_family,
+            p.nft_family
+        );
+        let inet = trial(&["--engine", "nft"]).unwrap();
+        assert_eq!(inet.nft_family, firewall::NftFamily::Inet);
+        assert_ne!(
+            crate::plan::scenario::trial_key(&p, 1),
+            crate::plan::scenario::trial_key(&inet, 1)
+        );
+        let bad = trial(&["--engine", "nft", "--nft-family", "bridge"]).unwrap_err();
+        assert!(
+            bad.to_string().contains("unknown nft family 'bridge'"),
+            "{bad}"
+        );
+        let meaningless = trial(&["--engine", "iptables-legacy", "--nft-family", "ip"]);
+        let e = meaningless.unwrap_err();
+        assert!(
+            e.downcast_ref::<crate::error::UsageError>().is_some(),
+            "{e:#}"
+        );
+        assert!(
+            format!("{e:#}").contains("nft_family ip applies to engines nft and nft-set only"),
+            "{e:#}"
+        );
+    }
 
     /// One definition per axis: a trial command with no flags gives exactly the trial
     /// a scenario naming only the workload gives (the registry's defaults).

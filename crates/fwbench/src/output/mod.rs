@@ -13,8 +13,13 @@ pub fn params_line(p: &TrialParams) -> String {
     let rules = if p.engine == firewall::Engine::None {
         String::new()
     } else {
+        let family = if p.nft_family.is_default() {
+            String::new()
+        } else {
+            format!(" nft_family={}", p.nft_family)
+        };
         format!(
-            " engine={} model={} rules={} pos={}",
+            " engine={}{family} model={} rules={} pos={}",
             p.engine, p.model, p.rules, p.position
         )
     };
@@ -499,6 +504,9 @@ fn firewall_lines(o: &Outcome) -> String {
             f.install_ms,
             f.remove_ms.map(|m| format!("{m:.1}")).unwrap_or_else(|| "?".into()),
         );
+        if !f.settings.is_empty() {
+            out += &format!("  settings     {}\n", f.settings.to_line());
+        }
         let v = f.verdicts.as_ref();
         // Counters that could not be read print as JSON's null.
         let n = |x: Option<u64>| x.map_or_else(|| "null".to_string(), |x| x.to_string());
@@ -713,6 +721,7 @@ fn firewall_json(o: &Outcome) -> serde_json::Value {
         "install_ms": f.map(|f| f.install_ms),
         "remove_ms": f.and_then(|f| f.remove_ms),
         "verdicts": f.map(|f| &f.verdicts),
+        "firewall_settings": f.map(|f| &f.settings),
     });
     // Only where the gateway reported its state, so other trials' JSON is unchanged.
     if let Some(clean) = o.clean_start {

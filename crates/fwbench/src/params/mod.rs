@@ -45,6 +45,10 @@ pub struct TrialParams {
     pub position: firewall::models::Position,
     /// Chain the test traffic is filtered in (follows the topology).
     pub chain: firewall::models::Chain,
+    /// Table family of the nft engines: inet (the default, left out so the keys of
+    /// trials from before this axis stay the same) or ip (`table ip`/`ip6`).
+    #[serde(default, skip_serializing_if = "firewall::NftFamily::is_default")]
+    pub nft_family: firewall::NftFamily,
     /// Ruleset file for model `import`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub import: Option<String>,

@@ -177,6 +177,10 @@ pub fn model(s: &str) -> Result<firewall::models::Model, String> {
     s.parse()
         .map_err(|e: <firewall::models::Model as std::str::FromStr>::Err| e.to_string())
 }
+pub fn nft_family(s: &str) -> Result<firewall::NftFamily, String> {
+    s.parse()
+        .map_err(|e: <firewall::NftFamily as std::str::FromStr>::Err| e.to_string())
+}
 pub fn position(s: &str) -> Result<firewall::models::Position, String> {
     s.parse()
         .map_err(|e: <firewall::models::Position as std::str::FromStr>::Err| e.to_string())

@@ -11,8 +11,8 @@ use crate::params::packet::{ping_duration, PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::{
-    engine, model, parse_bool, parse_clients, parse_count, parse_count0, parse_duration,
-    parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
+    engine, model, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
+    parse_duration, parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
 };
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
@@ -119,6 +119,14 @@ pub const AXES: &[Axis] = &[
         default | _ | "none",
         check | t,
         _ | ok(engine(t))
+    ),
+    axis!(
+        "nft_family",
+        ALL,
+        "table family of the nft engines: inet (as distributions ship; an implicit protocol check per address match) or ip (table ip / ip6)",
+        default | _ | "inet",
+        check | t,
+        _ | ok(nft_family(t))
     ),
     axis!(
         "model",
@@ -565,6 +573,7 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
         rules,
         position: position(get("position"))?,
         chain: chain_of(topology),
+        nft_family: nft_family(get("nft_family"))?,
         import,
         workload,
         packet,

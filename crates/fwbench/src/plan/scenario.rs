@@ -16,6 +16,7 @@ use toml::Spanned;
 /// Cross-field check of one trial's parameters.
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     check_adaptive(p)?;
+    check_nft_family(p)?;
     if p.workload == Workload::Degrade {
         crate::params::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
     }
@@ -39,6 +40,19 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
         ));
     }
     crate::workloads::echo::check(p)
+}
+
+/// A table family other than the default means something only to the nft engines:
+/// refused for the others rather than silently ignored.
+fn check_nft_family(p: &TrialParams) -> Result<(), String> {
+    if p.nft_family.is_default() || firewall::engine::backend(p.engine).takes_nft_family() {
+        return Ok(());
+    }
+    Err(format!(
+        "nft_family {} applies to engines nft and nft-set only, not {} (it has no nftables \
+         table whose family could be chosen)",
+        p.nft_family, p.engine
+    ))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -847,6 +861,21 @@ duration = "1s"
             trial_key(&p.trials[0].params, 1),
             trial_key(&p.trials[0].params, 2)
         );
+    }
+
+    /// A trial that does not name `nft_family` (the default, inet) keeps the key it
+    /// had before the axis existed: these keys were computed by the build before it.
+    #[test]
+    fn inet_default_keeps_the_keys_from_before_nft_family() {
+        let p = parse("s.toml", GOOD, 0).unwrap();
+        let nft = parse(
+            "s.toml",
+            "workload = \"flood\"\n[params]\nengine = \"nft\"\nrules = 2000\n",
+            0,
+        )
+        .unwrap();
+        assert_eq!(p.trials[0].key, "916ab4ba26ee9962");
+        assert_eq!(nft.trials[0].key, "04bb2369a0c414fb");
     }
 
     fn err(text: &str) -> String {
