@@ -417,9 +417,9 @@ fn seed_scenarios_plan_the_studies_experiments() {
     let o = fwbench(&["run", &seed004, "--dry-run"]);
     let out = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
-    // 33 coarse + 2001 fine + 2 A/B trials.
+    // 33 coarse + 2001 fine + 100 A/B pairs (2 trials of 5 downloads each).
     assert!(
-        out.contains("2036 trials"),
+        out.contains("2234 trials"),
         "{}",
         &out[..out.len().min(400)]
     );
