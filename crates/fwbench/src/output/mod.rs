@@ -322,7 +322,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         let mut r = vec![
             (i + 1).to_string(),
             p.topology.to_string(),
-            p.engine.to_string(),
+            engine_cell(p),
             if p.engine == firewall::Engine::None {
                 "-".into()
             } else {
@@ -842,7 +842,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             (i + 1).to_string(),
             p.workload.as_str().into(),
             p.topology.to_string(),
-            p.engine.to_string(),
+            engine_cell(p),
             if p.engine == firewall::Engine::None {
                 "-".into()
             } else {
@@ -941,7 +941,7 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                 .clone()
                 .unwrap_or_else(|| p.workload.as_str().to_string()),
             p.topology.to_string(),
-            p.engine.to_string(),
+            engine_cell(p),
             o.firewall().map_or(0, |f| f.rules).to_string(),
             match k.parallel {
                 0 => "auto".into(),
@@ -1033,4 +1033,14 @@ pub fn axes_table() -> String {
         out += "\n";
     }
     out
+}
+
+/// The engine as the tables show it: nft engines with their table family, which
+/// changes what a rule costs ("nft (inet)", "nft-set (ip)").
+fn engine_cell(p: &TrialParams) -> String {
+    if firewall::engine::backend(p.engine).takes_nft_family() {
+        format!("{} ({})", p.engine, p.nft_family)
+    } else {
+        p.engine.to_string()
+    }
 }
