@@ -4,9 +4,9 @@
 //! Owns: the text of those formats (their columns and keys are a stable interface).
 //! Must not: choose figures or compute statistics; it prints an analysed [`Report`].
 
+use crate::contents::{Report, ReportError, RunReport};
 use crate::figure::{mean_ci, num, CostFit, Estimator, Figure, Kind, Table};
 use crate::model::flatten;
-use crate::{Report, ReportError, RunReport};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;

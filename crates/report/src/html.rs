@@ -3,10 +3,10 @@
 //! Owns: the page layout (header, warnings, figures via `svg`, tables, fits).
 //! Must not: load scripts, fonts or anything by URL, or compute what it shows.
 
+use crate::contents::{Report, RunReport, Warning};
 use crate::export::{fits_table, run_meta};
 use crate::figure::{Figure, Table};
 use crate::svg::{escape, render};
-use crate::{Report, RunReport, Warning};
 use std::fmt::Write;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}

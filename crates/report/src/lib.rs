@@ -13,10 +13,12 @@
 //! 4. `series`: configurations → figure parts.
 //! 5. `throughput`, `conn`: the workload analyses.
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`].
-//! 7. `export`, `html` and this root: the outputs.
+//! 7. `contents`: what a loaded report holds (runs, trials, warnings).
+//! 8. `export`, `html` and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
 pub mod conn;
+pub mod contents;
 pub mod export;
 pub mod figure;
 pub mod html;
@@ -26,59 +28,14 @@ pub mod stats;
 pub mod svg;
 pub mod throughput;
 
+pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
 use model::Config;
 use std::collections::BTreeMap;
-use store::{RunRow, Store, StoreError, TrialRow};
+use store::{RunRow, Store, TrialRow};
 
 /// Coefficient of variation of the main metric above which a configuration is unstable.
 pub const UNSTABLE_CV: f64 = 0.05;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("{path}: run {run} does not exist (runs here: {known})")]
-    NoSuchRun {
-        path: std::path::PathBuf,
-        run: i64,
-        known: String,
-    },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Something a reader must not miss, tied to a run (and a trial when there is one).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Warning {
-    pub run_id: i64,
-    pub trial_id: Option<i64>,
-    /// `failed`, `unavailable`, `validation`, `verdict`, `unstable`, `run-status`,
-    /// `sessions-failed` (connection sessions that failed), `cost-fit` (a cost line that
-    /// does not describe its data), `corrupt` (received bytes
-    /// that differ from the pattern: a data-integrity failure, shown first).
-    pub kind: String,
-    pub message: String,
-}
-
-/// One run with its trials, configurations, analysis and warnings.
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    pub run: RunRow,
-    /// Every trial of the run, in insertion order.
-    pub trials: Vec<TrialRow>,
-    pub configs: Vec<Config>,
-    /// The baseline selector used (stored, or implied by seed 000's F values).
-    pub baseline: Option<serde_json::Value>,
-    pub analysis: Analysis,
-    pub warnings: Vec<Warning>,
-}
-
-/// A report over one run or every run of a store.
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// The store's file name, for the page header.
-    pub source: String,
-    pub runs: Vec<RunReport>,
-}
 
 /// Read one run (or every run, `None`) from a store and analyse it.
 pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
