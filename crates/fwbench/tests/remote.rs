@@ -365,6 +365,13 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     assert!(u(&r["sent"]) > 15_000, "{v}");
     assert_eq!(u(&r["lost"]), 0, "{v}");
     assert_eq!(u(&r["duplicates"]), 0, "{v}");
+    // Source and sink are two hosts: their one-way delays say how the clocks were
+    // related — corrected, or withheld when the offset is not known well enough.
+    let basis = r["owd_clocks"]["basis"].as_str().unwrap_or_default();
+    assert!(basis == "corrected" || basis == "rtt-only", "{v}");
+    if basis == "rtt-only" {
+        assert_eq!(u(&r["owd"]["count"]), 0, "{v}");
+    }
     // The binary went to the test's cache dir, once, named by its SHA-256.
     let cached: Vec<String> = std::fs::read_dir(h.dir.file("cache"))
         .unwrap()

@@ -213,8 +213,26 @@ fn drive(
     if has_gw && gr.is_none() {
         bail!("missing results from the gateway agent");
     }
-    let figures = traffic.collect(tb, p, results, gr.as_ref())?;
+    let mut figures = traffic.collect(tb, p, results, gr.as_ref())?;
+    if let Figures::Packet(s) = &mut figures {
+        relate_clocks(s, placement);
+    }
     Ok((figures, gr))
+}
+
+/// One-way delays are receive time on the sink's host − send time on the source's: when
+/// those are two hosts, relate their clocks (each measured against the controller's;
+/// a local role runs on the controller's clock).
+fn relate_clocks(s: &mut crate::workloads::packet::PacketSummary, placement: &[RoleInfo]) {
+    let find = |role: &str| placement.iter().find(|r| r.role == role);
+    let (Some(c), Some(v)) = (find("client"), find("server")) else {
+        return;
+    };
+    if c.place == v.place || (c.clock.is_none() && v.clock.is_none()) {
+        return;
+    }
+    let of = |r: &RoleInfo| r.clock.as_ref().map(|k| (k.offset_ns, k.uncertainty_ns));
+    s.apply_clocks(of(c), of(v));
 }
 
 /// The timed traffic phase: `duration_s`, or — adaptive — until the [`StopRule`] is

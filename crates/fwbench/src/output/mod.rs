@@ -575,13 +575,27 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
             s.duplicates,
             s.reordered
         );
+        let clocks = match &s.owd_clocks {
+            None => "shared clock of one host".to_string(),
+            Some(c) => format!(
+                "two hosts' clocks, corrected by {:.1} ± {:.1} µs",
+                c.correction_ns as f64 / 1e3,
+                c.uncertainty_ns as f64 / 1e3
+            ),
+        };
         if s.owd.count > 0 {
             out += &format!(
-                "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; shared clock of the local testbed)\n",
+                "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; {clocks})\n",
                 us(s.owd.min_ns),
                 us(s.owd.p50_ns),
                 us(s.owd.p99_ns),
                 us(s.owd.max_ns),
+                s.jitter_ns / 1e3
+            );
+        } else if let Some(c) = s.owd_clocks.as_ref().filter(|c| c.basis == "rtt-only") {
+            out += &format!(
+                "  one-way      not shown: the two hosts' clocks are known to ± {:.1} µs only, more than the delay (use `fwbench ping` for round trips); jitter {:.2} µs\n",
+                c.uncertainty_ns as f64 / 1e3,
                 s.jitter_ns / 1e3
             );
         }

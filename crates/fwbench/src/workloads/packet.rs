@@ -219,6 +219,10 @@ pub struct PacketSummary {
     pub owd: RttSummary,
     /// Mean over flows of the RFC 3550 jitter estimate, ns.
     pub jitter_ns: f64,
+    /// How the one-way delays relate the sender's clock to the receiver's when they are
+    /// different hosts (absent: one host, one clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owd_clocks: Option<OwdClocks>,
     pub send_errors: u64,
     pub max_lag_ns: u64,
     /// The sink namespace's UDP MIB over the trial (socket-buffer overflows show here).
@@ -226,6 +230,56 @@ pub struct PacketSummary {
     /// The sink namespace's interface counters (backlog drops on delivery show here).
     pub sink_interfaces: Vec<proto::IfCounters>,
     pub flows: Vec<FlowSummary>,
+}
+
+/// One-way delays between two hosts: receive time on the sink's clock − send time on the
+/// source's, corrected by the clocks' offset (each host's offset to the controller,
+/// estimated NTP-style over the control channel).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OwdClocks {
+    /// Sink clock − source clock, subtracted from every one-way delay, ns.
+    pub correction_ns: i64,
+    /// Half-width of what the correction may be off by, ns.
+    pub uncertainty_ns: i64,
+    /// The delays are shown: `corrected`; or withheld: `rtt-only` (the clocks are not
+    /// known well enough to tell a one-way delay — use ping's RTT).
+    pub basis: &'static str,
+}
+
+impl PacketSummary {
+    /// Relate the two hosts' clocks (`None`: the controller's own clock). The delays are
+    /// corrected when the correction's uncertainty is below the corrected median delay;
+    /// otherwise they are withheld (count 0) rather than reported wrong.
+    pub fn apply_clocks(&mut self, source: Option<(i64, i64)>, sink: Option<(i64, i64)>) {
+        let (so, su) = source.unwrap_or((0, 0));
+        let (ko, ku) = sink.unwrap_or((0, 0));
+        let correction_ns = ko - so;
+        let uncertainty_ns = su + ku;
+        let shift = |r: &mut RttSummary| {
+            let f = |v: u64| (v as i64 - correction_ns).max(0) as u64;
+            r.min_ns = f(r.min_ns);
+            r.p50_ns = f(r.p50_ns);
+            r.p90_ns = f(r.p90_ns);
+            r.p99_ns = f(r.p99_ns);
+            r.p999_ns = f(r.p999_ns);
+            r.max_ns = f(r.max_ns);
+            r.mean_ns = (r.mean_ns - correction_ns as f64).max(0.0);
+        };
+        let p50 = self.owd.p50_ns as i64 - correction_ns;
+        let known = self.owd.count > 0 && uncertainty_ns < p50;
+        for r in std::iter::once(&mut self.owd).chain(self.flows.iter_mut().map(|f| &mut f.owd)) {
+            if known {
+                shift(r);
+            } else {
+                *r = RttSummary::default();
+            }
+        }
+        self.owd_clocks = Some(OwdClocks {
+            correction_ns,
+            uncertainty_ns,
+            basis: if known { "corrected" } else { "rtt-only" },
+        });
+    }
 }
 
 /// Combine the source's and sink's results (and the gateway's counters).
@@ -333,6 +387,7 @@ pub fn summarise_packet(
         unstamped: sink.unstamped,
         owd: sink.owd,
         jitter_ns,
+        owd_clocks: None,
         send_errors: src.send_errors,
         max_lag_ns: src.max_lag_ns,
         kernel: sink.kernel,
@@ -570,5 +625,70 @@ mod tests {
             (s.counted_at.as_str(), s.received, s.lost),
             ("gateway", 800, 200)
         );
+    }
+
+    /// A delay distribution around `p50` ns (measured on two clocks).
+    fn owd(p50: u64) -> RttSummary {
+        RttSummary {
+            count: 50,
+            min_ns: p50 - 10_000,
+            mean_ns: p50 as f64,
+            p50_ns: p50,
+            p90_ns: p50 + 5_000,
+            p99_ns: p50 + 9_000,
+            p999_ns: p50 + 9_900,
+            max_ns: p50 + 10_000,
+        }
+    }
+
+    #[test]
+    fn one_way_delays_across_hosts_are_corrected_or_withheld() {
+        let mut s = summarise_packet(
+            &params(SinkKind::Socket),
+            &testbed(),
+            vec![
+                RoleResults::UdpSource(UdpSourceResults {
+                    sent: Counter {
+                        frames: 100,
+                        bytes: 1_800,
+                    },
+                    sent_per_flow: vec![50, 50],
+                    scheduled: 100,
+                    elapsed_ns: 1_000_000_000,
+                    ..Default::default()
+                }),
+                RoleResults::UdpSink(UdpSinkResults {
+                    flows: (0..2)
+                        .map(|flow| FlowRx {
+                            flow,
+                            received: 50,
+                            owd: owd(80_000),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    owd: owd(80_000),
+                    ..Default::default()
+                }),
+            ],
+            None,
+        )
+        .unwrap();
+        let base = s.clone();
+        assert!(base.owd.count > 0 && base.owd_clocks.is_none());
+        // The sink's clock runs 20 µs ahead of the source's, known to ± 2 µs.
+        s.apply_clocks(Some((-5_000, 1_000)), Some((15_000, 1_000)));
+        let c = s.owd_clocks.clone().unwrap();
+        assert_eq!(
+            (c.correction_ns, c.uncertainty_ns, c.basis),
+            (20_000, 2_000, "corrected")
+        );
+        assert_eq!(s.owd.p50_ns, base.owd.p50_ns - 20_000);
+        assert_eq!(s.flows[0].owd.max_ns, base.flows[0].owd.max_ns - 20_000);
+        // Known only to ± 1 s: no one-way delay is reported, the reason is.
+        let mut w = base.clone();
+        w.apply_clocks(None, Some((0, 1_000_000_000)));
+        assert_eq!(w.owd_clocks.as_ref().unwrap().basis, "rtt-only");
+        assert_eq!((w.owd.count, w.flows[0].owd.count), (0, 0));
+        assert_eq!(w.headline().owd_p50_us, None);
     }
 }
