@@ -560,3 +560,68 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
     );
     assert_eq!(cached.len(), 1, "{cached:?}");
 }
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_sessions_and_a_scenario_run_through_the_hosts() {
+    let _s = serial();
+    let h = Hosts::up();
+    let file = h.file("lab.toml", |t| t);
+    let v = h.json(&[
+        "sessions",
+        "--testbed",
+        &file,
+        "--count",
+        "200",
+        "--json",
+        "--no-store",
+    ]);
+    assert_eq!(v["status"], "ok", "{v}");
+    let r = &v["result"];
+    // Exactly the count, on both ends: completed by the client, answered by the server.
+    assert_eq!(u(&r["sessions"]), 200, "{r}");
+    assert_eq!(u(&r["session"]["count"]), 200, "{r}");
+    assert_eq!(u(&r["server"]["sessions"]), 200, "{r}");
+    assert_eq!(u(&r["failed"]), 0, "{r}");
+    assert_eq!(u(&r["corrupt"]), 0, "{r}");
+    assert_eq!(u(&r["server"]["errors"]), 0, "{r}");
+
+    let sc = h.dir.file("flood.toml");
+    std::fs::write(
+        &sc,
+        "name = \"remote flood\"\nworkload = \"flood\"\n\
+         [params]\nengine = [\"none\", \"nft\"]\nduration = \"1s\"\nrate = \"20kpps\"\n",
+    )
+    .unwrap();
+    let db = h.dir.file("r.db");
+    let o = h.fwbench(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--testbed",
+        &file,
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 2);
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'"),
+        2,
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT count(DISTINCT json_extract(params, '$.engine')) FROM trials"
+        ),
+        2,
+        "one trial per engine"
+    );
+    assert!(
+        wait_for(5.0, || h.strays().is_empty()),
+        "left running: {:?}",
+        h.strays()
+    );
+    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+}
