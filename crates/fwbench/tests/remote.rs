@@ -438,3 +438,190 @@ fn remote_bad_host_key_or_file_exits_2() {
     );
     assert_eq!(ssh_dirs(), h.ssh_dirs_before);
 }
+
+/// PIDs of `fwbench … agent` processes in a namespace (the copied binary's path
+/// varies, so the command line is matched by its words).
+fn agents_in(ns: &str) -> Vec<u32> {
+    pids_in(ns)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                let words: Vec<String> = c
+                    .split(|&b| b == 0)
+                    .map(|w| String::from_utf8_lossy(w).into_owned())
+                    .collect();
+                words.first().is_some_and(|w| w.contains("fwbench"))
+                    && words.iter().any(|w| w == "agent")
+            })
+        })
+        .collect()
+}
+
+fn nft_tables(ns: &str) -> String {
+    Command::new("ip")
+        .args(["netns", "exec", ns, "nft", "list", "tables"])
+        .output()
+        .map(|o| stdout(&o))
+        .unwrap_or_default()
+}
+
+/// After a controller is SIGKILLed, what it left on the controller's side: its SSH
+/// connection masters (they would exit on their own after `ControlPersist`) are
+/// killed by PID — only processes in the test's own controller namespace — and its
+/// control socket directory (named by its PID) is removed. Also on panic.
+struct ReapController {
+    ctl: String,
+    pid: u32,
+}
+
+impl Drop for ReapController {
+    fn drop(&mut self) {
+        for p in pids_in(&self.ctl) {
+            let _ = Command::new("kill").arg(p.to_string()).status();
+        }
+        let mine = format!("fwbench-ssh-{}-", self.pid);
+        for d in ssh_dirs().into_iter().filter(|d| d.starts_with(&mine)) {
+            let _ = std::fs::remove_dir_all(std::env::temp_dir().join(d));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
+    let _s = serial();
+    let h = Hosts::up();
+    let file = h.file("lab.toml", |t| t);
+    let gw = format!("fwb-{}-gw", h.tb.name);
+    let hosts: Vec<String> = MGMT
+        .iter()
+        .map(|(s, _, _)| format!("fwb-{}-{s}", h.tb.name))
+        .collect();
+    // `ip netns exec` execs fwbench: the child's PID is the controller's.
+    let mut ctl = Command::new("ip")
+        .args(["netns", "exec", &h.ctl, bin()])
+        .args([
+            "flood",
+            "--testbed",
+            &file,
+            "--engine",
+            "nft",
+            "--rules",
+            "100",
+            "-t",
+            "20",
+            "--no-store",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start fwbench");
+    let _reap = ReapController {
+        ctl: h.ctl.clone(),
+        pid: ctl.id(),
+    };
+    // Mid-trial: the gateway's ruleset is loaded and every host runs its agent (the
+    // gateway's comes first; the flood's source and sink follow).
+    let started = std::time::Instant::now();
+    let loaded = wait_for(15.0, || nft_tables(&gw).contains("table inet fwbench"));
+    let rest = (15.0 - started.elapsed().as_secs_f64()).max(1.0);
+    let all = wait_for(rest, || hosts.iter().all(|ns| !agents_in(ns).is_empty()));
+    let running: Vec<(String, Vec<u32>)> =
+        hosts.iter().map(|ns| (ns.clone(), agents_in(ns))).collect();
+    ctl.kill().expect("SIGKILL the controller"); // by its PID, SIGKILL
+    ctl.wait().unwrap();
+    assert!(loaded, "no fwbench table in {gw}: {}", nft_tables(&gw));
+    assert!(all, "an agent per host while the trial ran: {running:?}");
+    let left = || -> Vec<(String, Vec<u32>)> {
+        hosts
+            .iter()
+            .map(|ns| (ns.clone(), agents_in(ns)))
+            .filter(|(_, p)| !p.is_empty())
+            .collect()
+    };
+    let gone = wait_for(15.0, || left().is_empty());
+    assert!(gone, "agents left after the controller died: {:?}", left());
+    assert!(
+        wait_for(5.0, || !nft_tables(&gw).contains("fwbench")),
+        "gateway's ruleset left: {}",
+        nft_tables(&gw)
+    );
+    // The cache holds the binary, and no half-copied temp file beside it.
+    let cached: Vec<String> = std::fs::read_dir(h.dir.file("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        cached
+            .iter()
+            .all(|n| n.starts_with("fwbench-") && n.len() == 8 + 64),
+        "{cached:?}"
+    );
+    assert_eq!(cached.len(), 1, "{cached:?}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_sessions_and_a_scenario_run_through_the_hosts() {
+    let _s = serial();
+    let h = Hosts::up();
+    let file = h.file("lab.toml", |t| t);
+    let v = h.json(&[
+        "sessions",
+        "--testbed",
+        &file,
+        "--count",
+        "200",
+        "--json",
+        "--no-store",
+    ]);
+    assert_eq!(v["status"], "ok", "{v}");
+    let r = &v["result"];
+    // Exactly the count, on both ends: completed by the client, answered by the server.
+    assert_eq!(u(&r["sessions"]), 200, "{r}");
+    assert_eq!(u(&r["session"]["count"]), 200, "{r}");
+    assert_eq!(u(&r["server"]["sessions"]), 200, "{r}");
+    assert_eq!(u(&r["failed"]), 0, "{r}");
+    assert_eq!(u(&r["corrupt"]), 0, "{r}");
+    assert_eq!(u(&r["server"]["errors"]), 0, "{r}");
+
+    let sc = h.dir.file("flood.toml");
+    std::fs::write(
+        &sc,
+        "name = \"remote flood\"\nworkload = \"flood\"\n\
+         [params]\nengine = [\"none\", \"nft\"]\nduration = \"1s\"\nrate = \"20kpps\"\n",
+    )
+    .unwrap();
+    let db = h.dir.file("r.db");
+    let o = h.fwbench(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--testbed",
+        &file,
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 2);
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'"),
+        2,
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT count(DISTINCT json_extract(params, '$.engine')) FROM trials"
+        ),
+        2,
+        "one trial per engine"
+    );
+    assert!(
+        wait_for(5.0, || h.strays().is_empty()),
+        "left running: {:?}",
+        h.strays()
+    );
+    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+}
