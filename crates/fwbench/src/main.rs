@@ -23,6 +23,7 @@ mod run;
 mod search;
 mod sys;
 mod testbed;
+mod textpos;
 mod worklang;
 mod workloads;
 

@@ -8,6 +8,7 @@
 use crate::params::values::parse_duration;
 use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
+use crate::textpos::Ctx;
 use proto::Proto;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -144,21 +145,6 @@ struct RawTestbed {
     pin_client: Option<Spanned<String>>,
     pin_gateway: Option<Spanned<String>>,
     pin_server: Option<Spanned<String>>,
-}
-
-/// Axes every workload has.
-struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
-}
-
-impl Ctx<'_> {
-    fn at(&self, span: std::ops::Range<usize>, field: &str, msg: impl std::fmt::Display) -> String {
-        let before = &self.text[..span.start.min(self.text.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-        format!("{}:{line}:{col}: {field}: {msg}", self.file)
-    }
 }
 
 fn value_text(v: &toml::Value) -> Option<String> {

@@ -33,6 +33,7 @@ use crate::params::topology::Topology;
 use crate::testbed::launcher::Launcher;
 use crate::testbed::remote::{self, Remote};
 use crate::testbed::{Host, Testbed};
+use crate::textpos::Ctx;
 use anyhow::{anyhow, Context, Result};
 use proto::Family;
 use serde::Deserialize;
@@ -97,20 +98,6 @@ pub struct FileTestbed {
     pub client_addrs: ClientAddrs,
     pub gateway_addrs: Vec<IpAddr>,
     pub manage_addresses: bool,
-}
-
-struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
-}
-
-impl Ctx<'_> {
-    fn at(&self, span: std::ops::Range<usize>, field: &str, msg: impl std::fmt::Display) -> String {
-        let before = &self.text[..span.start.min(self.text.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-        format!("{}:{line}:{col}: {field}: {msg}", self.file)
-    }
 }
 
 /// Read and parse a testbed file (bad input → a usage error, exit 2).
@@ -785,7 +772,7 @@ address = "198.19.0.2"
         let e = err(&GOOD.replace("interface = \"g0\"", "interfce = \"g0\""));
         assert!(e.starts_with("tb.toml:13:1:"), "{e}");
         assert!(e.contains("interfce"), "{e}");
-        let e = err(&GOOD.replace("198.19.0.2\"\n", "10.0.0.2\"\n"));
+        let e = err(&GOOD.replace("198.19.0.2\"\n", "192.0.2.2\"\n"));
         assert!(e.starts_with("tb.toml:17:11: server.address:"), "{e}");
         assert!(e.contains("198.18.0.0/15"), "{e}");
         let e = err(&GOOD.replace("\"local\"", "\"lokal\""));
