@@ -65,7 +65,7 @@ enum Cmd {
     /// Write a report of a results database: self-contained HTML with figures, or
     /// Markdown, CSV or JSON (offline, any number of times)
     Report(ReportArgs),
-    /// Create, remove or list local namespace testbeds
+    /// Create, remove or list local namespace testbeds; check a testbed file of hosts
     Testbed {
         #[command(subcommand)]
         cmd: TestbedCmd,
