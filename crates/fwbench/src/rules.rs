@@ -57,7 +57,8 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
         let path = p.import.as_deref().ok_or(
             "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
         )?;
-        let text = std::fs::read_to_string(path).map_err(|e| format!("--import {path}: {e}"))?;
+        let text = crate::limits::read_user_file(std::path::Path::new(path), "rule import")
+            .map_err(|e| format!("--import {e}"))?;
         req.imported = Some(firewall::import::import(path, &text, ip).map_err(|e| e.to_string())?);
     } else {
         req.spec = Some(ModelSpec {

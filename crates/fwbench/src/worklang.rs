@@ -43,9 +43,7 @@ pub enum Job {
     },
 }
 
-/// Most repetitions of one block, and most commands a file may expand to.
-pub const MAX_REPEAT: u32 = 1_000_000;
-pub const MAX_COMMANDS: u64 = 10_000_000;
+use crate::limits::{MAX_COMMANDS, MAX_CONCURRENT_COMMANDS, MAX_REPEAT, MAX_WORKLOAD_DEPTH};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -138,6 +136,8 @@ struct Parser<'a> {
     toks: Vec<(Tok, At)>,
     pos: usize,
     end: At,
+    /// Blocks open at the current token.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -194,9 +194,23 @@ impl Parser<'_> {
     /// `{ job+ }`
     fn block(&mut self, keyword: &str) -> Result<Vec<Job>, String> {
         match self.next()? {
+            (Tok::Open, at) if self.depth >= MAX_WORKLOAD_DEPTH => {
+                return Err(self.err(
+                    at,
+                    format!("blocks nested more than {MAX_WORKLOAD_DEPTH} deep"),
+                ))
+            }
             (Tok::Open, _) => {}
             (_, at) => return Err(self.err(at, format!("expected '{{' after {keyword}"))),
         }
+        self.depth += 1;
+        let jobs = self.block_body(keyword);
+        self.depth -= 1;
+        jobs
+    }
+
+    /// The jobs of a block up to its `}`.
+    fn block_body(&mut self, keyword: &str) -> Result<Vec<Job>, String> {
         let mut jobs = Vec::new();
         loop {
             match self.peek() {
@@ -303,6 +317,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, String> {
         toks,
         pos: 0,
         end,
+        depth: 0,
     };
     let mut jobs = Vec::new();
     while p.peek().is_some() {
@@ -320,7 +335,39 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, String> {
             "{file}: expands to {n} commands, more than {MAX_COMMANDS}"
         ));
     }
+    if let Some((n, (l, c))) = jobs
+        .iter()
+        .map(|j| (concurrency(j), first_at(j)))
+        .find(|(n, _)| *n > MAX_CONCURRENT_COMMANDS)
+    {
+        return Err(format!(
+            "{file}:{l}:{c}: runs up to {n} commands at once, more than {MAX_CONCURRENT_COMMANDS}"
+        ));
+    }
     Ok(jobs)
+}
+
+/// Most commands of `j` that may run at once: a `parallel` block starts all its
+/// repetitions together, a `random` one may (its gaps can be shorter than its jobs).
+pub fn concurrency(j: &Job) -> u64 {
+    let sum = |jobs: &[Job]| jobs.iter().map(concurrency).fold(0u64, u64::saturating_add);
+    match j {
+        Job::Command { .. } => 1,
+        Job::Sequential { jobs, .. } => jobs.iter().map(concurrency).max().unwrap_or(0),
+        Job::Parallel { repeat, jobs } | Job::Random { repeat, jobs, .. } => {
+            u64::from(*repeat).saturating_mul(sum(jobs))
+        }
+    }
+}
+
+/// Where a job starts (its first command), for messages.
+fn first_at(j: &Job) -> At {
+    match j {
+        Job::Command { at, .. } => *at,
+        Job::Sequential { jobs, .. } | Job::Parallel { jobs, .. } | Job::Random { jobs, .. } => {
+            jobs.first().map(first_at).unwrap_or((1, 1))
+        }
+    }
 }
 
 /// Commands a list of jobs runs in total.
@@ -413,7 +460,7 @@ impl Cx<'_> {
             Job::Parallel { repeat, jobs } => std::thread::scope(|s| {
                 for _ in 0..*repeat {
                     for j in jobs {
-                        s.spawn(move || self.job(j));
+                        self.spawn(s, j);
                     }
                 }
             }),
@@ -432,11 +479,34 @@ impl Cx<'_> {
                         if self.stop.load(Ordering::SeqCst) {
                             break;
                         }
-                        s.spawn(move || self.job(j));
+                        self.spawn(s, j);
                         std::thread::sleep(Duration::from_secs_f64(gap));
                     }
                 });
             }
+        }
+    }
+
+    /// Run `j` on a thread of the scope; a thread that cannot be created (the host's
+    /// limit) is recorded as a failed command of each command of `j`, not a panic.
+    fn spawn<'scope, 'env>(&'env self, s: &'scope std::thread::Scope<'scope, 'env>, j: &'env Job) {
+        let started = std::thread::Builder::new().spawn_scoped(s, move || self.job(j));
+        if let Err(e) = started {
+            for (prog, _) in commands(std::slice::from_ref(j)) {
+                self.record(Ran {
+                    argv: vec![prog.to_string()],
+                    start_s: self.t0.elapsed().as_secs_f64(),
+                    duration_s: 0.0,
+                    exit: None,
+                    error: Some(format!("{prog}: cannot start a thread for it: {e}")),
+                });
+            }
+        }
+    }
+
+    fn record(&self, r: Ran) {
+        if let Ok(mut o) = self.out.lock() {
+            o.push(r);
         }
     }
 
@@ -510,6 +580,35 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn deep_nesting_and_huge_parallelism_are_refused() {
+        // 20 000 levels overflowed the parser's stack; now: a message at the 65th '{'.
+        let deep = "sequential { ".repeat(20_000) + "command \"true\"" + &" }".repeat(20_000);
+        let e = parse("w.txt", &deep).unwrap_err();
+        assert!(
+            e.starts_with("w.txt:1:")
+                && e.contains(&format!("nested more than {MAX_WORKLOAD_DEPTH} deep")),
+            "{e}"
+        );
+        let ok = "sequential { ".repeat(MAX_WORKLOAD_DEPTH)
+            + "command \"true\""
+            + &" }".repeat(MAX_WORKLOAD_DEPTH);
+        parse("w.txt", &ok).unwrap();
+        // parallel 1000000 panicked when thread creation failed.
+        let e = parse("w.txt", "\nparallel 1000000 { command \"true\" }").unwrap_err();
+        assert!(
+            e.starts_with("w.txt:2:20: runs up to 1000000 commands at once, more than 1024"),
+            "{e}"
+        );
+        // Nested: the product counts.
+        let e = parse("w", "parallel 40 { parallel 40 { command \"a\" } }").unwrap_err();
+        assert!(e.contains("1600 commands at once"), "{e}");
+        let e = parse("w", "random 2000 1 0 0 { command \"a\" }").unwrap_err();
+        assert!(e.contains("2000 commands at once"), "{e}");
+        let j = parse("w", "sequential 1000 { parallel 1024 { command \"a\" } }").unwrap();
+        assert_eq!(concurrency(&j[0]), 1024);
     }
 
     #[test]

@@ -185,8 +185,13 @@ impl FromStr for Rate {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t: String = s.trim().chars().filter(|c| *c != ' ').collect();
         let lower = t.to_ascii_lowercase();
-        if lower == "max" || lower == "0" {
+        if lower == "max" {
             return Ok(Rate::Max);
+        }
+        if t.parse::<f64>() == Ok(0.0) {
+            return Err(ParseSpecError(format!(
+                "rate '{s}' is zero: give a rate, or max for as fast as possible"
+            )));
         }
         let bad = || {
             ParseSpecError(format!(
@@ -475,7 +480,10 @@ mod tests {
         // 15 Mb/s of 128-byte payloads is 14 648 packets/s.
         let pps = Rate::Bps(15e6).pps(128).unwrap();
         assert!((pps - 14_648.437_5).abs() < 1e-6);
-        for bad in ["", "fast", "15X", "-1M", "0pps", "1e9Mpps", "nanM"] {
+        // 0 never means max (it did: `flood -r 0` flooded, `--max-rate 0` lifted the cap).
+        for bad in [
+            "", "fast", "15X", "-1M", "0pps", "1e9Mpps", "nanM", "0", "0.0", "0M",
+        ] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }
     }

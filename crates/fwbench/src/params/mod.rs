@@ -17,8 +17,8 @@ use crate::params::workload::Workload;
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Serialize;
 
-/// Most clients of one trial: the addresses a testbed gives out (one per client).
-pub const MAX_CLIENTS: u32 = 65_000;
+/// Most clients of one trial (the reason is in `limits`).
+pub use crate::limits::MAX_CLIENTS;
 
 /// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
 pub const ECHO_PORT: u16 = 20000;

@@ -23,8 +23,11 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
     if !v.is_finite() || v <= 0.0 {
         return Err(format!("duration '{s}' must be greater than zero"));
     }
-    if v * mult > 86_400.0 {
+    if v * mult > crate::limits::MAX_DURATION_S {
         return Err(format!("duration '{s}' is longer than a day"));
+    }
+    if v * mult < crate::limits::MIN_DURATION_S {
+        return Err(format!("duration '{s}' is shorter than a millisecond"));
     }
     Ok(v * mult)
 }
@@ -37,10 +40,10 @@ pub fn parse_clients(s: &str) -> Result<u32, String> {
     if n == 0 {
         return Err("the number of clients must be at least 1".into());
     }
-    if n > crate::params::MAX_CLIENTS {
+    if n > crate::limits::MAX_CLIENTS {
         return Err(format!(
             "{n} clients is more than a testbed addresses ({})",
-            crate::params::MAX_CLIENTS
+            crate::limits::MAX_CLIENTS
         ));
     }
     Ok(n)
@@ -195,9 +198,19 @@ pub fn rule_count(s: &str) -> Result<u32, String> {
     if t.starts_with('-') {
         return Err(format!("rule count '{s}' must not be negative"));
     }
-    t.parse::<u32>()
-        .map_err(|_| format!("'{s}' is not a whole number of rules (0 … 1000000)"))
+    let n = t
+        .parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole number of rules (0 … {MAX_RULES})"))?;
+    if n > MAX_RULES {
+        return Err(format!(
+            "{n} rules is more than the {MAX_RULES} one rule set may hold (~{} MB of kernel memory)",
+            (u64::from(n) * firewall::models::BYTES_PER_RULE) >> 20
+        ));
+    }
+    Ok(n)
 }
+use crate::limits::MAX_RULES;
+
 pub fn cpus(s: &str) -> Result<String, String> {
     let list = traffic::sys::parse_cpus(s)?;
     let n = std::thread::available_parallelism()

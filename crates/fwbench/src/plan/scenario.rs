@@ -158,9 +158,13 @@ fn value_text(v: &toml::Value) -> Option<String> {
 }
 
 /// Expand `A..B` or `A..B step S` (inclusive, whole numbers) into its values; any
-/// other text is one value.
+/// other text is one value. Only text that starts with a whole number followed by `..`
+/// is a range: `../rules.txt` or `v1..v2` are single values.
 pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
-    let Some((a, rest)) = t.split_once("..") else {
+    let Some((a, rest)) = t
+        .split_once("..")
+        .filter(|(a, _)| !a.trim().is_empty() && a.trim().bytes().all(|b| b.is_ascii_digit()))
+    else {
         return Ok(vec![t.to_string()]);
     };
     let (b, step) = match rest.split_once("step") {
@@ -205,8 +209,7 @@ fn value_list(cx: &Ctx, v: &Spanned<toml::Value>, field: &str) -> Result<Vec<Str
     Ok(vals)
 }
 
-/// Most values one range expands to.
-const MAX_RANGE_VALUES: u64 = 100_000;
+use crate::limits::{MAX_RANGE_VALUES, MAX_TRIALS};
 
 /// One expanded row: axis values, where they came from (`case[2]`) and the row's own
 /// `repetitions` (a `[[case]]` may set it).
@@ -288,6 +291,16 @@ fn parse_rows<'a>(
             }
             lists.push((axis, vals));
         }
+        // Count the row's product before building it.
+        let n = lists
+            .iter()
+            .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64));
+        if n.saturating_add(out.len() as u64) > MAX_TRIALS {
+            return Err(format!(
+                "{}: {at}: the {table} rows' lists cross to {n} combinations, more than the {MAX_TRIALS} trials a scenario may have",
+                cx.file
+            ));
+        }
         // Cross the row's lists (first key outermost).
         let mut expanded: Vec<BTreeMap<&'a str, String>> = vec![BTreeMap::new()];
         for (axis, vals) in &lists {
@@ -355,8 +368,8 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         let pin = |v: &Option<Spanned<String>>, field: &str| -> Result<Option<String>, String> {
             match v {
                 None => Ok(None),
-                Some(s) => traffic::sys::parse_cpus(s.get_ref())
-                    .map(|c| Some(traffic::sys::format_cpus(&c)))
+                Some(s) => crate::params::values::cpus(s.get_ref())
+                    .map(Some)
                     .map_err(|e| cx.at(s.span(), field, e)),
             }
         };
@@ -431,6 +444,14 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     let cases = parse_rows(&cx, raw.case.as_deref(), "case", &axes, workload)?;
     // (values, where from, axes a [[firewall]] row set — exempt from the workload
     // check, since one firewall row serves every case's workload)
+    let n_rows = (firewalls.len() as u64).saturating_mul(cases.len() as u64);
+    if n_rows > MAX_TRIALS {
+        return Err(format!(
+            "{file}: {} [[firewall]] × {} [[case]] rows are more than the {MAX_TRIALS} trials a scenario may have",
+            firewalls.len(),
+            cases.len()
+        ));
+    }
     let mut rows: Vec<CrossedRow> = Vec::new();
     for (f, fat, _) in &firewalls {
         for (c, cat, case_reps) in &cases {
@@ -462,6 +483,18 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 case_reps.unwrap_or(repetitions),
             ));
         }
+    }
+    // The number of trials, counted before anything is built.
+    let per_row = values
+        .iter()
+        .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64));
+    let total = rows.iter().fold(0u64, |t, r| {
+        t.saturating_add(per_row.saturating_mul(u64::from(r.3)))
+    });
+    if total > MAX_TRIALS {
+        return Err(format!(
+            "{file}: the scenario expands to {total} trials (cross product × cases × repetitions), more than {MAX_TRIALS}"
+        ));
     }
     // Cross product, first axis outermost (an odometer over the value indices). Each
     // combination keeps its block (the row it came from: a case) and its repetitions.
@@ -908,6 +941,24 @@ duration = "1s"
         );
         assert!(err("order = \"backwards\"\n").contains("order:"));
         assert!(err("[testbed]\npin_client = \"x\"\n").contains("testbed.pin_client"));
+        // Huge CPU ranges: refused, not expanded (this aborted the process).
+        let e = err("[testbed]\npin_client = \"0-99999999999\"\n");
+        assert!(e.starts_with("bad.toml:2:14: testbed.pin_client:"), "{e}");
+        // Pins name CPUs of this host.
+        let e = err("[testbed]\npin_gateway = \"4000\"\n");
+        assert!(e.contains("CPU 4000 does not exist"), "{e}");
+        // The cross product is counted before it is built: 10^8 trials is refused
+        // at once (it used to run out of memory).
+        let e = err("[params]\nclients = \"1..10000\"\nframe_size = \"100..10099\"\n");
+        assert!(
+            e.contains("expands to 100000000 trials") && e.contains("more than 100000"),
+            "{e}"
+        );
+        let e = err("[[case]]\nclients = \"1..10000\"\nframe_size = \"100..10099\"\n");
+        assert!(
+            e.contains("case[1]") && e.contains("100000000 combinations"),
+            "{e}"
+        );
         assert!(
             err("[params]\nproto = \"udp\"\nframe_size = 65536\n").contains("largest UDP payload")
         );
@@ -926,12 +977,25 @@ duration = "1s"
         for bad in [
             "5..3",
             "0..10 step 0",
-            "a..b",
+            "0..b",
             "0..1000000 step 1",
             "1..2 step x",
         ] {
             assert!(expand_range(bad).is_err(), "{bad}");
         }
+        // `..` in a value that is not a number range is part of the value.
+        assert_eq!(expand_range("../rules.txt").unwrap(), ["../rules.txt"]);
+        assert_eq!(expand_range("v1..v2").unwrap(), ["v1..v2"]);
+        let p = parse(
+            "dir/s.toml",
+            "[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"../rules.nft\"\n",
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            p.trials[0].params.import.as_deref(),
+            Some("dir/../rules.nft")
+        );
         let e = err("workload = \"http\"\n[params]\nrules = \"0..x\"\n");
         assert!(
             e.starts_with("bad.toml:3:9: params.rules: '0..x' is not a range"),

@@ -112,8 +112,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     }
     let (file, text) = match &args.scenario {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| usage(format!("{}: cannot read scenario: {e}", p.display())))?;
+            let text = crate::limits::read_user_file(p, "scenario").map_err(usage)?;
             (p.display().to_string(), text)
         }
         None => (
@@ -124,6 +123,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
     let testbed_name = args.testbed.clone().or(plan.testbed.clone());
     if args.dry_run {
+        let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
+        crate::run::session::dry_check(testbed_name.as_deref(), &params)?;
         print!(
             "{}",
             output::plan_listing(&plan, |p| estimate_s(p, plan.warmup_s))

@@ -207,6 +207,26 @@ pub fn begin(
     })?)
 }
 
+/// What a dry run checks without touching the host: the testbed named (a name is
+/// valid, a file parses; its hosts are not contacted) and every import file (it
+/// exists, is a regular file within the size limit, and parses).
+pub fn dry_check(testbed: Option<&str>, trials: &[TrialParams]) -> Result<()> {
+    match testbed {
+        Some(f) if crate::testbed::file::is_file(f) => {
+            crate::testbed::file::load(Path::new(f))?;
+        }
+        Some(n) => crate::testbed::netns::check_name(n)?,
+        None => {}
+    }
+    let mut seen = std::collections::HashSet::new();
+    for p in trials {
+        if p.model == firewall::models::Model::Import && seen.insert((&p.import, p.family)) {
+            crate::rules::build(p).map_err(usage)?;
+        }
+    }
+    Ok(())
+}
+
 /// Bad input is found before any testbed exists: every distinct rule set renders,
 /// its tools are installed, an import file passes the engine's own check.
 pub fn preflight(trials: &[TrialParams]) -> Result<()> {

@@ -21,8 +21,7 @@ use std::time::Instant;
 /// every command exists, then run it inside the client's namespace and summarise.
 pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> {
     let name = a.file.display().to_string();
-    let text = std::fs::read_to_string(&a.file)
-        .map_err(|e| usage(format!("{name}: cannot read workload file: {e}")))?;
+    let text = crate::limits::read_user_file(&a.file, "workload file").map_err(usage)?;
     let jobs = crate::worklang::parse(&name, &text).map_err(usage)?;
     for (prog, (l, c)) in crate::worklang::commands(&jobs) {
         if !program_exists(prog) {

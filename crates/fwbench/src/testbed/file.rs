@@ -103,8 +103,7 @@ pub struct FileTestbed {
 /// Read and parse a testbed file (bad input → a usage error, exit 2).
 pub fn load(path: &Path) -> Result<FileTestbed> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("{file}: cannot read testbed file: {e}")))?;
+    let text = crate::limits::read_user_file(path, "testbed file").map_err(usage)?;
     parse(&file, &text).map_err(usage)
 }
 

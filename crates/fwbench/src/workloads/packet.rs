@@ -84,6 +84,22 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             p.workload.as_str()
         ));
     }
+    if let Some(n) = k.count {
+        use crate::limits::{MAX_DURATION_S, MAX_PING_COUNT};
+        if n > u64::from(MAX_PING_COUNT) {
+            return Err(format!(
+                "--count {n} is above the {MAX_PING_COUNT} probes one trial may send"
+            ));
+        }
+        let span_s = n as f64 * k.interval_ns as f64 / 1e9;
+        if span_s > MAX_DURATION_S {
+            return Err(format!(
+                "--count {n} probes at --interval {} s take {:.0} days, longer than a day",
+                k.interval_ns as f64 / 1e9,
+                span_s / 86_400.0
+            ));
+        }
+    }
     if let proto::PacketSize::Frame(f) = k.size {
         if f < MIN_ETHERNET_FRAME {
             return Err(format!(

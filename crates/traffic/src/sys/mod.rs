@@ -222,6 +222,10 @@ pub fn format_cpus(cpus: &[usize]) -> String {
 }
 
 /// Parse "0-2,5" into [0,1,2,5]; the inverse of [`format_cpus`].
+/// Highest CPU number plus one a CPU list may name: the kernel's largest `NR_CPUS`.
+/// Ranges are checked against it before they are expanded.
+pub const MAX_CPUS: usize = 8192;
+
 pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
     let mut v = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -230,15 +234,27 @@ pub fn parse_cpus(s: &str) -> Result<Vec<usize>, String> {
                 .parse::<usize>()
                 .map_err(|_| format!("'{s}' is not a CPU list like 0 or 0-1,3"))
         };
+        let cpu = |t: &str| {
+            num(t).and_then(|c| {
+                if c < MAX_CPUS {
+                    Ok(c)
+                } else {
+                    Err(format!(
+                        "CPU {c} in '{s}' is above the largest CPU number Linux supports ({})",
+                        MAX_CPUS - 1
+                    ))
+                }
+            })
+        };
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b) = (num(a)?, num(b)?);
+                let (a, b) = (cpu(a)?, cpu(b)?);
                 if a > b {
                     return Err(format!("CPU range '{part}' runs backwards"));
                 }
                 v.extend(a..=b);
             }
-            None => v.push(num(part)?),
+            None => v.push(cpu(part)?),
         }
     }
     if v.is_empty() {
@@ -607,6 +623,20 @@ mod tests {
         assert!(parse_cpus("x").is_err());
         assert!(parse_cpus("3-1").is_err());
         assert!(parse_cpus("").is_err());
+        // Huge ranges are refused before they are expanded (no panic, no 8 GB).
+        for huge in [
+            "0-18446744073709551615",
+            "0-1000000000",
+            "0-99999999999",
+            "8192",
+        ] {
+            let e = parse_cpus(huge).unwrap_err();
+            assert!(
+                e.contains("largest CPU number") || e.contains("not a CPU list"),
+                "{e}"
+            );
+        }
+        assert_eq!(parse_cpus("8191").unwrap(), vec![8191]);
     }
 
     #[test]

@@ -1,0 +1,191 @@
+//! Every limit on what a user may ask for, in one place, each with its reason.
+//!
+//! The limits are enforced where the value is parsed (command line, scenario, workload
+//! and testbed files), so a request beyond one exits 2 with a message naming the value
+//! and where it was written, before anything runs. docs/limits.md lists them for users.
+//! Limits owned by a lower crate (the frame size of the protocol, the rule generator's
+//! guard, the CPU list parser) are re-exported here so this file is the whole list.
+//!
+//! Must not: import any other module of the binary (it is at the bottom of the map).
+
+// Some limits are enforced in lower crates and listed here for the whole picture.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::Path;
+
+/// Most clients of one trial. Each client gets its own address from the testbed's
+/// address plan (a /16 per side), and the echo results carry one row per client.
+pub const MAX_CLIENTS: u32 = 65_000;
+
+/// Most trials one scenario may expand to (cross product × cases × repetitions).
+/// The plan is held in memory and every trial takes at least a second: 100 000 trials
+/// are already more than a day of measurement. Counted before the product is built.
+pub const MAX_TRIALS: u64 = 100_000;
+
+/// Most values one `A..B step S` range of a scenario expands to.
+pub const MAX_RANGE_VALUES: u64 = 100_000;
+
+/// Most rules one generated rule set may hold: at ~300 bytes of kernel memory per rule,
+/// 10^6 rules are ~300 MB, and installing them takes minutes with the slower engines.
+pub const MAX_RULES: u32 = firewall::models::MAX_RULES;
+
+/// Largest control-protocol frame body: a peer announcing more is broken or hostile.
+pub const MAX_FRAME_LEN: usize = proto::codec::MAX_FRAME_LEN;
+
+/// Highest CPU number plus one in a CPU list (`0-3,6`): the kernel's largest
+/// `NR_CPUS`. The list is expanded into one entry per CPU, so a range is checked
+/// against this before it is expanded (`0-18446744073709551615` would not fit memory).
+pub const MAX_CPUS: usize = traffic::sys::MAX_CPUS;
+
+/// Largest file fwbench reads as input (scenario, workload, testbed, rule import):
+/// 1 000 000 rules of `iptables-save` text are ~100 MB; anything larger is not a
+/// file fwbench wrote or a person typed (`/dev/zero`, a log, a disk image).
+pub const MAX_INPUT_FILE: u64 = 128 << 20;
+
+/// Deepest nesting of blocks in a workload file: the parser and the runner recurse
+/// once per level, and the stack of a thread is finite (a file nested 20 000 deep
+/// overflowed it). No sensible workload nests more than a handful of blocks.
+pub const MAX_WORKLOAD_DEPTH: usize = 64;
+
+/// Most repetitions of one workload block.
+pub const MAX_REPEAT: u32 = 1_000_000;
+
+/// Most commands a workload file may expand to in total (the record of every command
+/// run is kept in memory).
+pub const MAX_COMMANDS: u64 = 10_000_000;
+
+/// Most commands of a workload running at once (`parallel`, `random` blocks, nested:
+/// the product). Each is a thread and a child process; a few thousand exhaust the
+/// process limits of a usual host and thread creation fails.
+pub const MAX_CONCURRENT_COMMANDS: u64 = 1024;
+
+/// Longest duration of anything (trial, warm-up, hold, interval): one day.
+pub const MAX_DURATION_S: f64 = 86_400.0;
+
+/// Shortest duration of a trial or wait: one millisecond. Shorter is below the
+/// resolution of the controller's phase timing (a `-t 1e-300` trial measures nothing).
+pub const MIN_DURATION_S: f64 = 1e-3;
+
+/// Most probes of one `ping` trial (`--count`): at 1 µs per probe, a day.
+pub const MAX_PING_COUNT: u32 = 100_000_000;
+
+/// Highest packet rate accepted (`--rate`, `--max-rate`): far above what any software
+/// path here reaches.
+pub const MAX_PPS: f64 = proto::MAX_PPS;
+
+/// Why a user file cannot be read, already phrased for a message after the file name.
+fn refuse(path: &Path, what: &str, why: impl std::fmt::Display) -> String {
+    format!("{}: cannot read {what}: {why}", path.display())
+}
+
+/// Read a file the user named (`what` says which kind, for messages): only regular
+/// files, at most [`MAX_INPUT_FILE`] bytes, as UTF-8. A FIFO, a device (`/dev/zero`)
+/// or a directory is refused without reading (a FIFO without a writer would block
+/// the open itself, so the file is opened non-blocking and checked again once open).
+/// Every user file of the binary is read through here.
+pub fn read_user_file(path: &Path, what: &str) -> Result<String, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| refuse(path, what, e))?;
+    let regular = |m: &std::fs::Metadata| {
+        if m.is_file() {
+            Ok(())
+        } else {
+            Err(refuse(
+                path,
+                what,
+                format!("not a regular file ({})", kind(m.file_type())),
+            ))
+        }
+    };
+    regular(&meta)?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| refuse(path, what, e))?;
+    let meta = f.metadata().map_err(|e| refuse(path, what, e))?;
+    regular(&meta)?;
+    let too_big = || {
+        refuse(
+            path,
+            what,
+            format!(
+                "larger than {} MiB (the input file limit)",
+                MAX_INPUT_FILE >> 20
+            ),
+        )
+    };
+    if meta.len() > MAX_INPUT_FILE {
+        return Err(too_big());
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.take(MAX_INPUT_FILE + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| refuse(path, what, e))?;
+    if buf.len() as u64 > MAX_INPUT_FILE {
+        return Err(too_big());
+    }
+    String::from_utf8(buf).map_err(|e| {
+        refuse(
+            path,
+            what,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+fn kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_files_are_regular_and_bounded() {
+        let dir = std::env::temp_dir().join(format!("fwb-limits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok.toml");
+        std::fs::write(&ok, "name = \"x\"\n").unwrap();
+        assert_eq!(read_user_file(&ok, "scenario").unwrap(), "name = \"x\"\n");
+        let e = read_user_file(Path::new("/dev/zero"), "scenario").unwrap_err();
+        assert!(
+            e.contains("/dev/zero") && e.contains("character device"),
+            "{e}"
+        );
+        let e = read_user_file(&dir, "workload file").unwrap_err();
+        assert!(e.contains("a directory"), "{e}");
+        // A FIFO without a writer: refused at once, not a hang.
+        let fifo = dir.join("fifo");
+        let st = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(st.unwrap().success());
+        let e = read_user_file(&fifo, "import").unwrap_err();
+        assert!(e.contains("a FIFO") && e.contains("import"), "{e}");
+        // Larger than the limit (a sparse file: no disk used).
+        let big = dir.join("big");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_INPUT_FILE + 1).unwrap();
+        let e = read_user_file(&big, "import").unwrap_err();
+        assert!(e.contains("larger than 128 MiB"), "{e}");
+        std::fs::write(&big, [0xff, 0xfe]).unwrap();
+        assert!(read_user_file(&big, "import")
+            .unwrap_err()
+            .contains("UTF-8"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,197 @@
+//! Bad and unbounded input: every case exits 2 with a message naming the value and
+//! where it was written, before anything runs (no panic, no abort, no hang, no
+//! unbounded memory). Needs no root: each is refused while parsing.
+
+mod util;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use util::*;
+
+/// Run fwbench with a deadline (a regression would hang or eat memory otherwise);
+/// returns (exit code, stderr).
+fn refused(args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fwbench");
+    let t0 = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fwbench {args:?} did not exit within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let code = o.status.code().unwrap_or(-1);
+    let err = stderr(&o);
+    assert_eq!(code, 2, "fwbench {args:?}: exit {code}: {err}");
+    assert!(
+        err.starts_with("fwbench: ") || err.starts_with("error: "),
+        "{err}"
+    );
+    (code, err)
+}
+
+fn expect(args: &[&str], needles: &[&str]) {
+    let (_, err) = refused(args);
+    for n in needles {
+        assert!(err.contains(n), "fwbench {args:?}: '{n}' not in: {err}");
+    }
+}
+
+#[test]
+fn huge_cpu_lists_are_refused_not_expanded() {
+    expect(
+        &["echo", "--pin-client", "0-18446744073709551615"],
+        &["--pin-client", "largest CPU number"],
+    );
+    expect(
+        &["echo", "--pin-client", "0-1000000000"],
+        &["--pin-client", "largest CPU number"],
+    );
+    let d = TempDir::new();
+    let s = d.file("pin.toml");
+    std::fs::write(&s, "[testbed]\npin_client = \"0-99999999999\"\n").unwrap();
+    expect(
+        &["run", "--dry-run", s.to_str().unwrap()],
+        &["pin.toml:2:14: testbed.pin_client"],
+    );
+    std::fs::write(&s, "[testbed]\npin_server = \"4095\"\n").unwrap();
+    expect(
+        &["run", "--dry-run", s.to_str().unwrap()],
+        &["testbed.pin_server", "CPU 4095 does not exist"],
+    );
+}
+
+#[test]
+fn a_cross_product_of_10_8_trials_is_counted_not_built() {
+    let d = TempDir::new();
+    let s = d.file("big.toml");
+    std::fs::write(
+        &s,
+        "[params]\nclients = \"1..10000\"\nframe_size = \"100..10099\"\n",
+    )
+    .unwrap();
+    expect(
+        &["run", "--dry-run", s.to_str().unwrap()],
+        &["big.toml", "100000000 trials", "more than 100000"],
+    );
+}
+
+#[test]
+fn workload_files_nested_deep_or_too_parallel_are_refused() {
+    let d = TempDir::new();
+    let w = d.file("deep.txt");
+    let deep = "sequential { ".repeat(20_000) + "command \"true\"" + &" }".repeat(20_000);
+    std::fs::write(&w, deep).unwrap();
+    expect(
+        &["workload", w.to_str().unwrap()],
+        &["deep.txt:1:", "nested more than 64 deep"],
+    );
+    std::fs::write(&w, "parallel 1000000 { command \"true\" }\n").unwrap();
+    expect(
+        &["workload", w.to_str().unwrap()],
+        &["deep.txt:1:", "1000000 commands at once"],
+    );
+}
+
+#[test]
+fn non_regular_input_files_are_refused_without_reading() {
+    let d = TempDir::new();
+    let fifo = d.file("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    for (args, what) in [
+        (vec!["run", "--dry-run", fifo], "scenario"),
+        (vec!["run", "--dry-run", "/dev/zero"], "scenario"),
+        (vec!["workload", fifo], "workload file"),
+        (vec!["workload", "/dev/zero"], "workload file"),
+    ] {
+        expect(&args, &[args[args.len() - 1], what, "not a regular file"]);
+    }
+    // An import named by a scenario: checked by the dry run.
+    for import in [fifo, "/dev/zero", "/nonexistent/rules.nft"] {
+        let s = d.file("imp.toml");
+        std::fs::write(
+            &s,
+            format!("[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"{import}\"\n"),
+        )
+        .unwrap();
+        expect(
+            &["run", "--dry-run", s.to_str().unwrap()],
+            &[import, "rule import"],
+        );
+    }
+    // A testbed file that is a FIFO.
+    let tb = d.file("tb.toml");
+    assert!(Command::new("mkfifo").arg(&tb).status().unwrap().success());
+    let s = d.file("s.toml");
+    std::fs::write(&s, "").unwrap();
+    expect(
+        &[
+            "run",
+            "--dry-run",
+            "--testbed",
+            tb.to_str().unwrap(),
+            s.to_str().unwrap(),
+        ],
+        &["tb.toml", "testbed file", "a FIFO"],
+    );
+    assert!(Path::new(fifo).exists());
+}
+
+#[test]
+fn nonsense_counts_rates_and_durations_are_refused() {
+    expect(
+        &["ping", "-c", "4294967295", "-i", "1s"],
+        &["--count 4294967295", "above"],
+    );
+    expect(
+        &["ping", "-c", "90000000", "-i", "1s"],
+        &["--count 90000000", "longer than a day"],
+    );
+    expect(
+        &["echo", "-t", "1e-300"],
+        &["--duration", "shorter than a millisecond"],
+    );
+    expect(&["flood", "-r", "0"], &["--rate", "zero", "max"]);
+    expect(&["ndr", "--max-rate", "0"], &["--max-rate", "zero"]);
+    expect(
+        &["echo", "--engine", "nft", "--rules", "1000000000"],
+        &["--rules", "more than the 1000000"],
+    );
+    let d = TempDir::new();
+    let s = d.file("rules.toml");
+    std::fs::write(&s, "[params]\nengine = \"nft\"\nrules = 1000000000\n").unwrap();
+    expect(
+        &["run", "--dry-run", s.to_str().unwrap()],
+        &["rules.toml:3:9: params.rules", "more than the 1000000"],
+    );
+    // A dry run checks the testbed named.
+    let empty = d.file("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    expect(
+        &[
+            "run",
+            "--dry-run",
+            "--testbed",
+            "Bad_Name",
+            empty.to_str().unwrap(),
+        ],
+        &["Bad_Name"],
+    );
+}
