@@ -109,6 +109,11 @@ impl ExternalServer {
         let mut sizes = spec.objects.clone();
         sizes.sort_unstable();
         sizes.dedup();
+        check_space(
+            dir.path(),
+            sizes.iter().fold(0u64, |a, s| a.saturating_add(*s)),
+            "nginx's objects",
+        )?;
         for size in sizes {
             let path = bytes.join(size.to_string());
             write_object(&path, size)
@@ -341,6 +346,28 @@ http {{
 }}
 "#
     )
+}
+
+/// Room kept free on the temp dir's file system besides what fwbench writes there.
+const SPACE_MARGIN: u64 = 64 << 20;
+
+/// Refuse to write `bytes` into `dir` when they (plus a margin) do not fit.
+fn check_space(dir: &Path, bytes: u64, what: &str) -> Result<(), TrafficError> {
+    let free = sys::free_bytes(dir)
+        .map_err(|e| TrafficError::io(format!("statvfs {}", dir.display()), e))?;
+    if bytes.saturating_add(SPACE_MARGIN) > free {
+        return Err(TrafficError::io(
+            format!("{what} in {}", dir.display()),
+            io::Error::new(
+                io::ErrorKind::StorageFull,
+                format!(
+                    "{bytes} bytes do not fit: {free} bytes free on its file system (a {} MiB margin kept)",
+                    SPACE_MARGIN >> 20
+                ),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Create `path` with mode 0755 whatever the umask (nginx's worker may run as nobody).
@@ -625,6 +652,10 @@ impl ExternalClient {
         } else {
             None
         };
+        if let Some(d) = &dir {
+            let bodies = spec.response.saturating_mul(u64::from(spec.parallel));
+            check_space(d.path(), bodies, "curl's downloaded bodies")?;
+        }
         let wake = Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
         let shared = Arc::new(Shared::default());
         shared.running.store(spec.parallel, Ordering::SeqCst);
@@ -1494,6 +1525,19 @@ mod tests {
         let m = pattern_mismatch(&bad[..], 1000).unwrap().unwrap();
         assert!(m.starts_with("byte 300 is"), "{m}");
         assert_eq!(pattern_mismatch(&[][..], 0).unwrap(), None);
+    }
+
+    #[test]
+    fn objects_that_do_not_fit_are_refused_before_writing() {
+        let dir = TempDir::new("unit").unwrap();
+        check_space(dir.path(), 1, "x").unwrap();
+        // `http --size 1T` used to fill the disk; 1 PiB fits no test machine.
+        let e = check_space(dir.path(), 1 << 50, "nginx's objects").unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("nginx's objects") && m.contains("do not fit"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -222,6 +222,20 @@ pub fn format_cpus(cpus: &[usize]) -> String {
 }
 
 /// Parse "0-2,5" into [0,1,2,5]; the inverse of [`format_cpus`].
+/// Bytes free for an unprivileged writer on the file system holding `path`.
+pub fn free_bytes(path: &std::path::Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    // SAFETY: `c` is a valid NUL-terminated path; `st` is zeroed and written by the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 /// Highest CPU number plus one a CPU list may name: the kernel's largest `NR_CPUS`.
 /// Ranges are checked against it before they are expanded.
 pub const MAX_CPUS: usize = 8192;
