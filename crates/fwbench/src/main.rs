@@ -6,11 +6,18 @@
 //! The module map, top to bottom (a module imports only modules below it), is in the
 //! README's *Architecture* section.
 
+// `cargo fuzz` builds this file as its `scenario` and `worklang` targets (see
+// src/fuzzing.rs): libFuzzer provides `main` then.
+#![cfg_attr(fuzzing, no_main)]
+#![cfg_attr(fuzzing, allow(dead_code, unused_imports))]
+
 mod agent;
 mod cli;
 mod clock;
 mod error;
 mod exec;
+#[cfg(any(test, fuzzing))]
+mod fuzzing;
 mod host;
 mod limits;
 mod names;
@@ -30,6 +37,10 @@ mod workloads;
 
 use std::process::ExitCode;
 
+#[cfg(fuzzing)]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzzing::by_name(env!("CARGO_BIN_NAME"), data));
+
+#[cfg(not(fuzzing))]
 fn main() -> ExitCode {
     match cli::run() {
         Ok(code) => code,
