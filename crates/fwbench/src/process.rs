@@ -186,6 +186,8 @@ impl<'a> Cmd<'a> {
         if self.timeout.is_some() {
             cmd.process_group(0);
         }
+        // The calling thread waits for the program below, so it outlives it.
+        traffic::sys::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| self.error(Failure::Spawn(e)))?;
         // Readers run on their own threads so a chatty child cannot block on a full pipe.
         let (tx, rx) = mpsc::channel();

@@ -513,12 +513,14 @@ impl Cx<'_> {
     fn command(&self, argv: &[String]) {
         let start = self.t0.elapsed();
         let full: Vec<&String> = self.prefix.iter().chain(argv).collect();
-        let status = Command::new(full[0])
-            .args(&full[1..])
+        let mut cmd = Command::new(full[0]);
+        cmd.args(&full[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+            .stderr(Stdio::null());
+        // This thread waits for the command, so it outlives it.
+        traffic::sys::die_with_parent(&mut cmd);
+        let status = cmd.status();
         let duration_s = (self.t0.elapsed() - start).as_secs_f64();
         let (exit, error) = match status {
             Ok(s) => (s.code(), None),

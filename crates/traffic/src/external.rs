@@ -136,6 +136,8 @@ impl ExternalServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
+        // nginx must not outlive its agent (nor keep its temp dir alive).
+        sys::die_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .map_err(|e| TrafficError::io(format!("starting {}", program.display()), e))?;
@@ -1131,13 +1133,15 @@ impl Worker {
 
     /// One curl run; None if stop came first (curl killed and reaped).
     fn download(&self, ep: &Epoll) -> Result<Option<Outcome>, TrafficError> {
-        let spawned = Command::new(&self.program)
-            .args(&self.args)
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
             .env("LC_ALL", "C")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
+            .stderr(Stdio::piped());
+        // This worker thread waits for its curl, so it outlives it.
+        sys::die_with_parent(&mut cmd);
+        let spawned = cmd.spawn();
         let mut child = match spawned {
             Ok(c) => c,
             // Errors are data: e.g. EAGAIN when the process table is full.

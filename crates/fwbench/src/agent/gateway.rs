@@ -58,6 +58,11 @@ impl GatewayRole {
         // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a
         // mask left by a killed agent on a named testbed never outlives the next trial.
         guard.steer(spec.steer_cpus.as_deref())?;
+        // Before every trial, with rules or without (an `engine = none` baseline must
+        // not run on top of rules a crashed run left behind).
+        if firewall::install::clean_leftovers() {
+            tracing::warn!("removed rules a crashed run left in this namespace");
+        }
         if let Some(fw) = &spec.firewall {
             guard.install_rules(fw)?;
         }
@@ -195,9 +200,6 @@ impl GatewayGuard {
         let rendered = request
             .render()
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
-        if firewall::install::clean_leftovers() {
-            tracing::warn!("removed rules a crashed run left in this namespace");
-        }
         let installed = firewall::install::install(&rendered).map_err(|e| {
             let kind = match e {
                 InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {

@@ -69,14 +69,22 @@ enum Input {
 }
 
 pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
-    // Ctrl-C in the terminal reaches the whole process group; the controller decides
-    // how to stop.
-    crate::sys::ignore_sigint();
     if let Some(c) = &cpus {
         ::traffic::sys::set_affinity(c)
             .map_err(|e| anyhow::anyhow!("pinning agent to CPUs {c:?}: {e}"))?;
     }
     let (tx, rx) = mpsc::channel();
+    // SIGTERM or SIGHUP (a closed terminal, a cancelled CI job, the controller's death
+    // through the parent-death signal) is the end of the input: undo the setup, exit.
+    let on_signal = tx.clone();
+    if let Err(e) = ctrlc::set_handler(move || {
+        let _ = on_signal.send(Input::Eof);
+    }) {
+        tracing::warn!("cannot handle SIGTERM/SIGHUP: {e}");
+    }
+    // Ctrl-C in a terminal reaches a whole process group; the controller decides how
+    // to stop (set after the handler above, which would take SIGINT too).
+    crate::sys::ignore_sigint();
     std::thread::spawn(move || read_stdin(tx));
     let mut out = std::io::stdout().lock();
     let mut send = |m: FromAgent| -> bool {

@@ -243,6 +243,7 @@ impl Netns {
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         );
+        reap_orphans(ip);
         // The guard exists only once `add` succeeded (it fails if the name is taken),
         // so we never delete a namespace we did not create.
         run(ip, &["netns", "add", &name], PROBE_TIMEOUT)?;
@@ -257,6 +258,36 @@ impl Netns {
         let mut full = vec!["netns", "exec", &self.name, prog];
         full.extend_from_slice(args);
         run(&self.ip, &full, PROBE_TIMEOUT)
+    }
+}
+
+/// The owner of a scratch namespace: the process id in `fwb-check-<pid>-<n>`.
+fn check_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("fwb-check-")?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u32>().ok()?;
+    pid.parse().ok()
+}
+
+/// Delete the scratch namespaces of probes whose process is gone (killed between
+/// `netns add` and its drop): the name carries the owner's process id. A namespace
+/// whose owner still runs (or whose id was reused) is left alone.
+fn reap_orphans(ip: &str) {
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = check_owner(&name) else {
+            continue;
+        };
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        tracing::warn!(
+            "removing namespace {name}: left by a probe of process {pid}, which is gone"
+        );
+        let _ = run(ip, &["netns", "del", &name], PROBE_TIMEOUT);
     }
 }
 
@@ -653,6 +684,38 @@ mod tests {
     #[test]
     fn sctp_check_agrees() {
         assert_eq!(probe_sctp().ok, sctp_available());
+    }
+
+    #[test]
+    fn scratch_namespace_owner_is_read_from_its_name() {
+        assert_eq!(check_owner("fwb-check-1234-0"), Some(1234));
+        assert_eq!(check_owner("fwb-check-1234-x"), None);
+        assert_eq!(check_owner("fwb-check-1234"), None);
+        assert_eq!(check_owner("fwb-t1-gw"), None);
+    }
+
+    /// A probe killed mid-way leaves `fwb-check-<pid>-<n>`; the next probe removes it.
+    #[test]
+    fn orphaned_scratch_namespaces_are_reaped() {
+        if crate::sys::euid() != 0 {
+            return; // creating a namespace needs root (CI runs as root)
+        }
+        // A process id that is certainly gone: a child we started and reaped.
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        if std::path::Path::new(&format!("/proc/{dead}")).exists() {
+            return; // reused already: nothing to prove
+        }
+        let orphan = format!("fwb-check-{dead}-7");
+        run("ip", &["netns", "add", &orphan], PROBE_TIMEOUT).unwrap();
+        let ns = Netns::create("ip").unwrap();
+        let gone = !std::path::Path::new("/run/netns").join(&orphan).exists();
+        if !gone {
+            let _ = run("ip", &["netns", "del", &orphan], PROBE_TIMEOUT);
+        }
+        drop(ns);
+        assert!(gone, "{orphan} was not reaped");
     }
 
     /// Full probe: needs root for the namespace probes, and must clean up either way.

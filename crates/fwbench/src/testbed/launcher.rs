@@ -10,6 +10,7 @@ use proto::{
     PROTOCOL_VERSION,
 };
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -138,6 +139,13 @@ impl Agent {
         if let Some(filter) = log {
             cmd.env("RUST_LOG", filter);
         }
+        // The agent is ours alone: its own process group (a Ctrl-C, SIGTERM or SIGHUP
+        // to the terminal's group reaches the controller, which tears down in order),
+        // and SIGTERM when its spawning thread dies (the controller's main thread or a
+        // run's long-lived thread: see `die_with_parent`), which the agent handles
+        // like the end of its input: it undoes its setup and exits.
+        cmd.process_group(0);
+        ::traffic::sys::die_with_parent(&mut cmd);
         let mut child = cmd
             .spawn()
             .with_context(|| format!("starting the {role} agent ({})", launcher.place))?;

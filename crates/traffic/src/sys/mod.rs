@@ -222,6 +222,37 @@ pub fn format_cpus(cpus: &[usize]) -> String {
 }
 
 /// Parse "0-2,5" into [0,1,2,5]; the inverse of [`format_cpus`].
+/// Make `cmd`'s child get `SIGTERM` when the thread that spawns it exits (its parent
+/// died: crashed, killed), so no program we start outlives us as an orphan. The
+/// signal follows the *thread*: spawn from a thread that outlives the child (the
+/// agent's main loop, a worker that waits for its child). A parent that died before
+/// the child set this up is caught by comparing the parent id.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl,
+    // getppid and kill, which are async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Bytes free for an unprivileged writer on the file system holding `path`.
 pub fn free_bytes(path: &std::path::Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;

@@ -1,0 +1,171 @@
+//! Nothing left behind when the controller's process group is signalled mid-trial
+//! (a closed terminal: SIGHUP; a cancelled CI job: SIGTERM): no rules on the gateway,
+//! no process in the testbed's namespaces (agents, nginx, curl), no temp dir.
+//! Needs root; reported as ignored otherwise.
+
+mod util;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use util::*;
+
+/// Our temp dirs of external programs run by `pids` (`fwbench-nginx-<pid>-<n>`).
+fn temp_dirs_of(pids: &[u32]) -> Vec<String> {
+    let Ok(d) = std::fs::read_dir(std::env::temp_dir()) else {
+        return vec![];
+    };
+    d.flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            pids.iter().any(|p| {
+                n.starts_with(&format!("fwbench-nginx-{p}-"))
+                    || n.starts_with(&format!("fwbench-curl-{p}-"))
+            })
+        })
+        .collect()
+}
+
+fn rules_in(ns: &str) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, "nft", "list", "ruleset"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn signal_group_mid_trial(sig: &str) {
+    let tb = TestbedGuard::up("forward");
+    let (cli, gw, srv) = (
+        format!("fwb-{}-cli", tb.name),
+        format!("fwb-{}-gw", tb.name),
+        format!("fwb-{}-srv", tb.name),
+    );
+    let mut child = Command::new(bin())
+        .args([
+            "http",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "-t",
+            "60",
+            "--size",
+            "1M",
+            "--server-program",
+            "nginx",
+            "--client-program",
+            "curl",
+            "--engine",
+            "nft",
+            "--rules",
+            "100",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id();
+    // Mid-trial: rules installed, nginx serving, curl downloading.
+    let running = wait_for(30.0, || {
+        rules_in(&gw).contains("fwbench")
+            && pids_in(&srv).len() >= 2
+            && !temp_dirs_of(&pids_in(&srv)).is_empty()
+    });
+    if !running {
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!("{sig}: trial never got going: {}", stderr(&o));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let mut pids = Vec::new();
+    for ns in [&cli, &gw, &srv] {
+        pids.extend(pids_in(ns));
+    }
+    let dirs = temp_dirs_of(&pids);
+    assert!(!dirs.is_empty());
+    // The whole group, as a terminal or a CI runner does.
+    let st = Command::new("kill")
+        .args([&format!("-{sig}"), "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(
+        wait_for(30.0, || child.try_wait().unwrap().is_some()),
+        "{sig}: the controller did not exit"
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(
+        wait_for(10.0, || pids.iter().all(|&p| !alive(p))),
+        "{sig}: processes left: {:?} ({err})",
+        pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+    );
+    for ns in [&cli, &gw, &srv] {
+        assert!(pids_in(ns).is_empty(), "{sig}: processes in {ns}");
+    }
+    assert!(
+        !rules_in(&gw).contains("fwbench"),
+        "{sig}: rules left: {}",
+        rules_in(&gw)
+    );
+    let left: Vec<String> = dirs
+        .iter()
+        .filter(|d| std::env::temp_dir().join(d).exists())
+        .cloned()
+        .collect();
+    assert!(left.is_empty(), "{sig}: temp dirs left: {left:?}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sigterm_to_the_controllers_group_leaves_nothing() {
+    signal_group_mid_trial("TERM");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sighup_to_the_controllers_group_leaves_nothing() {
+    signal_group_mid_trial("HUP");
+}
+
+/// The agent itself: SIGTERM (what the parent-death signal sends when the controller
+/// dies) is handled like the end of its input: rules undone, then exit.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn sigterm_to_the_gateway_agent_undoes_its_rules() {
+    let tb = TestbedGuard::up("forward");
+    let gw = format!("fwb-{}-gw", tb.name);
+    let mut child = Command::new(bin())
+        .args([
+            "echo",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "-t",
+            "60",
+            "--engine",
+            "nft",
+            "--rules",
+            "100",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(30.0, || rules_in(&gw).contains("fwbench")),
+        "rules never installed"
+    );
+    let agents = pids_in(&gw);
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    Command::new("kill")
+        .args(["-TERM", &agents[0].to_string()])
+        .status()
+        .unwrap();
+    let undone = wait_for(10.0, || !rules_in(&gw).contains("fwbench"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(undone, "rules left: {}", rules_in(&gw));
+    assert!(wait_for(10.0, || !alive(agents[0])));
+}
