@@ -203,8 +203,8 @@ pub fn rule_count(s: &str) -> Result<u32, String> {
         .map_err(|_| format!("'{s}' is not a whole number of rules (0 … {MAX_RULES})"))?;
     if n > MAX_RULES {
         return Err(format!(
-            "{n} rules is more than the {MAX_RULES} one rule set may hold (~{} MB of kernel memory)",
-            (u64::from(n) * firewall::models::BYTES_PER_RULE) >> 20
+            "{n} rules is more than the {MAX_RULES} one rule set may hold (~{:.1} GiB of kernel memory)",
+            (u64::from(n) * firewall::models::BYTES_PER_RULE) as f64 / f64::from(1u32 << 30)
         ));
     }
     Ok(n)
