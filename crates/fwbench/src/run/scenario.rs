@@ -89,6 +89,14 @@ fn report_after_run(store: &Store, run_id: i64, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where the report after a run goes: `--report`, or `report.html` for the default
+/// experiment.
+fn report_path(args: &RunArgs) -> Option<PathBuf> {
+    args.report
+        .clone()
+        .or_else(|| args.scenario.is_none().then(|| "report.html".into()))
+}
+
 /// A scenario that leaves the topology open runs on a named testbed's topology.
 fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
@@ -122,6 +130,9 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         ),
     };
     let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
+    if let Some(r) = report_path(args) {
+        crate::run::report::refuse_same_file(&args.db, &r, "--report")?;
+    }
     let testbed_name = args.testbed.clone().or(plan.testbed.clone());
     if args.dry_run {
         print!(
@@ -285,11 +296,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         n,
         args.db.display()
     );
-    let report_path = args
-        .report
-        .clone()
-        .or_else(|| args.scenario.is_none().then(|| "report.html".into()));
-    if let Some(path) = report_path {
+    if let Some(path) = report_path(args) {
         if let Err(e) = report_after_run(&store, run_id, &path) {
             eprintln!("fwbench: the report could not be written: {e:#} (the results are stored; run `fwbench report {}`)", args.db.display());
         }
