@@ -706,6 +706,25 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// The status and stored results (JSON) of one trial of a run, by key.
+    pub fn trial_by_key(
+        &self,
+        run_id: i64,
+        key: &str,
+    ) -> Result<Option<(String, serde_json::Value)>> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_row(
+                "SELECT status, results FROM trials WHERE run_id = ?1 AND trial_key = ?2",
+                params![run_id, key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        row.map(|(status, results)| Ok((status, serde_json::from_str(&results)?)))
+            .transpose()
+    }
+
     /// Forget a run's failed trials (before they are run again on resume).
     pub fn drop_failed(&self, run_id: i64) -> Result<usize> {
         self.conn

@@ -330,12 +330,21 @@ fn run_search_trial(
     let mut step = 0u32;
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
-        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
         let planned = PlannedTrial {
             key: scenario::trial_key(q, t.rep * 10_000 + step),
             rep: t.rep,
             params: q.clone(),
         };
+        // A resumed run: the steps stored before the interruption are reused (their
+        // outcomes steer the search the same way), not measured and stored again.
+        if let Some((status, results)) = store.trial_by_key(run_id, &planned.key)? {
+            let o = Outcome::from_stored_step(&results).with_context(|| {
+                format!("reading stored search step {} ({status})", planned.key)
+            })?;
+            eprintln!("    step {step}: stored before the interruption, reused");
+            return Ok(o);
+        }
+        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
         store
             .insert_trial(&record(run_id, &planned, &o))
             .context("storing a search step")?;

@@ -216,7 +216,7 @@ pub fn sources_for(limit: u32) -> u32 {
 
 /// Seed 003's split of a bulk run: each session costs the per-session overhead measured
 /// with zero-byte sessions; with P workers, sessions/P of them are paid in sequence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct OverheadSplit {
     /// Mean zero-byte session, s.
     pub per_session_s: f64,
@@ -230,7 +230,7 @@ pub struct OverheadSplit {
 }
 
 /// The combined figures of a connection trial (stored as `results.conn`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ConnSummary {
     pub mode: ConnMode,
     pub parallel: u32,
