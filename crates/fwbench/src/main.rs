@@ -12,6 +12,7 @@ mod clock;
 mod error;
 mod exec;
 mod host;
+mod lock;
 mod names;
 mod outcome;
 mod output;

@@ -151,10 +151,25 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
     install_interrupt_handler();
+    // One process per run of a results file: choosing the run (and locking it) is
+    // done under the file's lock; the run's lock is held until the run ends.
+    let db_key = crate::lock::file_key(&args.db)?;
+    let choosing = crate::lock::lock(&db_key)?;
+    let run_lock = |id: i64| {
+        crate::lock::try_lock(
+            &format!("{db_key}-run{id}"),
+            &format!(
+                "run {id} of {} (this scenario's unfinished run, which this command would resume)",
+                args.db.display()
+            ),
+        )
+    };
+    let mut held = None;
     // Resume the newest unfinished run of this very scenario text, with its seed, so
     // every trial keeps its key: finished trials are skipped, failed ones run again.
     let resumed = match store.resumable_run(&text)? {
         Some(r) if !args.fresh => {
+            held = Some(run_lock(r.id)?);
             if r.seed != plan.seed {
                 plan = scenario::parse(&file, &text, r.seed).map_err(usage)?;
                 apply_testbed_topology(&mut plan, &testbeds);
@@ -185,6 +200,11 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             plan.baseline.clone(),
         )?,
     };
+    let _run_lock = match held {
+        Some(l) => l,
+        None => run_lock(run_id)?,
+    };
+    drop(choosing);
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
         plan.name,
