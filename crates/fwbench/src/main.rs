@@ -20,6 +20,7 @@ mod exec;
 mod fuzzing;
 mod host;
 mod limits;
+mod lock;
 mod names;
 mod outcome;
 mod output;

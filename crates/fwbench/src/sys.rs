@@ -1,6 +1,6 @@
 //! The binary's few syscalls that neither std nor `traffic::sys` wraps: effective
 //! user id, ignoring SIGINT, a new session for a detached child, and a test load of
-//! a trivial XDP program.
+//! a trivial XDP program, and flock(2) (for `lock`).
 //!
 //! Owns: every `unsafe` block of the binary, each with its `SAFETY` comment, behind a
 //! small safe function. Must not: import anything of this crate (it is the floor), or
@@ -113,6 +113,26 @@ pub fn load_trivial_xdp() -> io::Result<()> {
     // OwnedFd closes it once, here.
     drop(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) });
     Ok(())
+}
+
+/// flock(2) an open file exclusively: `Ok(true)` when locked, `Ok(false)` when another
+/// open file holds the lock and `wait` is false. The kernel drops the lock when the
+/// file is closed or its process dies, so a lock never outlives its holder.
+pub fn flock_exclusive(file: &std::fs::File, wait: bool) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let op = libc::LOCK_EX | if wait { 0 } else { libc::LOCK_NB };
+    loop {
+        // SAFETY: flock on a file descriptor that `file` keeps open; no memory involved.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            _ => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]

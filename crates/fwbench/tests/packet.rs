@@ -463,3 +463,82 @@ fn packet_bad_input_exits_2() {
         assert!(!stderr(&o).trim().is_empty(), "{args:?}: no message");
     }
 }
+
+/// A scenario interrupted inside an ndr search resumes: the steps stored before the
+/// interruption are reused (not measured and inserted again, which hit
+/// UNIQUE(run_id, trial_key)), and the search completes with every step stored once.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
+    let _serial = serial();
+    let dir = TempDir::new();
+    let sc = dir.file("ndr.toml");
+    std::fs::write(
+        &sc,
+        // A ceiling far above what the sender manages: a dozen or so bisection steps.
+        "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\n",
+    )
+    .unwrap();
+    let db = dir.file("r.db");
+    let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
+    let child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let steps = |db: &std::path::Path| {
+        if db.exists() {
+            sqlite_count(db, "SELECT count(*) FROM trials WHERE workload = 'flood'")
+        } else {
+            0
+        }
+    };
+    assert!(wait_for(120.0, || steps(&db) >= 3), "no steps stored");
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let before = steps(&db);
+    assert!(before >= 2);
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'ndr'"),
+        0,
+        "the search itself had not finished"
+    );
+    let o = fwbench(&args);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert!(stderr(&o).contains("resuming run 1"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("reused"), "{}", stderr(&o));
+    let after = steps(&db);
+    assert!(after >= before);
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT count(DISTINCT trial_key) FROM trials WHERE workload = 'flood'"
+        ),
+        after,
+        "no step stored twice"
+    );
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT count(*) FROM trials WHERE workload = 'ndr' AND status = 'ok'"
+        ),
+        1
+    );
+    // The search counts every step once: the reused ones and the new ones.
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT json_array_length(results, '$.search.curve') FROM trials WHERE workload = 'ndr'"
+        ),
+        after
+    );
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM runs WHERE status = 'complete'"),
+        1
+    );
+}

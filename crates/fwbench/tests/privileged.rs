@@ -1286,3 +1286,65 @@ fn threads_mode_refuses_too_many_clients_before_starting() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("use -T epoll"), "{}", stderr(&o));
 }
+
+/// One run per named testbed and one process per run of a results file: a second
+/// command is refused with exit 2, naming the holder's PID; once the first has
+/// finished, the lock is free again.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn second_run_on_a_busy_testbed_or_run_is_refused() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let sc = dir.file("s.toml");
+    std::fs::write(
+        &sc,
+        "[params]\nproto = \"udp\"\nclients = [1, 2]\nduration = \"2s\"\n",
+    )
+    .unwrap();
+    let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
+    let first = Command::new(bin())
+        .args(args)
+        .args(["--testbed", &tb.name])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = first.id().to_string();
+    assert!(
+        wait_for(30.0, || db.exists()
+            && sqlite_count(&db, "SELECT count(*) FROM runs") == 1),
+        "the first run never started"
+    );
+    // Same testbed, another command.
+    let o = fwbench(&["echo", "--testbed", &tb.name, "-t", "1", "--no-store"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "testbed '{}' is in use by fwbench PID {pid}",
+            tb.name
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // Same results file, same scenario (it would resume run 1), on an ephemeral
+    // testbed so the testbed lock is not what refuses it.
+    let o = fwbench(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("run 1 of {}", db.display()))
+            && stderr(&o).contains(&format!("in use by fwbench PID {pid}")),
+        "{}",
+        stderr(&o)
+    );
+    let o = first.wait_with_output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM trials"),
+        2,
+        "the refused commands stored nothing"
+    );
+    // Free again.
+    let o = fwbench(&["echo", "--testbed", &tb.name, "-t", "1", "--no-store"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -58,3 +58,73 @@ fn report_refuses_files_that_are_not_fwbench_results() {
     let o = fwbench(&["report", other.to_str().unwrap(), "-f", "pdf"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `report X -o X` (also through a symbolic or hard link) and `run --db X --report X`
+/// are refused with exit 2, and the results file is left as it was.
+#[test]
+fn report_never_overwrites_its_input() {
+    let dir = TempDir::new();
+    let db = dir.file("base.db");
+    drop(store::Store::open(&db).unwrap());
+    let before = std::fs::read(&db).unwrap();
+    let link = dir.file("link.db");
+    std::os::unix::fs::symlink(&db, &link).unwrap();
+    let hard = dir.file("hard.db");
+    std::fs::hard_link(&db, &hard).unwrap();
+    for out in [&db, &link, &hard] {
+        for fmt in ["html", "md"] {
+            let o = fwbench(&[
+                "report",
+                db.to_str().unwrap(),
+                "-f",
+                fmt,
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert!(stderr(&o).contains("base.db"), "{}", stderr(&o));
+        }
+    }
+    let o = fwbench(&[
+        "run",
+        "--dry-run",
+        "--db",
+        db.to_str().unwrap(),
+        "--report",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--report"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
+    // A real output file still works, and reading did not change the input.
+    let out = dir.file("r.md");
+    let o = fwbench(&[
+        "report",
+        db.to_str().unwrap(),
+        "-f",
+        "md",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
+}
+
+/// A 0-byte file is not adopted by `report` (nor given a schema), exit 2.
+#[test]
+fn report_refuses_an_empty_file_without_touching_it() {
+    let dir = TempDir::new();
+    let empty = dir.file("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let out = dir.file("r.html");
+    let o = fwbench(&[
+        "report",
+        empty.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("empty.db"), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    assert!(!out.exists());
+}

@@ -1,6 +1,13 @@
-//! Length-prefixed JSON frames with a hard size cap.
+//! Length-prefixed JSON frames with a hard size cap; messages of any size in chunks.
 //!
-//! Owns: framing (4-byte big-endian length, JSON body), the cap, decode errors, and
+//! A message is one JSON document sent as one or more frames. Each frame is a 4-byte
+//! big-endian header and a body of at most [`MAX_FRAME_LEN`] bytes: the header's top
+//! bit ([`MORE`]) says "more frames of this message follow", its other 31 bits are
+//! the body's length. The receiver joins the bodies and parses the whole, so a
+//! message (e.g. the results of a long trial with many samples) is bounded only by
+//! [`MAX_MESSAGE_LEN`], while no single frame (no single read) exceeds 4 MiB.
+//!
+//! Owns: framing (header, chunks, JSON body), the caps, decode errors, and
 //! [`FrameReader`], the one loop that pulls frames out of a byte stream.
 //! Must not: open, own or choose any I/O (the reader only reads the `Read` its caller
 //! hands it; the decoder itself is sans-IO), or know which message types it carries
@@ -14,6 +21,15 @@ use std::marker::PhantomData;
 /// or hostile; the decoder refuses it before buffering anything.
 pub const MAX_FRAME_LEN: usize = 4 << 20;
 
+/// Header bit: more frames of this message follow.
+pub const MORE: u32 = 1 << 31;
+
+/// Largest message (all its frames) accepted or produced: 1 GiB. The results of a
+/// trial are stored as one SQLite value, and SQLite refuses values over 10^9 bytes;
+/// below that, only memory and disk limit a trial (5-Hz samples of 64 CPUs reach
+/// it after about 3 hours).
+pub const MAX_MESSAGE_LEN: usize = 1 << 30;
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum CodecError {
     #[error("control frame of {len} bytes exceeds the {max}-byte cap")]
@@ -24,25 +40,52 @@ pub enum CodecError {
     Truncated(usize),
 }
 
-/// Serialise one message into a complete frame (length prefix + JSON).
+/// Serialise one message into its frames (headers + JSON chunks of at most
+/// [`MAX_FRAME_LEN`] bytes).
 pub fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, CodecError> {
     let body = serde_json::to_vec(msg).map_err(|e| CodecError::Malformed(e.to_string()))?;
-    if body.len() > MAX_FRAME_LEN {
+    if body.len() > MAX_MESSAGE_LEN {
         return Err(CodecError::TooLarge {
             len: body.len(),
-            max: MAX_FRAME_LEN,
+            max: MAX_MESSAGE_LEN,
         });
     }
-    let mut out = Vec::with_capacity(4 + body.len());
-    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    out.extend_from_slice(&body);
-    Ok(out)
+    let chunks = body.len().div_ceil(MAX_FRAME_LEN).max(1);
+    let mut out = Vec::with_capacity(4 * chunks + body.len());
+    let mut rest = &body[..];
+    loop {
+        let n = rest.len().min(MAX_FRAME_LEN);
+        let more = if n < rest.len() { MORE } else { 0 };
+        out.extend_from_slice(&(n as u32 | more).to_be_bytes());
+        out.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+        if more == 0 {
+            return Ok(out);
+        }
+    }
 }
 
 /// Incremental decoder: push whatever bytes arrived, pull complete messages.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Decoder {
+    /// Largest message accepted ([`MAX_MESSAGE_LEN`] unless set lower).
+    max_message: usize,
     buf: Vec<u8>,
+    /// Where the unread bytes of `buf` start (consumed bytes are dropped lazily).
+    start: usize,
+    /// The bodies of a message's frames so far (frames with [`MORE`] set).
+    partial: Vec<u8>,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Decoder {
+            max_message: MAX_MESSAGE_LEN,
+            buf: Vec::new(),
+            start: 0,
+            partial: Vec::new(),
+        }
+    }
 }
 
 impl Decoder {
@@ -50,37 +93,73 @@ impl Decoder {
         Self::default()
     }
 
+    /// A decoder that refuses messages over `max` bytes (at most [`MAX_MESSAGE_LEN`]).
+    pub fn with_max_message(max: usize) -> Self {
+        Decoder {
+            max_message: max.min(MAX_MESSAGE_LEN),
+            ..Self::default()
+        }
+    }
+
     pub fn push(&mut self, bytes: &[u8]) {
+        if self.start > 0 && self.start >= self.buf.len() / 2 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
         self.buf.extend_from_slice(bytes);
     }
 
     /// Next complete message, `Ok(None)` if more bytes are needed.
     pub fn next_frame<T: DeserializeOwned>(&mut self) -> Result<Option<T>, CodecError> {
-        if self.buf.len() < 4 {
-            return Ok(None);
+        loop {
+            let b = &self.buf[self.start..];
+            if b.len() < 4 {
+                return Ok(None);
+            }
+            let header = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            let len = (header & !MORE) as usize;
+            if len > MAX_FRAME_LEN {
+                return Err(CodecError::TooLarge {
+                    len,
+                    max: MAX_FRAME_LEN,
+                });
+            }
+            if self.partial.len() + len > self.max_message {
+                return Err(CodecError::TooLarge {
+                    len: self.partial.len() + len,
+                    max: self.max_message,
+                });
+            }
+            if b.len() < 4 + len {
+                return Ok(None);
+            }
+            let body = &b[4..4 + len];
+            self.start += 4 + len;
+            if header & MORE != 0 {
+                self.partial.extend_from_slice(body);
+                continue;
+            }
+            let parsed = if self.partial.is_empty() {
+                serde_json::from_slice(body)
+            } else {
+                self.partial.extend_from_slice(body);
+                let r = serde_json::from_slice(&self.partial);
+                self.partial = Vec::new();
+                r
+            };
+            return parsed
+                .map(Some)
+                .map_err(|e| CodecError::Malformed(e.to_string()));
         }
-        let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
-        if len > MAX_FRAME_LEN {
-            return Err(CodecError::TooLarge {
-                len,
-                max: MAX_FRAME_LEN,
-            });
-        }
-        if self.buf.len() < 4 + len {
-            return Ok(None);
-        }
-        let parsed = serde_json::from_slice(&self.buf[4..4 + len])
-            .map_err(|e| CodecError::Malformed(e.to_string()));
-        self.buf.drain(..4 + len);
-        parsed.map(Some)
     }
 
-    /// Call at end of stream: an error if a partial frame is left over.
+    /// Call at end of stream: an error if a partial frame or message is left over.
     pub fn finish(&self) -> Result<(), CodecError> {
-        if self.buf.is_empty() {
+        let pending = self.buf.len() - self.start + self.partial.len();
+        if pending == 0 {
             Ok(())
         } else {
-            Err(CodecError::Truncated(self.buf.len()))
+            Err(CodecError::Truncated(pending))
         }
     }
 }
@@ -145,6 +224,7 @@ mod tests {
     fn round_trip_byte_by_byte() {
         let frame = encode(&ToAgent::Hello { version: 7 }).unwrap();
         assert_eq!(&frame[..4], &(frame.len() as u32 - 4).to_be_bytes());
+        assert_eq!(frame[0] & 0x80, 0, "one frame: no MORE bit");
         let mut d = Decoder::new();
         for (i, b) in frame.iter().enumerate() {
             let got: Option<ToAgent> = d.next_frame().unwrap();
@@ -231,5 +311,81 @@ mod tests {
         let cut = &frame[..frame.len() - 1];
         let got: Vec<_> = FrameReader::<_, ToAgent>::new(cut).collect();
         assert_eq!(got, [Err(CodecError::Truncated(frame.len() - 1))]);
+    }
+
+    /// A message far over one frame's cap (over 2 × 4 MiB of samples) goes out in chunks
+    /// of at most 4 MiB and arrives intact, also when read in odd-sized pieces.
+    #[test]
+    fn messages_over_the_frame_cap_are_chunked_and_arrive_intact() {
+        use crate::{MetricSample, RoleResults};
+        let samples: Vec<MetricSample> = (0..200_000)
+            .map(|i| MetricSample {
+                // Binary fractions: exact through JSON, so equality is meaningful.
+                t_s: i as f64 * 0.25,
+                metric: format!("cpu{}.softirq", i % 64),
+                value: (i % 1000) as f64 / 8.0,
+            })
+            .collect();
+        let msg = FromAgent::Results {
+            results: RoleResults::EchoServer(crate::EchoServerResults { clients: vec![] }),
+            samples,
+        };
+        let bytes = encode(&msg).unwrap();
+        assert!(bytes.len() > 2 * MAX_FRAME_LEN, "{}", bytes.len());
+        // Walk the frames: all but the last carry MORE; none exceeds the cap.
+        let mut at = 0;
+        let mut frames = 0;
+        loop {
+            let h = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+            let len = (h & !MORE) as usize;
+            assert!(len <= MAX_FRAME_LEN);
+            at += 4 + len;
+            frames += 1;
+            if h & MORE == 0 {
+                break;
+            }
+        }
+        assert_eq!(at, bytes.len());
+        assert!(frames >= 3, "{frames}");
+        let got: Vec<_> = FrameReader::<_, FromAgent>::new(&bytes[..]).collect();
+        assert!(got == [Ok(msg.clone())], "big message changed on the way");
+        // Odd pieces, and a second message right behind the big one.
+        let mut d = Decoder::new();
+        let mut stream = bytes.clone();
+        stream.extend(encode(&FromAgent::Done).unwrap());
+        let mut out = Vec::new();
+        for piece in stream.chunks(999_983) {
+            d.push(piece);
+            while let Some(m) = d.next_frame::<FromAgent>().unwrap() {
+                out.push(m);
+            }
+        }
+        d.finish().unwrap();
+        assert!(out == [msg, FromAgent::Done], "messages changed on the way");
+        // Cut inside the chunks: truncated, not a message.
+        let got: Vec<_> = FrameReader::<_, FromAgent>::new(&bytes[..bytes.len() / 2]).collect();
+        assert!(matches!(got[..], [Err(CodecError::Truncated(_))]));
+    }
+
+    #[test]
+    fn a_message_over_the_message_cap_is_refused() {
+        // The same check as at 1 GiB, with a 10-MiB cap to spare the test's memory.
+        let max = 10 << 20;
+        let mut d = Decoder::with_max_message(max);
+        let chunk = vec![b' '; MAX_FRAME_LEN];
+        let mut refused = 0;
+        for i in 1..=4 {
+            d.push(&(MAX_FRAME_LEN as u32 | MORE).to_be_bytes());
+            d.push(&chunk);
+            if let Err(e) = d.next_frame::<FromAgent>() {
+                assert!(
+                    matches!(e, CodecError::TooLarge { max: m, .. } if m == max),
+                    "{e}"
+                );
+                refused = i;
+                break;
+            }
+        }
+        assert_eq!(refused, 3, "the third 4-MiB chunk passes 10 MiB");
     }
 }

@@ -8,7 +8,9 @@
 //! the caller hands it — the only place that calls `read`.)
 //!
 //! Wire format: each frame is a 4-byte big-endian length followed by that many bytes
-//! of UTF-8 JSON. The first frame in each direction is `Hello { version }`.
+//! of UTF-8 JSON (a message over 4 MiB spans several frames: see `codec`). Controller
+//! → agent frames are [`Request`]s, agent → controller frames [`Reply`]s: a message
+//! with a request id. The first message in each direction is `Hello { version }`.
 //!
 //! Layers (a module imports only from layers below it):
 //! 1. `param`, `measure`: shared value types (family, protocol, frame size, counters,
@@ -31,7 +33,7 @@ pub mod param;
 pub mod phase;
 pub mod role;
 
-pub use codec::{encode, CodecError, Decoder, FrameReader, MAX_FRAME_LEN};
+pub use codec::{encode, CodecError, Decoder, FrameReader, MAX_FRAME_LEN, MAX_MESSAGE_LEN};
 pub use conn::*;
 pub use echo::*;
 pub use gateway::*;
@@ -44,4 +46,6 @@ pub use role::*;
 
 /// Version of the control protocol. Both ends must agree exactly.
 /// 4: `ToAgent::Time` / `FromAgent::Time` (clock offsets of remote hosts).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// 5: request ids (`Request` / `Reply`: every reply echoes its request's id) and
+/// messages of any size in chunks of at most 4 MiB (the `MORE` header bit).
+pub const PROTOCOL_VERSION: u32 = 5;

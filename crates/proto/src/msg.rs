@@ -9,6 +9,52 @@
 use crate::role::{RoleResults, RoleSpec};
 use serde::{Deserialize, Serialize};
 
+/// A frame controller → agent: a message and its request id. On the wire the id is
+/// one more field beside the message's `type` (`{"id":3,"type":"setup",…}`); an
+/// absent id reads as 0 (a peer of an older version: its `hello` is still read, so
+/// the version mismatch is reported as such).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    #[serde(default)]
+    pub id: u64,
+    #[serde(flatten)]
+    pub msg: ToAgent,
+}
+
+/// A frame agent → controller: a message and the id of the request it answers
+/// (0: not an answer to a request, e.g. an error about a frame that could not be
+/// read).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    #[serde(default)]
+    pub id: u64,
+    #[serde(flatten)]
+    pub msg: FromAgent,
+}
+
+/// What a reply is to the request the controller waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyTo {
+    /// The answer to the request waited for.
+    This,
+    /// The answer to an earlier request that was given up (timed out): discard it.
+    Earlier,
+    /// Not an answer to any request (id 0): an agent-side error about the stream.
+    Unsolicited,
+    /// An id never sent: the peer is broken.
+    Unknown,
+}
+
+/// Judge a reply's id against the id of the request waited for (ids count up from 1).
+pub fn reply_to(waiting_for: u64, reply_id: u64) -> ReplyTo {
+    match reply_id {
+        0 => ReplyTo::Unsolicited,
+        id if id == waiting_for => ReplyTo::This,
+        id if id < waiting_for => ReplyTo::Earlier,
+        _ => ReplyTo::Unknown,
+    }
+}
+
 /// Controller → agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -131,4 +177,56 @@ pub enum ErrorKind {
 pub struct AgentError {
     pub kind: ErrorKind,
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_ride_beside_the_message_and_default_to_zero() {
+        let r = Request {
+            id: 7,
+            msg: ToAgent::Start,
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json, r#"{"id":7,"type":"start"}"#);
+        assert_eq!(serde_json::from_str::<Request>(&json).unwrap(), r);
+        // An old peer's hello (no id) is still understood.
+        let old: Request = serde_json::from_str(r#"{"type":"hello","version":4}"#).unwrap();
+        assert_eq!(old.id, 0);
+        assert_eq!(old.msg, ToAgent::Hello { version: 4 });
+        // Old message types ignore the id (serde's default): an old agent reads a
+        // new hello and reports the version mismatch.
+        let json = serde_json::to_string(&Request {
+            id: 1,
+            msg: ToAgent::Hello { version: 5 },
+        })
+        .unwrap();
+        assert_eq!(
+            serde_json::from_str::<ToAgent>(&json).unwrap(),
+            ToAgent::Hello { version: 5 }
+        );
+        let rep = Reply {
+            id: 3,
+            msg: FromAgent::Progress {
+                count: 9,
+                done: true,
+            },
+        };
+        let json = serde_json::to_string(&rep).unwrap();
+        assert_eq!(serde_json::from_str::<Reply>(&json).unwrap(), rep);
+    }
+
+    /// The defect of protocol 4: a Setup reply after its timeout was taken as the
+    /// Teardown reply. Now the late Ready (id 2) is told apart from the Done (id 3).
+    #[test]
+    fn a_late_reply_is_not_the_answer_to_a_later_request() {
+        // hello = 1, setup = 2 (times out), teardown = 3.
+        assert_eq!(reply_to(3, 2), ReplyTo::Earlier);
+        assert_eq!(reply_to(3, 3), ReplyTo::This);
+        assert_eq!(reply_to(3, 0), ReplyTo::Unsolicited);
+        assert_eq!(reply_to(3, 4), ReplyTo::Unknown);
+        assert_eq!(reply_to(1, 1), ReplyTo::This);
+    }
 }

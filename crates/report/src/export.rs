@@ -239,14 +239,24 @@ pub fn figure_table(f: &Figure) -> Table {
     }
 }
 
-/// A Markdown table cell: pipes escaped, newlines flattened.
+/// Text from the database in Markdown: `&`, `<` and `>` as entities, so no raw
+/// HTML (`<script>`, `<img onerror>`) reaches a renderer that passes HTML through;
+/// newlines flattened (a value cannot start a new block).
+fn md_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}
+
+/// A Markdown table cell: HTML escaped ([`md_text`]), pipes escaped.
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    md_text(s).replace('|', "\\|")
 }
 
 /// A table in Markdown, with a heading.
 fn md_table(o: &mut String, t: &Table) {
-    let _ = writeln!(o, "\n### {}\n", t.title);
+    let _ = writeln!(o, "\n### {}\n", md_text(&t.title));
     let row = |cells: &[String]| {
         format!(
             "| {} |",
@@ -267,8 +277,8 @@ fn md_table(o: &mut String, t: &Table) {
 /// The report as Markdown: warnings, run metadata, fits, tables and figure data.
 pub fn markdown(r: &Report) -> String {
     let mut o = format!(
-        "# fwbench report\n\nResults file: `{}`, {} run(s).\n\n## Warnings\n\n",
-        r.source,
+        "# fwbench report\n\nResults file: {}, {} run(s).\n\n## Warnings\n\n",
+        md_text(&r.source),
         r.runs.len()
     );
     let w: Vec<_> = r.warnings().collect();
@@ -277,15 +287,22 @@ pub fn markdown(r: &Report) -> String {
     }
     // Data-integrity failures first, in bold.
     for x in w.iter().filter(|x| x.kind == "corrupt") {
-        let _ = writeln!(o, "* **run {} · {}: {}**", x.run_id, x.kind, x.message);
+        let (kind, msg) = (md_text(&x.kind), md_text(&x.message));
+        let _ = writeln!(o, "* **run {} · {kind}: {msg}**", x.run_id);
     }
     for x in w.iter().filter(|x| x.kind != "corrupt") {
-        let _ = writeln!(o, "* run {} · {}: {}", x.run_id, x.kind, x.message);
+        let (kind, msg) = (md_text(&x.kind), md_text(&x.message));
+        let _ = writeln!(o, "* run {} · {kind}: {msg}", x.run_id);
     }
     for run in &r.runs {
-        let _ = writeln!(o, "\n## Run {}: {}\n", run.run.id, run.run.scenario);
+        let _ = writeln!(
+            o,
+            "\n## Run {}: {}\n",
+            run.run.id,
+            md_text(&run.run.scenario)
+        );
         for (k, v) in run_meta(run) {
-            let _ = writeln!(o, "* {k}: {v}");
+            let _ = writeln!(o, "* {}: {}", md_text(&k), md_text(&v));
         }
         if !run.analysis.fits.is_empty() {
             md_table(&mut o, &fits_table(&run.analysis.fits));
@@ -296,20 +313,36 @@ pub fn markdown(r: &Report) -> String {
         for f in &run.analysis.figures {
             md_table(&mut o, &figure_table(f));
             for n in &f.notes {
-                let _ = writeln!(o, "\n* {n}");
+                let _ = writeln!(o, "\n* {}", md_text(n));
             }
         }
     }
     o
 }
 
-/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
+/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180), and
+/// neutralised against CSV injection (OWASP): text starting with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return is prefixed with `'` so a spreadsheet shows it as
+/// text instead of running it as a formula. Numbers (`-1.5`, `+3e-4`) stay numbers.
 fn csv_field(s: &str) -> String {
+    let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(s);
+    let s = if risky {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s
     }
+}
+
+/// A plain decimal number (what a spreadsheet reads as a number, not a formula).
+fn is_number(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && s.parse::<f64>().is_ok()
 }
 
 /// A JSON scalar as CSV text (null → empty).
@@ -468,6 +501,36 @@ fn run_json(run: &RunReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_cells_cannot_be_formulas() {
+        assert_eq!(csv_field("=1+2"), "'=1+2");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("+cmd"), "'+cmd");
+        assert_eq!(
+            csv_field("-2+3+cmd|' /C calc'!A0"),
+            "'-2+3+cmd|' /C calc'!A0"
+        );
+        assert_eq!(csv_field("\tx"), "'\tx");
+        assert_eq!(
+            csv_field("=HYPERLINK(\"http://x\",\"y\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""
+        );
+        // Numbers stay numbers; text without a leading trigger is untouched.
+        assert_eq!(csv_field("-1.5"), "-1.5");
+        assert_eq!(csv_field("+3e-4"), "+3e-4");
+        assert_eq!(csv_field("-"), "'-");
+        assert_eq!(csv_field("a=b"), "a=b");
+    }
+
+    #[test]
+    fn markdown_text_carries_no_html() {
+        assert_eq!(
+            md_text("<script>alert(1)</script> & co"),
+            "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co"
+        );
+        assert_eq!(md_cell("a|<b>\nc"), "a\\|&lt;b&gt; c");
+    }
 
     #[test]
     fn csv_fields_are_quoted_only_when_needed() {

@@ -1584,3 +1584,52 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
         .iter()
         .any(|n| n.contains("did not run as pairs")));
 }
+
+/// Text from the database cannot smuggle HTML into the Markdown report nor a
+/// formula into the CSV (OWASP CSV injection).
+#[test]
+fn hostile_text_in_the_database_is_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = s
+        .begin_run(&NewRun {
+            scenario: "<script>alert(1)</script>".into(),
+            command: "<img src=x onerror=alert(2)>".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    s.insert_trial(&TrialRecord {
+        run_id: run,
+        trial_key: "=HYPERLINK(\"http://x\")".into(),
+        rep: 1,
+        workload: "echo".into(),
+        status: "failed".into(),
+        error: Some("@SUM(1+1)*cmd|' /C calc'!A0 <b>x</b>".into()),
+        started_at: "t0".into(),
+        finished_at: "t1".into(),
+        params: json!({"note": "=1+2", "offset": -5}),
+        placement: json!({}),
+        results: json!({}),
+        ..Default::default()
+    })
+    .unwrap();
+    let r = load(&s, None).unwrap();
+    let md = r.markdown();
+    assert!(!md.contains("<script"), "{md}");
+    assert!(!md.contains("<img"), "{md}");
+    assert!(!md.contains("<b>"), "{md}");
+    assert!(md.contains("&lt;script&gt;"), "{md}");
+    let csv = r.csv_trials();
+    let cells: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    for c in &cells {
+        let c = c.trim_start_matches('"');
+        assert!(
+            !c.starts_with(['=', '@', '+']),
+            "formula cell {c:?} in {csv}"
+        );
+    }
+    assert!(csv.contains("\"'=HYPERLINK("), "{csv}");
+    assert!(csv.contains("'@SUM("), "{csv}");
+    assert!(csv.contains("'=1+2"), "{csv}");
+    assert!(cells.contains(&"-5"), "numbers stay numbers: {csv}");
+}

@@ -307,10 +307,18 @@ pub struct Store {
 }
 
 impl Store {
-    /// Open or create a results file. Refuses files that are not fwbench's and
-    /// files written by a newer schema.
+    /// Open or create a results file for writing. Refuses files that are not
+    /// fwbench's (a 0-byte file or a foreign SQLite file is never given fwbench's
+    /// schema: only a file this call creates is) and files written by a newer schema.
+    /// Older fwbench files are upgraded in place (the writer owns them).
     pub fn open(path: &Path) -> Result<Store> {
-        let existed = path.exists() && path.metadata().map(|m| m.len() > 0).unwrap_or(false);
+        let existed = std::fs::symlink_metadata(path).is_ok();
+        if existed && !path.is_file() {
+            return Err(StoreError::NotFwbench {
+                path: path.into(),
+                why: "not a regular file".into(),
+            });
+        }
         let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
             path: path.into(),
             source,
@@ -320,6 +328,45 @@ impl Store {
             path: path.into(),
         };
         s.prepare(existed)?;
+        Ok(s)
+    }
+
+    /// Open a results file for reading only (`report`): the file is opened read-only,
+    /// so it works on a read-only file and can never be changed; an older schema is
+    /// upgraded in an in-memory copy, never in place.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let sql = |source| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        };
+        if !path.is_file() {
+            return Err(StoreError::NotFwbench {
+                path: path.into(),
+                why: "no such file".into(),
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+        let mut s = Store {
+            conn,
+            path: path.into(),
+        };
+        let version = s.check_ours()?;
+        if version < SCHEMA_VERSION {
+            let mut mem = Connection::open_in_memory().map_err(sql)?;
+            mem.restore(
+                rusqlite::DatabaseName::Main,
+                path,
+                None::<fn(rusqlite::backup::Progress)>,
+            )
+            .map_err(sql)?;
+            s.conn = mem;
+            s.migrate(version)?;
+        }
+        s.conn
+            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA query_only = ON;")
+            .map_err(|e| s.sql(e))?;
         Ok(s)
     }
 
@@ -334,7 +381,8 @@ impl Store {
         }
     }
 
-    fn prepare(&mut self, existed: bool) -> Result<()> {
+    /// The schema version of a file that is fwbench's (errors for anything else).
+    fn check_ours(&self) -> Result<i64> {
         let not_ours = |why: String| StoreError::NotFwbench {
             path: self.path.clone(),
             why,
@@ -350,24 +398,46 @@ impl Store {
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
             .map_err(|e| not_ours(e.to_string()))?;
         if app_id == 0 && tables == 0 {
-            let _ = existed;
-            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3], true)?;
-        } else if app_id != APPLICATION_ID {
+            let len = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+            return Err(not_ours(if len == 0 {
+                "an empty file; fwbench only creates its results files itself".into()
+            } else {
+                "an empty SQLite database without fwbench's application id".into()
+            }));
+        }
+        if app_id != APPLICATION_ID {
             return Err(not_ours(format!(
                 "SQLite database with application_id {app_id:#x} and {tables} tables"
             )));
-        } else if version > SCHEMA_VERSION {
+        }
+        if version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema {
                 path: self.path.clone(),
                 found: version,
                 supported: SCHEMA_VERSION,
             });
-        } else if version < 1 {
+        }
+        if version < 1 {
             return Err(not_ours(format!("schema version {version} is unknown")));
-        } else if version == 1 {
-            self.upgrade(&[SCHEMA_V2, SCHEMA_V3], false)?;
-        } else if version == 2 {
-            self.upgrade(&[SCHEMA_V3], false)?;
+        }
+        Ok(version)
+    }
+
+    /// Bring an fwbench file of `version` up to [`SCHEMA_VERSION`].
+    fn migrate(&mut self, version: i64) -> Result<()> {
+        match version {
+            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3], false),
+            2 => self.upgrade(&[SCHEMA_V3], false),
+            _ => Ok(()),
+        }
+    }
+
+    fn prepare(&mut self, existed: bool) -> Result<()> {
+        if existed {
+            let version = self.check_ours()?;
+            self.migrate(version)?;
+        } else {
+            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3], true)?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -636,6 +706,25 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// The status and stored results (JSON) of one trial of a run, by key.
+    pub fn trial_by_key(
+        &self,
+        run_id: i64,
+        key: &str,
+    ) -> Result<Option<(String, serde_json::Value)>> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_row(
+                "SELECT status, results FROM trials WHERE run_id = ?1 AND trial_key = ?2",
+                params![run_id, key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        row.map(|(status, results)| Ok((status, serde_json::from_str(&results)?)))
+            .transpose()
+    }
+
     /// Forget a run's failed trials (before they are run again on resume).
     pub fn drop_failed(&self, run_id: i64) -> Result<usize> {
         self.conn
@@ -890,5 +979,104 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("upgrade fwbench"));
+    }
+
+    fn v1_file(p: &Path) {
+        let c = Connection::open(p).unwrap();
+        c.execute_batch(SCHEMA_V1).unwrap();
+        c.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute_batch(
+            "INSERT INTO hosts VALUES (1, 'h', 'k', 'cpu', 2, '0', '[]', '[]');
+             INSERT INTO runs VALUES (1, 't0', NULL, 's', NULL, 7, 'c', 1, 'complete');
+             INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
+               finished_at, params, placement, results)
+             VALUES (1, 'k', 1, 'echo', 'ok', 't0', 't1', '{}', '{}', '{}');",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn read_only_open_upgrades_a_version_1_file_in_memory_not_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("v1.db");
+        v1_file(&p);
+        let before = std::fs::read(&p).unwrap();
+        let mut perms = std::fs::metadata(&p).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&p, perms).unwrap();
+        let s = Store::open_read_only(&p).unwrap();
+        let rows = s.trials(None).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].headline.received_pps, None);
+        assert_eq!(s.runs().unwrap()[0].baseline, None);
+        assert!(s.samples(rows[0].id).unwrap().is_empty());
+        // Writing through a read-only store fails instead of touching the file.
+        assert!(s.begin_run(&NewRun::default()).is_err());
+        drop(s);
+        assert_eq!(std::fs::read(&p).unwrap(), before, "file changed");
+        let v: i64 = Connection::open(&p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 1);
+    }
+
+    #[test]
+    fn read_only_open_of_a_current_file_never_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        {
+            let mut s = Store::open(&p).unwrap();
+            let run = s.begin_run(&NewRun::default()).unwrap();
+            s.insert_trial(&trial(run, "abc")).unwrap();
+        }
+        let before = std::fs::read(&p).unwrap();
+        let s = Store::open_read_only(&p).unwrap();
+        assert_eq!(s.trials(None).unwrap().len(), 1);
+        assert!(s.begin_run(&NewRun::default()).is_err());
+        drop(s);
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+
+    #[test]
+    fn empty_and_foreign_files_are_never_adopted() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        for e in [
+            Store::open(&empty).err().unwrap(),
+            Store::open_read_only(&empty).err().unwrap(),
+        ] {
+            assert!(matches!(e, StoreError::NotFwbench { .. }), "{e}");
+            assert!(e.to_string().contains("empty.db"), "{e}");
+        }
+        assert_eq!(
+            std::fs::metadata(&empty).unwrap().len(),
+            0,
+            "schema written"
+        );
+
+        // A SQLite file without tables and without our application id.
+        let bare = dir.path().join("bare.db");
+        Connection::open(&bare)
+            .unwrap()
+            .pragma_update(None, "user_version", 5)
+            .unwrap();
+        let before = std::fs::read(&bare).unwrap();
+        assert!(Store::open(&bare).is_err());
+        assert!(Store::open_read_only(&bare).is_err());
+        assert_eq!(std::fs::read(&bare).unwrap(), before);
+
+        let other = dir.path().join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x)")
+            .unwrap();
+        let e = Store::open_read_only(&other).err().unwrap();
+        assert!(e.to_string().contains("not an fwbench results file"), "{e}");
+        assert!(Store::open_read_only(&dir.path().join("missing.db")).is_err());
+        assert!(Store::open(dir.path()).is_err(), "a directory");
     }
 }

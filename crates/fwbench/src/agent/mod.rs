@@ -15,7 +15,7 @@ mod traffic;
 
 use proto::{
     encode, AgentError, AgentInfo, AgentPhase, CodecError, ErrorKind, FrameReader, FromAgent,
-    RoleResults, RoleSpec, ToAgent, PROTOCOL_VERSION,
+    Reply, Request, RoleResults, RoleSpec, ToAgent, PROTOCOL_VERSION,
 };
 use std::io::Write;
 use std::sync::mpsc;
@@ -63,7 +63,7 @@ fn setup(spec: &RoleSpec) -> Result<Box<dyn RoleRun>, AgentError> {
 }
 
 enum Input {
-    Msg(ToAgent),
+    Msg(Request),
     Bad(String),
     Eof,
 }
@@ -87,24 +87,31 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
     crate::sys::ignore_sigint();
     std::thread::spawn(move || read_stdin(tx));
     let mut out = std::io::stdout().lock();
-    let mut send = |m: FromAgent| -> bool {
-        match encode(&m) {
-            Ok(b) => out.write_all(&b).and_then(|_| out.flush()).is_ok(),
-            Err(e) => {
-                tracing::error!("cannot encode {}: {e}", m.name());
-                false
-            }
-        }
+    // Every reply carries the id of the request it answers (0: none). A reply that
+    // cannot be sent is fatal and loud: the agent undoes its setup (the role is
+    // dropped on return) and exits non-zero with the reason; never a silent exit 0.
+    let mut send = |id: u64, m: FromAgent| -> anyhow::Result<()> {
+        let name = m.name();
+        let bytes = encode(&Reply { id, msg: m })
+            .map_err(|e| anyhow::anyhow!("agent: cannot encode the {name} reply: {e}"))?;
+        out.write_all(&bytes)
+            .and_then(|_| out.flush())
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "agent: cannot send the {name} reply ({} bytes) to the controller: {e}",
+                    bytes.len()
+                )
+            })
     };
     let mut phase = AgentPhase::AwaitHello;
     // Dropping the role undoes its setup: on every return below.
     let mut role: Option<Box<dyn RoleRun>> = None;
     let mut sampler: Option<crate::host::probe::Sampler> = None;
     loop {
-        let msg = match rx.recv().unwrap_or(Input::Eof) {
-            Input::Msg(m) => m,
+        let (id, msg) = match rx.recv().unwrap_or(Input::Eof) {
+            Input::Msg(Request { id, msg }) => (id, msg),
             Input::Bad(why) => {
-                send(FromAgent::Error(error(ErrorKind::Protocol, why)));
+                send(0, FromAgent::Error(error(ErrorKind::Protocol, why)))?;
                 continue;
             }
             Input::Eof => {
@@ -115,11 +122,15 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 return Ok(());
             }
         };
-        tracing::info!(phase = phase.name(), "received {}", msg.name());
+        let name = msg.name();
+        tracing::info!(phase = phase.name(), "received {name}");
         let next = match phase.on_message(&msg) {
             Ok(p) => p,
             Err(e) => {
-                send(FromAgent::Error(error(ErrorKind::Protocol, e.to_string())));
+                send(
+                    id,
+                    FromAgent::Error(error(ErrorKind::Protocol, e.to_string())),
+                )?;
                 continue;
             }
         };
@@ -135,7 +146,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                 }
                 Err(e) => {
                     phase = phase.setup_failed();
-                    send(FromAgent::Error(e));
+                    send(id, FromAgent::Error(e))?;
                     continue;
                 }
             },
@@ -158,10 +169,13 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     None => Err(error(ErrorKind::Internal, "stop without a role".into())),
                 };
                 match results {
-                    Ok(results) => FromAgent::Results { results, samples },
+                    Ok(results) => FromAgent::Results {
+                        results,
+                        samples: test_hook_samples(samples),
+                    },
                     Err(e) => {
                         phase = next;
-                        send(FromAgent::Error(e));
+                        send(id, FromAgent::Error(e))?;
                         continue;
                     }
                 }
@@ -171,16 +185,27 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
             },
             ToAgent::Teardown => {
                 drop(role.take());
-                send(FromAgent::Done);
-                return Ok(());
+                return send(id, FromAgent::Done);
             }
         };
         phase = next;
-        if !send(reply) {
-            drop(role.take());
-            return Ok(());
-        }
+        send(id, reply)?;
     }
+}
+
+/// Test hook (`FWBENCH_TEST_AGENT_SAMPLES=N`): N synthetic samples appended to the
+/// results, for tests of results far over one frame. Unset in real runs.
+fn test_hook_samples(mut samples: Vec<proto::MetricSample>) -> Vec<proto::MetricSample> {
+    let n: usize = std::env::var("FWBENCH_TEST_AGENT_SAMPLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    samples.extend((0..n).map(|i| proto::MetricSample {
+        t_s: i as f64 / 8.0,
+        metric: format!("test.cpu{}", i % 64),
+        value: (i % 1000) as f64 / 4.0,
+    }));
+    samples
 }
 
 fn error(kind: ErrorKind, message: String) -> AgentError {

@@ -7,7 +7,7 @@ pub mod search;
 
 use crate::workloads::echo::EchoSummary;
 use proto::{GatewayResults, NetState};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What an adaptive trial achieved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,7 +21,7 @@ pub struct Precision {
     pub reached: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -84,7 +84,35 @@ pub struct Outcome {
     pub start_differences: Vec<String>,
 }
 
+/// What a search reads of a step trial, as stored (`results` JSON): read back to
+/// reuse the steps a resumed run already has instead of measuring them again.
+#[derive(serde::Deserialize)]
+struct StoredStep {
+    status: Status,
+    error: Option<String>,
+    started_at: String,
+    finished_at: String,
+    #[serde(default)]
+    packet: Option<crate::workloads::packet::PacketSummary>,
+    #[serde(default)]
+    conn: Option<crate::workloads::conn::ConnSummary>,
+}
+
 impl Outcome {
+    /// A step trial of a search as stored: status, error, times and the packet or
+    /// connection figures (what searches look at), nothing else.
+    pub fn from_stored_step(results: &serde_json::Value) -> Result<Outcome, serde_json::Error> {
+        let s = StoredStep::deserialize(results)?;
+        Ok(Outcome {
+            status: s.status,
+            error: s.error,
+            finished_at: s.finished_at,
+            packet: s.packet,
+            conn: s.conn,
+            ..Outcome::started(s.started_at)
+        })
+    }
+
     /// An `ok` outcome without figures yet.
     pub fn started(started_at: String) -> Outcome {
         Outcome {

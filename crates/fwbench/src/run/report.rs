@@ -3,7 +3,7 @@
 use crate::error::usage;
 use anyhow::{Context, Result};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use store::Store;
 
@@ -13,20 +13,27 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     if !a.db.is_file() {
         return Err(usage(format!("{}: no such results file", a.db.display())));
     }
-    let store = Store::open(&a.db).map_err(|e| usage(e.to_string()))?;
-    let report = match report::load(&store, a.run) {
-        Ok(r) => r,
-        Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
-        Err(e) => return Err(e.into()),
-    };
+    if let Some(out) = &a.output {
+        refuse_same_file(&a.db, out, "-o")?;
+    }
+    // Read-only: a report never writes to its input (an old schema is upgraded in
+    // memory). A corrupt file is bad input: exit 2, naming the file.
+    let store = Store::open_read_only(&a.db).map_err(|e| usage(e.to_string()))?;
+    let report = report::load(&store, a.run).map_err(|e| usage(e.to_string()))?;
     let (text, default) = match a.format.as_str() {
         "md" => (report.markdown(), "report.md"),
         "csv" => (report.csv_trials(), "trials.csv"),
         "json" => (serde_json::to_string_pretty(&report.json())?, "report.json"),
-        "samples" => (report.csv_samples(&store)?, "samples.csv"),
+        "samples" => (
+            report
+                .csv_samples(&store)
+                .map_err(|e| usage(e.to_string()))?,
+            "samples.csv",
+        ),
         _ => (report.html(), "report.html"),
     };
     let out = a.output.clone().unwrap_or_else(|| default.into());
+    refuse_same_file(&a.db, &out, "the report")?;
     if out.as_os_str() == "-" {
         print!("{text}");
     } else {
@@ -46,6 +53,53 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Bad input (exit 2) if writing `out` would overwrite the results file `db`: the
+/// same path, a symbolic link to it or a hard link of it (same device and inode).
+pub fn refuse_same_file(db: &Path, out: &Path, what: &str) -> Result<()> {
+    if out.as_os_str() == "-" {
+        return Ok(());
+    }
+    if same_file(db, out) {
+        return Err(usage(format!(
+            "{what} {} is the results file {} itself: writing it would destroy the results; choose another output file",
+            out.display(),
+            db.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file: by device and inode when both exist, else by
+/// their resolved paths (a dangling link to where the other will be created).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+    }
+    match (resolve(a), resolve(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// An absolute path with symbolic links resolved, also for a path that does not
+/// exist yet (its directory is resolved; a dangling link is followed).
+fn resolve(p: &Path) -> Option<PathBuf> {
+    let mut p = std::path::absolute(p).ok()?;
+    for _ in 0..40 {
+        if let Ok(c) = p.canonicalize() {
+            return Some(c);
+        }
+        let dir = p.parent()?.canonicalize().ok()?;
+        let name = p.file_name()?.to_owned();
+        match std::fs::read_link(dir.join(&name)) {
+            Ok(target) => p = dir.join(target),
+            Err(_) => return Some(dir.join(name)),
+        }
+    }
+    None
+}
+
 #[derive(Args)]
 pub struct ReportArgs {
     /// Results database (from `fwbench run`, `echo`, `flood`, …)
@@ -61,4 +115,34 @@ pub struct ReportArgs {
     /// Only this run (default: every run in the file)
     #[arg(long)]
     pub run: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_file_sees_through_links_and_spellings() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let db = d.join("base.db");
+        std::fs::write(&db, b"x").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&db, d.join("link.db")).unwrap();
+        std::fs::hard_link(&db, d.join("hard.db")).unwrap();
+        assert!(same_file(&db, &db));
+        assert!(same_file(&db, &d.join("sub/../base.db")));
+        assert!(same_file(&db, &d.join("link.db")));
+        assert!(same_file(&db, &d.join("hard.db")));
+        assert!(!same_file(&db, &d.join("other.html")));
+        // Neither exists yet (`run --db X --report X` before the run).
+        let new = d.join("new.db");
+        assert!(same_file(&new, &d.join("sub/../new.db")));
+        std::os::unix::fs::symlink(&new, d.join("dangling")).unwrap();
+        assert!(same_file(&new, &d.join("dangling")));
+        assert!(!same_file(&new, &d.join("new.html")));
+        let e = refuse_same_file(&db, &d.join("link.db"), "-o").unwrap_err();
+        assert!(e.to_string().contains("base.db"), "{e}");
+        assert!(refuse_same_file(&db, Path::new("-"), "-o").is_ok());
+    }
 }

@@ -89,6 +89,14 @@ fn report_after_run(store: &Store, run_id: i64, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where the report after a run goes: `--report`, or `report.html` for the default
+/// experiment.
+fn report_path(args: &RunArgs) -> Option<PathBuf> {
+    args.report
+        .clone()
+        .or_else(|| args.scenario.is_none().then(|| "report.html".into()))
+}
+
 /// A scenario that leaves the topology open runs on a named testbed's topology.
 fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
@@ -121,6 +129,9 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         ),
     };
     let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
+    if let Some(r) = report_path(args) {
+        crate::run::report::refuse_same_file(&args.db, &r, "--report")?;
+    }
     let testbed_name = args.testbed.clone().or(plan.testbed.clone());
     if args.dry_run {
         let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
@@ -141,10 +152,25 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
     install_interrupt_handler();
+    // One process per run of a results file: choosing the run (and locking it) is
+    // done under the file's lock; the run's lock is held until the run ends.
+    let db_key = crate::lock::file_key(&args.db)?;
+    let choosing = crate::lock::lock(&db_key)?;
+    let run_lock = |id: i64| {
+        crate::lock::try_lock(
+            &format!("{db_key}-run{id}"),
+            &format!(
+                "run {id} of {} (this scenario's unfinished run, which this command would resume)",
+                args.db.display()
+            ),
+        )
+    };
+    let mut held = None;
     // Resume the newest unfinished run of this very scenario text, with its seed, so
     // every trial keeps its key: finished trials are skipped, failed ones run again.
     let resumed = match store.resumable_run(&text)? {
         Some(r) if !args.fresh => {
+            held = Some(run_lock(r.id)?);
             if r.seed != plan.seed {
                 plan = scenario::parse(&file, &text, r.seed).map_err(usage)?;
                 apply_testbed_topology(&mut plan, &testbeds);
@@ -175,6 +201,11 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             plan.baseline.clone(),
         )?,
     };
+    let _run_lock = match held {
+        Some(l) => l,
+        None => run_lock(run_id)?,
+    };
+    drop(choosing);
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
         plan.name,
@@ -286,11 +317,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         n,
         args.db.display()
     );
-    let report_path = args
-        .report
-        .clone()
-        .or_else(|| args.scenario.is_none().then(|| "report.html".into()));
-    if let Some(path) = report_path {
+    if let Some(path) = report_path(args) {
         if let Err(e) = report_after_run(&store, run_id, &path) {
             eprintln!("fwbench: the report could not be written: {e:#} (the results are stored; run `fwbench report {}`)", args.db.display());
         }
@@ -324,12 +351,21 @@ fn run_search_trial(
     let mut step = 0u32;
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
-        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
         let planned = PlannedTrial {
             key: scenario::trial_key(q, t.rep * 10_000 + step),
             rep: t.rep,
             params: q.clone(),
         };
+        // A resumed run: the steps stored before the interruption are reused (their
+        // outcomes steer the search the same way), not measured and stored again.
+        if let Some((status, results)) = store.trial_by_key(run_id, &planned.key)? {
+            let o = Outcome::from_stored_step(&results).with_context(|| {
+                format!("reading stored search step {} ({status})", planned.key)
+            })?;
+            eprintln!("    step {step}: stored before the interruption, reused");
+            return Ok(o);
+        }
+        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
         store
             .insert_trial(&record(run_id, &planned, &o))
             .context("storing a search step")?;

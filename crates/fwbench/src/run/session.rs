@@ -66,6 +66,9 @@ pub struct Testbeds {
     first_state: HashMap<Topology, proto::NetState>,
     /// The named testbed's residue was reported already.
     warned: bool,
+    /// A named testbed is used by one run at a time (two would share its table and
+    /// wipe each other's rules): held while this lives.
+    _lock: Option<crate::lock::Lock>,
 }
 
 impl Testbeds {
@@ -89,11 +92,19 @@ impl Testbeds {
                 })?))
             }
         };
+        let _lock = match &named {
+            Some(tb) => Some(crate::lock::try_lock(
+                &format!("testbed-{}", tb.name()),
+                &format!("testbed '{}'", tb.name()),
+            )?),
+            None => None,
+        };
         Ok(Testbeds {
             named,
             ephemeral: HashMap::new(),
             first_state: HashMap::new(),
             warned: false,
+            _lock,
         })
     }
 

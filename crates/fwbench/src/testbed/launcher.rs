@@ -6,8 +6,8 @@
 use crate::testbed::remote::{self, Remote};
 use anyhow::{anyhow, bail, Context, Result};
 use proto::{
-    encode, AgentInfo, ControllerPhase, ErrorKind, FrameReader, FromAgent, ToAgent,
-    PROTOCOL_VERSION,
+    encode, reply_to, AgentInfo, ControllerPhase, ErrorKind, FrameReader, FromAgent, Reply,
+    ReplyTo, Request, ToAgent, PROTOCOL_VERSION,
 };
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -108,13 +108,27 @@ pub struct Agent {
     pub role: &'static str,
     child: Child,
     stdin: Option<ChildStdin>,
-    rx: mpsc::Receiver<Result<FromAgent, String>>,
+    rx: mpsc::Receiver<Result<Reply, String>>,
     phase: ControllerPhase,
+    /// The id of the last request sent (ids count up from 1).
+    last_id: u64,
+    /// How long the agent may take to answer a request.
+    reply_timeout: Duration,
     pub info: AgentInfo,
 }
 
 /// How long an agent may take to answer a control message.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Test hook (`FWBENCH_TEST_REPLY_TIMEOUT_MS`): a shorter reply timeout, for tests of
+/// late replies. Unset in real runs.
+fn reply_timeout() -> Duration {
+    std::env::var("FWBENCH_TEST_REPLY_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(REPLY_TIMEOUT)
+}
 
 impl Agent {
     /// Start an agent and exchange hellos.
@@ -161,6 +175,8 @@ impl Agent {
             child,
             rx,
             phase: ControllerPhase::AwaitHello,
+            last_id: 0,
+            reply_timeout: reply_timeout(),
             info: AgentInfo::default(),
         };
         match agent.request(ToAgent::Hello {
@@ -173,8 +189,14 @@ impl Agent {
         Ok(agent)
     }
 
-    fn send(&mut self, msg: &ToAgent) -> Result<()> {
-        let bytes = encode(msg)?;
+    /// Send a message as a new request; its id.
+    fn send(&mut self, msg: &ToAgent) -> Result<u64> {
+        self.last_id += 1;
+        let id = self.last_id;
+        let bytes = encode(&Request {
+            id,
+            msg: msg.clone(),
+        })?;
         let role = self.role;
         let w = self
             .stdin
@@ -182,23 +204,52 @@ impl Agent {
             .ok_or_else(|| anyhow!("{role} agent: control channel closed"))?;
         w.write_all(&bytes)
             .and_then(|_| w.flush())
-            .with_context(|| format!("{role} agent: sending {}", msg.name()))
+            .with_context(|| format!("{role} agent: sending {}", msg.name()))?;
+        Ok(id)
     }
 
-    fn recv(&mut self, timeout: Duration) -> Result<FromAgent> {
+    /// The reply to request `id`. A reply to an earlier request (one given up after
+    /// its timeout) is logged and discarded, never taken for this one.
+    fn recv(&mut self, id: u64, timeout: Duration) -> Result<FromAgent> {
         let role = self.role;
-        let msg = match self.rx.recv_timeout(timeout) {
-            Ok(Ok(m)) => m,
-            Ok(Err(e)) => bail!("{role} agent: {e}"),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                bail!("{role} agent did not answer within {}s", timeout.as_secs())
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let status = self.child.try_wait().ok().flatten();
-                bail!(
-                    "{role} agent exited unexpectedly{}",
-                    status.map(|s| format!(" ({s})")).unwrap_or_default()
-                )
+        let deadline = std::time::Instant::now() + timeout;
+        let msg = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let reply = match self.rx.recv_timeout(left) {
+                Ok(Ok(m)) => m,
+                Ok(Err(e)) => bail!("{role} agent: {e}"),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    bail!(
+                        "{role} agent did not answer within {:.1}s",
+                        timeout.as_secs_f64()
+                    )
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let status = self.child.try_wait().ok().flatten();
+                    bail!(
+                        "{role} agent exited unexpectedly{}",
+                        status.map(|s| format!(" ({s})")).unwrap_or_default()
+                    )
+                }
+            };
+            match reply_to(id, reply.id) {
+                ReplyTo::This => break reply.msg,
+                // An error about the stream itself is the answer to whatever waits.
+                ReplyTo::Unsolicited if matches!(reply.msg, FromAgent::Error(_)) => {
+                    break reply.msg
+                }
+                ReplyTo::Earlier | ReplyTo::Unsolicited => {
+                    tracing::warn!(
+                        role,
+                        "discarding a late {} reply to request {} (waiting for request {id})",
+                        reply.msg.name(),
+                        reply.id
+                    );
+                }
+                ReplyTo::Unknown => bail!(
+                    "{role} agent: protocol violation: reply to request {} which was never sent (last sent: {id})",
+                    reply.id
+                ),
             }
         };
         self.phase = self
@@ -219,8 +270,8 @@ impl Agent {
     /// Send a message and wait for its reply (an `Error` reply becomes `AgentFailed`).
     pub fn request(&mut self, msg: ToAgent) -> Result<FromAgent> {
         tracing::info!(role = self.role, "→ {}", msg.name());
-        self.send(&msg)?;
-        let reply = self.recv(REPLY_TIMEOUT)?;
+        let id = self.send(&msg)?;
+        let reply = self.recv(id, self.reply_timeout)?;
         tracing::info!(role = self.role, "← {}", reply.name());
         Ok(reply)
     }
@@ -230,8 +281,8 @@ impl Agent {
         let mut x = Vec::new();
         for _ in 0..rounds {
             let t0 = crate::clock::realtime_ns();
-            self.send(&ToAgent::Time)?;
-            let reply = self.recv(REPLY_TIMEOUT)?;
+            let id = self.send(&ToAgent::Time)?;
+            let reply = self.recv(id, self.reply_timeout)?;
             let t2 = crate::clock::realtime_ns();
             let FromAgent::Time { realtime_ns } = reply else {
                 bail!("{} agent answered time with {}", self.role, reply.name());
@@ -297,7 +348,7 @@ pub fn self_exe() -> std::path::PathBuf {
 }
 
 /// Decoded frames from an agent's stdout into `tx`, until the stream ends or breaks.
-fn read_frames(r: impl Read, tx: mpsc::Sender<Result<FromAgent, String>>) {
+fn read_frames(r: impl Read, tx: mpsc::Sender<Result<Reply, String>>) {
     for frame in FrameReader::new(r) {
         if tx.send(frame.map_err(|e| e.to_string())).is_err() {
             return;
@@ -323,5 +374,49 @@ mod tests {
         assert_eq!(c.exchanges, 3);
         assert_eq!(c.describe(), "+5.000 ms ± 0.500 ms");
         assert!(ClockOffset::from_exchanges(&[]).is_none());
+    }
+
+    /// A fake agent (a shell script replaying frames) answers setup after the
+    /// controller gave up on it: the late `ready` must not be taken as the answer to
+    /// the teardown that follows (the defect of protocol 4).
+    #[test]
+    fn a_late_setup_reply_is_not_the_teardown_reply() {
+        let dir = tempfile::tempdir().unwrap();
+        let frame = |id, msg| encode(&Reply { id, msg }).unwrap();
+        let hello = FromAgent::Hello {
+            version: PROTOCOL_VERSION,
+            agent: AgentInfo::default(),
+        };
+        std::fs::write(dir.path().join("1"), frame(1, hello)).unwrap();
+        std::fs::write(dir.path().join("2"), frame(2, FromAgent::Ready)).unwrap();
+        std::fs::write(dir.path().join("3"), frame(3, FromAgent::Done)).unwrap();
+        let d = dir.path().display();
+        let script =
+            format!("cat {d}/1; sleep 0.8; cat {d}/2; sleep 0.3; cat {d}/3; exec cat >/dev/null");
+        let launcher = Launcher {
+            prefix: vec!["sh".into(), "-c".into(), script, "fake-agent".into()],
+            host: "fake".into(),
+            place: "a fake agent".into(),
+            remote: None,
+        };
+        let mut agent = Agent::spawn(&launcher, "fake", None).unwrap();
+        agent.reply_timeout = Duration::from_millis(300);
+        let spec = proto::RoleSpec::EchoServer(proto::EchoServerSpec {
+            proto: proto::Proto::Tcp,
+            mode: proto::ServerMode::Threads,
+            listen: "127.0.0.1".parse().unwrap(),
+            port: 1,
+            clients: 1,
+            max_frame: 64,
+            timeout_ms: 500,
+        });
+        let e = agent.request(ToAgent::Setup(spec)).unwrap_err();
+        assert!(e.to_string().contains("did not answer"), "{e}");
+        agent.reply_timeout = Duration::from_secs(5);
+        // Before request ids, this took the late `ready` for the teardown's answer
+        // (and failed: 'ready' is not allowed in phase 'await-ready' … or worse).
+        let reply = agent.request(ToAgent::Teardown).unwrap();
+        assert_eq!(reply, FromAgent::Done);
+        assert_eq!(agent.phase, ControllerPhase::Closed);
     }
 }

@@ -216,7 +216,7 @@ pub fn sources_for(limit: u32) -> u32 {
 
 /// Seed 003's split of a bulk run: each session costs the per-session overhead measured
 /// with zero-byte sessions; with P workers, sessions/P of them are paid in sequence.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct OverheadSplit {
     /// Mean zero-byte session, s.
     pub per_session_s: f64,
@@ -230,7 +230,7 @@ pub struct OverheadSplit {
 }
 
 /// The combined figures of a connection trial (stored as `results.conn`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ConnSummary {
     pub mode: ConnMode,
     pub parallel: u32,
@@ -426,5 +426,22 @@ mod tests {
         let s = combine(client(5, 1, 5, 1.0), TcpServerResults::default(), None);
         assert!(s.overhead.is_none());
         assert_eq!(s.sessions_per_s, 5.0);
+    }
+
+    /// A sweet-spot step stored and read back (resume) gives the search the same
+    /// figures.
+    #[test]
+    fn a_stored_sessions_step_reads_back_for_the_search() {
+        let s = combine(client(8, 2, 4096, 2.0), TcpServerResults::default(), None);
+        let o = crate::outcome::Outcome {
+            conn: Some(s.clone()),
+            ..crate::outcome::Outcome::started("t0".into())
+        };
+        let back =
+            crate::outcome::Outcome::from_stored_step(&serde_json::to_value(&o).unwrap()).unwrap();
+        let c = back.conn.unwrap();
+        assert_eq!(c.sessions_per_s, s.sessions_per_s);
+        assert_eq!(c.session.mean_ns, s.session.mean_ns);
+        assert_eq!(c.failed, s.failed);
     }
 }

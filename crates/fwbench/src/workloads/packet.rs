@@ -192,7 +192,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
 }
 
 /// One flow end to end.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FlowSummary {
     pub flow: u32,
     pub sent: u64,
@@ -205,7 +205,7 @@ pub struct FlowSummary {
 }
 
 /// A flood or flow trial, both ends combined.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PacketSummary {
     /// Where `received` was counted: `sink` (the server's UDP sink) or `gateway`
     /// (packets in on the gateway's client-facing interface).
@@ -237,7 +237,7 @@ pub struct PacketSummary {
     pub jitter_ns: f64,
     /// How the one-way delays relate the sender's clock to the receiver's when they are
     /// different hosts (absent: one host, one clock).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub owd_clocks: Option<OwdClocks>,
     pub send_errors: u64,
     pub max_lag_ns: u64,
@@ -621,6 +621,17 @@ mod tests {
         assert_eq!(s.flows[1].lost, 0);
         assert_eq!(s.frame, 64);
         assert_eq!(s.received_l2_bps, 495.0 * 64.0 * 8.0);
+        // A search step stored and read back (resume) steers the search the same way.
+        let o = crate::outcome::Outcome {
+            packet: Some(s.clone()),
+            ..crate::outcome::Outcome::started("t0".into())
+        };
+        let back =
+            crate::outcome::Outcome::from_stored_step(&serde_json::to_value(&o).unwrap()).unwrap();
+        assert_eq!(back.packet.as_ref(), Some(&s));
+        assert_eq!(back.status, o.status);
+        let pt = |o| crate::search::ndr::point(1000.0, o, 0.0, false).unwrap();
+        assert_eq!(pt(&back), pt(&o));
         // Counted at the gateway: its ingress interface's packets.
         let gw = GatewayResults {
             interfaces: vec![proto::IfCounters {

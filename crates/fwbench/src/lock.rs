@@ -1,0 +1,163 @@
+//! Exclusive locks between fwbench processes: one run per named testbed, one
+//! process per run of a results file.
+//!
+//! A lock is flock(2) on a file under [`LOCK_DIR`] holding the holder's PID (for
+//! the message a second process gets). The kernel releases it when the holder
+//! exits, however it exits, so the lock of a dead process is simply taken over: a
+//! file left behind with a dead PID in it is no lock. flock rather than a PID file
+//! alone: no race between "is the PID alive" and "write mine", and no PID reuse
+//! confusion. (std's `File::try_lock` would do, but needs Rust 1.89; the crate's
+//! minimum is 1.82, so the call is in `sys`, next to the binary's other syscalls.)
+//!
+//! Owns: lock file names and the held-by message. Must not: decide what is locked
+//! (callers do).
+
+use crate::error::usage;
+use anyhow::{Context, Result};
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// Where lock files live (tmpfs: gone at reboot, like every holder).
+pub const LOCK_DIR: &str = "/run/fwbench/locks";
+
+/// A held lock; dropping it releases the lock.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// Who holds a lock file (the PID written in it), for messages.
+fn holder(file: &mut File) -> String {
+    let mut s = String::new();
+    let _ = file.rewind().and_then(|_| file.read_to_string(&mut s));
+    match s.trim() {
+        "" => "another fwbench process".into(),
+        pid => format!("fwbench PID {pid}"),
+    }
+}
+
+fn open(dir: &Path, name: &str) -> Result<(File, PathBuf)> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("opening lock file {}", path.display()))?;
+    Ok((file, path))
+}
+
+fn stamp(mut file: File, path: PathBuf) -> Result<Lock> {
+    file.set_len(0)
+        .and_then(|_| file.rewind())
+        .and_then(|_| writeln!(file, "{}", std::process::id()))
+        .and_then(|_| file.flush())
+        .with_context(|| format!("writing lock file {}", path.display()))?;
+    Ok(Lock { _file: file })
+}
+
+/// Take lock `name` in `dir`, or fail at once with bad input (exit 2): "`what` is in
+/// use by fwbench PID N (…)".
+pub fn try_lock_in(dir: &Path, name: &str, what: &str) -> Result<Lock> {
+    let (mut file, path) = open(dir, name)?;
+    let got = crate::sys::flock_exclusive(&file, false)
+        .with_context(|| format!("locking {}", path.display()))?;
+    if !got {
+        return Err(usage(format!(
+            "{what} is in use by {} (lock {}); wait for it to finish or stop it",
+            holder(&mut file),
+            path.display()
+        )));
+    }
+    stamp(file, path)
+}
+
+/// Take lock `name` in `dir`, waiting for its holder to release it.
+pub fn lock_in(dir: &Path, name: &str) -> Result<Lock> {
+    let (file, path) = open(dir, name)?;
+    crate::sys::flock_exclusive(&file, true)
+        .with_context(|| format!("locking {}", path.display()))?;
+    stamp(file, path)
+}
+
+/// [`try_lock_in`] under [`LOCK_DIR`].
+pub fn try_lock(name: &str, what: &str) -> Result<Lock> {
+    try_lock_in(Path::new(LOCK_DIR), name, what)
+}
+
+/// [`lock_in`] under [`LOCK_DIR`].
+pub fn lock(name: &str) -> Result<Lock> {
+    lock_in(Path::new(LOCK_DIR), name)
+}
+
+/// A lock name for a file (a results file): its device and inode, so every path
+/// to it (links, `..`) names one lock.
+pub fn file_key(path: &Path) -> Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    Ok(format!("db-{}-{}", m.dev(), m.ino()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_refuses_a_second_holder_and_names_the_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = try_lock_in(dir.path(), "testbed-x", "testbed 'x'").unwrap();
+        // flock is per open file: a second open, even in this process, is refused.
+        let e = try_lock_in(dir.path(), "testbed-x", "testbed 'x'").unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("testbed 'x' is in use by fwbench PID")
+                && msg.contains(&std::process::id().to_string()),
+            "{msg}"
+        );
+        assert!(e.is::<crate::error::UsageError>());
+        // Another name is another lock.
+        let _other = try_lock_in(dir.path(), "testbed-y", "testbed 'y'").unwrap();
+        drop(first);
+        let _again = try_lock_in(dir.path(), "testbed-x", "testbed 'x'").unwrap();
+    }
+
+    #[test]
+    fn the_lock_file_of_a_dead_process_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        // A holder that died: its PID is in the file, but no flock is held.
+        std::fs::write(dir.path().join("db-1-2.lock"), "999999999\n").unwrap();
+        let _l = try_lock_in(dir.path(), "db-1-2", "run 1").unwrap();
+        let text = std::fs::read_to_string(dir.path().join("db-1-2.lock")).unwrap();
+        assert_eq!(text.trim(), std::process::id().to_string());
+    }
+
+    #[test]
+    fn a_lock_held_by_another_process_is_refused_and_freed_at_its_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tb.lock");
+        // flock(1) holds the lock in our child process while its `sleep` runs (-o:
+        // the sleep does not inherit the lock, so killing flock frees it).
+        let Ok(mut child) = std::process::Command::new("flock")
+            .arg("-o")
+            .arg(&path)
+            .args(["sleep", "5"])
+            .spawn()
+        else {
+            eprintln!("flock(1) not installed: skipped");
+            return;
+        };
+        assert!(
+            (0..100).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                try_lock_in(dir.path(), "tb", "testbed 'tb'").is_err()
+            }),
+            "the child's lock was never seen"
+        );
+        let _ = child.kill(); // our own child, by its handle
+        let _ = child.wait();
+        try_lock_in(dir.path(), "tb", "testbed 'tb'").unwrap();
+    }
+}
