@@ -13,6 +13,7 @@ mod error;
 mod exec;
 mod host;
 mod names;
+mod nftload;
 mod outcome;
 mod output;
 mod params;

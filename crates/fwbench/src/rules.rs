@@ -6,7 +6,6 @@ use crate::params::topology::chain_of;
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
-use crate::process::{Cmd, Failure};
 use crate::testbed::addr;
 use firewall::install;
 use firewall::models::{Addressing, Model, ModelSpec};
@@ -57,8 +56,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
         let path = p.import.as_deref().ok_or(
             "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
         )?;
-        let text = std::fs::read_to_string(path).map_err(|e| format!("--import {path}: {e}"))?;
-        req.imported = Some(firewall::import::import(path, &text, ip).map_err(|e| e.to_string())?);
+        req.imported = Some(import(path, ip)?);
     } else {
         req.spec = Some(ModelSpec {
             model: p.model,
@@ -74,6 +72,24 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
     Ok(Some(req))
 }
 
+/// Read and rewrite a user's ruleset file. nft files are parsed by nft itself, in a
+/// scratch network namespace ([`crate::nftload`]); only its read-back is installed.
+pub fn import(path: &str, ip: Ip) -> Result<firewall::Imported, String> {
+    use firewall::import;
+    let text = crate::nftload::read_bounded(path)?;
+    // Anything that is not iptables-save text is nft's to judge.
+    let imported = match import::detect(&text) {
+        Some(firewall::ImportFormat::IptablesSave) => import::import(path, &text, ip),
+        _ => {
+            import::check_nft_text(path, &text).map_err(|e| e.to_string())?;
+            let loaded = crate::nftload::load_nft(path, &text)?;
+            import::refused_messages(path, &loaded.messages).map_err(|e| e.to_string())?;
+            import::import_nft_listing(path, &loaded.json, &loaded.listing, ip)
+        }
+    };
+    imported.map_err(|e| e.to_string())
+}
+
 /// Build and render the rule set of a trial (`None` for engine none).
 pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
     request(p)?
@@ -81,34 +97,61 @@ pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
         .transpose()
 }
 
-/// Before any testbed exists: the engine's tools are installed, and an import file
-/// passes the engine's own check (its error names the file and line).
+/// `fwbench rules render`: the batches as the user would type them and, for an
+/// imported file, what fwbench changed, the chain mapping (the user's name next to
+/// fwbench's) and every rule with its position (`--aim CHAIN:N`).
+pub fn render_text(p: &TrialParams) -> Result<Option<String>, String> {
+    let Some(req) = request(p)? else {
+        return Ok(None);
+    };
+    let r = req.render().map_err(|e| e.to_string())?;
+    let mut out = r.to_text_with_settings();
+    if let Some(imp) = &req.imported {
+        out += &import_table(imp);
+    }
+    Ok(Some(out))
+}
+
+/// The chain mapping, notes and rule list of an import, as `#` comment lines.
+pub fn import_table(imp: &firewall::Imported) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for n in &imp.notes {
+        let _ = writeln!(out, "# note: {n}");
+    }
+    if !imp.chains.is_empty() {
+        let w = imp
+            .chains
+            .iter()
+            .map(|(u, _)| u.len())
+            .max()
+            .unwrap_or(0)
+            .max(10);
+        let _ = writeln!(out, "# chains:\n#   {:<w$}  fwbench's chain", "your chain");
+        for (user, ours) in &imp.chains {
+            let _ = writeln!(out, "#   {user:<w$}  {ours}");
+        }
+    }
+    let _ = writeln!(out, "# rules (aim at one with --aim N or --aim CHAIN:N):");
+    for (i, r) in imp.rule_list.iter().enumerate() {
+        let _ = writeln!(out, "#   {:>4}  {:<24} {}", i + 1, r.place(), r.text);
+    }
+    out
+}
+
+/// Before any testbed exists: the engine's tools are installed, and an imported
+/// iptables-save file passes the engine's own check (`--test`), run in a scratch
+/// network namespace on fwbench's rewritten text (an nft file was already loaded by
+/// nft itself in one). The user's file is never run in the host's namespace.
 pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
-        // Check mode of the same program that will apply the batch.
-        let prog = raw.tool.argv()[0].to_string();
-        let check: Vec<String> = match raw.tool {
-            Tool::Nft => vec![prog, "-c".into(), "-f".into(), path.clone()],
-            Tool::IptablesRestore { .. } => vec![prog, "--test".into(), path.clone()],
-            Tool::IpsetRestore => vec![],
-        };
-        if !check.is_empty() {
-            // Check mode parses and validates only; it changes no firewall state.
-            let args: Vec<&str> = check[1..].iter().map(String::as_str).collect();
-            let o = Cmd::new(&check[0], &args)
-                .finish()
-                .map_err(|e| match e.failure {
-                    Failure::Spawn(e) | Failure::Wait(e) => format!("running {}: {e}", check[0]),
-                    _ => e.to_string(),
-                })?;
-            if !o.success() {
-                return Err(format!(
-                    "--import {path}: {} rejects it:\n{}",
-                    check[0],
-                    o.stderr.trim()
-                ));
-            }
+        if let Tool::IptablesRestore { .. } = raw.tool {
+            let argv = raw.tool.argv();
+            let mut check: Vec<&str> = argv.clone();
+            check.push("--test");
+            crate::nftload::check_in_scratch(&check, &raw.text)
+                .map_err(|e| format!("--import {path}: {} rejects it:\n{e}", argv[0]))?;
         }
     }
     Ok(())

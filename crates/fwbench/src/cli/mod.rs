@@ -641,8 +641,8 @@ pub fn run() -> Result<ExitCode> {
                 adaptive: None,
                 label: None,
             };
-            match crate::rules::build(&p).map_err(usage)? {
-                Some(r) => print!("{}", r.to_text_with_settings()),
+            match crate::rules::render_text(&p).map_err(usage)? {
+                Some(text) => print!("{text}"),
                 None => println!("# engine none: nothing is installed (the baseline)"),
             }
             Ok(ExitCode::SUCCESS)
