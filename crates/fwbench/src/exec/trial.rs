@@ -55,6 +55,7 @@ pub fn run_trial(
                 Figures::Conn(s) => outcome.conn = Some(*s),
             }
             outcome.gateway = gateway;
+            outcome.judge_drops();
             if let Some(e) = teardown_err {
                 outcome.status = Status::Failed;
                 outcome.error = Some(format!("teardown: {e:#}"));

@@ -25,6 +25,8 @@ pub struct Precision {
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
+    /// The trial ran, but the user's imported ruleset dropped (some of) its traffic.
+    Dropped,
     Unavailable,
     Failed,
 }
@@ -33,6 +35,7 @@ impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
+            Status::Dropped => "dropped",
             Status::Unavailable => "unavailable",
             Status::Failed => "failed",
         }
@@ -127,6 +130,32 @@ impl Outcome {
             .as_ref()
             .and_then(|g| g.residue.as_ref())
             .map_or(&[], |r| &r.left)
+    }
+
+    /// An imported ruleset that dropped the trial's traffic turns `ok` into `dropped`,
+    /// with e.g. "1408960 of 1408960 packets dropped by the policy of chain INPUT".
+    pub fn judge_drops(&mut self) {
+        if self.status != Status::Ok {
+            return;
+        }
+        let Some(d) = self
+            .firewall()
+            .and_then(|f| f.verdicts)
+            .and_then(|v| v.dropped)
+        else {
+            return;
+        };
+        let sent = self
+            .packet
+            .as_ref()
+            .map(|p| p.sent)
+            .or_else(|| self.ping.as_ref().map(|p| p.sent));
+        let of = sent.map(|n| format!(" of {n}")).unwrap_or_default();
+        self.status = Status::Dropped;
+        self.error = Some(format!(
+            "{}{of} packets dropped by {} (the imported ruleset)",
+            d.packets, d.by
+        ));
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.

@@ -341,6 +341,6 @@ pub fn run_single(
     }
     Ok(match outcome.status {
         Status::Ok => ExitCode::SUCCESS,
-        Status::Unavailable | Status::Failed => ExitCode::from(1),
+        Status::Dropped | Status::Unavailable | Status::Failed => ExitCode::from(1),
     })
 }
