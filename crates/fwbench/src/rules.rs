@@ -145,6 +145,9 @@ pub fn import_table(imp: &firewall::Imported) -> String {
 /// nft itself in one). The user's file is never run in the host's namespace.
 pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
+    // An aim that cannot be met is bad input: refused before any testbed exists.
+    let a = addressing(p.family, p.clients.max(1));
+    aim(p, &a.clients, a.server)?;
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
         if let Tool::IptablesRestore { .. } = raw.tool {
             let argv = raw.tool.argv();
@@ -155,4 +158,211 @@ pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A trial's packets aimed at one imported rule: what was derived from its match
+/// fields, and the rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aimed {
+    /// `CHAIN:N (rule text)`.
+    pub rule: String,
+    pub src: Option<std::net::IpAddr>,
+    pub sport: Option<u16>,
+    pub dport: Option<u16>,
+}
+
+impl Aimed {
+    /// One line saying what was derived, for the user.
+    pub fn said(&self) -> String {
+        let mut parts = vec!["udp".to_string()];
+        if let Some(a) = self.src {
+            parts.push(format!("from {a}"));
+        }
+        if let Some(p) = self.sport {
+            parts.push(format!("sport {p}"));
+        }
+        if let Some(p) = self.dport {
+            parts.push(format!("dport {p}"));
+        }
+        format!("aimed at {}: {}", self.rule, parts.join(", "))
+    }
+}
+
+/// Whether `a` is inside the prefix `p` (`addr/len` or a bare address).
+fn in_prefix(p: &str, a: std::net::IpAddr) -> Result<bool, String> {
+    use std::net::IpAddr;
+    let (addr, len) = match p.split_once('/') {
+        Some((x, l)) => (x, Some(l)),
+        None => (p, None),
+    };
+    let base: IpAddr = addr
+        .parse()
+        .map_err(|_| format!("address {p} not understood"))?;
+    let max = if base.is_ipv4() { 32 } else { 128 };
+    let len: u32 = match len {
+        // A dotted mask (iptables writes /255.255.0.0 never; nft never) is refused.
+        Some(l) => l
+            .parse()
+            .map_err(|_| format!("prefix {p} not understood"))?,
+        None => max,
+    };
+    Ok(match (base, a) {
+        (IpAddr::V4(b), IpAddr::V4(x)) => {
+            let m = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+            u32::from(b) & m == u32::from(x) & m
+        }
+        (IpAddr::V6(b), IpAddr::V6(x)) => {
+            let m = u128::MAX.checked_shl(128 - len).unwrap_or(0);
+            u128::from(b) & m == u128::from(x) & m
+        }
+        _ => false,
+    })
+}
+
+/// The rule `--aim` names (`N` over the listing of `rules render`, or `CHAIN:N`).
+pub fn find_rule<'a>(
+    imp: &'a firewall::Imported,
+    aim: &str,
+) -> Result<&'a firewall::ImportedRule, String> {
+    let found = match aim.rsplit_once(':') {
+        Some((chain, n)) => {
+            let n: usize = n.parse().map_err(|_| format!("--aim {aim}: bad number"))?;
+            imp.rule_list
+                .iter()
+                .find(|r| r.user_chain == chain && r.index == n)
+        }
+        None => aim
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| imp.rule_list.get(n.wrapping_sub(1))),
+    };
+    found.ok_or_else(|| {
+        format!(
+            "--aim {aim}: {} has no such rule ({} rules; `fwbench rules render --import {}` lists them)",
+            imp.source,
+            imp.rule_list.len(),
+            imp.source
+        )
+    })
+}
+
+/// Derive UDP packets that match the aimed-at rule from its own match fields:
+/// a testbed client inside its source prefix, ports inside its ranges. Refused (bad
+/// input) when the rule matches something the flood cannot send (TCP, a named set,
+/// a negation), or addresses outside the testbed — nothing is ever sent there.
+pub fn aim(
+    p: &TrialParams,
+    clients: &[std::net::IpAddr],
+    server: std::net::IpAddr,
+) -> Result<Option<Aimed>, String> {
+    let Some(target) = p.packet.as_ref().and_then(|k| k.aim.as_deref()) else {
+        return Ok(None);
+    };
+    let path = p
+        .import
+        .as_deref()
+        .ok_or("--aim needs --import FILE (it aims at a rule of your ruleset)")?;
+    let imp = import(path, Ip::from(p.family))?;
+    let r = find_rule(&imp, target)?;
+    let name = format!("{} ({})", r.place(), r.text);
+    let refuse = |why: String| {
+        Err(format!(
+            "--aim {target}: rule {name} cannot be aimed at: {why}"
+        ))
+    };
+    let a = &r.aim;
+    if let Some(why) = &a.unaimable {
+        return refuse(why.clone());
+    }
+    if let Some(l4) = a.l4.as_deref().filter(|l| *l != "udp" && *l != "17") {
+        return refuse(format!(
+            "it matches protocol {l4}, and {} sends UDP",
+            p.workload.as_str()
+        ));
+    }
+    let testbed = |x: std::net::IpAddr| {
+        in_prefix("198.18.0.0/15", x).unwrap_or(false)
+            || in_prefix("2001:2::/48", x).unwrap_or(false)
+    };
+    let mut src = None;
+    if let Some(prefix) = &a.src {
+        let inside = clients
+            .iter()
+            .copied()
+            .filter(|c| testbed(*c))
+            .find(|c| in_prefix(prefix, *c).unwrap_or(false));
+        match inside {
+            Some(c) => src = Some(c),
+            None => {
+                return refuse(format!(
+                    "it matches source {prefix}, which holds none of the testbed's clients \
+                     (fwbench sends from 198.18.0.0/15 or 2001:2::/48 only, never elsewhere)"
+                ))
+            }
+        }
+    }
+    if let Some(prefix) = &a.dst {
+        if !(testbed(server) && in_prefix(prefix, server)?) {
+            return refuse(format!(
+                "it matches destination {prefix}, which is not the testbed's server {server} \
+                 (fwbench never sends anywhere else)"
+            ));
+        }
+    }
+    let k = p.packet.as_ref();
+    let pick = |rule: Option<(u16, u16)>, user: Option<(u16, u16)>, what: &str| match (rule, user) {
+        (Some((lo, hi)), Some((ulo, uhi))) => {
+            let (l, h) = (lo.max(ulo), hi.min(uhi));
+            if l > h {
+                Err(format!(
+                    "--aim {target}: the rule's {what} {lo}-{hi} and --{what} {ulo}-{uhi} do not overlap"
+                ))
+            } else {
+                Ok(Some(l))
+            }
+        }
+        (Some((lo, _)), None) => Ok(Some(lo)),
+        (None, u) => Ok(u.map(|(lo, _)| lo)),
+    };
+    Ok(Some(Aimed {
+        rule: name.clone(),
+        src,
+        sport: pick(a.sport, k.and_then(|k| k.sport), "sport")?,
+        dport: pick(a.dport, k.and_then(|k| k.dport), "dport")?,
+    }))
+}
+
+#[cfg(test)]
+mod aim_tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_contain_what_they_should() {
+        let a = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert!(in_prefix("198.18.0.0/15", a("198.19.255.1")).unwrap());
+        assert!(!in_prefix("198.18.0.0/16", a("198.19.0.1")).unwrap());
+        assert!(in_prefix("198.18.1.1", a("198.18.1.1")).unwrap());
+        assert!(!in_prefix("203.0.113.0/24", a("198.18.1.1")).unwrap());
+        assert!(in_prefix("2001:2::/48", a("2001:2:0:1::5")).unwrap());
+        assert!(!in_prefix("2001:2::/48", a("198.18.1.1")).unwrap());
+        assert!(in_prefix("0.0.0.0/0", a("198.18.1.1")).unwrap());
+        assert!(in_prefix("x/1", a("198.18.1.1")).is_err());
+    }
+
+    #[test]
+    fn rules_are_found_by_number_or_chain_and_position() {
+        let text = "*filter\n:INPUT DROP [0:0]\n:mine - [0:0]\n-A INPUT -j mine\n\
+                    -A mine -p udp --dport 53 -j ACCEPT\nCOMMIT\n";
+        let imp = firewall::import::import("f", text, Ip::V4).unwrap();
+        assert_eq!(find_rule(&imp, "2").unwrap().place(), "mine:1");
+        assert_eq!(find_rule(&imp, "mine:1").unwrap().aim.dport, Some((53, 53)));
+        assert_eq!(
+            find_rule(&imp, "INPUT:2").unwrap().text,
+            ":INPUT DROP (the chain's policy)"
+        );
+        assert!(find_rule(&imp, "4")
+            .unwrap_err()
+            .contains("f has no such rule (3 rules"));
+        assert!(find_rule(&imp, "0").is_err());
+    }
 }

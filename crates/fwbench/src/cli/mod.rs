@@ -187,6 +187,17 @@ pub struct StreamArgs {
     /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)
     #[arg(long)]
     fragment: bool,
+    /// Destination port or range (5000-6000): the sink listens on the first port
+    #[arg(long, value_parser = crate::params::packet::parse_ports)]
+    dport: Option<(u16, u16)>,
+    /// Source port or range: flow i uses the first port + i (flows must fit the range)
+    #[arg(long, value_parser = crate::params::packet::parse_ports)]
+    sport: Option<(u16, u16)>,
+    /// Aim at rule N (or CHAIN:N) of the imported ruleset (`fwbench rules render
+    /// --import FILE` numbers them): the packets get that rule's protocol, ports and
+    /// testbed addresses; its counter is checked after the trial
+    #[arg(long, value_parser = crate::params::packet::parse_aim)]
+    aim: Option<String>,
 }
 
 impl StreamArgs {
@@ -207,6 +218,9 @@ impl StreamArgs {
             count: None,
             interval_ns: 0,
             fragment: self.fragment,
+            dport: self.dport,
+            sport: self.sport,
+            aim: self.aim.clone(),
         }
     }
 }

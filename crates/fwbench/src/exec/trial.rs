@@ -56,6 +56,9 @@ pub fn run_trial(
             }
             outcome.gateway = gateway;
             outcome.judge_drops();
+            if let Some(aim) = p.packet.as_ref().and_then(|k| k.aim.as_deref()) {
+                outcome.judge_aim(aim);
+            }
             if let Some(e) = teardown_err {
                 outcome.status = Status::Failed;
                 outcome.error = Some(format!("teardown: {e:#}"));

@@ -158,6 +158,46 @@ impl Outcome {
         ));
     }
 
+    /// A trial aimed at an imported rule (`N` or `CHAIN:N`) whose counter stayed 0
+    /// missed it: `failed`, naming the rule that took the traffic instead.
+    pub fn judge_aim(&mut self, aim: &str) {
+        if !matches!(self.status, Status::Ok | Status::Dropped) {
+            return;
+        }
+        let Some(v) = self.firewall().and_then(|f| f.verdicts) else {
+            return;
+        };
+        let hit = match aim.rsplit_once(':') {
+            Some((chain, n)) => v
+                .rules
+                .iter()
+                .find(|r| r.chain == chain && n.parse() == Ok(r.index)),
+            None => aim
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| v.rules.get(n.wrapping_sub(1))),
+        };
+        match hit {
+            Some(r) if r.packets > 0 => {}
+            Some(r) => {
+                self.status = Status::Failed;
+                self.error = Some(format!(
+                    "aimed at rule {}:{} ({}), but its counter is 0; taken by {}",
+                    r.chain,
+                    r.index,
+                    r.text,
+                    v.took.as_deref().unwrap_or("no rule with a final verdict")
+                ));
+            }
+            None => {
+                self.status = Status::Failed;
+                self.error = Some(format!(
+                    "aimed at rule {aim}, which the gateway did not report"
+                ));
+            }
+        }
+    }
+
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
     pub fn firewall(&self) -> Option<firewall::Report> {
         let wire = self.gateway.as_ref()?.firewall.as_ref()?;
