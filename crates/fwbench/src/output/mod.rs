@@ -39,13 +39,14 @@ pub fn params_line(p: &TrialParams) -> String {
                     }
                 ),
                 _ => format!(
-                    "size={} rate={} flows={} threads={} sender={} sink={}",
+                    "size={} rate={} flows={} threads={} sender={} sink={}{}",
                     k.size,
                     k.rate,
                     k.flows,
                     k.threads,
                     k.sender.as_str(),
-                    k.sink.as_str()
+                    k.sink.as_str(),
+                    imported::aim_text(k)
                 ),
             };
             format!("{what} t={}s", p.duration_s)

@@ -160,6 +160,10 @@ fn value_text(v: &toml::Value) -> Option<String> {
 /// Expand `A..B` or `A..B step S` (inclusive, whole numbers) into its values; any
 /// other text is one value.
 pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
+    // `each:K` (for `aim`): rules 1 to K.
+    if let Some(k) = t.strip_prefix("each:") {
+        return expand_range(&format!("1..{}", k.trim()));
+    }
     let Some((a, rest)) = t.split_once("..") else {
         return Ok(vec![t.to_string()]);
     };
@@ -920,6 +924,8 @@ duration = "1s"
             ["0", "250", "500", "750", "1000"]
         );
         assert_eq!(expand_range("3..5").unwrap(), ["3", "4", "5"]);
+        assert_eq!(expand_range("each:3").unwrap(), ["1", "2", "3"]);
+        assert!(expand_range("each:x").is_err());
         assert_eq!(expand_range("0..10 step 4").unwrap(), ["0", "4", "8"]);
         assert_eq!(expand_range("8M").unwrap(), ["8M"]);
         assert_eq!(expand_range("0..2000 step 1").unwrap().len(), 2001);

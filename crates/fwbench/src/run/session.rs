@@ -211,6 +211,12 @@ pub fn begin(
 /// its tools are installed, an import file passes the engine's own check.
 pub fn preflight(trials: &[TrialParams]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
+    // A sweep over `aim` (hot rules) may name rules a flood cannot reach: those
+    // trials are unavailable, not the whole run refused.
+    let aims: std::collections::HashSet<_> = trials
+        .iter()
+        .map(|p| p.packet.as_ref().and_then(|k| k.aim.as_deref()))
+        .collect();
     for p in trials {
         let key = serde_json::to_string(&(
             p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
@@ -220,7 +226,7 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
             continue;
         }
         if let Some(r) = crate::rules::build(p).map_err(usage)? {
-            crate::rules::preflight(p, &r).map_err(usage)?;
+            crate::rules::preflight(p, &r, aims.len() <= 1).map_err(usage)?;
         }
     }
     Ok(())

@@ -147,7 +147,14 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     let clients: Vec<_> = (1..=p.clients.max(1))
         .map(|i| tb.client_addr(p.family, i))
         .collect();
-    let aimed = crate::rules::aim(p, &clients, server).map_err(crate::error::usage)?;
+    // Checked before the run for a single aim; in a sweep over rules, N/A.
+    let aimed = crate::rules::aim(p, &clients, server).map_err(|e| {
+        crate::testbed::launcher::AgentFailed {
+            role: "client",
+            kind: proto::ErrorKind::Unavailable,
+            message: format!("N/A: {e}"),
+        }
+    })?;
     if let Some(a) = &aimed {
         eprintln!("fwbench: {}", a.said());
     }
