@@ -148,8 +148,11 @@ pub fn import_table(imp: &firewall::Imported) -> String {
 /// `aim` (hot rules) such a rule is marked unavailable when its trial comes.
 pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
+    let a = addressing(p.family, p.clients.max(1));
+    if let Some(k) = &p.packet {
+        check_addrs(k, &a.clients, a.server)?;
+    }
     if strict_aim {
-        let a = addressing(p.family, p.clients.max(1));
         aim(p, &a.clients, a.server)?;
     }
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
@@ -160,6 +163,40 @@ pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), 
             crate::nftload::check_in_scratch(&check, &raw.text)
                 .map_err(|e| format!("--import {path}: {} rejects it:\n{e}", argv[0]))?;
         }
+    }
+    Ok(())
+}
+
+/// `--src` must be one of the testbed's clients and `--dst` its server: traffic goes
+/// nowhere else; the flows must fit a `--sport` range.
+pub fn check_addrs(
+    k: &crate::params::packet::PacketParams,
+    clients: &[std::net::IpAddr],
+    server: std::net::IpAddr,
+) -> Result<(), String> {
+    if let Some(a) = k.src.filter(|a| !clients.contains(a)) {
+        let shown: Vec<String> = clients.iter().take(4).map(|c| c.to_string()).collect();
+        return Err(format!(
+            "--src {a} is not one of the testbed's client addresses ({}{}); fwbench sends \
+             only from those",
+            shown.join(", "),
+            if clients.len() > 4 { ", …" } else { "" }
+        ));
+    }
+    if let Some((lo, hi)) = k.sport {
+        if u32::from(hi) - u32::from(lo) + 1 < k.flows {
+            return Err(format!(
+                "{} flows need {} source ports, but --sport {lo}-{hi} has {}",
+                k.flows,
+                k.flows,
+                u32::from(hi) - u32::from(lo) + 1
+            ));
+        }
+    }
+    if let Some(a) = k.dst.filter(|a| *a != server) {
+        return Err(format!(
+            "--dst {a} is not the testbed's server {server}; fwbench sends nowhere else"
+        ));
     }
     Ok(())
 }
@@ -289,11 +326,12 @@ pub fn aim(
             || in_prefix("2001:2::/48", x).unwrap_or(false)
     };
     let mut src = None;
+    let user_src = p.packet.as_ref().and_then(|k| k.src);
     if let Some(prefix) = &a.src {
         let inside = clients
             .iter()
             .copied()
-            .filter(|c| testbed(*c))
+            .filter(|c| testbed(*c) && user_src.is_none_or(|u| u == *c))
             .find(|c| in_prefix(prefix, *c).unwrap_or(false));
         match inside {
             Some(c) => src = Some(c),

@@ -193,6 +193,12 @@ pub struct StreamArgs {
     /// Source port or range: flow i uses the first port + i (flows must fit the range)
     #[arg(long, value_parser = crate::params::packet::parse_ports)]
     sport: Option<(u16, u16)>,
+    /// Source address: one of the testbed's client addresses (198.18.x.y / 2001:2:0:1::x)
+    #[arg(long)]
+    src: Option<std::net::IpAddr>,
+    /// Destination address: must be the testbed's server (fwbench sends nowhere else)
+    #[arg(long)]
+    dst: Option<std::net::IpAddr>,
     /// Aim at rule N (or CHAIN:N) of the imported ruleset (`fwbench rules render
     /// --import FILE` numbers them): the packets get that rule's protocol, ports and
     /// testbed addresses; its counter is checked after the trial
@@ -220,6 +226,8 @@ impl StreamArgs {
             fragment: self.fragment,
             dport: self.dport,
             sport: self.sport,
+            src: self.src,
+            dst: self.dst,
             aim: self.aim.clone(),
         }
     }

@@ -66,6 +66,12 @@ pub struct PacketParams {
     /// Source ports (`--sport`; flow `i` uses the first + i, within the range).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sport: Option<(u16, u16)>,
+    /// Source address: one of the testbed's clients (`--src`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<std::net::IpAddr>,
+    /// Destination address: the testbed's server (`--dst`, a check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<std::net::IpAddr>,
     /// Aim at a rule of the imported ruleset: `N` or `CHAIN:N` (`--aim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aim: Option<String>,
@@ -140,6 +146,8 @@ impl Default for PacketParams {
             fragment: false,
             dport: None,
             sport: None,
+            src: None,
+            dst: None,
             aim: None,
         }
     }

@@ -218,6 +218,10 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
         .map(|p| p.packet.as_ref().and_then(|k| k.aim.as_deref()))
         .collect();
     for p in trials {
+        if let Some(k) = &p.packet {
+            let a = crate::rules::addressing(p.family, p.clients.max(1));
+            crate::rules::check_addrs(k, &a.clients, a.server).map_err(usage)?;
+        }
         let key = serde_json::to_string(&(
             p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
             &p.import, p.topology,

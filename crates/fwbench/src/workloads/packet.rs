@@ -159,10 +159,11 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         eprintln!("fwbench: {}", a.said());
     }
     let (src_port, dst_port) = ports(k, aimed.as_ref()).map_err(crate::error::usage)?;
-    let source_addrs = match aimed.as_ref().and_then(|a| a.src) {
+    let source_addrs = match aimed.as_ref().and_then(|a| a.src).or(k.src) {
         Some(a) => vec![a],
         None => (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
     };
+    crate::rules::check_addrs(k, &clients, server).map_err(crate::error::usage)?;
     let raw = match k.sender {
         SenderPath::Udp => None,
         SenderPath::Raw => Some(RawPath {
