@@ -14,7 +14,9 @@ fi
 # --client-program curl`); fwbench runs its own nginx instances inside the testbed.
 # openssh-server: the remote-testbed tests run their own sshd in namespaces
 # (crates/fwbench/tests/remote.rs); the system's sshd is left stopped.
-PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server)
+# ufw: the import tests generate a real ufw ruleset in a scratch network and mount
+# namespace (crates/fwbench/tests/import_corpus.rs); the host's ufw stays disabled.
+PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server ufw)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,6 +32,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
+  # ufw's package enables its boot service; with ENABLED=no in /etc/ufw/ufw.conf it
+  # changes nothing, and fwbench never runs the host's ufw.
   # Installing nginx may start the system's web server on port 80; fwbench never uses
   # it (it starts its own instances in its namespaces), so stop it again if we started it.
   if printf '%s\n' "${missing[@]}" | grep -qx nginx; then

@@ -1,10 +1,14 @@
 //! Import of a user's own ruleset file (`nft list ruleset` or `iptables-save`
 //! output), rewritten into fwbench's own table and chains.
 //!
-//! Owns: detecting the file's kind, checking it line by line and renaming every table
-//! and chain into fwbench's names ([`Imported`], defined in the `model` module).
-//! Must not: run any program or touch firewall state; rendering and installing the
-//! result is the engines' job.
+//! Owns: detecting the file's kind; for `iptables-save` text, checking it line by line
+//! and renaming every chain into fwbench's names (collision-free, with a table of
+//! both names); for nft, rewriting what nft itself read back (`nft -j list ruleset`
+//! of a scratch namespace the file was loaded into) into fwbench's table, with a
+//! counter on every rule; the list of installed rules with their match fields
+//! ([`Imported`], [`ImportedRule`], defined in the `model` module).
+//! Must not: run any program or touch firewall state (loading the file into a scratch
+//! namespace is the caller's, rendering and installing the result the engines').
 
 /// Why a ruleset file cannot be imported; the message names the file (and line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,7 +32,7 @@ fn file_error<T>(file: &str, why: String) -> Result<T, ImportError> {
     })
 }
 
-use crate::model::{ImportFormat, Imported, Ip};
+use crate::model::{AimFields, ImportFormat, Imported, ImportedRule, Ip};
 use std::fmt::Write as _;
 
 /// iptables' longest chain name.
@@ -61,13 +65,20 @@ pub fn detect(text: &str) -> Option<ImportFormat> {
     }
 }
 
-/// Read a user's ruleset file and rewrite it into fwbench's names, so installing it
-/// touches nothing else and removing it removes exactly it. `source` names the file in
-/// messages (`source:line: why`); `ip` is the trial's IP version.
+/// Read a user's `iptables-save` file and rewrite it into fwbench's names, so
+/// installing it touches nothing else and removing it removes exactly it. `source`
+/// names the file in messages (`source:line: why`); `ip` is the trial's IP version.
+/// An nft file is not read here: it is loaded into a scratch namespace by nft itself
+/// and its read-back is rewritten by [`import_nft_listing`].
 pub fn import(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
     match detect(text) {
         Some(ImportFormat::IptablesSave) => import_iptables(source, text, ip),
-        Some(ImportFormat::Nft) => import_nft(source, text, ip),
+        Some(ImportFormat::Nft) => file_error(
+            source,
+            "an nft ruleset is imported by loading it into a scratch namespace \
+             (fwbench does that; this function reads iptables-save text only)"
+                .into(),
+        ),
         None => file_error(
             source,
             "neither `iptables-save` nor `nft list ruleset` output \
@@ -98,29 +109,70 @@ struct Section {
     table: String,
     line: usize,
     decls: Vec<Decl>,
-    /// Rewritten `-A` lines, in file order.
-    rules: Vec<String>,
+    /// Rewritten `-A` lines, in file order, each with what is known of the rule.
+    rules: Vec<(String, ImportedRule)>,
+}
+
+/// The user's name of a chain in messages and `--aim CHAIN:N`: bare in table filter,
+/// `table/CHAIN` in the others.
+fn user_chain(table: &str, chain: &str) -> String {
+    if table == "filter" {
+        chain.to_owned()
+    } else {
+        format!("{table}/{chain}")
+    }
+}
+
+/// Built-in chains of each iptables table (only these are hooked).
+fn builtins(table: &str) -> &'static [&'static str] {
+    match table {
+        "filter" | "security" => &["INPUT", "FORWARD", "OUTPUT"],
+        "nat" => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],
+        "mangle" => &["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"],
+        "raw" => &["PREROUTING", "OUTPUT"],
+        _ => &[],
+    }
+}
+
+/// FNV-1a, 32 bits: a stable short hash for chain names (no dependency needed for it).
+fn fnv1a(s: &str) -> u32 {
+    s.bytes().fold(0x811c_9dc5, |h: u32, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// fwbench's name of a chain: `FWBENCH-<CHAIN>` for the filter table's built-ins,
 /// `FWBENCH-<TABLE>-<CHAIN>` for other tables' built-ins, `FWBENCH-U-<NAME>` for user
-/// chains; cut to iptables' 28 characters.
-fn ipt_name(table: &str, chain: &str, builtin: bool) -> String {
-    let mut n = if !builtin {
+/// chains. A name longer than iptables' 28 characters is cut and ends in `~` and six
+/// hex digits of a hash of the whole name; `taken` says whether a name is in use
+/// (then the hash is salted until it is free), so two chains never share a name.
+fn ipt_name(table: &str, chain: &str, builtin: bool, taken: impl Fn(&str) -> bool) -> String {
+    let n = if !builtin {
         format!("FWBENCH-U-{chain}")
     } else if table == "filter" {
         format!("FWBENCH-{chain}")
     } else {
         format!("FWBENCH-{}-{chain}", table.to_ascii_uppercase())
     };
-    if n.len() > MAX_CHAIN_NAME {
-        let mut cut = MAX_CHAIN_NAME;
-        while !n.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        n.truncate(cut);
+    if n.len() <= MAX_CHAIN_NAME && !taken(&n) {
+        return n;
     }
-    n
+    let mut cut = MAX_CHAIN_NAME - 7;
+    while !n.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (0u32..)
+        .map(|salt| {
+            let key = if salt == 0 {
+                chain.to_owned()
+            } else {
+                format!("{chain}#{salt}")
+            };
+            format!("{}~{:06x}", &n[..cut], fnv1a(&key) & 0xff_ffff)
+        })
+        .find(|c| !taken(c))
+        // INVARIANT: fewer names are taken than there are salts.
+        .expect("a free name")
 }
 
 /// Split a rule into words, honouring double quotes; each word with its byte range.
@@ -155,6 +207,8 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
     const TABLES: [&str; 5] = ["raw", "mangle", "nat", "filter", "security"];
     let mut out = String::with_capacity(text.len() + 1024);
     let mut rules = 0;
+    let mut rule_list: Vec<ImportedRule> = vec![];
+    let mut chains: Vec<(String, String)> = vec![];
     let mut seen_tables: Vec<String> = vec![];
     let mut sec: Option<Section> = None;
     for (n, raw_line) in text.lines().enumerate() {
@@ -195,7 +249,7 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
         if line == "COMMIT" {
             // INVARIANT: sec is Some in this branch.
             let s = sec.take().expect("inside a section");
-            rules += emit_section(&mut out, s);
+            rules += emit_section(&mut out, s, &mut rule_list, &mut chains);
             continue;
         }
         if let Some(decl) = line.strip_prefix(':') {
@@ -217,13 +271,27 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
             if s.decls.iter().any(|d| d.name == name) {
                 return err(format!("chain {name} declared twice"));
             }
-            let renamed = ipt_name(&s.table, name, policy.is_some());
-            if let Some(d) = s.decls.iter().find(|d| d.renamed == renamed) {
-                return err(format!(
-                    "chains {} and {name} have the same name once cut to {MAX_CHAIN_NAME} characters ({renamed})",
-                    d.name
-                ));
+            let builtin = builtins(&s.table).contains(&name);
+            match (&policy, builtin) {
+                (Some(p), false) => {
+                    return err(format!(
+                        "chain {name} has policy {p} but is not a built-in chain of table {} \
+                         (those are {}); a user chain is declared with `-`",
+                        s.table,
+                        builtins(&s.table).join(", ")
+                    ))
+                }
+                (None, true) => {
+                    return err(format!(
+                        "built-in chain {name} of table {} is declared without a policy",
+                        s.table
+                    ))
+                }
+                _ => {}
             }
+            let renamed = ipt_name(&s.table, name, builtin, |n| {
+                s.decls.iter().any(|d| d.renamed == n)
+            });
             s.decls.push(Decl {
                 name: name.to_owned(),
                 renamed,
@@ -259,39 +327,88 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
             ));
         };
         d.used = true;
+        let mut rule = ImportedRule {
+            chain: d.renamed.clone(),
+            user_chain: user_chain(&s.table, chain),
+            index: s.rules.iter().filter(|(_, r)| r.chain == d.renamed).count() + 1,
+            text: line.to_owned(),
+            verdict: String::new(),
+            policy: false,
+            aim: AimFields::default(),
+        };
         let mut new = format!("-A {}", d.renamed);
         let mut last = ws[0].1;
-        let mut prev = "";
+        let mut pending: Option<&str> = None;
+        let mut negated = false;
         for &(a, b) in &ws[1..] {
             let w = &rest[a..b];
-            let replaced = match prev {
-                "-j" | "--jump" | "-g" | "--goto" => s
-                    .decls
-                    .iter()
-                    .find(|d| d.name == w)
-                    .map(|d| d.renamed.as_str()),
-                _ => None,
-            };
-            if let Some(r) = replaced {
-                new.push_str(&rest[last..a]);
-                new.push_str(r);
-                last = b;
+            if w == "!" {
+                negated = true;
+                continue;
             }
-            if matches!(prev, "-s" | "--source" | "-d" | "--destination") {
-                // An IPv6 address always has a colon, an IPv4 one never.
-                let v6 = w.contains(':');
-                if v6 != (ip == Ip::V6) {
-                    return err(format!(
-                        "address {w} is IPv{} but the trial is IPv{}",
-                        if v6 { 6 } else { 4 },
-                        if ip == Ip::V6 { 6 } else { 4 }
-                    ));
+            // (option, value, where the value starts): `--opt=value` is one word to
+            // iptables' getopt; a word starting with `-` after an option without a
+            // value is the next option.
+            let (opt, value, value_at) = match (pending.take(), w.split_once('=')) {
+                (Some(opt), _) if !(w.starts_with('-') && w.len() > 1) => (opt, w, a),
+                (_, Some((o, v))) if o.starts_with("--") => (o, v, a + o.len() + 1),
+                _ => {
+                    if w.starts_with('-') && w.len() > 1 {
+                        pending = Some(w);
+                    }
+                    continue;
                 }
+            };
+            match ipt_option(opt) {
+                Opt::Jump => {
+                    rule.verdict = match s.decls.iter().find(|d| d.name == value) {
+                        Some(target) => {
+                            new.push_str(&rest[last..value_at]);
+                            new.push_str(&target.renamed);
+                            last = b;
+                            format!("jump {value}")
+                        }
+                        None => value.to_ascii_lowercase(),
+                    };
+                }
+                Opt::Addr(dst) => {
+                    for one in value.split(',') {
+                        // An IPv6 address always has a colon, an IPv4 one never.
+                        let v6 = one.contains(':');
+                        if v6 != (ip == Ip::V6) {
+                            return err(format!(
+                                "address {one} is IPv{} but the trial is IPv{}",
+                                if v6 { 6 } else { 4 },
+                                if ip == Ip::V6 { 6 } else { 4 }
+                            ));
+                        }
+                    }
+                    let first = value.split(',').next().unwrap_or(value).to_owned();
+                    aim_field(&mut rule.aim, negated, opt, |a| {
+                        if dst {
+                            a.dst = Some(first)
+                        } else {
+                            a.src = Some(first)
+                        }
+                    });
+                }
+                Opt::Proto => aim_field(&mut rule.aim, negated, opt, |a| {
+                    a.l4 = Some(value.to_ascii_lowercase())
+                }),
+                Opt::Port(dst) => {
+                    let range = ipt_ports(value);
+                    aim_field(&mut rule.aim, negated, opt, |a| match range {
+                        Some(r) if dst => a.dport = Some(r),
+                        Some(r) => a.sport = Some(r),
+                        None => a.unaimable = Some(format!("port {value} not understood")),
+                    });
+                }
+                Opt::Other => {}
             }
-            prev = w;
+            negated = false;
         }
         new.push_str(&rest[last..]);
-        s.rules.push(new);
+        s.rules.push((new, rule));
     }
     if let Some(s) = sec {
         return Err(ImportError::Line {
@@ -303,18 +420,86 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
     if seen_tables.is_empty() {
         return file_error(source, "no `*table` section".into());
     }
+    let mut notes = vec![];
+    if rule_list.iter().any(|r| r.policy) {
+        notes.push("a DROP policy is a last counted `-j DROP` rule in fwbench's chain".into());
+    }
     Ok(Imported {
         format: ImportFormat::IptablesSave,
         source: source.to_owned(),
         text: out,
         rules,
         elements: 0,
+        rule_list,
+        chains,
+        notes,
     })
 }
 
+/// What an iptables option is, for renaming and aiming (`-p`, `--dport`, `-j` …).
+enum Opt {
+    Jump,
+    /// `-s`/`-d` and their long forms (true: destination).
+    Addr(bool),
+    Proto,
+    /// `--sport`/`--dport` and their multiport forms (true: destination).
+    Port(bool),
+    Other,
+}
+
+/// Classify an option as iptables' getopt reads it: long options may be abbreviated
+/// to any unambiguous prefix of at least two letters (`--sou`, `--dest`).
+fn ipt_option(opt: &str) -> Opt {
+    let long = |full: &str| {
+        opt.strip_prefix("--")
+            .is_some_and(|o| o.len() >= 2 && full.starts_with(o))
+    };
+    match opt {
+        "-j" | "-g" => Opt::Jump,
+        "-s" | "--src" => Opt::Addr(false),
+        "-d" | "--dst" => Opt::Addr(true),
+        "-p" => Opt::Proto,
+        "--dport" | "--destination-port" | "--dports" | "--destination-ports" => Opt::Port(true),
+        "--sport" | "--source-port" | "--sports" | "--source-ports" => Opt::Port(false),
+        _ if long("jump") || long("goto") => Opt::Jump,
+        _ if long("source") && opt.len() >= 5 => Opt::Addr(false),
+        _ if long("destination") && opt.len() >= 5 => Opt::Addr(true),
+        _ if long("protocol") => Opt::Proto,
+        _ => Opt::Other,
+    }
+}
+
+/// A port, a range `a:b` or the first of a list `a,b:c`, as an inclusive range.
+fn ipt_ports(v: &str) -> Option<(u16, u16)> {
+    let first = v.split(',').next()?;
+    match first.split_once(':') {
+        Some((a, b)) => Some((
+            if a.is_empty() { 0 } else { a.parse().ok()? },
+            if b.is_empty() { 65535 } else { b.parse().ok()? },
+        )),
+        None => first.parse().ok().map(|p| (p, p)),
+    }
+}
+
+/// Record a match field for aiming, or why a negated one cannot be aimed at.
+fn aim_field(a: &mut AimFields, negated: bool, opt: &str, set: impl FnOnce(&mut AimFields)) {
+    if negated {
+        a.unaimable
+            .get_or_insert_with(|| format!("negated match `! {opt}`"));
+    } else {
+        set(a);
+    }
+}
+
 /// Write one rewritten section; returns its number of rules. Built-in chains without
-/// rules and with policy ACCEPT are left out (they would only cost a jump).
-fn emit_section(out: &mut String, s: Section) -> usize {
+/// rules and with policy ACCEPT are left out (they would only cost a jump). Each
+/// installed rule goes to `list`, each chain to `chains` (user's name, fwbench's).
+fn emit_section(
+    out: &mut String,
+    s: Section,
+    list: &mut Vec<ImportedRule>,
+    chains: &mut Vec<(String, String)>,
+) -> usize {
     let keep = |d: &&Decl| d.policy.is_none() || d.used || d.policy.as_deref() == Some("DROP");
     let decls: Vec<&Decl> = s.decls.iter().filter(keep).collect();
     if decls.is_empty() {
@@ -323,15 +508,26 @@ fn emit_section(out: &mut String, s: Section) -> usize {
     let _ = writeln!(out, "*{}", s.table);
     for d in &decls {
         let _ = writeln!(out, ":{} - [0:0]", d.renamed);
+        chains.push((user_chain(&s.table, &d.name), d.renamed.clone()));
     }
     let mut n = 0;
-    for r in &s.rules {
+    for (r, rule) in s.rules {
         let _ = writeln!(out, "{r}");
+        list.push(rule);
         n += 1;
     }
     // A DROP policy becomes a final counted drop rule; built-in policies never change.
     for d in decls.iter().filter(|d| d.policy.as_deref() == Some("DROP")) {
         let _ = writeln!(out, "-A {} -j DROP", d.renamed);
+        list.push(ImportedRule {
+            chain: d.renamed.clone(),
+            user_chain: user_chain(&s.table, &d.name),
+            index: list.iter().filter(|r| r.chain == d.renamed).count() + 1,
+            text: format!(":{} DROP (the chain's policy)", d.name),
+            verdict: "drop".into(),
+            policy: true,
+            aim: AimFields::default(),
+        });
         n += 1;
     }
     for d in decls.iter().filter(|d| d.policy.is_some()) {
@@ -342,231 +538,528 @@ fn emit_section(out: &mut String, s: Section) -> usize {
 }
 
 // ---------------------------------------------------------------------------
-// nft list ruleset
+// nft: what nft itself read back from a scratch namespace
 // ---------------------------------------------------------------------------
 
-/// Kinds of `{ … }` blocks of an nft ruleset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Block {
-    Table,
-    Chain,
-    Set,
-    /// Maps, flowtables, named objects.
-    Other,
-    /// Braces inside a rule or declaration (anonymous sets, multi-line lists).
-    Inner,
-    /// `elements = { …` of a set, possibly over several lines.
-    Elements,
-}
+/// nft's name of fwbench's table (family inet).
+const TABLE: &str = "fwbench";
 
-/// A line without its `#` comment, ignoring `#` inside double quotes.
-fn strip_comment(line: &str) -> &str {
-    let mut quoted = false;
-    for (i, c) in line.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            '#' if !quoted => return &line[..i],
-            _ => {}
-        }
-    }
-    line
-}
+/// Largest file fwbench imports (bytes).
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
 
-/// Braces of a line outside double quotes: (opened, closed), and the byte offset just
-/// after the first `{`.
-fn braces(line: &str) -> (usize, usize, Option<usize>) {
-    let (mut open, mut close, mut first) = (0, 0, None);
-    let mut quoted = false;
-    for (i, c) in line.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            '{' if !quoted => {
-                open += 1;
-                first.get_or_insert(i + 1);
-            }
-            '}' if !quoted => close += 1,
-            _ => {}
-        }
-    }
-    (open, close, first)
-}
+/// Most chains an imported nft ruleset may have (loading is bounded too).
+pub const MAX_CHAINS: usize = 10_000;
 
-/// Items of a comma-separated element list (text between the braces).
-fn count_items(list: &str) -> usize {
-    list.split(',')
-        .filter(|item| !item.trim().is_empty())
-        .count()
-}
+/// Most rules an imported ruleset may have.
+pub const MAX_RULES: usize = 200_000;
 
-fn import_nft(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
-    let mut out = String::with_capacity(text.len() + 64);
-    out.push_str("add table inet fwbench\ndelete table inet fwbench\n");
-    let mut stack: Vec<Block> = vec![];
-    let mut tables = 0;
-    let mut rules = 0;
-    let mut elements = 0;
-    // Text of a multi-line `elements = { …` list so far.
-    let mut list = String::new();
-    for (n, raw_line) in text.lines().enumerate() {
-        let line_no = n + 1;
-        let err = |why: String| {
-            Err(ImportError::Line {
+/// A refusal that needs no program: `include` could read any file, so the word is
+/// refused wherever it appears in the file — inside strings and comments too, since
+/// a scanner that disagreed with nft's about where a string ends could otherwise be
+/// led past it. (Refused statements such as `flush` are detected from the messages
+/// nft sends to the kernel, see [`refused_messages`].)
+pub fn check_nft_text(source: &str, text: &str) -> Result<(), ImportError> {
+    for (n, line) in text.lines().enumerate() {
+        if line.contains("include") {
+            return Err(ImportError::Line {
                 file: source.to_owned(),
-                line: line_no,
-                why,
-            })
+                line: n + 1,
+                why: "`include` is refused (an imported ruleset must be self-contained; \
+                      the word is refused in comments and strings too)"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// nf_tables netlink message types (`NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_*`) a
+/// ruleset listing loads with: batch begin/end, the `NEW*` messages, and the `GET*`
+/// messages of nft's cache. Anything else (delete, flush, destroy, reset) is refused.
+const ALLOWED_MESSAGES: [u16; 17] = [
+    16, 17, // NFNL_MSG_BATCH_BEGIN, _END
+    2560, 2561, // NEWTABLE, GETTABLE
+    2563, 2564, // NEWCHAIN, GETCHAIN
+    2566, 2567, // NEWRULE, GETRULE
+    2569, 2570, // NEWSET, GETSET
+    2572, 2573, // NEWSETELEM, GETSETELEM
+    2576, // GETGEN
+    2578, 2579, // NEWOBJ, GETOBJ
+    2582, 2583, // NEWFLOWTABLE, GETFLOWTABLE
+];
+
+/// What a netlink message type does, for the refusal message.
+fn message_name(t: u16) -> String {
+    match t {
+        2562 => {
+            "deletes or flushes a table (`delete table`, `flush ruleset`, `destroy table`)".into()
+        }
+        2565 => "deletes a chain".into(),
+        2568 => "deletes or flushes rules (`delete rule`, `flush chain`, `flush table`)".into(),
+        2571 => "deletes a set".into(),
+        2574 => "deletes or flushes set elements".into(),
+        2580 => "deletes a stateful object".into(),
+        2581 | 2585 => "resets counters or quotas (`reset …`)".into(),
+        2584 => "deletes a flowtable".into(),
+        t => format!("sends netlink message type {t}, which a ruleset listing never does"),
+    }
+}
+
+/// The refusal for the message types nft sent while loading the file (`None`: only
+/// what a ruleset listing sends).
+pub fn refused_messages(source: &str, types: &[u16]) -> Result<(), ImportError> {
+    let bad: Vec<String> = types
+        .iter()
+        .filter(|t| !ALLOWED_MESSAGES.contains(t))
+        .map(|&t| message_name(t))
+        .collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    file_error(
+        source,
+        format!(
+            "refused: the file {} (an imported ruleset may only create tables, chains, \
+             rules, sets and objects, as `nft list ruleset` writes them)",
+            bad.join("; it ")
+        ),
+    )
+}
+
+/// The text of each rule in `nft -a list ruleset` output: (table family, table,
+/// chain, handle) → the rule as nft prints it.
+fn rule_texts(listing: &str) -> std::collections::HashMap<(String, String, String, u64), String> {
+    let mut out = std::collections::HashMap::new();
+    let (mut table, mut chain) = ((String::new(), String::new()), String::new());
+    for line in listing.lines() {
+        let t = line.trim();
+        // nft writes the handle as the line's last comment; a rule's own comment
+        // string comes before it.
+        let Some((body, handle)) = t.rsplit_once(" # handle ") else {
+            continue;
         };
-        let line = strip_comment(raw_line).trim();
-        let first_word = line.split_whitespace().next().unwrap_or("");
-        // An include could bring in anything; list output never has one. (At the top
-        // level only `table` blocks are accepted, so no command such as `flush
-        // ruleset` can reach outside fwbench's table.)
-        if first_word == "include" && stack.last() != Some(&Block::Elements) {
-            return err(format!(
-                "`{first_word}` not supported (fwbench imports `nft list ruleset` output)"
-            ));
+        let Ok(handle) = handle.trim().parse::<u64>() else {
+            continue;
+        };
+        let words: Vec<&str> = body.split_whitespace().collect();
+        match words[..] {
+            ["table", family, name, "{"] => {
+                table = (family.to_owned(), name.to_owned());
+                chain.clear();
+            }
+            ["chain", name, "{"] => chain = name.to_owned(),
+            [_, _, "{"] if words[0] != "chain" => chain.clear(),
+            _ if !chain.is_empty() => {
+                out.insert(
+                    (table.0.clone(), table.1.clone(), chain.clone(), handle),
+                    body.to_owned(),
+                );
+            }
+            _ => {}
         }
-        let (open, close, first_open) = braces(line);
-        match stack.last().copied() {
-            None => {
-                if line.is_empty() {
-                    out.push_str(raw_line);
-                    out.push('\n');
-                    continue;
+    }
+    out
+}
+
+/// The object kinds a ruleset listing has besides tables, chains and rules; each is
+/// re-created in fwbench's table.
+const OBJECTS: [&str; 11] = [
+    "set",
+    "map",
+    "element",
+    "counter",
+    "quota",
+    "ct helper",
+    "limit",
+    "ct timeout",
+    "ct expectation",
+    "secmark",
+    "synproxy",
+];
+
+/// Rewrite what nft read back from the scratch namespace (`json`: `nft -j list
+/// ruleset`; `listing`: `nft -a list ruleset`) into one JSON batch that replaces
+/// `table inet fwbench`: the user's table becomes fwbench's (family inet), handles
+/// are dropped, every rule without a counter gets one just before its first
+/// statement, and a base chain's drop policy becomes policy accept and a last counted
+/// drop rule. Tables of the other IP version, and of families arp, bridge and
+/// netdev, are left out (with a note).
+pub fn import_nft_listing(
+    source: &str,
+    json: &str,
+    listing: &str,
+    ip: Ip,
+) -> Result<Imported, ImportError> {
+    use serde_json::{json, Value};
+    let v: Value = serde_json::from_str(json).map_err(|e| ImportError::File {
+        file: source.to_owned(),
+        why: format!("reading nft's JSON listing: {e}"),
+    })?;
+    let items = v["nftables"].as_array().cloned().unwrap_or_default();
+    let mut notes: Vec<String> = vec![];
+    let mut tables: Vec<(String, String)> = vec![];
+    for t in items.iter().filter_map(|i| i.get("table")) {
+        let family = t["family"].as_str().unwrap_or("").to_owned();
+        let name = t["name"].as_str().unwrap_or("").to_owned();
+        match (family.as_str(), ip) {
+            ("inet", _) | ("ip", Ip::V4) | ("ip6", Ip::V6) => tables.push((family, name)),
+            _ => notes.push(format!(
+                "table {family} {name} left out (the trial is IPv{})",
+                if ip == Ip::V4 { 4 } else { 6 }
+            )),
+        }
+    }
+    let (family, name) = match &tables[..] {
+        [one] => one.clone(),
+        [] => {
+            return file_error(
+                source,
+                format!(
+                    "no table of family inet or {} to import",
+                    if ip == Ip::V4 { "ip" } else { "ip6" }
+                ),
+            )
+        }
+        many => {
+            let names: Vec<String> = many.iter().map(|(f, n)| format!("{f} {n}")).collect();
+            return file_error(
+                source,
+                format!(
+                    "fwbench imports one table; this file has {}: {}",
+                    many.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+    };
+    let texts = rule_texts(listing);
+    let ours = |o: &Value| o["family"] == family.as_str() && o["table"] == name.as_str();
+    let mut chains: Vec<Value> = vec![];
+    let mut objects: Vec<Value> = vec![];
+    let mut flowtables: Vec<Value> = vec![];
+    let mut rules: Vec<Value> = vec![];
+    let mut rule_list: Vec<ImportedRule> = vec![];
+    let mut elements = 0;
+    let mut counters_added = 0;
+    let mut policies: Vec<String> = vec![];
+    let fix = |o: &Value| -> Value {
+        let mut o = o.clone();
+        if let Some(m) = o.as_object_mut() {
+            m.insert("family".into(), json!("inet"));
+            m.insert("table".into(), json!(TABLE));
+            m.remove("handle");
+        }
+        o
+    };
+    for item in &items {
+        let Some((kind, o)) = item.as_object().and_then(|m| m.iter().next()) else {
+            continue;
+        };
+        if kind == "metainfo" || kind == "table" || !ours(o) {
+            continue;
+        }
+        match kind.as_str() {
+            "chain" => {
+                let mut c = fix(o);
+                if o["policy"] == "drop" {
+                    c["policy"] = json!("accept");
+                    policies.push(o["name"].as_str().unwrap_or("").to_owned());
                 }
-                // `table [FAMILY] NAME {`
-                let ws: Vec<&str> = line.split_whitespace().collect();
-                let family = match ws[..] {
-                    ["table", _, "{"] => "ip",
-                    ["table", family, _, "{"] => family,
-                    _ => {
-                        return err(format!(
-                        "`{line}` not understood (expected `table FAMILY NAME {{` on its own line)"
-                    ))
-                    }
-                };
-                tables += 1;
-                if tables > 1 {
-                    let total = text
-                        .lines()
-                        .filter(|l| strip_comment(l).trim_start().starts_with("table "))
-                        .count();
-                    return err(format!("fwbench imports one table; this file has {total}"));
-                }
-                match (family, ip) {
-                    ("inet", _) | ("ip", Ip::V4) | ("ip6", Ip::V6) => {}
-                    ("ip", Ip::V6) | ("ip6", Ip::V4) => {
-                        return err(format!(
-                            "table {family} filters IPv{} only, but the trial is IPv{}",
-                            if family == "ip" { 4 } else { 6 },
-                            if ip == Ip::V4 { 4 } else { 6 }
-                        ))
-                    }
-                    _ => {
-                        return err(format!(
-                            "table family {family} cannot be imported (ip, ip6 or inet)"
-                        ))
-                    }
-                }
-                let indent = &raw_line[..raw_line.len() - raw_line.trim_start().len()];
-                let _ = writeln!(out, "{indent}table inet fwbench {{");
-                stack.push(Block::Table);
-                continue;
+                chains.push(json!({ "add": { "chain": c } }));
             }
-            Some(Block::Elements) => {
-                // Until the closing brace of the list.
-                match line.find('}') {
-                    Some(end) => {
-                        list.push_str(&line[..end]);
-                        elements += count_items(&list);
-                        list.clear();
-                        stack.pop();
-                        // Whatever follows the list on this line (e.g. the set's `}`).
-                        for _ in 0..braces(&line[end + 1..]).1 {
-                            stack.pop();
-                        }
-                    }
-                    None => {
-                        list.push_str(line);
-                        list.push(',');
-                    }
+            "rule" => {
+                let mut r = fix(o);
+                let chain = o["chain"].as_str().unwrap_or("").to_owned();
+                let expr = r["expr"].as_array_mut().ok_or_else(|| ImportError::File {
+                    file: source.to_owned(),
+                    why: format!("a rule of chain {chain} has no expressions"),
+                })?;
+                if let Some(x) = expr.iter().find(|e| e.get("xt").is_some()) {
+                    return file_error(
+                        source,
+                        format!(
+                            "chain {chain} has a rule with an iptables extension ({}), which \
+                             nft cannot re-create; import the iptables-save output instead",
+                            x["xt"]["name"].as_str().unwrap_or("xt")
+                        ),
+                    );
                 }
+                if !expr.iter().any(|e| e.get("counter").is_some()) {
+                    let at = expr
+                        .iter()
+                        .position(|e| e.get("match").is_none())
+                        .unwrap_or(expr.len());
+                    expr.insert(at, json!({ "counter": { "packets": 0, "bytes": 0 } }));
+                    counters_added += 1;
+                }
+                let handle = o["handle"].as_u64().unwrap_or(0);
+                let text = texts
+                    .get(&(family.clone(), name.clone(), chain.clone(), handle))
+                    .cloned()
+                    .unwrap_or_else(|| format!("(rule with handle {handle})"));
+                rule_list.push(ImportedRule {
+                    chain: chain.clone(),
+                    user_chain: chain.clone(),
+                    index: rule_list.iter().filter(|r| r.chain == chain).count() + 1,
+                    text,
+                    verdict: nft_verdict(expr),
+                    policy: false,
+                    aim: nft_aim(expr, ip),
+                });
+                rules.push(json!({ "add": { "rule": r } }));
             }
-            Some(Block::Table) => {
-                if open > close {
-                    stack.push(match first_word {
-                        "chain" => Block::Chain,
-                        "set" => Block::Set,
-                        _ => Block::Other,
-                    });
-                } else if close > open {
-                    stack.pop();
+            "flowtable" => flowtables.push(json!({ "add": { "flowtable": fix(o) } })),
+            k if OBJECTS.contains(&k) => {
+                if k == "set" {
+                    elements += o["elem"].as_array().map_or(0, Vec::len);
                 }
+                objects.push(json!({ "add": { k: fix(o) } }));
             }
-            Some(Block::Chain) => {
-                let declaration = line.is_empty()
-                    || line == "}"
-                    || matches!(first_word, "type" | "policy" | "comment" | "devices");
-                if !declaration {
-                    rules += 1;
-                }
-                for _ in close..open {
-                    stack.push(Block::Inner);
-                }
-                for _ in open..close {
-                    stack.pop();
-                }
-            }
-            Some(Block::Set) => {
-                if let (Some(rest), Some(at)) = (line.strip_prefix("elements"), first_open) {
-                    if rest.trim_start().starts_with('=') {
-                        let after = &line[at..];
-                        match after.find('}') {
-                            // On one line: the generic brace count below balances.
-                            Some(end) => elements += count_items(&after[..end]),
-                            None => {
-                                list.push_str(after);
-                                list.push(',');
-                                stack.push(Block::Elements);
-                                out.push_str(raw_line);
-                                out.push('\n');
-                                continue;
-                            }
-                        }
-                    }
-                }
-                for _ in close..open {
-                    stack.push(Block::Inner);
-                }
-                for _ in open..close {
-                    stack.pop();
-                }
-            }
-            Some(Block::Other | Block::Inner) => {
-                for _ in close..open {
-                    stack.push(Block::Inner);
-                }
-                for _ in open..close {
-                    stack.pop();
-                }
+            other => {
+                return file_error(
+                    source,
+                    format!("nft listed a `{other}` object, which fwbench cannot re-create"),
+                )
             }
         }
-        out.push_str(raw_line);
-        out.push('\n');
     }
-    if !stack.is_empty() {
-        return file_error(source, "ends inside a block (a `}` is missing)".into());
+    for chain in &policies {
+        rules.push(json!({ "add": { "rule": {
+            "family": "inet", "table": TABLE, "chain": chain,
+            "comment": format!("fwbench: policy drop of chain {chain}"),
+            "expr": [{ "counter": { "packets": 0, "bytes": 0 } }, { "drop": null }],
+        } } }));
+        rule_list.push(ImportedRule {
+            chain: chain.clone(),
+            user_chain: chain.clone(),
+            index: rule_list.iter().filter(|r| &r.chain == chain).count() + 1,
+            text: format!("policy drop (of chain {chain})"),
+            verdict: "drop".into(),
+            policy: true,
+            aim: AimFields::default(),
+        });
     }
-    if tables == 0 {
-        return file_error(source, "no `table … {` block".into());
+    if chains.len() > MAX_CHAINS {
+        return file_error(
+            source,
+            format!(
+                "{} chains; fwbench imports at most {MAX_CHAINS}",
+                chains.len()
+            ),
+        );
     }
+    if rule_list.len() > MAX_RULES {
+        return file_error(
+            source,
+            format!(
+                "{} rules; fwbench imports at most {MAX_RULES}",
+                rule_list.len()
+            ),
+        );
+    }
+    if family != "inet" {
+        notes.push(format!(
+            "table {family} {name} is installed as table inet {TABLE} (an inet table checks \
+             the protocol family before each address match)"
+        ));
+    }
+    if counters_added > 0 {
+        notes.push(format!(
+            "a counter was added to {counters_added} rules that had none (counting costs a \
+             little per matched packet)"
+        ));
+    }
+    for c in &policies {
+        notes.push(format!(
+            "chain {c}: policy drop became policy accept and a last counted drop rule"
+        ));
+    }
+    let table = json!({ "family": "inet", "name": TABLE });
+    let mut batch = vec![
+        json!({ "add": { "table": table } }),
+        json!({ "delete": { "table": table } }),
+        json!({ "add": { "table": table } }),
+    ];
+    batch.extend(chains);
+    batch.extend(objects);
+    batch.extend(flowtables);
+    let n_rules = rules.len();
+    batch.extend(rules);
+    // One command a line, so `rules render` can be read (and diffed).
+    let lines: Vec<String> = batch.iter().map(Value::to_string).collect();
+    let text = format!("{{\"nftables\": [\n{}\n]}}", lines.join(",\n"));
+    let chain_names: Vec<(String, String)> = rule_list
+        .iter()
+        .map(|r| r.chain.clone())
+        .fold(vec![], |mut v: Vec<String>, c| {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+            v
+        })
+        .into_iter()
+        .map(|c| (c.clone(), c))
+        .collect();
     Ok(Imported {
         format: ImportFormat::Nft,
         source: source.to_owned(),
-        text: out,
-        rules,
+        text: text + "\n",
+        rules: n_rules,
         elements,
+        rule_list,
+        chains: chain_names,
+        notes,
     })
+}
+
+/// The verdict of an nft rule's expressions: accept, drop, reject, jump X, goto X,
+/// return, or empty.
+fn nft_verdict(expr: &[serde_json::Value]) -> String {
+    for e in expr.iter().rev() {
+        for k in ["accept", "drop", "reject", "return", "queue"] {
+            if e.get(k).is_some() {
+                return k.into();
+            }
+        }
+        for k in ["jump", "goto"] {
+            if let Some(t) = e.get(k) {
+                return format!("{k} {}", t["target"].as_str().unwrap_or("?"));
+            }
+        }
+    }
+    String::new()
+}
+
+/// A single value a test packet can have for the right side of a match: a number,
+/// a range, an address or prefix, or the first element of an anonymous set.
+fn first_value(v: &serde_json::Value) -> Option<serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) if m.contains_key("set") => {
+            first_value(m["set"].as_array()?.first()?)
+        }
+        other => Some(other.clone()),
+    }
+}
+
+fn port_range(v: &serde_json::Value) -> Option<(u16, u16)> {
+    if let Some(p) = v.as_u64() {
+        let p = u16::try_from(p).ok()?;
+        return Some((p, p));
+    }
+    let r = v.get("range")?.as_array()?;
+    Some((
+        u16::try_from(r.first()?.as_u64()?).ok()?,
+        u16::try_from(r.get(1)?.as_u64()?).ok()?,
+    ))
+}
+
+fn addr_text(v: &serde_json::Value) -> Option<String> {
+    if let Some(s) = v.as_str() {
+        return (!s.starts_with('@') && !s.starts_with('$')).then(|| s.to_owned());
+    }
+    let p = v.get("prefix")?;
+    Some(format!("{}/{}", p["addr"].as_str()?, p["len"].as_u64()?))
+}
+
+/// The match fields of an nft rule a test packet can be given (addresses, ports,
+/// protocol), or why it cannot be aimed at.
+fn nft_aim(expr: &[serde_json::Value], ip: Ip) -> AimFields {
+    let mut a = AimFields::default();
+    let l3 = if ip == Ip::V4 { "ip" } else { "ip6" };
+    for e in expr {
+        let Some(m) = e.get("match") else { continue };
+        let op = m["op"].as_str().unwrap_or("");
+        let left = &m["left"];
+        let right = &m["right"];
+        let what = if let Some(p) = left.get("payload") {
+            format!(
+                "{} {}",
+                p["protocol"].as_str().unwrap_or("?"),
+                p["field"].as_str().unwrap_or("?")
+            )
+        } else if let Some(k) = left.get("meta") {
+            format!("meta {}", k["key"].as_str().unwrap_or("?"))
+        } else if let Some(k) = left.get("ct") {
+            format!("ct {}", k["key"].as_str().unwrap_or("?"))
+        } else {
+            continue;
+        };
+        let known = matches!(
+            what.as_str(),
+            "ip saddr"
+                | "ip daddr"
+                | "ip6 saddr"
+                | "ip6 daddr"
+                | "meta l4proto"
+                | "ip protocol"
+                | "ip6 nexthdr"
+        ) || what.ends_with(" sport")
+            || what.ends_with(" dport");
+        if !known {
+            continue;
+        }
+        if op != "==" && op != "in" {
+            a.unaimable
+                .get_or_insert_with(|| format!("`{what} {op} …` is not an equality match"));
+            continue;
+        }
+        let Some(val) = first_value(right) else {
+            continue;
+        };
+        let named = right.as_str().is_some_and(|s| s.starts_with('@'));
+        match what.as_str() {
+            w if w == format!("{l3} saddr") || w == format!("{l3} daddr") => {
+                match addr_text(&val) {
+                    Some(t) if w.ends_with("saddr") => a.src = Some(t),
+                    Some(t) => a.dst = Some(t),
+                    None => {
+                        a.unaimable.get_or_insert_with(|| {
+                            format!(
+                                "`{what}` is matched against {}",
+                                if named {
+                                    "a named set"
+                                } else {
+                                    "a value fwbench cannot read"
+                                }
+                            )
+                        });
+                    }
+                }
+            }
+            "ip saddr" | "ip daddr" | "ip6 saddr" | "ip6 daddr" => {
+                a.unaimable
+                    .get_or_insert_with(|| format!("`{what}` is of the other IP version"));
+            }
+            "meta l4proto" | "ip protocol" | "ip6 nexthdr" => {
+                if let Some(p) = val.as_str() {
+                    a.l4 = Some(p.to_owned());
+                }
+            }
+            w => {
+                let proto = w.split_whitespace().next().unwrap_or("");
+                if proto == "tcp" || proto == "udp" {
+                    a.l4 = Some(proto.to_owned());
+                }
+                match port_range(&val) {
+                    Some(r) if w.ends_with("dport") => a.dport = Some(r),
+                    Some(r) => a.sport = Some(r),
+                    None => {
+                        a.unaimable.get_or_insert_with(|| {
+                            format!(
+                                "`{what}` is matched against {}",
+                                if named {
+                                    "a named set"
+                                } else {
+                                    "a value fwbench cannot read"
+                                }
+                            )
+                        });
+                    }
+                }
+            }
+        }
+    }
+    a
 }
 
 #[cfg(test)]
@@ -608,16 +1101,16 @@ COMMIT
 :FWBENCH-INPUT - [0:0]
 :FWBENCH-FORWARD - [0:0]
 :FWBENCH-U-SSH-IN - [0:0]
-:FWBENCH-U-LOG-AND-DROP-DOCNE - [0:0]
+:FWBENCH-U-LOG-AND-DRO~e15bce - [0:0]
 -A FWBENCH-INPUT -p tcp -m tcp --dport 22 -j FWBENCH-U-SSH-IN
 -A FWBENCH-INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A FWBENCH-FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A FWBENCH-FORWARD -s 198.18.0.0/15 -d 198.19.0.0/16 -p udp -j ACCEPT
--A FWBENCH-FORWARD -s 192.0.2.0/24 -m comment --comment \"doc net, not -j SSH-IN\" -g FWBENCH-U-LOG-AND-DROP-DOCNE
+-A FWBENCH-FORWARD -s 192.0.2.0/24 -m comment --comment \"doc net, not -j SSH-IN\" -g FWBENCH-U-LOG-AND-DRO~e15bce
 -A FWBENCH-U-SSH-IN -s 198.51.100.0/24 -j ACCEPT
 -A FWBENCH-U-SSH-IN -j DROP
--A FWBENCH-U-LOG-AND-DROP-DOCNE -j LOG --log-prefix \"fw drop: \"
--A FWBENCH-U-LOG-AND-DROP-DOCNE -j DROP
+-A FWBENCH-U-LOG-AND-DRO~e15bce -j LOG --log-prefix \"fw drop: \"
+-A FWBENCH-U-LOG-AND-DRO~e15bce -j DROP
 -A FWBENCH-FORWARD -j DROP
 -I INPUT 1 -j FWBENCH-INPUT
 -I FORWARD 1 -j FWBENCH-FORWARD
@@ -669,8 +1162,6 @@ COMMIT
         );
         assert!(e("*filter\n:INPUT QUEUE [0:0]\nCOMMIT\n", Ip::V4)
             .starts_with("f:2: chain INPUT: policy QUEUE"));
-        let long = "*filter\n:ABCDEFGHIJKLMNOPQRSTUVWXY1 - [0:0]\n:ABCDEFGHIJKLMNOPQRSTUVWXY2 - [0:0]\nCOMMIT\n";
-        assert!(e(long, Ip::V4).starts_with("f:3: chains ABCDEFGHIJKLMNOPQRSTUVWXY1 and"));
     }
 
     #[test]
@@ -688,58 +1179,232 @@ COMMIT
     }
 
     #[test]
-    fn nft_ruleset_is_rewritten_into_fwbench_table() {
-        let src = fixture("nft-ruleset.nft");
-        let imp = import("ruleset.nft", &src, Ip::V4).unwrap();
-        assert_eq!(imp.format, ImportFormat::Nft);
-        assert_eq!((imp.rules, imp.elements), (10, 6));
-        let want = format!(
-            "add table inet fwbench\ndelete table inet fwbench\n{}",
-            src.replacen("table inet filter {", "table inet fwbench {", 1)
-        );
-        assert_eq!(imp.text, want);
-        // Family ip becomes inet, for an IPv4 trial.
-        let v4 = "table ip filter {\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr 192.0.2.1 drop\n\t}\n}\n";
-        let imp = import("f", v4, Ip::V4).unwrap();
-        assert!(imp.text.contains("\ntable inet fwbench {\n"));
-        assert_eq!((imp.rules, imp.elements), (1, 0));
-        assert_eq!(
-            import("f", v4, Ip::V6).unwrap_err().to_string(),
-            "f:1: table ip filters IPv4 only, but the trial is IPv6"
-        );
-    }
-
-    #[test]
-    fn nft_counts_multi_line_blocks() {
-        let text = "table inet t {\n  set s {\n    type ipv4_addr . inet_service\n    \
-                    elements = {\n      192.0.2.1 . 1, 192.0.2.2 . 1,\n      192.0.2.3 . 1\n    }\n  }\n  \
-                    map m {\n    type ipv4_addr : verdict\n    elements = { 192.0.2.9 : drop }\n  }\n  \
-                    chain c {\n    tcp dport {\n      22,\n      80 } accept\n    counter\n  }\n}\n";
+    fn long_chain_names_get_a_hash_and_never_collide() {
+        // The ufw case: two names equal in their first 28 characters.
+        let text = "*filter\n:INPUT DROP [0:0]\n:ufw-after-logging-forward - [0:0]\n\
+                    :ufw-after-logging-input - [0:0]\n-A INPUT -j ufw-after-logging-input\n\
+                    -A ufw-after-logging-input -j ufw-after-logging-forward\nCOMMIT\n";
         let imp = import("f", text, Ip::V4).unwrap();
-        // Map elements are not set elements (the installer counts sets only).
-        assert_eq!((imp.rules, imp.elements), (2, 3));
+        let names: Vec<&str> = imp.chains.iter().map(|(_, n)| n.as_str()).collect();
+        assert_eq!(names.len(), 3);
+        for n in &names {
+            assert!(n.len() <= MAX_CHAIN_NAME, "{n}");
+        }
+        assert_ne!(names[1], names[2]);
+        assert!(names[1].starts_with("FWBENCH-U-ufw-after-l~"), "{names:?}");
+        // The jumps follow the mapping; the mapping names the user's chains.
+        assert!(imp
+            .text
+            .contains(&format!("-A FWBENCH-INPUT -j {}\n", names[2])));
+        assert_eq!(imp.chains[2].0, "ufw-after-logging-input");
+        // A literal name equal to another chain's hashed name gets its own.
+        let taken = names[1].to_owned();
+        let n = ipt_name("filter", "x", false, |c| c == "FWBENCH-U-x" || c == taken);
+        assert!(
+            n != taken && n != "FWBENCH-U-x" && n.len() <= MAX_CHAIN_NAME,
+            "{n}"
+        );
+        // Rules are listed with their chain, position, text and verdict; the DROP
+        // policy is a last rule of its own.
+        let r = &imp.rule_list;
+        assert_eq!(r.len(), 3);
+        assert_eq!((r[0].user_chain.as_str(), r[0].index), ("INPUT", 1));
+        assert_eq!(r[0].verdict, "jump ufw-after-logging-input");
+        assert_eq!(
+            (r[2].user_chain.as_str(), r[2].index, r[2].policy),
+            ("INPUT", 2, true)
+        );
+        assert!(r[2].drops());
     }
 
     #[test]
-    fn nft_errors_name_file_and_line() {
+    fn only_real_built_in_chains_are_hooked() {
         let e = |text: &str| import("f", text, Ip::V4).unwrap_err().to_string();
-        let two = "table inet a {\n}\ntable ip b {\n}\n";
-        assert_eq!(e(two), "f:3: fwbench imports one table; this file has 2");
         assert_eq!(
-            e("flush ruleset\ntable inet a {\n}\n"),
-            "f:1: `flush ruleset` not understood (expected `table FAMILY NAME {` on its own line)"
+            e("*filter\n:MYCHAIN DROP [0:0]\nCOMMIT\n"),
+            "f:2: chain MYCHAIN has policy DROP but is not a built-in chain of table filter \
+             (those are INPUT, FORWARD, OUTPUT); a user chain is declared with `-`"
         );
         assert_eq!(
-            e("table bridge a {\n}\n"),
-            "f:1: table family bridge cannot be imported (ip, ip6 or inet)"
+            e("*raw\n:FORWARD ACCEPT [0:0]\nCOMMIT\n")
+                .split(" (")
+                .next()
+                .unwrap(),
+            "f:2: chain FORWARD has policy ACCEPT but is not a built-in chain of table raw"
         );
         assert_eq!(
-            e("table inet a {\n  include \"/etc/x\"\n}\n"),
-            "f:2: `include` not supported (fwbench imports `nft list ruleset` output)"
+            e("*filter\n:INPUT - [0:0]\nCOMMIT\n"),
+            "f:2: built-in chain INPUT of table filter is declared without a policy"
         );
+    }
+
+    #[test]
+    fn every_spelling_of_an_address_option_is_family_checked() {
+        let e = |rule: &str, ip| {
+            let text = format!("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT {rule}\nCOMMIT\n");
+            import("f", &text, ip).err().map(|e| e.to_string())
+        };
+        for rule in [
+            "-s 2001:db8::1 -j DROP",
+            "--source=2001:db8::1 -j DROP",
+            "--src 2001:db8::1 -j DROP",
+            "--sou 2001:db8::1 -j DROP",
+            "-d 192.0.2.1,2001:db8::1 -j DROP",
+            "! --destination=2001:db8::/32 -j DROP",
+            "--dst=2001:db8::1 -j DROP",
+        ] {
+            assert!(
+                e(rule, Ip::V4).is_some_and(|m| m.contains("is IPv6 but the trial is IPv4")),
+                "{rule}"
+            );
+        }
+        assert_eq!(e("-s 198.18.0.0/15 -j ACCEPT", Ip::V4), None);
+        assert!(e("--source=198.18.0.1 -j DROP", Ip::V6).is_some());
+        // --sport is not --source.
+        assert_eq!(e("-p udp --sport 53 -j ACCEPT", Ip::V4), None);
+    }
+
+    #[test]
+    fn iptables_rules_carry_their_match_fields() {
+        let text = "*filter\n:INPUT ACCEPT [0:0]\n\
+                    -A INPUT -s 198.18.0.0/15 -p udp -m multiport --dports 5000:6000,7000 -j ACCEPT\n\
+                    -A INPUT -p tcp ! --dport 22 -j DROP\n\
+                    -A INPUT --protocol=tcp --destination-port=80 -j ACCEPT\nCOMMIT\n";
+        let imp = import("f", text, Ip::V4).unwrap();
+        let a = &imp.rule_list[0].aim;
+        assert_eq!(a.src.as_deref(), Some("198.18.0.0/15"));
+        assert_eq!(a.l4.as_deref(), Some("udp"));
+        assert_eq!(a.dport, Some((5000, 6000)));
+        assert_eq!(imp.rule_list[0].verdict, "accept");
+        assert!(imp.rule_list[1]
+            .aim
+            .unaimable
+            .as_deref()
+            .unwrap()
+            .contains("! --dport"));
+        assert_eq!(imp.rule_list[2].aim.dport, Some((80, 80)));
+        assert_eq!(imp.rule_list[2].aim.l4.as_deref(), Some("tcp"));
+    }
+
+    #[test]
+    fn nft_listing_is_rewritten_into_fwbench_table() {
+        let json = fixture("nft-listing.json");
+        let text = fixture("nft-listing.txt");
+        let imp = import_nft_listing("ruleset.nft", &json, &text, Ip::V4).unwrap();
+        assert_eq!(imp.format, ImportFormat::Nft);
+        // 10 rules and one for the input chain's drop policy; 6 elements in sets.
+        assert_eq!((imp.rules, imp.elements), (11, 6));
+        let v: serde_json::Value = serde_json::from_str(&imp.text).unwrap();
+        let batch = v["nftables"].as_array().unwrap();
+        // Replace fwbench's table and nothing else: every object is in it.
         assert_eq!(
-            e("table inet a {\n  chain c {\n"),
-            "f: ends inside a block (a `}` is missing)"
+            batch[1],
+            serde_json::json!({"delete": {"table": {"family": "inet", "name": "fwbench"}}})
         );
+        for cmd in batch {
+            let (verb, obj) = cmd.as_object().unwrap().iter().next().unwrap();
+            assert!(
+                verb == "add" || (verb == "delete" && obj.get("table").is_some()),
+                "{cmd}"
+            );
+            let (_, o) = obj.as_object().unwrap().iter().next().unwrap();
+            let table = o.get("table").unwrap_or(&o["name"]);
+            assert_eq!(table, "fwbench", "{cmd}");
+            assert_eq!(o["family"], "inet", "{cmd}");
+            assert!(o.get("handle").is_none(), "{cmd}");
+        }
+        // Policy drop → accept plus a last counted drop rule.
+        let input = batch
+            .iter()
+            .find(|c| c["add"]["chain"]["name"] == "input")
+            .unwrap();
+        assert_eq!(input["add"]["chain"]["policy"], "accept");
+        let last = &imp.rule_list[imp.rule_list.len() - 1];
+        assert!(
+            last.policy && last.chain == "input" && last.index == 6,
+            "{last:?}"
+        );
+        // Every rule counts, the counter before its verdict.
+        for cmd in batch.iter().filter(|c| c["add"].get("rule").is_some()) {
+            let expr = cmd["add"]["rule"]["expr"].as_array().unwrap();
+            let counter = expr
+                .iter()
+                .position(|e| e.get("counter").is_some())
+                .unwrap();
+            assert!(
+                expr[..counter].iter().all(|e| e.get("match").is_some()),
+                "{cmd}"
+            );
+        }
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.contains("counter was added to 7 rules")),
+            "{:?}",
+            imp.notes
+        );
+        // Texts come from nft's own listing, with chain and position.
+        let r = &imp.rule_list[6];
+        assert_eq!((r.chain.as_str(), r.index), ("forward", 2));
+        assert_eq!(r.text, "tcp dport @web_ports accept");
+        assert_eq!(r.verdict, "accept");
+        assert!(r.aim.unaimable.as_deref().unwrap().contains("named set"));
+        let f1 = &imp.rule_list[5].aim;
+        assert_eq!(
+            (f1.src.as_deref(), f1.dst.as_deref()),
+            (Some("198.18.0.0/15"), Some("198.19.0.0/16"))
+        );
+        assert_eq!(f1.l4.as_deref(), Some("udp"));
+        let udp = &imp.rule_list[7];
+        assert_eq!(
+            (udp.aim.dport, udp.verdict.as_str()),
+            (Some((5060, 5060)), "drop")
+        );
+        assert_eq!(imp.rule_list[3].verdict, "jump ssh_in");
+        // The inet table is one for IPv6 trials too.
+        assert!(import_nft_listing("f", &json, &text, Ip::V6).is_ok());
+    }
+
+    #[test]
+    fn nft_refusals_name_the_file() {
+        assert_eq!(
+            check_nft_text(
+                "f",
+                "table inet a {\n  comment \"x\" # include \"/etc/x\"\n}\n"
+            )
+            .unwrap_err()
+            .to_string(),
+            "f:2: `include` is refused (an imported ruleset must be self-contained; the word \
+             is refused in comments and strings too)"
+        );
+        assert!(check_nft_text("f", "table inet a {\n}\n").is_ok());
+        assert!(refused_messages("f", &[16, 2560, 2563, 2566, 17]).is_ok());
+        let e = refused_messages("f", &[16, 2562, 2560, 17])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("f: refused: the file deletes or flushes a table"),
+            "{e}"
+        );
+        assert!(refused_messages("f", &[2581])
+            .unwrap_err()
+            .to_string()
+            .contains("resets"));
+        let two = r#"{"nftables": [{"table": {"family": "inet", "name": "a", "handle": 1}},
+            {"table": {"family": "ip", "name": "b", "handle": 2}},
+            {"table": {"family": "ip6", "name": "c", "handle": 3}}]}"#;
+        assert_eq!(
+            import_nft_listing("f", two, "", Ip::V4)
+                .unwrap_err()
+                .to_string(),
+            "f: fwbench imports one table; this file has 2: inet a, ip b"
+        );
+        let xt = r#"{"nftables": [{"table": {"family": "ip", "name": "filter", "handle": 1}},
+            {"rule": {"family": "ip", "table": "filter", "chain": "INPUT", "handle": 4,
+              "expr": [{"xt": {"type": "match", "name": "recent"}}, {"accept": null}]}}]}"#;
+        assert!(import_nft_listing("f", xt, "", Ip::V4)
+            .unwrap_err()
+            .to_string()
+            .contains("iptables extension (recent)"));
     }
 }

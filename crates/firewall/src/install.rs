@@ -10,7 +10,7 @@
 //! Must not: hold any engine's syntax or match on engines.
 
 use crate::engine::{backend, NFT_TABLE};
-use crate::model::{Engine, Hook, Role};
+use crate::model::{Engine, Hook, ImportedRule, Role};
 use crate::rendered::Rendered;
 use crate::tool::{self, Batch, ToolError};
 use serde::{Deserialize, Serialize};
@@ -198,10 +198,45 @@ pub struct Verdicts {
     pub policy_drops: u64,
     pub ok: bool,
     pub problems: Vec<String>,
+    /// Imported rulesets: every rule with its packet counter, in chain order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleHit>,
+    /// Imported rulesets: the rule with a final verdict (accept, drop, reject) that
+    /// counted the most packets, e.g. `INPUT:3 (-A INPUT -p tcp … -j ACCEPT): 1000 packets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took: Option<String>,
+    /// Imported rulesets: packets dropped or rejected by the user's rules or policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<Dropped>,
+}
+
+/// One imported rule after a trial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleHit {
+    /// The user's chain name.
+    pub chain: String,
+    /// 1-based position in the chain.
+    pub index: usize,
+    pub text: String,
+    pub packets: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub policy: bool,
+}
+
+/// Packets the user's ruleset dropped, and by what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dropped {
+    pub packets: u64,
+    /// e.g. `the policy of chain INPUT`, or `rule INPUT:7 (…)`, joined by `, `.
+    pub by: String,
 }
 
 /// Read counters and compare with the rendered layout.
 pub fn verdicts(r: &Rendered) -> Result<Verdicts, InstallError> {
+    if !r.imported_rules.is_empty() {
+        let chains = backend(r.engine).chain_counters(r)?;
+        return Ok(judge_imported(&r.imported_rules, &chains));
+    }
     let chains = backend(r.engine).counters(r)?;
     Ok(judge(r, |h| {
         chains.iter().find(|(c, _)| *c == h).map(|(_, v)| v.clone())
@@ -260,6 +295,63 @@ pub fn judge(r: &Rendered, counters: impl Fn(Hook) -> Option<Vec<u64>>) -> Verdi
     v
 }
 
+/// Pure part of [`verdicts`] for an imported ruleset: each rule's counter (from
+/// `chains`: chain name → counters in order), the rule that took the traffic, the
+/// drops. No filler/match expectation: the user's rules are what they are.
+pub fn judge_imported(rules: &[ImportedRule], chains: &[(String, Vec<u64>)]) -> Verdicts {
+    let mut v = Verdicts::default();
+    let mut best: Option<(&ImportedRule, u64)> = None;
+    let mut drops: Vec<String> = vec![];
+    let mut dropped = 0;
+    for r in rules {
+        let Some(packets) = chains
+            .iter()
+            .find(|(c, _)| *c == r.chain)
+            .and_then(|(_, v)| v.get(r.index - 1).copied())
+        else {
+            v.problems
+                .push(format!("rule {} not found in chain {}", r.index, r.chain));
+            continue;
+        };
+        v.rules.push(RuleHit {
+            chain: r.user_chain.clone(),
+            index: r.index,
+            text: r.text.clone(),
+            packets,
+            policy: r.policy,
+        });
+        if packets == 0 {
+            continue;
+        }
+        if r.policy {
+            v.policy_drops += packets;
+        }
+        if r.drops() {
+            dropped += packets;
+            drops.push(if r.policy {
+                format!("the policy of chain {}", r.user_chain)
+            } else {
+                format!("rule {} ({})", r.place(), r.text)
+            });
+        } else if matches!(r.verdict.as_str(), "accept") {
+            v.matched_packets += packets;
+        }
+        let terminal = r.drops() || r.verdict == "accept";
+        if terminal && best.is_none_or(|(_, p)| packets > p) {
+            best = Some((r, packets));
+        }
+    }
+    v.took = best.map(|(r, p)| format!("{} ({}): {p} packets", r.place(), r.text));
+    if dropped > 0 {
+        v.dropped = Some(Dropped {
+            packets: dropped,
+            by: drops.join(", "),
+        });
+    }
+    v.ok = v.problems.is_empty();
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,7 +372,60 @@ mod tests {
             }],
             nft_family: Default::default(),
             settings: Default::default(),
+            imported_rules: vec![],
         }
+    }
+
+    #[test]
+    fn imported_verdicts_name_the_rule_and_the_policy_drops() {
+        use crate::model::{AimFields, ImportedRule};
+        let rule = |chain: &str, index, verdict: &str, policy| ImportedRule {
+            chain: format!("FWBENCH-{chain}"),
+            user_chain: chain.into(),
+            index,
+            text: format!("rule {index}"),
+            verdict: verdict.into(),
+            policy,
+            aim: AimFields::default(),
+        };
+        let rules = [
+            rule("INPUT", 1, "accept", false),
+            rule("INPUT", 2, "jump X", false),
+            rule("X", 1, "accept", false),
+            rule("INPUT", 3, "drop", true),
+        ];
+        let chains = vec![
+            ("FWBENCH-INPUT".to_string(), vec![5, 900]),
+            ("FWBENCH-X".to_string(), vec![100]),
+        ];
+        let v = judge_imported(&rules, &chains);
+        assert_eq!(v.problems, ["rule 3 not found in chain FWBENCH-INPUT"]);
+        let chains = vec![
+            ("FWBENCH-INPUT".to_string(), vec![5, 900, 800]),
+            ("FWBENCH-X".to_string(), vec![100]),
+        ];
+        let v = judge_imported(&rules, &chains);
+        assert!(v.ok);
+        assert_eq!(
+            v.rules.iter().map(|r| r.packets).collect::<Vec<_>>(),
+            [5, 900, 100, 800]
+        );
+        assert_eq!(v.took.as_deref(), Some("INPUT:3 (rule 3): 800 packets"));
+        assert_eq!((v.policy_drops, v.matched_packets), (800, 105));
+        let d = v.dropped.unwrap();
+        assert_eq!(
+            (d.packets, d.by.as_str()),
+            (800, "the policy of chain INPUT")
+        );
+        let quiet = judge_imported(
+            &rules,
+            &[
+                ("FWBENCH-INPUT".to_string(), vec![7, 0, 0]),
+                ("FWBENCH-X".to_string(), vec![0]),
+            ],
+        );
+        assert_eq!(quiet.took.as_deref(), Some("INPUT:1 (rule 1): 7 packets"));
+        assert!(quiet.dropped.is_none());
     }
 
     #[test]

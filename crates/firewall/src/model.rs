@@ -162,6 +162,69 @@ pub struct Imported {
     pub text: String,
     pub rules: usize,
     pub elements: usize,
+    /// Every rule fwbench installs for it, in chain order (its counters are read back
+    /// after a trial). Imports of older builds have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rule_list: Vec<ImportedRule>,
+    /// (user's chain, fwbench's chain), in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chains: Vec<(String, String)>,
+    /// What fwbench changed and why (counters added, policies turned into rules,
+    /// tables skipped): shown by `rules render`, recorded as a setting.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One rule of an imported ruleset as fwbench installs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedRule {
+    /// fwbench's name of the chain (where its counter is read).
+    pub chain: String,
+    /// The user's name of the chain.
+    pub user_chain: String,
+    /// 1-based position in the chain.
+    pub index: usize,
+    /// The rule as the user's tool writes it.
+    pub text: String,
+    /// `accept`, `drop`, `reject`, `jump X`, … or empty (no verdict).
+    pub verdict: String,
+    /// Added by fwbench: the chain's drop policy as a last counted drop rule.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub policy: bool,
+    /// What a packet needs to match it (for `--aim`).
+    #[serde(default)]
+    pub aim: AimFields,
+}
+
+impl ImportedRule {
+    /// Whether the rule's verdict drops the packet (drop, reject, or a drop policy).
+    pub fn drops(&self) -> bool {
+        self.policy || matches!(self.verdict.as_str(), "drop" | "reject")
+    }
+
+    /// `CHAIN:N` with the user's chain name.
+    pub fn place(&self) -> String {
+        format!("{}:{}", self.user_chain, self.index)
+    }
+}
+
+/// The match fields of an imported rule that a test packet can be given. Ranges are
+/// inclusive; addresses are prefixes (`198.18.0.0/15`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AimFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l4: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sport: Option<(u16, u16)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dport: Option<(u16, u16)>,
+    /// Why no packet can be aimed at the rule (a match fwbench cannot produce).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unaimable: Option<String>,
 }
 
 /// Where a rule sits: netfilter hook and table.

@@ -341,12 +341,16 @@ mod tests {
                 text: text.into(),
                 rules: 3,
                 elements: 2,
+                rule_list: vec![],
+                chains: vec![],
+                notes: vec![],
             }),
             ..RuleSet::empty(Ip::V6)
         };
         let nft = imported(ImportFormat::Nft, "add table inet fwbench\n");
         let r = render(&nft, Engine::NftSet).unwrap();
         assert_eq!(r.install[0].text, "add table inet fwbench\n");
+        assert_eq!(r.install[0].tool, Tool::NftJson);
         assert_eq!((r.expect_rules, r.expect_elements), (3, 2));
         assert!(r.layout.is_empty());
         assert_eq!(

@@ -5,7 +5,7 @@
 //! [`Settings`] (the engine's hidden choices that change what a rule costs).
 //! Must not: know any engine's syntax or run programs.
 
-use crate::model::{Engine, Hook, Ip, NftFamily, Role};
+use crate::model::{Engine, Hook, ImportedRule, Ip, NftFamily, Role};
 use crate::tool::Batch;
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,9 @@ pub struct Rendered {
     /// The choices the engine made that change a rule's cost, recorded with the trial.
     #[serde(default)]
     pub settings: Settings,
+    /// An imported ruleset's rules, in chain order (their counters are the verdicts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imported_rules: Vec<ImportedRule>,
 }
 
 /// The hidden choices of a rendered rule set that change what a rule costs: which
@@ -117,6 +120,7 @@ impl Rendered {
             layout: vec![],
             nft_family: NftFamily::default(),
             settings: Settings::default(),
+            imported_rules: vec![],
         }
     }
 

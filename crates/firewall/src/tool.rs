@@ -24,6 +24,8 @@ pub enum Flavour {
 pub enum Tool {
     /// `nft -f -`
     Nft,
+    /// `nft -j -f -`: a JSON batch (an imported ruleset, read back from nft itself).
+    NftJson,
     /// `iptables-restore --noflush` / `ip6tables-restore --noflush`, legacy or nft
     IptablesRestore {
         v6: bool,
@@ -40,6 +42,7 @@ impl Tool {
     pub fn argv(&self) -> Vec<&'static str> {
         match self {
             Tool::Nft => vec!["nft", "-f", "-"],
+            Tool::NftJson => vec!["nft", "-j", "-f", "-"],
             Tool::IptablesRestore { v6, flavour } => {
                 let prog = match (v6, flavour) {
                     (false, Flavour::Legacy) => "iptables-legacy-restore",
@@ -55,7 +58,7 @@ impl Tool {
     /// Debian package that provides the tool.
     pub fn package(&self) -> &'static str {
         match self {
-            Tool::Nft => "nftables",
+            Tool::Nft | Tool::NftJson => "nftables",
             Tool::IptablesRestore { .. } => "iptables",
             Tool::IpsetRestore => "ipset",
         }

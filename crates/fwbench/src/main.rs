@@ -22,6 +22,7 @@ mod host;
 mod limits;
 mod lock;
 mod names;
+mod nftload;
 mod outcome;
 mod output;
 mod params;

@@ -6,7 +6,6 @@ use crate::params::topology::chain_of;
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
-use crate::process::{Cmd, Failure};
 use crate::testbed::addr;
 use firewall::install;
 use firewall::models::{Addressing, Model, ModelSpec};
@@ -57,9 +56,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
         let path = p.import.as_deref().ok_or(
             "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
         )?;
-        let text = crate::limits::read_user_file(std::path::Path::new(path), "rule import")
-            .map_err(|e| format!("--import {e}"))?;
-        req.imported = Some(firewall::import::import(path, &text, ip).map_err(|e| e.to_string())?);
+        req.imported = Some(import(path, ip)?);
     } else {
         req.spec = Some(ModelSpec {
             model: p.model,
@@ -75,6 +72,25 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
     Ok(Some(req))
 }
 
+/// Read and rewrite a user's ruleset file. nft files are parsed by nft itself, in a
+/// scratch network namespace ([`crate::nftload`]); only its read-back is installed.
+pub fn import(path: &str, ip: Ip) -> Result<firewall::Imported, String> {
+    use firewall::import;
+    let text = crate::limits::read_user_file(std::path::Path::new(path), "rule import")
+        .map_err(|e| format!("--import {e}"))?;
+    // Anything that is not iptables-save text is nft's to judge.
+    let imported = match import::detect(&text) {
+        Some(firewall::ImportFormat::IptablesSave) => import::import(path, &text, ip),
+        _ => {
+            import::check_nft_text(path, &text).map_err(|e| e.to_string())?;
+            let loaded = crate::nftload::load_nft(path, &text)?;
+            import::refused_messages(path, &loaded.messages).map_err(|e| e.to_string())?;
+            import::import_nft_listing(path, &loaded.json, &loaded.listing, ip)
+        }
+    };
+    imported.map_err(|e| e.to_string())
+}
+
 /// Build and render the rule set of a trial (`None` for engine none).
 pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
     request(p)?
@@ -82,35 +98,314 @@ pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
         .transpose()
 }
 
-/// Before any testbed exists: the engine's tools are installed, and an import file
-/// passes the engine's own check (its error names the file and line).
-pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
+/// `fwbench rules render`: the batches as the user would type them and, for an
+/// imported file, what fwbench changed, the chain mapping (the user's name next to
+/// fwbench's) and every rule with its position (`--aim CHAIN:N`).
+pub fn render_text(p: &TrialParams) -> Result<Option<String>, String> {
+    let Some(req) = request(p)? else {
+        return Ok(None);
+    };
+    let r = req.render().map_err(|e| e.to_string())?;
+    let mut out = r.to_text_with_settings();
+    if let Some(imp) = &req.imported {
+        out += &import_table(imp);
+    }
+    Ok(Some(out))
+}
+
+/// The chain mapping, notes and rule list of an import, as `#` comment lines.
+pub fn import_table(imp: &firewall::Imported) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for n in &imp.notes {
+        let _ = writeln!(out, "# note: {n}");
+    }
+    if !imp.chains.is_empty() {
+        let w = imp
+            .chains
+            .iter()
+            .map(|(u, _)| u.len())
+            .max()
+            .unwrap_or(0)
+            .max(10);
+        let _ = writeln!(out, "# chains:\n#   {:<w$}  fwbench's chain", "your chain");
+        for (user, ours) in &imp.chains {
+            let _ = writeln!(out, "#   {user:<w$}  {ours}");
+        }
+    }
+    let _ = writeln!(out, "# rules (aim at one with --aim N or --aim CHAIN:N):");
+    for (i, r) in imp.rule_list.iter().enumerate() {
+        let _ = writeln!(out, "#   {:>4}  {:<24} {}", i + 1, r.place(), r.text);
+    }
+    out
+}
+
+/// Before any testbed exists: the engine's tools are installed, and an imported
+/// iptables-save file passes the engine's own check (`--test`), run in a scratch
+/// network namespace on fwbench's rewritten text (an nft file was already loaded by
+/// nft itself in one). The user's file is never run in the host's namespace.
+///
+/// With `strict_aim`, an `--aim` that cannot be met is bad input too; in a sweep over
+/// `aim` (hot rules) such a rule is marked unavailable when its trial comes.
+pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
+    let a = addressing(p.family, p.clients.max(1));
+    if let Some(k) = &p.packet {
+        check_addrs(k, &a.clients, a.server)?;
+    }
+    if strict_aim {
+        aim(p, &a.clients, a.server)?;
+    }
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
-        // Check mode of the same program that will apply the batch.
-        let prog = raw.tool.argv()[0].to_string();
-        let check: Vec<String> = match raw.tool {
-            Tool::Nft => vec![prog, "-c".into(), "-f".into(), path.clone()],
-            Tool::IptablesRestore { .. } => vec![prog, "--test".into(), path.clone()],
-            Tool::IpsetRestore => vec![],
-        };
-        if !check.is_empty() {
-            // Check mode parses and validates only; it changes no firewall state.
-            let args: Vec<&str> = check[1..].iter().map(String::as_str).collect();
-            let o = Cmd::new(&check[0], &args)
-                .finish()
-                .map_err(|e| match e.failure {
-                    Failure::Spawn(e) | Failure::Wait(e) => format!("running {}: {e}", check[0]),
-                    _ => e.to_string(),
-                })?;
-            if !o.success() {
-                return Err(format!(
-                    "--import {path}: {} rejects it:\n{}",
-                    check[0],
-                    o.stderr.trim()
-                ));
-            }
+        if let Tool::IptablesRestore { .. } = raw.tool {
+            let argv = raw.tool.argv();
+            let mut check: Vec<&str> = argv.clone();
+            check.push("--test");
+            crate::nftload::check_in_scratch(&check, &raw.text)
+                .map_err(|e| format!("--import {path}: {} rejects it:\n{e}", argv[0]))?;
         }
     }
     Ok(())
+}
+
+/// `--src` must be one of the testbed's clients and `--dst` its server: traffic goes
+/// nowhere else; the flows must fit a `--sport` range.
+pub fn check_addrs(
+    k: &crate::params::packet::PacketParams,
+    clients: &[std::net::IpAddr],
+    server: std::net::IpAddr,
+) -> Result<(), String> {
+    if let Some(a) = k.src.filter(|a| !clients.contains(a)) {
+        let shown: Vec<String> = clients.iter().take(4).map(|c| c.to_string()).collect();
+        return Err(format!(
+            "--src {a} is not one of the testbed's client addresses ({}{}); fwbench sends \
+             only from those",
+            shown.join(", "),
+            if clients.len() > 4 { ", …" } else { "" }
+        ));
+    }
+    if let Some((lo, hi)) = k.sport {
+        if u32::from(hi) - u32::from(lo) + 1 < k.flows {
+            return Err(format!(
+                "{} flows need {} source ports, but --sport {lo}-{hi} has {}",
+                k.flows,
+                k.flows,
+                u32::from(hi) - u32::from(lo) + 1
+            ));
+        }
+    }
+    if let Some(a) = k.dst.filter(|a| *a != server) {
+        return Err(format!(
+            "--dst {a} is not the testbed's server {server}; fwbench sends nowhere else"
+        ));
+    }
+    Ok(())
+}
+
+/// A trial's packets aimed at one imported rule: what was derived from its match
+/// fields, and the rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aimed {
+    /// `CHAIN:N (rule text)`.
+    pub rule: String,
+    pub src: Option<std::net::IpAddr>,
+    pub sport: Option<u16>,
+    pub dport: Option<u16>,
+}
+
+impl Aimed {
+    /// One line saying what was derived, for the user.
+    pub fn said(&self) -> String {
+        let mut parts = vec!["udp".to_string()];
+        if let Some(a) = self.src {
+            parts.push(format!("from {a}"));
+        }
+        if let Some(p) = self.sport {
+            parts.push(format!("sport {p}"));
+        }
+        if let Some(p) = self.dport {
+            parts.push(format!("dport {p}"));
+        }
+        format!("aimed at {}: {}", self.rule, parts.join(", "))
+    }
+}
+
+/// Whether `a` is inside the prefix `p` (`addr/len` or a bare address).
+fn in_prefix(p: &str, a: std::net::IpAddr) -> Result<bool, String> {
+    use std::net::IpAddr;
+    let (addr, len) = match p.split_once('/') {
+        Some((x, l)) => (x, Some(l)),
+        None => (p, None),
+    };
+    let base: IpAddr = addr
+        .parse()
+        .map_err(|_| format!("address {p} not understood"))?;
+    let max = if base.is_ipv4() { 32 } else { 128 };
+    let len: u32 = match len {
+        // A dotted mask (iptables writes /255.255.0.0 never; nft never) is refused.
+        Some(l) => l
+            .parse()
+            .map_err(|_| format!("prefix {p} not understood"))?,
+        None => max,
+    };
+    Ok(match (base, a) {
+        (IpAddr::V4(b), IpAddr::V4(x)) => {
+            let m = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+            u32::from(b) & m == u32::from(x) & m
+        }
+        (IpAddr::V6(b), IpAddr::V6(x)) => {
+            let m = u128::MAX.checked_shl(128 - len).unwrap_or(0);
+            u128::from(b) & m == u128::from(x) & m
+        }
+        _ => false,
+    })
+}
+
+/// The rule `--aim` names (`N` over the listing of `rules render`, or `CHAIN:N`).
+pub fn find_rule<'a>(
+    imp: &'a firewall::Imported,
+    aim: &str,
+) -> Result<&'a firewall::ImportedRule, String> {
+    let found = match aim.rsplit_once(':') {
+        Some((chain, n)) => {
+            let n: usize = n.parse().map_err(|_| format!("--aim {aim}: bad number"))?;
+            imp.rule_list
+                .iter()
+                .find(|r| r.user_chain == chain && r.index == n)
+        }
+        None => aim
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| imp.rule_list.get(n.wrapping_sub(1))),
+    };
+    found.ok_or_else(|| {
+        format!(
+            "--aim {aim}: {} has no such rule ({} rules; `fwbench rules render --import {}` lists them)",
+            imp.source,
+            imp.rule_list.len(),
+            imp.source
+        )
+    })
+}
+
+/// Derive UDP packets that match the aimed-at rule from its own match fields:
+/// a testbed client inside its source prefix, ports inside its ranges. Refused (bad
+/// input) when the rule matches something the flood cannot send (TCP, a named set,
+/// a negation), or addresses outside the testbed — nothing is ever sent there.
+pub fn aim(
+    p: &TrialParams,
+    clients: &[std::net::IpAddr],
+    server: std::net::IpAddr,
+) -> Result<Option<Aimed>, String> {
+    let Some(target) = p.packet.as_ref().and_then(|k| k.aim.as_deref()) else {
+        return Ok(None);
+    };
+    let path = p
+        .import
+        .as_deref()
+        .ok_or("--aim needs --import FILE (it aims at a rule of your ruleset)")?;
+    let imp = import(path, Ip::from(p.family))?;
+    let r = find_rule(&imp, target)?;
+    let name = format!("{} ({})", r.place(), r.text);
+    let refuse = |why: String| {
+        Err(format!(
+            "--aim {target}: rule {name} cannot be aimed at: {why}"
+        ))
+    };
+    let a = &r.aim;
+    if let Some(why) = &a.unaimable {
+        return refuse(why.clone());
+    }
+    if let Some(l4) = a.l4.as_deref().filter(|l| *l != "udp" && *l != "17") {
+        return refuse(format!(
+            "it matches protocol {l4}, and {} sends UDP",
+            p.workload.as_str()
+        ));
+    }
+    let testbed = |x: std::net::IpAddr| {
+        in_prefix("198.18.0.0/15", x).unwrap_or(false)
+            || in_prefix("2001:2::/48", x).unwrap_or(false)
+    };
+    let mut src = None;
+    let user_src = p.packet.as_ref().and_then(|k| k.src);
+    if let Some(prefix) = &a.src {
+        let inside = clients
+            .iter()
+            .copied()
+            .filter(|c| testbed(*c) && user_src.is_none_or(|u| u == *c))
+            .find(|c| in_prefix(prefix, *c).unwrap_or(false));
+        match inside {
+            Some(c) => src = Some(c),
+            None => {
+                return refuse(format!(
+                    "it matches source {prefix}, which holds none of the testbed's clients \
+                     (fwbench sends from 198.18.0.0/15 or 2001:2::/48 only, never elsewhere)"
+                ))
+            }
+        }
+    }
+    if let Some(prefix) = &a.dst {
+        if !(testbed(server) && in_prefix(prefix, server)?) {
+            return refuse(format!(
+                "it matches destination {prefix}, which is not the testbed's server {server} \
+                 (fwbench never sends anywhere else)"
+            ));
+        }
+    }
+    let k = p.packet.as_ref();
+    let pick = |rule: Option<(u16, u16)>, user: Option<(u16, u16)>, what: &str| match (rule, user) {
+        (Some((lo, hi)), Some((ulo, uhi))) => {
+            let (l, h) = (lo.max(ulo), hi.min(uhi));
+            if l > h {
+                Err(format!(
+                    "--aim {target}: the rule's {what} {lo}-{hi} and --{what} {ulo}-{uhi} do not overlap"
+                ))
+            } else {
+                Ok(Some(l))
+            }
+        }
+        (Some((lo, _)), None) => Ok(Some(lo)),
+        (None, u) => Ok(u.map(|(lo, _)| lo)),
+    };
+    Ok(Some(Aimed {
+        rule: name.clone(),
+        src,
+        sport: pick(a.sport, k.and_then(|k| k.sport), "sport")?,
+        dport: pick(a.dport, k.and_then(|k| k.dport), "dport")?,
+    }))
+}
+
+#[cfg(test)]
+mod aim_tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_contain_what_they_should() {
+        let a = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert!(in_prefix("198.18.0.0/15", a("198.19.255.1")).unwrap());
+        assert!(!in_prefix("198.18.0.0/16", a("198.19.0.1")).unwrap());
+        assert!(in_prefix("198.18.1.1", a("198.18.1.1")).unwrap());
+        assert!(!in_prefix("203.0.113.0/24", a("198.18.1.1")).unwrap());
+        assert!(in_prefix("2001:2::/48", a("2001:2:0:1::5")).unwrap());
+        assert!(!in_prefix("2001:2::/48", a("198.18.1.1")).unwrap());
+        assert!(in_prefix("0.0.0.0/0", a("198.18.1.1")).unwrap());
+        assert!(in_prefix("x/1", a("198.18.1.1")).is_err());
+    }
+
+    #[test]
+    fn rules_are_found_by_number_or_chain_and_position() {
+        let text = "*filter\n:INPUT DROP [0:0]\n:mine - [0:0]\n-A INPUT -j mine\n\
+                    -A mine -p udp --dport 53 -j ACCEPT\nCOMMIT\n";
+        let imp = firewall::import::import("f", text, Ip::V4).unwrap();
+        assert_eq!(find_rule(&imp, "2").unwrap().place(), "mine:1");
+        assert_eq!(find_rule(&imp, "mine:1").unwrap().aim.dport, Some((53, 53)));
+        assert_eq!(
+            find_rule(&imp, "INPUT:2").unwrap().text,
+            ":INPUT DROP (the chain's policy)"
+        );
+        assert!(find_rule(&imp, "4")
+            .unwrap_err()
+            .contains("f has no such rule (3 rules"));
+        assert!(find_rule(&imp, "0").is_err());
+    }
 }

@@ -21,6 +21,7 @@ pub mod conn;
 pub mod contents;
 pub mod export;
 pub mod figure;
+pub mod hotrules;
 pub mod html;
 pub mod model;
 pub mod series;
@@ -93,7 +94,9 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     if let Some(b) = &baseline {
         model::pair_with_baseline(&mut configs, b);
     }
-    let analysis = analysis::analyse(&configs, &trials);
+    let mut analysis = analysis::analyse(&configs, &trials);
+    // Trials aimed at the rules of an imported ruleset: cost vs rule position.
+    analysis.figures.extend(hotrules::figure(&trials));
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));
     Ok(RunReport {

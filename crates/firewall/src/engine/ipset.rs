@@ -111,6 +111,10 @@ impl Backend for Ipset {
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
         counters(r.ip, self.flavour)
     }
+
+    fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+        super::xtables::ipt_counters(r.ip, self.flavour)
+    }
 }
 
 /// The `ipset restore` batch that creates (or empties) and fills every set.

@@ -77,6 +77,12 @@ pub trait Backend: Sync {
     /// Packet counters of fwbench's rules: for each hook whose chain exists, its
     /// rules' counts in order.
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError>;
+
+    /// Packet counters of every rule in fwbench's chains, per chain name, in order
+    /// (for imported rulesets, whose chains are the user's).
+    fn chain_counters(&self, _r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+        Ok(vec![])
+    }
 }
 
 /// The backend of an engine: the one place that maps engines to backends.
@@ -136,6 +142,7 @@ fn imported(engine: Engine, ip: Ip, imp: &Imported, install: Batch, remove: Batc
     out.remove.push(remove);
     out.expect_rules = imp.rules;
     out.expect_elements = imp.elements;
+    out.imported_rules = imp.rule_list.clone();
     out
 }
 

@@ -79,13 +79,15 @@ impl Backend for Nft {
                 }
                 ImportFormat::Nft => {
                     let install = Batch {
-                        tool: Tool::Nft,
+                        tool: Tool::NftJson,
                         text: imp.text.clone(),
                     };
                     let mut out = imported(self.engine, rs.ip, imp, install, remove(family));
                     out.settings = Settings {
                         table: Some(format!("{family} {NFT_TABLE} (imported)")),
-                        counters: Some("as in the imported file".into()),
+                        counters: Some("per rule (added where the imported rule had none)".into()),
+                        policy: (imp.rule_list.iter().any(|r| r.policy))
+                            .then(|| "a drop policy is a last counted drop rule".into()),
                         ..Settings::default()
                     };
                     Ok(out)
@@ -114,6 +116,10 @@ impl Backend for Nft {
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
         let c = nft_counters(r.nft_family.table_family(r.ip))?;
         Ok(super::by_hook(c.rules, nft_chain))
+    }
+
+    fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+        Ok(nft_counters(r.nft_family.table_family(r.ip))?.rules)
     }
 }
 

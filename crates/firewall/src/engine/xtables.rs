@@ -78,6 +78,10 @@ impl Backend for Xtables {
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
         counters(r.ip, self.flavour)
     }
+
+    fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+        ipt_counters(r.ip, self.flavour)
+    }
 }
 
 fn no_sets(engine: Engine) -> RenderError {
@@ -368,7 +372,7 @@ fn save_argv(ip: Ip, flavour: Flavour) -> &'static str {
 }
 
 /// `-A FWBENCH-*` rules with their packet counters, from `*-save -c`.
-fn ipt_counters(ip: Ip, flavour: Flavour) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+pub(super) fn ipt_counters(ip: Ip, flavour: Flavour) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
     let out = run(&[save_argv(ip, flavour), "-c"], None)?;
     Ok(parse_save_counters(&out))
 }

@@ -187,6 +187,23 @@ pub struct StreamArgs {
     /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)
     #[arg(long)]
     fragment: bool,
+    /// Destination port or range (5000-6000): the sink listens on the first port
+    #[arg(long, value_parser = crate::params::packet::parse_ports)]
+    dport: Option<(u16, u16)>,
+    /// Source port or range: flow i uses the first port + i (flows must fit the range)
+    #[arg(long, value_parser = crate::params::packet::parse_ports)]
+    sport: Option<(u16, u16)>,
+    /// Source address: one of the testbed's client addresses (198.18.x.y / 2001:2:0:1::x)
+    #[arg(long)]
+    src: Option<std::net::IpAddr>,
+    /// Destination address: must be the testbed's server (fwbench sends nowhere else)
+    #[arg(long)]
+    dst: Option<std::net::IpAddr>,
+    /// Aim at rule N (or CHAIN:N) of the imported ruleset (`fwbench rules render
+    /// --import FILE` numbers them): the packets get that rule's protocol, ports and
+    /// testbed addresses; its counter is checked after the trial
+    #[arg(long, value_parser = crate::params::packet::parse_aim)]
+    aim: Option<String>,
 }
 
 impl StreamArgs {
@@ -207,6 +224,11 @@ impl StreamArgs {
             count: None,
             interval_ns: 0,
             fragment: self.fragment,
+            dport: self.dport,
+            sport: self.sport,
+            src: self.src,
+            dst: self.dst,
+            aim: self.aim.clone(),
         }
     }
 }
@@ -641,8 +663,8 @@ pub fn run() -> Result<ExitCode> {
                 adaptive: None,
                 label: None,
             };
-            match crate::rules::build(&p).map_err(usage)? {
-                Some(r) => print!("{}", r.to_text_with_settings()),
+            match crate::rules::render_text(&p).map_err(usage)? {
+                Some(text) => print!("{text}"),
                 None => println!("# engine none: nothing is installed (the baseline)"),
             }
             Ok(ExitCode::SUCCESS)

@@ -55,6 +55,10 @@ pub fn run_trial(
                 Figures::Conn(s) => outcome.conn = Some(*s),
             }
             outcome.gateway = gateway;
+            outcome.judge_drops();
+            if let Some(aim) = p.packet.as_ref().and_then(|k| k.aim.as_deref()) {
+                outcome.judge_aim(aim);
+            }
             if let Some(e) = teardown_err {
                 outcome.status = Status::Failed;
                 outcome.error = Some(format!("teardown: {e:#}"));

@@ -25,6 +25,8 @@ pub struct Precision {
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
+    /// The trial ran, but the user's imported ruleset dropped (some of) its traffic.
+    Dropped,
     Unavailable,
     Failed,
 }
@@ -33,6 +35,7 @@ impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
+            Status::Dropped => "dropped",
             Status::Unavailable => "unavailable",
             Status::Failed => "failed",
         }
@@ -155,6 +158,72 @@ impl Outcome {
             .as_ref()
             .and_then(|g| g.residue.as_ref())
             .map_or(&[], |r| &r.left)
+    }
+
+    /// An imported ruleset that dropped the trial's traffic turns `ok` into `dropped`,
+    /// with e.g. "1408960 of 1408960 packets dropped by the policy of chain INPUT".
+    pub fn judge_drops(&mut self) {
+        if self.status != Status::Ok {
+            return;
+        }
+        let Some(d) = self
+            .firewall()
+            .and_then(|f| f.verdicts)
+            .and_then(|v| v.dropped)
+        else {
+            return;
+        };
+        let sent = self
+            .packet
+            .as_ref()
+            .map(|p| p.sent)
+            .or_else(|| self.ping.as_ref().map(|p| p.sent));
+        let of = sent.map(|n| format!(" of {n}")).unwrap_or_default();
+        self.status = Status::Dropped;
+        self.error = Some(format!(
+            "{}{of} packets dropped by {} (the imported ruleset)",
+            d.packets, d.by
+        ));
+    }
+
+    /// A trial aimed at an imported rule (`N` or `CHAIN:N`) whose counter stayed 0
+    /// missed it: `failed`, naming the rule that took the traffic instead.
+    pub fn judge_aim(&mut self, aim: &str) {
+        if !matches!(self.status, Status::Ok | Status::Dropped) {
+            return;
+        }
+        let Some(v) = self.firewall().and_then(|f| f.verdicts) else {
+            return;
+        };
+        let hit = match aim.rsplit_once(':') {
+            Some((chain, n)) => v
+                .rules
+                .iter()
+                .find(|r| r.chain == chain && n.parse() == Ok(r.index)),
+            None => aim
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| v.rules.get(n.wrapping_sub(1))),
+        };
+        match hit {
+            Some(r) if r.packets > 0 => {}
+            Some(r) => {
+                self.status = Status::Failed;
+                self.error = Some(format!(
+                    "aimed at rule {}:{} ({}), but its counter is 0; taken by {}",
+                    r.chain,
+                    r.index,
+                    r.text,
+                    v.took.as_deref().unwrap_or("no rule with a final verdict")
+                ));
+            }
+            None => {
+                self.status = Status::Failed;
+                self.error = Some(format!(
+                    "aimed at rule {aim}, which the gateway did not report"
+                ));
+            }
+        }
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.

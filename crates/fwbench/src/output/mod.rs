@@ -1,6 +1,7 @@
 //! What the user reads: progress lines, the per-trial line, the run summary table,
 //! and the `echo` result as text or JSON.
 
+pub mod imported;
 pub mod search;
 
 use crate::outcome::{Outcome, Status};
@@ -38,13 +39,14 @@ pub fn params_line(p: &TrialParams) -> String {
                     }
                 ),
                 _ => format!(
-                    "size={} rate={} flows={} threads={} sender={} sink={}",
+                    "size={} rate={} flows={} threads={} sender={} sink={}{}",
                     k.size,
                     k.rate,
                     k.flows,
                     k.threads,
                     k.sender.as_str(),
-                    k.sink.as_str()
+                    k.sink.as_str(),
+                    imported::aim_text(k)
                 ),
             };
             format!("{what} t={}s", p.duration_s)
@@ -438,7 +440,11 @@ pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
 
 pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
     let mut out = format!("echo {}\n", params_line(p));
-    let Some(s) = o.summary.as_ref().filter(|_| o.status == Status::Ok) else {
+    let Some(s) = o
+        .summary
+        .as_ref()
+        .filter(|_| matches!(o.status, Status::Ok | Status::Dropped))
+    else {
         return out + &format!("{}\n", outcome_line(o));
     };
     out += &format!(
@@ -524,6 +530,9 @@ fn firewall_lines(o: &Outcome) -> String {
                 .map(|v| format!(" ({})", v.problems.join("; ")))
                 .unwrap_or_default()
         );
+        if let Some(v) = v {
+            out += &crate::output::imported::hits_text(v);
+        }
     }
     if o.clean_start == Some(false) {
         out += &format!(
@@ -546,8 +555,11 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         return echo_text(p, o);
     }
     let mut out = format!("{}\n", params_line(p));
+    if o.status == Status::Dropped {
+        out += &format!("  DROPPED      {}\n", o.error.as_deref().unwrap_or(""));
+    }
     let family = p.family;
-    if let (Status::Ok, Some(s)) = (&o.status, &o.packet) {
+    if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, &o.packet) {
         let k = p.packet.clone().unwrap_or_default();
         out += &format!(
             "  packets      {} ({}), counted at the {}\n",
@@ -623,9 +635,9 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 s.max_lag_ns as f64 / 1e6
             );
         }
-    } else if let (Status::Ok, Some(c)) = (&o.status, &o.conn) {
+    } else if let (Status::Ok | Status::Dropped, Some(c)) = (&o.status, &o.conn) {
         out += &conn_text(c);
-    } else if let (Status::Ok, Some(s)) = (&o.status, &o.ping) {
+    } else if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, &o.ping) {
         out += &format!(
             "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
             s.sent, s.received, s.lost, s.invalid, s.elapsed_s

@@ -60,6 +60,52 @@ pub struct PacketParams {
     /// Allow datagrams above the MTU (the kernel sends IP fragments).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fragment: bool,
+    /// Destination ports (`--dport 5000-6000`; the sink listens on the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dport: Option<(u16, u16)>,
+    /// Source ports (`--sport`; flow `i` uses the first + i, within the range).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sport: Option<(u16, u16)>,
+    /// Source address: one of the testbed's clients (`--src`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<std::net::IpAddr>,
+    /// Destination address: the testbed's server (`--dst`, a check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<std::net::IpAddr>,
+    /// Aim at a rule of the imported ruleset: `N` or `CHAIN:N` (`--aim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aim: Option<String>,
+}
+
+/// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
+pub fn parse_ports(t: &str) -> Result<(u16, u16), String> {
+    let port = |s: &str| {
+        s.trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("port '{s}' is not 1 .. 65535"))
+    };
+    let (lo, hi) = match t.split_once(['-', ':']) {
+        Some((a, b)) => (port(a)?, port(b)?),
+        None => (port(t)?, port(t)?),
+    };
+    if lo > hi {
+        return Err(format!("port range '{t}' ends before it starts"));
+    }
+    Ok((lo, hi))
+}
+
+/// `N` or `CHAIN:N` (N from 1), as `--aim` takes it.
+pub fn parse_aim(t: &str) -> Result<String, String> {
+    let n = t.rsplit_once(':').map_or(t, |(_, n)| n);
+    match n.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(t.to_owned()),
+        _ => Err(format!(
+            "--aim '{t}': give a rule number N (from 1, as `fwbench rules render --import` \
+             lists them) or CHAIN:N"
+        )),
+    }
 }
 
 impl PacketParams {
@@ -98,6 +144,11 @@ impl Default for PacketParams {
             count: None,
             interval_ns: 0,
             fragment: false,
+            dport: None,
+            sport: None,
+            src: None,
+            dst: None,
+            aim: None,
         }
     }
 }
@@ -124,4 +175,25 @@ pub fn max_threads() -> u32 {
         .map(|n| n.get() as u32)
         .unwrap_or(1);
     (cpus * 4).min(traffic::udp::MAX_THREADS)
+}
+
+#[cfg(test)]
+mod port_tests {
+    use super::*;
+
+    #[test]
+    fn ports_and_ranges_parse() {
+        assert_eq!(parse_ports("80"), Ok((80, 80)));
+        assert_eq!(parse_ports("5000-6000"), Ok((5000, 6000)));
+        assert_eq!(parse_ports("5000:6000"), Ok((5000, 6000)));
+        assert!(parse_ports("6000-5000")
+            .unwrap_err()
+            .contains("ends before"));
+        assert!(parse_ports("0").is_err());
+        assert!(parse_ports("70000").is_err());
+        assert_eq!(parse_aim("INPUT:3"), Ok("INPUT:3".into()));
+        assert_eq!(parse_aim("ufw-user-input:1"), Ok("ufw-user-input:1".into()));
+        assert!(parse_aim("INPUT:0").is_err());
+        assert!(parse_aim("first").is_err());
+    }
 }

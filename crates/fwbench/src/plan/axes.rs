@@ -77,6 +77,18 @@ const SEARCH: &[Class] = &[Class::Search];
 const CONN: &[Class] = &[Class::Conn];
 const ALL: &[Class] = &[];
 
+/// An optional address axis value (empty: none).
+fn opt_addr(t: &str) -> Result<Option<std::net::IpAddr>, String> {
+    (!t.is_empty())
+        .then(|| t.parse().map_err(|_| format!("'{t}' is not an IP address")))
+        .transpose()
+}
+/// An optional port range axis value (empty: none).
+fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, String> {
+    (!t.is_empty())
+        .then(|| crate::params::packet::parse_ports(t))
+        .transpose()
+}
 fn ok<T>(r: Result<T, String>) -> Result<(), String> {
     r.map(|_| ())
 }
@@ -326,6 +338,50 @@ pub const AXES: &[Axis] = &[
         _ | ok(parse_interval(t))
     ),
     axis!(
+        "dport",
+        PACKET,
+        "destination port or range (5000-6000; the sink listens on the first)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_ports(t))
+    ),
+    axis!(
+        "sport",
+        PACKET,
+        "source port or range (flow i uses the first + i)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_ports(t))
+    ),
+    axis!(
+        "src",
+        PACKET,
+        "source address (one of the testbed's clients)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_addr(t))
+    ),
+    axis!(
+        "dst",
+        PACKET,
+        "destination address (must be the testbed's server)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_addr(t))
+    ),
+    axis!(
+        "aim",
+        PACKET,
+        "aim at rule N (or CHAIN:N) of the imported ruleset",
+        default | _ | "",
+        check | t,
+        _ | if t.is_empty() {
+            Ok(())
+        } else {
+            ok(crate::params::packet::parse_aim(t))
+        }
+    ),
+    axis!(
         "fragment",
         PACKET,
         "allow datagrams above the MTU (IP fragments)",
@@ -527,6 +583,14 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
                     .transpose()?,
                 interval_ns: parse_interval(get("interval"))?,
                 fragment: parse_bool(get("fragment"))?,
+                dport: opt_ports(get("dport"))?,
+                sport: opt_ports(get("sport"))?,
+                src: opt_addr(get("src"))?,
+                dst: opt_addr(get("dst"))?,
+                aim: Some(get("aim"))
+                    .filter(|a| !a.is_empty())
+                    .map(crate::params::packet::parse_aim)
+                    .transpose()?,
             })
         })
         .transpose()?;

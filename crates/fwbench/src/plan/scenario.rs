@@ -161,6 +161,10 @@ fn value_text(v: &toml::Value) -> Option<String> {
 /// other text is one value. Only text that starts with a whole number followed by `..`
 /// is a range: `../rules.txt` or `v1..v2` are single values.
 pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
+    // `each:K` (for `aim`): rules 1 to K.
+    if let Some(k) = t.strip_prefix("each:") {
+        return expand_range(&format!("1..{}", k.trim()));
+    }
     let Some((a, rest)) = t
         .split_once("..")
         .filter(|(a, _)| !a.trim().is_empty() && a.trim().bytes().all(|b| b.is_ascii_digit()))
@@ -971,6 +975,8 @@ duration = "1s"
             ["0", "250", "500", "750", "1000"]
         );
         assert_eq!(expand_range("3..5").unwrap(), ["3", "4", "5"]);
+        assert_eq!(expand_range("each:3").unwrap(), ["1", "2", "3"]);
+        assert!(expand_range("each:x").is_err());
         assert_eq!(expand_range("0..10 step 4").unwrap(), ["0", "4", "8"]);
         assert_eq!(expand_range("8M").unwrap(), ["8M"]);
         assert_eq!(expand_range("0..2000 step 1").unwrap().len(), 2001);

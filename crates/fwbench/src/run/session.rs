@@ -242,7 +242,17 @@ pub fn dry_check(testbed: Option<&str>, trials: &[TrialParams]) -> Result<()> {
 /// its tools are installed, an import file passes the engine's own check.
 pub fn preflight(trials: &[TrialParams]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
+    // A sweep over `aim` (hot rules) may name rules a flood cannot reach: those
+    // trials are unavailable, not the whole run refused.
+    let aims: std::collections::HashSet<_> = trials
+        .iter()
+        .map(|p| p.packet.as_ref().and_then(|k| k.aim.as_deref()))
+        .collect();
     for p in trials {
+        if let Some(k) = &p.packet {
+            let a = crate::rules::addressing(p.family, p.clients.max(1));
+            crate::rules::check_addrs(k, &a.clients, a.server).map_err(usage)?;
+        }
         let key = serde_json::to_string(&(
             p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
             &p.import, p.topology,
@@ -251,7 +261,7 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
             continue;
         }
         if let Some(r) = crate::rules::build(p).map_err(usage)? {
-            crate::rules::preflight(p, &r).map_err(usage)?;
+            crate::rules::preflight(p, &r, aims.len() <= 1).map_err(usage)?;
         }
     }
     Ok(())
@@ -372,6 +382,6 @@ pub fn run_single(
     }
     Ok(match outcome.status {
         Status::Ok => ExitCode::SUCCESS,
-        Status::Unavailable | Status::Failed => ExitCode::from(1),
+        Status::Dropped | Status::Unavailable | Status::Failed => ExitCode::from(1),
     })
 }

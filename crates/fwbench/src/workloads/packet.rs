@@ -160,6 +160,26 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         ));
     }
     let sources = p.clients.min(k.flows).max(1);
+    let clients: Vec<_> = (1..=p.clients.max(1))
+        .map(|i| tb.client_addr(p.family, i))
+        .collect();
+    // Checked before the run for a single aim; in a sweep over rules, N/A.
+    let aimed = crate::rules::aim(p, &clients, server).map_err(|e| {
+        crate::testbed::launcher::AgentFailed {
+            role: "client",
+            kind: proto::ErrorKind::Unavailable,
+            message: format!("N/A: {e}"),
+        }
+    })?;
+    if let Some(a) = &aimed {
+        eprintln!("fwbench: {}", a.said());
+    }
+    let (src_port, dst_port) = ports(k, aimed.as_ref()).map_err(crate::error::usage)?;
+    let source_addrs = match aimed.as_ref().and_then(|a| a.src).or(k.src) {
+        Some(a) => vec![a],
+        None => (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
+    };
+    crate::rules::check_addrs(k, &clients, server).map_err(crate::error::usage)?;
     let raw = match k.sender {
         SenderPath::Udp => None,
         SenderPath::Raw => Some(RawPath {
@@ -168,10 +188,10 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         }),
     };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
-        sources: (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
-        src_port: SRC_PORT,
+        sources: source_addrs,
+        src_port,
         dst: server,
-        dst_port: SINK_PORT,
+        dst_port,
         flows: k.flows,
         payload,
         pps: k
@@ -183,12 +203,43 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     });
     let sink = (k.sink == SinkKind::Socket).then_some(RoleSpec::UdpSink(UdpSinkSpec {
         listen: server,
-        port: SINK_PORT,
+        port: dst_port,
         threads: k.sink_threads,
         flows: k.flows,
         payload,
     }));
     Ok((sink, source))
+}
+
+/// (first source port, destination port) of a flood or flow: `--sport`/`--dport` or
+/// an aimed-at rule's, else fwbench's own; the flows must fit a source port range.
+fn ports(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> Result<(u16, u16), String> {
+    let src = aimed
+        .and_then(|a| a.sport)
+        .or(k.sport.map(|(lo, _)| lo))
+        .unwrap_or(SRC_PORT);
+    let dst = aimed
+        .and_then(|a| a.dport)
+        .or(k.dport.map(|(lo, _)| lo))
+        .unwrap_or(SINK_PORT);
+    let last = u32::from(src) + k.flows - 1;
+    let hi = match k.sport {
+        Some((_, hi)) if aimed.and_then(|a| a.sport).is_none() => u32::from(hi),
+        _ if aimed.and_then(|a| a.sport).is_some() && k.flows > 1 => u32::from(src),
+        _ => 65535,
+    };
+    if last > hi {
+        return Err(format!(
+            "{} flows need source ports {src}-{last}, beyond {}",
+            k.flows,
+            if hi == 65535 {
+                "65535".into()
+            } else {
+                format!("the source port range (ends at {hi})")
+            }
+        ));
+    }
+    Ok((src, dst))
 }
 
 /// One flow end to end.

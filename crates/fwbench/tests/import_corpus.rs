@@ -1,0 +1,389 @@
+//! Rulesets written by real tools, generated at test time, imported and aimed at;
+//! hostile files refused. Privileged (namespaces); run with `--include-ignored` as root.
+//!
+//! ufw runs in a scratch network namespace *and* a private mount namespace whose
+//! /etc/ufw, /lib/ufw, /etc/default/ufw and /run are copies on a tmpfs: the host's ufw
+//! configuration and firewall are never touched.
+
+mod util;
+
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use util::*;
+
+/// The issue's ufw ruleset: deny incoming; allow 22/tcp, 80,443/tcp, udp 5000:6000
+/// from 198.18.0.0/15; limit 2222/tcp (71 rules in 20 chains of `iptables-save`).
+const UFW_SCRIPT: &str = r#"set -e
+T=$(mktemp -d /tmp/fwbench-ufw.XXXXXX)
+mount --make-rprivate /
+mount -t tmpfs fwbench-ufw "$T"
+cp -a /etc/ufw "$T/etc-ufw"; : > "$T/etc-ufw/sysctl.conf"
+mount --bind "$T/etc-ufw" /etc/ufw
+if [ -d /lib/ufw ]; then cp -a /lib/ufw "$T/lib-ufw"; mount --bind "$T/lib-ufw" /lib/ufw; fi
+cp /etc/default/ufw "$T/default-ufw"; mount --bind "$T/default-ufw" /etc/default/ufw
+mkdir "$T/run"; mount --bind "$T/run" /run
+ufw --force reset >/dev/null 2>&1 || true
+ufw default deny incoming >/dev/null
+ufw allow 22/tcp >/dev/null
+ufw allow 80,443/tcp >/dev/null
+ufw allow from 198.18.0.0/15 to any port 5000:6000 proto udp >/dev/null
+ufw limit 2222/tcp >/dev/null
+ufw --force enable >/dev/null
+iptables-save
+umount /run /etc/default/ufw /etc/ufw
+[ -d /lib/ufw ] && umount /lib/ufw || true
+umount "$T"
+rmdir "$T"
+"#;
+
+fn ufw_ruleset() -> String {
+    assert!(
+        Command::new("sh")
+            .args(["-c", "command -v ufw"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success(),
+        "ufw is not installed (scripts/setup.sh installs it)"
+    );
+    let o = Command::new("unshare")
+        .args(["--net", "--mount", "--", "bash", "-c", UFW_SCRIPT])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "ufw in a scratch namespace: {}",
+        stderr(&o)
+    );
+    let text = stdout(&o);
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("-A ")).count(),
+        71,
+        "{text}"
+    );
+    text
+}
+
+/// Every nft table of a namespace (None: the host's), as `nft list ruleset` prints it.
+fn nft_ruleset(ns: Option<&str>) -> String {
+    let mut argv = vec![];
+    if let Some(ns) = ns {
+        argv.extend(["ip", "netns", "exec", ns]);
+    }
+    argv.extend(["nft", "list", "ruleset"]);
+    let o = Command::new(argv[0]).args(&argv[1..]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// The legacy iptables rules of a namespace.
+fn legacy_rules(ns: &str) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns, "iptables-legacy-save"])
+        .output()
+        .unwrap();
+    stdout(&o)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn flood_json(tb: &str, extra: &[&str]) -> Value {
+    let mut a = vec![
+        "flood",
+        "--testbed",
+        tb,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "-r",
+        "5kpps",
+    ];
+    a.extend_from_slice(extra);
+    let o = fwbench(&a);
+    serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+#[ignore = "needs root: network and mount namespaces (run with --include-ignored as root)"]
+fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
+    let tb = TestbedGuard::up("input");
+    let dir = TempDir::new();
+    let v4 = dir.file("ufw.rules");
+    std::fs::write(&v4, ufw_ruleset()).unwrap();
+    // The same ruleset as nft writes it (iptables-restore-translate; the two `-m
+    // recent` rules of `ufw limit` have no nft translation and become comments).
+    let o = Command::new("iptables-restore-translate")
+        .args(["-f", v4.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let nft = dir.file("ufw.nft");
+    std::fs::write(&nft, stdout(&o)).unwrap();
+    // The default ufw ruleset renders: its long chain names get distinct short ones.
+    let o = fwbench(&[
+        "rules",
+        "render",
+        "--import",
+        v4.to_str().unwrap(),
+        "--engine",
+        "iptables-nft",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mapped = |user: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("#   {user} ")))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no mapping for {user}: {text}"))
+    };
+    let (a, b) = (
+        mapped("ufw-after-logging-forward"),
+        mapped("ufw-after-logging-input"),
+    );
+    assert!(
+        a.starts_with("FWBENCH-U-ufw-after-l~") && a.len() <= 28,
+        "{a}"
+    );
+    assert!(
+        b.starts_with("FWBENCH-U-ufw-after-l~") && b.len() <= 28 && a != b,
+        "{b}"
+    );
+    for (engine, file) in [
+        ("iptables-legacy", &v4),
+        ("iptables-nft", &v4),
+        ("nft", &nft),
+    ] {
+        let file = file.to_str().unwrap();
+        // Allowed: udp 5000:6000 from the testbed's clients.
+        let v = flood_json(
+            &tb.name,
+            &["--engine", engine, "--import", file, "--dport", "5000"],
+        );
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+        let sent = u(&v["result"]["sent"]);
+        assert!(sent > 1000, "{engine}: {v}");
+        let verdicts = &v["verdicts"];
+        let hit = verdicts["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["text"].as_str().unwrap().contains("5000"))
+            .unwrap_or_else(|| panic!("{engine}: no rule for 5000:6000 in {verdicts}"));
+        assert_eq!(u(&hit["packets"]), sent, "{engine}: {hit}");
+        assert_eq!(u(&verdicts["policy_drops"]), 0, "{engine}: {verdicts}");
+        assert!(
+            verdicts["took"].as_str().unwrap().contains("5000"),
+            "{engine}: {verdicts}"
+        );
+        // Blocked: every packet is dropped by INPUT's policy, and the trial says so.
+        let v = flood_json(
+            &tb.name,
+            &["--engine", engine, "--import", file, "--dport", "7000"],
+        );
+        assert_eq!(v["status"], "dropped", "{engine}: {v}");
+        let sent = u(&v["result"]["sent"]);
+        let verdicts = &v["verdicts"];
+        assert_eq!(u(&verdicts["policy_drops"]), sent, "{engine}: {verdicts}");
+        assert_eq!(
+            u(&verdicts["dropped"]["packets"]),
+            sent,
+            "{engine}: {verdicts}"
+        );
+        let by = verdicts["dropped"]["by"].as_str().unwrap();
+        assert!(by.contains("policy of chain INPUT"), "{engine}: {by}");
+        assert_eq!(
+            v["error"].as_str().unwrap(),
+            format!("{sent} of {sent} packets dropped by {by} (the imported ruleset)"),
+        );
+    }
+    // Aimed at the udp rule by its place: derived, sent, counted.
+    let v = flood_json(
+        &tb.name,
+        &[
+            "--engine",
+            "iptables-nft",
+            "--import",
+            v4.to_str().unwrap(),
+            "--aim",
+            "ufw-user-input:3",
+        ],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    let hit = v["verdicts"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["chain"] == "ufw-user-input" && r["index"] == 3)
+        .cloned()
+        .unwrap();
+    assert_eq!(u(&hit["packets"]), u(&v["result"]["sent"]), "{hit}");
+    // A TCP rule cannot be aimed at by a UDP flood: bad input, before anything runs.
+    let o = fwbench(&[
+        "flood",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "-t",
+        "1",
+        "--engine",
+        "iptables-nft",
+        "--import",
+        v4.to_str().unwrap(),
+        "--aim",
+        "ufw-user-input:1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("matches protocol tcp"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn hostile_files_are_refused_and_change_nothing() {
+    let tb = TestbedGuard::up("forward");
+    let gw = format!("fwb-{}-gw", tb.name);
+    let dir = TempDir::new();
+    let escape = dir.file("escape.nft");
+    std::fs::write(
+        &escape,
+        "table inet t {\n  chain c {\n    type filter hook forward priority 0;\n    \
+         ip saddr 192.0.2.1 accept comment \"x\"; }; }; flush ruleset; table ip persist { \
+         chain c { type filter hook forward priority 0; policy drop; }; }\n",
+    )
+    .unwrap();
+    let include = dir.file("include.nft");
+    std::fs::write(&include, "table inet t {\n  include \"/etc/shadow\"\n}\n").unwrap();
+    let delete = dir.file("delete.nft");
+    std::fs::write(
+        &delete,
+        "table inet t { chain c { counter; }; }\ndelete table inet t\nreset counters\n",
+    )
+    .unwrap();
+    let many = dir.file("many.nft");
+    let mut text = String::from("table inet t {\n");
+    for i in 0..90_000 {
+        text += &format!("  chain c{i} {{ }}\n");
+    }
+    text += "}\n";
+    std::fs::write(&many, text).unwrap();
+    let fifo = dir.file("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let builtin = dir.file("builtin.rules");
+    std::fs::write(&builtin, "*filter\n:MINE DROP [0:0]\nCOMMIT\n").unwrap();
+    let family = dir.file("family.rules");
+    std::fs::write(
+        &family,
+        "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT --source=2001:db8::1 -j DROP\nCOMMIT\n",
+    )
+    .unwrap();
+    // A table of this test's own in the gateway: it must come through unchanged.
+    let own = "table inet fwbtest_keep {\n\tchain c {\n\t\tip saddr 192.0.2.7 counter packets 0 bytes 0 accept\n\t}\n}\n";
+    let mut c = Command::new("ip")
+        .args(["netns", "exec", &gw, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    c.stdin.take().unwrap().write_all(own.as_bytes()).unwrap();
+    assert!(c.wait().unwrap().success());
+    let host_before = nft_ruleset(None);
+    let gw_before = (nft_ruleset(Some(&gw)), legacy_rules(&gw));
+    assert!(gw_before.0.contains("fwbtest_keep"));
+    for (file, engine, why) in [
+        (
+            escape.to_str().unwrap(),
+            "nft",
+            "deletes or flushes a table",
+        ),
+        (include.to_str().unwrap(), "nft", ":2: `include` is refused"),
+        (
+            delete.to_str().unwrap(),
+            "nft",
+            "deletes or flushes a table",
+        ),
+        (
+            many.to_str().unwrap(),
+            "nft",
+            "90000 chains; fwbench imports at most 10000",
+        ),
+        (fifo.to_str().unwrap(), "nft", "a FIFO"),
+        ("/dev/zero", "nft", "a character device"),
+        (
+            builtin.to_str().unwrap(),
+            "iptables-nft",
+            "is not a built-in chain",
+        ),
+        (
+            family.to_str().unwrap(),
+            "iptables-legacy",
+            "is IPv6 but the trial is IPv4",
+        ),
+    ] {
+        let t = Instant::now();
+        for args in [
+            vec!["rules", "render", "--engine", engine, "--import", file],
+            vec![
+                "flood",
+                "--testbed",
+                &tb.name,
+                "--no-store",
+                "-t",
+                "1",
+                "--engine",
+                engine,
+                "--import",
+                file,
+            ],
+        ] {
+            let o = fwbench(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "{file}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(
+            nft_ruleset(None),
+            host_before,
+            "{file} changed the host's tables"
+        );
+        assert_eq!(
+            (nft_ruleset(Some(&gw)), legacy_rules(&gw)),
+            gw_before,
+            "{file} changed the gateway's tables"
+        );
+    }
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &gw,
+            "nft",
+            "delete",
+            "table",
+            "inet",
+            "fwbtest_keep",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
