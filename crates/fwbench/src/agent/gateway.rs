@@ -114,6 +114,8 @@ pub struct GatewayGuard {
     rules: Option<firewall::install::Installed>,
     /// Proxy mode: the TCP relay while it runs.
     proxy: Option<Proxy>,
+    /// This host's crash marker: each change is noted before it is made.
+    marker: Option<crate::host::marker::Marker>,
 }
 
 impl GatewayGuard {
@@ -127,6 +129,13 @@ impl GatewayGuard {
             rps: vec![],
             rules: None,
             proxy: None,
+            marker: Some(crate::host::marker::Marker::create("gateway agent")),
+        }
+    }
+
+    fn note(&mut self, items: impl IntoIterator<Item = crate::host::marker::Item>) {
+        if let Some(m) = &mut self.marker {
+            m.extend(items);
         }
     }
 
@@ -137,6 +146,10 @@ impl GatewayGuard {
         let path = sysctl_path(k);
         let old = std::fs::read_to_string(&path)
             .map_err(|e| error(ErrorKind::Io, format!("reading {k}: {e}")))?;
+        self.note([crate::host::marker::Item::Sysctl {
+            name: k.to_owned(),
+            old: old.trim().to_owned(),
+        }]);
         std::fs::write(&path, v)
             .map_err(|e| error(ErrorKind::Io, format!("setting {k}={v}: {e}")))?;
         self.sysctls.push((k.to_owned(), old.trim().to_owned()));
@@ -172,6 +185,13 @@ impl GatewayGuard {
                 }
                 let old = std::fs::read_to_string(&f)
                     .map_err(|e| error(ErrorKind::Io, format!("{}: {e}", f.display())))?;
+                if old.trim() == mask {
+                    continue;
+                }
+                self.note([crate::host::marker::Item::File {
+                    path: f.display().to_string(),
+                    old: old.trim().to_owned(),
+                }]);
                 std::fs::write(&f, &mask).map_err(|e| {
                     error(
                         ErrorKind::Io,
@@ -198,6 +218,7 @@ impl GatewayGuard {
         if firewall::install::clean_leftovers() {
             tracing::warn!("removed rules a crashed run left in this namespace");
         }
+        self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {
             let kind = match e {
                 InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {
@@ -255,6 +276,9 @@ impl GatewayGuard {
             if let Err(e) = std::fs::write(sysctl_path(&k), &old) {
                 tracing::error!("restoring {k}={old}: {e}");
             }
+        }
+        if let Some(m) = self.marker.take() {
+            m.done();
         }
         let before = self.before.take()?;
         let residue = netstate::settle(before, &self.sysctl_names);

@@ -51,6 +51,10 @@ pub struct RoleInfo {
     pub clock: Option<crate::testbed::launcher::ClockOffset>,
 }
 
+/// The placement of a gateway with no agent (`gateway = "external"` in a testbed
+/// file): the report and verdicts say so instead of showing counters.
+pub const EXTERNAL_GATEWAY: &str = "external gateway: no counters";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub status: Status,

@@ -108,11 +108,22 @@ impl Testbeds {
                 )));
             }
             tb.check_trial(p.family, p.clients)?;
+            if tb.gateway_is_external() && p.engine != firewall::Engine::None {
+                return Err(usage(format!(
+                    "testbed '{}': engine {} needs rules on the gateway, but its gateway is \
+                     external (an appliance fwbench has no agent on): only engine none",
+                    tb.name(),
+                    p.engine
+                )));
+            }
         }
         Ok(())
     }
 
     pub fn get(&mut self, topology: Topology) -> Result<&dyn Testbed> {
+        if let Some(tb) = self.named.as_mut() {
+            tb.bring_up()?;
+        }
         if let Some(tb) = &self.named {
             return Ok(tb.as_ref());
         }

@@ -11,6 +11,7 @@ pub mod check;
 pub mod file;
 pub mod launcher;
 pub mod netns;
+pub mod ports;
 pub mod remote;
 
 use crate::params::topology::Topology;
@@ -57,4 +58,14 @@ pub trait Testbed {
     fn next_hop_mac(&self) -> Result<String>;
     /// Its hosts with their interfaces and addresses, for people.
     fn describe(&self) -> Result<String>;
+    /// The gateway is an appliance with no agent: fwbench installs nothing there and
+    /// reads no counters (`gateway = "external"` in a testbed file).
+    fn gateway_is_external(&self) -> bool {
+        false
+    }
+    /// Make what the testbed needs for trials, once, after the trials were checked
+    /// (a testbed file moves its two-port interfaces here).
+    fn bring_up(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
