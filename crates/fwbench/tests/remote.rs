@@ -70,6 +70,16 @@ fn ssh_dirs() -> Vec<String> {
     v
 }
 
+/// No control socket directory was left (stale ones of dead controllers may be
+/// reaped meanwhile: fewer is fine).
+fn assert_no_new_ssh_dirs(before: &[String]) {
+    let now = ssh_dirs();
+    assert!(
+        now.iter().all(|d| before.contains(d)),
+        "left: {now:?} (before: {before:?})"
+    );
+}
+
 impl Hosts {
     fn up() -> Hosts {
         assert!(
@@ -388,7 +398,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         "left running: {:?}",
         h.strays()
     );
-    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }
 
 #[test]
@@ -436,7 +446,7 @@ fn remote_bad_host_key_or_file_exits_2() {
         "left running: {:?}",
         h.strays()
     );
-    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }
 
 /// PIDs of `fwbench … agent` processes in a namespace (the copied binary's path
@@ -623,5 +633,5 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
         "left running: {:?}",
         h.strays()
     );
-    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }

@@ -297,6 +297,25 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         stdout(&text)
     );
     lab.assert_given_back("flood");
+    // A scenario names the testbed file relative to itself.
+    let sc = lab.dir.file("flood-scenario.toml");
+    std::fs::write(
+        &sc,
+        "name = \"two-port flood\"\nworkload = \"flood\"\n\
+         [testbed]\nfile = \"two-port-true.toml\"\n\
+         [params]\nduration = \"1s\"\nrate = \"10kpps\"\n",
+    )
+    .unwrap();
+    let db = lab.dir.file("r.db");
+    let o = lab.fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'"),
+        1,
+        "{}",
+        stdout(&o)
+    );
+    lab.assert_given_back("scenario");
     // Rules need an agent on the gateway: refused before any port moves.
     let o = lab.fwbench(&[
         "echo",
