@@ -315,6 +315,26 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         "{}",
         stdout(&o)
     );
+    // Each role's host is in the run's metadata and the report's "Testbed hosts".
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(*) FROM role_hosts"),
+        3,
+        "client, external gateway, server"
+    );
+    let o = lab.fwbench(&["report", db.to_str().unwrap(), "-f", "md", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    for want in [
+        "Testbed hosts",
+        "external gateway: no counters",
+        kernel.trim(),
+        "p0 (veth); moved for the run, found 198.18.200.1/24 mtu 1400 up",
+        "p1 (veth); moved for the run, found no address, mtu 1500 down",
+        "net.ipv4.ip_forward",
+    ] {
+        assert!(md.contains(want), "no {want:?} in\n{md}");
+    }
     lab.assert_given_back("scenario");
     // Rules need an agent on the gateway: refused before any port moves.
     let o = lab.fwbench(&[

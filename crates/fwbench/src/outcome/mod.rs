@@ -51,9 +51,7 @@ pub struct RoleInfo {
     pub clock: Option<crate::testbed::launcher::ClockOffset>,
 }
 
-/// The placement of a gateway with no agent (`gateway = "external"` in a testbed
-/// file): the report and verdicts say so instead of showing counters.
-pub const EXTERNAL_GATEWAY: &str = "external gateway: no counters";
+pub use crate::testbed::EXTERNAL_GATEWAY;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {

@@ -174,6 +174,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             plan.baseline.clone(),
         )?,
     };
+    crate::run::session::record_role_hosts(&store, run_id, &testbeds)?;
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
         plan.name,

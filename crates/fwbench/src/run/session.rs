@@ -200,6 +200,17 @@ fn tools_for_record() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Record the metadata of each role's host of the run's named testbed (testbed files).
+pub fn record_role_hosts(store: &Store, run_id: i64, testbeds: &Testbeds) -> Result<()> {
+    if let Some(tb) = &testbeds.named {
+        let hosts = tb.host_metadata();
+        if !hosts.is_empty() {
+            store.set_role_hosts(run_id, &hosts)?;
+        }
+    }
+    Ok(())
+}
+
 pub fn begin(
     store: &Store,
     scenario: &str,
@@ -273,7 +284,11 @@ impl Session {
         };
         install_interrupt_handler();
         let run_id = match &store {
-            Some(s) => Some(begin(s, name, None, params.seed, None)?),
+            Some(s) => {
+                let id = begin(s, name, None, params.seed, None)?;
+                record_role_hosts(s, id, &testbeds)?;
+                Some(id)
+            }
             None => None,
         };
         Ok(Session {

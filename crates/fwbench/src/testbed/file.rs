@@ -768,6 +768,58 @@ impl Testbed for FileTestbed {
         self.hold_ports()
     }
 
+    /// Each role's host as probed now (a host that does not answer is recorded with
+    /// what is known: its role and place).
+    fn host_metadata(&self) -> Vec<store::RoleHost> {
+        let script = crate::testbed::meta::probe_script();
+        let mut out = vec![];
+        for (role, h) in self.hosts() {
+            let dev = h.interface.as_deref();
+            let text = self
+                .run_on(
+                    h,
+                    &[
+                        "sh",
+                        "-c",
+                        &script,
+                        "sh",
+                        dev.unwrap_or(""),
+                        if h.move_interface { "moved" } else { "" },
+                    ],
+                    None,
+                )
+                .unwrap_or_else(|e| {
+                    tracing::warn!("{role} host: metadata: {e:#}");
+                    String::new()
+                });
+            let mut m = crate::testbed::meta::parse(role, &h.launcher.place, dev, &text);
+            if let Some(p) = self.held.iter().find(|p| p.role == role) {
+                m.port = Some(format!(
+                    "{} mtu {} {}",
+                    if p.orig.addrs.is_empty() {
+                        "no address,".to_string()
+                    } else {
+                        p.orig.addrs.join(" ")
+                    },
+                    p.orig.mtu,
+                    if p.orig.up { "up" } else { "down" }
+                ));
+            }
+            out.push(m);
+        }
+        if self.external_gateway {
+            out.insert(
+                1,
+                store::RoleHost {
+                    role: "gateway".into(),
+                    place: crate::testbed::EXTERNAL_GATEWAY.into(),
+                    ..Default::default()
+                },
+            );
+        }
+        out
+    }
+
     fn topology(&self) -> Topology {
         self.topology
     }
