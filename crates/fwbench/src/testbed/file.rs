@@ -23,6 +23,11 @@
 //! address = "198.19.0.2"               # or ["198.19.0.2", "2001:2:0:2::2"]
 //! ```
 //!
+//! Two-port tester mode: `move_interface = true` on [client] and [server] moves each
+//! role's `interface` into a namespace of its own for the run ([`crate::testbed::ports`];
+//! [server] then also takes `gateway_address` and `manage_addresses`). A gateway with
+//! no agent is `gateway = "external"` instead of a [gateway] table (engine none only).
+//!
 //! Owns: parsing (every error names `file:line:col` and the field; unknown keys are
 //! refused) and [`FileTestbed`], the [`Testbed`] of such a file. Must not: re-address
 //! a host's interface unless `manage_addresses = true`, or build anything (the hosts
