@@ -251,6 +251,33 @@ pub fn return_port(holder: Option<u32>, dev: &str, orig: &PortState) -> Result<(
     apply_port_state(None, dev, orig)
 }
 
+/// Whether a network namespace of inode `ino` still exists: named (`/run/netns`) or
+/// some process's.
+fn netns_exists(ino: u64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .any(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.ino() == ino))
+        })
+        .unwrap_or(false);
+    named
+        || std::fs::read_dir("/proc")
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .bytes()
+                            .all(|b| b.is_ascii_digit())
+                    })
+                    .any(|e| {
+                        std::fs::metadata(e.path().join("ns/net")).is_ok_and(|m| m.ino() == ino)
+                    })
+            })
+            .unwrap_or(true)
+}
+
 /// Undo one item in this namespace.
 fn undo(item: &Item) -> Result<(), String> {
     match item {
@@ -305,7 +332,16 @@ pub fn cleanup_in(dir: &Path) -> Vec<String> {
             tracing::warn!("{}: not a crash marker; left alone", f.display());
             continue;
         };
-        if d.netns_ino != ino || owner_alive(&d) {
+        if owner_alive(&d) {
+            continue;
+        }
+        if d.netns_ino != ino {
+            // Another namespace's: its own host cleans it — unless that namespace is
+            // gone, and with it everything the marker lists (an ephemeral testbed's
+            // gateway removed by its reaper).
+            if !netns_exists(d.netns_ino) {
+                let _ = std::fs::remove_file(&f);
+            }
             continue;
         }
         for item in d.items.iter().rev() {
@@ -364,9 +400,9 @@ mod tests {
         d.pid = dead;
         let f = dir.path().join(format!("{dead}-1.json"));
         std::fs::write(&f, serde_json::to_vec(&d).unwrap()).unwrap();
-        // Another namespace's marker is not ours to clean.
+        // A marker of a namespace that no longer exists: nothing left to undo.
         let mut other = d.clone();
-        other.netns_ino += 1;
+        other.netns_ino = 1;
         let g = dir.path().join(format!("{dead}-2.json"));
         std::fs::write(&g, serde_json::to_vec(&other).unwrap()).unwrap();
         let log = cleanup_in(dir.path());
@@ -374,7 +410,7 @@ mod tests {
         assert!(log[0].contains("undid"), "{log:?}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "0");
         assert!(!f.exists());
-        assert!(g.exists());
+        assert!(!g.exists());
         assert!(live.path().exists());
         live.done();
     }

@@ -64,8 +64,13 @@ pub fn hold(spec_json: &str) -> Result<()> {
     let spec: HoldSpec = serde_json::from_str(spec_json)
         .map_err(|e| crate::error::usage(format!("bad hold spec: {e}")))?;
     // A crashed run's leftovers on this host first (they may hold our port).
+    // Never panic on a closed pipe (the controller may be gone): the port must go back.
+    use std::io::Write;
     for line in marker::cleanup_here() {
-        eprintln!("fwbench: cleaned up after a crashed run: {line}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "fwbench: cleaned up after a crashed run: {line}"
+        );
     }
     let dev = &spec.interface;
     let orig = marker::port_state(dev)
@@ -95,13 +100,12 @@ pub fn hold(spec_json: &str) -> Result<()> {
     }
     let res = move_in(&spec, hpid, &orig, &mut m);
     if res.is_ok() {
-        println!(
-            "ready {}",
-            serde_json::to_string(&Ready {
-                holder: hpid,
-                orig: orig.clone()
-            })?
-        );
+        let ready = serde_json::to_string(&Ready {
+            holder: hpid,
+            orig: orig.clone(),
+        })?;
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "ready {ready}").and_then(|_| out.flush());
         // Wait until the controller is done (or gone).
         let mut sink = Vec::new();
         let _ = std::io::stdin().read_to_end(&mut sink);
