@@ -70,6 +70,16 @@ fn ssh_dirs() -> Vec<String> {
     v
 }
 
+/// No control socket directory was left (stale ones of dead controllers may be
+/// reaped meanwhile: fewer is fine).
+fn assert_no_new_ssh_dirs(before: &[String]) {
+    let now = ssh_dirs();
+    assert!(
+        now.iter().all(|d| before.contains(d)),
+        "left: {now:?} (before: {before:?})"
+    );
+}
+
 impl Hosts {
     fn up() -> Hosts {
         assert!(
@@ -388,7 +398,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         "left running: {:?}",
         h.strays()
     );
-    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }
 
 #[test]
@@ -436,7 +446,7 @@ fn remote_bad_host_key_or_file_exits_2() {
         "left running: {:?}",
         h.strays()
     );
-    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }
 
 /// PIDs of `fwbench … agent` processes in a namespace (the copied binary's path
@@ -524,8 +534,9 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
     // Mid-trial: the gateway's ruleset is loaded and every host runs its agent (the
     // gateway's comes first; the flood's source and sink follow).
     let started = std::time::Instant::now();
-    let loaded = wait_for(15.0, || nft_tables(&gw).contains("table inet fwbench"));
-    let rest = (15.0 - started.elapsed().as_secs_f64()).max(1.0);
+    // Generous: on a loaded 2-core CI machine, reaching three hosts takes a while.
+    let loaded = wait_for(40.0, || nft_tables(&gw).contains("table inet fwbench"));
+    let rest = (40.0 - started.elapsed().as_secs_f64()).max(1.0);
     let all = wait_for(rest, || hosts.iter().all(|ns| !agents_in(ns).is_empty()));
     let running: Vec<(String, Vec<u32>)> =
         hosts.iter().map(|ns| (ns.clone(), agents_in(ns))).collect();
@@ -623,5 +634,5 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
         "left running: {:?}",
         h.strays()
     );
-    assert_eq!(ssh_dirs(), h.ssh_dirs_before);
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }

@@ -304,6 +304,9 @@ pub fn markdown(r: &Report) -> String {
         for (k, v) in run_meta(run) {
             let _ = writeln!(o, "* {}: {}", md_text(&k), md_text(&v));
         }
+        if let Some(t) = crate::hosts::role_hosts_table(&run.run) {
+            md_table(&mut o, &t);
+        }
         if !run.analysis.fits.is_empty() {
             md_table(&mut o, &fits_table(&run.analysis.fits));
         }
@@ -489,6 +492,7 @@ fn run_json(run: &RunReport) -> Value {
             "finished_at": r.finished_at,
             "baseline": run.baseline,
             "host": r.host,
+            "role_hosts": r.role_hosts,
         },
         "configs": configs,
         "fits": run.analysis.fits,

@@ -96,6 +96,9 @@ fn run_section(o: &mut String, run: &RunReport) {
         let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", escape(&k), escape(&v));
     }
     o.push_str("</dl>");
+    if let Some(t) = crate::hosts::role_hosts_table(r) {
+        table(o, &t);
+    }
     if let Some(text) = &r.scenario_text {
         let _ = write!(
             o,

@@ -21,6 +21,7 @@ pub mod conn;
 pub mod contents;
 pub mod export;
 pub mod figure;
+pub mod hosts;
 pub mod hotrules;
 pub mod html;
 pub mod model;

@@ -587,6 +587,7 @@ mod tests {
             status: "complete".into(),
             baseline: None,
             host: Default::default(),
+            role_hosts: vec![],
         };
         let b = baseline_of(&run, &cs).unwrap();
         pair_with_baseline(&mut cs, &b);

@@ -19,6 +19,9 @@
 //! * `echo_clients` — per client connection of an echo trial: counters at the four
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
+mod roles;
+pub use roles::RoleHost;
+
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -191,6 +194,8 @@ pub struct RunRow {
     pub status: String,
     pub baseline: Option<serde_json::Value>,
     pub host: Host,
+    /// Metadata of each testbed role's host (testbed files; empty otherwise).
+    pub role_hosts: Vec<RoleHost>,
 }
 
 /// One metric sample of one role during a trial.
@@ -663,11 +668,17 @@ impl Store {
                         sysctls: pairs(r.get(14)?),
                         tools: pairs(r.get(15)?),
                     },
+                    role_hosts: vec![],
                 })
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<std::result::Result<_, _>>()
-            .map_err(|e| self.sql(e))
+        let mut runs: Vec<RunRow> = rows
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))?;
+        for r in &mut runs {
+            r.role_hosts = self.role_hosts(r.id)?;
+        }
+        Ok(runs)
     }
 
     /// The newest run of this scenario text that did not complete (interrupted, killed

@@ -119,6 +119,8 @@ pub struct GatewayGuard {
     rules: Option<firewall::install::Installed>,
     /// Proxy mode: the TCP relay while it runs.
     proxy: Option<Proxy>,
+    /// This host's crash marker: each change is noted before it is made.
+    marker: Option<crate::host::marker::Marker>,
 }
 
 impl GatewayGuard {
@@ -132,6 +134,13 @@ impl GatewayGuard {
             rps: vec![],
             rules: None,
             proxy: None,
+            marker: Some(crate::host::marker::Marker::create("gateway agent")),
+        }
+    }
+
+    fn note(&mut self, items: impl IntoIterator<Item = crate::host::marker::Item>) {
+        if let Some(m) = &mut self.marker {
+            m.extend(items);
         }
     }
 
@@ -142,6 +151,10 @@ impl GatewayGuard {
         let path = sysctl_path(k);
         let old = std::fs::read_to_string(&path)
             .map_err(|e| error(ErrorKind::Io, format!("reading {k}: {e}")))?;
+        self.note([crate::host::marker::Item::Sysctl {
+            name: k.to_owned(),
+            old: old.trim().to_owned(),
+        }]);
         std::fs::write(&path, v)
             .map_err(|e| error(ErrorKind::Io, format!("setting {k}={v}: {e}")))?;
         self.sysctls.push((k.to_owned(), old.trim().to_owned()));
@@ -177,6 +190,13 @@ impl GatewayGuard {
                 }
                 let old = std::fs::read_to_string(&f)
                     .map_err(|e| error(ErrorKind::Io, format!("{}: {e}", f.display())))?;
+                if old.trim() == mask {
+                    continue;
+                }
+                self.note([crate::host::marker::Item::File {
+                    path: f.display().to_string(),
+                    old: old.trim().to_owned(),
+                }]);
                 std::fs::write(&f, &mask).map_err(|e| {
                     error(
                         ErrorKind::Io,
@@ -200,6 +220,7 @@ impl GatewayGuard {
         let rendered = request
             .render()
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
+        self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {
             let kind = match e {
                 InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {
@@ -257,6 +278,9 @@ impl GatewayGuard {
             if let Err(e) = std::fs::write(sysctl_path(&k), &old) {
                 tracing::error!("restoring {k}={old}: {e}");
             }
+        }
+        if let Some(m) = self.marker.take() {
+            m.done();
         }
         let before = self.before.take()?;
         let residue = netstate::settle(before, &self.sysctl_names);

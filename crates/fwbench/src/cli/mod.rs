@@ -543,6 +543,15 @@ enum TestbedCmd {
     /// Reach every host of a testbed file: kernel, tools, interfaces, addresses,
     /// cached agent binary, clock offset (exit 2 if anything is missing)
     Check { file: PathBuf },
+    /// Undo what crashed runs left on every host of a testbed file (crash markers:
+    /// rules, sysctls, moved interfaces), then remove the markers
+    Cleanup { file: PathBuf },
+    /// Undo what crashed runs left on this host (internal: run on each host)
+    #[command(hide = true, name = "cleanup-host")]
+    CleanupHost,
+    /// Hold a two-port role's interface in a namespace until stdin closes (internal)
+    #[command(hide = true)]
+    Hold { spec: String },
     /// Remove testbed NAME once stdin closes (internal: guards ephemeral testbeds)
     #[command(hide = true)]
     Reap {
@@ -928,6 +937,12 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
         crate::testbed::check::check(&tb)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let TestbedCmd::Cleanup { file } = &cmd {
+        let tb = crate::testbed::file::load(file)?;
+        tb.prepare()?;
+        println!("testbed {}: every host clean", tb.name);
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::run::session::require_root()?;
     match cmd {
         TestbedCmd::Up { name, topology } => {
@@ -967,7 +982,13 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             }
         }
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
-        TestbedCmd::Check { .. } => unreachable!("handled above"),
+        TestbedCmd::CleanupHost => {
+            for line in crate::host::marker::cleanup_here() {
+                println!("cleaned up after a crashed run: {line}");
+            }
+        }
+        TestbedCmd::Hold { spec } => crate::testbed::ports::hold(&spec)?,
+        TestbedCmd::Check { .. } | TestbedCmd::Cleanup { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -179,6 +179,18 @@ fn drive(
     }
     let (client_host, client_spec) = roles.client;
     start("client", client_host, &pin.client, client_spec)?;
+    if tb.gateway_is_external() {
+        // Traffic crosses an appliance fwbench has no agent on: say so where the
+        // gateway's counters and verdicts would be.
+        placement.push(RoleInfo {
+            role: "gateway",
+            place: crate::outcome::EXTERNAL_GATEWAY.into(),
+            requested_cpus: None,
+            cpus: "-".into(),
+            pid: 0,
+            clock: None,
+        });
+    }
     check()?;
     // Start: gateway, server, then clients (the traffic source) last.
     for a in agents.iter_mut() {

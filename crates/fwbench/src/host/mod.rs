@@ -3,4 +3,5 @@
 
 pub mod check;
 pub mod info;
+pub mod marker;
 pub mod probe;

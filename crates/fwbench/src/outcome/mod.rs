@@ -54,6 +54,8 @@ pub struct RoleInfo {
     pub clock: Option<crate::testbed::launcher::ClockOffset>,
 }
 
+pub use crate::testbed::EXTERNAL_GATEWAY;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub status: Status,

@@ -281,8 +281,15 @@ pub fn plan_listing(plan: &Plan, estimate: impl Fn(&TrialParams) -> f64) -> Stri
     out
 }
 
+fn external_gateway(o: &Outcome) -> bool {
+    o.placement
+        .iter()
+        .any(|r| r.place == crate::outcome::EXTERNAL_GATEWAY)
+}
+
 fn verdict_cell(o: &Outcome) -> String {
     match o.firewall().map(|f| f.verdicts_ok()) {
+        None if external_gateway(o) => "external".into(),
         None => "-".into(),
         Some(Some(true)) => "ok".into(),
         Some(_) => "MISMATCH".into(),
@@ -540,9 +547,13 @@ fn firewall_lines(o: &Outcome) -> String {
             o.start_differences.join(", ")
         );
     }
+    if external_gateway(o) {
+        out += &format!("  gateway      {}\n", crate::outcome::EXTERNAL_GATEWAY);
+    }
     let place: Vec<String> = o
         .placement
         .iter()
+        .filter(|r| r.place != crate::outcome::EXTERNAL_GATEWAY)
         .map(|r| format!("{} on CPUs {}", r.role, r.cpus))
         .collect();
     out += &format!("  placement    {}\n", place.join(", "));

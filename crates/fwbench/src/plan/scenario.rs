@@ -142,9 +142,25 @@ struct Raw {
 #[serde(deny_unknown_fields)]
 struct RawTestbed {
     name: Option<Spanned<String>>,
+    /// A testbed file, relative to the scenario file.
+    file: Option<Spanned<String>>,
     pin_client: Option<Spanned<String>>,
     pin_gateway: Option<Spanned<String>>,
     pin_server: Option<Spanned<String>>,
+}
+
+/// A `[testbed] file` relative to the scenario file's directory, spelled so that
+/// `--testbed` takes it as a file (see [`crate::testbed::file::is_file`]).
+fn testbed_file_path(scenario: &str, f: &str) -> String {
+    let p = std::path::Path::new(f);
+    if p.is_absolute() {
+        return f.to_string();
+    }
+    let dir = std::path::Path::new(scenario)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    dir.join(p).display().to_string()
 }
 
 fn value_text(v: &toml::Value) -> Option<String> {
@@ -384,6 +400,16 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             crate::testbed::netns::check_name(n.get_ref())
                 .map_err(|e| cx.at(n.span(), "testbed.name", format!("{e:#}")))?;
             testbed = Some(n.get_ref().clone());
+        }
+        if let Some(f) = &tb.file {
+            if tb.name.is_some() {
+                return Err(cx.at(
+                    f.span(),
+                    "testbed.file",
+                    "give a testbed name or a testbed file, not both",
+                ));
+            }
+            testbed = Some(testbed_file_path(file, f.get_ref()));
         }
     }
 
@@ -901,6 +927,17 @@ duration = "1s"
         assert_eq!(nft.trials[0].key, "04bb2369a0c414fb");
     }
 
+    #[test]
+    fn testbed_file_relative_to_the_scenario() {
+        let p = parse("/lab/sc/s.toml", "[testbed]\nfile = \"../hosts.toml\"\n", 0).unwrap();
+        assert_eq!(p.testbed.as_deref(), Some("/lab/sc/../hosts.toml"));
+        let p = parse("s.toml", "[testbed]\nfile = \"hosts.toml\"\n", 0).unwrap();
+        assert_eq!(p.testbed.as_deref(), Some("./hosts.toml"));
+        assert!(crate::testbed::file::is_file(p.testbed.as_deref().unwrap()));
+        let p = parse("s.toml", "[testbed]\nfile = \"/etc/fwb/lab.toml\"\n", 0).unwrap();
+        assert_eq!(p.testbed.as_deref(), Some("/etc/fwb/lab.toml"));
+    }
+
     fn err(text: &str) -> String {
         parse("bad.toml", text, 0).unwrap_err()
     }
@@ -963,6 +1000,8 @@ duration = "1s"
             e.contains("case[1]") && e.contains("100000000 combinations"),
             "{e}"
         );
+        assert!(err("[testbed]\nname = \"a\"\nfile = \"lab.toml\"\n")
+            .contains("testbed.file: give a testbed name or a testbed file, not both"));
         assert!(
             err("[params]\nproto = \"udp\"\nframe_size = 65536\n").contains("largest UDP payload")
         );

@@ -206,6 +206,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         None => run_lock(run_id)?,
     };
     drop(choosing);
+    crate::run::session::record_role_hosts(&store, run_id, &testbeds)?;
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
         plan.name,

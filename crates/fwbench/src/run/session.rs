@@ -119,11 +119,22 @@ impl Testbeds {
                 )));
             }
             tb.check_trial(p.family, p.clients)?;
+            if tb.gateway_is_external() && p.engine != firewall::Engine::None {
+                return Err(usage(format!(
+                    "testbed '{}': engine {} needs rules on the gateway, but its gateway is \
+                     external (an appliance fwbench has no agent on): only engine none",
+                    tb.name(),
+                    p.engine
+                )));
+            }
         }
         Ok(())
     }
 
     pub fn get(&mut self, topology: Topology) -> Result<&dyn Testbed> {
+        if let Some(tb) = self.named.as_mut() {
+            tb.bring_up()?;
+        }
         if let Some(tb) = &self.named {
             return Ok(tb.as_ref());
         }
@@ -198,6 +209,17 @@ fn tools_for_record() -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// Record the metadata of each role's host of the run's named testbed (testbed files).
+pub fn record_role_hosts(store: &Store, run_id: i64, testbeds: &Testbeds) -> Result<()> {
+    if let Some(tb) = &testbeds.named {
+        let hosts = tb.host_metadata();
+        if !hosts.is_empty() {
+            store.set_role_hosts(run_id, &hosts)?;
+        }
+    }
+    Ok(())
 }
 
 pub fn begin(
@@ -303,7 +325,11 @@ impl Session {
         };
         install_interrupt_handler();
         let run_id = match &store {
-            Some(s) => Some(begin(s, name, None, params.seed, None)?),
+            Some(s) => {
+                let id = begin(s, name, None, params.seed, None)?;
+                record_role_hosts(s, id, &testbeds)?;
+                Some(id)
+            }
             None => None,
         };
         Ok(Session {

@@ -5,7 +5,8 @@
 //!
 //! Owns: the report and the verdict (problems → a usage error, exit 2). Must not:
 //! change anything on a host except putting this binary into its cache (needed to
-//! run the agent that reads the clock).
+//! run the agent that reads the clock) and undoing what a crashed run left there
+//! (its crash markers, see [`crate::host::marker`]).
 
 use crate::error::usage;
 use crate::testbed::file::{FileTestbed, HostSpec};
@@ -62,6 +63,9 @@ pub fn check(tb: &FileTestbed) -> Result<()> {
             ));
         }
     }
+    if tb.external_gateway {
+        println!("gateway: external (no agent: traffic is measured through it, no counters; engine none only)");
+    }
     if problems.is_empty() {
         println!("ok: every host reachable, nothing missing");
         Ok(())
@@ -104,6 +108,7 @@ fn check_host(
     let input_server = role == "gateway" && tb.server.is_none();
     let mut want_addrs: Vec<(IpAddr, &str, bool)> = vec![];
     match role {
+        "client" if h.move_interface => {}
         "client" => {
             for fam in [proto::Family::V4, proto::Family::V6] {
                 if let Some(a) = first_client(tb, fam) {
@@ -121,13 +126,19 @@ fn check_host(
                 want_addrs.extend(tb.server_addrs.iter().map(|a| (*a, "server address", true)));
             }
         }
+        _ if h.move_interface => {}
         _ => {
             want_addrs.extend(tb.server_addrs.iter().map(|a| (*a, "server address", true)));
         }
     }
     if let Some(i) = want_if.take() {
+        let moved = if h.move_interface {
+            ", moved into a namespace of its own for each run"
+        } else {
+            ""
+        };
         match facts.interfaces.iter().find(|(n, _)| *n == i) {
-            Some((_, a)) => println!("  interface   {i}: present ({})", a.join(" ")),
+            Some((_, a)) => println!("  interface   {i}: present ({}){moved}", a.join(" ")),
             None => {
                 println!("  interface   {i}: MISSING");
                 problems.push(format!("{role} host: no interface {i}"));
@@ -162,6 +173,15 @@ fn check_host(
         }
     } else {
         println!("  agent       this machine's binary");
+    }
+    // What a crashed run left on the host (its crash markers) is undone now.
+    let exe = h.launcher.fwbench_exe()?;
+    let cleaned = tb.run_on(h, &[&exe, "testbed", "cleanup-host"], None)?;
+    if cleaned.trim().is_empty() {
+        println!("  leftovers   none");
+    }
+    for line in cleaned.lines() {
+        println!("  leftovers   {line}");
     }
     let mut agent = Agent::spawn(&h.launcher, role, None)?;
     println!(

@@ -23,6 +23,11 @@
 //! address = "198.19.0.2"               # or ["198.19.0.2", "2001:2:0:2::2"]
 //! ```
 //!
+//! Two-port tester mode: `move_interface = true` on [client] and [server] moves each
+//! role's `interface` into a namespace of its own for the run ([`crate::testbed::ports`];
+//! [server] then also takes `gateway_address` and `manage_addresses`). A gateway with
+//! no agent is `gateway = "external"` instead of a [gateway] table (engine none only).
+//!
 //! Owns: parsing (every error names `file:line:col` and the field; unknown keys are
 //! refused) and [`FileTestbed`], the [`Testbed`] of such a file. Must not: re-address
 //! a host's interface unless `manage_addresses = true`, or build anything (the hosts
@@ -53,8 +58,35 @@ struct RawFile {
     topology: Option<Spanned<String>>,
     cache_dir: Option<Spanned<String>>,
     client: Option<Spanned<RawHost>>,
-    gateway: Option<Spanned<RawHost>>,
+    /// A `[gateway]` table, or `gateway = "external"`.
+    gateway: Option<Spanned<RawGateway>>,
     server: Option<Spanned<RawHost>>,
+}
+
+/// `gateway = "external"` (an appliance with no agent) or a `[gateway]` table.
+enum RawGateway {
+    External(String),
+    Host(Box<RawHost>),
+}
+
+impl<'de> Deserialize<'de> for RawGateway {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawGateway;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"external\" or a [gateway] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RawGateway, E> {
+                Ok(RawGateway::External(s.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<RawGateway, A::Error> {
+                RawHost::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(|h| RawGateway::Host(Box::new(h)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -67,6 +99,7 @@ struct RawHost {
     prefix: Option<Spanned<toml::Value>>,
     gateway_address: Option<Spanned<toml::Value>>,
     manage_addresses: Option<Spanned<bool>>,
+    move_interface: Option<Spanned<bool>>,
 }
 
 /// One role's host as the file describes it.
@@ -74,6 +107,9 @@ struct RawHost {
 pub struct HostSpec {
     pub launcher: Launcher,
     pub interface: Option<String>,
+    /// Two-port tester mode: `interface` is moved into a namespace of the role's own
+    /// for the run (see [`crate::testbed::ports`]).
+    pub move_interface: bool,
 }
 
 /// Client source addresses: an explicit list, or a prefix (client i = base + i).
@@ -98,6 +134,14 @@ pub struct FileTestbed {
     pub client_addrs: ClientAddrs,
     pub gateway_addrs: Vec<IpAddr>,
     pub manage_addresses: bool,
+    /// `gateway = "external"`: an appliance with no agent (engine none only).
+    pub external_gateway: bool,
+    /// A moved server port: its next hops (the DUT's address on the server's link).
+    pub server_gateway_addrs: Vec<IpAddr>,
+    /// A moved server port: `manage_addresses = true` on [server].
+    pub server_manage: bool,
+    /// Ports moved for the run (after [`FileTestbed::prepare`]).
+    pub held: Vec<crate::testbed::ports::Held>,
 }
 
 /// Read and parse a testbed file (bad input → a usage error, exit 2).
@@ -246,7 +290,7 @@ fn check_interface(cx: &Ctx, s: &Spanned<String>, field: &str) -> Result<String,
 
 pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
     let cx = Ctx { file, text };
-    let raw: RawFile = toml::from_str(text).map_err(|e| match e.span() {
+    let mut raw: RawFile = toml::from_str(text).map_err(|e| match e.span() {
         Some(s) => cx.at(s, "testbed file", e.message()),
         None => format!("{file}: {}", e.message()),
     })?;
@@ -284,7 +328,7 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
     // Fields a role does not use are refused, not ignored.
     let refuse = |h: &Spanned<RawHost>, role: &str, allowed: &[&str]| -> Result<(), String> {
         let r = h.get_ref();
-        let present: [(&str, Option<std::ops::Range<usize>>); 6] = [
+        let present: [(&str, Option<std::ops::Range<usize>>); 7] = [
             ("interface", r.interface.as_ref().map(|x| x.span())),
             ("address", r.address.as_ref().map(|x| x.span())),
             ("addresses", r.addresses.as_ref().map(|x| x.span())),
@@ -296,6 +340,10 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             (
                 "manage_addresses",
                 r.manage_addresses.as_ref().map(|x| x.span()),
+            ),
+            (
+                "move_interface",
+                r.move_interface.as_ref().map(|x| x.span()),
             ),
         ];
         for (f, span) in present {
@@ -321,9 +369,18 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             None if need_if => return Err(need(h, role, "interface")),
             None => None,
         };
+        let move_interface = r.move_interface.as_ref().is_some_and(|m| *m.get_ref());
+        if let (Some(m), None) = (&r.move_interface, &interface) {
+            return Err(cx.at(
+                m.span(),
+                &format!("{role}.move_interface"),
+                "needs the interface to move (interface = \"IFNAME\")",
+            ));
+        }
         Ok(HostSpec {
             launcher,
             interface,
+            move_interface,
         })
     };
 
@@ -338,6 +395,7 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             "prefix",
             "gateway_address",
             "manage_addresses",
+            "move_interface",
         ],
     )?;
     let client = host(c, "client", true)?;
@@ -398,16 +456,41 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
         None => vec![],
     };
 
-    // [gateway]
-    let gateway = match (&raw.gateway, topology) {
+    // [gateway], or gateway = "external"
+    let mut external_gateway = false;
+    let gateway = match (raw.gateway.take(), topology) {
         (Some(g), Topology::Direct) => {
             return Err(cx.at(g.span(), "gateway", "a direct testbed has no gateway"))
         }
         (None, Topology::Direct) => None,
         (None, _) => return Err(missing("gateway")),
-        (Some(g), _) => {
-            refuse(g, "gateway", &["interface"])?;
-            Some(host(g, "gateway", true)?)
+        (Some(g), t) => {
+            let span = g.span();
+            match g.into_inner() {
+                RawGateway::External(s) if s == "external" && t == Topology::Forward => {
+                    external_gateway = true;
+                    None
+                }
+                RawGateway::External(s) if s == "external" => {
+                    return Err(cx.at(
+                        span,
+                        "gateway",
+                        format!("an external gateway forwards: topology \"forward\" only, not {t}"),
+                    ))
+                }
+                RawGateway::External(s) => {
+                    return Err(cx.at(
+                        span,
+                        "gateway",
+                        format!("'{s}': \"external\" or a [gateway] table"),
+                    ))
+                }
+                RawGateway::Host(h) => {
+                    let g = Spanned::new(span, *h);
+                    refuse(&g, "gateway", &["interface"])?;
+                    Some(host(&g, "gateway", true)?)
+                }
+            }
         }
     };
 
@@ -425,9 +508,33 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
         }
         None
     } else {
-        refuse(s, "server", &["interface", "address"])?;
+        let moved = sr.move_interface.as_ref().is_some_and(|m| *m.get_ref());
+        if moved {
+            refuse(
+                s,
+                "server",
+                &[
+                    "interface",
+                    "address",
+                    "move_interface",
+                    "gateway_address",
+                    "manage_addresses",
+                ],
+            )?;
+        } else {
+            refuse(s, "server", &["interface", "address", "move_interface"])?;
+        }
         Some(host(s, "server", false)?)
     };
+    let server_gateway_addrs = match &sr.gateway_address {
+        Some(g) => {
+            let a = addrs(&cx, g, "server.gateway_address", true)?;
+            one_per_family(&cx, g, "server.gateway_address", &a)?;
+            a
+        }
+        None => vec![],
+    };
+    let server_manage = sr.manage_addresses.as_ref().is_some_and(|m| *m.get_ref());
     let a = sr
         .address
         .as_ref()
@@ -446,6 +553,10 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
         client_addrs,
         gateway_addrs,
         manage_addresses,
+        external_gateway,
+        server_gateway_addrs,
+        server_manage,
+        held: vec![],
     })
 }
 
@@ -531,10 +642,23 @@ impl FileTestbed {
         }
     }
 
+    /// The launcher of `role`: inside its port's namespace once the port is held.
+    pub fn role_launcher(&self, role: &str, host: &HostSpec) -> Launcher {
+        match self.held.iter().find(|h| h.role == role) {
+            Some(h) => crate::testbed::ports::inside(&host.launcher, h.holder),
+            None => host.launcher.clone(),
+        }
+    }
+
     /// Run `args` on a host through its launcher; its stdout.
     pub fn run_on(&self, host: &HostSpec, args: &[&str], input: Option<&str>) -> Result<String> {
+        self.run_with(&host.launcher, args, input)
+    }
+
+    /// Run `args` through `launcher`; its stdout.
+    pub fn run_with(&self, l: &Launcher, args: &[&str], input: Option<&str>) -> Result<String> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let argv = host.launcher.argv(&args);
+        let argv = l.argv(&args);
         let refs: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
         let cmd = crate::process::Cmd::new(&argv[0], &refs);
         let cmd = match input {
@@ -546,21 +670,93 @@ impl FileTestbed {
 
     /// Reach every host and make sure it has this binary: a host that cannot be
     /// reached, refuses the key or cannot take the binary is bad input (exit 2).
+    /// Then clean up after a crashed run on each host (its crash markers).
     pub fn prepare(&self) -> Result<()> {
+        let mut seen = vec![];
         for (role, h) in self.hosts() {
-            h.launcher.fwbench_exe().map_err(|e| {
+            let exe = h.launcher.fwbench_exe().map_err(|e| {
                 usage(format!(
                     "{}: {role} host {}: {e:#}",
                     self.path, h.launcher.host
                 ))
             })?;
+            if seen.contains(&h.launcher.prefix) {
+                continue;
+            }
+            seen.push(h.launcher.prefix.clone());
+            // Only where a marker is (the common case costs one shell, not a fwbench).
+            let script = format!(
+                "if ls {}/*.json >/dev/null 2>&1; then exec \"$0\" testbed cleanup-host; fi",
+                crate::host::marker::DIR
+            );
+            let out = self
+                .run_on(h, &["sh", "-c", &script, &exe], None)
+                .map_err(|e| usage(format!("{}: {role} host: {e:#}", self.path)))?;
+            for line in out.lines() {
+                eprintln!("fwbench: {role} host: {line}");
+            }
         }
         Ok(())
+    }
+
+    /// Move the two-port roles' interfaces into their namespaces (once).
+    pub fn hold_ports(&mut self) -> Result<()> {
+        if !self.held.is_empty() {
+            return Ok(());
+        }
+        // Every port is there before any moves: a typo changes nothing.
+        for (role, h) in self.hosts() {
+            if let Some(dev) = h.interface.as_deref().filter(|_| h.move_interface) {
+                self.run_on(h, &["ip", "link", "show", "dev", dev], None)
+                    .map_err(|e| {
+                        usage(format!(
+                            "{}: {role} interface {dev} on {}: {e:#}",
+                            self.path, h.launcher.place
+                        ))
+                    })?;
+            }
+        }
+        let mut held = vec![];
+        for (role, h) in self.hosts() {
+            let Some(dev) = h.interface.clone().filter(|_| h.move_interface) else {
+                continue;
+            };
+            let spec = self.hold_spec(role, dev);
+            held.push(
+                crate::testbed::ports::start(&h.launcher, &spec)
+                    .map_err(|e| usage(format!("{}: {e:#}", self.path)))?,
+            );
+        }
+        self.held = held;
+        Ok(())
+    }
+
+    /// What the keeper of `role`'s port does.
+    fn hold_spec(&self, role: &str, interface: String) -> crate::testbed::ports::HoldSpec {
+        let (manage, gateways, addrs) = if role == "client" {
+            // Client addresses are added by `ensure_clients` (inside the namespace).
+            (self.manage_addresses, &self.gateway_addrs, vec![])
+        } else {
+            let host = |a: &IpAddr| format!("{a}/{}", if a.is_ipv4() { 32 } else { 128 });
+            (
+                self.server_manage,
+                &self.server_gateway_addrs,
+                self.server_addrs.iter().map(host).collect(),
+            )
+        };
+        crate::testbed::ports::HoldSpec {
+            role: role.to_string(),
+            interface,
+            addrs: manage.then_some(addrs),
+            gateways: gateways.iter().map(|g| g.to_string()).collect(),
+        }
     }
 }
 
 impl Drop for FileTestbed {
     fn drop(&mut self) {
+        // Ports go back first (their keepers may use the shared SSH connections).
+        self.held.clear();
         for (_, h) in self.hosts() {
             remote::close_shared(&h.launcher.prefix);
         }
@@ -573,16 +769,76 @@ impl Testbed for FileTestbed {
         &self.name
     }
 
+    fn gateway_is_external(&self) -> bool {
+        self.external_gateway
+    }
+
+    fn bring_up(&mut self) -> Result<()> {
+        self.hold_ports()
+    }
+
+    /// Each role's host as probed now (a host that does not answer is recorded with
+    /// what is known: its role and place).
+    fn host_metadata(&self) -> Vec<store::RoleHost> {
+        let script = crate::testbed::meta::probe_script();
+        let mut out = vec![];
+        for (role, h) in self.hosts() {
+            let dev = h.interface.as_deref();
+            let text = self
+                .run_on(
+                    h,
+                    &[
+                        "sh",
+                        "-c",
+                        &script,
+                        "sh",
+                        dev.unwrap_or(""),
+                        if h.move_interface { "moved" } else { "" },
+                    ],
+                    None,
+                )
+                .unwrap_or_else(|e| {
+                    tracing::warn!("{role} host: metadata: {e:#}");
+                    String::new()
+                });
+            let mut m = crate::testbed::meta::parse(role, &h.launcher.place, dev, &text);
+            if let Some(p) = self.held.iter().find(|p| p.role == role) {
+                m.port = Some(format!(
+                    "{} mtu {} {}",
+                    if p.orig.addrs.is_empty() {
+                        "no address,".to_string()
+                    } else {
+                        p.orig.addrs.join(" ")
+                    },
+                    p.orig.mtu,
+                    if p.orig.up { "up" } else { "down" }
+                ));
+            }
+            out.push(m);
+        }
+        if self.external_gateway {
+            out.insert(
+                1,
+                store::RoleHost {
+                    role: "gateway".into(),
+                    place: crate::testbed::EXTERNAL_GATEWAY.into(),
+                    ..Default::default()
+                },
+            );
+        }
+        out
+    }
+
     fn topology(&self) -> Topology {
         self.topology
     }
 
     fn launcher(&self, host: Host) -> Option<Launcher> {
         match host {
-            Host::Client => Some(self.client.launcher.clone()),
+            Host::Client => Some(self.role_launcher("client", &self.client)),
             Host::Gateway => self.gateway.as_ref().map(|g| g.launcher.clone()),
             Host::Server => match &self.server {
-                Some(s) => Some(s.launcher.clone()),
+                Some(s) => Some(self.role_launcher("server", s)),
                 None => self.gateway.as_ref().map(|g| g.launcher.clone()),
             },
         }
@@ -654,7 +910,8 @@ impl Testbed for FileTestbed {
                 }
             }
         }
-        self.run_on(&self.client, &["ip", "-b", "-"], Some(&script))
+        let l = self.role_launcher("client", &self.client);
+        self.run_with(&l, &["ip", "-b", "-"], Some(&script))
             .with_context(|| {
                 format!("adding client addresses on {}", self.client.launcher.place)
             })?;
@@ -674,6 +931,13 @@ impl Testbed for FileTestbed {
 
     /// The MAC of the gateway's ingress (or, direct, of the server's interface).
     fn next_hop_mac(&self) -> Result<String> {
+        if self.external_gateway {
+            return Err(usage(format!(
+                "{}: the raw sender needs the next hop's MAC address, which an external \
+                 gateway does not tell (use the UDP sender)",
+                self.path
+            )));
+        }
         let (h, dev) = match (&self.gateway, &self.server) {
             (Some(g), _) => (g, g.interface.clone()),
             (None, Some(s)) => (s, s.interface.clone()),
@@ -705,12 +969,34 @@ impl Testbed for FileTestbed {
         );
         for (role, h) in self.hosts() {
             out += &format!(
-                "  {role}: {}{}\n",
+                "  {role}: {}{}{}\n",
                 h.launcher.place,
                 h.interface
                     .as_deref()
                     .map(|i| format!(", interface {i}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if h.move_interface {
+                    " (moved into a namespace of its own for the run)"
+                } else {
+                    ""
+                }
+            );
+        }
+        if self.external_gateway {
+            out += "  gateway: external (no agent, no counters)\n";
+        }
+        for p in &self.held {
+            out += &format!(
+                "  {} port {}: found with {} mtu {} {}; given back so after the run\n",
+                p.role,
+                p.interface,
+                if p.orig.addrs.is_empty() {
+                    "no address,".to_string()
+                } else {
+                    p.orig.addrs.join(" ")
+                },
+                p.orig.mtu,
+                if p.orig.up { "up" } else { "down" }
             );
         }
         Ok(out)
@@ -823,6 +1109,55 @@ address = "198.19.0.2"
         let e = t.check_trial(Family::V4, 3).unwrap_err().to_string();
         assert!(e.contains("gives 2"), "{e}");
         t.check_trial(Family::V4, 2).unwrap();
+    }
+
+    #[test]
+    fn external_gateway_and_moved_ports() {
+        let two = GOOD
+            .replace(
+                "[gateway]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gw\"]\ninterface = \"g0\"\n",
+                "",
+            )
+            .replace(
+                "topology = \"forward\"",
+                "topology = \"forward\"\ngateway = \"external\"",
+            )
+            .replace(
+                "interface = \"c0\"",
+                "interface = \"c0\"\nmove_interface = true",
+            )
+            .replace(
+                "launcher = \"local\"\n",
+                "launcher = \"local\"\ninterface = \"s0\"\nmove_interface = true\n\
+                 gateway_address = \"198.19.0.1\"\nmanage_addresses = true\n",
+            );
+        let t = parse("two.toml", &two).unwrap();
+        assert!(t.external_gateway && t.gateway_is_external());
+        assert!(t.launcher(Host::Gateway).is_none());
+        assert!(t.client.move_interface);
+        assert!(t.server.as_ref().unwrap().move_interface);
+        assert!(t.server_manage);
+        assert_eq!(t.server_gateway_addrs[0].to_string(), "198.19.0.1");
+        let spec = t.hold_spec("server", "s0".into());
+        assert_eq!(spec.addrs, Some(vec!["198.19.0.2/32".to_string()]));
+        assert_eq!(spec.gateways, ["198.19.0.1"]);
+        // The client's addresses come from ensure_clients; unmanaged: none given.
+        assert_eq!(t.hold_spec("client", "c0".into()).addrs, None);
+        let e = err(&two.replace("\"external\"", "\"appliance\""));
+        assert!(e.starts_with("tb.toml:3:11: gateway:"), "{e}");
+        let e = err(&two.replace("forward", "input"));
+        assert!(e.contains("topology \"forward\" only"), "{e}");
+        // gateway_address on [server] only with a moved port.
+        let e = err(&two.replace("interface = \"s0\"\nmove_interface = true\n", ""));
+        assert!(e.contains("server.gateway_address: not a field"), "{e}");
+        let e = err(&GOOD.replace(
+            "launcher = \"local\"\n",
+            "launcher = \"local\"\nmove_interface = true\n",
+        ));
+        assert!(
+            e.contains("server.move_interface: needs the interface"),
+            "{e}"
+        );
     }
 
     #[test]

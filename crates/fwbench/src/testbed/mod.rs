@@ -10,7 +10,9 @@ pub mod addr;
 pub mod check;
 pub mod file;
 pub mod launcher;
+pub mod meta;
 pub mod netns;
+pub mod ports;
 pub mod remote;
 
 use crate::params::topology::Topology;
@@ -18,6 +20,10 @@ use crate::testbed::launcher::Launcher;
 use anyhow::Result;
 use proto::Family;
 use std::net::IpAddr;
+
+/// The placement of a gateway with no agent (`gateway = "external"` in a testbed
+/// file): the report and verdicts say so instead of showing counters.
+pub const EXTERNAL_GATEWAY: &str = "external gateway: no counters";
 
 /// A host of the testbed: where an agent runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,4 +63,19 @@ pub trait Testbed {
     fn next_hop_mac(&self) -> Result<String>;
     /// Its hosts with their interfaces and addresses, for people.
     fn describe(&self) -> Result<String>;
+    /// The gateway is an appliance with no agent: fwbench installs nothing there and
+    /// reads no counters (`gateway = "external"` in a testbed file).
+    fn gateway_is_external(&self) -> bool {
+        false
+    }
+    /// Metadata of each role's host (kernel, CPU, NIC, offloads, sysctls), when the
+    /// testbed knows its hosts (testbed files); recorded with the run.
+    fn host_metadata(&self) -> Vec<store::RoleHost> {
+        vec![]
+    }
+    /// Make what the testbed needs for trials, once, after the trials were checked
+    /// (a testbed file moves its two-port interfaces here).
+    fn bring_up(&mut self) -> Result<()> {
+        Ok(())
+    }
 }

@@ -77,12 +77,48 @@ pub fn command_argv(prefix: &[String], args: &[String]) -> Vec<String> {
 /// This process's private directory (mode 0700) for SSH control sockets, once made.
 static CONTROL_DIR: OnceLock<PathBuf> = OnceLock::new();
 
+/// Remove `fwbench-ssh-PID-N` directories in `base` whose PID no longer runs (a
+/// controller killed before it could remove its own); their sockets are dead, and
+/// the masters behind them exit after `ControlPersist`. Returns what was removed.
+pub fn reap_control_dirs(base: &std::path::Path) -> Vec<PathBuf> {
+    let mut gone = vec![];
+    let Ok(rd) = std::fs::read_dir(base) else {
+        return gone;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("fwbench-ssh-") else {
+            continue;
+        };
+        let Some((pid, n)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), true) = (
+            pid.parse::<u32>(),
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()),
+        ) else {
+            continue;
+        };
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
+            gone.push(e.path());
+        }
+    }
+    gone
+}
+
 fn control_dir() -> Result<&'static PathBuf> {
     if let Some(d) = CONTROL_DIR.get() {
         return Ok(d);
     }
     use std::os::unix::fs::DirBuilderExt;
     let base = std::env::temp_dir();
+    for d in reap_control_dirs(&base) {
+        tracing::info!("removed {} (its controller is gone)", d.display());
+    }
     for n in 0..100 {
         let p = base.join(format!("fwbench-ssh-{}-{n}", std::process::id()));
         match std::fs::DirBuilder::new().mode(0o700).create(&p) {
@@ -320,6 +356,38 @@ mod tests {
         assert!(!q.iter().any(|a| a == "ControlMaster=auto"));
         assert_eq!(with_ssh_options(v(&["env"])).unwrap(), v(&["env"]));
         remove_control_dir();
+    }
+
+    #[test]
+    fn control_dirs_of_dead_controllers_are_reaped() {
+        let base = tempfile::tempdir().unwrap();
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        let me = std::process::id();
+        for n in [
+            format!("fwbench-ssh-{dead}-0"),
+            format!("fwbench-ssh-{me}-0"),
+            format!("fwbench-ssh-{dead}-x"),
+            "other-1-0".to_string(),
+        ] {
+            std::fs::create_dir(base.path().join(n)).unwrap();
+        }
+        std::fs::write(base.path().join(format!("fwbench-ssh-{dead}-0/s")), "").unwrap();
+        let gone = reap_control_dirs(base.path());
+        assert_eq!(gone, [base.path().join(format!("fwbench-ssh-{dead}-0"))]);
+        let mut left: Vec<String> = std::fs::read_dir(base.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want = [
+            format!("fwbench-ssh-{dead}-x"),
+            format!("fwbench-ssh-{me}-0"),
+            "other-1-0".to_string(),
+        ];
+        want.sort();
+        assert_eq!(left, want);
     }
 
     #[test]

@@ -1,0 +1,423 @@
+//! Crash markers: what an fwbench process changed on this host, written *before* it
+//! changes anything, so that the next run (or `fwbench testbed check`/`cleanup`) on the
+//! host undoes it after a power loss or a SIGKILL of the whole process tree — when no
+//! agent was left to see its stdin close.
+//!
+//! A marker is `/run/fwbench/host/<pid>-<starttime>.json`: the owner's PID and start
+//! time (so a reused PID is not mistaken for the owner), the inode of its network
+//! namespace, and the changes in the order made (sysctls and sysfs files with their old
+//! values, fwbench's rule set, namespaces made, interfaces moved with their original
+//! addresses, MTU and state). `/run` is a tmpfs: after a power loss the marker is gone
+//! together with everything it lists, except a moved physical interface's settings,
+//! which a reboot resets anyway.
+//!
+//! Owns: the marker format and [`cleanup_here`]. Must not: touch a marker whose owner
+//! is alive, or one of another network namespace (hosts emulated by namespaces share
+//! this directory; each cleans its own).
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where markers live (a tmpfs: nothing survives a reboot, as nothing it lists does).
+pub const DIR: &str = "/run/fwbench/host";
+
+/// An interface's settings before fwbench moved it, to put back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortState {
+    /// Global addresses with prefix length, e.g. "198.18.0.2/24".
+    pub addrs: Vec<String>,
+    pub mtu: u32,
+    pub up: bool,
+}
+
+/// One change, with what undoes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Item {
+    /// A sysctl set; `old` is its value before.
+    Sysctl { name: String, old: String },
+    /// A sysfs file written (RPS masks); `old` is its content before.
+    File { path: String, old: String },
+    /// fwbench's rule set (the firewall crate's own marker says which tables).
+    Rules,
+    /// A process holding a network namespace fwbench made (`unshare -n`): killing it
+    /// ends the namespace (a physical interface in it returns to the init namespace, a
+    /// virtual one is destroyed).
+    Holder { pid: u32, start: u64 },
+    /// An interface moved into the namespace of holder `holder`; `orig` is how it
+    /// was found.
+    Port {
+        interface: String,
+        holder: u32,
+        holder_start: u64,
+        orig: PortState,
+    },
+}
+
+impl Item {
+    pub fn describe(&self) -> String {
+        match self {
+            Item::Sysctl { name, old } => format!("sysctl {name} (back to {old})"),
+            Item::File { path, old } => format!("{path} (back to {old})"),
+            Item::Rules => "fwbench's rule set".into(),
+            Item::Holder { pid, .. } => format!("namespace held by pid {pid}"),
+            Item::Port {
+                interface, holder, ..
+            } => format!("interface {interface} (back from the namespace of pid {holder})"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Data {
+    /// Who wrote it: "gateway agent", "ports of client".
+    pub what: String,
+    pub pid: u32,
+    /// The owner's start time (clock ticks since boot, `/proc/PID/stat` field 22).
+    pub start: u64,
+    /// Inode of the owner's network namespace.
+    pub netns_ino: u64,
+    pub items: Vec<Item>,
+}
+
+/// A marker owned by this process; removed with [`Marker::done`].
+#[derive(Debug)]
+pub struct Marker {
+    path: PathBuf,
+    data: Data,
+}
+
+pub fn own_netns_ino() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/net")
+        .map(|m| m.ino())
+        .unwrap_or(0)
+}
+
+/// Start time of process `pid` (`None`: no such process).
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // Fields after the command: state is field 3, starttime field 22.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the process that wrote `d` still runs.
+fn owner_alive(d: &Data) -> bool {
+    start_time(d.pid) == Some(d.start)
+}
+
+impl Marker {
+    /// Write an empty marker for this process (in `dir`, normally [`DIR`]).
+    pub fn create_in(dir: &Path, what: &str) -> Marker {
+        let pid = std::process::id();
+        let start = start_time(pid).unwrap_or(0);
+        let m = Marker {
+            path: dir.join(format!("{pid}-{start}.json")),
+            data: Data {
+                what: what.into(),
+                pid,
+                start,
+                netns_ino: own_netns_ino(),
+                items: vec![],
+            },
+        };
+        m.write();
+        m
+    }
+
+    pub fn create(what: &str) -> Marker {
+        Marker::create_in(Path::new(DIR), what)
+    }
+
+    /// Note a change about to be made (the file is rewritten before it is made).
+    pub fn add(&mut self, item: Item) {
+        self.data.items.push(item);
+        self.write();
+    }
+
+    /// Several changes at once.
+    pub fn extend(&mut self, items: impl IntoIterator<Item = Item>) {
+        self.data.items.extend(items);
+        self.write();
+    }
+
+    fn write(&self) {
+        let write = || -> std::io::Result<()> {
+            if let Some(d) = self.path.parent() {
+                std::fs::create_dir_all(d)?;
+            }
+            let tmp = self.path.with_extension("tmp");
+            std::fs::write(&tmp, serde_json::to_vec(&self.data)?)?;
+            std::fs::rename(&tmp, &self.path)
+        };
+        if let Err(e) = write() {
+            tracing::warn!("crash marker {}: {e}", self.path.display());
+        }
+    }
+
+    /// Everything it lists is undone: remove it.
+    pub fn done(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    #[cfg(test)]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn sh(prog: &str, args: &[&str]) -> Result<(), String> {
+    crate::process::Cmd::new(prog, args)
+        .run()
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Interface `dev` (in this namespace) as it is now.
+pub fn port_state(dev: &str) -> Result<PortState, String> {
+    let out = crate::process::Cmd::new("ip", &["-j", "addr", "show", "dev", dev])
+        .run()
+        .map_err(|e| e.to_string())?;
+    let v: serde_json::Value =
+        serde_json::from_str(&out.stdout).map_err(|e| format!("ip -j addr: {e}"))?;
+    let link = v
+        .get(0)
+        .ok_or_else(|| format!("no interface {dev}"))?
+        .clone();
+    let up = link["flags"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|x| x == "UP"));
+    let addrs = link["addr_info"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|x| x["scope"] == "global")
+                .filter_map(|x| Some(format!("{}/{}", x["local"].as_str()?, x["prefixlen"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(PortState {
+        addrs,
+        mtu: link["mtu"].as_u64().unwrap_or(1500) as u32,
+        up,
+    })
+}
+
+/// Give `dev` (in the namespace `ns`, or this one) the settings of `s`: its addresses
+/// exactly (others flushed), MTU, up or down.
+pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), String> {
+    let mut script = format!(
+        "addr flush dev {dev} scope global\nlink set dev {dev} mtu {}\n",
+        s.mtu
+    );
+    for a in &s.addrs {
+        let nodad = if a.contains(':') { " nodad" } else { "" };
+        script += &format!("addr add {a} dev {dev}{nodad}\n");
+    }
+    script += &format!("link set dev {dev} {}\n", if s.up { "up" } else { "down" });
+    let mut args = vec![];
+    if let Some(ns) = ns {
+        args.extend(["-n", ns]);
+    }
+    args.extend(["-b", "-"]);
+    crate::process::Cmd::new("ip", &args)
+        .input(&script)
+        .run()
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Move `dev` from the namespace of process `holder` (if it still runs) back to this
+/// process's namespace and restore how it was.
+pub fn return_port(holder: Option<u32>, dev: &str, orig: &PortState) -> Result<(), String> {
+    let me = std::process::id().to_string();
+    if let Some(h) = holder {
+        // Not there (any more): it was given back already, or went with the namespace.
+        let h = h.to_string();
+        let _ = sh(
+            "nsenter",
+            &[
+                "-t", &h, "-n", "ip", "link", "set", "dev", dev, "netns", &me,
+            ],
+        );
+    }
+    let here = std::path::Path::new("/sys/class/net").join(dev).exists();
+    if !here {
+        return Err(format!(
+            "interface {dev} is gone (a virtual interface is destroyed with its namespace)"
+        ));
+    }
+    apply_port_state(None, dev, orig)
+}
+
+/// Whether a network namespace of inode `ino` still exists: named (`/run/netns`) or
+/// some process's.
+fn netns_exists(ino: u64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .any(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.ino() == ino))
+        })
+        .unwrap_or(false);
+    named
+        || std::fs::read_dir("/proc")
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .bytes()
+                            .all(|b| b.is_ascii_digit())
+                    })
+                    .any(|e| {
+                        std::fs::metadata(e.path().join("ns/net")).is_ok_and(|m| m.ino() == ino)
+                    })
+            })
+            .unwrap_or(true)
+}
+
+/// Undo one item in this namespace.
+fn undo(item: &Item) -> Result<(), String> {
+    match item {
+        Item::Sysctl { name, old } => {
+            let p = format!("/proc/sys/{}", name.replace('.', "/"));
+            std::fs::write(&p, old).map_err(|e| format!("{p}: {e}"))
+        }
+        Item::File { path, old } => std::fs::write(path, old).map_err(|e| format!("{path}: {e}")),
+        Item::Rules => {
+            firewall::install::clean_leftovers();
+            Ok(())
+        }
+        Item::Holder { pid, start } => {
+            if start_time(*pid) == Some(*start) {
+                sh("kill", &["-KILL", &pid.to_string()])
+            } else {
+                Ok(())
+            }
+        }
+        Item::Port {
+            interface,
+            holder,
+            holder_start,
+            orig,
+        } => return_port(
+            (start_time(*holder) == Some(*holder_start)).then_some(*holder),
+            interface,
+            orig,
+        ),
+    }
+}
+
+/// Markers left in `dir` by dead processes of this network namespace: undo what each
+/// lists (newest change first), remove it, and say what was done.
+pub fn cleanup_in(dir: &Path) -> Vec<String> {
+    let mut done = vec![];
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return done;
+    };
+    let ino = own_netns_ino();
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(d) = serde_json::from_str::<Data>(&text) else {
+            tracing::warn!("{}: not a crash marker; left alone", f.display());
+            continue;
+        };
+        if owner_alive(&d) {
+            continue;
+        }
+        if d.netns_ino != ino {
+            // Another namespace's: its own host cleans it — unless that namespace is
+            // gone, and with it everything the marker lists (an ephemeral testbed's
+            // gateway removed by its reaper).
+            if !netns_exists(d.netns_ino) {
+                let _ = std::fs::remove_file(&f);
+            }
+            continue;
+        }
+        for item in d.items.iter().rev() {
+            match undo(item) {
+                Ok(()) => done.push(format!(
+                    "{} (pid {}): undid {}",
+                    d.what,
+                    d.pid,
+                    item.describe()
+                )),
+                Err(e) => done.push(format!(
+                    "{} (pid {}): could not undo {}: {e}",
+                    d.what,
+                    d.pid,
+                    item.describe()
+                )),
+            }
+        }
+        if d.items.is_empty() {
+            done.push(format!("{} (pid {}): nothing to undo", d.what, d.pid));
+        }
+        let _ = std::fs::remove_file(&f);
+    }
+    done
+}
+
+/// [`cleanup_in`] the markers' directory.
+pub fn cleanup_here() -> Vec<String> {
+    cleanup_in(Path::new(DIR))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dead_owners_marker_is_undone_a_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("rps_cpus");
+        std::fs::write(&target, "f").unwrap();
+        // A live marker (this process) is left alone.
+        let mut live = Marker::create_in(dir.path(), "test");
+        live.add(Item::File {
+            path: target.display().to_string(),
+            old: "0".into(),
+        });
+        assert!(cleanup_in(dir.path()).is_empty());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "f");
+        // The same marker with a dead owner: undone and removed.
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        let text = std::fs::read_to_string(live.path()).unwrap();
+        let mut d: Data = serde_json::from_str(&text).unwrap();
+        assert_eq!(d.items.len(), 1);
+        d.pid = dead;
+        let f = dir.path().join(format!("{dead}-1.json"));
+        std::fs::write(&f, serde_json::to_vec(&d).unwrap()).unwrap();
+        // A marker of a namespace that no longer exists: nothing left to undo.
+        let mut other = d.clone();
+        other.netns_ino = 1;
+        let g = dir.path().join(format!("{dead}-2.json"));
+        std::fs::write(&g, serde_json::to_vec(&other).unwrap()).unwrap();
+        let log = cleanup_in(dir.path());
+        assert_eq!(log.len(), 1, "{log:?}");
+        assert!(log[0].contains("undid"), "{log:?}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "0");
+        assert!(!f.exists());
+        assert!(!g.exists());
+        assert!(live.path().exists());
+        live.done();
+    }
+
+    #[test]
+    fn own_start_time_is_read() {
+        assert!(start_time(std::process::id()).is_some());
+        assert!(start_time(u32::MAX).is_none());
+    }
+}
