@@ -14,7 +14,7 @@ fi
 # --client-program curl`); fwbench runs its own nginx instances inside the testbed.
 # openssh-server: the remote-testbed tests run their own sshd in namespaces
 # (crates/fwbench/tests/remote.rs); the system's sshd is left stopped.
-PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server)
+PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server clang llvm libbpf-dev bpftool)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,6 +33,8 @@ pub enum Tool {
     },
     /// `ipset restore`
     IpsetRestore,
+    /// fwbench's own BPF loader (the batch is the program's rule table and maps).
+    Bpf,
 }
 
 impl Tool {
@@ -50,6 +52,7 @@ impl Tool {
                 vec![prog, "-w", "--noflush"]
             }
             Tool::IpsetRestore => vec!["ipset", "restore"],
+            Tool::Bpf => vec!["fwbench-bpf-loader"],
         }
     }
     /// Debian package that provides the tool.
@@ -58,6 +61,7 @@ impl Tool {
             Tool::Nft => "nftables",
             Tool::IptablesRestore { .. } => "iptables",
             Tool::IpsetRestore => "ipset",
+            Tool::Bpf => "clang (at build time)",
         }
     }
 }
@@ -81,6 +85,9 @@ pub enum ToolError {
     },
     #[error("{0}")]
     Io(String),
+    /// The engine cannot run on this host or build (e.g. BPF programs not built).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Find a program in PATH (plus the sbin directories root usually has).

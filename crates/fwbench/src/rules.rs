@@ -91,7 +91,7 @@ pub fn preflight(p: &TrialParams, r: &Rendered) -> Result<(), String> {
         let check: Vec<String> = match raw.tool {
             Tool::Nft => vec![prog, "-c".into(), "-f".into(), path.clone()],
             Tool::IptablesRestore { .. } => vec![prog, "--test".into(), path.clone()],
-            Tool::IpsetRestore => vec![],
+            Tool::IpsetRestore | Tool::Bpf => vec![],
         };
         if !check.is_empty() {
             // Check mode parses and validates only; it changes no firewall state.
