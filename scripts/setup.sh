@@ -14,6 +14,8 @@ fi
 # --client-program curl`); fwbench runs its own nginx instances inside the testbed.
 # openssh-server: the remote-testbed tests run their own sshd in namespaces
 # (crates/fwbench/tests/remote.rs); the system's sshd is left stopped.
+# clang, llvm, libbpf-dev: build the BPF program of the xdp and tc-bpf engines
+# (crates/firewall/build.rs); bpftool: their tests check nothing stays attached.
 PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server clang llvm libbpf-dev bpftool)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -5,7 +5,8 @@
 // Evaluation follows netfilter's: the rules are walked in order (raw prerouting
 // first, then the filter chain); the first rule that matches counts the packet;
 // drop ends it, accept skips to the first rule of the next hook. Packets of the other
-// IP family, non-IP frames (ARP) and IPv6 neighbour discovery pass untouched.
+// IP family, non-IP frames (ARP), multicast, broadcast and IPv6 link-scope traffic
+// (neighbour discovery, MLD) pass untouched.
 // The walk is a bpf_loop over at most `n_rules` rules (the loader caps it at
 // FWB_MAX_RULES), so every rule costs one iteration: no hidden shortcut.
 #include <linux/bpf.h>
@@ -164,6 +165,10 @@ static __always_inline int filter(void *data, void *data_end)
 		struct iphdr *ip = (void *)(eth + 1);
 		if ((void *)(ip + 1) > data_end)
 			return 0;
+		// Multicast and broadcast never cross the gateway either.
+		if ((ip->daddr & bpf_htonl(0xf0000000)) == bpf_htonl(0xe0000000) ||
+		    ip->daddr == 0xffffffff)
+			return 0;
 		pp->src[0] = ip->saddr;
 		pp->dst[0] = ip->daddr;
 		pp->l4 = ip->protocol;
@@ -181,6 +186,12 @@ static __always_inline int filter(void *data, void *data_end)
 		__builtin_memcpy(pp->dst, &ip6->daddr, 16);
 		pp->l4 = ip6->nexthdr;
 		l4 = (void *)(ip6 + 1);
+		// Link-scope traffic (neighbour discovery, MLD, router solicitations: to
+		// ff00::/8 or fe80::/10) never crosses the gateway: netfilter's forward
+		// chain never sees it, so neither do the rules here.
+		__u8 d0 = ip6->daddr.in6_u.u6_addr8[0], d1 = ip6->daddr.in6_u.u6_addr8[1];
+		if (d0 == 0xff || (d0 == 0xfe && (d1 & 0xc0) == 0x80))
+			return 0;
 		if (pp->l4 == IPPROTO_ICMPV6) {
 			__u8 *type = l4;
 			if ((void *)(type + 1) <= data_end && *type >= 133 && *type <= 137)

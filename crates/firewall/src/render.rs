@@ -78,7 +78,12 @@ mod tests {
     }
 
     const ALL: &[Engine] = Engine::ALL;
-    const BPF: &[Engine] = &[Engine::Xdp, Engine::XdpMap, Engine::XdpGeneric, Engine::TcBpf];
+    const BPF: &[Engine] = &[
+        Engine::Xdp,
+        Engine::XdpMap,
+        Engine::XdpGeneric,
+        Engine::TcBpf,
+    ];
 
     #[test]
     fn collapsed_set_has_exactly_count_elements() {

@@ -500,10 +500,16 @@ mod tests {
         // raw-drop after 2 fillers: raw prerouting only; seed000-f2: filter + policy.
         let t = table_of(&XDP, &rs(Model::RawDrop, 2, Position::Last, Ip::V4));
         assert_eq!(t.rules.len(), 3);
-        assert!(t.rules.iter().all(|r| r.hook == Hook::RawPrerouting && r.drop));
+        assert!(t
+            .rules
+            .iter()
+            .all(|r| r.hook == Hook::RawPrerouting && r.drop));
         let t = table_of(&XDP, &rs(Model::Seed000F2, 0, Position::Last, Ip::V6));
         let last = t.rules.last().unwrap();
-        assert!(last.drop && last.src.is_none() && last.l4.is_none(), "policy drop last");
+        assert!(
+            last.drop && last.src.is_none() && last.l4.is_none(),
+            "policy drop last"
+        );
         assert!(t.rules.iter().all(|r| r.next as usize == t.rules.len()));
     }
 
