@@ -16,7 +16,9 @@ fi
 # (crates/fwbench/tests/remote.rs); the system's sshd is left stopped.
 # ufw: the import tests generate a real ufw ruleset in a scratch network and mount
 # namespace (crates/fwbench/tests/import_corpus.rs); the host's ufw stays disabled.
-PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server ufw ethtool)
+# clang, llvm, libbpf-dev: build the BPF program of the xdp and tc-bpf engines
+# (crates/firewall/build.rs); bpftool: their tests check nothing stays attached.
+PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sockperf sqlite3 gcc libc6-dev pkg-config nginx curl apache2-utils openssh-client openssh-server ufw ethtool clang llvm libbpf-dev bpftool)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -43,6 +43,14 @@ engines! {
     IpsetLegacy,
     /// iptables-nft rules; filler rules collapse into one ipset and one rule.
     IpsetNft,
+    /// A BPF program in XDP native mode on the gateway's interfaces, walking the rules.
+    Xdp,
+    /// [`Engine::Xdp`]; filler rules collapse into one hash map lookup.
+    XdpMap,
+    /// The XDP program in generic (SKB) mode.
+    XdpGeneric,
+    /// The same program at tc ingress (tcx link), walking the rules.
+    TcBpf,
 }
 
 /// Every name `--engine` accepts (the engines' names and their aliases), for messages
@@ -56,6 +64,10 @@ pub const ENGINES: &[&str] = &[
     "ipset",
     "ipset-legacy",
     "ipset-nft",
+    "xdp",
+    "xdp-map",
+    "xdp-generic",
+    "tc-bpf",
 ];
 
 /// The family of the nftables table the nft engines install into. `inet` (IPv4 and
@@ -429,6 +441,10 @@ pub struct RuleSet {
     pub description: String,
     /// For imported rule sets: the engine-specific text, rendered as is.
     pub raw: Option<Imported>,
+    /// Addresses of the testbed's client and server sides: the engines that attach to
+    /// interfaces (XDP, tc) attach to the gateway's interfaces that route to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ingress: Vec<IpAddr>,
 }
 
 impl RuleSet {
@@ -440,6 +456,7 @@ impl RuleSet {
             policies: vec![],
             description: "no rules".into(),
             raw: None,
+            ingress: vec![],
         }
     }
     pub fn policy(&self, hook: Hook) -> Policy {

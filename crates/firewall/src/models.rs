@@ -324,6 +324,10 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
     let hook = spec.chain.hook();
     let l4 = Some(spec.l4);
     let mut rs = RuleSet::empty(spec.ip);
+    rs.ingress = vec![
+        a.clients.first().copied().unwrap_or(a.client_net.addr),
+        a.server,
+    ];
     let rule = |hook, m, action, role| Rule {
         hook,
         m,

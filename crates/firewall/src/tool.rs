@@ -35,6 +35,8 @@ pub enum Tool {
     },
     /// `ipset restore`
     IpsetRestore,
+    /// fwbench's own BPF loader (the batch is the program's rule table and maps).
+    Bpf,
 }
 
 impl Tool {
@@ -53,6 +55,7 @@ impl Tool {
                 vec![prog, "-w", "--noflush"]
             }
             Tool::IpsetRestore => vec!["ipset", "restore"],
+            Tool::Bpf => vec!["fwbench-bpf-loader"],
         }
     }
     /// Debian package that provides the tool.
@@ -61,6 +64,7 @@ impl Tool {
             Tool::Nft | Tool::NftJson => "nftables",
             Tool::IptablesRestore { .. } => "iptables",
             Tool::IpsetRestore => "ipset",
+            Tool::Bpf => "clang (at build time)",
         }
     }
 }
@@ -84,6 +88,9 @@ pub enum ToolError {
     },
     #[error("{0}")]
     Io(String),
+    /// The engine cannot run on this host or build (e.g. BPF programs not built).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Find a program in PATH (plus the sbin directories root usually has).

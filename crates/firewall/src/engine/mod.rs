@@ -8,11 +8,14 @@
 //! on engines anywhere but the registry: adding an engine is one file, one enum
 //! variant and one registry line, and the compiler names every other place.
 
+mod bpf;
+mod bpf_load;
 mod ipset;
 mod nft;
 mod none;
 mod xtables;
 
+pub use bpf::MAX_BPF_RULES;
 pub use ipset::IPSET_PREFIX;
 pub use nft::{nft_chain, NFT_FAMILIES, NFT_TABLE};
 pub use xtables::{ipt_chain, parse_save_counters};
@@ -95,6 +98,10 @@ pub fn backend(e: Engine) -> &'static dyn Backend {
         Engine::IptablesNft => &xtables::NFT,
         Engine::IpsetLegacy => &ipset::LEGACY,
         Engine::IpsetNft => &ipset::NFT,
+        Engine::Xdp => &bpf::XDP,
+        Engine::XdpMap => &bpf::XDP_MAP,
+        Engine::XdpGeneric => &bpf::XDP_GENERIC,
+        Engine::TcBpf => &bpf::TC_BPF,
     }
 }
 

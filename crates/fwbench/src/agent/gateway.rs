@@ -226,6 +226,7 @@ impl GatewayGuard {
                 InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {
                     ErrorKind::BadSetup
                 }
+                InstallError::Tool(ToolError::Unavailable(_)) => ErrorKind::Unavailable,
                 _ => ErrorKind::Io,
             };
             error(kind, e.to_string())

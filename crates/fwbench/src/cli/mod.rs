@@ -409,7 +409,7 @@ struct DegradeArgs {
 /// The rule set on the gateway (shared by every workload).
 #[derive(Args, Clone)]
 pub struct FirewallArgs {
-    /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft
+    /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft, xdp (native XDP), xdp-map (filler rules in one hash map), xdp-generic, tc-bpf
     #[arg(long, default_value = "none", value_parser = engine)]
     pub engine: firewall::Engine,
     /// Rule-set model: seed000-f0|f2|f4, linear, notrack, conntrack, raw-drop, filter-drop, raw-filler,

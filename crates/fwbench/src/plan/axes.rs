@@ -127,7 +127,7 @@ pub const AXES: &[Axis] = &[
     axis!(
         "engine",
         ALL,
-        "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft",
+        "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft, xdp, xdp-map, xdp-generic, tc-bpf",
         default | _ | "none",
         check | t,
         _ | ok(engine(t))

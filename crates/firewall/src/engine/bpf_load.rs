@@ -1,0 +1,350 @@
+//! The BPF loader of the `bpf` engines: loads the embedded program with aya, fills
+//! its maps from a [`Table`], attaches it to the gateway's interfaces and holds it
+//! until removal.
+//!
+//! Owns: the one process-wide handle of the loaded program (per network namespace),
+//! and the C structs' Rust twins (keep them in step with `bpf/fwbench.bpf.c`).
+//! Must not: pin anything. Programs and links live as long as this process holds
+//! their file descriptors, so a killed agent leaves nothing attached.
+
+use super::bpf::{Attach, Table, F_DPORT, F_DST, F_L4, F_SET, F_SRC};
+use crate::model::{Prefix, L4};
+use crate::tool::{self, ToolError};
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray};
+use aya::programs::{tc::TcAttachType, SchedClassifier, Xdp, XdpMode};
+use aya::{Ebpf, EbpfLoader};
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+/// The program as built by build.rs (empty when clang was missing).
+static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fwbench.bpf.o"));
+
+/// The message when the program was not built.
+pub const UNAVAILABLE: &str =
+    "unavailable: BPF programs were not built (install clang and rebuild)";
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct Rule {
+    flags: u32,
+    next: u32,
+    set_id: u32,
+    l4: u8,
+    drop: u8,
+    dport: u16,
+    src: [u32; 4],
+    src_mask: [u32; 4],
+    dst: [u32; 4],
+    dst_mask: [u32; 4],
+}
+// SAFETY: plain #[repr(C)] data without padding holes the kernel could not accept.
+unsafe impl aya::Pod for Rule {}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct SetKey {
+    set_id: u32,
+    l4: u8,
+    pad: u8,
+    port: u16,
+    addr: [u32; 4],
+}
+// SAFETY: plain #[repr(C)] data; `pad` is always zero.
+unsafe impl aya::Pod for SetKey {}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct Config {
+    n_rules: u32,
+    v6: u32,
+}
+// SAFETY: plain #[repr(C)] data.
+unsafe impl aya::Pod for Config {}
+
+struct Loaded {
+    /// The network namespace (inode of /proc/self/ns/net) it is attached in.
+    netns: u64,
+    /// Owns the programs, their links and the maps; dropping it detaches everything.
+    ebpf: Ebpf,
+    rules: usize,
+    /// Interfaces it is attached to (for messages).
+    _ifaces: Vec<String>,
+}
+
+static LOADED: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
+
+fn netns() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/net")
+        .map(|m| m.ino())
+        .unwrap_or(0)
+}
+
+/// Is the program built into this binary?
+pub fn available() -> bool {
+    !OBJECT.is_empty()
+}
+
+fn proto(l: L4) -> u8 {
+    match l {
+        L4::Tcp => 6,
+        L4::Udp => 17,
+        L4::Sctp => 132,
+        L4::Icmpv6 => 58,
+    }
+}
+
+/// Address words as the program reads them from the packet (network byte order).
+fn words(a: IpAddr) -> [u32; 4] {
+    let mut w = [0u32; 4];
+    match a {
+        IpAddr::V4(v4) => w[0] = u32::from_ne_bytes(v4.octets()),
+        IpAddr::V6(v6) => {
+            for (i, c) in v6.octets().chunks(4).enumerate() {
+                w[i] = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+    }
+    w
+}
+
+/// (masked address, mask) words of a prefix.
+fn prefix_words(p: Prefix) -> ([u32; 4], [u32; 4]) {
+    let bits = if p.addr.is_ipv4() { 32 } else { 128 };
+    let len = u32::from(p.len).min(bits);
+    let mut mask_bytes = [0u8; 16];
+    for (i, b) in mask_bytes.iter_mut().enumerate().take((bits / 8) as usize) {
+        let have = len.saturating_sub(i as u32 * 8).min(8);
+        *b = if have == 0 { 0 } else { 0xffu8 << (8 - have) };
+    }
+    let mut mask = [0u32; 4];
+    for (i, c) in mask_bytes.chunks(4).enumerate() {
+        mask[i] = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+    }
+    let mut a = words(p.addr);
+    for i in 0..4 {
+        a[i] &= mask[i];
+    }
+    (a, mask)
+}
+
+/// The interface `ip route get ADDR` names, unless it is `lo`.
+fn route_dev(a: IpAddr) -> Result<Option<String>, String> {
+    let out = tool::run(&["ip", "-o", "route", "get", &a.to_string()], None)
+        .map_err(|e| format!("finding the interface towards {a}: {e}"))?;
+    let mut w = out.split_whitespace();
+    while let Some(x) = w.next() {
+        if x == "dev" {
+            return Ok(w.next().filter(|d| *d != "lo").map(str::to_owned));
+        }
+    }
+    Ok(None)
+}
+
+fn err(what: &str, e: impl std::fmt::Display) -> String {
+    format!("BPF {what}: {e}")
+}
+
+/// Load, fill and attach the program for `table` in this network namespace.
+pub fn load(attach: Attach, table: &Table) -> Result<(), ToolError> {
+    if !available() {
+        return Err(ToolError::Unavailable(UNAVAILABLE.into()));
+    }
+    load_available(attach, table).map_err(ToolError::Io)
+}
+
+fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
+    let ns = netns();
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if loaded.iter().any(|l| l.netns == ns) {
+        return Err("a BPF rule set is already loaded in this network namespace".into());
+    }
+    let mut ifaces: Vec<String> = vec![];
+    for a in &table.ingress {
+        if let Some(d) = route_dev(*a)? {
+            if !ifaces.contains(&d) {
+                ifaces.push(d);
+            }
+        }
+    }
+    if ifaces.is_empty() {
+        return Err(format!(
+            "no interface of this namespace routes to {:?}: nothing to attach the BPF program to",
+            table.ingress
+        ));
+    }
+    let n = table.rules.len();
+    let cap = |k: usize| (k.max(1)) as u32;
+    let mut ebpf = EbpfLoader::new()
+        .map_max_entries("RULES", cap(n))
+        .map_max_entries("COUNTERS", cap(n))
+        .map_max_entries("SET", cap(table.elements.len()))
+        .load(OBJECT)
+        .map_err(|e| err("load", e))?;
+    {
+        let mut rules: Array<&mut MapData, Rule> =
+            Array::try_from(ebpf.map_mut("RULES").ok_or("no RULES map")?)
+                .map_err(|e| err("map RULES", e))?;
+        for (i, r) in table.rules.iter().enumerate() {
+            let mut rec = Rule {
+                next: r.next,
+                drop: u8::from(r.drop),
+                ..Rule::default()
+            };
+            if let Some(p) = r.src {
+                rec.flags |= F_SRC;
+                (rec.src, rec.src_mask) = prefix_words(p);
+            }
+            if let Some(p) = r.dst {
+                rec.flags |= F_DST;
+                (rec.dst, rec.dst_mask) = prefix_words(p);
+            }
+            if let Some(l) = r.l4 {
+                rec.flags |= F_L4;
+                rec.l4 = proto(l);
+            }
+            if let Some(p) = r.dport {
+                rec.flags |= F_DPORT;
+                rec.dport = p;
+            }
+            if let Some(s) = r.set {
+                rec.flags |= F_SET;
+                rec.set_id = s;
+            }
+            rules
+                .set(i as u32, rec, 0)
+                .map_err(|e| err("rule table", e))?;
+        }
+    }
+    {
+        let mut set: BpfHashMap<&mut MapData, SetKey, u8> =
+            BpfHashMap::try_from(ebpf.map_mut("SET").ok_or("no SET map")?)
+                .map_err(|e| err("map SET", e))?;
+        for (s, l4, a, p) in &table.elements {
+            let k = SetKey {
+                set_id: *s,
+                l4: proto(*l4),
+                pad: 0,
+                port: *p,
+                addr: words(*a),
+            };
+            set.insert(k, 1, 0).map_err(|e| err("set element", e))?;
+        }
+    }
+    {
+        let mut cfg: Array<&mut MapData, Config> =
+            Array::try_from(ebpf.map_mut("CONFIG").ok_or("no CONFIG map")?)
+                .map_err(|e| err("map CONFIG", e))?;
+        let c = Config {
+            n_rules: n as u32,
+            v6: u32::from(table.ip == crate::model::Ip::V6),
+        };
+        cfg.set(0, c, 0).map_err(|e| err("config", e))?;
+    }
+    match attach {
+        Attach::XdpNative | Attach::XdpGeneric => {
+            let mode = if attach == Attach::XdpNative {
+                XdpMode::Driver
+            } else {
+                XdpMode::Skb
+            };
+            let prog: &mut Xdp = ebpf
+                .program_mut("fwbench_xdp")
+                .ok_or("no program fwbench_xdp")?
+                .try_into()
+                .map_err(|e| err("program", e))?;
+            prog.load().map_err(|e| err("verifier", e))?;
+            for i in &ifaces {
+                prog.attach(i, mode)
+                    .map_err(|e| err(&format!("attach to {i}"), e))?;
+            }
+        }
+        Attach::TcIngress => {
+            let prog: &mut SchedClassifier = ebpf
+                .program_mut("fwbench_tc")
+                .ok_or("no program fwbench_tc")?
+                .try_into()
+                .map_err(|e| err("program", e))?;
+            prog.load().map_err(|e| err("verifier", e))?;
+            for i in &ifaces {
+                prog.attach(i, TcAttachType::Ingress)
+                    .map_err(|e| err(&format!("attach to {i} (tc ingress)"), e))?;
+            }
+        }
+    }
+    loaded.push(Loaded {
+        netns: ns,
+        ebpf,
+        rules: n,
+        _ifaces: ifaces,
+    });
+    Ok(())
+}
+
+/// Detach and unload this namespace's program (closing its links); whether one was
+/// loaded.
+pub fn unload() -> bool {
+    let ns = netns();
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let before = loaded.len();
+    loaded.retain(|l| l.netns != ns);
+    before != loaded.len()
+}
+
+/// (rules, set elements) of this namespace's loaded program; (0, 0) when none is.
+pub fn counts() -> Result<(usize, usize), String> {
+    let ns = netns();
+    let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(l) = loaded.iter().find(|l| l.netns == ns) else {
+        return Ok((0, 0));
+    };
+    let set: BpfHashMap<&MapData, SetKey, u8> =
+        BpfHashMap::try_from(l.ebpf.map("SET").ok_or("no SET map")?)
+            .map_err(|e| err("map SET", e))?;
+    let elements = set.keys().filter(|k| k.is_ok()).count();
+    Ok((l.rules, elements))
+}
+
+/// Packet counters of every rule (summed over CPUs), in table order.
+pub fn counters() -> Result<Vec<u64>, String> {
+    let ns = netns();
+    let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(l) = loaded.iter().find(|l| l.netns == ns) else {
+        return Ok(vec![]);
+    };
+    let c: PerCpuArray<&MapData, u64> =
+        PerCpuArray::try_from(l.ebpf.map("COUNTERS").ok_or("no COUNTERS map")?)
+            .map_err(|e| err("map COUNTERS", e))?;
+    (0..l.rules as u32)
+        .map(|i| {
+            c.get(&i, 0)
+                .map(|v| v.iter().sum())
+                .map_err(|e| err("counter", e))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_become_masked_network_order_words() {
+        let p = |s: &str, len| Prefix {
+            addr: s.parse().unwrap(),
+            len,
+        };
+        let (a, m) = prefix_words(p("198.18.7.9", 16));
+        assert_eq!(a[0].to_ne_bytes(), [198, 18, 0, 0]);
+        assert_eq!(m[0].to_ne_bytes(), [255, 255, 0, 0]);
+        assert_eq!(&a[1..], &[0, 0, 0]);
+        let (a, m) = prefix_words(p("2001:2:0:1::5", 68));
+        assert_eq!(m[2].to_ne_bytes(), [0xf0, 0, 0, 0]);
+        assert_eq!(m[1], u32::MAX);
+        assert_eq!(a[2], 0);
+        assert_eq!(a[3], 0);
+        assert_eq!(a[0].to_ne_bytes(), [0x20, 0x01, 0, 2]);
+        let (_, m) = prefix_words(p("192.0.2.1", 32));
+        assert_eq!(m[0], u32::MAX);
+    }
+}
