@@ -30,7 +30,7 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow]) -> Analysis {
     let searched = trials
         .iter()
         .any(|t| search_of(t).is_some_and(|s| !is_sweet_spot(s)));
-    crate::throughput::echo_figures(&echo, &mut a);
+    crate::echo::figures(&echo, &mut a);
     crate::throughput::packet_figures(&packet, !searched, &mut a);
     // Connection workloads have tables of their own (seed 003's, A/B, held connections).
     let not_conn: Vec<&Config> = ok
@@ -202,6 +202,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
             categories: vec![],
             markers: vec![],
             notes: vec![],
+            group: None,
         });
     }
 }

@@ -612,6 +612,7 @@ fn ab_drift(conn: &[&Config], trials: &[TrialRow], a: &mut Analysis) {
             categories: Vec::new(),
             markers: Vec::new(),
             notes,
+            group: None,
         });
     }
 }
@@ -1137,6 +1138,7 @@ fn type_bars(
             categories: cols.iter().map(|c| c.1.clone()).collect(),
             markers: vec![],
             notes,
+            group: None,
         });
     }
 }
@@ -1275,6 +1277,7 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
             categories: vec![],
             markers,
             notes,
+            group: None,
         });
     }
 }

@@ -159,9 +159,12 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 f.fit.n.to_string(),
                 f.rule_counts.to_string(),
                 f.knee_rules.map(num).unwrap_or_else(|| "-".into()),
-                f.degradation
-                    .map(|(a, b)| format!("{} → {}", num(a), num(b)))
-                    .unwrap_or_else(|| "none".into()),
+                match f.degradation_placed() {
+                    Some(Ok((a, b))) => format!("{} → {}", num(a), num(b)),
+                    // Already down at the second rule count: the grid cannot place it.
+                    Some(Err(b)) => format!("before {} (grid too coarse)", num(b)),
+                    None => "none".into(),
+                },
                 match (head, f.estimates.len()) {
                     (Some(h), 1) => format!("{} ({})", f.estimator.label(), h.basis()),
                     (Some(h), _) => format!("{}, the tighter ({})", f.estimator.label(), h.basis()),
@@ -284,6 +287,13 @@ pub fn markdown(r: &Report) -> String {
     }
     for run in &r.runs {
         let _ = writeln!(o, "\n## Run {}: {}\n", run.run.id, run.run.scenario);
+        if !run.analysis.findings.is_empty() {
+            o.push_str("**Findings**\n\n");
+            for f in &run.analysis.findings {
+                let _ = writeln!(o, "* {f}");
+            }
+            o.push('\n');
+        }
         for (k, v) in run_meta(run) {
             let _ = writeln!(o, "* {k}: {v}");
         }

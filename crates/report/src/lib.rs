@@ -19,14 +19,17 @@
 pub mod analysis;
 pub mod conn;
 pub mod contents;
+pub mod echo;
 pub mod export;
 pub mod figure;
+pub mod findings;
 pub mod html;
 pub mod model;
 pub mod series;
 pub mod stats;
 pub mod svg;
 pub mod throughput;
+pub mod views;
 
 pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
@@ -75,7 +78,7 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     let mut samples = BTreeMap::new();
     for t in trials.iter().filter(|t| t.status == "ok") {
         let rows = store.samples(t.id)?;
-        let mut means = model::softirq_means(&rows);
+        let mut means = model::host_means(&rows);
         let cpus = model::data_path_cpus(t);
         if let Some(v) = t
             .headline
@@ -93,7 +96,8 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     if let Some(b) = &baseline {
         model::pair_with_baseline(&mut configs, b);
     }
-    let analysis = analysis::analyse(&configs, &trials);
+    let mut analysis = analysis::analyse(&configs, &trials);
+    analysis.findings = findings::findings(&configs, &trials, &analysis);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));
     Ok(RunReport {

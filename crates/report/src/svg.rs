@@ -511,6 +511,7 @@ mod tests {
             categories: vec![],
             markers: vec![],
             notes: vec![],
+            group: None,
         };
         let s = render(&f);
         assert_eq!(s, render(&f));
@@ -545,6 +546,7 @@ mod tests {
             categories: vec![],
             markers: vec![],
             notes: vec![],
+            group: None,
         };
         let s = render(&f);
         assert_eq!(s.matches("<circle").count(), 0);

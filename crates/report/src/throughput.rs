@@ -7,7 +7,7 @@
 //! assembles), or read the store.
 
 use crate::figure::{
-    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Kind, Marker, Point, Series,
+    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Kind, Point, Series,
 };
 use crate::model::{main_metric, Config};
 use crate::series::{
@@ -18,45 +18,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Drop in received pps beyond which a rule count counts as degraded.
 pub const DEGRADED_DROP: f64 = 0.05;
-
-/// Echo figures: per-client throughput vs clients and vs frame size, decrease vs the
-/// baseline, threads vs epoll.
-pub(crate) fn echo_figures(echo: &[&Config], a: &mut Analysis) {
-    let vary = varying(echo);
-    let varies = |k: &str| vary.iter().any(|v| v == k);
-    let per_client = |c: &Config| metric(c, "throughput_per_client_bps", 1e-6);
-    if varies("clients") {
-        let g = group(echo, &["clients"]);
-        let x = |c: &Config| c.param_f64("clients");
-        a.figures.extend(line_figure(
-            "echo-per-client-vs-clients",
-            "Echo throughput per client vs clients",
-            ("clients (n)", "throughput per client (Mb/s)"),
-            &g,
-            &x,
-            &per_client,
-        ));
-    }
-    if varies("frame_size") {
-        let fixed: Vec<&Config> = echo
-            .iter()
-            .copied()
-            .filter(|c| c.param_f64("frame_size").is_some())
-            .collect();
-        let g = group(&fixed, &["frame_size"]);
-        let x = |c: &Config| c.param_f64("frame_size");
-        a.figures.extend(line_figure(
-            "echo-per-client-vs-frame",
-            "Echo throughput per client vs frame size",
-            ("frame size (bytes)", "throughput per client (Mb/s)"),
-            &g,
-            &x,
-            &per_client,
-        ));
-    }
-    cost_figure(echo, "clients", "clients (n)", "echo", a);
-    threads_vs_epoll(echo, a);
-}
 
 /// Decrease of the main metric vs the baseline by `x_key`, one series per other setting.
 fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &mut Analysis) {
@@ -89,51 +50,6 @@ fn capitalise(s: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
         .unwrap_or_default()
-}
-
-/// Threads vs epoll servers: total throughput by n, marking where their order flips.
-fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
-    let servers: BTreeSet<&str> = echo.iter().filter_map(|c| c.param("server")).collect();
-    if !(servers.contains("threads") && servers.contains("epoll")) {
-        return;
-    }
-    let g = group(echo, &["clients"]);
-    let x = |c: &Config| c.param_f64("clients");
-    let y = |c: &Config| metric(c, "throughput_bps", 1e-6);
-    let Some(mut fig) = line_figure(
-        "echo-threads-vs-epoll",
-        "Echo throughput: threads vs epoll server",
-        ("clients (n)", "throughput (Mb/s)"),
-        &g,
-        &x,
-        &y,
-    ) else {
-        return;
-    };
-    for (rest, cs) in group(echo, &["clients", "server"]) {
-        let pick = |mode: &str| {
-            let v: Vec<&Config> = cs
-                .iter()
-                .copied()
-                .filter(|c| c.param("server") == Some(mode))
-                .collect();
-            points(&v, &x, &y)
-        };
-        for (x0, x1, xc) in crossovers(&pick("threads"), &pick("epoll")) {
-            let text = format!("n≈{xc:.1}");
-            if !fig.markers.iter().any(|m| m.text == text) {
-                fig.markers.push(Marker { x: xc, text });
-            }
-            fig.notes.push(format!(
-                "{rest}: threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ {xc:.1})"
-            ));
-        }
-    }
-    if fig.markers.is_empty() {
-        fig.notes
-            .push("No crossover: one server mode leads at every n.".into());
-    }
-    a.figures.push(fig);
 }
 
 /// Where the difference a − b changes sign over common x: (x before, x after, linear
@@ -305,6 +221,7 @@ fn advantage_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut A
         categories: vec![],
         markers: vec![],
         notes: vec![],
+        group: None,
     });
 }
 
@@ -587,6 +504,7 @@ fn softirq_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut Ana
         categories: vec![],
         markers: vec![],
         notes: vec![],
+        group: None,
     });
 }
 

@@ -279,6 +279,10 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
         ),
         ("echo-decrease-vs-baseline", "Echo decrease vs baseline"),
         (
+            "echo-decrease-vs-rules",
+            "Echo decrease vs rules (loss per rule)",
+        ),
+        (
             "echo-threads-vs-epoll",
             "Echo throughput: threads vs epoll server",
         ),
