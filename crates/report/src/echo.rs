@@ -226,7 +226,7 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
                 Some(s) => format!(
                     "; the study: {} %/rule{}",
                     num(s),
-                    differs(fit.b, fit.b_ci95, s)
+                    crate::figure::differs(fit.b, fit.b_ci95, s)
                 ),
                 None => String::new(),
             }
@@ -280,17 +280,6 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
     );
     f.notes.push(averaged_note(&costed, &["family", "rules"]));
     a.figures.push(f);
-}
-
-/// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.
-pub fn differs(v: f64, ci: Option<f64>, study: f64) -> String {
-    match ci {
-        Some(c) if (v - study).abs() > c => {
-            " — outside this run's 95 % CI: this machine differs from the study".into()
-        }
-        Some(_) => " — within this run's 95 % CI".into(),
-        None => String::new(),
-    }
 }
 
 /// Figure 7: (threads − epoll) / epoll in % by clients, per protocol/family (TCP and

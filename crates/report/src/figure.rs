@@ -232,6 +232,15 @@ impl CostFit {
     }
 }
 
+/// Choices a reader makes when asking for a report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// The reference of the advantage ratio: `ENGINE` or `ENGINE/FAMILY` (an nft table
+    /// family: `nft/ip`); `None`: the study's (seed 002: nftables, so the ratio reads as
+    /// "iptables' advantage over nftables").
+    pub reference: Option<String>,
+}
+
 /// Everything chosen for one run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Analysis {
@@ -266,6 +275,17 @@ pub fn mean_ci(mean: f64, ci: Option<f64>) -> String {
     match ci {
         Some(c) => format!("{} ± {}", num(mean), num(c)),
         None => num(mean),
+    }
+}
+
+/// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.
+pub fn differs(v: f64, ci: Option<f64>, study: f64) -> String {
+    match ci {
+        Some(c) if (v - study).abs() > c => {
+            " — outside this run's 95 % CI: this machine differs from the study".into()
+        }
+        Some(_) => " — within this run's 95 % CI".into(),
+        None => String::new(),
     }
 }
 

@@ -17,12 +17,14 @@
 //! 8. `export`, `html` and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
+pub mod cases;
 pub mod conn;
 pub mod contents;
 pub mod echo;
 pub mod export;
 pub mod figure;
 pub mod findings;
+pub mod flows;
 pub mod html;
 pub mod model;
 pub mod series;
@@ -42,6 +44,15 @@ pub const UNSTABLE_CV: f64 = 0.05;
 
 /// Read one run (or every run, `None`) from a store and analyse it.
 pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
+    load_with(store, run, &figure::Options::default())
+}
+
+/// [`load`] with the reader's choices (the advantage ratio's reference).
+pub fn load_with(
+    store: &Store,
+    run: Option<i64>,
+    opts: &figure::Options,
+) -> Result<Report, ReportError> {
     let all = store.runs()?;
     let chosen: Vec<RunRow> = match run {
         None => all,
@@ -64,7 +75,7 @@ pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
     };
     let runs = chosen
         .into_iter()
-        .map(|r| load_run(store, r))
+        .map(|r| load_run(store, r, opts))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Report {
         source: store.path().display().to_string(),
@@ -73,7 +84,7 @@ pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
 }
 
 /// Load, group, pair with the baseline, analyse and check one run.
-fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
+fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunReport, ReportError> {
     let trials = store.trials(Some(run.id))?;
     let mut samples = BTreeMap::new();
     for t in trials.iter().filter(|t| t.status == "ok") {
@@ -96,7 +107,7 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     if let Some(b) = &baseline {
         model::pair_with_baseline(&mut configs, b);
     }
-    let mut analysis = analysis::analyse(&configs, &trials);
+    let mut analysis = analysis::analyse(&configs, &trials, opts);
     analysis.findings = findings::findings(&configs, &trials, &analysis);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));

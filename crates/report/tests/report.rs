@@ -296,10 +296,10 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
             "packet-ns-per-packet",
             "Time per packet vs rules (cost model)",
         ),
-        (
-            "packet-softirq-vs-rules",
-            "Gateway softirq per CPU vs rules",
-        ),
+        ("packet-cpu0-nft-inet", "CPU0: nft (inet)"),
+        ("packet-cpu1-nft-inet", "CPU1: nft (inet)"),
+        ("packet-cpu0-iptables-legacy", "CPU0: iptables-legacy"),
+        ("packet-cpu1-iptables-legacy", "CPU1: iptables-legacy"),
         ("cases", "received (packets/s) by case"),
         ("search-loss-curve", "Frame loss rate by offered load"),
     ];

@@ -14,7 +14,10 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
         return Err(usage(format!("{}: no such results file", a.db.display())));
     }
     let store = Store::open(&a.db).map_err(|e| usage(e.to_string()))?;
-    let report = match report::load(&store, a.run) {
+    let opts = report::figure::Options {
+        reference: reference(a.reference.as_deref())?,
+    };
+    let report = match report::load_with(&store, a.run, &opts) {
         Ok(r) => r,
         Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
         Err(e) => return Err(e.into()),
@@ -46,6 +49,20 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--reference ENGINE[/FAMILY]`, checked for shape (whether it ran is per run: the
+/// report says so where it is missing).
+fn reference(r: Option<&str>) -> Result<Option<String>> {
+    let Some(r) = r else { return Ok(None) };
+    let ok = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    match r.split_once('/') {
+        Some((e, f)) if ok(e) && ok(f) => Ok(Some(r.into())),
+        None if ok(r) => Ok(Some(r.into())),
+        _ => Err(usage(format!(
+            "--reference {r:?}: expected ENGINE or ENGINE/FAMILY (e.g. nft, nft/ip, iptables-legacy)"
+        ))),
+    }
+}
+
 #[derive(Args)]
 pub struct ReportArgs {
     /// Results database (from `fwbench run`, `echo`, `flood`, …)
@@ -61,4 +78,8 @@ pub struct ReportArgs {
     /// Only this run (default: every run in the file)
     #[arg(long)]
     pub run: Option<i64>,
+    /// Reference engine of the advantage ratio, ENGINE or ENGINE/FAMILY (nft/ip)
+    /// [default: the study's, nft (inet first)]
+    #[arg(long, value_name = "ENGINE[/FAMILY]")]
+    pub reference: Option<String>,
 }
