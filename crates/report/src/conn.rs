@@ -1006,6 +1006,53 @@ fn seed003(configs: &[Config], searches: &[&Config], a: &mut Analysis) {
         rows,
     });
     type_bars(&cells, &cols, a);
+    let measured: Vec<crate::service::Measured> =
+        cols.iter().map(|col| measured(&cells, col)).collect();
+    crate::service::derive(&measured, a);
+}
+
+/// What seed 003's derivations need of one firewall type (see [`crate::service`]).
+fn measured(
+    cells: &BTreeMap<Row, BTreeMap<(u8, String), Vec<&Config>>>,
+    col: &(u8, String),
+) -> crate::service::Measured {
+    let ok = |row: &Row| -> Vec<&Config> {
+        cells
+            .get(row)
+            .and_then(|m| m.get(col))
+            .map(|cs| cs.iter().copied().filter(|c| !c.reps.is_empty()).collect())
+            .unwrap_or_default()
+    };
+    let est = |s: Summary| (s.mean, s.ci95);
+    let ping = cells
+        .keys()
+        .filter_map(|r| match r {
+            Row::Ping(false, n) => {
+                let c = *ok(r).first()?;
+                Some((*n as f64, est(over_reps(c, ping_mean_s)?)))
+            }
+            _ => None,
+        })
+        .collect();
+    let first = |row: Row| chosen(&row, &ok(&row)).first().copied();
+    let latency_s = first(Row::SequentialSessions)
+        .and_then(|c| pooled(c, "session"))
+        .map(|p| (p.mean / 1e9, p.ci95().map(|x| x / 1e9)));
+    let sessions_per_s = first(Row::ParallelSessions)
+        .and_then(|c| c.metrics.get("sessions_per_s").copied())
+        .map(est);
+    let bulk_bps = [Row::ParallelBulk, Row::SequentialBulk]
+        .into_iter()
+        .filter_map(|r| first(r)?.metrics.get("goodput_bps").copied().map(est))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    crate::service::Measured {
+        name: col.1.clone(),
+        null: col.0 == 0,
+        ping,
+        latency_s,
+        sessions_per_s,
+        bulk_bps,
+    }
 }
 
 /// The y of one bar series, from a configuration.

@@ -28,6 +28,7 @@ pub mod flows;
 pub mod html;
 pub mod model;
 pub mod series;
+pub mod service;
 pub mod stats;
 pub mod svg;
 pub mod throughput;
