@@ -440,7 +440,10 @@ fn host_load(echo: &[&Config], a: &mut Analysis) {
         .iter()
         .flat_map(|c| c.metrics.keys())
         .filter(|k| {
-            !k.starts_with("gateway.cpu") && LOAD.iter().any(|(s, _)| k.ends_with(&format!(".{s}")))
+            let per_cpu = k
+                .strip_prefix("gateway.cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+            !per_cpu && LOAD.iter().any(|(s, _)| k.ends_with(&format!(".{s}")))
         })
         .cloned()
         .collect();

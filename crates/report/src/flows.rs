@@ -59,10 +59,13 @@ pub(crate) fn delay_jitter(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
                 .collect();
             let xf: &XOf = &x;
             let series = averaged_series(&cs, &|c| Some(engine_hook(c, &keys)), xf, y);
-            let slug = case.map(|c| format!("-{}", slug(c))).unwrap_or_default();
+            let slug = match case {
+                Some(c) if cases.len() > 1 => format!("-{}", slug(c)),
+                _ => String::new(),
+            };
             let title = match case {
-                Some(c) => format!("{what}: {c}"),
-                None => group.clone(),
+                Some(c) if cases.len() > 1 => format!("{what}: {c}"),
+                _ => group.clone(),
             };
             let mut f = Figure::line(
                 &format!("packet-{metric_name}-vs-rules{slug}"),

@@ -302,8 +302,13 @@ fn advantage_sentence(
         ),
         None => format!("{} (one repetition: no CI)", num(p.y)),
     };
+    let labels: Vec<&str> = cs.iter().filter_map(|c| c.param("label")).collect();
     let study = (engine == "iptables-legacy" && reference.starts_with("nft"))
-        .then(|| STUDY_ADVANTAGE.iter().find(|(k, _)| case.contains(k)))
+        .then(|| {
+            STUDY_ADVANTAGE
+                .iter()
+                .find(|(k, _)| case.contains(k) || labels.iter().any(|l| l.contains(k)))
+        })
         .flatten()
         .map(|(_, v)| {
             format!(

@@ -1588,3 +1588,72 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
         .iter()
         .any(|n| n.contains("did not run as pairs")));
 }
+
+/// The first "X ± Y" after `marker` in the finding that contains it.
+fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
+    let f = findings
+        .iter()
+        .find(|f| f.contains(marker))
+        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
+    let rest = &f[f.find(marker).unwrap() + marker.len()..];
+    let (x, after) = rest
+        .split_once(" ± ")
+        .unwrap_or_else(|| panic!("no ± in {f}"));
+    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    let y: f64 = after.split(' ').next().unwrap().parse().unwrap();
+    (x, y)
+}
+
+#[test]
+fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s3.db")).unwrap();
+    let id = seed003_run(&mut store);
+    let r = load(&store, Some(id)).unwrap();
+    let f = &r.runs[0].analysis.findings;
+    // Planted (the study's numbers): the filter adds 2.2 ms at 8 B and 6.5 ms at 1000 B
+    // per round trip: 4.3 ms / 992 B per byte, the rest per packet.
+    let per_byte_ms = 4.3 / 992.0;
+    let (pp, ci) = pm_after(
+        f,
+        "packet filter (nft): from the extra ping round trip over the null firewall, ",
+    );
+    assert!(
+        (pp - (2.2 - 8.0 * per_byte_ms)).abs() <= ci.max(1e-3),
+        "{pp} ± {ci}"
+    );
+    let (pb, ci) = pm_after(f, "ms per packet and ");
+    assert!((pb - per_byte_ms * 1e6).abs() <= ci.max(1.0), "{pb} ± {ci}");
+    // Sessions: 41.3 s / 30 in sequence; 30 in 11.4 s in parallel (service 0.38 s).
+    let rate = (30.0 / (11.4 * 1.004) + 30.0 / (11.4 * 0.996)) / 2.0;
+    let queuing = 41.3e3 / 30.0 - 1e3 / rate;
+    let (_, latency_ci) = pm_after(f, "packet filter (nft): a session takes");
+    let qf = f
+        .iter()
+        .find(|x| x.starts_with("packet filter (nft): a session takes"))
+        .unwrap();
+    let (qv, qci) = pm_after(std::slice::from_ref(qf), "so ");
+    assert!((qv - queuing).abs() <= qci, "{qf}");
+    assert!(latency_ci > 0.0);
+    let t = table(
+        &r.runs[0],
+        "Service and queuing time by firewall type (seed 003, derived; ± 95 % CI)",
+    );
+    assert_eq!(t.rows[0][0], "null firewall");
+}
+
+#[test]
+fn seed004_findings_state_the_planted_ab_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s4.db")).unwrap();
+    let id = paired_ab_run(&mut store, false);
+    let r = load(&store, Some(id)).unwrap();
+    let f = &r.runs[0].analysis.findings;
+    let (d, ci) = pm_after(f, "ms by ");
+    assert!((d - 0.3).abs() <= ci, "{d} ± {ci}");
+    let ab = f.iter().find(|x| x.starts_with("A/B")).unwrap();
+    assert!(
+        ab.contains("paired t over 20 pairs") && ab.contains("significant at 5 %"),
+        "{ab}"
+    );
+}
