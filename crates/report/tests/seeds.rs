@@ -390,8 +390,8 @@ fn seed002(s: &mut Store) -> i64 {
                         sent_pps: Some(3e6),
                         received_pps: Some(pps),
                         loss_ratio: Some(1.0 - pps / 3e6),
-                        owd_p50_us: Some(20.0 + rules as f64 / 1000.0),
-                        jitter_us: Some(2.0),
+                        owd_p50_us: Some(20.0 + b * rules as f64 / 1000.0),
+                        jitter_us: Some(2.0 + b / 10.0),
                         ..Default::default()
                     },
                 );
