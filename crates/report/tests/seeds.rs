@@ -406,9 +406,12 @@ fn seed002(s: &mut Store) -> i64 {
                         // CPU time per packet = b · rules: a line through 0.
                         let soft = 100.0 * b * rules as f64 / (400.0 + b * rules as f64);
                         [
+                            ("cpu1.user", 0.5),
                             ("cpu1.softirq", soft),
-                            ("cpu1.idle", 100.0 - soft),
-                            ("cpu0.idle", 95.0),
+                            ("cpu1.idle", (99.5 - soft).max(0.0)),
+                            ("cpu0.user", 3.0),
+                            ("cpu0.softirq", 0.0),
+                            ("cpu0.idle", 97.0),
                         ]
                         .map(|(m, v)| SampleRow {
                             role: "gateway".into(),
@@ -490,7 +493,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
         .find(|x| x.id == "packet-cpu1-nft-inet")
         .unwrap();
     let names: Vec<&str> = cpu1.series.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["softirq", "idle"]);
+    assert_eq!(names, ["user", "softirq", "idle"]);
     // Another reference: the ratio inverts.
     let opts = Options {
         reference: Some("iptables-legacy".into()),
