@@ -184,6 +184,8 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
                     .unwrap_or_default(),
                 f.r2
             ));
+            a.findings
+                .push(download_sentence(&s.name, &f, s.points.len()));
         }
         if let Some(min) = s.points.iter().min_by(|p, q| p.y.total_cmp(&q.y)) {
             note.push_str(&format!(
@@ -198,6 +200,30 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
         fig.notes.push(note);
     }
     a.figures.push(fig);
+}
+
+/// Seed 004's answer for one download series: µs per rule with its CI (over the rule
+/// counts' means: the line's residuals), flat when the CI holds 0.
+fn download_sentence(name: &str, f: &stats::LineFit, counts: usize) -> String {
+    let who = if name == "all" {
+        "HTTP download time".to_string()
+    } else {
+        format!("HTTP download time ({name})")
+    };
+    let per_rule = match f.b_ci95 {
+        Some(c) => format!("{} ± {}", num(f.b * 1e3), num(c * 1e3)),
+        None => num(f.b * 1e3),
+    };
+    let flat = if f.b_ci95.is_some_and(|c| f.b.abs() <= c) {
+        " — flat: the CI includes 0, no measurable effect of the rules"
+    } else {
+        ""
+    };
+    format!(
+        "{who}: {per_rule} µs per rule{flat} (least squares over the means at {counts} rule \
+         counts, 95 % CI from the line's residuals), {} ms at 0 rules.",
+        num(f.a)
+    )
 }
 
 // ---------------------------------------------------------------------------------

@@ -1085,6 +1085,15 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
         "{:?}",
         fig.notes
     );
+    // And the findings say it first.
+    assert!(
+        run.analysis
+            .findings
+            .iter()
+            .any(|f| f.starts_with("HTTP download time (label=sweep): 2 ± 0 µs per rule")),
+        "{:#?}",
+        run.analysis.findings
+    );
     // The Markdown carries the figure's data.
     let md = r.markdown();
     assert!(md.contains("### HTTP download time vs rules"), "{md}");
