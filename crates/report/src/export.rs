@@ -468,6 +468,7 @@ fn run_json(run: &RunReport) -> Value {
             "host": r.host,
         },
         "configs": configs,
+        "findings": run.analysis.findings,
         "fits": run.analysis.fits,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,

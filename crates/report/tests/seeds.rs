@@ -253,6 +253,12 @@ fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
         .position(|c| c == "gateway: CPU busy (% per CPU)")
         .unwrap();
     assert_eq!(row[col], "44 ± 0");
+    // The JSON carries the same sentences.
+    let json = r.json();
+    assert_eq!(
+        json["runs"][0]["findings"].as_array().unwrap().len(),
+        f.len()
+    );
     // The answer comes before the figures in the page.
     let html = r.html();
     let findings_at = html.find("class=\"findings\"").unwrap();
