@@ -197,3 +197,56 @@ fn p_short(p: f64) -> String {
         num(p)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::Estimator;
+
+    fn fit_of(f: fn(f64) -> f64) -> CostFit {
+        let groups: Vec<(f64, Vec<f64>)> = [0.0, 1000.0, 2000.0, 5000.0, 10000.0]
+            .iter()
+            .map(|r: &f64| (*r, vec![f(*r) * 0.99, f(*r) * 1.01]))
+            .collect();
+        let e = crate::throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
+        CostFit {
+            series: "engine=x".into(),
+            rule_counts: 5,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            // Already down at the second rule count.
+            degradation: Some((0.0, 1000.0)),
+        }
+    }
+
+    #[test]
+    fn a_line_that_does_not_describe_its_data_is_not_a_per_rule_cost() {
+        // Flat, then steep: a negative intercept if taken as a line.
+        let f = fit_of(|r| 2000.0 + 20.0 * (r - 2000.0).max(0.0));
+        let s = cost_sentence(&f);
+        assert!(s.starts_with("engine=x: FLAGGED"), "{s}");
+        assert!(s.contains("it is not a per-rule cost"), "{s}");
+    }
+
+    #[test]
+    fn flat_lines_and_coarse_grids_are_said_so() {
+        let f = fit_of(|r| 2000.0 + 5.0 * r);
+        let s = cost_sentence(&f);
+        assert!(
+            s.contains(
+                "ns per rule per packet (1/pps estimator; 95 % CI over 10 trials at 5 rule counts)"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("this grid cannot place a degradation point"),
+            "{s}"
+        );
+        assert!(!s.contains("0 → 1000") && !s.contains("flat"), "{s}");
+        let flat = fit_of(|r| 2000.0 + 0.0 * r + if r == 5000.0 { 10.0 } else { -2.5 });
+        let s = cost_sentence(&flat);
+        assert!(s.contains("flat: the CI includes 0"), "{s}");
+    }
+}

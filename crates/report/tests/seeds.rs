@@ -545,3 +545,46 @@ fn write_synthetic_results_for_screenshots() {
         make(&mut s);
     }
 }
+
+#[test]
+fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("one.db")).unwrap();
+    let run = s.begin_run(&new_run("one", None)).unwrap();
+    let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": 10,
+        "packet": {"size": {"payload": 18}, "rate": "max"}, "seed": 1});
+    let h = Headline {
+        sent_pps: Some(1e5),
+        received_pps: Some(1e5),
+        loss_ratio: Some(0.0),
+        ..Default::default()
+    };
+    s.insert_trial(&trial(run, "one".into(), 1, "flood", params, h))
+        .unwrap();
+    // A sweep whose loss is 0 everywhere: its loss figure says "no data".
+    let sweep = s.begin_run(&new_run("sweep", None)).unwrap();
+    for rules in [0u64, 100, 200] {
+        let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": rules, "seed": 1});
+        let h = Headline {
+            sent_pps: Some(1e5),
+            received_pps: Some(1e5 - rules as f64),
+            loss_ratio: Some(0.0),
+            ..Default::default()
+        };
+        s.insert_trial(&trial(sweep, format!("s{rules}"), 1, "flood", params, h))
+            .unwrap();
+    }
+    let html = load(&s, Some(run)).unwrap().html();
+    assert!(
+        html.contains("Parameters (the run's one configuration)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<dt>packet.size.payload</dt><dd>18</dd>"),
+        "{html}"
+    );
+    let html = load(&s, Some(sweep)).unwrap().html();
+    assert!(html.contains("<b>Loss vs rules</b>: no data"), "{html}");
+    assert!(!html.contains("<figure id=\"packet-loss-vs-rules\""));
+    assert!(html.contains("<figure id=\"packet-pps-vs-rules\""));
+}
