@@ -8,11 +8,16 @@
 //!
 //! Layers (a module imports only from layers below it):
 //! 1. `stats`: numbers.
-//! 2. `figure`: what a report shows (types only, plus how a number reads).
+//! 2. `figure`: what a report shows (types only, plus how a number reads; `Options`).
 //! 3. `model`: stored trials → configurations; `svg`: draws a figure.
-//! 4. `series`: configurations → figure parts.
-//! 5. `throughput`, `conn`: the workload analyses.
-//! 6. `analysis`: assembles them into a run's [`figure::Analysis`].
+//! 4. `series`: configurations → figure parts; `views`: averaged views (the mean over
+//!    the parameters not shown, with a CI over configurations).
+//! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
+//!    `cases` (seed 001's sections), `flows` (seed 002's panels) and `service` (seed
+//!    003's derived times) beside them (`echo` uses `throughput`; `throughput` uses
+//!    `flows`; `conn` uses `service`).
+//! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
+//!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
 //! 8. `export`, `html` and this root (loading, the output methods): the outputs.
 
