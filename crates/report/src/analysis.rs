@@ -5,7 +5,7 @@
 //! Must not: be imported by the modules below it; workload-specific figures belong in
 //! `throughput` or `conn`.
 
-use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Point, Series, Table};
+use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Options, Point, Series, Table};
 use crate::model::{is_sweet_spot, main_metric, search_of, Config};
 use crate::series::{bar_figure, metric_label, param_text, varying};
 use serde_json::Value;
@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use store::TrialRow;
 
 /// Choose a run's figures, tables and fits from its configurations and trials.
-pub fn analyse(configs: &[Config], trials: &[TrialRow]) -> Analysis {
+pub fn analyse(configs: &[Config], trials: &[TrialRow], opts: &Options) -> Analysis {
     let mut a = Analysis::default();
     a.tables.push(config_table(configs));
     let ok: Vec<&Config> = configs.iter().filter(|c| !c.reps.is_empty()).collect();
@@ -30,8 +30,8 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow]) -> Analysis {
     let searched = trials
         .iter()
         .any(|t| search_of(t).is_some_and(|s| !is_sweet_spot(s)));
-    crate::throughput::echo_figures(&echo, &mut a);
-    crate::throughput::packet_figures(&packet, !searched, &mut a);
+    crate::echo::figures(&echo, &mut a);
+    crate::throughput::packet_figures(&packet, !searched, opts, &mut a);
     // Connection workloads have tables of their own (seed 003's, A/B, held connections).
     let not_conn: Vec<&Config> = ok
         .iter()
@@ -55,6 +55,11 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
         .into_iter()
         .filter(|c| c.mean(m).is_some())
         .collect();
+    let sectioned = crate::cases::sectioned(&labelled);
+    if sectioned {
+        let run_base = labelled.iter().copied().find(|c| c.is_baseline);
+        crate::cases::sections(&labelled, m, higher, run_base, a);
+    }
     let best =
         labelled
             .iter()
@@ -94,16 +99,18 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
             ci95: s.ci95,
         });
     }
-    a.tables.push(Table {
-        title: format!("Cases: {m} (cost % vs the {against} row)"),
-        columns: vec![
-            "label".into(),
-            "n".into(),
-            format!("{m} (mean ± 95 % CI)"),
-            format!("cost vs {against} (%)"),
-        ],
-        rows,
-    });
+    if !sectioned {
+        a.tables.push(Table {
+            title: format!("Cases: {m} (cost % vs the {against} row)"),
+            columns: vec![
+                "label".into(),
+                "n".into(),
+                format!("{m} (mean ± 95 % CI)"),
+                format!("cost vs {against} (%)"),
+            ],
+            rows,
+        });
+    }
     let title = format!("{} by case", metric_label(m));
     a.figures
         .push(bar_figure("cases", &title, metric_label(m), cats, pts));
@@ -202,6 +209,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
             categories: vec![],
             markers: vec![],
             notes: vec![],
+            group: None,
         });
     }
 }

@@ -184,6 +184,8 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
                     .unwrap_or_default(),
                 f.r2
             ));
+            a.findings
+                .push(download_sentence(&s.name, &f, s.points.len()));
         }
         if let Some(min) = s.points.iter().min_by(|p, q| p.y.total_cmp(&q.y)) {
             note.push_str(&format!(
@@ -198,6 +200,30 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
         fig.notes.push(note);
     }
     a.figures.push(fig);
+}
+
+/// Seed 004's answer for one download series: µs per rule with its CI (over the rule
+/// counts' means: the line's residuals), flat when the CI holds 0.
+fn download_sentence(name: &str, f: &stats::LineFit, counts: usize) -> String {
+    let who = if name == "all" {
+        "HTTP download time".to_string()
+    } else {
+        format!("HTTP download time ({name})")
+    };
+    let per_rule = match f.b_ci95 {
+        Some(c) => format!("{} ± {}", num(f.b * 1e3), num(c * 1e3)),
+        None => num(f.b * 1e3),
+    };
+    let flat = if f.b_ci95.is_some_and(|c| f.b.abs() <= c) {
+        " — flat: the CI includes 0, no measurable effect of the rules"
+    } else {
+        ""
+    };
+    format!(
+        "{who}: {per_rule} µs per rule{flat} (least squares over the means at {counts} rule \
+         counts, 95 % CI from the line's residuals), {} ms at 0 rules.",
+        num(f.a)
+    )
 }
 
 // ---------------------------------------------------------------------------------
@@ -612,6 +638,7 @@ fn ab_drift(conn: &[&Config], trials: &[TrialRow], a: &mut Analysis) {
             categories: Vec::new(),
             markers: Vec::new(),
             notes,
+            group: None,
         });
     }
 }
@@ -1005,6 +1032,53 @@ fn seed003(configs: &[Config], searches: &[&Config], a: &mut Analysis) {
         rows,
     });
     type_bars(&cells, &cols, a);
+    let measured: Vec<crate::service::Measured> =
+        cols.iter().map(|col| measured(&cells, col)).collect();
+    crate::service::derive(&measured, a);
+}
+
+/// What seed 003's derivations need of one firewall type (see [`crate::service`]).
+fn measured(
+    cells: &BTreeMap<Row, BTreeMap<(u8, String), Vec<&Config>>>,
+    col: &(u8, String),
+) -> crate::service::Measured {
+    let ok = |row: &Row| -> Vec<&Config> {
+        cells
+            .get(row)
+            .and_then(|m| m.get(col))
+            .map(|cs| cs.iter().copied().filter(|c| !c.reps.is_empty()).collect())
+            .unwrap_or_default()
+    };
+    let est = |s: Summary| (s.mean, s.ci95);
+    let ping = cells
+        .keys()
+        .filter_map(|r| match r {
+            Row::Ping(false, n) => {
+                let c = *ok(r).first()?;
+                Some((*n as f64, est(over_reps(c, ping_mean_s)?)))
+            }
+            _ => None,
+        })
+        .collect();
+    let first = |row: Row| chosen(&row, &ok(&row)).first().copied();
+    let latency_s = first(Row::SequentialSessions)
+        .and_then(|c| pooled(c, "session"))
+        .map(|p| (p.mean / 1e9, p.ci95().map(|x| x / 1e9)));
+    let sessions_per_s = first(Row::ParallelSessions)
+        .and_then(|c| c.metrics.get("sessions_per_s").copied())
+        .map(est);
+    let bulk_bps = [Row::ParallelBulk, Row::SequentialBulk]
+        .into_iter()
+        .filter_map(|r| first(r)?.metrics.get("goodput_bps").copied().map(est))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    crate::service::Measured {
+        name: col.1.clone(),
+        null: col.0 == 0,
+        ping,
+        latency_s,
+        sessions_per_s,
+        bulk_bps,
+    }
 }
 
 /// The y of one bar series, from a configuration.
@@ -1137,6 +1211,7 @@ fn type_bars(
             categories: cols.iter().map(|c| c.1.clone()).collect(),
             markers: vec![],
             notes,
+            group: None,
         });
     }
 }
@@ -1275,6 +1350,7 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
             categories: vec![],
             markers,
             notes,
+            group: None,
         });
     }
 }

@@ -159,9 +159,12 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 f.fit.n.to_string(),
                 f.rule_counts.to_string(),
                 f.knee_rules.map(num).unwrap_or_else(|| "-".into()),
-                f.degradation
-                    .map(|(a, b)| format!("{} → {}", num(a), num(b)))
-                    .unwrap_or_else(|| "none".into()),
+                match f.degradation_placed() {
+                    Some(Ok((a, b))) => format!("{} → {}", num(a), num(b)),
+                    // Already down at the second rule count: the grid cannot place it.
+                    Some(Err(b)) => format!("before {} (grid too coarse)", num(b)),
+                    None => "none".into(),
+                },
                 match (head, f.estimates.len()) {
                     (Some(h), 1) => format!("{} ({})", f.estimator.label(), h.basis()),
                     (Some(h), _) => format!("{}, the tighter ({})", f.estimator.label(), h.basis()),
@@ -301,6 +304,13 @@ pub fn markdown(r: &Report) -> String {
             run.run.id,
             md_text(&run.run.scenario)
         );
+        if !run.analysis.findings.is_empty() {
+            o.push_str("**Findings**\n\n");
+            for f in &run.analysis.findings {
+                let _ = writeln!(o, "* {f}");
+            }
+            o.push('\n');
+        }
         for (k, v) in run_meta(run) {
             let _ = writeln!(o, "* {}: {}", md_text(&k), md_text(&v));
         }
@@ -495,6 +505,7 @@ fn run_json(run: &RunReport) -> Value {
             "role_hosts": r.role_hosts,
         },
         "configs": configs,
+        "findings": run.analysis.findings,
         "fits": run.analysis.fits,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,

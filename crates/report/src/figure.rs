@@ -60,6 +60,38 @@ pub struct Figure {
     pub markers: Vec<Marker>,
     /// Sentences printed under the figure.
     pub notes: Vec<String>,
+    /// Small multiples: consecutive figures with the same group are drawn side by side
+    /// as panels of one view (`None`: a figure of its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+impl Figure {
+    /// A line chart without markers, notes or group.
+    pub fn line(id: &str, title: &str, labels: (&str, &str), series: Vec<Series>) -> Figure {
+        Figure {
+            id: id.into(),
+            title: title.into(),
+            x_label: labels.0.into(),
+            y_label: labels.1.into(),
+            kind: Kind::Line,
+            series,
+            categories: vec![],
+            markers: vec![],
+            notes: vec![],
+            group: None,
+        }
+    }
+
+    /// Nothing to draw: no point, or every value (and CI) is zero (a metric that was
+    /// not measured reads as 0, which is not a result).
+    pub fn no_data(&self) -> bool {
+        self.series
+            .iter()
+            .filter(|s| !s.fit)
+            .flat_map(|s| s.points.iter())
+            .all(|p| p.y == 0.0 && p.ci95.unwrap_or(0.0) == 0.0)
+    }
 }
 
 /// A table of text cells.
@@ -177,15 +209,44 @@ impl CostFit {
             .find(|e| e.estimator == self.estimator)
     }
 
+    /// The degradation point if the grid places it: `Ok((last good, first degraded))`,
+    /// or `Err(first degraded)` when the rate is already down at the second rule count
+    /// (a coarse grid only says "before it").
+    pub fn degradation_placed(&self) -> Option<Result<(f64, f64), f64>> {
+        let (good, bad) = self.degradation?;
+        let x0 = self
+            .estimates
+            .iter()
+            .filter_map(|e| e.first.map(|f| f.0))
+            .reduce(f64::min);
+        Some(if x0 == Some(good) {
+            Err(bad)
+        } else {
+            Ok((good, bad))
+        })
+    }
+
     /// The estimate of an estimator, if fitted.
     pub fn estimate(&self, e: Estimator) -> Option<&CostEstimate> {
         self.estimates.iter().find(|x| x.estimator == e)
     }
 }
 
+/// Choices a reader makes when asking for a report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// The reference of the advantage ratio: `ENGINE` or `ENGINE/FAMILY` (an nft table
+    /// family: `nft/ip`); `None`: the study's (seed 002: nftables, so the ratio reads as
+    /// "iptables' advantage over nftables").
+    pub reference: Option<String>,
+}
+
 /// Everything chosen for one run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Analysis {
+    /// The run's answer in sentences with numbers and CIs, shown before everything
+    /// else (see `findings`).
+    pub findings: Vec<String>,
     pub figures: Vec<Figure>,
     pub tables: Vec<Table>,
     pub fits: Vec<CostFit>,
@@ -214,6 +275,17 @@ pub fn mean_ci(mean: f64, ci: Option<f64>) -> String {
     match ci {
         Some(c) => format!("{} ± {}", num(mean), num(c)),
         None => num(mean),
+    }
+}
+
+/// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.
+pub fn differs(v: f64, ci: Option<f64>, study: f64) -> String {
+    match ci {
+        Some(c) if (v - study).abs() > c => {
+            " — outside this run's 95 % CI: this machine differs from the study".into()
+        }
+        Some(_) => " — within this run's 95 % CI".into(),
+        None => String::new(),
     }
 }
 

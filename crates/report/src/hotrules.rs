@@ -96,6 +96,7 @@ pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
         categories: vec![],
         markers: vec![],
         notes,
+        group: None,
     })
 }
 

@@ -18,7 +18,10 @@ dl.meta dt{font-weight:bold}dl.meta dd{margin:0}
 .warn{background:#fff4e5;border-left:4px solid #e67e22;padding:.5em 1em}
 .ok{background:#eef8ee;border-left:4px solid #2e7d32;padding:.5em 1em}
 .bad{background:#fdecea;border-left:8px solid #c62828;padding:.5em 1em;color:#7f0000}
-figure{margin:1em 0}figcaption{font-size:.9em;color:#444}pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em}";
+figure{margin:1em 0}.findings{background:#eef3fb;border-left:4px solid #1f77b4;padding:.5em 1em}
+.toc ol{columns:2;font-size:.9em}.nodata{color:#666}
+.panels{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:4px}
+.panels svg{width:100%;height:auto}figcaption{font-size:.9em;color:#444}pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em}";
 
 /// The whole page.
 pub fn page(r: &Report) -> String {
@@ -82,16 +85,20 @@ fn warnings(o: &mut String, w: &[&Warning]) {
     o.push_str("</ul></div>");
 }
 
-/// One run: metadata, figures, fits and tables.
+/// One run: its answer (findings), a table of contents, metadata, then figures (small
+/// multiples side by side), fits and tables.
 fn run_section(o: &mut String, run: &RunReport) {
     let r = &run.run;
     let _ = write!(
         o,
-        "<h2 id=\"run-{}\">Run {}: {}</h2><dl class=\"meta\">",
+        "<h2 id=\"run-{}\">Run {}: {}</h2>",
         r.id,
         r.id,
         escape(&r.scenario)
     );
+    findings(o, run);
+    contents(o, run);
+    o.push_str("<dl class=\"meta\">");
     for (k, v) in run_meta(run) {
         let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", escape(&k), escape(&v));
     }
@@ -99,6 +106,7 @@ fn run_section(o: &mut String, run: &RunReport) {
     if let Some(t) = crate::hosts::role_hosts_table(r) {
         table(o, &t);
     }
+    parameters(o, run);
     if let Some(text) = &r.scenario_text {
         let _ = write!(
             o,
@@ -106,19 +114,110 @@ fn run_section(o: &mut String, run: &RunReport) {
             escape(text)
         );
     }
-    for f in &run.analysis.figures {
-        figure(o, f);
+    let figs = &run.analysis.figures;
+    let mut i = 0;
+    while i < figs.len() {
+        let _ = write!(o, "<span id=\"r{}-f{i}\"></span>", r.id);
+        match &figs[i].group {
+            Some(g) => {
+                let n = figs[i..]
+                    .iter()
+                    .take_while(|f| f.group.as_ref() == Some(g))
+                    .count();
+                let _ = write!(o, "<h3>{}</h3><div class=\"panels\">", escape(g));
+                for f in &figs[i..i + n] {
+                    figure(o, f);
+                }
+                o.push_str("</div>");
+                i += n;
+            }
+            None => {
+                figure(o, &figs[i]);
+                i += 1;
+            }
+        }
     }
     if !run.analysis.fits.is_empty() {
+        let _ = write!(o, "<span id=\"r{}-fits\"></span>", r.id);
         table(o, &fits_table(&run.analysis.fits));
     }
-    for t in &run.analysis.tables {
+    for (i, t) in run.analysis.tables.iter().enumerate() {
+        let _ = write!(o, "<span id=\"r{}-t{i}\"></span>", r.id);
         table(o, t);
     }
 }
 
+/// The run's answer in sentences, first.
+fn findings(o: &mut String, run: &RunReport) {
+    if run.analysis.findings.is_empty() {
+        return;
+    }
+    o.push_str("<div class=\"findings\"><b>Findings</b><ul>");
+    for f in &run.analysis.findings {
+        let _ = write!(o, "<li>{}</li>", escape(f));
+    }
+    o.push_str("</ul></div>");
+}
+
+/// A table of contents of the run's figures and tables (links within the page).
+fn contents(o: &mut String, run: &RunReport) {
+    let id = run.run.id;
+    let a = &run.analysis;
+    if a.figures.is_empty() && a.tables.is_empty() && a.fits.is_empty() {
+        return;
+    }
+    o.push_str("<nav class=\"toc\"><b>Contents</b><ol>");
+    let mut last_group: Option<&String> = None;
+    for (i, f) in a.figures.iter().enumerate() {
+        if f.group.is_some() && f.group.as_ref() == last_group {
+            continue;
+        }
+        last_group = f.group.as_ref();
+        let title = f.group.as_ref().unwrap_or(&f.title);
+        let _ = write!(
+            o,
+            "<li><a href=\"#r{id}-f{i}\">Figure: {}</a></li>",
+            escape(title)
+        );
+    }
+    if !a.fits.is_empty() {
+        let _ = write!(o, "<li><a href=\"#r{id}-fits\">Table: cost model</a></li>");
+    }
+    for (i, t) in a.tables.iter().enumerate() {
+        let _ = write!(
+            o,
+            "<li><a href=\"#r{id}-t{i}\">Table: {}</a></li>",
+            escape(&t.title)
+        );
+    }
+    o.push_str("</ol></nav>");
+}
+
+/// A run of one configuration: its parameters (which the tables leave out, as nothing
+/// varies).
+fn parameters(o: &mut String, run: &RunReport) {
+    let [c] = run.configs.as_slice() else {
+        return;
+    };
+    o.push_str("<h3>Parameters (the run's one configuration)</h3><dl class=\"meta\">");
+    let _ = write!(o, "<dt>workload</dt><dd>{}</dd>", escape(&c.workload));
+    for (k, v) in &c.flat {
+        let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+    }
+    o.push_str("</dl>");
+}
+
 /// A figure with its SVG and notes.
 fn figure(o: &mut String, f: &Figure) {
+    if f.no_data() {
+        let _ = write!(
+            o,
+            "<p class=\"nodata\" id=\"{}\"><b>{}</b>: no data (no point, or every value is 0: not measured in this run).</p>",
+            escape(&f.id),
+            escape(&f.title)
+        );
+        return;
+    }
     let _ = write!(o, "<figure id=\"{}\">{}", escape(&f.id), render(f));
     if !f.notes.is_empty() {
         o.push_str("<figcaption><ul>");

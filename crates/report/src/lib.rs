@@ -8,27 +8,38 @@
 //!
 //! Layers (a module imports only from layers below it):
 //! 1. `stats`: numbers.
-//! 2. `figure`: what a report shows (types only, plus how a number reads).
+//! 2. `figure`: what a report shows (types only, plus how a number reads; `Options`).
 //! 3. `model`: stored trials → configurations; `svg`: draws a figure.
-//! 4. `series`: configurations → figure parts.
-//! 5. `throughput`, `conn`: the workload analyses.
-//! 6. `analysis`: assembles them into a run's [`figure::Analysis`].
+//! 4. `series`: configurations → figure parts; `views`: averaged views (the mean over
+//!    the parameters not shown, with a CI over configurations).
+//! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
+//!    `cases` (seed 001's sections), `flows` (seed 002's panels) and `service` (seed
+//!    003's derived times) beside them (`echo` uses `throughput`; `throughput` uses
+//!    `flows`; `conn` uses `service`).
+//! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
+//!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
 //! 8. `export`, `html` and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
+pub mod cases;
 pub mod conn;
 pub mod contents;
+pub mod echo;
 pub mod export;
 pub mod figure;
+pub mod findings;
+pub mod flows;
 pub mod hosts;
 pub mod hotrules;
 pub mod html;
 pub mod model;
 pub mod series;
+pub mod service;
 pub mod stats;
 pub mod svg;
 pub mod throughput;
+pub mod views;
 
 pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
@@ -41,6 +52,15 @@ pub const UNSTABLE_CV: f64 = 0.05;
 
 /// Read one run (or every run, `None`) from a store and analyse it.
 pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
+    load_with(store, run, &figure::Options::default())
+}
+
+/// [`load`] with the reader's choices (the advantage ratio's reference).
+pub fn load_with(
+    store: &Store,
+    run: Option<i64>,
+    opts: &figure::Options,
+) -> Result<Report, ReportError> {
     let all = store.runs()?;
     let chosen: Vec<RunRow> = match run {
         None => all,
@@ -63,7 +83,7 @@ pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
     };
     let runs = chosen
         .into_iter()
-        .map(|r| load_run(store, r))
+        .map(|r| load_run(store, r, opts))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Report {
         source: store.path().display().to_string(),
@@ -72,12 +92,12 @@ pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
 }
 
 /// Load, group, pair with the baseline, analyse and check one run.
-fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
+fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunReport, ReportError> {
     let trials = store.trials(Some(run.id))?;
     let mut samples = BTreeMap::new();
     for t in trials.iter().filter(|t| t.status == "ok") {
         let rows = store.samples(t.id)?;
-        let mut means = model::softirq_means(&rows);
+        let mut means = model::host_means(&rows);
         let cpus = model::data_path_cpus(t);
         if let Some(v) = t
             .headline
@@ -95,9 +115,10 @@ fn load_run(store: &Store, run: RunRow) -> Result<RunReport, ReportError> {
     if let Some(b) = &baseline {
         model::pair_with_baseline(&mut configs, b);
     }
-    let mut analysis = analysis::analyse(&configs, &trials);
+    let mut analysis = analysis::analyse(&configs, &trials, opts);
     // Trials aimed at the rules of an imported ruleset: cost vs rule position.
     analysis.figures.extend(hotrules::figure(&trials));
+    analysis.findings = findings::findings(&configs, &trials, &analysis);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));
     Ok(RunReport {

@@ -350,6 +350,41 @@ pub fn softirq_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// Per-trial means of the host samples: `ROLE.cpu_busy` (% of one CPU, the mean over
+/// CPUs and samples of 100 − idle), `ROLE.ctxt_per_s` (context switches/s, the whole
+/// machine's), `ROLE.mem_mib` (memory in use) for every role sampled, and
+/// `gateway.cpuN.STATE` for every CPU state the gateway's samples have (user, system,
+/// softirq, irq, idle; [`softirq_means`] is the softirq part).
+pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
+    let mut acc: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for s in samples.iter().filter(|s| s.value.is_finite()) {
+        let key = match s.metric.as_str() {
+            "ctxt" => format!("{}.ctxt_per_s", s.role),
+            "mem.used_kib" => format!("{}.mem_mib", s.role),
+            m if m.starts_with("cpu") && m.ends_with(".idle") => {
+                acc.entry(format!("{}.cpu_busy", s.role))
+                    .or_default()
+                    .push(100.0 - s.value);
+                if s.role != "gateway" {
+                    continue;
+                }
+                format!("gateway.{m}")
+            }
+            m if m.starts_with("cpu") && s.role == "gateway" => format!("gateway.{m}"),
+            _ => continue,
+        };
+        let v = if key.ends_with(".mem_mib") {
+            s.value / 1024.0
+        } else {
+            s.value
+        };
+        acc.entry(key).or_default().push(v);
+    }
+    acc.into_iter()
+        .filter_map(|(k, v)| Some((k, crate::stats::mean(&v)?)))
+        .collect()
+}
+
 /// CPUs of a list such as `0-1,3`; `None` when it does not parse.
 fn cpu_list(text: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();

@@ -170,6 +170,7 @@ pub(crate) fn line_figure(
         categories: vec![],
         markers: vec![],
         notes: vec![],
+        group: None,
     })
 }
 
@@ -224,6 +225,7 @@ pub(crate) fn bar_figure(
         categories: cats,
         markers: vec![],
         notes: vec![],
+        group: None,
     }
 }
 

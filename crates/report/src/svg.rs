@@ -316,15 +316,49 @@ fn whisker(o: &mut String, fr: &Frame, px: f64, p: &Point, color: &str) {
     }
 }
 
-/// Colour of the i-th series; a fit series (`fit: NAME`) takes the colour of NAME.
-fn color(drawn: &[&Series], i: usize) -> &'static str {
+/// Distinct colours before the line styles change: with more series than this, the
+/// colours repeat with another dash pattern, so no two series look alike.
+const COLOURS: usize = 8;
+
+/// Dash patterns of the series beyond the first [`COLOURS`] (solid, then these).
+const DASHES: [&str; 4] = ["", "7 3", "2 2", "9 3 2 3"];
+
+/// Index of the i-th series among the styled ones: a fit series (`fit: NAME`) takes
+/// that of NAME; other fit series do not count.
+fn style_index(drawn: &[&Series], i: usize) -> usize {
     let s = drawn[i];
     let base = s
         .name
         .strip_prefix("fit: ")
         .filter(|_| s.fit)
         .and_then(|n| drawn.iter().position(|d| !d.fit && d.name == n));
-    PALETTE[base.unwrap_or(i) % PALETTE.len()]
+    let j = base.unwrap_or(i);
+    drawn[..j].iter().filter(|d| !d.fit).count()
+}
+
+/// Colour of the i-th series (see [`style_index`]).
+fn color(drawn: &[&Series], i: usize) -> &'static str {
+    let n = drawn.iter().filter(|d| !d.fit).count();
+    let k = style_index(drawn, i);
+    if n <= PALETTE.len() {
+        PALETTE[k % PALETTE.len()]
+    } else {
+        PALETTE[k % COLOURS]
+    }
+}
+
+/// The dash attribute of the i-th series: fits dashed; with more series than the
+/// palette, each round of [`COLOURS`] colours gets its own pattern.
+fn dash(drawn: &[&Series], i: usize) -> String {
+    if drawn[i].fit {
+        return r#" stroke-dasharray="6 4""#.into();
+    }
+    let n = drawn.iter().filter(|d| !d.fit).count();
+    let k = style_index(drawn, i);
+    match DASHES[(k / COLOURS) % DASHES.len()] {
+        p if n > PALETTE.len() && !p.is_empty() => format!(r#" stroke-dasharray="{p}""#),
+        _ => String::new(),
+    }
 }
 
 /// Polylines with point markers and whiskers; fit series dashed without markers;
@@ -345,11 +379,7 @@ fn lines(o: &mut String, fr: &Frame, drawn: &[&Series]) {
             .iter()
             .map(|p| format!("{},{}", c(fr.px(p.x)), c(fr.py(p.y))))
             .collect();
-        let dash = if s.fit {
-            r#" stroke-dasharray="6 4""#
-        } else {
-            ""
-        };
+        let dash = dash(drawn, i);
         let _ = write!(
             o,
             r#"<polyline fill="none" stroke="{color}" stroke-width="1.5"{dash} points="{}"/>"#,
@@ -402,13 +432,18 @@ fn bars(o: &mut String, f: &Figure, fr: &Frame, drawn: &[&Series]) {
     let band = (W - LEFT - RIGHT) / f.categories.len().max(1) as f64;
     let bw = band * 0.8 / drawn.len().max(1) as f64;
     for (i, s) in drawn.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let color = color(drawn, i);
+        // Beyond the palette: an outline in the series' dash pattern tells bars apart.
+        let outline = match dash(drawn, i) {
+            d if d.is_empty() => String::new(),
+            d => format!(r##" stroke="#000" stroke-width="1.5"{d}"##),
+        };
         for p in &s.points {
             let left = fr.px(p.x) - band * 0.4 + i as f64 * bw;
             let (top, base) = (fr.py(p.y.max(0.0)), fr.py(p.y.min(0.0)));
             let _ = write!(
                 o,
-                r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{color}"/>"#,
+                r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{color}"{outline}/>"#,
                 c(left),
                 c(top),
                 c(bw),
@@ -443,11 +478,7 @@ fn legend(o: &mut String, drawn: &[&Series], top: f64) {
     for (i, s) in drawn.iter().enumerate() {
         let color = color(drawn, i);
         let y = top + i as f64 * LEGEND_ROW + 8.0;
-        let dash = if s.fit {
-            r#" stroke-dasharray="6 4""#
-        } else {
-            ""
-        };
+        let dash = dash(drawn, i);
         let _ = write!(
             o,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"{dash}/>"#,
@@ -485,6 +516,38 @@ mod tests {
     }
 
     #[test]
+    fn many_series_never_share_a_style() {
+        let series: Vec<Series> = (0..20)
+            .map(|i| Series {
+                name: format!("s{i}"),
+                points: vec![
+                    Point {
+                        x: 0.0,
+                        y: i as f64,
+                        ci95: None,
+                    },
+                    Point {
+                        x: 1.0,
+                        y: 1.0,
+                        ci95: None,
+                    },
+                ],
+                fit: false,
+            })
+            .collect();
+        let drawn: Vec<&Series> = series.iter().collect();
+        let styles: std::collections::BTreeSet<(String, String)> = (0..drawn.len())
+            .map(|i| (color(&drawn, i).to_string(), dash(&drawn, i)))
+            .collect();
+        assert_eq!(styles.len(), 20);
+        // Up to the palette's size: colours alone, all solid.
+        let few: Vec<&Series> = series.iter().take(10).collect();
+        assert!((0..10).all(|i| dash(&few, i).is_empty()));
+        let colours: std::collections::BTreeSet<&str> = (0..10).map(|i| color(&few, i)).collect();
+        assert_eq!(colours.len(), 10);
+    }
+
+    #[test]
     fn render_is_deterministic_and_escaped() {
         let f = Figure {
             id: "t".into(),
@@ -511,6 +574,7 @@ mod tests {
             categories: vec![],
             markers: vec![],
             notes: vec![],
+            group: None,
         };
         let s = render(&f);
         assert_eq!(s, render(&f));
@@ -545,6 +609,7 @@ mod tests {
             categories: vec![],
             markers: vec![],
             notes: vec![],
+            group: None,
         };
         let s = render(&f);
         assert_eq!(s.matches("<circle").count(), 0);

@@ -7,56 +7,17 @@
 //! assembles), or read the store.
 
 use crate::figure::{
-    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Kind, Marker, Point, Series,
+    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Options, Point, Series,
 };
 use crate::model::{main_metric, Config};
 use crate::series::{
-    bar_figure, group, line_figure, metric, metric_label, points, rules_axis, series_name, varying,
+    bar_figure, group, line_figure, metric, metric_label, rules_axis, series_name, varying,
 };
 use crate::stats;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Drop in received pps beyond which a rule count counts as degraded.
 pub const DEGRADED_DROP: f64 = 0.05;
-
-/// Echo figures: per-client throughput vs clients and vs frame size, decrease vs the
-/// baseline, threads vs epoll.
-pub(crate) fn echo_figures(echo: &[&Config], a: &mut Analysis) {
-    let vary = varying(echo);
-    let varies = |k: &str| vary.iter().any(|v| v == k);
-    let per_client = |c: &Config| metric(c, "throughput_per_client_bps", 1e-6);
-    if varies("clients") {
-        let g = group(echo, &["clients"]);
-        let x = |c: &Config| c.param_f64("clients");
-        a.figures.extend(line_figure(
-            "echo-per-client-vs-clients",
-            "Echo throughput per client vs clients",
-            ("clients (n)", "throughput per client (Mb/s)"),
-            &g,
-            &x,
-            &per_client,
-        ));
-    }
-    if varies("frame_size") {
-        let fixed: Vec<&Config> = echo
-            .iter()
-            .copied()
-            .filter(|c| c.param_f64("frame_size").is_some())
-            .collect();
-        let g = group(&fixed, &["frame_size"]);
-        let x = |c: &Config| c.param_f64("frame_size");
-        a.figures.extend(line_figure(
-            "echo-per-client-vs-frame",
-            "Echo throughput per client vs frame size",
-            ("frame size (bytes)", "throughput per client (Mb/s)"),
-            &g,
-            &x,
-            &per_client,
-        ));
-    }
-    cost_figure(echo, "clients", "clients (n)", "echo", a);
-    threads_vs_epoll(echo, a);
-}
 
 /// Decrease of the main metric vs the baseline by `x_key`, one series per other setting.
 fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &mut Analysis) {
@@ -91,51 +52,6 @@ fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Threads vs epoll servers: total throughput by n, marking where their order flips.
-fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
-    let servers: BTreeSet<&str> = echo.iter().filter_map(|c| c.param("server")).collect();
-    if !(servers.contains("threads") && servers.contains("epoll")) {
-        return;
-    }
-    let g = group(echo, &["clients"]);
-    let x = |c: &Config| c.param_f64("clients");
-    let y = |c: &Config| metric(c, "throughput_bps", 1e-6);
-    let Some(mut fig) = line_figure(
-        "echo-threads-vs-epoll",
-        "Echo throughput: threads vs epoll server",
-        ("clients (n)", "throughput (Mb/s)"),
-        &g,
-        &x,
-        &y,
-    ) else {
-        return;
-    };
-    for (rest, cs) in group(echo, &["clients", "server"]) {
-        let pick = |mode: &str| {
-            let v: Vec<&Config> = cs
-                .iter()
-                .copied()
-                .filter(|c| c.param("server") == Some(mode))
-                .collect();
-            points(&v, &x, &y)
-        };
-        for (x0, x1, xc) in crossovers(&pick("threads"), &pick("epoll")) {
-            let text = format!("n≈{xc:.1}");
-            if !fig.markers.iter().any(|m| m.text == text) {
-                fig.markers.push(Marker { x: xc, text });
-            }
-            fig.notes.push(format!(
-                "{rest}: threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ {xc:.1})"
-            ));
-        }
-    }
-    if fig.markers.is_empty() {
-        fig.notes
-            .push("No crossover: one server mode leads at every n.".into());
-    }
-    a.figures.push(fig);
-}
-
 /// Where the difference a − b changes sign over common x: (x before, x after, linear
 /// interpolation of the zero).
 pub fn crossovers(a: &[Point], b: &[Point]) -> Vec<(f64, f64, f64)> {
@@ -157,7 +73,7 @@ pub fn crossovers(a: &[Point], b: &[Point]) -> Vec<(f64, f64, f64)> {
 
 /// Flood/flow figures: pps, loss, time per packet (with fits), advantage ratio and
 /// softirq vs rules; a bar chart of configurations when there is no rules axis.
-pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, a: &mut Analysis) {
+pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options, a: &mut Analysis) {
     if packet.is_empty() {
         return;
     }
@@ -192,7 +108,7 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, a: &mut Analysi
         &x,
         &pps,
     ));
-    advantage_figure(packet, x, a);
+    advantage_figure(packet, x, opts.reference.as_deref(), a);
     let loss = |c: &Config| metric(c, "loss_ratio", 100.0);
     a.figures.extend(line_figure(
         "packet-loss-vs-rules",
@@ -204,7 +120,8 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, a: &mut Analysi
     ));
     cost_model(&g, x, a);
     cost_figure(packet, "rules", rules, "packet", a);
-    softirq_figure(packet, x, a);
+    crate::flows::delay_jitter(packet, x, a);
+    crate::flows::cpu_per_core(packet, x, a);
 }
 
 /// Bar chart of the main metric of each configuration (named by what varies).
@@ -236,36 +153,81 @@ fn bar_of_configs(configs: &[&Config]) -> Option<Figure> {
     ))
 }
 
+/// The study's advantage of iptables over nftables at 6 000 rules, by packet size
+/// (seed 002, figure 5).
+pub const STUDY_ADVANTAGE: [(&str, f64); 3] = [("128 B", 5.2), ("512 B", 2.9), ("1280 B", 1.7)];
+
+/// The rule count the study reads the advantage ratio at.
+pub const STUDY_ADVANTAGE_RULES: f64 = 6000.0;
+
+/// An engine with its nft table family, as `ENGINE/FAMILY` options name it.
+fn engine_id(c: &Config) -> Option<String> {
+    let e = c.param("engine")?;
+    Some(if e == "nft" || e == "nft-set" {
+        format!("{e}/{}", crate::series::nft_family(c))
+    } else {
+        e.to_string()
+    })
+}
+
+/// The reference engine: the requested one (`ENGINE` matches every family of it, the
+/// first by name), else nft (inet first), else the first engine by name.
+pub fn reference_of(engines: &BTreeSet<String>, wanted: Option<&str>) -> Option<String> {
+    let pick = |w: &str| {
+        engines
+            .iter()
+            .find(|e| *e == w)
+            .or_else(|| engines.iter().find(|e| e.split('/').next() == Some(w)))
+            .cloned()
+    };
+    match wanted {
+        Some(w) => pick(w),
+        None => pick("nft/inet")
+            .or_else(|| pick("nft"))
+            .or_else(|| engines.iter().next().cloned()),
+    }
+}
+
 /// Advantage ratio pps(A) / pps(B) vs rules for every engine A against a reference B
-/// (`nft` when present, else the first engine by name; `none` excluded).
-fn advantage_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
-    let engines: BTreeSet<&str> = packet
+/// (see [`reference_of`]; `none` excluded), and the findings at the study's 6 000 rules
+/// (or the nearest rule count measured).
+fn advantage_figure(
+    packet: &[&Config],
+    x: fn(&Config) -> Option<f64>,
+    wanted: Option<&str>,
+    a: &mut Analysis,
+) {
+    let engines: BTreeSet<String> = packet
         .iter()
-        .filter_map(|c| c.param("engine"))
-        .filter(|e| *e != "none")
+        .filter(|c| c.param("engine") != Some("none"))
+        .filter_map(|c| engine_id(c))
         .collect();
     if engines.len() < 2 {
         return;
     }
-    let reference = if engines.contains("nft") {
-        "nft"
-    } else {
-        engines.iter().next().copied().unwrap_or("nft")
+    let Some(reference) = reference_of(&engines, wanted) else {
+        a.findings.push(format!(
+            "Advantage ratio: the reference {} was not run (engines here: {}).",
+            wanted.unwrap_or("-"),
+            engines.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+        return;
     };
     let rest = |c: &Config| {
         let mut f = c.flat.clone();
         f.remove("engine");
+        f.remove("nft_family");
         f
     };
-    let others = group(packet, &["rules", "engine"]);
+    let others = group(packet, &["rules", "engine", "nft_family"]);
     let mut series = Vec::new();
     for engine in engines.iter().filter(|e| **e != reference) {
         for (name, cs) in &others {
             let mut pts = Vec::new();
-            for c in cs.iter().filter(|c| c.param("engine") == Some(engine)) {
+            for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
                 let Some(b) = cs
                     .iter()
-                    .find(|b| b.param("engine") == Some(reference) && rest(b) == rest(c))
+                    .find(|b| engine_id(b).as_ref() == Some(&reference) && rest(b) == rest(c))
                 else {
                     continue;
                 };
@@ -278,34 +240,90 @@ fn advantage_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut A
                 }
             }
             pts.sort_by(|p, q| p.x.total_cmp(&q.x));
-            if !pts.is_empty() {
-                let suffix = if name == "all" {
-                    String::new()
-                } else {
-                    format!(" ({name})")
-                };
-                series.push(Series {
-                    name: format!("{engine} / {reference}{suffix}"),
-                    points: pts,
-                    fit: false,
-                });
+            if pts.is_empty() {
+                continue;
             }
+            let suffix = if name == "all" {
+                String::new()
+            } else {
+                format!(" ({name})")
+            };
+            let sname = format!("{engine} / {reference}{suffix}");
+            a.findings.push(advantage_sentence(
+                &sname, engine, &reference, name, &pts, cs,
+            ));
+            series.push(Series {
+                name: sname,
+                points: pts,
+                fit: false,
+            });
         }
     }
     if series.is_empty() {
         return;
     }
-    a.figures.push(Figure {
-        id: "packet-advantage".into(),
-        title: format!("Advantage ratio: received pps of each engine over {reference}"),
-        x_label: "rules".into(),
-        y_label: format!("pps ratio (engine / {reference})"),
-        kind: Kind::Line,
+    let mut f = Figure::line(
+        "packet-advantage",
+        &format!("Advantage ratio: received pps of each engine over {reference}"),
+        ("rules", &format!("pps ratio (engine / {reference})")),
         series,
-        categories: vec![],
-        markers: vec![],
-        notes: vec![],
-    });
+    );
+    f.notes.push(format!(
+        "Reference: {reference} (choose another with `fwbench report --reference ENGINE[/FAMILY]`). \
+         Whiskers: 95 % CI of the ratio from both means' CIs (none with one repetition)."
+    ));
+    a.figures.push(f);
+}
+
+/// The ratio at the study's 6 000 rules (or the nearest measured count), with the
+/// study's value when the pair is iptables-legacy over nft.
+fn advantage_sentence(
+    sname: &str,
+    engine: &str,
+    reference: &str,
+    case: &str,
+    pts: &[Point],
+    cs: &[&Config],
+) -> String {
+    let p = pts
+        .iter()
+        .min_by(|p, q| {
+            (p.x - STUDY_ADVANTAGE_RULES)
+                .abs()
+                .total_cmp(&(q.x - STUDY_ADVANTAGE_RULES).abs())
+        })
+        .expect("points");
+    let reps = cs.iter().map(|c| c.reps.len()).min().unwrap_or(0);
+    let ci = match p.ci95 {
+        Some(c) => format!(
+            "{} ± {} (95 % CI over {reps}+ repetitions of each)",
+            num(p.y),
+            num(c)
+        ),
+        None => format!("{} (one repetition: no CI)", num(p.y)),
+    };
+    let labels: Vec<&str> = cs.iter().filter_map(|c| c.param("label")).collect();
+    let study = (engine == "iptables-legacy" && reference.starts_with("nft"))
+        .then(|| {
+            STUDY_ADVANTAGE
+                .iter()
+                .find(|(k, _)| case.contains(k) || labels.iter().any(|l| l.contains(k)))
+        })
+        .flatten()
+        .map(|(_, v)| {
+            format!(
+                "; the study: {} at 6 000 rules{}",
+                num(*v),
+                crate::figure::differs(p.y, p.ci95, *v)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "Advantage ratio {sname} at {} rules: {ci} — {engine} passes {} times the packets/s \
+         of {reference}{study}.",
+        num(p.x),
+        num(p.y)
+    )
 }
 
 /// received pps of a over b, with the CI propagated from both relative CIs.
@@ -540,54 +558,6 @@ pub fn line_problem(
         mean_ci(s0.mean, s0.ci95),
         num(x0)
     ))
-}
-
-/// Gateway softirq % per CPU vs rules (only when samples exist).
-fn softirq_figure(packet: &[&Config], x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
-    let cpus: BTreeSet<&String> = packet
-        .iter()
-        .flat_map(|c| c.metrics.keys())
-        .filter(|k| k.starts_with("gateway.cpu") && k.ends_with(".softirq"))
-        .collect();
-    if cpus.is_empty() {
-        return;
-    }
-    let mut g: BTreeMap<String, Vec<&Config>> = BTreeMap::new();
-    let mut metric_of: BTreeMap<String, String> = BTreeMap::new();
-    for (name, cs) in group(packet, &["rules"]) {
-        for cpu in &cpus {
-            let short = cpu
-                .trim_start_matches("gateway.")
-                .trim_end_matches(".softirq");
-            let key = if name == "all" {
-                short.to_string()
-            } else {
-                format!("{short}, {name}")
-            };
-            g.insert(key.clone(), cs.clone());
-            metric_of.insert(key, (*cpu).clone());
-        }
-    }
-    let series: Vec<Series> = g
-        .iter()
-        .map(|(name, cs)| Series {
-            name: name.clone(),
-            points: points(cs, &x, &|c: &Config| metric(c, &metric_of[name], 1.0)),
-            fit: false,
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect();
-    a.figures.push(Figure {
-        id: "packet-softirq-vs-rules".into(),
-        title: "Gateway softirq per CPU vs rules".into(),
-        x_label: "rules".into(),
-        y_label: "softirq (% of CPU)".into(),
-        kind: Kind::Line,
-        series,
-        categories: vec![],
-        markers: vec![],
-        notes: vec![],
-    });
 }
 
 #[cfg(test)]

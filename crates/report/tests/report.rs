@@ -279,6 +279,10 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
         ),
         ("echo-decrease-vs-baseline", "Echo decrease vs baseline"),
         (
+            "echo-decrease-vs-rules",
+            "Echo decrease vs rules (loss per rule)",
+        ),
+        (
             "echo-threads-vs-epoll",
             "Echo throughput: threads vs epoll server",
         ),
@@ -292,10 +296,10 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
             "packet-ns-per-packet",
             "Time per packet vs rules (cost model)",
         ),
-        (
-            "packet-softirq-vs-rules",
-            "Gateway softirq per CPU vs rules",
-        ),
+        ("packet-cpu0-nft-inet", "CPU0: nft (inet)"),
+        ("packet-cpu1-nft-inet", "CPU1: nft (inet)"),
+        ("packet-cpu0-iptables-legacy", "CPU0: iptables-legacy"),
+        ("packet-cpu1-iptables-legacy", "CPU1: iptables-legacy"),
         ("cases", "received (packets/s) by case"),
         ("search-loss-curve", "Frame loss rate by offered load"),
     ];
@@ -1081,6 +1085,15 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
         "{:?}",
         fig.notes
     );
+    // And the findings say it first.
+    assert!(
+        run.analysis
+            .findings
+            .iter()
+            .any(|f| f.starts_with("HTTP download time (label=sweep): 2 ± 0 µs per rule")),
+        "{:#?}",
+        run.analysis.findings
+    );
     // The Markdown carries the figure's data.
     let md = r.markdown();
     assert!(md.contains("### HTTP download time vs rules"), "{md}");
@@ -1632,4 +1645,72 @@ fn hostile_text_in_the_database_is_escaped() {
     assert!(csv.contains("'@SUM("), "{csv}");
     assert!(csv.contains("'=1+2"), "{csv}");
     assert!(cells.contains(&"-5"), "numbers stay numbers: {csv}");
+
+/// The first "X ± Y" after `marker` in the finding that contains it.
+fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
+    let f = findings
+        .iter()
+        .find(|f| f.contains(marker))
+        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
+    let rest = &f[f.find(marker).unwrap() + marker.len()..];
+    let (x, after) = rest
+        .split_once(" ± ")
+        .unwrap_or_else(|| panic!("no ± in {f}"));
+    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    let y: f64 = after.split(' ').next().unwrap().parse().unwrap();
+    (x, y)
+}
+
+#[test]
+fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s3.db")).unwrap();
+    let id = seed003_run(&mut store);
+    let r = load(&store, Some(id)).unwrap();
+    let f = &r.runs[0].analysis.findings;
+    // Planted (the study's numbers): the filter adds 2.2 ms at 8 B and 6.5 ms at 1000 B
+    // per round trip: 4.3 ms / 992 B per byte, the rest per packet.
+    let per_byte_ms = 4.3 / 992.0;
+    let (pp, ci) = pm_after(
+        f,
+        "packet filter (nft): from the extra ping round trip over the null firewall, ",
+    );
+    assert!(
+        (pp - (2.2 - 8.0 * per_byte_ms)).abs() <= ci.max(1e-3),
+        "{pp} ± {ci}"
+    );
+    let (pb, ci) = pm_after(f, "ms per packet and ");
+    assert!((pb - per_byte_ms * 1e6).abs() <= ci.max(1.0), "{pb} ± {ci}");
+    // Sessions: 41.3 s / 30 in sequence; 30 in 11.4 s in parallel (service 0.38 s).
+    let rate = (30.0 / (11.4 * 1.004) + 30.0 / (11.4 * 0.996)) / 2.0;
+    let queuing = 41.3e3 / 30.0 - 1e3 / rate;
+    let (_, latency_ci) = pm_after(f, "packet filter (nft): a session takes");
+    let qf = f
+        .iter()
+        .find(|x| x.starts_with("packet filter (nft): a session takes"))
+        .unwrap();
+    let (qv, qci) = pm_after(std::slice::from_ref(qf), "so ");
+    assert!((qv - queuing).abs() <= qci, "{qf}");
+    assert!(latency_ci > 0.0);
+    let t = table(
+        &r.runs[0],
+        "Service and queuing time by firewall type (seed 003, derived; ± 95 % CI)",
+    );
+    assert_eq!(t.rows[0][0], "null firewall");
+}
+
+#[test]
+fn seed004_findings_state_the_planted_ab_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s4.db")).unwrap();
+    let id = paired_ab_run(&mut store, false);
+    let r = load(&store, Some(id)).unwrap();
+    let f = &r.runs[0].analysis.findings;
+    let (d, ci) = pm_after(f, "ms by ");
+    assert!((d - 0.3).abs() <= ci, "{d} ± {ci}");
+    let ab = f.iter().find(|x| x.starts_with("A/B")).unwrap();
+    assert!(
+        ab.contains("paired t over 20 pairs") && ab.contains("significant at 5 %"),
+        "{ab}"
+    );
 }

@@ -19,7 +19,10 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     // Read-only: a report never writes to its input (an old schema is upgraded in
     // memory). A corrupt file is bad input: exit 2, naming the file.
     let store = Store::open_read_only(&a.db).map_err(|e| usage(e.to_string()))?;
-    let report = report::load(&store, a.run).map_err(|e| usage(e.to_string()))?;
+    let opts = report::figure::Options {
+        reference: reference(a.reference.as_deref())?,
+    };
+    let report = report::load_with(&store, a.run, &opts).map_err(|e| usage(e.to_string()))?;
     let (text, default) = match a.format.as_str() {
         "md" => (report.markdown(), "report.md"),
         "csv" => (report.csv_trials(), "trials.csv"),
@@ -100,6 +103,20 @@ fn resolve(p: &Path) -> Option<PathBuf> {
     None
 }
 
+/// `--reference ENGINE[/FAMILY]`, checked for shape (whether it ran is per run: the
+/// report says so where it is missing).
+fn reference(r: Option<&str>) -> Result<Option<String>> {
+    let Some(r) = r else { return Ok(None) };
+    let ok = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    match r.split_once('/') {
+        Some((e, f)) if ok(e) && ok(f) => Ok(Some(r.into())),
+        None if ok(r) => Ok(Some(r.into())),
+        _ => Err(usage(format!(
+            "--reference {r:?}: expected ENGINE or ENGINE/FAMILY (e.g. nft, nft/ip, iptables-legacy)"
+        ))),
+    }
+}
+
 #[derive(Args)]
 pub struct ReportArgs {
     /// Results database (from `fwbench run`, `echo`, `flood`, …)
@@ -115,6 +132,10 @@ pub struct ReportArgs {
     /// Only this run (default: every run in the file)
     #[arg(long)]
     pub run: Option<i64>,
+    /// Reference engine of the advantage ratio, ENGINE or ENGINE/FAMILY (nft/ip)
+    /// [default: the study's, nft (inet first)]
+    #[arg(long, value_name = "ENGINE[/FAMILY]")]
+    pub reference: Option<String>,
 }
 
 #[cfg(test)]

@@ -1,0 +1,495 @@
+//! The echo workload (seed 000) as the study drew it: average throughput per client by
+//! clients (its figure 3) and by frame size with the "ranged" group (figure 4), the
+//! decrease against the F = 0 series by clients, one figure per address family
+//! (figures 5 and 6), the throughput loss per rule (its 0.05 %/rule IPv4, 0.03 % IPv6),
+//! the threads-vs-epoll difference in % with its turning point (figure 7), and the
+//! host load (CPU, memory, context switches) by test series and server mode.
+//!
+//! Owns: those figures, tables and their findings sentences.
+//! Must not: read the store; imports `throughput` only for `crossovers`.
+
+use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table};
+use crate::model::Config;
+use crate::series::{metric, varying, XOf, YOf};
+use crate::stats;
+use crate::views::{average, averaged_note, averaged_series, proto_family};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The study's loss per rule, % of throughput per simple rule, by address family.
+pub const STUDY_LOSS_PER_RULE: [(&str, f64); 2] = [("4", 0.05), ("6", 0.03)];
+/// The study's threads/epoll turning point, in clients.
+pub const STUDY_TURNING_POINT: f64 = 40.0;
+
+/// Every echo figure and table (in the study's order).
+pub(crate) fn figures(echo: &[&Config], a: &mut Analysis) {
+    if echo.is_empty() {
+        return;
+    }
+    let vary = varying(echo);
+    let varies = |k: &str| vary.iter().any(|v| v == k);
+    let per_client: &YOf = &|c: &Config| metric(c, "throughput_per_client_bps", 1e-6);
+    let pa = |c: &Config| Some(proto_family(c));
+    if varies("clients") {
+        let x: &XOf = &|c: &Config| c.param_f64("clients");
+        let series = averaged_series(echo, &pa, x, per_client);
+        let mut f = Figure::line(
+            "echo-per-client-vs-clients",
+            "Echo throughput per client vs clients (average, study figure 3)",
+            ("clients (n)", "throughput per client (Mb/s)"),
+            series,
+        );
+        f.notes
+            .push(averaged_note(echo, &["clients", "proto", "family"]));
+        a.figures.push(f);
+    }
+    if varies("frame_size") {
+        a.figures.push(by_frame(echo, per_client));
+    }
+    decrease(echo, a);
+    loss_per_rule(echo, a);
+    threads_vs_epoll(echo, a);
+    host_load(echo, a);
+}
+
+/// Figure 4: bars by frame size, the fixed sizes in order, then "ranged" (a frame size
+/// drawn at random per cycle, `64-1024`), one bar per protocol/family.
+fn by_frame(echo: &[&Config], y: &YOf) -> Figure {
+    let mut fixed: Vec<f64> = echo
+        .iter()
+        .filter_map(|c| c.param_f64("frame_size"))
+        .collect();
+    fixed.sort_by(f64::total_cmp);
+    fixed.dedup();
+    let ranged: BTreeSet<&str> = echo
+        .iter()
+        .filter_map(|c| c.param("frame_size"))
+        .filter(|f| f.parse::<f64>().is_err())
+        .collect();
+    let mut cats: Vec<String> = fixed.iter().map(|f| num(*f)).collect();
+    cats.extend(ranged.iter().map(|r| format!("ranged ({r})")));
+    let index = |c: &Config| -> Option<f64> {
+        let f = c.param("frame_size")?;
+        match f.parse::<f64>() {
+            Ok(v) => fixed.iter().position(|x| *x == v),
+            Err(_) => ranged.iter().position(|r| *r == f).map(|i| fixed.len() + i),
+        }
+        .map(|i| i as f64)
+    };
+    let series = averaged_series(echo, &|c| Some(proto_family(c)), &index, y);
+    Figure {
+        id: "echo-per-client-vs-frame".into(),
+        title: "Echo throughput per client by frame size (average, study figure 4)".into(),
+        x_label: "frame size (bytes)".into(),
+        y_label: "throughput per client (Mb/s)".into(),
+        kind: Kind::Bar,
+        series,
+        categories: cats,
+        markers: vec![],
+        notes: vec![averaged_note(echo, &["frame_size", "proto", "family"])],
+        group: None,
+    }
+}
+
+/// The number of rules per client of a seed 000 test series (`seed000-fK` → K).
+fn rules_per_client(c: &Config) -> Option<f64> {
+    c.param("model")?.strip_prefix("seed000-f")?.parse().ok()
+}
+
+/// Rules of a configuration for the loss-per-rule slope: F · n for seed 000's series,
+/// else the installed count.
+fn rules_of(c: &Config) -> Option<f64> {
+    match (rules_per_client(c), c.param_f64("clients")) {
+        (Some(f), Some(n)) => Some(f * n),
+        _ => c.rules,
+    }
+}
+
+/// The address families present (`None` when the family does not vary).
+fn families(cs: &[&Config]) -> Vec<Option<String>> {
+    let fams: BTreeSet<&str> = cs.iter().filter_map(|c| c.param("family")).collect();
+    if fams.len() < 2 {
+        vec![None]
+    } else {
+        fams.into_iter().map(|f| Some(f.to_string())).collect()
+    }
+}
+
+/// Figures 5 and 6: decrease vs the F = 0 series by clients, one series per protocol and
+/// rules per client, averaged over frame size and server mode; one figure per family.
+fn decrease(echo: &[&Config], a: &mut Analysis) {
+    let costed: Vec<&Config> = echo
+        .iter()
+        .copied()
+        .filter(|c| c.cost_pct.is_some())
+        .collect();
+    if costed.is_empty() {
+        return;
+    }
+    let x: &XOf = &|c: &Config| c.param_f64("clients");
+    let y: &YOf = &|c: &Config| c.cost_pct.map(|v| (v, None));
+    let name = |c: &Config| {
+        let p = c.param("proto").map(str::to_uppercase);
+        let f = rules_per_client(c)
+            .map(|f| format!("{} rules/client", num(f)))
+            .or_else(|| c.param("model").map(String::from));
+        Some(match (p, f) {
+            (Some(p), Some(f)) => format!("{p}, {f}"),
+            (None, Some(f)) => f,
+            (Some(p), None) => p,
+            (None, None) => "all".into(),
+        })
+    };
+    for fam in families(&costed) {
+        let cs: Vec<&Config> = costed
+            .iter()
+            .copied()
+            .filter(|c| fam.as_deref().is_none_or(|f| c.param("family") == Some(f)))
+            .collect();
+        let (id, title) = match &fam {
+            None => (
+                "echo-decrease-vs-baseline".to_string(),
+                "Echo decrease vs baseline (average, study figures 5/6)".to_string(),
+            ),
+            Some(f) => (
+                format!("echo-decrease-vs-baseline-ipv{f}"),
+                format!("Echo decrease vs baseline, IPv{f} (average, study figure 5/6)"),
+            ),
+        };
+        let series = averaged_series(&cs, &name, x, y);
+        if series.is_empty() {
+            continue;
+        }
+        let mut f = Figure::line(
+            &id,
+            &title,
+            ("clients (n)", "throughput decrease vs F = 0 (%)"),
+            series,
+        );
+        f.notes.push(averaged_note(
+            &cs,
+            &["clients", "proto", "family", "model", "rules"],
+        ));
+        a.figures.push(f);
+    }
+}
+
+/// The loss per rule: a line through every costed configuration's decrease (%) against
+/// its rule count, per family; the table, a figure of decrease vs rules, and findings.
+fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
+    let costed: Vec<&Config> = echo
+        .iter()
+        .copied()
+        .filter(|c| c.cost_pct.is_some() && rules_of(c).is_some_and(|r| r > 0.0))
+        .collect();
+    if costed.is_empty() {
+        return;
+    }
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    for fam in families(&costed) {
+        let cs: Vec<&Config> = costed
+            .iter()
+            .copied()
+            .filter(|c| fam.as_deref().is_none_or(|f| c.param("family") == Some(f)))
+            .collect();
+        let pts: Vec<(f64, f64)> = cs
+            .iter()
+            .filter_map(|c| Some((rules_of(c)?, c.cost_pct?)))
+            .collect();
+        let Some(fit) = stats::fit_line(&pts) else {
+            continue;
+        };
+        let fam_name = fam
+            .as_deref()
+            .map(|f| format!("IPv{f}"))
+            .unwrap_or_else(|| "all".into());
+        let study = fam
+            .as_deref()
+            .and_then(|f| STUDY_LOSS_PER_RULE.iter().find(|s| s.0 == f))
+            .map(|s| s.1);
+        rows.push(vec![
+            fam_name.clone(),
+            mean_ci(fit.b, fit.b_ci95),
+            num(fit.a),
+            format!("{:.3}", fit.r2),
+            pts.len().to_string(),
+            study.map(num).unwrap_or_else(|| "-".into()),
+        ]);
+        a.findings.push(format!(
+            "Throughput loss per rule ({fam_name}): {} % per rule (95 % CI over {} \
+             configurations, each the mean of its repetitions; a line through their decrease \
+             vs F = 0 against F·n rules, R² {:.2}){}.",
+            mean_ci(fit.b, fit.b_ci95),
+            pts.len(),
+            fit.r2,
+            match study {
+                Some(s) => format!(
+                    "; the study: {} %/rule{}",
+                    num(s),
+                    crate::figure::differs(fit.b, fit.b_ci95, s)
+                ),
+                None => String::new(),
+            }
+        ));
+        let x: &XOf = &|c: &Config| rules_of(c);
+        let y: &YOf = &|c: &Config| c.cost_pct.map(|v| (v, None));
+        let mut s = averaged_series(&cs, &|_| Some(fam_name.clone()), x, y);
+        if let Some(mut s) = s.pop() {
+            let (lo, hi) = pts
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), p| (l.min(p.0), h.max(p.0)));
+            let fitted = Series {
+                name: format!("fit: {fam_name}"),
+                points: [lo, hi]
+                    .map(|v| Point {
+                        x: v,
+                        y: fit.a + fit.b * v,
+                        ci95: None,
+                    })
+                    .to_vec(),
+                fit: true,
+            };
+            s.name = fam_name;
+            series.push(s);
+            series.push(fitted);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    a.tables.push(Table {
+        title: "Throughput loss per rule (line through the decrease vs F = 0 against F·n rules)"
+            .into(),
+        columns: [
+            "family",
+            "loss per rule (% ± 95 % CI over configurations)",
+            "intercept (%)",
+            "R²",
+            "configurations",
+            "study (%/rule)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    });
+    let mut f = Figure::line(
+        "echo-decrease-vs-rules",
+        "Echo decrease vs rules (loss per rule)",
+        ("rules (F · n)", "throughput decrease vs F = 0 (%)"),
+        series,
+    );
+    f.notes.push(averaged_note(&costed, &["family", "rules"]));
+    a.figures.push(f);
+}
+
+/// Figure 7: (threads − epoll) / epoll in % by clients, per protocol/family (TCP and
+/// SCTP when they were run: UDP has no per-client connection), on the F = 0 series when
+/// there is one, averaged over the rest; markers where the mean difference changes sign.
+fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
+    let servers: BTreeSet<&str> = echo.iter().filter_map(|c| c.param("server")).collect();
+    if !(servers.contains("threads") && servers.contains("epoll")) {
+        return;
+    }
+    let base: Vec<&Config> = echo.iter().copied().filter(|c| c.is_baseline).collect();
+    let pool = if base.is_empty() { echo } else { &base[..] };
+    let streams: Vec<&Config> = pool
+        .iter()
+        .copied()
+        .filter(|c| c.param("proto") != Some("udp"))
+        .collect();
+    let pool: Vec<&Config> = if streams.is_empty() {
+        pool.to_vec()
+    } else {
+        streams
+    };
+    let rest = |c: &Config| {
+        let mut f = c.flat.clone();
+        f.remove("server");
+        f
+    };
+    // One difference per pair (same parameters but the server), as a configuration-like
+    // cell: (pair's threads config, difference %, CI).
+    let mut diffs: Vec<(&Config, f64, Option<f64>)> = Vec::new();
+    for t in pool.iter().filter(|c| c.param("server") == Some("threads")) {
+        let Some(e) = pool
+            .iter()
+            .find(|e| e.param("server") == Some("epoll") && rest(e) == rest(t))
+        else {
+            continue;
+        };
+        let (Some(st), Some(se)) = (
+            t.metrics.get("throughput_bps"),
+            e.metrics.get("throughput_bps"),
+        ) else {
+            continue;
+        };
+        if se.mean == 0.0 {
+            continue;
+        }
+        let r = st.mean / se.mean;
+        let ci = match (st.ci95, se.ci95) {
+            (Some(a), Some(b)) if st.mean != 0.0 => {
+                Some(100.0 * r * ((a / st.mean).powi(2) + (b / se.mean).powi(2)).sqrt())
+            }
+            _ => None,
+        };
+        diffs.push((t, (r - 1.0) * 100.0, ci));
+    }
+    if diffs.is_empty() {
+        return;
+    }
+    let by_cfg: BTreeMap<&str, (f64, Option<f64>)> = diffs
+        .iter()
+        .map(|(c, d, ci)| (c.key.as_str(), (*d, *ci)))
+        .collect();
+    let cfgs: Vec<&Config> = diffs.iter().map(|d| d.0).collect();
+    let x: &XOf = &|c: &Config| c.param_f64("clients");
+    let y: &YOf = &|c: &Config| by_cfg.get(c.key.as_str()).copied();
+    let mut series = averaged_series(&cfgs, &|c| Some(proto_family(c)), x, y);
+    // The mean over every protocol/family: its sign change is the turning point.
+    let overall = averaged_series(&cfgs, &|_| Some("mean".into()), x, y);
+    if series.len() > 1 {
+        series.extend(overall.iter().cloned().map(|mut s| {
+            s.name = "mean over protocols/families".into();
+            s
+        }));
+    }
+    let mut fig = Figure::line(
+        "echo-threads-vs-epoll",
+        "Echo throughput: threads vs epoll server (difference in %, study figure 7)",
+        ("clients (n)", "threads − epoll (% of epoll)"),
+        series,
+    );
+    fig.notes
+        .push("Positive: the threaded server is faster; negative: epoll is faster.".into());
+    fig.notes.push(averaged_note(
+        &cfgs,
+        &["clients", "proto", "family", "server"],
+    ));
+    let zero = vec![];
+    let mean_curve = overall.first().map(|s| &s.points).unwrap_or(&zero);
+    let flat: Vec<Point> = mean_curve
+        .iter()
+        .map(|p| Point {
+            x: p.x,
+            y: 0.0,
+            ci95: None,
+        })
+        .collect();
+    let turns = crate::throughput::crossovers(mean_curve, &flat);
+    for (x0, x1, xc) in &turns {
+        fig.markers.push(Marker {
+            x: *xc,
+            text: format!("n≈{xc:.1}"),
+        });
+        fig.notes.push(format!(
+            "threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ {xc:.1})"
+        ));
+    }
+    match turns.first() {
+        Some((x0, x1, xc)) => {
+            let lead = if mean_curve.first().is_some_and(|p| p.y > 0.0) {
+                "threads lead below it, epoll above"
+            } else {
+                "epoll leads below it, threads above"
+            };
+            let study = if *x0 <= STUDY_TURNING_POINT && STUDY_TURNING_POINT <= *x1 {
+                "the study's ~40 lies in that interval".to_string()
+            } else {
+                format!(
+                    "the study found ~{} clients: this machine differs",
+                    num(STUDY_TURNING_POINT)
+                )
+            };
+            a.findings.push(format!(
+                "Threads vs epoll: the turning point (crossover of the mean difference) is at \
+                 n ≈ {xc:.1} clients, between the measured n = {} and n = {} ({lead}; a \
+                 linear interpolation, so the crossover is only known to lie in that \
+                 interval); {study}.",
+                num(*x0),
+                num(*x1)
+            ));
+        }
+        None => {
+            fig.notes
+                .push("No crossover: one server mode leads at every n.".into());
+            if let Some(p) = mean_curve.first() {
+                let who = if p.y > 0.0 { "threads" } else { "epoll" };
+                a.findings.push(format!(
+                    "Threads vs epoll: no turning point — {who} leads at every n measured \
+                     (the study found one near {} clients).",
+                    num(STUDY_TURNING_POINT)
+                ));
+            }
+        }
+    }
+    a.figures.push(fig);
+}
+
+/// The host load metrics shown (key suffix, column).
+const LOAD: [(&str, &str); 3] = [
+    ("cpu_busy", "CPU busy (% per CPU)"),
+    ("ctxt_per_s", "context switches/s"),
+    ("mem_mib", "memory in use (MiB)"),
+];
+
+/// CPU, memory and context switches by test series (F) and by server mode, from the
+/// stored samples (the means over the group's configurations with their 95 % CI).
+fn host_load(echo: &[&Config], a: &mut Analysis) {
+    let keys: BTreeSet<String> = echo
+        .iter()
+        .flat_map(|c| c.metrics.keys())
+        .filter(|k| {
+            let per_cpu = k
+                .strip_prefix("gateway.cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+            !per_cpu && LOAD.iter().any(|(s, _)| k.ends_with(&format!(".{s}")))
+        })
+        .cloned()
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    let mut groups: Vec<(String, Vec<&Config>)> = Vec::new();
+    for (param, what) in [("model", "test series"), ("server", "server")] {
+        let vals: BTreeSet<&str> = echo.iter().filter_map(|c| c.param(param)).collect();
+        if vals.len() < 2 {
+            continue;
+        }
+        for v in vals {
+            let cs: Vec<&Config> = echo
+                .iter()
+                .copied()
+                .filter(|c| c.param(param) == Some(v))
+                .collect();
+            groups.push((format!("{what} {v}"), cs));
+        }
+    }
+    if groups.is_empty() {
+        groups.push(("all".into(), echo.to_vec()));
+    }
+    let mut columns = vec!["group".to_string(), "configurations".to_string()];
+    let col = |k: &String| {
+        let (role, m) = k.split_once('.').unwrap_or(("", k));
+        let label = LOAD.iter().find(|l| l.0 == m).map(|l| l.1).unwrap_or(m);
+        format!("{role}: {label}")
+    };
+    columns.extend(keys.iter().map(col));
+    let rows = groups
+        .iter()
+        .map(|(name, cs)| {
+            let mut r = vec![name.clone(), cs.len().to_string()];
+            r.extend(keys.iter().map(|k| {
+                average(cs, &|c: &Config| metric(c, k, 1.0))
+                    .map(|(m, ci, _)| mean_ci(m, ci))
+                    .unwrap_or_else(|| "-".into())
+            }));
+            r
+        })
+        .collect();
+    a.tables.push(Table {
+        title: "Host load by test series and server mode (from the stored samples; mean ± 95 % CI over configurations)".into(),
+        columns,
+        rows,
+    });
+}

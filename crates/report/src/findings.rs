@@ -1,0 +1,252 @@
+//! The answer first: sentences with numbers and CIs that open a run's section, made from
+//! its analysis — the cost per rule per series (and what the CI is over), flagged lines
+//! and flat ones, the NDR of searches, the A/B verdicts — before the sentences the
+//! workload analyses add (loss per rule, turning point, advantage ratio, section costs,
+//! where this machine differs from the study).
+//!
+//! Owns: the general sentences and their order.
+//! Must not: compute statistics of its own beyond combining those of the analysis; it
+//! is called by the crate root after `analysis::analyse`.
+
+use crate::conn::{ab_tests, AbTest};
+use crate::figure::{mean_ci, num, Analysis, CostFit};
+use crate::model::{is_conn, search_of, Config};
+use crate::stats::{self, Summary};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use store::TrialRow;
+
+/// The run's findings: the general ones first, then those the analyses made.
+pub fn findings(configs: &[Config], trials: &[TrialRow], a: &Analysis) -> Vec<String> {
+    let mut out: Vec<String> = a.fits.iter().map(cost_sentence).collect();
+    out.extend(ndr(trials));
+    let conn: Vec<&Config> = configs
+        .iter()
+        .filter(|c| is_conn(&c.workload) && !c.reps.is_empty())
+        .collect();
+    out.extend(ab_tests(&conn).iter().map(ab_sentence));
+    out.extend(a.findings.iter().cloned());
+    if out.is_empty() && configs.iter().any(|c| !c.reps.is_empty()) {
+        out.push(
+            "No headline number for this run's design: see the configurations table and the \
+             figures below."
+                .into(),
+        );
+    }
+    out
+}
+
+/// "engine=nft: 11.2 ± 1.1 ns per rule per packet (1/pps; 95 % CI over …)", flat when
+/// the CI holds 0, FLAGGED (not a per-rule cost) when the line does not describe the data.
+pub fn cost_sentence(f: &CostFit) -> String {
+    let Some(h) = f.headline() else {
+        return format!("{}: no cost line could be fitted.", f.series);
+    };
+    let l = &h.fit.line;
+    if let Some(p) = &h.problem {
+        return format!(
+            "{}: FLAGGED — a line gives {} ns per rule per packet with intercept {} ns, but {p}; \
+             it is not a per-rule cost (see the figure: a knee or a curve).",
+            f.series,
+            mean_ci(l.b, l.b_ci95),
+            num(l.a)
+        );
+    }
+    let flat = l.b_ci95.is_some_and(|c| l.b.abs() <= c);
+    let what = if flat {
+        " — flat: the CI includes 0, no measurable cost per rule"
+    } else {
+        ""
+    };
+    format!(
+        "{}: {} ns per rule per packet{what} ({} estimator; {}), {} ns per packet at 0 rules.{}",
+        f.series,
+        mean_ci(l.b, l.b_ci95),
+        h.estimator.label(),
+        h.basis(),
+        num(l.a),
+        degradation_text(f)
+    )
+}
+
+/// The degradation point, when the grid can place it: not when the drop is already at
+/// the second rule count (then the grid only says "before it").
+fn degradation_text(f: &CostFit) -> String {
+    match f.degradation_placed() {
+        Some(Ok((good, bad))) => format!(
+            " Packets/s fall more than 5 % below the fewest-rules rate between {} and {} rules.",
+            num(good),
+            num(bad)
+        ),
+        Some(Err(bad)) => format!(
+            " Packets/s are already 5 % down at {} rules, the second rule count: this grid \
+             cannot place a degradation point.",
+            num(bad)
+        ),
+        None => String::new(),
+    }
+}
+
+/// One search's (rate pps, L2 rate b/s, limited by the sender).
+type Found = (f64, Option<f64>, bool);
+
+/// NDR/PDR results, per case: the mean ± CI over its searches (one search: the value).
+fn ndr(trials: &[TrialRow]) -> Vec<String> {
+    let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
+    for t in trials {
+        let Some(s) = search_of(t) else { continue };
+        if s.get("search").and_then(Value::as_str) != Some("ndr") {
+            continue;
+        }
+        let Some(rate) = s.get("rate_pps").and_then(Value::as_f64) else {
+            continue;
+        };
+        let case = t
+            .params
+            .get("label")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .or_else(|| t.params.get("engine").map(crate::model::text))
+            .unwrap_or_else(|| "-".into());
+        let mode = s
+            .get("mode")
+            .and_then(Value::as_str)
+            .unwrap_or("ndr")
+            .to_uppercase();
+        by_case.entry((case, mode)).or_default().push((
+            rate,
+            s.get("rate_bps_l2").and_then(Value::as_f64),
+            s.get("limited_by_sender").and_then(Value::as_bool) == Some(true),
+        ));
+    }
+    by_case
+        .into_iter()
+        .map(|((case, mode), v)| {
+            let rates: Vec<f64> = v.iter().map(|x| x.0).collect();
+            let s = Summary::of(&rates).expect("one rate at least");
+            let l2: Vec<f64> = v.iter().filter_map(|x| x.1).collect();
+            let bps = stats::mean(&l2)
+                .map(|b| format!(" ({} Mb/s on the wire)", num(b / 1e6)))
+                .unwrap_or_default();
+            let over = if v.len() > 1 {
+                format!(", 95 % CI over {} searches", v.len())
+            } else {
+                ", one search (no CI)".into()
+            };
+            let sender = if v.iter().any(|x| x.2) {
+                "; the sender was the limit, so the firewall's rate is at least this"
+            } else {
+                ""
+            };
+            format!(
+                "{mode} of {case}: {} packets/s{bps}{over}{sender}.",
+                mean_ci(s.mean, s.ci95)
+            )
+        })
+        .collect()
+}
+
+/// "A/B (case): rules 0 → 500 changes the download time by +d ± ci ms (+x %), paired t
+/// p = …: significant / not significant."
+pub fn ab_sentence(t: &AbTest) -> String {
+    let (d, ci, test) = match (t.paired, t.welch) {
+        (Some(p), _) => (p.mean, Some(p.ci95), format!("paired t over {} pairs", p.n)),
+        (None, Some(w)) => {
+            let se = (t.a.sd.powi(2) / t.a.n as f64 + t.b.sd.powi(2) / t.b.n as f64).sqrt();
+            (
+                t.b.mean - t.a.mean,
+                Some(stats::t_quantile(0.975, w.df) * se),
+                "Welch".to_string(),
+            )
+        }
+        _ => (t.b.mean - t.a.mean, None, "no test".to_string()),
+    };
+    let rel = if t.a.mean != 0.0 {
+        format!(" ({:+.2} %)", d / t.a.mean * 100.0)
+    } else {
+        String::new()
+    };
+    let verdict = match t.p() {
+        Some(p) if p < 0.05 => format!("p = {}: significant at 5 %", p_short(p)),
+        Some(p) => format!("p = {}: not significant", p_short(p)),
+        None => "no test (fewer than 2 values or no spread)".into(),
+    };
+    let sign = if d > 0.0 { "+" } else { "" };
+    format!(
+        "A/B ({}): {} {} → {} changes the mean {} from {} to {} ms by {sign}{} ms{rel} \
+         (95 % CI; {test}, {verdict}).",
+        t.case,
+        t.parameter,
+        t.a_value,
+        t.b_value,
+        t.quantity,
+        num(t.a.mean),
+        num(t.b.mean),
+        match ci {
+            Some(c) => format!("{} ± {}", num(d), num(c)),
+            None => num(d),
+        },
+    )
+}
+
+/// A p-value in a sentence.
+fn p_short(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.1e}")
+    } else {
+        num(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::Estimator;
+
+    fn fit_of(f: fn(f64) -> f64) -> CostFit {
+        let groups: Vec<(f64, Vec<f64>)> = [0.0, 1000.0, 2000.0, 5000.0, 10000.0]
+            .iter()
+            .map(|r: &f64| (*r, vec![f(*r) * 0.99, f(*r) * 1.01]))
+            .collect();
+        let e = crate::throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
+        CostFit {
+            series: "engine=x".into(),
+            rule_counts: 5,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            // Already down at the second rule count.
+            degradation: Some((0.0, 1000.0)),
+        }
+    }
+
+    #[test]
+    fn a_line_that_does_not_describe_its_data_is_not_a_per_rule_cost() {
+        // Flat, then steep: a negative intercept if taken as a line.
+        let f = fit_of(|r| 2000.0 + 20.0 * (r - 2000.0).max(0.0));
+        let s = cost_sentence(&f);
+        assert!(s.starts_with("engine=x: FLAGGED"), "{s}");
+        assert!(s.contains("it is not a per-rule cost"), "{s}");
+    }
+
+    #[test]
+    fn flat_lines_and_coarse_grids_are_said_so() {
+        let f = fit_of(|r| 2000.0 + 5.0 * r);
+        let s = cost_sentence(&f);
+        assert!(
+            s.contains(
+                "ns per rule per packet (1/pps estimator; 95 % CI over 10 trials at 5 rule counts)"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("this grid cannot place a degradation point"),
+            "{s}"
+        );
+        assert!(!s.contains("0 → 1000") && !s.contains("flat"), "{s}");
+        let flat = fit_of(|r| 2000.0 + 0.0 * r + if r == 5000.0 { 10.0 } else { -2.5 });
+        let s = cost_sentence(&flat);
+        assert!(s.contains("flat: the CI includes 0"), "{s}");
+    }
+}

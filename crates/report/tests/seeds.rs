@@ -1,0 +1,590 @@
+//! The findings of every seed preset on synthetic results with a planted answer: the
+//! sentences at the top of a run's section must state the planted slope, crossover,
+//! cost or ratio within their own 95 % CI (seeds 003 and 004: in `report.rs`, beside
+//! their connection fixtures).
+
+use report::figure::Options;
+use report::{load, load_with};
+use serde_json::{json, Value};
+use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
+
+/// splitmix64 → uniform → normal: deterministic noise.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.next().max(1e-12), self.next());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
+    NewRun {
+        started_at: "2026-01-01T00:00:00Z".into(),
+        scenario: scenario.into(),
+        scenario_text: None,
+        seed: 1,
+        command: format!("fwbench run scenarios/{scenario}.toml"),
+        host: store::Host {
+            hostname: "synthetic".into(),
+            kernel: "6.1.0-test".into(),
+            cpu_model: "Test CPU".into(),
+            cores: 2,
+            fwbench_version: "0.1.0".into(),
+            sysctls: vec![],
+            tools: vec![],
+        },
+        baseline,
+    }
+}
+
+fn trial(
+    run_id: i64,
+    key: String,
+    rep: u32,
+    workload: &str,
+    params: Value,
+    h: Headline,
+) -> TrialRecord {
+    TrialRecord {
+        run_id,
+        trial_key: key,
+        rep,
+        workload: workload.into(),
+        status: "ok".into(),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: "2026-01-01T00:00:01Z".into(),
+        params,
+        placement: json!({}),
+        headline: h,
+        results: json!({}),
+        ..Default::default()
+    }
+}
+
+/// The first "X ± Y" after `marker` in the finding that contains `marker`.
+fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
+    let f = findings
+        .iter()
+        .find(|f| f.contains(marker))
+        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
+    let rest = &f[f.find(marker).unwrap() + marker.len()..];
+    let (x, after) = rest
+        .split_once(" ± ")
+        .unwrap_or_else(|| panic!("no ± in {f}"));
+    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    let y: f64 = after
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (x, y)
+}
+
+fn within(found: (f64, f64), planted: f64, what: &str) {
+    assert!(
+        (found.0 - planted).abs() <= found.1 && found.1 > 0.0,
+        "{what}: {} ± {} does not hold the planted {planted}",
+        found.0,
+        found.1
+    );
+}
+
+/// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
+/// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
+/// 0.5·(30 − n) % faster than epoll (a turning point at n = 30). Noise 0.3 % per trial.
+fn seed000(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("seed000", None)).unwrap();
+    let mut noise = Noise(2014);
+    let slope = |fam: u32| if fam == 4 { 0.05 } else { 0.08 };
+    for n in [5u32, 10, 20, 40, 80] {
+        for proto in ["tcp", "udp"] {
+            for fam in [4u32, 6] {
+                for server in ["threads", "epoll"] {
+                    for frame in [json!(64), json!(512), json!("64-1024")] {
+                        for f in [0u32, 2, 4] {
+                            for rep in 1..=3u32 {
+                                let base = 900e6 / (1.0 + 0.01 * n as f64)
+                                    * if proto == "udp" { 1.1 } else { 1.0 }
+                                    * if fam == 6 { 0.9 } else { 1.0 };
+                                let te = if server == "threads" {
+                                    1.0 + 0.005 * (30.0 - n as f64)
+                                } else {
+                                    1.0
+                                };
+                                let rules = (f * n) as f64;
+                                let bps = base
+                                    * te
+                                    * (1.0 - slope(fam) * rules / 100.0)
+                                    * (1.0 + 0.003 * noise.normal());
+                                let params = json!({"topology": "forward", "clients": n, "frame_size": frame,
+                                    "proto": proto, "family": fam, "server": server, "seed": rep,
+                                    "engine": "iptables-legacy", "model": format!("seed000-f{f}")});
+                                let h = Headline {
+                                    throughput_bps: Some(bps),
+                                    ..Default::default()
+                                };
+                                let key = format!("{n}-{proto}-{fam}-{server}-{frame}-{f}-{rep}");
+                                let mut t = trial(run, key, rep, "echo", params, h);
+                                t.samples = (0..3)
+                                    .flat_map(|i| {
+                                        [
+                                            ("cpu0.idle", 60.0 - f as f64),
+                                            ("ctxt", 1000.0 * n as f64),
+                                            ("mem.used_kib", 512000.0),
+                                        ]
+                                        .map(|(m, v)| {
+                                            SampleRow {
+                                                role: "gateway".into(),
+                                                t_s: i as f64,
+                                                metric: m.into(),
+                                                value: v,
+                                            }
+                                        })
+                                    })
+                                    .collect();
+                                s.insert_trial(&t).unwrap();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s0.db")).unwrap();
+    let id = seed000(&mut store);
+    let r = load(&store, Some(id)).unwrap();
+    let run = &r.runs[0];
+    let f = &run.analysis.findings;
+    let v4 = pm_after(f, "Throughput loss per rule (IPv4): ");
+    within(v4, 0.05, "IPv4 loss per rule");
+    let v6 = pm_after(f, "Throughput loss per rule (IPv6): ");
+    within(v6, 0.08, "IPv6 loss per rule");
+    let say = |k: &str| f.iter().find(|x| x.contains(k)).unwrap().clone();
+    assert!(
+        say("(IPv4)").contains("within this run's 95 % CI"),
+        "{}",
+        say("(IPv4)")
+    );
+    assert!(
+        say("(IPv6)").contains("this machine differs"),
+        "{}",
+        say("(IPv6)")
+    );
+    // Turning point: the planted 30 lies between the measured 20 and 40.
+    let turn = say("turning point");
+    let at: f64 = turn
+        .split("n ≈ ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((at - 30.0).abs() < 1.5, "{turn}");
+    assert!(
+        turn.contains("between the measured n = 20 and n = 40"),
+        "{turn}"
+    );
+    assert!(turn.contains("threads lead below it"), "{turn}");
+    // Figures as the study drew them: averaged (4 protocol/family series, not 60),
+    // the ranged group last in figure 4, one decrease figure per family, % difference.
+    let fig = |id: &str| {
+        run.analysis
+            .figures
+            .iter()
+            .find(|x| x.id == id)
+            .unwrap_or_else(|| panic!("no figure {id}"))
+    };
+    let per_n = fig("echo-per-client-vs-clients");
+    assert_eq!(per_n.series.len(), 4);
+    assert!(per_n
+        .series
+        .iter()
+        .all(|s| s.points.iter().all(|p| p.ci95.is_some())));
+    let frames = fig("echo-per-client-vs-frame");
+    assert_eq!(frames.categories, ["64", "512", "ranged (64-1024)"]);
+    for fam in ["ipv4", "ipv6"] {
+        let d = fig(&format!("echo-decrease-vs-baseline-{fam}"));
+        assert_eq!(
+            d.series.len(),
+            4,
+            "{:?}",
+            d.series.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
+    }
+    let te = fig("echo-threads-vs-epoll");
+    assert!(te.y_label.contains('%'));
+    // UDP is left out of the threads/epoll comparison, as in the study.
+    assert!(te.series.iter().all(|s| !s.name.starts_with("UDP")));
+    // Host load from the samples: CPU busy grows with F (60 − F idle).
+    let load = run
+        .analysis
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Host load"))
+        .unwrap();
+    let row = load
+        .rows
+        .iter()
+        .find(|r| r[0] == "test series seed000-f4")
+        .unwrap();
+    let col = load
+        .columns
+        .iter()
+        .position(|c| c == "gateway: CPU busy (% per CPU)")
+        .unwrap();
+    assert_eq!(row[col], "44 ± 0");
+    // The JSON carries the same sentences.
+    let json = r.json();
+    assert_eq!(
+        json["runs"][0]["findings"].as_array().unwrap().len(),
+        f.len()
+    );
+    // The answer comes before the figures in the page.
+    let html = r.html();
+    let findings_at = html.find("class=\"findings\"").unwrap();
+    assert!(findings_at < html.find("<svg").unwrap());
+    assert!(html.find("class=\"toc\"").unwrap() < html.find("<svg").unwrap());
+}
+
+/// Seed 001's cases with the preset's labels: planted costs of 20 % (conntrack against
+/// notrack) and 10 % (the filter-table drop against the raw drop); 4 reps, noise 1 %.
+fn seed001(s: &mut Store) -> i64 {
+    let run = s
+        .begin_run(&new_run("seed001", Some(json!({"engine": "none"}))))
+        .unwrap();
+    let mut noise = Noise(2017);
+    let cases = [
+        ("no firewall (baseline)", "none", "none", 300e3),
+        (
+            "accept: connection tracking disabled",
+            "iptables-legacy",
+            "notrack",
+            100e3,
+        ),
+        (
+            "accept: connection tracking enabled",
+            "iptables-legacy",
+            "conntrack",
+            80e3,
+        ),
+        (
+            "drop: very start of raw table",
+            "iptables-legacy",
+            "raw-drop",
+            280e3,
+        ),
+        (
+            "drop: normal (filter) table",
+            "iptables-legacy",
+            "filter-drop",
+            252e3,
+        ),
+        (
+            "string matching: kmp",
+            "iptables-legacy",
+            "string-kmp",
+            235e3,
+        ),
+    ];
+    for (label, engine, model, pps) in cases {
+        for rep in 1..=4u32 {
+            let params = json!({"topology": "forward", "workload": "flood", "engine": engine,
+                "model": model, "seed": rep, "label": label,
+                "packet": {"size": {"payload": 128}, "rate": "max", "flows": 1, "threads": 1}});
+            let got = pps * (1.0 + 0.01 * noise.normal());
+            let h = Headline {
+                sent_pps: Some(400e3),
+                received_pps: Some(got),
+                loss_ratio: Some(1.0 - got / 400e3),
+                ..Default::default()
+            };
+            s.insert_trial(&trial(
+                run,
+                format!("{label}-{rep}"),
+                rep,
+                "flood",
+                params,
+                h,
+            ))
+            .unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn seed001_costs_are_against_each_sections_own_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s1.db")).unwrap();
+    let id = seed001(&mut store);
+    let r = load(&store, Some(id)).unwrap();
+    let f = &r.runs[0].analysis.findings;
+    within(
+        pm_after(f, "connection tracking enabled: "),
+        20.0,
+        "conntrack cost",
+    );
+    within(
+        pm_after(f, "normal (filter) table: "),
+        10.0,
+        "filter drop cost",
+    );
+    let kmp = f.iter().find(|x| x.contains("kmp")).unwrap();
+    assert!(
+        kmp.contains("against “drop: very start of raw table”"),
+        "{kmp}"
+    );
+    let t = r.runs[0]
+        .analysis
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Cases by section"))
+        .unwrap();
+    let row = t
+        .rows
+        .iter()
+        .find(|r| r[1] == "accept: connection tracking disabled")
+        .unwrap();
+    assert_eq!(row[4], "section baseline");
+}
+
+/// Seed 002 (one case, FORWARD): time per packet 400 ns + b · rules with b = 6 ns
+/// (iptables-legacy) and 30 ns (nft, inet), 3 reps, noise 1 %; gateway CPU1 softirq =
+/// the share of the time per packet spent on rules (93.75 % at 1 000 rules for
+/// iptables-legacy, 98.7 % for nft).
+fn seed002(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("seed002", None)).unwrap();
+    let mut noise = Noise(2021);
+    for rules in [0u64, 1000, 2000, 5000, 6000, 10000] {
+        for (engine, b) in [("iptables-legacy", 6.0), ("nft", 30.0)] {
+            for rep in 1..=3u32 {
+                let ns = (400.0 + b * rules as f64) * (1.0 + 0.01 * noise.normal());
+                let pps = 1e9 / ns;
+                let params = json!({"topology": "forward", "workload": "flow", "engine": engine,
+                    "model": "linear", "rules": rules, "position": "last", "seed": rep,
+                    "label": "128 B @ 15 Mb/s",
+                    "packet": {"size": {"payload": 128}, "rate": "15M", "flows": 1, "threads": 1}});
+                let mut t = trial(
+                    run,
+                    format!("{rules}-{engine}-{rep}"),
+                    rep,
+                    "flow",
+                    params,
+                    Headline {
+                        sent_pps: Some(3e6),
+                        received_pps: Some(pps),
+                        loss_ratio: Some(1.0 - pps / 3e6),
+                        owd_p50_us: Some(20.0 + b * rules as f64 / 1000.0),
+                        jitter_us: Some(2.0 + b / 10.0),
+                        ..Default::default()
+                    },
+                );
+                t.firewall = Some(FirewallRow {
+                    engine: engine.into(),
+                    rules,
+                    verdicts_ok: Some(true),
+                    ..Default::default()
+                });
+                t.samples = (0..3)
+                    .flat_map(|i| {
+                        // CPU time per packet = b · rules: a line through 0.
+                        let soft = 100.0 * b * rules as f64 / (400.0 + b * rules as f64);
+                        [
+                            ("cpu1.user", 0.5),
+                            ("cpu1.softirq", soft),
+                            ("cpu1.idle", (99.5 - soft).max(0.0)),
+                            ("cpu0.user", 3.0),
+                            ("cpu0.softirq", 0.0),
+                            ("cpu0.idle", 97.0),
+                        ]
+                        .map(|(m, v)| SampleRow {
+                            role: "gateway".into(),
+                            t_s: i as f64,
+                            metric: m.into(),
+                            value: v,
+                        })
+                    })
+                    .collect();
+                s.insert_trial(&t).unwrap();
+            }
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s2.db")).unwrap();
+    let id = seed002(&mut store);
+    let r = load(&store, Some(id)).unwrap();
+    let run = &r.runs[0];
+    let f = &run.analysis.findings;
+    within(
+        pm_after(f, "engine=iptables-legacy: "),
+        6.0,
+        "iptables cost per rule",
+    );
+    within(
+        pm_after(f, "engine=nft (inet): "),
+        30.0,
+        "nft cost per rule",
+    );
+    // The study's reference (nftables): iptables' advantage at 6 000 rules is
+    // (400 + 30·6000) / (400 + 6·6000) = 4.956.
+    let planted = (400.0 + 30.0 * 6000.0) / (400.0 + 6.0 * 6000.0);
+    within(
+        pm_after(
+            f,
+            "Advantage ratio iptables-legacy / nft/inet at 6000 rules: ",
+        ),
+        planted,
+        "advantage",
+    );
+    let adv = f.iter().find(|x| x.starts_with("Advantage ratio")).unwrap();
+    assert!(adv.contains("the study: 5.2"), "{adv}");
+    for engine in ["iptables-legacy", "nft (inet)"] {
+        let want = format!("from 1000 rules on ({engine})");
+        assert!(
+            f.iter()
+                .any(|x| x.starts_with("Gateway CPU1 softirq") && x.contains(&want)),
+            "{want}: {f:#?}"
+        );
+    }
+    assert!(!f.iter().any(|x| x.contains("CPU0")));
+    // The cost sentences come first and say what the CI is over.
+    assert!(
+        f[0].contains("95 % CI over 18 trials at 6 rule counts"),
+        "{}",
+        f[0]
+    );
+    // Delay vs rules and CPU per core are drawn (panels: one per engine and CPU).
+    let ids: Vec<&str> = run.analysis.figures.iter().map(|x| x.id.as_str()).collect();
+    for id in [
+        "packet-owd_p50_us-vs-rules",
+        "packet-cpu1-iptables-legacy",
+        "packet-cpu0-nft-inet",
+    ] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+    // Jitter is a constant 2 µs: drawn; a figure of zeros would say "no data".
+    let cpu1 = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "packet-cpu1-nft-inet")
+        .unwrap();
+    let names: Vec<&str> = cpu1.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["user", "softirq", "idle"]);
+    // Another reference: the ratio inverts.
+    let opts = Options {
+        reference: Some("iptables-legacy".into()),
+    };
+    let r2 = load_with(&store, Some(id), &opts).unwrap();
+    within(
+        pm_after(
+            &r2.runs[0].analysis.findings,
+            "Advantage ratio nft/inet / iptables-legacy at 6000 rules: ",
+        ),
+        1.0 / planted,
+        "inverse advantage",
+    );
+    let opts = Options {
+        reference: Some("xdp".into()),
+    };
+    let r3 = load_with(&store, Some(id), &opts).unwrap();
+    assert!(r3.runs[0]
+        .analysis
+        .findings
+        .iter()
+        .any(|x| x.contains("the reference xdp was not run")));
+}
+
+/// Writes the synthetic seed 000 and seed 002 results to `$FWBENCH_SYNTHETIC_DIR`
+/// (`seed000.db`, `seed002.db`), for the documentation's screenshots:
+/// `FWBENCH_SYNTHETIC_DIR=/tmp/s cargo test -p report --test seeds -- --ignored`.
+#[test]
+#[ignore]
+fn write_synthetic_results_for_screenshots() {
+    let Ok(dir) = std::env::var("FWBENCH_SYNTHETIC_DIR") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir);
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, make) in [
+        ("seed000.db", seed000 as fn(&mut Store) -> i64),
+        ("seed002.db", seed002),
+    ] {
+        let path = dir.join(name);
+        let _ = std::fs::remove_file(&path);
+        let mut s = Store::open(&path).unwrap();
+        make(&mut s);
+    }
+}
+
+#[test]
+fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("one.db")).unwrap();
+    let run = s.begin_run(&new_run("one", None)).unwrap();
+    let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": 10,
+        "packet": {"size": {"payload": 18}, "rate": "max"}, "seed": 1});
+    let h = Headline {
+        sent_pps: Some(1e5),
+        received_pps: Some(1e5),
+        loss_ratio: Some(0.0),
+        ..Default::default()
+    };
+    s.insert_trial(&trial(run, "one".into(), 1, "flood", params, h))
+        .unwrap();
+    // A sweep whose loss is 0 everywhere: its loss figure says "no data".
+    let sweep = s.begin_run(&new_run("sweep", None)).unwrap();
+    for rules in [0u64, 100, 200] {
+        let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": rules, "seed": 1});
+        let h = Headline {
+            sent_pps: Some(1e5),
+            received_pps: Some(1e5 - rules as f64),
+            loss_ratio: Some(0.0),
+            ..Default::default()
+        };
+        s.insert_trial(&trial(sweep, format!("s{rules}"), 1, "flood", params, h))
+            .unwrap();
+    }
+    let html = load(&s, Some(run)).unwrap().html();
+    assert!(
+        html.contains("Parameters (the run's one configuration)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<dt>packet.size.payload</dt><dd>18</dd>"),
+        "{html}"
+    );
+    let html = load(&s, Some(sweep)).unwrap().html();
+    assert!(html.contains("<b>Loss vs rules</b>: no data"), "{html}");
+    assert!(!html.contains("<figure id=\"packet-loss-vs-rules\""));
+    assert!(html.contains("<figure id=\"packet-pps-vs-rules\""));
+}
