@@ -5,6 +5,7 @@ use crate::params::topology::Topology;
 use crate::params::values::*;
 use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
+use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
 use crate::run::worklang::WorkloadArgs;
@@ -65,6 +66,9 @@ enum Cmd {
     /// Write a report of a results database: self-contained HTML with figures, or
     /// Markdown, CSV or JSON (offline, any number of times)
     Report(ReportArgs),
+    /// Compare runs (benchstat-style): per configuration and metric the change with its
+    /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold
+    Compare(CompareArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
     Testbed {
         #[command(subcommand)]
@@ -566,7 +570,7 @@ pub fn run() -> Result<ExitCode> {
     // Commands that only print (no agents, no pipes to children whose loss must be
     // survived) end quietly when their reader goes away (`fwbench rules … | head`).
     let print_only = match &cli.cmd {
-        Cmd::Rules { .. } | Cmd::Check { .. } | Cmd::Report(_) => true,
+        Cmd::Rules { .. } | Cmd::Check { .. } | Cmd::Report(_) | Cmd::Compare(_) => true,
         Cmd::Run(a) => a.dry_run,
         _ => false,
     };
@@ -603,6 +607,7 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
         Cmd::Run(args) => crate::run::scenario::run_scenario(&args),
         Cmd::Report(args) => crate::run::report::write_report(&args),
+        Cmd::Compare(args) => crate::run::compare::compare(&args),
         Cmd::Workload(args) => crate::run::worklang::run_workload(&args),
         Cmd::Rules {
             cmd:
