@@ -14,8 +14,8 @@
 //! 5. `throughput`, `conn`: the workload analyses.
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`].
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
-//! 8. `export`, `html`, `compare` (runs side by side) and this root (loading, the
-//!    output methods): the outputs.
+//! 8. `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
+//!    side) and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
 pub mod compare;
@@ -23,6 +23,7 @@ pub mod conn;
 pub mod contents;
 pub mod export;
 pub mod figure;
+pub mod files;
 pub mod html;
 pub mod model;
 pub mod series;
