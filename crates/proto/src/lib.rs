@@ -44,4 +44,5 @@ pub use role::*;
 
 /// Version of the control protocol. Both ends must agree exactly.
 /// 4: `ToAgent::Time` / `FromAgent::Time` (clock offsets of remote hosts).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// 5: `ToAgent::Tally` / `FromAgent::Tally` (live per-interval counters).
+pub const PROTOCOL_VERSION: u32 = 5;

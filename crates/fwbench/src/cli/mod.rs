@@ -1,5 +1,7 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
 
+mod live;
+
 use crate::error::usage;
 use crate::params::topology::Topology;
 use crate::params::values::*;
@@ -13,6 +15,7 @@ use crate::testbed::netns::NetnsTestbed;
 use crate::testbed::Testbed;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+use live::LiveArgs;
 use proto::{Family, FrameSize, Proto, ServerMode};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -114,6 +117,8 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -223,6 +228,8 @@ struct FloodArgs {
     #[command(flatten)]
     stream: StreamArgs,
     #[command(flatten)]
+    live: LiveArgs,
+    #[command(flatten)]
     trial: TrialArgs,
 }
 
@@ -233,6 +240,8 @@ struct FlowArgs {
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -287,6 +296,8 @@ struct SessionsArgs {
     #[command(flatten)]
     conn: ConnArgs,
     #[command(flatten)]
+    live: LiveArgs,
+    #[command(flatten)]
     trial: TrialArgs,
 }
 
@@ -304,6 +315,8 @@ struct BulkArgs {
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -325,6 +338,8 @@ struct HttpArgs {
     #[command(flatten)]
     conn: ConnArgs,
     #[command(flatten)]
+    live: LiveArgs,
+    #[command(flatten)]
     trial: TrialArgs,
 }
 
@@ -338,6 +353,8 @@ struct ConnectionsArgs {
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -654,7 +671,7 @@ pub fn run() -> Result<ExitCode> {
         }
         cmd => {
             let (p, t) = trial_of(&cmd)?.expect("every other command is a trial");
-            launch(p, t)
+            launch(p, t, live_of(&cmd))
         }
     }
 }
@@ -776,13 +793,27 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
     Ok(Some(p))
 }
 
+/// The live-interval flags of a trial command (none for ping and the searches).
+fn live_of(cmd: &Cmd) -> LiveArgs {
+    match cmd {
+        Cmd::Echo(a) => a.live.clone(),
+        Cmd::Flood(a) => a.live.clone(),
+        Cmd::Flow(a) => a.live.clone(),
+        Cmd::Sessions(a) => a.live.clone(),
+        Cmd::Bulk(a) => a.live.clone(),
+        Cmd::Http(a) => a.live.clone(),
+        Cmd::Connections(a) => a.live.clone(),
+        _ => LiveArgs::default(),
+    }
+}
+
 /// Run a trial command: a search of stored trials, or one trial.
-fn launch(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
+fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     match p.workload {
         Workload::Ndr => crate::run::search::run_ndr(p, &search_env(a)),
         Workload::Degrade => crate::run::search::run_degrade(p, &search_env(a)),
         _ if crate::search::is_search(&p) => crate::run::search::run_sweet_spot(p, &search_env(a)),
-        _ => single(p, a),
+        _ => single(p, a, &live),
     }
 }
 
@@ -882,15 +913,19 @@ fn conn_params(
     Ok(p)
 }
 
-fn single(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
+fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
     let (_, topo) = a.fw.resolve(a.topology)?;
+    let output = match (live.every()?, live.json_stream) {
+        (Some(every), json_stream) => crate::run::session::Output::Live { every, json_stream },
+        (None, _) => crate::run::session::Output::Final { json: a.json },
+    };
     crate::run::session::run_single(
         p,
         topo.is_some(),
         a.pin.pinning(),
         a.testbed.as_deref(),
         (!a.no_store).then_some(a.db.as_path()),
-        a.json,
+        output,
     )
 }
 

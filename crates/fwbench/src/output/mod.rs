@@ -1,6 +1,7 @@
 //! What the user reads: progress lines, the per-trial line, the run summary table,
 //! and the `echo` result as text or JSON.
 
+pub mod live;
 pub mod search;
 
 use crate::outcome::{Outcome, Status};

@@ -66,6 +66,8 @@ pub struct Testbeds {
     first_state: HashMap<Topology, proto::NetState>,
     /// The named testbed's residue was reported already.
     warned: bool,
+    /// Live per-interval output of every trial (`-i/--interval`).
+    pub live: Option<crate::exec::live::Live>,
 }
 
 impl Testbeds {
@@ -94,6 +96,7 @@ impl Testbeds {
             ephemeral: HashMap::new(),
             first_state: HashMap::new(),
             warned: false,
+            live: None,
         })
     }
 
@@ -134,8 +137,12 @@ impl Testbeds {
         pin: &Pinning,
         stop: &AtomicBool,
     ) -> Result<Outcome> {
-        let tb = self.get(topology)?;
-        let mut o = trial::run_trial(tb, p, pin, stop)?;
+        let mut live = self.live.take();
+        let res = self
+            .get(topology)
+            .and_then(|tb| trial::run_trial(tb, p, pin, stop, live.as_mut()));
+        self.live = live;
+        let mut o = res?;
         let key = topology.testbed();
         if let Some(before) = o.gateway_state_before() {
             let first = self
@@ -317,6 +324,18 @@ impl Drop for Session {
     }
 }
 
+/// How a single trial reports: at the end (text or one JSON object), or live.
+pub enum Output {
+    Final {
+        json: bool,
+    },
+    /// A line (or, `json_stream`, a JSON object) per interval, then the end.
+    Live {
+        every: std::time::Duration,
+        json_stream: bool,
+    },
+}
+
 /// `fwbench echo|flood|flow|ping`: one trial, on an ephemeral or named testbed.
 pub fn run_single(
     mut params: TrialParams,
@@ -324,14 +343,42 @@ pub fn run_single(
     pin: Pinning,
     testbed: Option<&str>,
     db: Option<&Path>,
-    json: bool,
+    out: Output,
 ) -> Result<ExitCode> {
     let name = params.workload.as_str();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
+    let (json, stream) = match out {
+        Output::Final { json } => (json, None),
+        Output::Live { every, json_stream } => {
+            let iv = std::rc::Rc::new(std::cell::RefCell::new(output::live::Intervals::new(
+                params.workload,
+            )));
+            let seen = iv.clone();
+            session.testbeds.live = Some(crate::exec::live::Live {
+                every,
+                observe: Box::new(move |t| {
+                    if let Some(i) = seen.borrow_mut().tick(t) {
+                        if json_stream {
+                            println!("{}", i.json());
+                        } else {
+                            println!("{}", i.text());
+                        }
+                    }
+                }),
+            });
+            (json_stream, Some(iv))
+        }
+    };
     let outcome = session.trial(&params)?;
     session.finish("complete")?;
     drop(session);
-    if json {
+    if let (Some(iv), false) = (&stream, json) {
+        println!("{}", iv.borrow().end_text(&outcome));
+    }
+    if let Some(iv) = stream.filter(|_| json) {
+        let trial = output::trial_json(&params, &outcome);
+        println!("{}", iv.borrow().end_json(trial, &outcome));
+    } else if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
