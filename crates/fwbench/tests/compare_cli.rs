@@ -108,6 +108,11 @@ fn a_planted_regression_exits_1_and_is_named() {
         out.contains("only in old (1), not compared:\n  flood rules=1000"),
         "{out}"
     );
+    // Listed on top, too.
+    assert!(
+        out.contains("REGRESSIONS (2):\n  flood rules=100: ns_per_packet +11.11 % ± "),
+        "{out}"
+    );
     // received_pps and the per-packet time derived from it (1e9 / received_pps).
     let ns = section
         .lines()
@@ -179,4 +184,31 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
     }
     assert!(stderr(&fwbench(&["compare", sa, &format!("{sb}:9")])).contains("run 9 does not exist"));
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_real_run_compared_with_itself_has_no_regression() {
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&[
+        "flood",
+        "-t",
+        "1",
+        "--rate",
+        "10kpps",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = db.to_str().unwrap();
+    let o = fwbench(&["compare", d, &format!("{d}:1"), "--threshold", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // One repetition a side: changes shown, no test, nothing flagged.
+    let line = out.lines().find(|l| l.contains("received_pps")).unwrap();
+    assert!(
+        line.contains("no test (n=1+1)") && line.ends_with("same"),
+        "{out}"
+    );
 }

@@ -274,6 +274,22 @@ impl Comparison {
                     p.old.hostname, p.old.kernel, p.new.hostname, p.new.kernel
                 );
             }
+            let failing: Vec<String> = p
+                .matched
+                .iter()
+                .flat_map(|m| {
+                    m.changes
+                        .iter()
+                        .filter(|c| c.fails)
+                        .map(move |c| format!("{}: {} {}", m.label, c.metric, c.change_text()))
+                })
+                .collect();
+            if !failing.is_empty() {
+                let _ = writeln!(o, "\nREGRESSIONS ({}):", failing.len());
+                for f in &failing {
+                    let _ = writeln!(o, "  {f}");
+                }
+            }
             for m in &p.matched {
                 let _ = writeln!(o, "\n{}", m.label);
                 let rows: Vec<[String; 6]> = m.changes.iter().map(row).collect();
