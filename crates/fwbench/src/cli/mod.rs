@@ -916,7 +916,11 @@ fn conn_params(
 fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
     let (_, topo) = a.fw.resolve(a.topology)?;
     let output = match (live.every()?, live.json_stream) {
-        (Some(every), json_stream) => crate::run::session::Output::Live { every, json_stream },
+        (Some(every), json_stream) => crate::run::session::Output::Live {
+            every,
+            json_stream,
+            json: a.json,
+        },
         (None, _) => crate::run::session::Output::Final { json: a.json },
     };
     crate::run::session::run_single(

@@ -237,9 +237,11 @@ fn drive(
 
 /// Ask every traffic role (not the gateway) for its counters and tell the observer.
 fn tick(agents: &mut [Agent], t0: Instant, last: bool, live: &mut Live) -> Result<()> {
+    let mut traffic: Vec<&mut Agent> = agents.iter_mut().filter(|a| a.role != "gateway").collect();
+    let replies = Agent::request_each(&mut traffic, &ToAgent::Tally)?;
     let mut roles = Vec::new();
-    for a in agents.iter_mut().filter(|a| a.role != "gateway") {
-        match a.request(ToAgent::Tally)? {
+    for (a, reply) in traffic.iter().zip(replies) {
+        match reply {
             FromAgent::Tally(t) => roles.push((a.role, t)),
             other => bail!("{} agent answered tally with {}", a.role, other.name()),
         }

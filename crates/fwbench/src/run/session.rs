@@ -329,10 +329,12 @@ pub enum Output {
     Final {
         json: bool,
     },
-    /// A line (or, `json_stream`, a JSON object) per interval, then the end.
+    /// A line (or, `json_stream`, a JSON object) per interval, then the end. With
+    /// `json` (and no stream) the lines go to stderr: stdout keeps its one JSON object.
     Live {
         every: std::time::Duration,
         json_stream: bool,
+        json: bool,
     },
 }
 
@@ -349,7 +351,11 @@ pub fn run_single(
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
     let (json, stream) = match out {
         Output::Final { json } => (json, None),
-        Output::Live { every, json_stream } => {
+        Output::Live {
+            every,
+            json_stream,
+            json,
+        } => {
             let iv = std::rc::Rc::new(std::cell::RefCell::new(output::live::Intervals::new(
                 params.workload,
             )));
@@ -360,13 +366,18 @@ pub fn run_single(
                     if let Some(i) = seen.borrow_mut().tick(t) {
                         if json_stream {
                             println!("{}", i.json());
+                        } else if json {
+                            eprintln!("{}", i.text());
                         } else {
                             println!("{}", i.text());
                         }
                     }
                 }),
             });
-            (json_stream, Some(iv))
+            (
+                json_stream || json,
+                Some(iv).filter(|_| json_stream || !json),
+            )
         }
     };
     let outcome = session.trial(&params)?;

@@ -217,6 +217,15 @@ impl Agent {
         Ok(reply)
     }
 
+    /// Send `msg` to every agent first, then read their replies in the same order, so
+    /// they answer at about the same time (live-interval tallies of sender and sink).
+    pub fn request_each(agents: &mut [&mut Agent], msg: &ToAgent) -> Result<Vec<FromAgent>> {
+        for a in agents.iter_mut() {
+            a.send(msg)?;
+        }
+        agents.iter_mut().map(|a| a.recv(REPLY_TIMEOUT)).collect()
+    }
+
     /// Estimate the host's clock offset from `rounds` `Time` exchanges.
     pub fn clock_offset(&mut self, rounds: u32) -> Result<ClockOffset> {
         let mut x = Vec::new();
