@@ -173,6 +173,12 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(!stdout(&o).contains("REGRESSION"));
     assert!(stdout(&o).contains("p=1.000 (n=5+5)"), "{}", stdout(&o));
+    // Three sides: the first against each other one.
+    let o = fwbench(&["compare", sa, sb, sa, "-f", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["schema"], "fwbench/compare/1");
     // Bad input: a missing file, a missing run, a bad threshold, one side only.
     for args in [
         vec!["compare", sa, "/nonexistent/b.db"],
