@@ -134,13 +134,20 @@ impl Intervals {
     }
 
     /// The trial's own total of what the intervals count (packets received — or sent
-    /// without a sink —, echoes received); `None` where the result has no such count.
+    /// without a sink —, echoes received, sessions finished, connections opened);
+    /// `None` where the result has no such count.
     pub fn total(&self, o: &Outcome) -> Option<u64> {
         if let Some(p) = &o.packet {
             return Some(if p.counted_at == "sink" {
                 p.received
             } else {
                 p.sent
+            });
+        }
+        if let Some(c) = &o.conn {
+            return Some(match &c.hold {
+                Some(h) => h.reached,
+                None => c.sessions + c.failed,
             });
         }
         o.summary.as_ref().map(|e| e.mp[3].frames)
