@@ -48,4 +48,5 @@ pub use role::*;
 /// 4: `ToAgent::Time` / `FromAgent::Time` (clock offsets of remote hosts).
 /// 5: request ids (`Request` / `Reply`: every reply echoes its request's id) and
 /// messages of any size in chunks of at most 4 MiB (the `MORE` header bit).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// 6: `ToAgent::Tally` / `FromAgent::Tally` (live per-interval counters).
+pub const PROTOCOL_VERSION: u32 = 6;

@@ -83,3 +83,25 @@ pub struct IfCounters {
     pub tx_bytes: u64,
     pub tx_dropped: u64,
 }
+
+/// A role's cumulative counters while it runs, for live per-interval output: the
+/// controller asks each traffic role at every interval boundary and prints differences.
+/// What is counted depends on the role: a packet sink counts datagrams received, a
+/// packet source datagrams sent, an echo client echoes received (with their RTTs), a
+/// session client sessions finished (connections held, for `connections`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Tally {
+    /// Nanoseconds since the role's `Start`, on the agent's monotonic clock.
+    pub t_ns: u64,
+    pub count: u64,
+    /// Payload bytes of `count` (0 when the role does not count bytes).
+    #[serde(default)]
+    pub bytes: u64,
+    /// Echo clients: the sum of the RTTs of `count` echoes, ns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rtt_sum_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}

@@ -6,6 +6,7 @@
 //! Must not: define workload specs or results (they live in the modules below), or
 //! be imported by them.
 
+use crate::measure::Tally;
 use crate::role::{RoleResults, RoleSpec};
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +72,8 @@ pub enum ToAgent {
     /// The agent's wall clock, now (any phase after hello): the controller estimates
     /// the host's clock offset from a few of these, keeping the tightest round trip.
     Time,
+    /// While running: the role's cumulative counters now (live `--interval` output).
+    Tally,
 }
 
 /// Agent → controller.
@@ -105,6 +108,8 @@ pub enum FromAgent {
     Time {
         realtime_ns: i64,
     },
+    /// Answer to `Tally`.
+    Tally(Tally),
 }
 
 impl ToAgent {
@@ -117,6 +122,7 @@ impl ToAgent {
             ToAgent::Stop => "stop",
             ToAgent::Teardown => "teardown",
             ToAgent::Time => "time",
+            ToAgent::Tally => "tally",
         }
     }
 }
@@ -132,6 +138,7 @@ impl FromAgent {
             FromAgent::Error(_) => "error",
             FromAgent::Done => "done",
             FromAgent::Time { .. } => "time",
+            FromAgent::Tally(_) => "tally",
         }
     }
 }

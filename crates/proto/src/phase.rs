@@ -62,6 +62,7 @@ impl AgentPhase {
             (AwaitSetup, ToAgent::Setup(_)) => Ready,
             (Ready, ToAgent::Start) => Running,
             (Running, ToAgent::Poll) => Running,
+            (Running, ToAgent::Tally) => Running,
             (Running, ToAgent::Stop) => Stopped,
             // A clock reading changes nothing; allowed between hello and done.
             (p, ToAgent::Time) if p != AwaitHello && p != Done => p,
@@ -136,6 +137,7 @@ impl ControllerPhase {
             (AwaitReady, FromAgent::Ready) => Ok(AwaitStarted),
             (AwaitStarted, FromAgent::Started) => Ok(AwaitResults),
             (AwaitResults, FromAgent::Progress { .. }) => Ok(AwaitResults),
+            (AwaitResults, FromAgent::Tally(_)) => Ok(AwaitResults),
             (p, FromAgent::Time { .. }) if p != AwaitHello && p != Closed => Ok(p),
             (AwaitResults, FromAgent::Results { .. }) => Ok(AwaitDone),
             (_, FromAgent::Done) if self != Closed => Ok(Closed),
@@ -191,6 +193,35 @@ mod tests {
         }
         assert_eq!(a, AgentPhase::Done);
         assert_eq!(c, ControllerPhase::Closed);
+    }
+
+    #[test]
+    fn tallies_only_while_running() {
+        assert_eq!(
+            AgentPhase::Running.on_message(&ToAgent::Tally),
+            Ok(AgentPhase::Running)
+        );
+        assert!(AgentPhase::Ready.on_message(&ToAgent::Tally).is_err());
+        assert!(AgentPhase::Stopped.on_message(&ToAgent::Tally).is_err());
+        let t = FromAgent::Tally(crate::measure::Tally::default());
+        assert_eq!(
+            ControllerPhase::AwaitResults.on_reply(&t),
+            Ok(ControllerPhase::AwaitResults)
+        );
+        assert!(ControllerPhase::AwaitReady.on_reply(&t).is_err());
+        // On the wire: a small tagged object; an older agent's reply without bytes reads.
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(json, r#"{"type":"tally","t_ns":0,"count":0,"bytes":0}"#);
+        let old: FromAgent =
+            serde_json::from_str(r#"{"type":"tally","t_ns":5,"count":2}"#).unwrap();
+        assert_eq!(
+            old,
+            FromAgent::Tally(crate::measure::Tally {
+                t_ns: 5,
+                count: 2,
+                ..Default::default()
+            })
+        );
     }
 
     #[test]

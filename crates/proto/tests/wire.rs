@@ -288,6 +288,7 @@ fn to_agent() -> Vec<ToAgent> {
     v.extend([
         ToAgent::Start,
         ToAgent::Poll,
+        ToAgent::Tally,
         ToAgent::Stop,
         ToAgent::Teardown,
     ]);
@@ -316,6 +317,18 @@ fn from_agent() -> Vec<FromAgent> {
             count: 8,
             done: true,
         },
+        FromAgent::Tally(Tally {
+            t_ns: 1_000_000_000,
+            count: 20_000,
+            bytes: 360_000,
+            rtt_sum_ns: 0,
+        }),
+        FromAgent::Tally(Tally {
+            t_ns: 5,
+            count: 2,
+            bytes: 128,
+            rtt_sum_ns: 90_000,
+        }),
     ];
     for (i, results) in role_results().into_iter().enumerate() {
         let samples = if i == 0 {
@@ -373,12 +386,15 @@ fn agent_frames_are_pinned() {
 fn fixtures_cover_every_kind() {
     let mut to: Vec<&str> = to_agent().iter().map(ToAgent::name).collect();
     to.dedup();
-    assert_eq!(to, ["hello", "setup", "start", "poll", "stop", "teardown"]);
+    assert_eq!(
+        to,
+        ["hello", "setup", "start", "poll", "tally", "stop", "teardown"]
+    );
     let mut from: Vec<&str> = from_agent().iter().map(FromAgent::name).collect();
     from.dedup();
     assert_eq!(
         from,
-        ["hello", "ready", "started", "progress", "results", "error", "done"]
+        ["hello", "ready", "started", "progress", "tally", "results", "error", "done"]
     );
     // One of each role spec and role result variant.
     assert_eq!(role_specs().len(), 9);
@@ -399,6 +415,7 @@ const TO_AGENT: &[&str] = &[
     r#"{"type":"setup","role":"session_client","mode":"bulk","server":"198.19.0.2","port":8000,"source":"198.18.0.2","parallel":4,"request":16,"response":1000000,"timeout_ms":2000,"overhead_sessions":10,"hold_limit":0,"verify":true}"#,
     r#"{"type":"start"}"#,
     r#"{"type":"poll"}"#,
+    r#"{"type":"tally"}"#,
     r#"{"type":"stop"}"#,
     r#"{"type":"teardown"}"#,
 ];
@@ -410,6 +427,8 @@ const FROM_AGENT: &[&str] = &[
     r#"{"type":"started"}"#,
     r#"{"type":"progress","count":7}"#,
     r#"{"type":"progress","count":8,"done":true}"#,
+    r#"{"type":"tally","t_ns":1000000000,"count":20000,"bytes":360000}"#,
+    r#"{"type":"tally","t_ns":5,"count":2,"bytes":128,"rtt_sum_ns":90000}"#,
     r#"{"type":"results","results":{"role":"echo_client","clients":[{"client":1,"source":"198.18.0.2","mp1":{"frames":1,"bytes":100},"mp4":{"frames":1,"bytes":100},"unsent":1,"lost":2,"validation":{"malformed":1,"wrong_client":2,"wrong_size":3,"gaps":4,"duplicates":5,"reordered":6},"rtt":{"count":3,"min_ns":1000,"mean_ns":1500.0,"p50_ns":1001,"p90_ns":1002,"p99_ns":1003,"p999_ns":1004,"max_ns":1005},"elapsed_ns":5,"error":"connection reset"}],"rtt":{"count":3,"min_ns":1000,"mean_ns":1500.0,"p50_ns":1001,"p90_ns":1002,"p99_ns":1003,"p999_ns":1004,"max_ns":1005},"elapsed_ns":6},"samples":[{"t_s":0.2,"metric":"cpu1.softirq","value":12.5}]}"#,
     r#"{"type":"results","results":{"role":"echo_server","clients":[{"client":1,"mp2":{"frames":1,"bytes":100},"mp3":{"frames":1,"bytes":100},"unsent":0,"validation":{"malformed":0,"wrong_client":0,"wrong_size":0,"gaps":0,"duplicates":0,"reordered":0}}]}}"#,
     r#"{"type":"results","results":{"role":"gateway","sysctls":[["net.ipv4.ip_forward","1"]],"firewall":{"engine":"nft","install_ms":1.5},"interfaces":[{"name":"g0","rx_packets":1,"rx_bytes":2,"rx_dropped":3,"tx_packets":4,"tx_bytes":5,"tx_dropped":6}],"proxy":{"connections":1,"upstream_failures":2,"bytes_up":3,"bytes_down":4,"max_open":5,"errors":6,"first_error":"refused"}}}"#,

@@ -337,7 +337,7 @@ pub fn markdown(r: &Report) -> String {
 /// neutralised against CSV injection (OWASP): text starting with `=`, `+`, `-`, `@`,
 /// a tab or a carriage return is prefixed with `'` so a spreadsheet shows it as
 /// text instead of running it as a formula. Numbers (`-1.5`, `+3e-4`) stay numbers.
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_number(s);
     let s = if risky {
         format!("'{s}")

@@ -19,16 +19,19 @@
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
-//! 8. `export`, `html` and this root (loading, the output methods): the outputs.
+//! 8. `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
+//!    side) and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
 pub mod cases;
+pub mod compare;
 pub mod conn;
 pub mod contents;
 pub mod echo;
 pub mod export;
 pub mod figure;
 pub mod findings;
+pub mod files;
 pub mod flows;
 pub mod hosts;
 pub mod hotrules;

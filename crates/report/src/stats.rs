@@ -594,6 +594,41 @@ pub fn welch_from_summary(
     Some(Welch { t, df, p })
 }
 
+/// The difference of two means, y − x, with its 95 % confidence interval and Welch's
+/// test: what `fwbench compare` reports per metric. The unit is the repetition (one
+/// value per trial), so the interval says how far the means of the two runs' trials
+/// differ, not how much single packets vary.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Difference {
+    /// Mean of y − mean of x.
+    pub delta: f64,
+    /// Half-width of the 95 % CI of `delta`: t(0.975, ν) · √(s²ₓ/nₓ + s²ᵧ/nᵧ) with ν
+    /// the Welch–Satterthwaite degrees of freedom; `None` when there is no test.
+    pub ci95: Option<f64>,
+    /// Welch's test of equal means (t > 0: y's mean is the larger); `None` unless both
+    /// sides have ≥ 2 values and some spread.
+    pub welch: Option<Welch>,
+}
+
+/// y − x with its Welch CI and test (see [`Difference`]); `None` when a side has no
+/// finite value. Two sides without spread that are equal give `delta` 0 and no test.
+pub fn difference(x: &[f64], y: &[f64]) -> Option<Difference> {
+    let fx: Vec<f64> = x.iter().copied().filter(|v| v.is_finite()).collect();
+    let fy: Vec<f64> = y.iter().copied().filter(|v| v.is_finite()).collect();
+    let delta = mean(&fy)? - mean(&fx)?;
+    let welch = welch(&fy, &fx);
+    let ci95 = welch.map(|w| {
+        let se = if w.t != 0.0 {
+            (delta / w.t).abs()
+        } else {
+            let (sx, sy) = (sample_sd(&fx).unwrap_or(0.0), sample_sd(&fy).unwrap_or(0.0));
+            (sx * sx / fx.len() as f64 + sy * sy / fy.len() as f64).sqrt()
+        };
+        t_quantile(0.975, w.df) * se
+    });
+    Some(Difference { delta, ci95, welch })
+}
+
 /// Count, mean and sample standard deviation of a set of values, known only through
 /// the summaries of its parts.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -693,6 +728,37 @@ mod tests {
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn difference_of_two_known_samples() {
+        // x = 1..5, y = 3..7: Δ = 2, s² = 2.5 on each side, se = √(0.5 + 0.5) = 1,
+        // t = 2, Welch df = 1 / (2 · 0.5² / 4) = 8; t(0.975, 8) = 2.306004,
+        // two-sided p(|T| ≥ 2, 8 df) = 0.080516.
+        let d = difference(&[1.0, 2.0, 3.0, 4.0, 5.0], &[3.0, 4.0, 5.0, 6.0, 7.0]).unwrap();
+        assert!(close(d.delta, 2.0, 1e-12));
+        let w = d.welch.unwrap();
+        assert!(close(w.t, 2.0, 1e-12) && close(w.df, 8.0, 1e-9), "{w:?}");
+        assert!(close(w.p, 0.080_516, 1e-5), "{w:?}");
+        assert!(close(d.ci95.unwrap(), 2.306_004, 1e-5), "{d:?}");
+        // Reversed: the sign flips, the interval and p do not.
+        let r = difference(&[3.0, 4.0, 5.0, 6.0, 7.0], &[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        assert!(close(r.delta, -2.0, 1e-12) && close(r.ci95.unwrap(), 2.306_004, 1e-5));
+        // Identical samples: Δ 0, t 0, p 1, the CI still as wide as the spread says.
+        let v = [9.0, 10.0, 11.0];
+        let same = difference(&v, &v).unwrap();
+        assert_eq!(same.delta, 0.0);
+        assert!(close(same.welch.unwrap().p, 1.0, 1e-12));
+        // se = √(2 · 1/3); df = 4; t(0.975, 4) = 2.776445.
+        assert!(close(
+            same.ci95.unwrap(),
+            2.776_445 * (2.0f64 / 3.0).sqrt(),
+            1e-5
+        ));
+        // One value a side: a difference, no test.
+        let one = difference(&[1.0], &[2.0]).unwrap();
+        assert_eq!((one.delta, one.ci95, one.welch), (1.0, None, None));
+        assert!(difference(&[], &[1.0]).is_none());
     }
 
     #[test]

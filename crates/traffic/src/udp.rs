@@ -100,6 +100,9 @@ pub struct UdpSource {
     workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
     started_ns: Arc<std::sync::atomic::AtomicU64>,
     flows: u32,
+    /// Datagrams sent so far, all threads (read while the trial runs).
+    sent: Arc<std::sync::atomic::AtomicU64>,
+    payload: u64,
 }
 
 #[derive(Default)]
@@ -158,6 +161,7 @@ impl UdpSource {
         let started_ns = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
         let mut workers = Vec::new();
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
         for (j, flows) in per_thread.into_iter().enumerate() {
             let w = Worker {
                 flows,
@@ -168,8 +172,8 @@ impl UdpSource {
                 // Threads interleave: thread j starts j packets (of the total rate) late.
                 phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
             };
-            let (g, s, t0) = (gate.clone(), stop.clone(), started_ns.clone());
-            workers.push(std::thread::spawn(move || w.run(g, s, t0)));
+            let (g, s, t0, n) = (gate.clone(), stop.clone(), started_ns.clone(), sent.clone());
+            workers.push(std::thread::spawn(move || w.run(g, s, t0, n)));
         }
         Ok(UdpSource {
             gate,
@@ -177,7 +181,15 @@ impl UdpSource {
             workers,
             started_ns,
             flows: spec.flows,
+            sent,
+            payload: spec.payload as u64,
         })
+    }
+
+    /// (datagrams, payload bytes) sent so far (live per-interval output).
+    pub fn live(&self) -> (u64, u64) {
+        let n = self.sent.load(Ordering::Relaxed);
+        (n, n * self.payload)
     }
 
     pub fn start(&mut self) {
@@ -255,6 +267,7 @@ impl Worker {
         gate: StartGate,
         stop: Arc<AtomicBool>,
         started: Arc<std::sync::atomic::AtomicU64>,
+        live_sent: Arc<std::sync::atomic::AtomicU64>,
     ) -> Result<ThreadResult, TrafficError> {
         let mut res = ThreadResult::default();
         if !gate.wait() || self.flows.is_empty() {
@@ -349,6 +362,7 @@ impl Worker {
                     flow.sent += sent as u64;
                     res.sent.frames += sent as u64;
                     res.sent.bytes += (sent * self.payload) as u64;
+                    live_sent.fetch_add(sent as u64, Ordering::Relaxed);
                     pacer.advance(sent as u64);
                 }
                 Err(e) if transient(&e) => {
@@ -483,6 +497,8 @@ pub struct UdpSink {
     stop: Arc<AtomicBool>,
     /// Datagrams received so far, all threads (read while the trial runs).
     progress: Arc<std::sync::atomic::AtomicU64>,
+    /// Their bytes.
+    progress_bytes: Arc<std::sync::atomic::AtomicU64>,
     workers: Vec<JoinHandle<Result<SinkThread, TrafficError>>>,
     kernel_before: UdpKernelCounters,
     v6: bool,
@@ -517,16 +533,19 @@ impl UdpSink {
         // One byte more than expected, so an oversized datagram shows as such.
         let slot = (spec.payload as usize + 1).clamp(64, 65_536);
         let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let progress_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let workers = socks
             .into_iter()
             .map(|s| {
-                let (stop, progress) = (stop.clone(), progress.clone());
-                std::thread::spawn(move || sink_loop(s, flows, slot, stop, progress))
+                let live = (progress.clone(), progress_bytes.clone());
+                let stop = stop.clone();
+                std::thread::spawn(move || sink_loop(s, flows, slot, stop, live))
             })
             .collect();
         Ok(UdpSink {
             stop,
             progress,
+            progress_bytes,
             workers,
             kernel_before,
             v6,
@@ -536,6 +555,14 @@ impl UdpSink {
     /// Datagrams received so far (for adaptive trial length).
     pub fn progress(&self) -> u64 {
         self.progress.load(Ordering::Relaxed)
+    }
+
+    /// (datagrams, bytes) received so far (live per-interval output).
+    pub fn live(&self) -> (u64, u64) {
+        (
+            self.progress.load(Ordering::Relaxed),
+            self.progress_bytes.load(Ordering::Relaxed),
+        )
     }
 
     /// Drain what is still in flight (until 50 ms pass without a packet, at most
@@ -614,7 +641,10 @@ fn sink_loop(
     flows: u32,
     slot: usize,
     stop: Arc<AtomicBool>,
-    progress: Arc<std::sync::atomic::AtomicU64>,
+    (progress, progress_bytes): (
+        Arc<std::sync::atomic::AtomicU64>,
+        Arc<std::sync::atomic::AtomicU64>,
+    ),
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
         flows: (0..flows).map(FlowState::new).collect(),
@@ -639,7 +669,7 @@ fn sink_loop(
             t.last_ns = now;
         }
         let wall = if n > 0 { sys::realtime_ns() } else { 0 };
-        progress.fetch_add(n as u64, Ordering::Relaxed);
+        let bytes_before = t.received.bytes;
         for i in 0..n {
             let d = mm.get(i);
             t.received.add(d.len());
@@ -651,6 +681,8 @@ fn sink_loop(
                 _ => t.unstamped += 1,
             }
         }
+        progress_bytes.fetch_add(t.received.bytes - bytes_before, Ordering::Relaxed);
+        progress.fetch_add(n as u64, Ordering::Relaxed);
         if stop.load(Ordering::Relaxed) {
             let since = *stop_seen.get_or_insert(now);
             let quiet = quiet_since.map(|q| now - q >= 50_000_000).unwrap_or(false);

@@ -36,6 +36,14 @@ pub trait RoleRun {
     fn progress(&self) -> Progress {
         Progress::default()
     }
+    /// Cumulative counters for live intervals (`t_ns` is filled in by the frame loop);
+    /// by default the progress count.
+    fn tally(&self) -> proto::Tally {
+        proto::Tally {
+            count: self.progress().count,
+            ..Default::default()
+        }
+    }
     /// Stop, undo the setup and report.
     fn stop(self: Box<Self>) -> Result<RoleResults, AgentError>;
 }
@@ -107,6 +115,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
     // Dropping the role undoes its setup: on every return below.
     let mut role: Option<Box<dyn RoleRun>> = None;
     let mut sampler: Option<crate::host::probe::Sampler> = None;
+    let mut started: Option<std::time::Instant> = None;
     loop {
         let (id, msg) = match rx.recv().unwrap_or(Input::Eof) {
             Input::Msg(Request { id, msg }) => (id, msg),
@@ -152,6 +161,7 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
             },
             ToAgent::Start => {
                 sampler = Some(crate::host::probe::Sampler::start());
+                started = Some(std::time::Instant::now());
                 if let Some(r) = role.as_mut() {
                     r.start();
                 }
@@ -162,6 +172,10 @@ pub fn run(cpus: Option<Vec<usize>>) -> anyhow::Result<()> {
                     role.as_ref().map(|r| r.progress()).unwrap_or_default();
                 FromAgent::Progress { count, done }
             }
+            ToAgent::Tally => FromAgent::Tally(proto::Tally {
+                t_ns: started.map_or(0, |t| t.elapsed().as_nanos() as u64),
+                ..role.as_ref().map(|r| r.tally()).unwrap_or_default()
+            }),
             ToAgent::Stop => {
                 let samples = sampler.take().map(|s| s.stop()).unwrap_or_default();
                 let results = match role.take() {

@@ -5,7 +5,7 @@
 //! role is dropped without a stop (undo). Must not: generate or count traffic itself.
 
 use super::{error, Progress, RoleRun};
-use proto::{AgentError, ErrorKind, IfCounters, RoleResults, UdpSinkSpec};
+use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkSpec};
 pub use traffic::conn::{SessionClient, TcpServer};
 pub use traffic::echo::{EchoClients, EchoServer};
 pub use traffic::external::{ExternalClient, ExternalServer};
@@ -18,6 +18,13 @@ pub trait Traffic: Sized {
     fn start(&mut self) {}
     fn progress(&self) -> Progress {
         Progress::default()
+    }
+    /// Cumulative counters for live intervals (default: the progress count).
+    fn tally(&self) -> Tally {
+        Tally {
+            count: self.progress().count,
+            ..Default::default()
+        }
     }
     fn stop(self) -> Result<RoleResults, TrafficError>;
 }
@@ -52,6 +59,9 @@ impl<T: Traffic> RoleRun for Role<T> {
     }
     fn progress(&self) -> Progress {
         self.0.as_ref().map(T::progress).unwrap_or_default()
+    }
+    fn tally(&self) -> Tally {
+        self.0.as_ref().map(T::tally).unwrap_or_default()
     }
     fn stop(mut self: Box<Self>) -> Result<RoleResults, AgentError> {
         match self.0.take() {
@@ -90,6 +100,15 @@ impl Traffic for EchoClients {
     fn progress(&self) -> Progress {
         counted(EchoClients::progress(self))
     }
+    fn tally(&self) -> Tally {
+        let (count, bytes, rtt_sum_ns) = self.live();
+        Tally {
+            count,
+            bytes,
+            rtt_sum_ns,
+            ..Default::default()
+        }
+    }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         Ok(RoleResults::EchoClient(EchoClients::stop(self)))
     }
@@ -98,6 +117,14 @@ impl Traffic for EchoClients {
 impl Traffic for UdpSource {
     fn start(&mut self) {
         UdpSource::start(self)
+    }
+    fn tally(&self) -> Tally {
+        let (count, bytes) = self.live();
+        Tally {
+            count,
+            bytes,
+            ..Default::default()
+        }
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         UdpSource::stop(self).map(RoleResults::UdpSource)
@@ -125,6 +152,14 @@ impl Traffic for Sink {
     }
     fn progress(&self) -> Progress {
         counted(self.sink.progress())
+    }
+    fn tally(&self) -> Tally {
+        let (count, bytes) = self.sink.live();
+        Tally {
+            count,
+            bytes,
+            ..Default::default()
+        }
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         let mut r = self.sink.stop()?;

@@ -1,10 +1,13 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
 
+mod live;
+
 use crate::error::usage;
 use crate::params::topology::Topology;
 use crate::params::values::*;
 use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
+use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
 use crate::run::worklang::WorkloadArgs;
@@ -12,6 +15,7 @@ use crate::testbed::netns::NetnsTestbed;
 use crate::testbed::Testbed;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+use live::LiveArgs;
 use proto::{Family, FrameSize, Proto, ServerMode};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +69,9 @@ enum Cmd {
     /// Write a report of a results database: self-contained HTML with figures, or
     /// Markdown, CSV or JSON (offline, any number of times)
     Report(ReportArgs),
+    /// Compare runs (benchstat-style): per configuration and metric the change with its
+    /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold
+    Compare(CompareArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
     Testbed {
         #[command(subcommand)]
@@ -110,6 +117,8 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -241,6 +250,8 @@ struct FloodArgs {
     #[command(flatten)]
     stream: StreamArgs,
     #[command(flatten)]
+    live: LiveArgs,
+    #[command(flatten)]
     trial: TrialArgs,
 }
 
@@ -251,6 +262,8 @@ struct FlowArgs {
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -305,6 +318,8 @@ struct SessionsArgs {
     #[command(flatten)]
     conn: ConnArgs,
     #[command(flatten)]
+    live: LiveArgs,
+    #[command(flatten)]
     trial: TrialArgs,
 }
 
@@ -322,6 +337,8 @@ struct BulkArgs {
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -343,6 +360,8 @@ struct HttpArgs {
     #[command(flatten)]
     conn: ConnArgs,
     #[command(flatten)]
+    live: LiveArgs,
+    #[command(flatten)]
     trial: TrialArgs,
 }
 
@@ -356,6 +375,8 @@ struct ConnectionsArgs {
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    live: LiveArgs,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -597,7 +618,7 @@ pub fn run() -> Result<ExitCode> {
     // Commands that only print (no agents, no pipes to children whose loss must be
     // survived) end quietly when their reader goes away (`fwbench rules … | head`).
     let print_only = match &cli.cmd {
-        Cmd::Rules { .. } | Cmd::Check { .. } | Cmd::Report(_) => true,
+        Cmd::Rules { .. } | Cmd::Check { .. } | Cmd::Report(_) | Cmd::Compare(_) => true,
         Cmd::Run(a) => a.dry_run,
         _ => false,
     };
@@ -634,6 +655,7 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
         Cmd::Run(args) => crate::run::scenario::run_scenario(&args),
         Cmd::Report(args) => crate::run::report::write_report(&args),
+        Cmd::Compare(args) => crate::run::compare::compare(&args),
         Cmd::Workload(args) => crate::run::worklang::run_workload(&args),
         Cmd::Rules {
             cmd:
@@ -680,7 +702,7 @@ pub fn run() -> Result<ExitCode> {
         }
         cmd => {
             let (p, t) = trial_of(&cmd)?.expect("every other command is a trial");
-            launch(p, t)
+            launch(p, t, live_of(&cmd))
         }
     }
 }
@@ -802,13 +824,27 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
     Ok(Some(p))
 }
 
+/// The live-interval flags of a trial command (none for ping and the searches).
+fn live_of(cmd: &Cmd) -> LiveArgs {
+    match cmd {
+        Cmd::Echo(a) => a.live.clone(),
+        Cmd::Flood(a) => a.live.clone(),
+        Cmd::Flow(a) => a.live.clone(),
+        Cmd::Sessions(a) => a.live.clone(),
+        Cmd::Bulk(a) => a.live.clone(),
+        Cmd::Http(a) => a.live.clone(),
+        Cmd::Connections(a) => a.live.clone(),
+        _ => LiveArgs::default(),
+    }
+}
+
 /// Run a trial command: a search of stored trials, or one trial.
-fn launch(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
+fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     match p.workload {
         Workload::Ndr => crate::run::search::run_ndr(p, &search_env(a)),
         Workload::Degrade => crate::run::search::run_degrade(p, &search_env(a)),
         _ if crate::search::is_search(&p) => crate::run::search::run_sweet_spot(p, &search_env(a)),
-        _ => single(p, a),
+        _ => single(p, a, &live),
     }
 }
 
@@ -908,15 +944,23 @@ fn conn_params(
     Ok(p)
 }
 
-fn single(p: TrialParams, a: &TrialArgs) -> Result<ExitCode> {
+fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
     let (_, topo) = a.fw.resolve(a.topology)?;
+    let output = match (live.every()?, live.json_stream) {
+        (Some(every), json_stream) => crate::run::session::Output::Live {
+            every,
+            json_stream,
+            json: a.json,
+        },
+        (None, _) => crate::run::session::Output::Final { json: a.json },
+    };
     crate::run::session::run_single(
         p,
         topo.is_some(),
         a.pin.pinning(),
         a.testbed.as_deref(),
         (!a.no_store).then_some(a.db.as_path()),
-        a.json,
+        output,
     )
 }
 

@@ -5,6 +5,7 @@
 
 use crate::error::{usage, Interrupted};
 use crate::exec::adaptive::{StopRule, ADAPTIVE_WINDOW};
+use crate::exec::live::{Live, Schedule, Tick};
 use crate::outcome::{Outcome, Precision, RoleInfo, Status};
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
@@ -21,16 +22,18 @@ use std::time::{Duration, Instant};
 const CLOCK_EXCHANGES: u32 = 8;
 
 /// Run one trial on `tb`. Returns `Interrupted` if `stop` was raised meanwhile.
+/// `live`: per-interval counters of the traffic roles while the traffic runs.
 pub fn run_trial(
     tb: &dyn Testbed,
     p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
+    live: Option<&mut Live>,
 ) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
     tb.ensure_clients(p.clients)?;
     let mut run = Running::default();
-    let res = drive(tb, p, pin, stop, &mut run);
+    let res = drive(tb, p, pin, stop, &mut run, live);
     // Teardown in reverse order of setup: client, server, gateway.
     let mut teardown_err = None;
     while let Some(a) = run.agents.pop() {
@@ -91,6 +94,7 @@ fn drive(
     pin: &Pinning,
     stop: &AtomicBool,
     run: &mut Running,
+    mut live: Option<&mut Live>,
 ) -> Result<(Figures, Option<GatewayResults>)> {
     let Running {
         agents,
@@ -202,11 +206,22 @@ fn drive(
             // Connection workloads wait for their sessions (adaptive length is refused).
             let client = agents.len() - 1;
             let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
-            wait_for_conn(p, &mut agents[..], client, hold, stop)?;
+            wait_for_conn(
+                p,
+                &mut agents[..],
+                client,
+                hold,
+                stop,
+                t0,
+                live.as_deref_mut(),
+            )?;
         }
         Ending::Timed { measuring } => {
-            *precision = timed(p, &mut agents[..], measuring, t0, stop)?;
+            *precision = timed(p, &mut agents[..], measuring, t0, stop, live.as_deref_mut())?;
         }
+    }
+    if let Some(l) = live {
+        tick(agents, t0, true, l)?;
     }
     // Stop the traffic source first, then the sink, then the gateway.
     let mut results = Vec::new();
@@ -236,6 +251,25 @@ fn drive(
     Ok((figures, gr))
 }
 
+/// Ask every traffic role (not the gateway) for its counters and tell the observer.
+fn tick(agents: &mut [Agent], t0: Instant, last: bool, live: &mut Live) -> Result<()> {
+    let mut traffic: Vec<&mut Agent> = agents.iter_mut().filter(|a| a.role != "gateway").collect();
+    let replies = Agent::request_each(&mut traffic, &ToAgent::Tally)?;
+    let mut roles = Vec::new();
+    for (a, reply) in traffic.iter().zip(replies) {
+        match reply {
+            FromAgent::Tally(t) => roles.push((a.role, t)),
+            other => bail!("{} agent answered tally with {}", a.role, other.name()),
+        }
+    }
+    (live.observe)(&Tick {
+        t_s: t0.elapsed().as_secs_f64(),
+        last,
+        roles,
+    });
+    Ok(())
+}
+
 /// One-way delays are receive time on the sink's host − send time on the source's: when
 /// those are two hosts, relate their clocks (each measured against the controller's;
 /// a local role runs on the controller's clock).
@@ -259,7 +293,9 @@ fn timed(
     measuring: &str,
     t0: Instant,
     stop: &AtomicBool,
+    mut live: Option<&mut Live>,
 ) -> Result<Option<Precision>> {
+    let mut ticks = live.as_ref().map(|l| Schedule::new(l.every));
     let min = Duration::from_secs_f64(p.duration_s);
     let max = p
         .adaptive
@@ -275,6 +311,11 @@ fn timed(
         let elapsed = t0.elapsed();
         if elapsed >= max {
             break;
+        }
+        if let (Some(s), Some(l)) = (ticks.as_mut(), live.as_deref_mut()) {
+            if s.due(elapsed) && elapsed < max {
+                tick(agents, t0, false, l)?;
+            }
         }
         if let Some((i, rule)) = rule.as_mut() {
             if Instant::now() >= next_poll {
@@ -305,6 +346,10 @@ fn timed(
         } else {
             min.saturating_sub(t0.elapsed())
         };
+        let until = match &ticks {
+            Some(s) => until.min(s.wait(t0.elapsed())),
+            None => until,
+        };
         std::thread::sleep(until.min(Duration::from_millis(50)));
     }
     Ok(rule.map(|(_, r)| r.precision(t0.elapsed())))
@@ -319,8 +364,18 @@ fn wait_for_conn(
     client: usize,
     hold_s: f64,
     stop: &AtomicBool,
+    t0: Instant,
+    mut live: Option<&mut Live>,
 ) -> Result<()> {
-    let t0 = Instant::now();
+    let mut ticks = live.as_ref().map(|l| Schedule::new(l.every));
+    let mut tick_due = |agents: &mut [Agent]| -> Result<()> {
+        if let (Some(s), Some(l)) = (ticks.as_mut(), live.as_deref_mut()) {
+            if s.due(t0.elapsed()) {
+                tick(agents, t0, false, l)?;
+            }
+        }
+        Ok(())
+    };
     let counted =
         p.conn.as_ref().is_some_and(|k| k.count.is_some()) || p.workload == Workload::Connections;
     let limit = (!counted).then(|| Duration::from_secs_f64(p.duration_s));
@@ -331,6 +386,7 @@ fn wait_for_conn(
         if limit.is_some_and(|l| t0.elapsed() >= l) {
             return Ok(());
         }
+        tick_due(agents)?;
         for a in agents.iter_mut() {
             if let Some(status) = a.exited() {
                 bail!("{} agent exited during the trial ({status})", a.role);
@@ -351,6 +407,7 @@ fn wait_for_conn(
         if stop.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }
+        tick_due(agents)?;
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! and the `echo` result as text or JSON.
 
 pub mod imported;
+pub mod live;
 pub mod search;
 
 use crate::outcome::{Outcome, Status};

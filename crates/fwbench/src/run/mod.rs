@@ -1,7 +1,8 @@
 //! The commands that run trials and store them: a scenario run with resume, single
 //! trials and searches from the command line, the workload language, and the report
-//! of a results file. The top of the controller: only `cli` imports it.
+//! of a results file (and the comparison of runs). The top of the controller: only `cli` imports it.
 
+pub mod compare;
 pub mod record;
 pub mod report;
 pub mod scenario;

@@ -23,6 +23,23 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
         reference: reference(a.reference.as_deref())?,
     };
     let report = report::load_with(&store, a.run, &opts).map_err(|e| usage(e.to_string()))?;
+    if let Some(dir) = &a.figures {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let files = report::files::figure_files(&report);
+        for f in &files {
+            let path = dir.join(&f.name);
+            std::fs::write(&path, &f.text)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        eprintln!(
+            "fwbench: {} figure(s) as SVG + CSV written to {} (see its index.csv)",
+            (files.len() - 1) / 2,
+            dir.display()
+        );
+        if a.output.is_none() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let (text, default) = match a.format.as_str() {
         "md" => (report.markdown(), "report.md"),
         "csv" => (report.csv_trials(), "trials.csv"),
@@ -129,6 +146,11 @@ pub struct ReportArgs {
     /// with statistics and fits), samples (CSV of the metric samples)
     #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "csv", "json", "samples"])]
     pub format: String,
+    /// Write each figure as a standalone SVG and the CSV of its points into DIR
+    /// (`run<RUN>-<figure>.svg`/`.csv`, listed in `index.csv`); the report itself is
+    /// then written only when -o is given
+    #[arg(long, value_name = "DIR")]
+    pub figures: Option<PathBuf>,
     /// Only this run (default: every run in the file)
     #[arg(long)]
     pub run: Option<i64>,

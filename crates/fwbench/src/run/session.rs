@@ -69,6 +69,8 @@ pub struct Testbeds {
     /// A named testbed is used by one run at a time (two would share its table and
     /// wipe each other's rules): held while this lives.
     _lock: Option<crate::lock::Lock>,
+    /// Live per-interval output of every trial (`-i/--interval`).
+    pub live: Option<crate::exec::live::Live>,
 }
 
 impl Testbeds {
@@ -105,6 +107,7 @@ impl Testbeds {
             first_state: HashMap::new(),
             warned: false,
             _lock,
+            live: None,
         })
     }
 
@@ -156,8 +159,12 @@ impl Testbeds {
         pin: &Pinning,
         stop: &AtomicBool,
     ) -> Result<Outcome> {
-        let tb = self.get(topology)?;
-        let mut o = trial::run_trial(tb, p, pin, stop)?;
+        let mut live = self.live.take();
+        let res = self
+            .get(topology)
+            .and_then(|tb| trial::run_trial(tb, p, pin, stop, live.as_mut()));
+        self.live = live;
+        let mut o = res?;
         let key = topology.testbed();
         if let Some(before) = o.gateway_state_before() {
             let first = self
@@ -384,6 +391,20 @@ impl Drop for Session {
     }
 }
 
+/// How a single trial reports: at the end (text or one JSON object), or live.
+pub enum Output {
+    Final {
+        json: bool,
+    },
+    /// A line (or, `json_stream`, a JSON object) per interval, then the end. With
+    /// `json` (and no stream) the lines go to stderr: stdout keeps its one JSON object.
+    Live {
+        every: std::time::Duration,
+        json_stream: bool,
+        json: bool,
+    },
+}
+
 /// `fwbench echo|flood|flow|ping`: one trial, on an ephemeral or named testbed.
 pub fn run_single(
     mut params: TrialParams,
@@ -391,14 +412,51 @@ pub fn run_single(
     pin: Pinning,
     testbed: Option<&str>,
     db: Option<&Path>,
-    json: bool,
+    out: Output,
 ) -> Result<ExitCode> {
     let name = params.workload.as_str();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
+    let (json, stream) = match out {
+        Output::Final { json } => (json, None),
+        Output::Live {
+            every,
+            json_stream,
+            json,
+        } => {
+            let iv = std::rc::Rc::new(std::cell::RefCell::new(output::live::Intervals::new(
+                params.workload,
+            )));
+            let seen = iv.clone();
+            session.testbeds.live = Some(crate::exec::live::Live {
+                every,
+                observe: Box::new(move |t| {
+                    if let Some(i) = seen.borrow_mut().tick(t) {
+                        if json_stream {
+                            println!("{}", i.json());
+                        } else if json {
+                            eprintln!("{}", i.text());
+                        } else {
+                            println!("{}", i.text());
+                        }
+                    }
+                }),
+            });
+            (
+                json_stream || json,
+                Some(iv).filter(|_| json_stream || !json),
+            )
+        }
+    };
     let outcome = session.trial(&params)?;
     session.finish("complete")?;
     drop(session);
-    if json {
+    if let (Some(iv), false) = (&stream, json) {
+        println!("{}", iv.borrow().end_text(&outcome));
+    }
+    if let Some(iv) = stream.filter(|_| json) {
+        let trial = output::trial_json(&params, &outcome);
+        println!("{}", iv.borrow().end_json(trial, &outcome));
+    } else if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?

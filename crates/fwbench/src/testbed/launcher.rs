@@ -276,6 +276,20 @@ impl Agent {
         Ok(reply)
     }
 
+    /// Send `msg` to every agent first, then read their replies in the same order, so
+    /// they answer at about the same time (live-interval tallies of sender and sink).
+    pub fn request_each(agents: &mut [&mut Agent], msg: &ToAgent) -> Result<Vec<FromAgent>> {
+        let mut ids = Vec::with_capacity(agents.len());
+        for a in agents.iter_mut() {
+            ids.push(a.send(msg)?);
+        }
+        agents
+            .iter_mut()
+            .zip(ids)
+            .map(|(a, id)| a.recv(id, REPLY_TIMEOUT))
+            .collect()
+    }
+
     /// Estimate the host's clock offset from `rounds` `Time` exchanges.
     pub fn clock_offset(&mut self, rounds: u32) -> Result<ClockOffset> {
         let mut x = Vec::new();

@@ -51,7 +51,26 @@ pub struct EchoClients {
     merged: Merged,
     started: Option<Instant>,
     /// Echoes received so far (MP4 frames), all clients: read while the trial runs.
-    progress: Arc<std::sync::atomic::AtomicU64>,
+    progress: Arc<LiveCounts>,
+}
+
+/// What the clients have received so far, read while the trial runs.
+#[derive(Default)]
+struct LiveCounts {
+    /// Echoes (MP4 frames).
+    echoes: std::sync::atomic::AtomicU64,
+    bytes: std::sync::atomic::AtomicU64,
+    /// Sum of the round-trip times of `echoes`, ns.
+    rtt_ns: std::sync::atomic::AtomicU64,
+}
+
+impl LiveCounts {
+    fn add(&self, bytes: usize, rtt: Duration) {
+        self.echoes.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.rtt_ns
+            .fetch_add(rtt.as_nanos() as u64, Ordering::Relaxed);
+    }
 }
 
 impl EchoClients {
@@ -94,7 +113,7 @@ impl EchoClients {
         let gate = Arc::new((Mutex::new(Gate::Wait), Condvar::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let n = spec.sources.len() as u32;
-        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let progress = Arc::new(LiveCounts::default());
         let merged: Merged = Arc::new(Mutex::new(RttHistogram::new()));
         let compact = spec.sources.len() > COMPACT_ABOVE;
         let mut clients = EchoClients {
@@ -138,7 +157,18 @@ impl EchoClients {
 
     /// Echoes received so far, all clients (for adaptive trial length).
     pub fn progress(&self) -> u64 {
-        self.progress.load(Ordering::Relaxed)
+        self.progress.echoes.load(Ordering::Relaxed)
+    }
+
+    /// (echoes, bytes, sum of their RTTs in ns) received so far, all clients (live
+    /// per-interval output).
+    pub fn live(&self) -> (u64, u64, u64) {
+        let p = &self.progress;
+        (
+            p.echoes.load(Ordering::Relaxed),
+            p.bytes.load(Ordering::Relaxed),
+            p.rtt_ns.load(Ordering::Relaxed),
+        )
     }
 
     pub fn start(&mut self) {
@@ -251,7 +281,7 @@ struct Cycle {
     sizer: FrameSizer,
     max_frame: usize,
     timeout: Duration,
-    progress: Arc<std::sync::atomic::AtomicU64>,
+    progress: Arc<LiveCounts>,
     /// Per-client histogram with two significant digits (many clients).
     compact: bool,
     merged: Merged,
@@ -419,7 +449,7 @@ impl Cycle {
         }
         let rtt = t0.elapsed();
         t.mp4.add(got);
-        self.progress.fetch_add(1, Ordering::Relaxed);
+        self.progress.add(got, rtt);
         if t.v
             .check(Repr::parse(&inb[..got]), got, Some(frame.len() as u32))
             == Verdict::InOrder
@@ -466,7 +496,7 @@ impl Cycle {
             match s.recv(inb) {
                 Ok(n) => {
                     t.mp4.add(n);
-                    self.progress.fetch_add(1, Ordering::Relaxed);
+                    self.progress.add(n, t0.elapsed());
                     let h = Repr::parse(&inb[..n]);
                     let mine = matches!(h, Ok(h) if h.seq == seq);
                     let verdict = t.v.check(h, n, mine.then_some(frame.len() as u32));

@@ -1,0 +1,220 @@
+//! `fwbench compare`: two synthetic results files (no root needed) — a planted 10 %
+//! regression exits 1 and is named, identical data exits 0, bad input exits 2.
+
+mod util;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use store::{Headline, NewRun, Store, TrialRecord};
+use util::*;
+
+/// Deterministic ±1 % "noise" by repetition.
+fn ripple(rep: u32) -> f64 {
+    [1.0, 1.01, 0.99, 1.005, 0.995][rep as usize % 5]
+}
+
+/// A flood run: rules 0 and 100 (and, when `extra`, 1000), 5 repetitions each;
+/// the received rate at 100 rules times `factor`; kernel as given.
+fn write_run(path: &Path, kernel: &str, factor: f64, extra: bool) {
+    let mut s = Store::open(path).unwrap();
+    let run = s
+        .begin_run(&NewRun {
+            started_at: "2026-01-01T00:00:00Z".into(),
+            scenario: "cmp".into(),
+            seed: 7,
+            command: "fwbench run cmp.toml".into(),
+            host: store::Host {
+                hostname: "bench1".into(),
+                kernel: kernel.into(),
+                cpu_model: "Test CPU".into(),
+                cores: 4,
+                fwbench_version: "0.1.0".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+    let mut rules = vec![0u32, 100];
+    if extra {
+        rules.push(1000);
+    }
+    for n in rules {
+        for rep in 0..5u32 {
+            let base = 1e6 / (1.0 + n as f64 / 1000.0);
+            let pps = base * ripple(rep) * if n == 100 { factor } else { 1.0 };
+            let params = json!({"workload": "flood", "engine": "nft", "rules": n,
+                                "duration_s": 1.0, "seed": rep});
+            s.insert_trial(&TrialRecord {
+                run_id: run,
+                trial_key: format!("k{n}-{rep}"),
+                rep,
+                workload: "flood".into(),
+                status: "ok".into(),
+                started_at: "2026-01-01T00:00:00Z".into(),
+                finished_at: "2026-01-01T00:00:01Z".into(),
+                params,
+                placement: json!({}),
+                headline: Headline {
+                    received_pps: Some(pps),
+                    sent_pps: Some(base * ripple(rep + 1)),
+                    rtt_p50_us: Some(50.0 * ripple(rep + 2)),
+                    ..Default::default()
+                },
+                results: json!({}),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-01T00:01:00Z", "finished")
+        .unwrap();
+}
+
+#[test]
+fn a_planted_regression_exits_1_and_is_named() {
+    let dir = TempDir::new();
+    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
+    write_run(&a, "6.1.0-old", 1.0, true);
+    write_run(&b, "6.12.0-new", 0.9, false);
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = fwbench(&["compare", sa, sb]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    // Both kernels shown, the regression named on its configuration's metric.
+    assert!(
+        out.contains("6.1.0-old") && out.contains("6.12.0-new"),
+        "{out}"
+    );
+    let section = out
+        .split("\nflood rules=100\n")
+        .nth(1)
+        .expect("a section for rules=100")
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let line = section
+        .lines()
+        .find(|l| l.contains("received_pps"))
+        .unwrap();
+    assert!(
+        line.contains("-10 %") && line.contains("REGRESSION"),
+        "{line}"
+    );
+    // rules=0 is unchanged; 1000 is only in the old run, listed.
+    let zero = out.split("\nflood rules=0\n").nth(1).unwrap();
+    let zline = zero.lines().find(|l| l.contains("received_pps")).unwrap();
+    assert!(zline.trim_end().ends_with("same"), "{zline}");
+    assert!(
+        out.contains("only in old (1), not compared:\n  flood rules=1000"),
+        "{out}"
+    );
+    // Listed on top, too.
+    assert!(
+        out.contains("REGRESSIONS (2):\n  flood rules=100: ns_per_packet +11.11 % ± "),
+        "{out}"
+    );
+    // received_pps and the per-packet time derived from it (1e9 / received_pps).
+    let ns = section
+        .lines()
+        .find(|l| l.contains("ns_per_packet"))
+        .unwrap();
+    assert!(ns.contains("REGRESSION"), "{ns}");
+    assert!(
+        stderr(&o).contains("2 significant regression"),
+        "{}",
+        stderr(&o)
+    );
+
+    // JSON says the same, and a 15 % threshold lets a 10 % drop pass.
+    let o = fwbench(&["compare", sa, sb, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = &v["pairs"][0];
+    assert_eq!(p["failing"], 2);
+    assert_eq!(p["new"]["kernel"], "6.12.0-new");
+    let m = p["matched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["label"] == "flood rules=100")
+        .unwrap();
+    let c = m["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "received_pps")
+        .unwrap();
+    assert!((c["pct"].as_f64().unwrap() + 10.0).abs() < 1e-6, "{c}");
+    assert!(c["diff"]["welch"]["p"].as_f64().unwrap() < 0.001, "{c}");
+    let o = fwbench(&["compare", sa, sb, "--threshold", "15"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+
+    // Markdown and HTML to files.
+    for (fmt, name, mark) in [
+        ("md", "c.md", "**REGRESSION**"),
+        ("html", "c.html", "class=\"fail\""),
+    ] {
+        let f = dir.file(name);
+        let o = fwbench(&["compare", sa, sb, "-f", fmt, "-o", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(text.contains(mark) && text.contains("6.12.0-new"), "{text}");
+    }
+}
+
+#[test]
+fn identical_data_exits_0_and_bad_input_exits_2() {
+    let dir = TempDir::new();
+    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
+    write_run(&a, "6.1.0", 1.0, false);
+    write_run(&b, "6.1.0", 1.0, false);
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = fwbench(&["compare", sa, &format!("{sb}:1"), "--threshold", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("REGRESSION"));
+    assert!(stdout(&o).contains("p=1.000 (n=5+5)"), "{}", stdout(&o));
+    // Three sides: the first against each other one.
+    let o = fwbench(&["compare", sa, sb, sa, "-f", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["schema"], "fwbench/compare/1");
+    // Bad input: a missing file, a missing run, a bad threshold, one side only.
+    for args in [
+        vec!["compare", sa, "/nonexistent/b.db"],
+        vec!["compare", sa, &format!("{sb}:9")],
+        vec!["compare", sa, sb, "--threshold", "x"],
+        vec!["compare", sa],
+    ] {
+        let o = fwbench(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    assert!(stderr(&fwbench(&["compare", sa, &format!("{sb}:9")])).contains("run 9 does not exist"));
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_real_run_compared_with_itself_has_no_regression() {
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&[
+        "flood",
+        "-t",
+        "1",
+        "--rate",
+        "10kpps",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = db.to_str().unwrap();
+    let o = fwbench(&["compare", d, &format!("{d}:1"), "--threshold", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // One repetition a side: changes shown, no test, nothing flagged.
+    let line = out.lines().find(|l| l.contains("received_pps")).unwrap();
+    assert!(
+        line.contains("no test (n=1+1)") && line.ends_with("same"),
+        "{out}"
+    );
+}

@@ -1,0 +1,623 @@
+//! `fwbench compare`: two or more runs side by side, as benchstat does for Go
+//! benchmarks. Configurations are matched across runs by their parameters (the trial
+//! seed and the run left out: the same key [`crate::model::configs`] groups
+//! repetitions by), and per metric the change of each later run against the first is
+//! given with its 95 % confidence interval and Welch's t-test over the repetitions.
+//!
+//! Owns: the matching, the per-metric verdicts (which direction is better, what counts
+//! as a regression) and the four renderings (text, Markdown, HTML, JSON).
+//! Must not: read the store itself (the caller loads each side with [`crate::load`]) or
+//! decide exit codes (it says how many regressions fail the threshold).
+
+use crate::contents::RunReport;
+use crate::figure::num;
+use crate::model::Config;
+use crate::stats::{self, Difference, Summary};
+use crate::svg::escape;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// Significance level of the tests (two-sided).
+pub const ALPHA: f64 = 0.05;
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// The direction of a metric: rates and counts of work done are better higher;
+/// latencies, loss, jitter, costs and CPU shares are better lower. `None` for metrics
+/// with no direction (they are shown, never called regressions).
+pub fn better(metric: &str) -> Option<Better> {
+    const HIGHER: &[&str] = &[
+        "throughput_bps",
+        "throughput_per_client_bps",
+        "transactions_per_s",
+        "received_pps",
+        "sent_pps",
+        "sessions_per_s",
+        "goodput_bps",
+        "net_goodput_bps",
+        "hold_reached",
+    ];
+    if HIGHER.contains(&metric) {
+        return Some(Better::Higher);
+    }
+    let lower = metric.starts_with("rtt_")
+        || metric.ends_with("_us")
+        || metric.ends_with("_ms")
+        || metric.ends_with(".softirq")
+        || matches!(
+            metric,
+            "loss_ratio" | "ns_per_packet" | "cpu_ns_per_packet" | "elapsed_s"
+        );
+    lower.then_some(Better::Lower)
+}
+
+/// One side of a comparison: where it came from and on what it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    /// `FILE:RUN` as given (with the run filled in).
+    pub name: String,
+    pub run_id: i64,
+    pub scenario: String,
+    pub started_at: String,
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu: String,
+    pub fwbench_version: String,
+    /// Trials in the run (any status).
+    pub trials: usize,
+}
+
+impl Side {
+    pub fn of(name: &str, r: &RunReport) -> Side {
+        let h = &r.run.host;
+        Side {
+            name: name.to_string(),
+            run_id: r.run.id,
+            scenario: r.run.scenario.clone(),
+            started_at: r.run.started_at.clone(),
+            hostname: h.hostname.clone(),
+            kernel: h.kernel.clone(),
+            cpu: format!("{} ({} cores)", h.cpu_model, h.cores),
+            fwbench_version: h.fwbench_version.clone(),
+            trials: r.trials.len(),
+        }
+    }
+}
+
+/// One metric of one matched configuration: old (first run) against new.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub metric: String,
+    pub better: Option<Better>,
+    pub old: Summary,
+    pub new: Summary,
+    /// new − old with its 95 % CI and Welch's test (repetitions are the unit).
+    pub diff: Difference,
+    /// (new − old) / old in %, and the CI half-width in % of old (`None` when old is 0).
+    pub pct: Option<f64>,
+    pub pct_ci95: Option<f64>,
+    /// Welch p < [`ALPHA`].
+    pub significant: bool,
+    /// `better`, `worse` (significant, in the metric's good/bad direction), `same` (not
+    /// significant) or `changed` (significant, metric without a direction).
+    pub verdict: &'static str,
+    /// A significant worsening at least the threshold (or from 0, where no % exists).
+    pub fails: bool,
+}
+
+impl Change {
+    fn of(metric: &str, old: &[f64], new: &[f64], threshold_pct: f64) -> Option<Change> {
+        let (so, sn) = (Summary::of(old)?, Summary::of(new)?);
+        let diff = stats::difference(old, new)?;
+        let pct = (so.mean != 0.0).then(|| diff.delta / so.mean.abs() * 100.0);
+        let pct_ci95 = diff
+            .ci95
+            .and_then(|c| (so.mean != 0.0).then(|| c / so.mean.abs() * 100.0));
+        let significant = diff.welch.is_some_and(|w| w.p < ALPHA);
+        let dir = better(metric);
+        let verdict = match (significant, dir) {
+            (false, _) => "same",
+            (true, None) => "changed",
+            (true, Some(Better::Higher)) if diff.delta > 0.0 => "better",
+            (true, Some(Better::Lower)) if diff.delta < 0.0 => "better",
+            (true, Some(_)) => "worse",
+        };
+        let fails = verdict == "worse" && pct.is_none_or(|p| p.abs() >= threshold_pct);
+        Some(Change {
+            metric: metric.to_string(),
+            better: dir,
+            old: so,
+            new: sn,
+            diff,
+            pct,
+            pct_ci95,
+            significant,
+            verdict,
+            fails,
+        })
+    }
+
+    /// "+10.2 % ± 3.1 %" (or the absolute change when old is 0).
+    pub fn change_text(&self) -> String {
+        match self.pct {
+            Some(p) => format!(
+                "{}{} %{}",
+                if p > 0.0 { "+" } else { "" },
+                num(round_to(p, 2)),
+                self.pct_ci95
+                    .map(|c| format!(" ± {} %", num(round_to(c, 2))))
+                    .unwrap_or_default()
+            ),
+            None => format!(
+                "{}{}{}",
+                if self.diff.delta > 0.0 { "+" } else { "" },
+                num(self.diff.delta),
+                self.diff
+                    .ci95
+                    .map(|c| format!(" ± {}", num(c)))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// "p=0.003 (n=5+5)", or why there is no test.
+    pub fn test_text(&self) -> String {
+        match self.diff.welch {
+            Some(w) => format!("p={} (n={}+{})", p_text(w.p), self.old.n, self.new.n),
+            None if self.old.n < 2 || self.new.n < 2 => {
+                format!("no test (n={}+{})", self.old.n, self.new.n)
+            }
+            None => format!("no spread (n={}+{})", self.old.n, self.new.n),
+        }
+    }
+}
+
+/// Round to `d` decimals (for percentages: 10.0012 → 10).
+fn round_to(v: f64, d: i32) -> f64 {
+    let f = 10f64.powi(d);
+    (v * f).round() / f
+}
+
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// A configuration present on both sides, with its per-metric changes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Matched {
+    pub key: String,
+    /// The workload and the parameters that vary between the configurations compared.
+    pub label: String,
+    pub changes: Vec<Change>,
+}
+
+/// The first run against one later run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pair {
+    pub old: Side,
+    pub new: Side,
+    pub matched: Vec<Matched>,
+    /// Configurations only in the old run / only in the new one (labels).
+    pub only_old: Vec<String>,
+    pub only_new: Vec<String>,
+    /// Significant regressions at least the threshold.
+    pub failing: usize,
+}
+
+/// A whole comparison: the first side against each of the others.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub alpha: f64,
+    pub threshold_pct: f64,
+    /// What the statistics are over (said in every rendering).
+    pub unit: &'static str,
+    pub pairs: Vec<Pair>,
+}
+
+const UNIT: &str = "the repetitions (trials) of a configuration: each trial's value is one \
+                    observation; change = new − old with its 95 % CI (Welch–Satterthwaite \
+                    df), p from Welch's two-sided t-test";
+
+impl Comparison {
+    /// Compare `sides[0]` with each later side. `threshold_pct`: the least relative
+    /// worsening that fails (`--threshold`).
+    pub fn new(sides: &[(String, &RunReport)], threshold_pct: f64) -> Comparison {
+        let mut pairs = Vec::new();
+        if let Some(((name0, first), rest)) = sides.split_first() {
+            for (name, r) in rest {
+                pairs.push(pair(name0, first, name, r, threshold_pct));
+            }
+        }
+        Comparison {
+            alpha: ALPHA,
+            threshold_pct,
+            unit: UNIT,
+            pairs,
+        }
+    }
+
+    /// Significant regressions at least the threshold, over every pair.
+    pub fn failing(&self) -> usize {
+        self.pairs.iter().map(|p| p.failing).sum()
+    }
+
+    /// Configurations matched, over every pair.
+    pub fn matched(&self) -> usize {
+        self.pairs.iter().map(|p| p.matched.len()).sum()
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// Plain text for a terminal (the default).
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        for p in &self.pairs {
+            let _ = writeln!(o, "old  {}", side_line(&p.old));
+            let _ = writeln!(o, "new  {}", side_line(&p.new));
+            if p.old.kernel != p.new.kernel || p.old.hostname != p.new.hostname {
+                let _ = writeln!(
+                    o,
+                    "     (hosts or kernels differ: {} {} → {} {})",
+                    p.old.hostname, p.old.kernel, p.new.hostname, p.new.kernel
+                );
+            }
+            let failing: Vec<String> = p
+                .matched
+                .iter()
+                .flat_map(|m| {
+                    m.changes
+                        .iter()
+                        .filter(|c| c.fails)
+                        .map(move |c| format!("{}: {} {}", m.label, c.metric, c.change_text()))
+                })
+                .collect();
+            if !failing.is_empty() {
+                let _ = writeln!(o, "\nREGRESSIONS ({}):", failing.len());
+                for f in &failing {
+                    let _ = writeln!(o, "  {f}");
+                }
+            }
+            for m in &p.matched {
+                let _ = writeln!(o, "\n{}", m.label);
+                let rows: Vec<[String; 6]> = m.changes.iter().map(row).collect();
+                let mut w = [0usize; 6];
+                for r in &rows {
+                    for (i, c) in r.iter().enumerate() {
+                        w[i] = w[i].max(c.chars().count());
+                    }
+                }
+                for r in &rows {
+                    let mut line = String::from("  ");
+                    for (i, c) in r.iter().enumerate() {
+                        let pad = w[i] - c.chars().count();
+                        if i == 0 || i == 5 {
+                            let _ = write!(line, "{c}{}  ", " ".repeat(pad));
+                        } else {
+                            let _ = write!(line, "{}{c}  ", " ".repeat(pad));
+                        }
+                    }
+                    let _ = writeln!(o, "{}", line.trim_end());
+                }
+            }
+            unmatched(&mut o, "only in old", &p.only_old);
+            unmatched(&mut o, "only in new", &p.only_new);
+            let _ = writeln!(o);
+        }
+        let _ = writeln!(o, "{}", self.footer());
+        o
+    }
+
+    fn footer(&self) -> String {
+        format!(
+            "Statistics over {}. Significant: p < {}. A regression fails (exit 1) when it \
+             is significant and at least {} % worse; {} did.",
+            self.unit,
+            self.alpha,
+            num(self.threshold_pct),
+            self.failing()
+        )
+    }
+
+    /// Markdown.
+    pub fn markdown(&self) -> String {
+        let mut o = String::from("# fwbench compare\n\n");
+        for p in &self.pairs {
+            let _ = writeln!(o, "| | old | new |\n|---|---|---|");
+            for (k, a, b) in side_rows(&p.old, &p.new) {
+                let _ = writeln!(o, "| {k} | {} | {} |", md(&a), md(&b));
+            }
+            for m in &p.matched {
+                let _ = writeln!(o, "\n## {}\n", md(&m.label));
+                let _ = writeln!(
+                    o,
+                    "| metric | old | new | change (95 % CI) | test | verdict |\n|---|---:|---:|---:|---|---|"
+                );
+                for c in &m.changes {
+                    let r = row(c);
+                    let _ = writeln!(
+                        o,
+                        "| {} | {} | {} | {} | {} | {} |",
+                        md(&r[0]),
+                        r[1],
+                        r[2],
+                        r[3],
+                        md(&r[4]),
+                        if c.fails {
+                            "**REGRESSION**".to_string()
+                        } else {
+                            r[5].clone()
+                        }
+                    );
+                }
+            }
+            for (what, list) in [("only in old", &p.only_old), ("only in new", &p.only_new)] {
+                if !list.is_empty() {
+                    let _ = writeln!(o, "\n{} ({}):\n", what, list.len());
+                    for l in list {
+                        let _ = writeln!(o, "* {}", md(l));
+                    }
+                }
+            }
+            o.push('\n');
+        }
+        let _ = writeln!(o, "{}", md(&self.footer()));
+        o
+    }
+
+    /// A self-contained HTML page.
+    pub fn html(&self) -> String {
+        let mut o = String::from(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <title>fwbench compare</title><style>\
+             body{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em}\
+             table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em}\
+             td.n{text-align:right;font-variant-numeric:tabular-nums}\
+             tr.worse td{background:#fdecea}tr.fail td{background:#f8c9c4;font-weight:bold}\
+             tr.better td{background:#e8f5e9}</style></head><body><h1>fwbench compare</h1>",
+        );
+        for p in &self.pairs {
+            o.push_str("<table><tr><th></th><th>old</th><th>new</th></tr>");
+            for (k, a, b) in side_rows(&p.old, &p.new) {
+                let _ = write!(
+                    o,
+                    "<tr><th>{}</th><td>{}</td><td>{}</td></tr>",
+                    escape(k),
+                    escape(&a),
+                    escape(&b)
+                );
+            }
+            o.push_str("</table>");
+            for m in &p.matched {
+                let _ = write!(o, "<h2>{}</h2><table><tr><th>metric</th><th>old</th><th>new</th><th>change (95 % CI)</th><th>test</th><th>verdict</th></tr>", escape(&m.label));
+                for c in &m.changes {
+                    let r = row(c);
+                    let class = if c.fails { "fail" } else { c.verdict };
+                    let _ = write!(
+                        o,
+                        "<tr class=\"{class}\"><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+                        escape(&r[0]),
+                        escape(&r[1]),
+                        escape(&r[2]),
+                        escape(&r[3]),
+                        escape(&r[4]),
+                        escape(&r[5])
+                    );
+                }
+                o.push_str("</table>");
+            }
+            for (what, list) in [("Only in old", &p.only_old), ("Only in new", &p.only_new)] {
+                if !list.is_empty() {
+                    let _ = write!(o, "<h3>{what} ({})</h3><ul>", list.len());
+                    for l in list {
+                        let _ = write!(o, "<li>{}</li>", escape(l));
+                    }
+                    o.push_str("</ul>");
+                }
+            }
+        }
+        let _ = writeln!(o, "<p>{}</p></body></html>", escape(&self.footer()));
+        o
+    }
+}
+
+fn side_line(s: &Side) -> String {
+    format!(
+        "{}  run {} ({}, {})  host {}  kernel {}  {}  fwbench {}",
+        s.name, s.run_id, s.scenario, s.started_at, s.hostname, s.kernel, s.cpu, s.fwbench_version
+    )
+}
+
+fn side_rows(a: &Side, b: &Side) -> Vec<(&'static str, String, String)> {
+    vec![
+        ("results", a.name.clone(), b.name.clone()),
+        ("run", a.run_id.to_string(), b.run_id.to_string()),
+        ("scenario", a.scenario.clone(), b.scenario.clone()),
+        ("started", a.started_at.clone(), b.started_at.clone()),
+        ("host", a.hostname.clone(), b.hostname.clone()),
+        ("kernel", a.kernel.clone(), b.kernel.clone()),
+        ("CPU", a.cpu.clone(), b.cpu.clone()),
+        (
+            "fwbench",
+            a.fwbench_version.clone(),
+            b.fwbench_version.clone(),
+        ),
+        ("trials", a.trials.to_string(), b.trials.to_string()),
+    ]
+}
+
+fn unmatched(o: &mut String, what: &str, list: &[String]) {
+    if !list.is_empty() {
+        let _ = writeln!(o, "\n{what} ({}), not compared:", list.len());
+        for l in list {
+            let _ = writeln!(o, "  {l}");
+        }
+    }
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// metric, old, new, change, test, verdict.
+fn row(c: &Change) -> [String; 6] {
+    let dir = match c.better {
+        Some(Better::Higher) => " (↑)",
+        Some(Better::Lower) => " (↓)",
+        None => "",
+    };
+    [
+        format!("{}{dir}", c.metric),
+        crate::figure::mean_ci(c.old.mean, c.old.ci95),
+        crate::figure::mean_ci(c.new.mean, c.new.ci95),
+        c.change_text(),
+        c.test_text(),
+        if c.fails {
+            "REGRESSION".into()
+        } else {
+            c.verdict.into()
+        },
+    ]
+}
+
+/// Compare one pair of runs.
+fn pair(
+    old_name: &str,
+    old: &RunReport,
+    new_name: &str,
+    new: &RunReport,
+    threshold_pct: f64,
+) -> Pair {
+    let by_key = |r: &'_ RunReport| -> BTreeMap<String, Config> {
+        r.configs
+            .iter()
+            .filter(|c| !c.reps.is_empty())
+            .map(|c| (c.key.clone(), c.clone()))
+            .collect()
+    };
+    let (a, b) = (by_key(old), by_key(new));
+    let all: Vec<&Config> = a.values().chain(b.values()).collect();
+    let varying = varying_keys(&all);
+    let label = |c: &Config| label_of(c, &varying);
+    let mut matched = Vec::new();
+    // Keep the old run's table order.
+    for c in old.configs.iter().filter(|c| b.contains_key(&c.key)) {
+        if !a.contains_key(&c.key) {
+            continue;
+        }
+        let n = &b[&c.key];
+        let changes: Vec<Change> = c
+            .values
+            .iter()
+            .filter_map(|(m, v)| Change::of(m, v, n.values.get(m)?, threshold_pct))
+            .collect();
+        matched.push(Matched {
+            key: c.key.clone(),
+            label: label(c),
+            changes,
+        });
+    }
+    let only = |x: &BTreeMap<String, Config>, y: &BTreeMap<String, Config>| {
+        x.values()
+            .filter(|c| !y.contains_key(&c.key))
+            .map(label)
+            .collect::<Vec<_>>()
+    };
+    let failing = matched
+        .iter()
+        .flat_map(|m| &m.changes)
+        .filter(|c| c.fails)
+        .count();
+    Pair {
+        old: Side::of(old_name, old),
+        new: Side::of(new_name, new),
+        only_old: only(&a, &b),
+        only_new: only(&b, &a),
+        matched,
+        failing,
+    }
+}
+
+/// Parameters whose values differ between the configurations (or that some lack).
+fn varying_keys(configs: &[&Config]) -> Vec<String> {
+    let keys: BTreeSet<&String> = configs.iter().flat_map(|c| c.flat.keys()).collect();
+    keys.into_iter()
+        .filter(|k| {
+            let vals: BTreeSet<Option<&String>> = configs.iter().map(|c| c.flat.get(*k)).collect();
+            vals.len() > 1
+        })
+        .cloned()
+        .collect()
+}
+
+/// "flood engine=nft rules=100": the workload and the parameters that vary.
+fn label_of(c: &Config, varying: &[String]) -> String {
+    let mut s = c.workload.clone();
+    for k in varying {
+        if k == "workload" {
+            continue;
+        }
+        if let Some(v) = c.flat.get(k) {
+            let _ = write!(s, " {k}={v}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions() {
+        assert_eq!(better("received_pps"), Some(Better::Higher));
+        assert_eq!(better("rtt_p99_us"), Some(Better::Lower));
+        assert_eq!(better("loss_ratio"), Some(Better::Lower));
+        assert_eq!(better("gateway.cpu1.softirq"), Some(Better::Lower));
+        assert_eq!(better("ttlb_mean_ms"), Some(Better::Lower));
+        assert_eq!(better("something_else"), None);
+    }
+
+    #[test]
+    fn a_planted_ten_percent_drop_is_a_failing_regression() {
+        let old = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let new: Vec<f64> = old.iter().map(|v| v * 0.9).collect();
+        let c = Change::of("received_pps", &old, &new, 5.0).unwrap();
+        assert!((c.pct.unwrap() + 10.0).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.verdict, "worse");
+        assert!(c.significant && c.fails);
+        // The same drop with a 15 % threshold: significant, but it does not fail.
+        assert!(!Change::of("received_pps", &old, &new, 15.0).unwrap().fails);
+        // For a latency a drop is an improvement.
+        let l = Change::of("rtt_p50_us", &old, &new, 5.0).unwrap();
+        assert_eq!((l.verdict, l.fails), ("better", false));
+        // Identical: same, p = 1.
+        let s = Change::of("received_pps", &old, &old, 0.0).unwrap();
+        assert_eq!((s.verdict, s.fails), ("same", false));
+        assert_eq!(s.test_text(), "p=1.000 (n=5+5)");
+        // One repetition a side: no test, never a regression.
+        let one = Change::of("received_pps", &[100.0], &[50.0], 5.0).unwrap();
+        assert_eq!((one.verdict, one.fails), ("same", false));
+        assert_eq!(one.test_text(), "no test (n=1+1)");
+        // Loss from 0: no %, the absolute change; significant and worse → fails.
+        let z = Change::of("loss_ratio", &[0.0, 0.0, 0.0], &[0.1, 0.12, 0.11], 50.0).unwrap();
+        assert!(z.pct.is_none() && z.fails, "{z:?}");
+        assert!(
+            z.change_text().starts_with("+0.11 ± "),
+            "{}",
+            z.change_text()
+        );
+    }
+}
