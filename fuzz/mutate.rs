@@ -118,23 +118,35 @@ pub fn mutate(rng: &mut Rng, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Call `f` with every seed, then with `rounds` mutations (seeded by `seed`, so a
-/// failure is reproducible: the input is written to the panic message's file).
+/// failure is reproducible; the last input is in `$TMPDIR/fuzz-smoke-<target>-last`),
+/// for at most 5 s. `FUZZ_SMOKE_SECS=N` runs for N s instead, without a round limit,
+/// and `FUZZ_SMOKE_SEED` changes the seed: a longer fuzz run on stable.
 pub fn run(target: &str, seed: u64, rounds: usize, mut f: impl FnMut(&[u8])) {
     let seeds: Vec<Vec<u8>> = corpus(target).into_iter().map(|(_, b)| b).collect();
     for s in &seeds {
         f(s);
     }
-    let mut rng = Rng::new(seed);
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let budget = env("FUZZ_SMOKE_SECS");
+    let rounds = if budget.is_some() { usize::MAX } else { rounds };
+    let budget = budget.unwrap_or(5);
+    let mut rng = Rng::new(env("FUZZ_SMOKE_SEED").unwrap_or(seed));
     let t0 = std::time::Instant::now();
+    let mut done = 0usize;
     for i in 0..rounds {
         let base = &seeds[rng.below(seeds.len())];
         let input = mutate(&mut rng, base, &seeds);
         let dump = std::env::temp_dir().join(format!("fuzz-smoke-{target}-last"));
         let _ = std::fs::write(&dump, &input);
         f(&input);
-        if t0.elapsed().as_secs() >= 5 {
-            eprintln!("{target}: stopped after {i} mutations (5 s budget)");
+        done = i + 1;
+        if t0.elapsed().as_secs() >= budget {
             break;
         }
     }
+    eprintln!(
+        "fuzz-smoke {target}: {} seeds and {done} mutations in {:.0} s, no failure",
+        seeds.len(),
+        t0.elapsed().as_secs_f64()
+    );
 }

@@ -98,6 +98,7 @@ impl ExternalServer {
                 )
             })?;
 
+        reap_stale_temp_dirs(&std::env::temp_dir(), "nginx");
         let dir = TempDir::new("nginx")
             .map_err(|e| TrafficError::io("creating a temp dir for nginx", e))?;
         let dir_text = config_path(dir.path())?;
@@ -647,6 +648,7 @@ impl ExternalClient {
                 )
             })?;
         let dir = if spec.verify {
+            reap_stale_temp_dirs(&std::env::temp_dir(), "curl");
             Some(
                 TempDir::new("curl")
                     .map_err(|e| TrafficError::io("creating a temp dir for curl", e))?,
@@ -1277,6 +1279,39 @@ impl Drop for TempDir {
     }
 }
 
+/// The owner's process id of one of our temp dirs, `fwbench-<tag>-<pid>-<n>`.
+fn temp_dir_owner(name: &str, tag: &str) -> Option<u32> {
+    let rest = name
+        .strip_prefix("fwbench-")?
+        .strip_prefix(tag)?
+        .strip_prefix('-')?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Remove temp dirs `fwbench-<tag>-<pid>-<n>` in `base` whose process is gone (an
+/// agent killed with SIGKILL cannot remove its own). Returns how many were removed.
+fn reap_stale_temp_dirs(base: &Path, tag: &str) -> usize {
+    let Ok(dir) = fs::read_dir(base) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_dir_owner(&name, tag) else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if fs::remove_dir_all(e.path()).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1529,6 +1564,30 @@ mod tests {
         let m = pattern_mismatch(&bad[..], 1000).unwrap().unwrap();
         assert!(m.starts_with("byte 300 is"), "{m}");
         assert_eq!(pattern_mismatch(&[][..], 0).unwrap(), None);
+    }
+
+    #[test]
+    fn temp_dirs_of_dead_processes_are_reaped() {
+        assert_eq!(temp_dir_owner("fwbench-nginx-42-0", "nginx"), Some(42));
+        assert_eq!(temp_dir_owner("fwbench-nginx-42", "nginx"), None);
+        assert_eq!(temp_dir_owner("fwbench-curl-42-0", "nginx"), None);
+        let base = TempDir::new("unit").unwrap();
+        let mut c = Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        let stale = base.path().join(format!("fwbench-nginx-{dead}-3"));
+        let live = base
+            .path()
+            .join(format!("fwbench-nginx-{}-3", std::process::id()));
+        let other = base.path().join("fwbench-nginx-x-3");
+        for d in [&stale, &live, &other] {
+            fs::create_dir(d).unwrap();
+        }
+        fs::write(stale.join("nginx.conf"), "x").unwrap();
+        let expect = usize::from(!Path::new(&format!("/proc/{dead}")).exists());
+        assert_eq!(reap_stale_temp_dirs(base.path(), "nginx"), expect);
+        assert_eq!(stale.exists(), expect == 0);
+        assert!(live.exists() && other.exists());
     }
 
     #[test]

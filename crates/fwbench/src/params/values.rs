@@ -98,7 +98,7 @@ pub fn parse_interval(s: &str) -> Result<u64, String> {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 60e6)
+            .filter(|v| v.is_finite() && *v >= 1e-3 && *v <= 60e6)
             .map(|v| (v * 1e3) as u64)
             .ok_or_else(|| format!("'{s}' is not an interval (like 0, 250us, 10ms, 1s)"));
     }
@@ -223,4 +223,28 @@ pub fn cpus(s: &str) -> Result<String, String> {
         ));
     }
     Ok(traffic::sys::format_cpus(&list))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonsense_values_are_refused_not_rounded() {
+        assert!(parse_duration("1e-300")
+            .unwrap_err()
+            .contains("shorter than a millisecond"));
+        assert_eq!(parse_duration("1ms").unwrap(), 1e-3);
+        assert!(parse_duration("86401").is_err());
+        // Below a nanosecond a gap used to become 0 (back to back).
+        assert!(parse_interval("0.0000001us").is_err());
+        assert_eq!(parse_interval("0.001us").unwrap(), 1);
+        assert!(rate("0").unwrap_err().contains("zero"));
+        assert_eq!(rate("max").unwrap(), proto::Rate::Max);
+        assert!(rule_count("1000000000")
+            .unwrap_err()
+            .contains("more than the 1000000"));
+        assert_eq!(rule_count("1000000").unwrap(), 1_000_000);
+        assert!(cpus("0-18446744073709551615").is_err());
+    }
 }
