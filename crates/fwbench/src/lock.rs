@@ -39,7 +39,15 @@ fn holder(file: &mut File) -> String {
 
 fn open(dir: &Path, name: &str) -> Result<(File, PathBuf)> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join(format!("{name}.lock"));
+    // A testbed file may name its testbed anything: only a plain file name here.
+    let safe: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect();
+    let path = dir.join(format!("{safe}.lock"));
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -118,8 +126,10 @@ mod tests {
             "{msg}"
         );
         assert!(e.is::<crate::error::UsageError>());
-        // Another name is another lock.
+        // Another name is another lock; any name makes a plain file name.
         let _other = try_lock_in(dir.path(), "testbed-y", "testbed 'y'").unwrap();
+        let _odd = try_lock_in(dir.path(), "testbed-../a b/c", "testbed").unwrap();
+        assert!(dir.path().join("testbed-.._a_b_c.lock").is_file());
         drop(first);
         let _again = try_lock_in(dir.path(), "testbed-x", "testbed 'x'").unwrap();
     }

@@ -128,3 +128,49 @@ fn report_refuses_an_empty_file_without_touching_it() {
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     assert!(!out.exists());
 }
+
+/// A results file damaged inside (its pages overwritten) is bad input: exit 2 with a
+/// message naming the file, never a panic or exit 1.
+#[test]
+fn a_corrupt_results_file_exits_2_naming_it() {
+    let dir = TempDir::new();
+    let db = dir.file("broken.db");
+    {
+        let mut s = store::Store::open(&db).unwrap();
+        let run = s.begin_run(&store::NewRun::default()).unwrap();
+        for i in 0..50 {
+            s.insert_trial(&store::TrialRecord {
+                run_id: run,
+                trial_key: format!("k{i}"),
+                rep: 1,
+                workload: "echo".into(),
+                status: "ok".into(),
+                params: serde_json::json!({"clients": i}),
+                placement: serde_json::json!({}),
+                results: serde_json::json!({"pad": "x".repeat(2000)}),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    let mut bytes = std::fs::read(&db).unwrap();
+    assert!(bytes.len() > 8 * 4096);
+    // Keep the header page (the file still looks like fwbench's), wreck the rest.
+    for b in &mut bytes[4096..] {
+        *b = 0xA5;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let out = dir.file("r.html");
+    for fmt in ["html", "csv", "samples"] {
+        let o = fwbench(&[
+            "report",
+            db.to_str().unwrap(),
+            "-f",
+            fmt,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{fmt}: {}", stderr(&o));
+        assert!(stderr(&o).contains("broken.db"), "{fmt}: {}", stderr(&o));
+    }
+}

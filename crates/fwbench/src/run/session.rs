@@ -78,28 +78,28 @@ impl Testbeds {
     /// [`crate::testbed::file::is_file`]); a file's hosts are reached (and given
     /// this binary) now, so an unreachable host is bad input (exit 2).
     pub fn new(named: Option<&str>) -> Result<Testbeds> {
-        let named: Option<Box<dyn Testbed>> = match named {
-            None => None,
+        // A named testbed is locked before anything reaches its hosts.
+        let lock = |name: &str| {
+            crate::lock::try_lock(&format!("testbed-{name}"), &format!("testbed '{name}'"))
+        };
+        let (named, _lock): (Option<Box<dyn Testbed>>, _) = match named {
+            None => (None, None),
             Some(f) if crate::testbed::file::is_file(f) => {
                 let tb = crate::testbed::file::load(Path::new(f))?;
+                let l = lock(tb.name())?;
                 tb.prepare()?;
-                Some(Box::new(tb))
+                (Some(Box::new(tb)), Some(l))
             }
             Some(n) => {
                 crate::testbed::netns::check_name(n)?;
-                Some(Box::new(NetnsTestbed::find(n)?.ok_or_else(|| {
+                let tb = NetnsTestbed::find(n)?.ok_or_else(|| {
                     usage(format!(
                         "--testbed {n}: no such testbed (create it with `fwbench testbed up --name {n}`)"
                     ))
-                })?))
+                })?;
+                let l = lock(n)?;
+                (Some(Box::new(tb)), Some(l))
             }
-        };
-        let _lock = match &named {
-            Some(tb) => Some(crate::lock::try_lock(
-                &format!("testbed-{}", tb.name()),
-                &format!("testbed '{}'", tb.name()),
-            )?),
-            None => None,
         };
         Ok(Testbeds {
             named,
