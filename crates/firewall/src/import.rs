@@ -785,10 +785,15 @@ pub fn import_nft_listing(
                     );
                 }
                 if !expr.iter().any(|e| e.get("counter").is_some()) {
-                    let at = expr
-                        .iter()
-                        .position(|e| e.get("match").is_none())
-                        .unwrap_or(expr.len());
+                    // Just before the verdict: after every match and every statement
+                    // that can stop the rule (`limit`, `ct count`, …), so it counts the
+                    // packets the verdict applies to.
+                    let at = match expr.last() {
+                        Some(v) if !nft_verdict(std::slice::from_ref(v)).is_empty() => {
+                            expr.len() - 1
+                        }
+                        _ => expr.len(),
+                    };
                     expr.insert(at, json!({ "counter": { "packets": 0, "bytes": 0 } }));
                     counters_added += 1;
                 }
@@ -1324,13 +1329,15 @@ COMMIT
             last.policy && last.chain == "input" && last.index == 6,
             "{last:?}"
         );
-        // Every rule counts, the counter before its verdict.
+        // Every rule counts, the counter just before its verdict.
         for cmd in batch.iter().filter(|c| c["add"].get("rule").is_some()) {
             let expr = cmd["add"]["rule"]["expr"].as_array().unwrap();
             let counter = expr
                 .iter()
                 .position(|e| e.get("counter").is_some())
                 .unwrap();
+            let verdict = nft_verdict(&expr[counter + 1..]);
+            assert!(counter + 2 >= expr.len() && !verdict.is_empty(), "{cmd}");
             assert!(
                 expr[..counter].iter().all(|e| e.get("match").is_some()),
                 "{cmd}"
