@@ -608,6 +608,15 @@ fn message_name(t: u16) -> String {
 /// The refusal for the message types nft sent while loading the file (`None`: only
 /// what a ruleset listing sends).
 pub fn refused_messages(source: &str, types: &[u16]) -> Result<(), ImportError> {
+    // No trace at all (an nft built without debug output): nothing can be vouched for.
+    if types.is_empty() {
+        return file_error(
+            source,
+            "nft printed no trace of the messages it sent (`nft --debug=mnl`), so fwbench \
+             cannot check that the file only creates objects"
+                .into(),
+        );
+    }
     let bad: Vec<String> = types
         .iter()
         .filter(|t| !ALLOWED_MESSAGES.contains(t))
@@ -1386,6 +1395,10 @@ COMMIT
         );
         assert!(check_nft_text("f", "table inet a {\n}\n").is_ok());
         assert!(refused_messages("f", &[16, 2560, 2563, 2566, 17]).is_ok());
+        assert!(refused_messages("f", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("no trace"));
         let e = refused_messages("f", &[16, 2562, 2560, 17])
             .unwrap_err()
             .to_string();
