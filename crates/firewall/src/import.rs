@@ -608,6 +608,15 @@ fn message_name(t: u16) -> String {
 /// The refusal for the message types nft sent while loading the file (`None`: only
 /// what a ruleset listing sends).
 pub fn refused_messages(source: &str, types: &[u16]) -> Result<(), ImportError> {
+    // No trace at all (an nft built without debug output): nothing can be vouched for.
+    if types.is_empty() {
+        return file_error(
+            source,
+            "nft printed no trace of the messages it sent (`nft --debug=mnl`), so fwbench \
+             cannot check that the file only creates objects"
+                .into(),
+        );
+    }
     let bad: Vec<String> = types
         .iter()
         .filter(|t| !ALLOWED_MESSAGES.contains(t))
@@ -785,10 +794,15 @@ pub fn import_nft_listing(
                     );
                 }
                 if !expr.iter().any(|e| e.get("counter").is_some()) {
-                    let at = expr
-                        .iter()
-                        .position(|e| e.get("match").is_none())
-                        .unwrap_or(expr.len());
+                    // Just before the verdict: after every match and every statement
+                    // that can stop the rule (`limit`, `ct count`, …), so it counts the
+                    // packets the verdict applies to.
+                    let at = match expr.last() {
+                        Some(v) if !nft_verdict(std::slice::from_ref(v)).is_empty() => {
+                            expr.len() - 1
+                        }
+                        _ => expr.len(),
+                    };
                     expr.insert(at, json!({ "counter": { "packets": 0, "bytes": 0 } }));
                     counters_added += 1;
                 }
@@ -1324,13 +1338,15 @@ COMMIT
             last.policy && last.chain == "input" && last.index == 6,
             "{last:?}"
         );
-        // Every rule counts, the counter before its verdict.
+        // Every rule counts, the counter just before its verdict.
         for cmd in batch.iter().filter(|c| c["add"].get("rule").is_some()) {
             let expr = cmd["add"]["rule"]["expr"].as_array().unwrap();
             let counter = expr
                 .iter()
                 .position(|e| e.get("counter").is_some())
                 .unwrap();
+            let verdict = nft_verdict(&expr[counter + 1..]);
+            assert!(counter + 2 >= expr.len() && !verdict.is_empty(), "{cmd}");
             assert!(
                 expr[..counter].iter().all(|e| e.get("match").is_some()),
                 "{cmd}"
@@ -1379,6 +1395,10 @@ COMMIT
         );
         assert!(check_nft_text("f", "table inet a {\n}\n").is_ok());
         assert!(refused_messages("f", &[16, 2560, 2563, 2566, 17]).is_ok());
+        assert!(refused_messages("f", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("no trace"));
         let e = refused_messages("f", &[16, 2562, 2560, 17])
             .unwrap_err()
             .to_string();

@@ -251,22 +251,27 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
          tcp dport 21000 ct state new ct count over 300 drop\n  }\n}\n",
     )
     .unwrap();
-    let v = conn(
+    let v = json_of(&[
+        "connections",
+        "--testbed",
         &tb.name,
-        &[
-            "connections",
-            "--limit",
-            "1000",
-            "--timeout-ms",
-            "300",
-            "--hold",
-            "0",
-            "--engine",
-            "nft",
-            "--import",
-            rules.to_str().unwrap(),
-        ],
-    );
+        "--no-store",
+        "--json",
+        "--limit",
+        "1000",
+        "--timeout-ms",
+        "300",
+        "--hold",
+        "0",
+        "--engine",
+        "nft",
+        "--import",
+        rules.to_str().unwrap(),
+    ]);
+    // The imported ruleset dropped SYNs: the trial says so, naming the rule.
+    assert_eq!(v["status"], "dropped", "{v}");
+    let by = v["verdicts"]["dropped"]["by"].as_str().unwrap();
+    assert!(by.starts_with("rule forward:1 (tcp dport 21000"), "{by}");
     let h = &result(&v)["hold"];
     assert_eq!(u(&h["reached"]), 300, "{h}");
     assert!(h["limiter"].as_str().unwrap().contains("timed out"), "{h}");

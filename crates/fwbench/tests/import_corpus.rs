@@ -387,3 +387,86 @@ fn hostile_files_are_refused_and_change_nothing() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn hot_rules_sweep_aims_at_each_rule_and_the_report_plots_it() {
+    let dir = TempDir::new();
+    let mut rules = String::from(
+        "table inet mine {\n  chain input {\n    type filter hook input priority filter; policy drop;\n",
+    );
+    for i in 1..=4 {
+        rules += &format!("    udp dport {} accept\n", 5000 + i);
+    }
+    // Not reachable by a UDP flood from the testbed: unavailable in the sweep.
+    rules += "    tcp dport 22 accept\n    ip saddr 203.0.113.0/24 udp dport 7000 accept\n  }\n}\n";
+    std::fs::write(dir.file("mine.nft"), rules).unwrap();
+    let scenario = dir.file("hot.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "hot"
+workload = "flood"
+[params]
+topology = "input"
+rate = "20kpps"
+duration = "1s"
+engine = "nft"
+import = "mine.nft"
+aim = "each:6"
+"#,
+    )
+    .unwrap();
+    let db = dir.file("r.db");
+    let o = fwbench(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let count = |sql: &str| sqlite_count(&db, sql);
+    assert_eq!(count("SELECT count(*) FROM trials WHERE status = 'ok'"), 4);
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM trials WHERE status = 'unavailable' AND \
+             (error LIKE '%protocol tcp%' OR error LIKE '%203.0.113.0/24%')"
+        ),
+        2
+    );
+    // Each ok trial's packets were all counted by the rule it aimed at.
+    let o = Command::new("sqlite3")
+        .arg(&db)
+        .arg(
+            "SELECT json_extract(params, '$.packet.aim'), json_extract(results, '$.packet.sent'), \
+             json_extract(results, '$.gateway.firewall.verdicts.rules') FROM trials \
+             WHERE status = 'ok'",
+        )
+        .output()
+        .unwrap();
+    for line in stdout(&o).lines() {
+        let mut f = line.splitn(3, '|');
+        let (aim, sent, rules) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+        let rules: Value = serde_json::from_str(rules).unwrap();
+        let n: usize = aim.parse().unwrap();
+        assert_eq!(rules[n - 1]["packets"].to_string(), sent, "{line}");
+        assert!(sent.parse::<u64>().unwrap() > 1000, "{line}");
+    }
+    let o = fwbench(&["report", db.to_str().unwrap(), "-f", "json", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let fig = v["runs"][0]["figures"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no figures: {text}"))
+        .iter()
+        .find(|f| f["id"] == "hot-rules")
+        .cloned()
+        .unwrap_or_else(|| panic!("no hot-rules figure: {text}"));
+    let xs: Vec<f64> = fig["series"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["x"].as_f64().unwrap())
+        .collect();
+    assert_eq!(xs, [1.0, 2.0, 3.0, 4.0], "{fig}");
+}

@@ -167,6 +167,8 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
                 "unavailable",
                 format!("{who} unavailable: {err}"),
             ),
+            // The imported ruleset dropped the traffic: measured, and said so.
+            "dropped" => push(Some(t.id), "dropped", format!("{who}: {err}")),
             s => push(Some(t.id), "failed", format!("{who} {s}: {err}")),
         }
         // Connection trials store corrupt sessions as validation errors: their

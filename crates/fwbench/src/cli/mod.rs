@@ -282,6 +282,15 @@ struct PingArgs {
     /// A reply not received within this many ms counts as lost
     #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
     timeout_ms: u32,
+    /// Destination port of the probes (the reflector listens there; a range: its first)
+    #[arg(long, value_parser = crate::params::packet::parse_ports)]
+    dport: Option<(u16, u16)>,
+    /// Source address: one of the testbed's client addresses
+    #[arg(long)]
+    src: Option<std::net::IpAddr>,
+    /// Aim at rule N (or CHAIN:N) of the imported ruleset (see flood --aim)
+    #[arg(long, value_parser = crate::params::packet::parse_aim)]
+    aim: Option<String>,
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -730,6 +739,9 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 size: a.size,
                 count: a.count.map(u64::from),
                 interval_ns: a.interval,
+                dport: a.dport,
+                src: a.src,
+                aim: a.aim.clone(),
                 ..Default::default()
             };
             let mut t = a.trial.clone();

@@ -142,24 +142,6 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let payload = k.payload(p.family).map_err(crate::error::usage)?;
     let server = tb.server_addr(p.family);
-    if p.workload == Workload::Ping {
-        return Ok((
-            Some(RoleSpec::Reflector(ReflectorSpec {
-                listen: server,
-                port: SINK_PORT,
-            })),
-            RoleSpec::Ping(PingSpec {
-                source: tb.client_addr(p.family, 1),
-                server,
-                port: SINK_PORT,
-                payload,
-                count: k.count,
-                interval_ns: k.interval_ns,
-                timeout_ms: p.timeout_ms,
-            }),
-        ));
-    }
-    let sources = p.clients.min(k.flows).max(1);
     let clients: Vec<_> = (1..=p.clients.max(1))
         .map(|i| tb.client_addr(p.family, i))
         .collect();
@@ -174,12 +156,45 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     if let Some(a) = &aimed {
         eprintln!("fwbench: {}", a.said());
     }
+    crate::rules::check_addrs(k, &clients, server).map_err(crate::error::usage)?;
+    if p.workload == Workload::Ping {
+        if k.sport.is_some() || aimed.as_ref().is_some_and(|a| a.sport.is_some()) {
+            return Err(crate::error::usage(
+                "ping takes no source port (its socket's port is the kernel's choice); \
+                 aim a flood at a rule that matches one",
+            ));
+        }
+        let port = aimed
+            .as_ref()
+            .and_then(|a| a.dport)
+            .or(k.dport.map(|(lo, _)| lo))
+            .unwrap_or(SINK_PORT);
+        return Ok((
+            Some(RoleSpec::Reflector(ReflectorSpec {
+                listen: server,
+                port,
+            })),
+            RoleSpec::Ping(PingSpec {
+                source: aimed
+                    .as_ref()
+                    .and_then(|a| a.src)
+                    .or(k.src)
+                    .unwrap_or_else(|| tb.client_addr(p.family, 1)),
+                server,
+                port,
+                payload,
+                count: k.count,
+                interval_ns: k.interval_ns,
+                timeout_ms: p.timeout_ms,
+            }),
+        ));
+    }
+    let sources = p.clients.min(k.flows).max(1);
     let (src_port, dst_port) = ports(k, aimed.as_ref()).map_err(crate::error::usage)?;
     let source_addrs = match aimed.as_ref().and_then(|a| a.src).or(k.src) {
         Some(a) => vec![a],
         None => (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
     };
-    crate::rules::check_addrs(k, &clients, server).map_err(crate::error::usage)?;
     let raw = match k.sender {
         SenderPath::Udp => None,
         SenderPath::Raw => Some(RawPath {
