@@ -636,3 +636,87 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
     );
     assert_no_new_ssh_dirs(&h.ssh_dirs_before);
 }
+
+/// `ip -j addr show dev DEV` in a namespace: its global addresses, sorted (`None`:
+/// the interface is not there).
+fn global_addrs(ns: &str, dev: &str) -> Option<Vec<String>> {
+    let o = Command::new("ip")
+        .args(["-n", ns, "-j", "addr", "show", "dev", dev])
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).ok()?;
+    let mut a: Vec<String> = v
+        .get(0)?
+        .get("addr_info")?
+        .as_array()?
+        .iter()
+        .filter(|x| x["scope"] == "global")
+        .map(|x| format!("{}/{}", x["local"].as_str().unwrap_or(""), x["prefixlen"]))
+        .collect();
+    a.sort();
+    Some(a)
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_client_port_moved_over_ssh_and_given_back() {
+    let _s = serial();
+    let h = Hosts::up();
+    let cli = format!("fwb-{}-cli", h.tb.name);
+    let before = global_addrs(&cli, "c0").expect("c0 in the client host");
+    assert!(!before.is_empty());
+    // The client's port goes into a namespace of its own on the (SSH) host; its
+    // agent runs there through `ssh … nsenter -t HOLDER -n`.
+    // Clients on the gateway's link (the local testbed's gateway routes the client
+    // block via 198.18.0.2, an address fwbench gives the moved port here).
+    let file = h.file("moved.toml", |t| {
+        t.replace(
+            "interface = \"c0\"\n",
+            "interface = \"c0\"\nmove_interface = true\n",
+        )
+        .replace(
+            "prefix = [\"198.18.1.0/16\", \"2001:2:0:1::c:0/64\"]",
+            "addresses = [\"198.18.0.2\", \"198.18.0.3\"]",
+        )
+    });
+    let v = h.json(&[
+        "echo",
+        "--testbed",
+        &file,
+        "--no-store",
+        "--json",
+        "-t",
+        "1",
+        "-n",
+        "2",
+    ]);
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(u(&v["validation_errors"]), 0, "{v}");
+    let client = v["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["role"] == "client")
+        .and_then(|p| p["place"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        client.starts_with("ssh ") && client.contains("port netns of pid"),
+        "{client}"
+    );
+    // Back in the host with the addresses it had.
+    assert!(
+        wait_for(10.0, || global_addrs(&cli, "c0").as_ref() == Some(&before)),
+        "c0 after the run: {:?} (before: {before:?})",
+        global_addrs(&cli, "c0")
+    );
+    assert!(
+        wait_for(5.0, || h.strays().is_empty()),
+        "left running: {:?}",
+        h.strays()
+    );
+    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+}

@@ -4,12 +4,16 @@
 //!
 //! A *keeper* (`fwbench testbed hold`, hidden) runs on the host through the role's
 //! launcher for the whole run: it records the interface as found (addresses, MTU,
-//! up/down) in the host's crash marker, makes the namespace, moves the interface in,
+//! up/down) in the host's crash marker, makes the namespace — held by a child
+//! `unshare -n cat` reading the keeper's pipe, not a named `ip netns` (those do not
+//! propagate out of the mount namespace `ip netns exec` gives a launcher, and would
+//! outlive a killed keeper) — moves the interface in,
 //! gives it its addresses there — the ones it had, or with `manage_addresses = true`
 //! the file's — and a default route via the role's `gateway_address`, says `ready`,
 //! and waits for its stdin to close. Then (normal end, controller killed, SSH dropped
-//! alike) it moves the interface back, restores what it recorded, deletes the
-//! namespace and removes its marker. If the keeper itself dies too (power loss,
+//! alike) it moves the interface back, restores what it recorded, ends the holder
+//! (and with it the namespace) and removes its marker. Roles run inside with
+//! `nsenter -t HOLDER -n` appended to their launcher ([`inside`]). If the keeper itself dies too (power loss,
 //! SIGKILL of the host's process tree), the marker lets the next run undo it
 //! ([`crate::host::marker::cleanup_here`]).
 //!
