@@ -487,6 +487,29 @@ fn host_load(echo: &[&Config], a: &mut Analysis) {
             r
         })
         .collect();
+    // The findings: the gateway's CPU and the context switches, group by group.
+    for (key, what) in [
+        ("gateway.cpu_busy", "gateway CPU busy (% per CPU)"),
+        ("server.ctxt_per_s", "server context switches/s"),
+        ("gateway.ctxt_per_s", "gateway context switches/s"),
+    ] {
+        if !keys.contains(key) {
+            continue;
+        }
+        let parts: Vec<String> = groups
+            .iter()
+            .filter_map(|(name, cs)| {
+                let (m, ci, n) = average(cs, &|c: &Config| metric(c, key, 1.0))?;
+                Some(format!("{name}: {} (n = {n})", mean_ci(m, ci)))
+            })
+            .collect();
+        if !parts.is_empty() {
+            a.findings.push(format!(
+                "Host load, {what}, from the stored samples (95 % CI over configurations): {}.",
+                parts.join("; ")
+            ));
+        }
+    }
     a.tables.push(Table {
         title: "Host load by test series and server mode (from the stored samples; mean ± 95 % CI over configurations)".into(),
         columns,

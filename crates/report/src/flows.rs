@@ -101,6 +101,12 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
     if cpus.is_empty() {
         return;
     }
+    let present: BTreeSet<&str> = packet
+        .iter()
+        .flat_map(|c| c.metrics.keys())
+        .filter_map(|k| k.strip_prefix("gateway.cpu")?.split_once('.').map(|p| p.1))
+        .filter(|st| STATES.contains(st))
+        .collect();
     let engines: BTreeSet<Option<String>> =
         packet.iter().map(|c| param_text(c, "engine")).collect();
     let group = "Gateway CPU per core vs rules (every state)".to_string();
@@ -112,13 +118,23 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
             .collect();
         for cpu in &cpus {
             let mut series = Vec::new();
-            for state in STATES {
+            for state in STATES.iter().filter(|s| present.contains(*s)) {
                 let key = format!("gateway.cpu{cpu}.{state}");
                 let y: &YOf = &|c: &Config| metric(c, &key, 1.0);
                 let xf: &XOf = &x;
-                series.extend(averaged_series(&cs, &|_| Some(state.to_string()), xf, y));
+                let got = averaged_series(&cs, &|_| Some(state.to_string()), xf, y);
+                // A state sampled elsewhere but not here stays as an empty series: its
+                // colour is the same in every panel.
+                if got.is_empty() {
+                    series.push(crate::figure::Series {
+                        name: state.to_string(),
+                        points: vec![],
+                        fit: false,
+                    });
+                }
+                series.extend(got);
             }
-            if series.is_empty() {
+            if series.iter().all(|s| s.points.is_empty()) {
                 continue;
             }
             if let Some(s) = series.iter().find(|s| s.name == "softirq") {

@@ -129,11 +129,18 @@ impl Frame {
 /// Draw a figure as one `<svg>` element for inlining in HTML5 (which needs no `xmlns`,
 /// so the output holds no URL at all).
 pub fn render(f: &Figure) -> String {
-    let drawn: Vec<&Series> = f.series.iter().filter(|s| !s.points.is_empty()).collect();
-    let legend_rows = if f.kind == Kind::Bar && drawn.len() <= 1 {
+    // Line charts keep their empty series for styling (skipped when drawing), so a
+    // series keeps its colour in every panel of small multiples whichever are empty.
+    let drawn: Vec<&Series> = f
+        .series
+        .iter()
+        .filter(|s| f.kind == Kind::Line || !s.points.is_empty())
+        .collect();
+    let shown = drawn.iter().filter(|s| !s.points.is_empty()).count();
+    let legend_rows = if f.kind == Kind::Bar && shown <= 1 {
         0
     } else {
-        drawn.len()
+        shown
     };
     // Bar categories are written at a slant under the axis: room for the longest.
     let slant = if f.kind == Kind::Bar {
@@ -371,7 +378,7 @@ fn lines(o: &mut String, fr: &Frame, drawn: &[&Series]) {
     }
     for (i, s) in drawn.iter().enumerate() {
         let color = color(drawn, i);
-        if is_dense(s) {
+        if is_dense(s) || s.points.is_empty() {
             continue;
         }
         let path: Vec<String> = s
@@ -475,9 +482,13 @@ fn markers(o: &mut String, f: &Figure, fr: &Frame) {
 
 /// One legend row per series under the chart.
 fn legend(o: &mut String, drawn: &[&Series], top: f64) {
-    for (i, s) in drawn.iter().enumerate() {
+    let rows = drawn
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.points.is_empty());
+    for (row, (i, s)) in rows.enumerate() {
         let color = color(drawn, i);
-        let y = top + i as f64 * LEGEND_ROW + 8.0;
+        let y = top + row as f64 * LEGEND_ROW + 8.0;
         let dash = dash(drawn, i);
         let _ = write!(
             o,
@@ -513,6 +524,47 @@ mod tests {
         assert_eq!(tick_label(0.0, 2e5), "0");
         let (_, _, t) = nice_ticks(5.0, 5.0, 6);
         assert!(t.len() >= 2);
+    }
+
+    #[test]
+    fn a_series_keeps_its_colour_when_another_is_empty() {
+        let pts = vec![
+            Point {
+                x: 0.0,
+                y: 1.0,
+                ci95: None,
+            },
+            Point {
+                x: 1.0,
+                y: 2.0,
+                ci95: None,
+            },
+        ];
+        let series = |empty_first: bool| {
+            vec![
+                Series {
+                    name: "user".into(),
+                    points: if empty_first { vec![] } else { pts.clone() },
+                    fit: false,
+                },
+                Series {
+                    name: "idle".into(),
+                    points: pts.clone(),
+                    fit: false,
+                },
+            ]
+        };
+        let idle = PALETTE[1];
+        for empty_first in [false, true] {
+            let f = Figure::line("p", "panel", ("x", "y"), series(empty_first));
+            let svg = render(&f);
+            assert!(
+                svg.contains(&format!("stroke=\"{idle}\" stroke-width=\"1.5\"")),
+                "{svg}"
+            );
+            // The empty one has no legend row.
+            assert_eq!(svg.contains(">user</text>"), !empty_first);
+        }
     }
 
     #[test]

@@ -253,6 +253,11 @@ fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
         .position(|c| c == "gateway: CPU busy (% per CPU)")
         .unwrap();
     assert_eq!(row[col], "44 ± 0");
+    let load = say("gateway CPU busy");
+    assert!(
+        load.contains("test series seed000-f4: 44 ± 0 (n = 120)"),
+        "{load}"
+    );
     // The JSON carries the same sentences.
     let json = r.json();
     assert_eq!(
