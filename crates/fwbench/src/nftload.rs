@@ -112,4 +112,3 @@ pub fn check_in_scratch(argv: &[&str], text: &str) -> Result<(), String> {
         Err(f.stderr.trim().to_owned())
     }
 }
-

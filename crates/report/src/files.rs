@@ -157,6 +157,7 @@ mod tests {
             categories: vec!["small".into(), "large".into()],
             markers: vec![],
             notes: vec![],
+            group: None,
         }
     }
 

@@ -1645,6 +1645,7 @@ fn hostile_text_in_the_database_is_escaped() {
     assert!(csv.contains("'@SUM("), "{csv}");
     assert!(csv.contains("'=1+2"), "{csv}");
     assert!(cells.contains(&"-5"), "numbers stay numbers: {csv}");
+}
 
 /// The first "X ± Y" after `marker` in the finding that contains it.
 fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
