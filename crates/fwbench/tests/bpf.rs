@@ -224,20 +224,32 @@ fn pps(tb: &str, engine: &str, rules: u32) -> f64 {
 fn linear_rules_cost_per_rule_and_the_map_is_flat() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    // Each figure is the better of two trials (this VM is shared).
-    let best =
-        |engine: &str, rules: u32| pps(&tb.name, engine, rules).max(pps(&tb.name, engine, rules));
-    let (l0, l1, l2) = (best("xdp", 0), best("xdp", 2000), best("xdp", 6000));
+    // Each figure is the best of three trials, taken in turns (this VM is shared:
+    // another job's burst lowers one trial, never raises one).
+    let points = [
+        ("xdp", 0),
+        ("xdp", 2000),
+        ("xdp", 6000),
+        ("xdp-map", 100),
+        ("xdp-map", 6000),
+    ];
+    let mut best = [0f64; 5];
+    for _ in 0..3 {
+        for (i, (engine, rules)) in points.iter().enumerate() {
+            best[i] = best[i].max(pps(&tb.name, engine, *rules));
+        }
+    }
+    let [l0, l1, l2, m1, m2] = best;
     eprintln!("xdp linear: {l0:.0} / {l1:.0} / {l2:.0} pps at 0 / 2000 / 6000 rules");
+    // Positive cost per rule: fewer packets/s with every step (ratios, not times).
     assert!(
-        l0 > 1.5 * l1 && l1 > 1.5 * l2,
+        l0 > 1.3 * l1 && l1 > 1.2 * l2,
         "linear cost grows with the rules"
     );
-    let (m1, m2) = (best("xdp-map", 100), best("xdp-map", 6000));
     eprintln!("xdp-map: {m1:.0} / {m2:.0} pps at 100 / 6000 rules");
     assert!(
-        m2 > 0.7 * m1,
+        m2 > 0.6 * m1,
         "a map lookup costs the same for 100 and 6000 entries"
     );
-    assert!(m2 > 2.0 * l2, "the map beats walking 6000 rules");
+    assert!(m2 > 3.0 * l2, "the map beats walking 6000 rules");
 }
