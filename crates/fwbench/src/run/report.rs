@@ -10,13 +10,13 @@ use store::Store;
 /// `fwbench report DB`: read the results file (never writing to it) and write one
 /// report. A missing file or one that is not fwbench's is bad input (exit 2).
 pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
+    let opts = report::figure::Options {
+        reference: reference(a.reference.as_deref())?,
+    };
     if !a.db.is_file() {
         return Err(usage(format!("{}: no such results file", a.db.display())));
     }
     let store = Store::open(&a.db).map_err(|e| usage(e.to_string()))?;
-    let opts = report::figure::Options {
-        reference: reference(a.reference.as_deref())?,
-    };
     let report = match report::load_with(&store, a.run, &opts) {
         Ok(r) => r,
         Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
