@@ -57,6 +57,19 @@ fn report_refuses_files_that_are_not_fwbench_results() {
     assert!(!out.exists(), "nothing written for bad input");
     let o = fwbench(&["report", other.to_str().unwrap(), "-f", "pdf"]);
     assert_eq!(o.status.code(), Some(2));
+    // A reference that is not ENGINE[/FAMILY], whatever the file.
+    let o = fwbench(&[
+        "report",
+        "/nonexistent/results.db",
+        "--reference",
+        "nft//ip",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--reference \"nft//ip\": expected ENGINE or ENGINE/FAMILY"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `report X -o X` (also through a symbolic or hard link) and `run --db X --report X`

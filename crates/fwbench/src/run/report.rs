@@ -10,6 +10,9 @@ use store::Store;
 /// `fwbench report DB`: read the results file (never writing to it) and write one
 /// report. A missing file or one that is not fwbench's is bad input (exit 2).
 pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
+    let opts = report::figure::Options {
+        reference: reference(a.reference.as_deref())?,
+    };
     if !a.db.is_file() {
         return Err(usage(format!("{}: no such results file", a.db.display())));
     }
@@ -19,9 +22,6 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     // Read-only: a report never writes to its input (an old schema is upgraded in
     // memory). A corrupt file is bad input: exit 2, naming the file.
     let store = Store::open_read_only(&a.db).map_err(|e| usage(e.to_string()))?;
-    let opts = report::figure::Options {
-        reference: reference(a.reference.as_deref())?,
-    };
     let report = report::load_with(&store, a.run, &opts).map_err(|e| usage(e.to_string()))?;
     if let Some(dir) = &a.figures {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
