@@ -45,7 +45,8 @@ fi
 PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sqlite3 gcc libc6-dev
   pkg-config curl openssh-client openssh-server jq python3)
 # Wanted but not required (Ubuntu has sockperf in universe only): skipped with a note.
-OPTIONAL=(sockperf nginx apache2-utils)
+# python3-pandas: the pandas example of docs/results.md (its test falls back to sqlite3).
+OPTIONAL=(sockperf nginx apache2-utils python3-pandas)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()

@@ -287,7 +287,7 @@ impl StreamArgs {
 #[derive(Args)]
 #[command(next_help_heading = "Traffic")]
 struct FloodArgs {
-    /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), or packets/s (100kpps)
+    /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
     #[arg(long, short = 'r', default_value = "max", value_parser = rate)]
     rate: proto::Rate,
     #[command(flatten)]
@@ -299,7 +299,7 @@ struct FloodArgs {
 #[derive(Args)]
 #[command(next_help_heading = "Traffic")]
 struct FlowArgs {
-    /// Paced rate: bits/s (15M = 15 Mb/s of the size as given) or packets/s (100kpps)
+    /// Paced rate: bits/s (15M = 15 Mbit/s of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
     #[arg(long, short = 'r', value_parser = rate)]
     rate: proto::Rate,
     #[command(flatten)]
