@@ -383,7 +383,7 @@ fn run_search_trial(
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Scenario file (TOML); see scenarios/ and the README. Omit for the default experiment.
+    /// Scenario file (TOML); see scenarios/ and docs/scenarios.md. Omit for the default experiment.
     pub scenario: Option<PathBuf>,
     /// Results database
     #[arg(long, default_value = "results.db")]

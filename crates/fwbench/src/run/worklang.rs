@@ -78,7 +78,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
 
 #[derive(Args)]
 pub struct WorkloadArgs {
-    /// Workload file (see the README: `sequential 30 { command "..." }`)
+    /// Workload file (see docs/commands.md: `sequential 30 { command "..." }`)
     pub file: PathBuf,
     /// Run in this existing testbed's client namespace (else an ephemeral testbed)
     #[arg(long, value_name = "NAME")]
