@@ -1123,6 +1123,30 @@ mod tests {
         );
     }
 
+    /// `-4`/`-6` set the family; `-J` is `--json`; a byte rate is its bits.
+    #[test]
+    fn short_flags_and_byte_rates() {
+        let trial = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).unwrap();
+            let (p, t) = trial_of(&cli.cmd).unwrap().unwrap();
+            (p, t.clone())
+        };
+        let (p, t) = trial(&["fwbench", "flow", "-6", "-J", "-r", "10MB/s"]);
+        assert_eq!(p.family, Family::V6);
+        assert!(t.json);
+        assert_eq!(p.packet.unwrap().rate, proto::Rate::Bps(80e6));
+        let (p, t) = trial(&["fwbench", "echo", "-4"]);
+        assert_eq!(p.family, Family::V4);
+        assert!(!t.json);
+        // The same trial, the same key, whichever unit the rate was written in.
+        let (a, _) = trial(&["fwbench", "flow", "-r", "10MB/s"]);
+        let (b, _) = trial(&["fwbench", "flow", "-r", "80M"]);
+        let (c, _) = trial(&["fwbench", "flow", "-r", "10M"]);
+        let key = crate::plan::scenario::trial_key;
+        assert_eq!(key(&a, 1), key(&b, 1));
+        assert_ne!(key(&a, 1), key(&c, 1));
+    }
+
     /// One definition per axis: a trial command with no flags gives exactly the trial
     /// a scenario naming only the workload gives (the registry's defaults).
     #[test]
