@@ -145,7 +145,11 @@ else
     *)
       say "fwbench needs Rust $need or newer (rust-version in Cargo.toml; Cargo.lock's crates need it)."
       say "found: ${have_rustc:-no rustc} for user $build_user; the distribution offers ${cand:-none}."
-      say "get it as $build_user (no root needed), then rerun this script:"
+      if [ "$build_user" = root ]; then
+        say "get it (for example with rustup), then rerun this script:"
+      else
+        say "get it as $build_user (no root needed), then rerun this script with sudo:"
+      fi
       if [ -n "$have" ] && as_builder rustup --version >/dev/null 2>&1; then
         say "  rustup update stable        (or: rustup toolchain install $need && rustup default $need)"
       else
