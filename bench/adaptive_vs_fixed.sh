@@ -35,9 +35,9 @@ ta=$(run "$dir/adaptive.toml" "$dir/a.db")
 tf=$(run "$dir/fixed.toml" "$dir/f.db")
 echo "adaptive (±2 %, 1–60 s): $ta s; fixed ${FIXED}-s trials: $tf s; ratio fixed/adaptive $(python3 -c "print(f'{$tf/$ta:.1f}')")"
 echo "achieved precision per trial (relative 95 % CI half-width of the 200-ms rate windows):"
-sqlite3 "$dir/a.db" "SELECT engine, rules, printf('adaptive %.2f %% after %.1f s (%s)', 100*json_extract(results,'$.precision.achieved'), json_extract(results,'$.precision.duration_s'), CASE json_extract(results,'$.precision.reached') WHEN 1 THEN 'met' ELSE 'not met' END) FROM trials ORDER BY engine, rules"
+sqlite3 "$dir/a.db" "SELECT engine, json_extract(params,'$.rules') AS rules, printf('adaptive %.2f %% after %.1f s (%s)', 100*json_extract(results,'$.precision.achieved'), json_extract(results,'$.precision.duration_s'), CASE json_extract(results,'$.precision.reached') WHEN 1 THEN 'met' ELSE 'not met' END) FROM trials ORDER BY engine, rules"
 # Fixed trials: the same statistic from their 5-Hz interface samples of the sink.
-sqlite3 "$dir/f.db" "SELECT t.engine, t.rules, group_concat(s.value) FROM trials t JOIN samples s ON s.trial_id = t.id WHERE s.role = 'server' AND s.metric = 'if.s0.rx_pps' GROUP BY t.id ORDER BY t.engine, t.rules" |
+sqlite3 "$dir/f.db" "SELECT t.engine, json_extract(t.params,'$.rules') AS rules, group_concat(s.value) FROM trials t JOIN samples s ON s.trial_id = t.id WHERE s.role = 'server' AND s.metric = 'if.s0.rx_pps' GROUP BY t.id ORDER BY t.engine, rules" |
   python3 -c '
 import sys, statistics as st
 for line in sys.stdin:

@@ -34,6 +34,7 @@ mod search;
 mod sys;
 mod testbed;
 mod textpos;
+mod version;
 mod worklang;
 mod workloads;
 

@@ -148,7 +148,7 @@ fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
         ],
     );
     clean(&v, 2);
-    assert_eq!(u(&v["rules"]), 300, "{v}");
+    assert_eq!(u(&v["rules_installed"]), 300, "{v}");
 }
 
 #[test]
@@ -359,6 +359,7 @@ fn sessions_parallel_auto_reports_a_sweet_spot() {
         "-t",
         "0.3",
     ]);
+    let v = &v["result"];
     assert_eq!(v["search"], "sweetspot", "{v}");
     let pts = v["points"].as_array().unwrap();
     assert!(pts.len() >= 3, "{v}");

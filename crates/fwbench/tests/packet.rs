@@ -231,6 +231,8 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
         "--db",
         db.to_str().unwrap(),
     ]);
+    assert_eq!(v["result"]["search"], "ndr", "{v}");
+    let v = &v["result"];
     let ndr = f(&v["rate_pps"]);
     let fail = f(&v["fail_pps"]);
     // In a 1-s trial the bucket passes limit + burst packets.
@@ -351,6 +353,7 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
         "--max-rules",
         "2000",
     ]);
+    let d = &d["result"];
     assert_eq!(d["first_degraded_rules"], Value::Null, "{d}");
     assert_eq!(u(&d["last_good_rules"]), 2000, "{d}");
     assert_eq!(u(&d["trials"]), 1, "{d}");

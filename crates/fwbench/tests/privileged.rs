@@ -36,23 +36,29 @@ fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
                 );
                 let ctx = format!("{proto}/{family}/{server}");
                 assert_eq!(v["status"], "ok", "{ctx}: {v}");
-                assert_eq!(u(&v["validation_errors"]), 0, "{ctx}");
-                assert!(v["throughput_bps"].as_f64().unwrap() > 0.0, "{ctx}");
-                assert!(v["transactions_per_s"].as_f64().unwrap() > 0.0, "{ctx}");
-                let per = v["per_client_throughput_bps"].as_array().unwrap();
+                assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
+                assert!(
+                    v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
+                    "{ctx}"
+                );
+                assert!(
+                    v["result"]["transactions_per_s"].as_f64().unwrap() > 0.0,
+                    "{ctx}"
+                );
+                let per = v["result"]["per_client_throughput_bps"].as_array().unwrap();
                 assert_eq!(per.len(), 5, "{ctx}");
                 assert!(
                     per.iter().all(|x| x.as_f64().unwrap() > 0.0),
                     "{ctx}: {per:?}"
                 );
-                let r = &v["rtt_us"];
+                let r = &v["result"]["rtt_us"];
                 let (p50, p99, max) = (
                     r["p50"].as_f64().unwrap(),
                     r["p99"].as_f64().unwrap(),
                     r["max"].as_f64().unwrap(),
                 );
                 assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{ctx}: {r}");
-                for c in v["per_client"].as_array().unwrap() {
+                for c in v["result"]["per_client"].as_array().unwrap() {
                     let mp: Vec<u64> = (0..4).map(|i| u(&c["mp"][i]["frames"])).collect();
                     let mb: Vec<u64> = (0..4).map(|i| u(&c["mp"][i]["bytes"])).collect();
                     if proto == "tcp" {
@@ -74,8 +80,8 @@ fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
                     }
                     assert!(mp[3] > 0, "{ctx}");
                 }
-                assert_eq!(v["clients"], 5);
-                assert_eq!(v["proto"], proto);
+                assert_eq!(v["params"]["clients"], 5);
+                assert_eq!(v["params"]["proto"], proto);
             }
         }
     }
@@ -88,8 +94,8 @@ fn direct_and_input_topologies_echo() {
         let tb = TestbedGuard::up(topo);
         let v = echo_json(&tb.name, &["-n", "3", "-P", "tcp", "-A", "6"]);
         assert_eq!(v["status"], "ok", "{topo}: {v}");
-        assert_eq!(v["topology"], topo);
-        assert_eq!(u(&v["validation_errors"]), 0);
+        assert_eq!(v["params"]["topology"], topo);
+        assert_eq!(u(&v["result"]["validation_errors"]), 0);
         let roles: Vec<&str> = v["placement"]
             .as_array()
             .unwrap()
@@ -480,7 +486,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
         assert_eq!(verdicts["ok"], true, "{engine}: {verdicts}");
         assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
         assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
-        assert_eq!(u(&v["validation_errors"]), 0, "{engine}");
+        assert_eq!(u(&v["result"]["validation_errors"]), 0, "{engine}");
         let left = fwbench_state(&gw_ns(&tb));
         assert!(
             !left.contains("fwbench") && !left.contains("FWBENCH"),
@@ -704,7 +710,7 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         &tb.name,
         &["-n", "3", "-P", "udp", "-t", "1", "--timeout-ms", "100"],
     );
-    let per = v["per_client"].as_array().unwrap();
+    let per = v["result"]["per_client"].as_array().unwrap();
     assert!(u(&per[0]["mp"][3]["frames"]) > 0, "client 1 permitted");
     assert!(u(&per[1]["mp"][3]["frames"]) > 0, "client 2 permitted");
     assert_eq!(
@@ -925,7 +931,7 @@ fn import_iptables_save_and_nft_files_run() {
         ],
     );
     assert_eq!(v["status"], "ok", "{v}");
-    assert_eq!(u(&v["validation_errors"]), 0);
+    assert_eq!(u(&v["result"]["validation_errors"]), 0);
     assert!(
         u(&v["gateway"]["firewall"]["rules"]) >= 3,
         "{}",
@@ -1231,9 +1237,9 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
     let t0 = std::time::Instant::now();
     let v = echo_json(&tb.name, &["-n", "5000", "-T", "epoll", "-t", "2"]);
     assert_eq!(v["status"], "ok", "{}", v["error"]);
-    assert_eq!(u(&v["clients"]), 5000);
-    assert_eq!(u(&v["validation_errors"]), 0);
-    let per = v["per_client"].as_array().unwrap();
+    assert_eq!(u(&v["params"]["clients"]), 5000);
+    assert_eq!(u(&v["result"]["validation_errors"]), 0);
+    let per = v["result"]["per_client"].as_array().unwrap();
     assert_eq!(per.len(), 5000);
     let silent = per
         .iter()

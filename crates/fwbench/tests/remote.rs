@@ -341,8 +341,11 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         ]);
         let ctx = format!("echo {proto}/IPv{family}: {v}");
         assert_eq!(v["status"], "ok", "{ctx}");
-        assert_eq!(u(&v["validation_errors"]), 0, "{ctx}");
-        assert!(v["throughput_bps"].as_f64().unwrap() > 0.0, "{ctx}");
+        assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
+        assert!(
+            v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
+            "{ctx}"
+        );
         let places: Vec<String> = v["placement"]
             .as_array()
             .expect("placement")

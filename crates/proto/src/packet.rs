@@ -180,8 +180,10 @@ pub const MAX_PPS: f64 = 100e6;
 
 impl FromStr for Rate {
     type Err = ParseSpecError;
-    /// `max`, bits per second `15M` `15Mbit` `15Mb/s` `2.5G` `800k`, or packets per
-    /// second `100kpps` `1.2Mpps` `5000pps`.
+    /// As iperf3 users write them: `max`; bits per second by default — `15M` `15Mbit`
+    /// `15Mb/s` `15Mbps` `2.5G` `800k` (decimal prefixes); bytes per second with a
+    /// capital `B` — `10MB/s` `10MBps` `10MB` (= 80 Mbit/s); packets per second —
+    /// `100kpps` `1.2Mpps` `5000pps`. Byte rates become bit rates (the canonical value).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t: String = s.trim().chars().filter(|c| *c != ' ').collect();
         let lower = t.to_ascii_lowercase();
@@ -196,20 +198,32 @@ impl FromStr for Rate {
         let bad = || {
             ParseSpecError(format!(
                 "rate '{s}' is not a rate: give bits/s like 15M, 800k, 1.5G (or 15Mbit, 15Mb/s), \
-                 packets/s like 100kpps, or max"
+                 bytes/s like 10MB/s (= 80 Mbit/s), packets/s like 100kpps, or max"
             ))
         };
-        let (body, pps) = if let Some(b) = lower.strip_suffix("pps") {
-            (b.to_string(), true)
+        // (number with prefix, unit): the unit decides bits, bytes or packets.
+        enum Unit {
+            Bits,
+            Bytes,
+            Packets,
+        }
+        let (body, unit) = if let Some(b) = lower.strip_suffix("pps") {
+            (b.to_string(), Unit::Packets)
+        } else if let Some(b) = ["Bytes/s", "Byte/s", "B/s", "Bps", "B"]
+            .iter()
+            .find_map(|u| t.strip_suffix(u))
+        {
+            // A capital B is a byte (iperf3 -f B/K/M/G); `bps` in lower case is bits.
+            (b.to_ascii_lowercase(), Unit::Bytes)
         } else {
             let mut b = lower.clone();
-            for suffix in ["bit/s", "bps", "b/s", "bits", "bit", "b"] {
+            for suffix in ["bits/s", "bit/s", "bps", "b/s", "bits", "bit", "b"] {
                 if let Some(x) = b.strip_suffix(suffix) {
                     b = x.to_string();
                     break;
                 }
             }
-            (b, false)
+            (b, Unit::Bits)
         };
         let (num, mult) = match body.chars().last() {
             Some('k') => (&body[..body.len() - 1], 1e3),
@@ -224,18 +238,22 @@ impl FromStr for Rate {
             )));
         }
         let v = v * mult;
-        if pps {
-            if v > MAX_PPS {
-                return Err(ParseSpecError(format!(
-                    "rate '{s}' is above {MAX_PPS:.0} packets/s"
-                )));
+        match unit {
+            Unit::Packets if v > MAX_PPS => Err(ParseSpecError(format!(
+                "rate '{s}' is above {MAX_PPS:.0} packets/s"
+            ))),
+            Unit::Packets => Ok(Rate::Pps(v)),
+            Unit::Bits | Unit::Bytes => {
+                let bits = if matches!(unit, Unit::Bytes) {
+                    v * 8.0
+                } else {
+                    v
+                };
+                if bits > 1e12 {
+                    return Err(ParseSpecError(format!("rate '{s}' is above 1 Tbit/s")));
+                }
+                Ok(Rate::Bps(bits))
             }
-            Ok(Rate::Pps(v))
-        } else {
-            if v > 1e12 {
-                return Err(ParseSpecError(format!("rate '{s}' is above 1 Tbit/s")));
-            }
-            Ok(Rate::Bps(v))
         }
     }
 }
@@ -482,9 +500,39 @@ mod tests {
         assert!((pps - 14_648.437_5).abs() < 1e-6);
         // 0 never means max (it did: `flood -r 0` flooded, `--max-rate 0` lifted the cap).
         for bad in [
-            "", "fast", "15X", "-1M", "0pps", "1e9Mpps", "nanM", "0", "0.0", "0M",
+            "", "fast", "15X", "-1M", "0pps", "1e9Mpps", "nanM", "0", "0.0", "0M", "MB/s", "-1MB/s",
         ] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }
+    }
+
+    /// iperf3's conventions: bits by default, a capital B for bytes (8 bits), decimal
+    /// prefixes; the canonical value is bits/s, so equal rates compare equal.
+    #[test]
+    fn byte_rates_are_eight_bits_each() {
+        let r = |t: &str| t.parse::<Rate>().unwrap_or_else(|e| panic!("{t}: {}", e.0));
+        assert_eq!(r("10M"), Rate::Bps(10e6));
+        assert_eq!(r("10Mbps"), Rate::Bps(10e6));
+        for bytes in [
+            "10MB/s",
+            "10MBps",
+            "10MB",
+            "10 MB/s",
+            "10000kB/s",
+            "0.01GB/s",
+            "10MBytes/s",
+        ] {
+            assert_eq!(r(bytes), Rate::Bps(80e6), "{bytes}");
+            assert_eq!(r(bytes), r("80Mbit"), "{bytes}");
+        }
+        assert_eq!(r("1250000B/s"), Rate::Bps(10e6));
+        assert_eq!(r("1.5kB"), Rate::Bps(12e3));
+        // Packets: any case of the prefix.
+        assert_eq!(r("50kpps"), Rate::Pps(50e3));
+        assert_eq!(r("2Mpps"), Rate::Pps(2e6));
+        // Shown in bits: the text a byte rate round-trips through.
+        assert_eq!(r("10MB/s").to_string(), "80M");
+        assert_eq!(r("125GB/s"), Rate::Bps(1e12));
+        assert!("126GB/s".parse::<Rate>().is_err(), "above 1 Tbit/s");
     }
 }

@@ -298,7 +298,7 @@ pub fn pairs(ca: &Config, cb: &Config, which: &str) -> Option<Vec<(f64, f64)>> {
         .flat_map(|(arm, c)| c.reps.iter().map(move |t| (t.id, arm, t.rep)))
         .collect();
     run.sort();
-    if run.len() < 4 || run.len() % 2 != 0 {
+    if run.len() < 4 || !run.len().is_multiple_of(2) {
         return None;
     }
     let mut out = Vec::new();
@@ -727,7 +727,7 @@ fn topology(c: &Config) -> &str {
 /// A byte count for reading: exact KiB/MiB when it divides, else bytes.
 fn bytes(b: u64) -> String {
     for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return format!("{} {unit}", b / m);
         }
     }

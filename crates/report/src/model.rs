@@ -330,7 +330,7 @@ fn aggregate(c: &mut Config, samples: &BTreeMap<i64, BTreeMap<String, f64>>) {
     let installed: Vec<f64> = c
         .reps
         .iter()
-        .filter_map(|t| t.firewall.as_ref().map(|f| f.rules as f64))
+        .filter_map(|t| t.firewall.as_ref().map(|f| f.rules_installed as f64))
         .collect();
     c.rules = crate::stats::mean(&installed).or_else(|| c.param_f64("rules"));
 }

@@ -152,7 +152,7 @@ fn flow_run(s: &mut Store) -> i64 {
                 let mismatch = rules == 4000 && engine == "nft" && rep == 1;
                 t.firewall = Some(FirewallRow {
                     engine: engine.into(),
-                    rules: rules + 1,
+                    rules_installed: rules + 1,
                     set_elements: 0,
                     install_ms: Some(12.0),
                     remove_ms: Some(3.0),

@@ -16,6 +16,11 @@
 //!   `received_pps`, `loss_ratio`, `owd_p50_us`, `jitter_us`.
 //! * version 3 adds `runs.baseline` (JSON: the axis values of the baseline trials) and
 //!   `samples` — metrics sampled during a trial on every role (`trial_id role t_s metric value`).
+//! * version 4 renames `trials.rules` to `rules_installed` (the rules the gateway
+//!   installed — 1 001 for 1 000 fillers, 2 for an nft set of any size; what was asked
+//!   for is `params.rules`, `rules_requested` in the views) and adds one view per kind
+//!   of workload with self-explaining columns: `echo_results`, `packet_results`,
+//!   `conn_results` (docs/results.md).
 //! * `echo_clients` — per client connection of an echo trial: counters at the four
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
@@ -27,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -147,6 +152,85 @@ CREATE TABLE samples (
 CREATE INDEX samples_trial ON samples(trial_id);
 ";
 
+/// Version 4: `rules` named for what it is; one view per kind of workload, whose
+/// columns say what they mean (the `trials` headline columns mean different things
+/// per workload: `throughput_bps` is goodput for sessions, `lost` failed sessions …).
+const SCHEMA_V4: &str = "
+ALTER TABLE trials RENAME COLUMN rules TO rules_installed;
+CREATE VIEW echo_results AS SELECT
+    id AS trial_id, run_id, trial_key, rep, status, error, started_at,
+    json_extract(params, '$.topology') AS topology,
+    json_extract(params, '$.engine') AS engine,
+    json_extract(params, '$.model') AS model,
+    json_extract(params, '$.rules') AS rules_requested,
+    rules_installed, set_elements,
+    json_extract(params, '$.position') AS rule_position,
+    json_extract(params, '$.family') AS ip_family,
+    json_extract(params, '$.proto') AS transport,
+    json_extract(params, '$.clients') AS clients,
+    json_extract(params, '$.frame_size') AS frame_size_bytes,
+    json_extract(params, '$.server') AS server_mode,
+    duration_s,
+    throughput_bps AS echo_throughput_bps,
+    transactions_per_s AS echo_transactions_per_s,
+    rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
+    validation_errors AS frames_invalid,
+    unsent AS frames_unsent,
+    lost AS frames_lost,
+    install_ms AS rules_install_ms, verdicts_ok
+FROM trials WHERE workload = 'echo';
+CREATE VIEW packet_results AS SELECT
+    id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
+    json_extract(params, '$.topology') AS topology,
+    json_extract(params, '$.engine') AS engine,
+    json_extract(params, '$.model') AS model,
+    json_extract(params, '$.rules') AS rules_requested,
+    rules_installed, set_elements,
+    json_extract(params, '$.position') AS rule_position,
+    json_extract(params, '$.family') AS ip_family,
+    json_extract(params, '$.packet.size.payload') AS udp_payload_bytes,
+    json_extract(params, '$.packet.size.frame') AS ethernet_frame_bytes,
+    json_extract(params, '$.packet.rate.bps') AS rate_requested_bps,
+    json_extract(params, '$.packet.rate.pps') AS rate_requested_pps,
+    json_extract(params, '$.packet.flows') AS flows,
+    json_extract(params, '$.packet.threads') AS sender_threads,
+    duration_s,
+    offered_pps, sent_pps, received_pps, loss_ratio,
+    throughput_bps AS received_bps,
+    CASE WHEN workload = 'ping' THEN lost END AS ping_lost,
+    CASE WHEN workload = 'ping' THEN rtt_p50_us END AS ping_rtt_p50_us,
+    CASE WHEN workload = 'ping' THEN rtt_p99_us END AS ping_rtt_p99_us,
+    owd_p50_us AS one_way_delay_p50_us, jitter_us,
+    CASE WHEN workload IN ('flood', 'flow') THEN validation_errors END AS duplicates,
+    install_ms AS rules_install_ms, verdicts_ok
+FROM trials WHERE workload IN ('flood', 'flow', 'ping', 'ndr', 'degrade');
+CREATE VIEW conn_results AS SELECT
+    id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
+    json_extract(params, '$.topology') AS topology,
+    json_extract(params, '$.engine') AS engine,
+    json_extract(params, '$.model') AS model,
+    json_extract(params, '$.rules') AS rules_requested,
+    rules_installed, set_elements,
+    json_extract(params, '$.position') AS rule_position,
+    json_extract(params, '$.family') AS ip_family,
+    json_extract(params, '$.conn.parallel') AS parallel,
+    json_extract(params, '$.conn.request') AS request_bytes,
+    json_extract(params, '$.conn.size') AS response_bytes,
+    json_extract(params, '$.conn.limit') AS connection_limit,
+    duration_s,
+    json_extract(results, '$.conn.sessions') AS sessions,
+    transactions_per_s AS sessions_per_s,
+    throughput_bps AS goodput_bps,
+    rtt_p50_us AS session_p50_us, rtt_p90_us AS session_p90_us,
+    rtt_p99_us AS session_p99_us, rtt_max_us AS session_max_us,
+    lost AS sessions_failed,
+    validation_errors AS sessions_corrupt,
+    json_extract(results, '$.conn.hold.reached') AS connections_opened,
+    json_extract(results, '$.conn.hold.alive_at_stop') AS connections_alive_at_end,
+    install_ms AS rules_install_ms, verdicts_ok
+FROM trials WHERE workload IN ('sessions', 'bulk', 'http', 'connections');
+";
+
 /// Version 2: packet-rate headline columns.
 const SCHEMA_V2: &str = "
 ALTER TABLE trials ADD COLUMN offered_pps REAL;
@@ -257,7 +341,8 @@ pub struct EchoClientRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FirewallRow {
     pub engine: String,
-    pub rules: u64,
+    /// Rules the gateway installed (not the number asked for: that is `params.rules`).
+    pub rules_installed: u64,
     pub set_elements: u64,
     pub install_ms: Option<f64>,
     pub remove_ms: Option<f64>,
@@ -431,8 +516,9 @@ impl Store {
     /// Bring an fwbench file of `version` up to [`SCHEMA_VERSION`].
     fn migrate(&mut self, version: i64) -> Result<()> {
         match version {
-            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3], false),
-            2 => self.upgrade(&[SCHEMA_V3], false),
+            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4], false),
+            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4], false),
+            3 => self.upgrade(&[SCHEMA_V4], false),
             _ => Ok(()),
         }
     }
@@ -442,7 +528,7 @@ impl Store {
             let version = self.check_ours()?;
             self.migrate(version)?;
         } else {
-            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3], true)?;
+            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4], true)?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -531,7 +617,7 @@ impl Store {
             "INSERT INTO trials (run_id, trial_key, rep, workload, status, error, started_at, finished_at,
                 params, placement, duration_s, throughput_bps, transactions_per_s,
                 rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
-                validation_errors, unsent, lost, engine, rules, set_elements, install_ms, remove_ms,
+                validation_errors, unsent, lost, engine, rules_installed, set_elements, install_ms, remove_ms,
                 verdicts_ok, verdict_problems, results,
                 offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
@@ -559,7 +645,7 @@ impl Store {
                 h.unsent.map(|v| v as i64),
                 h.lost.map(|v| v as i64),
                 fw.map(|f| f.engine.clone()),
-                fw.map(|f| f.rules as i64),
+                fw.map(|f| f.rules_installed as i64),
                 fw.map(|f| f.set_elements as i64),
                 fw.and_then(|f| f.install_ms),
                 fw.and_then(|f| f.remove_ms),
@@ -787,7 +873,7 @@ impl Store {
                     duration_s, throughput_bps, transactions_per_s, rtt_p50_us, rtt_p90_us,
                     rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost,
                     offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us,
-                    started_at, finished_at, engine, rules, set_elements, install_ms, remove_ms,
+                    started_at, finished_at, engine, rules_installed, set_elements, install_ms, remove_ms,
                     verdicts_ok, verdict_problems, results
                  FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
             )
@@ -829,7 +915,7 @@ impl Store {
                         None => None,
                         Some(engine) => Some(FirewallRow {
                             engine,
-                            rules: r.get::<_, Option<i64>>(28)?.unwrap_or(0) as u64,
+                            rules_installed: r.get::<_, Option<i64>>(28)?.unwrap_or(0) as u64,
                             set_elements: r.get::<_, Option<i64>>(29)?.unwrap_or(0) as u64,
                             install_ms: r.get(30)?,
                             remove_ms: r.get(31)?,
@@ -956,6 +1042,100 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(v, SCHEMA_VERSION);
+    }
+
+    /// A version-3 file (rules as `rules`) opens, its value reads back as
+    /// `rules_installed`, and the views see old and new trials alike.
+    #[test]
+    fn version_3_rules_become_rules_installed_and_views_read_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("v3.db");
+        {
+            let c = Connection::open(&p).unwrap();
+            c.execute_batch(SCHEMA_V1).unwrap();
+            c.execute_batch(SCHEMA_V2).unwrap();
+            c.execute_batch(SCHEMA_V3).unwrap();
+            c.pragma_update(None, "application_id", APPLICATION_ID)
+                .unwrap();
+            c.pragma_update(None, "user_version", 3).unwrap();
+            c.execute_batch(
+                "INSERT INTO hosts VALUES (1, 'h', 'k', 'cpu', 2, '0.1.0', '[]', '[]');
+                 INSERT INTO runs (id, started_at, scenario, seed, command, host_id, status)
+                     VALUES (1, 't', 's', 1, 'c', 1, 'complete');
+                 INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
+                     finished_at, params, placement, engine, rules, throughput_bps, results)
+                     VALUES (1, 'old', 1, 'echo', 'ok', 't0', 't1',
+                     '{\"engine\":\"nft\",\"rules\":1000,\"clients\":5,\"proto\":\"tcp\"}',
+                     '[]', 'nft', 1001, 2e6, '{}');",
+            )
+            .unwrap();
+        }
+        let mut s = Store::open(&p).unwrap();
+        let old = &s.trials(None).unwrap()[0];
+        assert_eq!(old.firewall.as_ref().unwrap().rules_installed, 1001);
+        // A new trial of each kind.
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        let mut flood = trial(run, "flood");
+        flood.workload = "flood".into();
+        flood.params = serde_json::json!({"engine": "nft-set", "rules": 250000,
+            "packet": {"size": {"payload": 18}, "rate": {"bps": 8e7}, "flows": 4}});
+        flood.headline = Headline {
+            received_pps: Some(50_000.0),
+            loss_ratio: Some(0.25),
+            ..Default::default()
+        };
+        flood.firewall = Some(FirewallRow {
+            engine: "nft-set".into(),
+            rules_installed: 2,
+            set_elements: 250_000,
+            ..Default::default()
+        });
+        flood.echo_clients.clear();
+        s.insert_trial(&flood).unwrap();
+        let mut sess = trial(run, "sessions");
+        sess.workload = "sessions".into();
+        sess.params = serde_json::json!({"engine": "none", "rules": 0,
+            "conn": {"parallel": 4, "request": 64, "size": 512}});
+        sess.headline = Headline {
+            transactions_per_s: Some(9000.0),
+            throughput_bps: Some(3.7e7),
+            lost: Some(1),
+            ..Default::default()
+        };
+        sess.results = serde_json::json!({"conn": {"sessions": 27000}});
+        sess.echo_clients.clear();
+        s.insert_trial(&sess).unwrap();
+        let q = |sql: &str| -> Vec<String> {
+            let mut st = s.conn.prepare(sql).unwrap();
+            let n = st.column_count();
+            st.query_map([], |r| {
+                Ok((0..n)
+                    .map(|i| match r.get_ref(i).unwrap() {
+                        rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                        rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                        rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                        rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into(),
+                        rusqlite::types::ValueRef::Blob(_) => "blob".into(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "))
+            })
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+        };
+        assert_eq!(
+            q("SELECT trial_key, engine, rules_requested, rules_installed, clients, transport, echo_throughput_bps FROM echo_results ORDER BY trial_id"),
+            ["old nft 1000 1001 5 tcp 2000000"]
+        );
+        assert_eq!(
+            q("SELECT workload, engine, rules_requested, rules_installed, set_elements, udp_payload_bytes, rate_requested_bps, flows, received_pps, loss_ratio FROM packet_results"),
+            ["flood nft-set 250000 2 250000 18 80000000 4 50000 0.25"]
+        );
+        assert_eq!(
+            q("SELECT workload, parallel, request_bytes, response_bytes, sessions, sessions_per_s, goodput_bps, sessions_failed FROM conn_results"),
+            ["sessions 4 64 512 27000 9000 37000000 1"]
+        );
     }
 
     #[test]

@@ -249,7 +249,7 @@ pub fn agent_info() -> AgentInfo {
             .unwrap_or_default()
     };
     AgentInfo {
-        fwbench_version: env!("CARGO_PKG_VERSION").into(),
+        fwbench_version: crate::version::VERSION.into(),
         pid: std::process::id(),
         hostname: read("/proc/sys/kernel/hostname"),
         kernel: read("/proc/sys/kernel/osrelease"),

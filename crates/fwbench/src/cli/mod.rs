@@ -23,7 +23,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "fwbench",
-    version,
+    version = crate::version::VERSION,
     about = "Firewall performance test bench: what a packet filter costs the traffic that crosses it",
     after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 130 interrupted.\n\
                   Logs go to stderr (-v, -vv, or RUST_LOG); results go to stdout and results.db."
@@ -39,54 +39,114 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario file (or, with none, the default experiment, which writes report.html); resumes an unfinished run
+    #[command(
+        after_help = "Example:\n  fwbench run scenarios/seed002.toml --dry-run\n  fwbench run                  (the default experiment → report.html)"
+    )]
     Run(RunArgs),
     /// One echo trial (seed 000's client/gateway/server echo cycle)
+    #[command(after_help = "Example:\n  fwbench echo -n 5 -P udp -t 2 --engine nft --rules 1000")]
     Echo(EchoArgs),
     /// UDP flood at the maximum (or a given) rate: offered vs received packets/s, loss
+    #[command(after_help = "Example:\n  fwbench flood -s 64 -t 2 --engine nft --rules 1000 -J")]
     Flood(FloodArgs),
     /// Paced UDP flow (open loop): rate, loss, one-way delay, jitter, reordering
+    #[command(
+        after_help = "Example:\n  fwbench flow -r 100M -s 1400 -t 3   (100 Mbit/s; -r 10MB/s = 80 Mbit/s, -r 50kpps)"
+    )]
     Flow(FlowArgs),
     /// UDP ping with nanosecond timing: round-trip min/avg/p50/p99/max
+    #[command(after_help = "Example:\n  fwbench ping -c 1000 -i 1ms -6")]
     Ping(PingArgs),
     /// RFC 2544 throughput: the highest rate with no loss (or loss ≤ --loss), by binary search
+    #[command(
+        after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
+    )]
     Ndr(NdrArgs),
     /// Degradation point: the rule count where a flow starts losing packets, by search
+    #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
     Degrade(DegradeArgs),
     /// TCP sessions (connect, request, response, close): sequential = session latency,
     /// parallel = sessions/s; --parallel auto finds the sweet spot (seed 003)
+    #[command(after_help = "Example:\n  fwbench sessions -p auto --response 4K -t 2")]
     Sessions(SessionsArgs),
     /// Bulk transfers, one per session: goodput, with the per-session overhead split out (seed 003)
+    #[command(after_help = "Example:\n  fwbench bulk -s 1.7M -p 3 -c 9")]
     Bulk(BulkArgs),
     /// HTTP/1.1 downloads: time to first and last byte (seed 004: --size 8M); built-in
     /// server and client, or nginx and curl
+    #[command(
+        after_help = "Example:\n  fwbench http -s 8M --server-program nginx --client-program curl"
+    )]
     Http(HttpArgs),
     /// Concurrent connection capacity: open and hold connections up to --limit,
     /// report how many and what stopped it
+    #[command(after_help = "Example:\n  fwbench connections --limit 20000 --engine nft")]
     Connections(ConnectionsArgs),
     /// Run a workload file (seed 003's language: command, sequential, parallel, random)
     /// with every command inside the client's namespace; per-command timing
+    #[command(
+        after_help = "Example:\n  fwbench workload w.txt   (w.txt: parallel 6 { sequential 5 { command \"curl -s http://198.19.0.2/\" } })"
+    )]
     Workload(WorkloadArgs),
     /// Write a report of a results database: self-contained HTML with figures, or
     /// Markdown, CSV or JSON (offline, any number of times)
+    #[command(
+        after_help = "Example:\n  fwbench report results.db -o report.html   (-f md|csv|json|samples)"
+    )]
     Report(ReportArgs),
     /// Compare runs (benchstat-style): per configuration and metric the change with its
     /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold
     Compare(CompareArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
+    #[command(
+        after_help = "Example:\n  fwbench testbed up --name lab && fwbench echo --testbed lab && fwbench testbed down --name lab"
+    )]
     Testbed {
         #[command(subcommand)]
         cmd: TestbedCmd,
     },
     /// Rule sets: print exactly what an engine would apply (dry run)
+    #[command(
+        after_help = "Example:\n  fwbench rules render --engine nft --rules 1000 --position middle | less"
+    )]
     Rules {
         #[command(subcommand)]
         cmd: RulesCmd,
     },
     /// Report what this host can do (kernel features, tools) and what to install
+    #[command(after_help = "Example:\n  fwbench check -J | jq .tools")]
     Check {
         /// Print one JSON object instead of a table
-        #[arg(long)]
+        #[arg(long, short = 'J')]
         json: bool,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        after_help = "Example:\n  fwbench completions bash > /etc/bash_completion.d/fwbench\n  \
+                            fwbench completions zsh > \"${fpath[1]}/_fwbench\"\n  \
+                            fwbench completions fish > ~/.config/fish/completions/fwbench.fish"
+    )]
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+    /// Print the JSON Schema of `--json` trial objects, or write every schema into --dir
+    #[command(
+        after_help = "Example:\n  fwbench schema --dir docs/schema   (trial.json, run-summary.json)"
+    )]
+    Schema {
+        /// Write trial.json and run-summary.json into this directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Print the man page (roff) on stdout, or write one per command into --dir
+    #[command(
+        after_help = "Example:\n  fwbench man | man -l -\n  fwbench man --dir /usr/local/share/man/man1"
+    )]
+    Man {
+        /// Write fwbench.1 and fwbench-<command>.1 into this directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Run one role of a trial, spoken to over stdin/stdout (started by the controller)
     #[command(hide = true)]
@@ -98,6 +158,7 @@ enum Cmd {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct EchoArgs {
     /// Number of client connections (n), each with its own source address
     #[arg(long, short = 'n', default_value = "5", value_parser = parse_clients)]
@@ -127,42 +188,54 @@ struct EchoArgs {
 #[derive(Args, Clone)]
 pub struct TrialArgs {
     /// Address family (A): 4 or 6
-    #[arg(long, short = 'A', default_value = "4", value_parser = family)]
+    #[arg(long, short = 'A', default_value = "4", value_parser = family, help_heading = "Traffic")]
     family: Family,
+    /// IPv4 (same as -A 4)
+    #[arg(short = '4', long = "ipv4", conflicts_with_all = ["family", "ipv6"], help_heading = "Traffic")]
+    ipv4: bool,
+    /// IPv6 (same as -A 6)
+    #[arg(
+        short = '6',
+        long = "ipv6",
+        conflicts_with = "family",
+        help_heading = "Traffic"
+    )]
+    ipv6: bool,
     /// Trial duration (t): 10, 2.5s, 500ms, 1m (with --until-ci: the minimum)
-    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration)]
+    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration, help_heading = "Traffic")]
     duration: f64,
     /// Adaptive length: stop once the 95 % CI of the rate (200-ms windows) is within
     /// this, e.g. 1%, between --duration and --max-duration
-    #[arg(long, value_name = "PCT", value_parser = positive_ratio)]
+    #[arg(long, value_name = "PCT", value_parser = positive_ratio, help_heading = "Traffic")]
     until_ci: Option<f64>,
     /// Longest adaptive trial
-    #[arg(long, default_value = "60", value_parser = parse_duration)]
+    #[arg(long, default_value = "60", value_parser = parse_duration, help_heading = "Traffic")]
     max_duration: f64,
     /// Topology: forward (default), direct (null firewall), input, proxy (TCP relay in the
     /// gateway; connection workloads). With --testbed, the testbed's
-    #[arg(long, value_parser = topology)]
+    #[arg(long, value_parser = topology, help_heading = "Placement")]
     topology: Option<Topology>,
     /// Run on this existing testbed instead of an ephemeral one
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = "Placement")]
     testbed: Option<String>,
     #[command(flatten)]
     pin: PinArgs,
     #[command(flatten)]
     fw: FirewallArgs,
     /// Results database
-    #[arg(long, default_value = "results.db")]
+    #[arg(long, default_value = "results.db", help_heading = "Output")]
     db: PathBuf,
     /// Do not store the trial(s)
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     no_store: bool,
-    /// Print one JSON object on stdout instead of text
-    #[arg(long)]
+    /// Print one JSON object on stdout instead of text (shape: docs/schema/trial.json)
+    #[arg(long, short = 'J', help_heading = "Output")]
     json: bool,
 }
 
 /// Packet stream options (flood, flow, ndr, degrade).
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Traffic")]
 pub struct StreamArgs {
     /// Packet size as UDP payload bytes (iperf3 -l; the seeds' "128-byte packets"), or
     /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544) [flood: 18 = 64-byte
@@ -243,8 +316,9 @@ impl StreamArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct FloodArgs {
-    /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), or packets/s (100kpps)
+    /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
     #[arg(long, short = 'r', default_value = "max", value_parser = rate)]
     rate: proto::Rate,
     #[command(flatten)]
@@ -256,8 +330,9 @@ struct FloodArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct FlowArgs {
-    /// Paced rate: bits/s (15M = 15 Mb/s of the size as given) or packets/s (100kpps)
+    /// Paced rate: bits/s (15M = 15 Mbit/s of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
     #[arg(long, short = 'r', value_parser = rate)]
     rate: proto::Rate,
     #[command(flatten)]
@@ -269,6 +344,7 @@ struct FlowArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct PingArgs {
     /// UDP payload bytes (at least 8: the sequence number); seed 003 uses 8 and 1000
     #[arg(long, short = 's', default_value = "8", value_parser = packet_size)]
@@ -297,6 +373,7 @@ struct PingArgs {
 
 /// Options shared by the connection workloads (sessions, bulk, http, connections).
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Traffic")]
 pub struct ConnArgs {
     /// Sessions in total; without it, sessions run back to back for --duration
     #[arg(long, short = 'c', value_parser = session_count)]
@@ -313,6 +390,7 @@ pub struct ConnArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct SessionsArgs {
     /// Sessions at once: 1 = sequential (latency), N = parallel (sessions/s), auto = search
     /// the parallelism with the most sessions/s (the study's "sweet spot")
@@ -333,6 +411,7 @@ struct SessionsArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct BulkArgs {
     /// Bytes per transfer (seed 003: 1.7M)
     #[arg(long, short = 's', default_value = "1700000", value_parser = size_u64)]
@@ -353,6 +432,7 @@ struct BulkArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct HttpArgs {
     /// Object size (seed 004: 8M)
     #[arg(long, short = 's', default_value = "8M", value_parser = size_u64)]
@@ -375,6 +455,7 @@ struct HttpArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct ConnectionsArgs {
     /// Most connections to open
     #[arg(long, default_value = "10000", value_parser = count)]
@@ -401,6 +482,7 @@ struct NdrArgs {
 }
 
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Search")]
 pub struct SearchArgs {
     /// Loss ratio allowed: 0 = NDR (RFC 2544 throughput); e.g. 0.1% or 0.001 for a PDR
     #[arg(long, default_value = "0", value_parser = ratio)]
@@ -417,6 +499,7 @@ pub struct SearchArgs {
 }
 
 #[derive(Args)]
+#[command(next_help_heading = "Traffic")]
 struct DegradeArgs {
     /// Paced rate of the flow (seed 002: 15M with 128-byte, 30M with 512, 45M with 1280)
     #[arg(long, short = 'r', value_parser = rate)]
@@ -438,6 +521,7 @@ struct DegradeArgs {
 
 /// The rule set on the gateway (shared by every workload).
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Firewall")]
 pub struct FirewallArgs {
     /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft, xdp (native XDP), xdp-map (filler rules in one hash map), xdp-generic, tc-bpf
     #[arg(long, default_value = "none", value_parser = engine)]
@@ -509,6 +593,7 @@ impl FirewallArgs {
 }
 
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Placement")]
 pub struct PinArgs {
     /// Pin the client role to these CPUs (e.g. 0 or 0-1)
     #[arg(long, value_parser = cpus)]
@@ -627,7 +712,13 @@ pub fn run() -> Result<ExitCode> {
     // Commands that only print (no agents, no pipes to children whose loss must be
     // survived) end quietly when their reader goes away (`fwbench rules … | head`).
     let print_only = match &cli.cmd {
-        Cmd::Rules { .. } | Cmd::Check { .. } | Cmd::Report(_) | Cmd::Compare(_) => true,
+        Cmd::Rules { .. }
+        | Cmd::Check { .. }
+        | Cmd::Report(_)
+        | Cmd::Compare(_)
+        | Cmd::Completions { .. }
+        | Cmd::Man { .. }
+        | Cmd::Schema { .. } => true,
         Cmd::Run(a) => a.dry_run,
         _ => false,
     };
@@ -655,6 +746,7 @@ pub fn run() -> Result<ExitCode> {
             if json {
                 let mut v = r.to_json();
                 v["schema"] = crate::output::schema("check").into();
+                v["fwbench"] = crate::output::build_json();
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 print!("{}", r.render_text());
@@ -662,6 +754,42 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "fwbench", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Schema { dir } => {
+            let all = crate::output::doc::schemas();
+            match dir {
+                Some(d) => {
+                    for (name, schema) in &all {
+                        let text = serde_json::to_string_pretty(schema)? + "\n";
+                        std::fs::create_dir_all(&d)
+                            .and_then(|_| std::fs::write(d.join(name), text))
+                            .map_err(|e| usage(format!("--dir {}: {e}", d.display())))?;
+                    }
+                    println!("schemas written to {}", d.display());
+                }
+                None => println!("{}", serde_json::to_string_pretty(&all[0].1)?),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Man { dir } => {
+            use clap::CommandFactory;
+            let cmd = Cli::command();
+            match dir {
+                Some(d) => {
+                    std::fs::create_dir_all(&d)
+                        .and_then(|_| clap_mangen::generate_to(cmd, &d))
+                        .map_err(|e| usage(format!("--dir {}: {e}", d.display())))?;
+                    println!("man pages written to {}", d.display());
+                }
+                None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Run(args) => crate::run::scenario::run_scenario(&args),
         Cmd::Report(args) => crate::run::report::write_report(&args),
         Cmd::Compare(args) => crate::run::compare::compare(&args),
@@ -880,7 +1008,13 @@ fn base_params(
         } else {
             Proto::Tcp
         },
-        family: a.family,
+        family: if a.ipv6 {
+            Family::V6
+        } else if a.ipv4 {
+            Family::V4
+        } else {
+            a.family
+        },
         server: ServerMode::Epoll,
         timeout_ms: 500,
         seed: 0,
@@ -1087,6 +1221,30 @@ mod tests {
             format!("{e:#}").contains("nft_family ip applies to engines nft and nft-set only"),
             "{e:#}"
         );
+    }
+
+    /// `-4`/`-6` set the family; `-J` is `--json`; a byte rate is its bits.
+    #[test]
+    fn short_flags_and_byte_rates() {
+        let trial = |args: &[&str]| {
+            let cli = Cli::try_parse_from(args).unwrap();
+            let (p, t) = trial_of(&cli.cmd).unwrap().unwrap();
+            (p, t.clone())
+        };
+        let (p, t) = trial(&["fwbench", "flow", "-6", "-J", "-r", "10MB/s"]);
+        assert_eq!(p.family, Family::V6);
+        assert!(t.json);
+        assert_eq!(p.packet.unwrap().rate, proto::Rate::Bps(80e6));
+        let (p, t) = trial(&["fwbench", "echo", "-4"]);
+        assert_eq!(p.family, Family::V4);
+        assert!(!t.json);
+        // The same trial, the same key, whichever unit the rate was written in.
+        let (a, _) = trial(&["fwbench", "flow", "-r", "10MB/s"]);
+        let (b, _) = trial(&["fwbench", "flow", "-r", "80M"]);
+        let (c, _) = trial(&["fwbench", "flow", "-r", "10M"]);
+        let key = crate::plan::scenario::trial_key;
+        assert_eq!(key(&a, 1), key(&b, 1));
+        assert_ne!(key(&a, 1), key(&c, 1));
     }
 
     /// One definition per axis: a trial command with no flags gives exactly the trial

@@ -33,7 +33,7 @@ pub fn collect(tools: Vec<(String, String)>) -> Host {
         cores: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),
-        fwbench_version: env!("CARGO_PKG_VERSION").into(),
+        fwbench_version: crate::version::VERSION.into(),
         sysctls: SYSCTLS
             .iter()
             .filter_map(|k| {

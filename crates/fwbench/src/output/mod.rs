@@ -1,6 +1,7 @@
 //! What the user reads: progress lines, the per-trial line, the run summary table,
 //! and the `echo` result as text or JSON.
 
+pub mod doc;
 pub mod imported;
 pub mod live;
 pub mod search;
@@ -9,7 +10,6 @@ use crate::outcome::{Outcome, Status};
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::plan::scenario::{Plan, PlannedTrial};
-use serde_json::json;
 
 pub fn params_line(p: &TrialParams) -> String {
     let rules = if p.engine == firewall::Engine::None {
@@ -393,59 +393,6 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
     out
 }
 
-/// The `echo --json` object.
-pub fn echo_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
-    let mut v = json!({
-        "schema": schema("echo"),
-        "workload": "echo",
-        "status": o.status,
-        "error": o.error,
-        "topology": p.topology,
-        "clients": p.clients,
-        "duration_s": p.duration_s,
-        "frame_size": p.frame_size,
-        "proto": p.proto,
-        "family": p.family.to_string().parse::<u8>().unwrap_or(0),
-        "server": p.server,
-        "timeout_ms": p.timeout_ms,
-        "seed": p.seed,
-        "started_at": o.started_at,
-        "finished_at": o.finished_at,
-        "placement": o.placement,
-        "precision": o.precision,
-        "gateway": o.gateway,
-        "engine": p.engine,
-        "model": p.model,
-        "position": p.position,
-        "chain": p.chain,
-    });
-    extend(&mut v, firewall_json(o));
-    if let Some(s) = &o.summary {
-        let r = s.rtt;
-        let f = |ns: u64| ns as f64 / 1e3;
-        let extra = json!({
-            "elapsed_s": s.elapsed_s,
-            "throughput_bps": s.throughput_bps,
-            "transactions_per_s": s.transactions_per_s,
-            "per_client_throughput_bps": s.per_client_throughput_bps,
-            "validation_errors": s.validation_errors,
-            "unsent": s.unsent,
-            "lost": s.lost,
-            "rtt_us": {
-                "count": r.count, "min": f(r.min_ns), "mean": r.mean_ns / 1e3,
-                "p50": f(r.p50_ns), "p90": f(r.p90_ns), "p99": f(r.p99_ns),
-                "p999": f(r.p999_ns), "max": f(r.max_ns),
-            },
-            "mp": {
-                "mp1": s.mp[0], "mp2": s.mp[1], "mp3": s.mp[2], "mp4": s.mp[3],
-            },
-            "per_client": s.clients,
-        });
-        extend(&mut v, extra);
-    }
-    v
-}
-
 pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
     let mut out = format!("echo {}\n", params_line(p));
     let Some(s) = o
@@ -749,56 +696,9 @@ fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
     out
 }
 
-/// The rule-set figures of a trial's JSON (flattened into it).
-fn firewall_json(o: &Outcome) -> serde_json::Value {
-    let f = o.firewall();
-    let f = f.as_ref();
-    let mut v = json!({
-        "rules": f.map_or(0, |f| f.rules),
-        "set_elements": f.map_or(0, |f| f.elements),
-        "install_ms": f.map(|f| f.install_ms),
-        "remove_ms": f.and_then(|f| f.remove_ms),
-        "verdicts": f.map(|f| &f.verdicts),
-        "firewall_settings": f.map(|f| &f.settings),
-    });
-    // Only where the gateway reported its state, so other trials' JSON is unchanged.
-    if let Some(clean) = o.clean_start {
-        extend(
-            &mut v,
-            json!({"clean_start": clean, "start_differences": o.start_differences}),
-        );
-    }
-    v
-}
-
-fn extend(v: &mut serde_json::Value, more: serde_json::Value) {
-    if let (Some(a), Some(b)) = (v.as_object_mut(), more.as_object()) {
-        a.extend(b.clone());
-    }
-}
-
-/// One trial's JSON object, any workload.
+/// One trial's JSON object, any workload (the shape of docs/schema/trial.json).
 pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
-    if p.workload == Workload::Echo {
-        return echo_json(p, o);
-    }
-    let mut v = json!({
-        "schema": schema(p.workload.as_str()),
-        "workload": p.workload,
-        "status": o.status,
-        "error": o.error,
-        "params": p,
-        "started_at": o.started_at,
-        "finished_at": o.finished_at,
-        "placement": o.placement,
-        "precision": o.precision,
-        "result": o.packet.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())
-            .or_else(|| o.ping.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default()))
-            .or_else(|| o.conn.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default())),
-        "gateway": o.gateway,
-    });
-    extend(&mut v, firewall_json(o));
-    v
+    serde_json::to_value(doc::TrialDoc::new(p, o)).unwrap_or_default()
 }
 
 /// Version of each `--json` output's shape. Bump a kind's number when a key changes
@@ -808,6 +708,11 @@ pub const JSON_VERSION: u32 = 1;
 /// The `schema` value of a `--json` output: `fwbench/<kind>/<version>`.
 pub fn schema(kind: &str) -> String {
     format!("fwbench/{kind}/{JSON_VERSION}")
+}
+
+/// The binary that produced an output (every `--json` object carries it).
+pub fn build_json() -> serde_json::Value {
+    serde_json::to_value(doc::BuildInfo::this()).unwrap_or_default()
 }
 
 /// Columns aligned, a rule under the header. `header`: (title, right-aligned).

@@ -252,7 +252,7 @@ pub const AXES: &[Axis] = &[
     axis!(
         "rate",
         PACKET,
-        "max, bits/s (15M) or packets/s (100kpps)",
+        "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)",
         default
             | w
             | if matches!(w, Workload::Flow | Workload::Degrade) {

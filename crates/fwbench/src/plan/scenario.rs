@@ -529,6 +529,8 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     // Cross product, first axis outermost (an odometer over the value indices). Each
     // combination keeps its block (the row it came from: a case) and its repetitions.
     let mut combos: Vec<(TrialParams, usize, u32)> = Vec::new();
+    // The values each combination was written with (to name a duplicate's axis).
+    let mut written: Vec<BTreeMap<&str, String>> = Vec::new();
     let mut blocks: Vec<&str> = Vec::new();
     let mut idx = vec![0usize; values.len()];
     loop {
@@ -567,6 +569,10 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 }
             }
             check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;
+            if let Some(j) = combos.iter().position(|c| c.0 == params) {
+                return Err(duplicate(file, at, &written[j], &with));
+            }
+            written.push(with.clone());
             let block = match blocks.iter().position(|b| b == at) {
                 Some(i) => i,
                 None => {
@@ -644,6 +650,45 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         baseline,
         trials,
     })
+}
+
+/// Two combinations that are one trial (equal canonical parameters, so one trial key):
+/// name the axis whose texts differ, e.g. `rate: '10MB/s' and '80Mbit' are the same
+/// value (80M bits/s)`. Refused rather than merged, so a sweep has the points it shows.
+fn duplicate(
+    file: &str,
+    at: &str,
+    first: &BTreeMap<&str, String>,
+    second: &BTreeMap<&str, String>,
+) -> String {
+    let differs = second
+        .iter()
+        .find(|(k, v)| first.get(*k).is_some_and(|f| f != *v) && **k != "label");
+    match differs {
+        Some((k, v)) => {
+            let canon = match *k {
+                "rate" | "max_rate" => v
+                    .parse::<proto::Rate>()
+                    .map(|r| {
+                        format!(
+                            " ({r}{})",
+                            if matches!(r, proto::Rate::Bps(_)) {
+                                " bits/s"
+                            } else {
+                                ""
+                            }
+                        )
+                    })
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            format!(
+                "{file}: {at}.{k}: duplicate value: '{}' and '{v}' are the same value{canon}; list it once",
+                first[k]
+            )
+        }
+        None => format!("{file}: {at}: duplicate trial: two combinations give the same parameters"),
+    }
 }
 
 /// A seeded Fisher–Yates shuffle.
@@ -899,6 +944,35 @@ duration = "1s"
         ka.sort();
         ks.sort();
         assert_eq!(ka, ks);
+    }
+
+    /// Equal rates written differently are one trial: refused with the axis and both
+    /// texts (exit 2), not stored twice under one key mid-run.
+    #[test]
+    fn equal_rates_in_different_units_are_a_duplicate_value() {
+        let e = err("workload = \"flow\"\n[params]\nrate = [\"10MB/s\", \"80Mbit\"]\n");
+        assert!(
+            e.contains("params.rate: duplicate value: '10MB/s' and '80Mbit' are the same value (80M bits/s)"),
+            "{e}"
+        );
+        // Different rates stay two trials: 10 MB/s is 80 Mbit/s, not 10.
+        let p = parse(
+            "s.toml",
+            "workload = \"flow\"\n[params]\nrate = [\"10MB/s\", \"10Mbit\"]\n",
+            0,
+        )
+        .unwrap();
+        assert_eq!(p.trials.len(), 2);
+        let rates: Vec<_> = p
+            .trials
+            .iter()
+            .map(|t| t.params.packet.as_ref().unwrap().rate)
+            .collect();
+        assert_eq!(rates, [proto::Rate::Bps(80e6), proto::Rate::Bps(10e6)]);
+        assert_ne!(p.trials[0].key, p.trials[1].key);
+        // And any other axis: 1024 and 1K (sizes are powers of 1024, as iperf3 -l) are one size.
+        let e = err("workload = \"sessions\"\n[params]\nsize = [1024, \"1K\"]\n");
+        assert!(e.contains("duplicate value"), "{e}");
     }
 
     #[test]

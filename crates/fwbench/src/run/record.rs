@@ -33,7 +33,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
     };
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
         engine: f.engine.to_string(),
-        rules: f.rules as u64,
+        rules_installed: f.rules as u64,
         set_elements: f.elements as u64,
         install_ms: Some(f.install_ms),
         remove_ms: f.remove_ms,

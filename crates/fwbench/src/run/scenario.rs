@@ -82,10 +82,14 @@ fn fmt_eta(s: f64) -> String {
 }
 
 /// After a run: its HTML report, if asked for (or the default experiment).
-fn report_after_run(store: &Store, run_id: i64, path: &Path) -> Result<()> {
+fn report_after_run(store: &Store, run_id: i64, path: &Path, json: bool) -> Result<()> {
     let r = report::load(store, Some(run_id))?;
     std::fs::write(path, r.html()).with_context(|| format!("writing {}", path.display()))?;
-    println!("Report: {}", path.display());
+    if json {
+        eprintln!("Report: {}", path.display());
+    } else {
+        println!("Report: {}", path.display());
+    }
     Ok(())
 }
 
@@ -290,6 +294,12 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             .insert_trial(&record(run_id, t, &outcome))
             .context("storing the trial")?;
         eprintln!("    {}", output::outcome_line(&outcome));
+        if args.json {
+            let mut d = output::doc::TrialDoc::new(&t.params, &outcome);
+            d.trial_key = Some(t.key.clone());
+            d.rep = Some(t.rep);
+            println!("{}", serde_json::to_string(&d)?);
+        }
         failed_in_a_row = if outcome.status == Status::Failed {
             failed_in_a_row + 1
         } else {
@@ -311,15 +321,36 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         "complete"
     };
     store.finish_run(run_id, &crate::clock::now_utc(), status)?;
-    println!("{}", output::summary_table(&plan.name, &rows));
-    println!(
+    let table = output::summary_table(&plan.name, &rows);
+    let stored = format!(
         "{} of {} trials stored in {} (run {run_id}).",
         rows.len(),
         n,
         args.db.display()
     );
+    if args.json {
+        // The table for the eye on stderr; stdout stays JSON lines.
+        eprintln!("{table}\n{stored}");
+        let count = |s: Status| rows.iter().filter(|(_, o)| o.status == s).count();
+        let summary = output::doc::RunSummaryDoc {
+            schema: output::schema("run"),
+            fwbench: output::doc::BuildInfo::this(),
+            run: plan.name.clone(),
+            run_id,
+            db: args.db.display().to_string(),
+            status: status.to_string(),
+            planned: n,
+            ok: count(Status::Ok),
+            unavailable: count(Status::Unavailable),
+            failed: count(Status::Failed),
+        };
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        println!("{table}");
+        println!("{stored}");
+    }
     if let Some(path) = report_path(args) {
-        if let Err(e) = report_after_run(&store, run_id, &path) {
+        if let Err(e) = report_after_run(&store, run_id, &path, args.json) {
             eprintln!("fwbench: the report could not be written: {e:#} (the results are stored; run `fwbench report {}`)", args.db.display());
         }
     }
@@ -412,4 +443,9 @@ pub struct RunArgs {
     /// List every axis a scenario may set or sweep (name, workloads, default, meaning)
     #[arg(long)]
     pub list_axes: bool,
+    /// JSON lines on stdout: one object per trial as it finishes (the shape of `--json`
+    /// of a trial command, with `trial_key` and `rep`), then a run summary
+    /// (docs/schema/trial.json, docs/schema/run-summary.json)
+    #[arg(long, short = 'J', help_heading = "Output")]
+    pub json: bool,
 }

@@ -43,13 +43,15 @@ fn cli_search(
         env.testbed.as_deref(),
         env.db.as_deref(),
     )?;
+    let started_at = crate::clock::now_utc();
     let r = search(&p, &mut |q: &TrialParams| s.trial(q))?;
     s.finish("complete")?;
     drop(s);
     if env.json {
-        let mut v = serde_json::to_value(&r)?;
-        v["schema"] = crate::output::schema(p.workload.as_str()).into();
-        v["params"] = serde_json::to_value(&p)?;
+        let mut o = crate::outcome::Outcome::started(started_at);
+        o.finished_at = crate::clock::now_utc();
+        o.search = Some(r.clone());
+        let v = crate::output::trial_json(&p, &o);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", search_text(&p, &r));

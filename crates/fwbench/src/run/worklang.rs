@@ -57,6 +57,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "schema": crate::output::schema("workload"),
+                "fwbench": crate::output::build_json(),
                 "file": name, "namespace": ns, "total_s": total_s,
                 "commands": ran.len(), "failed": failed, "ran": ran,
             }))?
@@ -85,6 +86,6 @@ pub struct WorkloadArgs {
     #[arg(long, default_value = "forward", value_parser = crate::params::values::topology)]
     pub topology: Topology,
     /// Print one JSON object (every command with start, duration, exit) instead of text
-    #[arg(long)]
+    #[arg(long, short = 'J')]
     pub json: bool,
 }

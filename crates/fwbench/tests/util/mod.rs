@@ -157,16 +157,52 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&o)));
-    // Every --json output names its shape: fwbench/<kind>/<version>, kind = the command.
-    if args.contains(&"--json") {
+    // Every --json output names its shape: fwbench/<kind>/<version>, kind = the command;
+    // a trial's object (any workload, any search) is valid against docs/schema/trial.json.
+    if args.contains(&"--json") || args.contains(&"-J") {
         let kind = args[0];
+        let trial = TRIAL_KINDS.contains(&kind);
+        let version = if trial { 2 } else { 1 };
         assert_eq!(
             v["schema"],
-            serde_json::json!(format!("fwbench/{kind}/1")),
+            serde_json::json!(format!("fwbench/{kind}/{version}")),
             "{args:?}: schema"
         );
+        if trial {
+            assert_valid("trial.json", &v);
+        }
     }
     v
+}
+
+/// The commands whose `--json` is one trial object (docs/schema/trial.json).
+pub const TRIAL_KINDS: &[&str] = &[
+    "echo",
+    "flood",
+    "flow",
+    "ping",
+    "ndr",
+    "degrade",
+    "sessions",
+    "bulk",
+    "http",
+    "connections",
+];
+
+/// Validate `v` against docs/schema/`name` (the schema generated from the types).
+pub fn assert_valid(name: &str, v: &serde_json::Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema)
+        .unwrap_or_else(|e| panic!("{}: not a schema: {e}", path.display()));
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}\n{v}");
 }
 
 /// A JSON count.
