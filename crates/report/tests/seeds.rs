@@ -408,7 +408,7 @@ fn seed002(s: &mut Store) -> i64 {
                 );
                 t.firewall = Some(FirewallRow {
                     engine: engine.into(),
-                    rules,
+                    rules_installed: rules,
                     verdicts_ok: Some(true),
                     ..Default::default()
                 });
