@@ -24,7 +24,7 @@ for t in "${targets[@]}"; do
   # -max_len: the seeds are small, 64 KiB leaves room to grow.
   if ! cargo +nightly fuzz run "$t" "$work/$t" "fuzz/corpus/$t" -- \
       -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -timeout=10 2>&1 |
-      tee "$work/$t.log" | grep -E '^(#[0-9]+ *(DONE|INITED)|==[0-9]+==|SUMMARY|Done )'; then
+      tee "$work/$t.log" | grep -E '^(#[0-9]+[[:space:]]+(DONE|INITED)|==[0-9]+==|SUMMARY|Done )'; then
     :
   fi
   if grep -qE 'ERROR: libFuzzer|SUMMARY: .*Sanitizer|panicked' "$work/$t.log"; then
