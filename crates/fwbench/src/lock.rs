@@ -7,7 +7,7 @@
 //! file left behind with a dead PID in it is no lock. flock rather than a PID file
 //! alone: no race between "is the PID alive" and "write mine", and no PID reuse
 //! confusion. (std's `File::try_lock` would do, but needs Rust 1.89; the crate's
-//! minimum is 1.82, so the call is in `sys`, next to the binary's other syscalls.)
+//! minimum is 1.88, so the call is in `sys`, next to the binary's other syscalls.)
 //!
 //! Owns: lock file names and the held-by message. Must not: decide what is locked
 //! (callers do).
