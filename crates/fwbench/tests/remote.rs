@@ -697,7 +697,7 @@ fn remote_client_port_moved_over_ssh_and_given_back() {
         "2",
     ]);
     assert_eq!(v["status"], "ok", "{v}");
-    assert_eq!(u(&v["validation_errors"]), 0, "{v}");
+    assert_eq!(u(&v["result"]["validation_errors"]), 0, "{v}");
     let client = v["placement"]
         .as_array()
         .unwrap()
