@@ -247,7 +247,10 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         let ctx = format!("echo {proto}/IPv{family}: {v}");
         assert_eq!(v["status"], "ok", "{ctx}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
-        assert!(v["result"]["throughput_bps"].as_f64().unwrap() > 0.0, "{ctx}");
+        assert!(
+            v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
+            "{ctx}"
+        );
         // No agent on the gateway: no counters, and the trial says so.
         assert!(v["gateway"].is_null(), "{ctx}");
         let places: Vec<&str> = v["placement"]
