@@ -155,6 +155,7 @@ fn move_in(spec: &HoldSpec, holder: u32, orig: &PortState, m: &mut Marker) -> Re
     }
     script += &format!("link set dev {dev} up\n");
     ip_in(holder, &["-b", "-"], Some(&script))?;
+    settle_ipv6(holder, dev);
     for g in &spec.gateways {
         let fam = if g.contains(':') { "-6" } else { "-4" };
         ip_in(
@@ -166,6 +167,40 @@ fn move_in(spec: &HoldSpec, holder: u32, orig: &PortState, m: &mut Marker) -> Re
         )?;
     }
     Ok(())
+}
+
+/// Wait (at most 3 s) until no IPv6 address of `dev` is tentative. The global
+/// addresses are added with `nodad`, but the link-local address the kernel makes when
+/// the port comes up in its new namespace goes through duplicate address detection;
+/// until it has, neighbour discovery on the link can fail and a trial's first second
+/// of IPv6 traffic goes nowhere (seen once under heavy load). Best effort: a host
+/// without IPv6 has nothing tentative.
+fn settle_ipv6(holder: u32, dev: &str) {
+    let h = holder.to_string();
+    for _ in 0..30 {
+        let out = crate::process::Cmd::new(
+            "nsenter",
+            &[
+                "-t",
+                &h,
+                "-n",
+                "ip",
+                "-6",
+                "addr",
+                "show",
+                "dev",
+                dev,
+                "tentative",
+            ],
+        )
+        .run();
+        match out {
+            Ok(f) if f.stdout.trim().is_empty() => return,
+            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
+            Err(_) => return,
+        }
+    }
+    tracing::warn!("{dev}: an IPv6 address is still tentative after 3 s");
 }
 
 /// The controller's handle on a keeper: the role's launcher now runs inside the
