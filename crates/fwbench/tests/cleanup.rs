@@ -157,8 +157,27 @@ fn sigterm_to_the_gateway_agent_undoes_its_rules() {
         wait_for(30.0, || rules_in(&gw).contains("fwbench")),
         "rules never installed"
     );
-    let agents = pids_in(&gw);
-    assert_eq!(agents.len(), 1, "{agents:?}");
+    // The agent is the one process in the gateway's namespace that runs `fwbench agent`;
+    // a short-lived child of it (an `nft` it runs to read counters) may be there too.
+    let agents_in = || -> Vec<u32> {
+        pids_in(&gw)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .map(|c| c.split(|&b| b == 0).any(|a| a == b"agent"))
+                    .unwrap_or(false)
+            })
+            .collect()
+    };
+    let mut agents = agents_in();
+    assert!(
+        wait_for(10.0, || {
+            agents = agents_in();
+            agents.len() == 1
+        }),
+        "agents: {agents:?}, all: {:?}",
+        pids_in(&gw)
+    );
     Command::new("kill")
         .args(["-TERM", &agents[0].to_string()])
         .status()
@@ -168,4 +187,9 @@ fn sigterm_to_the_gateway_agent_undoes_its_rules() {
     let _ = child.wait();
     assert!(undone, "rules left: {}", rules_in(&gw));
     assert!(wait_for(10.0, || !alive(agents[0])));
+    assert!(
+        wait_for(10.0, || pids_in(&gw).is_empty()),
+        "processes left in the gateway: {:?}",
+        pids_in(&gw)
+    );
 }
