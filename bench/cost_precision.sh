@@ -2,28 +2,37 @@
 # Benchmark (not a test) of the cost model's precision: how tightly one short run pins
 # down what a rule costs each packet, and how repeatable the packet rate it rests on is.
 #   1. the cost experiment for iptables-legacy and nft, everything on CPU 0: 64-byte
-#      flood, 6 rule counts x 3 repetitions in random (interleaved) order x S seconds
-#      (default 3: 54 s of traffic per engine); per engine and estimator (1/pps and
+#      flood, 5 rule counts x R repetitions in random (interleaved) order x S seconds
+#      (default 6 x 2 s: 60 s of traffic per engine; many short trials beat few long
+#      ones: the trial-to-trial spread — where the rules land in memory — is most of the
+#      noise, and only more trials average it); per engine and estimator (1/pps and
 #      CPU time per packet) the weighted fit's ns per rule ± 95 % CI half-width and the
 #      half-width in % of the slope (goal <= 5 %), and which estimator is the headline
 #   2. repeatability: CV of received pps over 5 pinned 64-byte floods (goal <= 2 %)
 # Prints the load average before and after: numbers taken while the machine is busy
 # (compiles, other benches) are wider than this bench can do.
-# Usage: bench/cost_precision.sh [SECONDS] (as root, after `bash scripts/setup.sh`)
+# Usage: bench/cost_precision.sh [SECONDS [REPETITIONS]] (as root, after
+# `bash scripts/setup.sh`); KEEP=DIR keeps the results file (DIR/cost.db).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-T=${1:-3}
+T=${1:-2}
+R=${2:-6}
 F=./target/release/fwbench
 [ -x "$F" ] || cargo build --release -q
 [ "$(id -u)" = 0 ] || { echo "cost_precision.sh: run as root (fwbench builds namespaces)" >&2; exit 2; }
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT INT TERM
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP"
+  TMP=$(cd "$KEEP" && pwd)
+else
+  TMP=$(mktemp -d)
+  trap 'rm -rf "$TMP"' EXIT INT TERM
+fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 cat >"$TMP/cost.toml" <<TOML
 name = "cost precision: ns per rule, iptables-legacy vs nft"
 workload = "flood"
-repetitions = 3
+repetitions = $R
 order = "random"
 seed = 20261122
 
@@ -38,12 +47,13 @@ size = "frame:64"
 rate = "max"
 model = "linear"
 position = "last"
-rules = [0, 2000, 4000, 6000, 8000, 10000]
+rules = [0, 2500, 5000, 7500, 10000]
 engine = ["iptables-legacy", "nft"]
 duration = "${T}s"
 TOML
 
-echo "1. cost per rule: 6 rule counts x 3 repetitions x $T s per engine, pinned to CPU 0"
+echo "1. cost per rule: 5 rule counts x $R repetitions x $T s per engine, pinned to CPU 0"
+rm -f "$TMP/cost.db"
 "$F" run "$TMP/cost.toml" --db "$TMP/cost.db" >"$TMP/run.log" 2>&1 || {
   cat "$TMP/run.log" >&2
   exit 1
