@@ -27,6 +27,12 @@ pub struct Lock {
     _file: File,
 }
 
+impl Drop for Lock {
+    fn drop(&mut self) {
+        crate::sys::flock_release(&self._file);
+    }
+}
+
 /// Who holds a lock file (the PID written in it), for messages.
 fn holder(file: &mut File) -> String {
     let mut s = String::new();

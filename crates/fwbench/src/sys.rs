@@ -115,6 +115,20 @@ pub fn load_trivial_xdp() -> io::Result<()> {
     Ok(())
 }
 
+/// Release a flock(2) lock held through `file` now. Closing the file alone is not
+/// enough while a child forked by another thread still has a copy of the descriptor
+/// (between its fork and its exec): the lock belongs to the open file, which stays
+/// open until that copy is closed. LOCK_UN releases it for every copy.
+pub fn flock_release(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file descriptor that `file` keeps open; no memory involved.
+    // A failure (EINTR aside, none is possible on an open descriptor) leaves the
+    // release to the close that follows.
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) } != 0
+        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    {}
+}
+
 /// flock(2) an open file exclusively: `Ok(true)` when locked, `Ok(false)` when another
 /// open file holds the lock and `wait` is false. The kernel drops the lock when the
 /// file is closed or its process dies, so a lock never outlives its holder.
