@@ -955,6 +955,16 @@ fn first_value(v: &serde_json::Value) -> Option<serde_json::Value> {
     }
 }
 
+/// Why a rule cannot be aimed at: its `what` match compares with something unreadable.
+fn unreadable_match(what: &str, named: bool) -> String {
+    let against = if named {
+        "a named set"
+    } else {
+        "a value fwbench cannot read"
+    };
+    format!("`{what}` is matched against {against}")
+}
+
 fn port_range(v: &serde_json::Value) -> Option<(u16, u16)> {
     if let Some(p) = v.as_u64() {
         let p = u16::try_from(p).ok()?;
@@ -1027,16 +1037,8 @@ fn nft_aim(expr: &[serde_json::Value], ip: Ip) -> AimFields {
                     Some(t) if w.ends_with("saddr") => a.src = Some(t),
                     Some(t) => a.dst = Some(t),
                     None => {
-                        a.unaimable.get_or_insert_with(|| {
-                            format!(
-                                "`{what}` is matched against {}",
-                                if named {
-                                    "a named set"
-                                } else {
-                                    "a value fwbench cannot read"
-                                }
-                            )
-                        });
+                        a.unaimable
+                            .get_or_insert_with(|| unreadable_match(&what, named));
                     }
                 }
             }
@@ -1058,16 +1060,8 @@ fn nft_aim(expr: &[serde_json::Value], ip: Ip) -> AimFields {
                     Some(r) if w.ends_with("dport") => a.dport = Some(r),
                     Some(r) => a.sport = Some(r),
                     None => {
-                        a.unaimable.get_or_insert_with(|| {
-                            format!(
-                                "`{what}` is matched against {}",
-                                if named {
-                                    "a named set"
-                                } else {
-                                    "a value fwbench cannot read"
-                                }
-                            )
-                        });
+                        a.unaimable
+                            .get_or_insert_with(|| unreadable_match(&what, named));
                     }
                 }
             }
