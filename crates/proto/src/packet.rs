@@ -376,7 +376,8 @@ pub struct UdpSourceResults {
     pub sent_per_flow: Vec<u64>,
     /// Packets the pacer scheduled up to the stop (equals `sent` unless the sender fell behind).
     pub scheduled: u64,
-    /// Time spent sending (start to stop), ns.
+    /// Time spent sending, ns: from the start until the last send returned (a batch
+    /// under way at the stop is counted with its time).
     pub elapsed_ns: u64,
     /// Largest lag of an actual send behind its intended time, ns (paced only).
     pub max_lag_ns: u64,
