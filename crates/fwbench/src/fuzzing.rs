@@ -1,19 +1,9 @@
-//! Fuzz targets of the binary's parsers: the scenario parser and the workload
-//! language. `cargo fuzz` builds the binary's source as its targets `scenario` and
-//! `worklang` (fuzz/Cargo.toml, cfg `fuzzing`: `main` is replaced by libFuzzer's
-//! entry, which calls [`by_name`] with the target's name); the fuzz-smoke test below
-//! runs the same checks on stable over the seed corpus and seeded mutations.
+//! Fuzz targets of the controller's parsers: the scenario parser and the workload
+//! language. `cargo fuzz` targets `scenario` and `worklang` (fuzz/fuzz_targets) call
+//! these checks through the library; the fuzz-smoke test below runs the same checks on
+//! stable over the seed corpus and seeded mutations.
 //!
 //! Must not: touch the host (both parsers are pure).
-
-/// The check of fuzz target `name` on one input.
-pub fn by_name(name: &str, data: &[u8]) {
-    match name {
-        "scenario" => scenario(data),
-        "worklang" => worklang(data),
-        other => panic!("no fuzz target {other}"),
-    }
-}
 
 /// Any text parses or is refused with a `file:…` message; a plan stays within the
 /// trial limit and every trial has a key.
@@ -56,11 +46,11 @@ mod tests {
 
     #[test]
     fn scenario_parser_survives_the_corpus_and_mutations() {
-        mutate::run("scenario", 17, 3_000, |b| super::by_name("scenario", b));
+        mutate::run("scenario", 17, 3_000, super::scenario);
     }
 
     #[test]
     fn workload_parser_survives_the_corpus_and_mutations() {
-        mutate::run("worklang", 17, 20_000, |b| super::by_name("worklang", b));
+        mutate::run("worklang", 17, 20_000, super::worklang);
     }
 }

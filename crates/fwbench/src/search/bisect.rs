@@ -102,7 +102,7 @@ impl Bisect {
         }
     }
 
-    pub fn next(&mut self) -> Step {
+    pub fn next_step(&mut self) -> Step {
         let s = self.step();
         if let Step::Try(x) = s {
             self.pending = Some(x);
@@ -197,7 +197,7 @@ mod tests {
     fn run(mut b: Bisect, pass: impl Fn(f64) -> bool) -> (Found, Vec<f64>) {
         let mut tried = vec![];
         loop {
-            match b.next() {
+            match b.next_step() {
                 Step::Done(f) => return (f, tried),
                 Step::Try(x) => {
                     tried.push(x);

@@ -40,7 +40,7 @@ pub fn degrade_search(
             .max(0.0) as usize
         + 2;
     let found = loop {
-        match b.next() {
+        match b.next_step() {
             Step::Done(f) => break Some(f),
             Step::Try(x) => {
                 if points.len() >= max + 4 {

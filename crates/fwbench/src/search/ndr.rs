@@ -101,7 +101,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     }
     bisect = bisect.with_confirmation();
     let found = loop {
-        match bisect.next() {
+        match bisect.next_step() {
             Step::Done(f) => break Some(f),
             Step::Try(x) => {
                 let confirmation = points.iter().any(|q| q.x == x && !q.confirmation);

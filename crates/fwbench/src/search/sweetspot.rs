@@ -54,7 +54,7 @@ impl Search {
     }
 
     /// The next parallelism to measure, or None when done.
-    pub fn next(&mut self) -> Option<u32> {
+    pub fn next_point(&mut self) -> Option<u32> {
         if self.points.len() >= self.max_trials {
             return None;
         }
@@ -109,7 +109,7 @@ pub fn search(
     let mut s = Search::new(MAX_AUTO_PARALLEL, 16);
     let mut measured: Vec<SweetPoint> = vec![];
     let mut latency = vec![];
-    while let Some(n) = s.next() {
+    while let Some(n) = s.next_point() {
         let mut q = p.clone();
         if let Some(k) = q.conn.as_mut() {
             k.parallel = n;
@@ -169,7 +169,7 @@ mod tests {
     fn drive(rate: impl Fn(u32) -> f64, max: u32) -> (Search, Vec<u32>) {
         let mut s = Search::new(max, 16);
         let mut tried = vec![];
-        while let Some(n) = s.next() {
+        while let Some(n) = s.next_point() {
             tried.push(n);
             s.record(n, rate(n));
             assert!(tried.len() <= 16);
