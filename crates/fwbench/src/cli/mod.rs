@@ -1,5 +1,7 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
 
+#[cfg(test)]
+mod key_fixture;
 mod live;
 
 use crate::error::usage;
