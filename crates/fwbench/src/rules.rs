@@ -65,7 +65,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
             chain: chain_of(p.topology),
             l4: p.proto.into(),
             ip,
-            one_way: matches!(p.workload, Workload::Flood | Workload::Flow),
+            one_way: matches!(p.workload(), Workload::Flood | Workload::Flow),
         });
         req.addressing = Some(addressing(p.family, p.clients));
     }
@@ -150,7 +150,7 @@ pub fn import_table(imp: &firewall::Imported) -> String {
 pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), String> {
     install::check_tools(r).map_err(|e| e.to_string())?;
     let a = addressing(p.family, p.clients.max(1));
-    if let Some(k) = &p.packet {
+    if let Some(k) = p.packet() {
         check_addrs(k, &a.clients, a.server)?;
     }
     if strict_aim {
@@ -297,7 +297,7 @@ pub fn aim(
     clients: &[std::net::IpAddr],
     server: std::net::IpAddr,
 ) -> Result<Option<Aimed>, String> {
-    let Some(target) = p.packet.as_ref().and_then(|k| k.aim.as_deref()) else {
+    let Some(target) = p.packet().and_then(|k| k.aim.as_deref()) else {
         return Ok(None);
     };
     let path = p
@@ -319,7 +319,7 @@ pub fn aim(
     if let Some(l4) = a.l4.as_deref().filter(|l| *l != "udp" && *l != "17") {
         return refuse(format!(
             "it matches protocol {l4}, and {} sends UDP",
-            p.workload.as_str()
+            p.name()
         ));
     }
     let testbed = |x: std::net::IpAddr| {
@@ -327,7 +327,7 @@ pub fn aim(
             || in_prefix("2001:2::/48", x).unwrap_or(false)
     };
     let mut src = None;
-    let user_src = p.packet.as_ref().and_then(|k| k.src);
+    let user_src = p.packet().and_then(|k| k.src);
     if let Some(prefix) = &a.src {
         let inside = clients
             .iter()
@@ -352,7 +352,7 @@ pub fn aim(
             ));
         }
     }
-    let k = p.packet.as_ref();
+    let k = p.packet();
     let pick = |rule: Option<(u16, u16)>, user: Option<(u16, u16)>, what: &str| match (rule, user) {
         (Some((lo, hi)), Some((ulo, uhi))) => {
             let (l, h) = (lo.max(ulo), hi.min(uhi));

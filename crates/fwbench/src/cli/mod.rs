@@ -7,7 +7,6 @@ mod live;
 use crate::error::usage;
 use crate::params::topology::Topology;
 use crate::params::values::*;
-use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
 use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
@@ -826,9 +825,7 @@ pub fn run() -> Result<ExitCode> {
                 chain: crate::params::topology::chain_of(topology),
                 nft_family: fw.nft_family,
                 import: fw.import.clone(),
-                workload: crate::params::workload::Workload::Echo,
-                packet: None,
-                conn: None,
+                kind: crate::params::workload::TrialKind::Echo,
                 search: None,
                 adaptive: None,
                 label: None,
@@ -849,20 +846,17 @@ pub fn run() -> Result<ExitCode> {
 /// The second stage of a trial command: typed arguments → checked trial parameters
 /// (bad input → exit 2), without touching the host. `None` for the other commands.
 fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
+    use crate::params::search::{Search, SearchParams};
+    use crate::params::workload::{ConnKind, PacketKind, TrialKind};
+    let packet = |k: PacketKind, params| TrialKind::Packet(k, params);
     let p = match cmd {
         Cmd::Flood(a) => {
-            let k = a.stream.packet(18, a.rate);
-            (
-                trial_params(Workload::Flood, k, a.stream.sources, &a.trial)?,
-                &a.trial,
-            )
+            let k = packet(PacketKind::Flood, a.stream.packet(18, a.rate));
+            (base_params(k, None, a.stream.sources, &a.trial)?, &a.trial)
         }
         Cmd::Flow(a) => {
-            let k = a.stream.packet(128, a.rate);
-            (
-                trial_params(Workload::Flow, k, a.stream.sources, &a.trial)?,
-                &a.trial,
-            )
+            let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
+            (base_params(k, None, a.stream.sources, &a.trial)?, &a.trial)
         }
         Cmd::Ping(a) => {
             let k = crate::params::packet::PacketParams {
@@ -874,44 +868,31 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 aim: a.aim.clone(),
                 ..Default::default()
             };
-            let mut t = a.trial.clone();
-            t.duration = crate::params::packet::ping_duration(
-                t.duration,
-                a.count.map(u64::from),
-                a.interval,
-                a.timeout_ms,
-            );
-            let mut p = trial_params(Workload::Ping, k, 1, &t)?;
+            let mut p = base_params(packet(PacketKind::Ping, k), None, 1, &a.trial)?;
             p.timeout_ms = a.timeout_ms;
-            (p, &a.trial)
+            (finish(p)?, &a.trial)
         }
         Cmd::Ndr(a) => {
-            let k = a.stream.packet(18, proto::Rate::Max);
-            let sp = crate::params::search::SearchParams {
+            let k = packet(PacketKind::Flood, a.stream.packet(18, proto::Rate::Max));
+            let sp = SearchParams {
                 loss: a.search.loss,
                 precision: a.search.precision,
                 max_rate: a.search.max_rate,
                 max_trials: a.search.max_trials,
                 ..Default::default()
             };
-            (
-                search_params(Workload::Ndr, k, sp, a.stream.sources, &a.trial)?,
-                &a.trial,
-            )
+            let p = base_params(k, Some(Search::Ndr(sp)), a.stream.sources, &a.trial)?;
+            (p, &a.trial)
         }
         Cmd::Degrade(a) => {
-            let k = a.stream.packet(128, a.rate);
-            let sp = crate::params::search::SearchParams {
+            let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
+            let sp = SearchParams {
                 loss: a.loss,
                 max_rules: a.max_rules,
                 resolution: a.resolution,
                 ..Default::default()
             };
-            let mut p = base_params(Workload::Degrade, Some(k), a.stream.sources, &a.trial)?;
-            // Pre-flight renders the largest rule set the search may install.
-            p.rules = sp.max_rules;
-            p.search = Some(sp);
-            crate::plan::scenario::check_combination(&p).map_err(usage)?;
+            let p = base_params(k, Some(Search::Degrade(sp)), a.stream.sources, &a.trial)?;
             (p, &a.trial)
         }
         Cmd::Sessions(a) => {
@@ -919,18 +900,18 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 parallel: a.parallel,
                 request: a.request,
                 size: a.response,
-                ..a.conn.params(Workload::Sessions)
+                ..a.conn.params(ConnKind::Sessions)
             };
-            (conn_params(Workload::Sessions, k, &a.trial)?, &a.trial)
+            (conn_params(ConnKind::Sessions, k, &a.trial)?, &a.trial)
         }
         Cmd::Bulk(a) => {
             let k = crate::params::conn::ConnParams {
                 parallel: a.parallel,
                 size: a.size,
                 overhead_sessions: a.overhead_sessions,
-                ..a.conn.params(Workload::Bulk)
+                ..a.conn.params(ConnKind::Bulk)
             };
-            (conn_params(Workload::Bulk, k, &a.trial)?, &a.trial)
+            (conn_params(ConnKind::Bulk, k, &a.trial)?, &a.trial)
         }
         Cmd::Http(a) => {
             let k = crate::params::conn::ConnParams {
@@ -938,30 +919,39 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 size: a.size,
                 server_program: a.server_program.clone(),
                 client_program: a.client_program.clone(),
-                ..a.conn.params(Workload::Http)
+                ..a.conn.params(ConnKind::Http)
             };
-            (conn_params(Workload::Http, k, &a.trial)?, &a.trial)
+            (conn_params(ConnKind::Http, k, &a.trial)?, &a.trial)
         }
         Cmd::Connections(a) => {
             let k = crate::params::conn::ConnParams {
                 limit: a.limit,
                 hold_s: a.hold,
-                ..a.conn.params(Workload::Connections)
+                ..a.conn.params(ConnKind::Connections)
             };
-            (conn_params(Workload::Connections, k, &a.trial)?, &a.trial)
+            (conn_params(ConnKind::Connections, k, &a.trial)?, &a.trial)
         }
         Cmd::Echo(a) => {
-            let mut p = base_params(Workload::Echo, None, a.clients, &a.trial)?;
+            let mut p = base_params(TrialKind::Echo, None, a.clients, &a.trial)?;
             p.frame_size = a.frame_size.to_string();
             p.frame = a.frame_size;
             p.proto = a.proto;
             p.server = a.server;
             p.timeout_ms = a.timeout_ms;
             p.seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
-            crate::plan::scenario::check_combination(&p).map_err(usage)?;
-            (p, &a.trial)
+            (finish(p)?, &a.trial)
         }
-        _ => return Ok(None),
+        Cmd::Run(_)
+        | Cmd::Workload(_)
+        | Cmd::Report(_)
+        | Cmd::Compare(_)
+        | Cmd::Testbed { .. }
+        | Cmd::Rules { .. }
+        | Cmd::Check { .. }
+        | Cmd::Completions { .. }
+        | Cmd::Schema { .. }
+        | Cmd::Man { .. }
+        | Cmd::Agent { .. } => return Ok(None),
     };
     Ok(Some(p))
 }
@@ -982,33 +972,35 @@ fn live_of(cmd: &Cmd) -> LiveArgs {
 
 /// Run a trial command: a search of stored trials, or one trial.
 fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
-    match p.workload {
-        Workload::Ndr => crate::run::search::run_ndr(p, &search_env(a)),
-        Workload::Degrade => crate::run::search::run_degrade(p, &search_env(a)),
-        _ if crate::search::is_search(&p) => crate::run::search::run_sweet_spot(p, &search_env(a)),
-        _ => single(p, a, &live),
+    use crate::params::search::Search;
+    match &p.search {
+        Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)),
+        Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)),
+        Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)),
+        None => single(p, a, &live),
     }
 }
 
-/// Parameters of one trial from the command line (not yet cross-checked).
+/// Parameters of one trial from the command line: the common flags, the kind and the
+/// search (settled and checked: bad input → exit 2; echo and ping set more first).
 fn base_params(
-    workload: Workload,
-    packet: Option<crate::params::packet::PacketParams>,
+    kind: crate::params::workload::TrialKind,
+    search: Option<crate::params::search::Search>,
     clients: u32,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
+    use crate::params::workload::TrialKind;
     let (model, topo) = a.fw.resolve(a.topology)?;
     let topology = topo.unwrap_or(Topology::Forward);
-    Ok(TrialParams {
+    let p = TrialParams {
         topology,
         clients,
         duration_s: a.duration,
         frame_size: "64".into(),
         frame: FrameSize::Fixed { size: 64 },
-        proto: if packet.is_some() {
-            Proto::Udp
-        } else {
-            Proto::Tcp
+        proto: match &kind {
+            TrialKind::Echo | TrialKind::Conn(..) => Proto::Tcp,
+            TrialKind::Packet(..) => Proto::Udp,
         },
         family: if a.ipv6 {
             Family::V6
@@ -1027,47 +1019,27 @@ fn base_params(
         chain: crate::params::topology::chain_of(topology),
         nft_family: a.fw.nft_family,
         import: a.fw.import.clone(),
-        workload,
-        packet,
-        conn: None,
-        search: None,
+        search: search.or_else(|| crate::plan::axes::sweet_spot(&kind)),
+        kind,
         adaptive: a.until_ci.map(|precision| crate::params::Adaptive {
             precision,
             max_s: a.max_duration,
         }),
         label: None,
-    })
+    };
+    finish(p)
 }
 
-/// Parameters of a search (checked: bad input → exit 2).
-fn search_params(
-    workload: Workload,
-    packet: crate::params::packet::PacketParams,
-    sp: crate::params::search::SearchParams,
-    sources: u32,
-    a: &TrialArgs,
-) -> Result<TrialParams> {
-    let mut p = base_params(workload, Some(packet), sources, a)?;
-    p.search = Some(sp);
-    crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    Ok(p)
-}
-
-/// Parameters of one packet-rate trial (checked: bad input → exit 2).
-fn trial_params(
-    workload: Workload,
-    packet: crate::params::packet::PacketParams,
-    sources: u32,
-    a: &TrialArgs,
-) -> Result<TrialParams> {
-    let p = base_params(workload, Some(packet), sources, a)?;
+/// What scenarios do to a trial too (`plan::axes::settle`), then the cross checks.
+fn finish(mut p: TrialParams) -> Result<TrialParams> {
+    crate::plan::axes::settle(&mut p);
     crate::plan::scenario::check_combination(&p).map_err(usage)?;
     Ok(p)
 }
 
 impl ConnArgs {
     /// The workload's defaults with these options; a count given replaces the default.
-    fn params(&self, w: Workload) -> crate::params::conn::ConnParams {
+    fn params(&self, w: crate::params::workload::ConnKind) -> crate::params::conn::ConnParams {
         let d = crate::params::conn::ConnParams::defaults(w);
         crate::params::conn::ConnParams {
             count: self.count.or(d.count),
@@ -1080,16 +1052,16 @@ impl ConnArgs {
 }
 
 fn conn_params(
-    workload: Workload,
+    kind: crate::params::workload::ConnKind,
     k: crate::params::conn::ConnParams,
     a: &TrialArgs,
 ) -> Result<TrialParams> {
-    let mut p = base_params(workload, None, 1, a)?;
     // The connect/read timeout is the trial's timeout, as a scenario has it.
-    p.timeout_ms = k.timeout_ms;
-    p.conn = Some(k);
-    crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    Ok(p)
+    let timeout_ms = k.timeout_ms;
+    let kind = crate::params::workload::TrialKind::Conn(kind, k);
+    let mut p = base_params(kind, None, 1, a)?;
+    p.timeout_ms = timeout_ms;
+    finish(p)
 }
 
 fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
@@ -1236,7 +1208,7 @@ mod tests {
         let (p, t) = trial(&["fwbench", "flow", "-6", "-J", "-r", "10MB/s"]);
         assert_eq!(p.family, Family::V6);
         assert!(t.json);
-        assert_eq!(p.packet.unwrap().rate, proto::Rate::Bps(80e6));
+        assert_eq!(p.packet().unwrap().rate, proto::Rate::Bps(80e6));
         let (p, t) = trial(&["fwbench", "echo", "-4"]);
         assert_eq!(p.family, Family::V4);
         assert!(!t.json);
@@ -1253,7 +1225,7 @@ mod tests {
     /// a scenario naming only the workload gives (the registry's defaults).
     #[test]
     fn command_line_defaults_are_the_axis_registry_defaults() {
-        for w in Workload::NAMES {
+        for w in &crate::params::search::Asked::names() {
             // flow and degrade have no default rate on the command line (it must be
             // asked for; the registry's is seed 002's 15 Mb/s); degrade needs an engine.
             let (args, axes): (&[&str], &[(&str, &str)]) = match *w {
@@ -1263,14 +1235,10 @@ mod tests {
             };
             let argv = [&["fwbench", w][..], args].concat();
             let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
-            let (mut from_cli, _) = trial_of(&cli.cmd).unwrap().unwrap();
+            let (from_cli, _) = trial_of(&cli.cmd).unwrap().unwrap();
             let mut v = std::collections::BTreeMap::from([("workload", w.to_string())]);
             v.extend(axes.iter().map(|(k, x)| (*k, x.to_string())));
             let from_plan = crate::plan::axes::trial_params(&v, from_cli.seed).unwrap();
-            if *w == "degrade" {
-                // The scenario form renders max_rules too; both set it from the search.
-                from_cli.rules = from_plan.rules;
-            }
             assert_eq!(
                 from_cli, from_plan,
                 "{w}: the CLI and the registry disagree"

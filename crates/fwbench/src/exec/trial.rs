@@ -59,7 +59,7 @@ pub fn run_trial(
             }
             outcome.gateway = gateway;
             outcome.judge_drops();
-            if let Some(aim) = p.packet.as_ref().and_then(|k| k.aim.as_deref()) {
+            if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {
                 outcome.judge_aim(aim);
             }
             if let Some(e) = teardown_err {
@@ -133,11 +133,11 @@ fn drive(
             agents.push(a);
             r.map(|_| ())
         };
-    let traffic = crate::workloads::traffic(p.workload)?;
+    let traffic = crate::workloads::traffic(&p.kind);
     let firewall = crate::rules::request(p)
         .map_err(usage)?
         .map(|r| r.to_wire());
-    if p.topology == Topology::Proxy && !p.workload.is_conn() {
+    if p.topology == Topology::Proxy && p.conn().is_none() {
         // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {
             role: "gateway",
@@ -145,7 +145,7 @@ fn drive(
             message: format!(
                 "N/A: the proxy relays TCP connections; {} traffic does not cross it \
                  (IP forwarding is off, as on the study's ftp-gw host)",
-                p.workload
+                p.workload()
             ),
         }
         .into());
@@ -205,7 +205,7 @@ fn drive(
         Ending::Counted => {
             // Connection workloads wait for their sessions (adaptive length is refused).
             let client = agents.len() - 1;
-            let hold = p.conn.as_ref().map(|k| k.hold_s).unwrap_or(0.0);
+            let hold = p.conn().map(|k| k.hold_s).unwrap_or(0.0);
             wait_for_conn(
                 p,
                 &mut agents[..],
@@ -377,7 +377,7 @@ fn wait_for_conn(
         Ok(())
     };
     let counted =
-        p.conn.as_ref().is_some_and(|k| k.count.is_some()) || p.workload == Workload::Connections;
+        p.conn().is_some_and(|k| k.count.is_some()) || p.workload() == Workload::Connections;
     let limit = (!counted).then(|| Duration::from_secs_f64(p.duration_s));
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -403,7 +403,7 @@ fn wait_for_conn(
         std::thread::sleep(Duration::from_millis(if counted { 20 } else { 50 }));
     }
     let held = Instant::now();
-    while held.elapsed().as_secs_f64() < hold_s && p.workload == Workload::Connections {
+    while held.elapsed().as_secs_f64() < hold_s && p.workload() == Workload::Connections {
         if stop.load(Ordering::SeqCst) {
             return Err(Interrupted.into());
         }

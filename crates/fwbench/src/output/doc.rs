@@ -144,9 +144,9 @@ impl TrialDoc {
         let f = o.firewall();
         let f = f.as_ref();
         TrialDoc {
-            schema: format!("fwbench/{}/{TRIAL_VERSION}", p.workload.as_str()),
+            schema: format!("fwbench/{}/{TRIAL_VERSION}", p.name()),
             fwbench: BuildInfo::this(),
-            workload: p.workload.as_str().to_string(),
+            workload: p.name().to_string(),
             status: o.status,
             error: o.error.clone(),
             trial_key: None,

@@ -68,7 +68,7 @@ impl Intervals {
             Workload::Flood | Workload::Flow | Workload::Ping => "packets",
             Workload::Echo => "echoes",
             Workload::Connections => "connections",
-            _ => "sessions",
+            Workload::Sessions | Workload::Bulk | Workload::Http => "sessions",
         }
     }
 

@@ -7,7 +7,7 @@ pub mod live;
 pub mod search;
 
 use crate::outcome::{Outcome, Status};
-use crate::params::workload::Workload;
+use crate::params::workload::{ConnKind, PacketKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::plan::scenario::{Plan, PlannedTrial};
 
@@ -25,11 +25,11 @@ pub fn params_line(p: &TrialParams) -> String {
             p.engine, p.model, p.rules, p.position
         )
     };
-    let what = match (&p.conn, &p.packet) {
-        (Some(k), _) => conn_what(p.workload, k, p.duration_s),
-        (None, Some(k)) => {
-            let what = match p.workload {
-                Workload::Ping => format!(
+    let what = match &p.kind {
+        TrialKind::Conn(c, k) => conn_what(*c, k, p.duration_s),
+        TrialKind::Packet(pk, k) => {
+            let what = match pk {
+                PacketKind::Ping => format!(
                     "size={}{}{}",
                     k.size,
                     k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
@@ -39,7 +39,7 @@ pub fn params_line(p: &TrialParams) -> String {
                         String::new()
                     }
                 ),
-                _ => format!(
+                PacketKind::Flood | PacketKind::Flow => format!(
                     "size={} rate={} flows={} threads={} sender={} sink={}{}",
                     k.size,
                     k.rate,
@@ -52,7 +52,7 @@ pub fn params_line(p: &TrialParams) -> String {
             };
             format!("{what} t={}s", p.duration_s)
         }
-        (None, None) => String::new(),
+        TrialKind::Echo => String::new(),
     };
     if !what.is_empty() {
         let label = p
@@ -62,7 +62,7 @@ pub fn params_line(p: &TrialParams) -> String {
             .unwrap_or_default();
         return format!(
             "{label}{} {} IPv{} {what}{rules}",
-            p.workload.as_str(),
+            p.name(),
             p.topology,
             p.family
         );
@@ -74,7 +74,7 @@ pub fn params_line(p: &TrialParams) -> String {
 }
 
 /// The connection workload's own parameters, as typed.
-fn conn_what(w: Workload, k: &crate::params::conn::ConnParams, duration_s: f64) -> String {
+fn conn_what(w: ConnKind, k: &crate::params::conn::ConnParams, duration_s: f64) -> String {
     use crate::params::conn::format_size;
     let parallel = match k.parallel {
         0 => "auto".to_string(),
@@ -85,13 +85,15 @@ fn conn_what(w: Workload, k: &crate::params::conn::ConnParams, duration_s: f64) 
         None => format!("t={duration_s}s"),
     };
     let mut s = match w {
-        Workload::Sessions => format!(
+        ConnKind::Sessions => format!(
             "parallel={parallel} request={} response={} {amount}",
             format_size(u64::from(k.request)),
             format_size(k.size)
         ),
-        Workload::Connections => format!("limit={} hold={}s", k.limit, k.hold_s),
-        _ => format!("size={} parallel={parallel} {amount}", format_size(k.size)),
+        ConnKind::Connections => format!("limit={} hold={}s", k.limit, k.hold_s),
+        ConnKind::Bulk | ConnKind::Http => {
+            format!("size={} parallel={parallel} {amount}", format_size(k.size))
+        }
     };
     for (what, prog) in [("server", &k.server_program), ("client", &k.client_program)] {
         if let Some(p) = prog {
@@ -325,7 +327,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
     for (i, (t, o)) in rows.iter().enumerate() {
         let p = &t.params;
-        if p.workload != Workload::Echo {
+        if p.workload() != Workload::Echo {
             continue;
         }
         let installed = o.firewall().map_or(0, |f| f.rules);
@@ -510,7 +512,7 @@ fn firewall_lines(o: &Outcome) -> String {
 
 /// One trial's text output, any workload.
 pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
-    if p.workload == Workload::Echo {
+    if p.workload() == Workload::Echo {
         return echo_text(p, o);
     }
     let mut out = format!("{}\n", params_line(p));
@@ -519,7 +521,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     }
     let family = p.family;
     if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, &o.packet) {
-        let k = p.packet.clone().unwrap_or_default();
+        let k = p.packet().cloned().unwrap_or_default();
         out += &format!(
             "  packets      {} ({}), counted at the {}\n",
             crate::workloads::packet::size_text(&k, family),
@@ -778,12 +780,12 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
     let mut searches = Vec::new();
     for (i, (t, o)) in rows.iter().enumerate() {
         let p = &t.params;
-        let Some(k) = p.packet.as_ref().filter(|_| p.workload != Workload::Echo) else {
+        let Some(k) = p.packet().filter(|_| p.workload() != Workload::Echo) else {
             continue;
         };
         let mut r = vec![
             (i + 1).to_string(),
-            p.workload.as_str().into(),
+            p.name().into(),
             p.topology.to_string(),
             engine_cell(p),
             if p.engine == firewall::Engine::None {
@@ -794,7 +796,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             o.firewall().map_or(0, |f| f.rules).to_string(),
             format!("IPv{}", p.family),
             k.size.to_string(),
-            if p.workload == Workload::Ping {
+            if p.workload() == Workload::Ping {
                 "-".into()
             } else {
                 k.rate.to_string()
@@ -821,9 +823,13 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             _ if o.status == Status::Ok && o.search.is_some() => {
                 let s = o.search.as_ref().expect("checked");
                 let v = s.value().map(|v| format!("{v:.0}")).unwrap_or("-".into());
-                let (recv, rules) = match p.workload {
-                    Workload::Ndr => (v, "-".to_string()),
-                    _ => ("-".to_string(), v),
+                let (recv, rules) = match &p.search {
+                    Some(crate::params::search::Search::Ndr(_)) => (v, "-".to_string()),
+                    Some(
+                        crate::params::search::Search::Degrade(_)
+                        | crate::params::search::Search::SweetSpot,
+                    )
+                    | None => ("-".to_string(), v),
                 };
                 r[5] = rules;
                 r.extend([
@@ -831,7 +837,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                     recv,
                     format!(
                         "≤{:.3}",
-                        p.search.as_ref().map(|x| x.loss).unwrap_or(0.0) * 100.0
+                        p.search_params().map(|x| x.loss).unwrap_or(0.0) * 100.0
                     ),
                     "-".into(),
                 ]);
@@ -875,14 +881,12 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
     for (i, (t, o)) in rows.iter().enumerate() {
         let p = &t.params;
-        let Some(k) = p.conn.as_ref() else {
+        let Some(k) = p.conn() else {
             continue;
         };
         let mut r = vec![
             (i + 1).to_string(),
-            p.label
-                .clone()
-                .unwrap_or_else(|| p.workload.as_str().to_string()),
+            p.label.clone().unwrap_or_else(|| p.name().to_string()),
             p.topology.to_string(),
             engine_cell(p),
             o.firewall().map_or(0, |f| f.rules).to_string(),
@@ -968,9 +972,11 @@ pub fn axes_table() -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let default = a.default_for(crate::params::workload::Workload::Echo);
+        let default = a.default_for(crate::params::search::Asked::Traffic(Workload::Echo));
         out += &format!("  {:<18} {}\n  {:<18} used by: {users}", a.name, a.help, "");
-        if !default.is_empty() && !a.foreign_to(crate::params::workload::Workload::Echo) {
+        if !default.is_empty()
+            && !a.foreign_to(crate::params::search::Asked::Traffic(Workload::Echo))
+        {
             out += &format!("; default (echo): {default}");
         }
         out += "\n";

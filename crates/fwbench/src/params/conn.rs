@@ -1,8 +1,7 @@
 //! Parameters of the connection workloads (sessions, bulk, http, connections), their
 //! limits, and the byte-size and parallelism values they are written with.
 
-use crate::params::workload::Workload;
-use proto::ConnMode;
+use crate::params::workload::ConnKind;
 use serde::Serialize;
 
 /// Port of the connection server (the study's FTP control port 21 becomes 21000; the
@@ -52,7 +51,7 @@ pub struct ConnParams {
 
 impl ConnParams {
     /// The defaults of each workload (seed 003's bulk: 1.7 MB × 10; seed 004: 8 MB).
-    pub fn defaults(w: Workload) -> ConnParams {
+    pub fn defaults(w: ConnKind) -> ConnParams {
         let base = ConnParams {
             parallel: 1,
             count: None,
@@ -68,29 +67,19 @@ impl ConnParams {
             timeout_ms: 5000,
         };
         match w {
-            Workload::Bulk => ConnParams {
+            ConnKind::Bulk => ConnParams {
                 size: 1_700_000,
                 count: Some(10),
                 overhead_sessions: 10,
                 ..base
             },
-            Workload::Http => ConnParams {
+            ConnKind::Http => ConnParams {
                 size: 8 << 20,
                 count: Some(10),
                 ..base
             },
-            _ => base,
+            ConnKind::Sessions | ConnKind::Connections => base,
         }
-    }
-
-    pub fn mode(w: Workload) -> Option<ConnMode> {
-        Some(match w {
-            Workload::Sessions => ConnMode::Sessions,
-            Workload::Bulk => ConnMode::Bulk,
-            Workload::Http => ConnMode::Http,
-            Workload::Connections => ConnMode::Hold,
-            _ => return None,
-        })
     }
 }
 

@@ -12,8 +12,9 @@ pub mod topology;
 pub mod values;
 pub mod workload;
 
+use crate::params::search::{Search, SearchParams};
 use crate::params::topology::Topology;
-use crate::params::workload::Workload;
+use crate::params::workload::{TrialKind, Workload};
 use proto::{Family, FrameSize, Proto, ServerMode};
 use serde::Serialize;
 
@@ -23,14 +24,15 @@ pub use crate::limits::MAX_CLIENTS;
 /// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
 pub const ECHO_PORT: u16 = 20000;
 
-/// Parameters of one echo trial (seed 000: n, t, f, P, A, T plus the testbed).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Parameters of one trial: the common part (testbed, firewall, length) and one
+/// [`TrialKind`] carrying its family's parameters; a search over it is its strategy.
+/// Serialized in the key form ([`KeyForm`]), the results format.
+#[derive(Debug, Clone, PartialEq)]
 pub struct TrialParams {
     pub topology: Topology,
     pub clients: u32,
     pub duration_s: f64,
     pub frame_size: String,
-    #[serde(skip)]
     pub frame: FrameSize,
     pub proto: Proto,
     pub family: Family,
@@ -47,30 +49,113 @@ pub struct TrialParams {
     pub chain: firewall::models::Chain,
     /// Table family of the nft engines: inet (the default, left out so the keys of
     /// trials from before this axis stay the same) or ip (`table ip`/`ip6`).
-    #[serde(default, skip_serializing_if = "firewall::NftFamily::is_default")]
     pub nft_family: firewall::NftFamily,
     /// Ruleset file for model `import`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub import: Option<String>,
-    /// What traffic the trial sends (echo trials omit it, so their keys stay stable).
-    #[serde(default, skip_serializing_if = "Workload::is_echo")]
-    pub workload: Workload,
-    /// Flood, flow and ping parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet: Option<crate::params::packet::PacketParams>,
-    /// sessions, bulk, http and connections parameters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conn: Option<crate::params::conn::ConnParams>,
-    /// ndr and degrade: what the search looks for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<crate::params::search::SearchParams>,
+    /// What traffic the trial sends, with its family's parameters.
+    pub kind: TrialKind,
+    /// A search over the kind (ndr, degrade, sweet spot) instead of one trial.
+    pub search: Option<Search>,
     /// Adaptive length: run at least `duration_s`, stop once the 95 % CI of the rate is
     /// within `precision`, at most `max_s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<Adaptive>,
     /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+}
+
+impl TrialParams {
+    /// The kind of traffic by name.
+    pub fn workload(&self) -> Workload {
+        self.kind.workload()
+    }
+    /// The trial's name in outputs and the store: the search's (`ndr`, `degrade`) or
+    /// the workload's.
+    pub fn name(&self) -> &'static str {
+        match self.search.as_ref().and_then(Search::command) {
+            Some(s) => s.as_str(),
+            None => self.workload().as_str(),
+        }
+    }
+    pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {
+        self.kind.packet()
+    }
+    pub fn conn(&self) -> Option<&crate::params::conn::ConnParams> {
+        self.kind.conn()
+    }
+    /// What an ndr or degrade search looks for.
+    pub fn search_params(&self) -> Option<&SearchParams> {
+        self.search.as_ref().and_then(Search::params)
+    }
+}
+
+/// The serialized form of [`TrialParams`]: the canonical JSON trial keys hash
+/// (`plan::scenario::trial_key`), stored as `trials.params`. Its fields and their
+/// order are the results format: what the typed shape changes, this keeps (a test
+/// pins the keys of every shipped scenario). New fields come with
+/// `skip_serializing_if` defaults so existing keys stay.
+#[derive(Serialize)]
+struct KeyForm<'a> {
+    topology: Topology,
+    clients: u32,
+    duration_s: f64,
+    frame_size: &'a str,
+    proto: Proto,
+    family: Family,
+    server: ServerMode,
+    timeout_ms: u32,
+    seed: u64,
+    engine: firewall::Engine,
+    model: firewall::models::Model,
+    rules: u32,
+    position: firewall::models::Position,
+    chain: firewall::models::Chain,
+    #[serde(skip_serializing_if = "firewall::NftFamily::is_default")]
+    nft_family: firewall::NftFamily,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    import: Option<&'a str>,
+    /// The trial's name (echo trials omit it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workload: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packet: Option<&'a crate::params::packet::PacketParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn: Option<&'a crate::params::conn::ConnParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    search: Option<&'a SearchParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    adaptive: Option<&'a Adaptive>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
+}
+
+impl Serialize for TrialParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        KeyForm {
+            topology: self.topology,
+            clients: self.clients,
+            duration_s: self.duration_s,
+            frame_size: &self.frame_size,
+            proto: self.proto,
+            family: self.family,
+            server: self.server,
+            timeout_ms: self.timeout_ms,
+            seed: self.seed,
+            engine: self.engine,
+            model: self.model,
+            rules: self.rules,
+            position: self.position,
+            chain: self.chain,
+            nft_family: self.nft_family,
+            import: self.import.as_deref(),
+            workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
+            packet: self.packet(),
+            conn: self.conn(),
+            search: self.search_params(),
+            adaptive: self.adaptive.as_ref(),
+            label: self.label.as_deref(),
+        }
+        .serialize(s)
+    }
 }
 
 /// Adaptive trial length (beyond the peers): stop when precise enough.

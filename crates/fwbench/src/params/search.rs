@@ -1,9 +1,122 @@
 //! Parameters of the searches made of trials (ndr/pdr over the offered rate, the
 //! degradation point over the rule count).
 
+use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use proto::Rate;
 use serde::{Deserialize, Serialize};
+
+/// A search of stored step trials over one kind: the trial's strategy, not its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Search {
+    /// RFC 2544 throughput: flood steps at searched rates.
+    Ndr(SearchParams),
+    /// Degradation point: flow steps at searched rule counts.
+    Degrade(SearchParams),
+    /// The parallelism with the most sessions/s (sessions `--parallel auto`).
+    SweetSpot,
+}
+
+impl Search {
+    /// What the search looks for, when it has parameters (ndr, degrade).
+    pub fn params(&self) -> Option<&SearchParams> {
+        match self {
+            Search::Ndr(sp) | Search::Degrade(sp) => Some(sp),
+            Search::SweetSpot => None,
+        }
+    }
+    /// The name a search of its own command carries (`ndr`, `degrade`); the sweet
+    /// spot keeps its workload's name.
+    pub fn command(&self) -> Option<SearchKind> {
+        match self {
+            Search::Ndr(_) => Some(SearchKind::Ndr),
+            Search::Degrade(_) => Some(SearchKind::Degrade),
+            Search::SweetSpot => None,
+        }
+    }
+}
+
+/// The searches with a command (and a `workload` axis value) of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SearchKind {
+    Ndr,
+    Degrade,
+}
+
+crate::names::named!(SearchKind, "search", { Ndr => "ndr", Degrade => "degrade" });
+
+impl SearchKind {
+    /// The kind of traffic its steps send.
+    pub fn workload(self) -> Workload {
+        match self {
+            SearchKind::Ndr => Workload::Flood,
+            SearchKind::Degrade => Workload::Flow,
+        }
+    }
+    pub fn with(self, sp: SearchParams) -> Search {
+        match self {
+            SearchKind::Ndr => Search::Ndr(sp),
+            SearchKind::Degrade => Search::Degrade(sp),
+        }
+    }
+}
+
+/// What the `workload` axis (and a trial command) names: traffic, or a search over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Asked {
+    Traffic(Workload),
+    Search(SearchKind),
+}
+
+impl Asked {
+    /// Every name the `workload` axis takes.
+    pub fn names() -> Vec<&'static str> {
+        Workload::NAMES
+            .iter()
+            .chain(SearchKind::NAMES)
+            .copied()
+            .collect()
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Asked::Traffic(w) => w.as_str(),
+            Asked::Search(s) => s.as_str(),
+        }
+    }
+    /// The traffic a trial of this name sends.
+    pub fn workload(self) -> Workload {
+        match self {
+            Asked::Traffic(w) => w,
+            Asked::Search(s) => s.workload(),
+        }
+    }
+    pub fn search(self) -> Option<SearchKind> {
+        match self {
+            Asked::Traffic(_) => None,
+            Asked::Search(s) => Some(s),
+        }
+    }
+}
+
+impl std::str::FromStr for Asked {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match (s.parse::<Workload>(), s.parse::<SearchKind>()) {
+            (Ok(w), _) => Ok(Asked::Traffic(w)),
+            (_, Ok(k)) => Ok(Asked::Search(k)),
+            (Err(_), Err(_)) => Err(format!(
+                "unknown workload '{s}' (expected one of: {})",
+                Asked::names().join(", ")
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Asked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// What a search looks for and when it stops (a scenario's `loss`, `precision`,
 /// `max_rate`, `max_trials`, `max_rules`, `resolution`).

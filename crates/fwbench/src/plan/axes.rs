@@ -9,12 +9,13 @@
 use crate::params::conn::{parse_parallel, parse_size, ConnParams};
 use crate::params::packet::{ping_duration, PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
+use crate::params::search::{Asked, Search, SearchKind};
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::{
     engine, model, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
     parse_duration, parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
 };
-use crate::params::workload::Workload;
+use crate::params::workload::{ConnKind, PacketKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use proto::{Family, FrameSize, Proto, ServerMode};
 use std::collections::BTreeMap;
@@ -33,14 +34,14 @@ pub enum Class {
 }
 
 impl Class {
-    pub fn of(w: Workload) -> Class {
+    pub fn of(w: Asked) -> Class {
         match w {
-            Workload::Echo => Class::Echo,
-            Workload::Flood | Workload::Flow | Workload::Ping => Class::Packet,
-            Workload::Ndr | Workload::Degrade => Class::Search,
-            Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => {
-                Class::Conn
-            }
+            Asked::Search(_) => Class::Search,
+            Asked::Traffic(Workload::Echo) => Class::Echo,
+            Asked::Traffic(Workload::Flood | Workload::Flow | Workload::Ping) => Class::Packet,
+            Asked::Traffic(
+                Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections,
+            ) => Class::Conn,
         }
     }
 }
@@ -51,21 +52,21 @@ pub struct Axis {
     pub help: &'static str,
     /// The classes of workloads that read it (empty: every workload).
     pub users: &'static [Class],
-    default: fn(Workload) -> &'static str,
-    check: fn(&str, Workload) -> Result<(), String>,
+    default: fn(Asked) -> &'static str,
+    check: fn(&str, Asked) -> Result<(), String>,
 }
 
 impl Axis {
     /// The value a trial of `w` gets when the scenario does not name the axis.
-    pub fn default_for(&self, w: Workload) -> &'static str {
+    pub fn default_for(&self, w: Asked) -> &'static str {
         (self.default)(w)
     }
     /// Check one value; `Err` is the message without location.
-    pub fn check(&self, value: &str, w: Workload) -> Result<(), String> {
+    pub fn check(&self, value: &str, w: Asked) -> Result<(), String> {
         (self.check)(value, w)
     }
     /// The axis means nothing to `w` (a scenario naming it for `w` is wrong).
-    pub fn foreign_to(&self, w: Workload) -> bool {
+    pub fn foreign_to(&self, w: Asked) -> bool {
         !self.users.is_empty() && !self.users.contains(&Class::of(w))
     }
 }
@@ -98,7 +99,7 @@ fn spec<T>(r: Result<T, proto::ParseSpecError>) -> Result<(), String> {
 fn size32(t: &str) -> Result<u32, String> {
     u32::try_from(parse_size(t)?).map_err(|_| format!("size '{t}' is above 4G"))
 }
-fn is_conn(w: Workload) -> bool {
+fn is_conn(w: Asked) -> bool {
     Class::of(w) == Class::Conn
 }
 
@@ -176,7 +177,7 @@ pub const AXES: &[Axis] = &[
         "clients",
         ALL,
         "client connections (echo), source addresses (packet workloads)",
-        default | w | if w == Workload::Echo { "5" } else { "1" },
+        default | w | if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" },
         check | t,
         _ | ok(parse_clients(t))
     ),
@@ -234,13 +235,13 @@ pub const AXES: &[Axis] = &[
         "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)",
         default
             | w
-            | match w {
+            | match w.workload() {
                 Workload::Bulk => "1700000",
                 Workload::Http => "8M",
-                Workload::Flow | Workload::Degrade => "128",
+                Workload::Flow => "128",
                 Workload::Ping => "8",
-                w if is_conn(w) => "512",
-                _ => "18",
+                Workload::Sessions | Workload::Connections => "512",
+                Workload::Echo | Workload::Flood => "18",
             },
         check | t,
         w | if is_conn(w) {
@@ -255,7 +256,7 @@ pub const AXES: &[Axis] = &[
         "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)",
         default
             | w
-            | if matches!(w, Workload::Flow | Workload::Degrade) {
+            | if w.workload() == Workload::Flow {
                 "15M"
             } else {
                 "max"
@@ -317,7 +318,7 @@ pub const AXES: &[Axis] = &[
         "pings to send; sessions in total (empty: for the duration)",
         default
             | w
-            | if matches!(w, Workload::Bulk | Workload::Http) {
+            | if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) {
                 "10"
             } else {
                 ""
@@ -393,7 +394,7 @@ pub const AXES: &[Axis] = &[
         "loss",
         SEARCH,
         "loss still counted as a pass: 0 (NDR), 0.1%",
-        default | w | if w == Workload::Degrade { "0.1%" } else { "0" },
+        default | w | if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" },
         check | t,
         _ | ok(ratio(t))
     ),
@@ -457,7 +458,7 @@ pub const AXES: &[Axis] = &[
         "overhead_sessions",
         CONN,
         "bulk: zero-byte sessions measured first (the overhead split)",
-        default | w | if w == Workload::Bulk { "10" } else { "0" },
+        default | w | if w == Asked::Traffic(Workload::Bulk) { "10" } else { "0" },
         check | t,
         _ | ok(parse_count0(t))
     ),
@@ -524,16 +525,17 @@ pub fn names() -> Vec<&'static str> {
 /// Build one trial's parameters from one value per axis (all already checked); axes
 /// not named take the workload's defaults from the registry.
 pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, String> {
-    let workload: Workload = v
+    let asked: Asked = v
         .get("workload")
         .map(String::as_str)
         .unwrap_or("")
         .parse()?;
+    let workload = asked.workload();
     let get = |a: &str| -> &str {
         match v.get(a) {
             Some(s) => s.as_str(),
             // INVARIANT: every name asked for below is a row of AXES (tested).
-            None => find(a).map(|x| x.default_for(workload)).unwrap_or(""),
+            None => find(a).map(|x| x.default_for(asked)).unwrap_or(""),
         }
     };
     let spec = |e: proto::ParseSpecError| e.0;
@@ -545,58 +547,55 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
         model = firewall::models::Model::Import;
     }
     let opt = |a: &str| Some(get(a).to_string()).filter(|s| !s.is_empty());
-    let class = Class::of(workload);
-    let conn = (class == Class::Conn)
-        .then(|| -> Result<ConnParams, String> {
-            Ok(ConnParams {
-                parallel: parse_parallel(get("parallel"))?,
-                count: opt("count")
-                    .map(|c| parse_count(&c).map(u64::from))
-                    .transpose()?,
-                request: size32(get("request"))?,
-                size: parse_size(get("size"))?,
-                overhead_sessions: parse_count0(get("overhead_sessions"))?,
-                limit: parse_count(get("limit"))?,
-                hold_s: parse_duration0(get("hold"))?,
-                proxy_buffer: size32(get("proxy_buffer"))?,
-                server_program: opt("server_program"),
-                client_program: opt("client_program"),
-                verify: parse_bool(get("verify"))?,
-                timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
-            })
+    let conn = |_: ConnKind| -> Result<ConnParams, String> {
+        Ok(ConnParams {
+            parallel: parse_parallel(get("parallel"))?,
+            count: opt("count")
+                .map(|c| parse_count(&c).map(u64::from))
+                .transpose()?,
+            request: size32(get("request"))?,
+            size: parse_size(get("size"))?,
+            overhead_sessions: parse_count0(get("overhead_sessions"))?,
+            limit: parse_count(get("limit"))?,
+            hold_s: parse_duration0(get("hold"))?,
+            proxy_buffer: size32(get("proxy_buffer"))?,
+            server_program: opt("server_program"),
+            client_program: opt("client_program"),
+            verify: parse_bool(get("verify"))?,
+            timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
         })
-        .transpose()?;
-    let packet = matches!(class, Class::Packet | Class::Search)
-        .then(|| -> Result<PacketParams, String> {
-            Ok(PacketParams {
-                size: get("size").parse().map_err(spec)?,
-                rate: get("rate").parse().map_err(spec)?,
-                flows: parse_count(get("flows"))?,
-                threads: parse_count(get("threads"))?,
-                sink_threads: parse_count(get("sink_threads"))?,
-                batch: parse_count(get("batch"))?,
-                sender: get("sender").parse()?,
-                sink: get("sink").parse()?,
-                count: Some(get("count"))
-                    .filter(|c| !c.is_empty())
-                    .map(|c| parse_count(c).map(u64::from))
-                    .transpose()?,
-                interval_ns: parse_interval(get("interval"))?,
-                fragment: parse_bool(get("fragment"))?,
-                dport: opt_ports(get("dport"))?,
-                sport: opt_ports(get("sport"))?,
-                src: opt_addr(get("src"))?,
-                dst: opt_addr(get("dst"))?,
-                aim: Some(get("aim"))
-                    .filter(|a| !a.is_empty())
-                    .map(crate::params::packet::parse_aim)
-                    .transpose()?,
-            })
+    };
+    let packet = |_: PacketKind| -> Result<PacketParams, String> {
+        Ok(PacketParams {
+            size: get("size").parse().map_err(spec)?,
+            rate: get("rate").parse().map_err(spec)?,
+            flows: parse_count(get("flows"))?,
+            threads: parse_count(get("threads"))?,
+            sink_threads: parse_count(get("sink_threads"))?,
+            batch: parse_count(get("batch"))?,
+            sender: get("sender").parse()?,
+            sink: get("sink").parse()?,
+            count: Some(get("count"))
+                .filter(|c| !c.is_empty())
+                .map(|c| parse_count(c).map(u64::from))
+                .transpose()?,
+            interval_ns: parse_interval(get("interval"))?,
+            fragment: parse_bool(get("fragment"))?,
+            dport: opt_ports(get("dport"))?,
+            sport: opt_ports(get("sport"))?,
+            src: opt_addr(get("src"))?,
+            dst: opt_addr(get("dst"))?,
+            aim: Some(get("aim"))
+                .filter(|a| !a.is_empty())
+                .map(crate::params::packet::parse_aim)
+                .transpose()?,
         })
-        .transpose()?;
-    let search = (class == Class::Search)
-        .then(|| -> Result<SearchParams, String> {
-            Ok(SearchParams {
+    };
+    let kind = workload.kind(packet, conn)?;
+    let search = asked
+        .search()
+        .map(|s| -> Result<Search, String> {
+            Ok(s.with(SearchParams {
                 loss: ratio(get("loss"))?,
                 precision: ratio(get("precision"))?,
                 max_rate: Some(get("max_rate").parse::<proto::Rate>().map_err(spec)?)
@@ -604,48 +603,63 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
                 max_trials: parse_count(get("max_trials"))?,
                 max_rules: rule_count(get("max_rules"))?,
                 resolution: parse_count(get("resolution"))?,
-            })
+            }))
         })
-        .transpose()?;
-    let mut rules = rule_count(get("rules"))?;
-    if let (Workload::Degrade, Some(sp)) = (workload, &search) {
-        // The search varies the rule count; pre-flight renders the largest.
-        rules = sp.max_rules;
-    }
-    let mut duration_s = parse_duration(get("duration"))?;
-    if let Some(k) = packet.as_ref().filter(|_| workload == Workload::Ping) {
-        let timeout = parse_timeout_ms(get("timeout_ms"))?;
-        duration_s = ping_duration(duration_s, k.count, k.interval_ns, timeout);
-    }
-    Ok(TrialParams {
+        .transpose()?
+        .or_else(|| sweet_spot(&kind));
+    let duration_s = parse_duration(get("duration"))?;
+    let timeout_ms = parse_timeout_ms(get("timeout_ms"))?;
+    let proto = match &kind {
+        TrialKind::Echo => get("proto").parse().map_err(spec)?,
+        TrialKind::Conn(..) => Proto::Tcp,
+        TrialKind::Packet(..) => Proto::Udp,
+    };
+    let mut p = TrialParams {
         topology,
         clients: parse_clients(get("clients"))?,
         duration_s,
         frame_size: frame.to_string(),
         frame,
-        proto: match class {
-            Class::Echo => get("proto").parse().map_err(spec)?,
-            Class::Conn => Proto::Tcp,
-            Class::Packet | Class::Search => Proto::Udp,
-        },
+        proto,
         family: get("family").parse().map_err(spec)?,
         server: get("server").parse().map_err(spec)?,
-        timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
+        timeout_ms,
         seed,
         engine: engine(get("engine"))?,
         model,
-        rules,
+        rules: rule_count(get("rules"))?,
         position: position(get("position"))?,
         chain: chain_of(topology),
         nft_family: nft_family(get("nft_family"))?,
         import,
-        workload,
-        packet,
-        conn,
+        kind,
         search,
         adaptive: None,
         label: v.get("label").filter(|l| !l.is_empty()).cloned(),
-    })
+    };
+    settle(&mut p);
+    Ok(p)
+}
+
+/// The sweet-spot search a sessions trial with `parallel` auto (0) asks for.
+pub fn sweet_spot(kind: &TrialKind) -> Option<Search> {
+    match kind {
+        TrialKind::Conn(ConnKind::Sessions, k) if k.parallel == 0 => Some(Search::SweetSpot),
+        TrialKind::Conn(..) | TrialKind::Echo | TrialKind::Packet(..) => None,
+    }
+}
+
+/// What follows from the rest, written once for every way a trial is built: a degrade
+/// search's pre-flight renders its largest rule set; a ping trial lasts long enough
+/// for its probes.
+pub fn settle(p: &mut TrialParams) {
+    if let Some(Search::Degrade(sp)) = &p.search {
+        // The search varies the rule count; pre-flight renders the largest.
+        p.rules = sp.max_rules;
+    }
+    if let TrialKind::Packet(PacketKind::Ping, k) = &p.kind {
+        p.duration_s = ping_duration(p.duration_s, k.count, k.interval_ns, p.timeout_ms);
+    }
 }
 
 #[cfg(test)]
@@ -657,10 +671,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for a in AXES {
             assert!(seen.insert(a.name), "axis {} twice", a.name);
-            for w in Workload::NAMES
-                .iter()
-                .map(|n| n.parse::<Workload>().unwrap())
-            {
+            for w in Asked::names().iter().map(|n| n.parse::<Asked>().unwrap()) {
                 if a.foreign_to(w) {
                     continue;
                 }
@@ -672,23 +683,38 @@ mod tests {
 
     #[test]
     fn every_workload_builds_from_defaults_alone() {
-        for name in Workload::NAMES {
+        for name in Asked::names() {
             let v = BTreeMap::from([("workload", name.to_string())]);
             let p = trial_params(&v, 7).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(p.workload.as_str(), *name);
+            assert_eq!(p.name(), name);
         }
     }
 
     #[test]
     fn foreign_axes_follow_the_classes() {
         let size = find("size").unwrap();
-        assert!(!size.foreign_to(Workload::Http) && !size.foreign_to(Workload::Flood));
-        assert!(size.foreign_to(Workload::Echo));
-        assert!(find("proto").unwrap().foreign_to(Workload::Flood));
-        assert!(find("loss").unwrap().foreign_to(Workload::Flood));
-        assert!(!find("loss").unwrap().foreign_to(Workload::Ndr));
-        assert!(!find("rate").unwrap().foreign_to(Workload::Degrade));
-        assert!(find("parallel").unwrap().foreign_to(Workload::Ping));
-        assert!(!find("engine").unwrap().foreign_to(Workload::Connections));
+        assert!(
+            !size.foreign_to(Asked::Traffic(Workload::Http))
+                && !size.foreign_to(Asked::Traffic(Workload::Flood))
+        );
+        assert!(size.foreign_to(Asked::Traffic(Workload::Echo)));
+        assert!(find("proto")
+            .unwrap()
+            .foreign_to(Asked::Traffic(Workload::Flood)));
+        assert!(find("loss")
+            .unwrap()
+            .foreign_to(Asked::Traffic(Workload::Flood)));
+        assert!(!find("loss")
+            .unwrap()
+            .foreign_to(Asked::Search(SearchKind::Ndr)));
+        assert!(!find("rate")
+            .unwrap()
+            .foreign_to(Asked::Search(SearchKind::Degrade)));
+        assert!(find("parallel")
+            .unwrap()
+            .foreign_to(Asked::Traffic(Workload::Ping)));
+        assert!(!find("engine")
+            .unwrap()
+            .foreign_to(Asked::Traffic(Workload::Connections)));
     }
 }

@@ -5,8 +5,9 @@
 //! `paired`: blocks of one case's configurations per repetition) order. Every error
 //! names `file:line:column` and the field.
 
+use crate::params::search::Asked;
 use crate::params::values::parse_duration;
-use crate::params::workload::Workload;
+use crate::params::workload::{PacketKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
 use crate::textpos::Ctx;
 use proto::Proto;
@@ -18,14 +19,13 @@ use toml::Spanned;
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     check_adaptive(p)?;
     check_nft_family(p)?;
-    if p.workload == Workload::Degrade {
-        crate::params::search::check_degrade(p, &p.search.clone().unwrap_or_default())?;
+    if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
+        crate::params::search::check_degrade(p, sp)?;
     }
-    if p.workload.is_conn() {
-        return crate::workloads::conn::check(p);
-    }
-    if p.workload != Workload::Echo {
-        return crate::workloads::packet::check(p);
+    match &p.kind {
+        TrialKind::Conn(..) => return crate::workloads::conn::check(p),
+        TrialKind::Packet(..) => return crate::workloads::packet::check(p),
+        TrialKind::Echo => {}
     }
     if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
         return Err(format!(
@@ -242,7 +242,7 @@ fn parse_rows<'a>(
     raw: Option<&'a [BTreeMap<Spanned<String>, Spanned<toml::Value>>]>,
     table: &str,
     params: &BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>>,
-    workload: Workload,
+    workload: Asked,
 ) -> Result<Vec<Row<'a>>, String> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(vec![(BTreeMap::new(), String::new(), None)]);
@@ -253,7 +253,7 @@ fn parse_rows<'a>(
         let row_workload = match row.iter().find(|(k, _)| k.get_ref() == "workload") {
             Some((_, v)) => value_text(v.get_ref())
                 .unwrap_or_default()
-                .parse::<Workload>()
+                .parse::<Asked>()
                 .map_err(|e| cx.at(v.span(), &format!("{at}.workload"), e))?,
             None => workload,
         };
@@ -352,10 +352,10 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         None => format!("{file}: {}", e.message()),
     })?;
     let workload = match &raw.workload {
-        None => Workload::Echo,
+        None => Asked::Traffic(Workload::Echo),
         Some(w) => w
             .get_ref()
-            .parse::<Workload>()
+            .parse::<Asked>()
             .map_err(|e| cx.at(w.span(), "workload", e))?,
     };
     let repetitions = match &raw.repetitions {
@@ -548,7 +548,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             if with.contains_key("model") {
                 with.insert("model_given", String::new());
             }
-            let w: Workload = with["workload"].parse()?;
+            let w: Asked = with["workload"].parse()?;
             if let Some(axis) = with.keys().find(|a| {
                 crate::plan::axes::find(a).is_some_and(|x| x.foreign_to(w)) && !exempt.contains(a)
             }) {
@@ -799,18 +799,17 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
     let Some(a) = &p.adaptive else {
         return Ok(());
     };
-    let counted = match p.workload {
-        Workload::Echo => true,
-        Workload::Flood | Workload::Flow => p
-            .packet
-            .as_ref()
-            .is_some_and(|k| k.sink == crate::params::packet::SinkKind::Socket),
-        _ => false,
+    let counted = match &p.kind {
+        TrialKind::Echo => true,
+        TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
+            k.sink == crate::params::packet::SinkKind::Socket
+        }
+        TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => false,
     };
     if !counted {
         return Err(format!(
             "adaptive length works for echo, and flood/flow with a socket sink, not {}",
-            p.workload.as_str()
+            p.name()
         ));
     }
     if a.max_s < p.duration_s {
@@ -828,7 +827,7 @@ fn parse_baseline(
     cx: &Ctx,
     b: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
     trials: &[PlannedTrial],
-    workload: Workload,
+    workload: Asked,
 ) -> Result<serde_json::Value, String> {
     let mut out = serde_json::Map::new();
     for (k, v) in b.get_ref() {
@@ -966,7 +965,7 @@ duration = "1s"
         let rates: Vec<_> = p
             .trials
             .iter()
-            .map(|t| t.params.packet.as_ref().unwrap().rate)
+            .map(|t| t.params.packet().unwrap().rate)
             .collect();
         assert_eq!(rates, [proto::Rate::Bps(80e6), proto::Rate::Bps(10e6)]);
         assert_ne!(p.trials[0].key, p.trials[1].key);
@@ -1151,7 +1150,7 @@ parallel = [1, 3]
             .map(|t| {
                 (
                     t.params.label.clone().unwrap(),
-                    t.params.workload,
+                    t.params.workload(),
                     t.params.topology,
                 )
             })
@@ -1165,14 +1164,14 @@ parallel = [1, 3]
             got[5],
             ("proxy: bulk".into(), Workload::Bulk, Topology::Proxy)
         );
-        let bulk = p.trials[5].params.conn.as_ref().unwrap();
+        let bulk = p.trials[5].params.conn().unwrap();
         assert_eq!(
             (bulk.size, bulk.count, bulk.parallel),
             (1_782_579, Some(3), 3)
         );
         assert_eq!(bulk.proxy_buffer, 4096);
         // Defaults follow each row's workload: ping's size, bulk's overhead sessions.
-        assert!(p.trials[0].params.packet.is_some());
+        assert!(p.trials[0].params.packet().is_some());
         assert_eq!(bulk.overhead_sessions, 10);
         // An axis foreign to a case's workload is refused, naming the rows.
         let e = err("workload = \"sessions\"\n[[case]]\nworkload = \"ping\"\nparallel = 2\n");
@@ -1214,7 +1213,7 @@ sink = "gateway"
                 5
             )
         );
-        assert_eq!(t.packet.as_ref().unwrap().sink, SinkKind::Gateway);
+        assert_eq!(t.packet().unwrap().sink, SinkKind::Gateway);
         assert_eq!(p.trials[0].params.label.as_deref(), Some("no firewall"));
         assert_eq!(p.trials[2].params.family, Family::V6);
         assert!(
@@ -1245,7 +1244,7 @@ sink = "gateway"
         )
         .unwrap();
         let t = &p.trials[0].params;
-        let sp = t.search.as_ref().unwrap();
+        let sp = t.search_params().unwrap();
         assert_eq!((sp.loss, sp.precision), (0.0, 0.01));
         assert_eq!(sp.max_rate, Some(proto::Rate::Pps(50_000.0)));
         let p = parse(
@@ -1256,8 +1255,8 @@ sink = "gateway"
         .unwrap();
         let t = &p.trials[0].params;
         assert_eq!(t.rules, 5000, "pre-flight renders the largest rule set");
-        assert_eq!(t.search.as_ref().unwrap().loss, 0.001);
-        assert_eq!(t.packet.as_ref().unwrap().rate, proto::Rate::Bps(15e6));
+        assert_eq!(t.search_params().unwrap().loss, 0.001);
+        assert_eq!(t.packet().unwrap().rate, proto::Rate::Bps(15e6));
         assert!(
             err("workload = \"degrade\"\n[params]\nmax_rules = 5\n").contains("choose an engine")
         );

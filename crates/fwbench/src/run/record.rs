@@ -2,7 +2,7 @@
 //! the firewall's report, the headline columns and seed 000's per-client rows.
 
 use crate::outcome::Outcome;
-use crate::params::workload::Workload;
+use crate::params::search::Search;
 use crate::plan::scenario::PlannedTrial;
 use store::TrialRecord;
 
@@ -11,7 +11,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         run_id,
         trial_key: t.key.clone(),
         rep: t.rep,
-        workload: t.params.workload.as_str().into(),
+        workload: t.params.name().into(),
         status: o.status.as_str().into(),
         error: o.error.clone(),
         started_at: o.started_at.clone(),
@@ -49,8 +49,10 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         rec.headline = s.headline();
     }
     if let Some(s) = &o.search {
-        rec.headline.received_pps = s.value().filter(|_| t.params.workload == Workload::Ndr);
-        rec.headline.loss_ratio = t.params.search.as_ref().map(|sp| sp.loss);
+        rec.headline.received_pps = s
+            .value()
+            .filter(|_| matches!(t.params.search, Some(Search::Ndr(_))));
+        rec.headline.loss_ratio = t.params.search_params().map(|sp| sp.loss);
     }
     if let Some(c) = &o.conn {
         rec.headline = c.headline();

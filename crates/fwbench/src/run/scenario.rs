@@ -5,6 +5,7 @@ use crate::error::usage;
 use crate::error::Interrupted;
 use crate::outcome::{Outcome, Status};
 use crate::output;
+use crate::params::search::Search;
 use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, Plan, PlannedTrial};
@@ -41,24 +42,23 @@ fn estimate_one(p: &TrialParams) -> f64 {
         return 0.05;
     }
     let mut one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + p.rules as f64 * 2e-6;
-    if let Some(k) = &p.conn {
+    if let Some(k) = p.conn() {
         // A session of this machine: ~0.2 ms plus its bytes at ~1 GB/s, spread over workers.
         let per = 2e-4 + k.size as f64 / 1e9;
-        let work = match (p.workload, k.count) {
-            (Workload::Connections, _) => k.limit as f64 * 1e-4 + k.hold_s,
-            (_, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
-            (_, None) => p.duration_s,
+        let work = match (p.workload() == Workload::Connections, k.count) {
+            (true, _) => k.limit as f64 * 1e-4 + k.hold_s,
+            (false, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
+            (false, None) => p.duration_s,
         };
         let overhead = f64::from(k.overhead_sessions) * 2e-4;
         one = work + overhead + 0.3 + p.rules as f64 * 2e-6;
-        if k.parallel == 0 {
-            one *= 9.0; // the sweet-spot search: about 9 steps
-        }
     }
-    match (p.workload, &p.search) {
+    match &p.search {
+        None => one,
+        Some(Search::SweetSpot) => one * 9.0, // about 9 steps
         // A binary search to 2 % takes about 7 steps plus the probe and confirmation.
-        (Workload::Ndr, Some(sp)) => one * (sp.max_trials as f64).min(9.0),
-        (Workload::Degrade, Some(sp)) => {
+        Some(Search::Ndr(sp)) => one * (sp.max_trials as f64).min(9.0),
+        Some(Search::Degrade(sp)) => {
             let steps = 3.0
                 + (sp.max_rules as f64 / sp.resolution.max(1) as f64)
                     .log2()
@@ -66,7 +66,6 @@ fn estimate_one(p: &TrialParams) -> f64 {
             // Rules vary from 0 to max_rules: count half of them per step.
             (one - p.rules as f64 * 1e-6) * steps.max(1.0)
         }
-        _ => one,
     }
 }
 
@@ -263,11 +262,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             // of its own, discarded.
             let mut warm = t.params.clone();
             warm.duration_s = w;
-            if warm.workload == Workload::Ndr {
-                warm.workload = Workload::Flood;
-            } else if warm.workload == Workload::Degrade {
-                warm.workload = Workload::Flow;
-            }
+            // A search warms up with one trial of its kind.
+            warm.search = None;
             match testbeds.run_trial(topology, &warm, &plan.pinning, &INTERRUPTED) {
                 Err(e) if e.is::<Interrupted>() => {
                     interrupted = true;

@@ -70,7 +70,7 @@ fn cli_search(
 
 /// `fwbench ndr`.
 pub fn run_ndr(p: TrialParams, env: &Env) -> Result<ExitCode> {
-    let sp = p.search.clone().unwrap_or_default();
+    let sp = p.search_params().cloned().unwrap_or_default();
     let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
     cli_search(mode, p, env, |p, run| {
         ndr_search(p, &sp, run).map(SearchSummary::Ndr)
@@ -79,7 +79,7 @@ pub fn run_ndr(p: TrialParams, env: &Env) -> Result<ExitCode> {
 
 /// `fwbench degrade`.
 pub fn run_degrade(p: TrialParams, env: &Env) -> Result<ExitCode> {
-    let sp = p.search.clone().unwrap_or_default();
+    let sp = p.search_params().cloned().unwrap_or_default();
     cli_search("degrade", p, env, |p, run| {
         degrade_search(p, &sp, run).map(SearchSummary::Degrade)
     })

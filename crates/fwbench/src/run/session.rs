@@ -275,10 +275,10 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
     // trials are unavailable, not the whole run refused.
     let aims: std::collections::HashSet<_> = trials
         .iter()
-        .map(|p| p.packet.as_ref().and_then(|k| k.aim.as_deref()))
+        .map(|p| p.packet().and_then(|k| k.aim.as_deref()))
         .collect();
     for p in trials {
-        if let Some(k) = &p.packet {
+        if let Some(k) = p.packet() {
             let a = crate::rules::addressing(p.family, p.clients.max(1));
             crate::rules::check_addrs(k, &a.clients, a.server).map_err(usage)?;
         }
@@ -414,7 +414,7 @@ pub fn run_single(
     db: Option<&Path>,
     out: Output,
 ) -> Result<ExitCode> {
-    let name = params.workload.as_str();
+    let name = params.name();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
     let (json, stream) = match out {
         Output::Final { json } => (json, None),
@@ -424,7 +424,7 @@ pub fn run_single(
             json,
         } => {
             let iv = std::rc::Rc::new(std::cell::RefCell::new(output::live::Intervals::new(
-                params.workload,
+                params.workload(),
             )));
             let seen = iv.clone();
             session.testbeds.live = Some(crate::exec::live::Live {

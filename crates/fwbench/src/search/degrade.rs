@@ -5,7 +5,6 @@ use crate::outcome::search::DegradeReport;
 use crate::outcome::search::Point;
 use crate::params::search::check_degrade;
 use crate::params::search::SearchParams;
-use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::search::bisect::Bisect;
 use crate::search::bisect::Step;
@@ -24,7 +23,7 @@ pub fn degrade_search(
     run: &mut Runner,
 ) -> Result<DegradeReport> {
     check_degrade(p, sp).map_err(usage)?;
-    let mut q = step_params(p, Workload::Flow);
+    let mut q = step_params(p);
     let mut b = Bisect::new(
         0.0,
         sp.max_rules as f64,

@@ -15,7 +15,7 @@ pub mod sweetspot;
 
 use crate::outcome::search::SearchSummary;
 use crate::outcome::Outcome;
-use crate::params::workload::Workload;
+use crate::params::search::Search;
 use crate::params::TrialParams;
 use crate::search::degrade::degrade_search;
 use crate::search::ndr::ndr_search;
@@ -24,33 +24,27 @@ use anyhow::{bail, Result};
 /// Whether `p` runs as a search of stored step trials (ndr, degrade, sessions with
 /// parallel auto) rather than as one trial.
 pub fn is_search(p: &TrialParams) -> bool {
-    match p.workload {
-        Workload::Ndr | Workload::Degrade => true,
-        Workload::Sessions => p.conn.as_ref().is_some_and(|k| k.parallel == 0),
-        _ => false,
-    }
+    p.search.is_some()
 }
 
 /// Runs one step trial (stored by the caller) and returns its outcome.
 pub type Runner<'a> = dyn FnMut(&TrialParams) -> Result<Outcome> + 'a;
 
-/// The step trials of a search: the search's parameters with the step's workload.
-pub(crate) fn step_params(p: &TrialParams, workload: Workload) -> TrialParams {
+/// The step trials of a search: the search's kind, one trial each.
+pub(crate) fn step_params(p: &TrialParams) -> TrialParams {
     let mut q = p.clone();
-    q.workload = workload;
     q.search = None;
     q
 }
 
 /// A search as a scenario trial: run it with `run` for the steps.
 pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
-    let sp = p.search.clone().unwrap_or_default();
-    match p.workload {
-        Workload::Ndr => ndr_search(p, &sp, run).map(SearchSummary::Ndr),
-        Workload::Degrade => degrade_search(p, &sp, run).map(SearchSummary::Degrade),
-        Workload::Sessions if is_search(p) => {
+    match &p.search {
+        Some(Search::Ndr(sp)) => ndr_search(p, sp, run).map(SearchSummary::Ndr),
+        Some(Search::Degrade(sp)) => degrade_search(p, sp, run).map(SearchSummary::Degrade),
+        Some(Search::SweetSpot) => {
             crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
         }
-        w => bail!("{} is not a search", w.as_str()),
+        None => bail!("{} is not a search", p.name()),
     }
 }

@@ -6,7 +6,6 @@ use crate::outcome::search::NdrReport;
 use crate::outcome::search::Point;
 use crate::outcome::{Outcome, Status};
 use crate::params::search::SearchParams;
-use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::search::bisect::Bisect;
 use crate::search::bisect::Found;
@@ -61,18 +60,18 @@ pub fn progress(i: usize, max: usize, what: &str, p: &Point) {
 
 /// RFC 2544 throughput search (NDR, or PDR with `sp.loss` > 0).
 pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<NdrReport> {
-    let k = p.packet.clone().unwrap_or_default();
+    let k = p.packet().cloned().unwrap_or_default();
     let bytes = k.rate_bytes(p.family).map_err(usage)?;
     let payload = k.payload(p.family).map_err(usage)?;
     let frame = k.wire_bytes(p.family).map_err(usage)?;
     let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
-    let mut q = step_params(p, Workload::Flood);
+    let mut q = step_params(p);
     let mut points: Vec<Point> = Vec::new();
     // Search steps; the ceiling probe and the confirmation trials come on top.
     let max = sp.max_trials as usize;
     let mut steps = 0usize;
     let set_rate = |q: &mut TrialParams, r: Rate| {
-        if let Some(k) = q.packet.as_mut() {
+        if let Some(k) = q.kind.packet_mut() {
             k.rate = r;
         }
     };

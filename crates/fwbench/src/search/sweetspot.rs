@@ -110,8 +110,8 @@ pub fn search(
     let mut measured: Vec<SweetPoint> = vec![];
     let mut latency = vec![];
     while let Some(n) = s.next_point() {
-        let mut q = p.clone();
-        if let Some(k) = q.conn.as_mut() {
+        let mut q = crate::search::step_params(p);
+        if let Some(k) = q.kind.conn_mut() {
             k.parallel = n;
         }
         let o = run(&q)?;

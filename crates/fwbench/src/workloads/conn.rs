@@ -4,14 +4,13 @@
 //!
 //! Must not: open sockets (the `traffic::conn` roles do) or store anything.
 
-use crate::params::conn::ConnParams;
 use crate::params::conn::CONN_PORT;
 use crate::params::conn::MAX_LIMIT;
 use crate::params::conn::MAX_PARALLEL;
 use crate::params::conn::MAX_PROXY_BUFFER;
 use crate::params::conn::MAX_SIZE;
 use crate::params::topology::Topology;
-use crate::params::workload::Workload;
+use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
@@ -27,15 +26,11 @@ use store::Headline;
 
 /// Check a connection workload's parameters (bad input → the message; exit 2).
 pub fn check(p: &TrialParams) -> Result<(), String> {
-    let Some(k) = &p.conn else {
-        return Err(format!("{} needs connection parameters", p.workload));
+    let Some(k) = p.conn() else {
+        return Err(format!("{} needs connection parameters", p.name()));
     };
     if p.proto != proto::Proto::Tcp {
-        return Err(format!(
-            "{} runs over TCP only (not {})",
-            p.workload.as_str(),
-            p.proto
-        ));
+        return Err(format!("{} runs over TCP only (not {})", p.name(), p.proto));
     }
     if k.parallel > MAX_PARALLEL {
         return Err(format!(
@@ -43,13 +38,13 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             k.parallel
         ));
     }
-    if k.parallel == 0 && p.workload != Workload::Sessions {
+    if k.parallel == 0 && p.workload() != Workload::Sessions {
         return Err("--parallel auto (the sweet-spot search) is for sessions only".into());
     }
     if k.count == Some(0) {
         return Err("--count must be at least 1".into());
     }
-    if p.workload == Workload::Sessions && k.request < proto::SESSION_HEADER {
+    if p.workload() == Workload::Sessions && k.request < proto::SESSION_HEADER {
         return Err(format!(
             "--request {} is below the {}-byte session header",
             k.request,
@@ -59,7 +54,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     if k.size > MAX_SIZE {
         return Err(format!("--size {} is above the 1T maximum", k.size));
     }
-    if p.workload == Workload::Connections && !(1..=MAX_LIMIT).contains(&k.limit) {
+    if p.workload() == Workload::Connections && !(1..=MAX_LIMIT).contains(&k.limit) {
         return Err(format!(
             "--limit {} must be 1..{MAX_LIMIT} connections",
             k.limit
@@ -83,7 +78,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
                 "--server-program '{s}' is not supported (supported: nginx)"
             ));
         }
-        if p.workload != Workload::Http {
+        if p.workload() != Workload::Http {
             return Err("--server-program serves http downloads only".into());
         }
     }
@@ -93,7 +88,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
                 "--client-program '{c}' is not supported (supported: curl)"
             ));
         }
-        if p.workload != Workload::Http {
+        if p.workload() != Workload::Http {
             return Err("--client-program runs http downloads only".into());
         }
     }
@@ -111,12 +106,10 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 /// in the gateway, behind the filtered INPUT chain — seed 004's downloading host held
 /// the rules — and the server runs in the client namespace.
 pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-    let Some(k) = &p.conn else {
-        bail!("{} needs connection parameters", p.workload)
+    let TrialKind::Conn(kind, k) = &p.kind else {
+        bail!("{} is not a connection workload", p.name())
     };
-    let Some(mode) = ConnParams::mode(p.workload) else {
-        bail!("{} is not a connection workload", p.workload)
-    };
+    let mode = kind.mode();
     let input = p.topology == Topology::Input;
     let (server_addr, server_host, client_addr, client_host) = if input {
         (
@@ -144,7 +137,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         Some(x) => (x.listen, x.port),
         None => (server_addr, CONN_PORT),
     };
-    let objects = if p.workload == Workload::Http {
+    let objects = if p.workload() == Workload::Http {
         vec![k.size]
     } else {
         vec![]
@@ -157,7 +150,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         objects,
     });
     // Hold mode past one address's ports: client addresses 1..=n, round-robin.
-    let n_sources = if p.workload == Workload::Connections && !input {
+    let n_sources = if p.workload() == Workload::Connections && !input {
         sources_for(k.limit)
     } else {
         1
@@ -179,16 +172,16 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         sources,
         parallel,
         count: k.count,
-        request: match p.workload {
-            Workload::Sessions => k.request,
-            _ => proto::SESSION_HEADER,
+        request: match kind {
+            ConnKind::Sessions => k.request,
+            ConnKind::Bulk | ConnKind::Http | ConnKind::Connections => proto::SESSION_HEADER,
         },
-        response: match p.workload {
-            Workload::Connections => 0,
-            _ => k.size,
+        response: match kind {
+            ConnKind::Connections => 0,
+            ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => k.size,
         },
         timeout_ms: k.timeout_ms,
-        overhead_sessions: if p.workload == Workload::Bulk {
+        overhead_sessions: if p.workload() == Workload::Bulk {
             k.overhead_sessions
         } else {
             0

@@ -16,10 +16,10 @@ pub mod conn;
 pub mod echo;
 pub mod packet;
 
-use crate::params::workload::Workload;
+use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use proto::{GatewayResults, ProxySpec, RoleResults, RoleSpec};
 
 /// The agents a trial starts besides the gateway, and the gateway's relay.
@@ -68,16 +68,15 @@ pub trait Traffic: Sync {
     ) -> Result<Figures>;
 }
 
-/// The registry: what drives each kind of single trial. Searches (ndr, degrade) are
-/// strategies over flood and flow trials (`crate::search`), not traffic of their own.
-pub fn traffic(w: Workload) -> Result<&'static dyn Traffic> {
-    Ok(match w {
-        Workload::Echo => &echo::Echo,
-        Workload::Flood | Workload::Flow => &packet::PacketRate,
-        Workload::Ping => &packet::Ping,
-        Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => &conn::Conn,
-        Workload::Ndr | Workload::Degrade => bail!("a search is not a single trial"),
-    })
+/// The registry: what drives each kind of trial. Searches (ndr, degrade, sweet spot)
+/// are strategies over these kinds (`crate::search`), not traffic of their own.
+pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
+    match k {
+        TrialKind::Echo => &echo::Echo,
+        TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => &packet::PacketRate,
+        TrialKind::Packet(PacketKind::Ping, _) => &packet::Ping,
+        TrialKind::Conn(..) => &conn::Conn,
+    }
 }
 
 /// Nanoseconds as microseconds, for the store's `*_us` columns.

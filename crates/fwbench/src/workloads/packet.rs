@@ -24,20 +24,20 @@ use store::Headline;
 
 /// Cross-field checks (bad input: exit 2 before anything runs).
 pub fn check(p: &TrialParams) -> Result<(), String> {
-    let Some(k) = &p.packet else {
+    let Some(k) = p.packet() else {
         return Ok(());
     };
     let payload = k.payload(p.family)?;
     if k.fragment && k.sender == SenderPath::Raw {
         return Err("--fragment needs the UDP sender (the raw sender writes single frames)".into());
     }
-    if p.workload == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
+    if p.workload() == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
         return Err(format!(
             "ping payload {payload} is below {} bytes (the sequence number)",
             traffic::ping::MIN_PING_PAYLOAD
         ));
     }
-    if matches!(p.workload, Workload::Flow | Workload::Degrade) && k.rate == Rate::Max {
+    if p.workload() == Workload::Flow && k.rate == Rate::Max {
         return Err("a paced flow needs a rate (--rate 15M, --rate 100kpps)".into());
     }
     let max = max_threads();
@@ -78,10 +78,10 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
                 .into(),
         );
     }
-    if k.sink == SinkKind::Gateway && matches!(p.workload, Workload::Ndr | Workload::Degrade) {
+    if k.sink == SinkKind::Gateway && p.search_params().is_some() {
         return Err(format!(
             "{} decides by loss, which needs a receiver: use --sink socket",
-            p.workload.as_str()
+            p.name()
         ));
     }
     if let Some(n) = k.count {
@@ -107,7 +107,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             ));
         }
     }
-    if let Some(sp) = &p.search {
+    if let Some(sp) = p.search_params() {
         if sp.precision < 0.001 {
             return Err(format!(
                 "precision {} % is too fine: give at least 0.1 %",
@@ -137,8 +137,8 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 
 /// Role specs of a packet-rate trial: (server, client). No server for a sink-less flood.
 pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, RoleSpec)> {
-    let Some(k) = &p.packet else {
-        bail!("a {} trial without packet parameters", p.workload.as_str());
+    let Some(k) = p.packet() else {
+        bail!("a {} trial without packet parameters", p.name());
     };
     let payload = k.payload(p.family).map_err(crate::error::usage)?;
     let server = tb.server_addr(p.family);
@@ -157,7 +157,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         eprintln!("fwbench: {}", a.said());
     }
     crate::rules::check_addrs(k, &clients, server).map_err(crate::error::usage)?;
-    if p.workload == Workload::Ping {
+    if p.workload() == Workload::Ping {
         if k.sport.is_some() || aimed.as_ref().is_some_and(|a| a.sport.is_some()) {
             return Err(crate::error::usage(
                 "ping takes no source port (its socket's port is the kernel's choice); \
@@ -382,7 +382,7 @@ pub fn summarise_packet(
     let Some(src) = src else {
         bail!("missing results from the UDP source");
     };
-    let k = p.packet.clone().unwrap_or_default();
+    let k = p.packet().cloned().unwrap_or_default();
     let payload = k.payload(p.family).unwrap_or(0);
     let frame = PacketSize::wire_bytes(payload, p.family);
     let elapsed_s = (src.elapsed_ns as f64 / 1e9).max(1e-9);
@@ -634,9 +634,9 @@ mod tests {
             .trials[0]
             .params
             .clone();
-        p.packet.as_mut().unwrap().sink = sink;
-        p.packet.as_mut().unwrap().flows = 2;
-        p.packet.as_mut().unwrap().threads = 1;
+        p.kind.packet_mut().unwrap().sink = sink;
+        p.kind.packet_mut().unwrap().flows = 2;
+        p.kind.packet_mut().unwrap().threads = 1;
         p
     }
 
