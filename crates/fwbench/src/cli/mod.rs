@@ -1040,7 +1040,7 @@ fn finish(mut p: TrialParams) -> Result<TrialParams> {
 impl ConnArgs {
     /// The workload's defaults with these options; a count given replaces the default.
     fn params(&self, w: crate::params::workload::ConnKind) -> crate::params::conn::ConnParams {
-        let d = crate::params::conn::ConnParams::defaults(w);
+        let d = w.defaults();
         crate::params::conn::ConnParams {
             count: self.count.or(d.count),
             timeout_ms: self.timeout_ms,

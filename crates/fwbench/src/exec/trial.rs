@@ -51,12 +51,7 @@ pub fn run_trial(
     };
     match res {
         Ok((summary, gateway)) => {
-            match summary {
-                Figures::Echo(s) => outcome.summary = Some(s),
-                Figures::Packet(s) => outcome.packet = Some(s),
-                Figures::Ping(s) => outcome.ping = Some(s),
-                Figures::Conn(s) => outcome.conn = Some(*s),
-            }
+            outcome.figures = Some(summary);
             outcome.gateway = gateway;
             outcome.judge_drops();
             if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {

@@ -5,7 +5,10 @@
 
 pub mod search;
 
+use crate::workloads::conn::ConnSummary;
 use crate::workloads::echo::EchoSummary;
+use crate::workloads::packet::{PacketSummary, PingSummary};
+use crate::workloads::Figures;
 use proto::{GatewayResults, NetState};
 use serde::{Deserialize, Serialize};
 
@@ -58,37 +61,77 @@ pub struct RoleInfo {
 
 pub use crate::testbed::EXTERNAL_GATEWAY;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Outcome {
     pub status: Status,
     pub error: Option<String>,
     pub started_at: String,
     pub finished_at: String,
     pub placement: Vec<RoleInfo>,
-    pub summary: Option<EchoSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub packet: Option<crate::workloads::packet::PacketSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ping: Option<crate::workloads::packet::PingSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conn: Option<crate::workloads::conn::ConnSummary>,
+    /// The kind's typed figures (none for a search, or a trial that failed first).
+    pub figures: Option<Figures>,
     /// Adaptive trials: the precision asked for and reached.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
     /// Metrics each role sampled during the trial (stored in `samples`, not in `results`).
-    #[serde(skip)]
     pub samples: Vec<(&'static str, proto::MetricSample)>,
     /// ndr and degrade: the search's result (its steps are trials of their own).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::outcome::search::SearchSummary>,
     pub gateway: Option<GatewayResults>,
     /// Whether the gateway started this trial in the state of the testbed's first
     /// snapshot (None: no gateway, or an agent that does not report its state).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub clean_start: Option<bool>,
     /// How the gateway's state at the start differed from the first snapshot.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub start_differences: Vec<String>,
+}
+
+/// The stored form of an [`Outcome`] (`trials.results`, `--json`'s source): each
+/// family's figures under its own key, as before the figures were one enum, so old
+/// results files still read the same.
+#[derive(Serialize)]
+struct StoredForm<'a> {
+    status: Status,
+    error: &'a Option<String>,
+    started_at: &'a str,
+    finished_at: &'a str,
+    placement: &'a [RoleInfo],
+    summary: Option<&'a EchoSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packet: Option<&'a PacketSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ping: Option<&'a PingSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn: Option<&'a ConnSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    precision: Option<&'a Precision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    search: Option<&'a crate::outcome::search::SearchSummary>,
+    gateway: &'a Option<GatewayResults>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clean_start: Option<bool>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    start_differences: &'a [String],
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        StoredForm {
+            status: self.status,
+            error: &self.error,
+            started_at: &self.started_at,
+            finished_at: &self.finished_at,
+            placement: &self.placement,
+            summary: self.echo(),
+            packet: self.packet(),
+            ping: self.ping(),
+            conn: self.conn(),
+            precision: self.precision.as_ref(),
+            search: self.search.as_ref(),
+            gateway: &self.gateway,
+            clean_start: self.clean_start,
+            start_differences: &self.start_differences,
+        }
+        .serialize(s)
+    }
 }
 
 /// What a search reads of a step trial, as stored (`results` JSON): read back to
@@ -100,9 +143,9 @@ struct StoredStep {
     started_at: String,
     finished_at: String,
     #[serde(default)]
-    packet: Option<crate::workloads::packet::PacketSummary>,
+    packet: Option<PacketSummary>,
     #[serde(default)]
-    conn: Option<crate::workloads::conn::ConnSummary>,
+    conn: Option<ConnSummary>,
 }
 
 impl Outcome {
@@ -114,8 +157,11 @@ impl Outcome {
             status: s.status,
             error: s.error,
             finished_at: s.finished_at,
-            packet: s.packet,
-            conn: s.conn,
+            figures: match (s.packet, s.conn) {
+                (Some(p), _) => Some(Figures::Packet(p)),
+                (None, Some(c)) => Some(Figures::Conn(Box::new(c))),
+                (None, None) => None,
+            },
             ..Outcome::started(s.started_at)
         })
     }
@@ -128,10 +174,7 @@ impl Outcome {
             finished_at: started_at.clone(),
             started_at,
             placement: vec![],
-            summary: None,
-            packet: None,
-            ping: None,
-            conn: None,
+            figures: None,
             search: None,
             samples: vec![],
             precision: None,
@@ -178,10 +221,9 @@ impl Outcome {
             return;
         };
         let sent = self
-            .packet
-            .as_ref()
+            .packet()
             .map(|p| p.sent)
-            .or_else(|| self.ping.as_ref().map(|p| p.sent));
+            .or_else(|| self.ping().map(|p| p.sent));
         let of = sent.map(|n| format!(" of {n}")).unwrap_or_default();
         self.status = Status::Dropped;
         self.error = Some(format!(
@@ -227,6 +269,35 @@ impl Outcome {
                     "aimed at rule {aim}, which the gateway did not report"
                 ));
             }
+        }
+    }
+
+    /// Echo figures (seed 000's `summary`).
+    pub fn echo(&self) -> Option<&EchoSummary> {
+        match self.figures.as_ref()? {
+            Figures::Echo(s) => Some(s),
+            Figures::Packet(_) | Figures::Ping(_) | Figures::Conn(_) => None,
+        }
+    }
+    /// Flood and flow figures.
+    pub fn packet(&self) -> Option<&PacketSummary> {
+        match self.figures.as_ref()? {
+            Figures::Packet(s) => Some(s),
+            Figures::Echo(_) | Figures::Ping(_) | Figures::Conn(_) => None,
+        }
+    }
+    /// Ping figures.
+    pub fn ping(&self) -> Option<&PingSummary> {
+        match self.figures.as_ref()? {
+            Figures::Ping(s) => Some(s),
+            Figures::Echo(_) | Figures::Packet(_) | Figures::Conn(_) => None,
+        }
+    }
+    /// Connection figures.
+    pub fn conn(&self) -> Option<&ConnSummary> {
+        match self.figures.as_ref()? {
+            Figures::Conn(s) => Some(s),
+            Figures::Echo(_) | Figures::Packet(_) | Figures::Ping(_) => None,
         }
     }
 

@@ -133,14 +133,15 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 impl TrialDoc {
     pub fn new(p: &crate::params::TrialParams, o: &crate::outcome::Outcome) -> TrialDoc {
         let s = |x: Option<Value>| x.map(object);
-        let result = o
-            .summary
-            .as_ref()
-            .map(echo_result)
-            .or_else(|| o.packet.as_ref().and_then(|x| serde_json::to_value(x).ok()))
-            .or_else(|| o.ping.as_ref().and_then(|x| serde_json::to_value(x).ok()))
-            .or_else(|| o.conn.as_ref().and_then(|x| serde_json::to_value(x).ok()))
-            .or_else(|| o.search.as_ref().and_then(|x| serde_json::to_value(x).ok()));
+        use crate::workloads::Figures;
+        let result = match &o.figures {
+            Some(Figures::Echo(x)) => Some(echo_result(x)),
+            Some(Figures::Packet(x)) => serde_json::to_value(x).ok(),
+            Some(Figures::Ping(x)) => serde_json::to_value(x).ok(),
+            Some(Figures::Conn(x)) => serde_json::to_value(x).ok(),
+            None => None,
+        }
+        .or_else(|| o.search.as_ref().and_then(|x| serde_json::to_value(x).ok()));
         let f = o.firewall();
         let f = f.as_ref();
         TrialDoc {

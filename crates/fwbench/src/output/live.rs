@@ -137,20 +137,20 @@ impl Intervals {
     /// without a sink —, echoes received, sessions finished, connections opened);
     /// `None` where the result has no such count.
     pub fn total(&self, o: &Outcome) -> Option<u64> {
-        if let Some(p) = &o.packet {
+        if let Some(p) = o.packet() {
             return Some(if p.counted_at == "sink" {
                 p.received
             } else {
                 p.sent
             });
         }
-        if let Some(c) = &o.conn {
+        if let Some(c) = o.conn() {
             return Some(match &c.hold {
                 Some(h) => h.reached,
                 None => c.sessions + c.failed,
             });
         }
-        o.summary.as_ref().map(|e| e.mp[3].frames)
+        o.echo().map(|e| e.mp[3].frames)
     }
 
     /// The end object of `--json-stream`: the trial (as `--json` has it) and how the

@@ -204,7 +204,7 @@ fn outcome_line_fixed(o: &Outcome) -> String {
     if let (Status::Ok, Some(s)) = (&o.status, &o.search) {
         return format!("ok: {}", s.line());
     }
-    if let (Status::Ok, Some(s)) = (&o.status, &o.packet) {
+    if let (Status::Ok, Some(s)) = (&o.status, o.packet()) {
         return format!(
             "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}",
             pps(s.offered_pps),
@@ -224,10 +224,10 @@ fn outcome_line_fixed(o: &Outcome) -> String {
             }
         );
     }
-    if let (Status::Ok, Some(c)) = (&o.status, &o.conn) {
+    if let (Status::Ok, Some(c)) = (&o.status, o.conn()) {
         return conn_line(c);
     }
-    if let (Status::Ok, Some(s)) = (&o.status, &o.ping) {
+    if let (Status::Ok, Some(s)) = (&o.status, o.ping()) {
         return format!(
             "ok: {}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
             s.received,
@@ -240,7 +240,7 @@ fn outcome_line_fixed(o: &Outcome) -> String {
             s.lost
         );
     }
-    match (&o.status, &o.summary) {
+    match (&o.status, o.echo()) {
         (Status::Ok, Some(s)) => format!(
             "ok: {} Mb/s, {:.0} transactions/s, RTT p50 {} µs p99 {} µs, {} validation errors, {} unsent, {} lost",
             mbps(s.throughput_bps),
@@ -348,7 +348,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
             p.frame_size.clone(),
             t.rep.to_string(),
         ];
-        match &o.summary {
+        match o.echo() {
             Some(s) if o.status == Status::Ok => r.extend([
                 mbps(s.throughput_bps),
                 format!("{:.0}", s.transactions_per_s),
@@ -398,8 +398,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
 pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
     let mut out = format!("echo {}\n", params_line(p));
     let Some(s) = o
-        .summary
-        .as_ref()
+        .echo()
         .filter(|_| matches!(o.status, Status::Ok | Status::Dropped))
     else {
         return out + &format!("{}\n", outcome_line(o));
@@ -520,7 +519,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         out += &format!("  DROPPED      {}\n", o.error.as_deref().unwrap_or(""));
     }
     let family = p.family;
-    if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, &o.packet) {
+    if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, o.packet()) {
         let k = p.packet().cloned().unwrap_or_default();
         out += &format!(
             "  packets      {} ({}), counted at the {}\n",
@@ -596,9 +595,9 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 s.max_lag_ns as f64 / 1e6
             );
         }
-    } else if let (Status::Ok | Status::Dropped, Some(c)) = (&o.status, &o.conn) {
+    } else if let (Status::Ok | Status::Dropped, Some(c)) = (&o.status, o.conn()) {
         out += &conn_text(c);
-    } else if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, &o.ping) {
+    } else if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, o.ping()) {
         out += &format!(
             "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
             s.sent, s.received, s.lost, s.invalid, s.elapsed_s
@@ -803,7 +802,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             },
             t.rep.to_string(),
         ];
-        match (&o.packet, &o.ping) {
+        match (o.packet(), o.ping()) {
             (Some(s), _) if o.status == Status::Ok => r.extend([
                 format!("{:.0}", s.sent_pps),
                 format!("{:.0}", s.received_pps),
@@ -896,7 +895,7 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             },
             t.rep.to_string(),
         ];
-        match (&o.conn, &o.search) {
+        match (o.conn(), &o.search) {
             (Some(c), _) if o.status == Status::Ok => r.extend([
                 match &c.hold {
                     Some(h) => h.reached.to_string(),

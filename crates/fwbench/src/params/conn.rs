@@ -1,7 +1,6 @@
 //! Parameters of the connection workloads (sessions, bulk, http, connections), their
 //! limits, and the byte-size and parallelism values they are written with.
 
-use crate::params::workload::ConnKind;
 use serde::Serialize;
 
 /// Port of the connection server (the study's FTP control port 21 becomes 21000; the
@@ -50,9 +49,9 @@ pub struct ConnParams {
 }
 
 impl ConnParams {
-    /// The defaults of each workload (seed 003's bulk: 1.7 MB × 10; seed 004: 8 MB).
-    pub fn defaults(w: ConnKind) -> ConnParams {
-        let base = ConnParams {
+    /// What every connection workload starts from (`ConnKind::defaults` adds each one's).
+    pub fn base() -> ConnParams {
+        ConnParams {
             parallel: 1,
             count: None,
             request: 64,
@@ -65,20 +64,6 @@ impl ConnParams {
             client_program: None,
             verify: true,
             timeout_ms: 5000,
-        };
-        match w {
-            ConnKind::Bulk => ConnParams {
-                size: 1_700_000,
-                count: Some(10),
-                overhead_sessions: 10,
-                ..base
-            },
-            ConnKind::Http => ConnParams {
-                size: 8 << 20,
-                count: Some(10),
-                ..base
-            },
-            ConnKind::Sessions | ConnKind::Connections => base,
         }
     }
 }

@@ -101,6 +101,24 @@ impl PacketKind {
 }
 
 impl ConnKind {
+    /// The defaults of each workload (seed 003's bulk: 1.7 MB × 10; seed 004: 8 MB).
+    pub fn defaults(self) -> ConnParams {
+        let base = ConnParams::base();
+        match self {
+            ConnKind::Bulk => ConnParams {
+                size: 1_700_000,
+                count: Some(10),
+                overhead_sessions: 10,
+                ..base
+            },
+            ConnKind::Http => ConnParams {
+                size: 8 << 20,
+                count: Some(10),
+                ..base
+            },
+            ConnKind::Sessions | ConnKind::Connections => base,
+        }
+    }
     pub fn workload(self) -> Workload {
         match self {
             ConnKind::Sessions => Workload::Sessions,

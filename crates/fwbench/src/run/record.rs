@@ -45,7 +45,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
             .map(|v| v.problems.join("; ")),
     });
     // The headline columns: each workload says what its figures mean there.
-    if let Some(s) = &o.packet {
+    if let Some(s) = o.packet() {
         rec.headline = s.headline();
     }
     if let Some(s) = &o.search {
@@ -54,13 +54,13 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
             .filter(|_| matches!(t.params.search, Some(Search::Ndr(_))));
         rec.headline.loss_ratio = t.params.search_params().map(|sp| sp.loss);
     }
-    if let Some(c) = &o.conn {
+    if let Some(c) = o.conn() {
         rec.headline = c.headline();
     }
-    if let Some(s) = &o.ping {
+    if let Some(s) = o.ping() {
         rec.headline = s.headline();
     }
-    if let Some(s) = &o.summary {
+    if let Some(s) = o.echo() {
         rec.headline = s.headline();
         rec.echo_clients = s.client_rows();
     }

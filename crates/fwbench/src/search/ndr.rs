@@ -24,7 +24,7 @@ pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<
             o.error.as_deref().unwrap_or("no results")
         );
     }
-    let Some(s) = &o.packet else {
+    let Some(s) = o.packet() else {
         bail!("trial at {x} returned no packet figures");
     };
     let lossless = if threshold == 0.0 {
@@ -87,7 +87,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             set_rate(&mut q, Rate::Max);
             let o = run(&q)?;
             let mut pt = point(0.0, &o, sp.loss, false)?;
-            let c = o.packet.as_ref().map(|x| x.sent_pps).unwrap_or(0.0);
+            let c = o.packet().map(|x| x.sent_pps).unwrap_or(0.0);
             pt.x = c;
             progress(0, max, &format!("max rate {}", fmt_pps(c)), &pt);
             bisect = Bisect::new(0.0, c, true, width).ceiling_known(pt.pass);

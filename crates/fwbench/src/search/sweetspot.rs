@@ -115,7 +115,7 @@ pub fn search(
             k.parallel = n;
         }
         let o = run(&q)?;
-        let Some(c) = o.conn.as_ref().filter(|_| o.status == Status::Ok) else {
+        let Some(c) = o.conn().filter(|_| o.status == Status::Ok) else {
             bail!(
                 "sessions at parallelism {n} failed: {}",
                 o.error.as_deref().unwrap_or("no results")

@@ -427,12 +427,12 @@ mod tests {
     fn a_stored_sessions_step_reads_back_for_the_search() {
         let s = combine(client(8, 2, 4096, 2.0), TcpServerResults::default(), None);
         let o = crate::outcome::Outcome {
-            conn: Some(s.clone()),
+            figures: Some(crate::workloads::Figures::Conn(Box::new(s.clone()))),
             ..crate::outcome::Outcome::started("t0".into())
         };
         let back =
             crate::outcome::Outcome::from_stored_step(&serde_json::to_value(&o).unwrap()).unwrap();
-        let c = back.conn.unwrap();
+        let c = back.conn().unwrap();
         assert_eq!(c.sessions_per_s, s.sessions_per_s);
         assert_eq!(c.session.mean_ns, s.session.mean_ns);
         assert_eq!(c.failed, s.failed);

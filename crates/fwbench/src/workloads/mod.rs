@@ -45,6 +45,7 @@ pub enum Ending {
 }
 
 /// A workload's combined figures.
+#[derive(Debug, Clone)]
 pub enum Figures {
     Echo(echo::EchoSummary),
     Packet(packet::PacketSummary),

@@ -689,12 +689,12 @@ mod tests {
         assert_eq!(s.received_l2_bps, 495.0 * 64.0 * 8.0);
         // A search step stored and read back (resume) steers the search the same way.
         let o = crate::outcome::Outcome {
-            packet: Some(s.clone()),
+            figures: Some(crate::workloads::Figures::Packet(s.clone())),
             ..crate::outcome::Outcome::started("t0".into())
         };
         let back =
             crate::outcome::Outcome::from_stored_step(&serde_json::to_value(&o).unwrap()).unwrap();
-        assert_eq!(back.packet.as_ref(), Some(&s));
+        assert_eq!(back.packet(), Some(&s));
         assert_eq!(back.status, o.status);
         let pt = |o| crate::search::ndr::point(1000.0, o, 0.0, false).unwrap();
         assert_eq!(pt(&back), pt(&o));
