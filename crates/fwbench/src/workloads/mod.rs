@@ -70,7 +70,7 @@ pub trait Traffic: Sync {
 }
 
 /// The registry: what drives each kind of trial. Searches (ndr, degrade, sweet spot)
-/// are strategies over these kinds (`crate::search`), not traffic of their own.
+/// are strategies over these kinds (the `search` module), not traffic of their own.
 pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
     match k {
         TrialKind::Echo => &echo::Echo,
