@@ -48,7 +48,7 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow], opts: &Options) -> Analy
 /// against the baseline row (or the best row), plus a bar chart of it.
 fn label_table(ok: &[&Config], a: &mut Analysis) {
     let labelled: Vec<&Config> = ok.iter().copied().filter(|c| c.label.is_some()).collect();
-    let Some((m, higher)) = labelled.first().and_then(|c| main_metric(&c.workload)) else {
+    let Some((m, higher)) = labelled.first().and_then(|c| main_metric(c)) else {
         return;
     };
     let labelled: Vec<&Config> = labelled
@@ -291,7 +291,7 @@ fn config_table(configs: &[Config]) -> Table {
                 r.push(settings.unwrap_or_else(|| "-".into()));
             }
             r.extend([c.reps.len(), c.failed.len(), c.unavailable.len()].map(|n| n.to_string()));
-            let m = main_metric(&c.workload).map(|m| m.0);
+            let m = main_metric(c).map(|m| m.0);
             let s = m.and_then(|m| c.metrics.get(m));
             let scale = if matches!(m, Some("throughput_bps" | "goodput_bps")) {
                 1e-6

@@ -122,6 +122,7 @@ mod tests {
             started_at: String::new(),
             finished_at: String::new(),
             firewall: None,
+            kind: None,
             results: json!({"gateway": {"firewall": {"verdicts": {"rules": [
                 {"chain": "input", "index": 1}, {"chain": "input", "index": 2},
                 {"chain": "sub", "index": 1}

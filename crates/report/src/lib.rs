@@ -196,7 +196,7 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
     let refs: Vec<&Config> = configs.iter().collect();
     let keys = series::varying(&refs);
     for c in configs {
-        let Some((m, _)) = model::main_metric(&c.workload) else {
+        let Some((m, _)) = model::main_metric(c) else {
             continue;
         };
         if let Some(cv) = c

@@ -89,20 +89,19 @@ pub fn durations(t: &TrialRow, which: &str) -> Option<(u64, f64, f64)> {
     ))
 }
 
-/// The metric that ranks a workload's configurations, and whether higher is better.
-/// Sessions rank by sessions/s (for sequential sessions that is 1 / latency, so the
-/// order and the CV are the latency's); http by the mean download time.
-pub fn main_metric(workload: &str) -> Option<(&'static str, bool)> {
-    match workload {
-        "echo" => Some(("throughput_bps", true)),
-        "flood" | "flow" => Some(("received_pps", true)),
-        "ping" => Some(("rtt_p50_us", false)),
-        "sessions" => Some(("sessions_per_s", true)),
-        "bulk" => Some(("goodput_bps", true)),
-        "http" => Some(("ttlb_mean_ms", false)),
-        "connections" => Some(("hold_reached", true)),
-        _ => None,
-    }
+/// The metric that ranks a configuration, and whether higher is better: what its
+/// trials' kind said when they were stored (`store::KindRow`; files from before
+/// schema 5 get it from their workload names when opened). Sessions rank by
+/// sessions/s (for sequential sessions that is 1 / latency, so the order and the CV
+/// are the latency's); http by the mean download time; searches by none.
+pub fn main_metric(c: &Config) -> Option<(&str, bool)> {
+    let k = c
+        .reps
+        .iter()
+        .chain(&c.failed)
+        .chain(&c.unavailable)
+        .find_map(|t| t.kind.as_ref())?;
+    Some((k.main_metric.as_deref()?, k.main_higher))
 }
 
 /// One configuration: all repetitions of one parameter set.
@@ -520,7 +519,7 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
     let mut base: BTreeMap<String, (f64, bool)> = BTreeMap::new();
     for c in configs.iter_mut() {
         c.is_baseline = matches_baseline(c, baseline);
-        let Some((m, higher)) = main_metric(&c.workload) else {
+        let Some((m, higher)) = main_metric(c) else {
             continue;
         };
         if let (true, Some(v)) = (c.is_baseline, c.mean(m)) {
@@ -528,7 +527,7 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         }
     }
     for c in configs.iter_mut().filter(|c| !c.is_baseline) {
-        let Some((m, _)) = main_metric(&c.workload) else {
+        let Some((m, _)) = main_metric(c) else {
             continue;
         };
         if let (Some(&(b, higher)), Some(v)) = (base.get(&rest_key(c, baseline)), c.mean(m)) {
@@ -573,6 +572,11 @@ mod tests {
             finished_at: String::new(),
             firewall: None,
             results: Value::Null,
+            kind: Some(store::KindRow {
+                family: "echo".into(),
+                main_metric: Some("throughput_bps".into()),
+                main_higher: true,
+            }),
         }
     }
 

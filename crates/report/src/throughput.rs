@@ -130,7 +130,7 @@ fn bar_of_configs(configs: &[&Config]) -> Option<Figure> {
         return None;
     }
     let keys = varying(configs);
-    let (m, _) = main_metric(&configs[0].workload)?;
+    let (m, _) = main_metric(configs[0])?;
     let cats: Vec<String> = configs.iter().map(|c| series_name(c, &keys)).collect();
     let pts = configs
         .iter()

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -152,12 +152,17 @@ CREATE TABLE samples (
 CREATE INDEX samples_trial ON samples(trial_id);
 ";
 
-/// Version 4: `rules` named for what it is; one view per kind of workload, whose
-/// columns say what they mean (the `trials` headline columns mean different things
-/// per workload: `throughput_bps` is goodput for sessions, `lost` failed sessions …).
+/// Version 4: `rules` named for what it is; the views ([`VIEWS`], by workload name
+/// until version 5).
 const SCHEMA_V4: &str = "
 ALTER TABLE trials RENAME COLUMN rules TO rules_installed;
-CREATE VIEW echo_results AS SELECT
+";
+
+/// The views (since version 4): one per family of workloads, whose columns say what they mean
+/// (the `trials` headline columns mean different things per workload: `throughput_bps`
+/// is goodput for sessions, `lost` failed sessions …). `{echo}`, `{packet}` and
+/// `{conn}` are each view's row filter.
+const VIEWS: &str = "CREATE VIEW echo_results AS SELECT
     id AS trial_id, run_id, trial_key, rep, status, error, started_at,
     json_extract(params, '$.topology') AS topology,
     json_extract(params, '$.engine') AS engine,
@@ -178,7 +183,7 @@ CREATE VIEW echo_results AS SELECT
     unsent AS frames_unsent,
     lost AS frames_lost,
     install_ms AS rules_install_ms, verdicts_ok
-FROM trials WHERE workload = 'echo';
+FROM trials WHERE {echo};
 CREATE VIEW packet_results AS SELECT
     id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
     json_extract(params, '$.topology') AS topology,
@@ -203,7 +208,7 @@ CREATE VIEW packet_results AS SELECT
     owd_p50_us AS one_way_delay_p50_us, jitter_us,
     CASE WHEN workload IN ('flood', 'flow') THEN validation_errors END AS duplicates,
     install_ms AS rules_install_ms, verdicts_ok
-FROM trials WHERE workload IN ('flood', 'flow', 'ping', 'ndr', 'degrade');
+FROM trials WHERE {packet};
 CREATE VIEW conn_results AS SELECT
     id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
     json_extract(params, '$.topology') AS topology,
@@ -228,8 +233,60 @@ CREATE VIEW conn_results AS SELECT
     json_extract(results, '$.conn.hold.reached') AS connections_opened,
     json_extract(results, '$.conn.hold.alive_at_stop') AS connections_alive_at_end,
     install_ms AS rules_install_ms, verdicts_ok
-FROM trials WHERE workload IN ('sessions', 'bulk', 'http', 'connections');
+FROM trials WHERE {conn};
 ";
+
+/// The views with their row filters.
+fn views(echo: &str, packet: &str, conn: &str) -> String {
+    VIEWS
+        .replace("{echo}", echo)
+        .replace("{packet}", packet)
+        .replace("{conn}", conn)
+}
+
+/// Version 5: each trial says its kind's family and main metric (written by the
+/// controller from the kind, so neither the views nor the report list workload names).
+const SCHEMA_V5: &str = "
+ALTER TABLE trials ADD COLUMN family TEXT;
+ALTER TABLE trials ADD COLUMN main_metric TEXT;
+ALTER TABLE trials ADD COLUMN main_higher INTEGER;
+DROP VIEW IF EXISTS echo_results;
+DROP VIEW IF EXISTS packet_results;
+DROP VIEW IF EXISTS conn_results;
+";
+
+/// The step to version 5: its columns, the views by family, old rows' kinds.
+fn v5() -> String {
+    format!("{SCHEMA_V5}{}\n{LEGACY_KINDS};\n", views_v5())
+}
+
+/// Version 5's views: rows by family.
+fn views_v5() -> String {
+    views("family = 'echo'", "family = 'packet'", "family = 'conn'")
+}
+
+/// The kinds of trials stored without one (files from before version 5, records
+/// that do not say): the workloads of that time, frozen here. New workloads say
+/// their kind when they are recorded ([`TrialRecord::kind`]) and never appear here.
+const LEGACY_KINDS: &str = "
+UPDATE trials SET
+    family = CASE
+        WHEN workload = 'echo' THEN 'echo'
+        WHEN workload IN ('flood', 'flow', 'ping', 'ndr', 'degrade') THEN 'packet'
+        WHEN workload IN ('sessions', 'bulk', 'http', 'connections') THEN 'conn'
+    END,
+    main_metric = CASE workload
+        WHEN 'echo' THEN 'throughput_bps'
+        WHEN 'flood' THEN 'received_pps'
+        WHEN 'flow' THEN 'received_pps'
+        WHEN 'ping' THEN 'rtt_p50_us'
+        WHEN 'sessions' THEN 'sessions_per_s'
+        WHEN 'bulk' THEN 'goodput_bps'
+        WHEN 'http' THEN 'ttlb_mean_ms'
+        WHEN 'connections' THEN 'hold_reached'
+    END,
+    main_higher = CASE workload WHEN 'ping' THEN 0 WHEN 'http' THEN 0 ELSE 1 END
+WHERE family IS NULL";
 
 /// Version 2: packet-rate headline columns.
 const SCHEMA_V2: &str = "
@@ -367,6 +424,8 @@ pub struct TrialRecord {
     pub headline: Headline,
     pub firewall: Option<FirewallRow>,
     pub results: serde_json::Value,
+    /// The trial's kind as the controller knows it (`None`: the pre-v5 names decide).
+    pub kind: Option<KindRow>,
     pub echo_clients: Vec<EchoClientRow>,
     pub samples: Vec<SampleRow>,
 }
@@ -389,6 +448,20 @@ pub struct TrialRow {
     pub firewall: Option<FirewallRow>,
     /// The whole outcome (JSON), as stored.
     pub results: serde_json::Value,
+    /// The trial's kind: its family and main metric.
+    pub kind: Option<KindRow>,
+}
+
+/// What a trial's kind says about its rows: the family (`echo`, `packet`, `conn`: which
+/// view shows it) and the metric that ranks its configurations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindRow {
+    pub family: String,
+    /// The main metric's name, as the report names metrics (`received_pps` …);
+    /// `None` for a search (its result is the search's).
+    pub main_metric: Option<String>,
+    /// Higher is better (throughput), else lower (latency).
+    pub main_higher: bool,
 }
 
 pub struct Store {
@@ -516,9 +589,10 @@ impl Store {
     /// Bring an fwbench file of `version` up to [`SCHEMA_VERSION`].
     fn migrate(&mut self, version: i64) -> Result<()> {
         match version {
-            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4], false),
-            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4], false),
-            3 => self.upgrade(&[SCHEMA_V4], false),
+            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, &v5()], false),
+            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4, &v5()], false),
+            3 => self.upgrade(&[SCHEMA_V4, &v5()], false),
+            4 => self.upgrade(&[&v5()], false),
             _ => Ok(()),
         }
     }
@@ -528,7 +602,7 @@ impl Store {
             let version = self.check_ours()?;
             self.migrate(version)?;
         } else {
-            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4], true)?;
+            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, &v5()], true)?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -547,6 +621,7 @@ impl Store {
         for step in steps {
             tx.execute_batch(step).map_err(sql)?;
         }
+
         if new_file {
             tx.pragma_update(None, "application_id", APPLICATION_ID)
                 .map_err(sql)?;
@@ -619,9 +694,10 @@ impl Store {
                 rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
                 validation_errors, unsent, lost, engine, rules_installed, set_elements, install_ms, remove_ms,
                 verdicts_ok, verdict_problems, results,
-                offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us)
+                offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us,
+                family, main_metric, main_higher)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
+                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38)",
             params![
                 t.run_id,
                 t.trial_key,
@@ -658,10 +734,16 @@ impl Store {
                 h.loss_ratio,
                 h.owd_p50_us,
                 h.jitter_us,
+                t.kind.as_ref().map(|k| k.family.clone()),
+                t.kind.as_ref().and_then(|k| k.main_metric.clone()),
+                t.kind.as_ref().map(|k| k.main_higher),
             ],
         )
         .map_err(sql)?;
         let trial_id = tx.last_insert_rowid();
+        if t.kind.is_none() {
+            tx.execute_batch(LEGACY_KINDS).map_err(sql)?;
+        }
         {
             let mut stmt = tx
                 .prepare(
@@ -874,7 +956,7 @@ impl Store {
                     rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost,
                     offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us,
                     started_at, finished_at, engine, rules_installed, set_elements, install_ms, remove_ms,
-                    verdicts_ok, verdict_problems, results
+                    verdicts_ok, verdict_problems, results, family, main_metric, main_higher
                  FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
@@ -925,6 +1007,14 @@ impl Store {
                     },
                     results: serde_json::from_str(&r.get::<_, String>(34)?)
                         .unwrap_or(serde_json::Value::Null),
+                    kind: match r.get::<_, Option<String>>(35)? {
+                        None => None,
+                        Some(family) => Some(KindRow {
+                            family,
+                            main_metric: r.get(36)?,
+                            main_higher: r.get::<_, Option<bool>>(37)?.unwrap_or(true),
+                        }),
+                    },
                 })
             })
             .map_err(|e| self.sql(e))?;
@@ -1136,6 +1226,38 @@ mod tests {
             q("SELECT workload, parallel, request_bytes, response_bytes, sessions, sessions_per_s, goodput_bps, sessions_failed FROM conn_results"),
             ["sessions 4 64 512 27000 9000 37000000 1"]
         );
+        // The old row got its kind from its name; a new kind says its own and is
+        // shown by its family's view without any list naming it.
+        let kinds = s.trials(None).unwrap();
+        assert_eq!(
+            kinds[0].kind,
+            Some(KindRow {
+                family: "echo".into(),
+                main_metric: Some("throughput_bps".into()),
+                main_higher: true
+            })
+        );
+        let mut burst = trial(run, "burst");
+        burst.workload = "burst".into();
+        burst.echo_clients.clear();
+        burst.kind = Some(KindRow {
+            family: "packet".into(),
+            main_metric: Some("received_pps".into()),
+            main_higher: true,
+        });
+        s.insert_trial(&burst).unwrap();
+        let mut st = s
+            .conn
+            .prepare("SELECT workload FROM packet_results ORDER BY trial_id")
+            .unwrap();
+        let names: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        drop(st);
+        assert_eq!(names, ["flood", "burst"]);
+        assert_eq!(s.trials(None).unwrap().last().unwrap().kind, burst.kind);
     }
 
     #[test]

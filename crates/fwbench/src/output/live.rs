@@ -12,7 +12,7 @@
 
 use crate::exec::live::Tick;
 use crate::outcome::Outcome;
-use crate::params::workload::Workload;
+use crate::params::workload::{PacketKind, TrialKind};
 use proto::Tally;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -45,7 +45,12 @@ pub struct Interval {
 
 /// Turns ticks into intervals.
 pub struct Intervals {
-    workload: Workload,
+    /// What the lines count (the kind's `Traffic::live_unit`).
+    unit: &'static str,
+    /// Flood and flow: counted at the sink, with the sender's count for loss.
+    packets: bool,
+    /// Echo: with the interval's mean round-trip time.
+    echo: bool,
     prev: Option<Tick>,
     pub done: Vec<Interval>,
 }
@@ -55,25 +60,27 @@ fn role<'a>(t: &'a Tick, name: &str) -> Option<&'a Tally> {
 }
 
 impl Intervals {
-    pub fn new(workload: Workload) -> Intervals {
+    pub fn new(kind: &TrialKind) -> Intervals {
         Intervals {
-            workload,
+            unit: crate::workloads::traffic(kind).live_unit(kind),
+            packets: match kind {
+                TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => true,
+                TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Echo | TrialKind::Conn(..) => {
+                    false
+                }
+            },
+            echo: *kind == TrialKind::Echo,
             prev: None,
             done: Vec::new(),
         }
     }
 
     fn unit(&self) -> &'static str {
-        match self.workload {
-            Workload::Flood | Workload::Flow | Workload::Ping => "packets",
-            Workload::Echo => "echoes",
-            Workload::Connections => "connections",
-            Workload::Sessions | Workload::Bulk | Workload::Http => "sessions",
-        }
+        self.unit
     }
 
     fn packets(&self) -> bool {
-        matches!(self.workload, Workload::Flood | Workload::Flow)
+        self.packets
     }
 
     /// The counting role of a tick: the sink for packet workloads (the source without
@@ -113,7 +120,7 @@ impl Intervals {
             lost = Some(l);
             loss_ratio = (s > 0).then(|| l.max(0) as f64 / s as f64);
         }
-        let rtt_mean_us = (self.workload == Workload::Echo && count > 0)
+        let rtt_mean_us = (self.echo && count > 0)
             .then(|| b.rtt_sum_ns.saturating_sub(a.rtt_sum_ns) as f64 / count as f64 / 1e3);
         let i = Interval {
             start_s: a.t_ns as f64 / 1e9,
@@ -280,7 +287,7 @@ mod tests {
 
     #[test]
     fn packet_intervals_are_differences_with_loss() {
-        let mut iv = Intervals::new(Workload::Flood);
+        let mut iv = Intervals::new(&TrialKind::Packet(PacketKind::Flood, Default::default()));
         let a = iv.tick(&tick(1.0, false, 1000, 990)).unwrap();
         assert_eq!(
             (a.start_s, a.end_s, a.count, a.bytes),
@@ -306,7 +313,7 @@ mod tests {
 
     #[test]
     fn echo_intervals_have_mean_rtt() {
-        let mut iv = Intervals::new(Workload::Echo);
+        let mut iv = Intervals::new(&TrialKind::Echo);
         let t = Tick {
             t_s: 1.0,
             last: false,

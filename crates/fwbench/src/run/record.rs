@@ -3,6 +3,7 @@
 
 use crate::outcome::Outcome;
 use crate::params::search::Search;
+use crate::params::TrialParams;
 use crate::plan::scenario::PlannedTrial;
 use store::TrialRecord;
 
@@ -45,24 +46,62 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
             .map(|v| v.problems.join("; ")),
     });
     // The headline columns: each workload says what its figures mean there.
-    if let Some(s) = o.packet() {
-        rec.headline = s.headline();
+    if let Some(f) = &o.figures {
+        rec.headline = f.headline();
     }
+    if let Some(s) = o.echo() {
+        rec.echo_clients = s.client_rows();
+    }
+    rec.kind = Some(kind_row(&t.params));
     if let Some(s) = &o.search {
         rec.headline.received_pps = s
             .value()
             .filter(|_| matches!(t.params.search, Some(Search::Ndr(_))));
         rec.headline.loss_ratio = t.params.search_params().map(|sp| sp.loss);
     }
-    if let Some(c) = o.conn() {
-        rec.headline = c.headline();
-    }
-    if let Some(s) = o.ping() {
-        rec.headline = s.headline();
-    }
-    if let Some(s) = o.echo() {
-        rec.headline = s.headline();
-        rec.echo_clients = s.client_rows();
-    }
     rec
+}
+
+/// What the trial's kind says about its row: family and main metric (none for an ndr
+/// or degrade search, whose result is the search's).
+pub fn kind_row(p: &TrialParams) -> store::KindRow {
+    let traffic = crate::workloads::traffic(&p.kind);
+    let main = traffic.main_metric(&p.kind);
+    let ranked = match &p.search {
+        None | Some(Search::SweetSpot) => true,
+        Some(Search::Ndr(_) | Search::Degrade(_)) => false,
+    };
+    store::KindRow {
+        family: traffic.family().into(),
+        main_metric: ranked.then(|| main.name.into()),
+        main_higher: main.higher,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind's stored family and main metric agree with what a file from before
+    /// schema 5 gets for the same workload name (the store's frozen legacy table), so
+    /// old and new trials of one workload rank alike in one report.
+    #[test]
+    fn kinds_say_what_the_legacy_names_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store::Store::open(&dir.path().join("r.db")).unwrap();
+        let run = s.begin_run(&store::NewRun::default()).unwrap();
+        for name in crate::params::search::Asked::names() {
+            let v = std::collections::BTreeMap::from([("workload", name.to_string())]);
+            let p = crate::plan::axes::trial_params(&v, 1).unwrap();
+            let legacy = store::TrialRecord {
+                run_id: run,
+                trial_key: name.into(),
+                workload: p.name().into(),
+                ..Default::default()
+            };
+            s.insert_trial(&legacy).unwrap();
+            let stored = s.trials(Some(run)).unwrap().pop().unwrap();
+            assert_eq!(stored.kind, Some(kind_row(&p)), "{name}");
+        }
+    }
 }

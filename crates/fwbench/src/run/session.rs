@@ -424,7 +424,7 @@ pub fn run_single(
             json,
         } => {
             let iv = std::rc::Rc::new(std::cell::RefCell::new(output::live::Intervals::new(
-                params.workload(),
+                &params.kind,
             )));
             let seen = iv.clone();
             session.testbeds.live = Some(crate::exec::live::Live {

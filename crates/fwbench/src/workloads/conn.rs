@@ -14,7 +14,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
 use proto::{
@@ -338,6 +338,33 @@ impl ConnSummary {
 pub struct Conn;
 
 impl Traffic for Conn {
+    fn family(&self) -> &'static str {
+        "conn"
+    }
+
+    /// Sessions rank by sessions/s (for sequential sessions that is 1 / latency);
+    /// http by the mean download time.
+    fn main_metric(&self, k: &TrialKind) -> MainMetric {
+        let (name, higher) = match k {
+            TrialKind::Conn(ConnKind::Sessions, _) => ("sessions_per_s", true),
+            TrialKind::Conn(ConnKind::Bulk, _) => ("goodput_bps", true),
+            TrialKind::Conn(ConnKind::Http, _) => ("ttlb_mean_ms", false),
+            TrialKind::Conn(ConnKind::Connections, _) => ("hold_reached", true),
+            // INVARIANT: the registry gives Conn only conn kinds.
+            TrialKind::Echo | TrialKind::Packet(..) => ("sessions_per_s", true),
+        };
+        MainMetric { name, higher }
+    }
+
+    fn live_unit(&self, k: &TrialKind) -> &'static str {
+        match k {
+            TrialKind::Conn(ConnKind::Connections, _) => "connections",
+            TrialKind::Conn(ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http, _)
+            | TrialKind::Echo
+            | TrialKind::Packet(..) => "sessions",
+        }
+    }
+
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         roles(tb, p)
     }

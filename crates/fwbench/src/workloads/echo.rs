@@ -1,10 +1,11 @@
 //! Seed 000's echo workload on the controller side: the figures that combine the
 //! client's and the server's counters at the four measurement points.
 
+use crate::params::workload::TrialKind;
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -189,6 +190,21 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 pub struct Echo;
 
 impl Traffic for Echo {
+    fn family(&self) -> &'static str {
+        "echo"
+    }
+
+    fn main_metric(&self, _k: &TrialKind) -> MainMetric {
+        MainMetric {
+            name: "throughput_bps",
+            higher: true,
+        }
+    }
+
+    fn live_unit(&self, _k: &TrialKind) -> &'static str {
+        "echoes"
+    }
+
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         let server = tb.server_addr(p.family);
         Ok(Roles {

@@ -53,8 +53,35 @@ pub enum Figures {
     Conn(Box<conn::ConnSummary>),
 }
 
+impl Figures {
+    /// What the figures mean in the store's headline columns.
+    pub fn headline(&self) -> store::Headline {
+        match self {
+            Figures::Echo(s) => s.headline(),
+            Figures::Packet(s) => s.headline(),
+            Figures::Ping(s) => s.headline(),
+            Figures::Conn(s) => s.headline(),
+        }
+    }
+}
+
+/// The metric that ranks a kind's trials (a report metric name) and its direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MainMetric {
+    pub name: &'static str,
+    /// Higher is better (throughput), else lower (latency).
+    pub higher: bool,
+}
+
 /// What a workload must decide for a trial to run.
 pub trait Traffic: Sync {
+    /// The family in the store (`trials.family`: `echo_results`, `packet_results` or
+    /// `conn_results` shows the trial).
+    fn family(&self) -> &'static str;
+    /// What ranks trials of `k` in reports (stored with each trial).
+    fn main_metric(&self, k: &TrialKind) -> MainMetric;
+    /// What live interval lines count for `k` (`-i`).
+    fn live_unit(&self, k: &TrialKind) -> &'static str;
     /// The specs of the server and client agents and where each runs.
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
     /// How the traffic phase ends.

@@ -9,11 +9,11 @@ use crate::params::packet::MIN_ETHERNET_FRAME;
 use crate::params::packet::SINK_PORT;
 use crate::params::packet::SRC_PORT;
 use crate::params::topology::Topology;
-use crate::params::workload::Workload;
+use crate::params::workload::{TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
@@ -565,6 +565,21 @@ impl PingSummary {
 pub struct PacketRate;
 
 impl Traffic for PacketRate {
+    fn family(&self) -> &'static str {
+        "packet"
+    }
+
+    fn main_metric(&self, _k: &TrialKind) -> MainMetric {
+        MainMetric {
+            name: "received_pps",
+            higher: true,
+        }
+    }
+
+    fn live_unit(&self, _k: &TrialKind) -> &'static str {
+        "packets"
+    }
+
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         let (sink, source) = role_specs(tb, p)?;
         Ok(Roles {
@@ -595,6 +610,21 @@ impl Traffic for PacketRate {
 pub struct Ping;
 
 impl Traffic for Ping {
+    fn family(&self) -> &'static str {
+        "packet"
+    }
+
+    fn main_metric(&self, _k: &TrialKind) -> MainMetric {
+        MainMetric {
+            name: "rtt_p50_us",
+            higher: false,
+        }
+    }
+
+    fn live_unit(&self, _k: &TrialKind) -> &'static str {
+        "packets"
+    }
+
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         PacketRate.roles(tb, p)
     }
