@@ -62,7 +62,7 @@ fn role<'a>(t: &'a Tick, name: &str) -> Option<&'a Tally> {
 impl Intervals {
     pub fn new(kind: &TrialKind) -> Intervals {
         Intervals {
-            unit: crate::workloads::traffic(kind).live_unit(kind),
+            unit: crate::workloads::traffic(kind).live_unit(),
             packets: match kind {
                 TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => true,
                 TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Echo | TrialKind::Conn(..) => {

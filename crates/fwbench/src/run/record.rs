@@ -66,7 +66,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
 /// or degrade search, whose result is the search's).
 pub fn kind_row(p: &TrialParams) -> store::KindRow {
     let traffic = crate::workloads::traffic(&p.kind);
-    let main = traffic.main_metric(&p.kind);
+    let main = traffic.main_metric();
     let ranked = match &p.search {
         None | Some(Search::SweetSpot) => true,
         Some(Search::Ndr(_) | Search::Degrade(_)) => false,

@@ -335,7 +335,21 @@ impl ConnSummary {
 }
 
 /// Sessions, bulk transfers, HTTP downloads and held connections over TCP.
-pub struct Conn;
+pub struct Conn(pub ConnKind);
+
+/// The connection workloads' entries in the registry.
+pub fn of(k: ConnKind) -> &'static Conn {
+    static SESSIONS: Conn = Conn(ConnKind::Sessions);
+    static BULK: Conn = Conn(ConnKind::Bulk);
+    static HTTP: Conn = Conn(ConnKind::Http);
+    static CONNECTIONS: Conn = Conn(ConnKind::Connections);
+    match k {
+        ConnKind::Sessions => &SESSIONS,
+        ConnKind::Bulk => &BULK,
+        ConnKind::Http => &HTTP,
+        ConnKind::Connections => &CONNECTIONS,
+    }
+}
 
 impl Traffic for Conn {
     fn family(&self) -> &'static str {
@@ -344,24 +358,20 @@ impl Traffic for Conn {
 
     /// Sessions rank by sessions/s (for sequential sessions that is 1 / latency);
     /// http by the mean download time.
-    fn main_metric(&self, k: &TrialKind) -> MainMetric {
-        let (name, higher) = match k {
-            TrialKind::Conn(ConnKind::Sessions, _) => ("sessions_per_s", true),
-            TrialKind::Conn(ConnKind::Bulk, _) => ("goodput_bps", true),
-            TrialKind::Conn(ConnKind::Http, _) => ("ttlb_mean_ms", false),
-            TrialKind::Conn(ConnKind::Connections, _) => ("hold_reached", true),
-            // INVARIANT: the registry gives Conn only conn kinds.
-            TrialKind::Echo | TrialKind::Packet(..) => ("sessions_per_s", true),
+    fn main_metric(&self) -> MainMetric {
+        let (name, higher) = match self.0 {
+            ConnKind::Sessions => ("sessions_per_s", true),
+            ConnKind::Bulk => ("goodput_bps", true),
+            ConnKind::Http => ("ttlb_mean_ms", false),
+            ConnKind::Connections => ("hold_reached", true),
         };
         MainMetric { name, higher }
     }
 
-    fn live_unit(&self, k: &TrialKind) -> &'static str {
-        match k {
-            TrialKind::Conn(ConnKind::Connections, _) => "connections",
-            TrialKind::Conn(ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http, _)
-            | TrialKind::Echo
-            | TrialKind::Packet(..) => "sessions",
+    fn live_unit(&self) -> &'static str {
+        match self.0 {
+            ConnKind::Connections => "connections",
+            ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
         }
     }
 

@@ -1,7 +1,6 @@
 //! Seed 000's echo workload on the controller side: the figures that combine the
 //! client's and the server's counters at the four measurement points.
 
-use crate::params::workload::TrialKind;
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
@@ -194,14 +193,14 @@ impl Traffic for Echo {
         "echo"
     }
 
-    fn main_metric(&self, _k: &TrialKind) -> MainMetric {
+    fn main_metric(&self) -> MainMetric {
         MainMetric {
             name: "throughput_bps",
             higher: true,
         }
     }
 
-    fn live_unit(&self, _k: &TrialKind) -> &'static str {
+    fn live_unit(&self) -> &'static str {
         "echoes"
     }
 

@@ -78,10 +78,10 @@ pub trait Traffic: Sync {
     /// The family in the store (`trials.family`: `echo_results`, `packet_results` or
     /// `conn_results` shows the trial).
     fn family(&self) -> &'static str;
-    /// What ranks trials of `k` in reports (stored with each trial).
-    fn main_metric(&self, k: &TrialKind) -> MainMetric;
-    /// What live interval lines count for `k` (`-i`).
-    fn live_unit(&self, k: &TrialKind) -> &'static str;
+    /// What ranks its trials in reports (stored with each trial).
+    fn main_metric(&self) -> MainMetric;
+    /// What live interval lines count (`-i`).
+    fn live_unit(&self) -> &'static str;
     /// The specs of the server and client agents and where each runs.
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
     /// How the traffic phase ends.
@@ -103,7 +103,7 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
         TrialKind::Echo => &echo::Echo,
         TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => &packet::PacketRate,
         TrialKind::Packet(PacketKind::Ping, _) => &packet::Ping,
-        TrialKind::Conn(..) => &conn::Conn,
+        TrialKind::Conn(k, _) => conn::of(*k),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::params::packet::MIN_ETHERNET_FRAME;
 use crate::params::packet::SINK_PORT;
 use crate::params::packet::SRC_PORT;
 use crate::params::topology::Topology;
-use crate::params::workload::{TrialKind, Workload};
+use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
@@ -569,14 +569,14 @@ impl Traffic for PacketRate {
         "packet"
     }
 
-    fn main_metric(&self, _k: &TrialKind) -> MainMetric {
+    fn main_metric(&self) -> MainMetric {
         MainMetric {
             name: "received_pps",
             higher: true,
         }
     }
 
-    fn live_unit(&self, _k: &TrialKind) -> &'static str {
+    fn live_unit(&self) -> &'static str {
         "packets"
     }
 
@@ -614,14 +614,14 @@ impl Traffic for Ping {
         "packet"
     }
 
-    fn main_metric(&self, _k: &TrialKind) -> MainMetric {
+    fn main_metric(&self) -> MainMetric {
         MainMetric {
             name: "rtt_p50_us",
             higher: false,
         }
     }
 
-    fn live_unit(&self, _k: &TrialKind) -> &'static str {
+    fn live_unit(&self) -> &'static str {
         "packets"
     }
 
