@@ -1221,6 +1221,155 @@ mod tests {
         assert_ne!(key(&a, 1), key(&c, 1));
     }
 
+    /// The trial commands' flags are checked against the axis registry: each flag is
+    /// an axis its workload reads (by name, or an alias below) or says why it is not
+    /// one, and each axis the workload reads has a flag or says why not. A flag added
+    /// without its axis (or an axis without its flag) fails here.
+    #[test]
+    fn trial_command_flags_are_the_axis_registry() {
+        use clap::CommandFactory;
+        // Flags named otherwise than their axis.
+        const ALIAS: &[(&str, &str)] = &[
+            ("response", "size"),
+            ("frame", "size"),
+            ("sources", "clients"),
+            ("no_verify", "verify"),
+            ("ipv4", "family"),
+            ("ipv6", "family"),
+        ];
+        // Flags that are not axes: where and how a trial runs, is shown and stored.
+        const NOT_AXES: &[&str] = &[
+            "testbed",
+            "pin_client",
+            "pin_gateway",
+            "pin_server",
+            "db",
+            "no_store",
+            "json",
+            "json_stream",
+            "until_ci",     // scenarios: `adaptive = {…}`
+            "max_duration", // scenarios: `adaptive = {…}`
+            "seed",         // scenarios: the top-level `seed`
+            "chain",        // follows the topology (`--chain input` selects it)
+            "help",
+        ];
+        // Axes a command leaves at the registry's default (scenario files only).
+        const SCENARIO_ONLY: &[&str] = &["label"];
+        // Axes a command has no flag for (the registry's default applies), listed so a
+        // new gap fails here. Most are the registry's coarse classes (a packet axis is
+        // the whole family's, though ping sends no rate; a conn axis every conn
+        // workload's, though connections have no size); some are flags to add
+        // (flood/flow --timeout-ms).
+        const NO_FLAG_YET: &[(&str, &str)] = &[
+            ("flood", "timeout_ms"),
+            ("flood", "count"),
+            ("flood", "interval"),
+            ("flow", "timeout_ms"),
+            ("flow", "count"),
+            ("flow", "interval"),
+            ("ping", "clients"),
+            ("ping", "rate"),
+            ("ping", "flows"),
+            ("ping", "threads"),
+            ("ping", "sink_threads"),
+            ("ping", "batch"),
+            ("ping", "sender"),
+            ("ping", "sink"),
+            ("ping", "sport"),
+            ("ping", "dst"),
+            ("ping", "fragment"),
+            ("sessions", "clients"),
+            ("sessions", "overhead_sessions"),
+            ("sessions", "limit"),
+            ("sessions", "hold"),
+            ("sessions", "server_program"),
+            ("sessions", "client_program"),
+            ("bulk", "clients"),
+            ("bulk", "request"),
+            ("bulk", "limit"),
+            ("bulk", "hold"),
+            ("bulk", "server_program"),
+            ("bulk", "client_program"),
+            ("http", "clients"),
+            ("http", "request"),
+            ("http", "overhead_sessions"),
+            ("http", "limit"),
+            ("http", "hold"),
+            ("connections", "clients"),
+            ("connections", "size"),
+            ("connections", "parallel"),
+            ("connections", "request"),
+            ("connections", "overhead_sessions"),
+            ("connections", "server_program"),
+            ("connections", "client_program"),
+            ("ndr", "timeout_ms"),
+            ("ndr", "rate"),
+            ("ndr", "count"),
+            ("ndr", "interval"),
+            ("ndr", "max_rules"),
+            ("ndr", "resolution"),
+            ("degrade", "timeout_ms"),
+            ("degrade", "count"),
+            ("degrade", "interval"),
+            ("degrade", "precision"),
+            ("degrade", "max_rate"),
+            ("degrade", "max_trials"),
+        ];
+        let mut missing = vec![];
+        let live = |cmd: &str| {
+            [
+                "echo",
+                "flood",
+                "flow",
+                "sessions",
+                "bulk",
+                "http",
+                "connections",
+            ]
+            .contains(&cmd)
+        };
+        let cli = Cli::command();
+        for name in crate::params::search::Asked::names() {
+            let asked: crate::params::search::Asked = name.parse().unwrap();
+            let cmd = cli
+                .find_subcommand(name)
+                .unwrap_or_else(|| panic!("no command {name}"));
+            let mut flags = std::collections::BTreeSet::new();
+            for arg in cmd.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let flag = long.replace('-', "_");
+                if NOT_AXES.contains(&flag.as_str()) || (flag == "interval" && live(name)) {
+                    continue;
+                }
+                let axis = ALIAS
+                    .iter()
+                    .find(|(f, _)| *f == flag)
+                    .map_or(flag.as_str(), |(_, a)| a);
+                let a = crate::plan::axes::find(axis).unwrap_or_else(|| {
+                    panic!("{name} --{long}: no axis {axis} (or list it in NOT_AXES)")
+                });
+                assert!(
+                    !a.foreign_to(asked),
+                    "{name} --{long}: axis {axis} is foreign to {name}"
+                );
+                flags.insert(axis.to_string());
+            }
+            for a in crate::plan::axes::AXES {
+                if a.foreign_to(asked) || a.name == "workload" || SCENARIO_ONLY.contains(&a.name) {
+                    continue;
+                }
+                if !flags.contains(a.name) && !NO_FLAG_YET.contains(&(name, a.name)) {
+                    missing.push(format!("(\"{name}\", \"{}\")", a.name));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "axes without a flag: {}",
+            missing.join(", ")
+        );
+    }
+
     /// One definition per axis: a trial command with no flags gives exactly the trial
     /// a scenario naming only the workload gives (the registry's defaults).
     #[test]
