@@ -966,7 +966,20 @@ fn live_of(cmd: &Cmd) -> LiveArgs {
         Cmd::Bulk(a) => a.live.clone(),
         Cmd::Http(a) => a.live.clone(),
         Cmd::Connections(a) => a.live.clone(),
-        _ => LiveArgs::default(),
+        Cmd::Ping(_)
+        | Cmd::Ndr(_)
+        | Cmd::Degrade(_)
+        | Cmd::Run(_)
+        | Cmd::Workload(_)
+        | Cmd::Report(_)
+        | Cmd::Compare(_)
+        | Cmd::Testbed { .. }
+        | Cmd::Rules { .. }
+        | Cmd::Check { .. }
+        | Cmd::Completions { .. }
+        | Cmd::Schema { .. }
+        | Cmd::Man { .. }
+        | Cmd::Agent { .. } => LiveArgs::default(),
     }
 }
 
