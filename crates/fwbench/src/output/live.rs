@@ -13,6 +13,7 @@
 use crate::exec::live::Tick;
 use crate::outcome::Outcome;
 use crate::params::workload::{PacketKind, TrialKind};
+use crate::workloads::Figures;
 use proto::Tally;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -144,20 +145,16 @@ impl Intervals {
     /// without a sink —, echoes received, sessions finished, connections opened);
     /// `None` where the result has no such count.
     pub fn total(&self, o: &Outcome) -> Option<u64> {
-        if let Some(p) = o.packet() {
-            return Some(if p.counted_at == "sink" {
-                p.received
-            } else {
-                p.sent
-            });
-        }
-        if let Some(c) = o.conn() {
-            return Some(match &c.hold {
+        match o.figures.as_ref()? {
+            Figures::Packet(p) if p.counted_at == "sink" => Some(p.received),
+            Figures::Packet(p) => Some(p.sent),
+            Figures::Conn(c) => Some(match &c.hold {
                 Some(h) => h.reached,
                 None => c.sessions + c.failed,
-            });
+            }),
+            Figures::Echo(e) => Some(e.mp[3].frames),
+            Figures::Ping(_) => None,
         }
-        o.echo().map(|e| e.mp[3].frames)
     }
 
     /// The end object of `--json-stream`: the trial (as `--json` has it) and how the

@@ -10,6 +10,7 @@ use crate::outcome::{Outcome, Status};
 use crate::params::workload::{ConnKind, PacketKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::plan::scenario::{Plan, PlannedTrial};
+use crate::workloads::Figures;
 
 pub fn params_line(p: &TrialParams) -> String {
     let rules = if p.engine == firewall::Engine::None {
@@ -204,41 +205,44 @@ fn outcome_line_fixed(o: &Outcome) -> String {
     if let (Status::Ok, Some(s)) = (&o.status, &o.search) {
         return format!("ok: {}", s.line());
     }
-    if let (Status::Ok, Some(s)) = (&o.status, o.packet()) {
-        return format!(
-            "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}",
-            pps(s.offered_pps),
-            pps(s.sent_pps),
-            pps(s.received_pps),
-            mbps(s.received_bps),
-            mbps(s.received_l2_bps),
-            s.loss_ratio * 100.0,
-            if s.owd.count > 0 {
-                format!(
-                    ", one-way delay p50 {} µs, jitter {:.1} µs",
-                    us(s.owd.p50_ns),
-                    s.jitter_ns / 1e3
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    if let (Status::Ok, Some(c)) = (&o.status, o.conn()) {
-        return conn_line(c);
-    }
-    if let (Status::Ok, Some(s)) = (&o.status, o.ping()) {
-        return format!(
-            "ok: {}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
-            s.received,
-            s.sent,
-            us(s.rtt.min_ns),
-            s.rtt.mean_ns / 1e3,
-            us(s.rtt.p50_ns),
-            us(s.rtt.p99_ns),
-            us(s.rtt.max_ns),
-            s.lost
-        );
+    // Each family's line (echo's below, with the other statuses).
+    let figures = o.figures.as_ref().filter(|_| o.status == Status::Ok);
+    match figures {
+        Some(Figures::Packet(s)) => {
+            return format!(
+                "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}",
+                pps(s.offered_pps),
+                pps(s.sent_pps),
+                pps(s.received_pps),
+                mbps(s.received_bps),
+                mbps(s.received_l2_bps),
+                s.loss_ratio * 100.0,
+                if s.owd.count > 0 {
+                    format!(
+                        ", one-way delay p50 {} µs, jitter {:.1} µs",
+                        us(s.owd.p50_ns),
+                        s.jitter_ns / 1e3
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        Some(Figures::Conn(c)) => return conn_line(c),
+        Some(Figures::Ping(s)) => {
+            return format!(
+                "ok: {}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
+                s.received,
+                s.sent,
+                us(s.rtt.min_ns),
+                s.rtt.mean_ns / 1e3,
+                us(s.rtt.p50_ns),
+                us(s.rtt.p99_ns),
+                us(s.rtt.max_ns),
+                s.lost
+            );
+        }
+        Some(Figures::Echo(_)) | None => {}
     }
     match (&o.status, o.echo()) {
         (Status::Ok, Some(s)) => format!(
@@ -519,44 +523,49 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         out += &format!("  DROPPED      {}\n", o.error.as_deref().unwrap_or(""));
     }
     let family = p.family;
-    if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, o.packet()) {
-        let k = p.packet().cloned().unwrap_or_default();
-        out += &format!(
-            "  packets      {} ({}), counted at the {}\n",
-            crate::workloads::packet::size_text(&k, family),
-            k.rate,
-            s.counted_at
-        );
-        out += &format!(
-            "  rate         offered {}  sent {}  received {} over {:.2} s\n",
-            pps(s.offered_pps),
-            pps(s.sent_pps),
-            pps(s.received_pps),
-            s.elapsed_s
-        );
-        out += &format!(
-            "  throughput   {} Mb/s UDP payload, {} Mb/s Ethernet (FCS incl.)\n",
-            mbps(s.received_bps),
-            mbps(s.received_l2_bps)
-        );
-        out += &format!(
-            "  loss         {} of {} packets ({:.4} %), {} duplicates, {} reordered\n",
-            s.lost,
-            s.sent,
-            s.loss_ratio * 100.0,
-            s.duplicates,
-            s.reordered
-        );
-        let clocks = match &s.owd_clocks {
-            None => "shared clock of one host".to_string(),
-            Some(c) => format!(
-                "two hosts' clocks, corrected by {:.1} ± {:.1} µs",
-                c.correction_ns as f64 / 1e3,
-                c.uncertainty_ns as f64 / 1e3
-            ),
-        };
-        if s.owd.count > 0 {
+    let figures = o
+        .figures
+        .as_ref()
+        .filter(|_| matches!(o.status, Status::Ok | Status::Dropped));
+    match figures {
+        Some(Figures::Packet(s)) => {
+            let k = p.packet().cloned().unwrap_or_default();
             out += &format!(
+                "  packets      {} ({}), counted at the {}\n",
+                crate::workloads::packet::size_text(&k, family),
+                k.rate,
+                s.counted_at
+            );
+            out += &format!(
+                "  rate         offered {}  sent {}  received {} over {:.2} s\n",
+                pps(s.offered_pps),
+                pps(s.sent_pps),
+                pps(s.received_pps),
+                s.elapsed_s
+            );
+            out += &format!(
+                "  throughput   {} Mb/s UDP payload, {} Mb/s Ethernet (FCS incl.)\n",
+                mbps(s.received_bps),
+                mbps(s.received_l2_bps)
+            );
+            out += &format!(
+                "  loss         {} of {} packets ({:.4} %), {} duplicates, {} reordered\n",
+                s.lost,
+                s.sent,
+                s.loss_ratio * 100.0,
+                s.duplicates,
+                s.reordered
+            );
+            let clocks = match &s.owd_clocks {
+                None => "shared clock of one host".to_string(),
+                Some(c) => format!(
+                    "two hosts' clocks, corrected by {:.1} ± {:.1} µs",
+                    c.correction_ns as f64 / 1e3,
+                    c.uncertainty_ns as f64 / 1e3
+                ),
+            };
+            if s.owd.count > 0 {
+                out += &format!(
                 "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; {clocks})\n",
                 us(s.owd.min_ns),
                 us(s.owd.p50_ns),
@@ -564,55 +573,55 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 us(s.owd.max_ns),
                 s.jitter_ns / 1e3
             );
-        } else if let Some(c) = s.owd_clocks.as_ref().filter(|c| c.basis == "rtt-only") {
-            out += &format!(
+            } else if let Some(c) = s.owd_clocks.as_ref().filter(|c| c.basis == "rtt-only") {
+                out += &format!(
                 "  one-way      not shown: the two hosts' clocks are known to ± {:.1} µs only, more than the delay (use `fwbench ping` for round trips); jitter {:.2} µs\n",
                 c.uncertainty_ns as f64 / 1e3,
                 s.jitter_ns / 1e3
             );
-        }
-        let k2 = &s.kernel;
-        if k2.rcvbuf_errors + k2.in_errors > 0 {
-            out += &format!(
-                "  sink kernel  {} receive-buffer overflows, {} UDP input errors\n",
-                k2.rcvbuf_errors, k2.in_errors
-            );
-        }
-        let gw = o.gateway.iter().flat_map(|g| g.interfaces.iter());
-        for (role, i) in gw
-            .map(|i| ("gateway", i))
-            .chain(s.sink_interfaces.iter().map(|i| ("server", i)))
-        {
-            out += &format!(
-                "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
-                i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
-            );
-        }
-        if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
-            out += &format!(
+            }
+            let k2 = &s.kernel;
+            if k2.rcvbuf_errors + k2.in_errors > 0 {
+                out += &format!(
+                    "  sink kernel  {} receive-buffer overflows, {} UDP input errors\n",
+                    k2.rcvbuf_errors, k2.in_errors
+                );
+            }
+            let gw = o.gateway.iter().flat_map(|g| g.interfaces.iter());
+            for (role, i) in gw
+                .map(|i| ("gateway", i))
+                .chain(s.sink_interfaces.iter().map(|i| ("server", i)))
+            {
+                out += &format!(
+                    "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
+                    i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
+                );
+            }
+            if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
+                out += &format!(
                 "  sender       {} refused sends (retried), fell behind its schedule by up to {:.1} ms\n",
                 s.send_errors,
                 s.max_lag_ns as f64 / 1e6
             );
+            }
         }
-    } else if let (Status::Ok | Status::Dropped, Some(c)) = (&o.status, o.conn()) {
-        out += &conn_text(c);
-    } else if let (Status::Ok | Status::Dropped, Some(s)) = (&o.status, o.ping()) {
-        out += &format!(
-            "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
-            s.sent, s.received, s.lost, s.invalid, s.elapsed_s
-        );
-        out += &format!(
-            "  RTT µs       min {}  avg {:.2}  p50 {}  p90 {}  p99 {}  max {}\n",
-            us(s.rtt.min_ns),
-            s.rtt.mean_ns / 1e3,
-            us(s.rtt.p50_ns),
-            us(s.rtt.p90_ns),
-            us(s.rtt.p99_ns),
-            us(s.rtt.max_ns)
-        );
-    } else {
-        return out + &format!("{}\n", outcome_line(o));
+        Some(Figures::Conn(c)) => out += &conn_text(c),
+        Some(Figures::Ping(s)) => {
+            out += &format!(
+                "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
+                s.sent, s.received, s.lost, s.invalid, s.elapsed_s
+            );
+            out += &format!(
+                "  RTT µs       min {}  avg {:.2}  p50 {}  p90 {}  p99 {}  max {}\n",
+                us(s.rtt.min_ns),
+                s.rtt.mean_ns / 1e3,
+                us(s.rtt.p50_ns),
+                us(s.rtt.p90_ns),
+                us(s.rtt.p99_ns),
+                us(s.rtt.max_ns)
+            );
+        }
+        Some(Figures::Echo(_)) | None => return out + &format!("{}\n", outcome_line(o)),
     }
     if o.precision.is_some() {
         out += &format!(
