@@ -1,10 +1,12 @@
 //! The axis registry: every parameter a scenario may set or sweep, defined once —
 //! its name, which workloads read it, its default per workload, its check, and a line
 //! of help. Scenario files are checked and turned into [`TrialParams`] through it; the
-//! command line parses the same values with the same parsers (`params::values`) and a
-//! test holds its defaults equal to the registry's (`cli` tests).
+//! command line parses the same values with the same parsers (`params::values`), and
+//! `cli` tests hold its defaults equal to the registry's and its flags to the axes.
+//! The `workload` axis names an [`Asked`]: a kind of traffic, or a search over one.
+//! What both front doors derive from the rest is [`settle`], written once.
 //!
-//! Adding an axis: a row in [`AXES`] and the field it fills in [`trial_params`].
+//! Adding an axis: a row in [`AXES`], the field it fills in [`trial_params`], its flag.
 
 use crate::params::conn::{parse_parallel, parse_size, ConnParams};
 use crate::params::packet::{ping_duration, PacketParams, SenderPath, SinkKind};
