@@ -17,6 +17,8 @@ const COMMANDS: &[&str] = &[
     "flow -r 15M",
     "flow -r 10MB/s -s 1400 --dport 5000-6000 --engine iptables-nft --rules 50",
     "ping -c 100 -i 1ms",
+    "ping -c 10000 -i 1ms --timeout-ms 100 -t 1",
+    "ping -c 50 -i 100ms --timeout-ms 2000 -s 1000 -6",
     "ndr",
     "ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100",
     "degrade -r 15M --engine nft",

@@ -852,11 +852,17 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
     let p = match cmd {
         Cmd::Flood(a) => {
             let k = packet(PacketKind::Flood, a.stream.packet(18, a.rate));
-            (base_params(k, None, a.stream.sources, &a.trial)?, &a.trial)
+            (
+                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
+                &a.trial,
+            )
         }
         Cmd::Flow(a) => {
             let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
-            (base_params(k, None, a.stream.sources, &a.trial)?, &a.trial)
+            (
+                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
+                &a.trial,
+            )
         }
         Cmd::Ping(a) => {
             let k = crate::params::packet::PacketParams {
@@ -882,7 +888,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 ..Default::default()
             };
             let p = base_params(k, Some(Search::Ndr(sp)), a.stream.sources, &a.trial)?;
-            (p, &a.trial)
+            (finish(p)?, &a.trial)
         }
         Cmd::Degrade(a) => {
             let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
@@ -893,7 +899,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 ..Default::default()
             };
             let p = base_params(k, Some(Search::Degrade(sp)), a.stream.sources, &a.trial)?;
-            (p, &a.trial)
+            (finish(p)?, &a.trial)
         }
         Cmd::Sessions(a) => {
             let k = crate::params::conn::ConnParams {
@@ -995,7 +1001,7 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
 }
 
 /// Parameters of one trial from the command line: the common flags, the kind and the
-/// search (settled and checked: bad input → exit 2; echo and ping set more first).
+/// search; [`finish`] settles and checks them once the command has set the rest.
 fn base_params(
     kind: crate::params::workload::TrialKind,
     search: Option<crate::params::search::Search>,
@@ -1005,7 +1011,7 @@ fn base_params(
     use crate::params::workload::TrialKind;
     let (model, topo) = a.fw.resolve(a.topology)?;
     let topology = topo.unwrap_or(Topology::Forward);
-    let p = TrialParams {
+    Ok(TrialParams {
         topology,
         clients,
         duration_s: a.duration,
@@ -1039,11 +1045,11 @@ fn base_params(
             max_s: a.max_duration,
         }),
         label: None,
-    };
-    finish(p)
+    })
 }
 
-/// What scenarios do to a trial too (`plan::axes::settle`), then the cross checks.
+/// What scenarios do to a trial too (`plan::axes::settle`), then the cross checks
+/// (bad input → exit 2).
 fn finish(mut p: TrialParams) -> Result<TrialParams> {
     crate::plan::axes::settle(&mut p);
     crate::plan::scenario::check_combination(&p).map_err(usage)?;
