@@ -799,13 +799,15 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
     let Some(a) = &p.adaptive else {
         return Ok(());
     };
-    let counted = match &p.kind {
-        TrialKind::Echo => true,
-        TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
-            k.sink == crate::params::packet::SinkKind::Socket
-        }
-        TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => false,
-    };
+    // A search's steps are trials of their own; the search itself has no length.
+    let counted = p.search.is_none()
+        && match &p.kind {
+            TrialKind::Echo => true,
+            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
+                k.sink == crate::params::packet::SinkKind::Socket
+            }
+            TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => false,
+        };
     if !counted {
         return Err(format!(
             "adaptive length works for echo, and flood/flow with a socket sink, not {}",
@@ -1313,6 +1315,8 @@ sink = "gateway"
         assert!(
             err("workload = \"ping\"\nadaptive = { precision = \"1%\" }\n").contains("not ping")
         );
+        // A search over flood/flow is not a flood or flow trial.
+        assert!(err("workload = \"ndr\"\nadaptive = { precision = \"1%\" }\n").contains("not ndr"));
         assert!(err("adaptive = { precision = 0 }\n").contains("adaptive.precision"));
     }
 
