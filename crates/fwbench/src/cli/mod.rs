@@ -1270,10 +1270,12 @@ mod tests {
             "max_duration", // scenarios: `adaptive = {…}`
             "seed",         // scenarios: the top-level `seed`
             "chain",        // follows the topology (`--chain input` selects it)
+            "repeat",       // scenarios: `repetitions`
             "help",
         ];
         // Axes a command leaves at the registry's default (scenario files only).
-        const SCENARIO_ONLY: &[&str] = &["label"];
+        // (`gateway_cpus`: the axis a parallel branch adds; a flag is welcome.)
+        const SCENARIO_ONLY: &[&str] = &["label", "gateway_cpus"];
         // Axes a command has no flag for (the registry's default applies), listed so a
         // new gap fails here. Most are the registry's coarse classes (a packet axis is
         // the whole family's, though ping sends no rate; a conn axis every conn
