@@ -10,12 +10,13 @@
 
 mod bpf;
 mod bpf_load;
+mod bpf_table;
 mod ipset;
 mod nft;
 mod none;
 mod xtables;
 
-pub use bpf::MAX_BPF_RULES;
+pub use bpf_table::MAX_BPF_RULES;
 pub use ipset::IPSET_PREFIX;
 pub use nft::{nft_chain, NFT_FAMILIES, NFT_TABLE};
 pub use xtables::{ipt_chain, parse_save_counters};

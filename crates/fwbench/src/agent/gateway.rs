@@ -7,7 +7,8 @@
 //! setup, controller gone). Must not: touch a table, set or sysctl it did not make
 //! or change (the one exception is in [`super::netstate`]).
 
-use super::{error, netstate, Progress, RoleRun};
+use super::netstate::{self, sysctl_path};
+use super::{error, Progress, RoleRun};
 use proto::{
     AgentError, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
     ProxySpec, Residue, RoleResults,
@@ -26,10 +27,6 @@ const GATEWAY_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.neigh.default.gc_thresh3",
 ];
-
-pub fn sysctl_path(name: &str) -> String {
-    format!("/proc/sys/{}", name.replace('.', "/"))
-}
 
 /// The gateway role while set up.
 pub struct GatewayRole {
