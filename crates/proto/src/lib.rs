@@ -49,4 +49,6 @@ pub use role::*;
 /// 5: request ids (`Request` / `Reply`: every reply echoes its request's id) and
 /// messages of any size in chunks of at most 4 MiB (the `MORE` header bit).
 /// 6: `ToAgent::Tally` / `FromAgent::Tally` (live per-interval counters).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// 7: the gateway's rule request and firewall report are typed (`fwmodel::Request`,
+/// `fwmodel::Report`; their JSON is unchanged, but a malformed one no longer decodes).
+pub const PROTOCOL_VERSION: u32 = 7;

@@ -20,32 +20,27 @@ use crate::tool::{Batch, Tool, ToolError};
 
 pub struct BpfEngine {
     engine: Engine,
-    name: &'static str,
     attach: Attach,
     collapse: bool,
 }
 
 pub static XDP: BpfEngine = BpfEngine {
     engine: Engine::Xdp,
-    name: "xdp",
     attach: Attach::XdpNative,
     collapse: false,
 };
 pub static XDP_MAP: BpfEngine = BpfEngine {
     engine: Engine::XdpMap,
-    name: "xdp-map",
     attach: Attach::XdpNative,
     collapse: true,
 };
 pub static XDP_GENERIC: BpfEngine = BpfEngine {
     engine: Engine::XdpGeneric,
-    name: "xdp-generic",
     attach: Attach::XdpGeneric,
     collapse: false,
 };
 pub static TC_BPF: BpfEngine = BpfEngine {
     engine: Engine::TcBpf,
-    name: "tc-bpf",
     attach: Attach::TcIngress,
     collapse: false,
 };
@@ -110,7 +105,7 @@ impl BpfEngine {
         if n > MAX_BPF_RULES {
             return Err(RenderError::Invalid(format!(
                 "{n} rules are more than engine {} walks (at most {MAX_BPF_RULES}, the bound of its loop)",
-                self.name
+                self.engine
             )));
         }
         let mut rules = vec![];
@@ -159,10 +154,6 @@ impl BpfEngine {
 }
 
 impl Backend for BpfEngine {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         let (table, mut out, set_names) = self.table(rs)?;
         out.install.push(Batch {
@@ -269,7 +260,7 @@ mod tests {
                     let rs = rs(m, 5, Position::Middle, ip);
                     let (t, _, names) = e.table(&rs).unwrap();
                     let back = Table::parse(&t.to_text(e.attach, &names)).unwrap();
-                    assert_eq!(back, t, "{} {m} {ip:?}", e.name);
+                    assert_eq!(back, t, "{} {m} {ip:?}", e.engine);
                 }
             }
         }

@@ -206,16 +206,9 @@ impl GatewayGuard {
         Ok(())
     }
 
-    fn install_rules(&mut self, value: &serde_json::Value) -> Result<(), AgentError> {
+    fn install_rules(&mut self, request: &firewall::Request) -> Result<(), AgentError> {
         use firewall::{install::InstallError, tool::ToolError};
-        let request = firewall::Request::from_wire(value).map_err(|e| {
-            error(
-                ErrorKind::BadSetup,
-                format!("bad rule request in setup: {e}"),
-            )
-        })?;
-        let rendered = request
-            .render()
+        let rendered = firewall::request::render(request)
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
         self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {
@@ -246,11 +239,8 @@ impl GatewayGuard {
 
     /// Stop: the rule set's report (verdict counters read, then the rules removed,
     /// timed), the proxy's results, then everything else undone and the residue.
-    fn finish(mut self) -> (Option<serde_json::Value>, Option<ProxyResults>, Residue) {
-        let firewall = self
-            .rules
-            .take()
-            .map(|r| firewall::Report::stop(r).to_wire());
+    fn finish(mut self) -> (Option<firewall::Report>, Option<ProxyResults>, Residue) {
+        let firewall = self.rules.take().map(firewall::report::stop);
         let proxy = self.proxy.take().map(Proxy::stop);
         let residue = self.undo().unwrap_or_default();
         (firewall, proxy, residue)

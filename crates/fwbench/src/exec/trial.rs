@@ -134,9 +134,7 @@ fn drive(
             r.map(|_| ())
         };
     let traffic = crate::workloads::traffic(p.workload)?;
-    let firewall = crate::rules::request(p)
-        .map_err(usage)?
-        .map(|r| r.to_wire());
+    let firewall = crate::rules::request(p).map_err(usage)?;
     if p.topology == Topology::Proxy && !p.workload.is_conn() {
         // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {
