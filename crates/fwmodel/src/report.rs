@@ -187,6 +187,9 @@ mod tests {
         // A report of an older build (no settings) still reads.
         let mut old = v.clone();
         old.as_object_mut().unwrap().remove("settings");
-        assert!(serde_json::from_value::<Report>(old).unwrap().settings.is_empty());
+        assert!(serde_json::from_value::<Report>(old)
+            .unwrap()
+            .settings
+            .is_empty());
     }
 }

@@ -39,7 +39,7 @@ pub struct GatewaySpec {
     /// and addresses, or an imported file), rendered by the gateway agent, verified,
     /// counted and removed at stop. `None`: no rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firewall: Option<fwmodel::Request>,
+    pub firewall: Option<Box<fwmodel::Request>>,
     /// Steer the packet processing of the gateway's interfaces to these CPUs (RPS), e.g.
     /// "1": on veth, forwarding and filtering otherwise run on the *sender's* CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,7 +55,7 @@ pub struct GatewayResults {
     pub sysctls: Vec<(String, String)>,
     /// Rule set figures: engine, rules, elements, install_ms, remove_ms, verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firewall: Option<fwmodel::Report>,
+    pub firewall: Option<Box<fwmodel::Report>>,
     /// Interface counters of the gateway over the trial (Start to Stop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<IfCounters>,

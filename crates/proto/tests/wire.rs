@@ -139,7 +139,7 @@ fn role_specs() -> Vec<RoleSpec> {
         }),
         RoleSpec::Gateway(GatewaySpec {
             sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
-            firewall: Some(rule_request()),
+            firewall: Some(Box::new(rule_request())),
             steer_cpus: Some("1".into()),
             proxy: Some(ProxySpec {
                 listen: ip("198.18.0.1"),
@@ -242,7 +242,7 @@ fn role_results() -> Vec<RoleResults> {
         }),
         RoleResults::Gateway(GatewayResults {
             sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
-            firewall: Some(firewall_report()),
+            firewall: Some(Box::new(firewall_report())),
             interfaces: vec![if_counters("g0")],
             proxy: Some(ProxyResults {
                 connections: 1,

@@ -215,4 +215,3 @@ impl Table {
         Ok(t)
     }
 }
-

@@ -239,8 +239,11 @@ impl GatewayGuard {
 
     /// Stop: the rule set's report (verdict counters read, then the rules removed,
     /// timed), the proxy's results, then everything else undone and the residue.
-    fn finish(mut self) -> (Option<firewall::Report>, Option<ProxyResults>, Residue) {
-        let firewall = self.rules.take().map(firewall::report::stop);
+    fn finish(mut self) -> (Option<Box<firewall::Report>>, Option<ProxyResults>, Residue) {
+        let firewall = self
+            .rules
+            .take()
+            .map(|r| Box::new(firewall::report::stop(r)));
         let proxy = self.proxy.take().map(Proxy::stop);
         let residue = self.undo().unwrap_or_default();
         (firewall, proxy, residue)

@@ -134,7 +134,7 @@ fn drive(
             r.map(|_| ())
         };
     let traffic = crate::workloads::traffic(p.workload)?;
-    let firewall = crate::rules::request(p).map_err(usage)?;
+    let firewall = crate::rules::request(p).map_err(usage)?.map(Box::new);
     if p.topology == Topology::Proxy && !p.workload.is_conn() {
         // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {

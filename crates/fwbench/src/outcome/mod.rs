@@ -232,6 +232,6 @@ impl Outcome {
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
     pub fn firewall(&self) -> Option<&firewall::Report> {
-        self.gateway.as_ref()?.firewall.as_ref()
+        self.gateway.as_ref()?.firewall.as_deref()
     }
 }
