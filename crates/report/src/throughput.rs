@@ -157,6 +157,10 @@ fn bar_of_configs(configs: &[&Config]) -> Option<Figure> {
 /// (seed 002, figure 5).
 pub const STUDY_ADVANTAGE: [(&str, f64); 3] = [("128 B", 5.2), ("512 B", 2.9), ("1280 B", 1.7)];
 
+/// The engines the study's advantage is of: (engine, reference), as effective engine ids
+/// name them (the reference of any nft family).
+pub const STUDY_ADVANTAGE_ENGINES: (&str, &str) = ("iptables-legacy", "nft");
+
 /// The rule count the study reads the advantage ratio at.
 pub const STUDY_ADVANTAGE_RULES: f64 = 6000.0;
 
@@ -302,7 +306,8 @@ fn advantage_sentence(
         None => format!("{} (one repetition: no CI)", num(p.y)),
     };
     let labels: Vec<&str> = cs.iter().filter_map(|c| c.param("label")).collect();
-    let study = (engine == "iptables-legacy" && reference.starts_with("nft"))
+    let (study_engine, study_reference) = STUDY_ADVANTAGE_ENGINES;
+    let study = (engine == study_engine && reference.split('/').next() == Some(study_reference))
         .then(|| {
             STUDY_ADVANTAGE
                 .iter()

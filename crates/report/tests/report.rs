@@ -1714,3 +1714,58 @@ fn seed004_findings_state_the_planted_ab_difference() {
         "{ab}"
     );
 }
+
+/// The engines of a run are what each stored trial's effective engine says: an nft
+/// table family makes an engine of its own (`nft/ip` against `nft/inet`), and the
+/// baseline is left out of the comparison by its kind, not its name.
+#[test]
+fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("families.db")).unwrap();
+    let run = s.begin_run(&new_run("families", None)).unwrap();
+    for (engine, family, ns_per_rule) in [
+        ("nft", None, 30.0),
+        ("nft", Some("ip"), 15.0),
+        ("none", None, 0.0),
+    ] {
+        for rules in [0u64, 1000, 2000] {
+            for rep in 1..=2 {
+                let mut params = json!({"topology": "forward", "workload": "flood",
+                    "engine": engine, "rules": rules, "seed": 1});
+                if let Some(f) = family {
+                    params["nft_family"] = json!(f);
+                }
+                let pps = 1e9 / (1000.0 + ns_per_rule * rules as f64) * ripple(rep);
+                let h = Headline {
+                    sent_pps: Some(pps),
+                    received_pps: Some(pps),
+                    loss_ratio: Some(0.0),
+                    ..Default::default()
+                };
+                let key = format!("{engine}-{family:?}-{rules}-{rep}");
+                s.record(&trial(run, key, rep, "flood", params, h)).unwrap();
+            }
+        }
+    }
+    let stored: BTreeSet<String> = s
+        .trials(Some(run))
+        .unwrap()
+        .into_iter()
+        .map(|t| {
+            let e = t.engine.unwrap();
+            format!("{} {}", e.id, e.kind)
+        })
+        .collect();
+    assert_eq!(
+        stored.into_iter().collect::<Vec<_>>(),
+        ["nft/inet nft", "nft/ip nft", "none none"]
+    );
+    let md = load(&s, Some(run)).unwrap().markdown();
+    assert!(md.contains("engine=nft (ip)"), "{md}");
+    assert!(md.contains("engine=nft (inet)"), "{md}");
+    assert!(md.contains("nft/ip / nft/inet"), "{md}");
+    assert!(
+        !md.contains("none / nft"),
+        "the baseline is not compared: {md}"
+    );
+}
