@@ -15,7 +15,8 @@
 //! Layers (a module imports only from layers below it):
 //! 1. `param`, `measure`: shared value types (family, protocol, frame size, counters,
 //!    RTT summaries, interface counters, the parameter error).
-//! 2. `echo`, `packet`, `conn`, `gateway`: each workload's role specs and results.
+//! 2. `echo`, `packet`, `conn`, `gateway`: each workload's role specs and results (the
+//!    gateway's rule request and firewall report are `fwmodel`'s plain data, typed).
 //! 3. `role`: the `RoleSpec` / `RoleResults` enums over them.
 //! 4. `msg`: the `ToAgent` / `FromAgent` messages.
 //! 5. `codec` (generic framing) and `phase` (the phase machines over `msg`).
