@@ -13,6 +13,7 @@ use crate::engine::{backend, NFT_TABLE};
 use crate::model::{Engine, Hook, ImportedRule, Role};
 use crate::rendered::Rendered;
 use crate::tool::{self, Batch, ToolError};
+pub use fwmodel::report::{Dropped, RuleHit, Verdicts};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -71,7 +72,8 @@ fn write_marker(r: &Rendered) {
         let marker = Marker {
             engine: r.engine,
             remove: r.remove.clone(),
-            nft_table: backend(r.engine)
+            nft_table: r
+                .engine
                 .takes_nft_family()
                 .then(|| format!("{} {NFT_TABLE}", r.nft_family.table_family(r.ip))),
         };
@@ -183,52 +185,6 @@ pub fn clean_leftovers() -> bool {
     }
     let _ = std::fs::remove_file(p);
     true
-}
-
-/// What the counters say about the trial's traffic versus what the model expects.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Verdicts {
-    /// Packets counted by rules that match the test traffic.
-    pub matched_packets: u64,
-    /// Match rules that saw no packet (expected: 0).
-    pub idle_match_rules: usize,
-    /// Packets counted by filler rules (expected: 0).
-    pub filler_packets: u64,
-    /// Packets dropped by a drop policy (expected: 0 for the study's models).
-    pub policy_drops: u64,
-    pub ok: bool,
-    pub problems: Vec<String>,
-    /// Imported rulesets: every rule with its packet counter, in chain order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<RuleHit>,
-    /// Imported rulesets: the rule with a final verdict (accept, drop, reject) that
-    /// counted the most packets, e.g. `INPUT:3 (-A INPUT -p tcp … -j ACCEPT): 1000 packets`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub took: Option<String>,
-    /// Imported rulesets: packets dropped or rejected by the user's rules or policies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dropped: Option<Dropped>,
-}
-
-/// One imported rule after a trial.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RuleHit {
-    /// The user's chain name.
-    pub chain: String,
-    /// 1-based position in the chain.
-    pub index: usize,
-    pub text: String,
-    pub packets: u64,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub policy: bool,
-}
-
-/// Packets the user's ruleset dropped, and by what.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Dropped {
-    pub packets: u64,
-    /// e.g. `the policy of chain INPUT`, or `rule INPUT:7 (…)`, joined by `, `.
-    pub by: String,
 }
 
 /// Read counters and compare with the rendered layout.

@@ -4,8 +4,9 @@
 //! sets for the studies' experiments ([`models`]), import of a user's ruleset file
 //! ([`import`]), one backend per engine behind one trait and registry ([`engine`]),
 //! rendering ([`render`]), the installer that applies a rendered rule set atomically,
-//! verifies it, reads its counters back and removes it ([`install`]), and the typed
-//! request and report exchanged with the controller ([`request`], [`report`]).
+//! verifies it, reads its counters back and removes it ([`install`]), rendering a
+//! request ([`request`]) and building the report ([`report`]). The plain data (rule
+//! model, engines, request, report) lives in `fwmodel`, re-exported here.
 //! Must not: touch any table, chain or set it did not create. Everything fwbench
 //! creates is named `fwbench` / `FWBENCH-*` / `fwbench-*`.
 //!

@@ -27,14 +27,13 @@ pub fn render_with(
     engine: Engine,
     opts: &EngineOptions,
 ) -> Result<Rendered, RenderError> {
-    let b = crate::engine::backend(engine);
-    if !opts.nft_family.is_default() && !b.takes_nft_family() {
+    if !opts.nft_family.is_default() && !engine.takes_nft_family() {
         return Err(RenderError::Invalid(format!(
             "nft family {} applies to engines nft and nft-set, not {engine}",
             opts.nft_family
         )));
     }
-    b.render(rs, opts)
+    crate::engine::backend(engine).render(rs, opts)
 }
 
 #[cfg(test)]

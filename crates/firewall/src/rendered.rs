@@ -7,6 +7,7 @@
 
 use crate::model::{Engine, Hook, ImportedRule, Ip, NftFamily, Role};
 use crate::tool::Batch;
+pub use fwmodel::report::Settings;
 use serde::{Deserialize, Serialize};
 
 /// Roles of the rules of one of fwbench's chains, in evaluation order.
@@ -38,61 +39,6 @@ pub struct Rendered {
     /// An imported ruleset's rules, in chain order (their counters are the verdicts).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub imported_rules: Vec<ImportedRule>,
-}
-
-/// The hidden choices of a rendered rule set that change what a rule costs: which
-/// table (an nft `inet` table checks the protocol family before every address match),
-/// where the chains hook in and at what priority, whether rules count packets, the
-/// base policy, what sets are made of. Text values, one line each, for people; empty
-/// fields are left out (engine none has none).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Settings {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub table: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chain: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hook: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counters: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sets: Option<String>,
-}
-
-impl Settings {
-    /// Nothing recorded.
-    pub fn is_empty(&self) -> bool {
-        self.fields().is_empty()
-    }
-
-    /// (name, value) of every recorded choice, in a fixed order.
-    pub fn fields(&self) -> Vec<(&'static str, &str)> {
-        [
-            ("table", &self.table),
-            ("chain", &self.chain),
-            ("hook", &self.hook),
-            ("priority", &self.priority),
-            ("counters", &self.counters),
-            ("policy", &self.policy),
-            ("sets", &self.sets),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| Some((k, v.as_deref()?)))
-        .collect()
-    }
-
-    /// One line: `table inet fwbench; hook forward; …` (empty when nothing is recorded).
-    pub fn to_line(&self) -> String {
-        self.fields()
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

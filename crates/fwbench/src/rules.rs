@@ -94,7 +94,7 @@ pub fn import(path: &str, ip: Ip) -> Result<firewall::Imported, String> {
 /// Build and render the rule set of a trial (`None` for engine none).
 pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
     request(p)?
-        .map(|r| r.render().map_err(|e| e.to_string()))
+        .map(|r| firewall::request::render(&r).map_err(|e| e.to_string()))
         .transpose()
 }
 
@@ -105,7 +105,7 @@ pub fn render_text(p: &TrialParams) -> Result<Option<String>, String> {
     let Some(req) = request(p)? else {
         return Ok(None);
     };
-    let r = req.render().map_err(|e| e.to_string())?;
+    let r = firewall::request::render(&req).map_err(|e| e.to_string())?;
     let mut out = r.to_text_with_settings();
     if let Some(imp) = &req.imported {
         out += &import_table(imp);

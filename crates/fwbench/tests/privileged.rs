@@ -1156,17 +1156,7 @@ fn residue_rows(db: &std::path::Path) -> Vec<Vec<String>> {
         ifnull(json_extract(results, '$.gateway.residue.removed'), '[]'), \
         ifnull(json_extract(results, '$.gateway.residue.left'), '[]') \
         FROM trials ORDER BY id";
-    let o = Command::new("sqlite3")
-        .args(["-cmd", ".timeout 5000", "-separator", "\t"])
-        .arg(db)
-        .arg(sql)
-        .output()
-        .expect("sqlite3 CLI needed for this check (apt-get install sqlite3)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| l.split('\t').map(str::to_owned).collect())
-        .collect()
+    sqlite_rows(db, sql)
 }
 
 #[test]
@@ -1282,6 +1272,58 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     // The legacy trials left their table; the testbed was replaced after each.
     assert!(rows[2][4].contains("legacy table filter"), "{rows:?}");
     assert!(rows[5][4].contains("legacy table filter"), "{rows:?}");
+    // Each stored trial names its effective engine and kind (what the report reads).
+    let engines = sqlite_rows(&db, "SELECT engine_id, engine_kind FROM trials ORDER BY id");
+    let want = |id: &str, kind: &str| vec![id.to_string(), kind.to_string()];
+    let (nft, none, legacy) = (
+        want("iptables-nft", "xtables"),
+        want("none", "none"),
+        want("iptables-legacy", "xtables"),
+    );
+    assert_eq!(
+        engines,
+        [&nft, &none, &legacy, &nft, &none, &legacy].map(Clone::clone),
+        "{rows:?}"
+    );
+    // An nft engine's id carries its table family.
+    let o = fwbench(&[
+        "echo",
+        "-t",
+        "1",
+        "-n",
+        "1",
+        "-P",
+        "udp",
+        "--engine",
+        "nft-set",
+        "--rules",
+        "10",
+        "--nft-family",
+        "ip",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let last = sqlite_rows(
+        &db,
+        "SELECT engine_id, engine_kind FROM trials ORDER BY id DESC LIMIT 1",
+    );
+    assert_eq!(last, [want("nft-set/ip", "nft")]);
+}
+
+/// Rows of a query on a results file, columns tab-separated (sqlite3 CLI).
+fn sqlite_rows(db: &std::path::Path, sql: &str) -> Vec<Vec<String>> {
+    let o = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 5000", "-separator", "\t"])
+        .arg(db)
+        .arg(sql)
+        .output()
+        .expect("sqlite3 CLI needed for this check (apt-get install sqlite3)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
 }
 
 #[test]

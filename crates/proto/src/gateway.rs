@@ -1,11 +1,33 @@
 //! The gateway role (the device under test): what it sets up and what it reports.
 //!
-//! Owns: the gateway's role spec and results.
+//! Owns: the gateway's role spec and results; the rule request and the firewall report
+//! travel in them as the typed plain data of `fwmodel`, and so do the conversions
+//! from this crate's family and protocol to the rule model's.
 //! Must not: import the role enums or messages (`role`, `msg`) that carry these types.
 
 use crate::conn::{ProxyResults, ProxySpec};
 use crate::measure::IfCounters;
+use crate::param::{Family, Proto};
 use serde::{Deserialize, Serialize};
+
+impl From<Family> for fwmodel::Ip {
+    fn from(f: Family) -> fwmodel::Ip {
+        match f {
+            Family::V4 => fwmodel::Ip::V4,
+            Family::V6 => fwmodel::Ip::V6,
+        }
+    }
+}
+
+impl From<Proto> for fwmodel::L4 {
+    fn from(p: Proto) -> fwmodel::L4 {
+        match p {
+            Proto::Tcp => fwmodel::L4::Tcp,
+            Proto::Udp => fwmodel::L4::Udp,
+            Proto::Sctp => fwmodel::L4::Sctp,
+        }
+    }
+}
 
 /// What the gateway role sets up. Firewall rules arrive with the firewall issue;
 /// today the gateway records its forwarding state and serves as the DUT probe point.
@@ -14,10 +36,10 @@ pub struct GatewaySpec {
     /// sysctls the gateway must have (name → value); the agent restores old values at teardown.
     pub sysctls: Vec<(String, String)>,
     /// The rule set to install for the trial (a rule request: engine plus model spec
-    /// and addresses, or an imported file, as JSON), rendered by the gateway agent,
-    /// verified, counted and removed at stop. `None`: no rules.
+    /// and addresses, or an imported file), rendered by the gateway agent, verified,
+    /// counted and removed at stop. `None`: no rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firewall: Option<serde_json::Value>,
+    pub firewall: Option<Box<fwmodel::Request>>,
     /// Steer the packet processing of the gateway's interfaces to these CPUs (RPS), e.g.
     /// "1": on veth, forwarding and filtering otherwise run on the *sender's* CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,7 +55,7 @@ pub struct GatewayResults {
     pub sysctls: Vec<(String, String)>,
     /// Rule set figures: engine, rules, elements, install_ms, remove_ms, verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firewall: Option<serde_json::Value>,
+    pub firewall: Option<Box<fwmodel::Report>>,
     /// Interface counters of the gateway over the trial (Start to Stop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<IfCounters>,

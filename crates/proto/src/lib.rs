@@ -15,7 +15,8 @@
 //! Layers (a module imports only from layers below it):
 //! 1. `param`, `measure`: shared value types (family, protocol, frame size, counters,
 //!    RTT summaries, interface counters, the parameter error).
-//! 2. `echo`, `packet`, `conn`, `gateway`: each workload's role specs and results.
+//! 2. `echo`, `packet`, `conn`, `gateway`: each workload's role specs and results (the
+//!    gateway's rule request and firewall report are `fwmodel`'s plain data, typed).
 //! 3. `role`: the `RoleSpec` / `RoleResults` enums over them.
 //! 4. `msg`: the `ToAgent` / `FromAgent` messages.
 //! 5. `codec` (generic framing) and `phase` (the phase machines over `msg`).
@@ -49,4 +50,6 @@ pub use role::*;
 /// 5: request ids (`Request` / `Reply`: every reply echoes its request's id) and
 /// messages of any size in chunks of at most 4 MiB (the `MORE` header bit).
 /// 6: `ToAgent::Tally` / `FromAgent::Tally` (live per-interval counters).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// 7: the gateway's rule request and firewall report are typed (`fwmodel::Request`,
+/// `fwmodel::Report`; their JSON is unchanged, but a malformed one no longer decodes).
+pub const PROTOCOL_VERSION: u32 = 7;

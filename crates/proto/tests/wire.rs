@@ -9,6 +9,61 @@
 use proto::*;
 use std::net::IpAddr;
 
+/// A rule request as the controller sends it (typed: `fwmodel::Request`).
+fn rule_request() -> fwmodel::Request {
+    use fwmodel::models::{Addressing, Chain, Model, ModelSpec, Position};
+    use fwmodel::{Engine, Ip, NftFamily, Prefix, L4};
+    fwmodel::Request {
+        engine: Engine::NftSet,
+        ip: Ip::V4,
+        spec: Some(ModelSpec {
+            model: Model::Linear,
+            count: 10,
+            position: Position::Last,
+            chain: Chain::Forward,
+            l4: L4::Udp,
+            ip: Ip::V4,
+            one_way: true,
+        }),
+        addressing: Some(Addressing {
+            clients: vec![ip("198.18.0.2")],
+            client_net: Prefix {
+                addr: ip("198.18.0.0"),
+                len: 16,
+            },
+            server: ip("198.19.0.2"),
+            server_net: Prefix {
+                addr: ip("198.19.0.0"),
+                len: 16,
+            },
+        }),
+        imported: None,
+        nft_family: NftFamily::Ip,
+    }
+}
+
+/// The gateway's firewall report (typed: `fwmodel::Report`).
+fn firewall_report() -> fwmodel::Report {
+    fwmodel::Report {
+        engine: fwmodel::Engine::NftSet,
+        rules: 2,
+        elements: 10,
+        install_ms: 1.5,
+        remove_ms: Some(0.5),
+        remove_error: None,
+        verdicts: Some(fwmodel::Verdicts {
+            matched_packets: 7,
+            ok: true,
+            ..Default::default()
+        }),
+        verdicts_error: None,
+        settings: fwmodel::Settings {
+            table: Some("ip fwbench".into()),
+            ..Default::default()
+        },
+    }
+}
+
 fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
 }
@@ -84,7 +139,7 @@ fn role_specs() -> Vec<RoleSpec> {
         }),
         RoleSpec::Gateway(GatewaySpec {
             sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
-            firewall: Some(serde_json::json!({"engine": "nft", "rules": 10})),
+            firewall: Some(Box::new(rule_request())),
             steer_cpus: Some("1".into()),
             proxy: Some(ProxySpec {
                 listen: ip("198.18.0.1"),
@@ -187,7 +242,7 @@ fn role_results() -> Vec<RoleResults> {
         }),
         RoleResults::Gateway(GatewayResults {
             sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
-            firewall: Some(serde_json::json!({"engine": "nft", "install_ms": 1.5})),
+            firewall: Some(Box::new(firewall_report())),
             interfaces: vec![if_counters("g0")],
             proxy: Some(ProxyResults {
                 connections: 1,
@@ -406,7 +461,7 @@ const TO_AGENT: &[&str] = &[
     r#"{"type":"hello","version":3}"#,
     r#"{"type":"setup","role":"echo_server","proto":"tcp","mode":"epoll","listen":"198.19.0.1","port":5000,"clients":2,"max_frame":1024,"timeout_ms":500}"#,
     r#"{"type":"setup","role":"echo_client","proto":"udp","sources":["198.18.0.2","2001:2::2"],"server":"198.19.0.1","port":5000,"frame":{"kind":"ranged","lo":64,"hi":1024},"seed":42,"timeout_ms":500}"#,
-    r#"{"type":"setup","role":"gateway","sysctls":[["net.ipv4.ip_forward","1"]],"firewall":{"engine":"nft","rules":10},"steer_cpus":"1","proxy":{"listen":"198.18.0.1","port":8080,"upstream":"198.19.0.2","upstream_port":80,"buffer":16384}}"#,
+    r#"{"type":"setup","role":"gateway","sysctls":[["net.ipv4.ip_forward","1"]],"firewall":{"engine":"nft-set","ip":"V4","spec":{"model":"linear","count":10,"position":"last","chain":"forward","l4":"udp","ip":"V4","one_way":true},"addressing":{"clients":["198.18.0.2"],"client_net":{"addr":"198.18.0.0","len":16},"server":"198.19.0.2","server_net":{"addr":"198.19.0.0","len":16}},"imported":null,"nft_family":"ip"},"steer_cpus":"1","proxy":{"listen":"198.18.0.1","port":8080,"upstream":"198.19.0.2","upstream_port":80,"buffer":16384}}"#,
     r#"{"type":"setup","role":"udp_source","sources":["198.18.0.2"],"src_port":40000,"dst":"198.19.0.2","dst_port":9000,"flows":4,"payload":128,"pps":1000.5,"threads":2,"batch":32,"raw":{"ifname":"c0","dst_mac":"02:00:00:00:00:01"}}"#,
     r#"{"type":"setup","role":"udp_sink","listen":"2001:2::1","port":9000,"threads":1,"flows":4,"payload":1500}"#,
     r#"{"type":"setup","role":"ping","source":"198.18.0.2","server":"198.19.0.2","port":7,"payload":8,"count":100,"interval_ns":1000000,"timeout_ms":500}"#,
@@ -431,7 +486,7 @@ const FROM_AGENT: &[&str] = &[
     r#"{"type":"tally","t_ns":5,"count":2,"bytes":128,"rtt_sum_ns":90000}"#,
     r#"{"type":"results","results":{"role":"echo_client","clients":[{"client":1,"source":"198.18.0.2","mp1":{"frames":1,"bytes":100},"mp4":{"frames":1,"bytes":100},"unsent":1,"lost":2,"validation":{"malformed":1,"wrong_client":2,"wrong_size":3,"gaps":4,"duplicates":5,"reordered":6},"rtt":{"count":3,"min_ns":1000,"mean_ns":1500.0,"p50_ns":1001,"p90_ns":1002,"p99_ns":1003,"p999_ns":1004,"max_ns":1005},"elapsed_ns":5,"error":"connection reset"}],"rtt":{"count":3,"min_ns":1000,"mean_ns":1500.0,"p50_ns":1001,"p90_ns":1002,"p99_ns":1003,"p999_ns":1004,"max_ns":1005},"elapsed_ns":6},"samples":[{"t_s":0.2,"metric":"cpu1.softirq","value":12.5}]}"#,
     r#"{"type":"results","results":{"role":"echo_server","clients":[{"client":1,"mp2":{"frames":1,"bytes":100},"mp3":{"frames":1,"bytes":100},"unsent":0,"validation":{"malformed":0,"wrong_client":0,"wrong_size":0,"gaps":0,"duplicates":0,"reordered":0}}]}}"#,
-    r#"{"type":"results","results":{"role":"gateway","sysctls":[["net.ipv4.ip_forward","1"]],"firewall":{"engine":"nft","install_ms":1.5},"interfaces":[{"name":"g0","rx_packets":1,"rx_bytes":2,"rx_dropped":3,"tx_packets":4,"tx_bytes":5,"tx_dropped":6}],"proxy":{"connections":1,"upstream_failures":2,"bytes_up":3,"bytes_down":4,"max_open":5,"errors":6,"first_error":"refused"}}}"#,
+    r#"{"type":"results","results":{"role":"gateway","sysctls":[["net.ipv4.ip_forward","1"]],"firewall":{"engine":"nft-set","rules":2,"elements":10,"install_ms":1.5,"remove_ms":0.5,"remove_error":null,"verdicts":{"matched_packets":7,"idle_match_rules":0,"filler_packets":0,"policy_drops":0,"ok":true,"problems":[]},"verdicts_error":null,"settings":{"table":"ip fwbench"}},"interfaces":[{"name":"g0","rx_packets":1,"rx_bytes":2,"rx_dropped":3,"tx_packets":4,"tx_bytes":5,"tx_dropped":6}],"proxy":{"connections":1,"upstream_failures":2,"bytes_up":3,"bytes_down":4,"max_open":5,"errors":6,"first_error":"refused"}}}"#,
     r#"{"type":"results","results":{"role":"udp_source","sent":{"frames":1,"bytes":100},"sent_per_flow":[1,0],"scheduled":2,"elapsed_ns":3,"max_lag_ns":4,"send_errors":5}}"#,
     r#"{"type":"results","results":{"role":"udp_sink","received":{"frames":1,"bytes":100},"unstamped":1,"flows":[{"flow":0,"received":1,"bytes":100,"duplicates":0,"reordered":0,"owd":{"count":3,"min_ns":2000,"mean_ns":3000.0,"p50_ns":2001,"p90_ns":2002,"p99_ns":2003,"p999_ns":2004,"max_ns":2005},"jitter_ns":12.5}],"owd":{"count":3,"min_ns":2000,"mean_ns":3000.0,"p50_ns":2001,"p90_ns":2002,"p99_ns":2003,"p999_ns":2004,"max_ns":2005},"active_ns":7,"kernel":{"in_datagrams":1,"no_ports":2,"in_errors":3,"rcvbuf_errors":4},"interfaces":[{"name":"s0","rx_packets":1,"rx_bytes":2,"rx_dropped":3,"tx_packets":4,"tx_bytes":5,"tx_dropped":6}]}}"#,
     r#"{"type":"results","results":{"role":"ping","sent":3,"received":2,"lost":1,"invalid":0,"rtt":{"count":3,"min_ns":3000,"mean_ns":4500.0,"p50_ns":3001,"p90_ns":3002,"p99_ns":3003,"p999_ns":3004,"max_ns":3005},"elapsed_ns":9,"finished":true}}"#,

@@ -656,12 +656,17 @@ struct FirewallNames {
     buffer: Option<String>,
 }
 
+/// A configuration without rules: its engine's kind is none (or it records no engine).
+fn rules_free(c: &Config) -> bool {
+    c.engine.as_ref().is_none_or(|e| e.is_none())
+}
+
 impl FirewallNames {
     fn new(configs: &[&Config]) -> FirewallNames {
         let filters: Vec<&&Config> = configs
             .iter()
             .filter(|c| matches!(topology(c), "forward" | "input"))
-            .filter(|c| c.param("engine").unwrap_or("none") != "none")
+            .filter(|c| !rules_free(c))
             .collect();
         let distinct = |k: &str| {
             filters
@@ -701,12 +706,11 @@ impl FirewallNames {
                 }
             }
             t => {
-                let engine = c.param("engine").unwrap_or("none");
                 let input = if t == "input" { ", input chain" } else { "" };
-                if engine == "none" {
+                let Some(engine) = c.engine.as_ref().filter(|_| !rules_free(c)) else {
                     return (1, format!("gateway without rules{input}"));
-                }
-                let mut parts = vec![engine.to_string()];
+                };
+                let mut parts = vec![engine.name().to_string()];
                 if self.models {
                     parts.push(c.param("model").unwrap_or("-").into());
                 }

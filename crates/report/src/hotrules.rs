@@ -107,6 +107,7 @@ mod tests {
 
     fn trial(aim: &str, status: &str, pps: Option<f64>) -> TrialRow {
         TrialRow {
+            engine: None,
             id: 1,
             run_id: 1,
             trial_key: "k".into(),

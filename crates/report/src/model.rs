@@ -115,6 +115,8 @@ pub struct Config {
     pub flat: BTreeMap<String, String>,
     pub workload: String,
     pub label: Option<String>,
+    /// The effective engine (engine, nft family, kind) as the store recorded it.
+    pub engine: Option<store::EngineRow>,
     /// Repetitions that succeeded.
     pub reps: Vec<TrialRow>,
     pub failed: Vec<TrialRow>,
@@ -297,6 +299,7 @@ fn new_config(key: String, params: Value, t: &TrialRow) -> Config {
             .map(String::from),
         params,
         workload: t.workload.clone(),
+        engine: t.engine.clone(),
         reps: vec![],
         failed: vec![],
         unavailable: vec![],
@@ -556,6 +559,7 @@ mod tests {
 
     fn trial(id: i64, params: Value, status: &str, bps: f64) -> TrialRow {
         TrialRow {
+            engine: None,
             id,
             run_id: 1,
             trial_key: format!("k{id}"),

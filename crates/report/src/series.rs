@@ -51,27 +51,28 @@ pub(crate) fn without_redundant(configs: &[&Config], keys: Vec<String>) -> Vec<S
     keys.into_iter().filter(|k| kept.contains(k)).collect()
 }
 
-/// The engines whose nftables table family is a trial parameter (`nft_family`).
-const NFT_ENGINES: [&str; 2] = ["nft", "nft-set"];
-
-/// The nft table family of a configuration: its `nft_family`, else `inet` (the
-/// default, never stored: results from before the axis were all inet).
+/// The nft table family of a configuration: its effective engine's (the store's row),
+/// else its `nft_family`, else `inet` (the default, never in the parameters).
 pub fn nft_family(c: &Config) -> &str {
-    c.param("nft_family").unwrap_or("inet")
+    c.engine
+        .as_ref()
+        .and_then(|e| e.family())
+        .or_else(|| c.param("nft_family"))
+        .unwrap_or("inet")
 }
 
-/// A parameter as series names and tables show it: an nft engine with its table
-/// family (`nft (inet)`, `nft-set (ip)`), `nft_family` with its default; else as stored.
+/// A parameter as series names and tables show it: an engine with its table family
+/// where it takes one (`nft (inet)`, `nft-set (ip)`, from the stored effective engine),
+/// `nft_family` with its default; else as stored.
 pub fn param_text(c: &Config, key: &str) -> Option<String> {
     match key {
-        "engine" => {
-            let e = c.param("engine")?;
-            Some(if NFT_ENGINES.contains(&e) {
-                format!("{e} ({})", nft_family(c))
-            } else {
-                e.to_string()
-            })
-        }
+        "engine" => Some(match &c.engine {
+            Some(e) => match e.family() {
+                Some(f) => format!("{} ({f})", e.name()),
+                None => e.name().to_string(),
+            },
+            None => c.param("engine")?.to_string(),
+        }),
         "nft_family" => Some(nft_family(c).to_string()),
         k => c.param(k).map(str::to_string),
     }
@@ -233,8 +234,19 @@ pub(crate) fn bar_figure(
 mod tests {
     use super::*;
 
+    /// A configuration as the store gives it: the parameters and the effective engine
+    /// the controller recorded from them.
     fn config(params: serde_json::Value) -> Config {
+        let engine: fwmodel::Engine = params["engine"].as_str().unwrap().parse().unwrap();
+        let family = params["nft_family"]
+            .as_str()
+            .unwrap_or("inet")
+            .parse()
+            .unwrap();
         Config {
+            engine: Some(store::EngineRow::of(fwmodel::EffectiveEngine::new(
+                engine, family,
+            ))),
             key: crate::model::canonical(&params),
             flat: crate::model::flatten(&params),
             params,
@@ -252,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn nft_series_name_their_table_family_and_old_trials_are_inet() {
+    fn nft_series_name_their_table_family() {
         use serde_json::json;
         let cs = [
             config(json!({"engine": "nft"})),

@@ -157,21 +157,25 @@ fn bar_of_configs(configs: &[&Config]) -> Option<Figure> {
 /// (seed 002, figure 5).
 pub const STUDY_ADVANTAGE: [(&str, f64); 3] = [("128 B", 5.2), ("512 B", 2.9), ("1280 B", 1.7)];
 
+/// The engines the study's advantage is of: (engine, reference), as effective engine ids
+/// name them (the reference of any nft family).
+pub const STUDY_ADVANTAGE_ENGINES: (&str, &str) = ("iptables-legacy", "nft");
+
 /// The rule count the study reads the advantage ratio at.
 pub const STUDY_ADVANTAGE_RULES: f64 = 6000.0;
 
-/// An engine with its nft table family, as `ENGINE/FAMILY` options name it.
+/// The effective engine of a configuration as `ENGINE/FAMILY` options name it (the
+/// store's `engine_id`).
 fn engine_id(c: &Config) -> Option<String> {
-    let e = c.param("engine")?;
-    Some(if e == "nft" || e == "nft-set" {
-        format!("{e}/{}", crate::series::nft_family(c))
-    } else {
-        e.to_string()
-    })
+    c.engine.as_ref().map(|e| e.id.clone())
 }
 
+/// The reference engine when none is asked for, as `--reference` would name it (every
+/// family of it matches, inet first by name).
+pub const DEFAULT_REFERENCE: &str = "nft";
+
 /// The reference engine: the requested one (`ENGINE` matches every family of it, the
-/// first by name), else nft (inet first), else the first engine by name.
+/// first by name), else [`DEFAULT_REFERENCE`], else the first engine by name.
 pub fn reference_of(engines: &BTreeSet<String>, wanted: Option<&str>) -> Option<String> {
     let pick = |w: &str| {
         engines
@@ -182,9 +186,7 @@ pub fn reference_of(engines: &BTreeSet<String>, wanted: Option<&str>) -> Option<
     };
     match wanted {
         Some(w) => pick(w),
-        None => pick("nft/inet")
-            .or_else(|| pick("nft"))
-            .or_else(|| engines.iter().next().cloned()),
+        None => pick(DEFAULT_REFERENCE).or_else(|| engines.iter().next().cloned()),
     }
 }
 
@@ -199,8 +201,9 @@ fn advantage_figure(
 ) {
     let engines: BTreeSet<String> = packet
         .iter()
-        .filter(|c| c.param("engine") != Some("none"))
-        .filter_map(|c| engine_id(c))
+        .filter_map(|c| c.engine.as_ref())
+        .filter(|e| !e.is_none())
+        .map(|e| e.id.clone())
         .collect();
     if engines.len() < 2 {
         return;
@@ -303,7 +306,8 @@ fn advantage_sentence(
         None => format!("{} (one repetition: no CI)", num(p.y)),
     };
     let labels: Vec<&str> = cs.iter().filter_map(|c| c.param("label")).collect();
-    let study = (engine == "iptables-legacy" && reference.starts_with("nft"))
+    let (study_engine, study_reference) = STUDY_ADVANTAGE_ENGINES;
+    let study = (engine == study_engine && reference.split('/').next() == Some(study_reference))
         .then(|| {
             STUDY_ADVANTAGE
                 .iter()

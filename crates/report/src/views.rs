@@ -129,6 +129,7 @@ mod tests {
             },
         );
         Config {
+            engine: None,
             key: crate::model::canonical(&params),
             flat: crate::model::flatten(&params),
             params,

@@ -1,6 +1,8 @@
 //! `report --figures`: every figure of a report as a standalone SVG (well-formed XML in
 //! the SVG namespace) and a CSV whose rows are exactly the figure's points.
 
+mod recorded;
+use recorded::Record;
 use report::files::figure_files;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -22,7 +24,7 @@ fn fixture(path: &std::path::Path) -> Store {
         for rules in [0u32, 250, 500, 1000] {
             for rep in 0..3u32 {
                 let ns = (1000.0 + per_rule * rules as f64) * [1.0, 1.01, 0.99][rep as usize];
-                s.insert_trial(&TrialRecord {
+                s.record(&TrialRecord {
                     run_id: run,
                     trial_key: format!("{engine}-{rules}-{rep}"),
                     rep,

@@ -1,5 +1,7 @@
 //! End-to-end: a fixture results store with four runs → HTML, Markdown, CSV, JSON.
 
+mod recorded;
+use recorded::Record;
 use report::{load, ReportError};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -97,8 +99,7 @@ fn echo_run(s: &mut Store) -> i64 {
                         ..Default::default()
                     };
                     let key = format!("e-{n}-{server}-{model}-{rep}");
-                    s.insert_trial(&trial(run, key, rep, "echo", params, h))
-                        .unwrap();
+                    s.record(&trial(run, key, rep, "echo", params, h)).unwrap();
                 }
             }
         }
@@ -115,7 +116,7 @@ fn echo_run(s: &mut Store) -> i64 {
     );
     failed.status = "failed".into();
     failed.error = Some("gateway agent: nft -f exited with status 1".into());
-    s.insert_trial(&failed).unwrap();
+    s.record(&failed).unwrap();
     s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
         .unwrap();
     run
@@ -170,7 +171,7 @@ fn flow_run(s: &mut Store) -> i64 {
                         })
                     })
                     .collect();
-                s.insert_trial(&t).unwrap();
+                s.record(&t).unwrap();
             }
         }
     }
@@ -206,7 +207,7 @@ fn labelled_run(s: &mut Store) -> i64 {
                 loss_ratio: Some(0.1),
                 ..Default::default()
             };
-            s.insert_trial(&trial(
+            s.record(&trial(
                 run,
                 format!("c-{model}-{rep}"),
                 rep,
@@ -239,7 +240,7 @@ fn ndr_run(s: &mut Store) -> i64 {
             {"x": 400000.0, "loss_ratio": 0.0}, {"x": 800000.0, "loss_ratio": 0.0},
             {"x": 812500.0, "loss_ratio": 0.0}, {"x": 825000.0, "loss_ratio": 0.002},
             {"x": 1600000.0, "loss_ratio": 0.45}]}});
-    s.insert_trial(&t).unwrap();
+    s.record(&t).unwrap();
     s.finish_run(run, "2026-01-01T04:00:00Z", "complete")
         .unwrap();
     run
@@ -668,7 +669,7 @@ fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
                 http(rules, "sweep", rep),
                 r,
             );
-            s.insert_trial(&t).unwrap();
+            s.record(&t).unwrap();
         }
     }
     let mut samples: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
@@ -681,7 +682,7 @@ fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
                 let (m, sd) = mean_sd(&ms);
                 let r = conn_results("http", 1, 250, 250.0 * m / 1e3, 250 * size, (m, sd), &us);
                 let key = format!("{label}-{rules}-{rep}");
-                s.insert_trial(&conn_trial(
+                s.record(&conn_trial(
                     run,
                     key,
                     rep,
@@ -705,7 +706,7 @@ fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
             &[],
         );
         let p = http(rules, "A/B summaries", 1);
-        s.insert_trial(&conn_trial(run, format!("s-{rules}"), 1, "http", p, r))
+        s.record(&conn_trial(run, format!("s-{rules}"), 1, "http", p, r))
             .unwrap();
     }
     s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
@@ -776,7 +777,7 @@ fn seed003_run(s: &mut Store) -> i64 {
                                 "p90_ns": 4_000_000, "p99_ns": 5_000_000, "p999_ns": 6_000_000, "max_ns": 7_000_000},
                         "elapsed_s": 1.0, "finished": true}});
                 }
-                s.insert_trial(&t).unwrap();
+                s.record(&t).unwrap();
             }
             let sessions = |label: &str, parallel: u32, n: u64, elapsed: f64| {
                 let p = conn_params(
@@ -809,11 +810,11 @@ fn seed003_run(s: &mut Store) -> i64 {
                     r,
                 )
             };
-            s.insert_trial(&sessions("sequential sessions", 1, 30, seq))
+            s.record(&sessions("sequential sessions", 1, 30, seq))
                 .unwrap();
             for (parallel, elapsed) in par {
                 let n = if *parallel == 8 { 32 } else { 30 };
-                s.insert_trial(&sessions(
+                s.record(&sessions(
                     &format!("parallel sessions {parallel}"),
                     *parallel,
                     n,
@@ -850,10 +851,8 @@ fn seed003_run(s: &mut Store) -> i64 {
                     "net_goodput_bps": bytes as f64 * 8.0 / transfer});
                 conn_trial(run, format!("b-{name}-{label}-{rep}"), rep, "bulk", p, r)
             };
-            s.insert_trial(&bulk("sequential bulk", 1, 10, bulk_seq))
-                .unwrap();
-            s.insert_trial(&bulk("parallel bulk", 3, 9, bulk_par))
-                .unwrap();
+            s.record(&bulk("sequential bulk", 1, 10, bulk_seq)).unwrap();
+            s.record(&bulk("parallel bulk", 3, 9, bulk_par)).unwrap();
         }
     }
     s.finish_run(run, "2026-01-03T00:00:00Z", "complete")
@@ -887,7 +886,7 @@ fn conn_extras_run(s: &mut Store) -> i64 {
             (1380.0, 50.0),
             &[],
         );
-        s.insert_trial(&conn_trial(
+        s.record(&conn_trial(
             run,
             format!("ss-step-{i}"),
             1,
@@ -915,7 +914,7 @@ fn conn_extras_run(s: &mut Store) -> i64 {
     t.results = json!({"search": {"search": "sweetspot", "best_parallel": 6,
         "best_sessions_per_s": 2.3, "latency_at_best_s": 0.0026, "plateau": [6, 8],
         "points": points, "trials": 5}});
-    s.insert_trial(&t).unwrap();
+    s.record(&t).unwrap();
     for (topology, engine, reached, limiter, errno) in [
         ("direct", "none", 10000u64, "limit", None),
         (
@@ -930,7 +929,7 @@ fn conn_extras_run(s: &mut Store) -> i64 {
         let mut r = conn_results("hold", 1, 0, 2.0, 0, (0.0, 0.0), &[]);
         r["conn"]["hold"] = json!({"reached": reached, "limit": 10000, "alive_at_stop": reached - 3,
             "limiter": limiter, "errno": errno, "open_ms": 812.5});
-        s.insert_trial(&conn_trial(
+        s.record(&conn_trial(
             run,
             format!("hold-{topology}"),
             1,
@@ -951,7 +950,7 @@ fn conn_extras_run(s: &mut Store) -> i64 {
     );
     t.status = "unavailable".into();
     t.error = Some("the proxy caps connections at its file limit".into());
-    s.insert_trial(&t).unwrap();
+    s.record(&t).unwrap();
     for rep in 1..=2u32 {
         let p = conn_params(
             "bulk",
@@ -972,7 +971,7 @@ fn conn_extras_run(s: &mut Store) -> i64 {
         let mut t = conn_trial(run, format!("cb-{rep}"), rep, "bulk", p, r);
         // fwbench stores corrupt sessions as the headline's validation errors too.
         t.headline.validation_errors = Some(if rep == 2 { 3 } else { 0 });
-        s.insert_trial(&t).unwrap();
+        s.record(&t).unwrap();
     }
     for (rep, elapsed) in [(1u32, 10.0), (2, 14.0), (3, 10.5)] {
         let p = conn_params(
@@ -986,7 +985,7 @@ fn conn_extras_run(s: &mut Store) -> i64 {
             rep,
         );
         let r = conn_results("sessions", 4, 30, elapsed, 30 * 512, (1300.0, 50.0), &[]);
-        s.insert_trial(&conn_trial(run, format!("w-{rep}"), rep, "sessions", p, r))
+        s.record(&conn_trial(run, format!("w-{rep}"), rep, "sessions", p, r))
             .unwrap();
     }
     s.finish_run(run, "2026-01-04T00:00:00Z", "complete")
@@ -1511,7 +1510,7 @@ fn paired_ab_run(s: &mut Store, blocks: bool) -> i64 {
         let mut t = conn_trial(run, format!("ab-{rules}-{rep}"), rep, "http", p, r);
         let at = 2 * i;
         t.started_at = format!("2026-01-01T00:{:02}:{:02}Z", at / 60, at % 60);
-        s.insert_trial(&t).unwrap();
+        s.record(&t).unwrap();
     }
     s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
         .unwrap();
@@ -1611,7 +1610,7 @@ fn hostile_text_in_the_database_is_escaped() {
             ..Default::default()
         })
         .unwrap();
-    s.insert_trial(&TrialRecord {
+    s.record(&TrialRecord {
         run_id: run,
         trial_key: "=HYPERLINK(\"http://x\")".into(),
         rep: 1,
@@ -1713,5 +1712,60 @@ fn seed004_findings_state_the_planted_ab_difference() {
     assert!(
         ab.contains("paired t over 20 pairs") && ab.contains("significant at 5 %"),
         "{ab}"
+    );
+}
+
+/// The engines of a run are what each stored trial's effective engine says: an nft
+/// table family makes an engine of its own (`nft/ip` against `nft/inet`), and the
+/// baseline is left out of the comparison by its kind, not its name.
+#[test]
+fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("families.db")).unwrap();
+    let run = s.begin_run(&new_run("families", None)).unwrap();
+    for (engine, family, ns_per_rule) in [
+        ("nft", None, 30.0),
+        ("nft", Some("ip"), 15.0),
+        ("none", None, 0.0),
+    ] {
+        for rules in [0u64, 1000, 2000] {
+            for rep in 1..=2 {
+                let mut params = json!({"topology": "forward", "workload": "flood",
+                    "engine": engine, "rules": rules, "seed": 1});
+                if let Some(f) = family {
+                    params["nft_family"] = json!(f);
+                }
+                let pps = 1e9 / (1000.0 + ns_per_rule * rules as f64) * ripple(rep);
+                let h = Headline {
+                    sent_pps: Some(pps),
+                    received_pps: Some(pps),
+                    loss_ratio: Some(0.0),
+                    ..Default::default()
+                };
+                let key = format!("{engine}-{family:?}-{rules}-{rep}");
+                s.record(&trial(run, key, rep, "flood", params, h)).unwrap();
+            }
+        }
+    }
+    let stored: BTreeSet<String> = s
+        .trials(Some(run))
+        .unwrap()
+        .into_iter()
+        .map(|t| {
+            let e = t.engine.unwrap();
+            format!("{} {}", e.id, e.kind)
+        })
+        .collect();
+    assert_eq!(
+        stored.into_iter().collect::<Vec<_>>(),
+        ["nft/inet nft", "nft/ip nft", "none none"]
+    );
+    let md = load(&s, Some(run)).unwrap().markdown();
+    assert!(md.contains("engine=nft (ip)"), "{md}");
+    assert!(md.contains("engine=nft (inet)"), "{md}");
+    assert!(md.contains("nft/ip / nft/inet"), "{md}");
+    assert!(
+        !md.contains("none / nft"),
+        "the baseline is not compared: {md}"
     );
 }

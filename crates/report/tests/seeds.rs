@@ -3,6 +3,8 @@
 //! cost or ratio within their own 95 % CI (seeds 003 and 004: in `report.rs`, beside
 //! their connection fixtures).
 
+mod recorded;
+use recorded::Record;
 use report::figure::Options;
 use report::{load, load_with};
 use serde_json::{json, Value};
@@ -152,7 +154,7 @@ fn seed000(s: &mut Store) -> i64 {
                                         })
                                     })
                                     .collect();
-                                s.insert_trial(&t).unwrap();
+                                s.record(&t).unwrap();
                             }
                         }
                     }
@@ -323,7 +325,7 @@ fn seed001(s: &mut Store) -> i64 {
                 loss_ratio: Some(1.0 - got / 400e3),
                 ..Default::default()
             };
-            s.insert_trial(&trial(
+            s.record(&trial(
                 run,
                 format!("{label}-{rep}"),
                 rep,
@@ -432,7 +434,7 @@ fn seed002(s: &mut Store) -> i64 {
                         })
                     })
                     .collect();
-                s.insert_trial(&t).unwrap();
+                s.record(&t).unwrap();
             }
         }
     }
@@ -564,7 +566,7 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
         loss_ratio: Some(0.0),
         ..Default::default()
     };
-    s.insert_trial(&trial(run, "one".into(), 1, "flood", params, h))
+    s.record(&trial(run, "one".into(), 1, "flood", params, h))
         .unwrap();
     // A sweep whose loss is 0 everywhere: its loss figure says "no data".
     let sweep = s.begin_run(&new_run("sweep", None)).unwrap();
@@ -576,7 +578,7 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
             loss_ratio: Some(0.0),
             ..Default::default()
         };
-        s.insert_trial(&trial(sweep, format!("s{rules}"), 1, "flood", params, h))
+        s.record(&trial(sweep, format!("s{rules}"), 1, "flood", params, h))
             .unwrap();
     }
     let html = load(&s, Some(run)).unwrap().html();

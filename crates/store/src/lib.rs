@@ -21,6 +21,11 @@
 //!   for is `params.rules`, `rules_requested` in the views) and adds one view per kind
 //!   of workload with self-explaining columns: `echo_results`, `packet_results`,
 //!   `conn_results` (docs/results.md).
+//! * version 5 adds `trials.engine_id` (the effective engine: `nft/inet`, `nft-set/ip`,
+//!   `iptables-legacy`, `none` — the engine and, where it takes one, its nft table
+//!   family) and `trials.engine_kind` (`none`, `nft`, `xtables`, `bpf`), so the report
+//!   groups and compares engines by what they are, never by their names; trials of
+//!   older files get them from their parameters.
 //! * `echo_clients` — per client connection of an echo trial: counters at the four
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
@@ -257,7 +262,7 @@ DROP VIEW IF EXISTS conn_results;
 
 /// The step to version 5: its columns, the views by family, old rows' kinds.
 fn v5() -> String {
-    format!("{SCHEMA_V5}{}\n{LEGACY_KINDS};\n", views_v5())
+    format!("{SCHEMA_V5}{ENGINE_V5}{}\n{LEGACY_KINDS};\n", views_v5())
 }
 
 /// Version 5's views: rows by family.
@@ -287,6 +292,35 @@ UPDATE trials SET
     END,
     main_higher = CASE workload WHEN 'ping' THEN 0 WHEN 'http' THEN 0 ELSE 1 END
 WHERE family IS NULL";
+
+/// Version 5: the effective engine of each trial and its kind. Trials stored before
+/// get them from their parameters: the engines below are every engine fwbench had
+/// when version 4 was current (a frozen list: new engines are only ever recorded by
+/// the controller, from `fwmodel::EffectiveEngine`).
+const ENGINE_V5: &str = "
+ALTER TABLE trials ADD COLUMN engine_id TEXT;
+ALTER TABLE trials ADD COLUMN engine_kind TEXT;
+UPDATE trials SET engine_kind = CASE json_extract(params, '$.engine')
+    WHEN 'none' THEN 'none'
+    WHEN 'nft' THEN 'nft'
+    WHEN 'nft-set' THEN 'nft'
+    WHEN 'iptables-legacy' THEN 'xtables'
+    WHEN 'iptables-nft' THEN 'xtables'
+    WHEN 'ipset-legacy' THEN 'xtables'
+    WHEN 'ipset-nft' THEN 'xtables'
+    WHEN 'xdp' THEN 'bpf'
+    WHEN 'xdp-map' THEN 'bpf'
+    WHEN 'xdp-generic' THEN 'bpf'
+    WHEN 'tc-bpf' THEN 'bpf'
+    END
+WHERE json_valid(params);
+UPDATE trials SET engine_id = CASE engine_kind
+    WHEN 'nft' THEN json_extract(params, '$.engine') || '/'
+        || coalesce(json_extract(params, '$.nft_family'), 'inet')
+    ELSE json_extract(params, '$.engine')
+    END
+WHERE engine_kind IS NOT NULL;
+";
 
 /// Version 2: packet-rate headline columns.
 const SCHEMA_V2: &str = "
@@ -408,6 +442,41 @@ pub struct FirewallRow {
     pub verdict_problems: Option<String>,
 }
 
+/// The engine a trial ran with, as the controller recorded it: what the report groups
+/// and compares engines by (their names are only shown).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EngineRow {
+    /// `ENGINE` or `ENGINE/FAMILY`: `nft/inet`, `nft-set/ip`, `iptables-legacy`, `none`.
+    pub id: String,
+    /// `none`, `nft`, `xtables` or `bpf`.
+    pub kind: String,
+}
+
+impl EngineRow {
+    /// The row of an effective engine (how the controller records every trial).
+    pub fn of(e: fwmodel::EffectiveEngine) -> EngineRow {
+        EngineRow {
+            id: e.id(),
+            kind: e.kind().name().into(),
+        }
+    }
+
+    /// The engine's name: the id without its family.
+    pub fn name(&self) -> &str {
+        self.id.split_once('/').map_or(&self.id, |(e, _)| e)
+    }
+
+    /// The nft table family, for the engines that take one.
+    pub fn family(&self) -> Option<&str> {
+        self.id.split_once('/').map(|(_, f)| f)
+    }
+
+    /// No rules (the baseline engine).
+    pub fn is_none(&self) -> bool {
+        self.kind == fwmodel::EngineKind::None.name()
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrialRecord {
     pub run_id: i64,
@@ -422,6 +491,8 @@ pub struct TrialRecord {
     pub params: serde_json::Value,
     pub placement: serde_json::Value,
     pub headline: Headline,
+    /// The effective engine (every trial; `None` only for callers that know none).
+    pub engine: Option<EngineRow>,
     pub firewall: Option<FirewallRow>,
     pub results: serde_json::Value,
     /// The trial's kind as the controller knows it (`None`: the pre-v5 names decide).
@@ -444,6 +515,8 @@ pub struct TrialRow {
     pub headline: Headline,
     pub started_at: String,
     pub finished_at: String,
+    /// The effective engine (`None`: a trial whose parameters name no known engine).
+    pub engine: Option<EngineRow>,
     /// The rule set as the gateway reported it (`None` without rules).
     pub firewall: Option<FirewallRow>,
     /// The whole outcome (JSON), as stored.
@@ -695,9 +768,9 @@ impl Store {
                 validation_errors, unsent, lost, engine, rules_installed, set_elements, install_ms, remove_ms,
                 verdicts_ok, verdict_problems, results,
                 offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us,
-                family, main_metric, main_higher)
+                family, main_metric, main_higher, engine_id, engine_kind)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38)",
+                ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)",
             params![
                 t.run_id,
                 t.trial_key,
@@ -737,6 +810,8 @@ impl Store {
                 t.kind.as_ref().map(|k| k.family.clone()),
                 t.kind.as_ref().and_then(|k| k.main_metric.clone()),
                 t.kind.as_ref().map(|k| k.main_higher),
+                t.engine.as_ref().map(|e| e.id.clone()),
+                t.engine.as_ref().map(|e| e.kind.clone()),
             ],
         )
         .map_err(sql)?;
@@ -956,7 +1031,7 @@ impl Store {
                     rtt_p99_us, rtt_p999_us, rtt_max_us, validation_errors, unsent, lost,
                     offered_pps, sent_pps, received_pps, loss_ratio, owd_p50_us, jitter_us,
                     started_at, finished_at, engine, rules_installed, set_elements, install_ms, remove_ms,
-                    verdicts_ok, verdict_problems, results, family, main_metric, main_higher
+                    verdicts_ok, verdict_problems, results, family, main_metric, main_higher, engine_id, engine_kind
                  FROM trials WHERE ?1 IS NULL OR run_id = ?1 ORDER BY id",
             )
             .map_err(|e| self.sql(e))?;
@@ -1014,6 +1089,10 @@ impl Store {
                             main_metric: r.get(36)?,
                             main_higher: r.get::<_, Option<bool>>(37)?.unwrap_or(true),
                         }),
+                    },
+                    engine: match (r.get::<_, Option<String>>(38)?, r.get(39)?) {
+                        (Some(id), Some(kind)) => Some(EngineRow { id, kind }),
+                        _ => None,
                     },
                 })
             })
@@ -1134,6 +1213,74 @@ mod tests {
         assert_eq!(v, SCHEMA_VERSION);
     }
 
+    /// A version-4 file opens (also read-only, in memory) and each old trial gets its
+    /// effective engine and kind from its parameters; new trials store theirs.
+    #[test]
+    fn version_4_trials_get_their_effective_engine() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("v4.db");
+        {
+            let c = Connection::open(&p).unwrap();
+            for step in [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4] {
+                c.execute_batch(step).unwrap();
+            }
+            c.pragma_update(None, "application_id", APPLICATION_ID)
+                .unwrap();
+            c.pragma_update(None, "user_version", 4).unwrap();
+            c.execute_batch(
+                "INSERT INTO hosts VALUES (1, 'h', 'k', 'cpu', 2, '0.1.0', '[]', '[]');
+                 INSERT INTO runs (id, started_at, scenario, seed, command, host_id, status)
+                     VALUES (1, 't', 's', 1, 'c', 1, 'complete');",
+            )
+            .unwrap();
+            for (key, params) in [
+                ("a", r#"{"engine":"nft-set","nft_family":"ip"}"#),
+                ("b", r#"{"engine":"iptables-nft"}"#),
+                ("c", r#"{"engine":"none"}"#),
+                ("d", r#"{"engine":"tc-bpf"}"#),
+                ("e", r#"{"engine":"pf"}"#),
+            ] {
+                c.execute(
+                    "INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
+                         finished_at, params, placement, results)
+                     VALUES (1, ?1, 1, 'flood', 'ok', 't0', 't1', ?2, '{}', '{}')",
+                    params![key, params],
+                )
+                .unwrap();
+            }
+        }
+        let ids = |s: &Store| -> Vec<Option<(String, String)>> {
+            s.trials(None)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.engine.map(|e| (e.id, e.kind)))
+                .collect()
+        };
+        let want = |id: &str, kind: &str| Some((id.to_string(), kind.to_string()));
+        let old = vec![
+            want("nft-set/ip", "nft"),
+            want("iptables-nft", "xtables"),
+            want("none", "none"),
+            want("tc-bpf", "bpf"),
+            None,
+        ];
+        assert_eq!(ids(&Store::open_read_only(&p).unwrap()), old);
+        let mut s = Store::open(&p).unwrap();
+        assert_eq!(ids(&s), old);
+        let mut t = trial(1, "new");
+        t.engine = Some(EngineRow::of(fwmodel::EffectiveEngine::new(
+            fwmodel::Engine::Nft,
+            fwmodel::NftFamily::Ip,
+        )));
+        s.insert_trial(&t).unwrap();
+        let new = s.trials(None).unwrap().pop().unwrap().engine.unwrap();
+        assert_eq!(
+            (new.name(), new.family(), new.kind.as_str()),
+            ("nft", Some("ip"), "nft")
+        );
+        assert!(!new.is_none());
+    }
+
     /// A version-3 file (rules as `rules`) opens, its value reads back as
     /// `rules_installed`, and the views see old and new trials alike.
     #[test]
@@ -1163,6 +1310,14 @@ mod tests {
         let mut s = Store::open(&p).unwrap();
         let old = &s.trials(None).unwrap()[0];
         assert_eq!(old.firewall.as_ref().unwrap().rules_installed, 1001);
+        assert_eq!(
+            old.engine,
+            Some(EngineRow {
+                id: "nft/inet".into(),
+                kind: "nft".into()
+            }),
+            "an old nft trial was inet"
+        );
         // A new trial of each kind.
         let run = s.begin_run(&NewRun::default()).unwrap();
         let mut flood = trial(run, "flood");

@@ -7,7 +7,7 @@
 //! Must not: pin anything. Programs and links live as long as this process holds
 //! their file descriptors, so a killed agent leaves nothing attached.
 
-use super::bpf::{Attach, Table, F_DPORT, F_DST, F_L4, F_SET, F_SRC};
+use super::bpf_table::{Attach, Table, F_DPORT, F_DST, F_L4, F_SET, F_SRC};
 use crate::model::{Prefix, L4};
 use crate::tool::{self, ToolError};
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray};

@@ -26,34 +26,20 @@ const _: () = assert!(MAX_SET_NAME + IPSET_PREFIX.len() == 31);
 /// iptables rules with ipsets, in the legacy or nft flavour.
 pub struct Ipset {
     engine: Engine,
-    name: &'static str,
-    aliases: &'static [&'static str],
     flavour: Flavour,
 }
 
 pub static LEGACY: Ipset = Ipset {
     engine: Engine::IpsetLegacy,
-    name: "ipset-legacy",
-    aliases: &["ipset"],
     flavour: Flavour::Legacy,
 };
 
 pub static NFT: Ipset = Ipset {
     engine: Engine::IpsetNft,
-    name: "ipset-nft",
-    aliases: &[],
     flavour: Flavour::Nft,
 };
 
 impl Backend for Ipset {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-
     fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         if let Some(imp) = &rs.raw {
             return render_imported(self.engine, rs.ip, self.flavour, imp);

@@ -34,38 +34,20 @@ pub fn nft_chain(hook: Hook) -> &'static str {
 /// collapsed into sets.
 pub struct Nft {
     engine: Engine,
-    name: &'static str,
-    aliases: &'static [&'static str],
     collapse: bool,
 }
 
 pub static NFT: Nft = Nft {
     engine: Engine::Nft,
-    name: "nft",
-    aliases: &["nftables"],
     collapse: false,
 };
 
 pub static NFT_SET: Nft = Nft {
     engine: Engine::NftSet,
-    name: "nft-set",
-    aliases: &[],
     collapse: true,
 };
 
 impl Backend for Nft {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-
-    fn takes_nft_family(&self) -> bool {
-        true
-    }
-
     fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError> {
         let family = opts.nft_family.table_family(rs.ip);
         if let Some(imp) = &rs.raw {

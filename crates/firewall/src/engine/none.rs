@@ -12,10 +12,6 @@ pub struct NoRules;
 pub static NONE: NoRules = NoRules;
 
 impl Backend for NoRules {
-    fn name(&self) -> &'static str {
-        "none"
-    }
-
     fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         Ok(Rendered::empty(Engine::None, rs.ip))
     }

@@ -29,27 +29,20 @@ pub fn ipt_chain(hook: Hook) -> &'static str {
 /// iptables rules without sets, in the legacy or nft flavour.
 pub struct Xtables {
     engine: Engine,
-    name: &'static str,
     flavour: Flavour,
 }
 
 pub static LEGACY: Xtables = Xtables {
     engine: Engine::IptablesLegacy,
-    name: "iptables-legacy",
     flavour: Flavour::Legacy,
 };
 
 pub static NFT: Xtables = Xtables {
     engine: Engine::IptablesNft,
-    name: "iptables-nft",
     flavour: Flavour::Nft,
 };
 
 impl Backend for Xtables {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
     fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
         if let Some(imp) = &rs.raw {
             return render_imported(self.engine, rs.ip, self.flavour, imp);

@@ -7,7 +7,8 @@
 //! setup, controller gone). Must not: touch a table, set or sysctl it did not make
 //! or change (the one exception is in [`super::netstate`]).
 
-use super::{error, netstate, Progress, RoleRun};
+use super::netstate::{self, sysctl_path};
+use super::{error, Progress, RoleRun};
 use proto::{
     AgentError, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
     ProxySpec, Residue, RoleResults,
@@ -26,10 +27,6 @@ const GATEWAY_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.neigh.default.gc_thresh3",
 ];
-
-pub fn sysctl_path(name: &str) -> String {
-    format!("/proc/sys/{}", name.replace('.', "/"))
-}
 
 /// The gateway role while set up.
 pub struct GatewayRole {
@@ -209,16 +206,9 @@ impl GatewayGuard {
         Ok(())
     }
 
-    fn install_rules(&mut self, value: &serde_json::Value) -> Result<(), AgentError> {
+    fn install_rules(&mut self, request: &firewall::Request) -> Result<(), AgentError> {
         use firewall::{install::InstallError, tool::ToolError};
-        let request = firewall::Request::from_wire(value).map_err(|e| {
-            error(
-                ErrorKind::BadSetup,
-                format!("bad rule request in setup: {e}"),
-            )
-        })?;
-        let rendered = request
-            .render()
+        let rendered = firewall::request::render(request)
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
         self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {
@@ -249,11 +239,11 @@ impl GatewayGuard {
 
     /// Stop: the rule set's report (verdict counters read, then the rules removed,
     /// timed), the proxy's results, then everything else undone and the residue.
-    fn finish(mut self) -> (Option<serde_json::Value>, Option<ProxyResults>, Residue) {
+    fn finish(mut self) -> (Option<Box<firewall::Report>>, Option<ProxyResults>, Residue) {
         let firewall = self
             .rules
             .take()
-            .map(|r| firewall::Report::stop(r).to_wire());
+            .map(|r| Box::new(firewall::report::stop(r)));
         let proxy = self.proxy.take().map(Proxy::stop);
         let residue = self.undo().unwrap_or_default();
         (firewall, proxy, residue)

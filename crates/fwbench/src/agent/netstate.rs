@@ -5,7 +5,8 @@
 //!
 //! Owns: reading `nft list tables`, `/proc/net/ip*_tables_names`, `ipset list -n`;
 //! deleting an nft table that did not exist at the snapshot and holds nothing but
-//! empty built-in base chains. Must not: touch any other table, chain or set.
+//! empty built-in base chains; where a sysctl lives ([`sysctl_path`]).
+//! Must not: touch any other table, chain or set.
 
 use proto::{NetState, Residue};
 
@@ -13,6 +14,11 @@ use proto::{NetState, Residue};
 const XTABLES: &[&str] = &["filter", "nat", "mangle", "raw", "security"];
 /// Their built-in chains.
 const BUILTIN_CHAINS: &[&str] = &["INPUT", "FORWARD", "OUTPUT", "PREROUTING", "POSTROUTING"];
+
+/// The file of a sysctl: `net.ipv4.ip_forward` → `/proc/sys/net/ipv4/ip_forward`.
+pub fn sysctl_path(name: &str) -> String {
+    format!("/proc/sys/{}", name.replace('.', "/"))
+}
 
 /// The namespace's state now; `sysctls` are the names to read. What cannot be read
 /// (a tool not installed, a module not loaded) reads as empty.
@@ -47,7 +53,7 @@ pub fn snapshot(sysctls: &[String]) -> NetState {
     let sysctls = sysctls
         .iter()
         .filter_map(|k| {
-            let v = std::fs::read_to_string(super::gateway::sysctl_path(k)).ok()?;
+            let v = std::fs::read_to_string(sysctl_path(k)).ok()?;
             Some((k.clone(), v.trim().to_owned()))
         })
         .collect();

@@ -37,10 +37,23 @@ fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The shipped scenarios copied to a fixed place: a key holds the absolute path of an
+/// imported ruleset (hot-rules.toml imports hot-rules.nft), so the keys are pinned for
+/// scenarios read from `/tmp/fwbench-key-fixture/scenarios`, wherever the checkout is.
+fn fixed_copy() -> std::path::PathBuf {
+    let dir = std::path::Path::new("/tmp/fwbench-key-fixture/scenarios");
+    std::fs::create_dir_all(dir).unwrap();
+    for e in std::fs::read_dir(root().join("scenarios")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir.to_path_buf()
+}
+
 /// One line per scenario (its trials in plan order), then one per command.
 fn compute() -> String {
     let mut out = String::new();
-    let mut files: Vec<_> = std::fs::read_dir(root().join("scenarios"))
+    let mut files: Vec<_> = std::fs::read_dir(fixed_copy())
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))

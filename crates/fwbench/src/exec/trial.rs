@@ -129,9 +129,7 @@ fn drive(
             r.map(|_| ())
         };
     let traffic = crate::workloads::traffic(&p.kind);
-    let firewall = crate::rules::request(p)
-        .map_err(usage)?
-        .map(|r| r.to_wire());
+    let firewall = crate::rules::request(p).map_err(usage)?.map(Box::new);
     if p.topology == Topology::Proxy && p.conn().is_none() {
         // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {

@@ -215,8 +215,8 @@ impl Outcome {
         }
         let Some(d) = self
             .firewall()
-            .and_then(|f| f.verdicts)
-            .and_then(|v| v.dropped)
+            .and_then(|f| f.verdicts.as_ref())
+            .and_then(|v| v.dropped.clone())
         else {
             return;
         };
@@ -238,7 +238,7 @@ impl Outcome {
         if !matches!(self.status, Status::Ok | Status::Dropped) {
             return;
         }
-        let Some(v) = self.firewall().and_then(|f| f.verdicts) else {
+        let Some(v) = self.firewall().and_then(|f| f.verdicts.clone()) else {
             return;
         };
         let hit = match aim.rsplit_once(':') {
@@ -302,8 +302,7 @@ impl Outcome {
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
-    pub fn firewall(&self) -> Option<firewall::Report> {
-        let wire = self.gateway.as_ref()?.firewall.as_ref()?;
-        firewall::Report::from_wire(wire).ok()
+    pub fn firewall(&self) -> Option<&firewall::Report> {
+        self.gateway.as_ref()?.firewall.as_deref()
     }
 }

@@ -385,7 +385,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         if let Some(e) = &o.error {
             notes.push(format!("  #{}: {e}", i + 1));
         }
-        if let Some(v) = o.firewall().and_then(|f| f.verdicts) {
+        if let Some(v) = o.firewall().and_then(|f| f.verdicts.as_ref()) {
             for p in &v.problems {
                 notes.push(format!("  #{}: verdict check: {p}", i + 1));
             }
@@ -995,7 +995,7 @@ pub fn axes_table() -> String {
 /// The engine as the tables show it: nft engines with their table family, which
 /// changes what a rule costs ("nft (inet)", "nft-set (ip)").
 fn engine_cell(p: &TrialParams) -> String {
-    if firewall::engine::backend(p.engine).takes_nft_family() {
+    if p.engine.takes_nft_family() {
         format!("{} ({})", p.engine, p.nft_family)
     } else {
         p.engine.to_string()

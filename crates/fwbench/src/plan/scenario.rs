@@ -46,7 +46,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), String> {
 /// A table family other than the default means something only to the nft engines:
 /// refused for the others rather than silently ignored.
 fn check_nft_family(p: &TrialParams) -> Result<(), String> {
-    if p.nft_family.is_default() || firewall::engine::backend(p.engine).takes_nft_family() {
+    if p.nft_family.is_default() || p.engine.takes_nft_family() {
         return Ok(());
     }
     Err(format!(

@@ -32,6 +32,10 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
             .collect(),
         ..Default::default()
     };
+    rec.engine = Some(store::EngineRow::of(firewall::EffectiveEngine::new(
+        t.params.engine,
+        t.params.nft_family,
+    )));
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
         engine: f.engine.to_string(),
         rules_installed: f.rules as u64,

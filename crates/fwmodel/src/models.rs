@@ -1,0 +1,228 @@
+//! The named rule models as data: which model, how many rules, where the matching rule
+//! sits, in which chain, and the testbed's addresses the rule set is built for.
+//!
+//! Owns: [`Model`], [`Position`], [`Chain`] with their names (`--model`, `--position`,
+//! `--chain`, scenario files, trial keys), [`ModelSpec`] and [`Addressing`].
+//! Must not: build rule sets (that is `firewall::models::generate`).
+
+use crate::model::{Hook, Ip, Prefix, UnknownName, L4};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::IpAddr;
+
+/// Chain the test traffic is filtered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Chain {
+    Forward,
+    Input,
+}
+
+/// Where the rule that matches the test traffic sits among the filler rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Position {
+    First,
+    Middle,
+    Last,
+    /// No matching rule: the chain's policy decides.
+    None,
+}
+
+/// A model name as typed (`--model`), e.g. `seed000-f2`, `linear`, `string-bm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    None,
+    Seed000F0,
+    Seed000F2,
+    Seed000F4,
+    Linear,
+    Notrack,
+    Conntrack,
+    RawDrop,
+    FilterDrop,
+    RawFiller,
+    StringBm,
+    StringKmp,
+    Hashlimit,
+    Import,
+}
+
+pub const MODELS: &[&str] = &[
+    "none",
+    "seed000-f0",
+    "seed000-f2",
+    "seed000-f4",
+    "linear",
+    "notrack",
+    "conntrack",
+    "raw-drop",
+    "filter-drop",
+    "raw-filler",
+    "string-bm",
+    "string-kmp",
+    "hashlimit",
+    "import",
+];
+
+/// The addresses of the testbed the rule set is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Addressing {
+    /// Source address of client i (index 0 = client 1).
+    pub clients: Vec<IpAddr>,
+    /// The whole client-side network (198.18.0.0/16 or 2001:2:0:1::/64).
+    pub client_net: Prefix,
+    pub server: IpAddr,
+    /// The whole server-side network (198.19.0.0/16 or 2001:2:0:2::/64).
+    pub server_net: Prefix,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    pub model: Model,
+    /// Number of filler rules (linear, raw-filler) or string rules; ignored elsewhere.
+    pub count: u32,
+    pub position: Position,
+    pub chain: Chain,
+    pub l4: L4,
+    pub ip: Ip,
+    /// The test traffic flows one way only (flood, flow): rules for replies are left
+    /// out, so that every matching rule sees packets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_way: bool,
+}
+
+// ---------------------------------------------------------------------------
+// Names
+// ---------------------------------------------------------------------------
+
+impl Model {
+    /// The name as typed (`--model`), one of [`MODELS`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::None => "none",
+            Model::Seed000F0 => "seed000-f0",
+            Model::Seed000F2 => "seed000-f2",
+            Model::Seed000F4 => "seed000-f4",
+            Model::Linear => "linear",
+            Model::Notrack => "notrack",
+            Model::Conntrack => "conntrack",
+            Model::RawDrop => "raw-drop",
+            Model::FilterDrop => "filter-drop",
+            Model::RawFiller => "raw-filler",
+            Model::StringBm => "string-bm",
+            Model::StringKmp => "string-kmp",
+            Model::Hashlimit => "hashlimit",
+            Model::Import => "import",
+        }
+    }
+
+    /// Every model, in the order of [`MODELS`].
+    pub const ALL: [Model; 14] = [
+        Model::None,
+        Model::Seed000F0,
+        Model::Seed000F2,
+        Model::Seed000F4,
+        Model::Linear,
+        Model::Notrack,
+        Model::Conntrack,
+        Model::RawDrop,
+        Model::FilterDrop,
+        Model::RawFiller,
+        Model::StringBm,
+        Model::StringKmp,
+        Model::Hashlimit,
+        Model::Import,
+    ];
+}
+
+impl std::str::FromStr for Model {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        Model::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownName {
+                what: "model",
+                name: s.into(),
+                expected: MODELS.join(", "),
+            })
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub const POSITIONS: &[&str] = &["first", "middle", "last", "none"];
+
+impl std::str::FromStr for Position {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        Ok(match s {
+            "first" => Position::First,
+            "middle" => Position::Middle,
+            "last" => Position::Last,
+            "none" => Position::None,
+            _ => {
+                return Err(UnknownName {
+                    what: "position",
+                    name: s.into(),
+                    expected: POSITIONS.join(", "),
+                })
+            }
+        })
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Position::First => "first",
+            Position::Middle => "middle",
+            Position::Last => "last",
+            Position::None => "none",
+        })
+    }
+}
+
+pub const CHAINS: &[&str] = &["forward", "input"];
+
+impl std::str::FromStr for Chain {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        Ok(match s {
+            "forward" => Chain::Forward,
+            "input" => Chain::Input,
+            _ => {
+                return Err(UnknownName {
+                    what: "chain",
+                    name: s.into(),
+                    expected: CHAINS.join(", "),
+                })
+            }
+        })
+    }
+}
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Chain::Forward => "forward",
+            Chain::Input => "input",
+        })
+    }
+}
+
+impl Chain {
+    /// The netfilter hook the test traffic is filtered at.
+    pub fn hook(self) -> Hook {
+        match self {
+            Chain::Forward => Hook::FilterForward,
+            Chain::Input => Hook::FilterInput,
+        }
+    }
+}
