@@ -366,7 +366,11 @@ impl Worker {
                 Ok(true) => return Ok(()),
                 Ok(false) => {
                     res.kicks_again += 1;
-                    self.xsk.complete();
+                    // Nothing came back: the device is behind; retry next round
+                    // rather than spin in the syscall.
+                    if self.xsk.complete() == 0 {
+                        return Ok(());
+                    }
                 }
                 Err(e) => return Err(TrafficError::io("AF_XDP TX wakeup (sendto)", e)),
             }
