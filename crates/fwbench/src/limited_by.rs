@@ -82,7 +82,11 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         } else {
             LimitedBy::Sender
         };
-        stages.push((lost, by, format!("{lost} of {at} packets {from} did not reach the gateway")));
+        stages.push((
+            lost,
+            by,
+            format!("{lost} of {at} packets {from} did not reach the gateway"),
+        ));
         at = g_in;
         from = "into the gateway";
     }
@@ -103,14 +107,21 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         } else {
             LimitedBy::Gateway
         };
-        stages.push((lost, by, format!("{lost} of {at} packets {from} did not reach the sink's interface")));
+        stages.push((
+            lost,
+            by,
+            format!("{lost} of {at} packets {from} did not reach the sink's interface"),
+        ));
         at = s_in;
     }
     let lost = at.saturating_sub(c.received);
     stages.push((
         lost,
         LimitedBy::Sink,
-        format!("the sink counted {} of the {at} packets that reached it", c.received),
+        format!(
+            "the sink counted {} of the {at} packets that reached it",
+            c.received
+        ),
     ));
     let total: u64 = stages.iter().map(|s| s.0).sum();
     if total > allowed {
@@ -141,7 +152,10 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
     }
     Limit {
         by: LimitedBy::Nothing,
-        why: format!("the offered rate got through: {} packets sent and received", c.sent),
+        why: format!(
+            "the offered rate got through: {} packets sent and received",
+            c.sent
+        ),
     }
 }
 

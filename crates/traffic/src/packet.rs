@@ -238,7 +238,10 @@ impl UdpTemplate {
     /// # Panics
     /// If `head` is longer than the payload or `out` shorter than `frame_len()`.
     pub fn write_head(&self, out: &mut [u8], head: &[u8], ip_id: u16) {
-        assert!(head.len() <= self.payload_len, "head longer than the payload");
+        assert!(
+            head.len() <= self.payload_len,
+            "head longer than the payload"
+        );
         let hlen = self.header_len;
         let out = &mut out[..self.frame_len()];
         out[..hlen].copy_from_slice(&self.header[..hlen]);
@@ -337,7 +340,9 @@ mod tests {
         for (src, dst) in [v4(), v6()] {
             for len in [0usize, 7, 8, 15, 16, 17, 100, 1472] {
                 let t = UdpTemplate::new(SRC_MAC, DST_MAC, src, dst, len).unwrap();
-                let head: Vec<u8> = (0..len.min(16) as u8).map(|b| b.wrapping_mul(37) | 1).collect();
+                let head: Vec<u8> = (0..len.min(16) as u8)
+                    .map(|b| b.wrapping_mul(37) | 1)
+                    .collect();
                 let mut payload = vec![0u8; len];
                 payload[..head.len()].copy_from_slice(&head);
                 let mut a = vec![0u8; t.frame_len()];

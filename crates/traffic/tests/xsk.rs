@@ -101,10 +101,7 @@ const PORT: u16 = 9;
 
 fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSpec {
     UdpSourceSpec {
-        sources: vec![
-            "198.18.0.2".parse().unwrap(),
-            "198.18.0.3".parse().unwrap(),
-        ],
+        sources: vec!["198.18.0.2".parse().unwrap(), "198.18.0.3".parse().unwrap()],
         src_port: 30000,
         dst: "198.19.0.2".parse().unwrap(),
         dst_port: PORT,
@@ -123,7 +120,8 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
 /// Run an AF_XDP source with `spec` for `run` in namespace `a`.
 fn send(bed: &Testbed, spec: UdpSourceSpec, run: Duration) -> traffic::xsk::XskSourceResults {
     in_netns(&bed.a, move || {
-        let mut src = XskSource::setup(&spec, XskModeRequest::Auto).unwrap_or_else(|e| panic!("{e}"));
+        let mut src =
+            XskSource::setup(&spec, XskModeRequest::Auto).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(src.info().mode, XskMode::Copy, "veth has no zero-copy");
         src.start();
         thread::sleep(run);
@@ -140,7 +138,8 @@ fn xsk_sender_fields_per_flow_as_a_socket_sees_them() {
     let (ready_tx, ready_rx) = mpsc::channel();
     let recv = in_netns(&bed.b, move || {
         let s = UdpSocket::bind(("198.19.0.2", PORT)).expect("bind the receiver");
-        s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
         ready_tx.send(()).unwrap();
         let mut got = Vec::new();
         let mut buf = [0u8; 2048];
@@ -168,16 +167,20 @@ fn xsk_sender_fields_per_flow_as_a_socket_sees_them() {
         let p = Probe::parse(payload).expect("a probe in every payload");
         let flow = u32::from(p.flow);
         assert!(flow < 3);
-        let want: SocketAddr = SocketAddr::new(
-            spec.sources[flow as usize % 2],
-            spec.src_port + p.flow,
+        let want: SocketAddr =
+            SocketAddr::new(spec.sources[flow as usize % 2], spec.src_port + p.flow);
+        assert_eq!(
+            *from, want,
+            "flow {flow} comes from its own address and port"
         );
-        assert_eq!(*from, want, "flow {flow} comes from its own address and port");
         let seq = next.entry(p.flow).or_insert(0);
         assert_eq!(p.seq, *seq, "flow {flow}: consecutive sequence from 0");
         *seq += 1;
         let tx = p.tx_ns.expect("a send time");
-        assert!(tx >= before && tx < before + 10_000_000_000, "send time {tx}");
+        assert!(
+            tx >= before && tx < before + 10_000_000_000,
+            "send time {tx}"
+        );
         assert!(payload[16..].iter().all(|&b| b == 0), "body is zeros");
     }
     for f in 0..3u16 {
@@ -209,16 +212,27 @@ fn xsk_sender_to_socket_sink_exact_counts() {
         sink.stop().unwrap_or_else(|e| panic!("{e}"))
     });
     ready_rx.recv().unwrap();
-    let res = send(&bed, source_spec(&bed, 4, 100, 50_000.0), Duration::from_millis(500));
+    let res = send(
+        &bed,
+        source_spec(&bed, 4, 100, 50_000.0),
+        Duration::from_millis(500),
+    );
     stop_tx.send(()).unwrap();
     let rx = sink.join().expect("sink thread");
     let r = &res.results;
     assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
-    assert_eq!(rx.received.frames, r.sent.frames, "socket sink got every frame");
+    assert_eq!(
+        rx.received.frames, r.sent.frames,
+        "socket sink got every frame"
+    );
     assert_eq!(rx.unstamped, 0);
     assert_eq!(rx.flows.len(), 4);
     for f in &rx.flows {
-        assert_eq!(f.received, r.sent_per_flow[f.flow as usize], "flow {}", f.flow);
+        assert_eq!(
+            f.received, r.sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
         assert_eq!(f.duplicates, 0);
         assert_eq!(f.reordered, 0);
     }
@@ -245,24 +259,42 @@ fn xsk_sender_to_xsk_sink_exact_counts_and_delay() {
     });
     ready_rx.recv().unwrap();
     let started = Instant::now();
-    let res = send(&bed, source_spec(&bed, 4, 18, 50_000.0), Duration::from_millis(500));
+    let res = send(
+        &bed,
+        source_spec(&bed, 4, 18, 50_000.0),
+        Duration::from_millis(500),
+    );
     stop_tx.send(()).unwrap();
     let rx = sink.join().expect("sink thread");
     let r = &res.results;
     assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
-    assert_eq!(rx.drops, Default::default(), "no kernel drops before the socket");
+    assert_eq!(
+        rx.drops,
+        Default::default(),
+        "no kernel drops before the socket"
+    );
     assert_eq!(rx.not_ours, 0);
-    assert_eq!(rx.results.received.frames, r.sent.frames, "AF_XDP sink got every frame");
+    assert_eq!(
+        rx.results.received.frames, r.sent.frames,
+        "AF_XDP sink got every frame"
+    );
     assert_eq!(rx.results.unstamped, 0);
     assert_eq!(rx.results.flows.len(), 4);
     for f in &rx.results.flows {
-        assert_eq!(f.received, r.sent_per_flow[f.flow as usize], "flow {}", f.flow);
+        assert_eq!(
+            f.received, r.sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
         assert_eq!(f.duplicates, 0);
         assert_eq!(f.reordered, 0);
         assert_eq!(f.owd.count, f.received, "a delay per packet");
     }
     let owd = &rx.results.owd;
-    assert!(owd.max_ns < started.elapsed().as_nanos() as u64, "delay {owd:?}");
+    assert!(
+        owd.max_ns < started.elapsed().as_nanos() as u64,
+        "delay {owd:?}"
+    );
     // The program is gone once the sink stopped: the interface has no XDP left.
     let link = ip(&["-n", &bed.b, "-d", "link", "show", "xb"]);
     assert!(!link.contains("prog/xdp"), "XDP still attached: {link}");

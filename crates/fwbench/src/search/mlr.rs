@@ -88,7 +88,7 @@ impl MlrConfig {
         if !(self.width > 0.0 && self.width < 1.0) {
             return Err(format!("width {} is not in (0, 1)", self.width));
         }
-        if !(self.expansion >= 1.0) {
+        if self.expansion.is_nan() || self.expansion < 1.0 {
             return Err(format!("expansion {} is below 1", self.expansion));
         }
         Ok(())
@@ -98,7 +98,10 @@ impl MlrConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub enum MlrStep {
     /// Offer `pps` for `duration_s` seconds, then call [`Mlr::record`].
-    Trial { pps: f64, duration_s: f64 },
+    Trial {
+        pps: f64,
+        duration_s: f64,
+    },
     Done(Vec<MlrGoalResult>),
 }
 
@@ -158,7 +161,8 @@ impl Mlr {
             return self.cfg.final_duration_s;
         }
         let f = p as f64 / last as f64;
-        self.cfg.initial_duration_s * (self.cfg.final_duration_s / self.cfg.initial_duration_s).powf(f)
+        self.cfg.initial_duration_s
+            * (self.cfg.final_duration_s / self.cfg.initial_duration_s).powf(f)
     }
 
     /// Width of phase `p`: the goal width, doubled per phase left.
@@ -309,7 +313,11 @@ impl Mlr {
                 let x = pick(guess);
                 if self.tried(x, d) {
                     // Already measured here (it failed): the floor is the answer.
-                    return if x <= min { None } else { Some(pick(min.max(x * (1.0 - step)))) };
+                    return if x <= min {
+                        None
+                    } else {
+                        Some(pick(min.max(x * (1.0 - step))))
+                    };
                 }
                 Some(x)
             }
@@ -412,7 +420,10 @@ mod tests {
         );
         let d: Vec<f64> = m.trials.iter().map(|t| t.duration_s).collect();
         assert_eq!(d[0], 1.0, "{d:?}");
-        assert!(d.windows(2).all(|w| w[0] <= w[1]), "durations never shrink: {d:?}");
+        assert!(
+            d.windows(2).all(|w| w[0] <= w[1]),
+            "durations never shrink: {d:?}"
+        );
         let long = d.iter().filter(|x| **x == 60.0).count();
         assert!(long <= 6, "few final-duration trials: {d:?}");
     }
@@ -420,13 +431,19 @@ mod tests {
     #[test]
     fn ends_at_the_edges() {
         // Nothing loses: both goals pass at the maximum.
-        let (res, _) = run(MlrConfig::new(1_000.0, 50_000.0, vec![0.0, 0.01], 10.0), |_, _| 0.0);
+        let (res, _) = run(
+            MlrConfig::new(1_000.0, 50_000.0, vec![0.0, 0.01], 10.0),
+            |_, _| 0.0,
+        );
         for g in res {
             assert_eq!(g.lower_pps, Some(50_000.0));
             assert_eq!(g.upper_pps, None);
         }
         // Everything loses 50 %: no goal passes, even at the minimum.
-        let (res, m) = run(MlrConfig::new(1_000.0, 50_000.0, vec![0.0, 0.01], 10.0), |_, _| 0.5);
+        let (res, m) = run(
+            MlrConfig::new(1_000.0, 50_000.0, vec![0.0, 0.01], 10.0),
+            |_, _| 0.5,
+        );
         for g in res {
             assert_eq!(g.lower_pps, None, "{g:?}");
             assert_eq!(g.upper_pps, Some(1_000.0));
@@ -438,11 +455,23 @@ mod tests {
     fn bad_configurations_are_named() {
         let ok = MlrConfig::new(1.0, 10.0, vec![0.0], 10.0);
         assert!(Mlr::new(ok.clone()).is_ok());
-        let e = Mlr::new(MlrConfig { min_pps: 20.0, ..ok.clone() }).unwrap_err();
+        let e = Mlr::new(MlrConfig {
+            min_pps: 20.0,
+            ..ok.clone()
+        })
+        .unwrap_err();
         assert!(e.contains("rates"), "{e}");
-        let e = Mlr::new(MlrConfig { loss_ratios: vec![1.5], ..ok.clone() }).unwrap_err();
+        let e = Mlr::new(MlrConfig {
+            loss_ratios: vec![1.5],
+            ..ok.clone()
+        })
+        .unwrap_err();
         assert!(e.contains("loss ratio 1.5"), "{e}");
-        let e = Mlr::new(MlrConfig { initial_duration_s: 30.0, ..ok.clone() }).unwrap_err();
+        let e = Mlr::new(MlrConfig {
+            initial_duration_s: 30.0,
+            ..ok.clone()
+        })
+        .unwrap_err();
         assert!(e.contains("durations"), "{e}");
         let e = Mlr::new(MlrConfig { width: 0.0, ..ok }).unwrap_err();
         assert!(e.contains("width"), "{e}");
@@ -483,7 +512,11 @@ mod tests {
         let (min, max, width, d) = (1_000.0, 10_000_000.0, 0.005, 60.0);
         let ratios = [0.0, 0.005];
         println!("gateway (policer pps, burst)   MLRsearch trials/time   RFC 2544 bisection trials/time   ratio");
-        for (rate, burst) in [(500_000.0, 0.0), (1_234_567.0, 20_000.0), (80_000.0, 2_000.0)] {
+        for (rate, burst) in [
+            (500_000.0, 0.0),
+            (1_234_567.0, 20_000.0),
+            (80_000.0, 2_000.0),
+        ] {
             let gw = policer(rate, burst);
             let mut cfg = MlrConfig::new(min, max, ratios.to_vec(), d);
             cfg.width = width;

@@ -1,4 +1,4 @@
-//! AF_XDP sockets for the AF_XDP sender and sink (`crate::xsk`): one socket, its UMEM
+//! AF_XDP sockets for the AF_XDP sender and sink (the `xsk` module): one socket, its UMEM
 //! and its rings per queue, from the `xdp` crate.
 //!
 //! Owns: opening and binding a socket (copy or zero-copy, the mode read back from the
@@ -78,8 +78,8 @@ fn umem() -> Result<Umem, OpenError> {
 fn builder() -> Result<XdpSocketBuilder, OpenError> {
     XdpSocketBuilder::new().map_err(|e| {
         let text = e.to_string();
-        let afnosupport = text.contains("Address family not supported")
-            || text.contains("os error 97");
+        let afnosupport =
+            text.contains("Address family not supported") || text.contains("os error 97");
         if afnosupport {
             OpenError::Unavailable(format!(
                 "socket(AF_XDP) failed ({text}): the kernel has no CONFIG_XDP_SOCKETS"
@@ -251,11 +251,9 @@ impl XskTx {
         }
         let ready = self.slab.len();
         // SAFETY: every packet in the slab was allocated from `self.umem`, which is
-        // registered with this socket and lives as long as it; no wakeup here (`kick`).
-        let queued = match unsafe { self.tx.send(&mut self.slab, false) } {
-            Ok(q) => q,
-            Err(_) => 0, // not reached: without a wakeup there is no syscall
-        };
+        // registered with this socket and lives as long as it; no wakeup here (`kick`),
+        // so there is no syscall and no error (0 queued if one ever came).
+        let queued = unsafe { self.tx.send(&mut self.slab, false) }.unwrap_or_default();
         // The ring reserves all or nothing: on a full ring, give the frames back.
         while let Some(p) = self.slab.pop_back() {
             self.umem.free_packet(p);

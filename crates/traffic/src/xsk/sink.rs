@@ -23,8 +23,8 @@ use aya::programs::{Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader};
 use proto::{Counter, UdpSinkResults};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -308,12 +308,9 @@ fn sink_loop(
             Some(v) if v.dst_port == port => {
                 t.received.add(v.payload.len());
                 match Probe::parse(v.payload) {
-                    Some(p) if u32::from(p.flow) < flows => t.flows[p.flow as usize].on_packet(
-                        p.seq,
-                        p.tx_ns,
-                        wall,
-                        v.payload.len(),
-                    ),
+                    Some(p) if u32::from(p.flow) < flows => {
+                        t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, wall, v.payload.len())
+                    }
                     _ => t.unstamped += 1,
                 }
             }

@@ -170,8 +170,7 @@ impl XskSource {
     }
 
     pub fn start(&mut self) {
-        self.started_ns
-            .store(sys::monotonic_ns(), Ordering::SeqCst);
+        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
         self.gate.open(Gate::Go);
     }
 
