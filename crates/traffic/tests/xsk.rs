@@ -45,6 +45,11 @@ struct Testbed {
 
 impl Testbed {
     fn new(tag: &str) -> Testbed {
+        Testbed::with_queues(tag, 1)
+    }
+
+    /// A veth pair with `queues` TX and RX queues on each end.
+    fn with_queues(tag: &str, queues: u32) -> Testbed {
         let pid = std::process::id();
         let bed = Testbed {
             a: format!("fwbt-xsk-{pid}-{tag}-a"),
@@ -52,9 +57,28 @@ impl Testbed {
         };
         ip(&["netns", "add", &bed.a]);
         ip(&["netns", "add", &bed.b]);
+        let q = queues.to_string();
         ip(&[
-            "link", "add", "xa", "netns", &bed.a, "type", "veth", "peer", "name", "xb", "netns",
+            "link",
+            "add",
+            "xa",
+            "netns",
+            &bed.a,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "xb",
+            "netns",
             &bed.b,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
         ]);
         ip(&["-n", &bed.a, "addr", "add", "198.18.0.2/15", "dev", "xa"]);
         ip(&["-n", &bed.a, "addr", "add", "198.18.0.3/15", "dev", "xa"]);
@@ -342,4 +366,48 @@ fn xsk_sink_refuses_a_missing_interface_clearly() {
         e.starts_with("AF_XDP unavailable in this kernel/interface: xb:"),
         "{e}"
     );
+}
+
+#[test]
+#[ignore = "needs root: run with --include-ignored"]
+fn two_queues_two_sender_threads_and_two_sink_sockets() {
+    let bed = Testbed::with_queues("mq", 2);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let sink = in_netns(&bed.b, move || {
+        let spec = XskSinkSpec {
+            ifname: "xb".into(),
+            port: PORT,
+            flows: 6,
+            queues: 2,
+        };
+        let sink = XskSink::start(&spec, XskModeRequest::Copy).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sink.info().queues, 2);
+        ready_tx.send(()).unwrap();
+        stop_rx.recv().unwrap();
+        sink.stop().unwrap_or_else(|e| panic!("{e}"))
+    });
+    ready_rx.recv().unwrap();
+    let mut spec = source_spec(&bed, 6, 18, 40_000.0);
+    spec.threads = 2;
+    let res = send(&bed, spec, Duration::from_millis(500));
+    stop_tx.send(()).unwrap();
+    let rx = sink.join().expect("sink thread");
+    let r = &res.results;
+    assert_eq!(res.xsk.queues, 2);
+    assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
+    assert_eq!(rx.drops, Default::default());
+    assert_eq!(
+        rx.results.received.frames, r.sent.frames,
+        "every frame, both queues"
+    );
+    assert_eq!(rx.results.flows.len(), 6);
+    for f in &rx.results.flows {
+        assert_eq!(
+            f.received, r.sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
+        assert_eq!(f.duplicates, 0);
+    }
 }
