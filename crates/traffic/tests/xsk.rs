@@ -362,6 +362,7 @@ fn xsk_sink_refuses_a_missing_interface_clearly() {
     .join()
     .unwrap()
     .expect("an error");
+    eprintln!("zero-copy on veth: {e}");
     assert!(
         e.starts_with("AF_XDP unavailable in this kernel/interface: xb:"),
         "{e}"

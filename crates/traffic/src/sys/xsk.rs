@@ -59,9 +59,13 @@ pub enum OpenError {
     Io(String, io::Error),
 }
 
+/// The OS error inside a `SocketError` (whose Display is its Debug form), as text.
+fn os_text(e: &xdp::socket::SocketError) -> String {
+    std::error::Error::source(e).map_or_else(|| e.to_string(), |s| s.to_string())
+}
+
 fn socket_err(what: &str, e: xdp::socket::SocketError) -> OpenError {
-    let text = e.to_string();
-    OpenError::Io(format!("{what}: {text}"), io::Error::other(text))
+    OpenError::Io(what.into(), io::Error::other(os_text(&e)))
 }
 
 fn umem() -> Result<Umem, OpenError> {
@@ -77,9 +81,12 @@ fn umem() -> Result<Umem, OpenError> {
 
 fn builder() -> Result<XdpSocketBuilder, OpenError> {
     XdpSocketBuilder::new().map_err(|e| {
-        let text = e.to_string();
-        let afnosupport =
-            text.contains("Address family not supported") || text.contains("os error 97");
+        let text = os_text(&e);
+        let afnosupport = matches!(
+            &e,
+            xdp::socket::SocketError::SocketCreation(io)
+                if io.raw_os_error() == Some(libc::EAFNOSUPPORT)
+        );
         if afnosupport {
             OpenError::Unavailable(format!(
                 "socket(AF_XDP) failed ({text}): the kernel has no CONFIG_XDP_SOCKETS"
@@ -105,7 +112,7 @@ fn bind(
     let sock = b
         .bind(xdp::nic::NicIndex::new(ifindex), queue, flags)
         .map_err(|e| {
-            let text = e.to_string();
+            let text = os_text(&e);
             let why = if want == XskModeRequest::ZeroCopy {
                 "the driver has no zero-copy AF_XDP"
             } else {
