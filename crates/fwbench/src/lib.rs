@@ -15,6 +15,7 @@ pub mod error;
 pub mod exec;
 pub mod fuzzing;
 pub mod host;
+pub mod limited_by;
 pub mod limits;
 pub mod lock;
 pub mod names;

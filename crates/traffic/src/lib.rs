@@ -21,6 +21,7 @@ pub mod rng;
 pub mod sys;
 pub mod udp;
 pub mod validate;
+pub mod xsk;
 
 use std::io;
 
@@ -29,6 +30,9 @@ pub enum TrafficError {
     /// The kernel has no SCTP: reported as "unavailable", never as a crash.
     #[error("SCTP unavailable in this kernel: SCTP is not available in this kernel (socket with IPPROTO_SCTP failed: {0}); load the sctp module (modprobe sctp) or use a kernel built with CONFIG_IP_SCTP")]
     SctpUnavailable(io::Error),
+    /// The kernel or the interface lacks AF_XDP (or XDP): reported as "unavailable".
+    #[error("AF_XDP unavailable in this kernel/interface: {0}")]
+    XdpUnavailable(String),
     #[error("{what}: {source}")]
     Io {
         what: String,

@@ -228,6 +228,38 @@ impl UdpTemplate {
     }
 }
 
+impl UdpTemplate {
+    /// Like [`UdpTemplate::write`], for a frame whose payload past `head` already holds
+    /// zeros (a UMEM chunk of the AF_XDP sender, zeroed once and only ever rewritten up
+    /// to `head.len()`): writes the headers and `head` alone. Zeros add nothing to a
+    /// one's-complement sum, so the checksum is the same as `write`'s over the payload
+    /// `head` followed by zeros.
+    ///
+    /// # Panics
+    /// If `head` is longer than the payload or `out` shorter than `frame_len()`.
+    pub fn write_head(&self, out: &mut [u8], head: &[u8], ip_id: u16) {
+        assert!(
+            head.len() <= self.payload_len,
+            "head longer than the payload"
+        );
+        let hlen = self.header_len;
+        let out = &mut out[..self.frame_len()];
+        out[..hlen].copy_from_slice(&self.header[..hlen]);
+        out[hlen..hlen + head.len()].copy_from_slice(head);
+        if let Some(ip4_sum) = self.ip4_sum {
+            let ip = &mut out[ETH_HLEN..ETH_HLEN + IPV4_HLEN];
+            ip[4..6].copy_from_slice(&ip_id.to_be_bytes());
+            let csum = !fold(u64::from(ip4_sum) + u64::from(ip_id));
+            ip[10..12].copy_from_slice(&csum.to_be_bytes());
+        }
+        let mut csum = !fold(u64::from(self.udp_sum) + sum_words_wide(head));
+        if csum == 0 {
+            csum = 0xffff;
+        }
+        out[hlen - 2..hlen].copy_from_slice(&csum.to_be_bytes());
+    }
+}
+
 /// RFC 1071 Internet checksum (the one's complement of the one's-complement sum of
 /// 16-bit big-endian words) over the concatenation of `chunks`. Chunks may have odd
 /// lengths; the data is treated as one byte stream, padded with a zero byte at the end
@@ -302,6 +334,25 @@ fn fold(mut sum: u64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_head_equals_write_over_zeros() {
+        for (src, dst) in [v4(), v6()] {
+            for len in [0usize, 7, 8, 15, 16, 17, 100, 1472] {
+                let t = UdpTemplate::new(SRC_MAC, DST_MAC, src, dst, len).unwrap();
+                let head: Vec<u8> = (0..len.min(16) as u8)
+                    .map(|b| b.wrapping_mul(37) | 1)
+                    .collect();
+                let mut payload = vec![0u8; len];
+                payload[..head.len()].copy_from_slice(&head);
+                let mut a = vec![0u8; t.frame_len()];
+                t.write(&mut a, &payload, 0x1234);
+                let mut b = vec![0u8; t.frame_len()];
+                t.write_head(&mut b, &head, 0x1234);
+                assert_eq!(a, b, "{src} payload {len}");
+            }
+        }
+    }
 
     const SRC_MAC: Mac = [0x02, 0, 0, 0, 0, 0x0a];
     const DST_MAC: Mac = [0x02, 0, 0, 0, 0, 0x0b];

@@ -409,17 +409,17 @@ fn transient(e: &std::io::Error) -> bool {
 const WINDOW: u32 = 4096;
 
 #[derive(Clone)]
-struct FlowState {
-    rx: FlowRx,
+pub(crate) struct FlowState {
+    pub(crate) rx: FlowRx,
     highest: Option<u32>,
     /// bit (seq % WINDOW) set: seq seen (valid for seqs within WINDOW below `highest`).
     seen: Vec<u64>,
-    owd: RttHistogram,
+    pub(crate) owd: RttHistogram,
     last_transit: Option<i64>,
 }
 
 impl FlowState {
-    fn new(flow: u32) -> Self {
+    pub(crate) fn new(flow: u32) -> Self {
         FlowState {
             rx: FlowRx {
                 flow,
@@ -439,7 +439,7 @@ impl FlowState {
 
     /// Account one packet; pure apart from `self` (unit-tested). Sequence numbers
     /// are compared in serial-number arithmetic (RFC 1982), so they may wrap.
-    fn on_packet(&mut self, seq: u32, tx_ns: Option<u64>, rx_ns: u64, len: usize) {
+    pub(crate) fn on_packet(&mut self, seq: u32, tx_ns: Option<u64>, rx_ns: u64, len: usize) {
         let ahead = self.highest.map(|h| seq.wrapping_sub(h) as i32);
         match (self.highest, ahead) {
             (Some(h), Some(d)) if d <= 0 => {
@@ -635,7 +635,7 @@ impl Drop for UdpSink {
     }
 }
 
-fn merge_flow(m: &mut FlowState, f: FlowState) {
+pub(crate) fn merge_flow(m: &mut FlowState, f: FlowState) {
     m.rx.received += f.rx.received;
     m.rx.bytes += f.rx.bytes;
     m.rx.duplicates += f.rx.duplicates;
@@ -706,7 +706,7 @@ fn sink_loop(
 /// after the sender stops; cutting the drain short counted them as lost although no
 /// counter had dropped them (a CI run saw 3 % of the loss unplaced with a 500-ms cap).
 /// The drain ends much sooner in the usual case: 50 ms without a packet.
-const DRAIN_MAX_NS: u64 = 2_500_000_000;
+pub(crate) const DRAIN_MAX_NS: u64 = 2_500_000_000;
 
 trait Since {
     fn since(&self, before: &Self) -> Self;

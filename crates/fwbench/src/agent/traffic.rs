@@ -44,7 +44,9 @@ pub fn role<T: Traffic + 'static>(
 
 fn traffic_error(e: TrafficError) -> AgentError {
     let kind = match e {
-        TrafficError::SctpUnavailable(_) => ErrorKind::Unavailable,
+        TrafficError::SctpUnavailable(_) | TrafficError::XdpUnavailable(_) => {
+            ErrorKind::Unavailable
+        }
         TrafficError::BadSpec(_) => ErrorKind::BadSetup,
         TrafficError::Io { .. } => ErrorKind::Io,
     };

@@ -10,6 +10,7 @@
 
 pub mod bisect;
 pub mod degrade;
+pub mod mlr;
 pub mod ndr;
 pub mod sweetspot;
 

@@ -3,6 +3,7 @@
 //! Every `unsafe` block of the crate lives here, each with its `SAFETY` comment.
 
 pub mod rawsock;
+pub mod xsk;
 
 use crate::TrafficError;
 use proto::Proto;

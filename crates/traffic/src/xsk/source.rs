@@ -1,0 +1,379 @@
+//! The AF_XDP sender: a flood or paced flow written straight into the TX ring.
+//!
+//! Same flows, payload header ([`Probe`]) and pacing as the UDP/AF_PACKET source
+//! (`crate::udp`), so the socket sink and the AF_XDP sink validate its packets alike:
+//! flow `i` sends from `sources[i % len]`, port `src_port + i`, with its own sequence.
+//! Thread `j` owns the socket on queue `j` and the flows `i ≡ j (mod threads)`; within a
+//! batch its flows take turns packet by packet.
+//!
+//! Per packet only the header bytes are written into the UMEM chunk: the flow's
+//! Ethernet/IP/UDP headers (one 42- or 62-byte copy), the IPv4 identification, the
+//! 16-byte probe (flow, sequence, intended send time) and the two checksums, summed
+//! over the probe alone ([`UdpTemplate::write_head`]). The rest of each chunk is zero
+//! from the mapping on and never rewritten.
+
+use super::{open_error, XskInfo, XskModeRequest};
+use crate::gate::{Gate, StartGate};
+use crate::pacer::Pacer;
+use crate::packet::UdpTemplate;
+use crate::probe::{Probe, FULL_LEN};
+use crate::sys::{self, xsk::XskTx};
+use crate::udp::check_source;
+use crate::TrafficError;
+use proto::{Counter, UdpSourceResults, UdpSourceSpec};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long `stop` waits for the kernel to complete frames already queued.
+const FLUSH_NS: u64 = 1_000_000_000;
+
+/// What the AF_XDP sender adds to a UDP source's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct XskSourceResults {
+    /// Same meaning as for the UDP/AF_PACKET source; `sent` counts frames the kernel
+    /// completed (took off the TX ring and sent or dropped at the device).
+    pub results: UdpSourceResults,
+    pub xsk: XskInfo,
+    /// Kicks the kernel cut short (copy mode sends a budget per `sendto`) or refused
+    /// (device busy): each was retried.
+    pub kicks_again: u64,
+    /// Frames queued but not completed within a second of the stop.
+    pub unsent: u64,
+    /// Descriptors the kernel refused as invalid: 0 unless this code has a bug.
+    pub tx_invalid: u64,
+}
+
+struct Flow {
+    id: u16,
+    seq: u32,
+    sent: u64,
+    template: UdpTemplate,
+}
+
+#[derive(Default)]
+struct ThreadResult {
+    sent: Counter,
+    per_flow: Vec<(u16, u64)>,
+    scheduled: u64,
+    max_lag_ns: u64,
+    kicks_again: u64,
+    unsent: u64,
+    tx_invalid: u64,
+    ended_ns: u64,
+}
+
+/// An AF_XDP flood or paced flow, its sockets bound and waiting for [`XskSource::start`].
+pub struct XskSource {
+    gate: StartGate,
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
+    started_ns: Arc<AtomicU64>,
+    flows: u32,
+    sent: Arc<AtomicU64>,
+    payload: u64,
+    info: XskInfo,
+}
+
+impl XskSource {
+    /// Check `spec`, build every flow's frame template and open one AF_XDP socket per
+    /// thread (queue `j` of `spec.raw.ifname` for thread `j`), all in the calling
+    /// thread's network namespace, so that setup errors surface before the trial.
+    /// `spec.raw` names the interface and the next hop's MAC, as for AF_PACKET.
+    pub fn setup(spec: &UdpSourceSpec, want: XskModeRequest) -> Result<XskSource, TrafficError> {
+        check_source(spec)?;
+        let raw = spec.raw.as_ref().ok_or_else(|| {
+            TrafficError::BadSpec(
+                "the AF_XDP sender needs the interface and the next hop's MAC (the raw path)"
+                    .into(),
+            )
+        })?;
+        let (ifindex, src_mac) = sys::xsk::if_index_mac(&raw.ifname)
+            .map_err(|e| TrafficError::io(format!("interface {}", raw.ifname), e))?;
+        let dst_mac = crate::packet::parse_mac(&raw.dst_mac)
+            .map_err(|e| TrafficError::BadSpec(format!("next-hop MAC: {e}")))?;
+        let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
+        for i in 0..spec.flows {
+            let src = SocketAddr::new(
+                spec.sources[i as usize % spec.sources.len()],
+                spec.src_port + i as u16,
+            );
+            let dst = SocketAddr::new(spec.dst, spec.dst_port);
+            let template = UdpTemplate::new(src_mac, dst_mac, src, dst, spec.payload as usize)
+                .map_err(TrafficError::BadSpec)?;
+            if template.frame_len() > sys::xsk::MAX_FRAME {
+                return Err(TrafficError::BadSpec(format!(
+                    "a {}-byte frame does not fit one {}-byte AF_XDP UMEM chunk (UDP payload at most {})",
+                    template.frame_len(),
+                    sys::xsk::MAX_FRAME,
+                    sys::xsk::MAX_FRAME - (template.frame_len() - spec.payload as usize)
+                )));
+            }
+            per_thread[(i % spec.threads) as usize].push(Flow {
+                id: i as u16,
+                seq: 0,
+                sent: 0,
+                template,
+            });
+        }
+        let mut socks = Vec::new();
+        for q in 0..spec.threads {
+            socks.push(XskTx::open(ifindex, q, want).map_err(|e| open_error(&raw.ifname, e))?);
+        }
+        let info = XskInfo {
+            ifname: raw.ifname.clone(),
+            queues: spec.threads,
+            mode: socks[0].mode,
+        };
+        let gate = StartGate::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let started_ns = Arc::new(AtomicU64::new(0));
+        let sent = Arc::new(AtomicU64::new(0));
+        let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
+        let mut workers = Vec::new();
+        for (j, (flows, xsk)) in per_thread.into_iter().zip(socks).enumerate() {
+            let w = Worker {
+                flows,
+                xsk,
+                payload: spec.payload as usize,
+                batch: spec.batch as usize,
+                pps: thread_pps,
+                phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+            };
+            let (g, s, t0, n) = (gate.clone(), stop.clone(), started_ns.clone(), sent.clone());
+            workers.push(std::thread::spawn(move || w.run(g, s, t0, n)));
+        }
+        Ok(XskSource {
+            gate,
+            stop,
+            workers,
+            started_ns,
+            flows: spec.flows,
+            sent,
+            payload: spec.payload as u64,
+            info,
+        })
+    }
+
+    /// The mode the kernel chose, the interface and the queues (known from setup on).
+    pub fn info(&self) -> &XskInfo {
+        &self.info
+    }
+
+    /// (frames, payload bytes) queued so far.
+    pub fn live(&self) -> (u64, u64) {
+        let n = self.sent.load(Ordering::Relaxed);
+        (n, n * self.payload)
+    }
+
+    pub fn start(&mut self) {
+        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
+        self.gate.open(Gate::Go);
+    }
+
+    /// Stop, let the kernel complete what is queued (at most a second), collect.
+    pub fn stop(mut self) -> Result<XskSourceResults, TrafficError> {
+        self.stop.store(true, Ordering::SeqCst);
+        let t0 = self.started_ns.load(Ordering::SeqCst);
+        let stopped_ns = sys::monotonic_ns();
+        self.gate.open(Gate::Abort);
+        let mut out = XskSourceResults {
+            results: UdpSourceResults {
+                sent_per_flow: vec![0; self.flows as usize],
+                ..Default::default()
+            },
+            xsk: self.info.clone(),
+            kicks_again: 0,
+            unsent: 0,
+            tx_invalid: 0,
+        };
+        let r = &mut out.results;
+        let mut ended_ns = stopped_ns;
+        let mut first_err = None;
+        for w in std::mem::take(&mut self.workers) {
+            match w.join() {
+                Ok(Ok(t)) => {
+                    r.sent.merge(&t.sent);
+                    r.scheduled += t.scheduled;
+                    r.max_lag_ns = r.max_lag_ns.max(t.max_lag_ns);
+                    ended_ns = ended_ns.max(t.ended_ns);
+                    for (f, n) in t.per_flow {
+                        r.sent_per_flow[f as usize] = n;
+                    }
+                    out.kicks_again += t.kicks_again;
+                    out.unsent += t.unsent;
+                    out.tx_invalid += t.tx_invalid;
+                }
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(TrafficError::BadSpec(
+                        "an AF_XDP sender thread panicked".into(),
+                    ));
+                }
+            }
+        }
+        r.send_errors = out.kicks_again;
+        r.elapsed_ns = if t0 == 0 { 0 } else { ended_ns - t0 };
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}
+
+impl Drop for XskSource {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.gate.open(Gate::Abort);
+    }
+}
+
+struct Worker {
+    flows: Vec<Flow>,
+    xsk: XskTx,
+    payload: usize,
+    batch: usize,
+    pps: Option<f64>,
+    phase_ns: u64,
+}
+
+impl Worker {
+    fn run(
+        mut self,
+        gate: StartGate,
+        stop: Arc<AtomicBool>,
+        started: Arc<AtomicU64>,
+        live_sent: Arc<AtomicU64>,
+    ) -> Result<ThreadResult, TrafficError> {
+        let mut res = ThreadResult::default();
+        if !gate.wait() || self.flows.is_empty() {
+            return Ok(res);
+        }
+        sys::tight_timer_slack();
+        let frame_len = self.flows[0].template.frame_len();
+        let head_len = self.payload.min(FULL_LEN);
+        let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        let mut last_now = 0;
+        let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
+        let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
+        let nflows = self.flows.len();
+        let mut rr = 0usize;
+        let mut ip_id: u16 = 0;
+        let mut queued_total = 0u64;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.xsk.complete();
+            let now = sys::monotonic_ns();
+            last_now = now;
+            let n = pacer.due(now, self.batch as u64) as usize;
+            if n == 0 {
+                self.kick(&mut res)?;
+                let wait = pacer.wait_ns(now);
+                if wait > 200_000 {
+                    std::thread::sleep(Duration::from_nanos(wait.min(50_000_000) - 100_000));
+                } else if wait > 20_000 {
+                    std::thread::sleep(Duration::from_nanos(wait / 2));
+                } else {
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
+            let first = pacer.sent();
+            if pacer.is_paced() {
+                res.max_lag_ns = res
+                    .max_lag_ns
+                    .max(now.saturating_sub(pacer.intended_ns(first)));
+            }
+            let flows = &self.flows;
+            let paced = pacer.is_paced();
+            let pacer_ref = &pacer;
+            let q = self.xsk.queue(n, frame_len, |k, frame| {
+                // Packet k of the batch goes to flow (rr + k) % nflows; the packets of
+                // the batch before it with the same flow are k / nflows.
+                let f = &flows[(rr + k) % nflows];
+                let probe = Probe {
+                    flow: f.id,
+                    seq: f.seq.wrapping_add((k / nflows) as u32),
+                    tx_ns: Some(stamp(if paced {
+                        pacer_ref.intended_ns(first + k as u64)
+                    } else {
+                        now
+                    })),
+                };
+                let mut head = [0u8; FULL_LEN];
+                probe.emit(&mut head[..head_len]);
+                f.template
+                    .write_head(frame, &head[..head_len], ip_id.wrapping_add(k as u16 + 1));
+            });
+            if q == 0 {
+                // UMEM or TX ring full: let the kernel catch up.
+                self.kick(&mut res)?;
+                self.xsk.complete();
+                std::thread::yield_now();
+                continue;
+            }
+            for k in 0..q {
+                let f = &mut self.flows[(rr + k) % nflows];
+                f.seq = f.seq.wrapping_add(1);
+                f.sent += 1;
+            }
+            rr = (rr + q) % nflows;
+            ip_id = ip_id.wrapping_add(q as u16);
+            queued_total += q as u64;
+            live_sent.fetch_add(q as u64, Ordering::Relaxed);
+            pacer.advance(q as u64);
+            self.kick(&mut res)?;
+            res.ended_ns = sys::monotonic_ns();
+        }
+        // Flush: what is queued goes out (or is given up after FLUSH_NS).
+        let deadline = sys::monotonic_ns() + FLUSH_NS;
+        while self.xsk.outstanding() > 0 && sys::monotonic_ns() < deadline {
+            self.kick(&mut res)?;
+            if self.xsk.complete() == 0 {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        res.unsent = self.xsk.outstanding() as u64;
+        let completed = queued_total - res.unsent;
+        res.sent.frames = completed;
+        res.sent.bytes = completed * self.payload as u64;
+        res.scheduled = if pacer.is_paced() {
+            pacer.scheduled(last_now).max(pacer.sent())
+        } else {
+            pacer.sent()
+        };
+        res.tx_invalid = self.xsk.tx_invalid();
+        res.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
+        Ok(res)
+    }
+
+    /// Kick until the kernel has taken the whole TX ring (copy mode sends a budget per
+    /// call), at most 64 times; the next round kicks again.
+    fn kick(&mut self, res: &mut ThreadResult) -> Result<(), TrafficError> {
+        if self.xsk.outstanding() == 0 {
+            return Ok(());
+        }
+        for _ in 0..64 {
+            match self.xsk.kick() {
+                Ok(true) => return Ok(()),
+                Ok(false) => {
+                    res.kicks_again += 1;
+                    // Nothing came back: the device is behind; retry next round
+                    // rather than spin in the syscall.
+                    if self.xsk.complete() == 0 {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(TrafficError::io("AF_XDP TX wakeup (sendto)", e)),
+            }
+        }
+        Ok(())
+    }
+}

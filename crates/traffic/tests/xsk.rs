@@ -1,0 +1,414 @@
+//! Privileged tests of the AF_XDP sender and sink on a veth pair between two network
+//! namespaces created (and removed, also on panic) here: copy mode, exact counts, and
+//! the per-flow fields (source address and port per flow, consecutive sequences,
+//! send times) as a plain socket sees them.
+//!
+//! Needs root (netns, veth, AF_XDP, XDP): run with `--include-ignored`. A kernel
+//! without AF_XDP fails them with "AF_XDP unavailable in this kernel/interface: …".
+//! Addresses come only from the benchmarking ranges 198.18.0.0/15 and 2001:2::/48.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use proto::{RawPath, UdpSinkSpec, UdpSourceSpec};
+use traffic::probe::Probe;
+use traffic::udp::UdpSink;
+use traffic::xsk::{XskMode, XskModeRequest, XskSink, XskSinkSpec, XskSource};
+
+fn ip(args: &[&str]) -> String {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run ip {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "ip {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Namespaces `a` (veth `xa`, 198.18.0.2 and .3) and `b` (veth `xb`, 198.19.0.2),
+/// removed on drop.
+struct Testbed {
+    a: String,
+    b: String,
+}
+
+impl Testbed {
+    fn new(tag: &str) -> Testbed {
+        Testbed::with_queues(tag, 1)
+    }
+
+    /// A veth pair with `queues` TX and RX queues on each end.
+    fn with_queues(tag: &str, queues: u32) -> Testbed {
+        let pid = std::process::id();
+        let bed = Testbed {
+            a: format!("fwbt-xsk-{pid}-{tag}-a"),
+            b: format!("fwbt-xsk-{pid}-{tag}-b"),
+        };
+        ip(&["netns", "add", &bed.a]);
+        ip(&["netns", "add", &bed.b]);
+        let q = queues.to_string();
+        ip(&[
+            "link",
+            "add",
+            "xa",
+            "netns",
+            &bed.a,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "xb",
+            "netns",
+            &bed.b,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+        ]);
+        ip(&["-n", &bed.a, "addr", "add", "198.18.0.2/15", "dev", "xa"]);
+        ip(&["-n", &bed.a, "addr", "add", "198.18.0.3/15", "dev", "xa"]);
+        ip(&["-n", &bed.b, "addr", "add", "198.19.0.2/15", "dev", "xb"]);
+        for (ns, dev) in [(&bed.a, "xa"), (&bed.b, "xb")] {
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+        }
+        bed
+    }
+
+    fn mac(ns: &str, dev: &str) -> String {
+        let text = ip(&["-n", ns, "-o", "link", "show", dev]);
+        let mut words = text.split_whitespace();
+        words
+            .by_ref()
+            .find(|w| *w == "link/ether")
+            .unwrap_or_else(|| panic!("no link/ether in {text:?}"));
+        words.next().expect("a MAC after link/ether").to_string()
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    let path = format!("/run/netns/{ns}");
+    thread::spawn(move || {
+        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+        // SAFETY: `file` is an open namespace file; only this thread's namespace changes
+        // (threads it spawns inherit it).
+        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "setns({path}): {}", io::Error::last_os_error());
+        f()
+    })
+}
+
+const PORT: u16 = 9;
+
+fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSpec {
+    UdpSourceSpec {
+        sources: vec!["198.18.0.2".parse().unwrap(), "198.18.0.3".parse().unwrap()],
+        src_port: 30000,
+        dst: "198.19.0.2".parse().unwrap(),
+        dst_port: PORT,
+        flows,
+        payload,
+        pps: Some(pps),
+        threads: 1,
+        batch: 64,
+        raw: Some(RawPath {
+            ifname: "xa".into(),
+            dst_mac: Testbed::mac(&bed.b, "xb"),
+        }),
+    }
+}
+
+/// Run an AF_XDP source with `spec` for `run` in namespace `a`.
+fn send(bed: &Testbed, spec: UdpSourceSpec, run: Duration) -> traffic::xsk::XskSourceResults {
+    in_netns(&bed.a, move || {
+        let mut src =
+            XskSource::setup(&spec, XskModeRequest::Auto).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(src.info().mode, XskMode::Copy, "veth has no zero-copy");
+        src.start();
+        thread::sleep(run);
+        src.stop().unwrap_or_else(|e| panic!("{e}"))
+    })
+    .join()
+    .expect("sender thread")
+}
+
+#[test]
+#[ignore = "needs root: run with --include-ignored"]
+fn xsk_sender_fields_per_flow_as_a_socket_sees_them() {
+    let bed = Testbed::new("fields");
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let recv = in_netns(&bed.b, move || {
+        let s = UdpSocket::bind(("198.19.0.2", PORT)).expect("bind the receiver");
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        ready_tx.send(()).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        while let Ok((n, from)) = s.recv_from(&mut buf) {
+            got.push((from, buf[..n].to_vec()));
+        }
+        got
+    });
+    ready_rx.recv().unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let spec = source_spec(&bed, 3, 64, 2000.0);
+    let res = send(&bed, spec.clone(), Duration::from_millis(300));
+    let got = recv.join().expect("receiver thread");
+    let r = &res.results;
+    assert!(r.sent.frames > 100, "sent only {}", r.sent.frames);
+    assert_eq!(res.unsent, 0);
+    assert_eq!(res.tx_invalid, 0);
+    assert_eq!(got.len() as u64, r.sent.frames, "every frame sent arrived");
+    let mut next: BTreeMap<u16, u32> = BTreeMap::new();
+    for (from, payload) in &got {
+        assert_eq!(payload.len(), 64);
+        let p = Probe::parse(payload).expect("a probe in every payload");
+        let flow = u32::from(p.flow);
+        assert!(flow < 3);
+        let want: SocketAddr =
+            SocketAddr::new(spec.sources[flow as usize % 2], spec.src_port + p.flow);
+        assert_eq!(
+            *from, want,
+            "flow {flow} comes from its own address and port"
+        );
+        let seq = next.entry(p.flow).or_insert(0);
+        assert_eq!(p.seq, *seq, "flow {flow}: consecutive sequence from 0");
+        *seq += 1;
+        let tx = p.tx_ns.expect("a send time");
+        assert!(
+            tx >= before && tx < before + 10_000_000_000,
+            "send time {tx}"
+        );
+        assert!(payload[16..].iter().all(|&b| b == 0), "body is zeros");
+    }
+    for f in 0..3u16 {
+        assert_eq!(
+            u64::from(next[&f]),
+            r.sent_per_flow[f as usize],
+            "flow {f}: sent_per_flow"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root: run with --include-ignored"]
+fn xsk_sender_to_socket_sink_exact_counts() {
+    let bed = Testbed::new("udp");
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let sink = in_netns(&bed.b, move || {
+        let sink = UdpSink::start(&UdpSinkSpec {
+            listen: "198.19.0.2".parse().unwrap(),
+            port: PORT,
+            threads: 1,
+            flows: 4,
+            payload: 100,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        ready_tx.send(()).unwrap();
+        stop_rx.recv().unwrap();
+        sink.stop().unwrap_or_else(|e| panic!("{e}"))
+    });
+    ready_rx.recv().unwrap();
+    let res = send(
+        &bed,
+        source_spec(&bed, 4, 100, 50_000.0),
+        Duration::from_millis(500),
+    );
+    stop_tx.send(()).unwrap();
+    let rx = sink.join().expect("sink thread");
+    let r = &res.results;
+    assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
+    assert_eq!(
+        rx.received.frames, r.sent.frames,
+        "socket sink got every frame"
+    );
+    assert_eq!(rx.unstamped, 0);
+    assert_eq!(rx.flows.len(), 4);
+    for f in &rx.flows {
+        assert_eq!(
+            f.received, r.sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
+        assert_eq!(f.duplicates, 0);
+        assert_eq!(f.reordered, 0);
+    }
+}
+
+#[test]
+#[ignore = "needs root: run with --include-ignored"]
+fn xsk_sender_to_xsk_sink_exact_counts_and_delay() {
+    let bed = Testbed::new("xsk");
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let sink = in_netns(&bed.b, move || {
+        let spec = XskSinkSpec {
+            ifname: "xb".into(),
+            port: PORT,
+            flows: 4,
+            queues: 1,
+        };
+        let sink = XskSink::start(&spec, XskModeRequest::Auto).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sink.info().mode, XskMode::Copy);
+        ready_tx.send(()).unwrap();
+        stop_rx.recv().unwrap();
+        sink.stop().unwrap_or_else(|e| panic!("{e}"))
+    });
+    ready_rx.recv().unwrap();
+    let started = Instant::now();
+    let res = send(
+        &bed,
+        source_spec(&bed, 4, 18, 50_000.0),
+        Duration::from_millis(500),
+    );
+    stop_tx.send(()).unwrap();
+    let rx = sink.join().expect("sink thread");
+    let r = &res.results;
+    assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
+    assert_eq!(
+        rx.drops,
+        Default::default(),
+        "no kernel drops before the socket"
+    );
+    assert_eq!(rx.not_ours, 0);
+    assert_eq!(
+        rx.results.received.frames, r.sent.frames,
+        "AF_XDP sink got every frame"
+    );
+    assert_eq!(rx.results.unstamped, 0);
+    assert_eq!(rx.results.flows.len(), 4);
+    for f in &rx.results.flows {
+        assert_eq!(
+            f.received, r.sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
+        assert_eq!(f.duplicates, 0);
+        assert_eq!(f.reordered, 0);
+        assert_eq!(f.owd.count, f.received, "a delay per packet");
+    }
+    let owd = &rx.results.owd;
+    assert!(
+        owd.max_ns < started.elapsed().as_nanos() as u64,
+        "delay {owd:?}"
+    );
+    // The program is gone once the sink stopped: the interface has no XDP left.
+    let link = ip(&["-n", &bed.b, "-d", "link", "show", "xb"]);
+    assert!(!link.contains("prog/xdp"), "XDP still attached: {link}");
+}
+
+#[test]
+#[ignore = "needs root: run with --include-ignored"]
+fn xsk_sink_refuses_a_missing_interface_clearly() {
+    let bed = Testbed::new("missing");
+    let e = in_netns(&bed.b, || {
+        XskSink::start(
+            &XskSinkSpec {
+                ifname: "nosuchif0".into(),
+                port: PORT,
+                flows: 1,
+                queues: 1,
+            },
+            XskModeRequest::Auto,
+        )
+        .err()
+        .map(|e| e.to_string())
+    })
+    .join()
+    .unwrap()
+    .expect("an error");
+    assert!(e.contains("nosuchif0"), "{e}");
+    // Zero-copy on veth is unavailable, and said so.
+    let e = in_netns(&bed.b, || {
+        XskSink::start(
+            &XskSinkSpec {
+                ifname: "xb".into(),
+                port: PORT,
+                flows: 1,
+                queues: 1,
+            },
+            XskModeRequest::ZeroCopy,
+        )
+        .err()
+        .map(|e| e.to_string())
+    })
+    .join()
+    .unwrap()
+    .expect("an error");
+    eprintln!("zero-copy on veth: {e}");
+    assert!(
+        e.starts_with("AF_XDP unavailable in this kernel/interface: xb:"),
+        "{e}"
+    );
+}
+
+#[test]
+#[ignore = "needs root: run with --include-ignored"]
+fn two_queues_two_sender_threads_and_two_sink_sockets() {
+    let bed = Testbed::with_queues("mq", 2);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let sink = in_netns(&bed.b, move || {
+        let spec = XskSinkSpec {
+            ifname: "xb".into(),
+            port: PORT,
+            flows: 6,
+            queues: 2,
+        };
+        let sink = XskSink::start(&spec, XskModeRequest::Copy).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sink.info().queues, 2);
+        ready_tx.send(()).unwrap();
+        stop_rx.recv().unwrap();
+        sink.stop().unwrap_or_else(|e| panic!("{e}"))
+    });
+    ready_rx.recv().unwrap();
+    let mut spec = source_spec(&bed, 6, 18, 40_000.0);
+    spec.threads = 2;
+    let res = send(&bed, spec, Duration::from_millis(500));
+    stop_tx.send(()).unwrap();
+    let rx = sink.join().expect("sink thread");
+    let r = &res.results;
+    assert_eq!(res.xsk.queues, 2);
+    assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
+    assert_eq!(rx.drops, Default::default());
+    assert_eq!(
+        rx.results.received.frames, r.sent.frames,
+        "every frame, both queues"
+    );
+    assert_eq!(rx.results.flows.len(), 6);
+    for f in &rx.results.flows {
+        assert_eq!(
+            f.received, r.sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
+        assert_eq!(f.duplicates, 0);
+    }
+}
