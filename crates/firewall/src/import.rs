@@ -181,7 +181,7 @@ fn ipt_name(table: &str, chain: &str, builtin: bool, taken: impl Fn(&str) -> boo
 }
 
 /// Split a rule into words, honouring double quotes; each word with its byte range.
-fn words(s: &str) -> Result<Vec<(usize, usize)>, &'static str> {
+pub(crate) fn words(s: &str) -> Result<Vec<(usize, usize)>, &'static str> {
     let mut out = vec![];
     let b = s.as_bytes();
     let mut i = 0;

@@ -1,0 +1,312 @@
+//! `rules advise`: semantics-preserving rewrites of a user's ruleset, each with its
+//! reason, proven equivalent on probe packets before anything is written.
+//!
+//! Owns: reading the ruleset into the analysis's model ([`model`], [`iptables`]), the
+//! rewrites ([`rewrite`]), the probes that hit every original rule and the policies
+//! (plus boundary probes around every address and port range) and the check that
+//! both rulesets give each probe the same fate, and the [`Advice`] returned.
+//! Must not: do I/O or run programs (pure functions over text and the model); change
+//! a rule it cannot read (unknown or stateful matches stay in place and are named).
+
+pub mod iptables;
+pub mod model;
+mod rewrite;
+
+use crate::import::ImportError;
+use crate::model::ImportFormat;
+use model::{Field, Packet, Table, Values};
+
+/// What a change does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    Duplicate,
+    Shadowed,
+    Merged,
+    Moved,
+}
+
+/// One rewrite, with the lines of the file it concerns and why it is safe.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    pub kind: ChangeKind,
+    /// `table chain`.
+    pub chain: String,
+    pub lines: Vec<usize>,
+    pub reason: String,
+}
+
+/// The analysis's answer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Advice {
+    pub format: ImportFormat,
+    pub changes: Vec<Change>,
+    /// Rules left in place because the analysis cannot read them: (line, why).
+    pub kept: Vec<(usize, String)>,
+    pub rules_before: usize,
+    pub rules_after: usize,
+    /// Probe packets whose fate both rulesets agree on (× each built-in chain).
+    pub probes: usize,
+    /// The optimised ruleset in the input's format (`iptables-restore` input).
+    pub text: String,
+    /// `ipset restore` input for the sets the rewritten rules use (load it first).
+    pub ipset: String,
+}
+
+/// Why no advice can be given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdviseError {
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// The rewrite changed a packet's fate: nothing is proposed (a bug of the
+    /// rewrite, never a silent change).
+    #[error(
+        "refused: the rewrite would change the fate of {packet} in chain {chain} \
+         (probe of line {line}: `{rule}`): {before} before, {after} after"
+    )]
+    Disagree {
+        line: usize,
+        rule: String,
+        chain: String,
+        packet: String,
+        before: String,
+        after: String,
+    },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Analyse a ruleset file's text (`source` names it in messages).
+pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
+    match crate::import::detect(text) {
+        Some(ImportFormat::IptablesSave) => {}
+        Some(ImportFormat::Nft) | None => {
+            return Err(AdviseError::Unsupported(format!(
+                "{source}: `rules advise` reads iptables-save output in this version \
+                 (for an nft ruleset: `iptables-restore-translate` the other way is not \
+                 available; nft input is not analysed yet)"
+            )))
+        }
+    }
+    let (tables, v6) = iptables::parse(source, text)?;
+    let mut changes = vec![];
+    let mut next_set = 1;
+    let mut new_tables = vec![];
+    let mut sets = vec![];
+    for t in &tables {
+        let (nt, s) = rewrite::rewrite(t, &mut next_set, &mut changes);
+        sets.extend(s.into_iter().map(|(c, i, n)| (t.name.clone(), c, i, n)));
+        new_tables.push(nt);
+    }
+    let probes = check(&tables, &new_tables, v6)?;
+    let count = |ts: &[Table]| -> usize {
+        ts.iter()
+            .flat_map(|t| &t.chains)
+            .map(|c| c.rules.len())
+            .sum()
+    };
+    let kept = tables
+        .iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
+        .collect();
+    let (text, ipset) = if changes.is_empty() {
+        (String::new(), String::new())
+    } else {
+        iptables::render(&new_tables, v6, &sets)
+    };
+    Ok(Advice {
+        format: ImportFormat::IptablesSave,
+        rules_before: count(&tables),
+        rules_after: count(&new_tables),
+        changes,
+        kept,
+        probes,
+        text,
+        ipset,
+    })
+}
+
+/// A probe's defaults: the testbed's own addresses and a high port.
+fn base_packet(v6: bool) -> Packet {
+    let (src, dst) = if v6 {
+        (
+            u128::from(std::net::Ipv6Addr::new(0x2001, 2, 0, 0, 0, 0, 0, 1)),
+            u128::from(std::net::Ipv6Addr::new(0x2001, 2, 0, 1, 0, 0, 0, 1)),
+        )
+    } else {
+        (
+            u128::from(u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1))),
+            u128::from(u32::from(std::net::Ipv4Addr::new(198, 19, 0, 1))),
+        )
+    };
+    Packet {
+        v6,
+        proto: 17,
+        src,
+        dst,
+        sport: 1024,
+        dport: 5000,
+        iif: "fwb-in".into(),
+        oif: "fwb-out".into(),
+    }
+}
+
+fn set_field(p: &mut Packet, f: Field, v: u128, iface: &str) {
+    match f {
+        Field::Proto => p.proto = v as u8,
+        Field::Src => p.src = v,
+        Field::Dst => p.dst = v,
+        Field::Sport => p.sport = v as u16,
+        Field::Dport => p.dport = v as u16,
+        Field::In => p.iif = iface.to_owned(),
+        Field::Out => p.oif = iface.to_owned(),
+    }
+}
+
+/// Probes for one rule: one packet inside its match (a value of each field outside
+/// a negated one), and the same packet just outside each end of every address and
+/// port range it matches.
+fn rule_probes(r: &model::Rule, v6: bool) -> Vec<Packet> {
+    let Some(conds) = &r.conds else {
+        return vec![];
+    };
+    let top: u128 = if v6 { u128::MAX } else { u128::from(u32::MAX) };
+    let mut hit = base_packet(v6);
+    if conds.contains_key(&Field::Sport) || conds.contains_key(&Field::Dport) {
+        hit.proto = 6; // a port match comes with -p; the protocol is set below
+    }
+    let ranges = |values: &Values| -> Vec<(u128, u128)> {
+        match values {
+            Values::Nets(ns) => ns.iter().map(|n| n.range()).collect(),
+            Values::Ports(ps) => ps
+                .iter()
+                .map(|&(a, b)| (u128::from(a), u128::from(b)))
+                .collect(),
+            Values::Proto(p) => vec![(u128::from(*p), u128::from(*p))],
+            Values::Iface(_) => vec![],
+        }
+    };
+    for (f, c) in conds {
+        let rs = ranges(&c.values);
+        let limit = match f {
+            Field::Sport | Field::Dport => 65535,
+            Field::Proto => 255,
+            _ => top,
+        };
+        if let Values::Iface(i) = &c.values {
+            let name = if c.neg { "fwb-other" } else { i.as_str() };
+            set_field(&mut hit, *f, 0, name);
+            continue;
+        }
+        if !c.neg {
+            // The middle of the first range: inside it, away from its ends.
+            let (a, b) = rs[0];
+            set_field(&mut hit, *f, a + (b - a) / 2, "");
+        } else {
+            // A value outside every range: the default, else just past one.
+            let mut p = hit.clone();
+            let inside = |p: &Packet| c.values.holds(p, *f);
+            let candidates = rs
+                .iter()
+                .flat_map(|&(a, b)| [a.checked_sub(1), (b < limit).then_some(b + 1)])
+                .flatten();
+            if inside(&p) {
+                for v in candidates {
+                    set_field(&mut p, *f, v, "");
+                    if !inside(&p) {
+                        break;
+                    }
+                }
+            }
+            hit = p;
+        }
+    }
+    let mut out = vec![hit.clone()];
+    for (f, c) in conds {
+        for (a, b) in ranges(&c.values) {
+            for v in [
+                a.checked_sub(1),
+                (b < top).then_some(b + 1),
+                Some(a),
+                Some(b),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let mut p = hit.clone();
+                set_field(&mut p, *f, v, "");
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Check that every probe meets the same fate in both rulesets, from every built-in
+/// chain, with opaque rules taken as matching and as not matching; returns the
+/// number of probe packets.
+fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseError> {
+    let mut total = 0;
+    for (t, n) in before.iter().zip(after) {
+        let mut probes: Vec<(usize, String, Packet)> = vec![];
+        let mut seen = std::collections::HashSet::new();
+        let mut base = base_packet(v6);
+        for proto in [17, 6] {
+            base.proto = proto;
+            if seen.insert(base.clone()) {
+                probes.push((0, "the policy".into(), base.clone()));
+            }
+        }
+        for c in &t.chains {
+            for r in &c.rules {
+                for p in rule_probes(r, v6) {
+                    if seen.insert(p.clone()) {
+                        probes.push((r.line, r.text.clone(), p));
+                    }
+                }
+            }
+        }
+        let opaque = t
+            .chains
+            .iter()
+            .flat_map(|c| &c.rules)
+            .any(|r| r.conds.is_none());
+        let starts: Vec<&str> = t
+            .chains
+            .iter()
+            .filter(|c| c.policy.is_some())
+            .map(|c| c.name.as_str())
+            .collect();
+        for (line, rule, p) in &probes {
+            for start in &starts {
+                for assume in [false, true].into_iter().take(if opaque { 2 } else { 1 }) {
+                    let (x, y) = (t.fate(start, p, assume), n.fate(start, p, assume));
+                    if x != y {
+                        let show = |f: &model::Fate| {
+                            if f.passed.is_empty() {
+                                f.verdict.clone()
+                            } else {
+                                format!("{} after {}", f.verdict, f.passed.join("; "))
+                            }
+                        };
+                        return Err(AdviseError::Disagree {
+                            line: *line,
+                            rule: rule.clone(),
+                            chain: format!("{} {start}", t.name),
+                            packet: p.to_string(),
+                            before: show(&x),
+                            after: show(&y),
+                        });
+                    }
+                }
+            }
+        }
+        total += probes.len();
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests;
