@@ -10,6 +10,7 @@
 
 pub mod iptables;
 pub mod model;
+pub mod nft;
 mod rewrite;
 
 use crate::import::ImportError;
@@ -51,6 +52,10 @@ pub struct Advice {
     pub text: String,
     /// `ipset restore` input for the sets the rewritten rules use (load it first).
     pub ipset: String,
+    /// Both rulesets as nft files (original, optimised), to measure them with one
+    /// engine; `Err`: why they cannot be written as nft.
+    #[serde(skip)]
+    pub as_nft: Result<(String, String), String>,
 }
 
 /// Why no advice can be given.
@@ -116,7 +121,9 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
     } else {
         iptables::render(&new_tables, v6, &sets)
     };
+    let as_nft = nft::render(&tables, v6).and_then(|a| Ok((a, nft::render(&new_tables, v6)?)));
     Ok(Advice {
+        as_nft,
         format: ImportFormat::IptablesSave,
         rules_before: count(&tables),
         rules_after: count(&new_tables),

@@ -273,3 +273,43 @@ fn ipv6_blocklists_and_refusals() {
         "{e}"
     );
 }
+
+#[test]
+fn both_rulesets_as_nft() {
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j DROP\n\
+             -A INPUT -s 198.51.100.0/24 -j DROP\n\
+             -A INPUT -p udp -m udp --dport 5000:5010 -j ACCEPT\n\
+             -A INPUT -j LOG --log-prefix \"in: \"\n",
+        ),
+    )
+    .unwrap();
+    let (before, after) = a.as_nft.unwrap();
+    assert_eq!(
+        after,
+        "table ip advise-filter {\n\
+         \tchain INPUT {\n\
+         \t\ttype filter hook input priority filter; policy accept;\n\
+         \t\tip saddr { 203.0.113.1, 203.0.113.2, 198.51.100.0/24 } counter drop\n\
+         \t\tmeta l4proto 17 udp dport 5000-5010 counter accept\n\
+         \t\tcounter log prefix \"in: \"\n\
+         \t}\n\
+         \tchain FORWARD {\n\
+         \t\ttype filter hook forward priority filter; policy drop;\n\
+         \t}\n\
+         \tchain OUTPUT {\n\
+         \t\ttype filter hook output priority filter; policy accept;\n\
+         \t}\n\
+         }\n"
+    );
+    assert!(before.contains("\t\tip saddr 203.0.113.2 counter drop\n"), "{before}");
+    let a = advise("f", &filter("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n")).unwrap();
+    assert_eq!(
+        a.as_nft.unwrap_err(),
+        "line 5 (`-A INPUT -m conntrack --ctstate NEW -j ACCEPT`): stateful match \
+         `-m conntrack`; nft output needs every rule understood"
+    );
+}

@@ -25,6 +25,12 @@ pub struct AdviseArgs {
     /// safe rewrite exists
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Format of the files --out writes: `iptables` (the input's own, with its
+    /// ipsets) or `nft` (FILE: the optimised ruleset, FILE.orig.nft: the original,
+    /// both as nft with anonymous sets, to measure them with one engine:
+    /// `fwbench flood --engine nft --import FILE`)
+    #[arg(long = "as", value_name = "FORMAT", default_value = "iptables", value_parser = ["iptables", "nft"])]
+    pub format: String,
     /// Print the summary as JSON
     #[arg(long, short = 'J')]
     pub json: bool,
@@ -55,7 +61,7 @@ fn lines(ls: &[usize]) -> String {
 }
 
 /// The summary people read.
-pub fn summary(file: &str, a: &Advice, out: Option<&str>) -> String {
+pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -89,7 +95,12 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>) -> String {
         }
     }
     if let Some(o) = out.filter(|_| !a.changes.is_empty()) {
-        if a.ipset.is_empty() {
+        if nft {
+            let _ = writeln!(
+                s,
+                "written: {o} (optimised), {o}.orig.nft (the original), both for `nft -f`"
+            );
+        } else if a.ipset.is_empty() {
             let _ = writeln!(s, "written: {o} (load: iptables-restore < {o})");
         } else {
             let _ = writeln!(
@@ -113,7 +124,20 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
         Err(e @ AdviseError::Disagree { .. }) => return Err(anyhow::Error::new(e)),
     };
     let out = a.out.as_ref().map(|o| o.display().to_string());
-    if let (Some(o), false) = (&a.out, advice.changes.is_empty()) {
+    let write = |p: &std::ffi::OsStr, text: &str| {
+        std::fs::write(p, text)
+            .with_context(|| format!("writing {}", PathBuf::from(p).display()))
+    };
+    if let (Some(o), false, "nft") = (&a.out, advice.changes.is_empty(), a.format.as_str()) {
+        let (before, after) = advice
+            .as_nft
+            .as_ref()
+            .map_err(|e| usage(format!("{path}: cannot be written as nft: {e}")))?;
+        write(o.as_os_str(), after)?;
+        let mut p = o.as_os_str().to_owned();
+        p.push(".orig.nft");
+        write(&p, before)?;
+    } else if let (Some(o), false) = (&a.out, advice.changes.is_empty()) {
         std::fs::write(o, &advice.text).with_context(|| format!("writing {}", o.display()))?;
         if !advice.ipset.is_empty() {
             let mut p = o.as_os_str().to_owned();
@@ -125,7 +149,10 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&advice)?);
     } else {
-        print!("{}", summary(&path, &advice, out.as_deref()));
+        print!(
+            "{}",
+            summary(&path, &advice, out.as_deref(), a.format == "nft")
+        );
         if out.is_none() && !advice.changes.is_empty() {
             println!("(--out FILE writes the optimised ruleset)");
         }
