@@ -58,6 +58,21 @@ pub struct Advice {
     pub as_nft: Result<(String, String), String>,
 }
 
+/// A probe whose fate differs between the two rulesets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refused: the rewrite would change the fate of {packet} in chain {chain} \
+     (probe of line {line}: `{rule}`): {before} before, {after} after"
+)]
+pub struct Disagreement {
+    pub line: usize,
+    pub rule: String,
+    pub chain: String,
+    pub packet: String,
+    pub before: String,
+    pub after: String,
+}
+
 /// Why no advice can be given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdviseError {
@@ -65,18 +80,8 @@ pub enum AdviseError {
     Import(#[from] ImportError),
     /// The rewrite changed a packet's fate: nothing is proposed (a bug of the
     /// rewrite, never a silent change).
-    #[error(
-        "refused: the rewrite would change the fate of {packet} in chain {chain} \
-         (probe of line {line}: `{rule}`): {before} before, {after} after"
-    )]
-    Disagree {
-        line: usize,
-        rule: String,
-        chain: String,
-        packet: String,
-        before: String,
-        after: String,
-    },
+    #[error("{0}")]
+    Disagree(Box<Disagreement>),
     #[error("{0}")]
     Unsupported(String),
 }
@@ -298,14 +303,14 @@ fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseErr
                                 format!("{} after {}", f.verdict, f.passed.join("; "))
                             }
                         };
-                        return Err(AdviseError::Disagree {
+                        return Err(AdviseError::Disagree(Box::new(Disagreement {
                             line: *line,
                             rule: rule.clone(),
                             chain: format!("{} {start}", t.name),
                             packet: p.to_string(),
                             before: show(&x),
                             after: show(&y),
-                        });
+                        })));
                     }
                 }
             }

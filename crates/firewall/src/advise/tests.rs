@@ -305,8 +305,15 @@ fn both_rulesets_as_nft() {
          \t}\n\
          }\n"
     );
-    assert!(before.contains("\t\tip saddr 203.0.113.2 counter drop\n"), "{before}");
-    let a = advise("f", &filter("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n")).unwrap();
+    assert!(
+        before.contains("\t\tip saddr 203.0.113.2 counter drop\n"),
+        "{before}"
+    );
+    let a = advise(
+        "f",
+        &filter("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n"),
+    )
+    .unwrap();
     assert_eq!(
         a.as_nft.unwrap_err(),
         "line 5 (`-A INPUT -m conntrack --ctstate NEW -j ACCEPT`): stateful match \

@@ -121,12 +121,11 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
         Err(e @ (AdviseError::Import(_) | AdviseError::Unsupported(_))) => {
             return Err(usage(e.to_string()))
         }
-        Err(e @ AdviseError::Disagree { .. }) => return Err(anyhow::Error::new(e)),
+        Err(e @ AdviseError::Disagree(_)) => return Err(anyhow::Error::new(e)),
     };
     let out = a.out.as_ref().map(|o| o.display().to_string());
     let write = |p: &std::ffi::OsStr, text: &str| {
-        std::fs::write(p, text)
-            .with_context(|| format!("writing {}", PathBuf::from(p).display()))
+        std::fs::write(p, text).with_context(|| format!("writing {}", PathBuf::from(p).display()))
     };
     if let (Some(o), false, "nft") = (&a.out, advice.changes.is_empty(), a.format.as_str()) {
         let (before, after) = advice
