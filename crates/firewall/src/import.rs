@@ -768,31 +768,41 @@ pub fn import_nft_listing(
             )),
         }
     }
-    let (family, name) = match &tables[..] {
-        [one] => one.clone(),
-        [] => {
-            return file_error(
-                source,
-                format!(
-                    "no table of family inet or {} to import",
-                    if ip == Ip::V4 { "ip" } else { "ip6" }
-                ),
-            )
+    if tables.is_empty() {
+        return file_error(
+            source,
+            format!(
+                "no table of family inet or {} to import",
+                if ip == Ip::V4 { "ip" } else { "ip6" }
+            ),
+        );
+    }
+    // Several tables (firewalld, Docker, libvirt each keep their own) go into
+    // fwbench's one table, their chains, sets and objects named
+    // `<family>-<table>-<name>`; base chains keep their hooks and priorities, so a
+    // packet meets them in the host's order. One table keeps its names.
+    let many = tables.len() > 1;
+    let prefix_of = |f: &str, n: &str| {
+        if many {
+            format!("{f}-{n}-")
+        } else {
+            String::new()
         }
-        many => {
-            let names: Vec<String> = many.iter().map(|(f, n)| format!("{f} {n}")).collect();
-            return file_error(
-                source,
-                format!(
-                    "fwbench imports one table; this file has {}: {}",
-                    many.len(),
-                    names.join(", ")
-                ),
-            );
+    };
+    let user_of = |f: &str, n: &str, chain: &str| {
+        if many {
+            format!("{f}/{n}/{chain}")
+        } else {
+            chain.to_owned()
         }
     };
     let texts = rule_texts(listing);
-    let ours = |o: &Value| o["family"] == family.as_str() && o["table"] == name.as_str();
+    let table_of = |o: &Value| {
+        tables
+            .iter()
+            .find(|(f, n)| o["family"] == f.as_str() && o["table"] == n.as_str())
+            .cloned()
+    };
     let mut chains: Vec<Value> = vec![];
     let mut objects: Vec<Value> = vec![];
     let mut flowtables: Vec<Value> = vec![];
@@ -800,16 +810,29 @@ pub fn import_nft_listing(
     let mut rule_list: Vec<ImportedRule> = vec![];
     let mut elements = 0;
     let mut counters_added = 0;
-    let mut policies: Vec<String> = vec![];
+    // (fwbench's chain, the user's chain) of each drop policy.
+    let mut policies: Vec<(String, String)> = vec![];
     // Rules so far per chain: the next rule's position (counting the list per rule
     // was quadratic).
     let mut per_chain: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let fix = |o: &Value| -> Value {
+    let fix = |o: &Value, prefix: &str| -> Value {
         let mut o = o.clone();
         if let Some(m) = o.as_object_mut() {
             m.insert("family".into(), json!("inet"));
             m.insert("table".into(), json!(TABLE));
             m.remove("handle");
+            if !prefix.is_empty() {
+                for k in ["name", "chain"] {
+                    if let Some(Value::String(n)) = m.get_mut(k) {
+                        *n = format!("{prefix}{n}");
+                    }
+                }
+                for k in ["expr", "elem"] {
+                    if let Some(v) = m.get_mut(k) {
+                        rename_refs(v, prefix);
+                    }
+                }
+            }
         }
         o
     };
@@ -817,21 +840,27 @@ pub fn import_nft_listing(
         let Some((kind, o)) = item.as_object().and_then(|m| m.iter().next()) else {
             continue;
         };
-        if kind == "metainfo" || kind == "table" || !ours(o) {
+        if kind == "metainfo" || kind == "table" {
             continue;
         }
+        let Some((family, name)) = table_of(o) else {
+            continue;
+        };
+        let prefix = prefix_of(&family, &name);
         match kind.as_str() {
             "chain" => {
-                let mut c = fix(o);
+                let mut c = fix(o, &prefix);
                 if o["policy"] == "drop" {
                     c["policy"] = json!("accept");
-                    policies.push(o["name"].as_str().unwrap_or("").to_owned());
+                    let user = o["name"].as_str().unwrap_or("");
+                    policies.push((format!("{prefix}{user}"), user_of(&family, &name, user)));
                 }
                 chains.push(json!({ "add": { "chain": c } }));
             }
             "rule" => {
-                let mut r = fix(o);
+                let mut r = fix(o, &prefix);
                 let chain = o["chain"].as_str().unwrap_or("").to_owned();
+                let ours = format!("{prefix}{chain}");
                 let expr = r["expr"].as_array_mut().ok_or_else(|| ImportError::File {
                     file: source.to_owned(),
                     why: format!("a rule of chain {chain} has no expressions"),
@@ -864,11 +893,11 @@ pub fn import_nft_listing(
                     .get(&(family.clone(), name.clone(), chain.clone(), handle))
                     .cloned()
                     .unwrap_or_else(|| format!("(rule with handle {handle})"));
-                let index = per_chain.entry(chain.clone()).or_insert(0);
+                let index = per_chain.entry(ours.clone()).or_insert(0);
                 *index += 1;
                 rule_list.push(ImportedRule {
-                    chain: chain.clone(),
-                    user_chain: chain.clone(),
+                    chain: ours,
+                    user_chain: user_of(&family, &name, &chain),
                     index: *index,
                     text,
                     verdict: nft_verdict(expr),
@@ -877,12 +906,12 @@ pub fn import_nft_listing(
                 });
                 rules.push(json!({ "add": { "rule": r } }));
             }
-            "flowtable" => flowtables.push(json!({ "add": { "flowtable": fix(o) } })),
+            "flowtable" => flowtables.push(json!({ "add": { "flowtable": fix(o, &prefix) } })),
             k if OBJECTS.contains(&k) => {
                 if k == "set" {
                     elements += o["elem"].as_array().map_or(0, Vec::len);
                 }
-                objects.push(json!({ "add": { k: fix(o) } }));
+                objects.push(json!({ "add": { k: fix(o, &prefix) } }));
             }
             other => {
                 return file_error(
@@ -892,17 +921,17 @@ pub fn import_nft_listing(
             }
         }
     }
-    for chain in &policies {
+    for (chain, user) in &policies {
         rules.push(json!({ "add": { "rule": {
             "family": "inet", "table": TABLE, "chain": chain,
-            "comment": format!("fwbench: policy drop of chain {chain}"),
+            "comment": format!("fwbench: policy drop of chain {user}"),
             "expr": [{ "counter": { "packets": 0, "bytes": 0 } }, { "drop": null }],
         } } }));
         rule_list.push(ImportedRule {
             chain: chain.clone(),
-            user_chain: chain.clone(),
+            user_chain: user.clone(),
             index: per_chain.get(chain).copied().unwrap_or(0) + 1,
-            text: format!("policy drop (of chain {chain})"),
+            text: format!("policy drop (of chain {user})"),
             verdict: "drop".into(),
             policy: true,
             aim: AimFields::default(),
@@ -926,10 +955,20 @@ pub fn import_nft_listing(
             ),
         );
     }
-    if family != "inet" {
+    for (family, name) in tables.iter().filter(|(f, _)| f != "inet") {
         notes.push(format!(
             "table {family} {name} is installed as table inet {TABLE} (an inet table checks \
              the protocol family before each address match)"
+        ));
+    }
+    if many {
+        let names: Vec<String> = tables.iter().map(|(f, n)| format!("{f} {n}")).collect();
+        notes.push(format!(
+            "{} tables ({}) are installed in table inet {TABLE}: their chains, sets and \
+             objects are named FAMILY-TABLE-NAME, base chains keep their hooks and \
+             priorities (packets meet them in the host's order); `--aim FAMILY/TABLE/CHAIN:N`",
+            tables.len(),
+            names.join(", ")
         ));
     }
     if counters_added > 0 {
@@ -938,7 +977,7 @@ pub fn import_nft_listing(
              little per matched packet)"
         ));
     }
-    for c in &policies {
+    for (_, c) in &policies {
         notes.push(format!(
             "chain {c}: policy drop became policy accept and a last counted drop rule"
         ));
@@ -961,7 +1000,7 @@ pub fn import_nft_listing(
     let chain_names: Vec<(String, String)> = rule_list
         .iter()
         .filter(|r| seen.insert(r.chain.as_str()))
-        .map(|r| (r.chain.clone(), r.chain.clone()))
+        .map(|r| (r.user_chain.clone(), r.chain.clone()))
         .collect();
     Ok(Imported {
         format: ImportFormat::Nft,
@@ -973,6 +1012,32 @@ pub fn import_nft_listing(
         chains: chain_names,
         notes,
     })
+}
+
+/// Rename, in a rule's expressions or a set's elements, what names an object of the
+/// same table: `@set` references, jump and goto targets, named stateful objects.
+fn rename_refs(v: &mut serde_json::Value, prefix: &str) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.starts_with('@') => *s = format!("@{prefix}{}", &s[1..]),
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_refs(x, prefix)),
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::Object(t) if k == "jump" || k == "goto" => {
+                        if let Some(Value::String(c)) = t.get_mut("target") {
+                            *c = format!("{prefix}{c}");
+                        }
+                    }
+                    Value::String(n) if OBJECTS.contains(&k.as_str()) => {
+                        *n = format!("{prefix}{n}");
+                    }
+                    _ => rename_refs(x, prefix),
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The verdict of an nft rule's expressions: accept, drop, reject, jump X, goto X,
@@ -1501,6 +1566,89 @@ COMMIT
     }
 
     #[test]
+    fn several_nft_tables_are_imported_with_their_hooks_and_priorities() {
+        // Read back by nft from nft-two-tables.nft: `ip filter` (input, priority 10,
+        // a named set, a jump), `inet raw` (input, priority -10), `ip6 six`.
+        let json = fixture("nft-two-tables.json");
+        let text = fixture("nft-two-tables.txt");
+        let imp = import_nft_listing("two.nft", &json, &text, Ip::V4).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&imp.text).unwrap();
+        let batch = v["nftables"].as_array().unwrap();
+        let chain = |n: &str| {
+            batch
+                .iter()
+                .find(|c| c["add"]["chain"]["name"] == n)
+                .unwrap_or_else(|| panic!("no chain {n}: {}", imp.text))["add"]["chain"]
+                .clone()
+        };
+        assert_eq!(
+            (
+                chain("ip-filter-input")["hook"].as_str(),
+                chain("ip-filter-input")["prio"].as_i64()
+            ),
+            (Some("input"), Some(10))
+        );
+        assert_eq!(chain("inet-raw-input")["prio"], -10);
+        assert!(chain("ip-filter-svc").get("hook").is_none());
+        // References follow the names: the set, the jump target.
+        assert!(
+            imp.text.contains(r#""right":"@ip-filter-blocked""#),
+            "{}",
+            imp.text
+        );
+        assert!(
+            imp.text.contains(r#""target":"ip-filter-svc""#),
+            "{}",
+            imp.text
+        );
+        assert!(batch
+            .iter()
+            .any(|c| c["add"]["set"]["name"] == "ip-filter-blocked"));
+        // The IPv6 table is left out of an IPv4 trial; both others are listed.
+        assert!(imp
+            .notes
+            .iter()
+            .any(|n| n.contains("table ip6 six left out")));
+        assert!(imp
+            .notes
+            .iter()
+            .any(|n| n.starts_with("2 tables (ip filter, inet raw)")));
+        let users: Vec<(&str, usize)> = imp
+            .rule_list
+            .iter()
+            .map(|r| (r.user_chain.as_str(), r.index))
+            .collect();
+        assert_eq!(
+            users,
+            [
+                ("ip/filter/input", 1),
+                ("ip/filter/input", 2),
+                ("ip/filter/input", 3),
+                ("ip/filter/svc", 1),
+                ("inet/raw/input", 1),
+                ("inet/raw/input", 2),
+            ]
+        );
+        assert_eq!(imp.rule_list[1].verdict, "jump ip-filter-svc");
+        assert_eq!(
+            imp.rule_list[4].text,
+            "udp dport 5000 counter packets 0 bytes 0"
+        );
+        assert_eq!(
+            imp.chains[0],
+            ("ip/filter/input".to_owned(), "ip-filter-input".to_owned())
+        );
+        // An IPv6 trial: inet raw and ip6 six, the latter's drop policy counted.
+        let imp = import_nft_listing("two.nft", &json, &text, Ip::V6).unwrap();
+        let last = imp.rule_list.last().unwrap();
+        assert!(
+            last.policy && last.user_chain == "ip6/six/input",
+            "{last:?}"
+        );
+        assert_eq!(last.chain, "ip6-six-input");
+    }
+
+    #[test]
     fn nft_refusals_name_the_file() {
         assert_eq!(
             check_nft_text(
@@ -1529,14 +1677,12 @@ COMMIT
             .unwrap_err()
             .to_string()
             .contains("resets"));
-        let two = r#"{"nftables": [{"table": {"family": "inet", "name": "a", "handle": 1}},
-            {"table": {"family": "ip", "name": "b", "handle": 2}},
-            {"table": {"family": "ip6", "name": "c", "handle": 3}}]}"#;
+        let none = r#"{"nftables": [{"table": {"family": "ip6", "name": "c", "handle": 3}}]}"#;
         assert_eq!(
-            import_nft_listing("f", two, "", Ip::V4)
+            import_nft_listing("f", none, "", Ip::V4)
                 .unwrap_err()
                 .to_string(),
-            "f: fwbench imports one table; this file has 2: inet a, ip b"
+            "f: no table of family inet or ip to import"
         );
         let xt = r#"{"nftables": [{"table": {"family": "ip", "name": "filter", "handle": 1}},
             {"rule": {"family": "ip", "table": "filter", "chain": "INPUT", "handle": 4,

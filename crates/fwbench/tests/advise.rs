@@ -214,3 +214,46 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
         "optimised {after:.0} pps vs original {before:.0} pps: less than 10× cheaper"
     );
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
+    // `inet raw` (priority -10) counts udp 5000, then `ip filter` (priority 10) jumps
+    // to svc, which accepts; udp 7000 is dropped by `ip filter`'s third rule.
+    let tb = TestbedGuard::up("input");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../firewall/tests/fixtures/nft-two-tables.nft"
+    );
+    let v = flood(
+        &tb.name,
+        file,
+        &["-t", "1", "-r", "5kpps", "--dport", "5000"],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    let sent = u(&v["result"]["sent"]);
+    let rules = v["verdicts"]["rules"].as_array().unwrap();
+    let count = |chain: &str, index: u64| {
+        rules
+            .iter()
+            .find(|r| r["chain"] == chain && r["index"] == index)
+            .map(|r| u(&r["packets"]))
+            .unwrap_or_else(|| panic!("no rule {chain}:{index} in {v}"))
+    };
+    assert_eq!(count("inet/raw/input", 1), sent, "{v}");
+    assert_eq!(count("ip/filter/input", 2), sent, "{v}");
+    assert_eq!(count("ip/filter/svc", 1), sent, "{v}");
+    let v = flood(
+        &tb.name,
+        file,
+        &["-t", "1", "-r", "5kpps", "--dport", "7000"],
+    );
+    assert_eq!(v["status"], "dropped", "{v}");
+    // --aim spans the tables: the rule is named FAMILY/TABLE/CHAIN:N.
+    let v = flood(
+        &tb.name,
+        file,
+        &["-t", "1", "-r", "5kpps", "--aim", "inet/raw/input:1"],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+}
