@@ -267,10 +267,19 @@ fn parse_rule(
                 };
                 break;
             }
-            other => unknown(
-                format!("option `{other}` the analysis does not model"),
-                &mut opaque,
-            ),
+            other => {
+                unknown(
+                    format!("option `{other}` the analysis does not model"),
+                    &mut opaque,
+                );
+                // An option without a value (`--syn`, `-f`): the next word is the
+                // next option, `-j` included.
+                if val.is_some_and(|v| v.starts_with('-') || v == "!") {
+                    neg = false;
+                    i += 1;
+                    continue;
+                }
+            }
         }
         neg = false;
         i += 2;
