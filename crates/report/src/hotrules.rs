@@ -28,11 +28,13 @@ fn position(t: &TrialRow) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// The figure, when the run has trials aimed at imported rules (`None` otherwise).
-/// One series per engine and imported file; trials whose traffic did not arrive
-/// (a drop rule) have no time per packet at the sink and are counted in a note.
-pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
-    let mut by: BTreeMap<String, BTreeMap<usize, Vec<f64>>> = BTreeMap::new();
+/// Time per packet (ns) of each aimed trial that was measured, by series (engine
+/// and file) and aimed rule position; with the number of aimed trials and of those
+/// not measured.
+type ByPosition = BTreeMap<String, BTreeMap<usize, Vec<f64>>>;
+
+fn measured(trials: &[TrialRow]) -> (ByPosition, usize, usize) {
+    let mut by: ByPosition = BTreeMap::new();
     let mut unmeasured = 0;
     let mut aimed = 0;
     for t in trials {
@@ -54,6 +56,72 @@ pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
             .or_default()
             .push(1e9 / pps);
     }
+    (by, aimed, unmeasured)
+}
+
+/// The answer in sentences, per series: the cost of each rule passed (the slope of
+/// time per packet over the aimed rule's position, least squares over every trial,
+/// with its 95 % CI) and the costliest rules to reach. Needs three positions.
+pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+    use crate::figure::{mean_ci, num};
+    let (by, _, _) = measured(trials);
+    let mut out = vec![];
+    for (name, points) in by {
+        let all: Vec<(f64, f64)> = points
+            .iter()
+            .flat_map(|(x, ys)| ys.iter().map(move |y| (*x as f64, *y)))
+            .collect();
+        if points.len() < 3 {
+            continue;
+        }
+        let Some(l) = crate::stats::fit_line(&all) else {
+            continue;
+        };
+        let mut worst: Vec<(usize, f64)> = points
+            .iter()
+            .filter_map(|(x, ys)| Some((*x, crate::stats::mean(ys)?)))
+            .collect();
+        worst.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let worst: Vec<String> = worst
+            .iter()
+            .take(3)
+            .map(|(x, y)| format!("rule {x} ({} ns per packet)", num(y.round())))
+            .collect();
+        let how = format!(
+            "least squares over {} trials at {} rule positions, R² {:.2}",
+            l.n,
+            points.len(),
+            l.r2
+        );
+        let cost = match l.b_ci95 {
+            Some(c) if l.b.abs() <= c => format!(
+                "no measurable cost per rule passed ({} ns per rule, the 95 % CI holds 0; {how})",
+                mean_ci(l.b, Some(c))
+            ),
+            ci => format!(
+                "reaching a rule costs {} ns per packet for each rule passed (95 % CI; {how}){}",
+                mean_ci(l.b, ci),
+                if ci.is_some_and(|c| c <= 0.25 * l.b.abs()) {
+                    ""
+                } else {
+                    " — not stable: the CI is wider than a quarter of the cost, run more \
+                     repetitions"
+                }
+            ),
+        };
+        out.push(format!(
+            "{name}: {cost}; the costliest to reach: {}.",
+            worst.join(", ")
+        ));
+    }
+    out
+}
+
+/// The figure, when the run has trials aimed at imported rules (`None` otherwise).
+/// One series per engine and imported file; trials whose traffic did not arrive
+/// (a drop rule) have no time per packet at the sink and are counted in a note.
+pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
+    let (by, aimed, unmeasured) = measured(trials);
     if aimed == 0 {
         return None;
     }
@@ -146,6 +214,38 @@ mod tests {
         assert!(p[0].ci95.is_some());
         assert_eq!((p[1].x, p[1].y, p[1].ci95), (3.0, 4000.0, None));
         assert!(f.notes[1].starts_with("1 aimed trials are not plotted"));
+        // Three positions: the sentence with the cost per rule passed and the worst.
+        let mut trials = trials.to_vec();
+        trials.push(trial("2", "ok", Some(1e9 / 2600.0)));
+        trials.push(trial("2", "ok", Some(1e9 / 2400.0)));
+        let said = findings(&trials);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with(
+                "nft (ufw.nft): reaching a rule costs 1214 ± 844.4 ns per packet for each \
+                 rule passed (95 % CI; least squares over 5 trials at 3 rule positions, R² \
+                 0.87) — not stable"
+            ) && said[0].contains("least squares over 5 trials at 3 rule positions")
+                && said[0].ends_with(
+                    "the costliest to reach: rule 3 (4000 ns per packet), rule 2 (2500 ns \
+                     per packet), rule 1 (1500 ns per packet)."
+                ),
+            "{}",
+            said[0]
+        );
+        assert!(findings(&trials[..3]).is_empty(), "two positions: no line");
+        // An exact line of 500 ns per rule: stable, said without a warning.
+        let exact: Vec<TrialRow> = [1, 2, 3, 1, 2, 3]
+            .iter()
+            .map(|&n| trial(&n.to_string(), "ok", Some(1e9 / (500.0 * f64::from(n)))))
+            .collect();
+        let said = findings(&exact);
+        assert!(
+            said[0].starts_with("nft (ufw.nft): reaching a rule costs 500 ± 0 ns per packet")
+                && !said[0].contains("not stable"),
+            "{}",
+            said[0]
+        );
         let mut plain = trial("1", "ok", Some(1.0));
         plain.params = json!({"engine": "nft"});
         assert!(figure(&[plain]).is_none());
