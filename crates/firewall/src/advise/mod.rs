@@ -92,9 +92,8 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
         Some(ImportFormat::IptablesSave) => {}
         Some(ImportFormat::Nft) | None => {
             return Err(AdviseError::Unsupported(format!(
-                "{source}: `rules advise` reads iptables-save output in this version \
-                 (for an nft ruleset: `iptables-restore-translate` the other way is not \
-                 available; nft input is not analysed yet)"
+                "{source}: `rules advise` reads iptables-save output; nft rulesets are \
+                 not analysed yet"
             )))
         }
     }

@@ -326,5 +326,8 @@ fn an_option_without_a_value_keeps_the_rules_target() {
     let (t, _) = iptables::parse("f", &filter("-A INPUT -p tcp --syn -j DROP\n")).unwrap();
     let r = &t[0].chains[0].rules[0];
     assert_eq!(r.target, model::Target::Verdict("DROP".into()));
-    assert_eq!(r.opaque.as_deref(), Some("option `--syn` the analysis does not model"));
+    assert_eq!(
+        r.opaque.as_deref(),
+        Some("option `--syn` the analysis does not model")
+    );
 }
