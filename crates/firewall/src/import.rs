@@ -687,7 +687,9 @@ pub fn refused_messages(source: &str, types: &[u16]) -> Result<(), ImportError> 
 
 /// The text of each rule in `nft -a list ruleset` output: (table family, table,
 /// chain, handle) → the rule as nft prints it.
-fn rule_texts(listing: &str) -> std::collections::HashMap<(String, String, String, u64), String> {
+pub(crate) fn rule_texts(
+    listing: &str,
+) -> std::collections::HashMap<(String, String, String, u64), String> {
     let mut out = std::collections::HashMap::new();
     let (mut table, mut chain) = ((String::new(), String::new()), String::new());
     for line in listing.lines() {

@@ -307,3 +307,36 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     );
     assert_eq!(v["status"], "ok", "{v}");
 }
+
+#[test]
+#[ignore = "needs root: nft loads the file in a scratch network namespace (run with --include-ignored as root)"]
+fn an_nft_ruleset_is_advised_and_its_output_loads() {
+    let dir = TempDir::new();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../firewall/tests/fixtures/nft-advise.nft"
+    );
+    let out = dir.file("opt.nft");
+    let o = fwbench(&[
+        "rules",
+        "advise",
+        "--import",
+        file,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("11 rules → 5 rules"), "{s}");
+    assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
+    let o = std::process::Command::new("unshare")
+        .args(["--net", "nft", "-c", "-f", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "nft -c: {}", stderr(&o));
+    // A flush in the file is refused before anything is analysed (exit 2).
+    let bad = dir.file("bad.nft");
+    std::fs::write(&bad, "flush ruleset\ntable inet x {\n}\n").unwrap();
+    let o = fwbench(&["rules", "advise", "--import", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -11,6 +11,7 @@
 pub mod iptables;
 pub mod model;
 pub mod nft;
+pub mod nftjson;
 mod rewrite;
 
 use crate::import::ImportError;
@@ -103,7 +104,7 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
     let mut new_tables = vec![];
     let mut sets = vec![];
     for t in &tables {
-        let (nt, s) = rewrite::rewrite(t, &mut next_set, &mut changes);
+        let (nt, s) = rewrite::rewrite(t, &mut next_set, &mut changes, false);
         sets.extend(s.into_iter().map(|(c, i, n)| (t.name.clone(), c, i, n)));
         new_tables.push(nt);
     }
@@ -136,6 +137,59 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
         probes,
         text,
         ipset,
+    })
+}
+
+/// Analyse an nft ruleset as nft itself read it back from a scratch namespace
+/// (`json`: `nft -j list ruleset`, `listing`: `nft -a list ruleset`); the rules'
+/// "lines" are their nft handles. The optimised ruleset is nft text (`nft -f`).
+pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, AdviseError> {
+    let mut tables = nftjson::parse(json, listing)
+        .map_err(|e| AdviseError::Unsupported(format!("{source}: {e}")))?;
+    let original = tables.clone();
+    let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let mut changes = vec![];
+    let mut next_set = 1;
+    for t in &mut tables {
+        t.table = rewrite::rewrite(&t.table, &mut next_set, &mut changes, true).0;
+    }
+    let after: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let mut probes = check(&before, &after, false)?;
+    if tables
+        .iter()
+        .any(|t| t.family == "inet" || t.family == "ip6")
+    {
+        probes += check(&before, &after, true)?;
+    }
+    let count = |ts: &[Table]| -> usize {
+        ts.iter()
+            .flat_map(|t| &t.chains)
+            .map(|c| c.rules.len())
+            .sum()
+    };
+    let kept = before
+        .iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
+        .collect();
+    let unsupported = |e: String| AdviseError::Unsupported(format!("{source}: {e}"));
+    let text = if changes.is_empty() {
+        String::new()
+    } else {
+        nftjson::render(listing, &tables).map_err(unsupported)?
+    };
+    let as_nft = nftjson::render(listing, &original).map(|o| (o, text.clone()));
+    Ok(Advice {
+        format: ImportFormat::Nft,
+        rules_before: count(&before),
+        rules_after: count(&after),
+        changes,
+        kept,
+        probes,
+        as_nft,
+        text,
+        ipset: String::new(),
     })
 }
 

@@ -54,7 +54,8 @@ fn values(v: &Values) -> String {
     }
 }
 
-fn rule(r: &Rule, v6: bool) -> Result<String, String> {
+/// One rule as nft text (`v6`: the family of addresses when the rule has none).
+pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
     let why = |w: String| Err(format!("line {} (`{}`): {w}", r.line, r.text));
     let Some(conds) = &r.conds else {
         return why(format!(
@@ -63,6 +64,13 @@ fn rule(r: &Rule, v6: bool) -> Result<String, String> {
         ));
     };
     let mut s = String::new();
+    let v6 = conds
+        .values()
+        .find_map(|c| match &c.values {
+            Values::Nets(n) => n.first().map(|n| n.v6),
+            _ => None,
+        })
+        .unwrap_or(v6);
     let l3 = if v6 { "ip6" } else { "ip" };
     let op = |c: &Cond| if c.neg { "!= " } else { "" };
     let proto = match conds.get(&Field::Proto) {
@@ -89,6 +97,9 @@ fn rule(r: &Rule, v6: bool) -> Result<String, String> {
         };
     }
     s.push_str("counter");
+    if let Some(cm) = &r.comment {
+        let _ = write!(s, " comment {cm}");
+    }
     match &r.target {
         Target::Verdict(v) => match v.as_str() {
             "ACCEPT" => s.push_str(" accept"),

@@ -54,9 +54,11 @@ pub fn rewrite(
     t: &Table,
     next_set: &mut usize,
     changes: &mut Vec<Change>,
+    nft: bool,
 ) -> (Table, Vec<(String, usize, String)>) {
     let mut out = t.clone();
     let mut sets = vec![];
+    let unit = if nft { "handle" } else { "line" };
     for c in &mut out.chains {
         let at = |what: &str| format!("{} {}", t.name, what);
         let chain_name = at(&c.name);
@@ -79,10 +81,10 @@ pub fn rewrite(
                         chain: chain_name.clone(),
                         lines: vec![r.line],
                         reason: if dup {
-                            format!("duplicate of line {} (`{}`): removed", k.line, k.text)
+                            format!("duplicate of {unit} {} (`{}`): removed", k.line, k.text)
                         } else {
                             format!(
-                                "never matches: line {} (`{}`) takes every packet it would: removed",
+                                "never matches: {unit} {} (`{}`) takes every packet it would: removed",
                                 k.line, k.text
                             )
                         },
@@ -177,18 +179,22 @@ pub fn rewrite(
                 r.packets = packets;
                 r
             };
-            let mut how = String::new();
+            let how;
             if is_addr {
                 let set = format!("fwbench-advise-{}", *next_set);
                 *next_set += 1;
-                how = format!("one rule matching the ipset {set} ({} entries)", nets.len());
+                how = if nft {
+                    format!("one rule with an anonymous set ({} entries)", nets.len())
+                } else {
+                    format!("one rule matching the ipset {set} ({} entries)", nets.len())
+                };
                 sets.push((c.name.clone(), merged.len(), set));
                 merged.push(with(Values::Nets(nets)));
             } else {
                 let mut chunk: Vec<(u16, u16)> = vec![];
                 let mut rules = 0;
                 for p in ports {
-                    if port_weight(&chunk) + port_weight(&[p]) > MULTIPORT_MAX {
+                    if !nft && port_weight(&chunk) + port_weight(&[p]) > MULTIPORT_MAX {
                         merged.push(with(Values::Ports(std::mem::take(&mut chunk))));
                         rules += 1;
                     }
@@ -196,10 +202,14 @@ pub fn rewrite(
                 }
                 merged.push(with(Values::Ports(chunk)));
                 rules += 1;
-                how = format!(
-                    "{rules} `multiport` rule{}",
-                    if rules > 1 { "s" } else { "" }
-                ) + &how;
+                how = if nft {
+                    "one rule with an anonymous set".into()
+                } else {
+                    format!(
+                        "{rules} `multiport` rule{}",
+                        if rules > 1 { "s" } else { "" }
+                    )
+                };
             }
             changes.push(Change {
                 kind: ChangeKind::Merged,

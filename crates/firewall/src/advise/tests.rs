@@ -331,3 +331,51 @@ fn an_option_without_a_value_keeps_the_rules_target() {
         Some("option `--syn` the analysis does not model")
     );
 }
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn an_nft_ruleset_is_rewritten_with_anonymous_sets() {
+    // nft's own read-back of nft-advise.nft (`nft -j list ruleset`, `nft -a list ruleset`).
+    let a = advise_nft(
+        "nft-advise.nft",
+        &fixture("nft-advise.json"),
+        &fixture("nft-advise.txt"),
+    )
+    .unwrap();
+    assert_eq!(a.format, ImportFormat::Nft);
+    assert_eq!((a.rules_before, a.rules_after), (11, 5));
+    assert_eq!(
+        a.text,
+        "table inet host {\n\
+         \tchain input {\n\
+         \t\ttype filter hook input priority filter; policy drop;\n\
+         \t\tct state established,related accept\n\
+         \t\tip saddr { 203.0.113.1, 203.0.113.2, 203.0.113.3, 198.51.100.0/24 } counter drop\n\
+         \t\tmeta l4proto 6 tcp dport { 22, 80, 443 } counter accept\n\
+         \t\tudp dport 5000 accept\n\
+         \t\tlog prefix \"in: \" drop\n\
+         \t}\n\
+         }\n"
+    );
+    assert_eq!(a.changes[0].kind, ChangeKind::Duplicate);
+    assert!(
+        a.changes[0].reason.starts_with("duplicate of handle 9"),
+        "{:?}",
+        a.changes[0]
+    );
+    assert_eq!(a.kept, [(2, "stateful match `ct`".to_owned())]);
+    // The original, handles dropped, for measuring with the same engine.
+    let (orig, _) = a.as_nft.unwrap();
+    assert!(
+        orig.contains("\t\tip saddr 203.0.113.3 counter packets 0 bytes 0 drop\n"),
+        "{orig}"
+    );
+    assert!(!orig.contains("handle"), "{orig}");
+}

@@ -220,6 +220,10 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
     if a.changes.is_empty() {
         let _ = writeln!(s, "no safe rewrite found: nothing changed, nothing written");
     }
+    let unit = match a.format {
+        firewall::ImportFormat::Nft => "handle",
+        firewall::ImportFormat::IptablesSave => "line",
+    };
     for c in &a.changes {
         let kind = serde_json::to_value(c.kind)
             .ok()
@@ -227,7 +231,7 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "  {kind:<10} {} line {}: {}",
+            "  {kind:<10} {} {unit} {}: {}",
             c.chain,
             lines(&c.lines),
             c.reason
@@ -239,7 +243,7 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
             "left in place (the analysis cannot read them; nothing crosses them):"
         );
         for (line, why) in &a.kept {
-            let _ = writeln!(s, "  line {line}: {why}");
+            let _ = writeln!(s, "  {unit} {line}: {why}");
         }
     }
     if let Some(o) = out.filter(|_| !a.changes.is_empty()) {
@@ -248,6 +252,8 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
                 s,
                 "written: {o} (optimised), {o}.orig.nft (the original), both for `nft -f`"
             );
+        } else if a.format == firewall::ImportFormat::Nft {
+            let _ = writeln!(s, "written: {o} (load: nft -f {o})");
         } else if a.ipset.is_empty() {
             let _ = writeln!(s, "written: {o} (load: iptables-restore < {o})");
         } else {
@@ -264,7 +270,19 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
     let path = a.import.display().to_string();
     let text = crate::limits::read_user_file(&a.import, "rule import")
         .map_err(|e| usage(format!("--import {e}")))?;
-    let advice = match firewall::advise::advise(&path, &text) {
+    let result = match firewall::import::detect(&text) {
+        Some(firewall::ImportFormat::IptablesSave) => firewall::advise::advise(&path, &text),
+        // Anything else is nft's to judge: loaded by nft itself in a scratch namespace
+        // (as `--import` does), its read-back analysed.
+        _ => {
+            use firewall::import;
+            import::check_nft_text(&path, &text).map_err(|e| usage(e.to_string()))?;
+            let loaded = crate::nftload::load_nft(&path, &text).map_err(usage)?;
+            import::refused_messages(&path, &loaded.messages).map_err(|e| usage(e.to_string()))?;
+            firewall::advise::advise_nft(&path, &loaded.json, &loaded.listing)
+        }
+    };
+    let advice = match result {
         Ok(a) => a,
         Err(e @ (AdviseError::Import(_) | AdviseError::Unsupported(_))) => {
             return Err(usage(e.to_string()))
