@@ -45,6 +45,9 @@ pub struct Advice {
     pub changes: Vec<Change>,
     /// Rules left in place because the analysis cannot read them: (line, why).
     pub kept: Vec<(usize, String)>,
+    /// Cost-changing choices the analysis cannot prove safe alone (not applied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub rules_before: usize,
     pub rules_after: usize,
     /// Probe packets whose fate both rulesets agree on (× each built-in chain).
@@ -93,8 +96,8 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
         Some(ImportFormat::IptablesSave) => {}
         Some(ImportFormat::Nft) | None => {
             return Err(AdviseError::Unsupported(format!(
-                "{source}: `rules advise` reads iptables-save output; nft rulesets are \
-                 not analysed yet"
+                "{source}: not iptables-save output (an nft ruleset is analysed from \
+                 nft's own read-back: `advise_nft`)"
             )))
         }
     }
@@ -129,6 +132,7 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
     let as_nft = nft::render(&tables, v6).and_then(|a| Ok((a, nft::render(&new_tables, v6)?)));
     Ok(Advice {
         as_nft,
+        notes: vec![],
         format: ImportFormat::IptablesSave,
         rules_before: count(&tables),
         rules_after: count(&new_tables),
@@ -180,7 +184,36 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
         nftjson::render(listing, &tables).map_err(unsupported)?
     };
     let as_nft = nftjson::render(listing, &original).map(|o| (o, text.clone()));
+    // `inet` → `ip`: an inet table pays a family check before each address match
+    // (docs/engines.md); when none of its rules names an IPv6 address, an `ip` table
+    // does the same for IPv4 — but would no longer see IPv6 packets at all.
+    let notes = original
+        .iter()
+        .filter(|t| t.family == "inet")
+        .filter(|t| {
+            let rules = || t.table.chains.iter().flat_map(|c| &c.rules);
+            rules().all(|r| {
+                r.conds.as_ref().is_some_and(|c| {
+                    c.values()
+                        .all(|c| !matches!(&c.values, Values::Nets(n) if n.iter().any(|n| n.v6)))
+                })
+            }) && rules().any(|r| {
+                r.conds
+                    .as_ref()
+                    .is_some_and(|c| c.contains_key(&Field::Src) || c.contains_key(&Field::Dst))
+            })
+        })
+        .map(|t| {
+            format!(
+                "table inet {}: no rule names an IPv6 address; if this host has no IPv6 \
+                 traffic to filter, `table ip {}` saves the family check before each \
+                 address match (not applied: an ip table does not see IPv6 packets)",
+                t.name, t.name
+            )
+        })
+        .collect();
     Ok(Advice {
+        notes,
         format: ImportFormat::Nft,
         rules_before: count(&before),
         rules_after: count(&after),

@@ -379,3 +379,29 @@ fn an_nft_ruleset_is_rewritten_with_anonymous_sets() {
     );
     assert!(!orig.contains("handle"), "{orig}");
 }
+
+#[test]
+fn an_inet_table_of_ipv4_rules_gets_a_note_not_a_rewrite() {
+    // nft's read-back of an inet table whose rules all name IPv4 addresses.
+    let a = advise_nft(
+        "v4only.nft",
+        &fixture("nft-advise-v4only.json"),
+        &fixture("nft-advise-v4only.txt"),
+    )
+    .unwrap();
+    assert_eq!(a.notes.len(), 1, "{:?}", a.notes);
+    assert!(a.notes[0].starts_with("table inet t: no rule names an IPv6 address"));
+    assert!(
+        a.text.contains("table inet t {"),
+        "the family is not changed: {}",
+        a.text
+    );
+    // The proof ran for IPv6 probes too (an inet table sees both).
+    let b = advise_nft(
+        "nft-advise.nft",
+        &fixture("nft-advise.json"),
+        &fixture("nft-advise.txt"),
+    )
+    .unwrap();
+    assert!(b.notes.is_empty(), "a ct rule may match anything: no note");
+}

@@ -237,6 +237,9 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
             c.reason
         );
     }
+    for n in &a.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     if !a.kept.is_empty() {
         let _ = writeln!(
             s,
