@@ -201,11 +201,17 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
         assert_eq!(u(&v["verdicts"]["policy_drops"]), sent, "{file}: {v}");
     }
     // Cost per packet aimed at the last rule (1 / received packets per second at the
-    // highest rate): the set lookup replaces 5 000 rules.
+    // highest rate): the set lookup replaces 5 000 rules. The best of two floods each:
+    // other work on this shared machine only ever slows a flood down (one flood under
+    // load once gave the optimised ruleset a fifth of its usual rate).
     let pps = |file: &str| {
-        let v = flood(&tb.name, file, &["-t", "2", "-r", "max", "--dport", "5000"]);
-        assert_eq!(v["status"], "ok", "{file}: {v}");
-        util::f(&v["result"]["received_pps"])
+        (0..2)
+            .map(|_| {
+                let v = flood(&tb.name, file, &["-t", "2", "-r", "max", "--dport", "5000"]);
+                assert_eq!(v["status"], "ok", "{file}: {v}");
+                util::f(&v["result"]["received_pps"])
+            })
+            .fold(0.0, f64::max)
     };
     let (before, after) = (pps(orig), pps(opt));
     eprintln!("received pps: original {before:.0}, optimised {after:.0}");
@@ -233,11 +239,14 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let m = &v["measured"];
-    let (b, a) = (
-        util::f(&m["original"]["mean"]),
-        util::f(&m["optimised"]["mean"]),
-    );
-    assert!(b >= 10.0 * a, "{m}");
+    let best = |k: &str| {
+        m[k].as_array()
+            .unwrap()
+            .iter()
+            .map(util::f)
+            .fold(f64::INFINITY, f64::min)
+    };
+    assert!(best("original_ns") >= 10.0 * best("optimised_ns"), "{m}");
     assert!(
         util::f(&m["saving_ns"]) > 0.0 && m["saving_ci95"].is_number(),
         "{m}"
