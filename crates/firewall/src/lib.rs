@@ -12,8 +12,10 @@
 //!
 //! Layers, top to bottom (a module imports only modules below it):
 //! `request`, `report` → `install` → `render` → `engine` → `plan`, `rendered`,
-//! `tool` → `models`, `import` → `model`.
+//! `tool` → `advise` → `models`, `import` → `model`. `advise` (rewrites of an
+//! imported ruleset, proven on probes) is pure analysis.
 
+pub mod advise;
 pub mod engine;
 pub mod import;
 pub mod install;

@@ -127,10 +127,19 @@ pub fn read_user_file(path: &Path, what: &str) -> Result<String, String> {
         return Err(too_big());
     }
     String::from_utf8(buf).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = at
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
         refuse(
             path,
             what,
-            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+            format!("not UTF-8 text (line {line}, byte {col} of the line; byte {at} of the file)"),
         )
     })
 }
@@ -182,10 +191,12 @@ mod tests {
         f.set_len(MAX_INPUT_FILE + 1).unwrap();
         let e = read_user_file(&big, "import").unwrap_err();
         assert!(e.contains("larger than 128 MiB"), "{e}");
-        std::fs::write(&big, [0xff, 0xfe]).unwrap();
-        assert!(read_user_file(&big, "import")
-            .unwrap_err()
-            .contains("UTF-8"));
+        std::fs::write(&big, b"*filter\n:INPUT ACCEPT\xff\n").unwrap();
+        let e = read_user_file(&big, "import").unwrap_err();
+        assert!(
+            e.ends_with("not UTF-8 text (line 2, byte 14 of the line; byte 21 of the file)"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -28,11 +28,13 @@ fn position(t: &TrialRow) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// The figure, when the run has trials aimed at imported rules (`None` otherwise).
-/// One series per engine and imported file; trials whose traffic did not arrive
-/// (a drop rule) have no time per packet at the sink and are counted in a note.
-pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
-    let mut by: BTreeMap<String, BTreeMap<usize, Vec<f64>>> = BTreeMap::new();
+/// Time per packet (ns) of each aimed trial that was measured, by series (engine
+/// and file) and aimed rule position; with the number of aimed trials and of those
+/// not measured.
+type ByPosition = BTreeMap<String, BTreeMap<usize, Vec<f64>>>;
+
+fn measured(trials: &[TrialRow]) -> (ByPosition, usize, usize) {
+    let mut by: ByPosition = BTreeMap::new();
     let mut unmeasured = 0;
     let mut aimed = 0;
     for t in trials {
@@ -54,6 +56,83 @@ pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
             .or_default()
             .push(1e9 / pps);
     }
+    (by, aimed, unmeasured)
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// The answer in sentences, per series: the cost of each rule passed (the slope of
+/// median time per packet over the aimed rule's position, with its 95 % CI) and the
+/// costliest rules to reach (by median). Needs three positions.
+pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+    use crate::figure::{mean_ci, num};
+    let (by, _, _) = measured(trials);
+    let mut out = vec![];
+    for (name, points) in by {
+        // The median of each position's trials: one trial slowed down by something
+        // else on the machine (seen here: 2 kpps among 150 kpps) does not move it.
+        let medians: Vec<(usize, f64)> = points
+            .iter()
+            .filter_map(|(x, ys)| Some((*x, median(ys)?)))
+            .collect();
+        if medians.len() < 3 {
+            continue;
+        }
+        let line: Vec<(f64, f64)> = medians.iter().map(|&(x, y)| (x as f64, y)).collect();
+        let Some(l) = crate::stats::fit_line(&line) else {
+            continue;
+        };
+        let trials: usize = points.values().map(Vec::len).sum();
+        let mut worst = medians;
+        worst.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let worst: Vec<String> = worst
+            .iter()
+            .take(3)
+            .map(|(x, y)| format!("rule {x} ({} ns per packet)", num(y.round())))
+            .collect();
+        let how = format!(
+            "least squares over the median of each of {} rule positions, {trials} trials, \
+             R² {:.2}",
+            l.n, l.r2
+        );
+        let cost = match l.b_ci95 {
+            Some(c) if l.b.abs() <= c => format!(
+                "no measurable cost per rule passed ({} ns per rule, the 95 % CI holds 0; {how})",
+                mean_ci(l.b, Some(c))
+            ),
+            ci => format!(
+                "reaching a rule costs {} ns per packet for each rule passed (95 % CI; {how}){}",
+                mean_ci(l.b, ci),
+                if ci.is_some_and(|c| c <= 0.25 * l.b.abs()) {
+                    ""
+                } else {
+                    " — not stable: the CI is wider than a quarter of the cost, run more \
+                     repetitions"
+                }
+            ),
+        };
+        out.push(format!(
+            "{name}: {cost}; the costliest to reach: {}.",
+            worst.join(", ")
+        ));
+    }
+    out
+}
+
+/// The figure, when the run has trials aimed at imported rules (`None` otherwise).
+/// One series per engine and imported file; trials whose traffic did not arrive
+/// (a drop rule) have no time per packet at the sink and are counted in a note.
+pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
+    let (by, aimed, unmeasured) = measured(trials);
     if aimed == 0 {
         return None;
     }
@@ -148,6 +227,44 @@ mod tests {
         assert!(p[0].ci95.is_some());
         assert_eq!((p[1].x, p[1].y, p[1].ci95), (3.0, 4000.0, None));
         assert!(f.notes[1].starts_with("1 aimed trials are not plotted"));
+        // Three positions: the sentence with the cost per rule passed and the worst.
+        let mut trials = trials.to_vec();
+        trials.push(trial("2", "ok", Some(1e9 / 2600.0)));
+        trials.push(trial("2", "ok", Some(1e9 / 2400.0)));
+        let said = findings(&trials);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with(
+                "nft (ufw.nft): no measurable cost per rule passed (1250 ± 1834 ns per \
+                 rule, the 95 % CI holds 0; least squares over the median of each of 3 rule \
+                 positions, 5 trials, R² 0.99)"
+            ) && said[0].ends_with(
+                "the costliest to reach: rule 3 (4000 ns per packet), rule 2 (2500 ns \
+                     per packet), rule 1 (1500 ns per packet)."
+            ),
+            "{}",
+            said[0]
+        );
+        assert!(findings(&trials[..3]).is_empty(), "two positions: no line");
+        // 410 ns per rule with ±130 ns of noise: measured, but the CI is wide.
+        let noisy: Vec<TrialRow> = [(1, 600.0), (2, 1100.0), (3, 1300.0), (4, 1900.0)]
+            .iter()
+            .map(|&(n, ns)| trial(&n.to_string(), "ok", Some(1e9 / ns)))
+            .collect();
+        let said = findings(&noisy);
+        assert!(said[0].contains("— not stable"), "{}", said[0]);
+        // An exact line of 500 ns per rule: stable, said without a warning.
+        let exact: Vec<TrialRow> = [1, 2, 3, 1, 2, 3]
+            .iter()
+            .map(|&n| trial(&n.to_string(), "ok", Some(1e9 / (500.0 * f64::from(n)))))
+            .collect();
+        let said = findings(&exact);
+        assert!(
+            said[0].starts_with("nft (ufw.nft): reaching a rule costs 500 ± 0 ns per packet")
+                && !said[0].contains("not stable"),
+            "{}",
+            said[0]
+        );
         let mut plain = trial("1", "ok", Some(1.0));
         plain.params = json!({"engine": "nft"});
         assert!(figure(&[plain]).is_none());

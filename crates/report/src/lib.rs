@@ -121,6 +121,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     let mut analysis = analysis::analyse(&configs, &trials, opts);
     // Trials aimed at the rules of an imported ruleset: cost vs rule position.
     analysis.figures.extend(hotrules::figure(&trials));
+    analysis.findings.extend(hotrules::findings(&trials));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));

@@ -634,6 +634,8 @@ enum RulesCmd {
         #[arg(long, short = 'A', default_value = "4", value_parser = family)]
         family: Family,
     },
+    /// Propose safe rewrites of a ruleset file (sets, shadowed rules, hot rules first), proven on probes
+    Advise(crate::run::advise::AdviseArgs),
 }
 
 #[derive(Subcommand)]
@@ -795,6 +797,9 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Report(args) => crate::run::report::write_report(&args),
         Cmd::Compare(args) => crate::run::compare::compare(&args),
         Cmd::Workload(args) => crate::run::worklang::run_workload(&args),
+        Cmd::Rules {
+            cmd: RulesCmd::Advise(a),
+        } => crate::run::advise::advise(&a),
         Cmd::Rules {
             cmd:
                 RulesCmd::Render {

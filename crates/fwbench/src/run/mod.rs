@@ -2,6 +2,7 @@
 //! trials and searches from the command line, the workload language, and the report
 //! of a results file (and the comparison of runs). The top of the controller: only `cli` imports it.
 
+pub mod advise;
 pub mod compare;
 pub mod record;
 pub mod report;

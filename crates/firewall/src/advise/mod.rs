@@ -1,0 +1,410 @@
+//! `rules advise`: semantics-preserving rewrites of a user's ruleset, each with its
+//! reason, proven equivalent on probe packets before anything is written.
+//!
+//! Owns: reading the ruleset into the analysis's model ([`model`], [`iptables`]), the
+//! rewrites ([`rewrite`]), the probes that hit every original rule and the policies
+//! (plus boundary probes around every address and port range) and the check that
+//! both rulesets give each probe the same fate, and the [`Advice`] returned.
+//! Must not: do I/O or run programs (pure functions over text and the model); change
+//! a rule it cannot read (unknown or stateful matches stay in place and are named).
+
+pub mod iptables;
+pub mod model;
+pub mod nft;
+pub mod nftjson;
+mod rewrite;
+
+use crate::import::ImportError;
+use crate::model::ImportFormat;
+use model::{Field, Packet, Table, Values};
+
+/// What a change does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    Duplicate,
+    Shadowed,
+    Merged,
+    Moved,
+}
+
+/// One rewrite, with the lines of the file it concerns and why it is safe.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    pub kind: ChangeKind,
+    /// `table chain`.
+    pub chain: String,
+    pub lines: Vec<usize>,
+    pub reason: String,
+}
+
+/// The analysis's answer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Advice {
+    pub format: ImportFormat,
+    pub changes: Vec<Change>,
+    /// Rules left in place because the analysis cannot read them: (line, why).
+    pub kept: Vec<(usize, String)>,
+    /// Cost-changing choices the analysis cannot prove safe alone (not applied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub rules_before: usize,
+    pub rules_after: usize,
+    /// Probe packets whose fate both rulesets agree on (× each built-in chain).
+    pub probes: usize,
+    /// The optimised ruleset in the input's format (`iptables-restore` input).
+    pub text: String,
+    /// `ipset restore` input for the sets the rewritten rules use (load it first).
+    pub ipset: String,
+    /// Both rulesets as nft files (original, optimised), to measure them with one
+    /// engine; `Err`: why they cannot be written as nft.
+    #[serde(skip)]
+    pub as_nft: Result<(String, String), String>,
+}
+
+/// A probe whose fate differs between the two rulesets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refused: the rewrite would change the fate of {packet} in chain {chain} \
+     (probe of line {line}: `{rule}`): {before} before, {after} after"
+)]
+pub struct Disagreement {
+    pub line: usize,
+    pub rule: String,
+    pub chain: String,
+    pub packet: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// Why no advice can be given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdviseError {
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// The rewrite changed a packet's fate: nothing is proposed (a bug of the
+    /// rewrite, never a silent change).
+    #[error("{0}")]
+    Disagree(Box<Disagreement>),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Analyse a ruleset file's text (`source` names it in messages).
+pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
+    match crate::import::detect(text) {
+        Some(ImportFormat::IptablesSave) => {}
+        Some(ImportFormat::Nft) | None => {
+            return Err(AdviseError::Unsupported(format!(
+                "{source}: not iptables-save output (an nft ruleset is analysed from \
+                 nft's own read-back: `advise_nft`)"
+            )))
+        }
+    }
+    let (tables, v6) = iptables::parse(source, text)?;
+    let mut changes = vec![];
+    let mut next_set = 1;
+    let mut new_tables = vec![];
+    let mut sets = vec![];
+    for t in &tables {
+        let (nt, s) = rewrite::rewrite(t, &mut next_set, &mut changes, false);
+        sets.extend(s.into_iter().map(|(c, i, n)| (t.name.clone(), c, i, n)));
+        new_tables.push(nt);
+    }
+    let probes = check(&tables, &new_tables, v6)?;
+    let count = |ts: &[Table]| -> usize {
+        ts.iter()
+            .flat_map(|t| &t.chains)
+            .map(|c| c.rules.len())
+            .sum()
+    };
+    let kept = tables
+        .iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
+        .collect();
+    let (text, ipset) = if changes.is_empty() {
+        (String::new(), String::new())
+    } else {
+        iptables::render(&new_tables, v6, &sets)
+    };
+    let as_nft = nft::render(&tables, v6).and_then(|a| Ok((a, nft::render(&new_tables, v6)?)));
+    Ok(Advice {
+        as_nft,
+        notes: vec![],
+        format: ImportFormat::IptablesSave,
+        rules_before: count(&tables),
+        rules_after: count(&new_tables),
+        changes,
+        kept,
+        probes,
+        text,
+        ipset,
+    })
+}
+
+/// Analyse an nft ruleset as nft itself read it back from a scratch namespace
+/// (`json`: `nft -j list ruleset`, `listing`: `nft -a list ruleset`); the rules'
+/// "lines" are their nft handles. The optimised ruleset is nft text (`nft -f`).
+pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, AdviseError> {
+    let mut tables = nftjson::parse(json, listing)
+        .map_err(|e| AdviseError::Unsupported(format!("{source}: {e}")))?;
+    let original = tables.clone();
+    let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let mut changes = vec![];
+    let mut next_set = 1;
+    for t in &mut tables {
+        t.table = rewrite::rewrite(&t.table, &mut next_set, &mut changes, true).0;
+    }
+    let after: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let mut probes = check(&before, &after, false)?;
+    if tables
+        .iter()
+        .any(|t| t.family == "inet" || t.family == "ip6")
+    {
+        probes += check(&before, &after, true)?;
+    }
+    let count = |ts: &[Table]| -> usize {
+        ts.iter()
+            .flat_map(|t| &t.chains)
+            .map(|c| c.rules.len())
+            .sum()
+    };
+    let kept = before
+        .iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
+        .collect();
+    let unsupported = |e: String| AdviseError::Unsupported(format!("{source}: {e}"));
+    let text = if changes.is_empty() {
+        String::new()
+    } else {
+        nftjson::render(listing, &tables).map_err(unsupported)?
+    };
+    let as_nft = nftjson::render(listing, &original).map(|o| (o, text.clone()));
+    // `inet` → `ip`: an inet table pays a family check before each address match
+    // (docs/engines.md); when none of its rules names an IPv6 address, an `ip` table
+    // does the same for IPv4 — but would no longer see IPv6 packets at all.
+    let notes = original
+        .iter()
+        .filter(|t| t.family == "inet")
+        .filter(|t| {
+            let rules = || t.table.chains.iter().flat_map(|c| &c.rules);
+            rules().all(|r| {
+                r.conds.as_ref().is_some_and(|c| {
+                    c.values()
+                        .all(|c| !matches!(&c.values, Values::Nets(n) if n.iter().any(|n| n.v6)))
+                })
+            }) && rules().any(|r| {
+                r.conds
+                    .as_ref()
+                    .is_some_and(|c| c.contains_key(&Field::Src) || c.contains_key(&Field::Dst))
+            })
+        })
+        .map(|t| {
+            format!(
+                "table inet {}: no rule names an IPv6 address; if this host has no IPv6 \
+                 traffic to filter, `table ip {}` saves the family check before each \
+                 address match (not applied: an ip table does not see IPv6 packets)",
+                t.name, t.name
+            )
+        })
+        .collect();
+    Ok(Advice {
+        notes,
+        format: ImportFormat::Nft,
+        rules_before: count(&before),
+        rules_after: count(&after),
+        changes,
+        kept,
+        probes,
+        as_nft,
+        text,
+        ipset: String::new(),
+    })
+}
+
+/// A probe's defaults: the testbed's own addresses and a high port.
+fn base_packet(v6: bool) -> Packet {
+    let (src, dst) = if v6 {
+        (
+            u128::from(std::net::Ipv6Addr::new(0x2001, 2, 0, 0, 0, 0, 0, 1)),
+            u128::from(std::net::Ipv6Addr::new(0x2001, 2, 0, 1, 0, 0, 0, 1)),
+        )
+    } else {
+        (
+            u128::from(u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1))),
+            u128::from(u32::from(std::net::Ipv4Addr::new(198, 19, 0, 1))),
+        )
+    };
+    Packet {
+        v6,
+        proto: 17,
+        src,
+        dst,
+        sport: 1024,
+        dport: 5000,
+        iif: "fwb-in".into(),
+        oif: "fwb-out".into(),
+    }
+}
+
+fn set_field(p: &mut Packet, f: Field, v: u128, iface: &str) {
+    match f {
+        Field::Proto => p.proto = v as u8,
+        Field::Src => p.src = v,
+        Field::Dst => p.dst = v,
+        Field::Sport => p.sport = v as u16,
+        Field::Dport => p.dport = v as u16,
+        Field::In => p.iif = iface.to_owned(),
+        Field::Out => p.oif = iface.to_owned(),
+    }
+}
+
+/// Probes for one rule: one packet inside its match (a value of each field outside
+/// a negated one), and the same packet just outside each end of every address and
+/// port range it matches.
+fn rule_probes(r: &model::Rule, v6: bool) -> Vec<Packet> {
+    let Some(conds) = &r.conds else {
+        return vec![];
+    };
+    let top: u128 = if v6 { u128::MAX } else { u128::from(u32::MAX) };
+    let mut hit = base_packet(v6);
+    if conds.contains_key(&Field::Sport) || conds.contains_key(&Field::Dport) {
+        hit.proto = 6; // a port match comes with -p; the protocol is set below
+    }
+    let ranges = |values: &Values| -> Vec<(u128, u128)> {
+        match values {
+            Values::Nets(ns) => ns.iter().map(|n| n.range()).collect(),
+            Values::Ports(ps) => ps
+                .iter()
+                .map(|&(a, b)| (u128::from(a), u128::from(b)))
+                .collect(),
+            Values::Proto(p) => vec![(u128::from(*p), u128::from(*p))],
+            Values::Iface(_) => vec![],
+        }
+    };
+    for (f, c) in conds {
+        let rs = ranges(&c.values);
+        let limit = match f {
+            Field::Sport | Field::Dport => 65535,
+            Field::Proto => 255,
+            _ => top,
+        };
+        if let Values::Iface(i) = &c.values {
+            let name = if c.neg { "fwb-other" } else { i.as_str() };
+            set_field(&mut hit, *f, 0, name);
+            continue;
+        }
+        if !c.neg {
+            // The middle of the first range: inside it, away from its ends.
+            let (a, b) = rs[0];
+            set_field(&mut hit, *f, a + (b - a) / 2, "");
+        } else {
+            // A value outside every range: the default, else just past one.
+            let mut p = hit.clone();
+            let inside = |p: &Packet| c.values.holds(p, *f);
+            let candidates = rs
+                .iter()
+                .flat_map(|&(a, b)| [a.checked_sub(1), (b < limit).then_some(b + 1)])
+                .flatten();
+            if inside(&p) {
+                for v in candidates {
+                    set_field(&mut p, *f, v, "");
+                    if !inside(&p) {
+                        break;
+                    }
+                }
+            }
+            hit = p;
+        }
+    }
+    let mut out = vec![hit.clone()];
+    for (f, c) in conds {
+        for (a, b) in ranges(&c.values) {
+            for v in [
+                a.checked_sub(1),
+                (b < top).then_some(b + 1),
+                Some(a),
+                Some(b),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let mut p = hit.clone();
+                set_field(&mut p, *f, v, "");
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Check that every probe meets the same fate in both rulesets, from every built-in
+/// chain, with opaque rules taken as matching and as not matching; returns the
+/// number of probe packets.
+fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseError> {
+    let mut total = 0;
+    for (t, n) in before.iter().zip(after) {
+        let mut probes: Vec<(usize, String, Packet)> = vec![];
+        let mut seen = std::collections::HashSet::new();
+        let mut base = base_packet(v6);
+        for proto in [17, 6] {
+            base.proto = proto;
+            if seen.insert(base.clone()) {
+                probes.push((0, "the policy".into(), base.clone()));
+            }
+        }
+        for c in &t.chains {
+            for r in &c.rules {
+                for p in rule_probes(r, v6) {
+                    if seen.insert(p.clone()) {
+                        probes.push((r.line, r.text.clone(), p));
+                    }
+                }
+            }
+        }
+        let opaque = t
+            .chains
+            .iter()
+            .flat_map(|c| &c.rules)
+            .any(|r| r.conds.is_none());
+        let starts: Vec<&str> = t
+            .chains
+            .iter()
+            .filter(|c| c.policy.is_some())
+            .map(|c| c.name.as_str())
+            .collect();
+        for (line, rule, p) in &probes {
+            for start in &starts {
+                for assume in [false, true].into_iter().take(if opaque { 2 } else { 1 }) {
+                    let (x, y) = (t.fate(start, p, assume), n.fate(start, p, assume));
+                    if x != y {
+                        let show = |f: &model::Fate| {
+                            if f.passed.is_empty() {
+                                f.verdict.clone()
+                            } else {
+                                format!("{} after {}", f.verdict, f.passed.join("; "))
+                            }
+                        };
+                        return Err(AdviseError::Disagree(Box::new(Disagreement {
+                            line: *line,
+                            rule: rule.clone(),
+                            chain: format!("{} {start}", t.name),
+                            packet: p.to_string(),
+                            before: show(&x),
+                            after: show(&y),
+                        })));
+                    }
+                }
+            }
+        }
+        total += probes.len();
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,340 @@
+//! nft rulesets ↔ the analysis's model: what nft itself read back from a scratch
+//! namespace (`nft -j list ruleset`, `nft -a list ruleset`) becomes [`Table`]s (one
+//! per nft table, named `FAMILY NAME`; base chains carry their policy); the rewritten
+//! model is written back as the listing itself with each rewritten chain's rules
+//! replaced (sets and maps as anonymous sets), loadable with `nft -f`.
+//!
+//! Must not: run any program (the caller loads the file into a scratch namespace).
+
+use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn value(v: &Value, port: bool) -> Option<Vec<Values>> {
+    if let Some(a) = v.get("set").and_then(Value::as_array) {
+        return a
+            .iter()
+            .map(|x| value(x, port))
+            .collect::<Option<Vec<_>>>()
+            .map(|vs| vs.into_iter().flatten().collect());
+    }
+    if port {
+        if let Some(p) = v.as_u64() {
+            let p = u16::try_from(p).ok()?;
+            return Some(vec![Values::Ports(vec![(p, p)])]);
+        }
+        let r = v.get("range")?.as_array()?;
+        let (a, b) = (r.first()?.as_u64()?, r.get(1)?.as_u64()?);
+        return Some(vec![Values::Ports(vec![(
+            u16::try_from(a).ok()?,
+            u16::try_from(b).ok()?,
+        )])]);
+    }
+    if let Some(s) = v.as_str() {
+        return Some(vec![Values::Nets(vec![Net::parse(s)?])]);
+    }
+    let p = v.get("prefix")?;
+    let n = Net::parse(&format!("{}/{}", p["addr"].as_str()?, p["len"].as_u64()?))?;
+    Some(vec![Values::Nets(vec![n])])
+}
+
+/// Many values of one kind → one.
+fn union(vs: Vec<Values>) -> Option<Values> {
+    let mut nets = vec![];
+    let mut ports = vec![];
+    for v in vs {
+        match v {
+            Values::Nets(n) => nets.extend(n),
+            Values::Ports(p) => ports.extend(p),
+            Values::Proto(_) | Values::Iface(_) => return None,
+        }
+    }
+    match (nets.is_empty(), ports.is_empty()) {
+        (false, true) => Some(Values::Nets(nets)),
+        (true, false) => Some(Values::Ports(ports)),
+        _ => None,
+    }
+}
+
+fn proto_number(s: &str) -> Option<u8> {
+    match s {
+        "tcp" => Some(6),
+        "udp" => Some(17),
+        "icmp" => Some(1),
+        "ipv6-icmp" | "icmpv6" => Some(58),
+        "sctp" => Some(132),
+        _ => None,
+    }
+}
+
+/// One rule's expressions → (conds or why not, target).
+fn rule_of(expr: &[Value]) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
+    let mut conds = BTreeMap::new();
+    let mut target = Target::Continue(None);
+    let mut why: Option<String> = None;
+    let mut put = |f: Field, c: Cond, why: &mut Option<String>| {
+        if let Some(old) = conds.get(&f) {
+            if *old != c {
+                why.get_or_insert(format!("{} matched twice", f.name()));
+            }
+        } else {
+            conds.insert(f, c);
+        }
+    };
+    for e in expr {
+        let Some((k, x)) = e.as_object().and_then(|m| m.iter().next()) else {
+            continue;
+        };
+        match k.as_str() {
+            "counter" => {}
+            "accept" => target = Target::Verdict("ACCEPT".into()),
+            "drop" => target = Target::Verdict("DROP".into()),
+            "return" => target = Target::Return,
+            "jump" => target = Target::Jump(x["target"].as_str().unwrap_or("").into()),
+            "goto" => target = Target::Goto(x["target"].as_str().unwrap_or("").into()),
+            "log" => target = Target::Continue(Some(format!("log {x}"))),
+            "match" => {
+                let neg = match x["op"].as_str() {
+                    Some("==" | "in") => false,
+                    Some("!=") => true,
+                    other => {
+                        why.get_or_insert(format!("match operator {}", other.unwrap_or("?")));
+                        continue;
+                    }
+                };
+                let (l, r) = (&x["left"], &x["right"]);
+                if let Some(p) = l.get("payload") {
+                    let proto = p["protocol"].as_str().unwrap_or("");
+                    let field = p["field"].as_str().unwrap_or("");
+                    let f = match (proto, field) {
+                        ("ip" | "ip6", "saddr") => Field::Src,
+                        ("ip" | "ip6", "daddr") => Field::Dst,
+                        (_, "sport") => Field::Sport,
+                        (_, "dport") => Field::Dport,
+                        _ => {
+                            why.get_or_insert(format!("match on {proto} {field}"));
+                            continue;
+                        }
+                    };
+                    let port = matches!(f, Field::Sport | Field::Dport);
+                    if port {
+                        match proto_number(proto) {
+                            Some(n) => put(
+                                Field::Proto,
+                                Cond {
+                                    neg: false,
+                                    values: Values::Proto(n),
+                                },
+                                &mut why,
+                            ),
+                            None if proto == "th" => {}
+                            None => {
+                                why.get_or_insert(format!("match on {proto} {field}"));
+                                continue;
+                            }
+                        }
+                    }
+                    match value(r, port).and_then(union) {
+                        Some(values) => put(f, Cond { neg, values }, &mut why),
+                        None => {
+                            why.get_or_insert(format!("{proto} {field} matched against a named set or a value the analysis cannot read"));
+                        }
+                    }
+                } else if let Some(m) = l.get("meta") {
+                    let key = m["key"].as_str().unwrap_or("");
+                    match (key, r) {
+                        ("l4proto", Value::String(s)) if proto_number(s).is_some() => put(
+                            Field::Proto,
+                            Cond {
+                                neg,
+                                values: Values::Proto(proto_number(s).unwrap_or(0)),
+                            },
+                            &mut why,
+                        ),
+                        ("iifname" | "oifname", Value::String(s)) if !s.contains('*') => put(
+                            if key == "iifname" {
+                                Field::In
+                            } else {
+                                Field::Out
+                            },
+                            Cond {
+                                neg,
+                                values: Values::Iface(s.clone()),
+                            },
+                            &mut why,
+                        ),
+                        _ => {
+                            why.get_or_insert(format!("match on meta {key}"));
+                        }
+                    }
+                } else if l.get("ct").is_some() {
+                    why.get_or_insert("stateful match `ct`".into());
+                } else {
+                    why.get_or_insert(format!("match {l}"));
+                }
+            }
+            other => {
+                why.get_or_insert(format!("statement `{other}` the analysis does not model"));
+            }
+        }
+    }
+    (why.map_or(Ok(conds), Err), target)
+}
+
+/// One table of the listing, with each rule's handle (to write it back).
+#[derive(Clone)]
+pub struct NftTable {
+    pub family: String,
+    pub name: String,
+    pub table: Table,
+}
+
+/// The listing's tables as the model; each rule's `line` is its nft handle.
+pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
+    let v: Value =
+        serde_json::from_str(json).map_err(|e| format!("reading nft's JSON listing: {e}"))?;
+    let items = v["nftables"].as_array().cloned().unwrap_or_default();
+    let texts = crate::import::rule_texts(listing);
+    let mut out: Vec<NftTable> = vec![];
+    for item in &items {
+        let Some((kind, o)) = item.as_object().and_then(|m| m.iter().next()) else {
+            continue;
+        };
+        let family = o["family"].as_str().unwrap_or("").to_owned();
+        let tname = o
+            .get("table")
+            .or_else(|| o.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        match kind.as_str() {
+            "table" => out.push(NftTable {
+                family: family.clone(),
+                name: tname.clone(),
+                table: Table {
+                    name: format!("{family} {tname}"),
+                    chains: vec![],
+                },
+            }),
+            "chain" => {
+                let Some(t) = out
+                    .iter_mut()
+                    .find(|t| t.family == family && t.name == tname)
+                else {
+                    continue;
+                };
+                let name = o["name"].as_str().unwrap_or("").to_owned();
+                t.table.chains.push(Chain {
+                    name,
+                    decl: String::new(),
+                    policy: o.get("hook").map(|_| {
+                        o["policy"]
+                            .as_str()
+                            .unwrap_or("accept")
+                            .to_ascii_uppercase()
+                    }),
+                    rules: vec![],
+                });
+            }
+            "rule" => {
+                let Some(t) = out
+                    .iter_mut()
+                    .find(|t| t.family == family && t.name == tname)
+                else {
+                    continue;
+                };
+                let chain = o["chain"].as_str().unwrap_or("").to_owned();
+                let handle = o["handle"].as_u64().unwrap_or(0);
+                let expr = o["expr"].as_array().cloned().unwrap_or_default();
+                let (conds, target) = rule_of(&expr);
+                let text = texts
+                    .get(&(family.clone(), tname.clone(), chain.clone(), handle))
+                    .cloned()
+                    .ok_or_else(|| format!("no text for rule {handle} of chain {chain}"))?;
+                let Some(c) = t.table.chains.iter_mut().find(|c| c.name == chain) else {
+                    continue;
+                };
+                let (conds, opaque) = match conds {
+                    Ok(c) => (Some(c), None),
+                    Err(w) => (None, Some(w)),
+                };
+                c.rules.push(Rule {
+                    line: handle as usize,
+                    text,
+                    conds,
+                    opaque,
+                    target,
+                    comment: o.get("comment").map(|c| c.to_string()),
+                    packets: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The listing with each chain's rules replaced by the rewritten ones (kept rules by
+/// their own text, new ones rendered), handles dropped: `nft -f` input.
+pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, String> {
+    let mut out = String::new();
+    let mut table: Option<&NftTable> = None;
+    let mut chain: Option<&Chain> = None;
+    let mut skipping = false;
+    for line in listing.lines() {
+        let body = line.rsplit_once(" # handle ").map_or(line, |(b, _)| b);
+        let t = body.trim();
+        let words: Vec<&str> = t.split_whitespace().collect();
+        match words[..] {
+            ["table", family, name, "{"] => {
+                table = tables.iter().find(|x| x.family == family && x.name == name);
+                out.push_str(body);
+                out.push('\n');
+                continue;
+            }
+            ["chain", name, "{"] => {
+                chain = table.and_then(|x| x.table.chains.iter().find(|c| c.name == name));
+                skipping = false;
+                out.push_str(body);
+                out.push('\n');
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(c) = chain {
+            let is_rule = line.contains(" # handle ");
+            if t == "}" {
+                if !skipping {
+                    write_rules(&mut out, c, table.map_or("", |x| x.family.as_str()))?;
+                }
+                chain = None;
+                out.push_str(body);
+                out.push('\n');
+                continue;
+            }
+            if is_rule {
+                if !skipping {
+                    write_rules(&mut out, c, table.map_or("", |x| x.family.as_str()))?;
+                    skipping = true;
+                }
+                continue;
+            }
+        }
+        out.push_str(body);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn write_rules(out: &mut String, c: &Chain, family: &str) -> Result<(), String> {
+    for r in &c.rules {
+        out.push_str("\t\t");
+        if r.line != 0 {
+            out.push_str(&r.text);
+        } else {
+            out.push_str(&super::nft::rule(r, family == "ip6")?);
+        }
+        out.push('\n');
+    }
+    Ok(())
+}

@@ -1,0 +1,407 @@
+//! Known answers for each rewrite, the traps, and the proof refusing a wrong rewrite.
+
+use super::*;
+
+fn filter(rules: &str) -> String {
+    format!(
+        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n{rules}COMMIT\n"
+    )
+}
+
+fn rules_of(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with("-A ")).collect()
+}
+
+#[test]
+fn a_blocklist_becomes_one_set_and_service_ports_one_multiport_rule() {
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j DROP\n\
+             -A INPUT -s 203.0.113.3/32 -j DROP\n\
+             -A INPUT -s 198.51.100.0/24 -j DROP\n\
+             -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+             -A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n\
+             -A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n",
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        rules_of(&a.text),
+        [
+            "-A INPUT -m set --match-set fwbench-advise-1 src -j DROP",
+            "-A INPUT -p tcp -m multiport --dports 22,80,443 -j ACCEPT",
+        ]
+    );
+    assert_eq!(
+        a.ipset,
+        "create fwbench-advise-1 hash:net family inet maxelem 65536\n\
+         add fwbench-advise-1 203.0.113.1/32\nadd fwbench-advise-1 203.0.113.2/32\n\
+         add fwbench-advise-1 203.0.113.3/32\nadd fwbench-advise-1 198.51.100.0/24\n"
+    );
+    assert_eq!((a.rules_before, a.rules_after), (7, 2));
+    assert_eq!(a.changes.len(), 2);
+    assert_eq!(a.changes[0].kind, ChangeKind::Merged);
+    assert_eq!(a.changes[0].lines, [5, 6, 7, 8]);
+    assert!(
+        a.changes[0].reason.starts_with(
+            "4 rules differing only in source address with the same verdict (DROP) became \
+             one rule matching the ipset fwbench-advise-1 (4 entries)"
+        ),
+        "{}",
+        a.changes[0].reason
+    );
+    assert!(a.probes > 7 * 3, "{}", a.probes);
+    // The output is iptables-save text again: it reads back (the set match is then an
+    // opaque rule of the model).
+    iptables::parse("out", &a.text).unwrap();
+}
+
+#[test]
+fn a_shadowing_accept_before_a_drop_run_stops_the_merge() {
+    // Every drop after the /24 accept never matches: removed, not merged into a set
+    // that would be consulted before the accept.
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 203.0.113.0/24 -j ACCEPT\n\
+             -A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j DROP\n\
+             -A INPUT -s 203.0.113.3/32 -j DROP\n",
+        ),
+    )
+    .unwrap();
+    assert_eq!(rules_of(&a.text), ["-A INPUT -s 203.0.113.0/24 -j ACCEPT"]);
+    assert!(a.changes.iter().all(|c| c.kind == ChangeKind::Shadowed));
+    assert_eq!(a.changes.len(), 3);
+    assert!(a.changes[0]
+        .reason
+        .starts_with("never matches: line 5 (`-A INPUT -s 203.0.113.0/24 -j ACCEPT`)"));
+}
+
+#[test]
+fn a_rule_between_two_runs_is_crossed_only_when_it_commutes() {
+    let run = |between: &str| {
+        filter(&format!(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j DROP\n\
+             -A INPUT -s 203.0.113.3/32 -j DROP\n\
+             {between}\n\
+             -A INPUT -s 203.0.113.4/32 -j DROP\n\
+             -A INPUT -s 203.0.113.5/32 -j DROP\n\
+             -A INPUT -s 203.0.113.6/32 -j DROP\n"
+        ))
+    };
+    // Overlapping (tcp from 203.0.113.0/28 is accepted) with another verdict: two sets.
+    let a = advise("f", &run("-A INPUT -s 203.0.113.0/28 -p tcp -j ACCEPT")).unwrap();
+    assert_eq!(
+        rules_of(&a.text),
+        [
+            "-A INPUT -m set --match-set fwbench-advise-1 src -j DROP",
+            "-A INPUT -s 203.0.113.0/28 -p tcp -j ACCEPT",
+            "-A INPUT -m set --match-set fwbench-advise-2 src -j DROP",
+        ]
+    );
+    // No packet in common: the later run moves up across it, one set.
+    let a = advise("f", &run("-A INPUT -s 198.51.100.0/24 -p tcp -j ACCEPT")).unwrap();
+    assert_eq!(
+        rules_of(&a.text),
+        [
+            "-A INPUT -m set --match-set fwbench-advise-1 src -j DROP",
+            "-A INPUT -s 198.51.100.0/24 -p tcp -j ACCEPT",
+        ]
+    );
+    assert!(a.changes[0]
+        .reason
+        .ends_with("later members moved up across 1 rule(s) they commute with"));
+}
+
+#[test]
+fn logging_and_counting_rules_are_kept_and_not_crossed() {
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j DROP\n\
+             -A INPUT -s 203.0.113.3/32 -j DROP\n\
+             -A INPUT -s 203.0.113.4/32 -j LOG --log-prefix \"bl: \"\n\
+             -A INPUT -s 203.0.113.4/32\n\
+             -A INPUT -s 203.0.113.4/32 -j DROP\n\
+             -A INPUT -s 203.0.113.5/32 -j DROP\n\
+             -A INPUT -s 203.0.113.6/32 -j DROP\n\
+             -A INPUT -s 203.0.113.1/32 -j LOG --log-prefix \"never: \"\n",
+        ),
+    )
+    .unwrap();
+    let r = rules_of(&a.text);
+    // The drops of .5 and .6 have no packet in common with the log and counter rules
+    // of .4: they join the first set. The drop of .4 may not cross them.
+    assert_eq!(
+        r[0],
+        "-A INPUT -m set --match-set fwbench-advise-1 src -j DROP"
+    );
+    assert!(a
+        .ipset
+        .ends_with("add fwbench-advise-1 203.0.113.5/32\nadd fwbench-advise-1 203.0.113.6/32\n"));
+    assert_eq!(
+        r[1],
+        "-A INPUT -s 203.0.113.4/32 -j LOG --log-prefix \"bl: \""
+    );
+    assert_eq!(r[2], "-A INPUT -s 203.0.113.4/32");
+    assert_eq!(r[3], "-A INPUT -s 203.0.113.4/32 -j DROP");
+    // A log rule no packet reaches is still the user's: kept.
+    assert_eq!(
+        r[4],
+        "-A INPUT -s 203.0.113.1/32 -j LOG --log-prefix \"never: \""
+    );
+    assert_eq!(r.len(), 5);
+}
+
+#[test]
+fn duplicates_and_shadowed_rules_are_named_with_their_lines() {
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
+             -A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
+             -A INPUT -p udp -m udp --dport 1:1024 -j DROP\n\
+             -A INPUT -s 198.18.0.0/15 -p udp -m udp --dport 80 -j ACCEPT\n",
+        ),
+    )
+    .unwrap();
+    assert_eq!(a.changes[0].kind, ChangeKind::Duplicate);
+    assert_eq!(a.changes[0].lines, [6]);
+    assert!(a.changes[0].reason.starts_with("duplicate of line 5"));
+    assert_eq!(a.changes[1].kind, ChangeKind::Shadowed);
+    assert_eq!(a.changes[1].lines, [8]);
+    assert_eq!(a.rules_after, 2);
+}
+
+#[test]
+fn rules_it_cannot_read_stay_in_place_and_are_named() {
+    let text = filter(
+        "-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
+         -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+         -A INPUT -m recent --name x --set\n\
+         -A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n",
+    );
+    let a = advise("f", &text).unwrap();
+    assert!(a.changes.is_empty(), "{:?}", a.changes);
+    assert_eq!(a.text, "", "no safe rewrite: nothing is written");
+    assert_eq!(
+        a.kept,
+        [
+            (5, "stateful match `-m conntrack`".to_owned()),
+            (7, "stateful match `-m recent`".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn hot_rules_move_earlier_only_across_rules_they_commute_with() {
+    let a = advise(
+        "f",
+        &filter(
+            "[5:300] -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+             [0:0] -A INPUT -s 203.0.113.9/32 -p udp -j DROP\n\
+             [900:54000] -A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
+             [7000:420000] -A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n",
+        ),
+    )
+    .unwrap();
+    // 443 (tcp, accept) commutes with everything before it: first. 53 (udp accept)
+    // overlaps the udp drop from 203.0.113.9: it stays behind it.
+    assert_eq!(
+        rules_of(&a.text),
+        [
+            "-A INPUT -p tcp -m multiport --dports 22,443 -j ACCEPT",
+            "-A INPUT -s 203.0.113.9/32 -p udp -j DROP",
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+        ]
+    );
+}
+
+#[test]
+fn the_proof_refuses_a_rewrite_that_changes_a_fate() {
+    let text = filter(
+        "-A INPUT -s 203.0.113.0/24 -j ACCEPT\n\
+         -A INPUT -s 203.0.113.7/32 -j DROP\n\
+         -A INPUT -j LOG\n",
+    );
+    let (t, v6) = iptables::parse("f", &text).unwrap();
+    // 2 policy probes, 5 for the /24 (inside, both ends, just outside each), 3 for .7.
+    assert_eq!(check(&t, &t, v6).unwrap(), 10);
+    // Swapping the overlapping accept and drop: 203.0.113.7 would be dropped.
+    let mut wrong = t.clone();
+    wrong[0].chains[0].rules.swap(0, 1);
+    let e = check(&t, &wrong, v6).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "refused: the rewrite would change the fate of proto 17 203.0.113.7:1024 → \
+         198.19.0.1:5000 in fwb-in out fwb-out in chain filter INPUT (probe of line 6: \
+         `-A INPUT -s 203.0.113.7/32 -j DROP`): ACCEPT before, DROP after"
+    );
+    // Dropping the log rule: a fate includes the log and counter rules passed.
+    let mut wrong = t.clone();
+    wrong[0].chains[0].rules.pop();
+    assert!(check(&t, &wrong, v6)
+        .unwrap_err()
+        .to_string()
+        .contains("after -A INPUT -j LOG"));
+}
+
+#[test]
+fn ipv6_blocklists_and_refusals() {
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 2001:db8::1/128 -j DROP\n\
+             -A INPUT -s 2001:db8::2/128 -j DROP\n\
+             -A INPUT -s 2001:db8::3/128 -j DROP\n",
+        ),
+    )
+    .unwrap();
+    assert!(a
+        .ipset
+        .starts_with("create fwbench-advise-1 hash:net family inet6"));
+    let e = advise("f", "table inet x {\n}\n").unwrap_err();
+    assert!(matches!(e, AdviseError::Unsupported(_)), "{e}");
+    let e = advise("f", &filter("-A INPUT -s 198.19.0.1\0 -j DROP\n")).unwrap_err();
+    assert!(
+        e.to_string().starts_with("f:5: control character U+0000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn both_rulesets_as_nft() {
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j DROP\n\
+             -A INPUT -s 198.51.100.0/24 -j DROP\n\
+             -A INPUT -p udp -m udp --dport 5000:5010 -j ACCEPT\n\
+             -A INPUT -j LOG --log-prefix \"in: \"\n",
+        ),
+    )
+    .unwrap();
+    let (before, after) = a.as_nft.unwrap();
+    assert_eq!(
+        after,
+        "table ip advise-filter {\n\
+         \tchain INPUT {\n\
+         \t\ttype filter hook input priority filter; policy accept;\n\
+         \t\tip saddr { 203.0.113.1, 203.0.113.2, 198.51.100.0/24 } counter drop\n\
+         \t\tmeta l4proto 17 udp dport 5000-5010 counter accept\n\
+         \t\tcounter log prefix \"in: \"\n\
+         \t}\n\
+         \tchain FORWARD {\n\
+         \t\ttype filter hook forward priority filter; policy drop;\n\
+         \t}\n\
+         \tchain OUTPUT {\n\
+         \t\ttype filter hook output priority filter; policy accept;\n\
+         \t}\n\
+         }\n"
+    );
+    assert!(
+        before.contains("\t\tip saddr 203.0.113.2 counter drop\n"),
+        "{before}"
+    );
+    let a = advise(
+        "f",
+        &filter("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        a.as_nft.unwrap_err(),
+        "line 5 (`-A INPUT -m conntrack --ctstate NEW -j ACCEPT`): stateful match \
+         `-m conntrack`; nft output needs every rule understood"
+    );
+}
+
+#[test]
+fn an_option_without_a_value_keeps_the_rules_target() {
+    let (t, _) = iptables::parse("f", &filter("-A INPUT -p tcp --syn -j DROP\n")).unwrap();
+    let r = &t[0].chains[0].rules[0];
+    assert_eq!(r.target, model::Target::Verdict("DROP".into()));
+    assert_eq!(
+        r.opaque.as_deref(),
+        Some("option `--syn` the analysis does not model")
+    );
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn an_nft_ruleset_is_rewritten_with_anonymous_sets() {
+    // nft's own read-back of nft-advise.nft (`nft -j list ruleset`, `nft -a list ruleset`).
+    let a = advise_nft(
+        "nft-advise.nft",
+        &fixture("nft-advise.json"),
+        &fixture("nft-advise.txt"),
+    )
+    .unwrap();
+    assert_eq!(a.format, ImportFormat::Nft);
+    assert_eq!((a.rules_before, a.rules_after), (11, 5));
+    assert_eq!(
+        a.text,
+        "table inet host {\n\
+         \tchain input {\n\
+         \t\ttype filter hook input priority filter; policy drop;\n\
+         \t\tct state established,related accept\n\
+         \t\tip saddr { 203.0.113.1, 203.0.113.2, 203.0.113.3, 198.51.100.0/24 } counter drop\n\
+         \t\tmeta l4proto 6 tcp dport { 22, 80, 443 } counter accept\n\
+         \t\tudp dport 5000 accept\n\
+         \t\tlog prefix \"in: \" drop\n\
+         \t}\n\
+         }\n"
+    );
+    assert_eq!(a.changes[0].kind, ChangeKind::Duplicate);
+    assert!(
+        a.changes[0].reason.starts_with("duplicate of handle 9"),
+        "{:?}",
+        a.changes[0]
+    );
+    assert_eq!(a.kept, [(2, "stateful match `ct`".to_owned())]);
+    // The original, handles dropped, for measuring with the same engine.
+    let (orig, _) = a.as_nft.unwrap();
+    assert!(
+        orig.contains("\t\tip saddr 203.0.113.3 counter packets 0 bytes 0 drop\n"),
+        "{orig}"
+    );
+    assert!(!orig.contains("handle"), "{orig}");
+}
+
+#[test]
+fn an_inet_table_of_ipv4_rules_gets_a_note_not_a_rewrite() {
+    // nft's read-back of an inet table whose rules all name IPv4 addresses.
+    let a = advise_nft(
+        "v4only.nft",
+        &fixture("nft-advise-v4only.json"),
+        &fixture("nft-advise-v4only.txt"),
+    )
+    .unwrap();
+    assert_eq!(a.notes.len(), 1, "{:?}", a.notes);
+    assert!(a.notes[0].starts_with("table inet t: no rule names an IPv6 address"));
+    assert!(
+        a.text.contains("table inet t {"),
+        "the family is not changed: {}",
+        a.text
+    );
+    // The proof ran for IPv6 probes too (an inet table sees both).
+    let b = advise_nft(
+        "nft-advise.nft",
+        &fixture("nft-advise.json"),
+        &fixture("nft-advise.txt"),
+    )
+    .unwrap();
+    assert!(b.notes.is_empty(), "a ct rule may match anything: no note");
+}

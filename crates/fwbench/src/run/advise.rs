@@ -1,0 +1,354 @@
+//! `fwbench rules advise --import FILE`: the rewrites `firewall::advise` proposes for
+//! a user's ruleset, each with its reason, proven on probe packets; the optimised
+//! ruleset written in the input's own format (plus its ipsets) with `--out`.
+//!
+//! Owns: the command's arguments, reading the file (through `limits`), the summary
+//! (text or `-J`) and writing the output files. Must not: analyse anything itself or
+//! touch firewall state (the file is never loaded on this host).
+
+use crate::error::usage;
+use anyhow::{Context, Result};
+use clap::Args;
+use firewall::advise::{Advice, AdviseError};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct AdviseArgs {
+    /// The ruleset: `iptables-save` output (`iptables-save -c` adds the live box's
+    /// counters, which move hot rules earlier where that is safe)
+    #[arg(long, value_name = "FILE")]
+    pub import: PathBuf,
+    /// Write the optimised ruleset to FILE (for `iptables-restore`) and the sets it
+    /// uses to FILE.ipset (for `ipset restore`, first); nothing is written when no
+    /// safe rewrite exists
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Format of the files --out writes: `iptables` (the input's own, with its
+    /// ipsets) or `nft` (FILE: the optimised ruleset, FILE.orig.nft: the original,
+    /// both as nft with anonymous sets, to measure them with one engine:
+    /// `fwbench flood --engine nft --import FILE`)
+    #[arg(long = "as", value_name = "FORMAT", default_value = "iptables", value_parser = ["iptables", "nft"])]
+    pub format: String,
+    /// Print the summary as JSON
+    #[arg(long, short = 'J')]
+    pub json: bool,
+    /// Measure both rulesets on a testbed (engine nft, the files of `--as nft`): UDP
+    /// floods at the highest rate to --dport, the two rulesets interleaved --repeat
+    /// times; prints the time per packet of each and the saving with its 95 % CI
+    #[arg(long, requires_all = ["testbed", "dport"])]
+    pub measure: bool,
+    /// Testbed for --measure (`fwbench testbed up --name NAME --topology input`)
+    #[arg(long, value_name = "NAME")]
+    pub testbed: Option<String>,
+    /// Destination port of --measure's floods: one the ruleset accepts, after the rules
+    /// to measure (the hot rule)
+    #[arg(long, value_name = "PORT")]
+    pub dport: Option<u16>,
+    /// Floods per ruleset for --measure
+    #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub repeat: u32,
+    /// Seconds per flood for --measure
+    #[arg(long, short = 't', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=600))]
+    pub time: u32,
+}
+
+/// What `--measure` found: ns per packet (1 / received pps at the highest rate) of
+/// each flood, per ruleset, and the saving (original − optimised) with its 95 % CI.
+#[derive(serde::Serialize)]
+pub struct Measured {
+    pub testbed: String,
+    pub dport: u16,
+    pub original_ns: Vec<f64>,
+    pub optimised_ns: Vec<f64>,
+    pub original: Option<report::stats::Summary>,
+    pub optimised: Option<report::stats::Summary>,
+    /// original − optimised, ns per packet.
+    pub saving_ns: Option<f64>,
+    pub saving_ci95: Option<f64>,
+    /// The rule that took the traffic, per ruleset (the testbed's verdict check).
+    pub took: [String; 2],
+}
+
+/// A directory of our own for the two nft files, removed on drop.
+struct Scratch(PathBuf);
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Measured> {
+    // INVARIANT: clap requires both with --measure.
+    let (tb, dport) = (a.testbed.clone().unwrap_or_default(), a.dport.unwrap_or(0));
+    let dir = Scratch(std::env::temp_dir().join(format!("fwbench-advise-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).with_context(|| format!("creating {}", dir.0.display()))?;
+    let files = [dir.0.join("original.nft"), dir.0.join("optimised.nft")];
+    std::fs::write(&files[0], before)?;
+    std::fs::write(&files[1], after)?;
+    let exe = std::env::current_exe().context("finding fwbench's own binary")?;
+    let exe = exe.display().to_string();
+    let (port, secs) = (dport.to_string(), a.time.to_string());
+    let mut ns: [Vec<f64>; 2] = [vec![], vec![]];
+    let mut took = [String::new(), String::new()];
+    for rep in 0..a.repeat {
+        // Interleaved, the order alternating: drift of the machine hits both alike.
+        let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let file = files[i].display().to_string();
+            let args = [
+                "flood",
+                "--testbed",
+                &tb,
+                "--no-store",
+                "--json",
+                "--engine",
+                "nft",
+                "--import",
+                &file,
+                "--rate",
+                "max",
+                "-t",
+                &secs,
+                "--dport",
+                &port,
+            ];
+            let out = crate::process::Cmd::new(&exe, &args)
+                .run()
+                .map_err(|e| anyhow::anyhow!("measuring {path}: {}", e.one_line()))?;
+            let v: serde_json::Value = serde_json::from_str(&out.stdout)
+                .with_context(|| format!("reading the flood's JSON ({file})"))?;
+            let which = ["original", "optimised"][i];
+            if v["status"] != "ok" {
+                return Err(usage(format!(
+                    "--measure: the flood to udp port {dport} through the {which} ruleset \
+                     was not accepted ({}: {}); give a --dport the ruleset accepts",
+                    v["status"],
+                    v["error"].as_str().unwrap_or("")
+                )));
+            }
+            let pps = v["result"]["received_pps"].as_f64().unwrap_or(0.0);
+            if pps > 0.0 {
+                ns[i].push(1e9 / pps);
+            }
+            took[i] = v["verdicts"]["took"].as_str().unwrap_or("").to_owned();
+        }
+    }
+    let d = report::stats::difference(&ns[1], &ns[0]);
+    Ok(Measured {
+        testbed: tb,
+        dport,
+        original: report::stats::Summary::of(&ns[0]),
+        optimised: report::stats::Summary::of(&ns[1]),
+        saving_ns: d.map(|d| d.delta),
+        saving_ci95: d.and_then(|d| d.ci95),
+        original_ns: ns[0].clone(),
+        optimised_ns: ns[1].clone(),
+        took,
+    })
+}
+
+fn measured_text(m: &Measured) -> String {
+    let pm = |s: &Option<report::stats::Summary>| match s {
+        Some(s) => match s.ci95 {
+            Some(c) => format!("{:.0} ± {:.0} ns", s.mean, c),
+            None => format!("{:.0} ns", s.mean),
+        },
+        None => "no packets".into(),
+    };
+    let mut out = format!(
+        "measured on testbed {} (engine nft, udp port {}, {} floods each, interleaved): \
+         original {} per packet, optimised {} per packet",
+        m.testbed,
+        m.dport,
+        m.original_ns.len(),
+        pm(&m.original),
+        pm(&m.optimised)
+    );
+    if let (Some(d), Some(o), Some(n)) = (m.saving_ns, &m.original, &m.optimised) {
+        let ci = m
+            .saving_ci95
+            .map_or(String::new(), |c| format!(" ± {c:.0}"));
+        let _ = write!(
+            out,
+            "; saving {d:.0}{ci} ns per packet (95 % CI), {:.1}× cheaper",
+            o.mean / n.mean
+        );
+    }
+    let _ = write!(
+        out,
+        "\n  took the traffic: original {}; optimised {}\n",
+        m.took[0], m.took[1]
+    );
+    out
+}
+
+/// `5-9, 12` for a list of lines.
+fn lines(ls: &[usize]) -> String {
+    let mut out: Vec<String> = vec![];
+    let mut i = 0;
+    while i < ls.len() {
+        let mut j = i;
+        while j + 1 < ls.len() && ls[j + 1] == ls[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", ls[i], ls[j])
+        } else {
+            ls[i].to_string()
+        });
+        i = j + 1;
+    }
+    if out.len() > 8 {
+        let n = out.len() - 6;
+        out.truncate(6);
+        out.push(format!("… ({n} more)"));
+    }
+    out.join(", ")
+}
+
+/// The summary people read.
+pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{file}: {} rules → {} rules; both rulesets give the same verdict (and pass the \
+         same log and counter rules) for each of {} probe packets from every built-in chain",
+        a.rules_before, a.rules_after, a.probes
+    );
+    if a.changes.is_empty() {
+        let _ = writeln!(s, "no safe rewrite found: nothing changed, nothing written");
+    }
+    let unit = match a.format {
+        firewall::ImportFormat::Nft => "handle",
+        firewall::ImportFormat::IptablesSave => "line",
+    };
+    for c in &a.changes {
+        let kind = serde_json::to_value(c.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {kind:<10} {} {unit} {}: {}",
+            c.chain,
+            lines(&c.lines),
+            c.reason
+        );
+    }
+    for n in &a.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    if !a.kept.is_empty() {
+        let _ = writeln!(
+            s,
+            "left in place (the analysis cannot read them; nothing crosses them):"
+        );
+        for (line, why) in &a.kept {
+            let _ = writeln!(s, "  {unit} {line}: {why}");
+        }
+    }
+    if let Some(o) = out.filter(|_| !a.changes.is_empty()) {
+        if nft {
+            let _ = writeln!(
+                s,
+                "written: {o} (optimised), {o}.orig.nft (the original), both for `nft -f`"
+            );
+        } else if a.format == firewall::ImportFormat::Nft {
+            let _ = writeln!(s, "written: {o} (load: nft -f {o})");
+        } else if a.ipset.is_empty() {
+            let _ = writeln!(s, "written: {o} (load: iptables-restore < {o})");
+        } else {
+            let _ = writeln!(
+                s,
+                "written: {o}, {o}.ipset (load: ipset restore < {o}.ipset && iptables-restore < {o})"
+            );
+        }
+    }
+    s
+}
+
+pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
+    let path = a.import.display().to_string();
+    let text = crate::limits::read_user_file(&a.import, "rule import")
+        .map_err(|e| usage(format!("--import {e}")))?;
+    let result = match firewall::import::detect(&text) {
+        Some(firewall::ImportFormat::IptablesSave) => firewall::advise::advise(&path, &text),
+        // Anything else is nft's to judge: loaded by nft itself in a scratch namespace
+        // (as `--import` does), its read-back analysed.
+        _ => {
+            use firewall::import;
+            import::check_nft_text(&path, &text).map_err(|e| usage(e.to_string()))?;
+            let loaded = crate::nftload::load_nft(&path, &text).map_err(usage)?;
+            import::refused_messages(&path, &loaded.messages).map_err(|e| usage(e.to_string()))?;
+            firewall::advise::advise_nft(&path, &loaded.json, &loaded.listing)
+        }
+    };
+    let advice = match result {
+        Ok(a) => a,
+        Err(e @ (AdviseError::Import(_) | AdviseError::Unsupported(_))) => {
+            return Err(usage(e.to_string()))
+        }
+        Err(e @ AdviseError::Disagree(_)) => return Err(anyhow::Error::new(e)),
+    };
+    let out = a.out.as_ref().map(|o| o.display().to_string());
+    let write = |p: &std::ffi::OsStr, text: &str| {
+        std::fs::write(p, text).with_context(|| format!("writing {}", PathBuf::from(p).display()))
+    };
+    if let (Some(o), false, "nft") = (&a.out, advice.changes.is_empty(), a.format.as_str()) {
+        let (before, after) = advice
+            .as_nft
+            .as_ref()
+            .map_err(|e| usage(format!("{path}: cannot be written as nft: {e}")))?;
+        write(o.as_os_str(), after)?;
+        let mut p = o.as_os_str().to_owned();
+        p.push(".orig.nft");
+        write(&p, before)?;
+    } else if let (Some(o), false) = (&a.out, advice.changes.is_empty()) {
+        std::fs::write(o, &advice.text).with_context(|| format!("writing {}", o.display()))?;
+        if !advice.ipset.is_empty() {
+            let mut p = o.as_os_str().to_owned();
+            p.push(".ipset");
+            std::fs::write(&p, &advice.ipset)
+                .with_context(|| format!("writing {}", PathBuf::from(&p).display()))?;
+        }
+    }
+    let measured = match (&advice.as_nft, a.measure, advice.changes.is_empty()) {
+        (_, false, _) | (_, true, true) => None,
+        (Ok((before, after)), true, false) => Some(measure(a, &path, before, after)?),
+        (Err(e), true, false) => {
+            return Err(usage(format!(
+                "--measure: {path} cannot be written as nft: {e}"
+            )))
+        }
+    };
+    if a.json {
+        let mut v = serde_json::to_value(&advice)?;
+        if let Some(m) = &measured {
+            v["measured"] = serde_json::to_value(m)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!(
+            "{}",
+            summary(&path, &advice, out.as_deref(), a.format == "nft")
+        );
+        if out.is_none() && !advice.changes.is_empty() {
+            println!("(--out FILE writes the optimised ruleset)");
+        }
+        if let Some(m) = &measured {
+            print!("{}", measured_text(m));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn line_lists_are_ranges() {
+        assert_eq!(super::lines(&[5, 6, 7, 9, 11, 12]), "5-7, 9, 11-12");
+        assert_eq!(super::lines(&[]), "");
+    }
+}
