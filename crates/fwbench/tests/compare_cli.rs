@@ -296,3 +296,32 @@ fn a_file_compared_with_itself_is_said_so() {
     let o = fwbench(&["compare", sa, b.to_str().unwrap()]);
     assert!(!stdout(&o).contains("itself"), "{}", stdout(&o));
 }
+
+/// `--repeat N`: N trials of one configuration in one run, so a comparison of two such
+/// runs is tested (n=2+2), never `untested` (exit 3).
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn repeated_trials_make_a_comparison_testable() {
+    let dir = TempDir::new();
+    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
+    for db in [&a, &b] {
+        let o = fwbench(&[
+            "flood", "-t", "1", "--rate", "10kpps", "--repeat", "2", "-J", "--db",
+            db.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");
+        let s = Store::open(db).unwrap();
+        assert_eq!(s.runs().unwrap().len(), 1);
+    }
+    let o = fwbench(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_ne!(o.status.code(), Some(3), "{out}");
+    let line = out.lines().find(|l| l.contains("received_pps")).unwrap();
+    assert!(line.contains("(n=2+2)") && !line.contains("untested"), "{line}");
+    // A search does not repeat.
+    let o = fwbench(&["ndr", "--repeat", "2", "--no-store"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--repeat"), "{}", stderr(&o));
+}

@@ -228,6 +228,11 @@ pub struct TrialArgs {
     /// Do not store the trial(s)
     #[arg(long, help_heading = "Output")]
     no_store: bool,
+    /// Run N trials of this configuration, stored in one run (for `fwbench compare`:
+    /// n ≥ 2 a side makes a change testable); not for searches
+    #[arg(long, value_name = "N", default_value = "1",
+          value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Traffic")]
+    repeat: u32,
     /// Print one JSON object on stdout instead of text (shape: docs/schema/trial.json)
     #[arg(long, short = 'J', help_heading = "Output")]
     json: bool,
@@ -980,6 +985,11 @@ fn live_of(cmd: &Cmd) -> LiveArgs {
 
 /// Run a trial command: a search of stored trials, or one trial.
 fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
+    if a.repeat != 1
+        && (matches!(p.workload, Workload::Ndr | Workload::Degrade) || crate::search::is_search(&p))
+    {
+        return Err(usage("--repeat: a search runs its own trials; only single-trial commands repeat"));
+    }
     match p.workload {
         Workload::Ndr => crate::run::search::run_ndr(p, &search_env(a)),
         Workload::Degrade => crate::run::search::run_degrade(p, &search_env(a)),
@@ -1107,6 +1117,7 @@ fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
         a.testbed.as_deref(),
         (!a.no_store).then_some(a.db.as_path()),
         output,
+        a.repeat,
     )
 }
 

@@ -405,7 +405,11 @@ pub enum Output {
     },
 }
 
-/// `fwbench echo|flood|flow|ping`: one trial, on an ephemeral or named testbed.
+/// `fwbench echo|flood|flow|ping`: one trial (or `repeat` trials of the same
+/// configuration, stored in one run), on an ephemeral or named testbed. With `repeat`
+/// > 1 each trial is printed as it ends (`-J`: one JSON array at the end); the exit code
+/// is the worst of the trials'.
+#[allow(clippy::too_many_arguments)]
 pub fn run_single(
     mut params: TrialParams,
     topology_given: bool,
@@ -413,6 +417,7 @@ pub fn run_single(
     testbed: Option<&str>,
     db: Option<&Path>,
     out: Output,
+    repeat: u32,
 ) -> Result<ExitCode> {
     let name = params.workload.as_str();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
@@ -447,27 +452,44 @@ pub fn run_single(
             )
         }
     };
-    let outcome = session.trial(&params)?;
+    let repeat = repeat.max(1);
+    let mut array = Vec::new();
+    let mut code = 0u8;
+    for i in 0..repeat {
+        if let Some(iv) = &stream {
+            *iv.borrow_mut() = output::live::Intervals::new(params.workload);
+        }
+        if repeat > 1 && !json {
+            println!("repetition {} of {repeat}", i + 1);
+        }
+        let outcome = session.trial(&params)?;
+        if let (Some(iv), false) = (&stream, json) {
+            println!("{}", iv.borrow().end_text(&outcome));
+        }
+        if let Some(iv) = stream.as_ref().filter(|_| json) {
+            let trial = output::trial_json(&params, &outcome);
+            println!("{}", iv.borrow().end_json(trial, &outcome));
+        } else if json && repeat > 1 {
+            array.push(output::trial_json(&params, &outcome));
+        } else if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
+            );
+        } else {
+            print!("{}", output::trial_text(&params, &outcome));
+        }
+        code = code.max(match outcome.status {
+            Status::Ok => 0,
+            // Measured: the imported ruleset dropped the traffic, and the status says so.
+            Status::Dropped => 0,
+            Status::Unavailable | Status::Failed => 1,
+        });
+    }
     session.finish("complete")?;
     drop(session);
-    if let (Some(iv), false) = (&stream, json) {
-        println!("{}", iv.borrow().end_text(&outcome));
+    if !array.is_empty() {
+        println!("{}", serde_json::to_string_pretty(&array)?);
     }
-    if let Some(iv) = stream.filter(|_| json) {
-        let trial = output::trial_json(&params, &outcome);
-        println!("{}", iv.borrow().end_json(trial, &outcome));
-    } else if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
-        );
-    } else {
-        print!("{}", output::trial_text(&params, &outcome));
-    }
-    Ok(match outcome.status {
-        Status::Ok => ExitCode::SUCCESS,
-        // Measured: the imported ruleset dropped the traffic, and the status says so.
-        Status::Dropped => ExitCode::SUCCESS,
-        Status::Unavailable | Status::Failed => ExitCode::from(1),
-    })
+    Ok(ExitCode::from(code))
 }
