@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod record;
+pub mod recovery;
 pub mod report;
 pub mod scenario;
 pub mod search;

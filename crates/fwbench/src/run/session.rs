@@ -13,7 +13,7 @@ use crate::plan::scenario::{self, PlannedTrial};
 use crate::run::record::record;
 use crate::testbed::netns::{EphemeralTestbed, NetnsTestbed};
 use crate::testbed::Testbed;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -305,6 +305,8 @@ pub struct Session {
     topology: Topology,
     pin: Pinning,
     trials: u32,
+    /// Trials that could not be stored (kept in a recovery file): the first error.
+    not_stored: Option<anyhow::Error>,
 }
 
 impl Session {
@@ -330,6 +332,7 @@ impl Session {
             Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
             None => None,
         };
+        store.iter().for_each(crate::run::recovery::say_recovered);
         install_interrupt_handler();
         let run_id = match &store {
             Some(s) => {
@@ -346,6 +349,7 @@ impl Session {
             topology: params.topology,
             pin,
             trials: 0,
+            not_stored: None,
         })
     }
 
@@ -370,11 +374,19 @@ impl Session {
             }
         };
         if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
-            store
-                .insert_trial(&record(run_id, &planned, &outcome))
-                .context("storing the trial")?;
+            if let Err(e) =
+                crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &outcome))
+            {
+                self.not_stored.get_or_insert(e);
+            }
         }
         Ok(outcome)
+    }
+
+    /// The error of the first trial that could not be stored (its result was kept in a
+    /// recovery file); the caller prints the trials first, then returns this.
+    pub fn take_not_stored(&mut self) -> Option<anyhow::Error> {
+        self.not_stored.take()
     }
 
     pub fn finish(&mut self, status: &str) -> Result<()> {
@@ -486,10 +498,15 @@ pub fn run_single(
             Status::Unavailable | Status::Failed => 1,
         });
     }
-    session.finish("complete")?;
+    let not_stored = session.take_not_stored();
+    let finished = session.finish(if not_stored.is_some() { "failed" } else { "complete" });
     drop(session);
     if !array.is_empty() {
         println!("{}", serde_json::to_string_pretty(&array)?);
     }
+    if let Some(e) = not_stored {
+        return Err(e);
+    }
+    finished?;
     Ok(ExitCode::from(code))
 }
