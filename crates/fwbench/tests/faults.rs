@@ -114,3 +114,48 @@ fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
         assert!(!e.contains("already exists") && !e.contains("empty file"), "{e}");
     }
 }
+
+/// A testbed whose client launcher never answers: a clear error naming the host
+/// within the testbed file's `timeout`, not a hang (issue 24 point 4e).
+#[test]
+#[ignore = "needs root: trial commands refuse to start without it (run with --include-ignored as root)"]
+fn a_launcher_that_never_answers_is_named_within_the_timeout() {
+    let dir = TempDir::new();
+    let tb = dir.file("hang.toml");
+    std::fs::write(
+        &tb,
+        r#"
+timeout = "2s"
+
+[client]
+launcher = ["sh", "-c", "sleep 100", "hanging-client"]
+interface = "lo"
+prefix = "198.18.1.0/16"
+gateway_address = "198.18.0.1"
+
+[gateway]
+launcher = "local"
+interface = "lo"
+
+[server]
+launcher = "local"
+address = "198.19.0.2"
+"#,
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let o = fwbench(&["flood", "-t", "1", "--no-store", "--testbed", tb.to_str().unwrap()]);
+    let took = t0.elapsed().as_secs_f64();
+    let e = stderr(&o);
+    assert!(took < 20.0, "took {took:.1} s: {e}");
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(
+        e.contains("client host") && e.contains("did not answer within 2 s") && e.contains("sleep 100"),
+        "{e}"
+    );
+    // A bad timeout is refused with its place.
+    std::fs::write(&tb, "timeout = \"forever\"\n").unwrap();
+    let o = fwbench(&["flood", "--no-store", "--testbed", tb.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("hang.toml:1:11: timeout"), "{}", stderr(&o));
+}
