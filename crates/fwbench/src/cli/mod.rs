@@ -324,7 +324,7 @@ impl StreamArgs {
 #[command(next_help_heading = "Traffic")]
 struct FloodArgs {
     /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
-    #[arg(long, short = 'r', default_value = "max", value_parser = rate)]
+    #[arg(long, short = 'r', default_value = "max", value_parser = rate, allow_hyphen_values = true)]
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
@@ -338,7 +338,7 @@ struct FloodArgs {
 #[command(next_help_heading = "Traffic")]
 struct FlowArgs {
     /// Paced rate: bits/s (15M = 15 Mbit/s of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
-    #[arg(long, short = 'r', value_parser = rate)]
+    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true)]
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
@@ -496,7 +496,7 @@ pub struct SearchArgs {
     #[arg(long, default_value = "2%", value_parser = ratio)]
     pub precision: f64,
     /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
-    #[arg(long, value_parser = rate)]
+    #[arg(long, value_parser = rate, allow_hyphen_values = true)]
     pub max_rate: Option<proto::Rate>,
     /// Most search steps (the ceiling probe and confirmation trials not counted)
     #[arg(long, default_value = "20", value_parser = count)]
@@ -507,7 +507,7 @@ pub struct SearchArgs {
 #[command(next_help_heading = "Traffic")]
 struct DegradeArgs {
     /// Paced rate of the flow (seed 002: 15M with 128-byte, 30M with 512, 45M with 1280)
-    #[arg(long, short = 'r', value_parser = rate)]
+    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true)]
     rate: proto::Rate,
     /// Largest rule count searched
     #[arg(long, default_value = "20000", value_parser = rule_count)]
