@@ -57,8 +57,10 @@ pub fn require_root() -> Result<()> {
 /// Every trial should start from the same gateway: each trial is compared with the
 /// first snapshot of its testbed's gateway (see [`Outcome::judge_start`]). A trial that
 /// leaves what cannot be undone (a legacy x_tables table stays instantiated in its
-/// namespace) gets a fresh ephemeral testbed after it; a named testbed is the user's,
-/// so it is kept, with a warning, and later trials on it are marked.
+/// namespace) gets a fresh ephemeral testbed after it; a named testbed of local
+/// namespaces (fwbench's, `testbed up --name`) is rebuilt with its name and addresses;
+/// one fwbench does not own (a testbed file) is kept, with a warning, and later trials
+/// on it are marked.
 pub struct Testbeds {
     pub named: Option<Box<dyn Testbed>>,
     pub ephemeral: HashMap<Topology, EphemeralTestbed>,
@@ -176,6 +178,14 @@ impl Testbeds {
         let left = o.gateway_left();
         if !left.is_empty() {
             match &self.named {
+                Some(tb) if tb.rebuild()? => {
+                    eprintln!(
+                        "fwbench: testbed {}: the gateway kept {} after a trial; rebuilt the \
+                         testbed (same name and addresses) so the next trial starts clean",
+                        tb.name(),
+                        left.join(", ")
+                    );
+                }
                 Some(tb) if !self.warned => {
                     self.warned = true;
                     eprintln!(
