@@ -32,7 +32,11 @@ pub fn check_table_rows(file: &str, text: &str) -> Result<(), String> {
         let header = format!("[[{table}]]");
         // A header line, spaces inside the brackets allowed (`[[ case ]]`).
         let is_row = |line: &str| {
-            let l: String = line.chars().take(64).filter(|c| !c.is_whitespace()).collect();
+            let l: String = line
+                .chars()
+                .take(64)
+                .filter(|c| !c.is_whitespace())
+                .collect();
             l.starts_with(&header)
         };
         let rows: Vec<usize> = text
@@ -227,11 +231,16 @@ mod tests {
         let e = check_table_rows("s.toml", &text).unwrap_err();
         // Row 100 001 starts on line 2 + 2 × 100 000.
         assert!(
-            e.starts_with(&format!("s.toml:{}:1: [[case]]: 100002 [[case]] rows", 2 + 2 * MAX_TRIALS)),
+            e.starts_with(&format!(
+                "s.toml:{}:1: [[case]]: 100002 [[case]] rows",
+                2 + 2 * MAX_TRIALS
+            )),
             "{e}"
         );
         assert!(check_table_rows("s.toml", &row.repeat(1000)).is_ok());
         let fw = "[[ firewall ]]\n".repeat(MAX_TRIALS as usize + 1);
-        assert!(check_table_rows("f.toml", &fw).unwrap_err().contains("[[firewall]]"));
+        assert!(check_table_rows("f.toml", &fw)
+            .unwrap_err()
+            .contains("[[firewall]]"));
     }
 }

@@ -239,14 +239,23 @@ fn single_trial_runs_are_pooled_and_untested_changes_exit_3() {
     }
     let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
     // One run a side: untested, exit 3, the −70 % named in the summary line.
-    let o = fwbench(&["compare", &format!("{sa}:3"), &format!("{sb}:3"), "--threshold", "25"]);
+    let o = fwbench(&[
+        "compare",
+        &format!("{sa}:3"),
+        &format!("{sb}:3"),
+        "--threshold",
+        "25",
+    ]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(3), "{out}\n{}", stderr(&o));
     let line = out
         .lines()
         .find(|l| l.contains("received_pps") && l.contains("n=1+1"))
         .expect("a received_pps row");
-    assert!(!line.ends_with("same") && line.contains("untested"), "{line}");
+    assert!(
+        !line.ends_with("same") && line.contains("untested"),
+        "{line}"
+    );
     let summary = out.lines().find(|l| l.starts_with("Summary:")).unwrap();
     assert!(
         summary.contains("UNTESTED beyond the threshold")
@@ -271,7 +280,13 @@ fn single_trial_runs_are_pooled_and_untested_changes_exit_3() {
         assert!(line.contains("(n=3+3)"), "{line}");
     }
     // The JSON says the same.
-    let o = fwbench(&["compare", &format!("{sa}:1"), &format!("{sb}:1"), "-f", "json"]);
+    let o = fwbench(&[
+        "compare",
+        &format!("{sa}:1"),
+        &format!("{sb}:1"),
+        "-f",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(3));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["pairs"][0]["untested"].as_u64().unwrap() > 0, "{v}");
@@ -288,8 +303,16 @@ fn a_file_compared_with_itself_is_said_so() {
     let sa = a.to_str().unwrap();
     let o = fwbench(&["compare", sa, sa]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(stdout(&o).contains("a run compared with itself"), "{}", stdout(&o));
-    assert!(stderr(&o).contains("compared a run with itself"), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("a run compared with itself"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("compared a run with itself"),
+        "{}",
+        stderr(&o)
+    );
     // Another file with the same data is not "itself".
     let b = dir.file("b.db");
     write_run(&b, "6.1.0", 1.0, false);
@@ -306,7 +329,15 @@ fn repeated_trials_make_a_comparison_testable() {
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));
     for db in [&a, &b] {
         let o = fwbench(&[
-            "flood", "-t", "1", "--rate", "10kpps", "--repeat", "2", "-J", "--db",
+            "flood",
+            "-t",
+            "1",
+            "--rate",
+            "10kpps",
+            "--repeat",
+            "2",
+            "-J",
+            "--db",
             db.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
@@ -319,7 +350,10 @@ fn repeated_trials_make_a_comparison_testable() {
     let out = stdout(&o);
     assert_ne!(o.status.code(), Some(3), "{out}");
     let line = out.lines().find(|l| l.contains("received_pps")).unwrap();
-    assert!(line.contains("(n=2+2)") && !line.contains("untested"), "{line}");
+    assert!(
+        line.contains("(n=2+2)") && !line.contains("untested"),
+        "{line}"
+    );
     // A search does not repeat.
     let o = fwbench(&["ndr", "--repeat", "2", "--no-store"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -48,7 +48,11 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
         .expect("unshare(1)");
     assert!(o.status.success(), "script: {:?} {}", o.status, stderr(&o));
     for n in ["1", "2", "3", "4"] {
-        eprintln!("--- {n}: rc {}{}", read(&out, &format!("{n}.rc")), read(&out, &format!("{n}.err")));
+        eprintln!(
+            "--- {n}: rc {}{}",
+            read(&out, &format!("{n}.rc")),
+            read(&out, &format!("{n}.err"))
+        );
     }
     assert_eq!(read(&out, "1.rc").trim(), "0");
     // The disk full: the trial fails to store, exit 1, its figures on stdout (-J) and
@@ -60,20 +64,32 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
         .or_else(|| v["received_pps"].as_f64())
         .unwrap_or_else(|| panic!("received_pps in {v}"));
     let err2 = read(&out, "2.err");
-    assert!(err2.contains("kept in") && err2.contains(rec.to_str().unwrap()), "{err2}");
+    assert!(
+        err2.contains("kept in") && err2.contains(rec.to_str().unwrap()),
+        "{err2}"
+    );
     // The next run imports it: the results file holds the second trial's figures.
     assert_eq!(read(&out, "3.rc").trim(), "0", "{}", read(&out, "3.err"));
-    assert!(read(&out, "3.err").contains("recovered 1 trial(s)"), "{}", read(&out, "3.err"));
+    assert!(
+        read(&out, "3.err").contains("recovered 1 trial(s)"),
+        "{}",
+        read(&out, "3.err")
+    );
     let db = out.file("full.db");
     assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 3);
     assert_eq!(
         sqlite_count(
             &db,
-            &format!("SELECT count(*) FROM trials WHERE run_id = 2 AND abs(received_pps - {pps}) < 1e-6")
+            &format!(
+                "SELECT count(*) FROM trials WHERE run_id = 2 AND abs(received_pps - {pps}) < 1e-6"
+            )
         ),
         1
     );
-    assert!(std::fs::read_dir(&rec).map(|d| d.count()).unwrap_or(0) == 0, "recovery file left");
+    assert!(
+        std::fs::read_dir(&rec).map(|d| d.count()).unwrap_or(0) == 0,
+        "recovery file left"
+    );
     // No space at all: no results file (and no temporary one) is left.
     assert_ne!(read(&out, "4.rc").trim(), "0");
     let ls = read(&out, "4.ls");
@@ -106,12 +122,20 @@ fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
         let (a, b) = (spawn(), spawn());
         let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
         let codes = [a.status.code(), b.status.code()];
-        assert!(codes.contains(&Some(0)), "{codes:?}\n{}\n{}", stderr(&a), stderr(&b));
+        assert!(
+            codes.contains(&Some(0)),
+            "{codes:?}\n{}\n{}",
+            stderr(&a),
+            stderr(&b)
+        );
         let loser = if a.status.code() == Some(0) { &b } else { &a };
         let e = stderr(loser);
         assert_eq!(loser.status.code(), Some(2), "{e}");
         assert!(e.contains("is in use by fwbench PID"), "{e}");
-        assert!(!e.contains("already exists") && !e.contains("empty file"), "{e}");
+        assert!(
+            !e.contains("already exists") && !e.contains("empty file"),
+            "{e}"
+        );
     }
 }
 
@@ -144,18 +168,31 @@ address = "198.19.0.2"
     )
     .unwrap();
     let t0 = std::time::Instant::now();
-    let o = fwbench(&["flood", "-t", "1", "--no-store", "--testbed", tb.to_str().unwrap()]);
+    let o = fwbench(&[
+        "flood",
+        "-t",
+        "1",
+        "--no-store",
+        "--testbed",
+        tb.to_str().unwrap(),
+    ]);
     let took = t0.elapsed().as_secs_f64();
     let e = stderr(&o);
     assert!(took < 20.0, "took {took:.1} s: {e}");
     assert_ne!(o.status.code(), Some(0), "{e}");
     assert!(
-        e.contains("client host") && e.contains("did not answer within 2 s") && e.contains("sleep 100"),
+        e.contains("client host")
+            && e.contains("did not answer within 2 s")
+            && e.contains("sleep 100"),
         "{e}"
     );
     // A bad timeout is refused with its place.
     std::fs::write(&tb, "timeout = \"forever\"\n").unwrap();
     let o = fwbench(&["flood", "--no-store", "--testbed", tb.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("hang.toml:1:11: timeout"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("hang.toml:1:11: timeout"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -1227,7 +1227,10 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
         assert_eq!(r[1], "1", "{rows:?}");
     }
     // After the last (legacy) trial too: the gateway equals a fresh one, same addresses.
-    assert_eq!(in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]), fresh_legacy);
+    assert_eq!(
+        in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]),
+        fresh_legacy
+    );
     assert_eq!(in_ns(&ns, &["nft", "list", "tables"]).trim(), "");
     assert_eq!(addrs(&ns), fresh_addrs);
     assert!(

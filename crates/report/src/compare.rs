@@ -163,8 +163,7 @@ impl Change {
             .and_then(|c| (so.mean != 0.0).then(|| c / so.mean.abs() * 100.0));
         let significant = diff.welch.is_some_and(|w| w.p < ALPHA);
         // Without a test only identical samples of 2 or more are "same".
-        let untested =
-            diff.welch.is_none() && !(so.n >= 2 && sn.n >= 2 && old == new);
+        let untested = diff.welch.is_none() && !(so.n >= 2 && sn.n >= 2 && old == new);
         let dir = better(metric);
         let worsening = match dir {
             Some(Better::Higher) => diff.delta < 0.0,
@@ -555,7 +554,12 @@ fn side_line(s: &Side) -> String {
         "{}  {} ({}, {})  host {}  kernel {}  {}  fwbench {}",
         s.name,
         s.runs_text(),
-        s.scenario, s.started_at, s.hostname, s.kernel, s.cpu, s.fwbench_version
+        s.scenario,
+        s.started_at,
+        s.hostname,
+        s.kernel,
+        s.cpu,
+        s.fwbench_version
     )
 }
 
@@ -775,7 +779,10 @@ mod tests {
         // One repetition a side: no test, never a regression, never "same": untested,
         // and a worsening beyond the threshold is flagged as such.
         let one = Change::of("received_pps", &[100.0], &[50.0], 5.0).unwrap();
-        assert_eq!((one.verdict, one.fails, one.untested_worse), ("untested", false, true));
+        assert_eq!(
+            (one.verdict, one.fails, one.untested_worse),
+            ("untested", false, true)
+        );
         assert_eq!(one.test_text(), "no test (n=1+1)");
         let up = Change::of("received_pps", &[100.0], &[150.0], 5.0).unwrap();
         assert_eq!((up.verdict, up.untested_worse), ("untested", false));

@@ -455,9 +455,11 @@ impl Store {
                 };
                 let run_known: bool = self
                     .conn
-                    .query_row("SELECT count(*) > 0 FROM runs WHERE id = ?1", [t.run_id], |r| {
-                        r.get(0)
-                    })
+                    .query_row(
+                        "SELECT count(*) > 0 FROM runs WHERE id = ?1",
+                        [t.run_id],
+                        |r| r.get(0),
+                    )
                     .map_err(|e| self.sql(e))?;
                 if !run_known {
                     kept += 1;
@@ -1089,10 +1091,18 @@ mod tests {
         // A trial of a run this file lacks stays in its file.
         write_recovery_in(&p, &trial(run + 5, "z"), spare.path()).unwrap();
         s.import_recovery(spare.path()).unwrap();
-        let keys: Vec<String> = s.trials(Some(run)).unwrap().into_iter().map(|t| t.trial_key).collect();
+        let keys: Vec<String> = s
+            .trials(Some(run))
+            .unwrap()
+            .into_iter()
+            .map(|t| t.trial_key)
+            .collect();
         assert_eq!(keys, ["a", "b", "c"].map(String::from).to_vec());
         assert_eq!(
-            s.recovered().iter().map(|r| (r.imported, r.kept)).collect::<Vec<_>>(),
+            s.recovered()
+                .iter()
+                .map(|r| (r.imported, r.kept))
+                .collect::<Vec<_>>(),
             vec![(1, 1), (1, 0)]
         );
         assert!(w.is_file() && !w2.exists());
@@ -1502,9 +1512,7 @@ fn recovery_paths_in(db: &Path, dir: &Path) -> Vec<PathBuf> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let abs = std::fs::canonicalize(&parent)
-        .unwrap_or(parent)
-        .join(&name);
+    let abs = std::fs::canonicalize(&parent).unwrap_or(parent).join(&name);
     // FNV-1a of the absolute path: one file per results file.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in abs.as_os_str().as_encoded_bytes() {

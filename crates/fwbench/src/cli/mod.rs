@@ -988,7 +988,9 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     if a.repeat != 1
         && (matches!(p.workload, Workload::Ndr | Workload::Degrade) || crate::search::is_search(&p))
     {
-        return Err(usage("--repeat: a search runs its own trials; only single-trial commands repeat"));
+        return Err(usage(
+            "--repeat: a search runs its own trials; only single-trial commands repeat",
+        ));
     }
     match p.workload {
         Workload::Ndr => crate::run::search::run_ndr(p, &search_env(a)),

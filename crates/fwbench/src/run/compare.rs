@@ -85,9 +85,7 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
         for id in ids {
             let report = match report::load(&store, Some(id)) {
                 Ok(r) => r,
-                Err(e @ report::ReportError::NoSuchRun { .. }) => {
-                    return Err(usage(e.to_string()))
-                }
+                Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
                 Err(e) => return Err(e.into()),
             };
             reports.push(
@@ -141,7 +139,9 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
         _ => print!("{text}"),
     }
     if cmp.itself() {
-        eprintln!("fwbench: compared a run with itself (both sides are the same runs of the same file)");
+        eprintln!(
+            "fwbench: compared a run with itself (both sides are the same runs of the same file)"
+        );
     }
     let failing = cmp.failing();
     let code = cmp.exit_code();
@@ -161,7 +161,10 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
             if worse.is_empty() {
                 String::new()
             } else {
-                format!("; worse beyond the threshold, untested: {}", worse.join("; "))
+                format!(
+                    "; worse beyond the threshold, untested: {}",
+                    worse.join("; ")
+                )
             }
         );
     }
@@ -185,7 +188,10 @@ mod tests {
             split_side("a.db:1,3,1").unwrap(),
             (PathBuf::from("a.db"), Some(vec![1, 3]))
         );
-        assert_eq!(split_side("a.db:all").unwrap(), (PathBuf::from("a.db"), None));
+        assert_eq!(
+            split_side("a.db:all").unwrap(),
+            (PathBuf::from("a.db"), None)
+        );
         assert!(split_side("a.db:1,,3").is_err());
         assert_eq!(split_side("a.db").unwrap(), (PathBuf::from("a.db"), None));
         assert_eq!(

@@ -300,7 +300,11 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             println!("{}", serde_json::to_string(&d)?);
         }
         stored.map_err(|e| {
-            e.context(crate::run::recovery::resume_hint(run_id, args.scenario.as_deref(), &args.db))
+            e.context(crate::run::recovery::resume_hint(
+                run_id,
+                args.scenario.as_deref(),
+                &args.db,
+            ))
         })?;
         failed_in_a_row = if outcome.status == Status::Failed {
             failed_in_a_row + 1

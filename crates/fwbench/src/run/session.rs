@@ -428,9 +428,9 @@ pub enum Output {
 }
 
 /// `fwbench echo|flood|flow|ping`: one trial (or `repeat` trials of the same
-/// configuration, stored in one run), on an ephemeral or named testbed. With `repeat`
-/// > 1 each trial is printed as it ends (`-J`: one JSON array at the end); the exit code
-/// is the worst of the trials'.
+/// configuration, stored in one run), on an ephemeral or named testbed. With more
+/// than one repetition each trial is printed as it ends (`-J`: one JSON array at the
+/// end); the exit code is the worst of the trials'.
 #[allow(clippy::too_many_arguments)]
 pub fn run_single(
     mut params: TrialParams,
@@ -509,7 +509,11 @@ pub fn run_single(
         });
     }
     let not_stored = session.take_not_stored();
-    let finished = session.finish(if not_stored.is_some() { "failed" } else { "complete" });
+    let finished = session.finish(if not_stored.is_some() {
+        "failed"
+    } else {
+        "complete"
+    });
     drop(session);
     if !array.is_empty() {
         println!("{}", serde_json::to_string_pretty(&array)?);

@@ -275,7 +275,10 @@ impl Agent {
                     }
                     bail!(
                         "{role} agent exited unexpectedly ({})",
-                        self.why_exited(status.map(|s| s.to_string()), status.and_then(|s| s.code()))
+                        self.why_exited(
+                            status.map(|s| s.to_string()),
+                            status.and_then(|s| s.code())
+                        )
                     )
                 }
             };
@@ -507,9 +510,15 @@ mod tests {
             version: PROTOCOL_VERSION,
             agent: AgentInfo::default(),
         };
-        std::fs::write(dir.path().join("1"), encode(&Reply { id: 1, msg: hello }).unwrap())
-            .unwrap();
-        let script = format!("cat {}/1; head -c 1 >/dev/null; exit 255", dir.path().display());
+        std::fs::write(
+            dir.path().join("1"),
+            encode(&Reply { id: 1, msg: hello }).unwrap(),
+        )
+        .unwrap();
+        let script = format!(
+            "cat {}/1; head -c 1 >/dev/null; exit 255",
+            dir.path().display()
+        );
         let launcher = Launcher {
             prefix: vec!["sh".into(), "-c".into(), script, "fake-agent".into()],
             host: "gw.lab".into(),
