@@ -23,6 +23,41 @@ pub const MAX_CLIENTS: u32 = 65_000;
 /// are already more than a day of measurement. Counted before the product is built.
 pub const MAX_TRIALS: u64 = 100_000;
 
+/// Refuse a scenario text with more `[[case]]` or `[[firewall]]` rows than
+/// [`MAX_TRIALS`] before it is parsed (657 000 rows took ~1 GB of memory in the TOML
+/// parser before the trial count was checked): the message names the file, the line of
+/// the first row beyond the limit and the count.
+pub fn check_table_rows(file: &str, text: &str) -> Result<(), String> {
+    for table in ["case", "firewall"] {
+        let header = format!("[[{table}]]");
+        // A header line, spaces inside the brackets allowed (`[[ case ]]`).
+        let is_row = |line: &str| {
+            let l: String = line
+                .chars()
+                .take(64)
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            l.starts_with(&header)
+        };
+        let rows: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| is_row(l))
+            .map(|(i, _)| i + 1)
+            .collect();
+        if rows.len() as u64 > MAX_TRIALS {
+            return Err(format!(
+                "{file}:{}:1: {header}: {} {header} rows; each row is at least one trial and \
+                 a scenario may have at most {MAX_TRIALS} trials (row {} is on this line)",
+                rows[MAX_TRIALS as usize],
+                rows.len(),
+                MAX_TRIALS + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Most values one `A..B step S` range of a scenario expands to.
 pub const MAX_RANGE_VALUES: u64 = 100_000;
 
@@ -198,5 +233,25 @@ mod tests {
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn too_many_case_rows_are_refused_before_parsing_with_their_line() {
+        let row = "[[case]]\nrules = 1\n";
+        let text = format!("name = \"x\"\n{}", row.repeat(MAX_TRIALS as usize + 2));
+        let e = check_table_rows("s.toml", &text).unwrap_err();
+        // Row 100 001 starts on line 2 + 2 × 100 000.
+        assert!(
+            e.starts_with(&format!(
+                "s.toml:{}:1: [[case]]: 100002 [[case]] rows",
+                2 + 2 * MAX_TRIALS
+            )),
+            "{e}"
+        );
+        assert!(check_table_rows("s.toml", &row.repeat(1000)).is_ok());
+        let fw = "[[ firewall ]]\n".repeat(MAX_TRIALS as usize + 1);
+        assert!(check_table_rows("f.toml", &fw)
+            .unwrap_err()
+            .contains("[[firewall]]"));
     }
 }

@@ -9,6 +9,10 @@
 //! confusion. (std's `File::try_lock` would do, but needs Rust 1.89; the crate's
 //! minimum is 1.88, so the call is in `sys`, next to the binary's other syscalls.)
 //!
+//! A released lock removes its file (while still holding the flock), so lock files do
+//! not pile up; a process that was waiting on the removed file notices (the path no
+//! longer names the file it locked) and opens the path afresh.
+//!
 //! Owns: lock file names and the held-by message. Must not: decide what is locked
 //! (callers do).
 
@@ -25,11 +29,26 @@ pub const LOCK_DIR: &str = "/run/fwbench/locks";
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
+    path: PathBuf,
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        // Remove the file while holding it: whoever opens the path next makes a new one;
+        // whoever waits on this one sees it is no longer the path's and retries.
+        if names_file(&self.path, &self._file) {
+            let _ = std::fs::remove_file(&self.path);
+        }
         crate::sys::flock_release(&self._file);
+    }
+}
+
+/// `path` still names the open file `file` (same device and inode).
+fn names_file(path: &Path, file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -70,31 +89,40 @@ fn stamp(mut file: File, path: PathBuf) -> Result<Lock> {
         .and_then(|_| writeln!(file, "{}", std::process::id()))
         .and_then(|_| file.flush())
         .with_context(|| format!("writing lock file {}", path.display()))?;
-    Ok(Lock { _file: file })
+    Ok(Lock { _file: file, path })
 }
 
 /// Take lock `name` in `dir`, or fail at once with bad input (exit 2): "`what` is in
 /// use by fwbench PID N (…)".
 pub fn try_lock_in(dir: &Path, name: &str, what: &str) -> Result<Lock> {
-    let (mut file, path) = open(dir, name)?;
-    let got = crate::sys::flock_exclusive(&file, false)
-        .with_context(|| format!("locking {}", path.display()))?;
-    if !got {
-        return Err(usage(format!(
-            "{what} is in use by {} (lock {}); wait for it to finish or stop it",
-            holder(&mut file),
-            path.display()
-        )));
+    loop {
+        let (mut file, path) = open(dir, name)?;
+        let got = crate::sys::flock_exclusive(&file, false)
+            .with_context(|| format!("locking {}", path.display()))?;
+        if !got {
+            return Err(usage(format!(
+                "{what} is in use by {} (lock {}); wait for it to finish or stop it",
+                holder(&mut file),
+                path.display()
+            )));
+        }
+        if names_file(&path, &file) {
+            return stamp(file, path);
+        }
+        // Released and removed between our open and our flock: open it again.
     }
-    stamp(file, path)
 }
 
 /// Take lock `name` in `dir`, waiting for its holder to release it.
 pub fn lock_in(dir: &Path, name: &str) -> Result<Lock> {
-    let (file, path) = open(dir, name)?;
-    crate::sys::flock_exclusive(&file, true)
-        .with_context(|| format!("locking {}", path.display()))?;
-    stamp(file, path)
+    loop {
+        let (file, path) = open(dir, name)?;
+        crate::sys::flock_exclusive(&file, true)
+            .with_context(|| format!("locking {}", path.display()))?;
+        if names_file(&path, &file) {
+            return stamp(file, path);
+        }
+    }
 }
 
 /// [`try_lock_in`] under [`LOCK_DIR`].
@@ -137,7 +165,38 @@ mod tests {
         let _odd = try_lock_in(dir.path(), "testbed-../a b/c", "testbed").unwrap();
         assert!(dir.path().join("testbed-.._a_b_c.lock").is_file());
         drop(first);
+        // Released: its file is gone (lock files do not pile up).
+        assert!(!dir.path().join("testbed-x.lock").exists());
         let _again = try_lock_in(dir.path(), "testbed-x", "testbed 'x'").unwrap();
+        assert!(dir.path().join("testbed-x.lock").is_file());
+    }
+
+    /// A waiter on a lock whose file is removed at release takes the lock on the
+    /// path's new file, never on the removed one: at most one holder at a time.
+    #[test]
+    fn waiters_on_a_removed_lock_file_never_hold_it_twice() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        use std::sync::Arc;
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let inside = Arc::new(AtomicU32::new(0));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (dir, inside) = (dir.clone(), inside.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..30 {
+                        let l = lock_in(dir.path(), "db-x").unwrap();
+                        assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        drop(l);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 
     #[test]

@@ -1161,12 +1161,24 @@ fn residue_rows(db: &std::path::Path) -> Vec<Vec<String>> {
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn named_testbed_trials_after_iptables_nft_start_clean_after_legacy_are_marked() {
+fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
     let sc = dir.file("mixed.toml");
     std::fs::write(&sc, MIXED_ENGINES).unwrap();
+    let ns = gw_ns(&tb);
+    // A fresh gateway's state, to compare with after the run.
+    let fresh_legacy = in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]);
+    // Addresses without the link-local ones (from the veths' random MACs).
+    let addrs = |ns: &str| -> String {
+        in_ns(ns, &["ip", "-br", "addr"])
+            .split_whitespace()
+            .filter(|w| !w.starts_with("fe80::"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let fresh_addrs = addrs(&ns);
     let o = fwbench(&[
         "run",
         sc.to_str().unwrap(),
@@ -1177,7 +1189,7 @@ fn named_testbed_trials_after_iptables_nft_start_clean_after_legacy_are_marked()
     ]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert!(
-        stderr(&o).contains("later trials on it are marked"),
+        stderr(&o).contains("rebuilt the testbed (same name and addresses)"),
         "{}",
         stderr(&o)
     );
@@ -1200,20 +1212,19 @@ fn named_testbed_trials_after_iptables_nft_start_clean_after_legacy_are_marked()
         rows[2][4].contains("legacy table filter instantiated"),
         "{rows:?}"
     );
-    // … which every later trial on this (user's) testbed is marked for.
+    // … and the named testbed (fwbench's) is rebuilt: every later trial starts clean.
     for r in &rows[3..] {
-        assert_eq!(r[1], "0", "{rows:?}");
-        assert!(
-            r[2].contains("legacy table filter instantiated"),
-            "{rows:?}"
-        );
+        assert_eq!(r[1], "1", "{rows:?}");
     }
-    // No nft table outlives the trials; the legacy table does (it cannot be unloaded).
-    let ns = gw_ns(&tb);
+    // After the last (legacy) trial too: the gateway equals a fresh one, same addresses.
+    assert_eq!(
+        in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]),
+        fresh_legacy
+    );
     assert_eq!(in_ns(&ns, &["nft", "list", "tables"]).trim(), "");
-    // The run's progress lines say so too.
+    assert_eq!(addrs(&ns), fresh_addrs);
     assert!(
-        stderr(&o).contains("[gateway not clean at start]"),
+        !stderr(&o).contains("[gateway not clean at start]"),
         "{}",
         stderr(&o)
     );

@@ -58,12 +58,26 @@ pub fn better(metric: &str) -> Option<Better> {
     lower.then_some(Better::Lower)
 }
 
+/// What the caller loaded for one side: a name, the results file it came from
+/// (canonical path, to notice a run compared with itself) and one or more runs whose
+/// repetitions are pooled by configuration.
+pub struct Input<'a> {
+    /// `FILE`, `FILE:RUN`, `FILE:all` or `FILE:1,3` as given.
+    pub name: String,
+    /// The results file, canonical (two sides with the same file and runs are one data set).
+    pub file: String,
+    pub runs: Vec<&'a RunReport>,
+}
+
 /// One side of a comparison: where it came from and on what it ran.
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
-    /// `FILE:RUN` as given (with the run filled in).
+    /// As given (`FILE`, `FILE:RUN`, `FILE:all`, `FILE:1,3`).
     pub name: String,
-    pub run_id: i64,
+    /// The results file (canonical path).
+    pub file: String,
+    /// The runs pooled on this side (their repetitions of a configuration are one sample).
+    pub runs: Vec<i64>,
     pub scenario: String,
     pub started_at: String,
     pub hostname: String,
@@ -75,19 +89,40 @@ pub struct Side {
 }
 
 impl Side {
-    pub fn of(name: &str, r: &RunReport) -> Side {
-        let h = &r.run.host;
+    /// The side of `input`: each field lists the distinct values of its runs.
+    pub fn of(input: &Input) -> Side {
+        let distinct = |f: &dyn Fn(&RunReport) -> String| {
+            let mut v: Vec<String> = Vec::new();
+            for r in &input.runs {
+                let x = f(r);
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+            }
+            v.join(", ")
+        };
         Side {
-            name: name.to_string(),
-            run_id: r.run.id,
-            scenario: r.run.scenario.clone(),
-            started_at: r.run.started_at.clone(),
-            hostname: h.hostname.clone(),
-            kernel: h.kernel.clone(),
-            cpu: format!("{} ({} cores)", h.cpu_model, h.cores),
-            fwbench_version: h.fwbench_version.clone(),
-            trials: r.trials.len(),
+            name: input.name.clone(),
+            file: input.file.clone(),
+            runs: input.runs.iter().map(|r| r.run.id).collect(),
+            scenario: distinct(&|r| r.run.scenario.clone()),
+            started_at: distinct(&|r| r.run.started_at.clone()),
+            hostname: distinct(&|r| r.run.host.hostname.clone()),
+            kernel: distinct(&|r| r.run.host.kernel.clone()),
+            cpu: distinct(&|r| format!("{} ({} cores)", r.run.host.cpu_model, r.run.host.cores)),
+            fwbench_version: distinct(&|r| r.run.host.fwbench_version.clone()),
+            trials: input.runs.iter().map(|r| r.trials.len()).sum(),
         }
+    }
+
+    /// "run 3" or "runs 1, 2, 3".
+    pub fn runs_text(&self) -> String {
+        let ids: Vec<String> = self.runs.iter().map(i64::to_string).collect();
+        format!(
+            "run{} {}",
+            if ids.len() == 1 { "" } else { "s" },
+            ids.join(", ")
+        )
     }
 }
 
@@ -105,11 +140,17 @@ pub struct Change {
     pub pct_ci95: Option<f64>,
     /// Welch p < [`ALPHA`].
     pub significant: bool,
-    /// `better`, `worse` (significant, in the metric's good/bad direction), `same` (not
-    /// significant) or `changed` (significant, metric without a direction).
+    /// `better`, `worse` (significant, in the metric's good/bad direction), `same` (tested
+    /// and not significant, or identical values on both sides with n ≥ 2), `changed`
+    /// (significant, metric without a direction) or `untested` (no test possible: fewer
+    /// than 2 repetitions on a side, or no spread on either side with different means).
+    /// An untested change is never `same`.
     pub verdict: &'static str,
     /// A significant worsening at least the threshold (or from 0, where no % exists).
     pub fails: bool,
+    /// Untested, and in the metric's bad direction by at least the threshold: a
+    /// regression that might be real (named in the summary line).
+    pub untested_worse: bool,
 }
 
 impl Change {
@@ -121,15 +162,24 @@ impl Change {
             .ci95
             .and_then(|c| (so.mean != 0.0).then(|| c / so.mean.abs() * 100.0));
         let significant = diff.welch.is_some_and(|w| w.p < ALPHA);
+        // Without a test only identical samples of 2 or more are "same".
+        let untested = diff.welch.is_none() && !(so.n >= 2 && sn.n >= 2 && old == new);
         let dir = better(metric);
-        let verdict = match (significant, dir) {
-            (false, _) => "same",
-            (true, None) => "changed",
-            (true, Some(Better::Higher)) if diff.delta > 0.0 => "better",
-            (true, Some(Better::Lower)) if diff.delta < 0.0 => "better",
-            (true, Some(_)) => "worse",
+        let worsening = match dir {
+            Some(Better::Higher) => diff.delta < 0.0,
+            Some(Better::Lower) => diff.delta > 0.0,
+            None => false,
         };
-        let fails = verdict == "worse" && pct.is_none_or(|p| p.abs() >= threshold_pct);
+        let verdict = match (untested, significant, dir) {
+            (true, _, _) => "untested",
+            (false, false, _) => "same",
+            (false, true, None) => "changed",
+            (false, true, Some(_)) if !worsening => "better",
+            (false, true, Some(_)) => "worse",
+        };
+        let beyond = pct.is_none_or(|p| p.abs() >= threshold_pct);
+        let fails = verdict == "worse" && beyond;
+        let untested_worse = untested && worsening && beyond;
         Some(Change {
             metric: metric.to_string(),
             better: dir,
@@ -141,6 +191,7 @@ impl Change {
             significant,
             verdict,
             fails,
+            untested_worse,
         })
     }
 
@@ -207,12 +258,18 @@ pub struct Matched {
 pub struct Pair {
     pub old: Side,
     pub new: Side,
+    /// Both sides are the same runs of the same file: the comparison says nothing.
+    pub itself: bool,
     pub matched: Vec<Matched>,
     /// Configurations only in the old run / only in the new one (labels).
     pub only_old: Vec<String>,
     pub only_new: Vec<String>,
     /// Significant regressions at least the threshold.
     pub failing: usize,
+    /// Changes that could not be tested (verdict `untested`).
+    pub untested: usize,
+    /// Untested worsenings of at least the threshold: "label: metric change (n=a+b)".
+    pub untested_worse: Vec<String>,
 }
 
 /// A whole comparison: the first side against each of the others.
@@ -232,11 +289,11 @@ const UNIT: &str = "the repetitions (trials) of a configuration: each trial's va
 impl Comparison {
     /// Compare `sides[0]` with each later side. `threshold_pct`: the least relative
     /// worsening that fails (`--threshold`).
-    pub fn new(sides: &[(String, &RunReport)], threshold_pct: f64) -> Comparison {
+    pub fn new(sides: &[Input], threshold_pct: f64) -> Comparison {
         let mut pairs = Vec::new();
-        if let Some(((name0, first), rest)) = sides.split_first() {
-            for (name, r) in rest {
-                pairs.push(pair(name0, first, name, r, threshold_pct));
+        if let Some((first, rest)) = sides.split_first() {
+            for r in rest {
+                pairs.push(pair(first, r, threshold_pct));
             }
         }
         Comparison {
@@ -250,6 +307,36 @@ impl Comparison {
     /// Significant regressions at least the threshold, over every pair.
     pub fn failing(&self) -> usize {
         self.pairs.iter().map(|p| p.failing).sum()
+    }
+
+    /// Untested changes, over every pair.
+    pub fn untested(&self) -> usize {
+        self.pairs.iter().map(|p| p.untested).sum()
+    }
+
+    /// Untested worsenings of at least the threshold, over every pair.
+    pub fn untested_worse(&self) -> Vec<String> {
+        self.pairs
+            .iter()
+            .flat_map(|p| p.untested_worse.iter().cloned())
+            .collect()
+    }
+
+    /// Some pair compares a data set with itself.
+    pub fn itself(&self) -> bool {
+        self.pairs.iter().any(|p| p.itself)
+    }
+
+    /// The exit code the comparison asks for: 1 a failing regression, else 3 an
+    /// untested change (nothing was measured well enough to pass), else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.failing() > 0 {
+            1
+        } else if self.untested() > 0 {
+            3
+        } else {
+            0
+        }
     }
 
     /// Configurations matched, over every pair.
@@ -267,6 +354,9 @@ impl Comparison {
         for p in &self.pairs {
             let _ = writeln!(o, "old  {}", side_line(&p.old));
             let _ = writeln!(o, "new  {}", side_line(&p.new));
+            if p.itself {
+                let _ = writeln!(o, "     {}", ITSELF);
+            }
             if p.old.kernel != p.new.kernel || p.old.hostname != p.new.hostname {
                 let _ = writeln!(
                     o,
@@ -321,14 +411,40 @@ impl Comparison {
     }
 
     fn footer(&self) -> String {
-        format!(
+        let mut s = format!(
             "Statistics over {}. Significant: p < {}. A regression fails (exit 1) when it \
              is significant and at least {} % worse; {} did.",
             self.unit,
             self.alpha,
             num(self.threshold_pct),
             self.failing()
-        )
+        );
+        s.push_str(&format!("\n{}", self.summary()));
+        s
+    }
+
+    /// The summary line: failing, untested (with the untested worsenings beyond the
+    /// threshold named), a run compared with itself, and the exit code.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "Summary: {} failing regression(s), {} untested change(s)",
+            self.failing(),
+            self.untested()
+        );
+        let worse = self.untested_worse();
+        if !worse.is_empty() {
+            let _ = write!(
+                s,
+                "; UNTESTED beyond the threshold (need ≥ 2 repetitions a side: pool runs or \
+                 --repeat): {}",
+                worse.join("; ")
+            );
+        }
+        if self.itself() {
+            let _ = write!(s, "; {ITSELF}");
+        }
+        let _ = write!(s, "; exit {}.", self.exit_code());
+        s
     }
 
     /// Markdown.
@@ -435,20 +551,28 @@ impl Comparison {
 
 fn side_line(s: &Side) -> String {
     format!(
-        "{}  run {} ({}, {})  host {}  kernel {}  {}  fwbench {}",
-        s.name, s.run_id, s.scenario, s.started_at, s.hostname, s.kernel, s.cpu, s.fwbench_version
+        "{}  {} ({}, {})  host {}  kernel {}  {}  fwbench {}",
+        s.name,
+        s.runs_text(),
+        s.scenario,
+        s.started_at,
+        s.hostname,
+        s.kernel,
+        s.cpu,
+        s.fwbench_version
     )
 }
 
 fn side_rows(a: &Side, b: &Side) -> Vec<(&'static str, String, String)> {
     vec![
         ("results", a.name.clone(), b.name.clone()),
-        ("run", a.run_id.to_string(), b.run_id.to_string()),
+        ("runs", a.runs_text(), b.runs_text()),
         ("scenario", a.scenario.clone(), b.scenario.clone()),
         ("started", a.started_at.clone(), b.started_at.clone()),
         ("host", a.hostname.clone(), b.hostname.clone()),
         ("kernel", a.kernel.clone(), b.kernel.clone()),
         ("CPU", a.cpu.clone(), b.cpu.clone()),
+        ("file", a.file.clone(), b.file.clone()),
         (
             "fwbench",
             a.fwbench_version.clone(),
@@ -486,34 +610,50 @@ fn row(c: &Change) -> [String; 6] {
         c.test_text(),
         if c.fails {
             "REGRESSION".into()
+        } else if c.untested_worse {
+            "untested, worse beyond threshold".into()
         } else {
             c.verdict.into()
         },
     ]
 }
 
-/// Compare one pair of runs.
-fn pair(
-    old_name: &str,
-    old: &RunReport,
-    new_name: &str,
-    new: &RunReport,
-    threshold_pct: f64,
-) -> Pair {
-    let by_key = |r: &'_ RunReport| -> BTreeMap<String, Config> {
-        r.configs
-            .iter()
-            .filter(|c| !c.reps.is_empty())
-            .map(|c| (c.key.clone(), c.clone()))
-            .collect()
+const ITSELF: &str = "NOTE: both sides are the same runs of the same file: a run compared \
+                      with itself (nothing was compared)";
+
+/// The configurations of `runs` with their repetitions pooled by key, in the order
+/// of first appearance.
+fn pooled(runs: &[&RunReport]) -> Vec<Config> {
+    let mut out: Vec<Config> = Vec::new();
+    for r in runs {
+        for c in r.configs.iter().filter(|c| !c.reps.is_empty()) {
+            match out.iter_mut().find(|o| o.key == c.key) {
+                Some(o) => {
+                    o.reps.extend(c.reps.iter().cloned());
+                    for (m, v) in &c.values {
+                        o.values.entry(m.clone()).or_default().extend(v);
+                    }
+                }
+                None => out.push(c.clone()),
+            }
+        }
+    }
+    out
+}
+
+/// Compare one pair of sides.
+fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
+    let (old_cfgs, new_cfgs) = (pooled(&old_in.runs), pooled(&new_in.runs));
+    let by_key = |cs: &[Config]| -> BTreeMap<String, Config> {
+        cs.iter().map(|c| (c.key.clone(), c.clone())).collect()
     };
-    let (a, b) = (by_key(old), by_key(new));
+    let (a, b) = (by_key(&old_cfgs), by_key(&new_cfgs));
     let all: Vec<&Config> = a.values().chain(b.values()).collect();
     let varying = varying_keys(&all);
     let label = |c: &Config| label_of(c, &varying);
     let mut matched = Vec::new();
     // Keep the old run's table order.
-    for c in old.configs.iter().filter(|c| b.contains_key(&c.key)) {
+    for c in old_cfgs.iter().filter(|c| b.contains_key(&c.key)) {
         if !a.contains_key(&c.key) {
             continue;
         }
@@ -540,9 +680,38 @@ fn pair(
         .flat_map(|m| &m.changes)
         .filter(|c| c.fails)
         .count();
+    let untested = matched
+        .iter()
+        .flat_map(|m| &m.changes)
+        .filter(|c| c.verdict == "untested")
+        .count();
+    let untested_worse = matched
+        .iter()
+        .flat_map(|m| {
+            m.changes.iter().filter(|c| c.untested_worse).map(move |c| {
+                format!(
+                    "{}: {} {} ({})",
+                    m.label,
+                    c.metric,
+                    c.change_text(),
+                    c.test_text()
+                )
+            })
+        })
+        .collect();
+    let (old, new) = (Side::of(old_in), Side::of(new_in));
+    let itself = old.file == new.file && {
+        let (mut x, mut y) = (old.runs.clone(), new.runs.clone());
+        x.sort_unstable();
+        y.sort_unstable();
+        x == y
+    };
     Pair {
-        old: Side::of(old_name, old),
-        new: Side::of(new_name, new),
+        old,
+        new,
+        itself,
+        untested,
+        untested_worse,
         only_old: only(&a, &b),
         only_new: only(&b, &a),
         matched,
@@ -607,10 +776,24 @@ mod tests {
         let s = Change::of("received_pps", &old, &old, 0.0).unwrap();
         assert_eq!((s.verdict, s.fails), ("same", false));
         assert_eq!(s.test_text(), "p=1.000 (n=5+5)");
-        // One repetition a side: no test, never a regression.
+        // One repetition a side: no test, never a regression, never "same": untested,
+        // and a worsening beyond the threshold is flagged as such.
         let one = Change::of("received_pps", &[100.0], &[50.0], 5.0).unwrap();
-        assert_eq!((one.verdict, one.fails), ("same", false));
+        assert_eq!(
+            (one.verdict, one.fails, one.untested_worse),
+            ("untested", false, true)
+        );
         assert_eq!(one.test_text(), "no test (n=1+1)");
+        let up = Change::of("received_pps", &[100.0], &[150.0], 5.0).unwrap();
+        assert_eq!((up.verdict, up.untested_worse), ("untested", false));
+        // Identical single values are untested as well (nothing says they are alike).
+        let eq1 = Change::of("received_pps", &[100.0], &[100.0], 5.0).unwrap();
+        assert_eq!(eq1.verdict, "untested");
+        // n ≥ 2 without spread: identical → same, different → untested.
+        let eq = Change::of("hold_reached", &[1.0, 1.0], &[1.0, 1.0], 5.0).unwrap();
+        assert_eq!(eq.verdict, "same");
+        let ne = Change::of("hold_reached", &[1.0, 1.0], &[0.0, 0.0], 5.0).unwrap();
+        assert_eq!((ne.verdict, ne.untested_worse), ("untested", true));
         // Loss from 0: no %, the absolute change; significant and worse → fails.
         let z = Change::of("loss_ratio", &[0.0, 0.0, 0.0], &[0.1, 0.12, 0.11], 50.0).unwrap();
         assert!(z.pct.is_none() && z.fails, "{z:?}");

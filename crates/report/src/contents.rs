@@ -24,6 +24,7 @@ pub struct Warning {
     pub run_id: i64,
     pub trial_id: Option<i64>,
     /// `failed`, `unavailable`, `validation`, `verdict`, `unstable`, `run-status`,
+    /// `dirty-gateway` (the gateway did not start the trial clean),
     /// `sessions-failed` (connection sessions that failed), `cost-fit` (a cost line that
     /// does not describe its data), `corrupt` (received bytes
     /// that differ from the pattern: a data-integrity failure, shown first).

@@ -193,6 +193,28 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
         for (kind, message) in conn_warnings(t, &who) {
             push(Some(t.id), kind, message);
         }
+        // A gateway that did not start in the state of the testbed's first trial (a
+        // testbed fwbench does not rebuild, after a trial left a legacy table).
+        if t.results.get("clean_start") == Some(&serde_json::Value::Bool(false)) {
+            let diffs: Vec<&str> = t
+                .results
+                .get("start_differences")
+                .and_then(|d| d.as_array())
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            push(
+                Some(t.id),
+                "dirty-gateway",
+                format!(
+                    "{who} ran on a gateway not clean at start: {}",
+                    if diffs.is_empty() {
+                        "differences not recorded".to_string()
+                    } else {
+                        diffs.join("; ")
+                    }
+                ),
+            );
+        }
     }
     let refs: Vec<&Config> = configs.iter().collect();
     let keys = series::varying(&refs);
@@ -373,6 +395,60 @@ mod tests {
                 .starts_with("cost model of engine=nft (1/pps): "),
             "{}",
             w[0].message
+        );
+    }
+
+    #[test]
+    fn a_trial_on_a_dirty_gateway_is_a_warning() {
+        let run = RunRow {
+            id: 3,
+            started_at: "t0".into(),
+            finished_at: None,
+            scenario: "s".into(),
+            scenario_text: None,
+            seed: 1,
+            command: "fwbench run".into(),
+            status: "complete".into(),
+            baseline: None,
+            host: Default::default(),
+            role_hosts: vec![],
+        };
+        let trial = |id, results: serde_json::Value| TrialRow {
+            id,
+            run_id: 3,
+            trial_key: format!("k{id}"),
+            rep: 1,
+            workload: "flood".into(),
+            status: "ok".into(),
+            error: None,
+            params: serde_json::json!({}),
+            headline: Default::default(),
+            started_at: "t0".into(),
+            finished_at: "t1".into(),
+            firewall: None,
+            results,
+            kind: None,
+            engine: None,
+        };
+        let trials = vec![
+            trial(1, serde_json::json!({"clean_start": true})),
+            trial(
+                2,
+                serde_json::json!({"clean_start": false,
+                    "start_differences": ["legacy table filter instantiated"]}),
+            ),
+            trial(3, serde_json::json!({})),
+        ];
+        let w = warnings(&run, &trials, &[]);
+        let dirty: Vec<&Warning> = w.iter().filter(|w| w.kind == "dirty-gateway").collect();
+        assert_eq!(dirty.len(), 1, "{w:?}");
+        assert_eq!(dirty[0].trial_id, Some(2));
+        assert!(
+            dirty[0]
+                .message
+                .ends_with("ran on a gateway not clean at start: legacy table filter instantiated"),
+            "{}",
+            dirty[0].message
         );
     }
 }

@@ -477,7 +477,7 @@ impl EngineRow {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
     pub run_id: i64,
     pub trial_key: String,
@@ -538,6 +538,8 @@ pub struct KindRow {
 }
 
 pub struct Store {
+    /// Trials imported from recovery files when the file was opened for writing.
+    recovered: Vec<Recovered>,
     conn: Connection,
     path: PathBuf,
 }
@@ -547,6 +549,12 @@ impl Store {
     /// fwbench's (a 0-byte file or a foreign SQLite file is never given fwbench's
     /// schema: only a file this call creates is) and files written by a newer schema.
     /// Older fwbench files are upgraded in place (the writer owns them).
+    ///
+    /// A new file is built under a temporary name beside it and linked into place
+    /// only once complete: two processes creating the same file never see each
+    /// other's half-made schema (the loser opens the winner's file), and a creation
+    /// that fails (a full disk) leaves nothing behind. Trials left in recovery files
+    /// ([`write_recovery`]) are imported ([`Store::recovered`] says which).
     pub fn open(path: &Path) -> Result<Store> {
         let existed = std::fs::symlink_metadata(path).is_ok();
         if existed && !path.is_file() {
@@ -555,22 +563,86 @@ impl Store {
                 why: "not a regular file".into(),
             });
         }
+        if !existed {
+            create_atomically(path)?;
+        }
         let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
             path: path.into(),
             source,
         })?;
         let mut s = Store {
+            recovered: Vec::new(),
             conn,
             path: path.into(),
         };
-        s.prepare(existed)?;
+        s.prepare(true)?;
+        s.import_recovery(&recovery_dir())?;
         Ok(s)
+    }
+
+    /// Trials imported from recovery files by [`Store::open`] (for a message).
+    pub fn recovered(&self) -> &[Recovered] {
+        &self.recovered
+    }
+
+    /// Import every recovery file of this results file: each trial whose run exists
+    /// and whose key that run does not hold yet is inserted; the file is removed once
+    /// all its trials are in (a trial of a run this file lacks keeps its file).
+    fn import_recovery(&mut self, dir: &Path) -> Result<()> {
+        for file in recovery_paths_in(&self.path, dir) {
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let (mut imported, mut kept) = (0, 0);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let Ok(t) = serde_json::from_str::<TrialRecord>(line) else {
+                    kept += 1;
+                    continue;
+                };
+                let run_known: bool = self
+                    .conn
+                    .query_row(
+                        "SELECT count(*) > 0 FROM runs WHERE id = ?1",
+                        [t.run_id],
+                        |r| r.get(0),
+                    )
+                    .map_err(|e| self.sql(e))?;
+                if !run_known {
+                    kept += 1;
+                    continue;
+                }
+                let present: bool = self
+                    .conn
+                    .query_row(
+                        "SELECT count(*) > 0 FROM trials WHERE run_id = ?1 AND trial_key = ?2 AND status = ?3",
+                        params![t.run_id, t.trial_key, t.status],
+                        |r| r.get(0),
+                    )
+                    .map_err(|e| self.sql(e))?;
+                if !present {
+                    self.insert_trial(&t)?;
+                    imported += 1;
+                }
+            }
+            if kept == 0 {
+                let _ = std::fs::remove_file(&file);
+            }
+            if imported > 0 || kept > 0 {
+                self.recovered.push(Recovered {
+                    file,
+                    imported,
+                    kept,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Open a results file for reading only (`report`): the file is opened read-only,
     /// so it works on a read-only file and can never be changed; an older schema is
     /// upgraded in an in-memory copy, never in place.
     pub fn open_read_only(path: &Path) -> Result<Store> {
+        let recovered = Vec::new();
         use rusqlite::OpenFlags;
         let sql = |source| StoreError::Sqlite {
             path: path.into(),
@@ -585,6 +657,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
         let mut s = Store {
+            recovered,
             conn,
             path: path.into(),
         };
@@ -677,6 +750,10 @@ impl Store {
         } else {
             self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, &v5()], true)?;
         }
+        self.set_pragmas()
+    }
+
+    fn set_pragmas(&mut self) -> Result<()> {
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .map_err(|e| self.sql(e))
@@ -1161,6 +1238,79 @@ mod tests {
     }
 
     #[test]
+    fn a_trial_kept_in_a_recovery_file_is_imported_by_the_next_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let spare = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        s.insert_trial(&trial(run, "a")).unwrap();
+        // Beside the file, and (that place refused: a directory in the way) in the
+        // spare directory.
+        let t = trial(run, "b");
+        let w = write_recovery_in(&p, &t, spare.path()).unwrap();
+        assert_eq!(w, dir.path().join("r.db.recovery.jsonl"));
+        std::fs::rename(&w, spare.path().join("moved")).unwrap();
+        std::fs::create_dir(&w).unwrap();
+        let t2 = trial(run, "c");
+        let w2 = write_recovery_in(&p, &t2, spare.path()).unwrap();
+        assert!(w2.starts_with(spare.path()), "{w2:?}");
+        std::fs::remove_dir(&w).unwrap();
+        std::fs::rename(spare.path().join("moved"), &w).unwrap();
+        // A trial of a run this file lacks stays in its file.
+        write_recovery_in(&p, &trial(run + 5, "z"), spare.path()).unwrap();
+        s.import_recovery(spare.path()).unwrap();
+        let keys: Vec<String> = s
+            .trials(Some(run))
+            .unwrap()
+            .into_iter()
+            .map(|t| t.trial_key)
+            .collect();
+        assert_eq!(keys, ["a", "b", "c"].map(String::from).to_vec());
+        assert_eq!(
+            s.recovered()
+                .iter()
+                .map(|r| (r.imported, r.kept))
+                .collect::<Vec<_>>(),
+            vec![(1, 1), (1, 0)]
+        );
+        assert!(w.is_file() && !w2.exists());
+        // Importing again adds nothing.
+        s.recovered.clear();
+        s.import_recovery(spare.path()).unwrap();
+        assert_eq!(s.trials(Some(run)).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn processes_creating_one_file_at_once_all_get_a_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new.db");
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let p = p.clone();
+                std::thread::spawn(move || Store::open(&p).map(|_| ()).map_err(|e| e.to_string()))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().unwrap();
+        }
+        // Only the file itself is left (no temporary names).
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["new.db".to_string()]);
+    }
+
+    #[test]
+    fn a_creation_that_fails_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing-dir").join("r.db");
+        assert!(Store::open(&p).is_err());
+        assert!(!p.exists());
+    }
+
+    #[test]
     fn create_write_reopen_read() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.db");
@@ -1547,4 +1697,153 @@ mod tests {
         assert!(Store::open_read_only(&dir.path().join("missing.db")).is_err());
         assert!(Store::open(dir.path()).is_err(), "a directory");
     }
+}
+
+/// Build a new results file at a temporary name in `path`'s directory and link it
+/// into place if `path` still does not exist (else leave the existing one: another
+/// process made it first). The temporary file is removed in every case, so a failed
+/// creation (a full disk) leaves no empty or half-made file.
+fn create_atomically(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results.db".into());
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp_name = format!(".{name}.creating-{}-{serial}", std::process::id());
+    let tmp = path.with_file_name(&tmp_name);
+    let remove_tmp = || {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp.with_file_name(format!("{tmp_name}-journal")));
+    };
+    remove_tmp();
+    let built = (|| {
+        let conn = Connection::open(&tmp).map_err(|source| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        })?;
+        let mut s = Store {
+            recovered: Vec::new(),
+            conn,
+            path: path.into(),
+        };
+        s.prepare(false)?;
+        s.conn.close().map_err(|(_, source)| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        })
+    })();
+    if let Err(e) = built {
+        remove_tmp();
+        return Err(e);
+    }
+    // link(2) fails if `path` exists: never replaces another process's file.
+    let linked = match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        // A file system without hard links: a rename (the small race is theirs).
+        Err(_) if std::fs::symlink_metadata(path).is_err() => std::fs::rename(&tmp, path),
+        Err(_) => Ok(()),
+    };
+    remove_tmp();
+    linked.map_err(|e| StoreError::NotFwbench {
+        path: path.into(),
+        why: format!("cannot create it: {e}"),
+    })
+}
+
+/// Trials imported from one recovery file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    pub file: PathBuf,
+    pub imported: usize,
+    /// Lines not imported (their run is not in this file, or unreadable): the file stays.
+    pub kept: usize,
+}
+
+/// Where trials that could not be stored in a results file are kept when its own
+/// directory cannot take them (a full disk): `/var/tmp/fwbench-recovery`, or the
+/// directory in the environment variable `FWBENCH_RECOVERY_DIR`.
+pub const RECOVERY_DIR: &str = "/var/tmp/fwbench-recovery";
+
+fn recovery_dir() -> PathBuf {
+    std::env::var_os("FWBENCH_RECOVERY_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(RECOVERY_DIR))
+}
+
+/// The recovery files of results file `db`, in the order they are tried: beside it
+/// (`DB.recovery.jsonl`), then in [`RECOVERY_DIR`] under a name made of the file name
+/// and a hash of its absolute path.
+pub fn recovery_paths(db: &Path) -> Vec<PathBuf> {
+    recovery_paths_in(db, &recovery_dir())
+}
+
+fn recovery_paths_in(db: &Path, dir: &Path) -> Vec<PathBuf> {
+    let name = db
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results.db".into());
+    let parent = match db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let abs = std::fs::canonicalize(&parent).unwrap_or(parent).join(&name);
+    // FNV-1a of the absolute path: one file per results file.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in abs.as_os_str().as_encoded_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    vec![
+        db.with_file_name(format!("{name}.recovery.jsonl")),
+        dir.join(format!("{name}-{h:016x}.jsonl")),
+    ]
+}
+
+/// Keep a trial that could not be stored in `db` (one JSON line appended to the first
+/// of [`recovery_paths`] that takes it); the next [`Store::open`] of `db` imports it.
+/// Returns where it went, or every place's error.
+pub fn write_recovery(db: &Path, t: &TrialRecord) -> std::result::Result<PathBuf, String> {
+    write_recovery_in(db, t, &recovery_dir())
+}
+
+fn write_recovery_in(
+    db: &Path,
+    t: &TrialRecord,
+    dir: &Path,
+) -> std::result::Result<PathBuf, String> {
+    use std::io::Write;
+    let line = serde_json::to_string(t).map_err(|e| e.to_string())? + "\n";
+    let mut errors = Vec::new();
+    for p in recovery_paths_in(db, dir) {
+        if let Some(d) = p.parent() {
+            let _ = std::fs::create_dir_all(d);
+        }
+        let r = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| {
+                let len = f.metadata()?.len();
+                let r = f.write_all(line.as_bytes()).and_then(|_| f.sync_all());
+                if r.is_err() {
+                    // Never leave half a line: the next import would skip the trial.
+                    let _ = f.set_len(len);
+                }
+                r
+            });
+        match r {
+            Ok(()) => return Ok(p),
+            Err(e) => {
+                errors.push(format!("{}: {e}", p.display()));
+                // An empty file we just made is no recovery file.
+                if std::fs::metadata(&p).is_ok_and(|m| m.len() == 0) {
+                    let _ = std::fs::remove_file(&p);
+                }
+            }
+        }
+    }
+    Err(errors.join("; "))
 }

@@ -229,6 +229,11 @@ pub struct TrialArgs {
     /// Do not store the trial(s)
     #[arg(long, help_heading = "Output")]
     no_store: bool,
+    /// Run N trials of this configuration, stored in one run (for `fwbench compare`:
+    /// n ≥ 2 a side makes a change testable); not for searches
+    #[arg(long, value_name = "N", default_value = "1",
+          value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Traffic")]
+    repeat: u32,
     /// Print one JSON object on stdout instead of text (shape: docs/schema/trial.json)
     #[arg(long, short = 'J', help_heading = "Output")]
     json: bool,
@@ -320,7 +325,7 @@ impl StreamArgs {
 #[command(next_help_heading = "Traffic")]
 struct FloodArgs {
     /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
-    #[arg(long, short = 'r', default_value = "max", value_parser = rate)]
+    #[arg(long, short = 'r', default_value = "max", value_parser = rate, allow_hyphen_values = true)]
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
@@ -334,7 +339,7 @@ struct FloodArgs {
 #[command(next_help_heading = "Traffic")]
 struct FlowArgs {
     /// Paced rate: bits/s (15M = 15 Mbit/s of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
-    #[arg(long, short = 'r', value_parser = rate)]
+    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true)]
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
@@ -492,7 +497,7 @@ pub struct SearchArgs {
     #[arg(long, default_value = "2%", value_parser = ratio)]
     pub precision: f64,
     /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
-    #[arg(long, value_parser = rate)]
+    #[arg(long, value_parser = rate, allow_hyphen_values = true)]
     pub max_rate: Option<proto::Rate>,
     /// Most search steps (the ceiling probe and confirmation trials not counted)
     #[arg(long, default_value = "20", value_parser = count)]
@@ -503,7 +508,7 @@ pub struct SearchArgs {
 #[command(next_help_heading = "Traffic")]
 struct DegradeArgs {
     /// Paced rate of the flow (seed 002: 15M with 128-byte, 30M with 512, 45M with 1280)
-    #[arg(long, short = 'r', value_parser = rate)]
+    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true)]
     rate: proto::Rate,
     /// Largest rule count searched
     #[arg(long, default_value = "20000", value_parser = rule_count)]
@@ -997,6 +1002,11 @@ fn live_of(cmd: &Cmd) -> LiveArgs {
 /// Run a trial command: a search of stored trials, or one trial.
 fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     use crate::params::search::Search;
+    if a.repeat != 1 && p.search.is_some() {
+        return Err(usage(
+            "--repeat: a search runs its own trials; only single-trial commands repeat",
+        ));
+    }
     match &p.search {
         Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)),
         Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)),
@@ -1105,6 +1115,7 @@ fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
         a.testbed.as_deref(),
         (!a.no_store).then_some(a.db.as_path()),
         output,
+        a.repeat,
     )
 }
 

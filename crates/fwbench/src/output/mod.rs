@@ -408,10 +408,11 @@ pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
         return out + &format!("{}\n", outcome_line(o));
     };
     out += &format!(
-        "  throughput   {} Mb/s ({:.0} transactions/s) over {:.2} s\n",
+        "  throughput   {} Mb/s ({:.0} transactions/s) over {:.2} s{}\n",
         mbps(s.throughput_bps),
         s.transactions_per_s,
-        s.elapsed_s
+        s.elapsed_s,
+        longer_than_asked(p.duration_s, s.elapsed_s, p.clients)
     );
     out += &format!(
         "  RTT µs       min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
@@ -999,5 +1000,39 @@ fn engine_cell(p: &TrialParams) -> String {
         format!("{} ({})", p.engine, p.nft_family)
     } else {
         p.engine.to_string()
+    }
+}
+
+/// Why the traffic ran longer than asked, when it did by more than 10 % and 0.5 s (an
+/// echo of 3 000 threaded clients on two CPUs: the rates are over the time it ran,
+/// from the clients' start to the agent's stop).
+fn longer_than_asked(asked_s: f64, ran_s: f64, clients: u32) -> String {
+    if ran_s <= asked_s * 1.1 || ran_s - asked_s < 0.5 {
+        return String::new();
+    }
+    format!(
+        " (asked {asked_s:.2} s: the traffic ran {:.2} s longer, from the clients' start \
+         to the stop, which came late with {clients} clients on {} CPUs; the rates are \
+         over the {ran_s:.2} s it ran)",
+        ran_s - asked_s,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    )
+}
+
+#[cfg(test)]
+mod longer_tests {
+    use super::longer_than_asked;
+
+    #[test]
+    fn a_trial_longer_than_asked_says_why() {
+        assert_eq!(longer_than_asked(2.0, 2.05, 10), "");
+        assert_eq!(longer_than_asked(0.5, 0.9, 10), "");
+        let n = longer_than_asked(2.0, 10.23, 3000);
+        assert!(
+            n.starts_with(" (asked 2.00 s: the traffic ran 8.23 s longer")
+                && n.contains("3000 clients")
+                && n.ends_with("over the 10.23 s it ran)"),
+            "{n}"
+        );
     }
 }

@@ -20,7 +20,10 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a duration (like 10, 2.5s, 500ms or 1m)"))?;
-    if !v.is_finite() || v <= 0.0 {
+    if !v.is_finite() {
+        return Err(format!("duration '{s}' is not a finite number"));
+    }
+    if v <= 0.0 {
         return Err(format!("duration '{s}' must be greater than zero"));
     }
     if v * mult > crate::limits::MAX_DURATION_S {

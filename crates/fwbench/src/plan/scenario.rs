@@ -317,8 +317,10 @@ fn parse_rows<'a>(
             .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64));
         if n.saturating_add(out.len() as u64) > MAX_TRIALS {
             return Err(format!(
-                "{}: {at}: the {table} rows' lists cross to {n} combinations, more than the {MAX_TRIALS} trials a scenario may have",
-                cx.file
+                "{}: {at}: the {table} rows up to this one cross to {} combinations ({} before it, {n} in it), more than the {MAX_TRIALS} trials a scenario may have",
+                cx.file,
+                n.saturating_add(out.len() as u64),
+                out.len()
             ));
         }
         // Cross the row's lists (first key outermost).
@@ -347,6 +349,7 @@ type CrossedRow<'a> = (BTreeMap<&'a str, String>, String, Vec<&'a str>, u32);
 /// Parse scenario text. `file` is used in messages only.
 pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String> {
     let cx = Ctx { file, text };
+    crate::limits::check_table_rows(file, text)?;
     let raw: Raw = toml::from_str(text).map_err(|e| match e.span() {
         Some(span) => cx.at(span, "scenario", e.message()),
         None => format!("{file}: {}", e.message()),

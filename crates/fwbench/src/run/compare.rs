@@ -1,5 +1,7 @@
-//! `fwbench compare A.db[:RUN] B.db[:RUN] …`: runs side by side (the statistics are
-//! `report::compare`'s); exit 1 when a significant regression reaches `--threshold`.
+//! `fwbench compare A.db[:RUNS] B.db[:RUNS] …`: runs side by side (the statistics are
+//! `report::compare`'s); a side pools the repetitions of every run of its file (or of
+//! the runs named). Exit 1 when a significant regression reaches `--threshold`, else 3
+//! when some change could not be tested (too few repetitions), else 0.
 
 use crate::error::usage;
 use anyhow::{Context, Result};
@@ -10,9 +12,10 @@ use store::Store;
 
 #[derive(Args)]
 pub struct CompareArgs {
-    /// Results files, each with an optional run (`results.db:3`; default: the file's
-    /// newest run). The first is the reference; each other is compared with it.
-    #[arg(value_name = "DB[:RUN]", num_args = 2.., required = true)]
+    /// Results files, each with optional runs (`results.db:3`, `results.db:1,3`,
+    /// `results.db:all`; default: every run of the file, repetitions of the same
+    /// configuration pooled). The first is the reference; each other is compared with it.
+    #[arg(value_name = "DB[:RUNS]", num_args = 2.., required = true)]
     pub sides: Vec<String>,
     /// Least worsening, in %, of a significant change that fails (exit 1); 0: any
     /// significant regression fails
@@ -26,14 +29,24 @@ pub struct CompareArgs {
     pub output: Option<PathBuf>,
 }
 
-/// `FILE[:RUN]` → (file, run); a suffix that is not a number belongs to the file name.
-fn split_side(s: &str) -> Result<(PathBuf, Option<i64>)> {
-    if let Some((file, run)) = s.rsplit_once(':') {
-        if !run.is_empty() && run.bytes().all(|b| b.is_ascii_digit()) {
-            let id = run
-                .parse()
-                .map_err(|_| usage(format!("{s}: run {run} is not a run number")))?;
-            return Ok((file.into(), Some(id)));
+/// `FILE[:RUNS]` → (file, runs; `None`: every run). RUNS is `all` or run numbers
+/// separated by commas; a suffix of anything else belongs to the file name.
+fn split_side(s: &str) -> Result<(PathBuf, Option<Vec<i64>>)> {
+    if let Some((file, runs)) = s.rsplit_once(':') {
+        if runs == "all" {
+            return Ok((file.into(), None));
+        }
+        if !runs.is_empty() && runs.bytes().all(|b| b.is_ascii_digit() || b == b',') {
+            let mut ids = Vec::new();
+            for r in runs.split(',') {
+                let id: i64 = r
+                    .parse()
+                    .map_err(|_| usage(format!("{s}: run {r:?} is not a run number")))?;
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            return Ok((file.into(), Some(ids)));
         }
     }
     Ok((s.into(), None))
@@ -54,36 +67,46 @@ fn threshold(t: &str) -> Result<f64> {
 /// Load every side (bad input → exit 2), compare, write, and give the exit code.
 pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
     let threshold = threshold(&a.threshold)?;
-    let mut loaded = Vec::new();
+    let mut loaded: Vec<(String, String, Vec<report::RunReport>)> = Vec::new();
     for s in &a.sides {
-        let (file, run) = split_side(s)?;
+        let (file, runs) = split_side(s)?;
         if !file.is_file() {
             return Err(usage(format!("{}: no such results file", file.display())));
         }
         let store = Store::open(&file).map_err(|e| usage(e.to_string()))?;
-        let run = match run {
+        let ids: Vec<i64> = match runs {
             Some(r) => r,
-            None => store
-                .runs()?
-                .iter()
-                .map(|r| r.id)
-                .max()
-                .ok_or_else(|| usage(format!("{}: no runs in this file", file.display())))?,
+            None => store.runs()?.iter().map(|r| r.id).collect(),
         };
-        let report = match report::load(&store, Some(run)) {
-            Ok(r) => r,
-            Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
-            Err(e) => return Err(e.into()),
-        };
-        let rr = report
-            .runs
-            .into_iter()
-            .next()
-            .context("the run vanished while loading")?;
-        loaded.push((format!("{}:{run}", file.display()), rr));
+        if ids.is_empty() {
+            return Err(usage(format!("{}: no runs in this file", file.display())));
+        }
+        let mut reports = Vec::new();
+        for id in ids {
+            let report = match report::load(&store, Some(id)) {
+                Ok(r) => r,
+                Err(e @ report::ReportError::NoSuchRun { .. }) => return Err(usage(e.to_string())),
+                Err(e) => return Err(e.into()),
+            };
+            reports.push(
+                report
+                    .runs
+                    .into_iter()
+                    .next()
+                    .context("the run vanished while loading")?,
+            );
+        }
+        let canon = std::fs::canonicalize(&file).unwrap_or(file.clone());
+        loaded.push((s.clone(), canon.display().to_string(), reports));
     }
-    let sides: Vec<(String, &report::RunReport)> =
-        loaded.iter().map(|(n, r)| (n.clone(), r)).collect();
+    let sides: Vec<report::compare::Input> = loaded
+        .iter()
+        .map(|(name, file, runs)| report::compare::Input {
+            name: name.clone(),
+            file: file.clone(),
+            runs: runs.iter().collect(),
+        })
+        .collect();
     let cmp = report::compare::Comparison::new(&sides, threshold);
     if cmp.matched() == 0 {
         let mut why = String::new();
@@ -115,17 +138,41 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
         }
         _ => print!("{text}"),
     }
+    if cmp.itself() {
+        eprintln!(
+            "fwbench: compared a run with itself (both sides are the same runs of the same file)"
+        );
+    }
     let failing = cmp.failing();
+    let code = cmp.exit_code();
     if failing > 0 {
         eprintln!(
             "fwbench: {failing} significant regression(s) of at least {threshold} % \
              (p < {}): exit 1",
             report::compare::ALPHA
         );
-        return Ok(ExitCode::from(1));
+    } else if code == UNTESTED {
+        let worse = cmp.untested_worse();
+        eprintln!(
+            "fwbench: {} change(s) untested (fewer than 2 repetitions a side, or no spread){}: \
+             exit {UNTESTED} (nothing may pass that was not measured; pool runs, name several \
+             runs or use --repeat N)",
+            cmp.untested(),
+            if worse.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; worse beyond the threshold, untested: {}",
+                    worse.join("; ")
+                )
+            }
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(code))
 }
+
+/// The exit code of a comparison with an untested change and no failing regression.
+pub const UNTESTED: u8 = 3;
 
 #[cfg(test)]
 mod tests {
@@ -135,8 +182,17 @@ mod tests {
     fn sides_and_thresholds_parse() {
         assert_eq!(
             split_side("a.db:3").unwrap(),
-            (PathBuf::from("a.db"), Some(3))
+            (PathBuf::from("a.db"), Some(vec![3]))
         );
+        assert_eq!(
+            split_side("a.db:1,3,1").unwrap(),
+            (PathBuf::from("a.db"), Some(vec![1, 3]))
+        );
+        assert_eq!(
+            split_side("a.db:all").unwrap(),
+            (PathBuf::from("a.db"), None)
+        );
+        assert!(split_side("a.db:1,,3").is_err());
         assert_eq!(split_side("a.db").unwrap(), (PathBuf::from("a.db"), None));
         assert_eq!(
             split_side("dir:x/a.db").unwrap(),

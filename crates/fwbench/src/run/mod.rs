@@ -5,6 +5,7 @@
 pub mod advise;
 pub mod compare;
 pub mod record;
+pub mod recovery;
 pub mod report;
 pub mod scenario;
 pub mod search;

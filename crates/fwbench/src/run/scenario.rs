@@ -154,6 +154,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
     preflight(&params)?;
     let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
+    crate::run::recovery::say_recovered(&store);
     install_interrupt_handler();
     // One process per run of a results file: choosing the run (and locking it) is
     // done under the file's lock; the run's lock is held until the run ends.
@@ -286,9 +287,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             }
             Err(e) => return Err(e),
         };
-        store
-            .insert_trial(&record(run_id, t, &outcome))
-            .context("storing the trial")?;
+        let stored = crate::run::recovery::store_or_keep(&mut store, &record(run_id, t, &outcome));
         eprintln!("    {}", output::outcome_line(&outcome));
         if args.json {
             let mut d = output::doc::TrialDoc::new(&t.params, &outcome);
@@ -296,6 +295,13 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             d.rep = Some(t.rep);
             println!("{}", serde_json::to_string(&d)?);
         }
+        stored.map_err(|e| {
+            e.context(crate::run::recovery::resume_hint(
+                run_id,
+                args.scenario.as_deref(),
+                &args.db,
+            ))
+        })?;
         failed_in_a_row = if outcome.status == Status::Failed {
             failed_in_a_row + 1
         } else {
@@ -394,9 +400,7 @@ fn run_search_trial(
             return Ok(o);
         }
         let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
-        store
-            .insert_trial(&record(run_id, &planned, &o))
-            .context("storing a search step")?;
+        crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &o))?;
         Ok(o)
     };
     let res = crate::search::run_search(&t.params, &mut runner);

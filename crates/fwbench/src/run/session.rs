@@ -13,7 +13,7 @@ use crate::plan::scenario::{self, PlannedTrial};
 use crate::run::record::record;
 use crate::testbed::netns::{EphemeralTestbed, NetnsTestbed};
 use crate::testbed::Testbed;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -57,8 +57,10 @@ pub fn require_root() -> Result<()> {
 /// Every trial should start from the same gateway: each trial is compared with the
 /// first snapshot of its testbed's gateway (see [`Outcome::judge_start`]). A trial that
 /// leaves what cannot be undone (a legacy x_tables table stays instantiated in its
-/// namespace) gets a fresh ephemeral testbed after it; a named testbed is the user's,
-/// so it is kept, with a warning, and later trials on it are marked.
+/// namespace) gets a fresh ephemeral testbed after it; a named testbed of local
+/// namespaces (fwbench's, `testbed up --name`) is rebuilt with its name and addresses;
+/// one fwbench does not own (a testbed file) is kept, with a warning, and later trials
+/// on it are marked.
 pub struct Testbeds {
     pub named: Option<Box<dyn Testbed>>,
     pub ephemeral: HashMap<Topology, EphemeralTestbed>,
@@ -176,6 +178,14 @@ impl Testbeds {
         let left = o.gateway_left();
         if !left.is_empty() {
             match &self.named {
+                Some(tb) if tb.rebuild()? => {
+                    eprintln!(
+                        "fwbench: testbed {}: the gateway kept {} after a trial; rebuilt the \
+                         testbed (same name and addresses) so the next trial starts clean",
+                        tb.name(),
+                        left.join(", ")
+                    );
+                }
                 Some(tb) if !self.warned => {
                     self.warned = true;
                     eprintln!(
@@ -305,6 +315,8 @@ pub struct Session {
     topology: Topology,
     pin: Pinning,
     trials: u32,
+    /// Trials that could not be stored (kept in a recovery file): the first error.
+    not_stored: Option<anyhow::Error>,
 }
 
 impl Session {
@@ -330,6 +342,7 @@ impl Session {
             Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
             None => None,
         };
+        store.iter().for_each(crate::run::recovery::say_recovered);
         install_interrupt_handler();
         let run_id = match &store {
             Some(s) => {
@@ -346,6 +359,7 @@ impl Session {
             topology: params.topology,
             pin,
             trials: 0,
+            not_stored: None,
         })
     }
 
@@ -370,11 +384,19 @@ impl Session {
             }
         };
         if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
-            store
-                .insert_trial(&record(run_id, &planned, &outcome))
-                .context("storing the trial")?;
+            if let Err(e) =
+                crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &outcome))
+            {
+                self.not_stored.get_or_insert(e);
+            }
         }
         Ok(outcome)
+    }
+
+    /// The error of the first trial that could not be stored (its result was kept in a
+    /// recovery file); the caller prints the trials first, then returns this.
+    pub fn take_not_stored(&mut self) -> Option<anyhow::Error> {
+        self.not_stored.take()
     }
 
     pub fn finish(&mut self, status: &str) -> Result<()> {
@@ -405,7 +427,11 @@ pub enum Output {
     },
 }
 
-/// `fwbench echo|flood|flow|ping`: one trial, on an ephemeral or named testbed.
+/// `fwbench echo|flood|flow|ping`: one trial (or `repeat` trials of the same
+/// configuration, stored in one run), on an ephemeral or named testbed. With more
+/// than one repetition each trial is printed as it ends (`-J`: one JSON array at the
+/// end); the exit code is the worst of the trials'.
+#[allow(clippy::too_many_arguments)]
 pub fn run_single(
     mut params: TrialParams,
     topology_given: bool,
@@ -413,6 +439,7 @@ pub fn run_single(
     testbed: Option<&str>,
     db: Option<&Path>,
     out: Output,
+    repeat: u32,
 ) -> Result<ExitCode> {
     let name = params.name();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
@@ -447,27 +474,53 @@ pub fn run_single(
             )
         }
     };
-    let outcome = session.trial(&params)?;
-    session.finish("complete")?;
-    drop(session);
-    if let (Some(iv), false) = (&stream, json) {
-        println!("{}", iv.borrow().end_text(&outcome));
+    let repeat = repeat.max(1);
+    let mut array = Vec::new();
+    let mut code = 0u8;
+    for i in 0..repeat {
+        if let Some(iv) = &stream {
+            *iv.borrow_mut() = output::live::Intervals::new(&params.kind);
+        }
+        if repeat > 1 && !json {
+            println!("repetition {} of {repeat}", i + 1);
+        }
+        let outcome = session.trial(&params)?;
+        if let (Some(iv), false) = (&stream, json) {
+            println!("{}", iv.borrow().end_text(&outcome));
+        }
+        if let Some(iv) = stream.as_ref().filter(|_| json) {
+            let trial = output::trial_json(&params, &outcome);
+            println!("{}", iv.borrow().end_json(trial, &outcome));
+        } else if json && repeat > 1 {
+            array.push(output::trial_json(&params, &outcome));
+        } else if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
+            );
+        } else {
+            print!("{}", output::trial_text(&params, &outcome));
+        }
+        code = code.max(match outcome.status {
+            Status::Ok => 0,
+            // Measured: the imported ruleset dropped the traffic, and the status says so.
+            Status::Dropped => 0,
+            Status::Unavailable | Status::Failed => 1,
+        });
     }
-    if let Some(iv) = stream.filter(|_| json) {
-        let trial = output::trial_json(&params, &outcome);
-        println!("{}", iv.borrow().end_json(trial, &outcome));
-    } else if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output::trial_json(&params, &outcome))?
-        );
+    let not_stored = session.take_not_stored();
+    let finished = session.finish(if not_stored.is_some() {
+        "failed"
     } else {
-        print!("{}", output::trial_text(&params, &outcome));
+        "complete"
+    });
+    drop(session);
+    if !array.is_empty() {
+        println!("{}", serde_json::to_string_pretty(&array)?);
     }
-    Ok(match outcome.status {
-        Status::Ok => ExitCode::SUCCESS,
-        // Measured: the imported ruleset dropped the traffic, and the status says so.
-        Status::Dropped => ExitCode::SUCCESS,
-        Status::Unavailable | Status::Failed => ExitCode::from(1),
-    })
+    if let Some(e) = not_stored {
+        return Err(e);
+    }
+    finished?;
+    Ok(ExitCode::from(code))
 }

@@ -5,6 +5,7 @@
 //! ```toml
 //! topology = "forward"                 # forward (default), direct, input
 //! cache_dir = "~/.cache/fwbench"       # where remote hosts keep the fwbench binary
+//! timeout = "30s"                      # how long reaching a host may take (default 30 s)
 //!
 //! [client]
 //! launcher = ["ssh", "-i", "/root/.ssh/lab", "root@192.0.2.10"]
@@ -57,6 +58,7 @@ struct RawFile {
     name: Option<Spanned<String>>,
     topology: Option<Spanned<String>>,
     cache_dir: Option<Spanned<String>>,
+    timeout: Option<Spanned<String>>,
     client: Option<Spanned<RawHost>>,
     /// A `[gateway]` table, or `gateway = "external"`.
     gateway: Option<Spanned<RawGateway>>,
@@ -233,6 +235,7 @@ fn launcher(
     role: &str,
     v: &Spanned<toml::Value>,
     cache: &str,
+    timeout: std::time::Duration,
 ) -> Result<Launcher, String> {
     let field = format!("{role}.launcher");
     let argv = match v.get_ref() {
@@ -266,6 +269,7 @@ fn launcher(
     };
     let remote = (!local && !netns).then(|| Remote {
         cache_dir: cache.to_string(),
+        timeout,
     });
     let prefix = remote::with_ssh_options(argv).map_err(|e| format!("{e:#}"))?;
     Ok(Launcher {
@@ -273,6 +277,7 @@ fn launcher(
         host,
         place,
         remote,
+        timeout,
     })
 }
 
@@ -313,6 +318,20 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             remote::check_cache_dir(d.get_ref()).map_err(|e| cx.at(d.span(), "cache_dir", e))?;
             d.get_ref().clone()
         }
+    };
+    let timeout = match &raw.timeout {
+        None => crate::testbed::launcher::HOST_TIMEOUT,
+        Some(t) => crate::params::values::parse_duration(t.get_ref())
+            .ok()
+            .filter(|s| s.is_finite() && *s <= 3600.0)
+            .map(std::time::Duration::from_secs_f64)
+            .ok_or_else(|| {
+                cx.at(
+                    t.span(),
+                    "timeout",
+                    format!("'{}': a duration up to 1h, e.g. \"30s\"", t.get_ref()),
+                )
+            })?,
     };
     let name = match &raw.name {
         None => Path::new(file)
@@ -363,7 +382,7 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             .launcher
             .as_ref()
             .ok_or_else(|| need(h, role, "launcher"))?;
-        let launcher = launcher(&cx, role, l, &cache_dir)?;
+        let launcher = launcher(&cx, role, l, &cache_dir, timeout)?;
         let interface = match &r.interface {
             Some(i) => Some(check_interface(&cx, i, &format!("{role}.interface"))?),
             None if need_if => return Err(need(h, role, "interface")),
@@ -660,7 +679,7 @@ impl FileTestbed {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let argv = l.argv(&args);
         let refs: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
-        let cmd = crate::process::Cmd::new(&argv[0], &refs);
+        let cmd = crate::process::Cmd::new(&argv[0], &refs).timeout(l.timeout);
         let cmd = match input {
             Some(t) => cmd.input(t),
             None => cmd,

@@ -43,7 +43,15 @@ pub struct Launcher {
     /// Set when the host does not share this machine's files: the binary is copied
     /// there (see [`crate::testbed::remote`]) and `ssh` commands are quoted.
     pub remote: Option<Remote>,
+    /// How long reaching the host may take: each command run through the launcher
+    /// (copying the binary: ten times this) and an agent's hello. A host that does not
+    /// answer within it is an error naming the host ([`HOST_TIMEOUT`] unless a testbed
+    /// file says `timeout`).
+    pub timeout: Duration,
 }
+
+/// How long reaching a host may take, unless a testbed file says otherwise.
+pub const HOST_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Launcher {
     /// Run inside a local network namespace.
@@ -53,7 +61,29 @@ impl Launcher {
             host: ns.into(),
             place: format!("netns {ns}"),
             remote: None,
+            timeout: HOST_TIMEOUT,
         }
+    }
+
+    /// How the host is reached, for messages: `ssh`, `netns`, `local` or `launcher`
+    /// (any other command prefix).
+    pub fn transport(&self) -> &'static str {
+        if remote::is_ssh(&self.prefix) {
+            "ssh"
+        } else if self.prefix.first().is_some_and(|p| p == "ip")
+            && self.prefix.get(1).is_some_and(|p| p == "netns")
+        {
+            "netns"
+        } else if self.prefix == ["env"] {
+            "local"
+        } else {
+            "launcher"
+        }
+    }
+
+    /// "host H (ssh: `ssh root@h`)": where and how, for messages.
+    pub fn describe(&self) -> String {
+        format!("host {} ({}: {})", self.host, self.transport(), self.place)
     }
 
     /// The argv that runs `args` on the host (quoted for `ssh`).
@@ -106,6 +136,9 @@ impl ClockOffset {
 
 pub struct Agent {
     pub role: &'static str,
+    /// Where the agent runs and how it is reached ([`Launcher::describe`]), for messages.
+    pub host: String,
+    transport: &'static str,
     child: Child,
     stdin: Option<ChildStdin>,
     rx: mpsc::Receiver<Result<Reply, String>>,
@@ -171,17 +204,23 @@ impl Agent {
         std::thread::spawn(move || read_frames(stdout, tx));
         let mut agent = Agent {
             role,
+            host: launcher.describe(),
+            transport: launcher.transport(),
             stdin: child.stdin.take(),
             child,
             rx,
             phase: ControllerPhase::AwaitHello,
             last_id: 0,
-            reply_timeout: reply_timeout(),
+            reply_timeout: launcher.timeout.min(reply_timeout()),
             info: AgentInfo::default(),
         };
-        match agent.request(ToAgent::Hello {
-            version: PROTOCOL_VERSION,
-        })? {
+        let hello = agent
+            .request(ToAgent::Hello {
+                version: PROTOCOL_VERSION,
+            })
+            .with_context(|| format!("reaching the {role} {}", launcher.describe()))?;
+        agent.reply_timeout = reply_timeout();
+        match hello {
             FromAgent::Hello { agent: info, .. } => agent.info = info,
             other => bail!("{role} agent answered hello with {}", other.name()),
         }
@@ -225,10 +264,21 @@ impl Agent {
                     )
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let status = self.child.try_wait().ok().flatten();
+                    // Give the process a moment to be reaped: its status says why.
+                    let mut status = None;
+                    for _ in 0..50 {
+                        status = self.child.try_wait().ok().flatten();
+                        if status.is_some() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
                     bail!(
-                        "{role} agent exited unexpectedly{}",
-                        status.map(|s| format!(" ({s})")).unwrap_or_default()
+                        "{role} agent exited unexpectedly ({})",
+                        self.why_exited(
+                            status.map(|s| s.to_string()),
+                            status.and_then(|s| s.code())
+                        )
                     )
                 }
             };
@@ -306,12 +356,28 @@ impl Agent {
         ClockOffset::from_exchanges(&x).ok_or_else(|| anyhow!("no clock exchanges"))
     }
 
-    /// `Some(status)` if the agent process has exited.
+    /// `Some(why)` if the agent process has exited: its status, the host and the
+    /// transport (and, for ssh's 255, that the connection was lost).
     pub fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {
-            Ok(Some(s)) => Some(s.to_string()),
+            Ok(Some(s)) => Some(self.why_exited(Some(s.to_string()), s.code())),
             _ => None,
         }
+    }
+
+    fn why_exited(&self, status: Option<String>, code: Option<i32>) -> String {
+        let lost = if self.transport == "ssh" && code == Some(255) {
+            ": the SSH connection to the host was lost or refused (ssh exits 255 on a \
+             connection error)"
+        } else {
+            ""
+        };
+        format!(
+            "{}; {} {}{lost}",
+            status.unwrap_or_else(|| "status unknown".into()),
+            self.role,
+            self.host
+        )
     }
 
     /// Ask the agent to undo its setup and exit; kill it (by its PID) if it will not.
@@ -412,6 +478,7 @@ mod tests {
             host: "fake".into(),
             place: "a fake agent".into(),
             remote: None,
+            timeout: HOST_TIMEOUT,
         };
         let mut agent = Agent::spawn(&launcher, "fake", None).unwrap();
         agent.reply_timeout = Duration::from_millis(300);
@@ -432,5 +499,65 @@ mod tests {
         let reply = agent.request(ToAgent::Teardown).unwrap();
         assert_eq!(reply, FromAgent::Done);
         assert_eq!(agent.phase, ControllerPhase::Closed);
+    }
+
+    /// An agent reached over ssh whose process exits 255 (a dropped connection): the
+    /// message names the role, the host and the transport, and says what 255 means.
+    #[test]
+    fn a_dropped_ssh_connection_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let hello = FromAgent::Hello {
+            version: PROTOCOL_VERSION,
+            agent: AgentInfo::default(),
+        };
+        std::fs::write(
+            dir.path().join("1"),
+            encode(&Reply { id: 1, msg: hello }).unwrap(),
+        )
+        .unwrap();
+        let script = format!(
+            "cat {}/1; head -c 1 >/dev/null; exit 255",
+            dir.path().display()
+        );
+        let launcher = Launcher {
+            prefix: vec!["sh".into(), "-c".into(), script, "fake-agent".into()],
+            host: "gw.lab".into(),
+            place: "ssh gw.lab".into(),
+            remote: None,
+            timeout: HOST_TIMEOUT,
+        };
+        let mut agent = Agent::spawn(&launcher, "gateway", None).unwrap();
+        // What `Launcher::transport` says for an ssh prefix.
+        agent.transport = "ssh";
+        agent.host = "host gw.lab (ssh: ssh gw.lab)".into();
+        let _ = agent.send(&ToAgent::Time);
+        let why = (0..200)
+            .find_map(|_| {
+                std::thread::sleep(Duration::from_millis(10));
+                agent.exited()
+            })
+            .expect("the fake agent exits");
+        assert!(
+            why.contains("255")
+                && why.contains("gateway host gw.lab (ssh: ssh gw.lab)")
+                && why.contains("SSH connection to the host was lost"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn transports_are_named() {
+        let l = |p: &[&str]| Launcher {
+            prefix: p.iter().map(|s| s.to_string()).collect(),
+            host: "h".into(),
+            place: "p".into(),
+            remote: None,
+            timeout: HOST_TIMEOUT,
+        };
+        assert_eq!(l(&["ssh", "root@h"]).transport(), "ssh");
+        assert_eq!(l(&["ip", "netns", "exec", "x"]).transport(), "netns");
+        assert_eq!(l(&["env"]).transport(), "local");
+        assert_eq!(l(&["sh", "-c", "x"]).transport(), "launcher");
+        assert_eq!(Launcher::netns("x").describe(), "host x (netns: netns x)");
     }
 }

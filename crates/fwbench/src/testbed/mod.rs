@@ -78,4 +78,11 @@ pub trait Testbed {
     fn bring_up(&mut self) -> Result<()> {
         Ok(())
     }
+    /// Make the gateway new again after a trial left state that cannot be removed
+    /// (a legacy x_tables table), keeping the testbed's name and addresses. `Ok(false)`:
+    /// the testbed is not fwbench's to rebuild (a testbed file's hosts): later trials
+    /// are marked instead.
+    fn rebuild(&self) -> Result<bool> {
+        Ok(false)
+    }
 }

@@ -336,6 +336,16 @@ impl Testbed for NetnsTestbed {
 
     /// One line per namespace with its interfaces and addresses (at most 8 client
     /// addresses listed), and the limits `build` raised there.
+    /// The testbed is fwbench's (`testbed up --name`): every namespace is removed and
+    /// built again with the same name, topology and addresses (the client addresses
+    /// of more clients are added again by the next trial's `ensure_clients`).
+    fn rebuild(&self) -> Result<bool> {
+        self.down()
+            .and_then(|_| self.build())
+            .with_context(|| format!("rebuilding testbed '{}'", self.name))?;
+        Ok(true)
+    }
+
     fn describe(&self) -> Result<String> {
         let mut out = format!("testbed {} ({})\n", self.name, self.topology);
         for ns in self.namespaces() {

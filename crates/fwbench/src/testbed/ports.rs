@@ -301,5 +301,6 @@ pub fn inside(l: &Launcher, holder: u32) -> Launcher {
         host: l.host.clone(),
         place: format!("{} port netns of pid {holder}", l.place),
         remote: l.remote.clone(),
+        timeout: l.timeout,
     }
 }

@@ -22,6 +22,45 @@ pub const DEFAULT_CACHE_DIR: &str = "~/.cache/fwbench";
 pub struct Remote {
     /// Cache directory on the host ([`check_cache_dir`] has vetted it).
     pub cache_dir: String,
+    /// How long reaching the host may take (the launcher's timeout).
+    pub timeout: std::time::Duration,
+}
+
+/// Run `cmd` (argv `argv`, reaching `host`) to its end, killing it and its process
+/// group after `timeout`: a launcher that never answers is an error naming the host.
+fn output_within(
+    mut cmd: Command,
+    argv: &[String],
+    host: &str,
+    timeout: std::time::Duration,
+) -> Result<std::process::Output> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot run `{}`", argv[0]))?;
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(r) => r.with_context(|| format!("waiting for `{}`", argv.join(" "))),
+        Err(_) => {
+            // Our child leads its own group and is not reaped until the thread's wait
+            // returns, which this kill makes happen: the id is still ours.
+            let _ = traffic::sys::send_signal(pid, libc::SIGKILL, true);
+            let _ = rx.recv_timeout(std::time::Duration::from_secs(2));
+            bail!(
+                "host {host} did not answer within {:.0} s through `{}` (the testbed \
+                 file's `timeout` sets this)",
+                timeout.as_secs_f64(),
+                argv.join(" ")
+            )
+        }
+    }
 }
 
 /// A cache dir is pasted into a shell script: a leading `~/` and path characters only.
@@ -245,6 +284,15 @@ fn failed(what: &str, argv: &[String], out: &std::process::Output) -> anyhow::Er
     )
 }
 
+/// The host a prefix reaches, for messages: ssh's destination, else the prefix.
+fn host_of(prefix: &[String]) -> String {
+    if is_ssh(prefix) {
+        prefix.last().cloned().unwrap_or_default()
+    } else {
+        prefix.join(" ")
+    }
+}
+
 /// Look for this binary in the host's cache (one round trip).
 pub fn probe_cache(prefix: &[String], remote: &Remote) -> Result<Cached> {
     let sha = self_sha256()?;
@@ -255,11 +303,9 @@ pub fn probe_cache(prefix: &[String], remote: &Remote) -> Result<Cached> {
         d = remote.cache_dir
     );
     let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run `{}`", argv[0]))?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::null());
+    let out = output_within(cmd, &argv, &host_of(prefix), remote.timeout)?;
     if !out.status.success() {
         return Err(failed("reaching the host", &argv, &out));
     }
@@ -285,11 +331,9 @@ fn copy(prefix: &[String], remote: &Remote, dest: &str) -> Result<()> {
     );
     let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
     let exe = std::fs::File::open(own_exe()).context("opening own binary")?;
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::from(exe))
-        .output()
-        .with_context(|| format!("cannot run `{}`", argv[0]))?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::from(exe));
+    let out = output_within(cmd, &argv, &host_of(prefix), remote.timeout * 10)?;
     if !out.status.success() {
         return Err(failed(&format!("copying fwbench to {dest}"), &argv, &out));
     }
