@@ -57,8 +57,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
         .collect();
     let sectioned = crate::cases::sectioned(&labelled);
     if sectioned {
-        let run_base = labelled.iter().copied().find(|c| c.is_baseline);
-        crate::cases::sections(&labelled, m, higher, run_base, a);
+        crate::cases::sections(&labelled, m, higher, a);
     }
     let best =
         labelled

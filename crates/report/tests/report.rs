@@ -5,53 +5,12 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
+mod common;
+use common::{new_run, pm_after, trial, Lcg};
+
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
     [1.004, 0.996, 1.001][rep as usize % 3]
-}
-
-fn trial(
-    run_id: i64,
-    key: String,
-    rep: u32,
-    workload: &str,
-    params: Value,
-    headline: Headline,
-) -> TrialRecord {
-    TrialRecord {
-        run_id,
-        trial_key: key,
-        rep,
-        workload: workload.into(),
-        status: "ok".into(),
-        started_at: "2026-01-01T00:00:00Z".into(),
-        finished_at: "2026-01-01T00:00:01Z".into(),
-        params,
-        placement: json!({}),
-        headline,
-        results: json!({}),
-        ..Default::default()
-    }
-}
-
-fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
-    NewRun {
-        started_at: "2026-01-01T00:00:00Z".into(),
-        scenario: scenario.into(),
-        scenario_text: Some(format!("name = \"{scenario}\"\n")),
-        seed: 42,
-        command: format!("fwbench run scenarios/{scenario}.toml"),
-        host: store::Host {
-            hostname: "bench1".into(),
-            kernel: "6.1.0-test".into(),
-            cpu_model: "Test CPU @ 3 GHz".into(),
-            cores: 8,
-            fwbench_version: "0.1.0".into(),
-            sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
-            tools: vec![("nft".into(), "v1.0.6".into())],
-        },
-        baseline,
-    }
 }
 
 /// Echo total throughput (Mb/s): threads lead at small n, epoll at large n.
@@ -518,24 +477,6 @@ fn empty_store_gives_an_empty_but_valid_page() {
 // ---------------------------------------------------------------------------------
 // Connection workloads (seeds 003 and 004).
 
-/// Deterministic normal variates (an LCG and Box–Muller) for per-download durations.
-struct Noise(u64);
-
-impl Noise {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self, mean: f64, sd: f64) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        mean + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
 /// A stored `Durations` (ns) from a mean and sd in ms.
 fn durations(count: u64, mean_ms: f64, sd_ms: f64) -> Value {
     let ns = |ms: f64| (ms.max(0.0) * 1e6) as u64;
@@ -622,7 +563,7 @@ fn conn_trial(
 }
 
 /// Per-download durations (µs) of one trial.
-fn downloads(noise: &mut Noise, n: usize, mean_ms: f64, sd_ms: f64) -> Vec<f64> {
+fn downloads(noise: &mut Lcg, n: usize, mean_ms: f64, sd_ms: f64) -> Vec<f64> {
     (0..n)
         .map(|_| (noise.normal(mean_ms, sd_ms) * 1e3).round().max(1.0))
         .collect()
@@ -672,7 +613,7 @@ fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
         }
     }
     let mut samples: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
-    let mut noise = Noise(4);
+    let mut noise = Lcg(4);
     for (label, b_mean) in [("A/B", 9.0), ("A/A", 8.0)] {
         for (rules, mean) in [(0u64, 8.0), (500, b_mean)] {
             for rep in 1..=2u32 {
@@ -1482,7 +1423,7 @@ fn reports_without_connection_trials_have_no_conn_columns() {
 fn paired_ab_run(s: &mut Store, blocks: bool) -> i64 {
     let run = s.begin_run(&new_run("seed004", None)).unwrap();
     let size = 8u64 << 20;
-    let mut noise = Noise(2006);
+    let mut noise = Lcg(2006);
     let mut order: Vec<(u64, u32)> = Vec::new();
     for rep in 1..=20u32 {
         let pair = if rep % 2 == 1 { [0, 500] } else { [500, 0] };
@@ -1645,21 +1586,6 @@ fn hostile_text_in_the_database_is_escaped() {
     assert!(csv.contains("'@SUM("), "{csv}");
     assert!(csv.contains("'=1+2"), "{csv}");
     assert!(cells.contains(&"-5"), "numbers stay numbers: {csv}");
-}
-
-/// The first "X ± Y" after `marker` in the finding that contains it.
-fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
-    let f = findings
-        .iter()
-        .find(|f| f.contains(marker))
-        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
-    let rest = &f[f.find(marker).unwrap() + marker.len()..];
-    let (x, after) = rest
-        .split_once(" ± ")
-        .unwrap_or_else(|| panic!("no ± in {f}"));
-    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
-    let y: f64 = after.split(' ').next().unwrap().parse().unwrap();
-    (x, y)
 }
 
 #[test]
