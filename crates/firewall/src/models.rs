@@ -37,6 +37,10 @@ pub enum Model {
     Seed000F2,
     Seed000F4,
     Linear,
+    /// Seed 001's ipset rows: N rules of the filler shape (source host, port), DROP,
+    /// one of them (at `position`) the client's own flow — a set engine holds it as
+    /// one element among N, so the lookup hits and the flood is dropped.
+    LinearDrop,
     Notrack,
     Conntrack,
     RawDrop,
@@ -44,6 +48,10 @@ pub enum Model {
     RawFiller,
     StringBm,
     StringKmp,
+    /// Seed 001's string rows: N payload string rules, the last one matching every
+    /// flood packet (the payload header's magic `FB`), DROP.
+    StringBmDrop,
+    StringKmpDrop,
     Hashlimit,
     Import,
 }
@@ -54,6 +62,7 @@ pub const MODELS: &[&str] = &[
     "seed000-f2",
     "seed000-f4",
     "linear",
+    "linear-drop",
     "notrack",
     "conntrack",
     "raw-drop",
@@ -61,6 +70,8 @@ pub const MODELS: &[&str] = &[
     "raw-filler",
     "string-bm",
     "string-kmp",
+    "string-bm-drop",
+    "string-kmp-drop",
     "hashlimit",
     "import",
 ];
@@ -90,6 +101,10 @@ pub struct ModelSpec {
     /// out, so that every matching rule sees packets.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_way: bool,
+    /// Destination port of the test traffic (model `linear-drop` matches the client's
+    /// own (address, port) pair); `None` from older controllers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dport: Option<u16>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,6 +126,7 @@ impl Model {
             Model::Seed000F2 => "seed000-f2",
             Model::Seed000F4 => "seed000-f4",
             Model::Linear => "linear",
+            Model::LinearDrop => "linear-drop",
             Model::Notrack => "notrack",
             Model::Conntrack => "conntrack",
             Model::RawDrop => "raw-drop",
@@ -118,18 +134,21 @@ impl Model {
             Model::RawFiller => "raw-filler",
             Model::StringBm => "string-bm",
             Model::StringKmp => "string-kmp",
+            Model::StringBmDrop => "string-bm-drop",
+            Model::StringKmpDrop => "string-kmp-drop",
             Model::Hashlimit => "hashlimit",
             Model::Import => "import",
         }
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 14] = [
+    pub const ALL: [Model; 17] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
         Model::Seed000F4,
         Model::Linear,
+        Model::LinearDrop,
         Model::Notrack,
         Model::Conntrack,
         Model::RawDrop,
@@ -137,6 +156,8 @@ impl Model {
         Model::RawFiller,
         Model::StringBm,
         Model::StringKmp,
+        Model::StringBmDrop,
+        Model::StringKmpDrop,
         Model::Hashlimit,
         Model::Import,
     ];
@@ -235,6 +256,11 @@ impl Chain {
 // ---------------------------------------------------------------------------
 // Filler addresses and limits
 // ---------------------------------------------------------------------------
+
+/// The bytes every flood, flow and ping payload starts with (`traffic::probe::MAGIC`,
+/// 0xFB 0x50), in iptables' hex notation (rendered as `--hex-string`): a string rule
+/// for it matches every test packet of those workloads.
+pub const PAYLOAD_MAGIC: &str = "|fb50|";
 
 /// Host addresses of the IPv4 documentation ranges (192.0.2.0/24, 198.51.100.0/24,
 /// 203.0.113.0/24), which filler rules use; the IPv6 fillers use as many addresses
@@ -477,6 +503,48 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.count, spec.chain
             );
         }
+        Model::LinearDrop => {
+            check_count(spec.count)?;
+            let n = spec.count.max(1);
+            let (Some(port), Some(client)) = (spec.dport, a.clients.first()) else {
+                return Err(ModelError::Invalid(
+                    "model linear-drop needs the traffic's destination port and a client".into(),
+                ));
+            };
+            let mut fill = spec.clone();
+            fill.count = n - 1;
+            rs.rules = fillers(hook, &fill)?;
+            let at = match spec.position {
+                Position::First => Some(0),
+                Position::Middle => Some(rs.rules.len() / 2),
+                Position::Last => Some(rs.rules.len()),
+                Position::None => None,
+            };
+            if let Some(at) = at {
+                rs.rules.insert(
+                    at,
+                    rule(
+                        hook,
+                        Match {
+                            src: Some(Prefix::host(*client)),
+                            l4,
+                            dport: Some(port),
+                            ..Match::default()
+                        },
+                        Action::Drop,
+                        Role::Match,
+                    ),
+                );
+            }
+            rs.description = format!(
+                "linear-drop: {n} drop rules of (source host, port) on {}, {}",
+                spec.chain,
+                match spec.position {
+                    Position::None => "none of them the client's".to_string(),
+                    p => format!("the client's own ({client}, {port}) {p}"),
+                }
+            );
+        }
         Model::Notrack => {
             // In the input topology replies leave via output and never pass
             // prerouting, so a rule for the server network would stay idle.
@@ -590,6 +658,43 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 .collect();
             rs.description = format!(
                 "{}: {n} payload string rules that never match on {}",
+                spec.model, spec.chain
+            );
+        }
+        Model::StringBmDrop | Model::StringKmpDrop => {
+            check_count(spec.count)?;
+            let algo = if spec.model == Model::StringBmDrop {
+                StringAlgo::Bm
+            } else {
+                StringAlgo::Kmp
+            };
+            let n = spec.count.max(1);
+            // The last rule's string is the magic every fwbench payload starts with.
+            rs.rules = (0..n)
+                .map(|k| {
+                    let last = k + 1 == n;
+                    rule(
+                        hook,
+                        Match {
+                            l4,
+                            string: Some((
+                                algo,
+                                if last {
+                                    PAYLOAD_MAGIC.to_string()
+                                } else {
+                                    format!("fwbench-nomatch-{k}")
+                                },
+                            )),
+                            ..Match::default()
+                        },
+                        Action::Drop,
+                        if last { Role::Match } else { Role::Filler },
+                    )
+                })
+                .collect();
+            rs.description = format!(
+                "{}: {n} payload string rules on {}, the last matching every test packet \
+                 ({PAYLOAD_MAGIC}), drop",
                 spec.model, spec.chain
             );
         }
@@ -713,6 +818,7 @@ mod tests {
             l4: L4::Udp,
             ip: Ip::V4,
             one_way: false,
+            dport: Some(TEST_DPORT),
         }
     }
 
@@ -822,10 +928,13 @@ mod tests {
         m.src.is_none_or(|p| contains(p, src))
             && m.dst.is_none_or(|p| contains(p, dst))
             && m.l4.is_none_or(|x| x == l4)
-            && m.dport.is_none()
+            && m.dport.is_none_or(|p| p == TEST_DPORT)
             && m.set.is_none()
-            && m.string.is_none()
+            && m.string.as_ref().is_none_or(|(_, s)| s == PAYLOAD_MAGIC)
     }
+
+    /// The test traffic's destination port; its payload starts with [`PAYLOAD_MAGIC`].
+    const TEST_DPORT: u16 = 9000;
 
     #[test]
     fn fillers_never_match_and_match_rules_do() {
@@ -861,6 +970,58 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn linear_drop_holds_the_clients_own_pair_among_n_and_needs_the_port() {
+        let a = addressing(Ip::V4, 2);
+        let rs = generate(&spec(Model::LinearDrop, 5), &a).unwrap();
+        assert_eq!(
+            rs.rules.len(),
+            5,
+            "N rules in all, the client's one of them"
+        );
+        let last = rs.rules.last().unwrap();
+        assert_eq!(last.role, Role::Match);
+        assert_eq!(last.action, Action::Drop);
+        assert_eq!(last.m.src, Some(Prefix::host(a.clients[0])));
+        assert_eq!(last.m.dport, Some(TEST_DPORT));
+        assert!(rs.rules.iter().all(|r| r.action == Action::Drop));
+        assert_eq!(
+            generate(&spec(Model::LinearDrop, 1), &a)
+                .unwrap()
+                .rules
+                .len(),
+            1
+        );
+        let e = generate(
+            &ModelSpec {
+                dport: None,
+                ..spec(Model::LinearDrop, 5)
+            },
+            &a,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("destination port"), "{e}");
+    }
+
+    #[test]
+    fn string_drop_matches_the_payload_magic_last() {
+        let a = addressing(Ip::V4, 1);
+        for model in [Model::StringBmDrop, Model::StringKmpDrop] {
+            let rs = generate(&spec(model, 3), &a).unwrap();
+            let strings: Vec<&str> = rs
+                .rules
+                .iter()
+                .map(|r| r.m.string.as_ref().unwrap().1.as_str())
+                .collect();
+            assert_eq!(
+                strings,
+                ["fwbench-nomatch-0", "fwbench-nomatch-1", PAYLOAD_MAGIC]
+            );
+            assert_eq!(rs.rules[2].role, Role::Match);
+            assert_eq!(rs.rules[2].action, Action::Drop);
         }
     }
 
