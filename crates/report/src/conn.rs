@@ -176,12 +176,9 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
         if let Some(f) = stats::fit_line(&pts).filter(|_| pts.len() >= 3) {
             let sign = if f.b < 0.0 { '−' } else { '+' };
             note.push_str(&format!(
-                "; least squares: {} ms {sign} {} µs per rule{} (R² {:.3})",
+                "; least squares: {} ms {sign} {} µs per rule (R² {:.3})",
                 num(f.a),
-                num(f.b.abs() * 1e3),
-                f.b_ci95
-                    .map(|c| format!(" ± {}", num(c * 1e3)))
-                    .unwrap_or_default(),
+                mean_ci(f.b.abs() * 1e3, f.b_ci95.map(|c| c * 1e3)),
                 f.r2
             ));
             a.findings
@@ -211,7 +208,7 @@ fn download_sentence(name: &str, f: &stats::LineFit, counts: usize) -> String {
         format!("HTTP download time ({name})")
     };
     let per_rule = match f.b_ci95 {
-        Some(c) => format!("{} ± {}", num(f.b * 1e3), num(c * 1e3)),
+        Some(c) => mean_ci(f.b * 1e3, Some(c * 1e3)),
         None => num(f.b * 1e3),
     };
     let flat = if f.b_ci95.is_some_and(|c| f.b.abs() <= c) {
@@ -453,10 +450,9 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
                 Some(p) => vec![
                     p.n.to_string(),
                     format!(
-                        "{}{} ± {}",
+                        "{}{}",
                         if p.mean > 0.0 { "+" } else { "" },
-                        num(p.mean),
-                        num(p.ci95)
+                        mean_ci(p.mean, Some(p.ci95))
                     ),
                     format!("{:.3}", p.t),
                     p_text(p.p),
@@ -596,13 +592,10 @@ fn ab_drift(conn: &[&Config], trials: &[TrialRow], a: &mut Analysis) {
                 let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.x, p.y)).collect();
                 if let Some(f) = stats::fit_line(&xy).filter(|_| xy.len() >= 3) {
                     notes.push(format!(
-                        "{name}: {} trials; drift {}{} ms per minute{}",
+                        "{name}: {} trials; drift {}{} ms per minute",
                         points.len(),
                         if f.b > 0.0 { "+" } else { "" },
-                        num(f.b * 60.0),
-                        f.b_ci95
-                            .map(|c| format!(" ± {}", num(c * 60.0)))
-                            .unwrap_or_default()
+                        mean_ci(f.b * 60.0, f.b_ci95.map(|c| c * 60.0))
                     ));
                 }
                 Series {
@@ -1451,7 +1444,7 @@ mod tests {
     fn durations_read_in_their_unit() {
         assert_eq!(secs(41.3), "41.3 s");
         assert_eq!(secs(0.00138), "1.38 ms");
-        assert_eq!(secs_ci(0.000052, Some(0.000002)), "52 ± 2 µs");
+        assert_eq!(secs_ci(0.000052, Some(0.000002)), "52.0 ± 2.0 µs");
         assert_eq!(bytes(16384), "16 KiB");
         assert_eq!(bytes(1000), "1000 B");
         assert_eq!(p_text(0.0355), "0.0355");

@@ -200,7 +200,7 @@ mod tests {
         derive(&[m], &mut a);
         // service 2.5 ms, queuing 7.5 ms
         assert!(
-            a.findings[0].contains("is 2.5 ± 0.0625 ms"),
+            a.findings[0].contains("is 2.500 ± 0.063 ms"),
             "{}",
             a.findings[0]
         );

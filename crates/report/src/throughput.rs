@@ -296,9 +296,8 @@ fn advantage_sentence(
     let reps = cs.iter().map(|c| c.reps.len()).min().unwrap_or(0);
     let ci = match p.ci95 {
         Some(c) => format!(
-            "{} ± {} (95 % CI over {reps}+ repetitions of each)",
-            num(p.y),
-            num(c)
+            "{} (95 % CI over {reps}+ repetitions of each)",
+            mean_ci(p.y, Some(c))
         ),
         None => format!("{} (one repetition: no CI)", num(p.y)),
     };
@@ -397,7 +396,7 @@ fn cost_note(name: &str, cf: &CostFit) -> String {
             .unwrap_or_default();
         let ols = e
             .unweighted
-            .and_then(|u| Some(format!("; unweighted {} ± {}", num(u.b), num(u.b_ci95?))))
+            .and_then(|u| Some(format!("; unweighted {}", mean_ci(u.b, Some(u.b_ci95?)))))
             .unwrap_or_default();
         format!(
             "{} {} ns per rule per packet{rel} ({}, weighted R² {:.3}{ols})",

@@ -1022,7 +1022,7 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
         fig.notes
             .iter()
             .any(|n| n.contains("label=sweep: 5 rule counts, 150 downloads")
-                && n.contains("8 ms + 2 µs per rule")),
+                && n.contains("8 ms + 2 ± 0 µs per rule")),
         "{:?}",
         fig.notes
     );
@@ -1123,7 +1123,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
     let cell = |row: usize, col: usize| t.rows[row][col].as_str();
     // Ripple of rep 1 and 2: 1.004 and 0.996 → the means are the study's numbers.
     assert!(
-        cell(0, 1).starts_with("3.1 ± ") && cell(0, 1).contains("ms mean RTT"),
+        cell(0, 1).starts_with("3.10 ± ") && cell(0, 1).contains("ms mean RTT"),
         "{}",
         cell(0, 1)
     );
@@ -1139,7 +1139,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         cell(2, 1)
     );
     assert!(
-        cell(2, 1).contains("; 1.377 ± 0.01763 s per session;"),
+        cell(2, 1).contains("; 1.377 ± 0.018 s per session;"),
         "{}",
         cell(2, 1)
     );
@@ -1208,7 +1208,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         .find(|x| x.id == "conn-session-latency")
         .unwrap();
     assert!(lat.series[0].points.iter().all(|p| p.ci95.is_some()));
-    assert!(r.markdown().contains("| Ping 8 B | 3.1 ± "));
+    assert!(r.markdown().contains("| Ping 8 B | 3.10 ± "));
     // Connection cases are not in the seed-001-style cases table (the pings are).
     let cases = run
         .analysis
