@@ -4,7 +4,7 @@
 //! Owns: the text of those formats (their columns and keys are a stable interface).
 //! Must not: choose figures or compute statistics; it prints an analysed [`Report`].
 
-use crate::contents::{Report, ReportError, RunReport};
+use crate::contents::{Report, ReportError, RunReport, Warning};
 use crate::figure::{mean_ci, num, CostFit, Estimator, Figure, Kind, Table};
 use crate::model::flatten;
 use serde_json::{json, Value};
@@ -293,9 +293,23 @@ pub fn markdown(r: &Report) -> String {
         let (kind, msg) = (md_text(&x.kind), md_text(&x.message));
         let _ = writeln!(o, "* **run {} · {kind}: {msg}**", x.run_id);
     }
-    for x in w.iter().filter(|x| x.kind != "corrupt") {
-        let (kind, msg) = (md_text(&x.kind), md_text(&x.message));
-        let _ = writeln!(o, "* run {} · {kind}: {msg}", x.run_id);
+    let rest: Vec<&Warning> = w.iter().copied().filter(|x| x.kind != "corrupt").collect();
+    let groups = crate::text::collapse(&rest);
+    for g in &groups {
+        if g.collapsed() {
+            let _ = writeln!(
+                o,
+                "* run {} · {}: {} (listed under “Warnings in full” at the end)",
+                g.run_id,
+                md_text(g.kind),
+                md_text(&g.line())
+            );
+            continue;
+        }
+        for x in &g.items {
+            let (kind, msg) = (md_text(&x.kind), md_text(&x.message));
+            let _ = writeln!(o, "* run {} · {kind}: {msg}", x.run_id);
+        }
     }
     for run in &r.runs {
         let _ = writeln!(
@@ -327,6 +341,16 @@ pub fn markdown(r: &Report) -> String {
             md_table(&mut o, &figure_table(f));
             for n in &f.notes {
                 let _ = writeln!(o, "\n* {}", md_text(n));
+            }
+        }
+    }
+    let full: Vec<_> = groups.iter().filter(|g| g.collapsed()).collect();
+    if !full.is_empty() {
+        o.push_str("\n## Warnings in full\n");
+        for g in full {
+            let _ = writeln!(o, "\n### run {} · {}\n", g.run_id, md_text(g.kind));
+            for x in &g.items {
+                let _ = writeln!(o, "* {}", md_text(&x.message));
             }
         }
     }

@@ -19,7 +19,8 @@
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
-//! 8. `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
+//! 8. `text` (the findings on a terminal; many warnings of a kind in one line),
+//!    `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
 //!    side) and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
@@ -41,6 +42,7 @@ pub mod series;
 pub mod service;
 pub mod stats;
 pub mod svg;
+pub mod text;
 pub mod throughput;
 pub mod views;
 
@@ -329,6 +331,12 @@ impl Report {
     /// Runs, configurations with metric aggregates, fits and figures as JSON.
     pub fn json(&self) -> serde_json::Value {
         export::json(self)
+    }
+
+    /// Each run's findings and warnings (many of a kind in one line) as plain text: the
+    /// answer, for a terminal.
+    pub fn text(&self) -> String {
+        text::findings_text(self)
     }
 
     /// Every warning of every run.

@@ -1641,3 +1641,58 @@ fn seed004_findings_state_the_planted_ab_difference() {
         "{ab}"
     );
 }
+
+/// Five unstable configurations: one line at the top with a link to the list at the
+/// end (HTML and Markdown), and the text findings say it once too.
+#[test]
+fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("u.db")).unwrap();
+    let run = s.begin_run(&new_run("unstable", None)).unwrap();
+    for rules in [0u32, 10, 20, 30, 40] {
+        for rep in 1..=3u32 {
+            let pps = 1e5 * [1.0, 1.3, 0.7][rep as usize - 1];
+            let params = json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep});
+            let h = Headline {
+                received_pps: Some(pps),
+                ..Default::default()
+            };
+            let key = format!("{rules}-{rep}");
+            s.insert_trial(&trial(run, key, rep, "flood", params, h))
+                .unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    assert_eq!(r.warnings().filter(|w| w.kind == "unstable").count(), 5);
+    let html = r.html();
+    let top = &html[..html.find("<h2>Warnings in full").expect("full list")];
+    assert_eq!(
+        top.matches("unstable configuration rules=").count(),
+        1,
+        "{top}"
+    );
+    assert!(top.contains("5 unstable configurations"));
+    assert!(top.contains(&format!("<a href=\"#w{run}-unstable\">the list</a>")));
+    let full = &html[html.find("<h2>Warnings in full").unwrap()..];
+    assert!(full.contains(&format!("id=\"w{run}-unstable\"")));
+    assert_eq!(full.matches("<li>unstable configuration").count(), 5);
+    let md = r.markdown();
+    let top = &md[..md.find("## Warnings in full").expect("md full list")];
+    assert_eq!(
+        top.matches("unstable configuration rules=").count(),
+        1,
+        "{top}"
+    );
+    let text = r.text();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ! ")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("  ! unstable: 5 unstable configurations"),
+        "{text}"
+    );
+    assert!(text.starts_with(&format!(
+        "Findings of run {run} (unstable, 15 of 15 trials ok):"
+    )));
+}
