@@ -288,8 +288,9 @@ impl GatewayGuard {
         for r in &residue.removed {
             tracing::info!("removed {r} (made by an engine's tool, left empty)");
         }
+        // The controller says it (once per run, with what it did about it).
         for l in &residue.left {
-            tracing::warn!("the gateway keeps a change after teardown: {l}");
+            tracing::info!("the gateway keeps a change after teardown: {l}");
         }
         Some(residue)
     }

@@ -23,6 +23,12 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     // memory). A corrupt file is bad input: exit 2, naming the file.
     let store = Store::open_read_only(&a.db).map_err(|e| usage(e.to_string()))?;
     let report = report::load_with(&store, a.run, &opts).map_err(|e| usage(e.to_string()))?;
+    if a.text {
+        print!("{}", report.text());
+        if a.output.is_none() && a.figures.is_none() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     if let Some(dir) = &a.figures {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let files = report::files::figure_files(&report);
@@ -158,6 +164,38 @@ pub struct ReportArgs {
     /// [default: the study's, nft (inet first)]
     #[arg(long, value_name = "ENGINE[/FAMILY]")]
     pub reference: Option<String>,
+    /// Print each run's findings (costs with their CIs, flags) and warnings as text on
+    /// stdout — the answer; the report itself is then written only when -o is given
+    #[arg(long)]
+    pub text: bool,
+}
+
+/// What the gateway of an ephemeral testbed kept after a trial (a legacy table that
+/// iptables-legacy cannot remove), said once per run with what fwbench does about it.
+pub fn say_gateway_residue_once(left: &[String]) {
+    eprintln!(
+        "fwbench: the gateway keeps {} after a trial (it cannot be removed); every trial \
+         that leaves it gets a new testbed, so each starts clean (said once per run)",
+        left.join(", ")
+    );
+}
+
+/// After `fwbench run`: the run's findings and warnings on stdout, then (when no
+/// report follows) where the details are. A report that cannot be made is said on
+/// stderr; the results stay stored.
+pub fn print_findings(store: &Store, run_id: i64, db: &Path, report_follows: bool) {
+    match report::load(store, Some(run_id)) {
+        Ok(r) => {
+            println!("\n{}", r.text().trim_end());
+            if !report_follows {
+                println!("Details: fwbench report {}", db.display());
+            }
+        }
+        Err(e) => eprintln!(
+            "fwbench: no findings for run {run_id}: {e} (run `fwbench report {}`)",
+            db.display()
+        ),
+    }
 }
 
 #[cfg(test)]
