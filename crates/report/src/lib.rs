@@ -333,6 +333,12 @@ impl Report {
         export::json(self)
     }
 
+    /// Each run's findings and tables as Markdown with their provenance (run, date,
+    /// fwbench commit, machine): what `docs/seeds.md` pastes.
+    pub fn markdown_tables(&self) -> String {
+        export::markdown_tables(self)
+    }
+
     /// Each run's findings and warnings (many of a kind in one line) as plain text: the
     /// answer, for a terminal.
     pub fn text(&self) -> String {

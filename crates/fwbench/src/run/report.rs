@@ -48,6 +48,7 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     }
     let (text, default) = match a.format.as_str() {
         "md" => (report.markdown(), "report.md"),
+        "tables" => (report.markdown_tables(), "tables.md"),
         "csv" => (report.csv_trials(), "trials.csv"),
         "json" => (serde_json::to_string_pretty(&report.json())?, "report.json"),
         "samples" => (
@@ -148,9 +149,11 @@ pub struct ReportArgs {
     /// report.json, samples.csv by format]
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// html (figures as inline SVG), md, csv (one row per trial), json (configurations
-    /// with statistics and fits), samples (CSV of the metric samples)
-    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "csv", "json", "samples"])]
+    /// html (figures as inline SVG), md, tables (each run's findings and tables as
+    /// Markdown with run, date, commit and machine: docs/seeds.md's tables), csv (one
+    /// row per trial), json (configurations with statistics and fits), samples (CSV of
+    /// the metric samples)
+    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "tables", "csv", "json", "samples"])]
     pub format: String,
     /// Write each figure as a standalone SVG and the CSV of its points into DIR
     /// (`run<RUN>-<figure>.svg`/`.csv`, listed in `index.csv`); the report itself is
