@@ -49,6 +49,54 @@ pub(crate) fn figures(echo: &[&Config], a: &mut Analysis) {
     loss_per_rule(echo, a);
     threads_vs_epoll(echo, a);
     host_load(echo, a);
+    if varies("clients") {
+        host_load_vs_clients(echo, a);
+    }
+}
+
+/// The study's view of the host load (its argument for epoll past ~40 clients): CPU
+/// busy, context switches of each role's own process and memory against the number of
+/// clients, a series per role and server mode, averaged over the other parameters.
+fn host_load_vs_clients(echo: &[&Config], a: &mut Analysis) {
+    let views = [
+        (
+            "cpu_busy",
+            "host-cpu-vs-clients",
+            "CPU busy vs clients (average)",
+            "CPU busy (% per CPU)",
+        ),
+        (
+            "proc_ctxt_per_s",
+            "host-ctxt-vs-clients",
+            "Context switches of each role's process vs clients (average)",
+            "context switches/s (the role's process, all threads)",
+        ),
+        (
+            "mem_mib",
+            "host-mem-vs-clients",
+            "Memory in use vs clients (average)",
+            "memory in use (MiB)",
+        ),
+    ];
+    let x: &XOf = &|c: &Config| c.param_f64("clients");
+    for (suffix, id, title, label) in views {
+        let mut series = Vec::new();
+        for role in ["client", "gateway", "server"] {
+            let key = format!("{role}.{suffix}");
+            if !echo.iter().any(|c| c.metrics.contains_key(&key)) {
+                continue;
+            }
+            let name = |c: &Config| Some(format!("{role}, {}", c.param("server").unwrap_or("-")));
+            let y: &YOf = &|c: &Config| metric(c, &key, 1.0);
+            series.extend(averaged_series(echo, &name, x, y));
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let mut f = Figure::line(id, title, ("clients (n)", label), series);
+        f.notes.push(averaged_note(echo, &["clients", "server"]));
+        a.figures.push(f);
+    }
 }
 
 /// Figure 4: bars by frame size, the fixed sizes in order, then "ranged" (a frame size
@@ -427,9 +475,10 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
 }
 
 /// The host load metrics shown (key suffix, column).
-const LOAD: [(&str, &str); 3] = [
+const LOAD: [(&str, &str); 4] = [
     ("cpu_busy", "CPU busy (% per CPU)"),
-    ("ctxt_per_s", "context switches/s"),
+    ("ctxt_per_s", "context switches/s (whole machine)"),
+    ("proc_ctxt_per_s", "context switches/s of its process"),
     ("mem_mib", "memory in use (MiB)"),
 ];
 
@@ -490,8 +539,18 @@ fn host_load(echo: &[&Config], a: &mut Analysis) {
     // The findings: the gateway's CPU and the context switches, group by group.
     for (key, what) in [
         ("gateway.cpu_busy", "gateway CPU busy (% per CPU)"),
-        ("server.ctxt_per_s", "server context switches/s"),
-        ("gateway.ctxt_per_s", "gateway context switches/s"),
+        (
+            "server.proc_ctxt_per_s",
+            "server process context switches/s",
+        ),
+        (
+            "client.proc_ctxt_per_s",
+            "client process context switches/s",
+        ),
+        (
+            "server.ctxt_per_s",
+            "context switches/s of the whole machine (server's view)",
+        ),
     ] {
         if !keys.contains(key) {
             continue;

@@ -352,7 +352,9 @@ pub fn softirq_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
 
 /// Per-trial means of the host samples: `ROLE.cpu_busy` (% of one CPU, the mean over
 /// CPUs and samples of 100 − idle), `ROLE.ctxt_per_s` (context switches/s, the whole
-/// machine's), `ROLE.mem_mib` (memory in use) for every role sampled, and
+/// machine's), `ROLE.proc_ctxt_per_s` (context switches/s of the role's own process,
+/// all threads, voluntary + nonvoluntary), `ROLE.mem_mib` (memory in use) for every
+/// role sampled, and
 /// `gateway.cpuN.STATE` for every CPU state the gateway's samples have (user, system,
 /// softirq, irq, idle; [`softirq_means`] is the softirq part).
 pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
@@ -360,6 +362,7 @@ pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
     for s in samples.iter().filter(|s| s.value.is_finite()) {
         let key = match s.metric.as_str() {
             "ctxt" => format!("{}.ctxt_per_s", s.role),
+            "proc.ctxt" => format!("{}.proc_ctxt_per_s", s.role),
             "mem.used_kib" => format!("{}.mem_mib", s.role),
             m if m.starts_with("cpu") && m.ends_with(".idle") => {
                 acc.entry(format!("{}.cpu_busy", s.role))

@@ -64,6 +64,19 @@ fn seed000(s: &mut Store) -> i64 {
                                         })
                                     })
                                     .collect();
+                                // The server's own process: a thread per client
+                                // switches 200 times/s each; epoll 3000/s in all.
+                                let own = if server == "threads" {
+                                    200.0 * n as f64
+                                } else {
+                                    3000.0
+                                };
+                                t.samples.extend((0..3).map(|i| SampleRow {
+                                    role: "server".into(),
+                                    t_s: i as f64,
+                                    metric: "proc.ctxt".into(),
+                                    value: own,
+                                }));
                                 s.insert_trial(&t).unwrap();
                             }
                         }
@@ -170,6 +183,30 @@ fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
         load.contains("test series seed000-f4: 44 ± 0 (n = 120)"),
         "{load}"
     );
+    // Context switches of the server's own process against the clients, per server
+    // mode: the planted 200·n (threads) and 3000 (epoll).
+    let ctxt = fig("host-ctxt-vs-clients");
+    let series = |name: &str| {
+        ctxt.series
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no series {name}"))
+    };
+    let threads: Vec<(f64, f64)> = series("server, threads")
+        .points
+        .iter()
+        .map(|p| (p.x, p.y))
+        .collect();
+    assert_eq!(
+        threads,
+        [5.0, 10.0, 20.0, 40.0, 80.0].map(|n| (n, 200.0 * n))
+    );
+    assert!(series("server, epoll").points.iter().all(|p| p.y == 3000.0));
+    assert!(fig("host-cpu-vs-clients")
+        .series
+        .iter()
+        .any(|s| s.name == "gateway, epoll"));
+    assert!(say("server process context switches/s").contains("server threads: "));
     // The JSON carries the same sentences.
     let json = r.json();
     assert_eq!(
