@@ -108,7 +108,17 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options,
         &x,
         &pps,
     ));
-    advantage_figure(packet, x, opts.reference.as_deref(), a);
+    let reference = advantage_figure(packet, x, opts.reference.as_deref(), "packet-advantage", a);
+    // The study's nftables rules came from iptables-nft: the ratio against it too.
+    if reference.as_deref() != Some("iptables-nft") {
+        advantage_figure(
+            packet,
+            x,
+            Some("iptables-nft"),
+            "packet-advantage-iptables-nft",
+            a,
+        );
+    }
     let loss = |c: &Config| metric(c, "loss_ratio", 100.0);
     a.figures.extend(line_figure(
         "packet-loss-vs-rules",
@@ -190,28 +200,33 @@ pub fn reference_of(engines: &BTreeSet<String>, wanted: Option<&str>) -> Option<
 
 /// Advantage ratio pps(A) / pps(B) vs rules for every engine A against a reference B
 /// (see [`reference_of`]; `none` excluded), and the findings at the study's 6 000 rules
-/// (or the nearest rule count measured).
+/// (or the nearest rule count measured), as figure `id`. Returns the reference used.
+/// A second reference (`iptables-nft`) that did not run is passed over in silence.
 fn advantage_figure(
     packet: &[&Config],
     x: fn(&Config) -> Option<f64>,
     wanted: Option<&str>,
+    id: &str,
     a: &mut Analysis,
-) {
+) -> Option<String> {
     let engines: BTreeSet<String> = packet
         .iter()
         .filter(|c| c.param("engine") != Some("none"))
         .filter_map(|c| engine_id(c))
         .collect();
     if engines.len() < 2 {
-        return;
+        return None;
     }
     let Some(reference) = reference_of(&engines, wanted) else {
+        if id != "packet-advantage" {
+            return None;
+        }
         a.findings.push(format!(
             "Advantage ratio: the reference {} was not run (engines here: {}).",
             wanted.unwrap_or("-"),
             engines.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
-        return;
+        return None;
     };
     let rest = |c: &Config| {
         let mut f = c.flat.clone();
@@ -260,10 +275,10 @@ fn advantage_figure(
         }
     }
     if series.is_empty() {
-        return;
+        return Some(reference);
     }
     let mut f = Figure::line(
-        "packet-advantage",
+        id,
         &format!("Advantage ratio: received pps of each engine over {reference}"),
         ("rules", &format!("pps ratio (engine / {reference})")),
         series,
@@ -272,7 +287,16 @@ fn advantage_figure(
         "Reference: {reference} (choose another with `fwbench report --reference ENGINE[/FAMILY]`). \
          Whiskers: 95 % CI of the ratio from both means' CIs (none with one repetition)."
     ));
+    f.notes.push(format!(
+        "The study (iptables over nftables at 6 000 rules): {}.",
+        STUDY_ADVANTAGE
+            .iter()
+            .map(|(k, v)| format!("{} ({k})", num(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     a.figures.push(f);
+    Some(reference)
 }
 
 /// The ratio at the study's 6 000 rules (or the nearest measured count), with the
@@ -302,7 +326,8 @@ fn advantage_sentence(
         None => format!("{} (one repetition: no CI)", num(p.y)),
     };
     let labels: Vec<&str> = cs.iter().filter_map(|c| c.param("label")).collect();
-    let study = (engine == "iptables-legacy" && reference.starts_with("nft"))
+    let study = (engine == "iptables-legacy"
+        && (reference.starts_with("nft") || reference == "iptables-nft"))
         .then(|| {
             STUDY_ADVANTAGE
                 .iter()

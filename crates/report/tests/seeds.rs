@@ -525,7 +525,11 @@ fn seed002(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("seed002", None)).unwrap();
     let mut noise = Noise(2021);
     for rules in [0u64, 1000, 2000, 5000, 6000, 10000] {
-        for (engine, b) in [("iptables-legacy", 6.0), ("nft", 30.0)] {
+        for (engine, b) in [
+            ("iptables-legacy", 6.0),
+            ("iptables-nft", 15.0),
+            ("nft", 30.0),
+        ] {
             for rep in 1..=3u32 {
                 let ns = (400.0 + b * rules as f64) * (1.0 + 0.01 * noise.normal());
                 let pps = 1e9 / ns;
@@ -614,6 +618,27 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
     );
     let adv = f.iter().find(|x| x.starts_with("Advantage ratio")).unwrap();
     assert!(adv.contains("the study: 5.2"), "{adv}");
+    // Against iptables-nft too (the study's nftables rules came from it): planted
+    // (400 + 15·6000) / (400 + 6·6000) = 2.48, with the study's value beside.
+    let vs_nft = "Advantage ratio iptables-legacy / iptables-nft at 6000 rules: ";
+    within(
+        pm_after(f, vs_nft),
+        (400.0 + 15.0 * 6000.0) / (400.0 + 6.0 * 6000.0),
+        "advantage over iptables-nft",
+    );
+    assert!(f
+        .iter()
+        .any(|x| x.starts_with(vs_nft) && x.contains("the study: 5.2")));
+    let fig2 = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "packet-advantage-iptables-nft")
+        .expect("a figure against iptables-nft");
+    assert!(fig2
+        .notes
+        .iter()
+        .any(|n| n.contains("5.2 (128 B), 2.9 (512 B), 1.7 (1280 B)")));
     for engine in ["iptables-legacy", "nft (inet)"] {
         let want = format!("from 1000 rules on ({engine})");
         assert!(
