@@ -99,15 +99,7 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options,
         return;
     }
     let rules = "rules";
-    let pps = |c: &Config| metric(c, "received_pps", 1.0);
-    a.figures.extend(line_figure(
-        "packet-pps-vs-rules",
-        "Received packets/s vs rules",
-        (rules, "received (packets/s)"),
-        &g,
-        &x,
-        &pps,
-    ));
+    pps_figures(packet, &g, x, a);
     let reference = advantage_figure(packet, x, opts.reference.as_deref(), "packet-advantage", a);
     // The study's nftables rules came from iptables-nft: the ratio against it too.
     if reference.as_deref() != Some("iptables-nft") {
@@ -132,6 +124,62 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options,
     cost_figure(packet, "rules", rules, "packet", a);
     crate::flows::delay_jitter(packet, x, a);
     crate::flows::cpu_per_core(packet, x, a);
+}
+
+/// Received pps vs rules: one figure; with several engines a panel per engine (the
+/// study's figures 3 and 4: iptables, nftables), a series per case within it.
+fn pps_figures(
+    packet: &[&Config],
+    g: &BTreeMap<String, Vec<&Config>>,
+    x: fn(&Config) -> Option<f64>,
+    a: &mut Analysis,
+) {
+    let pps = |c: &Config| metric(c, "received_pps", 1.0);
+    let labels = ("rules", "received (packets/s)");
+    let engines: BTreeSet<Option<String>> = packet
+        .iter()
+        .map(|c| crate::series::param_text(c, "engine"))
+        .collect();
+    if engines.len() < 2 {
+        a.figures.extend(line_figure(
+            "packet-pps-vs-rules",
+            "Received packets/s vs rules",
+            labels,
+            g,
+            &x,
+            &pps,
+        ));
+        return;
+    }
+    for engine in &engines {
+        let cs: Vec<&Config> = packet
+            .iter()
+            .copied()
+            .filter(|c| crate::series::param_text(c, "engine") == *engine)
+            .collect();
+        let by_case = group(&cs, &["rules", "engine", "nft_family"]);
+        let name = engine.as_deref().unwrap_or("all");
+        let slug: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        if let Some(mut f) = line_figure(
+            &format!("packet-pps-vs-rules-{slug}"),
+            &format!("Received packets/s vs rules: {name}"),
+            labels,
+            &by_case,
+            &x,
+            &pps,
+        ) {
+            f.group =
+                Some("Received packets/s vs rules, per engine (study figures 3 and 4)".into());
+            a.figures.push(f);
+        }
+    }
 }
 
 /// Bar chart of the main metric of each configuration (named by what varies).

@@ -245,7 +245,15 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
             "echo-threads-vs-epoll",
             "Echo throughput: threads vs epoll server",
         ),
-        ("packet-pps-vs-rules", "Received packets/s vs rules"),
+        // Two engines: a panel each (the study's figures 3 and 4), not one plot.
+        (
+            "packet-pps-vs-rules-nft-inet",
+            "Received packets/s vs rules: nft (inet)",
+        ),
+        (
+            "packet-pps-vs-rules-iptables-legacy",
+            "Received packets/s vs rules: iptables-legacy",
+        ),
         (
             "packet-advantage",
             "Advantage ratio: received pps of each engine over nft",

@@ -760,3 +760,77 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
     assert!(!html.contains("<figure id=\"packet-loss-vs-rules\""));
     assert!(html.contains("<figure id=\"packet-pps-vs-rules\""));
 }
+
+/// Seed 002 with two packet sizes (the preset's labels) and two engines: a pps panel per
+/// engine (the study's figures 3/4) and CPU panels per packet size (figures 6/7).
+/// Planted: CPU1 softirq saturates from 5 000 rules with 128 B packets and from 20 000
+/// with 1280 B, for both engines.
+#[test]
+fn seed002_panels_per_engine_and_per_packet_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("s2p.db")).unwrap();
+    let run = s.begin_run(&new_run("seed002", None)).unwrap();
+    for (label, knee) in [("128 B @ 15 Mb/s", 5000u64), ("1280 B @ 45 Mb/s", 20000)] {
+        for engine in ["iptables-legacy", "nft"] {
+            for rules in [0u64, 5000, 20000] {
+                for rep in 1..=2u32 {
+                    let params = json!({"topology": "forward", "workload": "flow", "engine": engine,
+                        "model": "linear", "rules": rules, "seed": rep, "label": label});
+                    let h = Headline {
+                        received_pps: Some(1e4 / (1.0 + rules as f64 / 1e4)),
+                        ..Default::default()
+                    };
+                    let mut t = trial(
+                        run,
+                        format!("{label}-{engine}-{rules}-{rep}"),
+                        rep,
+                        "flow",
+                        params,
+                        h,
+                    );
+                    let soft = if rules >= knee { 99.0 } else { 10.0 };
+                    t.samples = [("cpu1.softirq", soft), ("cpu1.idle", 100.0 - soft)]
+                        .map(|(m, v)| SampleRow {
+                            role: "gateway".into(),
+                            t_s: 0.0,
+                            metric: m.into(),
+                            value: v,
+                        })
+                        .to_vec();
+                    s.insert_trial(&t).unwrap();
+                }
+            }
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    let a = &r.runs[0].analysis;
+    let ids: Vec<&str> = a.figures.iter().map(|f| f.id.as_str()).collect();
+    for id in [
+        "packet-pps-vs-rules-iptables-legacy",
+        "packet-pps-vs-rules-nft-inet",
+        "packet-cpu1-iptables-legacy-128-b-15-mb-s",
+        "packet-cpu1-nft-inet-1280-b-45-mb-s",
+    ] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+    assert!(!ids.contains(&"packet-pps-vs-rules"), "{ids:?}");
+    let pps = a
+        .figures
+        .iter()
+        .find(|f| f.id == "packet-pps-vs-rules-nft-inet")
+        .unwrap();
+    assert_eq!(pps.series.len(), 2, "a series per packet size");
+    for (engine, label, from) in [
+        ("iptables-legacy", "128 B @ 15 Mb/s", 5000),
+        ("nft (inet)", "1280 B @ 45 Mb/s", 20000),
+    ] {
+        let want = format!("from {from} rules on ({engine}, {label})");
+        assert!(
+            a.findings.iter().any(|x| x.contains(&want)),
+            "{want}: {:#?}",
+            a.findings
+        );
+    }
+}
