@@ -1060,10 +1060,18 @@ fn measured(
     let sessions_per_s = first(Row::ParallelSessions)
         .and_then(|c| c.metrics.get("sessions_per_s").copied())
         .map(est);
-    let bulk_bps = [Row::ParallelBulk, Row::SequentialBulk]
+    let bulk = [Row::ParallelBulk, Row::SequentialBulk]
         .into_iter()
-        .filter_map(|r| first(r)?.metrics.get("goodput_bps").copied().map(est))
-        .max_by(|a, b| a.0.total_cmp(&b.0));
+        .filter_map(|r| {
+            let c = first(r)?;
+            Some((c, est(c.metrics.get("goodput_bps").copied()?)))
+        })
+        .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
+    let bulk_bps = bulk.map(|b| b.1);
+    // Packets through the gateway during that bulk row, from its interface counters.
+    let bulk_pps = bulk
+        .and_then(|(c, _)| c.metrics.get(crate::model::GATEWAY_PPS).copied())
+        .map(est);
     crate::service::Measured {
         name: col.1.clone(),
         null: col.0 == 0,
@@ -1071,6 +1079,7 @@ fn measured(
         latency_s,
         sessions_per_s,
         bulk_bps,
+        bulk_pps,
     }
 }
 

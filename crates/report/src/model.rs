@@ -374,6 +374,10 @@ pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
                 format!("gateway.{m}")
             }
             m if m.starts_with("cpu") && s.role == "gateway" => format!("gateway.{m}"),
+            // Every interface of the gateway: their sum is the packets through it.
+            m if s.role == "gateway" && m.starts_with("if.") && m.ends_with(".rx_pps") => {
+                format!("gateway.{m}")
+            }
             _ => continue,
         };
         let v = if key.ends_with(".mem_mib") {
@@ -383,10 +387,24 @@ pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
         };
         acc.entry(key).or_default().push(v);
     }
-    acc.into_iter()
+    let mut out: BTreeMap<String, f64> = acc
+        .into_iter()
         .filter_map(|(k, v)| Some((k, crate::stats::mean(&v)?)))
-        .collect()
+        .collect();
+    let through: Vec<f64> = out
+        .iter()
+        .filter(|(k, _)| k.starts_with("gateway.if.") && k.ends_with(".rx_pps"))
+        .map(|(_, v)| *v)
+        .collect();
+    if !through.is_empty() {
+        out.insert(GATEWAY_PPS.into(), through.iter().sum());
+    }
+    out
 }
+
+/// Packets/s the gateway's interfaces received, summed over them (every packet that
+/// went through the gateway, both directions), from its interface counters.
+pub const GATEWAY_PPS: &str = "gateway.rx_pps";
 
 /// CPUs of a list such as `0-1,3`; `None` when it does not parse.
 fn cpu_list(text: &str) -> Option<Vec<usize>> {

@@ -797,7 +797,23 @@ fn seed003_run(s: &mut Store) -> i64 {
                 r["conn"]["overhead"] = json!({"per_session_s": 1.38, "sessions_charged": charged,
                     "overhead_s": overhead, "transfer_s": transfer,
                     "net_goodput_bps": bytes as f64 * 8.0 / transfer});
-                conn_trial(run, format!("b-{name}-{label}-{rep}"), rep, "bulk", p, r)
+                let mut t = conn_trial(run, format!("b-{name}-{label}-{rep}"), rep, "bulk", p, r);
+                // The packet filter's gateway counted 30 000 + 15 000 packets/s on its two
+                // interfaces (data one way, ACKs the other); the others have no samples.
+                if name.starts_with("packet filter") {
+                    t.samples = [("if.g0.rx_pps", 30_000.0), ("if.g1.rx_pps", 15_000.0)]
+                        .iter()
+                        .flat_map(|(m, v)| {
+                            (0..3).map(move |i| SampleRow {
+                                role: "gateway".into(),
+                                t_s: i as f64,
+                                metric: m.to_string(),
+                                value: *v,
+                            })
+                        })
+                        .collect();
+                }
+                t
             };
             s.insert_trial(&bulk("sequential bulk", 1, 10, bulk_seq))
                 .unwrap();
@@ -1632,6 +1648,25 @@ fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
         "Service and queuing time by firewall type (seed 003, derived; ± 95 % CI)",
     );
     assert_eq!(t.rows[0][0], "null firewall");
+    // Bulk packets/s from the gateway's interface counters where it has them (the
+    // planted 45 000), else estimated from goodput and said so.
+    let col = t
+        .columns
+        .iter()
+        .position(|c| c.starts_with("bulk: packets/s"))
+        .unwrap();
+    let filter = t
+        .rows
+        .iter()
+        .find(|r| r[0].starts_with("packet filter"))
+        .unwrap();
+    assert!(filter[col].starts_with("45000"), "{filter:?}");
+    assert!(!filter[col].contains("est."), "{filter:?}");
+    assert!(
+        t.rows[0][col].ends_with("(est. from goodput)"),
+        "{:?}",
+        t.rows[0]
+    );
 }
 
 #[test]
