@@ -41,6 +41,10 @@ pub enum Model {
     /// one of them (at `position`) the client's own flow — a set engine holds it as
     /// one element among N, so the lookup hits and the flood is dropped.
     LinearDrop,
+    /// Seed 004's rules: N DROP rules each for a whole other network (a /24 of the
+    /// IPv4 documentation ranges, cycled; a /48 of 2001:db8::/32), any protocol, then
+    /// the matching rule at `position` as `linear` has it.
+    NetDrop,
     Notrack,
     Conntrack,
     RawDrop,
@@ -63,6 +67,7 @@ pub const MODELS: &[&str] = &[
     "seed000-f4",
     "linear",
     "linear-drop",
+    "net-drop",
     "notrack",
     "conntrack",
     "raw-drop",
@@ -127,6 +132,7 @@ impl Model {
             Model::Seed000F4 => "seed000-f4",
             Model::Linear => "linear",
             Model::LinearDrop => "linear-drop",
+            Model::NetDrop => "net-drop",
             Model::Notrack => "notrack",
             Model::Conntrack => "conntrack",
             Model::RawDrop => "raw-drop",
@@ -142,13 +148,14 @@ impl Model {
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 17] = [
+    pub const ALL: [Model; 18] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
         Model::Seed000F4,
         Model::Linear,
         Model::LinearDrop,
+        Model::NetDrop,
         Model::Notrack,
         Model::Conntrack,
         Model::RawDrop,
@@ -470,9 +477,13 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 rs.description += "; per-client mark in mangle prerouting";
             }
         }
-        Model::Linear => {
+        Model::Linear | Model::NetDrop => {
             check_count(spec.count)?;
-            rs.rules = fillers(hook, spec)?;
+            rs.rules = if spec.model == Model::NetDrop {
+                net_fillers(hook, spec)
+            } else {
+                fillers(hook, spec)?
+            };
             let at = match spec.position {
                 Position::First => Some(0),
                 Position::Middle => Some(rs.rules.len() / 2),
@@ -499,8 +510,15 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 p => format!("match {p}"),
             };
             rs.description = format!(
-                "linear: {} filler rules on {}, {matching}",
-                spec.count, spec.chain
+                "{}: {} filler rules{} on {}, {matching}",
+                spec.model,
+                spec.count,
+                if spec.model == Model::NetDrop {
+                    " (drop a documentation /24 or /48 network)"
+                } else {
+                    ""
+                },
+                spec.chain
             );
         }
         Model::LinearDrop => {
@@ -761,6 +779,49 @@ fn fillers(hook: Hook, spec: &ModelSpec) -> Result<Vec<Rule>, ModelError> {
         .collect())
 }
 
+/// Filler network `k` (0-based): one of the three IPv4 documentation /24s in turn
+/// (192.0.2.0, 198.51.100.0, 203.0.113.0), or 2001:db8:k::/48 — never the testbed's.
+pub fn filler_net(ip: Ip, k: u32) -> Prefix {
+    match ip {
+        Ip::V4 => Prefix {
+            addr: IpAddr::V4(match k % 3 {
+                0 => Ipv4Addr::new(192, 0, 2, 0),
+                1 => Ipv4Addr::new(198, 51, 100, 0),
+                _ => Ipv4Addr::new(203, 0, 113, 0),
+            }),
+            len: 24,
+        },
+        Ip::V6 => Prefix {
+            addr: IpAddr::V6(Ipv6Addr::new(
+                0x2001,
+                0xdb8,
+                (k % 65_536) as u16,
+                0,
+                0,
+                0,
+                0,
+                0,
+            )),
+            len: 48,
+        },
+    }
+}
+
+/// `spec.count` rules on `hook`: rule k drops everything from [`filler_net`]`(k)`.
+fn net_fillers(hook: Hook, spec: &ModelSpec) -> Vec<Rule> {
+    (0..spec.count)
+        .map(|k| Rule {
+            hook,
+            m: Match {
+                src: Some(filler_net(spec.ip, k)),
+                ..Match::default()
+            },
+            action: Action::Drop,
+            role: Role::Filler,
+        })
+        .collect()
+}
+
 /// Every testbed address must be of the spec's IP version.
 fn check_addressing(spec: &ModelSpec, a: &Addressing) -> Result<(), ModelError> {
     let want_v4 = spec.ip == Ip::V4;
@@ -1004,6 +1065,35 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("destination port"), "{e}");
+    }
+
+    #[test]
+    fn net_drop_rules_drop_other_networks() {
+        let a = addressing(Ip::V4, 1);
+        let s = ModelSpec {
+            position: Position::None,
+            ..spec(Model::NetDrop, 4)
+        };
+        let rs = generate(&s, &a).unwrap();
+        let nets: Vec<String> = rs
+            .rules
+            .iter()
+            .map(|r| r.m.src.unwrap().to_string())
+            .collect();
+        assert_eq!(
+            nets,
+            [
+                "192.0.2.0/24",
+                "198.51.100.0/24",
+                "203.0.113.0/24",
+                "192.0.2.0/24"
+            ]
+        );
+        assert!(rs
+            .rules
+            .iter()
+            .all(|r| r.action == Action::Drop && r.m.l4.is_none() && r.m.dport.is_none()));
+        assert_eq!(filler_net(Ip::V6, 7).to_string(), "2001:db8:7::/48");
     }
 
     #[test]
