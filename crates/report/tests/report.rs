@@ -1739,3 +1739,49 @@ fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
         "Findings of run {run} (unstable, 15 of 15 trials ok):"
     )));
 }
+
+/// The proxy's bulk goodput against its buffer (seed 003's appendix): planted 100, 115
+/// and 125 Mb/s at 2, 4 and 16 KiB → a curve and "+25 %" beside the study's.
+#[test]
+fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("pb.db")).unwrap();
+    let run = s.begin_run(&new_run("seed003", None)).unwrap();
+    for (kib, mbps) in [(2u32, 100.0), (4, 115.0), (16, 125.0)] {
+        for rep in 1..=3u32 {
+            let params = json!({"topology": "proxy", "workload": "bulk", "seed": rep,
+                "label": "proxy: bulk by proxy buffer (appendix)",
+                "conn": {"parallel": 1, "count": 30, "proxy_buffer": kib * 1024}});
+            let mut t = trial(
+                run,
+                format!("{kib}-{rep}"),
+                rep,
+                "bulk",
+                params,
+                Headline::default(),
+            );
+            t.results = json!({"conn": {"goodput_bps": mbps * 1e6 * ripple(rep)}});
+            s.insert_trial(&t).unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    let a = &r.runs[0].analysis;
+    let f = a
+        .figures
+        .iter()
+        .find(|f| f.id == "conn-proxy-buffer")
+        .expect("the buffer curve");
+    let xs: Vec<f64> = f.series[0].points.iter().map(|p| p.x).collect();
+    assert_eq!(xs, [2.0, 4.0, 16.0]);
+    let finding = a
+        .findings
+        .iter()
+        .find(|x| x.starts_with("Proxy bulk goodput"))
+        .expect("a finding");
+    assert!(
+        finding.contains("(+25 %)") && finding.contains("the study: 160 → 200 KB/s"),
+        "{finding}"
+    );
+}
