@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(mean_ci(0.01327, Some(0.02608)), "0.013 ± 0.026");
         assert_eq!(mean_ci(123456.0, Some(2747.0)), "123500 ± 2700");
         assert_eq!(mean_ci(-0.0004, Some(0.013)), "0.000 ± 0.013");
-        assert_eq!(mean_ci(-3.14159, Some(0.0999)), "-3.142 ± 0.100");
+        assert_eq!(mean_ci(-3.24159, Some(0.0999)), "-3.242 ± 0.100");
         assert_eq!(mean_ci(980.4, Some(15.0)), "980 ± 15");
         assert_eq!(mean_ci(2.5, None), "2.5");
         assert_eq!(mean_ci(2.5, Some(0.0)), "2.5 ± 0");
