@@ -51,3 +51,69 @@ fn run_prints_its_findings_last_and_the_legacy_table_once() {
     );
     assert!(!dir.file("report.html").exists());
 }
+
+/// `gateway_cpus` 1 vs 2 (sender and sink on CPU 0, 8 flows): the gateway's agent and
+/// its interfaces' RPS/XPS masks get CPU 1, then CPUs 0-1 — recorded in the trial's
+/// parameters and placement — and the gateway's softirq time moves: CPU 1 carries a
+/// larger share of it with one gateway CPU than with two.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        panic!("this test needs 2 CPUs or more");
+    }
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let sc = dir.file("g.toml");
+    std::fs::write(
+        &sc,
+        "order = \"sequential\"\nrepetitions = 2\nworkload = \"flood\"\n[testbed]\n\
+         pin_client = \"0\"\npin_server = \"0\"\n[params]\nflows = 8\nsize = 128\n\
+         rate = \"max\"\nduration = 2\ngateway_cpus = [1, 2]\n",
+    )
+    .unwrap();
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let last = std::thread::available_parallelism().unwrap().get() - 1;
+    let want = |n: u32| {
+        if n == 1 {
+            last.to_string()
+        } else {
+            format!("{}-{last}", last - 1)
+        }
+    };
+    let share = |n: u32| -> f64 {
+        let placed = sqlite_count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM trials WHERE json_extract(params, '$.gateway_cpus') = {n} \
+                 AND json_extract(results, '$.placement[0].requested_cpus') = '{}'",
+                want(n)
+            ),
+        );
+        assert_eq!(
+            placed,
+            2,
+            "gateway_cpus = {n}: the gateway on CPUs {}",
+            want(n)
+        );
+        let soft = |cpu: usize| {
+            sqlite_count(
+                &db,
+                &format!(
+                    "SELECT CAST(1000 * avg(s.value) AS INTEGER) FROM samples s JOIN trials t \
+                     ON t.id = s.trial_id WHERE s.role = 'gateway' AND s.metric = \
+                     'cpu{cpu}.softirq' AND json_extract(t.params, '$.gateway_cpus') = {n}"
+                ),
+            ) as f64
+        };
+        let (lo, hi) = (soft(last - 1), soft(last));
+        assert!(lo + hi > 0.0, "softirq sampled");
+        hi / (lo + hi)
+    };
+    let (one, two) = (share(1), share(2));
+    assert!(
+        one > two,
+        "CPU {last}'s share of the softirq time: {one:.2} with 1 gateway CPU, {two:.2} with 2"
+    );
+}

@@ -831,6 +831,7 @@ pub fn run() -> Result<ExitCode> {
                 search: None,
                 adaptive: None,
                 label: None,
+                gateway_cpus: None,
             };
             match crate::rules::render_text(&p).map_err(usage)? {
                 Some(text) => print!("{text}"),
@@ -1035,6 +1036,7 @@ fn base_params(
             max_s: a.max_duration,
         }),
         label: None,
+        gateway_cpus: None,
     })
 }
 

@@ -64,6 +64,11 @@ pub fn since(now: &[IfCounters], before: &[IfCounters]) -> Vec<IfCounters> {
         .collect()
 }
 
+/// CPUs of this machine (1 when unknown).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Sampling period: 5 Hz.
 pub const PERIOD: Duration = Duration::from_millis(200);
 /// Samples kept per trial (10 minutes at 5 Hz); later ones are dropped.

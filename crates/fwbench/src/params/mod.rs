@@ -71,6 +71,55 @@ pub struct TrialParams {
     /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// CPUs the gateway's packet processing may use (seed 002's 1/2/4 vCPU): the last N
+    /// CPUs of the machine get its interfaces' RPS/XPS masks and its agent; `None`: the
+    /// run's `pin_gateway`, else no steering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_cpus: Option<u32>,
+}
+
+#[cfg(test)]
+mod gateway_cpus_tests {
+    #[test]
+    fn the_last_n_cpus_or_the_pinned_list() {
+        let mut p = crate::plan::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
+            .unwrap()
+            .trials[0]
+            .params
+            .clone();
+        assert_eq!(p.gateway_cpu_list(2, Some("0")), Some("0".into()));
+        assert_eq!(p.gateway_cpu_list(2, None), None);
+        p.gateway_cpus = Some(1);
+        assert_eq!(p.gateway_cpu_list(2, Some("0")), Some("1".into()));
+        p.gateway_cpus = Some(2);
+        assert_eq!(p.gateway_cpu_list(4, None), Some("2-3".into()));
+        p.gateway_cpus = Some(8);
+        assert_eq!(
+            p.gateway_cpu_list(2, None),
+            Some("0-1".into()),
+            "at most every CPU"
+        );
+    }
+}
+
+impl TrialParams {
+    /// The CPU list the gateway runs on: `gateway_cpus` as the last N of `cpus` CPUs
+    /// (N = 1 of 2 → "1", 2 of 2 → "0-1"), else `pinned` (the run's `pin_gateway`).
+    pub fn gateway_cpu_list(&self, cpus: usize, pinned: Option<&str>) -> Option<String> {
+        match self.gateway_cpus {
+            Some(n) => {
+                let n = (n as usize).clamp(1, cpus.max(1));
+                let first = cpus.max(1) - n;
+                let last = cpus.max(1) - 1;
+                Some(if first == last {
+                    last.to_string()
+                } else {
+                    format!("{first}-{last}")
+                })
+            }
+            None => pinned.map(str::to_string),
+        }
+    }
 }
 
 /// Adaptive trial length (beyond the peers): stop when precise enough.
