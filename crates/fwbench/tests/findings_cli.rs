@@ -40,7 +40,10 @@ fn run_prints_its_findings_last_and_the_legacy_table_once() {
         1,
         "said once per run: {err}"
     );
-    assert!(err.contains("gets a new testbed"), "{err}");
+    assert!(
+        err.contains("replaces the testbed after each such trial"),
+        "{err}"
+    );
     let r = fwbench(&["report", db.to_str().unwrap(), "--text"]);
     assert!(r.status.success(), "{}", stderr(&r));
     let text = stdout(&r);

@@ -177,8 +177,9 @@ pub struct ReportArgs {
 /// iptables-legacy cannot remove), said once per run with what fwbench does about it.
 pub fn say_gateway_residue_once(left: &[String]) {
     eprintln!(
-        "fwbench: the gateway keeps {} after a trial (it cannot be removed); every trial \
-         that leaves it gets a new testbed, so each starts clean (said once per run)",
+        "fwbench: the gateway keeps {} after a trial (it cannot be removed); fwbench \
+         replaces the testbed after each such trial, so the next one starts clean (said \
+         once per run)",
         left.join(", ")
     );
 }
