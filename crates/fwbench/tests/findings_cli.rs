@@ -120,3 +120,31 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
         "CPU {last}'s share of the softirq time: {one:.2} with 1 gateway CPU, {two:.2} with 2"
     );
 }
+
+/// `fwbench workload` stores its commands as a run; `fwbench report --text` states it.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn workload_results_are_stored_and_reported() {
+    let dir = TempDir::new();
+    let db = dir.file("w.db");
+    let w = dir.file("w.txt");
+    std::fs::write(&w, "sequential 3 {\n  command \"true\"\n}\n").unwrap();
+    let o = fwbench(&[
+        "workload",
+        w.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT count(*) FROM trials WHERE workload = 'worklang' AND status = 'ok'"
+        ),
+        1
+    );
+    let r = fwbench(&["report", db.to_str().unwrap(), "--text"]);
+    let text = stdout(&r);
+    assert!(text.contains("3 commands in"), "{text}");
+    assert!(text.contains("0 failed"), "{text}");
+}

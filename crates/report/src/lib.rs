@@ -13,8 +13,8 @@
 //! 4. `series`: configurations → figure parts; `views`: averaged views (the mean over
 //!    the parameters not shown, with a CI over configurations).
 //! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
-//!    `cases` (seed 001's sections), `flows` (seed 002's panels) and `service` (seed
-//!    003's derived times) beside them (`echo` uses `throughput`; `throughput` uses
+//!    `cases` (seed 001's sections), `flows` (seed 002's panels), `service` (seed
+//!    003's derived times) and `worklang` (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
 //!    `flows`; `conn` uses `service`).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
@@ -45,6 +45,7 @@ pub mod svg;
 pub mod text;
 pub mod throughput;
 pub mod views;
+pub mod worklang;
 
 pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
