@@ -81,24 +81,24 @@ pub struct TrialParams {
 #[cfg(test)]
 mod gateway_cpus_tests {
     #[test]
-    fn the_last_n_cpus_or_the_pinned_list() {
-        let mut p = crate::plan::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
-            .unwrap()
-            .trials[0]
-            .params
-            .clone();
-        assert_eq!(p.gateway_cpu_list(2, Some("0")), Some("0".into()));
-        assert_eq!(p.gateway_cpu_list(2, None), None);
-        p.gateway_cpus = Some(1);
-        assert_eq!(p.gateway_cpu_list(2, Some("0")), Some("1".into()));
-        p.gateway_cpus = Some(2);
-        assert_eq!(p.gateway_cpu_list(4, None), Some("2-3".into()));
-        p.gateway_cpus = Some(8);
-        assert_eq!(
-            p.gateway_cpu_list(2, None),
-            Some("0-1".into()),
-            "at most every CPU"
-        );
+    fn the_last_n_cpus() {
+        assert_eq!(super::last_cpus(1, 2), "1");
+        assert_eq!(super::last_cpus(2, 2), "0-1");
+        assert_eq!(super::last_cpus(2, 4), "2-3");
+        assert_eq!(super::last_cpus(8, 2), "0-1", "at most every CPU");
+        assert_eq!(super::last_cpus(0, 2), "1", "at least one");
+    }
+}
+
+/// The last `n` of `cpus` CPUs as a CPU list ("1", "2-3"); n is clamped to 1..=cpus.
+fn last_cpus(n: u32, cpus: usize) -> String {
+    let cpus = cpus.max(1);
+    let n = (n as usize).clamp(1, cpus);
+    let (first, last) = (cpus - n, cpus - 1);
+    if first == last {
+        last.to_string()
+    } else {
+        format!("{first}-{last}")
     }
 }
 
@@ -107,16 +107,7 @@ impl TrialParams {
     /// (N = 1 of 2 → "1", 2 of 2 → "0-1"), else `pinned` (the run's `pin_gateway`).
     pub fn gateway_cpu_list(&self, cpus: usize, pinned: Option<&str>) -> Option<String> {
         match self.gateway_cpus {
-            Some(n) => {
-                let n = (n as usize).clamp(1, cpus.max(1));
-                let first = cpus.max(1) - n;
-                let last = cpus.max(1) - 1;
-                Some(if first == last {
-                    last.to_string()
-                } else {
-                    format!("{first}-{last}")
-                })
-            }
+            Some(n) => Some(last_cpus(n, cpus)),
             None => pinned.map(str::to_string),
         }
     }
