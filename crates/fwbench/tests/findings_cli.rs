@@ -148,3 +148,43 @@ fn workload_results_are_stored_and_reported() {
     assert!(text.contains("3 commands in"), "{text}");
     assert!(text.contains("0 failed"), "{text}");
 }
+
+/// Seed 001's ipset and string rows on the study's path: the flood is matched (the
+/// client's own pair in the set; the probe magic in the payload) and dropped, so
+/// nothing reaches a sink and the verdict check counts every packet on the match rule.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ipset_and_string_drop_models_match_and_drop_the_flood() {
+    for (engine, model, rules) in [
+        ("ipset-legacy", "linear-drop", "1000"),
+        ("nft-set", "linear-drop", "1000"),
+        ("iptables-legacy", "string-bm-drop", "3"),
+        ("iptables-legacy", "string-kmp-drop", "3"),
+    ] {
+        let v = json_of(&[
+            "flood",
+            "--engine",
+            engine,
+            "--model",
+            model,
+            "--rules",
+            rules,
+            "--sink",
+            "gateway",
+            "--size",
+            "128",
+            "-t",
+            "1",
+            "--no-store",
+            "--json",
+        ]);
+        assert_eq!(v["status"], "ok", "{engine} {model}: {v}");
+        let verdicts = &v["gateway"]["firewall"]["verdicts"];
+        assert_eq!(verdicts["ok"], true, "{engine} {model}: {verdicts}");
+        assert!(
+            u(&verdicts["matched_packets"]) > 100,
+            "{engine} {model}: {verdicts}"
+        );
+        assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine} {model}");
+    }
+}
