@@ -21,6 +21,11 @@ pub enum ModelError {
 // Filler addresses and limits
 // ---------------------------------------------------------------------------
 
+/// The bytes every flood, flow and ping payload starts with (`traffic::probe::MAGIC`,
+/// 0xFB 0x50), in iptables' hex notation (rendered as `--hex-string`): a string rule
+/// for it matches every test packet of those workloads.
+pub const PAYLOAD_MAGIC: &str = "|fb50|";
+
 /// Host addresses of the IPv4 documentation ranges (192.0.2.0/24, 198.51.100.0/24,
 /// 203.0.113.0/24), which filler rules use; the IPv6 fillers use as many addresses
 /// of 2001:db8::/32.
@@ -229,9 +234,13 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 rs.description += "; per-client mark in mangle prerouting";
             }
         }
-        Model::Linear => {
+        Model::Linear | Model::NetDrop => {
             check_count(spec.count)?;
-            rs.rules = fillers(hook, spec)?;
+            rs.rules = if spec.model == Model::NetDrop {
+                net_fillers(hook, spec)
+            } else {
+                fillers(hook, spec)?
+            };
             let at = match spec.position {
                 Position::First => Some(0),
                 Position::Middle => Some(rs.rules.len() / 2),
@@ -258,8 +267,57 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 p => format!("match {p}"),
             };
             rs.description = format!(
-                "linear: {} filler rules on {}, {matching}",
-                spec.count, spec.chain
+                "{}: {} filler rules{} on {}, {matching}",
+                spec.model,
+                spec.count,
+                if spec.model == Model::NetDrop {
+                    " (drop a documentation /24 or /48 network)"
+                } else {
+                    ""
+                },
+                spec.chain
+            );
+        }
+        Model::LinearDrop => {
+            check_count(spec.count)?;
+            let n = spec.count.max(1);
+            let (Some(port), Some(client)) = (spec.dport, a.clients.first()) else {
+                return Err(ModelError::Invalid(
+                    "model linear-drop needs the traffic's destination port and a client".into(),
+                ));
+            };
+            let mut fill = spec.clone();
+            fill.count = n - 1;
+            rs.rules = fillers(hook, &fill)?;
+            let at = match spec.position {
+                Position::First => Some(0),
+                Position::Middle => Some(rs.rules.len() / 2),
+                Position::Last => Some(rs.rules.len()),
+                Position::None => None,
+            };
+            if let Some(at) = at {
+                rs.rules.insert(
+                    at,
+                    rule(
+                        hook,
+                        Match {
+                            src: Some(Prefix::host(*client)),
+                            l4,
+                            dport: Some(port),
+                            ..Match::default()
+                        },
+                        Action::Drop,
+                        Role::Match,
+                    ),
+                );
+            }
+            rs.description = format!(
+                "linear-drop: {n} drop rules of (source host, port) on {}, {}",
+                spec.chain,
+                match spec.position {
+                    Position::None => "none of them the client's".to_string(),
+                    p => format!("the client's own ({client}, {port}) {p}"),
+                }
             );
         }
         Model::Notrack => {
@@ -378,6 +436,43 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.model, spec.chain
             );
         }
+        Model::StringBmDrop | Model::StringKmpDrop => {
+            check_count(spec.count)?;
+            let algo = if spec.model == Model::StringBmDrop {
+                StringAlgo::Bm
+            } else {
+                StringAlgo::Kmp
+            };
+            let n = spec.count.max(1);
+            // The last rule's string is the magic every fwbench payload starts with.
+            rs.rules = (0..n)
+                .map(|k| {
+                    let last = k + 1 == n;
+                    rule(
+                        hook,
+                        Match {
+                            l4,
+                            string: Some((
+                                algo,
+                                if last {
+                                    PAYLOAD_MAGIC.to_string()
+                                } else {
+                                    format!("fwbench-nomatch-{k}")
+                                },
+                            )),
+                            ..Match::default()
+                        },
+                        Action::Drop,
+                        if last { Role::Match } else { Role::Filler },
+                    )
+                })
+                .collect();
+            rs.description = format!(
+                "{}: {n} payload string rules on {}, the last matching every test packet \
+                 ({PAYLOAD_MAGIC}), drop",
+                spec.model, spec.chain
+            );
+        }
         Model::Hashlimit => {
             let src_prefix_len = match spec.ip {
                 Ip::V4 => 16,
@@ -441,6 +536,49 @@ fn fillers(hook: Hook, spec: &ModelSpec) -> Result<Vec<Rule>, ModelError> {
         .collect())
 }
 
+/// Filler network `k` (0-based): one of the three IPv4 documentation /24s in turn
+/// (192.0.2.0, 198.51.100.0, 203.0.113.0), or 2001:db8:k::/48 — never the testbed's.
+pub fn filler_net(ip: Ip, k: u32) -> Prefix {
+    match ip {
+        Ip::V4 => Prefix {
+            addr: IpAddr::V4(match k % 3 {
+                0 => Ipv4Addr::new(192, 0, 2, 0),
+                1 => Ipv4Addr::new(198, 51, 100, 0),
+                _ => Ipv4Addr::new(203, 0, 113, 0),
+            }),
+            len: 24,
+        },
+        Ip::V6 => Prefix {
+            addr: IpAddr::V6(Ipv6Addr::new(
+                0x2001,
+                0xdb8,
+                (k % 65_536) as u16,
+                0,
+                0,
+                0,
+                0,
+                0,
+            )),
+            len: 48,
+        },
+    }
+}
+
+/// `spec.count` rules on `hook`: rule k drops everything from [`filler_net`]`(k)`.
+fn net_fillers(hook: Hook, spec: &ModelSpec) -> Vec<Rule> {
+    (0..spec.count)
+        .map(|k| Rule {
+            hook,
+            m: Match {
+                src: Some(filler_net(spec.ip, k)),
+                ..Match::default()
+            },
+            action: Action::Drop,
+            role: Role::Filler,
+        })
+        .collect()
+}
+
 /// Every testbed address must be of the spec's IP version.
 fn check_addressing(spec: &ModelSpec, a: &Addressing) -> Result<(), ModelError> {
     let want_v4 = spec.ip == Ip::V4;
@@ -498,6 +636,7 @@ mod tests {
             l4: L4::Udp,
             ip: Ip::V4,
             one_way: false,
+            dport: Some(TEST_DPORT),
         }
     }
 
@@ -607,10 +746,13 @@ mod tests {
         m.src.is_none_or(|p| contains(p, src))
             && m.dst.is_none_or(|p| contains(p, dst))
             && m.l4.is_none_or(|x| x == l4)
-            && m.dport.is_none()
+            && m.dport.is_none_or(|p| p == TEST_DPORT)
             && m.set.is_none()
-            && m.string.is_none()
+            && m.string.as_ref().is_none_or(|(_, s)| s == PAYLOAD_MAGIC)
     }
+
+    /// The test traffic's destination port; its payload starts with [`PAYLOAD_MAGIC`].
+    const TEST_DPORT: u16 = 9000;
 
     #[test]
     fn fillers_never_match_and_match_rules_do() {
@@ -646,6 +788,87 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn linear_drop_holds_the_clients_own_pair_among_n_and_needs_the_port() {
+        let a = addressing(Ip::V4, 2);
+        let rs = generate(&spec(Model::LinearDrop, 5), &a).unwrap();
+        assert_eq!(
+            rs.rules.len(),
+            5,
+            "N rules in all, the client's one of them"
+        );
+        let last = rs.rules.last().unwrap();
+        assert_eq!(last.role, Role::Match);
+        assert_eq!(last.action, Action::Drop);
+        assert_eq!(last.m.src, Some(Prefix::host(a.clients[0])));
+        assert_eq!(last.m.dport, Some(TEST_DPORT));
+        assert!(rs.rules.iter().all(|r| r.action == Action::Drop));
+        assert_eq!(
+            generate(&spec(Model::LinearDrop, 1), &a)
+                .unwrap()
+                .rules
+                .len(),
+            1
+        );
+        let e = generate(
+            &ModelSpec {
+                dport: None,
+                ..spec(Model::LinearDrop, 5)
+            },
+            &a,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("destination port"), "{e}");
+    }
+
+    #[test]
+    fn net_drop_rules_drop_other_networks() {
+        let a = addressing(Ip::V4, 1);
+        let s = ModelSpec {
+            position: Position::None,
+            ..spec(Model::NetDrop, 4)
+        };
+        let rs = generate(&s, &a).unwrap();
+        let nets: Vec<String> = rs
+            .rules
+            .iter()
+            .map(|r| r.m.src.unwrap().to_string())
+            .collect();
+        assert_eq!(
+            nets,
+            [
+                "192.0.2.0/24",
+                "198.51.100.0/24",
+                "203.0.113.0/24",
+                "192.0.2.0/24"
+            ]
+        );
+        assert!(rs
+            .rules
+            .iter()
+            .all(|r| r.action == Action::Drop && r.m.l4.is_none() && r.m.dport.is_none()));
+        assert_eq!(filler_net(Ip::V6, 7).to_string(), "2001:db8:7::/48");
+    }
+
+    #[test]
+    fn string_drop_matches_the_payload_magic_last() {
+        let a = addressing(Ip::V4, 1);
+        for model in [Model::StringBmDrop, Model::StringKmpDrop] {
+            let rs = generate(&spec(model, 3), &a).unwrap();
+            let strings: Vec<&str> = rs
+                .rules
+                .iter()
+                .map(|r| r.m.string.as_ref().unwrap().1.as_str())
+                .collect();
+            assert_eq!(
+                strings,
+                ["fwbench-nomatch-0", "fwbench-nomatch-1", PAYLOAD_MAGIC]
+            );
+            assert_eq!(rs.rules[2].role, Role::Match);
+            assert_eq!(rs.rules[2].action, Action::Drop);
         }
     }
 

@@ -124,10 +124,12 @@ impl Plan {
     }
 }
 
-/// A filler rule that a set can replace: it matches only (source host, l4, port).
+/// A filler rule that a set can replace: it matches only (source host, l4, port). A
+/// matching rule of that shape (model `linear-drop`: the client's own pair) joins its
+/// fillers' set, which then is the matching rule.
 fn collapsible(r: &Rule) -> bool {
     let m = &r.m;
-    r.role == Role::Filler
+    matches!(r.role, Role::Filler | Role::Match)
         && m.src.is_some_and(|p| p.is_host())
         && m.dport.is_some()
         && matches!(m.l4, Some(L4::Tcp | L4::Udp | L4::Sctp))
@@ -185,12 +187,16 @@ pub(crate) fn plan(rs: &RuleSet, collapse: bool) -> Result<Plan, RenderError> {
             // (address, port) pairs are merged: a set holds each element once.
             let mut elements = vec![];
             let mut seen = HashSet::new();
+            let mut role = Role::Filler;
             while i < rules.len()
                 && collapsible(rules[i])
                 && rules[i].m.l4 == r.m.l4
                 && rules[i].action == r.action
             {
                 let m = &rules[i].m;
+                if rules[i].role == Role::Match {
+                    role = Role::Match;
+                }
                 if let (Some(src), Some(port)) = (m.src, m.dport) {
                     let e = SetElem {
                         addr: src.addr,
@@ -223,7 +229,7 @@ pub(crate) fn plan(rs: &RuleSet, collapse: bool) -> Result<Plan, RenderError> {
                     ..Match::default()
                 },
                 action: r.action,
-                role: Role::Filler,
+                role,
             });
         }
         if rs.policy(hook) == Policy::Drop {

@@ -72,6 +72,7 @@ mod tests {
             l4: L4::Udp,
             ip: Ip::V4,
             one_way: false,
+            dport: Some(9000),
         };
         generate(&spec, &addressing(Ip::V4)).unwrap()
     }
@@ -107,6 +108,24 @@ mod tests {
         let elements = list[..list.find('}').unwrap()].matches(" . ").count();
         assert_eq!(elements, 1000);
         assert!(r.install[0].text.contains("size 1000\n"));
+    }
+
+    #[test]
+    fn linear_drop_puts_the_client_in_the_set_that_drops() {
+        let rs = model(Model::LinearDrop, 1000, Position::Last);
+        for engine in [Engine::NftSet, Engine::IpsetLegacy, Engine::IpsetNft] {
+            let r = render(&rs, engine).unwrap();
+            assert_eq!((r.expect_rules, r.expect_elements), (1, 1000), "{engine}");
+            assert_eq!(r.layout[0].roles, [Role::Match], "{engine}");
+        }
+        let r = render(&rs, Engine::IpsetLegacy).unwrap();
+        assert!(
+            r.install[0].text.contains("udp:9000"),
+            "{}",
+            r.install[0].text
+        );
+        let r = render(&rs, Engine::IptablesLegacy).unwrap();
+        assert_eq!(r.expect_rules, 1000);
     }
 
     #[test]

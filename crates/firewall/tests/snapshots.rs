@@ -47,6 +47,7 @@ fn spec(model: Model) -> ModelSpec {
         l4: L4::Udp,
         ip: Ip::V4,
         one_way: false,
+        dport: Some(9000),
     }
 }
 

@@ -66,10 +66,22 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
             l4: p.proto.into(),
             ip,
             one_way: matches!(p.workload(), Workload::Flood | Workload::Flow),
+            dport: flood_dport(p),
         });
         req.addressing = Some(addressing(p.family, p.clients));
     }
     Ok(Some(req))
+}
+
+/// The destination port of a flood's or flow's first flow (`--dport`'s first port,
+/// else the sink's): model `linear-drop` puts the client's (address, port) among its
+/// rules. `None` for the other workloads.
+fn flood_dport(p: &TrialParams) -> Option<u16> {
+    let k = p.packet()?;
+    Some(
+        k.dport
+            .map_or(crate::params::packet::SINK_PORT, |(lo, _)| lo),
+    )
 }
 
 /// Read and rewrite a user's ruleset file. nft files are parsed by nft itself, in a
@@ -407,5 +419,15 @@ mod aim_tests {
             .unwrap_err()
             .contains("f has no such rule (3 rules"));
         assert!(find_rule(&imp, "0").is_err());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The string models' matching rule looks for the bytes the senders write first.
+    #[test]
+    fn string_drop_matches_the_probe_magic() {
+        let [a, b] = traffic::probe::MAGIC;
+        assert_eq!(format!("|{a:02x}{b:02x}|"), firewall::models::PAYLOAD_MAGIC);
     }
 }

@@ -38,6 +38,14 @@ pub enum Model {
     Seed000F2,
     Seed000F4,
     Linear,
+    /// Seed 001's ipset rows: N rules of the filler shape (source host, port), DROP,
+    /// one of them (at `position`) the client's own flow — a set engine holds it as
+    /// one element among N, so the lookup hits and the flood is dropped.
+    LinearDrop,
+    /// Seed 004's rules: N DROP rules each for a whole other network (a /24 of the
+    /// IPv4 documentation ranges, cycled; a /48 of 2001:db8::/32), any protocol, then
+    /// the matching rule at `position` as `linear` has it.
+    NetDrop,
     Notrack,
     Conntrack,
     RawDrop,
@@ -45,6 +53,10 @@ pub enum Model {
     RawFiller,
     StringBm,
     StringKmp,
+    /// Seed 001's string rows: N payload string rules, the last one matching every
+    /// flood packet (the payload header's magic `FB`), DROP.
+    StringBmDrop,
+    StringKmpDrop,
     Hashlimit,
     Import,
 }
@@ -55,6 +67,8 @@ pub const MODELS: &[&str] = &[
     "seed000-f2",
     "seed000-f4",
     "linear",
+    "linear-drop",
+    "net-drop",
     "notrack",
     "conntrack",
     "raw-drop",
@@ -62,6 +76,8 @@ pub const MODELS: &[&str] = &[
     "raw-filler",
     "string-bm",
     "string-kmp",
+    "string-bm-drop",
+    "string-kmp-drop",
     "hashlimit",
     "import",
 ];
@@ -91,6 +107,10 @@ pub struct ModelSpec {
     /// out, so that every matching rule sees packets.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_way: bool,
+    /// Destination port of the test traffic (model `linear-drop` matches the client's
+    /// own (address, port) pair); `None` from older controllers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dport: Option<u16>,
 }
 
 // ---------------------------------------------------------------------------
@@ -106,6 +126,8 @@ impl Model {
             Model::Seed000F2 => "seed000-f2",
             Model::Seed000F4 => "seed000-f4",
             Model::Linear => "linear",
+            Model::LinearDrop => "linear-drop",
+            Model::NetDrop => "net-drop",
             Model::Notrack => "notrack",
             Model::Conntrack => "conntrack",
             Model::RawDrop => "raw-drop",
@@ -113,18 +135,22 @@ impl Model {
             Model::RawFiller => "raw-filler",
             Model::StringBm => "string-bm",
             Model::StringKmp => "string-kmp",
+            Model::StringBmDrop => "string-bm-drop",
+            Model::StringKmpDrop => "string-kmp-drop",
             Model::Hashlimit => "hashlimit",
             Model::Import => "import",
         }
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 14] = [
+    pub const ALL: [Model; 18] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
         Model::Seed000F4,
         Model::Linear,
+        Model::LinearDrop,
+        Model::NetDrop,
         Model::Notrack,
         Model::Conntrack,
         Model::RawDrop,
@@ -132,6 +158,8 @@ impl Model {
         Model::RawFiller,
         Model::StringBm,
         Model::StringKmp,
+        Model::StringBmDrop,
+        Model::StringKmpDrop,
         Model::Hashlimit,
         Model::Import,
     ];

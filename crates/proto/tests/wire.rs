@@ -24,6 +24,7 @@ fn rule_request() -> fwmodel::Request {
             l4: L4::Udp,
             ip: Ip::V4,
             one_way: true,
+            dport: None,
         }),
         addressing: Some(Addressing {
             clients: vec![ip("198.18.0.2")],

@@ -41,6 +41,7 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow], opts: &Options) -> Analy
     label_table(&not_conn, &mut a);
     search_outputs(trials, &mut a);
     crate::conn::analyse(configs, trials, &mut a);
+    crate::worklang::analyse(trials, &mut a);
     a
 }
 
@@ -57,8 +58,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
         .collect();
     let sectioned = crate::cases::sectioned(&labelled);
     if sectioned {
-        let run_base = labelled.iter().copied().find(|c| c.is_baseline);
-        crate::cases::sections(&labelled, m, higher, run_base, a);
+        crate::cases::sections(&labelled, m, higher, a);
     }
     let best =
         labelled

@@ -1,7 +1,14 @@
 //! Seed 001's summary table as the study drew it: two sections, "accepting all packets"
-//! and "rejecting all packets", each with its own baseline (the section's fastest row:
-//! connection tracking disabled; the drop at the very start of the raw table), and the
-//! cost of every other row against that baseline, with a 95 % CI and the study's value.
+//! and "rejecting all packets", by the **path** the flood takes through the firewall
+//! (its rules accept it, or drop it: [`path_of`], from the row's model and sink — never
+//! from its label), each with its own baseline (connection tracking disabled; the drop
+//! at the very start of the raw table), the cost of every other row against that
+//! baseline with a 95 % CI and the study's value, and the cost against the run's own
+//! "no firewall" row.
+//!
+//! Rows beyond the study (other engines: nft, XDP, tc; or a label saying so) are costed
+//! like the others but never serve as a section's baseline and never carry the study's
+//! value.
 //!
 //! Owns: the sectioned table and its findings.
 //! Must not: read the store; imports `figure`, `model`, `stats` only.
@@ -9,37 +16,107 @@
 use crate::figure::{mean_ci, num, Analysis, Table};
 use crate::model::Config;
 
-/// The study's cost column (%), by a part of the case label.
-pub const STUDY_COST: [(&str, f64); 7] = [
-    ("connection tracking enabled", 20.0),
-    ("after 5 rules", 12.0),
-    ("normal (filter) table", 12.0),
-    ("ipset", 10.0),
-    ("string matching: bm", 10.0),
-    ("string matching: kmp", 17.0),
-    ("hashlimit", 20.0),
-];
+/// The path a flood takes through the firewall of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// The rules let the flood through to the server's sink ("accepting all packets").
+    Accept,
+    /// The rules drop the flood at the gateway ("rejecting all packets").
+    Drop,
+}
 
-/// The section of a case label: `None` for the run's own baseline (no firewall).
-pub fn section_of(label: &str) -> Option<&'static str> {
-    let l = label.to_lowercase();
-    if l.starts_with("no firewall") {
-        None
-    } else if l.starts_with("accept") {
-        Some("accepting all packets")
-    } else {
-        Some("rejecting all packets")
+impl Path {
+    /// The study's name of the section.
+    pub fn section(self) -> &'static str {
+        match self {
+            Path::Accept => "accepting all packets",
+            Path::Drop => "rejecting all packets",
+        }
     }
 }
 
-/// Do the labels follow the study's sections (`accept: …` and `drop: …` cases)?
+/// Models whose rules drop the flood (matched and dropped, or all but a rate limit).
+pub const DROPPING_MODELS: [&str; 6] = [
+    "raw-drop",
+    "filter-drop",
+    "hashlimit",
+    "linear-drop",
+    "string-bm-drop",
+    "string-kmp-drop",
+];
+
+/// The engines of the study (iptables-legacy and ipset over it).
+pub const STUDY_ENGINES: [&str; 3] = ["iptables-legacy", "ipset-legacy", "ipset"];
+
+/// The path of a row: `None` for the run's "no firewall" row (engine `none`); `Drop`
+/// when its model drops the flood or its packets are counted at the gateway (`sink =
+/// "gateway"`: nothing reaches a receiver); `Accept` otherwise.
+pub fn path_of(c: &Config) -> Option<Path> {
+    if c.param("engine") == Some("none") {
+        return None;
+    }
+    let dropping = c
+        .param("model")
+        .is_some_and(|m| DROPPING_MODELS.contains(&m));
+    if dropping || c.param("packet.sink") == Some("gateway") {
+        Some(Path::Drop)
+    } else {
+        Some(Path::Accept)
+    }
+}
+
+/// Is the row one of the study's (its engines, and a label that does not say "beyond
+/// the study")?
+pub fn in_study(c: &Config) -> bool {
+    let engine = c.param("engine").unwrap_or("");
+    let beyond = c
+        .label
+        .as_deref()
+        .is_some_and(|l| l.to_lowercase().contains("beyond the study"));
+    STUDY_ENGINES.contains(&engine) && !beyond
+}
+
+/// The study's cost column (%) of a row of the study, by its path and model.
+pub fn study_cost(c: &Config) -> Option<f64> {
+    if !in_study(c) {
+        return None;
+    }
+    let rules = c.param_f64("rules").unwrap_or(0.0);
+    match (path_of(c)?, c.param("model")?) {
+        (Path::Accept, "conntrack") => Some(20.0),
+        (Path::Drop, "raw-drop") if rules > 0.0 => Some(12.0),
+        (Path::Drop, "filter-drop") => Some(12.0),
+        (Path::Drop, "linear-drop") => Some(10.0),
+        (Path::Drop, "string-bm-drop") => Some(10.0),
+        (Path::Drop, "string-kmp-drop") => Some(17.0),
+        (Path::Drop, "hashlimit") => Some(20.0),
+        // Every other row has no value in the study's table (its baselines, the
+        // miss-then-accept ipset and string rows, rows beyond the study).
+        (Path::Accept | Path::Drop, _) => None,
+    }
+}
+
+/// The model of each section's baseline in the study (the drop one with no rule before it).
+fn is_study_baseline(c: &Config, path: Path) -> bool {
+    let rules = c.param_f64("rules").unwrap_or(0.0);
+    in_study(c)
+        && match path {
+            Path::Accept => c.param("model") == Some("notrack"),
+            Path::Drop => c.param("model") == Some("raw-drop") && rules == 0.0,
+        }
+}
+
+/// Do the rows follow the study's sections (flood or flow rows on both paths)?
 pub fn sectioned(labelled: &[&Config]) -> bool {
-    let has = |p: &str| {
+    let packet = labelled
+        .iter()
+        .all(|c| c.workload == "flood" || c.workload == "flow");
+    let has = |p: Path| {
         labelled
             .iter()
-            .any(|c| c.label.as_deref().is_some_and(|l| l.starts_with(p)))
+            .any(|c| path_of(c) == Some(p) && in_study(c))
     };
-    has("accept:") && has("drop:")
+    packet && has(Path::Accept) && has(Path::Drop)
 }
 
 /// Cost of `x` against `base` in % (the decrease of a higher-is-better metric), with
@@ -64,15 +141,9 @@ pub fn cost(x: &Config, base: &Config, m: &str, higher: bool) -> Option<(f64, Op
     Some((c, ci))
 }
 
-/// The sectioned table (and findings) of labelled cases; `run_base` is the run's own
-/// baseline row (no firewall), shown as a second cost column.
-pub(crate) fn sections(
-    labelled: &[&Config],
-    m: &str,
-    higher: bool,
-    run_base: Option<&Config>,
-    a: &mut Analysis,
-) {
+/// The sectioned table (and findings) of labelled cases; the run's own "no firewall"
+/// row (engine `none`, else the scenario's baseline) gives a second cost column.
+pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Analysis) {
     let better = |x: &&&Config, y: &&&Config| {
         let (p, q) = (x.mean(m).unwrap_or(f64::NAN), y.mean(m).unwrap_or(f64::NAN));
         if higher {
@@ -81,26 +152,37 @@ pub(crate) fn sections(
             q.total_cmp(&p)
         }
     };
+    let run_base = labelled
+        .iter()
+        .copied()
+        .find(|c| path_of(c).is_none())
+        .or_else(|| labelled.iter().copied().find(|c| c.is_baseline));
     let mut rows = Vec::new();
-    for section in ["accepting all packets", "rejecting all packets"] {
+    for path in [Path::Accept, Path::Drop] {
+        let section = path.section();
         let cs: Vec<&Config> = labelled
             .iter()
             .copied()
-            .filter(|c| c.label.as_deref().and_then(section_of) == Some(section))
+            .filter(|c| path_of(c) == Some(path))
             .collect();
-        let Some(base) = cs.iter().max_by(better).copied() else {
+        // The study's own baseline row, else the section's fastest row of the study:
+        // a row beyond the study never is the baseline.
+        let base = cs
+            .iter()
+            .copied()
+            .find(|c| is_study_baseline(c, path))
+            .or_else(|| cs.iter().filter(|c| in_study(c)).max_by(better).copied());
+        let Some(base) = base else {
             continue;
         };
         let base_label = base.label.clone().unwrap_or_default();
         for c in &cs {
             let s = c.metrics[m];
             let label = c.label.clone().unwrap_or_default();
-            let study = STUDY_COST
-                .iter()
-                .find(|(k, _)| label.to_lowercase().contains(k))
-                .map(|x| x.1);
-            let (own, vs_run) = if std::ptr::eq(*c, base) {
-                ("section baseline".to_string(), None)
+            let study = study_cost(c);
+            let vs_run = run_base.and_then(|b| cost(c, b, m, higher));
+            let own = if std::ptr::eq(*c, base) {
+                "section baseline".to_string()
             } else {
                 let k = cost(c, base, m, higher);
                 if let Some((v, ci)) = k {
@@ -119,10 +201,7 @@ pub(crate) fn sections(
                         }
                     ));
                 }
-                (
-                    k.map(|(v, ci)| mean_ci(v, ci)).unwrap_or_default(),
-                    run_base.and_then(|b| cost(c, b, m, higher)),
-                )
+                k.map(|(v, ci)| mean_ci(v, ci)).unwrap_or_default()
             };
             rows.push(vec![
                 section.to_string(),
@@ -131,7 +210,9 @@ pub(crate) fn sections(
                 mean_ci(s.mean, s.ci95),
                 own,
                 study.map(num).unwrap_or_else(|| "-".into()),
-                vs_run.map(|(v, ci)| mean_ci(v, ci)).unwrap_or_default(),
+                vs_run
+                    .map(|(v, ci)| mean_ci(v, ci))
+                    .unwrap_or_else(|| "-".into()),
             ]);
         }
     }

@@ -49,6 +49,136 @@ pub(crate) fn figures(echo: &[&Config], a: &mut Analysis) {
     loss_per_rule(echo, a);
     threads_vs_epoll(echo, a);
     host_load(echo, a);
+    gaps(echo, a);
+    if varies("clients") {
+        host_load_vs_clients(echo, a);
+    }
+}
+
+/// The study's protocol and family gaps (its section 4): (parameter, slower, faster,
+/// study's mean %, min %, max %, how the % is taken).
+const STUDY_GAPS: [(&str, &str, &str, f64, f64, f64); 3] = [
+    ("proto", "sctp", "tcp", 32.65, 9.28, 48.23),
+    ("proto", "tcp", "udp", 8.42, 5.18, 10.64),
+    ("family", "6", "4", 9.22, 4.59, 13.8),
+];
+
+/// How much slower one protocol (family) is than another: over every pair of
+/// configurations that differ in that parameter only, the mean of (fast − slow) / base
+/// in % with its 95 % CI over the pairs, the min and max — beside the study's numbers
+/// (SCTP 32.65 % slower than TCP, TCP 8.42 % slower than UDP, IPv4 9.22 % faster than
+/// IPv6).
+fn gaps(echo: &[&Config], a: &mut Analysis) {
+    let rest = |c: &Config, k: &str| {
+        let mut f = c.flat.clone();
+        f.remove(k);
+        f.remove("label");
+        f
+    };
+    for (k, slow, fast, study, lo, hi) in STUDY_GAPS {
+        let mut pct = Vec::new();
+        for s in echo.iter().filter(|c| c.param(k) == Some(slow)) {
+            let Some(f) = echo
+                .iter()
+                .find(|f| f.param(k) == Some(fast) && rest(f, k) == rest(s, k))
+            else {
+                continue;
+            };
+            let (Some(vs), Some(vf)) = (s.mean("throughput_bps"), f.mean("throughput_bps")) else {
+                continue;
+            };
+            if vs <= 0.0 || vf <= 0.0 {
+                continue;
+            }
+            // "SCTP is x % slower than TCP" (of TCP); "IPv4 is x % faster than IPv6" (of IPv6).
+            pct.push(if k == "family" {
+                (vf - vs) / vs * 100.0
+            } else {
+                (vf - vs) / vf * 100.0
+            });
+        }
+        let Some(sm) = stats::Summary::of(&pct) else {
+            continue;
+        };
+        let (min, max) = pct
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
+        let name = |v: &str| match (k, v) {
+            ("family", v) => format!("IPv{v}"),
+            (_, v) => v.to_uppercase(),
+        };
+        let sentence = if k == "family" {
+            format!(
+                "{} is {} % faster than {}",
+                name(fast),
+                mean_ci(sm.mean, sm.ci95),
+                name(slow)
+            )
+        } else {
+            format!(
+                "{} is {} % slower than {}",
+                name(slow),
+                mean_ci(sm.mean, sm.ci95),
+                name(fast)
+            )
+        };
+        a.findings.push(format!(
+            "{sentence} in throughput (95 % CI over {} configuration pairs differing only in \
+             it; min {} %, max {} %); the study: {} % (min {}, max {}){}.",
+            pct.len(),
+            num(min),
+            num(max),
+            num(study),
+            num(lo),
+            num(hi),
+            crate::figure::differs(sm.mean, sm.ci95, study)
+        ));
+    }
+}
+
+/// The study's view of the host load (its argument for epoll past ~40 clients): CPU
+/// busy, context switches of each role's own process and memory against the number of
+/// clients, a series per role and server mode, averaged over the other parameters.
+fn host_load_vs_clients(echo: &[&Config], a: &mut Analysis) {
+    let views = [
+        (
+            "cpu_busy",
+            "host-cpu-vs-clients",
+            "CPU busy vs clients (average)",
+            "CPU busy (% per CPU)",
+        ),
+        (
+            "proc_ctxt_per_s",
+            "host-ctxt-vs-clients",
+            "Context switches of each role's process vs clients (average)",
+            "context switches/s (the role's process, all threads)",
+        ),
+        (
+            "mem_mib",
+            "host-mem-vs-clients",
+            "Memory in use vs clients (average)",
+            "memory in use (MiB)",
+        ),
+    ];
+    let x: &XOf = &|c: &Config| c.param_f64("clients");
+    for (suffix, id, title, label) in views {
+        let mut series = Vec::new();
+        for role in ["client", "gateway", "server"] {
+            let key = format!("{role}.{suffix}");
+            if !echo.iter().any(|c| c.metrics.contains_key(&key)) {
+                continue;
+            }
+            let name = |c: &Config| Some(format!("{role}, {}", c.param("server").unwrap_or("-")));
+            let y: &YOf = &|c: &Config| metric(c, &key, 1.0);
+            series.extend(averaged_series(echo, &name, x, y));
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let mut f = Figure::line(id, title, ("clients (n)", label), series);
+        f.notes.push(averaged_note(echo, &["clients", "server"]));
+        a.figures.push(f);
+    }
 }
 
 /// Figure 4: bars by frame size, the fixed sizes in order, then "ranged" (a frame size
@@ -427,9 +557,10 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
 }
 
 /// The host load metrics shown (key suffix, column).
-const LOAD: [(&str, &str); 3] = [
+const LOAD: [(&str, &str); 4] = [
     ("cpu_busy", "CPU busy (% per CPU)"),
-    ("ctxt_per_s", "context switches/s"),
+    ("ctxt_per_s", "context switches/s (whole machine)"),
+    ("proc_ctxt_per_s", "context switches/s of its process"),
     ("mem_mib", "memory in use (MiB)"),
 ];
 
@@ -490,8 +621,18 @@ fn host_load(echo: &[&Config], a: &mut Analysis) {
     // The findings: the gateway's CPU and the context switches, group by group.
     for (key, what) in [
         ("gateway.cpu_busy", "gateway CPU busy (% per CPU)"),
-        ("server.ctxt_per_s", "server context switches/s"),
-        ("gateway.ctxt_per_s", "gateway context switches/s"),
+        (
+            "server.proc_ctxt_per_s",
+            "server process context switches/s",
+        ),
+        (
+            "client.proc_ctxt_per_s",
+            "client process context switches/s",
+        ),
+        (
+            "server.ctxt_per_s",
+            "context switches/s of the whole machine (server's view)",
+        ),
     ] {
         if !keys.contains(key) {
             continue;

@@ -270,12 +270,45 @@ pub fn num(v: f64) -> String {
     }
 }
 
-/// "mean ± ci" (just the mean without a CI).
+/// "mean ± ci" rounded to the CI's significant digits (just the mean without a CI).
+/// The one way fwbench prints a value with its CI: see [`round_ci`].
 pub fn mean_ci(mean: f64, ci: Option<f64>) -> String {
-    match ci {
-        Some(c) => format!("{} ± {}", num(mean), num(c)),
-        None => num(mean),
+    match ci.and_then(|c| round_ci(mean, c)) {
+        Some((m, c)) => format!("{m} ± {c}"),
+        None => match ci {
+            Some(c) if c.is_finite() => format!("{} ± {}", num(mean), num(c)),
+            _ => num(mean),
+        },
     }
+}
+
+/// A value and its CI half-width as text, the CI to two significant digits and the
+/// value to the same decimal place: (4.961, 0.2747) → ("4.96", "0.27"), (0.01327,
+/// 0.02608) → ("0.013", "0.026"), (123456, 2747) → ("123500", "2700"). `None` when the
+/// CI is not a positive finite number or the value not finite.
+pub fn round_ci(value: f64, ci: f64) -> Option<(String, String)> {
+    if !(ci.is_finite() && ci > 0.0 && value.is_finite()) {
+        return None;
+    }
+    // The decimal place of the CI's second significant digit.
+    // (Nine decimals at most: a CI that small next to its value reads as 0.)
+    let place = (ci.log10().floor() as i32 - 1).max(-9);
+    let scale = 10f64.powi(place);
+    let round = |x: f64| (x / scale).round() * scale;
+    let decimals = (-place).max(0) as usize;
+    let text = |x: f64| {
+        let t = format!("{x:.decimals$}");
+        // "-0.00" reads as a sign that is not there.
+        if t.trim_start_matches('-')
+            .chars()
+            .all(|c| c == '0' || c == '.')
+        {
+            t.trim_start_matches('-').to_string()
+        } else {
+            t
+        }
+    };
+    Some((text(round(value)), text(round(ci))))
 }
 
 /// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.
@@ -294,10 +327,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_are_rounded_to_their_cis_significant_digits() {
+        assert_eq!(mean_ci(4.961, Some(0.2747)), "4.96 ± 0.27");
+        assert_eq!(mean_ci(0.01327, Some(0.02608)), "0.013 ± 0.026");
+        assert_eq!(mean_ci(123456.0, Some(2747.0)), "123500 ± 2700");
+        assert_eq!(mean_ci(-0.0004, Some(0.013)), "0.000 ± 0.013");
+        assert_eq!(mean_ci(-3.24159, Some(0.0999)), "-3.242 ± 0.100");
+        assert_eq!(mean_ci(980.4, Some(15.0)), "980 ± 15");
+        assert_eq!(mean_ci(2.5, None), "2.5");
+        assert_eq!(mean_ci(2.5, Some(0.0)), "2.5 ± 0");
+        assert_eq!(round_ci(1.0, f64::NAN), None);
+    }
+
+    #[test]
     fn numbers_read_well() {
         assert_eq!(num(12345.0), "12345");
         assert_eq!(num(2.51234), "2.512");
         assert_eq!(num(0.012345), "0.01235");
-        assert_eq!(mean_ci(10.0, Some(0.5)), "10 ± 0.5");
+        assert_eq!(mean_ci(10.0, Some(0.5)), "10.00 ± 0.50");
     }
 }

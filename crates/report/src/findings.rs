@@ -183,7 +183,7 @@ pub fn ab_sentence(t: &AbTest) -> String {
         num(t.a.mean),
         num(t.b.mean),
         match ci {
-            Some(c) => format!("{} ± {}", num(d), num(c)),
+            Some(c) => mean_ci(d, Some(c)),
             None => num(d),
         },
     )

@@ -109,13 +109,26 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
         .collect();
     let engines: BTreeSet<Option<String>> =
         packet.iter().map(|c| param_text(c, "engine")).collect();
+    // The study's figures 6 and 7 are one packet size each: with several cases (the
+    // preset's labels are the packet sizes), a panel per engine, case and CPU.
+    let cases: BTreeSet<Option<&str>> = packet.iter().map(|c| c.param("label")).collect();
     let group = "Gateway CPU per core vs rules (every state)".to_string();
-    for engine in &engines {
+    for (engine, case) in engines
+        .iter()
+        .flat_map(|e| cases.iter().map(move |c| (e, c)))
+    {
         let cs: Vec<&Config> = packet
             .iter()
             .copied()
-            .filter(|c| param_text(c, "engine") == *engine)
+            .filter(|c| param_text(c, "engine") == *engine && c.param("label") == *case)
             .collect();
+        if cs.is_empty() {
+            continue;
+        }
+        let (case_slug, case_title) = match case {
+            Some(c) if cases.len() > 1 => (format!("-{}", slug(c)), format!(", {c}")),
+            _ => (String::new(), String::new()),
+        };
         for cpu in &cpus {
             let mut series = Vec::new();
             for state in STATES.iter().filter(|s| present.contains(*s)) {
@@ -140,8 +153,8 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
             if let Some(s) = series.iter().find(|s| s.name == "softirq") {
                 if let Some(p) = s.points.iter().find(|p| p.y >= SATURATED) {
                     a.findings.push(format!(
-                        "Gateway CPU{cpu} softirq reaches {} % from {} rules on ({}): that \
-                         core saturates handling software interrupts.",
+                        "Gateway CPU{cpu} softirq reaches {} % from {} rules on ({}{case_title}): \
+                         that core saturates handling software interrupts.",
                         num(p.y),
                         num(p.x),
                         engine.as_deref().unwrap_or("all engines")
@@ -150,8 +163,8 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
             }
             let name = engine.as_deref().unwrap_or("all");
             let mut f = Figure::line(
-                &format!("packet-cpu{cpu}-{}", slug(name)),
-                &format!("CPU{cpu}: {name}"),
+                &format!("packet-cpu{cpu}-{}{case_slug}", slug(name)),
+                &format!("CPU{cpu}: {name}{case_title}"),
                 ("rules", "CPU (% of the core)"),
                 series,
             );

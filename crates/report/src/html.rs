@@ -7,6 +7,7 @@ use crate::contents::{Report, RunReport, Warning};
 use crate::export::{fits_table, run_meta};
 use crate::figure::{Figure, Table};
 use crate::svg::{escape, render};
+use crate::text::collapse;
 use std::fmt::Write;
 
 const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
@@ -35,10 +36,12 @@ pub fn page(r: &Report) -> String {
         escape(&r.source),
         r.runs.len()
     );
-    warnings(&mut o, &r.warnings().collect::<Vec<_>>());
+    let all: Vec<&Warning> = r.warnings().collect();
+    warnings(&mut o, &all);
     for run in &r.runs {
         run_section(&mut o, run);
     }
+    warnings_in_full(&mut o, &all);
     o.push_str("</body></html>\n");
     o
 }
@@ -73,16 +76,56 @@ fn warnings(o: &mut String, w: &[&Warning]) {
         return;
     }
     o.push_str("<div class=\"warn\"><ul>");
-    for x in rest {
-        let _ = write!(
-            o,
-            "<li><b>run {} · {}</b>: {}</li>",
-            x.run_id,
-            escape(&x.kind),
-            escape(&x.message)
-        );
+    for g in collapse(&rest) {
+        if g.collapsed() {
+            let _ = write!(
+                o,
+                "<li><b>run {} · {}</b>: {} — <a href=\"#{}\">the list</a></li>",
+                g.run_id,
+                escape(g.kind),
+                escape(&g.line()),
+                g.anchor()
+            );
+            continue;
+        }
+        for x in g.items {
+            let _ = write!(
+                o,
+                "<li><b>run {} · {}</b>: {}</li>",
+                x.run_id,
+                escape(&x.kind),
+                escape(&x.message)
+            );
+        }
     }
     o.push_str("</ul></div>");
+}
+
+/// The full lists of the warnings said in one line at the top, at the page's end.
+fn warnings_in_full(o: &mut String, w: &[&Warning]) {
+    let rest: Vec<&Warning> = w.iter().copied().filter(|x| x.kind != "corrupt").collect();
+    let groups: Vec<_> = collapse(&rest)
+        .into_iter()
+        .filter(|g| g.collapsed())
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Warnings in full</h2>");
+    for g in groups {
+        let _ = write!(
+            o,
+            "<h3 id=\"{}\">run {} · {} ({})</h3><ul>",
+            g.anchor(),
+            g.run_id,
+            escape(g.kind),
+            g.items.len()
+        );
+        for x in g.items {
+            let _ = write!(o, "<li>{}</li>", escape(&x.message));
+        }
+        o.push_str("</ul>");
+    }
 }
 
 /// One run: its answer (findings), a table of contents, metadata, then figures (small

@@ -13,13 +13,14 @@
 //! 4. `series`: configurations → figure parts; `views`: averaged views (the mean over
 //!    the parameters not shown, with a CI over configurations).
 //! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
-//!    `cases` (seed 001's sections), `flows` (seed 002's panels) and `service` (seed
-//!    003's derived times) beside them (`echo` uses `throughput`; `throughput` uses
+//!    `cases` (seed 001's sections), `flows` (seed 002's panels), `service` (seed
+//!    003's derived times) and `worklang` (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
 //!    `flows`; `conn` uses `service`).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
-//! 8. `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
+//! 8. `text` (the findings on a terminal; many warnings of a kind in one line),
+//!    `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
 //!    side) and this root (loading, the output methods): the outputs.
 
 pub mod analysis;
@@ -41,8 +42,10 @@ pub mod series;
 pub mod service;
 pub mod stats;
 pub mod svg;
+pub mod text;
 pub mod throughput;
 pub mod views;
+pub mod worklang;
 
 pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
@@ -352,6 +355,18 @@ impl Report {
     /// Runs, configurations with metric aggregates, fits and figures as JSON.
     pub fn json(&self) -> serde_json::Value {
         export::json(self)
+    }
+
+    /// Each run's findings and tables as Markdown with their provenance (run, date,
+    /// fwbench commit, machine): what `docs/seeds.md` pastes.
+    pub fn markdown_tables(&self) -> String {
+        export::markdown_tables(self)
+    }
+
+    /// Each run's findings and warnings (many of a kind in one line) as plain text: the
+    /// answer, for a terminal.
+    pub fn text(&self) -> String {
+        text::findings_text(self)
     }
 
     /// Every warning of every run.

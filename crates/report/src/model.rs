@@ -354,7 +354,9 @@ pub fn softirq_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
 
 /// Per-trial means of the host samples: `ROLE.cpu_busy` (% of one CPU, the mean over
 /// CPUs and samples of 100 − idle), `ROLE.ctxt_per_s` (context switches/s, the whole
-/// machine's), `ROLE.mem_mib` (memory in use) for every role sampled, and
+/// machine's), `ROLE.proc_ctxt_per_s` (context switches/s of the role's own process,
+/// all threads, voluntary + nonvoluntary), `ROLE.mem_mib` (memory in use) for every
+/// role sampled, and
 /// `gateway.cpuN.STATE` for every CPU state the gateway's samples have (user, system,
 /// softirq, irq, idle; [`softirq_means`] is the softirq part).
 pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
@@ -362,6 +364,7 @@ pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
     for s in samples.iter().filter(|s| s.value.is_finite()) {
         let key = match s.metric.as_str() {
             "ctxt" => format!("{}.ctxt_per_s", s.role),
+            "proc.ctxt" => format!("{}.proc_ctxt_per_s", s.role),
             "mem.used_kib" => format!("{}.mem_mib", s.role),
             m if m.starts_with("cpu") && m.ends_with(".idle") => {
                 acc.entry(format!("{}.cpu_busy", s.role))
@@ -373,6 +376,10 @@ pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
                 format!("gateway.{m}")
             }
             m if m.starts_with("cpu") && s.role == "gateway" => format!("gateway.{m}"),
+            // Every interface of the gateway: their sum is the packets through it.
+            m if s.role == "gateway" && m.starts_with("if.") && m.ends_with(".rx_pps") => {
+                format!("gateway.{m}")
+            }
             _ => continue,
         };
         let v = if key.ends_with(".mem_mib") {
@@ -382,10 +389,24 @@ pub fn host_means(samples: &[store::SampleRow]) -> BTreeMap<String, f64> {
         };
         acc.entry(key).or_default().push(v);
     }
-    acc.into_iter()
+    let mut out: BTreeMap<String, f64> = acc
+        .into_iter()
         .filter_map(|(k, v)| Some((k, crate::stats::mean(&v)?)))
-        .collect()
+        .collect();
+    let through: Vec<f64> = out
+        .iter()
+        .filter(|(k, _)| k.starts_with("gateway.if.") && k.ends_with(".rx_pps"))
+        .map(|(_, v)| *v)
+        .collect();
+    if !through.is_empty() {
+        out.insert(GATEWAY_PPS.into(), through.iter().sum());
+    }
+    out
 }
+
+/// Packets/s the gateway's interfaces received, summed over them (every packet that
+/// went through the gateway, both directions), from its interface counters.
+pub const GATEWAY_PPS: &str = "gateway.rx_pps";
 
 /// CPUs of a list such as `0-1,3`; `None` when it does not parse.
 fn cpu_list(text: &str) -> Option<Vec<usize>> {

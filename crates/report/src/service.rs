@@ -32,6 +32,9 @@ pub struct Measured {
     pub sessions_per_s: Option<Est>,
     /// Bulk goodput, bit/s (the best of sequential and parallel).
     pub bulk_bps: Option<Est>,
+    /// Packets/s through the gateway during that bulk row, from its interface counters
+    /// (both directions); `None` without gateway samples (then estimated from goodput).
+    pub bulk_pps: Option<Est>,
 }
 
 /// √(a² + b²) of two optional CIs (both needed).
@@ -91,9 +94,13 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             (Some(l), Some(s)) => Some((l.0 - s.0, add_ci(l.1, s.1))),
             _ => None,
         };
-        let pps = m.bulk_bps.map(|(b, ci)| {
-            let k = PACKETS_PER_SEGMENT / (8.0 * MSS);
-            (b * k, ci.map(|c| c * k))
+        // The gateway's interface counters; without them, estimated from the goodput.
+        let estimated = m.bulk_pps.is_none();
+        let pps = m.bulk_pps.or_else(|| {
+            m.bulk_bps.map(|(b, ci)| {
+                let k = PACKETS_PER_SEGMENT / (8.0 * MSS);
+                (b * k, ci.map(|c| c * k))
+            })
         });
         let pkt_service = pps.and_then(recip);
         let costs = match (&null_ping, m.null) {
@@ -126,8 +133,15 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             t(m.latency_s),
             t(service),
             t(queuing),
-            pps.map(|(v, ci)| mean_ci(v, ci))
-                .unwrap_or_else(|| "-".into()),
+            pps.map(|(v, ci)| {
+                let from = if estimated {
+                    " (est. from goodput)"
+                } else {
+                    ""
+                };
+                format!("{}{from}", mean_ci(v, ci))
+            })
+            .unwrap_or_else(|| "-".into()),
             t(pkt_service),
             costs.map(|c| t(Some(c.0))).unwrap_or_else(|| "-".into()),
             costs
@@ -145,7 +159,7 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             "session latency (sequential)",
             "observed service time (1 / parallel sessions/s)",
             "queuing time (latency − service)",
-            "bulk: packets/s through the filter (est.)",
+            "bulk: packets/s through the filter (gateway interface counters)",
             "packet service time (1 / packets/s)",
             "per-packet cost (extra ping RTT)",
             "per-byte cost (ns/byte)",
@@ -156,7 +170,9 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
     });
     a.tables.last_mut().expect("pushed").rows.push(vec![
         format!(
-            "packets/s assume {} B segments and {} packets per segment (delayed ACKs)",
+            "packets/s: the gateway's interface counters (rx, every interface); where a \
+             run has none, estimated from goodput with {} B segments and {} packets per \
+             segment (delayed ACKs)",
             num(MSS),
             num(PACKETS_PER_SEGMENT)
         ),
@@ -200,7 +216,7 @@ mod tests {
         derive(&[m], &mut a);
         // service 2.5 ms, queuing 7.5 ms
         assert!(
-            a.findings[0].contains("is 2.5 ± 0.0625 ms"),
+            a.findings[0].contains("is 2.500 ± 0.063 ms"),
             "{}",
             a.findings[0]
         );

@@ -99,16 +99,18 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options,
         return;
     }
     let rules = "rules";
-    let pps = |c: &Config| metric(c, "received_pps", 1.0);
-    a.figures.extend(line_figure(
-        "packet-pps-vs-rules",
-        "Received packets/s vs rules",
-        (rules, "received (packets/s)"),
-        &g,
-        &x,
-        &pps,
-    ));
-    advantage_figure(packet, x, opts.reference.as_deref(), a);
+    pps_figures(packet, &g, x, a);
+    let reference = advantage_figure(packet, x, opts.reference.as_deref(), "packet-advantage", a);
+    // The study's nftables rules came from iptables-nft: the ratio against it too.
+    if reference.as_deref() != Some("iptables-nft") {
+        advantage_figure(
+            packet,
+            x,
+            Some("iptables-nft"),
+            "packet-advantage-iptables-nft",
+            a,
+        );
+    }
     let loss = |c: &Config| metric(c, "loss_ratio", 100.0);
     a.figures.extend(line_figure(
         "packet-loss-vs-rules",
@@ -122,6 +124,62 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options,
     cost_figure(packet, "rules", rules, "packet", a);
     crate::flows::delay_jitter(packet, x, a);
     crate::flows::cpu_per_core(packet, x, a);
+}
+
+/// Received pps vs rules: one figure; with several engines a panel per engine (the
+/// study's figures 3 and 4: iptables, nftables), a series per case within it.
+fn pps_figures(
+    packet: &[&Config],
+    g: &BTreeMap<String, Vec<&Config>>,
+    x: fn(&Config) -> Option<f64>,
+    a: &mut Analysis,
+) {
+    let pps = |c: &Config| metric(c, "received_pps", 1.0);
+    let labels = ("rules", "received (packets/s)");
+    let engines: BTreeSet<Option<String>> = packet
+        .iter()
+        .map(|c| crate::series::param_text(c, "engine"))
+        .collect();
+    if engines.len() < 2 {
+        a.figures.extend(line_figure(
+            "packet-pps-vs-rules",
+            "Received packets/s vs rules",
+            labels,
+            g,
+            &x,
+            &pps,
+        ));
+        return;
+    }
+    for engine in &engines {
+        let cs: Vec<&Config> = packet
+            .iter()
+            .copied()
+            .filter(|c| crate::series::param_text(c, "engine") == *engine)
+            .collect();
+        let by_case = group(&cs, &["rules", "engine", "nft_family"]);
+        let name = engine.as_deref().unwrap_or("all");
+        let slug: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        if let Some(mut f) = line_figure(
+            &format!("packet-pps-vs-rules-{slug}"),
+            &format!("Received packets/s vs rules: {name}"),
+            labels,
+            &by_case,
+            &x,
+            &pps,
+        ) {
+            f.group =
+                Some("Received packets/s vs rules, per engine (study figures 3 and 4)".into());
+            a.figures.push(f);
+        }
+    }
 }
 
 /// Bar chart of the main metric of each configuration (named by what varies).
@@ -192,13 +250,15 @@ pub fn reference_of(engines: &BTreeSet<String>, wanted: Option<&str>) -> Option<
 
 /// Advantage ratio pps(A) / pps(B) vs rules for every engine A against a reference B
 /// (see [`reference_of`]; `none` excluded), and the findings at the study's 6 000 rules
-/// (or the nearest rule count measured).
+/// (or the nearest rule count measured), as figure `id`. Returns the reference used.
+/// A second reference (`iptables-nft`) that did not run is passed over in silence.
 fn advantage_figure(
     packet: &[&Config],
     x: fn(&Config) -> Option<f64>,
     wanted: Option<&str>,
+    id: &str,
     a: &mut Analysis,
-) {
+) -> Option<String> {
     let engines: BTreeSet<String> = packet
         .iter()
         .filter_map(|c| c.engine.as_ref())
@@ -206,15 +266,18 @@ fn advantage_figure(
         .map(|e| e.id.clone())
         .collect();
     if engines.len() < 2 {
-        return;
+        return None;
     }
     let Some(reference) = reference_of(&engines, wanted) else {
+        if id != "packet-advantage" {
+            return None;
+        }
         a.findings.push(format!(
             "Advantage ratio: the reference {} was not run (engines here: {}).",
             wanted.unwrap_or("-"),
             engines.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
-        return;
+        return None;
     };
     let rest = |c: &Config| {
         let mut f = c.flat.clone();
@@ -263,10 +326,10 @@ fn advantage_figure(
         }
     }
     if series.is_empty() {
-        return;
+        return Some(reference);
     }
     let mut f = Figure::line(
-        "packet-advantage",
+        id,
         &format!("Advantage ratio: received pps of each engine over {reference}"),
         ("rules", &format!("pps ratio (engine / {reference})")),
         series,
@@ -275,7 +338,16 @@ fn advantage_figure(
         "Reference: {reference} (choose another with `fwbench report --reference ENGINE[/FAMILY]`). \
          Whiskers: 95 % CI of the ratio from both means' CIs (none with one repetition)."
     ));
+    f.notes.push(format!(
+        "The study (iptables over nftables at 6 000 rules): {}.",
+        STUDY_ADVANTAGE
+            .iter()
+            .map(|(k, v)| format!("{} ({k})", num(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     a.figures.push(f);
+    Some(reference)
 }
 
 /// The ratio at the study's 6 000 rules (or the nearest measured count), with the
@@ -299,15 +371,15 @@ fn advantage_sentence(
     let reps = cs.iter().map(|c| c.reps.len()).min().unwrap_or(0);
     let ci = match p.ci95 {
         Some(c) => format!(
-            "{} ± {} (95 % CI over {reps}+ repetitions of each)",
-            num(p.y),
-            num(c)
+            "{} (95 % CI over {reps}+ repetitions of each)",
+            mean_ci(p.y, Some(c))
         ),
         None => format!("{} (one repetition: no CI)", num(p.y)),
     };
     let labels: Vec<&str> = cs.iter().filter_map(|c| c.param("label")).collect();
     let (study_engine, study_reference) = STUDY_ADVANTAGE_ENGINES;
-    let study = (engine == study_engine && reference.split('/').next() == Some(study_reference))
+    let study = (engine == study_engine
+        && (reference.split('/').next() == Some(study_reference) || reference == "iptables-nft"))
         .then(|| {
             STUDY_ADVANTAGE
                 .iter()
@@ -401,7 +473,7 @@ fn cost_note(name: &str, cf: &CostFit) -> String {
             .unwrap_or_default();
         let ols = e
             .unweighted
-            .and_then(|u| Some(format!("; unweighted {} ± {}", num(u.b), num(u.b_ci95?))))
+            .and_then(|u| Some(format!("; unweighted {}", mean_ci(u.b, Some(u.b_ci95?)))))
             .unwrap_or_default();
         format!(
             "{} {} ns per rule per packet{rel} ({}, weighted R² {:.3}{ols})",

@@ -7,53 +7,12 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
+mod common;
+use common::{new_run, pm_after, trial, Lcg};
+
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
     [1.004, 0.996, 1.001][rep as usize % 3]
-}
-
-fn trial(
-    run_id: i64,
-    key: String,
-    rep: u32,
-    workload: &str,
-    params: Value,
-    headline: Headline,
-) -> TrialRecord {
-    TrialRecord {
-        run_id,
-        trial_key: key,
-        rep,
-        workload: workload.into(),
-        status: "ok".into(),
-        started_at: "2026-01-01T00:00:00Z".into(),
-        finished_at: "2026-01-01T00:00:01Z".into(),
-        params,
-        placement: json!({}),
-        headline,
-        results: json!({}),
-        ..Default::default()
-    }
-}
-
-fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
-    NewRun {
-        started_at: "2026-01-01T00:00:00Z".into(),
-        scenario: scenario.into(),
-        scenario_text: Some(format!("name = \"{scenario}\"\n")),
-        seed: 42,
-        command: format!("fwbench run scenarios/{scenario}.toml"),
-        host: store::Host {
-            hostname: "bench1".into(),
-            kernel: "6.1.0-test".into(),
-            cpu_model: "Test CPU @ 3 GHz".into(),
-            cores: 8,
-            fwbench_version: "0.1.0".into(),
-            sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
-            tools: vec![("nft".into(), "v1.0.6".into())],
-        },
-        baseline,
-    }
 }
 
 /// Echo total throughput (Mb/s): threads lead at small n, epoll at large n.
@@ -287,7 +246,15 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
             "echo-threads-vs-epoll",
             "Echo throughput: threads vs epoll server",
         ),
-        ("packet-pps-vs-rules", "Received packets/s vs rules"),
+        // Two engines: a panel each (the study's figures 3 and 4), not one plot.
+        (
+            "packet-pps-vs-rules-nft-inet",
+            "Received packets/s vs rules: nft (inet)",
+        ),
+        (
+            "packet-pps-vs-rules-iptables-legacy",
+            "Received packets/s vs rules: iptables-legacy",
+        ),
         (
             "packet-advantage",
             "Advantage ratio: received pps of each engine over nft",
@@ -519,24 +486,6 @@ fn empty_store_gives_an_empty_but_valid_page() {
 // ---------------------------------------------------------------------------------
 // Connection workloads (seeds 003 and 004).
 
-/// Deterministic normal variates (an LCG and Box–Muller) for per-download durations.
-struct Noise(u64);
-
-impl Noise {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self, mean: f64, sd: f64) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        mean + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
 /// A stored `Durations` (ns) from a mean and sd in ms.
 fn durations(count: u64, mean_ms: f64, sd_ms: f64) -> Value {
     let ns = |ms: f64| (ms.max(0.0) * 1e6) as u64;
@@ -623,7 +572,7 @@ fn conn_trial(
 }
 
 /// Per-download durations (µs) of one trial.
-fn downloads(noise: &mut Noise, n: usize, mean_ms: f64, sd_ms: f64) -> Vec<f64> {
+fn downloads(noise: &mut Lcg, n: usize, mean_ms: f64, sd_ms: f64) -> Vec<f64> {
     (0..n)
         .map(|_| (noise.normal(mean_ms, sd_ms) * 1e3).round().max(1.0))
         .collect()
@@ -673,7 +622,7 @@ fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
         }
     }
     let mut samples: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
-    let mut noise = Noise(4);
+    let mut noise = Lcg(4);
     for (label, b_mean) in [("A/B", 9.0), ("A/A", 8.0)] {
         for (rules, mean) in [(0u64, 8.0), (500, b_mean)] {
             for rep in 1..=2u32 {
@@ -849,7 +798,23 @@ fn seed003_run(s: &mut Store) -> i64 {
                 r["conn"]["overhead"] = json!({"per_session_s": 1.38, "sessions_charged": charged,
                     "overhead_s": overhead, "transfer_s": transfer,
                     "net_goodput_bps": bytes as f64 * 8.0 / transfer});
-                conn_trial(run, format!("b-{name}-{label}-{rep}"), rep, "bulk", p, r)
+                let mut t = conn_trial(run, format!("b-{name}-{label}-{rep}"), rep, "bulk", p, r);
+                // The packet filter's gateway counted 30 000 + 15 000 packets/s on its two
+                // interfaces (data one way, ACKs the other); the others have no samples.
+                if name.starts_with("packet filter") {
+                    t.samples = [("if.g0.rx_pps", 30_000.0), ("if.g1.rx_pps", 15_000.0)]
+                        .iter()
+                        .flat_map(|(m, v)| {
+                            (0..3).map(move |i| SampleRow {
+                                role: "gateway".into(),
+                                t_s: i as f64,
+                                metric: m.to_string(),
+                                value: *v,
+                            })
+                        })
+                        .collect();
+                }
+                t
             };
             s.record(&bulk("sequential bulk", 1, 10, bulk_seq)).unwrap();
             s.record(&bulk("parallel bulk", 3, 9, bulk_par)).unwrap();
@@ -1080,7 +1045,7 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
         fig.notes
             .iter()
             .any(|n| n.contains("label=sweep: 5 rule counts, 150 downloads")
-                && n.contains("8 ms + 2 µs per rule")),
+                && n.contains("8 ms + 2 ± 0 µs per rule")),
         "{:?}",
         fig.notes
     );
@@ -1181,7 +1146,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
     let cell = |row: usize, col: usize| t.rows[row][col].as_str();
     // Ripple of rep 1 and 2: 1.004 and 0.996 → the means are the study's numbers.
     assert!(
-        cell(0, 1).starts_with("3.1 ± ") && cell(0, 1).contains("ms mean RTT"),
+        cell(0, 1).starts_with("3.10 ± ") && cell(0, 1).contains("ms mean RTT"),
         "{}",
         cell(0, 1)
     );
@@ -1197,7 +1162,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         cell(2, 1)
     );
     assert!(
-        cell(2, 1).contains("; 1.377 ± 0.01763 s per session;"),
+        cell(2, 1).contains("; 1.377 ± 0.018 s per session;"),
         "{}",
         cell(2, 1)
     );
@@ -1266,7 +1231,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         .find(|x| x.id == "conn-session-latency")
         .unwrap();
     assert!(lat.series[0].points.iter().all(|p| p.ci95.is_some()));
-    assert!(r.markdown().contains("| Ping 8 B | 3.1 ± "));
+    assert!(r.markdown().contains("| Ping 8 B | 3.10 ± "));
     // Connection cases are not in the seed-001-style cases table (the pings are).
     let cases = run
         .analysis
@@ -1481,7 +1446,7 @@ fn reports_without_connection_trials_have_no_conn_columns() {
 fn paired_ab_run(s: &mut Store, blocks: bool) -> i64 {
     let run = s.begin_run(&new_run("seed004", None)).unwrap();
     let size = 8u64 << 20;
-    let mut noise = Noise(2006);
+    let mut noise = Lcg(2006);
     let mut order: Vec<(u64, u32)> = Vec::new();
     for rep in 1..=20u32 {
         let pair = if rep % 2 == 1 { [0, 500] } else { [500, 0] };
@@ -1646,21 +1611,6 @@ fn hostile_text_in_the_database_is_escaped() {
     assert!(cells.contains(&"-5"), "numbers stay numbers: {csv}");
 }
 
-/// The first "X ± Y" after `marker` in the finding that contains it.
-fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
-    let f = findings
-        .iter()
-        .find(|f| f.contains(marker))
-        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
-    let rest = &f[f.find(marker).unwrap() + marker.len()..];
-    let (x, after) = rest
-        .split_once(" ± ")
-        .unwrap_or_else(|| panic!("no ± in {f}"));
-    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
-    let y: f64 = after.split(' ').next().unwrap().parse().unwrap();
-    (x, y)
-}
-
 #[test]
 fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
     let dir = tempfile::tempdir().unwrap();
@@ -1697,6 +1647,25 @@ fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
         "Service and queuing time by firewall type (seed 003, derived; ± 95 % CI)",
     );
     assert_eq!(t.rows[0][0], "null firewall");
+    // Bulk packets/s from the gateway's interface counters where it has them (the
+    // planted 45 000), else estimated from goodput and said so.
+    let col = t
+        .columns
+        .iter()
+        .position(|c| c.starts_with("bulk: packets/s"))
+        .unwrap();
+    let filter = t
+        .rows
+        .iter()
+        .find(|r| r[0].starts_with("packet filter"))
+        .unwrap();
+    assert!(filter[col].starts_with("45000"), "{filter:?}");
+    assert!(!filter[col].contains("est."), "{filter:?}");
+    assert!(
+        t.rows[0][col].ends_with("(est. from goodput)"),
+        "{:?}",
+        t.rows[0]
+    );
 }
 
 #[test]
@@ -1767,5 +1736,106 @@ fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
     assert!(
         !md.contains("none / nft"),
         "the baseline is not compared: {md}"
+    );
+}
+
+/// Five unstable configurations: one line at the top with a link to the list at the
+/// end (HTML and Markdown), and the text findings say it once too.
+#[test]
+fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("u.db")).unwrap();
+    let run = s.begin_run(&new_run("unstable", None)).unwrap();
+    for rules in [0u32, 10, 20, 30, 40] {
+        for rep in 1..=3u32 {
+            let pps = 1e5 * [1.0, 1.3, 0.7][rep as usize - 1];
+            let params = json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep});
+            let h = Headline {
+                received_pps: Some(pps),
+                ..Default::default()
+            };
+            let key = format!("{rules}-{rep}");
+            s.record(&trial(run, key, rep, "flood", params, h))
+                .unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    assert_eq!(r.warnings().filter(|w| w.kind == "unstable").count(), 5);
+    let html = r.html();
+    let top = &html[..html.find("<h2>Warnings in full").expect("full list")];
+    assert_eq!(
+        top.matches("unstable configuration rules=").count(),
+        1,
+        "{top}"
+    );
+    assert!(top.contains("5 unstable configurations"));
+    assert!(top.contains(&format!("<a href=\"#w{run}-unstable\">the list</a>")));
+    let full = &html[html.find("<h2>Warnings in full").unwrap()..];
+    assert!(full.contains(&format!("id=\"w{run}-unstable\"")));
+    assert_eq!(full.matches("<li>unstable configuration").count(), 5);
+    let md = r.markdown();
+    let top = &md[..md.find("## Warnings in full").expect("md full list")];
+    assert_eq!(
+        top.matches("unstable configuration rules=").count(),
+        1,
+        "{top}"
+    );
+    let text = r.text();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  ! ")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("  ! unstable: 5 unstable configurations"),
+        "{text}"
+    );
+    assert!(text.starts_with(&format!(
+        "Findings of run {run} (unstable, 15 of 15 trials ok):"
+    )));
+}
+
+/// The proxy's bulk goodput against its buffer (seed 003's appendix): planted 100, 115
+/// and 125 Mb/s at 2, 4 and 16 KiB → a curve and "+25 %" beside the study's.
+#[test]
+fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("pb.db")).unwrap();
+    let run = s.begin_run(&new_run("seed003", None)).unwrap();
+    for (kib, mbps) in [(2u32, 100.0), (4, 115.0), (16, 125.0)] {
+        for rep in 1..=3u32 {
+            let params = json!({"topology": "proxy", "workload": "bulk", "seed": rep,
+                "label": "proxy: bulk by proxy buffer (appendix)",
+                "conn": {"parallel": 1, "count": 30, "proxy_buffer": kib * 1024}});
+            let mut t = trial(
+                run,
+                format!("{kib}-{rep}"),
+                rep,
+                "bulk",
+                params,
+                Headline::default(),
+            );
+            t.results = json!({"conn": {"goodput_bps": mbps * 1e6 * ripple(rep)}});
+            s.record(&t).unwrap();
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    let a = &r.runs[0].analysis;
+    let f = a
+        .figures
+        .iter()
+        .find(|f| f.id == "conn-proxy-buffer")
+        .expect("the buffer curve");
+    let xs: Vec<f64> = f.series[0].points.iter().map(|p| p.x).collect();
+    assert_eq!(xs, [2.0, 4.0, 16.0]);
+    let finding = a
+        .findings
+        .iter()
+        .find(|x| x.starts_with("Proxy bulk goodput"))
+        .expect("a finding");
+    assert!(
+        finding.contains("(+25 %)") && finding.contains("the study: 160 → 200 KB/s"),
+        "{finding}"
     );
 }

@@ -8,98 +8,10 @@ use recorded::Record;
 use report::figure::Options;
 use report::{load, load_with};
 use serde_json::{json, Value};
-use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
+use store::{FirewallRow, Headline, SampleRow, Store};
 
-/// splitmix64 → uniform → normal: deterministic noise.
-struct Noise(u64);
-
-impl Noise {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Standard normal (Box–Muller).
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.next().max(1e-12), self.next());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
-
-fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
-    NewRun {
-        started_at: "2026-01-01T00:00:00Z".into(),
-        scenario: scenario.into(),
-        scenario_text: None,
-        seed: 1,
-        command: format!("fwbench run scenarios/{scenario}.toml"),
-        host: store::Host {
-            hostname: "synthetic".into(),
-            kernel: "6.1.0-test".into(),
-            cpu_model: "Test CPU".into(),
-            cores: 2,
-            fwbench_version: "0.1.0".into(),
-            sysctls: vec![],
-            tools: vec![],
-        },
-        baseline,
-    }
-}
-
-fn trial(
-    run_id: i64,
-    key: String,
-    rep: u32,
-    workload: &str,
-    params: Value,
-    h: Headline,
-) -> TrialRecord {
-    TrialRecord {
-        run_id,
-        trial_key: key,
-        rep,
-        workload: workload.into(),
-        status: "ok".into(),
-        started_at: "2026-01-01T00:00:00Z".into(),
-        finished_at: "2026-01-01T00:00:01Z".into(),
-        params,
-        placement: json!({}),
-        headline: h,
-        results: json!({}),
-        ..Default::default()
-    }
-}
-
-/// The first "X ± Y" after `marker` in the finding that contains `marker`.
-fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
-    let f = findings
-        .iter()
-        .find(|f| f.contains(marker))
-        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
-    let rest = &f[f.find(marker).unwrap() + marker.len()..];
-    let (x, after) = rest
-        .split_once(" ± ")
-        .unwrap_or_else(|| panic!("no ± in {f}"));
-    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
-    let y: f64 = after
-        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    (x, y)
-}
-
-fn within(found: (f64, f64), planted: f64, what: &str) {
-    assert!(
-        (found.0 - planted).abs() <= found.1 && found.1 > 0.0,
-        "{what}: {} ± {} does not hold the planted {planted}",
-        found.0,
-        found.1
-    );
-}
+mod common;
+use common::{new_run, pm_after, trial, within, Noise};
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
 /// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
@@ -154,6 +66,19 @@ fn seed000(s: &mut Store) -> i64 {
                                         })
                                     })
                                     .collect();
+                                // The server's own process: a thread per client
+                                // switches 200 times/s each; epoll 3000/s in all.
+                                let own = if server == "threads" {
+                                    200.0 * n as f64
+                                } else {
+                                    3000.0
+                                };
+                                t.samples.extend((0..3).map(|i| SampleRow {
+                                    role: "server".into(),
+                                    t_s: i as f64,
+                                    metric: "proc.ctxt".into(),
+                                    value: own,
+                                }));
                                 s.record(&t).unwrap();
                             }
                         }
@@ -260,6 +185,36 @@ fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
         load.contains("test series seed000-f4: 44 ± 0 (n = 120)"),
         "{load}"
     );
+    // Context switches of the server's own process against the clients, per server
+    // mode: the planted 200·n (threads) and 3000 (epoll).
+    let ctxt = fig("host-ctxt-vs-clients");
+    let series = |name: &str| {
+        ctxt.series
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no series {name}"))
+    };
+    let threads: Vec<(f64, f64)> = series("server, threads")
+        .points
+        .iter()
+        .map(|p| (p.x, p.y))
+        .collect();
+    assert_eq!(
+        threads,
+        [5.0, 10.0, 20.0, 40.0, 80.0].map(|n| (n, 200.0 * n))
+    );
+    assert!(series("server, epoll").points.iter().all(|p| p.y == 3000.0));
+    assert!(fig("host-cpu-vs-clients")
+        .series
+        .iter()
+        .any(|s| s.name == "gateway, epoll"));
+    assert!(say("server process context switches/s").contains("server threads: "));
+    // The protocol and family gaps beside the study's: UDP is planted 1.1 × TCP, so
+    // TCP is 9.09 % slower; no SCTP here, so no SCTP sentence.
+    within(pm_after(f, "TCP is "), 100.0 / 11.0, "TCP slower than UDP");
+    assert!(say("TCP is ").contains("the study: 8.42 % (min 5.18, max 10.64)"));
+    assert!(say("IPv4 is ").contains("faster than IPv6"));
+    assert!(!f.iter().any(|x| x.contains("SCTP is")));
     // The JSON carries the same sentences.
     let json = r.json();
     assert_eq!(
@@ -273,56 +228,186 @@ fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
     assert!(html.find("class=\"toc\"").unwrap() < html.find("<svg").unwrap());
 }
 
-/// Seed 001's cases with the preset's labels: planted costs of 20 % (conntrack against
-/// notrack) and 10 % (the filter-table drop against the raw drop); 4 reps, noise 1 %.
+/// Parameters of a seed 001 flood trial as the store holds them (`TrialParams`
+/// serialized: the sink under `packet`, the engine's canonical name).
+fn flood_params(label: &str, engine: &str, model: &str, rules: u32, sink: &str, rep: u32) -> Value {
+    json!({"topology": "forward", "clients": 1, "duration_s": 5.0, "frame_size": "64",
+        "proto": "udp", "family": 4, "server": "threads", "timeout_ms": 500, "seed": rep,
+        "engine": engine, "model": model, "rules": rules, "position": "last",
+        "chain": "forward", "workload": "flood", "label": label,
+        "packet": {"size": {"payload": 128}, "rate": "max", "flows": 1, "threads": 1,
+            "sink_threads": 1, "batch": 64, "sender": "udp", "sink": sink, "interval_ns": 0}})
+}
+
+/// Seed 001's preset rows (labels, engines, models, sinks as `scenarios/seed001.toml`
+/// has them, no scenario baseline), 4 reps, noise 1 %. Planted, against each section's
+/// own baseline: conntrack 20 % (vs notrack 106k); on the drop path (vs the raw drop at
+/// 280k) after 5 rules and filter 12 %, ipset (matched and dropped, 1–250k entries)
+/// and string bm 10 %, kmp 17 %, hashlimit 20 %. The rows beyond the study are all
+/// faster than the raw drop, and the ipset/string rows that miss and accept are slower
+/// than any drop: a section taken from labels, or a baseline taken from the fastest
+/// row, gets every cost wrong.
 fn seed001(s: &mut Store) -> i64 {
-    let run = s
-        .begin_run(&new_run("seed001", Some(json!({"engine": "none"}))))
-        .unwrap();
+    let run = s.begin_run(&new_run("seed001", None)).unwrap();
     let mut noise = Noise(2017);
-    let cases = [
-        ("no firewall (baseline)", "none", "none", 300e3),
+    let (acc, drop) = (106e3, 280e3);
+    let less = |base: f64, pct: f64| base * (1.0 - pct / 100.0);
+    let legacy = "iptables-legacy";
+    let cases: Vec<(&str, &str, &str, u32, &str, f64)> = vec![
+        ("no firewall (baseline)", "none", "none", 0, "socket", 100e3),
         (
             "accept: connection tracking disabled",
-            "iptables-legacy",
+            legacy,
             "notrack",
-            100e3,
+            0,
+            "socket",
+            acc,
         ),
         (
             "accept: connection tracking enabled",
-            "iptables-legacy",
+            legacy,
             "conntrack",
-            80e3,
+            0,
+            "socket",
+            less(acc, 20.0),
         ),
         (
             "drop: very start of raw table",
-            "iptables-legacy",
+            legacy,
             "raw-drop",
-            280e3,
+            0,
+            "gateway",
+            drop,
+        ),
+        (
+            "drop: after 5 rules",
+            legacy,
+            "raw-drop",
+            5,
+            "gateway",
+            less(drop, 12.0),
         ),
         (
             "drop: normal (filter) table",
-            "iptables-legacy",
+            legacy,
             "filter-drop",
-            252e3,
+            0,
+            "gateway",
+            less(drop, 12.0),
+        ),
+        (
+            "ipset: 1 entry",
+            "ipset-legacy",
+            "linear-drop",
+            1,
+            "gateway",
+            less(drop, 10.0),
+        ),
+        (
+            "ipset: 65 000 entries",
+            "ipset-legacy",
+            "linear-drop",
+            65000,
+            "gateway",
+            less(drop, 10.0),
+        ),
+        (
+            "ipset: 250 000 entries",
+            "ipset-legacy",
+            "linear-drop",
+            250000,
+            "gateway",
+            less(drop, 10.0),
+        ),
+        (
+            "string matching: bm",
+            legacy,
+            "string-bm-drop",
+            1,
+            "gateway",
+            less(drop, 10.0),
         ),
         (
             "string matching: kmp",
-            "iptables-legacy",
-            "string-kmp",
-            235e3,
+            legacy,
+            "string-kmp-drop",
+            1,
+            "gateway",
+            less(drop, 17.0),
+        ),
+        (
+            "hashlimit (1k pps accepted)",
+            legacy,
+            "hashlimit",
+            0,
+            "gateway",
+            less(drop, 20.0),
+        ),
+        (
+            "ipset: 250 000 entries, lookup misses, then accept (beyond the study)",
+            "ipset-legacy",
+            "linear",
+            250000,
+            "socket",
+            less(acc, 5.0),
+        ),
+        (
+            "string matching: bm, never matches, then accept (beyond the study)",
+            legacy,
+            "string-bm",
+            1,
+            "socket",
+            less(acc, 8.0),
+        ),
+        (
+            "drop in raw, nftables (beyond the study)",
+            "nft",
+            "raw-drop",
+            0,
+            "gateway",
+            300e3,
+        ),
+        (
+            "drop: XDP native (beyond the study)",
+            "xdp",
+            "raw-drop",
+            0,
+            "gateway",
+            900e3,
+        ),
+        (
+            "drop: XDP native after 5 rules (beyond the study)",
+            "xdp",
+            "raw-drop",
+            5,
+            "gateway",
+            less(900e3, 12.0),
+        ),
+        (
+            "drop: XDP generic (beyond the study)",
+            "xdp-generic",
+            "raw-drop",
+            0,
+            "gateway",
+            400e3,
+        ),
+        (
+            "drop: tc ingress BPF (beyond the study)",
+            "tc-bpf",
+            "raw-drop",
+            0,
+            "gateway",
+            600e3,
         ),
     ];
-    for (label, engine, model, pps) in cases {
+    for (label, engine, model, rules, sink, pps) in cases {
         for rep in 1..=4u32 {
-            let params = json!({"topology": "forward", "workload": "flood", "engine": engine,
-                "model": model, "seed": rep, "label": label,
-                "packet": {"size": {"payload": 128}, "rate": "max", "flows": 1, "threads": 1}});
+            let params = flood_params(label, engine, model, rules, sink, rep);
             let got = pps * (1.0 + 0.01 * noise.normal());
             let h = Headline {
-                sent_pps: Some(400e3),
+                sent_pps: Some(got.max(400e3)),
                 received_pps: Some(got),
-                loss_ratio: Some(1.0 - got / 400e3),
+                loss_ratio: Some(0.0),
                 ..Default::default()
             };
             s.record(&trial(
@@ -342,39 +427,96 @@ fn seed001(s: &mut Store) -> i64 {
 }
 
 #[test]
-fn seed001_costs_are_against_each_sections_own_baseline() {
+fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("s1.db")).unwrap();
     let id = seed001(&mut store);
     let r = load(&store, Some(id)).unwrap();
     let f = &r.runs[0].analysis.findings;
-    within(
-        pm_after(f, "connection tracking enabled: "),
-        20.0,
-        "conntrack cost",
-    );
-    within(
-        pm_after(f, "normal (filter) table: "),
-        10.0,
-        "filter drop cost",
-    );
-    let kmp = f.iter().find(|x| x.contains("kmp")).unwrap();
+    for (marker, planted) in [
+        ("accept: connection tracking enabled: ", 20.0),
+        ("drop: after 5 rules: ", 12.0),
+        ("drop: normal (filter) table: ", 12.0),
+        ("ipset: 1 entry: ", 10.0),
+        ("ipset: 65 000 entries: ", 10.0),
+        ("ipset: 250 000 entries: ", 10.0),
+        ("string matching: bm: ", 10.0),
+        ("string matching: kmp: ", 17.0),
+        ("hashlimit (1k pps accepted): ", 20.0),
+        ("lookup misses, then accept (beyond the study): ", 5.0),
+    ] {
+        within(pm_after(f, marker), planted, marker);
+    }
+    for row in [
+        "ipset: 1 entry: ",
+        "string matching: kmp: ",
+        "XDP native (beyond",
+    ] {
+        let x = f.iter().find(|x| x.contains(row)).unwrap();
+        assert!(
+            x.starts_with("Rejecting all packets")
+                && x.contains("against “drop: very start of raw table”"),
+            "{x}"
+        );
+    }
+    let miss = f.iter().find(|x| x.contains("lookup misses")).unwrap();
     assert!(
-        kmp.contains("against “drop: very start of raw table”"),
-        "{kmp}"
+        miss.contains("against “accept: connection tracking disabled”"),
+        "{miss}"
     );
+    // Beyond-study rows carry no study value, even where a label resembles one.
+    let xdp5 = f.iter().find(|x| x.contains("XDP native after 5")).unwrap();
+    assert!(!xdp5.contains("the study:"), "{xdp5}");
+    assert!(f
+        .iter()
+        .any(|x| x.contains("drop: after 5 rules: ") && x.contains("the study: 12 %")));
     let t = r.runs[0]
         .analysis
         .tables
         .iter()
         .find(|t| t.title.starts_with("Cases by section"))
         .unwrap();
-    let row = t
-        .rows
-        .iter()
-        .find(|r| r[1] == "accept: connection tracking disabled")
-        .unwrap();
-    assert_eq!(row[4], "section baseline");
+    let row = |label: &str| {
+        t.rows
+            .iter()
+            .find(|r| r[1] == label)
+            .unwrap_or_else(|| panic!("no row {label}: {:#?}", t.rows))
+    };
+    assert_eq!(
+        row("accept: connection tracking disabled")[4],
+        "section baseline"
+    );
+    assert_eq!(row("drop: very start of raw table")[4], "section baseline");
+    assert_eq!(row("no firewall (baseline)")[6], "run baseline");
+    assert_eq!(row("ipset: 1 entry")[0], "rejecting all packets");
+    assert_eq!(row("ipset: 1 entry")[5], "10");
+    assert_eq!(
+        row("drop: XDP native after 5 rules (beyond the study)")[5],
+        "-"
+    );
+    // The cost against the run's own no-firewall row (100k): notrack is 6 % faster,
+    // conntrack 15.2 % slower; every row has that column filled.
+    let vs_none =
+        |label: &str| -> f64 { row(label)[6].split(" ± ").next().unwrap().parse().unwrap() };
+    assert!((vs_none("accept: connection tracking disabled") + 6.0).abs() < 2.0);
+    assert!((vs_none("accept: connection tracking enabled") - 15.2).abs() < 2.0);
+    for r in t.rows.iter().skip(1) {
+        assert!(!r[6].is_empty() && r[6] != "-", "{r:?}");
+    } // docs/seeds.md's table: the same rows, with where they come from.
+    let md = r.markdown_tables();
+    assert!(
+        md.starts_with(&format!(
+            "Generated by `fwbench report {} -f tables` from run {id} of `seed001`",
+            r.source
+        )),
+        "{md}"
+    );
+    assert!(md.contains("fwbench 0.1.0; bench1 (Test CPU @ 3 GHz, 8 CPUs, kernel 6.1.0-test)"));
+    assert!(
+        md.contains("### Cases by section")
+            && md.contains("| rejecting all packets | ipset: 1 entry |")
+    );
+    assert!(!md.contains("### Configurations"), "{md}");
 }
 
 /// Seed 002 (one case, FORWARD): time per packet 400 ns + b · rules with b = 6 ns
@@ -385,7 +527,11 @@ fn seed002(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("seed002", None)).unwrap();
     let mut noise = Noise(2021);
     for rules in [0u64, 1000, 2000, 5000, 6000, 10000] {
-        for (engine, b) in [("iptables-legacy", 6.0), ("nft", 30.0)] {
+        for (engine, b) in [
+            ("iptables-legacy", 6.0),
+            ("iptables-nft", 15.0),
+            ("nft", 30.0),
+        ] {
             for rep in 1..=3u32 {
                 let ns = (400.0 + b * rules as f64) * (1.0 + 0.01 * noise.normal());
                 let pps = 1e9 / ns;
@@ -474,6 +620,27 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
     );
     let adv = f.iter().find(|x| x.starts_with("Advantage ratio")).unwrap();
     assert!(adv.contains("the study: 5.2"), "{adv}");
+    // Against iptables-nft too (the study's nftables rules came from it): planted
+    // (400 + 15·6000) / (400 + 6·6000) = 2.48, with the study's value beside.
+    let vs_nft = "Advantage ratio iptables-legacy / iptables-nft at 6000 rules: ";
+    within(
+        pm_after(f, vs_nft),
+        (400.0 + 15.0 * 6000.0) / (400.0 + 6.0 * 6000.0),
+        "advantage over iptables-nft",
+    );
+    assert!(f
+        .iter()
+        .any(|x| x.starts_with(vs_nft) && x.contains("the study: 5.2")));
+    let fig2 = run
+        .analysis
+        .figures
+        .iter()
+        .find(|x| x.id == "packet-advantage-iptables-nft")
+        .expect("a figure against iptables-nft");
+    assert!(fig2
+        .notes
+        .iter()
+        .any(|n| n.contains("5.2 (128 B), 2.9 (512 B), 1.7 (1280 B)")));
     for engine in ["iptables-legacy", "nft (inet)"] {
         let want = format!("from 1000 rules on ({engine})");
         assert!(
@@ -594,4 +761,78 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
     assert!(html.contains("<b>Loss vs rules</b>: no data"), "{html}");
     assert!(!html.contains("<figure id=\"packet-loss-vs-rules\""));
     assert!(html.contains("<figure id=\"packet-pps-vs-rules\""));
+}
+
+/// Seed 002 with two packet sizes (the preset's labels) and two engines: a pps panel per
+/// engine (the study's figures 3/4) and CPU panels per packet size (figures 6/7).
+/// Planted: CPU1 softirq saturates from 5 000 rules with 128 B packets and from 20 000
+/// with 1280 B, for both engines.
+#[test]
+fn seed002_panels_per_engine_and_per_packet_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("s2p.db")).unwrap();
+    let run = s.begin_run(&new_run("seed002", None)).unwrap();
+    for (label, knee) in [("128 B @ 15 Mb/s", 5000u64), ("1280 B @ 45 Mb/s", 20000)] {
+        for engine in ["iptables-legacy", "nft"] {
+            for rules in [0u64, 5000, 20000] {
+                for rep in 1..=2u32 {
+                    let params = json!({"topology": "forward", "workload": "flow", "engine": engine,
+                        "model": "linear", "rules": rules, "seed": rep, "label": label});
+                    let h = Headline {
+                        received_pps: Some(1e4 / (1.0 + rules as f64 / 1e4)),
+                        ..Default::default()
+                    };
+                    let mut t = trial(
+                        run,
+                        format!("{label}-{engine}-{rules}-{rep}"),
+                        rep,
+                        "flow",
+                        params,
+                        h,
+                    );
+                    let soft = if rules >= knee { 99.0 } else { 10.0 };
+                    t.samples = [("cpu1.softirq", soft), ("cpu1.idle", 100.0 - soft)]
+                        .map(|(m, v)| SampleRow {
+                            role: "gateway".into(),
+                            t_s: 0.0,
+                            metric: m.into(),
+                            value: v,
+                        })
+                        .to_vec();
+                    s.record(&t).unwrap();
+                }
+            }
+        }
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    let a = &r.runs[0].analysis;
+    let ids: Vec<&str> = a.figures.iter().map(|f| f.id.as_str()).collect();
+    for id in [
+        "packet-pps-vs-rules-iptables-legacy",
+        "packet-pps-vs-rules-nft-inet",
+        "packet-cpu1-iptables-legacy-128-b-15-mb-s",
+        "packet-cpu1-nft-inet-1280-b-45-mb-s",
+    ] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+    assert!(!ids.contains(&"packet-pps-vs-rules"), "{ids:?}");
+    let pps = a
+        .figures
+        .iter()
+        .find(|f| f.id == "packet-pps-vs-rules-nft-inet")
+        .unwrap();
+    assert_eq!(pps.series.len(), 2, "a series per packet size");
+    for (engine, label, from) in [
+        ("iptables-legacy", "128 B @ 15 Mb/s", 5000),
+        ("nft (inet)", "1280 B @ 45 Mb/s", 20000),
+    ] {
+        let want = format!("from {from} rules on ({engine}, {label})");
+        assert!(
+            a.findings.iter().any(|x| x.contains(&want)),
+            "{want}: {:#?}",
+            a.findings
+        );
+    }
 }

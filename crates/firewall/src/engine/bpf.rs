@@ -242,6 +242,7 @@ mod tests {
             l4: L4::Udp,
             ip,
             one_way: false,
+            dport: None,
         };
         generate(&spec, &a).unwrap()
     }

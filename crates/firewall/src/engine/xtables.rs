@@ -272,7 +272,13 @@ fn ipt_rule(
             StringAlgo::Bm => "bm",
             StringAlgo::Kmp => "kmp",
         };
-        let _ = write!(t, " -m string --algo {algo} --string \"{s}\"");
+        // iptables' notation for bytes: `|fb50|` is a --hex-string.
+        let kind = if s.starts_with('|') && s.ends_with('|') {
+            "hex-string"
+        } else {
+            "string"
+        };
+        let _ = write!(t, " -m string --algo {algo} --{kind} \"{s}\"");
     }
     if let Some(h) = &m.hashlimit {
         let _ = write!(

@@ -532,8 +532,9 @@ pub struct FirewallArgs {
     /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft, xdp (native XDP), xdp-map (filler rules in one hash map), xdp-generic, tc-bpf
     #[arg(long, default_value = "none", value_parser = engine)]
     pub engine: firewall::Engine,
-    /// Rule-set model: seed000-f0|f2|f4, linear, notrack, conntrack, raw-drop, filter-drop, raw-filler,
-    /// string-bm, string-kmp, hashlimit, import [default: linear, or import with --import]
+    /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, raw-drop, filter-drop,
+    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, import
+    /// [default: linear, or import with --import]
     #[arg(long, value_parser = model)]
     pub model: Option<firewall::models::Model>,
     /// Number of non-matching filler rules (linear, raw-filler; before the drop in raw-drop, filter-drop) or string rules
@@ -839,6 +840,7 @@ pub fn run() -> Result<ExitCode> {
                 search: None,
                 adaptive: None,
                 label: None,
+                gateway_cpus: None,
             };
             match crate::rules::render_text(&p).map_err(usage)? {
                 Some(text) => print!("{text}"),
@@ -1060,6 +1062,7 @@ fn base_params(
             max_s: a.max_duration,
         }),
         label: None,
+        gateway_cpus: None,
     })
 }
 

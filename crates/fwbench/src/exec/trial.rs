@@ -157,17 +157,18 @@ fn drive(
             sysctls.push(("net.ipv4.ip_forward".to_string(), v.to_string()));
             sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), v.to_string()));
         }
+        // Pinning the gateway (or its `gateway_cpus`) pins its packet processing too.
+        let gateway_cpus = p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
         let spec = GatewaySpec {
             sysctls,
             firewall,
-            // Pinning the gateway pins its packet processing too.
-            steer_cpus: pin.gateway.clone(),
+            steer_cpus: gateway_cpus.clone(),
             proxy: roles.proxy.clone(),
         };
         start(
             "gateway",
             Host::Gateway,
-            &pin.gateway,
+            &gateway_cpus,
             RoleSpec::Gateway(spec),
         )?;
     }

@@ -1,7 +1,8 @@
 //! Kernel counters read in a role's own network namespace (the `probe` part of
 //! DESIGN.md): interface packet counters, and a sampler that records per-CPU
-//! user/system/softirq/irq/idle, context switches, memory and interface rates at 5 Hz
-//! while traffic runs.
+//! user/system/softirq/irq/idle, context switches (the machine's, and the role's own
+//! process's over all its threads), memory and interface rates at 5 Hz while traffic
+//! runs.
 
 use proto::{IfCounters, MetricSample};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,6 +64,11 @@ pub fn since(now: &[IfCounters], before: &[IfCounters]) -> Vec<IfCounters> {
         .collect()
 }
 
+/// CPUs of this machine (1 when unknown).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Sampling period: 5 Hz.
 pub const PERIOD: Duration = Duration::from_millis(200);
 /// Samples kept per trial (10 minutes at 5 Hz); later ones are dropped.
@@ -99,6 +105,8 @@ impl CpuTimes {
 struct Reading {
     cpus: Vec<(usize, CpuTimes)>,
     ctxt: u64,
+    /// This process's (voluntary, nonvoluntary) context switches, all threads.
+    proc_ctxt: (u64, u64),
     mem_used_kib: u64,
     ifaces: Vec<IfCounters>,
 }
@@ -149,11 +157,38 @@ fn parse_mem_used(text: &str) -> u64 {
     get("MemTotal:").saturating_sub(get("MemAvailable:"))
 }
 
+/// (voluntary, nonvoluntary) context switches from a /proc/PID/status text.
+fn parse_ctxt_switches(text: &str) -> (u64, u64) {
+    let get = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (
+        get("voluntary_ctxt_switches:"),
+        get("nonvoluntary_ctxt_switches:"),
+    )
+}
+
+/// This process's context switches, summed over its threads (/proc/self/task/*/status:
+/// /proc/self/status has the main thread's only). Threads that ended take theirs along.
+fn own_ctxt_switches() -> (u64, u64) {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return (0, 0);
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .map(|t| parse_ctxt_switches(&t))
+        .fold((0, 0), |(v, n), (a, b)| (v + a, n + b))
+}
+
 fn read_all() -> Reading {
     let (cpus, ctxt) = parse_stat(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
     Reading {
         cpus,
         ctxt,
+        proc_ctxt: own_ctxt_switches(),
         mem_used_kib: parse_mem_used(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default()),
         ifaces: interfaces(),
     }
@@ -185,6 +220,15 @@ fn metrics(prev: &Reading, now: &Reading, t_s: f64, dt_s: f64) -> Vec<MetricSamp
         "ctxt".into(),
         now.ctxt.saturating_sub(prev.ctxt) as f64 / dt_s,
     );
+    // The role's own process (all threads): a thread that ended between two readings
+    // can make the sum smaller; that interval reads 0, never negative.
+    let (v, n) = (
+        now.proc_ctxt.0.saturating_sub(prev.proc_ctxt.0) as f64 / dt_s,
+        now.proc_ctxt.1.saturating_sub(prev.proc_ctxt.1) as f64 / dt_s,
+    );
+    push("proc.ctxt".into(), v + n);
+    push("proc.ctxt_voluntary".into(), v);
+    push("proc.ctxt_nonvoluntary".into(), n);
     push("mem.used_kib".into(), now.mem_used_kib as f64);
     for d in since(&now.ifaces, &prev.ifaces) {
         push(format!("if.{}.rx_pps", d.name), d.rx_packets as f64 / dt_s);
@@ -273,6 +317,7 @@ mod tests {
         let rb = Reading {
             cpus: cb,
             ctxt: xb,
+            proc_ctxt: (300, 50),
             mem_used_kib: 42,
             ..Default::default()
         };
@@ -285,6 +330,19 @@ mod tests {
         assert_eq!(get("cpu1.user"), 20.0);
         assert_eq!(get("ctxt"), 1000.0, "500 switches in 0.5 s");
         assert_eq!(get("mem.used_kib"), 42.0);
+        assert_eq!(get("proc.ctxt_voluntary"), 600.0, "300 in 0.5 s");
+        assert_eq!(get("proc.ctxt_nonvoluntary"), 100.0);
+        assert_eq!(get("proc.ctxt"), 700.0);
+    }
+
+    #[test]
+    fn own_context_switches_from_status() {
+        let t = "Name:\tfwbench\nvoluntary_ctxt_switches:\t1234\nnonvoluntary_ctxt_switches:\t56\n";
+        assert_eq!(parse_ctxt_switches(t), (1234, 56));
+        assert_eq!(parse_ctxt_switches("Name: x\n"), (0, 0));
+        // This process has run, so it has switched at least once.
+        let (v, n) = own_ctxt_switches();
+        assert!(v + n > 0);
     }
 
     #[test]

@@ -61,6 +61,45 @@ pub struct TrialParams {
     pub adaptive: Option<Adaptive>,
     /// Name of the scenario case this trial belongs to (e.g. seed 001's table rows).
     pub label: Option<String>,
+    /// CPUs the gateway's packet processing may use (seed 002's 1/2/4 vCPU): the last N
+    /// CPUs of the machine get its interfaces' RPS/XPS masks and its agent; `None`: the
+    /// run's `pin_gateway`, else no steering.
+    pub gateway_cpus: Option<u32>,
+}
+
+#[cfg(test)]
+mod gateway_cpus_tests {
+    #[test]
+    fn the_last_n_cpus() {
+        assert_eq!(super::last_cpus(1, 2), "1");
+        assert_eq!(super::last_cpus(2, 2), "0-1");
+        assert_eq!(super::last_cpus(2, 4), "2-3");
+        assert_eq!(super::last_cpus(8, 2), "0-1", "at most every CPU");
+        assert_eq!(super::last_cpus(0, 2), "1", "at least one");
+    }
+}
+
+/// The last `n` of `cpus` CPUs as a CPU list ("1", "2-3"); n is clamped to 1..=cpus.
+fn last_cpus(n: u32, cpus: usize) -> String {
+    let cpus = cpus.max(1);
+    let n = (n as usize).clamp(1, cpus);
+    let (first, last) = (cpus - n, cpus - 1);
+    if first == last {
+        last.to_string()
+    } else {
+        format!("{first}-{last}")
+    }
+}
+
+impl TrialParams {
+    /// The CPU list the gateway runs on: `gateway_cpus` as the last N of `cpus` CPUs
+    /// (N = 1 of 2 → "1", 2 of 2 → "0-1"), else `pinned` (the run's `pin_gateway`).
+    pub fn gateway_cpu_list(&self, cpus: usize, pinned: Option<&str>) -> Option<String> {
+        match self.gateway_cpus {
+            Some(n) => Some(last_cpus(n, cpus)),
+            None => pinned.map(str::to_string),
+        }
+    }
 }
 
 impl TrialParams {
@@ -126,6 +165,8 @@ struct KeyForm<'a> {
     adaptive: Option<&'a Adaptive>,
     #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gateway_cpus: Option<u32>,
 }
 
 impl Serialize for TrialParams {
@@ -153,6 +194,7 @@ impl Serialize for TrialParams {
             search: self.search_params(),
             adaptive: self.adaptive.as_ref(),
             label: self.label.as_deref(),
+            gateway_cpus: self.gateway_cpus,
         }
         .serialize(s)
     }

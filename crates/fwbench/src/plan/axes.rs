@@ -481,6 +481,14 @@ pub const AXES: &[Axis] = &[
         _ | ok(parse_duration0(t))
     ),
     axis!(
+        "gateway_cpus",
+        ALL,
+        "CPUs the gateway's packet processing may use (RPS/XPS masks, its agent): the last N",
+        default | _ | "",
+        check | t,
+        _ | if t.is_empty() { Ok(()) } else { ok(parse_count(t)) }
+    ),
+    axis!(
         "proxy_buffer",
         CONN,
         "proxy topology: the relay's block size",
@@ -638,6 +646,7 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
         search,
         adaptive: None,
         label: v.get("label").filter(|l| !l.is_empty()).cloned(),
+        gateway_cpus: opt("gateway_cpus").map(|n| parse_count(&n)).transpose()?,
     };
     settle(&mut p);
     Ok(p)

@@ -23,6 +23,12 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     // memory). A corrupt file is bad input: exit 2, naming the file.
     let store = Store::open_read_only(&a.db).map_err(|e| usage(e.to_string()))?;
     let report = report::load_with(&store, a.run, &opts).map_err(|e| usage(e.to_string()))?;
+    if a.text {
+        print!("{}", report.text());
+        if a.output.is_none() && a.figures.is_none() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     if let Some(dir) = &a.figures {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let files = report::files::figure_files(&report);
@@ -42,6 +48,7 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     }
     let (text, default) = match a.format.as_str() {
         "md" => (report.markdown(), "report.md"),
+        "tables" => (report.markdown_tables(), "tables.md"),
         "csv" => (report.csv_trials(), "trials.csv"),
         "json" => (serde_json::to_string_pretty(&report.json())?, "report.json"),
         "samples" => (
@@ -142,9 +149,11 @@ pub struct ReportArgs {
     /// report.json, samples.csv by format]
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// html (figures as inline SVG), md, csv (one row per trial), json (configurations
-    /// with statistics and fits), samples (CSV of the metric samples)
-    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "csv", "json", "samples"])]
+    /// html (figures as inline SVG), md, tables (each run's findings and tables as
+    /// Markdown with run, date, commit and machine: docs/seeds.md's tables), csv (one
+    /// row per trial), json (configurations with statistics and fits), samples (CSV of
+    /// the metric samples)
+    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "tables", "csv", "json", "samples"])]
     pub format: String,
     /// Write each figure as a standalone SVG and the CSV of its points into DIR
     /// (`run<RUN>-<figure>.svg`/`.csv`, listed in `index.csv`); the report itself is
@@ -158,6 +167,39 @@ pub struct ReportArgs {
     /// [default: the study's, nft (inet first)]
     #[arg(long, value_name = "ENGINE[/FAMILY]")]
     pub reference: Option<String>,
+    /// Print each run's findings (costs with their CIs, flags) and warnings as text on
+    /// stdout — the answer; the report itself is then written only when -o is given
+    #[arg(long)]
+    pub text: bool,
+}
+
+/// What the gateway of an ephemeral testbed kept after a trial (a legacy table that
+/// iptables-legacy cannot remove), said once per run with what fwbench does about it.
+pub fn say_gateway_residue_once(left: &[String]) {
+    eprintln!(
+        "fwbench: the gateway keeps {} after a trial (it cannot be removed); fwbench \
+         replaces the testbed after each such trial, so the next one starts clean (said \
+         once per run)",
+        left.join(", ")
+    );
+}
+
+/// After `fwbench run`: the run's findings and warnings on stdout, then (when no
+/// report follows) where the details are. A report that cannot be made is said on
+/// stderr; the results stay stored.
+pub fn print_findings(store: &Store, run_id: i64, db: &Path, report_follows: bool) {
+    match report::load(store, Some(run_id)) {
+        Ok(r) => {
+            println!("\n{}", r.text().trim_end());
+            if !report_follows {
+                println!("Details: fwbench report {}", db.display());
+            }
+        }
+        Err(e) => eprintln!(
+            "fwbench: no findings for run {run_id}: {e} (run `fwbench report {}`)",
+            db.display()
+        ),
+    }
 }
 
 #[cfg(test)]

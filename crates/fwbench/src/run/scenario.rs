@@ -350,6 +350,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     } else {
         println!("{table}");
         println!("{stored}");
+        crate::run::report::print_findings(&store, run_id, &args.db, report_path(args).is_some());
     }
     if let Some(path) = report_path(args) {
         if let Err(e) = report_after_run(&store, run_id, &path, args.json) {

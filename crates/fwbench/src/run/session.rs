@@ -198,10 +198,10 @@ impl Testbeds {
                 }
                 Some(_) => {}
                 None => {
-                    tracing::info!(
-                        "the gateway keeps {}: replacing the ephemeral testbed",
-                        left.join(", ")
-                    );
+                    if !self.warned {
+                        self.warned = true;
+                        crate::run::report::say_gateway_residue_once(left);
+                    }
                     // Dropped: torn down; the next trial gets a new one.
                     self.ephemeral.remove(&key);
                 }

@@ -1,4 +1,6 @@
-//! `fwbench workload FILE`: the workload language run inside the client namespace.
+//! `fwbench workload FILE`: the workload language run inside the client namespace; its
+//! commands (start, duration, exit) stored as one trial of workload `worklang` in the
+//! results file, which `fwbench report` reads like any other run.
 
 use crate::error::usage;
 use crate::error::Interrupted;
@@ -31,8 +33,21 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
         }
     }
     require_root()?;
+    let mut store = match (&a.db, a.no_store) {
+        (Some(p), false) => Some(store::Store::open(p).map_err(|e| usage(e.to_string()))?),
+        _ => None,
+    };
     install_interrupt_handler();
     let mut testbeds = Testbeds::new(a.testbed.as_deref())?;
+    let run_id = match &store {
+        Some(s) => {
+            let id = crate::run::session::begin(s, &name, Some(text.clone()), 0, None)?;
+            crate::run::session::record_role_hosts(s, id, &testbeds)?;
+            Some(id)
+        }
+        None => None,
+    };
+    let started_at = crate::clock::now_utc();
     let topology = testbeds
         .named
         .as_ref()
@@ -52,6 +67,35 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
     let total_s = t0.elapsed().as_secs_f64();
     drop(testbeds);
     let failed = ran.iter().filter(|r| r.exit != Some(0)).count();
+    if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        s.insert_trial(&store::TrialRecord {
+            run_id: id,
+            trial_key: "worklang".into(),
+            rep: 1,
+            workload: "worklang".into(),
+            status: if failed > 0 { "failed" } else { "ok" }.into(),
+            error: (failed > 0).then(|| format!("{failed} of {} commands failed", ran.len())),
+            started_at,
+            finished_at: crate::clock::now_utc(),
+            params: serde_json::json!({"workload": "worklang", "file": name,
+                "topology": topology.to_string(), "namespace": ns}),
+            placement: serde_json::json!([]),
+            results: serde_json::json!({"worklang": {"total_s": total_s,
+                "commands": ran.len(), "failed": failed, "ran": ran}}),
+            ..Default::default()
+        })?;
+        let status = if interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        };
+        s.finish_run(id, &crate::clock::now_utc(), status)?;
+        eprintln!(
+            "fwbench: stored in {} (run {id})",
+            a.db.as_ref().expect("db").display()
+        );
+    }
     if a.json {
         println!(
             "{}",
@@ -88,4 +132,10 @@ pub struct WorkloadArgs {
     /// Print one JSON object (every command with start, duration, exit) instead of text
     #[arg(long, short = 'J')]
     pub json: bool,
+    /// Results file: the workload is stored as a run of one `worklang` trial
+    #[arg(long, value_name = "FILE", default_value = "results.db")]
+    pub db: Option<PathBuf>,
+    /// Do not store the results
+    #[arg(long)]
+    pub no_store: bool,
 }

@@ -1,0 +1,134 @@
+//! Runs of the workload language (`fwbench workload FILE`, seed 003's `workload`): one
+//! stored trial of workload `worklang` holding every command with its start, duration
+//! and exit. The table per command (how often it ran, its mean duration with a 95 % CI
+//! over its runs, failures) and a finding per workload file.
+//!
+//! Owns: reading `results.worklang` and its table and finding.
+//! Must not: import `conn`, `throughput` or `analysis`; it reads trials, not configs.
+
+use crate::figure::{mean_ci, num, Analysis, Table};
+use crate::stats::Summary;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use store::TrialRow;
+
+/// The table and findings of every workload-language trial of a run.
+pub(crate) fn analyse(trials: &[TrialRow], a: &mut Analysis) {
+    for t in trials.iter().filter(|t| t.workload == "worklang") {
+        let Some(w) = t.results.get("worklang") else {
+            continue;
+        };
+        let ran = w
+            .get("ran")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        // Per command (its argv as one line), in order of first appearance.
+        let mut order: Vec<String> = Vec::new();
+        let mut by: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
+        for r in &ran {
+            let argv: Vec<&str> = r
+                .get("argv")
+                .and_then(Value::as_array)
+                .map(|v| v.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let line = argv.join(" ");
+            let e = by.entry(line.clone()).or_insert_with(|| {
+                order.push(line.clone());
+                (Vec::new(), 0)
+            });
+            if let Some(d) = r.get("duration_s").and_then(Value::as_f64) {
+                e.0.push(d * 1e3);
+            }
+            if r.get("exit").and_then(Value::as_i64) != Some(0) {
+                e.1 += 1;
+            }
+        }
+        let file = t.params.get("file").and_then(Value::as_str).unwrap_or("-");
+        let rows: Vec<Vec<String>> = order
+            .iter()
+            .map(|line| {
+                let (d, failed) = &by[line];
+                let s = Summary::of(d);
+                vec![
+                    line.clone(),
+                    d.len().to_string(),
+                    s.map(|s| mean_ci(s.mean, s.ci95))
+                        .unwrap_or_else(|| "-".into()),
+                    failed.to_string(),
+                ]
+            })
+            .collect();
+        let total = w.get("total_s").and_then(Value::as_f64).unwrap_or(0.0);
+        let failed = w.get("failed").and_then(Value::as_u64).unwrap_or(0);
+        let all: Vec<f64> = by.values().flat_map(|(d, _)| d.iter().copied()).collect();
+        let per = Summary::of(&all)
+            .map(|s| {
+                format!(
+                    "; a command takes {} ms (95 % CI over them)",
+                    mean_ci(s.mean, s.ci95)
+                )
+            })
+            .unwrap_or_default();
+        a.findings.push(format!(
+            "Workload {file}: {} commands in {} s, {failed} failed{per}.",
+            ran.len(),
+            num(total)
+        ));
+        a.tables.push(Table {
+            title: format!("Workload language: the commands of {file}"),
+            columns: vec![
+                "command".into(),
+                "runs".into(),
+                "duration, ms (mean ± 95 % CI)".into(),
+                "failed".into(),
+            ],
+            rows,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn commands_are_tabled_with_their_durations_and_failures() {
+        let ran: Vec<Value> = (0..4)
+            .map(|i| {
+                json!({"argv": ["curl", "-s", "http://198.19.0.2/"], "start_s": i as f64,
+                       "duration_s": 0.010 + 0.001 * i as f64, "exit": 0})
+            })
+            .chain([json!({"argv": ["false"], "start_s": 5.0, "duration_s": 0.001, "exit": 1})])
+            .collect();
+        let t = TrialRow {
+            id: 1,
+            run_id: 1,
+            trial_key: "worklang".into(),
+            rep: 1,
+            workload: "worklang".into(),
+            status: "failed".into(),
+            error: None,
+            params: json!({"workload": "worklang", "file": "w.txt"}),
+            headline: Default::default(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            firewall: None,
+            results: json!({"worklang": {"total_s": 5.5, "commands": 5, "failed": 1, "ran": ran}}),
+            kind: None,
+            engine: None,
+        };
+        let mut a = Analysis::default();
+        analyse(&[t], &mut a);
+        assert_eq!(a.tables[0].rows.len(), 2);
+        assert_eq!(a.tables[0].rows[0][1], "4");
+        assert!(
+            a.tables[0].rows[0][2].starts_with("11.5 ± "),
+            "{:?}",
+            a.tables[0].rows[0]
+        );
+        assert_eq!(a.tables[0].rows[1][3], "1");
+        assert!(a.findings[0].starts_with("Workload w.txt: 5 commands in 5.5 s, 1 failed"));
+    }
+}

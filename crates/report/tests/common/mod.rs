@@ -1,0 +1,122 @@
+//! Builders of synthetic runs shared by the report's integration tests (`report.rs`,
+//! `seeds.rs`): a run's header, a trial record as the store holds it, deterministic
+//! noise, and readers of "X ± Y" in findings.
+//!
+//! Each test binary uses a part of it.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use store::{Headline, NewRun, TrialRecord};
+
+/// A run of `scenario` on a synthetic host (`bench1`, 8 cores), optionally with the
+/// scenario's baseline.
+pub fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
+    NewRun {
+        started_at: "2026-01-01T00:00:00Z".into(),
+        scenario: scenario.into(),
+        scenario_text: Some(format!("name = \"{scenario}\"\n")),
+        seed: 42,
+        command: format!("fwbench run scenarios/{scenario}.toml"),
+        host: store::Host {
+            hostname: "bench1".into(),
+            kernel: "6.1.0-test".into(),
+            cpu_model: "Test CPU @ 3 GHz".into(),
+            cores: 8,
+            fwbench_version: "0.1.0".into(),
+            sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
+            tools: vec![("nft".into(), "v1.0.6".into())],
+        },
+        baseline,
+    }
+}
+
+/// A successful trial of `workload` with `params` and its headline.
+pub fn trial(
+    run_id: i64,
+    key: String,
+    rep: u32,
+    workload: &str,
+    params: Value,
+    headline: Headline,
+) -> TrialRecord {
+    TrialRecord {
+        run_id,
+        trial_key: key,
+        rep,
+        workload: workload.into(),
+        status: "ok".into(),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: "2026-01-01T00:00:01Z".into(),
+        params,
+        placement: json!({}),
+        headline,
+        results: json!({}),
+        ..Default::default()
+    }
+}
+
+/// splitmix64 → uniform → normal: deterministic noise.
+pub struct Noise(pub u64);
+
+impl Noise {
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Standard normal (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.next().max(1e-12), self.next());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// Deterministic normal variates (an LCG and Box–Muller) for per-download durations.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    pub fn normal(&mut self, mean: f64, sd: f64) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        mean + sd * (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// The first "X ± Y" after `marker` in the finding that contains `marker`.
+pub fn pm_after(findings: &[String], marker: &str) -> (f64, f64) {
+    let f = findings
+        .iter()
+        .find(|f| f.contains(marker))
+        .unwrap_or_else(|| panic!("no finding with {marker:?} in {findings:#?}"));
+    let rest = &f[f.find(marker).unwrap() + marker.len()..];
+    let (x, after) = rest
+        .split_once(" ± ")
+        .unwrap_or_else(|| panic!("no ± in {f}"));
+    let x: f64 = x.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    let y: f64 = after
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (x, y)
+}
+
+/// `found` (value, 95 % CI half-width) holds `planted`.
+pub fn within(found: (f64, f64), planted: f64, what: &str) {
+    assert!(
+        (found.0 - planted).abs() <= found.1 && found.1 > 0.0,
+        "{what}: {} ± {} does not hold the planted {planted}",
+        found.0,
+        found.1
+    );
+}
