@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+mod skip;
+pub use skip::skip;
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fwbench")
 }
@@ -16,6 +19,22 @@ pub fn fwbench(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run fwbench")
+}
+
+/// Run fwbench and check it left no ephemeral testbed behind: those are named after the
+/// controller's PID (`fwb-e<pid>x…`), so the check holds while other tests run.
+pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
+    let child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run fwbench");
+    let pid = child.id();
+    let o = child.wait_with_output().expect("wait for fwbench");
+    let left = namespaces_with(&format!("fwb-e{pid}x"));
+    assert!(left.is_empty(), "{args:?} left {left:?}");
+    o
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -213,4 +232,12 @@ pub fn u(v: &serde_json::Value) -> u64 {
 /// A JSON number.
 pub fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Whether this kernel has SCTP, from the kernel's own list of registered protocols
+/// (`/proc/net/protocols`) — an answer independent of fwbench's probe. Call it after
+/// fwbench tried an SCTP socket: that loads the module where there is one.
+pub fn sctp_in_kernel() -> bool {
+    let text = std::fs::read_to_string("/proc/net/protocols").expect("/proc/net/protocols");
+    text.lines().any(|l| l.split_whitespace().next() == Some("SCTP"))
 }
