@@ -561,8 +561,9 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    #[path = "../../../../tests/util/skip.rs"]
-    mod skip;
+    mod skip {
+        include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/util/skip.rs"));
+    }
 
     fn tool(
         name: &'static str,

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 mod skip;
+#[allow(unused_imports)]
 pub use skip::skip;
 
 pub fn bin() -> &'static str {

@@ -1,8 +1,10 @@
-//! Visible skips, shared by every test crate of the workspace (each includes this file
-//! with `#[path]`): a test that cannot run here calls `return skip("why")`. The skip is
-//! printed and appended to the file named by `FWBENCH_SKIP_LOG` (set by
-//! scripts/test.sh), which counts it as skipped — not passed — and, as root in CI
-//! (`FWBENCH_TEST_AS_ROOT=1`), fails the run.
+// Visible skips, shared by every test crate of the workspace (each includes this file
+// with `#[path]`): a test that cannot run here calls `return skip("why")`. The skip is
+// printed and appended to the file named by `FWBENCH_SKIP_LOG` (set by
+// scripts/test.sh), which counts it as skipped — not passed — and, as root in CI
+// (`FWBENCH_TEST_AS_ROOT=1`), fails the run.
+//
+// No inner attributes or `//!` here: unit tests in src/ take this file with `include!`.
 
 use std::io::Write;
 
