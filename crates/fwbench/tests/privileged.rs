@@ -359,7 +359,9 @@ fn bad_input_exits_2_and_leaves_no_testbed() {
     );
     std::fs::write(&sc, "[params\n").unwrap();
     assert_eq!(
-        fwbench_leaving_no_testbed(&["run", sc.to_str().unwrap()]).status.code(),
+        fwbench_leaving_no_testbed(&["run", sc.to_str().unwrap()])
+            .status
+            .code(),
         Some(2)
     );
     std::fs::write(&sc, "[params]\nclients = 2\nspeed = 1\n").unwrap();
@@ -367,7 +369,9 @@ fn bad_input_exits_2_and_leaves_no_testbed() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("params.speed"));
     assert_eq!(
-        fwbench_leaving_no_testbed(&["run", "/nonexistent.toml"]).status.code(),
+        fwbench_leaving_no_testbed(&["run", "/nonexistent.toml"])
+            .status
+            .code(),
         Some(2)
     );
     for args in [

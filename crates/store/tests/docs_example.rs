@@ -126,4 +126,3 @@ fn documented_pandas_line_gives_the_median_per_engine_and_rules() {
         "{out}"
     );
 }
-

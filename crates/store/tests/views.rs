@@ -83,10 +83,13 @@ fn generated_views_equal_the_views_written_out_in_full() {
             p
         };
         for n in 1..=3 {
-            let echo = common(json!({"proto": "udp", "clients": 4, "frame_size": 64, "server": "epoll"}));
+            let echo =
+                common(json!({"proto": "udp", "clients": 4, "frame_size": 64, "server": "epoll"}));
             let packet = common(json!({"packet": {"size": {"payload": 18, "frame": 64},
                 "rate": {"bps": 1e7, "pps": 1e5}, "flows": 8, "threads": 2}}));
-            let conn = common(json!({"conn": {"parallel": 16, "request": 100, "size": 4096, "limit": 300}}));
+            let conn = common(
+                json!({"conn": {"parallel": 16, "request": 100, "size": 4096, "limit": 300}}),
+            );
             for (w, p) in [
                 ("echo", echo),
                 ("flood", packet.clone()),

@@ -240,5 +240,6 @@ pub fn f(v: &serde_json::Value) -> f64 {
 /// fwbench tried an SCTP socket: that loads the module where there is one.
 pub fn sctp_in_kernel() -> bool {
     let text = std::fs::read_to_string("/proc/net/protocols").expect("/proc/net/protocols");
-    text.lines().any(|l| l.split_whitespace().next() == Some("SCTP"))
+    text.lines()
+        .any(|l| l.split_whitespace().next() == Some("SCTP"))
 }

@@ -259,7 +259,10 @@ mod tests {
             .output()
             .expect("sysctl(8) (procps)");
         let text = String::from_utf8_lossy(&o.stdout);
-        let w: Vec<u32> = text.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        let w: Vec<u32> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
         assert_eq!(local_port_range(), Some((w[0], w[1])), "sysctl: {text}");
         assert!(w[0] <= w[1] && w[1] <= 65535, "{w:?}");
     }
