@@ -341,14 +341,6 @@ fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     );
 }
 
-fn nft_ruleset(ns: &str) -> String {
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns, "nft", "list", "ruleset"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
@@ -374,34 +366,24 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
     .unwrap();
     let file = file.to_str().unwrap();
     let gw = ns("gw");
-    let child = Command::new(bin())
-        .args([
-            "echo",
-            "--testbed",
-            file,
-            "--no-store",
-            "-t",
-            "30",
-            "--engine",
-            "nft",
-            "--rules",
-            "50",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_quiet(&[
+        "echo",
+        "--testbed",
+        file,
+        "--no-store",
+        "-t",
+        "30",
+        "--engine",
+        "nft",
+        "--rules",
+        "50",
+    ]);
     assert!(
         wait_for(30.0, || nft_ruleset(&gw).contains("fwbench")),
         "rules never installed"
     );
     // SIGKILL the gateway agent (our child's child, in our namespace): it undoes nothing.
-    for pid in pids_in(&gw) {
-        Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status()
-            .unwrap();
-    }
+    kill_all_in(&gw);
     let o = child.wait_with_output().unwrap();
     assert_ne!(
         o.status.code(),
@@ -427,53 +409,51 @@ fn degrade_finds_where_a_pinned_gateway_starts_losing() {
     let tb = TestbedGuard::up("forward");
     // 15 Mb/s of 128-byte packets through a gateway pinned to its own CPU: 15 000
     // linear nft rules lose more than 10 % (packet.rs's pinned test), 0 rules nothing.
-    let d = json_of(&[
+    let d = trial_json(
         "degrade",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--rate",
-        "15M",
-        "--engine",
-        "nft",
-        "--max-rules",
-        "20000",
-        "--pin-client",
-        "0",
-        "--pin-gateway",
-        "1",
-        "--pin-server",
-        "0",
-    ]);
+        &[
+            "-t",
+            "1",
+            "--rate",
+            "15M",
+            "--engine",
+            "nft",
+            "--max-rules",
+            "20000",
+            "--pin-client",
+            "0",
+            "--pin-gateway",
+            "1",
+            "--pin-server",
+            "0",
+        ],
+    );
     let r = &d["result"];
     let good = u(&r["last_good_rules"]);
     assert!(good < 20_000, "the flow degrades below the ceiling: {r}");
     assert!(u(&r["trials"]) > 2, "a search, not a single probe: {r}");
     // Independently: a flow with twice the last good count (or the ceiling) loses.
     let over = (2 * good.max(500)).min(20_000).to_string();
-    let v = json_of(&[
+    let v = trial_json(
         "flow",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--rate",
-        "15M",
-        "--engine",
-        "nft",
-        "--rules",
-        &over,
-        "--pin-client",
-        "0",
-        "--pin-gateway",
-        "1",
-        "--pin-server",
-        "0",
-    ]);
+        &[
+            "-t",
+            "1",
+            "--rate",
+            "15M",
+            "--engine",
+            "nft",
+            "--rules",
+            &over,
+            "--pin-client",
+            "0",
+            "--pin-gateway",
+            "1",
+            "--pin-server",
+            "0",
+        ],
+    );
     assert!(u(&v["result"]["lost"]) > 0, "{over} rules: {v}");
 }

@@ -7,14 +7,6 @@ use serde_json::Value;
 use std::process::Command;
 use util::*;
 
-/// Timing-sensitive tests run one at a time: a parallel flood would take the CPU a
-/// paced sender or a policer measurement needs.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// A test-owned nft table in the testbed's gateway, deleted (only it) when dropped.
 struct GatewayTable {
     ns: String,
@@ -86,23 +78,13 @@ fn measured_loss_equals_the_dropping_rules_counter() {
     );
     for (family, sender) in [("4", "udp"), ("6", "udp"), ("4", "raw")] {
         let before = t.counter();
-        let v = json_of(&[
+        let v = trial_json(
             "flood",
-            "--testbed",
             &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            "1",
-            "-A",
-            family,
-            "--rate",
-            "50kpps",
-            "--sender",
-            sender,
-            "--flows",
-            "3",
-        ]);
+            &[
+                "-t", "1", "-A", family, "--rate", "50kpps", "--sender", sender, "--flows", "3",
+            ],
+        );
         let r = &v["result"];
         let dropped = t.counter() - before;
         let ctx = format!("IPv{family} {sender}: {r}");
@@ -143,21 +125,20 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
         .collect();
     let _t = GatewayTable::new(&tb, "fwbt_slow", &filler);
     let flood = |secs: &str| {
-        let v = json_of(&[
+        let v = trial_json(
             "flood",
-            "--testbed",
             &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            secs,
-            "--frame",
-            "64",
-            "--pin-client",
-            "0",
-            "--pin-server",
-            "0",
-        ]);
+            &[
+                "-t",
+                secs,
+                "--frame",
+                "64",
+                "--pin-client",
+                "0",
+                "--pin-server",
+                "0",
+            ],
+        );
         v["result"].clone()
     };
     let short = flood("0.5");
@@ -185,17 +166,7 @@ fn paced_flow_holds_its_rate_within_one_percent() {
     let tb = TestbedGuard::up("forward");
     // (rate, packets/s it means for 128-byte payloads)
     for (rate, pps) in [("15M", 15e6 / 1024.0), ("100kpps", 1e5)] {
-        let v = json_of(&[
-            "flow",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            "2",
-            "--rate",
-            rate,
-        ]);
+        let v = trial_json("flow", &tb.name, &["-t", "2", "--rate", rate]);
         let r = &v["result"];
         let ctx = format!("{rate}: {r}");
         let sent = f(&r["sent_pps"]);
@@ -227,19 +198,7 @@ fn ping_round_trips_are_positive_and_ordered() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
     for size in ["8", "1000"] {
-        let v = json_of(&[
-            "ping",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--json",
-            "-c",
-            "300",
-            "-i",
-            "1ms",
-            "-s",
-            size,
-        ]);
+        let v = trial_json("ping", &tb.name, &["-c", "300", "-i", "1ms", "-s", size]);
         let r = &v["result"];
         assert_eq!(v["status"], "ok", "{v}");
         assert_eq!(
@@ -349,21 +308,13 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
 fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let v = json_of(&[
+    let v = trial_json(
         "flood",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--engine",
-        "nft",
-        "--model",
-        "raw-drop",
-        "--sink",
-        "gateway",
-    ]);
+        &[
+            "-t", "1", "--engine", "nft", "--model", "raw-drop", "--sink", "gateway",
+        ],
+    );
     let r = &v["result"];
     assert_eq!(r["counted_at"], "gateway");
     assert!(u(&r["received"]) > 0);
@@ -379,20 +330,11 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     );
     assert_eq!(u(&v["verdicts"]["matched_packets"]), u(&r["sent"]), "{v}");
     // Above the MTU only with --fragment: the kernel fragments, the sink reassembles.
-    let v = json_of(&[
+    let v = trial_json(
         "flood",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--size",
-        "8000",
-        "--fragment",
-        "--rate",
-        "5kpps",
-    ]);
+        &["-t", "1", "--size", "8000", "--fragment", "--rate", "5kpps"],
+    );
     let r = &v["result"];
     assert_eq!(u(&r["lost"]), 0, "{r}");
     assert_eq!(
@@ -402,21 +344,20 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     );
     assert!(u(&r["received"]) > 4000, "{r}");
     // A slow flow never degrades with 2 000 rules: two trials (ceiling, floor) settle it.
-    let d = json_of(&[
+    let d = trial_json(
         "degrade",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--rate",
-        "1kpps",
-        "--engine",
-        "iptables-legacy",
-        "--max-rules",
-        "2000",
-    ]);
+        &[
+            "-t",
+            "1",
+            "--rate",
+            "1kpps",
+            "--engine",
+            "iptables-legacy",
+            "--max-rules",
+            "2000",
+        ],
+    );
     let d = &d["result"];
     assert_eq!(d["first_degraded_rules"], Value::Null, "{d}");
     assert_eq!(u(&d["last_good_rules"]), 2000, "{d}");
@@ -441,27 +382,26 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
     // place (seen once in CI: 3 %); a real gap shows in both of two trials.
     let mut last = String::new();
     for attempt in 1..=2 {
-        let v = json_of(&[
+        let v = trial_json(
             "flow",
-            "--testbed",
             &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            "2",
-            "--rate",
-            "15M",
-            "--engine",
-            "nft",
-            "--rules",
-            "15000",
-            "--pin-client",
-            "0",
-            "--pin-gateway",
-            "1",
-            "--pin-server",
-            "0",
-        ]);
+            &[
+                "-t",
+                "2",
+                "--rate",
+                "15M",
+                "--engine",
+                "nft",
+                "--rules",
+                "15000",
+                "--pin-client",
+                "0",
+                "--pin-gateway",
+                "1",
+                "--pin-server",
+                "0",
+            ],
+        );
         let r = &v["result"];
         let sent = u(&r["sent"]);
         let lost = u(&r["lost"]);

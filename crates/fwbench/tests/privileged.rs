@@ -12,12 +12,7 @@ use util::*;
 const ROOT: &str = "needs root: network namespaces (run with --include-ignored as root)";
 
 fn echo_json(tb: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["echo", "--testbed", tb, "--no-store", "--json"];
-    if !extra.contains(&"-t") {
-        args.extend_from_slice(&["-t", "1"]);
-    }
-    args.extend_from_slice(extra);
-    json_of(&args)
+    trial_json("echo", tb, extra)
 }
 
 #[test]
@@ -213,12 +208,7 @@ fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn sigkill_of_controller_leaves_nothing_behind() {
-    let mut child = Command::new(bin())
-        .args(["echo", "-t", "60", "-n", "3", "--no-store", "-P", "udp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&["echo", "-t", "60", "-n", "3", "--no-store", "-P", "udp"]);
     let pid = child.id();
     let prefix = format!("fwb-e{pid}x");
     // Wait until all three agents run (client namespace has a process).
@@ -435,15 +425,6 @@ fn gw_ns(tb: &TestbedGuard) -> String {
     format!("fwb-{}-gw", tb.name)
 }
 
-fn in_ns(ns: &str, argv: &[&str]) -> String {
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns])
-        .args(argv)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 /// Everything fwbench could have left in a gateway namespace.
 fn fwbench_state(ns: &str) -> String {
     let mut s = String::new();
@@ -578,37 +559,27 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 fn crash_marker_cleans_an_ip6_table_up() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let child = Command::new(bin())
-        .args([
-            "echo",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "-t",
-            "30",
-            "-A",
-            "6",
-            "--engine",
-            "nft",
-            "--nft-family",
-            "ip",
-            "--rules",
-            "50",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_quiet(&[
+        "echo",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "-t",
+        "30",
+        "-A",
+        "6",
+        "--engine",
+        "nft",
+        "--nft-family",
+        "ip",
+        "--rules",
+        "50",
+    ]);
     assert!(
         wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
         "rules never installed"
     );
-    for pid in pids_in(&ns) {
-        Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status()
-            .unwrap();
-    }
+    kill_all_in(&ns);
     let _ = child.wait_with_output().unwrap();
     assert!(
         fwbench_state(&ns).contains("table ip6 fwbench"),
@@ -828,23 +799,18 @@ fn rules_removed_after_sigkill_of_controller() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
     for engine in ["nft", "ipset-legacy"] {
-        let mut child = Command::new(bin())
-            .args([
-                "echo",
-                "--testbed",
-                &tb.name,
-                "--no-store",
-                "-t",
-                "60",
-                "--engine",
-                engine,
-                "--rules",
-                "1000",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(&[
+            "echo",
+            "--testbed",
+            &tb.name,
+            "--no-store",
+            "-t",
+            "60",
+            "--engine",
+            engine,
+            "--rules",
+            "1000",
+        ]);
         assert!(
             wait_for(20.0, || {
                 let s = fwbench_state(&ns);
@@ -976,34 +942,24 @@ fn import_iptables_save_and_nft_files_run() {
 fn crash_marker_lets_the_next_run_clean_up() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let child = Command::new(bin())
-        .args([
-            "echo",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "-t",
-            "30",
-            "--engine",
-            "nft",
-            "--rules",
-            "50",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_quiet(&[
+        "echo",
+        "--testbed",
+        &tb.name,
+        "--no-store",
+        "-t",
+        "30",
+        "--engine",
+        "nft",
+        "--rules",
+        "50",
+    ]);
     assert!(
         wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
         "rules never installed"
     );
     // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
-    for pid in pids_in(&ns) {
-        Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status()
-            .unwrap();
-    }
+    kill_all_in(&ns);
     let o = child.wait_with_output().unwrap();
     assert_ne!(
         o.status.code(),

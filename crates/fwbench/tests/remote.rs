@@ -21,11 +21,6 @@ use util::*;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn run(prog: &str, args: &[&str]) -> Output {
     let o = Command::new(prog)
         .args(args)

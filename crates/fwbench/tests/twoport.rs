@@ -20,11 +20,6 @@ use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use util::*;
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn run(args: &[&str]) -> Output {
     let o = Command::new(args[0])
         .args(&args[1..])

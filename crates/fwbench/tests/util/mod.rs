@@ -243,3 +243,56 @@ pub fn sctp_in_kernel() -> bool {
     text.lines()
         .any(|l| l.split_whitespace().next() == Some("SCTP"))
 }
+
+/// Timing-sensitive tests of one test binary run one at a time (a panic elsewhere does
+/// not poison the others).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    M.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Stdout of `argv` run inside the namespace `ns` (empty when it fails).
+pub fn in_ns(ns: &str, argv: &[&str]) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(argv)
+        .output()
+        .expect("ip netns exec");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `nft list ruleset` inside a namespace.
+pub fn nft_ruleset(ns: &str) -> String {
+    in_ns(ns, &["nft", "list", "ruleset"])
+}
+
+/// fwbench in the background, its output discarded (a trial to interrupt).
+pub fn spawn_quiet(args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run fwbench")
+}
+
+/// SIGKILL every process in a namespace this test created (agents it started).
+pub fn kill_all_in(ns: &str) {
+    for pid in pids_in(ns) {
+        Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("kill");
+    }
+}
+
+/// One trial command on a testbed, `--no-store --json`, 1 s unless `extra` has `-t`;
+/// its JSON checked as [`json_of`] does.
+pub fn trial_json(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![kind, "--testbed", testbed, "--no-store", "--json"];
+    if !extra.contains(&"-t") {
+        args.extend_from_slice(&["-t", "1"]);
+    }
+    args.extend_from_slice(extra);
+    json_of(&args)
+}
