@@ -5,7 +5,6 @@
 
 mod util;
 
-use std::process::Command;
 use std::time::Duration;
 use util::*;
 
@@ -127,29 +126,15 @@ fn nothing_stays_attached_after_sigkill() {
     // Controller killed (the agent sees its stdin close), then the agent itself
     // killed (its links close with its file descriptors: nothing is pinned).
     for (engine, kill_agent) in [("xdp", false), ("tc-bpf", false), ("xdp", true)] {
-        let mut child = spawn_quiet(&[
-            "echo",
-            "--testbed",
+        let mut child = spawn_echo(
             &tb.name,
-            "--no-store",
-            "-t",
-            "60",
-            "--engine",
-            engine,
-            "--rules",
-            "100",
-        ]);
+            &["-t", "60", "--engine", engine, "--rules", "100"],
+        );
         assert!(wait_for(20.0, || attached(&ns)), "{engine}: never attached");
         std::thread::sleep(Duration::from_millis(300));
         if kill_agent {
             // The processes in the gateway namespace are this test's agent.
-            let pids = Command::new("ip")
-                .args(["netns", "pids", &ns])
-                .output()
-                .unwrap();
-            for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
-                let _ = Command::new("kill").args(["-KILL", pid]).status();
-            }
+            kill_all_in(&ns);
         }
         child.kill().unwrap();
         child.wait().unwrap();

@@ -128,18 +128,7 @@ fn sighup_to_the_controllers_group_leaves_nothing() {
 fn sigterm_to_the_gateway_agent_undoes_its_rules() {
     let tb = TestbedGuard::up("forward");
     let gw = format!("fwb-{}-gw", tb.name);
-    let mut child = spawn_quiet(&[
-        "echo",
-        "--testbed",
-        &tb.name,
-        "--no-store",
-        "-t",
-        "60",
-        "--engine",
-        "nft",
-        "--rules",
-        "100",
-    ]);
+    let mut child = spawn_echo(&tb.name, &["-t", "60", "--engine", "nft", "--rules", "100"]);
     assert!(
         wait_for(30.0, || nft_ruleset(&gw).contains("fwbench")),
         "rules never installed"

@@ -366,18 +366,7 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
     .unwrap();
     let file = file.to_str().unwrap();
     let gw = ns("gw");
-    let child = spawn_quiet(&[
-        "echo",
-        "--testbed",
-        file,
-        "--no-store",
-        "-t",
-        "30",
-        "--engine",
-        "nft",
-        "--rules",
-        "50",
-    ]);
+    let child = spawn_echo(file, &["-t", "30", "--engine", "nft", "--rules", "50"]);
     assert!(
         wait_for(30.0, || nft_ruleset(&gw).contains("fwbench")),
         "rules never installed"

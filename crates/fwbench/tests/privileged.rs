@@ -559,22 +559,21 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 fn crash_marker_cleans_an_ip6_table_up() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let child = spawn_quiet(&[
-        "echo",
-        "--testbed",
+    let child = spawn_echo(
         &tb.name,
-        "--no-store",
-        "-t",
-        "30",
-        "-A",
-        "6",
-        "--engine",
-        "nft",
-        "--nft-family",
-        "ip",
-        "--rules",
-        "50",
-    ]);
+        &[
+            "-t",
+            "30",
+            "-A",
+            "6",
+            "--engine",
+            "nft",
+            "--nft-family",
+            "ip",
+            "--rules",
+            "50",
+        ],
+    );
     assert!(
         wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
         "rules never installed"
@@ -799,18 +798,10 @@ fn rules_removed_after_sigkill_of_controller() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
     for engine in ["nft", "ipset-legacy"] {
-        let mut child = spawn_quiet(&[
-            "echo",
-            "--testbed",
+        let mut child = spawn_echo(
             &tb.name,
-            "--no-store",
-            "-t",
-            "60",
-            "--engine",
-            engine,
-            "--rules",
-            "1000",
-        ]);
+            &["-t", "60", "--engine", engine, "--rules", "1000"],
+        );
         assert!(
             wait_for(20.0, || {
                 let s = fwbench_state(&ns);
@@ -942,18 +933,7 @@ fn import_iptables_save_and_nft_files_run() {
 fn crash_marker_lets_the_next_run_clean_up() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let child = spawn_quiet(&[
-        "echo",
-        "--testbed",
-        &tb.name,
-        "--no-store",
-        "-t",
-        "30",
-        "--engine",
-        "nft",
-        "--rules",
-        "50",
-    ]);
+    let child = spawn_echo(&tb.name, &["-t", "30", "--engine", "nft", "--rules", "50"]);
     assert!(
         wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
         "rules never installed"

@@ -296,3 +296,11 @@ pub fn trial_json(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Valu
     args.extend_from_slice(extra);
     json_of(&args)
 }
+
+/// An echo trial in the background on a testbed (`--no-store`, output discarded), to
+/// be interrupted: `extra` names the duration (`-t`) and the rules.
+pub fn spawn_echo(testbed: &str, extra: &[&str]) -> std::process::Child {
+    let mut args = vec!["echo", "--testbed", testbed, "--no-store"];
+    args.extend_from_slice(extra);
+    spawn_quiet(&args)
+}
