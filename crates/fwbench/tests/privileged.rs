@@ -148,17 +148,7 @@ fn pinning_is_applied_and_recorded() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn sctp_is_reported_unavailable_not_crashed() {
     let tb = TestbedGuard::up("forward");
-    let o = fwbench(&[
-        "echo",
-        "--testbed",
-        &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "-P",
-        "sctp",
-    ]);
+    let o = fwbench(&trial_args("echo", &tb.name, &["-P", "sctp"]));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     // Both kernels are covered: with SCTP the echo must work, without it fwbench must say
     // so clearly. Which one this kernel is comes from the kernel itself, not fwbench.
@@ -1246,8 +1236,7 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
 fn threads_mode_refuses_too_many_clients_before_starting() {
     let _ = ROOT;
     let o = fwbench(&["echo", "-n", "5000", "-T", "threads", "--no-store"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("use -T epoll"), "{}", stderr(&o));
+    assert_refused(&o, "use -T epoll");
 }
 
 /// One run per named testbed and one process per run of a results file: a second
@@ -1281,25 +1270,15 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
     );
     // Same testbed, another command.
     let o = fwbench(&["echo", "--testbed", &tb.name, "-t", "1", "--no-store"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(&format!(
-            "testbed '{}' is in use by fwbench PID {pid}",
-            tb.name
-        )),
-        "{}",
-        stderr(&o)
+    assert_refused(
+        &o,
+        &format!("testbed '{}' is in use by fwbench PID {pid}", tb.name),
     );
     // Same results file, same scenario (it would resume run 1), on an ephemeral
     // testbed so the testbed lock is not what refuses it.
     let o = fwbench(&args);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(&format!("run 1 of {}", db.display()))
-            && stderr(&o).contains(&format!("in use by fwbench PID {pid}")),
-        "{}",
-        stderr(&o)
-    );
+    assert_refused(&o, &format!("run 1 of {}", db.display()));
+    assert_refused(&o, &format!("in use by fwbench PID {pid}"));
     let o = first.wait_with_output().unwrap();
     assert!(o.status.success());
     assert_eq!(

@@ -289,12 +289,23 @@ pub fn kill_all_in(ns: &str) {
 /// One trial command on a testbed, `--no-store --json`, 1 s unless `extra` has `-t`;
 /// its JSON checked as [`json_of`] does.
 pub fn trial_json(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Value {
+    json_of(&trial_args(kind, testbed, extra))
+}
+
+/// The arguments of [`trial_json`], for callers that run them another way.
+pub fn trial_args<'a>(kind: &'a str, testbed: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![kind, "--testbed", testbed, "--no-store", "--json"];
     if !extra.contains(&"-t") {
         args.extend_from_slice(&["-t", "1"]);
     }
     args.extend_from_slice(extra);
-    json_of(&args)
+    args
+}
+
+/// Refused as bad input: exit 2, and stderr names `needle`.
+pub fn assert_refused(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(needle), "{}", stderr(o));
 }
 
 /// An echo trial in the background on a testbed (`--no-store`, output discarded), to
