@@ -161,23 +161,30 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn paced_flow_holds_its_rate_within_one_percent() {
+fn paced_flow_holds_its_rate_within_its_measured_spread() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    // (rate, packets/s it means for 128-byte payloads)
-    for (rate, pps) in [("15M", 15e6 / 1024.0), ("100kpps", 1e5)] {
+    // (rate, packets/s it means for 128-byte payloads, the lowest share of it the
+    // sender must get out). Tolerances from measured spread (docs/tests.md): 16 trials
+    // of 2 s with the debug build at a load average of 5 on this 2-core VM: at 15M
+    // (14 648 pps) sent and received were within 0.02 % of the rate, so 1 % is 50× the
+    // spread; at 100 kpps the sender fell behind by up to 15.7 % (open loop: a late
+    // sender sends less, it never sends more), so only a floor of half the rate holds
+    // at load 8. Nothing was lost through the gateway in any trial: received = sent
+    // within 1 %.
+    for (rate, pps, floor) in [("15M", 15e6 / 1024.0, 0.99), ("100kpps", 1e5, 0.5)] {
         let v = trial_json("flow", &tb.name, &["-t", "2", "--rate", rate]);
         let r = &v["result"];
         let ctx = format!("{rate}: {r}");
         let sent = f(&r["sent_pps"]);
         assert!(
-            (sent - pps).abs() / pps < 0.01,
-            "sent {sent} pps, want {pps}: {ctx}"
+            sent <= pps * 1.01 && sent >= pps * floor,
+            "sent {sent} pps, want {pps} (at least {floor} of it): {ctx}"
         );
         let recv = f(&r["received_pps"]);
         assert!(
-            (recv - pps).abs() / pps < 0.01,
-            "received {recv} pps: {ctx}"
+            (recv - sent).abs() / sent < 0.01,
+            "received {recv} pps of {sent} sent: {ctx}"
         );
         let owd = &r["owd"];
         assert!(u(&owd["count"]) > 0 && u(&owd["min_ns"]) > 0, "{ctx}");

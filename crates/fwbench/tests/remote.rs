@@ -353,6 +353,8 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     ));
     let r = &v["result"];
     assert!(u(&r["sent"]) > 15_000, "{v}");
+    // Exact, from measured spread: 10 floods of 20 kpps on a local testbed at a load
+    // average of 11 lost no packet (docs/tests.md).
     assert_eq!(u(&r["lost"]), 0, "{v}");
     assert_eq!(u(&r["duplicates"]), 0, "{v}");
     // Source and sink are two hosts: their one-way delays say how the clocks were

@@ -258,6 +258,8 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let r = &v["result"];
     assert!(u(&r["sent"]) > 15_000, "{v}");
+    // Exact, from measured spread: 10 floods of 20 kpps on a local testbed at a load
+    // average of 11 lost no packet (docs/tests.md).
     assert_eq!(u(&r["lost"]), 0, "{v}");
     let text = lab.fwbench(&[
         "flood",
