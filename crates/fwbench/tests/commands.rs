@@ -366,21 +366,10 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
     .unwrap();
     let file = file.to_str().unwrap();
     let gw = ns("gw");
-    let child = spawn_echo(file, &["-t", "30", "--engine", "nft", "--rules", "50"]);
-    assert!(
-        wait_for(30.0, || nft_ruleset(&gw).contains("fwbench")),
-        "rules never installed"
-    );
     // SIGKILL the gateway agent (our child's child, in our namespace): it undoes nothing.
-    kill_all_in(&gw);
-    let o = child.wait_with_output().unwrap();
-    assert_ne!(
-        o.status.code(),
-        Some(0),
-        "a trial whose gateway died is not ok"
-    );
+    let state = crash_gateway_agent(file, &gw, &["-t", "30", "--engine", "nft", "--rules", "50"]);
     assert!(
-        nft_ruleset(&gw).contains("fwbench"),
+        state.contains("fwbench"),
         "expected leftovers after the crash"
     );
     let o = fwbench(&["testbed", "cleanup", file]);
@@ -398,51 +387,26 @@ fn degrade_finds_where_a_pinned_gateway_starts_losing() {
     let tb = TestbedGuard::up("forward");
     // 15 Mb/s of 128-byte packets through a gateway pinned to its own CPU: 15 000
     // linear nft rules lose more than 10 % (packet.rs's pinned test), 0 rules nothing.
-    let d = trial_json(
-        "degrade",
-        &tb.name,
-        &[
-            "-t",
-            "1",
-            "--rate",
-            "15M",
-            "--engine",
-            "nft",
-            "--max-rules",
-            "20000",
-            "--pin-client",
-            "0",
-            "--pin-gateway",
-            "1",
-            "--pin-server",
-            "0",
-        ],
-    );
+    let search = [
+        "-t",
+        "1",
+        "--rate",
+        "15M",
+        "--engine",
+        "nft",
+        "--max-rules",
+        "20000",
+    ];
+    let d = trial_json("degrade", &tb.name, &[&search[..], &PINNED].concat());
     let r = &d["result"];
     let good = u(&r["last_good_rules"]);
     assert!(good < 20_000, "the flow degrades below the ceiling: {r}");
     assert!(u(&r["trials"]) > 2, "a search, not a single probe: {r}");
     // Independently: a flow with twice the last good count (or the ceiling) loses.
     let over = (2 * good.max(500)).min(20_000).to_string();
-    let v = trial_json(
-        "flow",
-        &tb.name,
-        &[
-            "-t",
-            "1",
-            "--rate",
-            "15M",
-            "--engine",
-            "nft",
-            "--rules",
-            &over,
-            "--pin-client",
-            "0",
-            "--pin-gateway",
-            "1",
-            "--pin-server",
-            "0",
-        ],
-    );
+    let flow = [
+        "-t", "1", "--rate", "15M", "--engine", "nft", "--rules", &over,
+    ];
+    let v = trial_json("flow", &tb.name, &[&flow[..], &PINNED].concat());
     assert!(u(&v["result"]["lost"]) > 0, "{over} rules: {v}");
 }

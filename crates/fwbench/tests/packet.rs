@@ -88,7 +88,9 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         let r = &v["result"];
         let dropped = t.counter() - before;
         let ctx = format!("IPv{family} {sender}: {r}");
-        assert!(u(&r["sent"]) > 40_000, "{ctx}");
+        // Enough packets to count on: half the asked 50 000 (a late sender sends less;
+        // 35 600 seen at a load of 11, see docs/tests.md). The counts below are exact.
+        assert!(u(&r["sent"]) > 25_000, "{ctx}");
         assert_eq!(u(&r["lost"]), dropped, "{ctx}");
         // numgen counts every packet: exactly one in seven is dropped.
         assert!(dropped.abs_diff(u(&r["sent"]) / 7) <= 1, "{ctx}");
@@ -389,26 +391,10 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
     // place (seen once in CI: 3 %); a real gap shows in both of two trials.
     let mut last = String::new();
     for attempt in 1..=2 {
-        let v = trial_json(
-            "flow",
-            &tb.name,
-            &[
-                "-t",
-                "2",
-                "--rate",
-                "15M",
-                "--engine",
-                "nft",
-                "--rules",
-                "15000",
-                "--pin-client",
-                "0",
-                "--pin-gateway",
-                "1",
-                "--pin-server",
-                "0",
-            ],
-        );
+        let flow = [
+            "-t", "2", "--rate", "15M", "--engine", "nft", "--rules", "15000",
+        ];
+        let v = trial_json("flow", &tb.name, &[&flow[..], &PINNED].concat());
         let r = &v["result"];
         let sent = u(&r["sent"]);
         let lost = u(&r["lost"]);

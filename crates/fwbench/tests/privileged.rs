@@ -411,28 +411,22 @@ const ENGINES: &[&str] = &[
     "ipset-nft",
 ];
 
-fn gw_ns(tb: &TestbedGuard) -> String {
-    format!("fwb-{}-gw", tb.name)
+/// The next trial (another engine) finds the crash marker and removes what it lists.
+fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
+    let v = echo_json(
+        tb,
+        &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    let left = gateway_state(ns);
+    assert!(
+        !left.contains("fwbench") && !left.contains("FWBENCH"),
+        "left: {left}"
+    );
 }
 
-/// Everything fwbench could have left in a gateway namespace.
-fn fwbench_state(ns: &str) -> String {
-    let mut s = String::new();
-    s += &in_ns(ns, &["nft", "list", "ruleset"]);
-    for save in [
-        "iptables-legacy-save",
-        "ip6tables-legacy-save",
-        "iptables-nft-save",
-        "ip6tables-nft-save",
-    ] {
-        s += &in_ns(ns, &[save])
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    s += &in_ns(ns, &["ipset", "list", "-n"]);
-    s
+fn gw_ns(tb: &TestbedGuard) -> String {
+    format!("fwb-{}-gw", tb.name)
 }
 
 #[test]
@@ -463,7 +457,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
         assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
         assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{engine}");
-        let left = fwbench_state(&gw_ns(&tb));
+        let left = gateway_state(&gw_ns(&tb));
         assert!(
             !left.contains("fwbench") && !left.contains("FWBENCH"),
             "{engine} left: {left}"
@@ -510,7 +504,7 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
             assert_eq!(fw["settings"]["table"], table, "{what}: {fw}");
             assert_eq!(v["firewall_settings"]["table"], table, "{what}: {v}");
             assert!(fw["remove_ms"].as_f64().is_some(), "{what}: {fw}");
-            let left = fwbench_state(&ns);
+            let left = gateway_state(&ns);
             assert!(!left.contains("fwbench"), "{what} left: {left}");
         }
     }
@@ -541,7 +535,7 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
             "{err}"
         );
     }
-    assert!(!fwbench_state(&ns).contains("fwbench"));
+    assert!(!gateway_state(&ns).contains("fwbench"));
 }
 
 #[test]
@@ -549,8 +543,9 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 fn crash_marker_cleans_an_ip6_table_up() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let child = spawn_echo(
+    let state = crash_gateway_agent(
         &tb.name,
+        &ns,
         &[
             "-t",
             "30",
@@ -565,26 +560,11 @@ fn crash_marker_cleans_an_ip6_table_up() {
         ],
     );
     assert!(
-        wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
-        "rules never installed"
-    );
-    kill_all_in(&ns);
-    let _ = child.wait_with_output().unwrap();
-    assert!(
-        fwbench_state(&ns).contains("table ip6 fwbench"),
+        state.contains("table ip6 fwbench"),
         "expected an ip6 table left after the crash"
     );
     // The next trial (another engine) finds the marker and deletes `table ip6 fwbench`.
-    let v = echo_json(
-        &tb.name,
-        &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
-    );
-    assert_eq!(v["status"], "ok", "{v}");
-    let left = fwbench_state(&ns);
-    assert!(
-        !left.contains("fwbench") && !left.contains("FWBENCH"),
-        "left: {left}"
-    );
+    next_trial_leaves_the_gateway_clean(&tb.name, &ns);
 }
 
 #[test]
@@ -794,7 +774,7 @@ fn rules_removed_after_sigkill_of_controller() {
         );
         assert!(
             wait_for(20.0, || {
-                let s = fwbench_state(&ns);
+                let s = gateway_state(&ns);
                 s.contains("fwbench") || s.contains("FWBENCH")
             }),
             "{engine}: rules never installed"
@@ -804,11 +784,11 @@ fn rules_removed_after_sigkill_of_controller() {
         child.wait().unwrap();
         assert!(
             wait_for(10.0, || {
-                let s = fwbench_state(&ns);
+                let s = gateway_state(&ns);
                 !s.contains("fwbench") && !s.contains("FWBENCH")
             }),
             "{engine}: left after SIGKILL: {}",
-            fwbench_state(&ns)
+            gateway_state(&ns)
         );
     }
 }
@@ -818,7 +798,7 @@ fn rules_removed_after_sigkill_of_controller() {
 fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let before = fwbench_state(&ns);
+    let before = gateway_state(&ns);
     let dir = TempDir::new();
     let bad_nft = dir.file("bad.nft");
     std::fs::write(&bad_nft, "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n").unwrap();
@@ -859,7 +839,7 @@ fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
             );
         }
     }
-    assert_eq!(before, fwbench_state(&ns), "gateway changed by bad input");
+    assert_eq!(before, gateway_state(&ns), "gateway changed by bad input");
 }
 
 #[test]
@@ -911,7 +891,7 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let left = fwbench_state(&gw_ns(&tb));
+    let left = gateway_state(&gw_ns(&tb));
     assert!(
         !left.contains("fwbench") && !left.contains("FWBENCH"),
         "{left}"
@@ -923,34 +903,18 @@ fn import_iptables_save_and_nft_files_run() {
 fn crash_marker_lets_the_next_run_clean_up() {
     let tb = TestbedGuard::up("forward");
     let ns = gw_ns(&tb);
-    let child = spawn_echo(&tb.name, &["-t", "30", "--engine", "nft", "--rules", "50"]);
-    assert!(
-        wait_for(20.0, || fwbench_state(&ns).contains("fwbench")),
-        "rules never installed"
-    );
     // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
-    kill_all_in(&ns);
-    let o = child.wait_with_output().unwrap();
-    assert_ne!(
-        o.status.code(),
-        Some(0),
-        "a trial whose gateway died is not ok"
+    let state = crash_gateway_agent(
+        &tb.name,
+        &ns,
+        &["-t", "30", "--engine", "nft", "--rules", "50"],
     );
     assert!(
-        fwbench_state(&ns).contains("table inet fwbench"),
+        state.contains("table inet fwbench"),
         "expected leftovers after the crash"
     );
     // The next trial's gateway finds the marker and removes them first.
-    let v = echo_json(
-        &tb.name,
-        &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
-    );
-    assert_eq!(v["status"], "ok", "{v}");
-    let left = fwbench_state(&ns);
-    assert!(
-        !left.contains("fwbench") && !left.contains("FWBENCH"),
-        "left: {left}"
-    );
+    next_trial_leaves_the_gateway_clean(&tb.name, &ns);
 }
 
 #[test]

@@ -315,3 +315,52 @@ pub fn spawn_echo(testbed: &str, extra: &[&str]) -> std::process::Child {
     args.extend_from_slice(extra);
     spawn_quiet(&args)
 }
+
+/// Everything fwbench could have left in a gateway namespace.
+pub fn gateway_state(ns: &str) -> String {
+    let mut s = String::new();
+    s += &in_ns(ns, &["nft", "list", "ruleset"]);
+    for save in [
+        "iptables-legacy-save",
+        "ip6tables-legacy-save",
+        "iptables-nft-save",
+        "ip6tables-nft-save",
+    ] {
+        s += &in_ns(ns, &[save])
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    s += &in_ns(ns, &["ipset", "list", "-n"]);
+    s
+}
+
+/// Start an echo trial on a testbed (`extra`: duration and rules), wait until its rules
+/// are in the gateway namespace `gw`, SIGKILL the gateway agent (it undoes nothing) and
+/// see the trial fail. Returns the gateway's state left behind.
+pub fn crash_gateway_agent(testbed: &str, gw: &str, extra: &[&str]) -> String {
+    let child = spawn_echo(testbed, extra);
+    assert!(
+        wait_for(30.0, || gateway_state(gw).contains("fwbench")),
+        "rules never installed"
+    );
+    kill_all_in(gw);
+    let o = child.wait_with_output().expect("wait for fwbench");
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "a trial whose gateway died is not ok"
+    );
+    gateway_state(gw)
+}
+
+/// Pin the client and the server to CPU 0 and the gateway to CPU 1.
+pub const PINNED: [&str; 6] = [
+    "--pin-client",
+    "0",
+    "--pin-gateway",
+    "1",
+    "--pin-server",
+    "0",
+];
