@@ -846,23 +846,20 @@ fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn import_iptables_save_and_nft_files_run() {
     let tb = TestbedGuard::up("forward");
+    // Two TCP echo clients through an imported rule set; the trial must be ok.
+    let import_echo = |engine: &str, file: &std::path::Path| {
+        let file = file.to_str().unwrap();
+        let v = echo_json(
+            &tb.name,
+            &["-n", "2", "-P", "tcp", "--engine", engine, "--import", file],
+        );
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+        v
+    };
     let dir = TempDir::new();
     let ipt = dir.file("rules.v4");
     std::fs::write(&ipt, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n").unwrap();
-    let v = echo_json(
-        &tb.name,
-        &[
-            "-n",
-            "2",
-            "-P",
-            "tcp",
-            "--engine",
-            "iptables-nft",
-            "--import",
-            ipt.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(v["status"], "ok", "{v}");
+    let v = import_echo("iptables-nft", &ipt);
     assert_eq!(u(&v["result"]["validation_errors"]), 0);
     assert!(
         u(&v["gateway"]["firewall"]["rules"]) >= 3,
@@ -871,20 +868,7 @@ fn import_iptables_save_and_nft_files_run() {
     );
     let nft = dir.file("rules.nft");
     std::fs::write(&nft, "table inet filter {\n\tset bad {\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1, 198.51.100.1 }\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr @bad drop\n\t\tmeta l4proto tcp accept\n\t}\n}\n").unwrap();
-    let v = echo_json(
-        &tb.name,
-        &[
-            "-n",
-            "2",
-            "-P",
-            "tcp",
-            "--engine",
-            "nft",
-            "--import",
-            nft.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(v["status"], "ok", "{v}");
+    let v = import_echo("nft", &nft);
     assert_eq!(
         u(&v["gateway"]["firewall"]["elements"]),
         2,
