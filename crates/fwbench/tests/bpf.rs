@@ -5,28 +5,10 @@
 
 mod util;
 
-use serde_json::Value;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 use util::*;
 
 const BPF_ENGINES: &[&str] = &["xdp", "xdp-map", "xdp-generic", "tc-bpf"];
-
-/// Timing-sensitive tests run one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn in_ns(ns: &str, argv: &[&str]) -> String {
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns])
-        .args(argv)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// What is attached in a namespace (`ip link`: XDP; `bpftool net`: XDP, tc) and
 /// fwbench's programs loaded anywhere (`bpftool prog`: a tcx link keeps its program
@@ -43,12 +25,6 @@ fn attached(ns: &str) -> bool {
     s.contains("fwbench_") || s.contains("prog/xdp")
 }
 
-fn trial(workload: &str, tb: &str, extra: &[&str]) -> Value {
-    let mut args = vec![workload, "--testbed", tb, "--no-store", "--json", "-t", "1"];
-    args.extend_from_slice(extra);
-    json_of(&args)
-}
-
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
@@ -59,7 +35,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
         // Drops: the flood's loss is exactly what the dropping rule counted.
         for model in ["raw-drop", "filter-drop"] {
             for family in ["4", "6"] {
-                let v = trial(
+                let v = trial_json(
                     "flood",
                     &tb.name,
                     &[
@@ -96,7 +72,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
         for case in cases {
             let mut args = vec!["-n", "2", "-P", "udp", "--engine", engine];
             args.extend_from_slice(&case);
-            let v = trial("echo", &tb.name, &args);
+            let v = trial_json("echo", &tb.name, &args);
             let ctx = format!("{engine} {case:?}: {v}");
             assert_eq!(v["status"], "ok", "{ctx}");
             let fw = &v["gateway"]["firewall"];
@@ -150,34 +126,15 @@ fn nothing_stays_attached_after_sigkill() {
     // Controller killed (the agent sees its stdin close), then the agent itself
     // killed (its links close with its file descriptors: nothing is pinned).
     for (engine, kill_agent) in [("xdp", false), ("tc-bpf", false), ("xdp", true)] {
-        let mut child = Command::new(bin())
-            .args([
-                "echo",
-                "--testbed",
-                &tb.name,
-                "--no-store",
-                "-t",
-                "60",
-                "--engine",
-                engine,
-                "--rules",
-                "100",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_echo(
+            &tb.name,
+            &["-t", "60", "--engine", engine, "--rules", "100"],
+        );
         assert!(wait_for(20.0, || attached(&ns)), "{engine}: never attached");
         std::thread::sleep(Duration::from_millis(300));
         if kill_agent {
             // The processes in the gateway namespace are this test's agent.
-            let pids = Command::new("ip")
-                .args(["netns", "pids", &ns])
-                .output()
-                .unwrap();
-            for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
-                let _ = Command::new("kill").args(["-KILL", pid]).status();
-            }
+            kill_all_in(&ns);
         }
         child.kill().unwrap();
         child.wait().unwrap();
@@ -192,27 +149,26 @@ fn nothing_stays_attached_after_sigkill() {
 /// Packets/s of a pinned 64-byte flood through the gateway with `rules` fillers.
 fn pps(tb: &str, engine: &str, rules: u32) -> f64 {
     let rules = rules.to_string();
-    let v = json_of(&[
+    let v = trial_json(
         "flood",
-        "--testbed",
         tb,
-        "--no-store",
-        "--json",
-        "-t",
-        "2",
-        "--size",
-        "frame:64",
-        "--rate",
-        "max",
-        "--engine",
-        engine,
-        "--rules",
-        &rules,
-        "--pin-client",
-        "0",
-        "--pin-server",
-        "0",
-    ]);
+        &[
+            "-t",
+            "2",
+            "--size",
+            "frame:64",
+            "--rate",
+            "max",
+            "--engine",
+            engine,
+            "--rules",
+            &rules,
+            "--pin-client",
+            "0",
+            "--pin-server",
+            "0",
+        ],
+    );
     assert_eq!(v["status"], "ok", "{engine} {rules}: {v}");
     assert_eq!(v["verdicts"]["ok"], true, "{engine} {rules}: {v}");
     let r = &v["result"];

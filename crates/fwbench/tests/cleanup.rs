@@ -26,14 +26,6 @@ fn temp_dirs_of(pids: &[u32]) -> Vec<String> {
         .collect()
 }
 
-fn rules_in(ns: &str) -> String {
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns, "nft", "list", "ruleset"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 fn signal_group_mid_trial(sig: &str) {
     let tb = TestbedGuard::up("forward");
     let (cli, gw, srv) = (
@@ -68,7 +60,7 @@ fn signal_group_mid_trial(sig: &str) {
     let pgid = child.id();
     // Mid-trial: rules installed, nginx serving, curl downloading.
     let running = wait_for(30.0, || {
-        rules_in(&gw).contains("fwbench")
+        nft_ruleset(&gw).contains("fwbench")
             && pids_in(&srv).len() >= 2
             && !temp_dirs_of(&pids_in(&srv)).is_empty()
     });
@@ -105,9 +97,9 @@ fn signal_group_mid_trial(sig: &str) {
         assert!(pids_in(ns).is_empty(), "{sig}: processes in {ns}");
     }
     assert!(
-        !rules_in(&gw).contains("fwbench"),
+        !nft_ruleset(&gw).contains("fwbench"),
         "{sig}: rules left: {}",
-        rules_in(&gw)
+        nft_ruleset(&gw)
     );
     let left: Vec<String> = dirs
         .iter()
@@ -136,25 +128,9 @@ fn sighup_to_the_controllers_group_leaves_nothing() {
 fn sigterm_to_the_gateway_agent_undoes_its_rules() {
     let tb = TestbedGuard::up("forward");
     let gw = format!("fwb-{}-gw", tb.name);
-    let mut child = Command::new(bin())
-        .args([
-            "echo",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "-t",
-            "60",
-            "--engine",
-            "nft",
-            "--rules",
-            "100",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_echo(&tb.name, &["-t", "60", "--engine", "nft", "--rules", "100"]);
     assert!(
-        wait_for(30.0, || rules_in(&gw).contains("fwbench")),
+        wait_for(30.0, || nft_ruleset(&gw).contains("fwbench")),
         "rules never installed"
     );
     // The agent is the one process in the gateway's namespace that runs `fwbench agent`;
@@ -182,10 +158,10 @@ fn sigterm_to_the_gateway_agent_undoes_its_rules() {
         .args(["-TERM", &agents[0].to_string()])
         .status()
         .unwrap();
-    let undone = wait_for(10.0, || !rules_in(&gw).contains("fwbench"));
+    let undone = wait_for(10.0, || !nft_ruleset(&gw).contains("fwbench"));
     let _ = child.kill();
     let _ = child.wait();
-    assert!(undone, "rules left: {}", rules_in(&gw));
+    assert!(undone, "rules left: {}", nft_ruleset(&gw));
     assert!(wait_for(10.0, || !alive(agents[0])));
     assert!(
         wait_for(10.0, || pids_in(&gw).is_empty()),

@@ -251,23 +251,22 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
          tcp dport 21000 ct state new ct count over 300 drop\n  }\n}\n",
     )
     .unwrap();
-    let v = json_of(&[
+    let v = trial_json(
         "connections",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "--limit",
-        "1000",
-        "--timeout-ms",
-        "300",
-        "--hold",
-        "0",
-        "--engine",
-        "nft",
-        "--import",
-        rules.to_str().unwrap(),
-    ]);
+        &[
+            "--limit",
+            "1000",
+            "--timeout-ms",
+            "300",
+            "--hold",
+            "0",
+            "--engine",
+            "nft",
+            "--import",
+            rules.to_str().unwrap(),
+        ],
+    );
     // The imported ruleset dropped SYNs: the trial says so, naming the rule.
     assert_eq!(v["status"], "dropped", "{v}");
     let by = v["verdicts"]["dropped"]["by"].as_str().unwrap();
@@ -348,17 +347,7 @@ fn nginx_and_curl_check_the_built_in_pair() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn sessions_parallel_auto_reports_a_sweet_spot() {
     let tb = TestbedGuard::up("forward");
-    let v = json_of(&[
-        "sessions",
-        "--testbed",
-        &tb.name,
-        "--no-store",
-        "--json",
-        "--parallel",
-        "auto",
-        "-t",
-        "0.3",
-    ]);
+    let v = trial_json("sessions", &tb.name, &["--parallel", "auto", "-t", "0.3"]);
     let v = &v["result"];
     assert_eq!(v["search"], "sweetspot", "{v}");
     let pts = v["points"].as_array().unwrap();

@@ -7,14 +7,6 @@ use serde_json::Value;
 use std::process::Command;
 use util::*;
 
-/// Timing-sensitive tests run one at a time: a parallel flood would take the CPU a
-/// paced sender or a policer measurement needs.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// A test-owned nft table in the testbed's gateway, deleted (only it) when dropped.
 struct GatewayTable {
     ns: String,
@@ -86,27 +78,19 @@ fn measured_loss_equals_the_dropping_rules_counter() {
     );
     for (family, sender) in [("4", "udp"), ("6", "udp"), ("4", "raw")] {
         let before = t.counter();
-        let v = json_of(&[
+        let v = trial_json(
             "flood",
-            "--testbed",
             &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            "1",
-            "-A",
-            family,
-            "--rate",
-            "50kpps",
-            "--sender",
-            sender,
-            "--flows",
-            "3",
-        ]);
+            &[
+                "-t", "1", "-A", family, "--rate", "50kpps", "--sender", sender, "--flows", "3",
+            ],
+        );
         let r = &v["result"];
         let dropped = t.counter() - before;
         let ctx = format!("IPv{family} {sender}: {r}");
-        assert!(u(&r["sent"]) > 40_000, "{ctx}");
+        // Enough packets to count on: half the asked 50 000 (a late sender sends less;
+        // 35 600 seen at a load of 11, see docs/tests.md). The counts below are exact.
+        assert!(u(&r["sent"]) > 25_000, "{ctx}");
         assert_eq!(u(&r["lost"]), dropped, "{ctx}");
         // numgen counts every packet: exactly one in seven is dropped.
         assert!(dropped.abs_diff(u(&r["sent"]) / 7) <= 1, "{ctx}");
@@ -143,21 +127,20 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
         .collect();
     let _t = GatewayTable::new(&tb, "fwbt_slow", &filler);
     let flood = |secs: &str| {
-        let v = json_of(&[
+        let v = trial_json(
             "flood",
-            "--testbed",
             &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            secs,
-            "--frame",
-            "64",
-            "--pin-client",
-            "0",
-            "--pin-server",
-            "0",
-        ]);
+            &[
+                "-t",
+                secs,
+                "--frame",
+                "64",
+                "--pin-client",
+                "0",
+                "--pin-server",
+                "0",
+            ],
+        );
         v["result"].clone()
     };
     let short = flood("0.5");
@@ -180,37 +163,41 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn paced_flow_holds_its_rate_within_one_percent() {
+fn paced_flow_holds_its_rate_within_its_measured_spread() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    // (rate, packets/s it means for 128-byte payloads)
-    for (rate, pps) in [("15M", 15e6 / 1024.0), ("100kpps", 1e5)] {
-        let v = json_of(&[
-            "flow",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            "2",
-            "--rate",
-            rate,
-        ]);
+    // (rate, packets/s it means for 128-byte payloads, the lowest share of it the
+    // sender must get out). Tolerances from measured spread (docs/tests.md): 16 trials
+    // of 2 s with the debug build at a load average of 5 on this 2-core VM: at 15M
+    // (14 648 pps) sent and received were within 0.02 % of the rate, so 1 % is 50× the
+    // spread; at 100 kpps the sender fell behind by up to 15.7 % (open loop: a late
+    // sender sends less, it never sends more), so only a floor of half the rate holds
+    // at load 8. Nothing was lost through the gateway in any trial: received = sent
+    // within 1 %.
+    for (rate, pps, floor) in [("15M", 15e6 / 1024.0, 0.99), ("100kpps", 1e5, 0.5)] {
+        let v = trial_json("flow", &tb.name, &["-t", "2", "--rate", rate]);
         let r = &v["result"];
         let ctx = format!("{rate}: {r}");
         let sent = f(&r["sent_pps"]);
         assert!(
-            (sent - pps).abs() / pps < 0.01,
-            "sent {sent} pps, want {pps}: {ctx}"
+            sent <= pps * 1.01 && sent >= pps * floor,
+            "sent {sent} pps, want {pps} (at least {floor} of it): {ctx}"
         );
         let recv = f(&r["received_pps"]);
         assert!(
-            (recv - pps).abs() / pps < 0.01,
-            "received {recv} pps: {ctx}"
+            (recv - sent).abs() / sent < 0.01,
+            "received {recv} pps of {sent} sent: {ctx}"
         );
         let owd = &r["owd"];
         assert!(u(&owd["count"]) > 0 && u(&owd["min_ns"]) > 0, "{ctx}");
-        assert!(f(&r["jitter_ns"]) >= 0.0, "{ctx}");
+        // RFC 3550 jitter smooths |D| of consecutive one-way delays, each at most the
+        // spread of the delays: positive on a real path, never above max − min.
+        let (min, max) = (u(&owd["min_ns"]), u(&owd["max_ns"]));
+        let jitter = f(&r["jitter_ns"]);
+        assert!(
+            jitter > 0.0 && jitter <= (max - min) as f64,
+            "jitter {jitter} ns, one-way delays {min}..{max} ns: {ctx}"
+        );
     }
 }
 
@@ -220,19 +207,7 @@ fn ping_round_trips_are_positive_and_ordered() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
     for size in ["8", "1000"] {
-        let v = json_of(&[
-            "ping",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--json",
-            "-c",
-            "300",
-            "-i",
-            "1ms",
-            "-s",
-            size,
-        ]);
+        let v = trial_json("ping", &tb.name, &["-c", "300", "-i", "1ms", "-s", size]);
         let r = &v["result"];
         assert_eq!(v["status"], "ok", "{v}");
         assert_eq!(
@@ -342,21 +317,13 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
 fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let v = json_of(&[
+    let v = trial_json(
         "flood",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--engine",
-        "nft",
-        "--model",
-        "raw-drop",
-        "--sink",
-        "gateway",
-    ]);
+        &[
+            "-t", "1", "--engine", "nft", "--model", "raw-drop", "--sink", "gateway",
+        ],
+    );
     let r = &v["result"];
     assert_eq!(r["counted_at"], "gateway");
     assert!(u(&r["received"]) > 0);
@@ -372,20 +339,11 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     );
     assert_eq!(u(&v["verdicts"]["matched_packets"]), u(&r["sent"]), "{v}");
     // Above the MTU only with --fragment: the kernel fragments, the sink reassembles.
-    let v = json_of(&[
+    let v = trial_json(
         "flood",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--size",
-        "8000",
-        "--fragment",
-        "--rate",
-        "5kpps",
-    ]);
+        &["-t", "1", "--size", "8000", "--fragment", "--rate", "5kpps"],
+    );
     let r = &v["result"];
     assert_eq!(u(&r["lost"]), 0, "{r}");
     assert_eq!(
@@ -395,21 +353,20 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     );
     assert!(u(&r["received"]) > 4000, "{r}");
     // A slow flow never degrades with 2 000 rules: two trials (ceiling, floor) settle it.
-    let d = json_of(&[
+    let d = trial_json(
         "degrade",
-        "--testbed",
         &tb.name,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--rate",
-        "1kpps",
-        "--engine",
-        "iptables-legacy",
-        "--max-rules",
-        "2000",
-    ]);
+        &[
+            "-t",
+            "1",
+            "--rate",
+            "1kpps",
+            "--engine",
+            "iptables-legacy",
+            "--max-rules",
+            "2000",
+        ],
+    );
     let d = &d["result"];
     assert_eq!(d["first_degraded_rules"], Value::Null, "{d}");
     assert_eq!(u(&d["last_good_rules"]), 2000, "{d}");
@@ -425,7 +382,7 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
         .unwrap_or(1)
         < 2
     {
-        return; // needs a CPU for the gateway besides the sender's
+        return skip("needs a CPU for the gateway besides the sender's");
     }
     let tb = TestbedGuard::up("forward");
     // 15 000 linear nft rules cost far more than 70 µs per packet: the gateway's CPU
@@ -434,27 +391,10 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
     // place (seen once in CI: 3 %); a real gap shows in both of two trials.
     let mut last = String::new();
     for attempt in 1..=2 {
-        let v = json_of(&[
-            "flow",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--json",
-            "-t",
-            "2",
-            "--rate",
-            "15M",
-            "--engine",
-            "nft",
-            "--rules",
-            "15000",
-            "--pin-client",
-            "0",
-            "--pin-gateway",
-            "1",
-            "--pin-server",
-            "0",
-        ]);
+        let flow = [
+            "-t", "2", "--rate", "15M", "--engine", "nft", "--rules", "15000",
+        ];
+        let v = trial_json("flow", &tb.name, &[&flow[..], &PINNED].concat());
         let r = &v["result"];
         let sent = u(&r["sent"]);
         let lost = u(&r["lost"]);

@@ -21,11 +21,6 @@ use util::*;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn run(prog: &str, args: &[&str]) -> Output {
     let o = Command::new(prog)
         .args(args)
@@ -324,21 +319,11 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         assert!(out.contains(want), "check: no {want:?} in\n{out}");
     }
     for (proto, family) in [("tcp", "4"), ("udp", "4"), ("tcp", "6")] {
-        let v = h.json(&[
+        let v = h.json(&trial_args(
             "echo",
-            "--testbed",
             &file,
-            "--no-store",
-            "--json",
-            "-t",
-            "1",
-            "-n",
-            "3",
-            "-P",
-            proto,
-            "-A",
-            family,
-        ]);
+            &["-n", "3", "-P", proto, "-A", family],
+        ));
         let ctx = format!("echo {proto}/IPv{family}: {v}");
         assert_eq!(v["status"], "ok", "{ctx}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
@@ -361,21 +346,15 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
             assert!(p["clock"]["uncertainty_ns"].as_i64().unwrap() >= 0, "{ctx}");
         }
     }
-    let v = h.json(&[
+    let v = h.json(&trial_args(
         "flood",
-        "--testbed",
         &file,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--rate",
-        "20kpps",
-        "--flows",
-        "2",
-    ]);
+        &["--rate", "20kpps", "--flows", "2"],
+    ));
     let r = &v["result"];
     assert!(u(&r["sent"]) > 15_000, "{v}");
+    // Exact, from measured spread: 10 floods of 20 kpps on a local testbed at a load
+    // average of 11 lost no packet (docs/tests.md).
     assert_eq!(u(&r["lost"]), 0, "{v}");
     assert_eq!(u(&r["duplicates"]), 0, "{v}");
     // Source and sink are two hosts: their one-way delays say how the clocks were
@@ -438,12 +417,7 @@ fn remote_bad_host_key_or_file_exits_2() {
         t.replace("interface = \"g0\"", "interface = \"g9\"")
     });
     let o = h.fwbench(&["testbed", "check", &file]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("gateway host: no interface g9"),
-        "{}",
-        stderr(&o)
-    );
+    assert_refused(&o, "gateway host: no interface g9");
     assert!(
         wait_for(5.0, || h.strays().is_empty()),
         "left running: {:?}",
@@ -685,17 +659,7 @@ fn remote_client_port_moved_over_ssh_and_given_back() {
             "addresses = [\"198.18.0.2\", \"198.18.0.3\"]",
         )
     });
-    let v = h.json(&[
-        "echo",
-        "--testbed",
-        &file,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "-n",
-        "2",
-    ]);
+    let v = h.json(&trial_args("echo", &file, &["-n", "2"]));
     assert_eq!(v["status"], "ok", "{v}");
     assert_eq!(u(&v["result"]["validation_errors"]), 0, "{v}");
     let client = v["placement"]

@@ -14,12 +14,7 @@ fn report_refuses_files_that_are_not_fwbench_results() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("no such results file"),
-        "{}",
-        stderr(&o)
-    );
+    assert_refused(&o, "no such results file");
     // A SQLite file of another program.
     let other = dir.file("other.db");
     let s = std::process::Command::new("sqlite3")
@@ -34,12 +29,7 @@ fn report_refuses_files_that_are_not_fwbench_results() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("not an fwbench results file"),
-        "{}",
-        stderr(&o)
-    );
+    assert_refused(&o, "not an fwbench results file");
     // Not SQLite at all.
     let junk = dir.file("junk.db");
     std::fs::write(&junk, "hello, not a database\n".repeat(100)).unwrap();
@@ -94,8 +84,7 @@ fn report_never_overwrites_its_input() {
                 "-o",
                 out.to_str().unwrap(),
             ]);
-            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-            assert!(stderr(&o).contains("base.db"), "{}", stderr(&o));
+            assert_refused(&o, "base.db");
         }
     }
     let o = fwbench(&[
@@ -106,8 +95,7 @@ fn report_never_overwrites_its_input() {
         "--report",
         link.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--report"), "{}", stderr(&o));
+    assert_refused(&o, "--report");
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
     // A real output file still works, and reading did not change the input.
     let out = dir.file("r.md");
@@ -136,8 +124,7 @@ fn report_refuses_an_empty_file_without_touching_it() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("empty.db"), "{}", stderr(&o));
+    assert_refused(&o, "empty.db");
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     assert!(!out.exists());
 }

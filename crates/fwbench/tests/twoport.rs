@@ -20,11 +20,6 @@ use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use util::*;
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn run(args: &[&str]) -> Output {
     let o = Command::new(args[0])
         .args(&args[1..])
@@ -227,21 +222,11 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
     assert_eq!(lab.port("p1"), Some(p1));
     let file = lab.file(true);
     for (proto, family) in [("tcp", "4"), ("udp", "6")] {
-        let o = lab.fwbench(&[
+        let o = lab.fwbench(&trial_args(
             "echo",
-            "--testbed",
             &file,
-            "--no-store",
-            "--json",
-            "-t",
-            "1",
-            "-n",
-            "3",
-            "-P",
-            proto,
-            "-A",
-            family,
-        ]);
+            &["-n", "3", "-P", proto, "-A", family],
+        ));
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
         let ctx = format!("echo {proto}/IPv{family}: {v}");
@@ -268,21 +253,13 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         lab.assert_given_back(&ctx);
     }
     // A flood through the DUT: every packet arrives (it is the DUT that forwards).
-    let o = lab.fwbench(&[
-        "flood",
-        "--testbed",
-        &file,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "--rate",
-        "20kpps",
-    ]);
+    let o = lab.fwbench(&trial_args("flood", &file, &["--rate", "20kpps"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let r = &v["result"];
     assert!(u(&r["sent"]) > 15_000, "{v}");
+    // Exact, from measured spread: 10 floods of 20 kpps on a local testbed at a load
+    // average of 11 lost no packet (docs/tests.md).
     assert_eq!(u(&r["lost"]), 0, "{v}");
     let text = lab.fwbench(&[
         "flood",
@@ -350,13 +327,8 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         "-t",
         "1",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("engine nft needs rules on the gateway")
-            && stderr(&o).contains("external"),
-        "{}",
-        stderr(&o)
-    );
+    assert_refused(&o, "engine nft needs rules on the gateway");
+    assert_refused(&o, "external");
     lab.assert_given_back("refused engine");
 }
 
@@ -528,7 +500,6 @@ fn two_port_bad_interface_exits_2_and_changes_nothing() {
         .replace("\"p1\"", "\"p9\"");
     std::fs::write(&file, text).unwrap();
     let o = lab.fwbench(&["echo", "--testbed", &file, "--no-store", "-t", "1"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("server interface p9"), "{}", stderr(&o));
+    assert_refused(&o, "server interface p9");
     lab.assert_given_back("bad interface");
 }

@@ -157,6 +157,22 @@ CREATE TABLE samples (
 CREATE INDEX samples_trial ON samples(trial_id);
 ";
 
+/// The columns every view takes from a trial's parameters and firewall, in this order
+/// after `started_at` (one block, so the views cannot drift apart).
+macro_rules! view_common_columns {
+    () => {
+        concat!(
+            "    json_extract(params, '$.topology') AS topology,\n",
+            "    json_extract(params, '$.engine') AS engine,\n",
+            "    json_extract(params, '$.model') AS model,\n",
+            "    json_extract(params, '$.rules') AS rules_requested,\n",
+            "    rules_installed, set_elements,\n",
+            "    json_extract(params, '$.position') AS rule_position,\n",
+            "    json_extract(params, '$.family') AS ip_family,\n",
+        )
+    };
+}
+
 /// Version 4: `rules` named for what it is; the views ([`VIEWS`], by workload name
 /// until version 5).
 const SCHEMA_V4: &str = "
@@ -167,16 +183,12 @@ ALTER TABLE trials RENAME COLUMN rules TO rules_installed;
 /// (the `trials` headline columns mean different things per workload: `throughput_bps`
 /// is goodput for sessions, `lost` failed sessions …). `{echo}`, `{packet}` and
 /// `{conn}` are each view's row filter.
-const VIEWS: &str = "CREATE VIEW echo_results AS SELECT
+const VIEWS: &str = concat!(
+    "CREATE VIEW echo_results AS SELECT
     id AS trial_id, run_id, trial_key, rep, status, error, started_at,
-    json_extract(params, '$.topology') AS topology,
-    json_extract(params, '$.engine') AS engine,
-    json_extract(params, '$.model') AS model,
-    json_extract(params, '$.rules') AS rules_requested,
-    rules_installed, set_elements,
-    json_extract(params, '$.position') AS rule_position,
-    json_extract(params, '$.family') AS ip_family,
-    json_extract(params, '$.proto') AS transport,
+",
+    view_common_columns!(),
+    "    json_extract(params, '$.proto') AS transport,
     json_extract(params, '$.clients') AS clients,
     json_extract(params, '$.frame_size') AS frame_size_bytes,
     json_extract(params, '$.server') AS server_mode,
@@ -191,14 +203,9 @@ const VIEWS: &str = "CREATE VIEW echo_results AS SELECT
 FROM trials WHERE {echo};
 CREATE VIEW packet_results AS SELECT
     id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
-    json_extract(params, '$.topology') AS topology,
-    json_extract(params, '$.engine') AS engine,
-    json_extract(params, '$.model') AS model,
-    json_extract(params, '$.rules') AS rules_requested,
-    rules_installed, set_elements,
-    json_extract(params, '$.position') AS rule_position,
-    json_extract(params, '$.family') AS ip_family,
-    json_extract(params, '$.packet.size.payload') AS udp_payload_bytes,
+",
+    view_common_columns!(),
+    "    json_extract(params, '$.packet.size.payload') AS udp_payload_bytes,
     json_extract(params, '$.packet.size.frame') AS ethernet_frame_bytes,
     json_extract(params, '$.packet.rate.bps') AS rate_requested_bps,
     json_extract(params, '$.packet.rate.pps') AS rate_requested_pps,
@@ -216,14 +223,9 @@ CREATE VIEW packet_results AS SELECT
 FROM trials WHERE {packet};
 CREATE VIEW conn_results AS SELECT
     id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
-    json_extract(params, '$.topology') AS topology,
-    json_extract(params, '$.engine') AS engine,
-    json_extract(params, '$.model') AS model,
-    json_extract(params, '$.rules') AS rules_requested,
-    rules_installed, set_elements,
-    json_extract(params, '$.position') AS rule_position,
-    json_extract(params, '$.family') AS ip_family,
-    json_extract(params, '$.conn.parallel') AS parallel,
+",
+    view_common_columns!(),
+    "    json_extract(params, '$.conn.parallel') AS parallel,
     json_extract(params, '$.conn.request') AS request_bytes,
     json_extract(params, '$.conn.size') AS response_bytes,
     json_extract(params, '$.conn.limit') AS connection_limit,
@@ -239,7 +241,8 @@ CREATE VIEW conn_results AS SELECT
     json_extract(results, '$.conn.hold.alive_at_stop') AS connections_alive_at_end,
     install_ms AS rules_install_ms, verdicts_ok
 FROM trials WHERE {conn};
-";
+",
+);
 
 /// The views with their row filters.
 fn views(echo: &str, packet: &str, conn: &str) -> String {

@@ -561,6 +561,10 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
+    mod skip {
+        include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/util/skip.rs"));
+    }
+
     fn tool(
         name: &'static str,
         version: Option<&str>,
@@ -681,9 +685,22 @@ mod tests {
         assert!(run("/nonexistent/fwb", &[], VERSION_TIMEOUT).is_err());
     }
 
+    /// The probe against the kernel's own list of registered protocols (the probe's
+    /// socket call loads the sctp module first where there is one), and its message.
     #[test]
-    fn sctp_check_agrees() {
-        assert_eq!(probe_sctp().ok, sctp_available());
+    fn sctp_probe_agrees_with_the_kernels_protocol_list() {
+        let c = probe_sctp();
+        let protocols = std::fs::read_to_string("/proc/net/protocols").unwrap();
+        let listed = protocols
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some("SCTP"));
+        assert_eq!(c.ok, listed, "{c:?}\n{protocols}");
+        if !c.ok {
+            assert!(
+                c.detail.starts_with("SCTP unavailable in this kernel ("),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]
@@ -698,15 +715,18 @@ mod tests {
     #[test]
     fn orphaned_scratch_namespaces_are_reaped() {
         if crate::sys::euid() != 0 {
-            return; // creating a namespace needs root (CI runs as root)
+            return skip::skip("creating a namespace needs root (CI runs as root)");
         }
-        // A process id that is certainly gone: a child we started and reaped.
-        let mut c = std::process::Command::new("true").spawn().unwrap();
-        let dead = c.id();
-        c.wait().unwrap();
-        if std::path::Path::new(&format!("/proc/{dead}")).exists() {
-            return; // reused already: nothing to prove
-        }
+        // A process id that is certainly gone: a child we started and reaped (tried
+        // again in the rare case its PID was reused at once).
+        let dead = (0..100)
+            .find_map(|_| {
+                let mut c = std::process::Command::new("true").spawn().unwrap();
+                let pid = c.id();
+                c.wait().unwrap();
+                (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(pid)
+            })
+            .expect("a PID that stays unused");
         let orphan = format!("fwb-check-{dead}-7");
         run("ip", &["netns", "add", &orphan], PROBE_TIMEOUT).unwrap();
         let ns = Netns::create("ip").unwrap();

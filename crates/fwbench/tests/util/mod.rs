@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+mod skip;
+#[allow(unused_imports)]
+pub use skip::skip;
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fwbench")
 }
@@ -16,6 +20,22 @@ pub fn fwbench(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run fwbench")
+}
+
+/// Run fwbench and check it left no ephemeral testbed behind: those are named after the
+/// controller's PID (`fwb-e<pid>x…`), so the check holds while other tests run.
+pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
+    let child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run fwbench");
+    let pid = child.id();
+    let o = child.wait_with_output().expect("wait for fwbench");
+    let left = namespaces_with(&format!("fwb-e{pid}x"));
+    assert!(left.is_empty(), "{args:?} left {left:?}");
+    o
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -214,3 +234,133 @@ pub fn u(v: &serde_json::Value) -> u64 {
 pub fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
+
+/// Whether this kernel has SCTP, from the kernel's own list of registered protocols
+/// (`/proc/net/protocols`) — an answer independent of fwbench's probe. Call it after
+/// fwbench tried an SCTP socket: that loads the module where there is one.
+pub fn sctp_in_kernel() -> bool {
+    let text = std::fs::read_to_string("/proc/net/protocols").expect("/proc/net/protocols");
+    text.lines()
+        .any(|l| l.split_whitespace().next() == Some("SCTP"))
+}
+
+/// Timing-sensitive tests of one test binary run one at a time (a panic elsewhere does
+/// not poison the others).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    M.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Stdout of `argv` run inside the namespace `ns` (empty when it fails).
+pub fn in_ns(ns: &str, argv: &[&str]) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(argv)
+        .output()
+        .expect("ip netns exec");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `nft list ruleset` inside a namespace.
+pub fn nft_ruleset(ns: &str) -> String {
+    in_ns(ns, &["nft", "list", "ruleset"])
+}
+
+/// fwbench in the background, its output discarded (a trial to interrupt).
+pub fn spawn_quiet(args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run fwbench")
+}
+
+/// SIGKILL every process in a namespace this test created (agents it started).
+pub fn kill_all_in(ns: &str) {
+    for pid in pids_in(ns) {
+        Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .expect("kill");
+    }
+}
+
+/// One trial command on a testbed, `--no-store --json`, 1 s unless `extra` has `-t`;
+/// its JSON checked as [`json_of`] does.
+pub fn trial_json(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Value {
+    json_of(&trial_args(kind, testbed, extra))
+}
+
+/// The arguments of [`trial_json`], for callers that run them another way.
+pub fn trial_args<'a>(kind: &'a str, testbed: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![kind, "--testbed", testbed, "--no-store", "--json"];
+    if !extra.contains(&"-t") {
+        args.extend_from_slice(&["-t", "1"]);
+    }
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Refused as bad input: exit 2, and stderr names `needle`.
+pub fn assert_refused(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(needle), "{}", stderr(o));
+}
+
+/// An echo trial in the background on a testbed (`--no-store`, output discarded), to
+/// be interrupted: `extra` names the duration (`-t`) and the rules.
+pub fn spawn_echo(testbed: &str, extra: &[&str]) -> std::process::Child {
+    let mut args = vec!["echo", "--testbed", testbed, "--no-store"];
+    args.extend_from_slice(extra);
+    spawn_quiet(&args)
+}
+
+/// Everything fwbench could have left in a gateway namespace.
+pub fn gateway_state(ns: &str) -> String {
+    let mut s = String::new();
+    s += &in_ns(ns, &["nft", "list", "ruleset"]);
+    for save in [
+        "iptables-legacy-save",
+        "ip6tables-legacy-save",
+        "iptables-nft-save",
+        "ip6tables-nft-save",
+    ] {
+        s += &in_ns(ns, &[save])
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    s += &in_ns(ns, &["ipset", "list", "-n"]);
+    s
+}
+
+/// Start an echo trial on a testbed (`extra`: duration and rules), wait until its rules
+/// are in the gateway namespace `gw`, SIGKILL the gateway agent (it undoes nothing) and
+/// see the trial fail. Returns the gateway's state left behind.
+pub fn crash_gateway_agent(testbed: &str, gw: &str, extra: &[&str]) -> String {
+    let child = spawn_echo(testbed, extra);
+    assert!(
+        wait_for(30.0, || gateway_state(gw).contains("fwbench")),
+        "rules never installed"
+    );
+    kill_all_in(gw);
+    let o = child.wait_with_output().expect("wait for fwbench");
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "a trial whose gateway died is not ok"
+    );
+    gateway_state(gw)
+}
+
+/// Pin the client and the server to CPU 0 and the gateway to CPU 1.
+pub const PINNED: [&str; 6] = [
+    "--pin-client",
+    "0",
+    "--pin-gateway",
+    "1",
+    "--pin-server",
+    "0",
+];

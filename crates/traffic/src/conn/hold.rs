@@ -251,11 +251,20 @@ mod tests {
         assert!(l.contains("unreadable"), "{l}");
     }
 
+    /// The range as sysctl(8) reads it (procps, which scripts/setup.sh installs).
     #[test]
     fn reads_the_port_range() {
-        if let Some((a, b)) = local_port_range() {
-            assert!(a <= b && b <= 65535, "{a} {b}");
-        }
+        let o = std::process::Command::new("sysctl")
+            .args(["-n", "net.ipv4.ip_local_port_range"])
+            .output()
+            .expect("sysctl(8) (procps)");
+        let text = String::from_utf8_lossy(&o.stdout);
+        let w: Vec<u32> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(local_port_range(), Some((w[0], w[1])), "sysctl: {text}");
+        assert!(w[0] <= w[1] && w[1] <= 65535, "{w:?}");
     }
 
     #[test]
