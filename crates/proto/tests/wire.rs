@@ -93,6 +93,8 @@ fn role_specs() -> Vec<RoleSpec> {
                 upstream_port: 80,
                 buffer: 16384,
             }),
+            // Empty: the pinned frame below stays what older controllers send.
+            events: vec![],
         }),
         RoleSpec::UdpSource(UdpSourceSpec {
             sources: vec![ip("198.18.0.2")],
@@ -200,6 +202,8 @@ fn role_results() -> Vec<RoleResults> {
             }),
             // None: the pinned frame below is what older agents send, unchanged.
             residue: None,
+            // Empty: likewise (no events scheduled).
+            updates: vec![],
         }),
         RoleResults::UdpSource(UdpSourceResults {
             sent: c,

@@ -99,6 +99,7 @@ impl RoleRun for GatewayRole {
             interfaces,
             proxy,
             residue: Some(Box::new(residue)),
+            updates: vec![],
         }))
     }
 }

@@ -170,6 +170,7 @@ fn drive(
             // Pinning the gateway pins its packet processing too.
             steer_cpus: pin.gateway.clone(),
             proxy: roles.proxy.clone(),
+            events: vec![],
         };
         start(
             "gateway",
