@@ -10,9 +10,10 @@
 //! creates is named `fwbench` / `FWBENCH-*` / `fwbench-*`.
 //!
 //! Layers, top to bottom (a module imports only modules below it):
-//! `request`, `report` → `install` → `render` → `engine` → `plan`, `rendered`,
-//! `tool` → `models`, `import` → `model`.
+//! `request`, `report` → `update`, `install` → `render` → `engine` → `plan`,
+//! `change`, `rendered`, `tool` → `models`, `import` → `model`.
 
+pub mod change;
 pub mod engine;
 pub mod import;
 pub mod install;
@@ -24,6 +25,7 @@ mod rendered;
 pub mod report;
 pub mod request;
 pub mod tool;
+pub mod update;
 
 pub use model::*;
 pub use report::Report;

@@ -52,6 +52,7 @@ impl Request {
     pub fn render(&self) -> Result<Rendered, RequestError> {
         let opts = EngineOptions {
             nft_family: self.nft_family,
+            ..EngineOptions::default()
         };
         Ok(render_with(&self.rule_set()?, self.engine, &opts)?)
     }
