@@ -217,6 +217,34 @@ pub struct UpdateRow {
     pub error: Option<String>,
 }
 
+/// What the sink saw of one flow in fine time bins by *send* time (the packet's
+/// intended send stamp, CLOCK_REALTIME): packets received, lost, one-way delay —
+/// and the sequence numbers and stamps that date a change in the flow's fate.
+/// Lost packets are placed at their interpolated send time between the received
+/// packets around the gap; a late arrival takes its loss back.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FlowBins {
+    pub width_ns: u64,
+    /// Send time of the start of bin 0, ns since the epoch.
+    pub origin_ns: u64,
+    pub received: Vec<u32>,
+    pub lost: Vec<u32>,
+    /// Sum of the bin's one-way delays, µs (mean: divide by `received`).
+    pub owd_sum_us: Vec<u64>,
+    pub owd_max_us: Vec<u32>,
+    /// First packet received: (sequence number, send stamp ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<(u32, u64)>,
+    /// Highest sequence number received, with its send stamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest: Option<(u32, u64)>,
+    /// The longest run of packets lost between two received ones (ignoring late
+    /// arrivals): (last received seq before, its stamp, first received after, its
+    /// stamp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_gap: Option<(u32, u64, u32, u64)>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,6 +117,7 @@ fn role_specs() -> Vec<RoleSpec> {
             threads: 1,
             flows: 4,
             payload: 1500,
+            bin_ns: 0,
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),
@@ -224,6 +225,7 @@ fn role_results() -> Vec<RoleResults> {
                 reordered: 0,
                 owd: rtt(2000),
                 jitter_ns: 12.5,
+                bins: None,
             }],
             owd: rtt(2000),
             active_ns: 7,

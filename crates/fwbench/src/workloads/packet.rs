@@ -222,6 +222,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.sink_threads,
         flows: k.flows,
         payload,
+        bin_ns: 0,
     }));
     Ok((sink, source))
 }
