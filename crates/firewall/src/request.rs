@@ -50,11 +50,25 @@ impl Request {
 
     /// The rule set asked for, rendered for the request's engine.
     pub fn render(&self) -> Result<Rendered, RequestError> {
-        let opts = EngineOptions {
+        self.render_with_room(0)
+    }
+
+    /// The engine options of the request, with room for `set_room` more elements in
+    /// every set (gateway events that add elements).
+    pub fn options(&self, set_room: u32) -> EngineOptions {
+        EngineOptions {
             nft_family: self.nft_family,
-            ..EngineOptions::default()
-        };
-        Ok(render_with(&self.rule_set()?, self.engine, &opts)?)
+            set_room,
+        }
+    }
+
+    /// [`Request::render`] with room for `set_room` more elements in every set.
+    pub fn render_with_room(&self, set_room: u32) -> Result<Rendered, RequestError> {
+        Ok(render_with(
+            &self.rule_set()?,
+            self.engine,
+            &self.options(set_room),
+        )?)
     }
 
     /// The request as `proto::GatewaySpec::firewall` carries it.

@@ -228,6 +228,23 @@ impl Events {
         spec.marker.map(|m| L4::from(m.proto)).unwrap_or(L4::Udp)
     }
 
+    /// Whether this engine can make `spec`'s updates (rendered on a scratch copy;
+    /// nothing is applied): the error names what it cannot.
+    pub fn check(&self, spec: &EventSpec) -> Result<(), UpdateError> {
+        spec.check().map_err(UpdateError::Invalid)?;
+        let mut scratch = Events::new(&self.installed, self.rule_set.clone(), self.opts);
+        let mut probe = spec.clone();
+        // A deletion is checked as the insertion it undoes (nothing is prepared here).
+        probe.kind = match spec.kind {
+            UpdateKind::Delete => UpdateKind::Add,
+            UpdateKind::RemoveElements => UpdateKind::AddElements,
+            k @ (UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements) => k,
+        };
+        probe.k = spec.k.min(2);
+        scratch.render(0, 0, &probe)?;
+        Ok(())
+    }
+
     /// Untimed, before the traffic phase: put in place what event `event`'s updates
     /// delete or remove (`count × K` rules or elements, the marker flow's first).
     pub fn prepare(&mut self, event: u32, spec: &EventSpec) -> Result<(), UpdateError> {

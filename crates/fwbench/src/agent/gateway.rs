@@ -33,6 +33,8 @@ pub fn sysctl_path(name: &str) -> String {
 
 /// The gateway role while set up.
 pub struct GatewayRole {
+    /// Gateway events (dropped, hence undone, before the guard).
+    events: Option<super::events::EventRunner>,
     guard: GatewayGuard,
     /// sysctl values in force (after setup).
     in_force: Vec<(String, String)>,
@@ -64,12 +66,16 @@ impl GatewayRole {
             tracing::warn!("removed rules a crashed run left in this namespace");
         }
         if let Some(fw) = &spec.firewall {
-            guard.install_rules(fw)?;
+            guard.install_rules(fw, super::events::set_room(&spec.events))?;
         }
         if let Some(p) = &spec.proxy {
             guard.start_proxy(p)?;
         }
+        let installed = guard.rules.as_ref().map(|r| &*r.rendered);
+        let events =
+            super::events::EventRunner::setup(&spec.events, spec.firewall.as_ref(), installed)?;
         Ok(GatewayRole {
+            events,
             guard,
             in_force,
             interfaces: vec![],
@@ -80,6 +86,9 @@ impl GatewayRole {
 impl RoleRun for GatewayRole {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();
+        if let Some(e) = &mut self.events {
+            e.start();
+        }
     }
 
     fn progress(&self) -> Progress {
@@ -90,8 +99,13 @@ impl RoleRun for GatewayRole {
         let interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
         let GatewayRole {
-            guard, in_force, ..
+            mut events,
+            guard,
+            in_force,
+            ..
         } = *self;
+        // The events' changes out first: the verdicts read the rule set as installed.
+        let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
         let (firewall, proxy, residue) = guard.finish();
         Ok(RoleResults::Gateway(GatewayResults {
             sysctls: in_force,
@@ -99,7 +113,7 @@ impl RoleRun for GatewayRole {
             interfaces,
             proxy,
             residue: Some(Box::new(residue)),
-            updates: vec![],
+            updates,
         }))
     }
 }
@@ -210,7 +224,11 @@ impl GatewayGuard {
         Ok(())
     }
 
-    fn install_rules(&mut self, value: &serde_json::Value) -> Result<(), AgentError> {
+    fn install_rules(
+        &mut self,
+        value: &serde_json::Value,
+        set_room: u32,
+    ) -> Result<(), AgentError> {
         use firewall::{install::InstallError, tool::ToolError};
         let request = firewall::Request::from_wire(value).map_err(|e| {
             error(
@@ -219,7 +237,7 @@ impl GatewayGuard {
             )
         })?;
         let rendered = request
-            .render()
+            .render_with_room(set_room)
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
         self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {

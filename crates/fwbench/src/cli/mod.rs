@@ -286,6 +286,8 @@ pub struct StreamArgs {
     /// testbed addresses; its counter is checked after the trial
     #[arg(long, value_parser = crate::params::packet::parse_aim)]
     aim: Option<String>,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 impl StreamArgs {
@@ -311,6 +313,7 @@ impl StreamArgs {
             src: self.src,
             dst: self.dst,
             aim: self.aim.clone(),
+            events: self.events.params(),
         }
     }
 }

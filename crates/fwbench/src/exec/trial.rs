@@ -170,7 +170,7 @@ fn drive(
             // Pinning the gateway pins its packet processing too.
             steer_cpus: pin.gateway.clone(),
             proxy: roles.proxy.clone(),
-            events: vec![],
+            events: crate::workloads::events::gateway_events(p, &roles.client.1),
         };
         start(
             "gateway",

@@ -220,7 +220,18 @@ fn outcome_line_fixed(o: &Outcome) -> String {
             } else {
                 String::new()
             }
-        );
+        ) + &s
+            .events
+            .as_ref()
+            .map(|e| {
+                crate::workloads::events::text(
+                    e,
+                    &o.firewall()
+                        .map(|f| f.engine.to_string())
+                        .unwrap_or_else(|| "no engine".into()),
+                )
+            })
+            .unwrap_or_default();
     }
     if let (Status::Ok, Some(c)) = (&o.status, &o.conn) {
         return conn_line(c);
