@@ -220,18 +220,7 @@ fn outcome_line_fixed(o: &Outcome) -> String {
             } else {
                 String::new()
             }
-        ) + &s
-            .events
-            .as_ref()
-            .map(|e| {
-                crate::workloads::events::text(
-                    e,
-                    &o.firewall()
-                        .map(|f| f.engine.to_string())
-                        .unwrap_or_else(|| "no engine".into()),
-                )
-            })
-            .unwrap_or_default();
+        );
     }
     if let (Status::Ok, Some(c)) = (&o.status, &o.conn) {
         return conn_line(c);
@@ -478,6 +467,12 @@ fn firewall_lines(o: &Outcome) -> String {
         );
         if !f.settings.is_empty() {
             out += &format!("  settings     {}\n", f.settings.to_line());
+        }
+        if let Some(e) = o.packet.as_ref().and_then(|p| p.events.as_ref()) {
+            let engine = f.engine.to_string();
+            for line in crate::workloads::events::text(e, &engine).lines().skip(1) {
+                out += &format!("  events       {}\n", line.trim_start());
+            }
         }
         let v = f.verdicts.as_ref();
         // Counters that could not be read print as JSON's null.
