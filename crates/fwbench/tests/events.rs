@@ -74,24 +74,47 @@ fn an_added_drop_rule_takes_effect_for_every_engine() {
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn repeated_updates_and_deletions_each_report_a_row() {
+fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     let tb = TestbedGuard::up("forward");
-    let v = flow(
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&[
+        "flow",
+        "--testbed",
         &tb.name,
+        "--db",
+        db.to_str().unwrap(),
+        "-r",
+        "20kpps",
+        "--flows",
+        "2",
+        "--sources",
+        "2",
+        "-t",
+        "2",
+        "--engine",
         "nft",
-        &[
-            "--event",
-            "add:2@500ms",
-            "--event-rate",
-            "4",
-            "--event-count",
-            "4",
-        ],
+        "--rules",
+        "100",
+        "--event",
+        "add:2@500ms",
+        "--event-rate",
+        "4",
+        "--event-count",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The stored per-update rows match the number scheduled, all committed.
+    let count = |sql: &str| sqlite_count(&db, sql);
+    assert_eq!(count("SELECT count(*) FROM gateway_updates"), 4);
+    assert_eq!(
+        count("SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"),
+        4
     );
-    assert_eq!(v["status"], "ok", "{v}");
-    let ups = v["result"]["events"]["updates"].as_array().unwrap();
-    assert_eq!(ups.len(), 4);
-    assert!(ups.iter().all(|u| u["error"].is_null()), "{ups:?}");
+    assert_eq!(
+        count("SELECT count(*) FROM gateway_updates WHERE time_to_effect_ms IS NOT NULL"),
+        1
+    );
     // A deletion lets the marker flow through: its first packet dates the effect.
     let v = flow(
         &tb.name,

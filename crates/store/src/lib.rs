@@ -25,14 +25,17 @@
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
 mod roles;
+mod updates;
 pub use roles::RoleHost;
+pub use updates::UpdateRecord;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use updates::SCHEMA_V5;
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -369,6 +372,8 @@ pub struct TrialRecord {
     pub results: serde_json::Value,
     pub echo_clients: Vec<EchoClientRow>,
     pub samples: Vec<SampleRow>,
+    /// Gateway events' updates (issue 25), one per scheduled update.
+    pub updates: Vec<UpdateRecord>,
 }
 
 /// A stored trial read back (without per-client rows and samples).
@@ -516,9 +521,10 @@ impl Store {
     /// Bring an fwbench file of `version` up to [`SCHEMA_VERSION`].
     fn migrate(&mut self, version: i64) -> Result<()> {
         match version {
-            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4], false),
-            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4], false),
-            3 => self.upgrade(&[SCHEMA_V4], false),
+            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5], false),
+            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4, SCHEMA_V5], false),
+            3 => self.upgrade(&[SCHEMA_V4, SCHEMA_V5], false),
+            4 => self.upgrade(&[SCHEMA_V5], false),
             _ => Ok(()),
         }
     }
@@ -528,7 +534,10 @@ impl Store {
             let version = self.check_ours()?;
             self.migrate(version)?;
         } else {
-            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4], true)?;
+            self.upgrade(
+                &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5],
+                true,
+            )?;
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -712,6 +721,7 @@ impl Store {
                     .map_err(sql)?;
             }
         }
+        updates::insert(&tx, trial_id, &t.updates).map_err(sql)?;
         tx.commit().map_err(sql)?;
         Ok(trial_id)
     }
@@ -837,11 +847,22 @@ impl Store {
             })
             .and_then(|_| {
                 self.conn.execute(
+                    "DELETE FROM gateway_updates WHERE trial_id IN (SELECT id FROM trials WHERE run_id = ?1 AND status = 'failed')",
+                    [run_id],
+                )
+            })
+            .and_then(|_| {
+                self.conn.execute(
                     "DELETE FROM trials WHERE run_id = ?1 AND status = 'failed'",
                     [run_id],
                 )
             })
             .map_err(|e| self.sql(e))
+    }
+
+    /// Gateway updates of one trial, in time order.
+    pub fn updates(&self, trial_id: i64) -> Result<Vec<UpdateRecord>> {
+        updates::read(&self.conn, trial_id).map_err(|e| self.sql(e))
     }
 
     /// Metric samples of one trial, in time order.
@@ -989,6 +1010,40 @@ mod tests {
             ],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn gateway_updates_are_stored_with_their_trial_and_a_version_1_file_gets_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("u.db");
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        let rows: Vec<UpdateRecord> = (0..3)
+            .map(|i| UpdateRecord {
+                index: i,
+                kind: "add".into(),
+                method: "batch".into(),
+                k: 1,
+                installed: 20_000,
+                start_unix_ns: 1_000 + u64::from(i),
+                commit_ms: 4.5,
+                marker: i == 0,
+                time_to_effect_ms: (i == 0).then_some(2.25),
+                ..Default::default()
+            })
+            .collect();
+        let id = s
+            .insert_trial(&TrialRecord {
+                updates: rows.clone(),
+                ..trial(run, "u")
+            })
+            .unwrap();
+        assert_eq!(s.updates(id).unwrap(), rows);
+        let v1 = dir.path().join("v1.db");
+        v1_file(&v1);
+        let s = Store::open(&v1).unwrap();
+        let t = s.trials(None).unwrap();
+        assert!(s.updates(t[0].id).unwrap().is_empty());
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
             .collect(),
         ..Default::default()
     };
+    rec.updates = o
+        .packet
+        .as_ref()
+        .and_then(|p| p.events.as_ref())
+        .map(crate::workloads::events::records)
+        .unwrap_or_default();
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
         engine: f.engine.to_string(),
         rules_installed: f.rules as u64,

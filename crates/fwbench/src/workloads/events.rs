@@ -328,6 +328,36 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
     out
 }
 
+/// The store's rows of a trial's updates (one per scheduled update).
+pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
+    s.updates
+        .iter()
+        .map(|u| {
+            let r = &u.row;
+            store::UpdateRecord {
+                event: r.event,
+                index: r.index,
+                kind: r.kind.name().into(),
+                method: r.method.name().into(),
+                k: r.k,
+                installed: r.installed,
+                start_unix_ns: r.start_unix_ns,
+                commit_ms: u.commit_ms,
+                calls: r.calls,
+                cpu_busy: r.cpu_busy,
+                marker: r.marker,
+                time_to_effect_ms: u.time_to_effect_ms,
+                stall_ms: u.stall_ms,
+                lost: u.lost,
+                owd_max_us: u.owd_max_us,
+                error: r.error.clone(),
+                series: (!u.series.is_empty())
+                    .then(|| serde_json::to_string(&u.series).unwrap_or_default()),
+            }
+        })
+        .collect()
+}
+
 fn doing(kind: UpdateKind, k: u32, installed: u64) -> String {
     let rules = if k == 1 { "rule" } else { "rules" };
     match kind {
