@@ -163,7 +163,7 @@ pub fn summarise(
     let mut unbinned_lost = 0;
     for f in 0..k.flows {
         let sent = src.sent_per_flow.get(f as usize).copied().unwrap_or(0);
-        let is_marker = sources.len() <= 1 || f as usize % sources.len() == 0;
+        let is_marker = sources.len() <= 1 || (f as usize).is_multiple_of(sources.len());
         match sink
             .flows
             .iter()
