@@ -6,7 +6,7 @@
 # the longest forwarding stall and background packets lost around the update.
 # A peer's way of measuring is printed beside it: `iptables-legacy -A`/`nft add rule`
 # timed on an idle namespace with the same rule count (no traffic), as bug trackers do.
-# Usage: bench/commit_latency.sh [SCENARIO]   (as root)
+# Usage: bench/commit_latency.sh [SCENARIO]   (as root; KEEP_DB=FILE keeps the results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCENARIO=${1:-scenarios/rules-under-load.toml}
@@ -14,7 +14,9 @@ F=${FWBENCH:-./target/release/fwbench}
 [ -x "$F" ] || cargo build --release -q
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$F" run "$SCENARIO" --db "$dir/r.db" >"$dir/log" 2>&1 || { tail -20 "$dir/log"; exit 1; }
+# Exit 1 means some trials failed (measured failures): their rows say why.
+"$F" run "$SCENARIO" --db "$dir/r.db" >"$dir/log" 2>&1 || sed -n '/^notes:/,$p' "$dir/log"
+[ -n "${KEEP_DB:-}" ] && cp "$dir/r.db" "$KEEP_DB"
 echo "with traffic (fwbench, $SCENARIO): one update per trial"
 sqlite3 -header -column "$dir/r.db" "
 SELECT t.engine, json_extract(t.params, '$.rules') AS installed, u.method,
