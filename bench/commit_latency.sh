@@ -38,7 +38,7 @@ for n in 0 1000 20000 50000; do
     t0=\$(date +%s%N); iptables-legacy -A FWB-PEER -s 198.51.100.1/32 -p udp --dport 9 -j DROP; t1=\$(date +%s%N)
     { echo 'table ip peer { chain c {'
       for i in \$(seq 1 $n); do echo \"ip saddr 192.0.2.\$((i % 256)) udp dport \$((1 + i / 256)) drop\"; done
-      echo '} }'; } | nft -f -
+      echo '}'; echo '}'; } | nft -f -
     t2=\$(date +%s%N); nft add rule ip peer c ip saddr 198.51.100.1 udp dport 9 drop; t3=\$(date +%s%N)
     printf '%6d rules: iptables-legacy -A %.2f ms, nft add rule %.2f ms\n' $n \
       \$(echo \"(\$t1 - \$t0) / 1000000\" | bc -l) \$(echo \"(\$t3 - \$t2) / 1000000\" | bc -l)"

@@ -238,6 +238,12 @@ pub struct FlowBins {
     /// Highest sequence number received, with its send stamp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub highest: Option<(u32, u64)>,
+    /// One-way delays of the first and the highest packet, µs (when the packet sent
+    /// at a stamp reached the gateway: a queue delays it by that much).
+    #[serde(default)]
+    pub first_owd_us: u64,
+    #[serde(default)]
+    pub highest_owd_us: u64,
     /// The longest run of packets lost between two received ones (ignoring late
     /// arrivals): (last received seq before, its stamp, first received after, its
     /// stamp).

@@ -52,6 +52,7 @@ impl Bins {
             let w = self.b.width_ns;
             self.b.origin_ns = (tx_ns / w).saturating_sub(MARGIN_BINS) * w;
             self.b.first = Some((seq, tx_ns));
+            self.b.first_owd_us = owd_ns / 1_000;
             // Everything before the first packet was lost (sequence numbers start at 0).
             if seq > 0 {
                 let i = self.index(tx_ns);
@@ -77,6 +78,7 @@ impl Bins {
             }
         }
         self.b.highest = Some((seq, tx_ns));
+        self.b.highest_owd_us = owd_ns / 1_000;
         self.received(tx_ns, owd_ns);
     }
 

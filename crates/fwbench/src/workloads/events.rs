@@ -8,8 +8,9 @@
 //! flow from that address is a marker flow; flows from the other addresses
 //! (`--sources 2` or more) are the background whose disturbance is measured.
 //! Time to effect is dated by send stamps (the packet's intended send time, the
-//! clock of the commit's start stamp): the first marker packet the change acted on
-//! is the one after the last received (a drop), or the first received (a deletion).
+//! clock of the commit's start stamp) plus the one-way delay of the neighbouring
+//! packet received: the first marker packet the change acted on is the one after
+//! the last received (a drop), or the first received (a deletion).
 //!
 //! Owns: [`EventArgs`], [`gateway_events`], [`bin_ns`], [`summarise`], [`text`].
 //! Must not: run anything (the agent does), or store (that is `run::record` and
@@ -194,7 +195,8 @@ pub fn summarise(
     })
 }
 
-/// The marker packet the change acted on: its send stamp.
+/// When the marker packet the change acted on reached the gateway: its send stamp
+/// plus the one-way delay of its neighbour received (a backlog delays both alike).
 fn effect_stamp(kind: UpdateKind, m: &FlowBins) -> Option<u64> {
     if kind.starts_dropping() {
         // The packet after the highest received, if it was lost.
@@ -210,11 +212,11 @@ fn effect_stamp(kind: UpdateKind, m: &FlowBins) -> Option<u64> {
             .iter()
             .skip(((htx.saturating_sub(m.origin_ns)) / m.width_ns) as usize)
             .any(|&n| n > 0);
-        lost_after.then_some(htx + interval)
+        lost_after.then_some(htx + interval + m.highest_owd_us * 1_000)
     } else {
         // The first packet received, if packets before it were lost.
         let (f, ftx) = m.first?;
-        (f > 0).then_some(ftx)
+        (f > 0).then_some(ftx + m.first_owd_us * 1_000)
     }
 }
 
@@ -383,6 +385,8 @@ mod tests {
             owd_max_us: received.iter().map(|_| 40).collect(),
             first: Some(first),
             highest: Some(highest),
+            first_owd_us: 0,
+            highest_owd_us: 0,
             longest_gap: None,
         }
     }
