@@ -339,7 +339,10 @@ impl Events {
         let (change, steps) = self.render(event, index, spec)?;
         let done = commit(&steps)?;
         match change {
-            Change::Insert { rules, .. } => self.note_rules(event, rules, &done.handles),
+            Change::Insert { hook, rules } => {
+                let handles = self.handles_after_insert(hook, rules.len(), &done)?;
+                self.note_rules(event, rules, &handles)
+            }
             Change::Replace(_) => self.replaced = true,
             Change::AddElements { elements, .. } => {
                 self.elements
@@ -367,7 +370,8 @@ impl Events {
         let Change::Insert { rules, .. } = change else {
             unreachable!("built as an insert above")
         };
-        self.note_rules(event, rules, &done.handles);
+        let handles = self.handles_after_insert(hook, rules.len(), &done)?;
+        self.note_rules(event, rules, &handles);
         Ok(())
     }
 
@@ -394,8 +398,24 @@ impl Events {
         Ok(())
     }
 
-    /// Note inserted rules; handles were echoed in insertion order (the last rule
-    /// first).
+    /// Handles of rules just inserted at the head of `hook`'s chain, in insertion order
+    /// (the last rule first): echoed by the commit, else read back untimed.
+    fn handles_after_insert(
+        &self,
+        hook: Hook,
+        k: usize,
+        done: &Committed,
+    ) -> Result<Vec<u64>, UpdateError> {
+        if !done.handles.is_empty() {
+            return Ok(done.handles.clone());
+        }
+        let b = backend(self.installed.engine);
+        let mut h = b.head_handles(&self.installed, hook, k)?;
+        h.reverse();
+        Ok(h)
+    }
+
+    /// Note inserted rules; handles in insertion order (the last rule first).
     fn note_rules(&mut self, event: u32, rules: Vec<Rule>, handles: &[u64]) {
         let mut handles: Vec<u64> = handles.to_vec();
         handles.reverse();

@@ -101,6 +101,12 @@ pub trait Backend: Sync {
     ) -> Result<Vec<Step>, RenderError> {
         Err(unsupported_change(r.engine, change, method))
     }
+
+    /// Handles of the first `k` rules of fwbench's chain of `hook`, in chain order
+    /// (read after an insert, untimed, where deleting a rule needs its handle).
+    fn head_handles(&self, _r: &Rendered, _hook: Hook, _k: usize) -> Result<Vec<u64>, ToolError> {
+        Ok(vec![])
+    }
 }
 
 /// The refusal of an update an engine has no mechanism for.

@@ -123,6 +123,30 @@ impl Backend for Nft {
         Ok(nft_counters(r.nft_family.table_family(r.ip))?.rules)
     }
 
+    fn head_handles(&self, r: &Rendered, hook: Hook, k: usize) -> Result<Vec<u64>, ToolError> {
+        let fam = r.nft_family.table_family(r.ip);
+        let argv = [
+            "nft",
+            "-j",
+            "-a",
+            "list",
+            "chain",
+            fam,
+            NFT_TABLE,
+            nft_chain(hook),
+        ];
+        let out = run(&argv, None)?;
+        let v: serde_json::Value = serde_json::from_str(&out)
+            .map_err(|e| ToolError::Io(format!("parsing `nft -j list chain`: {e}")))?;
+        Ok(v["nftables"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("rule")?.get("handle")?.as_u64())
+            .take(k)
+            .collect())
+    }
+
     fn change(
         &self,
         r: &Rendered,
@@ -147,7 +171,7 @@ impl Backend for Nft {
                     nft_rule(&mut t, r.ip, rule, self.engine)?;
                     lines.push(t);
                 }
-                (lines, true)
+                (lines, false)
             }
             Change::Delete {
                 hook,
