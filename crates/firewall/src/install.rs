@@ -329,6 +329,7 @@ mod tests {
             nft_family: Default::default(),
             settings: Default::default(),
             imported_rules: vec![],
+            drop_sets: vec![],
         }
     }
 

@@ -11,11 +11,12 @@
 //! creates is named `fwbench` / `FWBENCH-*` / `fwbench-*`.
 //!
 //! Layers, top to bottom (a module imports only modules below it):
-//! `request`, `report` → `install` → `render` → `engine` → `plan`, `rendered`,
-//! `tool` → `advise` → `models`, `import` → `model`. `advise` (rewrites of an
-//! imported ruleset, proven on probes) is pure analysis.
+//! `request`, `report` → `update`, `install` → `render` → `engine` → `plan`,
+//! `change`, `rendered`, `tool` → `advise` → `models`, `import` → `model`. `advise`
+//! (rewrites of an imported ruleset, proven on probes) is pure analysis.
 
 pub mod advise;
+pub mod change;
 pub mod engine;
 pub mod import;
 pub mod install;
@@ -27,6 +28,7 @@ mod rendered;
 pub mod report;
 pub mod request;
 pub mod tool;
+pub mod update;
 
 pub use model::*;
 pub use report::Report;

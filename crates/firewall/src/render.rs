@@ -292,6 +292,7 @@ mod tests {
     fn nft_family_ip_renders_ip_and_ip6_tables_and_says_so() {
         let ip = EngineOptions {
             nft_family: NftFamily::Ip,
+            ..EngineOptions::default()
         };
         let rs = model(Model::Linear, 1, Position::First);
         let r = render_with(&rs, Engine::Nft, &ip).unwrap();

@@ -5,7 +5,7 @@
 //! [`Settings`] (the engine's hidden choices that change what a rule costs).
 //! Must not: know any engine's syntax or run programs.
 
-use crate::model::{Engine, Hook, ImportedRule, Ip, NftFamily, Role};
+use crate::model::{Engine, Hook, ImportedRule, Ip, NftFamily, Role, L4};
 use crate::tool::Batch;
 pub use fwmodel::report::Settings;
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,19 @@ pub struct Rendered {
     /// An imported ruleset's rules, in chain order (their counters are the verdicts).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub imported_rules: Vec<ImportedRule>,
+    /// fwbench's sets that a drop rule matches (where gateway events add and remove
+    /// elements), in plan order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_sets: Vec<DropSet>,
+}
+
+/// A set a drop rule matches: its name (without an engine's prefix), the hook of
+/// that rule and the protocol of its ports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropSet {
+    pub name: String,
+    pub hook: Hook,
+    pub l4: L4,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,6 +80,7 @@ impl Rendered {
             nft_family: NftFamily::default(),
             settings: Settings::default(),
             imported_rules: vec![],
+            drop_sets: vec![],
         }
     }
 

@@ -36,8 +36,23 @@ pub fn rule_set(req: &Request) -> Result<RuleSet, RequestError> {
 
 /// The rule set asked for, rendered for the request's engine.
 pub fn render(req: &Request) -> Result<Rendered, RequestError> {
-    let opts = EngineOptions {
+    render_with_room(req, 0)
+}
+
+/// The engine options of the request, with room for `set_room` more elements in
+/// every set (gateway events that add elements).
+pub fn options(req: &Request, set_room: u32) -> EngineOptions {
+    EngineOptions {
         nft_family: req.nft_family,
-    };
-    Ok(render_with(&rule_set(req)?, req.engine, &opts)?)
+        set_room,
+    }
+}
+
+/// [`render`] with room for `set_room` more elements in every set.
+pub fn render_with_room(req: &Request, set_room: u32) -> Result<Rendered, RequestError> {
+    Ok(render_with(
+        &rule_set(req)?,
+        req.engine,
+        &options(req, set_room),
+    )?)
 }

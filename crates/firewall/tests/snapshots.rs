@@ -215,6 +215,7 @@ fn every_engine_and_model_matches_its_snapshot() {
     let mut failures = vec![];
     let ip = EngineOptions {
         nft_family: NftFamily::Ip,
+        ..EngineOptions::default()
     };
     let default_family = cases().into_iter().flat_map(|(case, rs)| {
         ENGINES.iter().map(move |&engine| {

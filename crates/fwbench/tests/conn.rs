@@ -420,8 +420,8 @@ fn seed_scenarios_plan_the_studies_experiments() {
     );
     let o = fwbench(&["run", &seed003, "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    // 3 firewall types × 7 cases × 3 repetitions.
-    assert!(stdout(&o).contains("63 trials"), "{}", stdout(&o));
+    // 3 firewall types × (7 cases + the appendix's 5 proxy buffer sizes) × 3 repetitions.
+    assert!(stdout(&o).contains("108 trials"), "{}", stdout(&o));
     assert!(stdout(&o).contains("proxy: ping 8 B"), "{}", stdout(&o));
 }
 

@@ -260,6 +260,14 @@ pub struct EngineOptions {
     /// Table family of the nft engines (others refuse anything but the default).
     #[serde(default, skip_serializing_if = "NftFamily::is_default")]
     pub nft_family: NftFamily,
+    /// Room for this many more elements in every set fwbench creates (gateway events
+    /// that add elements; nft sets and BPF maps have a fixed size).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub set_room: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A name that is not one of a list (engine, model, position, chain), with the list.

@@ -6,6 +6,7 @@
 //! Must not: import the role enums or messages (`role`, `msg`) that carry these types.
 
 use crate::conn::{ProxyResults, ProxySpec};
+use crate::event::{EventSpec, UpdateRow};
 use crate::measure::IfCounters;
 use crate::param::{Family, Proto};
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,9 @@ pub struct GatewaySpec {
     /// Proxy mode: run a userspace TCP relay in the gateway.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<ProxySpec>,
+    /// Gateway events: rule-set updates applied during the traffic phase (issue 25).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -66,6 +70,9 @@ pub struct GatewayResults {
     /// older builds do not send it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub residue: Option<Box<Residue>>,
+    /// One row per scheduled update of `GatewaySpec::events`, in schedule order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub updates: Vec<UpdateRow>,
 }
 
 /// What a trial can leave in the gateway's namespace that changes later trials: its

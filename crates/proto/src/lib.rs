@@ -15,7 +15,7 @@
 //! Layers (a module imports only from layers below it):
 //! 1. `param`, `measure`: shared value types (family, protocol, frame size, counters,
 //!    RTT summaries, interface counters, the parameter error).
-//! 2. `echo`, `packet`, `conn`, `gateway`: each workload's role specs and results (the
+//! 2. `echo`, `packet`, `conn`, `event`, `gateway`: each workload's role specs and results (the
 //!    gateway's rule request and firewall report are `fwmodel`'s plain data, typed).
 //! 3. `role`: the `RoleSpec` / `RoleResults` enums over them.
 //! 4. `msg`: the `ToAgent` / `FromAgent` messages.
@@ -26,6 +26,7 @@
 pub mod codec;
 pub mod conn;
 pub mod echo;
+pub mod event;
 pub mod gateway;
 pub mod measure;
 pub mod msg;
@@ -37,6 +38,7 @@ pub mod role;
 pub use codec::{encode, CodecError, Decoder, FrameReader, MAX_FRAME_LEN, MAX_MESSAGE_LEN};
 pub use conn::*;
 pub use echo::*;
+pub use event::*;
 pub use gateway::*;
 pub use measure::*;
 pub use msg::*;

@@ -319,6 +319,13 @@ pub struct UdpSinkSpec {
     /// Largest UDP payload expected (receive buffers are sized for it).
     #[serde(default = "default_sink_payload")]
     pub payload: u32,
+    /// Keep per-flow time bins of this width, ns (0: none; gateway events).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bin_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn default_sink_payload() -> u32 {
@@ -341,6 +348,9 @@ pub struct FlowRx {
     pub owd: RttSummary,
     /// RFC 3550 interarrival jitter estimate at the end of the trial, ns.
     pub jitter_ns: f64,
+    /// Fine time bins (when the sink was asked for them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bins: Option<Box<crate::event::FlowBins>>,
 }
 
 /// Kernel's own counters in the sink's namespace over the trial (/proc/net/snmp{,6}).

@@ -149,6 +149,8 @@ fn role_specs() -> Vec<RoleSpec> {
                 upstream_port: 80,
                 buffer: 16384,
             }),
+            // Empty: the pinned frame below stays what older controllers send.
+            events: vec![],
         }),
         RoleSpec::UdpSource(UdpSourceSpec {
             sources: vec![ip("198.18.0.2")],
@@ -171,6 +173,7 @@ fn role_specs() -> Vec<RoleSpec> {
             threads: 1,
             flows: 4,
             payload: 1500,
+            bin_ns: 0,
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),
@@ -256,6 +259,8 @@ fn role_results() -> Vec<RoleResults> {
             }),
             // None: the pinned frame below is what older agents send, unchanged.
             residue: None,
+            // Empty: likewise (no events scheduled).
+            updates: vec![],
         }),
         RoleResults::UdpSource(UdpSourceResults {
             sent: c,
@@ -276,6 +281,7 @@ fn role_results() -> Vec<RoleResults> {
                 reordered: 0,
                 owd: rtt(2000),
                 jitter_ns: 12.5,
+                bins: None,
             }],
             owd: rtt(2000),
             active_ns: 7,

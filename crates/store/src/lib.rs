@@ -30,11 +30,14 @@
 //!   measurement points, validation failures, unsent/lost, throughput, RTT percentiles.
 
 mod roles;
+mod updates;
 pub use roles::RoleHost;
+pub use updates::UpdateRecord;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use updates::SCHEMA_V5 as UPDATES_V5;
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
 pub const SCHEMA_VERSION: i64 = 5;
@@ -265,7 +268,7 @@ DROP VIEW IF EXISTS conn_results;
 
 /// The step to version 5: its columns, the views by family, old rows' kinds.
 fn v5() -> String {
-    format!("{SCHEMA_V5}{ENGINE_V5}{}\n{LEGACY_KINDS};\n", views_v5())
+    format!("{SCHEMA_V5}{ENGINE_V5}{UPDATES_V5}{}\n{LEGACY_KINDS};\n", views_v5())
 }
 
 /// Version 5's views: rows by family.
@@ -502,6 +505,8 @@ pub struct TrialRecord {
     pub kind: Option<KindRow>,
     pub echo_clients: Vec<EchoClientRow>,
     pub samples: Vec<SampleRow>,
+    /// Gateway events' updates (issue 25), one per scheduled update.
+    pub updates: Vec<UpdateRecord>,
 }
 
 /// A stored trial read back (without per-client rows and samples).
@@ -949,6 +954,7 @@ impl Store {
                     .map_err(sql)?;
             }
         }
+        updates::insert(&tx, trial_id, &t.updates).map_err(sql)?;
         tx.commit().map_err(sql)?;
         Ok(trial_id)
     }
@@ -1074,11 +1080,22 @@ impl Store {
             })
             .and_then(|_| {
                 self.conn.execute(
+                    "DELETE FROM gateway_updates WHERE trial_id IN (SELECT id FROM trials WHERE run_id = ?1 AND status = 'failed')",
+                    [run_id],
+                )
+            })
+            .and_then(|_| {
+                self.conn.execute(
                     "DELETE FROM trials WHERE run_id = ?1 AND status = 'failed'",
                     [run_id],
                 )
             })
             .map_err(|e| self.sql(e))
+    }
+
+    /// Gateway updates of one trial, in time order.
+    pub fn updates(&self, trial_id: i64) -> Result<Vec<UpdateRecord>> {
+        updates::read(&self.conn, trial_id).map_err(|e| self.sql(e))
     }
 
     /// Metric samples of one trial, in time order.
@@ -1311,6 +1328,40 @@ mod tests {
         let p = dir.path().join("missing-dir").join("r.db");
         assert!(Store::open(&p).is_err());
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn gateway_updates_are_stored_with_their_trial_and_a_version_1_file_gets_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("u.db");
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        let rows: Vec<UpdateRecord> = (0..3)
+            .map(|i| UpdateRecord {
+                index: i,
+                kind: "add".into(),
+                method: "batch".into(),
+                k: 1,
+                installed: 20_000,
+                start_unix_ns: 1_000 + u64::from(i),
+                commit_ms: 4.5,
+                marker: i == 0,
+                time_to_effect_ms: (i == 0).then_some(2.25),
+                ..Default::default()
+            })
+            .collect();
+        let id = s
+            .insert_trial(&TrialRecord {
+                updates: rows.clone(),
+                ..trial(run, "u")
+            })
+            .unwrap();
+        assert_eq!(s.updates(id).unwrap(), rows);
+        let v1 = dir.path().join("v1.db");
+        v1_file(&v1);
+        let s = Store::open(&v1).unwrap();
+        let t = s.trials(None).unwrap();
+        assert!(s.updates(t[0].id).unwrap().is_empty());
     }
 
     #[test]

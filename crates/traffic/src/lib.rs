@@ -6,6 +6,7 @@
 //! Must not: know about firewalls, testbeds or storage. It gets a spec and sockets'
 //! addresses, and returns counters.
 
+pub mod bins;
 pub mod conn;
 pub mod echo;
 pub mod external;

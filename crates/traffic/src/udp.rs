@@ -416,10 +416,14 @@ pub(crate) struct FlowState {
     seen: Vec<u64>,
     pub(crate) owd: RttHistogram,
     last_transit: Option<i64>,
+    /// Send stamp of `highest` (0: unknown).
+    highest_tx: u64,
+    /// Fine time bins, when asked for (gateway events).
+    bins: Option<crate::bins::Bins>,
 }
 
 impl FlowState {
-    pub(crate) fn new(flow: u32) -> Self {
+    pub(crate) fn new(flow: u32, bin_ns: u64) -> Self {
         FlowState {
             rx: FlowRx {
                 flow,
@@ -429,6 +433,8 @@ impl FlowState {
             seen: vec![0; (WINDOW / 64) as usize],
             owd: RttHistogram::new(),
             last_transit: None,
+            highest_tx: 0,
+            bins: (bin_ns > 0).then(|| crate::bins::Bins::new(bin_ns)),
         }
     }
 
@@ -457,6 +463,9 @@ impl FlowState {
                     self.seen[w] |= m;
                     self.rx.reordered += 1;
                 }
+                if let (Some(b), Some(tx)) = (&mut self.bins, tx_ns) {
+                    b.on_late(tx, rx_ns.saturating_sub(tx));
+                }
             }
             (prev, d) => {
                 // New highest: forget the bits of seqs that fall out of the window.
@@ -474,7 +483,12 @@ impl FlowState {
                 }
                 let (w, m) = self.bit(seq);
                 self.seen[w] |= m;
+                if let (Some(b), Some(tx)) = (&mut self.bins, tx_ns) {
+                    let before = prev.map(|p| (p, self.highest_tx));
+                    b.on_new_highest(seq, tx, rx_ns.saturating_sub(tx), before);
+                }
                 self.highest = Some(seq);
+                self.highest_tx = tx_ns.unwrap_or(0);
             }
         }
         self.rx.received += 1;
@@ -547,7 +561,8 @@ impl UdpSink {
             .map(|s| {
                 let live = (progress.clone(), progress_bytes.clone());
                 let stop = stop.clone();
-                std::thread::spawn(move || sink_loop(s, flows, slot, stop, live))
+                let bin_ns = spec.bin_ns;
+                std::thread::spawn(move || sink_loop(s, flows, slot, bin_ns, stop, live))
             })
             .collect();
         Ok(UdpSink {
@@ -620,6 +635,7 @@ impl UdpSink {
             .map(|f| {
                 let mut rx = f.rx;
                 rx.owd = f.owd.summary();
+                rx.bins = f.bins.map(|b| Box::new(b.finish()));
                 rx
             })
             .collect();
@@ -636,6 +652,11 @@ impl Drop for UdpSink {
 }
 
 pub(crate) fn merge_flow(m: &mut FlowState, f: FlowState) {
+    // A flow arrives on one socket (SO_REUSEPORT hashes its addresses and ports):
+    // its bins are that thread's.
+    if m.rx.received == 0 && f.rx.received > 0 {
+        m.bins = f.bins;
+    }
     m.rx.received += f.rx.received;
     m.rx.bytes += f.rx.bytes;
     m.rx.duplicates += f.rx.duplicates;
@@ -648,6 +669,7 @@ fn sink_loop(
     s: Socket,
     flows: u32,
     slot: usize,
+    bin_ns: u64,
     stop: Arc<AtomicBool>,
     (progress, progress_bytes): (
         Arc<std::sync::atomic::AtomicU64>,
@@ -655,7 +677,7 @@ fn sink_loop(
     ),
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
-        flows: (0..flows).map(FlowState::new).collect(),
+        flows: (0..flows).map(|f| FlowState::new(f, bin_ns)).collect(),
         received: Counter::default(),
         unstamped: 0,
         first_ns: 0,
@@ -773,11 +795,32 @@ mod tests {
     use super::*;
 
     fn feed(seqs: &[u32]) -> FlowRx {
-        let mut f = FlowState::new(0);
+        let mut f = FlowState::new(0, 0);
         for (i, &s) in seqs.iter().enumerate() {
             f.on_packet(s, Some(1000), 1000 + 100 * (i as u64 + 1), 64);
         }
         f.rx
+    }
+
+    #[test]
+    fn the_sinks_bins_account_for_every_lost_packet() {
+        // Sent 0..500 every 0.1 ms; lost: 0..3, 120..180 (a stall), 490..500 (tail);
+        // 50 arrives late, 60 twice.
+        let mut f = FlowState::new(0, 1_000_000);
+        let t0 = 1_700_000_000_000_000_000u64;
+        let mut order: Vec<u32> = (3..120).filter(|&s| s != 50).collect();
+        order.extend([50, 60]);
+        order.extend(180..490);
+        for s in order {
+            let tx = t0 + u64::from(s) * 100_000;
+            f.on_packet(s, Some(tx), tx + 30_000, 64);
+        }
+        let mut b = f.bins.take().unwrap().finish();
+        crate::bins::close(&mut b, 500);
+        assert_eq!(f.rx.received, 117 + 310);
+        assert_eq!(crate::bins::lost(&b), 500 - f.rx.received);
+        let (a, _, z, _) = b.longest_gap.unwrap();
+        assert_eq!((a, z), (119, 180));
     }
 
     #[test]
@@ -800,7 +843,7 @@ mod tests {
     #[test]
     fn jitter_follows_rfc3550() {
         // Transit times 100, 300, 100 ns: D = 200, 200 → J = 200/16, then J += (200 − J)/16.
-        let mut f = FlowState::new(0);
+        let mut f = FlowState::new(0, 0);
         f.on_packet(0, Some(0), 100, 16);
         f.on_packet(1, Some(1000), 1300, 16);
         f.on_packet(2, Some(2000), 2100, 16);

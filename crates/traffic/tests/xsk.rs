@@ -229,6 +229,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
             threads: 1,
             flows: 4,
             payload: 100,
+            bin_ns: 0,
         })
         .unwrap_or_else(|e| panic!("{e}"));
         ready_tx.send(()).unwrap();

@@ -8,9 +8,11 @@
 //! Must not: create, flush or destroy any set not named `fwbench-*`.
 
 use super::xtables::{
-    counters, ipt_remove, ipt_settings, ipt_text, render_imported, restore_tool, rule_count,
+    counters, ipt_change, ipt_remove, ipt_settings, ipt_text, render_imported, restore_tool,
+    rule_count,
 };
 use super::{planned, Backend};
+use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
 use crate::plan::{Plan, MAX_SET_NAME};
 use crate::rendered::{RenderError, Rendered};
@@ -40,7 +42,7 @@ pub static NFT: Ipset = Ipset {
 };
 
 impl Backend for Ipset {
-    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
+    fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError> {
         if let Some(imp) = &rs.raw {
             return render_imported(self.engine, rs.ip, self.flavour, imp);
         }
@@ -51,7 +53,7 @@ impl Backend for Ipset {
                 .sets
                 .iter()
                 .map(|s| {
-                    let (hashsize, maxelem) = sizes(s.elements.len());
+                    let (hashsize, maxelem) = sizes(s.elements.len() + opts.set_room as usize);
                     format!(
                         "{IPSET_PREFIX}{} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}",
                         s.name,
@@ -65,7 +67,7 @@ impl Backend for Ipset {
         if !plan.sets.is_empty() {
             out.install.push(Batch {
                 tool: Tool::IpsetRestore,
-                text: ipset_text(rs.ip, &plan),
+                text: ipset_text(rs.ip, &plan, opts.set_room),
             });
         }
         out.install.push(Batch {
@@ -101,16 +103,50 @@ impl Backend for Ipset {
     fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
         super::xtables::ipt_counters(r.ip, self.flavour)
     }
+
+    /// Rules as the iptables engines change them; elements with `ipset add`/`del`
+    /// one call each, or one `ipset restore` batch.
+    fn change(
+        &self,
+        r: &Rendered,
+        change: &Change,
+        method: UpdateMethod,
+    ) -> Result<Vec<Step>, RenderError> {
+        let (verb, set, l4, elements) = match change {
+            Change::AddElements { set, l4, elements } => ("add", set, l4, elements),
+            Change::RemoveElements { set, l4, elements } => ("del", set, l4, elements),
+            Change::Insert { .. } | Change::Delete { .. } | Change::Replace(_) => {
+                return ipt_change(self.engine, r.ip, self.flavour, change, method)
+            }
+        };
+        let name = format!("{IPSET_PREFIX}{set}");
+        let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
+        match method {
+            UpdateMethod::PerRule => Ok(elements
+                .iter()
+                .rev()
+                .map(|e| Step::call(&["ipset", verb, name.as_str(), entry(e).as_str()]))
+                .collect()),
+            UpdateMethod::Batch => {
+                let mut text = String::with_capacity(48 * elements.len());
+                for e in elements {
+                    let _ = writeln!(text, "{verb} {name} {}", entry(e));
+                }
+                Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
+            }
+            UpdateMethod::Map => Err(super::unsupported_change(self.engine, change, method)),
+        }
+    }
 }
 
 /// The `ipset restore` batch that creates (or empties) and fills every set.
-fn ipset_text(ip: Ip, plan: &Plan) -> String {
+fn ipset_text(ip: Ip, plan: &Plan, room: u32) -> String {
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let mut t = String::with_capacity(128 + 40 * elements);
     let family = ipset_family(ip);
     for s in &plan.sets {
         let name = format!("{IPSET_PREFIX}{}", s.name);
-        let (hashsize, maxelem) = sizes(s.elements.len());
+        let (hashsize, maxelem) = sizes(s.elements.len() + room as usize);
         let _ = writeln!(
             t,
             "create {name} hash:ip,port family {family} hashsize {hashsize} maxelem {maxelem} -exist"

@@ -2,7 +2,8 @@
 //!
 //! Owns: what every engine must decide — how a [`RuleSet`] becomes its
 //! batches, the tools those need, how the batches are applied and removed, and how
-//! rule and element counts and per-rule packet counters are read back — and the
+//! rule and element counts and per-rule packet counters are read back, how a change
+//! to an installed rule set is made (a gateway event) — and the
 //! registry [`backend`] from the stable [`Engine`] key to its backend.
 //! Must not: hold one engine's syntax here (that lives in the engine's file) or match
 //! on engines anywhere but the registry: adding an engine is one file, one line in
@@ -22,9 +23,10 @@ pub use ipset::IPSET_PREFIX;
 pub use nft::{nft_chain, NFT_FAMILIES, NFT_TABLE};
 pub use xtables::{ipt_chain, parse_save_counters};
 
-use crate::model::{Engine, EngineOptions, Hook, Imported, Ip, RuleSet};
+use crate::change::{Change, Step, UpdateMethod};
+use crate::model::{Action, Engine, EngineOptions, Hook, Imported, Ip, RuleSet};
 use crate::plan::{plan, validate, Plan};
-use crate::rendered::{RenderError, Rendered};
+use crate::rendered::{DropSet, RenderError, Rendered};
 use crate::tool::{self, Batch, Tool, ToolError};
 
 /// A firewall engine: renders, applies, reads back and removes fwbench's rules.
@@ -73,6 +75,46 @@ pub trait Backend: Sync {
     fn chain_counters(&self, _r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
         Ok(vec![])
     }
+
+    /// The program calls that make `change` to the installed rule set `r` by `method`
+    /// (a gateway event's update); refused, naming what, where the engine has no such
+    /// mechanism. Per-rule calls come in reverse order, so the change's first rule or
+    /// element (the marker flow's) is the last applied.
+    fn change(
+        &self,
+        r: &Rendered,
+        change: &Change,
+        method: UpdateMethod,
+    ) -> Result<Vec<Step>, RenderError> {
+        Err(unsupported_change(r.engine, change, method))
+    }
+
+    /// Handles of the first `k` rules of fwbench's chain of `hook`, in chain order
+    /// (read after an insert, untimed, where deleting a rule needs its handle).
+    fn head_handles(&self, _r: &Rendered, _hook: Hook, _k: usize) -> Result<Vec<u64>, ToolError> {
+        Ok(vec![])
+    }
+}
+
+/// The refusal of an update an engine has no mechanism for.
+fn unsupported_change(engine: Engine, change: &Change, method: UpdateMethod) -> RenderError {
+    RenderError::Unsupported {
+        engine,
+        feature: format!(
+            "the update '{}' by method {}",
+            change.describe(),
+            method.name()
+        ),
+        hint: String::new(),
+    }
+}
+
+/// Batches as the steps of a change.
+fn batch_steps(batches: &[Batch]) -> Vec<Step> {
+    batches
+        .iter()
+        .map(|b| Step::batch(&b.tool.argv(), b.text.clone()))
+        .collect()
 }
 
 /// The backend of an engine: the one place that maps engines to backends.
@@ -101,6 +143,23 @@ fn planned(engine: Engine, rs: &RuleSet, collapse: bool) -> Result<(Plan, Render
     out.expect_rules = plan.expect_rules();
     out.expect_elements = plan.expect_elements();
     out.layout = plan.layout();
+    out.drop_sets = plan
+        .chains
+        .iter()
+        .flat_map(|c| &c.rules)
+        .filter(|r| r.action == Action::Drop)
+        .filter_map(|r| {
+            let s = plan
+                .sets
+                .iter()
+                .find(|s| Some(&s.name) == r.m.set.as_ref())?;
+            Some(DropSet {
+                name: s.name.clone(),
+                hook: r.hook,
+                l4: s.l4,
+            })
+        })
+        .collect();
     Ok((plan, out))
 }
 

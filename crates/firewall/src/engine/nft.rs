@@ -8,6 +8,7 @@
 //! Must not: create, read or delete any table but `inet|ip|ip6 fwbench`.
 
 use super::{imported, planned, Backend};
+use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
 use crate::plan::Plan;
 use crate::rendered::{RenderError, Rendered, Settings};
@@ -82,7 +83,7 @@ impl Backend for Nft {
         let (plan, mut out) = planned(self.engine, rs, self.collapse)?;
         out.install.push(Batch {
             tool: Tool::Nft,
-            text: nft_text(rs.ip, family, &plan, self.engine)?,
+            text: nft_text(rs.ip, family, &plan, self.engine, opts.set_room)?,
         });
         out.remove.push(remove(family));
         out.nft_family = opts.nft_family;
@@ -102,6 +103,135 @@ impl Backend for Nft {
 
     fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
         Ok(nft_counters(r.nft_family.table_family(r.ip))?.rules)
+    }
+
+    fn head_handles(&self, r: &Rendered, hook: Hook, k: usize) -> Result<Vec<u64>, ToolError> {
+        let fam = r.nft_family.table_family(r.ip);
+        let argv = [
+            "nft",
+            "-j",
+            "-a",
+            "list",
+            "chain",
+            fam,
+            NFT_TABLE,
+            nft_chain(hook),
+        ];
+        let out = run(&argv, None)?;
+        let v: serde_json::Value = serde_json::from_str(&out)
+            .map_err(|e| ToolError::Io(format!("parsing `nft -j list chain`: {e}")))?;
+        Ok(v["nftables"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("rule")?.get("handle")?.as_u64())
+            .take(k)
+            .collect())
+    }
+
+    fn change(
+        &self,
+        r: &Rendered,
+        change: &Change,
+        method: UpdateMethod,
+    ) -> Result<Vec<Step>, RenderError> {
+        let fam = r.nft_family.table_family(r.ip);
+        let per_rule = match method {
+            UpdateMethod::PerRule => true,
+            UpdateMethod::Batch => false,
+            UpdateMethod::Map => {
+                return Err(super::unsupported_change(self.engine, change, method))
+            }
+        };
+        let element = |e: &SetElem| format!("{} . {}", e.addr, e.port);
+        let (lines, echo): (Vec<String>, bool) = match change {
+            Change::Insert { hook, rules } => {
+                let mut lines = Vec::with_capacity(rules.len());
+                // `insert` prepends: the last rule first keeps the change's order.
+                for rule in rules.iter().rev() {
+                    let mut t = format!("insert rule {fam} {NFT_TABLE} {} ", nft_chain(*hook));
+                    nft_rule(&mut t, r.ip, rule, self.engine)?;
+                    lines.push(t);
+                }
+                (lines, false)
+            }
+            Change::Delete {
+                hook,
+                rules,
+                handles,
+            } => {
+                if handles.len() != rules.len() {
+                    return Err(RenderError::Invalid(format!(
+                        "deleting {} nft rules needs their handles ({} known)",
+                        rules.len(),
+                        handles.len()
+                    )));
+                }
+                let lines = handles
+                    .iter()
+                    .rev()
+                    .map(|h| {
+                        format!(
+                            "delete rule {fam} {NFT_TABLE} {} handle {h}",
+                            nft_chain(*hook)
+                        )
+                    })
+                    .collect();
+                (lines, false)
+            }
+            Change::AddElements { set, elements, .. }
+            | Change::RemoveElements { set, elements, .. } => {
+                let verb = match change {
+                    Change::AddElements { .. } => "add",
+                    _ => "delete",
+                };
+                let lines = if per_rule {
+                    elements
+                        .iter()
+                        .rev()
+                        .map(|e| {
+                            format!(
+                                "{verb} element {fam} {NFT_TABLE} {set} {{ {} }}",
+                                element(e)
+                            )
+                        })
+                        .collect()
+                } else {
+                    let all: Vec<String> = elements.iter().map(element).collect();
+                    vec![format!(
+                        "{verb} element {fam} {NFT_TABLE} {set} {{ {} }}",
+                        all.join(", ")
+                    )]
+                };
+                (lines, false)
+            }
+            Change::Replace(new) if !per_rule => return Ok(super::batch_steps(&new.install)),
+            Change::Replace(_) => {
+                return Err(super::unsupported_change(self.engine, change, method))
+            }
+        };
+        let mut argv = vec!["nft"];
+        if echo {
+            argv.extend(["--echo", "--handle"]);
+        }
+        let steps = if per_rule {
+            lines
+                .into_iter()
+                .map(|l| Step {
+                    echoes_handles: echo,
+                    ..Step::call(&[argv.clone(), vec![l.as_str()]].concat())
+                })
+                .collect()
+        } else {
+            argv.extend(["-f", "-"]);
+            let mut text = lines.join("\n");
+            text.push('\n');
+            vec![Step {
+                echoes_handles: echo,
+                ..Step::batch(&argv, text)
+            }]
+        };
+        Ok(steps)
     }
 }
 
@@ -179,7 +309,13 @@ fn mask(ip: Ip, len: u8) -> String {
 }
 
 /// The whole `nft -f` batch: replace `table <family> fwbench` atomically.
-fn nft_text(ip: Ip, family: &str, plan: &Plan, engine: Engine) -> Result<String, RenderError> {
+fn nft_text(
+    ip: Ip,
+    family: &str,
+    plan: &Plan,
+    engine: Engine,
+    room: u32,
+) -> Result<String, RenderError> {
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let rules = plan.chains.iter().map(|c| c.rules.len()).sum::<usize>();
     let mut t = String::with_capacity(256 + 48 * elements + 96 * rules);
@@ -194,7 +330,7 @@ fn nft_text(ip: Ip, family: &str, plan: &Plan, engine: Engine) -> Result<String,
     for s in &plan.sets {
         let _ = writeln!(t, "  set {} {{", s.name);
         let _ = writeln!(t, "    type {addr_type} . inet_service");
-        let _ = writeln!(t, "    size {}", s.elements.len().max(1));
+        let _ = writeln!(t, "    size {}", (s.elements.len() + room as usize).max(1));
         if !s.elements.is_empty() {
             t.push_str("    elements = {");
             for (i, e) in s.elements.iter().enumerate() {

@@ -10,6 +10,7 @@
 //! (those are the ipset engines').
 
 use super::{imported, planned, Backend};
+use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
 use crate::plan::{Plan, PlanChain};
 use crate::rendered::{RenderError, Rendered, Settings};
@@ -75,6 +76,113 @@ impl Backend for Xtables {
     fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
         ipt_counters(r.ip, self.flavour)
     }
+
+    fn change(
+        &self,
+        r: &Rendered,
+        change: &Change,
+        method: UpdateMethod,
+    ) -> Result<Vec<Step>, RenderError> {
+        ipt_change(self.engine, r.ip, self.flavour, change, method)
+    }
+}
+
+/// The iptables program of a flavour and IP version (one call per rule).
+fn ipt_argv0(ip: Ip, flavour: Flavour) -> &'static str {
+    match (ip, flavour) {
+        (Ip::V4, Flavour::Legacy) => "iptables-legacy",
+        (Ip::V6, Flavour::Legacy) => "ip6tables-legacy",
+        (Ip::V4, Flavour::Nft) => "iptables-nft",
+        (Ip::V6, Flavour::Nft) => "ip6tables-nft",
+    }
+}
+
+/// The rule changes of the iptables engines: `iptables -I CHAIN 1` / `-D CHAIN` one
+/// call per rule, or one `iptables-restore --noflush` batch; a replacement is the
+/// new rule set's batches without their jump rules (a chain declared in a
+/// `--noflush` batch is flushed, the jumps stay).
+pub(super) fn ipt_change(
+    engine: Engine,
+    ip: Ip,
+    flavour: Flavour,
+    change: &Change,
+    method: UpdateMethod,
+) -> Result<Vec<Step>, RenderError> {
+    let refuse = || super::unsupported_change(engine, change, method);
+    let per_rule = match method {
+        UpdateMethod::PerRule => true,
+        UpdateMethod::Batch => false,
+        UpdateMethod::Map => return Err(refuse()),
+    };
+    let (hook, rules, op) = match change {
+        Change::Insert { hook, rules } => (*hook, rules, "-I"),
+        Change::Delete { hook, rules, .. } => (*hook, rules, "-D"),
+        Change::Replace(new) if !per_rule => {
+            let mut steps = super::batch_steps(&new.install);
+            for s in &mut steps {
+                if let Some(text) = &mut s.stdin {
+                    *text = without_jumps(text);
+                }
+            }
+            return Ok(steps);
+        }
+        Change::Replace(_) | Change::AddElements { .. } | Change::RemoveElements { .. } => {
+            return Err(refuse())
+        }
+    };
+    let chain = ipt_chain(hook);
+    // `-I CHAIN 1` prepends: the last rule first keeps the change's order.
+    let mut specs = Vec::with_capacity(rules.len());
+    for r in rules.iter().rev() {
+        let mut t = String::new();
+        ipt_rule(&mut t, ip, r, engine, None)?;
+        if r.m.string.is_some() {
+            return Err(RenderError::Invalid(
+                "a string match cannot be a gateway event's rule".into(),
+            ));
+        }
+        specs.push(t);
+    }
+    let at = if op == "-I" { " 1" } else { "" };
+    if per_rule {
+        let prog = ipt_argv0(ip, flavour);
+        return Ok(specs
+            .iter()
+            .map(|spec| {
+                let mut argv = vec![prog, "-w", op, chain];
+                if op == "-I" {
+                    argv.push("1");
+                }
+                argv.extend(spec.split_whitespace());
+                Step::call(&argv)
+            })
+            .collect());
+    }
+    let (table, _) = ipt_table(hook);
+    let mut text = format!("*{table}\n");
+    for spec in &specs {
+        let _ = writeln!(text, "{op} {chain}{at}{spec}");
+    }
+    text.push_str("COMMIT\n");
+    Ok(vec![Step::batch(&restore_tool(ip, flavour).argv(), text)])
+}
+
+/// An iptables-restore text without its `-I BUILTIN 1 -j FWBENCH-*` jump rules.
+fn without_jumps(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let jump = line.starts_with("-I ")
+            && line
+                .split_whitespace()
+                .last()
+                .is_some_and(|t| t.starts_with("FWBENCH-"))
+            && line.contains(" -j FWBENCH-");
+        if !jump {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn no_sets(engine: Engine) -> RenderError {

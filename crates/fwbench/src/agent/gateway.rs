@@ -30,6 +30,8 @@ const GATEWAY_SYSCTLS: &[&str] = &[
 
 /// The gateway role while set up.
 pub struct GatewayRole {
+    /// Gateway events (dropped, hence undone, before the guard).
+    events: Option<super::events::EventRunner>,
     guard: GatewayGuard,
     /// sysctl values in force (after setup).
     in_force: Vec<(String, String)>,
@@ -61,12 +63,16 @@ impl GatewayRole {
             tracing::warn!("removed rules a crashed run left in this namespace");
         }
         if let Some(fw) = &spec.firewall {
-            guard.install_rules(fw)?;
+            guard.install_rules(fw, super::events::set_room(&spec.events))?;
         }
         if let Some(p) = &spec.proxy {
             guard.start_proxy(p)?;
         }
+        let installed = guard.rules.as_ref().map(|r| &*r.rendered);
+        let events =
+            super::events::EventRunner::setup(&spec.events, spec.firewall.as_deref(), installed)?;
         Ok(GatewayRole {
+            events,
             guard,
             in_force,
             interfaces: vec![],
@@ -77,6 +83,9 @@ impl GatewayRole {
 impl RoleRun for GatewayRole {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();
+        if let Some(e) = &mut self.events {
+            e.start();
+        }
     }
 
     fn progress(&self) -> Progress {
@@ -87,8 +96,13 @@ impl RoleRun for GatewayRole {
         let interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
         let GatewayRole {
-            guard, in_force, ..
+            mut events,
+            guard,
+            in_force,
+            ..
         } = *self;
+        // The events' changes out first: the verdicts read the rule set as installed.
+        let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
         let (firewall, proxy, residue) = guard.finish();
         Ok(RoleResults::Gateway(GatewayResults {
             sysctls: in_force,
@@ -96,6 +110,7 @@ impl RoleRun for GatewayRole {
             interfaces,
             proxy,
             residue: Some(Box::new(residue)),
+            updates,
         }))
     }
 }
@@ -219,9 +234,13 @@ impl GatewayGuard {
         Ok(())
     }
 
-    fn install_rules(&mut self, request: &firewall::Request) -> Result<(), AgentError> {
+    fn install_rules(
+        &mut self,
+        request: &firewall::Request,
+        set_room: u32,
+    ) -> Result<(), AgentError> {
         use firewall::{install::InstallError, tool::ToolError};
-        let rendered = firewall::request::render(request)
+        let rendered = firewall::request::render_with_room(request, set_room)
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
         self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {

@@ -9,6 +9,7 @@
 //! Owns: the frame loop and the role registry. Must not: know what a role does
 //! (that is [`gateway`] and [`traffic`]).
 
+mod events;
 mod gateway;
 mod netstate;
 mod traffic;

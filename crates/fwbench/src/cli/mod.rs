@@ -292,6 +292,8 @@ pub struct StreamArgs {
     /// testbed addresses; its counter is checked after the trial
     #[arg(long, value_parser = crate::params::packet::parse_aim)]
     aim: Option<String>,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 impl StreamArgs {
@@ -317,6 +319,7 @@ impl StreamArgs {
             src: self.src,
             dst: self.dst,
             aim: self.aim.clone(),
+            events: self.events.params(),
         }
     }
 }
@@ -1354,6 +1357,12 @@ mod tests {
             ("degrade", "precision"),
             ("degrade", "max_rate"),
             ("degrade", "max_trials"),
+            // Gateway events run during floods and flows (docs/events.md); a ping has
+            // them in scenario files only.
+            ("ping", "event"),
+            ("ping", "event_rate"),
+            ("ping", "event_count"),
+            ("ping", "event_method"),
         ];
         let mut missing = vec![];
         let live = |cmd: &str| {

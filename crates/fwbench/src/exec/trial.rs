@@ -164,6 +164,7 @@ fn drive(
             firewall,
             steer_cpus: gateway_cpus.clone(),
             proxy: roles.proxy.clone(),
+            events: crate::workloads::events::gateway_events(p, &roles.client.1),
         };
         start(
             "gateway",

@@ -474,6 +474,12 @@ fn firewall_lines(o: &Outcome) -> String {
         if !f.settings.is_empty() {
             out += &format!("  settings     {}\n", f.settings.to_line());
         }
+        if let Some(e) = o.packet().and_then(|p| p.events.as_ref()) {
+            let engine = f.engine.to_string();
+            for line in crate::workloads::events::text(e, &engine).lines().skip(1) {
+                out += &format!("  events       {}\n", line.trim_start());
+            }
+        }
         let v = f.verdicts.as_ref();
         // Counters that could not be read print as JSON's null.
         let n = |x: Option<u64>| x.map_or_else(|| "null".to_string(), |x| x.to_string());

@@ -6,6 +6,7 @@
 //! Must not: touch the host, the testbed or the store.
 
 pub mod conn;
+pub mod events;
 pub mod packet;
 pub mod search;
 pub mod topology;

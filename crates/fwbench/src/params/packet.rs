@@ -75,6 +75,9 @@ pub struct PacketParams {
     /// Aim at a rule of the imported ruleset: `N` or `CHAIN:N` (`--aim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aim: Option<String>,
+    /// A gateway event during the trial (`--event`; issue 25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::params::events::EventParams>,
 }
 
 /// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
@@ -149,6 +152,7 @@ impl Default for PacketParams {
             src: None,
             dst: None,
             aim: None,
+            events: None,
         }
     }
 }

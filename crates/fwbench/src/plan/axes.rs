@@ -385,6 +385,38 @@ pub const AXES: &[Axis] = &[
         }
     ),
     axis!(
+        "event",
+        PACKET,
+        "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)",
+        default | _ | "",
+        check | t,
+        _ | ok(crate::params::events::event_params(t, "", "", ""))
+    ),
+    axis!(
+        "event_rate",
+        PACKET,
+        "gateway updates per second after the first (empty: once)",
+        default | _ | "",
+        check | t,
+        _ | ok(crate::params::events::event_params("add:1@0s", t, "", ""))
+    ),
+    axis!(
+        "event_count",
+        PACKET,
+        "gateway updates in all (empty: once, or with a rate as many as fit)",
+        default | _ | "",
+        check | t,
+        _ | ok(crate::params::events::event_params("add:1@0s", "1", t, ""))
+    ),
+    axis!(
+        "event_method",
+        PACKET,
+        "how the engine applies an update: batch, per-rule, map",
+        default | _ | "batch",
+        check | t,
+        _ | ok(crate::params::events::event_params("add:1@0s", "", "", t))
+    ),
+    axis!(
         "fragment",
         PACKET,
         "allow datagrams above the MTU (IP fragments)",
@@ -599,6 +631,12 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
                 .filter(|a| !a.is_empty())
                 .map(crate::params::packet::parse_aim)
                 .transpose()?,
+            events: crate::params::events::event_params(
+                get("event"),
+                get("event_rate"),
+                get("event_count"),
+                get("event_method"),
+            )?,
         })
     };
     let kind = workload.kind(packet, conn)?;

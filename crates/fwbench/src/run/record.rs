@@ -36,6 +36,11 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         t.params.engine,
         t.params.nft_family,
     )));
+    rec.updates = o
+        .packet()
+        .and_then(|p| p.events.as_ref())
+        .map(crate::workloads::events::records)
+        .unwrap_or_default();
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
         engine: f.engine.to_string(),
         rules_installed: f.rules as u64,

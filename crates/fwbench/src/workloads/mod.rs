@@ -14,6 +14,7 @@
 
 pub mod conn;
 pub mod echo;
+pub mod events;
 pub mod packet;
 
 use crate::params::workload::{PacketKind, TrialKind};

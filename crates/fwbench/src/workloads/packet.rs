@@ -222,6 +222,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.sink_threads,
         flows: k.flows,
         payload,
+        bin_ns: crate::workloads::events::bin_ns(k),
     }));
     Ok((sink, source))
 }
@@ -312,6 +313,9 @@ pub struct PacketSummary {
     /// The sink namespace's interface counters (backlog drops on delivery show here).
     pub sink_interfaces: Vec<proto::IfCounters>,
     pub flows: Vec<FlowSummary>,
+    /// Gateway events and what the traffic felt (issue 25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::workloads::events::EventsSummary>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -475,6 +479,16 @@ pub fn summarise_packet(
         kernel: sink.kernel,
         sink_interfaces: sink.interfaces.clone(),
         flows,
+        events: {
+            // Flow i sends from sources[i % len] (as `specs` builds them).
+            let sources: Vec<std::net::IpAddr> = match k.src {
+                Some(a) => vec![a],
+                None => (1..=p.clients.min(k.flows).max(1))
+                    .map(|i| tb.client_addr(p.family, i))
+                    .collect(),
+            };
+            crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway)
+        },
     })
 }
 

@@ -291,7 +291,7 @@ fn sink_loop(
     (progress, progress_bytes): (Arc<AtomicU64>, Arc<AtomicU64>),
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
-        flows: (0..flows).map(FlowState::new).collect(),
+        flows: (0..flows).map(|f| FlowState::new(f, 0)).collect(),
         received: Counter::default(),
         unstamped: 0,
         not_ours: 0,

@@ -1,0 +1,104 @@
+//! One change to an installed rule set, whatever the engine (a gateway event's
+//! update, issue 25), and the commands an engine renders for it.
+//!
+//! Owns: [`Change`] (insert or delete rules at the head of one of fwbench's chains,
+//! add or remove elements of one of its sets, replace the whole rule set) and
+//! [`Step`] (one program call: argv, stdin, whether it echoes rule handles).
+//! Must not: know any engine's syntax (the engines render steps) or run programs
+//! (that is `update`).
+
+use crate::model::{Hook, Rule, SetElem, L4};
+use crate::rendered::Rendered;
+pub use proto::UpdateMethod;
+
+/// One change to fwbench's installed rule set.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Insert `rules` at the head of fwbench's chain of `hook`, in this order.
+    Insert { hook: Hook, rules: Vec<Rule> },
+    /// Delete rules an [`Change::Insert`] put into the chain of `hook`; `handles` are
+    /// what the insert's steps echoed (nft), in the same order (empty otherwise).
+    Delete {
+        hook: Hook,
+        rules: Vec<Rule>,
+        handles: Vec<u64>,
+    },
+    /// Add elements (source address, destination port) to fwbench's set `set`.
+    AddElements {
+        set: String,
+        l4: L4,
+        elements: Vec<SetElem>,
+    },
+    /// Remove elements from fwbench's set `set`.
+    RemoveElements {
+        set: String,
+        l4: L4,
+        elements: Vec<SetElem>,
+    },
+    /// Replace the whole installed rule set by this rendering (of the same engine).
+    Replace(Box<Rendered>),
+}
+
+impl Change {
+    /// Rules or elements the change touches (a replacement: every rule it installs).
+    pub fn size(&self) -> usize {
+        match self {
+            Change::Insert { rules, .. } | Change::Delete { rules, .. } => rules.len(),
+            Change::AddElements { elements, .. } | Change::RemoveElements { elements, .. } => {
+                elements.len()
+            }
+            Change::Replace(r) => r.expect_rules + r.expect_elements,
+        }
+    }
+
+    /// What it is, for messages: "insert 3 rules".
+    pub fn describe(&self) -> String {
+        match self {
+            Change::Insert { rules, .. } => format!("insert {} rules", rules.len()),
+            Change::Delete { rules, .. } => format!("delete {} rules", rules.len()),
+            Change::AddElements { elements, .. } => format!("add {} set elements", elements.len()),
+            Change::RemoveElements { elements, .. } => {
+                format!("remove {} set elements", elements.len())
+            }
+            Change::Replace(_) => "replace the rule set".into(),
+        }
+    }
+}
+
+/// One program call of a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub argv: Vec<String>,
+    /// Text fed on stdin (a batch), if any.
+    pub stdin: Option<String>,
+    /// The call echoes the handles of the rules it adds (`nft --echo --handle`), in
+    /// order: the executor collects them for a later [`Change::Delete`].
+    pub echoes_handles: bool,
+}
+
+impl Step {
+    /// A call without stdin.
+    pub fn call<S: AsRef<str>>(argv: &[S]) -> Step {
+        Step {
+            argv: argv.iter().map(|s| s.as_ref().to_owned()).collect(),
+            stdin: None,
+            echoes_handles: false,
+        }
+    }
+
+    /// A batch: `argv` reads `text` on stdin.
+    pub fn batch<S: AsRef<str>>(argv: &[S], text: String) -> Step {
+        Step {
+            stdin: Some(text),
+            ..Step::call(argv)
+        }
+    }
+
+    /// The step as a shell line, for dry runs and messages.
+    pub fn to_text(&self) -> String {
+        match &self.stdin {
+            Some(t) => format!("{} <<'EOF'\n{t}EOF", self.argv.join(" ")),
+            None => self.argv.join(" "),
+        }
+    }
+}

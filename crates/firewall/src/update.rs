@@ -1,0 +1,551 @@
+//! Gateway events on an installed rule set (issue 25): which rules and elements each
+//! update of an [`EventSpec`] changes, committing it (timed, start to the last
+//! tool's return), and undoing every change still in force.
+//!
+//! Owns: [`Events`] (what the events put in place, so that [`Events::undo`] — and
+//! its drop — takes exactly that out again), [`commit`] (running a change's steps),
+//! and the rules and elements an update adds: drop rules for never-matching filler
+//! flows (documentation addresses, ports counted down from 65535, so they never equal
+//! a model's filler rules) and, first of all, the marker flow's.
+//! Must not: know an engine's syntax (the engines render a [`Change`]), touch
+//! anything outside fwbench's own chains and sets (every change lands there, so the
+//! crash marker's removal of fwbench's rule set covers it too), or read a clock but
+//! the commit's own stopwatch.
+
+use crate::change::{Change, Step};
+use crate::engine::backend;
+use crate::model::{Action, EngineOptions, Hook, Match, Prefix, Role, Rule, RuleSet, SetElem, L4};
+use crate::models::{filler_addr, FILLER_ADDRS};
+use crate::render::render_with;
+use crate::rendered::{RenderError, Rendered};
+use crate::tool::{run, ToolError};
+use proto::{EventSpec, Marker, UpdateKind};
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What a commit took.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Committed {
+    /// Start of the first call to the return of the last, ns.
+    pub commit_ns: u64,
+    /// Program calls made.
+    pub calls: u32,
+    /// Handles the calls echoed (nft), in output order.
+    pub handles: Vec<u64>,
+}
+
+/// Run a change's steps in order, timed; the first failure stops it.
+pub fn commit(steps: &[Step]) -> Result<Committed, ToolError> {
+    let mut out = Committed::default();
+    let t0 = Instant::now();
+    for s in steps {
+        let argv: Vec<&str> = s.argv.iter().map(String::as_str).collect();
+        let stdout = run(&argv, s.stdin.as_deref())?;
+        out.calls += 1;
+        if s.echoes_handles {
+            out.handles.extend(echoed_handles(&stdout));
+        }
+    }
+    out.commit_ns = t0.elapsed().as_nanos() as u64;
+    Ok(out)
+}
+
+/// The handles `nft --echo --handle` printed: the number after the last
+/// `# handle ` of each echoed rule line.
+pub fn echoed_handles(out: &str) -> Vec<u64> {
+    out.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once("# handle ")?.1.trim().parse().ok())
+        .collect()
+}
+
+/// Destination port of an event's filler `j`: counted down from 65535 (a model's
+/// fillers count up from 1), one port per [`FILLER_ADDRS`] addresses.
+pub fn event_port(j: u32) -> u16 {
+    (65535 - (j / FILLER_ADDRS).min(60_000)) as u16
+}
+
+/// The marker flow's (source, port), checked against the protocol `l4` it must use.
+fn marker_elem(m: &Marker, l4: L4) -> Result<SetElem, UpdateError> {
+    if L4::from(m.proto) != l4 {
+        return Err(UpdateError::Invalid(format!(
+            "the marker flow is {}, the set matches {}",
+            L4::from(m.proto).name(),
+            l4.name()
+        )));
+    }
+    Ok(SetElem {
+        addr: m.src,
+        port: m.dport,
+    })
+}
+
+/// A rule an event put in place, with its nft handle when known.
+#[derive(Debug, Clone, PartialEq)]
+struct InForce<T> {
+    event: u32,
+    item: T,
+    handle: Option<u64>,
+}
+
+/// Events on one installed rule set: what they changed, so it can be undone.
+pub struct Events {
+    /// The rule set as installed (the base of every replacement and of the undo).
+    installed: Rendered,
+    rule_set: RuleSet,
+    opts: EngineOptions,
+    /// Chain the events' rules go to: fwbench's first.
+    hook: Option<Hook>,
+    rules: Vec<InForce<Rule>>,
+    elements: Vec<InForce<SetElem>>,
+    /// A replacement is in force (undo: replace with the installed rule set).
+    replaced: bool,
+    /// Next filler number.
+    next: u32,
+}
+
+impl Events {
+    /// Events on `installed`, the rendering of `rule_set` with `opts`.
+    pub fn new(installed: &Rendered, rule_set: RuleSet, opts: EngineOptions) -> Events {
+        Events {
+            hook: installed.layout.first().map(|c| c.hook),
+            installed: installed.clone(),
+            rule_set,
+            opts,
+            rules: vec![],
+            elements: vec![],
+            replaced: false,
+            next: 0,
+        }
+    }
+
+    /// Rules (or elements, for element updates) fwbench's rule set holds now.
+    pub fn size(&self, kind: UpdateKind) -> u64 {
+        let base = match kind {
+            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace => {
+                self.installed.expect_rules
+            }
+            UpdateKind::AddElements | UpdateKind::RemoveElements => self.installed.expect_elements,
+        };
+        let events = match kind {
+            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace => self.rules.len(),
+            UpdateKind::AddElements | UpdateKind::RemoveElements => self.elements.len(),
+        };
+        (base + events) as u64
+    }
+
+    /// Whether the rules and elements the events put in place are all out again.
+    pub fn is_clean(&self) -> bool {
+        self.rules.is_empty() && self.elements.is_empty() && !self.replaced
+    }
+
+    fn hook(&self) -> Result<Hook, UpdateError> {
+        self.hook.ok_or_else(|| {
+            UpdateError::Invalid(
+                "the rule set has no chain of fwbench's to add rules to (install some rules)"
+                    .into(),
+            )
+        })
+    }
+
+    fn drop_set(&self) -> Result<(String, L4), UpdateError> {
+        let s = self.installed.drop_sets.first().ok_or_else(|| {
+            UpdateError::Invalid(format!(
+                "engine {} installed no set that a drop rule matches (element updates need \
+                 nft-set, ipset-legacy or ipset-nft with filler rules)",
+                self.installed.engine
+            ))
+        })?;
+        Ok((s.name.clone(), s.l4))
+    }
+
+    /// `k` drop rules: the marker flow's first (when given), then fillers.
+    fn new_rules(&mut self, hook: Hook, l4: L4, marker: Option<&Marker>, k: u32) -> Vec<Rule> {
+        let mut out = Vec::with_capacity(k as usize);
+        if let Some(m) = marker {
+            out.push(Rule {
+                hook,
+                m: Match {
+                    src: Some(Prefix::host(m.src)),
+                    l4: Some(L4::from(m.proto)),
+                    dport: Some(m.dport),
+                    ..Match::default()
+                },
+                action: Action::Drop,
+                role: Role::Filler,
+            });
+        }
+        while out.len() < k as usize {
+            let j = self.next;
+            self.next += 1;
+            out.push(Rule {
+                hook,
+                m: Match {
+                    src: Some(Prefix::host(filler_addr(self.installed.ip, j))),
+                    l4: Some(l4),
+                    dport: Some(event_port(j)),
+                    ..Match::default()
+                },
+                action: Action::Drop,
+                role: Role::Filler,
+            });
+        }
+        out
+    }
+
+    fn new_elements(
+        &mut self,
+        l4: L4,
+        marker: Option<&Marker>,
+        k: u32,
+    ) -> Result<Vec<SetElem>, UpdateError> {
+        let mut out = Vec::with_capacity(k as usize);
+        if let Some(m) = marker {
+            out.push(marker_elem(m, l4)?);
+        }
+        while out.len() < k as usize {
+            let j = self.next;
+            self.next += 1;
+            out.push(SetElem {
+                addr: filler_addr(self.installed.ip, j),
+                port: event_port(j),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The protocol of the events' filler rules: the marker's, else udp.
+    fn l4(spec: &EventSpec) -> L4 {
+        spec.marker.map(|m| L4::from(m.proto)).unwrap_or(L4::Udp)
+    }
+
+    /// Whether this engine can make `spec`'s updates (rendered on a scratch copy;
+    /// nothing is applied): the error names what it cannot.
+    pub fn check(&self, spec: &EventSpec) -> Result<(), UpdateError> {
+        spec.check().map_err(UpdateError::Invalid)?;
+        let mut scratch = Events::new(&self.installed, self.rule_set.clone(), self.opts);
+        let mut probe = spec.clone();
+        // A deletion is checked as the insertion it undoes (nothing is prepared here).
+        probe.kind = match spec.kind {
+            UpdateKind::Delete => UpdateKind::Add,
+            UpdateKind::RemoveElements => UpdateKind::AddElements,
+            k @ (UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements) => k,
+        };
+        probe.k = spec.k.min(2);
+        scratch.render(0, 0, &probe)?;
+        Ok(())
+    }
+
+    /// Untimed, before the traffic phase: put in place what event `event`'s updates
+    /// delete or remove (`count × K` rules or elements, the marker flow's first).
+    pub fn prepare(&mut self, event: u32, spec: &EventSpec) -> Result<(), UpdateError> {
+        let n = spec.count.saturating_mul(spec.k);
+        match spec.kind {
+            UpdateKind::Delete => {
+                let hook = self.hook()?;
+                let rules = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), n);
+                self.insert(event, hook, rules, spec.method)?;
+            }
+            UpdateKind::RemoveElements => {
+                let (set, l4) = self.drop_set()?;
+                let elements = self.new_elements(l4, spec.marker.as_ref(), n)?;
+                self.add_elements(event, set, l4, elements, spec.method)?;
+            }
+            UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {}
+        }
+        Ok(())
+    }
+
+    /// The steps of update `index` of event `event` (rendered, not run), and the
+    /// change itself — for dry runs and tests.
+    pub fn render(
+        &mut self,
+        event: u32,
+        index: u32,
+        spec: &EventSpec,
+    ) -> Result<(Change, Vec<Step>), UpdateError> {
+        let marker = if index == 0 {
+            spec.marker.as_ref()
+        } else {
+            None
+        };
+        let change = match spec.kind {
+            UpdateKind::Add => {
+                let hook = self.hook()?;
+                Change::Insert {
+                    hook,
+                    rules: self.new_rules(hook, Self::l4(spec), marker, spec.k),
+                }
+            }
+            UpdateKind::Delete => {
+                let hook = self.hook()?;
+                let (rules, handles) = self.take_rules(event, spec.k)?;
+                Change::Delete {
+                    hook,
+                    rules,
+                    handles,
+                }
+            }
+            UpdateKind::Replace => {
+                let hook = self.hook()?;
+                let extra = self.new_rules(hook, Self::l4(spec), marker, spec.k);
+                let mut rs = self.rule_set.clone();
+                let at = rs.rules.iter().position(|r| r.hook == hook).unwrap_or(0);
+                rs.rules.splice(at..at, extra);
+                Change::Replace(Box::new(render_with(
+                    &rs,
+                    self.installed.engine,
+                    &self.opts,
+                )?))
+            }
+            UpdateKind::AddElements => {
+                let (set, l4) = self.drop_set()?;
+                Change::AddElements {
+                    elements: self.new_elements(l4, marker, spec.k)?,
+                    set,
+                    l4,
+                }
+            }
+            UpdateKind::RemoveElements => {
+                let (set, l4) = self.drop_set()?;
+                let taken = self.take_elements(event, spec.k)?;
+                Change::RemoveElements {
+                    set,
+                    l4,
+                    elements: taken,
+                }
+            }
+        };
+        let steps = backend(self.installed.engine).change(&self.installed, &change, spec.method)?;
+        Ok((change, steps))
+    }
+
+    /// Apply update `index` of event `event` (timed) and note what it put in place.
+    pub fn apply(
+        &mut self,
+        event: u32,
+        index: u32,
+        spec: &EventSpec,
+    ) -> Result<Committed, UpdateError> {
+        let (change, steps) = self.render(event, index, spec)?;
+        let done = commit(&steps)?;
+        match change {
+            Change::Insert { hook, rules } => {
+                let handles = self.handles_after_insert(hook, rules.len(), &done)?;
+                self.note_rules(event, rules, &handles)
+            }
+            Change::Replace(_) => self.replaced = true,
+            Change::AddElements { elements, .. } => {
+                self.elements
+                    .extend(elements.into_iter().map(|item| InForce {
+                        event,
+                        item,
+                        handle: None,
+                    }))
+            }
+            Change::Delete { .. } | Change::RemoveElements { .. } => {}
+        }
+        Ok(done)
+    }
+
+    fn insert(
+        &mut self,
+        event: u32,
+        hook: Hook,
+        rules: Vec<Rule>,
+        method: proto::UpdateMethod,
+    ) -> Result<(), UpdateError> {
+        let change = Change::Insert { hook, rules };
+        let steps = backend(self.installed.engine).change(&self.installed, &change, method)?;
+        let done = commit(&steps)?;
+        let Change::Insert { rules, .. } = change else {
+            unreachable!("built as an insert above")
+        };
+        let handles = self.handles_after_insert(hook, rules.len(), &done)?;
+        self.note_rules(event, rules, &handles);
+        Ok(())
+    }
+
+    fn add_elements(
+        &mut self,
+        event: u32,
+        set: String,
+        l4: L4,
+        elements: Vec<SetElem>,
+        method: proto::UpdateMethod,
+    ) -> Result<(), UpdateError> {
+        let change = Change::AddElements { set, l4, elements };
+        let steps = backend(self.installed.engine).change(&self.installed, &change, method)?;
+        commit(&steps)?;
+        let Change::AddElements { elements, .. } = change else {
+            unreachable!("built as an element addition above")
+        };
+        self.elements
+            .extend(elements.into_iter().map(|item| InForce {
+                event,
+                item,
+                handle: None,
+            }));
+        Ok(())
+    }
+
+    /// Handles of rules just inserted at the head of `hook`'s chain, in insertion order
+    /// (the last rule first): echoed by the commit, else read back untimed.
+    fn handles_after_insert(
+        &self,
+        hook: Hook,
+        k: usize,
+        done: &Committed,
+    ) -> Result<Vec<u64>, UpdateError> {
+        if !done.handles.is_empty() {
+            return Ok(done.handles.clone());
+        }
+        let b = backend(self.installed.engine);
+        let mut h = b.head_handles(&self.installed, hook, k)?;
+        h.reverse();
+        Ok(h)
+    }
+
+    /// Note inserted rules; handles in insertion order (the last rule first).
+    fn note_rules(&mut self, event: u32, rules: Vec<Rule>, handles: &[u64]) {
+        let mut handles: Vec<u64> = handles.to_vec();
+        handles.reverse();
+        for (i, item) in rules.into_iter().enumerate() {
+            self.rules.push(InForce {
+                event,
+                item,
+                handle: handles.get(i).copied(),
+            });
+        }
+    }
+
+    /// The first `k` rules event `event` put in place, taken out of the notes.
+    fn take_rules(&mut self, event: u32, k: u32) -> Result<(Vec<Rule>, Vec<u64>), UpdateError> {
+        let mut rules = vec![];
+        let mut handles = vec![];
+        let mut i = 0;
+        while i < self.rules.len() && rules.len() < k as usize {
+            if self.rules[i].event == event {
+                let r = self.rules.remove(i);
+                handles.extend(r.handle);
+                rules.push(r.item);
+            } else {
+                i += 1;
+            }
+        }
+        if rules.len() < k as usize {
+            return Err(UpdateError::Invalid(format!(
+                "event {event} has {} rules left to delete, not {k}",
+                rules.len()
+            )));
+        }
+        Ok((rules, handles))
+    }
+
+    fn take_elements(&mut self, event: u32, k: u32) -> Result<Vec<SetElem>, UpdateError> {
+        let mut out = vec![];
+        let mut i = 0;
+        while i < self.elements.len() && out.len() < k as usize {
+            if self.elements[i].event == event {
+                out.push(self.elements.remove(i).item);
+            } else {
+                i += 1;
+            }
+        }
+        if out.len() < k as usize {
+            return Err(UpdateError::Invalid(format!(
+                "event {event} has {} elements left to remove, not {k}",
+                out.len()
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Take out everything the events put in place (a replacement: the installed rule
+    /// set again), in one batch per kind; the first failure, after trying all.
+    pub fn undo(&mut self) -> Result<(), UpdateError> {
+        let b = backend(self.installed.engine);
+        let method = proto::UpdateMethod::Batch;
+        let mut first: Option<UpdateError> = None;
+        let mut run = |change: Change| {
+            let res = b
+                .change(&self.installed, &change, method)
+                .map_err(UpdateError::from)
+                .and_then(|steps| commit(&steps).map_err(UpdateError::from));
+            if let Err(e) = res {
+                first.get_or_insert(e);
+            }
+        };
+        if self.replaced {
+            // The installed rule set again: events' rules and elements go with it.
+            run(Change::Replace(Box::new(self.installed.clone())));
+            self.replaced = false;
+            self.rules.clear();
+            self.elements.clear();
+        }
+        if let Some(hook) = self.hook {
+            let rules: Vec<InForce<Rule>> = std::mem::take(&mut self.rules);
+            if !rules.is_empty() {
+                let handles: Vec<u64> = rules.iter().filter_map(|r| r.handle).collect();
+                run(Change::Delete {
+                    hook,
+                    rules: rules.into_iter().map(|r| r.item).collect(),
+                    handles,
+                });
+            }
+        }
+        let elements: Vec<InForce<SetElem>> = std::mem::take(&mut self.elements);
+        if !elements.is_empty() {
+            if let Ok((set, l4)) = self.drop_set() {
+                run(Change::RemoveElements {
+                    set,
+                    l4,
+                    elements: elements.into_iter().map(|e| e.item).collect(),
+                });
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        if !self.is_clean() {
+            let _ = self.undo();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_are_read_from_nft_echo() {
+        let out = "insert rule inet fwbench forward handle 6 ip saddr 192.0.2.9 udp dport 65535 \
+                   counter packets 0 bytes 0 drop # handle 5\n\
+                   insert rule inet fwbench forward ip saddr 192.0.2.8 udp dport 65535 counter \
+                   packets 0 bytes 0 drop # handle 6\n# new generation 3 by process 1 (nft)\n";
+        assert_eq!(echoed_handles(out), vec![5, 6]);
+    }
+
+    #[test]
+    fn event_ports_count_down_and_never_meet_model_fillers() {
+        assert_eq!(event_port(0), 65535);
+        assert_eq!(event_port(FILLER_ADDRS), 65534);
+        // A model's fillers use ports 1 + k / 768 for k < 1 000 000: at most 1303.
+        assert!(event_port(100_000 * 100) > 1303);
+    }
+}

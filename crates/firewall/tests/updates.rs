@@ -1,0 +1,253 @@
+//! Privileged: every engine's update mechanisms on a real kernel. Each case runs in
+//! a thread that moved into a network namespace of its own (`unshare(CLONE_NEWNET)`,
+//! anonymous: the kernel removes it with the thread, also on panic), installs a rule
+//! set, applies an update, counts what is installed, undoes it and counts again.
+//! Without root they are reported as ignored (skipped), never passed.
+
+use firewall::engine::backend;
+use firewall::install::install;
+use firewall::models::{generate, Addressing, Chain, Model, ModelSpec, Position};
+use firewall::render::render_with;
+use firewall::update::Events;
+use firewall::{Engine, EngineOptions, Ip, Prefix, L4};
+use proto::{EventSpec, Marker, Proto, UpdateKind, UpdateMethod};
+
+/// Run `f` in a new, anonymous network namespace (this thread and its children only).
+fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(move || {
+        // SAFETY: unshare(2) with CLONE_NEWNET changes only this thread's network
+        // namespace; no memory is involved.
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+        assert_eq!(
+            rc,
+            0,
+            "unshare(CLONE_NEWNET): {}",
+            std::io::Error::last_os_error()
+        );
+        f()
+    })
+    .join()
+    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+fn rule_set(count: u32) -> firewall::RuleSet {
+    let p = |s: &str, len| Prefix {
+        addr: s.parse().unwrap(),
+        len,
+    };
+    let a = Addressing {
+        clients: vec!["198.18.1.1".parse().unwrap()],
+        client_net: p("198.18.0.0", 16),
+        server: "198.19.0.2".parse().unwrap(),
+        server_net: p("198.19.0.0", 16),
+    };
+    let spec = ModelSpec {
+        model: Model::Linear,
+        count,
+        position: Position::Last,
+        chain: Chain::Forward,
+        l4: L4::Udp,
+        ip: Ip::V4,
+        one_way: false,
+        dport: None,
+    };
+    generate(&spec, &a).unwrap()
+}
+
+fn spec(kind: UpdateKind, method: UpdateMethod, k: u32, count: u32) -> EventSpec {
+    EventSpec {
+        kind,
+        k,
+        method,
+        at_s: 0.0,
+        rate: (count > 1).then_some(10.0),
+        count,
+        marker: Some(Marker {
+            src: "198.18.1.1".parse().unwrap(),
+            proto: Proto::Udp,
+            dport: 5001,
+        }),
+    }
+}
+
+/// Install 50 filler rules with `engine`, apply every update of `event`, and check
+/// the counts after each update and after the undo; the text of the marker's rule
+/// or element must be in the kernel while the change is in force.
+fn case(engine: Engine, event: EventSpec) {
+    in_netns(move || {
+        let opts = EngineOptions {
+            set_room: event.k * event.count,
+            ..EngineOptions::default()
+        };
+        let rs = rule_set(50);
+        let r = render_with(&rs, engine, &opts).unwrap();
+        let installed = install(&r).unwrap();
+        let b = backend(engine);
+        let base = b.count(&r).unwrap();
+        let ctx = format!("{engine} {:?} {:?}", event.kind, event.method);
+        let mut ev = Events::new(&r, rs, opts);
+        ev.prepare(0, &event)
+            .unwrap_or_else(|e| panic!("{ctx}: prepare: {e}"));
+        let (k, n) = (event.k as usize, event.count as usize);
+        let (rules0, elements0) = b.count(&r).unwrap();
+        match event.kind {
+            UpdateKind::Delete => assert_eq!(rules0, base.0 + k * n, "{ctx}: prepared"),
+            UpdateKind::RemoveElements => assert_eq!(elements0, base.1 + k * n, "{ctx}: prepared"),
+            UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {
+                assert_eq!((rules0, elements0), base, "{ctx}: nothing prepared")
+            }
+        }
+        for i in 0..event.count {
+            let done = ev
+                .apply(0, i, &event)
+                .unwrap_or_else(|e| panic!("{ctx}: update {i}: {e}"));
+            assert!(done.commit_ns > 0 && done.calls > 0, "{ctx}: {done:?}");
+            let got = b.count(&r).unwrap();
+            let m = i as usize + 1;
+            let want = match event.kind {
+                UpdateKind::Add => (base.0 + k * m, base.1),
+                UpdateKind::Delete => (base.0 + k * (n - m), base.1),
+                // Each replacement holds the rule set plus its own K rules, which the
+                // engines that collapse fillers into a set collapse too.
+                UpdateKind::Replace if collapses(engine) => (base.0, base.1 + k),
+                UpdateKind::Replace => (base.0 + k, base.1),
+                UpdateKind::AddElements => (base.0, base.1 + k * m),
+                UpdateKind::RemoveElements => (base.0, base.1 + k * (n - m)),
+            };
+            assert_eq!(got, want, "{ctx}: after update {i}");
+        }
+        ev.undo().unwrap_or_else(|e| panic!("{ctx}: undo: {e}"));
+        assert!(ev.is_clean(), "{ctx}");
+        assert_eq!(b.count(&r).unwrap(), base, "{ctx}: after undo");
+        installed.remove().unwrap();
+    })
+}
+
+fn collapses(e: Engine) -> bool {
+    matches!(e, Engine::NftSet | Engine::IpsetLegacy | Engine::IpsetNft)
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+const RULE_ENGINES: [Engine; 6] = [
+    Engine::Nft,
+    Engine::NftSet,
+    Engine::IptablesLegacy,
+    Engine::IptablesNft,
+    Engine::IpsetLegacy,
+    Engine::IpsetNft,
+];
+
+#[test]
+#[ignore = "needs root: network namespaces and nft/iptables/ipset (run with --include-ignored as root)"]
+fn rules_are_added_deleted_and_replaced_by_every_method() {
+    assert!(root(), "needs root");
+    for engine in RULE_ENGINES {
+        for method in [UpdateMethod::PerRule, UpdateMethod::Batch] {
+            case(engine, spec(UpdateKind::Add, method, 3, 2));
+            case(engine, spec(UpdateKind::Delete, method, 2, 2));
+        }
+        case(engine, spec(UpdateKind::Replace, UpdateMethod::Batch, 3, 2));
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and nft/ipset (run with --include-ignored as root)"]
+fn set_elements_are_added_and_removed_by_every_method() {
+    assert!(root(), "needs root");
+    for engine in [Engine::NftSet, Engine::IpsetLegacy, Engine::IpsetNft] {
+        for method in [UpdateMethod::PerRule, UpdateMethod::Batch] {
+            case(engine, spec(UpdateKind::AddElements, method, 4, 2));
+            case(engine, spec(UpdateKind::RemoveElements, method, 2, 2));
+        }
+    }
+}
+
+#[test]
+fn methods_an_engine_lacks_are_refused_by_name() {
+    let rs = rule_set(5);
+    let r = render_with(&rs, Engine::Nft, &EngineOptions::default()).unwrap();
+    let mut ev = Events::new(&r, rs, EngineOptions::default());
+    let e = ev
+        .render(0, 0, &spec(UpdateKind::Add, UpdateMethod::Map, 1, 1))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "engine nft cannot express the update 'insert 1 rules' by method map"
+    );
+    // nft has no set here: element updates name the engines that have.
+    let e = ev
+        .render(
+            0,
+            0,
+            &spec(UpdateKind::AddElements, UpdateMethod::Batch, 1, 1),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("nft-set, ipset-legacy or ipset-nft"),
+        "{e}"
+    );
+}
+
+#[test]
+fn updates_render_the_marker_rule_first_and_last_applied() {
+    let rs = rule_set(5);
+    for (engine, method, want) in [
+        (
+            Engine::IptablesLegacy,
+            UpdateMethod::PerRule,
+            "iptables-legacy -w -I FWBENCH-FORWARD 1 -s 198.18.1.1/32 -p udp -m udp --dport 5001 -j DROP",
+        ),
+        (
+            Engine::Nft,
+            UpdateMethod::PerRule,
+            "nft insert rule inet fwbench forward ip saddr 198.18.1.1 udp dport 5001 counter drop",
+        ),
+        (
+            Engine::IptablesNft,
+            UpdateMethod::Batch,
+            "iptables-nft-restore -w --noflush <<'EOF'\n*filter\n\
+             -I FWBENCH-FORWARD 1 -s 192.0.2.0/32 -p udp -m udp --dport 65535 -j DROP\n\
+             -I FWBENCH-FORWARD 1 -s 198.18.1.1/32 -p udp -m udp --dport 5001 -j DROP\n\
+             COMMIT\nEOF",
+        ),
+    ] {
+        let r = render_with(&rs, engine, &EngineOptions::default()).unwrap();
+        let mut ev = Events::new(&r, rs.clone(), EngineOptions::default());
+        let (_, steps) = ev
+            .render(0, 0, &spec(UpdateKind::Add, method, 2, 1))
+            .unwrap();
+        let last = steps.last().unwrap().to_text();
+        assert_eq!(last, want, "{engine} {method:?}");
+    }
+    // Element updates: ipset add, one call per element, the marker's last.
+    let r = render_with(&rs, Engine::IpsetLegacy, &EngineOptions::default()).unwrap();
+    let mut ev = Events::new(&r, rs.clone(), EngineOptions::default());
+    let (_, steps) = ev
+        .render(
+            0,
+            0,
+            &spec(UpdateKind::AddElements, UpdateMethod::PerRule, 2, 1),
+        )
+        .unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(
+        steps[1].to_text(),
+        "ipset add fwbench-fill0 198.18.1.1,udp:5001"
+    );
+    // A replacement keeps the hooks' jumps (it refills fwbench's chains only).
+    let r = render_with(&rs, Engine::IptablesLegacy, &EngineOptions::default()).unwrap();
+    let mut ev = Events::new(&r, rs, EngineOptions::default());
+    let (_, steps) = ev
+        .render(0, 0, &spec(UpdateKind::Replace, UpdateMethod::Batch, 1, 1))
+        .unwrap();
+    let text = steps[0].stdin.as_deref().unwrap();
+    assert!(
+        text.contains(":FWBENCH-FORWARD - [0:0]\n-A FWBENCH-FORWARD -s 198.18.1.1/32"),
+        "{text}"
+    );
+    assert!(!text.contains("-j FWBENCH-FORWARD"), "{text}");
+}

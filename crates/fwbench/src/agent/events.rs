@@ -1,0 +1,270 @@
+//! Gateway events (issue 25): the gateway agent applies rule-set updates on a
+//! schedule during the traffic phase, times each commit, samples the host's CPU
+//! around it and reports one row per scheduled update.
+//!
+//! Owns: the schedule's thread (from Start to Stop), the rows, and undoing what the
+//! updates put in place — at Stop before the rule set's counters are read, and on
+//! drop on every other path. Everything an update adds lives in fwbench's own chains
+//! and sets, so the crash marker's removal of the rule set covers a killed agent.
+//! Must not: render or run an engine's commands itself (that is `firewall::update`).
+
+use super::error;
+use firewall::update::{Events, UpdateError};
+use proto::{AgentError, ErrorKind, EventSpec, UpdateKind, UpdateRow};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Room the rule set's sets need for the element updates of `specs`.
+pub fn set_room(specs: &[EventSpec]) -> u32 {
+    specs
+        .iter()
+        .filter(|s| s.kind == UpdateKind::AddElements || s.kind == UpdateKind::RemoveElements)
+        .map(|s| s.k.saturating_mul(s.count))
+        .fold(0u32, u32::saturating_add)
+}
+
+/// The schedule of one trial's gateway events.
+pub struct EventRunner {
+    specs: Arc<Vec<EventSpec>>,
+    /// Before Start and after the schedule's thread ended.
+    events: Option<Events>,
+    thread: Option<JoinHandle<(Events, Vec<UpdateRow>)>>,
+    stop: Arc<AtomicBool>,
+    rows: Vec<UpdateRow>,
+}
+
+fn bad(e: impl std::fmt::Display) -> AgentError {
+    error(ErrorKind::BadSetup, format!("gateway events: {e}"))
+}
+
+impl EventRunner {
+    /// Check the schedule against the installed rule set (`installed`, rendered from
+    /// the `firewall` request with [`set_room`]) and put in place, untimed, what its
+    /// deletions remove. `None` when no events are scheduled.
+    pub fn setup(
+        specs: &[EventSpec],
+        firewall: Option<&firewall::Request>,
+        installed: Option<&firewall::render::Rendered>,
+    ) -> Result<Option<EventRunner>, AgentError> {
+        if specs.is_empty() {
+            return Ok(None);
+        }
+        let (Some(request), Some(installed)) = (firewall, installed) else {
+            return Err(bad(
+                "they change fwbench's rule set: ask for one (an engine)",
+            ));
+        };
+        let rule_set = firewall::request::rule_set(request).map_err(bad)?;
+        let mut events = Events::new(
+            installed,
+            rule_set,
+            firewall::request::options(request, set_room(specs)),
+        );
+        for (i, s) in specs.iter().enumerate() {
+            events.check(s).map_err(bad)?;
+            events.prepare(i as u32, s).map_err(|e| match e {
+                UpdateError::Tool(_) => error(ErrorKind::Io, format!("gateway events: {e}")),
+                UpdateError::Render(_) | UpdateError::Invalid(_) => bad(e),
+            })?;
+        }
+        Ok(Some(EventRunner {
+            specs: Arc::new(specs.to_vec()),
+            events: Some(events),
+            thread: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            rows: vec![],
+        }))
+    }
+
+    /// Start the schedule (the traffic phase starts now).
+    pub fn start(&mut self) {
+        let Some(events) = self.events.take() else {
+            return;
+        };
+        let (specs, stop) = (self.specs.clone(), self.stop.clone());
+        self.thread = Some(std::thread::spawn(move || run(events, &specs, &stop)));
+    }
+
+    /// Stop the schedule, undo what it put in place, and the rows: one per
+    /// scheduled update (those the traffic phase ended before say so).
+    pub fn finish(&mut self) -> Vec<UpdateRow> {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            match t.join() {
+                Ok((events, rows)) => {
+                    self.events = Some(events);
+                    self.rows = rows;
+                }
+                Err(_) => tracing::error!("the gateway events' thread panicked"),
+            }
+        }
+        if let Some(mut ev) = self.events.take() {
+            if let Err(e) = ev.undo() {
+                tracing::error!("undoing the gateway events: {e}");
+            }
+        }
+        if self.rows.is_empty() {
+            self.rows = not_run(&self.specs, "the traffic phase never started");
+        }
+        std::mem::take(&mut self.rows)
+    }
+}
+
+impl Drop for EventRunner {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Rows for updates that did not run.
+fn not_run(specs: &[EventSpec], why: &str) -> Vec<UpdateRow> {
+    schedule(specs)
+        .into_iter()
+        .map(|(_, e, i)| row(&specs[e as usize], e, i, Some(why.to_string())))
+        .collect()
+}
+
+fn row(s: &EventSpec, event: u32, index: u32, error: Option<String>) -> UpdateRow {
+    UpdateRow {
+        event,
+        index,
+        kind: s.kind,
+        method: s.method,
+        k: s.k,
+        installed: 0,
+        start_unix_ns: 0,
+        commit_ns: 0,
+        calls: 0,
+        cpu_busy: 0.0,
+        marker: index == 0 && s.marker.is_some(),
+        error,
+    }
+}
+
+/// Every update of the schedule: (due ns after the start, event, index), by time.
+fn schedule(specs: &[EventSpec]) -> Vec<(u64, u32, u32)> {
+    let mut all: Vec<(u64, u32, u32)> = specs
+        .iter()
+        .enumerate()
+        .flat_map(|(e, s)| (0..s.count).map(move |i| (s.due_ns(i), e as u32, i)))
+        .collect();
+    all.sort();
+    all
+}
+
+/// The schedule's thread: each update when due (late ones at once, in order).
+fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, Vec<UpdateRow>) {
+    let t0 = Instant::now();
+    let mut rows = Vec::new();
+    for (due, e, i) in schedule(specs) {
+        let s = &specs[e as usize];
+        let due = Duration::from_nanos(due);
+        while !stop.load(Ordering::Relaxed) && t0.elapsed() < due {
+            std::thread::sleep((due - t0.elapsed()).min(Duration::from_millis(5)));
+        }
+        if stop.load(Ordering::Relaxed) {
+            rows.push(row(
+                s,
+                e,
+                i,
+                Some("not run: the traffic phase ended first".into()),
+            ));
+            continue;
+        }
+        let mut r = row(s, e, i, None);
+        r.installed = events.size(s.kind);
+        let cpu0 = cpu_jiffies();
+        r.start_unix_ns = ::traffic::sys::realtime_ns();
+        match events.apply(e, i, s) {
+            Ok(done) => {
+                r.commit_ns = done.commit_ns;
+                r.calls = done.calls;
+            }
+            Err(err) => r.error = Some(err.to_string()),
+        }
+        if let (Some(a), Some(b)) = (cpu0, cpu_jiffies()) {
+            r.cpu_busy = busy_share(a, b);
+        }
+        rows.push(r);
+    }
+    (events, rows)
+}
+
+/// (busy, total) jiffies of all CPUs from /proc/stat.
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_line(text.lines().next()?)
+}
+
+fn parse_cpu_line(line: &str) -> Option<(u64, u64)> {
+    let v: Vec<u64> = line
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let total: u64 = v.iter().take(8).sum();
+    // idle and iowait are not busy.
+    let idle = v.get(3)? + v.get(4).unwrap_or(&0);
+    Some((total - idle, total))
+}
+
+/// Share of all CPUs busy between two samples (0 when no tick passed).
+fn busy_share(a: (u64, u64), b: (u64, u64)) -> f64 {
+    let total = b.1.saturating_sub(a.1);
+    if total == 0 {
+        return 0.0;
+    }
+    b.0.saturating_sub(a.0) as f64 / total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::UpdateMethod;
+
+    fn spec(kind: UpdateKind, at_s: f64, rate: Option<f64>, count: u32) -> EventSpec {
+        EventSpec {
+            kind,
+            k: 2,
+            method: UpdateMethod::Batch,
+            at_s,
+            rate,
+            count,
+            marker: None,
+        }
+    }
+
+    #[test]
+    fn the_schedule_interleaves_events_by_time() {
+        let specs = [
+            spec(UpdateKind::Add, 1.0, Some(2.0), 3),
+            spec(UpdateKind::AddElements, 1.2, None, 1),
+        ];
+        let s = schedule(&specs);
+        assert_eq!(
+            s,
+            vec![
+                (1_000_000_000, 0, 0),
+                (1_200_000_000, 1, 0),
+                (1_500_000_000, 0, 1),
+                (2_000_000_000, 0, 2)
+            ]
+        );
+        assert_eq!(set_room(&specs), 2);
+        let rows = not_run(&specs, "x");
+        assert_eq!(rows.len(), 4, "one row per scheduled update");
+        assert!(rows.iter().all(|r| r.error.as_deref() == Some("x")));
+    }
+
+    #[test]
+    fn cpu_share_from_proc_stat() {
+        let a = parse_cpu_line("cpu  100 0 50 800 50 0 0 0 0 0").unwrap();
+        assert_eq!(a, (150, 1000));
+        let b = parse_cpu_line("cpu  200 0 100 850 50 0 0 0 0 0").unwrap();
+        assert!((busy_share(a, b) - 150.0 / 200.0).abs() < 1e-9);
+        assert_eq!(busy_share(a, a), 0.0);
+        assert!(parse_cpu_line("cpu0 1 2 3").is_none());
+    }
+}

@@ -1,0 +1,164 @@
+//! Gateway events of a packet trial (issue 25), as the user wrote them: `--event
+//! KIND:K@T` (`add:1@1s`, `delete:100@2.5s`), `--event-rate R` (updates/s),
+//! `--event-count N`, `--event-method per-rule|batch|map`; the same as the scenario
+//! axes `event`, `event_rate`, `event_count`, `event_method`.
+//!
+//! Owns: parsing and checking those values into [`EventParams`] (no syscalls).
+//! Must not: know the testbed (the marker flow is chosen by `workloads::events`).
+
+use proto::{UpdateKind, UpdateMethod};
+use serde::{Deserialize, Serialize};
+
+/// One scheduled gateway event of a trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventParams {
+    pub kind: UpdateKind,
+    pub k: u32,
+    pub at_s: f64,
+    /// Updates per second after the first (`None`: once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Updates in all (`None` with a rate: as many as fit before the trial ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    pub method: UpdateMethod,
+}
+
+/// `KIND:K@T`: `add:1@1s`, `replace:20000@500ms`, `add-elements:10@2`.
+pub fn parse_event(t: &str) -> Result<(UpdateKind, u32, f64), String> {
+    let bad = || format!("event '{t}': expected KIND:K@TIME, e.g. add:1@1s");
+    let (kind, rest) = t.split_once(':').ok_or_else(bad)?;
+    let (k, at) = rest.split_once('@').ok_or_else(bad)?;
+    let kind: UpdateKind = kind.trim().parse()?;
+    let k: u32 = k
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&k| k > 0 && k <= proto::MAX_UPDATE_K)
+        .ok_or_else(|| {
+            format!(
+                "event '{t}': K = '{k}' (expected 1 to {})",
+                proto::MAX_UPDATE_K
+            )
+        })?;
+    let at = at.trim();
+    let (num, scale) = if let Some(v) = at.strip_suffix("ms") {
+        (v, 1e-3)
+    } else if let Some(v) = at.strip_suffix('s') {
+        (v, 1.0)
+    } else {
+        (at, 1.0)
+    };
+    let at_s = num
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v * scale)
+        .ok_or_else(|| format!("event '{t}': time '{at}' (expected e.g. 1s, 250ms)"))?;
+    Ok((kind, k, at_s))
+}
+
+/// The event of the four values (CLI flags or scenario axes); `None` when `event`
+/// is empty (then the others must be too).
+pub fn event_params(
+    event: &str,
+    rate: &str,
+    count: &str,
+    method: &str,
+) -> Result<Option<EventParams>, String> {
+    if event.trim().is_empty() {
+        if let Some((what, _)) = [("event_rate", rate), ("event_count", count)]
+            .into_iter()
+            .find(|(_, v)| !v.trim().is_empty())
+        {
+            return Err(format!("{what} needs an event (e.g. event = \"add:1@1s\")"));
+        }
+        return Ok(None);
+    }
+    let (kind, k, at_s) = parse_event(event)?;
+    let rate = match rate.trim() {
+        "" => None,
+        r => Some(
+            r.trim_end_matches("/s")
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v > 0.0 && *v <= 10_000.0)
+                .ok_or_else(|| format!("event rate '{r}' (expected updates/s, 0 < R <= 10000)"))?,
+        ),
+    };
+    let count = match count.trim() {
+        "" => None,
+        c => Some(
+            c.parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0 && n <= proto::MAX_UPDATES)
+                .ok_or_else(|| {
+                    format!("event count '{c}' (expected 1 to {})", proto::MAX_UPDATES)
+                })?,
+        ),
+    };
+    if count.is_some_and(|n| n > 1) && rate.is_none() {
+        return Err("more than one update needs an event rate (updates/s)".into());
+    }
+    let method = match method.trim() {
+        "" => UpdateMethod::Batch,
+        m => m.parse()?,
+    };
+    Ok(Some(EventParams {
+        kind,
+        k,
+        at_s,
+        rate,
+        count,
+        method,
+    }))
+}
+
+impl EventParams {
+    /// Updates the trial runs: the count asked for, else once, or — with a rate — as
+    /// many as fit before `duration_s` ends.
+    pub fn updates(&self, duration_s: f64) -> u32 {
+        match (self.count, self.rate) {
+            (Some(n), _) => n,
+            (None, None) => 1,
+            (None, Some(r)) => {
+                let n = ((duration_s - self.at_s) * r).floor() as i64 + 1;
+                n.clamp(1, i64::from(proto::MAX_UPDATES)) as u32
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_parse_and_bad_ones_are_named() {
+        assert_eq!(parse_event("add:1@1s").unwrap(), (UpdateKind::Add, 1, 1.0));
+        assert_eq!(
+            parse_event("delete:20@250ms").unwrap(),
+            (UpdateKind::Delete, 20, 0.25)
+        );
+        assert!(parse_event("add:0@1s").unwrap_err().contains("K = '0'"));
+        assert!(parse_event("add@1s").unwrap_err().contains("KIND:K@TIME"));
+        assert!(parse_event("swap:1@1s")
+            .unwrap_err()
+            .contains("unknown update kind"));
+        let e = event_params("add:1@1s", "10", "", "per-rule")
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.method, UpdateMethod::PerRule);
+        assert_eq!(e.updates(3.0), 21);
+        assert_eq!(event_params("", "", "", "").unwrap(), None);
+        assert!(event_params("", "10", "", "")
+            .unwrap_err()
+            .contains("event_rate"));
+        assert!(event_params("add:1@1s", "", "3", "")
+            .unwrap_err()
+            .contains("needs an event rate"));
+        assert!(event_params("add:1@1s", "", "", "fast")
+            .unwrap_err()
+            .contains("unknown update method 'fast'"));
+    }
+}

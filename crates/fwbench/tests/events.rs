@@ -1,0 +1,129 @@
+//! Privileged: gateway events during a packet trial (issue 25), end to end — the
+//! update that adds a drop rule for the marker flow is seen taking effect at the
+//! sink, one row per scheduled update comes back, and the loss counted in the
+//! sink's time bins equals the trial's loss. Without root: ignored (skipped).
+
+mod util;
+
+use serde_json::Value;
+use util::*;
+
+fn flow(tb: &str, engine: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "flow",
+        "--testbed",
+        tb,
+        "--no-store",
+        "--json",
+        "-r",
+        "20kpps",
+        "--flows",
+        "2",
+        "--sources",
+        "2",
+        "-t",
+        "2",
+        "--engine",
+        engine,
+        "--rules",
+        "100",
+    ];
+    args.extend_from_slice(extra);
+    json_of(&args)
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn an_added_drop_rule_takes_effect_for_every_engine() {
+    let tb = TestbedGuard::up("forward");
+    for engine in [
+        "nft",
+        "nft-set",
+        "iptables-legacy",
+        "iptables-nft",
+        "ipset-legacy",
+        "ipset-nft",
+    ] {
+        let v = flow(&tb.name, engine, &["--event", "add:1@800ms"]);
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+        let r = &v["result"];
+        let e = &r["events"];
+        let ups = e["updates"].as_array().unwrap();
+        assert_eq!(ups.len(), 1, "{engine}: one row per scheduled update");
+        assert_eq!(v["gateway"]["updates"].as_array().unwrap().len(), 1);
+        let up = &ups[0];
+        assert!(up["error"].is_null(), "{engine}: {up}");
+        let tte = f(&up["time_to_effect_ms"]);
+        assert!(
+            tte > -5.0 && tte < 2000.0,
+            "{engine}: time to effect {tte} ms"
+        );
+        assert!(f(&up["commit_ms"]) > 0.0, "{engine}: {up}");
+        // The marker flow is dropped from then on: loss, all of it in the bins.
+        assert!(u(&r["lost"]) > 0, "{engine}");
+        assert_eq!(
+            u(&e["bins_lost"]),
+            u(&r["lost"]),
+            "{engine}: bins vs trial loss"
+        );
+        assert_eq!(u(&e["unbinned_lost"]), 0, "{engine}");
+        // Undone before the verdicts: the rule set is as installed.
+        assert_eq!(v["verdicts"]["ok"], true, "{engine}: {}", v["verdicts"]);
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&[
+        "flow",
+        "--testbed",
+        &tb.name,
+        "--db",
+        db.to_str().unwrap(),
+        "-r",
+        "20kpps",
+        "--flows",
+        "2",
+        "--sources",
+        "2",
+        "-t",
+        "2",
+        "--engine",
+        "nft",
+        "--rules",
+        "100",
+        "--event",
+        "add:2@500ms",
+        "--event-rate",
+        "4",
+        "--event-count",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The stored per-update rows match the number scheduled, all committed.
+    let count = |sql: &str| sqlite_count(&db, sql);
+    assert_eq!(count("SELECT count(*) FROM gateway_updates"), 4);
+    assert_eq!(
+        count("SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"),
+        4
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM gateway_updates WHERE time_to_effect_ms IS NOT NULL"),
+        1
+    );
+    // A deletion lets the marker flow through: its first packet dates the effect.
+    let v = flow(
+        &tb.name,
+        "iptables-nft",
+        &["--event", "delete:1@800ms", "--event-method", "per-rule"],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    let e = &v["result"]["events"];
+    let tte = f(&e["updates"][0]["time_to_effect_ms"]);
+    assert!(tte > -5.0 && tte < 2000.0, "time to effect {tte} ms");
+    assert_eq!(u(&e["bins_lost"]), u(&v["result"]["lost"]));
+}

@@ -1,0 +1,330 @@
+//! Gateway events (issue 25): rule-set changes the gateway agent applies during the
+//! traffic phase on a schedule, and the row it reports for every update.
+//!
+//! Owns: the plain data of a schedule ([`EventSpec`]: kind, K, method, when, how
+//! often, the marker flow) and of its result ([`UpdateRow`]), with the schedule's
+//! pure arithmetic (when update `i` is due) and its checks.
+//! Must not: know any engine's syntax or read clocks (times are passed in).
+
+use crate::param::Proto;
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+
+/// What one update changes in fwbench's installed rule set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpdateKind {
+    /// Insert K drop rules at the head of fwbench's first chain (the first update's
+    /// first rule drops the marker flow).
+    Add,
+    /// Delete K rules (added, untimed, before the traffic phase; the first update's
+    /// first rule is the one dropping the marker flow).
+    Delete,
+    /// Replace the whole rule set at once with itself plus K drop rules at the head
+    /// (the first dropping the marker flow), as kube-proxy rewrites its rules.
+    Replace,
+    /// Add K elements to fwbench's first drop set (the first: the marker flow).
+    AddElements,
+    /// Remove K elements from it (added, untimed, before the traffic phase).
+    RemoveElements,
+}
+
+impl UpdateKind {
+    pub const ALL: [UpdateKind; 5] = [
+        UpdateKind::Add,
+        UpdateKind::Delete,
+        UpdateKind::Replace,
+        UpdateKind::AddElements,
+        UpdateKind::RemoveElements,
+    ];
+
+    /// Stable name (CLI, scenario files, store).
+    pub fn name(self) -> &'static str {
+        match self {
+            UpdateKind::Add => "add",
+            UpdateKind::Delete => "delete",
+            UpdateKind::Replace => "replace",
+            UpdateKind::AddElements => "add-elements",
+            UpdateKind::RemoveElements => "remove-elements",
+        }
+    }
+
+    /// Whether the marker flow is dropped by the update (else: let through).
+    pub fn starts_dropping(self) -> bool {
+        match self {
+            UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => true,
+            UpdateKind::Delete | UpdateKind::RemoveElements => false,
+        }
+    }
+}
+
+/// How the engine's tool applies an update, where an engine has several ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpdateMethod {
+    /// One tool call per rule or element: `iptables -I`/`-D`, `nft insert rule` /
+    /// `nft delete rule`, `nft add element`, `ipset add`/`del`.
+    PerRule,
+    /// One batch for the whole update: `iptables-restore --noflush`, one `nft -f`
+    /// transaction, `ipset restore`.
+    Batch,
+    /// BPF map updates (one `bpf(BPF_MAP_UPDATE_ELEM)` per entry).
+    Map,
+}
+
+impl UpdateMethod {
+    pub const ALL: [UpdateMethod; 3] = [
+        UpdateMethod::PerRule,
+        UpdateMethod::Batch,
+        UpdateMethod::Map,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UpdateMethod::PerRule => "per-rule",
+            UpdateMethod::Batch => "batch",
+            UpdateMethod::Map => "map",
+        }
+    }
+}
+
+macro_rules! parse_by_name {
+    ($t:ty, $what:literal) => {
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                <$t>::ALL
+                    .into_iter()
+                    .find(|k| k.name() == s)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = <$t>::ALL.iter().map(|k| k.name()).collect();
+                        format!(
+                            concat!("unknown ", $what, " '{}' (expected one of: {})"),
+                            s,
+                            names.join(", ")
+                        )
+                    })
+            }
+        }
+    };
+}
+parse_by_name!(UpdateKind, "update kind");
+parse_by_name!(UpdateMethod, "update method");
+
+/// The flow an update acts on: its packets are matched by source address, protocol
+/// and destination port. Its sink sees when the change took effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Marker {
+    pub src: IpAddr,
+    pub proto: Proto,
+    pub dport: u16,
+}
+
+/// One scheduled gateway event: `count` updates of `kind` (K = `k` rules or
+/// elements each), the first `at_s` seconds after the traffic phase starts, then
+/// one every `1 / rate` seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventSpec {
+    pub kind: UpdateKind,
+    pub k: u32,
+    pub method: UpdateMethod,
+    /// Seconds after the start of the traffic phase of the first update.
+    pub at_s: f64,
+    /// Updates per second after the first (`None`: once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Updates in all (1 when `rate` is `None`).
+    pub count: u32,
+    /// The flow the first update acts on (`None`: fillers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<Marker>,
+}
+
+/// Most rules or elements one update may change (each is a tool call per rule).
+pub const MAX_UPDATE_K: u32 = 100_000;
+/// Most updates one event may schedule.
+pub const MAX_UPDATES: u32 = 10_000;
+
+impl EventSpec {
+    /// Refuse a schedule that cannot run, naming what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.k == 0 || self.k > MAX_UPDATE_K {
+            return Err(format!(
+                "event {}: K = {} (expected 1 to {MAX_UPDATE_K})",
+                self.kind.name(),
+                self.k
+            ));
+        }
+        if !(self.at_s.is_finite() && self.at_s >= 0.0) {
+            return Err(format!("event time {} s: expected >= 0", self.at_s));
+        }
+        if self.count == 0 || self.count > MAX_UPDATES {
+            return Err(format!(
+                "{} updates: expected 1 to {MAX_UPDATES}",
+                self.count
+            ));
+        }
+        match self.rate {
+            Some(r) if !(r.is_finite() && r > 0.0 && r <= 10_000.0) => Err(format!(
+                "event rate {r}/s: expected more than 0, at most 10000"
+            )),
+            None if self.count != 1 => Err(format!(
+                "{} updates need a rate (updates per second)",
+                self.count
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// When update `i` (0-based) is due, in ns after the start of the traffic phase.
+    pub fn due_ns(&self, i: u32) -> u64 {
+        let gap = self.rate.map(|r| 1.0 / r).unwrap_or(0.0);
+        ((self.at_s + f64::from(i) * gap) * 1e9) as u64
+    }
+
+    /// Seconds from the start of the traffic phase to the last update's due time.
+    pub fn last_s(&self) -> f64 {
+        self.due_ns(self.count.saturating_sub(1)) as f64 / 1e9
+    }
+}
+
+/// What the gateway measured for one update.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpdateRow {
+    /// Index of the update in its event (0-based), and of the event in the schedule.
+    pub event: u32,
+    pub index: u32,
+    pub kind: UpdateKind,
+    pub method: UpdateMethod,
+    pub k: u32,
+    /// Rules (or elements) installed before the update.
+    pub installed: u64,
+    /// CLOCK_REALTIME at the start of the commit (the clock of the traffic's send
+    /// stamps), ns since the epoch.
+    pub start_unix_ns: u64,
+    /// Start to the tool's (or the last syscall's) return, ns (CLOCK_MONOTONIC).
+    pub commit_ns: u64,
+    /// Tool or syscall calls the commit made.
+    pub calls: u32,
+    /// Share of one CPU the gateway's namespace spent (all CPUs, non-idle) during
+    /// the commit, from /proc/stat (0 when too short to sample).
+    #[serde(default)]
+    pub cpu_busy: f64,
+    /// Whether this update carried the marker flow's rule or element.
+    pub marker: bool,
+    /// The commit failed: why (the row still counts as scheduled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What the sink saw of one flow in fine time bins by *send* time (the packet's
+/// intended send stamp, CLOCK_REALTIME): packets received, lost, one-way delay —
+/// and the sequence numbers and stamps that date a change in the flow's fate.
+/// Lost packets are placed at their interpolated send time between the received
+/// packets around the gap; a late arrival takes its loss back.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FlowBins {
+    pub width_ns: u64,
+    /// Send time of the start of bin 0, ns since the epoch.
+    pub origin_ns: u64,
+    pub received: Vec<u32>,
+    pub lost: Vec<u32>,
+    /// Sum of the bin's one-way delays, µs (mean: divide by `received`).
+    pub owd_sum_us: Vec<u64>,
+    pub owd_max_us: Vec<u32>,
+    /// First packet received: (sequence number, send stamp ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<(u32, u64)>,
+    /// Highest sequence number received, with its send stamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest: Option<(u32, u64)>,
+    /// One-way delays of the first and the highest packet, µs (when the packet sent
+    /// at a stamp reached the gateway: a queue delays it by that much).
+    #[serde(default)]
+    pub first_owd_us: u64,
+    #[serde(default)]
+    pub highest_owd_us: u64,
+    /// The longest run of packets lost between two received ones (ignoring late
+    /// arrivals): (last received seq before, its stamp, first received after, its
+    /// stamp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_gap: Option<(u32, u64, u32, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> EventSpec {
+        EventSpec {
+            kind: UpdateKind::Add,
+            k: 1,
+            method: UpdateMethod::Batch,
+            at_s: 1.0,
+            rate: Some(4.0),
+            count: 3,
+            marker: None,
+        }
+    }
+
+    #[test]
+    fn due_times_follow_the_rate() {
+        let s = spec();
+        assert_eq!(s.due_ns(0), 1_000_000_000);
+        assert_eq!(s.due_ns(2), 1_500_000_000);
+        assert_eq!(s.last_s(), 1.5);
+        assert!(s.check().is_ok());
+    }
+
+    #[test]
+    fn bad_schedules_are_named() {
+        let mut s = spec();
+        s.k = 0;
+        assert!(s.check().unwrap_err().contains("K = 0"));
+        let mut s = spec();
+        s.rate = None;
+        assert!(s.check().unwrap_err().contains("need a rate"));
+        let mut s = spec();
+        s.rate = Some(-1.0);
+        assert!(s.check().unwrap_err().contains("rate -1"));
+    }
+
+    #[test]
+    fn a_gateway_spec_with_events_round_trips() {
+        let spec = crate::GatewaySpec {
+            events: vec![EventSpec {
+                marker: Some(Marker {
+                    src: "198.18.0.2".parse().unwrap(),
+                    proto: Proto::Udp,
+                    dport: 5001,
+                }),
+                ..spec()
+            }],
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert!(json.contains(r#""kind":"add""#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<crate::GatewaySpec>(&json).unwrap(),
+            spec
+        );
+        let none = serde_json::to_string(&crate::GatewaySpec::default()).unwrap();
+        assert!(!none.contains("events"), "{none}");
+    }
+
+    #[test]
+    fn names_parse_back() {
+        for k in UpdateKind::ALL {
+            assert_eq!(k.name().parse::<UpdateKind>().unwrap(), k);
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+        for m in UpdateMethod::ALL {
+            assert_eq!(m.name().parse::<UpdateMethod>().unwrap(), m);
+            assert_eq!(serde_json::to_value(m).unwrap(), m.name());
+        }
+        assert!("move"
+            .parse::<UpdateKind>()
+            .unwrap_err()
+            .contains("expected one of: add, delete"));
+    }
+}

@@ -1,0 +1,218 @@
+//! Fine time bins of one flow at the sink (gateway events, issue 25): received and
+//! lost packets and one-way delay per bin of *send* time, and the sequence numbers
+//! and stamps that date a change in the flow's fate (the time to effect).
+//!
+//! Owns: placing each packet in its bin and each lost one at its interpolated send
+//! time; the invariant that the bins' losses add up to the flow's loss once
+//! [`Bins::close`] has been told how many packets were sent.
+//! Must not: read clocks or sockets (stamps are passed in; unit-tested without I/O).
+
+use proto::FlowBins;
+
+/// Most bins one flow keeps (120 s of 1-ms bins); later stamps go to the last one.
+pub const MAX_BINS: usize = 120_000;
+/// Margin before the first packet's stamp where bin 0 starts (late packets, and the
+/// loss before the first packet).
+const MARGIN_BINS: u64 = 1_000;
+
+/// Accumulates a flow's bins; feed packets in arrival order.
+#[derive(Debug, Clone)]
+pub struct Bins {
+    b: FlowBins,
+}
+
+impl Bins {
+    /// Bins `width_ns` wide (clamped to 1 µs … 1 ms).
+    pub fn new(width_ns: u64) -> Bins {
+        Bins {
+            b: FlowBins {
+                width_ns: width_ns.clamp(1_000, 1_000_000),
+                ..FlowBins::default()
+            },
+        }
+    }
+
+    fn index(&mut self, tx_ns: u64) -> usize {
+        let b = &mut self.b;
+        let i = (tx_ns.saturating_sub(b.origin_ns) / b.width_ns) as usize;
+        let i = i.min(MAX_BINS - 1);
+        if i >= b.received.len() {
+            b.received.resize(i + 1, 0);
+            b.lost.resize(i + 1, 0);
+            b.owd_sum_us.resize(i + 1, 0);
+            b.owd_max_us.resize(i + 1, 0);
+        }
+        i
+    }
+
+    /// A packet with a new highest sequence number `seq` (`gap` packets missing just
+    /// below it; `prev` the previous highest with its stamp), or the first packet.
+    pub fn on_new_highest(&mut self, seq: u32, tx_ns: u64, owd_ns: u64, prev: Option<(u32, u64)>) {
+        if self.b.first.is_none() {
+            let w = self.b.width_ns;
+            self.b.origin_ns = (tx_ns / w).saturating_sub(MARGIN_BINS) * w;
+            self.b.first = Some((seq, tx_ns));
+            self.b.first_owd_us = owd_ns / 1_000;
+            // Everything before the first packet was lost (sequence numbers start at 0).
+            if seq > 0 {
+                let i = self.index(tx_ns);
+                self.b.lost[i] += seq;
+            }
+        }
+        if let Some((p, ptx)) = prev {
+            let gap = seq.wrapping_sub(p).wrapping_sub(1);
+            if gap > 0 {
+                for k in 1..=u64::from(gap) {
+                    let at = ptx + (tx_ns.saturating_sub(ptx)) * k / (u64::from(gap) + 1);
+                    let i = self.index(at);
+                    self.b.lost[i] += 1;
+                }
+                let longest = self
+                    .b
+                    .longest_gap
+                    .map(|(a, _, b, _)| b.wrapping_sub(a))
+                    .unwrap_or(0);
+                if gap + 1 > longest {
+                    self.b.longest_gap = Some((p, ptx, seq, tx_ns));
+                }
+            }
+        }
+        self.b.highest = Some((seq, tx_ns));
+        self.b.highest_owd_us = owd_ns / 1_000;
+        self.received(tx_ns, owd_ns);
+    }
+
+    /// A distinct packet below the highest: it was counted lost; take that back
+    /// (from its own bin, else the nearest bin holding a loss).
+    pub fn on_late(&mut self, tx_ns: u64, owd_ns: u64) {
+        let i = self.index(tx_ns);
+        let lost = &mut self.b.lost;
+        let near = (0..lost.len())
+            .flat_map(|d| [i.checked_sub(d), Some(i + d)])
+            .flatten()
+            .find(|&j| lost.get(j).is_some_and(|&n| n > 0));
+        if let Some(j) = near {
+            lost[j] -= 1;
+        }
+        self.received(tx_ns, owd_ns);
+    }
+
+    fn received(&mut self, tx_ns: u64, owd_ns: u64) {
+        let i = self.index(tx_ns);
+        let us = owd_ns / 1_000;
+        self.b.received[i] += 1;
+        self.b.owd_sum_us[i] += us;
+        self.b.owd_max_us[i] = self.b.owd_max_us[i].max(us.min(u64::from(u32::MAX)) as u32);
+    }
+
+    /// The bins so far.
+    pub fn finish(self) -> FlowBins {
+        self.b
+    }
+}
+
+/// Place the packets sent after the highest received (`sent` in all) as lost, one
+/// every mean send interval after it, so the bins' losses add up to `sent` minus
+/// the packets received.
+pub fn close(b: &mut FlowBins, sent: u64) {
+    let Some((h, htx)) = b.highest else {
+        return;
+    };
+    let tail = sent.saturating_sub(u64::from(h) + 1);
+    if tail == 0 || b.width_ns == 0 {
+        return;
+    }
+    let interval = match b.first {
+        Some((f, ftx)) if h > f => htx.saturating_sub(ftx) / u64::from(h - f),
+        _ => b.width_ns,
+    };
+    let mut acc = Bins {
+        b: std::mem::take(b),
+    };
+    for k in 1..=tail {
+        let i = acc.index(htx + interval * k);
+        acc.b.lost[i] += 1;
+    }
+    *b = acc.b;
+}
+
+/// Sum of the bins' losses.
+pub fn lost(b: &FlowBins) -> u64 {
+    b.lost.iter().map(|&n| u64::from(n)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feed (seq, tx) in arrival order as the sink's flow state does.
+    fn feed(arrivals: &[u32], interval: u64) -> (FlowBins, u64) {
+        let mut bins = Bins::new(1_000_000);
+        let mut highest: Option<(u32, u64)> = None;
+        let mut seen = std::collections::HashSet::new();
+        let mut received = 0;
+        for &seq in arrivals {
+            let tx = 1_700_000_000_000_000_000 + u64::from(seq) * interval;
+            if !seen.insert(seq) {
+                continue;
+            }
+            received += 1;
+            match highest {
+                Some((h, _)) if seq < h => bins.on_late(tx, 50_000),
+                _ => {
+                    bins.on_new_highest(seq, tx, 50_000, highest);
+                    highest = Some((seq, tx));
+                }
+            }
+        }
+        (bins.finish(), received)
+    }
+
+    #[test]
+    fn loss_in_the_bins_equals_the_flows_loss() {
+        // 0.1 ms apart: gaps, a late packet, a duplicate, loss at the head and tail.
+        let arrivals: Vec<u32> = [3, 4, 5, 9, 10, 7, 7, 11]
+            .into_iter()
+            .chain(40..200)
+            .chain([30])
+            .collect();
+        let (mut b, received) = feed(&arrivals, 100_000);
+        let sent = 250;
+        close(&mut b, sent);
+        assert_eq!(lost(&b), sent - received);
+        assert_eq!(
+            b.received.iter().map(|&n| u64::from(n)).sum::<u64>(),
+            received
+        );
+        // The longest run lost: 11 → 40.
+        let (a, _, z, _) = b.longest_gap.unwrap();
+        assert_eq!((a, z), (11, 40));
+        assert_eq!(b.first.unwrap().0, 3);
+        assert_eq!(b.highest.unwrap().0, 199);
+    }
+
+    #[test]
+    fn a_drop_shows_as_loss_in_the_bins_after_it() {
+        // 10 packets per 1-ms bin; packets 100.. are dropped (sent 300).
+        let (mut b, _) = feed(&(0..100).collect::<Vec<_>>(), 100_000);
+        close(&mut b, 300);
+        let first_bin = b.received.iter().position(|&n| n > 0).unwrap();
+        assert_eq!(b.received[first_bin..first_bin + 10], [10; 10]);
+        assert_eq!(b.lost[first_bin + 10..first_bin + 30], [10; 20]);
+        assert_eq!(lost(&b), 200);
+        assert_eq!(b.highest.unwrap().0, 99);
+    }
+
+    #[test]
+    fn delay_is_summed_and_maxed_per_bin() {
+        let mut bins = Bins::new(1_000_000);
+        bins.on_new_highest(0, 5_000_000_000, 40_000, None);
+        bins.on_new_highest(1, 5_000_100_000, 90_000, Some((0, 5_000_000_000)));
+        let b = bins.finish();
+        let i = b.received.iter().position(|&n| n > 0).unwrap();
+        assert_eq!(
+            (b.received[i], b.owd_sum_us[i], b.owd_max_us[i]),
+            (2, 130, 90)
+        );
+    }
+}
