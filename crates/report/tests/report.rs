@@ -1755,8 +1755,7 @@ fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
                 ..Default::default()
             };
             let key = format!("{rules}-{rep}");
-            s.record(&trial(run, key, rep, "flood", params, h))
-                .unwrap();
+            s.record(&trial(run, key, rep, "flood", params, h)).unwrap();
         }
     }
     s.finish_run(run, "2026-01-01T01:00:00Z", "complete")

@@ -268,7 +268,10 @@ DROP VIEW IF EXISTS conn_results;
 
 /// The step to version 5: its columns, the views by family, old rows' kinds.
 fn v5() -> String {
-    format!("{SCHEMA_V5}{ENGINE_V5}{UPDATES_V5}{}\n{LEGACY_KINDS};\n", views_v5())
+    format!(
+        "{SCHEMA_V5}{ENGINE_V5}{UPDATES_V5}{}\n{LEGACY_KINDS};\n",
+        views_v5()
+    )
 }
 
 /// Version 5's views: rows by family.
