@@ -15,7 +15,7 @@
 //! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
 //!    `cases` (seed 001's sections), `flows` (seed 002's panels), `service` (seed
 //!    003's derived times) and `worklang` (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
-//!    `flows`; `conn` uses `service`).
+//!    `flows`; `conn` uses `service`), and `updates` (gateway events' per-update rows).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
@@ -44,6 +44,7 @@ pub mod stats;
 pub mod svg;
 pub mod text;
 pub mod throughput;
+pub mod updates;
 pub mod views;
 pub mod worklang;
 
@@ -125,6 +126,11 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     // Trials aimed at the rules of an imported ruleset: cost vs rule position.
     analysis.figures.extend(hotrules::figure(&trials));
     analysis.findings.extend(hotrules::findings(&trials));
+    // Gateway events: the per-update rows (issue 25).
+    let gw = updates::gather(&trials, |id| store.updates(id))?;
+    analysis.findings.extend(updates::findings(&gw));
+    analysis.figures.extend(updates::figures(&gw));
+    analysis.tables.extend(updates::table(&gw));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));
