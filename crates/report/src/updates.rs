@@ -73,7 +73,10 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
     match kind {
         "add" => (format!("adding {k} {rules} to {installed}"), "rule"),
         "delete" => (format!("deleting {k} {rules} of {installed}"), "deletion"),
-        "replace" => (format!("replacing {installed} rules (+{k})"), "new rule set"),
+        "replace" => (
+            format!("replacing {installed} rules (+{k})"),
+            "new rule set",
+        ),
         "add-elements" => (
             format!("adding {k} set {elements} to {installed}"),
             "element",
@@ -82,7 +85,10 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
             format!("removing {k} set {elements} of {installed}"),
             "removal",
         ),
-        other => (format!("{other} of {k} with {installed} installed"), "change"),
+        other => (
+            format!("{other} of {k} with {installed} installed"),
+            "change",
+        ),
     }
 }
 
