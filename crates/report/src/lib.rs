@@ -101,6 +101,9 @@ pub fn load_with(
 /// Load, group, pair with the baseline, analyse and check one run.
 fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunReport, ReportError> {
     let trials = store.trials(Some(run.id))?;
+    // Gateway events: the per-update rows (issue 25).
+    let gw = updates::gather(&trials, |id| store.updates(id))?;
+    let mut update_metrics = updates::trial_metrics(&gw);
     let mut samples = BTreeMap::new();
     for t in trials.iter().filter(|t| t.status == "ok") {
         let rows = store.samples(t.id)?;
@@ -113,6 +116,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
         {
             means.insert(model::CPU_NS_PER_PACKET.into(), v);
         }
+        means.extend(update_metrics.remove(&t.id).unwrap_or_default());
         if !means.is_empty() {
             samples.insert(t.id, means);
         }
@@ -126,8 +130,6 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     // Trials aimed at the rules of an imported ruleset: cost vs rule position.
     analysis.figures.extend(hotrules::figure(&trials));
     analysis.findings.extend(hotrules::findings(&trials));
-    // Gateway events: the per-update rows (issue 25).
-    let gw = updates::gather(&trials, |id| store.updates(id))?;
     analysis.findings.extend(updates::findings(&gw));
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));

@@ -13,6 +13,7 @@ use store::{TrialRow, UpdateRecord};
 /// One stored update with the engine of its trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Update {
+    pub trial_id: i64,
     pub engine: String,
     pub row: UpdateRecord,
 }
@@ -26,11 +27,42 @@ pub fn gather<E>(
     for t in trials {
         let engine = t.params["engine"].as_str().unwrap_or("?").to_string();
         out.extend(rows(t.id)?.into_iter().map(|row| Update {
+            trial_id: t.id,
             engine: engine.clone(),
             row,
         }));
     }
     Ok(out)
+}
+
+/// Per-trial metrics of the updates, for `compare` and the configurations: the
+/// median `commit_ms` and `stall_ms` of the trial's committed updates of each kind, K,
+/// installed size and method, as `update.KIND:K@INSTALLED.METHOD.commit_ms` (the
+/// engine is in the configuration's key). Trial id → metric → value.
+pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>> {
+    let mut by: BTreeMap<(i64, String), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        let r = &u.row;
+        let e = by
+            .entry((
+                u.trial_id,
+                format!("update.{}:{}@{}.{}", r.kind, r.k, r.installed, r.method),
+            ))
+            .or_default();
+        e.0.push(r.commit_ms);
+        e.1.push(r.stall_ms);
+    }
+    let mut out: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
+    for ((trial, name), (commit, stall)) in by {
+        let m = out.entry(trial).or_default();
+        if let Some(c) = median(commit) {
+            m.insert(format!("{name}.commit_ms"), c);
+        }
+        if let Some(s) = median(stall) {
+            m.insert(format!("{name}.stall_ms"), s);
+        }
+    }
+    out
 }
 
 /// (engine, method, kind, K, installed): the updates measured alike.

@@ -204,3 +204,65 @@ fn a_run_without_updates_has_no_update_views() {
         .iter()
         .any(|t| t.title.starts_with("Gateway updates")));
 }
+
+/// Three repetitions of adding 1 rule to 20000 with nft by batch, each one update.
+fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
+    let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+    for rep in 0..3 {
+        let mut t = trial(
+            run,
+            format!("nft-20000-{rep}"),
+            rep as u32 + 1,
+            "flow",
+            json!({"engine": "nft", "event": "add:1@1s", "event_method": "batch", "rules": 20000}),
+            Headline::default(),
+        );
+        t.updates = vec![update(
+            20000,
+            "batch",
+            commits[rep],
+            stalls[rep],
+            0,
+            Some(1.0),
+            &[],
+        )];
+        s.insert_trial(&t).unwrap();
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
+    use report::compare::{Comparison, Input};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("cmp.db")).unwrap();
+    let old = repeated(&mut s, [30.0, 31.0, 32.0], [0.0, 1.0, 0.0]);
+    let new = repeated(&mut s, [60.0, 61.0, 62.0], [0.0, 1.0, 0.0]);
+    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+    fn input<'a>(name: &str, r: &'a report::Report) -> Input<'a> {
+        Input {
+            name: name.into(),
+            file: "cmp.db".into(),
+            runs: vec![&r.runs[0]],
+        }
+    }
+    let c = Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let p = &c.pairs[0];
+    assert_eq!(p.matched.len(), 1, "{:?}", p.only_old);
+    let ch = |m: &str| {
+        p.matched[0]
+            .changes
+            .iter()
+            .find(|c| c.metric == m)
+            .unwrap_or_else(|| panic!("no {m} in {:?}", p.matched[0].changes))
+    };
+    let commit = ch("update.add:1@20000.batch.commit_ms");
+    assert_eq!((commit.old.mean, commit.new.mean), (31.0, 61.0));
+    assert_eq!(commit.verdict, "worse");
+    assert!(commit.fails);
+    let stall = ch("update.add:1@20000.batch.stall_ms");
+    assert_eq!(stall.verdict, "same");
+    assert_eq!(p.failing, 1);
+}
