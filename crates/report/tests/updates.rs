@@ -174,6 +174,17 @@ fn stored_updates_read_as_findings_figures_and_table() {
         .map(|r| r.map(String::from).to_vec())
         .collect::<Vec<_>>()
     );
+
+    // Every output carries them: the sentences in the text, the figures in the page.
+    assert!(r
+        .text()
+        .contains("adding 1 rule to 20000 with nft by batch took 33 ms"));
+    let html = r.html();
+    assert!(html.contains("Background received per 1-ms bin around adding 1 rule to 20000"));
+    assert!(html.contains("commit ends (nft by batch, slowest)"));
+    assert!(r
+        .markdown()
+        .contains("Gateway updates: commit latency and stall vs installed size"));
 }
 
 #[test]
