@@ -178,7 +178,8 @@ fn bins(series: &str) -> Option<Vec<[f64; 4]>> {
 /// with the commit's start at 0 and the slowest median commit's end marked.
 pub fn figures(updates: &[Update]) -> Vec<Figure> {
     // (kind, K, installed) → (engine by method) → the updates' series.
-    type Windows = BTreeMap<String, (Vec<Vec<[f64; 4]>>, Vec<f64>)>;
+    type Bins = Vec<Vec<[f64; 4]>>;
+    type Windows = BTreeMap<String, (Bins, Vec<f64>)>;
     let mut by: BTreeMap<(String, u32, u64), Windows> = BTreeMap::new();
     for ((engine, method, kind, k, installed), rows) in groups(updates) {
         let entry = by
@@ -195,7 +196,7 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
     }
     let mut out = vec![];
     for ((kind, k, installed), windows) in by {
-        let windows: Vec<(String, Vec<Vec<[f64; 4]>>, Vec<f64>)> = windows
+        let windows: Vec<(String, Bins, Vec<f64>)> = windows
             .into_iter()
             .filter(|(_, (w, _))| !w.is_empty())
             .map(|(name, (w, c))| (name, w, c))

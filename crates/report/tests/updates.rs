@@ -155,7 +155,7 @@ fn stored_updates_read_as_findings_figures_and_table() {
         .expect("updates table");
     assert_eq!(
         t.rows,
-        vec![
+        [
             [
                 "iptables-legacy",
                 "per-rule",
