@@ -15,7 +15,7 @@
 //! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
 //!    `cases` (seed 001's sections), `flows` (seed 002's panels), `service` (seed
 //!    003's derived times) and `worklang` (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
-//!    `flows`; `conn` uses `service`).
+//!    `flows`; `conn` uses `service`), and `updates` (gateway events' per-update rows).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
@@ -44,6 +44,7 @@ pub mod stats;
 pub mod svg;
 pub mod text;
 pub mod throughput;
+pub mod updates;
 pub mod views;
 pub mod worklang;
 
@@ -100,6 +101,9 @@ pub fn load_with(
 /// Load, group, pair with the baseline, analyse and check one run.
 fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunReport, ReportError> {
     let trials = store.trials(Some(run.id))?;
+    // Gateway events: the per-update rows (issue 25).
+    let gw = updates::gather(&trials, |id| store.updates(id))?;
+    let mut update_metrics = updates::trial_metrics(&gw);
     let mut samples = BTreeMap::new();
     for t in trials.iter().filter(|t| t.status == "ok") {
         let rows = store.samples(t.id)?;
@@ -112,6 +116,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
         {
             means.insert(model::CPU_NS_PER_PACKET.into(), v);
         }
+        means.extend(update_metrics.remove(&t.id).unwrap_or_default());
         if !means.is_empty() {
             samples.insert(t.id, means);
         }
@@ -125,6 +130,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     // Trials aimed at the rules of an imported ruleset: cost vs rule position.
     analysis.figures.extend(hotrules::figure(&trials));
     analysis.findings.extend(hotrules::findings(&trials));
+    analysis.findings.extend(updates::findings(&gw));
+    analysis.figures.extend(updates::figures(&gw));
+    analysis.tables.extend(updates::table(&gw));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));

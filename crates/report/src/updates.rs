@@ -1,0 +1,329 @@
+//! Gateway events (issue 25): the stored per-update rows of a run's trials read as
+//! findings in sentences, a figure centred on the updates (background received and
+//! mean one-way delay per 1-ms bin, the commit span marked) and a table of commit
+//! latency and stall vs installed size per engine and method.
+//!
+//! Owns: grouping the updates and these three views. Must not: read the store (it
+//! gets the rows, see `lib.rs`) or draw.
+
+use crate::figure::{num, Figure, Marker, Point, Series, Table};
+use std::collections::BTreeMap;
+use store::{TrialRow, UpdateRecord};
+
+/// One stored update with the engine of its trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    pub trial_id: i64,
+    pub engine: String,
+    pub row: UpdateRecord,
+}
+
+/// The updates of `trials`, each trial's rows as `rows` returns them.
+pub fn gather<E>(
+    trials: &[TrialRow],
+    mut rows: impl FnMut(i64) -> Result<Vec<UpdateRecord>, E>,
+) -> Result<Vec<Update>, E> {
+    let mut out = vec![];
+    for t in trials {
+        let engine = t.params["engine"].as_str().unwrap_or("?").to_string();
+        out.extend(rows(t.id)?.into_iter().map(|row| Update {
+            trial_id: t.id,
+            engine: engine.clone(),
+            row,
+        }));
+    }
+    Ok(out)
+}
+
+/// Per-trial metrics of the updates, for `compare` and the configurations: the
+/// median `commit_ms` and `stall_ms` of the trial's committed updates of each kind, K,
+/// installed size and method, as `update.KIND:K@INSTALLED.METHOD.commit_ms` (the
+/// engine is in the configuration's key). Trial id → metric → value.
+pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>> {
+    let mut by: BTreeMap<(i64, String), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        let r = &u.row;
+        let e = by
+            .entry((
+                u.trial_id,
+                format!("update.{}:{}@{}.{}", r.kind, r.k, r.installed, r.method),
+            ))
+            .or_default();
+        e.0.push(r.commit_ms);
+        e.1.push(r.stall_ms);
+    }
+    let mut out: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
+    for ((trial, name), (commit, stall)) in by {
+        let m = out.entry(trial).or_default();
+        if let Some(c) = median(commit) {
+            m.insert(format!("{name}.commit_ms"), c);
+        }
+        if let Some(s) = median(stall) {
+            m.insert(format!("{name}.stall_ms"), s);
+        }
+    }
+    out
+}
+
+/// (engine, method, kind, K, installed): the updates measured alike.
+type Key = (String, String, String, u32, u64);
+
+/// The updates that committed (no error), by key.
+fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
+    let mut by: BTreeMap<Key, Vec<&UpdateRecord>> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        let r = &u.row;
+        by.entry((
+            u.engine.clone(),
+            r.method.clone(),
+            r.kind.clone(),
+            r.k,
+            r.installed,
+        ))
+        .or_default()
+        .push(r);
+    }
+    by
+}
+
+fn median(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// "adding 1 rule to 20000", as the CLI's events line says it; the stored kind is
+/// text (an unknown one, from a newer fwbench, is named as stored).
+fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
+    let rules = if k == 1 { "rule" } else { "rules" };
+    let elements = if k == 1 { "element" } else { "elements" };
+    match kind {
+        "add" => (format!("adding {k} {rules} to {installed}"), "rule"),
+        "delete" => (format!("deleting {k} {rules} of {installed}"), "deletion"),
+        "replace" => (
+            format!("replacing {installed} rules (+{k})"),
+            "new rule set",
+        ),
+        "add-elements" => (
+            format!("adding {k} set {elements} to {installed}"),
+            "element",
+        ),
+        "remove-elements" => (
+            format!("removing {k} set {elements} of {installed}"),
+            "removal",
+        ),
+        other => (
+            format!("{other} of {k} with {installed} installed"),
+            "change",
+        ),
+    }
+}
+
+/// One sentence per engine, method, kind, K and installed size: "adding 1 rule to
+/// 20000 with nft by batch took 33 ms (median of 3); forwarding stalled 0 ms; 0
+/// packets lost; the rule took effect after 19.9 ms". The stall is the longest of the
+/// group's, the loss their sum, the time to effect the median of the marker updates';
+/// updates that failed are counted after the sentences.
+pub fn findings(updates: &[Update]) -> Vec<String> {
+    let mut out = vec![];
+    for ((engine, method, kind, k, installed), rows) in groups(updates) {
+        let Some(commit) = median(rows.iter().map(|r| r.commit_ms)) else {
+            continue;
+        };
+        let (what, thing) = doing(&kind, k, installed);
+        let stall = rows.iter().map(|r| r.stall_ms).fold(0.0, f64::max);
+        let lost: u64 = rows.iter().map(|r| r.lost).sum();
+        let effect = median(rows.iter().filter_map(|r| r.time_to_effect_ms));
+        out.push(format!(
+            "{what} with {engine} by {method} took {} ms (median of {}); forwarding stalled \
+             {} ms{}; {lost} packets lost{}.",
+            num(commit),
+            rows.len(),
+            num(stall),
+            if rows.len() > 1 { " at most" } else { "" },
+            match effect {
+                Some(t) => format!("; the {thing} took effect after {} ms", num(t)),
+                None => String::new(),
+            }
+        ));
+    }
+    let failed: Vec<&Update> = updates.iter().filter(|u| u.row.error.is_some()).collect();
+    if let Some(first) = failed.first() {
+        out.push(format!(
+            "{} of {} gateway updates failed or did not run (first: {} by {} with {}: {}).",
+            failed.len(),
+            updates.len(),
+            first.row.kind,
+            first.row.method,
+            first.engine,
+            first.row.error.as_deref().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// A stored `series`: `[[ms, received, lost, owd_us], …]` (ms from the commit's start).
+fn bins(series: &str) -> Option<Vec<[f64; 4]>> {
+    serde_json::from_str(series).ok()
+}
+
+/// Two figures per update kind, K and installed size (drawn side by side): the
+/// background's received packets and mean one-way delay per 1-ms bin around the
+/// update, one line per engine and method (the mean over its updates, bin by bin),
+/// with the commit's start at 0 and the slowest median commit's end marked.
+pub fn figures(updates: &[Update]) -> Vec<Figure> {
+    // (kind, K, installed) → (engine by method) → the updates' series.
+    type Bins = Vec<Vec<[f64; 4]>>;
+    type Windows = BTreeMap<String, (Bins, Vec<f64>)>;
+    let mut by: BTreeMap<(String, u32, u64), Windows> = BTreeMap::new();
+    for ((engine, method, kind, k, installed), rows) in groups(updates) {
+        let entry = by
+            .entry((kind, k, installed))
+            .or_default()
+            .entry(format!("{engine} by {method}"))
+            .or_default();
+        for r in rows {
+            if let Some(b) = r.series.as_deref().and_then(bins).filter(|b| !b.is_empty()) {
+                entry.0.push(b);
+                entry.1.push(r.commit_ms);
+            }
+        }
+    }
+    let mut out = vec![];
+    for ((kind, k, installed), windows) in by {
+        let windows: Vec<(String, Bins, Vec<f64>)> = windows
+            .into_iter()
+            .filter(|(_, (w, _))| !w.is_empty())
+            .map(|(name, (w, c))| (name, w, c))
+            .collect();
+        if windows.is_empty() {
+            continue;
+        }
+        let (what, _) = doing(&kind, k, installed);
+        let mut received = vec![];
+        let mut delay = vec![];
+        let mut notes = vec![];
+        let mut slowest: Option<(f64, String)> = None;
+        for (name, w, commits) in &windows {
+            let n = w.iter().map(Vec::len).min().unwrap_or(0);
+            let mean = |f: &dyn Fn(&[f64; 4]) -> Option<f64>, j: usize| {
+                let v: Vec<f64> = w.iter().filter_map(|b| f(&b[j])).collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            let points = |f: &dyn Fn(&[f64; 4]) -> Option<f64>| -> Vec<Point> {
+                (0..n)
+                    .filter_map(|j| {
+                        Some(Point {
+                            x: mean(&|b| Some(b[0]), j)?,
+                            y: mean(f, j)?,
+                            ci95: None,
+                        })
+                    })
+                    .collect()
+            };
+            received.push(Series {
+                name: name.clone(),
+                points: points(&|b| Some(b[1])),
+                fit: false,
+            });
+            // A bin that received nothing has no delay (not 0).
+            delay.push(Series {
+                name: name.clone(),
+                points: points(&|b| (b[1] > 0.0).then_some(b[3] / 1000.0)),
+                fit: false,
+            });
+            let commit = median(commits.iter().copied()).unwrap_or(0.0);
+            notes.push(format!(
+                "{name}: mean of {} updates; the commit took {} ms (median).",
+                w.len(),
+                num(commit)
+            ));
+            if slowest.as_ref().is_none_or(|(c, _)| commit > *c) {
+                slowest = Some((commit, name.clone()));
+            }
+        }
+        let mut markers = vec![Marker {
+            x: 0.0,
+            text: "commit starts".into(),
+        }];
+        if let Some((c, name)) = slowest.filter(|(c, _)| *c > 0.0) {
+            markers.push(Marker {
+                x: c,
+                text: format!("commit ends ({name}, slowest)"),
+            });
+        }
+        let id = format!("updates-{kind}-{k}-{installed}");
+        let group = Some(id.clone());
+        let mut f = Figure::line(
+            &format!("{id}-received"),
+            &format!("Background received per 1-ms bin around {what}"),
+            ("ms from the commit's start", "packets received per bin"),
+            received,
+        );
+        f.markers = markers.clone();
+        f.notes = notes;
+        f.group = group.clone();
+        let mut g = Figure::line(
+            &format!("{id}-delay"),
+            &format!("Background one-way delay per 1-ms bin around {what}"),
+            ("ms from the commit's start", "mean one-way delay (ms)"),
+            delay,
+        );
+        g.markers = markers;
+        g.group = group;
+        out.push(f);
+        out.push(g);
+    }
+    out
+}
+
+/// Commit latency and stall vs installed size, per engine, method, kind and K (`None`
+/// without updates).
+pub fn table(updates: &[Update]) -> Option<Table> {
+    let by = groups(updates);
+    if by.is_empty() {
+        return None;
+    }
+    let rows = by
+        .into_iter()
+        .map(|((engine, method, kind, k, installed), rows)| {
+            let commits = rows.iter().map(|r| r.commit_ms);
+            let effect = median(rows.iter().filter_map(|r| r.time_to_effect_ms));
+            vec![
+                engine,
+                method,
+                format!("{kind} {k}"),
+                installed.to_string(),
+                rows.len().to_string(),
+                median(commits.clone()).map(num).unwrap_or_default(),
+                num(commits.fold(0.0, f64::max)),
+                num(rows.iter().map(|r| r.stall_ms).fold(0.0, f64::max)),
+                rows.iter().map(|r| r.lost).sum::<u64>().to_string(),
+                effect.map(num).unwrap_or_else(|| "–".into()),
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Gateway updates: commit latency and stall vs installed size".into(),
+        columns: [
+            "engine",
+            "method",
+            "update",
+            "installed",
+            "updates",
+            "commit ms (median)",
+            "commit ms (max)",
+            "stall ms (max)",
+            "lost",
+            "time to effect ms (median)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    })
+}

@@ -1,0 +1,279 @@
+//! Gateway events (issue 25): per-update rows planted through the store, as a real
+//! trial stores them, read back by the report into findings, figures and a table.
+
+use report::load;
+use serde_json::json;
+use store::{Headline, Store, UpdateRecord};
+
+mod common;
+use common::{new_run, trial};
+
+/// One committed update: `bins` are (ms from the commit, received, lost, owd µs).
+fn update(
+    installed: u64,
+    method: &str,
+    commit_ms: f64,
+    stall_ms: f64,
+    lost: u64,
+    effect: Option<f64>,
+    bins: &[(f64, u32, u32, f64)],
+) -> UpdateRecord {
+    UpdateRecord {
+        kind: "add".into(),
+        method: method.into(),
+        k: 1,
+        installed,
+        commit_ms,
+        marker: effect.is_some(),
+        time_to_effect_ms: effect,
+        stall_ms,
+        lost,
+        series: Some(serde_json::to_string(bins).unwrap()),
+        ..Default::default()
+    }
+}
+
+fn planted(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+    let mut nft = trial(
+        run,
+        "nft-20000".into(),
+        1,
+        "flow",
+        json!({"engine": "nft"}),
+        Headline::default(),
+    );
+    let w = |rx0: u32, rx1: u32, owd: f64| {
+        [
+            (-1.0, 10, 0, 100.0),
+            (0.0, rx0, 2, owd),
+            (1.0, rx1, 0, 300.0),
+        ]
+    };
+    nft.updates = vec![
+        update(20000, "batch", 30.0, 0.0, 1, Some(20.0), &w(0, 10, 0.0)),
+        update(20000, "batch", 40.0, 5.0, 2, Some(25.0), &w(4, 20, 600.0)),
+        update(20000, "batch", 33.0, 2.0, 3, Some(19.0), &w(2, 30, 900.0)),
+        UpdateRecord {
+            index: 3,
+            kind: "add".into(),
+            method: "batch".into(),
+            k: 1,
+            installed: 20000,
+            error: Some("the traffic phase ended first".into()),
+            ..Default::default()
+        },
+    ];
+    s.insert_trial(&nft).unwrap();
+    let mut ipt = trial(
+        run,
+        "ipt-0".into(),
+        1,
+        "flow",
+        json!({"engine": "iptables-legacy"}),
+        Headline::default(),
+    );
+    ipt.updates = vec![update(
+        0,
+        "per-rule",
+        2.5,
+        0.0,
+        0,
+        Some(1.3),
+        &[(0.0, 7, 0, 50.0)],
+    )];
+    s.insert_trial(&ipt).unwrap();
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn stored_updates_read_as_findings_figures_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("updates.db")).unwrap();
+    let run = planted(&mut store);
+    let r = load(&store, Some(run)).unwrap();
+    let a = &r.runs[0].analysis;
+    let said = |s: &str| {
+        assert!(
+            a.findings.iter().any(|f| f == s),
+            "{s}\nnot in {:#?}",
+            a.findings
+        )
+    };
+    said(
+        "adding 1 rule to 0 with iptables-legacy by per-rule took 2.5 ms (median of 1); \
+         forwarding stalled 0 ms; 0 packets lost; the rule took effect after 1.3 ms.",
+    );
+    said(
+        "adding 1 rule to 20000 with nft by batch took 33 ms (median of 3); forwarding \
+         stalled 5 ms at most; 6 packets lost; the rule took effect after 20 ms.",
+    );
+    said(
+        "1 of 5 gateway updates failed or did not run (first: add by batch with nft: the \
+         traffic phase ended first).",
+    );
+
+    // Figures: a pair per installed size, side by side, centred on the commit.
+    let fig = |id: &str| {
+        a.figures
+            .iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+    };
+    let rx = fig("updates-add-1-20000-received");
+    let owd = fig("updates-add-1-20000-delay");
+    assert_eq!(rx.group, owd.group);
+    assert_eq!(rx.series.len(), 1);
+    assert_eq!(rx.series[0].name, "nft by batch");
+    let p: Vec<(f64, f64)> = rx.series[0].points.iter().map(|p| (p.x, p.y)).collect();
+    // The mean over the three updates, bin by bin.
+    assert_eq!(p, vec![(-1.0, 10.0), (0.0, 2.0), (1.0, 20.0)]);
+    // Delay in ms; the bin where one update received nothing averages the other two.
+    let d: Vec<(f64, f64)> = owd.series[0]
+        .points
+        .iter()
+        .map(|p| (p.x, (p.y * 1e6).round() / 1e6))
+        .collect();
+    assert_eq!(d, vec![(-1.0, 0.1), (0.0, 0.75), (1.0, 0.3)]);
+    let marks: Vec<(f64, &str)> = rx.markers.iter().map(|m| (m.x, m.text.as_str())).collect();
+    assert_eq!(
+        marks,
+        vec![
+            (0.0, "commit starts"),
+            (33.0, "commit ends (nft by batch, slowest)")
+        ]
+    );
+    assert!(a.figures.iter().any(|f| f.id == "updates-add-1-0-delay"));
+
+    // The table: commit latency and stall vs installed size.
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    assert_eq!(
+        t.rows,
+        [
+            [
+                "iptables-legacy",
+                "per-rule",
+                "add 1",
+                "0",
+                "1",
+                "2.5",
+                "2.5",
+                "0",
+                "0",
+                "1.3"
+            ],
+            ["nft", "batch", "add 1", "20000", "3", "33", "40", "5", "6", "20"],
+        ]
+        .iter()
+        .map(|r| r.map(String::from).to_vec())
+        .collect::<Vec<_>>()
+    );
+
+    // Every output carries them: the sentences in the text, the figures in the page.
+    assert!(r
+        .text()
+        .contains("adding 1 rule to 20000 with nft by batch took 33 ms"));
+    let html = r.html();
+    assert!(html.contains("Background received per 1-ms bin around adding 1 rule to 20000"));
+    assert!(html.contains("commit ends (nft by batch, slowest)"));
+    assert!(r
+        .markdown()
+        .contains("Gateway updates: commit latency and stall vs installed size"));
+}
+
+#[test]
+fn a_run_without_updates_has_no_update_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("none.db")).unwrap();
+    let run = s.begin_run(&new_run("plain", None)).unwrap();
+    let t = trial(
+        run,
+        "k".into(),
+        1,
+        "flow",
+        json!({"engine": "nft"}),
+        Headline::default(),
+    );
+    s.insert_trial(&t).unwrap();
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    let r = load(&s, Some(run)).unwrap();
+    let a = &r.runs[0].analysis;
+    assert!(!a
+        .findings
+        .iter()
+        .any(|f| f.contains("gateway updates") || f.contains(" took ")));
+    assert!(!a.figures.iter().any(|f| f.id.starts_with("updates-")));
+    assert!(!a
+        .tables
+        .iter()
+        .any(|t| t.title.starts_with("Gateway updates")));
+}
+
+/// Three repetitions of adding 1 rule to 20000 with nft by batch, each one update.
+fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
+    let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+    for rep in 0..3 {
+        let mut t = trial(
+            run,
+            format!("nft-20000-{rep}"),
+            rep as u32 + 1,
+            "flow",
+            json!({"engine": "nft", "event": "add:1@1s", "event_method": "batch", "rules": 20000}),
+            Headline::default(),
+        );
+        t.updates = vec![update(
+            20000,
+            "batch",
+            commits[rep],
+            stalls[rep],
+            0,
+            Some(1.0),
+            &[],
+        )];
+        s.insert_trial(&t).unwrap();
+    }
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
+#[test]
+fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
+    use report::compare::{Comparison, Input};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("cmp.db")).unwrap();
+    let old = repeated(&mut s, [30.0, 31.0, 32.0], [0.0, 1.0, 0.0]);
+    let new = repeated(&mut s, [60.0, 61.0, 62.0], [0.0, 1.0, 0.0]);
+    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+    fn input<'a>(name: &str, r: &'a report::Report) -> Input<'a> {
+        Input {
+            name: name.into(),
+            file: "cmp.db".into(),
+            runs: vec![&r.runs[0]],
+        }
+    }
+    let c = Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let p = &c.pairs[0];
+    assert_eq!(p.matched.len(), 1, "{:?}", p.only_old);
+    let ch = |m: &str| {
+        p.matched[0]
+            .changes
+            .iter()
+            .find(|c| c.metric == m)
+            .unwrap_or_else(|| panic!("no {m} in {:?}", p.matched[0].changes))
+    };
+    let commit = ch("update.add:1@20000.batch.commit_ms");
+    assert_eq!((commit.old.mean, commit.new.mean), (31.0, 61.0));
+    assert_eq!(commit.verdict, "worse");
+    assert!(commit.fails);
+    let stall = ch("update.add:1@20000.batch.stall_ms");
+    assert_eq!(stall.verdict, "same");
+    assert_eq!(p.failing, 1);
+}
