@@ -339,6 +339,9 @@ fn verdict_maps(
         let mut between: Vec<usize> = vec![];
         if mappable(head) {
             for j in i + 1..n.min(i + WINDOW) {
+                if used[j] {
+                    continue; // already in an earlier map
+                }
                 let r = &rules[j];
                 if r.conds.is_none() || between.len() > MAX_CROSSED {
                     break; // nothing crosses a rule the analysis cannot read
