@@ -390,3 +390,38 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
         .unwrap();
     assert!(o.status.success(), "nft -c: {}", stderr(&o));
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
+    let tb = TestbedGuard::up("input");
+    let dir = TempDir::new();
+    let f = dir.file("bl.rules");
+    std::fs::write(&f, blocklist(50)).unwrap();
+    let db = dir.file("adv.db");
+    let o = fwbench(&[
+        "rules",
+        "advise",
+        "--import",
+        f.to_str().unwrap(),
+        "--measure",
+        "--testbed",
+        &tb.name,
+        "--dport",
+        "5000",
+        "--repeat",
+        "2",
+        "-t",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("stored: 4 floods in"), "{}", stdout(&o));
+    // One row per trial: two floods through each ruleset, told apart by the import.
+    let o = fwbench(&["report", db.to_str().unwrap(), "-f", "csv", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
+    let rows = |name: &str| csv.lines().filter(|l| l.contains(name)).count();
+    assert_eq!((rows("original.nft"), rows("optimised.nft")), (2, 2), "{csv}");
+}
