@@ -423,5 +423,9 @@ fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = stdout(&o);
     let rows = |name: &str| csv.lines().filter(|l| l.contains(name)).count();
-    assert_eq!((rows("original.nft"), rows("optimised.nft")), (2, 2), "{csv}");
+    assert_eq!(
+        (rows("original.nft"), rows("optimised.nft")),
+        (2, 2),
+        "{csv}"
+    );
 }

@@ -394,12 +394,10 @@ impl Table {
                 continue;
             }
             let target = match &r.target {
-                Target::Map(f, entries) => {
-                    match entries.iter().find(|(v, _)| v.holds(p, *f)) {
-                        Some((_, t)) => t,
-                        None => continue,
-                    }
-                }
+                Target::Map(f, entries) => match entries.iter().find(|(v, _)| v.holds(p, *f)) {
+                    Some((_, t)) => t,
+                    None => continue,
+                },
                 t => t,
             };
             match target {

@@ -320,11 +320,7 @@ fn field_values(r: &Rule, f: Field) -> Option<&Values> {
 /// disjoint values there and at least two different verdicts, become one rule with
 /// a verdict map; a later member moves up only across rules it commutes with.
 /// Built for nft output only (iptables has no verdict map).
-fn verdict_maps(
-    rules: Vec<Rule>,
-    chain_name: &str,
-    changes: &mut Vec<Change>,
-) -> Vec<Rule> {
+fn verdict_maps(rules: Vec<Rule>, chain_name: &str, changes: &mut Vec<Change>) -> Vec<Rule> {
     let n = rules.len();
     let mut used = vec![false; n];
     let mut out: Vec<Rule> = Vec::with_capacity(n);
@@ -353,9 +349,10 @@ fn verdict_maps(
                     && (field.is_none() || field == f)
                     && f.and_then(|f| field_values(r, f)).is_some_and(|v| {
                         let same_family = match (v, f.and_then(|f| field_values(head, f))) {
-                            (Values::Nets(a), Some(Values::Nets(b))) => {
-                                a.iter().chain(b).all(|n| Some(n.v6) == b.first().map(|m| m.v6))
-                            }
+                            (Values::Nets(a), Some(Values::Nets(b))) => a
+                                .iter()
+                                .chain(b)
+                                .all(|n| Some(n.v6) == b.first().map(|m| m.v6)),
                             _ => true,
                         };
                         same_family

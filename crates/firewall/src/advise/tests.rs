@@ -408,7 +408,14 @@ fn an_inet_table_of_ipv4_rules_gets_a_note_not_a_rewrite() {
 
 /// The INPUT chain of `rules` (iptables-save lines) rewritten for nft output, each
 /// rule as nft text, the changes, and the proof's answer on the two rulesets.
-fn as_nft(rules: &str) -> (Vec<String>, Vec<Change>, Result<usize, AdviseError>, Vec<Table>) {
+fn as_nft(
+    rules: &str,
+) -> (
+    Vec<String>,
+    Vec<Change>,
+    Result<usize, AdviseError>,
+    Vec<Table>,
+) {
     let (tables, v6) = iptables::parse("f", &filter(rules)).unwrap();
     let mut changes = vec![];
     let mut next = 1;

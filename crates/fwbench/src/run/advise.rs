@@ -113,17 +113,8 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
             let mut args = vec!["flood", "--testbed", &tb];
             args.extend(store);
             args.extend([
-                "--json",
-                "--engine",
-                "nft",
-                "--import",
-                &file,
-                "--rate",
-                "max",
-                "-t",
-                &secs,
-                "--dport",
-                &port,
+                "--json", "--engine", "nft", "--import", &file, "--rate", "max", "-t", &secs,
+                "--dport", &port,
             ]);
             let out = crate::process::Cmd::new(&exe, &args)
                 .run()
