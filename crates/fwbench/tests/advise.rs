@@ -349,3 +349,83 @@ fn an_nft_ruleset_is_advised_and_its_output_loads() {
     let o = fwbench(&["rules", "advise", "--import", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+#[ignore = "needs root: nft loads the file in a scratch network namespace (run with --include-ignored as root)"]
+fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
+    // 203.0.113.1 drop, .2 accept, a tcp drop of 203.0.113.0/28, .3 accept, a jump
+    // for 198.51.100.0/24, a drop of 192.0.2.7: the tcp drop overlaps .3 (stays after
+    // it) and not the last two (they move up into the first map).
+    let dir = TempDir::new();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../firewall/tests/fixtures/nft-vmap.nft"
+    );
+    let out = dir.file("opt.nft");
+    let o = fwbench(&[
+        "rules",
+        "advise",
+        "--import",
+        file,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("7 rules → 4 rules"), "{s}");
+    assert!(s.contains("verdict-map ip gw input handle 4-5, 8-9"), "{s}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains(
+            "\t\tcounter ip saddr vmap { 203.0.113.1 : drop, 203.0.113.2 : accept, \
+             198.51.100.0/24 : jump svc, 192.0.2.7 : drop }\n\
+             \t\tip saddr 203.0.113.0/28 meta l4proto tcp drop\n\
+             \t\tip saddr 203.0.113.3 accept\n"
+        ),
+        "{text}"
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["--net", "nft", "-c", "-f", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "nft -c: {}", stderr(&o));
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
+    let tb = TestbedGuard::up("input");
+    let dir = TempDir::new();
+    let f = dir.file("bl.rules");
+    std::fs::write(&f, blocklist(50)).unwrap();
+    let db = dir.file("adv.db");
+    let o = fwbench(&[
+        "rules",
+        "advise",
+        "--import",
+        f.to_str().unwrap(),
+        "--measure",
+        "--testbed",
+        &tb.name,
+        "--dport",
+        "5000",
+        "--repeat",
+        "2",
+        "-t",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("stored: 4 floods in"), "{}", stdout(&o));
+    // One row per trial: two floods through each ruleset, told apart by the import.
+    let o = fwbench(&["report", db.to_str().unwrap(), "-f", "csv", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
+    let rows = |name: &str| csv.lines().filter(|l| l.contains(name)).count();
+    assert_eq!(
+        (rows("original.nft"), rows("optimised.nft")),
+        (2, 2),
+        "{csv}"
+    );
+}

@@ -386,6 +386,8 @@ fn rule_text(chain: &str, r: &Rule, set_name: Option<&str>) -> String {
             let _ = write!(s, " -j {t}");
         }
         Target::Continue(None) => {}
+        // INVARIANT: verdict maps are built for nft output only (rewrite's `nft`).
+        Target::Map(..) => {}
     }
     s
 }

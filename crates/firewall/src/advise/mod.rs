@@ -25,6 +25,8 @@ pub enum ChangeKind {
     Duplicate,
     Shadowed,
     Merged,
+    /// Rules differing in one field with different verdicts → one nft `vmap` rule.
+    VerdictMap,
     Moved,
 }
 

@@ -210,6 +210,10 @@ pub enum Target {
     Goto(String),
     /// Does something and goes on (LOG, MARK, a counter-only rule: `None` text).
     Continue(Option<String>),
+    /// An nft verdict map on one field: the entry holding the packet's value gives
+    /// the target (never `Continue` or another map); no entry: the rule does not
+    /// match and the walk goes on. Entries are pairwise disjoint.
+    Map(Field, Vec<(Values, Target)>),
 }
 
 impl Target {
@@ -217,7 +221,7 @@ impl Target {
     pub fn terminal(&self) -> bool {
         match self {
             Target::Verdict(_) | Target::Return | Target::Goto(_) => true,
-            Target::Jump(_) | Target::Continue(_) => false,
+            Target::Jump(_) | Target::Continue(_) | Target::Map(..) => false,
         }
     }
 }
@@ -389,7 +393,14 @@ impl Table {
             if !r.matches(p).unwrap_or(opaque) {
                 continue;
             }
-            match &r.target {
+            let target = match &r.target {
+                Target::Map(f, entries) => match entries.iter().find(|(v, _)| v.holds(p, *f)) {
+                    Some((_, t)) => t,
+                    None => continue,
+                },
+                t => t,
+            };
+            match target {
                 Target::Verdict(v) => return Walk::Verdict(v.clone()),
                 Target::Return => return Walk::Return,
                 Target::Goto(t) => return self.walk(t, p, opaque, depth + 1, passed),
@@ -398,6 +409,8 @@ impl Table {
                     v => return v,
                 },
                 Target::Continue(_) => passed.push(r.text.clone()),
+                // INVARIANT: a map's entries are never maps (the rewrite builds them).
+                Target::Map(..) => return Walk::Verdict("nested verdict map".into()),
             }
         }
         Walk::Return

@@ -64,9 +64,15 @@ pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
         ));
     };
     let mut s = String::new();
+    let map_values = match &r.target {
+        Target::Map(_, entries) => entries.iter().map(|(v, _)| v).collect(),
+        _ => vec![],
+    };
     let v6 = conds
         .values()
-        .find_map(|c| match &c.values {
+        .map(|c| &c.values)
+        .chain(map_values)
+        .find_map(|v| match v {
             Values::Nets(n) => n.first().map(|n| n.v6),
             _ => None,
         })
@@ -84,21 +90,42 @@ pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
         },
         _ => "th",
     };
+    let key = |f: &Field| match f {
+        Field::Proto => "meta l4proto".to_owned(),
+        Field::Src => format!("{l3} saddr"),
+        Field::Dst => format!("{l3} daddr"),
+        Field::Sport => format!("{proto} sport"),
+        Field::Dport => format!("{proto} dport"),
+        Field::In => "iifname".to_owned(),
+        Field::Out => "oifname".to_owned(),
+    };
     for (f, c) in conds {
-        let v = values(&c.values);
-        let _ = match f {
-            Field::Proto => write!(s, "meta l4proto {}{v} ", op(c)),
-            Field::Src => write!(s, "{l3} saddr {}{v} ", op(c)),
-            Field::Dst => write!(s, "{l3} daddr {}{v} ", op(c)),
-            Field::Sport => write!(s, "{proto} sport {}{v} ", op(c)),
-            Field::Dport => write!(s, "{proto} dport {}{v} ", op(c)),
-            Field::In => write!(s, "iifname {}{v} ", op(c)),
-            Field::Out => write!(s, "oifname {}{v} ", op(c)),
-        };
+        let _ = write!(s, "{} {}{} ", key(f), op(c), values(&c.values));
     }
     s.push_str("counter");
     if let Some(cm) = &r.comment {
         let _ = write!(s, " comment {cm}");
+    }
+    if let Target::Map(f, entries) = &r.target {
+        let mut items = vec![];
+        for (v, t) in entries {
+            let verdict = match t {
+                Target::Verdict(v) if v == "ACCEPT" => "accept".to_owned(),
+                Target::Verdict(v) if v == "DROP" => "drop".to_owned(),
+                Target::Return => "return".to_owned(),
+                Target::Jump(c) => format!("jump {c}"),
+                Target::Goto(c) => format!("goto {c}"),
+                Target::Verdict(_) | Target::Continue(_) | Target::Map(..) => {
+                    return why("a verdict map holds accept, drop, return, jump, goto".into())
+                }
+            };
+            // Each value of the entry is its own key (a set `{ a, b }` is two keys).
+            let vs = values(v);
+            let vs = vs.trim_start_matches("{ ").trim_end_matches(" }");
+            items.extend(vs.split(", ").map(|k| format!("{k} : {verdict}")));
+        }
+        let _ = write!(s, " {} vmap {{ {} }}", key(f), items.join(", "));
+        return Ok(s);
     }
     match &r.target {
         Target::Verdict(v) => match v.as_str() {
@@ -126,6 +153,8 @@ pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
             },
             None => return why(format!("target {t} has no exact nft equal here")),
         },
+        // Written above.
+        Target::Map(..) => {}
     }
     Ok(s)
 }

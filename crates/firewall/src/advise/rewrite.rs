@@ -230,6 +230,10 @@ pub fn rewrite(
                 lines,
             });
         }
+        // 2b. (nft) Runs differing in one field with different verdicts → one vmap rule.
+        if nft {
+            merged = verdict_maps(merged, &chain_name, changes);
+        }
         // 3. Hot rules earlier, across rules they commute with (counters known).
         if merged.iter().any(|r| r.packets.unwrap_or(0) > 0) {
             for k in 1..merged.len() {
@@ -277,5 +281,142 @@ fn verdict_text(t: &Target) -> String {
         Target::Goto(c) => format!("goto {c}"),
         Target::Jump(c) => format!("jump {c}"),
         Target::Continue(t) => t.clone().unwrap_or_default(),
+        Target::Map(f, _) => format!("vmap on {}", f.name()),
     }
+}
+
+/// A rule whose verdict a vmap entry can hold: understood, accept/drop/return/jump/goto.
+fn mappable(r: &Rule) -> bool {
+    r.conds.is_some()
+        && match &r.target {
+            Target::Verdict(v) => v == "ACCEPT" || v == "DROP",
+            Target::Return | Target::Jump(_) | Target::Goto(_) => true,
+            Target::Continue(_) | Target::Map(..) => false,
+        }
+}
+
+fn values_disjoint(a: &Values, b: &Values) -> bool {
+    let c = |v: &Values| Cond {
+        neg: false,
+        values: v.clone(),
+    };
+    let rule = |v: &Values| Rule {
+        line: 0,
+        text: String::new(),
+        conds: Some([(Field::Src, c(v))].into_iter().collect()),
+        opaque: None,
+        target: Target::Continue(None),
+        comment: None,
+        packets: None,
+    };
+    rule(a).disjoint(&rule(b))
+}
+
+fn field_values(r: &Rule, f: Field) -> Option<&Values> {
+    r.conds.as_ref()?.get(&f).map(|c| &c.values)
+}
+
+/// Runs of rules that differ only in one address or port field, with pairwise
+/// disjoint values there and at least two different verdicts, become one rule with
+/// a verdict map; a later member moves up only across rules it commutes with.
+/// Built for nft output only (iptables has no verdict map).
+fn verdict_maps(rules: Vec<Rule>, chain_name: &str, changes: &mut Vec<Change>) -> Vec<Rule> {
+    let n = rules.len();
+    let mut used = vec![false; n];
+    let mut out: Vec<Rule> = Vec::with_capacity(n);
+    for i in 0..n {
+        if used[i] {
+            continue;
+        }
+        used[i] = true;
+        let head = &rules[i];
+        let mut members = vec![i];
+        let mut field: Option<Field> = None;
+        let mut between: Vec<usize> = vec![];
+        if mappable(head) {
+            for j in i + 1..n.min(i + WINDOW) {
+                if used[j] {
+                    continue; // already in an earlier map
+                }
+                let r = &rules[j];
+                if r.conds.is_none() || between.len() > MAX_CROSSED {
+                    break; // nothing crosses a rule the analysis cannot read
+                }
+                let f = (mappable(r) && r.comment == head.comment)
+                    .then(|| one_difference(head, r))
+                    .flatten();
+                let fits = f.is_some()
+                    && (field.is_none() || field == f)
+                    && f.and_then(|f| field_values(r, f)).is_some_and(|v| {
+                        let same_family = match (v, f.and_then(|f| field_values(head, f))) {
+                            (Values::Nets(a), Some(Values::Nets(b))) => a
+                                .iter()
+                                .chain(b)
+                                .all(|n| Some(n.v6) == b.first().map(|m| m.v6)),
+                            _ => true,
+                        };
+                        same_family
+                            && members.iter().all(|&m| {
+                                f.and_then(|f| field_values(&rules[m], f))
+                                    .is_some_and(|w| values_disjoint(v, w))
+                            })
+                    });
+                if fits && between.iter().all(|&b| r.commutes_with(&rules[b])) {
+                    field = f;
+                    members.push(j);
+                } else {
+                    between.push(j);
+                }
+            }
+        }
+        let distinct = members
+            .iter()
+            .map(|&m| &rules[m].target)
+            .collect::<Vec<_>>();
+        let differ = distinct.iter().any(|t| *t != distinct[0]);
+        let (Some(f), true) = (field, differ) else {
+            out.push(head.clone());
+            continue;
+        };
+        for &m in &members {
+            used[m] = true;
+        }
+        let entries: Vec<(Values, Target)> = members
+            .iter()
+            .filter_map(|&m| Some((field_values(&rules[m], f)?.clone(), rules[m].target.clone())))
+            .collect();
+        let mut r = head.clone();
+        if let Some(c) = r.conds.as_mut() {
+            c.remove(&f);
+        }
+        r.line = 0;
+        r.text.clear();
+        r.packets = members
+            .iter()
+            .filter_map(|&m| rules[m].packets)
+            .reduce(|a, b| a + b);
+        r.target = Target::Map(f, entries);
+        let lines: Vec<usize> = members.iter().map(|&m| rules[m].line).collect();
+        let crossed = members
+            .last()
+            .map_or(0, |&last| between.iter().filter(|&&b| b < last).count());
+        changes.push(Change {
+            kind: ChangeKind::VerdictMap,
+            chain: chain_name.to_owned(),
+            reason: format!(
+                "{} rules differing only in {} with different verdicts became one rule \
+                 with a verdict map (vmap){}",
+                lines.len(),
+                f.name(),
+                if crossed > 0 {
+                    format!("; later members moved up across {crossed} rule(s) they commute with")
+                } else {
+                    String::new()
+                }
+            ),
+            lines,
+        });
+        out.push(r);
+    }
+    out
 }

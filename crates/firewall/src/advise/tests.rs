@@ -405,3 +405,156 @@ fn an_inet_table_of_ipv4_rules_gets_a_note_not_a_rewrite() {
     .unwrap();
     assert!(b.notes.is_empty(), "a ct rule may match anything: no note");
 }
+
+/// The INPUT chain of `rules` (iptables-save lines) rewritten for nft output, each
+/// rule as nft text, the changes, and the proof's answer on the two rulesets.
+fn as_nft(
+    rules: &str,
+) -> (
+    Vec<String>,
+    Vec<Change>,
+    Result<usize, AdviseError>,
+    Vec<Table>,
+) {
+    let (tables, v6) = iptables::parse("f", &filter(rules)).unwrap();
+    let mut changes = vec![];
+    let mut next = 1;
+    let after: Vec<Table> = tables
+        .iter()
+        .map(|t| rewrite::rewrite(t, &mut next, &mut changes, true).0)
+        .collect();
+    let proof = check(&tables, &after, v6);
+    let input = after[0].chain("INPUT").unwrap();
+    let text = input
+        .rules
+        .iter()
+        .map(|r| nft::rule(r, v6).unwrap())
+        .collect();
+    (text, changes, proof, tables)
+}
+
+#[test]
+fn a_run_with_different_verdicts_becomes_one_verdict_map() {
+    let (text, changes, proof, _) = as_nft(
+        "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+         -A INPUT -s 203.0.113.2/32 -j ACCEPT\n\
+         -A INPUT -s 198.51.100.0/24 -j RETURN\n\
+         -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+         -A INPUT -p tcp -m tcp --dport 23 -j DROP\n\
+         -A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n",
+    );
+    assert!(proof.is_ok(), "{proof:?}");
+    assert_eq!(
+        text,
+        [
+            "counter ip saddr vmap { 203.0.113.1 : drop, 203.0.113.2 : accept, \
+             198.51.100.0/24 : return }",
+            "meta l4proto 6 counter tcp dport vmap { 22 : accept, 80 : accept, 23 : drop }",
+        ]
+    );
+    let kinds: Vec<ChangeKind> = changes.iter().map(|c| c.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ChangeKind::Merged,
+            ChangeKind::VerdictMap,
+            ChangeKind::VerdictMap
+        ]
+    );
+    assert_eq!(changes[1].lines, [5, 6, 7]);
+    assert!(changes[1]
+        .reason
+        .starts_with("3 rules differing only in source address with different verdicts"));
+    // iptables output has no verdict map: the same input advised as iptables-save.
+    let a = advise(
+        "f",
+        &filter(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j ACCEPT\n",
+        ),
+    )
+    .unwrap();
+    assert!(a.changes.is_empty(), "{:?}", a.changes);
+}
+
+#[test]
+fn a_rule_between_members_with_an_overlapping_match_stops_the_verdict_map() {
+    let run = |between: &str| {
+        as_nft(&format!(
+            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+             -A INPUT -s 203.0.113.2/32 -j ACCEPT\n\
+             {between}\n\
+             -A INPUT -s 203.0.113.3/32 -j ACCEPT\n\
+             -A INPUT -s 192.0.2.7/32 -j DROP\n"
+        ))
+    };
+    // tcp from 203.0.113.0/28 (so from .3) is dropped first: .3 stays after it.
+    let (text, changes, proof, _) = run("-A INPUT -s 203.0.113.0/28 -p tcp -j DROP");
+    assert!(proof.is_ok(), "{proof:?}");
+    assert_eq!(
+        text,
+        [
+            "counter ip saddr vmap { 203.0.113.1 : drop, 203.0.113.2 : accept, \
+             192.0.2.7 : drop }",
+            "meta l4proto 6 ip saddr 203.0.113.0/28 counter drop",
+            "ip saddr 203.0.113.3 counter accept",
+        ]
+    );
+    // Each rule goes into one map only (.3 alone is no run).
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].lines, [5, 6, 9]);
+    // No packet in common: .3 moves up across it into the map.
+    let (text, changes, proof, _) = run("-A INPUT -s 198.51.100.0/24 -p tcp -j DROP");
+    assert!(proof.is_ok(), "{proof:?}");
+    assert_eq!(
+        text,
+        [
+            "counter ip saddr vmap { 203.0.113.1 : drop, 203.0.113.2 : accept, \
+             203.0.113.3 : accept, 192.0.2.7 : drop }",
+            "meta l4proto 6 ip saddr 198.51.100.0/24 counter drop",
+        ]
+    );
+    assert!(changes[0]
+        .reason
+        .ends_with("later members moved up across 1 rule(s) they commute with"));
+}
+
+#[test]
+fn overlapping_members_reject_and_logging_stay_out_of_verdict_maps() {
+    // The /32 accept must win over the /24 drop: the keys overlap, no map.
+    let (text, changes, _, _) = as_nft(
+        "-A INPUT -s 203.0.113.1/32 -j ACCEPT\n\
+         -A INPUT -s 203.0.113.0/24 -j DROP\n",
+    );
+    assert!(changes.is_empty(), "{changes:?}");
+    assert_eq!(text.len(), 2);
+    // REJECT is no vmap verdict; a LOG rule is kept and not crossed.
+    let (text, changes, _, _) = as_nft(
+        "-A INPUT -s 203.0.113.1/32 -j REJECT\n\
+         -A INPUT -s 203.0.113.2/32 -j ACCEPT\n\
+         -A INPUT -s 203.0.113.0/24 -j LOG\n\
+         -A INPUT -s 203.0.113.3/32 -j DROP\n",
+    );
+    assert!(changes.is_empty(), "{changes:?}");
+    assert_eq!(text.len(), 4);
+}
+
+#[test]
+fn the_proof_reads_verdict_maps() {
+    // The map as built agrees with the original; one entry's verdict changed does not.
+    let (_, _, proof, before) = as_nft(
+        "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+         -A INPUT -s 203.0.113.2/32 -j ACCEPT\n",
+    );
+    assert!(proof.is_ok(), "{proof:?}");
+    let mut after = before.clone();
+    let (t, _) = rewrite::rewrite(&before[0], &mut 1, &mut vec![], true);
+    after[0] = t;
+    let rule = &mut after[0].chains[0].rules[0];
+    let model::Target::Map(_, entries) = &mut rule.target else {
+        panic!("no map: {rule:?}");
+    };
+    entries[1].1 = model::Target::Verdict("DROP".into());
+    let e = check(&before, &after, false).unwrap_err();
+    assert!(e.to_string().ends_with("ACCEPT before, DROP after"), "{e}");
+}

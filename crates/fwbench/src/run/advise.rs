@@ -46,6 +46,11 @@ pub struct AdviseArgs {
     /// to measure (the hot rule)
     #[arg(long, value_name = "PORT")]
     pub dport: Option<u16>,
+    /// Store --measure's floods in this results database, like any trial (each flood
+    /// one run; the two rulesets differ in the `import` axis: original.nft,
+    /// optimised.nft), so `fwbench report FILE` shows both; default: not stored
+    #[arg(long, value_name = "FILE", requires = "measure")]
+    pub db: Option<PathBuf>,
     /// Floods per ruleset for --measure
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(2..=100))]
     pub repeat: u32,
@@ -69,6 +74,9 @@ pub struct Measured {
     pub saving_ci95: Option<f64>,
     /// The rule that took the traffic, per ruleset (the testbed's verdict check).
     pub took: [String; 2],
+    /// The results database the floods were stored in (`--db`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<String>,
 }
 
 /// A directory of our own for the two nft files, removed on drop.
@@ -90,6 +98,7 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
     let exe = std::env::current_exe().context("finding fwbench's own binary")?;
     let exe = exe.display().to_string();
     let (port, secs) = (dport.to_string(), a.time.to_string());
+    let db = a.db.as_ref().map(|d| d.display().to_string());
     let mut ns: [Vec<f64>; 2] = [vec![], vec![]];
     let mut took = [String::new(), String::new()];
     for rep in 0..a.repeat {
@@ -97,23 +106,16 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
         let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
             let file = files[i].display().to_string();
-            let args = [
-                "flood",
-                "--testbed",
-                &tb,
-                "--no-store",
-                "--json",
-                "--engine",
-                "nft",
-                "--import",
-                &file,
-                "--rate",
-                "max",
-                "-t",
-                &secs,
-                "--dport",
-                &port,
-            ];
+            let store: Vec<&str> = match &db {
+                Some(d) => vec!["--db", d],
+                None => vec!["--no-store"],
+            };
+            let mut args = vec!["flood", "--testbed", &tb];
+            args.extend(store);
+            args.extend([
+                "--json", "--engine", "nft", "--import", &file, "--rate", "max", "-t", &secs,
+                "--dport", &port,
+            ]);
             let out = crate::process::Cmd::new(&exe, &args)
                 .run()
                 .map_err(|e| anyhow::anyhow!("measuring {path}: {}", e.one_line()))?;
@@ -146,6 +148,7 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
         original_ns: ns[0].clone(),
         optimised_ns: ns[1].clone(),
         took,
+        db,
     })
 }
 
@@ -181,6 +184,13 @@ fn measured_text(m: &Measured) -> String {
         "\n  took the traffic: original {}; optimised {}\n",
         m.took[0], m.took[1]
     );
+    if let Some(d) = &m.db {
+        let _ = writeln!(
+            out,
+            "  stored: {} floods in {d} (`fwbench report {d}`)",
+            m.original_ns.len() + m.optimised_ns.len()
+        );
+    }
     out
 }
 
