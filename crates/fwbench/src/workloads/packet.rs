@@ -319,7 +319,7 @@ pub struct PacketSummary {
     /// Which role set the rate: sender, gateway, sink or nothing (issue 28); absent in
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limited_by: Option<crate::limited_by::Limit>,
+    pub limited_by: Option<Box<crate::limited_by::Limit>>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -465,7 +465,10 @@ pub fn summarise_packet(
         &sink.interfaces,
     );
     Ok(PacketSummary {
-        limited_by: Some(crate::limited_by::limited_by(&counters, LIMIT_TOLERANCE)),
+        limited_by: Some(Box::new(crate::limited_by::limited_by(
+            &counters,
+            LIMIT_TOLERANCE,
+        ))),
         counted_at: counted_at.into(),
         elapsed_s,
         payload,
@@ -911,7 +914,7 @@ mod tests {
         assert_eq!(by(gw(1000, 1000), 600).0, LimitedBy::Sink);
         // Old results without the field still read.
         let mut j = serde_json::to_value(
-            &summarise_packet(
+            summarise_packet(
                 &params(SinkKind::Socket),
                 &testbed(),
                 vec![
