@@ -102,6 +102,11 @@ fn measured_loss_equals_the_dropping_rules_counter() {
             .map(|x| u(&x["lost"]))
             .sum();
         assert_eq!(per_flow, dropped, "{ctx}");
+        // The rule's drops are the gateway's: it forwarded fewer than it received
+        // (issue 28: every flood/flow says which role set its rate).
+        assert_eq!(r["limited_by"]["by"], "gateway", "{ctx}");
+        let why = r["limited_by"]["why"].as_str().unwrap_or_default();
+        assert!(why.contains("the gateway forwarded"), "{ctx}");
     }
 }
 
