@@ -76,7 +76,14 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         "fwbt_numgen",
         "udp dport 9000 numgen inc mod 7 == 0 counter drop",
     );
-    for (family, sender) in [("4", "udp"), ("6", "udp"), ("4", "raw")] {
+    // xdp: the AF_XDP sender (copy mode on veth) through the workload seam (issue 28).
+    for (family, sender) in [
+        ("4", "udp"),
+        ("6", "udp"),
+        ("4", "raw"),
+        ("4", "xdp"),
+        ("6", "xdp"),
+    ] {
         let before = t.counter();
         let v = trial_json(
             "flood",

@@ -287,6 +287,10 @@ pub struct RawPath {
     pub ifname: String,
     /// Next hop's MAC (the gateway's, or the server's on a direct testbed).
     pub dst_mac: String,
+    /// Write the frames with AF_XDP (`--sender xdp`, the kernel picks zero-copy or
+    /// copy mode) instead of AF_PACKET; absent in older specs: AF_PACKET.
+    #[serde(default)]
+    pub xdp: bool,
 }
 
 /// The sending side of a flood or paced flow.

@@ -165,6 +165,7 @@ fn role_specs() -> Vec<RoleSpec> {
             raw: Some(RawPath {
                 ifname: "c0".into(),
                 dst_mac: "02:00:00:00:00:01".into(),
+                xdp: false,
             }),
         }),
         RoleSpec::UdpSink(UdpSinkSpec {

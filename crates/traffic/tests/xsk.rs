@@ -137,6 +137,7 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
         raw: Some(RawPath {
             ifname: "xa".into(),
             dst_mac: Testbed::mac(&bed.b, "xb"),
+            xdp: false,
         }),
     }
 }

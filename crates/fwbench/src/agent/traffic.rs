@@ -11,6 +11,7 @@ pub use traffic::echo::{EchoClients, EchoServer};
 pub use traffic::external::{ExternalClient, ExternalServer};
 pub use traffic::ping::{PingClient, Reflector};
 pub use traffic::udp::{UdpSink, UdpSource};
+pub use traffic::xsk::{XskModeRequest, XskSource};
 use traffic::TrafficError;
 
 /// A traffic object as the agent drives it.
@@ -130,6 +131,24 @@ impl Traffic for UdpSource {
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         UdpSource::stop(self).map(RoleResults::UdpSource)
+    }
+}
+
+/// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
+impl Traffic for XskSource {
+    fn start(&mut self) {
+        XskSource::start(self)
+    }
+    fn tally(&self) -> Tally {
+        let (count, bytes) = self.live();
+        Tally {
+            count,
+            bytes,
+            ..Default::default()
+        }
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        XskSource::stop(self).map(|r| RoleResults::UdpSource(r.results))
     }
 }
 

@@ -21,6 +21,9 @@ pub enum SenderPath {
     Udp,
     /// Complete Ethernet frames through AF_PACKET (as trafgen), bypassing the UDP layer.
     Raw,
+    /// Complete Ethernet frames through AF_XDP (zero-copy where the driver has it, copy
+    /// mode otherwise; issue 28); refused where AF_XDP is unavailable.
+    Xdp,
 }
 
 /// Where arriving packets are counted.
@@ -35,7 +38,7 @@ pub enum SinkKind {
     Gateway,
 }
 
-crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw" });
+crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw", Xdp => "xdp" });
 crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway" });
 
 /// Parameters of flood, flow and ping trials.

@@ -28,8 +28,14 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         return Ok(());
     };
     let payload = k.payload(p.family)?;
-    if k.fragment && k.sender == SenderPath::Raw {
-        return Err("--fragment needs the UDP sender (the raw sender writes single frames)".into());
+    match k.sender {
+        SenderPath::Raw | SenderPath::Xdp if k.fragment => {
+            return Err(format!(
+                "--fragment needs the UDP sender (the {} sender writes single frames)",
+                k.sender.as_str()
+            ));
+        }
+        SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
     }
     if p.workload() == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
         return Err(format!(
@@ -197,9 +203,10 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let raw = match k.sender {
         SenderPath::Udp => None,
-        SenderPath::Raw => Some(RawPath {
+        SenderPath::Raw | SenderPath::Xdp => Some(RawPath {
             ifname: tb.client_interface().into(),
             dst_mac: tb.next_hop_mac()?,
+            xdp: k.sender == SenderPath::Xdp,
         }),
     };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
