@@ -76,25 +76,30 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         "fwbt_numgen",
         "udp dport 9000 numgen inc mod 7 == 0 counter drop",
     );
-    // xdp: the AF_XDP sender (copy mode on veth) through the workload seam (issue 28).
-    for (family, sender) in [
-        ("4", "udp"),
-        ("6", "udp"),
-        ("4", "raw"),
-        ("4", "xdp"),
-        ("6", "xdp"),
+    // xdp: the AF_XDP sender and sink (copy mode on veth) through the workload seam
+    // (issue 28).
+    for (family, sender, sink) in [
+        ("4", "udp", "socket"),
+        ("6", "udp", "socket"),
+        ("4", "raw", "socket"),
+        ("4", "xdp", "socket"),
+        ("6", "xdp", "socket"),
+        ("4", "udp", "xdp"),
+        ("4", "xdp", "xdp"),
+        ("6", "xdp", "xdp"),
     ] {
         let before = t.counter();
         let v = trial_json(
             "flood",
             &tb.name,
             &[
-                "-t", "1", "-A", family, "--rate", "50kpps", "--sender", sender, "--flows", "3",
+                "-t", "1", "-A", family, "--rate", "50kpps", "--sender", sender, "--sink", sink,
+                "--flows", "3",
             ],
         );
         let r = &v["result"];
         let dropped = t.counter() - before;
-        let ctx = format!("IPv{family} {sender}: {r}");
+        let ctx = format!("IPv{family} {sender} to {sink}: {r}");
         // Enough packets to count on: half the asked 50 000 (a late sender sends less;
         // 35 600 seen at a load of 11, see docs/tests.md). The counts below are exact.
         assert!(u(&r["sent"]) > 25_000, "{ctx}");

@@ -326,6 +326,10 @@ pub struct UdpSinkSpec {
     /// Keep per-flow time bins of this width, ns (0: none; gateway events).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bin_ns: u64,
+    /// Receive with AF_XDP on this interface (`--sink xdp`; one socket per thread,
+    /// queues 0..threads) instead of UDP sockets; absent: sockets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -173,6 +173,7 @@ fn role_specs() -> Vec<RoleSpec> {
             port: 9000,
             threads: 1,
             flows: 4,
+            xdp: None,
             payload: 1500,
             bin_ns: 0,
         }),

@@ -229,6 +229,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
             port: PORT,
             threads: 1,
             flows: 4,
+            xdp: None,
             payload: 100,
             bin_ns: 0,
         })

@@ -51,7 +51,7 @@ pub trait RoleRun {
 
 /// The registry of roles: what each role spec sets up.
 fn setup(spec: &RoleSpec) -> Result<Box<dyn RoleRun>, AgentError> {
-    use crate::agent::traffic::{role, Sink};
+    use crate::agent::traffic::{role, Sink, XdpSink};
     use crate::agent::traffic::{
         EchoClients, EchoServer, ExternalClient, ExternalServer, PingClient,
     };
@@ -66,6 +66,7 @@ fn setup(spec: &RoleSpec) -> Result<Box<dyn RoleRun>, AgentError> {
             role(XskSource::setup(s, XskModeRequest::Auto))?
         }
         RoleSpec::UdpSource(s) => role(UdpSource::setup(s))?,
+        RoleSpec::UdpSink(s) if s.xdp.is_some() => role(XdpSink::start(s))?,
         RoleSpec::UdpSink(s) => role(Sink::start(s))?,
         RoleSpec::Ping(s) => role(PingClient::setup(s))?,
         RoleSpec::Reflector(s) => role(Reflector::start(s))?,

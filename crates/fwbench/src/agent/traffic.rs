@@ -190,6 +190,52 @@ impl Traffic for Sink {
     }
 }
 
+/// The AF_XDP sink (`--sink xdp`) and its namespace's interface counters at Start;
+/// reports as the socket sink does (its mode and drops are not yet recorded).
+pub struct XdpSink {
+    sink: traffic::xsk::XskSink,
+    interfaces: Vec<IfCounters>,
+}
+
+impl XdpSink {
+    pub fn start(spec: &UdpSinkSpec) -> Result<XdpSink, TrafficError> {
+        let ifname = spec.xdp.clone().unwrap_or_default();
+        let x = traffic::xsk::XskSinkSpec {
+            ifname,
+            port: spec.port,
+            flows: spec.flows,
+            queues: spec.threads.max(1),
+        };
+        Ok(XdpSink {
+            sink: traffic::xsk::XskSink::start(&x, XskModeRequest::Auto)?,
+            interfaces: crate::host::probe::interfaces(),
+        })
+    }
+}
+
+impl Traffic for XdpSink {
+    fn start(&mut self) {
+        self.interfaces = crate::host::probe::interfaces();
+    }
+    fn progress(&self) -> Progress {
+        counted(self.sink.progress())
+    }
+    fn tally(&self) -> Tally {
+        let (count, bytes) = self.sink.live();
+        Tally {
+            count,
+            bytes,
+            ..Default::default()
+        }
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        let mut r = self.sink.stop()?.results;
+        r.interfaces =
+            crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
+        Ok(RoleResults::UdpSink(r))
+    }
+}
+
 impl Traffic for PingClient {
     fn start(&mut self) {
         PingClient::start(self)

@@ -270,7 +270,8 @@ pub struct StreamArgs {
     /// (Ethernet frames via AF_XDP, zero-copy where the driver has it)
     #[arg(long, default_value = "udp", value_parser = sender)]
     sender: crate::params::packet::SenderPath,
-    /// socket (UDP sink on the server) or gateway (no receiver: count what the gateway took in)
+    /// socket (UDP sink on the server), gateway (no receiver: count what the gateway took
+    /// in) or xdp (AF_XDP sink on the server's interface)
     #[arg(long, default_value = "socket", value_parser = sink)]
     sink: crate::params::packet::SinkKind,
     /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)

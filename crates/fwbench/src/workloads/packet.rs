@@ -223,7 +223,17 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         batch: k.batch,
         raw,
     });
-    let sink = (k.sink == SinkKind::Socket).then_some(RoleSpec::UdpSink(UdpSinkSpec {
+    let xdp = match k.sink {
+        SinkKind::Xdp => Some(tb.server_interface().map(String::from).ok_or_else(|| {
+            crate::error::usage(
+                "--sink xdp: this testbed does not name the server's interface (use a local testbed)"
+                    .to_string(),
+            )
+        })?),
+        SinkKind::Socket | SinkKind::Gateway => None,
+    };
+    let sink = (k.sink != SinkKind::Gateway).then_some(RoleSpec::UdpSink(UdpSinkSpec {
+        xdp,
         listen: server,
         port: dst_port,
         threads: k.sink_threads,
@@ -402,11 +412,11 @@ pub fn summarise_packet(
     let frame = PacketSize::wire_bytes(payload, p.family);
     let elapsed_s = (src.elapsed_ns as f64 / 1e9).max(1e-9);
     let (counted_at, received, sink) = match (k.sink, sink) {
-        (SinkKind::Socket, Some(s)) => {
+        (SinkKind::Socket | SinkKind::Xdp, Some(s)) => {
             let distinct: u64 = s.flows.iter().map(|f| f.received).sum::<u64>() + s.unstamped;
             ("sink", distinct, s)
         }
-        (SinkKind::Socket, None) => bail!("missing results from the UDP sink"),
+        (SinkKind::Socket | SinkKind::Xdp, None) => bail!("missing results from the UDP sink"),
         (SinkKind::Gateway, _) => {
             let Some(g) = gateway.filter(|_| tb.topology() != Topology::Direct) else {
                 bail!("sink gateway: no gateway counters");
