@@ -288,8 +288,8 @@ pub struct RawPath {
     /// Next hop's MAC (the gateway's, or the server's on a direct testbed).
     pub dst_mac: String,
     /// Write the frames with AF_XDP (`--sender xdp`, the kernel picks zero-copy or
-    /// copy mode) instead of AF_PACKET; absent in older specs: AF_PACKET.
-    #[serde(default)]
+    /// copy mode) instead of AF_PACKET; absent (the wire as before): AF_PACKET.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub xdp: bool,
 }
 
