@@ -78,6 +78,17 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     if k.sink == SinkKind::Gateway && p.topology == Topology::Direct {
         return Err("--sink gateway needs a gateway (topology forward or input)".into());
     }
+    if k.sink == SinkKind::Xdp && matches!(p.topology, Topology::Input) {
+        return Err(
+            "--sink xdp takes packets before netfilter: on topology input it would bypass the rules under test"
+                .into(),
+        );
+    }
+    if k.sink == SinkKind::Xdp && k.fragment {
+        return Err(
+            "--sink xdp counts single frames: it cannot be combined with --fragment".into(),
+        );
+    }
     if k.sink == SinkKind::Gateway && k.fragment {
         return Err(
             "--sink gateway counts frames, not datagrams: it cannot be combined with --fragment"
