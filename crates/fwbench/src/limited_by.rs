@@ -18,7 +18,7 @@
 //! gateway's limit is higher); a paced one on schedule was limited by nothing (the
 //! offered rate got through).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A CPU busier than this (fraction of the cores the role ran on) counts as saturated.
 pub const BUSY: f64 = 0.9;
@@ -46,7 +46,7 @@ pub struct RateCounters {
     pub sink_cpu: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LimitedBy {
     Sender,
@@ -57,10 +57,29 @@ pub enum LimitedBy {
 }
 
 /// The judgement and the evidence, in words for the report's warning.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
     pub by: LimitedBy,
     pub why: String,
+}
+
+impl LimitedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitedBy::Sender => "sender",
+            LimitedBy::Gateway => "gateway",
+            LimitedBy::Sink => "sink",
+            LimitedBy::Nothing => "nothing",
+        }
+    }
+
+    /// fwbench's own roles: a rate they limited says nothing of the gateway's.
+    pub fn is_fwbench(self) -> bool {
+        match self {
+            LimitedBy::Sender | LimitedBy::Sink => true,
+            LimitedBy::Gateway | LimitedBy::Nothing => false,
+        }
+    }
 }
 
 fn busy(cpu: Option<f64>) -> bool {

@@ -76,18 +76,30 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         "fwbt_numgen",
         "udp dport 9000 numgen inc mod 7 == 0 counter drop",
     );
-    for (family, sender) in [("4", "udp"), ("6", "udp"), ("4", "raw")] {
+    // xdp: the AF_XDP sender and sink (copy mode on veth) through the workload seam
+    // (issue 28).
+    for (family, sender, sink) in [
+        ("4", "udp", "socket"),
+        ("6", "udp", "socket"),
+        ("4", "raw", "socket"),
+        ("4", "xdp", "socket"),
+        ("6", "xdp", "socket"),
+        ("4", "udp", "xdp"),
+        ("4", "xdp", "xdp"),
+        ("6", "xdp", "xdp"),
+    ] {
         let before = t.counter();
         let v = trial_json(
             "flood",
             &tb.name,
             &[
-                "-t", "1", "-A", family, "--rate", "50kpps", "--sender", sender, "--flows", "3",
+                "-t", "1", "-A", family, "--rate", "50kpps", "--sender", sender, "--sink", sink,
+                "--flows", "3",
             ],
         );
         let r = &v["result"];
         let dropped = t.counter() - before;
-        let ctx = format!("IPv{family} {sender}: {r}");
+        let ctx = format!("IPv{family} {sender} to {sink}: {r}");
         // Enough packets to count on: half the asked 50 000 (a late sender sends less;
         // 35 600 seen at a load of 11, see docs/tests.md). The counts below are exact.
         assert!(u(&r["sent"]) > 25_000, "{ctx}");
@@ -102,6 +114,11 @@ fn measured_loss_equals_the_dropping_rules_counter() {
             .map(|x| u(&x["lost"]))
             .sum();
         assert_eq!(per_flow, dropped, "{ctx}");
+        // The rule's drops are the gateway's: it forwarded fewer than it received
+        // (issue 28: every flood/flow says which role set its rate).
+        assert_eq!(r["limited_by"]["by"], "gateway", "{ctx}");
+        let why = r["limited_by"]["why"].as_str().unwrap_or_default();
+        assert!(why.contains("the gateway forwarded"), "{ctx}");
     }
 }
 
@@ -435,6 +452,9 @@ fn packet_bad_input_exits_2() {
         &["flood", "--size", "8000", "--fragment", "--sender", "raw"],
         &["flood", "--size", "70000", "--fragment"],
         &["flood", "--sink", "gateway", "--topology", "direct"],
+        &["flood", "--sink", "xdp", "--topology", "input"],
+        &["flood", "--size", "8000", "--fragment", "--sender", "xdp"],
+        &["flood", "--sink", "xdp", "--size", "3000", "--fragment"],
         &["flow"],
         &["flow", "--rate", "max"],
         &["ping", "-s", "4"],

@@ -287,6 +287,10 @@ pub struct RawPath {
     pub ifname: String,
     /// Next hop's MAC (the gateway's, or the server's on a direct testbed).
     pub dst_mac: String,
+    /// Write the frames with AF_XDP (`--sender xdp`, the kernel picks zero-copy or
+    /// copy mode) instead of AF_PACKET; absent (the wire as before): AF_PACKET.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub xdp: bool,
 }
 
 /// The sending side of a flood or paced flow.
@@ -322,6 +326,10 @@ pub struct UdpSinkSpec {
     /// Keep per-flow time bins of this width, ns (0: none; gateway events).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bin_ns: u64,
+    /// Receive with AF_XDP on this interface (`--sink xdp`; one socket per thread,
+    /// queues 0..threads) instead of UDP sockets; absent: sockets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

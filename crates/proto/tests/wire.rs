@@ -165,6 +165,7 @@ fn role_specs() -> Vec<RoleSpec> {
             raw: Some(RawPath {
                 ifname: "c0".into(),
                 dst_mac: "02:00:00:00:00:01".into(),
+                xdp: false,
             }),
         }),
         RoleSpec::UdpSink(UdpSinkSpec {
@@ -172,6 +173,7 @@ fn role_specs() -> Vec<RoleSpec> {
             port: 9000,
             threads: 1,
             flows: 4,
+            xdp: None,
             payload: 1500,
             bin_ns: 0,
         }),

@@ -20,6 +20,7 @@ use store::TrialRow;
 pub fn findings(configs: &[Config], trials: &[TrialRow], a: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = a.fits.iter().map(cost_sentence).collect();
     out.extend(ndr(trials));
+    out.extend(fwbench_limits(trials));
     let conn: Vec<&Config> = configs
         .iter()
         .filter(|c| is_conn(&c.workload) && !c.reps.is_empty())
@@ -89,6 +90,44 @@ fn degradation_text(f: &CostFit) -> String {
 
 /// One search's (rate pps, L2 rate b/s, limited by the sender).
 type Found = (f64, Option<f64>, bool);
+
+/// A warning when flood/flow trials' rates were set by fwbench's own sender or sink
+/// (`packet.limited_by`, issue 28): those numbers are not the gateway's.
+fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
+    let by = |role: &str| {
+        trials
+            .iter()
+            .filter(|t| {
+                t.results
+                    .get("packet")
+                    .and_then(|p| p.get("limited_by"))
+                    .and_then(|l| l.get("by"))
+                    .and_then(Value::as_str)
+                    == Some(role)
+            })
+            .count()
+    };
+    let judged = trials
+        .iter()
+        .filter(|t| {
+            t.results
+                .get("packet")
+                .and_then(|p| p.get("limited_by"))
+                .is_some()
+        })
+        .count();
+    ["sender", "sink"]
+        .into_iter()
+        .map(|role| (role, by(role)))
+        .filter(|(_, n)| *n > 0)
+        .map(|(role, n)| {
+            format!(
+                "Warning: {n} of {judged} packet trials were limited by fwbench's {role}, \
+                 not by the gateway: their rates are fwbench's limit, not the gateway's."
+            )
+        })
+        .collect()
+}
 
 /// NDR/PDR results, per case: the mean ± CI over its searches (one search: the value).
 fn ndr(trials: &[TrialRow]) -> Vec<String> {
@@ -219,6 +258,44 @@ mod tests {
             // Already down at the second rule count.
             degradation: Some((0.0, 1000.0)),
         }
+    }
+
+    #[test]
+    fn rates_fwbench_limited_are_warned_of() {
+        let trial = |by: Option<&str>| TrialRow {
+            engine: None,
+            id: 1,
+            run_id: 1,
+            trial_key: "k".into(),
+            rep: 1,
+            workload: "flood".into(),
+            status: "ok".into(),
+            error: None,
+            params: serde_json::json!({}),
+            headline: Default::default(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            firewall: None,
+            kind: None,
+            results: match by {
+                Some(b) => serde_json::json!({"packet": {"limited_by": {"by": b, "why": "w"}}}),
+                None => serde_json::json!({"packet": {}}),
+            },
+        };
+        let ts = [
+            trial(Some("sender")),
+            trial(Some("sender")),
+            trial(Some("gateway")),
+            trial(None),
+        ];
+        let w = fwbench_limits(&ts);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("Warning: 2 of 3 packet trials were limited by fwbench's sender"),
+            "{w:?}"
+        );
+        assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
+        assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
     }
 
     #[test]

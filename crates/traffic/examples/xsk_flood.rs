@@ -58,6 +58,7 @@ fn main() {
         raw: Some(RawPath {
             ifname: arg(1, "interface"),
             dst_mac: arg(2, "next-hop MAC"),
+            xdp: false,
         }),
     };
     let mut src = match XskSource::setup(&spec, XskModeRequest::Auto) {

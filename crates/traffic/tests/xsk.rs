@@ -137,6 +137,7 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
         raw: Some(RawPath {
             ifname: "xa".into(),
             dst_mac: Testbed::mac(&bed.b, "xb"),
+            xdp: false,
         }),
     }
 }
@@ -228,6 +229,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
             port: PORT,
             threads: 1,
             flows: 4,
+            xdp: None,
             payload: 100,
             bin_ns: 0,
         })

@@ -51,16 +51,22 @@ pub trait RoleRun {
 
 /// The registry of roles: what each role spec sets up.
 fn setup(spec: &RoleSpec) -> Result<Box<dyn RoleRun>, AgentError> {
-    use crate::agent::traffic::{role, Sink};
+    use crate::agent::traffic::{role, Sink, XdpSink};
     use crate::agent::traffic::{
         EchoClients, EchoServer, ExternalClient, ExternalServer, PingClient,
     };
-    use crate::agent::traffic::{Reflector, SessionClient, TcpServer, UdpSource};
+    use crate::agent::traffic::{
+        Reflector, SessionClient, TcpServer, UdpSource, XskModeRequest, XskSource,
+    };
     Ok(match spec {
         RoleSpec::Gateway(g) => Box::new(gateway::GatewayRole::setup(g)?),
         RoleSpec::EchoServer(s) => role(EchoServer::start(s))?,
         RoleSpec::EchoClient(c) => role(EchoClients::connect(c))?,
+        RoleSpec::UdpSource(s) if s.raw.as_ref().is_some_and(|r| r.xdp) => {
+            role(XskSource::setup(s, XskModeRequest::Auto))?
+        }
         RoleSpec::UdpSource(s) => role(UdpSource::setup(s))?,
+        RoleSpec::UdpSink(s) if s.xdp.is_some() => role(XdpSink::start(s))?,
         RoleSpec::UdpSink(s) => role(Sink::start(s))?,
         RoleSpec::Ping(s) => role(PingClient::setup(s))?,
         RoleSpec::Reflector(s) => role(Reflector::start(s))?,

@@ -11,6 +11,7 @@ pub use traffic::echo::{EchoClients, EchoServer};
 pub use traffic::external::{ExternalClient, ExternalServer};
 pub use traffic::ping::{PingClient, Reflector};
 pub use traffic::udp::{UdpSink, UdpSource};
+pub use traffic::xsk::{XskModeRequest, XskSource};
 use traffic::TrafficError;
 
 /// A traffic object as the agent drives it.
@@ -133,6 +134,24 @@ impl Traffic for UdpSource {
     }
 }
 
+/// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
+impl Traffic for XskSource {
+    fn start(&mut self) {
+        XskSource::start(self)
+    }
+    fn tally(&self) -> Tally {
+        let (count, bytes) = self.live();
+        Tally {
+            count,
+            bytes,
+            ..Default::default()
+        }
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        XskSource::stop(self).map(|r| RoleResults::UdpSource(r.results))
+    }
+}
+
 /// The sink and its namespace's interface counters at Start.
 pub struct Sink {
     sink: UdpSink,
@@ -165,6 +184,52 @@ impl Traffic for Sink {
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         let mut r = self.sink.stop()?;
+        r.interfaces =
+            crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
+        Ok(RoleResults::UdpSink(r))
+    }
+}
+
+/// The AF_XDP sink (`--sink xdp`) and its namespace's interface counters at Start;
+/// reports as the socket sink does (its mode and drops are not yet recorded).
+pub struct XdpSink {
+    sink: traffic::xsk::XskSink,
+    interfaces: Vec<IfCounters>,
+}
+
+impl XdpSink {
+    pub fn start(spec: &UdpSinkSpec) -> Result<XdpSink, TrafficError> {
+        let ifname = spec.xdp.clone().unwrap_or_default();
+        let x = traffic::xsk::XskSinkSpec {
+            ifname,
+            port: spec.port,
+            flows: spec.flows,
+            queues: spec.threads.max(1),
+        };
+        Ok(XdpSink {
+            sink: traffic::xsk::XskSink::start(&x, XskModeRequest::Auto)?,
+            interfaces: crate::host::probe::interfaces(),
+        })
+    }
+}
+
+impl Traffic for XdpSink {
+    fn start(&mut self) {
+        self.interfaces = crate::host::probe::interfaces();
+    }
+    fn progress(&self) -> Progress {
+        counted(self.sink.progress())
+    }
+    fn tally(&self) -> Tally {
+        let (count, bytes) = self.sink.live();
+        Tally {
+            count,
+            bytes,
+            ..Default::default()
+        }
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        let mut r = self.sink.stop()?.results;
         r.interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
         Ok(RoleResults::UdpSink(r))

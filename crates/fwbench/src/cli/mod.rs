@@ -266,10 +266,12 @@ pub struct StreamArgs {
     /// Packets per sendmmsg(2) call
     #[arg(long, default_value = "64", value_parser = count)]
     batch: u32,
-    /// udp (sockets, sendmmsg) or raw (Ethernet frames via AF_PACKET, as trafgen)
+    /// udp (sockets, sendmmsg), raw (Ethernet frames via AF_PACKET, as trafgen) or xdp
+    /// (Ethernet frames via AF_XDP, zero-copy where the driver has it)
     #[arg(long, default_value = "udp", value_parser = sender)]
     sender: crate::params::packet::SenderPath,
-    /// socket (UDP sink on the server) or gateway (no receiver: count what the gateway took in)
+    /// socket (UDP sink on the server), gateway (no receiver: count what the gateway took
+    /// in) or xdp (AF_XDP sink on the server's interface)
     #[arg(long, default_value = "socket", value_parser = sink)]
     sink: crate::params::packet::SinkKind,
     /// Allow sizes above the MTU: the kernel sends IP fragments (UDP sender only)

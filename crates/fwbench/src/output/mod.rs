@@ -210,7 +210,7 @@ fn outcome_line_fixed(o: &Outcome) -> String {
     match figures {
         Some(Figures::Packet(s)) => {
             return format!(
-                "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}",
+                "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}",
                 pps(s.offered_pps),
                 pps(s.sent_pps),
                 pps(s.received_pps),
@@ -225,6 +225,10 @@ fn outcome_line_fixed(o: &Outcome) -> String {
                     )
                 } else {
                     String::new()
+                },
+                match &s.limited_by {
+                    Some(l) => format!(", limited by {}", l.by.as_str()),
+                    None => String::new(),
                 }
             );
         }
@@ -603,6 +607,15 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                     "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
                     i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
                 );
+            }
+            if let Some(l) = &s.limited_by {
+                out += &format!("  limited by   {}: {}\n", l.by.as_str(), l.why);
+                if l.by.is_fwbench() {
+                    out += &format!(
+                        "  warning      this rate is fwbench's {} limit, not the gateway's\n",
+                        l.by.as_str()
+                    );
+                }
             }
             if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
                 out += &format!(

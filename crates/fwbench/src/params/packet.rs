@@ -21,6 +21,9 @@ pub enum SenderPath {
     Udp,
     /// Complete Ethernet frames through AF_PACKET (as trafgen), bypassing the UDP layer.
     Raw,
+    /// Complete Ethernet frames through AF_XDP (zero-copy where the driver has it, copy
+    /// mode otherwise; issue 28); refused where AF_XDP is unavailable.
+    Xdp,
 }
 
 /// Where arriving packets are counted.
@@ -33,10 +36,13 @@ pub enum SinkKind {
     /// No receiver: packets the gateway took in on its ingress interface are counted
     /// (seed 001's drop tests, where the firewall drops everything).
     Gateway,
+    /// An AF_XDP sink on the server's interface (issue 28): counts, sequences and
+    /// delays as the socket sink, at rates sockets cannot receive.
+    Xdp,
 }
 
-crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw" });
-crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway" });
+crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw", Xdp => "xdp" });
+crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway", Xdp => "xdp" });
 
 /// Parameters of flood, flow and ping trials.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -807,7 +807,7 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
         && match &p.kind {
             TrialKind::Echo => true,
             TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
-                k.sink == crate::params::packet::SinkKind::Socket
+                k.sink != crate::params::packet::SinkKind::Gateway
             }
             TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => false,
         };

@@ -59,6 +59,11 @@ pub trait Testbed {
     fn client_interface(&self) -> &str;
     /// The gateway's interface facing the clients (its ingress for test traffic).
     fn gateway_ingress(&self) -> &str;
+    /// The server's interface test traffic arrives on (`--sink xdp` attaches there);
+    /// `None` where the testbed does not know it.
+    fn server_interface(&self) -> Option<&str> {
+        None
+    }
     /// MAC address of the client's next hop (for the raw-frame sender).
     fn next_hop_mac(&self) -> Result<String>;
     /// Its hosts with their interfaces and addresses, for people.

@@ -317,6 +317,13 @@ impl Testbed for NetnsTestbed {
         GATEWAY_IN_IF
     }
 
+    fn server_interface(&self) -> Option<&str> {
+        match self.topology {
+            Topology::Input => Some(GATEWAY_IN_IF),
+            Topology::Forward | Topology::Direct | Topology::Proxy => Some("s0"),
+        }
+    }
+
     /// MAC address of the client's next hop: the gateway's `g0`, or the server's `s0`
     /// on a direct testbed (for the raw-frame sender).
     fn next_hop_mac(&self) -> Result<String> {

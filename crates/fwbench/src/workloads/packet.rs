@@ -28,8 +28,14 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         return Ok(());
     };
     let payload = k.payload(p.family)?;
-    if k.fragment && k.sender == SenderPath::Raw {
-        return Err("--fragment needs the UDP sender (the raw sender writes single frames)".into());
+    match k.sender {
+        SenderPath::Raw | SenderPath::Xdp if k.fragment => {
+            return Err(format!(
+                "--fragment needs the UDP sender (the {} sender writes single frames)",
+                k.sender.as_str()
+            ));
+        }
+        SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
     }
     if p.workload() == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
         return Err(format!(
@@ -71,6 +77,17 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     }
     if k.sink == SinkKind::Gateway && p.topology == Topology::Direct {
         return Err("--sink gateway needs a gateway (topology forward or input)".into());
+    }
+    if k.sink == SinkKind::Xdp && matches!(p.topology, Topology::Input) {
+        return Err(
+            "--sink xdp takes packets before netfilter: on topology input it would bypass the rules under test"
+                .into(),
+        );
+    }
+    if k.sink == SinkKind::Xdp && k.fragment {
+        return Err(
+            "--sink xdp counts single frames: it cannot be combined with --fragment".into(),
+        );
     }
     if k.sink == SinkKind::Gateway && k.fragment {
         return Err(
@@ -197,9 +214,10 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let raw = match k.sender {
         SenderPath::Udp => None,
-        SenderPath::Raw => Some(RawPath {
+        SenderPath::Raw | SenderPath::Xdp => Some(RawPath {
             ifname: tb.client_interface().into(),
             dst_mac: tb.next_hop_mac()?,
+            xdp: k.sender == SenderPath::Xdp,
         }),
     };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
@@ -216,7 +234,17 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         batch: k.batch,
         raw,
     });
-    let sink = (k.sink == SinkKind::Socket).then_some(RoleSpec::UdpSink(UdpSinkSpec {
+    let xdp = match k.sink {
+        SinkKind::Xdp => Some(tb.server_interface().map(String::from).ok_or_else(|| {
+            crate::error::usage(
+                "--sink xdp: this testbed does not name the server's interface (use a local testbed)"
+                    .to_string(),
+            )
+        })?),
+        SinkKind::Socket | SinkKind::Gateway => None,
+    };
+    let sink = (k.sink != SinkKind::Gateway).then_some(RoleSpec::UdpSink(UdpSinkSpec {
+        xdp,
         listen: server,
         port: dst_port,
         threads: k.sink_threads,
@@ -316,6 +344,10 @@ pub struct PacketSummary {
     /// Gateway events and what the traffic felt (issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::workloads::events::EventsSummary>,
+    /// Which role set the rate: sender, gateway, sink or nothing (issue 28); absent in
+    /// results stored before it was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<Box<crate::limited_by::Limit>>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -391,11 +423,11 @@ pub fn summarise_packet(
     let frame = PacketSize::wire_bytes(payload, p.family);
     let elapsed_s = (src.elapsed_ns as f64 / 1e9).max(1e-9);
     let (counted_at, received, sink) = match (k.sink, sink) {
-        (SinkKind::Socket, Some(s)) => {
+        (SinkKind::Socket | SinkKind::Xdp, Some(s)) => {
             let distinct: u64 = s.flows.iter().map(|f| f.received).sum::<u64>() + s.unstamped;
             ("sink", distinct, s)
         }
-        (SinkKind::Socket, None) => bail!("missing results from the UDP sink"),
+        (SinkKind::Socket | SinkKind::Xdp, None) => bail!("missing results from the UDP sink"),
         (SinkKind::Gateway, _) => {
             let Some(g) = gateway.filter(|_| tb.topology() != Topology::Direct) else {
                 bail!("sink gateway: no gateway counters");
@@ -450,7 +482,21 @@ pub fn summarise_packet(
     } else {
         timed.iter().sum::<f64>() / timed.len() as f64
     };
+    let counters = rate_counters(
+        &k,
+        tb,
+        src.scheduled,
+        sent,
+        received,
+        counted_at == "sink",
+        gateway,
+        &sink.interfaces,
+    );
     Ok(PacketSummary {
+        limited_by: Some(Box::new(crate::limited_by::limited_by(
+            &counters,
+            LIMIT_TOLERANCE,
+        ))),
         counted_at: counted_at.into(),
         elapsed_s,
         payload,
@@ -490,6 +536,68 @@ pub fn summarise_packet(
             crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway)
         },
     })
+}
+
+/// Losses up to this fraction of the packets sent count as none when judging the limit.
+pub const LIMIT_TOLERANCE: f64 = 0.001;
+
+/// One trial's counters along the path, for [`crate::limited_by::limited_by`]: the
+/// gateway's ingress rx and its other interfaces' tx (when it reported counters), the
+/// sink host's busiest interface rx (when the sink counted), the sink's count.
+#[allow(clippy::too_many_arguments)]
+pub fn rate_counters(
+    k: &PacketParams,
+    tb: &dyn Testbed,
+    scheduled: u64,
+    sent: u64,
+    received: u64,
+    at_sink: bool,
+    gateway: Option<&GatewayResults>,
+    sink_interfaces: &[proto::IfCounters],
+) -> crate::limited_by::RateCounters {
+    // Forward: the gateway's ingress and egress are on the path; input: its ingress
+    // only (the sink runs there); direct: no gateway.
+    let (has_in, has_out) = match tb.topology() {
+        Topology::Forward => (true, true),
+        Topology::Input | Topology::Proxy => (true, false),
+        Topology::Direct => (false, false),
+    };
+    let gw = gateway.filter(|g| !g.interfaces.is_empty() && has_in);
+    let ingress = tb.gateway_ingress();
+    let gateway_in = gw.and_then(|g| {
+        g.interfaces
+            .iter()
+            .find(|i| i.name == ingress)
+            .map(|i| i.rx_packets)
+    });
+    let egress: Vec<&proto::IfCounters> = gw
+        .map(|g| {
+            g.interfaces
+                .iter()
+                .filter(|i| i.name != ingress && i.name != "lo")
+                .collect()
+        })
+        .unwrap_or_default();
+    let gateway_out = (has_out && gateway_in.is_some() && !egress.is_empty())
+        .then(|| egress.iter().map(|i| i.tx_packets).sum());
+    let sink_in = sink_interfaces
+        .iter()
+        .filter(|i| i.name != "lo")
+        .map(|i| i.rx_packets)
+        .max()
+        .filter(|_| at_sink);
+    let paced = k.rate != proto::Rate::Max;
+    crate::limited_by::RateCounters {
+        paced,
+        scheduled: if paced { scheduled.max(sent) } else { sent },
+        sent,
+        // Counted at the gateway: its ingress is the count, nothing after it.
+        gateway_in: if at_sink { gateway_in } else { Some(received) },
+        gateway_out: if at_sink { gateway_out } else { None },
+        sink_in,
+        received,
+        ..Default::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -762,6 +870,93 @@ mod tests {
             (s.counted_at.as_str(), s.received, s.lost),
             ("gateway", 800, 200)
         );
+    }
+
+    #[test]
+    fn each_trial_says_which_role_limited_its_rate() {
+        use crate::limited_by::LimitedBy;
+        let src = UdpSourceResults {
+            sent: Counter {
+                frames: 1000,
+                bytes: 18_000,
+            },
+            sent_per_flow: vec![500, 500],
+            scheduled: 1000,
+            elapsed_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        let sink = |rx: u64| UdpSinkResults {
+            flows: (0..2)
+                .map(|flow| FlowRx {
+                    flow,
+                    received: rx / 2,
+                    ..Default::default()
+                })
+                .collect(),
+            interfaces: vec![proto::IfCounters {
+                name: "s0".into(),
+                rx_packets: rx,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let gw = |rx: u64, tx: u64| GatewayResults {
+            interfaces: vec![
+                proto::IfCounters {
+                    name: "g0".into(),
+                    rx_packets: rx,
+                    ..Default::default()
+                },
+                proto::IfCounters {
+                    name: "g1".into(),
+                    tx_packets: tx,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let by = |g: GatewayResults, rx: u64| {
+            let s = summarise_packet(
+                &params(SinkKind::Socket),
+                &testbed(),
+                vec![
+                    RoleResults::UdpSource(src.clone()),
+                    RoleResults::UdpSink(sink(rx)),
+                ],
+                Some(&g),
+            )
+            .unwrap();
+            let l = s.limited_by.clone().unwrap();
+            // In the JSON, and read back the same.
+            let j = serde_json::to_value(&s).unwrap();
+            assert_eq!(j["limited_by"]["by"], l.by.as_str());
+            (l.by, l.why)
+        };
+        // A lossless flood: as fast as the sender could.
+        assert_eq!(by(gw(1000, 1000), 1000).0, LimitedBy::Sender);
+        // The gateway forwarded 700 of 1000.
+        let (b, why) = by(gw(1000, 700), 700);
+        assert_eq!(b, LimitedBy::Gateway);
+        assert!(why.contains("forwarded 700 of 1000"), "{why}");
+        // Forwarded all, the sink's interface got 600.
+        assert_eq!(by(gw(1000, 1000), 600).0, LimitedBy::Sink);
+        // Old results without the field still read.
+        let mut j = serde_json::to_value(
+            summarise_packet(
+                &params(SinkKind::Socket),
+                &testbed(),
+                vec![
+                    RoleResults::UdpSource(src.clone()),
+                    RoleResults::UdpSink(sink(1000)),
+                ],
+                None,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        j.as_object_mut().unwrap().remove("limited_by");
+        let old: PacketSummary = serde_json::from_value(j).unwrap();
+        assert!(old.limited_by.is_none());
     }
 
     /// A delay distribution around `p50` ns (measured on two clocks).
