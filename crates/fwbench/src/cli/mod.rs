@@ -96,7 +96,8 @@ enum Cmd {
     )]
     Report(ReportArgs),
     /// Compare runs (benchstat-style): per configuration and metric the change with its
-    /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold
+    /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold,
+    /// 3 when a change could not be tested (too few repetitions)
     Compare(CompareArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
     #[command(
@@ -106,7 +107,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: TestbedCmd,
     },
-    /// Rule sets: print exactly what an engine would apply (dry run)
+    /// Rule sets: print exactly what an engine would apply (dry run); advise safe rewrites
+    /// of your ruleset, proven equivalent on probes
     #[command(
         after_help = "Example:\n  fwbench rules render --engine nft --rules 1000 --position middle | less"
     )]
