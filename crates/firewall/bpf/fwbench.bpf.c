@@ -7,8 +7,10 @@
 // drop ends it, accept skips to the first rule of the next hook. Packets of the other
 // IP family, non-IP frames (ARP), multicast, broadcast and IPv6 link-scope traffic
 // (neighbour discovery, MLD) pass untouched.
-// The walk is a bpf_loop over at most `n_rules` rules (the loader caps it at
-// FWB_MAX_RULES), so every rule costs one iteration: no hidden shortcut.
+// The walk is a bpf_loop over the rules [start, n_rules) (the loader caps their number
+// at MAX_BPF_RULES), so every rule costs one iteration: no hidden shortcut. The slots
+// before `start` are spare: a gateway event inserts rules at the head by writing them
+// there and then moving `start` (one word: the program sees the old head or the new).
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -46,8 +48,9 @@ struct set_key {
 };
 
 struct config {
-	__u32 n_rules;
+	__u32 n_rules; // end of the walk (a slot index)
 	__u32 v6;
+	__u32 start;   // first rule walked
 };
 
 struct {
@@ -150,7 +153,10 @@ static __always_inline int filter(void *data, void *data_end)
 {
 	__u32 zero = 0;
 	struct config *cfg = bpf_map_lookup_elem(&CONFIG, &zero);
-	if (!cfg || cfg->n_rules == 0)
+	if (!cfg)
+		return 0;
+	__u32 start = cfg->start, end = cfg->n_rules;
+	if (start >= end)
 		return 0;
 	struct ethhdr *eth = data;
 	if ((void *)(eth + 1) > data_end)
@@ -207,8 +213,9 @@ static __always_inline int filter(void *data, void *data_end)
 			pp->has_port = 1;
 		}
 	}
-	w.n = cfg->n_rules;
-	bpf_loop(cfg->n_rules, step, &w, 0);
+	w.pos = start;
+	w.n = end;
+	bpf_loop(end - start, step, &w, 0);
 	return w.drop;
 }
 

@@ -11,7 +11,7 @@
 
 use crate::engine::{backend, NFT_TABLE};
 use crate::model::{Engine, Hook, ImportedRule, Role};
-use crate::rendered::Rendered;
+use crate::rendered::{DropSet, Rendered};
 use crate::tool::{self, Batch, ToolError};
 pub use fwmodel::report::{Dropped, RuleHit, Verdicts};
 use serde::{Deserialize, Serialize};
@@ -187,20 +187,26 @@ pub fn clean_leftovers() -> bool {
     true
 }
 
-/// Read counters and compare with the rendered layout.
-pub fn verdicts(r: &Rendered) -> Result<Verdicts, InstallError> {
+/// Read counters and compare with the rendered layout. `events_set`: the drop set
+/// gateway events added elements to (its rule's packets are the events' doing, not a
+/// filler's).
+pub fn verdicts(r: &Rendered, events_set: Option<&DropSet>) -> Result<Verdicts, InstallError> {
     if !r.imported_rules.is_empty() {
         let chains = backend(r.engine).chain_counters(r)?;
         return Ok(judge_imported(&r.imported_rules, &chains));
     }
     let chains = backend(r.engine).counters(r)?;
-    Ok(judge(r, |h| {
+    Ok(judge(r, events_set, |h| {
         chains.iter().find(|(c, _)| *c == h).map(|(_, v)| v.clone())
     }))
 }
 
 /// Pure part of [`verdicts`]: `counters(hook)` gives that chain's packet counts.
-pub fn judge(r: &Rendered, counters: impl Fn(Hook) -> Option<Vec<u64>>) -> Verdicts {
+pub fn judge(
+    r: &Rendered,
+    events_set: Option<&DropSet>,
+    counters: impl Fn(Hook) -> Option<Vec<u64>>,
+) -> Verdicts {
     let mut v = Verdicts::default();
     for chain in &r.layout {
         let Some(c) = counters(chain.hook) else {
@@ -217,7 +223,11 @@ pub fn judge(r: &Rendered, counters: impl Fn(Hook) -> Option<Vec<u64>>) -> Verdi
             ));
             continue;
         }
-        for (role, p) in chain.roles.iter().zip(c) {
+        for (i, (role, p)) in chain.roles.iter().zip(c).enumerate() {
+            if events_set.is_some_and(|s| s.hook == chain.hook && s.at == i) {
+                v.event_packets += p;
+                continue;
+            }
             match role {
                 Role::Match => {
                     v.matched_packets += p;
@@ -388,15 +398,27 @@ mod tests {
     #[test]
     fn judge_flags_each_mismatch() {
         let r = rendered(vec![Role::Filler, Role::Match, Role::Match, Role::Policy]);
-        let ok = judge(&r, |_| Some(vec![0, 10, 5, 0]));
+        let ok = judge(&r, None, |_| Some(vec![0, 10, 5, 0]));
         assert!(ok.ok, "{ok:?}");
         assert_eq!(ok.matched_packets, 15);
-        let bad = judge(&r, |_| Some(vec![2, 10, 0, 4]));
+        let bad = judge(&r, None, |_| Some(vec![2, 10, 0, 4]));
         assert!(!bad.ok);
         assert_eq!(bad.problems.len(), 3, "{:?}", bad.problems);
-        let missing = judge(&r, |_| None);
+        // A set gateway events added elements to: its filler rule's packets are theirs.
+        let set = DropSet {
+            name: "s".into(),
+            hook: r.layout[0].hook,
+            l4: crate::model::L4::Udp,
+            at: 0,
+        };
+        let events = judge(&r, Some(&set), |_| Some(vec![7, 10, 5, 0]));
+        assert!(events.ok, "{events:?}");
+        assert_eq!((events.event_packets, events.filler_packets), (7, 0));
+        let elsewhere = DropSet { at: 3, ..set };
+        assert!(!judge(&r, Some(&elsewhere), |_| Some(vec![7, 10, 5, 0])).ok);
+        let missing = judge(&r, None, |_| None);
         assert!(!missing.ok);
-        let short = judge(&r, |_| Some(vec![0]));
+        let short = judge(&r, None, |_| Some(vec![0]));
         assert!(short.problems[0].contains("1 rules installed, 4 expected"));
     }
 }

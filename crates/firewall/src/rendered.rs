@@ -52,6 +52,9 @@ pub struct DropSet {
     pub name: String,
     pub hook: Hook,
     pub l4: L4,
+    /// Position of that rule in its chain's layout.
+    #[serde(default)]
+    pub at: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

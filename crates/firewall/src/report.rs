@@ -7,9 +7,15 @@
 use crate::install::{verdicts, Installed};
 pub use fwmodel::report::Report;
 
-/// Read the verdict counters, then remove the rules (timed).
-pub fn stop(inst: Installed) -> Report {
-    let verdicts = verdicts(&inst.rendered);
+/// Read the verdict counters, then remove the rules (timed). `events_changed_elements`:
+/// gateway events added elements to the rule set's drop set (see [`verdicts`]).
+pub fn stop(inst: Installed, events_changed_elements: bool) -> Report {
+    let events_set = inst
+        .rendered
+        .drop_sets
+        .first()
+        .filter(|_| events_changed_elements);
+    let verdicts = verdicts(&inst.rendered, events_set);
     let settings = inst.rendered.settings.clone();
     let (engine, rules, elements, install_ms) = (
         inst.rendered.engine,

@@ -36,23 +36,32 @@ pub fn rule_set(req: &Request) -> Result<RuleSet, RequestError> {
 
 /// The rule set asked for, rendered for the request's engine.
 pub fn render(req: &Request) -> Result<Rendered, RequestError> {
-    render_with_room(req, 0)
+    render_with_room(req, Room::default())
 }
 
-/// The engine options of the request, with room for `set_room` more elements in
-/// every set (gateway events that add elements).
-pub fn options(req: &Request, set_room: u32) -> EngineOptions {
+/// Room for what gateway events add to a rule set of fixed size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Room {
+    /// More elements in every set (nft sets, ipsets, the BPF set map).
+    pub elements: u32,
+    /// More rules before the first (the BPF engines' rule table).
+    pub rules: u32,
+}
+
+/// The engine options of the request, with `room` for what gateway events add.
+pub fn options(req: &Request, room: Room) -> EngineOptions {
     EngineOptions {
         nft_family: req.nft_family,
-        set_room,
+        set_room: room.elements,
+        rule_room: room.rules,
     }
 }
 
-/// [`render`] with room for `set_room` more elements in every set.
-pub fn render_with_room(req: &Request, set_room: u32) -> Result<Rendered, RequestError> {
+/// [`render`] with `room` for what gateway events add.
+pub fn render_with_room(req: &Request, room: Room) -> Result<Rendered, RequestError> {
     Ok(render_with(
         &rule_set(req)?,
         req.engine,
-        &options(req, set_room),
+        &options(req, room),
     )?)
 }

@@ -13,12 +13,14 @@
 //! the commit's own stopwatch.
 
 use crate::change::{Change, Step};
-use crate::engine::backend;
-use crate::model::{Action, EngineOptions, Hook, Match, Prefix, Role, Rule, RuleSet, SetElem, L4};
+use crate::engine::{backend, write_bpf_maps};
+use crate::model::{
+    Action, EngineKind, EngineOptions, Hook, Match, Prefix, Role, Rule, RuleSet, SetElem, L4,
+};
 use crate::models::{filler_addr, FILLER_ADDRS};
 use crate::render::render_with;
 use crate::rendered::{RenderError, Rendered};
-use crate::tool::{run, ToolError};
+use crate::tool::{run, Tool, ToolError};
 use proto::{EventSpec, Marker, UpdateKind};
 use std::time::Instant;
 
@@ -49,6 +51,11 @@ pub fn commit(steps: &[Step]) -> Result<Committed, ToolError> {
     let t0 = Instant::now();
     for s in steps {
         let argv: Vec<&str> = s.argv.iter().map(String::as_str).collect();
+        if argv == Tool::Bpf.argv() {
+            // The BPF engines' tables are maps of this process's loaded program.
+            out.calls += write_bpf_maps(s.stdin.as_deref().unwrap_or(""))?;
+            continue;
+        }
         let stdout = run(&argv, s.stdin.as_deref())?;
         out.calls += 1;
         if s.echoes_handles {
@@ -474,7 +481,11 @@ impl Events {
     /// set again), in one batch per kind; the first failure, after trying all.
     pub fn undo(&mut self) -> Result<(), UpdateError> {
         let b = backend(self.installed.engine);
-        let method = proto::UpdateMethod::Batch;
+        // One batch per kind; the BPF engines' one mechanism is the map write.
+        let method = match self.installed.engine.kind() {
+            EngineKind::Bpf => proto::UpdateMethod::Map,
+            EngineKind::None | EngineKind::Nft | EngineKind::Xtables => proto::UpdateMethod::Batch,
+        };
         let mut first: Option<UpdateError> = None;
         let mut run = |change: Change| {
             let res = b

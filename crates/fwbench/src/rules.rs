@@ -168,6 +168,9 @@ pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), 
     if strict_aim {
         aim(p, &a.clients, a.server)?;
     }
+    if let Some(e) = p.packet().and_then(|k| k.events.as_ref()) {
+        check_events(p, r, e)?;
+    }
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
         if let Tool::IptablesRestore { .. } = raw.tool {
             let argv = raw.tool.argv();
@@ -178,6 +181,30 @@ pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The engine can make the updates of `--event` by its method (rendered on a scratch
+/// copy, nothing applied): refused as bad input before any host is touched.
+fn check_events(
+    p: &TrialParams,
+    r: &Rendered,
+    e: &crate::params::events::EventParams,
+) -> Result<(), String> {
+    let Some(req) = request(p)? else {
+        return Ok(());
+    };
+    let rs = firewall::request::rule_set(&req).map_err(|e| e.to_string())?;
+    let events = firewall::update::Events::new(r, rs, firewall::EngineOptions::default());
+    let spec = proto::EventSpec {
+        kind: e.kind,
+        k: e.k,
+        method: e.method,
+        at_s: e.at_s,
+        rate: e.rate,
+        count: e.updates(p.duration_s),
+        marker: None,
+    };
+    events.check(&spec).map_err(|x| format!("--event: {x}"))
 }
 
 /// `--src` must be one of the testbed's clients and `--dst` its server: traffic goes

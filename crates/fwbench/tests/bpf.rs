@@ -209,3 +209,82 @@ fn linear_rules_cost_per_rule_and_the_map_is_flat() {
     );
     assert!(m2 > 3.0 * l2, "the map beats walking 6000 rules");
 }
+
+/// A gateway event on a BPF engine (issue 25): a map write during a flow trial. The
+/// marker flow's drop rule (or set element) takes effect at the sink, all of the
+/// loss is in the bins, and the rule set is as installed again for the verdicts.
+fn map_event_takes_effect(tb: &str, engine: &str, event: &str) {
+    let v = trial_json(
+        "flow",
+        tb,
+        &[
+            "-r",
+            "20kpps",
+            "--flows",
+            "2",
+            "--sources",
+            "2",
+            "-t",
+            "2",
+            "--engine",
+            engine,
+            "--rules",
+            "100",
+            "--event",
+            event,
+            "--event-method",
+            "map",
+        ],
+    );
+    let ctx = format!("{engine} {event}: {v}");
+    assert_eq!(v["status"], "ok", "{ctx}");
+    let r = &v["result"];
+    let e = &r["events"];
+    let up = &e["updates"][0];
+    assert!(up["error"].is_null(), "{ctx}");
+    assert!(f(&up["commit_ms"]) > 0.0, "{ctx}");
+    let tte = f(&up["time_to_effect_ms"]);
+    assert!(tte > -5.0 && tte < 2000.0, "{ctx}: time to effect {tte} ms");
+    assert!(u(&r["lost"]) > 0, "{ctx}");
+    assert_eq!(
+        u(&e["bins_lost"]),
+        u(&r["lost"]),
+        "{ctx}: bins vs trial loss"
+    );
+    assert_eq!(v["verdicts"]["ok"], true, "{ctx}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn map_writes_update_the_bpf_engines_under_load() {
+    let _serial = serial();
+    let tb = TestbedGuard::up("forward");
+    let ns = format!("fwb-{}-gw", tb.name);
+    for &engine in BPF_ENGINES {
+        map_event_takes_effect(&tb.name, engine, "add:1@800ms");
+        assert!(!attached(&ns), "{engine}: left {}", bpf_state(&ns));
+    }
+    // A deletion lets the marker flow through from then on; an element the set map
+    // gains drops it.
+    map_event_takes_effect(&tb.name, "xdp", "delete:1@800ms");
+    map_event_takes_effect(&tb.name, "xdp-map", "add-elements:1@800ms");
+    // The other methods have no meaning for a BPF program's tables: refused by name.
+    let o = fwbench(&trial_args(
+        "flow",
+        &tb.name,
+        &[
+            "-r",
+            "1kpps",
+            "--engine",
+            "xdp",
+            "--event",
+            "add:1@800ms",
+            "--event-method",
+            "batch",
+        ],
+    ));
+    assert_refused(
+        &o,
+        "--event: engine xdp cannot express the update 'insert 1 rules' by method batch",
+    );
+}

@@ -127,3 +127,21 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     assert!(tte > -5.0 && tte < 2000.0, "time to effect {tte} ms");
     assert_eq!(u(&e["bins_lost"]), u(&v["result"]["lost"]));
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn an_added_set_element_drops_the_marker_and_the_verdicts_say_whose_packets_they_are() {
+    let tb = TestbedGuard::up("forward");
+    for engine in ["nft-set", "ipset-nft"] {
+        let v = flow(&tb.name, engine, &["--event", "add-elements:1@800ms"]);
+        assert_eq!(v["status"], "ok", "{engine}: {v}");
+        let lost = u(&v["result"]["lost"]);
+        assert!(lost > 0, "{engine}: the marker flow is dropped");
+        // The set's rule counted the marker flow once its element was in: the
+        // events' packets, not a filler's, and every one of them was lost.
+        let vd = &v["verdicts"];
+        assert_eq!(vd["ok"], true, "{engine}: {vd}");
+        assert_eq!(u(&vd["filler_packets"]), 0, "{engine}: {vd}");
+        assert_eq!(u(&vd["event_packets"]), lost, "{engine}: {vd}");
+    }
+}

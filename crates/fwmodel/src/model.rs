@@ -264,6 +264,11 @@ pub struct EngineOptions {
     /// that add elements; nft sets and BPF maps have a fixed size).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub set_room: u32,
+    /// Room for this many more rules at the head of the first chain (gateway events
+    /// that insert rules into a BPF program's fixed-size rule table; other engines'
+    /// chains grow as needed and ignore it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rule_room: u32,
 }
 
 fn is_zero(n: &u32) -> bool {

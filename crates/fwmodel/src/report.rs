@@ -47,6 +47,10 @@ pub struct Verdicts {
     pub filler_packets: u64,
     /// Packets dropped by a drop policy (expected: 0 for the study's models).
     pub policy_drops: u64,
+    /// Packets counted by the rule whose set gateway events added elements to (the
+    /// marker flow's, once its element is in: the events' doing, not a filler's).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub event_packets: u64,
     pub ok: bool,
     pub problems: Vec<String>,
     /// Imported rulesets: every rule with its packet counter, in chain order.
@@ -192,4 +196,8 @@ mod tests {
             .settings
             .is_empty());
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

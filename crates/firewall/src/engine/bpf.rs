@@ -12,9 +12,10 @@
 //! (netfilter's order: raw prerouting, then the filter chain). `xdp-map` collapses
 //! runs of filler rules into one hash-map lookup (the `nft-set` of XDP).
 
-use super::bpf_table::{Attach, Table, TableRule, MAX_BPF_RULES};
-use super::{bpf_load, planned, Backend};
-use crate::model::{Action, Engine, EngineOptions, Hook, RuleSet};
+use super::bpf_table::{set_id, Attach, Elem, MapWrite, Table, TableRule, MAX_BPF_RULES};
+use super::{bpf_load, planned, unsupported_change, Backend};
+use crate::change::{Change, Step, UpdateMethod};
+use crate::model::{Action, Engine, EngineOptions, Hook, Match, Rule, RuleSet, SetElem, L4};
 use crate::rendered::{RenderError, Rendered};
 use crate::tool::{Batch, Tool, ToolError};
 
@@ -147,15 +148,93 @@ impl BpfEngine {
             ingress: rs.ingress.clone(),
             rules,
             elements,
+            room: 0,
+            element_room: 0,
         };
         let set_names = plan.sets.into_iter().map(|s| s.name).collect();
         Ok((table, out, set_names))
     }
 }
 
+/// The rendered BPF table's text.
+fn table_text(r: &Rendered) -> &str {
+    r.install
+        .iter()
+        .find(|b| b.tool == Tool::Bpf)
+        .map(|b| b.text.as_str())
+        .unwrap_or("")
+}
+
+impl BpfEngine {
+    /// An event's rules as rows of the table, to go before its first rule: they must
+    /// be plain address/protocol/port matches, and `hook` the first chain walked (an
+    /// accept continues where the first rule's does).
+    fn head_rules(
+        &self,
+        table: &Table,
+        hook: Hook,
+        rules: &[Rule],
+    ) -> Result<Vec<TableRule>, RenderError> {
+        let first = table
+            .rules
+            .first()
+            .filter(|r| r.hook == hook)
+            .ok_or_else(|| {
+                self.unsupported(
+                    "rules inserted into a chain that is not the first walked",
+                    " (the spare slots are before the first rule)",
+                )
+            })?;
+        rules
+            .iter()
+            .map(|r| {
+                let beyond = || {
+                    self.unsupported(
+                        "an inserted rule beyond address, protocol and port matches",
+                        "",
+                    )
+                };
+                // Destructured: a new kind of match must be decided on here.
+                let Match {
+                    src,
+                    dst,
+                    l4,
+                    dport,
+                    set,
+                    string,
+                    hashlimit,
+                    ct_new_established,
+                } = &r.m;
+                if set.is_some() || string.is_some() || hashlimit.is_some() || *ct_new_established {
+                    return Err(beyond());
+                }
+                let drop = match r.action {
+                    Action::Accept => false,
+                    Action::Drop => true,
+                    Action::Mark(_) | Action::Notrack => return Err(beyond()),
+                };
+                Ok(TableRule {
+                    hook,
+                    src: *src,
+                    dst: *dst,
+                    l4: *l4,
+                    dport: *dport,
+                    set: None,
+                    drop,
+                    next: first.next,
+                })
+            })
+            .collect()
+    }
+}
+
 impl Backend for BpfEngine {
-    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
-        let (table, mut out, set_names) = self.table(rs)?;
+    fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError> {
+        let (mut table, mut out, set_names) = self.table(rs)?;
+        table.room = opts.rule_room;
+        if !table.elements.is_empty() {
+            table.element_room = opts.set_room;
+        }
         out.install.push(Batch {
             tool: Tool::Bpf,
             text: table.to_text(self.attach, &set_names),
@@ -176,14 +255,48 @@ impl Backend for BpfEngine {
     }
 
     fn apply(&self, r: &Rendered) -> Result<(), ToolError> {
-        let text = r
-            .install
-            .iter()
-            .find(|b| b.tool == Tool::Bpf)
-            .map(|b| b.text.as_str())
-            .unwrap_or("");
-        let table = Table::parse(text).map_err(ToolError::Io)?;
+        let table = Table::parse(table_text(r)).map_err(ToolError::Io)?;
         bpf_load::load(self.attach, &table)
+    }
+
+    /// Gateway events by map writes (`--event-method map`): rules go into the spare
+    /// slots before the first rule, then the first slot walked moves (one word); set
+    /// elements are hash-map updates. One step: the write, done in the agent's process.
+    fn change(
+        &self,
+        r: &Rendered,
+        change: &Change,
+        method: UpdateMethod,
+    ) -> Result<Vec<Step>, RenderError> {
+        let refuse = || unsupported_change(self.engine, change, method);
+        match method {
+            UpdateMethod::Map => {}
+            UpdateMethod::PerRule | UpdateMethod::Batch => return Err(refuse()),
+        }
+        let text = table_text(r);
+        let table = Table::parse(text).map_err(RenderError::Invalid)?;
+        let elems = |set: &str, l4: L4, elements: &[SetElem]| -> Result<Vec<Elem>, RenderError> {
+            let id = set_id(text, set).ok_or_else(|| {
+                RenderError::Invalid(format!("set {set} is not in the BPF table"))
+            })?;
+            Ok(elements.iter().map(|e| (id, l4, e.addr, e.port)).collect())
+        };
+        let write = match change {
+            Change::Insert { hook, rules } => {
+                MapWrite::Insert(self.head_rules(&table, *hook, rules)?)
+            }
+            Change::Delete { hook, rules, .. } => {
+                MapWrite::Delete(self.head_rules(&table, *hook, rules)?)
+            }
+            Change::AddElements { set, l4, elements } => {
+                MapWrite::AddElements(elems(set, *l4, elements)?)
+            }
+            Change::RemoveElements { set, l4, elements } => {
+                MapWrite::RemoveElements(elems(set, *l4, elements)?)
+            }
+            Change::Replace(_) => return Err(refuse()),
+        };
+        Ok(vec![Step::batch(&Tool::Bpf.argv(), write.to_text())])
     }
 
     fn remove(&self, _batches: &[Batch]) -> Option<ToolError> {
@@ -265,6 +378,84 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn events_are_map_writes_before_the_first_rule_and_read_back() {
+        use crate::model::{Match, Role, SetElem};
+        let rs = rs(Model::Linear, 6, Position::Last, Ip::V4);
+        let opts = EngineOptions {
+            rule_room: 3,
+            set_room: 2,
+            ..EngineOptions::default()
+        };
+        let r = XDP.render(&rs, &opts).unwrap();
+        let t = Table::parse(&r.install[0].text).unwrap();
+        assert_eq!((t.room, t.element_room), (3, 0), "no set: no element room");
+        let hook = t.rules[0].hook;
+        let rule = Rule {
+            hook,
+            m: Match {
+                src: Some(Prefix::host("198.18.1.1".parse().unwrap())),
+                l4: Some(L4::Udp),
+                dport: Some(5001),
+                ..Match::default()
+            },
+            action: Action::Drop,
+            role: Role::Filler,
+        };
+        let insert = Change::Insert {
+            hook,
+            rules: vec![rule.clone()],
+        };
+        let steps = XDP.change(&r, &insert, UpdateMethod::Map).unwrap();
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].argv, Tool::Bpf.argv());
+        let w = MapWrite::parse(steps[0].stdin.as_deref().unwrap()).unwrap();
+        let MapWrite::Insert(rows) = &w else {
+            panic!("{w:?}")
+        };
+        // An accept would continue where the first rule's does; it drops.
+        assert_eq!((rows.len(), rows[0].drop, rows[0].next), (1, true, 7));
+        assert_eq!(rows[0].dport, Some(5001));
+        // Tool calls are not how a program's maps change: refused by name.
+        for m in [UpdateMethod::Batch, UpdateMethod::PerRule] {
+            let e = XDP.change(&r, &insert, m).unwrap_err().to_string();
+            assert!(e.contains("by method"), "{e}");
+        }
+        // Anything beyond address, protocol and port: refused.
+        let mut hashed = rule.clone();
+        hashed.m.ct_new_established = true;
+        let e = XDP
+            .change(
+                &r,
+                &Change::Insert {
+                    hook,
+                    rules: vec![hashed],
+                },
+                UpdateMethod::Map,
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("beyond address"), "{e}");
+        // Elements: the set's id from the table's text.
+        let r = XDP_MAP.render(&rs, &opts).unwrap();
+        assert!(r.install[0].text.contains("room 3 2\n"));
+        let set = r.drop_sets[0].name.clone();
+        let add = Change::AddElements {
+            set,
+            l4: L4::Udp,
+            elements: vec![SetElem {
+                addr: "198.18.1.1".parse().unwrap(),
+                port: 5001,
+            }],
+        };
+        let steps = XDP_MAP.change(&r, &add, UpdateMethod::Map).unwrap();
+        let w = MapWrite::parse(steps[0].stdin.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            w,
+            MapWrite::AddElements(vec![(0, L4::Udp, "198.18.1.1".parse().unwrap(), 5001)])
+        );
+        assert!(MapWrite::parse("write shuffle\n").is_err());
     }
 
     #[test]

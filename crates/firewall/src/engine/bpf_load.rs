@@ -7,7 +7,9 @@
 //! Must not: pin anything. Programs and links live as long as this process holds
 //! their file descriptors, so a killed agent leaves nothing attached.
 
-use super::bpf_table::{Attach, Table, F_DPORT, F_DST, F_L4, F_SET, F_SRC};
+use super::bpf_table::{
+    Attach, Elem, MapWrite, Table, TableRule, F_DPORT, F_DST, F_L4, F_SET, F_SRC,
+};
 use crate::model::{Prefix, L4};
 use crate::tool::{self, ToolError};
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray};
@@ -55,8 +57,11 @@ unsafe impl aya::Pod for SetKey {}
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 struct Config {
+    /// End of the walk (a slot index).
     n_rules: u32,
     v6: u32,
+    /// First slot walked (the slots before it are spare).
+    start: u32,
 }
 // SAFETY: plain #[repr(C)] data.
 unsafe impl aya::Pod for Config {}
@@ -66,7 +71,15 @@ struct Loaded {
     netns: u64,
     /// Owns the programs, their links and the maps; dropping it detaches everything.
     ebpf: Ebpf,
+    /// Installed rules (in slots `room..room + rules`).
     rules: usize,
+    /// Spare slots before the installed rules.
+    room: u32,
+    /// First slot walked: `room` less the rules events inserted.
+    start: u32,
+    /// The rules events inserted, in walk order (slots `start..room`).
+    head: Vec<TableRule>,
+    v6: bool,
     /// Interfaces it is attached to (for messages).
     _ifaces: Vec<String>,
 }
@@ -145,6 +158,64 @@ fn err(what: &str, e: impl std::fmt::Display) -> String {
     format!("BPF {what}: {e}")
 }
 
+/// A table row as the program reads it; `next` moved by the `room` spare slots.
+fn record(r: &TableRule, room: u32) -> Rule {
+    let mut rec = Rule {
+        next: r.next + room,
+        drop: u8::from(r.drop),
+        ..Rule::default()
+    };
+    if let Some(p) = r.src {
+        rec.flags |= F_SRC;
+        (rec.src, rec.src_mask) = prefix_words(p);
+    }
+    if let Some(p) = r.dst {
+        rec.flags |= F_DST;
+        (rec.dst, rec.dst_mask) = prefix_words(p);
+    }
+    if let Some(l) = r.l4 {
+        rec.flags |= F_L4;
+        rec.l4 = proto(l);
+    }
+    if let Some(p) = r.dport {
+        rec.flags |= F_DPORT;
+        rec.dport = p;
+    }
+    if let Some(s) = r.set {
+        rec.flags |= F_SET;
+        rec.set_id = s;
+    }
+    rec
+}
+
+fn set_key(&(s, l4, a, p): &Elem) -> SetKey {
+    SetKey {
+        set_id: s,
+        l4: proto(l4),
+        pad: 0,
+        port: p,
+        addr: words(a),
+    }
+}
+
+fn write_rules(ebpf: &mut Ebpf, at: u32, rules: &[TableRule], room: u32) -> Result<(), String> {
+    let mut map: Array<&mut MapData, Rule> =
+        Array::try_from(ebpf.map_mut("RULES").ok_or("no RULES map")?)
+            .map_err(|e| err("map RULES", e))?;
+    for (i, r) in rules.iter().enumerate() {
+        map.set(at + i as u32, record(r, room), 0)
+            .map_err(|e| err("rule table", e))?;
+    }
+    Ok(())
+}
+
+fn write_config(ebpf: &mut Ebpf, c: Config) -> Result<(), String> {
+    let mut cfg: Array<&mut MapData, Config> =
+        Array::try_from(ebpf.map_mut("CONFIG").ok_or("no CONFIG map")?)
+            .map_err(|e| err("map CONFIG", e))?;
+    cfg.set(0, c, 0).map_err(|e| err("config", e))
+}
+
 /// Load, fill and attach the program for `table` in this network namespace.
 pub fn load(attach: Attach, table: &Table) -> Result<(), ToolError> {
     if !available() {
@@ -174,73 +245,36 @@ fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
         ));
     }
     let n = table.rules.len();
+    let room = table.room;
     let cap = |k: usize| (k.max(1)) as u32;
     let mut ebpf = EbpfLoader::new()
-        .map_max_entries("RULES", cap(n))
-        .map_max_entries("COUNTERS", cap(n))
-        .map_max_entries("SET", cap(table.elements.len()))
+        .map_max_entries("RULES", cap(n + room as usize))
+        .map_max_entries("COUNTERS", cap(n + room as usize))
+        .map_max_entries(
+            "SET",
+            cap(table.elements.len() + table.element_room as usize),
+        )
         .load(OBJECT)
         .map_err(|e| err("load", e))?;
-    {
-        let mut rules: Array<&mut MapData, Rule> =
-            Array::try_from(ebpf.map_mut("RULES").ok_or("no RULES map")?)
-                .map_err(|e| err("map RULES", e))?;
-        for (i, r) in table.rules.iter().enumerate() {
-            let mut rec = Rule {
-                next: r.next,
-                drop: u8::from(r.drop),
-                ..Rule::default()
-            };
-            if let Some(p) = r.src {
-                rec.flags |= F_SRC;
-                (rec.src, rec.src_mask) = prefix_words(p);
-            }
-            if let Some(p) = r.dst {
-                rec.flags |= F_DST;
-                (rec.dst, rec.dst_mask) = prefix_words(p);
-            }
-            if let Some(l) = r.l4 {
-                rec.flags |= F_L4;
-                rec.l4 = proto(l);
-            }
-            if let Some(p) = r.dport {
-                rec.flags |= F_DPORT;
-                rec.dport = p;
-            }
-            if let Some(s) = r.set {
-                rec.flags |= F_SET;
-                rec.set_id = s;
-            }
-            rules
-                .set(i as u32, rec, 0)
-                .map_err(|e| err("rule table", e))?;
-        }
-    }
+    write_rules(&mut ebpf, room, &table.rules, room)?;
     {
         let mut set: BpfHashMap<&mut MapData, SetKey, u8> =
             BpfHashMap::try_from(ebpf.map_mut("SET").ok_or("no SET map")?)
                 .map_err(|e| err("map SET", e))?;
-        for (s, l4, a, p) in &table.elements {
-            let k = SetKey {
-                set_id: *s,
-                l4: proto(*l4),
-                pad: 0,
-                port: *p,
-                addr: words(*a),
-            };
-            set.insert(k, 1, 0).map_err(|e| err("set element", e))?;
+        for e in &table.elements {
+            set.insert(set_key(e), 1, 0)
+                .map_err(|e| err("set element", e))?;
         }
     }
-    {
-        let mut cfg: Array<&mut MapData, Config> =
-            Array::try_from(ebpf.map_mut("CONFIG").ok_or("no CONFIG map")?)
-                .map_err(|e| err("map CONFIG", e))?;
-        let c = Config {
-            n_rules: n as u32,
-            v6: u32::from(table.ip == crate::model::Ip::V6),
-        };
-        cfg.set(0, c, 0).map_err(|e| err("config", e))?;
-    }
+    let v6 = table.ip == crate::model::Ip::V6;
+    write_config(
+        &mut ebpf,
+        Config {
+            n_rules: room + n as u32,
+            v6: u32::from(v6),
+            start: room,
+        },
+    )?;
     match attach {
         Attach::XdpNative | Attach::XdpGeneric => {
             let mode = if attach == Attach::XdpNative {
@@ -276,9 +310,109 @@ fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
         netns: ns,
         ebpf,
         rules: n,
+        room,
+        start: room,
+        head: vec![],
+        v6,
         _ifaces: ifaces,
     });
     Ok(())
+}
+
+/// A gateway event's write to this namespace's loaded program; the map operations it
+/// took. Rules go into the spare slots before the first rule walked and then the
+/// first slot moves (one word: the program walks the old head or the new, never a
+/// mix); deleting the head is moving it back. Deleting rules that are not the head
+/// rewrites the spare slots before the move (not atomic: said in docs/events.md).
+pub fn write(w: &MapWrite) -> Result<u32, ToolError> {
+    if !available() {
+        return Err(ToolError::Unavailable(UNAVAILABLE.into()));
+    }
+    write_available(w).map_err(ToolError::Io)
+}
+
+fn write_available(w: &MapWrite) -> Result<u32, String> {
+    let ns = netns();
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let l = loaded
+        .iter_mut()
+        .find(|l| l.netns == ns)
+        .ok_or("no BPF rule set is loaded in this network namespace")?;
+    let config = |l: &Loaded, start: u32| Config {
+        n_rules: l.room + l.rules as u32,
+        v6: u32::from(l.v6),
+        start,
+    };
+    match w {
+        MapWrite::Insert(rules) => {
+            let k = rules.len() as u32;
+            if k > l.start {
+                return Err(format!(
+                    "no room for {k} more rules before the first: {} spare slots left                      (the room is sized from the trial's events)",
+                    l.start
+                ));
+            }
+            let start = l.start - k;
+            write_rules(&mut l.ebpf, start, rules, l.room)?;
+            let c = config(l, start);
+            write_config(&mut l.ebpf, c)?;
+            l.start = start;
+            l.head.splice(0..0, rules.iter().cloned());
+            Ok(k + 1)
+        }
+        MapWrite::Delete(rules) => {
+            let k = rules.len();
+            if l.head.get(..k) == Some(rules.as_slice()) {
+                let start = l.start + k as u32;
+                let c = config(l, start);
+                write_config(&mut l.ebpf, c)?;
+                l.start = start;
+                l.head.drain(..k);
+                return Ok(1);
+            }
+            let mut rest = l.head.clone();
+            for r in rules {
+                let at = rest
+                    .iter()
+                    .position(|x| x == r)
+                    .ok_or("deleting a rule that no event inserted")?;
+                rest.remove(at);
+            }
+            let start = l.room - rest.len() as u32;
+            write_rules(&mut l.ebpf, start, &rest, l.room)?;
+            let c = config(l, start);
+            write_config(&mut l.ebpf, c)?;
+            l.start = start;
+            let ops = rest.len() as u32 + 1;
+            l.head = rest;
+            Ok(ops)
+        }
+        MapWrite::AddElements(elements) | MapWrite::RemoveElements(elements) => {
+            let add = matches!(w, MapWrite::AddElements(_));
+            let mut set: BpfHashMap<&mut MapData, SetKey, u8> =
+                BpfHashMap::try_from(l.ebpf.map_mut("SET").ok_or("no SET map")?)
+                    .map_err(|e| err("map SET", e))?;
+            for e in elements {
+                let k = set_key(e);
+                let res = if add {
+                    set.insert(k, 1, 0)
+                } else {
+                    set.remove(&k)
+                };
+                res.map_err(|x| {
+                    err(
+                        if add {
+                            "set element add"
+                        } else {
+                            "set element removal"
+                        },
+                        x,
+                    )
+                })?;
+            }
+            Ok(elements.len() as u32)
+        }
+    }
 }
 
 /// Detach and unload this namespace's program (closing its links); whether one was
@@ -302,7 +436,7 @@ pub fn counts() -> Result<(usize, usize), String> {
         BpfHashMap::try_from(l.ebpf.map("SET").ok_or("no SET map")?)
             .map_err(|e| err("map SET", e))?;
     let elements = set.keys().filter(|k| k.is_ok()).count();
-    Ok((l.rules, elements))
+    Ok((l.rules + l.head.len(), elements))
 }
 
 /// Packet counters of every rule (summed over CPUs), in table order.
@@ -315,7 +449,7 @@ pub fn counters() -> Result<Vec<u64>, String> {
     let c: PerCpuArray<&MapData, u64> =
         PerCpuArray::try_from(l.ebpf.map("COUNTERS").ok_or("no COUNTERS map")?)
             .map_err(|e| err("map COUNTERS", e))?;
-    (0..l.rules as u32)
+    (l.room..l.room + l.rules as u32)
         .map(|i| {
             c.get(&i, 0)
                 .map(|v| v.iter().sum())

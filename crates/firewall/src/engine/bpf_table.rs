@@ -64,7 +64,108 @@ pub(super) struct Table {
     pub ingress: Vec<IpAddr>,
     pub rules: Vec<TableRule>,
     /// (set id, l4, source address, destination port).
-    pub elements: Vec<(u32, L4, IpAddr, u16)>,
+    pub elements: Vec<Elem>,
+    /// Spare rule slots before the first rule (gateway events insert rules there).
+    pub room: u32,
+    /// Spare room in the set map (gateway events add elements).
+    pub element_room: u32,
+}
+
+/// A set element: (set id, l4, source address, destination port).
+pub(super) type Elem = (u32, L4, IpAddr, u16);
+
+/// A gateway event's write to the loaded program's tables (`--event-method map`): as
+/// text, the verb's line and then rule or element lines as in [`Table::to_text`] (rule
+/// numbers and `next` relative to the first installed rule, as there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum MapWrite {
+    /// Make these the first rules walked, in this order.
+    Insert(Vec<TableRule>),
+    /// Take these rules, inserted before, out again.
+    Delete(Vec<TableRule>),
+    AddElements(Vec<Elem>),
+    RemoveElements(Vec<Elem>),
+}
+
+impl MapWrite {
+    const VERBS: [&'static str; 4] = ["insert", "delete", "add-elements", "remove-elements"];
+
+    pub fn to_text(&self) -> String {
+        let (verb, rules, elements): (&str, &[TableRule], &[Elem]) = match self {
+            MapWrite::Insert(r) => (Self::VERBS[0], r, &[]),
+            MapWrite::Delete(r) => (Self::VERBS[1], r, &[]),
+            MapWrite::AddElements(e) => (Self::VERBS[2], &[], e),
+            MapWrite::RemoveElements(e) => (Self::VERBS[3], &[], e),
+        };
+        let mut t = format!("write {verb}\n");
+        for (i, r) in rules.iter().enumerate() {
+            t += &rule_line(i, r);
+        }
+        for e in elements {
+            t += &element_line(e);
+        }
+        t
+    }
+
+    pub fn parse(text: &str) -> Result<MapWrite, String> {
+        let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+        let verb = first
+            .strip_prefix("write ")
+            .ok_or_else(|| format!("BPF map write {first:?}: expected `write VERB`"))?;
+        let t = Table::parse(rest)?;
+        Ok(match verb {
+            "insert" => MapWrite::Insert(t.rules),
+            "delete" => MapWrite::Delete(t.rules),
+            "add-elements" => MapWrite::AddElements(t.elements),
+            "remove-elements" => MapWrite::RemoveElements(t.elements),
+            _ => {
+                return Err(format!(
+                    "BPF map write {first:?}: unknown verb (expected one of: {})",
+                    Self::VERBS.join(", ")
+                ))
+            }
+        })
+    }
+}
+
+/// One rule as a line of the table's text.
+fn rule_line(i: usize, r: &TableRule) -> String {
+    let mut t = format!("rule {i} {}", hook_name(r.hook));
+    if let Some(p) = r.src {
+        t += &format!(" src {p}");
+    }
+    if let Some(p) = r.dst {
+        t += &format!(" dst {p}");
+    }
+    if let Some(l) = r.l4 {
+        t += &format!(" l4 {}", l.name());
+    }
+    if let Some(p) = r.dport {
+        t += &format!(" dport {p}");
+    }
+    if let Some(s) = r.set {
+        t += &format!(" set {s}");
+    }
+    t += &format!(
+        " {} next {}\n",
+        if r.drop { "drop" } else { "accept" },
+        r.next
+    );
+    t
+}
+
+fn element_line((s, l4, a, p): &Elem) -> String {
+    format!("element {s} {} {a} {p}\n", l4.name())
+}
+
+/// The id of set `name` in a table's text (its `# set ID: NAME` comment line).
+pub(super) fn set_id(text: &str, name: &str) -> Option<u32> {
+    text.lines().find_map(|l| {
+        let (id, rest) = l.strip_prefix("# set ")?.split_once(": ")?;
+        rest.strip_prefix(name)?
+            .starts_with(' ')
+            .then(|| id.parse().ok())?
+    })
 }
 
 fn hook_name(h: Hook) -> &'static str {
@@ -101,34 +202,20 @@ impl Table {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        for (i, r) in self.rules.iter().enumerate() {
-            t += &format!("rule {i} {}", hook_name(r.hook));
-            if let Some(p) = r.src {
-                t += &format!(" src {p}");
-            }
-            if let Some(p) = r.dst {
-                t += &format!(" dst {p}");
-            }
-            if let Some(l) = r.l4 {
-                t += &format!(" l4 {}", l.name());
-            }
-            if let Some(p) = r.dport {
-                t += &format!(" dport {p}");
-            }
-            if let Some(s) = r.set {
-                t += &format!(" set {s}");
-            }
+        if self.room > 0 || self.element_room > 0 {
             t += &format!(
-                " {} next {}\n",
-                if r.drop { "drop" } else { "accept" },
-                r.next
+                "# room: {} spare rule slots before the first rule, {} spare set elements (gateway events)\nroom {} {}\n",
+                self.room, self.element_room, self.room, self.element_room
             );
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            t += &rule_line(i, r);
         }
         for (i, name) in set_names.iter().enumerate() {
             t += &format!("# set {i}: {name} (hash map of (set, l4, source address, port))\n");
         }
-        for (s, l4, a, p) in &self.elements {
-            t += &format!("element {s} {} {a} {p}\n", l4.name());
+        for e in &self.elements {
+            t += &element_line(e);
         }
         t
     }
@@ -140,6 +227,8 @@ impl Table {
             ingress: vec![],
             rules: vec![],
             elements: vec![],
+            room: 0,
+            element_room: 0,
         };
         let bad = |l: &str, why: &str| format!("BPF table line {l:?}: {why}");
         for line in text
@@ -202,6 +291,10 @@ impl Table {
                         k += 2;
                     }
                     t.rules.push(r);
+                }
+                "room" if w.len() == 3 => {
+                    t.room = w[1].parse().map_err(|_| bad(line, "room"))?;
+                    t.element_room = w[2].parse().map_err(|_| bad(line, "room"))?;
                 }
                 "element" if w.len() == 5 => t.elements.push((
                     w[1].parse().map_err(|_| bad(line, "set"))?,

@@ -96,6 +96,13 @@ pub trait Backend: Sync {
     }
 }
 
+/// Run a BPF engine's map write (the text of its one step, see `bpf_table::MapWrite`)
+/// in this process; the map operations it took.
+pub fn write_bpf_maps(text: &str) -> Result<u32, ToolError> {
+    let w = bpf_table::MapWrite::parse(text).map_err(ToolError::Io)?;
+    bpf_load::write(&w)
+}
+
 /// The refusal of an update an engine has no mechanism for.
 fn unsupported_change(engine: Engine, change: &Change, method: UpdateMethod) -> RenderError {
     RenderError::Unsupported {
@@ -146,9 +153,9 @@ fn planned(engine: Engine, rs: &RuleSet, collapse: bool) -> Result<(Plan, Render
     out.drop_sets = plan
         .chains
         .iter()
-        .flat_map(|c| &c.rules)
-        .filter(|r| r.action == Action::Drop)
-        .filter_map(|r| {
+        .flat_map(|c| c.rules.iter().enumerate())
+        .filter(|(_, r)| r.action == Action::Drop)
+        .filter_map(|(at, r)| {
             let s = plan
                 .sets
                 .iter()
@@ -157,6 +164,7 @@ fn planned(engine: Engine, rs: &RuleSet, collapse: bool) -> Result<(Plan, Render
                 name: s.name.clone(),
                 hook: r.hook,
                 l4: s.l4,
+                at,
             })
         })
         .collect();

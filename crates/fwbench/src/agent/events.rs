@@ -16,13 +16,20 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Room the rule set's sets need for the element updates of `specs`.
-pub fn set_room(specs: &[EventSpec]) -> u32 {
-    specs
-        .iter()
-        .filter(|s| s.kind == UpdateKind::AddElements || s.kind == UpdateKind::RemoveElements)
-        .map(|s| s.k.saturating_mul(s.count))
-        .fold(0u32, u32::saturating_add)
+/// Room the rule set needs for the updates of `specs`: set elements, and rules
+/// before the first (the BPF engines' fixed-size rule table).
+pub fn room(specs: &[EventSpec]) -> firewall::request::Room {
+    let sum = |kinds: [UpdateKind; 2]| {
+        specs
+            .iter()
+            .filter(|s| kinds.contains(&s.kind))
+            .map(|s| s.k.saturating_mul(s.count))
+            .fold(0u32, u32::saturating_add)
+    };
+    firewall::request::Room {
+        elements: sum([UpdateKind::AddElements, UpdateKind::RemoveElements]),
+        rules: sum([UpdateKind::Add, UpdateKind::Delete]),
+    }
 }
 
 /// The schedule of one trial's gateway events.
@@ -40,8 +47,16 @@ fn bad(e: impl std::fmt::Display) -> AgentError {
 }
 
 impl EventRunner {
+    /// Whether the schedule adds or removes set elements (the drop set's rule then
+    /// counts the marker flow: see `firewall::report::stop`).
+    pub fn changes_elements(&self) -> bool {
+        self.specs
+            .iter()
+            .any(|s| matches!(s.kind, UpdateKind::AddElements | UpdateKind::RemoveElements))
+    }
+
     /// Check the schedule against the installed rule set (`installed`, rendered from
-    /// the `firewall` request with [`set_room`]) and put in place, untimed, what its
+    /// the `firewall` request with [`room`]) and put in place, untimed, what its
     /// deletions remove. `None` when no events are scheduled.
     pub fn setup(
         specs: &[EventSpec],
@@ -60,7 +75,7 @@ impl EventRunner {
         let mut events = Events::new(
             installed,
             rule_set,
-            firewall::request::options(request, set_room(specs)),
+            firewall::request::options(request, room(specs)),
         );
         for (i, s) in specs.iter().enumerate() {
             events.check(s).map_err(bad)?;
@@ -252,7 +267,7 @@ mod tests {
                 (2_000_000_000, 0, 2)
             ]
         );
-        assert_eq!(set_room(&specs), 2);
+        assert_eq!(room(&specs).elements, 2);
         let rows = not_run(&specs, "x");
         assert_eq!(rows.len(), 4, "one row per scheduled update");
         assert!(rows.iter().all(|r| r.error.as_deref() == Some("x")));

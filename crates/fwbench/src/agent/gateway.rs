@@ -63,7 +63,7 @@ impl GatewayRole {
             tracing::warn!("removed rules a crashed run left in this namespace");
         }
         if let Some(fw) = &spec.firewall {
-            guard.install_rules(fw, super::events::set_room(&spec.events))?;
+            guard.install_rules(fw, super::events::room(&spec.events))?;
         }
         if let Some(p) = &spec.proxy {
             guard.start_proxy(p)?;
@@ -103,7 +103,8 @@ impl RoleRun for GatewayRole {
         } = *self;
         // The events' changes out first: the verdicts read the rule set as installed.
         let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
-        let (firewall, proxy, residue) = guard.finish();
+        let changed_elements = events.as_ref().is_some_and(|e| e.changes_elements());
+        let (firewall, proxy, residue) = guard.finish(changed_elements);
         Ok(RoleResults::Gateway(GatewayResults {
             sysctls: in_force,
             firewall,
@@ -237,10 +238,10 @@ impl GatewayGuard {
     fn install_rules(
         &mut self,
         request: &firewall::Request,
-        set_room: u32,
+        room: firewall::request::Room,
     ) -> Result<(), AgentError> {
         use firewall::{install::InstallError, tool::ToolError};
-        let rendered = firewall::request::render_with_room(request, set_room)
+        let rendered = firewall::request::render_with_room(request, room)
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
         self.note([crate::host::marker::Item::Rules]);
         let installed = firewall::install::install(&rendered).map_err(|e| {
@@ -271,11 +272,14 @@ impl GatewayGuard {
 
     /// Stop: the rule set's report (verdict counters read, then the rules removed,
     /// timed), the proxy's results, then everything else undone and the residue.
-    fn finish(mut self) -> (Option<Box<firewall::Report>>, Option<ProxyResults>, Residue) {
+    fn finish(
+        mut self,
+        changed_elements: bool,
+    ) -> (Option<Box<firewall::Report>>, Option<ProxyResults>, Residue) {
         let firewall = self
             .rules
             .take()
-            .map(|r| Box::new(firewall::report::stop(r)));
+            .map(|r| Box::new(firewall::report::stop(r, changed_elements)));
         let proxy = self.proxy.take().map(Proxy::stop);
         let residue = self.undo().unwrap_or_default();
         (firewall, proxy, residue)
