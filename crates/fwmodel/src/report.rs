@@ -141,6 +141,10 @@ impl Settings {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,8 +200,4 @@ mod tests {
             .settings
             .is_empty());
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
