@@ -364,6 +364,43 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     if basis == "rtt-only" {
         assert_eq!(u(&r["owd"]["count"]), 0, "{v}");
     }
+    // A gateway event over SSH (issue 25): the added drop rule takes effect at the
+    // remote sink; the time to effect is dated across the hosts' clocks (or withheld
+    // when they are not known well enough), and the bins hold all of the loss.
+    let v = h.json(&trial_args(
+        "flow",
+        &file,
+        &[
+            "-r",
+            "20kpps",
+            "--flows",
+            "2",
+            "--sources",
+            "2",
+            "-t",
+            "2",
+            "--engine",
+            "nft",
+            "--rules",
+            "10",
+            "--event",
+            "add:1@800ms",
+        ],
+    ));
+    assert_eq!(v["status"], "ok", "{v}");
+    let e = &v["result"]["events"];
+    let up = &e["updates"][0];
+    assert!(up["error"].is_null(), "{v}");
+    match v["result"]["owd_clocks"]["basis"].as_str() {
+        Some("rtt-only") => assert!(up["time_to_effect_ms"].is_null(), "{v}"),
+        _ => {
+            let tte = up["time_to_effect_ms"].as_f64().expect("a time to effect");
+            assert!(tte > -5.0 && tte < 2000.0, "time to effect {tte} ms: {v}");
+        }
+    }
+    assert!(u(&v["result"]["lost"]) > 0, "{v}");
+    assert_eq!(u(&e["bins_lost"]), u(&v["result"]["lost"]), "{v}");
+    assert_eq!(v["verdicts"]["ok"], true, "{v}");
     // The binary went to the test's cache dir, once, named by its SHA-256.
     let cached: Vec<String> = std::fs::read_dir(h.dir.file("cache"))
         .unwrap()

@@ -239,11 +239,34 @@ fn drive(
     if has_gw && gr.is_none() {
         bail!("missing results from the gateway agent");
     }
-    let mut figures = traffic.collect(tb, p, results, gr.as_ref())?;
+    // The gateway's updates are dated on its clock, the flows' bins on the client's:
+    // the events are placed on the client's clock, then dated on the gateway's again.
+    let shift = offset_of(placement, "client") - offset_of(placement, "gateway");
+    let on_client_clock = gr.clone().map(|mut g| {
+        for u in &mut g.updates {
+            u.start_unix_ns = u.start_unix_ns.saturating_add_signed(shift);
+        }
+        g
+    });
+    let mut figures = traffic.collect(tb, p, results, on_client_clock.as_ref())?;
     if let Figures::Packet(s) = &mut figures {
+        if let (Some(e), Some(g)) = (&mut s.events, &gr) {
+            for (u, row) in e.updates.iter_mut().zip(&g.updates) {
+                u.row.start_unix_ns = row.start_unix_ns;
+            }
+        }
         relate_clocks(s, placement);
     }
     Ok((figures, gr))
+}
+
+/// A role's clock against the controller's, ns (0: local, or not measured).
+fn offset_of(placement: &[RoleInfo], role: &str) -> i64 {
+    placement
+        .iter()
+        .find(|r| r.role == role)
+        .and_then(|r| r.clock.as_ref())
+        .map_or(0, |k| k.offset_ns)
 }
 
 /// Ask every traffic role (not the gateway) for its counters and tell the observer.

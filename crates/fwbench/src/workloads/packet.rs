@@ -392,6 +392,16 @@ impl PacketSummary {
                 *r = RttSummary::default();
             }
         }
+        // A time to effect is a receive time on the sink's clock less a commit's start
+        // placed on the client's: corrected alike, or unknown.
+        if let Some(e) = &mut self.events {
+            for u in &mut e.updates {
+                u.time_to_effect_ms = u
+                    .time_to_effect_ms
+                    .filter(|_| known)
+                    .map(|t| t - correction_ns as f64 / 1e6);
+            }
+        }
         self.owd_clocks = Some(OwdClocks {
             correction_ns,
             uncertainty_ns,
@@ -1022,5 +1032,71 @@ mod tests {
         assert_eq!(w.owd_clocks.as_ref().unwrap().basis, "rtt-only");
         assert_eq!((w.owd.count, w.flows[0].owd.count), (0, 0));
         assert_eq!(w.headline().owd_p50_us, None);
+    }
+
+    #[test]
+    fn a_time_to_effect_across_hosts_is_corrected_like_the_delays_or_withheld() {
+        use crate::workloads::events::{EventsSummary, UpdateEffect};
+        let mut s = summarise_packet(
+            &params(SinkKind::Socket),
+            &testbed(),
+            vec![
+                RoleResults::UdpSource(UdpSourceResults {
+                    sent_per_flow: vec![50],
+                    ..Default::default()
+                }),
+                RoleResults::UdpSink(UdpSinkResults {
+                    flows: vec![FlowRx {
+                        flow: 0,
+                        received: 50,
+                        owd: owd(80_000),
+                        ..Default::default()
+                    }],
+                    owd: owd(80_000),
+                    ..Default::default()
+                }),
+            ],
+            None,
+        )
+        .unwrap();
+        let row = proto::UpdateRow {
+            event: 0,
+            index: 0,
+            kind: proto::UpdateKind::Add,
+            method: proto::UpdateMethod::Batch,
+            k: 1,
+            installed: 0,
+            start_unix_ns: 1,
+            commit_ns: 1,
+            calls: 1,
+            cpu_busy: 0.0,
+            marker: true,
+            error: None,
+        };
+        s.events = Some(EventsSummary {
+            bin_ns: 1_000_000,
+            marker_src: None,
+            updates: vec![UpdateEffect {
+                row,
+                commit_ms: 0.0,
+                time_to_effect_ms: Some(3.0),
+                stall_ms: 0.0,
+                lost: 0,
+                owd_max_us: 0,
+                series: vec![],
+            }],
+            bins_lost: 0,
+            unbinned_lost: 0,
+        });
+        let base = s.clone();
+        // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
+        // earlier than the raw stamps say.
+        s.apply_clocks(Some((0, 1_000)), Some((50_000, 1_000)));
+        let tte = |s: &PacketSummary| s.events.as_ref().unwrap().updates[0].time_to_effect_ms;
+        assert!((tte(&s).unwrap() - 2.95).abs() < 1e-9, "{:?}", tte(&s));
+        // Clocks known only to ± 1 s: no time to effect either.
+        let mut w = base;
+        w.apply_clocks(None, Some((0, 1_000_000_000)));
+        assert_eq!(tte(&w), None);
     }
 }
