@@ -191,6 +191,7 @@ fn check_events(
     e: &crate::params::events::EventParams,
 ) -> Result<(), String> {
     let Some(req) = request(p)? else {
+        // INVARIANT: `r` is the rendering of this request (engine none has none).
         return Ok(());
     };
     let rs = firewall::request::rule_set(&req).map_err(|e| e.to_string())?;

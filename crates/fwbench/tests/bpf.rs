@@ -287,4 +287,11 @@ fn map_writes_update_the_bpf_engines_under_load() {
         &o,
         "--event: engine xdp cannot express the update 'insert 1 rules' by method batch",
     );
+    // Without an engine there is no rule set of fwbench's to change.
+    let o = fwbench(&trial_args(
+        "flow",
+        &tb.name,
+        &["-r", "1kpps", "--event", "add:1@800ms"],
+    ));
+    assert_refused(&o, "--event changes fwbench's rule set on the gateway");
 }

@@ -292,15 +292,22 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
             let a = crate::rules::addressing(p.family, p.clients.max(1));
             crate::rules::check_addrs(k, &a.clients, a.server).map_err(usage)?;
         }
+        let events = p.packet().and_then(|k| k.events.as_ref());
         let key = serde_json::to_string(&(
             p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
-            &p.import, p.topology,
+            &p.import, p.topology, events,
         ))?;
         if !seen.insert(key) {
             continue;
         }
-        if let Some(r) = crate::rules::build(p).map_err(usage)? {
-            crate::rules::preflight(p, &r, aims.len() <= 1).map_err(usage)?;
+        match crate::rules::build(p).map_err(usage)? {
+            Some(r) => crate::rules::preflight(p, &r, aims.len() <= 1).map_err(usage)?,
+            None if events.is_some() => {
+                return Err(usage(
+                    "--event changes fwbench's rule set on the gateway: give an --engine other than none",
+                ))
+            }
+            None => {}
         }
     }
     Ok(())
