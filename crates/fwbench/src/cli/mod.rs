@@ -7,7 +7,11 @@ mod live;
 use crate::error::usage;
 use crate::params::topology::Topology;
 use crate::params::values::*;
+use crate::params::search::{Asked, SearchKind};
+use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
+use crate::plan::axes::{AxisValues, Size};
+pub use crate::plan::flags::FirewallArgs;
 use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
@@ -301,29 +305,29 @@ pub struct StreamArgs {
 }
 
 impl StreamArgs {
-    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::params::packet::PacketParams {
-        crate::params::packet::PacketParams {
-            size: match (self.size, self.frame) {
-                (Some(s), _) => s,
-                (None, Some(f)) => proto::PacketSize::Frame(f),
-                (None, None) => proto::PacketSize::Payload(default_size),
-            },
-            rate,
-            flows: self.flows,
-            threads: self.threads,
-            sink_threads: self.sink_threads,
-            batch: self.batch,
-            sender: self.sender,
-            sink: self.sink,
-            count: None,
-            interval_ns: 0,
-            fragment: self.fragment,
-            dport: self.dport,
-            sport: self.sport,
-            src: self.src,
-            dst: self.dst,
-            aim: self.aim.clone(),
-            events: self.events.params(),
+    /// Set these flags on `v` (a size not given keeps the workload's default).
+    fn set(&self, v: &mut AxisValues) {
+        if let Some(s) = self.size.or(self.frame.map(proto::PacketSize::Frame)) {
+            v.size = Size::Packet(s);
+        }
+        v.clients = self.sources;
+        v.flows = self.flows;
+        v.threads = self.threads;
+        v.sink_threads = self.sink_threads;
+        v.batch = self.batch;
+        v.sender = self.sender;
+        v.sink = self.sink;
+        v.fragment = self.fragment;
+        v.dport = self.dport;
+        v.sport = self.sport;
+        v.src = self.src;
+        v.dst = self.dst;
+        v.aim = self.aim.clone();
+        if let Some(e) = self.events.params() {
+            v.event = Some((e.kind, e.k, e.at_s));
+            v.event_rate = e.rate;
+            v.event_count = e.count;
+            v.event_method = e.method;
         }
     }
 }
@@ -530,80 +534,6 @@ struct DegradeArgs {
     stream: StreamArgs,
     #[command(flatten)]
     trial: TrialArgs,
-}
-
-/// The rule set on the gateway (shared by every workload).
-#[derive(Args, Clone)]
-#[command(next_help_heading = "Firewall")]
-pub struct FirewallArgs {
-    /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft, xdp (native XDP), xdp-map (filler rules in one hash map), xdp-generic, tc-bpf
-    #[arg(long, default_value = "none", value_parser = engine)]
-    pub engine: firewall::Engine,
-    /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, raw-drop, filter-drop,
-    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, import
-    /// [default: linear, or import with --import]
-    #[arg(long, value_parser = model)]
-    pub model: Option<firewall::models::Model>,
-    /// Number of non-matching filler rules (linear, raw-filler; before the drop in raw-drop, filter-drop) or string rules
-    #[arg(long, default_value = "0", value_parser = rule_count, allow_hyphen_values = true)]
-    pub rules: u32,
-    /// Where the matching rule sits among the fillers: first, middle, last, none (policy decides)
-    #[arg(long, default_value = "last", value_parser = position)]
-    pub position: firewall::models::Position,
-    /// Chain the traffic is filtered in: forward, or input (selects the input topology)
-    #[arg(long, value_parser = chain)]
-    pub chain: Option<firewall::models::Chain>,
-    /// Your own ruleset (`nft list ruleset` or `iptables-save` output), installed into fwbench's own table/chains
-    #[arg(long, value_name = "FILE")]
-    pub import: Option<String>,
-    /// Table family of the nft engines: inet (as distributions ship; every ip match also checks the protocol family) or ip (table ip for IPv4, ip6 for IPv6)
-    #[arg(long, default_value = "inet", value_parser = crate::params::values::nft_family)]
-    pub nft_family: firewall::NftFamily,
-}
-
-impl FirewallArgs {
-    /// Resolve defaults and conflicts: (model, topology override).
-    pub fn resolve(
-        &self,
-        topology: Option<Topology>,
-    ) -> Result<(firewall::models::Model, Option<Topology>)> {
-        use firewall::models::{Chain, Model};
-        let model = match (self.model, &self.import) {
-            (Some(Model::Import), None) => return Err(usage("--model import needs --import FILE")),
-            (Some(m), Some(_)) if m != Model::Import => {
-                return Err(usage(format!(
-                    "--import goes with --model import, not --model {m}"
-                )))
-            }
-            (Some(m), _) => m,
-            (None, Some(_)) => Model::Import,
-            (None, None) => Model::Linear,
-        };
-        if self.engine == firewall::Engine::None
-            && self
-                .model
-                .is_some_and(|m| m != Model::None && m != Model::Seed000F0)
-        {
-            return Err(usage(format!(
-                "--model {model} installs rules: choose an --engine (nft, iptables-legacy, …)"
-            )));
-        }
-        let topo = match (self.chain, topology) {
-            (Some(Chain::Input), Some(t)) if t != Topology::Input && t != Topology::Proxy => {
-                return Err(usage(format!(
-                    "--chain input needs topology input (or proxy), not {t}"
-                )))
-            }
-            (Some(Chain::Forward), Some(t @ (Topology::Input | Topology::Proxy))) => {
-                return Err(usage(format!(
-                    "--chain forward does not fit topology {t} (its traffic ends in INPUT)"
-                )))
-            }
-            (Some(Chain::Input), None) => Some(Topology::Input),
-            (_, t) => t,
-        };
-        Ok((model, topo))
-    }
 }
 
 #[derive(Args, Clone)]
@@ -823,32 +753,13 @@ pub fn run() -> Result<ExitCode> {
                     family,
                 },
         } => {
-            let (model, topo) = fw.resolve(None)?;
-            let topology = topo.unwrap_or(Topology::Forward);
-            let p = TrialParams {
-                topology,
-                clients,
-                duration_s: 1.0,
-                frame_size: "64".into(),
-                frame: FrameSize::Fixed { size: 64 },
-                proto,
-                family,
-                server: ServerMode::Epoll,
-                timeout_ms: 500,
-                seed: 0,
-                engine: fw.engine,
-                model,
-                rules: count.unwrap_or(fw.rules),
-                position: fw.position,
-                chain: crate::params::topology::chain_of(topology),
-                nft_family: fw.nft_family,
-                import: fw.import.clone(),
-                kind: crate::params::workload::TrialKind::Echo,
-                search: None,
-                adaptive: None,
-                label: None,
-                gateway_cpus: None,
-            };
+            let mut v = AxisValues::defaults(Asked::Traffic(Workload::Echo));
+            fw.set(&mut v, None)?;
+            v.rules = count.unwrap_or(fw.rules);
+            v.clients = clients;
+            v.proto = proto;
+            v.family = family;
+            let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
             match crate::rules::render_text(&p).map_err(usage)? {
                 Some(text) => print!("{text}"),
                 None => println!("# engine none: nothing is installed (the baseline)"),
@@ -862,109 +773,95 @@ pub fn run() -> Result<ExitCode> {
     }
 }
 
-/// The second stage of a trial command: typed arguments → checked trial parameters
-/// (bad input → exit 2), without touching the host. `None` for the other commands.
+/// The second stage of a trial command: typed arguments → the axis values they set
+/// (the rest keep the registry's defaults) → the one builder → checked trial
+/// parameters (bad input → exit 2), without touching the host. `None` for the other
+/// commands.
 fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
-    use crate::params::search::{Search, SearchParams};
-    use crate::params::workload::{ConnKind, PacketKind, TrialKind};
-    let packet = |k: PacketKind, params| TrialKind::Packet(k, params);
-    let p = match cmd {
+    let of = |w: Workload| AxisValues::defaults(Asked::Traffic(w));
+    let (mut v, seed, a) = match cmd {
         Cmd::Flood(a) => {
-            let k = packet(PacketKind::Flood, a.stream.packet(18, a.rate));
-            (
-                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
-                &a.trial,
-            )
+            let mut v = of(Workload::Flood);
+            v.rate = a.rate;
+            a.stream.set(&mut v);
+            (v, 0, &a.trial)
         }
         Cmd::Flow(a) => {
-            let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
-            (
-                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
-                &a.trial,
-            )
+            let mut v = of(Workload::Flow);
+            v.rate = a.rate;
+            a.stream.set(&mut v);
+            (v, 0, &a.trial)
         }
         Cmd::Ping(a) => {
-            let k = crate::params::packet::PacketParams {
-                size: a.size,
-                count: a.count.map(u64::from),
-                interval_ns: a.interval,
-                dport: a.dport,
-                src: a.src,
-                aim: a.aim.clone(),
-                ..Default::default()
-            };
-            let mut p = base_params(packet(PacketKind::Ping, k), None, 1, &a.trial)?;
-            p.timeout_ms = a.timeout_ms;
-            (finish(p)?, &a.trial)
+            let mut v = of(Workload::Ping);
+            v.size = Size::Packet(a.size);
+            v.count = a.count.map(u64::from);
+            v.interval = a.interval;
+            v.timeout_ms = a.timeout_ms;
+            v.dport = a.dport;
+            v.src = a.src;
+            v.aim = a.aim.clone();
+            (v, 0, &a.trial)
         }
         Cmd::Ndr(a) => {
-            let k = packet(PacketKind::Flood, a.stream.packet(18, proto::Rate::Max));
-            let sp = SearchParams {
-                loss: a.search.loss,
-                precision: a.search.precision,
-                max_rate: a.search.max_rate,
-                max_trials: a.search.max_trials,
-                ..Default::default()
-            };
-            let p = base_params(k, Some(Search::Ndr(sp)), a.stream.sources, &a.trial)?;
-            (finish(p)?, &a.trial)
+            let mut v = AxisValues::defaults(Asked::Search(SearchKind::Ndr));
+            a.stream.set(&mut v);
+            v.loss = a.search.loss;
+            v.precision = a.search.precision;
+            v.max_rate = a.search.max_rate.unwrap_or(proto::Rate::Max);
+            v.max_trials = a.search.max_trials;
+            (v, 0, &a.trial)
         }
         Cmd::Degrade(a) => {
-            let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
-            let sp = SearchParams {
-                loss: a.loss,
-                max_rules: a.max_rules,
-                resolution: a.resolution,
-                ..Default::default()
-            };
-            let p = base_params(k, Some(Search::Degrade(sp)), a.stream.sources, &a.trial)?;
-            (finish(p)?, &a.trial)
+            let mut v = AxisValues::defaults(Asked::Search(SearchKind::Degrade));
+            a.stream.set(&mut v);
+            v.rate = a.rate;
+            v.loss = a.loss;
+            v.max_rules = a.max_rules;
+            v.resolution = a.resolution;
+            (v, 0, &a.trial)
         }
         Cmd::Sessions(a) => {
-            let k = crate::params::conn::ConnParams {
-                parallel: a.parallel,
-                request: a.request,
-                size: a.response,
-                ..a.conn.params(ConnKind::Sessions)
-            };
-            (conn_params(ConnKind::Sessions, k, &a.trial)?, &a.trial)
+            let mut v = of(Workload::Sessions);
+            v.parallel = a.parallel;
+            v.request = a.request;
+            v.size = Size::Bytes(a.response);
+            a.conn.set(&mut v);
+            (v, 0, &a.trial)
         }
         Cmd::Bulk(a) => {
-            let k = crate::params::conn::ConnParams {
-                parallel: a.parallel,
-                size: a.size,
-                overhead_sessions: a.overhead_sessions,
-                ..a.conn.params(ConnKind::Bulk)
-            };
-            (conn_params(ConnKind::Bulk, k, &a.trial)?, &a.trial)
+            let mut v = of(Workload::Bulk);
+            v.parallel = a.parallel;
+            v.size = Size::Bytes(a.size);
+            v.overhead_sessions = a.overhead_sessions;
+            a.conn.set(&mut v);
+            (v, 0, &a.trial)
         }
         Cmd::Http(a) => {
-            let k = crate::params::conn::ConnParams {
-                parallel: a.parallel,
-                size: a.size,
-                server_program: a.server_program.clone(),
-                client_program: a.client_program.clone(),
-                ..a.conn.params(ConnKind::Http)
-            };
-            (conn_params(ConnKind::Http, k, &a.trial)?, &a.trial)
+            let mut v = of(Workload::Http);
+            v.parallel = a.parallel;
+            v.size = Size::Bytes(a.size);
+            v.server_program = a.server_program.clone();
+            v.client_program = a.client_program.clone();
+            a.conn.set(&mut v);
+            (v, 0, &a.trial)
         }
         Cmd::Connections(a) => {
-            let k = crate::params::conn::ConnParams {
-                limit: a.limit,
-                hold_s: a.hold,
-                ..a.conn.params(ConnKind::Connections)
-            };
-            (conn_params(ConnKind::Connections, k, &a.trial)?, &a.trial)
+            let mut v = of(Workload::Connections);
+            v.limit = a.limit;
+            v.hold = a.hold;
+            a.conn.set(&mut v);
+            (v, 0, &a.trial)
         }
         Cmd::Echo(a) => {
-            let mut p = base_params(TrialKind::Echo, None, a.clients, &a.trial)?;
-            p.frame_size = a.frame_size.to_string();
-            p.frame = a.frame_size;
-            p.proto = a.proto;
-            p.server = a.server;
-            p.timeout_ms = a.timeout_ms;
-            p.seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
-            (finish(p)?, &a.trial)
+            let mut v = of(Workload::Echo);
+            v.clients = a.clients;
+            v.frame_size = a.frame_size;
+            v.proto = a.proto;
+            v.server = a.server;
+            v.timeout_ms = a.timeout_ms;
+            let seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
+            (v, seed, &a.trial)
         }
         Cmd::Run(_)
         | Cmd::Workload(_)
@@ -978,7 +875,14 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
         | Cmd::Man { .. }
         | Cmd::Agent { .. } => return Ok(None),
     };
-    Ok(Some(p))
+    a.set(&mut v)?;
+    let mut p = crate::plan::axes::trial_params(&v, seed).map_err(usage)?;
+    p.adaptive = a.until_ci.map(|precision| crate::params::Adaptive {
+        precision,
+        max_s: a.max_duration,
+    });
+    crate::plan::scenario::check_combination(&p).map_err(usage)?;
+    Ok(Some((p, a)))
 }
 
 /// The live-interval flags of a trial command (none for ping and the searches).
@@ -1024,88 +928,32 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     }
 }
 
-/// Parameters of one trial from the command line: the common flags, the kind and the
-/// search; [`finish`] settles and checks them once the command has set the rest.
-fn base_params(
-    kind: crate::params::workload::TrialKind,
-    search: Option<crate::params::search::Search>,
-    clients: u32,
-    a: &TrialArgs,
-) -> Result<TrialParams> {
-    use crate::params::workload::TrialKind;
-    let (model, topo) = a.fw.resolve(a.topology)?;
-    let topology = topo.unwrap_or(Topology::Forward);
-    Ok(TrialParams {
-        topology,
-        clients,
-        duration_s: a.duration,
-        frame_size: "64".into(),
-        frame: FrameSize::Fixed { size: 64 },
-        proto: match &kind {
-            TrialKind::Echo | TrialKind::Conn(..) => Proto::Tcp,
-            TrialKind::Packet(..) => Proto::Udp,
-        },
-        family: if a.ipv6 {
+impl TrialArgs {
+    /// Set the flags every trial command has: firewall, topology, family, duration.
+    fn set(&self, v: &mut AxisValues) -> Result<()> {
+        self.fw.set(v, self.topology)?;
+        v.family = if self.ipv6 {
             Family::V6
-        } else if a.ipv4 {
+        } else if self.ipv4 {
             Family::V4
         } else {
-            a.family
-        },
-        server: ServerMode::Epoll,
-        timeout_ms: 500,
-        seed: 0,
-        engine: a.fw.engine,
-        model,
-        rules: a.fw.rules,
-        position: a.fw.position,
-        chain: crate::params::topology::chain_of(topology),
-        nft_family: a.fw.nft_family,
-        import: a.fw.import.clone(),
-        search: search.or_else(|| crate::plan::axes::sweet_spot(&kind)),
-        kind,
-        adaptive: a.until_ci.map(|precision| crate::params::Adaptive {
-            precision,
-            max_s: a.max_duration,
-        }),
-        label: None,
-        gateway_cpus: None,
-    })
-}
-
-/// What scenarios do to a trial too (`plan::axes::settle`), then the cross checks
-/// (bad input → exit 2).
-fn finish(mut p: TrialParams) -> Result<TrialParams> {
-    crate::plan::axes::settle(&mut p);
-    crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    Ok(p)
-}
-
-impl ConnArgs {
-    /// The workload's defaults with these options; a count given replaces the default.
-    fn params(&self, w: crate::params::workload::ConnKind) -> crate::params::conn::ConnParams {
-        let d = w.defaults();
-        crate::params::conn::ConnParams {
-            count: self.count.or(d.count),
-            timeout_ms: self.timeout_ms,
-            proxy_buffer: self.proxy_buffer,
-            verify: !self.no_verify,
-            ..d
-        }
+            self.family
+        };
+        v.duration = self.duration;
+        Ok(())
     }
 }
 
-fn conn_params(
-    kind: crate::params::workload::ConnKind,
-    k: crate::params::conn::ConnParams,
-    a: &TrialArgs,
-) -> Result<TrialParams> {
-    // The connect/read timeout is the trial's timeout, as a scenario has it.
-    let timeout_ms = k.timeout_ms;
-    let kind = crate::params::workload::TrialKind::Conn(kind, k);
-    let mut p = base_params(kind, None, 1, a)?;
-    p.timeout_ms = timeout_ms;
-    finish(p)
+impl ConnArgs {
+    /// Set these flags on `v` (a count not given keeps the workload's default).
+    fn set(&self, v: &mut AxisValues) {
+        if let Some(c) = self.count {
+            v.count = Some(c);
+        }
+        v.timeout_ms = self.timeout_ms;
+        v.proxy_buffer = self.proxy_buffer;
+        v.verify = !self.no_verify;
+    }
 }
 
 fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
@@ -1438,8 +1286,7 @@ mod tests {
             let argv = [&["fwbench", w][..], args].concat();
             let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
             let (from_cli, _) = trial_of(&cli.cmd).unwrap().unwrap();
-            let mut v = std::collections::BTreeMap::from([("workload", w.to_string())]);
-            v.extend(axes.iter().map(|(k, x)| (*k, x.to_string())));
+            let v = AxisValues::from_text(w.parse().unwrap(), axes).unwrap();
             let from_plan = crate::plan::axes::trial_params(&v, from_cli.seed).unwrap();
             assert_eq!(
                 from_cli, from_plan,
