@@ -980,6 +980,14 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
     out
 }
 
+/// The rule set that stood on the gateway during `fwbench workload`.
+pub fn workload_firewall_text(f: &firewall::Report) -> String {
+    format!(
+        "  gateway: {} with {} rules, {} set elements (installed in {:.1} ms)\n",
+        f.engine, f.rules, f.elements, f.install_ms
+    )
+}
+
 /// `fwbench run --list-axes`: the axis registry as a table.
 pub fn axes_table() -> String {
     use crate::plan::axes::{Class, AXES};

@@ -130,6 +130,9 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
         );
     } else {
         print!("{}", output::workload_text(&name, total_s, &ran));
+        if let Some(f) = &firewall {
+            print!("{}", output::workload_firewall_text(f));
+        }
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
         return Err(Interrupted.into());
@@ -207,4 +210,63 @@ fn gateway_down(mut g: Agent) -> Result<Option<Box<firewall::Report>>> {
     };
     g.teardown()?;
     Ok(firewall)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: WorkloadArgs,
+    }
+
+    fn params(args: &[&str]) -> Result<TrialParams> {
+        let cmd = Cmd::try_parse_from([&["workload", "w.txt"][..], args].concat())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        firewall_params(&cmd.a)
+    }
+
+    /// The trial commands' firewall options, built through the one builder.
+    #[test]
+    fn firewall_options_are_the_trial_commands() {
+        let none = params(&[]).unwrap();
+        assert_eq!(none.engine, firewall::Engine::None);
+        assert!(crate::rules::request(&none).unwrap().is_none());
+        let p = params(&[
+            "--engine",
+            "nft",
+            "--rules",
+            "100",
+            "--position",
+            "middle",
+            "--nft-family",
+            "ip",
+        ])
+        .unwrap();
+        assert_eq!(p.engine, firewall::Engine::Nft);
+        assert_eq!(p.rules, 100);
+        assert_eq!(p.position, firewall::models::Position::Middle);
+        assert_eq!(p.model, firewall::models::Model::Linear);
+        assert_eq!(p.topology, Topology::Forward);
+        let r = crate::rules::request(&p).unwrap().unwrap();
+        assert_eq!(r.nft_family, firewall::NftFamily::Ip);
+        assert_eq!(params(&["--chain", "input"]).unwrap().topology, Topology::Input);
+        // Bad input is a usage error (exit 2), named as for the trial commands.
+        for (args, says) in [
+            (&["--model", "import"][..], "--model import needs --import FILE"),
+            (
+                &["--engine", "iptables-legacy", "--nft-family", "ip"],
+                "applies to engines nft and nft-set only",
+            ),
+            (&["--model", "conntrack"], "choose an --engine"),
+        ] {
+            let e = params(args).unwrap_err();
+            assert!(e.downcast_ref::<crate::error::UsageError>().is_some(), "{e:#}");
+            assert!(format!("{e:#}").contains(says), "{args:?}: {e:#}");
+        }
+        assert!(params(&["--engine", "pf"]).is_err());
+    }
 }
