@@ -1046,7 +1046,14 @@ fn workload_file_runs_with_the_firewall_options() {
     std::fs::write(&w, "sequential 2 { command \"true\" }\n").unwrap();
     let file = w.to_str().unwrap();
     let v = json_of(&[
-        "workload", file, "--json", "--no-store", "--engine", "nft", "--rules", "50",
+        "workload",
+        file,
+        "--json",
+        "--no-store",
+        "--engine",
+        "nft",
+        "--rules",
+        "50",
     ]);
     assert_eq!(v["failed"], 0, "{v}");
     assert_eq!(v["firewall"]["engine"], "nft", "{v}");

@@ -5,9 +5,9 @@ mod key_fixture;
 mod live;
 
 use crate::error::usage;
+use crate::params::search::{Asked, SearchKind};
 use crate::params::topology::Topology;
 use crate::params::values::*;
-use crate::params::search::{Asked, SearchKind};
 use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::axes::{AxisValues, Size};
@@ -305,6 +305,13 @@ pub struct StreamArgs {
 }
 
 impl StreamArgs {
+    /// A flood's or flow's values: the registry's defaults, the rate, these flags.
+    fn values(&self, w: Workload, rate: proto::Rate) -> AxisValues {
+        let mut v = AxisValues::defaults(Asked::Traffic(w));
+        v.rate = rate;
+        self.set(&mut v);
+        v
+    }
     /// Set these flags on `v` (a size not given keeps the workload's default).
     fn set(&self, v: &mut AxisValues) {
         if let Some(s) = self.size.or(self.frame.map(proto::PacketSize::Frame)) {
@@ -778,90 +785,94 @@ pub fn run() -> Result<ExitCode> {
 /// parameters (bad input → exit 2), without touching the host. `None` for the other
 /// commands.
 fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
-    let of = |w: Workload| AxisValues::defaults(Asked::Traffic(w));
+    // The registry's defaults for the command's workload, then its flags.
+    let with = |w: Asked, set: &dyn Fn(&mut AxisValues)| {
+        let mut v = AxisValues::defaults(w);
+        set(&mut v);
+        v
+    };
+    let traffic = Asked::Traffic;
     let (mut v, seed, a) = match cmd {
-        Cmd::Flood(a) => {
-            let mut v = of(Workload::Flood);
-            v.rate = a.rate;
-            a.stream.set(&mut v);
-            (v, 0, &a.trial)
-        }
-        Cmd::Flow(a) => {
-            let mut v = of(Workload::Flow);
-            v.rate = a.rate;
-            a.stream.set(&mut v);
-            (v, 0, &a.trial)
-        }
+        Cmd::Flood(a) => (a.stream.values(Workload::Flood, a.rate), 0, &a.trial),
+        Cmd::Flow(a) => (a.stream.values(Workload::Flow, a.rate), 0, &a.trial),
         Cmd::Ping(a) => {
-            let mut v = of(Workload::Ping);
-            v.size = Size::Packet(a.size);
-            v.count = a.count.map(u64::from);
-            v.interval = a.interval;
-            v.timeout_ms = a.timeout_ms;
-            v.dport = a.dport;
-            v.src = a.src;
-            v.aim = a.aim.clone();
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                v.size = Size::Packet(a.size);
+                v.count = a.count.map(u64::from);
+                v.interval = a.interval;
+                v.timeout_ms = a.timeout_ms;
+                v.dport = a.dport;
+                v.src = a.src;
+                v.aim = a.aim.clone();
+            };
+            (with(traffic(Workload::Ping), &set), 0, &a.trial)
         }
         Cmd::Ndr(a) => {
-            let mut v = AxisValues::defaults(Asked::Search(SearchKind::Ndr));
-            a.stream.set(&mut v);
-            v.loss = a.search.loss;
-            v.precision = a.search.precision;
-            v.max_rate = a.search.max_rate.unwrap_or(proto::Rate::Max);
-            v.max_trials = a.search.max_trials;
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                a.stream.set(v);
+                v.loss = a.search.loss;
+                v.precision = a.search.precision;
+                v.max_rate = a.search.max_rate.unwrap_or(proto::Rate::Max);
+                v.max_trials = a.search.max_trials;
+            };
+            (with(Asked::Search(SearchKind::Ndr), &set), 0, &a.trial)
         }
         Cmd::Degrade(a) => {
-            let mut v = AxisValues::defaults(Asked::Search(SearchKind::Degrade));
-            a.stream.set(&mut v);
-            v.rate = a.rate;
-            v.loss = a.loss;
-            v.max_rules = a.max_rules;
-            v.resolution = a.resolution;
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                a.stream.set(v);
+                v.rate = a.rate;
+                v.loss = a.loss;
+                v.max_rules = a.max_rules;
+                v.resolution = a.resolution;
+            };
+            (with(Asked::Search(SearchKind::Degrade), &set), 0, &a.trial)
         }
         Cmd::Sessions(a) => {
-            let mut v = of(Workload::Sessions);
-            v.parallel = a.parallel;
-            v.request = a.request;
-            v.size = Size::Bytes(a.response);
-            a.conn.set(&mut v);
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                v.parallel = a.parallel;
+                v.request = a.request;
+                v.size = Size::Bytes(a.response);
+                a.conn.set(v);
+            };
+            (with(traffic(Workload::Sessions), &set), 0, &a.trial)
         }
         Cmd::Bulk(a) => {
-            let mut v = of(Workload::Bulk);
-            v.parallel = a.parallel;
-            v.size = Size::Bytes(a.size);
-            v.overhead_sessions = a.overhead_sessions;
-            a.conn.set(&mut v);
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                v.parallel = a.parallel;
+                v.size = Size::Bytes(a.size);
+                v.overhead_sessions = a.overhead_sessions;
+                a.conn.set(v);
+            };
+            (with(traffic(Workload::Bulk), &set), 0, &a.trial)
         }
         Cmd::Http(a) => {
-            let mut v = of(Workload::Http);
-            v.parallel = a.parallel;
-            v.size = Size::Bytes(a.size);
-            v.server_program = a.server_program.clone();
-            v.client_program = a.client_program.clone();
-            a.conn.set(&mut v);
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                v.parallel = a.parallel;
+                v.size = Size::Bytes(a.size);
+                v.server_program = a.server_program.clone();
+                v.client_program = a.client_program.clone();
+                a.conn.set(v);
+            };
+            (with(traffic(Workload::Http), &set), 0, &a.trial)
         }
         Cmd::Connections(a) => {
-            let mut v = of(Workload::Connections);
-            v.limit = a.limit;
-            v.hold = a.hold;
-            a.conn.set(&mut v);
-            (v, 0, &a.trial)
+            let set = |v: &mut AxisValues| {
+                v.limit = a.limit;
+                v.hold = a.hold;
+                a.conn.set(v);
+            };
+            (with(traffic(Workload::Connections), &set), 0, &a.trial)
         }
         Cmd::Echo(a) => {
-            let mut v = of(Workload::Echo);
-            v.clients = a.clients;
-            v.frame_size = a.frame_size;
-            v.proto = a.proto;
-            v.server = a.server;
-            v.timeout_ms = a.timeout_ms;
+            let set = |v: &mut AxisValues| {
+                v.clients = a.clients;
+                v.frame_size = a.frame_size;
+                v.proto = a.proto;
+                v.server = a.server;
+                v.timeout_ms = a.timeout_ms;
+            };
             let seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
-            (v, seed, &a.trial)
+            (with(traffic(Workload::Echo), &set), seed, &a.trial)
         }
         Cmd::Run(_)
         | Cmd::Workload(_)

@@ -110,9 +110,12 @@ pub fn combine(
     method: UpdateMethod,
 ) -> Result<Option<EventParams>, String> {
     let Some((kind, k, at_s)) = event else {
-        if let Some(what) = [("event_rate", rate.is_some()), ("event_count", count.is_some())]
-            .into_iter()
-            .find_map(|(w, set)| set.then_some(w))
+        if let Some(what) = [
+            ("event_rate", rate.is_some()),
+            ("event_count", count.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(w, set)| set.then_some(w))
         {
             return Err(format!("{what} needs an event (e.g. event = \"add:1@1s\")"));
         }

@@ -19,7 +19,7 @@ use crate::params::search::SearchParams;
 use crate::params::search::{Asked, Search, SearchKind};
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::{
-    engine, model, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
+    engine, model, named, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
     parse_duration, parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
 };
 use crate::params::workload::{ConnKind, PacketKind, TrialKind, Workload};
@@ -92,7 +92,7 @@ impl Size {
         if is_conn(w) {
             parse_size(t).map(Size::Bytes)
         } else {
-            spec(t.parse::<PacketSize>()).map(Size::Packet)
+            named(t).map(Size::Packet)
         }
     }
     /// As a packet workload's size (a byte count given in `[params]` for a connection
@@ -145,9 +145,6 @@ fn opt_count(t: &str) -> Result<Option<u32>, String> {
 /// An optional text (empty: none).
 fn opt_text(t: &str) -> Result<Option<String>, String> {
     Ok(Some(t.to_string()).filter(|s| !s.is_empty()))
-}
-fn spec<T>(r: Result<T, proto::ParseSpecError>) -> Result<T, String> {
-    r.map_err(|e| e.0)
 }
 fn size32(t: &str) -> Result<u32, String> {
     u32::try_from(parse_size(t)?).map_err(|_| format!("size '{t}' is above 4G"))
@@ -259,7 +256,7 @@ axes! {
     family: Family, ALL,
         "4 or 6",
         default(_) "4",
-        parse(t, _) spec(t.parse());
+        parse(t, _) named(t);
     clients: u32, ALL,
         "client connections (echo), source addresses (packet workloads)",
         default(w) if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" },
@@ -279,15 +276,15 @@ axes! {
     proto: Proto, ECHO,
         "tcp, udp or sctp",
         default(_) "tcp",
-        parse(t, _) spec(t.parse());
+        parse(t, _) named(t);
     server: ServerMode, ECHO,
         "threads (one per connection) or epoll",
         default(_) "epoll",
-        parse(t, _) spec(t.parse());
+        parse(t, _) named(t);
     frame_size: FrameSize, ECHO,
         "echo frame size in bytes, or a range 64-1024",
         default(_) "64",
-        parse(t, _) spec(t.parse());
+        parse(t, _) named(t);
     size: Size, PACKET_CONN,
         "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)",
         default(w) match w.workload() {
@@ -302,7 +299,7 @@ axes! {
     rate: Rate, PACKET,
         "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)",
         default(w) if w.workload() == Workload::Flow { "15M" } else { "max" },
-        parse(t, _) spec(t.parse());
+        parse(t, _) named(t);
     flows: u32, PACKET,
         "UDP flows (source ports)",
         default(_) "1",
@@ -386,7 +383,7 @@ axes! {
     max_rate: Rate, SEARCH,
         "ndr: upper bound (max: measure it with an unpaced flood)",
         default(_) "max",
-        parse(t, _) spec(t.parse());
+        parse(t, _) named(t);
     max_trials: u32, SEARCH,
         "ndr: most search trials",
         default(_) "20",
@@ -605,7 +602,8 @@ mod tests {
     #[test]
     fn every_workload_builds_from_defaults_alone() {
         for w in every_workload() {
-            let p = trial_params(&AxisValues::defaults(w), 7).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let p =
+                trial_params(&AxisValues::defaults(w), 7).unwrap_or_else(|e| panic!("{w}: {e}"));
             assert_eq!(p.name(), w.as_str());
         }
     }
@@ -647,7 +645,10 @@ mod tests {
         let http = Asked::Traffic(Workload::Http);
         let flood = Asked::Traffic(Workload::Flood);
         let size = find("size").unwrap();
-        assert_eq!(size.parse("8M", http).unwrap(), Value::size(Size::Bytes(8 << 20)));
+        assert_eq!(
+            size.parse("8M", http).unwrap(),
+            Value::size(Size::Bytes(8 << 20))
+        );
         assert!(size.parse("8M", flood).is_err());
         assert_eq!(
             size.parse("frame:64", flood).unwrap(),

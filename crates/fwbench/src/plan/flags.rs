@@ -83,7 +83,6 @@ impl FirewallArgs {
     }
 }
 
-
 impl FirewallArgs {
     /// Set these flags on `v` (after [`FirewallArgs::resolve`]'s checks, bad input →
     /// exit 2); `topology` is the one given, and `v` gets the one the flags imply.

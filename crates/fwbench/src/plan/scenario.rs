@@ -6,10 +6,10 @@
 //! names `file:line:column` and the field.
 
 use crate::params::search::Asked;
-use crate::plan::axes::{AxisValues, Value};
 use crate::params::values::parse_duration;
 use crate::params::workload::{PacketKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
+use crate::plan::axes::{AxisValues, Value};
 use crate::textpos::Ctx;
 use proto::Proto;
 use serde::Deserialize;
@@ -674,12 +674,7 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
 /// Two combinations that are one trial (equal canonical parameters, so one trial key):
 /// name the axis whose texts differ, e.g. `rate: '10MB/s' and '80Mbit' are the same
 /// value (80M bits/s)`. Refused rather than merged, so a sweep has the points it shows.
-fn duplicate(
-    file: &str,
-    at: &str,
-    first: &Given,
-    second: &Given,
-) -> String {
+fn duplicate(file: &str, at: &str, first: &Given, second: &Given) -> String {
     let differs = second
         .iter()
         .find(|(k, v)| first.get(*k).is_some_and(|f| f.0 != v.0) && **k != "label");

@@ -253,10 +253,16 @@ mod tests {
         assert_eq!(p.topology, Topology::Forward);
         let r = crate::rules::request(&p).unwrap().unwrap();
         assert_eq!(r.nft_family, firewall::NftFamily::Ip);
-        assert_eq!(params(&["--chain", "input"]).unwrap().topology, Topology::Input);
+        assert_eq!(
+            params(&["--chain", "input"]).unwrap().topology,
+            Topology::Input
+        );
         // Bad input is a usage error (exit 2), named as for the trial commands.
         for (args, says) in [
-            (&["--model", "import"][..], "--model import needs --import FILE"),
+            (
+                &["--model", "import"][..],
+                "--model import needs --import FILE",
+            ),
             (
                 &["--engine", "iptables-legacy", "--nft-family", "ip"],
                 "applies to engines nft and nft-set only",
@@ -264,7 +270,10 @@ mod tests {
             (&["--model", "conntrack"], "choose an --engine"),
         ] {
             let e = params(args).unwrap_err();
-            assert!(e.downcast_ref::<crate::error::UsageError>().is_some(), "{e:#}");
+            assert!(
+                e.downcast_ref::<crate::error::UsageError>().is_some(),
+                "{e:#}"
+            );
             assert!(format!("{e:#}").contains(says), "{args:?}: {e:#}");
         }
         assert!(params(&["--engine", "pf"]).is_err());
