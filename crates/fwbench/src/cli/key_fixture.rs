@@ -78,7 +78,7 @@ fn compute() -> String {
     for c in COMMANDS {
         let argv: Vec<&str> = ["fwbench"].into_iter().chain(c.split(' ')).collect();
         let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{c}: {e}"));
-        let (p, _) = trial_of(&cli.cmd).unwrap().unwrap();
+        let (p, ..) = trial_of(&cli.cmd).unwrap().unwrap();
         out += &format!(
             "{c} | {} {}\n",
             crate::plan::scenario::trial_key(&p, 1),

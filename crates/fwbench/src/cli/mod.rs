@@ -50,43 +50,43 @@ enum Cmd {
     Run(RunArgs),
     /// One echo trial (seed 000's client/gateway/server echo cycle)
     #[command(after_help = "Example:\n  fwbench echo -n 5 -P udp -t 2 --engine nft --rules 1000")]
-    Echo(EchoArgs),
+    Echo(Trial<EchoArgs>),
     /// UDP flood at the maximum (or a given) rate: offered vs received packets/s, loss
     #[command(after_help = "Example:\n  fwbench flood -s 64 -t 2 --engine nft --rules 1000 -J")]
-    Flood(FloodArgs),
+    Flood(Trial<FloodArgs>),
     /// Paced UDP flow (open loop): rate, loss, one-way delay, jitter, reordering
     #[command(
         after_help = "Example:\n  fwbench flow -r 100M -s 1400 -t 3   (100 Mbit/s; -r 10MB/s = 80 Mbit/s, -r 50kpps)"
     )]
-    Flow(FlowArgs),
+    Flow(Trial<FlowArgs>),
     /// UDP ping with nanosecond timing: round-trip min/avg/p50/p99/max
     #[command(after_help = "Example:\n  fwbench ping -c 1000 -i 1ms -6")]
-    Ping(PingArgs),
+    Ping(Trial<PingArgs, NoLive>),
     /// RFC 2544 throughput: the highest rate with no loss (or loss ≤ --loss), by binary search
     #[command(
         after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
     )]
-    Ndr(NdrArgs),
+    Ndr(Trial<NdrArgs, NoLive>),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
-    Degrade(DegradeArgs),
+    Degrade(Trial<DegradeArgs, NoLive>),
     /// TCP sessions (connect, request, response, close): sequential = session latency,
     /// parallel = sessions/s; --parallel auto finds the sweet spot (seed 003)
     #[command(after_help = "Example:\n  fwbench sessions -p auto --response 4K -t 2")]
-    Sessions(SessionsArgs),
+    Sessions(Trial<SessionsArgs>),
     /// Bulk transfers, one per session: goodput, with the per-session overhead split out (seed 003)
     #[command(after_help = "Example:\n  fwbench bulk -s 1.7M -p 3 -c 9")]
-    Bulk(BulkArgs),
+    Bulk(Trial<BulkArgs>),
     /// HTTP/1.1 downloads: time to first and last byte (seed 004: --size 8M); built-in
     /// server and client, or nginx and curl
     #[command(
         after_help = "Example:\n  fwbench http -s 8M --server-program nginx --client-program curl"
     )]
-    Http(HttpArgs),
+    Http(Trial<HttpArgs>),
     /// Concurrent connection capacity: open and hold connections up to --limit,
     /// report how many and what stopped it
     #[command(after_help = "Example:\n  fwbench connections --limit 20000 --engine nft")]
-    Connections(ConnectionsArgs),
+    Connections(Trial<ConnectionsArgs>),
     /// Run a workload file (seed 003's language: command, sequential, parallel, random)
     /// with every command inside the client's namespace; per-command timing
     #[command(
@@ -164,6 +164,39 @@ enum Cmd {
     },
 }
 
+/// A trial command: its own flags, its live-output flags ([`NoLive`] for ping, whose
+/// `-i` is the probe interval, and the searches), then where and how the trial runs.
+#[derive(Args)]
+struct Trial<T: Args, L: Args + Live = LiveArgs> {
+    #[command(flatten)]
+    own: T,
+    #[command(flatten)]
+    live: L,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+/// The live-output flags of a trial command, if it has them.
+trait Live {
+    fn args(&self) -> LiveArgs;
+}
+
+impl Live for LiveArgs {
+    fn args(&self) -> LiveArgs {
+        self.clone()
+    }
+}
+
+/// No live output (ping, ndr, degrade).
+#[derive(Args)]
+struct NoLive {}
+
+impl Live for NoLive {
+    fn args(&self) -> LiveArgs {
+        LiveArgs::default()
+    }
+}
+
 #[derive(Args)]
 #[command(next_help_heading = "Traffic")]
 struct EchoArgs {
@@ -185,10 +218,6 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 /// Where and how a trial runs (shared by echo, flood, flow, ping, ndr, degrade).
@@ -347,10 +376,6 @@ struct FloodArgs {
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -361,10 +386,6 @@ struct FlowArgs {
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -391,8 +412,6 @@ struct PingArgs {
     /// Aim at rule N (or CHAIN:N) of the imported ruleset (see flood --aim)
     #[arg(long, value_parser = crate::params::packet::parse_aim)]
     aim: Option<String>,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 /// Options shared by the connection workloads (sessions, bulk, http, connections).
@@ -428,10 +447,6 @@ struct SessionsArgs {
     response: u64,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -449,10 +464,6 @@ struct BulkArgs {
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -472,10 +483,6 @@ struct HttpArgs {
     client_program: Option<String>,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -489,10 +496,6 @@ struct ConnectionsArgs {
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -501,8 +504,6 @@ struct NdrArgs {
     stream: StreamArgs,
     #[command(flatten)]
     search: SearchArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args, Clone)]
@@ -539,8 +540,6 @@ struct DegradeArgs {
     loss: f64,
     #[command(flatten)]
     stream: StreamArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args, Clone)]
@@ -774,8 +773,8 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cmd => {
-            let (p, t) = trial_of(&cmd)?.expect("every other command is a trial");
-            launch(p, t, live_of(&cmd))
+            let (p, t, live) = trial_of(&cmd)?.expect("every other command is a trial");
+            launch(p, t, live)
         }
     }
 }
@@ -784,7 +783,7 @@ pub fn run() -> Result<ExitCode> {
 /// (the rest keep the registry's defaults) → the one builder → checked trial
 /// parameters (bad input → exit 2), without touching the host. `None` for the other
 /// commands.
-fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
+fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
     // The registry's defaults for the command's workload, then its flags.
     let with = |w: Asked, set: &dyn Fn(&mut AxisValues)| {
         let mut v = AxisValues::defaults(w);
@@ -792,10 +791,17 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
         v
     };
     let traffic = Asked::Traffic;
-    let (mut v, seed, a) = match cmd {
-        Cmd::Flood(a) => (a.stream.values(Workload::Flood, a.rate), 0, &a.trial),
-        Cmd::Flow(a) => (a.stream.values(Workload::Flow, a.rate), 0, &a.trial),
-        Cmd::Ping(a) => {
+    let (mut v, seed, a, live) = match cmd {
+        Cmd::Flood(c) => {
+            let v = c.own.stream.values(Workload::Flood, c.own.rate);
+            (v, 0, &c.trial, c.live.args())
+        }
+        Cmd::Flow(c) => {
+            let v = c.own.stream.values(Workload::Flow, c.own.rate);
+            (v, 0, &c.trial, c.live.args())
+        }
+        Cmd::Ping(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 v.size = Size::Packet(a.size);
                 v.count = a.count.map(u64::from);
@@ -805,9 +811,15 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 v.src = a.src;
                 v.aim = a.aim.clone();
             };
-            (with(traffic(Workload::Ping), &set), 0, &a.trial)
+            (
+                with(traffic(Workload::Ping), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Ndr(a) => {
+        Cmd::Ndr(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 a.stream.set(v);
                 v.loss = a.search.loss;
@@ -815,9 +827,15 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 v.max_rate = a.search.max_rate.unwrap_or(proto::Rate::Max);
                 v.max_trials = a.search.max_trials;
             };
-            (with(Asked::Search(SearchKind::Ndr), &set), 0, &a.trial)
+            (
+                with(Asked::Search(SearchKind::Ndr), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Degrade(a) => {
+        Cmd::Degrade(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 a.stream.set(v);
                 v.rate = a.rate;
@@ -825,27 +843,45 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 v.max_rules = a.max_rules;
                 v.resolution = a.resolution;
             };
-            (with(Asked::Search(SearchKind::Degrade), &set), 0, &a.trial)
+            (
+                with(Asked::Search(SearchKind::Degrade), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Sessions(a) => {
+        Cmd::Sessions(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 v.parallel = a.parallel;
                 v.request = a.request;
                 v.size = Size::Bytes(a.response);
                 a.conn.set(v);
             };
-            (with(traffic(Workload::Sessions), &set), 0, &a.trial)
+            (
+                with(traffic(Workload::Sessions), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Bulk(a) => {
+        Cmd::Bulk(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 v.parallel = a.parallel;
                 v.size = Size::Bytes(a.size);
                 v.overhead_sessions = a.overhead_sessions;
                 a.conn.set(v);
             };
-            (with(traffic(Workload::Bulk), &set), 0, &a.trial)
+            (
+                with(traffic(Workload::Bulk), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Http(a) => {
+        Cmd::Http(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 v.parallel = a.parallel;
                 v.size = Size::Bytes(a.size);
@@ -853,17 +889,29 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 v.client_program = a.client_program.clone();
                 a.conn.set(v);
             };
-            (with(traffic(Workload::Http), &set), 0, &a.trial)
+            (
+                with(traffic(Workload::Http), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Connections(a) => {
+        Cmd::Connections(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 v.limit = a.limit;
                 v.hold = a.hold;
                 a.conn.set(v);
             };
-            (with(traffic(Workload::Connections), &set), 0, &a.trial)
+            (
+                with(traffic(Workload::Connections), &set),
+                0,
+                &c.trial,
+                c.live.args(),
+            )
         }
-        Cmd::Echo(a) => {
+        Cmd::Echo(c) => {
+            let a = &c.own;
             let set = |v: &mut AxisValues| {
                 v.clients = a.clients;
                 v.frame_size = a.frame_size;
@@ -872,7 +920,12 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 v.timeout_ms = a.timeout_ms;
             };
             let seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
-            (with(traffic(Workload::Echo), &set), seed, &a.trial)
+            (
+                with(traffic(Workload::Echo), &set),
+                seed,
+                &c.trial,
+                c.live.args(),
+            )
         }
         Cmd::Run(_)
         | Cmd::Workload(_)
@@ -893,34 +946,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
         max_s: a.max_duration,
     });
     crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    Ok(Some((p, a)))
-}
-
-/// The live-interval flags of a trial command (none for ping and the searches).
-fn live_of(cmd: &Cmd) -> LiveArgs {
-    match cmd {
-        Cmd::Echo(a) => a.live.clone(),
-        Cmd::Flood(a) => a.live.clone(),
-        Cmd::Flow(a) => a.live.clone(),
-        Cmd::Sessions(a) => a.live.clone(),
-        Cmd::Bulk(a) => a.live.clone(),
-        Cmd::Http(a) => a.live.clone(),
-        Cmd::Connections(a) => a.live.clone(),
-        Cmd::Ping(_)
-        | Cmd::Ndr(_)
-        | Cmd::Degrade(_)
-        | Cmd::Run(_)
-        | Cmd::Workload(_)
-        | Cmd::Report(_)
-        | Cmd::Compare(_)
-        | Cmd::Testbed { .. }
-        | Cmd::Rules { .. }
-        | Cmd::Check { .. }
-        | Cmd::Completions { .. }
-        | Cmd::Schema { .. }
-        | Cmd::Man { .. }
-        | Cmd::Agent { .. } => LiveArgs::default(),
-    }
+    Ok(Some((p, a, live)))
 }
 
 /// Run a trial command: a search of stored trials, or one trial.
@@ -1106,7 +1132,7 @@ mod tests {
     fn short_flags_and_byte_rates() {
         let trial = |args: &[&str]| {
             let cli = Cli::try_parse_from(args).unwrap();
-            let (p, t) = trial_of(&cli.cmd).unwrap().unwrap();
+            let (p, t, _) = trial_of(&cli.cmd).unwrap().unwrap();
             (p, t.clone())
         };
         let (p, t) = trial(&["fwbench", "flow", "-6", "-J", "-r", "10MB/s"]);
@@ -1296,7 +1322,7 @@ mod tests {
             };
             let argv = [&["fwbench", w][..], args].concat();
             let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
-            let (from_cli, _) = trial_of(&cli.cmd).unwrap().unwrap();
+            let (from_cli, ..) = trial_of(&cli.cmd).unwrap().unwrap();
             let v = AxisValues::from_text(w.parse().unwrap(), axes).unwrap();
             let from_plan = crate::plan::axes::trial_params(&v, from_cli.seed).unwrap();
             assert_eq!(
