@@ -1308,6 +1308,27 @@ mod tests {
         );
     }
 
+    /// `fwbench workload` has the trial commands' firewall flags (one `FirewallArgs`),
+    /// each an axis of the registry but `--chain` (it selects the topology).
+    #[test]
+    fn workload_takes_the_trial_commands_firewall_flags() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let firewall = |name: &str| -> Vec<String> {
+            let cmd = cli.find_subcommand(name).unwrap();
+            cmd.get_arguments()
+                .filter(|a| a.get_help_heading() == Some("Firewall"))
+                .filter_map(|a| a.get_long().map(|l| l.replace('-', "_")))
+                .collect()
+        };
+        let flags = firewall("workload");
+        assert_eq!(flags, firewall("flood"));
+        assert!(flags.len() >= 7, "{flags:?}");
+        for f in flags.iter().filter(|f| *f != "chain") {
+            assert!(crate::plan::axes::find(f).is_some(), "--{f} is no axis");
+        }
+    }
+
     /// One definition per axis: a trial command with no flags gives exactly the trial
     /// a scenario naming only the workload gives (the registry's defaults).
     #[test]
