@@ -153,7 +153,7 @@ fn is_conn(w: Asked) -> bool {
     Class::of(w) == Class::Conn
 }
 
-/// The registry: for each axis, its name (also its field in [`AxisValues`] and its
+/// The registry, one line per axis: its name (also its field in [`AxisValues`] and its
 /// variant in [`Value`]), type, users, help, default text per workload and parser.
 macro_rules! axes {
     ($($name:ident: $ty:ty, $users:expr, $help:literal,
@@ -229,213 +229,56 @@ macro_rules! axes {
 }
 
 axes! {
-    topology: Topology, ALL,
-        "forward, direct (null firewall), input (rules in INPUT), proxy",
-        default(_) "forward",
-        parse(t, _) t.parse();
-    engine: firewall::Engine, ALL,
-        "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft, xdp, xdp-map, xdp-generic, tc-bpf",
-        default(_) "none",
-        parse(t, _) engine(t);
-    nft_family: firewall::NftFamily, ALL,
-        "table family of the nft engines: inet (as distributions ship; an implicit protocol check per address match) or ip (table ip / ip6)",
-        default(_) "inet",
-        parse(t, _) nft_family(t);
-    model: Model, ALL,
-        "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)",
-        default(_) "linear",
-        parse(t, _) model(t);
-    rules: u32, ALL,
-        "filler rule count of the model",
-        default(_) "0",
-        parse(t, _) rule_count(t);
-    position: Position, ALL,
-        "where the matching rule sits among the fillers: first, middle, last, none",
-        default(_) "last",
-        parse(t, _) position(t);
-    family: Family, ALL,
-        "4 or 6",
-        default(_) "4",
-        parse(t, _) named(t);
-    clients: u32, ALL,
-        "client connections (echo), source addresses (packet workloads)",
-        default(w) if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" },
-        parse(t, _) parse_clients(t);
-    duration: f64, ALL,
-        "trial length: 10, 2.5s, 500ms, 1m",
-        default(_) "5",
-        parse(t, _) parse_duration(t);
-    timeout_ms: u32, ALL,
-        "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)",
-        default(w) if is_conn(w) { "5000" } else { "500" },
-        parse(t, _) parse_timeout_ms(t);
-    import: Option<String>, ALL,
-        "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario",
-        default(_) "",
-        parse(t, _) opt_text(t);
-    proto: Proto, ECHO,
-        "tcp, udp or sctp",
-        default(_) "tcp",
-        parse(t, _) named(t);
-    server: ServerMode, ECHO,
-        "threads (one per connection) or epoll",
-        default(_) "epoll",
-        parse(t, _) named(t);
-    frame_size: FrameSize, ECHO,
-        "echo frame size in bytes, or a range 64-1024",
-        default(_) "64",
-        parse(t, _) named(t);
-    size: Size, PACKET_CONN,
-        "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)",
-        default(w) match w.workload() {
-            Workload::Bulk => "1700000",
-            Workload::Http => "8M",
-            Workload::Flow => "128",
-            Workload::Ping => "8",
-            Workload::Sessions | Workload::Connections => "512",
-            Workload::Echo | Workload::Flood => "18",
-        },
-        parse(t, w) Size::parse(t, w);
-    rate: Rate, PACKET,
-        "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)",
-        default(w) if w.workload() == Workload::Flow { "15M" } else { "max" },
-        parse(t, _) named(t);
-    flows: u32, PACKET,
-        "UDP flows (source ports)",
-        default(_) "1",
-        parse(t, _) parse_count(t);
-    threads: u32, PACKET,
-        "sender threads",
-        default(_) "1",
-        parse(t, _) parse_count(t);
-    sink_threads: u32, PACKET,
-        "sink threads",
-        default(_) "1",
-        parse(t, _) parse_count(t);
-    batch: u32, PACKET,
-        "packets per sendmmsg(2) call",
-        default(_) "64",
-        parse(t, _) parse_count(t);
-    sender: SenderPath, PACKET,
-        "udp (sockets) or raw (Ethernet frames through AF_PACKET)",
-        default(_) "udp",
-        parse(t, _) t.parse();
-    sink: SinkKind, PACKET,
-        "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)",
-        default(_) "socket",
-        parse(t, _) t.parse();
-    count: Option<u64>, PACKET_CONN,
-        "pings to send; sessions in total (empty: for the duration)",
-        default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" },
-        parse(t, _) opt_count(t).map(|c| c.map(u64::from));
-    interval: u64, PACKET,
-        "gap between pings: 0, 250us, 10ms, 1s",
-        default(_) "0",
-        parse(t, _) parse_interval(t);
-    dport: Option<(u16, u16)>, PACKET,
-        "destination port or range (5000-6000; the sink listens on the first)",
-        default(_) "",
-        parse(t, _) opt_ports(t);
-    sport: Option<(u16, u16)>, PACKET,
-        "source port or range (flow i uses the first + i)",
-        default(_) "",
-        parse(t, _) opt_ports(t);
-    src: Option<IpAddr>, PACKET,
-        "source address (one of the testbed's clients)",
-        default(_) "",
-        parse(t, _) opt_addr(t);
-    dst: Option<IpAddr>, PACKET,
-        "destination address (must be the testbed's server)",
-        default(_) "",
-        parse(t, _) opt_addr(t);
-    aim: Option<String>, PACKET,
-        "aim at rule N (or CHAIN:N) of the imported ruleset",
-        default(_) "",
-        parse(t, _) (!t.is_empty()).then(|| crate::params::packet::parse_aim(t)).transpose();
-    event: Option<Event>, PACKET,
-        "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)",
-        default(_) "",
-        parse(t, _) parse_opt_event(t);
-    event_rate: Option<f64>, PACKET,
-        "gateway updates per second after the first (empty: once)",
-        default(_) "",
-        parse(t, _) parse_event_rate(t);
-    event_count: Option<u32>, PACKET,
-        "gateway updates in all (empty: once, or with a rate as many as fit)",
-        default(_) "",
-        parse(t, _) parse_event_count(t);
-    event_method: UpdateMethod, PACKET,
-        "how the engine applies an update: batch, per-rule, map",
-        default(_) "batch",
-        parse(t, _) parse_event_method(t);
-    fragment: bool, PACKET,
-        "allow datagrams above the MTU (IP fragments)",
-        default(_) "false",
-        parse(t, _) parse_bool(t);
-    loss: f64, SEARCH,
-        "loss still counted as a pass: 0 (NDR), 0.1%",
-        default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" },
-        parse(t, _) ratio(t);
-    precision: f64, SEARCH,
-        "ndr: stop when the bracket is this narrow (2%)",
-        default(_) "2%",
-        parse(t, _) ratio(t);
-    max_rate: Rate, SEARCH,
-        "ndr: upper bound (max: measure it with an unpaced flood)",
-        default(_) "max",
-        parse(t, _) named(t);
-    max_trials: u32, SEARCH,
-        "ndr: most search trials",
-        default(_) "20",
-        parse(t, _) parse_count(t);
-    max_rules: u32, SEARCH,
-        "degrade: largest rule count searched",
-        default(_) "20000",
-        parse(t, _) rule_count(t);
-    resolution: u32, SEARCH,
-        "degrade: stop when the bracket is this many rules wide",
-        default(_) "250",
-        parse(t, _) parse_count(t);
-    parallel: u32, CONN,
-        "sessions at once (1 = sequential), or auto (sweet-spot search)",
-        default(_) "1",
-        parse(t, _) parse_parallel(t);
-    request: u32, CONN,
-        "bytes the client sends per session",
-        default(_) "64",
-        parse(t, _) size32(t);
-    overhead_sessions: u32, CONN,
-        "bulk: zero-byte sessions measured first (the overhead split)",
-        default(w) if w == Asked::Traffic(Workload::Bulk) { "10" } else { "0" },
-        parse(t, _) parse_count0(t);
-    limit: u32, CONN,
-        "connections: most connections to open",
-        default(_) "10000",
-        parse(t, _) parse_count(t);
-    hold: f64, CONN,
-        "connections: how long to hold them once opening stopped",
-        default(_) "1",
-        parse(t, _) parse_duration0(t);
-    gateway_cpus: Option<u32>, ALL,
-        "CPUs the gateway's packet processing may use (RPS/XPS masks, its agent): the last N",
-        default(_) "",
-        parse(t, _) opt_count(t);
-    proxy_buffer: u32, CONN,
-        "proxy topology: the relay's block size",
-        default(_) "16K",
-        parse(t, _) size32(t);
-    server_program: Option<String>, CONN,
-        "an external HTTP server instead of the built-in one (nginx)",
-        default(_) "",
-        parse(t, _) opt_text(t);
-    client_program: Option<String>, CONN,
-        "an external HTTP client instead of the built-in one (curl)",
-        default(_) "",
-        parse(t, _) opt_text(t);
-    verify: bool, CONN,
-        "check every received byte against the generated pattern",
-        default(_) "true",
-        parse(t, _) parse_bool(t);
+    topology: Topology, ALL, "forward, direct (null firewall), input (rules in INPUT), proxy", default(_) "forward", parse(t, _) t.parse();
+    engine: firewall::Engine, ALL, "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft, xdp, xdp-map, xdp-generic, tc-bpf", default(_) "none", parse(t, _) engine(t);
+    nft_family: firewall::NftFamily, ALL, "table family of the nft engines: inet (as distributions ship; an implicit protocol check per address match) or ip (table ip / ip6)", default(_) "inet", parse(t, _) nft_family(t);
+    model: Model, ALL, "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)", default(_) "linear", parse(t, _) model(t);
+    rules: u32, ALL, "filler rule count of the model", default(_) "0", parse(t, _) rule_count(t);
+    position: Position, ALL, "where the matching rule sits among the fillers: first, middle, last, none", default(_) "last", parse(t, _) position(t);
+    family: Family, ALL, "4 or 6", default(_) "4", parse(t, _) named(t);
+    clients: u32, ALL, "client connections (echo), source addresses (packet workloads)", default(w) if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" }, parse(t, _) parse_clients(t);
+    duration: f64, ALL, "trial length: 10, 2.5s, 500ms, 1m", default(_) "5", parse(t, _) parse_duration(t);
+    timeout_ms: u32, ALL, "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)", default(w) if is_conn(w) { "5000" } else { "500" }, parse(t, _) parse_timeout_ms(t);
+    import: Option<String>, ALL, "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
+    proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
+    server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
+    frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
+    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood => "18", }, parse(t, w) Size::parse(t, w);
+    rate: Rate, PACKET, "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)", default(w) if w.workload() == Workload::Flow { "15M" } else { "max" }, parse(t, _) named(t);
+    flows: u32, PACKET, "UDP flows (source ports)", default(_) "1", parse(t, _) parse_count(t);
+    threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
+    sink_threads: u32, PACKET, "sink threads", default(_) "1", parse(t, _) parse_count(t);
+    batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
+    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) t.parse();
+    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) t.parse();
+    count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" }, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
+    interval: u64, PACKET, "gap between pings: 0, 250us, 10ms, 1s", default(_) "0", parse(t, _) parse_interval(t);
+    dport: Option<(u16, u16)>, PACKET, "destination port or range (5000-6000; the sink listens on the first)", default(_) "", parse(t, _) opt_ports(t);
+    sport: Option<(u16, u16)>, PACKET, "source port or range (flow i uses the first + i)", default(_) "", parse(t, _) opt_ports(t);
+    src: Option<IpAddr>, PACKET, "source address (one of the testbed's clients)", default(_) "", parse(t, _) opt_addr(t);
+    dst: Option<IpAddr>, PACKET, "destination address (must be the testbed's server)", default(_) "", parse(t, _) opt_addr(t);
+    aim: Option<String>, PACKET, "aim at rule N (or CHAIN:N) of the imported ruleset", default(_) "", parse(t, _) (!t.is_empty()).then(|| crate::params::packet::parse_aim(t)).transpose();
+    event: Option<Event>, PACKET, "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)", default(_) "", parse(t, _) parse_opt_event(t);
+    event_rate: Option<f64>, PACKET, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
+    event_count: Option<u32>, PACKET, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
+    event_method: UpdateMethod, PACKET, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
+    fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
+    loss: f64, SEARCH, "loss still counted as a pass: 0 (NDR), 0.1%", default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" }, parse(t, _) ratio(t);
+    precision: f64, SEARCH, "ndr: stop when the bracket is this narrow (2%)", default(_) "2%", parse(t, _) ratio(t);
+    max_rate: Rate, SEARCH, "ndr: upper bound (max: measure it with an unpaced flood)", default(_) "max", parse(t, _) named(t);
+    max_trials: u32, SEARCH, "ndr: most search trials", default(_) "20", parse(t, _) parse_count(t);
+    max_rules: u32, SEARCH, "degrade: largest rule count searched", default(_) "20000", parse(t, _) rule_count(t);
+    resolution: u32, SEARCH, "degrade: stop when the bracket is this many rules wide", default(_) "250", parse(t, _) parse_count(t);
+    parallel: u32, CONN, "sessions at once (1 = sequential), or auto (sweet-spot search)", default(_) "1", parse(t, _) parse_parallel(t);
+    request: u32, CONN, "bytes the client sends per session", default(_) "64", parse(t, _) size32(t);
+    overhead_sessions: u32, CONN, "bulk: zero-byte sessions measured first (the overhead split)", default(w) if w == Asked::Traffic(Workload::Bulk) { "10" } else { "0" }, parse(t, _) parse_count0(t);
+    limit: u32, CONN, "connections: most connections to open", default(_) "10000", parse(t, _) parse_count(t);
+    hold: f64, CONN, "connections: how long to hold them once opening stopped", default(_) "1", parse(t, _) parse_duration0(t);
+    gateway_cpus: Option<u32>, ALL, "CPUs the gateway's packet processing may use (RPS/XPS masks, its agent): the last N", default(_) "", parse(t, _) opt_count(t);
+    proxy_buffer: u32, CONN, "proxy topology: the relay's block size", default(_) "16K", parse(t, _) size32(t);
+    server_program: Option<String>, CONN, "an external HTTP server instead of the built-in one (nginx)", default(_) "", parse(t, _) opt_text(t);
+    client_program: Option<String>, CONN, "an external HTTP client instead of the built-in one (curl)", default(_) "", parse(t, _) opt_text(t);
+    verify: bool, CONN, "check every received byte against the generated pattern", default(_) "true", parse(t, _) parse_bool(t);
 }
 
 /// The axis named `name`.
