@@ -334,13 +334,6 @@ pub struct StreamArgs {
 }
 
 impl StreamArgs {
-    /// A flood's or flow's values: the registry's defaults, the rate, these flags.
-    fn values(&self, w: Workload, rate: proto::Rate) -> AxisValues {
-        let mut v = AxisValues::defaults(Asked::Traffic(w));
-        v.rate = rate;
-        self.set(&mut v);
-        v
-    }
     /// Set these flags on `v` (a size not given keeps the workload's default).
     fn set(&self, v: &mut AxisValues) {
         if let Some(s) = self.size.or(self.frame.map(proto::PacketSize::Frame)) {
@@ -781,152 +774,20 @@ pub fn run() -> Result<ExitCode> {
 
 /// The second stage of a trial command: typed arguments → the axis values they set
 /// (the rest keep the registry's defaults) → the one builder → checked trial
-/// parameters (bad input → exit 2), without touching the host. `None` for the other
-/// commands.
+/// parameters (bad input → exit 2), without touching the host; with the trial flags
+/// and the live ones. `None` for the other commands.
 fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
-    // The registry's defaults for the command's workload, then its flags.
-    let with = |w: Asked, set: &dyn Fn(&mut AxisValues)| {
-        let mut v = AxisValues::defaults(w);
-        set(&mut v);
-        v
-    };
-    let traffic = Asked::Traffic;
-    let (mut v, seed, a, live) = match cmd {
-        Cmd::Flood(c) => {
-            let v = c.own.stream.values(Workload::Flood, c.own.rate);
-            (v, 0, &c.trial, c.live.args())
-        }
-        Cmd::Flow(c) => {
-            let v = c.own.stream.values(Workload::Flow, c.own.rate);
-            (v, 0, &c.trial, c.live.args())
-        }
-        Cmd::Ping(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                v.size = Size::Packet(a.size);
-                v.count = a.count.map(u64::from);
-                v.interval = a.interval;
-                v.timeout_ms = a.timeout_ms;
-                v.dport = a.dport;
-                v.src = a.src;
-                v.aim = a.aim.clone();
-            };
-            (
-                with(traffic(Workload::Ping), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Ndr(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                a.stream.set(v);
-                v.loss = a.search.loss;
-                v.precision = a.search.precision;
-                v.max_rate = a.search.max_rate.unwrap_or(proto::Rate::Max);
-                v.max_trials = a.search.max_trials;
-            };
-            (
-                with(Asked::Search(SearchKind::Ndr), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Degrade(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                a.stream.set(v);
-                v.rate = a.rate;
-                v.loss = a.loss;
-                v.max_rules = a.max_rules;
-                v.resolution = a.resolution;
-            };
-            (
-                with(Asked::Search(SearchKind::Degrade), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Sessions(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                v.parallel = a.parallel;
-                v.request = a.request;
-                v.size = Size::Bytes(a.response);
-                a.conn.set(v);
-            };
-            (
-                with(traffic(Workload::Sessions), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Bulk(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                v.parallel = a.parallel;
-                v.size = Size::Bytes(a.size);
-                v.overhead_sessions = a.overhead_sessions;
-                a.conn.set(v);
-            };
-            (
-                with(traffic(Workload::Bulk), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Http(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                v.parallel = a.parallel;
-                v.size = Size::Bytes(a.size);
-                v.server_program = a.server_program.clone();
-                v.client_program = a.client_program.clone();
-                a.conn.set(v);
-            };
-            (
-                with(traffic(Workload::Http), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Connections(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                v.limit = a.limit;
-                v.hold = a.hold;
-                a.conn.set(v);
-            };
-            (
-                with(traffic(Workload::Connections), &set),
-                0,
-                &c.trial,
-                c.live.args(),
-            )
-        }
-        Cmd::Echo(c) => {
-            let a = &c.own;
-            let set = |v: &mut AxisValues| {
-                v.clients = a.clients;
-                v.frame_size = a.frame_size;
-                v.proto = a.proto;
-                v.server = a.server;
-                v.timeout_ms = a.timeout_ms;
-            };
-            let seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
-            (
-                with(traffic(Workload::Echo), &set),
-                seed,
-                &c.trial,
-                c.live.args(),
-            )
-        }
+    match cmd {
+        Cmd::Echo(c) => c.params(),
+        Cmd::Flood(c) => c.params(),
+        Cmd::Flow(c) => c.params(),
+        Cmd::Ping(c) => c.params(),
+        Cmd::Ndr(c) => c.params(),
+        Cmd::Degrade(c) => c.params(),
+        Cmd::Sessions(c) => c.params(),
+        Cmd::Bulk(c) => c.params(),
+        Cmd::Http(c) => c.params(),
+        Cmd::Connections(c) => c.params(),
         Cmd::Run(_)
         | Cmd::Workload(_)
         | Cmd::Report(_)
@@ -938,15 +799,164 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
         | Cmd::Schema { .. }
         | Cmd::Man { .. }
         | Cmd::Agent { .. } => return Ok(None),
-    };
-    a.set(&mut v)?;
-    let mut p = crate::plan::axes::trial_params(&v, seed).map_err(usage)?;
-    p.adaptive = a.until_ci.map(|precision| crate::params::Adaptive {
-        precision,
-        max_s: a.max_duration,
-    });
-    crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    Ok(Some((p, a, live)))
+    }
+    .map(Some)
+}
+
+/// A trial command's own flags on the axis registry: the workload they ask for and
+/// the values they set.
+trait Flags {
+    fn asked(&self) -> Asked;
+    fn set(&self, v: &mut AxisValues);
+    /// The trial's seed (echo's frame-size PRNG; 0 for the others).
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+impl<T: Args + Flags, L: Args + Live> Trial<T, L> {
+    /// The registry's defaults for the workload, the command's flags, the common ones
+    /// → `plan::axes::trial_params` → the cross-field checks.
+    fn params(&self) -> Result<(TrialParams, &TrialArgs, LiveArgs)> {
+        let mut v = AxisValues::defaults(self.own.asked());
+        self.own.set(&mut v);
+        self.trial.set(&mut v)?;
+        let mut p = crate::plan::axes::trial_params(&v, self.own.seed()).map_err(usage)?;
+        p.adaptive = self
+            .trial
+            .until_ci
+            .map(|precision| crate::params::Adaptive {
+                precision,
+                max_s: self.trial.max_duration,
+            });
+        crate::plan::scenario::check_combination(&p).map_err(usage)?;
+        Ok((p, &self.trial, self.live.args()))
+    }
+}
+
+impl Flags for EchoArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Echo)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.clients = self.clients;
+        v.frame_size = self.frame_size;
+        v.proto = self.proto;
+        v.server = self.server;
+        v.timeout_ms = self.timeout_ms;
+    }
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(crate::run::session::fresh_seed)
+    }
+}
+
+impl Flags for FloodArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Flood)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.rate = self.rate;
+        self.stream.set(v);
+    }
+}
+
+impl Flags for FlowArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Flow)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.rate = self.rate;
+        self.stream.set(v);
+    }
+}
+
+impl Flags for PingArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Ping)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.size = Size::Packet(self.size);
+        v.count = self.count.map(u64::from);
+        v.interval = self.interval;
+        v.timeout_ms = self.timeout_ms;
+        v.dport = self.dport;
+        v.src = self.src;
+        v.aim = self.aim.clone();
+    }
+}
+
+impl Flags for NdrArgs {
+    fn asked(&self) -> Asked {
+        Asked::Search(SearchKind::Ndr)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.stream.set(v);
+        v.loss = self.search.loss;
+        v.precision = self.search.precision;
+        v.max_rate = self.search.max_rate.unwrap_or(proto::Rate::Max);
+        v.max_trials = self.search.max_trials;
+    }
+}
+
+impl Flags for DegradeArgs {
+    fn asked(&self) -> Asked {
+        Asked::Search(SearchKind::Degrade)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.stream.set(v);
+        v.rate = self.rate;
+        v.loss = self.loss;
+        v.max_rules = self.max_rules;
+        v.resolution = self.resolution;
+    }
+}
+
+impl Flags for SessionsArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Sessions)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.parallel = self.parallel;
+        v.request = self.request;
+        v.size = Size::Bytes(self.response);
+        self.conn.set(v);
+    }
+}
+
+impl Flags for BulkArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Bulk)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.parallel = self.parallel;
+        v.size = Size::Bytes(self.size);
+        v.overhead_sessions = self.overhead_sessions;
+        self.conn.set(v);
+    }
+}
+
+impl Flags for HttpArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Http)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.parallel = self.parallel;
+        v.size = Size::Bytes(self.size);
+        v.server_program = self.server_program.clone();
+        v.client_program = self.client_program.clone();
+        self.conn.set(v);
+    }
+}
+
+impl Flags for ConnectionsArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Connections)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.limit = self.limit;
+        v.hold = self.hold;
+        self.conn.set(v);
+    }
 }
 
 /// Run a trial command: a search of stored trials, or one trial.

@@ -504,29 +504,19 @@ mod tests {
 
     #[test]
     fn foreign_axes_follow_the_classes() {
-        let size = find("size").unwrap();
-        assert!(
-            !size.foreign_to(Asked::Traffic(Workload::Http))
-                && !size.foreign_to(Asked::Traffic(Workload::Flood))
-        );
-        assert!(size.foreign_to(Asked::Traffic(Workload::Echo)));
-        assert!(find("proto")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Flood)));
-        assert!(find("loss")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Flood)));
-        assert!(!find("loss")
-            .unwrap()
-            .foreign_to(Asked::Search(SearchKind::Ndr)));
-        assert!(!find("rate")
-            .unwrap()
-            .foreign_to(Asked::Search(SearchKind::Degrade)));
-        assert!(find("parallel")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Ping)));
-        assert!(!find("engine")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Connections)));
+        let (t, search) = (Asked::Traffic, Asked::Search);
+        for (axis, w, foreign) in [
+            ("size", t(Workload::Http), false),
+            ("size", t(Workload::Flood), false),
+            ("size", t(Workload::Echo), true),
+            ("proto", t(Workload::Flood), true),
+            ("loss", t(Workload::Flood), true),
+            ("loss", search(SearchKind::Ndr), false),
+            ("rate", search(SearchKind::Degrade), false),
+            ("parallel", t(Workload::Ping), true),
+            ("engine", t(Workload::Connections), false),
+        ] {
+            assert_eq!(find(axis).unwrap().foreign_to(w), foreign, "{axis} for {w}");
+        }
     }
 }
