@@ -1036,6 +1036,38 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
     );
 }
 
+/// `fwbench workload` takes the trial commands' firewall options: the rule set stands
+/// on the gateway while the commands run, and its read-back is printed.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn workload_file_runs_with_the_firewall_options() {
+    let dir = TempDir::new();
+    let w = dir.file("w.txt");
+    std::fs::write(&w, "sequential 2 { command \"true\" }\n").unwrap();
+    let file = w.to_str().unwrap();
+    let v = json_of(&[
+        "workload",
+        file,
+        "--json",
+        "--no-store",
+        "--engine",
+        "nft",
+        "--rules",
+        "50",
+    ]);
+    assert_eq!(v["failed"], 0, "{v}");
+    assert_eq!(v["firewall"]["engine"], "nft", "{v}");
+    assert!(v["firewall"]["rules"].as_u64().unwrap() >= 50, "{v}");
+    assert!(v["firewall"]["remove_ms"].is_number(), "removed after: {v}");
+    // Without an engine no gateway agent runs: no rule-set figures.
+    let v = json_of(&["workload", file, "--json", "--no-store"]);
+    assert!(v["firewall"].is_null(), "{v}");
+    // Bad firewall options are bad input, before any namespace exists.
+    let o = fwbench(&["workload", file, "--model", "import"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--model import needs --import FILE"));
+}
+
 // ---- every trial starts from the same gateway ("numbers to trust", point 1) ----
 
 /// The scenario of the residue tests: iptables-nft (leaves an empty `table ip filter`,

@@ -53,14 +53,18 @@ fn fixed_copy() -> std::path::PathBuf {
 /// One line per scenario (its trials in plan order), then one per command.
 fn compute() -> String {
     let mut out = String::new();
-    let mut files: Vec<_> = std::fs::read_dir(fixed_copy())
+    // This checkout's scenarios (the fixed place is shared by every checkout on the
+    // machine: another one's files may stand there too), read from here, named there.
+    let fixed = fixed_copy();
+    let mut files: Vec<_> = std::fs::read_dir(root().join("scenarios"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
+    for here in files {
+        let text = std::fs::read_to_string(&here).unwrap();
+        let f = fixed.join(here.file_name().unwrap());
         let name = format!("scenarios/{}", f.file_name().unwrap().to_string_lossy());
         let plan = crate::plan::scenario::parse(&f.to_string_lossy(), &text, 1)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -78,7 +82,7 @@ fn compute() -> String {
     for c in COMMANDS {
         let argv: Vec<&str> = ["fwbench"].into_iter().chain(c.split(' ')).collect();
         let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{c}: {e}"));
-        let (p, _) = trial_of(&cli.cmd).unwrap().unwrap();
+        let (p, ..) = trial_of(&cli.cmd).unwrap().unwrap();
         out += &format!(
             "{c} | {} {}\n",
             crate::plan::scenario::trial_key(&p, 1),

@@ -5,9 +5,13 @@ mod key_fixture;
 mod live;
 
 use crate::error::usage;
+use crate::params::search::{Asked, SearchKind};
 use crate::params::topology::Topology;
 use crate::params::values::*;
+use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
+use crate::plan::axes::{AxisValues, Size};
+pub use crate::plan::flags::FirewallArgs;
 use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
@@ -46,43 +50,43 @@ enum Cmd {
     Run(RunArgs),
     /// One echo trial (seed 000's client/gateway/server echo cycle)
     #[command(after_help = "Example:\n  fwbench echo -n 5 -P udp -t 2 --engine nft --rules 1000")]
-    Echo(EchoArgs),
+    Echo(Trial<EchoArgs>),
     /// UDP flood at the maximum (or a given) rate: offered vs received packets/s, loss
     #[command(after_help = "Example:\n  fwbench flood -s 64 -t 2 --engine nft --rules 1000 -J")]
-    Flood(FloodArgs),
+    Flood(Trial<FloodArgs>),
     /// Paced UDP flow (open loop): rate, loss, one-way delay, jitter, reordering
     #[command(
         after_help = "Example:\n  fwbench flow -r 100M -s 1400 -t 3   (100 Mbit/s; -r 10MB/s = 80 Mbit/s, -r 50kpps)"
     )]
-    Flow(FlowArgs),
+    Flow(Trial<FlowArgs>),
     /// UDP ping with nanosecond timing: round-trip min/avg/p50/p99/max
     #[command(after_help = "Example:\n  fwbench ping -c 1000 -i 1ms -6")]
-    Ping(PingArgs),
+    Ping(Trial<PingArgs, NoLive>),
     /// RFC 2544 throughput: the highest rate with no loss (or loss ≤ --loss), by binary search
     #[command(
         after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
     )]
-    Ndr(NdrArgs),
+    Ndr(Trial<NdrArgs, NoLive>),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
-    Degrade(DegradeArgs),
+    Degrade(Trial<DegradeArgs, NoLive>),
     /// TCP sessions (connect, request, response, close): sequential = session latency,
     /// parallel = sessions/s; --parallel auto finds the sweet spot (seed 003)
     #[command(after_help = "Example:\n  fwbench sessions -p auto --response 4K -t 2")]
-    Sessions(SessionsArgs),
+    Sessions(Trial<SessionsArgs>),
     /// Bulk transfers, one per session: goodput, with the per-session overhead split out (seed 003)
     #[command(after_help = "Example:\n  fwbench bulk -s 1.7M -p 3 -c 9")]
-    Bulk(BulkArgs),
+    Bulk(Trial<BulkArgs>),
     /// HTTP/1.1 downloads: time to first and last byte (seed 004: --size 8M); built-in
     /// server and client, or nginx and curl
     #[command(
         after_help = "Example:\n  fwbench http -s 8M --server-program nginx --client-program curl"
     )]
-    Http(HttpArgs),
+    Http(Trial<HttpArgs>),
     /// Concurrent connection capacity: open and hold connections up to --limit,
     /// report how many and what stopped it
     #[command(after_help = "Example:\n  fwbench connections --limit 20000 --engine nft")]
-    Connections(ConnectionsArgs),
+    Connections(Trial<ConnectionsArgs>),
     /// Run a workload file (seed 003's language: command, sequential, parallel, random)
     /// with every command inside the client's namespace; per-command timing
     #[command(
@@ -160,6 +164,39 @@ enum Cmd {
     },
 }
 
+/// A trial command: its own flags, its live-output flags ([`NoLive`] for ping, whose
+/// `-i` is the probe interval, and the searches), then where and how the trial runs.
+#[derive(Args)]
+struct Trial<T: Args, L: Args + Live = LiveArgs> {
+    #[command(flatten)]
+    own: T,
+    #[command(flatten)]
+    live: L,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
+/// The live-output flags of a trial command, if it has them.
+trait Live {
+    fn args(&self) -> LiveArgs;
+}
+
+impl Live for LiveArgs {
+    fn args(&self) -> LiveArgs {
+        self.clone()
+    }
+}
+
+/// No live output (ping, ndr, degrade).
+#[derive(Args)]
+struct NoLive {}
+
+impl Live for NoLive {
+    fn args(&self) -> LiveArgs {
+        LiveArgs::default()
+    }
+}
+
 #[derive(Args)]
 #[command(next_help_heading = "Traffic")]
 struct EchoArgs {
@@ -181,10 +218,6 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 /// Where and how a trial runs (shared by echo, flood, flow, ping, ndr, degrade).
@@ -301,29 +334,29 @@ pub struct StreamArgs {
 }
 
 impl StreamArgs {
-    fn packet(&self, default_size: u32, rate: proto::Rate) -> crate::params::packet::PacketParams {
-        crate::params::packet::PacketParams {
-            size: match (self.size, self.frame) {
-                (Some(s), _) => s,
-                (None, Some(f)) => proto::PacketSize::Frame(f),
-                (None, None) => proto::PacketSize::Payload(default_size),
-            },
-            rate,
-            flows: self.flows,
-            threads: self.threads,
-            sink_threads: self.sink_threads,
-            batch: self.batch,
-            sender: self.sender,
-            sink: self.sink,
-            count: None,
-            interval_ns: 0,
-            fragment: self.fragment,
-            dport: self.dport,
-            sport: self.sport,
-            src: self.src,
-            dst: self.dst,
-            aim: self.aim.clone(),
-            events: self.events.params(),
+    /// Set these flags on `v` (a size not given keeps the workload's default).
+    fn set(&self, v: &mut AxisValues) {
+        if let Some(s) = self.size.or(self.frame.map(proto::PacketSize::Frame)) {
+            v.size = Size::Packet(s);
+        }
+        v.clients = self.sources;
+        v.flows = self.flows;
+        v.threads = self.threads;
+        v.sink_threads = self.sink_threads;
+        v.batch = self.batch;
+        v.sender = self.sender;
+        v.sink = self.sink;
+        v.fragment = self.fragment;
+        v.dport = self.dport;
+        v.sport = self.sport;
+        v.src = self.src;
+        v.dst = self.dst;
+        v.aim = self.aim.clone();
+        if let Some(e) = self.events.params() {
+            v.event = Some((e.kind, e.k, e.at_s));
+            v.event_rate = e.rate;
+            v.event_count = e.count;
+            v.event_method = e.method;
         }
     }
 }
@@ -336,10 +369,6 @@ struct FloodArgs {
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -350,10 +379,6 @@ struct FlowArgs {
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -380,8 +405,6 @@ struct PingArgs {
     /// Aim at rule N (or CHAIN:N) of the imported ruleset (see flood --aim)
     #[arg(long, value_parser = crate::params::packet::parse_aim)]
     aim: Option<String>,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 /// Options shared by the connection workloads (sessions, bulk, http, connections).
@@ -417,10 +440,6 @@ struct SessionsArgs {
     response: u64,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -438,10 +457,6 @@ struct BulkArgs {
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -461,10 +476,6 @@ struct HttpArgs {
     client_program: Option<String>,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -478,10 +489,6 @@ struct ConnectionsArgs {
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
-    #[command(flatten)]
-    live: LiveArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args)]
@@ -490,8 +497,6 @@ struct NdrArgs {
     stream: StreamArgs,
     #[command(flatten)]
     search: SearchArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
 }
 
 #[derive(Args, Clone)]
@@ -528,82 +533,6 @@ struct DegradeArgs {
     loss: f64,
     #[command(flatten)]
     stream: StreamArgs,
-    #[command(flatten)]
-    trial: TrialArgs,
-}
-
-/// The rule set on the gateway (shared by every workload).
-#[derive(Args, Clone)]
-#[command(next_help_heading = "Firewall")]
-pub struct FirewallArgs {
-    /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft, xdp (native XDP), xdp-map (filler rules in one hash map), xdp-generic, tc-bpf
-    #[arg(long, default_value = "none", value_parser = engine)]
-    pub engine: firewall::Engine,
-    /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, raw-drop, filter-drop,
-    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, import
-    /// [default: linear, or import with --import]
-    #[arg(long, value_parser = model)]
-    pub model: Option<firewall::models::Model>,
-    /// Number of non-matching filler rules (linear, raw-filler; before the drop in raw-drop, filter-drop) or string rules
-    #[arg(long, default_value = "0", value_parser = rule_count, allow_hyphen_values = true)]
-    pub rules: u32,
-    /// Where the matching rule sits among the fillers: first, middle, last, none (policy decides)
-    #[arg(long, default_value = "last", value_parser = position)]
-    pub position: firewall::models::Position,
-    /// Chain the traffic is filtered in: forward, or input (selects the input topology)
-    #[arg(long, value_parser = chain)]
-    pub chain: Option<firewall::models::Chain>,
-    /// Your own ruleset (`nft list ruleset` or `iptables-save` output), installed into fwbench's own table/chains
-    #[arg(long, value_name = "FILE")]
-    pub import: Option<String>,
-    /// Table family of the nft engines: inet (as distributions ship; every ip match also checks the protocol family) or ip (table ip for IPv4, ip6 for IPv6)
-    #[arg(long, default_value = "inet", value_parser = crate::params::values::nft_family)]
-    pub nft_family: firewall::NftFamily,
-}
-
-impl FirewallArgs {
-    /// Resolve defaults and conflicts: (model, topology override).
-    pub fn resolve(
-        &self,
-        topology: Option<Topology>,
-    ) -> Result<(firewall::models::Model, Option<Topology>)> {
-        use firewall::models::{Chain, Model};
-        let model = match (self.model, &self.import) {
-            (Some(Model::Import), None) => return Err(usage("--model import needs --import FILE")),
-            (Some(m), Some(_)) if m != Model::Import => {
-                return Err(usage(format!(
-                    "--import goes with --model import, not --model {m}"
-                )))
-            }
-            (Some(m), _) => m,
-            (None, Some(_)) => Model::Import,
-            (None, None) => Model::Linear,
-        };
-        if self.engine == firewall::Engine::None
-            && self
-                .model
-                .is_some_and(|m| m != Model::None && m != Model::Seed000F0)
-        {
-            return Err(usage(format!(
-                "--model {model} installs rules: choose an --engine (nft, iptables-legacy, …)"
-            )));
-        }
-        let topo = match (self.chain, topology) {
-            (Some(Chain::Input), Some(t)) if t != Topology::Input && t != Topology::Proxy => {
-                return Err(usage(format!(
-                    "--chain input needs topology input (or proxy), not {t}"
-                )))
-            }
-            (Some(Chain::Forward), Some(t @ (Topology::Input | Topology::Proxy))) => {
-                return Err(usage(format!(
-                    "--chain forward does not fit topology {t} (its traffic ends in INPUT)"
-                )))
-            }
-            (Some(Chain::Input), None) => Some(Topology::Input),
-            (_, t) => t,
-        };
-        Ok((model, topo))
-    }
 }
 
 #[derive(Args, Clone)]
@@ -823,32 +752,13 @@ pub fn run() -> Result<ExitCode> {
                     family,
                 },
         } => {
-            let (model, topo) = fw.resolve(None)?;
-            let topology = topo.unwrap_or(Topology::Forward);
-            let p = TrialParams {
-                topology,
-                clients,
-                duration_s: 1.0,
-                frame_size: "64".into(),
-                frame: FrameSize::Fixed { size: 64 },
-                proto,
-                family,
-                server: ServerMode::Epoll,
-                timeout_ms: 500,
-                seed: 0,
-                engine: fw.engine,
-                model,
-                rules: count.unwrap_or(fw.rules),
-                position: fw.position,
-                chain: crate::params::topology::chain_of(topology),
-                nft_family: fw.nft_family,
-                import: fw.import.clone(),
-                kind: crate::params::workload::TrialKind::Echo,
-                search: None,
-                adaptive: None,
-                label: None,
-                gateway_cpus: None,
-            };
+            let mut v = AxisValues::defaults(Asked::Traffic(Workload::Echo));
+            fw.set(&mut v, None)?;
+            v.rules = count.unwrap_or(fw.rules);
+            v.clients = clients;
+            v.proto = proto;
+            v.family = family;
+            let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
             match crate::rules::render_text(&p).map_err(usage)? {
                 Some(text) => print!("{text}"),
                 None => println!("# engine none: nothing is installed (the baseline)"),
@@ -856,116 +766,28 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cmd => {
-            let (p, t) = trial_of(&cmd)?.expect("every other command is a trial");
-            launch(p, t, live_of(&cmd))
+            let (p, t, live) = trial_of(&cmd)?.expect("every other command is a trial");
+            launch(p, t, live)
         }
     }
 }
 
-/// The second stage of a trial command: typed arguments → checked trial parameters
-/// (bad input → exit 2), without touching the host. `None` for the other commands.
-fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
-    use crate::params::search::{Search, SearchParams};
-    use crate::params::workload::{ConnKind, PacketKind, TrialKind};
-    let packet = |k: PacketKind, params| TrialKind::Packet(k, params);
-    let p = match cmd {
-        Cmd::Flood(a) => {
-            let k = packet(PacketKind::Flood, a.stream.packet(18, a.rate));
-            (
-                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
-                &a.trial,
-            )
-        }
-        Cmd::Flow(a) => {
-            let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
-            (
-                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
-                &a.trial,
-            )
-        }
-        Cmd::Ping(a) => {
-            let k = crate::params::packet::PacketParams {
-                size: a.size,
-                count: a.count.map(u64::from),
-                interval_ns: a.interval,
-                dport: a.dport,
-                src: a.src,
-                aim: a.aim.clone(),
-                ..Default::default()
-            };
-            let mut p = base_params(packet(PacketKind::Ping, k), None, 1, &a.trial)?;
-            p.timeout_ms = a.timeout_ms;
-            (finish(p)?, &a.trial)
-        }
-        Cmd::Ndr(a) => {
-            let k = packet(PacketKind::Flood, a.stream.packet(18, proto::Rate::Max));
-            let sp = SearchParams {
-                loss: a.search.loss,
-                precision: a.search.precision,
-                max_rate: a.search.max_rate,
-                max_trials: a.search.max_trials,
-                ..Default::default()
-            };
-            let p = base_params(k, Some(Search::Ndr(sp)), a.stream.sources, &a.trial)?;
-            (finish(p)?, &a.trial)
-        }
-        Cmd::Degrade(a) => {
-            let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
-            let sp = SearchParams {
-                loss: a.loss,
-                max_rules: a.max_rules,
-                resolution: a.resolution,
-                ..Default::default()
-            };
-            let p = base_params(k, Some(Search::Degrade(sp)), a.stream.sources, &a.trial)?;
-            (finish(p)?, &a.trial)
-        }
-        Cmd::Sessions(a) => {
-            let k = crate::params::conn::ConnParams {
-                parallel: a.parallel,
-                request: a.request,
-                size: a.response,
-                ..a.conn.params(ConnKind::Sessions)
-            };
-            (conn_params(ConnKind::Sessions, k, &a.trial)?, &a.trial)
-        }
-        Cmd::Bulk(a) => {
-            let k = crate::params::conn::ConnParams {
-                parallel: a.parallel,
-                size: a.size,
-                overhead_sessions: a.overhead_sessions,
-                ..a.conn.params(ConnKind::Bulk)
-            };
-            (conn_params(ConnKind::Bulk, k, &a.trial)?, &a.trial)
-        }
-        Cmd::Http(a) => {
-            let k = crate::params::conn::ConnParams {
-                parallel: a.parallel,
-                size: a.size,
-                server_program: a.server_program.clone(),
-                client_program: a.client_program.clone(),
-                ..a.conn.params(ConnKind::Http)
-            };
-            (conn_params(ConnKind::Http, k, &a.trial)?, &a.trial)
-        }
-        Cmd::Connections(a) => {
-            let k = crate::params::conn::ConnParams {
-                limit: a.limit,
-                hold_s: a.hold,
-                ..a.conn.params(ConnKind::Connections)
-            };
-            (conn_params(ConnKind::Connections, k, &a.trial)?, &a.trial)
-        }
-        Cmd::Echo(a) => {
-            let mut p = base_params(TrialKind::Echo, None, a.clients, &a.trial)?;
-            p.frame_size = a.frame_size.to_string();
-            p.frame = a.frame_size;
-            p.proto = a.proto;
-            p.server = a.server;
-            p.timeout_ms = a.timeout_ms;
-            p.seed = a.seed.unwrap_or_else(crate::run::session::fresh_seed);
-            (finish(p)?, &a.trial)
-        }
+/// The second stage of a trial command: typed arguments → the axis values they set
+/// (the rest keep the registry's defaults) → the one builder → checked trial
+/// parameters (bad input → exit 2), without touching the host; with the trial flags
+/// and the live ones. `None` for the other commands.
+fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
+    match cmd {
+        Cmd::Echo(c) => c.params(),
+        Cmd::Flood(c) => c.params(),
+        Cmd::Flow(c) => c.params(),
+        Cmd::Ping(c) => c.params(),
+        Cmd::Ndr(c) => c.params(),
+        Cmd::Degrade(c) => c.params(),
+        Cmd::Sessions(c) => c.params(),
+        Cmd::Bulk(c) => c.params(),
+        Cmd::Http(c) => c.params(),
+        Cmd::Connections(c) => c.params(),
         Cmd::Run(_)
         | Cmd::Workload(_)
         | Cmd::Report(_)
@@ -977,34 +799,163 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
         | Cmd::Schema { .. }
         | Cmd::Man { .. }
         | Cmd::Agent { .. } => return Ok(None),
-    };
-    Ok(Some(p))
+    }
+    .map(Some)
 }
 
-/// The live-interval flags of a trial command (none for ping and the searches).
-fn live_of(cmd: &Cmd) -> LiveArgs {
-    match cmd {
-        Cmd::Echo(a) => a.live.clone(),
-        Cmd::Flood(a) => a.live.clone(),
-        Cmd::Flow(a) => a.live.clone(),
-        Cmd::Sessions(a) => a.live.clone(),
-        Cmd::Bulk(a) => a.live.clone(),
-        Cmd::Http(a) => a.live.clone(),
-        Cmd::Connections(a) => a.live.clone(),
-        Cmd::Ping(_)
-        | Cmd::Ndr(_)
-        | Cmd::Degrade(_)
-        | Cmd::Run(_)
-        | Cmd::Workload(_)
-        | Cmd::Report(_)
-        | Cmd::Compare(_)
-        | Cmd::Testbed { .. }
-        | Cmd::Rules { .. }
-        | Cmd::Check { .. }
-        | Cmd::Completions { .. }
-        | Cmd::Schema { .. }
-        | Cmd::Man { .. }
-        | Cmd::Agent { .. } => LiveArgs::default(),
+/// A trial command's own flags on the axis registry: the workload they ask for and
+/// the values they set.
+trait Flags {
+    fn asked(&self) -> Asked;
+    fn set(&self, v: &mut AxisValues);
+    /// The trial's seed (echo's frame-size PRNG; 0 for the others).
+    fn seed(&self) -> u64 {
+        0
+    }
+}
+
+impl<T: Args + Flags, L: Args + Live> Trial<T, L> {
+    /// The registry's defaults for the workload, the command's flags, the common ones
+    /// → `plan::axes::trial_params` → the cross-field checks.
+    fn params(&self) -> Result<(TrialParams, &TrialArgs, LiveArgs)> {
+        let mut v = AxisValues::defaults(self.own.asked());
+        self.own.set(&mut v);
+        self.trial.set(&mut v)?;
+        let mut p = crate::plan::axes::trial_params(&v, self.own.seed()).map_err(usage)?;
+        p.adaptive = self
+            .trial
+            .until_ci
+            .map(|precision| crate::params::Adaptive {
+                precision,
+                max_s: self.trial.max_duration,
+            });
+        crate::plan::scenario::check_combination(&p).map_err(usage)?;
+        Ok((p, &self.trial, self.live.args()))
+    }
+}
+
+impl Flags for EchoArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Echo)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.clients = self.clients;
+        v.frame_size = self.frame_size;
+        v.proto = self.proto;
+        v.server = self.server;
+        v.timeout_ms = self.timeout_ms;
+    }
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(crate::run::session::fresh_seed)
+    }
+}
+
+impl Flags for FloodArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Flood)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.rate = self.rate;
+        self.stream.set(v);
+    }
+}
+
+impl Flags for FlowArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Flow)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.rate = self.rate;
+        self.stream.set(v);
+    }
+}
+
+impl Flags for PingArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Ping)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.size = Size::Packet(self.size);
+        v.count = self.count.map(u64::from);
+        v.interval = self.interval;
+        v.timeout_ms = self.timeout_ms;
+        v.dport = self.dport;
+        v.src = self.src;
+        v.aim = self.aim.clone();
+    }
+}
+
+impl Flags for NdrArgs {
+    fn asked(&self) -> Asked {
+        Asked::Search(SearchKind::Ndr)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.stream.set(v);
+        v.loss = self.search.loss;
+        v.precision = self.search.precision;
+        v.max_rate = self.search.max_rate.unwrap_or(proto::Rate::Max);
+        v.max_trials = self.search.max_trials;
+    }
+}
+
+impl Flags for DegradeArgs {
+    fn asked(&self) -> Asked {
+        Asked::Search(SearchKind::Degrade)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.stream.set(v);
+        v.rate = self.rate;
+        v.loss = self.loss;
+        v.max_rules = self.max_rules;
+        v.resolution = self.resolution;
+    }
+}
+
+impl Flags for SessionsArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Sessions)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.parallel = self.parallel;
+        v.request = self.request;
+        v.size = Size::Bytes(self.response);
+        self.conn.set(v);
+    }
+}
+
+impl Flags for BulkArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Bulk)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.parallel = self.parallel;
+        v.size = Size::Bytes(self.size);
+        v.overhead_sessions = self.overhead_sessions;
+        self.conn.set(v);
+    }
+}
+
+impl Flags for HttpArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Http)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.parallel = self.parallel;
+        v.size = Size::Bytes(self.size);
+        v.server_program = self.server_program.clone();
+        v.client_program = self.client_program.clone();
+        self.conn.set(v);
+    }
+}
+
+impl Flags for ConnectionsArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::Connections)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        v.limit = self.limit;
+        v.hold = self.hold;
+        self.conn.set(v);
     }
 }
 
@@ -1024,88 +975,32 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     }
 }
 
-/// Parameters of one trial from the command line: the common flags, the kind and the
-/// search; [`finish`] settles and checks them once the command has set the rest.
-fn base_params(
-    kind: crate::params::workload::TrialKind,
-    search: Option<crate::params::search::Search>,
-    clients: u32,
-    a: &TrialArgs,
-) -> Result<TrialParams> {
-    use crate::params::workload::TrialKind;
-    let (model, topo) = a.fw.resolve(a.topology)?;
-    let topology = topo.unwrap_or(Topology::Forward);
-    Ok(TrialParams {
-        topology,
-        clients,
-        duration_s: a.duration,
-        frame_size: "64".into(),
-        frame: FrameSize::Fixed { size: 64 },
-        proto: match &kind {
-            TrialKind::Echo | TrialKind::Conn(..) => Proto::Tcp,
-            TrialKind::Packet(..) => Proto::Udp,
-        },
-        family: if a.ipv6 {
+impl TrialArgs {
+    /// Set the flags every trial command has: firewall, topology, family, duration.
+    fn set(&self, v: &mut AxisValues) -> Result<()> {
+        self.fw.set(v, self.topology)?;
+        v.family = if self.ipv6 {
             Family::V6
-        } else if a.ipv4 {
+        } else if self.ipv4 {
             Family::V4
         } else {
-            a.family
-        },
-        server: ServerMode::Epoll,
-        timeout_ms: 500,
-        seed: 0,
-        engine: a.fw.engine,
-        model,
-        rules: a.fw.rules,
-        position: a.fw.position,
-        chain: crate::params::topology::chain_of(topology),
-        nft_family: a.fw.nft_family,
-        import: a.fw.import.clone(),
-        search: search.or_else(|| crate::plan::axes::sweet_spot(&kind)),
-        kind,
-        adaptive: a.until_ci.map(|precision| crate::params::Adaptive {
-            precision,
-            max_s: a.max_duration,
-        }),
-        label: None,
-        gateway_cpus: None,
-    })
-}
-
-/// What scenarios do to a trial too (`plan::axes::settle`), then the cross checks
-/// (bad input → exit 2).
-fn finish(mut p: TrialParams) -> Result<TrialParams> {
-    crate::plan::axes::settle(&mut p);
-    crate::plan::scenario::check_combination(&p).map_err(usage)?;
-    Ok(p)
-}
-
-impl ConnArgs {
-    /// The workload's defaults with these options; a count given replaces the default.
-    fn params(&self, w: crate::params::workload::ConnKind) -> crate::params::conn::ConnParams {
-        let d = w.defaults();
-        crate::params::conn::ConnParams {
-            count: self.count.or(d.count),
-            timeout_ms: self.timeout_ms,
-            proxy_buffer: self.proxy_buffer,
-            verify: !self.no_verify,
-            ..d
-        }
+            self.family
+        };
+        v.duration = self.duration;
+        Ok(())
     }
 }
 
-fn conn_params(
-    kind: crate::params::workload::ConnKind,
-    k: crate::params::conn::ConnParams,
-    a: &TrialArgs,
-) -> Result<TrialParams> {
-    // The connect/read timeout is the trial's timeout, as a scenario has it.
-    let timeout_ms = k.timeout_ms;
-    let kind = crate::params::workload::TrialKind::Conn(kind, k);
-    let mut p = base_params(kind, None, 1, a)?;
-    p.timeout_ms = timeout_ms;
-    finish(p)
+impl ConnArgs {
+    /// Set these flags on `v` (a count not given keeps the workload's default).
+    fn set(&self, v: &mut AxisValues) {
+        if let Some(c) = self.count {
+            v.count = Some(c);
+        }
+        v.timeout_ms = self.timeout_ms;
+        v.proxy_buffer = self.proxy_buffer;
+        v.verify = !self.no_verify;
+    }
 }
 
 fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
@@ -1247,7 +1142,7 @@ mod tests {
     fn short_flags_and_byte_rates() {
         let trial = |args: &[&str]| {
             let cli = Cli::try_parse_from(args).unwrap();
-            let (p, t) = trial_of(&cli.cmd).unwrap().unwrap();
+            let (p, t, _) = trial_of(&cli.cmd).unwrap().unwrap();
             (p, t.clone())
         };
         let (p, t) = trial(&["fwbench", "flow", "-6", "-J", "-r", "10MB/s"]);
@@ -1423,6 +1318,27 @@ mod tests {
         );
     }
 
+    /// `fwbench workload` has the trial commands' firewall flags (one `FirewallArgs`),
+    /// each an axis of the registry but `--chain` (it selects the topology).
+    #[test]
+    fn workload_takes_the_trial_commands_firewall_flags() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let firewall = |name: &str| -> Vec<String> {
+            let cmd = cli.find_subcommand(name).unwrap();
+            cmd.get_arguments()
+                .filter(|a| a.get_help_heading() == Some("Firewall"))
+                .filter_map(|a| a.get_long().map(|l| l.replace('-', "_")))
+                .collect()
+        };
+        let flags = firewall("workload");
+        assert_eq!(flags, firewall("flood"));
+        assert!(flags.len() >= 7, "{flags:?}");
+        for f in flags.iter().filter(|f| *f != "chain") {
+            assert!(crate::plan::axes::find(f).is_some(), "--{f} is no axis");
+        }
+    }
+
     /// One definition per axis: a trial command with no flags gives exactly the trial
     /// a scenario naming only the workload gives (the registry's defaults).
     #[test]
@@ -1437,9 +1353,8 @@ mod tests {
             };
             let argv = [&["fwbench", w][..], args].concat();
             let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
-            let (from_cli, _) = trial_of(&cli.cmd).unwrap().unwrap();
-            let mut v = std::collections::BTreeMap::from([("workload", w.to_string())]);
-            v.extend(axes.iter().map(|(k, x)| (*k, x.to_string())));
+            let (from_cli, ..) = trial_of(&cli.cmd).unwrap().unwrap();
+            let v = AxisValues::from_text(w.parse().unwrap(), axes).unwrap();
             let from_plan = crate::plan::axes::trial_params(&v, from_cli.seed).unwrap();
             assert_eq!(
                 from_cli, from_plan,

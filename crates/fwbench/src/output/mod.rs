@@ -332,22 +332,17 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         ("verdicts", false),
         ("status", false),
     ];
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
-    for (i, (t, o)) in rows.iter().enumerate() {
+    let echo = trial_table(&header, rows, |i, t, o| {
         let p = &t.params;
         if p.workload() != Workload::Echo {
-            continue;
+            return None;
         }
         let installed = o.firewall().map_or(0, |f| f.rules);
         let mut r = vec![
             (i + 1).to_string(),
             p.topology.to_string(),
             engine_cell(p),
-            if p.engine == firewall::Engine::None {
-                "-".into()
-            } else {
-                p.model.to_string()
-            },
+            model_cell(p),
             installed.to_string(),
             p.proto.to_string(),
             format!("IPv{}", p.family),
@@ -370,12 +365,9 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
         }
         r.push(verdict_cell(o));
         r.push(o.status.as_str().into());
-        table.push(r);
-    }
-    let mut out = format!("\n{name}\n");
-    if table.len() > 1 {
-        out += &render_table(&header, &table);
-    }
+        Some(r)
+    });
+    let mut out = format!("\n{name}\n{echo}");
     for extra in [packet_table(rows), conn_table(rows)] {
         if !extra.is_empty() {
             if out.lines().count() > 2 {
@@ -745,6 +737,34 @@ pub fn build_json() -> serde_json::Value {
     serde_json::to_value(doc::BuildInfo::this()).unwrap_or_default()
 }
 
+/// The model column: `-` without an engine (nothing is installed).
+fn model_cell(p: &TrialParams) -> String {
+    if p.engine == firewall::Engine::None {
+        "-".into()
+    } else {
+        p.model.to_string()
+    }
+}
+
+/// One table of a run's trials: a row per trial `cells` gives one for (`None`: not
+/// this table's, e.g. another workload's); empty when it gives none.
+fn trial_table(
+    header: &[(&str, bool)],
+    rows: &[(PlannedTrial, Outcome)],
+    mut cells: impl FnMut(usize, &PlannedTrial, &Outcome) -> Option<Vec<String>>,
+) -> String {
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
+    table.extend(
+        rows.iter()
+            .enumerate()
+            .filter_map(|(i, (t, o))| cells(i, t, o)),
+    );
+    if table.len() == 1 {
+        return String::new();
+    }
+    render_table(header, &table)
+}
+
 /// Columns aligned, a rule under the header. `header`: (title, right-aligned).
 fn render_table(header: &[(&str, bool)], table: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
@@ -804,23 +824,16 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
         ("verdicts", false),
         ("status", false),
     ];
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
     let mut searches = Vec::new();
-    for (i, (t, o)) in rows.iter().enumerate() {
+    let mut out = trial_table(&header, rows, |i, t, o| {
         let p = &t.params;
-        let Some(k) = p.packet().filter(|_| p.workload() != Workload::Echo) else {
-            continue;
-        };
+        let k = p.packet().filter(|_| p.workload() != Workload::Echo)?;
         let mut r = vec![
             (i + 1).to_string(),
             p.name().into(),
             p.topology.to_string(),
             engine_cell(p),
-            if p.engine == firewall::Engine::None {
-                "-".into()
-            } else {
-                p.model.to_string()
-            },
+            model_cell(p),
             o.firewall().map_or(0, |f| f.rules).to_string(),
             format!("IPv{}", p.family),
             k.size.to_string(),
@@ -875,12 +888,8 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
         }
         r.push(verdict_cell(o));
         r.push(o.status.as_str().into());
-        table.push(r);
-    }
-    if table.len() == 1 {
-        return String::new();
-    }
-    let mut out = render_table(&header, &table);
+        Some(r)
+    });
     if !searches.is_empty() {
         out += "searches (ndr: recv pps is the rate found; degrade: rules is the first degraded count):\n";
         out += &searches.join("\n");
@@ -906,12 +915,9 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
         ("failed", true),
         ("status", false),
     ];
-    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.0.to_string()).collect()];
-    for (i, (t, o)) in rows.iter().enumerate() {
+    trial_table(&header, rows, |i, t, o| {
         let p = &t.params;
-        let Some(k) = p.conn() else {
-            continue;
-        };
+        let k = p.conn()?;
         let mut r = vec![
             (i + 1).to_string(),
             p.label.clone().unwrap_or_else(|| p.name().to_string()),
@@ -941,12 +947,8 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             _ => r.extend(std::iter::repeat_n("-".to_string(), 5)),
         }
         r.push(o.status.as_str().into());
-        table.push(r);
-    }
-    if table.len() == 1 {
-        return String::new();
-    }
-    render_table(&header, &table)
+        Some(r)
+    })
 }
 
 /// `fwbench workload` text: totals, then per distinct command its count and durations.
@@ -978,6 +980,14 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
         out += &format!("  error: {r}\n");
     }
     out
+}
+
+/// The rule set that stood on the gateway during `fwbench workload`.
+pub fn workload_firewall_text(f: &firewall::Report) -> String {
+    format!(
+        "  gateway: {} with {} rules, {} set elements (installed in {:.1} ms)\n",
+        f.engine, f.rules, f.elements, f.install_ms
+    )
 }
 
 /// `fwbench run --list-axes`: the axis registry as a table.

@@ -58,52 +58,72 @@ pub fn parse_event(t: &str) -> Result<(UpdateKind, u32, f64), String> {
     Ok((kind, k, at_s))
 }
 
-/// The event of the four values (CLI flags or scenario axes); `None` when `event`
-/// is empty (then the others must be too).
-pub fn event_params(
-    event: &str,
-    rate: &str,
-    count: &str,
-    method: &str,
+/// An event as written (`KIND:K@T`), the typed `event` axis value.
+pub type Event = (UpdateKind, u32, f64);
+
+/// The `event` axis: empty (none) or `KIND:K@T`.
+pub fn parse_opt_event(t: &str) -> Result<Option<Event>, String> {
+    (!t.trim().is_empty()).then(|| parse_event(t)).transpose()
+}
+
+/// The `event_rate` axis: empty (once) or updates/s, 0 < R <= 10000.
+pub fn parse_event_rate(r: &str) -> Result<Option<f64>, String> {
+    match r.trim() {
+        "" => Ok(None),
+        r => r
+            .trim_end_matches("/s")
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0 && *v <= 10_000.0)
+            .map(Some)
+            .ok_or_else(|| format!("event rate '{r}' (expected updates/s, 0 < R <= 10000)")),
+    }
+}
+
+/// The `event_count` axis: empty or 1 to `proto::MAX_UPDATES`.
+pub fn parse_event_count(c: &str) -> Result<Option<u32>, String> {
+    match c.trim() {
+        "" => Ok(None),
+        c => c
+            .parse::<u32>()
+            .ok()
+            .filter(|&n| n > 0 && n <= proto::MAX_UPDATES)
+            .map(Some)
+            .ok_or_else(|| format!("event count '{c}' (expected 1 to {})", proto::MAX_UPDATES)),
+    }
+}
+
+/// The `event_method` axis: empty (batch) or a method name.
+pub fn parse_event_method(m: &str) -> Result<UpdateMethod, String> {
+    match m.trim() {
+        "" => Ok(UpdateMethod::Batch),
+        m => m.parse(),
+    }
+}
+
+/// The trial's event from the four typed values (CLI flags or scenario axes); `None`
+/// without an event (then rate and count must be unset too).
+pub fn combine(
+    event: Option<Event>,
+    rate: Option<f64>,
+    count: Option<u32>,
+    method: UpdateMethod,
 ) -> Result<Option<EventParams>, String> {
-    if event.trim().is_empty() {
-        if let Some((what, _)) = [("event_rate", rate), ("event_count", count)]
-            .into_iter()
-            .find(|(_, v)| !v.trim().is_empty())
+    let Some((kind, k, at_s)) = event else {
+        if let Some(what) = [
+            ("event_rate", rate.is_some()),
+            ("event_count", count.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(w, set)| set.then_some(w))
         {
             return Err(format!("{what} needs an event (e.g. event = \"add:1@1s\")"));
         }
         return Ok(None);
-    }
-    let (kind, k, at_s) = parse_event(event)?;
-    let rate = match rate.trim() {
-        "" => None,
-        r => Some(
-            r.trim_end_matches("/s")
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v > 0.0 && *v <= 10_000.0)
-                .ok_or_else(|| format!("event rate '{r}' (expected updates/s, 0 < R <= 10000)"))?,
-        ),
-    };
-    let count = match count.trim() {
-        "" => None,
-        c => Some(
-            c.parse::<u32>()
-                .ok()
-                .filter(|&n| n > 0 && n <= proto::MAX_UPDATES)
-                .ok_or_else(|| {
-                    format!("event count '{c}' (expected 1 to {})", proto::MAX_UPDATES)
-                })?,
-        ),
     };
     if count.is_some_and(|n| n > 1) && rate.is_none() {
         return Err("more than one update needs an event rate (updates/s)".into());
     }
-    let method = match method.trim() {
-        "" => UpdateMethod::Batch,
-        m => m.parse()?,
-    };
     Ok(Some(EventParams {
         kind,
         k,
@@ -112,6 +132,22 @@ pub fn event_params(
         count,
         method,
     }))
+}
+
+/// The event of the four values as written (each parsed, then [`combine`]d).
+#[cfg(test)]
+fn event_params(
+    event: &str,
+    rate: &str,
+    count: &str,
+    method: &str,
+) -> Result<Option<EventParams>, String> {
+    combine(
+        parse_opt_event(event)?,
+        parse_event_rate(rate)?,
+        parse_event_count(count)?,
+        parse_event_method(method)?,
+    )
 }
 
 impl EventParams {

@@ -125,10 +125,10 @@ pub fn parallelism(s: &str) -> Result<u32, String> {
     crate::params::conn::parse_parallel(s)
 }
 pub fn packet_size(s: &str) -> Result<proto::PacketSize, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+    named(s)
 }
 pub fn rate(s: &str) -> Result<proto::Rate, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+    named(s)
 }
 pub fn count(s: &str) -> Result<u32, String> {
     crate::params::values::parse_count(s)
@@ -161,39 +161,41 @@ pub fn ratio(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 pub fn frame(s: &str) -> Result<FrameSize, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+    named(s)
 }
 pub fn protocol(s: &str) -> Result<Proto, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+    named(s)
 }
 pub fn family(s: &str) -> Result<Family, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+    named(s)
 }
 pub fn server_mode(s: &str) -> Result<ServerMode, String> {
-    s.parse().map_err(|e: proto::ParseSpecError| e.0)
+    named(s)
 }
 pub fn topology(s: &str) -> Result<Topology, String> {
-    s.parse()
+    named(s)
+}
+/// A value by its `FromStr`, whose error names the value and what was expected.
+pub fn named<T: std::str::FromStr>(s: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    s.parse().map_err(|e: T::Err| e.to_string())
 }
 pub fn engine(s: &str) -> Result<firewall::Engine, String> {
-    s.parse()
-        .map_err(|e: <firewall::Engine as std::str::FromStr>::Err| e.to_string())
+    named(s)
 }
 pub fn model(s: &str) -> Result<firewall::models::Model, String> {
-    s.parse()
-        .map_err(|e: <firewall::models::Model as std::str::FromStr>::Err| e.to_string())
+    named(s)
 }
 pub fn nft_family(s: &str) -> Result<firewall::NftFamily, String> {
-    s.parse()
-        .map_err(|e: <firewall::NftFamily as std::str::FromStr>::Err| e.to_string())
+    named(s)
 }
 pub fn position(s: &str) -> Result<firewall::models::Position, String> {
-    s.parse()
-        .map_err(|e: <firewall::models::Position as std::str::FromStr>::Err| e.to_string())
+    named(s)
 }
 pub fn chain(s: &str) -> Result<firewall::models::Chain, String> {
-    s.parse()
-        .map_err(|e: <firewall::models::Chain as std::str::FromStr>::Err| e.to_string())
+    named(s)
 }
 /// A rule count: a whole number ≥ 0 (the generator refuses absurd ones with an estimate).
 pub fn rule_count(s: &str) -> Result<u32, String> {

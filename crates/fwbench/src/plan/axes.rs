@@ -1,26 +1,32 @@
 //! The axis registry: every parameter a scenario may set or sweep, defined once —
-//! its name, which workloads read it, its default per workload, its check, and a line
-//! of help. Scenario files are checked and turned into [`TrialParams`] through it; the
-//! command line parses the same values with the same parsers (`params::values`), and
-//! `cli` tests hold its defaults equal to the registry's and its flags to the axes.
+//! its name, its type, which workloads read it, its default per workload, its parser,
+//! and a line of help. Each value is parsed once ([`Axis::parse`]) into its typed
+//! [`Value`]; one trial's values are an [`AxisValues`] (the registry's defaults for
+//! the workload, then what was given); [`trial_params`] builds [`TrialParams`] from
+//! it — the one builder, used by scenario files and by the trial commands (which set
+//! their typed flags on an `AxisValues`). `cli` tests hold its flags to the axes.
 //! The `workload` axis names an [`Asked`]: a kind of traffic, or a search over one.
-//! What both front doors derive from the rest is [`settle`], written once.
 //!
-//! Adding an axis: a row in [`AXES`], the field it fills in [`trial_params`], its flag.
+//! Adding an axis: a row in `axes!` below (name, type, users, help, default, parser),
+//! the field it fills in [`trial_params`], its flag.
 
 use crate::params::conn::{parse_parallel, parse_size, ConnParams};
+use crate::params::events::{
+    parse_event_count, parse_event_method, parse_event_rate, parse_opt_event, Event,
+};
 use crate::params::packet::{ping_duration, PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
 use crate::params::search::{Asked, Search, SearchKind};
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::{
-    engine, model, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
+    engine, model, named, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
     parse_duration, parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
 };
 use crate::params::workload::{ConnKind, PacketKind, TrialKind, Workload};
 use crate::params::TrialParams;
-use proto::{Family, FrameSize, Proto, ServerMode};
-use std::collections::BTreeMap;
+use firewall::models::{Model, Position};
+use proto::{Family, FrameSize, PacketSize, Proto, Rate, ServerMode, UpdateMethod};
+use std::net::IpAddr;
 
 /// The families of workloads, by the axes they read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +61,7 @@ pub struct Axis {
     /// The classes of workloads that read it (empty: every workload).
     pub users: &'static [Class],
     default: fn(Asked) -> &'static str,
-    check: fn(&str, Asked) -> Result<(), String>,
+    parse: fn(&str, Asked) -> Result<Value, String>,
 }
 
 impl Axis {
@@ -63,13 +69,53 @@ impl Axis {
     pub fn default_for(&self, w: Asked) -> &'static str {
         (self.default)(w)
     }
-    /// Check one value; `Err` is the message without location.
-    pub fn check(&self, value: &str, w: Asked) -> Result<(), String> {
-        (self.check)(value, w)
+    /// Parse one value for a trial of `w` into its typed form, once; `Err` is the
+    /// message without location.
+    pub fn parse(&self, value: &str, w: Asked) -> Result<Value, String> {
+        (self.parse)(value, w)
     }
     /// The axis means nothing to `w` (a scenario naming it for `w` is wrong).
     pub fn foreign_to(&self, w: Asked) -> bool {
         !self.users.is_empty() && !self.users.contains(&Class::of(w))
+    }
+}
+
+/// The `size` axis: a packet size (packet workloads) or bytes (connection workloads).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Size {
+    Packet(PacketSize),
+    Bytes(u64),
+}
+
+impl Size {
+    fn parse(t: &str, w: Asked) -> Result<Size, String> {
+        if is_conn(w) {
+            parse_size(t).map(Size::Bytes)
+        } else {
+            named(t).map(Size::Packet)
+        }
+    }
+    /// As a packet workload's size (a byte count given in `[params]` for a connection
+    /// workload's row is a UDP payload).
+    fn packet(self) -> Result<PacketSize, String> {
+        match self {
+            Size::Packet(s) => Ok(s),
+            Size::Bytes(n) => u32::try_from(n)
+                .ok()
+                .filter(|&n| n <= 65_535)
+                .map(PacketSize::Payload)
+                .ok_or_else(|| format!("size {n} is above 65535 bytes (a packet size)")),
+        }
+    }
+    /// As a connection workload's byte count.
+    fn bytes(self) -> Result<u64, String> {
+        match self {
+            Size::Bytes(n) => Ok(n),
+            Size::Packet(PacketSize::Payload(n)) => Ok(u64::from(n)),
+            Size::Packet(s @ PacketSize::Frame(_)) => Err(format!(
+                "size {s} is a packet size; connection workloads take bytes (8M)"
+            )),
+        }
     }
 }
 
@@ -81,7 +127,7 @@ const CONN: &[Class] = &[Class::Conn];
 const ALL: &[Class] = &[];
 
 /// An optional address axis value (empty: none).
-fn opt_addr(t: &str) -> Result<Option<std::net::IpAddr>, String> {
+fn opt_addr(t: &str) -> Result<Option<IpAddr>, String> {
     (!t.is_empty())
         .then(|| t.parse().map_err(|_| format!("'{t}' is not an IP address")))
         .transpose()
@@ -92,11 +138,13 @@ fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, String> {
         .then(|| crate::params::packet::parse_ports(t))
         .transpose()
 }
-fn ok<T>(r: Result<T, String>) -> Result<(), String> {
-    r.map(|_| ())
+/// An optional count (empty: none).
+fn opt_count(t: &str) -> Result<Option<u32>, String> {
+    (!t.is_empty()).then(|| parse_count(t)).transpose()
 }
-fn spec<T>(r: Result<T, proto::ParseSpecError>) -> Result<(), String> {
-    r.map(|_| ()).map_err(|e| e.0)
+/// An optional text (empty: none).
+fn opt_text(t: &str) -> Result<Option<String>, String> {
+    Ok(Some(t.to_string()).filter(|s| !s.is_empty()))
 }
 fn size32(t: &str) -> Result<u32, String> {
     u32::try_from(parse_size(t)?).map_err(|_| format!("size '{t}' is above 4G"))
@@ -105,454 +153,133 @@ fn is_conn(w: Asked) -> bool {
     Class::of(w) == Class::Conn
 }
 
-macro_rules! axis {
-    ($name:literal, $users:expr, $help:literal, default $default:expr, check $check:expr) => {
-        Axis {
-            name: $name,
+/// The registry, one line per axis: its name (also its field in [`AxisValues`] and its
+/// variant in [`Value`]), type, users, help, default text per workload and parser.
+macro_rules! axes {
+    ($($name:ident: $ty:ty, $users:expr, $help:literal,
+       default($dw:pat_param) $default:expr,
+       parse($pt:ident, $pw:pat_param) $parse:expr;)*) => {
+        /// One axis value, parsed once into its typed form (the variant is the axis).
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Value {
+            $($name($ty),)*
+            /// The workload (not a registry row: it chooses the defaults).
+            workload(Asked),
+            /// A trial's label (not a registry row: no default, no parser).
+            label(String),
+        }
+
+        /// One trial's value of every axis, typed: the registry's defaults for
+        /// `workload`, then what a scenario or a command gave ([`AxisValues::set`]).
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct AxisValues {
+            pub workload: Asked,
+            /// `model` was given (else an `import` implies the import model).
+            pub model_given: bool,
+            pub label: Option<String>,
+            $(pub $name: $ty,)*
+        }
+
+        impl AxisValues {
+            /// The registry's defaults for a trial of `w`.
+            pub fn defaults(w: Asked) -> AxisValues {
+                AxisValues {
+                    workload: w,
+                    model_given: false,
+                    label: None,
+                    $($name: {
+                        fn default($dw: Asked) -> &'static str { $default }
+                        fn parse($pt: &str, $pw: Asked) -> Result<$ty, String> { $parse }
+                        // INVARIANT: every default passes its own parser for every
+                        // workload (tested below).
+                        parse(default(w), w).expect("the registry's default parses")
+                    },)*
+                }
+            }
+            /// Take one given value.
+            pub fn set(&mut self, v: Value) {
+                self.model_given |= matches!(v, Value::model(_));
+                match v {
+                    $(Value::$name(x) => self.$name = x,)*
+                    Value::workload(w) => self.workload = w,
+                    Value::label(l) => self.label = Some(l).filter(|l| !l.is_empty()),
+                }
+            }
+        }
+
+        /// Every axis, in the order the cross product nests them (the first varies slowest).
+        pub const AXES: &[Axis] = &[$(Axis {
+            name: stringify!($name),
             help: $help,
             users: $users,
-            default: $default,
-            check: $check,
-        }
+            default: {
+                fn default($dw: Asked) -> &'static str { $default }
+                default
+            },
+            parse: {
+                fn parse($pt: &str, $pw: Asked) -> Result<Value, String> {
+                    let typed: Result<$ty, String> = $parse;
+                    typed.map(Value::$name)
+                }
+                parse
+            },
+        },)*];
     };
 }
 
-/// Every axis, in the order the cross product nests them (the first varies slowest).
-pub const AXES: &[Axis] = &[
-    axis!(
-        "topology",
-        ALL,
-        "forward, direct (null firewall), input (rules in INPUT), proxy",
-        default | _ | "forward",
-        check | t,
-        _ | ok(t.parse::<Topology>())
-    ),
-    axis!(
-        "engine",
-        ALL,
-        "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft, xdp, xdp-map, xdp-generic, tc-bpf",
-        default | _ | "none",
-        check | t,
-        _ | ok(engine(t))
-    ),
-    axis!(
-        "nft_family",
-        ALL,
-        "table family of the nft engines: inet (as distributions ship; an implicit protocol check per address match) or ip (table ip / ip6)",
-        default | _ | "inet",
-        check | t,
-        _ | ok(nft_family(t))
-    ),
-    axis!(
-        "model",
-        ALL,
-        "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)",
-        default | _ | "linear",
-        check | t,
-        _ | ok(model(t))
-    ),
-    axis!(
-        "rules",
-        ALL,
-        "filler rule count of the model",
-        default | _ | "0",
-        check | t,
-        _ | ok(rule_count(t))
-    ),
-    axis!(
-        "position",
-        ALL,
-        "where the matching rule sits among the fillers: first, middle, last, none",
-        default | _ | "last",
-        check | t,
-        _ | ok(position(t))
-    ),
-    axis!(
-        "family",
-        ALL,
-        "4 or 6",
-        default | _ | "4",
-        check | t,
-        _ | spec(t.parse::<Family>())
-    ),
-    axis!(
-        "clients",
-        ALL,
-        "client connections (echo), source addresses (packet workloads)",
-        default | w | if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" },
-        check | t,
-        _ | ok(parse_clients(t))
-    ),
-    axis!(
-        "duration",
-        ALL,
-        "trial length: 10, 2.5s, 500ms, 1m",
-        default | _ | "5",
-        check | t,
-        _ | ok(parse_duration(t))
-    ),
-    axis!(
-        "timeout_ms",
-        ALL,
-        "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)",
-        default | w | if is_conn(w) { "5000" } else { "500" },
-        check | t,
-        _ | ok(parse_timeout_ms(t))
-    ),
-    axis!(
-        "import",
-        ALL,
-        "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario",
-        default | _ | "",
-        check | _,
-        _ | Ok(())
-    ),
-    axis!(
-        "proto",
-        ECHO,
-        "tcp, udp or sctp",
-        default | _ | "tcp",
-        check | t,
-        _ | spec(t.parse::<Proto>())
-    ),
-    axis!(
-        "server",
-        ECHO,
-        "threads (one per connection) or epoll",
-        default | _ | "epoll",
-        check | t,
-        _ | spec(t.parse::<ServerMode>())
-    ),
-    axis!(
-        "frame_size",
-        ECHO,
-        "echo frame size in bytes, or a range 64-1024",
-        default | _ | "64",
-        check | t,
-        _ | spec(t.parse::<FrameSize>())
-    ),
-    axis!(
-        "size",
-        PACKET_CONN,
-        "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)",
-        default
-            | w
-            | match w.workload() {
-                Workload::Bulk => "1700000",
-                Workload::Http => "8M",
-                Workload::Flow => "128",
-                Workload::Ping => "8",
-                Workload::Sessions | Workload::Connections => "512",
-                Workload::Echo | Workload::Flood => "18",
-            },
-        check | t,
-        w | if is_conn(w) {
-            ok(parse_size(t))
-        } else {
-            spec(t.parse::<proto::PacketSize>())
-        }
-    ),
-    axis!(
-        "rate",
-        PACKET,
-        "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)",
-        default
-            | w
-            | if w.workload() == Workload::Flow {
-                "15M"
-            } else {
-                "max"
-            },
-        check | t,
-        _ | spec(t.parse::<proto::Rate>())
-    ),
-    axis!(
-        "flows",
-        PACKET,
-        "UDP flows (source ports)",
-        default | _ | "1",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "threads",
-        PACKET,
-        "sender threads",
-        default | _ | "1",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "sink_threads",
-        PACKET,
-        "sink threads",
-        default | _ | "1",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "batch",
-        PACKET,
-        "packets per sendmmsg(2) call",
-        default | _ | "64",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "sender",
-        PACKET,
-        "udp (sockets) or raw (Ethernet frames through AF_PACKET)",
-        default | _ | "udp",
-        check | t,
-        _ | ok(t.parse::<SenderPath>())
-    ),
-    axis!(
-        "sink",
-        PACKET,
-        "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)",
-        default | _ | "socket",
-        check | t,
-        _ | ok(t.parse::<SinkKind>())
-    ),
-    axis!(
-        "count",
-        PACKET_CONN,
-        "pings to send; sessions in total (empty: for the duration)",
-        default
-            | w
-            | if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) {
-                "10"
-            } else {
-                ""
-            },
-        check | t,
-        _ | if t.is_empty() {
-            Ok(())
-        } else {
-            ok(parse_count(t))
-        }
-    ),
-    axis!(
-        "interval",
-        PACKET,
-        "gap between pings: 0, 250us, 10ms, 1s",
-        default | _ | "0",
-        check | t,
-        _ | ok(parse_interval(t))
-    ),
-    axis!(
-        "dport",
-        PACKET,
-        "destination port or range (5000-6000; the sink listens on the first)",
-        default | _ | "",
-        check | t,
-        _ | ok(opt_ports(t))
-    ),
-    axis!(
-        "sport",
-        PACKET,
-        "source port or range (flow i uses the first + i)",
-        default | _ | "",
-        check | t,
-        _ | ok(opt_ports(t))
-    ),
-    axis!(
-        "src",
-        PACKET,
-        "source address (one of the testbed's clients)",
-        default | _ | "",
-        check | t,
-        _ | ok(opt_addr(t))
-    ),
-    axis!(
-        "dst",
-        PACKET,
-        "destination address (must be the testbed's server)",
-        default | _ | "",
-        check | t,
-        _ | ok(opt_addr(t))
-    ),
-    axis!(
-        "aim",
-        PACKET,
-        "aim at rule N (or CHAIN:N) of the imported ruleset",
-        default | _ | "",
-        check | t,
-        _ | if t.is_empty() {
-            Ok(())
-        } else {
-            ok(crate::params::packet::parse_aim(t))
-        }
-    ),
-    axis!(
-        "event",
-        PACKET,
-        "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)",
-        default | _ | "",
-        check | t,
-        _ | ok(crate::params::events::event_params(t, "", "", ""))
-    ),
-    axis!(
-        "event_rate",
-        PACKET,
-        "gateway updates per second after the first (empty: once)",
-        default | _ | "",
-        check | t,
-        _ | ok(crate::params::events::event_params("add:1@0s", t, "", ""))
-    ),
-    axis!(
-        "event_count",
-        PACKET,
-        "gateway updates in all (empty: once, or with a rate as many as fit)",
-        default | _ | "",
-        check | t,
-        _ | ok(crate::params::events::event_params("add:1@0s", "1", t, ""))
-    ),
-    axis!(
-        "event_method",
-        PACKET,
-        "how the engine applies an update: batch, per-rule, map",
-        default | _ | "batch",
-        check | t,
-        _ | ok(crate::params::events::event_params("add:1@0s", "", "", t))
-    ),
-    axis!(
-        "fragment",
-        PACKET,
-        "allow datagrams above the MTU (IP fragments)",
-        default | _ | "false",
-        check | t,
-        _ | ok(parse_bool(t))
-    ),
-    axis!(
-        "loss",
-        SEARCH,
-        "loss still counted as a pass: 0 (NDR), 0.1%",
-        default | w | if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" },
-        check | t,
-        _ | ok(ratio(t))
-    ),
-    axis!(
-        "precision",
-        SEARCH,
-        "ndr: stop when the bracket is this narrow (2%)",
-        default | _ | "2%",
-        check | t,
-        _ | ok(ratio(t))
-    ),
-    axis!(
-        "max_rate",
-        SEARCH,
-        "ndr: upper bound (max: measure it with an unpaced flood)",
-        default | _ | "max",
-        check | t,
-        _ | spec(t.parse::<proto::Rate>())
-    ),
-    axis!(
-        "max_trials",
-        SEARCH,
-        "ndr: most search trials",
-        default | _ | "20",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "max_rules",
-        SEARCH,
-        "degrade: largest rule count searched",
-        default | _ | "20000",
-        check | t,
-        _ | ok(rule_count(t))
-    ),
-    axis!(
-        "resolution",
-        SEARCH,
-        "degrade: stop when the bracket is this many rules wide",
-        default | _ | "250",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "parallel",
-        CONN,
-        "sessions at once (1 = sequential), or auto (sweet-spot search)",
-        default | _ | "1",
-        check | t,
-        _ | ok(parse_parallel(t))
-    ),
-    axis!(
-        "request",
-        CONN,
-        "bytes the client sends per session",
-        default | _ | "64",
-        check | t,
-        _ | ok(size32(t))
-    ),
-    axis!(
-        "overhead_sessions",
-        CONN,
-        "bulk: zero-byte sessions measured first (the overhead split)",
-        default | w | if w == Asked::Traffic(Workload::Bulk) { "10" } else { "0" },
-        check | t,
-        _ | ok(parse_count0(t))
-    ),
-    axis!(
-        "limit",
-        CONN,
-        "connections: most connections to open",
-        default | _ | "10000",
-        check | t,
-        _ | ok(parse_count(t))
-    ),
-    axis!(
-        "hold",
-        CONN,
-        "connections: how long to hold them once opening stopped",
-        default | _ | "1",
-        check | t,
-        _ | ok(parse_duration0(t))
-    ),
-    axis!(
-        "gateway_cpus",
-        ALL,
-        "CPUs the gateway's packet processing may use (RPS/XPS masks, its agent): the last N",
-        default | _ | "",
-        check | t,
-        _ | if t.is_empty() { Ok(()) } else { ok(parse_count(t)) }
-    ),
-    axis!(
-        "proxy_buffer",
-        CONN,
-        "proxy topology: the relay's block size",
-        default | _ | "16K",
-        check | t,
-        _ | ok(size32(t))
-    ),
-    axis!(
-        "server_program",
-        CONN,
-        "an external HTTP server instead of the built-in one (nginx)",
-        default | _ | "",
-        check | _,
-        _ | Ok(())
-    ),
-    axis!(
-        "client_program",
-        CONN,
-        "an external HTTP client instead of the built-in one (curl)",
-        default | _ | "",
-        check | _,
-        _ | Ok(())
-    ),
-    axis!(
-        "verify",
-        CONN,
-        "check every received byte against the generated pattern",
-        default | _ | "true",
-        check | t,
-        _ | ok(parse_bool(t))
-    ),
-];
+axes! {
+    topology: Topology, ALL, "forward, direct (null firewall), input (rules in INPUT), proxy", default(_) "forward", parse(t, _) t.parse();
+    engine: firewall::Engine, ALL, "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft, xdp, xdp-map, xdp-generic, tc-bpf", default(_) "none", parse(t, _) engine(t);
+    nft_family: firewall::NftFamily, ALL, "table family of the nft engines: inet (as distributions ship; an implicit protocol check per address match) or ip (table ip / ip6)", default(_) "inet", parse(t, _) nft_family(t);
+    model: Model, ALL, "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)", default(_) "linear", parse(t, _) model(t);
+    rules: u32, ALL, "filler rule count of the model", default(_) "0", parse(t, _) rule_count(t);
+    position: Position, ALL, "where the matching rule sits among the fillers: first, middle, last, none", default(_) "last", parse(t, _) position(t);
+    family: Family, ALL, "4 or 6", default(_) "4", parse(t, _) named(t);
+    clients: u32, ALL, "client connections (echo), source addresses (packet workloads)", default(w) if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" }, parse(t, _) parse_clients(t);
+    duration: f64, ALL, "trial length: 10, 2.5s, 500ms, 1m", default(_) "5", parse(t, _) parse_duration(t);
+    timeout_ms: u32, ALL, "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)", default(w) if is_conn(w) { "5000" } else { "500" }, parse(t, _) parse_timeout_ms(t);
+    import: Option<String>, ALL, "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
+    proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
+    server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
+    frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
+    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood => "18", }, parse(t, w) Size::parse(t, w);
+    rate: Rate, PACKET, "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)", default(w) if w.workload() == Workload::Flow { "15M" } else { "max" }, parse(t, _) named(t);
+    flows: u32, PACKET, "UDP flows (source ports)", default(_) "1", parse(t, _) parse_count(t);
+    threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
+    sink_threads: u32, PACKET, "sink threads", default(_) "1", parse(t, _) parse_count(t);
+    batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
+    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) t.parse();
+    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) t.parse();
+    count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" }, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
+    interval: u64, PACKET, "gap between pings: 0, 250us, 10ms, 1s", default(_) "0", parse(t, _) parse_interval(t);
+    dport: Option<(u16, u16)>, PACKET, "destination port or range (5000-6000; the sink listens on the first)", default(_) "", parse(t, _) opt_ports(t);
+    sport: Option<(u16, u16)>, PACKET, "source port or range (flow i uses the first + i)", default(_) "", parse(t, _) opt_ports(t);
+    src: Option<IpAddr>, PACKET, "source address (one of the testbed's clients)", default(_) "", parse(t, _) opt_addr(t);
+    dst: Option<IpAddr>, PACKET, "destination address (must be the testbed's server)", default(_) "", parse(t, _) opt_addr(t);
+    aim: Option<String>, PACKET, "aim at rule N (or CHAIN:N) of the imported ruleset", default(_) "", parse(t, _) (!t.is_empty()).then(|| crate::params::packet::parse_aim(t)).transpose();
+    event: Option<Event>, PACKET, "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)", default(_) "", parse(t, _) parse_opt_event(t);
+    event_rate: Option<f64>, PACKET, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
+    event_count: Option<u32>, PACKET, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
+    event_method: UpdateMethod, PACKET, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
+    fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
+    loss: f64, SEARCH, "loss still counted as a pass: 0 (NDR), 0.1%", default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" }, parse(t, _) ratio(t);
+    precision: f64, SEARCH, "ndr: stop when the bracket is this narrow (2%)", default(_) "2%", parse(t, _) ratio(t);
+    max_rate: Rate, SEARCH, "ndr: upper bound (max: measure it with an unpaced flood)", default(_) "max", parse(t, _) named(t);
+    max_trials: u32, SEARCH, "ndr: most search trials", default(_) "20", parse(t, _) parse_count(t);
+    max_rules: u32, SEARCH, "degrade: largest rule count searched", default(_) "20000", parse(t, _) rule_count(t);
+    resolution: u32, SEARCH, "degrade: stop when the bracket is this many rules wide", default(_) "250", parse(t, _) parse_count(t);
+    parallel: u32, CONN, "sessions at once (1 = sequential), or auto (sweet-spot search)", default(_) "1", parse(t, _) parse_parallel(t);
+    request: u32, CONN, "bytes the client sends per session", default(_) "64", parse(t, _) size32(t);
+    overhead_sessions: u32, CONN, "bulk: zero-byte sessions measured first (the overhead split)", default(w) if w == Asked::Traffic(Workload::Bulk) { "10" } else { "0" }, parse(t, _) parse_count0(t);
+    limit: u32, CONN, "connections: most connections to open", default(_) "10000", parse(t, _) parse_count(t);
+    hold: f64, CONN, "connections: how long to hold them once opening stopped", default(_) "1", parse(t, _) parse_duration0(t);
+    gateway_cpus: Option<u32>, ALL, "CPUs the gateway's packet processing may use (RPS/XPS masks, its agent): the last N", default(_) "", parse(t, _) opt_count(t);
+    proxy_buffer: u32, CONN, "proxy topology: the relay's block size", default(_) "16K", parse(t, _) size32(t);
+    server_program: Option<String>, CONN, "an external HTTP server instead of the built-in one (nginx)", default(_) "", parse(t, _) opt_text(t);
+    client_program: Option<String>, CONN, "an external HTTP client instead of the built-in one (curl)", default(_) "", parse(t, _) opt_text(t);
+    verify: bool, CONN, "check every received byte against the generated pattern", default(_) "true", parse(t, _) parse_bool(t);
+}
 
 /// The axis named `name`.
 pub fn find(name: &str) -> Option<&'static Axis> {
@@ -564,144 +291,128 @@ pub fn names() -> Vec<&'static str> {
     AXES.iter().map(|a| a.name).collect()
 }
 
-/// Build one trial's parameters from one value per axis (all already checked); axes
-/// not named take the workload's defaults from the registry.
-pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams, String> {
-    let asked: Asked = v
-        .get("workload")
-        .map(String::as_str)
-        .unwrap_or("")
-        .parse()?;
-    let workload = asked.workload();
-    let get = |a: &str| -> &str {
-        match v.get(a) {
-            Some(s) => s.as_str(),
-            // INVARIANT: every name asked for below is a row of AXES (tested).
-            None => find(a).map(|x| x.default_for(asked)).unwrap_or(""),
+impl AxisValues {
+    /// The defaults of `w` with values given as text (`name`, value), each parsed once;
+    /// `Err` names the axis.
+    pub fn from_text(w: Asked, given: &[(&str, &str)]) -> Result<AxisValues, String> {
+        let mut v = AxisValues::defaults(w);
+        for (name, text) in given {
+            let axis = find(name).ok_or_else(|| format!("no axis {name}"))?;
+            v.set(axis.parse(text, w).map_err(|e| format!("{name}: {e}"))?);
         }
-    };
-    let spec = |e: proto::ParseSpecError| e.0;
-    let topology: Topology = get("topology").parse()?;
-    let frame: FrameSize = get("frame_size").parse().map_err(spec)?;
-    let import = Some(get("import").to_string()).filter(|s| !s.is_empty());
-    let mut model = model(get("model"))?;
-    if import.is_some() && !v.contains_key("model_given") {
-        model = firewall::models::Model::Import;
+        Ok(v)
     }
-    let opt = |a: &str| Some(get(a).to_string()).filter(|s| !s.is_empty());
+}
+
+/// The one builder of [`TrialParams`], for scenario files and trial commands alike:
+/// one trial's typed axis values → its parameters, with what follows from them
+/// ([`settle`]). Cross-field checks are `plan::scenario::check_combination`'s.
+pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
+    let model = match (&v.import, v.model_given) {
+        (Some(_), false) => Model::Import,
+        (Some(_) | None, _) => v.model,
+    };
     let conn = |_: ConnKind| -> Result<ConnParams, String> {
         Ok(ConnParams {
-            parallel: parse_parallel(get("parallel"))?,
-            count: opt("count")
-                .map(|c| parse_count(&c).map(u64::from))
-                .transpose()?,
-            request: size32(get("request"))?,
-            size: parse_size(get("size"))?,
-            overhead_sessions: parse_count0(get("overhead_sessions"))?,
-            limit: parse_count(get("limit"))?,
-            hold_s: parse_duration0(get("hold"))?,
-            proxy_buffer: size32(get("proxy_buffer"))?,
-            server_program: opt("server_program"),
-            client_program: opt("client_program"),
-            verify: parse_bool(get("verify"))?,
-            timeout_ms: parse_timeout_ms(get("timeout_ms"))?,
+            parallel: v.parallel,
+            count: v.count,
+            request: v.request,
+            size: v.size.bytes()?,
+            overhead_sessions: v.overhead_sessions,
+            limit: v.limit,
+            hold_s: v.hold,
+            proxy_buffer: v.proxy_buffer,
+            server_program: v.server_program.clone(),
+            client_program: v.client_program.clone(),
+            verify: v.verify,
+            timeout_ms: v.timeout_ms,
         })
     };
     let packet = |_: PacketKind| -> Result<PacketParams, String> {
         Ok(PacketParams {
-            size: get("size").parse().map_err(spec)?,
-            rate: get("rate").parse().map_err(spec)?,
-            flows: parse_count(get("flows"))?,
-            threads: parse_count(get("threads"))?,
-            sink_threads: parse_count(get("sink_threads"))?,
-            batch: parse_count(get("batch"))?,
-            sender: get("sender").parse()?,
-            sink: get("sink").parse()?,
-            count: Some(get("count"))
-                .filter(|c| !c.is_empty())
-                .map(|c| parse_count(c).map(u64::from))
-                .transpose()?,
-            interval_ns: parse_interval(get("interval"))?,
-            fragment: parse_bool(get("fragment"))?,
-            dport: opt_ports(get("dport"))?,
-            sport: opt_ports(get("sport"))?,
-            src: opt_addr(get("src"))?,
-            dst: opt_addr(get("dst"))?,
-            aim: Some(get("aim"))
-                .filter(|a| !a.is_empty())
-                .map(crate::params::packet::parse_aim)
-                .transpose()?,
-            events: crate::params::events::event_params(
-                get("event"),
-                get("event_rate"),
-                get("event_count"),
-                get("event_method"),
+            size: v.size.packet()?,
+            rate: v.rate,
+            flows: v.flows,
+            threads: v.threads,
+            sink_threads: v.sink_threads,
+            batch: v.batch,
+            sender: v.sender,
+            sink: v.sink,
+            count: v.count,
+            interval_ns: v.interval,
+            fragment: v.fragment,
+            dport: v.dport,
+            sport: v.sport,
+            src: v.src,
+            dst: v.dst,
+            aim: v.aim.clone(),
+            events: crate::params::events::combine(
+                v.event,
+                v.event_rate,
+                v.event_count,
+                v.event_method,
             )?,
         })
     };
-    let kind = workload.kind(packet, conn)?;
-    let search = asked
+    let kind = v.workload.workload().kind(packet, conn)?;
+    let search = v
+        .workload
         .search()
-        .map(|s| -> Result<Search, String> {
-            Ok(s.with(SearchParams {
-                loss: ratio(get("loss"))?,
-                precision: ratio(get("precision"))?,
-                max_rate: Some(get("max_rate").parse::<proto::Rate>().map_err(spec)?)
-                    .filter(|r| *r != proto::Rate::Max),
-                max_trials: parse_count(get("max_trials"))?,
-                max_rules: rule_count(get("max_rules"))?,
-                resolution: parse_count(get("resolution"))?,
-            }))
+        .map(|s| {
+            s.with(SearchParams {
+                loss: v.loss,
+                precision: v.precision,
+                max_rate: Some(v.max_rate).filter(|r| *r != Rate::Max),
+                max_trials: v.max_trials,
+                max_rules: v.max_rules,
+                resolution: v.resolution,
+            })
         })
-        .transpose()?
         .or_else(|| sweet_spot(&kind));
-    let duration_s = parse_duration(get("duration"))?;
-    let timeout_ms = parse_timeout_ms(get("timeout_ms"))?;
     let proto = match &kind {
-        TrialKind::Echo => get("proto").parse().map_err(spec)?,
+        TrialKind::Echo => v.proto,
         TrialKind::Conn(..) => Proto::Tcp,
         TrialKind::Packet(..) => Proto::Udp,
     };
     let mut p = TrialParams {
-        topology,
-        clients: parse_clients(get("clients"))?,
-        duration_s,
-        frame_size: frame.to_string(),
-        frame,
+        topology: v.topology,
+        clients: v.clients,
+        duration_s: v.duration,
+        frame_size: v.frame_size.to_string(),
+        frame: v.frame_size,
         proto,
-        family: get("family").parse().map_err(spec)?,
-        server: get("server").parse().map_err(spec)?,
-        timeout_ms,
+        family: v.family,
+        server: v.server,
+        timeout_ms: v.timeout_ms,
         seed,
-        engine: engine(get("engine"))?,
+        engine: v.engine,
         model,
-        rules: rule_count(get("rules"))?,
-        position: position(get("position"))?,
-        chain: chain_of(topology),
-        nft_family: nft_family(get("nft_family"))?,
-        import,
+        rules: v.rules,
+        position: v.position,
+        chain: chain_of(v.topology),
+        nft_family: v.nft_family,
+        import: v.import.clone(),
         kind,
         search,
         adaptive: None,
-        label: v.get("label").filter(|l| !l.is_empty()).cloned(),
-        gateway_cpus: opt("gateway_cpus").map(|n| parse_count(&n)).transpose()?,
+        label: v.label.clone(),
+        gateway_cpus: v.gateway_cpus,
     };
     settle(&mut p);
     Ok(p)
 }
 
 /// The sweet-spot search a sessions trial with `parallel` auto (0) asks for.
-pub fn sweet_spot(kind: &TrialKind) -> Option<Search> {
+fn sweet_spot(kind: &TrialKind) -> Option<Search> {
     match kind {
         TrialKind::Conn(ConnKind::Sessions, k) if k.parallel == 0 => Some(Search::SweetSpot),
         TrialKind::Conn(..) | TrialKind::Echo | TrialKind::Packet(..) => None,
     }
 }
 
-/// What follows from the rest, written once for every way a trial is built: a degrade
-/// search's pre-flight renders its largest rule set; a ping trial lasts long enough
-/// for its probes.
-pub fn settle(p: &mut TrialParams) {
+/// What follows from the rest, written once: a degrade search's pre-flight renders
+/// its largest rule set; a ping trial lasts long enough for its probes.
+fn settle(p: &mut TrialParams) {
     if let Some(Search::Degrade(sp)) = &p.search {
         // The search varies the rule count; pre-flight renders the largest.
         p.rules = sp.max_rules;
@@ -715,55 +426,97 @@ pub fn settle(p: &mut TrialParams) {
 mod tests {
     use super::*;
 
+    fn every_workload() -> Vec<Asked> {
+        Asked::names().iter().map(|n| n.parse().unwrap()).collect()
+    }
+
     #[test]
-    fn names_are_unique_and_defaults_pass_their_own_check() {
+    fn names_are_unique_and_defaults_parse_for_every_workload() {
         let mut seen = std::collections::HashSet::new();
         for a in AXES {
             assert!(seen.insert(a.name), "axis {} twice", a.name);
-            for w in Asked::names().iter().map(|n| n.parse::<Asked>().unwrap()) {
-                if a.foreign_to(w) {
-                    continue;
-                }
+            for w in every_workload() {
                 let d = a.default_for(w);
-                assert!(a.check(d, w).is_ok(), "{} default {d:?} for {w}", a.name);
+                assert!(a.parse(d, w).is_ok(), "{} default {d:?} for {w}", a.name);
             }
         }
     }
 
     #[test]
     fn every_workload_builds_from_defaults_alone() {
-        for name in Asked::names() {
-            let v = BTreeMap::from([("workload", name.to_string())]);
-            let p = trial_params(&v, 7).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(p.name(), name);
+        for w in every_workload() {
+            let p =
+                trial_params(&AxisValues::defaults(w), 7).unwrap_or_else(|e| panic!("{w}: {e}"));
+            assert_eq!(p.name(), w.as_str());
         }
+    }
+
+    /// A value is parsed once, into its type; the builder takes it as it is.
+    #[test]
+    fn values_are_typed_once_and_carried() {
+        let flood = Asked::Traffic(Workload::Flood);
+        let rate = find("rate").unwrap().parse("10MB/s", flood).unwrap();
+        assert_eq!(rate, Value::rate(Rate::Bps(80e6)));
+        assert!(find("rate").unwrap().parse("fast", flood).is_err());
+        let mut v = AxisValues::defaults(flood);
+        v.set(rate);
+        v.set(Value::rules(100));
+        let p = trial_params(&v, 1).unwrap();
+        assert_eq!(p.packet().unwrap().rate, Rate::Bps(80e6));
+        assert_eq!(p.rules, 100);
+        // An import implies the import model unless a model was given.
+        let mut v = AxisValues::defaults(flood);
+        v.set(Value::import(Some("r.nft".into())));
+        assert_eq!(trial_params(&v, 1).unwrap().model, Model::Import);
+        v.set(Value::model(Model::Linear));
+        assert!(v.model_given);
+        assert_eq!(trial_params(&v, 1).unwrap().model, Model::Linear);
+        // Degrade renders its largest rule set; ping lasts for its probes.
+        let d = AxisValues::from_text(Asked::Search(SearchKind::Degrade), &[("max_rules", "500")])
+            .unwrap();
+        assert_eq!(trial_params(&d, 1).unwrap().rules, 500);
+        let ping = AxisValues::from_text(
+            Asked::Traffic(Workload::Ping),
+            &[("count", "100"), ("interval", "100ms"), ("duration", "1")],
+        )
+        .unwrap();
+        assert!(trial_params(&ping, 1).unwrap().duration_s > 10.0);
+    }
+
+    #[test]
+    fn size_is_the_workloads_kind_of_size() {
+        let http = Asked::Traffic(Workload::Http);
+        let flood = Asked::Traffic(Workload::Flood);
+        let size = find("size").unwrap();
+        assert_eq!(
+            size.parse("8M", http).unwrap(),
+            Value::size(Size::Bytes(8 << 20))
+        );
+        assert!(size.parse("8M", flood).is_err());
+        assert_eq!(
+            size.parse("frame:64", flood).unwrap(),
+            Value::size(Size::Packet(PacketSize::Frame(64)))
+        );
+        let mut v = AxisValues::defaults(http);
+        v.set(size.parse("frame:64", flood).unwrap());
+        assert!(trial_params(&v, 1).unwrap_err().contains("packet size"));
     }
 
     #[test]
     fn foreign_axes_follow_the_classes() {
-        let size = find("size").unwrap();
-        assert!(
-            !size.foreign_to(Asked::Traffic(Workload::Http))
-                && !size.foreign_to(Asked::Traffic(Workload::Flood))
-        );
-        assert!(size.foreign_to(Asked::Traffic(Workload::Echo)));
-        assert!(find("proto")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Flood)));
-        assert!(find("loss")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Flood)));
-        assert!(!find("loss")
-            .unwrap()
-            .foreign_to(Asked::Search(SearchKind::Ndr)));
-        assert!(!find("rate")
-            .unwrap()
-            .foreign_to(Asked::Search(SearchKind::Degrade)));
-        assert!(find("parallel")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Ping)));
-        assert!(!find("engine")
-            .unwrap()
-            .foreign_to(Asked::Traffic(Workload::Connections)));
+        let (t, search) = (Asked::Traffic, Asked::Search);
+        for (axis, w, foreign) in [
+            ("size", t(Workload::Http), false),
+            ("size", t(Workload::Flood), false),
+            ("size", t(Workload::Echo), true),
+            ("proto", t(Workload::Flood), true),
+            ("loss", t(Workload::Flood), true),
+            ("loss", search(SearchKind::Ndr), false),
+            ("rate", search(SearchKind::Degrade), false),
+            ("parallel", t(Workload::Ping), true),
+            ("engine", t(Workload::Connections), false),
+        ] {
+            assert_eq!(find(axis).unwrap().foreign_to(w), foreign, "{axis} for {w}");
+        }
     }
 }

@@ -9,6 +9,7 @@ use crate::params::search::Asked;
 use crate::params::values::parse_duration;
 use crate::params::workload::{PacketKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
+use crate::plan::axes::{AxisValues, Value};
 use crate::textpos::Ctx;
 use proto::Proto;
 use serde::Deserialize;
@@ -233,7 +234,11 @@ use crate::limits::{MAX_RANGE_VALUES, MAX_TRIALS};
 
 /// One expanded row: axis values, where they came from (`case[2]`) and the row's own
 /// `repetitions` (a `[[case]]` may set it).
-type Row<'a> = (BTreeMap<&'a str, String>, String, Option<u32>);
+type Row<'a> = (Given<'a>, String, Option<u32>);
+
+/// Values given for one trial (or one row): per axis (and `workload`, `label`) the text
+/// as written, for messages, and its typed value, parsed once.
+type Given<'a> = BTreeMap<&'a str, (String, Value)>;
 
 /// One `[[case]]`/`[[firewall]]` row's values: single values, lists and ranges are
 /// crossed within the row. Returns the expanded rows with where they came from.
@@ -245,7 +250,7 @@ fn parse_rows<'a>(
     workload: Asked,
 ) -> Result<Vec<Row<'a>>, String> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
-        return Ok(vec![(BTreeMap::new(), String::new(), None)]);
+        return Ok(vec![(Given::new(), String::new(), None)]);
     };
     let mut out = Vec::new();
     for (ri, row) in raw.iter().enumerate() {
@@ -257,7 +262,7 @@ fn parse_rows<'a>(
                 .map_err(|e| cx.at(v.span(), &format!("{at}.workload"), e))?,
             None => workload,
         };
-        let mut lists: Vec<(&'a str, Vec<String>)> = Vec::new();
+        let mut lists: Vec<(&'a str, Vec<(String, Value)>)> = Vec::new();
         let mut reps = None;
         for (k, v) in row {
             let key = k.get_ref().as_str();
@@ -279,14 +284,20 @@ fn parse_rows<'a>(
             if key == "label" {
                 let t = value_text(v.get_ref())
                     .ok_or_else(|| cx.at(v.span(), &field, "give the label as a string"))?;
-                lists.push(("label", vec![t]));
+                lists.push(("label", vec![(t.clone(), Value::label(t))]));
                 continue;
             }
             if key == "workload" {
-                lists.push(("workload", vec![row_workload.as_str().to_string()]));
+                lists.push((
+                    "workload",
+                    vec![(
+                        row_workload.as_str().to_string(),
+                        Value::workload(row_workload),
+                    )],
+                ));
                 continue;
             }
-            let Some(axis) = crate::plan::axes::find(key).map(|a| a.name) else {
+            let Some(axis) = crate::plan::axes::find(key) else {
                 return Err(cx.at(
                     k.span(),
                     &field,
@@ -296,20 +307,21 @@ fn parse_rows<'a>(
                     ),
                 ));
             };
-            if params.contains_key(axis) {
+            if params.contains_key(axis.name) {
                 return Err(cx.at(
                     k.span(),
                     &field,
                     "also set in [params]: set an axis in one place",
                 ));
             }
-            let vals = value_list(cx, v, &field)?;
-            for one in &vals {
-                crate::plan::axes::find(axis)
-                    .map_or(Ok(()), |a| a.check(one, row_workload))
-                    .map_err(|e| cx.at(v.span(), &field, e))?;
-            }
-            lists.push((axis, vals));
+            let vals = value_list(cx, v, &field)?
+                .into_iter()
+                .map(|one| match axis.parse(&one, row_workload) {
+                    Ok(typed) => Ok((one, typed)),
+                    Err(e) => Err(cx.at(v.span(), &field, e)),
+                })
+                .collect::<Result<_, _>>()?;
+            lists.push((axis.name, vals));
         }
         // Count the row's product before building it.
         let n = lists
@@ -324,7 +336,7 @@ fn parse_rows<'a>(
             ));
         }
         // Cross the row's lists (first key outermost).
-        let mut expanded: Vec<BTreeMap<&'a str, String>> = vec![BTreeMap::new()];
+        let mut expanded: Vec<Given<'a>> = vec![Given::new()];
         for (axis, vals) in &lists {
             expanded = expanded
                 .into_iter()
@@ -344,7 +356,7 @@ fn parse_rows<'a>(
 
 /// A `[[firewall]]` × `[[case]]` row: values, where from, the axes the firewall row set
 /// (exempt from the workload check), repetitions.
-type CrossedRow<'a> = (BTreeMap<&'a str, String>, String, Vec<&'a str>, u32);
+type CrossedRow<'a> = (Given<'a>, String, Vec<&'a str>, u32);
 
 /// Parse scenario text. `file` is used in messages only.
 pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String> {
@@ -449,28 +461,28 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         let vals = value_list(&cx, v, &field)?;
         axes.insert(axis, vals.into_iter().map(|t| (t, v.span())).collect());
     }
-    // Every axis named: its values (checked, with their location for messages).
-    let mut values: Vec<(&str, Vec<String>)> = Vec::new();
-    for axis in crate::plan::axes::names() {
-        let field = format!("params.{axis}");
-        let Some(vals) = axes.get(axis).cloned() else {
+    // Every axis named: its values, parsed once (errors with their location).
+    let mut values: Vec<(&str, Vec<(String, Value)>)> = Vec::new();
+    for axis in crate::plan::axes::AXES {
+        let field = format!("params.{}", axis.name);
+        let Some(vals) = axes.get(axis.name).cloned() else {
             continue;
         };
-        if axis == "import" && vals.len() > 1 {
+        if axis.name == "import" && vals.len() > 1 {
             return Err(cx.at(
                 vals[1].1.clone(),
                 &field,
                 "give one import file per scenario",
             ));
         }
-        let mut checked = Vec::new();
+        let mut parsed = Vec::new();
         for (t, span) in vals {
-            crate::plan::axes::find(axis)
-                .map_or(Ok(()), |a| a.check(&t, workload))
+            let typed = axis
+                .parse(&t, workload)
                 .map_err(|e| cx.at(span, &field, e))?;
-            checked.push(t);
+            parsed.push((t, typed));
         }
-        values.push((axis, checked));
+        values.push((axis.name, parsed));
     }
     // Rows: [[firewall]] × [[case]], each row's lists crossed within it.
     let firewalls = parse_rows(&cx, raw.firewall.as_deref(), "firewall", &axes, workload)?;
@@ -492,12 +504,12 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             for (k, v) in c {
                 if *k == "label" {
                     let joined = match f.get("label") {
-                        Some(fl) => format!("{fl}: {v}"),
-                        None => v.clone(),
+                        Some((fl, _)) => format!("{fl}: {}", v.0),
+                        None => v.0.clone(),
                     };
-                    one.insert("label", joined);
+                    one.insert("label", (joined.clone(), Value::label(joined)));
                 } else if let Some(prev) = one.insert(k, v.clone()) {
-                    if &prev != v {
+                    if prev.0 != v.0 {
                         return Err(format!(
                             "{file}: {cat}.{k}: also set in {fat}: set an axis in one place"
                         ));
@@ -533,25 +545,25 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     // combination keeps its block (the row it came from: a case) and its repetitions.
     let mut combos: Vec<(TrialParams, usize, u32)> = Vec::new();
     // The values each combination was written with (to name a duplicate's axis).
-    let mut written: Vec<BTreeMap<&str, String>> = Vec::new();
+    let mut written: Vec<Given> = Vec::new();
     let mut blocks: Vec<&str> = Vec::new();
     let mut idx = vec![0usize; values.len()];
     loop {
-        let mut one: BTreeMap<&str, String> = values
+        let mut one: Given = values
             .iter()
             .zip(&idx)
             .map(|((a, v), &i)| (*a, v[i].clone()))
             .collect();
-        one.insert("workload", workload.as_str().to_string());
+        one.insert(
+            "workload",
+            (workload.as_str().to_string(), Value::workload(workload)),
+        );
         for (row, at, exempt, reps) in &rows {
             let mut with = one.clone();
             for (k, v) in row {
                 with.insert(k, v.clone());
             }
-            if with.contains_key("model") {
-                with.insert("model_given", String::new());
-            }
-            let w: Asked = with["workload"].parse()?;
+            let w: Asked = with["workload"].0.parse()?;
             if let Some(axis) = with.keys().find(|a| {
                 crate::plan::axes::find(a).is_some_and(|x| x.foreign_to(w)) && !exempt.contains(a)
             }) {
@@ -560,7 +572,11 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                     w.as_str()
                 ));
             }
-            let mut params = crate::plan::axes::trial_params(&with, seed)
+            let mut typed = AxisValues::defaults(w);
+            for (_, value) in with.values() {
+                typed.set(value.clone());
+            }
+            let mut params = crate::plan::axes::trial_params(&typed, seed)
                 .map_err(|e| format!("{file}: {at}: {e}"))?;
             // An import file is named relative to the scenario file.
             if let Some(rel) = params.import.as_deref() {
@@ -658,17 +674,12 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
 /// Two combinations that are one trial (equal canonical parameters, so one trial key):
 /// name the axis whose texts differ, e.g. `rate: '10MB/s' and '80Mbit' are the same
 /// value (80M bits/s)`. Refused rather than merged, so a sweep has the points it shows.
-fn duplicate(
-    file: &str,
-    at: &str,
-    first: &BTreeMap<&str, String>,
-    second: &BTreeMap<&str, String>,
-) -> String {
+fn duplicate(file: &str, at: &str, first: &Given, second: &Given) -> String {
     let differs = second
         .iter()
-        .find(|(k, v)| first.get(*k).is_some_and(|f| f != *v) && **k != "label");
+        .find(|(k, v)| first.get(*k).is_some_and(|f| f.0 != v.0) && **k != "label");
     match differs {
-        Some((k, v)) => {
+        Some((k, (v, _))) => {
             let canon = match *k {
                 "rate" | "max_rate" => v
                     .parse::<proto::Rate>()
@@ -687,7 +698,7 @@ fn duplicate(
             };
             format!(
                 "{file}: {at}.{k}: duplicate value: '{}' and '{v}' are the same value{canon}; list it once",
-                first[k]
+                first[k].0
             )
         }
         None => format!("{file}: {at}: duplicate trial: two combinations give the same parameters"),
@@ -850,7 +861,7 @@ fn parse_baseline(
         match (key, axis) {
             ("label", _) => {}
             (_, Ok(axis)) => crate::plan::axes::find(axis)
-                .map_or(Ok(()), |a| a.check(&t, workload))
+                .map_or(Ok(()), |a| a.parse(&t, workload).map(drop))
                 .map_err(|e| cx.at(v.span(), &field, e))?,
             (_, Err(e)) => return Err(e),
         }

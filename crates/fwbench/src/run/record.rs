@@ -100,8 +100,11 @@ mod tests {
         let mut s = store::Store::open(&dir.path().join("r.db")).unwrap();
         let run = s.begin_run(&store::NewRun::default()).unwrap();
         for name in crate::params::search::Asked::names() {
-            let v = std::collections::BTreeMap::from([("workload", name.to_string())]);
-            let p = crate::plan::axes::trial_params(&v, 1).unwrap();
+            let p = crate::plan::axes::trial_params(
+                &crate::plan::axes::AxisValues::defaults(name.parse().unwrap()),
+                1,
+            )
+            .unwrap();
             let legacy = store::TrialRecord {
                 run_id: run,
                 trial_key: name.into(),
