@@ -38,16 +38,14 @@ fn blocklist(n: usize) -> String {
 #[test]
 fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
     let dir = TempDir::new();
-    let f = dir.file("host.rules");
-    std::fs::write(
-        &f,
+    let f = dir.write(
+        "host.rules",
         "*filter\n:INPUT DROP [0:0]\n\
          -A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
          -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
          -A INPUT -m recent --name ssh --set\n\
          -A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n",
-    )
-    .unwrap();
+    );
     let out = dir.file("opt.rules");
     let o = fwbench(&[
         "rules",
@@ -74,18 +72,13 @@ fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
     .unwrap();
     let o = fwbench(&["rules", "advise", "--import", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("host.rules:3: control character U+0000"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, "host.rules:3: control character U+0000");
 }
 
 #[test]
 fn a_blocklist_is_rewritten_into_one_set_with_its_ipset() {
     let dir = TempDir::new();
-    let f = dir.file("bl.rules");
-    std::fs::write(&f, blocklist(300)).unwrap();
+    let f = dir.write("bl.rules", blocklist(300));
     let out = dir.file("bl.opt");
     let o = fwbench(&[
         "rules",
@@ -132,8 +125,7 @@ fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
 fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
-    let f = dir.file("bl.rules");
-    std::fs::write(&f, blocklist(5000)).unwrap();
+    let f = dir.write("bl.rules", blocklist(5000));
     let opt = dir.file("bl.nft");
     let o = fwbench(&[
         "rules",
@@ -271,7 +263,7 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
         "1",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("udp port 7000"), "{}", stderr(&o));
+    assert_says(&o, "udp port 7000");
 }
 
 #[test]
@@ -344,8 +336,7 @@ fn an_nft_ruleset_is_advised_and_its_output_loads() {
         .unwrap();
     assert!(o.status.success(), "nft -c: {}", stderr(&o));
     // A flush in the file is refused before anything is analysed (exit 2).
-    let bad = dir.file("bad.nft");
-    std::fs::write(&bad, "flush ruleset\ntable inet x {\n}\n").unwrap();
+    let bad = dir.write("bad.nft", "flush ruleset\ntable inet x {\n}\n");
     let o = fwbench(&["rules", "advise", "--import", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
@@ -396,8 +387,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
 fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
-    let f = dir.file("bl.rules");
-    std::fs::write(&f, blocklist(50)).unwrap();
+    let f = dir.write("bl.rules", blocklist(50));
     let db = dir.file("adv.db");
     let o = fwbench(&[
         "rules",
@@ -417,7 +407,7 @@ fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
         db.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("stored: 4 floods in"), "{}", stdout(&o));
+    assert_prints(&o, "stored: 4 floods in");
     // One row per trial: two floods through each ruleset, told apart by the import.
     let o = fwbench(&["report", db.to_str().unwrap(), "-f", "csv", "-o", "-"]);
     assert!(o.status.success(), "{}", stderr(&o));

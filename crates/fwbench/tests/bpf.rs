@@ -93,13 +93,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn models_xdp_cannot_express_are_refused_with_exit_2() {
-    for model in [
-        "conntrack",
-        "notrack",
-        "seed000-f4",
-        "string-bm",
-        "hashlimit",
-    ] {
+    for model in "conntrack notrack seed000-f4 string-bm hashlimit".split_whitespace() {
         let o = fwbench(&[
             "echo",
             "--no-store",

@@ -36,14 +36,9 @@ fn flow(tb: &str, engine: &str, extra: &[&str]) -> Value {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn an_added_drop_rule_takes_effect_for_every_engine() {
     let tb = TestbedGuard::up("forward");
-    for engine in [
-        "nft",
-        "nft-set",
-        "iptables-legacy",
-        "iptables-nft",
-        "ipset-legacy",
-        "ipset-nft",
-    ] {
+    for engine in
+        "nft nft-set iptables-legacy iptables-nft ipset-legacy ipset-nft".split_whitespace()
+    {
         let v = flow(&tb.name, engine, &["--event", "add:1@800ms"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
         let r = &v["result"];

@@ -305,19 +305,17 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len());
     // The same search as a scenario workload: its steps and its result are stored.
-    let sc = dir.file("ndr.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "ndr.toml",
         format!(
             "workload = \"ndr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\nprecision = \"3%\"\nmax_rate = \"40kpps\"\n",
             tb.name
         ),
-    )
-    .unwrap();
+    );
     let db2 = dir.file("run.db");
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert!(stdout(&o).contains("searches"), "{}", stdout(&o));
+    assert_prints(&o, "searches");
     let found = sqlite_count(
         &db2,
         "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'ndr' AND status = 'ok'",
@@ -373,16 +371,7 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     let d = trial_json(
         "degrade",
         &tb.name,
-        &[
-            "-t",
-            "1",
-            "--rate",
-            "1kpps",
-            "--engine",
-            "iptables-legacy",
-            "--max-rules",
-            "2000",
-        ],
+        &argv("-t 1 --rate 1kpps --engine iptables-legacy --max-rules 2000"),
     );
     let d = &d["result"];
     assert_eq!(d["first_degraded_rules"], Value::Null, "{d}");
@@ -468,15 +457,7 @@ fn packet_bad_input_exits_2() {
         &["flood", "--frame", "60"],
         &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
         &["degrade", "--rate", "1M"],
-        &[
-            "degrade",
-            "--rate",
-            "1M",
-            "--engine",
-            "nft",
-            "--max-rules",
-            "0",
-        ],
+        &argv("degrade --rate 1M --engine nft --max-rules 0"),
     ] {
         let o = fwbench(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -492,13 +473,11 @@ fn packet_bad_input_exits_2() {
 fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
     let _serial = serial();
     let dir = TempDir::new();
-    let sc = dir.file("ndr.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "ndr.toml",
         // A ceiling far above what the sender manages: a dozen or so bisection steps.
         "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\n",
-    )
-    .unwrap();
+    );
     let db = dir.file("r.db");
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
     let child = Command::new(bin())
@@ -530,8 +509,8 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
     );
     let o = fwbench(&args);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert!(stderr(&o).contains("resuming run 1"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("reused"), "{}", stderr(&o));
+    assert_says(&o, "resuming run 1");
+    assert_says(&o, "reused");
     let after = steps(&db);
     assert!(after >= before);
     assert_eq!(

@@ -119,16 +119,7 @@ fn pinning_is_applied_and_recorded() {
     let tb = TestbedGuard::up("forward");
     let v = echo_json(
         &tb.name,
-        &[
-            "-n",
-            "1",
-            "--pin-client",
-            "0",
-            "--pin-server",
-            "1",
-            "--pin-gateway",
-            "0-1",
-        ],
+        &argv("-n 1 --pin-client 0 --pin-server 1 --pin-gateway 0-1"),
     );
     let cpus = |role: &str| {
         v["placement"]
@@ -231,12 +222,10 @@ fn sigkill_of_controller_leaves_nothing_behind() {
 fn ctrl_c_keeps_finished_trials_and_cleans_up() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "name = \"ctrlc\"\n[params]\nproto = [\"tcp\", \"udp\"]\nclients = [2, 3]\nduration = \"1500ms\"\n",
-    )
-    .unwrap();
+    );
     let child = Command::new(bin())
         .args(["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()])
         .stdout(Stdio::piped())
@@ -272,11 +261,7 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
         1
     );
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
-    assert!(
-        stdout(&o).contains(&format!("{stored} of 4 trials stored")),
-        "{}",
-        stdout(&o)
-    );
+    assert_prints(&o, &format!("{stored} of 4 trials stored"));
 }
 
 #[test]
@@ -284,12 +269,10 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
 fn scenario_run_records_sctp_unavailable_and_summary() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "[params]\nproto = [\"tcp\", \"sctp\"]\nfamily = [4, 6]\nclients = 2\nduration = 1\n",
-    )
-    .unwrap();
+    );
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
@@ -318,8 +301,7 @@ fn scenario_run_records_sctp_unavailable_and_summary() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn bad_input_exits_2_and_leaves_no_testbed() {
     let dir = TempDir::new();
-    let sc = dir.file("bad.toml");
-    std::fs::write(&sc, "[params]\nclients = 5\nproto = \"quic\"\n").unwrap();
+    let sc = dir.write("bad.toml", "[params]\nclients = 5\nproto = \"quic\"\n");
     let o = fwbench_leaving_no_testbed(&[
         "run",
         sc.to_str().unwrap(),
@@ -509,18 +491,9 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
         }
     }
     // The rendered text names the table, and a family for iptables is refused (exit 2).
-    let o = fwbench(&[
-        "rules",
-        "render",
-        "--engine",
-        "nft",
-        "--nft-family",
-        "ip",
-        "-A",
-        "6",
-        "--count",
-        "2",
-    ]);
+    let o = fwbench(&argv(
+        "rules render --engine nft --nft-family ip -A 6 --count 2",
+    ));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.starts_with("# settings: table ip6 fwbench;"), "{text}");
     for bad in [
@@ -546,18 +519,7 @@ fn crash_marker_cleans_an_ip6_table_up() {
     let state = crash_gateway_agent(
         &tb.name,
         &ns,
-        &[
-            "-t",
-            "30",
-            "-A",
-            "6",
-            "--engine",
-            "nft",
-            "--nft-family",
-            "ip",
-            "--rules",
-            "50",
-        ],
+        &argv("-t 30 -A 6 --engine nft --nft-family ip --rules 50"),
     );
     assert!(
         state.contains("table ip6 fwbench"),
@@ -618,18 +580,9 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
     }
     // A source that is not a permitted client is dropped by the policy: install the
     // F=2 rules for 2 clients by hand-held echo with 3 clients — client 3 is a stranger.
-    let o = fwbench(&[
-        "rules",
-        "render",
-        "--engine",
-        "nft",
-        "--model",
-        "seed000-f2",
-        "--clients",
-        "2",
-        "-P",
-        "udp",
-    ]);
+    let o = fwbench(&argv(
+        "rules render --engine nft --model seed000-f2 --clients 2 -P udp",
+    ));
     assert!(o.status.success());
     let text = stdout(&o);
     let batch: String = text
@@ -696,37 +649,11 @@ fn foreign_rules_are_untouched() {
         "c",
         "{ type filter hook forward priority 10; policy accept; }",
     ]);
-    run(&[
-        "nft",
-        "add",
-        "rule",
-        "inet",
-        "foreign",
-        "c",
-        "ip",
-        "saddr",
-        "203.0.113.9",
-        "counter",
-        "drop",
-    ]);
-    run(&[
-        "iptables-legacy",
-        "-A",
-        "FORWARD",
-        "-s",
-        "198.51.100.7",
-        "-j",
-        "DROP",
-    ]);
-    run(&[
-        "iptables-nft",
-        "-A",
-        "FORWARD",
-        "-s",
-        "198.51.100.8",
-        "-j",
-        "DROP",
-    ]);
+    run(&argv(
+        "nft add rule inet foreign c ip saddr 203.0.113.9 counter drop",
+    ));
+    run(&argv("iptables-legacy -A FORWARD -s 198.51.100.7 -j DROP"));
+    run(&argv("iptables-nft -A FORWARD -s 198.51.100.8 -j DROP"));
     let before = (
         in_ns(&ns, &["nft", "list", "ruleset"]),
         in_ns(&ns, &["iptables-legacy-save"]),
@@ -800,8 +727,7 @@ fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
     let ns = gw_ns(&tb);
     let before = gateway_state(&ns);
     let dir = TempDir::new();
-    let bad_nft = dir.file("bad.nft");
-    std::fs::write(&bad_nft, "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n").unwrap();
+    let bad_nft = dir.write("bad.nft", "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n");
     let bad = bad_nft.to_str().unwrap();
     for args in [
         &["--engine", "pf"][..],
@@ -818,11 +744,7 @@ fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
         let o = fwbench(&a);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         if args.contains(&"string-bm") {
-            assert!(
-                stderr(&o).contains("cannot express string match"),
-                "{}",
-                stderr(&o)
-            );
+            assert_says(&o, "cannot express string match");
         }
         if args.contains(&"50000000") {
             assert!(
@@ -857,8 +779,7 @@ fn import_iptables_save_and_nft_files_run() {
         v
     };
     let dir = TempDir::new();
-    let ipt = dir.file("rules.v4");
-    std::fs::write(&ipt, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n").unwrap();
+    let ipt = dir.write("rules.v4", "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n");
     let v = import_echo("iptables-nft", &ipt);
     assert_eq!(u(&v["result"]["validation_errors"]), 0);
     assert!(
@@ -866,8 +787,7 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let nft = dir.file("rules.nft");
-    std::fs::write(&nft, "table inet filter {\n\tset bad {\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1, 198.51.100.1 }\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr @bad drop\n\t\tmeta l4proto tcp accept\n\t}\n}\n").unwrap();
+    let nft = dir.write("rules.nft", "table inet filter {\n\tset bad {\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1, 198.51.100.1 }\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr @bad drop\n\t\tmeta l4proto tcp accept\n\t}\n}\n");
     let v = import_echo("nft", &nft);
     assert_eq!(
         u(&v["gateway"]["firewall"]["elements"]),
@@ -942,7 +862,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
     );
     let o = fwbench(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("resuming run 1"), "{}", stderr(&o));
+    assert_says(&o, "resuming run 1");
     assert_eq!(
         sqlite_count(&db, "SELECT count(*) FROM runs"),
         1,
@@ -1029,11 +949,7 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
     std::fs::write(&w, "sequential { command \"no-such-tool-fwbench\" }\n").unwrap();
     let o = fwbench(&["workload", w.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(":1:14: command 'no-such-tool-fwbench' not found"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, ":1:14: command 'no-such-tool-fwbench' not found");
 }
 
 // ---- every trial starts from the same gateway ("numbers to trust", point 1) ----
@@ -1060,8 +976,7 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("mixed.toml");
-    std::fs::write(&sc, MIXED_ENGINES).unwrap();
+    let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let ns = gw_ns(&tb);
     // A fresh gateway's state, to compare with after the run.
     let fresh_legacy = in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]);
@@ -1083,11 +998,7 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
         &tb.name,
     ]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert!(
-        stderr(&o).contains("rebuilt the testbed (same name and addresses)"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, "rebuilt the testbed (same name and addresses)");
     let rows = residue_rows(&db);
     let engines: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(
@@ -1165,8 +1076,7 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("mixed.toml");
-    std::fs::write(&sc, MIXED_ENGINES).unwrap();
+    let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let rows = residue_rows(&db);
@@ -1249,12 +1159,10 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "[params]\nproto = \"udp\"\nclients = [1, 2]\nduration = \"2s\"\n",
-    )
-    .unwrap();
+    );
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
     let first = Command::new(bin())
         .args(args)

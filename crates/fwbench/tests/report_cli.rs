@@ -31,8 +31,7 @@ fn report_refuses_files_that_are_not_fwbench_results() {
     ]);
     assert_refused(&o, "not an fwbench results file");
     // Not SQLite at all.
-    let junk = dir.file("junk.db");
-    std::fs::write(&junk, "hello, not a database\n".repeat(100)).unwrap();
+    let junk = dir.write("junk.db", "hello, not a database\n".repeat(100));
     let o = fwbench(&[
         "report",
         junk.to_str().unwrap(),
@@ -48,17 +47,11 @@ fn report_refuses_files_that_are_not_fwbench_results() {
     let o = fwbench(&["report", other.to_str().unwrap(), "-f", "pdf"]);
     assert_eq!(o.status.code(), Some(2));
     // A reference that is not ENGINE[/FAMILY], whatever the file.
-    let o = fwbench(&[
-        "report",
-        "/nonexistent/results.db",
-        "--reference",
-        "nft//ip",
-    ]);
+    let o = fwbench(&argv("report /nonexistent/results.db --reference nft//ip"));
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--reference \"nft//ip\": expected ENGINE or ENGINE/FAMILY"),
-        "{}",
-        stderr(&o)
+    assert_says(
+        &o,
+        "--reference \"nft//ip\": expected ENGINE or ENGINE/FAMILY",
     );
 }
 
@@ -115,8 +108,7 @@ fn report_never_overwrites_its_input() {
 #[test]
 fn report_refuses_an_empty_file_without_touching_it() {
     let dir = TempDir::new();
-    let empty = dir.file("empty.db");
-    std::fs::write(&empty, b"").unwrap();
+    let empty = dir.write("empty.db", b"");
     let out = dir.file("r.html");
     let o = fwbench(&[
         "report",

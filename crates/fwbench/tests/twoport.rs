@@ -271,11 +271,7 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         "--rate",
         "5kpps",
     ]);
-    assert!(
-        stdout(&text).contains("gateway      external gateway: no counters"),
-        "{}",
-        stdout(&text)
-    );
+    assert_prints(&text, "gateway      external gateway: no counters");
     lab.assert_given_back("flood");
     // A scenario names the testbed file relative to itself.
     let sc = lab.dir.file("flood-scenario.toml");

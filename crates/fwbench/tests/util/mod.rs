@@ -109,6 +109,12 @@ impl TempDir {
     pub fn file(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
+    /// Write `text` to the file `name` in this directory; its path.
+    pub fn write(&self, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.file(name);
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        p
+    }
 }
 
 impl Drop for TempDir {
@@ -308,6 +314,24 @@ pub fn assert_refused(o: &Output, needle: &str) {
     assert!(stderr(o).contains(needle), "{}", stderr(o));
 }
 
+/// Stderr names `needle` (whatever the exit code).
+pub fn assert_says(o: &Output, needle: &str) {
+    assert!(
+        stderr(o).contains(needle),
+        "{needle:?} not in:\n{}",
+        stderr(o)
+    );
+}
+
+/// Stdout names `needle`.
+pub fn assert_prints(o: &Output, needle: &str) {
+    assert!(
+        stdout(o).contains(needle),
+        "{needle:?} not in:\n{}",
+        stdout(o)
+    );
+}
+
 /// An echo trial in the background on a testbed (`--no-store`, output discarded), to
 /// be interrupted: `extra` names the duration (`-t`) and the rules.
 pub fn spawn_echo(testbed: &str, extra: &[&str]) -> std::process::Child {
@@ -364,3 +388,9 @@ pub const PINNED: [&str; 6] = [
     "--pin-server",
     "0",
 ];
+
+/// A command line written as one string, split at whitespace:
+/// `argv("sessions -p 8 --count 800")` (for arguments without spaces).
+pub fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
