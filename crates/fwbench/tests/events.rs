@@ -8,28 +8,23 @@ mod util;
 use serde_json::Value;
 use util::*;
 
+/// A 2 s flow of 2 sources at 20 kpps through `engine` with 100 rules (must succeed).
 fn flow(tb: &str, engine: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "flow",
-        "--testbed",
-        tb,
-        "--no-store",
-        "--json",
-        "-r",
-        "20kpps",
-        "--flows",
-        "2",
-        "--sources",
-        "2",
-        "-t",
-        "2",
-        "--engine",
-        engine,
-        "--rules",
-        "100",
+    let flow = argv("-r 20kpps --flows 2 --sources 2 -t 2 --rules 100");
+    let a = [
+        &[
+            "flow",
+            "--testbed",
+            tb,
+            "--no-store",
+            "--json",
+            "--engine",
+            engine,
+        ],
+        &flow[..],
+        extra,
     ];
-    args.extend_from_slice(extra);
-    json_of(&args)
+    json_of(&a.concat())
 }
 
 #[test]

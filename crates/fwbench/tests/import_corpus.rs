@@ -90,22 +90,9 @@ fn legacy_rules(ns: &str) -> String {
         .join("\n")
 }
 
+/// A 1 s flood at 5 kpps; its JSON whatever the verdict.
 fn flood_json(tb: &str, extra: &[&str]) -> Value {
-    let mut a = vec![
-        "flood",
-        "--testbed",
-        tb,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "-r",
-        "5kpps",
-    ];
-    a.extend_from_slice(extra);
-    let o = fwbench(&a);
-    serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+    trial_value("flood", tb, &[&["-t", "1", "-r", "5kpps"], extra].concat())
 }
 
 #[test]

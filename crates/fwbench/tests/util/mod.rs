@@ -298,6 +298,15 @@ pub fn trial_json(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Valu
     json_of(&trial_args(kind, testbed, extra))
 }
 
+/// One trial command on a testbed, `--no-store --json` with `extra` as given: its JSON
+/// whatever the exit code (a trial whose traffic is dropped exits 1 and still prints it).
+pub fn trial_value(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Value {
+    let a = [&[kind, "--testbed", testbed, "--no-store", "--json"], extra].concat();
+    let o = fwbench(&a);
+    serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+}
+
 /// The arguments of [`trial_json`], for callers that run them another way.
 pub fn trial_args<'a>(kind: &'a str, testbed: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![kind, "--testbed", testbed, "--no-store", "--json"];
