@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
-use common::{new_run, pm_after, trial, Lcg};
+use common::{finish, new_run, pm_after, report_of, scratch, trial, Lcg};
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
@@ -76,9 +76,7 @@ fn echo_run(s: &mut Store) -> i64 {
     failed.status = "failed".into();
     failed.error = Some("gateway agent: nft -f exited with status 1".into());
     s.record(&failed).unwrap();
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 /// (b) flow: rules × engine (nft 2.5 ns/rule, iptables-legacy 1.0 ns/rule), 2 reps,
@@ -212,19 +210,14 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("results.db")).unwrap();
+    let (_dir, mut store) = scratch("results.db");
     let runs = [
         echo_run(&mut store),
         flow_run(&mut store),
         labelled_run(&mut store),
         ndr_run(&mut store),
     ];
-    Fixture {
-        _dir: dir,
-        store,
-        runs,
-    }
+    Fixture { _dir, store, runs }
 }
 
 #[test]
@@ -476,8 +469,7 @@ fn missing_run_is_an_error_naming_it() {
 
 #[test]
 fn empty_store_gives_an_empty_but_valid_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(&dir.path().join("r.db")).unwrap();
+    let (_dir, s) = scratch("r.db");
     let r = load(&s, None).unwrap();
     assert!(r.html().contains("No warnings"));
     assert_eq!(r.csv_trials().lines().count(), 1);
@@ -967,8 +959,7 @@ struct ConnFixture {
 }
 
 fn conn_fixture() -> ConnFixture {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("conn.db")).unwrap();
+    let (_dir, mut store) = scratch("conn.db");
     let (seed004, samples) = seed004_run(&mut store);
     let runs = [
         seed004,
@@ -976,7 +967,7 @@ fn conn_fixture() -> ConnFixture {
         conn_extras_run(&mut store),
     ];
     ConnFixture {
-        _dir: dir,
+        _dir,
         store,
         runs,
         samples,
@@ -1484,8 +1475,7 @@ fn paired_ab_run(s: &mut Store, blocks: bool) -> i64 {
 
 #[test]
 fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("ab.db")).unwrap();
+    let (_dir, mut store) = scratch("ab.db");
     let paired_run = paired_ab_run(&mut store, false);
     let blocks_run = paired_ab_run(&mut store, true);
     let r = load(&store, Some(paired_run)).unwrap();
@@ -1566,8 +1556,7 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
 /// formula into the CSV (OWASP CSV injection).
 #[test]
 fn hostile_text_in_the_database_is_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("r.db")).unwrap();
+    let (_dir, mut s) = scratch("r.db");
     let run = s
         .begin_run(&NewRun {
             scenario: "<script>alert(1)</script>".into(),
@@ -1613,10 +1602,7 @@ fn hostile_text_in_the_database_is_escaped() {
 
 #[test]
 fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s3.db")).unwrap();
-    let id = seed003_run(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(seed003_run);
     let f = &r.runs[0].analysis.findings;
     // Planted (the study's numbers): the filter adds 2.2 ms at 8 B and 6.5 ms at 1000 B
     // per round trip: 4.3 ms / 992 B per byte, the rest per packet.
@@ -1670,10 +1656,7 @@ fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
 
 #[test]
 fn seed004_findings_state_the_planted_ab_difference() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s4.db")).unwrap();
-    let id = paired_ab_run(&mut store, false);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(|s| paired_ab_run(s, false));
     let f = &r.runs[0].analysis.findings;
     let (d, ci) = pm_after(f, "ms by ");
     assert!((d - 0.3).abs() <= ci, "{d} ± {ci}");
@@ -1689,8 +1672,7 @@ fn seed004_findings_state_the_planted_ab_difference() {
 /// baseline is left out of the comparison by its kind, not its name.
 #[test]
 fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("families.db")).unwrap();
+    let (_dir, mut s) = scratch("families.db");
     let run = s.begin_run(&new_run("families", None)).unwrap();
     for (engine, family, ns_per_rule) in [
         ("nft", None, 30.0),
@@ -1743,8 +1725,7 @@ fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
 /// end (HTML and Markdown), and the text findings say it once too.
 #[test]
 fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("u.db")).unwrap();
+    let (_dir, mut s) = scratch("u.db");
     let run = s.begin_run(&new_run("unstable", None)).unwrap();
     for rules in [0u32, 10, 20, 30, 40] {
         for rep in 1..=3u32 {
@@ -1797,8 +1778,7 @@ fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
 /// and 125 Mb/s at 2, 4 and 16 KiB → a curve and "+25 %" beside the study's.
 #[test]
 fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("pb.db")).unwrap();
+    let (_dir, mut s) = scratch("pb.db");
     let run = s.begin_run(&new_run("seed003", None)).unwrap();
     for (kib, mbps) in [(2u32, 100.0), (4, 115.0), (16, 125.0)] {
         for rep in 1..=3u32 {

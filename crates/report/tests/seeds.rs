@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use store::{FirewallRow, Headline, SampleRow, Store};
 
 mod common;
-use common::{new_run, pm_after, trial, within, Noise};
+use common::{finish, new_run, pm_after, report_of, scratch, trial, within, Noise};
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
 /// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
@@ -87,17 +87,12 @@ fn seed000(s: &mut Store) -> i64 {
             }
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s0.db")).unwrap();
-    let id = seed000(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(seed000);
     let run = &r.runs[0];
     let f = &run.analysis.findings;
     let v4 = pm_after(f, "Throughput loss per rule (IPv4): ");
@@ -421,15 +416,12 @@ fn seed001(s: &mut Store) -> i64 {
             .unwrap();
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s1.db")).unwrap();
+    let (_dir, mut store) = scratch("s1.db");
     let id = seed001(&mut store);
     let r = load(&store, Some(id)).unwrap();
     let f = &r.runs[0].analysis.findings;
@@ -584,15 +576,12 @@ fn seed002(s: &mut Store) -> i64 {
             }
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s2.db")).unwrap();
+    let (_dir, mut store) = scratch("s2.db");
     let id = seed002(&mut store);
     let r = load(&store, Some(id)).unwrap();
     let run = &r.runs[0];
@@ -722,8 +711,7 @@ fn write_synthetic_results_for_screenshots() {
 
 #[test]
 fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("one.db")).unwrap();
+    let (_dir, mut s) = scratch("one.db");
     let run = s.begin_run(&new_run("one", None)).unwrap();
     let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": 10,
         "packet": {"size": {"payload": 18}, "rate": "max"}, "seed": 1});
@@ -769,8 +757,7 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
 /// with 1280 B, for both engines.
 #[test]
 fn seed002_panels_per_engine_and_per_packet_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("s2p.db")).unwrap();
+    let (_dir, mut s) = scratch("s2p.db");
     let run = s.begin_run(&new_run("seed002", None)).unwrap();
     for (label, knee) in [("128 B @ 15 Mb/s", 5000u64), ("1280 B @ 45 Mb/s", 20000)] {
         for engine in ["iptables-legacy", "nft"] {

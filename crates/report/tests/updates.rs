@@ -6,7 +6,7 @@ use serde_json::json;
 use store::{Headline, Store, UpdateRecord};
 
 mod common;
-use common::{new_run, trial};
+use common::{finish, new_run, report_of, scratch, trial};
 
 /// One committed update: `bins` are (ms from the commit, received, lost, owd µs).
 fn update(
@@ -83,17 +83,12 @@ fn planted(s: &mut Store) -> i64 {
         &[(0.0, 7, 0, 50.0)],
     )];
     s.insert_trial(&ipt).unwrap();
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn stored_updates_read_as_findings_figures_and_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("updates.db")).unwrap();
-    let run = planted(&mut store);
-    let r = load(&store, Some(run)).unwrap();
+    let r = report_of(planted);
     let a = &r.runs[0].analysis;
     let said = |s: &str| {
         assert!(
@@ -189,8 +184,7 @@ fn stored_updates_read_as_findings_figures_and_table() {
 
 #[test]
 fn a_run_without_updates_has_no_update_views() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("none.db")).unwrap();
+    let (_dir, mut s) = scratch("none.db");
     let run = s.begin_run(&new_run("plain", None)).unwrap();
     let t = trial(
         run,
@@ -239,16 +233,13 @@ fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
         )];
         s.insert_trial(&t).unwrap();
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
     use report::compare::{Comparison, Input};
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("cmp.db")).unwrap();
+    let (_dir, mut s) = scratch("cmp.db");
     let old = repeated(&mut s, [30.0, 31.0, 32.0], [0.0, 1.0, 0.0]);
     let new = repeated(&mut s, [60.0, 61.0, 62.0], [0.0, 1.0, 0.0]);
     let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
