@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
-use common::{finish, new_run, pm_after, report_of, scratch, trial, Lcg};
+use common::{figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg};
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
@@ -343,12 +343,7 @@ fn echo_costs_vs_f0_and_threads_epoll_crossover() {
             _ => {}
         }
     }
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|f| f.id == "echo-threads-vs-epoll")
-        .unwrap();
+    let fig = figure(run, "echo-threads-vs-epoll");
     assert!(!fig.markers.is_empty());
     // threads − epoll: n=2: 166.7 vs 153.8 (+), n=4: 285.7 vs 296.3 (−)
     assert!(
@@ -992,26 +987,12 @@ fn whiskers(svg: &str) -> usize {
         / 3
 }
 
-/// A table of a run by the start of its title.
-fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure::Table {
-    run.analysis
-        .tables
-        .iter()
-        .find(|t| t.title.starts_with(title))
-        .unwrap_or_else(|| panic!("no table {title}"))
-}
-
 #[test]
 fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     let f = conn_fixture();
     let r = load(&f.store, Some(f.runs[0])).unwrap();
     let run = &r.runs[0];
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "http-download-vs-rules")
-        .expect("download figure");
+    let fig = figure(run, "http-download-vs-rules");
     let sweep = fig.series.iter().find(|s| s.name == "label=sweep").unwrap();
     let xs: Vec<f64> = sweep.points.iter().map(|p| p.x).collect();
     assert_eq!(xs, [0.0, 250.0, 500.0, 750.0, 1000.0]);
@@ -1179,12 +1160,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         assert_eq!(fig.categories, t.columns[1..]);
         assert!(html.contains(&format!("<figure id=\"{id}\"><svg")));
     }
-    let bulk = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "conn-bulk-goodput")
-        .unwrap();
+    let bulk = figure(run, "conn-bulk-goodput");
     let names: Vec<&str> = bulk.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
@@ -1197,12 +1173,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
     );
     // Sequential: 17 MB in 29.8 s = 4.564 Mb/s for the null firewall.
     assert!((bulk.series[0].points[0].y - 17e6 * 8.0 / 29.8 / 1e6).abs() < 0.01);
-    let par = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "conn-sessions-per-s")
-        .unwrap();
+    let par = figure(run, "conn-sessions-per-s");
     assert!(par
         .notes
         .contains(&"proxy (buffer 16 KiB): parallel sessions at 8 parallel".to_string()));
@@ -1215,21 +1186,11 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         configs.columns.iter().filter(|c| *c == "workload").count(),
         1
     );
-    let lat = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "conn-session-latency")
-        .unwrap();
+    let lat = figure(run, "conn-session-latency");
     assert!(lat.series[0].points.iter().all(|p| p.ci95.is_some()));
     assert!(r.markdown().contains("| Ping 8 B | 3.10 ± "));
     // Connection cases are not in the seed-001-style cases table (the pings are).
-    let cases = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "cases")
-        .unwrap();
+    let cases = figure(run, "cases");
     assert_eq!(cases.categories.len(), 4);
     assert!(
         cases.categories.iter().all(|c| c.contains(": ping ")),
@@ -1248,12 +1209,7 @@ fn sweet_spot_and_held_connections_are_reported() {
     let f = conn_fixture();
     let r = load(&f.store, Some(f.runs[2])).unwrap();
     let run = &r.runs[0];
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "sessions-sweet-spot")
-        .unwrap();
+    let fig = figure(run, "sessions-sweet-spot");
     assert_eq!(fig.series.len(), 1);
     assert_eq!(fig.series[0].points.len(), 5);
     assert_eq!(fig.markers.len(), 1);
@@ -1503,12 +1459,7 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
         "{row:?}"
     );
     // The drift figure: one series per arm, a point per trial at its start time.
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|f| f.id == "ab-drift")
-        .expect("drift figure");
+    let fig = figure(run, "ab-drift");
     let names: Vec<&str> = fig.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["rules=0", "rules=500"]);
     assert!(fig.series.iter().all(|s| s.points.len() == 20));

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use store::{FirewallRow, Headline, SampleRow, Store};
 
 mod common;
-use common::{finish, new_run, pm_after, report_of, scratch, trial, within, Noise};
+use common::{figure, finish, new_run, pm_after, report_of, scratch, trial, within, Noise};
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
 /// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
@@ -620,12 +620,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
     assert!(f
         .iter()
         .any(|x| x.starts_with(vs_nft) && x.contains("the study: 5.2")));
-    let fig2 = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "packet-advantage-iptables-nft")
-        .expect("a figure against iptables-nft");
+    let fig2 = figure(run, "packet-advantage-iptables-nft");
     assert!(fig2
         .notes
         .iter()
@@ -655,12 +650,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
         assert!(ids.contains(&id), "{id} not in {ids:?}");
     }
     // Jitter is a constant 2 µs: drawn; a figure of zeros would say "no data".
-    let cpu1 = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "packet-cpu1-nft-inet")
-        .unwrap();
+    let cpu1 = figure(run, "packet-cpu1-nft-inet");
     let names: Vec<&str> = cpu1.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["user", "softirq", "idle"]);
     // Another reference: the ratio inverts.
