@@ -203,27 +203,44 @@ fn ndr_run(s: &mut Store) -> i64 {
     run
 }
 
+/// A results file holding synthetic runs.
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Store,
-    runs: [i64; 4],
+    runs: Vec<i64>,
+    /// The per-download durations planted in seed 004 (connection fixture only).
+    samples: BTreeMap<(String, u64), Vec<f64>>,
 }
+
+impl Fixture {
+    /// The report of the fixture's run `i`, or of every run.
+    fn report(&self, i: Option<usize>) -> report::Report {
+        load(&self.store, i.map(|i| self.runs[i])).unwrap()
+    }
+}
+
+/// Runs: seed 000 echo, seed 002 flow, labelled cases, ndr.
 
 fn fixture() -> Fixture {
     let (_dir, mut store) = scratch("results.db");
-    let runs = [
+    let runs = vec![
         echo_run(&mut store),
         flow_run(&mut store),
         labelled_run(&mut store),
         ndr_run(&mut store),
     ];
-    Fixture { _dir, store, runs }
+    let samples = BTreeMap::new();
+    Fixture {
+        _dir,
+        store,
+        runs,
+        samples,
+    }
 }
 
 #[test]
 fn html_has_every_expected_figure_and_warning_and_no_urls() {
-    let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = fixture().report(None);
     let html = r.html();
     let figures = [
         (
@@ -302,8 +319,7 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
 
 #[test]
 fn cost_fits_recover_the_slopes() {
-    let f = fixture();
-    let r = load(&f.store, Some(f.runs[1])).unwrap();
+    let r = fixture().report(Some(1));
     let fits = &r.runs[0].analysis.fits;
     assert_eq!(fits.len(), 2, "{fits:?}");
     // An nft series names its table family; stored trials without one are inet.
@@ -325,8 +341,7 @@ fn cost_fits_recover_the_slopes() {
 
 #[test]
 fn echo_costs_vs_f0_and_threads_epoll_crossover() {
-    let f = fixture();
-    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let r = fixture().report(Some(0));
     let run = &r.runs[0];
     assert_eq!(run.baseline, Some(json!({"model": "seed000-f0"})));
     for c in &run.configs {
@@ -357,8 +372,7 @@ fn echo_costs_vs_f0_and_threads_epoll_crossover() {
 
 #[test]
 fn labelled_cases_cost_against_the_baseline_row() {
-    let f = fixture();
-    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let r = fixture().report(Some(2));
     let cost = |label: &str| {
         let c = r.runs[0]
             .configs
@@ -378,7 +392,7 @@ fn labelled_cases_cost_against_the_baseline_row() {
 #[test]
 fn markdown_and_csv_have_the_expected_rows() {
     let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = f.report(None);
     let md = r.markdown();
     assert!(!md.contains("<svg"));
     assert!(md.contains("| engine=nft (inet) | "));
@@ -423,8 +437,7 @@ fn markdown_and_csv_have_the_expected_rows() {
 
 #[test]
 fn json_holds_configs_metrics_fits_and_figures() {
-    let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = fixture().report(None);
     let j = r.json();
     let runs = j["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);
@@ -444,8 +457,8 @@ fn json_holds_configs_metrics_fits_and_figures() {
 #[test]
 fn output_is_deterministic() {
     let f = fixture();
-    let a = load(&f.store, None).unwrap();
-    let b = load(&f.store, None).unwrap();
+    let a = f.report(None);
+    let b = f.report(None);
     assert_eq!(a.html(), b.html());
     assert_eq!(a.markdown(), b.markdown());
 }
@@ -945,23 +958,16 @@ fn conn_extras_run(s: &mut Store) -> i64 {
     run
 }
 
-struct ConnFixture {
-    _dir: tempfile::TempDir,
-    store: Store,
-    /// seed 004, seed 003, extras.
-    runs: [i64; 3],
-    samples: BTreeMap<(String, u64), Vec<f64>>,
-}
-
-fn conn_fixture() -> ConnFixture {
+/// Runs: seed 004, seed 003, extras.
+fn conn_fixture() -> Fixture {
     let (_dir, mut store) = scratch("conn.db");
     let (seed004, samples) = seed004_run(&mut store);
-    let runs = [
+    let runs = vec![
         seed004,
         seed003_run(&mut store),
         conn_extras_run(&mut store),
     ];
-    ConnFixture {
+    Fixture {
         _dir,
         store,
         runs,
@@ -990,7 +996,7 @@ fn whiskers(svg: &str) -> usize {
 #[test]
 fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let r = f.report(Some(0));
     let run = &r.runs[0];
     let fig = figure(run, "http-download-vs-rules");
     let sweep = fig.series.iter().find(|s| s.name == "label=sweep").unwrap();
@@ -1039,7 +1045,7 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
 #[test]
 fn ab_table_tests_the_difference_with_welch() {
     let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let r = f.report(Some(0));
     let run = &r.runs[0];
     let conn: Vec<&report::model::Config> = run.configs.iter().collect();
     let tests = report::conn::ab_tests(&conn);
@@ -1090,8 +1096,7 @@ fn ab_table_tests_the_difference_with_welch() {
 
 #[test]
 fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
-    let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[1])).unwrap();
+    let r = conn_fixture().report(Some(1));
     let run = &r.runs[0];
     let t = table(run, "Firewall types (seed 003)");
     assert_eq!(
@@ -1206,8 +1211,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
 
 #[test]
 fn sweet_spot_and_held_connections_are_reported() {
-    let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let r = conn_fixture().report(Some(2));
     let run = &r.runs[0];
     let fig = figure(run, "sessions-sweet-spot");
     assert_eq!(fig.series.len(), 1);
@@ -1273,8 +1277,7 @@ fn sweet_spot_and_held_connections_are_reported() {
 
 #[test]
 fn corrupt_and_failed_sessions_are_warned_and_corruption_comes_first() {
-    let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let r = conn_fixture().report(Some(2));
     let w: Vec<&report::Warning> = r.warnings().collect();
     let corrupt: Vec<_> = w.iter().filter(|x| x.kind == "corrupt").collect();
     assert_eq!(corrupt.len(), 1, "{w:?}");
@@ -1318,7 +1321,7 @@ fn corrupt_and_failed_sessions_are_warned_and_corruption_comes_first() {
 #[test]
 fn conn_csv_and_json_carry_the_conn_metrics() {
     let f = conn_fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = f.report(None);
     let csv = r.csv_trials();
     let lines: Vec<&str> = csv.lines().collect();
     let head: Vec<&str> = lines[0].split(',').collect();
@@ -1361,11 +1364,7 @@ fn conn_csv_and_json_carry_the_conn_metrics() {
         "{tables:?}"
     );
     // The config table names the main metric of each connection workload.
-    let configs = table(
-        &load(&f.store, Some(f.runs[1])).unwrap().runs[0],
-        "Configurations",
-    )
-    .clone();
+    let configs = table(&f.report(Some(1)).runs[0], "Configurations").clone();
     let metric = configs
         .columns
         .iter()
@@ -1380,8 +1379,7 @@ fn conn_csv_and_json_carry_the_conn_metrics() {
 
 #[test]
 fn reports_without_connection_trials_have_no_conn_columns() {
-    let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = fixture().report(None);
     assert!(!r.csv_trials().contains("conn."));
     assert!(!r.html().contains("class=\"bad\""));
 }
