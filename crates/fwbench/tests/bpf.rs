@@ -57,14 +57,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
         // Accepts: every position, both families; nothing dropped, fillers idle.
         let mut cases: Vec<Vec<&str>> = vec![];
         for pos in ["first", "middle", "last", "none"] {
-            cases.push(vec![
-                "--model",
-                "linear",
-                "--rules",
-                "50",
-                "--position",
-                pos,
-            ]);
+            cases.push(cmd!("--model linear --rules 50 --position", pos));
         }
         cases.push(vec!["--model", "linear", "--rules", "50", "-A", "6"]);
         cases.push(vec!["--model", "seed000-f2", "-A", "4"]);
@@ -94,16 +87,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn models_xdp_cannot_express_are_refused_with_exit_2() {
     for model in "conntrack notrack seed000-f4 string-bm hashlimit".split_whitespace() {
-        let o = fwbench(&[
-            "echo",
-            "--no-store",
-            "-t",
-            "1",
-            "--engine",
-            "xdp",
-            "--model",
-            model,
-        ]);
+        let o = fwbench(&cmd!("echo --no-store -t 1 --engine xdp --model", model));
         assert_eq!(o.status.code(), Some(2), "{model}: {}", stderr(&o));
         let e = stderr(&o);
         assert!(e.contains("engine xdp cannot express"), "{model}: {e}");
@@ -146,22 +130,13 @@ fn pps(tb: &str, engine: &str, rules: u32) -> f64 {
     let v = trial_json(
         "flood",
         tb,
-        &[
-            "-t",
-            "2",
-            "--size",
-            "frame:64",
-            "--rate",
-            "max",
-            "--engine",
+        &cmd!(
+            "-t 2 --size frame:64 --rate max --engine",
             engine,
             "--rules",
             &rules,
-            "--pin-client",
-            "0",
-            "--pin-server",
-            "0",
-        ],
+            "--pin-client 0 --pin-server 0"
+        ),
     );
     assert_eq!(v["status"], "ok", "{engine} {rules}: {v}");
     assert_eq!(v["verdicts"]["ok"], true, "{engine} {rules}: {v}");

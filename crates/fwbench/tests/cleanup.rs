@@ -34,24 +34,7 @@ fn signal_group_mid_trial(sig: &str) {
         format!("fwb-{}-srv", tb.name),
     );
     let mut child = Command::new(bin())
-        .args([
-            "http",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--count",
-            "100000",
-            "--size",
-            "1M",
-            "--server-program",
-            "nginx",
-            "--client-program",
-            "curl",
-            "--engine",
-            "nft",
-            "--rules",
-            "100",
-        ])
+        .args(cmd!("http --testbed", &tb.name, "--no-store --count 100000 --size 1M --server-program nginx --client-program curl --engine nft --rules 100"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0)

@@ -198,15 +198,7 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
 fn a_real_run_compared_with_itself_has_no_regression() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let o = fwbench(&[
-        "flood",
-        "-t",
-        "1",
-        "--rate",
-        "10kpps",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", db.to_str().unwrap()));
     assert!(o.status.success(), "{}", stderr(&o));
     let d = db.to_str().unwrap();
     let o = fwbench(&["compare", d, &format!("{d}:1"), "--threshold", "0"]);
@@ -316,18 +308,10 @@ fn repeated_trials_make_a_comparison_testable() {
     let dir = TempDir::new();
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));
     for db in [&a, &b] {
-        let o = fwbench(&[
-            "flood",
-            "-t",
-            "1",
-            "--rate",
-            "10kpps",
-            "--repeat",
-            "2",
-            "-J",
-            "--db",
-            db.to_str().unwrap(),
-        ]);
+        let o = fwbench(&cmd!(
+            "flood -t 1 --rate 10kpps --repeat 2 -J --db",
+            db.to_str().unwrap()
+        ));
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");

@@ -126,19 +126,11 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
     for buffer in ["1000", "16K"] {
         let v = conn(
             &tb.name,
-            &[
-                "bulk",
-                "--topology",
-                "proxy",
-                "--proxy-buffer",
+            &cmd!(
+                "bulk --topology proxy --proxy-buffer",
                 buffer,
-                "--size",
-                "3M",
-                "--count",
-                "2",
-                "--overhead-sessions",
-                "1",
-            ],
+                "--size 3M --count 2 --overhead-sessions 1"
+            ),
         );
         // Every byte is checked against the pattern: corrupt = 0 means relayed intact.
         clean(&v, 2);
@@ -162,17 +154,11 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
     clean(&v, 200);
     assert_eq!(u(&v["gateway"]["proxy"]["connections"]), 200);
     // Forwarding is off in proxy mode: a ping cannot cross, and says so (seed 003: N/A).
-    let o = fwbench(&[
-        "ping",
-        "--testbed",
+    let o = fwbench(&cmd!(
+        "ping --testbed",
         &tb.name,
-        "--topology",
-        "proxy",
-        "--no-store",
-        "--json",
-        "-c",
-        "5",
-    ]);
+        "--topology proxy --no-store --json -c 5"
+    ));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v["status"], "unavailable", "{v}");
     assert!(v["error"].as_str().unwrap().contains("N/A"), "{v}");
@@ -202,18 +188,10 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
     let v = trial_json(
         "connections",
         &tb.name,
-        &[
-            "--limit",
-            "1000",
-            "--timeout-ms",
-            "300",
-            "--hold",
-            "0",
-            "--engine",
-            "nft",
-            "--import",
-            rules.to_str().unwrap(),
-        ],
+        &cmd!(
+            "--limit 1000 --timeout-ms 300 --hold 0 --engine nft --import",
+            rules.to_str().unwrap()
+        ),
     );
     // The imported ruleset dropped SYNs: the trial says so, naming the rule.
     assert_eq!(v["status"], "dropped", "{v}");
@@ -383,14 +361,14 @@ overhead_sessions = 2
     );
     let db = dir.file("r.db");
     let html = dir.file("r.html");
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "run",
         scenario.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
         "--report",
-        html.to_str().unwrap(),
-    ]);
+        html.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let count = |sql: &str| sqlite_count(&db, sql);
     assert_eq!(count("SELECT count(*) FROM trials"), 6);

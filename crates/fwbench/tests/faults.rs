@@ -164,14 +164,10 @@ address = "198.19.0.2"
 "#,
     );
     let t0 = std::time::Instant::now();
-    let o = fwbench(&[
-        "flood",
-        "-t",
-        "1",
-        "--no-store",
-        "--testbed",
-        tb.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!(
+        "flood -t 1 --no-store --testbed",
+        tb.to_str().unwrap()
+    ));
     let took = t0.elapsed().as_secs_f64();
     let e = stderr(&o);
     assert!(took < 20.0, "took {took:.1} s: {e}");

@@ -157,23 +157,15 @@ fn ipset_and_string_drop_models_match_and_drop_the_flood() {
         ("iptables-legacy", "string-bm-drop", "3"),
         ("iptables-legacy", "string-kmp-drop", "3"),
     ] {
-        let v = json_of(&[
-            "flood",
-            "--engine",
+        let v = json_of(&cmd!(
+            "flood --engine",
             engine,
             "--model",
             model,
             "--rules",
             rules,
-            "--sink",
-            "gateway",
-            "--size",
-            "128",
-            "-t",
-            "1",
-            "--no-store",
-            "--json",
-        ]);
+            "--sink gateway --size 128 -t 1 --no-store --json"
+        ));
         assert_eq!(v["status"], "ok", "{engine} {model}: {v}");
         let verdicts = &v["gateway"]["firewall"]["verdicts"];
         assert_eq!(verdicts["ok"], true, "{engine} {model}: {verdicts}");

@@ -110,14 +110,11 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
     assert!(o.status.success(), "{}", stderr(&o));
     let nft = dir.write("ufw.nft", stdout(&o));
     // The default ufw ruleset renders: its long chain names get distinct short ones.
-    let o = fwbench(&[
-        "rules",
-        "render",
-        "--import",
+    let o = fwbench(&cmd!(
+        "rules render --import",
         v4.to_str().unwrap(),
-        "--engine",
-        "iptables-nft",
-    ]);
+        "--engine iptables-nft"
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     let mapped = |user: &str| {
@@ -190,14 +187,11 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
     // Aimed at the udp rule by its place: derived, sent, counted.
     let v = flood_json(
         &tb.name,
-        &[
-            "--engine",
-            "iptables-nft",
-            "--import",
+        &cmd!(
+            "--engine iptables-nft --import",
             v4.to_str().unwrap(),
-            "--aim",
-            "ufw-user-input:3",
-        ],
+            "--aim ufw-user-input:3"
+        ),
     );
     assert_eq!(v["status"], "ok", "{v}");
     let hit = v["verdicts"]["rules"]
@@ -209,20 +203,13 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
         .unwrap();
     assert_eq!(u(&hit["packets"]), u(&v["result"]["sent"]), "{hit}");
     // A TCP rule cannot be aimed at by a UDP flood: bad input, before anything runs.
-    let o = fwbench(&[
-        "flood",
-        "--testbed",
+    let o = fwbench(&cmd!(
+        "flood --testbed",
         &tb.name,
-        "--no-store",
-        "-t",
-        "1",
-        "--engine",
-        "iptables-nft",
-        "--import",
+        "--no-store -t 1 --engine iptables-nft --import",
         v4.to_str().unwrap(),
-        "--aim",
-        "ufw-user-input:1",
-    ]);
+        "--aim ufw-user-input:1"
+    ));
     assert_refused(&o, "matches protocol tcp");
 }
 
@@ -310,18 +297,14 @@ fn hostile_files_are_refused_and_change_nothing() {
         let t = Instant::now();
         for args in [
             vec!["rules", "render", "--engine", engine, "--import", file],
-            vec![
-                "flood",
-                "--testbed",
+            cmd!(
+                "flood --testbed",
                 &tb.name,
-                "--no-store",
-                "-t",
-                "1",
-                "--engine",
+                "--no-store -t 1 --engine",
                 engine,
                 "--import",
-                file,
-            ],
+                file
+            ),
         ] {
             let o = fwbench(&args);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -344,16 +327,11 @@ fn hostile_files_are_refused_and_change_nothing() {
         );
     }
     let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
+        .args(cmd!(
+            "netns exec",
             &gw,
-            "nft",
-            "delete",
-            "table",
-            "inet",
-            "fwbtest_keep",
-        ])
+            "nft delete table inet fwbtest_keep"
+        ))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -136,13 +136,11 @@ fn non_regular_input_files_are_refused_without_reading() {
     assert!(Command::new("mkfifo").arg(&tb).status().unwrap().success());
     let s = d.write("s.toml", "");
     expect(
-        &[
-            "run",
-            "--dry-run",
-            "--testbed",
+        &cmd!(
+            "run --dry-run --testbed",
             tb.to_str().unwrap(),
-            s.to_str().unwrap(),
-        ],
+            s.to_str().unwrap()
+        ),
         &["tb.toml", "testbed file", "a FIFO"],
     );
     assert!(Path::new(fifo).exists());
@@ -180,13 +178,7 @@ fn nonsense_counts_rates_and_durations_are_refused() {
     // A dry run checks the testbed named.
     let empty = d.write("empty.toml", "");
     expect(
-        &[
-            "run",
-            "--dry-run",
-            "--testbed",
-            "Bad_Name",
-            empty.to_str().unwrap(),
-        ],
+        &cmd!("run --dry-run --testbed Bad_Name", empty.to_str().unwrap()),
         &["Bad_Name"],
     );
 }

@@ -147,16 +147,7 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
         let v = trial_json(
             "flood",
             &tb.name,
-            &[
-                "-t",
-                secs,
-                "--frame",
-                "64",
-                "--pin-client",
-                "0",
-                "--pin-server",
-                "0",
-            ],
+            &cmd!("-t", secs, "--frame 64 --pin-client 0 --pin-server 0"),
         );
         v["result"].clone()
     };
@@ -268,18 +259,12 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     );
     let dir = TempDir::new();
     let db = dir.file("ndr.db");
-    let v = json_of(&[
-        "ndr",
-        "--testbed",
+    let v = json_of(&cmd!(
+        "ndr --testbed",
         &tb.name,
-        "--json",
-        "-t",
-        "1",
-        "--precision",
-        "2%",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+        "--json -t 1 --precision 2% --db",
+        db.to_str().unwrap()
+    ));
     assert_eq!(v["result"]["search"], "ndr", "{v}");
     let v = &v["result"];
     let ndr = f(&v["rate_pps"]);

@@ -163,16 +163,7 @@ fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
     let child = Command::new(bin())
-        .args([
-            "echo",
-            "-t",
-            "1",
-            "-n",
-            "2",
-            "--db",
-            db.to_str().unwrap(),
-            "--json",
-        ])
+        .args(cmd!("echo -t 1 -n 2 --db", db.to_str().unwrap(), "--json"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -462,20 +453,14 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
             let what = format!("{engine} --nft-family {nft_family} -A {ip}");
             let v = echo_json(
                 &tb.name,
-                &[
-                    "-n",
-                    "2",
-                    "-P",
-                    "udp",
-                    "-A",
+                &cmd!(
+                    "-n 2 -P udp -A",
                     ip,
                     "--engine",
                     engine,
-                    "--rules",
-                    "200",
-                    "--nft-family",
-                    nft_family,
-                ],
+                    "--rules 200 --nft-family",
+                    nft_family
+                ),
             );
             assert_eq!(v["status"], "ok", "{what}: {v}");
             let fw = &v["gateway"]["firewall"];
@@ -558,18 +543,13 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         for family in ["4", "6"] {
             let v = echo_json(
                 &tb.name,
-                &[
-                    "-n",
-                    "3",
-                    "-P",
-                    "tcp",
-                    "-A",
+                &cmd!(
+                    "-n 3 -P tcp -A",
                     family,
                     "--engine",
                     engine,
-                    "--model",
-                    "seed000-f4",
-                ],
+                    "--model seed000-f4"
+                ),
             );
             assert_eq!(v["status"], "ok", "{engine}/{family}: {v}");
             let fw = &v["gateway"]["firewall"];
@@ -883,13 +863,13 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
         1
     );
     // A complete run is not resumed: the next invocation is a new run.
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "run",
         sc.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
-        "--dry-run",
-    ]);
+        "--dry-run"
+    ));
     assert!(o.status.success());
     // The ephemeral testbed of the killed run is gone.
     assert!(namespaces_with("fwb-e")
@@ -989,14 +969,14 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
             .join(" ")
     };
     let fresh_addrs = addrs(&ns);
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "run",
         sc.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
         "--testbed",
-        &tb.name,
-    ]);
+        &tb.name
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_says(&o, "rebuilt the testbed (same name and addresses)");
     let rows = residue_rows(&db);
@@ -1102,23 +1082,10 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
         "{rows:?}"
     );
     // An nft engine's id carries its table family.
-    let o = fwbench(&[
-        "echo",
-        "-t",
-        "1",
-        "-n",
-        "1",
-        "-P",
-        "udp",
-        "--engine",
-        "nft-set",
-        "--rules",
-        "10",
-        "--nft-family",
-        "ip",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!(
+        "echo -t 1 -n 1 -P udp --engine nft-set --rules 10 --nft-family ip --db",
+        db.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let last = sqlite_rows(
         &db,

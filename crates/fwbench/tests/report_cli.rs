@@ -8,12 +8,10 @@ use util::*;
 fn report_refuses_files_that_are_not_fwbench_results() {
     let dir = TempDir::new();
     let out = dir.file("r.html");
-    let o = fwbench(&[
-        "report",
-        "/nonexistent/results.db",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!(
+        "report /nonexistent/results.db -o",
+        out.to_str().unwrap()
+    ));
     assert_refused(&o, "no such results file");
     // A SQLite file of another program.
     let other = dir.file("other.db");
@@ -69,37 +67,33 @@ fn report_never_overwrites_its_input() {
     std::fs::hard_link(&db, &hard).unwrap();
     for out in [&db, &link, &hard] {
         for fmt in ["html", "md"] {
-            let o = fwbench(&[
+            let o = fwbench(&cmd!(
                 "report",
                 db.to_str().unwrap(),
                 "-f",
                 fmt,
                 "-o",
-                out.to_str().unwrap(),
-            ]);
+                out.to_str().unwrap()
+            ));
             assert_refused(&o, "base.db");
         }
     }
-    let o = fwbench(&[
-        "run",
-        "--dry-run",
-        "--db",
+    let o = fwbench(&cmd!(
+        "run --dry-run --db",
         db.to_str().unwrap(),
         "--report",
-        link.to_str().unwrap(),
-    ]);
+        link.to_str().unwrap()
+    ));
     assert_refused(&o, "--report");
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
     // A real output file still works, and reading did not change the input.
     let out = dir.file("r.md");
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "report",
         db.to_str().unwrap(),
-        "-f",
-        "md",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+        "-f md -o",
+        out.to_str().unwrap()
+    ));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
 }
@@ -154,14 +148,14 @@ fn a_corrupt_results_file_exits_2_naming_it() {
     std::fs::write(&db, &bytes).unwrap();
     let out = dir.file("r.html");
     for fmt in ["html", "csv", "samples"] {
-        let o = fwbench(&[
+        let o = fwbench(&cmd!(
             "report",
             db.to_str().unwrap(),
             "-f",
             fmt,
             "-o",
-            out.to_str().unwrap(),
-        ]);
+            out.to_str().unwrap()
+        ));
         assert_eq!(o.status.code(), Some(2), "{fmt}: {}", stderr(&o));
         assert!(stderr(&o).contains("broken.db"), "{fmt}: {}", stderr(&o));
     }

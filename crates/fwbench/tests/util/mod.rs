@@ -403,3 +403,26 @@ pub const PINNED: [&str; 6] = [
 pub fn argv(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
+
+/// A command line of string literals, each split at whitespace, and other arguments
+/// (`&str`-like expressions: paths, names) taken whole:
+/// `cmd!("flood --testbed", &tb.name, "-t 1")`.
+#[allow(unused_macros)]
+macro_rules! cmd {
+    (@push $v:ident;) => {};
+    (@push $v:ident; $l:literal $(, $($rest:tt)*)?) => {
+        $v.extend($l.split_whitespace());
+        cmd!(@push $v; $($($rest)*)?);
+    };
+    (@push $v:ident; $e:expr $(, $($rest:tt)*)?) => {
+        $v.push(AsRef::<str>::as_ref($e));
+        cmd!(@push $v; $($($rest)*)?);
+    };
+    ($($t:tt)*) => {{
+        let mut v: Vec<&str> = Vec::new();
+        cmd!(@push v; $($t)*);
+        v
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use cmd;
