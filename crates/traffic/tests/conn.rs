@@ -217,6 +217,18 @@ fn read_to_fin(s: &mut TcpStream) -> Vec<u8> {
     v
 }
 
+/// Connect to `to`, send `bytes`, and see the connection end with no answer.
+fn unanswered(to: SocketAddr, bytes: &[u8]) {
+    let mut s = TcpStream::connect(to).unwrap();
+    s.write_all(bytes).unwrap();
+    let got = read_to_fin(&mut s);
+    assert!(
+        got.is_empty(),
+        "an answer to {} bytes: {got:?}",
+        bytes.len()
+    );
+}
+
 #[test]
 fn raw_http_requests_get_404_and_keep_alive_works() {
     let srv = server(V4);
@@ -261,19 +273,12 @@ fn raw_session_gets_its_bytes_and_a_fin() {
 #[test]
 fn a_corrupted_session_request_is_a_bad_request() {
     let srv = server(V4);
-    let mut s = TcpStream::connect(srv.local_addr()).unwrap();
     let mut req = SessionHeader::session(16 + 1000, 100).emit().to_vec();
     req.extend(body(1000));
     req[16 + 777] ^= 0x01;
-    s.write_all(&req).unwrap();
-    let got = read_to_fin(&mut s);
-    assert!(got.is_empty(), "no response to a corrupted request");
-    drop(s);
+    unanswered(srv.local_addr(), &req);
     // Garbage that is no protocol at all.
-    let mut s = TcpStream::connect(srv.local_addr()).unwrap();
-    s.write_all(b"\x16\x03\x01garbage").unwrap();
-    assert!(read_to_fin(&mut s).is_empty());
-    drop(s);
+    unanswered(srv.local_addr(), b"\x16\x03\x01garbage");
     std::thread::sleep(Duration::from_millis(50));
     let sr = srv.stop();
     assert_eq!(sr.bad_requests, 2);
@@ -436,10 +441,7 @@ fn the_proxy_relays_an_arbitrary_stream_both_ways_with_half_close() {
 fn the_proxy_ends_the_client_cleanly_when_the_upstream_refuses() {
     let closed = closed_port(V4);
     let proxy = proxy_to(closed, 4096);
-    let mut c = TcpStream::connect(proxy.local_addr()).unwrap();
-    c.write_all(b"hello").unwrap();
-    assert!(read_to_fin(&mut c).is_empty());
-    drop(c);
+    unanswered(proxy.local_addr(), b"hello");
     std::thread::sleep(Duration::from_millis(50));
     let pr = proxy.stop();
     assert_eq!(pr.upstream_failures, 1);
