@@ -421,9 +421,8 @@ fn seed001(s: &mut Store) -> i64 {
 
 #[test]
 fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
-    let (_dir, mut store) = scratch("s1.db");
-    let id = seed001(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(seed001);
+    let id = r.runs[0].run.id;
     let f = &r.runs[0].analysis.findings;
     for (marker, planted) in [
         ("accept: connection tracking enabled: ", 20.0),
