@@ -9,7 +9,7 @@ mod util;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use util::*;
 
 fn scenarios_dir() -> PathBuf {
@@ -210,14 +210,7 @@ fn schema_dir_writes_the_documented_schemas() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn check_reports_this_host_as_the_kernel_and_path_see_it() {
-    let child = Command::new(bin())
-        .args(["check", "-J"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = fwbench_with_pid(&["check", "-J"]);
     let v: Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
     assert_eq!(v["schema"], "fwbench/check/1", "{v}");

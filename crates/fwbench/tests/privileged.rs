@@ -30,12 +30,7 @@ fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
                     ],
                 );
                 let ctx = format!("{proto}/{family}/{server}");
-                assert_eq!(v["status"], "ok", "{ctx}: {v}");
-                assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
-                assert!(
-                    v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
-                    "{ctx}"
-                );
+                assert_echo_ok(&v, &ctx);
                 assert!(
                     v["result"]["transactions_per_s"].as_f64().unwrap() > 0.0,
                     "{ctx}"
@@ -162,14 +157,7 @@ fn sctp_is_reported_unavailable_not_crashed() {
 fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let child = Command::new(bin())
-        .args(cmd!("echo -t 1 -n 2 --db", db.to_str().unwrap(), "--json"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", db.to_str().unwrap(), "--json"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
     let n: i64 = sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
@@ -814,12 +802,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
     .unwrap();
     let db = dir.file("r.db");
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
-    let mut child = Command::new(bin())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&args);
     // Kill it (no cleanup chance) once some, not all, trials are stored.
     let stored = |db: &std::path::Path| {
         if db.exists() {
@@ -1131,13 +1114,7 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
         "[params]\nproto = \"udp\"\nclients = [1, 2]\nduration = \"2s\"\n",
     );
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
-    let first = Command::new(bin())
-        .args(args)
-        .args(["--testbed", &tb.name])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let first = spawn_quiet(&[&args[..], &["--testbed", &tb.name]].concat());
     let pid = first.id().to_string();
     assert!(
         wait_for(30.0, || db.exists()

@@ -325,12 +325,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
             &["-n", "3", "-P", proto, "-A", family],
         ));
         let ctx = format!("echo {proto}/IPv{family}: {v}");
-        assert_eq!(v["status"], "ok", "{ctx}");
-        assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
-        assert!(
-            v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
-            "{ctx}"
-        );
+        assert_echo_ok(&v, &ctx);
         let places: Vec<String> = v["placement"]
             .as_array()
             .expect("placement")
@@ -485,18 +480,15 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
         .map(|(s, _, _)| format!("fwb-{}-{s}", h.tb.name))
         .collect();
     // `ip netns exec` execs fwbench: the child's PID is the controller's.
-    let mut ctl = Command::new("ip")
-        .args(["netns", "exec", &h.ctl, bin()])
-        .args(cmd!(
-            "flood --testbed",
-            &file,
-            "--engine nft --rules 100 -t 20 --no-store"
-        ))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fwbench");
+    let mut ctl = spawn_silenced(
+        Command::new("ip")
+            .args(["netns", "exec", &h.ctl, bin()])
+            .args(cmd!(
+                "flood --testbed",
+                &file,
+                "--engine nft --rules 100 -t 20 --no-store"
+            )),
+    );
     let _reap = ReapController {
         ctl: h.ctl.clone(),
         pid: ctl.id(),

@@ -2,7 +2,21 @@
 
 mod util;
 
+use std::path::Path;
+use std::process::Output;
 use util::*;
+
+/// `fwbench report INPUT -o OUT ARGS…`.
+fn report(input: impl AsRef<Path>, out: impl AsRef<Path>, args: &[&str]) -> Output {
+    let (input, out) = (input.as_ref(), out.as_ref());
+    let a = [
+        "report",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    fwbench(&[&a[..], args].concat())
+}
 
 #[test]
 fn report_refuses_files_that_are_not_fwbench_results() {
@@ -21,21 +35,11 @@ fn report_refuses_files_that_are_not_fwbench_results() {
         .status()
         .expect("sqlite3 CLI (apt-get install sqlite3)");
     assert!(s.success());
-    let o = fwbench(&[
-        "report",
-        other.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&other, &out, &[]);
     assert_refused(&o, "not an fwbench results file");
     // Not SQLite at all.
     let junk = dir.write("junk.db", "hello, not a database\n".repeat(100));
-    let o = fwbench(&[
-        "report",
-        junk.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&junk, &out, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // A run that does not exist; and a bad format.
     let empty = dir.file("empty.db");
@@ -67,14 +71,7 @@ fn report_never_overwrites_its_input() {
     std::fs::hard_link(&db, &hard).unwrap();
     for out in [&db, &link, &hard] {
         for fmt in ["html", "md"] {
-            let o = fwbench(&cmd!(
-                "report",
-                db.to_str().unwrap(),
-                "-f",
-                fmt,
-                "-o",
-                out.to_str().unwrap()
-            ));
+            let o = report(&db, &out, &["-f", fmt]);
             assert_refused(&o, "base.db");
         }
     }
@@ -88,12 +85,7 @@ fn report_never_overwrites_its_input() {
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
     // A real output file still works, and reading did not change the input.
     let out = dir.file("r.md");
-    let o = fwbench(&cmd!(
-        "report",
-        db.to_str().unwrap(),
-        "-f md -o",
-        out.to_str().unwrap()
-    ));
+    let o = report(&db, &out, &["-f", "md"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
 }
@@ -104,12 +96,7 @@ fn report_refuses_an_empty_file_without_touching_it() {
     let dir = TempDir::new();
     let empty = dir.write("empty.db", b"");
     let out = dir.file("r.html");
-    let o = fwbench(&[
-        "report",
-        empty.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&empty, &out, &[]);
     assert_refused(&o, "empty.db");
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     assert!(!out.exists());
@@ -148,14 +135,7 @@ fn a_corrupt_results_file_exits_2_naming_it() {
     std::fs::write(&db, &bytes).unwrap();
     let out = dir.file("r.html");
     for fmt in ["html", "csv", "samples"] {
-        let o = fwbench(&cmd!(
-            "report",
-            db.to_str().unwrap(),
-            "-f",
-            fmt,
-            "-o",
-            out.to_str().unwrap()
-        ));
+        let o = report(&db, &out, &["-f", fmt]);
         assert_eq!(o.status.code(), Some(2), "{fmt}: {}", stderr(&o));
         assert!(stderr(&o).contains("broken.db"), "{fmt}: {}", stderr(&o));
     }

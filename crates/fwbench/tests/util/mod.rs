@@ -22,9 +22,8 @@ pub fn fwbench(args: &[&str]) -> Output {
         .expect("run fwbench")
 }
 
-/// Run fwbench and check it left no ephemeral testbed behind: those are named after the
-/// controller's PID (`fwb-e<pid>x…`), so the check holds while other tests run.
-pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
+/// Run fwbench: its PID and its output.
+pub fn fwbench_with_pid(args: &[&str]) -> (u32, Output) {
     let child = Command::new(bin())
         .args(args)
         .stdout(std::process::Stdio::piped())
@@ -32,10 +31,26 @@ pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
         .spawn()
         .expect("run fwbench");
     let pid = child.id();
-    let o = child.wait_with_output().expect("wait for fwbench");
+    (pid, child.wait_with_output().expect("wait for fwbench"))
+}
+
+/// Run fwbench and check it left no ephemeral testbed behind: those are named after the
+/// controller's PID (`fwb-e<pid>x…`), so the check holds while other tests run.
+pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
+    let (pid, o) = fwbench_with_pid(args);
     let left = namespaces_with(&format!("fwb-e{pid}x"));
     assert!(left.is_empty(), "{args:?} left {left:?}");
     o
+}
+
+/// Start `c` with no input and its output discarded.
+pub fn spawn_silenced(c: &mut Command) -> std::process::Child {
+    use std::process::Stdio;
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{c:?}: {e}"))
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -305,6 +320,14 @@ pub fn trial_value(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Val
     let o = fwbench(&a);
     serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+}
+
+/// An echo trial that passed: status ok, no invalid frame, some throughput (`ctx` and
+/// the trial in every message).
+pub fn assert_echo_ok(v: &serde_json::Value, ctx: &str) {
+    assert_eq!(v["status"], "ok", "{ctx}: {v}");
+    assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}: {v}");
+    assert!(f(&v["result"]["throughput_bps"]) > 0.0, "{ctx}: {v}");
 }
 
 /// The arguments of [`trial_json`], for callers that run them another way.
