@@ -220,7 +220,6 @@ impl Fixture {
 }
 
 /// Runs: seed 000 echo, seed 002 flow, labelled cases, ndr.
-
 fn fixture() -> Fixture {
     let (_dir, mut store) = scratch("results.db");
     let runs = vec![
