@@ -71,7 +71,7 @@ fn report_never_overwrites_its_input() {
     std::fs::hard_link(&db, &hard).unwrap();
     for out in [&db, &link, &hard] {
         for fmt in ["html", "md"] {
-            let o = report(&db, &out, &["-f", fmt]);
+            let o = report(&db, out, &["-f", fmt]);
             assert_refused(&o, "base.db");
         }
     }
