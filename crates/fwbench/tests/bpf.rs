@@ -30,7 +30,7 @@ fn attached(ns: &str) -> bool {
 fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     for &engine in BPF_ENGINES {
         // Drops: the flood's loss is exactly what the dropping rule counted.
         for model in ["raw-drop", "filter-drop"] {
@@ -100,7 +100,7 @@ fn models_xdp_cannot_express_are_refused_with_exit_2() {
 fn nothing_stays_attached_after_sigkill() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     // Controller killed (the agent sees its stdin close), then the agent itself
     // killed (its links close with its file descriptors: nothing is pinned).
     for (engine, kill_agent) in [("xdp", false), ("tc-bpf", false), ("xdp", true)] {

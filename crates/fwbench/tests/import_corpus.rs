@@ -217,7 +217,7 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn hostile_files_are_refused_and_change_nothing() {
     let tb = TestbedGuard::up("forward");
-    let gw = format!("fwb-{}-gw", tb.name);
+    let gw = tb.gw();
     let dir = TempDir::new();
     let escape = dir.write(
         "escape.nft",

@@ -9,6 +9,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use util::*;
 
+/// `run --dry-run` of a scenario `name` holding `text` (in `d`) is refused naming
+/// each of `needles`.
+fn dry_run_refused(d: &TempDir, name: &str, text: &str, needles: &[&str]) {
+    let s = d.write(name, text);
+    expect(&["run", "--dry-run", s.to_str().unwrap()], needles);
+}
+
 /// Run fwbench with a deadline (a regression would hang or eat memory otherwise);
 /// returns (exit code, stderr).
 fn refused(args: &[&str]) -> (i32, String) {
@@ -60,14 +67,16 @@ fn huge_cpu_lists_are_refused_not_expanded() {
         &["--pin-client", "largest CPU number"],
     );
     let d = TempDir::new();
-    let s = d.write("pin.toml", "[testbed]\npin_client = \"0-99999999999\"\n");
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
+    dry_run_refused(
+        &d,
+        "pin.toml",
+        "[testbed]\npin_client = \"0-99999999999\"\n",
         &["pin.toml:2:14: testbed.pin_client"],
     );
-    std::fs::write(&s, "[testbed]\npin_server = \"4095\"\n").unwrap();
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
+    dry_run_refused(
+        &d,
+        "pin.toml",
+        "[testbed]\npin_server = \"4095\"\n",
         &["testbed.pin_server", "CPU 4095 does not exist"],
     );
 }
@@ -75,12 +84,10 @@ fn huge_cpu_lists_are_refused_not_expanded() {
 #[test]
 fn a_cross_product_of_10_8_trials_is_counted_not_built() {
     let d = TempDir::new();
-    let s = d.write(
+    dry_run_refused(
+        &d,
         "big.toml",
         "[params]\nclients = \"1..10000\"\nframe_size = \"100..10099\"\n",
-    );
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
         &["big.toml", "100000000 trials", "more than 100000"],
     );
 }
@@ -167,12 +174,10 @@ fn nonsense_counts_rates_and_durations_are_refused() {
         &["--rules", "more than the 1000000"],
     );
     let d = TempDir::new();
-    let s = d.write(
+    dry_run_refused(
+        &d,
         "rules.toml",
         "[params]\nengine = \"nft\"\nrules = 1000000000\n",
-    );
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
         &["rules.toml:3:9: params.rules", "more than the 1000000"],
     );
     // A dry run checks the testbed named.

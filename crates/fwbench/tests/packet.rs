@@ -15,7 +15,7 @@ struct GatewayTable {
 
 impl GatewayTable {
     fn new(tb: &TestbedGuard, name: &str, chain_body: &str) -> GatewayTable {
-        let ns = format!("fwb-{}-gw", tb.name);
+        let ns = tb.gw();
         let text = format!(
             "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
         );

@@ -386,10 +386,6 @@ fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
     );
 }
 
-fn gw_ns(tb: &TestbedGuard) -> String {
-    format!("fwb-{}-gw", tb.name)
-}
-
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn every_engine_installs_10000_rules_verifies_and_removes_them() {
@@ -418,7 +414,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
         assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
         assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{engine}");
-        let left = gateway_state(&gw_ns(&tb));
+        let left = gateway_state(&tb.gw());
         assert!(
             !left.contains("fwbench") && !left.contains("FWBENCH"),
             "{engine} left: {left}"
@@ -430,7 +426,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     for (nft_family, ip, table) in [
         ("inet", "4", "inet fwbench"),
         ("inet", "6", "inet fwbench"),
@@ -488,7 +484,7 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_cleans_an_ip6_table_up() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let state = crash_gateway_agent(
         &tb.name,
         &ns,
@@ -558,7 +554,7 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         .filter(|l| !l.starts_with('#') && *l != "EOF")
         .map(|l| format!("{l}\n"))
         .collect();
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let mut child = Command::new("ip")
         .args(["netns", "exec", &ns, "nft", "-f", "-"])
         .stdin(Stdio::piped())
@@ -595,7 +591,7 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn foreign_rules_are_untouched() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let run = |argv: &[&str]| {
         assert!(
             Command::new("ip")
@@ -661,7 +657,7 @@ fn foreign_rules_are_untouched() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn rules_removed_after_sigkill_of_controller() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     for engine in ["nft", "ipset-legacy"] {
         let mut child = spawn_echo(
             &tb.name,
@@ -692,7 +688,7 @@ fn rules_removed_after_sigkill_of_controller() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let before = gateway_state(&ns);
     let dir = TempDir::new();
     let bad_nft = dir.write("bad.nft", "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n");
@@ -763,7 +759,7 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let left = gateway_state(&gw_ns(&tb));
+    let left = gateway_state(&tb.gw());
     assert!(
         !left.contains("fwbench") && !left.contains("FWBENCH"),
         "{left}"
@@ -774,7 +770,7 @@ fn import_iptables_save_and_nft_files_run() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_lets_the_next_run_clean_up() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
     let state = crash_gateway_agent(
         &tb.name,
@@ -940,7 +936,7 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     // A fresh gateway's state, to compare with after the run.
     let fresh_legacy = in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]);
     // Addresses without the link-local ones (from the veths' random MACs).
@@ -1018,10 +1014,10 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
     assert_eq!(silent, 0, "clients without an echo or with an error");
     // The client block is routed via one next hop: the gateway holds a handful of
     // neighbour entries, not one per client (the table is shared with the host).
-    let neigh = in_ns(&gw_ns(&tb), &["ip", "neigh", "show"]);
+    let neigh = in_ns(&tb.gw(), &["ip", "neigh", "show"]);
     assert!(neigh.lines().count() < 10, "{neigh}");
     // Limits raised inside the testbed's namespaces (never in the host's).
-    let somaxconn = in_ns(&gw_ns(&tb), &["cat", "/proc/sys/net/core/somaxconn"]);
+    let somaxconn = in_ns(&tb.gw(), &["cat", "/proc/sys/net/core/somaxconn"]);
     assert_eq!(somaxconn.trim(), "65535");
     let ports = in_ns(
         &format!("fwb-{}-cli", tb.name),

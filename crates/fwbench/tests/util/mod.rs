@@ -96,6 +96,11 @@ pub struct TestbedGuard {
 }
 
 impl TestbedGuard {
+    /// The testbed's gateway namespace.
+    pub fn gw(&self) -> String {
+        format!("fwb-{}-gw", self.name)
+    }
+
     pub fn up(topology: &str) -> TestbedGuard {
         let name = unique(&topology[..1]);
         let o = fwbench(&["testbed", "up", "--name", &name, "--topology", topology]);
