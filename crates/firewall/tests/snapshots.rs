@@ -51,6 +51,20 @@ fn spec(model: Model) -> ModelSpec {
     }
 }
 
+/// Changes to the base case.
+fn input(s: &mut ModelSpec) {
+    s.chain = Chain::Input;
+}
+
+fn v6(s: &mut ModelSpec) {
+    s.ip = Ip::V6;
+}
+
+fn input_v6(s: &mut ModelSpec) {
+    input(s);
+    v6(s);
+}
+
 /// (case name, rule set) of every snapshot case.
 fn cases() -> Vec<(String, RuleSet)> {
     let gen = |s: &ModelSpec| models::generate(s, &addressing(s.ip)).expect("model generates");
@@ -70,36 +84,25 @@ fn cases() -> Vec<(String, RuleSet)> {
         ("linear-none", Model::Linear, |s| {
             s.position = Position::None
         }),
-        ("linear-v6", Model::Linear, |s| s.ip = Ip::V6),
+        ("linear-v6", Model::Linear, v6),
         ("linear-tcp-input", Model::Linear, |s| {
             s.l4 = L4::Tcp;
             s.chain = Chain::Input;
         }),
-        ("seed000-f2-input", Model::Seed000F2, |s| {
-            s.chain = Chain::Input
-        }),
-        ("seed000-f2-v6-input", Model::Seed000F2, |s| {
-            s.chain = Chain::Input;
-            s.ip = Ip::V6;
-        }),
-        ("seed000-f2-v6", Model::Seed000F2, |s| s.ip = Ip::V6),
-        ("seed000-f4-input", Model::Seed000F4, |s| {
-            s.chain = Chain::Input
-        }),
-        ("seed000-f4-v6", Model::Seed000F4, |s| s.ip = Ip::V6),
-        ("notrack-v6", Model::Notrack, |s| s.ip = Ip::V6),
-        ("notrack-input", Model::Notrack, |s| s.chain = Chain::Input),
+        ("seed000-f2-input", Model::Seed000F2, input),
+        ("seed000-f2-v6-input", Model::Seed000F2, input_v6),
+        ("seed000-f2-v6", Model::Seed000F2, v6),
+        ("seed000-f4-input", Model::Seed000F4, input),
+        ("seed000-f4-v6", Model::Seed000F4, v6),
+        ("notrack-v6", Model::Notrack, v6),
+        ("notrack-input", Model::Notrack, input),
         ("raw-filler-v6-sctp", Model::RawFiller, |s| {
             s.ip = Ip::V6;
             s.l4 = L4::Sctp;
         }),
-        ("hashlimit-v6", Model::Hashlimit, |s| s.ip = Ip::V6),
-        ("hashlimit-input", Model::Hashlimit, |s| {
-            s.chain = Chain::Input
-        }),
-        ("string-kmp-input", Model::StringKmp, |s| {
-            s.chain = Chain::Input
-        }),
+        ("hashlimit-v6", Model::Hashlimit, v6),
+        ("hashlimit-input", Model::Hashlimit, input),
+        ("string-kmp-input", Model::StringKmp, input),
     ];
     for (name, model, change) in variants {
         let mut s = spec(model);

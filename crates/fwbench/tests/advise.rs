@@ -6,6 +6,7 @@
 mod util;
 
 use serde_json::Value;
+use std::process::Output;
 use util::*;
 
 /// Policy drop, a jump into a blocklist of `n` documentation addresses, then the
@@ -38,27 +39,16 @@ fn blocklist(n: usize) -> String {
 #[test]
 fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
     let dir = TempDir::new();
-    let f = dir.file("host.rules");
-    std::fs::write(
-        &f,
+    let f = dir.write(
+        "host.rules",
         "*filter\n:INPUT DROP [0:0]\n\
          -A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
          -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
          -A INPUT -m recent --name ssh --set\n\
          -A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n",
-    )
-    .unwrap();
+    );
     let out = dir.file("opt.rules");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        f.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = stdout(&o);
+    let s = advise_ok(f.to_str().unwrap(), &["--out", out.to_str().unwrap()]);
     assert!(s.contains("4 rules → 4 rules"), "{s}");
     assert!(
         s.contains("no safe rewrite found: nothing changed, nothing written"),
@@ -72,30 +62,17 @@ fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
         "*filter\n:INPUT DROP [0:0]\n-A INPUT -s 198.19.0.1\0 -j DROP\nCOMMIT\n",
     )
     .unwrap();
-    let o = fwbench(&["rules", "advise", "--import", f.to_str().unwrap()]);
+    let o = advise(f.to_str().unwrap(), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("host.rules:3: control character U+0000"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, "host.rules:3: control character U+0000");
 }
 
 #[test]
 fn a_blocklist_is_rewritten_into_one_set_with_its_ipset() {
     let dir = TempDir::new();
-    let f = dir.file("bl.rules");
-    std::fs::write(&f, blocklist(300)).unwrap();
+    let f = dir.write("bl.rules", blocklist(300));
     let out = dir.file("bl.opt");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        f.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-J",
-    ]);
+    let o = advise(f.to_str().unwrap(), &["--out", out.to_str().unwrap(), "-J"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(
@@ -109,22 +86,59 @@ fn a_blocklist_is_rewritten_into_one_set_with_its_ipset() {
     assert_eq!(ipset.lines().count(), 301, "{ipset}");
 }
 
-fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
-    let mut a = vec![
-        "flood",
+/// `fwbench rules advise --import FILE ARGS…`.
+fn advise(file: &str, args: &[&str]) -> Output {
+    fwbench(&[&["rules", "advise", "--import", file], args].concat())
+}
+
+/// [`advise`] that must succeed: its stdout.
+fn advise_ok(file: &str, args: &[&str]) -> String {
+    let o = advise(file, args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// `--measure` on a testbed: two interleaved 1 s floods per ruleset to `dport`.
+fn measure<'a>(tb: &'a str, dport: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let m = [
+        "--measure",
         "--testbed",
         tb,
-        "--no-store",
-        "--json",
-        "--engine",
-        "nft",
-        "--import",
-        file,
+        "--dport",
+        dport,
+        "--repeat",
+        "2",
+        "-t",
+        "1",
     ];
-    a.extend_from_slice(extra);
-    let o = fwbench(&a);
-    serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+    [&m[..], extra].concat()
+}
+
+/// A ruleset file of the firewall crate's fixtures.
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../firewall/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// `nft -c` accepts the file, in a throwaway network namespace.
+fn assert_nft_loads(path: &std::path::Path) {
+    let o = std::process::Command::new("unshare")
+        .args(["--net", "nft", "-c", "-f"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "nft -c: {}", stderr(&o));
+}
+
+/// A flood through the nft engine with `file` imported; its JSON whatever the verdict.
+fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
+    trial_value(
+        "flood",
+        tb,
+        &[&["--engine", "nft", "--import", file], extra].concat(),
+    )
 }
 
 #[test]
@@ -132,33 +146,17 @@ fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
 fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
-    let f = dir.file("bl.rules");
-    std::fs::write(&f, blocklist(5000)).unwrap();
+    let f = dir.write("bl.rules", blocklist(5000));
     let opt = dir.file("bl.nft");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
+    let s = advise_ok(
         f.to_str().unwrap(),
-        "--out",
-        opt.to_str().unwrap(),
-        "--as",
-        "nft",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = stdout(&o);
+        &["--out", opt.to_str().unwrap(), "--as", "nft"],
+    );
     assert!(s.contains("5005 rules → 4 rules"), "{s}");
     // The iptables output (the input's own format) loads with its ipset, in a
     // throwaway network namespace (ipsets and iptables rules are per namespace).
     let ipt = dir.file("bl.opt");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        f.to_str().unwrap(),
-        "--out",
-        ipt.to_str().unwrap(),
-    ]);
+    let o = advise(f.to_str().unwrap(), &["--out", ipt.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = std::process::Command::new("unshare")
         .args([
@@ -220,22 +218,7 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
         "optimised {after:.0} pps vs original {before:.0} pps: less than 10× cheaper"
     );
     // The same, by the command: interleaved floods, the saving with its CI.
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        f.to_str().unwrap(),
-        "--measure",
-        "--testbed",
-        &tb.name,
-        "--dport",
-        "5000",
-        "--repeat",
-        "2",
-        "-t",
-        "1",
-        "-J",
-    ]);
+    let o = advise(f.to_str().unwrap(), &measure(&tb.name, "5000", &["-J"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let m = &v["measured"];
@@ -255,23 +238,9 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
         assert!(t.as_str().unwrap().contains("udp dport 5000"), "{m}");
     }
     // A port the ruleset drops: refused, naming the port (exit 2).
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        f.to_str().unwrap(),
-        "--measure",
-        "--testbed",
-        &tb.name,
-        "--dport",
-        "7000",
-        "--repeat",
-        "2",
-        "-t",
-        "1",
-    ]);
+    let o = advise(f.to_str().unwrap(), &measure(&tb.name, "7000", &[]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("udp port 7000"), "{}", stderr(&o));
+    assert_says(&o, "udp port 7000");
 }
 
 #[test]
@@ -280,10 +249,7 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     // `inet raw` (priority -10) counts udp 5000, then `ip filter` (priority 10) jumps
     // to svc, which accepts; udp 7000 is dropped by `ip filter`'s third rule.
     let tb = TestbedGuard::up("input");
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../firewall/tests/fixtures/nft-two-tables.nft"
-    );
+    let file = &fixture("nft-two-tables.nft");
     let v = flood(
         &tb.name,
         file,
@@ -321,32 +287,15 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
 #[ignore = "needs root: nft loads the file in a scratch network namespace (run with --include-ignored as root)"]
 fn an_nft_ruleset_is_advised_and_its_output_loads() {
     let dir = TempDir::new();
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../firewall/tests/fixtures/nft-advise.nft"
-    );
+    let file = &fixture("nft-advise.nft");
     let out = dir.file("opt.nft");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        file,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = stdout(&o);
+    let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
     assert!(s.contains("11 rules → 5 rules"), "{s}");
     assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
-    let o = std::process::Command::new("unshare")
-        .args(["--net", "nft", "-c", "-f", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "nft -c: {}", stderr(&o));
+    assert_nft_loads(&out);
     // A flush in the file is refused before anything is analysed (exit 2).
-    let bad = dir.file("bad.nft");
-    std::fs::write(&bad, "flush ruleset\ntable inet x {\n}\n").unwrap();
-    let o = fwbench(&["rules", "advise", "--import", bad.to_str().unwrap()]);
+    let bad = dir.write("bad.nft", "flush ruleset\ntable inet x {\n}\n");
+    let o = advise(bad.to_str().unwrap(), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
@@ -357,21 +306,9 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
     // for 198.51.100.0/24, a drop of 192.0.2.7: the tcp drop overlaps .3 (stays after
     // it) and not the last two (they move up into the first map).
     let dir = TempDir::new();
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../firewall/tests/fixtures/nft-vmap.nft"
-    );
+    let file = &fixture("nft-vmap.nft");
     let out = dir.file("opt.nft");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
-        file,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = stdout(&o);
+    let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
     assert!(s.contains("7 rules → 4 rules"), "{s}");
     assert!(s.contains("verdict-map ip gw input handle 4-5, 8-9"), "{s}");
     let text = std::fs::read_to_string(&out).unwrap();
@@ -384,11 +321,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
         ),
         "{text}"
     );
-    let o = std::process::Command::new("unshare")
-        .args(["--net", "nft", "-c", "-f", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "nft -c: {}", stderr(&o));
+    assert_nft_loads(&out);
 }
 
 #[test]
@@ -396,28 +329,14 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
 fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
-    let f = dir.file("bl.rules");
-    std::fs::write(&f, blocklist(50)).unwrap();
+    let f = dir.write("bl.rules", blocklist(50));
     let db = dir.file("adv.db");
-    let o = fwbench(&[
-        "rules",
-        "advise",
-        "--import",
+    let o = advise(
         f.to_str().unwrap(),
-        "--measure",
-        "--testbed",
-        &tb.name,
-        "--dport",
-        "5000",
-        "--repeat",
-        "2",
-        "-t",
-        "1",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+        &measure(&tb.name, "5000", &["--db", db.to_str().unwrap()]),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("stored: 4 floods in"), "{}", stdout(&o));
+    assert_prints(&o, "stored: 4 floods in");
     // One row per trial: two floods through each ruleset, told apart by the import.
     let o = fwbench(&["report", db.to_str().unwrap(), "-f", "csv", "-o", "-"]);
     assert!(o.status.success(), "{}", stderr(&o));

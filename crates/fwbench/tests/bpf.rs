@@ -30,7 +30,7 @@ fn attached(ns: &str) -> bool {
 fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     for &engine in BPF_ENGINES {
         // Drops: the flood's loss is exactly what the dropping rule counted.
         for model in ["raw-drop", "filter-drop"] {
@@ -57,14 +57,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
         // Accepts: every position, both families; nothing dropped, fillers idle.
         let mut cases: Vec<Vec<&str>> = vec![];
         for pos in ["first", "middle", "last", "none"] {
-            cases.push(vec![
-                "--model",
-                "linear",
-                "--rules",
-                "50",
-                "--position",
-                pos,
-            ]);
+            cases.push(cmd!("--model linear --rules 50 --position", pos));
         }
         cases.push(vec!["--model", "linear", "--rules", "50", "-A", "6"]);
         cases.push(vec!["--model", "seed000-f2", "-A", "4"]);
@@ -93,23 +86,8 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn models_xdp_cannot_express_are_refused_with_exit_2() {
-    for model in [
-        "conntrack",
-        "notrack",
-        "seed000-f4",
-        "string-bm",
-        "hashlimit",
-    ] {
-        let o = fwbench(&[
-            "echo",
-            "--no-store",
-            "-t",
-            "1",
-            "--engine",
-            "xdp",
-            "--model",
-            model,
-        ]);
+    for model in "conntrack notrack seed000-f4 string-bm hashlimit".split_whitespace() {
+        let o = fwbench(&cmd!("echo --no-store -t 1 --engine xdp --model", model));
         assert_eq!(o.status.code(), Some(2), "{model}: {}", stderr(&o));
         let e = stderr(&o);
         assert!(e.contains("engine xdp cannot express"), "{model}: {e}");
@@ -122,7 +100,7 @@ fn models_xdp_cannot_express_are_refused_with_exit_2() {
 fn nothing_stays_attached_after_sigkill() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     // Controller killed (the agent sees its stdin close), then the agent itself
     // killed (its links close with its file descriptors: nothing is pinned).
     for (engine, kill_agent) in [("xdp", false), ("tc-bpf", false), ("xdp", true)] {
@@ -152,22 +130,13 @@ fn pps(tb: &str, engine: &str, rules: u32) -> f64 {
     let v = trial_json(
         "flood",
         tb,
-        &[
-            "-t",
-            "2",
-            "--size",
-            "frame:64",
-            "--rate",
-            "max",
-            "--engine",
+        &cmd!(
+            "-t 2 --size frame:64 --rate max --engine",
             engine,
             "--rules",
             &rules,
-            "--pin-client",
-            "0",
-            "--pin-server",
-            "0",
-        ],
+            "--pin-client 0 --pin-server 0"
+        ),
     );
     assert_eq!(v["status"], "ok", "{engine} {rules}: {v}");
     assert_eq!(v["verdicts"]["ok"], true, "{engine} {rules}: {v}");

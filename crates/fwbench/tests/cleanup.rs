@@ -30,28 +30,11 @@ fn signal_group_mid_trial(sig: &str) {
     let tb = TestbedGuard::up("forward");
     let (cli, gw, srv) = (
         format!("fwb-{}-cli", tb.name),
-        format!("fwb-{}-gw", tb.name),
+        tb.gw(),
         format!("fwb-{}-srv", tb.name),
     );
     let mut child = Command::new(bin())
-        .args([
-            "http",
-            "--testbed",
-            &tb.name,
-            "--no-store",
-            "--count",
-            "100000",
-            "--size",
-            "1M",
-            "--server-program",
-            "nginx",
-            "--client-program",
-            "curl",
-            "--engine",
-            "nft",
-            "--rules",
-            "100",
-        ])
+        .args(cmd!("http --testbed", &tb.name, "--no-store --count 100000 --size 1M --server-program nginx --client-program curl --engine nft --rules 100"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -127,7 +110,7 @@ fn sighup_to_the_controllers_group_leaves_nothing() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn sigterm_to_the_gateway_agent_undoes_its_rules() {
     let tb = TestbedGuard::up("forward");
-    let gw = format!("fwb-{}-gw", tb.name);
+    let gw = tb.gw();
     let mut child = spawn_echo(&tb.name, &["-t", "60", "--engine", "nft", "--rules", "100"]);
     assert!(
         wait_for(30.0, || nft_ruleset(&gw).contains("fwbench")),

@@ -9,7 +9,7 @@ mod util;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use util::*;
 
 fn scenarios_dir() -> PathBuf {
@@ -101,17 +101,9 @@ fn every_shipped_scenario_parses_and_dry_runs_its_trials() {
         .iter()
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
-    for want in [
-        "default",
-        "seed000",
-        "seed001",
-        "seed002",
-        "seed003",
-        "seed004",
-        "xdp-drop",
-        "xdp-cost",
-        "hot-rules",
-    ] {
+    for want in "default seed000 seed001 seed002 seed003 seed004 xdp-drop xdp-cost hot-rules"
+        .split_whitespace()
+    {
         assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
     }
     for path in &files {
@@ -218,14 +210,7 @@ fn schema_dir_writes_the_documented_schemas() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn check_reports_this_host_as_the_kernel_and_path_see_it() {
-    let child = Command::new(bin())
-        .args(["check", "-J"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = fwbench_with_pid(&["check", "-J"]);
     let v: Value = serde_json::from_str(&stdout(&o))
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
     assert_eq!(v["schema"], "fwbench/check/1", "{v}");
@@ -260,7 +245,7 @@ fn check_reports_this_host_as_the_kernel_and_path_see_it() {
     }
     // The text form says the same in a table.
     let o = fwbench(&["check"]);
-    assert!(stdout(&o).contains("sctp"), "{}", stdout(&o));
+    assert_prints(&o, "sctp");
 }
 
 /// A one-second echo scenario with two trials.
@@ -278,8 +263,7 @@ fn rows_of(path: &Path) -> Vec<String> {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     let dir = TempDir::new();
-    let sc = dir.file("tiny.toml");
-    std::fs::write(&sc, TINY).unwrap();
+    let sc = dir.write("tiny.toml", TINY);
     let db = dir.file("r.db");
     let (sc, dbs) = (sc.to_str().unwrap(), db.to_str().unwrap());
     let o = fwbench(&["run", sc, "--db", dbs]);
@@ -317,14 +301,12 @@ fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     );
     // Samples: one row per stored sample of the same trials.
     let samples = dir.file("s.csv");
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "report",
         dbs,
-        "-f",
-        "samples",
-        "-o",
-        samples.to_str().unwrap(),
-    ]);
+        "-f samples -o",
+        samples.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = rows_of(&samples);
     let stored_newest = sqlite_count(
@@ -348,9 +330,8 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
     let dir = TempDir::new();
     let ns = |role: &str| format!("fwb-{}-{role}", tb.name);
     let launcher = |role: &str| format!("[\"ip\", \"netns\", \"exec\", \"{}\"]", ns(role));
-    let file = dir.file("tb.toml");
-    std::fs::write(
-        &file,
+    let file = dir.write(
+        "tb.toml",
         format!(
             "cache_dir = \"{d}/cache\"\n\n[client]\nlauncher = {c}\ninterface = \"c0\"\n\
              prefix = [\"198.18.1.0/16\", \"2001:2:0:1::c:0/64\"]\n\
@@ -362,8 +343,7 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
             g = launcher("gw"),
             s = launcher("srv"),
         ),
-    )
-    .unwrap();
+    );
     let file = file.to_str().unwrap();
     let gw = ns("gw");
     // SIGKILL the gateway agent (our child's child, in our namespace): it undoes nothing.
@@ -387,16 +367,7 @@ fn degrade_finds_where_a_pinned_gateway_starts_losing() {
     let tb = TestbedGuard::up("forward");
     // 15 Mb/s of 128-byte packets through a gateway pinned to its own CPU: 15 000
     // linear nft rules lose more than 10 % (packet.rs's pinned test), 0 rules nothing.
-    let search = [
-        "-t",
-        "1",
-        "--rate",
-        "15M",
-        "--engine",
-        "nft",
-        "--max-rules",
-        "20000",
-    ];
+    let search = argv("-t 1 --rate 15M --engine nft --max-rules 20000");
     let d = trial_json("degrade", &tb.name, &[&search[..], &PINNED].concat());
     let r = &d["result"];
     let good = u(&r["last_good_rules"]);

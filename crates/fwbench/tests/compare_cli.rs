@@ -124,11 +124,7 @@ fn a_planted_regression_exits_1_and_is_named() {
         .find(|l| l.contains("ns_per_packet"))
         .unwrap();
     assert!(ns.contains("REGRESSION"), "{ns}");
-    assert!(
-        stderr(&o).contains("2 significant regression"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, "2 significant regression");
 
     // JSON says the same, and a 15 % threshold lets a 10 % drop pass.
     let o = fwbench(&["compare", sa, sb, "--format", "json"]);
@@ -177,7 +173,7 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
     let o = fwbench(&["compare", sa, &format!("{sb}:1"), "--threshold", "0"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(!stdout(&o).contains("REGRESSION"));
-    assert!(stdout(&o).contains("p=1.000 (n=5+5)"), "{}", stdout(&o));
+    assert_prints(&o, "p=1.000 (n=5+5)");
     // Three sides: the first against each other one.
     let o = fwbench(&["compare", sa, sb, sa, "-f", "json"]);
     assert_eq!(o.status.code(), Some(0));
@@ -202,15 +198,7 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
 fn a_real_run_compared_with_itself_has_no_regression() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let o = fwbench(&[
-        "flood",
-        "-t",
-        "1",
-        "--rate",
-        "10kpps",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", db.to_str().unwrap()));
     assert!(o.status.success(), "{}", stderr(&o));
     let d = db.to_str().unwrap();
     let o = fwbench(&["compare", d, &format!("{d}:1"), "--threshold", "0"]);
@@ -303,16 +291,8 @@ fn a_file_compared_with_itself_is_said_so() {
     let sa = a.to_str().unwrap();
     let o = fwbench(&["compare", sa, sa]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(
-        stdout(&o).contains("a run compared with itself"),
-        "{}",
-        stdout(&o)
-    );
-    assert!(
-        stderr(&o).contains("compared a run with itself"),
-        "{}",
-        stderr(&o)
-    );
+    assert_prints(&o, "a run compared with itself");
+    assert_says(&o, "compared a run with itself");
     // Another file with the same data is not "itself".
     let b = dir.file("b.db");
     write_run(&b, "6.1.0", 1.0, false);
@@ -328,18 +308,10 @@ fn repeated_trials_make_a_comparison_testable() {
     let dir = TempDir::new();
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));
     for db in [&a, &b] {
-        let o = fwbench(&[
-            "flood",
-            "-t",
-            "1",
-            "--rate",
-            "10kpps",
-            "--repeat",
-            "2",
-            "-J",
-            "--db",
-            db.to_str().unwrap(),
-        ]);
+        let o = fwbench(&cmd!(
+            "flood -t 1 --rate 10kpps --repeat 2 -J --db",
+            db.to_str().unwrap()
+        ));
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");
@@ -357,5 +329,5 @@ fn repeated_trials_make_a_comparison_testable() {
     // A search does not repeat.
     let o = fwbench(&["ndr", "--repeat", "2", "--no-store"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--repeat"), "{}", stderr(&o));
+    assert_says(&o, "--repeat");
 }

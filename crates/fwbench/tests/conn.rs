@@ -52,17 +52,7 @@ fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
 
     let v = conn(
         &tb.name,
-        &[
-            "sessions",
-            "-p",
-            "8",
-            "--count",
-            "800",
-            "--request",
-            "1K",
-            "--response",
-            "4K",
-        ],
+        &argv("sessions -p 8 --count 800 --request 1K --response 4K"),
     );
     clean(&v, 800);
     let r = result(&v);
@@ -85,17 +75,7 @@ fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
     let tb = TestbedGuard::up("forward");
     let v = conn(
         &tb.name,
-        &[
-            "bulk",
-            "--size",
-            "1.7M",
-            "--count",
-            "6",
-            "-p",
-            "3",
-            "--overhead-sessions",
-            "4",
-        ],
+        &argv("bulk --size 1.7M --count 6 -p 3 --overhead-sessions 4"),
     );
     clean(&v, 6);
     let r = result(&v);
@@ -133,19 +113,7 @@ fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
     let tb = TestbedGuard::up("input");
     let v = conn(
         &tb.name,
-        &[
-            "http",
-            "--size",
-            "1M",
-            "--count",
-            "2",
-            "--engine",
-            "nft",
-            "--rules",
-            "300",
-            "--position",
-            "none",
-        ],
+        &argv("http --size 1M --count 2 --engine nft --rules 300 --position none"),
     );
     clean(&v, 2);
     assert_eq!(u(&v["rules_installed"]), 300, "{v}");
@@ -158,19 +126,11 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
     for buffer in ["1000", "16K"] {
         let v = conn(
             &tb.name,
-            &[
-                "bulk",
-                "--topology",
-                "proxy",
-                "--proxy-buffer",
+            &cmd!(
+                "bulk --topology proxy --proxy-buffer",
                 buffer,
-                "--size",
-                "3M",
-                "--count",
-                "2",
-                "--overhead-sessions",
-                "1",
-            ],
+                "--size 3M --count 2 --overhead-sessions 1"
+            ),
         );
         // Every byte is checked against the pattern: corrupt = 0 means relayed intact.
         clean(&v, 2);
@@ -184,45 +144,21 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
     // Many transfers: a FIN the relay fails to pass on shows up as a read timeout.
     let v = conn(
         &tb.name,
-        &[
-            "bulk",
-            "--topology",
-            "proxy",
-            "--count",
-            "120",
-            "-p",
-            "3",
-            "--timeout-ms",
-            "2000",
-        ],
+        &argv("bulk --topology proxy --count 120 -p 3 --timeout-ms 2000"),
     );
     clean(&v, 120);
     let v = conn(
         &tb.name,
-        &[
-            "sessions",
-            "--topology",
-            "proxy",
-            "--count",
-            "200",
-            "-p",
-            "4",
-        ],
+        &argv("sessions --topology proxy --count 200 -p 4"),
     );
     clean(&v, 200);
     assert_eq!(u(&v["gateway"]["proxy"]["connections"]), 200);
     // Forwarding is off in proxy mode: a ping cannot cross, and says so (seed 003: N/A).
-    let o = fwbench(&[
-        "ping",
-        "--testbed",
+    let o = fwbench(&cmd!(
+        "ping --testbed",
         &tb.name,
-        "--topology",
-        "proxy",
-        "--no-store",
-        "--json",
-        "-c",
-        "5",
-    ]);
+        "--topology proxy --no-store --json -c 5"
+    ));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v["status"], "unavailable", "{v}");
     assert!(v["error"].as_str().unwrap().contains("N/A"), "{v}");
@@ -244,28 +180,18 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
 
     // A connection limit in the gateway: the 301st SYN goes unanswered.
     let dir = TempDir::new();
-    let rules = dir.file("connlimit.nft");
-    std::fs::write(
-        &rules,
+    let rules = dir.write(
+        "connlimit.nft",
         "table inet lim {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n    \
          tcp dport 21000 ct state new ct count over 300 drop\n  }\n}\n",
-    )
-    .unwrap();
+    );
     let v = trial_json(
         "connections",
         &tb.name,
-        &[
-            "--limit",
-            "1000",
-            "--timeout-ms",
-            "300",
-            "--hold",
-            "0",
-            "--engine",
-            "nft",
-            "--import",
-            rules.to_str().unwrap(),
-        ],
+        &cmd!(
+            "--limit 1000 --timeout-ms 300 --hold 0 --engine nft --import",
+            rules.to_str().unwrap()
+        ),
     );
     // The imported ruleset dropped SYNs: the trial says so, naming the rule.
     assert_eq!(v["status"], "dropped", "{v}");
@@ -284,17 +210,7 @@ fn nginx_and_curl_check_the_built_in_pair() {
     // curl against nginx: software no one here wrote, on both ends.
     let v = conn(
         &tb.name,
-        &[
-            "http",
-            "--size",
-            "2M",
-            "--count",
-            "3",
-            "--server-program",
-            "nginx",
-            "--client-program",
-            "curl",
-        ],
+        &argv("http --size 2M --count 3 --server-program nginx --client-program curl"),
     );
     clean(&v, 3);
     let r = result(&v);
@@ -314,29 +230,13 @@ fn nginx_and_curl_check_the_built_in_pair() {
     // The built-in client checks nginx's bytes against the pattern, byte for byte.
     let v = conn(
         &tb.name,
-        &[
-            "http",
-            "--size",
-            "1M",
-            "--count",
-            "2",
-            "--server-program",
-            "nginx",
-        ],
+        &argv("http --size 1M --count 2 --server-program nginx"),
     );
     clean(&v, 2);
     // curl against the built-in server.
     let v = conn(
         &tb.name,
-        &[
-            "http",
-            "--size",
-            "1M",
-            "--count",
-            "2",
-            "--client-program",
-            "curl",
-        ],
+        &argv("http --size 1M --count 2 --client-program curl"),
     );
     clean(&v, 2);
     drop(tb);
@@ -421,17 +321,16 @@ fn seed_scenarios_plan_the_studies_experiments() {
     let o = fwbench(&["run", &seed003, "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     // 3 firewall types × (7 cases + the appendix's 5 proxy buffer sizes) × 3 repetitions.
-    assert!(stdout(&o).contains("108 trials"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("proxy: ping 8 B"), "{}", stdout(&o));
+    assert_prints(&o, "108 trials");
+    assert_prints(&o, "proxy: ping 8 B");
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn a_seed003_style_scenario_stores_every_cell_and_reports_the_firewall_types() {
     let dir = TempDir::new();
-    let scenario = dir.file("s3.toml");
-    std::fs::write(
-        &scenario,
+    let scenario = dir.write(
+        "s3.toml",
         r#"
 name = "mini seed003"
 workload = "sessions"
@@ -459,18 +358,17 @@ count = 6
 parallel = 3
 overhead_sessions = 2
 "#,
-    )
-    .unwrap();
+    );
     let db = dir.file("r.db");
     let html = dir.file("r.html");
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "run",
         scenario.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
         "--report",
-        html.to_str().unwrap(),
-    ]);
+        html.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let count = |sql: &str| sqlite_count(&db, sql);
     assert_eq!(count("SELECT count(*) FROM trials"), 6);

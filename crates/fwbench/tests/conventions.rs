@@ -7,18 +7,8 @@ mod util;
 
 use util::*;
 
-const TRIAL_COMMANDS: &[&str] = &[
-    "echo",
-    "flood",
-    "flow",
-    "ping",
-    "ndr",
-    "degrade",
-    "sessions",
-    "bulk",
-    "http",
-    "connections",
-];
+/// The trial commands: those whose `--json` is one trial object.
+const TRIAL_COMMANDS: &[&str] = TRIAL_KINDS;
 
 #[test]
 fn version_names_the_commit_and_the_build_date() {
@@ -150,19 +140,17 @@ fn short_flags_conflict_cleanly() {
 fn run_json_lines_are_valid_and_the_version_is_recorded() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "[params]\nproto = [\"tcp\", \"udp\"]\nclients = 2\nduration = 1\n",
-    )
-    .unwrap();
-    let o = fwbench(&[
+    );
+    let o = fwbench(&cmd!(
         "run",
         sc.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
-        "-J",
-    ]);
+        "-J"
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<serde_json::Value> = out

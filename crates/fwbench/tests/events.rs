@@ -8,42 +8,24 @@ mod util;
 use serde_json::Value;
 use util::*;
 
+/// A 2 s flow of 2 sources at 20 kpps through `engine` with 100 rules (must succeed).
 fn flow(tb: &str, engine: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "flow",
-        "--testbed",
-        tb,
-        "--no-store",
-        "--json",
-        "-r",
-        "20kpps",
-        "--flows",
-        "2",
-        "--sources",
-        "2",
-        "-t",
-        "2",
-        "--engine",
-        engine,
-        "--rules",
-        "100",
+    let flow = argv("-r 20kpps --flows 2 --sources 2 -t 2 --rules 100");
+    let a = [
+        &cmd!("flow --testbed", tb, "--no-store --json --engine", engine),
+        &flow[..],
+        extra,
     ];
-    args.extend_from_slice(extra);
-    json_of(&args)
+    json_of(&a.concat())
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn an_added_drop_rule_takes_effect_for_every_engine() {
     let tb = TestbedGuard::up("forward");
-    for engine in [
-        "nft",
-        "nft-set",
-        "iptables-legacy",
-        "iptables-nft",
-        "ipset-legacy",
-        "ipset-nft",
-    ] {
+    for engine in
+        "nft nft-set iptables-legacy iptables-nft ipset-legacy ipset-nft".split_whitespace()
+    {
         let v = flow(&tb.name, engine, &["--event", "add:1@800ms"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
         let r = &v["result"];
@@ -78,31 +60,7 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let o = fwbench(&[
-        "flow",
-        "--testbed",
-        &tb.name,
-        "--db",
-        db.to_str().unwrap(),
-        "-r",
-        "20kpps",
-        "--flows",
-        "2",
-        "--sources",
-        "2",
-        "-t",
-        "2",
-        "--engine",
-        "nft",
-        "--rules",
-        "100",
-        "--event",
-        "add:2@500ms",
-        "--event-rate",
-        "4",
-        "--event-count",
-        "4",
-    ]);
+    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
     assert!(o.status.success(), "{}", stderr(&o));
     // The stored per-update rows match the number scheduled, all committed.
     let count = |sql: &str| sqlite_count(&db, sql);

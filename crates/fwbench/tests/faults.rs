@@ -103,12 +103,10 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
     let dir = TempDir::new();
-    let scen = dir.file("s.toml");
-    std::fs::write(
-        &scen,
+    let scen = dir.write(
+        "s.toml",
         "name = \"race\"\nworkload = \"flood\"\n[params]\nduration = \"2s\"\nrate = \"10kpps\"\n",
-    )
-    .unwrap();
+    );
     for round in 0..3 {
         let db = dir.file(&format!("race{round}.db"));
         let spawn = || {
@@ -145,9 +143,8 @@ fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
 #[ignore = "needs root: trial commands refuse to start without it (run with --include-ignored as root)"]
 fn a_launcher_that_never_answers_is_named_within_the_timeout() {
     let dir = TempDir::new();
-    let tb = dir.file("hang.toml");
-    std::fs::write(
-        &tb,
+    let tb = dir.write(
+        "hang.toml",
         r#"
 timeout = "2s"
 
@@ -165,17 +162,12 @@ interface = "lo"
 launcher = "local"
 address = "198.19.0.2"
 "#,
-    )
-    .unwrap();
+    );
     let t0 = std::time::Instant::now();
-    let o = fwbench(&[
-        "flood",
-        "-t",
-        "1",
-        "--no-store",
-        "--testbed",
-        tb.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!(
+        "flood -t 1 --no-store --testbed",
+        tb.to_str().unwrap()
+    ));
     let took = t0.elapsed().as_secs_f64();
     let e = stderr(&o);
     assert!(took < 20.0, "took {took:.1} s: {e}");
@@ -190,9 +182,5 @@ address = "198.19.0.2"
     std::fs::write(&tb, "timeout = \"forever\"\n").unwrap();
     let o = fwbench(&["flood", "--no-store", "--testbed", tb.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("hang.toml:1:11: timeout"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, "hang.toml:1:11: timeout");
 }

@@ -18,8 +18,7 @@ size = 128\nrate = \"max\"\nduration = 1\n";
 fn run_prints_its_findings_last_and_the_legacy_table_once() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("tiny.toml");
-    std::fs::write(&sc, TINY).unwrap();
+    let sc = dir.write("tiny.toml", TINY);
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let out = stdout(&o);
@@ -67,14 +66,12 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
     }
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("g.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "g.toml",
         "order = \"sequential\"\nrepetitions = 2\nworkload = \"flood\"\n[testbed]\n\
          pin_client = \"0\"\npin_server = \"0\"\n[params]\nflows = 8\nsize = 128\n\
          rate = \"max\"\nduration = 2\ngateway_cpus = [1, 2]\n",
-    )
-    .unwrap();
+    );
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let last = std::thread::available_parallelism().unwrap().get() - 1;
@@ -127,8 +124,7 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
 fn workload_results_are_stored_and_reported() {
     let dir = TempDir::new();
     let db = dir.file("w.db");
-    let w = dir.file("w.txt");
-    std::fs::write(&w, "sequential 3 {\n  command \"true\"\n}\n").unwrap();
+    let w = dir.write("w.txt", "sequential 3 {\n  command \"true\"\n}\n");
     let o = fwbench(&[
         "workload",
         w.to_str().unwrap(),
@@ -161,23 +157,15 @@ fn ipset_and_string_drop_models_match_and_drop_the_flood() {
         ("iptables-legacy", "string-bm-drop", "3"),
         ("iptables-legacy", "string-kmp-drop", "3"),
     ] {
-        let v = json_of(&[
-            "flood",
-            "--engine",
+        let v = json_of(&cmd!(
+            "flood --engine",
             engine,
             "--model",
             model,
             "--rules",
             rules,
-            "--sink",
-            "gateway",
-            "--size",
-            "128",
-            "-t",
-            "1",
-            "--no-store",
-            "--json",
-        ]);
+            "--sink gateway --size 128 -t 1 --no-store --json"
+        ));
         assert_eq!(v["status"], "ok", "{engine} {model}: {v}");
         let verdicts = &v["gateway"]["firewall"]["verdicts"];
         assert_eq!(verdicts["ok"], true, "{engine} {model}: {verdicts}");

@@ -90,22 +90,9 @@ fn legacy_rules(ns: &str) -> String {
         .join("\n")
 }
 
+/// A 1 s flood at 5 kpps; its JSON whatever the verdict.
 fn flood_json(tb: &str, extra: &[&str]) -> Value {
-    let mut a = vec![
-        "flood",
-        "--testbed",
-        tb,
-        "--no-store",
-        "--json",
-        "-t",
-        "1",
-        "-r",
-        "5kpps",
-    ];
-    a.extend_from_slice(extra);
-    let o = fwbench(&a);
-    serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+    trial_value("flood", tb, &[&["-t", "1", "-r", "5kpps"], extra].concat())
 }
 
 #[test]
@@ -113,8 +100,7 @@ fn flood_json(tb: &str, extra: &[&str]) -> Value {
 fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
-    let v4 = dir.file("ufw.rules");
-    std::fs::write(&v4, ufw_ruleset()).unwrap();
+    let v4 = dir.write("ufw.rules", ufw_ruleset());
     // The same ruleset as nft writes it (iptables-restore-translate; the two `-m
     // recent` rules of `ufw limit` have no nft translation and become comments).
     let o = Command::new("iptables-restore-translate")
@@ -122,17 +108,13 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let nft = dir.file("ufw.nft");
-    std::fs::write(&nft, stdout(&o)).unwrap();
+    let nft = dir.write("ufw.nft", stdout(&o));
     // The default ufw ruleset renders: its long chain names get distinct short ones.
-    let o = fwbench(&[
-        "rules",
-        "render",
-        "--import",
+    let o = fwbench(&cmd!(
+        "rules render --import",
         v4.to_str().unwrap(),
-        "--engine",
-        "iptables-nft",
-    ]);
+        "--engine iptables-nft"
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     let mapped = |user: &str| {
@@ -205,14 +187,11 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
     // Aimed at the udp rule by its place: derived, sent, counted.
     let v = flood_json(
         &tb.name,
-        &[
-            "--engine",
-            "iptables-nft",
-            "--import",
+        &cmd!(
+            "--engine iptables-nft --import",
             v4.to_str().unwrap(),
-            "--aim",
-            "ufw-user-input:3",
-        ],
+            "--aim ufw-user-input:3"
+        ),
     );
     assert_eq!(v["status"], "ok", "{v}");
     let hit = v["verdicts"]["rules"]
@@ -224,20 +203,13 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
         .unwrap();
     assert_eq!(u(&hit["packets"]), u(&v["result"]["sent"]), "{hit}");
     // A TCP rule cannot be aimed at by a UDP flood: bad input, before anything runs.
-    let o = fwbench(&[
-        "flood",
-        "--testbed",
+    let o = fwbench(&cmd!(
+        "flood --testbed",
         &tb.name,
-        "--no-store",
-        "-t",
-        "1",
-        "--engine",
-        "iptables-nft",
-        "--import",
+        "--no-store -t 1 --engine iptables-nft --import",
         v4.to_str().unwrap(),
-        "--aim",
-        "ufw-user-input:1",
-    ]);
+        "--aim ufw-user-input:1"
+    ));
     assert_refused(&o, "matches protocol tcp");
 }
 
@@ -245,24 +217,22 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn hostile_files_are_refused_and_change_nothing() {
     let tb = TestbedGuard::up("forward");
-    let gw = format!("fwb-{}-gw", tb.name);
+    let gw = tb.gw();
     let dir = TempDir::new();
-    let escape = dir.file("escape.nft");
-    std::fs::write(
-        &escape,
+    let escape = dir.write(
+        "escape.nft",
         "table inet t {\n  chain c {\n    type filter hook forward priority 0;\n    \
          ip saddr 192.0.2.1 accept comment \"x\"; }; }; flush ruleset; table ip persist { \
          chain c { type filter hook forward priority 0; policy drop; }; }\n",
-    )
-    .unwrap();
-    let include = dir.file("include.nft");
-    std::fs::write(&include, "table inet t {\n  include \"/etc/shadow\"\n}\n").unwrap();
-    let delete = dir.file("delete.nft");
-    std::fs::write(
-        &delete,
+    );
+    let include = dir.write(
+        "include.nft",
+        "table inet t {\n  include \"/etc/shadow\"\n}\n",
+    );
+    let delete = dir.write(
+        "delete.nft",
         "table inet t { chain c { counter; }; }\ndelete table inet t\nreset counters\n",
-    )
-    .unwrap();
+    );
     let many = dir.file("many.nft");
     let mut text = String::from("table inet t {\n");
     for i in 0..90_000 {
@@ -276,14 +246,11 @@ fn hostile_files_are_refused_and_change_nothing() {
         .status()
         .unwrap()
         .success());
-    let builtin = dir.file("builtin.rules");
-    std::fs::write(&builtin, "*filter\n:MINE DROP [0:0]\nCOMMIT\n").unwrap();
-    let family = dir.file("family.rules");
-    std::fs::write(
-        &family,
+    let builtin = dir.write("builtin.rules", "*filter\n:MINE DROP [0:0]\nCOMMIT\n");
+    let family = dir.write(
+        "family.rules",
         "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT --source=2001:db8::1 -j DROP\nCOMMIT\n",
-    )
-    .unwrap();
+    );
     // A table of this test's own in the gateway: it must come through unchanged.
     let own = "table inet fwbtest_keep {\n\tchain c {\n\t\tip saddr 192.0.2.7 counter packets 0 bytes 0 accept\n\t}\n}\n";
     let mut c = Command::new("ip")
@@ -330,18 +297,14 @@ fn hostile_files_are_refused_and_change_nothing() {
         let t = Instant::now();
         for args in [
             vec!["rules", "render", "--engine", engine, "--import", file],
-            vec![
-                "flood",
-                "--testbed",
+            cmd!(
+                "flood --testbed",
                 &tb.name,
-                "--no-store",
-                "-t",
-                "1",
-                "--engine",
+                "--no-store -t 1 --engine",
                 engine,
                 "--import",
-                file,
-            ],
+                file
+            ),
         ] {
             let o = fwbench(&args);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -364,16 +327,11 @@ fn hostile_files_are_refused_and_change_nothing() {
         );
     }
     let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
+        .args(cmd!(
+            "netns exec",
             &gw,
-            "nft",
-            "delete",
-            "table",
-            "inet",
-            "fwbtest_keep",
-        ])
+            "nft delete table inet fwbtest_keep"
+        ))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -392,9 +350,8 @@ fn hot_rules_sweep_aims_at_each_rule_and_the_report_plots_it() {
     // Not reachable by a UDP flood from the testbed: unavailable in the sweep.
     rules += "    tcp dport 22 accept\n    ip saddr 203.0.113.0/24 udp dport 7000 accept\n  }\n}\n";
     std::fs::write(dir.file("mine.nft"), rules).unwrap();
-    let scenario = dir.file("hot.toml");
-    std::fs::write(
-        &scenario,
+    let scenario = dir.write(
+        "hot.toml",
         r#"name = "hot"
 workload = "flood"
 [params]
@@ -405,8 +362,7 @@ engine = "nft"
 import = "mine.nft"
 aim = "each:6"
 "#,
-    )
-    .unwrap();
+    );
     let db = dir.file("r.db");
     let o = fwbench(&[
         "run",

@@ -9,6 +9,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use util::*;
 
+/// `run --dry-run` of a scenario `name` holding `text` (in `d`) is refused naming
+/// each of `needles`.
+fn dry_run_refused(d: &TempDir, name: &str, text: &str, needles: &[&str]) {
+    let s = d.write(name, text);
+    expect(&["run", "--dry-run", s.to_str().unwrap()], needles);
+}
+
 /// Run fwbench with a deadline (a regression would hang or eat memory otherwise);
 /// returns (exit code, stderr).
 fn refused(args: &[&str]) -> (i32, String) {
@@ -60,15 +67,16 @@ fn huge_cpu_lists_are_refused_not_expanded() {
         &["--pin-client", "largest CPU number"],
     );
     let d = TempDir::new();
-    let s = d.file("pin.toml");
-    std::fs::write(&s, "[testbed]\npin_client = \"0-99999999999\"\n").unwrap();
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
+    dry_run_refused(
+        &d,
+        "pin.toml",
+        "[testbed]\npin_client = \"0-99999999999\"\n",
         &["pin.toml:2:14: testbed.pin_client"],
     );
-    std::fs::write(&s, "[testbed]\npin_server = \"4095\"\n").unwrap();
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
+    dry_run_refused(
+        &d,
+        "pin.toml",
+        "[testbed]\npin_server = \"4095\"\n",
         &["testbed.pin_server", "CPU 4095 does not exist"],
     );
 }
@@ -76,14 +84,10 @@ fn huge_cpu_lists_are_refused_not_expanded() {
 #[test]
 fn a_cross_product_of_10_8_trials_is_counted_not_built() {
     let d = TempDir::new();
-    let s = d.file("big.toml");
-    std::fs::write(
-        &s,
+    dry_run_refused(
+        &d,
+        "big.toml",
         "[params]\nclients = \"1..10000\"\nframe_size = \"100..10099\"\n",
-    )
-    .unwrap();
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
         &["big.toml", "100000000 trials", "more than 100000"],
     );
 }
@@ -125,12 +129,10 @@ fn non_regular_input_files_are_refused_without_reading() {
     }
     // An import named by a scenario: checked by the dry run.
     for import in [fifo, "/dev/zero", "/nonexistent/rules.nft"] {
-        let s = d.file("imp.toml");
-        std::fs::write(
-            &s,
+        let s = d.write(
+            "imp.toml",
             format!("[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"{import}\"\n"),
-        )
-        .unwrap();
+        );
         expect(
             &["run", "--dry-run", s.to_str().unwrap()],
             &[import, "rule import"],
@@ -139,16 +141,13 @@ fn non_regular_input_files_are_refused_without_reading() {
     // A testbed file that is a FIFO.
     let tb = d.file("tb.toml");
     assert!(Command::new("mkfifo").arg(&tb).status().unwrap().success());
-    let s = d.file("s.toml");
-    std::fs::write(&s, "").unwrap();
+    let s = d.write("s.toml", "");
     expect(
-        &[
-            "run",
-            "--dry-run",
-            "--testbed",
+        &cmd!(
+            "run --dry-run --testbed",
             tb.to_str().unwrap(),
-            s.to_str().unwrap(),
-        ],
+            s.to_str().unwrap()
+        ),
         &["tb.toml", "testbed file", "a FIFO"],
     );
     assert!(Path::new(fifo).exists());
@@ -175,23 +174,16 @@ fn nonsense_counts_rates_and_durations_are_refused() {
         &["--rules", "more than the 1000000"],
     );
     let d = TempDir::new();
-    let s = d.file("rules.toml");
-    std::fs::write(&s, "[params]\nengine = \"nft\"\nrules = 1000000000\n").unwrap();
-    expect(
-        &["run", "--dry-run", s.to_str().unwrap()],
+    dry_run_refused(
+        &d,
+        "rules.toml",
+        "[params]\nengine = \"nft\"\nrules = 1000000000\n",
         &["rules.toml:3:9: params.rules", "more than the 1000000"],
     );
     // A dry run checks the testbed named.
-    let empty = d.file("empty.toml");
-    std::fs::write(&empty, "").unwrap();
+    let empty = d.write("empty.toml", "");
     expect(
-        &[
-            "run",
-            "--dry-run",
-            "--testbed",
-            "Bad_Name",
-            empty.to_str().unwrap(),
-        ],
+        &cmd!("run --dry-run --testbed Bad_Name", empty.to_str().unwrap()),
         &["Bad_Name"],
     );
 }

@@ -21,17 +21,9 @@ fn bad_intervals_exit_2() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn flood_intervals_add_up_to_the_total() {
-    let o = fwbench(&[
-        "flood",
-        "-t",
-        "3",
-        "-i",
-        "1",
-        "--rate",
-        "20kpps",
-        "--no-store",
-        "--json-stream",
-    ]);
+    let o = fwbench(&argv(
+        "flood -t 3 -i 1 --rate 20kpps --no-store --json-stream",
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let lines: Vec<Value> = stdout(&o)
         .lines()
@@ -67,16 +59,7 @@ fn flood_intervals_add_up_to_the_total() {
     assert!(sent <= u(&end["trial"]["result"]["sent"]));
 
     // The same as text: three lines, then the sum line, then the trial's text.
-    let o = fwbench(&[
-        "flood",
-        "-t",
-        "3",
-        "-i",
-        "1",
-        "--rate",
-        "20kpps",
-        "--no-store",
-    ]);
+    let o = fwbench(&argv("flood -t 3 -i 1 --rate 20kpps --no-store"));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();

@@ -15,7 +15,7 @@ struct GatewayTable {
 
 impl GatewayTable {
     fn new(tb: &TestbedGuard, name: &str, chain_body: &str) -> GatewayTable {
-        let ns = format!("fwb-{}-gw", tb.name);
+        let ns = tb.gw();
         let text = format!(
             "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
         );
@@ -147,16 +147,7 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
         let v = trial_json(
             "flood",
             &tb.name,
-            &[
-                "-t",
-                secs,
-                "--frame",
-                "64",
-                "--pin-client",
-                "0",
-                "--pin-server",
-                "0",
-            ],
+            &cmd!("-t", secs, "--frame 64 --pin-client 0 --pin-server 0"),
         );
         v["result"].clone()
     };
@@ -268,18 +259,12 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     );
     let dir = TempDir::new();
     let db = dir.file("ndr.db");
-    let v = json_of(&[
-        "ndr",
-        "--testbed",
+    let v = json_of(&cmd!(
+        "ndr --testbed",
         &tb.name,
-        "--json",
-        "-t",
-        "1",
-        "--precision",
-        "2%",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+        "--json -t 1 --precision 2% --db",
+        db.to_str().unwrap()
+    ));
     assert_eq!(v["result"]["search"], "ndr", "{v}");
     let v = &v["result"];
     let ndr = f(&v["rate_pps"]);
@@ -305,19 +290,17 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len());
     // The same search as a scenario workload: its steps and its result are stored.
-    let sc = dir.file("ndr.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "ndr.toml",
         format!(
             "workload = \"ndr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\nprecision = \"3%\"\nmax_rate = \"40kpps\"\n",
             tb.name
         ),
-    )
-    .unwrap();
+    );
     let db2 = dir.file("run.db");
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert!(stdout(&o).contains("searches"), "{}", stdout(&o));
+    assert_prints(&o, "searches");
     let found = sqlite_count(
         &db2,
         "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'ndr' AND status = 'ok'",
@@ -373,16 +356,7 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     let d = trial_json(
         "degrade",
         &tb.name,
-        &[
-            "-t",
-            "1",
-            "--rate",
-            "1kpps",
-            "--engine",
-            "iptables-legacy",
-            "--max-rules",
-            "2000",
-        ],
+        &argv("-t 1 --rate 1kpps --engine iptables-legacy --max-rules 2000"),
     );
     let d = &d["result"];
     assert_eq!(d["first_degraded_rules"], Value::Null, "{d}");
@@ -468,15 +442,7 @@ fn packet_bad_input_exits_2() {
         &["flood", "--frame", "60"],
         &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
         &["degrade", "--rate", "1M"],
-        &[
-            "degrade",
-            "--rate",
-            "1M",
-            "--engine",
-            "nft",
-            "--max-rules",
-            "0",
-        ],
+        &argv("degrade --rate 1M --engine nft --max-rules 0"),
     ] {
         let o = fwbench(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -492,13 +458,11 @@ fn packet_bad_input_exits_2() {
 fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
     let _serial = serial();
     let dir = TempDir::new();
-    let sc = dir.file("ndr.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "ndr.toml",
         // A ceiling far above what the sender manages: a dozen or so bisection steps.
         "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\n",
-    )
-    .unwrap();
+    );
     let db = dir.file("r.db");
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
     let child = Command::new(bin())
@@ -530,8 +494,8 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
     );
     let o = fwbench(&args);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert!(stderr(&o).contains("resuming run 1"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("reused"), "{}", stderr(&o));
+    assert_says(&o, "resuming run 1");
+    assert_says(&o, "reused");
     let after = steps(&db);
     assert!(after >= before);
     assert_eq!(

@@ -30,12 +30,7 @@ fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
                     ],
                 );
                 let ctx = format!("{proto}/{family}/{server}");
-                assert_eq!(v["status"], "ok", "{ctx}: {v}");
-                assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
-                assert!(
-                    v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
-                    "{ctx}"
-                );
+                assert_echo_ok(&v, &ctx);
                 assert!(
                     v["result"]["transactions_per_s"].as_f64().unwrap() > 0.0,
                     "{ctx}"
@@ -119,16 +114,7 @@ fn pinning_is_applied_and_recorded() {
     let tb = TestbedGuard::up("forward");
     let v = echo_json(
         &tb.name,
-        &[
-            "-n",
-            "1",
-            "--pin-client",
-            "0",
-            "--pin-server",
-            "1",
-            "--pin-gateway",
-            "0-1",
-        ],
+        &argv("-n 1 --pin-client 0 --pin-server 1 --pin-gateway 0-1"),
     );
     let cpus = |role: &str| {
         v["placement"]
@@ -171,23 +157,7 @@ fn sctp_is_reported_unavailable_not_crashed() {
 fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let child = Command::new(bin())
-        .args([
-            "echo",
-            "-t",
-            "1",
-            "-n",
-            "2",
-            "--db",
-            db.to_str().unwrap(),
-            "--json",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
+    let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", db.to_str().unwrap(), "--json"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
     let n: i64 = sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
@@ -231,12 +201,10 @@ fn sigkill_of_controller_leaves_nothing_behind() {
 fn ctrl_c_keeps_finished_trials_and_cleans_up() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "name = \"ctrlc\"\n[params]\nproto = [\"tcp\", \"udp\"]\nclients = [2, 3]\nduration = \"1500ms\"\n",
-    )
-    .unwrap();
+    );
     let child = Command::new(bin())
         .args(["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()])
         .stdout(Stdio::piped())
@@ -272,11 +240,7 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
         1
     );
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
-    assert!(
-        stdout(&o).contains(&format!("{stored} of 4 trials stored")),
-        "{}",
-        stdout(&o)
-    );
+    assert_prints(&o, &format!("{stored} of 4 trials stored"));
 }
 
 #[test]
@@ -284,12 +248,10 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
 fn scenario_run_records_sctp_unavailable_and_summary() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "[params]\nproto = [\"tcp\", \"sctp\"]\nfamily = [4, 6]\nclients = 2\nduration = 1\n",
-    )
-    .unwrap();
+    );
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
@@ -318,8 +280,7 @@ fn scenario_run_records_sctp_unavailable_and_summary() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn bad_input_exits_2_and_leaves_no_testbed() {
     let dir = TempDir::new();
-    let sc = dir.file("bad.toml");
-    std::fs::write(&sc, "[params]\nclients = 5\nproto = \"quic\"\n").unwrap();
+    let sc = dir.write("bad.toml", "[params]\nclients = 5\nproto = \"quic\"\n");
     let o = fwbench_leaving_no_testbed(&[
         "run",
         sc.to_str().unwrap(),
@@ -425,10 +386,6 @@ fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
     );
 }
 
-fn gw_ns(tb: &TestbedGuard) -> String {
-    format!("fwb-{}-gw", tb.name)
-}
-
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn every_engine_installs_10000_rules_verifies_and_removes_them() {
@@ -457,7 +414,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
         assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
         assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{engine}");
-        let left = gateway_state(&gw_ns(&tb));
+        let left = gateway_state(&tb.gw());
         assert!(
             !left.contains("fwbench") && !left.contains("FWBENCH"),
             "{engine} left: {left}"
@@ -469,7 +426,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     for (nft_family, ip, table) in [
         ("inet", "4", "inet fwbench"),
         ("inet", "6", "inet fwbench"),
@@ -480,20 +437,14 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
             let what = format!("{engine} --nft-family {nft_family} -A {ip}");
             let v = echo_json(
                 &tb.name,
-                &[
-                    "-n",
-                    "2",
-                    "-P",
-                    "udp",
-                    "-A",
+                &cmd!(
+                    "-n 2 -P udp -A",
                     ip,
                     "--engine",
                     engine,
-                    "--rules",
-                    "200",
-                    "--nft-family",
-                    nft_family,
-                ],
+                    "--rules 200 --nft-family",
+                    nft_family
+                ),
             );
             assert_eq!(v["status"], "ok", "{what}: {v}");
             let fw = &v["gateway"]["firewall"];
@@ -509,18 +460,9 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
         }
     }
     // The rendered text names the table, and a family for iptables is refused (exit 2).
-    let o = fwbench(&[
-        "rules",
-        "render",
-        "--engine",
-        "nft",
-        "--nft-family",
-        "ip",
-        "-A",
-        "6",
-        "--count",
-        "2",
-    ]);
+    let o = fwbench(&argv(
+        "rules render --engine nft --nft-family ip -A 6 --count 2",
+    ));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.starts_with("# settings: table ip6 fwbench;"), "{text}");
     for bad in [
@@ -542,22 +484,11 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_cleans_an_ip6_table_up() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let state = crash_gateway_agent(
         &tb.name,
         &ns,
-        &[
-            "-t",
-            "30",
-            "-A",
-            "6",
-            "--engine",
-            "nft",
-            "--nft-family",
-            "ip",
-            "--rules",
-            "50",
-        ],
+        &argv("-t 30 -A 6 --engine nft --nft-family ip --rules 50"),
     );
     assert!(
         state.contains("table ip6 fwbench"),
@@ -596,18 +527,13 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         for family in ["4", "6"] {
             let v = echo_json(
                 &tb.name,
-                &[
-                    "-n",
-                    "3",
-                    "-P",
-                    "tcp",
-                    "-A",
+                &cmd!(
+                    "-n 3 -P tcp -A",
                     family,
                     "--engine",
                     engine,
-                    "--model",
-                    "seed000-f4",
-                ],
+                    "--model seed000-f4"
+                ),
             );
             assert_eq!(v["status"], "ok", "{engine}/{family}: {v}");
             let fw = &v["gateway"]["firewall"];
@@ -618,18 +544,9 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
     }
     // A source that is not a permitted client is dropped by the policy: install the
     // F=2 rules for 2 clients by hand-held echo with 3 clients — client 3 is a stranger.
-    let o = fwbench(&[
-        "rules",
-        "render",
-        "--engine",
-        "nft",
-        "--model",
-        "seed000-f2",
-        "--clients",
-        "2",
-        "-P",
-        "udp",
-    ]);
+    let o = fwbench(&argv(
+        "rules render --engine nft --model seed000-f2 --clients 2 -P udp",
+    ));
     assert!(o.status.success());
     let text = stdout(&o);
     let batch: String = text
@@ -637,7 +554,7 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         .filter(|l| !l.starts_with('#') && *l != "EOF")
         .map(|l| format!("{l}\n"))
         .collect();
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let mut child = Command::new("ip")
         .args(["netns", "exec", &ns, "nft", "-f", "-"])
         .stdin(Stdio::piped())
@@ -674,7 +591,7 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn foreign_rules_are_untouched() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let run = |argv: &[&str]| {
         assert!(
             Command::new("ip")
@@ -696,37 +613,11 @@ fn foreign_rules_are_untouched() {
         "c",
         "{ type filter hook forward priority 10; policy accept; }",
     ]);
-    run(&[
-        "nft",
-        "add",
-        "rule",
-        "inet",
-        "foreign",
-        "c",
-        "ip",
-        "saddr",
-        "203.0.113.9",
-        "counter",
-        "drop",
-    ]);
-    run(&[
-        "iptables-legacy",
-        "-A",
-        "FORWARD",
-        "-s",
-        "198.51.100.7",
-        "-j",
-        "DROP",
-    ]);
-    run(&[
-        "iptables-nft",
-        "-A",
-        "FORWARD",
-        "-s",
-        "198.51.100.8",
-        "-j",
-        "DROP",
-    ]);
+    run(&argv(
+        "nft add rule inet foreign c ip saddr 203.0.113.9 counter drop",
+    ));
+    run(&argv("iptables-legacy -A FORWARD -s 198.51.100.7 -j DROP"));
+    run(&argv("iptables-nft -A FORWARD -s 198.51.100.8 -j DROP"));
     let before = (
         in_ns(&ns, &["nft", "list", "ruleset"]),
         in_ns(&ns, &["iptables-legacy-save"]),
@@ -766,7 +657,7 @@ fn foreign_rules_are_untouched() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn rules_removed_after_sigkill_of_controller() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     for engine in ["nft", "ipset-legacy"] {
         let mut child = spawn_echo(
             &tb.name,
@@ -797,11 +688,10 @@ fn rules_removed_after_sigkill_of_controller() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     let before = gateway_state(&ns);
     let dir = TempDir::new();
-    let bad_nft = dir.file("bad.nft");
-    std::fs::write(&bad_nft, "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n").unwrap();
+    let bad_nft = dir.write("bad.nft", "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n");
     let bad = bad_nft.to_str().unwrap();
     for args in [
         &["--engine", "pf"][..],
@@ -818,11 +708,7 @@ fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
         let o = fwbench(&a);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         if args.contains(&"string-bm") {
-            assert!(
-                stderr(&o).contains("cannot express string match"),
-                "{}",
-                stderr(&o)
-            );
+            assert_says(&o, "cannot express string match");
         }
         if args.contains(&"50000000") {
             assert!(
@@ -857,8 +743,7 @@ fn import_iptables_save_and_nft_files_run() {
         v
     };
     let dir = TempDir::new();
-    let ipt = dir.file("rules.v4");
-    std::fs::write(&ipt, "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n").unwrap();
+    let ipt = dir.write("rules.v4", "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n");
     let v = import_echo("iptables-nft", &ipt);
     assert_eq!(u(&v["result"]["validation_errors"]), 0);
     assert!(
@@ -866,8 +751,7 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let nft = dir.file("rules.nft");
-    std::fs::write(&nft, "table inet filter {\n\tset bad {\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1, 198.51.100.1 }\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr @bad drop\n\t\tmeta l4proto tcp accept\n\t}\n}\n").unwrap();
+    let nft = dir.write("rules.nft", "table inet filter {\n\tset bad {\n\t\ttype ipv4_addr\n\t\telements = { 192.0.2.1, 198.51.100.1 }\n\t}\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tip saddr @bad drop\n\t\tmeta l4proto tcp accept\n\t}\n}\n");
     let v = import_echo("nft", &nft);
     assert_eq!(
         u(&v["gateway"]["firewall"]["elements"]),
@@ -875,7 +759,7 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let left = gateway_state(&gw_ns(&tb));
+    let left = gateway_state(&tb.gw());
     assert!(
         !left.contains("fwbench") && !left.contains("FWBENCH"),
         "{left}"
@@ -886,7 +770,7 @@ fn import_iptables_save_and_nft_files_run() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_lets_the_next_run_clean_up() {
     let tb = TestbedGuard::up("forward");
-    let ns = gw_ns(&tb);
+    let ns = tb.gw();
     // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
     let state = crash_gateway_agent(
         &tb.name,
@@ -914,12 +798,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
     .unwrap();
     let db = dir.file("r.db");
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
-    let mut child = Command::new(bin())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&args);
     // Kill it (no cleanup chance) once some, not all, trials are stored.
     let stored = |db: &std::path::Path| {
         if db.exists() {
@@ -942,7 +821,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
     );
     let o = fwbench(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("resuming run 1"), "{}", stderr(&o));
+    assert_says(&o, "resuming run 1");
     assert_eq!(
         sqlite_count(&db, "SELECT count(*) FROM runs"),
         1,
@@ -963,13 +842,13 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
         1
     );
     // A complete run is not resumed: the next invocation is a new run.
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "run",
         sc.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
-        "--dry-run",
-    ]);
+        "--dry-run"
+    ));
     assert!(o.status.success());
     // The ephemeral testbed of the killed run is gone.
     assert!(namespaces_with("fwb-e")
@@ -1029,11 +908,7 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
     std::fs::write(&w, "sequential { command \"no-such-tool-fwbench\" }\n").unwrap();
     let o = fwbench(&["workload", w.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(":1:14: command 'no-such-tool-fwbench' not found"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, ":1:14: command 'no-such-tool-fwbench' not found");
 }
 
 /// `fwbench workload` takes the trial commands' firewall options: the rule set stands
@@ -1092,9 +967,8 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("mixed.toml");
-    std::fs::write(&sc, MIXED_ENGINES).unwrap();
-    let ns = gw_ns(&tb);
+    let sc = dir.write("mixed.toml", MIXED_ENGINES);
+    let ns = tb.gw();
     // A fresh gateway's state, to compare with after the run.
     let fresh_legacy = in_ns(&ns, &["cat", "/proc/net/ip_tables_names"]);
     // Addresses without the link-local ones (from the veths' random MACs).
@@ -1106,20 +980,16 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
             .join(" ")
     };
     let fresh_addrs = addrs(&ns);
-    let o = fwbench(&[
+    let o = fwbench(&cmd!(
         "run",
         sc.to_str().unwrap(),
         "--db",
         db.to_str().unwrap(),
         "--testbed",
-        &tb.name,
-    ]);
+        &tb.name
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert!(
-        stderr(&o).contains("rebuilt the testbed (same name and addresses)"),
-        "{}",
-        stderr(&o)
-    );
+    assert_says(&o, "rebuilt the testbed (same name and addresses)");
     let rows = residue_rows(&db);
     let engines: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(
@@ -1176,10 +1046,10 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
     assert_eq!(silent, 0, "clients without an echo or with an error");
     // The client block is routed via one next hop: the gateway holds a handful of
     // neighbour entries, not one per client (the table is shared with the host).
-    let neigh = in_ns(&gw_ns(&tb), &["ip", "neigh", "show"]);
+    let neigh = in_ns(&tb.gw(), &["ip", "neigh", "show"]);
     assert!(neigh.lines().count() < 10, "{neigh}");
     // Limits raised inside the testbed's namespaces (never in the host's).
-    let somaxconn = in_ns(&gw_ns(&tb), &["cat", "/proc/sys/net/core/somaxconn"]);
+    let somaxconn = in_ns(&tb.gw(), &["cat", "/proc/sys/net/core/somaxconn"]);
     assert_eq!(somaxconn.trim(), "65535");
     let ports = in_ns(
         &format!("fwb-{}-cli", tb.name),
@@ -1197,8 +1067,7 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("mixed.toml");
-    std::fs::write(&sc, MIXED_ENGINES).unwrap();
+    let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let rows = residue_rows(&db);
@@ -1224,23 +1093,10 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
         "{rows:?}"
     );
     // An nft engine's id carries its table family.
-    let o = fwbench(&[
-        "echo",
-        "-t",
-        "1",
-        "-n",
-        "1",
-        "-P",
-        "udp",
-        "--engine",
-        "nft-set",
-        "--rules",
-        "10",
-        "--nft-family",
-        "ip",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!(
+        "echo -t 1 -n 1 -P udp --engine nft-set --rules 10 --nft-family ip --db",
+        db.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let last = sqlite_rows(
         &db,
@@ -1281,20 +1137,12 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let sc = dir.file("s.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "s.toml",
         "[params]\nproto = \"udp\"\nclients = [1, 2]\nduration = \"2s\"\n",
-    )
-    .unwrap();
+    );
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
-    let first = Command::new(bin())
-        .args(args)
-        .args(["--testbed", &tb.name])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let first = spawn_quiet(&[&args[..], &["--testbed", &tb.name]].concat());
     let pid = first.id().to_string();
     assert!(
         wait_for(30.0, || db.exists()

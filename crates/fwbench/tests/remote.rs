@@ -325,12 +325,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
             &["-n", "3", "-P", proto, "-A", family],
         ));
         let ctx = format!("echo {proto}/IPv{family}: {v}");
-        assert_eq!(v["status"], "ok", "{ctx}");
-        assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
-        assert!(
-            v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
-            "{ctx}"
-        );
+        assert_echo_ok(&v, &ctx);
         let places: Vec<String> = v["placement"]
             .as_array()
             .expect("placement")
@@ -522,25 +517,15 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
         .map(|(s, _, _)| format!("fwb-{}-{s}", h.tb.name))
         .collect();
     // `ip netns exec` execs fwbench: the child's PID is the controller's.
-    let mut ctl = Command::new("ip")
-        .args(["netns", "exec", &h.ctl, bin()])
-        .args([
-            "flood",
-            "--testbed",
-            &file,
-            "--engine",
-            "nft",
-            "--rules",
-            "100",
-            "-t",
-            "20",
-            "--no-store",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fwbench");
+    let mut ctl = spawn_silenced(
+        Command::new("ip")
+            .args(["netns", "exec", &h.ctl, bin()])
+            .args(cmd!(
+                "flood --testbed",
+                &file,
+                "--engine nft --rules 100 -t 20 --no-store"
+            )),
+    );
     let _reap = ReapController {
         ctl: h.ctl.clone(),
         pid: ctl.id(),
@@ -592,15 +577,11 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
     let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
-    let v = h.json(&[
-        "sessions",
-        "--testbed",
+    let v = h.json(&cmd!(
+        "sessions --testbed",
         &file,
-        "--count",
-        "200",
-        "--json",
-        "--no-store",
-    ]);
+        "--count 200 --json --no-store"
+    ));
     assert_eq!(v["status"], "ok", "{v}");
     let r = &v["result"];
     // Exactly the count, on both ends: completed by the client, answered by the server.
@@ -619,14 +600,14 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
     )
     .unwrap();
     let db = h.dir.file("r.db");
-    let o = h.fwbench(&[
+    let o = h.fwbench(&cmd!(
         "run",
         sc.to_str().unwrap(),
         "--testbed",
         &file,
         "--db",
-        db.to_str().unwrap(),
-    ]);
+        db.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 2);
     assert_eq!(

@@ -2,18 +2,30 @@
 
 mod util;
 
+use std::path::Path;
+use std::process::Output;
 use util::*;
+
+/// `fwbench report INPUT -o OUT ARGS…`.
+fn report(input: impl AsRef<Path>, out: impl AsRef<Path>, args: &[&str]) -> Output {
+    let (input, out) = (input.as_ref(), out.as_ref());
+    let a = [
+        "report",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    fwbench(&[&a[..], args].concat())
+}
 
 #[test]
 fn report_refuses_files_that_are_not_fwbench_results() {
     let dir = TempDir::new();
     let out = dir.file("r.html");
-    let o = fwbench(&[
-        "report",
-        "/nonexistent/results.db",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = fwbench(&cmd!(
+        "report /nonexistent/results.db -o",
+        out.to_str().unwrap()
+    ));
     assert_refused(&o, "no such results file");
     // A SQLite file of another program.
     let other = dir.file("other.db");
@@ -23,22 +35,11 @@ fn report_refuses_files_that_are_not_fwbench_results() {
         .status()
         .expect("sqlite3 CLI (apt-get install sqlite3)");
     assert!(s.success());
-    let o = fwbench(&[
-        "report",
-        other.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&other, &out, &[]);
     assert_refused(&o, "not an fwbench results file");
     // Not SQLite at all.
-    let junk = dir.file("junk.db");
-    std::fs::write(&junk, "hello, not a database\n".repeat(100)).unwrap();
-    let o = fwbench(&[
-        "report",
-        junk.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let junk = dir.write("junk.db", "hello, not a database\n".repeat(100));
+    let o = report(&junk, &out, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // A run that does not exist; and a bad format.
     let empty = dir.file("empty.db");
@@ -48,17 +49,11 @@ fn report_refuses_files_that_are_not_fwbench_results() {
     let o = fwbench(&["report", other.to_str().unwrap(), "-f", "pdf"]);
     assert_eq!(o.status.code(), Some(2));
     // A reference that is not ENGINE[/FAMILY], whatever the file.
-    let o = fwbench(&[
-        "report",
-        "/nonexistent/results.db",
-        "--reference",
-        "nft//ip",
-    ]);
+    let o = fwbench(&argv("report /nonexistent/results.db --reference nft//ip"));
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--reference \"nft//ip\": expected ENGINE or ENGINE/FAMILY"),
-        "{}",
-        stderr(&o)
+    assert_says(
+        &o,
+        "--reference \"nft//ip\": expected ENGINE or ENGINE/FAMILY",
     );
 }
 
@@ -76,37 +71,21 @@ fn report_never_overwrites_its_input() {
     std::fs::hard_link(&db, &hard).unwrap();
     for out in [&db, &link, &hard] {
         for fmt in ["html", "md"] {
-            let o = fwbench(&[
-                "report",
-                db.to_str().unwrap(),
-                "-f",
-                fmt,
-                "-o",
-                out.to_str().unwrap(),
-            ]);
+            let o = report(&db, out, &["-f", fmt]);
             assert_refused(&o, "base.db");
         }
     }
-    let o = fwbench(&[
-        "run",
-        "--dry-run",
-        "--db",
+    let o = fwbench(&cmd!(
+        "run --dry-run --db",
         db.to_str().unwrap(),
         "--report",
-        link.to_str().unwrap(),
-    ]);
+        link.to_str().unwrap()
+    ));
     assert_refused(&o, "--report");
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
     // A real output file still works, and reading did not change the input.
     let out = dir.file("r.md");
-    let o = fwbench(&[
-        "report",
-        db.to_str().unwrap(),
-        "-f",
-        "md",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&db, &out, &["-f", "md"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
 }
@@ -115,15 +94,9 @@ fn report_never_overwrites_its_input() {
 #[test]
 fn report_refuses_an_empty_file_without_touching_it() {
     let dir = TempDir::new();
-    let empty = dir.file("empty.db");
-    std::fs::write(&empty, b"").unwrap();
+    let empty = dir.write("empty.db", b"");
     let out = dir.file("r.html");
-    let o = fwbench(&[
-        "report",
-        empty.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&empty, &out, &[]);
     assert_refused(&o, "empty.db");
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     assert!(!out.exists());
@@ -162,14 +135,7 @@ fn a_corrupt_results_file_exits_2_naming_it() {
     std::fs::write(&db, &bytes).unwrap();
     let out = dir.file("r.html");
     for fmt in ["html", "csv", "samples"] {
-        let o = fwbench(&[
-            "report",
-            db.to_str().unwrap(),
-            "-f",
-            fmt,
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let o = report(&db, &out, &["-f", fmt]);
         assert_eq!(o.status.code(), Some(2), "{fmt}: {}", stderr(&o));
         assert!(stderr(&o).contains("broken.db"), "{fmt}: {}", stderr(&o));
     }

@@ -86,16 +86,11 @@ impl Lab {
             .write_all(script.as_bytes())
             .unwrap();
         assert!(c.wait().unwrap().success());
-        run(&[
-            "ip",
-            "netns",
-            "exec",
+        run(&cmd!(
+            "ip netns exec",
             d,
-            "sysctl",
-            "-qw",
-            "net.ipv4.ip_forward=1",
-            "net.ipv6.conf.all.forwarding=1",
-        ]);
+            "sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1"
+        ));
         lab
     }
 
@@ -230,12 +225,7 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
         let ctx = format!("echo {proto}/IPv{family}: {v}");
-        assert_eq!(v["status"], "ok", "{ctx}");
-        assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}");
-        assert!(
-            v["result"]["throughput_bps"].as_f64().unwrap() > 0.0,
-            "{ctx}"
-        );
+        assert_echo_ok(&v, &ctx);
         // No agent on the gateway: no counters, and the trial says so.
         assert!(v["gateway"].is_null(), "{ctx}");
         let places: Vec<&str> = v["placement"]
@@ -261,21 +251,12 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
     // Exact, from measured spread: 10 floods of 20 kpps on a local testbed at a load
     // average of 11 lost no packet (docs/tests.md).
     assert_eq!(u(&r["lost"]), 0, "{v}");
-    let text = lab.fwbench(&[
-        "flood",
-        "--testbed",
+    let text = lab.fwbench(&cmd!(
+        "flood --testbed",
         &file,
-        "--no-store",
-        "-t",
-        "1",
-        "--rate",
-        "5kpps",
-    ]);
-    assert!(
-        stdout(&text).contains("gateway      external gateway: no counters"),
-        "{}",
-        stdout(&text)
-    );
+        "--no-store -t 1 --rate 5kpps"
+    ));
+    assert_prints(&text, "gateway      external gateway: no counters");
     lab.assert_given_back("flood");
     // A scenario names the testbed file relative to itself.
     let sc = lab.dir.file("flood-scenario.toml");
@@ -317,16 +298,11 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
     }
     lab.assert_given_back("scenario");
     // Rules need an agent on the gateway: refused before any port moves.
-    let o = lab.fwbench(&[
-        "echo",
-        "--testbed",
+    let o = lab.fwbench(&cmd!(
+        "echo --testbed",
         &file,
-        "--engine",
-        "nft",
-        "--no-store",
-        "-t",
-        "1",
-    ]);
+        "--engine nft --no-store -t 1"
+    ));
     assert_refused(&o, "engine nft needs rules on the gateway");
     assert_refused(&o, "external");
     lab.assert_given_back("refused engine");
@@ -339,22 +315,11 @@ fn two_port_ports_come_back_after_the_controller_is_killed() {
     let lab = Lab::up();
     // Without manage_addresses the moved ports keep the addresses they had.
     let file = lab.file(false);
-    let mut ctl = Command::new(bin())
-        .args([
-            "flood",
-            "--testbed",
-            &file,
-            "--no-store",
-            "-t",
-            "20",
-            "--rate",
-            "5kpps",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut ctl = spawn_silenced(Command::new(bin()).args(cmd!(
+        "flood --testbed",
+        &file,
+        "--no-store -t 20 --rate 5kpps"
+    )));
     // Mid-run: both ports away from the host, each noted in a crash marker.
     let moved = wait_for(15.0, || {
         lab.port("p0").is_none() && lab.port("p1").is_none() && lab.markers().len() == 2
@@ -412,25 +377,13 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
             && std::fs::read_to_string(format!("/proc/{hpid}/comm"))
                 .is_ok_and(|c| c.trim() == "sleep")
     }));
-    run(&[
-        "ip",
-        "-n",
+    let holder_pid = hpid.to_string();
+    run(&cmd!("ip -n", &h, "link set p1 netns", &holder_pid));
+    run(&cmd!(
+        "ip netns exec",
         &h,
-        "link",
-        "set",
-        "p1",
-        "netns",
-        &hpid.to_string(),
-    ]);
-    run(&[
-        "ip",
-        "netns",
-        "exec",
-        &h,
-        "sysctl",
-        "-qw",
-        "net.ipv4.ip_forward=1",
-    ]);
+        "sysctl -qw net.ipv4.ip_forward=1"
+    ));
     let start = |pid: u32| -> u64 {
         let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
         s[s.rfind(')').unwrap() + 1..]

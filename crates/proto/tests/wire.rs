@@ -414,36 +414,32 @@ fn from_agent() -> Vec<FromAgent> {
     v
 }
 
-/// Encode `msg`, check the frame's body is `want` exactly, and decode it back.
-fn pinned<T>(msg: &T, want: &str)
+/// Encode each message, check each frame's body is the one in `want` exactly (as many
+/// as messages), and decode it back.
+fn pinned<T>(msgs: &[T], want: &[&str])
 where
     T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
 {
-    let frame = encode(msg).unwrap();
-    let body = std::str::from_utf8(&frame[4..]).unwrap();
-    assert_eq!(body, want);
-    let mut d = Decoder::new();
-    d.push(&frame);
-    assert_eq!(d.next_frame::<T>().unwrap().as_ref(), Some(msg));
-    d.finish().unwrap();
+    assert_eq!(msgs.len(), want.len());
+    for (msg, want) in msgs.iter().zip(want) {
+        let frame = encode(msg).unwrap();
+        let body = std::str::from_utf8(&frame[4..]).unwrap();
+        assert_eq!(body, *want);
+        let mut d = Decoder::new();
+        d.push(&frame);
+        assert_eq!(d.next_frame::<T>().unwrap().as_ref(), Some(msg));
+        d.finish().unwrap();
+    }
 }
 
 #[test]
 fn controller_frames_are_pinned() {
-    let msgs = to_agent();
-    assert_eq!(msgs.len(), TO_AGENT.len());
-    for (m, want) in msgs.iter().zip(TO_AGENT) {
-        pinned(m, want);
-    }
+    pinned(&to_agent(), TO_AGENT);
 }
 
 #[test]
 fn agent_frames_are_pinned() {
-    let msgs = from_agent();
-    assert_eq!(msgs.len(), FROM_AGENT.len());
-    for (m, want) in msgs.iter().zip(FROM_AGENT) {
-        pinned(m, want);
-    }
+    pinned(&from_agent(), FROM_AGENT);
 }
 
 #[test]

@@ -48,6 +48,9 @@ pub mod updates;
 pub mod views;
 pub mod worklang;
 
+#[cfg(test)]
+mod testing;
+
 pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
 use model::Config;
@@ -386,7 +389,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use figure::{CostFit, Estimator};
+    use figure::Estimator;
 
     #[test]
     fn a_flagged_cost_line_is_a_warning() {
@@ -401,15 +404,7 @@ mod tests {
         let e = throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
         assert!(e.problem.is_some());
         let mut a = Analysis::default();
-        a.fits.push(CostFit {
-            series: "engine=nft".into(),
-            rule_counts: 5,
-            fit: e.fit.line,
-            estimator: e.estimator,
-            estimates: vec![e],
-            knee_rules: None,
-            degradation: None,
-        });
+        a.fits.push(crate::testing::cost_fit("engine=nft", e));
         let w = fit_warnings(7, &a);
         assert_eq!(w.len(), 1);
         assert_eq!((w[0].run_id, w[0].kind.as_str()), (7, "cost-fit"));
@@ -424,34 +419,18 @@ mod tests {
     #[test]
     fn a_trial_on_a_dirty_gateway_is_a_warning() {
         let run = RunRow {
-            id: 3,
             started_at: "t0".into(),
-            finished_at: None,
             scenario: "s".into(),
-            scenario_text: None,
             seed: 1,
             command: "fwbench run".into(),
-            status: "complete".into(),
-            baseline: None,
-            host: Default::default(),
-            role_hosts: vec![],
+            ..crate::testing::run_row(3)
         };
         let trial = |id, results: serde_json::Value| TrialRow {
-            id,
             run_id: 3,
-            trial_key: format!("k{id}"),
-            rep: 1,
-            workload: "flood".into(),
-            status: "ok".into(),
-            error: None,
-            params: serde_json::json!({}),
-            headline: Default::default(),
             started_at: "t0".into(),
             finished_at: "t1".into(),
-            firewall: None,
             results,
-            kind: None,
-            engine: None,
+            ..crate::testing::trial_row(id, "flood")
         };
         let trials = vec![
             trial(1, serde_json::json!({"clean_start": true})),

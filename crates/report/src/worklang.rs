@@ -103,21 +103,11 @@ mod tests {
             .chain([json!({"argv": ["false"], "start_s": 5.0, "duration_s": 0.001, "exit": 1})])
             .collect();
         let t = TrialRow {
-            id: 1,
-            run_id: 1,
             trial_key: "worklang".into(),
-            rep: 1,
-            workload: "worklang".into(),
             status: "failed".into(),
-            error: None,
             params: json!({"workload": "worklang", "file": "w.txt"}),
-            headline: Default::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
             results: json!({"worklang": {"total_s": 5.5, "commands": 5, "failed": 1, "ran": ran}}),
-            kind: None,
-            engine: None,
+            ..crate::testing::trial_row(1, "worklang")
         };
         let mut a = Analysis::default();
         analyse(&[t], &mut a);

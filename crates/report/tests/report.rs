@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
-use common::{new_run, pm_after, trial, Lcg};
+use common::{figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg};
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
@@ -76,9 +76,7 @@ fn echo_run(s: &mut Store) -> i64 {
     failed.status = "failed".into();
     failed.error = Some("gateway agent: nft -f exited with status 1".into());
     s.record(&failed).unwrap();
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 /// (b) flow: rules × engine (nft 2.5 ns/rule, iptables-legacy 1.0 ns/rule), 2 reps,
@@ -205,32 +203,43 @@ fn ndr_run(s: &mut Store) -> i64 {
     run
 }
 
+/// A results file holding synthetic runs.
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Store,
-    runs: [i64; 4],
+    runs: Vec<i64>,
+    /// The per-download durations planted in seed 004 (connection fixture only).
+    samples: BTreeMap<(String, u64), Vec<f64>>,
 }
 
+impl Fixture {
+    /// The report of the fixture's run `i`, or of every run.
+    fn report(&self, i: Option<usize>) -> report::Report {
+        load(&self.store, i.map(|i| self.runs[i])).unwrap()
+    }
+}
+
+/// Runs: seed 000 echo, seed 002 flow, labelled cases, ndr.
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("results.db")).unwrap();
-    let runs = [
+    let (_dir, mut store) = scratch("results.db");
+    let runs = vec![
         echo_run(&mut store),
         flow_run(&mut store),
         labelled_run(&mut store),
         ndr_run(&mut store),
     ];
+    let samples = BTreeMap::new();
     Fixture {
-        _dir: dir,
+        _dir,
         store,
         runs,
+        samples,
     }
 }
 
 #[test]
 fn html_has_every_expected_figure_and_warning_and_no_urls() {
-    let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = fixture().report(None);
     let html = r.html();
     let figures = [
         (
@@ -309,8 +318,7 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
 
 #[test]
 fn cost_fits_recover_the_slopes() {
-    let f = fixture();
-    let r = load(&f.store, Some(f.runs[1])).unwrap();
+    let r = fixture().report(Some(1));
     let fits = &r.runs[0].analysis.fits;
     assert_eq!(fits.len(), 2, "{fits:?}");
     // An nft series names its table family; stored trials without one are inet.
@@ -332,8 +340,7 @@ fn cost_fits_recover_the_slopes() {
 
 #[test]
 fn echo_costs_vs_f0_and_threads_epoll_crossover() {
-    let f = fixture();
-    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let r = fixture().report(Some(0));
     let run = &r.runs[0];
     assert_eq!(run.baseline, Some(json!({"model": "seed000-f0"})));
     for c in &run.configs {
@@ -350,12 +357,7 @@ fn echo_costs_vs_f0_and_threads_epoll_crossover() {
             _ => {}
         }
     }
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|f| f.id == "echo-threads-vs-epoll")
-        .unwrap();
+    let fig = figure(run, "echo-threads-vs-epoll");
     assert!(!fig.markers.is_empty());
     // threads − epoll: n=2: 166.7 vs 153.8 (+), n=4: 285.7 vs 296.3 (−)
     assert!(
@@ -369,8 +371,7 @@ fn echo_costs_vs_f0_and_threads_epoll_crossover() {
 
 #[test]
 fn labelled_cases_cost_against_the_baseline_row() {
-    let f = fixture();
-    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let r = fixture().report(Some(2));
     let cost = |label: &str| {
         let c = r.runs[0]
             .configs
@@ -390,7 +391,7 @@ fn labelled_cases_cost_against_the_baseline_row() {
 #[test]
 fn markdown_and_csv_have_the_expected_rows() {
     let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = f.report(None);
     let md = r.markdown();
     assert!(!md.contains("<svg"));
     assert!(md.contains("| engine=nft (inet) | "));
@@ -435,8 +436,7 @@ fn markdown_and_csv_have_the_expected_rows() {
 
 #[test]
 fn json_holds_configs_metrics_fits_and_figures() {
-    let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = fixture().report(None);
     let j = r.json();
     let runs = j["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);
@@ -456,8 +456,8 @@ fn json_holds_configs_metrics_fits_and_figures() {
 #[test]
 fn output_is_deterministic() {
     let f = fixture();
-    let a = load(&f.store, None).unwrap();
-    let b = load(&f.store, None).unwrap();
+    let a = f.report(None);
+    let b = f.report(None);
     assert_eq!(a.html(), b.html());
     assert_eq!(a.markdown(), b.markdown());
 }
@@ -476,8 +476,7 @@ fn missing_run_is_an_error_naming_it() {
 
 #[test]
 fn empty_store_gives_an_empty_but_valid_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(&dir.path().join("r.db")).unwrap();
+    let (_dir, s) = scratch("r.db");
     let r = load(&s, None).unwrap();
     assert!(r.html().contains("No warnings"));
     assert_eq!(r.csv_trials().lines().count(), 1);
@@ -958,25 +957,17 @@ fn conn_extras_run(s: &mut Store) -> i64 {
     run
 }
 
-struct ConnFixture {
-    _dir: tempfile::TempDir,
-    store: Store,
-    /// seed 004, seed 003, extras.
-    runs: [i64; 3],
-    samples: BTreeMap<(String, u64), Vec<f64>>,
-}
-
-fn conn_fixture() -> ConnFixture {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("conn.db")).unwrap();
+/// Runs: seed 004, seed 003, extras.
+fn conn_fixture() -> Fixture {
+    let (_dir, mut store) = scratch("conn.db");
     let (seed004, samples) = seed004_run(&mut store);
-    let runs = [
+    let runs = vec![
         seed004,
         seed003_run(&mut store),
         conn_extras_run(&mut store),
     ];
-    ConnFixture {
-        _dir: dir,
+    Fixture {
+        _dir,
         store,
         runs,
         samples,
@@ -1001,26 +992,12 @@ fn whiskers(svg: &str) -> usize {
         / 3
 }
 
-/// A table of a run by the start of its title.
-fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure::Table {
-    run.analysis
-        .tables
-        .iter()
-        .find(|t| t.title.starts_with(title))
-        .unwrap_or_else(|| panic!("no table {title}"))
-}
-
 #[test]
 fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let r = f.report(Some(0));
     let run = &r.runs[0];
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "http-download-vs-rules")
-        .expect("download figure");
+    let fig = figure(run, "http-download-vs-rules");
     let sweep = fig.series.iter().find(|s| s.name == "label=sweep").unwrap();
     let xs: Vec<f64> = sweep.points.iter().map(|p| p.x).collect();
     assert_eq!(xs, [0.0, 250.0, 500.0, 750.0, 1000.0]);
@@ -1067,7 +1044,7 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
 #[test]
 fn ab_table_tests_the_difference_with_welch() {
     let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[0])).unwrap();
+    let r = f.report(Some(0));
     let run = &r.runs[0];
     let conn: Vec<&report::model::Config> = run.configs.iter().collect();
     let tests = report::conn::ab_tests(&conn);
@@ -1118,8 +1095,7 @@ fn ab_table_tests_the_difference_with_welch() {
 
 #[test]
 fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
-    let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[1])).unwrap();
+    let r = conn_fixture().report(Some(1));
     let run = &r.runs[0];
     let t = table(run, "Firewall types (seed 003)");
     assert_eq!(
@@ -1188,12 +1164,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         assert_eq!(fig.categories, t.columns[1..]);
         assert!(html.contains(&format!("<figure id=\"{id}\"><svg")));
     }
-    let bulk = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "conn-bulk-goodput")
-        .unwrap();
+    let bulk = figure(run, "conn-bulk-goodput");
     let names: Vec<&str> = bulk.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
@@ -1206,12 +1177,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
     );
     // Sequential: 17 MB in 29.8 s = 4.564 Mb/s for the null firewall.
     assert!((bulk.series[0].points[0].y - 17e6 * 8.0 / 29.8 / 1e6).abs() < 0.01);
-    let par = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "conn-sessions-per-s")
-        .unwrap();
+    let par = figure(run, "conn-sessions-per-s");
     assert!(par
         .notes
         .contains(&"proxy (buffer 16 KiB): parallel sessions at 8 parallel".to_string()));
@@ -1224,21 +1190,11 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         configs.columns.iter().filter(|c| *c == "workload").count(),
         1
     );
-    let lat = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "conn-session-latency")
-        .unwrap();
+    let lat = figure(run, "conn-session-latency");
     assert!(lat.series[0].points.iter().all(|p| p.ci95.is_some()));
     assert!(r.markdown().contains("| Ping 8 B | 3.10 ± "));
     // Connection cases are not in the seed-001-style cases table (the pings are).
-    let cases = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "cases")
-        .unwrap();
+    let cases = figure(run, "cases");
     assert_eq!(cases.categories.len(), 4);
     assert!(
         cases.categories.iter().all(|c| c.contains(": ping ")),
@@ -1254,15 +1210,9 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
 
 #[test]
 fn sweet_spot_and_held_connections_are_reported() {
-    let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let r = conn_fixture().report(Some(2));
     let run = &r.runs[0];
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "sessions-sweet-spot")
-        .unwrap();
+    let fig = figure(run, "sessions-sweet-spot");
     assert_eq!(fig.series.len(), 1);
     assert_eq!(fig.series[0].points.len(), 5);
     assert_eq!(fig.markers.len(), 1);
@@ -1326,8 +1276,7 @@ fn sweet_spot_and_held_connections_are_reported() {
 
 #[test]
 fn corrupt_and_failed_sessions_are_warned_and_corruption_comes_first() {
-    let f = conn_fixture();
-    let r = load(&f.store, Some(f.runs[2])).unwrap();
+    let r = conn_fixture().report(Some(2));
     let w: Vec<&report::Warning> = r.warnings().collect();
     let corrupt: Vec<_> = w.iter().filter(|x| x.kind == "corrupt").collect();
     assert_eq!(corrupt.len(), 1, "{w:?}");
@@ -1371,7 +1320,7 @@ fn corrupt_and_failed_sessions_are_warned_and_corruption_comes_first() {
 #[test]
 fn conn_csv_and_json_carry_the_conn_metrics() {
     let f = conn_fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = f.report(None);
     let csv = r.csv_trials();
     let lines: Vec<&str> = csv.lines().collect();
     let head: Vec<&str> = lines[0].split(',').collect();
@@ -1414,11 +1363,7 @@ fn conn_csv_and_json_carry_the_conn_metrics() {
         "{tables:?}"
     );
     // The config table names the main metric of each connection workload.
-    let configs = table(
-        &load(&f.store, Some(f.runs[1])).unwrap().runs[0],
-        "Configurations",
-    )
-    .clone();
+    let configs = table(&f.report(Some(1)).runs[0], "Configurations").clone();
     let metric = configs
         .columns
         .iter()
@@ -1433,8 +1378,7 @@ fn conn_csv_and_json_carry_the_conn_metrics() {
 
 #[test]
 fn reports_without_connection_trials_have_no_conn_columns() {
-    let f = fixture();
-    let r = load(&f.store, None).unwrap();
+    let r = fixture().report(None);
     assert!(!r.csv_trials().contains("conn."));
     assert!(!r.html().contains("class=\"bad\""));
 }
@@ -1484,8 +1428,7 @@ fn paired_ab_run(s: &mut Store, blocks: bool) -> i64 {
 
 #[test]
 fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("ab.db")).unwrap();
+    let (_dir, mut store) = scratch("ab.db");
     let paired_run = paired_ab_run(&mut store, false);
     let blocks_run = paired_ab_run(&mut store, true);
     let r = load(&store, Some(paired_run)).unwrap();
@@ -1513,12 +1456,7 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
         "{row:?}"
     );
     // The drift figure: one series per arm, a point per trial at its start time.
-    let fig = run
-        .analysis
-        .figures
-        .iter()
-        .find(|f| f.id == "ab-drift")
-        .expect("drift figure");
+    let fig = figure(run, "ab-drift");
     let names: Vec<&str> = fig.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["rules=0", "rules=500"]);
     assert!(fig.series.iter().all(|s| s.points.len() == 20));
@@ -1566,8 +1504,7 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
 /// formula into the CSV (OWASP CSV injection).
 #[test]
 fn hostile_text_in_the_database_is_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("r.db")).unwrap();
+    let (_dir, mut s) = scratch("r.db");
     let run = s
         .begin_run(&NewRun {
             scenario: "<script>alert(1)</script>".into(),
@@ -1613,10 +1550,7 @@ fn hostile_text_in_the_database_is_escaped() {
 
 #[test]
 fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s3.db")).unwrap();
-    let id = seed003_run(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(seed003_run);
     let f = &r.runs[0].analysis.findings;
     // Planted (the study's numbers): the filter adds 2.2 ms at 8 B and 6.5 ms at 1000 B
     // per round trip: 4.3 ms / 992 B per byte, the rest per packet.
@@ -1670,10 +1604,7 @@ fn seed003_findings_derive_service_queuing_and_per_packet_costs() {
 
 #[test]
 fn seed004_findings_state_the_planted_ab_difference() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s4.db")).unwrap();
-    let id = paired_ab_run(&mut store, false);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(|s| paired_ab_run(s, false));
     let f = &r.runs[0].analysis.findings;
     let (d, ci) = pm_after(f, "ms by ");
     assert!((d - 0.3).abs() <= ci, "{d} ± {ci}");
@@ -1689,8 +1620,7 @@ fn seed004_findings_state_the_planted_ab_difference() {
 /// baseline is left out of the comparison by its kind, not its name.
 #[test]
 fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("families.db")).unwrap();
+    let (_dir, mut s) = scratch("families.db");
     let run = s.begin_run(&new_run("families", None)).unwrap();
     for (engine, family, ns_per_rule) in [
         ("nft", None, 30.0),
@@ -1743,8 +1673,7 @@ fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
 /// end (HTML and Markdown), and the text findings say it once too.
 #[test]
 fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("u.db")).unwrap();
+    let (_dir, mut s) = scratch("u.db");
     let run = s.begin_run(&new_run("unstable", None)).unwrap();
     for rules in [0u32, 10, 20, 30, 40] {
         for rep in 1..=3u32 {
@@ -1797,8 +1726,7 @@ fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
 /// and 125 Mb/s at 2, 4 and 16 KiB → a curve and "+25 %" beside the study's.
 #[test]
 fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("pb.db")).unwrap();
+    let (_dir, mut s) = scratch("pb.db");
     let run = s.begin_run(&new_run("seed003", None)).unwrap();
     for (kib, mbps) in [(2u32, 100.0), (4, 115.0), (16, 125.0)] {
         for rep in 1..=3u32 {

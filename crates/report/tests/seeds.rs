@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use store::{FirewallRow, Headline, SampleRow, Store};
 
 mod common;
-use common::{new_run, pm_after, trial, within, Noise};
+use common::{figure, finish, new_run, pm_after, report_of, scratch, trial, within, Noise};
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
 /// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
@@ -87,17 +87,12 @@ fn seed000(s: &mut Store) -> i64 {
             }
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s0.db")).unwrap();
-    let id = seed000(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(seed000);
     let run = &r.runs[0];
     let f = &run.analysis.findings;
     let v4 = pm_after(f, "Throughput loss per rule (IPv4): ");
@@ -421,17 +416,13 @@ fn seed001(s: &mut Store) -> i64 {
             .unwrap();
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s1.db")).unwrap();
-    let id = seed001(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(seed001);
+    let id = r.runs[0].run.id;
     let f = &r.runs[0].analysis.findings;
     for (marker, planted) in [
         ("accept: connection tracking enabled: ", 20.0),
@@ -584,15 +575,12 @@ fn seed002(s: &mut Store) -> i64 {
             }
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s2.db")).unwrap();
+    let (_dir, mut store) = scratch("s2.db");
     let id = seed002(&mut store);
     let r = load(&store, Some(id)).unwrap();
     let run = &r.runs[0];
@@ -631,12 +619,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
     assert!(f
         .iter()
         .any(|x| x.starts_with(vs_nft) && x.contains("the study: 5.2")));
-    let fig2 = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "packet-advantage-iptables-nft")
-        .expect("a figure against iptables-nft");
+    let fig2 = figure(run, "packet-advantage-iptables-nft");
     assert!(fig2
         .notes
         .iter()
@@ -666,12 +649,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
         assert!(ids.contains(&id), "{id} not in {ids:?}");
     }
     // Jitter is a constant 2 µs: drawn; a figure of zeros would say "no data".
-    let cpu1 = run
-        .analysis
-        .figures
-        .iter()
-        .find(|x| x.id == "packet-cpu1-nft-inet")
-        .unwrap();
+    let cpu1 = figure(run, "packet-cpu1-nft-inet");
     let names: Vec<&str> = cpu1.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["user", "softirq", "idle"]);
     // Another reference: the ratio inverts.
@@ -722,8 +700,7 @@ fn write_synthetic_results_for_screenshots() {
 
 #[test]
 fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("one.db")).unwrap();
+    let (_dir, mut s) = scratch("one.db");
     let run = s.begin_run(&new_run("one", None)).unwrap();
     let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": 10,
         "packet": {"size": {"payload": 18}, "rate": "max"}, "seed": 1});
@@ -769,8 +746,7 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
 /// with 1280 B, for both engines.
 #[test]
 fn seed002_panels_per_engine_and_per_packet_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("s2p.db")).unwrap();
+    let (_dir, mut s) = scratch("s2p.db");
     let run = s.begin_run(&new_run("seed002", None)).unwrap();
     for (label, knee) in [("128 B @ 15 Mb/s", 5000u64), ("1280 B @ 45 Mb/s", 20000)] {
         for engine in ["iptables-legacy", "nft"] {

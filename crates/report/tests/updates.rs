@@ -3,10 +3,10 @@
 
 use report::load;
 use serde_json::json;
-use store::{Headline, Store, UpdateRecord};
+use store::{Headline, Store, TrialRecord, UpdateRecord};
 
 mod common;
-use common::{new_run, trial};
+use common::{finish, new_run, report_of, scratch, trial};
 
 /// One committed update: `bins` are (ms from the commit, received, lost, owd µs).
 fn update(
@@ -33,16 +33,14 @@ fn update(
     }
 }
 
+/// A flow trial with `params` and no headline: its updates are what the tests plant.
+fn flow_trial(run: i64, key: String, rep: u32, params: serde_json::Value) -> TrialRecord {
+    trial(run, key, rep, "flow", params, Headline::default())
+}
+
 fn planted(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
-    let mut nft = trial(
-        run,
-        "nft-20000".into(),
-        1,
-        "flow",
-        json!({"engine": "nft"}),
-        Headline::default(),
-    );
+    let mut nft = flow_trial(run, "nft-20000".into(), 1, json!({"engine": "nft"}));
     let w = |rx0: u32, rx1: u32, owd: f64| {
         [
             (-1.0, 10, 0, 100.0),
@@ -65,14 +63,7 @@ fn planted(s: &mut Store) -> i64 {
         },
     ];
     s.insert_trial(&nft).unwrap();
-    let mut ipt = trial(
-        run,
-        "ipt-0".into(),
-        1,
-        "flow",
-        json!({"engine": "iptables-legacy"}),
-        Headline::default(),
-    );
+    let mut ipt = flow_trial(run, "ipt-0".into(), 1, json!({"engine": "iptables-legacy"}));
     ipt.updates = vec![update(
         0,
         "per-rule",
@@ -83,17 +74,12 @@ fn planted(s: &mut Store) -> i64 {
         &[(0.0, 7, 0, 50.0)],
     )];
     s.insert_trial(&ipt).unwrap();
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn stored_updates_read_as_findings_figures_and_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("updates.db")).unwrap();
-    let run = planted(&mut store);
-    let r = load(&store, Some(run)).unwrap();
+    let r = report_of(planted);
     let a = &r.runs[0].analysis;
     let said = |s: &str| {
         assert!(
@@ -189,17 +175,9 @@ fn stored_updates_read_as_findings_figures_and_table() {
 
 #[test]
 fn a_run_without_updates_has_no_update_views() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("none.db")).unwrap();
+    let (_dir, mut s) = scratch("none.db");
     let run = s.begin_run(&new_run("plain", None)).unwrap();
-    let t = trial(
-        run,
-        "k".into(),
-        1,
-        "flow",
-        json!({"engine": "nft"}),
-        Headline::default(),
-    );
+    let t = flow_trial(run, "k".into(), 1, json!({"engine": "nft"}));
     s.insert_trial(&t).unwrap();
     s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
         .unwrap();
@@ -220,13 +198,11 @@ fn a_run_without_updates_has_no_update_views() {
 fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
     let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
     for rep in 0..3 {
-        let mut t = trial(
+        let mut t = flow_trial(
             run,
             format!("nft-20000-{rep}"),
             rep as u32 + 1,
-            "flow",
             json!({"engine": "nft", "event": "add:1@1s", "event_method": "batch", "rules": 20000}),
-            Headline::default(),
         );
         t.updates = vec![update(
             20000,
@@ -239,16 +215,13 @@ fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
         )];
         s.insert_trial(&t).unwrap();
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
-    run
+    finish(s, run)
 }
 
 #[test]
 fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
     use report::compare::{Comparison, Input};
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("cmp.db")).unwrap();
+    let (_dir, mut s) = scratch("cmp.db");
     let old = repeated(&mut s, [30.0, 31.0, 32.0], [0.0, 1.0, 0.0]);
     let new = repeated(&mut s, [60.0, 61.0, 62.0], [0.0, 1.0, 0.0]);
     let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());

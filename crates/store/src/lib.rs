@@ -162,19 +162,14 @@ CREATE INDEX samples_trial ON samples(trial_id);
 
 /// The columns every view takes from a trial's parameters and firewall, in this order
 /// after `started_at` (one block, so the views cannot drift apart).
-macro_rules! view_common_columns {
-    () => {
-        concat!(
-            "    json_extract(params, '$.topology') AS topology,\n",
-            "    json_extract(params, '$.engine') AS engine,\n",
-            "    json_extract(params, '$.model') AS model,\n",
-            "    json_extract(params, '$.rules') AS rules_requested,\n",
-            "    rules_installed, set_elements,\n",
-            "    json_extract(params, '$.position') AS rule_position,\n",
-            "    json_extract(params, '$.family') AS ip_family,\n",
-        )
-    };
-}
+const VIEW_COMMON_COLUMNS: &str = "    json_extract(params, '$.topology') AS topology,
+    json_extract(params, '$.engine') AS engine,
+    json_extract(params, '$.model') AS model,
+    json_extract(params, '$.rules') AS rules_requested,
+    rules_installed, set_elements,
+    json_extract(params, '$.position') AS rule_position,
+    json_extract(params, '$.family') AS ip_family,
+";
 
 /// Version 4: `rules` named for what it is; the views ([`VIEWS`], by workload name
 /// until version 5).
@@ -182,58 +177,68 @@ const SCHEMA_V4: &str = "
 ALTER TABLE trials RENAME COLUMN rules TO rules_installed;
 ";
 
-/// The views (since version 4): one per family of workloads, whose columns say what they mean
+/// One view (since version 4) per family of workloads, whose columns say what they mean
 /// (the `trials` headline columns mean different things per workload: `throughput_bps`
-/// is goodput for sessions, `lost` failed sessions …). `{echo}`, `{packet}` and
-/// `{conn}` are each view's row filter.
-const VIEWS: &str = concat!(
-    "CREATE VIEW echo_results AS SELECT
-    id AS trial_id, run_id, trial_key, rep, status, error, started_at,
-",
-    view_common_columns!(),
-    "    json_extract(params, '$.proto') AS transport,
-    json_extract(params, '$.clients') AS clients,
-    json_extract(params, '$.frame_size') AS frame_size_bytes,
-    json_extract(params, '$.server') AS server_mode,
-    duration_s,
-    throughput_bps AS echo_throughput_bps,
+/// is goodput for sessions, `lost` failed sessions …).
+struct View {
+    name: &'static str,
+    /// Whether a row names its workload (a family of several).
+    workload: bool,
+    /// The family's parameters: JSON path under `params` → column, after the common ones.
+    params: &'static [(&'static str, &'static str)],
+    /// The family's results, after `duration_s` (SQL, each line ending in a comma).
+    results: &'static str,
+}
+
+/// The views: echo, packet, conn.
+const VIEWS: [View; 3] = [
+    View {
+        name: "echo_results",
+        workload: false,
+        params: &[
+            ("proto", "transport"),
+            ("clients", "clients"),
+            ("frame_size", "frame_size_bytes"),
+            ("server", "server_mode"),
+        ],
+        results: "    throughput_bps AS echo_throughput_bps,
     transactions_per_s AS echo_transactions_per_s,
     rtt_p50_us, rtt_p90_us, rtt_p99_us, rtt_p999_us, rtt_max_us,
     validation_errors AS frames_invalid,
     unsent AS frames_unsent,
     lost AS frames_lost,
-    install_ms AS rules_install_ms, verdicts_ok
-FROM trials WHERE {echo};
-CREATE VIEW packet_results AS SELECT
-    id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
 ",
-    view_common_columns!(),
-    "    json_extract(params, '$.packet.size.payload') AS udp_payload_bytes,
-    json_extract(params, '$.packet.size.frame') AS ethernet_frame_bytes,
-    json_extract(params, '$.packet.rate.bps') AS rate_requested_bps,
-    json_extract(params, '$.packet.rate.pps') AS rate_requested_pps,
-    json_extract(params, '$.packet.flows') AS flows,
-    json_extract(params, '$.packet.threads') AS sender_threads,
-    duration_s,
-    offered_pps, sent_pps, received_pps, loss_ratio,
+    },
+    View {
+        name: "packet_results",
+        workload: true,
+        params: &[
+            ("packet.size.payload", "udp_payload_bytes"),
+            ("packet.size.frame", "ethernet_frame_bytes"),
+            ("packet.rate.bps", "rate_requested_bps"),
+            ("packet.rate.pps", "rate_requested_pps"),
+            ("packet.flows", "flows"),
+            ("packet.threads", "sender_threads"),
+        ],
+        results: "    offered_pps, sent_pps, received_pps, loss_ratio,
     throughput_bps AS received_bps,
     CASE WHEN workload = 'ping' THEN lost END AS ping_lost,
     CASE WHEN workload = 'ping' THEN rtt_p50_us END AS ping_rtt_p50_us,
     CASE WHEN workload = 'ping' THEN rtt_p99_us END AS ping_rtt_p99_us,
     owd_p50_us AS one_way_delay_p50_us, jitter_us,
     CASE WHEN workload IN ('flood', 'flow') THEN validation_errors END AS duplicates,
-    install_ms AS rules_install_ms, verdicts_ok
-FROM trials WHERE {packet};
-CREATE VIEW conn_results AS SELECT
-    id AS trial_id, run_id, trial_key, rep, workload, status, error, started_at,
 ",
-    view_common_columns!(),
-    "    json_extract(params, '$.conn.parallel') AS parallel,
-    json_extract(params, '$.conn.request') AS request_bytes,
-    json_extract(params, '$.conn.size') AS response_bytes,
-    json_extract(params, '$.conn.limit') AS connection_limit,
-    duration_s,
-    json_extract(results, '$.conn.sessions') AS sessions,
+    },
+    View {
+        name: "conn_results",
+        workload: true,
+        params: &[
+            ("conn.parallel", "parallel"),
+            ("conn.request", "request_bytes"),
+            ("conn.size", "response_bytes"),
+            ("conn.limit", "connection_limit"),
+        ],
+        results: "    json_extract(results, '$.conn.sessions') AS sessions,
     transactions_per_s AS sessions_per_s,
     throughput_bps AS goodput_bps,
     rtt_p50_us AS session_p50_us, rtt_p90_us AS session_p90_us,
@@ -242,17 +247,29 @@ CREATE VIEW conn_results AS SELECT
     validation_errors AS sessions_corrupt,
     json_extract(results, '$.conn.hold.reached') AS connections_opened,
     json_extract(results, '$.conn.hold.alive_at_stop') AS connections_alive_at_end,
-    install_ms AS rules_install_ms, verdicts_ok
-FROM trials WHERE {conn};
 ",
-);
+    },
+];
 
-/// The views with their row filters.
-fn views(echo: &str, packet: &str, conn: &str) -> String {
-    VIEWS
-        .replace("{echo}", echo)
-        .replace("{packet}", packet)
-        .replace("{conn}", conn)
+/// The views' SQL, each with its row filter (`filters` in the order of [`VIEWS`]).
+fn views(filters: [&str; 3]) -> String {
+    let mut sql = String::new();
+    for (v, filter) in VIEWS.iter().zip(filters) {
+        let workload = if v.workload { "workload, " } else { "" };
+        let params: String = v
+            .params
+            .iter()
+            .map(|(path, col)| format!("    json_extract(params, '$.{path}') AS {col},\n"))
+            .collect();
+        sql += &format!(
+            "CREATE VIEW {} AS SELECT\n    \
+             id AS trial_id, run_id, trial_key, rep, {workload}status, error, started_at,\n\
+             {VIEW_COMMON_COLUMNS}{params}    duration_s,\n{}    \
+             install_ms AS rules_install_ms, verdicts_ok\nFROM trials WHERE {filter};\n",
+            v.name, v.results
+        );
+    }
+    sql
 }
 
 /// Version 5: each trial says its kind's family and main metric (written by the
@@ -276,7 +293,7 @@ fn v5() -> String {
 
 /// Version 5's views: rows by family.
 fn views_v5() -> String {
-    views("family = 'echo'", "family = 'packet'", "family = 'conn'")
+    views(["family = 'echo'", "family = 'packet'", "family = 'conn'"])
 }
 
 /// The kinds of trials stored without one (files from before version 5, records

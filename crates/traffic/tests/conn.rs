@@ -60,15 +60,26 @@ fn run(spec: &SessionClientSpec) -> SessionClientResults {
     let mut c = SessionClient::setup(spec).expect("client setup");
     c.start();
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, done) = c.progress();
-        if done {
-            break;
-        }
-        assert!(Instant::now() < deadline, "client not done after 60 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until(
+        deadline,
+        || c.progress().1,
+        || "client not done after 60 s".into(),
+    );
     c.stop().expect("client stop")
+}
+
+/// A port of `host` nobody listens on (bound by the kernel's choice, then closed).
+fn closed_port(host: &str) -> SocketAddr {
+    let l = TcpListener::bind((ip(host), 0)).unwrap();
+    l.local_addr().unwrap()
+}
+
+/// Poll `done` every 10 ms until it holds; fail with `what` once `deadline` passed.
+fn wait_until(deadline: Instant, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
+    while !done() {
+        assert!(Instant::now() < deadline, "{}", what());
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// No session failed, none was corrupt, no error message.
@@ -206,6 +217,18 @@ fn read_to_fin(s: &mut TcpStream) -> Vec<u8> {
     v
 }
 
+/// Connect to `to`, send `bytes`, and see the connection end with no answer.
+fn unanswered(to: SocketAddr, bytes: &[u8]) {
+    let mut s = TcpStream::connect(to).unwrap();
+    s.write_all(bytes).unwrap();
+    let got = read_to_fin(&mut s);
+    assert!(
+        got.is_empty(),
+        "an answer to {} bytes: {got:?}",
+        bytes.len()
+    );
+}
+
 #[test]
 fn raw_http_requests_get_404_and_keep_alive_works() {
     let srv = server(V4);
@@ -250,19 +273,12 @@ fn raw_session_gets_its_bytes_and_a_fin() {
 #[test]
 fn a_corrupted_session_request_is_a_bad_request() {
     let srv = server(V4);
-    let mut s = TcpStream::connect(srv.local_addr()).unwrap();
     let mut req = SessionHeader::session(16 + 1000, 100).emit().to_vec();
     req.extend(body(1000));
     req[16 + 777] ^= 0x01;
-    s.write_all(&req).unwrap();
-    let got = read_to_fin(&mut s);
-    assert!(got.is_empty(), "no response to a corrupted request");
-    drop(s);
+    unanswered(srv.local_addr(), &req);
     // Garbage that is no protocol at all.
-    let mut s = TcpStream::connect(srv.local_addr()).unwrap();
-    s.write_all(b"\x16\x03\x01garbage").unwrap();
-    assert!(read_to_fin(&mut s).is_empty());
-    drop(s);
+    unanswered(srv.local_addr(), b"\x16\x03\x01garbage");
     std::thread::sleep(Duration::from_millis(50));
     let sr = srv.stop();
     assert_eq!(sr.bad_requests, 2);
@@ -423,15 +439,9 @@ fn the_proxy_relays_an_arbitrary_stream_both_ways_with_half_close() {
 
 #[test]
 fn the_proxy_ends_the_client_cleanly_when_the_upstream_refuses() {
-    let closed = {
-        let l = TcpListener::bind((ip(V4), 0)).unwrap();
-        l.local_addr().unwrap()
-    };
+    let closed = closed_port(V4);
     let proxy = proxy_to(closed, 4096);
-    let mut c = TcpStream::connect(proxy.local_addr()).unwrap();
-    c.write_all(b"hello").unwrap();
-    assert!(read_to_fin(&mut c).is_empty());
-    drop(c);
+    unanswered(proxy.local_addr(), b"hello");
     std::thread::sleep(Duration::from_millis(50));
     let pr = proxy.stop();
     assert_eq!(pr.upstream_failures, 1);
@@ -448,20 +458,18 @@ fn hold_reaches_its_limit_and_keeps_every_connection_alive() {
     let mut c = SessionClient::setup(&s).unwrap();
     c.start();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !c.progress().1 {
-        assert!(
-            Instant::now() < deadline,
-            "hold not done: {:?}",
-            c.progress()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until(
+        deadline,
+        || c.progress().1,
+        || format!("hold not done: {:?}", c.progress()),
+    );
     assert_eq!(c.progress(), (2000, true));
     // The server accepts them from its backlog a moment later.
-    while srv.open_now() < 2000 {
-        assert!(Instant::now() < deadline, "server has {}", srv.open_now());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until(
+        deadline,
+        || srv.open_now() >= 2000,
+        || format!("server has {}", srv.open_now()),
+    );
     let r = c.stop().unwrap();
     let h = r.hold.clone().expect("hold results");
     assert_eq!(h.reached, 2000);
@@ -473,14 +481,11 @@ fn hold_reaches_its_limit_and_keeps_every_connection_alive() {
     assert_eq!(r.sessions, 2000);
     assert_eq!(r.failed, 0);
     // The server sees every FIN and closes its side.
-    while srv.open_now() > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "server still has {}",
-            srv.open_now()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until(
+        deadline,
+        || srv.open_now() == 0,
+        || format!("server still has {}", srv.open_now()),
+    );
     let sr = srv.stop();
     assert!(sr.max_open >= 2000, "{sr:?}");
     assert_eq!(sr.accepted, 2000);
@@ -489,10 +494,7 @@ fn hold_reaches_its_limit_and_keeps_every_connection_alive() {
 
 #[test]
 fn hold_against_a_closed_port_names_the_refusal() {
-    let closed = {
-        let l = TcpListener::bind((ip(V6), 0)).unwrap();
-        l.local_addr().unwrap()
-    };
+    let closed = closed_port(V6);
     let mut s = spec(ConnMode::Hold, closed);
     s.hold_limit = 10;
     let r = run(&s);

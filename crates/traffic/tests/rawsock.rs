@@ -7,15 +7,16 @@
 //! Needs root (netns, veth, AF_PACKET): run with `--include-ignored`.
 //! Addresses come only from the benchmarking ranges 198.18.0.0/15 and 2001:2::/48.
 
-use std::fs::File;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+
+mod util;
+use util::{in_netns, End, Testbed};
 
 use traffic::packet::{parse_mac, Mac, UdpTemplate};
 use traffic::sys::rawsock::RawSender;
@@ -26,89 +27,23 @@ const PAYLOAD_LEN: usize = 100;
 const BAD_MARK: u8 = 0xbd;
 const GOOD_MARK: u8 = 0x60;
 
-/// Runs `ip ARGS`, panicking with its stderr on failure.
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run ip {args:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "ip {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// Namespaces `a` (veth `ra`, 198.18.0.2, 2001:2:0:1::2) and `b` (veth `rb`,
+/// 198.19.0.2, 2001:2:0:2::2).
+fn testbed(tag: &str) -> Testbed {
+    let a = End {
+        dev: "ra",
+        addrs: &["198.18.0.2/15", "2001:2:0:1::2/48"],
+    };
+    let b = End {
+        dev: "rb",
+        addrs: &["198.19.0.2/15", "2001:2:0:2::2/48"],
+    };
+    Testbed::veth("raw", tag, 1, a, b)
 }
 
-/// Two namespaces joined by a veth pair `ra` (in `a`) — `rb` (in `b`); removed on drop,
-/// also when the test panics.
-struct Testbed {
-    a: String,
-    b: String,
-}
-
-impl Testbed {
-    fn new(tag: &str) -> Testbed {
-        let pid = std::process::id();
-        let bed = Testbed {
-            a: format!("fwbt-raw-{pid}-{tag}-a"),
-            b: format!("fwbt-raw-{pid}-{tag}-b"),
-        };
-        // The guard exists before the first namespace, so a failure below still cleans up.
-        ip(&["netns", "add", &bed.a]);
-        ip(&["netns", "add", &bed.b]);
-        ip(&[
-            "link", "add", "ra", "netns", &bed.a, "type", "veth", "peer", "name", "rb", "netns",
-            &bed.b,
-        ]);
-        for (ns, dev, v4, v6) in [
-            (&bed.a, "ra", "198.18.0.2/15", "2001:2:0:1::2/48"),
-            (&bed.b, "rb", "198.19.0.2/15", "2001:2:0:2::2/48"),
-        ] {
-            ip(&["-n", ns, "addr", "add", v4, "dev", dev]);
-            ip(&["-n", ns, "addr", "add", v6, "dev", dev, "nodad"]);
-            ip(&["-n", ns, "link", "set", "lo", "up"]);
-            ip(&["-n", ns, "link", "set", dev, "up"]);
-        }
-        bed
-    }
-
-    /// The MAC of `dev` in namespace `ns`, from `ip -o link show` (sysfs shows the
-    /// namespace that mounted it, not ours).
-    fn mac(ns: &str, dev: &str) -> Mac {
-        let text = ip(&["-n", ns, "-o", "link", "show", dev]);
-        let mut words = text.split_whitespace();
-        words
-            .by_ref()
-            .find(|w| *w == "link/ether")
-            .unwrap_or_else(|| panic!("no link/ether in {text:?}"));
-        let mac = words.next().unwrap_or_else(|| panic!("no MAC in {text:?}"));
-        parse_mac(mac).unwrap()
-    }
-}
-
-impl Drop for Testbed {
-    fn drop(&mut self) {
-        // Deleting a namespace destroys its end of the veth, and with it the pair.
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
-/// Run `f` on a new thread that has joined network namespace `ns`. `setns` changes the
-/// namespace of the calling thread only, so the rest of the test process is unaffected.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    let path = format!("/run/netns/{ns}");
-    thread::spawn(move || {
-        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-        // SAFETY: `file` is an open namespace file; CLONE_NEWNET checks that it is a
-        // network namespace. Only this thread's namespace changes.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns({path}): {}", io::Error::last_os_error());
-        f()
-    })
+/// The MAC of `dev` in namespace `ns`.
+fn mac(ns: &str, dev: &str) -> Mac {
+    parse_mac(&Testbed::mac(ns, dev)).unwrap()
 }
 
 /// A large receive buffer, so that the test measures the sender, not socket overflow.
@@ -249,11 +184,11 @@ fn send_all(tx: &mut RawSender, frames: &[Vec<u8>], batch: usize) {
 }
 
 fn send_and_check(tag: &str, src: &str, dst: &str) {
-    let bed = Testbed::new(tag);
+    let bed = testbed(tag);
     let src: SocketAddr = src.parse().unwrap();
     let dst: SocketAddr = dst.parse().unwrap();
-    let src_mac = Testbed::mac(&bed.a, "ra");
-    let dst_mac = Testbed::mac(&bed.b, "rb");
+    let src_mac = mac(&bed.a, "ra");
+    let dst_mac = mac(&bed.b, "rb");
 
     let (ready, rx) = receiver(&bed.b, dst, N);
     ready
@@ -325,11 +260,11 @@ fn ipv6_frames_arrive_intact() {
 fn throughput_64_byte_frames() {
     const FRAME: usize = 60;
     const BATCH: usize = 64;
-    let bed = Testbed::new("tput");
+    let bed = testbed("tput");
     let src: SocketAddr = "198.18.0.2:30000".parse().unwrap();
     let dst: SocketAddr = "198.19.0.2:9".parse().unwrap();
-    let src_mac = Testbed::mac(&bed.a, "ra");
-    let dst_mac = Testbed::mac(&bed.b, "rb");
+    let src_mac = mac(&bed.a, "ra");
+    let dst_mac = mac(&bed.b, "rb");
 
     let stop = Arc::new(AtomicBool::new(false));
     let stop_rx = Arc::clone(&stop);

@@ -8,117 +8,31 @@
 //! Addresses come only from the benchmarking ranges 198.18.0.0/15 and 2001:2::/48.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::sync::mpsc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
+
+mod util;
+use util::{in_netns, ip, End, Testbed};
 
 use proto::{RawPath, UdpSinkSpec, UdpSourceSpec};
 use traffic::probe::Probe;
 use traffic::udp::UdpSink;
 use traffic::xsk::{XskMode, XskModeRequest, XskSink, XskSinkSpec, XskSource};
 
-fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run ip {args:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "ip {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Namespaces `a` (veth `xa`, 198.18.0.2 and .3) and `b` (veth `xb`, 198.19.0.2),
-/// removed on drop.
-struct Testbed {
-    a: String,
-    b: String,
-}
-
-impl Testbed {
-    fn new(tag: &str) -> Testbed {
-        Testbed::with_queues(tag, 1)
-    }
-
-    /// A veth pair with `queues` TX and RX queues on each end.
-    fn with_queues(tag: &str, queues: u32) -> Testbed {
-        let pid = std::process::id();
-        let bed = Testbed {
-            a: format!("fwbt-xsk-{pid}-{tag}-a"),
-            b: format!("fwbt-xsk-{pid}-{tag}-b"),
-        };
-        ip(&["netns", "add", &bed.a]);
-        ip(&["netns", "add", &bed.b]);
-        let q = queues.to_string();
-        ip(&[
-            "link",
-            "add",
-            "xa",
-            "netns",
-            &bed.a,
-            "numtxqueues",
-            &q,
-            "numrxqueues",
-            &q,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "xb",
-            "netns",
-            &bed.b,
-            "numtxqueues",
-            &q,
-            "numrxqueues",
-            &q,
-        ]);
-        ip(&["-n", &bed.a, "addr", "add", "198.18.0.2/15", "dev", "xa"]);
-        ip(&["-n", &bed.a, "addr", "add", "198.18.0.3/15", "dev", "xa"]);
-        ip(&["-n", &bed.b, "addr", "add", "198.19.0.2/15", "dev", "xb"]);
-        for (ns, dev) in [(&bed.a, "xa"), (&bed.b, "xb")] {
-            ip(&["-n", ns, "link", "set", "lo", "up"]);
-            ip(&["-n", ns, "link", "set", dev, "up"]);
-        }
-        bed
-    }
-
-    fn mac(ns: &str, dev: &str) -> String {
-        let text = ip(&["-n", ns, "-o", "link", "show", dev]);
-        let mut words = text.split_whitespace();
-        words
-            .by_ref()
-            .find(|w| *w == "link/ether")
-            .unwrap_or_else(|| panic!("no link/ether in {text:?}"));
-        words.next().expect("a MAC after link/ether").to_string()
-    }
-}
-
-impl Drop for Testbed {
-    fn drop(&mut self) {
-        for ns in [&self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    let path = format!("/run/netns/{ns}");
-    thread::spawn(move || {
-        let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-        // SAFETY: `file` is an open namespace file; only this thread's namespace changes
-        // (threads it spawns inherit it).
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns({path}): {}", io::Error::last_os_error());
-        f()
-    })
+/// Namespaces `a` (veth `xa` with `queues` queues, 198.18.0.2 and .3) and `b` (veth
+/// `xb`, 198.19.0.2).
+fn testbed(tag: &str, queues: u32) -> Testbed {
+    let a = End {
+        dev: "xa",
+        addrs: &["198.18.0.2/15", "198.18.0.3/15"],
+    };
+    let b = End {
+        dev: "xb",
+        addrs: &["198.19.0.2/15"],
+    };
+    Testbed::veth("xsk", tag, queues, a, b)
 }
 
 const PORT: u16 = 9;
@@ -156,10 +70,57 @@ fn send(bed: &Testbed, spec: UdpSourceSpec, run: Duration) -> traffic::xsk::XskS
     .expect("sender thread")
 }
 
+/// A sink in namespace `b` (`start` makes it, `stop` gives its results) while the
+/// AF_XDP source `spec` sends for `run` from `a`: both results, and when the source
+/// started (the sink was ready by then).
+fn send_to_sink<S, R: Send + 'static>(
+    bed: &Testbed,
+    spec: UdpSourceSpec,
+    run: Duration,
+    start: impl FnOnce() -> S + Send + 'static,
+    stop: impl FnOnce(S) -> R + Send + 'static,
+) -> (traffic::xsk::XskSourceResults, R, Instant) {
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let sink = in_netns(&bed.b, move || {
+        let sink = start();
+        ready_tx.send(()).unwrap();
+        stop_rx.recv().unwrap();
+        stop(sink)
+    });
+    ready_rx.recv().unwrap();
+    let started = Instant::now();
+    let res = send(bed, spec, run);
+    stop_tx.send(()).unwrap();
+    (res, sink.join().expect("sink thread"), started)
+}
+
+/// Every flow the sink saw got exactly what the source sent it, none twice.
+fn assert_flows_exact(flows: &[proto::FlowRx], sent_per_flow: &[u64]) {
+    for f in flows {
+        assert_eq!(
+            f.received, sent_per_flow[f.flow as usize],
+            "flow {}",
+            f.flow
+        );
+        assert_eq!(f.duplicates, 0, "flow {}", f.flow);
+    }
+}
+
+/// An AF_XDP sink on `xb` for `flows` flows on `queues` queues.
+fn xsk_sink_spec(flows: u32, queues: u32) -> XskSinkSpec {
+    XskSinkSpec {
+        ifname: "xb".into(),
+        port: PORT,
+        flows,
+        queues,
+    }
+}
+
 #[test]
 #[ignore = "needs root: run with --include-ignored"]
 fn xsk_sender_fields_per_flow_as_a_socket_sees_them() {
-    let bed = Testbed::new("fields");
+    let bed = testbed("fields", 1);
     let (ready_tx, ready_rx) = mpsc::channel();
     let recv = in_netns(&bed.b, move || {
         let s = UdpSocket::bind(("198.19.0.2", PORT)).expect("bind the receiver");
@@ -220,32 +181,23 @@ fn xsk_sender_fields_per_flow_as_a_socket_sees_them() {
 #[test]
 #[ignore = "needs root: run with --include-ignored"]
 fn xsk_sender_to_socket_sink_exact_counts() {
-    let bed = Testbed::new("udp");
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    let sink = in_netns(&bed.b, move || {
-        let sink = UdpSink::start(&UdpSinkSpec {
-            listen: "198.19.0.2".parse().unwrap(),
-            port: PORT,
-            threads: 1,
-            flows: 4,
-            xdp: None,
-            payload: 100,
-            bin_ns: 0,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-        ready_tx.send(()).unwrap();
-        stop_rx.recv().unwrap();
-        sink.stop().unwrap_or_else(|e| panic!("{e}"))
-    });
-    ready_rx.recv().unwrap();
-    let res = send(
+    let bed = testbed("udp", 1);
+    let sink = UdpSinkSpec {
+        listen: "198.19.0.2".parse().unwrap(),
+        port: PORT,
+        threads: 1,
+        flows: 4,
+        xdp: None,
+        payload: 100,
+        bin_ns: 0,
+    };
+    let (res, rx, _) = send_to_sink(
         &bed,
         source_spec(&bed, 4, 100, 50_000.0),
         Duration::from_millis(500),
+        move || UdpSink::start(&sink).unwrap_or_else(|e| panic!("{e}")),
+        |s| s.stop().unwrap_or_else(|e| panic!("{e}")),
     );
-    stop_tx.send(()).unwrap();
-    let rx = sink.join().expect("sink thread");
     let r = &res.results;
     assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
     assert_eq!(
@@ -254,45 +206,26 @@ fn xsk_sender_to_socket_sink_exact_counts() {
     );
     assert_eq!(rx.unstamped, 0);
     assert_eq!(rx.flows.len(), 4);
-    for f in &rx.flows {
-        assert_eq!(
-            f.received, r.sent_per_flow[f.flow as usize],
-            "flow {}",
-            f.flow
-        );
-        assert_eq!(f.duplicates, 0);
-        assert_eq!(f.reordered, 0);
-    }
+    assert_flows_exact(&rx.flows, &r.sent_per_flow);
+    assert!(rx.flows.iter().all(|f| f.reordered == 0), "{:?}", rx.flows);
 }
 
 #[test]
 #[ignore = "needs root: run with --include-ignored"]
 fn xsk_sender_to_xsk_sink_exact_counts_and_delay() {
-    let bed = Testbed::new("xsk");
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    let sink = in_netns(&bed.b, move || {
-        let spec = XskSinkSpec {
-            ifname: "xb".into(),
-            port: PORT,
-            flows: 4,
-            queues: 1,
-        };
-        let sink = XskSink::start(&spec, XskModeRequest::Auto).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sink.info().mode, XskMode::Copy);
-        ready_tx.send(()).unwrap();
-        stop_rx.recv().unwrap();
-        sink.stop().unwrap_or_else(|e| panic!("{e}"))
-    });
-    ready_rx.recv().unwrap();
-    let started = Instant::now();
-    let res = send(
+    let bed = testbed("xsk", 1);
+    let (res, rx, started) = send_to_sink(
         &bed,
         source_spec(&bed, 4, 18, 50_000.0),
         Duration::from_millis(500),
+        || {
+            let sink = XskSink::start(&xsk_sink_spec(4, 1), XskModeRequest::Auto)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(sink.info().mode, XskMode::Copy);
+            sink
+        },
+        |s| s.stop().unwrap_or_else(|e| panic!("{e}")),
     );
-    stop_tx.send(()).unwrap();
-    let rx = sink.join().expect("sink thread");
     let r = &res.results;
     assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
     assert_eq!(
@@ -307,13 +240,8 @@ fn xsk_sender_to_xsk_sink_exact_counts_and_delay() {
     );
     assert_eq!(rx.results.unstamped, 0);
     assert_eq!(rx.results.flows.len(), 4);
+    assert_flows_exact(&rx.results.flows, &r.sent_per_flow);
     for f in &rx.results.flows {
-        assert_eq!(
-            f.received, r.sent_per_flow[f.flow as usize],
-            "flow {}",
-            f.flow
-        );
-        assert_eq!(f.duplicates, 0);
         assert_eq!(f.reordered, 0);
         assert_eq!(f.owd.count, f.received, "a delay per packet");
     }
@@ -330,14 +258,12 @@ fn xsk_sender_to_xsk_sink_exact_counts_and_delay() {
 #[test]
 #[ignore = "needs root: run with --include-ignored"]
 fn xsk_sink_refuses_a_missing_interface_clearly() {
-    let bed = Testbed::new("missing");
+    let bed = testbed("missing", 1);
     let e = in_netns(&bed.b, || {
         XskSink::start(
             &XskSinkSpec {
                 ifname: "nosuchif0".into(),
-                port: PORT,
-                flows: 1,
-                queues: 1,
+                ..xsk_sink_spec(1, 1)
             },
             XskModeRequest::Auto,
         )
@@ -350,17 +276,9 @@ fn xsk_sink_refuses_a_missing_interface_clearly() {
     assert!(e.contains("nosuchif0"), "{e}");
     // Zero-copy on veth is unavailable, and said so.
     let e = in_netns(&bed.b, || {
-        XskSink::start(
-            &XskSinkSpec {
-                ifname: "xb".into(),
-                port: PORT,
-                flows: 1,
-                queues: 1,
-            },
-            XskModeRequest::ZeroCopy,
-        )
-        .err()
-        .map(|e| e.to_string())
+        XskSink::start(&xsk_sink_spec(1, 1), XskModeRequest::ZeroCopy)
+            .err()
+            .map(|e| e.to_string())
     })
     .join()
     .unwrap()
@@ -375,28 +293,21 @@ fn xsk_sink_refuses_a_missing_interface_clearly() {
 #[test]
 #[ignore = "needs root: run with --include-ignored"]
 fn two_queues_two_sender_threads_and_two_sink_sockets() {
-    let bed = Testbed::with_queues("mq", 2);
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    let sink = in_netns(&bed.b, move || {
-        let spec = XskSinkSpec {
-            ifname: "xb".into(),
-            port: PORT,
-            flows: 6,
-            queues: 2,
-        };
-        let sink = XskSink::start(&spec, XskModeRequest::Copy).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(sink.info().queues, 2);
-        ready_tx.send(()).unwrap();
-        stop_rx.recv().unwrap();
-        sink.stop().unwrap_or_else(|e| panic!("{e}"))
-    });
-    ready_rx.recv().unwrap();
+    let bed = testbed("mq", 2);
     let mut spec = source_spec(&bed, 6, 18, 40_000.0);
     spec.threads = 2;
-    let res = send(&bed, spec, Duration::from_millis(500));
-    stop_tx.send(()).unwrap();
-    let rx = sink.join().expect("sink thread");
+    let (res, rx, _) = send_to_sink(
+        &bed,
+        spec,
+        Duration::from_millis(500),
+        || {
+            let sink = XskSink::start(&xsk_sink_spec(6, 2), XskModeRequest::Copy)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(sink.info().queues, 2);
+            sink
+        },
+        |s| s.stop().unwrap_or_else(|e| panic!("{e}")),
+    );
     let r = &res.results;
     assert_eq!(res.xsk.queues, 2);
     assert!(r.sent.frames > 5_000, "sent only {}", r.sent.frames);
@@ -406,12 +317,5 @@ fn two_queues_two_sender_threads_and_two_sink_sockets() {
         "every frame, both queues"
     );
     assert_eq!(rx.results.flows.len(), 6);
-    for f in &rx.results.flows {
-        assert_eq!(
-            f.received, r.sent_per_flow[f.flow as usize],
-            "flow {}",
-            f.flow
-        );
-        assert_eq!(f.duplicates, 0);
-    }
+    assert_flows_exact(&rx.results.flows, &r.sent_per_flow);
 }

@@ -8,25 +8,32 @@ fn filter(rules: &str) -> String {
     )
 }
 
+/// The advice on `filter(rules)` (must succeed).
+fn advised(rules: &str) -> Advice {
+    advise("f", &filter(rules)).unwrap()
+}
+
+/// A drop of each of 203.0.113.`hosts`.
+fn drops(hosts: &[u8]) -> String {
+    hosts
+        .iter()
+        .map(|h| format!("-A INPUT -s 203.0.113.{h}/32 -j DROP\n"))
+        .collect()
+}
+
 fn rules_of(text: &str) -> Vec<&str> {
     text.lines().filter(|l| l.starts_with("-A ")).collect()
 }
 
 #[test]
 fn a_blocklist_becomes_one_set_and_service_ports_one_multiport_rule() {
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
-             -A INPUT -s 203.0.113.2/32 -j DROP\n\
-             -A INPUT -s 203.0.113.3/32 -j DROP\n\
-             -A INPUT -s 198.51.100.0/24 -j DROP\n\
+    let a = advised(
+        &(drops(&[1, 2, 3])
+            + "-A INPUT -s 198.51.100.0/24 -j DROP\n\
              -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
              -A INPUT -p tcp -m tcp --dport 80 -j ACCEPT\n\
-             -A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n",
-        ),
-    )
-    .unwrap();
+             -A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n"),
+    );
     assert_eq!(
         rules_of(&a.text),
         [
@@ -62,16 +69,7 @@ fn a_blocklist_becomes_one_set_and_service_ports_one_multiport_rule() {
 fn a_shadowing_accept_before_a_drop_run_stops_the_merge() {
     // Every drop after the /24 accept never matches: removed, not merged into a set
     // that would be consulted before the accept.
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -s 203.0.113.0/24 -j ACCEPT\n\
-             -A INPUT -s 203.0.113.1/32 -j DROP\n\
-             -A INPUT -s 203.0.113.2/32 -j DROP\n\
-             -A INPUT -s 203.0.113.3/32 -j DROP\n",
-        ),
-    )
-    .unwrap();
+    let a = advised(&("-A INPUT -s 203.0.113.0/24 -j ACCEPT\n".to_owned() + &drops(&[1, 2, 3])));
     assert_eq!(rules_of(&a.text), ["-A INPUT -s 203.0.113.0/24 -j ACCEPT"]);
     assert!(a.changes.iter().all(|c| c.kind == ChangeKind::Shadowed));
     assert_eq!(a.changes.len(), 3);
@@ -84,13 +82,9 @@ fn a_shadowing_accept_before_a_drop_run_stops_the_merge() {
 fn a_rule_between_two_runs_is_crossed_only_when_it_commutes() {
     let run = |between: &str| {
         filter(&format!(
-            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
-             -A INPUT -s 203.0.113.2/32 -j DROP\n\
-             -A INPUT -s 203.0.113.3/32 -j DROP\n\
-             {between}\n\
-             -A INPUT -s 203.0.113.4/32 -j DROP\n\
-             -A INPUT -s 203.0.113.5/32 -j DROP\n\
-             -A INPUT -s 203.0.113.6/32 -j DROP\n"
+            "{}{between}\n{}",
+            drops(&[1, 2, 3]),
+            drops(&[4, 5, 6])
         ))
     };
     // Overlapping (tcp from 203.0.113.0/28 is accepted) with another verdict: two sets.
@@ -119,21 +113,15 @@ fn a_rule_between_two_runs_is_crossed_only_when_it_commutes() {
 
 #[test]
 fn logging_and_counting_rules_are_kept_and_not_crossed() {
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
-             -A INPUT -s 203.0.113.2/32 -j DROP\n\
-             -A INPUT -s 203.0.113.3/32 -j DROP\n\
-             -A INPUT -s 203.0.113.4/32 -j LOG --log-prefix \"bl: \"\n\
+    let a = advised(
+        &(drops(&[1, 2, 3])
+            + "-A INPUT -s 203.0.113.4/32 -j LOG --log-prefix \"bl: \"\n\
              -A INPUT -s 203.0.113.4/32\n\
              -A INPUT -s 203.0.113.4/32 -j DROP\n\
              -A INPUT -s 203.0.113.5/32 -j DROP\n\
              -A INPUT -s 203.0.113.6/32 -j DROP\n\
-             -A INPUT -s 203.0.113.1/32 -j LOG --log-prefix \"never: \"\n",
-        ),
-    )
-    .unwrap();
+             -A INPUT -s 203.0.113.1/32 -j LOG --log-prefix \"never: \"\n"),
+    );
     let r = rules_of(&a.text);
     // The drops of .5 and .6 have no packet in common with the log and counter rules
     // of .4: they join the first set. The drop of .4 may not cross them.
@@ -160,16 +148,12 @@ fn logging_and_counting_rules_are_kept_and_not_crossed() {
 
 #[test]
 fn duplicates_and_shadowed_rules_are_named_with_their_lines() {
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
+    let a = advised(
+        "-A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
              -A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
              -A INPUT -p udp -m udp --dport 1:1024 -j DROP\n\
              -A INPUT -s 198.18.0.0/15 -p udp -m udp --dport 80 -j ACCEPT\n",
-        ),
-    )
-    .unwrap();
+    );
     assert_eq!(a.changes[0].kind, ChangeKind::Duplicate);
     assert_eq!(a.changes[0].lines, [6]);
     assert!(a.changes[0].reason.starts_with("duplicate of line 5"));
@@ -200,16 +184,12 @@ fn rules_it_cannot_read_stay_in_place_and_are_named() {
 
 #[test]
 fn hot_rules_move_earlier_only_across_rules_they_commute_with() {
-    let a = advise(
-        "f",
-        &filter(
-            "[5:300] -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+    let a = advised(
+        "[5:300] -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
              [0:0] -A INPUT -s 203.0.113.9/32 -p udp -j DROP\n\
              [900:54000] -A INPUT -p udp -m udp --dport 53 -j ACCEPT\n\
              [7000:420000] -A INPUT -p tcp -m tcp --dport 443 -j ACCEPT\n",
-        ),
-    )
-    .unwrap();
+    );
     // 443 (tcp, accept) commutes with everything before it: first. 53 (udp accept)
     // overlaps the udp drop from 203.0.113.9: it stays behind it.
     assert_eq!(
@@ -253,15 +233,11 @@ fn the_proof_refuses_a_rewrite_that_changes_a_fate() {
 
 #[test]
 fn ipv6_blocklists_and_refusals() {
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -s 2001:db8::1/128 -j DROP\n\
+    let a = advised(
+        "-A INPUT -s 2001:db8::1/128 -j DROP\n\
              -A INPUT -s 2001:db8::2/128 -j DROP\n\
              -A INPUT -s 2001:db8::3/128 -j DROP\n",
-        ),
-    )
-    .unwrap();
+    );
     assert!(a
         .ipset
         .starts_with("create fwbench-advise-1 hash:net family inet6"));
@@ -276,17 +252,13 @@ fn ipv6_blocklists_and_refusals() {
 
 #[test]
 fn both_rulesets_as_nft() {
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+    let a = advised(
+        "-A INPUT -s 203.0.113.1/32 -j DROP\n\
              -A INPUT -s 203.0.113.2/32 -j DROP\n\
              -A INPUT -s 198.51.100.0/24 -j DROP\n\
              -A INPUT -p udp -m udp --dport 5000:5010 -j ACCEPT\n\
              -A INPUT -j LOG --log-prefix \"in: \"\n",
-        ),
-    )
-    .unwrap();
+    );
     let (before, after) = a.as_nft.unwrap();
     assert_eq!(
         after,
@@ -309,11 +281,7 @@ fn both_rulesets_as_nft() {
         before.contains("\t\tip saddr 203.0.113.2 counter drop\n"),
         "{before}"
     );
-    let a = advise(
-        "f",
-        &filter("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n"),
-    )
-    .unwrap();
+    let a = advised("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n");
     assert_eq!(
         a.as_nft.unwrap_err(),
         "line 5 (`-A INPUT -m conntrack --ctstate NEW -j ACCEPT`): stateful match \
@@ -340,15 +308,17 @@ fn fixture(name: &str) -> String {
     .unwrap()
 }
 
+/// The advice on nft's read-back of a fixture (`NAME.json`, `NAME.txt`), the file
+/// called `source`.
+fn advised_nft(name: &str, source: &str) -> Advice {
+    let json = fixture(&format!("{name}.json"));
+    advise_nft(source, &json, &fixture(&format!("{name}.txt"))).unwrap()
+}
+
 #[test]
 fn an_nft_ruleset_is_rewritten_with_anonymous_sets() {
     // nft's own read-back of nft-advise.nft (`nft -j list ruleset`, `nft -a list ruleset`).
-    let a = advise_nft(
-        "nft-advise.nft",
-        &fixture("nft-advise.json"),
-        &fixture("nft-advise.txt"),
-    )
-    .unwrap();
+    let a = advised_nft("nft-advise", "nft-advise.nft");
     assert_eq!(a.format, ImportFormat::Nft);
     assert_eq!((a.rules_before, a.rules_after), (11, 5));
     assert_eq!(
@@ -383,12 +353,7 @@ fn an_nft_ruleset_is_rewritten_with_anonymous_sets() {
 #[test]
 fn an_inet_table_of_ipv4_rules_gets_a_note_not_a_rewrite() {
     // nft's read-back of an inet table whose rules all name IPv4 addresses.
-    let a = advise_nft(
-        "v4only.nft",
-        &fixture("nft-advise-v4only.json"),
-        &fixture("nft-advise-v4only.txt"),
-    )
-    .unwrap();
+    let a = advised_nft("nft-advise-v4only", "v4only.nft");
     assert_eq!(a.notes.len(), 1, "{:?}", a.notes);
     assert!(a.notes[0].starts_with("table inet t: no rule names an IPv6 address"));
     assert!(
@@ -397,12 +362,7 @@ fn an_inet_table_of_ipv4_rules_gets_a_note_not_a_rewrite() {
         a.text
     );
     // The proof ran for IPv6 probes too (an inet table sees both).
-    let b = advise_nft(
-        "nft-advise.nft",
-        &fixture("nft-advise.json"),
-        &fixture("nft-advise.txt"),
-    )
-    .unwrap();
+    let b = advised_nft("nft-advise", "nft-advise.nft");
     assert!(b.notes.is_empty(), "a ct rule may match anything: no note");
 }
 
@@ -466,14 +426,10 @@ fn a_run_with_different_verdicts_becomes_one_verdict_map() {
         .reason
         .starts_with("3 rules differing only in source address with different verdicts"));
     // iptables output has no verdict map: the same input advised as iptables-save.
-    let a = advise(
-        "f",
-        &filter(
-            "-A INPUT -s 203.0.113.1/32 -j DROP\n\
+    let a = advised(
+        "-A INPUT -s 203.0.113.1/32 -j DROP\n\
              -A INPUT -s 203.0.113.2/32 -j ACCEPT\n",
-        ),
-    )
-    .unwrap();
+    );
     assert!(a.changes.is_empty(), "{:?}", a.changes);
 }
 
@@ -521,22 +477,20 @@ fn a_rule_between_members_with_an_overlapping_match_stops_the_verdict_map() {
 
 #[test]
 fn overlapping_members_reject_and_logging_stay_out_of_verdict_maps() {
-    // The /32 accept must win over the /24 drop: the keys overlap, no map.
-    let (text, changes, _, _) = as_nft(
+    for rules in [
+        // The /32 accept must win over the /24 drop: the keys overlap, no map.
         "-A INPUT -s 203.0.113.1/32 -j ACCEPT\n\
          -A INPUT -s 203.0.113.0/24 -j DROP\n",
-    );
-    assert!(changes.is_empty(), "{changes:?}");
-    assert_eq!(text.len(), 2);
-    // REJECT is no vmap verdict; a LOG rule is kept and not crossed.
-    let (text, changes, _, _) = as_nft(
+        // REJECT is no vmap verdict; a LOG rule is kept and not crossed.
         "-A INPUT -s 203.0.113.1/32 -j REJECT\n\
          -A INPUT -s 203.0.113.2/32 -j ACCEPT\n\
          -A INPUT -s 203.0.113.0/24 -j LOG\n\
          -A INPUT -s 203.0.113.3/32 -j DROP\n",
-    );
-    assert!(changes.is_empty(), "{changes:?}");
-    assert_eq!(text.len(), 4);
+    ] {
+        let (text, changes, _, _) = as_nft(rules);
+        assert!(changes.is_empty(), "{rules}: {changes:?}");
+        assert_eq!(text.len(), rules.lines().count(), "{rules}: {text:?}");
+    }
 }
 
 #[test]

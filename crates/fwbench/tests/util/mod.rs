@@ -22,9 +22,8 @@ pub fn fwbench(args: &[&str]) -> Output {
         .expect("run fwbench")
 }
 
-/// Run fwbench and check it left no ephemeral testbed behind: those are named after the
-/// controller's PID (`fwb-e<pid>x…`), so the check holds while other tests run.
-pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
+/// Run fwbench: its PID and its output.
+pub fn fwbench_with_pid(args: &[&str]) -> (u32, Output) {
     let child = Command::new(bin())
         .args(args)
         .stdout(std::process::Stdio::piped())
@@ -32,10 +31,26 @@ pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
         .spawn()
         .expect("run fwbench");
     let pid = child.id();
-    let o = child.wait_with_output().expect("wait for fwbench");
+    (pid, child.wait_with_output().expect("wait for fwbench"))
+}
+
+/// Run fwbench and check it left no ephemeral testbed behind: those are named after the
+/// controller's PID (`fwb-e<pid>x…`), so the check holds while other tests run.
+pub fn fwbench_leaving_no_testbed(args: &[&str]) -> Output {
+    let (pid, o) = fwbench_with_pid(args);
     let left = namespaces_with(&format!("fwb-e{pid}x"));
     assert!(left.is_empty(), "{args:?} left {left:?}");
     o
+}
+
+/// Start `c` with no input and its output discarded.
+pub fn spawn_silenced(c: &mut Command) -> std::process::Child {
+    use std::process::Stdio;
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{c:?}: {e}"))
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -81,6 +96,11 @@ pub struct TestbedGuard {
 }
 
 impl TestbedGuard {
+    /// The testbed's gateway namespace.
+    pub fn gw(&self) -> String {
+        format!("fwb-{}-gw", self.name)
+    }
+
     pub fn up(topology: &str) -> TestbedGuard {
         let name = unique(&topology[..1]);
         let o = fwbench(&["testbed", "up", "--name", &name, "--topology", topology]);
@@ -108,6 +128,12 @@ impl TempDir {
     }
     pub fn file(&self, name: &str) -> PathBuf {
         self.0.join(name)
+    }
+    /// Write `text` to the file `name` in this directory; its path.
+    pub fn write(&self, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.file(name);
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        p
     }
 }
 
@@ -292,6 +318,23 @@ pub fn trial_json(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Valu
     json_of(&trial_args(kind, testbed, extra))
 }
 
+/// One trial command on a testbed, `--no-store --json` with `extra` as given: its JSON
+/// whatever the exit code (a trial whose traffic is dropped exits 1 and still prints it).
+pub fn trial_value(kind: &str, testbed: &str, extra: &[&str]) -> serde_json::Value {
+    let a = [&[kind, "--testbed", testbed, "--no-store", "--json"], extra].concat();
+    let o = fwbench(&a);
+    serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+}
+
+/// An echo trial that passed: status ok, no invalid frame, some throughput (`ctx` and
+/// the trial in every message).
+pub fn assert_echo_ok(v: &serde_json::Value, ctx: &str) {
+    assert_eq!(v["status"], "ok", "{ctx}: {v}");
+    assert_eq!(u(&v["result"]["validation_errors"]), 0, "{ctx}: {v}");
+    assert!(f(&v["result"]["throughput_bps"]) > 0.0, "{ctx}: {v}");
+}
+
 /// The arguments of [`trial_json`], for callers that run them another way.
 pub fn trial_args<'a>(kind: &'a str, testbed: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![kind, "--testbed", testbed, "--no-store", "--json"];
@@ -306,6 +349,24 @@ pub fn trial_args<'a>(kind: &'a str, testbed: &'a str, extra: &[&'a str]) -> Vec
 pub fn assert_refused(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
     assert!(stderr(o).contains(needle), "{}", stderr(o));
+}
+
+/// Stderr names `needle` (whatever the exit code).
+pub fn assert_says(o: &Output, needle: &str) {
+    assert!(
+        stderr(o).contains(needle),
+        "{needle:?} not in:\n{}",
+        stderr(o)
+    );
+}
+
+/// Stdout names `needle`.
+pub fn assert_prints(o: &Output, needle: &str) {
+    assert!(
+        stdout(o).contains(needle),
+        "{needle:?} not in:\n{}",
+        stdout(o)
+    );
 }
 
 /// An echo trial in the background on a testbed (`--no-store`, output discarded), to
@@ -364,3 +425,32 @@ pub const PINNED: [&str; 6] = [
     "--pin-server",
     "0",
 ];
+
+/// A command line written as one string, split at whitespace:
+/// `argv("sessions -p 8 --count 800")` (for arguments without spaces).
+pub fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// A command line of string literals, each split at whitespace, and other arguments
+/// (`&str`-like expressions: paths, names) taken whole:
+/// `cmd!("flood --testbed", &tb.name, "-t 1")`.
+#[allow(unused_macros)]
+macro_rules! cmd {
+    (@push $v:ident;) => {};
+    (@push $v:ident; $l:literal $(, $($rest:tt)*)?) => {
+        $v.extend($l.split_whitespace());
+        cmd!(@push $v; $($($rest)*)?);
+    };
+    (@push $v:ident; $e:expr $(, $($rest:tt)*)?) => {
+        $v.push(AsRef::<str>::as_ref($e));
+        cmd!(@push $v; $($($rest)*)?);
+    };
+    ($($t:tt)*) => {{
+        let mut v: Vec<&str> = Vec::new();
+        cmd!(@push v; $($t)*);
+        v
+    }};
+}
+#[allow(unused_imports)]
+pub(crate) use cmd;

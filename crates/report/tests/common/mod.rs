@@ -55,6 +55,45 @@ pub fn trial(
     }
 }
 
+/// An empty results file in a temp dir (kept while the returned dir lives).
+pub fn scratch(name: &str) -> (tempfile::TempDir, store::Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store::Store::open(&dir.path().join(name)).unwrap();
+    (dir, store)
+}
+
+/// The report of the run `build` writes into a scratch results file.
+pub fn report_of(build: impl FnOnce(&mut store::Store) -> i64) -> report::Report {
+    let (_dir, mut s) = scratch("r.db");
+    let id = build(&mut s);
+    report::load(&s, Some(id)).unwrap()
+}
+
+/// The figure `id` of a run.
+pub fn figure<'a>(run: &'a report::RunReport, id: &str) -> &'a report::figure::Figure {
+    run.analysis
+        .figures
+        .iter()
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("no figure {id}"))
+}
+
+/// A table of a run by the start of its title.
+pub fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure::Table {
+    run.analysis
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with(title))
+        .unwrap_or_else(|| panic!("no table {title}"))
+}
+
+/// Mark `run` complete (an hour after it began); its id.
+pub fn finish(s: &mut store::Store, run: i64) -> i64 {
+    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
+        .unwrap();
+    run
+}
+
 /// splitmix64 → uniform → normal: deterministic noise.
 pub struct Noise(pub u64);
 

@@ -1,0 +1,58 @@
+//! Builders shared by this crate's unit tests (compiled for tests only): a stored trial
+//! row and a cost fit, with what the tests do not look at left neutral.
+
+use crate::figure::CostEstimate;
+use crate::figure::CostFit;
+use store::{RunRow, TrialRow};
+
+/// A complete run `id` with nothing else said about it.
+pub(crate) fn run_row(id: i64) -> RunRow {
+    RunRow {
+        id,
+        started_at: String::new(),
+        finished_at: None,
+        scenario: String::new(),
+        scenario_text: None,
+        seed: 0,
+        command: String::new(),
+        status: "complete".into(),
+        baseline: None,
+        host: Default::default(),
+        role_hosts: vec![],
+    }
+}
+
+/// An ok trial `id` of `workload` in run 1, with empty parameters, headline and results.
+pub(crate) fn trial_row(id: i64, workload: &str) -> TrialRow {
+    TrialRow {
+        id,
+        run_id: 1,
+        trial_key: format!("k{id}"),
+        rep: 1,
+        workload: workload.into(),
+        status: "ok".into(),
+        error: None,
+        params: serde_json::json!({}),
+        headline: Default::default(),
+        started_at: String::new(),
+        finished_at: String::new(),
+        engine: None,
+        firewall: None,
+        results: serde_json::Value::Null,
+        kind: None,
+    }
+}
+
+/// The fit of `series` over five rule counts from one estimate, without knee or
+/// degradation point.
+pub(crate) fn cost_fit(series: &str, e: CostEstimate) -> CostFit {
+    CostFit {
+        series: series.into(),
+        rule_counts: 5,
+        fit: e.fit.line,
+        estimator: e.estimator,
+        estimates: vec![e],
+        knee_rules: None,
+        degradation: None,
+    }
+}
