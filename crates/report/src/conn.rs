@@ -1385,13 +1385,7 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
             pts.len().to_string(),
             f("trials").map(num).unwrap_or_default(),
         ]);
-        if !pts.is_empty() {
-            series.push(Series {
-                name: format!("trial {} {case} rep {}", t.id, t.rep),
-                points: pts,
-                fit: false,
-            });
-        }
+        series.extend(Series::of_trial(t, &case, pts));
     }
     a.tables.push(Table {
         title: "Sweet-spot searches (sessions, parallel auto)".into(),

@@ -66,6 +66,17 @@ pub struct Figure {
     pub group: Option<String>,
 }
 
+impl Series {
+    /// One search trial's curve (`None` without points).
+    pub fn of_trial(t: &store::TrialRow, case: &str, points: Vec<Point>) -> Option<Series> {
+        (!points.is_empty()).then(|| Series {
+            name: format!("trial {} {case} rep {}", t.id, t.rep),
+            points,
+            fit: false,
+        })
+    }
+}
+
 impl Figure {
     /// A line chart without markers, notes or group.
     pub fn line(id: &str, title: &str, labels: (&str, &str), series: Vec<Series>) -> Figure {

@@ -5,13 +5,13 @@
 //! role is dropped without a stop (undo). Must not: generate or count traffic itself.
 
 use super::{error, Progress, RoleRun};
-use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkSpec};
+use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkResults, UdpSinkSpec};
 pub use traffic::conn::{SessionClient, TcpServer};
 pub use traffic::echo::{EchoClients, EchoServer};
 pub use traffic::external::{ExternalClient, ExternalServer};
 pub use traffic::ping::{PingClient, Reflector};
 pub use traffic::udp::{UdpSink, UdpSource};
-pub use traffic::xsk::{XskModeRequest, XskSource};
+pub use traffic::xsk::{XskModeRequest, XskSink, XskSource};
 use traffic::TrafficError;
 
 /// A traffic object as the agent drives it.
@@ -152,52 +152,60 @@ impl Traffic for XskSource {
     }
 }
 
-/// The sink and its namespace's interface counters at Start.
-pub struct Sink {
-    sink: UdpSink,
+/// A packet sink as the agent reads it: the socket sink and the AF_XDP one.
+pub trait PacketSink: Sized {
+    fn progress(&self) -> u64;
+    fn live(&self) -> (u64, u64);
+    fn results(self) -> Result<UdpSinkResults, TrafficError>;
+}
+
+impl PacketSink for UdpSink {
+    fn progress(&self) -> u64 {
+        UdpSink::progress(self)
+    }
+    fn live(&self) -> (u64, u64) {
+        UdpSink::live(self)
+    }
+    fn results(self) -> Result<UdpSinkResults, TrafficError> {
+        self.stop()
+    }
+}
+
+impl PacketSink for XskSink {
+    fn progress(&self) -> u64 {
+        XskSink::progress(self)
+    }
+    fn live(&self) -> (u64, u64) {
+        XskSink::live(self)
+    }
+    fn results(self) -> Result<UdpSinkResults, TrafficError> {
+        self.stop().map(|r| r.results)
+    }
+}
+
+/// A packet sink and its namespace's interface counters at Start.
+pub struct CountedSink<S> {
+    sink: S,
     interfaces: Vec<IfCounters>,
 }
 
-impl Sink {
+/// The socket sink.
+pub type Sink = CountedSink<UdpSink>;
+
+/// The AF_XDP sink (`--sink xdp`); reports as the socket sink does (its mode and
+/// drops are not yet recorded).
+pub type XdpSink = CountedSink<XskSink>;
+
+impl CountedSink<UdpSink> {
     pub fn start(spec: &UdpSinkSpec) -> Result<Sink, TrafficError> {
-        Ok(Sink {
+        Ok(CountedSink {
             sink: UdpSink::start(spec)?,
             interfaces: vec![],
         })
     }
 }
 
-impl Traffic for Sink {
-    fn start(&mut self) {
-        self.interfaces = crate::host::probe::interfaces();
-    }
-    fn progress(&self) -> Progress {
-        counted(self.sink.progress())
-    }
-    fn tally(&self) -> Tally {
-        let (count, bytes) = self.sink.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
-        }
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        let mut r = self.sink.stop()?;
-        r.interfaces =
-            crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
-        Ok(RoleResults::UdpSink(r))
-    }
-}
-
-/// The AF_XDP sink (`--sink xdp`) and its namespace's interface counters at Start;
-/// reports as the socket sink does (its mode and drops are not yet recorded).
-pub struct XdpSink {
-    sink: traffic::xsk::XskSink,
-    interfaces: Vec<IfCounters>,
-}
-
-impl XdpSink {
+impl CountedSink<XskSink> {
     pub fn start(spec: &UdpSinkSpec) -> Result<XdpSink, TrafficError> {
         let ifname = spec.xdp.clone().unwrap_or_default();
         let x = traffic::xsk::XskSinkSpec {
@@ -206,14 +214,14 @@ impl XdpSink {
             flows: spec.flows,
             queues: spec.threads.max(1),
         };
-        Ok(XdpSink {
-            sink: traffic::xsk::XskSink::start(&x, XskModeRequest::Auto)?,
+        Ok(CountedSink {
+            sink: XskSink::start(&x, XskModeRequest::Auto)?,
             interfaces: crate::host::probe::interfaces(),
         })
     }
 }
 
-impl Traffic for XdpSink {
+impl<S: PacketSink> Traffic for CountedSink<S> {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();
     }
@@ -229,7 +237,7 @@ impl Traffic for XdpSink {
         }
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
-        let mut r = self.sink.stop()?.results;
+        let mut r = self.sink.results()?;
         r.interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
         Ok(RoleResults::UdpSink(r))
