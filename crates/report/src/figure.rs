@@ -213,6 +213,20 @@ pub struct CostFit {
 }
 
 impl CostFit {
+    /// A fit of one estimate, without knee or degradation (for tests).
+    #[cfg(test)]
+    pub(crate) fn of_estimate(series: &str, rule_counts: usize, e: CostEstimate) -> CostFit {
+        CostFit {
+            series: series.into(),
+            rule_counts,
+            fit: e.fit.line,
+            estimator: e.estimator,
+            estimates: vec![e],
+            knee_rules: None,
+            degradation: None,
+        }
+    }
+
     /// The headline's estimate.
     pub fn headline(&self) -> Option<&CostEstimate> {
         self.estimates

@@ -249,38 +249,27 @@ mod tests {
             .collect();
         let e = crate::throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
         CostFit {
-            series: "engine=x".into(),
-            rule_counts: 5,
-            fit: e.fit.line,
-            estimator: e.estimator,
-            estimates: vec![e],
-            knee_rules: None,
             // Already down at the second rule count.
             degradation: Some((0.0, 1000.0)),
+            ..CostFit::of_estimate("engine=x", 5, e)
         }
     }
 
     #[test]
     fn rates_fwbench_limited_are_warned_of() {
         let trial = |by: Option<&str>| TrialRow {
-            engine: None,
             id: 1,
             run_id: 1,
             trial_key: "k".into(),
             rep: 1,
             workload: "flood".into(),
             status: "ok".into(),
-            error: None,
             params: serde_json::json!({}),
-            headline: Default::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
-            kind: None,
             results: match by {
                 Some(b) => serde_json::json!({"packet": {"limited_by": {"by": b, "why": "w"}}}),
                 None => serde_json::json!({"packet": {}}),
             },
+            ..Default::default()
         };
         let ts = [
             trial(Some("sender")),

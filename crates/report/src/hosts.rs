@@ -72,16 +72,8 @@ mod tests {
     fn one_row_per_role_and_none_without() {
         let mut run = RunRow {
             id: 1,
-            started_at: String::new(),
-            finished_at: None,
-            scenario: String::new(),
-            scenario_text: None,
-            seed: 0,
-            command: String::new(),
             status: "complete".into(),
-            baseline: None,
-            host: Default::default(),
-            role_hosts: vec![],
+            ..Default::default()
         };
         assert!(role_hosts_table(&run).is_none());
         run.role_hosts = vec![

@@ -175,27 +175,22 @@ mod tests {
 
     fn trial(aim: &str, status: &str, pps: Option<f64>) -> TrialRow {
         TrialRow {
-            engine: None,
             id: 1,
             run_id: 1,
             trial_key: "k".into(),
             rep: 1,
             workload: "flood".into(),
             status: status.into(),
-            error: None,
             params: json!({"engine": "nft", "import": "ufw.nft", "packet": {"aim": aim}}),
             headline: store::Headline {
                 received_pps: pps,
                 ..Default::default()
             },
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
-            kind: None,
             results: json!({"gateway": {"firewall": {"verdicts": {"rules": [
                 {"chain": "input", "index": 1}, {"chain": "input", "index": 2},
                 {"chain": "sub", "index": 1}
             ]}}}}),
+            ..Default::default()
         }
     }
 

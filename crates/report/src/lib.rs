@@ -401,15 +401,7 @@ mod tests {
         let e = throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
         assert!(e.problem.is_some());
         let mut a = Analysis::default();
-        a.fits.push(CostFit {
-            series: "engine=nft".into(),
-            rule_counts: 5,
-            fit: e.fit.line,
-            estimator: e.estimator,
-            estimates: vec![e],
-            knee_rules: None,
-            degradation: None,
-        });
+        a.fits.push(CostFit::of_estimate("engine=nft", 5, e));
         let w = fit_warnings(7, &a);
         assert_eq!(w.len(), 1);
         assert_eq!((w[0].run_id, w[0].kind.as_str()), (7, "cost-fit"));
@@ -426,15 +418,11 @@ mod tests {
         let run = RunRow {
             id: 3,
             started_at: "t0".into(),
-            finished_at: None,
             scenario: "s".into(),
-            scenario_text: None,
             seed: 1,
             command: "fwbench run".into(),
             status: "complete".into(),
-            baseline: None,
-            host: Default::default(),
-            role_hosts: vec![],
+            ..Default::default()
         };
         let trial = |id, results: serde_json::Value| TrialRow {
             id,
@@ -443,15 +431,11 @@ mod tests {
             rep: 1,
             workload: "flood".into(),
             status: "ok".into(),
-            error: None,
             params: serde_json::json!({}),
-            headline: Default::default(),
             started_at: "t0".into(),
             finished_at: "t1".into(),
-            firewall: None,
             results,
-            kind: None,
-            engine: None,
+            ..Default::default()
         };
         let trials = vec![
             trial(1, serde_json::json!({"clean_start": true})),

@@ -597,28 +597,23 @@ mod tests {
 
     fn trial(id: i64, params: Value, status: &str, bps: f64) -> TrialRow {
         TrialRow {
-            engine: None,
             id,
             run_id: 1,
             trial_key: format!("k{id}"),
             rep: id as u32,
             workload: "echo".into(),
             status: status.into(),
-            error: None,
             params,
             headline: store::Headline {
                 throughput_bps: Some(bps),
                 ..Default::default()
             },
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
-            results: Value::Null,
             kind: Some(store::KindRow {
                 family: "echo".into(),
                 main_metric: Some("throughput_bps".into()),
                 main_higher: true,
             }),
+            ..Default::default()
         }
     }
 
@@ -659,16 +654,8 @@ mod tests {
         assert_eq!((cs[1].reps.len(), cs[1].failed.len()), (1, 1));
         let run = RunRow {
             id: 1,
-            started_at: String::new(),
-            finished_at: None,
-            scenario: String::new(),
-            scenario_text: None,
-            seed: 0,
-            command: String::new(),
             status: "complete".into(),
-            baseline: None,
-            host: Default::default(),
-            role_hosts: vec![],
+            ..Default::default()
         };
         let b = baseline_of(&run, &cs).unwrap();
         pair_with_baseline(&mut cs, &b);

@@ -757,15 +757,7 @@ mod tests {
             "{p}"
         );
         // In the table the line is never "ok".
-        let cf = CostFit {
-            series: "engine=x".into(),
-            rule_counts: 5,
-            fit: e.fit.line,
-            estimator: e.estimator,
-            estimates: vec![e],
-            knee_rules: None,
-            degradation: None,
-        };
+        let cf = CostFit::of_estimate("engine=x", 5, e);
         let t = crate::export::fits_table(&[cf]);
         let check = t.rows[0].last().unwrap();
         assert!(check.starts_with("FLAGGED (1/pps): "), "{check}");

@@ -109,15 +109,9 @@ mod tests {
             rep: 1,
             workload: "worklang".into(),
             status: "failed".into(),
-            error: None,
             params: json!({"workload": "worklang", "file": "w.txt"}),
-            headline: Default::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
             results: json!({"worklang": {"total_s": 5.5, "commands": 5, "failed": 1, "ran": ran}}),
-            kind: None,
-            engine: None,
+            ..Default::default()
         };
         let mut a = Analysis::default();
         analyse(&[t], &mut a);
