@@ -128,8 +128,9 @@ fn user_chain(table: &str, chain: &str) -> String {
     }
 }
 
-/// Built-in chains of each iptables table (only these are hooked).
-fn builtins(table: &str) -> &'static [&'static str] {
+/// Built-in chains of each iptables table (only these are hooked; the only ones with a
+/// policy).
+pub(crate) fn builtins(table: &str) -> &'static [&'static str] {
     match table {
         "filter" | "security" => &["INPUT", "FORWARD", "OUTPUT"],
         "nat" => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],

@@ -241,27 +241,12 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             } else {
                 fillers(hook, spec)?
             };
-            let at = match spec.position {
-                Position::First => Some(0),
-                Position::Middle => Some(rs.rules.len() / 2),
-                Position::Last => Some(rs.rules.len()),
-                Position::None => None,
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
             };
-            if let Some(at) = at {
-                rs.rules.insert(
-                    at,
-                    rule(
-                        hook,
-                        Match {
-                            src: Some(a.client_net),
-                            l4,
-                            ..Match::default()
-                        },
-                        Action::Accept,
-                        Role::Match,
-                    ),
-                );
-            }
+            place(&mut rs.rules, spec.position, hook, m, Action::Accept);
             let matching = match spec.position {
                 Position::None => "no matching rule".to_string(),
                 p => format!("match {p}"),
@@ -289,28 +274,13 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             let mut fill = spec.clone();
             fill.count = n - 1;
             rs.rules = fillers(hook, &fill)?;
-            let at = match spec.position {
-                Position::First => Some(0),
-                Position::Middle => Some(rs.rules.len() / 2),
-                Position::Last => Some(rs.rules.len()),
-                Position::None => None,
+            let m = Match {
+                src: Some(Prefix::host(*client)),
+                l4,
+                dport: Some(port),
+                ..Match::default()
             };
-            if let Some(at) = at {
-                rs.rules.insert(
-                    at,
-                    rule(
-                        hook,
-                        Match {
-                            src: Some(Prefix::host(*client)),
-                            l4,
-                            dport: Some(port),
-                            ..Match::default()
-                        },
-                        Action::Drop,
-                        Role::Match,
-                    ),
-                );
-            }
+            place(&mut rs.rules, spec.position, hook, m, Action::Drop);
             rs.description = format!(
                 "linear-drop: {n} drop rules of (source host, port) on {}, {}",
                 spec.chain,
@@ -518,6 +488,29 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
     Ok(rs)
 }
 
+/// Puts the rule that matches the test traffic among the fillers at `position`
+/// (`Position::None`: not at all).
+fn place(rules: &mut Vec<Rule>, position: Position, hook: Hook, m: Match, action: Action) {
+    let at = match position {
+        Position::First => Some(0),
+        Position::Middle => Some(rules.len() / 2),
+        Position::Last => Some(rules.len()),
+        Position::None => None,
+    };
+    if let Some(at) = at {
+        let role = Role::Match;
+        rules.insert(
+            at,
+            Rule {
+                hook,
+                m,
+                action,
+                role,
+            },
+        );
+    }
+}
+
 /// `spec.count` filler rules on `hook`: filler k drops (filler_addr(k), filler_port(k)).
 fn fillers(hook: Hook, spec: &ModelSpec) -> Result<Vec<Rule>, ModelError> {
     check_fillers(spec.count)?;
@@ -598,34 +591,37 @@ fn check_addressing(spec: &ModelSpec, a: &Addressing) -> Result<(), ModelError> 
     Ok(())
 }
 
+/// A testbed's addressing for unit tests: `n` clients from 198.18.1.1 or
+/// 2001:2:0:1::c:1 up, the server 198.19.0.2 or 2001:2:0:2::2.
+#[cfg(test)]
+pub(crate) fn test_addressing(ip: Ip, n: u32) -> Addressing {
+    let p = |s: &str, len| Prefix {
+        addr: s.parse().unwrap(),
+        len,
+    };
+    match ip {
+        Ip::V4 => Addressing {
+            clients: (1..=n)
+                .map(|i| format!("198.18.1.{i}").parse().unwrap())
+                .collect(),
+            client_net: p("198.18.0.0", 16),
+            server: "198.19.0.2".parse().unwrap(),
+            server_net: p("198.19.0.0", 16),
+        },
+        Ip::V6 => Addressing {
+            clients: (1..=n)
+                .map(|i| format!("2001:2:0:1::c:{i:x}").parse().unwrap())
+                .collect(),
+            client_net: p("2001:2:0:1::", 64),
+            server: "2001:2:0:2::2".parse().unwrap(),
+            server_net: p("2001:2:0:2::", 64),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn addressing(ip: Ip, n: u32) -> Addressing {
-        let p = |s: &str, len| Prefix {
-            addr: s.parse().unwrap(),
-            len,
-        };
-        match ip {
-            Ip::V4 => Addressing {
-                clients: (1..=n)
-                    .map(|i| format!("198.18.1.{i}").parse().unwrap())
-                    .collect(),
-                client_net: p("198.18.0.0", 16),
-                server: "198.19.0.2".parse().unwrap(),
-                server_net: p("198.19.0.0", 16),
-            },
-            Ip::V6 => Addressing {
-                clients: (1..=n)
-                    .map(|i| format!("2001:2:0:1::c:{i:x}").parse().unwrap())
-                    .collect(),
-                client_net: p("2001:2:0:1::", 64),
-                server: "2001:2:0:2::2".parse().unwrap(),
-                server_net: p("2001:2:0:2::", 64),
-            },
-        }
-    }
 
     fn spec(model: Model, count: u32) -> ModelSpec {
         ModelSpec {
@@ -675,16 +671,32 @@ mod tests {
 
     #[test]
     fn absurd_count_is_refused_with_a_memory_estimate() {
-        let e = generate(&spec(Model::Linear, 10_000_000), &addressing(Ip::V4, 1)).unwrap_err();
+        let e = generate(
+            &spec(Model::Linear, 10_000_000),
+            &test_addressing(Ip::V4, 1),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "10000000 rules would need about 2.8 GiB of rule memory; the limit is 1000000"
         );
-        let e = generate(&spec(Model::StringBm, 2_000_000), &addressing(Ip::V4, 1)).unwrap_err();
+        let e = generate(
+            &spec(Model::StringBm, 2_000_000),
+            &test_addressing(Ip::V4, 1),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("about 572 MiB"), "{e}");
-        assert!(generate(&spec(Model::RawFiller, MAX_RULES), &addressing(Ip::V4, 1)).is_ok());
+        assert!(generate(
+            &spec(Model::RawFiller, MAX_RULES),
+            &test_addressing(Ip::V4, 1)
+        )
+        .is_ok());
         // Models that ignore the count do not refuse it.
-        assert!(generate(&spec(Model::Seed000F2, u32::MAX), &addressing(Ip::V4, 1)).is_ok());
+        assert!(generate(
+            &spec(Model::Seed000F2, u32::MAX),
+            &test_addressing(Ip::V4, 1)
+        )
+        .is_ok());
     }
 
     #[test]
@@ -764,7 +776,7 @@ mod tests {
                         ip,
                         ..spec(model, 2000)
                     };
-                    let a = addressing(ip, 3);
+                    let a = test_addressing(ip, 3);
                     let rs = generate(&s, &a).unwrap();
                     assert!(!rs.description.is_empty() && !rs.description.contains('\n'));
                     let mut traffic: Vec<Packet> =
@@ -793,7 +805,7 @@ mod tests {
 
     #[test]
     fn linear_drop_holds_the_clients_own_pair_among_n_and_needs_the_port() {
-        let a = addressing(Ip::V4, 2);
+        let a = test_addressing(Ip::V4, 2);
         let rs = generate(&spec(Model::LinearDrop, 5), &a).unwrap();
         assert_eq!(
             rs.rules.len(),
@@ -826,7 +838,7 @@ mod tests {
 
     #[test]
     fn net_drop_rules_drop_other_networks() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         let s = ModelSpec {
             position: Position::None,
             ..spec(Model::NetDrop, 4)
@@ -855,7 +867,7 @@ mod tests {
 
     #[test]
     fn string_drop_matches_the_payload_magic_last() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         for model in [Model::StringBmDrop, Model::StringKmpDrop] {
             let rs = generate(&spec(model, 3), &a).unwrap();
             let strings: Vec<&str> = rs
@@ -874,7 +886,7 @@ mod tests {
 
     #[test]
     fn linear_positions() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         let roles = |position| -> Vec<Role> {
             let s = ModelSpec {
                 position,
@@ -896,7 +908,7 @@ mod tests {
 
     #[test]
     fn seed000_rules_per_client_and_chain() {
-        let a = addressing(Ip::V6, 3);
+        let a = test_addressing(Ip::V6, 3);
         let rs = generate(
             &ModelSpec {
                 ip: Ip::V6,
@@ -932,7 +944,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         let e = generate(&spec(Model::Import, 0), &a).unwrap_err();
         assert_eq!(e.to_string(), "model import needs --import FILE");
         let v6 = ModelSpec {
@@ -948,7 +960,7 @@ mod tests {
             ..spec(Model::Linear, 1)
         };
         assert!(generate(&icmp, &a).is_err());
-        assert!(generate(&spec(Model::Seed000F2, 0), &addressing(Ip::V4, 0)).is_err());
+        assert!(generate(&spec(Model::Seed000F2, 0), &test_addressing(Ip::V4, 0)).is_err());
         let rs = generate(&spec(Model::StringKmp, 0), &a).unwrap();
         assert_eq!(rs.rules.len(), 1, "string models have at least one rule");
     }

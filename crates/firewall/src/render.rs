@@ -43,24 +43,11 @@ mod tests {
     use crate::models::{filler_addr, generate, Addressing, Chain, Model, ModelSpec, Position};
 
     fn addressing(ip: Ip) -> Addressing {
-        let p = |s: &str, len| Prefix {
-            addr: s.parse().unwrap(),
-            len,
+        let n = match ip {
+            Ip::V4 => 2,
+            Ip::V6 => 1,
         };
-        match ip {
-            Ip::V4 => Addressing {
-                clients: vec!["198.18.1.1".parse().unwrap(), "198.18.1.2".parse().unwrap()],
-                client_net: p("198.18.0.0", 16),
-                server: "198.19.0.2".parse().unwrap(),
-                server_net: p("198.19.0.0", 16),
-            },
-            Ip::V6 => Addressing {
-                clients: vec!["2001:2:0:1::c:1".parse().unwrap()],
-                client_net: p("2001:2:0:1::", 64),
-                server: "2001:2:0:2::2".parse().unwrap(),
-                server_net: p("2001:2:0:2::", 64),
-            },
-        }
+        crate::models::test_addressing(ip, n)
     }
 
     fn model(model: Model, count: u32, position: Position) -> RuleSet {

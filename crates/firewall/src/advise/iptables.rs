@@ -6,20 +6,9 @@
 //! Must not: run any program.
 
 use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
-use crate::import::ImportError;
+use crate::import::{builtins, ImportError};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// Built-in chains of each table (the only ones with a policy).
-fn builtins(table: &str) -> &'static [&'static str] {
-    match table {
-        "filter" | "security" => &["INPUT", "FORWARD", "OUTPUT"],
-        "nat" => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],
-        "mangle" => &["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"],
-        "raw" => &["PREROUTING", "OUTPUT"],
-        _ => &[],
-    }
-}
 
 fn proto_number(p: &str) -> Option<u8> {
     match p.to_ascii_lowercase().as_str() {

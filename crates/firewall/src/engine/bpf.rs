@@ -212,28 +212,11 @@ impl Backend for BpfEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Ip, Prefix, L4};
-    use crate::models::{generate, Addressing, Chain, Model, ModelSpec, Position};
+    use crate::model::{Ip, L4};
+    use crate::models::{generate, Chain, Model, ModelSpec, Position};
 
     fn rs(model: Model, count: u32, position: Position, ip: Ip) -> RuleSet {
-        let p = |s: &str, len| Prefix {
-            addr: s.parse().unwrap(),
-            len,
-        };
-        let a = match ip {
-            Ip::V4 => Addressing {
-                clients: vec!["198.18.1.1".parse().unwrap()],
-                client_net: p("198.18.0.0", 16),
-                server: "198.19.0.2".parse().unwrap(),
-                server_net: p("198.19.0.0", 16),
-            },
-            Ip::V6 => Addressing {
-                clients: vec!["2001:2:0:1::c:1".parse().unwrap()],
-                client_net: p("2001:2:0:1::", 64),
-                server: "2001:2:0:2::2".parse().unwrap(),
-                server_net: p("2001:2:0:2::", 64),
-            },
-        };
+        let a = crate::models::test_addressing(ip, 1);
         let spec = ModelSpec {
             model,
             count,

@@ -86,6 +86,15 @@ fn counted(count: u64) -> Progress {
     Progress { count, done: false }
 }
 
+/// The tally of a packet counter: (packets, bytes).
+fn packets((count, bytes): (u64, u64)) -> Tally {
+    Tally {
+        count,
+        bytes,
+        ..Default::default()
+    }
+}
+
 fn until((count, done): (u64, bool)) -> Progress {
     Progress { count, done }
 }
@@ -122,12 +131,7 @@ impl Traffic for UdpSource {
         UdpSource::start(self)
     }
     fn tally(&self) -> Tally {
-        let (count, bytes) = self.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
-        }
+        packets(self.live())
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         UdpSource::stop(self).map(RoleResults::UdpSource)
@@ -140,12 +144,7 @@ impl Traffic for XskSource {
         XskSource::start(self)
     }
     fn tally(&self) -> Tally {
-        let (count, bytes) = self.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
-        }
+        packets(self.live())
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         XskSource::stop(self).map(|r| RoleResults::UdpSource(r.results))
@@ -229,12 +228,7 @@ impl<S: PacketSink> Traffic for CountedSink<S> {
         counted(self.sink.progress())
     }
     fn tally(&self) -> Tally {
-        let (count, bytes) = self.sink.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
-        }
+        packets(self.sink.live())
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         let mut r = self.sink.results()?;
