@@ -387,20 +387,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 StringAlgo::Kmp
             };
             let n = spec.count.max(1);
-            rs.rules = (0..n)
-                .map(|k| {
-                    rule(
-                        hook,
-                        Match {
-                            l4,
-                            string: Some((algo, format!("fwbench-nomatch-{k}"))),
-                            ..Match::default()
-                        },
-                        Action::Drop,
-                        Role::Filler,
-                    )
-                })
-                .collect();
+            rs.rules = string_rules(hook, l4, algo, n, false);
             rs.description = format!(
                 "{}: {n} payload string rules that never match on {}",
                 spec.model, spec.chain
@@ -414,29 +401,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 StringAlgo::Kmp
             };
             let n = spec.count.max(1);
-            // The last rule's string is the magic every fwbench payload starts with.
-            rs.rules = (0..n)
-                .map(|k| {
-                    let last = k + 1 == n;
-                    rule(
-                        hook,
-                        Match {
-                            l4,
-                            string: Some((
-                                algo,
-                                if last {
-                                    PAYLOAD_MAGIC.to_string()
-                                } else {
-                                    format!("fwbench-nomatch-{k}")
-                                },
-                            )),
-                            ..Match::default()
-                        },
-                        Action::Drop,
-                        if last { Role::Match } else { Role::Filler },
-                    )
-                })
-                .collect();
+            rs.rules = string_rules(hook, l4, algo, n, true);
             rs.description = format!(
                 "{}: {n} payload string rules on {}, the last matching every test packet \
                  ({PAYLOAD_MAGIC}), drop",
@@ -486,6 +451,37 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         }
     }
     Ok(rs)
+}
+
+/// `n` payload string rules that drop; none matches the test traffic, or (`last_matches`)
+/// the last one's string is the magic every fwbench payload starts with.
+fn string_rules(
+    hook: Hook,
+    l4: Option<L4>,
+    algo: StringAlgo,
+    n: u32,
+    last_matches: bool,
+) -> Vec<Rule> {
+    (0..n)
+        .map(|k| {
+            let matching = last_matches && k + 1 == n;
+            let text = if matching {
+                PAYLOAD_MAGIC.to_string()
+            } else {
+                format!("fwbench-nomatch-{k}")
+            };
+            Rule {
+                hook,
+                m: Match {
+                    l4,
+                    string: Some((algo, text)),
+                    ..Match::default()
+                },
+                action: Action::Drop,
+                role: if matching { Role::Match } else { Role::Filler },
+            }
+        })
+        .collect()
 }
 
 /// Puts the rule that matches the test traffic among the fillers at `position`
@@ -619,21 +615,33 @@ pub(crate) fn test_addressing(ip: Ip, n: u32) -> Addressing {
     }
 }
 
+/// A model's spec for unit tests: on the forward chain, UDP, both ways.
+#[cfg(test)]
+pub(crate) fn test_spec(
+    model: Model,
+    count: u32,
+    position: Position,
+    ip: Ip,
+    dport: Option<u16>,
+) -> ModelSpec {
+    ModelSpec {
+        model,
+        count,
+        position,
+        chain: Chain::Forward,
+        l4: L4::Udp,
+        ip,
+        one_way: false,
+        dport,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn spec(model: Model, count: u32) -> ModelSpec {
-        ModelSpec {
-            model,
-            count,
-            position: Position::Last,
-            chain: Chain::Forward,
-            l4: L4::Udp,
-            ip: Ip::V4,
-            one_way: false,
-            dport: Some(TEST_DPORT),
-        }
+        test_spec(model, count, Position::Last, Ip::V4, Some(TEST_DPORT))
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn render_with(
 mod tests {
     use super::*;
     use crate::model::*;
-    use crate::models::{filler_addr, generate, Addressing, Chain, Model, ModelSpec, Position};
+    use crate::models::{filler_addr, generate, Addressing, Model, Position};
 
     fn addressing(ip: Ip) -> Addressing {
         let n = match ip {
@@ -51,16 +51,7 @@ mod tests {
     }
 
     fn model(model: Model, count: u32, position: Position) -> RuleSet {
-        let spec = ModelSpec {
-            model,
-            count,
-            position,
-            chain: Chain::Forward,
-            l4: L4::Udp,
-            ip: Ip::V4,
-            one_way: false,
-            dport: Some(9000),
-        };
+        let spec = crate::models::test_spec(model, count, position, Ip::V4, Some(9000));
         generate(&spec, &addressing(Ip::V4)).unwrap()
     }
 

@@ -213,20 +213,11 @@ impl Backend for BpfEngine {
 mod tests {
     use super::*;
     use crate::model::{Ip, L4};
-    use crate::models::{generate, Chain, Model, ModelSpec, Position};
+    use crate::models::{generate, Model, Position};
 
     fn rs(model: Model, count: u32, position: Position, ip: Ip) -> RuleSet {
         let a = crate::models::test_addressing(ip, 1);
-        let spec = ModelSpec {
-            model,
-            count,
-            position,
-            chain: Chain::Forward,
-            l4: L4::Udp,
-            ip,
-            one_way: false,
-            dport: None,
-        };
+        let spec = crate::models::test_spec(model, count, position, ip, None);
         generate(&spec, &a).unwrap()
     }
 
