@@ -379,34 +379,28 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.count
             );
         }
-        Model::StringBm | Model::StringKmp => {
+        Model::StringBm | Model::StringKmp | Model::StringBmDrop | Model::StringKmpDrop => {
             check_count(spec.count)?;
-            let algo = if spec.model == Model::StringBm {
+            let algo = if matches!(spec.model, Model::StringBm | Model::StringBmDrop) {
                 StringAlgo::Bm
             } else {
                 StringAlgo::Kmp
             };
+            let last_matches = matches!(spec.model, Model::StringBmDrop | Model::StringKmpDrop);
             let n = spec.count.max(1);
-            rs.rules = string_rules(hook, l4, algo, n, false);
-            rs.description = format!(
-                "{}: {n} payload string rules that never match on {}",
-                spec.model, spec.chain
-            );
-        }
-        Model::StringBmDrop | Model::StringKmpDrop => {
-            check_count(spec.count)?;
-            let algo = if spec.model == Model::StringBmDrop {
-                StringAlgo::Bm
+            rs.rules = string_rules(hook, l4, algo, n, last_matches);
+            rs.description = if last_matches {
+                format!(
+                    "{}: {n} payload string rules on {}, the last matching every test packet \
+                     ({PAYLOAD_MAGIC}), drop",
+                    spec.model, spec.chain
+                )
             } else {
-                StringAlgo::Kmp
+                format!(
+                    "{}: {n} payload string rules that never match on {}",
+                    spec.model, spec.chain
+                )
             };
-            let n = spec.count.max(1);
-            rs.rules = string_rules(hook, l4, algo, n, true);
-            rs.description = format!(
-                "{}: {n} payload string rules on {}, the last matching every test packet \
-                 ({PAYLOAD_MAGIC}), drop",
-                spec.model, spec.chain
-            );
         }
         Model::Hashlimit => {
             let src_prefix_len = match spec.ip {

@@ -204,9 +204,9 @@ pub fn port_state(dev: &str) -> Result<PortState, String> {
     })
 }
 
-/// Give `dev` (in the namespace `ns`, or this one) the settings of `s`: its addresses
-/// exactly (others flushed), MTU, up or down.
-pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), String> {
+/// The `ip -b` script that gives `dev` the settings of `s`: its addresses exactly
+/// (others flushed; added without duplicate address detection), MTU, up or down.
+pub fn port_script(dev: &str, s: &PortState) -> String {
     let mut script = format!(
         "addr flush dev {dev} scope global\nlink set dev {dev} mtu {}\n",
         s.mtu
@@ -216,6 +216,13 @@ pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<()
         script += &format!("addr add {a} dev {dev}{nodad}\n");
     }
     script += &format!("link set dev {dev} {}\n", if s.up { "up" } else { "down" });
+    script
+}
+
+/// Give `dev` (in the namespace `ns`, or this one) the settings of `s`: its addresses
+/// exactly (others flushed), MTU, up or down.
+pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), String> {
+    let script = port_script(dev, s);
     let mut args = vec![];
     if let Some(ns) = ns {
         args.extend(["-n", ns]);
