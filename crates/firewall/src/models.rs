@@ -118,6 +118,12 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         a.clients.first().copied().unwrap_or(a.client_net.addr),
         a.server,
     ];
+    // The test traffic's match: from the client network, its protocol.
+    let from_clients = Match {
+        src: Some(a.client_net),
+        l4,
+        ..Match::default()
+    };
     let rule = |hook, m, action, role| Rule {
         hook,
         m,
@@ -241,11 +247,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             } else {
                 fillers(hook, spec)?
             };
-            let m = Match {
-                src: Some(a.client_net),
-                l4,
-                ..Match::default()
-            };
+            let m = from_clients.clone();
             place(&mut rs.rules, spec.position, hook, m, Action::Accept);
             let matching = match spec.position {
                 Position::None => "no matching rule".to_string(),
@@ -350,16 +352,8 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             // Seed 001's "dropping after 5 rules": `count` non-matching fillers first.
             check_count(spec.count)?;
             rs.rules = fillers(h, spec)?;
-            rs.rules.push(rule(
-                h,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    ..Match::default()
-                },
-                Action::Drop,
-                Role::Match,
-            ));
+            rs.rules
+                .push(rule(h, from_clients.clone(), Action::Drop, Role::Match));
             let after = if spec.count > 0 {
                 format!(" after {} non-matching rules", spec.count)
             } else {
@@ -423,16 +417,8 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 Action::Accept,
                 Role::Match,
             ));
-            rs.rules.push(rule(
-                hook,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    ..Match::default()
-                },
-                Action::Drop,
-                Role::Match,
-            ));
+            rs.rules
+                .push(rule(hook, from_clients.clone(), Action::Drop, Role::Match));
             rs.description = format!(
                 "hashlimit: accept up to 1000 {} packets/s per source /{src_prefix_len} on {}, drop the rest",
                 spec.l4.name(), spec.chain
