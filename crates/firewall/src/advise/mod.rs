@@ -114,18 +114,7 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
         new_tables.push(nt);
     }
     let probes = check(&tables, &new_tables, v6)?;
-    let count = |ts: &[Table]| -> usize {
-        ts.iter()
-            .flat_map(|t| &t.chains)
-            .map(|c| c.rules.len())
-            .sum()
-    };
-    let kept = tables
-        .iter()
-        .flat_map(|t| &t.chains)
-        .flat_map(|c| &c.rules)
-        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
-        .collect();
+    let kept = kept(&tables);
     let (text, ipset) = if changes.is_empty() {
         (String::new(), String::new())
     } else {
@@ -136,8 +125,8 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
         as_nft,
         notes: vec![],
         format: ImportFormat::IptablesSave,
-        rules_before: count(&tables),
-        rules_after: count(&new_tables),
+        rules_before: rule_count(&tables),
+        rules_after: rule_count(&new_tables),
         changes,
         kept,
         probes,
@@ -167,18 +156,7 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
     {
         probes += check(&before, &after, true)?;
     }
-    let count = |ts: &[Table]| -> usize {
-        ts.iter()
-            .flat_map(|t| &t.chains)
-            .map(|c| c.rules.len())
-            .sum()
-    };
-    let kept = before
-        .iter()
-        .flat_map(|t| &t.chains)
-        .flat_map(|c| &c.rules)
-        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
-        .collect();
+    let kept = kept(&before);
     let unsupported = |e: String| AdviseError::Unsupported(format!("{source}: {e}"));
     let text = if changes.is_empty() {
         String::new()
@@ -217,8 +195,8 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
     Ok(Advice {
         notes,
         format: ImportFormat::Nft,
-        rules_before: count(&before),
-        rules_after: count(&after),
+        rules_before: rule_count(&before),
+        rules_after: rule_count(&after),
         changes,
         kept,
         probes,
@@ -406,6 +384,23 @@ fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseErr
         total += probes.len();
     }
     Ok(total)
+}
+
+/// The rules of all chains of `ts`.
+fn rule_count(ts: &[Table]) -> usize {
+    ts.iter()
+        .flat_map(|t| &t.chains)
+        .map(|c| c.rules.len())
+        .sum()
+}
+
+/// The rules left in place because the analysis cannot read them: (line, why).
+fn kept(ts: &[Table]) -> Vec<(usize, String)> {
+    ts.iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
+        .collect()
 }
 
 #[cfg(test)]
