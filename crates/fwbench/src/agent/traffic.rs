@@ -99,11 +99,40 @@ fn until((count, done): (u64, bool)) -> Progress {
     Progress { count, done }
 }
 
-impl Traffic for EchoServer {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::EchoServer(EchoServer::stop(self)))
-    }
+/// A server that only stops: its results as this role's.
+macro_rules! stops_as {
+    ($t:ident, $role:ident) => {
+        impl Traffic for $t {
+            fn stop(self) -> Result<RoleResults, TrafficError> {
+                Ok(RoleResults::$role($t::stop(self)))
+            }
+        }
+    };
 }
+stops_as!(EchoServer, EchoServer);
+stops_as!(Reflector, Reflector);
+stops_as!(TcpServer, TcpServer);
+stops_as!(ExternalServer, TcpServer);
+
+/// A session client (ours or curl's): started, done when its sessions are, its
+/// results a session client's.
+macro_rules! session_client {
+    ($t:ident) => {
+        impl Traffic for $t {
+            fn start(&mut self) {
+                $t::start(self)
+            }
+            fn progress(&self) -> Progress {
+                until($t::progress(self))
+            }
+            fn stop(self) -> Result<RoleResults, TrafficError> {
+                $t::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
+            }
+        }
+    };
+}
+session_client!(SessionClient);
+session_client!(ExternalClient);
 
 impl Traffic for EchoClients {
     fn start(&mut self) {
@@ -244,47 +273,5 @@ impl Traffic for PingClient {
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         PingClient::stop(self).map(RoleResults::Ping)
-    }
-}
-
-impl Traffic for Reflector {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::Reflector(Reflector::stop(self)))
-    }
-}
-
-impl Traffic for TcpServer {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::TcpServer(TcpServer::stop(self)))
-    }
-}
-
-impl Traffic for ExternalServer {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::TcpServer(ExternalServer::stop(self)))
-    }
-}
-
-impl Traffic for SessionClient {
-    fn start(&mut self) {
-        SessionClient::start(self)
-    }
-    fn progress(&self) -> Progress {
-        until(SessionClient::progress(self))
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        SessionClient::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
-    }
-}
-
-impl Traffic for ExternalClient {
-    fn start(&mut self) {
-        ExternalClient::start(self)
-    }
-    fn progress(&self) -> Progress {
-        until(ExternalClient::progress(self))
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        ExternalClient::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
     }
 }
