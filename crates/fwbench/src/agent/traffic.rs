@@ -155,30 +155,26 @@ impl Traffic for EchoClients {
     }
 }
 
-impl Traffic for UdpSource {
-    fn start(&mut self) {
-        UdpSource::start(self)
-    }
-    fn tally(&self) -> Tally {
-        packets(self.live())
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        UdpSource::stop(self).map(RoleResults::UdpSource)
-    }
+/// A packet sender: started, its packets tallied, its results a UDP source's (`$results`
+/// picks them from what the sender returns).
+macro_rules! packet_source {
+    ($t:ident, $results:expr) => {
+        impl Traffic for $t {
+            fn start(&mut self) {
+                $t::start(self)
+            }
+            fn tally(&self) -> Tally {
+                packets(self.live())
+            }
+            fn stop(self) -> Result<RoleResults, TrafficError> {
+                $t::stop(self).map(|r| RoleResults::UdpSource($results(r)))
+            }
+        }
+    };
 }
-
-/// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
-impl Traffic for XskSource {
-    fn start(&mut self) {
-        XskSource::start(self)
-    }
-    fn tally(&self) -> Tally {
-        packets(self.live())
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        XskSource::stop(self).map(|r| RoleResults::UdpSource(r.results))
-    }
-}
+packet_source!(UdpSource, std::convert::identity);
+// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
+packet_source!(XskSource, |r: traffic::xsk::XskSourceResults| r.results);
 
 /// A packet sink as the agent reads it: the socket sink and the AF_XDP one.
 pub trait PacketSink: Sized {
@@ -187,29 +183,25 @@ pub trait PacketSink: Sized {
     fn results(self) -> Result<UdpSinkResults, TrafficError>;
 }
 
-impl PacketSink for UdpSink {
-    fn progress(&self) -> u64 {
-        UdpSink::progress(self)
-    }
-    fn live(&self) -> (u64, u64) {
-        UdpSink::live(self)
-    }
-    fn results(self) -> Result<UdpSinkResults, TrafficError> {
-        self.stop()
-    }
+/// A sink's inherent methods as [`PacketSink`]'s (`$results` picks the UDP sink
+/// results from what it returns at stop).
+macro_rules! packet_sink {
+    ($t:ident, $results:expr) => {
+        impl PacketSink for $t {
+            fn progress(&self) -> u64 {
+                $t::progress(self)
+            }
+            fn live(&self) -> (u64, u64) {
+                $t::live(self)
+            }
+            fn results(self) -> Result<UdpSinkResults, TrafficError> {
+                self.stop().map($results)
+            }
+        }
+    };
 }
-
-impl PacketSink for XskSink {
-    fn progress(&self) -> u64 {
-        XskSink::progress(self)
-    }
-    fn live(&self) -> (u64, u64) {
-        XskSink::live(self)
-    }
-    fn results(self) -> Result<UdpSinkResults, TrafficError> {
-        self.stop().map(|r| r.results)
-    }
-}
+packet_sink!(UdpSink, std::convert::identity);
+packet_sink!(XskSink, |r: traffic::xsk::XskSinkResults| r.results);
 
 /// A packet sink and its namespace's interface counters at Start.
 pub struct CountedSink<S> {
