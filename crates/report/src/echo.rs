@@ -384,21 +384,18 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
     if rows.is_empty() {
         return;
     }
-    a.tables.push(Table {
-        title: "Throughput loss per rule (line through the decrease vs F = 0 against F·n rules)"
-            .into(),
-        columns: [
+    a.tables.push(Table::new(
+        "Throughput loss per rule (line through the decrease vs F = 0 against F·n rules)",
+        &[
             "family",
             "loss per rule (% ± 95 % CI over configurations)",
             "intercept (%)",
             "R²",
             "configurations",
             "study (%/rule)",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    });
+    ));
     let mut f = Figure::line(
         "echo-decrease-vs-rules",
         "Echo decrease vs rules (loss per rule)",

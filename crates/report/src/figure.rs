@@ -113,6 +113,16 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+impl Table {
+    pub fn new(title: impl Into<String>, columns: &[&str], rows: Vec<Vec<String>>) -> Table {
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows,
+        }
+    }
+}
+
 /// What a cost fit measures per packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Estimator {

@@ -298,9 +298,9 @@ pub fn table(updates: &[Update]) -> Option<Table> {
             ]
         })
         .collect();
-    Some(Table {
-        title: "Gateway updates: commit latency and stall vs installed size".into(),
-        columns: [
+    Some(Table::new(
+        "Gateway updates: commit latency and stall vs installed size",
+        &[
             "engine",
             "method",
             "update",
@@ -311,9 +311,7 @@ pub fn table(updates: &[Update]) -> Option<Table> {
             "stall ms (max)",
             "lost",
             "time to effect ms (median)",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    })
+    ))
 }

@@ -128,21 +128,10 @@ mod tests {
                 ci95: Some(ci),
             },
         );
+        let key = crate::model::canonical(&params);
         Config {
-            engine: None,
-            key: crate::model::canonical(&params),
-            flat: crate::model::flatten(&params),
-            params,
-            workload: "echo".into(),
-            label: None,
-            reps: vec![],
-            failed: vec![],
-            unavailable: vec![],
             metrics,
-            values: BTreeMap::new(),
-            rules: None,
-            is_baseline: false,
-            cost_pct: None,
+            ..Config::new(key, params, "echo".into(), None)
         }
     }
 
@@ -150,27 +139,28 @@ mod tests {
     fn averages_over_the_parameters_not_shown_with_a_ci_over_configurations() {
         // Two frame sizes per (proto, n): the point is their mean; the CI is t(1)·sd/√2.
         let cs = [
-            config(
+            (
                 json!({"proto": "tcp", "clients": 5, "frame_size": 64}),
                 10.0,
                 0.1,
             ),
-            config(
+            (
                 json!({"proto": "tcp", "clients": 5, "frame_size": 128}),
                 14.0,
                 0.1,
             ),
-            config(
+            (
                 json!({"proto": "tcp", "clients": 10, "frame_size": 64}),
                 8.0,
                 0.5,
             ),
-            config(
+            (
                 json!({"proto": "udp", "clients": 5, "frame_size": 64}),
                 20.0,
                 1.0,
             ),
-        ];
+        ]
+        .map(|(params, y, ci)| config(params, y, ci));
         let refs: Vec<&Config> = cs.iter().collect();
         let y = |c: &Config| crate::series::metric(c, "m", 1.0);
         let x = |c: &Config| c.param_f64("clients");
