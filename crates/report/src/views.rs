@@ -138,29 +138,19 @@ mod tests {
     #[test]
     fn averages_over_the_parameters_not_shown_with_a_ci_over_configurations() {
         // Two frame sizes per (proto, n): the point is their mean; the CI is t(1)·sd/√2.
+        let c = |proto: &str, clients: u32, frame: u32, y: f64, ci: f64| {
+            config(
+                json!({"proto": proto, "clients": clients, "frame_size": frame}),
+                y,
+                ci,
+            )
+        };
         let cs = [
-            (
-                json!({"proto": "tcp", "clients": 5, "frame_size": 64}),
-                10.0,
-                0.1,
-            ),
-            (
-                json!({"proto": "tcp", "clients": 5, "frame_size": 128}),
-                14.0,
-                0.1,
-            ),
-            (
-                json!({"proto": "tcp", "clients": 10, "frame_size": 64}),
-                8.0,
-                0.5,
-            ),
-            (
-                json!({"proto": "udp", "clients": 5, "frame_size": 64}),
-                20.0,
-                1.0,
-            ),
-        ]
-        .map(|(params, y, ci)| config(params, y, ci));
+            c("tcp", 5, 64, 10.0, 0.1),
+            c("tcp", 5, 128, 14.0, 0.1),
+            c("tcp", 10, 64, 8.0, 0.5),
+            c("udp", 5, 64, 20.0, 1.0),
+        ];
         let refs: Vec<&Config> = cs.iter().collect();
         let y = |c: &Config| crate::series::metric(c, "m", 1.0);
         let x = |c: &Config| c.param_f64("clients");
