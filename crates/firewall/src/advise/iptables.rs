@@ -5,7 +5,7 @@
 //!
 //! Must not: run any program.
 
-use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
+use super::model::{port_ranges, Chain, Cond, Field, Net, Rule, Table, Target, Values};
 use crate::import::{builtins, ImportError};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -338,16 +338,7 @@ fn rule_text(chain: &str, r: &Rule, set_name: Option<&str>) -> String {
             let Values::Ports(rs) = &c.values else {
                 continue;
             };
-            let list: Vec<String> = rs
-                .iter()
-                .map(|&(a, b)| {
-                    if a == b {
-                        a.to_string()
-                    } else {
-                        format!("{a}:{b}")
-                    }
-                })
-                .collect();
+            let list = port_ranges(rs, ':');
             let o = match (f, multi) {
                 (Field::Sport, true) => "--sports",
                 (_, true) => "--dports",
