@@ -575,23 +575,23 @@ pub(crate) fn test_addressing(ip: Ip, n: u32) -> Addressing {
         addr: s.parse().unwrap(),
         len,
     };
-    match ip {
-        Ip::V4 => Addressing {
-            clients: (1..=n)
-                .map(|i| format!("198.18.1.{i}").parse().unwrap())
-                .collect(),
-            client_net: p("198.18.0.0", 16),
-            server: "198.19.0.2".parse().unwrap(),
-            server_net: p("198.19.0.0", 16),
-        },
-        Ip::V6 => Addressing {
-            clients: (1..=n)
-                .map(|i| format!("2001:2:0:1::c:{i:x}").parse().unwrap())
-                .collect(),
-            client_net: p("2001:2:0:1::", 64),
-            server: "2001:2:0:2::2".parse().unwrap(),
-            server_net: p("2001:2:0:2::", 64),
-        },
+    let (client_net, server, server_net) = match ip {
+        Ip::V4 => (p("198.18.0.0", 16), "198.19.0.2", p("198.19.0.0", 16)),
+        Ip::V6 => (
+            p("2001:2:0:1::", 64),
+            "2001:2:0:2::2",
+            p("2001:2:0:2::", 64),
+        ),
+    };
+    let client = |i: u32| match ip {
+        Ip::V4 => format!("198.18.1.{i}"),
+        Ip::V6 => format!("2001:2:0:1::c:{i:x}"),
+    };
+    Addressing {
+        clients: (1..=n).map(|i| client(i).parse().unwrap()).collect(),
+        client_net,
+        server: server.parse().unwrap(),
+        server_net,
     }
 }
 
