@@ -30,6 +30,20 @@ pub struct PortState {
     pub up: bool,
 }
 
+impl PortState {
+    /// As the testbed's text and metadata say it: `198.18.0.2/24 mtu 1500 up`,
+    /// `no address, mtu 1500 down`.
+    pub fn describe(&self) -> String {
+        let addrs = if self.addrs.is_empty() {
+            "no address,".to_string()
+        } else {
+            self.addrs.join(" ")
+        };
+        let up = if self.up { "up" } else { "down" };
+        format!("{addrs} mtu {} {up}", self.mtu)
+    }
+}
+
 /// One change, with what undoes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
