@@ -128,8 +128,9 @@ fn user_chain(table: &str, chain: &str) -> String {
     }
 }
 
-/// Built-in chains of each iptables table (only these are hooked).
-fn builtins(table: &str) -> &'static [&'static str] {
+/// Built-in chains of each iptables table (only these are hooked; the only ones with a
+/// policy).
+pub(crate) fn builtins(table: &str) -> &'static [&'static str] {
     match table {
         "filter" | "security" => &["INPUT", "FORWARD", "OUTPUT"],
         "nat" => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],
@@ -939,23 +940,13 @@ pub fn import_nft_listing(
             aim: AimFields::default(),
         });
     }
-    if chains.len() > MAX_CHAINS {
-        return file_error(
-            source,
-            format!(
-                "{} chains; fwbench imports at most {MAX_CHAINS}",
-                chains.len()
-            ),
-        );
-    }
-    if rule_list.len() > MAX_RULES {
-        return file_error(
-            source,
-            format!(
-                "{} rules; fwbench imports at most {MAX_RULES}",
-                rule_list.len()
-            ),
-        );
+    for (n, max, what) in [
+        (chains.len(), MAX_CHAINS, "chains"),
+        (rule_list.len(), MAX_RULES, "rules"),
+    ] {
+        if n > max {
+            return file_error(source, format!("{n} {what}; fwbench imports at most {max}"));
+        }
     }
     for (family, name) in tables.iter().filter(|(f, _)| f != "inet") {
         notes.push(format!(

@@ -118,6 +118,12 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         a.clients.first().copied().unwrap_or(a.client_net.addr),
         a.server,
     ];
+    // The test traffic's match: from the client network, its protocol.
+    let from_clients = Match {
+        src: Some(a.client_net),
+        l4,
+        ..Match::default()
+    };
     let rule = |hook, m, action, role| Rule {
         hook,
         m,
@@ -241,27 +247,8 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             } else {
                 fillers(hook, spec)?
             };
-            let at = match spec.position {
-                Position::First => Some(0),
-                Position::Middle => Some(rs.rules.len() / 2),
-                Position::Last => Some(rs.rules.len()),
-                Position::None => None,
-            };
-            if let Some(at) = at {
-                rs.rules.insert(
-                    at,
-                    rule(
-                        hook,
-                        Match {
-                            src: Some(a.client_net),
-                            l4,
-                            ..Match::default()
-                        },
-                        Action::Accept,
-                        Role::Match,
-                    ),
-                );
-            }
+            let m = from_clients.clone();
+            place(&mut rs.rules, spec.position, hook, m, Action::Accept);
             let matching = match spec.position {
                 Position::None => "no matching rule".to_string(),
                 p => format!("match {p}"),
@@ -289,28 +276,13 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             let mut fill = spec.clone();
             fill.count = n - 1;
             rs.rules = fillers(hook, &fill)?;
-            let at = match spec.position {
-                Position::First => Some(0),
-                Position::Middle => Some(rs.rules.len() / 2),
-                Position::Last => Some(rs.rules.len()),
-                Position::None => None,
+            let m = Match {
+                src: Some(Prefix::host(*client)),
+                l4,
+                dport: Some(port),
+                ..Match::default()
             };
-            if let Some(at) = at {
-                rs.rules.insert(
-                    at,
-                    rule(
-                        hook,
-                        Match {
-                            src: Some(Prefix::host(*client)),
-                            l4,
-                            dport: Some(port),
-                            ..Match::default()
-                        },
-                        Action::Drop,
-                        Role::Match,
-                    ),
-                );
-            }
+            place(&mut rs.rules, spec.position, hook, m, Action::Drop);
             rs.description = format!(
                 "linear-drop: {n} drop rules of (source host, port) on {}, {}",
                 spec.chain,
@@ -380,16 +352,8 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             // Seed 001's "dropping after 5 rules": `count` non-matching fillers first.
             check_count(spec.count)?;
             rs.rules = fillers(h, spec)?;
-            rs.rules.push(rule(
-                h,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    ..Match::default()
-                },
-                Action::Drop,
-                Role::Match,
-            ));
+            rs.rules
+                .push(rule(h, from_clients.clone(), Action::Drop, Role::Match));
             let after = if spec.count > 0 {
                 format!(" after {} non-matching rules", spec.count)
             } else {
@@ -409,69 +373,28 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.count
             );
         }
-        Model::StringBm | Model::StringKmp => {
+        Model::StringBm | Model::StringKmp | Model::StringBmDrop | Model::StringKmpDrop => {
             check_count(spec.count)?;
-            let algo = if spec.model == Model::StringBm {
+            let algo = if matches!(spec.model, Model::StringBm | Model::StringBmDrop) {
                 StringAlgo::Bm
             } else {
                 StringAlgo::Kmp
             };
+            let last_matches = matches!(spec.model, Model::StringBmDrop | Model::StringKmpDrop);
             let n = spec.count.max(1);
-            rs.rules = (0..n)
-                .map(|k| {
-                    rule(
-                        hook,
-                        Match {
-                            l4,
-                            string: Some((algo, format!("fwbench-nomatch-{k}"))),
-                            ..Match::default()
-                        },
-                        Action::Drop,
-                        Role::Filler,
-                    )
-                })
-                .collect();
-            rs.description = format!(
-                "{}: {n} payload string rules that never match on {}",
-                spec.model, spec.chain
-            );
-        }
-        Model::StringBmDrop | Model::StringKmpDrop => {
-            check_count(spec.count)?;
-            let algo = if spec.model == Model::StringBmDrop {
-                StringAlgo::Bm
+            rs.rules = string_rules(hook, l4, algo, n, last_matches);
+            rs.description = if last_matches {
+                format!(
+                    "{}: {n} payload string rules on {}, the last matching every test packet \
+                     ({PAYLOAD_MAGIC}), drop",
+                    spec.model, spec.chain
+                )
             } else {
-                StringAlgo::Kmp
+                format!(
+                    "{}: {n} payload string rules that never match on {}",
+                    spec.model, spec.chain
+                )
             };
-            let n = spec.count.max(1);
-            // The last rule's string is the magic every fwbench payload starts with.
-            rs.rules = (0..n)
-                .map(|k| {
-                    let last = k + 1 == n;
-                    rule(
-                        hook,
-                        Match {
-                            l4,
-                            string: Some((
-                                algo,
-                                if last {
-                                    PAYLOAD_MAGIC.to_string()
-                                } else {
-                                    format!("fwbench-nomatch-{k}")
-                                },
-                            )),
-                            ..Match::default()
-                        },
-                        Action::Drop,
-                        if last { Role::Match } else { Role::Filler },
-                    )
-                })
-                .collect();
-            rs.description = format!(
-                "{}: {n} payload string rules on {}, the last matching every test packet \
-                 ({PAYLOAD_MAGIC}), drop",
-                spec.model, spec.chain
-            );
         }
         Model::Hashlimit => {
             let src_prefix_len = match spec.ip {
@@ -494,16 +417,8 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 Action::Accept,
                 Role::Match,
             ));
-            rs.rules.push(rule(
-                hook,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    ..Match::default()
-                },
-                Action::Drop,
-                Role::Match,
-            ));
+            rs.rules
+                .push(rule(hook, from_clients.clone(), Action::Drop, Role::Match));
             rs.description = format!(
                 "hashlimit: accept up to 1000 {} packets/s per source /{src_prefix_len} on {}, drop the rest",
                 spec.l4.name(), spec.chain
@@ -516,6 +431,60 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         }
     }
     Ok(rs)
+}
+
+/// `n` payload string rules that drop; none matches the test traffic, or (`last_matches`)
+/// the last one's string is the magic every fwbench payload starts with.
+fn string_rules(
+    hook: Hook,
+    l4: Option<L4>,
+    algo: StringAlgo,
+    n: u32,
+    last_matches: bool,
+) -> Vec<Rule> {
+    (0..n)
+        .map(|k| {
+            let matching = last_matches && k + 1 == n;
+            let text = if matching {
+                PAYLOAD_MAGIC.to_string()
+            } else {
+                format!("fwbench-nomatch-{k}")
+            };
+            Rule {
+                hook,
+                m: Match {
+                    l4,
+                    string: Some((algo, text)),
+                    ..Match::default()
+                },
+                action: Action::Drop,
+                role: if matching { Role::Match } else { Role::Filler },
+            }
+        })
+        .collect()
+}
+
+/// Puts the rule that matches the test traffic among the fillers at `position`
+/// (`Position::None`: not at all).
+fn place(rules: &mut Vec<Rule>, position: Position, hook: Hook, m: Match, action: Action) {
+    let at = match position {
+        Position::First => Some(0),
+        Position::Middle => Some(rules.len() / 2),
+        Position::Last => Some(rules.len()),
+        Position::None => None,
+    };
+    if let Some(at) = at {
+        let role = Role::Match;
+        rules.insert(
+            at,
+            Rule {
+                hook,
+                m,
+                action,
+                role,
+            },
+        );
+    }
 }
 
 /// `spec.count` filler rules on `hook`: filler k drops (filler_addr(k), filler_port(k)).
@@ -598,46 +567,61 @@ fn check_addressing(spec: &ModelSpec, a: &Addressing) -> Result<(), ModelError> 
     Ok(())
 }
 
+/// A testbed's addressing for unit tests: `n` clients from 198.18.1.1 or
+/// 2001:2:0:1::c:1 up, the server 198.19.0.2 or 2001:2:0:2::2.
+#[cfg(test)]
+pub(crate) fn test_addressing(ip: Ip, n: u32) -> Addressing {
+    let p = |s: &str, len| Prefix {
+        addr: s.parse().unwrap(),
+        len,
+    };
+    let (client_net, server, server_net) = match ip {
+        Ip::V4 => (p("198.18.0.0", 16), "198.19.0.2", p("198.19.0.0", 16)),
+        Ip::V6 => (
+            p("2001:2:0:1::", 64),
+            "2001:2:0:2::2",
+            p("2001:2:0:2::", 64),
+        ),
+    };
+    let client = |i: u32| match ip {
+        Ip::V4 => format!("198.18.1.{i}"),
+        Ip::V6 => format!("2001:2:0:1::c:{i:x}"),
+    };
+    Addressing {
+        clients: (1..=n).map(|i| client(i).parse().unwrap()).collect(),
+        client_net,
+        server: server.parse().unwrap(),
+        server_net,
+    }
+}
+
+/// A model's spec for unit tests: on the forward chain, UDP, both ways.
+#[cfg(test)]
+pub(crate) fn test_spec(
+    model: Model,
+    count: u32,
+    position: Position,
+    ip: Ip,
+    dport: Option<u16>,
+) -> ModelSpec {
+    ModelSpec {
+        model,
+        count,
+        position,
+        chain: Chain::Forward,
+        l4: L4::Udp,
+        ip,
+        one_way: false,
+        dport,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn addressing(ip: Ip, n: u32) -> Addressing {
-        let p = |s: &str, len| Prefix {
-            addr: s.parse().unwrap(),
-            len,
-        };
-        match ip {
-            Ip::V4 => Addressing {
-                clients: (1..=n)
-                    .map(|i| format!("198.18.1.{i}").parse().unwrap())
-                    .collect(),
-                client_net: p("198.18.0.0", 16),
-                server: "198.19.0.2".parse().unwrap(),
-                server_net: p("198.19.0.0", 16),
-            },
-            Ip::V6 => Addressing {
-                clients: (1..=n)
-                    .map(|i| format!("2001:2:0:1::c:{i:x}").parse().unwrap())
-                    .collect(),
-                client_net: p("2001:2:0:1::", 64),
-                server: "2001:2:0:2::2".parse().unwrap(),
-                server_net: p("2001:2:0:2::", 64),
-            },
-        }
-    }
-
     fn spec(model: Model, count: u32) -> ModelSpec {
-        ModelSpec {
-            model,
-            count,
-            position: Position::Last,
-            chain: Chain::Forward,
-            l4: L4::Udp,
-            ip: Ip::V4,
-            one_way: false,
-            dport: Some(TEST_DPORT),
-        }
+        test_spec(model, count, Position::Last, Ip::V4, Some(TEST_DPORT))
     }
 
     #[test]
@@ -675,16 +659,32 @@ mod tests {
 
     #[test]
     fn absurd_count_is_refused_with_a_memory_estimate() {
-        let e = generate(&spec(Model::Linear, 10_000_000), &addressing(Ip::V4, 1)).unwrap_err();
+        let e = generate(
+            &spec(Model::Linear, 10_000_000),
+            &test_addressing(Ip::V4, 1),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "10000000 rules would need about 2.8 GiB of rule memory; the limit is 1000000"
         );
-        let e = generate(&spec(Model::StringBm, 2_000_000), &addressing(Ip::V4, 1)).unwrap_err();
+        let e = generate(
+            &spec(Model::StringBm, 2_000_000),
+            &test_addressing(Ip::V4, 1),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("about 572 MiB"), "{e}");
-        assert!(generate(&spec(Model::RawFiller, MAX_RULES), &addressing(Ip::V4, 1)).is_ok());
+        assert!(generate(
+            &spec(Model::RawFiller, MAX_RULES),
+            &test_addressing(Ip::V4, 1)
+        )
+        .is_ok());
         // Models that ignore the count do not refuse it.
-        assert!(generate(&spec(Model::Seed000F2, u32::MAX), &addressing(Ip::V4, 1)).is_ok());
+        assert!(generate(
+            &spec(Model::Seed000F2, u32::MAX),
+            &test_addressing(Ip::V4, 1)
+        )
+        .is_ok());
     }
 
     #[test]
@@ -764,7 +764,7 @@ mod tests {
                         ip,
                         ..spec(model, 2000)
                     };
-                    let a = addressing(ip, 3);
+                    let a = test_addressing(ip, 3);
                     let rs = generate(&s, &a).unwrap();
                     assert!(!rs.description.is_empty() && !rs.description.contains('\n'));
                     let mut traffic: Vec<Packet> =
@@ -793,7 +793,7 @@ mod tests {
 
     #[test]
     fn linear_drop_holds_the_clients_own_pair_among_n_and_needs_the_port() {
-        let a = addressing(Ip::V4, 2);
+        let a = test_addressing(Ip::V4, 2);
         let rs = generate(&spec(Model::LinearDrop, 5), &a).unwrap();
         assert_eq!(
             rs.rules.len(),
@@ -826,7 +826,7 @@ mod tests {
 
     #[test]
     fn net_drop_rules_drop_other_networks() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         let s = ModelSpec {
             position: Position::None,
             ..spec(Model::NetDrop, 4)
@@ -855,7 +855,7 @@ mod tests {
 
     #[test]
     fn string_drop_matches_the_payload_magic_last() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         for model in [Model::StringBmDrop, Model::StringKmpDrop] {
             let rs = generate(&spec(model, 3), &a).unwrap();
             let strings: Vec<&str> = rs
@@ -874,7 +874,7 @@ mod tests {
 
     #[test]
     fn linear_positions() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         let roles = |position| -> Vec<Role> {
             let s = ModelSpec {
                 position,
@@ -896,7 +896,7 @@ mod tests {
 
     #[test]
     fn seed000_rules_per_client_and_chain() {
-        let a = addressing(Ip::V6, 3);
+        let a = test_addressing(Ip::V6, 3);
         let rs = generate(
             &ModelSpec {
                 ip: Ip::V6,
@@ -932,7 +932,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused() {
-        let a = addressing(Ip::V4, 1);
+        let a = test_addressing(Ip::V4, 1);
         let e = generate(&spec(Model::Import, 0), &a).unwrap_err();
         assert_eq!(e.to_string(), "model import needs --import FILE");
         let v6 = ModelSpec {
@@ -948,7 +948,7 @@ mod tests {
             ..spec(Model::Linear, 1)
         };
         assert!(generate(&icmp, &a).is_err());
-        assert!(generate(&spec(Model::Seed000F2, 0), &addressing(Ip::V4, 0)).is_err());
+        assert!(generate(&spec(Model::Seed000F2, 0), &test_addressing(Ip::V4, 0)).is_err());
         let rs = generate(&spec(Model::StringKmp, 0), &a).unwrap();
         assert_eq!(rs.rules.len(), 1, "string models have at least one rule");
     }

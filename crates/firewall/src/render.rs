@@ -40,40 +40,18 @@ pub fn render_with(
 mod tests {
     use super::*;
     use crate::model::*;
-    use crate::models::{filler_addr, generate, Addressing, Chain, Model, ModelSpec, Position};
+    use crate::models::{filler_addr, generate, Addressing, Model, Position};
 
     fn addressing(ip: Ip) -> Addressing {
-        let p = |s: &str, len| Prefix {
-            addr: s.parse().unwrap(),
-            len,
+        let n = match ip {
+            Ip::V4 => 2,
+            Ip::V6 => 1,
         };
-        match ip {
-            Ip::V4 => Addressing {
-                clients: vec!["198.18.1.1".parse().unwrap(), "198.18.1.2".parse().unwrap()],
-                client_net: p("198.18.0.0", 16),
-                server: "198.19.0.2".parse().unwrap(),
-                server_net: p("198.19.0.0", 16),
-            },
-            Ip::V6 => Addressing {
-                clients: vec!["2001:2:0:1::c:1".parse().unwrap()],
-                client_net: p("2001:2:0:1::", 64),
-                server: "2001:2:0:2::2".parse().unwrap(),
-                server_net: p("2001:2:0:2::", 64),
-            },
-        }
+        crate::models::test_addressing(ip, n)
     }
 
     fn model(model: Model, count: u32, position: Position) -> RuleSet {
-        let spec = ModelSpec {
-            model,
-            count,
-            position,
-            chain: Chain::Forward,
-            l4: L4::Udp,
-            ip: Ip::V4,
-            one_way: false,
-            dport: Some(9000),
-        };
+        let spec = crate::models::test_spec(model, count, position, Ip::V4, Some(9000));
         generate(&spec, &addressing(Ip::V4)).unwrap()
     }
 

@@ -104,6 +104,32 @@ struct InForce<T> {
     handle: Option<u64>,
 }
 
+/// The first `k` notes of event `event`, taken out of `notes`; fewer left is refused,
+/// naming the event and `what` (the notes taken stay out).
+fn take_notes<T>(
+    notes: &mut Vec<InForce<T>>,
+    event: u32,
+    k: u32,
+    what: &str,
+) -> Result<Vec<InForce<T>>, UpdateError> {
+    let mut out = vec![];
+    let mut i = 0;
+    while i < notes.len() && out.len() < k as usize {
+        if notes[i].event == event {
+            out.push(notes.remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    if out.len() < k as usize {
+        return Err(UpdateError::Invalid(format!(
+            "event {event} has {} {what}, not {k}",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
 /// Events on one installed rule set: what they changed, so it can be undone.
 pub struct Events {
     /// The rule set as installed (the base of every replacement and of the undo).
@@ -437,44 +463,14 @@ impl Events {
 
     /// The first `k` rules event `event` put in place, taken out of the notes.
     fn take_rules(&mut self, event: u32, k: u32) -> Result<(Vec<Rule>, Vec<u64>), UpdateError> {
-        let mut rules = vec![];
-        let mut handles = vec![];
-        let mut i = 0;
-        while i < self.rules.len() && rules.len() < k as usize {
-            if self.rules[i].event == event {
-                let r = self.rules.remove(i);
-                handles.extend(r.handle);
-                rules.push(r.item);
-            } else {
-                i += 1;
-            }
-        }
-        if rules.len() < k as usize {
-            return Err(UpdateError::Invalid(format!(
-                "event {event} has {} rules left to delete, not {k}",
-                rules.len()
-            )));
-        }
-        Ok((rules, handles))
+        let taken = take_notes(&mut self.rules, event, k, "rules left to delete")?;
+        let handles = taken.iter().filter_map(|r| r.handle).collect();
+        Ok((taken.into_iter().map(|r| r.item).collect(), handles))
     }
 
     fn take_elements(&mut self, event: u32, k: u32) -> Result<Vec<SetElem>, UpdateError> {
-        let mut out = vec![];
-        let mut i = 0;
-        while i < self.elements.len() && out.len() < k as usize {
-            if self.elements[i].event == event {
-                out.push(self.elements.remove(i).item);
-            } else {
-                i += 1;
-            }
-        }
-        if out.len() < k as usize {
-            return Err(UpdateError::Invalid(format!(
-                "event {event} has {} elements left to remove, not {k}",
-                out.len()
-            )));
-        }
-        Ok(out)
+        let taken = take_notes(&mut self.elements, event, k, "elements left to remove")?;
+        Ok(taken.into_iter().map(|e| e.item).collect())
     }
 
     /// Take out everything the events put in place (a replacement: the installed rule

@@ -83,11 +83,17 @@ impl Engine {
     }
 }
 
-impl std::fmt::Display for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
+/// `Display` as the name (`name()`).
+macro_rules! display_by_name {
+    ($($t:ty),+) => {
+        $(impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        })+
+    };
 }
+display_by_name!(Engine, EngineKind, NftFamily);
 
 impl std::str::FromStr for Engine {
     type Err = UnknownName;
@@ -128,12 +134,6 @@ impl EngineKind {
             EngineKind::Xtables => "xtables",
             EngineKind::Bpf => "bpf",
         }
-    }
-}
-
-impl std::fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -229,12 +229,6 @@ impl NftFamily {
     /// Is this the default (`inet`)? For `skip_serializing_if`.
     pub fn is_default(&self) -> bool {
         *self == NftFamily::Inet
-    }
-}
-
-impl std::fmt::Display for NftFamily {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -73,45 +73,48 @@ impl FrameSize {
 #[error("{0}")]
 pub struct ParseSpecError(pub String);
 
-impl FromStr for Proto {
-    type Err = ParseSpecError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "tcp" => Ok(Proto::Tcp),
-            "udp" => Ok(Proto::Udp),
-            "sctp" => Ok(Proto::Sctp),
-            _ => Err(ParseSpecError(format!(
-                "unknown protocol '{s}' (expected tcp, udp or sctp)"
-            ))),
+/// `FromStr` (any case, aliases after the first name) and `Display` (the first name)
+/// of a closed set of names, from one table; another name is refused naming `$what`
+/// and the `$expected` ones.
+macro_rules! named {
+    ($t:ident, $what:literal, $expected:literal,
+     { $($v:ident => $name:literal $(| $alias:literal)*),+ $(,)? }) => {
+        impl FromStr for $t {
+            type Err = ParseSpecError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s.to_ascii_lowercase().as_str() {
+                    $($name $(| $alias)* => Ok($t::$v),)+
+                    _ => Err(ParseSpecError(format!(
+                        concat!("unknown ", $what, " '{}' (expected ", $expected, ")"),
+                        s
+                    ))),
+                }
+            }
         }
-    }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    $($t::$v => $name,)+
+                })
+            }
+        }
+    };
 }
 
-impl FromStr for Family {
-    type Err = ParseSpecError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "4" | "ipv4" | "inet" => Ok(Family::V4),
-            "6" | "ipv6" | "inet6" => Ok(Family::V6),
-            _ => Err(ParseSpecError(format!(
-                "unknown address family '{s}' (expected 4 or 6)"
-            ))),
-        }
-    }
-}
-
-impl FromStr for ServerMode {
-    type Err = ParseSpecError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "threads" | "thread" => Ok(ServerMode::Threads),
-            "epoll" => Ok(ServerMode::Epoll),
-            _ => Err(ParseSpecError(format!(
-                "unknown server mode '{s}' (expected threads or epoll)"
-            ))),
-        }
-    }
-}
+named!(Proto, "protocol", "tcp, udp or sctp", {
+    Tcp => "tcp",
+    Udp => "udp",
+    Sctp => "sctp",
+});
+named!(Family, "address family", "4 or 6", {
+    V4 => "4" | "ipv4" | "inet",
+    V6 => "6" | "ipv6" | "inet6",
+});
+named!(ServerMode, "server mode", "threads or epoll", {
+    Threads => "threads" | "thread",
+    Epoll => "epoll",
+});
 
 impl FromStr for FrameSize {
     type Err = ParseSpecError;
@@ -158,34 +161,6 @@ impl FromStr for FrameSize {
     }
 }
 
-impl fmt::Display for Proto {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Proto::Tcp => "tcp",
-            Proto::Udp => "udp",
-            Proto::Sctp => "sctp",
-        })
-    }
-}
-
-impl fmt::Display for Family {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Family::V4 => "4",
-            Family::V6 => "6",
-        })
-    }
-}
-
-impl fmt::Display for ServerMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ServerMode::Threads => "threads",
-            ServerMode::Epoll => "epoll",
-        })
-    }
-}
-
 impl fmt::Display for FrameSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -198,6 +173,25 @@ impl fmt::Display for FrameSize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_parse_in_any_case_with_aliases_and_show_the_first() {
+        assert_eq!("UDP".parse::<Proto>().unwrap(), Proto::Udp);
+        assert_eq!("inet6".parse::<Family>().unwrap().to_string(), "6");
+        assert_eq!(
+            "Thread".parse::<ServerMode>().unwrap().to_string(),
+            "threads"
+        );
+        let e = |r: Result<ServerMode, ParseSpecError>| r.unwrap_err().to_string();
+        assert_eq!(
+            e("poll".parse()),
+            "unknown server mode 'poll' (expected threads or epoll)"
+        );
+        assert_eq!(
+            "ipv5".parse::<Family>().unwrap_err().to_string(),
+            "unknown address family 'ipv5' (expected 4 or 6)"
+        );
+    }
 
     #[test]
     fn frame_size_parsing() {

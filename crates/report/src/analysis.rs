@@ -5,7 +5,7 @@
 //! Must not: be imported by the modules below it; workload-specific figures belong in
 //! `throughput` or `conn`.
 
-use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Options, Point, Series, Table};
+use crate::figure::{mean_ci, num, Analysis, Figure, Options, Point, Series, Table};
 use crate::model::{is_sweet_spot, main_metric, search_of, Config};
 use crate::series::{bar_figure, metric_label, param_text, varying};
 use serde_json::Value;
@@ -180,13 +180,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
             })
             .collect();
         pts.sort_by(|p, q| p.x.total_cmp(&q.x));
-        if !pts.is_empty() {
-            series.push(Series {
-                name: format!("trial {} {case} rep {}", t.id, t.rep),
-                points: pts,
-                fit: false,
-            });
-        }
+        series.extend(Series::of_trial(t, &case, pts));
     }
     a.tables.push(Table {
         title: "Searches (ndr / degrade)".into(),
@@ -199,18 +193,12 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
         } else {
             "offered load (packets/s)"
         };
-        a.figures.push(Figure {
-            id: "search-loss-curve".into(),
-            title: "Frame loss rate by offered load (RFC 2544 §26.3)".into(),
-            x_label: xl.into(),
-            y_label: "frame loss (%)".into(),
-            kind: Kind::Line,
+        a.figures.push(Figure::line(
+            "search-loss-curve",
+            "Frame loss rate by offered load (RFC 2544 §26.3)",
+            (xl, "frame loss (%)"),
             series,
-            categories: vec![],
-            markers: vec![],
-            notes: vec![],
-            group: None,
-        });
+        ));
     }
 }
 

@@ -1385,17 +1385,11 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
             pts.len().to_string(),
             f("trials").map(num).unwrap_or_default(),
         ]);
-        if !pts.is_empty() {
-            series.push(Series {
-                name: format!("trial {} {case} rep {}", t.id, t.rep),
-                points: pts,
-                fit: false,
-            });
-        }
+        series.extend(Series::of_trial(t, &case, pts));
     }
-    a.tables.push(Table {
-        title: "Sweet-spot searches (sessions, parallel auto)".into(),
-        columns: [
+    a.tables.push(Table::new(
+        "Sweet-spot searches (sessions, parallel auto)",
+        &[
             "trial",
             "case",
             "best parallel",
@@ -1404,11 +1398,9 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
             "within 3 % of best (parallel)",
             "points",
             "trials",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    });
+    ));
     if !series.is_empty() {
         a.figures.push(Figure {
             id: "sessions-sweet-spot".into(),
@@ -1494,9 +1486,9 @@ fn held_connections(conn: &[&Config], a: &mut Analysis) {
             rows.push(r);
         }
     }
-    a.tables.push(Table {
-        title: "Held connections (connections workload)".into(),
-        columns: [
+    a.tables.push(Table::new(
+        "Held connections (connections workload)",
+        &[
             "case",
             "rep",
             "trial",
@@ -1506,11 +1498,9 @@ fn held_connections(conn: &[&Config], a: &mut Analysis) {
             "limiter",
             "errno",
             "open (ms)",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    });
+    ));
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! Must not: read the store; imports `throughput` only for `crossovers`.
 
 use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table};
-use crate::model::Config;
+use crate::model::{costed, Config};
 use crate::series::{metric, varying, XOf, YOf};
 use crate::stats;
 use crate::views::{average, averaged_note, averaged_series, proto_family};
@@ -234,24 +234,31 @@ fn rules_of(c: &Config) -> Option<f64> {
     }
 }
 
-/// The address families present (`None` when the family does not vary).
-fn families(cs: &[&Config]) -> Vec<Option<String>> {
+/// The address families present (`None` when the family does not vary), each with
+/// its configurations.
+fn by_family<'a>(cs: &[&'a Config]) -> Vec<(Option<String>, Vec<&'a Config>)> {
     let fams: BTreeSet<&str> = cs.iter().filter_map(|c| c.param("family")).collect();
-    if fams.len() < 2 {
+    let fams: Vec<Option<String>> = if fams.len() < 2 {
         vec![None]
     } else {
         fams.into_iter().map(|f| Some(f.to_string())).collect()
-    }
+    };
+    fams.into_iter()
+        .map(|fam| {
+            let of: Vec<&Config> = cs
+                .iter()
+                .copied()
+                .filter(|c| fam.as_deref().is_none_or(|f| c.param("family") == Some(f)))
+                .collect();
+            (fam, of)
+        })
+        .collect()
 }
 
 /// Figures 5 and 6: decrease vs the F = 0 series by clients, one series per protocol and
 /// rules per client, averaged over frame size and server mode; one figure per family.
 fn decrease(echo: &[&Config], a: &mut Analysis) {
-    let costed: Vec<&Config> = echo
-        .iter()
-        .copied()
-        .filter(|c| c.cost_pct.is_some())
-        .collect();
+    let costed = costed(echo);
     if costed.is_empty() {
         return;
     }
@@ -269,12 +276,7 @@ fn decrease(echo: &[&Config], a: &mut Analysis) {
             (None, None) => "all".into(),
         })
     };
-    for fam in families(&costed) {
-        let cs: Vec<&Config> = costed
-            .iter()
-            .copied()
-            .filter(|c| fam.as_deref().is_none_or(|f| c.param("family") == Some(f)))
-            .collect();
+    for (fam, cs) in by_family(&costed) {
         let (id, title) = match &fam {
             None => (
                 "echo-decrease-vs-baseline".to_string(),
@@ -316,12 +318,7 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
     }
     let mut rows = Vec::new();
     let mut series = Vec::new();
-    for fam in families(&costed) {
-        let cs: Vec<&Config> = costed
-            .iter()
-            .copied()
-            .filter(|c| fam.as_deref().is_none_or(|f| c.param("family") == Some(f)))
-            .collect();
+    for (fam, cs) in by_family(&costed) {
         let pts: Vec<(f64, f64)> = cs
             .iter()
             .filter_map(|c| Some((rules_of(c)?, c.cost_pct?)))
@@ -387,21 +384,18 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
     if rows.is_empty() {
         return;
     }
-    a.tables.push(Table {
-        title: "Throughput loss per rule (line through the decrease vs F = 0 against F·n rules)"
-            .into(),
-        columns: [
+    a.tables.push(Table::new(
+        "Throughput loss per rule (line through the decrease vs F = 0 against F·n rules)",
+        &[
             "family",
             "loss per rule (% ± 95 % CI over configurations)",
             "intercept (%)",
             "R²",
             "configurations",
             "study (%/rule)",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    });
+    ));
     let mut f = Figure::line(
         "echo-decrease-vs-rules",
         "Echo decrease vs rules (loss per rule)",

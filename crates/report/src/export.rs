@@ -180,9 +180,11 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             ]
         })
         .collect();
-    Table {
-        title: "Cost model: time per packet = a + b · rules (weighted least squares, the trials as the unit)".into(),
-        columns: [
+    let title = "Cost model: time per packet = a + b · rules (weighted least squares, the \
+                 trials as the unit)";
+    Table::new(
+        title,
+        &[
             "series",
             "b: ns per rule per packet (± 95 % CI)",
             "a: ns per packet at 0 rules",
@@ -195,11 +197,9 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             "1/pps: b ± CI (half-width)",
             "CPU time: b ± CI (half-width)",
             "line check",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    }
+    )
 }
 
 /// A figure's data as a table: one row per x (or category), one column per series.

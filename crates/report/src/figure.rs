@@ -66,6 +66,17 @@ pub struct Figure {
     pub group: Option<String>,
 }
 
+impl Series {
+    /// One search trial's curve (`None` without points).
+    pub fn of_trial(t: &store::TrialRow, case: &str, points: Vec<Point>) -> Option<Series> {
+        (!points.is_empty()).then(|| Series {
+            name: format!("trial {} {case} rep {}", t.id, t.rep),
+            points,
+            fit: false,
+        })
+    }
+}
+
 impl Figure {
     /// A line chart without markers, notes or group.
     pub fn line(id: &str, title: &str, labels: (&str, &str), series: Vec<Series>) -> Figure {
@@ -100,6 +111,16 @@ pub struct Table {
     pub title: String,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(title: impl Into<String>, columns: &[&str], rows: Vec<Vec<String>>) -> Table {
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows,
+        }
+    }
 }
 
 /// What a cost fit measures per packet.

@@ -52,15 +52,13 @@ pub fn role_hosts_table(run: &RunRow) -> Option<Table> {
             ]
         })
         .collect();
-    Some(Table {
-        title: "Testbed hosts".into(),
-        columns: [
+    Some(Table::new(
+        "Testbed hosts",
+        &[
             "role", "host", "kernel", "CPU", "NIC", "offloads", "sysctls",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    })
+    ))
 }
 
 #[cfg(test)]

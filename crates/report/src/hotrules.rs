@@ -7,7 +7,7 @@
 //! run's trials) or draw.
 
 use crate::figure::{Figure, Kind, Point, Series};
-use crate::stats::Summary;
+use crate::stats::{median, Summary};
 use std::collections::BTreeMap;
 use store::TrialRow;
 
@@ -59,17 +59,6 @@ fn measured(trials: &[TrialRow]) -> (ByPosition, usize, usize) {
     (by, aimed, unmeasured)
 }
 
-fn median(v: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
 /// The answer in sentences, per series: the cost of each rule passed (the slope of
 /// median time per packet over the aimed rule's position, with its 95 % CI) and the
 /// costliest rules to reach (by median). Needs three positions.
@@ -82,7 +71,7 @@ pub fn findings(trials: &[TrialRow]) -> Vec<String> {
         // else on the machine (seen here: 2 kpps among 150 kpps) does not move it.
         let medians: Vec<(usize, f64)> = points
             .iter()
-            .filter_map(|(x, ys)| Some((*x, median(ys)?)))
+            .filter_map(|(x, ys)| Some((*x, median(ys.iter().copied())?)))
             .collect();
         if medians.len() < 3 {
             continue;

@@ -62,13 +62,7 @@ fn warnings(o: &mut String, w: &[&Warning]) {
     if !bad.is_empty() {
         o.push_str("<div class=\"bad\"><p><b>Data integrity failure: received bytes differ from what was sent.</b></p><ul>");
         for x in &bad {
-            let _ = write!(
-                o,
-                "<li><b>run {} · {}: {}</b></li>",
-                x.run_id,
-                escape(&x.kind),
-                escape(&x.message)
-            );
+            let _ = write!(o, "<li><b>{}: {}</b></li>", run_kind(x), escape(&x.message));
         }
         o.push_str("</ul></div>");
     }
@@ -89,16 +83,15 @@ fn warnings(o: &mut String, w: &[&Warning]) {
             continue;
         }
         for x in g.items {
-            let _ = write!(
-                o,
-                "<li><b>run {} · {}</b>: {}</li>",
-                x.run_id,
-                escape(&x.kind),
-                escape(&x.message)
-            );
+            let _ = write!(o, "<li><b>{}</b>: {}</li>", run_kind(x), escape(&x.message));
         }
     }
     o.push_str("</ul></div>");
+}
+
+/// A warning's run and kind, escaped: `run 3 · corrupt`.
+fn run_kind(x: &Warning) -> String {
+    format!("run {} · {}", x.run_id, escape(&x.kind))
 }
 
 /// The full lists of the warnings said in one line at the top, at the page's end.

@@ -268,7 +268,7 @@ pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64
         let key = format!("{}|{}", t.workload, canonical(&params));
         let c = by_key.entry(key.clone()).or_insert_with(|| {
             order.push(key.clone());
-            new_config(key.clone(), params, t)
+            Config::new(key.clone(), params, t.workload.clone(), t.engine.clone())
         });
         match t.status.as_str() {
             "ok" => c.reps.push(t.clone()),
@@ -288,26 +288,43 @@ pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64
     v
 }
 
-/// An empty configuration for the first trial seen with these parameters.
-fn new_config(key: String, params: Value, t: &TrialRow) -> Config {
-    Config {
-        key,
-        flat: flatten(&params),
-        label: params
-            .get("label")
-            .and_then(Value::as_str)
-            .map(String::from),
-        params,
-        workload: t.workload.clone(),
-        engine: t.engine.clone(),
-        reps: vec![],
-        failed: vec![],
-        unavailable: vec![],
-        metrics: BTreeMap::new(),
-        values: BTreeMap::new(),
-        rules: None,
-        is_baseline: false,
-        cost_pct: None,
+/// The configurations with a cost against their baseline.
+pub fn costed<'a>(configs: &[&'a Config]) -> Vec<&'a Config> {
+    configs
+        .iter()
+        .copied()
+        .filter(|c| c.cost_pct.is_some())
+        .collect()
+}
+
+impl Config {
+    /// An empty configuration (no trials yet) of these parameters; its label is the
+    /// parameters' `label`.
+    pub fn new(
+        key: String,
+        params: Value,
+        workload: String,
+        engine: Option<store::EngineRow>,
+    ) -> Config {
+        Config {
+            key,
+            flat: flatten(&params),
+            label: params
+                .get("label")
+                .and_then(Value::as_str)
+                .map(String::from),
+            params,
+            workload,
+            engine,
+            reps: vec![],
+            failed: vec![],
+            unavailable: vec![],
+            metrics: BTreeMap::new(),
+            values: BTreeMap::new(),
+            rules: None,
+            is_baseline: false,
+            cost_pct: None,
+        }
     }
 }
 

@@ -161,18 +161,7 @@ pub(crate) fn line_figure(
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.x.to_bits()))
         .collect();
-    (xs.len() >= 2).then(|| Figure {
-        id: id.into(),
-        title: title.into(),
-        x_label: labels.0.into(),
-        y_label: labels.1.into(),
-        kind: Kind::Line,
-        series,
-        categories: vec![],
-        markers: vec![],
-        notes: vec![],
-        group: None,
-    })
+    (xs.len() >= 2).then(|| Figure::line(id, title, labels, series))
 }
 
 /// The x of packet figures: requested filler rules when that axis varies, otherwise the
@@ -243,24 +232,13 @@ mod tests {
             .unwrap_or("inet")
             .parse()
             .unwrap();
-        Config {
-            engine: Some(store::EngineRow::of(fwmodel::EffectiveEngine::new(
-                engine, family,
-            ))),
-            key: crate::model::canonical(&params),
-            flat: crate::model::flatten(&params),
+        let engine = store::EngineRow::of(fwmodel::EffectiveEngine::new(engine, family));
+        Config::new(
+            crate::model::canonical(&params),
             params,
-            workload: "flood".into(),
-            label: None,
-            reps: vec![],
-            failed: vec![],
-            unavailable: vec![],
-            metrics: BTreeMap::new(),
-            values: BTreeMap::new(),
-            rules: None,
-            is_baseline: false,
-            cost_pct: None,
-        }
+            "flood".into(),
+            Some(engine),
+        )
     }
 
     #[test]

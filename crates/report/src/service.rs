@@ -152,9 +152,9 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
     if rows.iter().all(|r| r[1..].iter().all(|c| c == "-")) {
         return;
     }
-    a.tables.push(Table {
-        title: "Service and queuing time by firewall type (seed 003, derived; ± 95 % CI)".into(),
-        columns: [
+    a.tables.push(Table::new(
+        "Service and queuing time by firewall type (seed 003, derived; ± 95 % CI)",
+        &[
             "firewall",
             "session latency (sequential)",
             "observed service time (1 / parallel sessions/s)",
@@ -163,11 +163,9 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             "packet service time (1 / packets/s)",
             "per-packet cost (extra ping RTT)",
             "per-byte cost (ns/byte)",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    });
+    ));
     a.tables.last_mut().expect("pushed").rows.push(vec![
         format!(
             "packets/s: the gateway's interface counters (rx, every interface); where a \

@@ -41,6 +41,18 @@ impl Summary {
     }
 }
 
+/// Median of the finite values (`None` without any).
+pub fn median(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
 /// Arithmetic mean; `None` for no values.
 pub fn mean(v: &[f64]) -> Option<f64> {
     if v.is_empty() {

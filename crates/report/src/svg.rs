@@ -599,35 +599,30 @@ mod tests {
         assert_eq!(colours.len(), 10);
     }
 
+    /// One series named "s" (not a fit).
+    fn one_series(points: Vec<Point>) -> Vec<Series> {
+        vec![Series {
+            name: "s".into(),
+            points,
+            fit: false,
+        }]
+    }
+
     #[test]
     fn render_is_deterministic_and_escaped() {
-        let f = Figure {
-            id: "t".into(),
-            title: "a < b & c".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            kind: Kind::Line,
-            series: vec![Series {
-                name: "s".into(),
-                points: vec![
-                    Point {
-                        x: 1.0,
-                        y: 2.0,
-                        ci95: Some(0.5),
-                    },
-                    Point {
-                        x: 2.0,
-                        y: 3.0,
-                        ci95: None,
-                    },
-                ],
-                fit: false,
-            }],
-            categories: vec![],
-            markers: vec![],
-            notes: vec![],
-            group: None,
-        };
+        let points = vec![
+            Point {
+                x: 1.0,
+                y: 2.0,
+                ci95: Some(0.5),
+            },
+            Point {
+                x: 2.0,
+                y: 3.0,
+                ci95: None,
+            },
+        ];
+        let f = Figure::line("t", "a < b & c", ("x", "y"), one_series(points));
         let s = render(&f);
         assert_eq!(s, render(&f));
         assert!(s.contains("a &lt; b &amp; c"));
@@ -647,22 +642,7 @@ mod tests {
                 ci95: Some(5.0),
             })
             .collect();
-        let f = Figure {
-            id: "dense".into(),
-            title: "dense".into(),
-            x_label: "rules".into(),
-            y_label: "ms".into(),
-            kind: Kind::Line,
-            series: vec![Series {
-                name: "s".into(),
-                points,
-                fit: false,
-            }],
-            categories: vec![],
-            markers: vec![],
-            notes: vec![],
-            group: None,
-        };
+        let f = Figure::line("dense", "dense", ("rules", "ms"), one_series(points));
         let s = render(&f);
         assert_eq!(s.matches("<circle").count(), 0);
         assert_eq!(s.matches(r##"stroke="#1f77b4"/>"##).count(), 0);

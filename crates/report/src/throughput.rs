@@ -9,7 +9,7 @@
 use crate::figure::{
     mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Options, Point, Series,
 };
-use crate::model::{main_metric, Config};
+use crate::model::{costed, main_metric, Config};
 use crate::series::{
     bar_figure, group, line_figure, metric, metric_label, rules_axis, series_name, varying,
 };
@@ -21,11 +21,7 @@ pub const DEGRADED_DROP: f64 = 0.05;
 
 /// Decrease of the main metric vs the baseline by `x_key`, one series per other setting.
 fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &mut Analysis) {
-    let costed: Vec<&Config> = configs
-        .iter()
-        .copied()
-        .filter(|c| c.cost_pct.is_some())
-        .collect();
+    let costed = costed(configs);
     if costed.is_empty() {
         return;
     }

@@ -7,6 +7,7 @@
 //! gets the rows, see `lib.rs`) or draw.
 
 use crate::figure::{num, Figure, Marker, Point, Series, Table};
+use crate::stats::median;
 use std::collections::BTreeMap;
 use store::{TrialRow, UpdateRecord};
 
@@ -84,17 +85,6 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
         .push(r);
     }
     by
-}
-
-fn median(v: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
 }
 
 /// "adding 1 rule to 20000", as the CLI's events line says it; the stored kind is
@@ -308,9 +298,9 @@ pub fn table(updates: &[Update]) -> Option<Table> {
             ]
         })
         .collect();
-    Some(Table {
-        title: "Gateway updates: commit latency and stall vs installed size".into(),
-        columns: [
+    Some(Table::new(
+        "Gateway updates: commit latency and stall vs installed size",
+        &[
             "engine",
             "method",
             "update",
@@ -321,9 +311,7 @@ pub fn table(updates: &[Update]) -> Option<Table> {
             "stall ms (max)",
             "lost",
             "time to effect ms (median)",
-        ]
-        .map(String::from)
-        .to_vec(),
+        ],
         rows,
-    })
+    ))
 }

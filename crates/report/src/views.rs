@@ -128,48 +128,28 @@ mod tests {
                 ci95: Some(ci),
             },
         );
+        let key = crate::model::canonical(&params);
         Config {
-            engine: None,
-            key: crate::model::canonical(&params),
-            flat: crate::model::flatten(&params),
-            params,
-            workload: "echo".into(),
-            label: None,
-            reps: vec![],
-            failed: vec![],
-            unavailable: vec![],
             metrics,
-            values: BTreeMap::new(),
-            rules: None,
-            is_baseline: false,
-            cost_pct: None,
+            ..Config::new(key, params, "echo".into(), None)
         }
     }
 
     #[test]
     fn averages_over_the_parameters_not_shown_with_a_ci_over_configurations() {
         // Two frame sizes per (proto, n): the point is their mean; the CI is t(1)·sd/√2.
+        let c = |proto: &str, clients: u32, frame: u32, y: f64, ci: f64| {
+            config(
+                json!({"proto": proto, "clients": clients, "frame_size": frame}),
+                y,
+                ci,
+            )
+        };
         let cs = [
-            config(
-                json!({"proto": "tcp", "clients": 5, "frame_size": 64}),
-                10.0,
-                0.1,
-            ),
-            config(
-                json!({"proto": "tcp", "clients": 5, "frame_size": 128}),
-                14.0,
-                0.1,
-            ),
-            config(
-                json!({"proto": "tcp", "clients": 10, "frame_size": 64}),
-                8.0,
-                0.5,
-            ),
-            config(
-                json!({"proto": "udp", "clients": 5, "frame_size": 64}),
-                20.0,
-                1.0,
-            ),
+            c("tcp", 5, 64, 10.0, 0.1),
+            c("tcp", 5, 128, 14.0, 0.1),
+            c("tcp", 10, 64, 8.0, 0.5),
+            c("udp", 5, 64, 20.0, 1.0),
         ];
         let refs: Vec<&Config> = cs.iter().collect();
         let y = |c: &Config| crate::series::metric(c, "m", 1.0);

@@ -383,7 +383,7 @@ pub struct NewRun {
 }
 
 /// A stored run read back.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunRow {
     pub id: i64,
     pub started_at: String,
@@ -530,7 +530,7 @@ pub struct TrialRecord {
 }
 
 /// A stored trial read back (without per-client rows and samples).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrialRow {
     pub id: i64,
     pub run_id: i64,

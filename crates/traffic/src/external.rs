@@ -11,7 +11,7 @@
 //! dirs, or leave a process or a dir behind — `Drop` kills and removes, also on panic.
 
 use crate::gate::{Gate, StartGate};
-use crate::hist::RttHistogram;
+use crate::hist::SessionTimes;
 use crate::program::find_program;
 use crate::sys::{self, Epoll, EventFd, EPOLLIN};
 use crate::TrafficError;
@@ -755,7 +755,7 @@ impl ExternalClient {
         Ok(SessionClientResults {
             mode: ConnMode::Http,
             parallel: self.spec.parallel,
-            sessions: total.sessions,
+            sessions: total.done.sessions,
             failed: total.failed,
             errors: total.errors.into_vec(),
             elapsed_ns: if started {
@@ -763,12 +763,12 @@ impl ExternalClient {
             } else {
                 0
             },
-            bytes: total.bytes,
+            bytes: total.done.bytes,
             corrupt: total.corrupt,
-            session: total.session.durations(),
-            connect: total.connect.durations(),
-            ttfb: total.ttfb.durations(),
-            ttlb: total.ttlb.durations(),
+            session: total.done.session.durations(),
+            connect: total.done.connect.durations(),
+            ttfb: total.done.ttfb.durations(),
+            ttlb: total.done.ttlb.durations(),
             overhead: None,
             session_us,
             hold: None,
@@ -1029,30 +1029,20 @@ impl ErrorTally {
 /// One worker's counts.
 #[derive(Debug, Default)]
 struct Tally {
-    sessions: u64,
+    done: SessionTimes,
     failed: u64,
     corrupt: u64,
-    bytes: u64,
     errors: ErrorTally,
-    session: RttHistogram,
-    connect: RttHistogram,
-    ttfb: RttHistogram,
-    ttlb: RttHistogram,
     /// End of the last download, monotonic ns (0: none).
     last_end_ns: u64,
 }
 
 impl Tally {
     fn merge(&mut self, o: Tally) {
-        self.sessions += o.sessions;
+        self.done.merge(&o.done);
         self.failed += o.failed;
         self.corrupt += o.corrupt;
-        self.bytes += o.bytes;
         self.errors.merge(o.errors);
-        self.session.merge(&o.session);
-        self.connect.merge(&o.connect);
-        self.ttfb.merge(&o.ttfb);
-        self.ttlb.merge(&o.ttlb);
         self.last_end_ns = self.last_end_ns.max(o.last_end_ns);
     }
 }
@@ -1105,12 +1095,8 @@ impl Worker {
             t.last_end_ns = sys::monotonic_ns();
             match outcome {
                 Outcome::Done(rep) => {
-                    t.sessions += 1;
-                    t.bytes += rep.size;
-                    t.session.record(rep.total_ns);
-                    t.connect.record(rep.connect_ns);
-                    t.ttfb.record(rep.first_byte_ns);
-                    t.ttlb.record(rep.total_ns);
+                    let (total, first) = (rep.total_ns, rep.first_byte_ns);
+                    t.done.record(rep.size, total, rep.connect_ns, first, total);
                     let us = (rep.total_ns / 1000).min(u32::MAX as u64) as u32;
                     if let Ok(mut v) = self.shared.session_us.lock() {
                         if v.len() < SESSION_US_MAX {

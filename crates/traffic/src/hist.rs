@@ -1,7 +1,50 @@
 //! RTT histograms (HdrHistogram, 3 significant digits, 1 ns .. 100 s).
 
 use hdrhistogram::Histogram;
-use proto::{Durations, RttSummary};
+use proto::{Durations, RttSummary, SessionClientResults};
+
+/// The sessions a client completed: how many, their bytes and their times (whole
+/// session, connect, first byte, last byte), as its workers merge them.
+#[derive(Debug, Default)]
+pub struct SessionTimes {
+    pub sessions: u64,
+    pub bytes: u64,
+    pub session: RttHistogram,
+    pub connect: RttHistogram,
+    pub ttfb: RttHistogram,
+    pub ttlb: RttHistogram,
+}
+
+impl SessionTimes {
+    /// One session of `bytes` done; the times in ns.
+    pub fn record(&mut self, bytes: u64, session: u64, connect: u64, ttfb: u64, ttlb: u64) {
+        self.sessions += 1;
+        self.bytes += bytes;
+        self.session.record(session);
+        self.connect.record(connect);
+        self.ttfb.record(ttfb);
+        self.ttlb.record(ttlb);
+    }
+
+    pub fn merge(&mut self, o: &SessionTimes) {
+        self.sessions += o.sessions;
+        self.bytes += o.bytes;
+        self.session.merge(&o.session);
+        self.connect.merge(&o.connect);
+        self.ttfb.merge(&o.ttfb);
+        self.ttlb.merge(&o.ttlb);
+    }
+
+    /// Their count, bytes and distributions into the client's results.
+    pub fn fill(&self, r: &mut SessionClientResults) {
+        r.sessions = self.sessions;
+        r.bytes = self.bytes;
+        r.session = self.session.durations();
+        r.connect = self.connect.durations();
+        r.ttfb = self.ttfb.durations();
+        r.ttlb = self.ttlb.durations();
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct RttHistogram {

@@ -5,21 +5,10 @@
 //!
 //! Must not: run any program.
 
-use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
-use crate::import::ImportError;
+use super::model::{port_ranges, Chain, Cond, Field, Net, Rule, Table, Target, Values};
+use crate::import::{builtins, ImportError};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// Built-in chains of each table (the only ones with a policy).
-fn builtins(table: &str) -> &'static [&'static str] {
-    match table {
-        "filter" | "security" => &["INPUT", "FORWARD", "OUTPUT"],
-        "nat" => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],
-        "mangle" => &["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"],
-        "raw" => &["PREROUTING", "OUTPUT"],
-        _ => &[],
-    }
-}
 
 fn proto_number(p: &str) -> Option<u8> {
     match p.to_ascii_lowercase().as_str() {
@@ -349,16 +338,7 @@ fn rule_text(chain: &str, r: &Rule, set_name: Option<&str>) -> String {
             let Values::Ports(rs) = &c.values else {
                 continue;
             };
-            let list: Vec<String> = rs
-                .iter()
-                .map(|&(a, b)| {
-                    if a == b {
-                        a.to_string()
-                    } else {
-                        format!("{a}:{b}")
-                    }
-                })
-                .collect();
+            let list = port_ranges(rs, ':');
             let o = match (f, multi) {
                 (Field::Sport, true) => "--sports",
                 (_, true) => "--dports",

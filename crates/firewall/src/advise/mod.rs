@@ -64,6 +64,32 @@ pub struct Advice {
     pub as_nft: Result<(String, String), String>,
 }
 
+impl Advice {
+    /// The advice of a rewrite from `before` to `after`: its changes and probes, the
+    /// rule counts and the rules kept; no notes, text or sets yet.
+    fn of(
+        format: ImportFormat,
+        before: &[Table],
+        after: &[Table],
+        changes: Vec<Change>,
+        probes: usize,
+        as_nft: Result<(String, String), String>,
+    ) -> Advice {
+        Advice {
+            format,
+            changes,
+            kept: kept(before),
+            notes: vec![],
+            rules_before: rule_count(before),
+            rules_after: rule_count(after),
+            probes,
+            text: String::new(),
+            ipset: String::new(),
+            as_nft,
+        }
+    }
+}
+
 /// A probe whose fate differs between the two rulesets.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -114,35 +140,17 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
         new_tables.push(nt);
     }
     let probes = check(&tables, &new_tables, v6)?;
-    let count = |ts: &[Table]| -> usize {
-        ts.iter()
-            .flat_map(|t| &t.chains)
-            .map(|c| c.rules.len())
-            .sum()
-    };
-    let kept = tables
-        .iter()
-        .flat_map(|t| &t.chains)
-        .flat_map(|c| &c.rules)
-        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
-        .collect();
     let (text, ipset) = if changes.is_empty() {
         (String::new(), String::new())
     } else {
         iptables::render(&new_tables, v6, &sets)
     };
     let as_nft = nft::render(&tables, v6).and_then(|a| Ok((a, nft::render(&new_tables, v6)?)));
+    let format = ImportFormat::IptablesSave;
     Ok(Advice {
-        as_nft,
-        notes: vec![],
-        format: ImportFormat::IptablesSave,
-        rules_before: count(&tables),
-        rules_after: count(&new_tables),
-        changes,
-        kept,
-        probes,
         text,
         ipset,
+        ..Advice::of(format, &tables, &new_tables, changes, probes, as_nft)
     })
 }
 
@@ -167,18 +175,6 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
     {
         probes += check(&before, &after, true)?;
     }
-    let count = |ts: &[Table]| -> usize {
-        ts.iter()
-            .flat_map(|t| &t.chains)
-            .map(|c| c.rules.len())
-            .sum()
-    };
-    let kept = before
-        .iter()
-        .flat_map(|t| &t.chains)
-        .flat_map(|c| &c.rules)
-        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
-        .collect();
     let unsupported = |e: String| AdviseError::Unsupported(format!("{source}: {e}"));
     let text = if changes.is_empty() {
         String::new()
@@ -216,15 +212,8 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
         .collect();
     Ok(Advice {
         notes,
-        format: ImportFormat::Nft,
-        rules_before: count(&before),
-        rules_after: count(&after),
-        changes,
-        kept,
-        probes,
-        as_nft,
         text,
-        ipset: String::new(),
+        ..Advice::of(ImportFormat::Nft, &before, &after, changes, probes, as_nft)
     })
 }
 
@@ -406,6 +395,23 @@ fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseErr
         total += probes.len();
     }
     Ok(total)
+}
+
+/// The rules of all chains of `ts`.
+fn rule_count(ts: &[Table]) -> usize {
+    ts.iter()
+        .flat_map(|t| &t.chains)
+        .map(|c| c.rules.len())
+        .sum()
+}
+
+/// The rules left in place because the analysis cannot read them: (line, why).
+fn kept(ts: &[Table]) -> Vec<(usize, String)> {
+    ts.iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .filter_map(|r| r.opaque.clone().map(|why| (r.line, why)))
+        .collect()
 }
 
 #[cfg(test)]

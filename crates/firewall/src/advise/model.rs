@@ -125,6 +125,21 @@ impl Field {
     }
 }
 
+/// Port ranges as text: `80`, or first and last joined by `sep` (`1024:2047` for
+/// iptables, `1024-2047` for nft).
+pub fn port_ranges(ranges: &[(u16, u16)], sep: char) -> Vec<String> {
+    ranges
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}{sep}{b}")
+            }
+        })
+        .collect()
+}
+
 /// The values one field matches (a set: any element matches).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Values {

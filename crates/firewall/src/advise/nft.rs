@@ -6,7 +6,7 @@
 //! Must not: write a rule it cannot translate exactly (a rule the model cannot read,
 //! a target nft has no equal for): that is an error naming the line.
 
-use super::model::{Chain, Cond, Field, Rule, Table, Target, Values};
+use super::model::{port_ranges, Chain, Cond, Field, Rule, Table, Target, Values};
 use std::fmt::Write as _;
 
 /// Hook priority of each iptables table's chains in nft's names.
@@ -34,16 +34,7 @@ fn values(v: &Values) -> String {
                 }
             })
             .collect(),
-        Values::Ports(ps) => ps
-            .iter()
-            .map(|&(a, b)| {
-                if a == b {
-                    a.to_string()
-                } else {
-                    format!("{a}-{b}")
-                }
-            })
-            .collect(),
+        Values::Ports(ps) => port_ranges(ps, '-'),
         Values::Proto(p) => vec![p.to_string()],
         Values::Iface(i) => vec![format!("\"{i}\"")],
     };

@@ -189,6 +189,12 @@ pub struct NftTable {
     pub table: Table,
 }
 
+/// The table `family name` read so far.
+fn table_mut<'a>(out: &'a mut [NftTable], family: &str, name: &str) -> Option<&'a mut NftTable> {
+    out.iter_mut()
+        .find(|t| t.family == family && t.name == name)
+}
+
 /// The listing's tables as the model; each rule's `line` is its nft handle.
 pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
     let v: Value =
@@ -217,10 +223,7 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                 },
             }),
             "chain" => {
-                let Some(t) = out
-                    .iter_mut()
-                    .find(|t| t.family == family && t.name == tname)
-                else {
+                let Some(t) = table_mut(&mut out, &family, &tname) else {
                     continue;
                 };
                 let name = o["name"].as_str().unwrap_or("").to_owned();
@@ -237,10 +240,7 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                 });
             }
             "rule" => {
-                let Some(t) = out
-                    .iter_mut()
-                    .find(|t| t.family == family && t.name == tname)
-                else {
+                let Some(t) = table_mut(&mut out, &family, &tname) else {
                     continue;
                 };
                 let chain = o["chain"].as_str().unwrap_or("").to_owned();

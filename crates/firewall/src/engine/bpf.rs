@@ -325,38 +325,12 @@ impl Backend for BpfEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Ip, Prefix, L4};
-    use crate::models::{generate, Addressing, Chain, Model, ModelSpec, Position};
+    use crate::model::{Ip, L4};
+    use crate::models::{generate, Model, Position};
 
     fn rs(model: Model, count: u32, position: Position, ip: Ip) -> RuleSet {
-        let p = |s: &str, len| Prefix {
-            addr: s.parse().unwrap(),
-            len,
-        };
-        let a = match ip {
-            Ip::V4 => Addressing {
-                clients: vec!["198.18.1.1".parse().unwrap()],
-                client_net: p("198.18.0.0", 16),
-                server: "198.19.0.2".parse().unwrap(),
-                server_net: p("198.19.0.0", 16),
-            },
-            Ip::V6 => Addressing {
-                clients: vec!["2001:2:0:1::c:1".parse().unwrap()],
-                client_net: p("2001:2:0:1::", 64),
-                server: "2001:2:0:2::2".parse().unwrap(),
-                server_net: p("2001:2:0:2::", 64),
-            },
-        };
-        let spec = ModelSpec {
-            model,
-            count,
-            position,
-            chain: Chain::Forward,
-            l4: L4::Udp,
-            ip,
-            one_way: false,
-            dport: None,
-        };
+        let a = crate::models::test_addressing(ip, 1);
+        let spec = crate::models::test_spec(model, count, position, ip, None);
         generate(&spec, &a).unwrap()
     }
 
@@ -382,7 +356,7 @@ mod tests {
 
     #[test]
     fn events_are_map_writes_before_the_first_rule_and_read_back() {
-        use crate::model::{Match, Role, SetElem};
+        use crate::model::{Match, Prefix, Role, SetElem};
         let rs = rs(Model::Linear, 6, Position::Last, Ip::V4);
         let opts = EngineOptions {
             rule_room: 3,

@@ -469,18 +469,11 @@ fn ipt_remove_imported(text: &str) -> String {
     out
 }
 
-fn save_argv(ip: Ip, flavour: Flavour) -> &'static str {
-    match (ip, flavour) {
-        (Ip::V4, Flavour::Legacy) => "iptables-legacy-save",
-        (Ip::V6, Flavour::Legacy) => "ip6tables-legacy-save",
-        (Ip::V4, Flavour::Nft) => "iptables-nft-save",
-        (Ip::V6, Flavour::Nft) => "ip6tables-nft-save",
-    }
-}
-
 /// `-A FWBENCH-*` rules with their packet counters, from `*-save -c`.
 pub(super) fn ipt_counters(ip: Ip, flavour: Flavour) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
-    let out = run(&[save_argv(ip, flavour), "-c"], None)?;
+    // iptables-legacy-save, ip6tables-nft-save …
+    let save = format!("{}-save", ipt_argv0(ip, flavour));
+    let out = run(&[&save, "-c"], None)?;
     Ok(parse_save_counters(&out))
 }
 

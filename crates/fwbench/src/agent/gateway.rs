@@ -47,13 +47,7 @@ impl GatewayRole {
         for (k, v) in &spec.sysctls {
             guard.set_sysctl(k, v)?;
         }
-        let in_force = GATEWAY_SYSCTLS
-            .iter()
-            .filter_map(|k| {
-                let v = std::fs::read_to_string(sysctl_path(k)).ok()?;
-                Some((k.to_string(), v.trim().to_owned()))
-            })
-            .collect();
+        let in_force = netstate::read_sysctls(GATEWAY_SYSCTLS);
         // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a
         // mask left by a killed agent on a named testbed never outlives the next trial.
         guard.steer(spec.steer_cpus.as_deref())?;

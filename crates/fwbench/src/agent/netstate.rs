@@ -20,6 +20,18 @@ pub fn sysctl_path(name: &str) -> String {
     format!("/proc/sys/{}", name.replace('.', "/"))
 }
 
+/// The values of the sysctls that can be read, by name.
+pub fn read_sysctls<S: AsRef<str>>(names: &[S]) -> Vec<(String, String)> {
+    names
+        .iter()
+        .filter_map(|k| {
+            let k = k.as_ref();
+            let v = std::fs::read_to_string(sysctl_path(k)).ok()?;
+            Some((k.to_string(), v.trim().to_owned()))
+        })
+        .collect()
+}
+
 /// The namespace's state now; `sysctls` are the names to read. What cannot be read
 /// (a tool not installed, a module not loaded) reads as empty.
 pub fn snapshot(sysctls: &[String]) -> NetState {
@@ -50,13 +62,7 @@ pub fn snapshot(sysctls: &[String]) -> NetState {
     };
     ipsets.retain(|s| !s.is_empty());
     ipsets.sort();
-    let sysctls = sysctls
-        .iter()
-        .filter_map(|k| {
-            let v = std::fs::read_to_string(sysctl_path(k)).ok()?;
-            Some((k.clone(), v.trim().to_owned()))
-        })
-        .collect();
+    let sysctls = read_sysctls(sysctls);
     NetState {
         nft_tables,
         legacy_tables,

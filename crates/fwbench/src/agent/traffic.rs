@@ -5,13 +5,13 @@
 //! role is dropped without a stop (undo). Must not: generate or count traffic itself.
 
 use super::{error, Progress, RoleRun};
-use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkSpec};
+use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkResults, UdpSinkSpec};
 pub use traffic::conn::{SessionClient, TcpServer};
 pub use traffic::echo::{EchoClients, EchoServer};
 pub use traffic::external::{ExternalClient, ExternalServer};
 pub use traffic::ping::{PingClient, Reflector};
 pub use traffic::udp::{UdpSink, UdpSource};
-pub use traffic::xsk::{XskModeRequest, XskSource};
+pub use traffic::xsk::{XskModeRequest, XskSink, XskSource};
 use traffic::TrafficError;
 
 /// A traffic object as the agent drives it.
@@ -86,15 +86,53 @@ fn counted(count: u64) -> Progress {
     Progress { count, done: false }
 }
 
+/// The tally of a packet counter: (packets, bytes).
+fn packets((count, bytes): (u64, u64)) -> Tally {
+    Tally {
+        count,
+        bytes,
+        ..Default::default()
+    }
+}
+
 fn until((count, done): (u64, bool)) -> Progress {
     Progress { count, done }
 }
 
-impl Traffic for EchoServer {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::EchoServer(EchoServer::stop(self)))
-    }
+/// A server that only stops: its results as this role's.
+macro_rules! stops_as {
+    ($t:ident, $role:ident) => {
+        impl Traffic for $t {
+            fn stop(self) -> Result<RoleResults, TrafficError> {
+                Ok(RoleResults::$role($t::stop(self)))
+            }
+        }
+    };
 }
+stops_as!(EchoServer, EchoServer);
+stops_as!(Reflector, Reflector);
+stops_as!(TcpServer, TcpServer);
+stops_as!(ExternalServer, TcpServer);
+
+/// A session client (ours or curl's): started, done when its sessions are, its
+/// results a session client's.
+macro_rules! session_client {
+    ($t:ident) => {
+        impl Traffic for $t {
+            fn start(&mut self) {
+                $t::start(self)
+            }
+            fn progress(&self) -> Progress {
+                until($t::progress(self))
+            }
+            fn stop(self) -> Result<RoleResults, TrafficError> {
+                $t::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
+            }
+        }
+    };
+}
+session_client!(SessionClient);
+session_client!(ExternalClient);
 
 impl Traffic for EchoClients {
     fn start(&mut self) {
@@ -117,87 +155,77 @@ impl Traffic for EchoClients {
     }
 }
 
-impl Traffic for UdpSource {
-    fn start(&mut self) {
-        UdpSource::start(self)
-    }
-    fn tally(&self) -> Tally {
-        let (count, bytes) = self.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
+/// A packet sender: started, its packets tallied, its results a UDP source's (`$results`
+/// picks them from what the sender returns).
+macro_rules! packet_source {
+    ($t:ident, $results:expr) => {
+        impl Traffic for $t {
+            fn start(&mut self) {
+                $t::start(self)
+            }
+            fn tally(&self) -> Tally {
+                packets(self.live())
+            }
+            fn stop(self) -> Result<RoleResults, TrafficError> {
+                $t::stop(self).map(|r| RoleResults::UdpSource($results(r)))
+            }
         }
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        UdpSource::stop(self).map(RoleResults::UdpSource)
-    }
+    };
+}
+packet_source!(UdpSource, std::convert::identity);
+// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
+packet_source!(XskSource, |r: traffic::xsk::XskSourceResults| r.results);
+
+/// A packet sink as the agent reads it: the socket sink and the AF_XDP one.
+pub trait PacketSink: Sized {
+    fn progress(&self) -> u64;
+    fn live(&self) -> (u64, u64);
+    fn results(self) -> Result<UdpSinkResults, TrafficError>;
 }
 
-/// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
-impl Traffic for XskSource {
-    fn start(&mut self) {
-        XskSource::start(self)
-    }
-    fn tally(&self) -> Tally {
-        let (count, bytes) = self.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
+/// A sink's inherent methods as [`PacketSink`]'s (`$results` picks the UDP sink
+/// results from what it returns at stop).
+macro_rules! packet_sink {
+    ($t:ident, $results:expr) => {
+        impl PacketSink for $t {
+            fn progress(&self) -> u64 {
+                $t::progress(self)
+            }
+            fn live(&self) -> (u64, u64) {
+                $t::live(self)
+            }
+            fn results(self) -> Result<UdpSinkResults, TrafficError> {
+                self.stop().map($results)
+            }
         }
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        XskSource::stop(self).map(|r| RoleResults::UdpSource(r.results))
-    }
+    };
 }
+packet_sink!(UdpSink, std::convert::identity);
+packet_sink!(XskSink, |r: traffic::xsk::XskSinkResults| r.results);
 
-/// The sink and its namespace's interface counters at Start.
-pub struct Sink {
-    sink: UdpSink,
+/// A packet sink and its namespace's interface counters at Start.
+pub struct CountedSink<S> {
+    sink: S,
     interfaces: Vec<IfCounters>,
 }
 
-impl Sink {
+/// The socket sink.
+pub type Sink = CountedSink<UdpSink>;
+
+/// The AF_XDP sink (`--sink xdp`); reports as the socket sink does (its mode and
+/// drops are not yet recorded).
+pub type XdpSink = CountedSink<XskSink>;
+
+impl CountedSink<UdpSink> {
     pub fn start(spec: &UdpSinkSpec) -> Result<Sink, TrafficError> {
-        Ok(Sink {
+        Ok(CountedSink {
             sink: UdpSink::start(spec)?,
             interfaces: vec![],
         })
     }
 }
 
-impl Traffic for Sink {
-    fn start(&mut self) {
-        self.interfaces = crate::host::probe::interfaces();
-    }
-    fn progress(&self) -> Progress {
-        counted(self.sink.progress())
-    }
-    fn tally(&self) -> Tally {
-        let (count, bytes) = self.sink.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
-        }
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        let mut r = self.sink.stop()?;
-        r.interfaces =
-            crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
-        Ok(RoleResults::UdpSink(r))
-    }
-}
-
-/// The AF_XDP sink (`--sink xdp`) and its namespace's interface counters at Start;
-/// reports as the socket sink does (its mode and drops are not yet recorded).
-pub struct XdpSink {
-    sink: traffic::xsk::XskSink,
-    interfaces: Vec<IfCounters>,
-}
-
-impl XdpSink {
+impl CountedSink<XskSink> {
     pub fn start(spec: &UdpSinkSpec) -> Result<XdpSink, TrafficError> {
         let ifname = spec.xdp.clone().unwrap_or_default();
         let x = traffic::xsk::XskSinkSpec {
@@ -206,14 +234,14 @@ impl XdpSink {
             flows: spec.flows,
             queues: spec.threads.max(1),
         };
-        Ok(XdpSink {
-            sink: traffic::xsk::XskSink::start(&x, XskModeRequest::Auto)?,
+        Ok(CountedSink {
+            sink: XskSink::start(&x, XskModeRequest::Auto)?,
             interfaces: crate::host::probe::interfaces(),
         })
     }
 }
 
-impl Traffic for XdpSink {
+impl<S: PacketSink> Traffic for CountedSink<S> {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();
     }
@@ -221,15 +249,10 @@ impl Traffic for XdpSink {
         counted(self.sink.progress())
     }
     fn tally(&self) -> Tally {
-        let (count, bytes) = self.sink.live();
-        Tally {
-            count,
-            bytes,
-            ..Default::default()
-        }
+        packets(self.sink.live())
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
-        let mut r = self.sink.stop()?.results;
+        let mut r = self.sink.results()?;
         r.interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
         Ok(RoleResults::UdpSink(r))
@@ -242,47 +265,5 @@ impl Traffic for PingClient {
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         PingClient::stop(self).map(RoleResults::Ping)
-    }
-}
-
-impl Traffic for Reflector {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::Reflector(Reflector::stop(self)))
-    }
-}
-
-impl Traffic for TcpServer {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::TcpServer(TcpServer::stop(self)))
-    }
-}
-
-impl Traffic for ExternalServer {
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::TcpServer(ExternalServer::stop(self)))
-    }
-}
-
-impl Traffic for SessionClient {
-    fn start(&mut self) {
-        SessionClient::start(self)
-    }
-    fn progress(&self) -> Progress {
-        until(SessionClient::progress(self))
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        SessionClient::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
-    }
-}
-
-impl Traffic for ExternalClient {
-    fn start(&mut self) {
-        ExternalClient::start(self)
-    }
-    fn progress(&self) -> Progress {
-        until(ExternalClient::progress(self))
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        ExternalClient::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
     }
 }

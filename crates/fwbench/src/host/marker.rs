@@ -30,6 +30,20 @@ pub struct PortState {
     pub up: bool,
 }
 
+impl PortState {
+    /// As the testbed's text and metadata say it: `198.18.0.2/24 mtu 1500 up`,
+    /// `no address, mtu 1500 down`.
+    pub fn describe(&self) -> String {
+        let addrs = if self.addrs.is_empty() {
+            "no address,".to_string()
+        } else {
+            self.addrs.join(" ")
+        };
+        let up = if self.up { "up" } else { "down" };
+        format!("{addrs} mtu {} {up}", self.mtu)
+    }
+}
+
 /// One change, with what undoes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -204,9 +218,9 @@ pub fn port_state(dev: &str) -> Result<PortState, String> {
     })
 }
 
-/// Give `dev` (in the namespace `ns`, or this one) the settings of `s`: its addresses
-/// exactly (others flushed), MTU, up or down.
-pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), String> {
+/// The `ip -b` script that gives `dev` the settings of `s`: its addresses exactly
+/// (others flushed; added without duplicate address detection), MTU, up or down.
+pub fn port_script(dev: &str, s: &PortState) -> String {
     let mut script = format!(
         "addr flush dev {dev} scope global\nlink set dev {dev} mtu {}\n",
         s.mtu
@@ -216,6 +230,13 @@ pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<()
         script += &format!("addr add {a} dev {dev}{nodad}\n");
     }
     script += &format!("link set dev {dev} {}\n", if s.up { "up" } else { "down" });
+    script
+}
+
+/// Give `dev` (in the namespace `ns`, or this one) the settings of `s`: its addresses
+/// exactly (others flushed), MTU, up or down.
+pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), String> {
+    let script = port_script(dev, s);
     let mut args = vec![];
     if let Some(ns) = ns {
         args.extend(["-n", ns]);

@@ -822,16 +822,7 @@ impl Testbed for FileTestbed {
                 });
             let mut m = crate::testbed::meta::parse(role, &h.launcher.place, dev, &text);
             if let Some(p) = self.held.iter().find(|p| p.role == role) {
-                m.port = Some(format!(
-                    "{} mtu {} {}",
-                    if p.orig.addrs.is_empty() {
-                        "no address,".to_string()
-                    } else {
-                        p.orig.addrs.join(" ")
-                    },
-                    p.orig.mtu,
-                    if p.orig.up { "up" } else { "down" }
-                ));
+                m.port = Some(p.orig.describe());
             }
             out.push(m);
         }
@@ -1006,16 +997,10 @@ impl Testbed for FileTestbed {
         }
         for p in &self.held {
             out += &format!(
-                "  {} port {}: found with {} mtu {} {}; given back so after the run\n",
+                "  {} port {}: found with {}; given back so after the run\n",
                 p.role,
                 p.interface,
-                if p.orig.addrs.is_empty() {
-                    "no address,".to_string()
-                } else {
-                    p.orig.addrs.join(" ")
-                },
-                p.orig.mtu,
-                if p.orig.up { "up" } else { "down" }
+                p.orig.describe()
             );
         }
         Ok(out)
@@ -1073,28 +1058,44 @@ address = "198.19.0.2"
 
     #[test]
     fn errors_name_line_column_and_field() {
-        let e = err(&GOOD.replace("interface = \"g0\"", "interfce = \"g0\""));
-        assert!(e.starts_with("tb.toml:13:1:"), "{e}");
-        assert!(e.contains("interfce"), "{e}");
-        let e = err(&GOOD.replace("198.19.0.2\"\n", "192.0.2.2\"\n"));
-        assert!(e.starts_with("tb.toml:17:11: server.address:"), "{e}");
-        assert!(e.contains("198.18.0.0/15"), "{e}");
-        let e = err(&GOOD.replace("\"local\"", "\"lokal\""));
-        assert!(e.contains("server.launcher"), "{e}");
-        let e = err(&GOOD.replace("topology = \"forward\"", "topology = \"sideways\""));
-        assert!(e.starts_with("tb.toml:2:12: topology:"), "{e}");
-        let e = err(&GOOD.replace(
-            "cache_dir = \"/tmp/fwb-cache\"",
-            "cache_dir = \"/tmp/$(x)\"",
-        ));
-        assert!(e.contains("cache_dir"), "{e}");
-        let e = err(&GOOD.replace("[gateway]", "[gatway]"));
-        assert!(e.contains("gatway"), "{e}");
-        let e = err(&GOOD.replace("address = \"198.19.0.2\"", "addresses = [\"198.19.0.2\"]"));
-        assert!(
-            e.contains("server.addresses: not a field of [server]"),
-            "{e}"
-        );
+        // (what is replaced, by what, where the message starts, what it says)
+        for (from, to, at, says) in [
+            (
+                "interface = \"g0\"",
+                "interfce = \"g0\"",
+                "tb.toml:13:1:",
+                "interfce",
+            ),
+            (
+                "198.19.0.2\"\n",
+                "192.0.2.2\"\n",
+                "tb.toml:17:11: server.address:",
+                "198.18.0.0/15",
+            ),
+            ("\"local\"", "\"lokal\"", "", "server.launcher"),
+            (
+                "topology = \"forward\"",
+                "topology = \"sideways\"",
+                "tb.toml:2:12: topology:",
+                "",
+            ),
+            (
+                "cache_dir = \"/tmp/fwb-cache\"",
+                "cache_dir = \"/tmp/$(x)\"",
+                "",
+                "cache_dir",
+            ),
+            ("[gateway]", "[gatway]", "", "gatway"),
+            (
+                "address = \"198.19.0.2\"",
+                "addresses = [\"198.19.0.2\"]",
+                "",
+                "server.addresses: not a field of [server]",
+            ),
+        ] {
+            let e = err(&GOOD.replace(from, to));
+            assert!(e.starts_with(at) && e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -456,6 +456,22 @@ mod tests {
         assert!(ClockOffset::from_exchanges(&[]).is_none());
     }
 
+    /// A launcher of this command line on `host`, said to run at `place`.
+    fn launcher(prefix: &[&str], host: &str, place: &str) -> Launcher {
+        Launcher {
+            prefix: prefix.iter().map(|s| s.to_string()).collect(),
+            host: host.into(),
+            place: place.into(),
+            remote: None,
+            timeout: HOST_TIMEOUT,
+        }
+    }
+
+    /// A launcher of a fake agent: `sh -c script`.
+    fn fake(script: &str, host: &str, place: &str) -> Launcher {
+        launcher(&["sh", "-c", script, "fake-agent"], host, place)
+    }
+
     /// A fake agent (a shell script replaying frames) answers setup after the
     /// controller gave up on it: the late `ready` must not be taken as the answer to
     /// the teardown that follows (the defect of protocol 4).
@@ -473,13 +489,7 @@ mod tests {
         let d = dir.path().display();
         let script =
             format!("cat {d}/1; sleep 0.8; cat {d}/2; sleep 0.3; cat {d}/3; exec cat >/dev/null");
-        let launcher = Launcher {
-            prefix: vec!["sh".into(), "-c".into(), script, "fake-agent".into()],
-            host: "fake".into(),
-            place: "a fake agent".into(),
-            remote: None,
-            timeout: HOST_TIMEOUT,
-        };
+        let launcher = fake(&script, "fake", "a fake agent");
         let mut agent = Agent::spawn(&launcher, "fake", None).unwrap();
         agent.reply_timeout = Duration::from_millis(300);
         let spec = proto::RoleSpec::EchoServer(proto::EchoServerSpec {
@@ -519,13 +529,7 @@ mod tests {
             "cat {}/1; head -c 1 >/dev/null; exit 255",
             dir.path().display()
         );
-        let launcher = Launcher {
-            prefix: vec!["sh".into(), "-c".into(), script, "fake-agent".into()],
-            host: "gw.lab".into(),
-            place: "ssh gw.lab".into(),
-            remote: None,
-            timeout: HOST_TIMEOUT,
-        };
+        let launcher = fake(&script, "gw.lab", "ssh gw.lab");
         let mut agent = Agent::spawn(&launcher, "gateway", None).unwrap();
         // What `Launcher::transport` says for an ssh prefix.
         agent.transport = "ssh";
@@ -547,13 +551,7 @@ mod tests {
 
     #[test]
     fn transports_are_named() {
-        let l = |p: &[&str]| Launcher {
-            prefix: p.iter().map(|s| s.to_string()).collect(),
-            host: "h".into(),
-            place: "p".into(),
-            remote: None,
-            timeout: HOST_TIMEOUT,
-        };
+        let l = |p: &[&str]| launcher(p, "h", "p");
         assert_eq!(l(&["ssh", "root@h"]).transport(), "ssh");
         assert_eq!(l(&["ip", "netns", "exec", "x"]).transport(), "netns");
         assert_eq!(l(&["env"]).transport(), "local");

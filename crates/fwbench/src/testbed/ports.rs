@@ -145,16 +145,11 @@ fn move_in(spec: &HoldSpec, holder: u32, orig: &PortState, m: &mut Marker) -> Re
         up: true,
     };
     ip_in(holder, &["link", "set", "dev", "lo", "up"], None)?;
-    let mut script = format!(
-        "addr flush dev {dev} scope global\nlink set dev {dev} mtu {}\n",
-        inside.mtu
-    );
-    for a in &inside.addrs {
-        let nodad = if a.contains(':') { " nodad" } else { "" };
-        script += &format!("addr add {a} dev {dev}{nodad}\n");
-    }
-    script += &format!("link set dev {dev} up\n");
-    ip_in(holder, &["-b", "-"], Some(&script))?;
+    ip_in(
+        holder,
+        &["-b", "-"],
+        Some(&marker::port_script(dev, &inside)),
+    )?;
     settle_ipv6(holder, dev);
     for g in &spec.gateways {
         let fam = if g.contains(':') { "-6" } else { "-4" };

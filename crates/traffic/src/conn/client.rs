@@ -17,7 +17,7 @@ use super::http::{self, Parse};
 use super::pattern::{pattern, BodyCheck};
 use super::{error_text, open};
 use crate::gate::{Gate, StartGate};
-use crate::hist::RttHistogram;
+use crate::hist::{RttHistogram, SessionTimes};
 use crate::sys;
 use crate::TrafficError;
 use proto::{ConnMode, SessionClientResults, SessionClientSpec, SESSION_HEADER};
@@ -329,26 +329,17 @@ impl ErrorTally {
 /// Results of one worker, merged at stop.
 #[derive(Default)]
 struct Tally {
-    sessions: u64,
+    done: SessionTimes,
     failed: u64,
     corrupt: u64,
-    bytes: u64,
-    session: RttHistogram,
-    connect: RttHistogram,
-    ttfb: RttHistogram,
-    ttlb: RttHistogram,
     overhead: RttHistogram,
     errors: ErrorTally,
 }
 
 impl Tally {
     fn record(&mut self, t: &Timing) {
-        self.sessions += 1;
-        self.bytes += t.bytes;
-        self.session.record(t.session);
-        self.connect.record(t.connect);
-        self.ttfb.record(t.ttfb);
-        self.ttlb.record(t.ttlb);
+        self.done
+            .record(t.bytes, t.session, t.connect, t.ttfb, t.ttlb);
     }
 
     fn fail(&mut self, f: &Failure, prefix: &str) {
@@ -364,14 +355,9 @@ impl Tally {
     }
 
     fn merge(&mut self, o: Tally) {
-        self.sessions += o.sessions;
+        self.done.merge(&o.done);
         self.failed += o.failed;
         self.corrupt += o.corrupt;
-        self.bytes += o.bytes;
-        self.session.merge(&o.session);
-        self.connect.merge(&o.connect);
-        self.ttfb.merge(&o.ttfb);
-        self.ttlb.merge(&o.ttlb);
         self.overhead.merge(&o.overhead);
         self.errors.merge(o.errors);
     }
@@ -745,14 +731,9 @@ impl SessionClient {
             (true, true) => last - start_ns,
             (true, false) => stop_ns.saturating_sub(start_ns),
         };
-        r.sessions = t.sessions;
+        t.done.fill(&mut r);
         r.failed = t.failed;
         r.corrupt = t.corrupt;
-        r.bytes = t.bytes;
-        r.session = t.session.durations();
-        r.connect = t.connect.durations();
-        r.ttfb = t.ttfb.durations();
-        r.ttlb = t.ttlb.durations();
         r.overhead = self.overhead.then(|| t.overhead.durations());
         r.errors = t.errors.into_vec();
         r.session_us = sh
