@@ -52,6 +52,8 @@ fn main() {
         dst_port: 9000,
         flows,
         payload,
+        mix: vec![],
+        mix_seed: 0,
         pps: None,
         threads: 1,
         batch: 64,

@@ -9,15 +9,21 @@
 //! Sink: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2) batches,
 //! per-flow accounting: distinct packets, duplicates, reordering, one-way delay and
 //! RFC 3550 jitter.
+//!
+//! Sizes: every packet carries `payload` bytes, or with a size mix (`spec.mix`) each
+//! sender thread follows the mix's seeded order ([`MixOrder`]) packet by packet; the
+//! sink counts received payload sizes either way. The per-thread tallies and their
+//! merging are shared with the AF_XDP sender and sink (`crate::tally`).
 
 use crate::gate::{Gate, StartGate};
 use crate::hist::RttHistogram;
 use crate::pacer::Pacer;
 use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
+use crate::tally::{join_all, merge_sinks, merge_sources, SinkTally, SourceTally};
 use crate::TrafficError;
 use proto::{
-    Counter, FlowRx, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
+    count_size, FlowRx, MixOrder, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
     UdpSourceSpec,
 };
 use socket2::Socket;
@@ -66,6 +72,25 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.payload > 65_507 {
         return bad(format!("payload {} is above 65507 bytes", spec.payload));
     }
+    if spec.mix.len() > proto::MAX_MIX_SIZES {
+        return bad(format!(
+            "a size mix has at most {} sizes, not {}",
+            proto::MAX_MIX_SIZES,
+            spec.mix.len()
+        ));
+    }
+    for m in &spec.mix {
+        if m.payload > spec.payload || m.weight == 0 || m.weight > u32::from(proto::MAX_MIX_WEIGHT)
+        {
+            return bad(format!(
+                "size mix part of {} bytes, weight {}: payloads at most {} (the largest), weights 1..{}",
+                m.payload,
+                m.weight,
+                spec.payload,
+                proto::MAX_MIX_WEIGHT
+            ));
+        }
+    }
     if let Some(p) = spec.pps {
         if !(p.is_finite() && p > 0.0) {
             return bad(format!("rate {p} packets/s is not a positive number"));
@@ -90,30 +115,40 @@ struct Flow {
 
 enum Out {
     Socket(Socket),
-    Raw(crate::packet::UdpTemplate),
+    /// One template per payload size (one size, or each size of the mix).
+    Raw(Vec<crate::packet::UdpTemplate>),
+}
+
+/// Payload sizes a source sends: every one, or each of its mix.
+pub(crate) fn payload_sizes(spec: &UdpSourceSpec) -> Vec<u32> {
+    if spec.mix.is_empty() {
+        vec![spec.payload]
+    } else {
+        spec.mix.iter().map(|m| m.payload).collect()
+    }
+}
+
+/// The sender threads' order of sizes (`None`: one size).
+pub(crate) fn mix_order(spec: &UdpSourceSpec) -> Option<Arc<MixOrder>> {
+    (!spec.mix.is_empty()).then(|| Arc::new(MixOrder::new(&spec.mix, spec.mix_seed)))
+}
+
+/// Payload bytes of a thread's `n`-th packet (0-based).
+pub(crate) fn size_at(order: Option<&MixOrder>, payload: usize, n: u64) -> usize {
+    order.map_or(payload, |o| o.at(n) as usize)
 }
 
 /// A flood or paced flow, set up and waiting for [`UdpSource::start`].
 pub struct UdpSource {
     gate: StartGate,
     stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
+    workers: Vec<JoinHandle<Result<SourceTally, TrafficError>>>,
     started_ns: Arc<std::sync::atomic::AtomicU64>,
     flows: u32,
     /// Datagrams sent so far, all threads (read while the trial runs).
     sent: Arc<std::sync::atomic::AtomicU64>,
-    payload: u64,
-}
-
-#[derive(Default)]
-struct ThreadResult {
-    sent: Counter,
-    per_flow: Vec<(u16, u64)>,
-    scheduled: u64,
-    max_lag_ns: u64,
-    send_errors: u64,
-    /// CLOCK_MONOTONIC when the thread's last send returned (0: it sent nothing).
-    ended_ns: u64,
+    /// Their payload bytes.
+    sent_bytes: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl UdpSource {
@@ -141,8 +176,13 @@ impl UdpSource {
             let out = match raw_macs {
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
-                    crate::packet::UdpTemplate::new(smac, dmac, src, dst, spec.payload as usize)
-                        .map_err(TrafficError::BadSpec)?,
+                    payload_sizes(spec)
+                        .into_iter()
+                        .map(|len| {
+                            crate::packet::UdpTemplate::new(smac, dmac, src, dst, len as usize)
+                                .map_err(TrafficError::BadSpec)
+                        })
+                        .collect::<Result<_, _>>()?,
                 ),
             };
             per_thread[(i % spec.threads) as usize].push(Flow {
@@ -164,18 +204,22 @@ impl UdpSource {
         let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
         let mut workers = Vec::new();
         let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let sent_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let order = mix_order(spec);
         for (j, flows) in per_thread.into_iter().enumerate() {
             let w = Worker {
                 flows,
                 raw: raw_socks.pop(),
                 payload: spec.payload as usize,
+                order: order.clone(),
                 batch: spec.batch as usize,
                 pps: thread_pps,
                 // Threads interleave: thread j starts j packets (of the total rate) late.
                 phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
             };
-            let (g, s, t0, n) = (gate.clone(), stop.clone(), started_ns.clone(), sent.clone());
-            workers.push(std::thread::spawn(move || w.run(g, s, t0, n)));
+            let (g, s, t0) = (gate.clone(), stop.clone(), started_ns.clone());
+            let live = (sent.clone(), sent_bytes.clone());
+            workers.push(std::thread::spawn(move || w.run(g, s, t0, live)));
         }
         Ok(UdpSource {
             gate,
@@ -184,14 +228,16 @@ impl UdpSource {
             started_ns,
             flows: spec.flows,
             sent,
-            payload: spec.payload as u64,
+            sent_bytes,
         })
     }
 
     /// (datagrams, payload bytes) sent so far (live per-interval output).
     pub fn live(&self) -> (u64, u64) {
-        let n = self.sent.load(Ordering::Relaxed);
-        (n, n * self.payload)
+        (
+            self.sent.load(Ordering::Relaxed),
+            self.sent_bytes.load(Ordering::Relaxed),
+        )
     }
 
     pub fn start(&mut self) {
@@ -205,40 +251,10 @@ impl UdpSource {
         let t0 = self.started_ns.load(Ordering::SeqCst);
         let stopped_ns = sys::monotonic_ns();
         self.gate.open(Gate::Abort);
-        let mut r = UdpSourceResults {
-            sent_per_flow: vec![0; self.flows as usize],
-            ..Default::default()
-        };
-        // The sending time ends when the last thread's last send returned: a send in
-        // progress at the stop (a batch takes milliseconds through a slow gateway) is
-        // counted, so its time is too.
-        let mut ended_ns = stopped_ns;
-        let mut first_err = None;
-        for w in std::mem::take(&mut self.workers) {
-            match w.join() {
-                Ok(Ok(t)) => {
-                    r.sent.merge(&t.sent);
-                    r.scheduled += t.scheduled;
-                    r.max_lag_ns = r.max_lag_ns.max(t.max_lag_ns);
-                    r.send_errors += t.send_errors;
-                    ended_ns = ended_ns.max(t.ended_ns);
-                    for (f, n) in t.per_flow {
-                        r.sent_per_flow[f as usize] = n;
-                    }
-                }
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    first_err
-                        .get_or_insert(TrafficError::BadSpec("a sender thread panicked".into()));
-                }
-            }
-        }
-        r.elapsed_ns = if t0 == 0 { 0 } else { ended_ns - t0 };
+        let (tallies, first_err) = join_all(std::mem::take(&mut self.workers), "a sender thread");
         match first_err {
             Some(e) => Err(e),
-            None => Ok(r),
+            None => Ok(merge_sources(self.flows, t0, stopped_ns, &tallies)),
         }
     }
 }
@@ -262,7 +278,9 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
 struct Worker {
     flows: Vec<Flow>,
     raw: Option<crate::sys::rawsock::RawSender>,
+    /// The largest payload (of a mix) or every packet's.
     payload: usize,
+    order: Option<Arc<MixOrder>>,
     batch: usize,
     pps: Option<f64>,
     phase_ns: u64,
@@ -274,17 +292,25 @@ impl Worker {
         gate: StartGate,
         stop: Arc<AtomicBool>,
         started: Arc<std::sync::atomic::AtomicU64>,
-        live_sent: Arc<std::sync::atomic::AtomicU64>,
-    ) -> Result<ThreadResult, TrafficError> {
-        let mut res = ThreadResult::default();
+        (live_sent, live_bytes): (
+            Arc<std::sync::atomic::AtomicU64>,
+            Arc<std::sync::atomic::AtomicU64>,
+        ),
+    ) -> Result<SourceTally, TrafficError> {
+        let mut res = SourceTally::default();
         if !gate.wait() || self.flows.is_empty() {
             return Ok(res);
         }
         sys::tight_timer_slack();
+        // Slot size: the largest frame (raw) or payload (socket) this thread sends.
         let frame_len = match self.flows[0].out {
-            Out::Raw(ref t) => t.frame_len(),
+            Out::Raw(ref ts) => ts.iter().map(|t| t.frame_len()).max().unwrap_or(0),
             Out::Socket(_) => self.payload,
         };
+        let order = self.order.clone();
+        // Each packet's length in the batch (payload, or whole frame on the raw path).
+        let mut lens = vec![0usize; self.batch];
+        let mut payload_lens = vec![0usize; self.batch];
         // Slots: the payloads (socket path) or whole frames (raw path).
         let mut slots = vec![0u8; self.batch * frame_len.max(1)];
         let mut payload = vec![0u8; self.payload];
@@ -328,6 +354,8 @@ impl Worker {
             let flow = &mut self.flows[rr];
             rr = (rr + 1) % nflows;
             for k in 0..n {
+                let len = size_at(order.as_deref(), self.payload, res.sent.frames + k as u64);
+                payload_lens[k] = len;
                 let probe = Probe {
                     flow: flow.id,
                     seq: flow.seq.wrapping_add(k as u32),
@@ -339,16 +367,25 @@ impl Worker {
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
-                    Out::Socket(_) => probe.emit(slot),
-                    Out::Raw(t) => {
-                        probe.emit(&mut payload);
+                    Out::Socket(_) => {
+                        probe.emit(&mut slot[..len]);
+                        lens[k] = len;
+                    }
+                    Out::Raw(ts) => {
+                        let Some(t) = ts.iter().find(|t| t.payload_len() == len) else {
+                            return Err(TrafficError::BadSpec(format!(
+                                "no frame template for a {len}-byte payload"
+                            )));
+                        };
+                        probe.emit(&mut payload[..len]);
                         ip_id = ip_id.wrapping_add(1);
-                        t.write(slot, &payload, ip_id);
+                        t.write(slot, &payload[..len], ip_id);
+                        lens[k] = t.frame_len();
                     }
                 }
             }
             let bufs: Vec<&[u8]> = (0..n)
-                .map(|k| &slots[k * frame_len..(k + 1) * frame_len])
+                .map(|k| &slots[k * frame_len..k * frame_len + lens[k]])
                 .collect();
             let r = match (&flow.out, self.raw.as_mut()) {
                 (Out::Socket(s), _) => mm.send(s, &bufs),
@@ -368,8 +405,15 @@ impl Worker {
                     flow.seq = flow.seq.wrapping_add(sent as u32);
                     flow.sent += sent as u64;
                     res.sent.frames += sent as u64;
-                    res.sent.bytes += (sent * self.payload) as u64;
+                    let bytes: usize = payload_lens[..sent].iter().sum();
+                    res.sent.bytes += bytes as u64;
+                    if order.is_some() {
+                        for &len in &payload_lens[..sent] {
+                            count_size(&mut res.sizes, len as u32, 1);
+                        }
+                    }
                     live_sent.fetch_add(sent as u64, Ordering::Relaxed);
+                    live_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
                     pacer.advance(sent as u64);
                     res.ended_ns = sys::monotonic_ns();
                 }
@@ -419,7 +463,7 @@ pub(crate) struct FlowState {
     /// Send stamp of `highest` (0: unknown).
     highest_tx: u64,
     /// Fine time bins, when asked for (gateway events).
-    bins: Option<crate::bins::Bins>,
+    pub(crate) bins: Option<crate::bins::Bins>,
 }
 
 impl FlowState {
@@ -436,6 +480,14 @@ impl FlowState {
             highest_tx: 0,
             bins: (bin_ns > 0).then(|| crate::bins::Bins::new(bin_ns)),
         }
+    }
+
+    /// The flow's figures, its delays summarised and its bins closed.
+    pub(crate) fn finish(self) -> FlowRx {
+        let mut rx = self.rx;
+        rx.owd = self.owd.summary();
+        rx.bins = self.bins.map(|b| Box::new(b.finish()));
+        rx
     }
 
     fn bit(&mut self, seq: u32) -> (usize, u64) {
@@ -506,14 +558,6 @@ impl FlowState {
     }
 }
 
-struct SinkThread {
-    flows: Vec<FlowState>,
-    received: Counter,
-    unstamped: u64,
-    first_ns: u64,
-    last_ns: u64,
-}
-
 /// The counting sink, receiving from setup until `stop`.
 pub struct UdpSink {
     stop: Arc<AtomicBool>,
@@ -521,7 +565,7 @@ pub struct UdpSink {
     progress: Arc<std::sync::atomic::AtomicU64>,
     /// Their bytes.
     progress_bytes: Arc<std::sync::atomic::AtomicU64>,
-    workers: Vec<JoinHandle<Result<SinkThread, TrafficError>>>,
+    workers: Vec<JoinHandle<Result<SinkTally, TrafficError>>>,
     kernel_before: UdpKernelCounters,
     v6: bool,
 }
@@ -592,54 +636,11 @@ impl UdpSink {
     /// [`DRAIN_MAX_NS`]), stop and collect.
     pub fn stop(mut self) -> Result<UdpSinkResults, TrafficError> {
         self.stop.store(true, Ordering::SeqCst);
-        let mut merged: Vec<FlowState> = Vec::new();
-        let mut r = UdpSinkResults::default();
-        let (mut first, mut last) = (u64::MAX, 0u64);
-        let mut err = None;
-        for w in std::mem::take(&mut self.workers) {
-            match w.join() {
-                Ok(Ok(t)) => {
-                    r.received.merge(&t.received);
-                    r.unstamped += t.unstamped;
-                    if t.received.frames > 0 {
-                        first = first.min(t.first_ns);
-                        last = last.max(t.last_ns);
-                    }
-                    if merged.is_empty() {
-                        merged = t.flows;
-                    } else {
-                        for (m, f) in merged.iter_mut().zip(t.flows) {
-                            merge_flow(m, f);
-                        }
-                    }
-                }
-                Ok(Err(e)) => {
-                    err.get_or_insert(e);
-                }
-                Err(_) => {
-                    err.get_or_insert(TrafficError::BadSpec("a sink thread panicked".into()));
-                }
-            }
-        }
+        let (tallies, err) = join_all(std::mem::take(&mut self.workers), "a sink thread");
         if let Some(e) = err {
             return Err(e);
         }
-        let mut owd = RttHistogram::new();
-        for f in &merged {
-            owd.merge(&f.owd);
-        }
-        r.owd = owd.summary();
-        r.flows = merged
-            .into_iter()
-            .filter(|f| f.rx.received > 0 || f.rx.duplicates > 0)
-            .map(|f| {
-                let mut rx = f.rx;
-                rx.owd = f.owd.summary();
-                rx.bins = f.bins.map(|b| Box::new(b.finish()));
-                rx
-            })
-            .collect();
-        r.active_ns = last.saturating_sub(first.min(last));
+        let mut r = merge_sinks(tallies);
         r.kernel = kernel_udp_counters(self.v6).since(&self.kernel_before);
         Ok(r)
     }
@@ -649,20 +650,6 @@ impl Drop for UdpSink {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
     }
-}
-
-pub(crate) fn merge_flow(m: &mut FlowState, f: FlowState) {
-    // A flow arrives on one socket (SO_REUSEPORT hashes its addresses and ports):
-    // its bins are that thread's.
-    if m.rx.received == 0 && f.rx.received > 0 {
-        m.bins = f.bins;
-    }
-    m.rx.received += f.rx.received;
-    m.rx.bytes += f.rx.bytes;
-    m.rx.duplicates += f.rx.duplicates;
-    m.rx.reordered += f.rx.reordered;
-    m.rx.jitter_ns = m.rx.jitter_ns.max(f.rx.jitter_ns);
-    m.owd.merge(&f.owd);
 }
 
 fn sink_loop(
@@ -675,14 +662,8 @@ fn sink_loop(
         Arc<std::sync::atomic::AtomicU64>,
         Arc<std::sync::atomic::AtomicU64>,
     ),
-) -> Result<SinkThread, TrafficError> {
-    let mut t = SinkThread {
-        flows: (0..flows).map(|f| FlowState::new(f, bin_ns)).collect(),
-        received: Counter::default(),
-        unstamped: 0,
-        first_ns: 0,
-        last_ns: 0,
-    };
+) -> Result<SinkTally, TrafficError> {
+    let mut t = SinkTally::new(flows, bin_ns);
     let mut mm = MmsgRecv::new(64, slot);
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
@@ -693,23 +674,12 @@ fn sink_loop(
             quiet_since.get_or_insert(now);
         } else {
             quiet_since = None;
-            if t.received.frames == 0 {
-                t.first_ns = now;
-            }
-            t.last_ns = now;
+            t.saw_batch(now);
         }
         let wall = if n > 0 { sys::realtime_ns() } else { 0 };
         let bytes_before = t.received.bytes;
         for i in 0..n {
-            let d = mm.get(i);
-            t.received.add(d.len());
-            match Probe::parse(d) {
-                Some(p) if (p.flow as u32) < flows => {
-                    let rx = mm.rx_ns(i).unwrap_or(wall);
-                    t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, rx, d.len())
-                }
-                _ => t.unstamped += 1,
-            }
+            t.on_datagram(mm.get(i), mm.rx_ns(i).unwrap_or(wall));
         }
         progress_bytes.fetch_add(t.received.bytes - bytes_before, Ordering::Relaxed);
         progress.fetch_add(n as u64, Ordering::Relaxed);
@@ -880,6 +850,8 @@ mod tests {
             dst_port: 9,
             flows: 1,
             payload: 18,
+            mix: vec![],
+            mix_seed: 0,
             pps: None,
             threads: 1,
             batch: 32,

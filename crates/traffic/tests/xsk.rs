@@ -131,6 +131,8 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
         dst_port: PORT,
         flows,
         payload,
+        mix: vec![],
+        mix_seed: 0,
         pps: Some(pps),
         threads: 1,
         batch: 64,
