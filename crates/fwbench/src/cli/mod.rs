@@ -246,8 +246,9 @@ pub struct TrialArgs {
 #[command(next_help_heading = "Traffic")]
 pub struct StreamArgs {
     /// Packet size as UDP payload bytes (iperf3 -l; the seeds' "128-byte packets"), or
-    /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544) [flood: 18 = 64-byte
-    /// IPv4 frame; flow: 128]
+    /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544), or a mix of frame
+    /// sizes: imix (64/576/1500, 7:4:1), csit-imix (64/570/1518, 7:4:1) or
+    /// FRAME:WEIGHT,… (64:7,576:4,1500:1) [flood: 18 = 64-byte IPv4 frame; flow: 128]
     #[arg(long, short = 's', value_parser = packet_size)]
     size: Option<proto::PacketSize>,
     /// Ethernet frame size incl. FCS (RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518); same as --size frame:N

@@ -130,11 +130,38 @@ impl PacketParams {
         Ok(PacketSize::wire_bytes(self.payload(family)?, family))
     }
 
-    /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for `--frame`.
+    /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for
+    /// `--frame`; for a mix, its mean frame rounded (see `mean_rate_bytes`).
     pub fn rate_bytes(&self, family: Family) -> Result<u32, String> {
         match self.size {
             PacketSize::Payload(_) => self.payload(family),
             PacketSize::Frame(_) => self.wire_bytes(family),
+            PacketSize::Mix(_) => Ok(self.mean_rate_bytes(family)?.round() as u32),
+        }
+    }
+
+    /// Bytes a bit rate counts per packet on average: `rate_bytes`, or for a size mix
+    /// the mean of its frames (FCS included) weighted by their shares.
+    pub fn mean_rate_bytes(&self, family: Family) -> Result<f64, String> {
+        match self.size {
+            PacketSize::Payload(_) | PacketSize::Frame(_) => Ok(self.rate_bytes(family)? as f64),
+            PacketSize::Mix(_) => self.size.mean_rate_bytes(family).map_err(|e| e.0),
+        }
+    }
+
+    /// Mean (UDP payload bytes, Ethernet bytes on the wire) per packet: the one size's,
+    /// or a mix's weighted by their shares.
+    pub fn mean_bytes(&self, family: Family) -> Result<(f64, f64), String> {
+        match self.size {
+            PacketSize::Payload(_) | PacketSize::Frame(_) => Ok((
+                self.payload(family)? as f64,
+                self.wire_bytes(family)? as f64,
+            )),
+            PacketSize::Mix(m) => {
+                self.payload(family)?;
+                let payload = |f| f - (proto::ETH_OVERHEAD + proto::ip_header(family) + proto::UDP_HEADER);
+                Ok((m.mean(payload), m.mean(|f| f)))
+            }
         }
     }
 }

@@ -234,7 +234,7 @@ pub const AXES: &[Axis] = &[
     axis!(
         "size",
         PACKET_CONN,
-        "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)",
+        "UDP payload (128), frame:64 (Ethernet frame), a frame-size mix (imix, csit-imix, 64:7,576:4,1500:1); connection workloads: bytes (8M)",
         default
             | w
             | match w.workload() {
