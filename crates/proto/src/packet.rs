@@ -63,7 +63,10 @@ impl PacketSize {
             PacketSize::Mix(m) => {
                 let mut largest = 0;
                 for (f, _) in m.parts() {
-                    largest = largest.max(PacketSize::Frame(f).payload_with(family, fragment)?);
+                    let p = PacketSize::Frame(f)
+                        .payload_with(family, fragment)
+                        .map_err(|e| ParseSpecError(format!("size mix {m}: {}", e.0)))?;
+                    largest = largest.max(p);
                 }
                 return Ok(largest);
             }
