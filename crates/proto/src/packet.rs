@@ -357,6 +357,10 @@ pub struct UdpSourceSpec {
     pub sources: Vec<IpAddr>,
     pub src_port: u16,
     pub dst: IpAddr,
+    /// Destinations the flows are spread over: flow `i` goes to `dsts[i % len]`;
+    /// empty: every flow to `dst`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dsts: Vec<IpAddr>,
     pub dst_port: u16,
     pub flows: u32,
     /// UDP payload bytes of every packet (of a mix: its largest).

@@ -156,6 +156,7 @@ fn role_specs() -> Vec<RoleSpec> {
             sources: vec![ip("198.18.0.2")],
             src_port: 40000,
             dst: ip("198.19.0.2"),
+            dsts: vec![],
             dst_port: 9000,
             flows: 4,
             payload: 128,

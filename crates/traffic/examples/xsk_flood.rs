@@ -49,6 +49,7 @@ fn main() {
         sources: vec![parse_or_exit(arg(3, "source address"), "source address")],
         src_port: 30000,
         dst: parse_or_exit(arg(4, "destination address"), "destination address"),
+        dsts: vec![],
         dst_port: 9000,
         flows,
         payload,

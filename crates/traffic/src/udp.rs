@@ -99,6 +99,7 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec
         .sources
         .iter()
+        .chain(&spec.dsts)
         .any(|s| s.is_ipv4() != spec.dst.is_ipv4())
     {
         return bad("source and destination addresses are of different families".into());
@@ -117,6 +118,14 @@ enum Out {
     Socket(Socket),
     /// One template per payload size (one size, or each size of the mix).
     Raw(Vec<crate::packet::UdpTemplate>),
+}
+
+/// Destination address of flow `i`: spread over `dsts`, or `dst`.
+pub(crate) fn flow_dst(spec: &UdpSourceSpec, i: u32) -> IpAddr {
+    match spec.dsts.len() {
+        0 => spec.dst,
+        n => spec.dsts[i as usize % n],
+    }
 }
 
 /// Payload sizes a source sends: every one, or each of its mix.
@@ -172,7 +181,7 @@ impl UdpSource {
                 spec.sources[i as usize % spec.sources.len()],
                 spec.src_port + i as u16,
             );
-            let dst = SocketAddr::new(spec.dst, spec.dst_port);
+            let dst = SocketAddr::new(flow_dst(spec, i), spec.dst_port);
             let out = match raw_macs {
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
@@ -849,6 +858,7 @@ mod tests {
             dst: "198.19.0.2".parse().unwrap(),
             dst_port: 9,
             flows: 1,
+            dsts: vec![],
             payload: 18,
             mix: vec![],
             mix_seed: 0,

@@ -128,6 +128,7 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
         sources: vec!["198.18.0.2".parse().unwrap(), "198.18.0.3".parse().unwrap()],
         src_port: 30000,
         dst: "198.19.0.2".parse().unwrap(),
+        dsts: vec![],
         dst_port: PORT,
         flows,
         payload,

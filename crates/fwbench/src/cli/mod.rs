@@ -260,6 +260,10 @@ pub struct StreamArgs {
     /// Distinct source addresses the flows are spread over
     #[arg(long, default_value = "1", value_parser = parse_clients)]
     sources: u32,
+    /// Distinct destination addresses the flows are spread over (the server's, then
+    /// 198.19.1.1 … / 2001:2:0:2::d:1 … added to the server): flow i to destination i mod N
+    #[arg(long, default_value = "1", value_parser = count)]
+    dsts: u32,
     /// Sender threads (flow i belongs to thread i mod K)
     #[arg(long, short = 'k', default_value = "1", value_parser = count)]
     threads: u32,
@@ -311,6 +315,7 @@ impl StreamArgs {
             },
             rate,
             flows: self.flows,
+            dsts: self.dsts,
             threads: self.threads,
             sink_threads: self.sink_threads,
             batch: self.batch,

@@ -50,6 +50,10 @@ pub struct PacketParams {
     pub size: PacketSize,
     pub rate: Rate,
     pub flows: u32,
+    /// Destination addresses the flows are spread over (`--dsts`; flow `i` goes to
+    /// destination `i mod dsts`: the server's address, then 198.19.1.1 …); 1: the server's.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub dsts: u32,
     /// Sender threads.
     pub threads: u32,
     pub sink_threads: u32,
@@ -84,6 +88,14 @@ pub struct PacketParams {
     /// A gateway event during the trial (`--event`; issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::params::events::EventParams>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
@@ -172,6 +184,7 @@ impl Default for PacketParams {
             size: PacketSize::Payload(18),
             rate: Rate::Max,
             flows: 1,
+            dsts: 1,
             threads: 1,
             sink_threads: 1,
             batch: 64,

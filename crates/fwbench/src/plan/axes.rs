@@ -275,6 +275,14 @@ pub const AXES: &[Axis] = &[
         _ | ok(parse_count(t))
     ),
     axis!(
+        "dsts",
+        PACKET,
+        "destination addresses the flows are spread over (flow i to i mod N)",
+        default | _ | "1",
+        check | t,
+        _ | ok(parse_count(t))
+    ),
+    axis!(
         "threads",
         PACKET,
         "sender threads",
@@ -612,6 +620,7 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
             size: get("size").parse().map_err(spec)?,
             rate: get("rate").parse().map_err(spec)?,
             flows: parse_count(get("flows"))?,
+            dsts: parse_count(get("dsts"))?,
             threads: parse_count(get("threads"))?,
             sink_threads: parse_count(get("sink_threads"))?,
             batch: parse_count(get("batch"))?,

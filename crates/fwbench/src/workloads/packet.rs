@@ -55,6 +55,27 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             ));
         }
     }
+    if k.dsts != 1 {
+        let max = crate::testbed::addr::MAX_DSTS;
+        if k.dsts == 0 || k.dsts > max {
+            return Err(format!("--dsts must be 1..{max}, not {}", k.dsts));
+        }
+        if k.dsts > k.flows {
+            return Err(format!(
+                "--dsts {} for {} flows: give at least as many flows as destinations",
+                k.dsts, k.flows
+            ));
+        }
+        if p.workload() == Workload::Ping || k.dst.is_some() || k.aim.is_some() {
+            return Err(format!(
+                "--dsts {} spreads flows over destinations: not with ping, --dst or --aim (one destination)",
+                k.dsts
+            ));
+        }
+        if p.topology == Topology::Proxy {
+            return Err("--dsts: topology proxy relays to one server address".into());
+        }
+    }
     if k.flows == 0 || k.flows > traffic::udp::MAX_FLOWS {
         return Err(format!(
             "flows must be 1..{}, not {}",
@@ -239,10 +260,26 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
             xdp: k.sender == SenderPath::Xdp,
         }),
     };
+    // Destination i mod dsts: the server's address, then its extra ones (the trial
+    // added them, `Testbed::ensure_destinations`).
+    let dsts: Vec<std::net::IpAddr> = if k.dsts > 1 {
+        (0..k.dsts)
+            .map(|i| crate::testbed::addr::destination(p.family, i))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // A sink for several destinations listens on all the server's addresses.
+    let listen = match (dsts.is_empty(), p.family) {
+        (true, _) => server,
+        (false, Family::V4) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+        (false, Family::V6) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+    };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
         sources: source_addrs,
         src_port,
         dst: server,
+        dsts,
         dst_port,
         flows: k.flows,
         payload,
@@ -272,7 +309,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let sink = (k.sink != SinkKind::Gateway).then_some(RoleSpec::UdpSink(UdpSinkSpec {
         xdp,
-        listen: server,
+        listen,
         port: dst_port,
         threads: k.sink_threads,
         flows: k.flows,

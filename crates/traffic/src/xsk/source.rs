@@ -19,7 +19,7 @@ use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
 use crate::tally::{join_all, merge_sources, SourceTally};
-use crate::udp::{check_source, mix_order, payload_sizes, size_at};
+use crate::udp::{check_source, flow_dst, mix_order, payload_sizes, size_at};
 use crate::TrafficError;
 use proto::{count_size, MixOrder, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ impl XskSource {
                 spec.sources[i as usize % spec.sources.len()],
                 spec.src_port + i as u16,
             );
-            let dst = SocketAddr::new(spec.dst, spec.dst_port);
+            let dst = SocketAddr::new(flow_dst(spec, i), spec.dst_port);
             let mut templates = Vec::new();
             for len in payload_sizes(spec) {
                 let template = UdpTemplate::new(src_mac, dst_mac, src, dst, len as usize)
