@@ -33,6 +33,26 @@ impl GatewayTable {
         }
     }
 
+    /// Packets counted by each of the table's counters, in rule order.
+    fn counters(&self) -> Vec<u64> {
+        let o = Command::new("ip")
+            .args([
+                "netns", "exec", &self.ns, "nft", "-j", "list", "table", "inet", &self.name,
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut out = Vec::new();
+        for item in v["nftables"].as_array().unwrap() {
+            for e in item["rule"]["expr"].as_array().into_iter().flatten() {
+                if let Some(p) = e["counter"]["packets"].as_u64() {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
     /// Packets counted by the table's (only) counter.
     fn counter(&self) -> u64 {
         let o = Command::new("ip")
@@ -192,6 +212,56 @@ fn imix_trial_received_size_histogram_matches_the_mix() {
             (f(&r["received_l2_bps"]) - bps).abs() <= bps * 1e-9,
             "{bps}: {ctx}"
         );
+    }
+}
+
+/// Issue 26: `--dsts 4 --sources 4 --flows 8` spreads a flood over four destination
+/// addresses (the server's and three the testbed adds, 198.19.1.1–3) and four sources:
+/// the gateway's per-address counters see each pair's share (flow i from source i mod 4
+/// to destination i mod 4, so two flows each), and together every packet; the sink on
+/// the wildcard address receives them all.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
+    let _serial = serial();
+    let tb = TestbedGuard::up("forward");
+    let dsts = ["198.19.0.2", "198.19.1.1", "198.19.1.2", "198.19.1.3"];
+    let body: Vec<String> = dsts
+        .iter()
+        .map(|d| format!("ip daddr {d} udp dport 9000 counter"))
+        .collect();
+    let t = GatewayTable::new(&tb, "fwbt_spread", &body.join("\n"));
+    for sender in ["udp", "raw", "xdp"] {
+        let before = t.counters();
+        let v = trial_json(
+            "flood",
+            &tb.name,
+            &[
+                "-t", "1", "--rate", "20kpps", "--flows", "8", "--sources", "4", "--dsts", "4",
+                "--sender", sender,
+            ],
+        );
+        let r = &v["result"];
+        let ctx = format!("{sender}: {r}");
+        assert_eq!(v["params"]["packet"]["dsts"], 4, "{ctx}");
+        let sent = u(&r["sent"]);
+        assert!(sent > 5_000, "{ctx}");
+        assert_eq!(u(&r["lost"]), 0, "{ctx}");
+        let got: Vec<u64> = t
+            .counters()
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| a - b)
+            .collect();
+        assert_eq!(got.len(), 4, "{ctx}");
+        assert_eq!(got.iter().sum::<u64>(), sent, "every packet to one of the four: {ctx}");
+        let flows = r["flows"].as_array().unwrap();
+        for (d, n) in got.iter().enumerate() {
+            // Destination d takes flows d and d + 4.
+            let want: u64 = [d, d + 4].iter().map(|&f| u(&flows[f]["sent"])).sum();
+            assert_eq!(*n, want, "destination {}: {ctx}", dsts[d]);
+            assert!(*n > 0, "{ctx}");
+        }
     }
 }
 
@@ -545,6 +615,9 @@ fn packet_bad_input_exits_2() {
         &["flood", "--size", "64:7,64:1"],
         &["flood", "-A", "6", "--size", "imix"],
         &["ping", "--size", "imix"],
+        &["flood", "--dsts", "4"],
+        &["flood", "--dsts", "2", "--flows", "2", "--dst", "198.19.0.2"],
+        &["flood", "--dsts", "300", "--flows", "300"],
         &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
         &["degrade", "--rate", "1M"],
         &[

@@ -41,10 +41,15 @@ pub fn params_line(p: &TrialParams) -> String {
                     }
                 ),
                 PacketKind::Flood | PacketKind::Flow => format!(
-                    "size={} rate={} flows={} threads={} sender={} sink={}{}",
+                    "size={} rate={} flows={}{} threads={} sender={} sink={}{}",
                     k.size,
                     k.rate,
                     k.flows,
+                    if k.dsts > 1 {
+                        format!(" dsts={}", k.dsts)
+                    } else {
+                        String::new()
+                    },
                     k.threads,
                     k.sender.as_str(),
                     k.sink.as_str(),
