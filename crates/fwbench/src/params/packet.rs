@@ -232,6 +232,22 @@ mod port_tests {
     use super::*;
 
     #[test]
+    fn a_mix_counts_its_mean_frame_for_rates_and_its_largest_for_buffers() {
+        let k = PacketParams {
+            size: "imix".parse().unwrap(),
+            ..Default::default()
+        };
+        let b = k.mean_rate_bytes(Family::V4).unwrap();
+        assert!((b - 4252.0 / 12.0).abs() < 1e-9, "{b}");
+        let (p, l2) = k.mean_bytes(Family::V4).unwrap();
+        assert!((l2 - b).abs() < 1e-9 && (p - (b - 46.0)).abs() < 1e-9, "{p} {l2}");
+        assert_eq!(k.payload(Family::V4), Ok(1454));
+        let pps = proto::Rate::Bps(b * 8.0 * 20_000.0).pps_mean(b).unwrap();
+        assert!((pps - 20_000.0).abs() < 1e-6, "{pps}");
+        assert!(k.payload(Family::V6).unwrap_err().contains("size mix imix"));
+    }
+
+    #[test]
     fn ports_and_ranges_parse() {
         assert_eq!(parse_ports("80"), Ok((80, 80)));
         assert_eq!(parse_ports("5000-6000"), Ok((5000, 6000)));

@@ -954,6 +954,41 @@ impl Traffic for Ping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mix_summary_rows_the_mix_then_other_sizes_and_sums_bytes() {
+        let c = |payload, packets| proto::SizeCount { payload, packets };
+        let m = proto::SizeMix::imix();
+        let sent = [c(18, 70), c(530, 40), c(1454, 10)];
+        let received = [c(18, 69), c(99, 1), c(530, 40), c(1454, 10)];
+        let s = MixSummary::new(m, Family::V4, &sent, &received);
+        let rows: Vec<(u32, u32, u32, u64, u64)> = s
+            .sizes
+            .iter()
+            .map(|r| (r.frame, r.payload, r.weight, r.sent, r.received))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (64, 18, 7, 70, 69),
+                (576, 530, 4, 40, 40),
+                (1500, 1454, 1, 10, 10),
+                (145, 99, 0, 0, 1),
+            ]
+        );
+        assert_eq!(s.mix, "imix");
+        assert_eq!(
+            s.received_bytes(),
+            (
+                69 * 18 + 99 + 40 * 530 + 10 * 1454,
+                69 * 64 + 145 + 40 * 576 + 10 * 1500
+            )
+        );
+        // IPv6: the same frames carry 20 bytes less payload.
+        let m: proto::SizeMix = "78:1".parse().unwrap();
+        let s = MixSummary::new(m, Family::V6, &[c(12, 5)], &[c(12, 5)]);
+        assert_eq!((s.sizes[0].payload, s.sizes[0].received), (12, 5));
+    }
     use proto::{Counter, FlowRx, UdpSinkResults, UdpSourceResults};
 
     fn testbed() -> crate::testbed::netns::NetnsTestbed {
