@@ -161,14 +161,36 @@ fn imix_trial_received_size_histogram_matches_the_mix() {
         ("4", "imix", simple, "raw", "socket", "3", "1"),
         ("4", "csit-imix", [64, 570, 1518], "xdp", "xdp", "3", "1"),
         // 64-byte frames cannot carry IPv6 and UDP headers: IPv6's smallest is 66.
-        ("6", "78:7,576:4,1500:1", [78, 576, 1500], "xdp", "socket", "2", "1"),
+        (
+            "6",
+            "78:7,576:4,1500:1",
+            [78, 576, 1500],
+            "xdp",
+            "socket",
+            "2",
+            "1",
+        ),
     ] {
         let v = trial_json(
             "flood",
             &tb.name,
             &[
-                "-t", "1", "-A", family, "--rate", "20kpps", "--size", size, "--sender", sender,
-                "--sink", sink, "--flows", flows, "--threads", threads,
+                "-t",
+                "1",
+                "-A",
+                family,
+                "--rate",
+                "20kpps",
+                "--size",
+                size,
+                "--sender",
+                sender,
+                "--sink",
+                sink,
+                "--flows",
+                flows,
+                "--threads",
+                threads,
             ],
         );
         let r = &v["result"];
@@ -197,7 +219,10 @@ fn imix_trial_received_size_histogram_matches_the_mix() {
                 assert_eq!(u(&row["received"]), got, "{frame} B: {ctx}");
             } else {
                 let share = u(&row["received"]) as f64 / received as f64;
-                assert!((share - weight as f64 / 12.0).abs() < 0.01, "{frame} B: {ctx}");
+                assert!(
+                    (share - weight as f64 / 12.0).abs() < 0.01,
+                    "{frame} B: {ctx}"
+                );
             }
         }
         assert_eq!(
@@ -206,7 +231,10 @@ fn imix_trial_received_size_histogram_matches_the_mix() {
             "{ctx}"
         );
         // Ethernet bits/s are the frames received, size by size.
-        let l2_bytes: u64 = rows.iter().map(|x| u(&x["received"]) * u(&x["frame"])).sum();
+        let l2_bytes: u64 = rows
+            .iter()
+            .map(|x| u(&x["received"]) * u(&x["frame"]))
+            .sum();
         let bps = l2_bytes as f64 * 8.0 / f(&r["elapsed_s"]);
         assert!(
             (f(&r["received_l2_bps"]) - bps).abs() <= bps * 1e-9,
@@ -237,8 +265,18 @@ fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
             "flood",
             &tb.name,
             &[
-                "-t", "1", "--rate", "20kpps", "--flows", "8", "--sources", "4", "--dsts", "4",
-                "--sender", sender,
+                "-t",
+                "1",
+                "--rate",
+                "20kpps",
+                "--flows",
+                "8",
+                "--sources",
+                "4",
+                "--dsts",
+                "4",
+                "--sender",
+                sender,
             ],
         );
         let r = &v["result"];
@@ -254,7 +292,11 @@ fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
             .map(|(a, b)| a - b)
             .collect();
         assert_eq!(got.len(), 4, "{ctx}");
-        assert_eq!(got.iter().sum::<u64>(), sent, "every packet to one of the four: {ctx}");
+        assert_eq!(
+            got.iter().sum::<u64>(),
+            sent,
+            "every packet to one of the four: {ctx}"
+        );
         let flows = r["flows"].as_array().unwrap();
         for (d, n) in got.iter().enumerate() {
             // Destination d takes flows d and d + 4.
@@ -616,7 +658,15 @@ fn packet_bad_input_exits_2() {
         &["flood", "-A", "6", "--size", "imix"],
         &["ping", "--size", "imix"],
         &["flood", "--dsts", "4"],
-        &["flood", "--dsts", "2", "--flows", "2", "--dst", "198.19.0.2"],
+        &[
+            "flood",
+            "--dsts",
+            "2",
+            "--flows",
+            "2",
+            "--dst",
+            "198.19.0.2",
+        ],
         &["flood", "--dsts", "300", "--flows", "300"],
         &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
         &["degrade", "--rate", "1M"],

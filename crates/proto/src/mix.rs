@@ -180,7 +180,8 @@ impl Serialize for SizeMix {
 impl<'de> Deserialize<'de> for SizeMix {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let t = String::deserialize(d)?;
-        t.parse().map_err(|e: ParseSpecError| serde::de::Error::custom(e.0))
+        t.parse()
+            .map_err(|e: ParseSpecError| serde::de::Error::custom(e.0))
     }
 }
 
@@ -284,9 +285,18 @@ mod tests {
     #[test]
     fn the_order_is_seeded_and_each_period_holds_the_weights_exactly() {
         let parts = [
-            MixPart { payload: 18, weight: 7 },
-            MixPart { payload: 530, weight: 4 },
-            MixPart { payload: 1454, weight: 1 },
+            MixPart {
+                payload: 18,
+                weight: 7,
+            },
+            MixPart {
+                payload: 530,
+                weight: 4,
+            },
+            MixPart {
+                payload: 1454,
+                weight: 1,
+            },
         ];
         let a = MixOrder::new(&parts, MIX_SEED);
         assert_eq!(a, MixOrder::new(&parts, MIX_SEED));

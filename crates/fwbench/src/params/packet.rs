@@ -171,7 +171,8 @@ impl PacketParams {
             )),
             PacketSize::Mix(m) => {
                 self.payload(family)?;
-                let payload = |f| f - (proto::ETH_OVERHEAD + proto::ip_header(family) + proto::UDP_HEADER);
+                let payload =
+                    |f| f - (proto::ETH_OVERHEAD + proto::ip_header(family) + proto::UDP_HEADER);
                 Ok((m.mean(payload), m.mean(|f| f)))
             }
         }
@@ -240,7 +241,10 @@ mod port_tests {
         let b = k.mean_rate_bytes(Family::V4).unwrap();
         assert!((b - 4252.0 / 12.0).abs() < 1e-9, "{b}");
         let (p, l2) = k.mean_bytes(Family::V4).unwrap();
-        assert!((l2 - b).abs() < 1e-9 && (p - (b - 46.0)).abs() < 1e-9, "{p} {l2}");
+        assert!(
+            (l2 - b).abs() < 1e-9 && (p - (b - 46.0)).abs() < 1e-9,
+            "{p} {l2}"
+        );
         assert_eq!(k.payload(Family::V4), Ok(1454));
         let pps = proto::Rate::Bps(b * 8.0 * 20_000.0).pps_mean(b).unwrap();
         assert!((pps - 20_000.0).abs() < 1e-6, "{pps}");

@@ -157,9 +157,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
                 ));
             }
             if p.workload() == Workload::Ping {
-                return Err(format!(
-                    "size mix {m}: ping sends one size (give --size N)"
-                ));
+                return Err(format!("size mix {m}: ping sends one size (give --size N)"));
             }
         }
         PacketSize::Payload(_) | PacketSize::Frame(_) => {}
@@ -378,7 +376,7 @@ pub struct PacketSummary {
     pub frame: u32,
     /// A size mix: its sizes with what was sent and received of each (absent: one size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mix: Option<MixSummary>,
+    pub mix: Option<Box<MixSummary>>,
     /// What the schedule asked for (packets/s); for an unpaced flood, what was sent.
     pub offered_pps: f64,
     pub sent: u64,
@@ -651,7 +649,7 @@ pub fn summarise_packet(
                 received_bps = received as f64 * mean_payload * 8.0 / elapsed_s;
                 received_l2_bps = received as f64 * mean_frame * 8.0 / elapsed_s;
             }
-            Some(ms)
+            Some(Box::new(ms))
         }
         PacketSize::Payload(_) | PacketSize::Frame(_) => None,
     };
