@@ -7,8 +7,8 @@
 //! ([`Pacer`]) and stamp each packet with its *intended* send time.
 //!
 //! Sink: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2) batches,
-//! per-flow accounting: distinct packets, duplicates, reordering, one-way delay and
-//! RFC 3550 jitter.
+//! per-flow accounting (`crate::tally::FlowState`): distinct packets, duplicates,
+//! reordering, one-way delay and RFC 3550 jitter.
 //!
 //! Sizes: every packet carries `payload` bytes, or with a size mix (`spec.mix`) each
 //! sender thread follows the mix's seeded order ([`MixOrder`]) packet by packet; the
@@ -16,14 +16,13 @@
 //! merging are shared with the AF_XDP sender and sink (`crate::tally`).
 
 use crate::gate::{Gate, StartGate};
-use crate::hist::RttHistogram;
 use crate::pacer::Pacer;
 use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
 use crate::tally::{join_all, merge_sinks, merge_sources, SinkTally, SourceTally};
 use crate::TrafficError;
 use proto::{
-    count_size, FlowRx, MixOrder, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
+    count_size, MixOrder, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
     UdpSourceSpec,
 };
 use socket2::Socket;
@@ -458,115 +457,6 @@ fn transient(e: &std::io::Error) -> bool {
     )
 }
 
-/// Sequence numbers remembered below the highest seen, to tell duplicates from late packets.
-const WINDOW: u32 = 4096;
-
-#[derive(Clone)]
-pub(crate) struct FlowState {
-    pub(crate) rx: FlowRx,
-    highest: Option<u32>,
-    /// bit (seq % WINDOW) set: seq seen (valid for seqs within WINDOW below `highest`).
-    seen: Vec<u64>,
-    pub(crate) owd: RttHistogram,
-    last_transit: Option<i64>,
-    /// Send stamp of `highest` (0: unknown).
-    highest_tx: u64,
-    /// Fine time bins, when asked for (gateway events).
-    pub(crate) bins: Option<crate::bins::Bins>,
-}
-
-impl FlowState {
-    pub(crate) fn new(flow: u32, bin_ns: u64) -> Self {
-        FlowState {
-            rx: FlowRx {
-                flow,
-                ..Default::default()
-            },
-            highest: None,
-            seen: vec![0; (WINDOW / 64) as usize],
-            owd: RttHistogram::new(),
-            last_transit: None,
-            highest_tx: 0,
-            bins: (bin_ns > 0).then(|| crate::bins::Bins::new(bin_ns)),
-        }
-    }
-
-    /// The flow's figures, its delays summarised and its bins closed.
-    pub(crate) fn finish(self) -> FlowRx {
-        let mut rx = self.rx;
-        rx.owd = self.owd.summary();
-        rx.bins = self.bins.map(|b| Box::new(b.finish()));
-        rx
-    }
-
-    fn bit(&mut self, seq: u32) -> (usize, u64) {
-        let b = seq % WINDOW;
-        ((b / 64) as usize, 1u64 << (b % 64))
-    }
-
-    /// Account one packet; pure apart from `self` (unit-tested). Sequence numbers
-    /// are compared in serial-number arithmetic (RFC 1982), so they may wrap.
-    pub(crate) fn on_packet(&mut self, seq: u32, tx_ns: Option<u64>, rx_ns: u64, len: usize) {
-        let ahead = self.highest.map(|h| seq.wrapping_sub(h) as i32);
-        match (self.highest, ahead) {
-            (Some(h), Some(d)) if d <= 0 => {
-                let behind = h.wrapping_sub(seq);
-                if behind >= WINDOW {
-                    // Too old to tell a duplicate: count it as late (it is distinct
-                    // unless duplicated from that far back).
-                    self.rx.reordered += 1;
-                } else {
-                    let (w, m) = self.bit(seq);
-                    if self.seen[w] & m != 0 {
-                        self.rx.duplicates += 1;
-                        return;
-                    }
-                    self.seen[w] |= m;
-                    self.rx.reordered += 1;
-                }
-                if let (Some(b), Some(tx)) = (&mut self.bins, tx_ns) {
-                    b.on_late(tx, rx_ns.saturating_sub(tx));
-                }
-            }
-            (prev, d) => {
-                // New highest: forget the bits of seqs that fall out of the window.
-                let gap = match (prev, d) {
-                    (Some(_), Some(d)) => d as u64 - 1,
-                    _ => 0,
-                };
-                if gap >= WINDOW as u64 {
-                    self.seen.iter_mut().for_each(|x| *x = 0);
-                } else {
-                    for k in 1..=gap {
-                        let (w, m) = self.bit(seq.wrapping_sub(k as u32));
-                        self.seen[w] &= !m;
-                    }
-                }
-                let (w, m) = self.bit(seq);
-                self.seen[w] |= m;
-                if let (Some(b), Some(tx)) = (&mut self.bins, tx_ns) {
-                    let before = prev.map(|p| (p, self.highest_tx));
-                    b.on_new_highest(seq, tx, rx_ns.saturating_sub(tx), before);
-                }
-                self.highest = Some(seq);
-                self.highest_tx = tx_ns.unwrap_or(0);
-            }
-        }
-        self.rx.received += 1;
-        self.rx.bytes += len as u64;
-        if let Some(tx) = tx_ns {
-            self.owd.record(rx_ns.saturating_sub(tx));
-            // RFC 3550 §6.4.1: J += (|D| − J) / 16 over consecutive arrivals.
-            let transit = rx_ns as i64 - tx as i64;
-            if let Some(prev) = self.last_transit {
-                let d = (transit - prev).unsigned_abs() as f64;
-                self.rx.jitter_ns += (d - self.rx.jitter_ns) / 16.0;
-            }
-            self.last_transit = Some(transit);
-        }
-    }
-}
-
 /// The counting sink, receiving from setup until `stop`.
 pub struct UdpSink {
     stop: Arc<AtomicBool>,
@@ -772,67 +662,6 @@ fn parse_udp_mib(text: &str, v6: bool) -> UdpKernelCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn feed(seqs: &[u32]) -> FlowRx {
-        let mut f = FlowState::new(0, 0);
-        for (i, &s) in seqs.iter().enumerate() {
-            f.on_packet(s, Some(1000), 1000 + 100 * (i as u64 + 1), 64);
-        }
-        f.rx
-    }
-
-    #[test]
-    fn the_sinks_bins_account_for_every_lost_packet() {
-        // Sent 0..500 every 0.1 ms; lost: 0..3, 120..180 (a stall), 490..500 (tail);
-        // 50 arrives late, 60 twice.
-        let mut f = FlowState::new(0, 1_000_000);
-        let t0 = 1_700_000_000_000_000_000u64;
-        let mut order: Vec<u32> = (3..120).filter(|&s| s != 50).collect();
-        order.extend([50, 60]);
-        order.extend(180..490);
-        for s in order {
-            let tx = t0 + u64::from(s) * 100_000;
-            f.on_packet(s, Some(tx), tx + 30_000, 64);
-        }
-        let mut b = f.bins.take().unwrap().finish();
-        crate::bins::close(&mut b, 500);
-        assert_eq!(f.rx.received, 117 + 310);
-        assert_eq!(crate::bins::lost(&b), 500 - f.rx.received);
-        let (a, _, z, _) = b.longest_gap.unwrap();
-        assert_eq!((a, z), (119, 180));
-    }
-
-    #[test]
-    fn in_order_loss_duplicates_and_reordering() {
-        let r = feed(&[0, 1, 2, 3]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (4, 0, 0));
-        let r = feed(&[0, 2, 1, 1, 3, 3, 9]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (5, 2, 1));
-        // A seq that left the window is late, not a duplicate.
-        let r = feed(&[0, 10_000, 5]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (3, 0, 1));
-        // Far jump clears old bits: seq 4096 shares a bit with 0 but is new.
-        let r = feed(&[0, 4096]);
-        assert_eq!((r.received, r.duplicates), (2, 0));
-        // Sequence numbers wrap: u32::MAX, then 0, 1 are in order; a repeat is a duplicate.
-        let r = feed(&[u32::MAX - 1, u32::MAX, 0, 1, u32::MAX, 3, 2]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (6, 1, 1));
-    }
-
-    #[test]
-    fn jitter_follows_rfc3550() {
-        // Transit times 100, 300, 100 ns: D = 200, 200 → J = 200/16, then J += (200 − J)/16.
-        let mut f = FlowState::new(0, 0);
-        f.on_packet(0, Some(0), 100, 16);
-        f.on_packet(1, Some(1000), 1300, 16);
-        f.on_packet(2, Some(2000), 2100, 16);
-        let j1 = 200.0 / 16.0;
-        let j2 = j1 + (200.0 - j1) / 16.0;
-        assert!((f.rx.jitter_ns - j2).abs() < 1e-9, "{}", f.rx.jitter_ns);
-        let s = f.owd.summary();
-        assert_eq!((s.count, s.min_ns), (3, 100));
-        assert!(s.max_ns >= 299 && s.max_ns <= 301);
-    }
 
     #[test]
     fn udp_mib_parsing() {
