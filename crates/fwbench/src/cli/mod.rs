@@ -1323,6 +1323,7 @@ mod tests {
             ("ping", "clients"),
             ("ping", "rate"),
             ("ping", "flows"),
+            ("ping", "dsts"),
             ("ping", "threads"),
             ("ping", "sink_threads"),
             ("ping", "batch"),
