@@ -5,14 +5,81 @@
 //! Owns: per-thread tallies ([`SourceTally`], [`SinkTally`]), the per-datagram sink
 //! accounting (probe, size histogram) and per-flow accounting ([`FlowState`]:
 //! distinct packets, duplicates, reordering, one-way delay, RFC 3550 jitter, time
-//! bins), joining worker threads, merging.
+//! bins), joining worker threads, merging; and what a source's controlling side shares
+//! with its sender threads ([`SourceControl`]: start gate, stop flag, start time, live
+//! counters) and each thread's share of the rate ([`thread_pace`]).
 //! Must not: do I/O or read clocks (times are passed in).
 
+use crate::gate::{Gate, StartGate};
 use crate::hist::RttHistogram;
 use crate::probe::Probe;
 use crate::TrafficError;
 use proto::{count_size, Counter, FlowRx, SizeCount, UdpSinkResults, UdpSourceResults};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// What a source and its sender threads share (each thread holds a clone).
+#[derive(Clone)]
+pub(crate) struct SourceControl {
+    pub gate: StartGate,
+    pub stop: Arc<AtomicBool>,
+    /// CLOCK_MONOTONIC of the start (0: not started).
+    pub started_ns: Arc<AtomicU64>,
+    /// Packets sent so far, all threads (read while the trial runs), and their
+    /// payload bytes.
+    pub sent: Arc<AtomicU64>,
+    pub sent_bytes: Arc<AtomicU64>,
+}
+
+impl SourceControl {
+    pub fn new() -> SourceControl {
+        SourceControl {
+            gate: StartGate::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            started_ns: Arc::new(AtomicU64::new(0)),
+            sent: Arc::new(AtomicU64::new(0)),
+            sent_bytes: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// (packets, payload bytes) sent so far.
+    pub fn live(&self) -> (u64, u64) {
+        (
+            self.sent.load(Ordering::Relaxed),
+            self.sent_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// A thread sent `packets` of `bytes` payload bytes.
+    pub fn counted(&self, packets: u64, bytes: u64) {
+        self.sent.fetch_add(packets, Ordering::Relaxed);
+        self.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Let the threads go, started at `now_ns`.
+    pub fn start(&self, now_ns: u64) {
+        self.started_ns.store(now_ns, Ordering::SeqCst);
+        self.gate.open(Gate::Go);
+    }
+
+    /// Tell the threads to stop (and threads never started to end); the start time.
+    pub fn halt(&self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        let t0 = self.started_ns.load(Ordering::SeqCst);
+        self.gate.open(Gate::Abort);
+        t0
+    }
+}
+
+/// Sender thread `j`'s share of the source's `pps` (`None`: unpaced) and its phase:
+/// threads interleave, thread `j` starting `j` packets (of the total rate) late.
+pub(crate) fn thread_pace(pps: Option<f64>, threads: u32, j: usize) -> (Option<f64>, u64) {
+    (
+        pps.map(|p| p / f64::from(threads)),
+        pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+    )
+}
 
 /// Join every worker: their results in order, and the first failure (a thread's
 /// error, or `what` when one panicked).

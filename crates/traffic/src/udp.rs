@@ -15,11 +15,12 @@
 //! sink counts received payload sizes either way. The per-thread tallies and their
 //! merging are shared with the AF_XDP sender and sink (`crate::tally`).
 
-use crate::gate::{Gate, StartGate};
 use crate::pacer::Pacer;
 use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
-use crate::tally::{join_all, merge_sinks, merge_sources, SinkTally, SourceTally};
+use crate::tally::{
+    join_all, merge_sinks, merge_sources, thread_pace, SinkTally, SourceControl, SourceTally,
+};
 use crate::TrafficError;
 use proto::{
     count_size, MixOrder, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
@@ -119,12 +120,20 @@ enum Out {
     Raw(Vec<crate::packet::UdpTemplate>),
 }
 
-/// Destination address of flow `i`: spread over `dsts`, or `dst`.
-pub(crate) fn flow_dst(spec: &UdpSourceSpec, i: u32) -> IpAddr {
-    match spec.dsts.len() {
+/// (source, destination) of flow `i`: source address `sources[i % len]`, port
+/// `src_port + i`; destination spread over `dsts` (or `dst`), port `dst_port`.
+pub(crate) fn flow_addrs(spec: &UdpSourceSpec, i: u32) -> (SocketAddr, SocketAddr) {
+    let dst = match spec.dsts.len() {
         0 => spec.dst,
         n => spec.dsts[i as usize % n],
-    }
+    };
+    (
+        SocketAddr::new(
+            spec.sources[i as usize % spec.sources.len()],
+            spec.src_port + i as u16,
+        ),
+        SocketAddr::new(dst, spec.dst_port),
+    )
 }
 
 /// Payload sizes a source sends: every one, or each of its mix.
@@ -148,15 +157,9 @@ pub(crate) fn size_at(order: Option<&MixOrder>, payload: usize, n: u64) -> usize
 
 /// A flood or paced flow, set up and waiting for [`UdpSource::start`].
 pub struct UdpSource {
-    gate: StartGate,
-    stop: Arc<AtomicBool>,
+    ctl: SourceControl,
     workers: Vec<JoinHandle<Result<SourceTally, TrafficError>>>,
-    started_ns: Arc<std::sync::atomic::AtomicU64>,
     flows: u32,
-    /// Datagrams sent so far, all threads (read while the trial runs).
-    sent: Arc<std::sync::atomic::AtomicU64>,
-    /// Their payload bytes.
-    sent_bytes: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl UdpSource {
@@ -176,11 +179,7 @@ impl UdpSource {
         };
         let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
         for i in 0..spec.flows {
-            let src = SocketAddr::new(
-                spec.sources[i as usize % spec.sources.len()],
-                spec.src_port + i as u16,
-            );
-            let dst = SocketAddr::new(flow_dst(spec, i), spec.dst_port);
+            let (src, dst) = flow_addrs(spec, i);
             let out = match raw_macs {
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
@@ -206,59 +205,43 @@ impl UdpSource {
                 raw_socks.push(crate::sys::rawsock::RawSender::open(&r.ifname)?);
             }
         }
-        let gate = StartGate::new();
-        let stop = Arc::new(AtomicBool::new(false));
-        let started_ns = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
+        let ctl = SourceControl::new();
         let mut workers = Vec::new();
-        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let sent_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let order = mix_order(spec);
         for (j, flows) in per_thread.into_iter().enumerate() {
+            let (pps, phase_ns) = thread_pace(spec.pps, spec.threads, j);
             let w = Worker {
                 flows,
                 raw: raw_socks.pop(),
                 payload: spec.payload as usize,
                 order: order.clone(),
                 batch: spec.batch as usize,
-                pps: thread_pps,
-                // Threads interleave: thread j starts j packets (of the total rate) late.
-                phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+                pps,
+                phase_ns,
             };
-            let (g, s, t0) = (gate.clone(), stop.clone(), started_ns.clone());
-            let live = (sent.clone(), sent_bytes.clone());
-            workers.push(std::thread::spawn(move || w.run(g, s, t0, live)));
+            let c = ctl.clone();
+            workers.push(std::thread::spawn(move || w.run(c)));
         }
         Ok(UdpSource {
-            gate,
-            stop,
+            ctl,
             workers,
-            started_ns,
             flows: spec.flows,
-            sent,
-            sent_bytes,
         })
     }
 
     /// (datagrams, payload bytes) sent so far (live per-interval output).
     pub fn live(&self) -> (u64, u64) {
-        (
-            self.sent.load(Ordering::Relaxed),
-            self.sent_bytes.load(Ordering::Relaxed),
-        )
+        self.ctl.live()
     }
 
     pub fn start(&mut self) {
-        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
-        self.gate.open(Gate::Go);
+        self.ctl.start(sys::monotonic_ns());
     }
 
     /// Stop sending and collect; a thread's failure (e.g. no route) is the error.
     pub fn stop(mut self) -> Result<UdpSourceResults, TrafficError> {
-        self.stop.store(true, Ordering::SeqCst);
-        let t0 = self.started_ns.load(Ordering::SeqCst);
+        let t0 = self.ctl.halt();
         let stopped_ns = sys::monotonic_ns();
-        self.gate.open(Gate::Abort);
         let (tallies, first_err) = join_all(std::mem::take(&mut self.workers), "a sender thread");
         match first_err {
             Some(e) => Err(e),
@@ -269,8 +252,7 @@ impl UdpSource {
 
 impl Drop for UdpSource {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.gate.open(Gate::Abort);
+        self.ctl.halt();
     }
 }
 
@@ -295,18 +277,9 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(
-        mut self,
-        gate: StartGate,
-        stop: Arc<AtomicBool>,
-        started: Arc<std::sync::atomic::AtomicU64>,
-        (live_sent, live_bytes): (
-            Arc<std::sync::atomic::AtomicU64>,
-            Arc<std::sync::atomic::AtomicU64>,
-        ),
-    ) -> Result<SourceTally, TrafficError> {
+    fn run(mut self, ctl: SourceControl) -> Result<SourceTally, TrafficError> {
         let mut res = SourceTally::default();
-        if !gate.wait() || self.flows.is_empty() {
+        if !ctl.gate.wait() || self.flows.is_empty() {
             return Ok(res);
         }
         sys::tight_timer_slack();
@@ -323,7 +296,10 @@ impl Worker {
         let mut slots = vec![0u8; self.batch * frame_len.max(1)];
         let mut payload = vec![0u8; self.payload];
         let mut mm = MmsgSend::new(self.batch);
-        let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        let mut pacer = Pacer::new(
+            ctl.started_ns.load(Ordering::SeqCst) + self.phase_ns,
+            self.pps,
+        );
         let mut last_now = 0;
         // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
         // the schedule runs on CLOCK_MONOTONIC (it never jumps).
@@ -335,7 +311,7 @@ impl Worker {
             // Every batch: a relaxed load is a plain read, and a flood through a slow
             // gateway (a batch of 64 takes 12 ms at 5 k pps) must not overrun its stop by
             // 64 batches — that quantised a trial's count in steps of 4 096 packets.
-            if stop.load(Ordering::Relaxed) {
+            if ctl.stop.load(Ordering::Relaxed) {
                 break;
             }
             let now = sys::monotonic_ns();
@@ -420,8 +396,7 @@ impl Worker {
                             count_size(&mut res.sizes, len as u32, 1);
                         }
                     }
-                    live_sent.fetch_add(sent as u64, Ordering::Relaxed);
-                    live_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+                    ctl.counted(sent as u64, bytes as u64);
                     pacer.advance(sent as u64);
                     res.ended_ns = sys::monotonic_ns();
                 }

@@ -13,18 +13,16 @@
 //! from the mapping on and never rewritten.
 
 use super::{open_error, XskInfo, XskModeRequest};
-use crate::gate::{Gate, StartGate};
 use crate::pacer::Pacer;
 use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
-use crate::tally::{join_all, merge_sources, SourceTally};
-use crate::udp::{check_source, flow_dst, mix_order, payload_sizes, size_at};
+use crate::tally::{join_all, merge_sources, thread_pace, SourceControl, SourceTally};
+use crate::udp::{check_source, flow_addrs, mix_order, payload_sizes, size_at};
 use crate::TrafficError;
 use proto::{count_size, MixOrder, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -77,14 +75,9 @@ struct ThreadResult {
 
 /// An AF_XDP flood or paced flow, its sockets bound and waiting for [`XskSource::start`].
 pub struct XskSource {
-    gate: StartGate,
-    stop: Arc<AtomicBool>,
+    ctl: SourceControl,
     workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
-    started_ns: Arc<AtomicU64>,
     flows: u32,
-    sent: Arc<AtomicU64>,
-    /// The payload bytes of `sent`.
-    sent_bytes: Arc<AtomicU64>,
     info: XskInfo,
 }
 
@@ -107,11 +100,7 @@ impl XskSource {
             .map_err(|e| TrafficError::BadSpec(format!("next-hop MAC: {e}")))?;
         let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
         for i in 0..spec.flows {
-            let src = SocketAddr::new(
-                spec.sources[i as usize % spec.sources.len()],
-                spec.src_port + i as u16,
-            );
-            let dst = SocketAddr::new(flow_dst(spec, i), spec.dst_port);
+            let (src, dst) = flow_addrs(spec, i);
             let mut templates = Vec::new();
             for len in payload_sizes(spec) {
                 let template = UdpTemplate::new(src_mac, dst_mac, src, dst, len as usize)
@@ -142,36 +131,27 @@ impl XskSource {
             queues: spec.threads,
             mode: socks[0].mode,
         };
-        let gate = StartGate::new();
-        let stop = Arc::new(AtomicBool::new(false));
-        let started_ns = Arc::new(AtomicU64::new(0));
-        let sent = Arc::new(AtomicU64::new(0));
-        let sent_bytes = Arc::new(AtomicU64::new(0));
-        let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
+        let ctl = SourceControl::new();
         let mut workers = Vec::new();
         let order = mix_order(spec);
         for (j, (flows, xsk)) in per_thread.into_iter().zip(socks).enumerate() {
+            let (pps, phase_ns) = thread_pace(spec.pps, spec.threads, j);
             let w = Worker {
                 flows,
                 xsk,
                 payload: spec.payload as usize,
                 order: order.clone(),
                 batch: spec.batch as usize,
-                pps: thread_pps,
-                phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+                pps,
+                phase_ns,
             };
-            let (g, s, t0) = (gate.clone(), stop.clone(), started_ns.clone());
-            let live = (sent.clone(), sent_bytes.clone());
-            workers.push(std::thread::spawn(move || w.run(g, s, t0, live)));
+            let c = ctl.clone();
+            workers.push(std::thread::spawn(move || w.run(c)));
         }
         Ok(XskSource {
-            gate,
-            stop,
+            ctl,
             workers,
-            started_ns,
             flows: spec.flows,
-            sent,
-            sent_bytes,
             info,
         })
     }
@@ -183,23 +163,17 @@ impl XskSource {
 
     /// (frames, payload bytes) queued so far.
     pub fn live(&self) -> (u64, u64) {
-        (
-            self.sent.load(Ordering::Relaxed),
-            self.sent_bytes.load(Ordering::Relaxed),
-        )
+        self.ctl.live()
     }
 
     pub fn start(&mut self) {
-        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
-        self.gate.open(Gate::Go);
+        self.ctl.start(sys::monotonic_ns());
     }
 
     /// Stop, let the kernel complete what is queued (at most a second), collect.
     pub fn stop(mut self) -> Result<XskSourceResults, TrafficError> {
-        self.stop.store(true, Ordering::SeqCst);
-        let t0 = self.started_ns.load(Ordering::SeqCst);
+        let t0 = self.ctl.halt();
         let stopped_ns = sys::monotonic_ns();
-        self.gate.open(Gate::Abort);
         let (threads, first_err) =
             join_all(std::mem::take(&mut self.workers), "an AF_XDP sender thread");
         if let Some(e) = first_err {
@@ -222,8 +196,7 @@ impl XskSource {
 
 impl Drop for XskSource {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.gate.open(Gate::Abort);
+        self.ctl.halt();
     }
 }
 
@@ -239,15 +212,9 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(
-        mut self,
-        gate: StartGate,
-        stop: Arc<AtomicBool>,
-        started: Arc<AtomicU64>,
-        (live_sent, live_bytes): (Arc<AtomicU64>, Arc<AtomicU64>),
-    ) -> Result<ThreadResult, TrafficError> {
+    fn run(mut self, ctl: SourceControl) -> Result<ThreadResult, TrafficError> {
         let mut res = ThreadResult::default();
-        if !gate.wait() || self.flows.is_empty() {
+        if !ctl.gate.wait() || self.flows.is_empty() {
             return Ok(res);
         }
         sys::tight_timer_slack();
@@ -256,7 +223,10 @@ impl Worker {
         let header_len =
             self.flows[0].templates[0].frame_len() - self.flows[0].templates[0].payload_len();
         let payload = self.payload;
-        let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        let mut pacer = Pacer::new(
+            ctl.started_ns.load(Ordering::SeqCst) + self.phase_ns,
+            self.pps,
+        );
         let mut last_now = 0;
         let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
         let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
@@ -265,7 +235,7 @@ impl Worker {
         let mut ip_id: u16 = 0;
         let mut queued_total = 0u64;
         loop {
-            if stop.load(Ordering::Relaxed) {
+            if ctl.stop.load(Ordering::Relaxed) {
                 break;
             }
             self.xsk.complete();
@@ -343,8 +313,7 @@ impl Worker {
             rr = (rr + q) % nflows;
             ip_id = ip_id.wrapping_add(q as u16);
             queued_total += q as u64;
-            live_sent.fetch_add(q as u64, Ordering::Relaxed);
-            live_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+            ctl.counted(q as u64, bytes as u64);
             pacer.advance(q as u64);
             self.kick(&mut res)?;
             res.tally.ended_ns = sys::monotonic_ns();
