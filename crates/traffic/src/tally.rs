@@ -72,13 +72,34 @@ impl SourceControl {
     }
 }
 
-/// Sender thread `j`'s share of the source's `pps` (`None`: unpaced) and its phase:
-/// threads interleave, thread `j` starting `j` packets (of the total rate) late.
-pub(crate) fn thread_pace(pps: Option<f64>, threads: u32, j: usize) -> (Option<f64>, u64) {
-    (
-        pps.map(|p| p / f64::from(threads)),
-        pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
-    )
+/// What one sender thread sends: sizes, batches and its pace.
+pub(crate) struct SenderPlan {
+    /// The largest payload (of a mix) or every packet's.
+    pub payload: usize,
+    /// A size mix's order (`None`: one size).
+    pub order: Option<Arc<proto::MixOrder>>,
+    pub batch: usize,
+    /// This thread's share of the source's packets/s (`None`: unpaced).
+    pub pps: Option<f64>,
+    /// Threads interleave: thread `j` starts `j` packets (of the total rate) late.
+    pub phase_ns: u64,
+}
+
+impl SenderPlan {
+    /// Thread `j` of `spec`'s source; `order` is the mix's, shared by every thread.
+    pub fn new(
+        spec: &proto::UdpSourceSpec,
+        order: &Option<Arc<proto::MixOrder>>,
+        j: usize,
+    ) -> SenderPlan {
+        SenderPlan {
+            payload: spec.payload as usize,
+            order: order.clone(),
+            batch: spec.batch as usize,
+            pps: spec.pps.map(|p| p / f64::from(spec.threads)),
+            phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+        }
+    }
 }
 
 /// Join every worker: their results in order, and the first failure (a thread's

@@ -19,7 +19,7 @@ use crate::pacer::Pacer;
 use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
 use crate::tally::{
-    join_all, merge_sinks, merge_sources, thread_pace, SinkTally, SourceControl, SourceTally,
+    join_all, merge_sinks, merge_sources, SenderPlan, SinkTally, SourceControl, SourceTally,
 };
 use crate::TrafficError;
 use proto::{
@@ -209,15 +209,10 @@ impl UdpSource {
         let mut workers = Vec::new();
         let order = mix_order(spec);
         for (j, flows) in per_thread.into_iter().enumerate() {
-            let (pps, phase_ns) = thread_pace(spec.pps, spec.threads, j);
             let w = Worker {
                 flows,
                 raw: raw_socks.pop(),
-                payload: spec.payload as usize,
-                order: order.clone(),
-                batch: spec.batch as usize,
-                pps,
-                phase_ns,
+                plan: SenderPlan::new(spec, &order, j),
             };
             let c = ctl.clone();
             workers.push(std::thread::spawn(move || w.run(c)));
@@ -268,12 +263,7 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
 struct Worker {
     flows: Vec<Flow>,
     raw: Option<crate::sys::rawsock::RawSender>,
-    /// The largest payload (of a mix) or every packet's.
-    payload: usize,
-    order: Option<Arc<MixOrder>>,
-    batch: usize,
-    pps: Option<f64>,
-    phase_ns: u64,
+    plan: SenderPlan,
 }
 
 impl Worker {
@@ -286,19 +276,19 @@ impl Worker {
         // Slot size: the largest frame (raw) or payload (socket) this thread sends.
         let frame_len = match self.flows[0].out {
             Out::Raw(ref ts) => ts.iter().map(|t| t.frame_len()).max().unwrap_or(0),
-            Out::Socket(_) => self.payload,
+            Out::Socket(_) => self.plan.payload,
         };
-        let order = self.order.clone();
+        let order = self.plan.order.clone();
         // Each packet's length in the batch (payload, or whole frame on the raw path).
-        let mut lens = vec![0usize; self.batch];
-        let mut payload_lens = vec![0usize; self.batch];
+        let mut lens = vec![0usize; self.plan.batch];
+        let mut payload_lens = vec![0usize; self.plan.batch];
         // Slots: the payloads (socket path) or whole frames (raw path).
-        let mut slots = vec![0u8; self.batch * frame_len.max(1)];
-        let mut payload = vec![0u8; self.payload];
-        let mut mm = MmsgSend::new(self.batch);
+        let mut slots = vec![0u8; self.plan.batch * frame_len.max(1)];
+        let mut payload = vec![0u8; self.plan.payload];
+        let mut mm = MmsgSend::new(self.plan.batch);
         let mut pacer = Pacer::new(
-            ctl.started_ns.load(Ordering::SeqCst) + self.phase_ns,
-            self.pps,
+            ctl.started_ns.load(Ordering::SeqCst) + self.plan.phase_ns,
+            self.plan.pps,
         );
         let mut last_now = 0;
         // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
@@ -316,7 +306,7 @@ impl Worker {
             }
             let now = sys::monotonic_ns();
             last_now = now;
-            let n = pacer.due(now, self.batch as u64) as usize;
+            let n = pacer.due(now, self.plan.batch as u64) as usize;
             if n == 0 {
                 let wait = pacer.wait_ns(now);
                 if wait > 200_000 {
@@ -338,7 +328,11 @@ impl Worker {
             let flow = &mut self.flows[rr];
             rr = (rr + 1) % nflows;
             for k in 0..n {
-                let len = size_at(order.as_deref(), self.payload, res.sent.frames + k as u64);
+                let len = size_at(
+                    order.as_deref(),
+                    self.plan.payload,
+                    res.sent.frames + k as u64,
+                );
                 payload_lens[k] = len;
                 let probe = Probe {
                     flow: flow.id,

@@ -17,13 +17,12 @@ use crate::pacer::Pacer;
 use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
-use crate::tally::{join_all, merge_sources, thread_pace, SourceControl, SourceTally};
+use crate::tally::{join_all, merge_sources, SenderPlan, SourceControl, SourceTally};
 use crate::udp::{check_source, flow_addrs, mix_order, payload_sizes, size_at};
 use crate::TrafficError;
-use proto::{count_size, MixOrder, UdpSourceResults, UdpSourceSpec};
+use proto::{count_size, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -135,15 +134,10 @@ impl XskSource {
         let mut workers = Vec::new();
         let order = mix_order(spec);
         for (j, (flows, xsk)) in per_thread.into_iter().zip(socks).enumerate() {
-            let (pps, phase_ns) = thread_pace(spec.pps, spec.threads, j);
             let w = Worker {
                 flows,
                 xsk,
-                payload: spec.payload as usize,
-                order: order.clone(),
-                batch: spec.batch as usize,
-                pps,
-                phase_ns,
+                plan: SenderPlan::new(spec, &order, j),
             };
             let c = ctl.clone();
             workers.push(std::thread::spawn(move || w.run(c)));
@@ -203,12 +197,7 @@ impl Drop for XskSource {
 struct Worker {
     flows: Vec<Flow>,
     xsk: XskTx,
-    /// The largest payload (of a mix) or every packet's.
-    payload: usize,
-    order: Option<Arc<MixOrder>>,
-    batch: usize,
-    pps: Option<f64>,
-    phase_ns: u64,
+    plan: SenderPlan,
 }
 
 impl Worker {
@@ -219,13 +208,13 @@ impl Worker {
         }
         sys::tight_timer_slack();
         // Frame `k` of a batch: the thread's packet `queued_total + k` of the size order.
-        let order = self.order.clone();
+        let order = self.plan.order.clone();
         let header_len =
             self.flows[0].templates[0].frame_len() - self.flows[0].templates[0].payload_len();
-        let payload = self.payload;
+        let payload = self.plan.payload;
         let mut pacer = Pacer::new(
-            ctl.started_ns.load(Ordering::SeqCst) + self.phase_ns,
-            self.pps,
+            ctl.started_ns.load(Ordering::SeqCst) + self.plan.phase_ns,
+            self.plan.pps,
         );
         let mut last_now = 0;
         let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
@@ -241,7 +230,7 @@ impl Worker {
             self.xsk.complete();
             let now = sys::monotonic_ns();
             last_now = now;
-            let n = pacer.due(now, self.batch as u64) as usize;
+            let n = pacer.due(now, self.plan.batch as u64) as usize;
             if n == 0 {
                 self.kick(&mut res)?;
                 let wait = pacer.wait_ns(now);
