@@ -35,11 +35,17 @@ pub fn ip_header(family: Family) -> u32 {
 /// * `Frame(n)`: Ethernet frame bytes including the 4-byte FCS, excluding preamble
 ///   and inter-frame gap — RFC 2544's frame sizes (64, 128, 256, 512, 1024, 1280,
 ///   1518). Written `frame:64` (or `64f`).
+/// * `Mix(m)`: Ethernet frames of several sizes in fixed proportions (IMIX; see
+///   [`crate::mix`]). Written `imix`, `csit-imix` or `64:7,576:4,1500:1`; stored as
+///   `{"mix": "imix"}`. Where one size is asked of a mix ([`PacketSize::payload`],
+///   [`PacketSize::frame`]) it answers its largest (buffers are sized by it); rates
+///   and bit rates use the mean ([`PacketSize::mean_rate_bytes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PacketSize {
     Payload(u32),
     Frame(u32),
+    Mix(crate::mix::SizeMix),
 }
 
 impl PacketSize {
@@ -54,6 +60,16 @@ impl PacketSize {
         let hdr = ETH_OVERHEAD + ip_header(family) + UDP_HEADER;
         let payload = match *self {
             PacketSize::Payload(n) => n,
+            PacketSize::Mix(m) => {
+                let mut largest = 0;
+                for (f, _) in m.parts() {
+                    let p = PacketSize::Frame(f)
+                        .payload_with(family, fragment)
+                        .map_err(|e| ParseSpecError(format!("size mix {m}: {}", e.0)))?;
+                    largest = largest.max(p);
+                }
+                return Ok(largest);
+            }
             PacketSize::Frame(f) => {
                 if f < hdr {
                     return Err(ParseSpecError(format!(
@@ -107,10 +123,41 @@ impl PacketSize {
 
     /// Bytes a bit rate given for this size counts per packet: the payload when the
     /// size is a payload (as iperf3 counts), the frame when it is a frame (RFC 2544).
+    /// For a mix, its mean frame rounded (see [`PacketSize::mean_rate_bytes`]).
     pub fn rate_bytes(&self, family: Family) -> Result<u32, ParseSpecError> {
         match self {
             PacketSize::Payload(_) => self.payload(family),
             PacketSize::Frame(_) => self.frame(family),
+            PacketSize::Mix(_) => Ok(self.mean_rate_bytes(family)?.round() as u32),
+        }
+    }
+
+    /// Bytes a bit rate counts per packet on average: `rate_bytes`, or for a mix the
+    /// mean of its frames weighted by their shares (a mix's sizes are frames).
+    pub fn mean_rate_bytes(&self, family: Family) -> Result<f64, ParseSpecError> {
+        match self {
+            PacketSize::Payload(_) | PacketSize::Frame(_) => Ok(self.rate_bytes(family)? as f64),
+            PacketSize::Mix(m) => {
+                self.payload(family)?;
+                Ok(m.mean(|f| f))
+            }
+        }
+    }
+
+    /// The mix's parts as a sender is told them (UDP payload bytes and weights); empty
+    /// for one size.
+    pub fn mix_parts(&self, family: Family) -> Result<Vec<crate::mix::MixPart>, ParseSpecError> {
+        match self {
+            PacketSize::Payload(_) | PacketSize::Frame(_) => Ok(Vec::new()),
+            PacketSize::Mix(m) => m
+                .parts()
+                .map(|(f, w)| {
+                    Ok(crate::mix::MixPart {
+                        payload: PacketSize::Frame(f).payload(family)?,
+                        weight: w,
+                    })
+                })
+                .collect(),
         }
     }
 }
@@ -119,6 +166,10 @@ impl FromStr for PacketSize {
     type Err = ParseSpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
+        let fixed = t.starts_with("frame:") || t.starts_with("payload:");
+        if !fixed && (t.contains(':') || t.contains(',') || t.contains("imix")) {
+            return Ok(PacketSize::Mix(t.parse()?));
+        }
         let (frame, num) = if let Some(n) = t.strip_prefix("frame:") {
             (true, n)
         } else if let Some(n) = t.strip_prefix("payload:") {
@@ -149,6 +200,7 @@ impl fmt::Display for PacketSize {
         match self {
             PacketSize::Payload(n) => write!(f, "payload:{n}"),
             PacketSize::Frame(n) => write!(f, "frame:{n}"),
+            PacketSize::Mix(m) => write!(f, "{m}"),
         }
     }
 }
@@ -167,10 +219,15 @@ pub enum Rate {
 impl Rate {
     /// Packets per second for packets of `bytes` bytes; `None` for `Max`.
     pub fn pps(&self, bytes: u32) -> Option<f64> {
+        self.pps_mean(bytes as f64)
+    }
+
+    /// Packets per second for packets of `bytes` bytes on average (a size mix).
+    pub fn pps_mean(&self, bytes: f64) -> Option<f64> {
         match *self {
             Rate::Max => None,
             Rate::Pps(p) => Some(p),
-            Rate::Bps(b) => Some(b / (bytes.max(1) as f64 * 8.0)),
+            Rate::Bps(b) => Some(b / (bytes.max(1.0) * 8.0)),
         }
     }
 }
@@ -300,10 +357,20 @@ pub struct UdpSourceSpec {
     pub sources: Vec<IpAddr>,
     pub src_port: u16,
     pub dst: IpAddr,
+    /// Destinations the flows are spread over: flow `i` goes to `dsts[i % len]`;
+    /// empty: every flow to `dst`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dsts: Vec<IpAddr>,
     pub dst_port: u16,
     pub flows: u32,
-    /// UDP payload bytes of every packet.
+    /// UDP payload bytes of every packet (of a mix: its largest).
     pub payload: u32,
+    /// A size mix (absent: every packet has `payload` bytes): each sender thread sends
+    /// the sizes in the order [`crate::MixOrder`] gives for `mix_seed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<crate::mix::MixPart>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mix_seed: u64,
     /// Total offered packets/s over all flows and threads; `None` = as fast as possible.
     pub pps: Option<f64>,
     pub threads: u32,
@@ -384,6 +451,10 @@ pub struct UdpSinkResults {
     /// The sink namespace's interfaces over the trial (filled in by the agent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<IfCounters>,
+    /// Packets received per UDP payload size (stamped or not, duplicates included:
+    /// every datagram the sink took), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<crate::mix::SizeCount>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -401,6 +472,9 @@ pub struct UdpSourceResults {
     pub max_lag_ns: u64,
     /// Sends refused by the kernel (ENOBUFS and the like), retried.
     pub send_errors: u64,
+    /// Packets sent per UDP payload size, ascending (a size mix only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent_sizes: Vec<crate::mix::SizeCount>,
 }
 
 /// UDP echo with nanosecond timing (seed 003's UDP round trips): one probe at a time.

@@ -156,9 +156,13 @@ fn role_specs() -> Vec<RoleSpec> {
             sources: vec![ip("198.18.0.2")],
             src_port: 40000,
             dst: ip("198.19.0.2"),
+            dsts: vec![],
             dst_port: 9000,
             flows: 4,
             payload: 128,
+            // Empty/zero: one size, the pinned frame below unchanged.
+            mix: vec![],
+            mix_seed: 0,
             pps: Some(1000.5),
             threads: 2,
             batch: 32,
@@ -271,6 +275,7 @@ fn role_results() -> Vec<RoleResults> {
             elapsed_ns: 3,
             max_lag_ns: 4,
             send_errors: 5,
+            sent_sizes: vec![],
         }),
         RoleResults::UdpSink(UdpSinkResults {
             received: c,
@@ -294,6 +299,7 @@ fn role_results() -> Vec<RoleResults> {
                 rcvbuf_errors: 4,
             },
             interfaces: vec![if_counters("s0")],
+            sizes: vec![],
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

@@ -20,6 +20,7 @@ pub mod probe;
 pub mod program;
 pub mod rng;
 pub mod sys;
+mod tally;
 pub mod udp;
 pub mod validate;
 pub mod xsk;

@@ -7,17 +7,23 @@
 //! ([`Pacer`]) and stamp each packet with its *intended* send time.
 //!
 //! Sink: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2) batches,
-//! per-flow accounting: distinct packets, duplicates, reordering, one-way delay and
-//! RFC 3550 jitter.
+//! per-flow accounting (`crate::tally::FlowState`): distinct packets, duplicates,
+//! reordering, one-way delay and RFC 3550 jitter.
+//!
+//! Sizes: every packet carries `payload` bytes, or with a size mix (`spec.mix`) each
+//! sender thread follows the mix's seeded order ([`MixOrder`]) packet by packet; the
+//! sink counts received payload sizes either way. The per-thread tallies and their
+//! merging are shared with the AF_XDP sender and sink (`crate::tally`).
 
-use crate::gate::{Gate, StartGate};
-use crate::hist::RttHistogram;
 use crate::pacer::Pacer;
 use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
+use crate::tally::{
+    join_all, merge_sinks, merge_sources, SenderPlan, SinkTally, SourceControl, SourceTally,
+};
 use crate::TrafficError;
 use proto::{
-    Counter, FlowRx, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
+    count_size, MixOrder, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
     UdpSourceSpec,
 };
 use socket2::Socket;
@@ -66,6 +72,25 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.payload > 65_507 {
         return bad(format!("payload {} is above 65507 bytes", spec.payload));
     }
+    if spec.mix.len() > proto::MAX_MIX_SIZES {
+        return bad(format!(
+            "a size mix has at most {} sizes, not {}",
+            proto::MAX_MIX_SIZES,
+            spec.mix.len()
+        ));
+    }
+    for m in &spec.mix {
+        if m.payload > spec.payload || m.weight == 0 || m.weight > u32::from(proto::MAX_MIX_WEIGHT)
+        {
+            return bad(format!(
+                "size mix part of {} bytes, weight {}: payloads at most {} (the largest), weights 1..{}",
+                m.payload,
+                m.weight,
+                spec.payload,
+                proto::MAX_MIX_WEIGHT
+            ));
+        }
+    }
     if let Some(p) = spec.pps {
         if !(p.is_finite() && p > 0.0) {
             return bad(format!("rate {p} packets/s is not a positive number"));
@@ -74,6 +99,7 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec
         .sources
         .iter()
+        .chain(&spec.dsts)
         .any(|s| s.is_ipv4() != spec.dst.is_ipv4())
     {
         return bad("source and destination addresses are of different families".into());
@@ -90,30 +116,50 @@ struct Flow {
 
 enum Out {
     Socket(Socket),
-    Raw(crate::packet::UdpTemplate),
+    /// One template per payload size (one size, or each size of the mix).
+    Raw(Vec<crate::packet::UdpTemplate>),
+}
+
+/// (source, destination) of flow `i`: source address `sources[i % len]`, port
+/// `src_port + i`; destination spread over `dsts` (or `dst`), port `dst_port`.
+pub(crate) fn flow_addrs(spec: &UdpSourceSpec, i: u32) -> (SocketAddr, SocketAddr) {
+    let dst = match spec.dsts.len() {
+        0 => spec.dst,
+        n => spec.dsts[i as usize % n],
+    };
+    (
+        SocketAddr::new(
+            spec.sources[i as usize % spec.sources.len()],
+            spec.src_port + i as u16,
+        ),
+        SocketAddr::new(dst, spec.dst_port),
+    )
+}
+
+/// Payload sizes a source sends: every one, or each of its mix.
+pub(crate) fn payload_sizes(spec: &UdpSourceSpec) -> Vec<u32> {
+    if spec.mix.is_empty() {
+        vec![spec.payload]
+    } else {
+        spec.mix.iter().map(|m| m.payload).collect()
+    }
+}
+
+/// The sender threads' order of sizes (`None`: one size).
+pub(crate) fn mix_order(spec: &UdpSourceSpec) -> Option<Arc<MixOrder>> {
+    (!spec.mix.is_empty()).then(|| Arc::new(MixOrder::new(&spec.mix, spec.mix_seed)))
+}
+
+/// Payload bytes of a thread's `n`-th packet (0-based).
+pub(crate) fn size_at(order: Option<&MixOrder>, payload: usize, n: u64) -> usize {
+    order.map_or(payload, |o| o.at(n) as usize)
 }
 
 /// A flood or paced flow, set up and waiting for [`UdpSource::start`].
 pub struct UdpSource {
-    gate: StartGate,
-    stop: Arc<AtomicBool>,
-    workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
-    started_ns: Arc<std::sync::atomic::AtomicU64>,
+    ctl: SourceControl,
+    workers: Vec<JoinHandle<Result<SourceTally, TrafficError>>>,
     flows: u32,
-    /// Datagrams sent so far, all threads (read while the trial runs).
-    sent: Arc<std::sync::atomic::AtomicU64>,
-    payload: u64,
-}
-
-#[derive(Default)]
-struct ThreadResult {
-    sent: Counter,
-    per_flow: Vec<(u16, u64)>,
-    scheduled: u64,
-    max_lag_ns: u64,
-    send_errors: u64,
-    /// CLOCK_MONOTONIC when the thread's last send returned (0: it sent nothing).
-    ended_ns: u64,
 }
 
 impl UdpSource {
@@ -133,16 +179,17 @@ impl UdpSource {
         };
         let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
         for i in 0..spec.flows {
-            let src = SocketAddr::new(
-                spec.sources[i as usize % spec.sources.len()],
-                spec.src_port + i as u16,
-            );
-            let dst = SocketAddr::new(spec.dst, spec.dst_port);
+            let (src, dst) = flow_addrs(spec, i);
             let out = match raw_macs {
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
-                    crate::packet::UdpTemplate::new(smac, dmac, src, dst, spec.payload as usize)
-                        .map_err(TrafficError::BadSpec)?,
+                    payload_sizes(spec)
+                        .into_iter()
+                        .map(|len| {
+                            crate::packet::UdpTemplate::new(smac, dmac, src, dst, len as usize)
+                                .map_err(TrafficError::BadSpec)
+                        })
+                        .collect::<Result<_, _>>()?,
                 ),
             };
             per_thread[(i % spec.threads) as usize].push(Flow {
@@ -158,95 +205,49 @@ impl UdpSource {
                 raw_socks.push(crate::sys::rawsock::RawSender::open(&r.ifname)?);
             }
         }
-        let gate = StartGate::new();
-        let stop = Arc::new(AtomicBool::new(false));
-        let started_ns = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
+        let ctl = SourceControl::new();
         let mut workers = Vec::new();
-        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let order = mix_order(spec);
         for (j, flows) in per_thread.into_iter().enumerate() {
             let w = Worker {
                 flows,
                 raw: raw_socks.pop(),
-                payload: spec.payload as usize,
-                batch: spec.batch as usize,
-                pps: thread_pps,
-                // Threads interleave: thread j starts j packets (of the total rate) late.
-                phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+                plan: SenderPlan::new(spec, &order, j),
             };
-            let (g, s, t0, n) = (gate.clone(), stop.clone(), started_ns.clone(), sent.clone());
-            workers.push(std::thread::spawn(move || w.run(g, s, t0, n)));
+            let c = ctl.clone();
+            workers.push(std::thread::spawn(move || w.run(c)));
         }
         Ok(UdpSource {
-            gate,
-            stop,
+            ctl,
             workers,
-            started_ns,
             flows: spec.flows,
-            sent,
-            payload: spec.payload as u64,
         })
     }
 
     /// (datagrams, payload bytes) sent so far (live per-interval output).
     pub fn live(&self) -> (u64, u64) {
-        let n = self.sent.load(Ordering::Relaxed);
-        (n, n * self.payload)
+        self.ctl.live()
     }
 
     pub fn start(&mut self) {
-        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
-        self.gate.open(Gate::Go);
+        self.ctl.start(sys::monotonic_ns());
     }
 
     /// Stop sending and collect; a thread's failure (e.g. no route) is the error.
     pub fn stop(mut self) -> Result<UdpSourceResults, TrafficError> {
-        self.stop.store(true, Ordering::SeqCst);
-        let t0 = self.started_ns.load(Ordering::SeqCst);
+        let t0 = self.ctl.halt();
         let stopped_ns = sys::monotonic_ns();
-        self.gate.open(Gate::Abort);
-        let mut r = UdpSourceResults {
-            sent_per_flow: vec![0; self.flows as usize],
-            ..Default::default()
-        };
-        // The sending time ends when the last thread's last send returned: a send in
-        // progress at the stop (a batch takes milliseconds through a slow gateway) is
-        // counted, so its time is too.
-        let mut ended_ns = stopped_ns;
-        let mut first_err = None;
-        for w in std::mem::take(&mut self.workers) {
-            match w.join() {
-                Ok(Ok(t)) => {
-                    r.sent.merge(&t.sent);
-                    r.scheduled += t.scheduled;
-                    r.max_lag_ns = r.max_lag_ns.max(t.max_lag_ns);
-                    r.send_errors += t.send_errors;
-                    ended_ns = ended_ns.max(t.ended_ns);
-                    for (f, n) in t.per_flow {
-                        r.sent_per_flow[f as usize] = n;
-                    }
-                }
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    first_err
-                        .get_or_insert(TrafficError::BadSpec("a sender thread panicked".into()));
-                }
-            }
-        }
-        r.elapsed_ns = if t0 == 0 { 0 } else { ended_ns - t0 };
+        let (tallies, first_err) = join_all(std::mem::take(&mut self.workers), "a sender thread");
         match first_err {
             Some(e) => Err(e),
-            None => Ok(r),
+            None => Ok(merge_sources(self.flows, t0, stopped_ns, &tallies)),
         }
     }
 }
 
 impl Drop for UdpSource {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.gate.open(Gate::Abort);
+        self.ctl.halt();
     }
 }
 
@@ -262,34 +263,33 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
 struct Worker {
     flows: Vec<Flow>,
     raw: Option<crate::sys::rawsock::RawSender>,
-    payload: usize,
-    batch: usize,
-    pps: Option<f64>,
-    phase_ns: u64,
+    plan: SenderPlan,
 }
 
 impl Worker {
-    fn run(
-        mut self,
-        gate: StartGate,
-        stop: Arc<AtomicBool>,
-        started: Arc<std::sync::atomic::AtomicU64>,
-        live_sent: Arc<std::sync::atomic::AtomicU64>,
-    ) -> Result<ThreadResult, TrafficError> {
-        let mut res = ThreadResult::default();
-        if !gate.wait() || self.flows.is_empty() {
+    fn run(mut self, ctl: SourceControl) -> Result<SourceTally, TrafficError> {
+        let mut res = SourceTally::default();
+        if !ctl.gate.wait() || self.flows.is_empty() {
             return Ok(res);
         }
         sys::tight_timer_slack();
+        // Slot size: the largest frame (raw) or payload (socket) this thread sends.
         let frame_len = match self.flows[0].out {
-            Out::Raw(ref t) => t.frame_len(),
-            Out::Socket(_) => self.payload,
+            Out::Raw(ref ts) => ts.iter().map(|t| t.frame_len()).max().unwrap_or(0),
+            Out::Socket(_) => self.plan.payload,
         };
+        let order = self.plan.order.clone();
+        // Each packet's length in the batch (payload, or whole frame on the raw path).
+        let mut lens = vec![0usize; self.plan.batch];
+        let mut payload_lens = vec![0usize; self.plan.batch];
         // Slots: the payloads (socket path) or whole frames (raw path).
-        let mut slots = vec![0u8; self.batch * frame_len.max(1)];
-        let mut payload = vec![0u8; self.payload];
-        let mut mm = MmsgSend::new(self.batch);
-        let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        let mut slots = vec![0u8; self.plan.batch * frame_len.max(1)];
+        let mut payload = vec![0u8; self.plan.payload];
+        let mut mm = MmsgSend::new(self.plan.batch);
+        let mut pacer = Pacer::new(
+            ctl.started_ns.load(Ordering::SeqCst) + self.plan.phase_ns,
+            self.plan.pps,
+        );
         let mut last_now = 0;
         // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
         // the schedule runs on CLOCK_MONOTONIC (it never jumps).
@@ -301,12 +301,12 @@ impl Worker {
             // Every batch: a relaxed load is a plain read, and a flood through a slow
             // gateway (a batch of 64 takes 12 ms at 5 k pps) must not overrun its stop by
             // 64 batches — that quantised a trial's count in steps of 4 096 packets.
-            if stop.load(Ordering::Relaxed) {
+            if ctl.stop.load(Ordering::Relaxed) {
                 break;
             }
             let now = sys::monotonic_ns();
             last_now = now;
-            let n = pacer.due(now, self.batch as u64) as usize;
+            let n = pacer.due(now, self.plan.batch as u64) as usize;
             if n == 0 {
                 let wait = pacer.wait_ns(now);
                 if wait > 200_000 {
@@ -328,6 +328,12 @@ impl Worker {
             let flow = &mut self.flows[rr];
             rr = (rr + 1) % nflows;
             for k in 0..n {
+                let len = size_at(
+                    order.as_deref(),
+                    self.plan.payload,
+                    res.sent.frames + k as u64,
+                );
+                payload_lens[k] = len;
                 let probe = Probe {
                     flow: flow.id,
                     seq: flow.seq.wrapping_add(k as u32),
@@ -339,16 +345,25 @@ impl Worker {
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
-                    Out::Socket(_) => probe.emit(slot),
-                    Out::Raw(t) => {
-                        probe.emit(&mut payload);
+                    Out::Socket(_) => {
+                        probe.emit(&mut slot[..len]);
+                        lens[k] = len;
+                    }
+                    Out::Raw(ts) => {
+                        let Some(t) = ts.iter().find(|t| t.payload_len() == len) else {
+                            return Err(TrafficError::BadSpec(format!(
+                                "no frame template for a {len}-byte payload"
+                            )));
+                        };
+                        probe.emit(&mut payload[..len]);
                         ip_id = ip_id.wrapping_add(1);
-                        t.write(slot, &payload, ip_id);
+                        t.write(slot, &payload[..len], ip_id);
+                        lens[k] = t.frame_len();
                     }
                 }
             }
             let bufs: Vec<&[u8]> = (0..n)
-                .map(|k| &slots[k * frame_len..(k + 1) * frame_len])
+                .map(|k| &slots[k * frame_len..k * frame_len + lens[k]])
                 .collect();
             let r = match (&flow.out, self.raw.as_mut()) {
                 (Out::Socket(s), _) => mm.send(s, &bufs),
@@ -368,8 +383,14 @@ impl Worker {
                     flow.seq = flow.seq.wrapping_add(sent as u32);
                     flow.sent += sent as u64;
                     res.sent.frames += sent as u64;
-                    res.sent.bytes += (sent * self.payload) as u64;
-                    live_sent.fetch_add(sent as u64, Ordering::Relaxed);
+                    let bytes: usize = payload_lens[..sent].iter().sum();
+                    res.sent.bytes += bytes as u64;
+                    if order.is_some() {
+                        for &len in &payload_lens[..sent] {
+                            count_size(&mut res.sizes, len as u32, 1);
+                        }
+                    }
+                    ctl.counted(sent as u64, bytes as u64);
                     pacer.advance(sent as u64);
                     res.ended_ns = sys::monotonic_ns();
                 }
@@ -405,115 +426,6 @@ fn transient(e: &std::io::Error) -> bool {
     )
 }
 
-/// Sequence numbers remembered below the highest seen, to tell duplicates from late packets.
-const WINDOW: u32 = 4096;
-
-#[derive(Clone)]
-pub(crate) struct FlowState {
-    pub(crate) rx: FlowRx,
-    highest: Option<u32>,
-    /// bit (seq % WINDOW) set: seq seen (valid for seqs within WINDOW below `highest`).
-    seen: Vec<u64>,
-    pub(crate) owd: RttHistogram,
-    last_transit: Option<i64>,
-    /// Send stamp of `highest` (0: unknown).
-    highest_tx: u64,
-    /// Fine time bins, when asked for (gateway events).
-    bins: Option<crate::bins::Bins>,
-}
-
-impl FlowState {
-    pub(crate) fn new(flow: u32, bin_ns: u64) -> Self {
-        FlowState {
-            rx: FlowRx {
-                flow,
-                ..Default::default()
-            },
-            highest: None,
-            seen: vec![0; (WINDOW / 64) as usize],
-            owd: RttHistogram::new(),
-            last_transit: None,
-            highest_tx: 0,
-            bins: (bin_ns > 0).then(|| crate::bins::Bins::new(bin_ns)),
-        }
-    }
-
-    fn bit(&mut self, seq: u32) -> (usize, u64) {
-        let b = seq % WINDOW;
-        ((b / 64) as usize, 1u64 << (b % 64))
-    }
-
-    /// Account one packet; pure apart from `self` (unit-tested). Sequence numbers
-    /// are compared in serial-number arithmetic (RFC 1982), so they may wrap.
-    pub(crate) fn on_packet(&mut self, seq: u32, tx_ns: Option<u64>, rx_ns: u64, len: usize) {
-        let ahead = self.highest.map(|h| seq.wrapping_sub(h) as i32);
-        match (self.highest, ahead) {
-            (Some(h), Some(d)) if d <= 0 => {
-                let behind = h.wrapping_sub(seq);
-                if behind >= WINDOW {
-                    // Too old to tell a duplicate: count it as late (it is distinct
-                    // unless duplicated from that far back).
-                    self.rx.reordered += 1;
-                } else {
-                    let (w, m) = self.bit(seq);
-                    if self.seen[w] & m != 0 {
-                        self.rx.duplicates += 1;
-                        return;
-                    }
-                    self.seen[w] |= m;
-                    self.rx.reordered += 1;
-                }
-                if let (Some(b), Some(tx)) = (&mut self.bins, tx_ns) {
-                    b.on_late(tx, rx_ns.saturating_sub(tx));
-                }
-            }
-            (prev, d) => {
-                // New highest: forget the bits of seqs that fall out of the window.
-                let gap = match (prev, d) {
-                    (Some(_), Some(d)) => d as u64 - 1,
-                    _ => 0,
-                };
-                if gap >= WINDOW as u64 {
-                    self.seen.iter_mut().for_each(|x| *x = 0);
-                } else {
-                    for k in 1..=gap {
-                        let (w, m) = self.bit(seq.wrapping_sub(k as u32));
-                        self.seen[w] &= !m;
-                    }
-                }
-                let (w, m) = self.bit(seq);
-                self.seen[w] |= m;
-                if let (Some(b), Some(tx)) = (&mut self.bins, tx_ns) {
-                    let before = prev.map(|p| (p, self.highest_tx));
-                    b.on_new_highest(seq, tx, rx_ns.saturating_sub(tx), before);
-                }
-                self.highest = Some(seq);
-                self.highest_tx = tx_ns.unwrap_or(0);
-            }
-        }
-        self.rx.received += 1;
-        self.rx.bytes += len as u64;
-        if let Some(tx) = tx_ns {
-            self.owd.record(rx_ns.saturating_sub(tx));
-            // RFC 3550 §6.4.1: J += (|D| − J) / 16 over consecutive arrivals.
-            let transit = rx_ns as i64 - tx as i64;
-            if let Some(prev) = self.last_transit {
-                let d = (transit - prev).unsigned_abs() as f64;
-                self.rx.jitter_ns += (d - self.rx.jitter_ns) / 16.0;
-            }
-            self.last_transit = Some(transit);
-        }
-    }
-}
-
-struct SinkThread {
-    flows: Vec<FlowState>,
-    received: Counter,
-    unstamped: u64,
-    first_ns: u64,
-    last_ns: u64,
-}
-
 /// The counting sink, receiving from setup until `stop`.
 pub struct UdpSink {
     stop: Arc<AtomicBool>,
@@ -521,7 +433,7 @@ pub struct UdpSink {
     progress: Arc<std::sync::atomic::AtomicU64>,
     /// Their bytes.
     progress_bytes: Arc<std::sync::atomic::AtomicU64>,
-    workers: Vec<JoinHandle<Result<SinkThread, TrafficError>>>,
+    workers: Vec<JoinHandle<Result<SinkTally, TrafficError>>>,
     kernel_before: UdpKernelCounters,
     v6: bool,
 }
@@ -592,54 +504,11 @@ impl UdpSink {
     /// [`DRAIN_MAX_NS`]), stop and collect.
     pub fn stop(mut self) -> Result<UdpSinkResults, TrafficError> {
         self.stop.store(true, Ordering::SeqCst);
-        let mut merged: Vec<FlowState> = Vec::new();
-        let mut r = UdpSinkResults::default();
-        let (mut first, mut last) = (u64::MAX, 0u64);
-        let mut err = None;
-        for w in std::mem::take(&mut self.workers) {
-            match w.join() {
-                Ok(Ok(t)) => {
-                    r.received.merge(&t.received);
-                    r.unstamped += t.unstamped;
-                    if t.received.frames > 0 {
-                        first = first.min(t.first_ns);
-                        last = last.max(t.last_ns);
-                    }
-                    if merged.is_empty() {
-                        merged = t.flows;
-                    } else {
-                        for (m, f) in merged.iter_mut().zip(t.flows) {
-                            merge_flow(m, f);
-                        }
-                    }
-                }
-                Ok(Err(e)) => {
-                    err.get_or_insert(e);
-                }
-                Err(_) => {
-                    err.get_or_insert(TrafficError::BadSpec("a sink thread panicked".into()));
-                }
-            }
-        }
+        let (tallies, err) = join_all(std::mem::take(&mut self.workers), "a sink thread");
         if let Some(e) = err {
             return Err(e);
         }
-        let mut owd = RttHistogram::new();
-        for f in &merged {
-            owd.merge(&f.owd);
-        }
-        r.owd = owd.summary();
-        r.flows = merged
-            .into_iter()
-            .filter(|f| f.rx.received > 0 || f.rx.duplicates > 0)
-            .map(|f| {
-                let mut rx = f.rx;
-                rx.owd = f.owd.summary();
-                rx.bins = f.bins.map(|b| Box::new(b.finish()));
-                rx
-            })
-            .collect();
-        r.active_ns = last.saturating_sub(first.min(last));
+        let mut r = merge_sinks(tallies);
         r.kernel = kernel_udp_counters(self.v6).since(&self.kernel_before);
         Ok(r)
     }
@@ -649,20 +518,6 @@ impl Drop for UdpSink {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
     }
-}
-
-pub(crate) fn merge_flow(m: &mut FlowState, f: FlowState) {
-    // A flow arrives on one socket (SO_REUSEPORT hashes its addresses and ports):
-    // its bins are that thread's.
-    if m.rx.received == 0 && f.rx.received > 0 {
-        m.bins = f.bins;
-    }
-    m.rx.received += f.rx.received;
-    m.rx.bytes += f.rx.bytes;
-    m.rx.duplicates += f.rx.duplicates;
-    m.rx.reordered += f.rx.reordered;
-    m.rx.jitter_ns = m.rx.jitter_ns.max(f.rx.jitter_ns);
-    m.owd.merge(&f.owd);
 }
 
 fn sink_loop(
@@ -675,14 +530,8 @@ fn sink_loop(
         Arc<std::sync::atomic::AtomicU64>,
         Arc<std::sync::atomic::AtomicU64>,
     ),
-) -> Result<SinkThread, TrafficError> {
-    let mut t = SinkThread {
-        flows: (0..flows).map(|f| FlowState::new(f, bin_ns)).collect(),
-        received: Counter::default(),
-        unstamped: 0,
-        first_ns: 0,
-        last_ns: 0,
-    };
+) -> Result<SinkTally, TrafficError> {
+    let mut t = SinkTally::new(flows, bin_ns);
     let mut mm = MmsgRecv::new(64, slot);
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
@@ -693,23 +542,12 @@ fn sink_loop(
             quiet_since.get_or_insert(now);
         } else {
             quiet_since = None;
-            if t.received.frames == 0 {
-                t.first_ns = now;
-            }
-            t.last_ns = now;
+            t.saw_batch(now);
         }
         let wall = if n > 0 { sys::realtime_ns() } else { 0 };
         let bytes_before = t.received.bytes;
         for i in 0..n {
-            let d = mm.get(i);
-            t.received.add(d.len());
-            match Probe::parse(d) {
-                Some(p) if (p.flow as u32) < flows => {
-                    let rx = mm.rx_ns(i).unwrap_or(wall);
-                    t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, rx, d.len())
-                }
-                _ => t.unstamped += 1,
-            }
+            t.on_datagram(mm.get(i), mm.rx_ns(i).unwrap_or(wall));
         }
         progress_bytes.fetch_add(t.received.bytes - bytes_before, Ordering::Relaxed);
         progress.fetch_add(n as u64, Ordering::Relaxed);
@@ -794,67 +632,6 @@ fn parse_udp_mib(text: &str, v6: bool) -> UdpKernelCounters {
 mod tests {
     use super::*;
 
-    fn feed(seqs: &[u32]) -> FlowRx {
-        let mut f = FlowState::new(0, 0);
-        for (i, &s) in seqs.iter().enumerate() {
-            f.on_packet(s, Some(1000), 1000 + 100 * (i as u64 + 1), 64);
-        }
-        f.rx
-    }
-
-    #[test]
-    fn the_sinks_bins_account_for_every_lost_packet() {
-        // Sent 0..500 every 0.1 ms; lost: 0..3, 120..180 (a stall), 490..500 (tail);
-        // 50 arrives late, 60 twice.
-        let mut f = FlowState::new(0, 1_000_000);
-        let t0 = 1_700_000_000_000_000_000u64;
-        let mut order: Vec<u32> = (3..120).filter(|&s| s != 50).collect();
-        order.extend([50, 60]);
-        order.extend(180..490);
-        for s in order {
-            let tx = t0 + u64::from(s) * 100_000;
-            f.on_packet(s, Some(tx), tx + 30_000, 64);
-        }
-        let mut b = f.bins.take().unwrap().finish();
-        crate::bins::close(&mut b, 500);
-        assert_eq!(f.rx.received, 117 + 310);
-        assert_eq!(crate::bins::lost(&b), 500 - f.rx.received);
-        let (a, _, z, _) = b.longest_gap.unwrap();
-        assert_eq!((a, z), (119, 180));
-    }
-
-    #[test]
-    fn in_order_loss_duplicates_and_reordering() {
-        let r = feed(&[0, 1, 2, 3]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (4, 0, 0));
-        let r = feed(&[0, 2, 1, 1, 3, 3, 9]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (5, 2, 1));
-        // A seq that left the window is late, not a duplicate.
-        let r = feed(&[0, 10_000, 5]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (3, 0, 1));
-        // Far jump clears old bits: seq 4096 shares a bit with 0 but is new.
-        let r = feed(&[0, 4096]);
-        assert_eq!((r.received, r.duplicates), (2, 0));
-        // Sequence numbers wrap: u32::MAX, then 0, 1 are in order; a repeat is a duplicate.
-        let r = feed(&[u32::MAX - 1, u32::MAX, 0, 1, u32::MAX, 3, 2]);
-        assert_eq!((r.received, r.duplicates, r.reordered), (6, 1, 1));
-    }
-
-    #[test]
-    fn jitter_follows_rfc3550() {
-        // Transit times 100, 300, 100 ns: D = 200, 200 → J = 200/16, then J += (200 − J)/16.
-        let mut f = FlowState::new(0, 0);
-        f.on_packet(0, Some(0), 100, 16);
-        f.on_packet(1, Some(1000), 1300, 16);
-        f.on_packet(2, Some(2000), 2100, 16);
-        let j1 = 200.0 / 16.0;
-        let j2 = j1 + (200.0 - j1) / 16.0;
-        assert!((f.rx.jitter_ns - j2).abs() < 1e-9, "{}", f.rx.jitter_ns);
-        let s = f.owd.summary();
-        assert_eq!((s.count, s.min_ns), (3, 100));
-        assert!(s.max_ns >= 299 && s.max_ns <= 301);
-    }
-
     #[test]
     fn udp_mib_parsing() {
         let v4 = "Ip: Forwarding DefaultTTL\nIp: 1 64\nUdp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\nUdp: 10 2 3 4 5 6\n";
@@ -879,7 +656,10 @@ mod tests {
             dst: "198.19.0.2".parse().unwrap(),
             dst_port: 9,
             flows: 1,
+            dsts: vec![],
             payload: 18,
+            mix: vec![],
+            mix_seed: 0,
             pps: None,
             threads: 1,
             batch: 32,

@@ -279,8 +279,9 @@ pub struct TrialArgs {
 #[command(next_help_heading = "Traffic")]
 pub struct StreamArgs {
     /// Packet size as UDP payload bytes (iperf3 -l; the seeds' "128-byte packets"), or
-    /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544) [flood: 18 = 64-byte
-    /// IPv4 frame; flow: 128]
+    /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544), or a mix of frame
+    /// sizes: imix (64/576/1500, 7:4:1), csit-imix (64/570/1518, 7:4:1) or
+    /// FRAME:WEIGHT,… (64:7,576:4,1500:1) [flood: 18 = 64-byte IPv4 frame; flow: 128]
     #[arg(long, short = 's', value_parser = packet_size)]
     size: Option<proto::PacketSize>,
     /// Ethernet frame size incl. FCS (RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518); same as --size frame:N
@@ -292,6 +293,10 @@ pub struct StreamArgs {
     /// Distinct source addresses the flows are spread over
     #[arg(long, default_value = "1", value_parser = parse_clients)]
     sources: u32,
+    /// Distinct destination addresses the flows are spread over (the server's, then
+    /// 198.19.1.1 … / 2001:2:0:2::d:1 … added to the server): flow i to destination i mod N
+    #[arg(long, default_value = "1", value_parser = count)]
+    dsts: u32,
     /// Sender threads (flow i belongs to thread i mod K)
     #[arg(long, short = 'k', default_value = "1", value_parser = count)]
     threads: u32,
@@ -341,6 +346,7 @@ impl StreamArgs {
         }
         v.clients = self.sources;
         v.flows = self.flows;
+        v.dsts = self.dsts;
         v.threads = self.threads;
         v.sink_threads = self.sink_threads;
         v.batch = self.batch;
@@ -1212,6 +1218,7 @@ mod tests {
             ("ping", "clients"),
             ("ping", "rate"),
             ("ping", "flows"),
+            ("ping", "dsts"),
             ("ping", "threads"),
             ("ping", "sink_threads"),
             ("ping", "batch"),

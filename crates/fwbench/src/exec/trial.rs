@@ -32,6 +32,9 @@ pub fn run_trial(
 ) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
     tb.ensure_clients(p.clients)?;
+    if let Some(k) = p.packet() {
+        tb.ensure_destinations(k.dsts)?;
+    }
     let mut run = Running::default();
     let res = drive(tb, p, pin, stop, &mut run, live);
     // Teardown in reverse order of setup: client, server, gateway.

@@ -41,10 +41,15 @@ pub fn params_line(p: &TrialParams) -> String {
                     }
                 ),
                 PacketKind::Flood | PacketKind::Flow => format!(
-                    "size={} rate={} flows={} threads={} sender={} sink={}{}",
+                    "size={} rate={} flows={}{} threads={} sender={} sink={}{}",
                     k.size,
                     k.rate,
                     k.flows,
+                    if k.dsts > 1 {
+                        format!(" dsts={}", k.dsts)
+                    } else {
+                        String::new()
+                    },
                     k.threads,
                     k.sender.as_str(),
                     k.sink.as_str(),
@@ -516,6 +521,27 @@ fn firewall_lines(o: &Outcome) -> String {
     out
 }
 
+/// A size mix's line: each frame size with its weight, packets sent and received and
+/// the received share.
+fn mix_text(m: &crate::workloads::packet::MixSummary) -> String {
+    let total: u64 = m.sizes.iter().map(|r| r.received).sum();
+    let rows: Vec<String> = m
+        .sizes
+        .iter()
+        .map(|r| {
+            format!(
+                "{} B ×{}: sent {} received {} ({:.1} %)",
+                r.frame,
+                r.weight,
+                r.sent,
+                r.received,
+                r.received as f64 * 100.0 / total.max(1) as f64
+            )
+        })
+        .collect();
+    format!("  sizes        {}; {}\n", m.mix, rows.join(", "))
+}
+
 /// One trial's text output, any workload.
 pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     if p.workload() == Workload::Echo {
@@ -559,6 +585,9 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 s.duplicates,
                 s.reordered
             );
+            if let Some(m) = &s.mix {
+                out += &mix_text(m);
+            }
             let clocks = match &s.owd_clocks {
                 None => "shared clock of one host".to_string(),
                 Some(c) => format!(

@@ -50,6 +50,10 @@ pub struct PacketParams {
     pub size: PacketSize,
     pub rate: Rate,
     pub flows: u32,
+    /// Destination addresses the flows are spread over (`--dsts`; flow `i` goes to
+    /// destination `i mod dsts`: the server's address, then 198.19.1.1 …); 1: the server's.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub dsts: u32,
     /// Sender threads.
     pub threads: u32,
     pub sink_threads: u32,
@@ -84,6 +88,14 @@ pub struct PacketParams {
     /// A gateway event during the trial (`--event`; issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::params::events::EventParams>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
@@ -130,11 +142,39 @@ impl PacketParams {
         Ok(PacketSize::wire_bytes(self.payload(family)?, family))
     }
 
-    /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for `--frame`.
+    /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for
+    /// `--frame`; for a mix, its mean frame rounded (see `mean_rate_bytes`).
     pub fn rate_bytes(&self, family: Family) -> Result<u32, String> {
         match self.size {
             PacketSize::Payload(_) => self.payload(family),
             PacketSize::Frame(_) => self.wire_bytes(family),
+            PacketSize::Mix(_) => Ok(self.mean_rate_bytes(family)?.round() as u32),
+        }
+    }
+
+    /// Bytes a bit rate counts per packet on average: `rate_bytes`, or for a size mix
+    /// the mean of its frames (FCS included) weighted by their shares.
+    pub fn mean_rate_bytes(&self, family: Family) -> Result<f64, String> {
+        match self.size {
+            PacketSize::Payload(_) | PacketSize::Frame(_) => Ok(self.rate_bytes(family)? as f64),
+            PacketSize::Mix(_) => self.size.mean_rate_bytes(family).map_err(|e| e.0),
+        }
+    }
+
+    /// Mean (UDP payload bytes, Ethernet bytes on the wire) per packet: the one size's,
+    /// or a mix's weighted by their shares.
+    pub fn mean_bytes(&self, family: Family) -> Result<(f64, f64), String> {
+        match self.size {
+            PacketSize::Payload(_) | PacketSize::Frame(_) => Ok((
+                self.payload(family)? as f64,
+                self.wire_bytes(family)? as f64,
+            )),
+            PacketSize::Mix(m) => {
+                self.payload(family)?;
+                let payload =
+                    |f| f - (proto::ETH_OVERHEAD + proto::ip_header(family) + proto::UDP_HEADER);
+                Ok((m.mean(payload), m.mean(|f| f)))
+            }
         }
     }
 }
@@ -145,6 +185,7 @@ impl Default for PacketParams {
             size: PacketSize::Payload(18),
             rate: Rate::Max,
             flows: 1,
+            dsts: 1,
             threads: 1,
             sink_threads: 1,
             batch: 64,
@@ -190,6 +231,25 @@ pub fn max_threads() -> u32 {
 #[cfg(test)]
 mod port_tests {
     use super::*;
+
+    #[test]
+    fn a_mix_counts_its_mean_frame_for_rates_and_its_largest_for_buffers() {
+        let k = PacketParams {
+            size: "imix".parse().unwrap(),
+            ..Default::default()
+        };
+        let b = k.mean_rate_bytes(Family::V4).unwrap();
+        assert!((b - 4252.0 / 12.0).abs() < 1e-9, "{b}");
+        let (p, l2) = k.mean_bytes(Family::V4).unwrap();
+        assert!(
+            (l2 - b).abs() < 1e-9 && (p - (b - 46.0)).abs() < 1e-9,
+            "{p} {l2}"
+        );
+        assert_eq!(k.payload(Family::V4), Ok(1454));
+        let pps = proto::Rate::Bps(b * 8.0 * 20_000.0).pps_mean(b).unwrap();
+        assert!((pps - 20_000.0).abs() < 1e-6, "{pps}");
+        assert!(k.payload(Family::V6).unwrap_err().contains("size mix imix"));
+    }
 
     #[test]
     fn ports_and_ranges_parse() {

@@ -112,7 +112,7 @@ impl Size {
         match self {
             Size::Bytes(n) => Ok(n),
             Size::Packet(PacketSize::Payload(n)) => Ok(u64::from(n)),
-            Size::Packet(s @ PacketSize::Frame(_)) => Err(format!(
+            Size::Packet(s @ (PacketSize::Frame(_) | PacketSize::Mix(_))) => Err(format!(
                 "size {s} is a packet size; connection workloads take bytes (8M)"
             )),
         }
@@ -243,9 +243,10 @@ axes! {
     proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
     server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
     frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
-    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood => "18", }, parse(t, w) Size::parse(t, w);
+    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame), a frame-size mix (imix, csit-imix, 64:7,576:4,1500:1); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood => "18", }, parse(t, w) Size::parse(t, w);
     rate: Rate, PACKET, "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)", default(w) if w.workload() == Workload::Flow { "15M" } else { "max" }, parse(t, _) named(t);
     flows: u32, PACKET, "UDP flows (source ports)", default(_) "1", parse(t, _) parse_count(t);
+    dsts: u32, PACKET, "destination addresses the flows are spread over (flow i to i mod N)", default(_) "1", parse(t, _) parse_count(t);
     threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
     sink_threads: u32, PACKET, "sink threads", default(_) "1", parse(t, _) parse_count(t);
     batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
@@ -333,6 +334,7 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
             size: v.size.packet()?,
             rate: v.rate,
             flows: v.flows,
+            dsts: v.dsts,
             threads: v.threads,
             sink_threads: v.sink_threads,
             batch: v.batch,

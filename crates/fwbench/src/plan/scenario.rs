@@ -1202,6 +1202,33 @@ parallel = [1, 3]
     }
 
     #[test]
+    fn size_mixes_and_destination_spread_are_axis_values() {
+        let text = "workload = \"flood\"\n[params]\nsize = [\"imix\", \"64:7,576:4,1500:1\"]\ndsts = 4\nflows = 8\n";
+        let p = parse("s.toml", text, 0).unwrap();
+        let sizes: Vec<String> = p
+            .trials
+            .iter()
+            .map(|t| t.params.packet().unwrap().size.to_string())
+            .collect();
+        assert_eq!(sizes.len(), 2);
+        assert!(
+            sizes.contains(&"imix".to_string()) && sizes.contains(&"64:7,576:4,1500:1".to_string())
+        );
+        assert!(p
+            .trials
+            .iter()
+            .all(|t| t.params.packet().unwrap().dsts == 4));
+        let e = parse(
+            "s.toml",
+            "workload = \"flood\"\n[params]\nsize = \"64:0\"\n",
+            0,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("weight 0"), "{e}");
+    }
+
+    #[test]
     fn cases_cross_params_and_carry_labels() {
         let text = r#"
 workload = "flood"

@@ -61,9 +61,10 @@ pub fn progress(i: usize, max: usize, what: &str, p: &Point) {
 /// RFC 2544 throughput search (NDR, or PDR with `sp.loss` > 0).
 pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<NdrReport> {
     let k = p.packet().cloned().unwrap_or_default();
-    let bytes = k.rate_bytes(p.family).map_err(usage)?;
-    let payload = k.payload(p.family).map_err(usage)?;
-    let frame = k.wire_bytes(p.family).map_err(usage)?;
+    let bytes = k.mean_rate_bytes(p.family).map_err(usage)?;
+    // Per packet; for a size mix, the means of its sizes (and the reported sizes rounded).
+    let (mean_payload, mean_frame) = k.mean_bytes(p.family).map_err(usage)?;
+    let (payload, frame) = (mean_payload.round() as u32, mean_frame.round() as u32);
     let mode = if sp.loss == 0.0 { "ndr" } else { "pdr" };
     let mut q = step_params(p);
     let mut points: Vec<Point> = Vec::new();
@@ -78,7 +79,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     let width = Width::Relative(sp.precision, 1.0);
     // The ceiling: given, or what an unpaced flood gets out of the sender.
     let mut bisect;
-    let ceiling = match sp.max_rate.and_then(|r| r.pps(bytes)) {
+    let ceiling = match sp.max_rate.and_then(|r| r.pps_mean(bytes)) {
         Some(c) => {
             bisect = Bisect::new(0.0, c, true, width);
             c
@@ -143,8 +144,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         payload,
         frame,
         rate_pps: found.pass,
-        rate_bps_payload: found.pass.map(|x| x * payload as f64 * 8.0),
-        rate_bps_l2: found.pass.map(|x| x * frame as f64 * 8.0),
+        rate_bps_payload: found.pass.map(|x| x * mean_payload * 8.0),
+        rate_bps_l2: found.pass.map(|x| x * mean_frame * 8.0),
         fail_pps: found.fail,
         ceiling_pps: ceiling,
         ceiling_given: sp.max_rate.is_some(),

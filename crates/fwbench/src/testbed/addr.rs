@@ -26,6 +26,20 @@ pub fn gateway_client_side(family: Family) -> IpAddr {
     }
 }
 
+/// Most destination addresses a flood spreads over (`--dsts`): the server's own and
+/// 198.19.1.1 … 198.19.1.254 (2001:2:0:2::d:1 …).
+pub const MAX_DSTS: u32 = 255;
+
+/// Destination `i` (0-based) of a spread flood: 0 is the server's address, `i` ≥ 1 an
+/// extra address of the server, 198.19.1.i (2001:2:0:2::d:i).
+pub fn destination(family: Family, i: u32) -> IpAddr {
+    match (family, i) {
+        (_, 0) => server(family),
+        (Family::V4, i) => IpAddr::V4(Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 19, 1, 0)) + i)),
+        (Family::V6, i) => IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 2, 0, 0, 0xd, i as u16)),
+    }
+}
+
 pub fn server(family: Family) -> IpAddr {
     match family {
         Family::V4 => SERVER_V4.parse().expect("literal"),

@@ -55,6 +55,16 @@ pub trait Testbed {
     }
     /// Give clients 1..=n their source addresses (idempotent).
     fn ensure_clients(&self, n: u32) -> Result<()>;
+    /// Give the server destinations 1..n (`addr::destination`) besides its own address
+    /// (idempotent; a spread flood, `--dsts`). Default: refused, the testbed cannot.
+    fn ensure_destinations(&self, n: u32) -> Result<()> {
+        if n <= 1 {
+            return Ok(());
+        }
+        Err(crate::error::usage(format!(
+            "--dsts {n}: this testbed cannot give its server more addresses (use a local testbed)"
+        )))
+    }
     /// The client's interface toward its next hop (the raw sender writes there).
     fn client_interface(&self) -> &str;
     /// The gateway's interface facing the clients (its ingress for test traffic).

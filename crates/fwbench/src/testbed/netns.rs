@@ -309,6 +309,45 @@ impl Testbed for NetnsTestbed {
         Ok(())
     }
 
+    /// Host addresses (/32, /128) on the server's interface (`s0`; in `input`, the
+    /// gateway's `lo`, where the server address is): the next hop resolves them as it
+    /// resolves the server's own, within the server block.
+    fn ensure_destinations(&self, n: u32) -> Result<()> {
+        if n <= 1 {
+            return Ok(());
+        }
+        if n > addr::MAX_DSTS {
+            return Err(usage(format!(
+                "--dsts {n}: a testbed addresses at most {} destinations",
+                addr::MAX_DSTS
+            )));
+        }
+        let (ns, dev) = match self.topology {
+            Topology::Forward | Topology::Direct => (self.server_ns(), "s0"),
+            // The server runs in the gateway's namespace.
+            Topology::Input => (self.server_ns(), "lo"),
+            Topology::Proxy => {
+                return Err(usage(
+                    "--dsts: topology proxy relays to one server address".to_string(),
+                ))
+            }
+        };
+        let mut script = String::new();
+        for i in 1..n {
+            script += &format!(
+                "addr replace {}/32 dev {dev}\n",
+                addr::destination(Family::V4, i)
+            );
+            script += &format!(
+                "addr replace {}/128 dev {dev} nodad\n",
+                addr::destination(Family::V6, i)
+            );
+        }
+        run_cmd("ip", &["-n", &ns, "-b", "-"], Some(&script))
+            .context("adding the server's destination addresses")?;
+        Ok(())
+    }
+
     fn client_interface(&self) -> &str {
         CLIENT_IF
     }

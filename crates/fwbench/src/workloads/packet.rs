@@ -55,6 +55,27 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             ));
         }
     }
+    if k.dsts != 1 {
+        let max = crate::testbed::addr::MAX_DSTS;
+        if k.dsts == 0 || k.dsts > max {
+            return Err(format!("--dsts must be 1..{max}, not {}", k.dsts));
+        }
+        if k.dsts > k.flows {
+            return Err(format!(
+                "--dsts {} for {} flows: give at least as many flows as destinations",
+                k.dsts, k.flows
+            ));
+        }
+        if p.workload() == Workload::Ping || k.dst.is_some() || k.aim.is_some() {
+            return Err(format!(
+                "--dsts {} spreads flows over destinations: not with ping, --dst or --aim (one destination)",
+                k.dsts
+            ));
+        }
+        if p.topology == Topology::Proxy {
+            return Err("--dsts: topology proxy relays to one server address".into());
+        }
+    }
     if k.flows == 0 || k.flows > traffic::udp::MAX_FLOWS {
         return Err(format!(
             "flows must be 1..{}, not {}",
@@ -117,12 +138,29 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             ));
         }
     }
-    if let proto::PacketSize::Frame(f) = k.size {
-        if f < MIN_ETHERNET_FRAME {
+    match k.size {
+        PacketSize::Frame(f) if f < MIN_ETHERNET_FRAME => {
             return Err(format!(
                 "frame size {f} is below the {MIN_ETHERNET_FRAME}-byte Ethernet minimum"
             ));
         }
+        PacketSize::Mix(m) => {
+            if m.smallest() < MIN_ETHERNET_FRAME {
+                return Err(format!(
+                    "size mix {m}: frame size {} is below the {MIN_ETHERNET_FRAME}-byte Ethernet minimum",
+                    m.smallest()
+                ));
+            }
+            if k.fragment {
+                return Err(format!(
+                    "size mix {m}: its sizes are single Ethernet frames; --fragment does not apply"
+                ));
+            }
+            if p.workload() == Workload::Ping {
+                return Err(format!("size mix {m}: ping sends one size (give --size N)"));
+            }
+        }
+        PacketSize::Payload(_) | PacketSize::Frame(_) => {}
     }
     if let Some(sp) = p.search_params() {
         if sp.precision < 0.001 {
@@ -133,7 +171,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         }
         if let Some(max) = sp
             .max_rate
-            .and_then(|r| k.rate_bytes(p.family).ok().and_then(|b| r.pps(b)))
+            .and_then(|r| k.mean_rate_bytes(p.family).ok().and_then(|b| r.pps_mean(b)))
         {
             if !(1.0..=proto::MAX_PPS).contains(&max) {
                 return Err(format!(
@@ -144,7 +182,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             }
         }
     }
-    if let Some(pps) = k.rate.pps(k.rate_bytes(p.family)?) {
+    if let Some(pps) = k.rate.pps_mean(k.mean_rate_bytes(p.family)?) {
         if pps < 1.0 {
             return Err(format!("rate {} is below one packet per second", k.rate));
         }
@@ -220,16 +258,40 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
             xdp: k.sender == SenderPath::Xdp,
         }),
     };
+    // Destination i mod dsts: the server's address, then its extra ones (the trial
+    // added them, `Testbed::ensure_destinations`).
+    let dsts: Vec<std::net::IpAddr> = if k.dsts > 1 {
+        (0..k.dsts)
+            .map(|i| crate::testbed::addr::destination(p.family, i))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // A sink for several destinations listens on all the server's addresses.
+    let listen = match (dsts.is_empty(), p.family) {
+        (true, _) => server,
+        (false, Family::V4) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+        (false, Family::V6) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+    };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
         sources: source_addrs,
         src_port,
         dst: server,
+        dsts,
         dst_port,
         flows: k.flows,
         payload,
+        mix: k
+            .size
+            .mix_parts(p.family)
+            .map_err(|e| crate::error::usage(e.0))?,
+        mix_seed: match k.size {
+            PacketSize::Mix(_) => proto::MIX_SEED,
+            PacketSize::Payload(_) | PacketSize::Frame(_) => 0,
+        },
         pps: k
             .rate
-            .pps(k.rate_bytes(p.family).map_err(crate::error::usage)?),
+            .pps_mean(k.mean_rate_bytes(p.family).map_err(crate::error::usage)?),
         threads: k.threads,
         batch: k.batch,
         raw,
@@ -245,7 +307,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let sink = (k.sink != SinkKind::Gateway).then_some(RoleSpec::UdpSink(UdpSinkSpec {
         xdp,
-        listen: server,
+        listen,
         port: dst_port,
         threads: k.sink_threads,
         flows: k.flows,
@@ -306,10 +368,15 @@ pub struct PacketSummary {
     /// (packets in on the gateway's client-facing interface).
     pub counted_at: String,
     pub elapsed_s: f64,
+    /// UDP payload bytes per packet (of a size mix: its weighted mean, rounded).
     pub payload: u32,
     /// Ethernet frame bytes per packet, FCS included (RFC 2544 frame size); with
-    /// `fragment`, the bytes of all its fragments.
+    /// `fragment`, the bytes of all its fragments; of a size mix, its weighted mean,
+    /// rounded.
     pub frame: u32,
+    /// A size mix: its sizes with what was sent and received of each (absent: one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Box<MixSummary>>,
     /// What the schedule asked for (packets/s); for an unpaced flood, what was sent.
     pub offered_pps: f64,
     pub sent: u64,
@@ -348,6 +415,87 @@ pub struct PacketSummary {
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
+}
+
+/// A size mix as sent and received: one row per frame size of the mix, then any other
+/// size the sink received (weight 0).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct MixSummary {
+    /// As given: `imix`, `csit-imix` or `64:7,576:4,1500:1` (Ethernet frames).
+    pub mix: String,
+    /// Weighted mean frame, bytes (FCS included).
+    pub mean_frame: f64,
+    pub sizes: Vec<MixRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct MixRow {
+    /// Ethernet frame bytes, FCS included.
+    pub frame: u32,
+    /// UDP payload bytes of such a frame.
+    pub payload: u32,
+    pub weight: u32,
+    /// Packets the source sent of this size.
+    pub sent: u64,
+    /// Packets the sink received of this size (every datagram it took; 0 when the
+    /// gateway counted).
+    pub received: u64,
+}
+
+impl MixSummary {
+    /// The mix's rows from the source's sent and the sink's received size histograms.
+    pub fn new(
+        m: proto::SizeMix,
+        family: Family,
+        sent: &[proto::SizeCount],
+        received: &[proto::SizeCount],
+    ) -> MixSummary {
+        let hdr = proto::ETH_OVERHEAD + proto::ip_header(family) + proto::UDP_HEADER;
+        let count = |h: &[proto::SizeCount], payload: u32| {
+            h.iter()
+                .find(|c| c.payload == payload)
+                .map_or(0, |c| c.packets)
+        };
+        let mut sizes: Vec<MixRow> = m
+            .parts()
+            .map(|(frame, weight)| {
+                let payload = frame.saturating_sub(hdr);
+                MixRow {
+                    frame,
+                    payload,
+                    weight,
+                    sent: count(sent, payload),
+                    received: count(received, payload),
+                }
+            })
+            .collect();
+        for c in received {
+            if !sizes.iter().any(|r| r.payload == c.payload) {
+                sizes.push(MixRow {
+                    frame: PacketSize::wire_bytes(c.payload, family),
+                    payload: c.payload,
+                    weight: 0,
+                    sent: count(sent, c.payload),
+                    received: c.packets,
+                });
+            }
+        }
+        MixSummary {
+            mix: m.to_string(),
+            mean_frame: m.mean(|f| f),
+            sizes,
+        }
+    }
+
+    /// (UDP payload, Ethernet) bytes of the packets received.
+    pub fn received_bytes(&self) -> (u64, u64) {
+        self.sizes.iter().fold((0, 0), |(p, l2), r| {
+            (
+                p + r.received * u64::from(r.payload),
+                l2 + r.received * u64::from(r.frame),
+            )
+        })
+    }
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -429,8 +577,10 @@ pub fn summarise_packet(
         bail!("missing results from the UDP source");
     };
     let k = p.packet().cloned().unwrap_or_default();
-    let payload = k.payload(p.family).unwrap_or(0);
-    let frame = PacketSize::wire_bytes(payload, p.family);
+    let (mut payload, mut frame) = {
+        let payload = k.payload(p.family).unwrap_or(0);
+        (payload, PacketSize::wire_bytes(payload, p.family))
+    };
     let elapsed_s = (src.elapsed_ns as f64 / 1e9).max(1e-9);
     let (counted_at, received, sink) = match (k.sink, sink) {
         (SinkKind::Socket | SinkKind::Xdp, Some(s)) => {
@@ -492,6 +642,27 @@ pub fn summarise_packet(
     } else {
         timed.iter().sum::<f64>() / timed.len() as f64
     };
+    // Bits/s: of one size, packets × its bytes; of a mix, the bytes of each size the
+    // sink counted (or, counted at the gateway, packets × the mix's means).
+    let mut received_bps = received as f64 * payload as f64 * 8.0 / elapsed_s;
+    let mut received_l2_bps = received as f64 * frame as f64 * 8.0 / elapsed_s;
+    let mix = match k.size {
+        PacketSize::Mix(m) => {
+            let ms = MixSummary::new(m, p.family, &src.sent_sizes, &sink.sizes);
+            let (mean_payload, mean_frame) = k.mean_bytes(p.family).unwrap_or_default();
+            (payload, frame) = (mean_payload.round() as u32, mean_frame.round() as u32);
+            if counted_at == "sink" {
+                let (pb, l2b) = ms.received_bytes();
+                received_bps = pb as f64 * 8.0 / elapsed_s;
+                received_l2_bps = l2b as f64 * 8.0 / elapsed_s;
+            } else {
+                received_bps = received as f64 * mean_payload * 8.0 / elapsed_s;
+                received_l2_bps = received as f64 * mean_frame * 8.0 / elapsed_s;
+            }
+            Some(Box::new(ms))
+        }
+        PacketSize::Payload(_) | PacketSize::Frame(_) => None,
+    };
     let counters = rate_counters(
         &k,
         tb,
@@ -511,6 +682,7 @@ pub fn summarise_packet(
         elapsed_s,
         payload,
         frame,
+        mix,
         offered_pps: offered as f64 / elapsed_s,
         sent,
         sent_pps: sent as f64 / elapsed_s,
@@ -522,8 +694,8 @@ pub fn summarise_packet(
         } else {
             lost as f64 / sent as f64
         },
-        received_bps: received as f64 * payload as f64 * 8.0 / elapsed_s,
-        received_l2_bps: received as f64 * frame as f64 * 8.0 / elapsed_s,
+        received_bps,
+        received_l2_bps,
         duplicates: sink.flows.iter().map(|f| f.duplicates).sum(),
         reordered: sink.flows.iter().map(|f| f.reordered).sum(),
         unstamped: sink.unstamped,
@@ -638,8 +810,17 @@ pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
     bail!("missing results from the ping client")
 }
 
-/// Packet size of a family, for display: "18 B payload (64 B frame)".
+/// Packet size of a family, for display: "18 B payload (64 B frame)"; a mix:
+/// "imix: 64 B ×7, 576 B ×4, 1500 B ×1 frames (mean 354.3 B)".
 pub fn size_text(k: &PacketParams, family: Family) -> String {
+    if let PacketSize::Mix(m) = k.size {
+        let parts: Vec<String> = m.parts().map(|(f, w)| format!("{f} B ×{w}")).collect();
+        return format!(
+            "{m}: {} frames (mean {:.1} B)",
+            parts.join(", "),
+            m.mean(|f| f)
+        );
+    }
     match (
         k.payload(family),
         k.size.frame(family),
@@ -781,6 +962,41 @@ impl Traffic for Ping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mix_summary_rows_the_mix_then_other_sizes_and_sums_bytes() {
+        let c = |payload, packets| proto::SizeCount { payload, packets };
+        let m = proto::SizeMix::imix();
+        let sent = [c(18, 70), c(530, 40), c(1454, 10)];
+        let received = [c(18, 69), c(99, 1), c(530, 40), c(1454, 10)];
+        let s = MixSummary::new(m, Family::V4, &sent, &received);
+        let rows: Vec<(u32, u32, u32, u64, u64)> = s
+            .sizes
+            .iter()
+            .map(|r| (r.frame, r.payload, r.weight, r.sent, r.received))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (64, 18, 7, 70, 69),
+                (576, 530, 4, 40, 40),
+                (1500, 1454, 1, 10, 10),
+                (145, 99, 0, 0, 1),
+            ]
+        );
+        assert_eq!(s.mix, "imix");
+        assert_eq!(
+            s.received_bytes(),
+            (
+                69 * 18 + 99 + 40 * 530 + 10 * 1454,
+                69 * 64 + 145 + 40 * 576 + 10 * 1500
+            )
+        );
+        // IPv6: the same frames carry 20 bytes less payload.
+        let m: proto::SizeMix = "78:1".parse().unwrap();
+        let s = MixSummary::new(m, Family::V6, &[c(12, 5)], &[c(12, 5)]);
+        assert_eq!((s.sizes[0].payload, s.sizes[0].received), (12, 5));
+    }
     use proto::{Counter, FlowRx, UdpSinkResults, UdpSourceResults};
 
     fn testbed() -> crate::testbed::netns::NetnsTestbed {

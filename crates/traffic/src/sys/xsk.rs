@@ -232,11 +232,17 @@ impl XskTx {
         self.outstanding
     }
 
-    /// Queue up to `n` frames of `len` bytes each; `fill(k, frame)` writes frame `k` in
-    /// place (the frame keeps what the last frame sent from that UMEM chunk held). Returns
-    /// how many were queued: fewer than `n` when the UMEM or the TX ring is full (the
-    /// caller then reaps completions and kicks). `len` must be at most [`MAX_FRAME`].
-    pub fn queue(&mut self, n: usize, len: usize, mut fill: impl FnMut(usize, &mut [u8])) -> usize {
+    /// Queue up to `n` frames, frame `k` of `len(k)` bytes; `fill(k, frame)` writes frame
+    /// `k` in place (the frame keeps what the last frame sent from that UMEM chunk held).
+    /// Returns how many were queued: fewer than `n` when the UMEM or the TX ring is full
+    /// (the caller then reaps completions and kicks). `len(k)` must be at most
+    /// [`MAX_FRAME`].
+    pub fn queue(
+        &mut self,
+        n: usize,
+        len: impl Fn(usize) -> usize,
+        mut fill: impl FnMut(usize, &mut [u8]),
+    ) -> usize {
         let n = n.min(self.umem.allocatable()).min(RING as usize);
         for k in 0..n {
             // SAFETY: the packet points into `self.umem`, which outlives it: it is either
@@ -245,7 +251,7 @@ impl XskTx {
             let Some(mut p) = (unsafe { self.umem.alloc() }) else {
                 break;
             };
-            if p.adjust_tail(len as i32).is_err() {
+            if p.adjust_tail(len(k) as i32).is_err() {
                 self.umem.free_packet(p);
                 break;
             }

@@ -13,15 +13,14 @@
 //! stopped or dropped (aya holds it by a BPF link, so a killed agent detaches it too).
 
 use super::{open_error, XskInfo, XskModeRequest, XskRxDrops};
-use crate::hist::RttHistogram;
-use crate::probe::Probe;
 use crate::sys::{self, xsk::XskRx};
-use crate::udp::{merge_flow, FlowState, DRAIN_MAX_NS};
+use crate::tally::{join_all, merge_sinks, SinkTally};
+use crate::udp::DRAIN_MAX_NS;
 use crate::TrafficError;
 use aya::maps::{Array, MapData, XskMap};
 use aya::programs::{Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader};
-use proto::{Counter, UdpSinkResults};
+use proto::UdpSinkResults;
 use serde::{Deserialize, Serialize};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -73,12 +72,8 @@ pub struct XskSinkResults {
 }
 
 struct SinkThread {
-    flows: Vec<FlowState>,
-    received: Counter,
-    unstamped: u64,
+    tally: SinkTally,
     not_ours: u64,
-    first_ns: u64,
-    last_ns: u64,
     drops: XskRxDrops,
 }
 
@@ -210,63 +205,23 @@ impl XskSink {
     /// Drain (until 50 ms pass without a packet, at most 2.5 s), detach, collect.
     pub fn stop(mut self) -> Result<XskSinkResults, TrafficError> {
         self.stop.store(true, Ordering::SeqCst);
-        let mut merged: Vec<FlowState> = Vec::new();
-        let mut r = UdpSinkResults::default();
-        let mut drops = XskRxDrops::default();
-        let mut not_ours = 0;
-        let (mut first, mut last) = (u64::MAX, 0u64);
-        let mut err = None;
-        for w in std::mem::take(&mut self.workers) {
-            match w.join() {
-                Ok(Ok(t)) => {
-                    r.received.merge(&t.received);
-                    r.unstamped += t.unstamped;
-                    not_ours += t.not_ours;
-                    drops.rx_ring_full += t.drops.rx_ring_full;
-                    drops.fill_ring_empty += t.drops.fill_ring_empty;
-                    drops.dropped += t.drops.dropped;
-                    if t.received.frames > 0 {
-                        first = first.min(t.first_ns);
-                        last = last.max(t.last_ns);
-                    }
-                    if merged.is_empty() {
-                        merged = t.flows;
-                    } else {
-                        for (m, f) in merged.iter_mut().zip(t.flows) {
-                            merge_flow(m, f);
-                        }
-                    }
-                }
-                Ok(Err(e)) => {
-                    err.get_or_insert(e);
-                }
-                Err(_) => {
-                    err.get_or_insert(TrafficError::BadSpec(
-                        "an AF_XDP sink thread panicked".into(),
-                    ));
-                }
-            }
-        }
+        let (threads, err) = join_all(std::mem::take(&mut self.workers), "an AF_XDP sink thread");
         // Detach only now: until the threads ended, the program fed them.
         self.ebpf = None;
         if let Some(e) = err {
             return Err(e);
         }
-        let mut owd = RttHistogram::new();
-        for f in &merged {
-            owd.merge(&f.owd);
+        let mut drops = XskRxDrops::default();
+        let mut not_ours = 0;
+        let mut tallies = Vec::new();
+        for t in threads {
+            not_ours += t.not_ours;
+            drops.rx_ring_full += t.drops.rx_ring_full;
+            drops.fill_ring_empty += t.drops.fill_ring_empty;
+            drops.dropped += t.drops.dropped;
+            tallies.push(t.tally);
         }
-        r.owd = owd.summary();
-        r.flows = merged
-            .into_iter()
-            .filter(|f| f.rx.received > 0 || f.rx.duplicates > 0)
-            .map(|f| {
-                let mut rx = f.rx;
-                rx.owd = f.owd.summary();
-                rx
-            })
-            .collect();
-        r.active_ns = last.saturating_sub(first.min(last));
+        let r: UdpSinkResults = merge_sinks(tallies);
         Ok(XskSinkResults {
             results: r,
             xsk: self.info.clone(),
@@ -291,29 +246,17 @@ fn sink_loop(
     (progress, progress_bytes): (Arc<AtomicU64>, Arc<AtomicU64>),
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
-        flows: (0..flows).map(|f| FlowState::new(f, 0)).collect(),
-        received: Counter::default(),
-        unstamped: 0,
+        tally: SinkTally::new(flows, 0),
         not_ours: 0,
-        first_ns: 0,
-        last_ns: 0,
         drops: XskRxDrops::default(),
     };
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
     loop {
         let wall = sys::realtime_ns();
-        let bytes_before = t.received.bytes;
+        let bytes_before = t.tally.received.bytes;
         let n = s.recv(|frame| match super::parse::udp_payload(frame) {
-            Some(v) if v.dst_port == port => {
-                t.received.add(v.payload.len());
-                match Probe::parse(v.payload) {
-                    Some(p) if u32::from(p.flow) < flows => {
-                        t.flows[p.flow as usize].on_packet(p.seq, p.tx_ns, wall, v.payload.len())
-                    }
-                    _ => t.unstamped += 1,
-                }
-            }
+            Some(v) if v.dst_port == port => t.tally.on_datagram(v.payload, wall),
             _ => t.not_ours += 1,
         });
         let now = sys::monotonic_ns();
@@ -324,11 +267,8 @@ fn sink_loop(
                 .map_err(|e| TrafficError::io("poll on the AF_XDP socket", e))?;
         } else {
             quiet_since = None;
-            if t.first_ns == 0 {
-                t.first_ns = now;
-            }
-            t.last_ns = now;
-            progress_bytes.fetch_add(t.received.bytes - bytes_before, Ordering::Relaxed);
+            t.tally.saw_batch(now);
+            progress_bytes.fetch_add(t.tally.received.bytes - bytes_before, Ordering::Relaxed);
             progress.fetch_add(n as u64, Ordering::Relaxed);
         }
         if stop.load(Ordering::Relaxed) {

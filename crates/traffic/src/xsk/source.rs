@@ -13,18 +13,16 @@
 //! from the mapping on and never rewritten.
 
 use super::{open_error, XskInfo, XskModeRequest};
-use crate::gate::{Gate, StartGate};
 use crate::pacer::Pacer;
 use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
-use crate::udp::check_source;
+use crate::tally::{join_all, merge_sources, SenderPlan, SourceControl, SourceTally};
+use crate::udp::{check_source, flow_addrs, mix_order, payload_sizes, size_at};
 use crate::TrafficError;
-use proto::{Counter, UdpSourceResults, UdpSourceSpec};
+use proto::{count_size, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -51,30 +49,34 @@ struct Flow {
     id: u16,
     seq: u32,
     sent: u64,
-    template: UdpTemplate,
+    /// One template per payload size (one size, or each of the mix).
+    templates: Vec<UdpTemplate>,
+}
+
+impl Flow {
+    fn template(&self, payload: usize) -> &UdpTemplate {
+        // Templates are built for every size `size_at` yields (setup): the first is
+        // a fallback that cannot be taken.
+        self.templates
+            .iter()
+            .find(|t| t.payload_len() == payload)
+            .unwrap_or(&self.templates[0])
+    }
 }
 
 #[derive(Default)]
 struct ThreadResult {
-    sent: Counter,
-    per_flow: Vec<(u16, u64)>,
-    scheduled: u64,
-    max_lag_ns: u64,
+    tally: SourceTally,
     kicks_again: u64,
     unsent: u64,
     tx_invalid: u64,
-    ended_ns: u64,
 }
 
 /// An AF_XDP flood or paced flow, its sockets bound and waiting for [`XskSource::start`].
 pub struct XskSource {
-    gate: StartGate,
-    stop: Arc<AtomicBool>,
+    ctl: SourceControl,
     workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
-    started_ns: Arc<AtomicU64>,
     flows: u32,
-    sent: Arc<AtomicU64>,
-    payload: u64,
     info: XskInfo,
 }
 
@@ -97,26 +99,26 @@ impl XskSource {
             .map_err(|e| TrafficError::BadSpec(format!("next-hop MAC: {e}")))?;
         let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
         for i in 0..spec.flows {
-            let src = SocketAddr::new(
-                spec.sources[i as usize % spec.sources.len()],
-                spec.src_port + i as u16,
-            );
-            let dst = SocketAddr::new(spec.dst, spec.dst_port);
-            let template = UdpTemplate::new(src_mac, dst_mac, src, dst, spec.payload as usize)
-                .map_err(TrafficError::BadSpec)?;
-            if template.frame_len() > sys::xsk::MAX_FRAME {
-                return Err(TrafficError::BadSpec(format!(
-                    "a {}-byte frame does not fit one {}-byte AF_XDP UMEM chunk (UDP payload at most {})",
-                    template.frame_len(),
-                    sys::xsk::MAX_FRAME,
-                    sys::xsk::MAX_FRAME - (template.frame_len() - spec.payload as usize)
-                )));
+            let (src, dst) = flow_addrs(spec, i);
+            let mut templates = Vec::new();
+            for len in payload_sizes(spec) {
+                let template = UdpTemplate::new(src_mac, dst_mac, src, dst, len as usize)
+                    .map_err(TrafficError::BadSpec)?;
+                if template.frame_len() > sys::xsk::MAX_FRAME {
+                    return Err(TrafficError::BadSpec(format!(
+                        "a {}-byte frame does not fit one {}-byte AF_XDP UMEM chunk (UDP payload at most {})",
+                        template.frame_len(),
+                        sys::xsk::MAX_FRAME,
+                        sys::xsk::MAX_FRAME - (template.frame_len() - len as usize)
+                    )));
+                }
+                templates.push(template);
             }
             per_thread[(i % spec.threads) as usize].push(Flow {
                 id: i as u16,
                 seq: 0,
                 sent: 0,
-                template,
+                templates,
             });
         }
         let mut socks = Vec::new();
@@ -128,32 +130,22 @@ impl XskSource {
             queues: spec.threads,
             mode: socks[0].mode,
         };
-        let gate = StartGate::new();
-        let stop = Arc::new(AtomicBool::new(false));
-        let started_ns = Arc::new(AtomicU64::new(0));
-        let sent = Arc::new(AtomicU64::new(0));
-        let thread_pps = spec.pps.map(|p| p / spec.threads as f64);
+        let ctl = SourceControl::new();
         let mut workers = Vec::new();
+        let order = mix_order(spec);
         for (j, (flows, xsk)) in per_thread.into_iter().zip(socks).enumerate() {
             let w = Worker {
                 flows,
                 xsk,
-                payload: spec.payload as usize,
-                batch: spec.batch as usize,
-                pps: thread_pps,
-                phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+                plan: SenderPlan::new(spec, &order, j),
             };
-            let (g, s, t0, n) = (gate.clone(), stop.clone(), started_ns.clone(), sent.clone());
-            workers.push(std::thread::spawn(move || w.run(g, s, t0, n)));
+            let c = ctl.clone();
+            workers.push(std::thread::spawn(move || w.run(c)));
         }
         Ok(XskSource {
-            gate,
-            stop,
+            ctl,
             workers,
-            started_ns,
             flows: spec.flows,
-            sent,
-            payload: spec.payload as u64,
             info,
         })
     }
@@ -165,99 +157,65 @@ impl XskSource {
 
     /// (frames, payload bytes) queued so far.
     pub fn live(&self) -> (u64, u64) {
-        let n = self.sent.load(Ordering::Relaxed);
-        (n, n * self.payload)
+        self.ctl.live()
     }
 
     pub fn start(&mut self) {
-        self.started_ns.store(sys::monotonic_ns(), Ordering::SeqCst);
-        self.gate.open(Gate::Go);
+        self.ctl.start(sys::monotonic_ns());
     }
 
     /// Stop, let the kernel complete what is queued (at most a second), collect.
     pub fn stop(mut self) -> Result<XskSourceResults, TrafficError> {
-        self.stop.store(true, Ordering::SeqCst);
-        let t0 = self.started_ns.load(Ordering::SeqCst);
+        let t0 = self.ctl.halt();
         let stopped_ns = sys::monotonic_ns();
-        self.gate.open(Gate::Abort);
-        let mut out = XskSourceResults {
-            results: UdpSourceResults {
-                sent_per_flow: vec![0; self.flows as usize],
-                ..Default::default()
-            },
+        let (threads, first_err) =
+            join_all(std::mem::take(&mut self.workers), "an AF_XDP sender thread");
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        // Kicks cut short are the AF_XDP sender's send errors.
+        let mut results =
+            merge_sources(self.flows, t0, stopped_ns, threads.iter().map(|t| &t.tally));
+        let sum = |f: fn(&ThreadResult) -> u64| threads.iter().map(f).sum::<u64>();
+        results.send_errors = sum(|t| t.kicks_again);
+        Ok(XskSourceResults {
+            results,
             xsk: self.info.clone(),
-            kicks_again: 0,
-            unsent: 0,
-            tx_invalid: 0,
-        };
-        let r = &mut out.results;
-        let mut ended_ns = stopped_ns;
-        let mut first_err = None;
-        for w in std::mem::take(&mut self.workers) {
-            match w.join() {
-                Ok(Ok(t)) => {
-                    r.sent.merge(&t.sent);
-                    r.scheduled += t.scheduled;
-                    r.max_lag_ns = r.max_lag_ns.max(t.max_lag_ns);
-                    ended_ns = ended_ns.max(t.ended_ns);
-                    for (f, n) in t.per_flow {
-                        r.sent_per_flow[f as usize] = n;
-                    }
-                    out.kicks_again += t.kicks_again;
-                    out.unsent += t.unsent;
-                    out.tx_invalid += t.tx_invalid;
-                }
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    first_err.get_or_insert(TrafficError::BadSpec(
-                        "an AF_XDP sender thread panicked".into(),
-                    ));
-                }
-            }
-        }
-        r.send_errors = out.kicks_again;
-        r.elapsed_ns = if t0 == 0 { 0 } else { ended_ns - t0 };
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+            kicks_again: sum(|t| t.kicks_again),
+            unsent: sum(|t| t.unsent),
+            tx_invalid: sum(|t| t.tx_invalid),
+        })
     }
 }
 
 impl Drop for XskSource {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.gate.open(Gate::Abort);
+        self.ctl.halt();
     }
 }
 
 struct Worker {
     flows: Vec<Flow>,
     xsk: XskTx,
-    payload: usize,
-    batch: usize,
-    pps: Option<f64>,
-    phase_ns: u64,
+    plan: SenderPlan,
 }
 
 impl Worker {
-    fn run(
-        mut self,
-        gate: StartGate,
-        stop: Arc<AtomicBool>,
-        started: Arc<AtomicU64>,
-        live_sent: Arc<AtomicU64>,
-    ) -> Result<ThreadResult, TrafficError> {
+    fn run(mut self, ctl: SourceControl) -> Result<ThreadResult, TrafficError> {
         let mut res = ThreadResult::default();
-        if !gate.wait() || self.flows.is_empty() {
+        if !ctl.gate.wait() || self.flows.is_empty() {
             return Ok(res);
         }
         sys::tight_timer_slack();
-        let frame_len = self.flows[0].template.frame_len();
-        let head_len = self.payload.min(FULL_LEN);
-        let mut pacer = Pacer::new(started.load(Ordering::SeqCst) + self.phase_ns, self.pps);
+        // Frame `k` of a batch: the thread's packet `queued_total + k` of the size order.
+        let order = self.plan.order.clone();
+        let header_len =
+            self.flows[0].templates[0].frame_len() - self.flows[0].templates[0].payload_len();
+        let payload = self.plan.payload;
+        let mut pacer = Pacer::new(
+            ctl.started_ns.load(Ordering::SeqCst) + self.plan.phase_ns,
+            self.plan.pps,
+        );
         let mut last_now = 0;
         let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
         let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
@@ -266,13 +224,13 @@ impl Worker {
         let mut ip_id: u16 = 0;
         let mut queued_total = 0u64;
         loop {
-            if stop.load(Ordering::Relaxed) {
+            if ctl.stop.load(Ordering::Relaxed) {
                 break;
             }
             self.xsk.complete();
             let now = sys::monotonic_ns();
             last_now = now;
-            let n = pacer.due(now, self.batch as u64) as usize;
+            let n = pacer.due(now, self.plan.batch as u64) as usize;
             if n == 0 {
                 self.kick(&mut res)?;
                 let wait = pacer.wait_ns(now);
@@ -287,31 +245,42 @@ impl Worker {
             }
             let first = pacer.sent();
             if pacer.is_paced() {
-                res.max_lag_ns = res
+                res.tally.max_lag_ns = res
+                    .tally
                     .max_lag_ns
                     .max(now.saturating_sub(pacer.intended_ns(first)));
             }
             let flows = &self.flows;
             let paced = pacer.is_paced();
             let pacer_ref = &pacer;
-            let q = self.xsk.queue(n, frame_len, |k, frame| {
-                // Packet k of the batch goes to flow (rr + k) % nflows; the packets of
-                // the batch before it with the same flow are k / nflows.
-                let f = &flows[(rr + k) % nflows];
-                let probe = Probe {
-                    flow: f.id,
-                    seq: f.seq.wrapping_add((k / nflows) as u32),
-                    tx_ns: Some(stamp(if paced {
-                        pacer_ref.intended_ns(first + k as u64)
-                    } else {
-                        now
-                    })),
-                };
-                let mut head = [0u8; FULL_LEN];
-                probe.emit(&mut head[..head_len]);
-                f.template
-                    .write_head(frame, &head[..head_len], ip_id.wrapping_add(k as u16 + 1));
-            });
+            let size = |k: usize| size_at(order.as_deref(), payload, queued_total + k as u64);
+            let q = self.xsk.queue(
+                n,
+                |k| header_len + size(k),
+                |k, frame| {
+                    // Packet k of the batch goes to flow (rr + k) % nflows; the packets of
+                    // the batch before it with the same flow are k / nflows.
+                    let f = &flows[(rr + k) % nflows];
+                    let len = size(k);
+                    let head_len = len.min(FULL_LEN);
+                    let probe = Probe {
+                        flow: f.id,
+                        seq: f.seq.wrapping_add((k / nflows) as u32),
+                        tx_ns: Some(stamp(if paced {
+                            pacer_ref.intended_ns(first + k as u64)
+                        } else {
+                            now
+                        })),
+                    };
+                    let mut head = [0u8; FULL_LEN];
+                    probe.emit(&mut head[..head_len]);
+                    f.template(len).write_head(
+                        frame,
+                        &head[..head_len],
+                        ip_id.wrapping_add(k as u16 + 1),
+                    );
+                },
+            );
             if q == 0 {
                 // UMEM or TX ring full: let the kernel catch up.
                 self.kick(&mut res)?;
@@ -324,13 +293,19 @@ impl Worker {
                 f.seq = f.seq.wrapping_add(1);
                 f.sent += 1;
             }
+            let bytes: usize = (0..q).map(size).sum();
+            if order.is_some() {
+                for k in 0..q {
+                    count_size(&mut res.tally.sizes, size(k) as u32, 1);
+                }
+            }
             rr = (rr + q) % nflows;
             ip_id = ip_id.wrapping_add(q as u16);
             queued_total += q as u64;
-            live_sent.fetch_add(q as u64, Ordering::Relaxed);
+            ctl.counted(q as u64, bytes as u64);
             pacer.advance(q as u64);
             self.kick(&mut res)?;
-            res.ended_ns = sys::monotonic_ns();
+            res.tally.ended_ns = sys::monotonic_ns();
         }
         // Flush: what is queued goes out (or is given up after FLUSH_NS).
         let deadline = sys::monotonic_ns() + FLUSH_NS;
@@ -342,15 +317,31 @@ impl Worker {
         }
         res.unsent = self.xsk.outstanding() as u64;
         let completed = queued_total - res.unsent;
-        res.sent.frames = completed;
-        res.sent.bytes = completed * self.payload as u64;
-        res.scheduled = if pacer.is_paced() {
+        // The frames not completed are the last queued (the ring is in order).
+        let t = &mut res.tally;
+        t.sent.frames = completed;
+        if order.is_some() {
+            for n in completed..queued_total {
+                let len = size_at(order.as_deref(), payload, n) as u32;
+                if let Some(c) = t.sizes.iter_mut().find(|c| c.payload == len) {
+                    c.packets -= 1;
+                }
+            }
+            t.sent.bytes = t
+                .sizes
+                .iter()
+                .map(|c| u64::from(c.payload) * c.packets)
+                .sum();
+        } else {
+            t.sent.bytes = completed * payload as u64;
+        }
+        t.scheduled = if pacer.is_paced() {
             pacer.scheduled(last_now).max(pacer.sent())
         } else {
             pacer.sent()
         };
         res.tx_invalid = self.xsk.tx_invalid();
-        res.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
+        res.tally.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
         Ok(res)
     }
 
