@@ -509,6 +509,61 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.l4.name(), spec.chain
             );
         }
+        Model::Snat => {
+            let to = gateway(spec, a.gateway_server, "server")?;
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            };
+            let what = format!(
+                "source NAT in nat postrouting: {} from the client network to {to}",
+                spec.l4.name()
+            );
+            translating(&mut rs, spec, Hook::NatPostrouting, Action::Snat(to), m, &what)?;
+        }
+        Model::Masquerade => {
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            };
+            let what = format!(
+                "masquerade in nat postrouting: {} from the client network to the outgoing \
+                 interface's address",
+                spec.l4.name()
+            );
+            translating(&mut rs, spec, Hook::NatPostrouting, Action::Masquerade, m, &what)?;
+        }
+        Model::Dnat => {
+            let at = gateway(spec, a.gateway_client, "client")?;
+            let m = Match {
+                dst: Some(Prefix::host(at)),
+                l4,
+                dport: spec.dport,
+                ..Match::default()
+            };
+            let what = format!(
+                "destination NAT in nat prerouting: {} to {at}{} forwarded to the server {}",
+                spec.l4.name(),
+                spec.dport.map(|p| format!(" port {p}")).unwrap_or_default(),
+                a.server
+            );
+            let action = Action::Dnat(a.server, spec.dport);
+            translating(&mut rs, spec, Hook::NatPrerouting, action, m, &what)?;
+        }
+        Model::Flowtable => {
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            };
+            let what = format!(
+                "{} flows from the client network added to flowtable ft on forward",
+                spec.l4.name()
+            );
+            translating(&mut rs, spec, Hook::FilterForward, Action::Offload, m, &what)?;
+        }
         Model::Import => {
             return Err(ModelError::Invalid(
                 "model import needs --import FILE".into(),
@@ -516,6 +571,75 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         }
     }
     Ok(rs)
+}
+
+/// The gateway's address on one side, which the NAT models need.
+fn gateway(spec: &ModelSpec, addr: Option<IpAddr>, side: &str) -> Result<IpAddr, ModelError> {
+    addr.ok_or_else(|| {
+        ModelError::Invalid(format!(
+            "model {} needs the gateway's {side}-side address",
+            spec.model
+        ))
+    })
+}
+
+/// The NAT and flowtable models: `spec.count` fillers of the same verdict on `hook`
+/// that never match the test traffic (documentation source addresses; a NAT chain
+/// walks them once per new flow, the flowtable's forward chain for every packet not
+/// yet offloaded), and the rule `m` → `action` at `spec.position`. Topology forward
+/// only: the gateway must route between client and server.
+fn translating(
+    rs: &mut RuleSet,
+    spec: &ModelSpec,
+    hook: Hook,
+    action: Action,
+    m: Match,
+    what: &str,
+) -> Result<(), ModelError> {
+    check_count(spec.count)?;
+    if spec.chain != Chain::Forward {
+        return Err(ModelError::Invalid(format!(
+            "model {} needs topology forward (a gateway that routes between the client and \
+             the server), not {}",
+            spec.model, spec.chain
+        )));
+    }
+    rs.rules = fillers(hook, spec)?;
+    let filler_action = match action {
+        // A filler of the flowtable's chain drops (offloading is the matching rule's).
+        Action::Offload => Action::Drop,
+        a => a,
+    };
+    for r in &mut rs.rules {
+        r.action = filler_action;
+    }
+    let at = match spec.position {
+        Position::First => Some(0),
+        Position::Middle => Some(rs.rules.len() / 2),
+        Position::Last => Some(rs.rules.len()),
+        Position::None => None,
+    };
+    if let Some(at) = at {
+        rs.rules.insert(
+            at,
+            Rule {
+                hook,
+                m,
+                action,
+                role: Role::Match,
+            },
+        );
+    }
+    rs.description = format!(
+        "{}: {what}; {} filler rules, {}",
+        spec.model,
+        spec.count,
+        match spec.position {
+            Position::None => "no matching rule".to_string(),
+            p => format!("match {p}"),
+        }
+    );
+    Ok(())
 }
 
 /// `spec.count` filler rules on `hook`: filler k drops (filler_addr(k), filler_port(k)).
@@ -615,6 +739,8 @@ mod tests {
                 client_net: p("198.18.0.0", 16),
                 server: "198.19.0.2".parse().unwrap(),
                 server_net: p("198.19.0.0", 16),
+                gateway_client: "198.18.0.1".parse().ok(),
+                gateway_server: "198.19.0.1".parse().ok(),
             },
             Ip::V6 => Addressing {
                 clients: (1..=n)
@@ -623,6 +749,8 @@ mod tests {
                 client_net: p("2001:2:0:1::", 64),
                 server: "2001:2:0:2::2".parse().unwrap(),
                 server_net: p("2001:2:0:2::", 64),
+                gateway_client: "2001:2:0:1::1".parse().ok(),
+                gateway_server: "2001:2:0:2::1".parse().ok(),
             },
         }
     }
@@ -765,10 +893,20 @@ mod tests {
                         ..spec(model, 2000)
                     };
                     let a = addressing(ip, 3);
+                    if chain == Chain::Input && (model.is_nat() || model == Model::Flowtable) {
+                        let e = generate(&s, &a).unwrap_err().to_string();
+                        assert!(e.contains("needs topology forward"), "{e}");
+                        continue;
+                    }
                     let rs = generate(&s, &a).unwrap();
                     assert!(!rs.description.is_empty() && !rs.description.contains('\n'));
+                    // The client aims at the gateway where destination NAT forwards it.
+                    let to = match model.aims_at_gateway() {
+                        true => a.gateway_client.unwrap(),
+                        false => a.server,
+                    };
                     let mut traffic: Vec<Packet> =
-                        a.clients.iter().map(|c| (*c, a.server, L4::Udp)).collect();
+                        a.clients.iter().map(|c| (*c, to, L4::Udp)).collect();
                     if chain == Chain::Forward {
                         traffic.extend(a.clients.iter().map(|c| (a.server, *c, L4::Udp)));
                     }

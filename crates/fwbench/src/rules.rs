@@ -29,6 +29,8 @@ pub fn addressing(family: Family, n: u32) -> Addressing {
         client_net,
         server: addr::server(family),
         server_net,
+        gateway_client: Some(addr::gateway_client_side(family)),
+        gateway_server: Some(addr::gateway_server_side(family)),
     }
 }
 

@@ -37,6 +37,8 @@ fn rule_request() -> fwmodel::Request {
                 addr: ip("198.19.0.0"),
                 len: 16,
             },
+            gateway_client: None,
+            gateway_server: None,
         }),
         imported: None,
         nft_family: NftFamily::Ip,

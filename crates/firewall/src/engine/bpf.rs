@@ -63,6 +63,12 @@ impl BpfEngine {
         }
         for r in &rs.rules {
             let m = &r.m;
+            if r.hook.is_nat() {
+                return Err(self.unsupported(
+                    "NAT chains",
+                    " (use nft, nft-set, iptables-legacy, iptables-nft or an ipset engine)",
+                ));
+            }
             if m.ct_new_established {
                 return Err(self.unsupported(
                     "connection-tracking state (model conntrack)",
@@ -88,6 +94,18 @@ impl BpfEngine {
                     return Err(self.unsupported(
                         "notrack (model notrack)",
                         " (XDP and tc run before connection tracking)",
+                    ))
+                }
+                Action::Snat(_) | Action::Masquerade | Action::Dnat(..) => {
+                    return Err(self.unsupported(
+                        &format!("NAT ({})", r.action.name()),
+                        " (use nft, nft-set, iptables-legacy, iptables-nft or an ipset engine)",
+                    ))
+                }
+                Action::Offload => {
+                    return Err(self.unsupported(
+                        "a flowtable (model flowtable)",
+                        " (use nft or nft-set)",
                     ))
                 }
                 Action::Accept | Action::Drop => {}
@@ -226,12 +244,16 @@ mod tests {
                 client_net: p("198.18.0.0", 16),
                 server: "198.19.0.2".parse().unwrap(),
                 server_net: p("198.19.0.0", 16),
+                gateway_client: "198.18.0.1".parse().ok(),
+                gateway_server: "198.19.0.1".parse().ok(),
             },
             Ip::V6 => Addressing {
                 clients: vec!["2001:2:0:1::c:1".parse().unwrap()],
                 client_net: p("2001:2:0:1::", 64),
                 server: "2001:2:0:2::2".parse().unwrap(),
                 server_net: p("2001:2:0:2::", 64),
+                gateway_client: "2001:2:0:1::1".parse().ok(),
+                gateway_server: "2001:2:0:2::1".parse().ok(),
             },
         };
         let spec = ModelSpec {
