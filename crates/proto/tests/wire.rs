@@ -178,6 +178,7 @@ fn role_specs() -> Vec<RoleSpec> {
             xdp: None,
             payload: 1500,
             bin_ns: 0,
+            sources: false,
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),
@@ -296,6 +297,8 @@ fn role_results() -> Vec<RoleResults> {
                 rcvbuf_errors: 4,
             },
             interfaces: vec![if_counters("s0")],
+            sources: vec![],
+            other_sources: 0,
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

@@ -17,6 +17,7 @@ use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
 use crate::TrafficError;
 use proto::{
+    SourceRx, MAX_SOURCES,
     Counter, FlowRx, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
     UdpSourceSpec,
 };
@@ -508,6 +509,9 @@ impl FlowState {
 
 struct SinkThread {
     flows: Vec<FlowState>,
+    /// Packets per source address (when asked for), and past MAX_SOURCES.
+    sources: Vec<SourceRx>,
+    other_sources: u64,
     received: Counter,
     unstamped: u64,
     first_ns: u64,
@@ -562,7 +566,10 @@ impl UdpSink {
                 let live = (progress.clone(), progress_bytes.clone());
                 let stop = stop.clone();
                 let bin_ns = spec.bin_ns;
-                std::thread::spawn(move || sink_loop(s, flows, slot, bin_ns, stop, live))
+                let sources = spec.sources;
+                std::thread::spawn(move || {
+                    sink_loop(s, flows, slot, (bin_ns, sources), stop, live)
+                })
             })
             .collect();
         Ok(UdpSink {
@@ -600,6 +607,10 @@ impl UdpSink {
             match w.join() {
                 Ok(Ok(t)) => {
                     r.received.merge(&t.received);
+                    for src in t.sources {
+                        count_source(&mut r.sources, &mut r.other_sources, src.addr, src.packets);
+                    }
+                    r.other_sources += t.other_sources;
                     r.unstamped += t.unstamped;
                     if t.received.frames > 0 {
                         first = first.min(t.first_ns);
@@ -639,6 +650,7 @@ impl UdpSink {
                 rx
             })
             .collect();
+        r.sources.sort_by(|a, b| b.packets.cmp(&a.packets));
         r.active_ns = last.saturating_sub(first.min(last));
         r.kernel = kernel_udp_counters(self.v6).since(&self.kernel_before);
         Ok(r)
@@ -665,11 +677,23 @@ pub(crate) fn merge_flow(m: &mut FlowState, f: FlowState) {
     m.owd.merge(&f.owd);
 }
 
+/// Add `n` packets from `addr` to the per-source counts (at most [`MAX_SOURCES`]
+/// addresses; the rest in `other`).
+fn count_source(sources: &mut Vec<SourceRx>, other: &mut u64, addr: IpAddr, n: u64) {
+    if let Some(s) = sources.iter_mut().find(|s| s.addr == addr) {
+        s.packets += n;
+    } else if sources.len() < MAX_SOURCES {
+        sources.push(SourceRx { addr, packets: n });
+    } else {
+        *other += n;
+    }
+}
+
 fn sink_loop(
     s: Socket,
     flows: u32,
     slot: usize,
-    bin_ns: u64,
+    (bin_ns, by_source): (u64, bool),
     stop: Arc<AtomicBool>,
     (progress, progress_bytes): (
         Arc<std::sync::atomic::AtomicU64>,
@@ -678,12 +702,17 @@ fn sink_loop(
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
         flows: (0..flows).map(|f| FlowState::new(f, bin_ns)).collect(),
+        sources: vec![],
+        other_sources: 0,
         received: Counter::default(),
         unstamped: 0,
         first_ns: 0,
         last_ns: 0,
     };
     let mut mm = MmsgRecv::new(64, slot);
+    if by_source {
+        mm = mm.with_sources();
+    }
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
     loop {
@@ -703,6 +732,11 @@ fn sink_loop(
         for i in 0..n {
             let d = mm.get(i);
             t.received.add(d.len());
+            if by_source {
+                if let Some(a) = mm.source(i) {
+                    count_source(&mut t.sources, &mut t.other_sources, a, 1);
+                }
+            }
             match Probe::parse(d) {
                 Some(p) if (p.flow as u32) < flows => {
                     let rx = mm.rx_ns(i).unwrap_or(wall);

@@ -232,6 +232,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
             xdp: None,
             payload: 100,
             bin_ns: 0,
+            sources: true,
         })
         .unwrap_or_else(|e| panic!("{e}"));
         ready_tx.send(()).unwrap();
@@ -253,6 +254,20 @@ fn xsk_sender_to_socket_sink_exact_counts() {
         "socket sink got every frame"
     );
     assert_eq!(rx.unstamped, 0);
+    // Every packet counted under the source address its flow used (flow i sends
+    // from sources[i % 2]).
+    let mut sources: Vec<(String, u64)> = rx
+        .sources
+        .iter()
+        .map(|s| (s.addr.to_string(), s.packets))
+        .collect();
+    sources.sort();
+    let per = |i: usize| r.sent_per_flow[i] + r.sent_per_flow[i + 2];
+    assert_eq!(
+        sources,
+        [("198.18.0.2".to_string(), per(0)), ("198.18.0.3".to_string(), per(1))]
+    );
+    assert_eq!(rx.other_sources, 0);
     assert_eq!(rx.flows.len(), 4);
     for f in &rx.flows {
         assert_eq!(

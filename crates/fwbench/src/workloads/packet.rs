@@ -159,6 +159,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let payload = k.payload(p.family).map_err(crate::error::usage)?;
     let server = tb.server_addr(p.family);
+    let aim_at = crate::testbed::aim_addr(tb, p);
     let clients: Vec<_> = (1..=p.clients.max(1))
         .map(|i| tb.client_addr(p.family, i))
         .collect();
@@ -197,7 +198,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
                     .and_then(|a| a.src)
                     .or(k.src)
                     .unwrap_or_else(|| tb.client_addr(p.family, 1)),
-                server,
+                server: aim_at,
                 port,
                 payload,
                 count: k.count,
@@ -223,7 +224,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     let source = RoleSpec::UdpSource(UdpSourceSpec {
         sources: source_addrs,
         src_port,
-        dst: server,
+        dst: aim_at,
         dst_port,
         flows: k.flows,
         payload,
@@ -251,6 +252,8 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         flows: k.flows,
         payload,
         bin_ns: crate::workloads::events::bin_ns(k),
+        // The NAT models' check: which source addresses the server saw.
+        sources: p.model.is_nat() && k.sink == SinkKind::Socket,
     }));
     Ok((sink, source))
 }
@@ -341,6 +344,10 @@ pub struct PacketSummary {
     /// The sink namespace's interface counters (backlog drops on delivery show here).
     pub sink_interfaces: Vec<proto::IfCounters>,
     pub flows: Vec<FlowSummary>,
+    /// Packets per source address as the server saw them (NAT models: the translated
+    /// source), most first; absent for the other models.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<proto::SourceRx>,
     /// Gateway events and what the traffic felt (issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::workloads::events::EventsSummary>,
@@ -525,6 +532,7 @@ pub fn summarise_packet(
         kernel: sink.kernel,
         sink_interfaces: sink.interfaces.clone(),
         flows,
+        sources: sink.sources.clone(),
         events: {
             // Flow i sends from sources[i % len] (as `specs` builds them).
             let sources: Vec<std::net::IpAddr> = match k.src {
