@@ -497,7 +497,8 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("cannot express a flowtable"));
-        let said = "Error: Could not process rule: No such file or directory\nadd flowtable …";
+        let said = "/dev/stdin:2:13-14: Error: Could not process rule: No such file or directory\n  \
+                    flowtable ft {\n            ^^";
         assert_eq!(
             crate::engine::flowtable_unavailable(said),
             "flowtable unavailable in this kernel (nft could not create one: Error: Could not \

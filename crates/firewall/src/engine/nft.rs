@@ -50,9 +50,10 @@ pub const FLOWTABLE_PROBE: &str = "table inet fwbench_ftprobe {\n  flowtable ft 
 
 /// What fwbench says when the kernel has no flowtables, with nft's own words.
 pub fn flowtable_unavailable(nft_said: &str) -> String {
+    // nft's message line, without its `/dev/stdin:2:13-14: ` position.
     let said = nft_said
         .lines()
-        .find(|l| l.starts_with("Error:"))
+        .find_map(|l| l.find("Error:").map(|at| &l[at..]))
         .unwrap_or(nft_said)
         .trim();
     format!(
