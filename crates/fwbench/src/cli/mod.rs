@@ -540,7 +540,8 @@ pub struct FirewallArgs {
     #[arg(long, default_value = "none", value_parser = engine)]
     pub engine: firewall::Engine,
     /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, raw-drop, filter-drop,
-    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, import
+    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, snat, masquerade, dnat
+    /// (NAT: N filler NAT rules, then the translating one; dnat: the client aims at the gateway), flowtable (nft), import
     /// [default: linear, or import with --import]
     #[arg(long, value_parser = model)]
     pub model: Option<firewall::models::Model>,

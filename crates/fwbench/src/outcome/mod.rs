@@ -232,7 +232,8 @@ impl Outcome {
         ));
     }
 
-    /// The NAT models' check (issue 26), for flood and flow trials with a socket sink:
+    /// The NAT models' check (issue 26). Sessions: the NAT rule counted one packet per
+    /// session. Flood and flow trials with a socket sink:
     /// the server saw every packet from an `expected` source (source NAT: the
     /// gateway's server-side address; destination NAT: the clients' own addresses,
     /// and something arrived although the client aimed at the gateway), and the NAT
@@ -241,6 +242,26 @@ impl Outcome {
     /// what the server saw.
     pub fn judge_nat(&mut self, model: &str, expected: &[std::net::IpAddr]) {
         if self.status != Status::Ok {
+            return;
+        }
+        if let Some(c) = self.conn() {
+            // Sessions: each one a new connection, whose first packet (SYN) the NAT rule
+            // counts; a failed session may or may not have reached it.
+            if c.mode != proto::ConnMode::Sessions {
+                return;
+            }
+            let (lo, hi, failed) = (c.sessions, c.sessions + c.failed, c.failed);
+            let nat = self
+                .firewall()
+                .and_then(|f| f.verdicts.as_ref())
+                .map(|v| v.matched_packets);
+            if let Some(n) = nat.filter(|n| *n < lo || *n > hi) {
+                self.status = Status::Failed;
+                self.error = Some(format!(
+                    "model {model}: the NAT rule counted {n} new flows for {lo} sessions \
+                     ({failed} failed)"
+                ));
+            }
             return;
         }
         let Some(k) = self.packet() else { return };
