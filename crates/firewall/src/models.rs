@@ -520,7 +520,14 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 "source NAT in nat postrouting: {} from the client network to {to}",
                 spec.l4.name()
             );
-            translating(&mut rs, spec, Hook::NatPostrouting, Action::Snat(to), m, &what)?;
+            translating(
+                &mut rs,
+                spec,
+                Hook::NatPostrouting,
+                Action::Snat(to),
+                m,
+                &what,
+            )?;
         }
         Model::Masquerade => {
             let m = Match {
@@ -533,7 +540,14 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                  interface's address",
                 spec.l4.name()
             );
-            translating(&mut rs, spec, Hook::NatPostrouting, Action::Masquerade, m, &what)?;
+            translating(
+                &mut rs,
+                spec,
+                Hook::NatPostrouting,
+                Action::Masquerade,
+                m,
+                &what,
+            )?;
         }
         Model::Dnat => {
             let at = gateway(spec, a.gateway_client, "client")?;
@@ -562,7 +576,14 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 "{} flows from the client network added to flowtable ft on forward",
                 spec.l4.name()
             );
-            translating(&mut rs, spec, Hook::FilterForward, Action::Offload, m, &what)?;
+            translating(
+                &mut rs,
+                spec,
+                Hook::FilterForward,
+                Action::Offload,
+                m,
+                &what,
+            )?;
         }
         Model::Import => {
             return Err(ModelError::Invalid(

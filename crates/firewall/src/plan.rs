@@ -92,7 +92,9 @@ pub(crate) fn validate(rs: &RuleSet) -> Result<(), RenderError> {
             }
             (Action::Accept, h) if h.is_nat() => {}
             (Action::Drop, h) if h.is_nat() => {
-                return bad(format!("drop in a NAT chain ({h:?}): filter in a filter chain"))
+                return bad(format!(
+                    "drop in a NAT chain ({h:?}): filter in a filter chain"
+                ))
             }
             (Action::Accept | Action::Drop, _) => {}
         }

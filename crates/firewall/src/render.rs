@@ -445,8 +445,14 @@ mod tests {
             let r = render(&rs, engine).unwrap();
             assert_eq!((r.expect_rules, r.expect_elements), (2, 2), "{engine}");
         }
-        let r = render(&model(Model::Masquerade, 0, Position::First), Engine::IptablesNft).unwrap();
-        assert!(r.install[0].text.contains("-s 198.18.0.0/16 -p udp -j MASQUERADE"));
+        let r = render(
+            &model(Model::Masquerade, 0, Position::First),
+            Engine::IptablesNft,
+        )
+        .unwrap();
+        assert!(r.install[0]
+            .text
+            .contains("-s 198.18.0.0/16 -p udp -j MASQUERADE"));
         let dnat = model(Model::Dnat, 1, Position::First);
         let r = render(&dnat, Engine::Nft).unwrap();
         assert!(r.install[0].text.contains(
@@ -457,10 +463,15 @@ mod tests {
         assert!(r.install[0].text.contains(
             "-A FWBENCH-DNAT -d 198.18.0.1/32 -p udp -m udp --dport 9000 -j DNAT --to-destination 198.19.0.2:9000\n"
         ));
-        assert!(r.install[0].text.contains("-I PREROUTING 1 -j FWBENCH-DNAT"));
+        assert!(r.install[0]
+            .text
+            .contains("-I PREROUTING 1 -j FWBENCH-DNAT"));
         for &engine in BPF {
             let e = render(&dnat, engine).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("engine {engine} cannot express NAT")), "{e}");
+            assert!(
+                e.starts_with(&format!("engine {engine} cannot express NAT")),
+                "{e}"
+            );
         }
         // A NAT verdict outside its NAT chain is refused for every engine.
         let mut bad = dnat.clone();
@@ -497,7 +508,8 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("cannot express a flowtable"));
-        let said = "/dev/stdin:2:13-14: Error: Could not process rule: No such file or directory\n  \
+        let said =
+            "/dev/stdin:2:13-14: Error: Could not process rule: No such file or directory\n  \
                     flowtable ft {\n            ^^";
         assert_eq!(
             crate::engine::flowtable_unavailable(said),

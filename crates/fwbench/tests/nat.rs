@@ -12,7 +12,7 @@ use util::*;
 
 /// The addresses the server saw, with their packets, sorted.
 fn sources(r: &Value) -> Vec<(String, u64)> {
-    let mut v: Vec<(String, u64)> = r["sources"]
+    let mut v: Vec<(String, u64)> = r["nat"]["sources"]
         .as_array()
         .map(|a| {
             a.iter()
@@ -54,8 +54,22 @@ fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
             "flood",
             &tb.name,
             &[
-                "--engine", engine, "--model", model, "--rules", "5", "--position", "middle",
-                "-A", family, "--flows", "3", "--sources", "2", "--rate", "20kpps",
+                "--engine",
+                engine,
+                "--model",
+                model,
+                "--rules",
+                "5",
+                "--position",
+                "middle",
+                "-A",
+                family,
+                "--flows",
+                "3",
+                "--sources",
+                "2",
+                "--rate",
+                "20kpps",
             ],
         );
         let ctx = format!("{engine} {model} IPv{family}: {v}");
@@ -109,7 +123,9 @@ fn a_wrong_translation_fails_the_trial_naming_the_source() {
         &["--engine", "nft", "--model", "snat", "--rate", "10kpps"],
     ));
     let _ = Command::new("ip")
-        .args(["netns", "exec", &ns, "nft", "delete", "table", "ip", "fwbt_nat"])
+        .args([
+            "netns", "exec", &ns, "nft", "delete", "table", "ip", "fwbt_nat",
+        ])
         .status();
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {o:?}"));
     assert_eq!(v["status"], "failed", "{v}");
@@ -134,7 +150,9 @@ fn kernel_has_flowtables() -> bool {
     c.stdin
         .take()
         .unwrap()
-        .write_all(b"table inet t {\n flowtable f { hook ingress priority 0; devices = { lo }; }\n}\n")
+        .write_all(
+            b"table inet t {\n flowtable f { hook ingress priority 0; devices = { lo }; }\n}\n",
+        )
         .unwrap();
     c.wait().unwrap().success()
 }
@@ -147,7 +165,16 @@ fn flowtable_says_unavailable_where_the_kernel_has_none_and_carries_traffic_wher
     let o = fwbench(&trial_args(
         "flood",
         &tb.name,
-        &["--engine", "nft", "--model", "flowtable", "--rules", "3", "--rate", "10kpps"],
+        &[
+            "--engine",
+            "nft",
+            "--model",
+            "flowtable",
+            "--rules",
+            "3",
+            "--rate",
+            "10kpps",
+        ],
     ));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {o:?}"));
     if kernel_has_flowtables() {
@@ -171,7 +198,14 @@ fn nat_models_are_refused_by_name_where_they_cannot_run() {
         let o = fwbench(&["rules", "render", "--engine", engine, "--model", "snat"]);
         assert_refused(&o, &format!("engine {engine} cannot express NAT chains"));
     }
-    let o = fwbench(&["rules", "render", "--engine", "iptables-nft", "--model", "flowtable"]);
+    let o = fwbench(&[
+        "rules",
+        "render",
+        "--engine",
+        "iptables-nft",
+        "--model",
+        "flowtable",
+    ]);
     assert_refused(&o, "engine iptables-nft cannot express a flowtable");
     let o = fwbench(&[
         "rules", "render", "--engine", "nft", "--model", "dnat", "--chain", "input",

@@ -517,7 +517,10 @@ pub enum Action {
 impl Action {
     /// A NAT verdict (snat, masquerade, dnat).
     pub fn is_nat(self) -> bool {
-        matches!(self, Action::Snat(_) | Action::Masquerade | Action::Dnat(..))
+        matches!(
+            self,
+            Action::Snat(_) | Action::Masquerade | Action::Dnat(..)
+        )
     }
 
     /// The action's name in messages: accept, drop, mark, notrack, snat, masquerade,

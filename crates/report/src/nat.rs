@@ -112,8 +112,10 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 Some((*c, cost, unit, basis))
             })
             .collect();
-        let plains: Vec<&(&Config, Cost, &str, &str)> =
-            here.iter().filter(|(c, ..)| engine_of(c) == "none").collect();
+        let plains: Vec<&(&Config, Cost, &str, &str)> = here
+            .iter()
+            .filter(|(c, ..)| engine_of(c) == "none")
+            .collect();
         let Some(first) = plains.first() else {
             continue;
         };
@@ -167,7 +169,8 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 y: d.mean,
                 ci95: d.ci95,
             });
-            a.findings.push(sentence(w, &name, c, &d, cost, plain, &nat, unit, basis));
+            a.findings
+                .push(sentence(w, &name, c, &d, cost, plain, &nat, unit, basis));
         }
         if !pts.is_empty() {
             a.figures.push(bar_figure(
@@ -292,7 +295,13 @@ mod tests {
     use crate::stats::Summary;
     use std::collections::BTreeMap;
 
-    fn config(workload: &str, engine: &str, model: &str, rules: u64, metric: (&str, f64)) -> Config {
+    fn config(
+        workload: &str,
+        engine: &str,
+        model: &str,
+        rules: u64,
+        metric: (&str, f64),
+    ) -> Config {
         let mut flat = BTreeMap::new();
         flat.insert("engine".to_string(), engine.to_string());
         flat.insert("model".to_string(), model.to_string());
@@ -348,7 +357,10 @@ mod tests {
                 && f[1].contains("the translation adds +50"),
             "{f:#?}"
         );
-        assert!(f[2].contains("1000 filler rules in the NAT chain add +10"), "{f:#?}");
+        assert!(
+            f[2].contains("1000 filler rules in the NAT chain add +10"),
+            "{f:#?}"
+        );
         // 1e6/8000 = 125 µs vs 100 µs; 1000 rules: 200 − 125 = 75 µs, 0.075 per rule.
         assert!(
             f[4].starts_with("sessions: nft dnat (1000 NAT filler rules) costs +100")

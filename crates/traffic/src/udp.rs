@@ -17,9 +17,8 @@ use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
 use crate::TrafficError;
 use proto::{
-    SourceRx, MAX_SOURCES,
-    Counter, FlowRx, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
-    UdpSourceSpec,
+    Counter, FlowRx, SourceRx, UdpKernelCounters, UdpSinkResults, UdpSinkSpec, UdpSourceResults,
+    UdpSourceSpec, MAX_SOURCES,
 };
 use socket2::Socket;
 use std::net::{IpAddr, SocketAddr};
@@ -567,9 +566,7 @@ impl UdpSink {
                 let stop = stop.clone();
                 let bin_ns = spec.bin_ns;
                 let sources = spec.sources;
-                std::thread::spawn(move || {
-                    sink_loop(s, flows, slot, (bin_ns, sources), stop, live)
-                })
+                std::thread::spawn(move || sink_loop(s, flows, slot, (bin_ns, sources), stop, live))
             })
             .collect();
         Ok(UdpSink {
@@ -650,7 +647,7 @@ impl UdpSink {
                 rx
             })
             .collect();
-        r.sources.sort_by(|a, b| b.packets.cmp(&a.packets));
+        r.sources.sort_by_key(|s| std::cmp::Reverse(s.packets));
         r.active_ns = last.saturating_sub(first.min(last));
         r.kernel = kernel_udp_counters(self.v6).since(&self.kernel_before);
         Ok(r)

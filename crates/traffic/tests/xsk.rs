@@ -265,7 +265,10 @@ fn xsk_sender_to_socket_sink_exact_counts() {
     let per = |i: usize| r.sent_per_flow[i] + r.sent_per_flow[i + 2];
     assert_eq!(
         sources,
-        [("198.18.0.2".to_string(), per(0)), ("198.18.0.3".to_string(), per(1))]
+        [
+            ("198.18.0.2".to_string(), per(0)),
+            ("198.18.0.3".to_string(), per(1))
+        ]
     );
     assert_eq!(rx.other_sources, 0);
     assert_eq!(rx.flows.len(), 4);

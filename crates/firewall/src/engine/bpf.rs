@@ -103,10 +103,9 @@ impl BpfEngine {
                     ))
                 }
                 Action::Offload => {
-                    return Err(self.unsupported(
-                        "a flowtable (model flowtable)",
-                        " (use nft or nft-set)",
-                    ))
+                    return Err(
+                        self.unsupported("a flowtable (model flowtable)", " (use nft or nft-set)")
+                    )
                 }
                 Action::Accept | Action::Drop => {}
             }

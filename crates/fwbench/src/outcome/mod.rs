@@ -268,18 +268,26 @@ impl Outcome {
         if k.counted_at != "sink" {
             return;
         }
-        let seen: u64 = k.sources.iter().map(|s| s.packets).sum();
-        let strangers: Vec<String> = k
-            .sources
+        let sources = k.nat.as_ref().map_or(&[][..], |n| &n.sources[..]);
+        let other = k.nat.as_ref().map_or(0, |n| n.other_sources);
+        let seen: u64 = sources.iter().map(|s| s.packets).sum::<u64>() + other;
+        let mut strangers: Vec<String> = sources
             .iter()
             .filter(|s| !expected.contains(&s.addr))
             .map(|s| format!("{} ({} packets)", s.addr, s.packets))
             .collect();
+        // Past the sink's first MAX_SOURCES addresses only a count is kept: a stranger
+        // unless every expected address could have been among those counted.
+        if other > 0 && expected.len() < proto::MAX_SOURCES {
+            strangers.push(format!("{other} packets from further addresses"));
+        }
         let want: Vec<String> = expected.iter().map(|a| a.to_string()).collect();
         let sent_flows = k.flows.iter().filter(|f| f.sent > 0).count() as u64;
         let rx_flows = k.flows.iter().filter(|f| f.received > 0).count() as u64;
         let problem = if k.received == 0 {
-            Some(format!("model {model}: no packet reached the server through the NAT"))
+            Some(format!(
+                "model {model}: no packet reached the server through the NAT"
+            ))
         } else if seen == 0 {
             Some(format!(
                 "model {model}: the sink reported no source addresses to check"

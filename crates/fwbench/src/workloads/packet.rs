@@ -344,10 +344,9 @@ pub struct PacketSummary {
     /// The sink namespace's interface counters (backlog drops on delivery show here).
     pub sink_interfaces: Vec<proto::IfCounters>,
     pub flows: Vec<FlowSummary>,
-    /// Packets per source address as the server saw them (NAT models: the translated
-    /// source), most first; absent for the other models.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sources: Vec<proto::SourceRx>,
+    /// NAT models: what the server saw (absent for the other models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat: Option<Box<NatSeen>>,
     /// Gateway events and what the traffic felt (issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::workloads::events::EventsSummary>,
@@ -355,6 +354,21 @@ pub struct PacketSummary {
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
+}
+
+/// What the server of a NAT trial saw (issue 26).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct NatSeen {
+    /// Packets per source address (the translated source after source NAT), most
+    /// first, at most `proto::MAX_SOURCES` addresses.
+    pub sources: Vec<proto::SourceRx>,
+    /// Packets from further addresses.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_sources: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -532,7 +546,12 @@ pub fn summarise_packet(
         kernel: sink.kernel,
         sink_interfaces: sink.interfaces.clone(),
         flows,
-        sources: sink.sources.clone(),
+        nat: (!sink.sources.is_empty()).then(|| {
+            Box::new(NatSeen {
+                sources: sink.sources.clone(),
+                other_sources: sink.other_sources,
+            })
+        }),
         events: {
             // Flow i sends from sources[i % len] (as `specs` builds them).
             let sources: Vec<std::net::IpAddr> = match k.src {
