@@ -106,6 +106,12 @@ fn human_bytes(b: u64) -> String {
 /// are documentation addresses); rules with role [`Role::Match`] match it.
 pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError> {
     check_addressing(spec, a)?;
+    if let (Some(to), false) = (spec.nat_to, spec.model == Model::Snat) {
+        return Err(ModelError::Invalid(format!(
+            "nat_to {to} applies to model snat only, not {}",
+            spec.model
+        )));
+    }
     if spec.l4 == L4::Icmpv6 {
         return Err(ModelError::Invalid(
             "models filter tcp, udp or sctp test traffic, not icmpv6".into(),
@@ -510,7 +516,10 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             );
         }
         Model::Snat => {
-            let to = gateway(spec, a.gateway_server, "server")?;
+            let to = match spec.nat_to {
+                Some(to) => check_nat_to(to, a)?,
+                None => gateway(spec, a.gateway_server, "server")?,
+            };
             let m = Match {
                 src: Some(a.client_net),
                 l4,
@@ -592,6 +601,39 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         }
     }
     Ok(rs)
+}
+
+/// A chosen source NAT address: inside the client network (the server routes it back
+/// through the gateway, which translates the replies back), not a client's, not the
+/// gateway's or the client host's own (the first three addresses of the network).
+fn check_nat_to(to: IpAddr, a: &Addressing) -> Result<IpAddr, ModelError> {
+    let bits = |x: IpAddr| -> u128 {
+        match x {
+            IpAddr::V4(v) => u128::from(u32::from(v)),
+            IpAddr::V6(v) => u128::from(v),
+        }
+    };
+    let net = a.client_net;
+    let width: u32 = if net.addr.is_ipv4() { 32 } else { 128 };
+    let host_bits = width - u32::from(net.len);
+    let inside = to.is_ipv4() == net.addr.is_ipv4()
+        && bits(to).checked_shr(host_bits).unwrap_or(0)
+            == bits(net.addr).checked_shr(host_bits).unwrap_or(0);
+    // The network's first three addresses: itself, the gateway's, the client host's.
+    let taken = a.clients.contains(&to)
+        || Some(to) == a.gateway_client
+        || bits(to).wrapping_sub(bits(net.addr)) < 3;
+    if !inside || taken {
+        return Err(ModelError::Invalid(format!(
+            "nat_to {to}: give an address of the client network {net} that is not a client's \
+             nor the gateway's (the server routes it back through the gateway), e.g. {}",
+            match net.addr {
+                IpAddr::V4(_) => "198.18.0.100",
+                IpAddr::V6(_) => "2001:2:0:1::100",
+            }
+        )));
+    }
+    Ok(to)
 }
 
 /// The gateway's address on one side, which the NAT models need.
@@ -786,6 +828,7 @@ mod tests {
             ip: Ip::V4,
             one_way: false,
             dport: Some(TEST_DPORT),
+            nat_to: None,
         }
     }
 
@@ -1087,6 +1130,41 @@ mod tests {
             .unwrap();
         assert_eq!((guard.role, guard.m.l4), (Role::Guard, Some(L4::Icmpv6)));
         assert!(rs.description.contains("output"), "{}", rs.description);
+    }
+
+    #[test]
+    fn snat_to_a_chosen_address_of_the_client_network_only() {
+        let a = addressing(Ip::V4, 2);
+        let to = |addr: &str, model| {
+            let s = ModelSpec {
+                nat_to: Some(addr.parse().unwrap()),
+                ..spec(model, 1)
+            };
+            generate(&s, &a).map(|rs| rs.rules.last().unwrap().action)
+        };
+        assert_eq!(
+            to("198.18.0.100", Model::Snat).unwrap(),
+            Action::Snat("198.18.0.100".parse().unwrap())
+        );
+        for bad in [
+            "198.19.0.9",
+            "198.18.1.1",
+            "198.18.0.1",
+            "198.18.0.2",
+            "2001:2:0:1::100",
+        ] {
+            let e = to(bad, Model::Snat).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "nat_to {bad}: give an address of the client network"
+                )),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            to("198.18.0.100", Model::Dnat).unwrap_err().to_string(),
+            "nat_to 198.18.0.100 applies to model snat only, not dnat"
+        );
     }
 
     #[test]

@@ -77,6 +77,7 @@ mod tests {
             ip: Ip::V4,
             one_way: false,
             dport: Some(9000),
+            nat_to: None,
         };
         generate(&spec, &addressing(Ip::V4)).unwrap()
     }

@@ -52,6 +52,7 @@ fn spec(model: Model) -> ModelSpec {
         ip: Ip::V4,
         one_way: false,
         dport: Some(9000),
+        nat_to: None,
     }
 }
 

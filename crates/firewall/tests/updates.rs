@@ -52,6 +52,7 @@ fn rule_set(count: u32) -> firewall::RuleSet {
         ip: Ip::V4,
         one_way: false,
         dport: None,
+        nat_to: None,
     };
     generate(&spec, &a).unwrap()
 }

@@ -69,6 +69,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
             ip,
             one_way: matches!(p.workload(), Workload::Flood | Workload::Flow),
             dport: flood_dport(p),
+            nat_to: p.nat_to,
         });
         req.addressing = Some(addressing(p.family, p.clients));
     }

@@ -96,6 +96,28 @@ fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
         assert_eq!(u(&v["verdicts"]["filler_packets"]), 0, "{ctx}");
         assert_eq!(v["verdicts"]["ok"], true, "{ctx}");
     }
+    // Source NAT to a chosen address of the client network (`--nat-to`).
+    let v = trial_json(
+        "flood",
+        &tb.name,
+        &[
+            "--engine",
+            "iptables-legacy",
+            "--model",
+            "snat",
+            "--nat-to",
+            "198.18.0.100",
+            "--flows",
+            "2",
+            "--rate",
+            "20kpps",
+        ],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    let seen = sources(&v["result"]);
+    assert_eq!(seen.len(), 1, "{v}");
+    assert_eq!(seen[0].0, "198.18.0.100", "{v}");
+    assert_eq!(u(&v["verdicts"]["matched_packets"]), 2, "{v}");
 }
 
 /// A test-owned nft table in the gateway that source-NATs the flood to another

@@ -136,6 +136,9 @@ pub struct ModelSpec {
     /// own (address, port) pair); `None` from older controllers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dport: Option<u16>,
+    /// Model `snat`: translate to this address instead of the gateway's server-side one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_to: Option<IpAddr>,
 }
 
 // ---------------------------------------------------------------------------

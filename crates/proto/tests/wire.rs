@@ -25,6 +25,7 @@ fn rule_request() -> fwmodel::Request {
             ip: Ip::V4,
             one_way: true,
             dport: None,
+            nat_to: None,
         }),
         addressing: Some(Addressing {
             clients: vec![ip("198.18.0.2")],

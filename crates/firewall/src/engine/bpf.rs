@@ -264,6 +264,7 @@ mod tests {
             ip,
             one_way: false,
             dport: None,
+            nat_to: None,
         };
         generate(&spec, &a).unwrap()
     }

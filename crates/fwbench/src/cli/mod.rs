@@ -560,6 +560,9 @@ pub struct FirewallArgs {
     /// Table family of the nft engines: inet (as distributions ship; every ip match also checks the protocol family) or ip (table ip for IPv4, ip6 for IPv6)
     #[arg(long, default_value = "inet", value_parser = crate::params::values::nft_family)]
     pub nft_family: firewall::NftFamily,
+    /// Model snat: translate to this address of the client network (198.18.0.3 …, 2001:2:0:1::3 …) instead of the gateway's server-side address
+    #[arg(long, value_name = "ADDR")]
+    pub nat_to: Option<std::net::IpAddr>,
 }
 
 impl FirewallArgs {
@@ -843,6 +846,7 @@ pub fn run() -> Result<ExitCode> {
                 position: fw.position,
                 chain: crate::params::topology::chain_of(topology),
                 nft_family: fw.nft_family,
+                nat_to: fw.nat_to,
                 import: fw.import.clone(),
                 kind: crate::params::workload::TrialKind::Echo,
                 search: None,
@@ -1062,6 +1066,7 @@ fn base_params(
         position: a.fw.position,
         chain: crate::params::topology::chain_of(topology),
         nft_family: a.fw.nft_family,
+        nat_to: a.fw.nat_to,
         import: a.fw.import.clone(),
         search: search.or_else(|| crate::plan::axes::sweet_spot(&kind)),
         kind,

@@ -90,8 +90,11 @@ fn nat_sources(tb: &dyn Testbed, p: &TrialParams) -> Option<Vec<std::net::IpAddr
             .map(|i| tb.client_addr(p.family, i))
             .collect()
     } else {
-        // Source NAT (snat, masquerade) to the gateway's address on the server side.
-        vec![crate::testbed::addr::gateway_server_side(p.family)]
+        // Source NAT (snat, masquerade) to the gateway's address on the server side,
+        // or the one chosen.
+        vec![p
+            .nat_to
+            .unwrap_or_else(|| crate::testbed::addr::gateway_server_side(p.family))]
     })
 }
 

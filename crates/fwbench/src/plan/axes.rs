@@ -144,6 +144,14 @@ pub const AXES: &[Axis] = &[
         _ | ok(nft_family(t))
     ),
     axis!(
+        "nat_to",
+        ALL,
+        "model snat: translate to this address of the client network (198.18.0.3 …) instead of the gateway's server-side address",
+        default | _ | "",
+        check | t,
+        _ | if t.is_empty() { Ok(()) } else { ok(t.parse::<std::net::IpAddr>().map_err(|e| format!("nat_to {t}: {e}"))) }
+    ),
+    axis!(
         "model",
         ALL,
         "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)",
@@ -679,6 +687,9 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
         position: position(get("position"))?,
         chain: chain_of(topology),
         nft_family: nft_family(get("nft_family"))?,
+        nat_to: opt("nat_to")
+            .map(|t| t.parse().map_err(|e| format!("nat_to {t}: {e}")))
+            .transpose()?,
         import,
         kind,
         search,
