@@ -493,7 +493,7 @@ mod tests {
         let text = &r.install[0].text;
         assert!(
             text.contains(
-                "  flowtable ft {\n    hook ingress priority filter; \
+                "  flowtable ft {\n    hook ingress priority 0; \
                  devices = { @devices-towards 198.18.1.1 198.19.0.2@ };\n  }\n"
             ),
             "{text}"

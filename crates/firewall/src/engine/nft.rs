@@ -45,7 +45,7 @@ pub const FLOWTABLE_DEVICES: &str = "@devices-towards";
 /// An `nft -f` batch that creates (and deletes) a flowtable on `lo` in a table of its
 /// own: whether this kernel has flowtables (`NF_FLOW_TABLE`), asked of the kernel.
 pub const FLOWTABLE_PROBE: &str = "table inet fwbench_ftprobe {\n  flowtable ft {\n    \
-     hook ingress priority filter; devices = { lo };\n  }\n}\n\
+     hook ingress priority 0; devices = { lo };\n  }\n}\n\
      delete table inet fwbench_ftprobe\n";
 
 /// What fwbench says when the kernel has no flowtables, with nft's own words.
@@ -458,7 +458,7 @@ fn nft_text(
         let towards: Vec<String> = rs.ingress.iter().map(|a| a.to_string()).collect();
         let _ = writeln!(
             t,
-            "  flowtable {NFT_FLOWTABLE} {{\n    hook ingress priority filter; \
+            "  flowtable {NFT_FLOWTABLE} {{\n    hook ingress priority 0; \
              devices = {{ {FLOWTABLE_DEVICES} {}@ }};\n  }}",
             towards.join(" ")
         );
