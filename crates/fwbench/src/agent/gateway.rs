@@ -4,8 +4,10 @@
 //! Owns: what the gateway changes in its namespace and undoing it. The guard is built
 //! step by step, so a setup that fails half-way undoes what it did; its drop undoes
 //! everything exactly once, in reverse order, on every path (stop, teardown, failed
-//! setup, controller gone). Must not: touch a table, set or sysctl it did not make
-//! or change (the one exception is in [`super::netstate`]).
+//! setup, controller gone); for a NAT model, the connection-tracking entries of the
+//! client network's flows (fwbench's traffic only), forgotten before and after.
+//! Must not: touch a table, set or sysctl it did not make or change (the one
+//! exception is in [`super::netstate`]).
 
 use super::netstate::{self, sysctl_path};
 use super::{error, Progress, RoleRun};
