@@ -106,6 +106,12 @@ fn human_bytes(b: u64) -> String {
 /// are documentation addresses); rules with role [`Role::Match`] match it.
 pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError> {
     check_addressing(spec, a)?;
+    if let (Some(to), false) = (spec.nat_to, spec.model == Model::Snat) {
+        return Err(ModelError::Invalid(format!(
+            "nat_to {to} applies to model snat only, not {}",
+            spec.model
+        )));
+    }
     if spec.l4 == L4::Icmpv6 {
         return Err(ModelError::Invalid(
             "models filter tcp, udp or sctp test traffic, not icmpv6".into(),
@@ -424,6 +430,85 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.l4.name(), spec.chain
             );
         }
+        Model::Snat => {
+            let to = match spec.nat_to {
+                Some(to) => check_nat_to(to, a)?,
+                None => gateway(spec, a.gateway_server, "server")?,
+            };
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            };
+            let what = format!(
+                "source NAT in nat postrouting: {} from the client network to {to}",
+                spec.l4.name()
+            );
+            translating(
+                &mut rs,
+                spec,
+                Hook::NatPostrouting,
+                Action::Snat(to),
+                m,
+                &what,
+            )?;
+        }
+        Model::Masquerade => {
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            };
+            let what = format!(
+                "masquerade in nat postrouting: {} from the client network to the outgoing \
+                 interface's address",
+                spec.l4.name()
+            );
+            translating(
+                &mut rs,
+                spec,
+                Hook::NatPostrouting,
+                Action::Masquerade,
+                m,
+                &what,
+            )?;
+        }
+        Model::Dnat => {
+            let at = gateway(spec, a.gateway_client, "client")?;
+            let m = Match {
+                dst: Some(Prefix::host(at)),
+                l4,
+                dport: spec.dport,
+                ..Match::default()
+            };
+            let what = format!(
+                "destination NAT in nat prerouting: {} to {at}{} forwarded to the server {}",
+                spec.l4.name(),
+                spec.dport.map(|p| format!(" port {p}")).unwrap_or_default(),
+                a.server
+            );
+            let action = Action::Dnat(a.server, spec.dport);
+            translating(&mut rs, spec, Hook::NatPrerouting, action, m, &what)?;
+        }
+        Model::Flowtable => {
+            let m = Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            };
+            let what = format!(
+                "{} flows from the client network added to flowtable ft on forward",
+                spec.l4.name()
+            );
+            translating(
+                &mut rs,
+                spec,
+                Hook::FilterForward,
+                Action::Offload,
+                m,
+                &what,
+            )?;
+        }
         Model::Import => {
             return Err(ModelError::Invalid(
                 "model import needs --import FILE".into(),
@@ -485,6 +570,92 @@ fn place(rules: &mut Vec<Rule>, position: Position, hook: Hook, m: Match, action
             },
         );
     }
+}
+
+/// A chosen source NAT address: inside the client network (the server routes it back
+/// through the gateway, which translates the replies back), not a client's, not the
+/// gateway's or the client host's own (the first three addresses of the network).
+fn check_nat_to(to: IpAddr, a: &Addressing) -> Result<IpAddr, ModelError> {
+    let bits = |x: IpAddr| -> u128 {
+        match x {
+            IpAddr::V4(v) => u128::from(u32::from(v)),
+            IpAddr::V6(v) => u128::from(v),
+        }
+    };
+    let net = a.client_net;
+    let width: u32 = if net.addr.is_ipv4() { 32 } else { 128 };
+    let host_bits = width - u32::from(net.len);
+    let inside = to.is_ipv4() == net.addr.is_ipv4()
+        && bits(to).checked_shr(host_bits).unwrap_or(0)
+            == bits(net.addr).checked_shr(host_bits).unwrap_or(0);
+    // The network's first three addresses: itself, the gateway's, the client host's.
+    let taken = a.clients.contains(&to)
+        || Some(to) == a.gateway_client
+        || bits(to).wrapping_sub(bits(net.addr)) < 3;
+    if !inside || taken {
+        return Err(ModelError::Invalid(format!(
+            "nat_to {to}: give an address of the client network {net} that is not a client's \
+             nor the gateway's (the server routes it back through the gateway), e.g. {}",
+            match net.addr {
+                IpAddr::V4(_) => "198.18.0.100",
+                IpAddr::V6(_) => "2001:2:0:1::100",
+            }
+        )));
+    }
+    Ok(to)
+}
+
+/// The gateway's address on one side, which the NAT models need.
+fn gateway(spec: &ModelSpec, addr: Option<IpAddr>, side: &str) -> Result<IpAddr, ModelError> {
+    addr.ok_or_else(|| {
+        ModelError::Invalid(format!(
+            "model {} needs the gateway's {side}-side address",
+            spec.model
+        ))
+    })
+}
+
+/// The NAT and flowtable models: `spec.count` fillers of the same verdict on `hook`
+/// that never match the test traffic (documentation source addresses; a NAT chain
+/// walks them once per new flow, the flowtable's forward chain for every packet not
+/// yet offloaded), and the rule `m` → `action` at `spec.position`. Topology forward
+/// only: the gateway must route between client and server.
+fn translating(
+    rs: &mut RuleSet,
+    spec: &ModelSpec,
+    hook: Hook,
+    action: Action,
+    m: Match,
+    what: &str,
+) -> Result<(), ModelError> {
+    check_count(spec.count)?;
+    if spec.chain != Chain::Forward {
+        return Err(ModelError::Invalid(format!(
+            "model {} needs topology forward (a gateway that routes between the client and \
+             the server), not {}",
+            spec.model, spec.chain
+        )));
+    }
+    rs.rules = fillers(hook, spec)?;
+    let filler_action = match action {
+        // A filler of the flowtable's chain drops (offloading is the matching rule's).
+        Action::Offload => Action::Drop,
+        a => a,
+    };
+    for r in &mut rs.rules {
+        r.action = filler_action;
+    }
+    place(&mut rs.rules, spec.position, hook, m, action);
+    rs.description = format!(
+        "{}: {what}; {} filler rules, {}",
+        spec.model,
+        spec.count,
+        match spec.position {
+            Position::None => "no matching rule".to_string(),
+            p => format!("match {p}"),
+        }
+    );
+    Ok(())
 }
 
 /// `spec.count` filler rules on `hook`: filler k drops (filler_addr(k), filler_port(k)).
@@ -587,11 +758,17 @@ pub(crate) fn test_addressing(ip: Ip, n: u32) -> Addressing {
         Ip::V4 => format!("198.18.1.{i}"),
         Ip::V6 => format!("2001:2:0:1::c:{i:x}"),
     };
+    let (gateway_client, gateway_server) = match ip {
+        Ip::V4 => ("198.18.0.1", "198.19.0.1"),
+        Ip::V6 => ("2001:2:0:1::1", "2001:2:0:2::1"),
+    };
     Addressing {
         clients: (1..=n).map(|i| client(i).parse().unwrap()).collect(),
         client_net,
         server: server.parse().unwrap(),
         server_net,
+        gateway_client: gateway_client.parse().ok(),
+        gateway_server: gateway_server.parse().ok(),
     }
 }
 
@@ -613,6 +790,7 @@ pub(crate) fn test_spec(
         ip,
         one_way: false,
         dport,
+        nat_to: None,
     }
 }
 
@@ -765,10 +943,20 @@ mod tests {
                         ..spec(model, 2000)
                     };
                     let a = test_addressing(ip, 3);
+                    if chain == Chain::Input && (model.is_nat() || model == Model::Flowtable) {
+                        let e = generate(&s, &a).unwrap_err().to_string();
+                        assert!(e.contains("needs topology forward"), "{e}");
+                        continue;
+                    }
                     let rs = generate(&s, &a).unwrap();
                     assert!(!rs.description.is_empty() && !rs.description.contains('\n'));
+                    // The client aims at the gateway where destination NAT forwards it.
+                    let to = match model.aims_at_gateway() {
+                        true => a.gateway_client.unwrap(),
+                        false => a.server,
+                    };
                     let mut traffic: Vec<Packet> =
-                        a.clients.iter().map(|c| (*c, a.server, L4::Udp)).collect();
+                        a.clients.iter().map(|c| (*c, to, L4::Udp)).collect();
                     if chain == Chain::Forward {
                         traffic.extend(a.clients.iter().map(|c| (a.server, *c, L4::Udp)));
                     }
@@ -928,6 +1116,41 @@ mod tests {
             .unwrap();
         assert_eq!((guard.role, guard.m.l4), (Role::Guard, Some(L4::Icmpv6)));
         assert!(rs.description.contains("output"), "{}", rs.description);
+    }
+
+    #[test]
+    fn snat_to_a_chosen_address_of_the_client_network_only() {
+        let a = test_addressing(Ip::V4, 2);
+        let to = |addr: &str, model| {
+            let s = ModelSpec {
+                nat_to: Some(addr.parse().unwrap()),
+                ..spec(model, 1)
+            };
+            generate(&s, &a).map(|rs| rs.rules.last().unwrap().action)
+        };
+        assert_eq!(
+            to("198.18.0.100", Model::Snat).unwrap(),
+            Action::Snat("198.18.0.100".parse().unwrap())
+        );
+        for bad in [
+            "198.19.0.9",
+            "198.18.1.1",
+            "198.18.0.1",
+            "198.18.0.2",
+            "2001:2:0:1::100",
+        ] {
+            let e = to(bad, Model::Snat).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "nat_to {bad}: give an address of the client network"
+                )),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            to("198.18.0.100", Model::Dnat).unwrap_err().to_string(),
+            "nat_to 198.18.0.100 applies to model snat only, not dnat"
+        );
     }
 
     #[test]

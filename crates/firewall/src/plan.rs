@@ -73,10 +73,40 @@ pub(crate) fn validate(rs: &RuleSet) -> Result<(), RenderError> {
             }
         }
         match (r.action, r.hook) {
-            (Action::Notrack, Hook::RawPrerouting) | (Action::Mark(_), Hook::ManglePrerouting) => {}
+            (Action::Notrack, Hook::RawPrerouting)
+            | (Action::Mark(_), Hook::ManglePrerouting)
+            | (Action::Snat(_) | Action::Masquerade, Hook::NatPostrouting)
+            | (Action::Dnat(..), Hook::NatPrerouting)
+            | (Action::Offload, Hook::FilterForward) => {}
             (Action::Notrack, h) => return bad(format!("notrack needs raw prerouting, not {h:?}")),
             (Action::Mark(_), h) => return bad(format!("mark needs mangle prerouting, not {h:?}")),
-            _ => {}
+            (Action::Snat(_) | Action::Masquerade, h) => {
+                return bad(format!(
+                    "{} needs nat postrouting, not {h:?}",
+                    r.action.name()
+                ))
+            }
+            (Action::Dnat(..), h) => return bad(format!("dnat needs nat prerouting, not {h:?}")),
+            (Action::Offload, h) => {
+                return bad(format!("flow offload needs filter forward, not {h:?}"))
+            }
+            (Action::Accept, h) if h.is_nat() => {}
+            (Action::Drop, h) if h.is_nat() => {
+                return bad(format!(
+                    "drop in a NAT chain ({h:?}): filter in a filter chain"
+                ))
+            }
+            (Action::Accept | Action::Drop, _) => {}
+        }
+        if let Action::Snat(a) | Action::Dnat(a, _) = r.action {
+            if a.is_ipv6() != v6 {
+                return bad(format!("NAT address {a} in a {family} rule set"));
+            }
+        }
+        if let Action::Dnat(_, Some(_)) = r.action {
+            if !ported {
+                return bad("dnat to a port needs l4 tcp, udp or sctp".into());
+            }
         }
     }
     Ok(())

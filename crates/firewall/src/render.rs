@@ -387,4 +387,109 @@ mod tests {
         );
         assert!(render(&ipt, Engine::None).unwrap().install.is_empty());
     }
+
+    #[test]
+    fn nat_models_render_for_netfilter_engines_and_bpf_refuses() {
+        use Role::{Filler as F, Match as M};
+        let rs = model(Model::Snat, 2, Position::Last);
+        let r = render(&rs, Engine::Nft).unwrap();
+        let text = &r.install[0].text;
+        assert!(
+            text.contains("type nat hook postrouting priority srcnat; policy accept;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ip saddr 198.18.0.0/16 meta l4proto udp counter snat ip to 198.19.0.1"),
+            "{text}"
+        );
+        assert_eq!(r.layout[0].hook, Hook::NatPostrouting);
+        assert_eq!(r.layout[0].roles, [F, F, M]);
+        let r = render(&rs, Engine::IptablesLegacy).unwrap();
+        assert_eq!(
+            r.install[0].text,
+            "*nat\n:FWBENCH-SNAT - [0:0]\n\
+             -A FWBENCH-SNAT -s 192.0.2.0/32 -p udp -m udp --dport 1 -j SNAT --to-source 198.19.0.1\n\
+             -A FWBENCH-SNAT -s 192.0.2.1/32 -p udp -m udp --dport 1 -j SNAT --to-source 198.19.0.1\n\
+             -A FWBENCH-SNAT -s 198.18.0.0/16 -p udp -j SNAT --to-source 198.19.0.1\n\
+             -I POSTROUTING 1 -j FWBENCH-SNAT\nCOMMIT\n"
+        );
+        assert!(r.remove[0].text.contains("-D POSTROUTING -j FWBENCH-SNAT"));
+        // The set engines collapse the NAT fillers into one set with the same verdict.
+        for engine in [Engine::NftSet, Engine::IpsetLegacy, Engine::IpsetNft] {
+            let r = render(&rs, engine).unwrap();
+            assert_eq!((r.expect_rules, r.expect_elements), (2, 2), "{engine}");
+        }
+        let r = render(
+            &model(Model::Masquerade, 0, Position::First),
+            Engine::IptablesNft,
+        )
+        .unwrap();
+        assert!(r.install[0]
+            .text
+            .contains("-s 198.18.0.0/16 -p udp -j MASQUERADE"));
+        let dnat = model(Model::Dnat, 1, Position::First);
+        let r = render(&dnat, Engine::Nft).unwrap();
+        assert!(r.install[0].text.contains(
+            "type nat hook prerouting priority dstnat; policy accept;\n    \
+             ip daddr 198.18.0.1 udp dport 9000 counter dnat ip to 198.19.0.2:9000\n"
+        ));
+        let r = render(&dnat, Engine::IptablesLegacy).unwrap();
+        assert!(r.install[0].text.contains(
+            "-A FWBENCH-DNAT -d 198.18.0.1/32 -p udp -m udp --dport 9000 -j DNAT --to-destination 198.19.0.2:9000\n"
+        ));
+        assert!(r.install[0]
+            .text
+            .contains("-I PREROUTING 1 -j FWBENCH-DNAT"));
+        for &engine in BPF {
+            let e = render(&dnat, engine).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("engine {engine} cannot express NAT")),
+                "{e}"
+            );
+        }
+        // A NAT verdict outside its NAT chain is refused for every engine.
+        let mut bad = dnat.clone();
+        bad.rules[0].hook = Hook::NatPostrouting;
+        for &engine in ALL.iter().skip(1) {
+            assert!(render(&bad, engine).is_err(), "{engine}");
+        }
+        assert_eq!(
+            render(&bad, Engine::Nft).unwrap_err().to_string(),
+            "dnat needs nat prerouting, not NatPostrouting"
+        );
+    }
+
+    #[test]
+    fn flowtable_is_nft_only_and_its_devices_are_resolved_where_applied() {
+        let rs = model(Model::Flowtable, 1, Position::Last);
+        let r = render(&rs, Engine::Nft).unwrap();
+        let text = &r.install[0].text;
+        assert!(
+            text.contains(
+                "  flowtable ft {\n    hook ingress priority 0; \
+                 devices = { @devices-towards 198.18.1.1 198.19.0.2@ };\n  }\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("ip saddr 198.18.0.0/16 meta l4proto udp counter flow add @ft"));
+        for engine in [Engine::IptablesLegacy, Engine::IpsetNft] {
+            assert_eq!(
+                render(&rs, engine).unwrap_err().to_string(),
+                format!("engine {engine} cannot express a flowtable (model flowtable) (use nft or nft-set)")
+            );
+        }
+        assert!(render(&rs, Engine::Xdp)
+            .unwrap_err()
+            .to_string()
+            .contains("cannot express a flowtable"));
+        let said =
+            "/dev/stdin:2:13-14: Error: Could not process rule: No such file or directory\n  \
+                    flowtable ft {\n            ^^";
+        assert_eq!(
+            crate::engine::flowtable_unavailable(said),
+            "flowtable unavailable in this kernel (nft could not create one: Error: Could not \
+             process rule: No such file or directory; flowtables need a kernel built with \
+             NF_FLOW_TABLE and NFT_FLOW_OFFLOAD)"
+        );
+    }
 }

@@ -27,12 +27,16 @@ fn addressing(ip: Ip) -> Addressing {
             client_net: p("198.18.0.0", 16),
             server: a("198.19.0.2"),
             server_net: p("198.19.0.0", 16),
+            gateway_client: Some(a("198.18.0.1")),
+            gateway_server: Some(a("198.19.0.1")),
         },
         Ip::V6 => Addressing {
             clients: vec![a("2001:2:0:1::c:1"), a("2001:2:0:1::c:2")],
             client_net: p("2001:2:0:1::", 64),
             server: a("2001:2:0:2::2"),
             server_net: p("2001:2:0:2::", 64),
+            gateway_client: Some(a("2001:2:0:1::1")),
+            gateway_server: Some(a("2001:2:0:2::1")),
         },
     }
 }
@@ -48,6 +52,7 @@ fn spec(model: Model) -> ModelSpec {
         ip: Ip::V4,
         one_way: false,
         dport: Some(9000),
+        nat_to: None,
     }
 }
 

@@ -40,6 +40,8 @@ fn rule_set(count: u32) -> firewall::RuleSet {
         client_net: p("198.18.0.0", 16),
         server: "198.19.0.2".parse().unwrap(),
         server_net: p("198.19.0.0", 16),
+        gateway_client: "198.18.0.1".parse().ok(),
+        gateway_server: "198.19.0.1".parse().ok(),
     };
     let spec = ModelSpec {
         model: Model::Linear,
@@ -50,6 +52,7 @@ fn rule_set(count: u32) -> firewall::RuleSet {
         ip: Ip::V4,
         one_way: false,
         dport: None,
+        nat_to: None,
     };
     generate(&spec, &a).unwrap()
 }

@@ -29,6 +29,8 @@ pub fn addressing(family: Family, n: u32) -> Addressing {
         client_net,
         server: addr::server(family),
         server_net,
+        gateway_client: Some(addr::gateway_client_side(family)),
+        gateway_server: Some(addr::gateway_server_side(family)),
     }
 }
 
@@ -67,6 +69,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
             ip,
             one_way: matches!(p.workload(), Workload::Flood | Workload::Flow),
             dport: flood_dport(p),
+            nat_to: p.nat_to,
         });
         req.addressing = Some(addressing(p.family, p.clients));
     }

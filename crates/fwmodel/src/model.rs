@@ -372,18 +372,29 @@ pub struct AimFields {
 pub enum Hook {
     RawPrerouting,
     ManglePrerouting,
+    /// Destination NAT (nat table, prerouting): sees the first packet of each flow.
+    NatPrerouting,
     FilterForward,
     FilterInput,
+    /// Source NAT (nat table, postrouting): sees the first packet of each flow.
+    NatPostrouting,
 }
 
 impl Hook {
     /// Every hook, in the order fwbench's chains are rendered and laid out.
-    pub const ALL: [Hook; 4] = [
+    pub const ALL: [Hook; 6] = [
         Hook::RawPrerouting,
         Hook::ManglePrerouting,
+        Hook::NatPrerouting,
         Hook::FilterForward,
         Hook::FilterInput,
+        Hook::NatPostrouting,
     ];
+
+    /// A NAT hook (its rules translate addresses and see a flow's first packet only).
+    pub fn is_nat(self) -> bool {
+        matches!(self, Hook::NatPrerouting | Hook::NatPostrouting)
+    }
 }
 
 /// IP version of a rule set (one family per trial).
@@ -491,6 +502,40 @@ pub enum Action {
     Mark(u32),
     /// Skip connection tracking (raw table only).
     Notrack,
+    /// Source NAT to this address (nat postrouting only).
+    Snat(IpAddr),
+    /// Source NAT to the outgoing interface's address (nat postrouting only).
+    Masquerade,
+    /// Destination NAT to this address and port (the packet's own port when `None`;
+    /// nat prerouting only).
+    Dnat(IpAddr, Option<u16>),
+    /// Put the flow into the nft flowtable `ft` (the software fast path; forward only).
+    Offload,
+}
+
+impl Action {
+    /// A NAT verdict (snat, masquerade, dnat).
+    pub fn is_nat(self) -> bool {
+        matches!(
+            self,
+            Action::Snat(_) | Action::Masquerade | Action::Dnat(..)
+        )
+    }
+
+    /// The action's name in messages: accept, drop, mark, notrack, snat, masquerade,
+    /// dnat, flow offload.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Accept => "accept",
+            Action::Drop => "drop",
+            Action::Mark(_) => "mark",
+            Action::Notrack => "notrack",
+            Action::Snat(_) => "snat",
+            Action::Masquerade => "masquerade",
+            Action::Dnat(..) => "dnat",
+            Action::Offload => "flow offload",
+        }
+    }
 }
 
 /// What the rule is for — drives the verdict check after a trial.

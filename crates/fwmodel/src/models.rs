@@ -58,6 +58,19 @@ pub enum Model {
     StringBmDrop,
     StringKmpDrop,
     Hashlimit,
+    /// Source NAT on the way out: N filler SNAT rules, then (at `position`) the client
+    /// network's flows translated to the gateway's server-side address.
+    Snat,
+    /// [`Model::Snat`] with masquerade (the outgoing interface's address).
+    Masquerade,
+    /// Destination NAT (port forwarding): the client aims at the gateway's client-side
+    /// address; N filler DNAT rules, then (at `position`) the rule that forwards it
+    /// to the server.
+    Dnat,
+    /// The nft software fast path: N filler rules, then (at `position`) the client
+    /// network's flows added to a flowtable on the gateway's interfaces. Needs a
+    /// kernel with flowtables (detected; refused by name where it has none).
+    Flowtable,
     Import,
 }
 
@@ -79,6 +92,10 @@ pub const MODELS: &[&str] = &[
     "string-bm-drop",
     "string-kmp-drop",
     "hashlimit",
+    "snat",
+    "masquerade",
+    "dnat",
+    "flowtable",
     "import",
 ];
 
@@ -92,6 +109,14 @@ pub struct Addressing {
     pub server: IpAddr,
     /// The whole server-side network (198.19.0.0/16 or 2001:2:0:2::/64).
     pub server_net: Prefix,
+    /// The gateway's address on the client side (198.18.0.1): where the NAT models'
+    /// client aims (destination NAT). `None` from older controllers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_client: Option<IpAddr>,
+    /// The gateway's address on the server side (198.19.0.1): the source NAT models
+    /// translate to it. `None` from older controllers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_server: Option<IpAddr>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,6 +136,9 @@ pub struct ModelSpec {
     /// own (address, port) pair); `None` from older controllers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dport: Option<u16>,
+    /// Model `snat`: translate to this address instead of the gateway's server-side one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat_to: Option<IpAddr>,
 }
 
 // ---------------------------------------------------------------------------
@@ -138,12 +166,16 @@ impl Model {
             Model::StringBmDrop => "string-bm-drop",
             Model::StringKmpDrop => "string-kmp-drop",
             Model::Hashlimit => "hashlimit",
+            Model::Snat => "snat",
+            Model::Masquerade => "masquerade",
+            Model::Dnat => "dnat",
+            Model::Flowtable => "flowtable",
             Model::Import => "import",
         }
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 18] = [
+    pub const ALL: [Model; 22] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
@@ -161,8 +193,24 @@ impl Model {
         Model::StringBmDrop,
         Model::StringKmpDrop,
         Model::Hashlimit,
+        Model::Snat,
+        Model::Masquerade,
+        Model::Dnat,
+        Model::Flowtable,
         Model::Import,
     ];
+
+    /// A NAT model: the gateway translates addresses (the server sees the translated
+    /// source, or the client aims at the gateway).
+    pub fn is_nat(self) -> bool {
+        matches!(self, Model::Snat | Model::Masquerade | Model::Dnat)
+    }
+
+    /// Where the client aims its traffic: at the gateway's client-side address
+    /// (destination NAT forwards it), else at the server.
+    pub fn aims_at_gateway(self) -> bool {
+        self == Model::Dnat
+    }
 }
 
 impl std::str::FromStr for Model {

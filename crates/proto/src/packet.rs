@@ -397,7 +397,21 @@ pub struct UdpSinkSpec {
     /// queues 0..threads) instead of UDP sockets; absent: sockets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<String>,
+    /// Count packets per source address (the NAT models' check: the server sees the
+    /// translated source); sockets only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sources: bool,
 }
+
+/// Packets the sink received from one source address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceRx {
+    pub addr: IpAddr,
+    pub packets: u64,
+}
+
+/// Most distinct source addresses a sink counts (the rest are summed as `other`).
+pub const MAX_SOURCES: usize = 64;
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -455,6 +469,13 @@ pub struct UdpSinkResults {
     /// every datagram the sink took), ascending.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<crate::mix::SizeCount>,
+    /// Packets per source address (when the spec asked for `sources`), at most
+    /// [`MAX_SOURCES`] addresses, most packets first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRx>,
+    /// Packets from sources past the first [`MAX_SOURCES`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_sources: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -25,6 +25,7 @@ fn rule_request() -> fwmodel::Request {
             ip: Ip::V4,
             one_way: true,
             dport: None,
+            nat_to: None,
         }),
         addressing: Some(Addressing {
             clients: vec![ip("198.18.0.2")],
@@ -37,6 +38,8 @@ fn rule_request() -> fwmodel::Request {
                 addr: ip("198.19.0.0"),
                 len: 16,
             },
+            gateway_client: None,
+            gateway_server: None,
         }),
         imported: None,
         nft_family: NftFamily::Ip,
@@ -180,6 +183,7 @@ fn role_specs() -> Vec<RoleSpec> {
             xdp: None,
             payload: 1500,
             bin_ns: 0,
+            sources: false,
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),
@@ -300,6 +304,8 @@ fn role_results() -> Vec<RoleResults> {
             },
             interfaces: vec![if_counters("s0")],
             sizes: vec![],
+            sources: vec![],
+            other_sources: 0,
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

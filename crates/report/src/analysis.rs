@@ -41,6 +41,7 @@ pub fn analyse(configs: &[Config], trials: &[TrialRow], opts: &Options) -> Analy
     label_table(&not_conn, &mut a);
     search_outputs(trials, &mut a);
     crate::conn::analyse(configs, trials, &mut a);
+    crate::nat::analyse(&ok, &mut a);
     crate::worklang::analyse(trials, &mut a);
     a
 }

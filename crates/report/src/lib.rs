@@ -14,7 +14,8 @@
 //!    the parameters not shown, with a CI over configurations).
 //! 5. `throughput`, `conn`: the workload analyses, with `echo` (seed 000's figures),
 //!    `cases` (seed 001's sections), `flows` (seed 002's panels), `service` (seed
-//!    003's derived times) and `worklang` (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
+//!    003's derived times), `nat` (NAT vs plain forwarding) and `worklang`
+//!    (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
 //!    `flows`; `conn` uses `service`), and `updates` (gateway events' per-update rows).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
@@ -38,6 +39,7 @@ pub mod hosts;
 pub mod hotrules;
 pub mod html;
 pub mod model;
+pub mod nat;
 pub mod series;
 pub mod service;
 pub mod stats;

@@ -14,7 +14,10 @@ use crate::gate::{Gate, StartGate};
 use crate::hist::RttHistogram;
 use crate::probe::Probe;
 use crate::TrafficError;
-use proto::{count_size, Counter, FlowRx, SizeCount, UdpSinkResults, UdpSourceResults};
+use proto::{
+    count_size, Counter, FlowRx, SizeCount, SourceRx, UdpSinkResults, UdpSourceResults, MAX_SOURCES,
+};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -179,6 +182,9 @@ pub(crate) struct SinkTally {
     pub first_ns: u64,
     pub last_ns: u64,
     pub sizes: Vec<SizeCount>,
+    /// Packets per source address (when asked for), and past [`MAX_SOURCES`].
+    pub sources: Vec<SourceRx>,
+    pub other_sources: u64,
 }
 
 impl SinkTally {
@@ -190,7 +196,14 @@ impl SinkTally {
             first_ns: 0,
             last_ns: 0,
             sizes: Vec::new(),
+            sources: Vec::new(),
+            other_sources: 0,
         }
+    }
+
+    /// One datagram from `addr` (sinks asked to count sources).
+    pub fn on_source(&mut self, addr: IpAddr) {
+        count_source(&mut self.sources, &mut self.other_sources, addr, 1);
     }
 
     /// One datagram's UDP payload, received at `rx_ns` (CLOCK_REALTIME).
@@ -227,6 +240,10 @@ pub(crate) fn merge_sinks(tallies: Vec<SinkTally>) -> UdpSinkResults {
         for c in &t.sizes {
             count_size(&mut r.sizes, c.payload, c.packets);
         }
+        for src in &t.sources {
+            count_source(&mut r.sources, &mut r.other_sources, src.addr, src.packets);
+        }
+        r.other_sources += t.other_sources;
         if t.received.frames > 0 {
             first = first.min(t.first_ns);
             last = last.max(t.last_ns);
@@ -249,8 +266,21 @@ pub(crate) fn merge_sinks(tallies: Vec<SinkTally>) -> UdpSinkResults {
         .filter(|f| f.rx.received > 0 || f.rx.duplicates > 0)
         .map(FlowState::finish)
         .collect();
+    r.sources.sort_by_key(|s| std::cmp::Reverse(s.packets));
     r.active_ns = last.saturating_sub(first.min(last));
     r
+}
+
+/// Add `n` packets from `addr` to the per-source counts (at most [`MAX_SOURCES`]
+/// addresses; the rest in `other`).
+fn count_source(sources: &mut Vec<SourceRx>, other: &mut u64, addr: IpAddr, n: u64) {
+    if let Some(s) = sources.iter_mut().find(|s| s.addr == addr) {
+        s.packets += n;
+    } else if sources.len() < MAX_SOURCES {
+        sources.push(SourceRx { addr, packets: n });
+    } else {
+        *other += n;
+    }
 }
 
 fn merge_flow(m: &mut FlowState, f: FlowState) {

@@ -474,7 +474,8 @@ impl UdpSink {
                 let live = (progress.clone(), progress_bytes.clone());
                 let stop = stop.clone();
                 let bin_ns = spec.bin_ns;
-                std::thread::spawn(move || sink_loop(s, flows, slot, bin_ns, stop, live))
+                let sources = spec.sources;
+                std::thread::spawn(move || sink_loop(s, flows, slot, (bin_ns, sources), stop, live))
             })
             .collect();
         Ok(UdpSink {
@@ -524,7 +525,7 @@ fn sink_loop(
     s: Socket,
     flows: u32,
     slot: usize,
-    bin_ns: u64,
+    (bin_ns, by_source): (u64, bool),
     stop: Arc<AtomicBool>,
     (progress, progress_bytes): (
         Arc<std::sync::atomic::AtomicU64>,
@@ -533,6 +534,12 @@ fn sink_loop(
 ) -> Result<SinkTally, TrafficError> {
     let mut t = SinkTally::new(flows, bin_ns);
     let mut mm = MmsgRecv::new(64, slot);
+    if by_source {
+        mm = mm.with_sources();
+    }
+    if by_source {
+        mm = mm.with_sources();
+    }
     let mut quiet_since: Option<u64> = None;
     let mut stop_seen: Option<u64> = None;
     loop {
@@ -547,6 +554,11 @@ fn sink_loop(
         let wall = if n > 0 { sys::realtime_ns() } else { 0 };
         let bytes_before = t.received.bytes;
         for i in 0..n {
+            if by_source {
+                if let Some(a) = mm.source(i) {
+                    t.on_source(a);
+                }
+            }
             t.on_datagram(mm.get(i), mm.rx_ns(i).unwrap_or(wall));
         }
         progress_bytes.fetch_add(t.received.bytes - bytes_before, Ordering::Relaxed);

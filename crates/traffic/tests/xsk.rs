@@ -193,6 +193,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
         xdp: None,
         payload: 100,
         bin_ns: 0,
+        sources: true,
     };
     let (res, rx, _) = send_to_sink(
         &bed,
@@ -208,6 +209,23 @@ fn xsk_sender_to_socket_sink_exact_counts() {
         "socket sink got every frame"
     );
     assert_eq!(rx.unstamped, 0);
+    // Every packet counted under the source address its flow used (flow i sends
+    // from sources[i % 2]).
+    let mut sources: Vec<(String, u64)> = rx
+        .sources
+        .iter()
+        .map(|s| (s.addr.to_string(), s.packets))
+        .collect();
+    sources.sort();
+    let per = |i: usize| r.sent_per_flow[i] + r.sent_per_flow[i + 2];
+    assert_eq!(
+        sources,
+        [
+            ("198.18.0.2".to_string(), per(0)),
+            ("198.18.0.3".to_string(), per(1))
+        ]
+    );
+    assert_eq!(rx.other_sources, 0);
     assert_eq!(rx.flows.len(), 4);
     assert_flows_exact(&rx.flows, &r.sent_per_flow);
     assert!(rx.flows.iter().all(|f| f.reordered == 0), "{:?}", rx.flows);

@@ -64,6 +64,12 @@ impl BpfEngine {
         }
         for r in &rs.rules {
             let m = &r.m;
+            if r.hook.is_nat() {
+                return Err(self.unsupported(
+                    "NAT chains",
+                    " (use nft, nft-set, iptables-legacy, iptables-nft or an ipset engine)",
+                ));
+            }
             if m.ct_new_established {
                 return Err(self.unsupported(
                     "connection-tracking state (model conntrack)",
@@ -90,6 +96,17 @@ impl BpfEngine {
                         "notrack (model notrack)",
                         " (XDP and tc run before connection tracking)",
                     ))
+                }
+                Action::Snat(_) | Action::Masquerade | Action::Dnat(..) => {
+                    return Err(self.unsupported(
+                        &format!("NAT ({})", r.action.name()),
+                        " (use nft, nft-set, iptables-legacy, iptables-nft or an ipset engine)",
+                    ))
+                }
+                Action::Offload => {
+                    return Err(
+                        self.unsupported("a flowtable (model flowtable)", " (use nft or nft-set)")
+                    )
                 }
                 Action::Accept | Action::Drop => {}
             }
@@ -211,7 +228,12 @@ impl BpfEngine {
                 let drop = match r.action {
                     Action::Accept => false,
                     Action::Drop => true,
-                    Action::Mark(_) | Action::Notrack => return Err(beyond()),
+                    Action::Mark(_)
+                    | Action::Notrack
+                    | Action::Snat(_)
+                    | Action::Masquerade
+                    | Action::Dnat(..)
+                    | Action::Offload => return Err(beyond()),
                 };
                 Ok(TableRule {
                     hook,

@@ -142,7 +142,7 @@ fn prefix_words(p: Prefix) -> ([u32; 4], [u32; 4]) {
 }
 
 /// The interface `ip route get ADDR` names, unless it is `lo`.
-fn route_dev(a: IpAddr) -> Result<Option<String>, String> {
+pub(super) fn route_dev(a: IpAddr) -> Result<Option<String>, String> {
     let out = tool::run(&["ip", "-o", "route", "get", &a.to_string()], None)
         .map_err(|e| format!("finding the interface towards {a}: {e}"))?;
     let mut w = out.split_whitespace();

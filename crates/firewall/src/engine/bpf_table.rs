@@ -174,6 +174,9 @@ fn hook_name(h: Hook) -> &'static str {
         Hook::ManglePrerouting => "mangle-prerouting",
         Hook::FilterForward => "filter-forward",
         Hook::FilterInput => "filter-input",
+        // Refused before a table is written (the program does no NAT).
+        Hook::NatPrerouting => "nat-prerouting",
+        Hook::NatPostrouting => "nat-postrouting",
     }
 }
 

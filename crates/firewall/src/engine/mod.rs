@@ -20,7 +20,9 @@ mod xtables;
 
 pub use bpf_table::MAX_BPF_RULES;
 pub use ipset::IPSET_PREFIX;
-pub use nft::{nft_chain, NFT_FAMILIES, NFT_TABLE};
+pub use nft::{
+    flowtable_probe, flowtable_unavailable, nft_chain, FLOWTABLE_PROBE, NFT_FAMILIES, NFT_TABLE,
+};
 pub use xtables::{ipt_chain, parse_save_counters};
 
 use crate::change::{Change, Step, UpdateMethod};

@@ -28,7 +28,86 @@ pub fn nft_chain(hook: Hook) -> &'static str {
         Hook::ManglePrerouting => "mangle_prerouting",
         Hook::FilterForward => "forward",
         Hook::FilterInput => "input",
+        Hook::NatPrerouting => "nat_prerouting",
+        Hook::NatPostrouting => "nat_postrouting",
     }
+}
+
+/// The name of the flowtable of model `flowtable` in fwbench's table.
+pub const NFT_FLOWTABLE: &str = "ft";
+
+/// Start of the placeholder for the flowtable's devices in the rendered text
+/// (`@devices-towards ADDR ADDR@`): the gateway's interfaces are known only where the
+/// batch is applied, which replaces it with the interfaces that route to those
+/// addresses.
+pub const FLOWTABLE_DEVICES: &str = "@devices-towards";
+
+/// An `nft -f` batch that creates (and deletes) a flowtable on `lo` in a table of its
+/// own: whether this kernel has flowtables (`NF_FLOW_TABLE`), asked of the kernel.
+pub const FLOWTABLE_PROBE: &str = "table inet fwbench_ftprobe {\n  flowtable ft {\n    \
+     hook ingress priority 0; devices = { lo };\n  }\n}\n\
+     delete table inet fwbench_ftprobe\n";
+
+/// What fwbench says when the kernel has no flowtables, with nft's own words.
+pub fn flowtable_unavailable(nft_said: &str) -> String {
+    // nft's message line, without its `/dev/stdin:2:13-14: ` position.
+    let said = nft_said
+        .lines()
+        .find_map(|l| l.find("Error:").map(|at| &l[at..]))
+        .unwrap_or(nft_said)
+        .trim();
+    format!(
+        "flowtable unavailable in this kernel (nft could not create one: {said}; \
+         flowtables need a kernel built with NF_FLOW_TABLE and NFT_FLOW_OFFLOAD)"
+    )
+}
+
+/// Ask this network namespace's kernel whether it has flowtables (a scratch table
+/// `inet fwbench_ftprobe`, deleted in the same batch).
+pub fn flowtable_probe() -> Result<(), ToolError> {
+    match run(&["nft", "-f", "-"], Some(FLOWTABLE_PROBE)) {
+        Ok(_) => Ok(()),
+        Err(ToolError::Rejected { stderr, .. }) => {
+            // A batch fails as a whole, but a half-made probe table must not stay.
+            let _ = run(&["nft", "delete", "table", "inet", "fwbench_ftprobe"], None);
+            Err(ToolError::Unavailable(flowtable_unavailable(&stderr)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A batch with its flowtable devices' placeholder replaced by the interfaces of this
+/// namespace that route to the addresses it names; `None` when it has none.
+fn with_flowtable_devices(text: &str) -> Result<Option<String>, ToolError> {
+    let Some(at) = text.find(FLOWTABLE_DEVICES) else {
+        return Ok(None);
+    };
+    let rest = &text[at + FLOWTABLE_DEVICES.len()..];
+    let end = rest
+        .find('@')
+        .ok_or_else(|| ToolError::Io("unterminated flowtable devices placeholder".into()))?;
+    let mut devs: Vec<String> = vec![];
+    for a in rest[..end].split_whitespace() {
+        let addr: std::net::IpAddr = a
+            .parse()
+            .map_err(|_| ToolError::Io(format!("flowtable devices: bad address {a}")))?;
+        if let Some(d) = super::bpf_load::route_dev(addr).map_err(ToolError::Io)? {
+            if !devs.contains(&d) {
+                devs.push(d);
+            }
+        }
+    }
+    if devs.is_empty() {
+        return Err(ToolError::Io(format!(
+            "no interface of this namespace routes to {}: no device for the flowtable",
+            rest[..end].trim()
+        )));
+    }
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..at]);
+    out.push_str(&devs.join(", "));
+    out.push_str(&rest[end + 1..]);
+    Ok(Some(out))
 }
 
 /// nftables, one native rule per model rule (`collapse` false) or with filler runs
@@ -83,12 +162,26 @@ impl Backend for Nft {
         let (plan, mut out) = planned(self.engine, rs, self.collapse)?;
         out.install.push(Batch {
             tool: Tool::Nft,
-            text: nft_text(rs.ip, family, &plan, self.engine, opts.set_room)?,
+            text: nft_text(rs, family, &plan, self.engine, opts.set_room)?,
         });
         out.remove.push(remove(family));
         out.nft_family = opts.nft_family;
         out.settings = nft_settings(rs, family, &plan);
         Ok(out)
+    }
+
+    fn apply(&self, r: &Rendered) -> Result<(), ToolError> {
+        for b in &r.install {
+            match with_flowtable_devices(&b.text)? {
+                Some(text) => {
+                    // Detected, not assumed: the kernel is asked first.
+                    flowtable_probe()?;
+                    crate::tool::apply(&Batch { tool: b.tool, text })?
+                }
+                None => crate::tool::apply(b)?,
+            }
+        }
+        Ok(())
     }
 
     fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
@@ -250,6 +343,17 @@ fn hook_priority(hook: Hook) -> (&'static str, &'static str, i32) {
         Hook::ManglePrerouting => ("prerouting", "mangle", -150),
         Hook::FilterForward => ("forward", "filter", 0),
         Hook::FilterInput => ("input", "filter", 0),
+        Hook::NatPrerouting => ("prerouting", "dstnat", -100),
+        Hook::NatPostrouting => ("postrouting", "srcnat", 100),
+    }
+}
+
+/// The type of a base chain: nat for the NAT hooks, else filter.
+fn chain_type(hook: Hook) -> &'static str {
+    if hook.is_nat() {
+        "nat"
+    } else {
+        "filter"
     }
 }
 
@@ -310,12 +414,13 @@ fn mask(ip: Ip, len: u8) -> String {
 
 /// The whole `nft -f` batch: replace `table <family> fwbench` atomically.
 fn nft_text(
-    ip: Ip,
+    rs: &RuleSet,
     family: &str,
     plan: &Plan,
     engine: Engine,
     room: u32,
 ) -> Result<String, RenderError> {
+    let ip = rs.ip;
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let rules = plan.chains.iter().map(|c| c.rules.len()).sum::<usize>();
     let mut t = String::with_capacity(256 + 48 * elements + 96 * rules);
@@ -348,12 +453,23 @@ fn nft_text(
         }
         t.push_str("  }\n");
     }
+    if plan.rules().any(|r| r.action == Action::Offload) {
+        // The fast path of the forward hook; its devices are the gateway's interfaces.
+        let towards: Vec<String> = rs.ingress.iter().map(|a| a.to_string()).collect();
+        let _ = writeln!(
+            t,
+            "  flowtable {NFT_FLOWTABLE} {{\n    hook ingress priority 0; \
+             devices = {{ {FLOWTABLE_DEVICES} {}@ }};\n  }}",
+            towards.join(" ")
+        );
+    }
     for c in &plan.chains {
         let (hook, priority, _) = hook_priority(c.hook);
         let _ = writeln!(t, "  chain {} {{", nft_chain(c.hook));
         let _ = writeln!(
             t,
-            "    type filter hook {hook} priority {priority}; policy accept;"
+            "    type {} hook {hook} priority {priority}; policy accept;",
+            chain_type(c.hook)
         );
         for r in &c.rules {
             t.push_str("    ");
@@ -428,6 +544,21 @@ fn nft_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), Rend
             let _ = write!(t, "meta mark set {n}");
         }
         Action::Notrack => t.push_str("notrack"),
+        // `snat ip to` names the address family, which an inet table needs.
+        Action::Snat(a) => {
+            let _ = write!(t, "snat {fam} to {a}");
+        }
+        Action::Masquerade => t.push_str("masquerade"),
+        Action::Dnat(a, port) => {
+            let _ = match (a, port) {
+                (std::net::IpAddr::V4(a), Some(p)) => write!(t, "dnat ip to {a}:{p}"),
+                (std::net::IpAddr::V6(a), Some(p)) => write!(t, "dnat ip6 to [{a}]:{p}"),
+                (a, None) => write!(t, "dnat {fam} to {a}"),
+            };
+        }
+        Action::Offload => {
+            let _ = write!(t, "flow add @{NFT_FLOWTABLE}");
+        }
     }
     Ok(())
 }

@@ -24,6 +24,8 @@ pub fn ipt_chain(hook: Hook) -> &'static str {
         Hook::ManglePrerouting => "FWBENCH-MANGLE",
         Hook::FilterForward => "FWBENCH-FORWARD",
         Hook::FilterInput => "FWBENCH-INPUT",
+        Hook::NatPrerouting => "FWBENCH-DNAT",
+        Hook::NatPostrouting => "FWBENCH-SNAT",
     }
 }
 
@@ -294,10 +296,13 @@ fn ipt_table(hook: Hook) -> (&'static str, &'static str) {
         Hook::ManglePrerouting => ("mangle", "PREROUTING"),
         Hook::FilterForward => ("filter", "FORWARD"),
         Hook::FilterInput => ("filter", "INPUT"),
+        Hook::NatPrerouting => ("nat", "PREROUTING"),
+        Hook::NatPostrouting => ("nat", "POSTROUTING"),
     }
 }
 
-/// Tables used by a plan, each with its chains, in `*raw`, `*mangle`, `*filter` order.
+/// Tables used by a plan, each with its chains, in `*raw`, `*mangle`, `*nat`, `*filter`
+/// order (the order of [`Hook::ALL`], a table's chains together).
 fn ipt_tables(plan: &Plan) -> Vec<(&'static str, Vec<&PlanChain>)> {
     let mut tables: Vec<(&'static str, Vec<&PlanChain>)> = vec![];
     for c in &plan.chains {
@@ -403,6 +408,28 @@ fn ipt_rule(
             let _ = write!(t, " -j MARK --set-mark {n}");
         }
         Action::Notrack => t.push_str(" -j CT --notrack"),
+        Action::Snat(a) => {
+            let _ = write!(t, " -j SNAT --to-source {a}");
+        }
+        Action::Masquerade => t.push_str(" -j MASQUERADE"),
+        Action::Dnat(a, port) => {
+            let _ = match (a, port) {
+                (std::net::IpAddr::V4(a), Some(p)) => {
+                    write!(t, " -j DNAT --to-destination {a}:{p}")
+                }
+                (std::net::IpAddr::V6(a), Some(p)) => {
+                    write!(t, " -j DNAT --to-destination [{a}]:{p}")
+                }
+                (a, None) => write!(t, " -j DNAT --to-destination {a}"),
+            };
+        }
+        Action::Offload => {
+            return Err(RenderError::Unsupported {
+                engine,
+                feature: "a flowtable (model flowtable)".into(),
+                hint: " (use nft or nft-set)".into(),
+            })
+        }
     }
     Ok(())
 }

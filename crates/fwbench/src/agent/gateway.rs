@@ -4,8 +4,10 @@
 //! Owns: what the gateway changes in its namespace and undoing it. The guard is built
 //! step by step, so a setup that fails half-way undoes what it did; its drop undoes
 //! everything exactly once, in reverse order, on every path (stop, teardown, failed
-//! setup, controller gone). Must not: touch a table, set or sysctl it did not make
-//! or change (the one exception is in [`super::netstate`]).
+//! setup, controller gone); for a NAT model, the connection-tracking entries of the
+//! client network's flows (fwbench's traffic only), forgotten before and after.
+//! Must not: touch a table, set or sysctl it did not make or change (the one
+//! exception is in [`super::netstate`]).
 
 use super::netstate::{self, sysctl_path};
 use super::{error, Progress, RoleRun};
@@ -126,6 +128,11 @@ pub struct GatewayGuard {
     rules: Option<firewall::install::Installed>,
     /// Proxy mode: the TCP relay while it runs.
     proxy: Option<Proxy>,
+    /// A NAT rule set's client network: its connection-tracking entries are forgotten
+    /// before the rules go in and after they come out (a flow's NAT binding lives in
+    /// its entry, which outlives the rules: a later trial of the same flows would be
+    /// translated — or not — by the earlier trial's rules).
+    forget: Option<firewall::Prefix>,
     /// This host's crash marker: each change is noted before it is made.
     marker: Option<crate::host::marker::Marker>,
 }
@@ -141,6 +148,7 @@ impl GatewayGuard {
             rps: vec![],
             rules: None,
             proxy: None,
+            forget: None,
             marker: Some(crate::host::marker::Marker::create("gateway agent")),
         }
     }
@@ -238,6 +246,11 @@ impl GatewayGuard {
         let rendered = firewall::request::render_with_room(request, room)
             .map_err(|e| error(ErrorKind::BadSetup, e.to_string()))?;
         self.note([crate::host::marker::Item::Rules]);
+        let nat = request.spec.as_ref().is_some_and(|s| s.model.is_nat());
+        if let (true, Some(a)) = (nat, &request.addressing) {
+            forget_flows(a.client_net).map_err(|e| error(ErrorKind::BadSetup, e))?;
+            self.forget = Some(a.client_net);
+        }
         let installed = firewall::install::install(&rendered).map_err(|e| {
             let kind = match e {
                 InstallError::Tool(ToolError::MissingTool { .. } | ToolError::Rejected { .. }) => {
@@ -274,6 +287,11 @@ impl GatewayGuard {
             .rules
             .take()
             .map(|r| Box::new(firewall::report::stop(r, changed_elements)));
+        if let Some(net) = self.forget.take() {
+            if let Err(e) = forget_flows(net) {
+                tracing::error!("{e}");
+            }
+        }
         let proxy = self.proxy.take().map(Proxy::stop);
         let residue = self.undo().unwrap_or_default();
         (firewall, proxy, residue)
@@ -288,6 +306,11 @@ impl GatewayGuard {
         if let Some(rules) = self.rules.take() {
             if let Err(e) = rules.remove() {
                 tracing::error!("removing fwbench's rules: {e}");
+            }
+        }
+        if let Some(net) = self.forget.take() {
+            if let Err(e) = forget_flows(net) {
+                tracing::error!("{e}");
             }
         }
         while let Some((path, old)) = self.rps.pop() {
@@ -319,6 +342,31 @@ impl GatewayGuard {
 impl Drop for GatewayGuard {
     fn drop(&mut self) {
         self.undo();
+    }
+}
+
+/// Delete the connection-tracking entries of flows from `net` (the testbed's client
+/// network, which only fwbench's traffic uses) in this namespace, with `conntrack -D`.
+fn forget_flows(net: firewall::Prefix) -> Result<(), String> {
+    let family = if net.addr.is_ipv4() { "ipv4" } else { "ipv6" };
+    let net = net.to_string();
+    let args = ["-D", "-f", family, "-s", net.as_str()];
+    let f = crate::process::Cmd::new("conntrack", &args)
+        .c_locale()
+        .timeout(std::time::Duration::from_secs(30))
+        .finish()
+        .map_err(|e| {
+            format!(
+                "a NAT model forgets the flows of earlier trials with conntrack (package \
+                 conntrack): {}",
+                e.one_line()
+            )
+        })?;
+    // Exit 1 with "0 flow entries have been deleted" when there were none.
+    if f.success() || f.stderr.contains("flow entries have been deleted") {
+        Ok(())
+    } else {
+        Err(format!("conntrack -D -s {net}: {}", f.stderr.trim()))
     }
 }
 

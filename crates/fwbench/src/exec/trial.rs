@@ -60,6 +60,9 @@ pub fn run_trial(
             if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {
                 outcome.judge_aim(aim);
             }
+            if let Some(expected) = nat_sources(tb, p) {
+                outcome.judge_nat(p.model.name(), &expected);
+            }
             if let Some(e) = teardown_err {
                 outcome.status = Status::Failed;
                 outcome.error = Some(format!("teardown: {e:#}"));
@@ -75,6 +78,27 @@ pub fn run_trial(
         }
     }
     Ok(outcome)
+}
+
+/// The source addresses the server may see in a NAT trial (`None`: no NAT check):
+/// the gateway's server-side address after source NAT, the clients' own after
+/// destination NAT. Only where a NAT rule matches (engine none installs nothing).
+fn nat_sources(tb: &dyn Testbed, p: &TrialParams) -> Option<Vec<std::net::IpAddr>> {
+    use firewall::models::Position;
+    if !p.model.is_nat() || p.engine == firewall::Engine::None || p.position == Position::None {
+        return None;
+    }
+    Some(if p.model.aims_at_gateway() {
+        (1..=p.clients.max(1))
+            .map(|i| tb.client_addr(p.family, i))
+            .collect()
+    } else {
+        // Source NAT (snat, masquerade) to the gateway's address on the server side,
+        // or the one chosen.
+        vec![p
+            .nat_to
+            .unwrap_or_else(|| crate::testbed::addr::gateway_server_side(p.family))]
+    })
 }
 
 /// What a trial accumulates while it runs, kept also when it fails part-way.

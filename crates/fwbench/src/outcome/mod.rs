@@ -232,6 +232,91 @@ impl Outcome {
         ));
     }
 
+    /// The NAT models' check (issue 26). Sessions: the NAT rule counted one packet per
+    /// session. Flood and flow trials with a socket sink:
+    /// the server saw every packet from an `expected` source (source NAT: the
+    /// gateway's server-side address; destination NAT: the clients' own addresses,
+    /// and something arrived although the client aimed at the gateway), and the NAT
+    /// rule's counter, which sees a flow's first packet only, counted between the
+    /// flows the sink saw and the flows the client sent. Otherwise `failed`, saying
+    /// what the server saw.
+    pub fn judge_nat(&mut self, model: &str, expected: &[std::net::IpAddr]) {
+        if self.status != Status::Ok {
+            return;
+        }
+        if let Some(c) = self.conn() {
+            // Sessions: each one a new connection, whose first packet (SYN) the NAT rule
+            // counts; a failed session may or may not have reached it.
+            if c.mode != proto::ConnMode::Sessions {
+                return;
+            }
+            let (lo, hi, failed) = (c.sessions, c.sessions + c.failed, c.failed);
+            let nat = self
+                .firewall()
+                .and_then(|f| f.verdicts.as_ref())
+                .map(|v| v.matched_packets);
+            if let Some(n) = nat.filter(|n| *n < lo || *n > hi) {
+                self.status = Status::Failed;
+                self.error = Some(format!(
+                    "model {model}: the NAT rule counted {n} new flows for {lo} sessions \
+                     ({failed} failed)"
+                ));
+            }
+            return;
+        }
+        let Some(k) = self.packet() else { return };
+        if k.counted_at != "sink" {
+            return;
+        }
+        let sources = k.nat.as_ref().map_or(&[][..], |n| &n.sources[..]);
+        let other = k.nat.as_ref().map_or(0, |n| n.other_sources);
+        let seen: u64 = sources.iter().map(|s| s.packets).sum::<u64>() + other;
+        let mut strangers: Vec<String> = sources
+            .iter()
+            .filter(|s| !expected.contains(&s.addr))
+            .map(|s| format!("{} ({} packets)", s.addr, s.packets))
+            .collect();
+        // Past the sink's first MAX_SOURCES addresses only a count is kept: a stranger
+        // unless every expected address could have been among those counted.
+        if other > 0 && expected.len() < proto::MAX_SOURCES {
+            strangers.push(format!("{other} packets from further addresses"));
+        }
+        let want: Vec<String> = expected.iter().map(|a| a.to_string()).collect();
+        let sent_flows = k.flows.iter().filter(|f| f.sent > 0).count() as u64;
+        let rx_flows = k.flows.iter().filter(|f| f.received > 0).count() as u64;
+        let problem = if k.received == 0 {
+            Some(format!(
+                "model {model}: no packet reached the server through the NAT"
+            ))
+        } else if seen == 0 {
+            Some(format!(
+                "model {model}: the sink reported no source addresses to check"
+            ))
+        } else if !strangers.is_empty() {
+            Some(format!(
+                "model {model}: the server saw source {} (expected only {})",
+                strangers.join(", "),
+                want.join(", ")
+            ))
+        } else {
+            let nat = self
+                .firewall()
+                .and_then(|f| f.verdicts.as_ref())
+                .map(|v| v.matched_packets);
+            match nat {
+                Some(n) if n < rx_flows || n > sent_flows => Some(format!(
+                    "model {model}: the NAT rule counted {n} new flows, but the sink saw \
+                     {rx_flows} and the client sent {sent_flows}"
+                )),
+                _ => None,
+            }
+        };
+        if let Some(p) = problem {
+            self.status = Status::Failed;
+            self.error = Some(p);
+        }
+    }
+
     /// A trial aimed at an imported rule (`N` or `CHAIN:N`) whose counter stayed 0
     /// missed it: `failed`, naming the rule that took the traffic instead.
     pub fn judge_aim(&mut self, aim: &str) {

@@ -51,6 +51,8 @@ pub struct TrialParams {
     /// Table family of the nft engines: inet (the default, left out so the keys of
     /// trials from before this axis stay the same) or ip (`table ip`/`ip6`).
     pub nft_family: firewall::NftFamily,
+    /// Model `snat`: the address to translate to (default: the gateway's server-side).
+    pub nat_to: Option<std::net::IpAddr>,
     /// Ruleset file for model `import`.
     pub import: Option<String>,
     /// What traffic the trial sends, with its family's parameters.
@@ -152,6 +154,8 @@ struct KeyForm<'a> {
     #[serde(skip_serializing_if = "firewall::NftFamily::is_default")]
     nft_family: firewall::NftFamily,
     #[serde(skip_serializing_if = "Option::is_none")]
+    nat_to: Option<std::net::IpAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     import: Option<&'a str>,
     /// The trial's name (echo trials omit it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -188,6 +192,7 @@ impl Serialize for TrialParams {
             position: self.position,
             chain: self.chain,
             nft_family: self.nft_family,
+            nat_to: self.nat_to,
             import: self.import.as_deref(),
             workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
             packet: self.packet(),

@@ -232,6 +232,7 @@ axes! {
     topology: Topology, ALL, "forward, direct (null firewall), input (rules in INPUT), proxy", default(_) "forward", parse(t, _) t.parse();
     engine: firewall::Engine, ALL, "none, nft, nft-set, iptables-legacy, iptables-nft, ipset-legacy, ipset-nft, xdp, xdp-map, xdp-generic, tc-bpf", default(_) "none", parse(t, _) engine(t);
     nft_family: firewall::NftFamily, ALL, "table family of the nft engines: inet (as distributions ship; an implicit protocol check per address match) or ip (table ip / ip6)", default(_) "inet", parse(t, _) nft_family(t);
+    nat_to: Option<IpAddr>, ALL, "model snat: translate to this address of the client network (198.18.0.3 …) instead of the gateway's server-side address", default(_) "", parse(t, _) opt_addr(t);
     model: Model, ALL, "the rule-set model (linear, raw-filler, conntrack, seed000-f2, …; a wrong name lists them all)", default(_) "linear", parse(t, _) model(t);
     rules: u32, ALL, "filler rule count of the model", default(_) "0", parse(t, _) rule_count(t);
     position: Position, ALL, "where the matching rule sits among the fillers: first, middle, last, none", default(_) "last", parse(t, _) position(t);
@@ -393,6 +394,7 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
         position: v.position,
         chain: chain_of(v.topology),
         nft_family: v.nft_family,
+        nat_to: v.nat_to,
         import: v.import.clone(),
         kind,
         search,

@@ -17,7 +17,8 @@ pub struct FirewallArgs {
     #[arg(long, default_value = "none", value_parser = engine)]
     pub engine: firewall::Engine,
     /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, raw-drop, filter-drop,
-    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, import
+    /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, snat, masquerade, dnat
+    /// (NAT: N filler NAT rules, then the translating one; dnat: the client aims at the gateway), flowtable (nft), import
     /// [default: linear, or import with --import]
     #[arg(long, value_parser = model)]
     pub model: Option<firewall::models::Model>,
@@ -36,6 +37,9 @@ pub struct FirewallArgs {
     /// Table family of the nft engines: inet (as distributions ship; every ip match also checks the protocol family) or ip (table ip for IPv4, ip6 for IPv6)
     #[arg(long, default_value = "inet", value_parser = crate::params::values::nft_family)]
     pub nft_family: firewall::NftFamily,
+    /// Model snat: translate to this address of the client network (198.18.0.3 …, 2001:2:0:1::3 …) instead of the gateway's server-side address
+    #[arg(long, value_name = "ADDR")]
+    pub nat_to: Option<std::net::IpAddr>,
 }
 
 impl FirewallArgs {
@@ -94,6 +98,7 @@ impl FirewallArgs {
         v.rules = self.rules;
         v.position = self.position;
         v.nft_family = self.nft_family;
+        v.nat_to = self.nat_to;
         v.import = self.import.clone();
         v.topology = topo.unwrap_or(Topology::Forward);
         Ok(())

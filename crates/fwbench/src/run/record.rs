@@ -39,7 +39,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
     rec.updates = o
         .packet()
         .and_then(|p| p.events.as_ref())
-        .map(crate::workloads::events::records)
+        .map(|e| crate::workloads::events::records(e))
         .unwrap_or_default();
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
         engine: f.engine.to_string(),

@@ -40,6 +40,15 @@ pub fn destination(family: Family, i: u32) -> IpAddr {
     }
 }
 
+/// The gateway's address on the server side (the server's next hop; source NAT
+/// translates to it).
+pub fn gateway_server_side(family: Family) -> IpAddr {
+    match family {
+        Family::V4 => "198.19.0.1".parse().expect("literal"),
+        Family::V6 => "2001:2:0:2::1".parse().expect("literal"),
+    }
+}
+
 pub fn server(family: Family) -> IpAddr {
     match family {
         Family::V4 => SERVER_V4.parse().expect("literal"),

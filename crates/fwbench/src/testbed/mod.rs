@@ -101,3 +101,15 @@ pub trait Testbed {
         Ok(false)
     }
 }
+
+/// Where the client of trial `p` aims its traffic: the server, or the gateway's
+/// client-side address when the model's gateway forwards it there (destination NAT,
+/// model `dnat`; engine none installs no rule, so its client aims at the server). The
+/// server listens on its own address either way.
+pub fn aim_addr(tb: &dyn Testbed, p: &crate::params::TrialParams) -> IpAddr {
+    if p.model.aims_at_gateway() && p.engine != firewall::Engine::None {
+        tb.gateway_addr(p.family)
+    } else {
+        tb.server_addr(p.family)
+    }
+}

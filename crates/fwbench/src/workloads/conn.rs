@@ -135,7 +135,8 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     });
     let (target, port) = match &proxy {
         Some(x) => (x.listen, x.port),
-        None => (server_addr, CONN_PORT),
+        None if input => (server_addr, CONN_PORT),
+        None => (crate::testbed::aim_addr(tb, p), CONN_PORT),
     };
     let objects = if p.workload() == Workload::Http {
         vec![k.size]

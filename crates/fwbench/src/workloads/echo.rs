@@ -226,7 +226,7 @@ impl Traffic for Echo {
                     sources: (1..=p.clients)
                         .map(|i| tb.client_addr(p.family, i))
                         .collect(),
-                    server,
+                    server: crate::testbed::aim_addr(tb, p),
                     port: ECHO_PORT,
                     frame: p.frame,
                     seed: p.seed,

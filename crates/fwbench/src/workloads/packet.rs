@@ -197,6 +197,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     };
     let payload = k.payload(p.family).map_err(crate::error::usage)?;
     let server = tb.server_addr(p.family);
+    let aim_at = crate::testbed::aim_addr(tb, p);
     let clients: Vec<_> = (1..=p.clients.max(1))
         .map(|i| tb.client_addr(p.family, i))
         .collect();
@@ -235,7 +236,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
                     .and_then(|a| a.src)
                     .or(k.src)
                     .unwrap_or_else(|| tb.client_addr(p.family, 1)),
-                server,
+                server: aim_at,
                 port,
                 payload,
                 count: k.count,
@@ -276,7 +277,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     let source = RoleSpec::UdpSource(UdpSourceSpec {
         sources: source_addrs,
         src_port,
-        dst: server,
+        dst: aim_at,
         dsts,
         dst_port,
         flows: k.flows,
@@ -313,6 +314,8 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         flows: k.flows,
         payload,
         bin_ns: crate::workloads::events::bin_ns(k),
+        // The NAT models' check: which source addresses the server saw.
+        sources: p.model.is_nat() && k.sink == SinkKind::Socket,
     }));
     Ok((sink, source))
 }
@@ -408,9 +411,12 @@ pub struct PacketSummary {
     /// The sink namespace's interface counters (backlog drops on delivery show here).
     pub sink_interfaces: Vec<proto::IfCounters>,
     pub flows: Vec<FlowSummary>,
+    /// NAT models: what the server saw (absent for the other models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nat: Option<Box<NatSeen>>,
     /// Gateway events and what the traffic felt (issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<crate::workloads::events::EventsSummary>,
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
     /// Which role set the rate: sender, gateway, sink or nothing (issue 28); absent in
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -496,6 +502,21 @@ impl MixSummary {
             )
         })
     }
+}
+
+/// What the server of a NAT trial saw (issue 26).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct NatSeen {
+    /// Packets per source address (the translated source after source NAT), most
+    /// first, at most `proto::MAX_SOURCES` addresses.
+    pub sources: Vec<proto::SourceRx>,
+    /// Packets from further addresses.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_sources: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -707,6 +728,12 @@ pub fn summarise_packet(
         kernel: sink.kernel,
         sink_interfaces: sink.interfaces.clone(),
         flows,
+        nat: (!sink.sources.is_empty()).then(|| {
+            Box::new(NatSeen {
+                sources: sink.sources.clone(),
+                other_sources: sink.other_sources,
+            })
+        }),
         events: {
             // Flow i sends from sources[i % len] (as `specs` builds them).
             let sources: Vec<std::net::IpAddr> = match k.src {
@@ -715,7 +742,7 @@ pub fn summarise_packet(
                     .map(|i| tb.client_addr(p.family, i))
                     .collect(),
             };
-            crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway)
+            crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway).map(Box::new)
         },
     })
 }
@@ -1289,7 +1316,7 @@ mod tests {
             marker: true,
             error: None,
         };
-        s.events = Some(EventsSummary {
+        s.events = Some(Box::new(EventsSummary {
             bin_ns: 1_000_000,
             marker_src: None,
             updates: vec![UpdateEffect {
@@ -1303,7 +1330,7 @@ mod tests {
             }],
             bins_lost: 0,
             unbinned_lost: 0,
-        });
+        }));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
         // earlier than the raw stamps say.

@@ -503,6 +503,8 @@ pub struct MmsgRecv {
     buf: Vec<u8>,
     slot: usize,
     ctrl: Vec<u64>,
+    /// Each datagram's source address, when asked for (`with_sources`).
+    names: Vec<libc::sockaddr_storage>,
     iov: Vec<libc::iovec>,
     hdr: Vec<libc::mmsghdr>,
 }
@@ -545,10 +547,38 @@ impl MmsgRecv {
             buf: vec![0; batch * slot],
             slot,
             ctrl: vec![0; batch * CTRL_WORDS],
+            names: vec![],
             // SAFETY: plain C structs; all-zero is a valid value.
             iov: vec![unsafe { std::mem::zeroed() }; batch],
             // SAFETY: as above.
             hdr: vec![unsafe { std::mem::zeroed() }; batch],
+        }
+    }
+
+    /// Also learn each datagram's source address ([`MmsgRecv::source`]).
+    pub fn with_sources(mut self) -> Self {
+        // SAFETY: sockaddr_storage is a plain C struct; all-zero is a valid value.
+        self.names = vec![unsafe { std::mem::zeroed() }; self.hdr.len()];
+        self
+    }
+
+    /// Source address of datagram `i` of the last `recv` (with `with_sources`).
+    pub fn source(&self, i: usize) -> Option<std::net::IpAddr> {
+        let name = self.names.get(i)?;
+        let len = self.hdr[i].msg_hdr.msg_namelen as usize;
+        match i32::from(name.ss_family) {
+            libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
+                // SAFETY: the kernel wrote a sockaddr_in (family AF_INET, length
+                // checked) into our sockaddr_storage, which is larger and aligned for it.
+                let a = unsafe { &*(name as *const _ as *const libc::sockaddr_in) };
+                Some(std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)).into())
+            }
+            libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
+                // SAFETY: as above, a sockaddr_in6.
+                let a = unsafe { &*(name as *const _ as *const libc::sockaddr_in6) };
+                Some(std::net::Ipv6Addr::from(a.sin6_addr.s6_addr).into())
+            }
+            _ => None,
         }
     }
 
@@ -571,8 +601,13 @@ impl MmsgRecv {
             };
             point_at(h, v, Some(c));
         }
-        // SAFETY: every header points at its own `slot`-byte region of `buf` and its
-        // own control words, alive and exclusively borrowed for the call.
+        for (h, n) in self.hdr.iter_mut().zip(self.names.iter_mut()) {
+            h.msg_hdr.msg_name = n as *mut libc::sockaddr_storage as *mut libc::c_void;
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as _;
+        }
+        // SAFETY: every header points at its own `slot`-byte region of `buf`, its
+        // own control words and (with sources) its own sockaddr_storage, alive and
+        // exclusively borrowed for the call.
         // MSG_WAITFORONE: return once one datagram arrived.
         let r = unsafe {
             libc::recvmmsg(
