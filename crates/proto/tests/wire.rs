@@ -167,6 +167,7 @@ fn role_specs() -> Vec<RoleSpec> {
                 dst_mac: "02:00:00:00:00:01".into(),
                 xdp: false,
             }),
+            new_flows: false,
         }),
         RoleSpec::UdpSink(UdpSinkSpec {
             listen: ip("2001:2::1"),

@@ -29,6 +29,9 @@ use std::time::Duration;
 
 /// Most flows a source may have (one socket each).
 pub const MAX_FLOWS: u32 = 4096;
+/// Most new flows a source may offer (`new_flows`: a socket at a time; the payload
+/// header names a flow in 16 bits).
+pub const MAX_NEW_FLOWS: u32 = 65_535;
 /// Most sender or sink threads.
 pub const MAX_THREADS: u32 = 64;
 pub const MAX_BATCH: u32 = 1024;
@@ -39,8 +42,16 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.sources.is_empty() {
         return bad("a UDP source needs at least one source address".into());
     }
-    if spec.flows == 0 || spec.flows > MAX_FLOWS {
-        return bad(format!("flows must be 1..{MAX_FLOWS}, not {}", spec.flows));
+    let max_flows = if spec.new_flows {
+        MAX_NEW_FLOWS
+    } else {
+        MAX_FLOWS
+    };
+    if spec.flows == 0 || spec.flows > max_flows {
+        return bad(format!("flows must be 1..{max_flows}, not {}", spec.flows));
+    }
+    if spec.new_flows && spec.raw.is_some() {
+        return bad("new flows are sent from UDP sockets, not the raw sender".into());
     }
     if spec.threads == 0 || spec.threads > MAX_THREADS {
         return bad(format!(
@@ -57,7 +68,12 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.batch == 0 || spec.batch > MAX_BATCH {
         return bad(format!("batch must be 1..{MAX_BATCH}, not {}", spec.batch));
     }
-    if spec.src_port as u32 + spec.flows > 65_536 {
+    let ports = if spec.new_flows {
+        spec.flows.div_ceil(spec.sources.len() as u32)
+    } else {
+        spec.flows
+    };
+    if spec.src_port as u32 + ports > 65_536 {
         return bad(format!(
             "{} flows from port {} run past port 65535",
             spec.flows, spec.src_port
@@ -90,6 +106,8 @@ struct Flow {
 
 enum Out {
     Socket(Socket),
+    /// A new flow: its socket is opened when it sends, and closed after.
+    New(SocketAddr, SocketAddr),
     Raw(crate::packet::UdpTemplate),
 }
 
@@ -133,12 +151,15 @@ impl UdpSource {
         };
         let mut per_thread: Vec<Vec<Flow>> = (0..spec.threads).map(|_| Vec::new()).collect();
         for i in 0..spec.flows {
+            let n = spec.sources.len() as u32;
+            let port = if spec.new_flows { i / n } else { i };
             let src = SocketAddr::new(
-                spec.sources[i as usize % spec.sources.len()],
-                spec.src_port + i as u16,
+                spec.sources[(i % n) as usize],
+                spec.src_port + port as u16,
             );
             let dst = SocketAddr::new(spec.dst, spec.dst_port);
             let out = match raw_macs {
+                None if spec.new_flows => Out::New(src, dst),
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
                     crate::packet::UdpTemplate::new(smac, dmac, src, dst, spec.payload as usize)
@@ -170,6 +191,7 @@ impl UdpSource {
                 raw: raw_socks.pop(),
                 payload: spec.payload as usize,
                 batch: spec.batch as usize,
+                new_flows: spec.new_flows,
                 pps: thread_pps,
                 // Threads interleave: thread j starts j packets (of the total rate) late.
                 phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
@@ -259,11 +281,23 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
     Ok(s)
 }
 
+/// A new flow's socket: bound and connected, with the default buffers (it sends one
+/// datagram and is closed).
+fn flow_socket_new(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError> {
+    let s = sys::udp_socket(&src)?;
+    let ctx = |what: &str, e| TrafficError::io(format!("{what} {src} → {dst}"), e);
+    s.bind(&src.into()).map_err(|e| ctx("bind", e))?;
+    s.connect(&dst.into()).map_err(|e| ctx("connect", e))?;
+    Ok(s)
+}
+
 struct Worker {
     flows: Vec<Flow>,
     raw: Option<crate::sys::rawsock::RawSender>,
     payload: usize,
     batch: usize,
+    /// Each flow sends one datagram, then the thread ends.
+    new_flows: bool,
     pps: Option<f64>,
     phase_ns: u64,
 }
@@ -283,7 +317,7 @@ impl Worker {
         sys::tight_timer_slack();
         let frame_len = match self.flows[0].out {
             Out::Raw(ref t) => t.frame_len(),
-            Out::Socket(_) => self.payload,
+            Out::Socket(_) | Out::New(..) => self.payload,
         };
         // Slots: the payloads (socket path) or whole frames (raw path).
         let mut slots = vec![0u8; self.batch * frame_len.max(1)];
@@ -306,7 +340,13 @@ impl Worker {
             }
             let now = sys::monotonic_ns();
             last_now = now;
-            let n = pacer.due(now, self.batch as u64) as usize;
+            let mut n = pacer.due(now, self.batch as u64) as usize;
+            if self.new_flows {
+                if rr == self.flows.len() {
+                    break; // every flow has sent its datagram
+                }
+                n = n.min(1);
+            }
             if n == 0 {
                 let wait = pacer.wait_ns(now);
                 if wait > 200_000 {
@@ -326,7 +366,9 @@ impl Worker {
             }
             let nflows = self.flows.len();
             let flow = &mut self.flows[rr];
-            rr = (rr + 1) % nflows;
+            if !self.new_flows {
+                rr = (rr + 1) % nflows;
+            }
             for k in 0..n {
                 let probe = Probe {
                     flow: flow.id,
@@ -339,7 +381,7 @@ impl Worker {
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
-                    Out::Socket(_) => probe.emit(slot),
+                    Out::Socket(_) | Out::New(..) => probe.emit(slot),
                     Out::Raw(t) => {
                         probe.emit(&mut payload);
                         ip_id = ip_id.wrapping_add(1);
@@ -352,6 +394,10 @@ impl Worker {
                 .collect();
             let r = match (&flow.out, self.raw.as_mut()) {
                 (Out::Socket(s), _) => mm.send(s, &bufs),
+                (Out::New(src, dst), _) => {
+                    let s = flow_socket_new(*src, *dst)?;
+                    mm.send(&s, &bufs)
+                }
                 (Out::Raw(_), Some(raw)) => raw.send_batch(&bufs),
                 (Out::Raw(_), None) => {
                     return Err(TrafficError::BadSpec(
@@ -365,6 +411,9 @@ impl Worker {
                     std::thread::yield_now();
                 }
                 Ok(sent) => {
+                    if self.new_flows {
+                        rr += 1; // the next flow; a failed send retries this one
+                    }
                     flow.seq = flow.seq.wrapping_add(sent as u32);
                     flow.sent += sent as u64;
                     res.sent.frames += sent as u64;
@@ -884,6 +933,7 @@ mod tests {
             threads: 1,
             batch: 32,
             raw: None,
+            new_flows: false,
         };
         assert!(check_source(&good).is_ok());
         let e = |f: &dyn Fn(&mut UdpSourceSpec)| {
@@ -902,5 +952,21 @@ mod tests {
             s.flows = 2
         })
         .contains("past port 65535"));
+        // New flows: many more flows, spread over the sources' ports; no raw sender.
+        assert!(e(&|s| s.flows = 8000).contains("flows must be"));
+        let mut n = good.clone();
+        n.new_flows = true;
+        n.flows = 8000;
+        assert!(check_source(&n).is_ok());
+        n.flows = 40_000;
+        assert!(check_source(&n).unwrap_err().to_string().contains("past port"));
+        n.sources.push("198.18.1.2".parse().unwrap());
+        assert!(check_source(&n).is_ok());
+        n.raw = Some(proto::RawPath {
+            ifname: "c0".into(),
+            dst_mac: "02:00:00:00:00:01".into(),
+            xdp: false,
+        });
+        assert!(check_source(&n).unwrap_err().to_string().contains("raw"));
     }
 }

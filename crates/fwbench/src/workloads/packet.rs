@@ -233,6 +233,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.threads,
         batch: k.batch,
         raw,
+        new_flows: false,
     });
     let xdp = match k.sink {
         SinkKind::Xdp => Some(tb.server_interface().map(String::from).ok_or_else(|| {
