@@ -313,8 +313,9 @@ pub struct UdpSourceSpec {
     pub raw: Option<RawPath>,
     /// New flows (conntrack workloads): every flow sends exactly one datagram, from a
     /// socket opened for it, so each packet is a new 5-tuple; flow `i` then sends from
-    /// `sources[i % len]`, port `src_port + i / len`. The source ends when all flows
-    /// have sent.
+    /// `sources[i % len]`, port `src_port + i / len`, and its datagram is stamped flow 0,
+    /// sequence `i` (the sink sees one sequence: give it `flows: 1`). The source ends
+    /// when all flows have sent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub new_flows: bool,
 }

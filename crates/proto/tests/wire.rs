@@ -151,6 +151,7 @@ fn role_specs() -> Vec<RoleSpec> {
             }),
             // Empty: the pinned frame below stays what older controllers send.
             events: vec![],
+            conntrack: None,
         }),
         RoleSpec::UdpSource(UdpSourceSpec {
             sources: vec![ip("198.18.0.2")],
@@ -264,6 +265,8 @@ fn role_results() -> Vec<RoleResults> {
             residue: None,
             // Empty: likewise (no events scheduled).
             updates: vec![],
+            // None: likewise (no conntrack workload).
+            conntrack: None,
         }),
         RoleResults::UdpSource(UdpSourceResults {
             sent: c,

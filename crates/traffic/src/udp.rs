@@ -121,6 +121,8 @@ pub struct UdpSource {
     /// Datagrams sent so far, all threads (read while the trial runs).
     sent: Arc<std::sync::atomic::AtomicU64>,
     payload: u64,
+    /// New flows: the sending time ends with the last flow's datagram, not at the stop.
+    new_flows: bool,
 }
 
 #[derive(Default)]
@@ -168,7 +170,9 @@ impl UdpSource {
             };
             per_thread[(i % spec.threads) as usize].push(Flow {
                 id: i as u16,
-                seq: 0,
+                // New flows are one sequence to the sink (flow 0, seq = flow index), so
+                // it keeps one flow's state, not one per flow.
+                seq: if spec.new_flows { i } else { 0 },
                 sent: 0,
                 out,
             });
@@ -207,6 +211,7 @@ impl UdpSource {
             flows: spec.flows,
             sent,
             payload: spec.payload as u64,
+            new_flows: spec.new_flows,
         })
     }
 
@@ -235,6 +240,7 @@ impl UdpSource {
         // progress at the stop (a batch takes milliseconds through a slow gateway) is
         // counted, so its time is too.
         let mut ended_ns = stopped_ns;
+        let mut last_send_ns = 0;
         let mut first_err = None;
         for w in std::mem::take(&mut self.workers) {
             match w.join() {
@@ -244,6 +250,7 @@ impl UdpSource {
                     r.max_lag_ns = r.max_lag_ns.max(t.max_lag_ns);
                     r.send_errors += t.send_errors;
                     ended_ns = ended_ns.max(t.ended_ns);
+                    last_send_ns = last_send_ns.max(t.ended_ns);
                     for (f, n) in t.per_flow {
                         r.sent_per_flow[f as usize] = n;
                     }
@@ -256,6 +263,10 @@ impl UdpSource {
                         .get_or_insert(TrafficError::BadSpec("a sender thread panicked".into()));
                 }
             }
+        }
+        if self.new_flows && last_send_ns > t0 && r.sent.frames == u64::from(self.flows) {
+            // Every flow sent before the stop: the rate is over the time it took.
+            ended_ns = last_send_ns;
         }
         r.elapsed_ns = if t0 == 0 { 0 } else { ended_ns - t0 };
         match first_err {
@@ -371,7 +382,7 @@ impl Worker {
             }
             for k in 0..n {
                 let probe = Probe {
-                    flow: flow.id,
+                    flow: if self.new_flows { 0 } else { flow.id },
                     seq: flow.seq.wrapping_add(k as u32),
                     tx_ns: Some(stamp(if pacer.is_paced() {
                         pacer.intended_ns(first + k as u64)

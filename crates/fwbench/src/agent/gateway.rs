@@ -10,7 +10,7 @@
 use super::netstate::{self, sysctl_path};
 use super::{error, Progress, RoleRun};
 use proto::{
-    AgentError, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
+    AgentError, CtReport, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
     ProxySpec, Residue, RoleResults,
 };
 use std::path::PathBuf;
@@ -37,16 +37,29 @@ pub struct GatewayRole {
     in_force: Vec<(String, String)>,
     /// Interface counters at Start.
     interfaces: Vec<IfCounters>,
+    /// Conntrack: the settings in force (the report without counters), and the
+    /// counters at Start (when the spec asked for conntrack).
+    conntrack: Option<CtReport>,
 }
 
 impl GatewayRole {
     pub fn setup(spec: &GatewaySpec) -> Result<GatewayRole, AgentError> {
         // Each step is recorded in the guard as it succeeds; `?` drops the guard,
         // which undoes the steps done so far.
-        let mut guard = GatewayGuard::begin(spec.sysctls.iter().map(|(k, _)| k.clone()));
-        for (k, v) in &spec.sysctls {
+        let ct_sysctls = spec.conntrack.as_ref().map(ct_sysctls).unwrap_or_default();
+        let mut guard = GatewayGuard::begin(
+            spec.sysctls
+                .iter()
+                .chain(&ct_sysctls)
+                .map(|(k, _)| k.clone()),
+        );
+        for (k, v) in spec.sysctls.iter().chain(&ct_sysctls) {
             guard.set_sysctl(k, v)?;
         }
+        let conntrack = match &spec.conntrack {
+            Some(ct) => Some(guard.conntrack(ct)?),
+            None => None,
+        };
         let in_force = GATEWAY_SYSCTLS
             .iter()
             .filter_map(|k| {
@@ -76,6 +89,7 @@ impl GatewayRole {
             guard,
             in_force,
             interfaces: vec![],
+            conntrack,
         })
     }
 }
@@ -83,6 +97,9 @@ impl GatewayRole {
 impl RoleRun for GatewayRole {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();
+        if let Some(ct) = &mut self.conntrack {
+            ct.before = crate::host::conntrack::read_stats().unwrap_or_default();
+        }
         if let Some(e) = &mut self.events {
             e.start();
         }
@@ -99,8 +116,14 @@ impl RoleRun for GatewayRole {
             mut events,
             guard,
             in_force,
+            mut conntrack,
             ..
         } = *self;
+        // Read before the rules go (their removal does not touch the table, but the
+        // settings' restore may resize it).
+        if let Some(ct) = &mut conntrack {
+            ct.after = crate::host::conntrack::read_stats().unwrap_or_default();
+        }
         // The events' changes out first: the verdicts read the rule set as installed.
         let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
         let (firewall, proxy, residue) = guard.finish();
@@ -111,6 +134,7 @@ impl RoleRun for GatewayRole {
             proxy,
             residue: Some(Box::new(residue)),
             updates,
+            conntrack,
         }))
     }
 }
@@ -133,6 +157,8 @@ pub struct GatewayGuard {
     proxy: Option<Proxy>,
     /// This host's crash marker: each change is noted before it is made.
     marker: Option<crate::host::marker::Marker>,
+    /// The host's conntrack settings, held (lock taken, restored on undo).
+    ct_global: Option<crate::host::conntrack::Global>,
 }
 
 impl GatewayGuard {
@@ -147,6 +173,7 @@ impl GatewayGuard {
             rules: None,
             proxy: None,
             marker: Some(crate::host::marker::Marker::create("gateway agent")),
+            ct_global: None,
         }
     }
 
@@ -257,6 +284,82 @@ impl GatewayGuard {
         Ok(())
     }
 
+    /// Conntrack settings: each where this namespace may set it, else the host's
+    /// (global) value under [`crate::host::conntrack::LOCK`]; returns what is in force.
+    /// The namespace's timeouts were set as sysctls (`ct_sysctls`).
+    fn conntrack(&mut self, spec: &proto::CtSpec) -> Result<CtReport, AgentError> {
+        use crate::host::conntrack::{self as ct, Global};
+        // The module's hook must be loaded for the files to exist.
+        if !std::path::Path::new(ct::MAX).exists() {
+            return Err(error(
+                ErrorKind::Unavailable,
+                format!(
+                    "conntrack is not available in the gateway's namespace ({} missing): \
+                     load nf_conntrack (modprobe nf_conntrack)",
+                    ct::MAX
+                ),
+            ));
+        }
+        let mut scope = vec![];
+        let wanted = [
+            ("nf_conntrack_max", spec.max, ct::MAX, ct::MAX),
+            ("nf_conntrack_buckets", spec.buckets, ct::BUCKETS, ct::HASHSIZE),
+        ];
+        for (name, value, here, global) in wanted {
+            let Some(v) = value else { continue };
+            let v = v.to_string();
+            if ct::settable_here(here) && !own_netns_is_hosts() {
+                let key = format!("net.netfilter.{name}");
+                self.sysctl_names.push(key.clone());
+                self.set_sysctl(&key, &v)?;
+                scope.push((name.to_owned(), "netns".to_owned()));
+                continue;
+            }
+            if self.ct_global.is_none() {
+                let g = Global::hold()
+                    .map_err(|e| error(ErrorKind::Io, format!("conntrack settings: {e}")))?;
+                self.ct_global = Some(g);
+            }
+            let g = self.ct_global.as_mut().expect("held above");
+            g.set(global, &v).map_err(|e| {
+                error(
+                    ErrorKind::Io,
+                    format!("setting the host's {name} to {v} (global on this kernel): {e}"),
+                )
+            })?;
+            scope.push((name.to_owned(), "global".to_owned()));
+        }
+        if spec.flush {
+            if own_netns_is_hosts() {
+                tracing::warn!(
+                    "the gateway runs in its host's own namespace: its conntrack table is \
+                     not flushed (new flows of an earlier trial may still be in it)"
+                );
+            } else {
+                // The testbed's gateway namespace is fwbench's: its table holds only
+                // fwbench's flows.
+                crate::process::Cmd::new("conntrack", &["-F"])
+                    .run()
+                    .map_err(|e| {
+                        error(
+                            ErrorKind::Unavailable,
+                            format!(
+                                "emptying the gateway's conntrack table: {e} \
+                                 (conntrack-tools: apt-get install conntrack)"
+                            ),
+                        )
+                    })?;
+            }
+        }
+        Ok(CtReport {
+            max: ct::read_u64(ct::MAX).unwrap_or(0),
+            buckets: ct::read_u64(ct::BUCKETS).unwrap_or(0),
+            udp_timeout_s: ct::read_u64(ct::UDP_TIMEOUT).unwrap_or(0),
+            scope,
+            ..Default::default()
+        })
+    }
+
     fn start_proxy(&mut self, spec: &ProxySpec) -> Result<(), AgentError> {
         let proxy = Proxy::start(spec).map_err(|e| {
             let kind = match e {
@@ -292,6 +395,8 @@ impl GatewayGuard {
                 tracing::error!("removing fwbench's rules: {e}");
             }
         }
+        // The host's conntrack settings back (and their lock released) at once.
+        drop(self.ct_global.take());
         while let Some((path, old)) = self.rps.pop() {
             if let Err(e) = std::fs::write(&path, &old) {
                 tracing::error!("restoring {}: {e}", path.display());
@@ -322,6 +427,27 @@ impl Drop for GatewayGuard {
     fn drop(&mut self) {
         self.undo();
     }
+}
+
+/// The namespace-local conntrack settings of a spec, as sysctls.
+fn ct_sysctls(spec: &proto::CtSpec) -> Vec<(String, String)> {
+    spec.udp_timeout_s
+        .map(|t| {
+            (
+                "net.netfilter.nf_conntrack_udp_timeout".to_owned(),
+                t.to_string(),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The agent runs in the host's own network namespace (a real gateway): a setting
+/// made "here" is the host's, so it takes the lock all the same.
+fn own_netns_is_hosts() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
+    ino("/proc/self/ns/net").is_some() && ino("/proc/self/ns/net") == ino("/proc/1/ns/net")
 }
 
 fn sysctl_name_ok(k: &str) -> bool {

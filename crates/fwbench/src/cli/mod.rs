@@ -55,6 +55,12 @@ enum Cmd {
         after_help = "Example:\n  fwbench flow -r 100M -s 1400 -t 3   (100 Mbit/s; -r 10MB/s = 80 Mbit/s, -r 50kpps)"
     )]
     Flow(FlowArgs),
+    /// New flows through a stateful gateway: one UDP datagram per new 5-tuple; what the
+    /// gateway's conntrack table admitted, dropped and evicted (its own counters)
+    #[command(
+        after_help = "Example:\n  fwbench newflows --flows 8000 -r 20kpps --ct-max 5000 --engine nft --model stateful\n  fwbench ndr --newflows --flows 20000 --engine nft --model stateful   (new flows/s with no loss)"
+    )]
+    Newflows(FloodArgs),
     /// UDP ping with nanosecond timing: round-trip min/avg/p50/p99/max
     #[command(after_help = "Example:\n  fwbench ping -c 1000 -i 1ms -6")]
     Ping(PingArgs),
@@ -298,6 +304,24 @@ pub struct StreamArgs {
     aim: Option<String>,
     #[command(flatten)]
     events: crate::workloads::events::EventArgs,
+    #[command(flatten)]
+    ct: CtArgs,
+}
+
+/// The gateway's conntrack table for the trial (issue 26; absent: as found).
+#[derive(Args, Clone)]
+#[command(next_help_heading = "Conntrack")]
+pub struct CtArgs {
+    /// nf_conntrack_max during the trial (global on kernels where a namespace cannot set
+    /// it: set host-wide under a lock and restored exactly)
+    #[arg(long, value_parser = count)]
+    ct_max: Option<u32>,
+    /// Conntrack hash buckets during the trial (global, as --ct-max)
+    #[arg(long, value_parser = count)]
+    ct_buckets: Option<u32>,
+    /// Unreplied-UDP conntrack timeout in seconds (nf_conntrack_udp_timeout, per namespace)
+    #[arg(long, value_parser = count)]
+    ct_udp_timeout: Option<u32>,
 }
 
 impl StreamArgs {
@@ -324,6 +348,9 @@ impl StreamArgs {
             dst: self.dst,
             aim: self.aim.clone(),
             events: self.events.params(),
+            ct_max: self.ct.ct_max,
+            ct_buckets: self.ct.ct_buckets,
+            ct_udp_timeout: self.ct.ct_udp_timeout,
         }
     }
 }
@@ -486,6 +513,10 @@ struct ConnectionsArgs {
 
 #[derive(Args)]
 struct NdrArgs {
+    /// Search over new flows (one datagram per new 5-tuple, `fwbench newflows`): the
+    /// highest new-flow rate the gateway's conntrack admits with no loss
+    #[arg(long, help_heading = "Traffic")]
+    newflows: bool,
     #[command(flatten)]
     stream: StreamArgs,
     #[command(flatten)]
@@ -897,8 +928,20 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
             p.timeout_ms = a.timeout_ms;
             (finish(p)?, &a.trial)
         }
+        Cmd::Newflows(a) => {
+            let k = packet(PacketKind::NewFlows, a.stream.packet(18, a.rate));
+            (
+                finish(base_params(k, None, a.stream.sources, &a.trial)?)?,
+                &a.trial,
+            )
+        }
         Cmd::Ndr(a) => {
-            let k = packet(PacketKind::Flood, a.stream.packet(18, proto::Rate::Max));
+            let kind = if a.newflows {
+                PacketKind::NewFlows
+            } else {
+                PacketKind::Flood
+            };
+            let k = packet(kind, a.stream.packet(18, proto::Rate::Max));
             let sp = SearchParams {
                 loss: a.search.loss,
                 precision: a.search.precision,
@@ -985,7 +1028,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
 fn live_of(cmd: &Cmd) -> LiveArgs {
     match cmd {
         Cmd::Echo(a) => a.live.clone(),
-        Cmd::Flood(a) => a.live.clone(),
+        Cmd::Flood(a) | Cmd::Newflows(a) => a.live.clone(),
         Cmd::Flow(a) => a.live.clone(),
         Cmd::Sessions(a) => a.live.clone(),
         Cmd::Bulk(a) => a.live.clone(),

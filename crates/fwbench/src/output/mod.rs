@@ -50,6 +50,13 @@ pub fn params_line(p: &TrialParams) -> String {
                     k.sink.as_str(),
                     imported::aim_text(k)
                 ),
+                PacketKind::NewFlows => format!(
+                    "flows={} rate={} threads={}{}",
+                    k.flows,
+                    k.rate,
+                    k.threads,
+                    crate::workloads::conntrack::settings_text(k)
+                ),
             };
             format!("{what} t={}s", p.duration_s)
         }

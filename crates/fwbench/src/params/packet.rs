@@ -84,6 +84,14 @@ pub struct PacketParams {
     /// A gateway event during the trial (`--event`; issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::params::events::EventParams>,
+    /// The gateway's conntrack table for the trial (`--ct-max`, `--ct-buckets`,
+    /// `--ct-udp-timeout`; absent: as found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_max: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_buckets: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_udp_timeout: Option<u32>,
 }
 
 /// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
@@ -159,6 +167,9 @@ impl Default for PacketParams {
             dst: None,
             aim: None,
             events: None,
+            ct_max: None,
+            ct_buckets: None,
+            ct_udp_timeout: None,
         }
     }
 }

@@ -40,7 +40,9 @@ impl Class {
         match w {
             Asked::Search(_) => Class::Search,
             Asked::Traffic(Workload::Echo) => Class::Echo,
-            Asked::Traffic(Workload::Flood | Workload::Flow | Workload::Ping) => Class::Packet,
+            Asked::Traffic(
+                Workload::Flood | Workload::Flow | Workload::Ping | Workload::NewFlows,
+            ) => Class::Packet,
             Asked::Traffic(
                 Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections,
             ) => Class::Conn,
@@ -91,6 +93,10 @@ fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, String> {
     (!t.is_empty())
         .then(|| crate::params::packet::parse_ports(t))
         .transpose()
+}
+/// An optional count axis value (empty: none).
+fn opt_count(t: &str) -> Result<Option<u32>, String> {
+    (!t.is_empty()).then(|| parse_count(t)).transpose()
 }
 fn ok<T>(r: Result<T, String>) -> Result<(), String> {
     r.map(|_| ())
@@ -243,7 +249,7 @@ pub const AXES: &[Axis] = &[
                 Workload::Flow => "128",
                 Workload::Ping => "8",
                 Workload::Sessions | Workload::Connections => "512",
-                Workload::Echo | Workload::Flood => "18",
+                Workload::Echo | Workload::Flood | Workload::NewFlows => "18",
             },
         check | t,
         w | if is_conn(w) {
@@ -383,6 +389,30 @@ pub const AXES: &[Axis] = &[
         } else {
             ok(crate::params::packet::parse_aim(t))
         }
+    ),
+    axis!(
+        "ct_max",
+        PACKET,
+        "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_count(t))
+    ),
+    axis!(
+        "ct_buckets",
+        PACKET,
+        "conntrack hash buckets during the trial (empty: as found; global like ct_max)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_count(t))
+    ),
+    axis!(
+        "ct_udp_timeout",
+        PACKET,
+        "unreplied-UDP conntrack timeout, seconds (empty: as found; per namespace)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_count(t))
     ),
     axis!(
         "event",
@@ -637,6 +667,9 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
                 get("event_count"),
                 get("event_method"),
             )?,
+            ct_max: opt_count(get("ct_max"))?,
+            ct_buckets: opt_count(get("ct_buckets"))?,
+            ct_udp_timeout: opt_count(get("ct_udp_timeout"))?,
         })
     };
     let kind = workload.kind(packet, conn)?;

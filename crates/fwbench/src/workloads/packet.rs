@@ -233,7 +233,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.threads,
         batch: k.batch,
         raw,
-        new_flows: false,
+        new_flows: new_flows(p),
     });
     let xdp = match k.sink {
         SinkKind::Xdp => Some(tb.server_interface().map(String::from).ok_or_else(|| {
@@ -249,11 +249,19 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         listen: server,
         port: dst_port,
         threads: k.sink_threads,
-        flows: k.flows,
+        flows: if new_flows(p) { 1 } else { k.flows },
         payload,
         bin_ns: crate::workloads::events::bin_ns(k),
     }));
     Ok((sink, source))
+}
+
+/// A new-flow trial: one datagram per flow, each a new 5-tuple.
+fn new_flows(p: &TrialParams) -> bool {
+    matches!(
+        p.kind,
+        crate::params::workload::TrialKind::Packet(crate::params::workload::PacketKind::NewFlows, _)
+    )
 }
 
 /// (first source port, destination port) of a flood or flow: `--sport`/`--dport` or
@@ -349,6 +357,9 @@ pub struct PacketSummary {
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
+    /// New flows: what the gateway's conntrack table did with them (issue 26).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack: Option<Box<crate::workloads::conntrack::CtSummary>>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -443,7 +454,12 @@ pub fn summarise_packet(
         }
     };
     // Per-flow figures need the sink; the gateway's interface counts only totals.
-    let per_flow = if counted_at == "sink" { k.flows } else { 0 };
+    // New flows are one sequence at the sink (flow 0), not flows of their own.
+    let per_flow = if counted_at == "sink" && !new_flows(p) {
+        k.flows
+    } else {
+        0
+    };
     let flows: Vec<FlowSummary> = (0..per_flow)
         .map(|f| {
             let rx = sink
@@ -536,6 +552,7 @@ pub fn summarise_packet(
             };
             crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway)
         },
+        conntrack: None,
     })
 }
 
