@@ -48,6 +48,9 @@ pub enum Model {
     NetDrop,
     Notrack,
     Conntrack,
+    /// A stateful gateway (issue 26): established/related accepted first, N filler
+    /// rules, then new flows from the client network accepted.
+    Stateful,
     RawDrop,
     FilterDrop,
     RawFiller,
@@ -71,6 +74,7 @@ pub const MODELS: &[&str] = &[
     "net-drop",
     "notrack",
     "conntrack",
+    "stateful",
     "raw-drop",
     "filter-drop",
     "raw-filler",
@@ -130,6 +134,7 @@ impl Model {
             Model::NetDrop => "net-drop",
             Model::Notrack => "notrack",
             Model::Conntrack => "conntrack",
+            Model::Stateful => "stateful",
             Model::RawDrop => "raw-drop",
             Model::FilterDrop => "filter-drop",
             Model::RawFiller => "raw-filler",
@@ -143,7 +148,7 @@ impl Model {
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 18] = [
+    pub const ALL: [Model; 19] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
@@ -153,6 +158,7 @@ impl Model {
         Model::NetDrop,
         Model::Notrack,
         Model::Conntrack,
+        Model::Stateful,
         Model::RawDrop,
         Model::FilterDrop,
         Model::RawFiller,

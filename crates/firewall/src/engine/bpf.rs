@@ -63,6 +63,12 @@ impl BpfEngine {
         }
         for r in &rs.rules {
             let m = &r.m;
+            if m.ct_established {
+                return Err(self.unsupported(
+                    "connection-tracking state (model stateful)",
+                    " (XDP and tc run before connection tracking)",
+                ));
+            }
             if m.ct_new_established {
                 return Err(self.unsupported(
                     "connection-tracking state (model conntrack)",
@@ -305,6 +311,7 @@ mod tests {
     fn models_the_program_cannot_express_are_refused_by_name() {
         for (m, name) in [
             (Model::Conntrack, "conntrack"),
+            (Model::Stateful, "stateful"),
             (Model::Seed000F4, "seed000-f4"),
             (Model::Notrack, "notrack"),
             (Model::StringBm, "string-bm"),

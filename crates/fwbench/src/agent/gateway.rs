@@ -445,9 +445,7 @@ fn ct_sysctls(spec: &proto::CtSpec) -> Vec<(String, String)> {
 /// The agent runs in the host's own network namespace (a real gateway): a setting
 /// made "here" is the host's, so it takes the lock all the same.
 fn own_netns_is_hosts() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let ino = |p: &str| std::fs::metadata(p).map(|m| m.ino()).ok();
-    ino("/proc/self/ns/net").is_some() && ino("/proc/self/ns/net") == ino("/proc/1/ns/net")
+    crate::host::conntrack::in_host_netns()
 }
 
 fn sysctl_name_ok(k: &str) -> bool {

@@ -243,9 +243,32 @@ pub fn recover() -> Vec<String> {
     }
 }
 
+/// The host's network namespace, as a file: init's where this process may open it,
+/// else its parent's — the process that launched the agent (the controller through
+/// `ip netns exec`, or the shell of an SSH session) runs in the host's namespace.
+pub fn host_netns() -> Result<String, String> {
+    let parent = format!("/proc/{}/ns/net", std::os::unix::process::parent_id());
+    ["/proc/1/ns/net".to_string(), parent]
+        .into_iter()
+        .find(|p| std::fs::read_link(p).is_ok())
+        .ok_or_else(|| {
+            "neither init's nor the parent's network namespace can be opened \
+             (/proc/1/ns/net, /proc/PPID/ns/net)"
+                .to_string()
+        })
+}
+
+/// This process runs in the host's network namespace (a setting made here is the
+/// host's).
+pub fn in_host_netns() -> bool {
+    let here = std::fs::read_link("/proc/self/ns/net").ok();
+    here.is_some() && host_netns().ok().and_then(|p| std::fs::read_link(p).ok()) == here
+}
+
 /// Read a file as the host's network namespace sees it.
 fn host_read(path: &str) -> Result<String, String> {
-    let f = crate::process::Cmd::new("nsenter", &["--net=/proc/1/ns/net", "cat", path])
+    let ns = format!("--net={}", host_netns()?);
+    let f = crate::process::Cmd::new("nsenter", &[&ns, "cat", path])
         .run()
         .map_err(|e| e.to_string())?;
     Ok(f.stdout.trim().to_owned())
@@ -253,7 +276,8 @@ fn host_read(path: &str) -> Result<String, String> {
 
 /// Write a file from the host's network namespace (its sysctls are the global ones).
 fn host_write(path: &str, value: &str) -> Result<(), String> {
-    let args = ["--net=/proc/1/ns/net", "tee", path];
+    let ns = format!("--net={}", host_netns()?);
+    let args = [ns.as_str(), "tee", path];
     let text = format!("{value}\n");
     crate::process::Cmd::new("nsenter", &args)
         .input(&text)

@@ -55,12 +55,22 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             ));
         }
     }
-    if k.flows == 0 || k.flows > traffic::udp::MAX_FLOWS {
+    let max_flows = if new_flows(p) {
+        traffic::udp::MAX_NEW_FLOWS
+    } else {
+        traffic::udp::MAX_FLOWS
+    };
+    if k.flows == 0 || k.flows > max_flows {
+        return Err(format!("flows must be 1..{max_flows}, not {}", k.flows));
+    }
+    if new_flows(p) && k.sender != SenderPath::Udp {
         return Err(format!(
-            "flows must be 1..{}, not {}",
-            traffic::udp::MAX_FLOWS,
-            k.flows
+            "new flows are sent from UDP sockets (one per flow): --sender {} cannot send them",
+            k.sender.as_str()
         ));
+    }
+    if new_flows(p) && k.sink == SinkKind::Gateway {
+        return Err("new flows are counted at the server: use --sink socket".into());
     }
     if k.threads > k.flows {
         return Err(format!(
@@ -207,7 +217,13 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         ));
     }
     let sources = p.clients.min(k.flows).max(1);
-    let (src_port, dst_port) = ports(k, aimed.as_ref()).map_err(crate::error::usage)?;
+    // New flows spread over the sources' ports (flow i: source i mod n, port i / n).
+    let span = if new_flows(p) {
+        k.flows.div_ceil(sources)
+    } else {
+        k.flows
+    };
+    let (src_port, dst_port) = ports(k, aimed.as_ref(), span).map_err(crate::error::usage)?;
     let source_addrs = match aimed.as_ref().and_then(|a| a.src).or(k.src) {
         Some(a) => vec![a],
         None => (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
@@ -266,7 +282,11 @@ fn new_flows(p: &TrialParams) -> bool {
 
 /// (first source port, destination port) of a flood or flow: `--sport`/`--dport` or
 /// an aimed-at rule's, else fwbench's own; the flows must fit a source port range.
-fn ports(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> Result<(u16, u16), String> {
+fn ports(
+    k: &PacketParams,
+    aimed: Option<&crate::rules::Aimed>,
+    span: u32,
+) -> Result<(u16, u16), String> {
     let src = aimed
         .and_then(|a| a.sport)
         .or(k.sport.map(|(lo, _)| lo))
@@ -275,10 +295,10 @@ fn ports(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> Result<(u16, 
         .and_then(|a| a.dport)
         .or(k.dport.map(|(lo, _)| lo))
         .unwrap_or(SINK_PORT);
-    let last = u32::from(src) + k.flows - 1;
+    let last = u32::from(src) + span - 1;
     let hi = match k.sport {
         Some((_, hi)) if aimed.and_then(|a| a.sport).is_none() => u32::from(hi),
-        _ if aimed.and_then(|a| a.sport).is_some() && k.flows > 1 => u32::from(src),
+        _ if aimed.and_then(|a| a.sport).is_some() && span > 1 => u32::from(src),
         _ => 65535,
     };
     if last > hi {
