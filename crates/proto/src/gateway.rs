@@ -300,7 +300,10 @@ mod tests {
             ..Default::default()
         };
         let d = after.since(&before);
-        assert_eq!((d.count, d.drop, d.early_drop, d.insert_failed), (5010, 3000, 0, 0));
+        assert_eq!(
+            (d.count, d.drop, d.early_drop, d.insert_failed),
+            (5010, 3000, 0, 0)
+        );
         // A counter that went backwards (a CPU went offline) is no negative count.
         assert_eq!(before.since(&after).drop, 0);
         let r = GatewayResults::default();

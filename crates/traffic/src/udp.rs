@@ -155,10 +155,7 @@ impl UdpSource {
         for i in 0..spec.flows {
             let n = spec.sources.len() as u32;
             let port = if spec.new_flows { i / n } else { i };
-            let src = SocketAddr::new(
-                spec.sources[(i % n) as usize],
-                spec.src_port + port as u16,
-            );
+            let src = SocketAddr::new(spec.sources[(i % n) as usize], spec.src_port + port as u16);
             let dst = SocketAddr::new(spec.dst, spec.dst_port);
             let out = match raw_macs {
                 None if spec.new_flows => Out::New(src, dst),
@@ -970,7 +967,10 @@ mod tests {
         n.flows = 8000;
         assert!(check_source(&n).is_ok());
         n.flows = 40_000;
-        assert!(check_source(&n).unwrap_err().to_string().contains("past port"));
+        assert!(check_source(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("past port"));
         n.sources.push("198.18.1.2".parse().unwrap());
         assert!(check_source(&n).is_ok());
         n.raw = Some(proto::RawPath {

@@ -10,8 +10,8 @@
 use super::netstate::{self, sysctl_path};
 use super::{error, Progress, RoleRun};
 use proto::{
-    AgentError, CtReport, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
-    ProxySpec, Residue, RoleResults,
+    AgentError, CtReport, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState,
+    ProxyResults, ProxySpec, Residue, RoleResults,
 };
 use std::path::PathBuf;
 use traffic::conn::Proxy;
@@ -303,7 +303,12 @@ impl GatewayGuard {
         let mut scope = vec![];
         let wanted = [
             ("nf_conntrack_max", spec.max, ct::MAX, ct::MAX),
-            ("nf_conntrack_buckets", spec.buckets, ct::BUCKETS, ct::HASHSIZE),
+            (
+                "nf_conntrack_buckets",
+                spec.buckets,
+                ct::BUCKETS,
+                ct::HASHSIZE,
+            ),
         ];
         for (name, value, here, global) in wanted {
             let Some(v) = value else { continue };

@@ -324,7 +324,10 @@ mod tests {
         std::fs::write(&saved, serde_json::to_string(&live).unwrap()).unwrap();
         // (recover_at treats this process's own file as stale: a test stands in with
         // another live process.)
-        let mut c = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut c = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let other = Saved {
             pid: c.id(),
             start: crate::host::marker::start_time(c.id()).unwrap(),

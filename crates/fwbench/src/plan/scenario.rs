@@ -810,8 +810,9 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
                 k.sink != crate::params::packet::SinkKind::Gateway
             }
             // New flows end when every flow has sent: nothing to make precise.
-            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _)
-            | TrialKind::Conn(..) => false,
+            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
+                false
+            }
         };
     if !counted {
         return Err(format!(

@@ -76,6 +76,9 @@ pub struct CtSummary {
     pub scope: Vec<(String, String)>,
     /// The traffic's loss equals the gateway's refusals (`drop` + `insert_failed`).
     pub agree: bool,
+    /// The table grew by the admitted flows less those evicted early (false when
+    /// entries expired or were evicted by the kernel's garbage collector meanwhile).
+    pub entries_agree: bool,
 }
 
 impl CtSummary {
@@ -98,6 +101,7 @@ impl CtSummary {
             udp_timeout_s: r.udp_timeout_s,
             scope: r.scope.clone(),
             agree: dropped == d.drop + d.insert_failed,
+            entries_agree: r.after.count + d.early_drop == r.before.count + admitted,
         }
     }
 
@@ -212,7 +216,7 @@ mod tests {
     #[test]
     fn a_full_table_agrees_with_the_traffic_or_says_it_does_not() {
         let s = CtSummary::of(8000, 5000, 0.5, &report(3000, 0));
-        assert!(s.agree);
+        assert!(s.agree && s.entries_agree);
         assert_eq!((s.dropped, s.ct_drop, s.entries_after), (3000, 3000, 5000));
         assert_eq!(s.new_flows_per_s, 10_000.0);
         let t = s.sentence();
@@ -227,7 +231,9 @@ mod tests {
         // Loss the gateway did not count: said, not hidden.
         let s = CtSummary::of(8000, 4990, 0.5, &report(3000, 0));
         assert!(!s.agree);
-        assert!(s.sentence().contains("lost 3010 but the gateway counted 3000"));
+        assert!(s
+            .sentence()
+            .contains("lost 3010 but the gateway counted 3000"));
         // Lost insert races are refusals too.
         assert!(CtSummary::of(10, 8, 1.0, &report(1, 1)).agree);
     }

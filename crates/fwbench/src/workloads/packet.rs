@@ -276,7 +276,10 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
 fn new_flows(p: &TrialParams) -> bool {
     matches!(
         p.kind,
-        crate::params::workload::TrialKind::Packet(crate::params::workload::PacketKind::NewFlows, _)
+        crate::params::workload::TrialKind::Packet(
+            crate::params::workload::PacketKind::NewFlows,
+            _
+        )
     )
 }
 

@@ -207,6 +207,7 @@ pub const TRIAL_KINDS: &[&str] = &[
     "bulk",
     "http",
     "connections",
+    "newflows",
 ];
 
 /// Validate `v` against docs/schema/`name` (the schema generated from the types).
