@@ -58,7 +58,7 @@ enum Cmd {
     /// New flows through a stateful gateway: one UDP datagram per new 5-tuple; what the
     /// gateway's conntrack table admitted, dropped and evicted (its own counters)
     #[command(
-        after_help = "Example:\n  fwbench newflows --flows 8000 -r 20kpps --ct-max 5000 --engine nft --model stateful\n  fwbench ndr --newflows --flows 20000 --engine nft --model stateful   (new flows/s with no loss)"
+        after_help = "Example:\n  fwbench newflows --flows 8000 -r 20kpps --ct-max 5000 --engine nft --model stateful"
     )]
     Newflows(FloodArgs),
     /// UDP ping with nanosecond timing: round-trip min/avg/p50/p99/max
@@ -69,6 +69,13 @@ enum Cmd {
         after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
     )]
     Ndr(NdrArgs),
+    /// The new-flow rate with no loss: ndr over new flows (one datagram per new
+    /// 5-tuple) through a stateful gateway's connection tracking
+    #[command(
+        name = "ndr-newflows",
+        after_help = "Example:\n  fwbench ndr-newflows --flows 20000 --engine nft --model stateful --rules 100"
+    )]
+    NdrNewflows(NdrArgs),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
     Degrade(DegradeArgs),
@@ -513,10 +520,6 @@ struct ConnectionsArgs {
 
 #[derive(Args)]
 struct NdrArgs {
-    /// Search over new flows (one datagram per new 5-tuple, `fwbench newflows`): the
-    /// highest new-flow rate the gateway's conntrack admits with no loss
-    #[arg(long, help_heading = "Traffic")]
-    newflows: bool,
     #[command(flatten)]
     stream: StreamArgs,
     #[command(flatten)]
@@ -935,8 +938,8 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 &a.trial,
             )
         }
-        Cmd::Ndr(a) => {
-            let kind = if a.newflows {
+        Cmd::Ndr(a) | Cmd::NdrNewflows(a) => {
+            let kind = if matches!(cmd, Cmd::NdrNewflows(_)) {
                 PacketKind::NewFlows
             } else {
                 PacketKind::Flood
@@ -1036,6 +1039,7 @@ fn live_of(cmd: &Cmd) -> LiveArgs {
         Cmd::Connections(a) => a.live.clone(),
         Cmd::Ping(_)
         | Cmd::Ndr(_)
+        | Cmd::NdrNewflows(_)
         | Cmd::Degrade(_)
         | Cmd::Run(_)
         | Cmd::Workload(_)
@@ -1410,6 +1414,18 @@ mod tests {
             ("ping", "event_rate"),
             ("ping", "event_count"),
             ("ping", "event_method"),
+            // Conntrack settings (issue 26): a ping has them in scenario files only.
+            ("ping", "ct_max"),
+            ("ping", "ct_buckets"),
+            ("ping", "ct_udp_timeout"),
+            ("newflows", "timeout_ms"),
+            ("newflows", "count"),
+            ("ndr-newflows", "timeout_ms"),
+            ("ndr-newflows", "rate"),
+            ("ndr-newflows", "count"),
+            ("ndr-newflows", "interval"),
+            ("ndr-newflows", "max_rules"),
+            ("ndr-newflows", "resolution"),
         ];
         let mut missing = vec![];
         let live = |cmd: &str| {
