@@ -156,7 +156,7 @@ pub struct GatewayResults {
     pub updates: Vec<UpdateRow>,
     /// The conntrack table's settings and statistics (when the spec asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conntrack: Option<CtReport>,
+    pub conntrack: Option<Box<CtReport>>,
 }
 
 /// What a trial can leave in the gateway's namespace that changes later trials: its

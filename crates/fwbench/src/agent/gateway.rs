@@ -39,7 +39,7 @@ pub struct GatewayRole {
     interfaces: Vec<IfCounters>,
     /// Conntrack: the settings in force (the report without counters), and the
     /// counters at Start (when the spec asked for conntrack).
-    conntrack: Option<CtReport>,
+    conntrack: Option<Box<CtReport>>,
 }
 
 impl GatewayRole {
@@ -57,7 +57,7 @@ impl GatewayRole {
             guard.set_sysctl(k, v)?;
         }
         let conntrack = match &spec.conntrack {
-            Some(ct) => Some(guard.conntrack(ct)?),
+            Some(ct) => Some(Box::new(guard.conntrack(ct)?)),
             None => None,
         };
         let in_force = GATEWAY_SYSCTLS

@@ -1239,7 +1239,12 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
         }
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
         TestbedCmd::CleanupHost => {
-            for line in crate::host::marker::cleanup_here() {
+            // The host's conntrack settings a killed process left changed are global,
+            // so no namespace's marker lists them.
+            for line in crate::host::marker::cleanup_here()
+                .into_iter()
+                .chain(crate::host::conntrack::recover())
+            {
                 println!("cleaned up after a crashed run: {line}");
             }
         }

@@ -370,11 +370,7 @@ pub fn cleanup_in(dir: &Path) -> Vec<String> {
 
 /// [`cleanup_in`] the markers' directory.
 pub fn cleanup_here() -> Vec<String> {
-    let mut done = cleanup_in(Path::new(DIR));
-    // The host's conntrack settings a killed process left changed (global, so not
-    // listed by the namespace's marker).
-    done.extend(super::conntrack::recover());
-    done
+    cleanup_in(Path::new(DIR))
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ pub fn params_line(p: &TrialParams) -> String {
                     k.flows,
                     k.rate,
                     k.threads,
-                    crate::workloads::conntrack::settings_text(k)
+                    crate::workloads::ctsummary::settings_text(k)
                 ),
             };
             format!("{what} t={}s", p.duration_s)

@@ -14,6 +14,7 @@
 
 pub mod conn;
 pub mod conntrack;
+pub mod ctsummary;
 pub mod echo;
 pub mod events;
 pub mod packet;

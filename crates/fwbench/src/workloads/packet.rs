@@ -382,7 +382,7 @@ pub struct PacketSummary {
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
     /// New flows: what the gateway's conntrack table did with them (issue 26).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conntrack: Option<Box<crate::workloads::conntrack::CtSummary>>,
+    pub conntrack: Option<Box<crate::workloads::ctsummary::CtSummary>>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
