@@ -27,6 +27,7 @@ pub mod analysis;
 pub mod cases;
 pub mod compare;
 pub mod conn;
+pub mod conntrack;
 pub mod contents;
 pub mod echo;
 pub mod export;
@@ -131,6 +132,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(hotrules::figure(&trials));
     analysis.findings.extend(hotrules::findings(&trials));
     analysis.findings.extend(updates::findings(&gw));
+    // Conntrack workloads: what the table did with new flows (issue 26).
+    analysis.findings.extend(conntrack::findings(&trials));
+    analysis.figures.extend(conntrack::figures(&trials));
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
