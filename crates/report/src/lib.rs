@@ -118,6 +118,16 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
             means.insert(model::CPU_NS_PER_PACKET.into(), v);
         }
         means.extend(update_metrics.remove(&t.id).unwrap_or_default());
+        // New-flow trials (issue 26): admitted new flows/s and refused ones, per trial,
+        // so that configurations and `compare` have them.
+        for (name, at) in [
+            ("new_flows_per_s", "/packet/conntrack/new_flows_per_s"),
+            ("ct_dropped_flows", "/packet/conntrack/dropped"),
+        ] {
+            if let Some(v) = t.results.pointer(at).and_then(serde_json::Value::as_f64) {
+                means.insert(name.into(), v);
+            }
+        }
         if !means.is_empty() {
             samples.insert(t.id, means);
         }
