@@ -208,6 +208,7 @@ pub const TRIAL_KINDS: &[&str] = &[
     "http",
     "connections",
     "newflows",
+    "ndr-newflows",
 ];
 
 /// Validate `v` against docs/schema/`name` (the schema generated from the types).
