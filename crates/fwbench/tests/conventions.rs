@@ -18,6 +18,8 @@ const TRIAL_COMMANDS: &[&str] = &[
     "bulk",
     "http",
     "connections",
+    "newflows",
+    "ndr-newflows",
 ];
 
 #[test]
