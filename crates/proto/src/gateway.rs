@@ -76,6 +76,14 @@ pub struct CtSpec {
     /// flows must not be found); never done in the host's own namespace.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flush: bool,
+    /// Table fill: insert this many idle UDP entries before the trial (they stay for
+    /// its length and are flushed at teardown); fwbench's gateway namespace only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<u32>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Conntrack counters of the gateway's namespace: the table's entry count and the
@@ -128,6 +136,9 @@ pub struct CtReport {
     /// too while the trial ran (fwbench held `/run/fwbench/conntrack.lock`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scope: Vec<(String, String)>,
+    /// Entries inserted by the table fill before the trial (0: none asked).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub filled: u64,
     /// At the trial's start (Start).
     pub before: CtStats,
     /// At its end (Stop).

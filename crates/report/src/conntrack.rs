@@ -31,7 +31,16 @@ struct Ct {
     global: bool,
 }
 
+/// A new-flow trial's figures (flood and flow trials with a conntrack setting count
+/// packets, not flows: they are not new-flow findings).
 fn of(t: &TrialRow) -> Option<Ct> {
+    if !matches!(t.workload.as_str(), "newflows" | "ndr-newflows") {
+        return None;
+    }
+    table_of(t)
+}
+
+fn table_of(t: &TrialRow) -> Option<Ct> {
     if t.status != "ok" {
         return None;
     }
@@ -183,6 +192,7 @@ pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
         );
         out.push(f);
     }
+    out.extend(occupancy(trials));
     if rules.values().any(|m| m.len() > 1) {
         let series = rules
             .iter()
@@ -200,6 +210,65 @@ pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
         ));
     }
     out
+}
+
+/// Table fill: packets/s of the trial's (tracked) flows vs the entries in the table at
+/// its start, per engine and bucket count — the cost of a lookup as the table fills.
+fn occupancy(trials: &[TrialRow]) -> Option<Figure> {
+    let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+    for t in trials
+        .iter()
+        .filter(|t| matches!(t.workload.as_str(), "flood" | "flow"))
+    {
+        let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
+            continue;
+        };
+        let entries = t
+            .results
+            .pointer("/packet/conntrack/entries_before")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let buckets = t
+            .results
+            .pointer("/packet/conntrack/buckets")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        by.entry(format!("{}, {buckets} buckets", c.engine))
+            .or_default()
+            .entry(entries)
+            .or_default()
+            .push(pps);
+    }
+    if !by.values().any(|m| m.len() > 1) {
+        return None;
+    }
+    let series = by
+        .into_iter()
+        .map(|(name, m)| Series {
+            name,
+            points: m
+                .into_iter()
+                .map(|(x, v)| Point {
+                    x: x as f64,
+                    y: v.iter().sum::<f64>() / v.len() as f64,
+                    ci95: None,
+                })
+                .collect(),
+            fit: false,
+        })
+        .collect();
+    let mut f = Figure::line(
+        "conntrack-pps-vs-occupancy",
+        "Packets/s of a tracked flow vs conntrack table occupancy",
+        ("entries in the table at the start", "received packets/s"),
+        series,
+    );
+    f.notes.push(
+        "The table was filled with idle entries (--ct-fill) before each trial; the \
+         trial's packets are looked up among them."
+            .into(),
+    );
+    Some(f)
 }
 
 #[cfg(test)]
@@ -273,5 +342,25 @@ mod tests {
         assert_eq!(at(4000.0), Some(5.0));
         // No conntrack trials: nothing.
         assert!(findings(&[]).is_empty() && figures(&[]).is_empty());
+        // Table fill: floods at two occupancies, no new-flow sentences for them.
+        let fill = |id, entries: u64, pps: f64| {
+            let mut t = trial(id, 0, 1000, 1000, 0);
+            t.workload = "flood".into();
+            t.headline.received_pps = Some(pps);
+            t.results["packet"]["conntrack"]["entries_before"] = json!(entries);
+            t.results["packet"]["conntrack"]["buckets"] = json!(262_144);
+            t
+        };
+        let floods = [fill(5, 0, 100.0), fill(6, 100_000, 80.0)];
+        assert!(findings(&floods).is_empty());
+        let figs = figures(&floods);
+        assert_eq!(figs.len(), 1);
+        assert_eq!(figs[0].id, "conntrack-pps-vs-occupancy");
+        let pts: Vec<(f64, f64)> = figs[0].series[0]
+            .points
+            .iter()
+            .map(|p| (p.x, p.y))
+            .collect();
+        assert_eq!(pts, [(0.0, 100.0), (100_000.0, 80.0)]);
     }
 }

@@ -124,7 +124,13 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
             ("new_flows_per_s", "/packet/conntrack/new_flows_per_s"),
             ("ct_dropped_flows", "/packet/conntrack/dropped"),
         ] {
-            if let Some(v) = t.results.pointer(at).and_then(serde_json::Value::as_f64) {
+            let new_flows = matches!(t.workload.as_str(), "newflows" | "ndr-newflows");
+            if let Some(v) = t
+                .results
+                .pointer(at)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|_| new_flows)
+            {
                 means.insert(name.into(), v);
             }
         }

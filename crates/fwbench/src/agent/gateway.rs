@@ -159,6 +159,8 @@ pub struct GatewayGuard {
     marker: Option<crate::host::marker::Marker>,
     /// The host's conntrack settings, held (lock taken, restored on undo).
     ct_global: Option<crate::host::conntrack::Global>,
+    /// The table was filled: flush it at undo (fwbench's gateway namespace only).
+    ct_filled: bool,
 }
 
 impl GatewayGuard {
@@ -174,6 +176,7 @@ impl GatewayGuard {
             proxy: None,
             marker: Some(crate::host::marker::Marker::create("gateway agent")),
             ct_global: None,
+            ct_filled: false,
         }
     }
 
@@ -334,6 +337,14 @@ impl GatewayGuard {
             })?;
             scope.push((name.to_owned(), "global".to_owned()));
         }
+        if spec.fill.is_some() && own_netns_is_hosts() {
+            return Err(error(
+                ErrorKind::BadSetup,
+                "a conntrack table fill needs fwbench's own gateway namespace: this gateway \
+                 runs in its host's namespace, whose table fwbench leaves alone"
+                    .to_string(),
+            ));
+        }
         if spec.flush {
             if own_netns_is_hosts() {
                 tracing::warn!(
@@ -360,9 +371,44 @@ impl GatewayGuard {
             max: ct::read_u64(ct::MAX).unwrap_or(0),
             buckets: ct::read_u64(ct::BUCKETS).unwrap_or(0),
             udp_timeout_s: ct::read_u64(ct::UDP_TIMEOUT).unwrap_or(0),
+            filled: match spec.fill {
+                Some(n) => self.fill(n)?,
+                None => 0,
+            },
             scope,
             ..Default::default()
         })
+    }
+
+    /// Put `n` idle entries in this namespace's table (`conntrack -R`); the table is
+    /// flushed at undo. Returns the entries in the table after.
+    fn fill(&mut self, n: u32) -> Result<u64, AgentError> {
+        use crate::host::conntrack as ct;
+        let io = |m: String| error(ErrorKind::Io, m);
+        let max = ct::read_u64(ct::MAX).unwrap_or(0);
+        if u64::from(n) > max {
+            return Err(error(
+                ErrorKind::BadSetup,
+                format!(
+                    "a fill of {n} entries does not fit nf_conntrack_max {max}: raise --ct-max"
+                ),
+            ));
+        }
+        // Live for a day at most; flushed at undo anyway.
+        let text = ct::fill_lines(n, std::net::Ipv4Addr::new(198, 19, 0, 2), 86_400);
+        let path = format!("/run/fwbench/ctfill-{}.txt", std::process::id());
+        std::fs::write(&path, text).map_err(|e| io(format!("{path}: {e}")))?;
+        self.ct_filled = true;
+        let r = crate::process::Cmd::new("conntrack", &["-R", &path]).run();
+        let _ = std::fs::remove_file(&path);
+        r.map_err(|e| io(format!("filling the gateway's conntrack table: {e}")))?;
+        let count = ct::read_stats().map(|s| s.count).unwrap_or(0);
+        if count < u64::from(n) {
+            return Err(io(format!(
+                "the conntrack table holds {count} entries after a fill of {n}"
+            )));
+        }
+        Ok(count)
     }
 
     fn start_proxy(&mut self, spec: &ProxySpec) -> Result<(), AgentError> {
@@ -398,6 +444,11 @@ impl GatewayGuard {
         if let Some(rules) = self.rules.take() {
             if let Err(e) = rules.remove() {
                 tracing::error!("removing fwbench's rules: {e}");
+            }
+        }
+        if std::mem::take(&mut self.ct_filled) {
+            if let Err(e) = crate::process::Cmd::new("conntrack", &["-F"]).run() {
+                tracing::error!("emptying the filled conntrack table: {e}");
             }
         }
         // The host's conntrack settings back (and their lock released) at once.

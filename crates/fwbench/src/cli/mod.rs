@@ -329,6 +329,10 @@ pub struct CtArgs {
     /// Unreplied-UDP conntrack timeout in seconds (nf_conntrack_udp_timeout, per namespace)
     #[arg(long, value_parser = count)]
     ct_udp_timeout: Option<u32>,
+    /// Table fill: N idle UDP entries in the gateway's conntrack table during the trial
+    /// (its traffic's flows are looked up among them; up to 1000000)
+    #[arg(long, value_parser = count)]
+    ct_fill: Option<u32>,
 }
 
 impl StreamArgs {
@@ -358,6 +362,7 @@ impl StreamArgs {
             ct_max: self.ct.ct_max,
             ct_buckets: self.ct.ct_buckets,
             ct_udp_timeout: self.ct.ct_udp_timeout,
+            ct_fill: self.ct.ct_fill,
         }
     }
 }
@@ -1423,6 +1428,7 @@ mod tests {
             ("ping", "ct_max"),
             ("ping", "ct_buckets"),
             ("ping", "ct_udp_timeout"),
+            ("ping", "ct_fill"),
             ("newflows", "timeout_ms"),
             ("newflows", "count"),
             ("ndr-newflows", "timeout_ms"),

@@ -98,6 +98,30 @@ pub fn settable_here(path: &str) -> bool {
     std::fs::OpenOptions::new().write(true).open(path).is_ok()
 }
 
+/// Most entries a table fill puts in (issue 26: a million flows on this machine).
+pub const MAX_FILL: u32 = 1_000_000;
+
+/// First port of the fill's entries; each source address takes [`FILL_PORTS`] of them.
+const FILL_PORT: u32 = 1024;
+const FILL_PORTS: u32 = 60_000;
+
+/// `conntrack -R` input for a table fill: `n` idle UDP entries (replied, so they are
+/// not evicted early) from 198.18.224.0/19 — client-side addresses no testbed host
+/// uses — to `dst` port 9, each living `timeout_s`.
+pub fn fill_lines(n: u32, dst: std::net::Ipv4Addr, timeout_s: u32) -> String {
+    let mut out = String::with_capacity(n as usize * 110);
+    for i in 0..n {
+        let host = i / FILL_PORTS;
+        let src = std::net::Ipv4Addr::new(198, 18, 224 + (host / 256) as u8, (host % 256) as u8);
+        let sport = FILL_PORT + i % FILL_PORTS;
+        out += &format!(
+            "-I -p udp -s {src} -d {dst} --sport {sport} --dport 9 \
+             --status SEEN_REPLY,ASSURED -t {timeout_s}\n"
+        );
+    }
+    out
+}
+
 /// What [`SAVED`] holds: who changed the host's settings, and their values before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Saved {
@@ -293,6 +317,22 @@ mod tests {
     const STAT_TEXT: &str = "entries  clashres found new invalid ignore delete chainlength insert insert_failed drop early_drop icmp_error  expect_new expect_create expect_delete search_restart\n\
 00001388  00000001 00000002 00000000 00000003 00000000 00000000 00000000 00000000 00000004 00000bb8 00000005 00000000  00000000 00000000 00000000 00000006\n\
 00001388  00000001 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 0000000a 00000000 00000000  00000000 00000000 00000000 00000000\n";
+
+    #[test]
+    fn a_fill_is_distinct_entries_in_fwbenchs_ranges() {
+        let t = fill_lines(120_001, std::net::Ipv4Addr::new(198, 19, 0, 2), 60);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 120_001);
+        let distinct: std::collections::BTreeSet<&str> = lines.iter().copied().collect();
+        assert_eq!(distinct.len(), lines.len());
+        assert!(lines[0].starts_with("-I -p udp -s 198.18.224.0 -d 198.19.0.2 --sport 1024 "));
+        assert!(
+            lines[120_000].contains("-s 198.18.224.2 ") && lines[120_000].contains("--sport 1024 ")
+        );
+        // A million fit in the /19.
+        let last = (MAX_FILL - 1) / FILL_PORTS;
+        assert!(224 + last / 256 < 256);
+    }
 
     #[test]
     fn per_cpu_rows_are_summed_by_their_header_names() {

@@ -615,12 +615,16 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                     i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
                 );
             }
-            if let Some(c) = &s.conntrack {
-                out += &format!(
-                    "  conntrack    {:.0} new flows/s admitted; {}\n",
-                    c.new_flows_per_s,
-                    c.sentence()
-                );
+            match &s.conntrack {
+                Some(c) if p.workload() == Workload::NewFlows => {
+                    out += &format!(
+                        "  conntrack    {:.0} new flows/s admitted; {}\n",
+                        c.new_flows_per_s,
+                        c.sentence()
+                    );
+                }
+                Some(c) => out += &format!("  conntrack    {}\n", c.table_text()),
+                None => {}
             }
             if let Some(l) = &s.limited_by {
                 out += &format!("  limited by   {}: {}\n", l.by.as_str(), l.why);

@@ -92,6 +92,9 @@ pub struct PacketParams {
     pub ct_buckets: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ct_udp_timeout: Option<u32>,
+    /// Idle entries put in the gateway's table before the trial (`--ct-fill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_fill: Option<u32>,
 }
 
 /// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
@@ -170,6 +173,7 @@ impl Default for PacketParams {
             ct_max: None,
             ct_buckets: None,
             ct_udp_timeout: None,
+            ct_fill: None,
         }
     }
 }

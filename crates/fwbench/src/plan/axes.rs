@@ -415,6 +415,14 @@ pub const AXES: &[Axis] = &[
         _ | ok(opt_count(t))
     ),
     axis!(
+        "ct_fill",
+        PACKET,
+        "idle UDP entries put in the gateway's conntrack table before the trial (empty: none; up to 1000000)",
+        default | _ | "",
+        check | t,
+        _ | ok(opt_count(t))
+    ),
+    axis!(
         "event",
         PACKET,
         "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)",
@@ -670,6 +678,7 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
             ct_max: opt_count(get("ct_max"))?,
             ct_buckets: opt_count(get("ct_buckets"))?,
             ct_udp_timeout: opt_count(get("ct_udp_timeout"))?,
+            ct_fill: opt_count(get("ct_fill"))?,
         })
     };
     let kind = workload.kind(packet, conn)?;

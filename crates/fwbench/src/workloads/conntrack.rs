@@ -30,7 +30,9 @@ pub fn gateway_spec(p: &TrialParams) -> Option<CtSpec> {
         max: k.ct_max,
         buckets: k.ct_buckets,
         udp_timeout_s: k.ct_udp_timeout,
-        flush: new_flows,
+        // A fill starts from an empty table too.
+        flush: new_flows || k.ct_fill.is_some(),
+        fill: k.ct_fill,
     };
     (spec != CtSpec::default()).then_some(spec)
 }

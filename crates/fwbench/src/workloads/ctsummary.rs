@@ -14,13 +14,19 @@ pub fn settings_text(k: &crate::params::packet::PacketParams) -> String {
         ("ct_max", k.ct_max),
         ("ct_buckets", k.ct_buckets),
         ("ct_udp_timeout", k.ct_udp_timeout),
+        ("ct_fill", k.ct_fill),
     ]
     .iter()
     .filter_map(|(n, v)| v.map(|v| format!(" {n}={v}")))
     .collect()
 }
 
-/// What the gateway's conntrack table did with a trial's new flows.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What the gateway's conntrack table did with a trial's new flows (flood and flow
+/// trials with a conntrack setting: `offered` and `admitted` count packets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CtSummary {
     /// New flows the client sent (one datagram each).
@@ -37,6 +43,9 @@ pub struct CtSummary {
     pub early_drop: u64,
     pub insert_failed: u64,
     pub invalid: u64,
+    /// Entries a table fill put in before the trial (0: no fill).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub filled: u64,
     /// Table entries at Start and at Stop.
     pub entries_before: u64,
     pub entries_after: u64,
@@ -67,6 +76,7 @@ impl CtSummary {
             early_drop: d.early_drop,
             insert_failed: d.insert_failed,
             invalid: d.invalid,
+            filled: r.filled,
             entries_before: r.before.count,
             entries_after: r.after.count,
             max: r.max,
@@ -76,6 +86,26 @@ impl CtSummary {
             agree: dropped == d.drop + d.insert_failed,
             entries_agree: r.after.count + d.early_drop == r.before.count + admitted,
         }
+    }
+
+    /// The table around a flood or flow: occupancy and settings.
+    pub fn table_text(&self) -> String {
+        let filled = if self.filled > 0 {
+            format!(" ({} filled before it)", self.filled)
+        } else {
+            String::new()
+        };
+        format!(
+            "table of {} entries at the start{filled}, {} at the end; nf_conntrack_max {}, \
+             {} buckets; drop {}, early_drop {}, insert_failed {}",
+            self.entries_before,
+            self.entries_after,
+            self.max,
+            self.buckets,
+            self.ct_drop,
+            self.early_drop,
+            self.insert_failed
+        )
     }
 
     /// The finding, in a sentence.
@@ -121,6 +151,7 @@ mod tests {
             buckets: 262_144,
             udp_timeout_s: 30,
             scope: vec![("nf_conntrack_max".into(), "global".into())],
+            filled: 0,
             before: CtStats {
                 count: 0,
                 drop: 7,

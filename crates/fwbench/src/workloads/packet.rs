@@ -69,6 +69,23 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             k.sender.as_str()
         ));
     }
+    if let Some(n) = k.ct_fill {
+        let most = crate::host::conntrack::MAX_FILL;
+        if n > most {
+            return Err(format!(
+                "--ct-fill {n} is above the {most} entries fwbench puts in a table"
+            ));
+        }
+        if let Some(max) = k
+            .ct_max
+            .filter(|m| u64::from(n) + u64::from(k.flows) > u64::from(*m))
+        {
+            return Err(format!(
+                "--ct-fill {n} and {} flows do not fit --ct-max {max}",
+                k.flows
+            ));
+        }
+    }
     if new_flows(p) && k.sink == SinkKind::Gateway {
         return Err("new flows are counted at the server: use --sink socket".into());
     }
@@ -765,7 +782,17 @@ impl Traffic for PacketRate {
         results: Vec<RoleResults>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise_packet(p, tb, results, gateway).map(Figures::Packet)
+        let mut s = summarise_packet(p, tb, results, gateway)?;
+        // A conntrack setting or table fill (issue 26): the table's figures beside.
+        s.conntrack = gateway.and_then(|g| g.conntrack.as_ref()).map(|r| {
+            Box::new(crate::workloads::ctsummary::CtSummary::of(
+                s.sent,
+                s.received,
+                s.elapsed_s,
+                r,
+            ))
+        });
+        Ok(Figures::Packet(s))
     }
 }
 
