@@ -112,3 +112,37 @@ fn a_killed_holders_max_is_restored_by_the_next_cleanup() {
     );
     assert!(!std::path::Path::new(SAVED).exists());
 }
+
+/// Table fill: 50 000 idle entries put in the gateway's table before a flood through a
+/// stateful rule set; the trial records them as the table's occupancy, and teardown
+/// empties the table (the gateway namespace is fwbench's).
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_filled_table_is_the_trials_occupancy_and_is_emptied_after() {
+    let _serial = serial();
+    let tb = TestbedGuard::up("forward");
+    let v = trial_json(
+        "flood",
+        &tb.name,
+        &[
+            "--ct-fill",
+            "50000",
+            "--rate",
+            "20kpps",
+            "--engine",
+            "nft",
+            "--model",
+            "stateful",
+        ],
+    );
+    let c = &v["result"]["conntrack"];
+    assert_eq!(v["status"], "ok", "{c}");
+    assert_eq!(u(&c["filled"]), 50_000, "{c}");
+    assert_eq!(u(&c["entries_before"]), 50_000, "{c}");
+    // The flood's one flow is tracked among them.
+    assert_eq!(u(&c["entries_after"]), 50_001, "{c}");
+    assert_eq!(u(&v["result"]["lost"]), 0, "{c}");
+    let ns = format!("fwb-{}-gw", tb.name);
+    let count = in_ns(&ns, &["cat", "/proc/sys/net/netfilter/nf_conntrack_count"]);
+    assert_eq!(count.trim(), "0", "the fill is flushed at teardown");
+}
