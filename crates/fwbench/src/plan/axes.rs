@@ -98,6 +98,13 @@ fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, String> {
 fn opt_count(t: &str) -> Result<Option<u32>, String> {
     (!t.is_empty()).then(|| parse_count(t)).transpose()
 }
+/// A table fill (empty or 0: none, so that a sweep can start at an empty table).
+fn opt_fill(t: &str) -> Result<Option<u32>, String> {
+    Ok((!t.is_empty())
+        .then(|| parse_count0(t))
+        .transpose()?
+        .filter(|n| *n > 0))
+}
 fn ok<T>(r: Result<T, String>) -> Result<(), String> {
     r.map(|_| ())
 }
@@ -417,10 +424,10 @@ pub const AXES: &[Axis] = &[
     axis!(
         "ct_fill",
         PACKET,
-        "idle UDP entries put in the gateway's conntrack table before the trial (empty: none; up to 1000000)",
+        "idle UDP entries put in the gateway's conntrack table before the trial (empty or 0: none; up to 1000000)",
         default | _ | "",
         check | t,
-        _ | ok(opt_count(t))
+        _ | ok(opt_fill(t))
     ),
     axis!(
         "event",
@@ -678,7 +685,7 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
             ct_max: opt_count(get("ct_max"))?,
             ct_buckets: opt_count(get("ct_buckets"))?,
             ct_udp_timeout: opt_count(get("ct_udp_timeout"))?,
-            ct_fill: opt_count(get("ct_fill"))?,
+            ct_fill: opt_fill(get("ct_fill"))?,
         })
     };
     let kind = workload.kind(packet, conn)?;
@@ -756,6 +763,34 @@ pub fn settle(p: &mut TrialParams) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conntrack_axes_fill_the_packet_parameters() {
+        let p = |pairs: &[(&'static str, &str)]| {
+            let mut v = BTreeMap::from([("workload", "newflows".to_string())]);
+            v.extend(pairs.iter().map(|(k, x)| (*k, x.to_string())));
+            trial_params(&v, 1)
+        };
+        let k = p(&[
+            ("ct_max", "5000"),
+            ("ct_fill", "1000"),
+            ("ct_udp_timeout", "10"),
+        ])
+        .unwrap();
+        let k = k.packet().unwrap();
+        assert_eq!(
+            (k.ct_max, k.ct_fill, k.ct_udp_timeout, k.ct_buckets),
+            (Some(5000), Some(1000), Some(10), None)
+        );
+        // A fill of 0 is none (a sweep starts at an empty table): the same trial key.
+        let none = p(&[]).unwrap();
+        assert_eq!(p(&[("ct_fill", "0")]).unwrap(), none);
+        assert!(p(&[("ct_max", "0")]).is_err());
+        assert!(p(&[("ct_max", "many")]).is_err());
+        assert_eq!(none.name(), "newflows");
+        let v = BTreeMap::from([("workload", "ndr-newflows".to_string())]);
+        assert_eq!(trial_params(&v, 1).unwrap().name(), "ndr-newflows");
+    }
 
     #[test]
     fn names_are_unique_and_defaults_pass_their_own_check() {
