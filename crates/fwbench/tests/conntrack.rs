@@ -64,11 +64,12 @@ fn a_full_table_drops_exactly_what_the_gateway_counts_and_the_max_comes_back() {
         );
         assert!(u(&c["ct_drop"]) > 0, "the table was full: {ctx}");
         assert_eq!(c["agree"], true, "{ctx}");
-        // The table: the admitted flows less the unreplied ones evicted for room.
+        // The table: at most the admitted flows less the unreplied ones evicted for
+        // room — after a first drop the kernel's garbage collector may also evict
+        // unreplied entries above 95 % of the maximum, uncounted (1 run in 5 here).
         assert_eq!(u(&c["entries_before"]), 0, "flushed at setup: {ctx}");
-        assert_eq!(
-            u(&c["entries_after"]) + u(&c["early_drop"]),
-            u(&c["admitted"]),
+        assert!(
+            u(&c["entries_after"]) + u(&c["early_drop"]) <= u(&c["admitted"]),
             "{ctx}"
         );
         assert!(u(&c["entries_after"]) <= 5000, "{ctx}");
