@@ -349,6 +349,39 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 spec.chain
             );
         }
+        Model::Stateful => {
+            // Known flows first (their packets skip the rest), then `count` filler
+            // rules every new flow walks, then new flows from the client network.
+            rs.rules.push(rule(
+                hook,
+                Match {
+                    ct_established: true,
+                    ..Match::default()
+                },
+                Action::Accept,
+                // One-way new flows never reach it; a flood's later packets do.
+                Role::Guard,
+            ));
+            rs.rules.extend(fillers(hook, spec)?);
+            rs.rules.push(rule(
+                hook,
+                Match {
+                    src: Some(a.client_net),
+                    l4,
+                    ct_new_established: true,
+                    ..Match::default()
+                },
+                Action::Accept,
+                Role::Match,
+            ));
+            rs.description = format!(
+                "stateful: accept established/related, {} non-matching rules, then accept new {} \
+                 flows from the client network on {}",
+                spec.count,
+                spec.l4.name(),
+                spec.chain
+            );
+        }
         Model::RawDrop | Model::FilterDrop => {
             let (h, where_) = if spec.model == Model::RawDrop {
                 (Hook::RawPrerouting, "raw prerouting".to_string())

@@ -168,6 +168,7 @@ fn collapsible(r: &Rule) -> bool {
         && m.string.is_none()
         && m.hashlimit.is_none()
         && !m.ct_new_established
+        && !m.ct_established
 }
 
 /// Group the rules per hook, add policy-drop rules and, when `collapse`, replace each

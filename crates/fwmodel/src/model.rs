@@ -491,6 +491,10 @@ pub struct Match {
     /// Connection-tracking state is new or established (turns conntrack on).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ct_new_established: bool,
+    /// Connection-tracking state is established or related (model `stateful`'s first
+    /// rule: packets of known flows skip the rest).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ct_established: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -48,6 +48,9 @@ pub enum Model {
     NetDrop,
     Notrack,
     Conntrack,
+    /// A stateful gateway (issue 26): established/related accepted first, N filler
+    /// rules, then new flows from the client network accepted.
+    Stateful,
     RawDrop,
     FilterDrop,
     RawFiller,
@@ -84,6 +87,7 @@ pub const MODELS: &[&str] = &[
     "net-drop",
     "notrack",
     "conntrack",
+    "stateful",
     "raw-drop",
     "filter-drop",
     "raw-filler",
@@ -158,6 +162,7 @@ impl Model {
             Model::NetDrop => "net-drop",
             Model::Notrack => "notrack",
             Model::Conntrack => "conntrack",
+            Model::Stateful => "stateful",
             Model::RawDrop => "raw-drop",
             Model::FilterDrop => "filter-drop",
             Model::RawFiller => "raw-filler",
@@ -175,7 +180,7 @@ impl Model {
     }
 
     /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 22] = [
+    pub const ALL: [Model; 23] = [
         Model::None,
         Model::Seed000F0,
         Model::Seed000F2,
@@ -185,6 +190,7 @@ impl Model {
         Model::NetDrop,
         Model::Notrack,
         Model::Conntrack,
+        Model::Stateful,
         Model::RawDrop,
         Model::FilterDrop,
         Model::RawFiller,

@@ -51,6 +51,98 @@ pub struct GatewaySpec {
     /// Gateway events: rule-set updates applied during the traffic phase (issue 25).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventSpec>,
+    /// Connection tracking: the table's settings for the trial and its statistics to
+    /// report (conntrack workloads); absent: left as found, not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack: Option<CtSpec>,
+}
+
+/// The conntrack table's settings a trial asks for (`None`: as found). Each is set in
+/// the gateway's namespace where the kernel lets it, else — `nf_conntrack_max` and the
+/// hash size are global on kernels that make them read-only in a namespace — on the
+/// host, restored exactly after the trial.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CtSpec {
+    /// `net.netfilter.nf_conntrack_max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+    /// Hash buckets (`nf_conntrack_buckets`, or the module's `hashsize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<u32>,
+    /// `net.netfilter.nf_conntrack_udp_timeout`, seconds (unreplied UDP flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_timeout_s: Option<u32>,
+    /// Empty the namespace's table at setup (new-flow trials: the previous trial's
+    /// flows must not be found); never done in the host's own namespace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flush: bool,
+    /// Table fill: insert this many idle UDP entries before the trial (they stay for
+    /// its length and are flushed at teardown); fwbench's gateway namespace only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<u32>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Conntrack counters of the gateway's namespace: the table's entry count and the
+/// per-CPU statistics of `/proc/net/stat/nf_conntrack`, summed over CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CtStats {
+    /// Entries in the table (`nf_conntrack_count`).
+    pub count: u64,
+    pub found: u64,
+    pub invalid: u64,
+    pub insert: u64,
+    pub insert_failed: u64,
+    /// New flows refused: the table was full and no entry could be evicted.
+    pub drop: u64,
+    /// Unreplied entries evicted to make room for a new one.
+    pub early_drop: u64,
+    pub clash_resolve: u64,
+    pub search_restart: u64,
+}
+
+impl CtStats {
+    /// The counters from `before` to `self` (`count` is `self`'s: a level, not a counter).
+    pub fn since(&self, before: &CtStats) -> CtStats {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        CtStats {
+            count: self.count,
+            found: d(self.found, before.found),
+            invalid: d(self.invalid, before.invalid),
+            insert: d(self.insert, before.insert),
+            insert_failed: d(self.insert_failed, before.insert_failed),
+            drop: d(self.drop, before.drop),
+            early_drop: d(self.early_drop, before.early_drop),
+            clash_resolve: d(self.clash_resolve, before.clash_resolve),
+            search_restart: d(self.search_restart, before.search_restart),
+        }
+    }
+}
+
+/// What the gateway's conntrack table was set to and did over the trial.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CtReport {
+    /// `nf_conntrack_max` in force during the trial.
+    pub max: u64,
+    /// Hash buckets in force.
+    pub buckets: u64,
+    /// `nf_conntrack_udp_timeout` in force, seconds (0: unreadable).
+    pub udp_timeout_s: u64,
+    /// Where each setting the trial asked for was set: (name, `netns` or `global`).
+    /// `global`: the kernel keeps it for the whole host, so other namespaces saw it
+    /// too while the trial ran (fwbench held `/run/fwbench/conntrack.lock`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scope: Vec<(String, String)>,
+    /// Entries inserted by the table fill before the trial (0: none asked).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub filled: u64,
+    /// At the trial's start (Start).
+    pub before: CtStats,
+    /// At its end (Stop).
+    pub after: CtStats,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -73,6 +165,9 @@ pub struct GatewayResults {
     /// One row per scheduled update of `GatewaySpec::events`, in schedule order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub updates: Vec<UpdateRow>,
+    /// The conntrack table's settings and statistics (when the spec asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack: Option<Box<CtReport>>,
 }
 
 /// What a trial can leave in the gateway's namespace that changes later trials: its
@@ -197,5 +292,32 @@ mod tests {
         };
         let json = serde_json::to_string(&with).unwrap();
         assert_eq!(serde_json::from_str::<GatewayResults>(&json).unwrap(), with);
+    }
+
+    #[test]
+    fn conntrack_counters_over_a_trial() {
+        let before = CtStats {
+            count: 10,
+            drop: 5,
+            early_drop: 1,
+            insert_failed: 2,
+            ..Default::default()
+        };
+        let after = CtStats {
+            count: 5010,
+            drop: 3005,
+            early_drop: 1,
+            insert_failed: 2,
+            ..Default::default()
+        };
+        let d = after.since(&before);
+        assert_eq!(
+            (d.count, d.drop, d.early_drop, d.insert_failed),
+            (5010, 3000, 0, 0)
+        );
+        // A counter that went backwards (a CPU went offline) is no negative count.
+        assert_eq!(before.since(&after).drop, 0);
+        let r = GatewayResults::default();
+        assert!(!serde_json::to_string(&r).unwrap().contains("conntrack"));
     }
 }

@@ -378,6 +378,13 @@ pub struct UdpSourceSpec {
     pub batch: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<RawPath>,
+    /// New flows (conntrack workloads): every flow sends exactly one datagram, from a
+    /// socket opened for it, so each packet is a new 5-tuple; flow `i` then sends from
+    /// `sources[i % len]`, port `src_port + i / len`, and its datagram is stamped flow 0,
+    /// sequence `i` (the sink sees one sequence: give it `flows: 1`). The source ends
+    /// when all flows have sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_flows: bool,
 }
 
 /// The receiving side: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2).

@@ -154,6 +154,7 @@ fn role_specs() -> Vec<RoleSpec> {
             }),
             // Empty: the pinned frame below stays what older controllers send.
             events: vec![],
+            conntrack: None,
         }),
         RoleSpec::UdpSource(UdpSourceSpec {
             sources: vec![ip("198.18.0.2")],
@@ -174,6 +175,7 @@ fn role_specs() -> Vec<RoleSpec> {
                 dst_mac: "02:00:00:00:00:01".into(),
                 xdp: false,
             }),
+            new_flows: false,
         }),
         RoleSpec::UdpSink(UdpSinkSpec {
             listen: ip("2001:2::1"),
@@ -271,6 +273,8 @@ fn role_results() -> Vec<RoleResults> {
             residue: None,
             // Empty: likewise (no events scheduled).
             updates: vec![],
+            // None: likewise (no conntrack workload).
+            conntrack: None,
         }),
         RoleResults::UdpSource(UdpSourceResults {
             sent: c,

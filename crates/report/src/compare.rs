@@ -43,6 +43,7 @@ pub fn better(metric: &str) -> Option<Better> {
         "goodput_bps",
         "net_goodput_bps",
         "hold_reached",
+        "new_flows_per_s",
     ];
     if HIGHER.contains(&metric) {
         return Some(Better::Higher);
@@ -53,7 +54,7 @@ pub fn better(metric: &str) -> Option<Better> {
         || metric.ends_with(".softirq")
         || matches!(
             metric,
-            "loss_ratio" | "ns_per_packet" | "cpu_ns_per_packet" | "elapsed_s"
+            "loss_ratio" | "ns_per_packet" | "cpu_ns_per_packet" | "elapsed_s" | "ct_dropped_flows"
         );
     lower.then_some(Better::Lower)
 }
@@ -752,6 +753,9 @@ mod tests {
     #[test]
     fn directions() {
         assert_eq!(better("received_pps"), Some(Better::Higher));
+        // Conntrack (issue 26): more admitted new flows is better, more refused worse.
+        assert_eq!(better("new_flows_per_s"), Some(Better::Higher));
+        assert_eq!(better("ct_dropped_flows"), Some(Better::Lower));
         assert_eq!(better("rtt_p99_us"), Some(Better::Lower));
         assert_eq!(better("loss_ratio"), Some(Better::Lower));
         assert_eq!(better("gateway.cpu1.softirq"), Some(Better::Lower));

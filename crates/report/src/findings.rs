@@ -147,11 +147,15 @@ fn ndr(trials: &[TrialRow]) -> Vec<String> {
             .map(String::from)
             .or_else(|| t.params.get("engine").map(crate::model::text))
             .unwrap_or_else(|| "-".into());
-        let mode = s
+        let mut mode = s
             .get("mode")
             .and_then(Value::as_str)
             .unwrap_or("ndr")
             .to_uppercase();
+        if t.workload == "ndr-newflows" {
+            // One datagram per new flow: the rate is new flows/s (issue 26).
+            mode += " (new flows/s = packets/s)";
+        }
         by_case.entry((case, mode)).or_default().push((
             rate,
             s.get("rate_bps_l2").and_then(Value::as_f64),

@@ -28,6 +28,7 @@ pub mod analysis;
 pub mod cases;
 pub mod compare;
 pub mod conn;
+pub mod conntrack;
 pub mod contents;
 pub mod echo;
 pub mod export;
@@ -122,6 +123,22 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
             means.insert(model::CPU_NS_PER_PACKET.into(), v);
         }
         means.extend(update_metrics.remove(&t.id).unwrap_or_default());
+        // New-flow trials (issue 26): admitted new flows/s and refused ones, per trial,
+        // so that configurations and `compare` have them.
+        for (name, at) in [
+            ("new_flows_per_s", "/packet/conntrack/new_flows_per_s"),
+            ("ct_dropped_flows", "/packet/conntrack/dropped"),
+        ] {
+            let new_flows = matches!(t.workload.as_str(), "newflows" | "ndr-newflows");
+            if let Some(v) = t
+                .results
+                .pointer(at)
+                .and_then(serde_json::Value::as_f64)
+                .filter(|_| new_flows)
+            {
+                means.insert(name.into(), v);
+            }
+        }
         if !means.is_empty() {
             samples.insert(t.id, means);
         }
@@ -136,6 +153,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(hotrules::figure(&trials));
     analysis.findings.extend(hotrules::findings(&trials));
     analysis.findings.extend(updates::findings(&gw));
+    // Conntrack workloads: what the table did with new flows (issue 26).
+    analysis.findings.extend(conntrack::findings(&trials));
+    analysis.figures.extend(conntrack::figures(&trials));
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));
     analysis.findings = findings::findings(&configs, &trials, &analysis);

@@ -63,6 +63,7 @@ fn main() {
             dst_mac: arg(2, "next-hop MAC"),
             xdp: false,
         }),
+        new_flows: false,
     };
     let mut src = match XskSource::setup(&spec, XskModeRequest::Auto) {
         Ok(s) => s,

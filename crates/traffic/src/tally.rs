@@ -86,6 +86,8 @@ pub(crate) struct SenderPlan {
     pub pps: Option<f64>,
     /// Threads interleave: thread `j` starts `j` packets (of the total rate) late.
     pub phase_ns: u64,
+    /// Each flow sends one datagram, then the thread ends (new flows, issue 26).
+    pub new_flows: bool,
 }
 
 impl SenderPlan {
@@ -101,6 +103,7 @@ impl SenderPlan {
             batch: spec.batch as usize,
             pps: spec.pps.map(|p| p / f64::from(spec.threads)),
             phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
+            new_flows: spec.new_flows,
         }
     }
 }

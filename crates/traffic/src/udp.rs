@@ -35,6 +35,9 @@ use std::time::Duration;
 
 /// Most flows a source may have (one socket each).
 pub const MAX_FLOWS: u32 = 4096;
+/// Most new flows a source may offer (`new_flows`: a socket at a time; the payload
+/// header names a flow in 16 bits).
+pub const MAX_NEW_FLOWS: u32 = 65_535;
 /// Most sender or sink threads.
 pub const MAX_THREADS: u32 = 64;
 pub const MAX_BATCH: u32 = 1024;
@@ -45,8 +48,16 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.sources.is_empty() {
         return bad("a UDP source needs at least one source address".into());
     }
-    if spec.flows == 0 || spec.flows > MAX_FLOWS {
-        return bad(format!("flows must be 1..{MAX_FLOWS}, not {}", spec.flows));
+    let max_flows = if spec.new_flows {
+        MAX_NEW_FLOWS
+    } else {
+        MAX_FLOWS
+    };
+    if spec.flows == 0 || spec.flows > max_flows {
+        return bad(format!("flows must be 1..{max_flows}, not {}", spec.flows));
+    }
+    if spec.new_flows && spec.raw.is_some() {
+        return bad("new flows are sent from UDP sockets, not the raw sender".into());
     }
     if spec.threads == 0 || spec.threads > MAX_THREADS {
         return bad(format!(
@@ -63,7 +74,12 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.batch == 0 || spec.batch > MAX_BATCH {
         return bad(format!("batch must be 1..{MAX_BATCH}, not {}", spec.batch));
     }
-    if spec.src_port as u32 + spec.flows > 65_536 {
+    let ports = if spec.new_flows {
+        spec.flows.div_ceil(spec.sources.len() as u32)
+    } else {
+        spec.flows
+    };
+    if spec.src_port as u32 + ports > 65_536 {
         return bad(format!(
             "{} flows from port {} run past port 65535",
             spec.flows, spec.src_port
@@ -116,6 +132,8 @@ struct Flow {
 
 enum Out {
     Socket(Socket),
+    /// A new flow: its socket is opened when it sends, and closed after.
+    New(SocketAddr, SocketAddr),
     /// One template per payload size (one size, or each size of the mix).
     Raw(Vec<crate::packet::UdpTemplate>),
 }
@@ -127,11 +145,11 @@ pub(crate) fn flow_addrs(spec: &UdpSourceSpec, i: u32) -> (SocketAddr, SocketAdd
         0 => spec.dst,
         n => spec.dsts[i as usize % n],
     };
+    // New flows: each source address walks the ports (flow i is port i / sources).
+    let n = spec.sources.len() as u32;
+    let port = if spec.new_flows { i / n } else { i };
     (
-        SocketAddr::new(
-            spec.sources[i as usize % spec.sources.len()],
-            spec.src_port + i as u16,
-        ),
+        SocketAddr::new(spec.sources[(i % n) as usize], spec.src_port + port as u16),
         SocketAddr::new(dst, spec.dst_port),
     )
 }
@@ -160,6 +178,8 @@ pub struct UdpSource {
     ctl: SourceControl,
     workers: Vec<JoinHandle<Result<SourceTally, TrafficError>>>,
     flows: u32,
+    /// New flows: the sending time ends with the last flow's datagram, not at the stop.
+    new_flows: bool,
 }
 
 impl UdpSource {
@@ -181,6 +201,7 @@ impl UdpSource {
         for i in 0..spec.flows {
             let (src, dst) = flow_addrs(spec, i);
             let out = match raw_macs {
+                None if spec.new_flows => Out::New(src, dst),
                 None => Out::Socket(flow_socket(src, dst)?),
                 Some((smac, dmac)) => Out::Raw(
                     payload_sizes(spec)
@@ -194,7 +215,9 @@ impl UdpSource {
             };
             per_thread[(i % spec.threads) as usize].push(Flow {
                 id: i as u16,
-                seq: 0,
+                // New flows are one sequence to the sink (flow 0, seq = flow index), so
+                // it keeps one flow's state, not one per flow.
+                seq: if spec.new_flows { i } else { 0 },
                 sent: 0,
                 out,
             });
@@ -221,6 +244,7 @@ impl UdpSource {
             ctl,
             workers,
             flows: spec.flows,
+            new_flows: spec.new_flows,
         })
     }
 
@@ -240,7 +264,15 @@ impl UdpSource {
         let (tallies, first_err) = join_all(std::mem::take(&mut self.workers), "a sender thread");
         match first_err {
             Some(e) => Err(e),
-            None => Ok(merge_sources(self.flows, t0, stopped_ns, &tallies)),
+            None => {
+                let mut r = merge_sources(self.flows, t0, stopped_ns, &tallies);
+                let last_send_ns = tallies.iter().map(|t| t.ended_ns).max().unwrap_or(0);
+                if self.new_flows && last_send_ns > t0 && r.sent.frames == u64::from(self.flows) {
+                    // Every flow sent before the stop: the rate is over the time it took.
+                    r.elapsed_ns = last_send_ns - t0;
+                }
+                Ok(r)
+            }
         }
     }
 }
@@ -260,6 +292,16 @@ fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError>
     Ok(s)
 }
 
+/// A new flow's socket: bound and connected, with the default buffers (it sends one
+/// datagram and is closed).
+fn flow_socket_new(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError> {
+    let s = sys::udp_socket(&src)?;
+    let ctx = |what: &str, e| TrafficError::io(format!("{what} {src} → {dst}"), e);
+    s.bind(&src.into()).map_err(|e| ctx("bind", e))?;
+    s.connect(&dst.into()).map_err(|e| ctx("connect", e))?;
+    Ok(s)
+}
+
 struct Worker {
     flows: Vec<Flow>,
     raw: Option<crate::sys::rawsock::RawSender>,
@@ -276,7 +318,7 @@ impl Worker {
         // Slot size: the largest frame (raw) or payload (socket) this thread sends.
         let frame_len = match self.flows[0].out {
             Out::Raw(ref ts) => ts.iter().map(|t| t.frame_len()).max().unwrap_or(0),
-            Out::Socket(_) => self.plan.payload,
+            Out::Socket(_) | Out::New(..) => self.plan.payload,
         };
         let order = self.plan.order.clone();
         // Each packet's length in the batch (payload, or whole frame on the raw path).
@@ -306,7 +348,13 @@ impl Worker {
             }
             let now = sys::monotonic_ns();
             last_now = now;
-            let n = pacer.due(now, self.plan.batch as u64) as usize;
+            let mut n = pacer.due(now, self.plan.batch as u64) as usize;
+            if self.plan.new_flows {
+                if rr == self.flows.len() {
+                    break; // every flow has sent its datagram
+                }
+                n = n.min(1);
+            }
             if n == 0 {
                 let wait = pacer.wait_ns(now);
                 if wait > 200_000 {
@@ -326,7 +374,9 @@ impl Worker {
             }
             let nflows = self.flows.len();
             let flow = &mut self.flows[rr];
-            rr = (rr + 1) % nflows;
+            if !self.plan.new_flows {
+                rr = (rr + 1) % nflows;
+            }
             for k in 0..n {
                 let len = size_at(
                     order.as_deref(),
@@ -335,7 +385,7 @@ impl Worker {
                 );
                 payload_lens[k] = len;
                 let probe = Probe {
-                    flow: flow.id,
+                    flow: if self.plan.new_flows { 0 } else { flow.id },
                     seq: flow.seq.wrapping_add(k as u32),
                     tx_ns: Some(stamp(if pacer.is_paced() {
                         pacer.intended_ns(first + k as u64)
@@ -345,7 +395,7 @@ impl Worker {
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
-                    Out::Socket(_) => {
+                    Out::Socket(_) | Out::New(..) => {
                         probe.emit(&mut slot[..len]);
                         lens[k] = len;
                     }
@@ -367,6 +417,10 @@ impl Worker {
                 .collect();
             let r = match (&flow.out, self.raw.as_mut()) {
                 (Out::Socket(s), _) => mm.send(s, &bufs),
+                (Out::New(src, dst), _) => {
+                    let s = flow_socket_new(*src, *dst)?;
+                    mm.send(&s, &bufs)
+                }
                 (Out::Raw(_), Some(raw)) => raw.send_batch(&bufs),
                 (Out::Raw(_), None) => {
                     return Err(TrafficError::BadSpec(
@@ -380,6 +434,9 @@ impl Worker {
                     std::thread::yield_now();
                 }
                 Ok(sent) => {
+                    if self.plan.new_flows {
+                        rr += 1; // the next flow; a failed send retries this one
+                    }
                     flow.seq = flow.seq.wrapping_add(sent as u32);
                     flow.sent += sent as u64;
                     res.sent.frames += sent as u64;
@@ -676,6 +733,7 @@ mod tests {
             threads: 1,
             batch: 32,
             raw: None,
+            new_flows: false,
         };
         assert!(check_source(&good).is_ok());
         let e = |f: &dyn Fn(&mut UdpSourceSpec)| {
@@ -694,5 +752,24 @@ mod tests {
             s.flows = 2
         })
         .contains("past port 65535"));
+        // New flows: many more flows, spread over the sources' ports; no raw sender.
+        assert!(e(&|s| s.flows = 8000).contains("flows must be"));
+        let mut n = good.clone();
+        n.new_flows = true;
+        n.flows = 8000;
+        assert!(check_source(&n).is_ok());
+        n.flows = 40_000;
+        assert!(check_source(&n)
+            .unwrap_err()
+            .to_string()
+            .contains("past port"));
+        n.sources.push("198.18.1.2".parse().unwrap());
+        assert!(check_source(&n).is_ok());
+        n.raw = Some(proto::RawPath {
+            ifname: "c0".into(),
+            dst_mac: "02:00:00:00:00:01".into(),
+            xdp: false,
+        });
+        assert!(check_source(&n).unwrap_err().to_string().contains("raw"));
     }
 }

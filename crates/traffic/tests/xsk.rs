@@ -56,6 +56,7 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
             dst_mac: Testbed::mac(&bed.b, "xb"),
             xdp: false,
         }),
+        new_flows: false,
     }
 }
 

@@ -70,6 +70,12 @@ impl BpfEngine {
                     " (use nft, nft-set, iptables-legacy, iptables-nft or an ipset engine)",
                 ));
             }
+            if m.ct_established {
+                return Err(self.unsupported(
+                    "connection-tracking state (model stateful)",
+                    " (XDP and tc run before connection tracking)",
+                ));
+            }
             if m.ct_new_established {
                 return Err(self.unsupported(
                     "connection-tracking state (model conntrack)",
@@ -221,8 +227,14 @@ impl BpfEngine {
                     string,
                     hashlimit,
                     ct_new_established,
+                    ct_established,
                 } = &r.m;
-                if set.is_some() || string.is_some() || hashlimit.is_some() || *ct_new_established {
+                if set.is_some()
+                    || string.is_some()
+                    || hashlimit.is_some()
+                    || *ct_new_established
+                    || *ct_established
+                {
                     return Err(beyond());
                 }
                 let drop = match r.action {
@@ -492,6 +504,7 @@ mod tests {
     fn models_the_program_cannot_express_are_refused_by_name() {
         for (m, name) in [
             (Model::Conntrack, "conntrack"),
+            (Model::Stateful, "stateful"),
             (Model::Seed000F4, "seed000-f4"),
             (Model::Notrack, "notrack"),
             (Model::StringBm, "string-bm"),

@@ -516,6 +516,9 @@ fn nft_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), Rend
     if m.ct_new_established {
         t.push_str("ct state new,established ");
     }
+    if m.ct_established {
+        t.push_str("ct state established,related ");
+    }
     if m.string.is_some() {
         return Err(RenderError::Unsupported {
             engine,

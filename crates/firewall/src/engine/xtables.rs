@@ -380,6 +380,9 @@ fn ipt_rule(
     if m.ct_new_established {
         t.push_str(" -m conntrack --ctstate NEW,ESTABLISHED");
     }
+    if m.ct_established {
+        t.push_str(" -m conntrack --ctstate ESTABLISHED,RELATED");
+    }
     if let Some((algo, s)) = &m.string {
         let algo = match algo {
             StringAlgo::Bm => "bm",

@@ -12,8 +12,8 @@
 use super::netstate::{self, sysctl_path};
 use super::{error, Progress, RoleRun};
 use proto::{
-    AgentError, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState, ProxyResults,
-    ProxySpec, Residue, RoleResults,
+    AgentError, CtReport, ErrorKind, GatewayResults, GatewaySpec, IfCounters, NetState,
+    ProxyResults, ProxySpec, Residue, RoleResults,
 };
 use std::path::PathBuf;
 use traffic::conn::Proxy;
@@ -39,16 +39,29 @@ pub struct GatewayRole {
     in_force: Vec<(String, String)>,
     /// Interface counters at Start.
     interfaces: Vec<IfCounters>,
+    /// Conntrack: the settings in force (the report without counters), and the
+    /// counters at Start (when the spec asked for conntrack).
+    conntrack: Option<Box<CtReport>>,
 }
 
 impl GatewayRole {
     pub fn setup(spec: &GatewaySpec) -> Result<GatewayRole, AgentError> {
         // Each step is recorded in the guard as it succeeds; `?` drops the guard,
         // which undoes the steps done so far.
-        let mut guard = GatewayGuard::begin(spec.sysctls.iter().map(|(k, _)| k.clone()));
-        for (k, v) in &spec.sysctls {
+        let ct_sysctls = spec.conntrack.as_ref().map(ct_sysctls).unwrap_or_default();
+        let mut guard = GatewayGuard::begin(
+            spec.sysctls
+                .iter()
+                .chain(&ct_sysctls)
+                .map(|(k, _)| k.clone()),
+        );
+        for (k, v) in spec.sysctls.iter().chain(&ct_sysctls) {
             guard.set_sysctl(k, v)?;
         }
+        let conntrack = match &spec.conntrack {
+            Some(ct) => Some(Box::new(guard.conntrack(ct)?)),
+            None => None,
+        };
         let in_force = netstate::read_sysctls(GATEWAY_SYSCTLS);
         // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a
         // mask left by a killed agent on a named testbed never outlives the next trial.
@@ -72,6 +85,7 @@ impl GatewayRole {
             guard,
             in_force,
             interfaces: vec![],
+            conntrack,
         })
     }
 }
@@ -79,6 +93,9 @@ impl GatewayRole {
 impl RoleRun for GatewayRole {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();
+        if let Some(ct) = &mut self.conntrack {
+            ct.before = crate::host::conntrack::read_stats().unwrap_or_default();
+        }
         if let Some(e) = &mut self.events {
             e.start();
         }
@@ -95,8 +112,14 @@ impl RoleRun for GatewayRole {
             mut events,
             guard,
             in_force,
+            mut conntrack,
             ..
         } = *self;
+        // Read before the rules go (their removal does not touch the table, but the
+        // settings' restore may resize it).
+        if let Some(ct) = &mut conntrack {
+            ct.after = crate::host::conntrack::read_stats().unwrap_or_default();
+        }
         // The events' changes out first: the verdicts read the rule set as installed.
         let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
         let changed_elements = events.as_ref().is_some_and(|e| e.changes_elements());
@@ -108,6 +131,7 @@ impl RoleRun for GatewayRole {
             proxy,
             residue: Some(Box::new(residue)),
             updates,
+            conntrack,
         }))
     }
 }
@@ -135,6 +159,10 @@ pub struct GatewayGuard {
     forget: Option<firewall::Prefix>,
     /// This host's crash marker: each change is noted before it is made.
     marker: Option<crate::host::marker::Marker>,
+    /// The host's conntrack settings, held (lock taken, restored on undo).
+    ct_global: Option<crate::host::conntrack::Global>,
+    /// The table was filled: flush it at undo (fwbench's gateway namespace only).
+    ct_filled: bool,
 }
 
 impl GatewayGuard {
@@ -150,6 +178,8 @@ impl GatewayGuard {
             proxy: None,
             forget: None,
             marker: Some(crate::host::marker::Marker::create("gateway agent")),
+            ct_global: None,
+            ct_filled: false,
         }
     }
 
@@ -265,6 +295,130 @@ impl GatewayGuard {
         Ok(())
     }
 
+    /// Conntrack settings: each where this namespace may set it, else the host's
+    /// (global) value under [`crate::host::conntrack::LOCK`]; returns what is in force.
+    /// The namespace's timeouts were set as sysctls (`ct_sysctls`).
+    fn conntrack(&mut self, spec: &proto::CtSpec) -> Result<CtReport, AgentError> {
+        use crate::host::conntrack::{self as ct, Global};
+        // The module's hook must be loaded for the files to exist.
+        if !std::path::Path::new(ct::MAX).exists() {
+            return Err(error(
+                ErrorKind::Unavailable,
+                format!(
+                    "conntrack is not available in the gateway's namespace ({} missing): \
+                     load nf_conntrack (modprobe nf_conntrack)",
+                    ct::MAX
+                ),
+            ));
+        }
+        let mut scope = vec![];
+        let wanted = [
+            ("nf_conntrack_max", spec.max, ct::MAX, ct::MAX),
+            (
+                "nf_conntrack_buckets",
+                spec.buckets,
+                ct::BUCKETS,
+                ct::HASHSIZE,
+            ),
+        ];
+        for (name, value, here, global) in wanted {
+            let Some(v) = value else { continue };
+            let v = v.to_string();
+            if ct::settable_here(here) && !own_netns_is_hosts() {
+                let key = format!("net.netfilter.{name}");
+                self.sysctl_names.push(key.clone());
+                self.set_sysctl(&key, &v)?;
+                scope.push((name.to_owned(), "netns".to_owned()));
+                continue;
+            }
+            if self.ct_global.is_none() {
+                let g = Global::hold()
+                    .map_err(|e| error(ErrorKind::Io, format!("conntrack settings: {e}")))?;
+                self.ct_global = Some(g);
+            }
+            let g = self.ct_global.as_mut().expect("held above");
+            g.set(global, &v).map_err(|e| {
+                error(
+                    ErrorKind::Io,
+                    format!("setting the host's {name} to {v} (global on this kernel): {e}"),
+                )
+            })?;
+            scope.push((name.to_owned(), "global".to_owned()));
+        }
+        if spec.fill.is_some() && own_netns_is_hosts() {
+            return Err(error(
+                ErrorKind::BadSetup,
+                "a conntrack table fill needs fwbench's own gateway namespace: this gateway \
+                 runs in its host's namespace, whose table fwbench leaves alone"
+                    .to_string(),
+            ));
+        }
+        if spec.flush {
+            if own_netns_is_hosts() {
+                tracing::warn!(
+                    "the gateway runs in its host's own namespace: its conntrack table is \
+                     not flushed (new flows of an earlier trial may still be in it)"
+                );
+            } else {
+                // The testbed's gateway namespace is fwbench's: its table holds only
+                // fwbench's flows.
+                crate::process::Cmd::new("conntrack", &["-F"])
+                    .run()
+                    .map_err(|e| {
+                        error(
+                            ErrorKind::Unavailable,
+                            format!(
+                                "emptying the gateway's conntrack table: {e} \
+                                 (conntrack-tools: apt-get install conntrack)"
+                            ),
+                        )
+                    })?;
+            }
+        }
+        Ok(CtReport {
+            max: ct::read_u64(ct::MAX).unwrap_or(0),
+            buckets: ct::read_u64(ct::BUCKETS).unwrap_or(0),
+            udp_timeout_s: ct::read_u64(ct::UDP_TIMEOUT).unwrap_or(0),
+            filled: match spec.fill {
+                Some(n) => self.fill(n)?,
+                None => 0,
+            },
+            scope,
+            ..Default::default()
+        })
+    }
+
+    /// Put `n` idle entries in this namespace's table (`conntrack -R`); the table is
+    /// flushed at undo. Returns the entries in the table after.
+    fn fill(&mut self, n: u32) -> Result<u64, AgentError> {
+        use crate::host::conntrack as ct;
+        let io = |m: String| error(ErrorKind::Io, m);
+        let max = ct::read_u64(ct::MAX).unwrap_or(0);
+        if u64::from(n) > max {
+            return Err(error(
+                ErrorKind::BadSetup,
+                format!(
+                    "a fill of {n} entries does not fit nf_conntrack_max {max}: raise --ct-max"
+                ),
+            ));
+        }
+        // Live for a day at most; flushed at undo anyway.
+        let text = ct::fill_lines(n, std::net::Ipv4Addr::new(198, 19, 0, 2), 86_400);
+        let path = format!("/run/fwbench/ctfill-{}.txt", std::process::id());
+        std::fs::write(&path, text).map_err(|e| io(format!("{path}: {e}")))?;
+        self.ct_filled = true;
+        let r = crate::process::Cmd::new("conntrack", &["-R", &path]).run();
+        let _ = std::fs::remove_file(&path);
+        r.map_err(|e| io(format!("filling the gateway's conntrack table: {e}")))?;
+        let count = ct::read_stats().map(|s| s.count).unwrap_or(0);
+        if count < u64::from(n) {
+            return Err(io(format!(
+                "the conntrack table holds {count} entries after a fill of {n}"
+            )));
+        }
+        Ok(count)
+    }
+
     fn start_proxy(&mut self, spec: &ProxySpec) -> Result<(), AgentError> {
         let proxy = Proxy::start(spec).map_err(|e| {
             let kind = match e {
@@ -313,6 +467,13 @@ impl GatewayGuard {
                 tracing::error!("{e}");
             }
         }
+        if std::mem::take(&mut self.ct_filled) {
+            if let Err(e) = crate::process::Cmd::new("conntrack", &["-F"]).run() {
+                tracing::error!("emptying the filled conntrack table: {e}");
+            }
+        }
+        // The host's conntrack settings back (and their lock released) at once.
+        drop(self.ct_global.take());
         while let Some((path, old)) = self.rps.pop() {
             if let Err(e) = std::fs::write(&path, &old) {
                 tracing::error!("restoring {}: {e}", path.display());
@@ -368,6 +529,25 @@ fn forget_flows(net: firewall::Prefix) -> Result<(), String> {
     } else {
         Err(format!("conntrack -D -s {net}: {}", f.stderr.trim()))
     }
+}
+
+/// The namespace-local conntrack settings of a spec, as sysctls.
+fn ct_sysctls(spec: &proto::CtSpec) -> Vec<(String, String)> {
+    spec.udp_timeout_s
+        .map(|t| {
+            (
+                "net.netfilter.nf_conntrack_udp_timeout".to_owned(),
+                t.to_string(),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The agent runs in the host's own network namespace (a real gateway): a setting
+/// made "here" is the host's, so it takes the lock all the same.
+fn own_netns_is_hosts() -> bool {
+    crate::host::conntrack::in_host_netns()
 }
 
 fn sysctl_name_ok(k: &str) -> bool {

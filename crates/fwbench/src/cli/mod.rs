@@ -67,6 +67,19 @@ enum Cmd {
         after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
     )]
     Ndr(Trial<NdrArgs, NoLive>),
+    /// New flows through a stateful gateway: one UDP datagram per new 5-tuple; what the
+    /// gateway's conntrack table admitted, dropped and evicted (its own counters)
+    #[command(
+        after_help = "Example:\n  fwbench newflows --flows 8000 -r 20kpps --ct-max 5000 --engine nft --model stateful"
+    )]
+    Newflows(Trial<NewflowsArgs>),
+    /// The new-flow rate with no loss: ndr over new flows (one datagram per new
+    /// 5-tuple) through a stateful gateway's connection tracking
+    #[command(
+        name = "ndr-newflows",
+        after_help = "Example:\n  fwbench ndr-newflows --flows 20000 --engine nft --model stateful --rules 100"
+    )]
+    NdrNewflows(Trial<NdrNewflowsArgs, NoLive>),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
     Degrade(Trial<DegradeArgs, NoLive>),
@@ -336,6 +349,28 @@ pub struct StreamArgs {
     aim: Option<String>,
     #[command(flatten)]
     events: crate::workloads::events::EventArgs,
+    #[command(flatten)]
+    ct: CtArgs,
+}
+
+/// The gateway's conntrack table for the trial (issue 26; absent: as found).
+#[derive(Args, Clone)]
+#[command(next_help_heading = "Conntrack")]
+pub struct CtArgs {
+    /// nf_conntrack_max during the trial (global on kernels where a namespace cannot set
+    /// it: set host-wide under a lock and restored exactly)
+    #[arg(long, value_parser = count)]
+    ct_max: Option<u32>,
+    /// Conntrack hash buckets during the trial (global, as --ct-max)
+    #[arg(long, value_parser = count)]
+    ct_buckets: Option<u32>,
+    /// Unreplied-UDP conntrack timeout in seconds (nf_conntrack_udp_timeout, per namespace)
+    #[arg(long, value_parser = count)]
+    ct_udp_timeout: Option<u32>,
+    /// Table fill: N idle UDP entries in the gateway's conntrack table during the trial
+    /// (its traffic's flows are looked up among them; up to 1000000)
+    #[arg(long, value_parser = count)]
+    ct_fill: Option<u32>,
 }
 
 impl StreamArgs {
@@ -358,6 +393,10 @@ impl StreamArgs {
         v.src = self.src;
         v.dst = self.dst;
         v.aim = self.aim.clone();
+        v.ct_max = self.ct.ct_max;
+        v.ct_buckets = self.ct.ct_buckets;
+        v.ct_udp_timeout = self.ct.ct_udp_timeout;
+        v.ct_fill = self.ct.ct_fill;
         if let Some(e) = self.events.params() {
             v.event = Some((e.kind, e.k, e.at_s));
             v.event_rate = e.rate;
@@ -789,6 +828,8 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
         Cmd::Flow(c) => c.params(),
         Cmd::Ping(c) => c.params(),
         Cmd::Ndr(c) => c.params(),
+        Cmd::Newflows(c) => c.params(),
+        Cmd::NdrNewflows(c) => c.params(),
         Cmd::Degrade(c) => c.params(),
         Cmd::Sessions(c) => c.params(),
         Cmd::Bulk(c) => c.params(),
@@ -863,6 +904,38 @@ impl Flags for FloodArgs {
     fn set(&self, v: &mut AxisValues) {
         v.rate = self.rate;
         self.stream.set(v);
+    }
+}
+
+/// `newflows`: a flood's flags, each flow one datagram of a new 5-tuple.
+#[derive(Args)]
+struct NewflowsArgs {
+    #[command(flatten)]
+    flood: FloodArgs,
+}
+
+impl Flags for NewflowsArgs {
+    fn asked(&self) -> Asked {
+        Asked::Traffic(Workload::NewFlows)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.flood.set(v);
+    }
+}
+
+/// `ndr-newflows`: ndr's flags, over new flows.
+#[derive(Args)]
+struct NdrNewflowsArgs {
+    #[command(flatten)]
+    ndr: NdrArgs,
+}
+
+impl Flags for NdrNewflowsArgs {
+    fn asked(&self) -> Asked {
+        Asked::Search(SearchKind::NdrNewflows)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.ndr.set(v);
     }
 }
 
@@ -1093,7 +1166,12 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
         }
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
         TestbedCmd::CleanupHost => {
-            for line in crate::host::marker::cleanup_here() {
+            // The host's conntrack settings a killed process left changed are global,
+            // so no namespace's marker lists them.
+            for line in crate::host::marker::cleanup_here()
+                .into_iter()
+                .chain(crate::host::conntrack::recover())
+            {
                 println!("cleaned up after a crashed run: {line}");
             }
         }
@@ -1269,6 +1347,19 @@ mod tests {
             ("ping", "event_rate"),
             ("ping", "event_count"),
             ("ping", "event_method"),
+            // Conntrack settings (issue 26): a ping has them in scenario files only.
+            ("ping", "ct_max"),
+            ("ping", "ct_buckets"),
+            ("ping", "ct_udp_timeout"),
+            ("ping", "ct_fill"),
+            ("newflows", "timeout_ms"),
+            ("newflows", "count"),
+            ("ndr-newflows", "timeout_ms"),
+            ("ndr-newflows", "rate"),
+            ("ndr-newflows", "count"),
+            ("ndr-newflows", "interval"),
+            ("ndr-newflows", "max_rules"),
+            ("ndr-newflows", "resolution"),
         ];
         let mut missing = vec![];
         let live = |cmd: &str| {

@@ -192,6 +192,7 @@ fn drive(
             steer_cpus: gateway_cpus.clone(),
             proxy: roles.proxy.clone(),
             events: crate::workloads::events::gateway_events(p, &roles.client.1),
+            conntrack: crate::workloads::conntrack::gateway_spec(p),
         };
         start(
             "gateway",

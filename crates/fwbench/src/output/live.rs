@@ -65,7 +65,10 @@ impl Intervals {
         Intervals {
             unit: crate::workloads::traffic(kind).live_unit(),
             packets: match kind {
-                TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => true,
+                TrialKind::Packet(
+                    PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows,
+                    _,
+                ) => true,
                 TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Echo | TrialKind::Conn(..) => {
                     false
                 }

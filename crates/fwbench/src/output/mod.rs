@@ -55,6 +55,13 @@ pub fn params_line(p: &TrialParams) -> String {
                     k.sink.as_str(),
                     imported::aim_text(k)
                 ),
+                PacketKind::NewFlows => format!(
+                    "flows={} rate={} threads={}{}",
+                    k.flows,
+                    k.rate,
+                    k.threads,
+                    crate::workloads::ctsummary::settings_text(k)
+                ),
             };
             format!("{what} t={}s", p.duration_s)
         }
@@ -628,6 +635,17 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                     "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
                     i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
                 );
+            }
+            match &s.conntrack {
+                Some(c) if p.workload() == Workload::NewFlows => {
+                    out += &format!(
+                        "  conntrack    {:.0} new flows/s admitted; {}\n",
+                        c.new_flows_per_s,
+                        c.sentence()
+                    );
+                }
+                Some(c) => out += &format!("  conntrack    {}\n", c.table_text()),
+                None => {}
             }
             if let Some(l) = &s.limited_by {
                 out += &format!("  limited by   {}: {}\n", l.by.as_str(), l.why);

@@ -113,9 +113,15 @@ impl TrialParams {
     /// The trial's name in outputs and the store: the search's (`ndr`, `degrade`) or
     /// the workload's.
     pub fn name(&self) -> &'static str {
-        match self.search.as_ref().and_then(Search::command) {
-            Some(s) => s.as_str(),
-            None => self.workload().as_str(),
+        use crate::params::search::SearchKind;
+        use crate::params::workload::{PacketKind, TrialKind};
+        match (self.search.as_ref().and_then(Search::command), &self.kind) {
+            // ndr's steps are floods; over new flows the search has a name of its own.
+            (Some(SearchKind::Ndr), TrialKind::Packet(PacketKind::NewFlows, _)) => {
+                SearchKind::NdrNewflows.as_str()
+            }
+            (Some(s), _) => s.as_str(),
+            (None, _) => self.workload().as_str(),
         }
     }
     pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {

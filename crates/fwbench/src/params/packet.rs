@@ -88,6 +88,17 @@ pub struct PacketParams {
     /// A gateway event during the trial (`--event`; issue 25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::params::events::EventParams>,
+    /// The gateway's conntrack table for the trial (`--ct-max`, `--ct-buckets`,
+    /// `--ct-udp-timeout`; absent: as found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_max: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_buckets: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_udp_timeout: Option<u32>,
+    /// Idle entries put in the gateway's table before the trial (`--ct-fill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ct_fill: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -200,6 +211,10 @@ impl Default for PacketParams {
             dst: None,
             aim: None,
             events: None,
+            ct_max: None,
+            ct_buckets: None,
+            ct_udp_timeout: None,
+            ct_fill: None,
         }
     }
 }

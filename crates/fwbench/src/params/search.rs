@@ -41,9 +41,15 @@ impl Search {
 pub enum SearchKind {
     Ndr,
     Degrade,
+    /// ndr over new flows (conntrack): the highest new-flow rate with no loss.
+    NdrNewflows,
 }
 
-crate::names::named!(SearchKind, "search", { Ndr => "ndr", Degrade => "degrade" });
+crate::names::named!(SearchKind, "search", {
+    Ndr => "ndr",
+    Degrade => "degrade",
+    NdrNewflows => "ndr-newflows",
+});
 
 impl SearchKind {
     /// The kind of traffic its steps send.
@@ -51,11 +57,12 @@ impl SearchKind {
         match self {
             SearchKind::Ndr => Workload::Flood,
             SearchKind::Degrade => Workload::Flow,
+            SearchKind::NdrNewflows => Workload::NewFlows,
         }
     }
     pub fn with(self, sp: SearchParams) -> Search {
         match self {
-            SearchKind::Ndr => Search::Ndr(sp),
+            SearchKind::Ndr | SearchKind::NdrNewflows => Search::Ndr(sp),
             SearchKind::Degrade => Search::Degrade(sp),
         }
     }

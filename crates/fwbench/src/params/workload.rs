@@ -29,6 +29,10 @@ pub enum Workload {
     Http,
     /// Concurrent connection capacity: open and hold connections.
     Connections,
+    /// New flows: UDP datagrams each of a new 5-tuple, through a stateful gateway
+    /// (conntrack: new-flow rate, table full).
+    #[serde(rename = "newflows")]
+    NewFlows,
 }
 
 crate::names::named!(Workload, "workload", {
@@ -40,6 +44,7 @@ crate::names::named!(Workload, "workload", {
     Bulk => "bulk",
     Http => "http",
     Connections => "connections",
+    NewFlows => "newflows",
 });
 
 /// The packet-rate family: UDP datagrams, counted at a sink or the gateway.
@@ -48,6 +53,8 @@ pub enum PacketKind {
     Flood,
     Flow,
     Ping,
+    /// One datagram per flow, each flow a new conntrack entry.
+    NewFlows,
 }
 
 /// The connection family: TCP to the built-in (or an external) server.
@@ -82,6 +89,7 @@ impl Workload {
             Workload::Flood => p(PacketKind::Flood),
             Workload::Flow => p(PacketKind::Flow),
             Workload::Ping => p(PacketKind::Ping),
+            Workload::NewFlows => p(PacketKind::NewFlows),
             Workload::Sessions => c(ConnKind::Sessions),
             Workload::Bulk => c(ConnKind::Bulk),
             Workload::Http => c(ConnKind::Http),
@@ -96,6 +104,7 @@ impl PacketKind {
             PacketKind::Flood => Workload::Flood,
             PacketKind::Flow => Workload::Flow,
             PacketKind::Ping => Workload::Ping,
+            PacketKind::NewFlows => Workload::NewFlows,
         }
     }
 }

@@ -46,7 +46,9 @@ impl Class {
         match w {
             Asked::Search(_) => Class::Search,
             Asked::Traffic(Workload::Echo) => Class::Echo,
-            Asked::Traffic(Workload::Flood | Workload::Flow | Workload::Ping) => Class::Packet,
+            Asked::Traffic(
+                Workload::Flood | Workload::Flow | Workload::Ping | Workload::NewFlows,
+            ) => Class::Packet,
             Asked::Traffic(
                 Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections,
             ) => Class::Conn,
@@ -139,6 +141,13 @@ fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, String> {
         .transpose()
 }
 /// An optional count (empty: none).
+/// A table fill (empty or 0: none, so that a sweep can start at an empty table).
+fn opt_fill(t: &str) -> Result<Option<u32>, String> {
+    Ok((!t.is_empty())
+        .then(|| parse_count0(t))
+        .transpose()?
+        .filter(|n| *n > 0))
+}
 fn opt_count(t: &str) -> Result<Option<u32>, String> {
     (!t.is_empty()).then(|| parse_count(t)).transpose()
 }
@@ -244,7 +253,7 @@ axes! {
     proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
     server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
     frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
-    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame), a frame-size mix (imix, csit-imix, 64:7,576:4,1500:1); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood => "18", }, parse(t, w) Size::parse(t, w);
+    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame), a frame-size mix (imix, csit-imix, 64:7,576:4,1500:1); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood | Workload::NewFlows => "18", }, parse(t, w) Size::parse(t, w);
     rate: Rate, PACKET, "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)", default(w) if w.workload() == Workload::Flow { "15M" } else { "max" }, parse(t, _) named(t);
     flows: u32, PACKET, "UDP flows (source ports)", default(_) "1", parse(t, _) parse_count(t);
     dsts: u32, PACKET, "destination addresses the flows are spread over (flow i to i mod N)", default(_) "1", parse(t, _) parse_count(t);
@@ -265,6 +274,10 @@ axes! {
     event_count: Option<u32>, PACKET, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
     event_method: UpdateMethod, PACKET, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
+    ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);
+    ct_buckets: Option<u32>, PACKET, "conntrack hash buckets during the trial (empty: as found; global like ct_max)", default(_) "", parse(t, _) opt_count(t);
+    ct_udp_timeout: Option<u32>, PACKET, "unreplied-UDP conntrack timeout, seconds (empty: as found; per namespace)", default(_) "", parse(t, _) opt_count(t);
+    ct_fill: Option<u32>, PACKET, "idle UDP entries put in the gateway's conntrack table before the trial (empty or 0: none; up to 1000000)", default(_) "", parse(t, _) opt_fill(t);
     loss: f64, SEARCH, "loss still counted as a pass: 0 (NDR), 0.1%", default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" }, parse(t, _) ratio(t);
     precision: f64, SEARCH, "ndr: stop when the bracket is this narrow (2%)", default(_) "2%", parse(t, _) ratio(t);
     max_rate: Rate, SEARCH, "ndr: upper bound (max: measure it with an unpaced flood)", default(_) "max", parse(t, _) named(t);
@@ -355,6 +368,10 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
                 v.event_count,
                 v.event_method,
             )?,
+            ct_max: v.ct_max,
+            ct_buckets: v.ct_buckets,
+            ct_udp_timeout: v.ct_udp_timeout,
+            ct_fill: v.ct_fill,
         })
     };
     let kind = v.workload.workload().kind(packet, conn)?;
@@ -453,6 +470,33 @@ mod tests {
                 trial_params(&AxisValues::defaults(w), 7).unwrap_or_else(|e| panic!("{w}: {e}"));
             assert_eq!(p.name(), w.as_str());
         }
+    }
+
+    #[test]
+    fn conntrack_axes_fill_the_packet_parameters() {
+        let w = Asked::Traffic(Workload::NewFlows);
+        let p = |pairs: &[(&str, &str)]| {
+            AxisValues::from_text(w, pairs).and_then(|v| trial_params(&v, 1))
+        };
+        let k = p(&[
+            ("ct_max", "5000"),
+            ("ct_fill", "1000"),
+            ("ct_udp_timeout", "10"),
+        ])
+        .unwrap();
+        let k = k.packet().unwrap();
+        assert_eq!(
+            (k.ct_max, k.ct_fill, k.ct_udp_timeout, k.ct_buckets),
+            (Some(5000), Some(1000), Some(10), None)
+        );
+        // A fill of 0 is none (a sweep starts at an empty table): the same trial key.
+        let none = p(&[]).unwrap();
+        assert_eq!(p(&[("ct_fill", "0")]).unwrap(), none);
+        assert!(p(&[("ct_max", "0")]).is_err());
+        assert!(p(&[("ct_max", "many")]).is_err());
+        assert_eq!(none.name(), "newflows");
+        let v = AxisValues::defaults(Asked::Search(SearchKind::NdrNewflows));
+        assert_eq!(trial_params(&v, 1).unwrap().name(), "ndr-newflows");
     }
 
     /// A value is parsed once, into its type; the builder takes it as it is.

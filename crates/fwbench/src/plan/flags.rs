@@ -16,7 +16,7 @@ pub struct FirewallArgs {
     /// Filtering engine: none, nft, nft-set, iptables-legacy, iptables-nft, ipset (= ipset-legacy), ipset-nft, xdp (native XDP), xdp-map (filler rules in one hash map), xdp-generic, tc-bpf
     #[arg(long, default_value = "none", value_parser = engine)]
     pub engine: firewall::Engine,
-    /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, raw-drop, filter-drop,
+    /// Rule-set model: seed000-f0|f2|f4, linear, linear-drop, net-drop, notrack, conntrack, stateful, raw-drop, filter-drop,
     /// raw-filler, string-bm, string-kmp, string-bm-drop, string-kmp-drop, hashlimit, snat, masquerade, dnat
     /// (NAT: N filler NAT rules, then the translating one; dnat: the client aims at the gateway), flowtable (nft), import
     /// [default: linear, or import with --import]

@@ -820,7 +820,10 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
             TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
                 k.sink != crate::params::packet::SinkKind::Gateway
             }
-            TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => false,
+            // New flows end when every flow has sent: nothing to make precise.
+            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
+                false
+            }
         };
     if !counted {
         return Err(format!(

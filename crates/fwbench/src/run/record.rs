@@ -99,7 +99,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store::Store::open(&dir.path().join("r.db")).unwrap();
         let run = s.begin_run(&store::NewRun::default()).unwrap();
+        // Workloads newer than schema 5 always say their kind; the legacy table
+        // never names them.
+        const NEWER: &[&str] = &["newflows", "ndr-newflows"];
         for name in crate::params::search::Asked::names() {
+            if NEWER.contains(&name) {
+                continue;
+            }
             let p = crate::plan::axes::trial_params(
                 &crate::plan::axes::AxisValues::defaults(name.parse().unwrap()),
                 1,

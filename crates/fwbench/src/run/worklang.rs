@@ -193,6 +193,7 @@ fn gateway_up(tb: &dyn Testbed, firewall: Box<firewall::Request>) -> Result<Agen
         steer_cpus: None,
         proxy: None,
         events: vec![],
+        conntrack: None,
     };
     g.request(proto::ToAgent::Setup(proto::RoleSpec::Gateway(spec)))?;
     g.request(proto::ToAgent::Start)?;

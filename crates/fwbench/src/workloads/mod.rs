@@ -13,6 +13,8 @@
 //! does) or store anything.
 
 pub mod conn;
+pub mod conntrack;
+pub mod ctsummary;
 pub mod echo;
 pub mod events;
 pub mod packet;
@@ -104,6 +106,7 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
         TrialKind::Echo => &echo::Echo,
         TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => &packet::PacketRate,
         TrialKind::Packet(PacketKind::Ping, _) => &packet::Ping,
+        TrialKind::Packet(PacketKind::NewFlows, _) => &conntrack::NewFlows,
         TrialKind::Conn(k, _) => conn::of(*k),
     }
 }

@@ -76,12 +76,39 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             return Err("--dsts: topology proxy relays to one server address".into());
         }
     }
-    if k.flows == 0 || k.flows > traffic::udp::MAX_FLOWS {
+    let max_flows = if new_flows(p) {
+        traffic::udp::MAX_NEW_FLOWS
+    } else {
+        traffic::udp::MAX_FLOWS
+    };
+    if k.flows == 0 || k.flows > max_flows {
+        return Err(format!("flows must be 1..{max_flows}, not {}", k.flows));
+    }
+    if new_flows(p) && k.sender != SenderPath::Udp {
         return Err(format!(
-            "flows must be 1..{}, not {}",
-            traffic::udp::MAX_FLOWS,
-            k.flows
+            "new flows are sent from UDP sockets (one per flow): --sender {} cannot send them",
+            k.sender.as_str()
         ));
+    }
+    if let Some(n) = k.ct_fill {
+        let most = crate::host::conntrack::MAX_FILL;
+        if n > most {
+            return Err(format!(
+                "--ct-fill {n} is above the {most} entries fwbench puts in a table"
+            ));
+        }
+        if let Some(max) = k
+            .ct_max
+            .filter(|m| u64::from(n) + u64::from(k.flows) > u64::from(*m))
+        {
+            return Err(format!(
+                "--ct-fill {n} and {} flows do not fit --ct-max {max}",
+                k.flows
+            ));
+        }
+    }
+    if new_flows(p) && k.sink == SinkKind::Gateway {
+        return Err("new flows are counted at the server: use --sink socket".into());
     }
     if k.threads > k.flows {
         return Err(format!(
@@ -246,7 +273,13 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         ));
     }
     let sources = p.clients.min(k.flows).max(1);
-    let (src_port, dst_port) = ports(k, aimed.as_ref()).map_err(crate::error::usage)?;
+    // New flows spread over the sources' ports (flow i: source i mod n, port i / n).
+    let span = if new_flows(p) {
+        k.flows.div_ceil(sources)
+    } else {
+        k.flows
+    };
+    let (src_port, dst_port) = ports(k, aimed.as_ref(), span).map_err(crate::error::usage)?;
     let source_addrs = match aimed.as_ref().and_then(|a| a.src).or(k.src) {
         Some(a) => vec![a],
         None => (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
@@ -296,6 +329,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.threads,
         batch: k.batch,
         raw,
+        new_flows: new_flows(p),
     });
     let xdp = match k.sink {
         SinkKind::Xdp => Some(tb.server_interface().map(String::from).ok_or_else(|| {
@@ -311,7 +345,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         listen,
         port: dst_port,
         threads: k.sink_threads,
-        flows: k.flows,
+        flows: if new_flows(p) { 1 } else { k.flows },
         payload,
         bin_ns: crate::workloads::events::bin_ns(k),
         // The NAT models' check: which source addresses the server saw.
@@ -320,9 +354,24 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
     Ok((sink, source))
 }
 
+/// A new-flow trial: one datagram per flow, each a new 5-tuple.
+fn new_flows(p: &TrialParams) -> bool {
+    matches!(
+        p.kind,
+        crate::params::workload::TrialKind::Packet(
+            crate::params::workload::PacketKind::NewFlows,
+            _
+        )
+    )
+}
+
 /// (first source port, destination port) of a flood or flow: `--sport`/`--dport` or
 /// an aimed-at rule's, else fwbench's own; the flows must fit a source port range.
-fn ports(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> Result<(u16, u16), String> {
+fn ports(
+    k: &PacketParams,
+    aimed: Option<&crate::rules::Aimed>,
+    span: u32,
+) -> Result<(u16, u16), String> {
     let src = aimed
         .and_then(|a| a.sport)
         .or(k.sport.map(|(lo, _)| lo))
@@ -331,10 +380,10 @@ fn ports(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> Result<(u16, 
         .and_then(|a| a.dport)
         .or(k.dport.map(|(lo, _)| lo))
         .unwrap_or(SINK_PORT);
-    let last = u32::from(src) + k.flows - 1;
+    let last = u32::from(src) + span - 1;
     let hi = match k.sport {
         Some((_, hi)) if aimed.and_then(|a| a.sport).is_none() => u32::from(hi),
-        _ if aimed.and_then(|a| a.sport).is_some() && k.flows > 1 => u32::from(src),
+        _ if aimed.and_then(|a| a.sport).is_some() && span > 1 => u32::from(src),
         _ => 65535,
     };
     if last > hi {
@@ -421,6 +470,9 @@ pub struct PacketSummary {
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
+    /// New flows: what the gateway's conntrack table did with them (issue 26).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack: Option<Box<crate::workloads::ctsummary::CtSummary>>,
 }
 
 /// A size mix as sent and received: one row per frame size of the mix, then any other
@@ -623,7 +675,12 @@ pub fn summarise_packet(
         }
     };
     // Per-flow figures need the sink; the gateway's interface counts only totals.
-    let per_flow = if counted_at == "sink" { k.flows } else { 0 };
+    // New flows are one sequence at the sink (flow 0), not flows of their own.
+    let per_flow = if counted_at == "sink" && !new_flows(p) {
+        k.flows
+    } else {
+        0
+    };
     let flows: Vec<FlowSummary> = (0..per_flow)
         .map(|f| {
             let rx = sink
@@ -744,6 +801,7 @@ pub fn summarise_packet(
             };
             crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway).map(Box::new)
         },
+        conntrack: None,
     })
 }
 
@@ -942,7 +1000,17 @@ impl Traffic for PacketRate {
         results: Vec<RoleResults>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise_packet(p, tb, results, gateway).map(Figures::Packet)
+        let mut s = summarise_packet(p, tb, results, gateway)?;
+        // A conntrack setting or table fill (issue 26): the table's figures beside.
+        s.conntrack = gateway.and_then(|g| g.conntrack.as_ref()).map(|r| {
+            Box::new(crate::workloads::ctsummary::CtSummary::of(
+                s.sent,
+                s.received,
+                s.elapsed_s,
+                r,
+            ))
+        });
+        Ok(Figures::Packet(s))
     }
 }
 

@@ -233,6 +233,8 @@ pub const TRIAL_KINDS: &[&str] = &[
     "bulk",
     "http",
     "connections",
+    "newflows",
+    "ndr-newflows",
 ];
 
 /// Validate `v` against docs/schema/`name` (the schema generated from the types).

@@ -1,0 +1,89 @@
+//! Conntrack workloads (issue 26): new flows through a stateful gateway — each UDP
+//! datagram a new 5-tuple — and what the gateway's connection-tracking table did with
+//! them: admitted, dropped because the table was full, evicted early, insertions that
+//! failed, from the kernel's per-CPU statistics read at Start and Stop, checked
+//! against the loss the traffic saw.
+//!
+//! The traffic is the packet family's (a UDP source and sink, counted at the sink);
+//! what this module adds is the gateway's conntrack settings for the trial
+//! ([`gateway_spec`]) and the figures (`ctsummary::CtSummary`). The new-flow rate with no loss
+//! is the ndr search over this kind (its rate is new flows/s).
+//!
+//! Must not: touch the table's settings (the gateway agent does, `host::conntrack`).
+
+use crate::params::workload::{PacketKind, TrialKind};
+use crate::params::TrialParams;
+use crate::testbed::{Host, Testbed};
+use crate::workloads::ctsummary::CtSummary;
+use crate::workloads::packet::{role_specs, summarise_packet};
+use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use anyhow::Result;
+use proto::{CtSpec, GatewayResults, RoleResults};
+
+/// The gateway's conntrack settings and report for a trial: asked for by the new-flow
+/// workload always (its figures need the counters), by other packet workloads when
+/// they set a table setting.
+pub fn gateway_spec(p: &TrialParams) -> Option<CtSpec> {
+    let k = p.packet()?;
+    let new_flows = matches!(p.kind, TrialKind::Packet(PacketKind::NewFlows, _));
+    let spec = CtSpec {
+        max: k.ct_max,
+        buckets: k.ct_buckets,
+        udp_timeout_s: k.ct_udp_timeout,
+        // A fill starts from an empty table too.
+        flush: new_flows || k.ct_fill.is_some(),
+        fill: k.ct_fill,
+    };
+    (spec != CtSpec::default()).then_some(spec)
+}
+
+/// New flows: the packet family's UDP traffic, one datagram per 5-tuple, with the
+/// gateway's conntrack figures.
+pub struct NewFlows;
+
+impl Traffic for NewFlows {
+    fn family(&self) -> &'static str {
+        "packet"
+    }
+
+    /// Admitted new flows/s (one datagram each: the sink's packets/s).
+    fn main_metric(&self) -> MainMetric {
+        MainMetric {
+            name: "received_pps",
+            higher: true,
+        }
+    }
+
+    fn live_unit(&self) -> &'static str {
+        "flows"
+    }
+
+    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
+        let (sink, source) = role_specs(tb, p)?;
+        Ok(Roles {
+            server: sink.map(|s| (Host::Server, s)),
+            client: (Host::Client, source),
+            proxy: None,
+        })
+    }
+
+    fn ending(&self) -> Ending {
+        Ending::Timed {
+            measuring: "server",
+        }
+    }
+
+    fn collect(
+        &self,
+        tb: &dyn Testbed,
+        p: &TrialParams,
+        results: Vec<RoleResults>,
+        gateway: Option<&GatewayResults>,
+    ) -> Result<Figures> {
+        let mut s = summarise_packet(p, tb, results, gateway)?;
+        s.conntrack = gateway
+            .and_then(|g| g.conntrack.as_ref())
+            .map(|r| Box::new(CtSummary::of(s.sent, s.received, s.elapsed_s, r)));
+        Ok(Figures::Packet(s))
+    }
+}

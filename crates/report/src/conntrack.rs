@@ -1,0 +1,366 @@
+//! Conntrack workloads (issue 26) in the report: what the gateway's connection-tracking
+//! table did with new flows, read from each trial's stored figures
+//! (`results.packet.conntrack`): the findings in sentences (admitted, dropped, the
+//! kernel's counters, whether they agree with the loss the traffic saw), and two
+//! figures — flows dropped and admitted vs flows offered (around `nf_conntrack_max`),
+//! and admitted new flows/s vs rules.
+//!
+//! Owns: those sentences and figures. Must not: measure, or compute more than means
+//! over a configuration's repetitions.
+
+use crate::figure::{num, Figure, Point, Series};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use store::TrialRow;
+
+/// One trial's conntrack figures, as stored.
+#[derive(Debug, Clone, PartialEq)]
+struct Ct {
+    engine: String,
+    rules: u64,
+    max: u64,
+    offered: f64,
+    admitted: f64,
+    dropped: f64,
+    ct_drop: f64,
+    insert_failed: f64,
+    early_drop: f64,
+    entries_after: f64,
+    new_flows_per_s: f64,
+    agree: bool,
+    global: bool,
+}
+
+/// A new-flow trial's figures (flood and flow trials with a conntrack setting count
+/// packets, not flows: they are not new-flow findings).
+fn of(t: &TrialRow) -> Option<Ct> {
+    if !matches!(t.workload.as_str(), "newflows" | "ndr-newflows") {
+        return None;
+    }
+    table_of(t)
+}
+
+fn table_of(t: &TrialRow) -> Option<Ct> {
+    if t.status != "ok" {
+        return None;
+    }
+    let c = t.results.get("packet")?.get("conntrack")?;
+    let f = |k: &str| c.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    Some(Ct {
+        engine: t
+            .params
+            .get("engine")
+            .map(crate::model::text)
+            .unwrap_or_else(|| "-".into()),
+        rules: t.params.get("rules").and_then(Value::as_u64).unwrap_or(0),
+        max: c.get("max").and_then(Value::as_u64).unwrap_or(0),
+        offered: f("offered"),
+        admitted: f("admitted"),
+        dropped: f("dropped"),
+        ct_drop: f("ct_drop"),
+        insert_failed: f("insert_failed"),
+        early_drop: f("early_drop"),
+        entries_after: f("entries_after"),
+        new_flows_per_s: f("new_flows_per_s"),
+        agree: c.get("agree").and_then(Value::as_bool) == Some(true),
+        global: c.get("scope").and_then(Value::as_array).is_some_and(|s| {
+            s.iter()
+                .any(|x| x.get(1).and_then(Value::as_str) == Some("global"))
+        }),
+    })
+}
+
+fn mean(v: &[Ct], f: impl Fn(&Ct) -> f64) -> f64 {
+    v.iter().map(f).sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Configurations: (engine, rules, max, offered flows) → their trials.
+type Configs = BTreeMap<(String, u64, u64, u64), Vec<Ct>>;
+
+fn configs(trials: &[TrialRow]) -> Configs {
+    let mut by: Configs = BTreeMap::new();
+    for c in trials.iter().filter_map(of) {
+        by.entry((c.engine.clone(), c.rules, c.max, c.offered as u64))
+            .or_default()
+            .push(c);
+    }
+    by
+}
+
+/// One sentence per configuration: "engine=nft, 10 rules: with nf_conntrack_max = 5000
+/// and 8000 offered flows, the gateway admitted 5784 and dropped 2216 new flows (drop
+/// counter 2216, insert_failed 0, early_drop 784) …".
+pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+    configs(trials)
+        .into_iter()
+        .map(|((engine, rules, max, offered), v)| {
+            let m = |f: fn(&Ct) -> f64| num(mean(&v, f));
+            let over = if v.len() > 1 {
+                format!("means of {} trials: ", v.len())
+            } else {
+                String::new()
+            };
+            let global = if v.iter().any(|c| c.global) {
+                " (host-wide: global on this kernel)"
+            } else {
+                ""
+            };
+            let disagree = v.iter().filter(|c| !c.agree).count();
+            let check = if disagree == 0 {
+                "the loss the traffic saw equals the gateway's refusals (drop + insert_failed)"
+                    .to_string()
+            } else {
+                format!(
+                    "in {disagree} of {} trials the traffic lost flows the gateway did not \
+                     count as refused (losses elsewhere on the path)",
+                    v.len()
+                )
+            };
+            format!(
+                "engine={engine}, {rules} rules: {over}with nf_conntrack_max = {max}{global} and \
+                 {offered} offered flows, the gateway admitted {} and dropped {} new flows \
+                 (drop counter {}, insert_failed {}, early_drop {}; {} entries at the end; \
+                 {} admitted new flows/s); {check}.",
+                m(|c| c.admitted),
+                m(|c| c.dropped),
+                m(|c| c.ct_drop),
+                m(|c| c.insert_failed),
+                m(|c| c.early_drop),
+                m(|c| c.entries_after),
+                m(|c| c.new_flows_per_s),
+            )
+        })
+        .collect()
+}
+
+/// Dropped and admitted flows vs offered flows (per engine and `nf_conntrack_max`), and
+/// admitted new flows/s vs rules (per engine); each when the run has two x values.
+pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
+    let by = configs(trials);
+    let mut out = vec![];
+    // (engine, max) → offered → trials.
+    let mut offered: BTreeMap<String, BTreeMap<u64, Vec<Ct>>> = BTreeMap::new();
+    // engine → rules → trials.
+    let mut rules: BTreeMap<String, BTreeMap<u64, Vec<Ct>>> = BTreeMap::new();
+    for ((engine, r, max, o), v) in &by {
+        offered
+            .entry(format!("{engine}, nf_conntrack_max {max}"))
+            .or_default()
+            .entry(*o)
+            .or_default()
+            .extend(v.iter().cloned());
+        rules
+            .entry(engine.clone())
+            .or_default()
+            .entry(*r)
+            .or_default()
+            .extend(v.iter().cloned());
+    }
+    let line = |m: &BTreeMap<u64, Vec<Ct>>, f: fn(&Ct) -> f64| -> Vec<Point> {
+        m.iter()
+            .map(|(x, v)| Point {
+                x: *x as f64,
+                y: mean(v, f),
+                ci95: None,
+            })
+            .collect()
+    };
+    if offered.values().any(|m| m.len() > 1) {
+        let mut series = vec![];
+        for (name, m) in &offered {
+            series.push(Series {
+                name: format!("{name}: dropped"),
+                points: line(m, |c| c.dropped),
+                fit: false,
+            });
+            series.push(Series {
+                name: format!("{name}: admitted"),
+                points: line(m, |c| c.admitted),
+                fit: false,
+            });
+        }
+        let mut f = Figure::line(
+            "conntrack-drops-vs-offered",
+            "New flows dropped and admitted vs flows offered (conntrack table full)",
+            ("new flows offered", "flows"),
+            series,
+        );
+        f.notes.push(
+            "Admitted can exceed nf_conntrack_max: the kernel evicts unreplied entries \
+             (early_drop) to make room for new ones."
+                .into(),
+        );
+        out.push(f);
+    }
+    out.extend(occupancy(trials));
+    if rules.values().any(|m| m.len() > 1) {
+        let series = rules
+            .iter()
+            .map(|(engine, m)| Series {
+                name: engine.clone(),
+                points: line(m, |c| c.new_flows_per_s),
+                fit: false,
+            })
+            .collect();
+        out.push(Figure::line(
+            "conntrack-new-flows-vs-rules",
+            "Admitted new flows per second vs rules (stateful rule set)",
+            ("rules", "new flows/s admitted"),
+            series,
+        ));
+    }
+    out
+}
+
+/// Table fill: packets/s of the trial's (tracked) flows vs the entries in the table at
+/// its start, per engine and bucket count — the cost of a lookup as the table fills.
+fn occupancy(trials: &[TrialRow]) -> Option<Figure> {
+    let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+    for t in trials
+        .iter()
+        .filter(|t| matches!(t.workload.as_str(), "flood" | "flow"))
+    {
+        let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
+            continue;
+        };
+        let entries = t
+            .results
+            .pointer("/packet/conntrack/entries_before")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let buckets = t
+            .results
+            .pointer("/packet/conntrack/buckets")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        by.entry(format!("{}, {buckets} buckets", c.engine))
+            .or_default()
+            .entry(entries)
+            .or_default()
+            .push(pps);
+    }
+    if !by.values().any(|m| m.len() > 1) {
+        return None;
+    }
+    let series = by
+        .into_iter()
+        .map(|(name, m)| Series {
+            name,
+            points: m
+                .into_iter()
+                .map(|(x, v)| Point {
+                    x: x as f64,
+                    y: v.iter().sum::<f64>() / v.len() as f64,
+                    ci95: None,
+                })
+                .collect(),
+            fit: false,
+        })
+        .collect();
+    let mut f = Figure::line(
+        "conntrack-pps-vs-occupancy",
+        "Packets/s of a tracked flow vs conntrack table occupancy",
+        ("entries in the table at the start", "received packets/s"),
+        series,
+    );
+    f.notes.push(
+        "The table was filled with idle entries (--ct-fill) before each trial; the \
+         trial's packets are looked up among them."
+            .into(),
+    );
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn trial(id: i64, rules: u64, offered: u64, admitted: u64, ct_drop: u64) -> TrialRow {
+        TrialRow {
+            engine: None,
+            id,
+            run_id: 1,
+            trial_key: format!("k{id}"),
+            rep: 0,
+            error: None,
+            headline: store::Headline::default(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            firewall: None,
+            kind: None,
+            status: "ok".into(),
+            workload: "newflows".into(),
+            params: json!({"engine": "nft", "rules": rules}),
+            results: json!({"packet": {"conntrack": {
+                "offered": offered, "admitted": admitted, "dropped": offered - admitted,
+                "ct_drop": ct_drop, "insert_failed": 0, "early_drop": 0,
+                "entries_after": admitted, "max": 5000,
+                "new_flows_per_s": admitted as f64 / 0.5,
+                "scope": [["nf_conntrack_max", "global"]],
+                "agree": offered - admitted == ct_drop,
+            }}}),
+        }
+    }
+
+    #[test]
+    fn a_full_table_is_said_in_a_sentence_and_drawn_against_offered_flows() {
+        let trials = vec![
+            trial(1, 0, 8000, 5000, 3000),
+            trial(2, 0, 8000, 5000, 3000),
+            trial(3, 0, 4000, 4000, 0),
+            trial(4, 100, 4000, 3990, 0),
+        ];
+        let f = findings(&trials);
+        assert_eq!(f.len(), 3, "{f:#?}");
+        let full = f.iter().find(|s| s.contains("8000 offered")).unwrap();
+        assert!(
+            full.contains(
+                "engine=nft, 0 rules: means of 2 trials: with nf_conntrack_max = 5000 \
+                 (host-wide: global on this kernel) and 8000 offered flows, the gateway \
+                 admitted 5000 and dropped 3000 new flows (drop counter 3000, insert_failed 0"
+            ),
+            "{full}"
+        );
+        assert!(full.contains("equals the gateway's refusals"), "{full}");
+        let lossy = f.iter().find(|s| s.contains("100 rules")).unwrap();
+        assert!(
+            lossy.contains("in 1 of 1 trials the traffic lost"),
+            "{lossy}"
+        );
+        let figs = figures(&trials);
+        let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["conntrack-drops-vs-offered", "conntrack-new-flows-vs-rules"]
+        );
+        let dropped = &figs[0].series[0];
+        assert_eq!(dropped.name, "nft, nf_conntrack_max 5000: dropped");
+        let at = |x: f64| dropped.points.iter().find(|p| p.x == x).map(|p| p.y);
+        assert_eq!(at(8000.0), Some(3000.0));
+        // 4000 offered: 0 and 10 dropped (two configurations), their mean.
+        assert_eq!(at(4000.0), Some(5.0));
+        // No conntrack trials: nothing.
+        assert!(findings(&[]).is_empty() && figures(&[]).is_empty());
+        // Table fill: floods at two occupancies, no new-flow sentences for them.
+        let fill = |id, entries: u64, pps: f64| {
+            let mut t = trial(id, 0, 1000, 1000, 0);
+            t.workload = "flood".into();
+            t.headline.received_pps = Some(pps);
+            t.results["packet"]["conntrack"]["entries_before"] = json!(entries);
+            t.results["packet"]["conntrack"]["buckets"] = json!(262_144);
+            t
+        };
+        let floods = [fill(5, 0, 100.0), fill(6, 100_000, 80.0)];
+        assert!(findings(&floods).is_empty());
+        let figs = figures(&floods);
+        assert_eq!(figs.len(), 1);
+        assert_eq!(figs[0].id, "conntrack-pps-vs-occupancy");
+        let pts: Vec<(f64, f64)> = figs[0].series[0]
+            .points
+            .iter()
+            .map(|p| (p.x, p.y))
+            .collect();
+        assert_eq!(pts, [(0.0, 100.0), (100_000.0, 80.0)]);
+    }
+}
