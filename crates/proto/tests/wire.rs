@@ -340,6 +340,8 @@ fn role_results() -> Vec<RoleResults> {
                 limiter: "limit".into(),
                 errno: Some(24),
                 open_ms: 1.25,
+                nofile_before: Some(1024),
+                nofile: Some(20000),
             }),
             external: None,
         })),

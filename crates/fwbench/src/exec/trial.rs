@@ -176,8 +176,14 @@ fn drive(
     if let Some((host, spec)) = roles.server {
         start("server", host, &pin.server, spec)?;
     }
+    for (host, spec) in roles.more_servers {
+        start("server", host, &pin.server, spec)?;
+    }
     let (client_host, client_spec) = roles.client;
     start("client", client_host, &pin.client, client_spec)?;
+    for (host, spec) in roles.more_clients {
+        start("client", host, &pin.client, spec)?;
+    }
     if tb.gateway_is_external() {
         // Traffic crosses an appliance fwbench has no agent on: say so where the
         // gateway's counters and verdicts would be.
@@ -198,13 +204,16 @@ fn drive(
     let t0 = Instant::now();
     match traffic.ending() {
         Ending::Counted => {
-            // Connection workloads wait for their sessions (adaptive length is refused).
-            let client = agents.len() - 1;
+            // Connection workloads wait for their sessions (adaptive length is refused),
+            // of every client process when they were sharded.
+            let clients: Vec<usize> = (0..agents.len())
+                .filter(|&i| agents[i].role == "client")
+                .collect();
             let hold = p.conn().map(|k| k.hold_s).unwrap_or(0.0);
             wait_for_conn(
                 p,
                 &mut agents[..],
-                client,
+                &clients,
                 hold,
                 stop,
                 t0,
@@ -240,8 +249,15 @@ fn drive(
         bail!("missing results from the gateway agent");
     }
     let mut figures = traffic.collect(tb, p, results, gr.as_ref())?;
-    if let Figures::Packet(s) = &mut figures {
-        relate_clocks(s, placement);
+    match &mut figures {
+        Figures::Packet(s) => relate_clocks(s, placement),
+        Figures::Conn(c) => {
+            if let Some(scale) = c.scale.as_mut() {
+                let controller = crate::host::probe::own_peak_rss_kib();
+                scale.note(sampled, gr.as_ref(), controller);
+            }
+        }
+        Figures::Echo(_) | Figures::Ping(_) => {}
     }
     Ok((figures, gr))
 }
@@ -356,7 +372,7 @@ fn timed(
 fn wait_for_conn(
     p: &TrialParams,
     agents: &mut [Agent],
-    client: usize,
+    clients: &[usize],
     hold_s: f64,
     stop: &AtomicBool,
     t0: Instant,
@@ -388,10 +404,15 @@ fn wait_for_conn(
             }
         }
         if counted {
-            let FromAgent::Progress { done, .. } = agents[client].request(ToAgent::Poll)? else {
-                bail!("client agent did not answer poll with progress");
-            };
-            if done {
+            let mut all_done = true;
+            for &client in clients {
+                let FromAgent::Progress { done, .. } = agents[client].request(ToAgent::Poll)?
+                else {
+                    bail!("client agent did not answer poll with progress");
+                };
+                all_done &= done;
+            }
+            if all_done {
                 break;
             }
         }

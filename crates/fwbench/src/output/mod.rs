@@ -124,9 +124,15 @@ fn conn_line(c: &crate::workloads::conn::ConnSummary) -> String {
                 limiter: "no result".into(),
                 errno: None,
                 open_ms: 0.0,
+                nofile_before: None,
+                nofile: None,
             });
+            let ct = match c.scale.as_ref().and_then(|x| x.gateway_conntrack) {
+                Some(n) => format!(", gateway conntrack {n} entries"),
+                None => String::new(),
+            };
             format!(
-                "ok: {} connections held ({} still open at stop), limited by: {}",
+                "ok: {} connections held ({} still open at stop){ct}, limited by: {}",
                 h.reached, h.alive_at_stop, h.limiter
             )
         }
@@ -652,6 +658,36 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     out + &firewall_lines(o)
 }
 
+/// Held connections: processes, open-file limit, conntrack peak, memory peaks.
+fn scale_text(x: &crate::workloads::conn::HoldScale) -> String {
+    let mib = |k: Option<u64>| k.map_or("-".into(), |k| format!("{:.0} MiB", k as f64 / 1024.0));
+    let mut out = format!(
+        "  processes    {} client and {} server process{} ({}); {}\n",
+        x.processes,
+        x.processes,
+        if x.processes == 1 { "" } else { "es" },
+        if x.processes == 1 {
+            "port 21000".to_string()
+        } else {
+            format!("ports 21000-{}", 21000 + x.processes - 1)
+        },
+        x.nofile_text()
+    );
+    out += &match (x.gateway_conntrack, x.conntrack_max) {
+        (Some(n), Some(m)) => format!("  conntrack    {n} entries at the peak on the gateway (nf_conntrack_max {m})\n"),
+        (Some(n), None) => format!("  conntrack    {n} entries at the peak on the gateway\n"),
+        (None, _) => "  conntrack    not read (no gateway agent or no conntrack there)\n".into(),
+    };
+    out += &format!(
+        "  peak memory  controller {}, client process {}, server process {}, gateway {} (VmHWM, largest)\n",
+        mib(x.controller_hwm_kib),
+        mib(x.client_hwm_kib),
+        mib(x.server_hwm_kib),
+        mib(x.gateway_hwm_kib)
+    );
+    out
+}
+
 /// A connection trial's figures, one aspect per line.
 fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
     let dist = |name: &str, d: &proto::Durations| {
@@ -677,6 +713,9 @@ fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
             "  server       {} accepted, {} open at most, {} accept errors\n",
             c.server.accepted, c.server.max_open, c.server.accept_errors
         );
+        if let Some(x) = &c.scale {
+            out += &scale_text(x);
+        }
         return out;
     }
     out += &format!(
