@@ -8,7 +8,7 @@ use crate::exec::adaptive::{StopRule, ADAPTIVE_WINDOW};
 use crate::exec::live::{Live, Schedule, Tick};
 use crate::outcome::{Outcome, Precision, RoleInfo, Status};
 use crate::params::topology::Topology;
-use crate::params::workload::Workload;
+use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
 use crate::testbed::launcher::{Agent, AgentFailed};
 use crate::testbed::{Host, Testbed};
@@ -32,6 +32,15 @@ pub fn run_trial(
 ) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
     tb.ensure_clients(p.clients)?;
+    // Held connections rely on the gateway's conntrack table: nobody changes it
+    // meanwhile, and it is raised (and restored) if too small. Only a gateway in this
+    // host's namespaces shares its global nf_conntrack_max.
+    let conncap = match (&p.kind, tb.launcher(Host::Gateway)) {
+        (TrialKind::Conn(ConnKind::Connections, k), Some(l)) if l.remote.is_none() => {
+            crate::host::conncap::hold(k.limit)?
+        }
+        _ => None,
+    };
     let mut run = Running::default();
     let res = drive(tb, p, pin, stop, &mut run, live);
     // Teardown in reverse order of setup: client, server, gateway.
@@ -41,6 +50,8 @@ pub fn run_trial(
             teardown_err.get_or_insert(e);
         }
     }
+    let raised = conncap.as_ref().and_then(|g| g.raised());
+    drop(conncap);
     let finished_at = crate::clock::now_utc();
     let mut outcome = Outcome {
         finished_at,
@@ -50,7 +61,12 @@ pub fn run_trial(
         ..Outcome::started(started_at)
     };
     match res {
-        Ok((summary, gateway)) => {
+        Ok((mut summary, gateway)) => {
+            if let (Figures::Conn(c), Some(r)) = (&mut summary, raised) {
+                if let Some(x) = c.scale.as_mut() {
+                    x.conntrack_max_raised = Some(r);
+                }
+            }
             outcome.figures = Some(summary);
             outcome.gateway = gateway;
             outcome.judge_drops();

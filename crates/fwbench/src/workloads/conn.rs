@@ -342,7 +342,7 @@ pub fn summarise(results: Vec<RoleResults>, proxy: Option<ProxyResults>) -> Resu
     // Stopped in reverse order of start: put shard 0 first again.
     cs.reverse();
     ss.reverse();
-    let scale = (cs[0].mode == ConnMode::Hold).then(|| HoldScale::of(&cs, ss.len()));
+    let scale = (cs[0].mode == ConnMode::Hold).then(|| HoldScale::of(&cs));
     let (c, s) = (merge_clients(cs), merge_servers(ss));
     Ok(ConnSummary {
         scale,
@@ -436,6 +436,10 @@ pub struct HoldScale {
     /// The gateway's `nf_conntrack_max` during the trial.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conntrack_max: Option<u64>,
+    /// (before, during): the trial raised the host's `nf_conntrack_max` for its
+    /// connections and restored it after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack_max_raised: Option<(u64, u64)>,
     /// Peak resident memory (VmHWM), KiB: the controller, and the largest of any
     /// client, server and the gateway agent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -449,7 +453,7 @@ pub struct HoldScale {
 }
 
 impl HoldScale {
-    fn of(cs: &[SessionClientResults], _servers: usize) -> HoldScale {
+    fn of(cs: &[SessionClientResults]) -> HoldScale {
         let holds = || cs.iter().filter_map(|c| c.hold.as_ref());
         HoldScale {
             processes: cs.len() as u32,
@@ -458,6 +462,7 @@ impl HoldScale {
             nofile: holds().filter_map(|h| h.nofile).min(),
             gateway_conntrack: None,
             conntrack_max: None,
+            conntrack_max_raised: None,
             controller_hwm_kib: None,
             client_hwm_kib: None,
             server_hwm_kib: None,
@@ -640,6 +645,98 @@ mod tests {
         assert_eq!(sources_for(50_001), 2);
         assert_eq!(sources_for(120_000), 3);
         assert!(sources_for(MAX_LIMIT) <= crate::params::MAX_CLIENTS);
+    }
+
+    #[test]
+    fn shards_keep_each_process_within_its_open_file_limit() {
+        // Here: hard limit 20 000, not raisable → 19 744 per process.
+        assert_eq!(shards_for(10_000, 20_000), 1);
+        assert_eq!(shards_for(19_744, 20_000), 1);
+        assert_eq!(shards_for(19_745, 20_000), 2);
+        assert_eq!(shards_for(30_000, 20_000), 2);
+        assert_eq!(shards_for(250_000, 20_000), 13);
+        // Raised to fs.nr_open: at most 50 000 a process still.
+        assert_eq!(shards_for(250_000, 1 << 20), 5);
+        assert_eq!(shards_for(MAX_LIMIT, 1024), MAX_SHARDS);
+        assert_eq!(shards_for(5, 0), 5);
+        assert_eq!(shares(30_000, 2), vec![15_000, 15_000]);
+        assert_eq!(shares(10, 3), vec![4, 3, 3]);
+        assert_eq!(shares(250_000, 13).iter().sum::<u32>(), 250_000);
+        assert!(shares(250_000, 13).iter().all(|&n| n <= 19_744));
+    }
+
+    fn hold(reached: u64, limit: u32, limiter: &str) -> HoldResults {
+        HoldResults {
+            reached,
+            limit,
+            alive_at_stop: reached,
+            limiter: limiter.into(),
+            errno: None,
+            open_ms: reached as f64,
+            nofile_before: Some(1024),
+            nofile: Some(20_000),
+        }
+    }
+
+    #[test]
+    fn shards_add_up_and_the_first_short_one_names_the_limiter() {
+        let mut a = client(0, 1, 0, 1.0);
+        a.mode = ConnMode::Hold;
+        let (mut b, mut c) = (a.clone(), a.clone());
+        a.hold = Some(hold(100, 100, "limit (100 connections)"));
+        b.hold = Some(hold(100, 100, "limit (100 connections)"));
+        let m = merge_clients(vec![a.clone(), b.clone()]).hold.unwrap();
+        assert_eq!((m.reached, m.limit, m.alive_at_stop), (200, 200, 200));
+        assert_eq!(m.limiter, "limit (200 connections)");
+        assert_eq!(m.open_ms, 100.0);
+        c.hold = Some(hold(40, 100, "open-file limit of the client"));
+        let m = merge_clients(vec![a.clone(), c.clone(), b.clone()])
+            .hold
+            .unwrap();
+        assert_eq!((m.reached, m.limit), (240, 300));
+        assert_eq!(m.limiter, "open-file limit of the client");
+        let scale = HoldScale::of(&[a, c]);
+        assert_eq!(scale.processes, 2);
+        assert_eq!(scale.per_process, vec![100, 40]);
+        assert_eq!(scale.nofile_text(), "raised the open-file limit from 1024 to 20000");
+        let s = merge_servers(vec![
+            TcpServerResults {
+                accepted: 3,
+                max_open: 3,
+                ..Default::default()
+            },
+            TcpServerResults {
+                accepted: 4,
+                max_open: 4,
+                ..Default::default()
+            },
+        ]);
+        assert_eq!((s.accepted, s.max_open), (7, 7));
+    }
+
+    #[test]
+    fn peaks_come_from_the_samples_of_each_role() {
+        let mut x = HoldScale::of(&[]);
+        let s = |metric: &str, value: f64| proto::MetricSample {
+            t_s: 0.0,
+            metric: metric.into(),
+            value,
+        };
+        let samples = [
+            ("gateway", s("ct.count", 10.0)),
+            ("gateway", s("ct.count", 30_002.0)),
+            ("gateway", s("ct.count", 7.0)),
+            ("client", s("ct.count", 99_999.0)),
+            ("client", s("proc.hwm_kib", 100.0)),
+            ("client", s("proc.hwm_kib", 300.0)),
+            ("server", s("proc.hwm_kib", 200.0)),
+        ];
+        x.note(&samples, None, Some(5));
+        assert_eq!(x.gateway_conntrack, Some(30_002));
+        assert_eq!(x.client_hwm_kib, Some(300));
+        assert_eq!(x.server_hwm_kib, Some(200));
+        assert_eq!(x.gateway_hwm_kib, None);
+        assert_eq!(x.controller_hwm_kib, Some(5));
     }
 
     fn client(sessions: u64, parallel: u32, bytes: u64, elapsed_s: f64) -> SessionClientResults {
