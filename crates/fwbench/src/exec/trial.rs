@@ -282,10 +282,19 @@ fn drive(
 fn tick(agents: &mut [Agent], t0: Instant, last: bool, live: &mut Live) -> Result<()> {
     let mut traffic: Vec<&mut Agent> = agents.iter_mut().filter(|a| a.role != "gateway").collect();
     let replies = Agent::request_each(&mut traffic, &ToAgent::Tally)?;
-    let mut roles = Vec::new();
+    let mut roles: Vec<(&'static str, proto::Tally)> = Vec::new();
     for (a, reply) in traffic.iter().zip(replies) {
         match reply {
-            FromAgent::Tally(t) => roles.push((a.role, t)),
+            // Shards of one role (held connections over several processes) add up.
+            FromAgent::Tally(t) => match roles.iter_mut().find(|(r, _)| *r == a.role) {
+                Some((_, sum)) => {
+                    sum.t_ns = sum.t_ns.max(t.t_ns);
+                    sum.count += t.count;
+                    sum.bytes += t.bytes;
+                    sum.rtt_sum_ns += t.rtt_sum_ns;
+                }
+                None => roles.push((a.role, t)),
+            },
             other => bail!("{} agent answered tally with {}", a.role, other.name()),
         }
     }

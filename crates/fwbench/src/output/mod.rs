@@ -520,11 +520,22 @@ fn firewall_lines(o: &Outcome) -> String {
     if external_gateway(o) {
         out += &format!("  gateway      {}\n", crate::outcome::EXTERNAL_GATEWAY);
     }
-    let place: Vec<String> = o
+    // Shards of a role on the same CPUs (held connections) make one entry: "13 × client".
+    let mut place: Vec<(String, usize)> = Vec::new();
+    for r in o
         .placement
         .iter()
         .filter(|r| r.place != crate::outcome::EXTERNAL_GATEWAY)
-        .map(|r| format!("{} on CPUs {}", r.role, r.cpus))
+    {
+        let text = format!("{} on CPUs {}", r.role, r.cpus);
+        match place.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, n)) => *n += 1,
+            None => place.push((text, 1)),
+        }
+    }
+    let place: Vec<String> = place
+        .into_iter()
+        .map(|(t, n)| if n == 1 { t } else { format!("{n} × {t}") })
         .collect();
     out += &format!("  placement    {}\n", place.join(", "));
     out
@@ -674,6 +685,7 @@ fn scale_text(x: &crate::workloads::conn::HoldScale) -> String {
         x.nofile_text()
     );
     out += &match (x.gateway_conntrack, x.conntrack_max) {
+        (Some(0), _) => "  conntrack    0 entries on the gateway: its rules track nothing (--engine nft --model conntrack do)\n".into(),
         (Some(n), Some(m)) => format!("  conntrack    {n} entries at the peak on the gateway (nf_conntrack_max {m})\n"),
         (Some(n), None) => format!("  conntrack    {n} entries at the peak on the gateway\n"),
         (None, _) => "  conntrack    not read (no gateway agent or no conntrack there)\n".into(),
