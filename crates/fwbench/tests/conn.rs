@@ -309,12 +309,7 @@ fn thirty_thousand_connections_shard_over_processes_and_the_gateway_tracks_each(
     assert_eq!(u(&r["server"]["accepted"]), N, "{r}");
     let x = &r["scale"];
     let nofile = u(&x["nofile"]);
-    let per: Vec<u64> = x["per_process"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(u)
-        .collect();
+    let per: Vec<u64> = x["per_process"].as_array().unwrap().iter().map(u).collect();
     assert_eq!(per.iter().sum::<u64>(), N, "{x}");
     assert_eq!(u(&x["processes"]), per.len() as u64, "{x}");
     // Each process within its open-file limit, and no more processes than needed.

@@ -132,7 +132,10 @@ mod tests {
         assert_eq!(read_max(), Some(needed(limit)));
         let (_, _, marker) = g.raised.as_ref().unwrap();
         let text = std::fs::read_to_string(marker.path()).unwrap();
-        assert!(text.contains(SYSCTL) && text.contains(&format!("\"{before}\"")), "{text}");
+        assert!(
+            text.contains(SYSCTL) && text.contains(&format!("\"{before}\"")),
+            "{text}"
+        );
         let path = marker.path().to_path_buf();
         drop(g);
         assert_eq!(read_max(), Some(before));

@@ -691,7 +691,9 @@ fn scale_text(x: &crate::workloads::conn::HoldScale) -> String {
         (None, _) => "  conntrack    not read (no gateway agent or no conntrack there)\n".into(),
     };
     if let Some((a, b)) = x.conntrack_max_raised {
-        out += &format!("  conntrack    raised nf_conntrack_max from {a} to {b} for the trial (restored)\n");
+        out += &format!(
+            "  conntrack    raised nf_conntrack_max from {a} to {b} for the trial (restored)\n"
+        );
     }
     out += &format!(
         "  peak memory  controller {}, client process {}, server process {}, gateway {} (VmHWM, largest)\n",

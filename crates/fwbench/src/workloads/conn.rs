@@ -379,10 +379,7 @@ fn merge_hold(a: HoldResults, b: HoldResults) -> HoldResults {
     let (limiter, errno) = match (reached_all(&a), reached_all(&b)) {
         (false, _) => (a.limiter, a.errno),
         (true, false) => (b.limiter, b.errno),
-        (true, true) => (
-            format!("limit ({} connections)", a.limit + b.limit),
-            None,
-        ),
+        (true, true) => (format!("limit ({} connections)", a.limit + b.limit), None),
     };
     HoldResults {
         reached: a.reached + b.reached,
@@ -698,7 +695,10 @@ mod tests {
         let scale = HoldScale::of(&[a, c]);
         assert_eq!(scale.processes, 2);
         assert_eq!(scale.per_process, vec![100, 40]);
-        assert_eq!(scale.nofile_text(), "raised the open-file limit from 1024 to 20000");
+        assert_eq!(
+            scale.nofile_text(),
+            "raised the open-file limit from 1024 to 20000"
+        );
         let s = merge_servers(vec![
             TcpServerResults {
                 accepted: 3,
