@@ -63,14 +63,16 @@ pub fn hold(limit: u32) -> Result<Option<Guard>> {
         .open(LOCK)
         .with_context(|| format!("opening {LOCK}"))?;
     let want = needed(limit);
-    if max >= want {
-        crate::sys::flock_shared(&file).with_context(|| format!("locking {LOCK} shared"))?;
-        return Ok(Some(Guard { file, raised: None }));
-    }
+    // Exclusive first: undo what a crashed holder left (its marker names the value to
+    // restore), then read the table under the lock.
     crate::sys::flock_exclusive(&file, true).with_context(|| format!("locking {LOCK}"))?;
-    // Read again under the lock: the value before is what we restore.
-    let old = read_max().context("nf_conntrack_max unreadable")?;
+    for line in crate::host::marker::cleanup_here() {
+        tracing::warn!("cleaned up after a crashed run: {line}");
+    }
+    let old = read_max().unwrap_or(max);
     if old >= want {
+        // Large enough: only keep anyone from changing it (LOCK_EX → LOCK_SH).
+        crate::sys::flock_shared(&file).with_context(|| format!("locking {LOCK} shared"))?;
         return Ok(Some(Guard { file, raised: None }));
     }
     let mut marker = Marker::create("connections: nf_conntrack_max");
@@ -123,6 +125,9 @@ mod tests {
     #[test]
     #[ignore = "needs root: writes the host's nf_conntrack_max"]
     fn a_raise_is_marked_and_restored_exactly() {
+        if let Ok(limit) = std::env::var(CRASH_CHILD) {
+            return crash_child(&limit);
+        }
         let Some(before) = read_max() else {
             panic!("nf_conntrack_max unreadable: no conntrack here");
         };
@@ -144,5 +149,51 @@ mod tests {
         let g = hold(1000).unwrap().unwrap();
         assert_eq!(g.raised(), None);
         assert_eq!(read_max(), Some(before));
+        drop(g);
+
+        // A holder killed while the table is raised: the next trial restores it first.
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "host::conncap::tests::a_raise_is_marked_and_restored_exactly",
+                "--include-ignored",
+                "--nocapture",
+            ])
+            .env(CRASH_CHILD, limit.to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("RAISED") {
+            line.clear();
+            let n = std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+            assert!(n > 0, "the child ended before raising");
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(
+            read_max(),
+            Some(needed(limit)),
+            "left raised by the killed holder"
+        );
+        let g = hold(1000).unwrap().unwrap();
+        assert_eq!(
+            read_max(),
+            Some(before),
+            "restored exactly before the next trial"
+        );
+        drop(g);
+    }
+
+    const CRASH_CHILD: &str = "FWB_CONNCAP_CRASH_CHILD";
+
+    /// The test above again in a child process: raise, say so, wait to be killed.
+    fn crash_child(limit: &str) {
+        let g = hold(limit.parse().unwrap()).unwrap().unwrap();
+        assert!(g.raised().is_some());
+        println!("RAISED");
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        panic!("not killed");
     }
 }
