@@ -115,6 +115,22 @@ pub fn load_trivial_xdp() -> io::Result<()> {
     Ok(())
 }
 
+/// flock(2) an open file shared (LOCK_SH), waiting while another holds it exclusively:
+/// readers that rely on a setting hold it shared, a writer exclusively.
+pub fn flock_shared(file: &std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: flock on a file descriptor that `file` keeps open; no memory involved.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
 /// Release a flock(2) lock held through `file` now. Closing the file alone is not
 /// enough while a child forked by another thread still has a copy of the descriptor
 /// (between its fork and its exec): the lock belongs to the open file, which stays

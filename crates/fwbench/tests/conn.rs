@@ -202,6 +202,63 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
     assert!(h["limiter"].as_str().unwrap().contains("timed out"), "{h}");
 }
 
+/// 30 000 held connections: more than one process may open here (hard RLIMIT_NOFILE
+/// 20 000, not raisable without CAP_SYS_RESOURCE), so the trial shards them over
+/// client/server process pairs; the gateway's conntrack table holds every one, and the
+/// trial reports its peak count and each process's peak memory.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn thirty_thousand_connections_shard_over_processes_and_the_gateway_tracks_each() {
+    const N: u64 = 30_000;
+    let tb = TestbedGuard::up("forward");
+    let v = conn(
+        &tb.name,
+        &[
+            "connections",
+            "--limit",
+            "30000",
+            "--hold",
+            "0.5",
+            "--timeout-ms",
+            "10000",
+            "--engine",
+            "nft",
+            "--model",
+            "conntrack",
+        ],
+    );
+    let r = result(&v);
+    let h = &r["hold"];
+    assert_eq!(u(&h["reached"]), N, "{h}");
+    assert_eq!(u(&h["alive_at_stop"]), N, "{h}");
+    assert_eq!(h["limiter"], "limit (30000 connections)", "{h}");
+    assert_eq!(u(&r["server"]["accepted"]), N, "{r}");
+    let x = &r["scale"];
+    let nofile = u(&x["nofile"]);
+    let per: Vec<u64> = x["per_process"].as_array().unwrap().iter().map(u).collect();
+    assert_eq!(per.iter().sum::<u64>(), N, "{x}");
+    assert_eq!(u(&x["processes"]), per.len() as u64, "{x}");
+    // Each process within its open-file limit, and no more processes than needed.
+    assert!(per.iter().all(|&n| n + 256 <= nofile), "{x}");
+    assert_eq!(
+        per.len() as u64,
+        N.div_ceil((nofile - 256).min(50_000)),
+        "{x}"
+    );
+    if nofile < N {
+        assert!(per.len() >= 2, "{x}");
+    }
+    // The gateway tracked every held connection (and little else).
+    let ct = u(&x["gateway_conntrack"]);
+    assert!((N..N + 1000).contains(&ct), "conntrack {ct}: {x}");
+    assert!(u(&x["conntrack_max"]) >= N, "{x}");
+    // Peak memory of every process, the controller's far under 2 GiB.
+    for k in ["client_hwm_kib", "server_hwm_kib", "gateway_hwm_kib"] {
+        assert!(u(&x[k]) > 0, "{k}: {x}");
+    }
+    assert!(u(&x["controller_hwm_kib"]) < 2 << 20, "{x}");
+}
+
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn nginx_and_curl_check_the_built_in_pair() {

@@ -147,6 +147,12 @@ pub struct HoldResults {
     pub errno: Option<i32>,
     /// Time to open them all, ms.
     pub open_ms: f64,
+    /// The client process's soft RLIMIT_NOFILE before it raised it, and in force after
+    /// (agents of older builds do not send them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nofile_before: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nofile: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

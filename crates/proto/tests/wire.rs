@@ -356,6 +356,9 @@ fn role_results() -> Vec<RoleResults> {
                 limiter: "limit".into(),
                 errno: Some(24),
                 open_ms: 1.25,
+                // Pinned frame of an older agent: the limits are optional.
+                nofile_before: None,
+                nofile: None,
             }),
             external: None,
         })),

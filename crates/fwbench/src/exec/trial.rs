@@ -8,7 +8,7 @@ use crate::exec::adaptive::{StopRule, ADAPTIVE_WINDOW};
 use crate::exec::live::{Live, Schedule, Tick};
 use crate::outcome::{Outcome, Precision, RoleInfo, Status};
 use crate::params::topology::Topology;
-use crate::params::workload::Workload;
+use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
 use crate::testbed::launcher::{Agent, AgentFailed};
 use crate::testbed::{Host, Testbed};
@@ -35,6 +35,15 @@ pub fn run_trial(
     if let Some(k) = p.packet() {
         tb.ensure_destinations(k.dsts)?;
     }
+    // Held connections rely on the gateway's conntrack table: nobody changes it
+    // meanwhile, and it is raised (and restored) if too small. Only a gateway in this
+    // host's namespaces shares its global nf_conntrack_max.
+    let conncap = match (&p.kind, tb.launcher(Host::Gateway)) {
+        (TrialKind::Conn(ConnKind::Connections, k), Some(l)) if l.remote.is_none() => {
+            crate::host::conncap::hold(k.limit)?
+        }
+        _ => None,
+    };
     let mut run = Running::default();
     let res = drive(tb, p, pin, stop, &mut run, live);
     // Teardown in reverse order of setup: client, server, gateway.
@@ -44,6 +53,8 @@ pub fn run_trial(
             teardown_err.get_or_insert(e);
         }
     }
+    let raised = conncap.as_ref().and_then(|g| g.raised());
+    drop(conncap);
     let finished_at = crate::clock::now_utc();
     let mut outcome = Outcome {
         finished_at,
@@ -53,7 +64,12 @@ pub fn run_trial(
         ..Outcome::started(started_at)
     };
     match res {
-        Ok((summary, gateway)) => {
+        Ok((mut summary, gateway)) => {
+            if let (Figures::Conn(c), Some(r)) = (&mut summary, raised) {
+                if let Some(x) = c.scale.as_mut() {
+                    x.conntrack_max_raised = Some(r);
+                }
+            }
             outcome.figures = Some(summary);
             outcome.gateway = gateway;
             outcome.judge_drops();
@@ -204,8 +220,14 @@ fn drive(
     if let Some((host, spec)) = roles.server {
         start("server", host, &pin.server, spec)?;
     }
+    for (host, spec) in roles.more_servers {
+        start("server", host, &pin.server, spec)?;
+    }
     let (client_host, client_spec) = roles.client;
     start("client", client_host, &pin.client, client_spec)?;
+    for (host, spec) in roles.more_clients {
+        start("client", host, &pin.client, spec)?;
+    }
     if tb.gateway_is_external() {
         // Traffic crosses an appliance fwbench has no agent on: say so where the
         // gateway's counters and verdicts would be.
@@ -226,13 +248,16 @@ fn drive(
     let t0 = Instant::now();
     match traffic.ending() {
         Ending::Counted => {
-            // Connection workloads wait for their sessions (adaptive length is refused).
-            let client = agents.len() - 1;
+            // Connection workloads wait for their sessions (adaptive length is refused),
+            // of every client process when they were sharded.
+            let clients: Vec<usize> = (0..agents.len())
+                .filter(|&i| agents[i].role == "client")
+                .collect();
             let hold = p.conn().map(|k| k.hold_s).unwrap_or(0.0);
             wait_for_conn(
                 p,
                 &mut agents[..],
-                client,
+                &clients,
                 hold,
                 stop,
                 t0,
@@ -277,13 +302,22 @@ fn drive(
         g
     });
     let mut figures = traffic.collect(tb, p, results, on_client_clock.as_ref())?;
-    if let Figures::Packet(s) = &mut figures {
-        if let (Some(e), Some(g)) = (&mut s.events, &gr) {
-            for (u, row) in e.updates.iter_mut().zip(&g.updates) {
-                u.row.start_unix_ns = row.start_unix_ns;
+    match &mut figures {
+        Figures::Packet(s) => {
+            if let (Some(e), Some(g)) = (&mut s.events, &gr) {
+                for (u, row) in e.updates.iter_mut().zip(&g.updates) {
+                    u.row.start_unix_ns = row.start_unix_ns;
+                }
+            }
+            relate_clocks(s, placement);
+        }
+        Figures::Conn(c) => {
+            if let Some(scale) = c.scale.as_mut() {
+                let controller = crate::host::probe::own_peak_rss_kib();
+                scale.note(sampled, gr.as_ref(), controller);
             }
         }
-        relate_clocks(s, placement);
+        Figures::Echo(_) | Figures::Ping(_) => {}
     }
     Ok((figures, gr))
 }
@@ -301,10 +335,19 @@ fn offset_of(placement: &[RoleInfo], role: &str) -> i64 {
 fn tick(agents: &mut [Agent], t0: Instant, last: bool, live: &mut Live) -> Result<()> {
     let mut traffic: Vec<&mut Agent> = agents.iter_mut().filter(|a| a.role != "gateway").collect();
     let replies = Agent::request_each(&mut traffic, &ToAgent::Tally)?;
-    let mut roles = Vec::new();
+    let mut roles: Vec<(&'static str, proto::Tally)> = Vec::new();
     for (a, reply) in traffic.iter().zip(replies) {
         match reply {
-            FromAgent::Tally(t) => roles.push((a.role, t)),
+            // Shards of one role (held connections over several processes) add up.
+            FromAgent::Tally(t) => match roles.iter_mut().find(|(r, _)| *r == a.role) {
+                Some((_, sum)) => {
+                    sum.t_ns = sum.t_ns.max(t.t_ns);
+                    sum.count += t.count;
+                    sum.bytes += t.bytes;
+                    sum.rtt_sum_ns += t.rtt_sum_ns;
+                }
+                None => roles.push((a.role, t)),
+            },
             other => bail!("{} agent answered tally with {}", a.role, other.name()),
         }
     }
@@ -407,7 +450,7 @@ fn timed(
 fn wait_for_conn(
     p: &TrialParams,
     agents: &mut [Agent],
-    client: usize,
+    clients: &[usize],
     hold_s: f64,
     stop: &AtomicBool,
     t0: Instant,
@@ -439,10 +482,15 @@ fn wait_for_conn(
             }
         }
         if counted {
-            let FromAgent::Progress { done, .. } = agents[client].request(ToAgent::Poll)? else {
-                bail!("client agent did not answer poll with progress");
-            };
-            if done {
+            let mut all_done = true;
+            for &client in clients {
+                let FromAgent::Progress { done, .. } = agents[client].request(ToAgent::Poll)?
+                else {
+                    bail!("client agent did not answer poll with progress");
+                };
+                all_done &= done;
+            }
+            if all_done {
                 break;
             }
         }

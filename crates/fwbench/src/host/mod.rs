@@ -2,6 +2,7 @@
 //! recorded with every run, and the kernel counters sampled while traffic runs.
 
 pub mod check;
+pub mod conncap;
 pub mod conntrack;
 pub mod info;
 pub mod marker;

@@ -109,6 +109,10 @@ struct Reading {
     proc_ctxt: (u64, u64),
     mem_used_kib: u64,
     ifaces: Vec<IfCounters>,
+    /// Entries in this namespace's conntrack table (`None`: no conntrack here).
+    ct_count: Option<u64>,
+    /// This process's peak resident set (VmHWM), KiB.
+    hwm_kib: Option<u64>,
 }
 
 /// Per-CPU times and the context-switch count from /proc/stat text.
@@ -171,6 +175,31 @@ fn parse_ctxt_switches(text: &str) -> (u64, u64) {
     )
 }
 
+/// A `Key:  123 kB` value of a /proc/PID/status text, e.g. `VmHWM:` (KiB).
+pub fn status_kib(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// This process's peak resident set size (VmHWM), KiB.
+pub fn own_peak_rss_kib() -> Option<u64> {
+    status_kib(
+        &std::fs::read_to_string("/proc/self/status").ok()?,
+        "VmHWM:",
+    )
+}
+
+/// `nf_conntrack_count` of this network namespace (`None` when conntrack is not loaded).
+pub fn conntrack_count() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/net/netfilter/nf_conntrack_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// This process's context switches, summed over its threads (/proc/self/task/*/status:
 /// /proc/self/status has the main thread's only). Threads that ended take theirs along.
 fn own_ctxt_switches() -> (u64, u64) {
@@ -191,6 +220,8 @@ fn read_all() -> Reading {
         proc_ctxt: own_ctxt_switches(),
         mem_used_kib: parse_mem_used(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default()),
         ifaces: interfaces(),
+        ct_count: conntrack_count(),
+        hwm_kib: own_peak_rss_kib(),
     }
 }
 
@@ -230,6 +261,13 @@ fn metrics(prev: &Reading, now: &Reading, t_s: f64, dt_s: f64) -> Vec<MetricSamp
     push("proc.ctxt_voluntary".into(), v);
     push("proc.ctxt_nonvoluntary".into(), n);
     push("mem.used_kib".into(), now.mem_used_kib as f64);
+    // Levels, not rates: the connection workloads take their peaks.
+    if let Some(c) = now.ct_count {
+        push("ct.count".into(), c as f64);
+    }
+    if let Some(k) = now.hwm_kib {
+        push("proc.hwm_kib".into(), k as f64);
+    }
     for d in since(&now.ifaces, &prev.ifaces) {
         push(format!("if.{}.rx_pps", d.name), d.rx_packets as f64 / dt_s);
         push(format!("if.{}.tx_pps", d.name), d.tx_packets as f64 / dt_s);
@@ -319,9 +357,14 @@ mod tests {
             ctxt: xb,
             proc_ctxt: (300, 50),
             mem_used_kib: 42,
+            ct_count: Some(250_003),
+            hwm_kib: Some(9000),
             ..Default::default()
         };
         let m = metrics(&ra, &rb, 1.0, 0.5);
+        assert!(metrics(&rb, &ra, 1.0, 0.5)
+            .iter()
+            .all(|s| s.metric != "ct.count" && s.metric != "proc.hwm_kib"));
         let get = |k: &str| m.iter().find(|s| s.metric == k).map(|s| s.value).unwrap();
         // CPU 0: 100 jiffies passed, 90 of them softirq, 10 user.
         assert_eq!(get("cpu0.softirq"), 90.0);
@@ -333,6 +376,16 @@ mod tests {
         assert_eq!(get("proc.ctxt_voluntary"), 600.0, "300 in 0.5 s");
         assert_eq!(get("proc.ctxt_nonvoluntary"), 100.0);
         assert_eq!(get("proc.ctxt"), 700.0);
+        assert_eq!(get("ct.count"), 250_003.0);
+        assert_eq!(get("proc.hwm_kib"), 9000.0);
+    }
+
+    #[test]
+    fn peak_rss_from_status() {
+        let t = "Name:\tx\nVmPeak:\t  9 kB\nVmHWM:\t    5120 kB\nVmRSS:\t 4000 kB\n";
+        assert_eq!(status_kib(t, "VmHWM:"), Some(5120));
+        assert_eq!(status_kib(t, "VmSwap:"), None);
+        assert!(own_peak_rss_kib().is_some_and(|k| k > 100));
     }
 
     #[test]

@@ -136,9 +136,15 @@ fn conn_line(c: &crate::workloads::conn::ConnSummary) -> String {
                 limiter: "no result".into(),
                 errno: None,
                 open_ms: 0.0,
+                nofile_before: None,
+                nofile: None,
             });
+            let ct = match c.scale.as_ref().and_then(|x| x.gateway_conntrack) {
+                Some(n) => format!(", gateway conntrack {n} entries"),
+                None => String::new(),
+            };
             format!(
-                "ok: {} connections held ({} still open at stop), limited by: {}",
+                "ok: {} connections held ({} still open at stop){ct}, limited by: {}",
                 h.reached, h.alive_at_stop, h.limiter
             )
         }
@@ -518,11 +524,22 @@ fn firewall_lines(o: &Outcome) -> String {
     if external_gateway(o) {
         out += &format!("  gateway      {}\n", crate::outcome::EXTERNAL_GATEWAY);
     }
-    let place: Vec<String> = o
+    // Shards of a role on the same CPUs (held connections) make one entry: "13 × client".
+    let mut place: Vec<(String, usize)> = Vec::new();
+    for r in o
         .placement
         .iter()
         .filter(|r| r.place != crate::outcome::EXTERNAL_GATEWAY)
-        .map(|r| format!("{} on CPUs {}", r.role, r.cpus))
+    {
+        let text = format!("{} on CPUs {}", r.role, r.cpus);
+        match place.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, n)) => *n += 1,
+            None => place.push((text, 1)),
+        }
+    }
+    let place: Vec<String> = place
+        .into_iter()
+        .map(|(t, n)| if n == 1 { t } else { format!("{n} × {t}") })
         .collect();
     out += &format!("  placement    {}\n", place.join(", "));
     out
@@ -691,6 +708,42 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     out + &firewall_lines(o)
 }
 
+/// Held connections: processes, open-file limit, conntrack peak, memory peaks.
+fn scale_text(x: &crate::workloads::conn::HoldScale) -> String {
+    let mib = |k: Option<u64>| k.map_or("-".into(), |k| format!("{:.0} MiB", k as f64 / 1024.0));
+    let mut out = format!(
+        "  processes    {} client and {} server process{} ({}); {}\n",
+        x.processes,
+        x.processes,
+        if x.processes == 1 { "" } else { "es" },
+        if x.processes == 1 {
+            "port 21000".to_string()
+        } else {
+            format!("ports 21000-{}", 21000 + x.processes - 1)
+        },
+        x.nofile_text()
+    );
+    out += &match (x.gateway_conntrack, x.conntrack_max) {
+        (Some(0), _) => "  conntrack    0 entries on the gateway: its rules track nothing (--engine nft --model conntrack do)\n".into(),
+        (Some(n), Some(m)) => format!("  conntrack    {n} entries at the peak on the gateway (nf_conntrack_max {m})\n"),
+        (Some(n), None) => format!("  conntrack    {n} entries at the peak on the gateway\n"),
+        (None, _) => "  conntrack    not read (no gateway agent or no conntrack there)\n".into(),
+    };
+    if let Some((a, b)) = x.conntrack_max_raised {
+        out += &format!(
+            "  conntrack    raised nf_conntrack_max from {a} to {b} for the trial (restored)\n"
+        );
+    }
+    out += &format!(
+        "  peak memory  controller {}, client process {}, server process {}, gateway {} (VmHWM, largest)\n",
+        mib(x.controller_hwm_kib),
+        mib(x.client_hwm_kib),
+        mib(x.server_hwm_kib),
+        mib(x.gateway_hwm_kib)
+    );
+    out
+}
+
 /// A connection trial's figures, one aspect per line.
 fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
     let dist = |name: &str, d: &proto::Durations| {
@@ -716,6 +769,9 @@ fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
             "  server       {} accepted, {} open at most, {} accept errors\n",
             c.server.accepted, c.server.max_open, c.server.accept_errors
         );
+        if let Some(x) = &c.scale {
+            out += &scale_text(x);
+        }
         return out;
     }
     out += &format!(

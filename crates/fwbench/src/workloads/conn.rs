@@ -143,13 +143,6 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     } else {
         vec![]
     };
-    let server = RoleSpec::TcpServer(TcpServerSpec {
-        listen: server_addr,
-        port: CONN_PORT,
-        backlog: 4096,
-        external: k.server_program.clone(),
-        objects,
-    });
     // Hold mode past one address's ports: client addresses 1..=n, round-robin.
     let n_sources = if p.workload() == Workload::Connections && !input {
         sources_for(k.limit)
@@ -165,7 +158,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         Vec::new()
     };
     let parallel = k.parallel.max(1);
-    let client = RoleSpec::SessionClient(SessionClientSpec {
+    let client_spec = SessionClientSpec {
         mode,
         server: target,
         port,
@@ -191,12 +184,85 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         // curl writes to /dev/null; checking its bytes would add disk I/O to each download.
         verify: k.verify && k.client_program.is_none(),
         external: k.client_program.clone(),
-    });
+    };
+    let server_spec = TcpServerSpec {
+        listen: server_addr,
+        port: CONN_PORT,
+        backlog: 4096,
+        external: k.server_program.clone(),
+        objects,
+    };
+    // Held connections past one process's open-file limit: pairs of a client and a
+    // server process, pair i on server port CONN_PORT + i, each holding its share.
+    // (Not through the proxy: its relay is one process in the gateway.)
+    let shards = if p.workload() == Workload::Connections && proxy.is_none() {
+        shards_for(k.limit, agent_nofile())
+    } else {
+        1
+    };
+    let mut servers = Vec::new();
+    let mut clients = Vec::new();
+    for (i, share) in shares(k.limit, shards).into_iter().enumerate() {
+        let port = CONN_PORT + i as u16;
+        servers.push((
+            server_host,
+            RoleSpec::TcpServer(TcpServerSpec {
+                port,
+                ..server_spec.clone()
+            }),
+        ));
+        clients.push((
+            client_host,
+            RoleSpec::SessionClient(SessionClientSpec {
+                port: if i == 0 { client_spec.port } else { port },
+                hold_limit: share,
+                ..client_spec.clone()
+            }),
+        ));
+    }
+    let more_servers = servers.split_off(1);
+    let more_clients = clients.split_off(1);
     Ok(Roles {
-        server: Some((server_host, server)),
-        client: (client_host, client),
+        server: servers.pop(),
+        client: clients.pop().expect("one shard at least"),
         proxy,
+        more_servers,
+        more_clients,
     })
+}
+
+/// Open files a process keeps for itself beside its connections (listener, agent
+/// pipes, logs, /proc reads), and what a shard leaves spare.
+const NOFILE_MARGIN: u64 = 256;
+/// Most connections one client (or server) process holds: a shard.
+pub const MAX_PER_PROCESS: u32 = 50_000;
+/// Most processes per side the connections are sharded over (ports CONN_PORT onward).
+pub const MAX_SHARDS: u32 = 256;
+
+/// The open-file limit an agent started from here gets: its RLIMIT_NOFILE raised as
+/// far as allowed (agents inherit the controller's limits; a remote host's may differ,
+/// and then its limiter names RLIMIT_NOFILE).
+fn agent_nofile() -> u64 {
+    traffic::sys::raise_nofile_limit()
+        .or_else(|_| traffic::sys::nofile_limit())
+        .unwrap_or(1024)
+}
+
+/// Processes per side for `limit` held connections when a process may open `nofile`
+/// files: ⌈limit / min(nofile − margin, [`MAX_PER_PROCESS`])⌉, at most [`MAX_SHARDS`].
+pub fn shards_for(limit: u32, nofile: u64) -> u32 {
+    let per = nofile
+        .saturating_sub(NOFILE_MARGIN)
+        .clamp(1, u64::from(MAX_PER_PROCESS)) as u32;
+    limit.div_ceil(per).clamp(1, MAX_SHARDS)
+}
+
+/// `limit` split over `n` shards as evenly as whole connections allow.
+pub fn shares(limit: u32, n: u32) -> Vec<u32> {
+    let n = n.max(1);
+    (0..n)
+        .map(|i| limit / n + u32::from(i < limit % n))
+        .collect()
 }
 
 /// Connections one client source address carries in hold mode: the testbed's port
@@ -255,22 +321,191 @@ pub struct ConnSummary {
     pub proxy: Option<ProxyResults>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_program: Option<String>,
+    /// connections: the shards, the gateway's conntrack peak and the processes' memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<HoldScale>,
 }
 
-/// Combine the client's and server's results (and the proxy's).
+/// Combine the client's and server's results (and the proxy's); several of each when
+/// held connections were sharded over processes.
 pub fn summarise(results: Vec<RoleResults>, proxy: Option<ProxyResults>) -> Result<ConnSummary> {
-    let (mut c, mut s) = (None, None);
+    let (mut cs, mut ss) = (Vec::new(), Vec::new());
     for r in results {
         match r {
-            RoleResults::SessionClient(r) => c = Some(*r),
-            RoleResults::TcpServer(r) => s = Some(r),
+            RoleResults::SessionClient(r) => cs.push(*r),
+            RoleResults::TcpServer(r) => ss.push(r),
             _ => {}
         }
     }
-    let (Some(c), Some(s)) = (c, s) else {
+    if cs.is_empty() || ss.is_empty() {
         bail!("missing results from the session client or the server");
+    }
+    // Stopped in reverse order of start: put shard 0 first again.
+    cs.reverse();
+    ss.reverse();
+    let scale = (cs[0].mode == ConnMode::Hold).then(|| HoldScale::of(&cs));
+    let (c, s) = (merge_clients(cs), merge_servers(ss));
+    Ok(ConnSummary {
+        scale,
+        ..combine(c, s, proxy)
+    })
+}
+
+/// Several client shards as one client: counts add up, the elapsed time is the
+/// longest, the hold limiter is the first shard's that did not reach its share.
+pub fn merge_clients(mut cs: Vec<SessionClientResults>) -> SessionClientResults {
+    let mut m = cs.remove(0);
+    for c in cs {
+        m.sessions += c.sessions;
+        m.failed += c.failed;
+        m.bytes += c.bytes;
+        m.corrupt += c.corrupt;
+        m.elapsed_ns = m.elapsed_ns.max(c.elapsed_ns);
+        for (text, n) in c.errors {
+            match m.errors.iter_mut().find(|(t, _)| *t == text) {
+                Some(e) => e.1 += n,
+                None => m.errors.push((text, n)),
+            }
+        }
+        m.hold = match (m.hold.take(), c.hold) {
+            (Some(a), Some(b)) => Some(merge_hold(a, b)),
+            (a, b) => a.or(b),
+        };
+    }
+    m
+}
+
+fn merge_hold(a: HoldResults, b: HoldResults) -> HoldResults {
+    let reached_all = |h: &HoldResults| h.reached >= u64::from(h.limit);
+    let (limiter, errno) = match (reached_all(&a), reached_all(&b)) {
+        (false, _) => (a.limiter, a.errno),
+        (true, false) => (b.limiter, b.errno),
+        (true, true) => (format!("limit ({} connections)", a.limit + b.limit), None),
     };
-    Ok(combine(c, s, proxy))
+    HoldResults {
+        reached: a.reached + b.reached,
+        limit: a.limit + b.limit,
+        alive_at_stop: a.alive_at_stop + b.alive_at_stop,
+        limiter,
+        errno,
+        open_ms: a.open_ms.max(b.open_ms),
+        nofile_before: a.nofile_before.or(b.nofile_before),
+        nofile: a.nofile.min(b.nofile).or(a.nofile).or(b.nofile),
+    }
+}
+
+/// Several server shards as one server: counts add up (`max_open` too: the shards
+/// held theirs at the same time).
+pub fn merge_servers(mut ss: Vec<TcpServerResults>) -> TcpServerResults {
+    let mut m = ss.remove(0);
+    for s in ss {
+        m.accepted += s.accepted;
+        m.sessions += s.sessions;
+        m.http_requests += s.http_requests;
+        m.bytes_sent += s.bytes_sent;
+        m.bytes_received += s.bytes_received;
+        m.bad_requests += s.bad_requests;
+        m.errors += s.errors;
+        m.first_error = m.first_error.or(s.first_error);
+        m.max_open += s.max_open;
+        m.accept_errors += s.accept_errors;
+    }
+    m
+}
+
+/// How held connections were spread over processes, and what the run cost: the
+/// gateway's conntrack entries at the peak and the peak memory of each process
+/// (stored under `results.conn.scale`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct HoldScale {
+    /// Client processes (each with its server process on port 21000 + i).
+    pub processes: u32,
+    /// Connections held per client process, in shard order.
+    pub per_process: Vec<u64>,
+    /// The client processes' soft RLIMIT_NOFILE before they raised it and in force.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nofile_before: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nofile: Option<u64>,
+    /// Most entries in the gateway's conntrack table (`nf_conntrack_count` in its
+    /// namespace, sampled at 5 Hz); `None`: no gateway agent or no conntrack there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_conntrack: Option<u64>,
+    /// The gateway's `nf_conntrack_max` during the trial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conntrack_max: Option<u64>,
+    /// (before, during): the trial raised the host's `nf_conntrack_max` for its
+    /// connections and restored it after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conntrack_max_raised: Option<(u64, u64)>,
+    /// Peak resident memory (VmHWM), KiB: the controller, and the largest of any
+    /// client, server and the gateway agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_hwm_kib: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_hwm_kib: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_hwm_kib: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_hwm_kib: Option<u64>,
+}
+
+impl HoldScale {
+    fn of(cs: &[SessionClientResults]) -> HoldScale {
+        let holds = || cs.iter().filter_map(|c| c.hold.as_ref());
+        HoldScale {
+            processes: cs.len() as u32,
+            per_process: holds().map(|h| h.reached).collect(),
+            nofile_before: holds().find_map(|h| h.nofile_before),
+            nofile: holds().filter_map(|h| h.nofile).min(),
+            gateway_conntrack: None,
+            conntrack_max: None,
+            conntrack_max_raised: None,
+            controller_hwm_kib: None,
+            client_hwm_kib: None,
+            server_hwm_kib: None,
+            gateway_hwm_kib: None,
+        }
+    }
+
+    /// Fill in the peaks from the agents' 5-Hz samples (role, sample), the gateway's
+    /// sysctls and the controller's own peak memory.
+    pub fn note(
+        &mut self,
+        samples: &[(&str, proto::MetricSample)],
+        gateway: Option<&GatewayResults>,
+        controller_hwm_kib: Option<u64>,
+    ) {
+        let peak = |role: &str, metric: &str| {
+            samples
+                .iter()
+                .filter(|(r, s)| *r == role && s.metric == metric)
+                .map(|(_, s)| s.value as u64)
+                .max()
+        };
+        self.gateway_conntrack = peak("gateway", "ct.count");
+        self.client_hwm_kib = peak("client", "proc.hwm_kib");
+        self.server_hwm_kib = peak("server", "proc.hwm_kib");
+        self.gateway_hwm_kib = peak("gateway", "proc.hwm_kib");
+        self.controller_hwm_kib = controller_hwm_kib;
+        self.conntrack_max = gateway.and_then(|g| {
+            g.sysctls
+                .iter()
+                .find(|(k, _)| k == "net.netfilter.nf_conntrack_max")
+                .and_then(|(_, v)| v.trim().parse().ok())
+        });
+    }
+
+    /// "raised the open-file limit from 20000 to 1048576", or why it stayed.
+    pub fn nofile_text(&self) -> String {
+        match (self.nofile_before, self.nofile) {
+            (Some(a), Some(b)) if b > a => format!("raised the open-file limit from {a} to {b}"),
+            (_, Some(b)) => format!(
+                "open-file limit {b} per process (its hard limit; raising it needs CAP_SYS_RESOURCE)"
+            ),
+            _ => "open-file limit unknown".into(),
+        }
+    }
 }
 
 /// Pure part of [`summarise`] (unit-tested).
@@ -314,6 +549,7 @@ pub fn combine(
         server: s,
         proxy,
         client_program: c.external,
+        scale: None,
     }
 }
 
@@ -407,6 +643,101 @@ mod tests {
         assert_eq!(sources_for(50_001), 2);
         assert_eq!(sources_for(120_000), 3);
         assert!(sources_for(MAX_LIMIT) <= crate::params::MAX_CLIENTS);
+    }
+
+    #[test]
+    fn shards_keep_each_process_within_its_open_file_limit() {
+        // Here: hard limit 20 000, not raisable → 19 744 per process.
+        assert_eq!(shards_for(10_000, 20_000), 1);
+        assert_eq!(shards_for(19_744, 20_000), 1);
+        assert_eq!(shards_for(19_745, 20_000), 2);
+        assert_eq!(shards_for(30_000, 20_000), 2);
+        assert_eq!(shards_for(250_000, 20_000), 13);
+        // Raised to fs.nr_open: at most 50 000 a process still.
+        assert_eq!(shards_for(250_000, 1 << 20), 5);
+        assert_eq!(shards_for(MAX_LIMIT, 1024), MAX_SHARDS);
+        assert_eq!(shards_for(5, 0), 5);
+        assert_eq!(shares(30_000, 2), vec![15_000, 15_000]);
+        assert_eq!(shares(10, 3), vec![4, 3, 3]);
+        assert_eq!(shares(250_000, 13).iter().sum::<u32>(), 250_000);
+        assert!(shares(250_000, 13).iter().all(|&n| n <= 19_744));
+    }
+
+    fn hold(reached: u64, limit: u32, limiter: &str) -> HoldResults {
+        HoldResults {
+            reached,
+            limit,
+            alive_at_stop: reached,
+            limiter: limiter.into(),
+            errno: None,
+            open_ms: reached as f64,
+            nofile_before: Some(1024),
+            nofile: Some(20_000),
+        }
+    }
+
+    #[test]
+    fn shards_add_up_and_the_first_short_one_names_the_limiter() {
+        let mut a = client(0, 1, 0, 1.0);
+        a.mode = ConnMode::Hold;
+        let (mut b, mut c) = (a.clone(), a.clone());
+        a.hold = Some(hold(100, 100, "limit (100 connections)"));
+        b.hold = Some(hold(100, 100, "limit (100 connections)"));
+        let m = merge_clients(vec![a.clone(), b.clone()]).hold.unwrap();
+        assert_eq!((m.reached, m.limit, m.alive_at_stop), (200, 200, 200));
+        assert_eq!(m.limiter, "limit (200 connections)");
+        assert_eq!(m.open_ms, 100.0);
+        c.hold = Some(hold(40, 100, "open-file limit of the client"));
+        let m = merge_clients(vec![a.clone(), c.clone(), b.clone()])
+            .hold
+            .unwrap();
+        assert_eq!((m.reached, m.limit), (240, 300));
+        assert_eq!(m.limiter, "open-file limit of the client");
+        let scale = HoldScale::of(&[a, c]);
+        assert_eq!(scale.processes, 2);
+        assert_eq!(scale.per_process, vec![100, 40]);
+        assert_eq!(
+            scale.nofile_text(),
+            "raised the open-file limit from 1024 to 20000"
+        );
+        let s = merge_servers(vec![
+            TcpServerResults {
+                accepted: 3,
+                max_open: 3,
+                ..Default::default()
+            },
+            TcpServerResults {
+                accepted: 4,
+                max_open: 4,
+                ..Default::default()
+            },
+        ]);
+        assert_eq!((s.accepted, s.max_open), (7, 7));
+    }
+
+    #[test]
+    fn peaks_come_from_the_samples_of_each_role() {
+        let mut x = HoldScale::of(&[]);
+        let s = |metric: &str, value: f64| proto::MetricSample {
+            t_s: 0.0,
+            metric: metric.into(),
+            value,
+        };
+        let samples = [
+            ("gateway", s("ct.count", 10.0)),
+            ("gateway", s("ct.count", 30_002.0)),
+            ("gateway", s("ct.count", 7.0)),
+            ("client", s("ct.count", 99_999.0)),
+            ("client", s("proc.hwm_kib", 100.0)),
+            ("client", s("proc.hwm_kib", 300.0)),
+            ("server", s("proc.hwm_kib", 200.0)),
+        ];
+        x.note(&samples, None, Some(5));
+        assert_eq!(x.gateway_conntrack, Some(30_002));
+        assert_eq!(x.client_hwm_kib, Some(300));
+        assert_eq!(x.server_hwm_kib, Some(200));
+        assert_eq!(x.gateway_hwm_kib, None);
+        assert_eq!(x.controller_hwm_kib, Some(5));
     }
 
     fn client(sessions: u64, parallel: u32, bytes: u64, elapsed_s: f64) -> SessionClientResults {

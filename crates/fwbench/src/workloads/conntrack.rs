@@ -64,6 +64,8 @@ impl Traffic for NewFlows {
             server: sink.map(|s| (Host::Server, s)),
             client: (Host::Client, source),
             proxy: None,
+            more_servers: Vec::new(),
+            more_clients: Vec::new(),
         })
     }
 

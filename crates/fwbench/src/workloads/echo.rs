@@ -234,6 +234,8 @@ impl Traffic for Echo {
                 }),
             ),
             proxy: None,
+            more_servers: Vec::new(),
+            more_clients: Vec::new(),
         })
     }
 

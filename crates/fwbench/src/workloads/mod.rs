@@ -34,6 +34,11 @@ pub struct Roles {
     pub client: (Host, RoleSpec),
     /// The proxy topology's relay in the gateway.
     pub proxy: Option<ProxySpec>,
+    /// Further server and client processes beside `server` and `client`, started after
+    /// them under the same role names: held connections sharded past one process's
+    /// open-file limit (`connections`). Empty for every other workload.
+    pub more_servers: Vec<(Host, RoleSpec)>,
+    pub more_clients: Vec<(Host, RoleSpec)>,
 }
 
 /// How a trial's traffic phase ends.

@@ -984,6 +984,8 @@ impl Traffic for PacketRate {
             server: sink.map(|s| (Host::Server, s)),
             client: (Host::Client, source),
             proxy: None,
+            more_servers: Vec::new(),
+            more_clients: Vec::new(),
         })
     }
 

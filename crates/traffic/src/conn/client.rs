@@ -532,6 +532,7 @@ impl SessionClient {
     /// Validate `spec` and create the workers, waiting for [`SessionClient::start`].
     pub fn setup(spec: &SessionClientSpec) -> Result<SessionClient, TrafficError> {
         validate(spec)?;
+        let nofile_before = sys::nofile_limit().ok();
         let nofile = match sys::raise_nofile_limit() {
             Ok(n) => n,
             Err(e) => {
@@ -575,6 +576,7 @@ impl SessionClient {
                 limit: spec.hold_limit,
                 limits: Limits {
                     nofile,
+                    nofile_before,
                     timeout_ms: spec.timeout_ms,
                 },
             };

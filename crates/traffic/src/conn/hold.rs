@@ -30,6 +30,8 @@ pub struct HoldPlan {
 pub struct Limits {
     /// Soft RLIMIT_NOFILE in force.
     pub nofile: u64,
+    /// Soft RLIMIT_NOFILE before the client raised it (`None`: unreadable).
+    pub nofile_before: Option<u64>,
     pub timeout_ms: u32,
 }
 
@@ -42,6 +44,8 @@ pub struct Opened {
     /// The failure that stopped the opening, as an error message.
     pub error: Option<String>,
     pub open_ms: f64,
+    /// The open-file limits of the process, for the results.
+    pub limits: Option<Limits>,
 }
 
 /// Open up to `plan.limit` connections, stopping at the first failure or at `stop`.
@@ -83,6 +87,7 @@ pub fn open_all(plan: &HoldPlan, stop: &AtomicBool, opened: &AtomicU64) -> Opene
         }
     }
     o.open_ms = t0.elapsed().as_secs_f64() * 1e3;
+    o.limits = Some(plan.limits);
     o
 }
 
@@ -176,6 +181,8 @@ pub fn finish(o: Opened, limit: u32) -> (HoldResults, Option<String>) {
             limiter,
             errno: o.errno,
             open_ms: o.open_ms,
+            nofile_before: o.limits.and_then(|l| l.nofile_before),
+            nofile: o.limits.map(|l| l.nofile),
         },
         o.error,
     )
@@ -187,6 +194,7 @@ mod tests {
 
     const LIMITS: Limits = Limits {
         nofile: 1024,
+        nofile_before: None,
         timeout_ms: 1500,
     };
 

@@ -39,8 +39,8 @@ pub(crate) struct OpenError {
     pub err: io::Error,
 }
 
-/// Open a blocking TCP connection to `server`, from `source` (port 0) if given, with
-/// a connect timeout.
+/// Open a blocking TCP connection to `server`, from `source` (its port chosen at
+/// connect) if given, with a connect timeout.
 pub(crate) fn open(
     server: SocketAddr,
     source: Option<IpAddr>,
@@ -54,6 +54,8 @@ pub(crate) fn open(
     )
     .map_err(fail("socket"))?;
     if let Some(ip) = source {
+        // The port comes at connect(2), per destination (held connections fill ranges).
+        crate::sys::bind_address_no_port(&s).map_err(fail("setsockopt"))?;
         s.bind(&SocketAddr::new(ip, 0).into())
             .map_err(fail("bind"))?;
     }

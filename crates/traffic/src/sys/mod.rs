@@ -421,6 +421,30 @@ pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Resul
     Err(io::Error::last_os_error())
 }
 
+/// IP_BIND_ADDRESS_NO_PORT: a later bind(2) to (address, 0) takes the address only
+/// and connect(2) picks the source port, unique per 4-tuple instead of per address —
+/// so one source address carries a port range per destination, and bind(2) does not
+/// search an almost full range for a free port (minutes at 250 000 connections).
+/// The option is at the IP level for IPv6 sockets too.
+pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
+    let v: libc::c_int = 1;
+    // SAFETY: passes a pointer to a live c_int and its exact size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Make `h` describe one datagram in the single buffer `iov` (no address), with an
 /// optional control buffer.
 fn point_at(h: &mut libc::mmsghdr, iov: &mut libc::iovec, ctrl: Option<&mut [u64]>) {
