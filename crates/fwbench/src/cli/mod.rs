@@ -63,6 +63,12 @@ enum Cmd {
         after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
     )]
     Ndr(NdrArgs),
+    /// MLRsearch: the highest rate within each goal loss ratio (default 0 % and 0.5 %)
+    /// in one search, short trials first and --duration trials only at the end
+    #[command(
+        after_help = "Example:\n  fwbench mlr --goals 0,0.5% -t 30 --engine nft --model hashlimit --rules 1"
+    )]
+    Mlr(MlrArgs),
     /// Degradation point: the rule count where a flow starts losing packets, by search
     #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
     Degrade(DegradeArgs),
@@ -494,6 +500,29 @@ struct NdrArgs {
     trial: TrialArgs,
 }
 
+#[derive(Args)]
+struct MlrArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+    /// Goal loss ratios, one rate found for each: 0 = NDR, e.g. 0,0.5%
+    #[arg(long, default_value = "0,0.5%", value_parser = crate::params::search::parse_goals, help_heading = "Search")]
+    goals: ::std::vec::Vec<f64>, // (the whole list is one value)
+    /// Length of the first phase's trials (the last phase's are --duration long)
+    #[arg(long, default_value = "1", value_parser = parse_duration, help_heading = "Search")]
+    initial_duration: f64,
+    /// Width of each goal's final bracket, relative to its upper bound
+    #[arg(long, default_value = "0.5%", value_parser = ratio, help_heading = "Search")]
+    precision: f64,
+    /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
+    #[arg(long, value_parser = rate, allow_hyphen_values = true, help_heading = "Search")]
+    max_rate: Option<proto::Rate>,
+    /// Most trials (the ceiling probe counted)
+    #[arg(long, default_value = "60", value_parser = count, help_heading = "Search")]
+    max_trials: u32,
+    #[command(flatten)]
+    trial: TrialArgs,
+}
+
 #[derive(Args, Clone)]
 #[command(next_help_heading = "Search")]
 pub struct SearchArgs {
@@ -909,6 +938,19 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
             let p = base_params(k, Some(Search::Ndr(sp)), a.stream.sources, &a.trial)?;
             (finish(p)?, &a.trial)
         }
+        Cmd::Mlr(a) => {
+            let k = packet(PacketKind::Flood, a.stream.packet(18, proto::Rate::Max));
+            let sp = SearchParams {
+                precision: a.precision,
+                max_rate: a.max_rate,
+                max_trials: a.max_trials,
+                goals: a.goals.clone(),
+                initial_duration_s: Some(a.initial_duration),
+                ..Default::default()
+            };
+            let p = base_params(k, Some(Search::Mlr(sp)), a.stream.sources, &a.trial)?;
+            (finish(p)?, &a.trial)
+        }
         Cmd::Degrade(a) => {
             let k = packet(PacketKind::Flow, a.stream.packet(128, a.rate));
             let sp = SearchParams {
@@ -993,6 +1035,7 @@ fn live_of(cmd: &Cmd) -> LiveArgs {
         Cmd::Connections(a) => a.live.clone(),
         Cmd::Ping(_)
         | Cmd::Ndr(_)
+        | Cmd::Mlr(_)
         | Cmd::Degrade(_)
         | Cmd::Run(_)
         | Cmd::Workload(_)
@@ -1019,6 +1062,7 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     match &p.search {
         Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)),
         Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)),
+        Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)),
         Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)),
         None => single(p, a, &live),
     }
@@ -1361,6 +1405,17 @@ mod tests {
             ("degrade", "precision"),
             ("degrade", "max_rate"),
             ("degrade", "max_trials"),
+            ("ndr", "goals"),
+            ("ndr", "initial_duration"),
+            ("degrade", "goals"),
+            ("degrade", "initial_duration"),
+            ("mlr", "timeout_ms"),
+            ("mlr", "rate"),
+            ("mlr", "count"),
+            ("mlr", "interval"),
+            ("mlr", "max_rules"),
+            ("mlr", "resolution"),
+            ("mlr", "loss"),
             // Gateway events run during floods and flows (docs/events.md); a ping has
             // them in scenario files only.
             ("ping", "event"),

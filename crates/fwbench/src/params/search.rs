@@ -13,6 +13,8 @@ pub enum Search {
     Ndr(SearchParams),
     /// Degradation point: flow steps at searched rule counts.
     Degrade(SearchParams),
+    /// MLRsearch: flood steps, short first, for several goal loss ratios at once.
+    Mlr(SearchParams),
     /// The parallelism with the most sessions/s (sessions `--parallel auto`).
     SweetSpot,
 }
@@ -21,7 +23,7 @@ impl Search {
     /// What the search looks for, when it has parameters (ndr, degrade).
     pub fn params(&self) -> Option<&SearchParams> {
         match self {
-            Search::Ndr(sp) | Search::Degrade(sp) => Some(sp),
+            Search::Ndr(sp) | Search::Degrade(sp) | Search::Mlr(sp) => Some(sp),
             Search::SweetSpot => None,
         }
     }
@@ -31,6 +33,7 @@ impl Search {
         match self {
             Search::Ndr(_) => Some(SearchKind::Ndr),
             Search::Degrade(_) => Some(SearchKind::Degrade),
+            Search::Mlr(_) => Some(SearchKind::Mlr),
             Search::SweetSpot => None,
         }
     }
@@ -41,15 +44,16 @@ impl Search {
 pub enum SearchKind {
     Ndr,
     Degrade,
+    Mlr,
 }
 
-crate::names::named!(SearchKind, "search", { Ndr => "ndr", Degrade => "degrade" });
+crate::names::named!(SearchKind, "search", { Ndr => "ndr", Degrade => "degrade", Mlr => "mlr" });
 
 impl SearchKind {
     /// The kind of traffic its steps send.
     pub fn workload(self) -> Workload {
         match self {
-            SearchKind::Ndr => Workload::Flood,
+            SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
             SearchKind::Degrade => Workload::Flow,
         }
     }
@@ -57,6 +61,7 @@ impl SearchKind {
         match self {
             SearchKind::Ndr => Search::Ndr(sp),
             SearchKind::Degrade => Search::Degrade(sp),
+            SearchKind::Mlr => Search::Mlr(sp),
         }
     }
 }
@@ -135,6 +140,31 @@ pub struct SearchParams {
     pub max_rules: u32,
     /// degrade: stop when the bracket is this many rules wide.
     pub resolution: u32,
+    /// mlr: the goal loss ratios (empty for the other searches).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goals: Vec<f64>,
+    /// mlr: duration of the first phase's trials, s (the trial's duration is the
+    /// final trials').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_duration_s: Option<f64>,
+}
+
+/// mlr's goal loss ratios by default: NDR and a PDR at 0.5 %.
+pub const MLR_GOALS: [f64; 2] = [0.0, 0.005];
+
+/// Goal loss ratios: "0,0.5%" (each in [0, 1)).
+pub fn parse_goals(t: &str) -> Result<Vec<f64>, String> {
+    let goals = t
+        .split(',')
+        .map(|g| crate::params::values::ratio(g.trim()))
+        .collect::<Result<Vec<f64>, String>>()?;
+    if goals.is_empty() {
+        return Err("goals: at least one loss ratio".into());
+    }
+    if let Some(g) = goals.iter().find(|g| !(0.0..1.0).contains(*g)) {
+        return Err(format!("goal loss ratio {g} is not in [0, 1)"));
+    }
+    Ok(goals)
 }
 
 impl Default for SearchParams {
@@ -146,6 +176,8 @@ impl Default for SearchParams {
             max_trials: 20,
             max_rules: 20_000,
             resolution: 250,
+            goals: vec![],
+            initial_duration_s: None,
         }
     }
 }

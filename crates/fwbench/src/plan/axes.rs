@@ -435,8 +435,8 @@ pub const AXES: &[Axis] = &[
     axis!(
         "precision",
         SEARCH,
-        "ndr: stop when the bracket is this narrow (2%)",
-        default | _ | "2%",
+        "ndr, mlr: stop when the bracket is this narrow (ndr 2%, mlr 0.5%)",
+        default | w | if w == Asked::Search(SearchKind::Mlr) { "0.5%" } else { "2%" },
         check | t,
         _ | ok(ratio(t))
     ),
@@ -451,10 +451,26 @@ pub const AXES: &[Axis] = &[
     axis!(
         "max_trials",
         SEARCH,
-        "ndr: most search trials",
-        default | _ | "20",
+        "ndr, mlr: most search trials (ndr 20, mlr 60)",
+        default | w | if w == Asked::Search(SearchKind::Mlr) { "60" } else { "20" },
         check | t,
         _ | ok(parse_count(t))
+    ),
+    axis!(
+        "goals",
+        SEARCH,
+        "mlr: goal loss ratios, one rate each (0,0.5%)",
+        default | _ | "0,0.5%",
+        check | t,
+        _ | ok(crate::params::search::parse_goals(t))
+    ),
+    axis!(
+        "initial_duration",
+        SEARCH,
+        "mlr: length of the first, shortest trials (the trial's duration is the final trials')",
+        default | _ | "1s",
+        check | t,
+        _ | ok(parse_duration(t))
     ),
     axis!(
         "max_rules",
@@ -651,6 +667,14 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
                 max_trials: parse_count(get("max_trials"))?,
                 max_rules: rule_count(get("max_rules"))?,
                 resolution: parse_count(get("resolution"))?,
+                goals: match s {
+                    SearchKind::Mlr => crate::params::search::parse_goals(get("goals"))?,
+                    SearchKind::Ndr | SearchKind::Degrade => vec![],
+                },
+                initial_duration_s: match s {
+                    SearchKind::Mlr => Some(parse_duration(get("initial_duration"))?),
+                    SearchKind::Ndr | SearchKind::Degrade => None,
+                },
             }))
         })
         .transpose()?
