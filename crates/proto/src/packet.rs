@@ -384,6 +384,28 @@ pub struct UdpSinkResults {
     /// The sink namespace's interfaces over the trial (filled in by the agent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<IfCounters>,
+    /// The AF_XDP sink's sockets (absent: a socket sink).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<XdpSockets>,
+}
+
+/// How an AF_XDP sender or sink ran, read back from its sockets after bind.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct XdpSockets {
+    pub ifname: String,
+    /// Queues used, one socket and thread each.
+    pub queues: u32,
+    /// `zero-copy` or `copy`, as the kernel reports it (`XDP_OPTIONS`).
+    pub mode: String,
+    /// Bound with `XDP_USE_NEED_WAKEUP`.
+    pub need_wakeup: bool,
+    /// The sink's XDP program: `native` or `generic` (absent for a sender).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
+    /// Sink: frames the kernel dropped before the sockets (RX ring full, fill ring
+    /// empty, other), all queues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_drops: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -401,6 +423,9 @@ pub struct UdpSourceResults {
     pub max_lag_ns: u64,
     /// Sends refused by the kernel (ENOBUFS and the like), retried.
     pub send_errors: u64,
+    /// The AF_XDP sender's sockets (absent: a socket sender).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<XdpSockets>,
 }
 
 /// UDP echo with nanosecond timing (seed 003's UDP round trips): one probe at a time.

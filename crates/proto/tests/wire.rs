@@ -271,6 +271,8 @@ fn role_results() -> Vec<RoleResults> {
             elapsed_ns: 3,
             max_lag_ns: 4,
             send_errors: 5,
+            // None: the pinned frame below is what older agents send, unchanged.
+            xdp: None,
         }),
         RoleResults::UdpSink(UdpSinkResults {
             received: c,
@@ -294,6 +296,7 @@ fn role_results() -> Vec<RoleResults> {
                 rcvbuf_errors: 4,
             },
             interfaces: vec![if_counters("s0")],
+            xdp: None,
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

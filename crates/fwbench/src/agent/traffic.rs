@@ -148,7 +148,17 @@ impl Traffic for XskSource {
         }
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
-        XskSource::stop(self).map(|r| RoleResults::UdpSource(r.results))
+        let r = XskSource::stop(self)?;
+        let mut out = r.results;
+        out.xdp = Some(proto::XdpSockets {
+            ifname: r.xsk.ifname,
+            queues: r.xsk.queues,
+            mode: r.xsk.mode.name().into(),
+            need_wakeup: true,
+            attach: None,
+            kernel_drops: None,
+        });
+        Ok(RoleResults::UdpSource(out))
     }
 }
 
@@ -191,7 +201,7 @@ impl Traffic for Sink {
 }
 
 /// The AF_XDP sink (`--sink xdp`) and its namespace's interface counters at Start;
-/// reports as the socket sink does (its mode and drops are not yet recorded).
+/// reports as the socket sink does, plus its sockets' mode, attach mode and drops.
 pub struct XdpSink {
     sink: traffic::xsk::XskSink,
     interfaces: Vec<IfCounters>,
@@ -229,7 +239,16 @@ impl Traffic for XdpSink {
         }
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
-        let mut r = self.sink.stop()?.results;
+        let x = self.sink.stop()?;
+        let mut r = x.results;
+        r.xdp = Some(proto::XdpSockets {
+            ifname: x.xsk.ifname,
+            queues: x.xsk.queues,
+            mode: x.xsk.mode.name().into(),
+            need_wakeup: false, // (the sink's rings are polled, never woken)
+            attach: Some(format!("{:?}", x.attach).to_lowercase()),
+            kernel_drops: Some(x.drops.rx_ring_full + x.drops.fill_ring_empty + x.drops.dropped),
+        });
         r.interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
         Ok(RoleResults::UdpSink(r))

@@ -519,6 +519,9 @@ struct MlrArgs {
     /// Most trials (the ceiling probe counted)
     #[arg(long, default_value = "60", value_parser = count, help_heading = "Search")]
     max_trials: u32,
+    /// After the search: one-way delay at these fractions of the NDR found (none: skip)
+    #[arg(long, default_value = "10%,50%,90%,100%", value_parser = crate::params::search::parse_fractions, help_heading = "Search")]
+    latency_at: ::std::vec::Vec<f64>, // (the whole list is one value)
     #[command(flatten)]
     trial: TrialArgs,
 }
@@ -538,6 +541,9 @@ pub struct SearchArgs {
     /// Most search steps (the ceiling probe and confirmation trials not counted)
     #[arg(long, default_value = "20", value_parser = count)]
     pub max_trials: u32,
+    /// After the search: one-way delay at these fractions of the rate found (none: skip)
+    #[arg(long, default_value = "10%,50%,90%,100%", value_parser = crate::params::search::parse_fractions)]
+    pub latency_at: ::std::vec::Vec<f64>, // (the whole list is one value)
 }
 
 #[derive(Args)]
@@ -933,6 +939,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 precision: a.search.precision,
                 max_rate: a.search.max_rate,
                 max_trials: a.search.max_trials,
+                latency_at: a.search.latency_at.clone(),
                 ..Default::default()
             };
             let p = base_params(k, Some(Search::Ndr(sp)), a.stream.sources, &a.trial)?;
@@ -946,6 +953,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs)>> {
                 max_trials: a.max_trials,
                 goals: a.goals.clone(),
                 initial_duration_s: Some(a.initial_duration),
+                latency_at: a.latency_at.clone(),
                 ..Default::default()
             };
             let p = base_params(k, Some(Search::Mlr(sp)), a.stream.sources, &a.trial)?;
@@ -1405,6 +1413,7 @@ mod tests {
             ("degrade", "precision"),
             ("degrade", "max_rate"),
             ("degrade", "max_trials"),
+            ("degrade", "latency_at"),
             ("ndr", "goals"),
             ("ndr", "initial_duration"),
             ("degrade", "goals"),

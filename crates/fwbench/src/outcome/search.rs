@@ -135,6 +135,9 @@ pub struct NdrReport {
     pub trials: usize,
     /// Frame loss rate by offered rate (RFC 2544 §26.3), ascending.
     pub curve: Vec<Point>,
+    /// One-way delay at fractions of the rate found (empty: not asked, or none found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyPoint>,
 }
 
 /// A loss ratio as a percentage ("0 %", "0.5 %").
@@ -171,6 +174,22 @@ pub struct MlrReport {
     pub trial_time_s: f64,
     /// Every trial in the order run (x = offered packets/s).
     pub curve: Vec<MlrPoint>,
+    /// One-way delay at fractions of the NDR found (empty: not asked, or none found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyPoint>,
+}
+
+/// One-way delay under load: a flood trial at a fraction of the rate a search found
+/// (RFC 2544 §26.2; TRex's latency streams).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyPoint {
+    /// Of the rate found (0.5 = half of it).
+    pub fraction: f64,
+    pub offered_pps: f64,
+    pub received_pps: f64,
+    pub loss_ratio: f64,
+    /// One-way delay percentiles, ns (count 0: not measured, e.g. clocks not known).
+    pub owd: proto::RttSummary,
 }
 
 /// One goal's answer.

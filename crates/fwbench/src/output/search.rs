@@ -2,7 +2,7 @@
 
 use crate::outcome::search::DegradeReport;
 use crate::outcome::search::NdrReport;
-use crate::outcome::search::{pct, MlrReport};
+use crate::outcome::search::{pct, LatencyPoint, MlrReport};
 use crate::outcome::search::SearchSummary;
 use crate::output;
 use crate::params::TrialParams;
@@ -101,6 +101,39 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
             )
         }
     }
+    out + &latency_text(&r.latency)
+}
+
+/// One-way delay at fractions of the rate found, one line per fraction.
+fn latency_text(l: &[LatencyPoint]) -> String {
+    if l.is_empty() {
+        return String::new();
+    }
+    let mut out = "latency under load (one-way delay, µs):\n  % of rate   offered pps    loss %      min      p50      p90      p99    p99.9      max\n".to_string();
+    let us = |ns: u64| ns as f64 / 1e3;
+    for q in l {
+        if q.owd.count == 0 {
+            out += &format!(
+                "  {:>8.0}  {:>12.0}  {:>8.4}   (no delays: clocks not known well enough, or nothing arrived)\n",
+                q.fraction * 100.0,
+                q.offered_pps,
+                q.loss_ratio * 100.0
+            );
+            continue;
+        }
+        out += &format!(
+            "  {:>8.0}  {:>12.0}  {:>8.4}  {:>7.1}  {:>7.1}  {:>7.1}  {:>7.1}  {:>7.1}  {:>7.1}\n",
+            q.fraction * 100.0,
+            q.offered_pps,
+            q.loss_ratio * 100.0,
+            us(q.owd.min_ns),
+            us(q.owd.p50_ns),
+            us(q.owd.p90_ns),
+            us(q.owd.p99_ns),
+            us(q.owd.p999_ns),
+            us(q.owd.max_ns)
+        );
+    }
     out
 }
 
@@ -155,7 +188,7 @@ fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
             ),
         };
     }
-    out
+    out + &latency_text(&r.latency)
 }
 
 fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {

@@ -147,6 +147,48 @@ pub struct SearchParams {
     /// final trials').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_duration_s: Option<f64>,
+    /// ndr, mlr: after the search, one-way delay at these fractions of the rate found
+    /// (RFC 2544 latency; empty: none).
+    #[serde(
+        default = "default_latency_at",
+        skip_serializing_if = "is_default_latency_at"
+    )]
+    pub latency_at: Vec<f64>,
+}
+
+/// The fractions of the found rate where latency is measured by default.
+pub const LATENCY_AT: [f64; 4] = [0.1, 0.5, 0.9, 1.0];
+
+fn default_latency_at() -> Vec<f64> {
+    LATENCY_AT.to_vec()
+}
+
+fn is_default_latency_at(v: &[f64]) -> bool {
+    v == LATENCY_AT
+}
+
+/// Fractions of the found rate: "10%,50%,90%,100%" (each in (0, 1]); "none": none.
+pub fn parse_fractions(t: &str) -> Result<Vec<f64>, String> {
+    let t = t.trim();
+    if t == "none" || t.is_empty() {
+        return Ok(vec![]);
+    }
+    t.split(',')
+        .map(|x| {
+            let x = x.trim();
+            let v = match x.strip_suffix('%') {
+                Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+                None => x.parse::<f64>(),
+            }
+            .map_err(|_| format!("'{x}' is not a fraction of the rate (like 50% or 0.5)"))?;
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(format!(
+                    "fraction '{x}' must be above 0 and at most 100% of the rate found"
+                ));
+            }
+            Ok(v)
+        })
+        .collect()
 }
 
 /// mlr's goal loss ratios by default: NDR and a PDR at 0.5 %.
@@ -178,6 +220,7 @@ impl Default for SearchParams {
             resolution: 250,
             goals: vec![],
             initial_duration_s: None,
+            latency_at: default_latency_at(),
         }
     }
 }

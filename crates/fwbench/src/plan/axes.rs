@@ -473,6 +473,14 @@ pub const AXES: &[Axis] = &[
         _ | ok(parse_duration(t))
     ),
     axis!(
+        "latency_at",
+        SEARCH,
+        "ndr, mlr: one-way delay after the search at these fractions of the rate found (none: skip)",
+        default | _ | "10%,50%,90%,100%",
+        check | t,
+        _ | ok(crate::params::search::parse_fractions(t))
+    ),
+    axis!(
         "max_rules",
         SEARCH,
         "degrade: largest rule count searched",
@@ -671,6 +679,7 @@ pub fn trial_params(v: &BTreeMap<&str, String>, seed: u64) -> Result<TrialParams
                     SearchKind::Mlr => crate::params::search::parse_goals(get("goals"))?,
                     SearchKind::Ndr | SearchKind::Degrade => vec![],
                 },
+                latency_at: crate::params::search::parse_fractions(get("latency_at"))?,
                 initial_duration_s: match s {
                     SearchKind::Mlr => Some(parse_duration(get("initial_duration"))?),
                     SearchKind::Ndr | SearchKind::Degrade => None,

@@ -119,6 +119,10 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         })
         .collect();
     let first = goals.first();
+    let latency = match first.and_then(|g| g.rate_pps).filter(|x| *x > 0.0) {
+        Some(x) => crate::search::latency::latency_at(p, x, &sp.latency_at, run)?,
+        None => vec![],
+    };
     Ok(MlrReport {
         mode: "mlr",
         rate_pps: first.and_then(|g| g.rate_pps),
@@ -140,5 +144,6 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         trials: curve.len(),
         trial_time_s: curve.iter().map(|c| c.duration_s).sum(),
         curve,
+        latency,
     })
 }

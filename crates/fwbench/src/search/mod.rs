@@ -11,6 +11,7 @@
 pub mod bisect;
 pub mod degrade;
 pub mod mlr;
+pub mod latency;
 pub mod mlr_search;
 pub mod ndr;
 pub mod sweetspot;

@@ -348,6 +348,14 @@ pub struct PacketSummary {
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
+    /// The counters `limited_by` was judged from (judged again once the roles' CPU
+    /// figures are in; not stored).
+    #[serde(skip)]
+    pub counters: Option<crate::limited_by::RateCounters>,
+    /// AF_XDP sender/sink: the mode each socket ran in (zero-copy or copy), need_wakeup,
+    /// queues (issue 28); absent for socket senders and sinks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<XdpModes>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -535,7 +543,28 @@ pub fn summarise_packet(
             };
             crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway)
         },
+        xdp: XdpModes::of(&src, &sink),
+        counters: Some(counters),
     })
+}
+
+/// The AF_XDP sockets of a trial's sender and sink, as each read them back after bind
+/// (absent when neither used AF_XDP).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct XdpModes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<proto::XdpSockets>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<proto::XdpSockets>,
+}
+
+impl XdpModes {
+    fn of(src: &proto::UdpSourceResults, sink: &proto::UdpSinkResults) -> Option<XdpModes> {
+        (src.xdp.is_some() || sink.xdp.is_some()).then(|| XdpModes {
+            sender: src.xdp.clone(),
+            sink: sink.xdp.clone(),
+        })
+    }
 }
 
 /// Losses up to this fraction of the packets sent count as none when judging the limit.
