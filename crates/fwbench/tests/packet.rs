@@ -439,20 +439,40 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     assert!(durations.windows(2).all(|w| w[0] <= w[1]), "{durations:?}");
     assert!(durations.contains(&d), "{durations:?}");
     assert_latency_at_fractions(v, f(&goals[0]["rate_pps"]));
-    // Every step is stored (latency trials too), and the search's row holds both rates.
+    // Every step is stored (latency trials too).
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len() + 4);
+    // The same search as a scenario workload: its row holds both rates.
+    let sc = dir.file("mlr.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "workload = \"mlr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\ninitial_duration = \"0.5s\"\ngoals = \"0,5%\"\nprecision = \"3%\"\nmax_rate = \"40kpps\"\nlatency_at = \"none\"\n",
+            tb.name
+        ),
+    )
+    .unwrap();
+    let db2 = dir.file("run.db");
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let stored = |i: usize| {
         sqlite_count(
-            &db,
+            &db2,
             &format!(
                 "SELECT CAST(json_extract(results, '$.search.goals[{i}].rate_pps') AS INTEGER) \
                  FROM trials WHERE workload = 'mlr' AND status = 'ok'"
             ),
         ) as f64
     };
-    assert_eq!(stored(0), f(&goals[0]["rate_pps"]).trunc());
-    assert_eq!(stored(1), f(&goals[1]["rate_pps"]).trunc());
+    // 1-s trials: the bucket adds its whole burst.
+    let (ndr, pdr) = (stored(0), stored(1));
+    assert!(ndr >= limit * 0.96 && ndr <= (limit + burst) * 1.005, "scenario ndr {ndr}");
+    assert!(pdr > ndr && pdr <= (limit + burst) / 0.95 * 1.005, "scenario pdr {pdr}");
+    let headline = sqlite_count(
+        &db2,
+        "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'mlr' AND status = 'ok'",
+    ) as f64;
+    assert_eq!(headline, ndr, "the headline is the NDR");
 }
 
 #[test]
