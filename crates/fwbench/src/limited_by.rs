@@ -246,7 +246,8 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     let short = !c.paced || behind > (c.scheduled as f64 * tolerance).floor() as u64;
     // The sender had room while the gateway's packet processing was saturated: the
     // gateway held it back (its CPU, shared or not, set the pace).
-    let held_back = c.sender_cpu.is_some_and(|s| s < BUSY) && c.gateway_cpu.is_some_and(|g| g >= BUSY);
+    let held_back =
+        c.sender_cpu.is_some_and(|s| s < BUSY) && c.gateway_cpu.is_some_and(|g| g >= BUSY);
     if short && held_back {
         return (
             LimitedBy::Gateway,
@@ -282,8 +283,6 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         ),
     )
 }
-
-
 
 #[cfg(test)]
 mod tests {

@@ -354,7 +354,9 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
 /// A search's `latency`: one-way delays at 10, 50, 90 and 100 % of `rate`, all packets
 /// through below the policer's rate, percentiles in order.
 fn assert_latency_at_fractions(v: &Value, rate: f64) {
-    let l = v["latency"].as_array().unwrap_or_else(|| panic!("no latency: {v}"));
+    let l = v["latency"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no latency: {v}"));
     let fractions: Vec<f64> = l.iter().map(|p| f(&p["fraction"])).collect();
     assert_eq!(fractions, [0.1, 0.5, 0.9, 1.0], "{v}");
     for p in l {
@@ -431,7 +433,11 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
         );
     }
     assert!(f(&goals[1]["rate_pps"]) > f(&goals[0]["rate_pps"]), "{v}");
-    assert_eq!(f(&v["rate_pps"]), f(&goals[0]["rate_pps"]), "headline = NDR");
+    assert_eq!(
+        f(&v["rate_pps"]),
+        f(&goals[0]["rate_pps"]),
+        "headline = NDR"
+    );
     // Short trials first, final-duration trials only at the end.
     let curve = v["curve"].as_array().unwrap();
     let durations: Vec<f64> = curve.iter().map(|c| f(&c["duration_s"])).collect();
@@ -466,8 +472,14 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     };
     // 1-s trials: the bucket adds its whole burst.
     let (ndr, pdr) = (stored(0), stored(1));
-    assert!(ndr >= limit * 0.96 && ndr <= (limit + burst) * 1.005, "scenario ndr {ndr}");
-    assert!(pdr > ndr && pdr <= (limit + burst) / 0.95 * 1.005, "scenario pdr {pdr}");
+    assert!(
+        ndr >= limit * 0.96 && ndr <= (limit + burst) * 1.005,
+        "scenario ndr {ndr}"
+    );
+    assert!(
+        pdr > ndr && pdr <= (limit + burst) / 0.95 * 1.005,
+        "scenario pdr {pdr}"
+    );
     let headline = sqlite_count(
         &db2,
         "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'mlr' AND status = 'ok'",

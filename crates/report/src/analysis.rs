@@ -269,8 +269,7 @@ fn latency_figure(found: &[(&TrialRow, &Value)], a: &mut Analysis) {
     }
     a.figures.push(Figure {
         id: "search-latency".into(),
-        title: "One-way delay under load, by fraction of the rate found (RFC 2544 §26.2)"
-            .into(),
+        title: "One-way delay under load, by fraction of the rate found (RFC 2544 §26.2)".into(),
         x_label: "offered load (% of the rate found)".into(),
         y_label: "one-way delay (µs)".into(),
         kind: Kind::Line,

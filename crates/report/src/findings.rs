@@ -166,21 +166,21 @@ fn ndr(trials: &[TrialRow]) -> Vec<String> {
     for t in trials {
         let Some(s) = search_of(t) else { continue };
         for (mode, g) in search_rates(s) {
-        let Some(rate) = g.get("rate_pps").and_then(Value::as_f64) else {
-            continue;
-        };
-        let case = t
-            .params
-            .get("label")
-            .and_then(Value::as_str)
-            .map(String::from)
-            .or_else(|| t.params.get("engine").map(crate::model::text))
-            .unwrap_or_else(|| "-".into());
-        by_case.entry((case, mode)).or_default().push((
-            rate,
-            g.get("rate_bps_l2").and_then(Value::as_f64),
-            s.get("limited_by_sender").and_then(Value::as_bool) == Some(true),
-        ));
+            let Some(rate) = g.get("rate_pps").and_then(Value::as_f64) else {
+                continue;
+            };
+            let case = t
+                .params
+                .get("label")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .or_else(|| t.params.get("engine").map(crate::model::text))
+                .unwrap_or_else(|| "-".into());
+            by_case.entry((case, mode)).or_default().push((
+                rate,
+                g.get("rate_bps_l2").and_then(Value::as_f64),
+                s.get("limited_by_sender").and_then(Value::as_bool) == Some(true),
+            ));
         }
     }
     by_case
@@ -347,8 +347,15 @@ mod tests {
         };
         let f = ndr(&[t]);
         assert_eq!(f.len(), 2, "{f:?}");
-        assert!(f.iter().any(|l| l.starts_with("MLR NDR of nft: 21")), "{f:?}");
-        assert!(f.iter().any(|l| l.starts_with("MLR PDR ≤ 0.5 % of nft: 21")), "{f:?}");
+        assert!(
+            f.iter().any(|l| l.starts_with("MLR NDR of nft: 21")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|l| l.starts_with("MLR PDR ≤ 0.5 % of nft: 21")),
+            "{f:?}"
+        );
     }
 
     #[test]

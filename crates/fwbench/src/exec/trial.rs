@@ -54,7 +54,8 @@ pub fn run_trial(
             outcome.figures = Some(summary);
             outcome.gateway = gateway;
             if let Some(k) = p.packet() {
-                let steered = p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
+                let steered =
+                    p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
                 outcome.judge_limit_with_cpus(k.threads, k.sink_threads, steered.as_deref());
             }
             outcome.judge_drops();

@@ -203,7 +203,9 @@ fn read_all() -> Reading {
         cpus,
         ctxt,
         proc_ctxt: own_ctxt_switches(),
-        proc_ticks: parse_proc_ticks(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default()),
+        proc_ticks: parse_proc_ticks(
+            &std::fs::read_to_string("/proc/self/stat").unwrap_or_default(),
+        ),
         mem_used_kib: parse_mem_used(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default()),
         ifaces: interfaces(),
     }

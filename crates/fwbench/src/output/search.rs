@@ -2,8 +2,8 @@
 
 use crate::outcome::search::DegradeReport;
 use crate::outcome::search::NdrReport;
-use crate::outcome::search::{pct, LatencyPoint, MlrReport};
 use crate::outcome::search::SearchSummary;
+use crate::outcome::search::{pct, LatencyPoint, MlrReport};
 use crate::output;
 use crate::params::TrialParams;
 

@@ -10,8 +10,8 @@
 
 pub mod bisect;
 pub mod degrade;
-pub mod mlr;
 pub mod latency;
+pub mod mlr;
 pub mod mlr_search;
 pub mod ndr;
 pub mod sweetspot;
