@@ -130,6 +130,10 @@ pub struct Limit {
     pub gateway_cpu: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sink_cpu: Option<f64>,
+    /// The counters it was judged from (judged again once the roles' CPU figures are
+    /// in; not stored).
+    #[serde(skip)]
+    pub counters: Option<RateCounters>,
 }
 
 impl LimitedBy {
@@ -177,6 +181,7 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         sender_cpu: c.sender_cpu,
         gateway_cpu: c.gateway_cpu,
         sink_cpu: c.sink_cpu,
+        counters: Some(*c),
     }
 }
 

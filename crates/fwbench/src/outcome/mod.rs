@@ -308,7 +308,9 @@ impl Outcome {
         let Some(Figures::Packet(s)) = self.figures.as_mut() else {
             return;
         };
-        let Some(mut c) = s.counters else { return };
+        let Some(mut c) = s.limited_by.as_ref().and_then(|l| l.counters) else {
+            return;
+        };
         c.sender_cpu = cpus.sender;
         c.gateway_cpu = cpus.gateway;
         c.sink_cpu = cpus.sink;

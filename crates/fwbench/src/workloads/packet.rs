@@ -348,14 +348,10 @@ pub struct PacketSummary {
     /// results stored before it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<Box<crate::limited_by::Limit>>,
-    /// The counters `limited_by` was judged from (judged again once the roles' CPU
-    /// figures are in; not stored).
-    #[serde(skip)]
-    pub counters: Option<crate::limited_by::RateCounters>,
     /// AF_XDP sender/sink: the mode each socket ran in (zero-copy or copy), need_wakeup,
     /// queues (issue 28); absent for socket senders and sinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xdp: Option<XdpModes>,
+    pub xdp: Option<Box<XdpModes>>,
 }
 
 /// One-way delays between two hosts: receive time on the sink's clock − send time on the
@@ -543,8 +539,7 @@ pub fn summarise_packet(
             };
             crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway)
         },
-        xdp: XdpModes::of(&src, &sink),
-        counters: Some(counters),
+        xdp: XdpModes::of(&src, &sink).map(Box::new),
     })
 }
 
@@ -876,10 +871,10 @@ mod tests {
         let back =
             crate::outcome::Outcome::from_stored_step(&serde_json::to_value(&o).unwrap()).unwrap();
         // (all but the counters `limited_by` was judged from, which are not stored)
-        let stored = PacketSummary {
-            counters: None,
-            ..s.clone()
-        };
+        let mut stored = s.clone();
+        if let Some(l) = stored.limited_by.as_mut() {
+            l.counters = None;
+        }
         assert_eq!(back.packet(), Some(&stored));
         assert_eq!(back.status, o.status);
         let pt = |o| crate::search::ndr::point(1000.0, o, 0.0, false).unwrap();
