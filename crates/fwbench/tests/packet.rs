@@ -715,11 +715,14 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
         ),
         1
     );
-    // The search counts every step once: the reused ones and the new ones.
+    // The search counts every step once: the reused ones and the new ones (its
+    // latency-under-load trials after it too).
     assert_eq!(
         sqlite_count(
             &db,
-            "SELECT json_array_length(results, '$.search.curve') FROM trials WHERE workload = 'ndr'"
+            "SELECT json_array_length(results, '$.search.curve') \
+             + COALESCE(json_array_length(results, '$.search.latency'), 0) \
+             FROM trials WHERE workload = 'ndr'"
         ),
         after
     );
