@@ -13,6 +13,7 @@ const TRIAL_COMMANDS: &[&str] = &[
     "flow",
     "ping",
     "ndr",
+    "mlr",
     "degrade",
     "sessions",
     "bulk",
