@@ -138,7 +138,7 @@ fn latency_text(l: &[LatencyPoint]) -> String {
 }
 
 fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
-    let mut out = format!("mlr {}\n", output::params_line(p));
+    let mut out = format!("{}\n", output::params_line(p));
     out += "  offered pps    duration s   received pps   loss %\n";
     for q in &r.curve {
         out += &format!(

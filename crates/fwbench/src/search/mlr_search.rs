@@ -55,7 +55,7 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         let pt = point(x, o, strictest, false)?;
         let counted = counted_loss(o).ok_or_else(|| anyhow!("trial at {x} pps: no figures"))?;
         eprintln!(
-            "    [{:>2}/{max}] {x:.0} pps for {d} s: sent {} received {} loss {:.4}%{}",
+            "    [{:>2}/{max}] {x:.0} pps for {d:.2} s: sent {} received {} loss {:.4}%{}",
             curve.len() + 1,
             pt.sent,
             pt.received,
