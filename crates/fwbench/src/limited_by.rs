@@ -15,10 +15,72 @@
 //!
 //! Nothing lost: an unpaced flood, or a paced one that fell behind its schedule, was
 //! limited by the sender (it offered all it could and everything got through: the
-//! gateway's limit is higher); a paced one on schedule was limited by nothing (the
-//! offered rate got through).
+//! gateway's limit is higher) — unless the CPU figures say otherwise: a sender with
+//! room on its CPUs while the gateway's packet processing was saturated was held back
+//! by the gateway (back-pressure, e.g. a shared CPU). A paced one on schedule was
+//! limited by nothing (the offered rate got through).
+//!
+//! The CPU figures ([`role_cpus`], pure too) come from the roles' 5-Hz samples: the
+//! sender's and the sink's own process (all threads) over the CPUs their threads
+//! could use, and the gateway's softirq share of its busiest packet-processing CPU.
 
 use serde::{Deserialize, Serialize};
+
+/// Busy fractions (0..1) of each role during the traffic phase, where known.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RoleCpus {
+    pub sender: Option<f64>,
+    pub gateway: Option<f64>,
+    pub sink: Option<f64>,
+}
+
+/// The roles' busy fractions from a trial's samples (`(role, sample)`, roles
+/// `client`, `gateway`, `server`): the sender's and sink's `proc.cpu` (% of one CPU,
+/// all threads) averaged over the samples and divided by their threads (at most
+/// `cpus` CPUs), and the gateway's largest mean `cpuN.softirq` over `gateway_cpus`
+/// (all CPUs when `None`: not steered).
+pub fn role_cpus(
+    samples: &[(&str, &proto::MetricSample)],
+    sender_threads: u32,
+    sink_threads: u32,
+    cpus: usize,
+    gateway_cpus: Option<&[usize]>,
+) -> RoleCpus {
+    let mean = |role: &str, metric: &str| -> Option<f64> {
+        let v: Vec<f64> = samples
+            .iter()
+            .filter(|(r, s)| *r == role && s.metric == metric)
+            .map(|(_, s)| s.value)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let share = |role: &str, threads: u32| {
+        let n = (threads.max(1) as usize).min(cpus.max(1)) as f64;
+        mean(role, "proc.cpu").map(|pct| (pct / 100.0 / n).clamp(0.0, 1.0))
+    };
+    let gateway = (0..cpus)
+        .filter(|c| gateway_cpus.is_none_or(|g| g.contains(c)))
+        .filter_map(|c| mean("gateway", &format!("cpu{c}.softirq")))
+        .map(|pct| (pct / 100.0).clamp(0.0, 1.0))
+        .reduce(f64::max);
+    RoleCpus {
+        sender: share("client", sender_threads),
+        gateway,
+        sink: share("server", sink_threads),
+    }
+}
+
+/// CPUs of a list like "1", "0-1" or "0,2-3" (`None`: not a list).
+pub fn cpu_list(t: &str) -> Option<Vec<usize>> {
+    let mut out = vec![];
+    for part in t.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.trim().parse::<usize>().ok()?..=b.trim().parse().ok()?),
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
 
 /// A CPU busier than this (fraction of the cores the role ran on) counts as saturated.
 pub const BUSY: f64 = 0.9;
@@ -61,6 +123,17 @@ pub enum LimitedBy {
 pub struct Limit {
     pub by: LimitedBy,
     pub why: String,
+    /// The busy fractions it was judged with (absent: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_cpu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_cpu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink_cpu: Option<f64>,
+    /// The counters it was judged from (judged again once the roles' CPU figures are
+    /// in; not stored).
+    #[serde(skip)]
+    pub counters: Option<RateCounters>,
 }
 
 impl LimitedBy {
@@ -87,8 +160,32 @@ fn busy(cpu: Option<f64>) -> bool {
 }
 
 /// Judge `c`; losses up to `tolerance` (a fraction of the packets sent, e.g. 0.001)
-/// count as none.
+/// count as none. The CPU fractions it used are in the answer, and in its words.
 pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
+    let (by, mut why) = judge(c, tolerance);
+    let pct = |x: Option<f64>, what: &str| x.map(|x| format!("{what} {:.0} %", x * 100.0));
+    let cpus: Vec<String> = [
+        pct(c.sender_cpu, "sender CPU"),
+        pct(c.gateway_cpu, "gateway softirq"),
+        pct(c.sink_cpu, "sink CPU"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !cpus.is_empty() {
+        why += &format!(" ({})", cpus.join(", "));
+    }
+    Limit {
+        by,
+        why,
+        sender_cpu: c.sender_cpu,
+        gateway_cpu: c.gateway_cpu,
+        sink_cpu: c.sink_cpu,
+        counters: Some(*c),
+    }
+}
+
+fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     let allowed = (c.sent as f64 * tolerance).floor() as u64;
     // (packets lost, role, why) per stage, in path order.
     let mut stages: Vec<(u64, LimitedBy, String)> = vec![];
@@ -147,35 +244,49 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         // The first stage with the largest loss (path order breaks ties).
         let max = stages.iter().map(|s| s.0).max().unwrap_or(0);
         if let Some((_, by, why)) = stages.into_iter().find(|s| s.0 == max) {
-            return Limit { by, why };
+            return (by, why);
         }
     }
     let behind = c.scheduled.saturating_sub(c.sent);
+    let short = !c.paced || behind > (c.scheduled as f64 * tolerance).floor() as u64;
+    // The sender had room while the gateway's packet processing was saturated: the
+    // gateway held it back (its CPU, shared or not, set the pace).
+    let held_back =
+        c.sender_cpu.is_some_and(|s| s < BUSY) && c.gateway_cpu.is_some_and(|g| g >= BUSY);
+    if short && held_back {
+        return (
+            LimitedBy::Gateway,
+            format!(
+                "none of the {} packets sent was lost, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
+                c.sent
+            ),
+        );
+    }
     if !c.paced {
-        return Limit {
-            by: LimitedBy::Sender,
-            why: format!(
+        return (
+            LimitedBy::Sender,
+            format!(
                 "a flood: the sender got out {} packets, all as fast as it could, and none was lost",
                 c.sent
             ),
-        };
+        );
     }
-    if behind > (c.scheduled as f64 * tolerance).floor() as u64 {
-        return Limit {
-            by: LimitedBy::Sender,
-            why: format!(
+    if short {
+        return (
+            LimitedBy::Sender,
+            format!(
                 "the sender got out {} of the {} packets scheduled, and none was lost",
                 c.sent, c.scheduled
             ),
-        };
+        );
     }
-    Limit {
-        by: LimitedBy::Nothing,
-        why: format!(
+    (
+        LimitedBy::Nothing,
+        format!(
             "the offered rate got through: {} packets sent and received",
             c.sent
         ),
-    }
+    )
 }
 
 #[cfg(test)]
@@ -238,6 +349,68 @@ mod tests {
         let l = limited_by(&late, 0.001);
         assert_eq!(l.by, LimitedBy::Sender);
         assert!(l.why.contains("4000 of the 5000"), "{}", l.why);
+    }
+
+    #[test]
+    fn a_saturated_gateway_holding_back_an_idle_sender_is_the_gateway() {
+        let mut flood = path(5000, 5000, 5000, 5000, 5000);
+        flood.paced = false;
+        // Sender at 100 % of its CPU, gateway not dropping: the sender's limit.
+        flood.sender_cpu = Some(0.99);
+        flood.gateway_cpu = Some(0.95);
+        let l = limited_by(&flood, 0.001);
+        assert_eq!(l.by, LimitedBy::Sender);
+        assert!(l.why.contains("sender CPU 99 %"), "{}", l.why);
+        assert_eq!(l.sender_cpu, Some(0.99));
+        // Sender with room, gateway's softirq saturated: the gateway held it back.
+        flood.sender_cpu = Some(0.4);
+        let l = limited_by(&flood, 0.001);
+        assert_eq!(l.by, LimitedBy::Gateway);
+        assert!(l.why.contains("held it back"), "{}", l.why);
+        assert!(l.why.contains("gateway softirq 95 %"), "{}", l.why);
+        // Both with room: still the sender (its syscalls, its link).
+        flood.gateway_cpu = Some(0.3);
+        assert_eq!(limited_by(&flood, 0.001).by, LimitedBy::Sender);
+        // A paced sender on schedule: nothing, whatever the CPUs.
+        let mut ok = path(5000, 5000, 5000, 5000, 5000);
+        ok.sender_cpu = Some(0.1);
+        ok.gateway_cpu = Some(0.99);
+        assert_eq!(limited_by(&ok, 0.001).by, LimitedBy::Nothing);
+    }
+
+    fn sample(metric: &str, value: f64) -> proto::MetricSample {
+        proto::MetricSample {
+            t_s: 0.0,
+            metric: metric.into(),
+            value,
+        }
+    }
+
+    #[test]
+    fn role_cpus_from_samples() {
+        let s = [
+            ("client", sample("proc.cpu", 190.0)),
+            ("client", sample("proc.cpu", 170.0)),
+            ("server", sample("proc.cpu", 30.0)),
+            ("gateway", sample("cpu0.softirq", 60.0)),
+            ("gateway", sample("cpu1.softirq", 98.0)),
+            ("gateway", sample("cpu1.softirq", 92.0)),
+            // Another role's CPU figures are not the gateway's.
+            ("client", sample("cpu0.softirq", 100.0)),
+        ];
+        let refs: Vec<(&str, &proto::MetricSample)> = s.iter().map(|(r, m)| (*r, m)).collect();
+        let c = role_cpus(&refs, 2, 1, 2, None);
+        assert_eq!(c.sender, Some(0.9), "180 % over 2 threads");
+        assert_eq!(c.sink, Some(0.3));
+        assert_eq!(c.gateway, Some(0.95), "the busiest CPU");
+        // Steered to CPU 0: only its softirq counts.
+        assert_eq!(role_cpus(&refs, 2, 1, 2, Some(&[0])).gateway, Some(0.6));
+        // More threads than CPUs: the CPUs bound the share.
+        assert_eq!(role_cpus(&refs, 8, 1, 2, None).sender, Some(0.9));
+        // No samples: unknown.
+        assert_eq!(role_cpus(&[], 1, 1, 2, None), RoleCpus::default());
+        assert_eq!(cpu_list("0,2-3"), Some(vec![0, 2, 3]));
+        assert_eq!(cpu_list("x"), None);
     }
 
     #[test]

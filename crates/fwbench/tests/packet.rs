@@ -139,6 +139,26 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         assert_eq!(r["limited_by"]["by"], "gateway", "{ctx}");
         let why = r["limited_by"]["why"].as_str().unwrap_or_default();
         assert!(why.contains("the gateway forwarded"), "{ctx}");
+        // The roles' CPU figures went into the judgement (sampled during the trial).
+        assert!(r["limited_by"]["sender_cpu"].as_f64().is_some(), "{ctx}");
+        assert!(r["limited_by"]["gateway_cpu"].as_f64().is_some(), "{ctx}");
+        // The AF_XDP sockets' mode, read back after bind: copy on veth, one queue;
+        // the sink's program in the driver, nothing dropped before its sockets.
+        for (role, used) in [("sender", sender), ("sink", sink)] {
+            let x = &r["xdp"][role];
+            if used != "xdp" {
+                assert!(x.is_null(), "{ctx}");
+                continue;
+            }
+            assert_eq!(x["mode"], "copy", "{ctx}");
+            assert_eq!(x["queues"], 1, "{ctx}");
+            assert_eq!(x["need_wakeup"], role == "sender", "{ctx}");
+            assert!(x["ifname"].is_string(), "{ctx}");
+            if role == "sink" {
+                assert_eq!(x["kernel_drops"], 0, "{ctx}");
+                assert_eq!(x["attach"], "native", "{ctx}");
+            }
+        }
     }
 }
 
@@ -471,9 +491,11 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
         curve.windows(2).all(|w| f(&w[0]["x"]) <= f(&w[1]["x"])),
         "curve sorted"
     );
-    // Every trial of the search is stored, in one run.
+    // Latency under load at 10, 50, 90 and 100 % of the rate found (by default).
+    assert_latency_at_fractions(v, ndr);
+    // Every trial of the search is stored, in one run (latency trials too).
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
-    assert_eq!(n as usize, curve.len());
+    assert_eq!(n as usize, curve.len() + 4);
     // The same search as a scenario workload: its steps and its result are stored.
     let sc = dir.write(
         "ndr.toml",
@@ -495,6 +517,147 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
         "scenario ndr {found}"
     );
     assert!(sqlite_count(&db2, "SELECT count(*) FROM trials WHERE workload = 'flood'") >= 4);
+}
+
+/// A search's `latency`: one-way delays at 10, 50, 90 and 100 % of `rate`, all packets
+/// through below the policer's rate, percentiles in order.
+fn assert_latency_at_fractions(v: &Value, rate: f64) {
+    let l = v["latency"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no latency: {v}"));
+    let fractions: Vec<f64> = l.iter().map(|p| f(&p["fraction"])).collect();
+    assert_eq!(fractions, [0.1, 0.5, 0.9, 1.0], "{v}");
+    for p in l {
+        let x = f(&p["fraction"]) * rate;
+        assert!((f(&p["offered_pps"]) - x).abs() < 1.0, "{p}");
+        let owd = &p["owd"];
+        assert!(u(&owd["count"]) > 0, "{p}");
+        assert!(
+            u(&owd["min_ns"]) <= u(&owd["p50_ns"])
+                && u(&owd["p50_ns"]) <= u(&owd["p99_ns"])
+                && u(&owd["p99_ns"]) <= u(&owd["max_ns"]),
+            "{p}"
+        );
+    }
+    // Half the policer's rate gets through whole.
+    assert_eq!(f(&l[1]["loss_ratio"]), 0.0, "{v}");
+}
+
+/// MLRsearch (issue 28) on a policed gateway: both goals (0 % and 5 % loss) land on the
+/// policer's rate within the precision, from final-duration trials, short trials first;
+/// every step and the result (both rates) are stored.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
+    let _serial = serial();
+    let tb = TestbedGuard::up("forward");
+    // 5 000 packets/s, a burst of 0.5 s: a rate the paced sender keeps on a busy
+    // machine, and a bucket that absorbs its catching up after being descheduled (with
+    // 0.1 s, hiccups of a load of 10–40 lost packets well under the policer's rate).
+    let (limit, burst, d) = (5_000.0, 2_500.0, 2.0);
+    let _t = GatewayTable::new(
+        &tb,
+        "fwbt_mlr_policer",
+        "udp dport 9000 limit rate over 5000/second burst 2500 packets counter drop",
+    );
+    let dir = TempDir::new();
+    let db = dir.file("mlr.db");
+    let v = json_of(&[
+        "mlr",
+        "--testbed",
+        &tb.name,
+        "--json",
+        "-t",
+        "2",
+        "--initial-duration",
+        "0.5",
+        "--goals",
+        "0,5%",
+        "--precision",
+        "2%",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(v["result"]["search"], "mlr", "{v}");
+    let v = &v["result"];
+    assert!(v["converged"].as_bool().unwrap(), "{v}");
+    assert_eq!(v["limited_by_sender"], false, "{v}");
+    let goals = v["goals"].as_array().unwrap();
+    assert_eq!(goals.len(), 2, "{v}");
+    for g in goals {
+        let ratio = f(&g["loss_ratio"]);
+        // In a d-second trial the bucket passes limit·d + burst packets: the highest
+        // rate within `ratio` is (limit·d + burst) / (d·(1 − ratio)). A paced sender
+        // on a busy machine sends in small bursts the bucket does not always absorb,
+        // so the rate found may lie under it, but not under the policer's own rate
+        // (limit / (1 − ratio)) by more than the precision and a margin.
+        let truth = (limit * d + burst) / (d * (1.0 - ratio));
+        let floor = limit / (1.0 - ratio);
+        let (rate, fail) = (f(&g["rate_pps"]), f(&g["fail_pps"]));
+        assert!(
+            rate <= truth * 1.005 && rate >= floor * 0.97,
+            "goal {ratio}: {rate} pps vs {floor}..{truth}: {v}"
+        );
+        assert!(
+            fail > rate && fail - rate <= 0.02 * fail + 1.0,
+            "goal {ratio}: bracket {rate}..{fail}"
+        );
+    }
+    assert!(f(&goals[1]["rate_pps"]) > f(&goals[0]["rate_pps"]), "{v}");
+    assert_eq!(
+        f(&v["rate_pps"]),
+        f(&goals[0]["rate_pps"]),
+        "headline = NDR"
+    );
+    // Short trials first, final-duration trials only at the end.
+    let curve = v["curve"].as_array().unwrap();
+    let durations: Vec<f64> = curve.iter().map(|c| f(&c["duration_s"])).collect();
+    assert_eq!(durations[0], 0.5, "{durations:?}");
+    assert!(durations.windows(2).all(|w| w[0] <= w[1]), "{durations:?}");
+    assert!(durations.contains(&d), "{durations:?}");
+    assert_latency_at_fractions(v, f(&goals[0]["rate_pps"]));
+    // Every step is stored (latency trials too).
+    let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
+    assert_eq!(n as usize, curve.len() + 4);
+    // The same search as a scenario workload: its row holds both rates.
+    let sc = dir.file("mlr.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "workload = \"mlr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\ninitial_duration = \"0.5s\"\ngoals = \"0,5%\"\nprecision = \"3%\"\nmax_rate = \"10kpps\"\nlatency_at = \"none\"\n",
+            tb.name
+        ),
+    )
+    .unwrap();
+    let db2 = dir.file("run.db");
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let stored = |i: usize| {
+        sqlite_count(
+            &db2,
+            &format!(
+                "SELECT CAST(json_extract(results, '$.search.goals[{i}].rate_pps') AS INTEGER) \
+                 FROM trials WHERE workload = 'mlr' AND status = 'ok'"
+            ),
+        ) as f64
+    };
+    // 1-s trials: the bucket adds its whole burst. (How close to the policer this
+    // shorter search lands is the sender's business on a busy machine — a late sender
+    // counts as loss — and is asserted above; here: both stored, in order.)
+    let (ndr, pdr) = (stored(0), stored(1));
+    assert!(
+        ndr > 0.0 && ndr <= (limit + burst) * 1.005,
+        "scenario ndr {ndr}"
+    );
+    assert!(
+        pdr >= ndr && pdr <= (limit + burst) / 0.95 * 1.005,
+        "scenario pdr {pdr}"
+    );
+    let headline = sqlite_count(
+        &db2,
+        "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'mlr' AND status = 'ok'",
+    ) as f64;
+    assert_eq!(headline, ndr, "the headline is the NDR");
 }
 
 #[test]
@@ -624,6 +787,12 @@ fn packet_bad_input_exits_2() {
         &["ndr", "--precision", "0"],
         &["ndr", "--max-rate", "0.5pps"],
         &["ndr", "--sink", "gateway"],
+        &["ndr", "--latency-at", "120%"],
+        &["mlr", "--goals", "0,150%"],
+        &["mlr", "--goals", "x"],
+        &["mlr", "--latency-at", "0"],
+        &["mlr", "--precision", "0"],
+        &["mlr", "--initial-duration", "soon"],
         &["flood", "--frame", "60"],
         &["flood", "--size", "imix", "--fragment"],
         &["flood", "--size", "60:1,1500:1"],
@@ -715,11 +884,14 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
         ),
         1
     );
-    // The search counts every step once: the reused ones and the new ones.
+    // The search counts every step once: the reused ones and the new ones (its
+    // latency-under-load trials after it too).
     assert_eq!(
         sqlite_count(
             &db,
-            "SELECT json_array_length(results, '$.search.curve') FROM trials WHERE workload = 'ndr'"
+            "SELECT json_array_length(results, '$.search.curve') \
+             + COALESCE(json_array_length(results, '$.search.latency'), 0) \
+             FROM trials WHERE workload = 'ndr'"
         ),
         after
     );

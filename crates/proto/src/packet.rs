@@ -483,6 +483,28 @@ pub struct UdpSinkResults {
     /// Packets from sources past the first [`MAX_SOURCES`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub other_sources: u64,
+    /// The AF_XDP sink's sockets (absent: a socket sink).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<Box<XdpSockets>>,
+}
+
+/// How an AF_XDP sender or sink ran, read back from its sockets after bind.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct XdpSockets {
+    pub ifname: String,
+    /// Queues used, one socket and thread each.
+    pub queues: u32,
+    /// `zero-copy` or `copy`, as the kernel reports it (`XDP_OPTIONS`).
+    pub mode: String,
+    /// Bound with `XDP_USE_NEED_WAKEUP`.
+    pub need_wakeup: bool,
+    /// The sink's XDP program: `native` or `generic` (absent for a sender).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
+    /// Sink: frames the kernel dropped before the sockets (RX ring full, fill ring
+    /// empty, other), all queues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_drops: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -503,6 +525,9 @@ pub struct UdpSourceResults {
     /// Packets sent per UDP payload size, ascending (a size mix only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sent_sizes: Vec<crate::mix::SizeCount>,
+    /// The AF_XDP sender's sockets (absent: a socket sender).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<Box<XdpSockets>>,
 }
 
 /// UDP echo with nanosecond timing (seed 003's UDP round trips): one probe at a time.

@@ -284,6 +284,8 @@ fn role_results() -> Vec<RoleResults> {
             max_lag_ns: 4,
             send_errors: 5,
             sent_sizes: vec![],
+            // None: the pinned frame below is what older agents send, unchanged.
+            xdp: None,
         }),
         RoleResults::UdpSink(UdpSinkResults {
             received: c,
@@ -310,6 +312,7 @@ fn role_results() -> Vec<RoleResults> {
             sizes: vec![],
             sources: vec![],
             other_sources: 0,
+            xdp: None,
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

@@ -117,6 +117,24 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
         .push(bar_figure("cases", &title, metric_label(m), cats, pts));
 }
 
+/// An mlr search's rate per goal loss ratio: "≤ 0 %: 21000 pps; ≤ 0.5 %: 21100 pps".
+fn mlr_goals(s: &Value) -> String {
+    s.get("goals")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|g| {
+            let r = g.get("loss_ratio").and_then(Value::as_f64).unwrap_or(0.0);
+            let rate = g
+                .get("rate_pps")
+                .and_then(Value::as_f64)
+                .map_or("none".to_string(), |x| format!("{x:.0} pps"));
+            format!("≤ {} %: {rate}", crate::figure::num(r * 100.0))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// ndr/degrade: a table of search results and the loss curve(s) as a figure.
 fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
     let found: Vec<(&TrialRow, &Value)> = trials
@@ -142,6 +160,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
     ];
     let mut columns = vec!["trial".to_string(), "case".to_string()];
     columns.extend(fields.iter().map(|f| f.to_string()));
+    columns.push("goal rates (mlr)".into());
     let mut rows = Vec::new();
     let mut series = Vec::new();
     let mut degrade = false;
@@ -163,6 +182,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
                 .iter()
                 .map(|f| s.get(*f).map(cell).unwrap_or_default()),
         );
+        row.push(mlr_goals(s));
         rows.push(row);
         degrade |= s.get("search").and_then(Value::as_str) == Some("degrade");
         let curve = s
@@ -184,7 +204,7 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
         series.extend(Series::of_trial(t, &case, pts));
     }
     a.tables.push(Table {
-        title: "Searches (ndr / degrade)".into(),
+        title: "Searches (ndr / mlr / degrade)".into(),
         columns,
         rows,
     });
@@ -201,6 +221,47 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
             series,
         ));
     }
+    latency_figure(&found, a);
+}
+
+/// ndr/mlr `latency`: one-way delay percentiles (p50, p99, max) by the fraction of the
+/// rate found, one series per search and percentile (RFC 2544 §26.2).
+fn latency_figure(found: &[(&TrialRow, &Value)], a: &mut Analysis) {
+    let mut series = Vec::new();
+    for (t, s) in found {
+        let Some(l) = s.get("latency").and_then(Value::as_array) else {
+            continue;
+        };
+        for (name, key) in [("p50", "p50_ns"), ("p99", "p99_ns"), ("max", "max_ns")] {
+            let points: Vec<Point> = l
+                .iter()
+                .filter(|p| p["owd"]["count"].as_u64().unwrap_or(0) > 0)
+                .filter_map(|p| {
+                    Some(Point {
+                        x: p.get("fraction")?.as_f64()? * 100.0,
+                        y: p["owd"].get(key)?.as_f64()? / 1e3,
+                        ci95: None,
+                    })
+                })
+                .collect();
+            if !points.is_empty() {
+                series.push(Series {
+                    name: format!("trial {} rep {} {name}", t.id, t.rep),
+                    points,
+                    fit: false,
+                });
+            }
+        }
+    }
+    if series.is_empty() {
+        return;
+    }
+    a.figures.push(Figure::line(
+        "search-latency",
+        "One-way delay under load, by fraction of the rate found (RFC 2544 §26.2)",
+        ("offered load (% of the rate found)", "one-way delay (µs)"),
+        series,
+    ));
 }
 
 /// A JSON scalar as a table cell (numbers rounded for reading).
@@ -239,6 +300,36 @@ fn firewall_settings(c: &Config) -> Option<String> {
     })
 }
 
+/// The AF_XDP sockets a configuration's trials used (`packet.xdp`, the first trial
+/// that has them), as `sender copy, need_wakeup, 1 queue; sink copy (native), 1 queue`.
+fn xdp_settings(c: &Config) -> Option<String> {
+    c.all_trials().find_map(|t| {
+        let x = crate::model::lookup(&t.results, "packet.xdp")?.as_object()?;
+        let parts: Vec<String> = ["sender", "sink"]
+            .iter()
+            .filter_map(|role| {
+                let s = x.get(*role)?;
+                let queues = s.get("queues").and_then(Value::as_u64).unwrap_or(0);
+                Some(format!(
+                    "{role} {}{}{}, {queues} queue{}",
+                    s.get("mode").and_then(Value::as_str).unwrap_or("?"),
+                    s.get("attach")
+                        .and_then(Value::as_str)
+                        .map(|a| format!(" ({a} XDP)"))
+                        .unwrap_or_default(),
+                    if s.get("need_wakeup").and_then(Value::as_bool) == Some(true) {
+                        ", need_wakeup"
+                    } else {
+                        ""
+                    },
+                    if queues == 1 { "" } else { "s" }
+                ))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    })
+}
+
 /// Every configuration: what varies, repetitions, the main metric, CV and cost.
 fn config_table(configs: &[Config]) -> Table {
     let refs: Vec<&Config> = configs.iter().collect();
@@ -253,6 +344,12 @@ fn config_table(configs: &[Config]) -> Table {
     let with_settings = settings.iter().any(Option::is_some);
     if with_settings {
         columns.push("firewall settings".into());
+    }
+    // AF_XDP senders and sinks: the mode the kernel gave their sockets.
+    let xdp: Vec<Option<String>> = configs.iter().map(xdp_settings).collect();
+    let with_xdp = xdp.iter().any(Option::is_some);
+    if with_xdp {
+        columns.push("AF_XDP".into());
     }
     columns.extend(
         [
@@ -270,7 +367,8 @@ fn config_table(configs: &[Config]) -> Table {
     let rows = configs
         .iter()
         .zip(settings)
-        .map(|(c, settings)| {
+        .zip(xdp)
+        .map(|((c, settings), xdp)| {
             let mut r = vec![c.workload.clone()];
             r.extend(
                 keys.iter()
@@ -278,6 +376,9 @@ fn config_table(configs: &[Config]) -> Table {
             );
             if with_settings {
                 r.push(settings.unwrap_or_else(|| "-".into()));
+            }
+            if with_xdp {
+                r.push(xdp.unwrap_or_else(|| "-".into()));
             }
             r.extend([c.reps.len(), c.failed.len(), c.unavailable.len()].map(|n| n.to_string()));
             let m = main_metric(c).map(|m| m.0);

@@ -129,38 +129,63 @@ fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
         .collect()
 }
 
-/// NDR/PDR results, per case: the mean ± CI over its searches (one search: the value).
+/// The rates an ndr or mlr search found, by mode: an ndr's one (mode "ndr"/"pdr"), an
+/// mlr's one per goal loss ratio ("MLR NDR", "MLR PDR ≤ 0.5 %").
+fn search_rates(s: &Value) -> Vec<(String, &Value)> {
+    match s.get("search").and_then(Value::as_str) {
+        Some("ndr") => vec![(
+            s.get("mode")
+                .and_then(Value::as_str)
+                .unwrap_or("ndr")
+                .to_uppercase(),
+            s,
+        )],
+        Some("mlr") => s
+            .get("goals")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|g| {
+                let r = g.get("loss_ratio").and_then(Value::as_f64).unwrap_or(0.0);
+                let mode = if r == 0.0 {
+                    "MLR NDR".to_string()
+                } else {
+                    format!("MLR PDR ≤ {} %", num(r * 100.0))
+                };
+                (mode, g)
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// NDR/PDR results (ndr and mlr searches), per case: the mean ± CI over its searches
+/// (one search: the value).
 fn ndr(trials: &[TrialRow]) -> Vec<String> {
     let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
     for t in trials {
         let Some(s) = search_of(t) else { continue };
-        if s.get("search").and_then(Value::as_str) != Some("ndr") {
-            continue;
+        for (mut mode, g) in search_rates(s) {
+            let Some(rate) = g.get("rate_pps").and_then(Value::as_f64) else {
+                continue;
+            };
+            if t.workload == "ndr-newflows" {
+                // One datagram per new flow: the rate is new flows/s (issue 26).
+                mode += " (new flows/s = packets/s)";
+            }
+            let case = t
+                .params
+                .get("label")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .or_else(|| t.params.get("engine").map(crate::model::text))
+                .unwrap_or_else(|| "-".into());
+            by_case.entry((case, mode)).or_default().push((
+                rate,
+                g.get("rate_bps_l2").and_then(Value::as_f64),
+                s.get("limited_by_sender").and_then(Value::as_bool) == Some(true),
+            ));
         }
-        let Some(rate) = s.get("rate_pps").and_then(Value::as_f64) else {
-            continue;
-        };
-        let case = t
-            .params
-            .get("label")
-            .and_then(Value::as_str)
-            .map(String::from)
-            .or_else(|| t.params.get("engine").map(crate::model::text))
-            .unwrap_or_else(|| "-".into());
-        let mut mode = s
-            .get("mode")
-            .and_then(Value::as_str)
-            .unwrap_or("ndr")
-            .to_uppercase();
-        if t.workload == "ndr-newflows" {
-            // One datagram per new flow: the rate is new flows/s (issue 26).
-            mode += " (new flows/s = packets/s)";
-        }
-        by_case.entry((case, mode)).or_default().push((
-            rate,
-            s.get("rate_bps_l2").and_then(Value::as_f64),
-            s.get("limited_by_sender").and_then(Value::as_bool) == Some(true),
-        ));
     }
     by_case
         .into_iter()
@@ -283,6 +308,41 @@ mod tests {
         );
         assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
         assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
+    }
+
+    #[test]
+    fn mlr_searches_give_one_finding_per_goal() {
+        let t = TrialRow {
+            engine: None,
+            id: 1,
+            run_id: 1,
+            trial_key: "k".into(),
+            rep: 1,
+            workload: "mlr".into(),
+            status: "ok".into(),
+            error: None,
+            params: serde_json::json!({"engine": "nft"}),
+            headline: Default::default(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            firewall: None,
+            kind: None,
+            results: serde_json::json!({"search": {"search": "mlr", "limited_by_sender": false,
+                "rate_pps": 21000.0, "goals": [
+                {"loss_ratio": 0.0, "rate_pps": 21000.0, "rate_bps_l2": 1e7},
+                {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}}),
+        };
+        let f = ndr(&[t]);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f.iter().any(|l| l.starts_with("MLR NDR of nft: 21")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|l| l.starts_with("MLR PDR ≤ 0.5 % of nft: 21")),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -196,7 +196,14 @@ fn ndr_run(s: &mut Store) -> i64 {
         "curve": [
             {"x": 400000.0, "loss_ratio": 0.0}, {"x": 800000.0, "loss_ratio": 0.0},
             {"x": 812500.0, "loss_ratio": 0.0}, {"x": 825000.0, "loss_ratio": 0.002},
-            {"x": 1600000.0, "loss_ratio": 0.45}]}});
+            {"x": 1600000.0, "loss_ratio": 0.45}],
+        "latency": [
+            {"fraction": 0.1, "offered_pps": 81250.0, "received_pps": 81250.0, "loss_ratio": 0.0,
+             "owd": {"count": 406250, "min_ns": 20000, "mean_ns": 31000.0, "p50_ns": 30000,
+                     "p90_ns": 35000, "p99_ns": 50000, "p999_ns": 60000, "max_ns": 70000}},
+            {"fraction": 1.0, "offered_pps": 812500.0, "received_pps": 812500.0, "loss_ratio": 0.0,
+             "owd": {"count": 4062500, "min_ns": 21000, "mean_ns": 90000.0, "p50_ns": 80000,
+                     "p90_ns": 150000, "p99_ns": 400000, "p999_ns": 600000, "max_ns": 900000}}]}});
     s.record(&t).unwrap();
     s.finish_run(run, "2026-01-01T04:00:00Z", "complete")
         .unwrap();
@@ -279,6 +286,7 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
         ("packet-cpu1-iptables-legacy", "CPU1: iptables-legacy"),
         ("cases", "received (packets/s) by case"),
         ("search-loss-curve", "Frame loss rate by offered load"),
+        ("search-latency", "One-way delay under load"),
     ];
     for (id, title) in figures {
         assert!(

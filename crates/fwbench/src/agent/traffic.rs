@@ -173,8 +173,19 @@ macro_rules! packet_source {
     };
 }
 packet_source!(UdpSource, std::convert::identity);
-// The AF_XDP sender reports as a UDP source (its mode is not yet recorded).
-packet_source!(XskSource, |r: traffic::xsk::XskSourceResults| r.results);
+// The AF_XDP sender reports as a UDP source, with its sockets' mode.
+packet_source!(XskSource, |r: traffic::xsk::XskSourceResults| {
+    let mut out = r.results;
+    out.xdp = Some(Box::new(proto::XdpSockets {
+        ifname: r.xsk.ifname,
+        queues: r.xsk.queues,
+        mode: r.xsk.mode.name().into(),
+        need_wakeup: true,
+        attach: None,
+        kernel_drops: None,
+    }));
+    out
+});
 
 /// A packet sink as the agent reads it: the socket sink and the AF_XDP one.
 pub trait PacketSink: Sized {
@@ -201,7 +212,19 @@ macro_rules! packet_sink {
     };
 }
 packet_sink!(UdpSink, std::convert::identity);
-packet_sink!(XskSink, |r: traffic::xsk::XskSinkResults| r.results);
+// The AF_XDP sink: as the socket sink, plus its sockets' mode, attach mode and drops.
+packet_sink!(XskSink, |x: traffic::xsk::XskSinkResults| {
+    let mut r = x.results;
+    r.xdp = Some(Box::new(proto::XdpSockets {
+        ifname: x.xsk.ifname,
+        queues: x.xsk.queues,
+        mode: x.xsk.mode.name().into(),
+        need_wakeup: false, // (the sink's rings are polled, never woken)
+        attach: Some(format!("{:?}", x.attach).to_lowercase()),
+        kernel_drops: Some(x.drops.rx_ring_full + x.drops.fill_ring_empty + x.drops.dropped),
+    }));
+    r
+});
 
 /// A packet sink and its namespace's interface counters at Start.
 pub struct CountedSink<S> {

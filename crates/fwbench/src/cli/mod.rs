@@ -67,6 +67,12 @@ enum Cmd {
         after_help = "Example:\n  fwbench ndr --frame 64 --loss 0.1% -t 2 --engine nft --rules 100"
     )]
     Ndr(Trial<NdrArgs, NoLive>),
+    /// MLRsearch: the highest rate within each goal loss ratio (default 0 % and 0.5 %)
+    /// in one search, short trials first and --duration trials only at the end
+    #[command(
+        after_help = "Example:\n  fwbench mlr --goals 0,0.5% -t 30 --engine nft --model hashlimit --rules 1"
+    )]
+    Mlr(Trial<MlrArgs, NoLive>),
     /// New flows through a stateful gateway: one UDP datagram per new 5-tuple; what the
     /// gateway's conntrack table admitted, dropped and evicted (its own counters)
     #[command(
@@ -544,6 +550,30 @@ struct NdrArgs {
     search: SearchArgs,
 }
 
+#[derive(Args)]
+struct MlrArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+    /// Goal loss ratios, one rate found for each: 0 = NDR, e.g. 0,0.5%
+    #[arg(long, default_value = "0,0.5%", value_parser = crate::params::search::parse_goals, help_heading = "Search")]
+    goals: ::std::vec::Vec<f64>, // (the whole list is one value)
+    /// Length of the first phase's trials (the last phase's are --duration long)
+    #[arg(long, default_value = "1", value_parser = parse_duration, help_heading = "Search")]
+    initial_duration: f64,
+    /// Width of each goal's final bracket, relative to its upper bound
+    #[arg(long, default_value = "0.5%", value_parser = ratio, help_heading = "Search")]
+    precision: f64,
+    /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
+    #[arg(long, value_parser = rate, allow_hyphen_values = true, help_heading = "Search")]
+    max_rate: Option<proto::Rate>,
+    /// Most trials (the ceiling probe counted)
+    #[arg(long, default_value = "60", value_parser = count, help_heading = "Search")]
+    max_trials: u32,
+    /// After the search: one-way delay at these fractions of the NDR found (none: skip)
+    #[arg(long, default_value = "10%,50%,90%,100%", value_parser = crate::params::search::parse_fractions, help_heading = "Search")]
+    latency_at: ::std::vec::Vec<f64>, // (the whole list is one value)
+}
+
 #[derive(Args, Clone)]
 #[command(next_help_heading = "Search")]
 pub struct SearchArgs {
@@ -559,6 +589,9 @@ pub struct SearchArgs {
     /// Most search steps (the ceiling probe and confirmation trials not counted)
     #[arg(long, default_value = "20", value_parser = count)]
     pub max_trials: u32,
+    /// After the search: one-way delay at these fractions of the rate found (none: skip)
+    #[arg(long, default_value = "10%,50%,90%,100%", value_parser = crate::params::search::parse_fractions)]
+    pub latency_at: ::std::vec::Vec<f64>, // (the whole list is one value)
 }
 
 #[derive(Args)]
@@ -828,6 +861,7 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
         Cmd::Flow(c) => c.params(),
         Cmd::Ping(c) => c.params(),
         Cmd::Ndr(c) => c.params(),
+        Cmd::Mlr(c) => c.params(),
         Cmd::Newflows(c) => c.params(),
         Cmd::NdrNewflows(c) => c.params(),
         Cmd::Degrade(c) => c.params(),
@@ -974,6 +1008,22 @@ impl Flags for NdrArgs {
         v.precision = self.search.precision;
         v.max_rate = self.search.max_rate.unwrap_or(proto::Rate::Max);
         v.max_trials = self.search.max_trials;
+        v.latency_at = self.search.latency_at.clone();
+    }
+}
+
+impl Flags for MlrArgs {
+    fn asked(&self) -> Asked {
+        Asked::Search(SearchKind::Mlr)
+    }
+    fn set(&self, v: &mut AxisValues) {
+        self.stream.set(v);
+        v.goals = self.goals.clone();
+        v.initial_duration = self.initial_duration;
+        v.precision = self.precision;
+        v.max_rate = self.max_rate.unwrap_or(proto::Rate::Max);
+        v.max_trials = self.max_trials;
+        v.latency_at = self.latency_at.clone();
     }
 }
 
@@ -1049,6 +1099,7 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
     match &p.search {
         Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)),
         Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)),
+        Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)),
         Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)),
         None => single(p, a, &live),
     }
@@ -1341,6 +1392,20 @@ mod tests {
             ("degrade", "precision"),
             ("degrade", "max_rate"),
             ("degrade", "max_trials"),
+            ("degrade", "latency_at"),
+            ("ndr", "goals"),
+            ("ndr-newflows", "goals"),
+            ("ndr-newflows", "initial_duration"),
+            ("ndr", "initial_duration"),
+            ("degrade", "goals"),
+            ("degrade", "initial_duration"),
+            ("mlr", "timeout_ms"),
+            ("mlr", "rate"),
+            ("mlr", "count"),
+            ("mlr", "interval"),
+            ("mlr", "max_rules"),
+            ("mlr", "resolution"),
+            ("mlr", "loss"),
             // Gateway events run during floods and flows (docs/events.md); a ping has
             // them in scenario files only.
             ("ping", "event"),

@@ -72,6 +72,11 @@ pub fn run_trial(
             }
             outcome.figures = Some(summary);
             outcome.gateway = gateway;
+            if let Some(k) = p.packet() {
+                let steered =
+                    p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
+                outcome.judge_limit_with_cpus(k.threads, k.sink_threads, steered.as_deref());
+            }
             outcome.judge_drops();
             if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {
                 outcome.judge_aim(aim);

@@ -107,6 +107,8 @@ struct Reading {
     ctxt: u64,
     /// This process's (voluntary, nonvoluntary) context switches, all threads.
     proc_ctxt: (u64, u64),
+    /// This process's CPU time (user + system, all threads), in /proc's clock ticks.
+    proc_ticks: u64,
     mem_used_kib: u64,
     ifaces: Vec<IfCounters>,
     /// Entries in this namespace's conntrack table (`None`: no conntrack here).
@@ -202,6 +204,18 @@ pub fn conntrack_count() -> Option<u64> {
 
 /// This process's context switches, summed over its threads (/proc/self/task/*/status:
 /// /proc/self/status has the main thread's only). Threads that ended take theirs along.
+/// utime + stime of a `/proc/PID/stat` line, in clock ticks (0 if unreadable).
+fn parse_proc_ticks(text: &str) -> u64 {
+    // Fields after the command (which may hold spaces) and its ')': state is the
+    // first, utime the 12th, stime the 13th.
+    let Some(rest) = text.rsplit_once(')').map(|x| x.1) else {
+        return 0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let g = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    g(11) + g(12)
+}
+
 fn own_ctxt_switches() -> (u64, u64) {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
         return (0, 0);
@@ -218,6 +232,9 @@ fn read_all() -> Reading {
         cpus,
         ctxt,
         proc_ctxt: own_ctxt_switches(),
+        proc_ticks: parse_proc_ticks(
+            &std::fs::read_to_string("/proc/self/stat").unwrap_or_default(),
+        ),
         mem_used_kib: parse_mem_used(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default()),
         ifaces: interfaces(),
         ct_count: conntrack_count(),
@@ -258,6 +275,24 @@ fn metrics(prev: &Reading, now: &Reading, t_s: f64, dt_s: f64) -> Vec<MetricSamp
         now.proc_ctxt.1.saturating_sub(prev.proc_ctxt.1) as f64 / dt_s,
     );
     push("proc.ctxt".into(), v + n);
+    // The role's own CPU, % of one CPU (all threads: 200 = two CPUs busy): its ticks
+    // over the ticks one CPU had (both in /proc's clock ticks).
+    let cpus = now.cpus.len().max(1) as u64;
+    let per_cpu = now
+        .cpus
+        .iter()
+        .filter_map(|(n, c)| {
+            let (_, p) = prev.cpus.iter().find(|(m, _)| m == n)?;
+            Some(c.total().saturating_sub(p.total()))
+        })
+        .sum::<u64>()
+        / cpus;
+    if per_cpu > 0 {
+        push(
+            "proc.cpu".into(),
+            100.0 * now.proc_ticks.saturating_sub(prev.proc_ticks) as f64 / per_cpu as f64,
+        );
+    }
     push("proc.ctxt_voluntary".into(), v);
     push("proc.ctxt_nonvoluntary".into(), n);
     push("mem.used_kib".into(), now.mem_used_kib as f64);
@@ -356,6 +391,7 @@ mod tests {
             cpus: cb,
             ctxt: xb,
             proc_ctxt: (300, 50),
+            proc_ticks: 75,
             mem_used_kib: 42,
             ct_count: Some(250_003),
             hwm_kib: Some(9000),
@@ -378,6 +414,8 @@ mod tests {
         assert_eq!(get("proc.ctxt"), 700.0);
         assert_eq!(get("ct.count"), 250_003.0);
         assert_eq!(get("proc.hwm_kib"), 9000.0);
+        // 75 ticks of the process while each CPU had (100 + 100) / 2 = 100.
+        assert_eq!(get("proc.cpu"), 75.0);
     }
 
     #[test]
@@ -386,6 +424,14 @@ mod tests {
         assert_eq!(status_kib(t, "VmHWM:"), Some(5120));
         assert_eq!(status_kib(t, "VmSwap:"), None);
         assert!(own_peak_rss_kib().is_some_and(|k| k > 100));
+    }
+
+    #[test]
+    fn own_cpu_time_from_stat() {
+        // pid (comm with spaces) state ppid … utime=11th after state+1, stime next.
+        let t = "42 (fw bench) S 1 42 42 0 -1 4194560 100 0 0 0 1234 56 0 0 20 0 3 0 100";
+        assert_eq!(parse_proc_ticks(t), 1234 + 56);
+        assert_eq!(parse_proc_ticks("garbage"), 0);
     }
 
     #[test]

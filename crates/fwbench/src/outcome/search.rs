@@ -42,6 +42,7 @@ impl Point {
 pub enum SearchSummary {
     Ndr(NdrReport),
     Degrade(DegradeReport),
+    Mlr(MlrReport),
     /// sessions with `--parallel auto`.
     SweetSpot(crate::outcome::search::SweetSpotReport),
 }
@@ -65,6 +66,25 @@ impl SearchSummary {
                 ),
                 None => format!("{}: no rate passed", r.mode),
             },
+            SearchSummary::Mlr(r) => format!(
+                "mlr: {} in {} trials ({:.0} s of traffic){}{}",
+                r.goals
+                    .iter()
+                    .map(|g| match g.rate_pps {
+                        Some(x) => format!("{x:.0} pps at ≤ {} loss", pct(g.loss_ratio)),
+                        None => format!("no rate at ≤ {} loss", pct(g.loss_ratio)),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                r.trials,
+                r.trial_time_s,
+                if r.limited_by_sender {
+                    ", sender-limited"
+                } else {
+                    ""
+                },
+                if r.converged { "" } else { ", NOT converged" }
+            ),
             SearchSummary::Degrade(r) => match (r.last_good_rules, r.first_degraded_rules) {
                 (_, None) => format!("no degradation up to {} rules", r.max_rules),
                 (None, Some(_)) => "degraded even without rules".into(),
@@ -84,6 +104,7 @@ impl SearchSummary {
     pub fn value(&self) -> Option<f64> {
         match self {
             SearchSummary::Ndr(r) => r.rate_pps,
+            SearchSummary::Mlr(r) => r.rate_pps,
             SearchSummary::Degrade(r) => r.first_degraded_rules.map(f64::from),
             SearchSummary::SweetSpot(r) => Some(r.best_sessions_per_s),
         }
@@ -114,6 +135,83 @@ pub struct NdrReport {
     pub trials: usize,
     /// Frame loss rate by offered rate (RFC 2544 §26.3), ascending.
     pub curve: Vec<Point>,
+    /// One-way delay at fractions of the rate found (empty: not asked, or none found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyPoint>,
+}
+
+/// A loss ratio as a percentage ("0 %", "0.5 %").
+pub fn pct(r: f64) -> String {
+    format!("{} %", (r * 1e6).round() / 1e4)
+}
+
+/// MLRsearch's result: one rate per goal loss ratio, from final-duration trials. The
+/// NDR-like fields (`rate_pps`, `fail_pps`, …) are the strictest goal's, so the
+/// report's search table and findings read it as they read an ndr.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MlrReport {
+    /// "mlr".
+    pub mode: &'static str,
+    pub goals: Vec<MlrGoal>,
+    /// The strictest goal's lower bound, packets/s (None: not even the minimum passed).
+    pub rate_pps: Option<f64>,
+    pub rate_bps_l2: Option<f64>,
+    /// The strictest goal's upper bound (None: the ceiling passed).
+    pub fail_pps: Option<f64>,
+    /// Relative width of each goal's final bracket.
+    pub precision: f64,
+    pub final_duration_s: f64,
+    pub initial_duration_s: f64,
+    pub payload: u32,
+    pub frame: u32,
+    pub ceiling_pps: f64,
+    pub ceiling_given: bool,
+    /// A goal passed at everything the sender could offer: the sender is the limit.
+    pub limited_by_sender: bool,
+    pub converged: bool,
+    pub trials: usize,
+    /// Traffic time of all trials, s.
+    pub trial_time_s: f64,
+    /// Every trial in the order run (x = offered packets/s).
+    pub curve: Vec<MlrPoint>,
+    /// One-way delay at fractions of the NDR found (empty: not asked, or none found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<LatencyPoint>,
+}
+
+/// One-way delay under load: a flood trial at a fraction of the rate a search found
+/// (RFC 2544 §26.2; TRex's latency streams).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyPoint {
+    /// Of the rate found (0.5 = half of it).
+    pub fraction: f64,
+    pub offered_pps: f64,
+    pub received_pps: f64,
+    pub loss_ratio: f64,
+    /// One-way delay percentiles, ns (count 0: not measured, e.g. clocks not known).
+    pub owd: proto::RttSummary,
+}
+
+/// One goal's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MlrGoal {
+    pub loss_ratio: f64,
+    /// Highest rate within the loss ratio in a final-duration trial, packets/s.
+    pub rate_pps: Option<f64>,
+    pub rate_bps_payload: Option<f64>,
+    pub rate_bps_l2: Option<f64>,
+    /// Lowest rate above it.
+    pub fail_pps: Option<f64>,
+}
+
+/// One MLRsearch trial: the point and how long it ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MlrPoint {
+    #[serde(flatten)]
+    pub point: Point,
+    pub duration_s: f64,
+    /// The loss ratio the search counted (the sender's shortfall counts as loss).
+    pub counted_loss_ratio: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -40,7 +40,7 @@ pub struct TrialDoc {
     #[schemars(regex(pattern = r"^fwbench/[a-z]+/[0-9]+$"))]
     pub schema: String,
     pub fwbench: BuildInfo,
-    /// echo, flood, flow, ping, ndr, degrade, sessions, bulk, http or connections.
+    /// echo, flood, flow, ping, ndr, mlr, degrade, sessions, bulk, http or connections.
     pub workload: String,
     /// ok; unavailable (a tool or kernel feature is missing: `error` says which);
     /// failed (`error` says why).
@@ -64,7 +64,7 @@ pub struct TrialDoc {
     /// The workload's figures (null when the trial did not run): echo — throughput,
     /// transactions, RTT, per-client counters; flood/flow — offered/sent/received
     /// packets/s, loss, one-way delay; ping — RTT; sessions/bulk/http/connections —
-    /// sessions/s, goodput, durations; ndr/degrade/auto parallelism — the search's
+    /// sessions/s, goodput, durations; ndr/mlr/degrade/auto parallelism — the search's
     /// answer and every step (`search` names which).
     pub result: Option<Map<String, Value>>,
     /// Rules the gateway actually installed (fillers + the matching rule + policy

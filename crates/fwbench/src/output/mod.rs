@@ -968,7 +968,10 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                 let s = o.search.as_ref().expect("checked");
                 let v = s.value().map(|v| format!("{v:.0}")).unwrap_or("-".into());
                 let (recv, rules) = match &p.search {
-                    Some(crate::params::search::Search::Ndr(_)) => (v, "-".to_string()),
+                    Some(
+                        crate::params::search::Search::Ndr(_)
+                        | crate::params::search::Search::Mlr(_),
+                    ) => (v, "-".to_string()),
                     Some(
                         crate::params::search::Search::Degrade(_)
                         | crate::params::search::Search::SweetSpot,

@@ -3,6 +3,7 @@
 use crate::outcome::search::DegradeReport;
 use crate::outcome::search::NdrReport;
 use crate::outcome::search::SearchSummary;
+use crate::outcome::search::{pct, LatencyPoint, MlrReport};
 use crate::output;
 use crate::params::TrialParams;
 
@@ -11,6 +12,7 @@ pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
     match r {
         SearchSummary::Ndr(r) => ndr_text(p, r),
         SearchSummary::Degrade(r) => degrade_text(p, r),
+        SearchSummary::Mlr(r) => mlr_text(p, r),
         SearchSummary::SweetSpot(r) => sweet_spot_text(p, r),
     }
 }
@@ -99,7 +101,94 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
             )
         }
     }
+    out + &latency_text(&r.latency)
+}
+
+/// One-way delay at fractions of the rate found, one line per fraction.
+fn latency_text(l: &[LatencyPoint]) -> String {
+    if l.is_empty() {
+        return String::new();
+    }
+    let mut out = "latency under load (one-way delay, µs):\n  % of rate   offered pps    loss %      min      p50      p90      p99    p99.9      max\n".to_string();
+    let us = |ns: u64| ns as f64 / 1e3;
+    for q in l {
+        if q.owd.count == 0 {
+            out += &format!(
+                "  {:>8.0}  {:>12.0}  {:>8.4}   (no delays: clocks not known well enough, or nothing arrived)\n",
+                q.fraction * 100.0,
+                q.offered_pps,
+                q.loss_ratio * 100.0
+            );
+            continue;
+        }
+        out += &format!(
+            "  {:>8.0}  {:>12.0}  {:>8.4}  {:>7.1}  {:>7.1}  {:>7.1}  {:>7.1}  {:>7.1}  {:>7.1}\n",
+            q.fraction * 100.0,
+            q.offered_pps,
+            q.loss_ratio * 100.0,
+            us(q.owd.min_ns),
+            us(q.owd.p50_ns),
+            us(q.owd.p90_ns),
+            us(q.owd.p99_ns),
+            us(q.owd.p999_ns),
+            us(q.owd.max_ns)
+        );
+    }
     out
+}
+
+fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
+    let mut out = format!("{}\n", output::params_line(p));
+    out += "  offered pps    duration s   received pps   loss %\n";
+    for q in &r.curve {
+        out += &format!(
+            "  {:>12.0}  {:>10.2}  {:>14.0}  {:>8.4}{}\n",
+            q.point.x,
+            q.duration_s,
+            q.point.received_pps,
+            q.counted_loss_ratio * 100.0,
+            if q.point.sender_behind {
+                " (sender behind schedule: counted as loss)"
+            } else {
+                ""
+            }
+        );
+    }
+    out += &format!(
+        "MLRsearch, final trials {} s (first {} s), precision {}: {} trials, {:.0} s of traffic{}\n",
+        r.final_duration_s,
+        r.initial_duration_s,
+        pct(r.precision),
+        r.trials,
+        r.trial_time_s,
+        if r.converged { "" } else { " (NOT converged: out of trials)" }
+    );
+    for g in &r.goals {
+        let what = if g.loss_ratio == 0.0 {
+            "no-drop rate (NDR)".to_string()
+        } else {
+            format!("rate at ≤ {} loss (PDR)", pct(g.loss_ratio))
+        };
+        out += &match (g.rate_pps, g.fail_pps) {
+            (Some(x), f) => format!(
+                "  {what}: {x:.0} pps = {:.2} Mb/s UDP payload ({} B) = {:.2} Mb/s Ethernet ({} B frames){}\n",
+                g.rate_bps_payload.unwrap_or(0.0) / 1e6,
+                r.payload,
+                g.rate_bps_l2.unwrap_or(0.0) / 1e6,
+                r.frame,
+                match f {
+                    Some(f) => format!("; fails at {f:.0} pps"),
+                    None if r.ceiling_given => " — the upper bound you gave passed: raise --max-rate".into(),
+                    None => " — everything the sender offered passed: the sender, not the gateway, is the limit".into(),
+                }
+            ),
+            (None, f) => format!(
+                "  {what}: no rate passed (lowest failing {:.0} pps)\n",
+                f.unwrap_or(0.0)
+            ),
+        };
+    }
+    out + &latency_text(&r.latency)
 }
 
 fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {

@@ -13,6 +13,8 @@ pub enum Search {
     Ndr(SearchParams),
     /// Degradation point: flow steps at searched rule counts.
     Degrade(SearchParams),
+    /// MLRsearch: flood steps, short first, for several goal loss ratios at once.
+    Mlr(SearchParams),
     /// The parallelism with the most sessions/s (sessions `--parallel auto`).
     SweetSpot,
 }
@@ -21,7 +23,7 @@ impl Search {
     /// What the search looks for, when it has parameters (ndr, degrade).
     pub fn params(&self) -> Option<&SearchParams> {
         match self {
-            Search::Ndr(sp) | Search::Degrade(sp) => Some(sp),
+            Search::Ndr(sp) | Search::Degrade(sp) | Search::Mlr(sp) => Some(sp),
             Search::SweetSpot => None,
         }
     }
@@ -31,6 +33,7 @@ impl Search {
         match self {
             Search::Ndr(_) => Some(SearchKind::Ndr),
             Search::Degrade(_) => Some(SearchKind::Degrade),
+            Search::Mlr(_) => Some(SearchKind::Mlr),
             Search::SweetSpot => None,
         }
     }
@@ -43,19 +46,22 @@ pub enum SearchKind {
     Degrade,
     /// ndr over new flows (conntrack): the highest new-flow rate with no loss.
     NdrNewflows,
+    /// MLRsearch: the highest rate within each goal loss ratio.
+    Mlr,
 }
 
 crate::names::named!(SearchKind, "search", {
     Ndr => "ndr",
     Degrade => "degrade",
     NdrNewflows => "ndr-newflows",
+    Mlr => "mlr",
 });
 
 impl SearchKind {
     /// The kind of traffic its steps send.
     pub fn workload(self) -> Workload {
         match self {
-            SearchKind::Ndr => Workload::Flood,
+            SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
             SearchKind::Degrade => Workload::Flow,
             SearchKind::NdrNewflows => Workload::NewFlows,
         }
@@ -64,6 +70,7 @@ impl SearchKind {
         match self {
             SearchKind::Ndr | SearchKind::NdrNewflows => Search::Ndr(sp),
             SearchKind::Degrade => Search::Degrade(sp),
+            SearchKind::Mlr => Search::Mlr(sp),
         }
     }
 }
@@ -142,6 +149,73 @@ pub struct SearchParams {
     pub max_rules: u32,
     /// degrade: stop when the bracket is this many rules wide.
     pub resolution: u32,
+    /// mlr: the goal loss ratios (empty for the other searches).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goals: Vec<f64>,
+    /// mlr: duration of the first phase's trials, s (the trial's duration is the
+    /// final trials').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_duration_s: Option<f64>,
+    /// ndr, mlr: after the search, one-way delay at these fractions of the rate found
+    /// (RFC 2544 latency; empty: none).
+    #[serde(
+        default = "default_latency_at",
+        skip_serializing_if = "is_default_latency_at"
+    )]
+    pub latency_at: Vec<f64>,
+}
+
+/// The fractions of the found rate where latency is measured by default.
+pub const LATENCY_AT: [f64; 4] = [0.1, 0.5, 0.9, 1.0];
+
+fn default_latency_at() -> Vec<f64> {
+    LATENCY_AT.to_vec()
+}
+
+fn is_default_latency_at(v: &[f64]) -> bool {
+    v == LATENCY_AT
+}
+
+/// Fractions of the found rate: "10%,50%,90%,100%" (each in (0, 1]); "none": none.
+pub fn parse_fractions(t: &str) -> Result<Vec<f64>, String> {
+    let t = t.trim();
+    if t == "none" || t.is_empty() {
+        return Ok(vec![]);
+    }
+    t.split(',')
+        .map(|x| {
+            let x = x.trim();
+            let v = match x.strip_suffix('%') {
+                Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+                None => x.parse::<f64>(),
+            }
+            .map_err(|_| format!("'{x}' is not a fraction of the rate (like 50% or 0.5)"))?;
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(format!(
+                    "fraction '{x}' must be above 0 and at most 100% of the rate found"
+                ));
+            }
+            Ok(v)
+        })
+        .collect()
+}
+
+/// mlr's goal loss ratios by default: NDR and a PDR at 0.5 %.
+pub const MLR_GOALS: [f64; 2] = [0.0, 0.005];
+
+/// Goal loss ratios: "0,0.5%" (each in [0, 1)).
+pub fn parse_goals(t: &str) -> Result<Vec<f64>, String> {
+    let goals = t
+        .split(',')
+        .map(|g| crate::params::values::ratio(g.trim()))
+        .collect::<Result<Vec<f64>, String>>()?;
+    if goals.is_empty() {
+        return Err("goals: at least one loss ratio".into());
+    }
+    if let Some(g) = goals.iter().find(|g| !(0.0..1.0).contains(*g)) {
+        return Err(format!("goal loss ratio {g} is not in [0, 1)"));
+    }
+    Ok(goals)
 }
 
 impl Default for SearchParams {
@@ -153,6 +227,9 @@ impl Default for SearchParams {
             max_trials: 20,
             max_rules: 20_000,
             resolution: 250,
+            goals: vec![],
+            initial_duration_s: None,
+            latency_at: default_latency_at(),
         }
     }
 }

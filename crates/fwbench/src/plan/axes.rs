@@ -279,9 +279,12 @@ axes! {
     ct_udp_timeout: Option<u32>, PACKET, "unreplied-UDP conntrack timeout, seconds (empty: as found; per namespace)", default(_) "", parse(t, _) opt_count(t);
     ct_fill: Option<u32>, PACKET, "idle UDP entries put in the gateway's conntrack table before the trial (empty or 0: none; up to 1000000)", default(_) "", parse(t, _) opt_fill(t);
     loss: f64, SEARCH, "loss still counted as a pass: 0 (NDR), 0.1%", default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" }, parse(t, _) ratio(t);
-    precision: f64, SEARCH, "ndr: stop when the bracket is this narrow (2%)", default(_) "2%", parse(t, _) ratio(t);
+    precision: f64, SEARCH, "ndr, mlr: stop when the bracket is this narrow (ndr 2%, mlr 0.5%)", default(w) if w == Asked::Search(SearchKind::Mlr) { "0.5%" } else { "2%" }, parse(t, _) ratio(t);
     max_rate: Rate, SEARCH, "ndr: upper bound (max: measure it with an unpaced flood)", default(_) "max", parse(t, _) named(t);
-    max_trials: u32, SEARCH, "ndr: most search trials", default(_) "20", parse(t, _) parse_count(t);
+    max_trials: u32, SEARCH, "ndr, mlr: most search trials (ndr 20, mlr 60)", default(w) if w == Asked::Search(SearchKind::Mlr) { "60" } else { "20" }, parse(t, _) parse_count(t);
+    goals: Vec<f64>, SEARCH, "mlr: goal loss ratios, one rate each (0,0.5%)", default(_) "0,0.5%", parse(t, _) crate::params::search::parse_goals(t);
+    initial_duration: f64, SEARCH, "mlr: length of the first, shortest trials (the trial's duration is the final trials')", default(_) "1s", parse(t, _) parse_duration(t);
+    latency_at: Vec<f64>, SEARCH, "ndr, mlr: one-way delay after the search at these fractions of the rate found (none: skip)", default(_) "10%,50%,90%,100%", parse(t, _) crate::params::search::parse_fractions(t);
     max_rules: u32, SEARCH, "degrade: largest rule count searched", default(_) "20000", parse(t, _) rule_count(t);
     resolution: u32, SEARCH, "degrade: stop when the bracket is this many rules wide", default(_) "250", parse(t, _) parse_count(t);
     parallel: u32, CONN, "sessions at once (1 = sequential), or auto (sweet-spot search)", default(_) "1", parse(t, _) parse_parallel(t);
@@ -386,6 +389,15 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
                 max_trials: v.max_trials,
                 max_rules: v.max_rules,
                 resolution: v.resolution,
+                goals: match s {
+                    SearchKind::Mlr => v.goals.clone(),
+                    SearchKind::Ndr | SearchKind::NdrNewflows | SearchKind::Degrade => vec![],
+                },
+                latency_at: v.latency_at.clone(),
+                initial_duration_s: match s {
+                    SearchKind::Mlr => Some(v.initial_duration),
+                    SearchKind::Ndr | SearchKind::NdrNewflows | SearchKind::Degrade => None,
+                },
             })
         })
         .or_else(|| sweet_spot(&kind));

@@ -65,7 +65,7 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
     if let Some(s) = &o.search {
         rec.headline.received_pps = s
             .value()
-            .filter(|_| matches!(t.params.search, Some(Search::Ndr(_))));
+            .filter(|_| matches!(t.params.search, Some(Search::Ndr(_) | Search::Mlr(_))));
         rec.headline.loss_ratio = t.params.search_params().map(|sp| sp.loss);
     }
     rec
@@ -78,7 +78,7 @@ pub fn kind_row(p: &TrialParams) -> store::KindRow {
     let main = traffic.main_metric();
     let ranked = match &p.search {
         None | Some(Search::SweetSpot) => true,
-        Some(Search::Ndr(_) | Search::Degrade(_)) => false,
+        Some(Search::Ndr(_) | Search::Degrade(_) | Search::Mlr(_)) => false,
     };
     store::KindRow {
         family: traffic.family().into(),
@@ -101,7 +101,7 @@ mod tests {
         let run = s.begin_run(&store::NewRun::default()).unwrap();
         // Workloads newer than schema 5 always say their kind; the legacy table
         // never names them.
-        const NEWER: &[&str] = &["newflows", "ndr-newflows"];
+        const NEWER: &[&str] = &["newflows", "ndr-newflows", "mlr"];
         for name in crate::params::search::Asked::names() {
             if NEWER.contains(&name) {
                 continue;

@@ -58,6 +58,8 @@ fn estimate_one(p: &TrialParams) -> f64 {
         Some(Search::SweetSpot) => one * 9.0, // about 9 steps
         // A binary search to 2 % takes about 7 steps plus the probe and confirmation.
         Some(Search::Ndr(sp)) => one * (sp.max_trials as f64).min(9.0),
+        // MLRsearch: about 4 final-duration trials per goal and short ones before them.
+        Some(Search::Mlr(sp)) => one * 4.0 * sp.goals.len().max(1) as f64 + 20.0,
         Some(Search::Degrade(sp)) => {
             let steps = 3.0
                 + (sp.max_rules as f64 / sp.resolution.max(1) as f64)

@@ -59,6 +59,7 @@ fn cli_search(
     let converged = match &r {
         SearchSummary::Ndr(r) => r.converged,
         SearchSummary::Degrade(r) => r.converged,
+        SearchSummary::Mlr(r) => r.converged,
         SearchSummary::SweetSpot(_) => true,
     };
     Ok(if converged {
@@ -82,5 +83,13 @@ pub fn run_degrade(p: TrialParams, env: &Env) -> Result<ExitCode> {
     let sp = p.search_params().cloned().unwrap_or_default();
     cli_search("degrade", p, env, |p, run| {
         degrade_search(p, &sp, run).map(SearchSummary::Degrade)
+    })
+}
+
+/// `fwbench mlr`.
+pub fn run_mlr(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    let sp = p.search_params().cloned().unwrap_or_default();
+    cli_search("mlr", p, env, |p, run| {
+        crate::search::mlr_search::mlr_search(p, &sp, run).map(SearchSummary::Mlr)
     })
 }

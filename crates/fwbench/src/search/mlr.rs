@@ -342,7 +342,8 @@ impl Mlr {
         });
     }
 
-    fn results(&self) -> Vec<MlrGoalResult> {
+    /// Each goal's bounds from final-duration trials so far (the answer once `Done`).
+    pub fn results(&self) -> Vec<MlrGoalResult> {
         let d = self.cfg.final_duration_s;
         self.cfg
             .loss_ratios

@@ -10,7 +10,9 @@
 
 pub mod bisect;
 pub mod degrade;
+pub mod latency;
 pub mod mlr;
+pub mod mlr_search;
 pub mod ndr;
 pub mod sweetspot;
 
@@ -43,6 +45,9 @@ pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
     match &p.search {
         Some(Search::Ndr(sp)) => ndr_search(p, sp, run).map(SearchSummary::Ndr),
         Some(Search::Degrade(sp)) => degrade_search(p, sp, run).map(SearchSummary::Degrade),
+        Some(Search::Mlr(sp)) => {
+            crate::search::mlr_search::mlr_search(p, sp, run).map(SearchSummary::Mlr)
+        }
         Some(Search::SweetSpot) => {
             crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
         }

@@ -136,6 +136,10 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     });
     let mut curve = points;
     curve.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let latency = match found.pass.filter(|x| *x > 0.0) {
+        Some(x) => crate::search::latency::latency_at(p, x, &sp.latency_at, run)?,
+        None => vec![],
+    };
     Ok(NdrReport {
         mode,
         loss_threshold: sp.loss,
@@ -154,6 +158,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         converged,
         trials: curve.len(),
         curve,
+        latency,
     })
 }
 

@@ -228,6 +228,7 @@ pub const TRIAL_KINDS: &[&str] = &[
     "flow",
     "ping",
     "ndr",
+    "mlr",
     "degrade",
     "sessions",
     "bulk",

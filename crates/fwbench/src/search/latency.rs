@@ -1,0 +1,51 @@
+//! Latency under load (RFC 2544 §26.2): after a throughput search, flood trials at
+//! fixed fractions of the rate it found, each giving its one-way delay percentiles.
+
+use crate::outcome::search::LatencyPoint;
+use crate::outcome::Status;
+use crate::params::TrialParams;
+use crate::search::step_params;
+use crate::search::Runner;
+use anyhow::{bail, Result};
+use proto::Rate;
+
+/// Flood trials of `p`'s duration at each of `fractions` × `rate_pps`.
+pub fn latency_at(
+    p: &TrialParams,
+    rate_pps: f64,
+    fractions: &[f64],
+    run: &mut Runner,
+) -> Result<Vec<LatencyPoint>> {
+    let mut q = step_params(p);
+    let mut out = vec![];
+    for &fraction in fractions {
+        let x = rate_pps * fraction;
+        if let Some(k) = q.kind.packet_mut() {
+            k.rate = Rate::Pps(x);
+        }
+        let o = run(&q)?;
+        let Some(s) = o.packet().filter(|_| o.status == Status::Ok) else {
+            bail!(
+                "latency trial at {x:.0} pps {}: {}",
+                o.status.as_str(),
+                o.error.as_deref().unwrap_or("no packet figures")
+            );
+        };
+        eprintln!(
+            "    latency at {:.0} % ({x:.0} pps): one-way delay p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs, loss {:.4}%",
+            fraction * 100.0,
+            s.owd.p50_ns as f64 / 1e3,
+            s.owd.p99_ns as f64 / 1e3,
+            s.owd.max_ns as f64 / 1e3,
+            s.loss_ratio * 100.0
+        );
+        out.push(LatencyPoint {
+            fraction,
+            offered_pps: x,
+            received_pps: s.received_pps,
+            loss_ratio: s.loss_ratio,
+            owd: s.owd,
+        });
+    }
+    Ok(out)
+}

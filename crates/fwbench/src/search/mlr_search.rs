@@ -1,0 +1,149 @@
+//! MLRsearch as a search of trials (`fwbench mlr`, the `mlr` workload): flood steps at
+//! the rates and durations the pure [`Mlr`] asks for, until every goal loss ratio
+//! has its bracket from final-duration trials.
+
+use crate::error::usage;
+use crate::outcome::search::{MlrGoal, MlrPoint, MlrReport};
+use crate::outcome::Outcome;
+use crate::params::search::{SearchParams, MLR_GOALS};
+use crate::params::TrialParams;
+use crate::search::mlr::{Mlr, MlrConfig, MlrStep};
+use crate::search::ndr::point;
+use crate::search::step_params;
+use crate::search::Runner;
+use anyhow::{anyhow, bail, Result};
+use proto::Rate;
+
+/// The loss ratio MLRsearch counts for a trial: the measured one, or, when the sender
+/// fell short of its schedule (by more than 0.1 %), the share of the schedule that did
+/// not arrive — a rate that was not offered cannot count as passed.
+pub fn counted_loss(o: &Outcome) -> Option<f64> {
+    let s = o.packet()?;
+    let behind = s.offered_pps > 0.0 && s.sent_pps < s.offered_pps * 0.999;
+    Some(if behind {
+        s.loss_ratio.max(1.0 - s.received_pps / s.offered_pps)
+    } else {
+        s.loss_ratio
+    })
+}
+
+/// MLRsearch over the offered rate for `sp.goals` (default 0 % and 0.5 %), final
+/// trials of the trial's duration.
+pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<MlrReport> {
+    let k = p.packet().cloned().unwrap_or_default();
+    let bytes = k.rate_bytes(p.family).map_err(usage)?;
+    let payload = k.payload(p.family).map_err(usage)?;
+    let frame = k.wire_bytes(p.family).map_err(usage)?;
+    let goals = if sp.goals.is_empty() {
+        MLR_GOALS.to_vec()
+    } else {
+        sp.goals.clone()
+    };
+    let final_s = p.duration_s;
+    let initial_s = sp.initial_duration_s.unwrap_or(1.0).min(final_s);
+    let strictest = goals.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut q = step_params(p);
+    let set = |q: &mut TrialParams, r: Rate, d: f64| {
+        if let Some(k) = q.kind.packet_mut() {
+            k.rate = r;
+        }
+        q.duration_s = d;
+    };
+    let max = sp.max_trials as usize;
+    let mut curve: Vec<MlrPoint> = Vec::new();
+    let record = |x: f64, d: f64, o: &Outcome, curve: &mut Vec<MlrPoint>| -> Result<f64> {
+        let pt = point(x, o, strictest, false)?;
+        let counted = counted_loss(o).ok_or_else(|| anyhow!("trial at {x} pps: no figures"))?;
+        eprintln!(
+            "    [{:>2}/{max}] {x:.0} pps for {d:.2} s: sent {} received {} loss {:.4}%{}",
+            curve.len() + 1,
+            pt.sent,
+            pt.received,
+            pt.loss_ratio * 100.0,
+            pt.note()
+        );
+        curve.push(MlrPoint {
+            point: pt,
+            duration_s: d,
+            counted_loss_ratio: counted,
+        });
+        Ok(counted)
+    };
+    // The ceiling: given, or what an unpaced flood of a first-phase trial gets out.
+    let (ceiling, mut probe) = match sp.max_rate.and_then(|r| r.pps(bytes)) {
+        Some(c) => (c, None),
+        None => {
+            set(&mut q, Rate::Max, initial_s);
+            let o = run(&q)?;
+            let c = o.packet().map(|x| x.sent_pps).unwrap_or(0.0);
+            let loss = record(c, initial_s, &o, &mut curve)?;
+            (c, Some((c, loss)))
+        }
+    };
+    if ceiling <= 0.0 {
+        bail!("the sender got no packets out; nothing to search");
+    }
+    let mut cfg = MlrConfig::new(ceiling * 1e-3, ceiling, goals, final_s);
+    cfg.initial_duration_s = initial_s;
+    cfg.width = sp.precision;
+    let mut mlr = Mlr::new(cfg).map_err(|e| usage(format!("mlr: {e}")))?;
+    let (results, converged) = loop {
+        match mlr.next_step() {
+            MlrStep::Done(r) => break (r, true),
+            MlrStep::Trial { pps, duration_s } => {
+                // The probe was the first trial MLRsearch asks for (max rate, short).
+                if let Some((c, loss)) = probe.take() {
+                    if c == pps && duration_s == initial_s {
+                        mlr.record(loss);
+                        continue;
+                    }
+                }
+                if curve.len() >= max {
+                    break (mlr.results(), false);
+                }
+                set(&mut q, Rate::Pps(pps), duration_s);
+                let o = run(&q)?;
+                let loss = record(pps, duration_s, &o, &mut curve)?;
+                mlr.record(loss);
+            }
+        }
+    };
+    let goals: Vec<MlrGoal> = results
+        .iter()
+        .map(|g| MlrGoal {
+            loss_ratio: g.loss_ratio,
+            rate_pps: g.lower_pps,
+            rate_bps_payload: g.lower_pps.map(|x| x * payload as f64 * 8.0),
+            rate_bps_l2: g.lower_pps.map(|x| x * frame as f64 * 8.0),
+            fail_pps: g.upper_pps,
+        })
+        .collect();
+    let first = goals.first();
+    let latency = match first.and_then(|g| g.rate_pps).filter(|x| *x > 0.0) {
+        Some(x) => crate::search::latency::latency_at(p, x, &sp.latency_at, run)?,
+        None => vec![],
+    };
+    Ok(MlrReport {
+        mode: "mlr",
+        rate_pps: first.and_then(|g| g.rate_pps),
+        rate_bps_l2: first.and_then(|g| g.rate_bps_l2),
+        fail_pps: first.and_then(|g| g.fail_pps),
+        limited_by_sender: sp.max_rate.is_none()
+            && goals
+                .iter()
+                .any(|g| g.fail_pps.is_none() && g.rate_pps.is_some()),
+        goals,
+        precision: sp.precision,
+        final_duration_s: final_s,
+        initial_duration_s: initial_s,
+        payload,
+        frame,
+        ceiling_pps: ceiling,
+        ceiling_given: sp.max_rate.is_some(),
+        converged,
+        trials: curve.len(),
+        trial_time_s: curve.iter().map(|c| c.duration_s).sum(),
+        curve,
+        latency,
+    })
+}
