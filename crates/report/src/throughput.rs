@@ -495,8 +495,40 @@ fn cost_note(name: &str, cf: &CostFit) -> String {
             s.push_str(&format!("; FLAGGED ({}): {p}", e.estimator.label()));
         }
     }
+    if let Some(g) = estimator_gap(cf) {
+        s.push_str(&g);
+    }
     s
 }
+
+/// Where the two estimators' slopes differ by more than [`ESTIMATOR_GAP`], which one
+/// answers which question (they measure different things, so both can be right).
+fn estimator_gap(cf: &CostFit) -> Option<String> {
+    let b = |want: Estimator| {
+        cf.estimates
+            .iter()
+            .find(|e| e.estimator == want && e.problem.is_none())
+            .map(|e| e.fit.line.b)
+    };
+    let (t, c) = (
+        b(Estimator::TimePerPacket)?,
+        b(Estimator::CpuTimePerPacket)?,
+    );
+    let gap = (t - c).abs() / t.abs().max(c.abs());
+    (gap > ESTIMATOR_GAP).then(|| {
+        format!(
+            ". The estimators differ by {:.0} %: 1/pps is what a rule costs the traffic's \
+             throughput (the whole path, waits included: use it for \"how many packets/s will \
+             cross\"); CPU time is what a rule costs the gateway's CPUs (use it to size a \
+             gateway, or where the path is not CPU-bound); see docs/report.md",
+            gap * 100.0
+        )
+    })
+}
+
+/// Relative difference of the two estimators' slopes above which the report says which
+/// one answers which question.
+pub const ESTIMATOR_GAP: f64 = 0.03;
 
 /// Fit both estimators over every repetition of a series with ≥ 3 rule counts; the
 /// headline is the tighter one whose line checks out.
@@ -809,6 +841,35 @@ mod tests {
             Estimator::CpuTimePerPacket.metric(),
             crate::model::CPU_NS_PER_PACKET
         );
+    }
+
+    #[test]
+    fn a_gap_between_the_estimators_is_said_with_what_each_answers() {
+        // The same curve seen by both estimators: no gap, no sentence.
+        let t = estimate_of(Estimator::TimePerPacket, &synthetic(8, 3, 0.01)).unwrap();
+        let c = estimate_of(Estimator::CpuTimePerPacket, &synthetic(8, 3, 0.01)).unwrap();
+        let fit = |t: CostEstimate, c: CostEstimate| CostFit {
+            estimator: Estimator::TimePerPacket,
+            estimates: vec![t, c],
+            ..crate::testing::cost_fit(
+                "engine=x",
+                estimate_of(Estimator::TimePerPacket, &synthetic(8, 3, 0.01)).unwrap(),
+            )
+        };
+        assert_eq!(estimator_gap(&fit(t.clone(), c)), None);
+        // CPU time 20 % below 1/pps: said, with its size.
+        let lower: Vec<(f64, Vec<f64>)> = synthetic(8, 3, 0.01)
+            .into_iter()
+            .map(|(r, v)| (r, v.into_iter().map(|y| y * 0.8).collect()))
+            .collect();
+        let c = estimate_of(Estimator::CpuTimePerPacket, &lower).unwrap();
+        let note = estimator_gap(&fit(t.clone(), c.clone())).expect("a 20 % gap is said");
+        assert!(note.contains("differ by 20 %"), "{note}");
+        assert!(note.contains("size a"), "{note}");
+        // A flagged estimate is not compared.
+        let mut flagged = c;
+        flagged.problem = Some("bad".into());
+        assert_eq!(estimator_gap(&fit(t, flagged)), None);
     }
 
     #[test]
