@@ -140,8 +140,11 @@ fn a_filled_table_is_the_trials_occupancy_and_is_emptied_after() {
     assert_eq!(v["status"], "ok", "{c}");
     assert_eq!(u(&c["filled"]), 50_000, "{c}");
     assert_eq!(u(&c["entries_before"]), 50_000, "{c}");
-    // The flood's one flow is tracked among them.
+    // The flood's one flow is tracked among them: one new entry, offered and admitted
+    // (flows, not packets), and the table's growth agrees.
     assert_eq!(u(&c["entries_after"]), 50_001, "{c}");
+    assert_eq!((u(&c["offered"]), u(&c["admitted"])), (1, 1), "{c}");
+    assert_eq!(c["entries_agree"], true, "{c}");
     assert_eq!(u(&v["result"]["lost"]), 0, "{c}");
     let ns = format!("fwb-{}-gw", tb.name);
     let count = in_ns(&ns, &["cat", "/proc/sys/net/netfilter/nf_conntrack_count"]);

@@ -25,8 +25,9 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// What the gateway's conntrack table did with a trial's new flows (flood and flow
-/// trials with a conntrack setting: `offered` and `admitted` count packets).
+/// What the gateway's conntrack table did with a trial's new flows (`newflows`: one
+/// datagram per flow; flood and flow trials with a conntrack setting or a table fill:
+/// their flows, each admitted when any of its packets reached the server).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CtSummary {
     /// New flows the client sent (one datagram each).

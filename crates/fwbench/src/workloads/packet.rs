@@ -1028,10 +1028,14 @@ impl Traffic for PacketRate {
     ) -> Result<Figures> {
         let mut s = summarise_packet(p, tb, results, gateway)?;
         // A conntrack setting or table fill (issue 26): the table's figures beside.
+        // A flood's or flow's flows are few and long: each is one new entry, admitted
+        // when any of its packets reached the server.
+        let offered = s.flows.iter().filter(|f| f.sent > 0).count() as u64;
+        let admitted = s.flows.iter().filter(|f| f.received > 0).count() as u64;
         s.conntrack = gateway.and_then(|g| g.conntrack.as_ref()).map(|r| {
             Box::new(crate::workloads::ctsummary::CtSummary::of(
-                s.sent,
-                s.received,
+                offered,
+                admitted,
                 s.elapsed_s,
                 r,
             ))
