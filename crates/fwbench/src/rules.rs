@@ -199,15 +199,7 @@ fn check_events(
     };
     let rs = firewall::request::rule_set(&req).map_err(|e| e.to_string())?;
     let events = firewall::update::Events::new(r, rs, firewall::EngineOptions::default());
-    let spec = proto::EventSpec {
-        kind: e.kind,
-        k: e.k,
-        method: e.method,
-        at_s: e.at_s,
-        rate: e.rate,
-        count: e.updates(p.duration_s),
-        marker: None,
-    };
+    let spec = crate::workloads::events::event_spec(p, e, None);
     events.check(&spec).map_err(|x| format!("--event: {x}"))
 }
 

@@ -13,9 +13,9 @@
 
 use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::TrialParams;
-use crate::testbed::{Host, Testbed};
+use crate::testbed::Testbed;
 use crate::workloads::ctsummary::CtSummary;
-use crate::workloads::packet::{role_specs, summarise_packet};
+use crate::workloads::packet::{summarise_packet, udp_roles};
 use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
 use anyhow::Result;
 use proto::{CtSpec, GatewayResults, RoleResults};
@@ -59,14 +59,7 @@ impl Traffic for NewFlows {
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-        let (sink, source) = role_specs(tb, p)?;
-        Ok(Roles {
-            server: sink.map(|s| (Host::Server, s)),
-            client: (Host::Client, source),
-            proxy: None,
-            more_servers: Vec::new(),
-            more_clients: Vec::new(),
-        })
+        udp_roles(tb, p)
     }
 
     fn ending(&self) -> Ending {

@@ -92,7 +92,16 @@ pub fn gateway_events(p: &TrialParams, client: &RoleSpec) -> Vec<EventSpec> {
         }),
         _ => None,
     };
-    vec![EventSpec {
+    vec![event_spec(p, e, marker)]
+}
+
+/// The gateway's schedule of `e` in a trial of `p`, with the marker flow (if known).
+pub fn event_spec(
+    p: &TrialParams,
+    e: &crate::params::events::EventParams,
+    marker: Option<Marker>,
+) -> EventSpec {
+    EventSpec {
         kind: e.kind,
         k: e.k,
         method: e.method,
@@ -100,7 +109,7 @@ pub fn gateway_events(p: &TrialParams, client: &RoleSpec) -> Vec<EventSpec> {
         rate: e.rate,
         count: e.updates(p.duration_s),
         marker,
-    }]
+    }
 }
 
 /// The sink's bin width for a packet trial (0: no bins).

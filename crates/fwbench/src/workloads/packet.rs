@@ -983,6 +983,19 @@ impl PingSummary {
     }
 }
 
+/// The roles of a UDP packet trial: the source on the client, the sink (if any) on the
+/// server (flood, flow and new flows alike).
+pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
+    let (sink, source) = role_specs(tb, p)?;
+    Ok(Roles {
+        server: sink.map(|s| (Host::Server, s)),
+        client: (Host::Client, source),
+        proxy: None,
+        more_servers: Vec::new(),
+        more_clients: Vec::new(),
+    })
+}
+
 /// Flood and flow: UDP from the client, counted at the sink (or the gateway).
 pub struct PacketRate;
 
@@ -1003,14 +1016,7 @@ impl Traffic for PacketRate {
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-        let (sink, source) = role_specs(tb, p)?;
-        Ok(Roles {
-            server: sink.map(|s| (Host::Server, s)),
-            client: (Host::Client, source),
-            proxy: None,
-            more_servers: Vec::new(),
-            more_clients: Vec::new(),
-        })
+        udp_roles(tb, p)
     }
 
     fn ending(&self) -> Ending {
