@@ -7,12 +7,9 @@
 #      them (the limiter names the limit), peak RSS.
 # Peak RSS is VmHWM, sampled every 200 ms by bench/rss_watch.sh.
 # Usage: bench/scale.sh [N] [L]   (as root)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 N=${1:-10000}
 L=${2:-120000}
-F=$PWD/target/release/fwbench
-[ -x "$F" ] || cargo build --release -q -p fwbench
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
