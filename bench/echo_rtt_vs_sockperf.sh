@@ -11,7 +11,7 @@ testbed_up bench
 
 fwbench_p50() { # client-cpu server-cpu
   "$F" echo --testbed "$NAME" -n 1 -P udp -f 64 -t "$T" --pin-client "$1" --pin-server "$2" --no-store --json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["rtt_us"]["p50"])'
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["rtt_us"]["p50"])'
 }
 
 printf "%-12s %5s %14s %14s %8s\n" placement round "sockperf µs" "fwbench µs" ratio

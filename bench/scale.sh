@@ -29,11 +29,12 @@ watch_run "$TMP/echo.json" echo -n "$N" -T epoll -t 5
 python3 - "$TMP/echo.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-per = d.get("per_client", [])
+res = d.get("result") or {}
+per = res.get("per_client", [])
 echoed = sum(1 for c in per if c["mp"][3]["frames"] > 0)
-r = d.get("rtt_us") or {}
-print(f"  status {d['status']}  clients {d.get('clients')}  with echoes {echoed}"
-      f"  transactions/s {d.get('transactions_per_s', 0):.0f}"
+r = res.get("rtt_us") or {}
+print(f"  status {d['status']}  clients {d['params'].get('clients')}  with echoes {echoed}"
+      f"  transactions/s {res.get('transactions_per_s', 0):.0f}"
       f"  rtt p50 {r.get('p50', 0):.0f} µs p99 {r.get('p99', 0):.0f} µs"
       + (f"  error: {d['error']}" if d.get("error") else ""))
 PY
