@@ -253,14 +253,7 @@ fn hostile_files_are_refused_and_change_nothing() {
     );
     // A table of this test's own in the gateway: it must come through unchanged.
     let own = "table inet fwbtest_keep {\n\tchain c {\n\t\tip saddr 192.0.2.7 counter packets 0 bytes 0 accept\n\t}\n}\n";
-    let mut c = Command::new("ip")
-        .args(["netns", "exec", &gw, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    c.stdin.take().unwrap().write_all(own.as_bytes()).unwrap();
-    assert!(c.wait().unwrap().success());
+    nft_load(&gw, own);
     let host_before = nft_ruleset(None);
     let gw_before = (nft_ruleset(Some(&gw)), legacy_rules(&gw));
     assert!(gw_before.0.contains("fwbtest_keep"));

@@ -7,91 +7,13 @@ use serde_json::Value;
 use std::process::Command;
 use util::*;
 
-/// A test-owned nft table in the testbed's gateway, deleted (only it) when dropped.
-struct GatewayTable {
-    ns: String,
-    name: String,
-}
-
-impl GatewayTable {
-    fn new(tb: &TestbedGuard, name: &str, chain_body: &str) -> GatewayTable {
-        let ns = tb.gw();
-        let text = format!(
-            "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
-        );
-        let mut c = Command::new("ip")
-            .args(["netns", "exec", &ns, "nft", "-f", "-"])
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-        assert!(c.wait().unwrap().success(), "nft -f {text}");
-        GatewayTable {
-            ns,
-            name: name.into(),
-        }
-    }
-
-    /// Packets counted by each of the table's counters, in rule order.
-    fn counters(&self) -> Vec<u64> {
-        let o = Command::new("ip")
-            .args([
-                "netns", "exec", &self.ns, "nft", "-j", "list", "table", "inet", &self.name,
-            ])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let mut out = Vec::new();
-        for item in v["nftables"].as_array().unwrap() {
-            for e in item["rule"]["expr"].as_array().into_iter().flatten() {
-                if let Some(p) = e["counter"]["packets"].as_u64() {
-                    out.push(p);
-                }
-            }
-        }
-        out
-    }
-
-    /// Packets counted by the table's (only) counter.
-    fn counter(&self) -> u64 {
-        let o = Command::new("ip")
-            .args([
-                "netns", "exec", &self.ns, "nft", "-j", "list", "table", "inet", &self.name,
-            ])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        for item in v["nftables"].as_array().unwrap() {
-            if let Some(exprs) = item["rule"]["expr"].as_array() {
-                for e in exprs {
-                    if let Some(p) = e["counter"]["packets"].as_u64() {
-                        return p;
-                    }
-                }
-            }
-        }
-        panic!("no counter in {v}");
-    }
-}
-
-impl Drop for GatewayTable {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args([
-                "netns", "exec", &self.ns, "nft", "delete", "table", "inet", &self.name,
-            ])
-            .status();
-    }
-}
-
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn measured_loss_equals_the_dropping_rules_counter() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
     // Every 7th packet of the flood is dropped by a rule with a counter.
-    let t = GatewayTable::new(
+    let t = NftTable::forward(
         &tb,
         "fwbt_numgen",
         "udp dport 9000 numgen inc mod 7 == 0 counter drop",
@@ -278,7 +200,7 @@ fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
         .iter()
         .map(|d| format!("ip daddr {d} udp dport 9000 counter"))
         .collect();
-    let t = GatewayTable::new(&tb, "fwbt_spread", &body.join("\n"));
+    let t = NftTable::forward(&tb, "fwbt_spread", &body.join("\n"));
     for sender in ["udp", "raw", "xdp"] {
         let before = t.counters();
         let v = trial_json(
@@ -347,7 +269,7 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
             )
         })
         .collect();
-    let _t = GatewayTable::new(&tb, "fwbt_slow", &filler);
+    let _t = NftTable::forward(&tb, "fwbt_slow", &filler);
     let flood = |secs: &str| {
         let v = trial_json(
             "flood",
@@ -457,7 +379,7 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     // A burst of 0.1 s absorbs the paced sender's scheduling hiccups on a busy machine;
     // in a 1-s trial the bucket then passes limit + burst packets.
     let burst = 2_000.0;
-    let _t = GatewayTable::new(
+    let _t = NftTable::forward(
         &tb,
         "fwbt_policer",
         "udp dport 9000 limit rate over 20000/second burst 2000 packets counter drop",
@@ -555,7 +477,7 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     // machine, and a bucket that absorbs its catching up after being descheduled (with
     // 0.1 s, hiccups of a load of 10–40 lost packets well under the policer's rate).
     let (limit, burst, d) = (5_000.0, 2_500.0, 2.0);
-    let _t = GatewayTable::new(
+    let _t = NftTable::forward(
         &tb,
         "fwbt_mlr_policer",
         "udp dport 9000 limit rate over 5000/second burst 2500 packets counter drop",

@@ -295,6 +295,97 @@ pub fn nft_ruleset(ns: &str) -> String {
     in_ns(ns, &["nft", "list", "ruleset"])
 }
 
+/// Run `c` with `input` on its stdin: whether it succeeded.
+pub fn run_with_input(c: &mut Command, input: &str) -> bool {
+    use std::io::Write;
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    child
+        .wait()
+        .unwrap_or_else(|e| panic!("{c:?}: {e}"))
+        .success()
+}
+
+/// `nft -f -` of `text` inside the namespace `ns`; panics (with the text) when refused.
+pub fn nft_load(ns: &str, text: &str) {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, "nft", "-f", "-"]);
+    assert!(run_with_input(&mut c, text), "nft -f in {ns}:\n{text}");
+}
+
+/// A test-owned nft table in a namespace (a testbed's gateway), deleted — only it — when
+/// dropped, also when the test panics.
+pub struct NftTable {
+    pub ns: String,
+    family: String,
+    pub name: String,
+}
+
+impl NftTable {
+    /// Load `text`, which defines `table FAMILY NAME`, into `ns`.
+    pub fn load(ns: &str, family: &str, name: &str, text: &str) -> NftTable {
+        // The guard exists before the table: a refused text still deletes what it made.
+        let t = NftTable {
+            ns: ns.into(),
+            family: family.into(),
+            name: name.into(),
+        };
+        nft_load(ns, text);
+        t
+    }
+
+    /// `table inet NAME` in the testbed's gateway with one forward chain (priority −10:
+    /// before fwbench's rules) holding `chain_body`.
+    pub fn forward(tb: &TestbedGuard, name: &str, chain_body: &str) -> NftTable {
+        let text = format!(
+            "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
+        );
+        NftTable::load(&tb.gw(), "inet", name, &text)
+    }
+
+    /// Packets counted by each of the table's counters, in rule order.
+    pub fn counters(&self) -> Vec<u64> {
+        let text = in_ns(
+            &self.ns,
+            &["nft", "-j", "list", "table", &self.family, &self.name],
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("nft -j ({e}): {text}"));
+        v["nftables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|item| item["rule"]["expr"].as_array().into_iter().flatten())
+            .filter_map(|e| e["counter"]["packets"].as_u64())
+            .collect()
+    }
+
+    /// Packets counted by the table's first counter.
+    pub fn counter(&self) -> u64 {
+        *self
+            .counters()
+            .first()
+            .unwrap_or_else(|| panic!("no counter in table {}", self.name))
+    }
+}
+
+impl Drop for NftTable {
+    fn drop(&mut self) {
+        let _ = in_ns(
+            &self.ns,
+            &["nft", "delete", "table", &self.family, &self.name],
+        );
+    }
+}
+
 /// fwbench in the background, its output discarded (a trial to interrupt).
 pub fn spawn_quiet(args: &[&str]) -> std::process::Child {
     Command::new(bin())
