@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use store::{FirewallRow, Headline, SampleRow, Store};
 
 mod common;
-use common::{figure, finish, new_run, pm_after, report_of, scratch, trial, within, Noise};
+use common::{figure, finish, new_run, note, pm_after, report_of, scratch, trial, within, Noise};
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
 /// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
@@ -620,10 +620,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
         .iter()
         .any(|x| x.starts_with(vs_nft) && x.contains("the study: 5.2")));
     let fig2 = figure(run, "packet-advantage-iptables-nft");
-    assert!(fig2
-        .notes
-        .iter()
-        .any(|n| n.contains("5.2 (128 B), 2.9 (512 B), 1.7 (1280 B)")));
+    note(fig2, "5.2 (128 B), 2.9 (512 B), 1.7 (1280 B)");
     for engine in ["iptables-legacy", "nft (inet)"] {
         let want = format!("from 1000 rules on ({engine})");
         assert!(
