@@ -29,16 +29,8 @@ fn sources(r: &Value) -> Vec<(String, u64)> {
 fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let engines = [
-        "nft",
-        "nft-set",
-        "iptables-legacy",
-        "iptables-nft",
-        "ipset-legacy",
-        "ipset-nft",
-    ];
     let mut cases: Vec<(&str, &str, &str)> = vec![];
-    for e in engines {
+    for &e in NETFILTER_ENGINES {
         cases.push((e, "snat", "4"));
         cases.push((e, "dnat", "4"));
     }

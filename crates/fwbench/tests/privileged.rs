@@ -86,23 +86,13 @@ fn direct_and_input_topologies_echo() {
         assert_eq!(v["status"], "ok", "{topo}: {v}");
         assert_eq!(v["params"]["topology"], topo);
         assert_eq!(u(&v["result"]["validation_errors"]), 0);
-        let roles: Vec<&str> = v["placement"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["role"].as_str().unwrap())
-            .collect();
+        let roles = fields(&v["placement"], "role");
         if topo == "direct" {
             assert_eq!(roles, ["server", "client"]);
         } else {
             assert_eq!(roles, ["gateway", "server", "client"]);
             // the server role runs inside the gateway namespace
-            let places: Vec<&str> = v["placement"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["place"].as_str().unwrap())
-                .collect();
+            let places = fields(&v["placement"], "place");
             assert_eq!(places[0], places[1]);
         }
     }
@@ -363,15 +353,6 @@ fn testbed_lifecycle_and_duplicate_name() {
 
 // ---- firewall engines (issue 3) ----
 
-const ENGINES: &[&str] = &[
-    "nft",
-    "nft-set",
-    "iptables-legacy",
-    "iptables-nft",
-    "ipset-legacy",
-    "ipset-nft",
-];
-
 /// The next trial (another engine) finds the crash marker and removes what it lists.
 fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
     let v = echo_json(
@@ -379,18 +360,14 @@ fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
         &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
     );
     assert_eq!(v["status"], "ok", "{v}");
-    let left = gateway_state(ns);
-    assert!(
-        !left.contains("fwbench") && !left.contains("FWBENCH"),
-        "left: {left}"
-    );
+    assert_gateway_clean(ns, "after the crash marker's cleanup:");
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn every_engine_installs_10000_rules_verifies_and_removes_them() {
     let tb = TestbedGuard::up("forward");
-    for engine in ENGINES {
+    for &engine in NETFILTER_ENGINES {
         let v = echo_json(
             &tb.name,
             &[
@@ -414,11 +391,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
         assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
         assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{engine}");
-        let left = gateway_state(&tb.gw());
-        assert!(
-            !left.contains("fwbench") && !left.contains("FWBENCH"),
-            "{engine} left: {left}"
-        );
+        assert_gateway_clean(&tb.gw(), engine);
     }
 }
 
@@ -604,7 +577,7 @@ fn foreign_rules_are_untouched() {
         in_ns(&ns, &["nft", "list", "ruleset"]),
         in_ns(&ns, &["iptables-legacy-save"]),
     );
-    for engine in ENGINES {
+    for &engine in NETFILTER_ENGINES {
         let v = echo_json(&tb.name, &["-n", "2", "--engine", engine, "--rules", "100"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
     }
@@ -646,20 +619,14 @@ fn rules_removed_after_sigkill_of_controller() {
             &["-t", "60", "--engine", engine, "--rules", "1000"],
         );
         assert!(
-            wait_for(20.0, || {
-                let s = gateway_state(&ns);
-                s.contains("fwbench") || s.contains("FWBENCH")
-            }),
+            wait_for(20.0, || has_fwbench(&gateway_state(&ns))),
             "{engine}: rules never installed"
         );
         std::thread::sleep(Duration::from_millis(500));
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(
-            wait_for(10.0, || {
-                let s = gateway_state(&ns);
-                !s.contains("fwbench") && !s.contains("FWBENCH")
-            }),
+            wait_for(10.0, || !has_fwbench(&gateway_state(&ns))),
             "{engine}: left after SIGKILL: {}",
             gateway_state(&ns)
         );
@@ -741,11 +708,7 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let left = gateway_state(&tb.gw());
-    assert!(
-        !left.contains("fwbench") && !left.contains("FWBENCH"),
-        "{left}"
-    );
+    assert_gateway_clean(&tb.gw(), "after the imports:");
 }
 
 #[test]

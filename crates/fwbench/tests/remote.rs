@@ -326,12 +326,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         ));
         let ctx = format!("echo {proto}/IPv{family}: {v}");
         assert_echo_ok(&v, &ctx);
-        let places: Vec<String> = v["placement"]
-            .as_array()
-            .expect("placement")
-            .iter()
-            .map(|p| p["place"].as_str().unwrap_or("").to_string())
-            .collect();
+        let places = fields(&v["placement"], "place");
         assert!(
             places.iter().all(|p| p.starts_with("ssh ")),
             "{ctx}: {places:?}"

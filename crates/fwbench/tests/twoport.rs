@@ -228,12 +228,7 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         assert_echo_ok(&v, &ctx);
         // No agent on the gateway: no counters, and the trial says so.
         assert!(v["gateway"].is_null(), "{ctx}");
-        let places: Vec<&str> = v["placement"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["place"].as_str().unwrap())
-            .collect();
+        let places = fields(&v["placement"], "place");
         assert!(places.contains(&"external gateway: no counters"), "{ctx}");
         // The roles ran inside their ports' namespaces, not in the host's.
         assert!(

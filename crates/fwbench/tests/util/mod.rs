@@ -491,6 +491,41 @@ pub fn gateway_state(ns: &str) -> String {
     s
 }
 
+/// Whether a namespace's state ([`gateway_state`]) holds anything of fwbench's.
+pub fn has_fwbench(state: &str) -> bool {
+    state.contains("fwbench") || state.contains("FWBENCH")
+}
+
+/// Nothing of fwbench's is left in the gateway namespace `ns` (`ctx` in the message).
+pub fn assert_gateway_clean(ns: &str, ctx: &str) {
+    let left = gateway_state(ns);
+    assert!(!has_fwbench(&left), "{ctx} left: {left}");
+}
+
+/// The netfilter engines (every engine but the BPF ones), each a trial's `--engine`.
+pub const NETFILTER_ENGINES: &[&str] = &[
+    "nft",
+    "nft-set",
+    "iptables-legacy",
+    "iptables-nft",
+    "ipset-legacy",
+    "ipset-nft",
+];
+
+/// The string field `key` of each object in the JSON array `v` (e.g. the roles of a
+/// trial's `placement`).
+pub fn fields<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| {
+            x[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {key} in {x}"))
+        })
+        .collect()
+}
+
 /// Start an echo trial on a testbed (`extra`: duration and rules), wait until its rules
 /// are in the gateway namespace `gw`, SIGKILL the gateway agent (it undoes nothing) and
 /// see the trial fail. Returns the gateway's state left behind.
