@@ -301,12 +301,7 @@ fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     );
     // Samples: one row per stored sample of the same trials.
     let samples = dir.file("s.csv");
-    let o = fwbench(&cmd!(
-        "report",
-        dbs,
-        "-f samples -o",
-        samples.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("report", dbs, "-f samples -o", &samples));
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = rows_of(&samples);
     let stored_newest = sqlite_count(

@@ -133,18 +133,8 @@ fn a_planted_regression_exits_1_and_is_named() {
     let p = &v["pairs"][0];
     assert_eq!(p["failing"], 2);
     assert_eq!(p["new"]["kernel"], "6.12.0-new");
-    let m = p["matched"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["label"] == "flood rules=100")
-        .unwrap();
-    let c = m["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "received_pps")
-        .unwrap();
+    let m = item(&p["matched"], "label", "flood rules=100");
+    let c = item(&m["changes"], "metric", "received_pps");
     assert!((c["pct"].as_f64().unwrap() + 10.0).abs() < 1e-6, "{c}");
     assert!(c["diff"]["welch"]["p"].as_f64().unwrap() < 0.001, "{c}");
     let o = fwbench(&["compare", sa, sb, "--threshold", "15"]);
@@ -198,7 +188,7 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
 fn a_real_run_compared_with_itself_has_no_regression() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", db.to_str().unwrap()));
+    let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", &db));
     assert!(o.status.success(), "{}", stderr(&o));
     let d = db.to_str().unwrap();
     let o = fwbench(&["compare", d, &format!("{d}:1"), "--threshold", "0"]);
@@ -308,10 +298,7 @@ fn repeated_trials_make_a_comparison_testable() {
     let dir = TempDir::new();
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));
     for db in [&a, &b] {
-        let o = fwbench(&cmd!(
-            "flood -t 1 --rate 10kpps --repeat 2 -J --db",
-            db.to_str().unwrap()
-        ));
+        let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --repeat 2 -J --db", &db));
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");

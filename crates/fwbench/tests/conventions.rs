@@ -144,13 +144,7 @@ fn run_json_lines_are_valid_and_the_version_is_recorded() {
         "s.toml",
         "[params]\nproto = [\"tcp\", \"udp\"]\nclients = 2\nduration = 1\n",
     );
-    let o = fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "-J"
-    ));
+    let o = fwbench(&cmd!("run", &sc, "--db", &db, "-J"));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<serde_json::Value> = out

@@ -60,7 +60,7 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
+    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", &db, "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
     assert!(o.status.success(), "{}", stderr(&o));
     // The stored per-update rows match the number scheduled, all committed.
     let count = |sql: &str| sqlite_count(&db, sql);

@@ -22,10 +22,7 @@ fn report(input: impl AsRef<Path>, out: impl AsRef<Path>, args: &[&str]) -> Outp
 fn report_refuses_files_that_are_not_fwbench_results() {
     let dir = TempDir::new();
     let out = dir.file("r.html");
-    let o = fwbench(&cmd!(
-        "report /nonexistent/results.db -o",
-        out.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("report /nonexistent/results.db -o", &out));
     assert_refused(&o, "no such results file");
     // A SQLite file of another program.
     let other = dir.file("other.db");
@@ -75,12 +72,7 @@ fn report_never_overwrites_its_input() {
             assert_refused(&o, "base.db");
         }
     }
-    let o = fwbench(&cmd!(
-        "run --dry-run --db",
-        db.to_str().unwrap(),
-        "--report",
-        link.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("run --dry-run --db", &db, "--report", &link));
     assert_refused(&o, "--report");
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
     // A real output file still works, and reading did not change the input.

@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 mod skip;
 #[allow(unused_imports)]
 pub use skip::skip;
+mod tool;
+#[allow(unused_imports)]
+pub use tool::run_ok;
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fwbench")
@@ -22,14 +25,22 @@ pub fn fwbench(args: &[&str]) -> Output {
         .expect("run fwbench")
 }
 
+/// fwbench in the background, no input, its stdout and stderr piped (read them with
+/// `wait_with_output`).
+pub fn spawn_piped<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Child {
+    use std::process::Stdio;
+    Command::new(bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fwbench")
+}
+
 /// Run fwbench: its PID and its output.
 pub fn fwbench_with_pid(args: &[&str]) -> (u32, Output) {
-    let child = Command::new(bin())
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run fwbench");
+    let child = spawn_piped(args);
     let pid = child.id();
     (pid, child.wait_with_output().expect("wait for fwbench"))
 }
@@ -128,6 +139,13 @@ impl TempDir {
     }
     pub fn file(&self, name: &str) -> PathBuf {
         self.0.join(name)
+    }
+    /// A FIFO (named pipe) `name` in this directory; its path.
+    pub fn fifo(&self, name: &str) -> PathBuf {
+        let p = self.file(name);
+        let ok = Command::new("mkfifo").arg(&p).status().expect("mkfifo");
+        assert!(ok.success(), "mkfifo {}", p.display());
+        p
     }
     /// Write `text` to the file `name` in this directory; its path.
     pub fn write(&self, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
@@ -262,6 +280,15 @@ pub fn u(v: &serde_json::Value) -> u64 {
 /// A JSON number.
 pub fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// The object in the JSON array `v` whose `key` is `value` (panics naming both when none is).
+pub fn item<'a>(v: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .find(|x| x[key] == value)
+        .unwrap_or_else(|| panic!("no {key} = {value:?} in {v}"))
 }
 
 /// Whether this kernel has SCTP, from the kernel's own list of registered protocols
@@ -561,9 +588,45 @@ pub fn argv(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
 
+/// An argument of [`cmd!`] taken whole: a string or a (UTF-8) path.
+pub trait Arg {
+    fn arg(&self) -> &str;
+}
+
+impl Arg for str {
+    fn arg(&self) -> &str {
+        self
+    }
+}
+
+impl Arg for String {
+    fn arg(&self) -> &str {
+        self
+    }
+}
+
+impl Arg for Path {
+    fn arg(&self) -> &str {
+        self.to_str()
+            .unwrap_or_else(|| panic!("not UTF-8: {}", self.display()))
+    }
+}
+
+impl Arg for PathBuf {
+    fn arg(&self) -> &str {
+        self.as_path().arg()
+    }
+}
+
+impl<T: Arg + ?Sized> Arg for &T {
+    fn arg(&self) -> &str {
+        (**self).arg()
+    }
+}
+
 /// A command line of string literals, each split at whitespace, and other arguments
-/// (`&str`-like expressions: paths, names) taken whole:
-/// `cmd!("flood --testbed", &tb.name, "-t 1")`.
+/// (references to strings or paths: names, files) taken whole:
+/// `cmd!("flood --testbed", &tb.name, "-t 1 --db", &db)`.
 #[allow(unused_macros)]
 macro_rules! cmd {
     (@push $v:ident;) => {};
@@ -572,7 +635,7 @@ macro_rules! cmd {
         cmd!(@push $v; $($($rest)*)?);
     };
     (@push $v:ident; $e:expr $(, $($rest:tt)*)?) => {
-        $v.push(AsRef::<str>::as_ref($e));
+        $v.push($crate::util::Arg::arg($e));
         cmd!(@push $v; $($($rest)*)?);
     };
     ($($t:tt)*) => {{
