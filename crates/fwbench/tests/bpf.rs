@@ -186,24 +186,13 @@ fn map_event_takes_effect(tb: &str, engine: &str, event: &str) {
     let v = trial_json(
         "flow",
         tb,
-        &[
-            "-r",
-            "20kpps",
-            "--flows",
-            "2",
-            "--sources",
-            "2",
-            "-t",
-            "2",
-            "--engine",
+        &cmd!(
+            "-r 20kpps --flows 2 --sources 2 -t 2 --engine",
             engine,
-            "--rules",
-            "100",
-            "--event",
+            "--rules 100 --event",
             event,
-            "--event-method",
-            "map",
-        ],
+            "--event-method map"
+        ),
     );
     let ctx = format!("{engine} {event}: {v}");
     assert_eq!(v["status"], "ok", "{ctx}");

@@ -21,19 +21,6 @@ use util::*;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-fn run(prog: &str, args: &[&str]) -> Output {
-    let o = Command::new(prog)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{prog}: {e}"));
-    assert!(
-        o.status.success(),
-        "{prog} {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
 /// Three hosts with sshd, a controller namespace, a temp dir with keys; all removed
 /// on drop (sshd killed by the PIDs started here), also when a test panics.
 struct Hosts {
@@ -65,16 +52,6 @@ fn ssh_dirs() -> Vec<String> {
     v
 }
 
-/// No control socket directory was left (stale ones of dead controllers may be
-/// reaped meanwhile: fewer is fine).
-fn assert_no_new_ssh_dirs(before: &[String]) {
-    let now = ssh_dirs();
-    assert!(
-        now.iter().all(|d| before.contains(d)),
-        "left: {now:?} (before: {before:?})"
-    );
-}
-
 impl Hosts {
     fn up() -> Hosts {
         assert!(
@@ -96,65 +73,44 @@ impl Hosts {
         if made_run_sshd {
             std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
         }
-        run("ip", &["netns", "add", &h.ctl]);
+        run_ok(&cmd!("ip netns add", &h.ctl));
         let d = h.dir.path().display().to_string();
         for (name, comment) in [
             ("host_key", "host"),
             ("id", "controller"),
             ("wrong_id", "x"),
         ] {
-            run(
+            let file = format!("{d}/{name}");
+            run_ok(&[
                 "ssh-keygen",
-                &[
-                    "-q",
-                    "-t",
-                    "ed25519",
-                    "-N",
-                    "",
-                    "-C",
-                    comment,
-                    "-f",
-                    &format!("{d}/{name}"),
-                ],
-            );
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                comment,
+                "-f",
+                &file,
+            ]);
         }
         std::fs::copy(h.dir.file("id.pub"), h.dir.file("authorized_keys")).unwrap();
         for (i, (suffix, ctl_addr, host_addr)) in MGMT.iter().enumerate() {
             let ns = format!("fwb-{}-{suffix}", h.tb.name);
             let m = format!("m{}", i + 1);
-            run(
-                "ip",
-                &[
-                    "-n", &h.ctl, "link", "add", &m, "type", "veth", "peer", "name", "m0", "netns",
-                    &ns,
-                ],
-            );
-            run(
-                "ip",
-                &[
-                    "-n",
-                    &h.ctl,
-                    "addr",
-                    "add",
-                    &format!("{ctl_addr}/30"),
-                    "dev",
-                    &m,
-                ],
-            );
-            run("ip", &["-n", &h.ctl, "link", "set", &m, "up"]);
-            run(
-                "ip",
-                &[
-                    "-n",
-                    &ns,
-                    "addr",
-                    "add",
-                    &format!("{host_addr}/30"),
-                    "dev",
-                    "m0",
-                ],
-            );
-            run("ip", &["-n", &ns, "link", "set", "m0", "up"]);
+            let (ctl, host) = (format!("{ctl_addr}/30"), format!("{host_addr}/30"));
+            run_ok(&cmd!(
+                "ip -n",
+                &h.ctl,
+                "link add",
+                &m,
+                "type veth peer name m0 netns",
+                &ns
+            ));
+            run_ok(&cmd!("ip -n", &h.ctl, "addr add", &ctl, "dev", &m));
+            run_ok(&cmd!("ip -n", &h.ctl, "link set", &m, "up"));
+            run_ok(&cmd!("ip -n", &ns, "addr add", &host, "dev m0"));
+            run_ok(&cmd!("ip -n", &ns, "link set m0 up"));
             let cfg = h.dir.file(&format!("sshd_config_{suffix}"));
             std::fs::write(
                 &cfg,
@@ -280,6 +236,22 @@ impl Hosts {
         );
         v
     }
+
+    /// Nothing left (within 5 s): no agent, no shared SSH connection in the hosts' and
+    /// the controller's namespaces, and no new control socket directory (stale ones of
+    /// dead controllers may be reaped meanwhile: fewer is fine).
+    fn assert_nothing_left(&self) {
+        assert!(
+            wait_for(5.0, || self.strays().is_empty()),
+            "left running: {:?}",
+            self.strays()
+        );
+        let (before, now) = (&self.ssh_dirs_before, ssh_dirs());
+        assert!(
+            now.iter().all(|d| before.contains(d)),
+            "left: {now:?} (before: {before:?})"
+        );
+    }
 }
 
 impl Drop for Hosts {
@@ -360,22 +332,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     let v = h.json(&trial_args(
         "flow",
         &file,
-        &[
-            "-r",
-            "20kpps",
-            "--flows",
-            "2",
-            "--sources",
-            "2",
-            "-t",
-            "2",
-            "--engine",
-            "nft",
-            "--rules",
-            "10",
-            "--event",
-            "add:1@800ms",
-        ],
+        &argv("-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 10 --event add:1@800ms"),
     ));
     assert_eq!(v["status"], "ok", "{v}");
     let e = &v["result"]["events"];
@@ -402,12 +359,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         "{cached:?}"
     );
     // Nothing left: no agent, no shared SSH connection, no control socket directory.
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_nothing_left();
 }
 
 #[test]
@@ -445,12 +397,7 @@ fn remote_bad_host_key_or_file_exits_2() {
     });
     let o = h.fwbench(&["testbed", "check", &file]);
     assert_refused(&o, "gateway host: no interface g9");
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_nothing_left();
 }
 
 /// PIDs of `fwbench … agent` processes in a namespace (the copied binary's path
@@ -595,14 +542,7 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
     )
     .unwrap();
     let db = h.dir.file("r.db");
-    let o = h.fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--testbed",
-        &file,
-        "--db",
-        db.to_str().unwrap()
-    ));
+    let o = h.fwbench(&cmd!("run", &sc, "--testbed", &file, "--db", &db));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 2);
     assert_eq!(
@@ -619,12 +559,7 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
         2,
         "one trial per engine"
     );
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_nothing_left();
 }
 
 /// `ip -j addr show dev DEV` in a namespace: its global addresses, sorted (`None`:
@@ -693,10 +628,5 @@ fn remote_client_port_moved_over_ssh_and_given_back() {
         "c0 after the run: {:?} (before: {before:?})",
         global_addrs(&cli, "c0")
     );
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_nothing_left();
 }

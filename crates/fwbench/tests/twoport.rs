@@ -20,15 +20,6 @@ use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use util::*;
 
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    o
-}
-
 /// The tester host and the DUT, removed on drop (also on panic).
 struct Lab {
     host: String,
@@ -60,33 +51,23 @@ impl Lab {
             dir: TempDir::new(),
         };
         let (h, d) = (lab.host.as_str(), lab.dut.as_str());
-        run(&["ip", "netns", "add", h]);
-        run(&["ip", "netns", "add", d]);
+        run_ok(&["ip", "netns", "add", h]);
+        run_ok(&["ip", "netns", "add", d]);
         for (p, q) in [("p0", "d0"), ("p1", "d1")] {
-            run(&[
+            run_ok(&[
                 "ip", "-n", h, "link", "add", p, "type", "veth", "peer", "name", q, "netns", d,
             ]);
         }
         // What the tester's ports were before fwbench: p0 addressed, MTU 1400, up;
         // p1 bare and down.
-        run(&["ip", "-n", h, "addr", "add", "198.18.200.1/24", "dev", "p0"]);
-        run(&["ip", "-n", h, "link", "set", "p0", "mtu", "1400", "up"]);
+        run_ok(&["ip", "-n", h, "addr", "add", "198.18.200.1/24", "dev", "p0"]);
+        run_ok(&["ip", "-n", h, "link", "set", "p0", "mtu", "1400", "up"]);
         let script = "addr add 198.18.0.1/16 dev d0\naddr add 2001:2:0:1::1/64 dev d0 nodad\n\
                       addr add 198.19.0.1/24 dev d1\naddr add 2001:2:0:2::1/64 dev d1 nodad\n\
                       link set d0 up\nlink set d1 up\nlink set lo up\n";
-        let mut c = Command::new("ip")
-            .args(["-n", d, "-b", "-"])
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        c.stdin
-            .take()
-            .unwrap()
-            .write_all(script.as_bytes())
-            .unwrap();
-        assert!(c.wait().unwrap().success());
-        run(&cmd!(
+        let batch = run_with_input(Command::new("ip").args(["-n", d, "-b", "-"]), script);
+        assert!(batch, "ip -b: {script}");
+        run_ok(&cmd!(
             "ip netns exec",
             d,
             "sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1"
@@ -357,8 +338,8 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
     // What a run killed with its whole process tree leaves: p0 returned from its
     // destroyed namespace flushed, at another MTU and down (as a physical port does);
     // p1 still in a namespace whose holder survived; a sysctl still set.
-    run(&["ip", "-n", &h, "addr", "flush", "dev", "p0"]);
-    run(&["ip", "-n", &h, "link", "set", "p0", "mtu", "1300", "down"]);
+    run_ok(&["ip", "-n", &h, "addr", "flush", "dev", "p0"]);
+    run_ok(&["ip", "-n", &h, "link", "set", "p0", "mtu", "1300", "down"]);
     let holder = Command::new("ip")
         .args(["netns", "exec", &h, "unshare", "-n", "sleep", "60"])
         .stdin(Stdio::null())
@@ -373,8 +354,8 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
                 .is_ok_and(|c| c.trim() == "sleep")
     }));
     let holder_pid = hpid.to_string();
-    run(&cmd!("ip -n", &h, "link set p1 netns", &holder_pid));
-    run(&cmd!(
+    run_ok(&cmd!("ip -n", &h, "link set p1 netns", &holder_pid));
+    run_ok(&cmd!(
         "ip netns exec",
         &h,
         "sysctl -qw net.ipv4.ip_forward=1"
