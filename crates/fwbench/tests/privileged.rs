@@ -5,7 +5,7 @@
 mod util;
 
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use util::*;
 
@@ -147,7 +147,7 @@ fn sctp_is_reported_unavailable_not_crashed() {
 fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", db.to_str().unwrap(), "--json"));
+    let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", &db, "--json"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
     let n: i64 = sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
@@ -195,12 +195,7 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
         "s.toml",
         "name = \"ctrlc\"\n[params]\nproto = [\"tcp\", \"udp\"]\nclients = [2, 3]\nduration = \"1500ms\"\n",
     );
-    let child = Command::new(bin())
-        .args(["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&cmd!("run", &sc, "--db", &db));
     let pid = child.id();
     // Interrupt once the first trial is committed.
     assert!(wait_for(30.0, || {
@@ -353,14 +348,23 @@ fn testbed_lifecycle_and_duplicate_name() {
 
 // ---- firewall engines (issue 3) ----
 
-/// The next trial (another engine) finds the crash marker and removes what it lists.
-fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
+/// Kill the gateway agent of a trial (`extra`: its duration and rules) on a new testbed:
+/// it cannot undo anything, so `table` stays behind. The next trial (another engine)
+/// finds the crash marker and removes what it lists: nothing of fwbench's is left.
+fn crash_marker_cleans_up(extra: &str, table: &str) {
+    let tb = TestbedGuard::up("forward");
+    let ns = tb.gw();
+    let state = crash_gateway_agent(&tb.name, &ns, &argv(extra));
+    assert!(
+        state.contains(table),
+        "expected {table} left after the crash"
+    );
     let v = echo_json(
-        tb,
+        &tb.name,
         &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
     );
     assert_eq!(v["status"], "ok", "{v}");
-    assert_gateway_clean(ns, "after the crash marker's cleanup:");
+    assert_gateway_clean(&ns, "after the crash marker's cleanup:");
 }
 
 #[test]
@@ -456,19 +460,10 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_cleans_an_ip6_table_up() {
-    let tb = TestbedGuard::up("forward");
-    let ns = tb.gw();
-    let state = crash_gateway_agent(
-        &tb.name,
-        &ns,
-        &argv("-t 30 -A 6 --engine nft --nft-family ip --rules 50"),
+    crash_marker_cleans_up(
+        "-t 30 -A 6 --engine nft --nft-family ip --rules 50",
+        "table ip6 fwbench",
     );
-    assert!(
-        state.contains("table ip6 fwbench"),
-        "expected an ip6 table left after the crash"
-    );
-    // The next trial (another engine) finds the marker and deletes `table ip6 fwbench`.
-    next_trial_leaves_the_gateway_clean(&tb.name, &ns);
 }
 
 #[test]
@@ -714,33 +709,18 @@ fn import_iptables_save_and_nft_files_run() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_lets_the_next_run_clean_up() {
-    let tb = TestbedGuard::up("forward");
-    let ns = tb.gw();
-    // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
-    let state = crash_gateway_agent(
-        &tb.name,
-        &ns,
-        &["-t", "30", "--engine", "nft", "--rules", "50"],
-    );
-    assert!(
-        state.contains("table inet fwbench"),
-        "expected leftovers after the crash"
-    );
-    // The next trial's gateway finds the marker and removes them first.
-    next_trial_leaves_the_gateway_clean(&tb.name, &ns);
+    crash_marker_cleans_up("-t 30 --engine nft --rules 50", "table inet fwbench");
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn killed_run_resumes_without_repeating_or_losing_trials() {
     let dir = TempDir::new();
-    let sc = dir.file("resume.toml");
     // No seed: the resumed run must take the interrupted run's seed to keep the keys.
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "resume.toml",
         "order = \"random\"\nrepetitions = 2\n[params]\nproto = \"udp\"\nclients = [1, 2, 3]\nduration = \"600ms\"\n",
-    )
-    .unwrap();
+    );
     let db = dir.file("r.db");
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
     let mut child = spawn_quiet(&args);
@@ -787,13 +767,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
         1
     );
     // A complete run is not resumed: the next invocation is a new run.
-    let o = fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "--dry-run"
-    ));
+    let o = fwbench(&cmd!("run", &sc, "--db", &db, "--dry-run"));
     assert!(o.status.success());
     // The ephemeral testbed of the killed run is gone.
     assert!(namespaces_with("fwb-e")
@@ -805,13 +779,11 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn workload_file_runs_its_commands_inside_the_client_namespace() {
     let dir = TempDir::new();
-    let w = dir.file("w.txt");
     // `ip link show c0` succeeds only in the client's namespace (the host has no c0).
-    std::fs::write(
-        &w,
+    let w = dir.write(
+        "w.txt",
         "# seed 003 style\nsequential 3 { command \"ip link show c0\" }\nparallel 2 { sequential 2 { command \"sleep 0.2\" } }\nrandom 2 7 10ms 20ms { command \"false\" }\n",
-    )
-    .unwrap();
+    );
     let t0 = std::time::Instant::now();
     let o = fwbench(&["workload", w.to_str().unwrap(), "--json"]);
     let wall = t0.elapsed().as_secs_f64();
@@ -862,8 +834,7 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn workload_file_runs_with_the_firewall_options() {
     let dir = TempDir::new();
-    let w = dir.file("w.txt");
-    std::fs::write(&w, "sequential 2 { command \"true\" }\n").unwrap();
+    let w = dir.write("w.txt", "sequential 2 { command \"true\" }\n");
     let file = w.to_str().unwrap();
     let v = json_of(&[
         "workload",
@@ -925,14 +896,7 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
             .join(" ")
     };
     let fresh_addrs = addrs(&ns);
-    let o = fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "--testbed",
-        &tb.name
-    ));
+    let o = fwbench(&cmd!("run", &sc, "--db", &db, "--testbed", &tb.name));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_says(&o, "rebuilt the testbed (same name and addresses)");
     let rows = residue_rows(&db);
@@ -1040,7 +1004,7 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     // An nft engine's id carries its table family.
     let o = fwbench(&cmd!(
         "echo -t 1 -n 1 -P udp --engine nft-set --rules 10 --nft-family ip --db",
-        db.to_str().unwrap()
+        &db
     ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let last = sqlite_rows(
