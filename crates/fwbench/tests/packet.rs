@@ -370,6 +370,14 @@ fn ping_round_trips_are_positive_and_ordered() {
     }
 }
 
+/// A policer in the testbed's gateway: the flood's packets above `limit` per second,
+/// once a bucket of `burst` packets is spent, are dropped (and counted).
+fn policer(tb: &TestbedGuard, name: &str, limit: f64, burst: f64) -> NftTable {
+    let rule =
+        format!("udp dport 9000 limit rate over {limit}/second burst {burst} packets counter drop");
+    NftTable::forward(tb, name, &rule)
+}
+
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ndr_finds_a_policers_rate_within_the_precision() {
@@ -379,18 +387,14 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     // A burst of 0.1 s absorbs the paced sender's scheduling hiccups on a busy machine;
     // in a 1-s trial the bucket then passes limit + burst packets.
     let burst = 2_000.0;
-    let _t = NftTable::forward(
-        &tb,
-        "fwbt_policer",
-        "udp dport 9000 limit rate over 20000/second burst 2000 packets counter drop",
-    );
+    let _t = policer(&tb, "fwbt_policer", limit, burst);
     let dir = TempDir::new();
     let db = dir.file("ndr.db");
     let v = json_of(&cmd!(
         "ndr --testbed",
         &tb.name,
         "--json -t 1 --precision 2% --db",
-        db.to_str().unwrap()
+        &db
     ));
     assert_eq!(v["result"]["search"], "ndr", "{v}");
     let v = &v["result"];
@@ -477,29 +481,15 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     // machine, and a bucket that absorbs its catching up after being descheduled (with
     // 0.1 s, hiccups of a load of 10–40 lost packets well under the policer's rate).
     let (limit, burst, d) = (5_000.0, 2_500.0, 2.0);
-    let _t = NftTable::forward(
-        &tb,
-        "fwbt_mlr_policer",
-        "udp dport 9000 limit rate over 5000/second burst 2500 packets counter drop",
-    );
+    let _t = policer(&tb, "fwbt_mlr_policer", limit, burst);
     let dir = TempDir::new();
     let db = dir.file("mlr.db");
-    let v = json_of(&[
-        "mlr",
-        "--testbed",
+    let v = json_of(&cmd!(
+        "mlr --testbed",
         &tb.name,
-        "--json",
-        "-t",
-        "2",
-        "--initial-duration",
-        "0.5",
-        "--goals",
-        "0,5%",
-        "--precision",
-        "2%",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+        "--json -t 2 --initial-duration 0.5 --goals 0,5% --precision 2% --db",
+        &db
+    ));
     assert_eq!(v["result"]["search"], "mlr", "{v}");
     let v = &v["result"];
     assert!(v["converged"].as_bool().unwrap(), "{v}");
@@ -542,15 +532,13 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len() + 4);
     // The same search as a scenario workload: its row holds both rates.
-    let sc = dir.file("mlr.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "mlr.toml",
         format!(
             "workload = \"mlr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\ninitial_duration = \"0.5s\"\ngoals = \"0,5%\"\nprecision = \"3%\"\nmax_rate = \"10kpps\"\nlatency_at = \"none\"\n",
             tb.name
         ),
-    )
-    .unwrap();
+    );
     let db2 = dir.file("run.db");
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
@@ -683,63 +671,55 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
 
 #[test]
 fn packet_bad_input_exits_2() {
-    for args in [
-        &["flood", "--size", "abc"][..],
-        &["flood", "--size", "1473"],
-        &["flood", "-A", "6", "--frame", "64"],
-        &["flood", "--rate", "15Q"],
-        &["flood", "--rate", "-5M"],
-        &["flood", "-t", "0"],
-        &["flood", "--threads", "500", "--flows", "500"],
-        &["flood", "--threads", "2"],
-        &["flood", "--sender", "dpdk"],
-        &["flood", "--size", "8000", "--fragment", "--sender", "raw"],
-        &["flood", "--size", "70000", "--fragment"],
-        &["flood", "--sink", "gateway", "--topology", "direct"],
-        &["flood", "--sink", "xdp", "--topology", "input"],
-        &["flood", "--size", "8000", "--fragment", "--sender", "xdp"],
-        &["flood", "--sink", "xdp", "--size", "3000", "--fragment"],
-        &["flow"],
-        &["flow", "--rate", "max"],
-        &["ping", "-s", "4"],
-        &["ping", "-c", "0"],
-        &["ping", "-i", "soon"],
-        &["ndr", "--loss", "150%"],
-        &["ndr", "--precision", "x"],
-        &["ndr", "--precision", "0"],
-        &["ndr", "--max-rate", "0.5pps"],
-        &["ndr", "--sink", "gateway"],
-        &["ndr", "--latency-at", "120%"],
-        &["mlr", "--goals", "0,150%"],
-        &["mlr", "--goals", "x"],
-        &["mlr", "--latency-at", "0"],
-        &["mlr", "--precision", "0"],
-        &["mlr", "--initial-duration", "soon"],
-        &["flood", "--frame", "60"],
-        &["flood", "--size", "imix", "--fragment"],
-        &["flood", "--size", "60:1,1500:1"],
-        &["flood", "--size", "64:0"],
-        &["flood", "--size", "64:7,64:1"],
-        &["flood", "-A", "6", "--size", "imix"],
-        &["ping", "--size", "imix"],
-        &["flood", "--dsts", "4"],
-        &[
-            "flood",
-            "--dsts",
-            "2",
-            "--flows",
-            "2",
-            "--dst",
-            "198.19.0.2",
-        ],
-        &["flood", "--dsts", "300", "--flows", "300"],
-        &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
-        &["degrade", "--rate", "1M"],
-        &argv("degrade --rate 1M --engine nft --max-rules 0"),
+    for line in [
+        "flood --size abc",
+        "flood --size 1473",
+        "flood -A 6 --frame 64",
+        "flood --rate 15Q",
+        "flood --rate -5M",
+        "flood -t 0",
+        "flood --threads 500 --flows 500",
+        "flood --threads 2",
+        "flood --sender dpdk",
+        "flood --size 8000 --fragment --sender raw",
+        "flood --size 70000 --fragment",
+        "flood --sink gateway --topology direct",
+        "flood --sink xdp --topology input",
+        "flood --size 8000 --fragment --sender xdp",
+        "flood --sink xdp --size 3000 --fragment",
+        "flow",
+        "flow --rate max",
+        "ping -s 4",
+        "ping -c 0",
+        "ping -i soon",
+        "ndr --loss 150%",
+        "ndr --precision x",
+        "ndr --precision 0",
+        "ndr --max-rate 0.5pps",
+        "ndr --sink gateway",
+        "ndr --latency-at 120%",
+        "mlr --goals 0,150%",
+        "mlr --goals x",
+        "mlr --latency-at 0",
+        "mlr --precision 0",
+        "mlr --initial-duration soon",
+        "flood --frame 60",
+        "flood --size imix --fragment",
+        "flood --size 60:1,1500:1",
+        "flood --size 64:0",
+        "flood --size 64:7,64:1",
+        "flood -A 6 --size imix",
+        "ping --size imix",
+        "flood --dsts 4",
+        "flood --dsts 2 --flows 2 --dst 198.19.0.2",
+        "flood --dsts 300 --flows 300",
+        "flood --sink gateway --fragment --size 3000",
+        "degrade --rate 1M",
+        "degrade --rate 1M --engine nft --max-rules 0",
     ] {
-        let o = fwbench(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(!stderr(&o).trim().is_empty(), "{args:?}: no message");
+        let o = fwbench(&argv(line));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(!stderr(&o).trim().is_empty(), "{line}: no message");
     }
 }
 
@@ -757,13 +737,8 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
         "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\n",
     );
     let db = dir.file("r.db");
-    let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
-    let child = Command::new(bin())
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = cmd!("run", &sc, "--db", &db);
+    let child = spawn_piped(&args);
     let steps = |db: &std::path::Path| {
         if db.exists() {
             sqlite_count(db, "SELECT count(*) FROM trials WHERE workload = 'flood'")
