@@ -61,6 +61,7 @@ mod tests {
             frame,
             seed: 9,
             timeout_ms: 500,
+            events: None,
         })
         .unwrap();
         clients.start();
@@ -79,6 +80,69 @@ mod tests {
             assert_eq!(sv.mp2.bytes, sv.mp3.bytes, "{sv:?}");
         }
         assert!(c.rtt.count > 0 && c.rtt.p50_ns > 0 && c.rtt.p50_ns <= c.rtt.max_ns);
+    }
+
+    /// Gateway events: client 1's cycles are the marker's bins, the others' the
+    /// background's; every cycle is in one bin, its failures the lost and unsent.
+    #[test]
+    fn cycles_go_into_the_marker_and_background_bins() {
+        for proto in [Proto::Udp, Proto::Tcp] {
+            let ip: IpAddr = "127.0.0.1".parse().unwrap();
+            let port = free_port(ip);
+            let server = EchoServer::start(&EchoServerSpec {
+                proto,
+                mode: ServerMode::Epoll,
+                listen: ip,
+                port,
+                clients: 3,
+                max_frame: 64,
+                timeout_ms: 500,
+            })
+            .unwrap();
+            let mut clients = EchoClients::connect(&EchoClientSpec {
+                proto,
+                sources: vec![ip; 3],
+                server: ip,
+                port,
+                frame: FrameSize::Fixed { size: 64 },
+                seed: 9,
+                timeout_ms: 500,
+                events: Some(proto::StreamEventsSpec {
+                    bin_ns: 1_000_000,
+                    marker_source: None,
+                }),
+            })
+            .unwrap();
+            clients.start();
+            std::thread::sleep(Duration::from_millis(200));
+            let c = clients.stop();
+            drop(server.stop());
+            let e = c.events.as_deref().expect("bins were asked for");
+            assert_eq!(e.background_streams, 2);
+            let total = |b: &proto::TxnBins| {
+                let n = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
+                (n(&b.done), n(&b.failed))
+            };
+            let (md, mf) = total(&e.marker);
+            let (bd, bf) = total(&e.background);
+            let c1 = &c.clients[0];
+            assert!(md > 10, "{proto}: {md}");
+            assert_eq!(md + mf, c1.mp1.frames + c1.unsent, "{proto}: {c1:?}");
+            assert_eq!(mf, c1.lost + c1.unsent, "{proto}");
+            let lost: u64 = c.clients.iter().map(|x| x.lost + x.unsent).sum();
+            assert_eq!(mf + bf, lost, "{proto}");
+            let sent: u64 = c.clients[1..].iter().map(|x| x.mp1.frames + x.unsent).sum();
+            assert_eq!(bd + bf, sent, "{proto}");
+            assert!(e.marker.first_done.is_some() && e.marker.last_done.is_some());
+            let max = e
+                .background
+                .latency_max_us
+                .iter()
+                .max()
+                .copied()
+                .unwrap_or(0);
+            assert!(max > 0, "{proto}: round trips in µs");
+        }
     }
 
     #[test]
