@@ -299,6 +299,9 @@ pub struct TxnBins {
 /// and the background's (every other stream of the workload, merged).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TxnStreams {
+    /// The marker stream's source address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_source: Option<IpAddr>,
     pub marker: TxnBins,
     pub background: TxnBins,
     /// Streams merged into `background` (echo clients, ping 1, session workers).

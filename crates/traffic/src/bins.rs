@@ -11,7 +11,8 @@
 //! transactions (every one recorded is in one bin, done or failed).
 //! Must not: read clocks or sockets (stamps are passed in; unit-tested without I/O).
 
-use proto::{FlowBins, TxnBins};
+use proto::{FlowBins, TxnBins, TxnStreams};
+use std::net::IpAddr;
 
 /// Most bins one flow keeps (120 s of 1-ms bins); later stamps go to the last one.
 pub const MAX_BINS: usize = 120_000;
@@ -295,17 +296,46 @@ impl Drop for Recorder {
     }
 }
 
-/// A shared [`Txns`] for [`Recorder`]s.
-pub fn shared(width_ns: u64, origin_ns: u64) -> std::sync::Arc<std::sync::Mutex<Txns>> {
-    std::sync::Arc::new(std::sync::Mutex::new(Txns::new(width_ns, origin_ns)))
+/// A client's transactions for gateway events: the marker stream's and the
+/// background's, each a shared [`Txns`] its streams' [`Recorder`]s add to.
+#[derive(Clone)]
+pub struct Streams {
+    marker: std::sync::Arc<std::sync::Mutex<Txns>>,
+    background: std::sync::Arc<std::sync::Mutex<Txns>>,
 }
 
-/// The bins of a shared [`Txns`] once its recorders are gone (or a copy, if one is
-/// still held).
-pub fn take(t: std::sync::Arc<std::sync::Mutex<Txns>>) -> TxnBins {
-    match std::sync::Arc::try_unwrap(t) {
-        Ok(m) => m.into_inner().map(Txns::finish).unwrap_or_default(),
-        Err(t) => t.lock().map(|t| t.clone().finish()).unwrap_or_default(),
+impl Streams {
+    /// Bins of `width_ns` from `origin_ns` on (CLOCK_REALTIME), for both.
+    pub fn new(width_ns: u64, origin_ns: u64) -> Streams {
+        let shared = || std::sync::Arc::new(std::sync::Mutex::new(Txns::new(width_ns, origin_ns)));
+        Streams {
+            marker: shared(),
+            background: shared(),
+        }
+    }
+
+    /// A recorder of the marker stream (`true`) or of a background stream.
+    pub fn recorder(&self, marker: bool) -> Recorder {
+        Recorder::new(
+            if marker {
+                &self.marker
+            } else {
+                &self.background
+            }
+            .clone(),
+        )
+    }
+
+    /// The bins (call once the recorders have flushed).
+    pub fn finish(&self, marker_source: Option<IpAddr>, background_streams: u32) -> TxnStreams {
+        let take =
+            |t: &std::sync::Mutex<Txns>| t.lock().map(|t| t.clone().finish()).unwrap_or_default();
+        TxnStreams {
+            marker_source,
+            marker: take(&self.marker),
+            background: take(&self.background),
+            background_streams,
+        }
     }
 }
 

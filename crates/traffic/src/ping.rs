@@ -32,8 +32,9 @@ const MAX_MARKER_PROBES: usize = 2_000_000;
 pub struct PingClient {
     gate: StartGate,
     stop: Arc<AtomicBool>,
-    worker: Option<JoinHandle<Result<(PingResults, Option<Txns>), TrafficError>>>,
+    worker: Option<JoinHandle<PingLoop>>,
     marker: Option<Marker>,
+    marker_source: Option<std::net::IpAddr>,
 }
 
 impl PingClient {
@@ -57,6 +58,7 @@ impl PingClient {
             )?),
             None => None,
         };
+        let marker_source = spec.events.and_then(|e| e.marker_source);
         let (g, st, spec) = (gate.clone(), stop.clone(), spec.clone());
         let worker = std::thread::spawn(move || {
             if !g.wait() {
@@ -69,6 +71,7 @@ impl PingClient {
             stop,
             worker: Some(worker),
             marker,
+            marker_source,
         })
     }
 
@@ -89,6 +92,7 @@ impl PingClient {
                 None => Default::default(),
             };
             r.events = Some(Box::new(proto::TxnStreams {
+                marker_source: self.marker_source,
                 marker,
                 background: background.finish(),
                 background_streams: 1,
@@ -104,6 +108,9 @@ impl Drop for PingClient {
         self.gate.open(Gate::Abort);
     }
 }
+
+/// What the ping's thread returns: its results and its probes' bins (with events).
+type PingLoop = Result<(PingResults, Option<Txns>), TrafficError>;
 
 /// A UDP socket bound to `src` and connected to `server`:`port`.
 fn connected(
@@ -121,11 +128,7 @@ fn connected(
 }
 
 /// The ping's probes and, with gateway events, their bins by send time.
-fn ping_loop(
-    sock: &UdpSocket,
-    spec: &PingSpec,
-    stop: &AtomicBool,
-) -> Result<(PingResults, Option<Txns>), TrafficError> {
+fn ping_loop(sock: &UdpSocket, spec: &PingSpec, stop: &AtomicBool) -> PingLoop {
     sys::tight_timer_slack();
     let mut r = PingResults::default();
     let mut hist = RttHistogram::new();
@@ -498,7 +501,7 @@ mod tests {
         c.start();
         std::thread::sleep(Duration::from_millis(300));
         let r = c.stop().unwrap();
-        drop(refl.stop());
+        assert!(refl.stop().echoed.frames >= 50);
         assert_eq!((r.sent, r.received), (50, 50), "{r:?}");
         let e = r.events.expect("bins were asked for");
         let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();

@@ -21,7 +21,7 @@ use super::hold::{self, HoldPlan, Limits};
 use super::http::{self, Parse};
 use super::pattern::{pattern, BodyCheck};
 use super::{error_text, open};
-use crate::bins::{self, Recorder, Txns};
+use crate::bins::{Recorder, Streams};
 use crate::gate::{Gate, StartGate};
 use crate::hist::{RttHistogram, SessionTimes};
 use crate::sys;
@@ -398,7 +398,7 @@ struct Shared {
     /// CLOCK_REALTIME at `epoch`: the clock of the events' bins.
     epoch_real: u64,
     /// Gateway events: the marker stream's sessions and the workers' (background).
-    events: Option<(Arc<Mutex<Txns>>, Arc<Mutex<Txns>>)>,
+    events: Option<Streams>,
 }
 
 impl Shared {
@@ -456,13 +456,13 @@ fn timed_session(
 /// The marker stream: the smallest sessions from its own address, back to back
 /// until stopped, into its own bins (not the trial's counts).
 fn run_marker(plan: &Plan, sh: &Shared, gate: &StartGate) {
-    let Some((marker, _)) = &sh.events else {
+    let Some(events) = &sh.events else {
         return;
     };
     if !gate.wait() {
         return;
     }
-    let mut rec = Some(Recorder::new(marker.clone()));
+    let mut rec = Some(events.recorder(true));
     let mut buf = vec![0u8; SMALL_READ_BUF];
     while !sh.stop.load(Ordering::Relaxed) {
         let _ = timed_session(plan, &mut buf, sh, &mut rec);
@@ -474,10 +474,7 @@ fn run_worker(job: Job, sh: &Shared, gate: &StartGate) -> Tally {
     if !gate.wait() {
         return t;
     }
-    let mut rec = sh
-        .events
-        .as_ref()
-        .map(|(_, background)| Recorder::new(background.clone()));
+    let mut rec = sh.events.as_ref().map(|e| e.recorder(false));
     let small = job.plan.response < SMALL_READ_BUF as u64;
     let mut buf = vec![0u8; if small { SMALL_READ_BUF } else { READ_BUF }];
     if let Some((plan, n)) = &job.overhead {
@@ -546,8 +543,9 @@ pub struct SessionClient {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<Tally>>,
     opener: Option<JoinHandle<hold::Opened>>,
-    /// Gateway events: the marker stream's worker.
+    /// Gateway events: the marker stream's worker and its source address.
     marker: Option<JoinHandle<()>>,
+    marker_source: Option<IpAddr>,
 }
 
 /// Check a spec before anything is created.
@@ -615,13 +613,9 @@ impl SessionClient {
             hold_opened: AtomicU64::new(0),
             hold_done: AtomicBool::new(false),
             epoch_real: sys::realtime_ns(),
-            events: spec.events.map(|e| {
-                let origin = sys::realtime_ns();
-                (
-                    bins::shared(e.bin_ns, origin),
-                    bins::shared(e.bin_ns, origin),
-                )
-            }),
+            events: spec
+                .events
+                .map(|e| Streams::new(e.bin_ns, sys::realtime_ns())),
         });
         let gate = StartGate::new();
         let mut client = SessionClient {
@@ -635,6 +629,7 @@ impl SessionClient {
             workers: Vec::new(),
             opener: None,
             marker: None,
+            marker_source: spec.events.and_then(|e| e.marker_source),
         };
         let spawn_err = |e| TrafficError::io("spawning a client thread", e);
         if spec.mode == ConnMode::Hold {
@@ -830,13 +825,10 @@ impl SessionClient {
             .lock()
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default();
-        r.events = sh.events.as_ref().map(|(marker, background)| {
-            Box::new(proto::TxnStreams {
-                marker: bins::take(marker.clone()),
-                background: bins::take(background.clone()),
-                background_streams: self.parallel,
-            })
-        });
+        r.events = sh
+            .events
+            .as_ref()
+            .map(|e| Box::new(e.finish(self.marker_source, self.parallel)));
         Ok(r)
     }
 }

@@ -6,7 +6,7 @@
 //! keep two significant digits, while the merged histogram (the trial's RTT) keeps
 //! three: every client hands its samples to it in batches.
 
-use crate::bins::{self, Recorder, Txns};
+use crate::bins::{Recorder, Streams};
 use crate::frame::{fill_body, Repr};
 use crate::hist::RttHistogram;
 use crate::rng::FrameSizer;
@@ -54,7 +54,7 @@ pub struct EchoClients {
     /// Echoes received so far (MP4 frames), all clients: read while the trial runs.
     progress: Arc<LiveCounts>,
     /// Gateway events: client 1's cycles (the marker) and the others' (background).
-    events: Option<(Arc<Mutex<Txns>>, Arc<Mutex<Txns>>)>,
+    events: Option<Streams>,
 }
 
 /// What the clients have received so far, read while the trial runs.
@@ -119,13 +119,9 @@ impl EchoClients {
         let progress = Arc::new(LiveCounts::default());
         let merged: Merged = Arc::new(Mutex::new(RttHistogram::new()));
         let compact = spec.sources.len() > COMPACT_ABOVE;
-        let events = spec.events.map(|e| {
-            let origin = sys::realtime_ns();
-            (
-                bins::shared(e.bin_ns, origin),
-                bins::shared(e.bin_ns, origin),
-            )
-        });
+        let events = spec
+            .events
+            .map(|e| Streams::new(e.bin_ns, sys::realtime_ns()));
         let mut clients = EchoClients {
             gate: gate.clone(),
             stop: stop.clone(),
@@ -147,9 +143,7 @@ impl EchoClients {
                 compact,
                 merged: merged.clone(),
                 // Client 1 is the marker stream; the others are the background.
-                recorder: events.as_ref().map(|(marker, background)| {
-                    Recorder::new(if i == 0 { marker } else { background }.clone())
-                }),
+                recorder: events.as_ref().map(|e| e.recorder(i == 0)),
             };
             let (g, s) = (gate.clone(), stop.clone());
             let w = std::thread::Builder::new()
@@ -219,17 +213,15 @@ impl EchoClients {
         }
         let rtt = self.merged.lock().map(|h| h.summary()).unwrap_or_default();
         let background_streams = clients.len().saturating_sub(1) as u32;
+        let marker_source = clients.first().and_then(|c| c.source.parse().ok());
         EchoClientResults {
             clients,
             rtt,
             elapsed_ns,
-            events: self.events.take().map(|(marker, background)| {
-                Box::new(proto::TxnStreams {
-                    marker: bins::take(marker),
-                    background: bins::take(background),
-                    background_streams,
-                })
-            }),
+            events: self
+                .events
+                .take()
+                .map(|e| Box::new(e.finish(marker_source, background_streams))),
         }
     }
 }
