@@ -104,32 +104,6 @@ fn an_added_set_element_drops_the_marker_and_the_verdicts_say_whose_packets_they
     }
 }
 
-/// The checks every request–response trial with one `add:1` update passes: one row per
-/// scheduled update, the marker's drop dated (below the trial's length), and the loss
-/// in the bins the trial's (`lost`: what the workload counts as lost).
-fn took_effect(v: &Value, ctx: &str, lost: u64) -> f64 {
-    assert_eq!(v["status"], "ok", "{ctx}: {v}");
-    let e = &v["result"]["events"];
-    let ups = e["updates"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{ctx}: {v}"));
-    assert_eq!(ups.len(), 1, "{ctx}: one row per scheduled update");
-    assert_eq!(
-        v["gateway"]["updates"].as_array().unwrap().len(),
-        1,
-        "{ctx}"
-    );
-    let up = &ups[0];
-    assert!(up["error"].is_null(), "{ctx}: {up}");
-    assert!(f(&up["commit_ms"]) > 0.0, "{ctx}: {up}");
-    let tte = f(&up["time_to_effect_ms"]);
-    assert!(tte > -1.0 && tte < 2000.0, "{ctx}: time to effect {tte} ms");
-    assert_eq!(u(&e["bins_lost"]), lost, "{ctx}: bins vs trial loss");
-    // Undone before the verdicts: the rule set is as installed.
-    assert_eq!(v["verdicts"]["ok"], true, "{ctx}: {}", v["verdicts"]);
-    tte
-}
-
 /// A 2 s trial of `kind` through `engine` with 100 rules and `extra` flags.
 fn rr(tb: &str, kind: &str, engine: &str, extra: &[&str]) -> Value {
     let a = [
@@ -151,7 +125,7 @@ fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
         let v = rr(&tb.name, "echo", engine, &argv("-P udp -n 3"));
         let r = &v["result"];
         let ctx = format!("echo udp {engine}");
-        took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
+        update_took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
         assert!(u(&r["lost"]) > 0, "{ctx}: the marker's echoes are lost");
         assert_eq!(v["result"]["events"]["background_streams"], 2, "{ctx}");
     }
@@ -160,20 +134,20 @@ fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
         let v = rr(&tb.name, "echo", engine, &argv("-P tcp -n 3"));
         let r = &v["result"];
         let ctx = format!("echo tcp {engine}");
-        took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
+        update_took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
         assert!(u(&r["lost"]) > 0, "{ctx}: {v}");
         // Ping: the marker is a stream of paced probes of its own; the ping itself
         // (the background) keeps its echoes.
         let v = rr(&tb.name, "ping", engine, &[]);
         let ctx = format!("ping {engine}");
-        took_effect(&v, &ctx, u(&v["result"]["lost"]));
+        update_took_effect(&v, &ctx, u(&v["result"]["lost"]));
         assert_eq!(v["result"]["events"]["marker_src"], "198.18.1.2", "{ctx}");
         assert_eq!(v["result"]["events"]["unit"], "probe", "{ctx}");
         // Sessions: the marker is a stream of the smallest sessions from client 2;
         // the workload's sessions (client 1) are the background.
         let v = rr(&tb.name, "sessions", engine, &argv("-p 2"));
         let ctx = format!("sessions {engine}");
-        took_effect(&v, &ctx, u(&v["result"]["failed"]));
+        update_took_effect(&v, &ctx, u(&v["result"]["failed"]));
         assert!(u(&v["result"]["sessions"]) > 100, "{ctx}: {v}");
     }
 }
@@ -231,7 +205,7 @@ fn a_deletion_lets_the_marker_through_during_echo_and_bad_combinations_exit_2() 
         &argv("-P udp -n 2 -t 2 --timeout-ms 50 --engine iptables-nft --rules 100 --event delete:1@800ms --event-method per-rule"),
     );
     let r = &v["result"];
-    let tte = took_effect(&v, "echo delete", u(&r["lost"]) + u(&r["unsent"]));
+    let tte = update_took_effect(&v, "echo delete", u(&r["lost"]) + u(&r["unsent"]));
     assert!(
         tte > 0.0 && tte < 200.0,
         "about one timeout after the commit: {tte} ms"
