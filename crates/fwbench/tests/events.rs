@@ -54,16 +54,10 @@ fn an_added_drop_rule_takes_effect_for_every_engine() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
-    let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
-    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    // The stored per-update rows match the number scheduled, all committed.
-    let count = |sql: &str| sqlite_count(&db, sql);
+/// The stored per-update rows of a trial of 4 scheduled updates: 4, all committed,
+/// the first (the marker's) with a time to effect.
+fn four_rows_stored(db: &std::path::Path) {
+    let count = |sql: &str| sqlite_count(db, sql);
     assert_eq!(count("SELECT count(*) FROM gateway_updates"), 4);
     assert_eq!(
         count("SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"),
@@ -73,6 +67,17 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
         count("SELECT count(*) FROM gateway_updates WHERE time_to_effect_ms IS NOT NULL"),
         1
     );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    four_rows_stored(&db);
     // A deletion lets the marker flow through: its first packet dates the effect.
     let v = flow(
         &tb.name,
@@ -166,18 +171,12 @@ fn echo_updates_are_stored_one_row_each_and_reported() {
         "-P udp -n 3 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"
     ));
     assert!(o.status.success(), "{}", stderr(&o));
-    let count = |sql: &str| sqlite_count(&db, sql);
-    assert_eq!(count("SELECT count(*) FROM gateway_updates"), 4);
+    four_rows_stored(&db);
     assert_eq!(
-        count("SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"),
-        4
-    );
-    assert_eq!(
-        count("SELECT count(*) FROM gateway_updates WHERE time_to_effect_ms IS NOT NULL"),
-        1
-    );
-    assert_eq!(
-        count("SELECT count(*) FROM gateway_updates WHERE series IS NOT NULL"),
+        sqlite_count(
+            &db,
+            "SELECT count(*) FROM gateway_updates WHERE series IS NOT NULL"
+        ),
         4
     );
     // The report reads them in echo's words.

@@ -77,17 +77,20 @@ fn planted(s: &mut Store) -> i64 {
     finish(s, run)
 }
 
+/// One of the findings is `s` exactly.
+fn said(a: &report::figure::Analysis, s: &str) {
+    assert!(
+        a.findings.iter().any(|f| f == s),
+        "{s}\nnot in {:#?}",
+        a.findings
+    )
+}
+
 #[test]
 fn stored_updates_read_as_findings_figures_and_table() {
     let r = report_of(planted);
     let a = &r.runs[0].analysis;
-    let said = |s: &str| {
-        assert!(
-            a.findings.iter().any(|f| f == s),
-            "{s}\nnot in {:#?}",
-            a.findings
-        )
-    };
+    let said = |s: &str| said(a, s);
     said(
         "adding 1 rule to 0 with iptables-legacy by per-rule took 2.5 ms (median of 1); \
          forwarding stalled 0 ms; 0 packets lost; the rule took effect after 1.3 ms.",
@@ -280,13 +283,7 @@ fn planted_request_response(s: &mut Store) -> i64 {
 fn request_response_updates_read_in_their_own_words_and_never_mix_with_flows() {
     let r = report_of(planted_request_response);
     let a = &r.runs[0].analysis;
-    let said = |s: &str| {
-        assert!(
-            a.findings.iter().any(|f| f == s),
-            "{s}\nnot in {:#?}",
-            a.findings
-        )
-    };
+    let said = |s: &str| said(a, s);
     said(
         "adding 1 rule to 100 with nft by batch during echo took 2 ms (median of 1); the \
          longest background round trip was 2.5 ms; 1 echoes lost or unsent; the rule took \

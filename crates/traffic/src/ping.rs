@@ -419,9 +419,8 @@ impl Drop for Reflector {
 mod tests {
     use super::*;
 
-    /// Loopback only: a reflector and a ping of 20 probes, back to back.
-    #[test]
-    fn ping_over_loopback() {
+    /// A reflector on loopback and its port.
+    fn reflector() -> (Reflector, u16) {
         let port = {
             let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
             probe.local_addr().unwrap().port()
@@ -431,17 +430,28 @@ mod tests {
             port,
         })
         .unwrap();
-        let mut c = PingClient::setup(&PingSpec {
+        (refl, port)
+    }
+
+    /// A ping from loopback to `port`.
+    fn spec(port: u16, count: Option<u64>, interval_ns: u64) -> PingSpec {
+        PingSpec {
             source: "127.0.0.1".parse().unwrap(),
             server: "127.0.0.1".parse().unwrap(),
             port,
             payload: 8,
-            count: Some(20),
-            interval_ns: 0,
+            count,
+            interval_ns,
             timeout_ms: 500,
             events: None,
-        })
-        .unwrap();
+        }
+    }
+
+    /// Loopback only: a reflector and a ping of 20 probes, back to back.
+    #[test]
+    fn ping_over_loopback() {
+        let (refl, port) = reflector();
+        let mut c = PingClient::setup(&spec(port, Some(20), 0)).unwrap();
         c.start();
         let t = std::time::Instant::now();
         let r = loop {
@@ -455,14 +465,8 @@ mod tests {
         assert!(r.rtt.min_ns > 0 && r.rtt.min_ns <= r.rtt.p50_ns && r.rtt.p50_ns <= r.rtt.max_ns);
         assert_eq!(refl.stop().echoed.frames, 20);
         let e = PingClient::setup(&PingSpec {
-            source: "127.0.0.1".parse().unwrap(),
-            server: "127.0.0.1".parse().unwrap(),
-            port,
             payload: 7,
-            count: None,
-            interval_ns: 0,
-            timeout_ms: 500,
-            events: None,
+            ..spec(port, None, 0)
         });
         assert!(e
             .err()
@@ -475,27 +479,14 @@ mod tests {
     /// stream of paced probes from another address, answered by the same reflector.
     #[test]
     fn a_marker_stream_beside_the_ping() {
-        let port = {
-            let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
-        let refl = Reflector::start(&ReflectorSpec {
-            listen: "127.0.0.1".parse().unwrap(),
-            port,
-        })
-        .unwrap();
+        let (refl, port) = reflector();
         let mut c = PingClient::setup(&PingSpec {
-            source: "127.0.0.1".parse().unwrap(),
-            server: "127.0.0.1".parse().unwrap(),
-            port,
-            payload: 8,
-            count: Some(50),
-            interval_ns: 1_000_000,
             timeout_ms: 200,
             events: Some(proto::StreamEventsSpec {
                 bin_ns: 1_000_000,
                 marker_source: Some("127.0.0.2".parse().unwrap()),
             }),
+            ..spec(port, Some(50), 1_000_000)
         })
         .unwrap();
         c.start();

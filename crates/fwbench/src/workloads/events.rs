@@ -610,18 +610,10 @@ mod tests {
             (79, t0 + 7_900_000),
         );
         let row = UpdateRow {
-            event: 0,
-            index: 0,
-            kind: UpdateKind::Add,
             method: UpdateMethod::Batch,
-            k: 1,
             installed: 1000,
-            start_unix_ns: t0 + 4_000_000,
             commit_ns: 1_500_000,
-            calls: 1,
-            cpu_busy: 0.0,
-            marker: true,
-            error: None,
+            ..row(UpdateKind::Add, t0 + 4_000_000)
         };
         let at = flow_effect_stamp(row.kind, &marker);
         let u = effect(row, at, &[Background::flow(&bg)], Unit::Packet);
@@ -630,17 +622,8 @@ mod tests {
         assert_eq!(u.stall_ms, 2.0);
         assert_eq!(u.lost, 20);
         assert_eq!(u.owd_max_us, 40);
-        let s = EventsSummary {
-            bin_ns: BIN_NS,
-            unit: Unit::Packet,
-            marker_src: None,
-            background_streams: 1,
-            updates: vec![u],
-            bins_lost: 0,
-            unbinned_lost: 0,
-        };
         assert_eq!(
-            text(&s, "nft"),
+            text(&one(Unit::Packet, u), "nft"),
             "\n  adding 1 rule to 1000 with nft by batch took 1.50 ms, took effect after 1.0 ms; \
              forwarding stalled 2 ms; 20 packets lost"
         );
@@ -661,6 +644,19 @@ mod tests {
         );
         // Nothing lost after the highest: no drop took effect.
         assert_eq!(flow_effect_stamp(UpdateKind::Add, &m), None);
+    }
+
+    /// The summary of one update `u` with a background in `unit`s.
+    fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
+        EventsSummary {
+            bin_ns: BIN_NS,
+            unit,
+            marker_src: None,
+            background_streams: 1,
+            updates: vec![u],
+            bins_lost: 0,
+            unbinned_lost: 0,
+        }
     }
 
     fn row(kind: UpdateKind, start: u64) -> UpdateRow {
@@ -724,17 +720,8 @@ mod tests {
         assert_eq!(u.lost, 2);
         // A deletion: nothing of the marker got through before, so no effect is dated.
         assert_eq!(txn_effect_stamp(UpdateKind::Delete, &streams.marker), None);
-        let s = EventsSummary {
-            bin_ns: BIN_NS,
-            unit: Unit::Echo,
-            marker_src: None,
-            background_streams: 3,
-            updates: vec![u],
-            bins_lost: 2,
-            unbinned_lost: 0,
-        };
         assert_eq!(
-            text(&s, "nft"),
+            text(&one(Unit::Echo, u), "nft"),
             "\n  adding 1 rule to 100 with nft by per-rule took 2.00 ms, took effect after 2.3 ms; \
              the longest background round trip 4.50 ms; 2 echoes lost or unsent"
         );

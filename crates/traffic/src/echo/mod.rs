@@ -40,7 +40,15 @@ mod tests {
         panic!("no 4 free consecutive ports on {ip}");
     }
 
-    fn run(proto: Proto, mode: ServerMode, ip: &str, frame: FrameSize) {
+    /// A server and 3 clients on `ip` cycling for `ms`, both ends' results.
+    fn cycle(
+        proto: Proto,
+        mode: ServerMode,
+        ip: &str,
+        frame: FrameSize,
+        events: Option<proto::StreamEventsSpec>,
+        ms: u64,
+    ) -> (proto::EchoClientResults, proto::EchoServerResults) {
         let ip: IpAddr = ip.parse().unwrap();
         let port = free_port(ip);
         let server = EchoServer::start(&EchoServerSpec {
@@ -61,13 +69,17 @@ mod tests {
             frame,
             seed: 9,
             timeout_ms: 500,
-            events: None,
+            events,
         })
         .unwrap();
         clients.start();
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(ms));
         let c = clients.stop();
-        let s = server.stop();
+        (c, server.stop())
+    }
+
+    fn run(proto: Proto, mode: ServerMode, ip: &str, frame: FrameSize) {
+        let (c, s) = cycle(proto, mode, ip, frame, None, 300);
         assert_eq!(c.clients.len(), 3);
         for cl in &c.clients {
             assert!(cl.mp4.frames > 10, "{proto}/{mode}: {cl:?}");
@@ -87,36 +99,12 @@ mod tests {
     #[test]
     fn cycles_go_into_the_marker_and_background_bins() {
         for proto in [Proto::Udp, Proto::Tcp] {
-            let ip: IpAddr = "127.0.0.1".parse().unwrap();
-            let port = free_port(ip);
-            let server = EchoServer::start(&EchoServerSpec {
-                proto,
-                mode: ServerMode::Epoll,
-                listen: ip,
-                port,
-                clients: 3,
-                max_frame: 64,
-                timeout_ms: 500,
-            })
-            .unwrap();
-            let mut clients = EchoClients::connect(&EchoClientSpec {
-                proto,
-                sources: vec![ip; 3],
-                server: ip,
-                port,
-                frame: FrameSize::Fixed { size: 64 },
-                seed: 9,
-                timeout_ms: 500,
-                events: Some(proto::StreamEventsSpec {
-                    bin_ns: 1_000_000,
-                    marker_source: None,
-                }),
-            })
-            .unwrap();
-            clients.start();
-            std::thread::sleep(Duration::from_millis(200));
-            let c = clients.stop();
-            drop(server.stop());
+            let events = Some(proto::StreamEventsSpec {
+                bin_ns: 1_000_000,
+                marker_source: None,
+            });
+            let frame = FrameSize::Fixed { size: 64 };
+            let (c, _) = cycle(proto, ServerMode::Epoll, "127.0.0.1", frame, events, 200);
             let e = c.events.as_deref().expect("bins were asked for");
             assert_eq!(e.background_streams, 2);
             let total = |b: &proto::TxnBins| {
