@@ -31,7 +31,7 @@ pub fn run_trial(
     live: Option<&mut Live>,
 ) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
-    tb.ensure_clients(p.clients)?;
+    tb.ensure_clients(crate::params::events::client_addresses(p))?;
     if let Some(k) = p.packet() {
         tb.ensure_destinations(k.dsts)?;
     }

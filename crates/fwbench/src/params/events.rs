@@ -186,6 +186,24 @@ pub fn check_for(
     }
 }
 
+/// Client addresses a trial of `p` sends from: its clients, and with an event a
+/// second one for the extra marker stream of ping and the connection workloads
+/// (`workloads::events::extra_marker_source`).
+pub fn client_addresses(p: &crate::params::TrialParams) -> u32 {
+    let extra = match &p.kind {
+        TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => p.events.is_some(),
+        TrialKind::Echo
+        | TrialKind::Packet(PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows, _) => {
+            false
+        }
+    };
+    if extra {
+        p.clients.max(2)
+    } else {
+        p.clients
+    }
+}
+
 /// The event of the four values as written (each parsed, then [`combine`]d).
 #[cfg(test)]
 fn event_params(

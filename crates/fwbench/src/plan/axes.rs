@@ -574,6 +574,15 @@ mod tests {
         );
         let plain = serde_json::to_string(&p(Workload::Echo, &[]).unwrap()).unwrap();
         assert!(!plain.contains("events"), "{plain}");
+        // Ping's and the sessions' marker stream sends from a second client address.
+        let addresses = |w, pairs: &[(&str, &str)]| {
+            crate::params::events::client_addresses(&p(w, pairs).unwrap())
+        };
+        assert_eq!(addresses(Workload::Ping, &[add]), 2);
+        assert_eq!(addresses(Workload::Ping, &[]), 1);
+        assert_eq!(addresses(Workload::Sessions, &[add]), 2);
+        assert_eq!(addresses(Workload::Flow, &[add]), 1);
+        assert_eq!(addresses(Workload::Echo, &[add, ("clients", "3")]), 3);
     }
 
     /// A value is parsed once, into its type; the builder takes it as it is.

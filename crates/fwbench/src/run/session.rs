@@ -123,7 +123,7 @@ impl Testbeds {
                     p.topology
                 )));
             }
-            tb.check_trial(p.family, p.clients)?;
+            tb.check_trial(p.family, crate::params::events::client_addresses(p))?;
             if tb.gateway_is_external() && p.engine != firewall::Engine::None {
                 return Err(usage(format!(
                     "testbed '{}': engine {} needs rules on the gateway, but its gateway is \

@@ -160,14 +160,11 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     let parallel = k.parallel.max(1);
     // Gateway events: the marker is a stream of the smallest sessions from a client
     // address of its own (the workload's sessions come from client 1's).
-    let marker = match &p.events {
-        Some(_) => Some(proto::Marker {
-            src: crate::workloads::events::extra_marker_source(tb, p, client_addr)?,
-            proto: proto::Proto::Tcp,
-            dport: port,
-        }),
-        None => None,
-    };
+    let marker = p.events.as_ref().map(|_| proto::Marker {
+        src: crate::workloads::events::extra_marker_source(tb, p, client_addr),
+        proto: proto::Proto::Tcp,
+        dport: port,
+    });
     let client_spec = SessionClientSpec {
         mode,
         server: target,

@@ -124,19 +124,19 @@ pub fn stream_spec(p: &TrialParams, marker_source: Option<IpAddr>) -> Option<Str
 }
 
 /// The source of an extra marker stream: client 1's address, or client 2's when the
-/// workload's own stream sends from client 1's (`taken`).
+/// workload's own stream sends from client 1's (`taken`); the trial gave clients 1
+/// and 2 their addresses (`params::events::client_addresses`).
 pub fn extra_marker_source(
     tb: &dyn crate::testbed::Testbed,
     p: &TrialParams,
     taken: Option<IpAddr>,
-) -> anyhow::Result<IpAddr> {
-    tb.ensure_clients(p.clients.max(2))?;
+) -> IpAddr {
     let first = tb.client_addr(p.family, 1);
-    Ok(if taken == Some(first) {
+    if taken == Some(first) {
         tb.client_addr(p.family, 2)
     } else {
         first
-    })
+    }
 }
 
 /// What the background's streams are, and so what their bins count and delay.

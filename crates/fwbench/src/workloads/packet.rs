@@ -262,14 +262,11 @@ pub fn role_specs(
             .or(k.src)
             .unwrap_or_else(|| tb.client_addr(p.family, 1));
         // Gateway events: the marker is a stream of paced probes of its own.
-        let marker = match &p.events {
-            Some(_) => Some(proto::Marker {
-                src: crate::workloads::events::extra_marker_source(tb, p, Some(source))?,
-                proto: proto::Proto::Udp,
-                dport: port,
-            }),
-            None => None,
-        };
+        let marker = p.events.as_ref().map(|_| proto::Marker {
+            src: crate::workloads::events::extra_marker_source(tb, p, Some(source)),
+            proto: proto::Proto::Udp,
+            dport: port,
+        });
         return Ok((
             Some(RoleSpec::Reflector(ReflectorSpec {
                 listen: server,
