@@ -22,7 +22,8 @@ use util::*;
 const SSHD: &str = "/usr/sbin/sshd";
 
 /// Three hosts with sshd, a controller namespace, a temp dir with keys; all removed
-/// on drop (sshd killed by the PIDs started here), also when a test panics.
+/// on drop (sshd killed by the PIDs started here), also when a test panics. One set
+/// at a time: it holds the test binary's serial lock (released last).
 struct Hosts {
     tb: TestbedGuard,
     ctl: String,
@@ -30,6 +31,7 @@ struct Hosts {
     sshd: Vec<Child>,
     made_run_sshd: bool,
     ssh_dirs_before: Vec<String>,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 /// Management addresses: (host's namespace suffix, controller side, host side).
@@ -58,6 +60,7 @@ impl Hosts {
             Path::new(SSHD).exists(),
             "{SSHD} missing: install openssh-server (scripts/setup.sh does)"
         );
+        let _serial = serial();
         let ssh_dirs_before = ssh_dirs();
         let tb = TestbedGuard::up("forward");
         let ctl = format!("{}-ctl", tb.name);
@@ -69,6 +72,7 @@ impl Hosts {
             sshd: vec![],
             made_run_sshd,
             ssh_dirs_before,
+            _serial,
         };
         if made_run_sshd {
             std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
@@ -273,7 +277,6 @@ impl Drop for Hosts {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_hosts_over_ssh_run_echo_and_flood() {
-    let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
     let o = h.fwbench(&["testbed", "check", &file]);
@@ -374,7 +377,6 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_bad_host_key_or_file_exits_2() {
-    let _s = serial();
     let h = Hosts::up();
     type Edit = Box<dyn Fn(String) -> String>;
     let cases: [(&str, Edit, &str); 3] = [
@@ -459,7 +461,6 @@ impl Drop for ReapController {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
-    let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
     let gw = format!("fwb-{}-gw", h.tb.name);
@@ -525,7 +526,6 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_sessions_and_a_scenario_run_through_the_hosts() {
-    let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
     let v = h.json(&cmd!(
@@ -597,7 +597,6 @@ fn global_addrs(ns: &str, dev: &str) -> Option<Vec<String>> {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_client_port_moved_over_ssh_and_given_back() {
-    let _s = serial();
     let h = Hosts::up();
     let cli = format!("fwb-{}-cli", h.tb.name);
     let before = global_addrs(&cli, "c0").expect("c0 in the client host");

@@ -20,11 +20,13 @@ use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use util::*;
 
-/// The tester host and the DUT, removed on drop (also on panic).
+/// The tester host and the DUT, removed on drop (also on panic). One lab at a time:
+/// it holds the test binary's serial lock (released last, after the namespaces go).
 struct Lab {
     host: String,
     dut: String,
     dir: TempDir,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Drop for Lab {
@@ -46,6 +48,7 @@ struct Port {
 impl Lab {
     fn up() -> Lab {
         let lab = Lab {
+            _serial: serial(),
             host: unique("tph"),
             dut: unique("tpd"),
             dir: TempDir::new(),
@@ -207,7 +210,6 @@ impl Lab {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
-    let _s = serial();
     let lab = Lab::up();
     let (p0, p1) = lab.original();
     assert_eq!(lab.port("p0"), Some(p0));
@@ -303,7 +305,6 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_ports_come_back_after_the_controller_is_killed() {
-    let _s = serial();
     let lab = Lab::up();
     // Without manage_addresses the moved ports keep the addresses they had.
     let file = lab.file(false);
@@ -348,7 +349,6 @@ fn two_port_ports_come_back_after_the_controller_is_killed() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn the_next_run_cleans_up_what_a_killed_host_left() {
-    let _s = serial();
     let lab = Lab::up();
     let h = lab.host.clone();
     // What a run killed with its whole process tree leaves: p0 returned from its
@@ -437,7 +437,6 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_bad_interface_exits_2_and_changes_nothing() {
-    let _s = serial();
     let lab = Lab::up();
     let file = lab.file(true);
     let text = std::fs::read_to_string(&file)
@@ -457,7 +456,6 @@ fn two_port_bad_interface_exits_2_and_changes_nothing() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_tester_runs_gateway_events_with_an_agent_on_the_dut() {
-    let _s = serial();
     let lab = Lab::up();
     let file = lab.file_with_agent();
     let event = argv("-t 2 --engine nft --rules 100 --event add:1@800ms");
