@@ -217,7 +217,7 @@ fn map_event_takes_effect(tb: &str, engine: &str, event: &str) {
 fn map_writes_update_the_bpf_engines_under_load() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     for &engine in BPF_ENGINES {
         map_event_takes_effect(&tb.name, engine, "add:1@800ms");
         assert!(!attached(&ns), "{engine}: left {}", bpf_state(&ns));
@@ -259,7 +259,7 @@ fn map_writes_update_the_bpf_engines_under_load() {
 fn map_writes_take_effect_during_echo_and_sessions() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     for engine in ["xdp", "tc-bpf"] {
         let run = |kind: &str, extra: &str| {
             let mut a = argv("-t 2 --rules 100 --event add:1@800ms --event-method map");

@@ -186,8 +186,7 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn a_real_run_compared_with_itself_has_no_regression() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", &db));
     assert!(o.status.success(), "{}", stderr(&o));
     let d = db.to_str().unwrap();

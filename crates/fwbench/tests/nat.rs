@@ -181,7 +181,7 @@ fn flowtable_says_unavailable_where_the_kernel_has_none_and_carries_traffic_wher
         assert!(e.contains("NF_FLOW_TABLE"), "{e}");
     }
     // Nothing of fwbench's (or of the probe's) is left in the gateway.
-    let left = nft_ruleset(&format!("fwb-{}-gw", tb.name));
+    let left = nft_ruleset(&tb.gw());
     assert!(!left.contains("fwbench"), "{left}");
 }
 

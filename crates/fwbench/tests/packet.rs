@@ -388,8 +388,7 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
     // in a 1-s trial the bucket then passes limit + burst packets.
     let burst = 2_000.0;
     let _t = policer(&tb, "fwbt_policer", limit, burst);
-    let dir = TempDir::new();
-    let db = dir.file("ndr.db");
+    let (dir, db) = TempDir::with_file("ndr.db");
     let v = json_of(&cmd!(
         "ndr --testbed",
         &tb.name,
@@ -482,8 +481,7 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     // 0.1 s, hiccups of a load of 10–40 lost packets well under the policer's rate).
     let (limit, burst, d) = (5_000.0, 2_500.0, 2.0);
     let _t = policer(&tb, "fwbt_mlr_policer", limit, burst);
-    let dir = TempDir::new();
-    let db = dir.file("mlr.db");
+    let (dir, db) = TempDir::with_file("mlr.db");
     let v = json_of(&cmd!(
         "mlr --testbed",
         &tb.name,

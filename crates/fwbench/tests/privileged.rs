@@ -145,8 +145,7 @@ fn sctp_is_reported_unavailable_not_crashed() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", &db, "--json"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
@@ -189,8 +188,7 @@ fn sigkill_of_controller_leaves_nothing_behind() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ctrl_c_keeps_finished_trials_and_cleans_up() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "name = \"ctrlc\"\n[params]\nproto = [\"tcp\", \"udp\"]\nclients = [2, 3]\nduration = \"1500ms\"\n",
@@ -231,8 +229,7 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn scenario_run_records_sctp_unavailable_and_summary() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "[params]\nproto = [\"tcp\", \"sctp\"]\nfamily = [4, 6]\nclients = 2\nduration = 1\n",
@@ -881,8 +878,7 @@ fn residue_rows(db: &std::path::Path) -> Vec<Vec<String>> {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let ns = tb.gw();
     // A fresh gateway's state, to compare with after the run.
@@ -974,8 +970,7 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
@@ -1044,8 +1039,7 @@ fn threads_mode_refuses_too_many_clients_before_starting() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn second_run_on_a_busy_testbed_or_run_is_refused() {
     let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "[params]\nproto = \"udp\"\nclients = [1, 2]\nduration = \"2s\"\n",

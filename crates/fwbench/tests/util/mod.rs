@@ -134,6 +134,13 @@ impl TempDir {
         std::fs::create_dir_all(&p).expect("temp dir");
         TempDir(p)
     }
+    /// A new temp dir and the path of the file `name` in it (not created): a scratch
+    /// results file, typically.
+    pub fn with_file(name: &str) -> (TempDir, PathBuf) {
+        let dir = TempDir::new();
+        let file = dir.file(name);
+        (dir, file)
+    }
     pub fn path(&self) -> &Path {
         &self.0
     }
