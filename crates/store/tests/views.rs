@@ -109,45 +109,48 @@ fn reference_text(views: &[(&str, Value)]) -> String {
     format!("{{\n{}\n}}\n", views.join(",\n"))
 }
 
+/// A results file at `path` with one run of three repetitions of every workload of
+/// schema 4 ([`trial`]'s rows), closed again.
+fn write_every_workload(path: &std::path::Path) {
+    let mut s = Store::open(path).unwrap();
+    let run = s.begin_run(&NewRun::default()).unwrap();
+    let common = |extra: serde_json::Value| {
+        let mut p = json!({"topology": "forward", "engine": "nft", "model": "linear",
+            "rules": 1000, "position": "last", "family": "ipv6"});
+        p.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        p
+    };
+    for n in 1..=3 {
+        let echo =
+            common(json!({"proto": "udp", "clients": 4, "frame_size": 64, "server": "epoll"}));
+        let packet = common(json!({"packet": {"size": {"payload": 18, "frame": 64},
+            "rate": {"bps": 1e7, "pps": 1e5}, "flows": 8, "threads": 2}}));
+        let conn =
+            common(json!({"conn": {"parallel": 16, "request": 100, "size": 4096, "limit": 300}}));
+        for (w, p) in [
+            ("echo", echo),
+            ("flood", packet.clone()),
+            ("flow", packet.clone()),
+            ("ping", packet.clone()),
+            ("ndr", packet.clone()),
+            ("degrade", packet),
+            ("sessions", conn.clone()),
+            ("bulk", conn.clone()),
+            ("http", conn.clone()),
+            ("connections", conn),
+        ] {
+            s.insert_trial(&trial(run, w, p, n)).unwrap();
+        }
+    }
+}
+
 #[test]
 fn generated_views_equal_the_views_written_out_in_full() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.db");
-    {
-        let mut s = Store::open(&path).unwrap();
-        let run = s.begin_run(&NewRun::default()).unwrap();
-        let common = |extra: serde_json::Value| {
-            let mut p = json!({"topology": "forward", "engine": "nft", "model": "linear",
-                "rules": 1000, "position": "last", "family": "ipv6"});
-            p.as_object_mut()
-                .unwrap()
-                .extend(extra.as_object().unwrap().clone());
-            p
-        };
-        for n in 1..=3 {
-            let echo =
-                common(json!({"proto": "udp", "clients": 4, "frame_size": 64, "server": "epoll"}));
-            let packet = common(json!({"packet": {"size": {"payload": 18, "frame": 64},
-                "rate": {"bps": 1e7, "pps": 1e5}, "flows": 8, "threads": 2}}));
-            let conn = common(
-                json!({"conn": {"parallel": 16, "request": 100, "size": 4096, "limit": 300}}),
-            );
-            for (w, p) in [
-                ("echo", echo),
-                ("flood", packet.clone()),
-                ("flow", packet.clone()),
-                ("ping", packet.clone()),
-                ("ndr", packet.clone()),
-                ("degrade", packet),
-                ("sessions", conn.clone()),
-                ("bulk", conn.clone()),
-                ("http", conn.clone()),
-                ("connections", conn),
-            ] {
-                s.insert_trial(&trial(run, w, p, n)).unwrap();
-            }
-        }
-    }
+    write_every_workload(&path);
     let c = Connection::open(&path).unwrap();
     let got: Vec<(&str, Value)> = VIEWS.iter().map(|v| (*v, rows(&c, v))).collect();
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(REFERENCE);
