@@ -678,23 +678,29 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
 
 /// Writes the synthetic seed 000 and seed 002 results to `$FWBENCH_SYNTHETIC_DIR`
 /// (`seed000.db`, `seed002.db`), for the documentation's screenshots:
-/// `FWBENCH_SYNTHETIC_DIR=/tmp/s cargo test -p report --test seeds -- --ignored`.
+/// `FWBENCH_SYNTHETIC_DIR=/tmp/s cargo test -p report --test seeds write_synthetic`.
+/// Without the variable it writes them into a scratch directory; either way each file
+/// is opened again read-only, as the screenshot script does, and must hold its run
+/// whole (no early return: CI runs this test too).
 #[test]
-#[ignore]
 fn write_synthetic_results_for_screenshots() {
-    let Ok(dir) = std::env::var("FWBENCH_SYNTHETIC_DIR") else {
-        return;
-    };
-    let dir = std::path::Path::new(&dir);
-    std::fs::create_dir_all(dir).unwrap();
-    for (name, make) in [
-        ("seed000.db", seed000 as fn(&mut Store) -> i64),
-        ("seed002.db", seed002),
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = std::env::var_os("FWBENCH_SYNTHETIC_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| scratch.path().to_path_buf());
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, make, trials) in [
+        ("seed000.db", seed000 as fn(&mut Store) -> i64, 1080),
+        ("seed002.db", seed002, 54),
     ] {
         let path = dir.join(name);
         let _ = std::fs::remove_file(&path);
-        let mut s = Store::open(&path).unwrap();
-        make(&mut s);
+        let id = make(&mut Store::open(&path).unwrap());
+        let s = Store::open_read_only(&path).unwrap();
+        let r = report::load(&s, Some(id)).unwrap();
+        assert_eq!(r.runs.len(), 1, "{name}");
+        assert_eq!(r.runs[0].trials.len(), trials, "{name}");
+        assert_eq!(r.runs[0].run.status, "complete", "{name}");
     }
 }
 
