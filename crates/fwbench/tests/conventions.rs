@@ -5,6 +5,7 @@
 
 mod util;
 
+use std::process::Command;
 use util::*;
 
 /// The trial commands: those whose `--json` is one trial object.
@@ -193,4 +194,68 @@ fn run_json_lines_are_valid_and_the_version_is_recorded() {
         ),
         2
     );
+}
+
+/// `scripts/test.sh` counts what did not run as skipped, never as passed, and in CI
+/// (`FWBENCH_TEST_AS_ROOT=1`) fails on any skip (issue 24, 5a). A fake cargo
+/// (`FWBENCH_TEST_CARGO`) prints a runner's lines: two tests ok — one of them called
+/// the skip helper, so its line is in `$FWBENCH_SKIP_LOG` — and one ignored.
+#[test]
+fn test_script_counts_skips_and_fails_ci_on_any() {
+    let dir = TempDir::new();
+    let runner = |skips: bool| {
+        let body = if skips {
+            "echo 'test a::one ... ok'\necho 'test a::two ... ok'\n\
+             echo 'test a::three ... ignored, needs root: namespaces'\n\
+             printf 'fwbench::a::two\\tpandas not installed\\n' >> \"$FWBENCH_SKIP_LOG\"\n\
+             echo 'test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out'\n"
+        } else {
+            "echo 'test a::one ... ok'\necho 'test a::two ... ok'\n\
+             echo 'test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out'\n"
+        };
+        let path = dir.write(
+            if skips { "skips.sh" } else { "clean.sh" },
+            format!("#!/bin/sh\n{body}"),
+        );
+        format!("sh {}", path.display())
+    };
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/test.sh");
+    let root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let run = |cargo: &str, ci: bool| {
+        let mut c = Command::new("bash");
+        c.arg(&script)
+            .env("FWBENCH_TEST_CARGO", cargo)
+            .env_remove("FWBENCH_TEST_AS_ROOT");
+        if ci {
+            c.env("FWBENCH_TEST_AS_ROOT", "1");
+        }
+        c.output().unwrap()
+    };
+    // With a skip and an ignored test: 1 passed, 2 skipped, both listed with their reason.
+    let skipping = runner(true);
+    for ci in [false, true] {
+        let o = run(&skipping, ci);
+        let out = stdout(&o);
+        assert!(
+            out.contains("tests: 1 passed, 0 failed, 2 skipped"),
+            "ci {ci}: {out}"
+        );
+        assert!(
+            out.contains("  fwbench::a::two: pandas not installed"),
+            "{out}"
+        );
+        assert!(out.contains("  a::three: needs root: namespaces"), "{out}");
+        let want = if ci { 1 } else { 0 };
+        assert_eq!(o.status.code(), Some(want), "ci {ci}: {out}{}", stderr(&o));
+    }
+    // Nothing skipped: CI passes as root (and fails when not root: the privileged
+    // tests did not run).
+    let o = run(&runner(false), true);
+    let out = stdout(&o);
+    assert!(
+        out.contains("tests: 2 passed, 0 failed, 0 skipped"),
+        "{out}"
+    );
+    assert!(!out.contains("skipped:"), "{out}");
+    assert_eq!(o.status.code(), Some(if root { 0 } else { 1 }), "{out}");
 }
