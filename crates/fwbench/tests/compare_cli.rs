@@ -102,7 +102,7 @@ fn a_planted_regression_exits_1_and_is_named() {
         .find(|l| l.contains("received_pps"))
         .unwrap();
     assert!(
-        line.contains("-10 %") && line.contains("REGRESSION"),
+        line.contains("-10.0 % ± 1.1 %") && line.contains("REGRESSION"),
         "{line}"
     );
     // rules=0 is unchanged; 1000 is only in the old run, listed.
@@ -115,7 +115,7 @@ fn a_planted_regression_exits_1_and_is_named() {
     );
     // Listed on top, too.
     assert!(
-        out.contains("REGRESSIONS (2):\n  flood rules=100: ns_per_packet +11.11 % ± "),
+        out.contains("REGRESSIONS (2):\n  flood rules=100: ns_per_packet +11.1 % ± 1.2 %"),
         "{out}"
     );
     // received_pps and the per-packet time derived from it (1e9 / received_pps).
