@@ -154,7 +154,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             vec![
                 f.series.clone(),
                 mean_ci(f.fit.b, f.fit.b_ci95),
-                num(f.fit.a),
+                mean_ci(f.fit.a, f.fit.a_ci95),
                 format!("{:.4}", f.fit.r2),
                 f.fit.n.to_string(),
                 f.rule_counts.to_string(),
@@ -187,7 +187,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
         &[
             "series",
             "b: ns per rule per packet (± 95 % CI)",
-            "a: ns per packet at 0 rules",
+            "a: ns per packet at 0 rules (± 95 % CI)",
             "R²",
             "trials",
             "rule counts",

@@ -303,6 +303,15 @@ pub fn mean_ci(mean: f64, ci: Option<f64>) -> String {
     }
 }
 
+/// A number printed to the decimal place of a CI (a sample's minimum beside its mean ±
+/// CI, a ratio repeated in words); as [`num`] without a CI.
+pub fn at_place_of(v: f64, ci: Option<f64>) -> String {
+    match ci.and_then(|c| round_ci(v, c)) {
+        Some((v, _)) => v,
+        None => num(v),
+    }
+}
+
 /// A value and its CI half-width as text, the CI to two significant digits and the
 /// value to the same decimal place: (4.961, 0.2747) → ("4.96", "0.27"), (0.01327,
 /// 0.02608) → ("0.013", "0.026"), (123456, 2747) → ("123500", "2700"). `None` when the
