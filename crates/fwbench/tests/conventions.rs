@@ -259,3 +259,31 @@ fn test_script_counts_skips_and_fails_ci_on_any() {
     assert!(!out.contains("skipped:"), "{out}");
     assert_eq!(o.status.code(), Some(if root { 0 } else { 1 }), "{out}");
 }
+
+/// Every exit code fwbench gives is named in `fwbench --help` and docs/limits.md — also
+/// compare's 3 (a change that could not be tested), which CI scripts must tell apart
+/// from 0 (issue 24 point 1).
+#[test]
+fn every_exit_code_is_documented_in_the_help_and_the_docs() {
+    let help = stdout(&fwbench(&["--help"]));
+    let line = help
+        .lines()
+        .find(|l| l.starts_with("Exit codes:"))
+        .unwrap_or_else(|| panic!("{help}"));
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/limits.md"),
+    )
+    .unwrap();
+    let codes = docs.split("## Exit codes").nth(1).unwrap();
+    let codes = codes.split("\n## ").next().unwrap();
+    for code in ["0 ", "1 ", "2 ", "3 ", "130 "] {
+        assert!(line.contains(&format!(" {code}")), "{code}in: {line}");
+        assert!(codes.contains(code), "{code}in docs/limits.md: {codes}");
+    }
+    assert!(line.contains("3 compare"), "{line}");
+    let compare = stdout(&fwbench(&["compare", "--help"]));
+    assert!(
+        compare.contains("3 when a change could not be tested"),
+        "{compare}"
+    );
+}
