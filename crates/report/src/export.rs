@@ -559,8 +559,11 @@ fn run_json(run: &RunReport) -> Value {
         .configs
         .iter()
         .map(|c| {
+            let main = crate::model::main_metric(c);
             json!({
                 "workload": c.workload,
+                "main_metric": main.map(|m| m.0),
+                "main_higher": main.map(|m| m.1),
                 "label": c.label,
                 "params": c.params,
                 "n": c.reps.len(),
@@ -569,6 +572,7 @@ fn run_json(run: &RunReport) -> Value {
                 "rules": c.rules,
                 "is_baseline": c.is_baseline,
                 "cost_pct": c.cost_pct,
+                "cost_ci95": c.cost_ci95,
                 "metrics": c.metrics,
             })
         })

@@ -455,6 +455,10 @@ fn json_holds_configs_metrics_fits_and_figures() {
     assert_eq!(c["n"], 2);
     assert!(c["params"].get("seed").is_none());
     assert!(c["metrics"]["received_pps"]["mean"].as_f64().unwrap() > 0.0);
+    // The metric that ranks it (what `scripts/seed-check.sh` compares), per config.
+    assert_eq!(c["main_metric"], "received_pps");
+    assert_eq!(c["main_higher"], true);
+    assert_eq!(runs[0]["configs"][0]["main_metric"], "throughput_bps");
     assert!(c["metrics"]["gateway.cpu0.softirq"]["ci95"].is_number());
     assert_eq!(flow["fits"].as_array().unwrap().len(), 2);
     assert!(flow["figures"].as_array().unwrap().len() >= 5);
