@@ -331,3 +331,53 @@ fn repeated_trials_make_a_comparison_testable() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_says(&o, "--repeat");
 }
+
+/// `scripts/seed-check.sh --verdict A B`: per configuration the main metric of run B
+/// against run A (Welch, Holm-corrected): identical data matches (exit 0); a planted
+/// 10 % drop at one rule count differs and is named (exit 1); one repetition a side is
+/// untested, never a match (exit 1); a missing file is bad input (exit 2).
+#[test]
+fn seed_check_says_whether_a_second_run_matches_the_first() {
+    let dir = TempDir::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/seed-check.sh");
+    let verdict = |a: &Path, b: &Path| {
+        let o = std::process::Command::new("bash")
+            .arg(&script)
+            .args(["--verdict", a.to_str().unwrap(), b.to_str().unwrap()])
+            .env("FWBENCH", bin())
+            .output()
+            .unwrap();
+        (o.status.code(), stdout(&o), stderr(&o))
+    };
+    let (a, same, worse) = (dir.file("a.db"), dir.file("same.db"), dir.file("worse.db"));
+    write_run(&a, "6.1.0", 1.0, false);
+    write_run(&same, "6.1.0", 1.0, false);
+    write_run(&worse, "6.1.0", 0.9, false);
+    let (rc, out, err) = verdict(&a, &same);
+    assert_eq!(rc, Some(0), "{out}{err}");
+    assert!(out.contains("**2 match, 0 differ, 0 untested**"), "{out}");
+    assert!(out.trim_end().ends_with("verdict: matches"), "{out}");
+    let (rc, out, err) = verdict(&a, &worse);
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(out.contains("**1 match, 1 differ, 0 untested**"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("* differ: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("rules=100") && line.contains("received_pps") && line.contains("-10 %"),
+        "{line}"
+    );
+    assert!(out.trim_end().ends_with("verdict: differs"), "{out}");
+    let (one_a, one_b) = (dir.file("one-a.db"), dir.file("one-b.db"));
+    write_reps(&one_a, "6.1.0", 1.0, false, 0..1);
+    write_reps(&one_b, "6.1.0", 1.0, false, 0..1);
+    let (rc, out, err) = verdict(&one_a, &one_b);
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(out.contains("0 match, 0 differ, 2 untested"), "{out}");
+    assert!(out.contains("one repetition a side"), "{out}");
+    assert!(out.trim_end().ends_with("verdict: untested"), "{out}");
+    let (rc, _, err) = verdict(&a, &dir.file("missing.db"));
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("missing.db: no such results file"), "{err}");
+}
