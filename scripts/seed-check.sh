@@ -20,9 +20,11 @@
 #  4. writes the verdict — date, commit, machine, load, what matched and what did not —
 #     between `<!-- check:PRESET -->` and `<!-- /check:PRESET -->` right after the
 #     tables (the block is added the first time).
-# The verdict is "matches" only when every configuration was tested and none differs.
-# Exit 0 when every preset matches, 1 when one differs or could not be tested, 2 on
-# bad input. FWBENCH names the binary (default target/release/fwbench).
+# The verdict is "matches" only when every configuration was tested and none differs,
+# "matches, noisy" when that holds but the main metric's median CV over the repetitions
+# is above the report's 5 % stability limit (a match within wide noise), "differs" or
+# "untested" otherwise. Exit 0 when every preset matches, 1 when one is noisy, differs
+# or could not be tested, 2 on bad input. FWBENCH names the binary (default target/release/fwbench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 doc=docs/seeds.md
@@ -121,6 +123,8 @@ elif diff:
     v = "differs"
 elif untested or only:
     v = "untested"
+elif noisy:
+    v = "matches, noisy"
 else:
     v = "matches"
 print(
@@ -186,20 +190,19 @@ done
 mkdir -p "$dir"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+started() { sqlite3 "$1" "SELECT started_at FROM runs WHERE id = $2"; }
 # The newest run of a results file and its status ("" when there is none).
 newest() { [ -f "$1" ] && sqlite3 -separator ' ' "$1" "SELECT id, status FROM runs ORDER BY id DESC LIMIT 1" || true; }
 status=0
 for p in "$@"; do
-    load0=$(load)
-    reused=
     for side in a b; do
         db=$dir/$p-$side.db
         if [ "$(newest "$db" | cut -d' ' -f2)" = complete ]; then
             echo "seed-check: $p run ${side^^}: $db holds a complete run: used as it is" >&2
-            reused="$reused ${side^^}"
             continue
         fi
         echo "seed-check: $p run ${side^^} → $db (log $dir/$p-$side.log)" >&2
+        before=$(load)
         # Exit 1 means a trial failed: a result (the report lists it), not a failed run.
         rc=0
         "$bin" run "scenarios/$p.toml" --db "$db" >"$dir/$p-$side.log" 2>&1 || rc=$?
@@ -207,8 +210,10 @@ for p in "$@"; do
             echo "$0: fwbench run scenarios/$p.toml --db $db: exit $rc, run not complete (see $dir/$p-$side.log)" >&2
             exit 1
         fi
+        # The load around the run, kept beside it for a later call that reuses the file.
+        echo "$before before, $(load) after" >"$dir/$p-$side.load"
     done
-    load1=$(load)
+    loads="run A: $(cat "$dir/$p-a.load" 2>/dev/null || echo unknown); run B: $(cat "$dir/$p-b.load" 2>/dev/null || echo unknown)"
     ra=$(newest "$dir/$p-a.db" | cut -d' ' -f1) rb=$(newest "$dir/$p-b.db" | cut -d' ' -f1)
     scripts/seed-tables.sh "$p" "$dir/$p-a.db" "$ra" >&2
     out=$(verdict "$dir/$p-a.db:$ra" "$dir/$p-b.db:$rb") || exit 2
@@ -220,7 +225,7 @@ for p in "$@"; do
     {
         echo "<!-- check:$p -->"
         echo
-        echo "**Does a fresh run match these tables?** \`scripts/seed-check.sh $p\`, $(date -u '+%Y-%m-%d %H:%M UTC'): the preset run twice back to back; $version, tree at commit $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- crates scenarios 2>/dev/null || echo '+changes'); machine $(hostname) ($cpu, $(nproc) CPUs, kernel $(uname -r)); load average $load0 before, $load1 after${reused:+ (run$reused reused from an earlier call: the load is not theirs)}."
+        echo "**Does a fresh run match these tables?** \`scripts/seed-check.sh $p\`, checked $(date -u '+%Y-%m-%d %H:%M UTC'): the preset run twice, run A started $(started "$dir/$p-a.db" "$ra"), run B $(started "$dir/$p-b.db" "$rb"); $version, tree at commit $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- crates scenarios 2>/dev/null || echo '+changes'); machine $(hostname) ($cpu, $(nproc) CPUs, kernel $(uname -r)); load average (1, 5, 15 min) $loads."
         echo
         echo "Verdict: **$v**. $(printf '%s\n' "$out" | sed '$d')"
         echo
