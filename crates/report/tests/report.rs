@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
-use common::{figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg};
+use common::{
+    assert_rounded_to_cis, figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg,
+};
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
@@ -453,12 +455,29 @@ fn json_holds_configs_metrics_fits_and_figures() {
     assert_eq!(c["n"], 2);
     assert!(c["params"].get("seed").is_none());
     assert!(c["metrics"]["received_pps"]["mean"].as_f64().unwrap() > 0.0);
+    // The metric that ranks it (what `scripts/seed-check.sh` compares), per config.
+    assert_eq!(c["main_metric"], "received_pps");
+    assert_eq!(c["main_higher"], true);
+    assert_eq!(runs[0]["configs"][0]["main_metric"], "throughput_bps");
     assert!(c["metrics"]["gateway.cpu0.softirq"]["ci95"].is_number());
     assert_eq!(flow["fits"].as_array().unwrap().len(), 2);
     assert!(flow["figures"].as_array().unwrap().len() >= 5);
-    // valid JSON text (no NaN)
-    let text = serde_json::to_string(&j).unwrap();
-    assert!(serde_json::from_str::<Value>(&text).is_ok());
+    // No NaN: serde_json writes a non-finite number as null, so every mean planted
+    // finite must come out a number (a NaN would be a silent null here).
+    for run in runs {
+        for c in run["configs"].as_array().unwrap() {
+            for (name, m) in c["metrics"].as_object().unwrap() {
+                assert!(m["mean"].is_f64() || m["mean"].is_i64(), "{name}: {m}");
+                assert!(m["ci95"].is_null() || m["ci95"].is_number(), "{name}: {m}");
+            }
+        }
+        for f in run["fits"].as_array().unwrap() {
+            assert!(
+                f["fit"]["b"].is_number() && f["fit"]["a"].is_number(),
+                "{f}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -1157,7 +1176,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         cell(3, 3)
     );
     assert!(
-        cell(4, 1).contains("total = 13.8 s overhead + 16 s transfer")
+        cell(4, 1).contains("total = 13.8 ± 0 s overhead + 16.0 ± 1.5 s transfer")
             && cell(4, 1).contains("net of overhead"),
         "{}",
         cell(4, 1)
@@ -1773,4 +1792,71 @@ fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
         finding.contains("(+25 %)") && finding.contains("the study: 160 → 200 KB/s"),
         "{finding}"
     );
+}
+
+/// Issue 23: the connection reports and the case tables to their CIs — bulk overhead
+/// and transfer each with its CI beside the total, the download line's time at 0
+/// rules with its CI, the cost columns (against the best row, against the baseline)
+/// with theirs, and every "A ± B" of the Markdown reports rounded to B.
+#[test]
+fn conn_and_case_tables_are_shown_to_their_cis() {
+    let r = report_of(seed003_run);
+    let run = &r.runs[0];
+    let t = table(run, "Firewall types (seed 003)");
+    let bulk = t
+        .rows
+        .iter()
+        .find(|r| r[0] == "Sequential bulk")
+        .unwrap_or_else(|| panic!("{:#?}", t.rows));
+    for cell in &bulk[1..] {
+        if let Some((_, split)) = cell.split_once(" total = ") {
+            let (over, xfer) = split.split_once(" overhead + ").unwrap();
+            assert!(over.contains(" ± "), "overhead with its CI: {cell}");
+            assert!(
+                xfer.split(" transfer").next().unwrap().contains(" ± "),
+                "transfer with its CI: {cell}"
+            );
+        }
+    }
+    let cases = table(run, "Cases:");
+    for row in &cases.rows {
+        let cost = row.last().unwrap();
+        assert!(
+            cost.contains(" ± ") || cost == "best",
+            "cost vs the best row with its CI: {row:?}"
+        );
+    }
+    assert_rounded_to_cis(&r.markdown());
+    let f = conn_fixture();
+    let r = f.report(Some(0));
+    let down = r.runs[0]
+        .analysis
+        .findings
+        .iter()
+        .find(|x| x.starts_with("HTTP download time"))
+        .unwrap();
+    let at0 = down.split("residuals), ").nth(1).unwrap();
+    assert!(
+        at0.contains(" ± "),
+        "the time at 0 rules with its CI: {down}"
+    );
+    assert_rounded_to_cis(&r.markdown());
+    let r = fixture().report(Some(2));
+    let configs = table(&r.runs[0], "Configurations");
+    let col = configs
+        .columns
+        .iter()
+        .position(|c| c.starts_with("cost vs baseline"))
+        .unwrap();
+    let costed: Vec<&String> = configs
+        .rows
+        .iter()
+        .map(|r| &r[col])
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(costed.len(), 3, "{:#?}", configs.rows);
+    for c in costed {
+        assert!(c.contains(" ± "), "cost vs the baseline with its CI: {c}");
+    }
+    assert_rounded_to_cis(&r.markdown());
 }

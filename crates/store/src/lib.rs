@@ -66,6 +66,27 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+impl StoreError {
+    /// The system failed (a full disk, an I/O error, no memory), not the user's input:
+    /// the file named is fine to use once the system is.
+    pub fn is_system(&self) -> bool {
+        use rusqlite::ffi::ErrorCode;
+        match self {
+            StoreError::Sqlite {
+                source: rusqlite::Error::SqliteFailure(e, _),
+                ..
+            } => matches!(
+                e.code,
+                ErrorCode::DiskFull | ErrorCode::SystemIoFailure | ErrorCode::OutOfMemory
+            ),
+            StoreError::Sqlite { .. }
+            | StoreError::NotFwbench { .. }
+            | StoreError::NewerSchema { .. }
+            | StoreError::Encode(_) => false,
+        }
+    }
+}
+
 const SCHEMA_V1: &str = "
 CREATE TABLE hosts (
     id INTEGER PRIMARY KEY,

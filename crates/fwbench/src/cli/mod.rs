@@ -30,7 +30,8 @@ use std::process::ExitCode;
     name = "fwbench",
     version = crate::version::VERSION,
     about = "Firewall performance test bench: what a packet filter costs the traffic that crosses it",
-    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 130 interrupted.\n\
+    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 3 compare: a \
+                  change could not be tested (too few repetitions), 130 interrupted.\n\
                   Logs go to stderr (-v, -vv, or RUST_LOG); results go to stdout and results.db."
 )]
 struct Cli {

@@ -44,7 +44,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
     let request = crate::rules::request(&fw).map_err(usage)?.map(Box::new);
     require_root()?;
     let mut store = match (&a.db, a.no_store) {
-        (Some(p), false) => Some(store::Store::open(p).map_err(|e| usage(e.to_string()))?),
+        (Some(p), false) => Some(store::Store::open(p).map_err(crate::error::store_error)?),
         _ => None,
     };
     install_interrupt_handler();
