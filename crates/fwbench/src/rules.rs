@@ -357,10 +357,7 @@ pub fn aim(
             p.name()
         ));
     }
-    let testbed = |x: std::net::IpAddr| {
-        in_prefix("198.18.0.0/15", x).unwrap_or(false)
-            || in_prefix("2001:2::/48", x).unwrap_or(false)
-    };
+    let testbed = addr::benchmark;
     let mut src = None;
     let user_src = p.packet().and_then(|k| k.src);
     if let Some(prefix) = &a.src {

@@ -221,6 +221,12 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
     let o = advise(f.to_str().unwrap(), &measure(&tb.name, "5000", &["-J"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // The proof on the testbed ran first: every class sent, each blocked source its
+    // own class, all met the same fate in both rulesets and the model's.
+    let p = &v["testbed_proof"];
+    assert!(u(&p["classes"]) > 5000, "{p}");
+    assert_eq!(u(&p["delivered"]), 5, "{p}");
+    assert_eq!(p["not_sent"].as_array().unwrap().len(), 0, "{p}");
     let m = &v["measured"];
     let best = |k: &str| {
         m[k].as_array()
@@ -241,6 +247,95 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
     let o = advise(f.to_str().unwrap(), &measure(&tb.name, "7000", &[]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_says(&o, "udp port 7000");
+}
+
+/// `ip -n NS ARGS…`'s output.
+fn ip_in(ns: &str, args: &[&str]) -> String {
+    let o = std::process::Command::new("ip")
+        .args([&["-n", ns], args].concat())
+        .output()
+        .unwrap();
+    stdout(&o)
+}
+
+/// `nft` in the namespace `ns` (must succeed).
+fn nft_in(ns: &str, args: &[&str]) {
+    let o = std::process::Command::new("ip")
+        .args([&["netns", "exec", ns, "nft"], args].concat())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "nft {args:?}: {}", stderr(&o));
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
+    let tb = TestbedGuard::up("input");
+    let dir = TempDir::new();
+    let f = dir.write("bl.rules", blocklist(300));
+    let f = f.to_str().unwrap();
+    let proof = ["--verify-on-testbed", "--testbed", &tb.name];
+    let o = advise(f, &[&proof[..], &["-J"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let p = &v["testbed_proof"];
+    // 300 blocked sources, each its own class (dropped); udp 5000 from below and
+    // above the blocklist and tcp 22, 80, 443 (delivered); the policy's tcp packet,
+    // the ports next to each service, protocols 5, 7, 16, 18 (dropped).
+    assert_eq!(
+        (
+            u(&p["classes"]),
+            u(&p["delivered"]),
+            u(&p["dropped"]),
+            u(&p["either"])
+        ),
+        (318, 5, 313, 0),
+        "{p}"
+    );
+    assert_eq!(p["packets"], 3, "{p}");
+    assert_eq!(p["not_sent"].as_array().unwrap().len(), 0, "{p}");
+    assert_eq!(
+        p["maps"][0], "IPv4 sources → 198.18.128.0/17",
+        "every source sent from the benchmark range: {p}"
+    );
+    // Nothing is left on the gateway: the ruleset, the observer, the local route.
+    let gw = tb.gw();
+    let routes = ip_in(&gw, &["route", "show", "table", "local"]);
+    assert!(!routes.contains("198.19.128.0/17"), "{routes}");
+    // Something else on the gateway drops udp 5000 after the ruleset: the classes the
+    // model says are delivered never arrive; refused (exit 1), naming the probe, and
+    // nothing written.
+    nft_in(&gw, &["add", "table", "inet", "t-foreign"]);
+    nft_in(
+        &gw,
+        &["add chain inet t-foreign c { type filter hook input priority 100; }"],
+    );
+    nft_in(&gw, &["add rule inet t-foreign c udp dport 5000 drop"]);
+    let out = dir.file("bl.opt");
+    let o = advise(f, &[&proof[..], &["--out", out.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_says(
+        &o,
+        "refused on the testbed: the probe of the chains' policies (the default packet), \
+         proto 17 198.18.0.1:1024 → 198.19.0.1:5000",
+    );
+    assert_says(&o, "the original ruleset dropped it (0 of 3 packets arrived), the optimised dropped it (0 of 3); the model says delivered for both");
+    assert!(!out.exists(), "nothing is written after a refusal");
+    // The foreign table is untouched.
+    nft_in(&gw, &["list", "table", "inet", "t-foreign"]);
+    // An inet ruleset with a stateful rule: an IPv4 and an IPv6 round; the classes the
+    // ct rule may accept agree between the two rulesets.
+    nft_in(&gw, &["delete", "table", "inet", "t-foreign"]);
+    let o = advise(&fixture("nft-advise.nft"), &[&proof[..], &["-J"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let p = &v["testbed_proof"];
+    assert_eq!(p["maps"].as_array().unwrap().len(), 4, "{p}");
+    assert_eq!(
+        (u(&p["classes"]), u(&p["delivered"]), u(&p["either"])),
+        (40, 10, 30),
+        "{p}"
+    );
 }
 
 #[test]

@@ -8,15 +8,17 @@
 //! Must not: do I/O or run programs (pure functions over text and the model); change
 //! a rule it cannot read (unknown or stateful matches stay in place and are named).
 
+pub mod addrmap;
 pub mod iptables;
 pub mod model;
 pub mod nft;
 pub mod nftjson;
 mod rewrite;
+pub mod testbed;
 
 use crate::import::ImportError;
 use crate::model::ImportFormat;
-use model::{Field, Packet, Table, Values};
+use model::{Field, Packet, Rule, Table, Values};
 
 /// What a change does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -38,6 +40,31 @@ pub struct Change {
     pub chain: String,
     pub lines: Vec<usize>,
     pub reason: String,
+}
+
+/// Where the analysed rulesets came from (how the testbed copy is written back).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// `iptables-save` text of one IP version (`true`: IPv6).
+    Iptables { v6: bool },
+    /// nft's listing (`nft -a list ruleset`) and each table's (family, name), in the
+    /// order of [`Rulesets::before`].
+    Nft {
+        listing: String,
+        tables: Vec<(String, String)>,
+    },
+    /// No ruleset (an advice built by hand).
+    #[default]
+    None,
+}
+
+/// The original and the optimised ruleset as the analysis sees them (for the proof
+/// on a testbed, [`testbed::plan`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rulesets {
+    pub origin: Origin,
+    pub before: Vec<Table>,
+    pub after: Vec<Table>,
 }
 
 /// The analysis's answer.
@@ -62,6 +89,9 @@ pub struct Advice {
     /// engine; `Err`: why they cannot be written as nft.
     #[serde(skip)]
     pub as_nft: Result<(String, String), String>,
+    /// Both rulesets in the model, for the proof on a testbed.
+    #[serde(skip)]
+    pub rulesets: Rulesets,
 }
 
 impl Advice {
@@ -86,6 +116,11 @@ impl Advice {
             text: String::new(),
             ipset: String::new(),
             as_nft,
+            rulesets: Rulesets {
+                origin: Origin::None,
+                before: before.to_vec(),
+                after: after.to_vec(),
+            },
         }
     }
 }
@@ -147,11 +182,9 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
     };
     let as_nft = nft::render(&tables, v6).and_then(|a| Ok((a, nft::render(&new_tables, v6)?)));
     let format = ImportFormat::IptablesSave;
-    Ok(Advice {
-        text,
-        ipset,
-        ..Advice::of(format, &tables, &new_tables, changes, probes, as_nft)
-    })
+    let mut a = Advice::of(format, &tables, &new_tables, changes, probes, as_nft);
+    a.rulesets.origin = Origin::Iptables { v6 };
+    Ok(Advice { text, ipset, ..a })
 }
 
 /// Analyse an nft ruleset as nft itself read it back from a scratch namespace
@@ -210,11 +243,15 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
             )
         })
         .collect();
-    Ok(Advice {
-        notes,
-        text,
-        ..Advice::of(ImportFormat::Nft, &before, &after, changes, probes, as_nft)
-    })
+    let mut a = Advice::of(ImportFormat::Nft, &before, &after, changes, probes, as_nft);
+    a.rulesets.origin = Origin::Nft {
+        listing: listing.to_owned(),
+        tables: original
+            .iter()
+            .map(|t| (t.family.clone(), t.name.clone()))
+            .collect(),
+    };
+    Ok(Advice { notes, text, ..a })
 }
 
 /// A probe's defaults: the testbed's own addresses and a high port.
@@ -333,30 +370,49 @@ fn rule_probes(r: &model::Rule, v6: bool) -> Vec<Packet> {
     out
 }
 
+/// A probe packet with the line and text of the rule it was made for (0: the
+/// policies').
+type Probe = (usize, String, Packet);
+
+/// The probes of one table: the default packet (UDP and TCP) for the policies, then
+/// each rule's ([`rule_probes`]), each packet once.
+fn table_probes(t: &Table, v6: bool) -> Vec<Probe> {
+    let mut probes: Vec<Probe> = vec![];
+    let mut seen = std::collections::HashSet::new();
+    let mut base = base_packet(v6);
+    for proto in [17, 6] {
+        base.proto = proto;
+        if seen.insert(base.clone()) {
+            probes.push((0, "the policy".into(), base.clone()));
+        }
+    }
+    // Each rule's hit first, then the boundary probes: a packet that hits a rule is
+    // named after that rule, not after a neighbour it lies just outside of.
+    let all: Vec<(&Rule, Vec<Packet>)> = t
+        .chains
+        .iter()
+        .flat_map(|c| &c.rules)
+        .map(|r| (r, rule_probes(r, v6)))
+        .collect();
+    for pass in [0..1, 1..usize::MAX] {
+        for (r, ps) in &all {
+            for p in ps.iter().skip(pass.start).take(pass.end - pass.start) {
+                if seen.insert(p.clone()) {
+                    probes.push((r.line, r.text.clone(), p.clone()));
+                }
+            }
+        }
+    }
+    probes
+}
+
 /// Check that every probe meets the same fate in both rulesets, from every built-in
 /// chain, with opaque rules taken as matching and as not matching; returns the
 /// number of probe packets.
 fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseError> {
     let mut total = 0;
     for (t, n) in before.iter().zip(after) {
-        let mut probes: Vec<(usize, String, Packet)> = vec![];
-        let mut seen = std::collections::HashSet::new();
-        let mut base = base_packet(v6);
-        for proto in [17, 6] {
-            base.proto = proto;
-            if seen.insert(base.clone()) {
-                probes.push((0, "the policy".into(), base.clone()));
-            }
-        }
-        for c in &t.chains {
-            for r in &c.rules {
-                for p in rule_probes(r, v6) {
-                    if seen.insert(p.clone()) {
-                        probes.push((r.line, r.text.clone(), p));
-                    }
-                }
-            }
-        }
+        let probes = table_probes(t, v6);
         let opaque = t
             .chains
             .iter()

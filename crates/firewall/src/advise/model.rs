@@ -312,6 +312,8 @@ pub struct Chain {
     /// The declaration line as written (`:INPUT DROP [0:0]`).
     pub decl: String,
     pub policy: Option<String>,
+    /// A base chain's hook (`input`, `prerouting` …) and priority.
+    pub hook: Option<(String, i32)>,
     pub rules: Vec<Rule>,
 }
 
@@ -344,7 +346,12 @@ impl std::fmt::Display for Packet {
         };
         let host = |x: u128| {
             let s = a(x).to_string();
-            s.rsplit_once('/').map_or(s.clone(), |(h, _)| h.to_owned())
+            let h = s.rsplit_once('/').map_or(s.clone(), |(h, _)| h.to_owned());
+            if self.v6 {
+                format!("[{h}]")
+            } else {
+                h
+            }
         };
         write!(
             f,

@@ -236,6 +236,13 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                             .unwrap_or("accept")
                             .to_ascii_uppercase()
                     }),
+                    hook: o["hook"].as_str().map(|h| {
+                        let prio = o["prio"].as_i64().unwrap_or(0);
+                        (
+                            h.to_owned(),
+                            prio.clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+                        )
+                    }),
                     rules: vec![],
                 });
             }
