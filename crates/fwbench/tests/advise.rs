@@ -340,6 +340,141 @@ fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
     );
 }
 
+/// `ipset list -n` in the namespace `ns`: the sets there.
+fn ipsets_in(ns: &str) -> Vec<String> {
+    let o = std::process::Command::new("ip")
+        .args(["netns", "exec", ns, "ipset", "list", "-n"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ipset list: {}", stderr(&o));
+    stdout(&o).lines().map(str::to_owned).collect()
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() {
+    let tb = TestbedGuard::up("input");
+    let gw = tb.gw();
+    let dir = TempDir::new();
+    // The testbed's client is in the file's set: its flood is dropped by the set rule.
+    let rules = dir.write(
+        "host.rules",
+        "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+         -A INPUT -m set --match-set blocked src -j DROP\n\
+         -A INPUT -p udp -m udp --dport 5000 -j ACCEPT\nCOMMIT\n",
+    );
+    let sets = dir.write(
+        "host.ipset",
+        "create blocked hash:ip family inet hashsize 1024 maxelem 65536\n\
+         add blocked 198.18.1.1\nadd blocked 203.0.113.9\n",
+    );
+    let (rules, sets) = (rules.to_str().unwrap(), sets.to_str().unwrap());
+    let ours = |ns: &str| -> Vec<String> {
+        ipsets_in(ns)
+            .into_iter()
+            .filter(|s| s.starts_with("fwbench-"))
+            .collect()
+    };
+    for engine in ["iptables-nft", "iptables-legacy"] {
+        // A foreign set on the gateway, with the name the file's own set has.
+        let o = std::process::Command::new("ip")
+            .args([
+                "netns", "exec", &gw, "ipset", "create", "-exist", "blocked", "hash:ip",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v = trial_value(
+            "flood",
+            &tb.name,
+            &[
+                "--engine",
+                engine,
+                "--import",
+                rules,
+                "--import-ipset",
+                sets,
+                "-t",
+                "1",
+                "-r",
+                "5kpps",
+                "--dport",
+                "5000",
+            ],
+        );
+        assert_eq!(v["status"], "dropped", "{engine}: {v}");
+        let sent = u(&v["result"]["sent"]);
+        let first = &v["verdicts"]["rules"][0];
+        assert_eq!(
+            first["text"], "-A INPUT -m set --match-set blocked src -j DROP",
+            "{v}"
+        );
+        assert_eq!(
+            u(&first["packets"]),
+            sent,
+            "{engine}: the set rule took every packet: {v}"
+        );
+        assert!(
+            v["gateway"]["firewall"]["settings"]["sets"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("1 ipsets of")),
+            "{engine}: {v}"
+        );
+        // fwbench's copy is gone; the foreign set of the same name is untouched
+        // (after an iptables-legacy trial the testbed is rebuilt: its legacy table
+        // cannot be removed, and the namespaces go with everything in them).
+        assert!(ours(&gw).is_empty(), "{engine}: {:?}", ipsets_in(&gw));
+        if engine == "iptables-nft" {
+            assert_eq!(ipsets_in(&gw), ["blocked"], "{engine}");
+        }
+    }
+    // A rule matching a set the ipset file does not create: exit 2, naming the line.
+    let bad = dir.write(
+        "bad.rules",
+        "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m set --match-set other src -j DROP\nCOMMIT\n",
+    );
+    let o = fwbench(&trial_args(
+        "flood",
+        &tb.name,
+        &[
+            "--engine",
+            "iptables-legacy",
+            "--import",
+            bad.to_str().unwrap(),
+            "--import-ipset",
+            sets,
+            "-t",
+            "1",
+        ],
+    ));
+    assert_refused(&o, "bad.rules:3: --match-set other:");
+    // The advice's own output measured as iptables: the file as it is, against the
+    // optimised one with its ipset.
+    let f = dir.write("bl.rules", blocklist(300));
+    let o = advise(
+        f.to_str().unwrap(),
+        &measure(&tb.name, "5000", &["--engine", "iptables-legacy", "-J"]),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let m = &v["measured"];
+    assert_eq!(m["engine"], "iptables-legacy", "{m}");
+    assert_eq!(m["optimised_ns"].as_array().unwrap().len(), 2, "{m}");
+    for t in m["took"].as_array().unwrap() {
+        assert!(
+            t.as_str().unwrap().contains("--dport 5000 -j ACCEPT"),
+            "{m}"
+        );
+    }
+    assert!(ours(&gw).is_empty(), "{:?}", ipsets_in(&gw));
+    // An nft ruleset is measured through nft only.
+    let o = advise(
+        &fixture("nft-advise.nft"),
+        &measure(&tb.name, "5000", &["--engine", "iptables-nft"]),
+    );
+    assert_refused(&o, "is an nft ruleset; measure it with --engine nft");
+}
+
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {

@@ -578,13 +578,16 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             }
             let mut params = crate::plan::axes::trial_params(&typed, seed)
                 .map_err(|e| format!("{file}: {at}: {e}"))?;
-            // An import file is named relative to the scenario file.
-            if let Some(rel) = params.import.as_deref() {
-                let dir = std::path::Path::new(file)
-                    .parent()
-                    .unwrap_or(std::path::Path::new(""));
-                if std::path::Path::new(rel).is_relative() {
-                    params.import = Some(dir.join(rel).to_string_lossy().into_owned());
+            // Import files are named relative to the scenario file.
+            let dir = std::path::Path::new(file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            for f in [&mut params.import, &mut params.import_ipset] {
+                if let Some(rel) = f
+                    .as_deref()
+                    .filter(|r| std::path::Path::new(r).is_relative())
+                {
+                    *f = Some(dir.join(rel).to_string_lossy().into_owned());
                 }
             }
             check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct AdviseArgs {
     /// The ruleset: `iptables-save` output (`iptables-save -c` adds the live box's
-    /// counters, which move hot rules earlier where that is safe)
+    /// counters, which move hot rules earlier where that is safe) or an nft ruleset
+    /// (`nft list ruleset`)
     #[arg(long, value_name = "FILE")]
     pub import: PathBuf,
     /// Write the optimised ruleset to FILE (for `iptables-restore`) and the sets it
@@ -34,8 +35,8 @@ pub struct AdviseArgs {
     /// Print the summary as JSON
     #[arg(long, short = 'J')]
     pub json: bool,
-    /// Measure both rulesets on a testbed (engine nft, the files of `--as nft`): UDP
-    /// floods at the highest rate to --dport, the two rulesets interleaved --repeat
+    /// Measure both rulesets on a testbed (through --engine): UDP floods at the
+    /// highest rate to --dport, the two rulesets interleaved --repeat
     /// times; prints the time per packet of each and the saving with its 95 % CI.
     /// The proof on the testbed (--verify-on-testbed) runs first
     #[arg(long, requires_all = ["testbed", "dport"])]
@@ -56,13 +57,19 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "PORT")]
     pub dport: Option<u16>,
     /// Store --measure's floods in this results database, like any trial (each flood
-    /// one run; the two rulesets differ in the `import` axis: original.nft,
-    /// optimised.nft), so `fwbench report FILE` shows both; default: not stored
+    /// one run; the two rulesets differ in the `import` axis: original.nft and
+    /// optimised.nft, or original.rules and optimised.rules), so `fwbench report FILE` shows both; default: not stored
     #[arg(long, value_name = "FILE", requires = "measure")]
     pub db: Option<PathBuf>,
     /// Floods per ruleset for --measure
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(2..=100))]
     pub repeat: u32,
+    /// Engine of --measure's floods: nft (both rulesets as the nft files --as nft
+    /// writes) or, for an iptables-save file, iptables-legacy or iptables-nft (the file
+    /// as it is and the optimised one with its ipsets, loaded by the trial's
+    /// --import and --import-ipset)
+    #[arg(long, default_value = "nft", value_parser = ["nft", "iptables-legacy", "iptables-nft"], requires = "measure")]
+    pub engine: String,
     /// Seconds per flood for --measure
     #[arg(long, short = 't', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=600))]
     pub time: u32,
@@ -81,6 +88,8 @@ pub struct Measured {
     /// original − optimised, ns per packet.
     pub saving_ns: Option<f64>,
     pub saving_ci95: Option<f64>,
+    /// The engine the floods went through.
+    pub engine: String,
     /// The rule that took the traffic, per ruleset (the testbed's verdict check).
     pub took: [String; 2],
     /// The results database the floods were stored in (`--db`).
@@ -88,13 +97,77 @@ pub struct Measured {
     pub db: Option<String>,
 }
 
-fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Measured> {
+/// One ruleset as --measure's floods import it: the file's name in the scratch
+/// directory (it is the trial's `import` axis), its text, and its ipsets.
+struct Measurable<'a> {
+    name: &'static str,
+    text: &'a str,
+    ipset: Option<&'a str>,
+}
+
+/// The two rulesets --measure floods through with `engine`: nft files, or the
+/// input's own iptables format with the ipsets of the optimised one.
+fn measurables<'a>(
+    advice: &'a Advice,
+    input: &'a str,
+    engine: &str,
+    path: &str,
+) -> Result<[Measurable<'a>; 2]> {
+    match (engine, advice.format) {
+        ("nft", _) => {
+            let (before, after) = advice
+                .as_nft
+                .as_ref()
+                .map_err(|e| usage(format!("--measure: {path} cannot be written as nft: {e}")))?;
+            Ok([
+                Measurable {
+                    name: "original.nft",
+                    text: before,
+                    ipset: None,
+                },
+                Measurable {
+                    name: "optimised.nft",
+                    text: after,
+                    ipset: None,
+                },
+            ])
+        }
+        (_, firewall::ImportFormat::IptablesSave) => Ok([
+            Measurable {
+                name: "original.rules",
+                text: input,
+                ipset: None,
+            },
+            Measurable {
+                name: "optimised.rules",
+                text: &advice.text,
+                ipset: Some(advice.ipset.as_str()).filter(|s| !s.is_empty()),
+            },
+        ]),
+        (e, firewall::ImportFormat::Nft) => Err(usage(format!(
+            "--measure --engine {e}: {path} is an nft ruleset; measure it with --engine nft"
+        ))),
+    }
+}
+
+fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Measured> {
     // INVARIANT: clap requires both with --measure.
     let (tb, dport) = (a.testbed.clone().unwrap_or_default(), a.dport.unwrap_or(0));
     let dir = crate::run::proof::Scratch::new("advise")?;
-    let files = [dir.0.join("original.nft"), dir.0.join("optimised.nft")];
-    std::fs::write(&files[0], before)?;
-    std::fs::write(&files[1], after)?;
+    let mut files = vec![];
+    for r in rulesets {
+        let f = dir.0.join(r.name);
+        std::fs::write(&f, r.text).with_context(|| format!("writing {}", f.display()))?;
+        let sets = match r.ipset {
+            Some(text) => {
+                let s = dir.0.join(format!("{}.ipset", r.name));
+                std::fs::write(&s, text).with_context(|| format!("writing {}", s.display()))?;
+                Some(s.display().to_string())
+            }
+            None => None,
+        };
+        files.push((f.display().to_string(), sets));
+    }
     let exe = std::env::current_exe().context("finding fwbench's own binary")?;
     let exe = exe.display().to_string();
     let (port, secs) = (dport.to_string(), a.time.to_string());
@@ -105,7 +178,7 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
         // Interleaved, the order alternating: drift of the machine hits both alike.
         let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
-            let file = files[i].display().to_string();
+            let (file, sets) = &files[i];
             let store: Vec<&str> = match &db {
                 Some(d) => vec!["--db", d],
                 None => vec!["--no-store"],
@@ -113,9 +186,12 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
             let mut args = vec!["flood", "--testbed", &tb];
             args.extend(store);
             args.extend([
-                "--json", "--engine", "nft", "--import", &file, "--rate", "max", "-t", &secs,
+                "--json", "--engine", &a.engine, "--import", file, "--rate", "max", "-t", &secs,
                 "--dport", &port,
             ]);
+            if let Some(s) = sets {
+                args.extend(["--import-ipset", s]);
+            }
             let out = crate::process::Cmd::new(&exe, &args)
                 .run()
                 .map_err(|e| anyhow::anyhow!("measuring {path}: {}", e.one_line()))?;
@@ -145,6 +221,7 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
         optimised: report::stats::Summary::of(&ns[1]),
         saving_ns: d.map(|d| d.delta),
         saving_ci95: d.and_then(|d| d.ci95),
+        engine: a.engine.clone(),
         original_ns: ns[0].clone(),
         optimised_ns: ns[1].clone(),
         took,
@@ -161,9 +238,10 @@ fn measured_text(m: &Measured) -> String {
         None => "no packets".into(),
     };
     let mut out = format!(
-        "measured on testbed {} (engine nft, udp port {}, {} floods each, interleaved): \
+        "measured on testbed {} (engine {}, udp port {}, {} floods each, interleaved): \
          original {} per packet, optimised {} per packet",
         m.testbed,
+        m.engine,
         m.dport,
         m.original_ns.len(),
         pm(&m.original),
@@ -326,6 +404,11 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
         }
         Err(e @ AdviseError::Disagree(_)) => return Err(anyhow::Error::new(e)),
     };
+    // What --measure floods through: refused before anything runs when it cannot be.
+    let rulesets = match (a.measure, advice.changes.is_empty()) {
+        (true, false) => Some(measurables(&advice, &text, &a.engine, &path)?),
+        (false, _) | (true, true) => None,
+    };
     // Proof on the testbed before anything is written or measured.
     let proven = match (a.verify_on_testbed || a.measure, advice.changes.is_empty()) {
         (true, false) => {
@@ -357,14 +440,9 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
                 .with_context(|| format!("writing {}", PathBuf::from(&p).display()))?;
         }
     }
-    let measured = match (&advice.as_nft, a.measure, advice.changes.is_empty()) {
-        (_, false, _) | (_, true, true) => None,
-        (Ok((before, after)), true, false) => Some(measure(a, &path, before, after)?),
-        (Err(e), true, false) => {
-            return Err(usage(format!(
-                "--measure: {path} cannot be written as nft: {e}"
-            )))
-        }
+    let measured = match &rulesets {
+        Some(r) => Some(measure(a, &path, r)?),
+        None => None,
     };
     if a.json {
         let mut v = serde_json::to_value(&advice)?;
