@@ -579,4 +579,21 @@ fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
         (2, 2),
         "{csv}"
     );
+    // One run: the report puts both rulesets and the saving in one figure, and says it.
+    assert_eq!(
+        sqlite_count(&db, "SELECT count(DISTINCT run_id) FROM trials"),
+        1
+    );
+    let o = fwbench(&["report", db.to_str().unwrap(), "-f", "md", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("### Rules advise: time per packet, original vs optimised ruleset (engine nft, udp port 5000)")
+            && md.contains("| saving (original − optimised) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("rules advise (engine nft, udp port 5000): the optimised ruleset saves "),
+        "{md}"
+    );
 }

@@ -150,11 +150,19 @@ fn measurables<'a>(
     }
 }
 
+/// Flood through each ruleset `--repeat` times, interleaved with alternating order,
+/// in this process, as one session: with `--db` one run of 2 × N trials (the report
+/// puts the two rulesets side by side, `report::advise`).
 fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Measured> {
+    use crate::run::session::Session;
     // INVARIANT: clap requires both with --measure.
     let (tb, dport) = (a.testbed.clone().unwrap_or_default(), a.dport.unwrap_or(0));
     let dir = crate::run::proof::Scratch::new("advise")?;
-    let mut files = vec![];
+    let engine: firewall::Engine = a
+        .engine
+        .parse()
+        .map_err(|e| usage(format!("--engine {}: {e}", a.engine)))?;
+    let mut params = vec![];
     for r in rulesets {
         let f = dir.0.join(r.name);
         std::fs::write(&f, r.text).with_context(|| format!("writing {}", f.display()))?;
@@ -166,53 +174,63 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
             }
             None => None,
         };
-        files.push((f.display().to_string(), sets));
+        let mut v =
+            crate::run::proof::import_values(engine, &f.display().to_string(), sets.as_deref());
+        v.rate = proto::Rate::Max;
+        v.duration = f64::from(a.time);
+        v.dport = Some((dport, dport));
+        let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
+        crate::plan::scenario::check_combination(&p).map_err(usage)?;
+        params.push(p);
     }
-    let exe = std::env::current_exe().context("finding fwbench's own binary")?;
-    let exe = exe.display().to_string();
-    let (port, secs) = (dport.to_string(), a.time.to_string());
-    let db = a.db.as_ref().map(|d| d.display().to_string());
+    crate::run::session::preflight(&params)?;
+    let mut session = Session::open(
+        "rules advise --measure",
+        &mut params[0],
+        false,
+        crate::params::Pinning::default(),
+        Some(&tb),
+        a.db.as_deref(),
+    )?;
+    params[1].topology = params[0].topology;
+    params[1].chain = params[0].chain;
     let mut ns: [Vec<f64>; 2] = [vec![], vec![]];
     let mut took = [String::new(), String::new()];
     for rep in 0..a.repeat {
         // Interleaved, the order alternating: drift of the machine hits both alike.
         let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
-            let (file, sets) = &files[i];
-            let store: Vec<&str> = match &db {
-                Some(d) => vec!["--db", d],
-                None => vec!["--no-store"],
-            };
-            let mut args = vec!["flood", "--testbed", &tb];
-            args.extend(store);
-            args.extend([
-                "--json", "--engine", &a.engine, "--import", file, "--rate", "max", "-t", &secs,
-                "--dport", &port,
-            ]);
-            if let Some(s) = sets {
-                args.extend(["--import-ipset", s]);
-            }
-            let out = crate::process::Cmd::new(&exe, &args)
-                .run()
-                .map_err(|e| anyhow::anyhow!("measuring {path}: {}", e.one_line()))?;
-            let v: serde_json::Value = serde_json::from_str(&out.stdout)
-                .with_context(|| format!("reading the flood's JSON ({file})"))?;
+            let o = session
+                .trial(&params[i])
+                .with_context(|| format!("measuring {path}"))?;
             let which = ["original", "optimised"][i];
-            if v["status"] != "ok" {
+            if o.status != crate::outcome::Status::Ok {
                 return Err(usage(format!(
                     "--measure: the flood to udp port {dport} through the {which} ruleset \
                      was not accepted ({}: {}); give a --dport the ruleset accepts",
-                    v["status"],
-                    v["error"].as_str().unwrap_or("")
+                    o.status.as_str(),
+                    o.error.as_deref().unwrap_or("")
                 )));
             }
-            let pps = v["result"]["received_pps"].as_f64().unwrap_or(0.0);
+            let pps = o
+                .figures
+                .as_ref()
+                .and_then(|f| f.headline().received_pps)
+                .unwrap_or(0.0);
             if pps > 0.0 {
                 ns[i].push(1e9 / pps);
             }
-            took[i] = v["verdicts"]["took"].as_str().unwrap_or("").to_owned();
+            took[i] = o
+                .firewall()
+                .and_then(|f| f.verdicts.as_ref())
+                .and_then(|v| v.took.clone())
+                .unwrap_or_default();
         }
     }
+    if let Some(e) = session.take_not_stored() {
+        return Err(e);
+    }
+    session.finish("complete")?;
     let d = report::stats::difference(&ns[1], &ns[0]);
     Ok(Measured {
         testbed: tb,
@@ -225,7 +243,7 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         original_ns: ns[0].clone(),
         optimised_ns: ns[1].clone(),
         took,
-        db,
+        db: a.db.as_ref().map(|d| d.display().to_string()),
     })
 }
 

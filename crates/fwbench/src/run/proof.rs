@@ -167,13 +167,21 @@ pub fn prove(name: &str, rs: &Rulesets) -> Result<Proven> {
     plan::judge(&p, &counts, PACKETS).map_err(|e| anyhow::Error::new(*e))
 }
 
-/// The nft engine's request for an imported file on the testbed's topology.
-fn request(file: &std::path::Path, topology: Topology, v6: bool) -> Result<firewall::Request> {
+/// A flood's axis values with `file` (and the ipsets it matches) imported into
+/// `engine`; the rest the registry's defaults.
+pub fn import_values(engine: firewall::Engine, file: &str, ipset: Option<&str>) -> AxisValues {
     let mut v = AxisValues::defaults(Asked::Traffic(Workload::Flood));
-    v.engine = firewall::Engine::Nft;
+    v.engine = engine;
     v.model = firewall::models::Model::Import;
     v.model_given = true;
-    v.import = Some(file.display().to_string());
+    v.import = Some(file.to_owned());
+    v.import_ipset = ipset.map(str::to_owned);
+    v
+}
+
+/// The nft engine's request for an imported file on the testbed's topology.
+fn request(file: &std::path::Path, topology: Topology, v6: bool) -> Result<firewall::Request> {
+    let mut v = import_values(firewall::Engine::Nft, &file.display().to_string(), None);
     v.topology = topology;
     v.family = if v6 {
         proto::Family::V6
