@@ -338,6 +338,16 @@ fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
         (40, 10, 30),
         "{p}"
     );
+    // Named sets: their elements written in place, mapped, in the testbed's copy; the
+    // sources in @blocked dropped by both rulesets.
+    let o = advise(
+        &fixture("nft-named-sets.nft"),
+        &[&proof[..], &["-J"]].concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let p = &v["testbed_proof"];
+    assert!(u(&p["dropped"]) > 0 && u(&p["classes"]) > 40, "{p}");
 }
 
 /// `ipset list -n` in the namespace `ns`: the sets there.
@@ -524,6 +534,30 @@ fn an_nft_ruleset_is_advised_and_its_output_loads() {
     let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
     assert!(s.contains("11 rules → 5 rules"), "{s}");
     assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
+    assert_nft_loads(&out);
+    // Named sets read with their elements and kept; a hot rule moved by its counter.
+    let s = advise_ok(
+        &fixture("nft-named-sets.nft"),
+        &["--out", out.to_str().unwrap()],
+    );
+    assert!(s.contains("9 rules → 8 rules"), "{s}");
+    assert!(
+        s.contains("shadowed   inet host input handle 6: never matches: handle 5"),
+        "{s}"
+    );
+    assert!(
+        s.contains("moved      inet host input handle 12: 900 packets"),
+        "{s}"
+    );
+    assert!(
+        s.contains("handle 8: named set @banned: its elements change at runtime"),
+        "{s}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("\t\tip saddr @blocked counter packets 10 bytes 600 drop\n"),
+        "{text}"
+    );
     assert_nft_loads(&out);
     // A flush in the file is refused before anything is analysed (exit 2).
     let bad = dir.write("bad.nft", "flush ruleset\ntable inet x {\n}\n");

@@ -176,7 +176,7 @@ fn parse_rule(
         let val = ws.get(i + 1).copied();
         let mut put = |f: Field, v: Option<Values>, opaque: &mut Option<String>| match v {
             Some(values) => {
-                if conds.insert(f, Cond { neg, values }).is_some() {
+                if conds.insert(f, Cond::new(neg, values)).is_some() {
                     opaque.get_or_insert(format!("{} matched twice", f.name()));
                 }
             }
@@ -338,6 +338,7 @@ fn rule_text(chain: &str, r: &Rule, set_name: Option<&str>) -> String {
         Some(Cond {
             neg: false,
             values: Values::Proto(p),
+            ..
         }) => proto_name(*p),
         _ => String::new(),
     };

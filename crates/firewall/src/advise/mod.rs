@@ -218,7 +218,7 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
     // `inet` → `ip`: an inet table pays a family check before each address match
     // (docs/engines.md); when none of its rules names an IPv6 address, an `ip` table
     // does the same for IPv4 — but would no longer see IPv6 packets at all.
-    let notes = original
+    let mut notes: Vec<String> = original
         .iter()
         .filter(|t| t.family == "inet")
         .filter(|t| {
@@ -251,6 +251,23 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
             .map(|t| (t.family.clone(), t.name.clone()))
             .collect(),
     };
+    let mut named: Vec<String> = before
+        .iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .flat_map(|r| r.conds.iter().flat_map(|c| c.values()))
+        .filter_map(|c| c.set.as_ref().map(|s| format!("@{s}")))
+        .collect();
+    named.sort();
+    named.dedup();
+    if !named.is_empty() {
+        notes.push(format!(
+            "named sets {} are taken with the elements the file gives them (they stay \
+             named sets; nothing is merged into them); if a tool changes them at runtime, \
+             check the changes that involve their rules",
+            named.join(", ")
+        ));
+    }
     Ok(Advice { notes, text, ..a })
 }
 
@@ -328,8 +345,9 @@ fn rule_probes(r: &model::Rule, v6: bool) -> Vec<Packet> {
         }
         if !c.neg {
             // The middle of the first range: inside it, away from its ends.
-            let (a, b) = rs[0];
-            set_field(&mut hit, *f, a + (b - a) / 2, "");
+            if let Some(&(a, b)) = rs.first() {
+                set_field(&mut hit, *f, a + (b - a) / 2, "");
+            }
         } else {
             // A value outside every range: the default, else just past one.
             let mut p = hit.clone();

@@ -210,6 +210,19 @@ impl Values {
 pub struct Cond {
     pub neg: bool,
     pub values: Values,
+    /// The nft named set the values are (`ip saddr @blocked`, with the elements the
+    /// file gives it): written back by its name, never merged into another set.
+    pub set: Option<String>,
+}
+
+impl Cond {
+    pub fn new(neg: bool, values: Values) -> Cond {
+        Cond {
+            neg,
+            values,
+            set: None,
+        }
+    }
 }
 
 /// What a rule does when it matches.

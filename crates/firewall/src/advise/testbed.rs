@@ -266,6 +266,9 @@ fn mapped_file(rs: &Rulesets, ts: &[Table], maps: &Maps) -> Result<String, Strin
                     continue;
                 };
                 for (f, cond) in conds.iter_mut() {
+                    // A named set's elements are written in place, mapped (its
+                    // definition in the file keeps the real ones).
+                    cond.set = None;
                     if let Values::Nets(ns) = &mut cond.values {
                         for n in ns.iter_mut() {
                             *n = maps.net(*f, *n);
