@@ -487,6 +487,83 @@ fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() 
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn the_counters_of_a_measured_run_move_the_hot_rules() {
+    let tb = TestbedGuard::up("input");
+    let dir = TempDir::new();
+    // No counters in the file: nothing to move on its own.
+    let f = dir.write(
+        "svc.rules",
+        "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+         -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+         -A INPUT -p icmp -j ACCEPT\n\
+         -A INPUT -p udp -m udp --dport 5000 -j ACCEPT\nCOMMIT\n",
+    );
+    let f = f.to_str().unwrap();
+    let s = advise_ok(f, &[]);
+    assert!(s.contains("no safe rewrite found"), "{s}");
+    // A run whose traffic goes to udp 5000, stored.
+    let db = dir.file("run.db");
+    let db = db.to_str().unwrap();
+    let o = fwbench(&[
+        "flood",
+        "--testbed",
+        &tb.name,
+        "--db",
+        db,
+        "--engine",
+        "iptables-nft",
+        "--import",
+        f,
+        "--dport",
+        "5000",
+        "-r",
+        "5kpps",
+        "-t",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = advise(f, &["--counters-from", db, "-J"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (
+            u(&v["counters_from"]["run"]),
+            u(&v["counters_from"]["trials"])
+        ),
+        (1, 1),
+        "{v}"
+    );
+    let moved = &v["changes"][0];
+    assert_eq!(moved["kind"], "moved", "{v}");
+    assert_eq!(moved["lines"][0], 7, "{v}");
+    assert!(
+        moved["reason"]
+            .as_str()
+            .unwrap()
+            .contains("moved 2 place(s) earlier"),
+        "{v}"
+    );
+    // Bad input: a run that does not exist, a file the run did not measure.
+    let o = advise(f, &["--counters-from", db, "--run", "9"]);
+    assert_refused(&o, "--run 9: ");
+    let other = dir.write(
+        "other.rules",
+        "*filter\n:INPUT DROP [0:0]\n-A INPUT -p tcp -m tcp --dport 23 -j ACCEPT\nCOMMIT\n",
+    );
+    let o = advise(other.to_str().unwrap(), &["--counters-from", db]);
+    assert_refused(
+        &o,
+        "the counted run's rule INPUT:1 is `-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT`",
+    );
+    let o = advise(
+        f,
+        &["--counters-from", dir.file("none.db").to_str().unwrap()],
+    );
+    assert_refused(&o, "no such results file");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     // `inet raw` (priority -10) counts udp 5000, then `ip filter` (priority 10) jumps
     // to svc, which accepts; udp 7000 is dropped by `ip filter`'s third rule.

@@ -18,7 +18,7 @@ pub mod testbed;
 
 use crate::import::ImportError;
 use crate::model::ImportFormat;
-use model::{Field, Packet, Rule, Table, Values};
+use model::{Chain, Field, Packet, Rule, Table, Values};
 
 /// What a change does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -153,8 +153,107 @@ pub enum AdviseError {
     Unsupported(String),
 }
 
+/// Packets one rule counted in a measured run of the same ruleset (`verdicts.rules`
+/// of its trials): the user's chain name as the import names it (`INPUT`,
+/// `nat/PREROUTING`; nft: `input`, or `inet/host/input` with several tables), the
+/// rule's 1-based position and text, packets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    pub chain: String,
+    pub index: usize,
+    pub text: String,
+    pub packets: u64,
+}
+
+/// The names an import gives chain `c` of table `t` (`Counted::chain`).
+fn import_names(t: &Table, c: &Chain, nft: bool) -> Vec<String> {
+    if nft {
+        vec![
+            c.name.clone(),
+            format!("{}/{}", t.name.replace(' ', "/"), c.name),
+        ]
+    } else if t.name == "filter" {
+        vec![c.name.clone()]
+    } else {
+        vec![format!("{}/{}", t.name, c.name)]
+    }
+}
+
+/// A rule's text without the counter `iptables-save -c` writes before it.
+fn without_counter(text: &str) -> &str {
+    match text.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or(text, |(_, r)| r.trim_start()),
+        None => text,
+    }
+}
+
+/// Give each rule the packets `counts` say it counted (summed over the trials); the
+/// counts replace those of the file. A count whose rule has another text here is an
+/// error naming both: the run measured another ruleset.
+fn apply_counts(
+    source: &str,
+    tables: &mut [Table],
+    nft: bool,
+    counts: &[Counted],
+) -> Result<(), AdviseError> {
+    // Where each count goes, all checked before anything changes: (table, chain,
+    // rule, packets).
+    let mut hits: Vec<(usize, usize, usize, u64)> = vec![];
+    for n in counts {
+        let place = tables.iter().enumerate().find_map(|(ti, t)| {
+            let ci = t
+                .chains
+                .iter()
+                .position(|c| import_names(t, c, nft).contains(&n.chain))?;
+            Some((ti, ci))
+        });
+        let Some((ti, ci)) = place else { continue };
+        let rules = &tables[ti].chains[ci].rules;
+        // Past the user's rules: fwbench's own policy rule.
+        let Some(ri) = n.index.checked_sub(1).filter(|&i| i < rules.len()) else {
+            continue;
+        };
+        let r = &rules[ri];
+        if without_counter(&r.text) != without_counter(&n.text) {
+            return Err(AdviseError::Unsupported(format!(
+                "{source}: the counted run's rule {}:{} is `{}`, here it is `{}`: the run \
+                 measured another ruleset",
+                n.chain, n.index, n.text, r.text
+            )));
+        }
+        hits.push((ti, ci, ri, n.packets));
+    }
+    match (hits.is_empty(), counts.is_empty()) {
+        (_, true) => return Ok(()),
+        (true, false) => {
+            return Err(AdviseError::Unsupported(format!(
+                "{source}: none of the counted run's rules is a rule of this file"
+            )))
+        }
+        (false, false) => {}
+    }
+    // The run's counts replace the file's.
+    for r in tables
+        .iter_mut()
+        .flat_map(|t| &mut t.chains)
+        .flat_map(|c| &mut c.rules)
+    {
+        r.packets = None;
+    }
+    for (ti, ci, ri, p) in hits {
+        *tables[ti].chains[ci].rules[ri].packets.get_or_insert(0) += p;
+    }
+    Ok(())
+}
+
 /// Analyse a ruleset file's text (`source` names it in messages).
 pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
+    advise_counted(source, text, &[])
+}
+
+/// [`advise`] with the packets each rule counted in a measured run (for the hot-rule
+/// moves; they replace the file's own counters).
+pub fn advise_counted(source: &str, text: &str, counts: &[Counted]) -> Result<Advice, AdviseError> {
     match crate::import::detect(text) {
         Some(ImportFormat::IptablesSave) => {}
         Some(ImportFormat::Nft) | None => {
@@ -164,7 +263,8 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
             )))
         }
     }
-    let (tables, v6) = iptables::parse(source, text)?;
+    let (mut tables, v6) = iptables::parse(source, text)?;
+    apply_counts(source, &mut tables, false, counts)?;
     let mut changes = vec![];
     let mut next_set = 1;
     let mut new_tables = vec![];
@@ -191,8 +291,23 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
 /// (`json`: `nft -j list ruleset`, `listing`: `nft -a list ruleset`); the rules'
 /// "lines" are their nft handles. The optimised ruleset is nft text (`nft -f`).
 pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, AdviseError> {
+    advise_nft_counted(source, json, listing, &[])
+}
+
+/// [`advise_nft`] with the packets each rule counted in a measured run.
+pub fn advise_nft_counted(
+    source: &str,
+    json: &str,
+    listing: &str,
+    counts: &[Counted],
+) -> Result<Advice, AdviseError> {
     let mut tables = nftjson::parse(json, listing)
         .map_err(|e| AdviseError::Unsupported(format!("{source}: {e}")))?;
+    let mut plain: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    apply_counts(source, &mut plain, true, counts)?;
+    for (t, p) in tables.iter_mut().zip(plain) {
+        t.table = p;
+    }
     let original = tables.clone();
     let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
     let mut changes = vec![];

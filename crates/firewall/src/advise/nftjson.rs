@@ -71,7 +71,10 @@ fn proto_number(s: &str) -> Option<u8> {
 /// and their elements as the file gives them — or why the analysis cannot take them
 /// as fixed (flags `dynamic` or `timeout`, rules that add or delete elements, an
 /// empty set, a concatenated type, an element it cannot read).
-type NamedSets = HashMap<(String, String, String), Result<(bool, Values), String>>;
+type NamedSets = HashMap<(String, String, String), SetRead>;
+
+/// A named set as read: (holds ports, its elements), or why it cannot be read.
+type SetRead = Result<(bool, Values), String>;
 
 fn named_sets(items: &[Value]) -> NamedSets {
     let key = |o: &Value, name: &str| {
@@ -142,7 +145,7 @@ fn named_sets(items: &[Value]) -> NamedSets {
 /// the rule's table by name.
 fn rule_of(
     expr: &[Value],
-    sets: &dyn Fn(&str) -> Option<Result<(bool, Values), String>>,
+    sets: &dyn Fn(&str) -> Option<SetRead>,
 ) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
     let mut conds = BTreeMap::new();
     let mut target = Target::Continue(None);

@@ -602,3 +602,108 @@ fn a_rewrite_that_ignores_a_named_sets_elements_is_refused() {
     let e = check(&before, &after, false).unwrap_err().to_string();
     assert!(e.contains("198.51.100.7:1024 → 198.19.0.1:5000") && e.contains("(probe of line 5: `ip saddr @blocked counter packets 10 bytes 600 drop`): DROP before, ACCEPT after"), "{e}");
 }
+
+fn counted(chain: &str, index: usize, text: &str, packets: u64) -> Counted {
+    Counted {
+        chain: chain.into(),
+        index,
+        text: text.into(),
+        packets,
+    }
+}
+
+#[test]
+fn the_counts_of_a_measured_run_move_hot_rules_like_the_files_own() {
+    // The file has no counters; a run of it counted the rules (summed over trials,
+    // with the counter prefix its iptables-save -c text had, and fwbench's own policy
+    // rule after the user's).
+    let text = filter(
+        "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+         -A INPUT -p icmp -j ACCEPT\n\
+         -A INPUT -p udp -m udp --dport 53 -j ACCEPT\n",
+    );
+    assert!(
+        advise("f", &text).unwrap().changes.is_empty(),
+        "no counters: no move"
+    );
+    let counts = [
+        counted("INPUT", 1, "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT", 5),
+        counted("INPUT", 2, "[0:0] -A INPUT -p icmp -j ACCEPT", 50),
+        counted(
+            "INPUT",
+            3,
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+            600,
+        ),
+        counted(
+            "INPUT",
+            3,
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+            300,
+        ),
+        counted("INPUT", 4, ":INPUT ACCEPT (the chain's policy)", 1),
+        counted("nat/PREROUTING", 1, "-A PREROUTING -j ACCEPT", 1),
+    ];
+    let a = advise_counted("f", &text, &counts).unwrap();
+    // No packet in common (three protocols): the hottest first.
+    assert_eq!(
+        rules_of(&a.text),
+        [
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+            "-A INPUT -p icmp -j ACCEPT",
+            "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT",
+        ]
+    );
+    assert!(
+        a.changes[1]
+            .reason
+            .starts_with("900 packets: moved 2 place(s) earlier"),
+        "{:?}",
+        a.changes
+    );
+    // A run of another ruleset: refused, naming the rule.
+    let mut wrong = counts.to_vec();
+    wrong[3].text = "-A INPUT -p udp -m udp --dport 54 -j ACCEPT".into();
+    let e = advise_counted("f", &text, &wrong).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "f: the counted run's rule INPUT:3 is `-A INPUT -p udp -m udp --dport 54 -j ACCEPT`, \
+         here it is `-A INPUT -p udp -m udp --dport 53 -j ACCEPT`: the run measured another \
+         ruleset"
+    );
+    let e = advise_counted("f", &text, &counts[5..])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "f: none of the counted run's rules is a rule of this file"
+    );
+    // nft: the chain named plainly, or FAMILY/TABLE/CHAIN when the run imported
+    // several tables; the counts replace the file's (the udp rule is no longer hot).
+    let json = fixture("nft-named-sets.json");
+    let listing = fixture("nft-named-sets.txt");
+    let counts = [
+        counted("inet/host/input", 5, "tcp dport 8443 accept", 50),
+        counted(
+            "input",
+            6,
+            "tcp dport @ports counter packets 5 bytes 300 accept",
+            9000,
+        ),
+    ];
+    let a = advise_nft_counted("nft-named-sets.nft", &json, &listing, &counts).unwrap();
+    let moved: Vec<&Change> = a
+        .changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Moved)
+        .collect();
+    assert_eq!(moved.len(), 1, "{:?}", a.changes);
+    assert_eq!(moved[0].lines, [10]);
+    assert!(
+        moved[0]
+            .reason
+            .starts_with("9000 packets: moved 1 place(s) earlier"),
+        "{}",
+        moved[0].reason
+    );
+}

@@ -35,6 +35,15 @@ pub struct AdviseArgs {
     /// Print the summary as JSON
     #[arg(long, short = 'J')]
     pub json: bool,
+    /// Move hot rules by the packets each rule counted in a measured run of this
+    /// ruleset instead of the file's own counters: a results database (every trial
+    /// of the run that imported a ruleset, summed; the rules' texts must be this
+    /// file's)
+    #[arg(long, value_name = "DB")]
+    pub counters_from: Option<PathBuf>,
+    /// The run of --counters-from (default: its last run that imported a ruleset)
+    #[arg(long, value_name = "N", requires = "counters_from")]
+    pub run: Option<i64>,
     /// Measure both rulesets on a testbed (through --engine): UDP floods at the
     /// highest rate to --dport, the two rulesets interleaved --repeat
     /// times; prints the time per packet of each and the saving with its 95 % CI.
@@ -399,12 +408,99 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
     s
 }
 
+/// Where the counts of `--counters-from` came from.
+#[derive(serde::Serialize)]
+pub struct CountsFrom {
+    pub db: String,
+    pub run: i64,
+    /// Trials of the run that imported a ruleset and counted its rules.
+    pub trials: usize,
+}
+
+/// The packets each imported rule counted over the trials of a run of `db` (`run`,
+/// or the last run with such trials); bad input is exit 2.
+fn counts_from(
+    db: &std::path::Path,
+    run: Option<i64>,
+) -> Result<(Vec<firewall::advise::Counted>, CountsFrom)> {
+    let name = db.display().to_string();
+    if !db.is_file() {
+        return Err(usage(format!(
+            "--counters-from {name}: no such results file"
+        )));
+    }
+    let store = store::Store::open(db).map_err(|e| usage(format!("--counters-from {e}")))?;
+    let runs = store.runs()?;
+    let counted = |t: &store::TrialRow| -> Vec<firewall::advise::Counted> {
+        if t.params["model"] != "import" {
+            return vec![];
+        }
+        let hits = &t.results["gateway"]["firewall"]["verdicts"]["rules"];
+        hits.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|h| h["policy"] != true)
+            .filter_map(|h| {
+                Some(firewall::advise::Counted {
+                    chain: h["chain"].as_str()?.to_owned(),
+                    index: usize::try_from(h["index"].as_u64()?).ok()?,
+                    text: h["text"].as_str()?.to_owned(),
+                    packets: h["packets"].as_u64()?,
+                })
+            })
+            .collect()
+    };
+    let mut ids: Vec<i64> = match run {
+        Some(n) if runs.iter().any(|r| r.id == n) => vec![n],
+        Some(n) => {
+            let known: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+            return Err(usage(format!(
+                "--run {n}: {name} has no such run (runs: {})",
+                known.join(", ")
+            )));
+        }
+        None => runs.iter().map(|r| r.id).collect(),
+    };
+    ids.sort_unstable();
+    for id in ids.into_iter().rev() {
+        let per_trial: Vec<Vec<firewall::advise::Counted>> = store
+            .trials(Some(id))?
+            .iter()
+            .map(counted)
+            .filter(|c| !c.is_empty())
+            .collect();
+        if !per_trial.is_empty() {
+            let from = CountsFrom {
+                db: name,
+                run: id,
+                trials: per_trial.len(),
+            };
+            return Ok((per_trial.concat(), from));
+        }
+    }
+    let which = run.map_or("no run of it has a".to_owned(), |n| {
+        format!("run {n} has no")
+    });
+    Err(usage(format!(
+        "--counters-from {name}: {which} trial that imported a ruleset and counted its rules"
+    )))
+}
+
 pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
     let path = a.import.display().to_string();
     let text = crate::limits::read_user_file(&a.import, "rule import")
         .map_err(|e| usage(format!("--import {e}")))?;
+    let (counts, counts_src) = match &a.counters_from {
+        Some(db) => {
+            let (c, from) = counts_from(db, a.run)?;
+            (c, Some(from))
+        }
+        None => (vec![], None),
+    };
     let result = match firewall::import::detect(&text) {
-        Some(firewall::ImportFormat::IptablesSave) => firewall::advise::advise(&path, &text),
+        Some(firewall::ImportFormat::IptablesSave) => {
+            firewall::advise::advise_counted(&path, &text, &counts)
+        }
         // Anything else is nft's to judge: loaded by nft itself in a scratch namespace
         // (as `--import` does), its read-back analysed.
         _ => {
@@ -412,7 +508,7 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
             import::check_nft_text(&path, &text).map_err(|e| usage(e.to_string()))?;
             let loaded = crate::nftload::load_nft(&path, &text).map_err(usage)?;
             import::refused_messages(&path, &loaded.messages).map_err(|e| usage(e.to_string()))?;
-            firewall::advise::advise_nft(&path, &loaded.json, &loaded.listing)
+            firewall::advise::advise_nft_counted(&path, &loaded.json, &loaded.listing, &counts)
         }
     };
     let advice = match result {
@@ -467,6 +563,9 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
         if let Some(p) = &proven {
             v["testbed_proof"] = serde_json::to_value(p)?;
         }
+        if let Some(c) = &counts_src {
+            v["counters_from"] = serde_json::to_value(c)?;
+        }
         if let Some(m) = &measured {
             v["measured"] = serde_json::to_value(m)?;
         }
@@ -476,6 +575,12 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
             "{}",
             summary(&path, &advice, out.as_deref(), a.format == "nft")
         );
+        if let Some(c) = &counts_src {
+            println!(
+                "hot rules by the counters of run {} of {} ({} trials that imported a ruleset)",
+                c.run, c.db, c.trials
+            );
+        }
         if out.is_none() && !advice.changes.is_empty() {
             println!("(--out FILE writes the optimised ruleset)");
         }
