@@ -577,7 +577,7 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
         );
         if let Some(c) = &counts_src {
             println!(
-                "hot rules by the counters of run {} of {} ({} trials that imported a ruleset)",
+                "hot rules by the counters of run {} of {} ({} trial(s) that imported a ruleset)",
                 c.run, c.db, c.trials
             );
         }
