@@ -192,7 +192,8 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         crate::plan::scenario::check_combination(&p).map_err(usage)?;
         params.push(p);
     }
-    crate::run::session::preflight(&params)?;
+    // The original's is checked when the session opens.
+    crate::run::session::preflight(&params[1..])?;
     let mut session = Session::open(
         "rules advise --measure",
         &mut params[0],
