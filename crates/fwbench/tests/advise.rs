@@ -144,6 +144,8 @@ fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
+    // Floods and probes of the other tests would slow this one's (one at a time).
+    let _serial = serial();
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let f = dir.write("bl.rules", blocklist(5000));
@@ -272,6 +274,7 @@ fn nft_in(ns: &str, args: &[&str]) {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
+    let _serial = serial();
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let f = dir.write("bl.rules", blocklist(300));
@@ -363,6 +366,7 @@ fn ipsets_in(ns: &str) -> Vec<String> {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() {
+    let _serial = serial();
     let tb = TestbedGuard::up("input");
     let gw = tb.gw();
     let dir = TempDir::new();
@@ -488,6 +492,7 @@ fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn the_counters_of_a_measured_run_move_the_hot_rules() {
+    let _serial = serial();
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     // No counters in the file: nothing to move on its own.
@@ -670,6 +675,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
+    let _serial = serial();
     let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let f = dir.write("bl.rules", blocklist(50));
