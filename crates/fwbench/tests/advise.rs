@@ -253,22 +253,19 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_ten_times_cheaper() {
     assert_says(&o, "udp port 7000");
 }
 
-/// `ip -n NS ARGS…`'s output.
-fn ip_in(ns: &str, args: &[&str]) -> String {
+/// `argv` run in the namespace `ns`, which must succeed: its stdout.
+fn in_ns_ok(ns: &str, argv: &[&str]) -> String {
     let o = std::process::Command::new("ip")
-        .args([&["-n", ns], args].concat())
+        .args([&["netns", "exec", ns], argv].concat())
         .output()
         .unwrap();
+    assert!(o.status.success(), "{argv:?} in {ns}: {}", stderr(&o));
     stdout(&o)
 }
 
-/// `nft` in the namespace `ns` (must succeed).
+/// `nft ARGS…` in the namespace `ns` (must succeed).
 fn nft_in(ns: &str, args: &[&str]) {
-    let o = std::process::Command::new("ip")
-        .args([&["netns", "exec", ns, "nft"], args].concat())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "nft {args:?}: {}", stderr(&o));
+    in_ns_ok(ns, &[&["nft"], args].concat());
 }
 
 #[test]
@@ -305,7 +302,7 @@ fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
     );
     // Nothing is left on the gateway: the ruleset, the observer, the local route.
     let gw = tb.gw();
-    let routes = ip_in(&gw, &["route", "show", "table", "local"]);
+    let routes = in_ns_ok(&gw, &["ip", "route", "show", "table", "local"]);
     assert!(!routes.contains("198.19.128.0/17"), "{routes}");
     // Something else on the gateway drops udp 5000 after the ruleset: the classes the
     // model says are delivered never arrive; refused (exit 1), naming the probe, and
@@ -355,12 +352,8 @@ fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
 
 /// `ipset list -n` in the namespace `ns`: the sets there.
 fn ipsets_in(ns: &str) -> Vec<String> {
-    let o = std::process::Command::new("ip")
-        .args(["netns", "exec", ns, "ipset", "list", "-n"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "ipset list: {}", stderr(&o));
-    stdout(&o).lines().map(str::to_owned).collect()
+    let list = in_ns_ok(ns, &["ipset", "list", "-n"]);
+    list.lines().map(str::to_owned).collect()
 }
 
 #[test]
@@ -391,13 +384,7 @@ fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() 
     };
     for engine in ["iptables-nft", "iptables-legacy"] {
         // A foreign set on the gateway, with the name the file's own set has.
-        let o = std::process::Command::new("ip")
-            .args([
-                "netns", "exec", &gw, "ipset", "create", "-exist", "blocked", "hash:ip",
-            ])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
+        in_ns_ok(&gw, &["ipset", "create", "-exist", "blocked", "hash:ip"]);
         let v = trial_value(
             "flood",
             &tb.name,
