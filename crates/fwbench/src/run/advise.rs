@@ -436,18 +436,20 @@ fn counts_from(
         if t.params["model"] != "import" {
             return vec![];
         }
-        let hits = &t.results["gateway"]["firewall"]["verdicts"]["rules"];
-        hits.as_array()
+        // The gateway's report, as the trial stored it.
+        let report: Option<firewall::Report> =
+            serde_json::from_value(t.results["gateway"]["firewall"].clone()).ok();
+        report
+            .and_then(|r| r.verdicts)
+            .map(|v| v.rules)
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
-            .filter(|h| h["policy"] != true)
-            .filter_map(|h| {
-                Some(firewall::advise::Counted {
-                    chain: h["chain"].as_str()?.to_owned(),
-                    index: usize::try_from(h["index"].as_u64()?).ok()?,
-                    text: h["text"].as_str()?.to_owned(),
-                    packets: h["packets"].as_u64()?,
-                })
+            .filter(|h| !h.policy)
+            .map(|h| firewall::advise::Counted {
+                chain: h.chain,
+                index: h.index,
+                text: h.text,
+                packets: h.packets,
             })
             .collect()
     };
