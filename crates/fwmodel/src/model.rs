@@ -312,6 +312,22 @@ pub struct Imported {
     /// tables skipped): shown by `rules render`, recorded as a setting.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The ipsets an `iptables-save` import matches (`--import-ipset`), renamed into
+    /// fwbench's own; created before the rules, destroyed after them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<ImportedSets>,
+}
+
+/// An ipset file (`ipset save` output) imported with an `iptables-save` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedSets {
+    /// File it came from (for messages).
+    pub source: String,
+    /// Rewritten `ipset restore` input: every set created (`-exist`), flushed and
+    /// filled under fwbench's name.
+    pub text: String,
+    /// (the file's name, fwbench's name) of every set, in file order.
+    pub names: Vec<(String, String)>,
 }
 
 /// One rule of an imported ruleset as fwbench installs it.

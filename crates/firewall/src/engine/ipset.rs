@@ -8,15 +8,15 @@
 //! Must not: create, flush or destroy any set not named `fwbench-*`.
 
 use super::xtables::{
-    counters, ipt_change, ipt_remove, ipt_settings, ipt_text, render_imported, restore_tool,
-    rule_count,
+    counters, ipset_elements, ipt_change, ipt_remove, ipt_settings, ipt_text, render_imported,
+    restore_tool, rule_count,
 };
 use super::{planned, Backend};
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
 use crate::plan::{Plan, MAX_SET_NAME};
 use crate::rendered::{RenderError, Rendered};
-use crate::tool::{run, Batch, Flavour, Tool, ToolError};
+use crate::tool::{Batch, Flavour, Tool, ToolError};
 use std::fmt::Write as _;
 
 /// Prefix of every ipset fwbench creates.
@@ -171,23 +171,4 @@ fn ipset_family(ip: Ip) -> &'static str {
 /// (hashsize, maxelem) of a set of `n` elements.
 fn sizes(n: usize) -> (usize, usize) {
     (n.max(1024).next_power_of_two(), n.max(65536))
-}
-
-/// Elements over all of fwbench's sets (none when ipset is not installed).
-fn ipset_elements() -> Result<usize, ToolError> {
-    let names = match run(&["ipset", "list", "-n"], None) {
-        Ok(o) => o,
-        Err(ToolError::MissingTool { .. }) => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut total = 0;
-    for name in names.lines().filter(|n| n.starts_with(IPSET_PREFIX)) {
-        let out = run(&["ipset", "list", "-t", name], None)?;
-        total += out
-            .lines()
-            .find_map(|l| l.strip_prefix("Number of entries:"))
-            .and_then(|n| n.trim().parse::<usize>().ok())
-            .unwrap_or(0);
-    }
-    Ok(total)
 }

@@ -6,8 +6,9 @@
 //!
 //! Owns: iptables-save syntax for the rule model, removal of exactly fwbench's chains,
 //! reading counts and counters back with `iptables-save -c`.
-//! Must not: flush, create or delete any chain but `FWBENCH-*`, nor express sets
-//! (those are the ipset engines').
+//! Must not: flush, create or delete any chain but `FWBENCH-*`, nor express a model's
+//! sets (those are the ipset engines'); an import's own ipsets (`--import-ipset`,
+//! renamed `fwbench-i-*`) are created before its rules and destroyed after them.
 
 use super::{imported, planned, Backend};
 use crate::change::{Change, Step, UpdateMethod};
@@ -68,7 +69,9 @@ impl Backend for Xtables {
     }
 
     fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
-        Ok((rule_count(r.ip, self.flavour)?, 0))
+        let sets = r.install.iter().any(|b| b.tool == Tool::IpsetRestore);
+        let elements = if sets { ipset_elements()? } else { 0 };
+        Ok((rule_count(r.ip, self.flavour)?, elements))
     }
 
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
@@ -268,6 +271,30 @@ pub(super) fn render_imported(
                 counters: Some("per rule (xtables always counts)".into()),
                 ..Settings::default()
             };
+            if let Some(s) = &imp.sets {
+                // The sets exist before the rules that match them, and go after them.
+                out.install.insert(
+                    0,
+                    Batch {
+                        tool: Tool::IpsetRestore,
+                        text: s.text.clone(),
+                    },
+                );
+                let mut text = String::new();
+                for (_, ours) in &s.names {
+                    let _ = writeln!(text, "destroy {ours}");
+                }
+                out.remove.push(Batch {
+                    tool: Tool::IpsetRestore,
+                    text,
+                });
+                out.settings.sets = Some(format!(
+                    "{} ipsets of {}, as fwbench's own ({} elements)",
+                    s.names.len(),
+                    s.source,
+                    imp.elements
+                ));
+            }
             Ok(out)
         }
         ImportFormat::Nft => Err(RenderError::Invalid(
@@ -533,6 +560,25 @@ pub fn parse_save_counters(out: &str) -> Vec<(String, Vec<u64>)> {
         }
     }
     rules
+}
+
+/// Elements over all of fwbench's ipsets (none when ipset is not installed).
+pub(super) fn ipset_elements() -> Result<usize, ToolError> {
+    let names = match run(&["ipset", "list", "-n"], None) {
+        Ok(o) => o,
+        Err(ToolError::MissingTool { .. }) => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut total = 0;
+    for name in names.lines().filter(|n| n.starts_with(super::IPSET_PREFIX)) {
+        let out = run(&["ipset", "list", "-t", name], None)?;
+        total += out
+            .lines()
+            .find_map(|l| l.strip_prefix("Number of entries:"))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+    }
+    Ok(total)
 }
 
 #[cfg(test)]

@@ -712,6 +712,19 @@ enum TestbedCmd {
         #[arg(long)]
         name: String,
     },
+    /// Send probe packets (JSON on stdin) as raw frames (internal: `rules advise`'s
+    /// proof on a testbed, run on the client host)
+    #[command(hide = true, name = "send-probes")]
+    SendProbes {
+        #[arg(long)]
+        ifname: String,
+        #[arg(long)]
+        dst_mac: String,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+        packets: u32,
+        #[arg(long)]
+        rate: f64,
+    },
 }
 
 fn init_logging(verbose: u8, agent: bool) {
@@ -1248,6 +1261,12 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             }
         }
         TestbedCmd::Hold { spec } => crate::testbed::ports::hold(&spec)?,
+        TestbedCmd::SendProbes {
+            ifname,
+            dst_mac,
+            packets,
+            rate,
+        } => crate::run::proof::send_probes(&ifname, &dst_mac, packets, rate)?,
         TestbedCmd::Check { .. } | TestbedCmd::Cleanup { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)

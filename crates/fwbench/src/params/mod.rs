@@ -55,6 +55,8 @@ pub struct TrialParams {
     pub nat_to: Option<std::net::IpAddr>,
     /// Ruleset file for model `import`.
     pub import: Option<String>,
+    /// The ipsets an imported `iptables-save` file matches (`ipset save` output).
+    pub import_ipset: Option<String>,
     /// What traffic the trial sends, with its family's parameters.
     pub kind: TrialKind,
     /// A gateway event during the trial (`--event`; issue 25): rules that change
@@ -166,6 +168,8 @@ struct KeyForm<'a> {
     nat_to: Option<std::net::IpAddr>,
     #[serde(skip_serializing_if = "Option::is_none")]
     import: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    import_ipset: Option<&'a str>,
     /// The trial's name (echo trials omit it).
     #[serde(skip_serializing_if = "Option::is_none")]
     workload: Option<&'static str>,
@@ -208,6 +212,7 @@ impl Serialize for TrialParams {
             nft_family: self.nft_family,
             nat_to: self.nat_to,
             import: self.import.as_deref(),
+            import_ipset: self.import_ipset.as_deref(),
             workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
             packet: self
                 .packet()
