@@ -9,6 +9,7 @@
 
 use super::xtables::Xtables;
 use super::Backend;
+use super::ChangeSteps;
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
 use crate::plan::{Plan, MAX_SET_NAME};
@@ -82,12 +83,7 @@ impl Backend for Ipset {
 
     /// Rules as the iptables engines change them; elements with `ipset add`/`del`
     /// one call each, or one `ipset restore` batch.
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         let (verb, set, l4, elements) = match change {
             Change::AddElements { set, l4, elements } => ("add", set, l4, elements),
             Change::RemoveElements { set, l4, elements } => ("del", set, l4, elements),
@@ -97,21 +93,18 @@ impl Backend for Ipset {
         };
         let name = format!("{IPSET_PREFIX}{set}");
         let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
-        match method {
-            UpdateMethod::PerRule => Ok(elements
+        if super::per_rule(r.engine, change, method)? {
+            return Ok(elements
                 .iter()
                 .rev()
                 .map(|e| Step::call(&["ipset", verb, name.as_str(), entry(e).as_str()]))
-                .collect()),
-            UpdateMethod::Batch => {
-                let mut text = String::with_capacity(48 * elements.len());
-                for e in elements {
-                    let _ = writeln!(text, "{verb} {name} {}", entry(e));
-                }
-                Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
-            }
-            UpdateMethod::Map => Err(super::unsupported_change(r.engine, change, method)),
+                .collect());
         }
+        let mut text = String::with_capacity(48 * elements.len());
+        for e in elements {
+            let _ = writeln!(text, "{verb} {name} {}", entry(e));
+        }
+        Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
     }
 }
 

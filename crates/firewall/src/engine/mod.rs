@@ -82,12 +82,7 @@ pub trait Backend: Sync {
     /// (a gateway event's update); refused, naming what, where the engine has no such
     /// mechanism. Per-rule calls come in reverse order, so the change's first rule or
     /// element (the marker flow's) is the last applied.
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         Err(unsupported_change(r.engine, change, method))
     }
 
@@ -95,6 +90,21 @@ pub trait Backend: Sync {
     /// (read after an insert, untimed, where deleting a rule needs its handle).
     fn head_handles(&self, _r: &Rendered, _hook: Hook, _k: usize) -> Result<Vec<u64>, ToolError> {
         Ok(vec![])
+    }
+}
+
+/// What [`Backend::change`] gives: the program calls that make a change, or why the
+/// engine cannot make it.
+pub type ChangeSteps = Result<Vec<Step>, RenderError>;
+
+/// The choice of the engines whose changes are program calls (nft, iptables, ipset):
+/// one call per rule or element (`true`) or one batch (`false`); they have no map to
+/// write, so `map` is refused.
+fn per_rule(engine: Engine, change: &Change, method: UpdateMethod) -> Result<bool, RenderError> {
+    match method {
+        UpdateMethod::PerRule => Ok(true),
+        UpdateMethod::Batch => Ok(false),
+        UpdateMethod::Map => Err(unsupported_change(engine, change, method)),
     }
 }
 

@@ -9,6 +9,7 @@
 //! Must not: flush, create or delete any chain but `FWBENCH-*`, nor express sets
 //! (those are the ipset engines').
 
+use super::ChangeSteps;
 use super::{imported, planned, Backend};
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
@@ -105,12 +106,7 @@ impl Backend for Xtables {
         ipt_counters(r.ip, self.flavour)
     }
 
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         ipt_change(self.engine, r.ip, self.flavour, change, method)
     }
 }
@@ -135,13 +131,9 @@ fn ipt_change(
     flavour: Flavour,
     change: &Change,
     method: UpdateMethod,
-) -> Result<Vec<Step>, RenderError> {
+) -> ChangeSteps {
     let refuse = || super::unsupported_change(engine, change, method);
-    let per_rule = match method {
-        UpdateMethod::PerRule => true,
-        UpdateMethod::Batch => false,
-        UpdateMethod::Map => return Err(refuse()),
-    };
+    let per_rule = super::per_rule(engine, change, method)?;
     let (hook, rules, op) = match change {
         Change::Insert { hook, rules } => (*hook, rules, "-I"),
         Change::Delete { hook, rules, .. } => (*hook, rules, "-D"),
