@@ -30,6 +30,7 @@ use crate::model::{Action, Engine, EngineOptions, Hook, Imported, Ip, RuleSet};
 use crate::plan::{plan, validate, Plan};
 use crate::rendered::{DropSet, RenderError, Rendered};
 use crate::tool::{self, Batch, Tool, ToolError};
+use std::net::{IpAddr, SocketAddr};
 
 /// A firewall engine: renders, applies, reads back and removes fwbench's rules.
 pub trait Backend: Sync {
@@ -195,6 +196,15 @@ fn imported(engine: Engine, ip: Ip, imp: &Imported, install: Batch, remove: Batc
     out
 }
 
+/// A destination NAT target as nft and iptables both write it: the address, with the
+/// port after a colon (an IPv6 address then in brackets).
+fn nat_to(a: IpAddr, port: Option<u16>) -> String {
+    match port {
+        Some(p) => SocketAddr::new(a, p).to_string(),
+        None => a.to_string(),
+    }
+}
+
 /// The counters of the chains named `chain(hook)`, per hook.
 fn by_hook(
     chains: Vec<(String, Vec<u64>)>,
@@ -219,5 +229,15 @@ mod tests {
             let r = backend(e).render(&RuleSet::empty(Ip::V4), &EngineOptions::default());
             assert!(r.is_ok(), "{e}: {r:?}");
         }
+    }
+
+    #[test]
+    fn nat_targets_bracket_an_ipv6_address_before_its_port() {
+        let v4: IpAddr = "198.19.0.2".parse().unwrap();
+        let v6: IpAddr = "2001:2::2".parse().unwrap();
+        assert_eq!(nat_to(v4, Some(9000)), "198.19.0.2:9000");
+        assert_eq!(nat_to(v4, None), "198.19.0.2");
+        assert_eq!(nat_to(v6, Some(9000)), "[2001:2::2]:9000");
+        assert_eq!(nat_to(v6, None), "2001:2::2");
     }
 }

@@ -542,12 +542,9 @@ fn nft_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), Rend
             let _ = write!(t, "snat {fam} to {a}");
         }
         Action::Masquerade => t.push_str("masquerade"),
+        // The address is of the rule set's family (checked by validate()).
         Action::Dnat(a, port) => {
-            let _ = match (a, port) {
-                (std::net::IpAddr::V4(a), Some(p)) => write!(t, "dnat ip to {a}:{p}"),
-                (std::net::IpAddr::V6(a), Some(p)) => write!(t, "dnat ip6 to [{a}]:{p}"),
-                (a, None) => write!(t, "dnat {fam} to {a}"),
-            };
+            let _ = write!(t, "dnat {fam} to {}", super::nat_to(a, port));
         }
         Action::Offload => {
             let _ = write!(t, "flow add @{NFT_FLOWTABLE}");

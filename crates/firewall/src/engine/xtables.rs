@@ -421,15 +421,7 @@ fn ipt_rule(
         }
         Action::Masquerade => t.push_str(" -j MASQUERADE"),
         Action::Dnat(a, port) => {
-            let _ = match (a, port) {
-                (std::net::IpAddr::V4(a), Some(p)) => {
-                    write!(t, " -j DNAT --to-destination {a}:{p}")
-                }
-                (std::net::IpAddr::V6(a), Some(p)) => {
-                    write!(t, " -j DNAT --to-destination [{a}]:{p}")
-                }
-                (a, None) => write!(t, " -j DNAT --to-destination {a}"),
-            };
+            let _ = write!(t, " -j DNAT --to-destination {}", super::nat_to(a, port));
         }
         Action::Offload => {
             return Err(RenderError::Unsupported {
