@@ -4,7 +4,7 @@
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -189,19 +189,19 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 pub struct Echo;
 
 impl Traffic for Echo {
-    fn family(&self) -> &'static str {
-        "echo"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "throughput_bps",
-            higher: true,
+    /// Ranked by throughput; the client's echoes time it.
+    fn profile(&self) -> Profile {
+        Profile {
+            family: "echo",
+            main_metric: MainMetric {
+                name: "throughput_bps",
+                higher: true,
+            },
+            live_unit: "echoes",
+            ending: Ending::Timed {
+                measuring: "client",
+            },
         }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "echoes"
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
@@ -237,12 +237,6 @@ impl Traffic for Echo {
             more_servers: Vec::new(),
             more_clients: Vec::new(),
         })
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "client",
-        }
     }
 
     fn collect(
