@@ -17,13 +17,12 @@ use crate::pacer::Pacer;
 use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
-use crate::tally::{join_all, merge_sources, SenderPlan, SourceControl, SourceTally};
-use crate::udp::{check_source, flow_addrs, mix_order, payload_sizes, size_at};
+use crate::tally::{merge_sources, SenderPlan, SourceControl, SourceTally};
+use crate::udp::{check_source, flow_addrs, payload_sizes, size_at, SenderThreads};
 use crate::TrafficError;
 use proto::{count_size, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long `stop` waits for the kernel to complete frames already queued.
@@ -74,8 +73,7 @@ struct ThreadResult {
 
 /// An AF_XDP flood or paced flow, its sockets bound and waiting for [`XskSource::start`].
 pub struct XskSource {
-    ctl: SourceControl,
-    workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
+    threads: SenderThreads<ThreadResult>,
     flows: u32,
     info: XskInfo,
 }
@@ -130,21 +128,12 @@ impl XskSource {
             queues: spec.threads,
             mode: socks[0].mode,
         };
-        let ctl = SourceControl::new();
-        let mut workers = Vec::new();
-        let order = mix_order(spec);
-        for (j, (flows, xsk)) in per_thread.into_iter().zip(socks).enumerate() {
-            let w = Worker {
-                flows,
-                xsk,
-                plan: SenderPlan::new(spec, &order, j),
-            };
-            let c = ctl.clone();
-            workers.push(std::thread::spawn(move || w.run(c)));
-        }
+        let each = per_thread.into_iter().zip(socks);
+        let threads = SenderThreads::spawn(spec, each, |(flows, xsk), plan, ctl| {
+            Worker { flows, xsk, plan }.run(ctl)
+        });
         Ok(XskSource {
-            ctl,
-            workers,
+            threads,
             flows: spec.flows,
             info,
         })
@@ -157,22 +146,16 @@ impl XskSource {
 
     /// (frames, payload bytes) queued so far.
     pub fn live(&self) -> (u64, u64) {
-        self.ctl.live()
+        self.threads.live()
     }
 
     pub fn start(&mut self) {
-        self.ctl.start(sys::monotonic_ns());
+        self.threads.start();
     }
 
     /// Stop, let the kernel complete what is queued (at most a second), collect.
     pub fn stop(mut self) -> Result<XskSourceResults, TrafficError> {
-        let t0 = self.ctl.halt();
-        let stopped_ns = sys::monotonic_ns();
-        let (threads, first_err) =
-            join_all(std::mem::take(&mut self.workers), "an AF_XDP sender thread");
-        if let Some(e) = first_err {
-            return Err(e);
-        }
+        let (t0, stopped_ns, threads) = self.threads.stop("an AF_XDP sender thread")?;
         // Kicks cut short are the AF_XDP sender's send errors.
         let mut results =
             merge_sources(self.flows, t0, stopped_ns, threads.iter().map(|t| &t.tally));
@@ -185,12 +168,6 @@ impl XskSource {
             unsent: sum(|t| t.unsent),
             tx_invalid: sum(|t| t.tx_invalid),
         })
-    }
-}
-
-impl Drop for XskSource {
-    fn drop(&mut self) {
-        self.ctl.halt();
     }
 }
 
