@@ -3,7 +3,7 @@
 
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::us;
+use crate::workloads::rtt_columns;
 use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
@@ -113,15 +113,10 @@ impl EchoSummary {
             duration_s: Some(self.elapsed_s),
             throughput_bps: Some(self.throughput_bps),
             transactions_per_s: Some(self.transactions_per_s),
-            rtt_p50_us: us(self.rtt.p50_ns),
-            rtt_p90_us: us(self.rtt.p90_ns),
-            rtt_p99_us: us(self.rtt.p99_ns),
-            rtt_p999_us: us(self.rtt.p999_ns),
-            rtt_max_us: us(self.rtt.max_ns),
             validation_errors: Some(self.validation_errors),
             unsent: Some(self.unsent),
             lost: Some(self.lost),
-            ..Default::default()
+            ..rtt_columns(&self.rtt)
         }
     }
 

@@ -144,3 +144,16 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
 pub(crate) fn us(ns: u64) -> Option<f64> {
     Some(ns as f64 / 1e3)
 }
+
+/// The store's round-trip columns (p50, p90, p99, p99.9, max) of a summary, the other
+/// columns empty: the base of a kind's headline that measures round trips.
+pub(crate) fn rtt_columns(r: &proto::RttSummary) -> store::Headline {
+    store::Headline {
+        rtt_p50_us: us(r.p50_ns),
+        rtt_p90_us: us(r.p90_ns),
+        rtt_p99_us: us(r.p99_ns),
+        rtt_p999_us: us(r.p999_ns),
+        rtt_max_us: us(r.max_ns),
+        ..Default::default()
+    }
+}

@@ -13,7 +13,7 @@ use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::ctsummary::CtSummary;
-use crate::workloads::us;
+use crate::workloads::rtt_columns;
 use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
@@ -967,11 +967,6 @@ impl PingSummary {
         Headline {
             duration_s: Some(self.elapsed_s),
             transactions_per_s: Some(self.received as f64 / self.elapsed_s.max(1e-9)),
-            rtt_p50_us: us(self.rtt.p50_ns),
-            rtt_p90_us: us(self.rtt.p90_ns),
-            rtt_p99_us: us(self.rtt.p99_ns),
-            rtt_p999_us: us(self.rtt.p999_ns),
-            rtt_max_us: us(self.rtt.max_ns),
             validation_errors: Some(self.invalid),
             lost: Some(self.lost),
             loss_ratio: Some(if self.sent == 0 {
@@ -979,7 +974,7 @@ impl PingSummary {
             } else {
                 self.lost as f64 / self.sent as f64
             }),
-            ..Default::default()
+            ..rtt_columns(&self.rtt)
         }
     }
 }
