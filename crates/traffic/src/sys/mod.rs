@@ -403,38 +403,24 @@ pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Resul
         (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF)
     };
     let v = bytes.min(i32::MAX as usize) as libc::c_int;
-    for opt in [force, plain] {
-        // SAFETY: passes a pointer to a live c_int and its exact size.
-        let r = unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                &v as *const libc::c_int as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-    }
-    Err(io::Error::last_os_error())
+    set_int_option(fd, libc::SOL_SOCKET, force, v)
+        .or_else(|_| set_int_option(fd, libc::SOL_SOCKET, plain, v))
 }
 
-/// IP_BIND_ADDRESS_NO_PORT: a later bind(2) to (address, 0) takes the address only
-/// and connect(2) picks the source port, unique per 4-tuple instead of per address —
-/// so one source address carries a port range per destination, and bind(2) does not
-/// search an almost full range for a free port (minutes at 250 000 connections).
-/// The option is at the IP level for IPv6 sockets too.
-pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
-    let v: libc::c_int = 1;
+/// setsockopt(2) of an `int` option: the one such call of the crate.
+pub fn set_int_option(
+    fd: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: passes a pointer to a live c_int and its exact size.
     let r = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
-            libc::SOL_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            &v as *const libc::c_int as *const libc::c_void,
+            level,
+            name,
+            &value as *const libc::c_int as *const libc::c_void,
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
@@ -443,6 +429,15 @@ pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// IP_BIND_ADDRESS_NO_PORT: a later bind(2) to (address, 0) takes the address only
+/// and connect(2) picks the source port, unique per 4-tuple instead of per address —
+/// so one source address carries a port range per destination, and bind(2) does not
+/// search an almost full range for a free port (minutes at 250 000 connections).
+/// The option is at the IP level for IPv6 sockets too.
+pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
+    set_int_option(fd, libc::SOL_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)
 }
 
 /// Make `h` describe one datagram in the single buffer `iov` (no address), with an
@@ -539,22 +534,7 @@ unsafe impl Send for MmsgRecv {}
 
 /// Ask the kernel to stamp every datagram received on `fd` (CLOCK_REALTIME, ns).
 pub fn enable_rx_timestamps(fd: &impl AsRawFd) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: passes a pointer to a live c_int and its exact size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            &on as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
 }
 
 /// CLOCK_REALTIME in nanoseconds (the clock of kernel receive timestamps).
