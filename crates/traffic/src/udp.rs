@@ -368,10 +368,7 @@ impl Worker {
             self.plan.pps,
         );
         let mut last_now = 0;
-        // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
-        // the schedule runs on CLOCK_MONOTONIC (it never jumps).
-        let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
-        let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
+        let stamp = sys::monotonic_to_realtime();
         let mut rr = 0usize;
         let mut ip_id: u16 = 0;
         loop {
@@ -391,22 +388,11 @@ impl Worker {
                 n = n.min(1);
             }
             if n == 0 {
-                let wait = pacer.wait_ns(now);
-                if wait > 200_000 {
-                    std::thread::sleep(Duration::from_nanos(wait.min(50_000_000) - 100_000));
-                } else if wait > 20_000 {
-                    std::thread::sleep(Duration::from_nanos(wait / 2));
-                } else {
-                    std::hint::spin_loop();
-                }
+                idle(pacer.wait_ns(now));
                 continue;
             }
             let first = pacer.sent();
-            if pacer.is_paced() {
-                res.max_lag_ns = res
-                    .max_lag_ns
-                    .max(now.saturating_sub(pacer.intended_ns(first)));
-            }
+            res.max_lag_ns = res.max_lag_ns.max(pacer.lag_ns(now));
             let nflows = self.flows.len();
             let flow = &mut self.flows[rr];
             if !self.plan.new_flows {
@@ -422,11 +408,7 @@ impl Worker {
                 let probe = Probe {
                     flow: if self.plan.new_flows { 0 } else { flow.id },
                     seq: flow.seq.wrapping_add(k as u32),
-                    tx_ns: Some(stamp(if pacer.is_paced() {
-                        pacer.intended_ns(first + k as u64)
-                    } else {
-                        now
-                    })),
+                    tx_ns: Some(stamp(pacer.stamp_ns(first + k as u64, now))),
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
@@ -495,12 +477,22 @@ impl Worker {
         }
         // What was due by the last look at the clock: packets that fell due between it
         // and the stop were not late, just not yet sent.
-        res.scheduled = pacer.scheduled(last_now).max(pacer.sent());
-        if !pacer.is_paced() {
-            res.scheduled = pacer.sent();
-        }
+        res.scheduled = pacer.scheduled(last_now);
         res.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
         Ok(res)
+    }
+}
+
+/// Wait `wait_ns` for a sender's next packet to fall due: sleep through most of a long
+/// wait (waking 100 µs early, and at least every 50 ms to see a stop), half of a
+/// shorter one, spin below 20 µs.
+pub(crate) fn idle(wait_ns: u64) {
+    if wait_ns > 200_000 {
+        std::thread::sleep(Duration::from_nanos(wait_ns.min(50_000_000) - 100_000));
+    } else if wait_ns > 20_000 {
+        std::thread::sleep(Duration::from_nanos(wait_ns / 2));
+    } else {
+        std::hint::spin_loop();
     }
 }
 

@@ -545,6 +545,14 @@ pub fn realtime_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// CLOCK_MONOTONIC times as CLOCK_REALTIME ones, at the clocks' offset now: senders
+/// schedule on the monotonic clock (it never jumps) and stamp packets in the
+/// realtime one, the clock of the sink's kernel receive timestamps.
+pub fn monotonic_to_realtime() -> impl Fn(u64) -> u64 + Copy {
+    let offset = realtime_ns() as i128 - monotonic_ns() as i128;
+    move |mono| (mono as i128 + offset) as u64
+}
+
 impl MmsgRecv {
     pub fn new(batch: usize, slot: usize) -> Self {
         MmsgRecv {

@@ -18,7 +18,7 @@ use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
 use crate::tally::{merge_sources, SenderPlan, SourceControl, SourceTally};
-use crate::udp::{check_source, flow_addrs, payload_sizes, size_at, SenderThreads};
+use crate::udp::{check_source, flow_addrs, idle, payload_sizes, size_at, SenderThreads};
 use crate::TrafficError;
 use proto::{count_size, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
@@ -194,8 +194,7 @@ impl Worker {
             self.plan.pps,
         );
         let mut last_now = 0;
-        let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
-        let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
+        let stamp = sys::monotonic_to_realtime();
         let nflows = self.flows.len();
         let mut rr = 0usize;
         let mut ip_id: u16 = 0;
@@ -210,25 +209,12 @@ impl Worker {
             let n = pacer.due(now, self.plan.batch as u64) as usize;
             if n == 0 {
                 self.kick(&mut res)?;
-                let wait = pacer.wait_ns(now);
-                if wait > 200_000 {
-                    std::thread::sleep(Duration::from_nanos(wait.min(50_000_000) - 100_000));
-                } else if wait > 20_000 {
-                    std::thread::sleep(Duration::from_nanos(wait / 2));
-                } else {
-                    std::hint::spin_loop();
-                }
+                idle(pacer.wait_ns(now));
                 continue;
             }
             let first = pacer.sent();
-            if pacer.is_paced() {
-                res.tally.max_lag_ns = res
-                    .tally
-                    .max_lag_ns
-                    .max(now.saturating_sub(pacer.intended_ns(first)));
-            }
+            res.tally.max_lag_ns = res.tally.max_lag_ns.max(pacer.lag_ns(now));
             let flows = &self.flows;
-            let paced = pacer.is_paced();
             let pacer_ref = &pacer;
             let size = |k: usize| size_at(order.as_deref(), payload, queued_total + k as u64);
             let q = self.xsk.queue(
@@ -243,11 +229,7 @@ impl Worker {
                     let probe = Probe {
                         flow: f.id,
                         seq: f.seq.wrapping_add((k / nflows) as u32),
-                        tx_ns: Some(stamp(if paced {
-                            pacer_ref.intended_ns(first + k as u64)
-                        } else {
-                            now
-                        })),
+                        tx_ns: Some(stamp(pacer_ref.stamp_ns(first + k as u64, now))),
                     };
                     let mut head = [0u8; FULL_LEN];
                     probe.emit(&mut head[..head_len]);
@@ -312,11 +294,7 @@ impl Worker {
         } else {
             t.sent.bytes = completed * payload as u64;
         }
-        t.scheduled = if pacer.is_paced() {
-            pacer.scheduled(last_now).max(pacer.sent())
-        } else {
-            pacer.sent()
-        };
+        t.scheduled = pacer.scheduled(last_now);
         res.tx_invalid = self.xsk.tx_invalid();
         res.tally.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
         Ok(res)
