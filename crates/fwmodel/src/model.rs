@@ -83,10 +83,14 @@ impl Engine {
     }
 }
 
-/// The names of a choice enum (`Model`, `Position`, `Chain`, `NftFamily`) from one
-/// table: `ALL` (every variant, in table order), `NAMES` (their names, in that order),
+/// The names of a choice enum from one table — this crate's `Model`, `Position`,
+/// `Chain`, `NftFamily`, the controller's workload, search, sender and sink:
+/// `ALL` (every variant, in table order), `NAMES` (their names, in that order),
 /// `name()`, `Display` (the name) and `FromStr` (another name is an [`UnknownName`]
 /// of `$what`, listing `NAMES`).
+///
+/// `fwmodel::named!(Type, "what", { Variant => "name", … });`
+#[macro_export]
 macro_rules! named {
     ($t:ident, $what:literal, { $($v:ident => $name:literal),+ $(,)? }) => {
         impl $t {
@@ -124,7 +128,6 @@ macro_rules! named {
         }
     };
 }
-pub(crate) use named;
 
 /// `Display` as the name (`name()`).
 macro_rules! display_by_name {
@@ -249,7 +252,7 @@ pub enum NftFamily {
     Ip,
 }
 
-named!(NftFamily, "nft family", { Inet => "inet", Ip => "ip" });
+crate::named!(NftFamily, "nft family", { Inet => "inet", Ip => "ip" });
 
 impl NftFamily {
     /// The table family nft names for a rule set of IP version `ip`: inet, ip or ip6.

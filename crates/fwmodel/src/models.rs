@@ -5,7 +5,7 @@
 //! `--chain`, scenario files, trial keys), [`ModelSpec`] and [`Addressing`].
 //! Must not: build rule sets (that is `firewall::models::generate`).
 
-use crate::model::{named, Hook, Ip, Prefix, L4};
+use crate::model::{Hook, Ip, Prefix, L4};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
@@ -122,7 +122,7 @@ pub struct ModelSpec {
 // Names
 // ---------------------------------------------------------------------------
 
-named!(Model, "model", {
+crate::named!(Model, "model", {
     None => "none",
     Seed000F0 => "seed000-f0",
     Seed000F2 => "seed000-f2",
@@ -147,13 +147,13 @@ named!(Model, "model", {
     Flowtable => "flowtable",
     Import => "import",
 });
-named!(Position, "position", {
+crate::named!(Position, "position", {
     First => "first",
     Middle => "middle",
     Last => "last",
     None => "none",
 });
-named!(Chain, "chain", { Forward => "forward", Input => "input" });
+crate::named!(Chain, "chain", { Forward => "forward", Input => "input" });
 
 /// Every model's name (`--model`), in the order of [`Model::ALL`].
 pub const MODELS: &[&str] = Model::NAMES;

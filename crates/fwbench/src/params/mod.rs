@@ -118,10 +118,10 @@ impl TrialParams {
         match (self.search.as_ref().and_then(Search::command), &self.kind) {
             // ndr's steps are floods; over new flows the search has a name of its own.
             (Some(SearchKind::Ndr), TrialKind::Packet(PacketKind::NewFlows, _)) => {
-                SearchKind::NdrNewflows.as_str()
+                SearchKind::NdrNewflows.name()
             }
-            (Some(s), _) => s.as_str(),
-            (None, _) => self.workload().as_str(),
+            (Some(s), _) => s.name(),
+            (None, _) => self.workload().name(),
         }
     }
     pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {
@@ -200,7 +200,7 @@ impl Serialize for TrialParams {
             nft_family: self.nft_family,
             nat_to: self.nat_to,
             import: self.import.as_deref(),
-            workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
+            workload: Some(self.name()).filter(|n| *n != Workload::Echo.name()),
             packet: self.packet(),
             conn: self.conn(),
             search: self.search_params(),

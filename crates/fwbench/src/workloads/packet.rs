@@ -33,7 +33,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         SenderPath::Raw | SenderPath::Xdp if k.fragment => {
             return Err(format!(
                 "--fragment needs the UDP sender (the {} sender writes single frames)",
-                k.sender.as_str()
+                k.sender.name()
             ));
         }
         SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
@@ -88,7 +88,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     if new_flows(p) && k.sender != SenderPath::Udp {
         return Err(format!(
             "new flows are sent from UDP sockets (one per flow): --sender {} cannot send them",
-            k.sender.as_str()
+            k.sender.name()
         ));
     }
     if let Some(n) = k.ct_fill {
