@@ -23,6 +23,30 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// Packets and their payload bytes so far, all threads of a source or a sink (read
+/// while the trial runs: live lines, adaptive length).
+#[derive(Clone, Default)]
+pub(crate) struct LiveCount {
+    packets: Arc<AtomicU64>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl LiveCount {
+    /// (packets, payload bytes).
+    pub fn get(&self) -> (u64, u64) {
+        (
+            self.packets.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// A thread counted `packets` of `bytes` payload bytes.
+    pub fn add(&self, packets: u64, bytes: u64) {
+        self.packets.fetch_add(packets, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
 /// What a source and its sender threads share (each thread holds a clone).
 #[derive(Clone)]
 pub(crate) struct SourceControl {
@@ -30,10 +54,7 @@ pub(crate) struct SourceControl {
     pub stop: Arc<AtomicBool>,
     /// CLOCK_MONOTONIC of the start (0: not started).
     pub started_ns: Arc<AtomicU64>,
-    /// Packets sent so far, all threads (read while the trial runs), and their
-    /// payload bytes.
-    pub sent: Arc<AtomicU64>,
-    pub sent_bytes: Arc<AtomicU64>,
+    sent: LiveCount,
 }
 
 impl SourceControl {
@@ -42,23 +63,18 @@ impl SourceControl {
             gate: StartGate::new(),
             stop: Arc::new(AtomicBool::new(false)),
             started_ns: Arc::new(AtomicU64::new(0)),
-            sent: Arc::new(AtomicU64::new(0)),
-            sent_bytes: Arc::new(AtomicU64::new(0)),
+            sent: LiveCount::default(),
         }
     }
 
     /// (packets, payload bytes) sent so far.
     pub fn live(&self) -> (u64, u64) {
-        (
-            self.sent.load(Ordering::Relaxed),
-            self.sent_bytes.load(Ordering::Relaxed),
-        )
+        self.sent.get()
     }
 
     /// A thread sent `packets` of `bytes` payload bytes.
     pub fn counted(&self, packets: u64, bytes: u64) {
-        self.sent.fetch_add(packets, Ordering::Relaxed);
-        self.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.sent.add(packets, bytes);
     }
 
     /// Let the threads go, started at `now_ns`.
@@ -77,41 +93,26 @@ impl SourceControl {
 }
 
 /// What a sink and its receiving threads share (each thread holds a clone).
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) struct SinkControl {
     stop: Arc<AtomicBool>,
-    /// Packets received so far, all threads (read while the trial runs), and their
-    /// payload bytes.
-    received: Arc<AtomicU64>,
-    received_bytes: Arc<AtomicU64>,
+    received: LiveCount,
 }
 
 impl SinkControl {
-    pub fn new() -> SinkControl {
-        SinkControl {
-            stop: Arc::new(AtomicBool::new(false)),
-            received: Arc::new(AtomicU64::new(0)),
-            received_bytes: Arc::new(AtomicU64::new(0)),
-        }
-    }
-
     /// Packets received so far.
     pub fn progress(&self) -> u64 {
-        self.received.load(Ordering::Relaxed)
+        self.received.get().0
     }
 
     /// (packets, payload bytes) received so far.
     pub fn live(&self) -> (u64, u64) {
-        (
-            self.received.load(Ordering::Relaxed),
-            self.received_bytes.load(Ordering::Relaxed),
-        )
+        self.received.get()
     }
 
     /// A thread received `packets` of `bytes` payload bytes.
     pub fn counted(&self, packets: u64, bytes: u64) {
-        self.received_bytes.fetch_add(bytes, Ordering::Relaxed);
-        self.received.fetch_add(packets, Ordering::Relaxed);
+        self.received.add(packets, bytes);
     }
 
     /// Tell the threads to drain and end.

@@ -542,7 +542,7 @@ impl UdpSink {
         }
         let v6 = matches!(spec.listen, IpAddr::V6(_));
         let kernel_before = kernel_udp_counters(v6);
-        let ctl = SinkControl::new();
+        let ctl = SinkControl::default();
         let flows = spec.flows.max(1);
         // One byte more than expected, so an oversized datagram shows as such.
         let slot = (spec.payload as usize + 1).clamp(64, 65_536);

@@ -157,7 +157,7 @@ impl XskSink {
             queues: spec.queues,
             mode: socks[0].mode,
         };
-        let ctl = SinkControl::new();
+        let ctl = SinkControl::default();
         let flows = spec.flows.max(1);
         let port = spec.port;
         let workers = socks
