@@ -318,11 +318,9 @@ impl UdpSource {
     }
 }
 
+/// A flow's socket: bound and connected, with a 4 MiB send buffer where allowed.
 fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError> {
-    let s = sys::udp_socket(&src)?;
-    let ctx = |what: &str, e| TrafficError::io(format!("{what} {src} → {dst}"), e);
-    s.bind(&src.into()).map_err(|e| ctx("bind", e))?;
-    s.connect(&dst.into()).map_err(|e| ctx("connect", e))?;
+    let s = flow_socket_new(src, dst)?;
     let _ = sys::force_buffer(&s, false, 4 << 20);
     Ok(s)
 }

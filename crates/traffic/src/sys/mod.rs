@@ -334,6 +334,11 @@ pub fn tight_timer_slack() {
 // `rlim_t` is u64 here but narrower on some 32-bit targets: keep the casts.
 #[allow(clippy::unnecessary_cast)]
 pub fn nofile_limit() -> io::Result<u64> {
+    Ok(nofile_rlimit()?.rlim_cur as u64)
+}
+
+/// RLIMIT_NOFILE of this process: the soft and hard limits.
+fn nofile_rlimit() -> io::Result<libc::rlimit> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -342,7 +347,7 @@ pub fn nofile_limit() -> io::Result<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(r.rlim_cur as u64)
+    Ok(r)
 }
 
 /// Raise RLIMIT_NOFILE as far as this process may and return the soft limit now in
@@ -351,14 +356,7 @@ pub fn nofile_limit() -> io::Result<u64> {
 /// which any process may do. Roles that hold thousands of sockets call this at start.
 #[allow(clippy::unnecessary_cast)]
 pub fn raise_nofile_limit() -> io::Result<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid, writable rlimit for the duration of the call.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let r = nofile_rlimit()?;
     // RLIMIT_NOFILE can never exceed fs.nr_open.
     let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
         .ok()
