@@ -218,8 +218,12 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     Ok(())
 }
 
-/// Role specs of a packet-rate trial: (server, client). No server for a sink-less flood.
-pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, RoleSpec)> {
+/// Role specs of a packet-rate trial: (server, client, the events' marker). No server
+/// for a sink-less flood.
+pub fn role_specs(
+    tb: &dyn Testbed,
+    p: &TrialParams,
+) -> Result<(Option<RoleSpec>, RoleSpec, Option<proto::Marker>)> {
     let Some(k) = p.packet() else {
         bail!("a {} trial without packet parameters", p.name());
     };
@@ -253,24 +257,33 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
             .and_then(|a| a.dport)
             .or(k.dport.map(|(lo, _)| lo))
             .unwrap_or(SINK_PORT);
+        let source = aimed
+            .as_ref()
+            .and_then(|a| a.src)
+            .or(k.src)
+            .unwrap_or_else(|| tb.client_addr(p.family, 1));
+        // Gateway events: the marker is a stream of paced probes of its own.
+        let marker = p.events.as_ref().map(|_| proto::Marker {
+            src: crate::workloads::events::extra_marker_source(tb, p, Some(source)),
+            proto: proto::Proto::Udp,
+            dport: port,
+        });
         return Ok((
             Some(RoleSpec::Reflector(ReflectorSpec {
                 listen: server,
                 port,
             })),
             RoleSpec::Ping(PingSpec {
-                source: aimed
-                    .as_ref()
-                    .and_then(|a| a.src)
-                    .or(k.src)
-                    .unwrap_or_else(|| tb.client_addr(p.family, 1)),
+                source,
                 server: aim_at,
                 port,
                 payload,
                 count: k.count,
                 interval_ns: k.interval_ns,
                 timeout_ms: p.timeout_ms,
+                events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
             }),
+            marker,
         ));
     }
     let sources = p.clients.min(k.flows).max(1);
@@ -307,6 +320,15 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         (true, _) => server,
         (false, Family::V4) => std::net::Ipv4Addr::UNSPECIFIED.into(),
         (false, Family::V6) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+    };
+    // Gateway events: flow 0 — every flow from the first source — is the marker.
+    let marker = match (&p.events, source_addrs.first()) {
+        (Some(_), Some(&src)) => Some(proto::Marker {
+            src,
+            proto: proto::Proto::Udp,
+            dport: dst_port,
+        }),
+        (Some(_) | None, _) => None,
     };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
         sources: source_addrs,
@@ -348,11 +370,11 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.sink_threads,
         flows: if new_flows(p) { 1 } else { k.flows },
         payload,
-        bin_ns: crate::workloads::events::bin_ns(k),
+        bin_ns: crate::workloads::events::bin_ns(p),
         // The NAT models' check: which source addresses the server saw.
         sources: p.model.is_nat() && k.sink == SinkKind::Socket,
     }));
-    Ok((sink, source))
+    Ok((sink, source, marker))
 }
 
 /// A new-flow trial: one datagram per flow, each a new 5-tuple.
@@ -804,7 +826,8 @@ pub fn summarise_packet(
                     .map(|i| tb.client_addr(p.family, i))
                     .collect(),
             };
-            crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway).map(Box::new)
+            crate::workloads::events::summarise_flows(p, &sources, &src, &sink, gateway)
+                .map(Box::new)
         },
         conntrack: None,
         xdp: XdpModes::of(&src, &sink).map(Box::new),
@@ -901,9 +924,18 @@ pub struct PingSummary {
     pub rtt: RttSummary,
     pub elapsed_s: f64,
     pub finished: bool,
+    /// Gateway events and what the ping felt (issue 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
-pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
+/// The ping's figures (and, with gateway events, what it felt of each update: the
+/// ping is the background, the marker an extra stream of probes).
+pub fn summarise_ping(
+    p: &TrialParams,
+    results: Vec<RoleResults>,
+    gateway: Option<&GatewayResults>,
+) -> Result<PingSummary> {
     for r in results {
         if let RoleResults::Ping(r) = r {
             return Ok(PingSummary {
@@ -914,6 +946,14 @@ pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
                 rtt: r.rtt,
                 elapsed_s: r.elapsed_ns as f64 / 1e9,
                 finished: r.finished,
+                events: crate::workloads::events::summarise_txns(
+                    p,
+                    crate::workloads::events::Unit::Probe,
+                    false,
+                    r.events.as_deref(),
+                    gateway,
+                )
+                .map(Box::new),
             });
         }
     }
@@ -982,13 +1022,14 @@ impl PingSummary {
 /// The roles of a UDP packet trial: the source on the client, the sink (if any) on the
 /// server (flood, flow and new flows alike).
 pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-    let (sink, source) = role_specs(tb, p)?;
+    let (sink, source, marker) = role_specs(tb, p)?;
     Ok(Roles {
         server: sink.map(|s| (Host::Server, s)),
         client: (Host::Client, source),
         proxy: None,
         more_servers: Vec::new(),
         more_clients: Vec::new(),
+        marker,
     })
 }
 
@@ -1058,11 +1099,11 @@ impl Traffic for Ping {
     fn collect(
         &self,
         _tb: &dyn Testbed,
-        _p: &TrialParams,
+        p: &TrialParams,
         results: Vec<RoleResults>,
-        _gateway: Option<&GatewayResults>,
+        gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise_ping(results).map(Figures::Ping)
+        summarise_ping(p, results, gateway).map(Figures::Ping)
     }
 }
 
@@ -1403,7 +1444,9 @@ mod tests {
         };
         s.events = Some(Box::new(EventsSummary {
             bin_ns: 1_000_000,
+            unit: crate::workloads::events::Unit::Packet,
             marker_src: None,
+            background_streams: 1,
             updates: vec![UpdateEffect {
                 row,
                 commit_ms: 0.0,
