@@ -205,26 +205,8 @@ impl UdpTemplate {
             out.len(),
             self.frame_len()
         );
-        let hlen = self.header_len;
-        out[..hlen].copy_from_slice(&self.header[..hlen]);
-        out[hlen..hlen + payload.len()].copy_from_slice(payload);
-
-        if let Some(ip4_sum) = self.ip4_sum {
-            let ip = &mut out[ETH_HLEN..ETH_HLEN + IPV4_HLEN];
-            ip[4..6].copy_from_slice(&ip_id.to_be_bytes());
-            let csum = !fold(u64::from(ip4_sum) + u64::from(ip_id));
-            ip[10..12].copy_from_slice(&csum.to_be_bytes());
-        }
-
-        // The UDP header and the pseudo-header have even lengths, so the payload's
-        // words line up with the sum's.
-        let mut csum = !fold(u64::from(self.udp_sum) + sum_words_wide(payload));
-        if csum == 0 {
-            // Zero means "no checksum" (IPv4) or is forbidden (IPv6): send its
-            // one's-complement twin (RFC 768, RFC 8200 section 8.1).
-            csum = 0xffff;
-        }
-        out[hlen - 2..hlen].copy_from_slice(&csum.to_be_bytes());
+        // The whole payload as the head: nothing left to be zeros.
+        self.write_head(out, payload, ip_id);
     }
 }
 
@@ -252,8 +234,12 @@ impl UdpTemplate {
             let csum = !fold(u64::from(ip4_sum) + u64::from(ip_id));
             ip[10..12].copy_from_slice(&csum.to_be_bytes());
         }
+        // The UDP header and the pseudo-header have even lengths, so the payload's
+        // words line up with the sum's.
         let mut csum = !fold(u64::from(self.udp_sum) + sum_words_wide(head));
         if csum == 0 {
+            // Zero means "no checksum" (IPv4) or is forbidden (IPv6): send its
+            // one's-complement twin (RFC 768, RFC 8200 section 8.1).
             csum = 0xffff;
         }
         out[hlen - 2..hlen].copy_from_slice(&csum.to_be_bytes());

@@ -123,10 +123,10 @@ impl TrialParams {
         match (self.search.as_ref().and_then(Search::command), &self.kind) {
             // ndr's steps are floods; over new flows the search has a name of its own.
             (Some(SearchKind::Ndr), TrialKind::Packet(PacketKind::NewFlows, _)) => {
-                SearchKind::NdrNewflows.as_str()
+                SearchKind::NdrNewflows.name()
             }
-            (Some(s), _) => s.as_str(),
-            (None, _) => self.workload().as_str(),
+            (Some(s), _) => s.name(),
+            (None, _) => self.workload().name(),
         }
     }
     pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {
@@ -213,7 +213,7 @@ impl Serialize for TrialParams {
             nat_to: self.nat_to,
             import: self.import.as_deref(),
             import_ipset: self.import_ipset.as_deref(),
-            workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
+            workload: Some(self.name()).filter(|n| *n != Workload::Echo.name()),
             packet: self
                 .packet()
                 .map(|k| PacketKey::of(k, self.events.as_ref())),

@@ -261,8 +261,8 @@ axes! {
     threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
     sink_threads: u32, PACKET, "sink threads", default(_) "1", parse(t, _) parse_count(t);
     batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
-    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) t.parse();
-    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) t.parse();
+    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) named(t);
+    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) named(t);
     count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" }, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
     interval: u64, PACKET, "gap between pings: 0, 250us, 10ms, 1s", default(_) "0", parse(t, _) parse_interval(t);
     dport: Option<(u16, u16)>, PACKET, "destination port or range (5000-6000; the sink listens on the first)", default(_) "", parse(t, _) opt_ports(t);
