@@ -30,7 +30,8 @@ use std::process::ExitCode;
     name = "fwbench",
     version = crate::version::VERSION,
     about = "Firewall performance test bench: what a packet filter costs the traffic that crosses it",
-    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 130 interrupted.\n\
+    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 3 compare: a \
+                  change could not be tested (too few repetitions), 130 interrupted.\n\
                   Logs go to stderr (-v, -vv, or RUST_LOG); results go to stdout and results.db."
 )]
 struct Cli {
@@ -711,6 +712,19 @@ enum TestbedCmd {
         #[arg(long)]
         name: String,
     },
+    /// Send probe packets (JSON on stdin) as raw frames (internal: `rules advise`'s
+    /// proof on a testbed, run on the client host)
+    #[command(hide = true, name = "send-probes")]
+    SendProbes {
+        #[arg(long)]
+        ifname: String,
+        #[arg(long)]
+        dst_mac: String,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+        packets: u32,
+        #[arg(long)]
+        rate: f64,
+    },
 }
 
 fn init_logging(verbose: u8, agent: bool) {
@@ -1247,6 +1261,12 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             }
         }
         TestbedCmd::Hold { spec } => crate::testbed::ports::hold(&spec)?,
+        TestbedCmd::SendProbes {
+            ifname,
+            dst_mac,
+            packets,
+            rate,
+        } => crate::run::proof::send_probes(&ifname, &dst_mac, packets, rate)?,
         TestbedCmd::Check { .. } | TestbedCmd::Cleanup { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)

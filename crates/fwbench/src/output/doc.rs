@@ -37,10 +37,11 @@ impl BuildInfo {
 #[schemars(title = "fwbench trial")]
 pub struct TrialDoc {
     /// `fwbench/<workload>/<version>`: scripts check it before reading.
-    #[schemars(regex(pattern = r"^fwbench/[a-z]+/[0-9]+$"))]
+    #[schemars(regex(pattern = r"^fwbench/[a-z]+(-[a-z]+)*/[0-9]+$"))]
     pub schema: String,
     pub fwbench: BuildInfo,
-    /// echo, flood, flow, ping, ndr, mlr, degrade, sessions, bulk, http or connections.
+    /// echo, flood, flow, ping, newflows, ndr, ndr-newflows, mlr, degrade, sessions, bulk,
+    /// http or connections.
     pub workload: String,
     /// ok; unavailable (a tool or kernel feature is missing: `error` says which);
     /// failed (`error` says why).

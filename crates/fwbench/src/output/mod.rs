@@ -51,8 +51,8 @@ pub fn params_line(p: &TrialParams) -> String {
                         String::new()
                     },
                     k.threads,
-                    k.sender.as_str(),
-                    k.sink.as_str(),
+                    k.sender.name(),
+                    k.sink.name(),
                     imported::aim_text(k)
                 ),
                 PacketKind::NewFlows => format!(

@@ -55,6 +55,8 @@ pub struct TrialParams {
     pub nat_to: Option<std::net::IpAddr>,
     /// Ruleset file for model `import`.
     pub import: Option<String>,
+    /// The ipsets an imported `iptables-save` file matches (`ipset save` output).
+    pub import_ipset: Option<String>,
     /// What traffic the trial sends, with its family's parameters.
     pub kind: TrialKind,
     /// A gateway event during the trial (`--event`; issue 25): rules that change
@@ -121,10 +123,10 @@ impl TrialParams {
         match (self.search.as_ref().and_then(Search::command), &self.kind) {
             // ndr's steps are floods; over new flows the search has a name of its own.
             (Some(SearchKind::Ndr), TrialKind::Packet(PacketKind::NewFlows, _)) => {
-                SearchKind::NdrNewflows.as_str()
+                SearchKind::NdrNewflows.name()
             }
-            (Some(s), _) => s.as_str(),
-            (None, _) => self.workload().as_str(),
+            (Some(s), _) => s.name(),
+            (None, _) => self.workload().name(),
         }
     }
     pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {
@@ -166,6 +168,8 @@ struct KeyForm<'a> {
     nat_to: Option<std::net::IpAddr>,
     #[serde(skip_serializing_if = "Option::is_none")]
     import: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    import_ipset: Option<&'a str>,
     /// The trial's name (echo trials omit it).
     #[serde(skip_serializing_if = "Option::is_none")]
     workload: Option<&'static str>,
@@ -208,7 +212,8 @@ impl Serialize for TrialParams {
             nft_family: self.nft_family,
             nat_to: self.nat_to,
             import: self.import.as_deref(),
-            workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
+            import_ipset: self.import_ipset.as_deref(),
+            workload: Some(self.name()).filter(|n| *n != Workload::Echo.name()),
             packet: self
                 .packet()
                 .map(|k| PacketKey::of(k, self.events.as_ref())),

@@ -41,8 +41,8 @@ pub enum SinkKind {
     Xdp,
 }
 
-crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw", Xdp => "xdp" });
-crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway", Xdp => "xdp" });
+fwmodel::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw", Xdp => "xdp" });
+fwmodel::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway", Xdp => "xdp" });
 
 /// Parameters of flood, flow and ping trials.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -250,6 +250,7 @@ axes! {
     duration: f64, ALL, "trial length: 10, 2.5s, 500ms, 1m", default(_) "5", parse(t, _) parse_duration(t);
     timeout_ms: u32, ALL, "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)", default(w) if is_conn(w) { "5000" } else { "500" }, parse(t, _) parse_timeout_ms(t);
     import: Option<String>, ALL, "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
+    import_ipset: Option<String>, ALL, "the ipsets an imported iptables-save file matches (`ipset save` output), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
     proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
     server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
     frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
@@ -260,8 +261,8 @@ axes! {
     threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
     sink_threads: u32, PACKET, "sink threads", default(_) "1", parse(t, _) parse_count(t);
     batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
-    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) t.parse();
-    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) t.parse();
+    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) named(t);
+    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) named(t);
     count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" }, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
     interval: u64, PACKET, "gap between pings: 0, 250us, 10ms, 1s", default(_) "0", parse(t, _) parse_interval(t);
     dport: Option<(u16, u16)>, PACKET, "destination port or range (5000-6000; the sink listens on the first)", default(_) "", parse(t, _) opt_ports(t);
@@ -424,6 +425,7 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
         nft_family: v.nft_family,
         nat_to: v.nat_to,
         import: v.import.clone(),
+        import_ipset: v.import_ipset.clone(),
         kind,
         events,
         search,

@@ -346,7 +346,7 @@ impl Session {
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;
         let store = match db {
-            Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
+            Some(p) => Some(Store::open(p).map_err(crate::error::store_error)?),
             None => None,
         };
         store.iter().for_each(crate::run::recovery::say_recovered);

@@ -14,7 +14,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
 use proto::{
@@ -603,35 +603,28 @@ pub fn of(k: ConnKind) -> &'static Conn {
 }
 
 impl Traffic for Conn {
-    fn family(&self) -> &'static str {
-        "conn"
-    }
-
     /// Sessions rank by sessions/s (for sequential sessions that is 1 / latency);
-    /// http by the mean download time.
-    fn main_metric(&self) -> MainMetric {
+    /// http by the mean download time. The client's count of sessions ends the phase.
+    fn profile(&self) -> Profile {
         let (name, higher) = match self.0 {
             ConnKind::Sessions => ("sessions_per_s", true),
             ConnKind::Bulk => ("goodput_bps", true),
             ConnKind::Http => ("ttlb_mean_ms", false),
             ConnKind::Connections => ("hold_reached", true),
         };
-        MainMetric { name, higher }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        match self.0 {
-            ConnKind::Connections => "connections",
-            ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
+        Profile {
+            family: "conn",
+            main_metric: MainMetric { name, higher },
+            live_unit: match self.0 {
+                ConnKind::Connections => "connections",
+                ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
+            },
+            ending: Ending::Counted,
         }
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         roles(tb, p)
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Counted
     }
 
     fn collect(

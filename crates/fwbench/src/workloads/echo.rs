@@ -3,8 +3,8 @@
 
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::rtt_columns;
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -118,15 +118,10 @@ impl EchoSummary {
             duration_s: Some(self.elapsed_s),
             throughput_bps: Some(self.throughput_bps),
             transactions_per_s: Some(self.transactions_per_s),
-            rtt_p50_us: us(self.rtt.p50_ns),
-            rtt_p90_us: us(self.rtt.p90_ns),
-            rtt_p99_us: us(self.rtt.p99_ns),
-            rtt_p999_us: us(self.rtt.p999_ns),
-            rtt_max_us: us(self.rtt.max_ns),
             validation_errors: Some(self.validation_errors),
             unsent: Some(self.unsent),
             lost: Some(self.lost),
-            ..Default::default()
+            ..rtt_columns(&self.rtt)
         }
     }
 
@@ -194,19 +189,19 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 pub struct Echo;
 
 impl Traffic for Echo {
-    fn family(&self) -> &'static str {
-        "echo"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "throughput_bps",
-            higher: true,
+    /// Ranked by throughput; the client's echoes time it.
+    fn profile(&self) -> Profile {
+        Profile {
+            family: "echo",
+            main_metric: MainMetric {
+                name: "throughput_bps",
+                higher: true,
+            },
+            live_unit: "echoes",
+            ending: Ending::Timed {
+                measuring: "client",
+            },
         }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "echoes"
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
@@ -255,12 +250,6 @@ impl Traffic for Echo {
             more_clients: Vec::new(),
             marker,
         })
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "client",
-        }
     }
 
     fn collect(

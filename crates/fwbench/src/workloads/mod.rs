@@ -103,19 +103,26 @@ pub struct MainMetric {
     pub higher: bool,
 }
 
-/// What a workload must decide for a trial to run.
-pub trait Traffic: Sync {
+/// What a kind declares as plain data (kinds of one family share most of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
     /// The family in the store (`trials.family`: `echo_results`, `packet_results` or
     /// `conn_results` shows the trial).
-    fn family(&self) -> &'static str;
+    pub family: &'static str,
     /// What ranks its trials in reports (stored with each trial).
-    fn main_metric(&self) -> MainMetric;
+    pub main_metric: MainMetric,
     /// What live interval lines count (`-i`).
-    fn live_unit(&self) -> &'static str;
+    pub live_unit: &'static str,
+    /// How the traffic phase ends.
+    pub ending: Ending,
+}
+
+/// What a workload must decide for a trial to run.
+pub trait Traffic: Sync {
+    /// Its family, main metric, live unit and ending.
+    fn profile(&self) -> Profile;
     /// The specs of the server and client agents and where each runs.
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
-    /// How the traffic phase ends.
-    fn ending(&self) -> Ending;
     /// Combine the roles' results (and the gateway's) into the workload's figures.
     fn collect(
         &self,
@@ -124,6 +131,23 @@ pub trait Traffic: Sync {
         results: Vec<RoleResults>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures>;
+
+    /// [`Profile::family`].
+    fn family(&self) -> &'static str {
+        self.profile().family
+    }
+    /// [`Profile::main_metric`].
+    fn main_metric(&self) -> MainMetric {
+        self.profile().main_metric
+    }
+    /// [`Profile::live_unit`].
+    fn live_unit(&self) -> &'static str {
+        self.profile().live_unit
+    }
+    /// [`Profile::ending`].
+    fn ending(&self) -> Ending {
+        self.profile().ending
+    }
 }
 
 /// The registry: what drives each kind of trial. Searches (ndr, degrade, sweet spot)
@@ -141,4 +165,17 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
 /// Nanoseconds as microseconds, for the store's `*_us` columns.
 pub(crate) fn us(ns: u64) -> Option<f64> {
     Some(ns as f64 / 1e3)
+}
+
+/// The store's round-trip columns (p50, p90, p99, p99.9, max) of a summary, the other
+/// columns empty: the base of a kind's headline that measures round trips.
+pub(crate) fn rtt_columns(r: &proto::RttSummary) -> store::Headline {
+    store::Headline {
+        rtt_p50_us: us(r.p50_ns),
+        rtt_p90_us: us(r.p90_ns),
+        rtt_p99_us: us(r.p99_ns),
+        rtt_p999_us: us(r.p999_ns),
+        rtt_max_us: us(r.max_ns),
+        ..Default::default()
+    }
 }

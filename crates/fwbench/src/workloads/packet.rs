@@ -12,8 +12,9 @@ use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
-use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::ctsummary::CtSummary;
+use crate::workloads::rtt_columns;
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
@@ -32,7 +33,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         SenderPath::Raw | SenderPath::Xdp if k.fragment => {
             return Err(format!(
                 "--fragment needs the UDP sender (the {} sender writes single frames)",
-                k.sender.as_str()
+                k.sender.name()
             ));
         }
         SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
@@ -87,7 +88,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     if new_flows(p) && k.sender != SenderPath::Udp {
         return Err(format!(
             "new flows are sent from UDP sockets (one per flow): --sender {} cannot send them",
-            k.sender.as_str()
+            k.sender.name()
         ));
     }
     if let Some(n) = k.ct_fill {
@@ -1006,11 +1007,6 @@ impl PingSummary {
         Headline {
             duration_s: Some(self.elapsed_s),
             transactions_per_s: Some(self.received as f64 / self.elapsed_s.max(1e-9)),
-            rtt_p50_us: us(self.rtt.p50_ns),
-            rtt_p90_us: us(self.rtt.p90_ns),
-            rtt_p99_us: us(self.rtt.p99_ns),
-            rtt_p999_us: us(self.rtt.p999_ns),
-            rtt_max_us: us(self.rtt.max_ns),
             validation_errors: Some(self.invalid),
             lost: Some(self.lost),
             loss_ratio: Some(if self.sent == 0 {
@@ -1018,7 +1014,7 @@ impl PingSummary {
             } else {
                 self.lost as f64 / self.sent as f64
             }),
-            ..Default::default()
+            ..rtt_columns(&self.rtt)
         }
     }
 }
@@ -1037,33 +1033,30 @@ pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     })
 }
 
+/// The packet family's profile (flood and flow; ping and new flows differ in one
+/// field): packets/s received ranks, timed by the sink's count.
+pub const PACKETS: Profile = Profile {
+    family: "packet",
+    main_metric: MainMetric {
+        name: "received_pps",
+        higher: true,
+    },
+    live_unit: "packets",
+    ending: Ending::Timed {
+        measuring: "server",
+    },
+};
+
 /// Flood and flow: UDP from the client, counted at the sink (or the gateway).
 pub struct PacketRate;
 
 impl Traffic for PacketRate {
-    fn family(&self) -> &'static str {
-        "packet"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "received_pps",
-            higher: true,
-        }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "packets"
+    fn profile(&self) -> Profile {
+        PACKETS
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         udp_roles(tb, p)
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "server",
-        }
     }
 
     fn collect(
@@ -1079,14 +1072,7 @@ impl Traffic for PacketRate {
         // when any of its packets reached the server.
         let offered = s.flows.iter().filter(|f| f.sent > 0).count() as u64;
         let admitted = s.flows.iter().filter(|f| f.received > 0).count() as u64;
-        s.conntrack = gateway.and_then(|g| g.conntrack.as_ref()).map(|r| {
-            Box::new(crate::workloads::ctsummary::CtSummary::of(
-                offered,
-                admitted,
-                s.elapsed_s,
-                r,
-            ))
-        });
+        s.conntrack = CtSummary::of_gateway(gateway, offered, admitted, s.elapsed_s);
         Ok(Figures::Packet(s))
     }
 }
@@ -1095,29 +1081,19 @@ impl Traffic for PacketRate {
 pub struct Ping;
 
 impl Traffic for Ping {
-    fn family(&self) -> &'static str {
-        "packet"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "rtt_p50_us",
-            higher: false,
+    /// Ranked by the median round trip.
+    fn profile(&self) -> Profile {
+        Profile {
+            main_metric: MainMetric {
+                name: "rtt_p50_us",
+                higher: false,
+            },
+            ..PACKETS
         }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "packets"
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-        PacketRate.roles(tb, p)
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "server",
-        }
+        udp_roles(tb, p)
     }
 
     fn collect(
