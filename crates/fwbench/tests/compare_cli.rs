@@ -345,6 +345,18 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
             .unwrap();
         (o.status.code(), stdout(&o), stderr(&o))
     };
+    // The verdict on two sides `name`-a and `name`-b written alike: repetitions `reps`,
+    // a spread of ±`spread` %.
+    let alike = |name: &str, reps: std::ops::Range<u32>, spread: f64| {
+        let (a, b) = (
+            dir.file(&format!("{name}-a.db")),
+            dir.file(&format!("{name}-b.db")),
+        );
+        for side in [&a, &b] {
+            write_reps(side, "6.1.0", 1.0, false, reps.clone(), spread);
+        }
+        verdict(&a, &b)
+    };
     let (a, same, worse) = (dir.file("a.db"), dir.file("same.db"), dir.file("worse.db"));
     write_run(&a, "6.1.0", 1.0, false);
     write_run(&same, "6.1.0", 1.0, false);
@@ -365,10 +377,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
         "{line}"
     );
     assert!(out.trim_end().ends_with("verdict: differs"), "{out}");
-    let (noisy_a, noisy_b) = (dir.file("noisy-a.db"), dir.file("noisy-b.db"));
-    write_reps(&noisy_a, "6.1.0", 1.0, false, 0..5, 10.0);
-    write_reps(&noisy_b, "6.1.0", 1.0, false, 0..5, 10.0);
-    let (rc, out, err) = verdict(&noisy_a, &noisy_b);
+    let (rc, out, err) = alike("noisy", 0..5, 10.0);
     assert_eq!(rc, Some(1), "{out}{err}");
     assert!(out.contains("**2 match, 0 differ, 0 untested**"), "{out}");
     assert!(
@@ -376,10 +385,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
         "{out}"
     );
     assert!(out.trim_end().ends_with("verdict: matches, noisy"), "{out}");
-    let (one_a, one_b) = (dir.file("one-a.db"), dir.file("one-b.db"));
-    write_reps(&one_a, "6.1.0", 1.0, false, 0..1, 1.0);
-    write_reps(&one_b, "6.1.0", 1.0, false, 0..1, 1.0);
-    let (rc, out, err) = verdict(&one_a, &one_b);
+    let (rc, out, err) = alike("one", 0..1, 1.0);
     assert_eq!(rc, Some(1), "{out}{err}");
     assert!(out.contains("0 match, 0 differ, 2 untested"), "{out}");
     assert!(out.contains("one repetition a side"), "{out}");
