@@ -93,6 +93,21 @@ fn seed000(s: &mut Store) -> i64 {
     finish(s, run)
 }
 
+/// The figure's data table has `n` fit columns, and every fitted value in them comes
+/// with its confidence interval ("X ± Y").
+fn fit_values_carry_their_ci(fig: &report::figure::Figure, n: usize) {
+    let t = report::export::figure_table(fig);
+    let fits: Vec<usize> = (0..t.columns.len())
+        .filter(|i| t.columns[*i].starts_with("fit: "))
+        .collect();
+    assert_eq!(fits.len(), n, "{:?}", t.columns);
+    for row in &t.rows {
+        for i in &fits {
+            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
+        }
+    }
+}
+
 #[test]
 fn seed000_findings_state_the_planted_loss_per_rule_and_turning_point() {
     let r = report_of(seed000);
@@ -842,16 +857,7 @@ fn seed002_fits_and_ratios_are_shown_to_their_cis() {
     for row in &t.rows {
         assert!(row[2].contains(" ± "), "a with its CI: {row:?}");
     }
-    let t = report::export::figure_table(figure(run, "packet-ns-per-packet"));
-    let fits: Vec<usize> = (0..t.columns.len())
-        .filter(|i| t.columns[*i].starts_with("fit: "))
-        .collect();
-    assert_eq!(fits.len(), 3, "{:?}", t.columns);
-    for row in &t.rows {
-        for i in &fits {
-            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
-        }
-    }
+    fit_values_carry_their_ci(figure(run, "packet-ns-per-packet"), 3);
     let adv = f
         .iter()
         .find(|x| x.starts_with("Advantage ratio iptables-legacy / nft/inet"))
@@ -902,15 +908,6 @@ fn seed000_gaps_and_loss_lines_are_shown_to_their_cis() {
     for row in &t.rows {
         assert!(row[2].contains(" ± "), "the intercept's CI: {row:?}");
     }
-    let t = report::export::figure_table(figure(run, "echo-decrease-vs-rules"));
-    let fits: Vec<usize> = (0..t.columns.len())
-        .filter(|i| t.columns[*i].starts_with("fit: "))
-        .collect();
-    assert_eq!(fits.len(), 2, "{:?}", t.columns);
-    for row in &t.rows {
-        for i in &fits {
-            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
-        }
-    }
+    fit_values_carry_their_ci(figure(run, "echo-decrease-vs-rules"), 2);
     assert_rounded_to_cis(&r.markdown());
 }
