@@ -9,8 +9,8 @@ use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, figure, finish, header_with, new_run, note, pm_after, report_of,
-    scratch, table, trial, Lcg,
+    assert_rounded_to_cis, figure, finding, finish, header_with, new_run, note, pm_after,
+    report_of, scratch, table, trial, Lcg,
 };
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
@@ -1040,13 +1040,10 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     let sweep = note(fig, "label=sweep: 5 rule counts, 150 downloads");
     assert!(sweep.contains("8 ms + 2 ± 0 µs per rule"), "{sweep}");
     // And the findings say it first.
+    let first = finding(&run.analysis.findings, "HTTP download time (label=sweep)");
     assert!(
-        run.analysis
-            .findings
-            .iter()
-            .any(|f| f.starts_with("HTTP download time (label=sweep): 2 ± 0 µs per rule")),
-        "{:#?}",
-        run.analysis.findings
+        first.starts_with("HTTP download time (label=sweep): 2 ± 0 µs per rule"),
+        "{first}"
     );
     // The Markdown carries the figure's data.
     let md = r.markdown();
@@ -1901,13 +1898,9 @@ fn an_advise_measurement_shows_both_rulesets_and_the_saving_in_one_figure() {
         (x - saving).abs() < 100.0 && (c - ci).abs() < 100.0,
         "{x} ± {c}"
     );
-    assert!(
-        run.analysis
-            .findings
-            .iter()
-            .any(|s| s.contains(": 25× cheaper per packet — original 50000 ± 1400 ns")),
-        "{:#?}",
-        run.analysis.findings
+    finding(
+        &run.analysis.findings,
+        ": 25× cheaper per packet — original 50000 ± 1400 ns",
     );
     // Both rulesets in the HTML, in one figure.
     let html = r.html();

@@ -96,6 +96,15 @@ pub fn note<'a>(fig: &'a report::figure::Figure, part: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no note of {} with {part:?} in {:#?}", fig.id, fig.notes))
 }
 
+/// The first of a run's findings that contains `part` (panics listing the findings
+/// when none does).
+pub fn finding<'a>(findings: &'a [String], part: &str) -> &'a str {
+    findings
+        .iter()
+        .find(|f| f.contains(part))
+        .unwrap_or_else(|| panic!("no finding with {part:?} in {findings:#?}"))
+}
+
 /// The columns of a CSV text's header, which holds every one of `want`.
 pub fn header_with<'a>(csv: &'a str, want: &[&str]) -> Vec<&'a str> {
     let head: Vec<&str> = csv.lines().next().unwrap_or_default().split(',').collect();
