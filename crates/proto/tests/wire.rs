@@ -175,6 +175,7 @@ fn role_specs() -> Vec<RoleSpec> {
                 dst_mac: "02:00:00:00:00:01".into(),
                 xdp: false,
             }),
+            first_flow: 0,
             new_flows: false,
         }),
         RoleSpec::UdpSink(UdpSinkSpec {
@@ -186,6 +187,7 @@ fn role_specs() -> Vec<RoleSpec> {
             payload: 1500,
             bin_ns: 0,
             sources: false,
+            owd_groups: vec![],
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),
