@@ -446,6 +446,18 @@ pub struct SourceRx {
 /// Most distinct source addresses a sink counts (the rest are summed as `other`).
 pub const MAX_SOURCES: usize = 64;
 
+/// Add `n` packets from `addr` to the per-source counts (at most [`MAX_SOURCES`]
+/// addresses; the rest in `other`).
+pub fn count_source(sources: &mut Vec<SourceRx>, other: &mut u64, addr: IpAddr, n: u64) {
+    if let Some(s) = sources.iter_mut().find(|s| s.addr == addr) {
+        s.packets += n;
+    } else if sources.len() < MAX_SOURCES {
+        sources.push(SourceRx { addr, packets: n });
+    } else {
+        *other += n;
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

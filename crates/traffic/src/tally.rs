@@ -15,7 +15,8 @@ use crate::hist::RttHistogram;
 use crate::probe::Probe;
 use crate::TrafficError;
 use proto::{
-    count_size, Counter, FlowRx, SizeCount, SourceRx, UdpSinkResults, UdpSourceResults, MAX_SOURCES,
+    count_size, count_source, Counter, FlowRx, SizeCount, SourceRx, UdpSinkResults,
+    UdpSourceResults,
 };
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -190,7 +191,7 @@ pub(crate) struct SinkTally {
     pub first_ns: u64,
     pub last_ns: u64,
     pub sizes: Vec<SizeCount>,
-    /// Packets per source address (when asked for), and past [`MAX_SOURCES`].
+    /// Packets per source address (when asked for), and past [`proto::MAX_SOURCES`].
     pub sources: Vec<SourceRx>,
     pub other_sources: u64,
 }
@@ -294,18 +295,6 @@ pub(crate) fn merge_sinks(tallies: Vec<SinkTally>, owd_groups: &[u32]) -> UdpSin
     r.sources.sort_by_key(|s| std::cmp::Reverse(s.packets));
     r.active_ns = last.saturating_sub(first.min(last));
     r
-}
-
-/// Add `n` packets from `addr` to the per-source counts (at most [`MAX_SOURCES`]
-/// addresses; the rest in `other`).
-fn count_source(sources: &mut Vec<SourceRx>, other: &mut u64, addr: IpAddr, n: u64) {
-    if let Some(s) = sources.iter_mut().find(|s| s.addr == addr) {
-        s.packets += n;
-    } else if sources.len() < MAX_SOURCES {
-        sources.push(SourceRx { addr, packets: n });
-    } else {
-        *other += n;
-    }
 }
 
 fn merge_flow(m: &mut FlowState, f: FlowState) {

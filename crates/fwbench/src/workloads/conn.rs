@@ -14,7 +14,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
 use proto::{
@@ -220,8 +220,9 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
             }),
         ));
     }
-    let more_servers = servers.split_off(1);
-    let more_clients = clients.split_off(1);
+    let on_first = |v: Vec<(Host, RoleSpec)>| v.into_iter().map(|(h, s)| (h, 0, s)).collect();
+    let more_servers = on_first(servers.split_off(1));
+    let more_clients = on_first(clients.split_off(1));
     Ok(Roles {
         server: servers.pop(),
         client: clients.pop().expect("one shard at least"),
@@ -472,15 +473,15 @@ impl HoldScale {
     /// sysctls and the controller's own peak memory.
     pub fn note(
         &mut self,
-        samples: &[(&str, proto::MetricSample)],
+        samples: &[crate::outcome::Sampled],
         gateway: Option<&GatewayResults>,
         controller_hwm_kib: Option<u64>,
     ) {
         let peak = |role: &str, metric: &str| {
             samples
                 .iter()
-                .filter(|(r, s)| *r == role && s.metric == metric)
-                .map(|(_, s)| s.value as u64)
+                .filter(|s| s.role == role && s.sample.metric == metric)
+                .map(|s| s.sample.value as u64)
                 .max()
         };
         self.gateway_conntrack = peak("gateway", "ct.count");
@@ -624,11 +625,14 @@ impl Traffic for Conn {
         &self,
         _tb: &dyn Testbed,
         _p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise(results, gateway.and_then(|g| g.proxy.clone()))
-            .map(|s| Figures::Conn(Box::new(s)))
+        summarise(
+            results.into_iter().map(|r| r.results).collect(),
+            gateway.and_then(|g| g.proxy.clone()),
+        )
+        .map(|s| Figures::Conn(Box::new(s)))
     }
 }
 
@@ -732,6 +736,14 @@ mod tests {
             ("client", s("proc.hwm_kib", 300.0)),
             ("server", s("proc.hwm_kib", 200.0)),
         ];
+        let samples: Vec<crate::outcome::Sampled> = samples
+            .into_iter()
+            .map(|(role, sample)| crate::outcome::Sampled {
+                role,
+                host: 0,
+                sample,
+            })
+            .collect();
         x.note(&samples, None, Some(5));
         assert_eq!(x.gateway_conntrack, Some(30_002));
         assert_eq!(x.client_hwm_kib, Some(300));

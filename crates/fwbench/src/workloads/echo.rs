@@ -4,7 +4,7 @@
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -249,11 +249,11 @@ impl Traffic for Echo {
         &self,
         _tb: &dyn Testbed,
         _p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         _gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
         let (mut cr, mut sr) = (None, None);
-        for r in results {
+        for r in results.into_iter().map(|r| r.results) {
             match r {
                 RoleResults::EchoClient(r) => cr = Some(r),
                 RoleResults::EchoServer(r) => sr = Some(r),
