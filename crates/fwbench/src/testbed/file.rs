@@ -656,12 +656,17 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             .or(cr.prefix.as_ref())
             .map(|x| x.span())
             .unwrap_or(c.span());
+        // Two ranges overlap when one's first address is in the other.
+        let within = |a: &ClientAddrs, b: &ClientAddrs, fam: Family| {
+            a.get(fam, 1)
+                .filter(|x| (1..=b.available(fam)).any(|k| b.get(fam, k) == Some(*x)))
+        };
         for (j, other) in clients.iter().enumerate() {
             let other: &ClientHost = other;
             for fam in [Family::V4, Family::V6] {
-                if let Some(a) = addrs_of.get(fam, 1).filter(|a| {
-                    (1..=other.addrs.available(fam)).any(|k| other.addrs.get(fam, k) == Some(*a))
-                }) {
+                if let Some(a) = within(&addrs_of, &other.addrs, fam)
+                    .or_else(|| within(&other.addrs, &addrs_of, fam))
+                {
                     return Err(cx.at(
                         span,
                         role,
@@ -1508,6 +1513,172 @@ address = "198.19.0.2"
             e.contains("server.move_interface: needs the interface"),
             "{e}"
         );
+    }
+
+    /// Two generator hosts, each on its own gateway port, and two sink hosts.
+    const SPREAD: &str = r#"
+cache_dir = "/tmp/fwb-cache"
+
+[[client]]
+launcher = ["ssh", "root@198.19.254.2"]
+interface = "c0"
+prefix = "198.18.1.0/24"
+gateway_address = "198.18.0.1"
+manage_addresses = true
+
+[[client]]
+launcher = ["ssh", "root@198.19.254.18"]
+interface = "c0"
+prefix = "198.18.200.10/24"
+gateway_address = "198.18.200.1"
+gateway_interface = "g2"
+
+[gateway]
+launcher = ["ssh", "root@198.19.254.6"]
+interface = "g0"
+
+[[server]]
+launcher = ["ssh", "root@198.19.254.10"]
+address = "198.19.0.2"
+
+[[server]]
+launcher = ["ssh", "root@198.19.254.22"]
+address = "198.19.0.3"
+"#;
+
+    #[test]
+    fn several_hosts_in_the_client_and_server_roles() {
+        let t = parse("lab.toml", SPREAD).unwrap();
+        assert_eq!((t.hosts_of(Host::Client), t.hosts_of(Host::Server)), (2, 2));
+        assert_eq!(t.hosts_of(Host::Gateway), 1);
+        let c2 = t.launcher_at(Host::Client, 1).unwrap();
+        assert_eq!(c2.host, "root@198.19.254.18");
+        assert_eq!(t.launcher(Host::Client).unwrap().host, "root@198.19.254.2");
+        assert_eq!(
+            t.launcher_at(Host::Server, 1).unwrap().host,
+            "root@198.19.254.22"
+        );
+        assert!(t.launcher_at(Host::Client, 2).is_none());
+        assert!(t.launcher_at(Host::Gateway, 1).is_none());
+        // Each host's own addresses; the trial's clients round-robin over the hosts.
+        assert_eq!(
+            t.client_addr_at(Family::V4, 1, 2).to_string(),
+            "198.18.200.12"
+        );
+        let trial: Vec<String> = (1..=4)
+            .map(|i| t.client_addr(Family::V4, i).to_string())
+            .collect();
+        assert_eq!(
+            trial,
+            ["198.18.1.1", "198.18.200.11", "198.18.1.2", "198.18.200.12"]
+        );
+        assert_eq!(t.server_addr_at(Family::V4, 1).to_string(), "198.19.0.3");
+        assert_eq!(t.gateway_ingresses(), ["g0", "g2"]);
+        assert_eq!(t.gateway_ingress(), "g0");
+        let labels: Vec<String> = t.hosts().iter().map(|r| r.label.clone()).collect();
+        assert_eq!(
+            labels,
+            ["client#1", "client#2", "gateway", "server#1", "server#2"]
+        );
+        let d = t.describe().unwrap();
+        assert!(
+            d.contains("client#2: ssh") && d.contains("into the gateway on g2"),
+            "{d}"
+        );
+        // Checked per host: IPv6 is missing on both; too many clients for one host.
+        let e = t.check_trial(Family::V6, 1).unwrap_err().to_string();
+        assert!(e.contains("server#1.address has no IPv6"), "{e}");
+        t.check_trial(Family::V4, 500).unwrap();
+        let e = t.check_trial(Family::V4, 600).unwrap_err().to_string();
+        assert!(e.contains("(300 of them on client#1)"), "{e}");
+        // A one-host file is the same as before: no labels with numbers.
+        let one = parse("lab.toml", GOOD).unwrap();
+        assert_eq!(one.hosts_of(Host::Client), 1);
+        assert_eq!(one.hosts()[0].label, "client");
+    }
+
+    #[test]
+    fn bad_multi_host_files_name_line_column_and_field() {
+        for (from, to, at, says) in [
+            // A field of the second client table, with its number.
+            (
+                "prefix = \"198.18.200.10/24\"",
+                "prefix = \"192.0.2.10/24\"",
+                "tb.toml:14:10: client#2.prefix:",
+                "198.18.0.0/15",
+            ),
+            (
+                "gateway_interface = \"g2\"",
+                "gateway_interface = \"g 2\"",
+                "tb.toml:16:21: client#2.gateway_interface:",
+                "not an interface name",
+            ),
+            // Addresses of their own.
+            (
+                "prefix = \"198.18.200.10/24\"",
+                "prefix = \"198.18.1.0/24\"",
+                "tb.toml:14:10: client#2:",
+                "198.18.1.1 is a client address of client#1 too",
+            ),
+            // … also when the second host's block holds the first's.
+            (
+                "prefix = \"198.18.200.10/24\"",
+                "prefix = \"198.18.0.0/16\"",
+                "tb.toml:14:10: client#2:",
+                "198.18.1.1 is a client address of client#1 too",
+            ),
+            (
+                "address = \"198.19.0.3\"",
+                "address = \"198.19.0.2\"",
+                "tb.toml:28:11: server#2.address:",
+                "is server#1's address too",
+            ),
+            (
+                "launcher = [\"ssh\", \"root@198.19.254.18\"]\n",
+                "",
+                "tb.toml:11:1: client#2.launcher:",
+                "missing",
+            ),
+            // Two-port mode moves one port per role.
+            (
+                "gateway_interface = \"g2\"",
+                "move_interface = true",
+                "tb.toml:16:18: client#2.move_interface:",
+                "one port per role",
+            ),
+            // One role given both ways.
+            (
+                "[[server]]\nlauncher = [\"ssh\", \"root@198.19.254.22\"]",
+                "[server]\nlauncher = [\"ssh\", \"root@198.19.254.22\"]",
+                "tb.toml:",
+                "testbed file",
+            ),
+        ] {
+            let text = SPREAD.replace(from, to);
+            assert_ne!(text, SPREAD, "{from}");
+            let e = err(&text);
+            assert!(e.starts_with(at) && e.contains(says), "{from}: {e}");
+        }
+        // gateway_interface names a port of a gateway agent's host.
+        let external = SPREAD
+            .replace(
+                "[gateway]\nlauncher = [\"ssh\", \"root@198.19.254.6\"]\ninterface = \"g0\"\n",
+                "",
+            )
+            .replace("cache_dir", "gateway = \"external\"\ncache_dir");
+        let e = err(&external);
+        assert!(
+            e.starts_with("tb.toml:17:21: client#2.gateway_interface:")
+                && e.contains("no gateway agent"),
+            "{e}"
+        );
+        // An input testbed's server role is the gateway's: one [server].
+        let input = SPREAD.replace("cache_dir", "topology = \"input\"\ncache_dir");
+        let e = err(&input);
+        assert!(e.contains("one [server]"), "{e}");
+        // An empty array of tables.
+        let e = err("client = []\n[gateway]\nlauncher = \"local\"\ninterface = \"g0\"\n");
+        assert!(e.starts_with("tb.toml:1:10: client: no host"), "{e}");
     }
 
     #[test]

@@ -190,12 +190,13 @@ pub fn relate(
 ) -> Delays {
     let mut pairs: Vec<OwdPair> = vec![];
     let mut all = RttHistogram::new();
-    let mut per_client = vec![RttHistogram::new(); shares.len()];
+    // Each host's delays, and whether one of its pairs was withheld (then its own are).
+    let mut per_client = vec![(RttHistogram::new(), false); shares.len()];
     let mut per_server = vec![];
     let mut withheld = false;
     let mut remote = false;
     for sink in sinks.iter_mut() {
-        let mut mine = RttHistogram::new();
+        let mut mine = (RttHistogram::new(), false);
         // (client host, correction, known) of this sink's groups.
         let mut by_client: Vec<(u32, i64, bool)> = vec![];
         for g in &sink.results.owd_groups {
@@ -232,11 +233,9 @@ pub fn relate(
             for &(v, n) in &g.buckets {
                 shifted.record_n((v as i64 - c).max(1) as u64, n);
             }
-            if ok {
-                mine.merge(&shifted);
-                if let Some(pc) = per_client.get_mut(client as usize) {
-                    pc.merge(&shifted);
-                }
+            for (h, out) in std::iter::once(&mut mine).chain(per_client.get_mut(client as usize)) {
+                h.merge(&shifted);
+                *out |= !ok;
             }
             all.merge(&shifted);
         }
@@ -248,8 +247,15 @@ pub fn relate(
                 None => {}
             }
         }
-        per_server.push(mine.summary());
+        per_server.push(mine);
     }
+    let summary = |(h, out): &(RttHistogram, bool)| {
+        if *out {
+            RttSummary::default()
+        } else {
+            h.summary()
+        }
+    };
     let worst = pairs.iter().max_by_key(|p| p.uncertainty_ns);
     let clocks = remote.then(|| OwdClocks {
         correction_ns: worst.map_or(0, |p| p.correction_ns),
@@ -263,8 +269,8 @@ pub fn relate(
         } else {
             all.summary()
         },
-        per_client: per_client.iter().map(RttHistogram::summary).collect(),
-        per_server,
+        per_client: per_client.iter().map(summary).collect(),
+        per_server: per_server.iter().map(summary).collect(),
         clocks,
     }
 }
@@ -419,6 +425,22 @@ mod tests {
             .collect();
         assert_eq!(pairs, [(0, 80_000, 3_000), (1, 50_000, 2_000)]);
         assert_eq!((c.correction_ns, c.uncertainty_ns), (80_000, 3_000));
+        // Client host 0's clock known to ± 150 µs only: more than its flows' 100 µs
+        // (withheld, with the sink's and the merged delays), less than host 1's 200 µs
+        // (shown).
+        let sources2 = [at(0, "gen1", Some((-30_000, 150_000))), at(1, "gen2", None)];
+        let mut sinks = [sink(k(50_000, 2_000))];
+        let d = relate(&shares, &sources2, &mut sinks);
+        assert_eq!((d.owd.count, d.per_server[0].count), (0, 0));
+        assert_eq!((d.per_client[0].count, d.per_client[1].count), (0, 20));
+        let f = &sinks[0].results.flows;
+        assert_eq!((f[0].owd.count, f[1].owd.p50_ns), (0, 200_000));
+        let c = d.clocks.unwrap();
+        assert_eq!(c.basis, "rtt-only");
+        assert_eq!(
+            (c.pairs[0].basis, c.pairs[1].basis),
+            ("rtt-only", "corrected")
+        );
         // The sink's clock known to ± 500 µs only, more than either pair's delay:
         // every delay withheld, the merged ones too.
         let mut sinks = [sink(k(50_000, 500_000))];

@@ -1448,6 +1448,226 @@ mod tests {
         );
     }
 
+    /// Two generator hosts (the second on the gateway's port g2) and two sink hosts,
+    /// each reached through a namespace launcher (nothing is run by these tests).
+    fn spread_testbed() -> crate::testbed::file::FileTestbed {
+        crate::testbed::file::parse(
+            "lab.toml",
+            "[[client]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gen1\"]\ninterface = \"c0\"\n\
+             prefix = \"198.18.1.0/24\"\ngateway_address = \"198.18.0.1\"\n\
+             [[client]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gen2\"]\ninterface = \"c0\"\n\
+             prefix = \"198.18.200.10/24\"\ngateway_address = \"198.18.200.1\"\ngateway_interface = \"g2\"\n\
+             [gateway]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gw\"]\ninterface = \"g0\"\n\
+             [[server]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"sink1\"]\naddress = \"198.19.0.2\"\n\
+             [[server]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"sink2\"]\naddress = \"198.19.0.3\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_trial_spread_over_two_generator_and_two_sink_hosts() {
+        let tb = spread_testbed();
+        let mut p = params(SinkKind::Socket);
+        p.kind.packet_mut().unwrap().flows = 4;
+        p.kind.packet_mut().unwrap().threads = 2;
+        p.kind.packet_mut().unwrap().rate = Rate::Pps(3000.0);
+        p.clients = 2;
+        // What each host is told: a block of the flows, its own addresses and next hop,
+        // the rate by its flows; flow n to sink n mod 2; each sink's delays per client host.
+        let (sinks, sources) = role_specs(&tb, &p).unwrap();
+        let src: Vec<&UdpSourceSpec> = sources
+            .iter()
+            .map(|r| match r {
+                RoleSpec::UdpSource(s) => s,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            src.iter()
+                .map(|s| (s.first_flow, s.flows, s.threads, s.pps))
+                .collect::<Vec<_>>(),
+            [(0, 2, 1, Some(1500.0)), (2, 2, 1, Some(1500.0))]
+        );
+        assert_eq!(src[0].sources[0].to_string(), "198.18.1.1");
+        assert_eq!(src[1].sources[0].to_string(), "198.18.200.11");
+        assert_eq!(src[1].dsts, src[0].dsts);
+        assert_eq!(
+            src[0]
+                .dsts
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>(),
+            ["198.19.0.2", "198.19.0.3"]
+        );
+        let listen: Vec<String> = sinks
+            .iter()
+            .map(|r| match r {
+                RoleSpec::UdpSink(s) => {
+                    assert_eq!((s.flows, s.owd_groups.as_slice()), (4, &[0u32, 2][..]));
+                    s.listen.to_string()
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(listen, ["198.19.0.2", "198.19.0.3"]);
+        let roles = udp_roles(&tb, &p).unwrap();
+        assert_eq!(
+            roles
+                .more_clients
+                .iter()
+                .map(|(h, i, _)| (*h, *i))
+                .collect::<Vec<_>>(),
+            [(Host::Client, 1)]
+        );
+        assert_eq!(roles.more_servers.len(), 1);
+
+        // Their results: 10 packets of flow 1 lost in the gateway; delays 40 µs.
+        let source = |host, per_flow: Vec<u64>| Returned {
+            host,
+            place: format!("netns gen{}", host + 1),
+            clock: None,
+            results: RoleResults::UdpSource(UdpSourceResults {
+                sent: Counter {
+                    frames: per_flow.iter().sum(),
+                    bytes: 18 * per_flow.iter().sum::<u64>(),
+                },
+                sent_per_flow: per_flow,
+                scheduled: 150,
+                elapsed_ns: 1_000_000_000,
+                ..Default::default()
+            }),
+        };
+        let group = |first_flow, n| {
+            let mut h = traffic::hist::RttHistogram::new();
+            h.record_n(40_000, n);
+            proto::OwdGroup {
+                first_flow,
+                buckets: h.buckets(),
+            }
+        };
+        let sink = |host, flows: Vec<(u32, u64)>, rx_if: u64| Returned {
+            host,
+            place: format!("netns sink{}", host + 1),
+            clock: None,
+            results: RoleResults::UdpSink(UdpSinkResults {
+                flows: flows
+                    .iter()
+                    .map(|&(flow, received)| FlowRx {
+                        flow,
+                        received,
+                        owd: owd(40_000),
+                        ..Default::default()
+                    })
+                    .collect(),
+                owd_groups: vec![group(0, flows[0].1), group(2, flows[1].1)],
+                interfaces: vec![proto::IfCounters {
+                    name: "s0".into(),
+                    rx_packets: rx_if,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+        };
+        let iface = |name: &str, rx, tx| proto::IfCounters {
+            name: name.into(),
+            rx_packets: rx,
+            tx_packets: tx,
+            ..Default::default()
+        };
+        let gw = GatewayResults {
+            interfaces: vec![
+                iface("g0", 200, 0),
+                iface("g2", 100, 0),
+                iface("g1", 0, 290),
+            ],
+            ..Default::default()
+        };
+        let s = summarise_packet(
+            &p,
+            &tb,
+            vec![
+                sink(1, vec![(1, 90), (3, 50)], 140),
+                source(1, vec![50, 50]),
+                source(0, vec![100, 100]),
+                sink(0, vec![(0, 100), (2, 50)], 150),
+            ],
+            Some(&gw),
+        )
+        .unwrap();
+        assert_eq!((s.sent, s.received, s.lost), (300, 290, 10));
+        let per_flow: Vec<(u64, u64)> = s.flows.iter().map(|f| (f.sent, f.lost)).collect();
+        assert_eq!(per_flow, [(100, 0), (100, 10), (50, 0), (50, 0)]);
+        assert!((s.offered_pps - 300.0).abs() < 1e-9, "{}", s.offered_pps);
+        let hosts: Vec<(&str, u32, u64, u64)> = s
+            .hosts
+            .iter()
+            .map(|h| (h.role.as_str(), h.host, h.sent, h.received))
+            .collect();
+        assert_eq!(
+            hosts,
+            [
+                ("client", 0, 200, 190),
+                ("client", 1, 100, 100),
+                ("server", 0, 0, 150),
+                ("server", 1, 0, 140)
+            ]
+        );
+        assert_eq!(s.hosts[1].first_flow, 2);
+        // Delays: every received packet's, merged; one clock (no correction).
+        assert_eq!(s.owd.count, 290);
+        assert_eq!(s.hosts[0].owd.count, 190);
+        assert!(s.owd_clocks.is_none());
+        // The gateway path: both ingresses in, its egress out, both sinks' interfaces.
+        let c = s.limited_by.as_ref().unwrap().counters.unwrap();
+        assert_eq!(
+            (c.gateway_in, c.gateway_out, c.sink_in),
+            (Some(300), Some(290), Some(290))
+        );
+        assert_eq!(
+            s.limited_by.as_ref().unwrap().by,
+            crate::limited_by::LimitedBy::Gateway
+        );
+        // In the JSON: one result with the hosts beside it.
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["hosts"][3]["place"], "netns sink2");
+        assert_eq!(j["sent"], 300);
+    }
+
+    #[test]
+    fn what_cannot_spread_over_several_hosts_says_so() {
+        let p = params(SinkKind::Socket);
+        let spread = |p: &TrialParams, c, s| crate::workloads::traffic(&p.kind).spread(p, c, s);
+        spread(&p, 2, 2).unwrap();
+        spread(&p, 1, 1).unwrap();
+        let with = |f: &dyn Fn(&mut PacketParams)| {
+            let mut q = p.clone();
+            f(q.kind.packet_mut().unwrap());
+            spread(&q, 2, 1).unwrap_err()
+        };
+        assert!(with(&|k| k.src = Some("198.18.1.1".parse().unwrap())).contains("--src"));
+        assert!(with(&|k| k.flows = 1).contains("--flows 1"));
+        let e = spread(&p, 1, 3).unwrap_err();
+        assert!(e.contains("at least 3"), "{e}");
+        // Other workloads run on one host per role, and say which role has more.
+        let echo = crate::plan::scenario::parse("t.toml", "workload = \"echo\"\n", 1)
+            .unwrap()
+            .trials[0]
+            .params
+            .clone();
+        let e = spread(&echo, 2, 1).unwrap_err();
+        assert!(
+            e.starts_with("echo runs on one client host; this testbed's client role has 2"),
+            "{e}"
+        );
+        spread(&echo, 1, 1).unwrap();
+        let ping = crate::plan::scenario::parse("t.toml", "workload = \"ping\"\n", 1)
+            .unwrap()
+            .trials[0]
+            .params
+            .clone();
+        assert!(spread(&ping, 1, 2).unwrap_err().contains("one server host"));
+    }
+
     #[test]
     fn each_trial_says_which_role_limited_its_rate() {
         use crate::limited_by::LimitedBy;
