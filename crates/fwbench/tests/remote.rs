@@ -984,9 +984,10 @@ fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
         u(&r["received"]),
         "every packet's delay: {v}"
     );
-    // Queued at the gateway for up to its 60 ms, not more.
+    // Queued at the gateway for up to its 60 ms; a delay counts from the intended send
+    // time, so a sender behind its schedule (a loaded machine) adds its lag.
     assert!(u(&owd["p50_ns"]) > 5_000_000, "{v}");
-    assert!(u(&owd["max_ns"]) < 200_000_000, "{v}");
+    assert!(u(&owd["max_ns"]) < u(&r["max_lag_ns"]) + 200_000_000, "{v}");
     let mut from_hosts = 0;
     for i in 0..2 {
         let ho = &r["hosts"][i]["owd"];

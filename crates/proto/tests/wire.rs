@@ -315,6 +315,8 @@ fn role_results() -> Vec<RoleResults> {
             sources: vec![],
             other_sources: 0,
             xdp: None,
+            // Empty: the pinned frame below unchanged.
+            owd_groups: vec![],
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

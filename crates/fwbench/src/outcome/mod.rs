@@ -67,13 +67,7 @@ fn is_first(h: &u32) -> bool {
     *h == 0
 }
 
-/// One metric sample of a trial with the role and the role's host (0-based) it came from.
-#[derive(Debug, Clone)]
-pub struct Sampled {
-    pub role: &'static str,
-    pub host: u32,
-    pub sample: proto::MetricSample,
-}
+pub use crate::testbed::Sampled;
 
 pub use crate::testbed::EXTERNAL_GATEWAY;
 

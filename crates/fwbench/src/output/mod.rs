@@ -641,7 +641,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 out += &mix_text(m);
             }
             let clocks = match &s.owd_clocks {
-                None if s.hosts.is_empty() => "shared clock of one host".to_string(),
+                None if s.hosts.is_none() => "shared clock of one host".to_string(),
                 None => "the hosts share one clock".to_string(),
                 Some(c) if !c.pairs.is_empty() => format!(
                     "{} pairs of hosts' clocks, each corrected, the least certain by {:.1} ± {:.1} µs",
@@ -676,7 +676,7 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 s.jitter_ns / 1e3
             );
             }
-            out += &hosts_text(&s.hosts);
+            out += &hosts_text(s.hosts.as_deref().map_or(&[], |h| h.as_slice()));
             let k2 = &s.kernel;
             if k2.rcvbuf_errors + k2.in_errors > 0 {
                 out += &format!(

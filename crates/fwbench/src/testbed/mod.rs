@@ -36,6 +36,15 @@ pub enum Host {
     Server,
 }
 
+/// One metric sample of a trial with the role and the role's host (0-based) it came
+/// from (an agent samples its host while the traffic runs).
+#[derive(Debug, Clone)]
+pub struct Sampled {
+    pub role: &'static str,
+    pub host: u32,
+    pub sample: proto::MetricSample,
+}
+
 /// A testbed that is up: its hosts, addresses and interfaces.
 pub trait Testbed {
     /// The testbed's name (namespaces, markers, messages).

@@ -473,7 +473,7 @@ impl HoldScale {
     /// sysctls and the controller's own peak memory.
     pub fn note(
         &mut self,
-        samples: &[crate::outcome::Sampled],
+        samples: &[crate::testbed::Sampled],
         gateway: Option<&GatewayResults>,
         controller_hwm_kib: Option<u64>,
     ) {
@@ -736,9 +736,9 @@ mod tests {
             ("client", s("proc.hwm_kib", 300.0)),
             ("server", s("proc.hwm_kib", 200.0)),
         ];
-        let samples: Vec<crate::outcome::Sampled> = samples
+        let samples: Vec<crate::testbed::Sampled> = samples
             .into_iter()
-            .map(|(role, sample)| crate::outcome::Sampled {
+            .map(|(role, sample)| crate::testbed::Sampled {
                 role,
                 host: 0,
                 sample,

@@ -507,8 +507,8 @@ pub struct PacketSummary {
     pub xdp: Option<Box<XdpModes>>,
     /// A role spread over several hosts: what each host sent or received (absent with
     /// one host per role).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<HostFigures>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Box<Vec<HostFigures>>>,
 }
 
 /// A size mix as sent and received: one row per frame size of the mix, then any other
@@ -821,11 +821,15 @@ pub fn summarise_packet<R: Into<Returned>>(
         sink_in.filter(|_| counted_at == "sink"),
         counted_at == "sink",
     );
-    let per_host = if spread_out {
-        host_figures(&shares, &sources, &sinks, &flows, delays.as_ref())
-    } else {
-        vec![]
-    };
+    let per_host = spread_out.then(|| {
+        Box::new(host_figures(
+            &shares,
+            &sources,
+            &sinks,
+            &flows,
+            delays.as_ref(),
+        ))
+    });
     let mut summary = PacketSummary {
         limited_by: Some(Box::new(crate::limited_by::limited_by(
             &counters,
@@ -1601,6 +1605,7 @@ mod tests {
         let hosts: Vec<(&str, u32, u64, u64)> = s
             .hosts
             .iter()
+            .flat_map(|h| h.iter())
             .map(|h| (h.role.as_str(), h.host, h.sent, h.received))
             .collect();
         assert_eq!(
@@ -1612,10 +1617,11 @@ mod tests {
                 ("server", 1, 0, 140)
             ]
         );
-        assert_eq!(s.hosts[1].first_flow, 2);
+        let per_host = s.hosts.as_deref().unwrap();
+        assert_eq!(per_host[1].first_flow, 2);
         // Delays: every received packet's, merged; one clock (no correction).
         assert_eq!(s.owd.count, 290);
-        assert_eq!(s.hosts[0].owd.count, 190);
+        assert_eq!(per_host[0].owd.count, 190);
         assert!(s.owd_clocks.is_none());
         // The gateway path: both ingresses in, its egress out, both sinks' interfaces.
         let c = s.limited_by.as_ref().unwrap().counters.unwrap();
