@@ -134,18 +134,7 @@ impl Hosts {
                 ),
                 (&gw, "link set g2 up\naddr add 198.18.200.1/24 dev g2\n"),
             ] {
-                let mut c = Command::new("ip")
-                    .args(["-n", n, "-b", "-"])
-                    .stdin(Stdio::piped())
-                    .spawn()
-                    .unwrap();
-                use std::io::Write;
-                c.stdin
-                    .take()
-                    .unwrap()
-                    .write_all(script.as_bytes())
-                    .unwrap();
-                assert!(c.wait().unwrap().success(), "{n}: {script}");
+                run_with_input(&["ip", "-n", n, "-b", "-"], script);
             }
         }
         if made_run_sshd {
@@ -345,6 +334,16 @@ impl Hosts {
         serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
     }
 
+    /// Nothing left: no agent, no shared SSH connection, no control socket directory.
+    fn assert_left_nothing(&self) {
+        assert!(
+            wait_for(5.0, || self.strays().is_empty()),
+            "left running: {:?}",
+            self.strays()
+        );
+        assert_no_new_ssh_dirs(&self.ssh_dirs_before);
+    }
+
     /// Processes other than our sshd in the hosts' and the controller's namespaces.
     fn strays(&self) -> Vec<(String, u32)> {
         let ours: Vec<u32> = self.sshd.iter().map(|c| c.id()).collect();
@@ -496,12 +495,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         "{cached:?}"
     );
     // Nothing left: no agent, no shared SSH connection, no control socket directory.
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_left_nothing();
 }
 
 #[test]
@@ -539,12 +533,7 @@ fn remote_bad_host_key_or_file_exits_2() {
     });
     let o = h.fwbench(&["testbed", "check", &file]);
     assert_refused(&o, "gateway host: no interface g9");
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_left_nothing();
 }
 
 /// PIDs of `fwbench … agent` processes in a namespace (the copied binary's path
@@ -713,12 +702,7 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
         2,
         "one trial per engine"
     );
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_left_nothing();
 }
 
 /// `ip -j addr show dev DEV` in a namespace: its global addresses, sorted (`None`:
@@ -787,12 +771,7 @@ fn remote_client_port_moved_over_ssh_and_given_back() {
         "c0 after the run: {:?} (before: {before:?})",
         global_addrs(&cli, "c0")
     );
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_left_nothing();
 }
 
 /// The gateway's own count of the test traffic: an nft table of the test's (in the
@@ -814,14 +793,7 @@ fn gateway_counters(gw: &str, drop_sport: Option<u16>) {
          iifname \"g0\" meta l4proto udp counter name \"g0\"\n\
          iifname \"g2\" meta l4proto udp counter name \"g2\"\n{drop}}}\n}}\n"
     );
-    let mut c = Command::new("ip")
-        .args(["netns", "exec", gw, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    c.stdin.take().unwrap().write_all(rules.as_bytes()).unwrap();
-    assert!(c.wait().unwrap().success(), "{rules}");
+    run_with_input(&["ip", "netns", "exec", gw, "nft", "-f", "-"], &rules);
 }
 
 /// Packets a named counter of the test's table counted.
@@ -1003,12 +975,7 @@ fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
         assert!(u(&f["received"]) > 0, "{v}");
         assert_eq!(u(&f["owd"]["count"]), u(&f["received"]), "{v}");
     }
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_left_nothing();
 }
 
 #[test]
@@ -1057,10 +1024,5 @@ fn remote_bad_multi_host_file_exits_2_and_touches_nothing() {
     );
     let after: Vec<_> = hosts.iter().map(|ns| global_addrs(ns, "c0")).collect();
     assert_eq!(after, before, "echo refused before any address was added");
-    assert!(
-        wait_for(5.0, || h.strays().is_empty()),
-        "left running: {:?}",
-        h.strays()
-    );
-    assert_no_new_ssh_dirs(&h.ssh_dirs_before);
+    h.assert_left_nothing();
 }
