@@ -171,8 +171,8 @@ pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), 
     if strict_aim {
         aim(p, &a.clients, a.server)?;
     }
-    if let Some(e) = p.packet().and_then(|k| k.events.as_ref()) {
-        check_events(p, r, e)?;
+    if let Some(e) = &p.events {
+        check_events(p, r, e, &a)?;
     }
     if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
         if let Tool::IptablesRestore { .. } = raw.tool {
@@ -192,6 +192,7 @@ fn check_events(
     p: &TrialParams,
     r: &Rendered,
     e: &crate::params::events::EventParams,
+    a: &Addressing,
 ) -> Result<(), String> {
     let Some(req) = request(p)? else {
         // INVARIANT: `r` is the rendering of this request (engine none has none).
@@ -199,7 +200,13 @@ fn check_events(
     };
     let rs = firewall::request::rule_set(&req).map_err(|e| e.to_string())?;
     let events = firewall::update::Events::new(r, rs, firewall::EngineOptions::default());
-    let spec = crate::workloads::events::event_spec(p, e, None);
+    // A marker of the trial's protocol, so the engine renders its rule as it will.
+    let marker = a.clients.first().map(|&src| proto::Marker {
+        src,
+        proto: p.proto,
+        dport: crate::params::ECHO_PORT,
+    });
+    let spec = crate::workloads::events::event_spec(p, e, marker);
     events.check(&spec).map_err(|x| format!("--event: {x}"))
 }
 

@@ -158,6 +158,13 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         Vec::new()
     };
     let parallel = k.parallel.max(1);
+    // Gateway events: the marker is a stream of the smallest sessions from a client
+    // address of its own (the workload's sessions come from client 1's).
+    let marker = p.events.as_ref().map(|_| proto::Marker {
+        src: crate::workloads::events::extra_marker_source(tb, p, client_addr),
+        proto: proto::Proto::Tcp,
+        dport: port,
+    });
     let client_spec = SessionClientSpec {
         mode,
         server: target,
@@ -184,6 +191,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         // curl writes to /dev/null; checking its bytes would add disk I/O to each download.
         verify: k.verify && k.client_program.is_none(),
         external: k.client_program.clone(),
+        events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
     };
     let server_spec = TcpServerSpec {
         listen: server_addr,
@@ -229,6 +237,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         proxy,
         more_servers,
         more_clients,
+        marker,
     })
 }
 
@@ -325,6 +334,10 @@ pub struct ConnSummary {
     /// connections: the shards, the gateway's conntrack peak and the processes' memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<HoldScale>,
+    /// Gateway events and what the sessions felt (issue 25): the workload's sessions
+    /// are the background, the marker an extra stream of the smallest sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
 /// Combine the client's and server's results (and the proxy's); several of each when
@@ -551,6 +564,7 @@ pub fn combine(
         proxy,
         client_program: c.external,
         scale: None,
+        events: None,
     }
 }
 
@@ -624,15 +638,25 @@ impl Traffic for Conn {
     fn collect(
         &self,
         _tb: &dyn Testbed,
-        _p: &TrialParams,
+        p: &TrialParams,
         results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise(
-            results.into_iter().map(|r| r.results).collect(),
-            gateway.and_then(|g| g.proxy.clone()),
+        let results: Vec<RoleResults> = results.into_iter().map(|r| r.results).collect();
+        let streams = results.iter().find_map(|r| match r {
+            RoleResults::SessionClient(c) => c.events.clone(),
+            _ => None,
+        });
+        let mut s = summarise(results, gateway.and_then(|g| g.proxy.clone()))?;
+        s.events = crate::workloads::events::summarise_txns(
+            p,
+            crate::workloads::events::Unit::Session,
+            false,
+            streams.as_deref(),
+            gateway,
         )
-        .map(|s| Figures::Conn(Box::new(s)))
+        .map(Box::new);
+        Ok(Figures::Conn(Box::new(s)))
     }
 }
 
@@ -770,6 +794,7 @@ mod tests {
             session_us: vec![],
             hold: None,
             external: None,
+            events: None,
         }
     }
 

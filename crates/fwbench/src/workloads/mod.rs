@@ -43,6 +43,9 @@ pub struct Roles {
     /// [`crate::testbed::spread`]). Empty otherwise.
     pub more_servers: Vec<(Host, u32, RoleSpec)>,
     pub more_clients: Vec<(Host, u32, RoleSpec)>,
+    /// Gateway events: what the update's first rule or element matches (flow 0,
+    /// echo's client 1, the marker stream of ping and sessions); `None` without events.
+    pub marker: Option<proto::Marker>,
 }
 
 /// One traffic agent's results, with the host they came from.
@@ -90,6 +93,25 @@ pub enum Figures {
 }
 
 impl Figures {
+    /// Gateway events and what the traffic felt (absent without events).
+    pub fn events(&self) -> Option<&events::EventsSummary> {
+        match self {
+            Figures::Echo(s) => s.events.as_deref(),
+            Figures::Packet(s) => s.events.as_deref(),
+            Figures::Ping(s) => s.events.as_deref(),
+            Figures::Conn(s) => s.events.as_deref(),
+        }
+    }
+
+    pub fn events_mut(&mut self) -> Option<&mut events::EventsSummary> {
+        match self {
+            Figures::Echo(s) => s.events.as_deref_mut(),
+            Figures::Packet(s) => s.events.as_deref_mut(),
+            Figures::Ping(s) => s.events.as_deref_mut(),
+            Figures::Conn(s) => s.events.as_deref_mut(),
+        }
+    }
+
     /// What the figures mean in the store's headline columns.
     pub fn headline(&self) -> store::Headline {
         match self {

@@ -219,9 +219,12 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 }
 
 /// Role specs of a packet-rate trial: (servers, clients), one per host of each role
-/// (several when the testbed spreads a role over hosts, [`spread`]). No server for a
-/// sink-less flood.
-pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Vec<RoleSpec>, Vec<RoleSpec>)> {
+/// (several when the testbed spreads a role over hosts, [`spread`]), and the events'
+/// marker. No server for a sink-less flood.
+pub fn role_specs(
+    tb: &dyn Testbed,
+    p: &TrialParams,
+) -> Result<(Vec<RoleSpec>, Vec<RoleSpec>, Option<proto::Marker>)> {
     let Some(k) = p.packet() else {
         bail!("a {} trial without packet parameters", p.name());
     };
@@ -255,24 +258,33 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Vec<RoleSpec>, V
             .and_then(|a| a.dport)
             .or(k.dport.map(|(lo, _)| lo))
             .unwrap_or(SINK_PORT);
+        let source = aimed
+            .as_ref()
+            .and_then(|a| a.src)
+            .or(k.src)
+            .unwrap_or_else(|| tb.client_addr(p.family, 1));
+        // Gateway events: the marker is a stream of paced probes of its own.
+        let marker = p.events.as_ref().map(|_| proto::Marker {
+            src: crate::workloads::events::extra_marker_source(tb, p, Some(source)),
+            proto: proto::Proto::Udp,
+            dport: port,
+        });
         return Ok((
             vec![RoleSpec::Reflector(ReflectorSpec {
                 listen: server,
                 port,
             })],
             vec![RoleSpec::Ping(PingSpec {
-                source: aimed
-                    .as_ref()
-                    .and_then(|a| a.src)
-                    .or(k.src)
-                    .unwrap_or_else(|| tb.client_addr(p.family, 1)),
+                source,
                 server: aim_at,
                 port,
                 payload,
                 count: k.count,
                 interval_ns: k.interval_ns,
                 timeout_ms: p.timeout_ms,
+                events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
             })],
+            marker,
         ));
     }
     let client_hosts = tb.hosts_of(Host::Client);
@@ -349,6 +361,16 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Vec<RoleSpec>, V
     } else {
         Vec::new()
     };
+    // Gateway events (one client host, `Traffic::spread`): flow 0 — every flow from
+    // the first source — is the marker.
+    let marker = match (&p.events, &sources.first()) {
+        (Some(_), Some(RoleSpec::UdpSource(s))) => s.sources.first().map(|&src| proto::Marker {
+            src,
+            proto: proto::Proto::Udp,
+            dport: dst_port,
+        }),
+        (Some(_) | None, _) => None,
+    };
     let mut sinks = Vec::new();
     for s in (0..server_hosts).filter(|_| k.sink != SinkKind::Gateway) {
         let xdp = match k.sink {
@@ -373,13 +395,13 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Vec<RoleSpec>, V
             threads: spread::even(k.sink_threads, server_hosts, s).max(1),
             flows: if new_flows(p) { 1 } else { k.flows },
             payload,
-            bin_ns: crate::workloads::events::bin_ns(k),
+            bin_ns: crate::workloads::events::bin_ns(p),
             // The NAT models' check: which source addresses the server saw.
             sources: p.model.is_nat() && k.sink == SinkKind::Socket,
             owd_groups: owd_groups.clone(),
         }));
     }
-    Ok((sinks, sources))
+    Ok((sinks, sources, marker))
 }
 
 /// A new-flow trial: one datagram per flow, each a new 5-tuple.
@@ -878,7 +900,8 @@ pub fn summarise_packet<R: Into<Returned>>(
                     .map(|i| tb.client_addr(p.family, i))
                     .collect(),
             };
-            crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway).map(Box::new)
+            crate::workloads::events::summarise_flows(p, &sources, &src, &sink, gateway)
+                .map(Box::new)
         },
         conntrack: None,
         xdp: XdpModes::of(&src, &sink).map(Box::new),
@@ -1073,9 +1096,18 @@ pub struct PingSummary {
     pub rtt: RttSummary,
     pub elapsed_s: f64,
     pub finished: bool,
+    /// Gateway events and what the ping felt (issue 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
-pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
+/// The ping's figures (and, with gateway events, what it felt of each update: the
+/// ping is the background, the marker an extra stream of probes).
+pub fn summarise_ping(
+    p: &TrialParams,
+    results: Vec<RoleResults>,
+    gateway: Option<&GatewayResults>,
+) -> Result<PingSummary> {
     for r in results {
         if let RoleResults::Ping(r) = r {
             return Ok(PingSummary {
@@ -1086,6 +1118,14 @@ pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
                 rtt: r.rtt,
                 elapsed_s: r.elapsed_ns as f64 / 1e9,
                 finished: r.finished,
+                events: crate::workloads::events::summarise_txns(
+                    p,
+                    crate::workloads::events::Unit::Probe,
+                    false,
+                    r.events.as_deref(),
+                    gateway,
+                )
+                .map(Box::new),
             });
         }
     }
@@ -1159,7 +1199,7 @@ impl PingSummary {
 /// The roles of a UDP packet trial: the source on the client, the sink (if any) on the
 /// server (flood, flow and new flows alike).
 pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-    let (sinks, sources) = role_specs(tb, p)?;
+    let (sinks, sources, marker) = role_specs(tb, p)?;
     let mut sinks = sinks.into_iter();
     let mut sources = sources.into_iter();
     let Some(source) = sources.next() else {
@@ -1177,6 +1217,7 @@ pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
             .zip(sources)
             .map(|(i, s)| (Host::Client, i, s))
             .collect(),
+        marker,
     })
 }
 
@@ -1218,7 +1259,7 @@ impl Traffic for PacketRate {
         };
         let hosts = format!("{clients} client and {servers} server host(s)");
         let refuse = |what: &str| Err(format!("{what}: not with {hosts} (one host per role)"));
-        if k.events.is_some() {
+        if p.events.is_some() {
             return refuse("--event times the traffic of one client host");
         }
         if k.src.is_some() || k.aim.is_some() {
@@ -1300,11 +1341,12 @@ impl Traffic for Ping {
     fn collect(
         &self,
         _tb: &dyn Testbed,
-        _p: &TrialParams,
+        p: &TrialParams,
         results: Vec<Returned>,
-        _gateway: Option<&GatewayResults>,
+        gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise_ping(results.into_iter().map(|r| r.results).collect()).map(Figures::Ping)
+        let results = results.into_iter().map(|r| r.results).collect();
+        summarise_ping(p, results, gateway).map(Figures::Ping)
     }
 }
 
@@ -1478,7 +1520,7 @@ mod tests {
         p.clients = 2;
         // What each host is told: a block of the flows, its own addresses and next hop,
         // the rate by its flows; flow n to sink n mod 2; each sink's delays per client host.
-        let (sinks, sources) = role_specs(&tb, &p).unwrap();
+        let (sinks, sources, _) = role_specs(&tb, &p).unwrap();
         let src: Vec<&UdpSourceSpec> = sources
             .iter()
             .map(|r| match r {
@@ -1867,7 +1909,9 @@ mod tests {
         };
         s.events = Some(Box::new(EventsSummary {
             bin_ns: 1_000_000,
+            unit: crate::workloads::events::Unit::Packet,
             marker_src: None,
+            background_streams: 1,
             updates: vec![UpdateEffect {
                 row,
                 commit_ms: 0.0,
