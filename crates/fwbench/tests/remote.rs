@@ -334,6 +334,17 @@ impl Hosts {
         serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
     }
 
+    /// `testbed check FILE` passes and prints each of `wants`; its output.
+    fn check_prints(&self, file: &str, wants: &[&str]) -> String {
+        let o = self.fwbench(&["testbed", "check", file]);
+        let out = stdout(&o);
+        assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
+        for want in wants {
+            assert!(out.contains(want), "check: no {want:?} in\n{out}");
+        }
+        out
+    }
+
     /// Nothing left: no agent, no shared SSH connection, no control socket directory.
     fn assert_left_nothing(&self) {
         assert!(
@@ -392,20 +403,18 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
-    let o = h.fwbench(&["testbed", "check", &file]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
-    for want in [
-        "interface   g0: present",
-        "address     198.19.0.2 (server address): on s0",
-        "address     198.18.0.1 (gateway_address): on g0",
-        "tool        nft: /",
-        "not cached; copying to",
-        "agent       cached:",
-        "clock       ",
-    ] {
-        assert!(out.contains(want), "check: no {want:?} in\n{out}");
-    }
+    h.check_prints(
+        &file,
+        &[
+            "interface   g0: present",
+            "address     198.19.0.2 (server address): on s0",
+            "address     198.18.0.1 (gateway_address): on g0",
+            "tool        nft: /",
+            "not cached; copying to",
+            "agent       cached:",
+            "clock       ",
+        ],
+    );
     for (proto, family) in [("tcp", "4"), ("udp", "4"), ("tcp", "6")] {
         let v = h.json(&trial_args(
             "echo",
@@ -820,6 +829,17 @@ fn counted(gw: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no counter {name}: {v}"))
 }
 
+/// A counter of interface `name` in a list of interface counters: the gateway's
+/// report (`interfaces`) or a packet result's sink (`sink_interfaces`); 0 when absent.
+fn if_counter(v: &serde_json::Value, name: &str, counter: &str) -> u64 {
+    ["interfaces", "sink_interfaces"]
+        .iter()
+        .filter_map(|k| v[*k].as_array())
+        .flatten()
+        .find(|i| i["name"] == name)
+        .map_or(0, |i| u(&i[counter]))
+}
+
 /// `hosts[i]` of a spread trial's result: (role, sent, received).
 fn host_row(r: &serde_json::Value, i: usize) -> (String, u64, u64) {
     let h = &r["hosts"][i];
@@ -838,18 +858,16 @@ fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
     let gw = h.ns("gw");
     let file = h.two_client_file("two.toml", |t| t);
     // `testbed check` covers every host, the second generator's port on the gateway too.
-    let o = h.fwbench(&["testbed", "check", &file]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
-    for want in [
-        "client#1: ssh",
-        "client#2: ssh",
-        "interface   g2: present",
-        "address     198.18.200.1 (gateway_address): on g2",
-        "address     198.18.200.11 (client address): absent (manage_addresses = true",
-    ] {
-        assert!(out.contains(want), "check: no {want:?} in\n{out}");
-    }
+    let out = h.check_prints(
+        &file,
+        &[
+            "client#1: ssh",
+            "client#2: ssh",
+            "interface   g2: present",
+            "address     198.18.200.1 (gateway_address): on g2",
+            "address     198.18.200.11 (client address): absent (manage_addresses = true",
+        ],
+    );
     assert_eq!(out.matches("  clock       ").count(), 4, "{out}");
 
     // One flood from both hosts: 4 flows, two from each (ports 30000 + flow).
@@ -868,18 +886,23 @@ fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
     let r = &v["result"];
     assert_eq!(v["status"], "ok", "{v}");
     let (g0, g2) = (counted(&gw, "g0"), counted(&gw, "g2"));
-    // Each host sent what the gateway counted on its port; the one result is their sum.
-    assert_eq!(host_row(r, 0).1, g0, "{v}");
-    assert_eq!(host_row(r, 1).1, g2, "{v}");
+    // Each host sent what the gateway counted on its port — or the port dropped on
+    // receive (its backlog, under load: docs/tests.md); the one result is their sum.
+    let drop_in = |port: &str| if_counter(&v["gateway"], port, "rx_dropped");
+    assert_eq!(host_row(r, 0).1, g0 + drop_in("g0"), "{v}");
+    assert_eq!(host_row(r, 1).1, g2 + drop_in("g2"), "{v}");
     assert!(
         g0 > 10_000 && g2 > 10_000,
         "both hosts sent: g0 {g0}, g2 {g2}: {v}"
     );
-    assert_eq!(u(&r["sent"]), g0 + g2, "{v}");
-    // Exact when nothing is lost (20 kpps through a local testbed loses none, see
-    // docs/tests.md); otherwise every lost packet is one the gateway counted.
-    assert_eq!(u(&r["lost"]), 0, "{v}");
-    assert_eq!(u(&r["received"]), g0 + g2, "{v}");
+    assert_eq!(u(&r["sent"]), host_row(r, 0).1 + host_row(r, 1).1, "{v}");
+    // What the gateway forwarded reached the sink, or was dropped on its way there
+    // (none of it at 20 kpps unless the machine is overloaded).
+    let after = if_counter(&v["gateway"], "g1", "tx_dropped")
+        + if_counter(r, "s0", "rx_dropped")
+        + u(&r["kernel"]["rcvbuf_errors"]);
+    assert_eq!(u(&r["received"]) + after, g0 + g2, "{v}");
+    assert_eq!(u(&r["lost"]), drop_in("g0") + drop_in("g2") + after, "{v}");
     assert_eq!(u(&r["duplicates"]), 0, "{v}");
     // Every flow's sequence checked at the sink, at its number in the trial.
     let flows = r["flows"].as_array().unwrap();

@@ -732,9 +732,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn bad_specs_are_refused() {
-        let good = UdpSourceSpec {
+    /// One flow from 198.18.1.1:30000 to 198.19.0.2:9, one thread, unpaced.
+    fn one_flow() -> UdpSourceSpec {
+        UdpSourceSpec {
             sources: vec!["198.18.1.1".parse().unwrap()],
             src_port: 30000,
             dst: "198.19.0.2".parse().unwrap(),
@@ -750,7 +750,12 @@ mod tests {
             raw: None,
             first_flow: 0,
             new_flows: false,
-        };
+        }
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let good = one_flow();
         assert!(check_source(&good).is_ok());
         let e = |f: &dyn Fn(&mut UdpSourceSpec)| {
             let mut s = good.clone();
@@ -794,20 +799,10 @@ mod tests {
         // Flows 6..10 of a trial (a second client host's block), spread over two sinks.
         let spec = UdpSourceSpec {
             sources: vec!["198.18.2.1".parse().unwrap(), "198.18.2.2".parse().unwrap()],
-            src_port: 30000,
-            dst: "198.19.0.2".parse().unwrap(),
             dsts: vec!["198.19.0.2".parse().unwrap(), "198.19.0.3".parse().unwrap()],
-            dst_port: 9,
             flows: 4,
-            payload: 18,
-            mix: vec![],
-            mix_seed: 0,
-            pps: None,
-            threads: 1,
-            batch: 32,
-            raw: None,
             first_flow: 6,
-            new_flows: false,
+            ..one_flow()
         };
         check_source(&spec).unwrap();
         let got: Vec<String> = (0..4)
