@@ -74,12 +74,32 @@ fn ssh_dirs() -> Vec<String> {
 }
 
 /// No control socket directory was left (stale ones of dead controllers may be
-/// reaped meanwhile: fewer is fine).
-fn assert_no_new_ssh_dirs(before: &[String]) {
-    let now = ssh_dirs();
+/// reaped meanwhile: fewer is fine). A directory (`fwbench-ssh-PID-N`) whose
+/// controller still runs in another network namespace than the test's controller
+/// namespace `ctl` is another run's on this machine, not this test's.
+fn assert_no_new_ssh_dirs(before: &[String], ctl: &str) {
+    let ours = format!("/run/netns/{ctl}");
+    let ns_of =
+        |path: &str| std::fs::metadata(path).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    let theirs = |d: &str| {
+        let pid = d
+            .trim_start_matches("fwbench-ssh-")
+            .split('-')
+            .next()
+            .unwrap_or("");
+        let net = ns_of(&format!("/proc/{pid}/ns/net"));
+        net.is_ok() && net.ok() != ns_of(&ours).ok()
+    };
+    let left = || -> Vec<String> {
+        ssh_dirs()
+            .into_iter()
+            .filter(|d| !before.contains(d) && !theirs(d))
+            .collect()
+    };
     assert!(
-        now.iter().all(|d| before.contains(d)),
-        "left: {now:?} (before: {before:?})"
+        wait_for(5.0, || left().is_empty()),
+        "left: {:?} (before: {before:?})",
+        left()
     );
 }
 
@@ -352,7 +372,7 @@ impl Hosts {
             "left running: {:?}",
             self.strays()
         );
-        assert_no_new_ssh_dirs(&self.ssh_dirs_before);
+        assert_no_new_ssh_dirs(&self.ssh_dirs_before, &self.ctl);
     }
 
     /// Processes other than our sshd in the hosts' and the controller's namespaces.
