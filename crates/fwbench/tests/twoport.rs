@@ -74,18 +74,7 @@ impl Lab {
         let script = "addr add 198.18.0.1/16 dev d0\naddr add 2001:2:0:1::1/64 dev d0 nodad\n\
                       addr add 198.19.0.1/24 dev d1\naddr add 2001:2:0:2::1/64 dev d1 nodad\n\
                       link set d0 up\nlink set d1 up\nlink set lo up\n";
-        let mut c = Command::new("ip")
-            .args(["-n", d, "-b", "-"])
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        c.stdin
-            .take()
-            .unwrap()
-            .write_all(script.as_bytes())
-            .unwrap();
-        assert!(c.wait().unwrap().success());
+        run_with_input(&["ip", "-n", d, "-b", "-"], script);
         run(&cmd!(
             "ip netns exec",
             d,

@@ -290,6 +290,22 @@ pub fn in_ns(ns: &str, argv: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Run `argv` with `input` on its stdin (`ip -n NS -b -`, `nft -f -`); it must succeed.
+pub fn run_with_input(argv: &[&str], input: &str) {
+    use std::io::Write;
+    let mut c = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    c.stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    assert!(c.wait().unwrap().success(), "{argv:?} < {input}");
+}
+
 /// `nft list ruleset` inside a namespace.
 pub fn nft_ruleset(ns: &str) -> String {
     in_ns(ns, &["nft", "list", "ruleset"])
