@@ -34,33 +34,39 @@ pub struct RoleCpus {
     pub sink: Option<f64>,
 }
 
-/// The roles' busy fractions from a trial's samples (`(role, sample)`, roles
-/// `client`, `gateway`, `server`): the sender's and sink's `proc.cpu` (% of one CPU,
-/// all threads) averaged over the samples and divided by their threads (at most
-/// `cpus` CPUs), and the gateway's largest mean `cpuN.softirq` over `gateway_cpus`
-/// (all CPUs when `None`: not steered).
+/// The roles' busy fractions from a trial's samples (`(role, host, sample)`, roles
+/// `client`, `gateway`, `server`; `host` the role's host, 0-based): the sender's and
+/// sink's `proc.cpu` (% of one CPU, all threads) averaged over each host's samples and
+/// divided by that host's threads (`sender_threads[host]`, at most `cpus` CPUs), the
+/// busiest host's when a role has several; and the gateway's largest mean
+/// `cpuN.softirq` over `gateway_cpus` (all CPUs when `None`: not steered).
 pub fn role_cpus(
-    samples: &[(&str, &proto::MetricSample)],
-    sender_threads: u32,
-    sink_threads: u32,
+    samples: &[(&str, u32, &proto::MetricSample)],
+    sender_threads: &[u32],
+    sink_threads: &[u32],
     cpus: usize,
     gateway_cpus: Option<&[usize]>,
 ) -> RoleCpus {
-    let mean = |role: &str, metric: &str| -> Option<f64> {
+    let mean = |role: &str, host: Option<u32>, metric: &str| -> Option<f64> {
         let v: Vec<f64> = samples
             .iter()
-            .filter(|(r, s)| *r == role && s.metric == metric)
-            .map(|(_, s)| s.value)
+            .filter(|(r, h, s)| *r == role && host.is_none_or(|x| x == *h) && s.metric == metric)
+            .map(|(_, _, s)| s.value)
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
-    let share = |role: &str, threads: u32| {
-        let n = (threads.max(1) as usize).min(cpus.max(1)) as f64;
-        mean(role, "proc.cpu").map(|pct| (pct / 100.0 / n).clamp(0.0, 1.0))
+    let share = |role: &str, threads: &[u32]| {
+        (0u32..)
+            .zip(threads)
+            .filter_map(|(h, &t)| {
+                let n = (t.max(1) as usize).min(cpus.max(1)) as f64;
+                mean(role, Some(h), "proc.cpu").map(|pct| (pct / 100.0 / n).clamp(0.0, 1.0))
+            })
+            .reduce(f64::max)
     };
     let gateway = (0..cpus)
         .filter(|c| gateway_cpus.is_none_or(|g| g.contains(c)))
-        .filter_map(|c| mean("gateway", &format!("cpu{c}.softirq")))
+        .filter_map(|c| mean("gateway", None, &format!("cpu{c}.softirq")))
         .map(|pct| (pct / 100.0).clamp(0.0, 1.0))
         .reduce(f64::max);
     RoleCpus {
@@ -389,26 +395,39 @@ mod tests {
     #[test]
     fn role_cpus_from_samples() {
         let s = [
-            ("client", sample("proc.cpu", 190.0)),
-            ("client", sample("proc.cpu", 170.0)),
-            ("server", sample("proc.cpu", 30.0)),
-            ("gateway", sample("cpu0.softirq", 60.0)),
-            ("gateway", sample("cpu1.softirq", 98.0)),
-            ("gateway", sample("cpu1.softirq", 92.0)),
+            ("client", 0, sample("proc.cpu", 190.0)),
+            ("client", 0, sample("proc.cpu", 170.0)),
+            ("server", 0, sample("proc.cpu", 30.0)),
+            ("gateway", 0, sample("cpu0.softirq", 60.0)),
+            ("gateway", 0, sample("cpu1.softirq", 98.0)),
+            ("gateway", 0, sample("cpu1.softirq", 92.0)),
             // Another role's CPU figures are not the gateway's.
-            ("client", sample("cpu0.softirq", 100.0)),
+            ("client", 0, sample("cpu0.softirq", 100.0)),
         ];
-        let refs: Vec<(&str, &proto::MetricSample)> = s.iter().map(|(r, m)| (*r, m)).collect();
-        let c = role_cpus(&refs, 2, 1, 2, None);
+        let refs: Vec<(&str, u32, &proto::MetricSample)> =
+            s.iter().map(|(r, h, m)| (*r, *h, m)).collect();
+        let c = role_cpus(&refs, &[2], &[1], 2, None);
         assert_eq!(c.sender, Some(0.9), "180 % over 2 threads");
         assert_eq!(c.sink, Some(0.3));
         assert_eq!(c.gateway, Some(0.95), "the busiest CPU");
         // Steered to CPU 0: only its softirq counts.
-        assert_eq!(role_cpus(&refs, 2, 1, 2, Some(&[0])).gateway, Some(0.6));
+        assert_eq!(
+            role_cpus(&refs, &[2], &[1], 2, Some(&[0])).gateway,
+            Some(0.6)
+        );
         // More threads than CPUs: the CPUs bound the share.
-        assert_eq!(role_cpus(&refs, 8, 1, 2, None).sender, Some(0.9));
+        assert_eq!(role_cpus(&refs, &[8], &[1], 2, None).sender, Some(0.9));
         // No samples: unknown.
-        assert_eq!(role_cpus(&[], 1, 1, 2, None), RoleCpus::default());
+        assert_eq!(role_cpus(&[], &[1], &[1], 2, None), RoleCpus::default());
+        // Two sender hosts, one thread each: the busier host is the sender's figure
+        // (not their mean: one saturated generator limits the trial).
+        let two = [
+            ("client", 0, sample("proc.cpu", 40.0)),
+            ("client", 1, sample("proc.cpu", 96.0)),
+        ];
+        let refs: Vec<(&str, u32, &proto::MetricSample)> =
+            two.iter().map(|(r, h, m)| (*r, *h, m)).collect();
+        assert_eq!(role_cpus(&refs, &[1, 1], &[1], 2, None).sender, Some(0.96));
         assert_eq!(cpu_list("0,2-3"), Some(vec![0, 2, 3]));
         assert_eq!(cpu_list("x"), None);
     }

@@ -142,7 +142,7 @@ fn a_wrong_translation_fails_the_trial_naming_the_source() {
 /// Whether this kernel has flowtables, asked independently of fwbench: nft creates
 /// one on `lo` in a scratch namespace.
 fn kernel_has_flowtables() -> bool {
-    run_with_input(
+    succeeds_with_input(
         Command::new("unshare")
             .args(["--net", "--", "nft", "-f", "-"])
             .stderr(std::process::Stdio::null()),

@@ -21,9 +21,14 @@ use util::*;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-/// Three hosts with sshd, a controller namespace, a temp dir with keys; all removed
-/// on drop (sshd killed by the PIDs started here), also when a test panics. One set
-/// at a time: it holds the test binary's serial lock (released last).
+/// `prog args…`, which must succeed (util's [`run_ok`]).
+fn run(prog: &str, args: &[&str]) -> Output {
+    run_ok(&[&[prog], args].concat())
+}
+
+/// Three hosts with sshd (four with a second generator host), a controller namespace,
+/// a temp dir with keys; all removed on drop (sshd killed by the PIDs started here,
+/// the second generator's namespace deleted), also when a test panics.
 struct Hosts {
     tb: TestbedGuard,
     ctl: String,
@@ -31,7 +36,8 @@ struct Hosts {
     sshd: Vec<Child>,
     made_run_sshd: bool,
     ssh_dirs_before: Vec<String>,
-    _serial: std::sync::MutexGuard<'static, ()>,
+    /// The hosts' management addresses (`MGMT`, and `SECOND_CLIENT` when there).
+    mgmt: Vec<(&'static str, &'static str, &'static str)>,
 }
 
 /// Management addresses: (host's namespace suffix, controller side, host side).
@@ -40,6 +46,11 @@ const MGMT: [(&str, &str, &str); 3] = [
     ("gw", "198.19.254.5", "198.19.254.6"),
     ("srv", "198.19.254.9", "198.19.254.10"),
 ];
+
+/// A second generator host (namespace `fwb-N-cl2`): its management addresses. Its test
+/// link `c0` goes to the gateway's `g2` (198.18.200.0/24: the gateway .1, the host .2,
+/// its clients from .11).
+const SECOND_CLIENT: (&str, &str, &str) = ("cl2", "198.19.254.17", "198.19.254.18");
 
 fn ssh_dirs() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
@@ -54,17 +65,59 @@ fn ssh_dirs() -> Vec<String> {
     v
 }
 
+/// No control socket directory was left (stale ones of dead controllers may be
+/// reaped meanwhile: fewer is fine). A directory (`fwbench-ssh-PID-N`) whose
+/// controller still runs in another network namespace than the test's controller
+/// namespace `ctl` is another run's on this machine, not this test's.
+fn assert_no_new_ssh_dirs(before: &[String], ctl: &str) {
+    let ours = format!("/run/netns/{ctl}");
+    let ns_of =
+        |path: &str| std::fs::metadata(path).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    let theirs = |d: &str| {
+        let pid = d
+            .trim_start_matches("fwbench-ssh-")
+            .split('-')
+            .next()
+            .unwrap_or("");
+        let net = ns_of(&format!("/proc/{pid}/ns/net"));
+        net.is_ok() && net.ok() != ns_of(&ours).ok()
+    };
+    let left = || -> Vec<String> {
+        ssh_dirs()
+            .into_iter()
+            .filter(|d| !before.contains(d) && !theirs(d))
+            .collect()
+    };
+    assert!(
+        wait_for(5.0, || left().is_empty()),
+        "left: {:?} (before: {before:?})",
+        left()
+    );
+}
+
 impl Hosts {
     fn up() -> Hosts {
+        Hosts::with(false)
+    }
+
+    /// The three hosts and a second generator host cabled to the gateway's `g2`.
+    fn with_second_client() -> Hosts {
+        Hosts::with(true)
+    }
+
+    fn with(second_client: bool) -> Hosts {
         assert!(
             Path::new(SSHD).exists(),
             "{SSHD} missing: install openssh-server (scripts/setup.sh does)"
         );
-        let _serial = serial();
         let ssh_dirs_before = ssh_dirs();
         let tb = TestbedGuard::up("forward");
         let ctl = format!("{}-ctl", tb.name);
         let made_run_sshd = !Path::new("/run/sshd").exists();
+        let mut mgmt = MGMT.to_vec();
+        if second_client {
+            mgmt.push(SECOND_CLIENT);
+        }
         let mut h = Hosts {
             tb,
             ctl,
@@ -72,49 +125,92 @@ impl Hosts {
             sshd: vec![],
             made_run_sshd,
             ssh_dirs_before,
-            _serial,
+            mgmt,
         };
+        if second_client {
+            let ns = h.ns(SECOND_CLIENT.0);
+            let gw = h.ns("gw");
+            run("ip", &["netns", "add", &ns]);
+            run(
+                "ip",
+                &[
+                    "-n", &ns, "link", "add", "c0", "type", "veth", "peer", "name", "g2", "netns",
+                    &gw,
+                ],
+            );
+            for (n, script) in [
+                (
+                    &ns,
+                    "link set lo up\nlink set c0 up\naddr add 198.18.200.2/24 dev c0\n\
+                     route add 198.19.0.0/16 via 198.18.200.1\n",
+                ),
+                (&gw, "link set g2 up\naddr add 198.18.200.1/24 dev g2\n"),
+            ] {
+                run_with_input(&["ip", "-n", n, "-b", "-"], script);
+            }
+        }
         if made_run_sshd {
             std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
         }
-        run_ok(&cmd!("ip netns add", &h.ctl));
+        run("ip", &["netns", "add", &h.ctl]);
         let d = h.dir.path().display().to_string();
         for (name, comment) in [
             ("host_key", "host"),
             ("id", "controller"),
             ("wrong_id", "x"),
         ] {
-            let file = format!("{d}/{name}");
-            run_ok(&[
+            run(
                 "ssh-keygen",
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-C",
-                comment,
-                "-f",
-                &file,
-            ]);
+                &[
+                    "-q",
+                    "-t",
+                    "ed25519",
+                    "-N",
+                    "",
+                    "-C",
+                    comment,
+                    "-f",
+                    &format!("{d}/{name}"),
+                ],
+            );
         }
         std::fs::copy(h.dir.file("id.pub"), h.dir.file("authorized_keys")).unwrap();
-        for (i, (suffix, ctl_addr, host_addr)) in MGMT.iter().enumerate() {
-            let ns = format!("fwb-{}-{suffix}", h.tb.name);
+        for (i, (suffix, ctl_addr, host_addr)) in h.mgmt.clone().iter().enumerate() {
+            let ns = h.ns(suffix);
             let m = format!("m{}", i + 1);
-            let (ctl, host) = (format!("{ctl_addr}/30"), format!("{host_addr}/30"));
-            run_ok(&cmd!(
-                "ip -n",
-                &h.ctl,
-                "link add",
-                &m,
-                "type veth peer name m0 netns",
-                &ns
-            ));
-            run_ok(&cmd!("ip -n", &h.ctl, "addr add", &ctl, "dev", &m));
-            run_ok(&cmd!("ip -n", &h.ctl, "link set", &m, "up"));
-            run_ok(&cmd!("ip -n", &ns, "addr add", &host, "dev m0"));
-            run_ok(&cmd!("ip -n", &ns, "link set m0 up"));
+            run(
+                "ip",
+                &[
+                    "-n", &h.ctl, "link", "add", &m, "type", "veth", "peer", "name", "m0", "netns",
+                    &ns,
+                ],
+            );
+            run(
+                "ip",
+                &[
+                    "-n",
+                    &h.ctl,
+                    "addr",
+                    "add",
+                    &format!("{ctl_addr}/30"),
+                    "dev",
+                    &m,
+                ],
+            );
+            run("ip", &["-n", &h.ctl, "link", "set", &m, "up"]);
+            run(
+                "ip",
+                &[
+                    "-n",
+                    &ns,
+                    "addr",
+                    "add",
+                    &format!("{host_addr}/30"),
+                    "dev",
+                    "m0",
+                ],
+            );
+            run("ip", &["-n", &ns, "link", "set", "m0", "up"]);
             let cfg = h.dir.file(&format!("sshd_config_{suffix}"));
             std::fs::write(
                 &cfg,
@@ -139,7 +235,7 @@ impl Hosts {
             h.sshd.push(child);
         }
         // Each sshd answers (and its host key goes into the test's known_hosts).
-        for (suffix, _, addr) in MGMT {
+        for (suffix, _, addr) in h.mgmt.clone() {
             let ok = wait_for(10.0, || {
                 let mut argv = h.ssh_prefix(addr, "id");
                 argv.push("true".into());
@@ -155,6 +251,11 @@ impl Hosts {
             assert!(ok, "sshd in {suffix} does not answer: {log:?}");
         }
         h
+    }
+
+    /// The namespace of the host with management suffix `suffix`.
+    fn ns(&self, suffix: &str) -> String {
+        format!("fwb-{}-{suffix}", self.tb.name)
     }
 
     fn ssh_prefix(&self, addr: &str, key: &str) -> Vec<String> {
@@ -200,6 +301,30 @@ impl Hosts {
         path.display().to_string()
     }
 
+    /// A testbed file whose client role has two hosts (`[[client]]` tables): the
+    /// testbed's client namespace and the second generator, cabled to the gateway's
+    /// `g0` and `g2`. `edit` may change its text.
+    fn two_client_file(&self, name: &str, edit: impl Fn(String) -> String) -> String {
+        let text = format!(
+            "cache_dir = \"{d}/cache\"\n\n\
+             [[client]]\nlauncher = {c}\ninterface = \"c0\"\n\
+             prefix = \"198.18.1.0/24\"\ngateway_address = \"198.18.0.1\"\nmanage_addresses = true\n\n\
+             [[client]]\nlauncher = {c2}\ninterface = \"c0\"\n\
+             prefix = \"198.18.200.10/24\"\ngateway_address = \"198.18.200.1\"\n\
+             gateway_interface = \"g2\"\nmanage_addresses = true\n\n\
+             [gateway]\nlauncher = {g}\ninterface = \"g0\"\n\n\
+             [server]\nlauncher = {s}\naddress = \"198.19.0.2\"\n",
+            d = self.dir.path().display(),
+            c = self.launcher(MGMT[0].2, "id"),
+            c2 = self.launcher(SECOND_CLIENT.2, "id"),
+            g = self.launcher(MGMT[1].2, "id"),
+            s = self.launcher(MGMT[2].2, "id"),
+        );
+        let path = self.dir.file(name);
+        std::fs::write(&path, edit(text)).unwrap();
+        path.display().to_string()
+    }
+
     /// Run fwbench as the controller, in the controller's namespace.
     fn fwbench(&self, args: &[&str]) -> Output {
         Command::new("ip")
@@ -221,12 +346,33 @@ impl Hosts {
         serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
     }
 
+    /// `testbed check FILE` passes and prints each of `wants`; its output.
+    fn check_prints(&self, file: &str, wants: &[&str]) -> String {
+        let o = self.fwbench(&["testbed", "check", file]);
+        let out = stdout(&o);
+        assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
+        for want in wants {
+            assert!(out.contains(want), "check: no {want:?} in\n{out}");
+        }
+        out
+    }
+
+    /// Nothing left: no agent, no shared SSH connection, no control socket directory.
+    fn assert_left_nothing(&self) {
+        assert!(
+            wait_for(5.0, || self.strays().is_empty()),
+            "left running: {:?}",
+            self.strays()
+        );
+        assert_no_new_ssh_dirs(&self.ssh_dirs_before, &self.ctl);
+    }
+
     /// Processes other than our sshd in the hosts' and the controller's namespaces.
     fn strays(&self) -> Vec<(String, u32)> {
         let ours: Vec<u32> = self.sshd.iter().map(|c| c.id()).collect();
         let mut v = vec![];
-        for (suffix, _, _) in MGMT {
-            let ns = format!("fwb-{}-{suffix}", self.tb.name);
+        for (suffix, _, _) in &self.mgmt {
+            let ns = self.ns(suffix);
             for p in pids_in(&ns) {
                 if !ours.contains(&p) {
                     v.push((ns.clone(), p));
@@ -240,22 +386,6 @@ impl Hosts {
         );
         v
     }
-
-    /// Nothing left (within 5 s): no agent, no shared SSH connection in the hosts' and
-    /// the controller's namespaces, and no new control socket directory (stale ones of
-    /// dead controllers may be reaped meanwhile: fewer is fine).
-    fn assert_nothing_left(&self) {
-        assert!(
-            wait_for(5.0, || self.strays().is_empty()),
-            "left running: {:?}",
-            self.strays()
-        );
-        let (before, now) = (&self.ssh_dirs_before, ssh_dirs());
-        assert!(
-            now.iter().all(|d| before.contains(d)),
-            "left: {now:?} (before: {before:?})"
-        );
-    }
 }
 
 impl Drop for Hosts {
@@ -267,6 +397,11 @@ impl Drop for Hosts {
         let _ = Command::new("ip")
             .args(["netns", "del", &self.ctl])
             .status();
+        if self.mgmt.contains(&SECOND_CLIENT) {
+            let _ = Command::new("ip")
+                .args(["netns", "del", &self.ns(SECOND_CLIENT.0)])
+                .status();
+        }
         if self.made_run_sshd {
             let _ = std::fs::remove_dir("/run/sshd");
         }
@@ -277,22 +412,21 @@ impl Drop for Hosts {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_hosts_over_ssh_run_echo_and_flood() {
+    let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
-    let o = h.fwbench(&["testbed", "check", &file]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "check: {}\n{out}", stderr(&o));
-    for want in [
-        "interface   g0: present",
-        "address     198.19.0.2 (server address): on s0",
-        "address     198.18.0.1 (gateway_address): on g0",
-        "tool        nft: /",
-        "not cached; copying to",
-        "agent       cached:",
-        "clock       ",
-    ] {
-        assert!(out.contains(want), "check: no {want:?} in\n{out}");
-    }
+    h.check_prints(
+        &file,
+        &[
+            "interface   g0: present",
+            "address     198.19.0.2 (server address): on s0",
+            "address     198.18.0.1 (gateway_address): on g0",
+            "tool        nft: /",
+            "not cached; copying to",
+            "agent       cached:",
+            "clock       ",
+        ],
+    );
     for (proto, family) in [("tcp", "4"), ("udp", "4"), ("tcp", "6")] {
         let v = h.json(&trial_args(
             "echo",
@@ -371,12 +505,13 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         "{cached:?}"
     );
     // Nothing left: no agent, no shared SSH connection, no control socket directory.
-    h.assert_nothing_left();
+    h.assert_left_nothing();
 }
 
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_bad_host_key_or_file_exits_2() {
+    let _s = serial();
     let h = Hosts::up();
     type Edit = Box<dyn Fn(String) -> String>;
     let cases: [(&str, Edit, &str); 3] = [
@@ -408,7 +543,7 @@ fn remote_bad_host_key_or_file_exits_2() {
     });
     let o = h.fwbench(&["testbed", "check", &file]);
     assert_refused(&o, "gateway host: no interface g9");
-    h.assert_nothing_left();
+    h.assert_left_nothing();
 }
 
 /// PIDs of `fwbench … agent` processes in a namespace (the copied binary's path
@@ -461,6 +596,7 @@ impl Drop for ReapController {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
+    let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
     let gw = format!("fwb-{}-gw", h.tb.name);
@@ -526,6 +662,7 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_sessions_and_a_scenario_run_through_the_hosts() {
+    let _s = serial();
     let h = Hosts::up();
     let file = h.file("lab.toml", |t| t);
     let v = h.json(&cmd!(
@@ -551,7 +688,14 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
     )
     .unwrap();
     let db = h.dir.file("r.db");
-    let o = h.fwbench(&cmd!("run", &sc, "--testbed", &file, "--db", &db));
+    let o = h.fwbench(&cmd!(
+        "run",
+        sc.to_str().unwrap(),
+        "--testbed",
+        &file,
+        "--db",
+        db.to_str().unwrap()
+    ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 2);
     assert_eq!(
@@ -568,7 +712,7 @@ fn remote_sessions_and_a_scenario_run_through_the_hosts() {
         2,
         "one trial per engine"
     );
-    h.assert_nothing_left();
+    h.assert_left_nothing();
 }
 
 /// `ip -j addr show dev DEV` in a namespace: its global addresses, sorted (`None`:
@@ -597,6 +741,7 @@ fn global_addrs(ns: &str, dev: &str) -> Option<Vec<String>> {
 #[test]
 #[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
 fn remote_client_port_moved_over_ssh_and_given_back() {
+    let _s = serial();
     let h = Hosts::up();
     let cli = format!("fwb-{}-cli", h.tb.name);
     let before = global_addrs(&cli, "c0").expect("c0 in the client host");
@@ -636,5 +781,272 @@ fn remote_client_port_moved_over_ssh_and_given_back() {
         "c0 after the run: {:?} (before: {before:?})",
         global_addrs(&cli, "c0")
     );
-    h.assert_nothing_left();
+    h.assert_left_nothing();
+}
+
+/// The gateway's own count of the test traffic: an nft table of the test's (in the
+/// gateway namespace the test made) with a counter per ingress port, and one for the
+/// packets its drop rule takes (flow `drop_sport`'s, when given).
+fn gateway_counters(gw: &str, drop_sport: Option<u16>) {
+    let _ = Command::new("ip")
+        .args([
+            "netns", "exec", gw, "nft", "delete", "table", "inet", "mhtest",
+        ])
+        .output();
+    let drop = drop_sport
+        .map(|p| format!("udp sport {p} counter name \"dropped\" drop\n"))
+        .unwrap_or_default();
+    let rules = format!(
+        "table inet mhtest {{\n\
+         counter g0 {{}}\ncounter g2 {{}}\ncounter dropped {{}}\n\
+         chain counts {{\ntype filter hook forward priority -10; policy accept;\n\
+         iifname \"g0\" meta l4proto udp counter name \"g0\"\n\
+         iifname \"g2\" meta l4proto udp counter name \"g2\"\n{drop}}}\n}}\n"
+    );
+    run_with_input(&["ip", "netns", "exec", gw, "nft", "-f", "-"], &rules);
+}
+
+/// Packets a named counter of the test's table counted.
+fn counted(gw: &str, name: &str) -> u64 {
+    let o = run(
+        "ip",
+        &[
+            "netns", "exec", gw, "nft", "-j", "list", "counter", "inet", "mhtest", name,
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    v["nftables"]
+        .as_array()
+        .and_then(|a| a.iter().find_map(|x| x["counter"]["packets"].as_u64()))
+        .unwrap_or_else(|| panic!("no counter {name}: {v}"))
+}
+
+/// A counter of interface `name` in a list of interface counters: the gateway's
+/// report (`interfaces`) or a packet result's sink (`sink_interfaces`); 0 when absent.
+fn if_counter(v: &serde_json::Value, name: &str, counter: &str) -> u64 {
+    ["interfaces", "sink_interfaces"]
+        .iter()
+        .filter_map(|k| v[*k].as_array())
+        .flatten()
+        .find(|i| i["name"] == name)
+        .map_or(0, |i| u(&i[counter]))
+}
+
+/// `hosts[i]` of a spread trial's result: (role, sent, received).
+fn host_row(r: &serde_json::Value, i: usize) -> (String, u64, u64) {
+    let h = &r["hosts"][i];
+    (
+        h["role"].as_str().unwrap_or_default().to_string(),
+        u(&h["sent"]),
+        u(&h["received"]),
+    )
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
+    let _s = serial();
+    let h = Hosts::with_second_client();
+    let gw = h.ns("gw");
+    let file = h.two_client_file("two.toml", |t| t);
+    // `testbed check` covers every host, the second generator's port on the gateway too.
+    let out = h.check_prints(
+        &file,
+        &[
+            "client#1: ssh",
+            "client#2: ssh",
+            "interface   g2: present",
+            "address     198.18.200.1 (gateway_address): on g2",
+            "address     198.18.200.11 (client address): absent (manage_addresses = true",
+        ],
+    );
+    assert_eq!(out.matches("  clock       ").count(), 4, "{out}");
+
+    // One flood from both hosts: 4 flows, two from each (ports 30000 + flow).
+    gateway_counters(&gw, None);
+    let args = [
+        "--rate",
+        "20kpps",
+        "--flows",
+        "4",
+        "--sources",
+        "2",
+        "-t",
+        "2",
+    ];
+    let v = h.json(&trial_args("flood", &file, &args));
+    let r = &v["result"];
+    assert_eq!(v["status"], "ok", "{v}");
+    let (g0, g2) = (counted(&gw, "g0"), counted(&gw, "g2"));
+    // Each host sent what the gateway counted on its port — or the port dropped on
+    // receive (its backlog, under load: docs/tests.md); the one result is their sum.
+    let drop_in = |port: &str| if_counter(&v["gateway"], port, "rx_dropped");
+    assert_eq!(host_row(r, 0).1, g0 + drop_in("g0"), "{v}");
+    assert_eq!(host_row(r, 1).1, g2 + drop_in("g2"), "{v}");
+    assert!(
+        g0 > 10_000 && g2 > 10_000,
+        "both hosts sent: g0 {g0}, g2 {g2}: {v}"
+    );
+    assert_eq!(u(&r["sent"]), host_row(r, 0).1 + host_row(r, 1).1, "{v}");
+    // What the gateway forwarded reached the sink, or was dropped on its way there
+    // (none of it at 20 kpps unless the machine is overloaded).
+    let after = if_counter(&v["gateway"], "g1", "tx_dropped")
+        + if_counter(r, "s0", "rx_dropped")
+        + u(&r["kernel"]["rcvbuf_errors"]);
+    assert_eq!(u(&r["received"]) + after, g0 + g2, "{v}");
+    assert_eq!(u(&r["lost"]), drop_in("g0") + drop_in("g2") + after, "{v}");
+    assert_eq!(u(&r["duplicates"]), 0, "{v}");
+    // Every flow's sequence checked at the sink, at its number in the trial.
+    let flows = r["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 4, "{v}");
+    assert_eq!(u(&flows[0]["sent"]) + u(&flows[1]["sent"]), g0, "{v}");
+    assert_eq!(u(&flows[2]["sent"]) + u(&flows[3]["sent"]), g2, "{v}");
+    // Where each ran: two client rows, the second marked host 1.
+    let clients: Vec<&serde_json::Value> = v["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["role"] == "client")
+        .collect();
+    assert_eq!(clients.len(), 2, "{v}");
+    assert_eq!(clients[1]["host"], 1, "{v}");
+    assert!(
+        clients[1]["place"]
+            .as_str()
+            .unwrap()
+            .contains(SECOND_CLIENT.2),
+        "{v}"
+    );
+    // Its limit was judged from both hosts' counts and the gateway's two ingresses.
+    assert!(r["limited_by"]["by"].is_string(), "{v}");
+
+    // Loss is the gateway's drops: its rule drops flow 3 (the second host's).
+    gateway_counters(&gw, Some(30_003));
+    let v = h.json(&trial_args("flood", &file, &args));
+    let r = &v["result"];
+    let dropped = counted(&gw, "dropped");
+    assert!(dropped > 1_000, "{v}");
+    assert_eq!(u(&r["lost"]), dropped, "{v}");
+    assert_eq!(u(&r["flows"][3]["lost"]), dropped, "{v}");
+    assert_eq!(u(&r["flows"][3]["received"]), 0, "{v}");
+    let (_, sent2, received2) = host_row(r, 1);
+    assert_eq!(sent2 - received2, dropped, "{v}");
+    assert_eq!(
+        u(&r["sent"]),
+        counted(&gw, "g0") + counted(&gw, "g2"),
+        "{v}"
+    );
+
+    gateway_counters(&gw, None);
+    // A paced flow through a slow gateway egress (tbf: its queue delays the packets by
+    // tens of ms, far more than the clocks' uncertainty): the one-way delays of both
+    // hosts, each pair related by the offsets fwbench estimated, merged.
+    run(
+        "ip",
+        &[
+            "netns", "exec", &gw, "tc", "qdisc", "replace", "dev", "g1", "root", "tbf", "rate",
+            "1600kbit", "burst", "1600", "latency", "60ms",
+        ],
+    );
+    let v = h.json(&trial_args(
+        "flow",
+        &file,
+        &["-r", "4kpps", "--flows", "4", "--sources", "2", "-t", "2"],
+    ));
+    run(
+        "ip",
+        &[
+            "netns", "exec", &gw, "tc", "qdisc", "del", "dev", "g1", "root",
+        ],
+    );
+    let r = &v["result"];
+    assert_eq!(v["status"], "ok", "{v}");
+    let c = &r["owd_clocks"];
+    assert_eq!(c["basis"], "corrected", "{v}");
+    let pairs = c["pairs"].as_array().expect("a pair per generator host");
+    assert_eq!(pairs.len(), 2, "{v}");
+    for p in pairs {
+        // All namespaces read one clock: each estimated offset brackets 0.
+        let (corr, unc) = (
+            p["correction_ns"].as_i64().unwrap(),
+            p["uncertainty_ns"].as_i64().unwrap(),
+        );
+        assert!(corr.abs() <= unc, "pair {p}: {v}");
+        assert_eq!(p["basis"], "corrected", "{v}");
+    }
+    let owd = &r["owd"];
+    assert_eq!(
+        u(&owd["count"]),
+        u(&r["received"]),
+        "every packet's delay: {v}"
+    );
+    // Queued at the gateway for up to its 60 ms; a delay counts from the intended send
+    // time, so a sender behind its schedule (a loaded machine) adds its lag.
+    assert!(u(&owd["p50_ns"]) > 5_000_000, "{v}");
+    assert!(u(&owd["max_ns"]) < u(&r["max_lag_ns"]) + 200_000_000, "{v}");
+    let mut from_hosts = 0;
+    for i in 0..2 {
+        let ho = &r["hosts"][i]["owd"];
+        assert_eq!(u(&ho["count"]), u(&r["hosts"][i]["received"]), "{v}");
+        assert!(
+            u(&ho["p50_ns"]) >= u(&owd["min_ns"]) && u(&ho["p50_ns"]) <= u(&owd["max_ns"]),
+            "{v}"
+        );
+        from_hosts += u(&ho["count"]);
+    }
+    assert_eq!(from_hosts, u(&owd["count"]), "{v}");
+    for f in r["flows"].as_array().unwrap() {
+        assert!(u(&f["received"]) > 0, "{v}");
+        assert_eq!(u(&f["owd"]["count"]), u(&f["received"]), "{v}");
+    }
+    h.assert_left_nothing();
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+fn remote_bad_multi_host_file_exits_2_and_touches_nothing() {
+    let _s = serial();
+    let h = Hosts::with_second_client();
+    let hosts = [h.ns("cli"), h.ns(SECOND_CLIENT.0)];
+    let before: Vec<_> = hosts.iter().map(|ns| global_addrs(ns, "c0")).collect();
+    // The second [[client]] sends from outside the benchmarking ranges.
+    let file = h.two_client_file("bad.toml", |t| {
+        t.replace(
+            "prefix = \"198.18.200.10/24\"",
+            "prefix = \"192.0.2.10/24\"",
+        )
+    });
+    let o = h.fwbench(&[
+        "flood",
+        "--testbed",
+        &file,
+        "--no-store",
+        "-t",
+        "1",
+        "--sources",
+        "2",
+        "--flows",
+        "2",
+    ]);
+    assert_refused(
+        &o,
+        "bad.toml:13:10: client#2.prefix: 192.0.2.10: test traffic uses 198.18.0.0/15",
+    );
+    let o = h.fwbench(&["testbed", "check", &file]);
+    assert_refused(&o, "client#2.prefix");
+    // Untouched: no host was reached (no binary copied), no address added.
+    assert!(!h.dir.file("cache").exists(), "a host was reached");
+    let after: Vec<_> = hosts.iter().map(|ns| global_addrs(ns, "c0")).collect();
+    assert_eq!(after, before);
+    assert!(h.strays().is_empty(), "{:?}", h.strays());
+    // A workload that runs on one client host refuses the two-host role, naming it.
+    let file = h.two_client_file("two.toml", |t| t);
+    let o = h.fwbench(&["echo", "--testbed", &file, "--no-store", "-t", "1"]);
+    assert_refused(
+        &o,
+        "echo runs on one client host; this testbed's client role has 2",
+    );
+    let after: Vec<_> = hosts.iter().map(|ns| global_addrs(ns, "c0")).collect();
+    assert_eq!(after, before, "echo refused before any address was added");
+    h.assert_left_nothing();
 }

@@ -353,16 +353,22 @@ pub struct RawPath {
 /// The sending side of a flood or paced flow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UdpSourceSpec {
-    /// Flow `i` (0-based) sends from `sources[i % len]`, port `src_port + i`.
+    /// Flow `i` (0-based, of this source's `flows`) sends from `sources[i % len]`;
+    /// its number in the trial is `first_flow + i` ([`UdpSourceSpec::flow_number`]):
+    /// port `src_port + number`, stamped with that number.
     pub sources: Vec<IpAddr>,
     pub src_port: u16,
     pub dst: IpAddr,
-    /// Destinations the flows are spread over: flow `i` goes to `dsts[i % len]`;
-    /// empty: every flow to `dst`.
+    /// Destinations the flows are spread over: flow number `n` goes to
+    /// `dsts[n % len]`; empty: every flow to `dst`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dsts: Vec<IpAddr>,
     pub dst_port: u16,
     pub flows: u32,
+    /// The trial's number of this source's first flow: a trial whose client role is
+    /// spread over several hosts gives each host a block of the flows (0: the first).
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub first_flow: u32,
     /// UDP payload bytes of every packet (of a mix: its largest).
     pub payload: u32,
     /// A size mix (absent: every packet has `payload` bytes): each sender thread sends
@@ -387,6 +393,13 @@ pub struct UdpSourceSpec {
     pub new_flows: bool,
 }
 
+impl UdpSourceSpec {
+    /// The trial's number of this source's flow `i` (stamped, and its port offset).
+    pub fn flow_number(&self, i: u32) -> u32 {
+        self.first_flow + i
+    }
+}
+
 /// The receiving side: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UdpSinkSpec {
@@ -408,6 +421,19 @@ pub struct UdpSinkSpec {
     /// translated source); sockets only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sources: bool,
+    /// Return the one-way delays as histograms per group of flows, group `g` being the
+    /// flows numbered `owd_groups[g]` up to the next group's first (the flows of one
+    /// source host, whose clock the controller corrects them by); empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owd_groups: Vec<u32>,
+}
+
+/// The one-way delays of a group of flows (see [`UdpSinkSpec::owd_groups`]) as a
+/// histogram: (delay ns, packets) per recorded bucket, ascending.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OwdGroup {
+    pub first_flow: u32,
+    pub buckets: Vec<(u64, u64)>,
 }
 
 /// Packets the sink received from one source address.
@@ -420,7 +446,23 @@ pub struct SourceRx {
 /// Most distinct source addresses a sink counts (the rest are summed as `other`).
 pub const MAX_SOURCES: usize = 64;
 
+/// Add `n` packets from `addr` to the per-source counts (at most [`MAX_SOURCES`]
+/// addresses; the rest in `other`).
+pub fn count_source(sources: &mut Vec<SourceRx>, other: &mut u64, addr: IpAddr, n: u64) {
+    if let Some(s) = sources.iter_mut().find(|s| s.addr == addr) {
+        s.packets += n;
+    } else if sources.len() < MAX_SOURCES {
+        sources.push(SourceRx { addr, packets: n });
+    } else {
+        *other += n;
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero32(n: &u32) -> bool {
     *n == 0
 }
 
@@ -486,6 +528,9 @@ pub struct UdpSinkResults {
     /// The AF_XDP sink's sockets (absent: a socket sink).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<Box<XdpSockets>>,
+    /// The one-way delays per group of flows, when the spec asked for groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owd_groups: Vec<OwdGroup>,
 }
 
 /// How an AF_XDP sender or sink ran, read back from its sockets after bind.

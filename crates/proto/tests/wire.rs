@@ -177,6 +177,7 @@ fn role_specs() -> Vec<RoleSpec> {
                 dst_mac: "02:00:00:00:00:01".into(),
                 xdp: false,
             }),
+            first_flow: 0,
             new_flows: false,
         }),
         RoleSpec::UdpSink(UdpSinkSpec {
@@ -188,6 +189,7 @@ fn role_specs() -> Vec<RoleSpec> {
             payload: 1500,
             bin_ns: 0,
             sources: false,
+            owd_groups: vec![],
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),
@@ -319,6 +321,8 @@ fn role_results() -> Vec<RoleResults> {
             sources: vec![],
             other_sources: 0,
             xdp: None,
+            // Empty: the pinned frame below unchanged.
+            owd_groups: vec![],
         }),
         RoleResults::Ping(PingResults {
             sent: 3,

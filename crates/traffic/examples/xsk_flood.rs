@@ -63,6 +63,7 @@ fn main() {
             dst_mac: arg(2, "next-hop MAC"),
             xdp: false,
         }),
+        first_flow: 0,
         new_flows: false,
     };
     let mut src = match XskSource::setup(&spec, XskModeRequest::Auto) {

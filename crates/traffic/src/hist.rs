@@ -106,6 +106,20 @@ impl RttHistogram {
         }
     }
 
+    /// The recorded values as (value, count) per bucket, ascending (a histogram
+    /// another process can rebuild with [`RttHistogram::record_n`]).
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        self.h
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    /// Record `count` values of `ns` (clamped to the range, as [`RttHistogram::record`]).
+    pub fn record_n(&mut self, ns: u64, count: u64) {
+        self.h.saturating_record_n(ns.max(1), count);
+    }
+
     pub fn summary(&self) -> RttSummary {
         if self.h.is_empty() {
             return RttSummary::default();
@@ -141,6 +155,21 @@ mod tests {
         assert!(near(s.p99_ns, 990_000), "{s:?}");
         assert!(near(s.max_ns, 1_000_000), "{s:?}");
         assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
+    }
+
+    #[test]
+    fn buckets_rebuild_the_same_distribution() {
+        let mut a = RttHistogram::new();
+        for v in [5u64, 7_000, 7_001, 123_456_789, 123_456_789] {
+            a.record(v);
+        }
+        let mut b = RttHistogram::new();
+        for (v, n) in a.buckets() {
+            b.record_n(v, n);
+        }
+        assert_eq!(a.summary(), b.summary());
+        assert_eq!(a.buckets().iter().map(|(_, n)| n).sum::<u64>(), 5);
+        assert!(RttHistogram::new().buckets().is_empty());
     }
 
     #[test]

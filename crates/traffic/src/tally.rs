@@ -16,7 +16,8 @@ use crate::hist::RttHistogram;
 use crate::probe::Probe;
 use crate::TrafficError;
 use proto::{
-    count_size, Counter, FlowRx, SizeCount, SourceRx, UdpSinkResults, UdpSourceResults, MAX_SOURCES,
+    count_size, count_source, Counter, FlowRx, SizeCount, SourceRx, UdpSinkResults,
+    UdpSourceResults,
 };
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -177,6 +178,9 @@ pub(crate) struct SenderPlan {
     pub phase_ns: u64,
     /// Each flow sends one datagram, then the thread ends (new flows, issue 26).
     pub new_flows: bool,
+    /// Added to a flow's index to stamp it: its number in the trial
+    /// ([`proto::UdpSourceSpec::first_flow`]).
+    pub first_flow: u16,
 }
 
 impl SenderPlan {
@@ -193,6 +197,8 @@ impl SenderPlan {
             pps: spec.pps.map(|p| p / f64::from(spec.threads)),
             phase_ns: spec.pps.map(|p| (j as f64 * 1e9 / p) as u64).unwrap_or(0),
             new_flows: spec.new_flows,
+            // Checked by `check_source`: below MAX_FLOWS.
+            first_flow: spec.first_flow as u16,
         }
     }
 }
@@ -274,7 +280,7 @@ pub(crate) struct SinkTally {
     pub first_ns: u64,
     pub last_ns: u64,
     pub sizes: Vec<SizeCount>,
-    /// Packets per source address (when asked for), and past [`MAX_SOURCES`].
+    /// Packets per source address (when asked for), and past [`proto::MAX_SOURCES`].
     pub sources: Vec<SourceRx>,
     pub other_sources: u64,
 }
@@ -321,8 +327,10 @@ impl SinkTally {
 
 /// The sink threads' tallies as one result (the `kernel` and `interfaces` fields are
 /// the caller's). A flow arrives on one socket (SO_REUSEPORT and RSS hash its addresses
-/// and ports), so its time bins are that thread's.
-pub(crate) fn merge_sinks(tallies: Vec<SinkTally>) -> UdpSinkResults {
+/// and ports), so its time bins are that thread's. `owd_groups`: the first flow of each
+/// group whose one-way delays are returned as a histogram of their own
+/// ([`proto::UdpSinkSpec::owd_groups`]).
+pub(crate) fn merge_sinks(tallies: Vec<SinkTally>, owd_groups: &[u32]) -> UdpSinkResults {
     let mut r = UdpSinkResults::default();
     let (mut first, mut last) = (u64::MAX, 0u64);
     let mut merged: Vec<FlowState> = Vec::new();
@@ -353,6 +361,21 @@ pub(crate) fn merge_sinks(tallies: Vec<SinkTally>) -> UdpSinkResults {
         owd.merge(&f.owd);
     }
     r.owd = owd.summary();
+    r.owd_groups = owd_groups
+        .iter()
+        .enumerate()
+        .map(|(g, &first)| {
+            let end = owd_groups.get(g + 1).copied().unwrap_or(u32::MAX);
+            let mut h = RttHistogram::new();
+            for f in merged.iter().filter(|f| (first..end).contains(&f.rx.flow)) {
+                h.merge(&f.owd);
+            }
+            proto::OwdGroup {
+                first_flow: first,
+                buckets: h.buckets(),
+            }
+        })
+        .collect();
     r.flows = merged
         .into_iter()
         .filter(|f| f.rx.received > 0 || f.rx.duplicates > 0)
@@ -361,18 +384,6 @@ pub(crate) fn merge_sinks(tallies: Vec<SinkTally>) -> UdpSinkResults {
     r.sources.sort_by_key(|s| std::cmp::Reverse(s.packets));
     r.active_ns = last.saturating_sub(first.min(last));
     r
-}
-
-/// Add `n` packets from `addr` to the per-source counts (at most [`MAX_SOURCES`]
-/// addresses; the rest in `other`).
-fn count_source(sources: &mut Vec<SourceRx>, other: &mut u64, addr: IpAddr, n: u64) {
-    if let Some(s) = sources.iter_mut().find(|s| s.addr == addr) {
-        s.packets += n;
-    } else if sources.len() < MAX_SOURCES {
-        sources.push(SourceRx { addr, packets: n });
-    } else {
-        *other += n;
-    }
 }
 
 fn merge_flow(m: &mut FlowState, f: FlowState) {
@@ -610,7 +621,7 @@ mod tests {
             t.saw_batch(5);
         }
         a.on_datagram(&buf[..4], 10);
-        let r = merge_sinks(vec![a, b]);
+        let r = merge_sinks(vec![a, b], &[]);
         assert_eq!(r.received.frames, 5);
         assert_eq!(r.unstamped, 1);
         assert_eq!(
@@ -636,6 +647,38 @@ mod tests {
             .map(|f| (f.flow, f.received, f.duplicates))
             .collect();
         assert_eq!(f, [(0, 2, 0), (1, 1, 1)]);
+    }
+
+    #[test]
+    fn a_sinks_delays_come_back_per_group_of_flows() {
+        // Flows 0..2 from one source host, 2..4 from another: delays 10 µs and 1 ms.
+        let mut t = SinkTally::new(4, 0);
+        let mut buf = [0u8; 64];
+        for (flow, delay, n) in [(0u16, 10_000u64, 3u32), (1, 10_000, 2), (3, 1_000_000, 4)] {
+            for seq in 0..n {
+                Probe {
+                    flow,
+                    seq,
+                    tx_ns: Some(1_000_000_000),
+                }
+                .emit(&mut buf[..32]);
+                t.on_datagram(&buf[..32], 1_000_000_000 + delay);
+            }
+        }
+        let r = merge_sinks(vec![t], &[0, 2]);
+        let g: Vec<(u32, u64)> = r
+            .owd_groups
+            .iter()
+            .map(|g| (g.first_flow, g.buckets.iter().map(|b| b.1).sum()))
+            .collect();
+        assert_eq!(g, [(0, 5), (2, 4)]);
+        let near = |a: u64, b: u64| a.abs_diff(b) * 1000 <= b;
+        assert!(r.owd_groups[0].buckets.iter().all(|b| near(b.0, 10_000)));
+        assert!(r.owd_groups[1].buckets.iter().all(|b| near(b.0, 1_000_000)));
+        // Not asked: none.
+        assert!(merge_sinks(vec![SinkTally::new(4, 0)], &[])
+            .owd_groups
+            .is_empty());
     }
 
     #[test]

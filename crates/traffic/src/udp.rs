@@ -60,6 +60,13 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     if spec.new_flows && spec.raw.is_some() {
         return bad("new flows are sent from UDP sockets, not the raw sender".into());
     }
+    if spec.first_flow > 0 && (spec.new_flows || spec.first_flow + spec.flows > MAX_FLOWS) {
+        return bad(format!(
+            "flows {}..{}: a source's flows are numbered below {MAX_FLOWS} (and new flows from 0)",
+            spec.first_flow,
+            spec.first_flow + spec.flows
+        ));
+    }
     if spec.threads == 0 || spec.threads > MAX_THREADS {
         return bad(format!(
             "threads must be 1..{MAX_THREADS}, not {}",
@@ -78,7 +85,7 @@ pub fn check_source(spec: &UdpSourceSpec) -> Result<(), TrafficError> {
     let ports = if spec.new_flows {
         spec.flows.div_ceil(spec.sources.len() as u32)
     } else {
-        spec.flows
+        spec.first_flow + spec.flows
     };
     if spec.src_port as u32 + ports > 65_536 {
         return bad(format!(
@@ -140,15 +147,17 @@ enum Out {
 }
 
 /// (source, destination) of flow `i`: source address `sources[i % len]`, port
-/// `src_port + i`; destination spread over `dsts` (or `dst`), port `dst_port`.
+/// `src_port + number` (its number in the trial, [`UdpSourceSpec::flow_number`]);
+/// destination spread over `dsts` by that number (or `dst`), port `dst_port`.
 pub(crate) fn flow_addrs(spec: &UdpSourceSpec, i: u32) -> (SocketAddr, SocketAddr) {
+    let number = spec.flow_number(i);
     let dst = match spec.dsts.len() {
         0 => spec.dst,
-        n => spec.dsts[i as usize % n],
+        n => spec.dsts[number as usize % n],
     };
     // New flows: each source address walks the ports (flow i is port i / sources).
     let n = spec.sources.len() as u32;
-    let port = if spec.new_flows { i / n } else { i };
+    let port = if spec.new_flows { i / n } else { number };
     (
         SocketAddr::new(spec.sources[(i % n) as usize], spec.src_port + port as u16),
         SocketAddr::new(dst, spec.dst_port),
@@ -404,7 +413,11 @@ impl Worker {
                 );
                 payload_lens[k] = len;
                 let probe = Probe {
-                    flow: if self.plan.new_flows { 0 } else { flow.id },
+                    flow: if self.plan.new_flows {
+                        0
+                    } else {
+                        self.plan.first_flow + flow.id
+                    },
                     seq: flow.seq.wrapping_add(k as u32),
                     tx_ns: Some(stamp(pacer.stamp_ns(first + k as u64, now))),
                 };
@@ -514,6 +527,7 @@ pub struct UdpSink {
     workers: Vec<JoinHandle<Result<SinkTally, TrafficError>>>,
     kernel_before: UdpKernelCounters,
     v6: bool,
+    owd_groups: Vec<u32>,
 }
 
 impl UdpSink {
@@ -558,6 +572,7 @@ impl UdpSink {
             workers,
             kernel_before,
             v6,
+            owd_groups: spec.owd_groups.clone(),
         })
     }
 
@@ -579,7 +594,7 @@ impl UdpSink {
         if let Some(e) = err {
             return Err(e);
         }
-        let mut r = merge_sinks(tallies);
+        let mut r = merge_sinks(tallies, &self.owd_groups);
         r.kernel = kernel_udp_counters(self.v6).since(&self.kernel_before);
         Ok(r)
     }
@@ -708,9 +723,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn bad_specs_are_refused() {
-        let good = UdpSourceSpec {
+    /// One flow from 198.18.1.1:30000 to 198.19.0.2:9, one thread, unpaced.
+    fn one_flow() -> UdpSourceSpec {
+        UdpSourceSpec {
             sources: vec!["198.18.1.1".parse().unwrap()],
             src_port: 30000,
             dst: "198.19.0.2".parse().unwrap(),
@@ -724,8 +739,14 @@ mod tests {
             threads: 1,
             batch: 32,
             raw: None,
+            first_flow: 0,
             new_flows: false,
-        };
+        }
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let good = one_flow();
         assert!(check_source(&good).is_ok());
         let e = |f: &dyn Fn(&mut UdpSourceSpec)| {
             let mut s = good.clone();
@@ -762,5 +783,48 @@ mod tests {
             xdp: false,
         });
         assert!(check_source(&n).unwrap_err().to_string().contains("raw"));
+    }
+
+    #[test]
+    fn a_block_of_the_trials_flows_keeps_their_numbers_ports_and_destinations() {
+        // Flows 6..10 of a trial (a second client host's block), spread over two sinks.
+        let spec = UdpSourceSpec {
+            sources: vec!["198.18.2.1".parse().unwrap(), "198.18.2.2".parse().unwrap()],
+            dsts: vec!["198.19.0.2".parse().unwrap(), "198.19.0.3".parse().unwrap()],
+            flows: 4,
+            first_flow: 6,
+            ..one_flow()
+        };
+        check_source(&spec).unwrap();
+        let got: Vec<String> = (0..4)
+            .map(|i| {
+                let (s, d) = flow_addrs(&spec, i);
+                format!("{s}>{d}")
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "198.18.2.1:30006>198.19.0.2:9",
+                "198.18.2.2:30007>198.19.0.3:9",
+                "198.18.2.1:30008>198.19.0.2:9",
+                "198.18.2.2:30009>198.19.0.3:9",
+            ]
+        );
+        let plan = SenderPlan::new(&spec, &None, 0);
+        assert_eq!(plan.first_flow, 6);
+        // Past the stamp's range, or a block of new flows: refused.
+        let mut far = spec.clone();
+        far.first_flow = MAX_FLOWS - 3;
+        assert!(check_source(&far)
+            .unwrap_err()
+            .to_string()
+            .contains("numbered below"));
+        let mut new = spec.clone();
+        new.new_flows = true;
+        assert!(check_source(&new)
+            .unwrap_err()
+            .to_string()
+            .contains("new flows from 0"));
     }
 }

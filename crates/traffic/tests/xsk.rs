@@ -56,6 +56,7 @@ fn source_spec(bed: &Testbed, flows: u32, payload: u32, pps: f64) -> UdpSourceSp
             dst_mac: Testbed::mac(&bed.b, "xb"),
             xdp: false,
         }),
+        first_flow: 0,
         new_flows: false,
     }
 }
@@ -118,6 +119,7 @@ fn xsk_sink_spec(flows: u32, queues: u32) -> XskSinkSpec {
         port: PORT,
         flows,
         queues,
+        owd_groups: vec![],
     }
 }
 
@@ -195,6 +197,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
         payload: 100,
         bin_ns: 0,
         sources: true,
+        owd_groups: vec![],
     };
     let (res, rx, _) = send_to_sink(
         &bed,

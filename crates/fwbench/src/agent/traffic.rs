@@ -260,6 +260,7 @@ impl CountedSink<XskSink> {
             port: spec.port,
             flows: spec.flows,
             queues: spec.threads.max(1),
+            owd_groups: spec.owd_groups.clone(),
         };
         Ok(CountedSink {
             sink: XskSink::start(&x, XskModeRequest::Auto)?,

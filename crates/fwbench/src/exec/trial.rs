@@ -12,7 +12,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
 use crate::testbed::launcher::{Agent, AgentFailed};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::{Ending, Figures};
+use crate::workloads::{Ending, Figures, Returned};
 use anyhow::{anyhow, bail, Result};
 use proto::{ErrorKind, FromAgent, GatewayResults, GatewaySpec, RoleSpec, ToAgent};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,7 +75,18 @@ pub fn run_trial(
             if let Some(k) = p.packet() {
                 let steered =
                     p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
-                outcome.judge_limit_with_cpus(k.threads, k.sink_threads, steered.as_deref());
+                // Each host's threads, as the trial shared them out.
+                let (clients, servers) = (tb.hosts_of(Host::Client), tb.hosts_of(Host::Server));
+                let sender: Vec<u32> = crate::testbed::spread::client_shares(
+                    k.flows, p.clients, k.threads, None, clients,
+                )
+                .iter()
+                .map(|c| c.threads)
+                .collect();
+                let sink: Vec<u32> = (0..servers)
+                    .map(|s| crate::testbed::spread::even(k.sink_threads, servers, s).max(1))
+                    .collect();
+                outcome.judge_limit_with_cpus(&sender, &sink, steered.as_deref());
             }
             outcome.judge_drops();
             if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {
@@ -127,7 +138,7 @@ fn nat_sources(tb: &dyn Testbed, p: &TrialParams) -> Option<Vec<std::net::IpAddr
 struct Running {
     agents: Vec<Agent>,
     placement: Vec<RoleInfo>,
-    samples: Vec<(&'static str, proto::MetricSample)>,
+    samples: Vec<crate::outcome::Sampled>,
     precision: Option<Precision>,
 }
 
@@ -152,30 +163,35 @@ fn drive(
             Ok(())
         }
     };
-    let mut start =
-        |role: &'static str, host: Host, cpus: &Option<String>, spec: RoleSpec| -> Result<()> {
-            check()?;
-            let l = tb
-                .launcher(host)
-                .ok_or_else(|| anyhow!("testbed {} has no {host:?} host", tb.name()))?;
-            let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
-            // Another host's clock: how far it is from ours (one-way delays need it).
-            let clock = match &l.remote {
-                Some(_) => Some(a.clock_offset(CLOCK_EXCHANGES)?),
-                None => None,
-            };
-            placement.push(RoleInfo {
-                role,
-                place: l.place.clone(),
-                requested_cpus: cpus.clone(),
-                cpus: a.info.cpus.clone(),
-                pid: a.info.pid,
-                clock,
-            });
-            let r = a.request(ToAgent::Setup(spec));
-            agents.push(a);
-            r.map(|_| ())
+    let mut start = |role: &'static str,
+                     host: Host,
+                     index: u32,
+                     cpus: &Option<String>,
+                     spec: RoleSpec|
+     -> Result<()> {
+        check()?;
+        let l = tb
+            .launcher_at(host, index)
+            .ok_or_else(|| anyhow!("testbed {} has no {host:?} host {}", tb.name(), index + 1))?;
+        let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
+        // Another host's clock: how far it is from ours (one-way delays need it).
+        let clock = match &l.remote {
+            Some(_) => Some(a.clock_offset(CLOCK_EXCHANGES)?),
+            None => None,
         };
+        placement.push(RoleInfo {
+            role,
+            host: index,
+            place: l.place.clone(),
+            requested_cpus: cpus.clone(),
+            cpus: a.info.cpus.clone(),
+            pid: a.info.pid,
+            clock,
+        });
+        let r = a.request(ToAgent::Setup(spec));
+        agents.push(a);
+        r.map(|_| ())
+    };
     let traffic = crate::workloads::traffic(&p.kind);
     let firewall = crate::rules::request(p).map_err(usage)?.map(Box::new);
     if p.topology == Topology::Proxy && p.conn().is_none() {
@@ -218,26 +234,28 @@ fn drive(
         start(
             "gateway",
             Host::Gateway,
+            0,
             &gateway_cpus,
             RoleSpec::Gateway(spec),
         )?;
     }
     if let Some((host, spec)) = roles.server {
-        start("server", host, &pin.server, spec)?;
+        start("server", host, 0, &pin.server, spec)?;
     }
-    for (host, spec) in roles.more_servers {
-        start("server", host, &pin.server, spec)?;
+    for (host, index, spec) in roles.more_servers {
+        start("server", host, index, &pin.server, spec)?;
     }
     let (client_host, client_spec) = roles.client;
-    start("client", client_host, &pin.client, client_spec)?;
-    for (host, spec) in roles.more_clients {
-        start("client", host, &pin.client, spec)?;
+    start("client", client_host, 0, &pin.client, client_spec)?;
+    for (host, index, spec) in roles.more_clients {
+        start("client", host, index, &pin.client, spec)?;
     }
     if tb.gateway_is_external() {
         // Traffic crosses an appliance fwbench has no agent on: say so where the
         // gateway's counters and verdicts would be.
         placement.push(RoleInfo {
             role: "gateway",
+            host: 0,
             place: crate::outcome::EXTERNAL_GATEWAY.into(),
             requested_cpus: None,
             cpus: "-".into(),
@@ -279,16 +297,27 @@ fn drive(
     // Stop the traffic source first, then the sink, then the gateway.
     let mut results = Vec::new();
     let mut gr = None;
-    for a in agents.iter_mut().rev() {
+    for (i, a) in agents.iter_mut().enumerate().rev() {
+        // Agents and their placement rows were pushed together.
+        let at = &placement[i];
         match a.request(ToAgent::Stop)? {
             FromAgent::Results {
                 results: r,
                 samples,
             } => {
-                sampled.extend(samples.into_iter().map(|s| (a.role, s)));
+                sampled.extend(samples.into_iter().map(|sample| crate::outcome::Sampled {
+                    role: a.role,
+                    host: at.host,
+                    sample,
+                }));
                 match r {
                     proto::RoleResults::Gateway(r) => gr = Some(r),
-                    r => results.push(r),
+                    r => results.push(Returned {
+                        host: at.host,
+                        place: at.place.clone(),
+                        clock: at.clock,
+                        results: r,
+                    }),
                 }
             }
             other => bail!("{} agent answered stop with {}", a.role, other.name()),
@@ -313,16 +342,14 @@ fn drive(
         }
     }
     match &mut figures {
-        Figures::Packet(s) => {
-            relate_clocks(s, placement);
-        }
         Figures::Conn(c) => {
             if let Some(scale) = c.scale.as_mut() {
                 let controller = crate::host::probe::own_peak_rss_kib();
                 scale.note(sampled, gr.as_ref(), controller);
             }
         }
-        Figures::Echo(_) | Figures::Ping(_) => {}
+        // A packet trial's delays were related across its hosts' clocks in `collect`.
+        Figures::Packet(_) | Figures::Echo(_) | Figures::Ping(_) => {}
     }
     Ok((figures, gr))
 }
@@ -364,21 +391,6 @@ fn tick(agents: &mut [Agent], t0: Instant, last: bool, live: &mut Live) -> Resul
     Ok(())
 }
 
-/// One-way delays are receive time on the sink's host − send time on the source's: when
-/// those are two hosts, relate their clocks (each measured against the controller's;
-/// a local role runs on the controller's clock).
-fn relate_clocks(s: &mut crate::workloads::packet::PacketSummary, placement: &[RoleInfo]) {
-    let find = |role: &str| placement.iter().find(|r| r.role == role);
-    let (Some(c), Some(v)) = (find("client"), find("server")) else {
-        return;
-    };
-    if c.place == v.place || (c.clock.is_none() && v.clock.is_none()) {
-        return;
-    }
-    let of = |r: &RoleInfo| r.clock.as_ref().map(|k| (k.offset_ns, k.uncertainty_ns));
-    s.apply_clocks(of(c), of(v));
-}
-
 /// The timed traffic phase: `duration_s`, or — adaptive — until the [`StopRule`] is
 /// satisfied by the `measuring` role's count, polled every window (at most `max_s`).
 fn timed(
@@ -396,9 +408,12 @@ fn timed(
         .as_ref()
         .map(|a| Duration::from_secs_f64(a.max_s))
         .unwrap_or(min);
+    // Every agent of the measuring role (a role spread over hosts counts on each).
     let mut rule = p.adaptive.as_ref().and_then(|a| {
-        let i = agents.iter().position(|x| x.role == measuring)?;
-        Some((i, StopRule::new(a.precision, min)))
+        let which: Vec<usize> = (0..agents.len())
+            .filter(|&i| agents[i].role == measuring)
+            .collect();
+        (!which.is_empty()).then(|| (which, StopRule::new(a.precision, min)))
     });
     let mut next_poll = t0 + ADAPTIVE_WINDOW;
     loop {
@@ -411,15 +426,17 @@ fn timed(
                 tick(agents, t0, false, l)?;
             }
         }
-        if let Some((i, rule)) = rule.as_mut() {
+        if let Some((which, rule)) = rule.as_mut() {
             if Instant::now() >= next_poll {
                 next_poll += ADAPTIVE_WINDOW;
-                let FromAgent::Progress { count, .. } = agents[*i].request(ToAgent::Poll)? else {
-                    bail!(
-                        "{} agent did not answer poll with progress",
-                        agents[*i].role
-                    );
-                };
+                let mut count = 0;
+                for &i in which.iter() {
+                    let FromAgent::Progress { count: n, .. } = agents[i].request(ToAgent::Poll)?
+                    else {
+                        bail!("{} agent did not answer poll with progress", agents[i].role);
+                    };
+                    count += n;
+                }
                 if rule.observe(t0.elapsed(), count) {
                     break;
                 }

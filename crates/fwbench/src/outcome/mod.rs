@@ -50,6 +50,10 @@ impl Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct RoleInfo {
     pub role: &'static str,
+    /// Which host of its role (0-based; absent: the first). A role spread over several
+    /// hosts has a row per host.
+    #[serde(skip_serializing_if = "is_first")]
+    pub host: u32,
     pub place: String,
     pub requested_cpus: Option<String>,
     pub cpus: String,
@@ -58,6 +62,12 @@ pub struct RoleInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clock: Option<crate::testbed::launcher::ClockOffset>,
 }
+
+fn is_first(h: &u32) -> bool {
+    *h == 0
+}
+
+pub use crate::testbed::Sampled;
 
 pub use crate::testbed::EXTERNAL_GATEWAY;
 
@@ -73,7 +83,7 @@ pub struct Outcome {
     /// Adaptive trials: the precision asked for and reached.
     pub precision: Option<Precision>,
     /// Metrics each role sampled during the trial (stored in `samples`, not in `results`).
-    pub samples: Vec<(&'static str, proto::MetricSample)>,
+    pub samples: Vec<Sampled>,
     /// ndr and degrade: the search's result (its steps are trials of their own).
     pub search: Option<crate::outcome::search::SearchSummary>,
     pub gateway: Option<GatewayResults>,
@@ -376,12 +386,15 @@ impl Outcome {
     /// (`None`: not steered).
     pub fn judge_limit_with_cpus(
         &mut self,
-        sender_threads: u32,
-        sink_threads: u32,
+        sender_threads: &[u32],
+        sink_threads: &[u32],
         gateway_cpus: Option<&str>,
     ) {
-        let samples: Vec<(&str, &proto::MetricSample)> =
-            self.samples.iter().map(|(r, s)| (*r, s)).collect();
+        let samples: Vec<(&str, u32, &proto::MetricSample)> = self
+            .samples
+            .iter()
+            .map(|s| (s.role, s.host, &s.sample))
+            .collect();
         let gateway: Option<Vec<usize>> = gateway_cpus.and_then(crate::limited_by::cpu_list);
         let cpus = crate::limited_by::role_cpus(
             &samples,

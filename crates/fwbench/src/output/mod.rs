@@ -566,6 +566,34 @@ fn mix_text(m: &crate::workloads::packet::MixSummary) -> String {
     format!("  sizes        {}; {}\n", m.mix, rows.join(", "))
 }
 
+/// A role spread over several hosts: a line per host (flows, counts, median delay).
+fn hosts_text(hosts: &[crate::workloads::packet::HostFigures]) -> String {
+    let count = |role: &str| hosts.iter().filter(|h| h.role == role).count();
+    hosts
+        .iter()
+        .map(|h| {
+            let label = crate::testbed::file::role_label(&h.role, h.host as usize, count(&h.role));
+            let what = if h.role == "client" {
+                format!(
+                    "flows {}-{}, sent {}, received {}",
+                    h.first_flow,
+                    (h.first_flow + h.flows).saturating_sub(1),
+                    h.sent,
+                    h.received
+                )
+            } else {
+                format!("received {}", h.received)
+            };
+            let owd = if h.owd.count > 0 {
+                format!(", one-way p50 {} µs", us(h.owd.p50_ns))
+            } else {
+                String::new()
+            };
+            format!("  {label:<12} {} — {what}{owd}\n", h.place)
+        })
+        .collect()
+}
+
 /// One trial's text output, any workload.
 pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     if p.workload() == Workload::Echo {
@@ -613,7 +641,14 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 out += &mix_text(m);
             }
             let clocks = match &s.owd_clocks {
-                None => "shared clock of one host".to_string(),
+                None if s.hosts.is_none() => "shared clock of one host".to_string(),
+                None => "the hosts share one clock".to_string(),
+                Some(c) if !c.pairs.is_empty() => format!(
+                    "{} pairs of hosts' clocks, each corrected, the least certain by {:.1} ± {:.1} µs",
+                    c.pairs.len(),
+                    c.correction_ns as f64 / 1e3,
+                    c.uncertainty_ns as f64 / 1e3
+                ),
                 Some(c) => format!(
                     "two hosts' clocks, corrected by {:.1} ± {:.1} µs",
                     c.correction_ns as f64 / 1e3,
@@ -630,12 +665,18 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
                 s.jitter_ns / 1e3
             );
             } else if let Some(c) = s.owd_clocks.as_ref().filter(|c| c.basis == "rtt-only") {
+                let which = if c.pairs.is_empty() {
+                    "the two hosts' clocks are"
+                } else {
+                    "a pair of hosts' clocks is"
+                };
                 out += &format!(
-                "  one-way      not shown: the two hosts' clocks are known to ± {:.1} µs only, more than the delay (use `fwbench ping` for round trips); jitter {:.2} µs\n",
+                "  one-way      not shown: {which} known to ± {:.1} µs only, more than the delay (use `fwbench ping` for round trips); jitter {:.2} µs\n",
                 c.uncertainty_ns as f64 / 1e3,
                 s.jitter_ns / 1e3
             );
             }
+            out += &hosts_text(s.hosts.as_deref().map_or(&[], |h| h.as_slice()));
             let k2 = &s.kernel;
             if k2.rcvbuf_errors + k2.in_errors > 0 {
                 out += &format!(

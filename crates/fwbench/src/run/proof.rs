@@ -117,7 +117,7 @@ pub fn prove(name: &str, rs: &Rulesets) -> Result<Proven> {
     let ifaces = [tb.gateway_ingress(), crate::testbed::netns::GATEWAY_OUT_IF];
     let p =
         plan::plan(rs, path, &ifaces).map_err(|e| usage(format!("--verify-on-testbed: {e}")))?;
-    let mac = tb.next_hop_mac()?;
+    let mac = tb.next_hop_mac(0)?;
     let dir = Scratch::new("proof")?;
     let _routes = match path {
         Path::Input => Some(LocalRoutes::add(&gw)?),
@@ -205,7 +205,7 @@ fn send(client: &Launcher, tb: &dyn Testbed, mac: &str, input: &str, classes: us
             "testbed",
             "send-probes",
             "--ifname",
-            tb.client_interface(),
+            tb.client_interface(0),
             "--dst-mac",
             mac,
             "--packets",

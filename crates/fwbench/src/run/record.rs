@@ -23,11 +23,11 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         samples: o
             .samples
             .iter()
-            .map(|(role, s)| store::SampleRow {
-                role: role.to_string(),
-                t_s: s.t_s,
-                metric: s.metric.clone(),
-                value: s.value,
+            .map(|s| store::SampleRow {
+                role: s.role.to_string(),
+                t_s: s.sample.t_s,
+                metric: s.sample.metric.clone(),
+                value: s.sample.value,
             })
             .collect(),
         ..Default::default()

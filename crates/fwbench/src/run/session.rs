@@ -12,7 +12,7 @@ use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, PlannedTrial};
 use crate::run::record::record;
 use crate::testbed::netns::{EphemeralTestbed, NetnsTestbed};
-use crate::testbed::Testbed;
+use crate::testbed::{Host, Testbed};
 use anyhow::Result;
 use std::collections::HashMap;
 use std::path::Path;
@@ -124,6 +124,7 @@ impl Testbeds {
                 )));
             }
             tb.check_trial(p.family, crate::params::events::client_addresses(p))?;
+            check_spread(tb.as_ref(), p)?;
             if tb.gateway_is_external() && p.engine != firewall::Engine::None {
                 return Err(usage(format!(
                     "testbed '{}': engine {} needs rules on the gateway, but its gateway is \
@@ -260,10 +261,22 @@ pub fn begin(
 /// What a dry run checks without touching the host: the testbed named (a name is
 /// valid, a file parses; its hosts are not contacted) and every import file (it
 /// exists, is a regular file within the size limit, and parses).
+/// A role spread over several hosts runs only what its workload can spread (bad input
+/// otherwise).
+fn check_spread(tb: &dyn Testbed, p: &TrialParams) -> Result<()> {
+    let (clients, servers) = (tb.hosts_of(Host::Client), tb.hosts_of(Host::Server));
+    crate::workloads::traffic(&p.kind)
+        .spread(p, clients, servers)
+        .map_err(|e| usage(format!("testbed '{}': {e}", tb.name())))
+}
+
 pub fn dry_check(testbed: Option<&str>, trials: &[TrialParams]) -> Result<()> {
     match testbed {
         Some(f) if crate::testbed::file::is_file(f) => {
-            crate::testbed::file::load(Path::new(f))?;
+            let tb = crate::testbed::file::load(Path::new(f))?;
+            for p in trials {
+                check_spread(&tb, p)?;
+            }
         }
         Some(n) => crate::testbed::netns::check_name(n)?,
         None => {}

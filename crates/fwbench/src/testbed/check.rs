@@ -9,9 +9,10 @@
 //! (its crash markers, see [`crate::host::marker`]).
 
 use crate::error::usage;
-use crate::testbed::file::{FileTestbed, HostSpec};
+use crate::testbed::file::{FileTestbed, RoleHostRef};
 use crate::testbed::launcher::Agent;
 use crate::testbed::remote::{self, Cached};
+use crate::testbed::Testbed;
 use anyhow::Result;
 use std::net::IpAddr;
 
@@ -53,13 +54,13 @@ fn parse_facts(text: &str) -> Facts {
 pub fn check(tb: &FileTestbed) -> Result<()> {
     let mut problems: Vec<String> = Vec::new();
     println!("testbed {} ({}, from {})", tb.name, tb.topology, tb.path);
-    for (role, h) in tb.hosts() {
-        println!("{role}: {}", h.launcher.place);
-        if let Err(e) = check_host(tb, role, h, &mut problems) {
+    for r in tb.hosts() {
+        println!("{}: {}", r.label, r.host.launcher.place);
+        if let Err(e) = check_host(tb, &r, &mut problems) {
             println!("  unreachable: {e:#}");
             problems.push(format!(
-                "{role} host {}: unreachable: {e:#}",
-                h.launcher.host
+                "{} host {}: unreachable: {e:#}",
+                r.label, r.host.launcher.host
             ));
         }
     }
@@ -80,12 +81,9 @@ pub fn check(tb: &FileTestbed) -> Result<()> {
     }
 }
 
-fn check_host(
-    tb: &FileTestbed,
-    role: &'static str,
-    h: &HostSpec,
-    problems: &mut Vec<String>,
-) -> Result<()> {
+fn check_host(tb: &FileTestbed, r: &RoleHostRef, problems: &mut Vec<String>) -> Result<()> {
+    let (role, h) = (r.role, r.host);
+    let label = r.label.as_str();
     let facts = parse_facts(&tb.run_on(h, &["sh", "-c", PROBE], None)?);
     println!("  kernel      {}", facts.kernel);
     let needed: &[&str] = if role == "gateway" {
@@ -98,40 +96,59 @@ fn check_host(
             Some(p) => println!("  tool        {t}: {p}"),
             None if needed.contains(&t.as_str()) => {
                 println!("  tool        {t}: MISSING");
-                problems.push(format!("{role} host: {t} is not installed"));
+                problems.push(format!("{label} host: {t} is not installed"));
             }
             None => println!("  tool        {t}: not installed (not needed here)"),
         }
     }
-    // Interfaces and addresses the file names for this role.
-    let mut want_if = h.interface.clone();
-    let input_server = role == "gateway" && tb.server.is_none();
+    // Interfaces and addresses the file names for this host.
+    let mut want_ifs: Vec<String> = h.interface.iter().cloned().collect();
+    let input_server = role == "gateway" && tb.topology == crate::params::topology::Topology::Input;
     let mut want_addrs: Vec<(IpAddr, &str, bool)> = vec![];
     match role {
         "client" if h.move_interface => {}
         "client" => {
+            let c = &tb.clients[r.index];
             for fam in [proto::Family::V4, proto::Family::V6] {
-                if let Some(a) = first_client(tb, fam) {
-                    want_addrs.push((a, "client address", !tb.manage_addresses));
+                if c.addrs.available(fam) > 0 {
+                    let a = tb.client_addr_at(fam, r.index as u32, 1);
+                    want_addrs.push((a, "client address", !c.manage_addresses));
                 }
             }
         }
         "gateway" => {
-            want_addrs.extend(
-                tb.gateway_addrs
-                    .iter()
-                    .map(|a| (*a, "gateway_address", true)),
-            );
+            for c in &tb.clients {
+                for a in &c.gateway_addrs {
+                    if !want_addrs.iter().any(|(x, _, _)| x == a) {
+                        want_addrs.push((*a, "gateway_address", true));
+                    }
+                }
+                // The interface each client host is cabled to.
+                let i = tb.ingress_of(c).to_string();
+                if !i.is_empty() && !want_ifs.contains(&i) {
+                    want_ifs.push(i);
+                }
+            }
             if input_server {
-                want_addrs.extend(tb.server_addrs.iter().map(|a| (*a, "server address", true)));
+                want_addrs.extend(
+                    tb.servers[0]
+                        .addrs
+                        .iter()
+                        .map(|a| (*a, "server address", true)),
+                );
             }
         }
         _ if h.move_interface => {}
         _ => {
-            want_addrs.extend(tb.server_addrs.iter().map(|a| (*a, "server address", true)));
+            want_addrs.extend(
+                tb.servers[r.index]
+                    .addrs
+                    .iter()
+                    .map(|a| (*a, "server address", true)),
+            );
         }
     }
-    if let Some(i) = want_if.take() {
+    for i in want_ifs {
         let moved = if h.move_interface {
             ", moved into a namespace of its own for each run"
         } else {
@@ -141,7 +158,7 @@ fn check_host(
             Some((_, a)) => println!("  interface   {i}: present ({}){moved}", a.join(" ")),
             None => {
                 println!("  interface   {i}: MISSING");
-                problems.push(format!("{role} host: no interface {i}"));
+                problems.push(format!("{label} host: no interface {i}"));
             }
         }
     }
@@ -161,13 +178,13 @@ fn check_host(
             }
             (None, true) => {
                 println!("  address     {s} ({what}): MISSING");
-                problems.push(format!("{role} host: {what} {s} is not configured"));
+                problems.push(format!("{label} host: {what} {s} is not configured"));
             }
         }
     }
     // The binary: cached already, or put there now (the clock needs an agent).
-    if let Some(r) = &h.launcher.remote {
-        match remote::probe_cache(&h.launcher.prefix, r)? {
+    if let Some(rem) = &h.launcher.remote {
+        match remote::probe_cache(&h.launcher.prefix, rem)? {
             Cached::Have(p) => println!("  agent       cached: {p}"),
             Cached::Missing(p) => println!("  agent       not cached; copying to {p}"),
         }
@@ -197,11 +214,6 @@ fn check_host(
         c.exchanges
     );
     Ok(())
-}
-
-fn first_client(tb: &FileTestbed, fam: proto::Family) -> Option<IpAddr> {
-    use crate::testbed::Testbed;
-    tb.has_clients(fam).then(|| tb.client_addr(fam, 1))
 }
 
 #[cfg(test)]

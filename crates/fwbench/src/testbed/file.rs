@@ -38,6 +38,7 @@ use crate::error::usage;
 use crate::params::topology::Topology;
 use crate::testbed::launcher::Launcher;
 use crate::testbed::remote::{self, Remote};
+use crate::testbed::spread;
 use crate::testbed::{Host, Testbed};
 use crate::textpos::Ctx;
 use anyhow::{anyhow, Context, Result};
@@ -59,10 +60,57 @@ struct RawFile {
     topology: Option<Spanned<String>>,
     cache_dir: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
-    client: Option<Spanned<RawHost>>,
+    /// A `[client]` table, or several hosts as `[[client]]` tables.
+    client: Option<Spanned<RawRole>>,
     /// A `[gateway]` table, or `gateway = "external"`.
     gateway: Option<Spanned<RawGateway>>,
-    server: Option<Spanned<RawHost>>,
+    /// A `[server]` table, or several hosts as `[[server]]` tables.
+    server: Option<Spanned<RawRole>>,
+}
+
+/// A role's host (`[client]`) or hosts (`[[client]]`, one table each).
+enum RawRole {
+    One(Box<RawHost>),
+    Many(Vec<Spanned<RawHost>>),
+}
+
+impl<'de> Deserialize<'de> for RawRole {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawRole;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table, or tables ([[client]], [[server]]) for several hosts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<RawRole, A::Error> {
+                RawHost::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(|h| RawRole::One(Box::new(h)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<RawRole, A::Error> {
+                let mut v = vec![];
+                while let Some(h) = s.next_element::<Spanned<RawHost>>()? {
+                    v.push(h);
+                }
+                Ok(RawRole::Many(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl RawRole {
+    /// Its hosts, each with the span of its table, and whether they were given as
+    /// `[[role]]` tables (their fields are then named `role#N.field`).
+    fn hosts(r: Spanned<RawRole>) -> (Vec<Spanned<RawHost>>, bool) {
+        let span = r.span();
+        match r.into_inner() {
+            RawRole::One(h) => (vec![Spanned::new(span, *h)], false),
+            RawRole::Many(v) => (v, true),
+        }
+    }
 }
 
 /// `gateway = "external"` (an appliance with no agent) or a `[gateway]` table.
@@ -100,6 +148,7 @@ struct RawHost {
     addresses: Option<Spanned<toml::Value>>,
     prefix: Option<Spanned<toml::Value>>,
     gateway_address: Option<Spanned<toml::Value>>,
+    gateway_interface: Option<Spanned<String>>,
     manage_addresses: Option<Spanned<bool>>,
     move_interface: Option<Spanned<bool>>,
 }
@@ -122,20 +171,95 @@ pub struct ClientAddrs {
     pub prefix: Vec<(IpAddr, u8)>,
 }
 
+impl ClientAddrs {
+    /// Client `i`'s address (1-based), if there is one in `family`.
+    pub fn get(&self, family: Family, i: u32) -> Option<IpAddr> {
+        let v4 = family == Family::V4;
+        let listed: Vec<IpAddr> = self
+            .list
+            .iter()
+            .copied()
+            .filter(|a| a.is_ipv4() == v4)
+            .collect();
+        if !listed.is_empty() {
+            return listed.get(i.checked_sub(1)? as usize).copied();
+        }
+        let (base, _) = self.prefix.iter().find(|(b, _)| b.is_ipv4() == v4)?;
+        Some(match base {
+            IpAddr::V4(b) => IpAddr::V4(u32::from(*b).checked_add(i)?.into()),
+            IpAddr::V6(b) => IpAddr::V6(u128::from(*b).checked_add(i as u128)?.into()),
+        })
+    }
+
+    /// How many clients it addresses in `family`.
+    pub fn available(&self, family: Family) -> u32 {
+        let v4 = family == Family::V4;
+        let listed = self.list.iter().filter(|a| a.is_ipv4() == v4).count();
+        if listed > 0 {
+            return listed as u32;
+        }
+        match self.prefix.iter().find(|(b, _)| b.is_ipv4() == v4) {
+            Some((_, len)) => {
+                let bits = if v4 {
+                    32 - *len as u32
+                } else {
+                    (128 - *len as u32).min(31)
+                };
+                ((1u64 << bits).saturating_sub(2)).min(crate::testbed::addr::MAX_CLIENTS as u64)
+                    as u32
+            }
+            None => 0,
+        }
+    }
+
+    /// The prefix length of `family`'s addresses (host routes for listed ones).
+    fn len(&self, family: Family) -> u8 {
+        match self
+            .prefix
+            .iter()
+            .find(|(b, _)| b.is_ipv4() == (family == Family::V4))
+        {
+            Some((_, l)) => *l,
+            None if family == Family::V4 => 32,
+            None => 128,
+        }
+    }
+}
+
+/// One host of the client role: how it is reached, its source addresses, its next hop
+/// and the gateway interface its traffic comes in on.
+#[derive(Debug, Clone)]
+pub struct ClientHost {
+    pub host: HostSpec,
+    pub addrs: ClientAddrs,
+    /// Its next hop (the gateway's address on its link), one per family.
+    pub gateway_addrs: Vec<IpAddr>,
+    /// `manage_addresses = true`: fwbench adds the client addresses.
+    pub manage_addresses: bool,
+    /// The gateway's interface this host is cabled to (`gateway_interface`; absent: the
+    /// [gateway]'s `interface`).
+    pub gateway_interface: Option<String>,
+}
+
+/// One host of the server role: how it is reached (`None` on an input testbed: the
+/// gateway's host) and its address per family.
+#[derive(Debug, Clone)]
+pub struct ServerHost {
+    pub host: Option<HostSpec>,
+    pub addrs: Vec<IpAddr>,
+}
+
 #[derive(Debug)]
 pub struct FileTestbed {
     pub name: String,
     /// The file it came from, for messages.
     pub path: String,
     pub topology: Topology,
-    pub client: HostSpec,
+    /// The client role's hosts: one (`[client]`) or several (`[[client]]` tables).
+    pub clients: Vec<ClientHost>,
     pub gateway: Option<HostSpec>,
-    /// `None` on an input testbed: the server role runs on the gateway.
-    pub server: Option<HostSpec>,
-    pub server_addrs: Vec<IpAddr>,
-    pub client_addrs: ClientAddrs,
-    pub gateway_addrs: Vec<IpAddr>,
-    pub manage_addresses: bool,
+    /// The server role's hosts: one (`[server]`) or several (`[[server]]`).
+    pub servers: Vec<ServerHost>,
     /// `gateway = "external"`: an appliance with no agent (engine none only).
     pub external_gateway: bool,
     /// A moved server port: its next hops (the DUT's address on the server's link).
@@ -144,6 +268,26 @@ pub struct FileTestbed {
     pub server_manage: bool,
     /// Ports moved for the run (after [`FileTestbed::prepare`]).
     pub held: Vec<crate::testbed::ports::Held>,
+}
+
+/// One host of a testbed file with its role, for listings and messages.
+pub struct RoleHostRef<'a> {
+    pub role: &'static str,
+    /// Which host of the role (0-based).
+    pub index: usize,
+    /// `client`, or `client#2` for the second of several `[[client]]` hosts.
+    pub label: String,
+    pub host: &'a HostSpec,
+}
+
+/// How a role's host is named in messages: `client`, or `client#N` (1-based) when the
+/// role has several hosts.
+pub fn role_label(role: &str, index: usize, of: usize) -> String {
+    if of > 1 {
+        format!("{role}#{}", index + 1)
+    } else {
+        role.to_string()
+    }
 }
 
 /// Read and parse a testbed file (bad input → a usage error, exit 2).
@@ -347,7 +491,7 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
     // Fields a role does not use are refused, not ignored.
     let refuse = |h: &Spanned<RawHost>, role: &str, allowed: &[&str]| -> Result<(), String> {
         let r = h.get_ref();
-        let present: [(&str, Option<std::ops::Range<usize>>); 7] = [
+        let present: [(&str, Option<std::ops::Range<usize>>); 8] = [
             ("interface", r.interface.as_ref().map(|x| x.span())),
             ("address", r.address.as_ref().map(|x| x.span())),
             ("addresses", r.addresses.as_ref().map(|x| x.span())),
@@ -355,6 +499,10 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             (
                 "gateway_address",
                 r.gateway_address.as_ref().map(|x| x.span()),
+            ),
+            (
+                "gateway_interface",
+                r.gateway_interface.as_ref().map(|x| x.span()),
             ),
             (
                 "manage_addresses",
@@ -367,10 +515,11 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
         ];
         for (f, span) in present {
             if let (Some(span), false) = (span, allowed.contains(&f)) {
+                let table = role.split('#').next().unwrap_or(role);
                 return Err(cx.at(
                     span,
                     &format!("{role}.{f}"),
-                    format!("not a field of [{role}] (it takes {})", allowed.join(", ")),
+                    format!("not a field of [{table}] (it takes {})", allowed.join(", ")),
                 ));
             }
         }
@@ -402,78 +551,158 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             move_interface,
         })
     };
-
-    // [client]
-    let c = raw.client.as_ref().ok_or_else(|| missing("client"))?;
-    refuse(
-        c,
-        "client",
-        &[
-            "interface",
-            "addresses",
-            "prefix",
-            "gateway_address",
-            "manage_addresses",
-            "move_interface",
-        ],
-    )?;
-    let client = host(c, "client", true)?;
-    let cr = c.get_ref();
-    let mut client_addrs = ClientAddrs::default();
-    match (&cr.addresses, &cr.prefix) {
-        (Some(_), Some(p)) => {
-            return Err(cx.at(
-                p.span(),
-                "client.prefix",
-                "give addresses or a prefix, not both",
-            ))
+    // Two-port tester mode moves one port per role.
+    let one_port = |h: &Spanned<RawHost>, role: &str, many: bool| -> Result<(), String> {
+        match &h.get_ref().move_interface {
+            Some(m) if many && *m.get_ref() => Err(cx.at(
+                m.span(),
+                &format!("{role}.move_interface"),
+                "two-port tester mode moves one port per role: not with several hosts in it",
+            )),
+            _ => Ok(()),
         }
-        (None, None) => return Err(need(c, "client", "addresses (or prefix)")),
-        (Some(a), None) => {
-            client_addrs.list = addrs(&cx, a, "client.addresses", false)?;
-            if client_addrs.list.is_empty() {
-                return Err(cx.at(a.span(), "client.addresses", "an empty list"));
-            }
-        }
-        (None, Some(p)) => {
-            for s in strings(&cx, p, "client.prefix", true)? {
-                let (a, len) = s.split_once('/').ok_or_else(|| {
-                    cx.at(
-                        p.span(),
-                        "client.prefix",
-                        format!("'{s}': expected ADDRESS/LENGTH"),
-                    )
-                })?;
-                let base = bench_addr(&cx, p, "client.prefix", a)?;
-                let max = if base.is_ipv4() { 32 } else { 128 };
-                let len: u8 = len.parse().ok().filter(|l| *l <= max).ok_or_else(|| {
-                    cx.at(
-                        p.span(),
-                        "client.prefix",
-                        format!("'{s}': bad prefix length"),
-                    )
-                })?;
-                if client_addrs
-                    .prefix
-                    .iter()
-                    .any(|(b, _)| b.is_ipv4() == base.is_ipv4())
-                {
-                    return Err(cx.at(p.span(), "client.prefix", "one prefix per family"));
-                }
-                client_addrs.prefix.push((base, len));
-            }
-        }
-    }
-    let manage_addresses = cr.manage_addresses.as_ref().is_some_and(|m| *m.get_ref());
-    let gateway_addrs = match &cr.gateway_address {
-        Some(g) => {
-            let a = addrs(&cx, g, "client.gateway_address", true)?;
-            one_per_family(&cx, g, "client.gateway_address", &a)?;
-            a
-        }
-        None if topology != Topology::Direct => return Err(need(c, "client", "gateway_address")),
-        None => vec![],
     };
+    let several = |span: std::ops::Range<usize>, role: &str, n: usize| -> Result<(), String> {
+        if n == 0 {
+            return Err(cx.at(span, role, format!("no host: give a [[{role}]] table")));
+        }
+        if n > MAX_ROLE_HOSTS {
+            return Err(cx.at(
+                span,
+                role,
+                format!("{n} hosts: at most {MAX_ROLE_HOSTS} per role"),
+            ));
+        }
+        Ok(())
+    };
+
+    // [client], or [[client]] tables
+    let c = raw.client.take().ok_or_else(|| missing("client"))?;
+    let client_span = c.span();
+    let (raw_clients, many_clients) = RawRole::hosts(c);
+    several(client_span, "client", raw_clients.len())?;
+    let mut clients = vec![];
+    // (label, span of `gateway_interface`) of each client host naming one.
+    let mut ingress_spans = vec![];
+    for (i, c) in raw_clients.iter().enumerate() {
+        let role = role_label("client", i, raw_clients.len());
+        let role = role.as_str();
+        refuse(
+            c,
+            role,
+            &[
+                "interface",
+                "addresses",
+                "prefix",
+                "gateway_address",
+                "gateway_interface",
+                "manage_addresses",
+                "move_interface",
+            ],
+        )?;
+        one_port(c, role, many_clients)?;
+        let host = host(c, role, true)?;
+        let cr = c.get_ref();
+        let mut addrs_of = ClientAddrs::default();
+        let field = |f: &str| format!("{role}.{f}");
+        match (&cr.addresses, &cr.prefix) {
+            (Some(_), Some(p)) => {
+                return Err(cx.at(
+                    p.span(),
+                    &field("prefix"),
+                    "give addresses or a prefix, not both",
+                ))
+            }
+            (None, None) => return Err(need(c, role, "addresses (or prefix)")),
+            (Some(a), None) => {
+                addrs_of.list = addrs(&cx, a, &field("addresses"), false)?;
+                if addrs_of.list.is_empty() {
+                    return Err(cx.at(a.span(), &field("addresses"), "an empty list"));
+                }
+            }
+            (None, Some(p)) => {
+                for s in strings(&cx, p, &field("prefix"), true)? {
+                    let (a, len) = s.split_once('/').ok_or_else(|| {
+                        cx.at(
+                            p.span(),
+                            &field("prefix"),
+                            format!("'{s}': expected ADDRESS/LENGTH"),
+                        )
+                    })?;
+                    let base = bench_addr(&cx, p, &field("prefix"), a)?;
+                    let max = if base.is_ipv4() { 32 } else { 128 };
+                    let len: u8 = len.parse().ok().filter(|l| *l <= max).ok_or_else(|| {
+                        cx.at(
+                            p.span(),
+                            &field("prefix"),
+                            format!("'{s}': bad prefix length"),
+                        )
+                    })?;
+                    if addrs_of
+                        .prefix
+                        .iter()
+                        .any(|(b, _)| b.is_ipv4() == base.is_ipv4())
+                    {
+                        return Err(cx.at(p.span(), &field("prefix"), "one prefix per family"));
+                    }
+                    addrs_of.prefix.push((base, len));
+                }
+            }
+        }
+        // Each host sends from addresses of its own.
+        let span = cr
+            .addresses
+            .as_ref()
+            .or(cr.prefix.as_ref())
+            .map(|x| x.span())
+            .unwrap_or(c.span());
+        // Two ranges overlap when one's first address is in the other.
+        let within = |a: &ClientAddrs, b: &ClientAddrs, fam: Family| {
+            a.get(fam, 1)
+                .filter(|x| (1..=b.available(fam)).any(|k| b.get(fam, k) == Some(*x)))
+        };
+        for (j, other) in clients.iter().enumerate() {
+            let other: &ClientHost = other;
+            for fam in [Family::V4, Family::V6] {
+                if let Some(a) = within(&addrs_of, &other.addrs, fam)
+                    .or_else(|| within(&other.addrs, &addrs_of, fam))
+                {
+                    return Err(cx.at(
+                        span,
+                        role,
+                        format!(
+                            "{a} is a client address of {} too: each client host needs addresses of its own",
+                            role_label("client", j, raw_clients.len())
+                        ),
+                    ));
+                }
+            }
+        }
+        let manage_addresses = cr.manage_addresses.as_ref().is_some_and(|m| *m.get_ref());
+        let gateway_addrs = match &cr.gateway_address {
+            Some(g) => {
+                let a = addrs(&cx, g, &field("gateway_address"), true)?;
+                one_per_family(&cx, g, &field("gateway_address"), &a)?;
+                a
+            }
+            None if topology != Topology::Direct => return Err(need(c, role, "gateway_address")),
+            None => vec![],
+        };
+        let gateway_interface = match &cr.gateway_interface {
+            Some(g) => {
+                ingress_spans.push((role.to_string(), g.span()));
+                Some(check_interface(&cx, g, &field("gateway_interface"))?)
+            }
+            None => None,
+        };
+        clients.push(ClientHost {
+            host,
+            addrs: addrs_of,
+            gateway_addrs,
+            manage_addresses,
+            gateway_interface,
+        });
+    }
 
     // [gateway], or gateway = "external"
     let mut external_gateway = false;
@@ -512,72 +741,113 @@ pub fn parse(file: &str, text: &str) -> Result<FileTestbed, String> {
             }
         }
     };
+    // A client host's gateway interface is one of the gateway's (fwbench counts there).
+    if let (Some((role, span)), None) = (ingress_spans.first(), &gateway) {
+        return Err(cx.at(
+            span.clone(),
+            &format!("{role}.gateway_interface"),
+            "names an interface of the [gateway], but this testbed has no gateway agent",
+        ));
+    }
 
-    // [server]
-    let s = raw.server.as_ref().ok_or_else(|| missing("server"))?;
-    let sr = s.get_ref();
-    let server = if topology == Topology::Input {
-        refuse(s, "server", &["address"])?;
-        if let Some(l) = &sr.launcher {
+    // [server], or [[server]] tables
+    let s = raw.server.take().ok_or_else(|| missing("server"))?;
+    let server_span = s.span();
+    let (raw_servers, many_servers) = RawRole::hosts(s);
+    several(server_span.clone(), "server", raw_servers.len())?;
+    let mut servers = vec![];
+    let mut server_gateway_addrs = vec![];
+    let mut server_manage = false;
+    for (i, s) in raw_servers.iter().enumerate() {
+        let role = role_label("server", i, raw_servers.len());
+        let role = role.as_str();
+        let sr = s.get_ref();
+        let field = |f: &str| format!("{role}.{f}");
+        let host = if topology == Topology::Input {
+            if many_servers {
+                return Err(cx.at(
+                    server_span.clone(),
+                    "server",
+                    "on an input testbed the server role runs on the gateway: one [server]",
+                ));
+            }
+            refuse(s, role, &["address"])?;
+            if let Some(l) = &sr.launcher {
+                return Err(cx.at(
+                    l.span(),
+                    &field("launcher"),
+                    "on an input testbed the server role runs on the gateway",
+                ));
+            }
+            None
+        } else {
+            one_port(s, role, many_servers)?;
+            let moved = sr.move_interface.as_ref().is_some_and(|m| *m.get_ref());
+            if moved {
+                refuse(
+                    s,
+                    role,
+                    &[
+                        "interface",
+                        "address",
+                        "move_interface",
+                        "gateway_address",
+                        "manage_addresses",
+                    ],
+                )?;
+            } else {
+                refuse(s, role, &["interface", "address", "move_interface"])?;
+            }
+            Some(host(s, role, false)?)
+        };
+        if let Some(g) = &sr.gateway_address {
+            let a = addrs(&cx, g, &field("gateway_address"), true)?;
+            one_per_family(&cx, g, &field("gateway_address"), &a)?;
+            server_gateway_addrs = a;
+        }
+        server_manage |= sr.manage_addresses.as_ref().is_some_and(|m| *m.get_ref());
+        let a = sr
+            .address
+            .as_ref()
+            .ok_or_else(|| need(s, role, "address"))?;
+        let addrs = addrs(&cx, a, &field("address"), true)?;
+        one_per_family(&cx, a, &field("address"), &addrs)?;
+        if let Some((j, x)) = servers
+            .iter()
+            .enumerate()
+            .find_map(|(j, o): (usize, &ServerHost)| {
+                o.addrs.iter().find(|x| addrs.contains(x)).map(|x| (j, *x))
+            })
+        {
             return Err(cx.at(
-                l.span(),
-                "server.launcher",
-                "on an input testbed the server role runs on the gateway",
+                a.span(),
+                &field("address"),
+                format!(
+                    "{x} is {}'s address too: each server host needs its own",
+                    role_label("server", j, raw_servers.len())
+                ),
             ));
         }
-        None
-    } else {
-        let moved = sr.move_interface.as_ref().is_some_and(|m| *m.get_ref());
-        if moved {
-            refuse(
-                s,
-                "server",
-                &[
-                    "interface",
-                    "address",
-                    "move_interface",
-                    "gateway_address",
-                    "manage_addresses",
-                ],
-            )?;
-        } else {
-            refuse(s, "server", &["interface", "address", "move_interface"])?;
-        }
-        Some(host(s, "server", false)?)
-    };
-    let server_gateway_addrs = match &sr.gateway_address {
-        Some(g) => {
-            let a = addrs(&cx, g, "server.gateway_address", true)?;
-            one_per_family(&cx, g, "server.gateway_address", &a)?;
-            a
-        }
-        None => vec![],
-    };
-    let server_manage = sr.manage_addresses.as_ref().is_some_and(|m| *m.get_ref());
-    let a = sr
-        .address
-        .as_ref()
-        .ok_or_else(|| need(s, "server", "address"))?;
-    let server_addrs = addrs(&cx, a, "server.address", true)?;
-    one_per_family(&cx, a, "server.address", &server_addrs)?;
+        servers.push(ServerHost { host, addrs });
+    }
 
     Ok(FileTestbed {
         name,
         path: file.to_string(),
         topology,
-        client,
+        clients,
         gateway,
-        server,
-        server_addrs,
-        client_addrs,
-        gateway_addrs,
-        manage_addresses,
+        servers,
         external_gateway,
         server_gateway_addrs,
         server_manage,
         held: vec![],
     })
 }
+
+/// Most hosts one role may have in a testbed file (each runs an agent and holds an SSH
+/// connection for the run).
+pub const MAX_ROLE_HOSTS: usize = 64;
 
 fn of_family(a: &[IpAddr], family: Family) -> Option<IpAddr> {
     a.iter()
@@ -593,72 +863,66 @@ fn family_name(f: Family) -> &'static str {
 }
 
 impl FileTestbed {
-    /// The launchers of its distinct hosts, with their roles.
-    pub fn hosts(&self) -> Vec<(&'static str, &HostSpec)> {
-        let mut v = vec![("client", &self.client)];
-        v.extend(self.gateway.as_ref().map(|g| ("gateway", g)));
-        v.extend(self.server.as_ref().map(|s| ("server", s)));
+    /// Its hosts with their roles: the client hosts, the gateway, the server hosts.
+    pub fn hosts(&self) -> Vec<RoleHostRef<'_>> {
+        let n = self.clients.len();
+        let mut v: Vec<RoleHostRef> = self
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| RoleHostRef {
+                role: "client",
+                index: i,
+                label: role_label("client", i, n),
+                host: &c.host,
+            })
+            .collect();
+        v.extend(self.gateway.as_ref().map(|g| RoleHostRef {
+            role: "gateway",
+            index: 0,
+            label: "gateway".into(),
+            host: g,
+        }));
+        let n = self.servers.len();
+        v.extend(self.servers.iter().enumerate().filter_map(|(i, s)| {
+            Some(RoleHostRef {
+                role: "server",
+                index: i,
+                label: role_label("server", i, n),
+                host: s.host.as_ref()?,
+            })
+        }));
         v
     }
 
-    /// Client `i`'s address, if the file gives one for `family`.
-    fn client_addr_of(&self, family: Family, i: u32) -> Option<IpAddr> {
-        let v4 = family == Family::V4;
-        let listed: Vec<IpAddr> = self
-            .client_addrs
-            .list
-            .iter()
-            .copied()
-            .filter(|a| a.is_ipv4() == v4)
-            .collect();
-        if !listed.is_empty() {
-            return listed.get(i.checked_sub(1)? as usize).copied();
-        }
-        let (base, _) = self
-            .client_addrs
-            .prefix
-            .iter()
-            .find(|(b, _)| b.is_ipv4() == v4)?;
-        Some(match base {
-            IpAddr::V4(b) => IpAddr::V4(u32::from(*b).checked_add(i)?.into()),
-            IpAddr::V6(b) => IpAddr::V6(u128::from(*b).checked_add(i as u128)?.into()),
-        })
+    /// The first client host (a file has at least one).
+    fn client(&self) -> &ClientHost {
+        &self.clients[0]
     }
 
-    /// Whether the file addresses clients in `family`.
+    /// Client host `index` (the first when out of range).
+    fn client_at(&self, index: u32) -> &ClientHost {
+        self.clients
+            .get(index as usize)
+            .unwrap_or_else(|| self.client())
+    }
+
+    /// Server host `index` (the first when out of range; a file has at least one).
+    fn server_at(&self, index: u32) -> &ServerHost {
+        self.servers.get(index as usize).unwrap_or(&self.servers[0])
+    }
+
+    /// Whether the file addresses clients in `family` (on its first client host).
     pub fn has_clients(&self, family: Family) -> bool {
-        self.clients_available(family) > 0
+        self.client().addrs.available(family) > 0
     }
 
-    /// How many clients the file addresses in `family`.
-    fn clients_available(&self, family: Family) -> u32 {
-        let v4 = family == Family::V4;
-        let listed = self
-            .client_addrs
-            .list
-            .iter()
-            .filter(|a| a.is_ipv4() == v4)
-            .count();
-        if listed > 0 {
-            return listed as u32;
-        }
-        match self
-            .client_addrs
-            .prefix
-            .iter()
-            .find(|(b, _)| b.is_ipv4() == v4)
-        {
-            Some((_, len)) => {
-                let bits = if v4 {
-                    32 - *len as u32
-                } else {
-                    (128 - *len as u32).min(31)
-                };
-                ((1u64 << bits).saturating_sub(2)).min(crate::testbed::addr::MAX_CLIENTS as u64)
-                    as u32
-            }
-            None => 0,
-        }
+    /// The gateway interface client host `c`'s traffic comes in on.
+    pub fn ingress_of<'a>(&'a self, c: &'a ClientHost) -> &'a str {
+        c.gateway_interface
+            .as_deref()
+            .or(self.gateway.as_ref().and_then(|g| g.interface.as_deref()))
+            .unwrap_or("")
     }
 
     /// The launcher of `role`: inside its port's namespace once the port is held.
@@ -684,7 +948,8 @@ impl FileTestbed {
     /// Then clean up after a crashed run on each host (its crash markers).
     pub fn prepare(&self) -> Result<()> {
         let mut seen = vec![];
-        for (role, h) in self.hosts() {
+        for r in self.hosts() {
+            let (role, h) = (&r.label, r.host);
             let exe = h.launcher.fwbench_exe().map_err(|e| {
                 usage(format!(
                     "{}: {role} host {}: {e:#}",
@@ -710,29 +975,32 @@ impl FileTestbed {
         Ok(())
     }
 
-    /// Move the two-port roles' interfaces into their namespaces (once).
+    /// Move the two-port roles' interfaces into their namespaces (once; a role with
+    /// a moved port has one host).
     pub fn hold_ports(&mut self) -> Result<()> {
         if !self.held.is_empty() {
             return Ok(());
         }
         // Every port is there before any moves: a typo changes nothing.
-        for (role, h) in self.hosts() {
+        for r in self.hosts() {
+            let h = r.host;
             if let Some(dev) = h.interface.as_deref().filter(|_| h.move_interface) {
                 self.run_on(h, &["ip", "link", "show", "dev", dev], None)
                     .map_err(|e| {
                         usage(format!(
-                            "{}: {role} interface {dev} on {}: {e:#}",
-                            self.path, h.launcher.place
+                            "{}: {} interface {dev} on {}: {e:#}",
+                            self.path, r.role, h.launcher.place
                         ))
                     })?;
             }
         }
         let mut held = vec![];
-        for (role, h) in self.hosts() {
+        for r in self.hosts() {
+            let h = r.host;
             let Some(dev) = h.interface.clone().filter(|_| h.move_interface) else {
                 continue;
             };
-            let spec = self.hold_spec(role, dev);
+            let spec = self.hold_spec(r.role, dev);
             held.push(
                 crate::testbed::ports::start(&h.launcher, &spec)
                     .map_err(|e| usage(format!("{}: {e:#}", self.path)))?,
@@ -746,13 +1014,14 @@ impl FileTestbed {
     fn hold_spec(&self, role: &str, interface: String) -> crate::testbed::ports::HoldSpec {
         let (manage, gateways, addrs) = if role == "client" {
             // Client addresses are added by `ensure_clients` (inside the namespace).
-            (self.manage_addresses, &self.gateway_addrs, vec![])
+            let c = self.client();
+            (c.manage_addresses, &c.gateway_addrs, vec![])
         } else {
             let host = |a: &IpAddr| format!("{a}/{}", if a.is_ipv4() { 32 } else { 128 });
             (
                 self.server_manage,
                 &self.server_gateway_addrs,
-                self.server_addrs.iter().map(host).collect(),
+                self.servers[0].addrs.iter().map(host).collect(),
             )
         };
         crate::testbed::ports::HoldSpec {
@@ -768,8 +1037,8 @@ impl Drop for FileTestbed {
     fn drop(&mut self) {
         // Ports go back first (their keepers may use the shared SSH connections).
         self.held.clear();
-        for (_, h) in self.hosts() {
-            remote::close_shared(&h.launcher.prefix);
+        for r in self.hosts() {
+            remote::close_shared(&r.host.launcher.prefix);
         }
         remote::remove_control_dir();
     }
@@ -788,12 +1057,13 @@ impl Testbed for FileTestbed {
         self.hold_ports()
     }
 
-    /// Each role's host as probed now (a host that does not answer is recorded with
-    /// what is known: its role and place).
+    /// Each host as probed now (a host that does not answer is recorded with what is
+    /// known: its role and place); several hosts of a role as `client#1`, `client#2` ….
     fn host_metadata(&self) -> Vec<store::RoleHost> {
         let script = crate::testbed::meta::probe_script();
         let mut out = vec![];
-        for (role, h) in self.hosts() {
+        for r in self.hosts() {
+            let h = r.host;
             let dev = h.interface.as_deref();
             let text = self
                 .run_on(
@@ -809,18 +1079,18 @@ impl Testbed for FileTestbed {
                     None,
                 )
                 .unwrap_or_else(|e| {
-                    tracing::warn!("{role} host: metadata: {e:#}");
+                    tracing::warn!("{} host: metadata: {e:#}", r.label);
                     String::new()
                 });
-            let mut m = crate::testbed::meta::parse(role, &h.launcher.place, dev, &text);
-            if let Some(p) = self.held.iter().find(|p| p.role == role) {
+            let mut m = crate::testbed::meta::parse(&r.label, &h.launcher.place, dev, &text);
+            if let Some(p) = self.held.iter().find(|p| p.role == r.role) {
                 m.port = Some(p.orig.describe());
             }
             out.push(m);
         }
         if self.external_gateway {
             out.insert(
-                1,
+                self.clients.len(),
                 store::RoleHost {
                     role: "gateway".into(),
                     place: crate::testbed::EXTERNAL_GATEWAY.into(),
@@ -836,10 +1106,29 @@ impl Testbed for FileTestbed {
     }
 
     fn launcher(&self, host: Host) -> Option<Launcher> {
+        self.launcher_at(host, 0)
+    }
+
+    fn hosts_of(&self, role: Host) -> u32 {
+        match role {
+            Host::Client => self.clients.len() as u32,
+            Host::Gateway => 1,
+            Host::Server => self.servers.len() as u32,
+        }
+    }
+
+    fn launcher_at(&self, host: Host, index: u32) -> Option<Launcher> {
         match host {
-            Host::Client => Some(self.role_launcher("client", &self.client)),
-            Host::Gateway => self.gateway.as_ref().map(|g| g.launcher.clone()),
-            Host::Server => match &self.server {
+            Host::Client => {
+                let c = self.clients.get(index as usize)?;
+                Some(self.role_launcher("client", &c.host))
+            }
+            Host::Gateway => self
+                .gateway
+                .as_ref()
+                .filter(|_| index == 0)
+                .map(|g| g.launcher.clone()),
+            Host::Server => match &self.servers.get(index as usize)?.host {
                 Some(s) => Some(self.role_launcher("server", s)),
                 None => self.gateway.as_ref().map(|g| g.launcher.clone()),
             },
@@ -847,92 +1136,121 @@ impl Testbed for FileTestbed {
     }
 
     fn server_addr(&self, family: Family) -> IpAddr {
-        of_family(&self.server_addrs, family)
+        self.server_addr_at(family, 0)
+    }
+
+    fn server_addr_at(&self, family: Family, host: u32) -> IpAddr {
+        of_family(&self.server_at(host).addrs, family)
             .unwrap_or_else(|| crate::testbed::addr::server(family))
     }
 
+    /// Client `i` of the trial: with several client hosts, round-robin over them
+    /// ([`spread::client_host`]).
     fn client_addr(&self, family: Family, i: u32) -> IpAddr {
-        self.client_addr_of(family, i)
+        let (host, local) = spread::client_host(i, self.clients.len() as u32);
+        self.client_addr_at(family, host, local)
+    }
+
+    fn client_addr_at(&self, family: Family, host: u32, i: u32) -> IpAddr {
+        self.client_at(host)
+            .addrs
+            .get(family, i)
             .unwrap_or_else(|| crate::testbed::addr::client(family, i))
     }
 
     fn gateway_addr(&self, family: Family) -> IpAddr {
-        of_family(&self.gateway_addrs, family).unwrap_or_else(|| self.server_addr(family))
+        of_family(&self.client().gateway_addrs, family).unwrap_or_else(|| self.server_addr(family))
     }
 
     fn check_trial(&self, family: Family, clients: u32) -> Result<()> {
         let f = family_name(family);
-        if of_family(&self.server_addrs, family).is_none() {
-            return Err(usage(format!(
-                "{}: server.address has no {f} address, but a trial uses {f}",
-                self.path
-            )));
-        }
-        if self.topology != Topology::Direct && of_family(&self.gateway_addrs, family).is_none() {
-            return Err(usage(format!(
-                "{}: client.gateway_address has no {f} address, but a trial uses {f}",
-                self.path
-            )));
-        }
-        let have = self.clients_available(family);
-        if clients > have {
-            return Err(usage(format!(
-                "{}: a trial uses {} clients, the file gives {have} {f} client address{}",
-                self.path,
-                clients,
-                if have == 1 { "" } else { "es" }
-            )));
-        }
-        Ok(())
-    }
-
-    /// With `manage_addresses = true`, add the client addresses on the client's
-    /// interface (idempotent); otherwise change nothing on the host.
-    fn ensure_clients(&self, n: u32) -> Result<()> {
-        if !self.manage_addresses {
-            return Ok(());
-        }
-        let dev = self.client_interface();
-        let mut script = String::new();
-        for family in [Family::V4, Family::V6] {
-            let len = match self
-                .client_addrs
-                .prefix
-                .iter()
-                .find(|(b, _)| b.is_ipv4() == (family == Family::V4))
-            {
-                Some((_, l)) => *l,
-                None if family == Family::V4 => 32,
-                None => 128,
-            };
-            for i in 1..=n.min(self.clients_available(family)) {
-                if let Some(a) = self.client_addr_of(family, i) {
-                    let nodad = if family == Family::V6 { " nodad" } else { "" };
-                    script += &format!("addr replace {a}/{len} dev {dev}{nodad}\n");
-                }
+        let (nc, ns) = (self.clients.len(), self.servers.len());
+        for (i, s) in self.servers.iter().enumerate() {
+            if of_family(&s.addrs, family).is_none() {
+                return Err(usage(format!(
+                    "{}: {}.address has no {f} address, but a trial uses {f}",
+                    self.path,
+                    role_label("server", i, ns)
+                )));
             }
         }
-        let l = self.role_launcher("client", &self.client);
-        self.run_with(&l, &["ip", "-b", "-"], Some(&script))
-            .with_context(|| {
-                format!("adding client addresses on {}", self.client.launcher.place)
-            })?;
+        for (i, c) in self.clients.iter().enumerate() {
+            let role = role_label("client", i, nc);
+            if self.topology != Topology::Direct && of_family(&c.gateway_addrs, family).is_none() {
+                return Err(usage(format!(
+                    "{}: {role}.gateway_address has no {f} address, but a trial uses {f}",
+                    self.path
+                )));
+            }
+            let have = c.addrs.available(family);
+            let wants = spread::even(clients, nc as u32, i as u32).max(1);
+            if wants > have {
+                let of = if nc > 1 {
+                    format!(" ({wants} of them on {role})")
+                } else {
+                    String::new()
+                };
+                return Err(usage(format!(
+                    "{}: a trial uses {clients} clients{of}, the file gives {have} {f} client address{}{}",
+                    self.path,
+                    if have == 1 { "" } else { "es" },
+                    if nc > 1 { format!(" on {role}") } else { String::new() },
+                )));
+            }
+        }
         Ok(())
     }
 
-    fn client_interface(&self) -> &str {
-        self.client.interface.as_deref().unwrap_or("")
+    /// With `manage_addresses = true`, add each client host's share of the client
+    /// addresses on its interface (idempotent); otherwise change nothing on the host.
+    fn ensure_clients(&self, n: u32) -> Result<()> {
+        let hosts = self.clients.len() as u32;
+        for (h, c) in self.clients.iter().enumerate() {
+            if !c.manage_addresses {
+                continue;
+            }
+            let dev = c.host.interface.as_deref().unwrap_or("");
+            let share = spread::even(n, hosts, h as u32).max(1);
+            let mut script = String::new();
+            for family in [Family::V4, Family::V6] {
+                let len = c.addrs.len(family);
+                for i in 1..=share.min(c.addrs.available(family)) {
+                    if let Some(a) = c.addrs.get(family, i) {
+                        let nodad = if family == Family::V6 { " nodad" } else { "" };
+                        script += &format!("addr replace {a}/{len} dev {dev}{nodad}\n");
+                    }
+                }
+            }
+            let l = self.role_launcher("client", &c.host);
+            self.run_with(&l, &["ip", "-b", "-"], Some(&script))
+                .with_context(|| format!("adding client addresses on {}", c.host.launcher.place))?;
+        }
+        Ok(())
+    }
+
+    fn client_interface(&self, host: u32) -> &str {
+        self.client_at(host).host.interface.as_deref().unwrap_or("")
     }
 
     fn gateway_ingress(&self) -> &str {
-        self.gateway
-            .as_ref()
-            .and_then(|g| g.interface.as_deref())
-            .unwrap_or("")
+        self.ingress_of(self.client())
     }
 
-    /// The MAC of the gateway's ingress (or, direct, of the server's interface).
-    fn next_hop_mac(&self) -> Result<String> {
+    /// Every gateway interface a client host's traffic comes in on, once each.
+    fn gateway_ingresses(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = vec![];
+        for c in &self.clients {
+            let i = self.ingress_of(c);
+            if !v.contains(&i) {
+                v.push(i);
+            }
+        }
+        v
+    }
+
+    /// The MAC of the gateway interface client host `host` is cabled to (or, direct,
+    /// of the server's interface).
+    fn next_hop_mac(&self, host: u32) -> Result<String> {
         if self.external_gateway {
             return Err(usage(format!(
                 "{}: the raw sender needs the next hop's MAC address, which an external \
@@ -940,12 +1258,21 @@ impl Testbed for FileTestbed {
                 self.path
             )));
         }
-        let (h, dev) = match (&self.gateway, &self.server) {
-            (Some(g), _) => (g, g.interface.clone()),
+        let server = self.servers[0].host.as_ref();
+        let (h, dev) = match (&self.gateway, server) {
+            (Some(g), _) => (g, Some(self.ingress_of(self.client_at(host)).to_string())),
+            (None, Some(_)) if self.servers.len() > 1 => {
+                return Err(usage(format!(
+                    "{}: a raw sender on a direct testbed writes to one next hop, but the \
+                     server role has {} hosts (use the UDP sender)",
+                    self.path,
+                    self.servers.len()
+                )))
+            }
             (None, Some(s)) => (s, s.interface.clone()),
             (None, None) => return Err(anyhow!("{}: no next hop", self.path)),
         };
-        let dev = dev.ok_or_else(|| {
+        let dev = dev.filter(|d| !d.is_empty()).ok_or_else(|| {
             usage(format!(
                 "{}: the raw sender needs server.interface (the client's next hop)",
                 self.path
@@ -969,9 +1296,17 @@ impl Testbed for FileTestbed {
             "testbed {} ({}, from {})\n",
             self.name, self.topology, self.path
         );
-        for (role, h) in self.hosts() {
+        for r in self.hosts() {
+            let h = r.host;
+            let ingress = match (r.role, self.clients.get(r.index)) {
+                ("client", Some(c)) if c.gateway_interface.is_some() => {
+                    format!(", into the gateway on {}", self.ingress_of(c))
+                }
+                _ => String::new(),
+            };
             out += &format!(
-                "  {role}: {}{}{}\n",
+                "  {}: {}{}{ingress}{}\n",
+                r.label,
                 h.launcher.place,
                 h.interface
                     .as_deref()
@@ -1043,7 +1378,7 @@ address = "198.19.0.2"
         assert_eq!(t.client_addr(Family::V6, 2).to_string(), "2001:2:0:1::c:2");
         assert_eq!(t.gateway_addr(Family::V6).to_string(), "2001:2:0:1::1");
         assert_eq!(t.server_addr(Family::V4).to_string(), "198.19.0.2");
-        assert!(!t.manage_addresses);
+        assert!(!t.clients[0].manage_addresses);
         let e = t.check_trial(Family::V6, 1).unwrap_err().to_string();
         assert!(e.contains("no IPv6"), "{e}");
     }
@@ -1146,8 +1481,8 @@ address = "198.19.0.2"
         let t = parse("two.toml", &two).unwrap();
         assert!(t.external_gateway && t.gateway_is_external());
         assert!(t.launcher(Host::Gateway).is_none());
-        assert!(t.client.move_interface);
-        assert!(t.server.as_ref().unwrap().move_interface);
+        assert!(t.clients[0].host.move_interface);
+        assert!(t.servers[0].host.as_ref().unwrap().move_interface);
         assert!(t.server_manage);
         assert_eq!(t.server_gateway_addrs[0].to_string(), "198.19.0.1");
         let spec = t.hold_spec("server", "s0".into());
@@ -1170,6 +1505,172 @@ address = "198.19.0.2"
             e.contains("server.move_interface: needs the interface"),
             "{e}"
         );
+    }
+
+    /// Two generator hosts, each on its own gateway port, and two sink hosts.
+    const SPREAD: &str = r#"
+cache_dir = "/tmp/fwb-cache"
+
+[[client]]
+launcher = ["ssh", "root@198.19.254.2"]
+interface = "c0"
+prefix = "198.18.1.0/24"
+gateway_address = "198.18.0.1"
+manage_addresses = true
+
+[[client]]
+launcher = ["ssh", "root@198.19.254.18"]
+interface = "c0"
+prefix = "198.18.200.10/24"
+gateway_address = "198.18.200.1"
+gateway_interface = "g2"
+
+[gateway]
+launcher = ["ssh", "root@198.19.254.6"]
+interface = "g0"
+
+[[server]]
+launcher = ["ssh", "root@198.19.254.10"]
+address = "198.19.0.2"
+
+[[server]]
+launcher = ["ssh", "root@198.19.254.22"]
+address = "198.19.0.3"
+"#;
+
+    #[test]
+    fn several_hosts_in_the_client_and_server_roles() {
+        let t = parse("lab.toml", SPREAD).unwrap();
+        assert_eq!((t.hosts_of(Host::Client), t.hosts_of(Host::Server)), (2, 2));
+        assert_eq!(t.hosts_of(Host::Gateway), 1);
+        let c2 = t.launcher_at(Host::Client, 1).unwrap();
+        assert_eq!(c2.host, "root@198.19.254.18");
+        assert_eq!(t.launcher(Host::Client).unwrap().host, "root@198.19.254.2");
+        assert_eq!(
+            t.launcher_at(Host::Server, 1).unwrap().host,
+            "root@198.19.254.22"
+        );
+        assert!(t.launcher_at(Host::Client, 2).is_none());
+        assert!(t.launcher_at(Host::Gateway, 1).is_none());
+        // Each host's own addresses; the trial's clients round-robin over the hosts.
+        assert_eq!(
+            t.client_addr_at(Family::V4, 1, 2).to_string(),
+            "198.18.200.12"
+        );
+        let trial: Vec<String> = (1..=4)
+            .map(|i| t.client_addr(Family::V4, i).to_string())
+            .collect();
+        assert_eq!(
+            trial,
+            ["198.18.1.1", "198.18.200.11", "198.18.1.2", "198.18.200.12"]
+        );
+        assert_eq!(t.server_addr_at(Family::V4, 1).to_string(), "198.19.0.3");
+        assert_eq!(t.gateway_ingresses(), ["g0", "g2"]);
+        assert_eq!(t.gateway_ingress(), "g0");
+        let labels: Vec<String> = t.hosts().iter().map(|r| r.label.clone()).collect();
+        assert_eq!(
+            labels,
+            ["client#1", "client#2", "gateway", "server#1", "server#2"]
+        );
+        let d = t.describe().unwrap();
+        assert!(
+            d.contains("client#2: ssh") && d.contains("into the gateway on g2"),
+            "{d}"
+        );
+        // Checked per host: IPv6 is missing on both; too many clients for one host.
+        let e = t.check_trial(Family::V6, 1).unwrap_err().to_string();
+        assert!(e.contains("server#1.address has no IPv6"), "{e}");
+        t.check_trial(Family::V4, 500).unwrap();
+        let e = t.check_trial(Family::V4, 600).unwrap_err().to_string();
+        assert!(e.contains("(300 of them on client#1)"), "{e}");
+        // A one-host file is the same as before: no labels with numbers.
+        let one = parse("lab.toml", GOOD).unwrap();
+        assert_eq!(one.hosts_of(Host::Client), 1);
+        assert_eq!(one.hosts()[0].label, "client");
+    }
+
+    #[test]
+    fn bad_multi_host_files_name_line_column_and_field() {
+        for (from, to, at, says) in [
+            // A field of the second client table, with its number.
+            (
+                "prefix = \"198.18.200.10/24\"",
+                "prefix = \"192.0.2.10/24\"",
+                "tb.toml:14:10: client#2.prefix:",
+                "198.18.0.0/15",
+            ),
+            (
+                "gateway_interface = \"g2\"",
+                "gateway_interface = \"g 2\"",
+                "tb.toml:16:21: client#2.gateway_interface:",
+                "not an interface name",
+            ),
+            // Addresses of their own.
+            (
+                "prefix = \"198.18.200.10/24\"",
+                "prefix = \"198.18.1.0/24\"",
+                "tb.toml:14:10: client#2:",
+                "198.18.1.1 is a client address of client#1 too",
+            ),
+            // … also when the second host's block holds the first's.
+            (
+                "prefix = \"198.18.200.10/24\"",
+                "prefix = \"198.18.0.0/16\"",
+                "tb.toml:14:10: client#2:",
+                "198.18.1.1 is a client address of client#1 too",
+            ),
+            (
+                "address = \"198.19.0.3\"",
+                "address = \"198.19.0.2\"",
+                "tb.toml:28:11: server#2.address:",
+                "is server#1's address too",
+            ),
+            (
+                "launcher = [\"ssh\", \"root@198.19.254.18\"]\n",
+                "",
+                "tb.toml:11:1: client#2.launcher:",
+                "missing",
+            ),
+            // Two-port mode moves one port per role.
+            (
+                "gateway_interface = \"g2\"",
+                "move_interface = true",
+                "tb.toml:16:18: client#2.move_interface:",
+                "one port per role",
+            ),
+            // One role given both ways.
+            (
+                "[[server]]\nlauncher = [\"ssh\", \"root@198.19.254.22\"]",
+                "[server]\nlauncher = [\"ssh\", \"root@198.19.254.22\"]",
+                "tb.toml:",
+                "testbed file",
+            ),
+        ] {
+            let text = SPREAD.replace(from, to);
+            assert_ne!(text, SPREAD, "{from}");
+            let e = err(&text);
+            assert!(e.starts_with(at) && e.contains(says), "{from}: {e}");
+        }
+        // gateway_interface names a port of a gateway agent's host.
+        let external = SPREAD
+            .replace(
+                "[gateway]\nlauncher = [\"ssh\", \"root@198.19.254.6\"]\ninterface = \"g0\"\n",
+                "",
+            )
+            .replace("cache_dir", "gateway = \"external\"\ncache_dir");
+        let e = err(&external);
+        assert!(
+            e.starts_with("tb.toml:17:21: client#2.gateway_interface:")
+                && e.contains("no gateway agent"),
+            "{e}"
+        );
+        // An input testbed's server role is the gateway's: one [server].
+        let input = SPREAD.replace("cache_dir", "topology = \"input\"\ncache_dir");
+        let e = err(&input);
+        assert!(e.contains("one [server]"), "{e}");
+        // An empty array of tables.
+        let e = err("client = []\n[gateway]\nlauncher = \"local\"\ninterface = \"g0\"\n");
+        assert!(e.starts_with("tb.toml:1:10: client: no host"), "{e}");
     }
 
     #[test]

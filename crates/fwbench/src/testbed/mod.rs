@@ -4,7 +4,9 @@
 //!
 //! The local namespace testbed ([`netns`]) is the first implementation; a testbed of
 //! hosts reached over SSH implements the same trait. Nothing outside this module knows
-//! how a host is reached (`ip netns exec`, `ssh`).
+//! how a host is reached (`ip netns exec`, `ssh`). The client and server roles may each
+//! have several hosts ([`Testbed::hosts_of`]; a testbed file's `[[client]]` tables):
+//! [`spread`] says how a trial is shared out over them.
 
 pub mod addr;
 pub mod check;
@@ -14,6 +16,7 @@ pub mod meta;
 pub mod netns;
 pub mod ports;
 pub mod remote;
+pub mod spread;
 
 use crate::params::topology::Topology;
 use crate::testbed::launcher::Launcher;
@@ -33,19 +36,51 @@ pub enum Host {
     Server,
 }
 
+/// One metric sample of a trial with the role and the role's host (0-based) it came
+/// from (an agent samples its host while the traffic runs).
+#[derive(Debug, Clone)]
+pub struct Sampled {
+    pub role: &'static str,
+    pub host: u32,
+    pub sample: proto::MetricSample,
+}
+
 /// A testbed that is up: its hosts, addresses and interfaces.
 pub trait Testbed {
     /// The testbed's name (namespaces, markers, messages).
     fn name(&self) -> &str;
     /// Its shape; a trial of another topology cannot run on it.
     fn topology(&self) -> Topology;
-    /// How to start a program on `host`; `None` when the testbed has no such host
-    /// (a `direct` testbed has no gateway). In `input`, the server is the gateway.
+    /// How to start a program on `host` (the first, when its role has several); `None`
+    /// when the testbed has no such host (a `direct` testbed has no gateway). In
+    /// `input`, the server is the gateway.
     fn launcher(&self, host: Host) -> Option<Launcher>;
-    /// The server's address (what clients send to).
+    /// How many hosts take `role`: the client and the server role may have several
+    /// (one trial spread over them, [`spread`]); the gateway has one.
+    fn hosts_of(&self, _role: Host) -> u32 {
+        1
+    }
+    /// How to start a program on the `index`-th host of `role` (0: [`Testbed::launcher`]).
+    fn launcher_at(&self, role: Host, index: u32) -> Option<Launcher> {
+        if index == 0 {
+            self.launcher(role)
+        } else {
+            None
+        }
+    }
+    /// The server's address (what clients send to); of the first server host.
     fn server_addr(&self, family: Family) -> IpAddr;
-    /// Client `i`'s own source address (1-based).
+    /// The address of server host `host` (0-based).
+    fn server_addr_at(&self, family: Family, _host: u32) -> IpAddr {
+        self.server_addr(family)
+    }
+    /// Client `i`'s own source address (1-based; with several client hosts, on the host
+    /// [`spread::client_host`] puts it).
     fn client_addr(&self, family: Family, i: u32) -> IpAddr;
+    /// Source address `i` (1-based) of client host `host` (0-based).
+    fn client_addr_at(&self, family: Family, _host: u32, i: u32) -> IpAddr {
+        self.client_addr(family, i)
+    }
     /// The gateway's address on the client side (the clients' next hop).
     fn gateway_addr(&self, family: Family) -> IpAddr;
     /// Whether a trial of `family` with `clients` clients fits this testbed; bad
@@ -65,17 +100,23 @@ pub trait Testbed {
             "--dsts {n}: this testbed cannot give its server more addresses (use a local testbed)"
         )))
     }
-    /// The client's interface toward its next hop (the raw sender writes there).
-    fn client_interface(&self) -> &str;
-    /// The gateway's interface facing the clients (its ingress for test traffic).
+    /// Client host `host`'s interface toward its next hop (the raw sender writes there).
+    fn client_interface(&self, host: u32) -> &str;
+    /// The gateway's interface facing the (first host's) clients: its ingress for test
+    /// traffic.
     fn gateway_ingress(&self) -> &str;
-    /// The server's interface test traffic arrives on (`--sink xdp` attaches there);
-    /// `None` where the testbed does not know it.
-    fn server_interface(&self) -> Option<&str> {
+    /// Every gateway interface test traffic comes in on (client hosts may be cabled to
+    /// different ones); each once.
+    fn gateway_ingresses(&self) -> Vec<&str> {
+        vec![self.gateway_ingress()]
+    }
+    /// Server host `host`'s interface test traffic arrives on (`--sink xdp` attaches
+    /// there); `None` where the testbed does not know it.
+    fn server_interface(&self, _host: u32) -> Option<&str> {
         None
     }
-    /// MAC address of the client's next hop (for the raw-frame sender).
-    fn next_hop_mac(&self) -> Result<String>;
+    /// MAC address of client host `host`'s next hop (for the raw-frame sender).
+    fn next_hop_mac(&self, host: u32) -> Result<String>;
     /// Its hosts with their interfaces and addresses, for people.
     fn describe(&self) -> Result<String>;
     /// The gateway is an appliance with no agent: fwbench installs nothing there and

@@ -350,7 +350,7 @@ impl Testbed for NetnsTestbed {
         Ok(())
     }
 
-    fn client_interface(&self) -> &str {
+    fn client_interface(&self, _host: u32) -> &str {
         CLIENT_IF
     }
 
@@ -358,7 +358,7 @@ impl Testbed for NetnsTestbed {
         GATEWAY_IN_IF
     }
 
-    fn server_interface(&self) -> Option<&str> {
+    fn server_interface(&self, _host: u32) -> Option<&str> {
         match self.topology {
             Topology::Input => Some(GATEWAY_IN_IF),
             Topology::Forward | Topology::Direct | Topology::Proxy => Some("s0"),
@@ -367,7 +367,7 @@ impl Testbed for NetnsTestbed {
 
     /// MAC address of the client's next hop: the gateway's `g0`, or the server's `s0`
     /// on a direct testbed (for the raw-frame sender).
-    fn next_hop_mac(&self) -> Result<String> {
+    fn next_hop_mac(&self, _host: u32) -> Result<String> {
         let (ns, dev) = match self.gateway_ns() {
             Some(g) => (g, GATEWAY_IN_IF),
             None => (self.server_ns(), "s0"),

@@ -14,7 +14,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
 use proto::{
@@ -228,8 +228,9 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
             }),
         ));
     }
-    let more_servers = servers.split_off(1);
-    let more_clients = clients.split_off(1);
+    let on_first = |v: Vec<(Host, RoleSpec)>| v.into_iter().map(|(h, s)| (h, 0, s)).collect();
+    let more_servers = on_first(servers.split_off(1));
+    let more_clients = on_first(clients.split_off(1));
     Ok(Roles {
         server: servers.pop(),
         client: clients.pop().expect("one shard at least"),
@@ -485,15 +486,15 @@ impl HoldScale {
     /// sysctls and the controller's own peak memory.
     pub fn note(
         &mut self,
-        samples: &[(&str, proto::MetricSample)],
+        samples: &[crate::testbed::Sampled],
         gateway: Option<&GatewayResults>,
         controller_hwm_kib: Option<u64>,
     ) {
         let peak = |role: &str, metric: &str| {
             samples
                 .iter()
-                .filter(|(r, s)| *r == role && s.metric == metric)
-                .map(|(_, s)| s.value as u64)
+                .filter(|s| s.role == role && s.sample.metric == metric)
+                .map(|s| s.sample.value as u64)
                 .max()
         };
         self.gateway_conntrack = peak("gateway", "ct.count");
@@ -631,9 +632,10 @@ impl Traffic for Conn {
         &self,
         _tb: &dyn Testbed,
         p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
+        let results: Vec<RoleResults> = results.into_iter().map(|r| r.results).collect();
         let streams = results.iter().find_map(|r| match r {
             RoleResults::SessionClient(c) => c.events.clone(),
             _ => None,
@@ -751,6 +753,14 @@ mod tests {
             ("client", s("proc.hwm_kib", 300.0)),
             ("server", s("proc.hwm_kib", 200.0)),
         ];
+        let samples: Vec<crate::testbed::Sampled> = samples
+            .into_iter()
+            .map(|(role, sample)| crate::testbed::Sampled {
+                role,
+                host: 0,
+                sample,
+            })
+            .collect();
         x.note(&samples, None, Some(5));
         assert_eq!(x.gateway_conntrack, Some(30_002));
         assert_eq!(x.client_hwm_kib, Some(300));

@@ -16,9 +16,9 @@ use crate::params::TrialParams;
 use crate::testbed::Testbed;
 use crate::workloads::ctsummary::CtSummary;
 use crate::workloads::packet::{summarise_packet, udp_roles, PACKETS};
-use crate::workloads::{Figures, Profile, Roles, Traffic};
+use crate::workloads::{Figures, Profile, Returned, Roles, Traffic};
 use anyhow::Result;
-use proto::{CtSpec, GatewayResults, RoleResults};
+use proto::{CtSpec, GatewayResults};
 
 /// The gateway's conntrack settings and report for a trial: asked for by the new-flow
 /// workload always (its figures need the counters), by other packet workloads when
@@ -59,7 +59,7 @@ impl Traffic for NewFlows {
         &self,
         tb: &dyn Testbed,
         p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
         let mut s = summarise_packet(p, tb, results, gateway)?;

@@ -4,7 +4,7 @@
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::rtt_columns;
-use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -256,11 +256,11 @@ impl Traffic for Echo {
         &self,
         _tb: &dyn Testbed,
         p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
         let (mut cr, mut sr) = (None, None);
-        for r in results {
+        for r in results.into_iter().map(|r| r.results) {
             match r {
                 RoleResults::EchoClient(r) => cr = Some(r),
                 RoleResults::EchoServer(r) => sr = Some(r),

@@ -17,6 +17,7 @@ pub mod conntrack;
 pub mod ctsummary;
 pub mod echo;
 pub mod events;
+pub mod hosts;
 pub mod packet;
 
 use crate::params::workload::{PacketKind, TrialKind};
@@ -35,13 +36,40 @@ pub struct Roles {
     /// The proxy topology's relay in the gateway.
     pub proxy: Option<ProxySpec>,
     /// Further server and client processes beside `server` and `client`, started after
-    /// them under the same role names: held connections sharded past one process's
-    /// open-file limit (`connections`). Empty for every other workload.
-    pub more_servers: Vec<(Host, RoleSpec)>,
-    pub more_clients: Vec<(Host, RoleSpec)>,
+    /// them under the same role names, each on the host of its role with that index
+    /// (0: `server`'s or `client`'s own): held connections sharded past one process's
+    /// open-file limit (`connections`, all on host 0), or a flood or flow spread over
+    /// the hosts of a role (one process on each further host,
+    /// [`crate::testbed::spread`]). Empty otherwise.
+    pub more_servers: Vec<(Host, u32, RoleSpec)>,
+    pub more_clients: Vec<(Host, u32, RoleSpec)>,
     /// Gateway events: what the update's first rule or element matches (flow 0,
     /// echo's client 1, the marker stream of ping and sessions); `None` without events.
     pub marker: Option<proto::Marker>,
+}
+
+/// One traffic agent's results, with the host they came from.
+#[derive(Debug, Clone)]
+pub struct Returned {
+    /// Which host of its role (0-based; above 0 only when the role is spread).
+    pub host: u32,
+    /// Where the agent ran (the trial's placement), for per-host figures.
+    pub place: String,
+    /// That host's clock against the controller's (`None`: the controller's own).
+    pub clock: Option<crate::testbed::launcher::ClockOffset>,
+    pub results: RoleResults,
+}
+
+impl From<RoleResults> for Returned {
+    /// Results of the first host of its role, on the controller's clock.
+    fn from(results: RoleResults) -> Returned {
+        Returned {
+            host: 0,
+            place: String::new(),
+            clock: None,
+            results,
+        }
+    }
 }
 
 /// How a trial's traffic phase ends.
@@ -128,7 +156,7 @@ pub trait Traffic: Sync {
         &self,
         tb: &dyn Testbed,
         p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures>;
 
@@ -148,6 +176,28 @@ pub trait Traffic: Sync {
     fn ending(&self) -> Ending {
         self.profile().ending
     }
+
+    /// Whether a trial of `p` may run with its client role on `clients` hosts and its
+    /// server role on `servers` (a testbed file's `[[client]]`, `[[server]]` tables);
+    /// why not, otherwise (bad input). By default a workload takes one host per role.
+    fn spread(&self, p: &TrialParams, clients: u32, servers: u32) -> Result<(), String> {
+        one_host_per_role(p, clients, servers)
+    }
+}
+
+/// A workload that runs on one host per role refuses a testbed with more.
+pub fn one_host_per_role(p: &TrialParams, clients: u32, servers: u32) -> Result<(), String> {
+    for (role, n) in [("client", clients), ("server", servers)] {
+        if n > 1 {
+            return Err(format!(
+                "{} runs on one {role} host; this testbed's {role} role has {n} \
+                 (only flood and flow, and the ndr/mlr searches over them, spread over \
+                 several hosts)",
+                p.name()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The registry: what drives each kind of trial. Searches (ndr, degrade, sweet spot)

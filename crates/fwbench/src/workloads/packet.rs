@@ -11,10 +11,11 @@ use crate::params::packet::SRC_PORT;
 use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
-use crate::testbed::{Host, Testbed};
+use crate::testbed::{spread, Host, Testbed};
 use crate::workloads::ctsummary::CtSummary;
+use crate::workloads::hosts::{self, FromHost};
 use crate::workloads::rtt_columns;
-use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
@@ -218,12 +219,13 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     Ok(())
 }
 
-/// Role specs of a packet-rate trial: (server, client, the events' marker). No server
-/// for a sink-less flood.
+/// Role specs of a packet-rate trial: (servers, clients), one per host of each role
+/// (several when the testbed spreads a role over hosts, [`spread`]), and the events'
+/// marker. No server for a sink-less flood.
 pub fn role_specs(
     tb: &dyn Testbed,
     p: &TrialParams,
-) -> Result<(Option<RoleSpec>, RoleSpec, Option<proto::Marker>)> {
+) -> Result<(Vec<RoleSpec>, Vec<RoleSpec>, Option<proto::Marker>)> {
     let Some(k) = p.packet() else {
         bail!("a {} trial without packet parameters", p.name());
     };
@@ -269,11 +271,11 @@ pub fn role_specs(
             dport: port,
         });
         return Ok((
-            Some(RoleSpec::Reflector(ReflectorSpec {
+            vec![RoleSpec::Reflector(ReflectorSpec {
                 listen: server,
                 port,
-            })),
-            RoleSpec::Ping(PingSpec {
+            })],
+            vec![RoleSpec::Ping(PingSpec {
                 source,
                 server: aim_at,
                 port,
@@ -282,99 +284,125 @@ pub fn role_specs(
                 interval_ns: k.interval_ns,
                 timeout_ms: p.timeout_ms,
                 events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
-            }),
+            })],
             marker,
         ));
     }
-    let sources = p.clients.min(k.flows).max(1);
+    let client_hosts = tb.hosts_of(Host::Client);
+    let server_hosts = tb.hosts_of(Host::Server);
+    let pps = k
+        .rate
+        .pps_mean(k.mean_rate_bytes(p.family).map_err(crate::error::usage)?);
+    let shares = spread::client_shares(k.flows, p.clients, k.threads, pps, client_hosts);
     // New flows spread over the sources' ports (flow i: source i mod n, port i / n).
     let span = if new_flows(p) {
-        k.flows.div_ceil(sources)
+        k.flows.div_ceil(shares[0].sources)
     } else {
         k.flows
     };
     let (src_port, dst_port) = ports(k, aimed.as_ref(), span).map_err(crate::error::usage)?;
-    let source_addrs = match aimed.as_ref().and_then(|a| a.src).or(k.src) {
-        Some(a) => vec![a],
-        None => (1..=sources).map(|i| tb.client_addr(p.family, i)).collect(),
-    };
-    let raw = match k.sender {
-        SenderPath::Udp => None,
-        SenderPath::Raw | SenderPath::Xdp => Some(RawPath {
-            ifname: tb.client_interface().into(),
-            dst_mac: tb.next_hop_mac()?,
-            xdp: k.sender == SenderPath::Xdp,
-        }),
-    };
-    // Destination i mod dsts: the server's address, then its extra ones (the trial
-    // added them, `Testbed::ensure_destinations`).
+    let fixed_src = aimed.as_ref().and_then(|a| a.src).or(k.src);
+    // Destination by flow number: the server's extra addresses (`--dsts`, the trial
+    // added them, `Testbed::ensure_destinations`), or flow n to server host n mod S.
     let dsts: Vec<std::net::IpAddr> = if k.dsts > 1 {
         (0..k.dsts)
             .map(|i| crate::testbed::addr::destination(p.family, i))
             .collect()
+    } else if server_hosts > 1 {
+        (0..server_hosts)
+            .map(|s| tb.server_addr_at(p.family, s))
+            .collect()
     } else {
         Vec::new()
     };
-    // A sink for several destinations listens on all the server's addresses.
-    let listen = match (dsts.is_empty(), p.family) {
-        (true, _) => server,
-        (false, Family::V4) => std::net::Ipv4Addr::UNSPECIFIED.into(),
-        (false, Family::V6) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+    let mix = k
+        .size
+        .mix_parts(p.family)
+        .map_err(|e| crate::error::usage(e.0))?;
+    let mut sources = Vec::new();
+    for c in &shares {
+        let raw = match k.sender {
+            SenderPath::Udp => None,
+            SenderPath::Raw | SenderPath::Xdp => Some(RawPath {
+                ifname: tb.client_interface(c.host).into(),
+                dst_mac: tb.next_hop_mac(c.host)?,
+                xdp: k.sender == SenderPath::Xdp,
+            }),
+        };
+        sources.push(RoleSpec::UdpSource(UdpSourceSpec {
+            sources: match fixed_src {
+                Some(a) => vec![a],
+                None => (1..=c.sources)
+                    .map(|i| tb.client_addr_at(p.family, c.host, i))
+                    .collect(),
+            },
+            src_port,
+            dst: aim_at,
+            dsts: dsts.clone(),
+            dst_port,
+            flows: c.flows,
+            first_flow: c.first_flow,
+            payload,
+            mix: mix.clone(),
+            mix_seed: match k.size {
+                PacketSize::Mix(_) => proto::MIX_SEED,
+                PacketSize::Payload(_) | PacketSize::Frame(_) => 0,
+            },
+            pps: c.pps,
+            threads: c.threads,
+            batch: k.batch,
+            raw,
+            new_flows: new_flows(p),
+        }));
+    }
+    // Each sink's delays per client host, when a role has several hosts (the hosts'
+    // clocks are related per pair afterwards).
+    let owd_groups: Vec<u32> = if client_hosts > 1 || server_hosts > 1 {
+        shares.iter().map(|c| c.first_flow).collect()
+    } else {
+        Vec::new()
     };
-    // Gateway events: flow 0 — every flow from the first source — is the marker.
-    let marker = match (&p.events, source_addrs.first()) {
-        (Some(_), Some(&src)) => Some(proto::Marker {
+    // Gateway events (one client host, `Traffic::spread`): flow 0 — every flow from
+    // the first source — is the marker.
+    let marker = match (&p.events, &sources.first()) {
+        (Some(_), Some(RoleSpec::UdpSource(s))) => s.sources.first().map(|&src| proto::Marker {
             src,
             proto: proto::Proto::Udp,
             dport: dst_port,
         }),
         (Some(_) | None, _) => None,
     };
-    let source = RoleSpec::UdpSource(UdpSourceSpec {
-        sources: source_addrs,
-        src_port,
-        dst: aim_at,
-        dsts,
-        dst_port,
-        flows: k.flows,
-        payload,
-        mix: k
-            .size
-            .mix_parts(p.family)
-            .map_err(|e| crate::error::usage(e.0))?,
-        mix_seed: match k.size {
-            PacketSize::Mix(_) => proto::MIX_SEED,
-            PacketSize::Payload(_) | PacketSize::Frame(_) => 0,
-        },
-        pps: k
-            .rate
-            .pps_mean(k.mean_rate_bytes(p.family).map_err(crate::error::usage)?),
-        threads: k.threads,
-        batch: k.batch,
-        raw,
-        new_flows: new_flows(p),
-    });
-    let xdp = match k.sink {
-        SinkKind::Xdp => Some(tb.server_interface().map(String::from).ok_or_else(|| {
-            crate::error::usage(
-                "--sink xdp: this testbed does not name the server's interface (use a local testbed)"
-                    .to_string(),
-            )
-        })?),
-        SinkKind::Socket | SinkKind::Gateway => None,
-    };
-    let sink = (k.sink != SinkKind::Gateway).then_some(RoleSpec::UdpSink(UdpSinkSpec {
-        xdp,
-        listen,
-        port: dst_port,
-        threads: k.sink_threads,
-        flows: if new_flows(p) { 1 } else { k.flows },
-        payload,
-        bin_ns: crate::workloads::events::bin_ns(p),
-        // The NAT models' check: which source addresses the server saw.
-        sources: p.model.is_nat() && k.sink == SinkKind::Socket,
-    }));
-    Ok((sink, source, marker))
+    let mut sinks = Vec::new();
+    for s in (0..server_hosts).filter(|_| k.sink != SinkKind::Gateway) {
+        let xdp = match k.sink {
+            SinkKind::Xdp => Some(tb.server_interface(s).map(String::from).ok_or_else(|| {
+                crate::error::usage(
+                    "--sink xdp: this testbed does not name the server's interface (use a local testbed)"
+                        .to_string(),
+                )
+            })?),
+            SinkKind::Socket | SinkKind::Gateway => None,
+        };
+        // A sink for several destinations listens on all the server's addresses.
+        let listen = match (k.dsts > 1, p.family) {
+            (false, _) => tb.server_addr_at(p.family, s),
+            (true, Family::V4) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+            (true, Family::V6) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+        };
+        sinks.push(RoleSpec::UdpSink(UdpSinkSpec {
+            xdp,
+            listen,
+            port: dst_port,
+            threads: spread::even(k.sink_threads, server_hosts, s).max(1),
+            flows: if new_flows(p) { 1 } else { k.flows },
+            payload,
+            bin_ns: crate::workloads::events::bin_ns(p),
+            // The NAT models' check: which source addresses the server saw.
+            sources: p.model.is_nat() && k.sink == SinkKind::Socket,
+            owd_groups: owd_groups.clone(),
+        }));
+    }
+    Ok((sinks, sources, marker))
 }
 
 /// A new-flow trial: one datagram per flow, each a new 5-tuple.
@@ -500,6 +528,10 @@ pub struct PacketSummary {
     /// queues (issue 28); absent for socket senders and sinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<Box<XdpModes>>,
+    /// A role spread over several hosts: what each host sent or received (absent with
+    /// one host per role).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Box<Vec<HostFigures>>>,
 }
 
 /// A size mix as sent and received: one row per frame size of the mix, then any other
@@ -598,19 +630,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// One-way delays between two hosts: receive time on the sink's clock − send time on the
-/// source's, corrected by the clocks' offset (each host's offset to the controller,
-/// estimated NTP-style over the control channel).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OwdClocks {
-    /// Sink clock − source clock, subtracted from every one-way delay, ns.
-    pub correction_ns: i64,
-    /// Half-width of what the correction may be off by, ns.
-    pub uncertainty_ns: i64,
-    /// The delays are shown: `corrected`; or withheld: `rtt-only` (the clocks are not
-    /// known well enough to tell a one-way delay — use ping's RTT).
-    pub basis: &'static str,
-}
+pub use crate::workloads::hosts::OwdClocks;
 
 impl PacketSummary {
     /// Relate the two hosts' clocks (`None`: the controller's own clock). The delays are
@@ -621,21 +641,15 @@ impl PacketSummary {
         let (ko, ku) = sink.unwrap_or((0, 0));
         let correction_ns = ko - so;
         let uncertainty_ns = su + ku;
-        let shift = |r: &mut RttSummary| {
-            let f = |v: u64| (v as i64 - correction_ns).max(0) as u64;
-            r.min_ns = f(r.min_ns);
-            r.p50_ns = f(r.p50_ns);
-            r.p90_ns = f(r.p90_ns);
-            r.p99_ns = f(r.p99_ns);
-            r.p999_ns = f(r.p999_ns);
-            r.max_ns = f(r.max_ns);
-            r.mean_ns = (r.mean_ns - correction_ns as f64).max(0.0);
-        };
-        let p50 = self.owd.p50_ns as i64 - correction_ns;
-        let known = self.owd.count > 0 && uncertainty_ns < p50;
+        let known = hosts::known(
+            self.owd.count,
+            self.owd.p50_ns,
+            correction_ns,
+            uncertainty_ns,
+        );
         for r in std::iter::once(&mut self.owd).chain(self.flows.iter_mut().map(|f| &mut f.owd)) {
             if known {
-                shift(r);
+                hosts::shift(r, correction_ns);
             } else {
                 *r = RttSummary::default();
             }
@@ -654,29 +668,80 @@ impl PacketSummary {
             correction_ns,
             uncertainty_ns,
             basis: if known { "corrected" } else { "rtt-only" },
+            pairs: vec![],
         });
     }
 }
 
-/// Combine the source's and sink's results (and the gateway's counters).
-pub fn summarise_packet(
+/// Combine the sources' and sinks' results (and the gateway's counters): one host per
+/// role, or a role spread over several hosts, merged ([`hosts`]) with each
+/// (client host, server host) pair's delays related across their clocks.
+pub fn summarise_packet<R: Into<Returned>>(
     p: &TrialParams,
     tb: &dyn Testbed,
-    results: Vec<RoleResults>,
+    results: impl IntoIterator<Item = R>,
     gateway: Option<&GatewayResults>,
 ) -> Result<PacketSummary> {
-    let (mut src, mut sink) = (None, None);
-    for r in results {
-        match r {
-            RoleResults::UdpSource(r) => src = Some(r),
-            RoleResults::UdpSink(r) => sink = Some(r),
+    let k = p.packet().cloned().unwrap_or_default();
+    let (mut sources, mut sinks) = (vec![], vec![]);
+    for r in results.into_iter().map(Into::<Returned>::into) {
+        let (host, place, clock) = (r.host, r.place, r.clock);
+        match r.results {
+            RoleResults::UdpSource(results) => sources.push(FromHost {
+                host,
+                place,
+                clock,
+                results,
+            }),
+            RoleResults::UdpSink(results) => sinks.push(FromHost {
+                host,
+                place,
+                clock,
+                results,
+            }),
             _ => {}
         }
     }
-    let Some(src) = src else {
+    sources.sort_by_key(|s| s.host);
+    sinks.sort_by_key(|s| s.host);
+    if sources.is_empty() {
         bail!("missing results from the UDP source");
+    }
+    let spread_out = sources.len() > 1 || sinks.len() > 1;
+    let shares = spread::client_shares(k.flows, p.clients, k.threads, None, sources.len() as u32);
+    let clocked: Vec<FromHost<()>> = sources
+        .iter()
+        .map(|s| FromHost {
+            host: s.host,
+            place: s.place.clone(),
+            clock: s.clock,
+            results: (),
+        })
+        .collect();
+    // Each sink's share of the gateway path, counted at its busiest interface.
+    let sink_in: Option<u64> = (!sinks.is_empty()).then(|| {
+        sinks
+            .iter()
+            .map(|s| busiest_rx(&s.results.interfaces).unwrap_or(0))
+            .sum()
+    });
+    let delays = spread_out.then(|| hosts::relate(&shares, &clocked, &mut sinks));
+    let src = if sources.len() == 1 {
+        sources[0].results.clone()
+    } else {
+        hosts::merge_sources(&shares, k.flows, &sources)
     };
-    let k = p.packet().cloned().unwrap_or_default();
+    let sink = match sinks.len() {
+        0 => None,
+        1 if !spread_out => Some(sinks[0].results.clone()),
+        _ => {
+            let mut m = hosts::merge_sinks(&sinks);
+            if let Some(d) = &delays {
+                m.owd = d.owd;
+            }
+            Some(m)
+        }
+    };
     let (mut payload, mut frame) = {
         let payload = k.payload(p.family).unwrap_or(0);
         (payload, PacketSize::wire_bytes(payload, p.family))
@@ -692,13 +757,14 @@ pub fn summarise_packet(
             let Some(g) = gateway.filter(|_| tb.topology() != Topology::Direct) else {
                 bail!("sink gateway: no gateway counters");
             };
-            let Some(i) = g.interfaces.iter().find(|i| i.name == tb.gateway_ingress()) else {
+            let ingresses = tb.gateway_ingresses();
+            let Some(rx) = gateway_rx(g, &ingresses) else {
                 bail!(
                     "sink gateway: the gateway reported no {} counters",
-                    tb.gateway_ingress()
+                    ingresses.join(", ")
                 );
             };
-            ("gateway", i.rx_packets, proto::UdpSinkResults::default())
+            ("gateway", rx, proto::UdpSinkResults::default())
         }
     };
     // Per-flow figures need the sink; the gateway's interface counts only totals.
@@ -774,11 +840,20 @@ pub fn summarise_packet(
         src.scheduled,
         sent,
         received,
-        counted_at == "sink",
         gateway,
-        &sink.interfaces,
+        sink_in.filter(|_| counted_at == "sink"),
+        counted_at == "sink",
     );
-    Ok(PacketSummary {
+    let per_host = spread_out.then(|| {
+        Box::new(host_figures(
+            &shares,
+            &sources,
+            &sinks,
+            &flows,
+            delays.as_ref(),
+        ))
+    });
+    let mut summary = PacketSummary {
         limited_by: Some(Box::new(crate::limited_by::limited_by(
             &counters,
             LIMIT_TOLERANCE,
@@ -831,7 +906,103 @@ pub fn summarise_packet(
         },
         conntrack: None,
         xdp: XdpModes::of(&src, &sink).map(Box::new),
-    })
+        hosts: per_host,
+    };
+    match delays {
+        Some(d) => summary.owd_clocks = d.clocks,
+        None => {
+            // One host each: relate the two clocks when they are two hosts'.
+            if let (Some(c), Some(v)) = (sources.first(), sinks.first()) {
+                let of = |k: &Option<crate::testbed::launcher::ClockOffset>| {
+                    k.map(|k| (k.offset_ns, k.uncertainty_ns))
+                };
+                if hosts::pair_clocks(c, v).is_some() {
+                    summary.apply_clocks(of(&c.clock), of(&v.clock));
+                }
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// The interface of a sink's host that received the most (its link from the gateway).
+fn busiest_rx(interfaces: &[proto::IfCounters]) -> Option<u64> {
+    interfaces
+        .iter()
+        .filter(|i| i.name != "lo")
+        .map(|i| i.rx_packets)
+        .max()
+}
+
+/// What each host of a spread role sent or received.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct HostFigures {
+    /// `client` or `server`.
+    pub role: String,
+    /// Which host of its role (0-based, the order of the testbed file's tables).
+    pub host: u32,
+    /// Where its agent ran.
+    pub place: String,
+    /// A client host's block of the trial's flows: `first_flow .. first_flow + flows`
+    /// (0 and 0 for a server host).
+    pub first_flow: u32,
+    pub flows: u32,
+    /// A client host: packets it sent (0 for a server host).
+    pub sent: u64,
+    /// A client host: its flows' packets received at any sink; a server host: the
+    /// packets it counted.
+    pub received: u64,
+    /// Its one-way delays: a client host's flows' at every sink, a server host's from
+    /// every client host, each pair corrected by its clocks (count 0: withheld).
+    pub owd: RttSummary,
+}
+
+/// Per-host figures of a spread trial.
+fn host_figures(
+    shares: &[spread::ClientShare],
+    sources: &[FromHost<proto::UdpSourceResults>],
+    sinks: &[FromHost<proto::UdpSinkResults>],
+    flows: &[FlowSummary],
+    delays: Option<&hosts::Delays>,
+) -> Vec<HostFigures> {
+    let mut out = vec![];
+    for s in sources {
+        let (first_flow, n) = shares
+            .iter()
+            .find(|c| c.host == s.host)
+            .map_or((0, 0), |c| (c.first_flow, c.flows));
+        out.push(HostFigures {
+            role: "client".into(),
+            host: s.host,
+            place: s.place.clone(),
+            first_flow,
+            flows: n,
+            sent: s.results.sent.frames,
+            received: flows
+                .iter()
+                .filter(|f| (first_flow..first_flow + n).contains(&f.flow))
+                .map(|f| f.received)
+                .sum(),
+            owd: delays
+                .and_then(|d| d.per_client.get(s.host as usize).copied())
+                .unwrap_or_default(),
+        });
+    }
+    for (i, s) in sinks.iter().enumerate() {
+        out.push(HostFigures {
+            role: "server".into(),
+            host: s.host,
+            place: s.place.clone(),
+            first_flow: 0,
+            flows: 0,
+            sent: 0,
+            received: s.results.flows.iter().map(|f| f.received).sum::<u64>() + s.results.unstamped,
+            owd: delays
+                .and_then(|d| d.per_server.get(i).copied())
+                .unwrap_or_default(),
+        });
+    }
+    out
 }
 
 /// The AF_XDP sockets of a trial's sender and sink, as each read them back after bind
@@ -857,8 +1028,9 @@ impl XdpModes {
 pub const LIMIT_TOLERANCE: f64 = 0.001;
 
 /// One trial's counters along the path, for [`crate::limited_by::limited_by`]: the
-/// gateway's ingress rx and its other interfaces' tx (when it reported counters), the
-/// sink host's busiest interface rx (when the sink counted), the sink's count.
+/// gateway's ingress rx (every interface client hosts come in on) and its other
+/// interfaces' tx (when it reported counters), `sink_in` (each sink host's busiest
+/// interface rx, summed, when the sinks counted), the sinks' count.
 #[allow(clippy::too_many_arguments)]
 pub fn rate_counters(
     k: &PacketParams,
@@ -866,9 +1038,9 @@ pub fn rate_counters(
     scheduled: u64,
     sent: u64,
     received: u64,
-    at_sink: bool,
     gateway: Option<&GatewayResults>,
-    sink_interfaces: &[proto::IfCounters],
+    sink_in: Option<u64>,
+    at_sink: bool,
 ) -> crate::limited_by::RateCounters {
     // Forward: the gateway's ingress and egress are on the path; input: its ingress
     // only (the sink runs there); direct: no gateway.
@@ -878,29 +1050,18 @@ pub fn rate_counters(
         Topology::Direct => (false, false),
     };
     let gw = gateway.filter(|g| !g.interfaces.is_empty() && has_in);
-    let ingress = tb.gateway_ingress();
-    let gateway_in = gw.and_then(|g| {
-        g.interfaces
-            .iter()
-            .find(|i| i.name == ingress)
-            .map(|i| i.rx_packets)
-    });
+    let ingresses = tb.gateway_ingresses();
+    let gateway_in = gw.and_then(|g| gateway_rx(g, &ingresses));
     let egress: Vec<&proto::IfCounters> = gw
         .map(|g| {
             g.interfaces
                 .iter()
-                .filter(|i| i.name != ingress && i.name != "lo")
+                .filter(|i| !ingresses.contains(&i.name.as_str()) && i.name != "lo")
                 .collect()
         })
         .unwrap_or_default();
     let gateway_out = (has_out && gateway_in.is_some() && !egress.is_empty())
         .then(|| egress.iter().map(|i| i.tx_packets).sum());
-    let sink_in = sink_interfaces
-        .iter()
-        .filter(|i| i.name != "lo")
-        .map(|i| i.rx_packets)
-        .max()
-        .filter(|_| at_sink);
     let paced = k.rate != proto::Rate::Max;
     crate::limited_by::RateCounters {
         paced,
@@ -913,6 +1074,18 @@ pub fn rate_counters(
         received,
         ..Default::default()
     }
+}
+
+/// Packets into the gateway on `ingresses` (summed; `None` when it reported none of
+/// them).
+pub fn gateway_rx(g: &GatewayResults, ingresses: &[&str]) -> Option<u64> {
+    let on: Vec<u64> = g
+        .interfaces
+        .iter()
+        .filter(|i| ingresses.contains(&i.name.as_str()))
+        .map(|i| i.rx_packets)
+        .collect();
+    (!on.is_empty()).then(|| on.iter().sum())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1022,13 +1195,24 @@ impl PingSummary {
 /// The roles of a UDP packet trial: the source on the client, the sink (if any) on the
 /// server (flood, flow and new flows alike).
 pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-    let (sink, source, marker) = role_specs(tb, p)?;
+    let (sinks, sources, marker) = role_specs(tb, p)?;
+    let mut sinks = sinks.into_iter();
+    let mut sources = sources.into_iter();
+    let Some(source) = sources.next() else {
+        bail!("a {} trial without a source", p.name());
+    };
     Ok(Roles {
-        server: sink.map(|s| (Host::Server, s)),
+        server: sinks.next().map(|s| (Host::Server, s)),
         client: (Host::Client, source),
         proxy: None,
-        more_servers: Vec::new(),
-        more_clients: Vec::new(),
+        more_servers: (1..)
+            .zip(sinks)
+            .map(|(i, s)| (Host::Server, i, s))
+            .collect(),
+        more_clients: (1..)
+            .zip(sources)
+            .map(|(i, s)| (Host::Client, i, s))
+            .collect(),
         marker,
     })
 }
@@ -1059,11 +1243,45 @@ impl Traffic for PacketRate {
         udp_roles(tb, p)
     }
 
+    /// A flood or flow spreads its flows over the client hosts and its sinks over the
+    /// server hosts ([`spread`]); what needs one host, one source address or one
+    /// destination does not spread.
+    fn spread(&self, p: &TrialParams, clients: u32, servers: u32) -> Result<(), String> {
+        let Some(k) = p.packet().filter(|_| clients > 1 || servers > 1) else {
+            return Ok(());
+        };
+        let hosts = format!("{clients} client and {servers} server host(s)");
+        let refuse = |what: &str| Err(format!("{what}: not with {hosts} (one host per role)"));
+        if p.events.is_some() {
+            return refuse("--event times the traffic of one client host");
+        }
+        if k.src.is_some() || k.aim.is_some() {
+            return refuse("--src and --aim give every flow one source address");
+        }
+        if servers > 1 && (k.dsts > 1 || k.dst.is_some()) {
+            return refuse("--dsts and --dst choose the destinations (the server hosts do)");
+        }
+        if servers > 1 && p.model.aims_at_gateway() && p.engine != firewall::Engine::None {
+            return refuse(&format!(
+                "model {} sends to the gateway, which forwards to one server",
+                p.model.name()
+            ));
+        }
+        let most = clients.max(servers);
+        if k.flows < most {
+            return Err(format!(
+                "--flows {}: a trial spread over {hosts} needs a flow for each, at least {most}",
+                k.flows
+            ));
+        }
+        Ok(())
+    }
+
     fn collect(
         &self,
         tb: &dyn Testbed,
         p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
         let mut s = summarise_packet(p, tb, results, gateway)?;
@@ -1100,9 +1318,10 @@ impl Traffic for Ping {
         &self,
         _tb: &dyn Testbed,
         p: &TrialParams,
-        results: Vec<RoleResults>,
+        results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
+        let results = results.into_iter().map(|r| r.results).collect();
         summarise_ping(p, results, gateway).map(Figures::Ping)
     }
 }
@@ -1256,6 +1475,228 @@ mod tests {
             (s.counted_at.as_str(), s.received, s.lost),
             ("gateway", 800, 200)
         );
+    }
+
+    /// Two generator hosts (the second on the gateway's port g2) and two sink hosts,
+    /// each reached through a namespace launcher (nothing is run by these tests).
+    fn spread_testbed() -> crate::testbed::file::FileTestbed {
+        crate::testbed::file::parse(
+            "lab.toml",
+            "[[client]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gen1\"]\ninterface = \"c0\"\n\
+             prefix = \"198.18.1.0/24\"\ngateway_address = \"198.18.0.1\"\n\
+             [[client]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gen2\"]\ninterface = \"c0\"\n\
+             prefix = \"198.18.200.10/24\"\ngateway_address = \"198.18.200.1\"\ngateway_interface = \"g2\"\n\
+             [gateway]\nlauncher = [\"ip\", \"netns\", \"exec\", \"gw\"]\ninterface = \"g0\"\n\
+             [[server]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"sink1\"]\naddress = \"198.19.0.2\"\n\
+             [[server]]\nlauncher = [\"ip\", \"netns\", \"exec\", \"sink2\"]\naddress = \"198.19.0.3\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_trial_spread_over_two_generator_and_two_sink_hosts() {
+        let tb = spread_testbed();
+        let mut p = params(SinkKind::Socket);
+        p.kind.packet_mut().unwrap().flows = 4;
+        p.kind.packet_mut().unwrap().threads = 2;
+        p.kind.packet_mut().unwrap().rate = Rate::Pps(3000.0);
+        p.clients = 2;
+        // What each host is told: a block of the flows, its own addresses and next hop,
+        // the rate by its flows; flow n to sink n mod 2; each sink's delays per client host.
+        let (sinks, sources, _) = role_specs(&tb, &p).unwrap();
+        let src: Vec<&UdpSourceSpec> = sources
+            .iter()
+            .map(|r| match r {
+                RoleSpec::UdpSource(s) => s,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            src.iter()
+                .map(|s| (s.first_flow, s.flows, s.threads, s.pps))
+                .collect::<Vec<_>>(),
+            [(0, 2, 1, Some(1500.0)), (2, 2, 1, Some(1500.0))]
+        );
+        assert_eq!(src[0].sources[0].to_string(), "198.18.1.1");
+        assert_eq!(src[1].sources[0].to_string(), "198.18.200.11");
+        assert_eq!(src[1].dsts, src[0].dsts);
+        assert_eq!(
+            src[0]
+                .dsts
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>(),
+            ["198.19.0.2", "198.19.0.3"]
+        );
+        let listen: Vec<String> = sinks
+            .iter()
+            .map(|r| match r {
+                RoleSpec::UdpSink(s) => {
+                    assert_eq!((s.flows, s.owd_groups.as_slice()), (4, &[0u32, 2][..]));
+                    s.listen.to_string()
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(listen, ["198.19.0.2", "198.19.0.3"]);
+        let roles = udp_roles(&tb, &p).unwrap();
+        assert_eq!(
+            roles
+                .more_clients
+                .iter()
+                .map(|(h, i, _)| (*h, *i))
+                .collect::<Vec<_>>(),
+            [(Host::Client, 1)]
+        );
+        assert_eq!(roles.more_servers.len(), 1);
+
+        // Their results: 10 packets of flow 1 lost in the gateway; delays 40 µs.
+        let source = |host, per_flow: Vec<u64>| Returned {
+            host,
+            place: format!("netns gen{}", host + 1),
+            clock: None,
+            results: RoleResults::UdpSource(UdpSourceResults {
+                sent: Counter {
+                    frames: per_flow.iter().sum(),
+                    bytes: 18 * per_flow.iter().sum::<u64>(),
+                },
+                sent_per_flow: per_flow,
+                scheduled: 150,
+                elapsed_ns: 1_000_000_000,
+                ..Default::default()
+            }),
+        };
+        let group = |first_flow, n| {
+            let mut h = traffic::hist::RttHistogram::new();
+            h.record_n(40_000, n);
+            proto::OwdGroup {
+                first_flow,
+                buckets: h.buckets(),
+            }
+        };
+        let sink = |host, flows: Vec<(u32, u64)>, rx_if: u64| Returned {
+            host,
+            place: format!("netns sink{}", host + 1),
+            clock: None,
+            results: RoleResults::UdpSink(UdpSinkResults {
+                flows: flows
+                    .iter()
+                    .map(|&(flow, received)| FlowRx {
+                        flow,
+                        received,
+                        owd: owd(40_000),
+                        ..Default::default()
+                    })
+                    .collect(),
+                owd_groups: vec![group(0, flows[0].1), group(2, flows[1].1)],
+                interfaces: vec![proto::IfCounters {
+                    name: "s0".into(),
+                    rx_packets: rx_if,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+        };
+        let iface = |name: &str, rx, tx| proto::IfCounters {
+            name: name.into(),
+            rx_packets: rx,
+            tx_packets: tx,
+            ..Default::default()
+        };
+        let gw = GatewayResults {
+            interfaces: vec![
+                iface("g0", 200, 0),
+                iface("g2", 100, 0),
+                iface("g1", 0, 290),
+            ],
+            ..Default::default()
+        };
+        let s = summarise_packet(
+            &p,
+            &tb,
+            vec![
+                sink(1, vec![(1, 90), (3, 50)], 140),
+                source(1, vec![50, 50]),
+                source(0, vec![100, 100]),
+                sink(0, vec![(0, 100), (2, 50)], 150),
+            ],
+            Some(&gw),
+        )
+        .unwrap();
+        assert_eq!((s.sent, s.received, s.lost), (300, 290, 10));
+        let per_flow: Vec<(u64, u64)> = s.flows.iter().map(|f| (f.sent, f.lost)).collect();
+        assert_eq!(per_flow, [(100, 0), (100, 10), (50, 0), (50, 0)]);
+        assert!((s.offered_pps - 300.0).abs() < 1e-9, "{}", s.offered_pps);
+        let hosts: Vec<(&str, u32, u64, u64)> = s
+            .hosts
+            .iter()
+            .flat_map(|h| h.iter())
+            .map(|h| (h.role.as_str(), h.host, h.sent, h.received))
+            .collect();
+        assert_eq!(
+            hosts,
+            [
+                ("client", 0, 200, 190),
+                ("client", 1, 100, 100),
+                ("server", 0, 0, 150),
+                ("server", 1, 0, 140)
+            ]
+        );
+        let per_host = s.hosts.as_deref().unwrap();
+        assert_eq!(per_host[1].first_flow, 2);
+        // Delays: every received packet's, merged; one clock (no correction).
+        assert_eq!(s.owd.count, 290);
+        assert_eq!(per_host[0].owd.count, 190);
+        assert!(s.owd_clocks.is_none());
+        // The gateway path: both ingresses in, its egress out, both sinks' interfaces.
+        let c = s.limited_by.as_ref().unwrap().counters.unwrap();
+        assert_eq!(
+            (c.gateway_in, c.gateway_out, c.sink_in),
+            (Some(300), Some(290), Some(290))
+        );
+        assert_eq!(
+            s.limited_by.as_ref().unwrap().by,
+            crate::limited_by::LimitedBy::Gateway
+        );
+        // In the JSON: one result with the hosts beside it.
+        let j = serde_json::to_value(&s).unwrap();
+        assert_eq!(j["hosts"][3]["place"], "netns sink2");
+        assert_eq!(j["sent"], 300);
+    }
+
+    #[test]
+    fn what_cannot_spread_over_several_hosts_says_so() {
+        let p = params(SinkKind::Socket);
+        let spread = |p: &TrialParams, c, s| crate::workloads::traffic(&p.kind).spread(p, c, s);
+        spread(&p, 2, 2).unwrap();
+        spread(&p, 1, 1).unwrap();
+        let with = |f: &dyn Fn(&mut PacketParams)| {
+            let mut q = p.clone();
+            f(q.kind.packet_mut().unwrap());
+            spread(&q, 2, 1).unwrap_err()
+        };
+        assert!(with(&|k| k.src = Some("198.18.1.1".parse().unwrap())).contains("--src"));
+        assert!(with(&|k| k.flows = 1).contains("--flows 1"));
+        let e = spread(&p, 1, 3).unwrap_err();
+        assert!(e.contains("at least 3"), "{e}");
+        // Other workloads run on one host per role, and say which role has more.
+        let echo = crate::plan::scenario::parse("t.toml", "workload = \"echo\"\n", 1)
+            .unwrap()
+            .trials[0]
+            .params
+            .clone();
+        let e = spread(&echo, 2, 1).unwrap_err();
+        assert!(
+            e.starts_with("echo runs on one client host; this testbed's client role has 2"),
+            "{e}"
+        );
+        spread(&echo, 1, 1).unwrap();
+        let ping = crate::plan::scenario::parse("t.toml", "workload = \"ping\"\n", 1)
+            .unwrap()
+            .trials[0]
+            .params
+            .clone();
+        assert!(spread(&ping, 1, 2).unwrap_err().contains("one server host"));
     }
 
     #[test]

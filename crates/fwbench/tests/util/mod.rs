@@ -324,13 +324,21 @@ pub fn in_ns(ns: &str, argv: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Run `argv` with `input` on its stdin (`ip -n NS -b -`, `nft -f -`); it must succeed.
+pub fn run_with_input(argv: &[&str], input: &str) {
+    let (prog, args) = argv.split_first().expect("a program to run");
+    let ok = succeeds_with_input(Command::new(prog).args(args), input);
+    assert!(ok, "{argv:?} < {input}");
+}
+
 /// `nft list ruleset` inside a namespace.
 pub fn nft_ruleset(ns: &str) -> String {
     in_ns(ns, &["nft", "list", "ruleset"])
 }
 
-/// Run `c` with `input` on its stdin: whether it succeeded.
-pub fn run_with_input(c: &mut Command, input: &str) -> bool {
+/// Run `c` with `input` on its stdin: whether it succeeded (a probe; see
+/// [`run_with_input`] for a command that must).
+pub fn succeeds_with_input(c: &mut Command, input: &str) -> bool {
     use std::io::Write;
     let mut child = c
         .stdin(std::process::Stdio::piped())
@@ -350,9 +358,7 @@ pub fn run_with_input(c: &mut Command, input: &str) -> bool {
 
 /// `nft -f -` of `text` inside the namespace `ns`; panics (with the text) when refused.
 pub fn nft_load(ns: &str, text: &str) {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns, "nft", "-f", "-"]);
-    assert!(run_with_input(&mut c, text), "nft -f in {ns}:\n{text}");
+    run_with_input(&["ip", "netns", "exec", ns, "nft", "-f", "-"], text);
 }
 
 /// A test-owned nft table in a namespace (a testbed's gateway), deleted — only it — when

@@ -41,6 +41,8 @@ pub struct XskSinkSpec {
     pub flows: u32,
     /// Receive queues, one socket and thread each (queues 0..queues).
     pub queues: u32,
+    /// One-way delays per group of flows ([`proto::UdpSinkSpec::owd_groups`]).
+    pub owd_groups: Vec<u32>,
 }
 
 /// How the XDP program was attached.
@@ -82,6 +84,7 @@ pub struct XskSink {
     ebpf: Option<Ebpf>,
     info: XskInfo,
     attach: XdpAttach,
+    owd_groups: Vec<u32>,
 }
 
 impl XskSink {
@@ -173,6 +176,7 @@ impl XskSink {
             ebpf: Some(ebpf),
             info,
             attach,
+            owd_groups: spec.owd_groups.clone(),
         })
     }
 
@@ -209,7 +213,7 @@ impl XskSink {
             drops.dropped += t.drops.dropped;
             tallies.push(t.tally);
         }
-        let r: UdpSinkResults = merge_sinks(tallies);
+        let r: UdpSinkResults = merge_sinks(tallies, &self.owd_groups);
         Ok(XskSinkResults {
             results: r,
             xsk: self.info.clone(),

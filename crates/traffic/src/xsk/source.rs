@@ -189,6 +189,7 @@ impl Worker {
         let header_len =
             self.flows[0].templates[0].frame_len() - self.flows[0].templates[0].payload_len();
         let payload = self.plan.payload;
+        let first_flow = self.plan.first_flow;
         let mut pacer = Pacer::new(
             ctl.started_ns.load(Ordering::SeqCst) + self.plan.phase_ns,
             self.plan.pps,
@@ -227,7 +228,7 @@ impl Worker {
                     let len = size(k);
                     let head_len = len.min(FULL_LEN);
                     let probe = Probe {
-                        flow: f.id,
+                        flow: first_flow + f.id,
                         seq: f.seq.wrapping_add((k / nflows) as u32),
                         tx_ns: Some(stamp(pacer_ref.stamp_ns(first + k as u64, now))),
                     };
