@@ -209,11 +209,37 @@ def ndr_policer(limit, burst):
         lat = {round(p["fraction"], 2): p["loss_ratio"] for p in v.get("latency") or []}
         ceiling = limit + burst
         below = [c for c in v["curve"] if c["x"] < ceiling * 0.98 and not c["pass"]]
+        behind = [c for c in below if c["sender_behind"]]
         return {"ndr_share": v["rate_pps"] / ceiling,
                 "bracket": (v["fail_pps"] - v["rate_pps"]) / v["fail_pps"],
                 "loss_at_half": lat.get(0.5), "converged": int(bool(v["converged"])),
-                "failed_below_ceiling": len(below),
+                "failed_below_ceiling": len(below), "behind_below_ceiling": len(behind),
                 "worst_loss_below": max([c["loss_ratio"] for c in below], default=0.0)}
+
+    return case
+
+
+def ndr_scenario(limit, burst, max_rate, precision):
+    """The ndr test's scenario part: `fwbench run` of an ndr workload, the stored rate."""
+
+    def case(tb):
+        import tempfile
+        body = (f"udp dport 9000 limit rate over {limit}/second burst {burst} packets "
+                "counter drop")
+        with tempfile.TemporaryDirectory() as d, Table(tb, "fwbs_policer", body):
+            sc = os.path.join(d, "ndr.toml")
+            with open(sc, "w") as f:
+                f.write(f'workload = "ndr"\n[testbed]\nname = "{tb}"\n[params]\nduration = 1\n'
+                        f'precision = "{precision}"\nmax_rate = "{max_rate}"\n')
+            db = os.path.join(d, "r.db")
+            fwbench(["run", sc, "--db", db])
+            out = subprocess.run(["sqlite3", db, "SELECT json_extract(results, '$.search') "
+                                  "FROM trials WHERE workload = 'ndr'"],
+                                 capture_output=True, text=True, check=True).stdout
+        v = json.loads(out)
+        ceiling = limit + burst
+        below = [c for c in v["curve"] if c["x"] < ceiling * 0.98 and not c["pass"]]
+        return {"ndr_share": v["rate_pps"] / ceiling, "failed_below_ceiling": len(below)}
 
     return case
 
@@ -325,6 +351,8 @@ CASES = {
     "ping_1000": ping("1000"),
     "ndr": ndr_policer(20000, 2000),
     "ndr_5k": ndr_policer(5000, 1000),
+    "ndr_scenario": ndr_scenario(20000, 2000, "40kpps", "3%"),
+    "ndr_scenario_5k": ndr_scenario(5000, 1000, "12kpps", "3%"),
     "mlr": mlr,
     "sinkless": sinkless,
     "pinned": pinned,
