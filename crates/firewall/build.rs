@@ -3,38 +3,14 @@
 //! headers) the object is left empty and the build still succeeds: the BPF engines
 //! then report at run time that they are unavailable.
 
-use std::path::PathBuf;
-use std::process::Command;
+#[path = "../../build/clang_bpf.rs"]
+mod clang_bpf;
 
 fn main() {
-    let src = "bpf/fwbench.bpf.c";
-    println!("cargo:rerun-if-changed={src}");
-    println!("cargo:rerun-if-env-changed=CLANG");
-    let out =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("fwbench.bpf.o");
-    let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".into());
-    let multiarch = match std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
-        Ok("x86_64") => "x86_64-linux-gnu",
-        Ok("aarch64") => "aarch64-linux-gnu",
-        _ => "",
-    };
-    let status = Command::new(&clang)
-        .args(["-target", "bpf", "-O2", "-g", "-Wall"])
-        .arg(format!("-I/usr/include/{multiarch}"))
-        .args(["-c", src, "-o"])
-        .arg(&out)
-        .status();
-    match status {
-        Ok(s) if s.success() => {}
-        other => {
-            println!(
-                "cargo:warning=BPF programs not built ({}): the xdp and tc-bpf engines will be unavailable; install clang and libbpf-dev and rebuild",
-                match other {
-                    Ok(s) => format!("{clang} failed: {s}"),
-                    Err(e) => format!("{clang}: {e}"),
-                }
-            );
-            std::fs::write(&out, b"").expect("writing an empty BPF object");
-        }
-    }
+    clang_bpf::compile(
+        "bpf/fwbench.bpf.c",
+        "fwbench.bpf.o",
+        "BPF programs",
+        "the xdp and tc-bpf engines will be unavailable",
+    );
 }

@@ -32,7 +32,7 @@ fn file_error<T>(file: &str, why: String) -> Result<T, ImportError> {
     })
 }
 
-use crate::model::{AimFields, ImportFormat, Imported, ImportedRule, Ip};
+use crate::model::{AimFields, ImportFormat, Imported, ImportedRule, ImportedSets, Ip};
 use std::fmt::Write as _;
 
 /// iptables' longest chain name.
@@ -72,7 +72,7 @@ pub fn detect(text: &str) -> Option<ImportFormat> {
 /// and its read-back is rewritten by [`import_nft_listing`].
 pub fn import(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
     match detect(text) {
-        Some(ImportFormat::IptablesSave) => import_iptables(source, text, ip),
+        Some(ImportFormat::IptablesSave) => import_iptables(source, text, ip, None),
         Some(ImportFormat::Nft) => file_error(
             source,
             "an nft ruleset is imported by loading it into a scratch namespace \
@@ -160,19 +160,25 @@ fn ipt_name(table: &str, chain: &str, builtin: bool, taken: impl Fn(&str) -> boo
     } else {
         format!("FWBENCH-{}-{chain}", table.to_ascii_uppercase())
     };
-    if n.len() <= MAX_CHAIN_NAME && !taken(&n) {
+    fit_name(n, chain, MAX_CHAIN_NAME, taken)
+}
+
+/// `n` if it fits `max` bytes and is free; else cut to end in `~` and six hex digits
+/// of a hash of `key` (salted until the name is free), so two names never collide.
+fn fit_name(n: String, key: &str, max: usize, taken: impl Fn(&str) -> bool) -> String {
+    if n.len() <= max && !taken(&n) {
         return n;
     }
-    let mut cut = MAX_CHAIN_NAME - 7;
+    let mut cut = (max - 7).min(n.len());
     while !n.is_char_boundary(cut) {
         cut -= 1;
     }
     (0u32..)
         .map(|salt| {
             let key = if salt == 0 {
-                chain.to_owned()
+                key.to_owned()
             } else {
-                format!("{chain}#{salt}")
+                format!("{key}#{salt}")
             };
             format!("{}~{:06x}", &n[..cut], fnv1a(&key) & 0xff_ffff)
         })
@@ -209,7 +215,35 @@ pub(crate) fn words(s: &str) -> Result<Vec<(usize, usize)>, &'static str> {
     Ok(out)
 }
 
-fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportError> {
+/// An `iptables-save` file with the ipsets its rules match (`ipset save` output, read
+/// by [`import_ipset`]): every `--match-set`, `--add-set`, `--del-set` and
+/// `--map-set` names fwbench's copy of the set; a set the ipset file does not create
+/// is refused, naming the line.
+pub fn import_with_sets(
+    source: &str,
+    text: &str,
+    ip: Ip,
+    sets: &ImportedSets,
+) -> Result<Imported, ImportError> {
+    match detect(text) {
+        Some(ImportFormat::IptablesSave) => import_iptables(source, text, ip, Some(sets)),
+        Some(ImportFormat::Nft) | None => file_error(
+            source,
+            format!(
+                "an ipset file ({}) goes with an `iptables-save` file; an nft ruleset \
+                 holds its own sets",
+                sets.source
+            ),
+        ),
+    }
+}
+
+fn import_iptables(
+    source: &str,
+    text: &str,
+    ip: Ip,
+    sets: Option<&ImportedSets>,
+) -> Result<Imported, ImportError> {
     const TABLES: [&str; 5] = ["raw", "mangle", "nat", "filter", "security"];
     let mut out = String::with_capacity(text.len() + 1024);
     let mut rules = 0;
@@ -437,6 +471,21 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
                         None => a.unaimable = Some(format!("port {value} not understood")),
                     });
                 }
+                Opt::Set => {
+                    // Without an ipset file the name stays (the rule matches a set of
+                    // the host, which the engine's own check then looks for).
+                    if let Some(sets) = sets {
+                        let Some((_, ours)) = sets.names.iter().find(|(n, _)| n == value) else {
+                            return err(format!(
+                                "{opt} {value}: {} creates no set {value}",
+                                sets.source
+                            ));
+                        };
+                        new.push_str(&rest[last..value_at]);
+                        new.push_str(ours);
+                        last = value_at + value.len();
+                    }
+                }
                 Opt::Other => {}
             }
             negated = false;
@@ -458,15 +507,180 @@ fn import_iptables(source: &str, text: &str, ip: Ip) -> Result<Imported, ImportE
     if rule_list.iter().any(|r| r.policy) {
         notes.push("a DROP policy is a last counted `-j DROP` rule in fwbench's chain".into());
     }
+    let elements = sets.map_or(0, |s| {
+        s.text.lines().filter(|l| l.starts_with("add ")).count()
+    });
+    if let Some(s) = sets {
+        notes.push(format!(
+            "the ipsets of {} are created as fwbench's own ({}) before the rules and \
+             destroyed after them",
+            s.source,
+            s.names
+                .iter()
+                .map(|(n, o)| format!("{n} → {o}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     Ok(Imported {
         format: ImportFormat::IptablesSave,
         source: source.to_owned(),
         text: out,
         rules,
-        elements: 0,
+        elements,
         rule_list,
         chains,
         notes,
+        sets: sets.cloned(),
+    })
+}
+
+/// Prefix of the ipsets an import creates (within fwbench's `fwbench-`).
+pub const IMPORTED_SET_PREFIX: &str = "fwbench-i-";
+
+/// Longest ipset name (`IPSET_MAXNAMELEN` less its NUL).
+const MAX_SET_NAME: usize = 31;
+
+/// Most elements an ipset file may add.
+pub const MAX_SET_ELEMENTS: usize = 2_000_000;
+
+/// Read an ipset file (`ipset save` output) for an `iptables-save` import: only
+/// `create` and `add` lines (and comments); each set renamed `fwbench-i-NAME` (cut
+/// and hashed when longer than 31 characters), created with `-exist` and flushed
+/// first, so a leftover of a crashed run is reused and a set that is not fwbench's is
+/// never touched. A set of the other IP version, an `add` to a set the file does not
+/// create, or any other command is refused, naming the line.
+pub fn import_ipset(source: &str, text: &str, ip: Ip) -> Result<ImportedSets, ImportError> {
+    check_size(source, text)?;
+    let mut names: Vec<(String, String)> = vec![];
+    let mut list_sets: Vec<String> = vec![];
+    let mut out = String::with_capacity(text.len() + 1024);
+    let mut elements = 0usize;
+    for (n, raw) in text.lines().enumerate() {
+        let err = |why: String| {
+            Err(ImportError::Line {
+                file: source.to_owned(),
+                line: n + 1,
+                why,
+            })
+        };
+        if let Some((col, c)) = raw
+            .char_indices()
+            .find(|&(_, c)| c.is_control() && c != '\t' && c != '\r')
+        {
+            return err(format!(
+                "control character U+{:04X} at byte {} of the line (ipset save output is \
+                 plain text)",
+                u32::from(c),
+                col + 1
+            ));
+        }
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut w = line.split_whitespace();
+        let (cmd, name) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
+        // The rest of the line after the name, verbatim.
+        let after = line
+            .find(name)
+            .map_or("", |at| line[at + name.len()..].trim_start());
+        let ours = |name: &str| {
+            names
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, o)| o.clone())
+        };
+        match cmd {
+            "create" => {
+                if name.is_empty()
+                    || name.len() > MAX_SET_NAME
+                    || name.starts_with('-')
+                    || name.contains('"')
+                {
+                    return err(format!("set name `{name}` not understood"));
+                }
+                if ours(name).is_some() {
+                    return err(format!("set {name} created twice"));
+                }
+                let mut opts = after.split_whitespace();
+                let kind = opts.next().unwrap_or("");
+                if !(kind.starts_with("hash:") || kind.starts_with("bitmap:") || kind == "list:set")
+                {
+                    return err(format!("set {name}: type `{kind}` not understood"));
+                }
+                let words: Vec<&str> = opts.collect();
+                let family = words.windows(2).find(|p| p[0] == "family").map(|p| p[1]);
+                let want = match ip {
+                    Ip::V4 => "inet",
+                    Ip::V6 => "inet6",
+                };
+                if family.is_some_and(|f| f != want)
+                    || (family.is_none() && ip == Ip::V6 && kind.starts_with("hash:"))
+                {
+                    return err(format!(
+                        "set {name} is of family {}, the trial is IPv{}",
+                        family.unwrap_or("inet"),
+                        if ip == Ip::V6 { 6 } else { 4 }
+                    ));
+                }
+                if words.contains(&"-exist") || words.contains(&"-!") {
+                    return err(format!("set {name}: options of `ipset save` output only"));
+                }
+                let renamed = fit_name(
+                    format!("{IMPORTED_SET_PREFIX}{name}"),
+                    name,
+                    MAX_SET_NAME,
+                    |c| names.iter().any(|(_, o)| o == c),
+                );
+                let _ = writeln!(out, "create {renamed} {after} -exist");
+                let _ = writeln!(out, "flush {renamed}");
+                if kind == "list:set" {
+                    list_sets.push(name.to_owned());
+                }
+                names.push((name.to_owned(), renamed));
+            }
+            "add" => {
+                let Some(set) = ours(name) else {
+                    return err(format!("add to set {name}, which the file does not create"));
+                };
+                elements += 1;
+                if elements > MAX_SET_ELEMENTS {
+                    return err(format!(
+                        "more than {MAX_SET_ELEMENTS} elements; fwbench imports at most \
+                         {MAX_SET_ELEMENTS}"
+                    ));
+                }
+                let mut element = after.to_owned();
+                if list_sets.iter().any(|l| l == name) {
+                    let member = after.split_whitespace().next().unwrap_or("");
+                    let Some(m) = ours(member) else {
+                        return err(format!(
+                            "list set {name}: member {member} is not created before it"
+                        ));
+                    };
+                    element = format!("{m}{}", &after[member.len()..]);
+                }
+                let _ = writeln!(out, "add {set} {element}");
+            }
+            other => {
+                return err(format!(
+                    "`{other}` refused: an ipset file for an import only creates sets and \
+                     adds elements (`ipset save` output)"
+                ))
+            }
+        }
+    }
+    if names.is_empty() {
+        return file_error(
+            source,
+            "creates no set (`ipset save` output expected)".into(),
+        );
+    }
+    Ok(ImportedSets {
+        source: source.to_owned(),
+        text: out,
+        names,
     })
 }
 
@@ -478,6 +692,9 @@ enum Opt {
     Proto,
     /// `--sport`/`--dport` and their multiport forms (true: destination).
     Port(bool),
+    /// A set's name: `--match-set` (match `set`), `--add-set`, `--del-set`,
+    /// `--map-set` (target `SET`).
+    Set,
     Other,
 }
 
@@ -495,6 +712,7 @@ fn ipt_option(opt: &str) -> Opt {
         "-p" => Opt::Proto,
         "--dport" | "--destination-port" | "--dports" | "--destination-ports" => Opt::Port(true),
         "--sport" | "--source-port" | "--sports" | "--source-ports" => Opt::Port(false),
+        "--match-set" | "--add-set" | "--del-set" | "--map-set" => Opt::Set,
         _ if long("jump") || long("goto") => Opt::Jump,
         _ if long("source") && opt.len() >= 5 => Opt::Addr(false),
         _ if long("destination") && opt.len() >= 5 => Opt::Addr(true),
@@ -1004,6 +1222,7 @@ pub fn import_nft_listing(
         rule_list,
         chains: chain_names,
         notes,
+        sets: None,
     })
 }
 
@@ -1684,5 +1903,128 @@ COMMIT
             .unwrap_err()
             .to_string()
             .contains("iptables extension (recent)"));
+    }
+
+    /// The ipset file `advise --out` writes next to a blocklist it merged, and a
+    /// list set of two sets.
+    const SETS: &str = "create blocklist hash:net family inet hashsize 1024 maxelem 65536\n\
+                        add blocklist 203.0.113.1\n\
+                        add blocklist 198.51.100.0/24\n\
+                        create blocklist-of-the-whole-network hash:ip family inet\n\
+                        add blocklist-of-the-whole-network 192.0.2.7\n\
+                        create both list:set size 8\n\
+                        add both blocklist\n";
+
+    #[test]
+    fn an_ipset_file_is_renamed_into_fwbenchs_own_sets() {
+        let s = import_ipset("rules.ipset", SETS, Ip::V4).unwrap();
+        let long = s.names[1].1.clone();
+        assert_eq!(long.len(), 31, "{long}");
+        assert!(long.starts_with("fwbench-i-blocklist-of-t~"), "{long}");
+        assert_eq!(
+            s.names,
+            [
+                ("blocklist".to_owned(), "fwbench-i-blocklist".to_owned()),
+                ("blocklist-of-the-whole-network".to_owned(), long.clone()),
+                ("both".to_owned(), "fwbench-i-both".to_owned()),
+            ]
+        );
+        assert_eq!(
+            s.text,
+            format!(
+                "create fwbench-i-blocklist hash:net family inet hashsize 1024 maxelem 65536 -exist\n\
+                 flush fwbench-i-blocklist\n\
+                 add fwbench-i-blocklist 203.0.113.1\n\
+                 add fwbench-i-blocklist 198.51.100.0/24\n\
+                 create {long} hash:ip family inet -exist\nflush {long}\n\
+                 add {long} 192.0.2.7\n\
+                 create fwbench-i-both list:set size 8 -exist\nflush fwbench-i-both\n\
+                 add fwbench-i-both fwbench-i-blocklist\n"
+            )
+        );
+        // The rules match fwbench's copies; the elements are counted.
+        let rules = "*filter\n:INPUT DROP [0:0]\n\
+                     -A INPUT -m set --match-set blocklist src -j DROP\n\
+                     -A INPUT -m set ! --match-set both src,dst -j SET --add-set blocklist src\n\
+                     COMMIT\n";
+        let imp = import_with_sets("rules.v4", rules, Ip::V4, &s).unwrap();
+        assert!(imp
+            .text
+            .contains("-A FWBENCH-INPUT -m set --match-set fwbench-i-blocklist src -j DROP\n"));
+        assert!(imp.text.contains(
+            "-m set ! --match-set fwbench-i-both src,dst -j SET --add-set fwbench-i-blocklist src\n"
+        ));
+        assert_eq!((imp.rules, imp.elements), (3, 4));
+        assert_eq!(imp.sets.as_ref(), Some(&s));
+        assert!(imp
+            .notes
+            .iter()
+            .any(|n| n.contains("blocklist → fwbench-i-blocklist")));
+        // Without the ipset file the names stay as the file has them.
+        let plain = import("rules.v4", rules, Ip::V4).unwrap();
+        assert!(plain.text.contains("--match-set blocklist src"));
+        assert_eq!((plain.elements, plain.sets), (0, None));
+    }
+
+    #[test]
+    fn ipset_files_that_do_more_than_create_and_fill_sets_are_refused() {
+        let e = |text: &str, ip| import_ipset("s.ipset", text, ip).unwrap_err().to_string();
+        for (text, says) in [
+            (
+                "create s hash:ip\ndestroy s\n",
+                "s.ipset:2: `destroy` refused",
+            ),
+            ("flush\n", "s.ipset:1: `flush` refused"),
+            ("create s hash:ip\nswap s t\n", "s.ipset:2: `swap` refused"),
+            (
+                "add s 203.0.113.1\n",
+                "s.ipset:1: add to set s, which the file does not create",
+            ),
+            (
+                "create s hash:ip\ncreate s hash:ip\n",
+                "s.ipset:2: set s created twice",
+            ),
+            (
+                "create s hash:ip -exist\n",
+                "s.ipset:1: set s: options of `ipset save` output only",
+            ),
+            (
+                "create s foo:bar\n",
+                "s.ipset:1: set s: type `foo:bar` not understood",
+            ),
+            (
+                "create s hash:ip family inet6\n",
+                "s.ipset:1: set s is of family inet6, the trial is IPv4",
+            ),
+            (
+                "create s\0x hash:ip\n",
+                "s.ipset:1: control character U+0000",
+            ),
+            ("# nothing\n", "s.ipset: creates no set"),
+        ] {
+            assert!(
+                e(text, Ip::V4).starts_with(says),
+                "{text:?}: {}",
+                e(text, Ip::V4)
+            );
+        }
+        assert!(e("create s hash:ip\n", Ip::V6).contains("is of family inet, the trial is IPv6"));
+        // A rule matching a set the file does not create: refused with its line.
+        let sets = import_ipset("s.ipset", "create s hash:ip\n", Ip::V4).unwrap();
+        let e = import_with_sets(
+            "r.v4",
+            "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m set --match-set other src -j DROP\nCOMMIT\n",
+            Ip::V4,
+            &sets,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "r.v4:3: --match-set other: s.ipset creates no set other");
+        assert!(
+            import_with_sets("r.nft", "table inet x {\n}\n", Ip::V4, &sets)
+                .unwrap_err()
+                .to_string()
+                .contains("goes with an `iptables-save` file")
+        );
     }
 }

@@ -136,6 +136,14 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         action,
         role,
     };
+    // New and established flows of the test traffic, accepted (a stateful rule).
+    let accept_new = || {
+        let m = Match {
+            ct_new_established: true,
+            ..from_clients.clone()
+        };
+        rule(hook, m, Action::Accept, Role::Match)
+    };
     match spec.model {
         Model::None => {
             rs.description = "no rules (baseline)".into();
@@ -151,37 +159,30 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 )));
             }
             let server = Prefix::host(a.server);
+            // A client's upload rule and, on forward, its download rule. In the input
+            // topology replies leave via output and pass neither prerouting nor input,
+            // so a download rule would stay idle.
+            let up_and_down = |rules: &mut Vec<Rule>, hook, c: &IpAddr, action| {
+                let client = Prefix::host(*c);
+                let mut ends = vec![(client, server)];
+                if spec.chain == Chain::Forward {
+                    ends.push((server, client));
+                }
+                for (src, dst) in ends {
+                    let m = Match {
+                        src: Some(src),
+                        dst: Some(dst),
+                        l4,
+                        ..Match::default()
+                    };
+                    rules.push(rule(hook, m, action, Role::Match));
+                }
+            };
             // F=4: a QoS mark per client, set in mangle prerouting, before filtering.
             if spec.model == Model::Seed000F4 {
                 for (i, c) in a.clients.iter().enumerate() {
                     let mark = Action::Mark(i as u32 + 1);
-                    let client = Prefix::host(*c);
-                    rs.rules.push(rule(
-                        Hook::ManglePrerouting,
-                        Match {
-                            src: Some(client),
-                            dst: Some(server),
-                            l4,
-                            ..Match::default()
-                        },
-                        mark,
-                        Role::Match,
-                    ));
-                    // In the input topology replies leave via output and never pass
-                    // prerouting, so a download mark rule would stay idle.
-                    if spec.chain == Chain::Forward {
-                        rs.rules.push(rule(
-                            Hook::ManglePrerouting,
-                            Match {
-                                src: Some(server),
-                                dst: Some(client),
-                                l4,
-                                ..Match::default()
-                            },
-                            mark,
-                            Role::Match,
-                        ));
-                    }
+                    up_and_down(&mut rs.rules, Hook::ManglePrerouting, c, mark);
                 }
             }
             // Neighbour discovery must reach the gateway itself despite the drop policy.
@@ -197,32 +198,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 ));
             }
             for c in &a.clients {
-                let client = Prefix::host(*c);
-                rs.rules.push(rule(
-                    hook,
-                    Match {
-                        src: Some(client),
-                        dst: Some(server),
-                        l4,
-                        ..Match::default()
-                    },
-                    Action::Accept,
-                    Role::Match,
-                ));
-                // In the input topology replies leave via output, which is not filtered.
-                if spec.chain == Chain::Forward {
-                    rs.rules.push(rule(
-                        hook,
-                        Match {
-                            src: Some(server),
-                            dst: Some(client),
-                            l4,
-                            ..Match::default()
-                        },
-                        Action::Accept,
-                        Role::Match,
-                    ));
-                }
+                up_and_down(&mut rs.rules, hook, c, Action::Accept);
             }
             rs.policies.push((hook, Policy::Drop));
             let f = if spec.model == Model::Seed000F4 { 4 } else { 2 };
@@ -332,17 +308,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         Model::Conntrack => {
             // A stateful accept: the netns's connection tracking is switched on by it
             // (seed 001's "connection tracking enabled" row).
-            rs.rules.push(rule(
-                hook,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    ct_new_established: true,
-                    ..Match::default()
-                },
-                Action::Accept,
-                Role::Match,
-            ));
+            rs.rules.push(accept_new());
             rs.description = format!(
                 "conntrack: accept new and established {} from the client network on {} (tracks every flow)",
                 spec.l4.name(),
@@ -363,17 +329,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 Role::Guard,
             ));
             rs.rules.extend(fillers(hook, spec)?);
-            rs.rules.push(rule(
-                hook,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    ct_new_established: true,
-                    ..Match::default()
-                },
-                Action::Accept,
-                Role::Match,
-            ));
+            rs.rules.push(accept_new());
             rs.description = format!(
                 "stateful: accept established/related, {} non-matching rules, then accept new {} \
                  flows from the client network on {}",
@@ -468,11 +424,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
                 Some(to) => check_nat_to(to, a)?,
                 None => gateway(spec, a.gateway_server, "server")?,
             };
-            let m = Match {
-                src: Some(a.client_net),
-                l4,
-                ..Match::default()
-            };
+            let m = from_clients.clone();
             let what = format!(
                 "source NAT in nat postrouting: {} from the client network to {to}",
                 spec.l4.name()
@@ -487,11 +439,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             )?;
         }
         Model::Masquerade => {
-            let m = Match {
-                src: Some(a.client_net),
-                l4,
-                ..Match::default()
-            };
+            let m = from_clients.clone();
             let what = format!(
                 "masquerade in nat postrouting: {} from the client network to the outgoing \
                  interface's address",
@@ -524,11 +472,7 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             translating(&mut rs, spec, Hook::NatPrerouting, action, m, &what)?;
         }
         Model::Flowtable => {
-            let m = Match {
-                src: Some(a.client_net),
-                l4,
-                ..Match::default()
-            };
+            let m = from_clients.clone();
             let what = format!(
                 "{} flows from the client network added to flowtable ft on forward",
                 spec.l4.name()

@@ -352,6 +352,7 @@ mod tests {
                 rule_list: vec![],
                 chains: vec![],
                 notes: vec![],
+                sets: None,
             }),
             ..RuleSet::empty(Ip::V6)
         };
@@ -386,6 +387,38 @@ mod tests {
             "an iptables-save file needs engine iptables-legacy or iptables-nft"
         );
         assert!(render(&ipt, Engine::None).unwrap().install.is_empty());
+        // With its ipsets: made before the rules, destroyed after them, for every
+        // iptables engine.
+        let mut with_sets = ipt.clone();
+        if let Some(imp) = with_sets.raw.as_mut() {
+            imp.sets = Some(crate::model::ImportedSets {
+                source: "s.ipset".into(),
+                text: "create fwbench-i-s hash:ip -exist\nflush fwbench-i-s\n".into(),
+                names: vec![("s".into(), "fwbench-i-s".into())],
+            });
+        }
+        for e in [
+            Engine::IptablesLegacy,
+            Engine::IptablesNft,
+            Engine::IpsetLegacy,
+        ] {
+            let r = render(&with_sets, e).unwrap();
+            let tools: Vec<Tool> = r.install.iter().chain(&r.remove).map(|b| b.tool).collect();
+            assert_eq!(tools[0], Tool::IpsetRestore, "{e}");
+            assert!(matches!(tools[1], Tool::IptablesRestore { .. }), "{e}");
+            assert!(matches!(tools[2], Tool::IptablesRestore { .. }), "{e}");
+            assert_eq!(
+                r.remove.last().unwrap().text,
+                "destroy fwbench-i-s\n",
+                "{e}"
+            );
+            assert!(r
+                .settings
+                .sets
+                .as_deref()
+                .unwrap()
+                .starts_with("1 ipsets of s.ipset"));
+        }
     }
 
     #[test]

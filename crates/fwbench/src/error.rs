@@ -21,6 +21,17 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// A results file that could not be opened: bad input (exit 2: not an fwbench file, a
+/// newer schema, a path that cannot be a database), or — a full disk, an I/O error — a
+/// system failure (exit 1).
+pub fn store_error(e: store::StoreError) -> anyhow::Error {
+    if e.is_system() {
+        anyhow::Error::new(e)
+    } else {
+        usage(e.to_string())
+    }
+}
+
 /// The trial was interrupted (Ctrl-C); nothing of it is stored. Exit code 130.
 #[derive(Debug)]
 pub struct Interrupted;

@@ -18,7 +18,6 @@ pub mod host;
 pub mod limited_by;
 pub mod limits;
 pub mod lock;
-pub mod names;
 pub mod nftload;
 pub mod outcome;
 pub mod output;

@@ -96,16 +96,41 @@ pub fn load_nft(path: &str, text: &str) -> Result<Loaded, String> {
 }
 
 /// Run a batch tool's own check mode (`argv`, reading `text` on stdin) inside a
-/// fresh anonymous network namespace; its complaint, if any.
-pub fn check_in_scratch(argv: &[&str], text: &str) -> Result<(), String> {
+/// fresh anonymous network namespace, after `ipset restore` of `sets` there (the
+/// ipsets the rules match; from a private temporary file, whose path is an argument
+/// of the fixed script, never part of it); its complaint, if any.
+pub fn check_in_scratch(argv: &[&str], text: &str, sets: Option<&str>) -> Result<(), String> {
     let mut args = vec!["--net", "--"];
+    let dir = match sets {
+        Some(s) => {
+            let dir = std::env::temp_dir().join(format!("fwbench-sets-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)
+                .and_then(|_| std::fs::write(dir.join("sets"), s))
+                .map_err(|e| format!("writing the ipsets to {}: {e}", dir.display()))?;
+            Some(dir)
+        }
+        None => None,
+    };
+    let file = dir.as_ref().map(|d| d.join("sets").display().to_string());
+    if let Some(f) = &file {
+        args.extend([
+            "sh",
+            "-c",
+            "ipset restore -file \"$1\" && shift && exec \"$@\"",
+            "sh",
+            f.as_str(),
+        ]);
+    }
     args.extend_from_slice(argv);
-    let f = Cmd::new("unshare", &args)
+    let ran = Cmd::new("unshare", &args)
         .input(text)
         .timeout(LOAD_TIMEOUT)
         .c_locale()
-        .finish()
-        .map_err(|e| e.one_line())?;
+        .finish();
+    if let Some(d) = dir {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let f = ran.map_err(|e| e.one_line())?;
     if f.success() {
         Ok(())
     } else {

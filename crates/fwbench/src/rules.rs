@@ -58,7 +58,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
         let path = p.import.as_deref().ok_or(
             "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
         )?;
-        req.imported = Some(import(path, ip)?);
+        req.imported = Some(import(path, p.import_ipset.as_deref(), ip)?);
     } else {
         req.spec = Some(ModelSpec {
             model: p.model,
@@ -87,12 +87,19 @@ fn flood_dport(p: &TrialParams) -> Option<u16> {
     )
 }
 
-/// Read and rewrite a user's ruleset file. nft files are parsed by nft itself, in a
-/// scratch network namespace ([`crate::nftload`]); only its read-back is installed.
-pub fn import(path: &str, ip: Ip) -> Result<firewall::Imported, String> {
+/// Read and rewrite a user's ruleset file (with the ipsets its rules match, `ipset`:
+/// an `ipset save` file). nft files are parsed by nft itself, in a scratch network
+/// namespace ([`crate::nftload`]); only its read-back is installed.
+pub fn import(path: &str, ipset: Option<&str>, ip: Ip) -> Result<firewall::Imported, String> {
     use firewall::import;
     let text = crate::limits::read_user_file(std::path::Path::new(path), "rule import")
         .map_err(|e| format!("--import {e}"))?;
+    if let Some(sets) = ipset {
+        let set_text = crate::limits::read_user_file(std::path::Path::new(sets), "ipset file")
+            .map_err(|e| format!("--import-ipset {e}"))?;
+        let sets = import::import_ipset(sets, &set_text, ip).map_err(|e| e.to_string())?;
+        return import::import_with_sets(path, &text, ip, &sets).map_err(|e| e.to_string());
+    }
     // Anything that is not iptables-save text is nft's to judge.
     let imported = match import::detect(&text) {
         Some(firewall::ImportFormat::IptablesSave) => import::import(path, &text, ip),
@@ -171,17 +178,21 @@ pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), 
     if strict_aim {
         aim(p, &a.clients, a.server)?;
     }
-    if let Some(e) = p.packet().and_then(|k| k.events.as_ref()) {
-        check_events(p, r, e)?;
+    if let Some(e) = &p.events {
+        check_events(p, r, e, &a)?;
     }
-    if let (Some(path), Some(raw)) = (&p.import, r.install.first()) {
-        if let Tool::IptablesRestore { .. } = raw.tool {
-            let argv = raw.tool.argv();
-            let mut check: Vec<&str> = argv.clone();
-            check.push("--test");
-            crate::nftload::check_in_scratch(&check, &raw.text)
-                .map_err(|e| format!("--import {path}: {} rejects it:\n{e}", argv[0]))?;
-        }
+    let restore = r
+        .install
+        .iter()
+        .find(|b| matches!(b.tool, Tool::IptablesRestore { .. }));
+    if let (Some(path), Some(raw)) = (&p.import, restore) {
+        let argv = raw.tool.argv();
+        let mut check: Vec<&str> = argv.clone();
+        check.push("--test");
+        // The sets its rules match are made first, in the same scratch namespace.
+        let sets = r.install.iter().find(|b| b.tool == Tool::IpsetRestore);
+        crate::nftload::check_in_scratch(&check, &raw.text, sets.map(|b| b.text.as_str()))
+            .map_err(|e| format!("--import {path}: {} rejects it:\n{e}", argv[0]))?;
     }
     Ok(())
 }
@@ -192,6 +203,7 @@ fn check_events(
     p: &TrialParams,
     r: &Rendered,
     e: &crate::params::events::EventParams,
+    a: &Addressing,
 ) -> Result<(), String> {
     let Some(req) = request(p)? else {
         // INVARIANT: `r` is the rendering of this request (engine none has none).
@@ -199,7 +211,13 @@ fn check_events(
     };
     let rs = firewall::request::rule_set(&req).map_err(|e| e.to_string())?;
     let events = firewall::update::Events::new(r, rs, firewall::EngineOptions::default());
-    let spec = crate::workloads::events::event_spec(p, e, None);
+    // A marker of the trial's protocol, so the engine renders its rule as it will.
+    let marker = a.clients.first().map(|&src| proto::Marker {
+        src,
+        proto: p.proto,
+        dport: crate::params::ECHO_PORT,
+    });
+    let spec = crate::workloads::events::event_spec(p, e, marker);
     events.check(&spec).map_err(|x| format!("--event: {x}"))
 }
 
@@ -339,7 +357,7 @@ pub fn aim(
         .import
         .as_deref()
         .ok_or("--aim needs --import FILE (it aims at a rule of your ruleset)")?;
-    let imp = import(path, Ip::from(p.family))?;
+    let imp = import(path, p.import_ipset.as_deref(), Ip::from(p.family))?;
     let r = find_rule(&imp, target)?;
     let name = format!("{} ({})", r.place(), r.text);
     let refuse = |why: String| {
@@ -357,10 +375,7 @@ pub fn aim(
             p.name()
         ));
     }
-    let testbed = |x: std::net::IpAddr| {
-        in_prefix("198.18.0.0/15", x).unwrap_or(false)
-            || in_prefix("2001:2::/48", x).unwrap_or(false)
-    };
+    let testbed = addr::benchmark;
     let mut src = None;
     let user_src = p.packet().and_then(|k| k.src);
     if let Some(prefix) = &a.src {

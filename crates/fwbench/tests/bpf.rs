@@ -247,3 +247,27 @@ fn map_writes_update_the_bpf_engines_under_load() {
     ));
     assert_refused(&o, "--event changes fwbench's rule set on the gateway");
 }
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn map_writes_take_effect_during_echo_and_sessions() {
+    let _serial = serial();
+    let tb = TestbedGuard::up("forward");
+    let ns = format!("fwb-{}-gw", tb.name);
+    for engine in ["xdp", "tc-bpf"] {
+        let run = |kind: &str, extra: &str| {
+            let mut a = argv("-t 2 --rules 100 --event add:1@800ms --event-method map");
+            a.extend(["--engine", engine]);
+            a.extend(argv(extra));
+            trial_value(kind, &tb.name, &a)
+        };
+        let v = run("echo", "-P udp -n 3");
+        let r = &v["result"];
+        let ctx = format!("echo {engine}");
+        update_took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
+        assert!(u(&r["lost"]) > 0, "{ctx}: {v}");
+        let v = run("sessions", "-p 2");
+        update_took_effect(&v, &format!("sessions {engine}"), u(&v["result"]["failed"]));
+        assert!(!attached(&ns), "{engine}: left {}", bpf_state(&ns));
+    }
+}

@@ -16,11 +16,19 @@ fn ripple(rep: u32) -> f64 {
 /// A flood run: rules 0 and 100 (and, when `extra`, 1000), 5 repetitions each;
 /// the received rate at 100 rules times `factor`; kernel as given.
 fn write_run(path: &Path, kernel: &str, factor: f64, extra: bool) {
-    write_reps(path, kernel, factor, extra, 0..5);
+    write_reps(path, kernel, factor, extra, 0..5, 1.0);
 }
 
-/// [`write_run`] with the repetitions `reps` only (a run of one trial: `r..r + 1`).
-fn write_reps(path: &Path, kernel: &str, factor: f64, extra: bool, reps: std::ops::Range<u32>) {
+/// [`write_run`] with the repetitions `reps` only (a run of one trial: `r..r + 1`) and
+/// the ripple times `spread` (10: ±10 %).
+fn write_reps(
+    path: &Path,
+    kernel: &str,
+    factor: f64,
+    extra: bool,
+    reps: std::ops::Range<u32>,
+    spread: f64,
+) {
     let mut s = Store::open(path).unwrap();
     let run = s
         .begin_run(&NewRun {
@@ -46,7 +54,8 @@ fn write_reps(path: &Path, kernel: &str, factor: f64, extra: bool, reps: std::op
     for n in rules {
         for rep in reps.clone() {
             let base = 1e6 / (1.0 + n as f64 / 1000.0);
-            let pps = base * ripple(rep) * if n == 100 { factor } else { 1.0 };
+            let wobble = 1.0 + (ripple(rep) - 1.0) * spread;
+            let pps = base * wobble * if n == 100 { factor } else { 1.0 };
             let params = json!({"workload": "flood", "engine": "nft", "rules": n,
                                 "duration_s": 1.0, "seed": rep});
             s.insert_trial(&TrialRecord {
@@ -102,7 +111,7 @@ fn a_planted_regression_exits_1_and_is_named() {
         .find(|l| l.contains("received_pps"))
         .unwrap();
     assert!(
-        line.contains("-10 %") && line.contains("REGRESSION"),
+        line.contains("-10.0 % ± 1.1 %") && line.contains("REGRESSION"),
         "{line}"
     );
     // rules=0 is unchanged; 1000 is only in the old run, listed.
@@ -115,7 +124,7 @@ fn a_planted_regression_exits_1_and_is_named() {
     );
     // Listed on top, too.
     assert!(
-        out.contains("REGRESSIONS (2):\n  flood rules=100: ns_per_packet +11.11 % ± "),
+        out.contains("REGRESSIONS (2):\n  flood rules=100: ns_per_packet +11.1 % ± 1.2 %"),
         "{out}"
     );
     // received_pps and the per-packet time derived from it (1e9 / received_pps).
@@ -222,8 +231,8 @@ fn single_trial_runs_are_pooled_and_untested_changes_exit_3() {
     let dir = TempDir::new();
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));
     for rep in 0..3 {
-        write_reps(&a, "6.1.0", 1.0, false, rep..rep + 1);
-        write_reps(&b, "6.1.0", 0.3, false, rep..rep + 1);
+        write_reps(&a, "6.1.0", 1.0, false, rep..rep + 1, 1.0);
+        write_reps(&b, "6.1.0", 0.3, false, rep..rep + 1, 1.0);
     }
     let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
     // One run a side: untested, exit 3, the −70 % named in the summary line.
@@ -330,4 +339,66 @@ fn repeated_trials_make_a_comparison_testable() {
     let o = fwbench(&["ndr", "--repeat", "2", "--no-store"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_says(&o, "--repeat");
+}
+
+/// `scripts/seed-check.sh --verdict A B`: per configuration the main metric of run B
+/// against run A (Welch, Holm-corrected): identical data matches (exit 0); a planted
+/// 10 % drop at one rule count differs and is named (exit 1); the same data with a
+/// ±10 % spread matches only as "noisy" (exit 1); one repetition a side is untested,
+/// never a match (exit 1); a missing file is bad input (exit 2).
+#[test]
+fn seed_check_says_whether_a_second_run_matches_the_first() {
+    let dir = TempDir::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/seed-check.sh");
+    let verdict = |a: &Path, b: &Path| {
+        let o = std::process::Command::new("bash")
+            .arg(&script)
+            .args(["--verdict", a.to_str().unwrap(), b.to_str().unwrap()])
+            .env("FWBENCH", bin())
+            .output()
+            .unwrap();
+        (o.status.code(), stdout(&o), stderr(&o))
+    };
+    let (a, same, worse) = (dir.file("a.db"), dir.file("same.db"), dir.file("worse.db"));
+    write_run(&a, "6.1.0", 1.0, false);
+    write_run(&same, "6.1.0", 1.0, false);
+    write_run(&worse, "6.1.0", 0.9, false);
+    let (rc, out, err) = verdict(&a, &same);
+    assert_eq!(rc, Some(0), "{out}{err}");
+    assert!(out.contains("**2 match, 0 differ, 0 untested**"), "{out}");
+    assert!(out.trim_end().ends_with("verdict: matches"), "{out}");
+    let (rc, out, err) = verdict(&a, &worse);
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(out.contains("**1 match, 1 differ, 0 untested**"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("* differ: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("rules=100") && line.contains("received_pps") && line.contains("-10 %"),
+        "{line}"
+    );
+    assert!(out.trim_end().ends_with("verdict: differs"), "{out}");
+    let (noisy_a, noisy_b) = (dir.file("noisy-a.db"), dir.file("noisy-b.db"));
+    write_reps(&noisy_a, "6.1.0", 1.0, false, 0..5, 10.0);
+    write_reps(&noisy_b, "6.1.0", 1.0, false, 0..5, 10.0);
+    let (rc, out, err) = verdict(&noisy_a, &noisy_b);
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(out.contains("**2 match, 0 differ, 0 untested**"), "{out}");
+    assert!(
+        out.contains("above the report's 5 % stability limit"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("verdict: matches, noisy"), "{out}");
+    let (one_a, one_b) = (dir.file("one-a.db"), dir.file("one-b.db"));
+    write_reps(&one_a, "6.1.0", 1.0, false, 0..1, 1.0);
+    write_reps(&one_b, "6.1.0", 1.0, false, 0..1, 1.0);
+    let (rc, out, err) = verdict(&one_a, &one_b);
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(out.contains("0 match, 0 differ, 2 untested"), "{out}");
+    assert!(out.contains("one repetition a side"), "{out}");
+    assert!(out.trim_end().ends_with("verdict: untested"), "{out}");
+    let (rc, _, err) = verdict(&a, &dir.file("missing.db"));
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("missing.db: no such results file"), "{err}");
 }

@@ -86,22 +86,23 @@ fn a_full_table_drops_exactly_what_the_gateway_counts_and_the_max_comes_back() {
 #[ignore = "needs root: the host's conntrack settings (run with --include-ignored as root)"]
 fn a_killed_holders_max_is_restored_by_the_next_cleanup() {
     let _serial = serial();
-    let before = host_max();
     // A process that dies at once stands in for the killed holder.
     let mut dead = Command::new("true").spawn().unwrap();
     let pid = dead.id();
     dead.wait().unwrap();
-    let saved = format!(r#"{{"pid":{pid},"start":1,"items":[["{MAX}","{before}"]]}}"#);
-    // Under the lock, as a holder changes it.
+    // Under the lock, as a holder changes it: the value before is read there too (read
+    // outside it, it could be another live holder's temporary value, which the cleanup
+    // would then "restore" and leave behind).
     let script = format!(
-        "echo {} > {MAX} && printf '%s' '{saved}' > {SAVED}",
-        before + 1
+        "b=$(cat {MAX}) && printf '{{\"pid\":{pid},\"start\":1,\"items\":[[\"{MAX}\",\"%s\"]]}}' \"$b\" > {SAVED} \
+         && echo $((b + 1)) > {MAX} && echo \"$b\""
     );
-    let st = Command::new("flock")
+    let o = Command::new("flock")
         .args([LOCK, "sh", "-c", &script])
-        .status()
+        .output()
         .unwrap();
-    assert!(st.success());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before: u64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
     assert_eq!(host_max(), before + 1);
     let o = fwbench(&["testbed", "cleanup-host"]);
     let out = stdout(&o);

@@ -5,6 +5,7 @@
 
 mod util;
 
+use std::process::Command;
 use util::*;
 
 /// The trial commands: those whose `--json` is one trial object.
@@ -192,5 +193,97 @@ fn run_json_lines_are_valid_and_the_version_is_recorded() {
             "SELECT count(*) FROM echo_results WHERE echo_transactions_per_s > 0 AND clients = 2"
         ),
         2
+    );
+}
+
+/// `scripts/test.sh` counts what did not run as skipped, never as passed, and in CI
+/// (`FWBENCH_TEST_AS_ROOT=1`) fails on any skip (issue 24, 5a). A fake cargo
+/// (`FWBENCH_TEST_CARGO`) prints a runner's lines: two tests ok — one of them called
+/// the skip helper, so its line is in `$FWBENCH_SKIP_LOG` — and one ignored.
+#[test]
+fn test_script_counts_skips_and_fails_ci_on_any() {
+    let dir = TempDir::new();
+    let runner = |skips: bool| {
+        let body = if skips {
+            "echo 'test a::one ... ok'\necho 'test a::two ... ok'\n\
+             echo 'test a::three ... ignored, needs root: namespaces'\n\
+             printf 'fwbench::a::two\\tpandas not installed\\n' >> \"$FWBENCH_SKIP_LOG\"\n\
+             echo 'test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out'\n"
+        } else {
+            "echo 'test a::one ... ok'\necho 'test a::two ... ok'\n\
+             echo 'test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out'\n"
+        };
+        let path = dir.write(
+            if skips { "skips.sh" } else { "clean.sh" },
+            format!("#!/bin/sh\n{body}"),
+        );
+        format!("sh {}", path.display())
+    };
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/test.sh");
+    let root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let run = |cargo: &str, ci: bool| {
+        let mut c = Command::new("bash");
+        c.arg(&script)
+            .env("FWBENCH_TEST_CARGO", cargo)
+            .env_remove("FWBENCH_TEST_AS_ROOT");
+        if ci {
+            c.env("FWBENCH_TEST_AS_ROOT", "1");
+        }
+        c.output().unwrap()
+    };
+    // With a skip and an ignored test: 1 passed, 2 skipped, both listed with their reason.
+    let skipping = runner(true);
+    for ci in [false, true] {
+        let o = run(&skipping, ci);
+        let out = stdout(&o);
+        assert!(
+            out.contains("tests: 1 passed, 0 failed, 2 skipped"),
+            "ci {ci}: {out}"
+        );
+        assert!(
+            out.contains("  fwbench::a::two: pandas not installed"),
+            "{out}"
+        );
+        assert!(out.contains("  a::three: needs root: namespaces"), "{out}");
+        let want = if ci { 1 } else { 0 };
+        assert_eq!(o.status.code(), Some(want), "ci {ci}: {out}{}", stderr(&o));
+    }
+    // Nothing skipped: CI passes as root (and fails when not root: the privileged
+    // tests did not run).
+    let o = run(&runner(false), true);
+    let out = stdout(&o);
+    assert!(
+        out.contains("tests: 2 passed, 0 failed, 0 skipped"),
+        "{out}"
+    );
+    assert!(!out.contains("skipped:"), "{out}");
+    assert_eq!(o.status.code(), Some(if root { 0 } else { 1 }), "{out}");
+}
+
+/// Every exit code fwbench gives is named in `fwbench --help` and docs/limits.md — also
+/// compare's 3 (a change that could not be tested), which CI scripts must tell apart
+/// from 0 (issue 24 point 1).
+#[test]
+fn every_exit_code_is_documented_in_the_help_and_the_docs() {
+    let help = stdout(&fwbench(&["--help"]));
+    let line = help
+        .lines()
+        .find(|l| l.starts_with("Exit codes:"))
+        .unwrap_or_else(|| panic!("{help}"));
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/limits.md"),
+    )
+    .unwrap();
+    let codes = docs.split("## Exit codes").nth(1).unwrap();
+    let codes = codes.split("\n## ").next().unwrap();
+    for code in ["0 ", "1 ", "2 ", "3 ", "130 "] {
+        assert!(line.contains(&format!(" {code}")), "{code}in: {line}");
+        assert!(codes.contains(code), "{code}in docs/limits.md: {codes}");
+    }
+    assert!(line.contains("3 compare"), "{line}");
+    let compare = stdout(&fwbench(&["compare", "--help"]));
+    assert!(
+        compare.contains("3 when a change could not be tested"),
+        "{compare}"
     );
 }

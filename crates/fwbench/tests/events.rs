@@ -54,16 +54,10 @@ fn an_added_drop_rule_takes_effect_for_every_engine() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
-    let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
-    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    // The stored per-update rows match the number scheduled, all committed.
-    let count = |sql: &str| sqlite_count(&db, sql);
+/// The stored per-update rows of a trial of 4 scheduled updates: 4, all committed,
+/// the first (the marker's) with a time to effect.
+fn four_rows_stored(db: &std::path::Path) {
+    let count = |sql: &str| sqlite_count(db, sql);
     assert_eq!(count("SELECT count(*) FROM gateway_updates"), 4);
     assert_eq!(
         count("SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"),
@@ -73,6 +67,17 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
         count("SELECT count(*) FROM gateway_updates WHERE time_to_effect_ms IS NOT NULL"),
         1
     );
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    four_rows_stored(&db);
     // A deletion lets the marker flow through: its first packet dates the effect.
     let v = flow(
         &tb.name,
@@ -101,5 +106,125 @@ fn an_added_set_element_drops_the_marker_and_the_verdicts_say_whose_packets_they
         assert_eq!(vd["ok"], true, "{engine}: {vd}");
         assert_eq!(u(&vd["filler_packets"]), 0, "{engine}: {vd}");
         assert_eq!(u(&vd["event_packets"]), lost, "{engine}: {vd}");
+    }
+}
+
+/// A 2 s trial of `kind` through `engine` with 100 rules and `extra` flags.
+fn rr(tb: &str, kind: &str, engine: &str, extra: &[&str]) -> Value {
+    let a = [
+        &cmd!("-t 2 --rules 100 --event add:1@800ms --engine", engine)[..],
+        extra,
+    ];
+    trial_value(kind, tb, &a.concat())
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
+    let tb = TestbedGuard::up("forward");
+    // Echo over UDP through every netfilter engine: client 1 (the marker) loses its
+    // echoes from then on (one per timeout), the other clients are the background.
+    for engine in
+        "nft nft-set iptables-legacy iptables-nft ipset-legacy ipset-nft".split_whitespace()
+    {
+        let v = rr(&tb.name, "echo", engine, &argv("-P udp -n 3"));
+        let r = &v["result"];
+        let ctx = format!("echo udp {engine}");
+        update_took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
+        assert!(u(&r["lost"]) > 0, "{ctx}: the marker's echoes are lost");
+        assert_eq!(v["result"]["events"]["background_streams"], 2, "{ctx}");
+    }
+    for engine in ["nft", "iptables-legacy"] {
+        // TCP: the marker's connection stalls; its last echo counts as lost.
+        let v = rr(&tb.name, "echo", engine, &argv("-P tcp -n 3"));
+        let r = &v["result"];
+        let ctx = format!("echo tcp {engine}");
+        update_took_effect(&v, &ctx, u(&r["lost"]) + u(&r["unsent"]));
+        assert!(u(&r["lost"]) > 0, "{ctx}: {v}");
+        // Ping: the marker is a stream of paced probes of its own; the ping itself
+        // (the background) keeps its echoes.
+        let v = rr(&tb.name, "ping", engine, &[]);
+        let ctx = format!("ping {engine}");
+        update_took_effect(&v, &ctx, u(&v["result"]["lost"]));
+        assert_eq!(v["result"]["events"]["marker_src"], "198.18.1.2", "{ctx}");
+        assert_eq!(v["result"]["events"]["unit"], "probe", "{ctx}");
+        // Sessions: the marker is a stream of the smallest sessions from client 2;
+        // the workload's sessions (client 1) are the background.
+        let v = rr(&tb.name, "sessions", engine, &argv("-p 2"));
+        let ctx = format!("sessions {engine}");
+        update_took_effect(&v, &ctx, u(&v["result"]["failed"]));
+        assert!(u(&v["result"]["sessions"]) > 100, "{ctx}: {v}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn echo_updates_are_stored_one_row_each_and_reported() {
+    let tb = TestbedGuard::up("forward");
+    let dir = TempDir::new();
+    let db = dir.file("r.db");
+    let o = fwbench(&cmd!(
+        "echo --testbed",
+        &tb.name,
+        "--db",
+        db.to_str().unwrap(),
+        "-P udp -n 3 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    four_rows_stored(&db);
+    assert_eq!(
+        sqlite_count(
+            &db,
+            "SELECT count(*) FROM gateway_updates WHERE series IS NOT NULL"
+        ),
+        4
+    );
+    // The report reads them in echo's words.
+    let o = fwbench(&["report", db.to_str().unwrap(), "-f", "md", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    for want in [
+        "with nft by batch during echo took",
+        "echoes lost or unsent",
+        "Background round trip per 1-ms bin around adding 2 rules to",
+    ] {
+        assert!(md.contains(want), "no {want:?} in\n{md}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_deletion_lets_the_marker_through_during_echo_and_bad_combinations_exit_2() {
+    let tb = TestbedGuard::up("forward");
+    // The marker client's echoes are dropped until the deletion (each lost one waits
+    // the timeout: 50 ms here, the precision of this time to effect).
+    let v = trial_value(
+        "echo",
+        &tb.name,
+        &argv("-P udp -n 2 -t 2 --timeout-ms 50 --engine iptables-nft --rules 100 --event delete:1@800ms --event-method per-rule"),
+    );
+    let r = &v["result"];
+    let tte = update_took_effect(&v, "echo delete", u(&r["lost"]) + u(&r["unsent"]));
+    assert!(
+        tte > 0.0 && tte < 200.0,
+        "about one timeout after the commit: {tte} ms"
+    );
+    // Refused before any host is touched, exit 2, saying why.
+    for (args, why) in [
+        ("echo -P tcp --engine nft --event delete:1@1s", "use -P udp"),
+        (
+            "sessions --topology input --engine nft --event add:1@1s",
+            "topology input",
+        ),
+        (
+            "http --client-program curl --engine nft --event add:1@1s",
+            "built-in client",
+        ),
+        ("ping --event add:1@1s", "give an --engine other than none"),
+    ] {
+        let mut a = argv(args);
+        a.extend(["--testbed", &tb.name, "--no-store", "-t", "1"]);
+        let o = fwbench(&a);
+        assert_refused(&o, why);
     }
 }

@@ -9,19 +9,27 @@ use std::process::Command;
 use util::*;
 
 /// A shell script run in a private mount namespace with a 4 MiB tmpfs at `$T`: the
-/// disk is filled to 16 KiB free around the second trial, emptied for the third, then
-/// filled completely for a command on a new results file. Outputs land in `$O`.
+/// disk is filled to 16 KiB free for the second trial of `full.db`, and again for the
+/// second run of a one-trial scenario (`$O/one.toml`) in `run.db`, emptied for a third
+/// trial and the scenario's resumption, then filled completely for a command on a new
+/// results file. Outputs land in `$O`.
 const FULL_DISK: &str = r#"
 set -u
 mount -t tmpfs -o size=4m fwbench-full "$T" || exit 97
 step() { n=$1; shift; "$FW" "$@" >"$O/$n.out" 2>"$O/$n.err"; echo $? >"$O/$n.rc"; }
 step 1 flood -t 1 --rate 10kpps -J --db "$T/full.db"
+step 1r run "$O/one.toml" --db "$T/run.db"
 avail=$(df --output=avail -B1 "$T" | tail -1)
 fallocate -l $((avail - 16384)) "$T/fill" || exit 98
 step 2 flood -t 1 --rate 10kpps -J --db "$T/full.db"
 rm -f "$T/fill"
+avail=$(df --output=avail -B1 "$T" | tail -1)
+fallocate -l $((avail - 16384)) "$T/fill" || exit 98
+step 2r run "$O/one.toml" --db "$T/run.db"
+rm -f "$T/fill"
 step 3 flood -t 1 --rate 10kpps --db "$T/full.db"
-cp "$T/full.db" "$O/full.db"
+step 3r run "$O/one.toml" --db "$T/run.db"
+cp "$T/full.db" "$T/run.db" "$O/"
 avail=$(df --output=avail -B1 "$T" | tail -1)
 fallocate -l "$avail" "$T/fill" || exit 98
 step 4 flood -t 1 --rate 10kpps --db "$T/new.db"
@@ -38,6 +46,10 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
     let out = TempDir::new();
     let mnt = TempDir::new();
     let rec = out.file("recovery");
+    out.write(
+        "one.toml",
+        "name = \"one\"\nworkload = \"flood\"\n[params]\nduration = \"1s\"\nrate = \"10kpps\"\n",
+    );
     let o = Command::new("unshare")
         .args(["--mount", "--propagation", "private", "sh", "-c", FULL_DISK])
         .env("T", mnt.path())
@@ -47,7 +59,7 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
         .output()
         .expect("unshare(1)");
     assert!(o.status.success(), "script: {:?} {}", o.status, stderr(&o));
-    for n in ["1", "2", "3", "4"] {
+    for n in ["1", "1r", "2", "2r", "3", "3r", "4"] {
         eprintln!(
             "--- {n}: rc {}{}",
             read(&out, &format!("{n}.rc")),
@@ -55,6 +67,7 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
         );
     }
     assert_eq!(read(&out, "1.rc").trim(), "0");
+    assert_eq!(read(&out, "1r.rc").trim(), "0");
     // The disk full: the trial fails to store, exit 1, its figures on stdout (-J) and
     // the message says where they are kept.
     assert_eq!(read(&out, "2.rc").trim(), "1");
@@ -68,15 +81,38 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
         err2.contains("kept in") && err2.contains(rec.to_str().unwrap()),
         "{err2}"
     );
-    // The next run imports it: the results file holds the second trial's figures.
+    // A scenario run likewise (issue 24 4a: it left its run `running` without saying
+    // how to resume): the trial's line (on stderr, as every trial of a run), kept, and
+    // the command that resumes the run.
+    let err2r = read(&out, "2r.err");
+    assert_eq!(read(&out, "2r.rc").trim(), "1", "{err2r}");
+    assert!(err2r.contains("ok: offered 10.0 kpps"), "{err2r}");
+    assert!(err2r.contains("kept in"), "{err2r}");
+    assert!(
+        err2r.contains("is left unfinished; `fwbench run ")
+            && err2r.contains("one.toml --db ")
+            && err2r.contains("resumes it"),
+        "{err2r}"
+    );
+    // The next command imports it: the results file holds the second trial's figures.
     assert_eq!(read(&out, "3.rc").trim(), "0", "{}", read(&out, "3.err"));
     assert!(
         read(&out, "3.err").contains("recovered 1 trial(s)"),
         "{}",
         read(&out, "3.err")
     );
+    // Resuming the scenario run imports its trial, finds it done and finishes the run.
+    let err3r = read(&out, "3r.err");
+    assert_eq!(read(&out, "3r.rc").trim(), "0", "{err3r}");
+    assert!(err3r.contains("recovered 1 trial(s)"), "{err3r}");
+    assert!(err3r.contains("resuming run 2"), "{err3r}");
+    let runs = out.file("run.db");
+    assert_eq!(sqlite_count(&runs, "SELECT count(*) FROM trials"), 2);
+    assert_eq!(
+        sqlite_count(&runs, "SELECT count(*) FROM runs WHERE status = 'complete'"),
+        2
+    );
     let db = out.file("full.db");
-    assert_eq!(sqlite_count(&db, "SELECT count(*) FROM trials"), 3);
     assert_eq!(
         sqlite_count(
             &db,
@@ -90,8 +126,11 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
         std::fs::read_dir(&rec).map(|d| d.count()).unwrap_or(0) == 0,
         "recovery file left"
     );
-    // No space at all: no results file (and no temporary one) is left.
-    assert_ne!(read(&out, "4.rc").trim(), "0");
+    // No space at all: a system failure (exit 1, not 2: nothing the user typed is
+    // wrong), said as such, and no results file (and no temporary one) is left.
+    let err4 = read(&out, "4.err");
+    assert_eq!(read(&out, "4.rc").trim(), "1", "{err4}");
+    assert!(err4.contains("disk is full"), "{err4}");
     let ls = read(&out, "4.ls");
     assert!(!ls.contains("new.db"), "{ls}");
 }

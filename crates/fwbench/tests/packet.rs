@@ -568,6 +568,41 @@ impl Policer {
     }
 }
 
+/// `fwbench ndr-newflows` end to end (issue 24 5d: no test ran it): a policer of new
+/// connections in the gateway (`ct state new limit rate over 2000/second burst 200`)
+/// is what limits the new-flow rate, so the search finds limit + burst in 1-s trials,
+/// and the policer's own counter shows it dropped new flows (repeated 5-tuples would be
+/// established and pass it).
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn ndr_newflows_finds_a_new_flow_policers_rate() {
+    let _serial = serial();
+    let tb = TestbedGuard::up("forward");
+    let policer = GatewayTable::new(
+        &tb,
+        "fwbt_newflows",
+        "ct state new limit rate over 2000/second burst 200 packets counter drop",
+    );
+    let v = json_of(&cmd!(
+        "ndr-newflows --testbed",
+        &tb.name,
+        "--json -t 1 --precision 3% --flows 20000 --max-rate 6kpps --latency-at none --no-store"
+    ));
+    let r = &v["result"];
+    let (ndr, fail) = (f(&r["rate_pps"]), f(&r["fail_pps"]));
+    let ceiling = 2000.0 + 200.0;
+    assert!(
+        ndr <= ceiling * 1.005 && ndr >= ceiling * 0.9,
+        "ndr {ndr}: {r}"
+    );
+    assert!(
+        fail > ndr && fail <= ceiling * 1.1,
+        "bracket {ndr}..{fail}: {r}"
+    );
+    assert!(r["converged"].as_bool().unwrap(), "{r}");
+    assert!(policer.counters()[0] > 0, "the policer dropped new flows");
+}
+
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ndr_finds_a_policers_rate_within_the_precision() {

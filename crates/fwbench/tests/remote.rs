@@ -396,6 +396,15 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     assert!(u(&v["result"]["lost"]) > 0, "{v}");
     assert_eq!(u(&e["bins_lost"]), u(&v["result"]["lost"]), "{v}");
     assert_eq!(v["verdicts"]["ok"], true, "{v}");
+    // Echo: the client times its own cycles, so only the commit's start is moved to
+    // its clock (by the two hosts' offsets): the time to effect is always given.
+    let v = h.json(&trial_args(
+        "echo",
+        &file,
+        &argv("-P udp -n 3 -t 2 --engine nft --rules 10 --event add:1@800ms"),
+    ));
+    let r = &v["result"];
+    update_took_effect(&v, "echo over ssh", u(&r["lost"]) + u(&r["unsent"]));
     // The binary went to the test's cache dir, once, named by its SHA-256.
     let cached: Vec<String> = std::fs::read_dir(h.dir.file("cache"))
         .unwrap()

@@ -113,6 +113,22 @@ impl Lab {
         p.display().to_string()
     }
 
+    /// The testbed file with an agent on the DUT (a `[gateway]` table reached by
+    /// `ip netns exec`) instead of `gateway = "external"`: the tester's two ports
+    /// still carry the traffic, and fwbench can change the DUT's rules.
+    fn file_with_agent(&self) -> String {
+        let text = std::fs::read_to_string(self.file(true))
+            .unwrap()
+            .replace("gateway = \"external\"\n", "")
+            + &format!(
+            "\n[gateway]\nlauncher = [\"ip\", \"netns\", \"exec\", \"{}\"]\ninterface = \"d0\"\n",
+            self.dut
+        );
+        let p = self.dir.file("two-port-agent.toml");
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+
     /// Port `dev` in the tester host (`None`: not there — moved away or gone).
     fn port(&self, dev: &str) -> Option<Port> {
         let o = Command::new("ip")
@@ -455,4 +471,46 @@ fn two_port_bad_interface_exits_2_and_changes_nothing() {
     let o = lab.fwbench(&["echo", "--testbed", &file, "--no-store", "-t", "1"]);
     assert_refused(&o, "server interface p9");
     lab.assert_given_back("bad interface");
+}
+
+/// Gateway events with the two-port tester: with an agent on the DUT its rules change
+/// under the tester's traffic, and the time to effect and the stalls are measured
+/// where they always are — at the receiving end (the sink, the echo and session
+/// clients), on the tester's one clock; with an external DUT there is nothing of
+/// fwbench's to change: refused before a port moves.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn two_port_tester_runs_gateway_events_with_an_agent_on_the_dut() {
+    let _s = serial();
+    let lab = Lab::up();
+    let file = lab.file_with_agent();
+    let event = argv("-t 2 --engine nft --rules 100 --event add:1@800ms");
+    let run = |kind: &str, extra: &[&str]| {
+        let mut a = trial_args(kind, &file, &event);
+        a.extend_from_slice(extra);
+        let o = lab.fwbench(&a);
+        serde_json::from_str::<Value>(&stdout(&o))
+            .unwrap_or_else(|e| panic!("{kind}: {e}: {}", stderr(&o)))
+    };
+    let v = run("flow", &argv("-r 20kpps --flows 2 --sources 2"));
+    let r = &v["result"];
+    update_took_effect(&v, "two-port flow", u(&r["lost"]));
+    assert!(u(&r["lost"]) > 0, "the marker flow is dropped: {v}");
+    lab.assert_given_back("flow with an event");
+    let v = run("echo", &argv("-P udp -n 3"));
+    let r = &v["result"];
+    update_took_effect(&v, "two-port echo", u(&r["lost"]) + u(&r["unsent"]));
+    lab.assert_given_back("echo with an event");
+    let v = run("sessions", &argv("-p 2"));
+    update_took_effect(&v, "two-port sessions", u(&v["result"]["failed"]));
+    lab.assert_given_back("sessions with an event");
+    // An external DUT: no rule set of fwbench's to change.
+    let external = lab.file(true);
+    let o = lab.fwbench(&cmd!(
+        "flow --testbed",
+        &external,
+        "--no-store -t 1 -r 1kpps --engine nft --event add:1@500ms"
+    ));
+    assert_refused(&o, "its gateway is external");
+    lab.assert_given_back("refused event");
 }

@@ -83,6 +83,52 @@ impl Engine {
     }
 }
 
+/// The names of a choice enum from one table — this crate's `Model`, `Position`,
+/// `Chain`, `NftFamily`, the controller's workload, search, sender and sink:
+/// `ALL` (every variant, in table order), `NAMES` (their names, in that order),
+/// `name()`, `Display` (the name) and `FromStr` (another name is an [`UnknownName`]
+/// of `$what`, listing `NAMES`).
+///
+/// `fwmodel::named!(Type, "what", { Variant => "name", … });`
+#[macro_export]
+macro_rules! named {
+    ($t:ident, $what:literal, { $($v:ident => $name:literal),+ $(,)? }) => {
+        impl $t {
+            /// Every variant, in the order of `NAMES`.
+            pub const ALL: [$t; [$($name),+].len()] = [$($t::$v),+];
+            /// Every name, in the order of `ALL`.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// The name as typed (flags, scenario files) and as serialized.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $name),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = $crate::model::UnknownName;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($name => Ok($t::$v),)+
+                    _ => Err($crate::model::UnknownName {
+                        what: $what,
+                        name: s.into(),
+                        expected: Self::NAMES.join(", "),
+                    }),
+                }
+            }
+        }
+    };
+}
+
 /// `Display` as the name (`name()`).
 macro_rules! display_by_name {
     ($($t:ty),+) => {
@@ -93,7 +139,7 @@ macro_rules! display_by_name {
         })+
     };
 }
-display_by_name!(Engine, EngineKind, NftFamily);
+display_by_name!(Engine, EngineKind);
 
 impl std::str::FromStr for Engine {
     type Err = UnknownName;
@@ -206,17 +252,9 @@ pub enum NftFamily {
     Ip,
 }
 
+crate::named!(NftFamily, "nft family", { Inet => "inet", Ip => "ip" });
+
 impl NftFamily {
-    pub const NAMES: &'static [&'static str] = &["inet", "ip"];
-
-    /// The name the CLI and scenario files use.
-    pub fn name(self) -> &'static str {
-        match self {
-            NftFamily::Inet => "inet",
-            NftFamily::Ip => "ip",
-        }
-    }
-
     /// The table family nft names for a rule set of IP version `ip`: inet, ip or ip6.
     pub fn table_family(self, ip: Ip) -> &'static str {
         match (self, ip) {
@@ -229,21 +267,6 @@ impl NftFamily {
     /// Is this the default (`inet`)? For `skip_serializing_if`.
     pub fn is_default(&self) -> bool {
         *self == NftFamily::Inet
-    }
-}
-
-impl std::str::FromStr for NftFamily {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "inet" => Ok(NftFamily::Inet),
-            "ip" => Ok(NftFamily::Ip),
-            _ => Err(UnknownName {
-                what: "nft family",
-                name: s.into(),
-                expected: NftFamily::NAMES.join(", "),
-            }),
-        }
     }
 }
 
@@ -312,6 +335,22 @@ pub struct Imported {
     /// tables skipped): shown by `rules render`, recorded as a setting.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The ipsets an `iptables-save` import matches (`--import-ipset`), renamed into
+    /// fwbench's own; created before the rules, destroyed after them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<ImportedSets>,
+}
+
+/// An ipset file (`ipset save` output) imported with an `iptables-save` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedSets {
+    /// File it came from (for messages).
+    pub source: String,
+    /// Rewritten `ipset restore` input: every set created (`-exist`), flushed and
+    /// filled under fwbench's name.
+    pub text: String,
+    /// (the file's name, fwbench's name) of every set, in file order.
+    pub names: Vec<(String, String)>,
 }
 
 /// One rule of an imported ruleset as fwbench installs it.

@@ -5,9 +5,8 @@
 //! `--chain`, scenario files, trial keys), [`ModelSpec`] and [`Addressing`].
 //! Must not: build rule sets (that is `firewall::models::generate`).
 
-use crate::model::{Hook, Ip, Prefix, UnknownName, L4};
+use crate::model::{Hook, Ip, Prefix, L4};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::net::IpAddr;
 
 /// Chain the test traffic is filtered in.
@@ -77,32 +76,6 @@ pub enum Model {
     Import,
 }
 
-pub const MODELS: &[&str] = &[
-    "none",
-    "seed000-f0",
-    "seed000-f2",
-    "seed000-f4",
-    "linear",
-    "linear-drop",
-    "net-drop",
-    "notrack",
-    "conntrack",
-    "stateful",
-    "raw-drop",
-    "filter-drop",
-    "raw-filler",
-    "string-bm",
-    "string-kmp",
-    "string-bm-drop",
-    "string-kmp-drop",
-    "hashlimit",
-    "snat",
-    "masquerade",
-    "dnat",
-    "flowtable",
-    "import",
-];
-
 /// The addresses of the testbed the rule set is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Addressing {
@@ -149,63 +122,47 @@ pub struct ModelSpec {
 // Names
 // ---------------------------------------------------------------------------
 
+crate::named!(Model, "model", {
+    None => "none",
+    Seed000F0 => "seed000-f0",
+    Seed000F2 => "seed000-f2",
+    Seed000F4 => "seed000-f4",
+    Linear => "linear",
+    LinearDrop => "linear-drop",
+    NetDrop => "net-drop",
+    Notrack => "notrack",
+    Conntrack => "conntrack",
+    Stateful => "stateful",
+    RawDrop => "raw-drop",
+    FilterDrop => "filter-drop",
+    RawFiller => "raw-filler",
+    StringBm => "string-bm",
+    StringKmp => "string-kmp",
+    StringBmDrop => "string-bm-drop",
+    StringKmpDrop => "string-kmp-drop",
+    Hashlimit => "hashlimit",
+    Snat => "snat",
+    Masquerade => "masquerade",
+    Dnat => "dnat",
+    Flowtable => "flowtable",
+    Import => "import",
+});
+crate::named!(Position, "position", {
+    First => "first",
+    Middle => "middle",
+    Last => "last",
+    None => "none",
+});
+crate::named!(Chain, "chain", { Forward => "forward", Input => "input" });
+
+/// Every model's name (`--model`), in the order of [`Model::ALL`].
+pub const MODELS: &[&str] = Model::NAMES;
+/// Every position's name (`--position`).
+pub const POSITIONS: &[&str] = Position::NAMES;
+/// Every chain's name (`--chain`).
+pub const CHAINS: &[&str] = Chain::NAMES;
+
 impl Model {
-    /// The name as typed (`--model`), one of [`MODELS`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::None => "none",
-            Model::Seed000F0 => "seed000-f0",
-            Model::Seed000F2 => "seed000-f2",
-            Model::Seed000F4 => "seed000-f4",
-            Model::Linear => "linear",
-            Model::LinearDrop => "linear-drop",
-            Model::NetDrop => "net-drop",
-            Model::Notrack => "notrack",
-            Model::Conntrack => "conntrack",
-            Model::Stateful => "stateful",
-            Model::RawDrop => "raw-drop",
-            Model::FilterDrop => "filter-drop",
-            Model::RawFiller => "raw-filler",
-            Model::StringBm => "string-bm",
-            Model::StringKmp => "string-kmp",
-            Model::StringBmDrop => "string-bm-drop",
-            Model::StringKmpDrop => "string-kmp-drop",
-            Model::Hashlimit => "hashlimit",
-            Model::Snat => "snat",
-            Model::Masquerade => "masquerade",
-            Model::Dnat => "dnat",
-            Model::Flowtable => "flowtable",
-            Model::Import => "import",
-        }
-    }
-
-    /// Every model, in the order of [`MODELS`].
-    pub const ALL: [Model; 23] = [
-        Model::None,
-        Model::Seed000F0,
-        Model::Seed000F2,
-        Model::Seed000F4,
-        Model::Linear,
-        Model::LinearDrop,
-        Model::NetDrop,
-        Model::Notrack,
-        Model::Conntrack,
-        Model::Stateful,
-        Model::RawDrop,
-        Model::FilterDrop,
-        Model::RawFiller,
-        Model::StringBm,
-        Model::StringKmp,
-        Model::StringBmDrop,
-        Model::StringKmpDrop,
-        Model::Hashlimit,
-        Model::Snat,
-        Model::Masquerade,
-        Model::Dnat,
-        Model::Flowtable,
-        Model::Import,
-    ];
-
     /// A NAT model: the gateway translates addresses (the server sees the translated
     /// source, or the client aims at the gateway).
     pub fn is_nat(self) -> bool {
@@ -219,86 +176,6 @@ impl Model {
     }
 }
 
-impl std::str::FromStr for Model {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Model::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownName {
-                what: "model",
-                name: s.into(),
-                expected: MODELS.join(", "),
-            })
-    }
-}
-
-impl fmt::Display for Model {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-pub const POSITIONS: &[&str] = &["first", "middle", "last", "none"];
-
-impl std::str::FromStr for Position {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Ok(match s {
-            "first" => Position::First,
-            "middle" => Position::Middle,
-            "last" => Position::Last,
-            "none" => Position::None,
-            _ => {
-                return Err(UnknownName {
-                    what: "position",
-                    name: s.into(),
-                    expected: POSITIONS.join(", "),
-                })
-            }
-        })
-    }
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Position::First => "first",
-            Position::Middle => "middle",
-            Position::Last => "last",
-            Position::None => "none",
-        })
-    }
-}
-
-pub const CHAINS: &[&str] = &["forward", "input"];
-
-impl std::str::FromStr for Chain {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Ok(match s {
-            "forward" => Chain::Forward,
-            "input" => Chain::Input,
-            _ => {
-                return Err(UnknownName {
-                    what: "chain",
-                    name: s.into(),
-                    expected: CHAINS.join(", "),
-                })
-            }
-        })
-    }
-}
-
-impl fmt::Display for Chain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Chain::Forward => "forward",
-            Chain::Input => "input",
-        })
-    }
-}
-
 impl Chain {
     /// The netfilter hook the test traffic is filtered at.
     pub fn hook(self) -> Hook {
@@ -306,5 +183,35 @@ impl Chain {
             Chain::Forward => Hook::FilterForward,
             Chain::Input => Hook::FilterInput,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names table of each enum (`named!`) is its serde form and parses back.
+    #[test]
+    fn names_are_serde_names_and_parse_back() {
+        fn check<T>(all: &[T])
+        where
+            T: Copy + PartialEq + std::fmt::Debug + Serialize + std::fmt::Display,
+            T: std::str::FromStr<Err = crate::model::UnknownName>,
+        {
+            for &v in all {
+                let name = v.to_string();
+                assert_eq!(serde_json::to_value(v).unwrap(), name, "{v:?}");
+                assert_eq!(name.parse::<T>().unwrap(), v);
+            }
+        }
+        check(&Model::ALL);
+        check(&Position::ALL);
+        check(&Chain::ALL);
+        check(&crate::model::NftFamily::ALL);
+        assert_eq!(MODELS.len(), Model::ALL.len());
+        assert_eq!(
+            "sideways".parse::<Position>().unwrap_err().to_string(),
+            "unknown position 'sideways' (expected one of: first, middle, last, none)"
+        );
     }
 }

@@ -105,6 +105,9 @@ pub struct SessionClientSpec {
     /// built-in client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+    /// Gateway events: record the transactions in fine time bins (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::event::StreamEventsSpec>,
 }
 
 impl SessionClientSpec {
@@ -189,6 +192,9 @@ pub struct SessionClientResults {
     /// The external client used, if any (e.g. "curl 7.88.1").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+    /// Gateway events: the transactions in fine time bins (when asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::event::TxnStreams>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -36,6 +36,9 @@ pub struct EchoClientSpec {
     /// A send not completed within this many ms counts as unsent; a UDP reply not
     /// received within it counts as lost.
     pub timeout_ms: u32,
+    /// Gateway events: record the transactions in fine time bins (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::event::StreamEventsSpec>,
 }
 
 /// One client connection as the client sees it (MP1 and MP4).
@@ -47,7 +50,8 @@ pub struct EchoClientStats {
     pub mp1: Counter,
     pub mp4: Counter,
     pub unsent: u64,
-    /// UDP only: echoes not received within the timeout.
+    /// UDP: echoes not received within the timeout; TCP/SCTP: an echo still missing,
+    /// overdue, when the trial ended (a stalled connection).
     pub lost: u64,
     pub validation: Validation,
     pub rtt: RttSummary,
@@ -78,6 +82,9 @@ pub struct EchoClientResults {
     pub rtt: RttSummary,
     /// Wall time between Start and Stop as the client agent measured it, ns.
     pub elapsed_ns: u64,
+    /// Gateway events: the transactions in fine time bins (when asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::event::TxnStreams>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -251,6 +251,63 @@ pub struct FlowBins {
     pub longest_gap: Option<(u32, u64, u32, u64)>,
 }
 
+/// What a request–response client (echo, ping, sessions) records for gateway events:
+/// its transactions in fine time bins, and where the marker stream comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamEventsSpec {
+    /// Width of the time bins, ns.
+    pub bin_ns: u64,
+    /// An extra marker stream from this address (ping: paced probes; sessions: one
+    /// sequential stream of the smallest sessions); `None`: the client's first stream
+    /// is the marker (echo's client 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_source: Option<IpAddr>,
+}
+
+/// A request–response stream's transactions (echo cycles, pings, sessions) as its
+/// client saw them, in bins of their *start* time (CLOCK_REALTIME): completed and
+/// failed (lost, unsent, refused, timed out), their latency (round trip, or a
+/// session's connection setup) — and the start stamps that date a change in the
+/// stream's fate (the time to effect).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TxnBins {
+    pub width_ns: u64,
+    /// Start time of bin 0, ns since the epoch.
+    pub origin_ns: u64,
+    pub done: Vec<u32>,
+    pub failed: Vec<u32>,
+    /// Sum of the bin's latencies, µs (mean: divide by `done`).
+    pub latency_sum_us: Vec<u64>,
+    pub latency_max_us: Vec<u32>,
+    /// The first completed transaction: (start ns, latency ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_done: Option<(u64, u64)>,
+    /// The completed transaction that started last: (start ns, latency ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_done: Option<(u64, u64)>,
+    /// Start of the first transaction that failed and started after `last_done` did
+    /// (what a change that starts dropping the stream dropped first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_after_last: Option<u64>,
+    /// Transactions that failed and started before `first_done` (a change that lets
+    /// the stream through ended them).
+    #[serde(default)]
+    pub failed_before_first: u64,
+}
+
+/// A request–response client's transactions for gateway events: the marker stream's
+/// and the background's (every other stream of the workload, merged).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TxnStreams {
+    /// The marker stream's source address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_source: Option<IpAddr>,
+    pub marker: TxnBins,
+    pub background: TxnBins,
+    /// Streams merged into `background` (echo clients, ping 1, session workers).
+    pub background_streams: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -543,6 +543,9 @@ pub struct PingSpec {
     /// Gap between probe sends, ns (0: next probe as soon as the reply arrives).
     pub interval_ns: u64,
     pub timeout_ms: u32,
+    /// Gateway events: record the transactions in fine time bins (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::event::StreamEventsSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -557,6 +560,9 @@ pub struct PingResults {
     pub elapsed_ns: u64,
     /// True once `count` probes are done.
     pub finished: bool,
+    /// Gateway events: the transactions in fine time bins (when asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::event::TxnStreams>>,
 }
 
 /// The UDP reflector a ping talks to: echoes every datagram back unchanged.

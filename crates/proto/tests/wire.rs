@@ -140,6 +140,8 @@ fn role_specs() -> Vec<RoleSpec> {
             frame: FrameSize::Ranged { lo: 64, hi: 1024 },
             seed: 42,
             timeout_ms: 500,
+            // None: the pinned frame below stays what older controllers send.
+            events: None,
         }),
         RoleSpec::Gateway(GatewaySpec {
             sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
@@ -195,6 +197,7 @@ fn role_specs() -> Vec<RoleSpec> {
             count: Some(100),
             interval_ns: 1_000_000,
             timeout_ms: 500,
+            events: None,
         }),
         RoleSpec::Reflector(ReflectorSpec {
             listen: ip("198.19.0.2"),
@@ -222,6 +225,7 @@ fn role_specs() -> Vec<RoleSpec> {
             hold_limit: 0,
             verify: true,
             external: None,
+            events: None,
         }),
     ]
 }
@@ -245,6 +249,8 @@ fn role_results() -> Vec<RoleResults> {
             }],
             rtt: rtt(1000),
             elapsed_ns: 6,
+            // None: the pinned frame below is what older agents send, unchanged.
+            events: None,
         }),
         RoleResults::EchoServer(EchoServerResults {
             clients: vec![EchoServerStats {
@@ -322,6 +328,7 @@ fn role_results() -> Vec<RoleResults> {
             rtt: rtt(3000),
             elapsed_ns: 9,
             finished: true,
+            events: None,
         }),
         RoleResults::Reflector(ReflectorResults { echoed: c }),
         RoleResults::TcpServer(TcpServerResults {
@@ -364,6 +371,7 @@ fn role_results() -> Vec<RoleResults> {
                 nofile: None,
             }),
             external: None,
+            events: None,
         })),
     ]
 }
@@ -481,6 +489,74 @@ fn fixtures_cover_every_kind() {
     // One of each role spec and role result variant.
     assert_eq!(role_specs().len(), 9);
     assert_eq!(role_results().len(), 9);
+}
+
+/// Gateway events of a request–response client: the spec's bins and marker source,
+/// and the results' transaction bins, through the codec and back.
+#[test]
+fn stream_events_round_trip() {
+    let spec = RoleSpec::SessionClient(SessionClientSpec {
+        mode: ConnMode::Sessions,
+        server: ip("198.19.0.2"),
+        port: 21000,
+        source: Some(ip("198.18.1.1")),
+        sources: Vec::new(),
+        parallel: 2,
+        count: None,
+        request: 64,
+        response: 512,
+        timeout_ms: 5000,
+        overhead_sessions: 0,
+        hold_limit: 0,
+        verify: true,
+        external: None,
+        events: Some(StreamEventsSpec {
+            bin_ns: 1_000_000,
+            marker_source: Some(ip("198.18.1.2")),
+        }),
+    });
+    let bins = TxnBins {
+        width_ns: 1_000_000,
+        origin_ns: 1_700_000_000_000_000_000,
+        done: vec![3, 0],
+        failed: vec![0, 2],
+        latency_sum_us: vec![90, 0],
+        latency_max_us: vec![40, 0],
+        first_done: Some((1_700_000_000_000_000_100, 30_000)),
+        last_done: Some((1_700_000_000_000_900_000, 20_000)),
+        failed_after_last: Some(1_700_000_000_001_000_000),
+        failed_before_first: 0,
+    };
+    let results = RoleResults::Ping(PingResults {
+        sent: 5,
+        received: 3,
+        lost: 2,
+        invalid: 0,
+        rtt: rtt(3000),
+        elapsed_ns: 9,
+        finished: false,
+        events: Some(Box::new(TxnStreams {
+            marker_source: Some(ip("198.18.1.2")),
+            marker: bins.clone(),
+            background: bins,
+            background_streams: 1,
+        })),
+    });
+    let msg = ToAgent::Setup(spec);
+    let mut d = Decoder::new();
+    d.push(&encode(&msg).unwrap());
+    assert_eq!(d.next_frame::<ToAgent>().unwrap(), Some(msg));
+    let msg = FromAgent::Results {
+        results,
+        samples: vec![],
+    };
+    let frame = encode(&msg).unwrap();
+    assert!(std::str::from_utf8(&frame[4..])
+        .unwrap()
+        .contains(r#""failed_after_last":1700000000001000000"#));
+    let mut d = Decoder::new();
+    d.push(&frame);
+    assert_eq!(d.next_frame::<FromAgent>().unwrap(), Some(msg));
 }
 
 /// Frame bodies (JSON text) the controller sends, in the order of `to_agent()`.

@@ -61,16 +61,16 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     if sectioned {
         crate::cases::sections(&labelled, m, higher, a);
     }
-    let best =
-        labelled
-            .iter()
-            .filter_map(|c| c.mean(m))
-            .reduce(|x, y| if (x > y) == higher { x } else { y });
-    let base = labelled
-        .iter()
-        .find(|c| c.is_baseline)
-        .and_then(|c| c.mean(m));
-    let Some(refv) = base.or(best) else {
+    let best = labelled.iter().copied().reduce(|x, y| {
+        let (p, q) = (x.mean(m).unwrap_or(f64::NAN), y.mean(m).unwrap_or(f64::NAN));
+        if (p > q) == higher {
+            x
+        } else {
+            y
+        }
+    });
+    let base = labelled.iter().copied().find(|c| c.is_baseline);
+    let Some(refc) = base.or(best) else {
         return;
     };
     let against = if base.is_some() { "baseline" } else { "best" };
@@ -79,19 +79,20 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     let mut cats = Vec::new();
     for (i, c) in labelled.iter().enumerate() {
         let s = c.metrics[m];
-        let cost = if refv == 0.0 {
-            0.0
-        } else if higher {
-            (refv - s.mean) / refv * 100.0
+        // The cost with its CI from both rows' repetitions (as the sections' costs).
+        let cost = if std::ptr::eq(*c, refc) {
+            against.to_string()
         } else {
-            (s.mean - refv) / refv * 100.0
+            crate::cases::cost(c, refc, m, higher)
+                .map(|(v, ci)| mean_ci(v, ci))
+                .unwrap_or_else(|| "-".into())
         };
         let label = c.label.clone().unwrap_or_default();
         rows.push(vec![
             label.clone(),
             s.n.to_string(),
             mean_ci(s.mean, s.ci95),
-            format!("{cost:.1}"),
+            cost,
         ]);
         cats.push(label);
         pts.push(Point {
@@ -107,7 +108,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
                 "label".into(),
                 "n".into(),
                 format!("{m} (mean ± 95 % CI)"),
-                format!("cost vs {against} (%)"),
+                format!("cost vs {against} (% ± 95 % CI)"),
             ],
             rows,
         });
@@ -360,7 +361,7 @@ fn config_table(configs: &[Config]) -> Table {
             "mean ± 95 % CI",
             "CV (%)",
             "baseline",
-            "cost vs baseline (%)",
+            "cost vs baseline (% ± 95 % CI)",
         ]
         .map(String::from),
     );
@@ -408,7 +409,11 @@ fn config_table(configs: &[Config]) -> Table {
             } else {
                 String::new()
             });
-            r.push(c.cost_pct.map(|v| format!("{v:.1}")).unwrap_or_default());
+            r.push(
+                c.cost_pct
+                    .map(|v| mean_ci(v, c.cost_ci95))
+                    .unwrap_or_default(),
+            );
             r
         })
         .collect();

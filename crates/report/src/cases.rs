@@ -122,23 +122,7 @@ pub fn sectioned(labelled: &[&Config]) -> bool {
 /// Cost of `x` against `base` in % (the decrease of a higher-is-better metric), with
 /// the CI propagated from both means' relative CIs.
 pub fn cost(x: &Config, base: &Config, m: &str, higher: bool) -> Option<(f64, Option<f64>)> {
-    let (sx, sb) = (x.metrics.get(m)?, base.metrics.get(m)?);
-    if sb.mean == 0.0 || sx.mean == 0.0 {
-        return None;
-    }
-    let r = sx.mean / sb.mean;
-    let c = if higher {
-        (1.0 - r) * 100.0
-    } else {
-        (r - 1.0) * 100.0
-    };
-    let ci = match (sx.ci95, sb.ci95) {
-        (Some(a), Some(b)) => {
-            Some(100.0 * r * ((a / sx.mean).powi(2) + (b / sb.mean).powi(2)).sqrt())
-        }
-        _ => None,
-    };
-    Some((c, ci))
+    crate::stats::cost_pct(x.metrics.get(m)?, base.metrics.get(m)?, higher)
 }
 
 /// The sectioned table (and findings) of labelled cases; the run's own "no firewall"

@@ -196,27 +196,25 @@ impl Change {
         })
     }
 
-    /// "+10.2 % ± 3.1 %" (or the absolute change when old is 0).
+    /// "+10.2 % ± 3.1 %" (or the absolute change when old is 0), rounded to the CI's
+    /// two significant digits; without a CI to 2 decimals (a %) or 4 significant digits.
     pub fn change_text(&self) -> String {
-        match self.pct {
-            Some(p) => format!(
-                "{}{} %{}",
-                if p > 0.0 { "+" } else { "" },
-                num(round_to(p, 2)),
-                self.pct_ci95
-                    .map(|c| format!(" ± {} %", num(round_to(c, 2))))
-                    .unwrap_or_default()
-            ),
-            None => format!(
-                "{}{}{}",
-                if self.diff.delta > 0.0 { "+" } else { "" },
-                num(self.diff.delta),
-                self.diff
-                    .ci95
-                    .map(|c| format!(" ± {}", num(c)))
-                    .unwrap_or_default()
-            ),
-        }
+        let (value, ci, unit) = match self.pct {
+            Some(p) => (p, self.pct_ci95, " %"),
+            None => (self.diff.delta, self.diff.ci95, ""),
+        };
+        let (v, c) = match ci.and_then(|c| crate::figure::round_ci(value, c)) {
+            Some((v, c)) => (v, format!(" ± {c}{unit}")),
+            None if self.pct.is_some() => (num(round_to(value, 2)), String::new()),
+            None => (num(value), String::new()),
+        };
+        // "+" on a rise that still reads as one after rounding.
+        let sign = if value > 0.0 && v.chars().any(|d| ('1'..='9').contains(&d)) {
+            "+"
+        } else {
+            ""
+        };
+        format!("{sign}{v}{unit}{c}")
     }
 
     /// "p=0.003 (n=5+5)", or why there is no test.
@@ -801,10 +799,23 @@ mod tests {
         // Loss from 0: no %, the absolute change; significant and worse → fails.
         let z = Change::of("loss_ratio", &[0.0, 0.0, 0.0], &[0.1, 0.12, 0.11], 50.0).unwrap();
         assert!(z.pct.is_none() && z.fails, "{z:?}");
-        assert!(
-            z.change_text().starts_with("+0.11 ± "),
-            "{}",
-            z.change_text()
-        );
+        assert!(z.change_text() == "+0.110 ± 0.025", "{}", z.change_text());
+    }
+
+    /// The change is printed to its CI's two significant digits, as every value with a
+    /// CI (issue 23: no "−10.02 % ± 2.345 %").
+    #[test]
+    fn a_change_is_rounded_to_its_ci() {
+        let old = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let new = [88.0, 92.0, 89.0, 91.3, 90.0];
+        let c = Change::of("received_pps", &old, &new, 5.0).unwrap();
+        let (p, ci) = (c.pct.unwrap(), c.pct_ci95.unwrap());
+        let (pt, ct) = crate::figure::round_ci(p, ci).unwrap();
+        assert_eq!(c.change_text(), format!("{pt} % ± {ct} %"), "{p} ± {ci}");
+        assert_eq!(c.change_text(), "-9.9 % ± 2.0 %", "{p} ± {ci}");
+        // The absolute change (old = 0) likewise.
+        let z = Change::of("loss_ratio", &[0.0, 0.0, 0.0], &[0.1, 0.12, 0.11], 50.0).unwrap();
+        let (dt, ct) = crate::figure::round_ci(z.diff.delta, z.diff.ci95.unwrap()).unwrap();
+        assert_eq!(z.change_text(), format!("+{dt} ± {ct}"));
     }
 }

@@ -283,7 +283,7 @@ fn download_sentence(name: &str, f: &stats::LineFit, counts: usize) -> String {
     format!(
         "{who}: {per_rule} µs per rule{flat} (least squares over the means at {counts} rule \
          counts, 95 % CI from the line's residuals), {} ms at 0 rules.",
-        num(f.a)
+        mean_ci(f.a, f.a_ci95)
     )
 }
 
@@ -944,8 +944,8 @@ fn quantities(row: &Row, c: &Config) -> String {
             parts.push(match (over, xfer) {
                 (Some(o), Some(x)) => format!(
                     "{total} total = {} overhead + {} transfer",
-                    secs(o.mean),
-                    secs(x.mean)
+                    secs_ci(o.mean, o.ci95),
+                    secs_ci(x.mean, x.ci95)
                 ),
                 _ => format!("{total} total"),
             });

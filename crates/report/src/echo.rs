@@ -8,7 +8,9 @@
 //! Owns: those figures, tables and their findings sentences.
 //! Must not: read the store; imports `throughput` only for `crossovers`.
 
-use crate::figure::{mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table};
+use crate::figure::{
+    at_place_of, mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table,
+};
 use crate::model::{costed, Config};
 use crate::series::{metric, varying, XOf, YOf};
 use crate::stats;
@@ -126,8 +128,8 @@ fn gaps(echo: &[&Config], a: &mut Analysis) {
             "{sentence} in throughput (95 % CI over {} configuration pairs differing only in \
              it; min {} %, max {} %); the study: {} % (min {}, max {}){}.",
             pct.len(),
-            num(min),
-            num(max),
+            at_place_of(min, sm.ci95),
+            at_place_of(max, sm.ci95),
             num(study),
             num(lo),
             num(hi),
@@ -337,7 +339,7 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
         rows.push(vec![
             fam_name.clone(),
             mean_ci(fit.b, fit.b_ci95),
-            num(fit.a),
+            mean_ci(fit.a, fit.a_ci95),
             format!("{:.3}", fit.r2),
             pts.len().to_string(),
             study.map(num).unwrap_or_else(|| "-".into()),
@@ -368,10 +370,9 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
             let fitted = Series {
                 name: format!("fit: {fam_name}"),
                 points: [lo, hi]
-                    .map(|v| Point {
-                        x: v,
-                        y: fit.a + fit.b * v,
-                        ci95: None,
+                    .map(|v| {
+                        let (y, ci95) = fit.at(v);
+                        Point { x: v, y, ci95 }
                     })
                     .to_vec(),
                 fit: true,
@@ -389,7 +390,7 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
         &[
             "family",
             "loss per rule (% ± 95 % CI over configurations)",
-            "intercept (%)",
+            "intercept (% ± 95 % CI)",
             "R²",
             "configurations",
             "study (%/rule)",

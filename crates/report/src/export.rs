@@ -154,7 +154,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             vec![
                 f.series.clone(),
                 mean_ci(f.fit.b, f.fit.b_ci95),
-                num(f.fit.a),
+                mean_ci(f.fit.a, f.fit.a_ci95),
                 format!("{:.4}", f.fit.r2),
                 f.fit.n.to_string(),
                 f.rule_counts.to_string(),
@@ -187,7 +187,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
         &[
             "series",
             "b: ns per rule per packet (± 95 % CI)",
-            "a: ns per packet at 0 rules",
+            "a: ns per packet at 0 rules (± 95 % CI)",
             "R²",
             "trials",
             "rule counts",
@@ -559,8 +559,11 @@ fn run_json(run: &RunReport) -> Value {
         .configs
         .iter()
         .map(|c| {
+            let main = crate::model::main_metric(c);
             json!({
                 "workload": c.workload,
+                "main_metric": main.map(|m| m.0),
+                "main_higher": main.map(|m| m.1),
                 "label": c.label,
                 "params": c.params,
                 "n": c.reps.len(),
@@ -569,6 +572,7 @@ fn run_json(run: &RunReport) -> Value {
                 "rules": c.rules,
                 "is_baseline": c.is_baseline,
                 "cost_pct": c.cost_pct,
+                "cost_ci95": c.cost_ci95,
                 "metrics": c.metrics,
             })
         })

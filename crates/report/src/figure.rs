@@ -303,6 +303,15 @@ pub fn mean_ci(mean: f64, ci: Option<f64>) -> String {
     }
 }
 
+/// A number printed to the decimal place of a CI (a sample's minimum beside its mean ±
+/// CI, a ratio repeated in words); as [`num`] without a CI.
+pub fn at_place_of(v: f64, ci: Option<f64>) -> String {
+    match ci.and_then(|c| round_ci(v, c)) {
+        Some((v, _)) => v,
+        None => num(v),
+    }
+}
+
 /// A value and its CI half-width as text, the CI to two significant digits and the
 /// value to the same decimal place: (4.961, 0.2747) → ("4.96", "0.27"), (0.01327,
 /// 0.02608) → ("0.013", "0.026"), (123456, 2747) → ("123500", "2700"). `None` when the
@@ -313,7 +322,12 @@ pub fn round_ci(value: f64, ci: f64) -> Option<(String, String)> {
     }
     // The decimal place of the CI's second significant digit.
     // (Nine decimals at most: a CI that small next to its value reads as 0.)
-    let place = (ci.log10().floor() as i32 - 1).max(-9);
+    let mut place = (ci.log10().floor() as i32 - 1).max(-9);
+    // A CI that rounds up to the next power of ten (0.0999 → 0.100) has its two
+    // significant digits one place further left (0.10).
+    if (ci / 10f64.powi(place)).round() >= 100.0 {
+        place += 1;
+    }
     let scale = 10f64.powi(place);
     let round = |x: f64| (x / scale).round() * scale;
     let decimals = (-place).max(0) as usize;
@@ -353,7 +367,10 @@ mod tests {
         assert_eq!(mean_ci(0.01327, Some(0.02608)), "0.013 ± 0.026");
         assert_eq!(mean_ci(123456.0, Some(2747.0)), "123500 ± 2700");
         assert_eq!(mean_ci(-0.0004, Some(0.013)), "0.000 ± 0.013");
-        assert_eq!(mean_ci(-3.24159, Some(0.0999)), "-3.242 ± 0.100");
+        // A CI that rounds up to the next power of ten keeps two significant digits.
+        assert_eq!(mean_ci(-3.24159, Some(0.0999)), "-3.24 ± 0.10");
+        assert_eq!(mean_ci(52.09, Some(0.998)), "52.1 ± 1.0");
+        assert_eq!(mean_ci(123456.0, Some(99.7)), "123460 ± 100");
         assert_eq!(mean_ci(980.4, Some(15.0)), "980 ± 15");
         assert_eq!(mean_ci(2.5, None), "2.5");
         assert_eq!(mean_ci(2.5, Some(0.0)), "2.5 ± 0");

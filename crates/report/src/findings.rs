@@ -50,7 +50,7 @@ pub fn cost_sentence(f: &CostFit) -> String {
              it is not a per-rule cost (see the figure: a knee or a curve).",
             f.series,
             mean_ci(l.b, l.b_ci95),
-            num(l.a)
+            mean_ci(l.a, l.a_ci95)
         );
     }
     let flat = l.b_ci95.is_some_and(|c| l.b.abs() <= c);
@@ -65,7 +65,7 @@ pub fn cost_sentence(f: &CostFit) -> String {
         mean_ci(l.b, l.b_ci95),
         h.estimator.label(),
         h.basis(),
-        num(l.a),
+        mean_ci(l.a, l.a_ci95),
         degradation_text(f)
     )
 }

@@ -7,7 +7,7 @@
 //! Owns: those panels.
 //! Must not: read the store; imports `figure`, `model`, `series`, `views` only.
 
-use crate::figure::{num, Analysis, Figure};
+use crate::figure::{mean_ci, num, Analysis, Figure};
 use crate::model::Config;
 use crate::series::{metric, param_text, varying, XOf, YOf};
 use crate::views::{averaged_note, averaged_series};
@@ -155,7 +155,7 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
                     a.findings.push(format!(
                         "Gateway CPU{cpu} softirq reaches {} % from {} rules on ({}{case_title}): \
                          that core saturates handling software interrupts.",
-                        num(p.y),
+                        mean_ci(p.y, p.ci95),
                         num(p.x),
                         engine.as_deref().unwrap_or("all engines")
                     ));

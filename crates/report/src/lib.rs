@@ -16,7 +16,9 @@
 //!    `cases` (seed 001's sections), `flows` (seed 002's panels), `service` (seed
 //!    003's derived times), `nat` (NAT vs plain forwarding) and `worklang`
 //!    (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
-//!    `flows`; `conn` uses `service`), and `updates` (gateway events' per-update rows).
+//!    `flows`; `conn` uses `service`), `updates` (gateway events' per-update rows),
+//!    `hotrules` (the cost of reaching each imported rule) and `advise` (a
+//!    `rules advise --measure` run: both rulesets and the saving).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
@@ -24,6 +26,7 @@
 //!    `export`, `html`, `files` (figures as SVG + CSV files), `compare` (runs side by
 //!    side) and this root (loading, the output methods): the outputs.
 
+pub mod advise;
 pub mod analysis;
 pub mod cases;
 pub mod compare;
@@ -152,6 +155,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     // Trials aimed at the rules of an imported ruleset: cost vs rule position.
     analysis.figures.extend(hotrules::figure(&trials));
     analysis.findings.extend(hotrules::findings(&trials));
+    // `rules advise --measure --db`: both rulesets side by side, the saving.
+    analysis.figures.extend(advise::figures(&trials));
+    analysis.findings.extend(advise::findings(&trials));
     analysis.findings.extend(updates::findings(&gw));
     // Conntrack workloads: what the table did with new flows (issue 26).
     analysis.findings.extend(conntrack::findings(&trials));

@@ -133,6 +133,8 @@ pub struct Config {
     /// Decrease of the main metric against the paired baseline configuration, in %
     /// (positive = worse; for latency, the increase).
     pub cost_pct: Option<f64>,
+    /// Its 95 % CI half-width, from both configurations' CIs (`None` without them).
+    pub cost_ci95: Option<f64>,
 }
 
 impl Config {
@@ -324,6 +326,7 @@ impl Config {
             rules: None,
             is_baseline: false,
             cost_pct: None,
+            cost_ci95: None,
         }
     }
 }
@@ -557,24 +560,24 @@ fn rest_key(c: &Config, baseline: &Value) -> String {
 /// Mark baseline configurations and set every other configuration's cost against the
 /// baseline configuration that has the same other parameters.
 pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
-    let mut base: BTreeMap<String, (f64, bool)> = BTreeMap::new();
+    let mut base: BTreeMap<String, (Summary, bool)> = BTreeMap::new();
     for c in configs.iter_mut() {
         c.is_baseline = matches_baseline(c, baseline);
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
-        if let (true, Some(v)) = (c.is_baseline, c.mean(m)) {
-            base.insert(rest_key(c, baseline), (v, higher));
+        if let (true, Some(s)) = (c.is_baseline, c.metrics.get(m)) {
+            base.insert(rest_key(c, baseline), (*s, higher));
         }
     }
     for c in configs.iter_mut().filter(|c| !c.is_baseline) {
         let Some((m, _)) = main_metric(c) else {
             continue;
         };
-        if let (Some(&(b, higher)), Some(v)) = (base.get(&rest_key(c, baseline)), c.mean(m)) {
-            if b != 0.0 {
-                let d = (b - v) / b * 100.0;
-                c.cost_pct = Some(if higher { d } else { -d });
+        if let (Some((b, higher)), Some(s)) = (base.get(&rest_key(c, baseline)), c.metrics.get(m)) {
+            if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
+                c.cost_pct = Some(cost);
+                c.cost_ci95 = ci;
             }
         }
     }

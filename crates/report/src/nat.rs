@@ -331,6 +331,7 @@ mod tests {
             rules: None,
             is_baseline: false,
             cost_pct: None,
+            cost_ci95: None,
         }
     }
 

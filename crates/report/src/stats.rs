@@ -237,16 +237,101 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// A least-squares line y = a + b·x with the uncertainty of its slope.
+/// The ratio of two means a / b with the 95 % CI half-width propagated from both
+/// relative CIs (r · √((ca/a)² + (cb/b)²); `None` without both CIs or with a = 0);
+/// `None` when b's mean is 0.
+pub fn ratio(a: &Summary, b: &Summary) -> Option<(f64, Option<f64>)> {
+    if b.mean == 0.0 {
+        return None;
+    }
+    let r = a.mean / b.mean;
+    let ci = match (a.ci95, b.ci95) {
+        (Some(ca), Some(cb)) if a.mean != 0.0 => {
+            Some(r * ((ca / a.mean).powi(2) + (cb / b.mean).powi(2)).sqrt())
+        }
+        _ => None,
+    };
+    Some((r, ci))
+}
+
+/// The cost of x against a baseline b in % with its CI: the decrease of a
+/// higher-is-better metric, the increase of a lower-is-better one.
+pub fn cost_pct(x: &Summary, b: &Summary, higher: bool) -> Option<(f64, Option<f64>)> {
+    let (r, ci) = ratio(x, b)?;
+    let c = if higher {
+        (1.0 - r) * 100.0
+    } else {
+        (r - 1.0) * 100.0
+    };
+    Some((c, ci.map(|c| c * 100.0)))
+}
+
+/// A least-squares line y = a + b·x with the uncertainty of its slope, its intercept
+/// and its value at any x ([`LineFit::at`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LineFit {
     pub a: f64,
     pub b: f64,
     /// Half-width of the 95 % CI of b (t with n − 2 df); `None` with n < 3.
     pub b_ci95: Option<f64>,
+    /// Half-width of the 95 % CI of a, the line at x = 0; `None` with n < 3.
+    pub a_ci95: Option<f64>,
     /// Coefficient of determination (1 for an exact line, including a constant one).
     pub r2: f64,
     pub n: usize,
+    #[serde(skip)]
+    spread: Option<Spread>,
+}
+
+/// What the CI of a fitted line's value needs: the (weighted) number of points, the
+/// (weighted) mean of x, Sxx and the residual variance s², with t on n − 2 df.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Spread {
+    sum_w: f64,
+    mx: f64,
+    sxx: f64,
+    s2: f64,
+    t: f64,
+}
+
+impl Spread {
+    /// `None` with n < 3 (no residual degrees of freedom).
+    fn of(sum_w: f64, mx: f64, sxx: f64, sse: f64, n: usize) -> Option<Spread> {
+        (n > 2).then(|| {
+            let df = n as f64 - 2.0;
+            Spread {
+                sum_w,
+                mx,
+                sxx,
+                s2: sse / df,
+                t: t_quantile(0.975, df),
+            }
+        })
+    }
+
+    /// Half-width of the 95 % CI of the line's value at x.
+    fn ci_at(&self, x: f64) -> f64 {
+        self.t * (self.s2 * (1.0 / self.sum_w + (x - self.mx).powi(2) / self.sxx)).sqrt()
+    }
+}
+
+impl LineFit {
+    fn new(a: f64, b: f64, r2: f64, n: usize, spread: Option<Spread>) -> LineFit {
+        LineFit {
+            a,
+            b,
+            b_ci95: spread.map(|s| s.t * (s.s2 / s.sxx).sqrt()),
+            a_ci95: spread.map(|s| s.ci_at(0.0)),
+            r2,
+            n,
+            spread,
+        }
+    }
+
+    /// The line at x and the half-width of the 95 % CI of that value (`None` with n < 3).
+    pub fn at(&self, x: f64) -> (f64, Option<f64>) {
+        (self.a + self.b * x, self.spread.map(|s| s.ci_at(x)))
+    }
 }
 
 /// Ordinary least squares over (x, y) pairs; `None` with < 2 points or all x equal.
@@ -268,17 +353,7 @@ pub fn fit_line(points: &[(f64, f64)]) -> Option<LineFit> {
     let a = my - b * mx;
     let sse = sse_of(points, a, b);
     let r2 = if syy > 0.0 { 1.0 - sse / syy } else { 1.0 };
-    let b_ci95 = (n > 2).then(|| {
-        let se_b = (sse / (nf - 2.0) / sxx).sqrt();
-        t_quantile(0.975, nf - 2.0) * se_b
-    });
-    Some(LineFit {
-        a,
-        b,
-        b_ci95,
-        r2,
-        n,
-    })
+    Some(LineFit::new(a, b, r2, n, Spread::of(nf, mx, sxx, sse, n)))
 }
 
 /// Prior weight, in degrees of freedom, of the pooled relative spread in each rule
@@ -303,8 +378,6 @@ pub const MATERIAL_MISS: f64 = 0.05;
 pub struct WeightedFit {
     /// a, b, the 95 % CI of b (t with N − 2 df, N trials), the weighted R², N.
     pub line: LineFit,
-    /// Half-width of the 95 % CI of a; `None` with N < 3.
-    pub a_ci95: Option<f64>,
     /// Distinct x values (rule counts).
     pub points: usize,
     /// Of those, how many have a single repetition (their variance is the pooled
@@ -317,27 +390,12 @@ pub struct WeightedFit {
     /// degrees of freedom (K − 2, N − K) and p; `None` without repetitions to measure the
     /// pure error, or with fewer than 3 rule counts.
     pub lack_of_fit: Option<LackOfFit>,
-    #[serde(skip)]
-    sum_w: f64,
-    #[serde(skip)]
-    x_mean_w: f64,
-    #[serde(skip)]
-    sxx_w: f64,
-    #[serde(skip)]
-    s2: f64,
 }
 
 impl WeightedFit {
     /// The line at x and the half-width of the 95 % CI of that value (`None` with N < 3).
     pub fn at(&self, x: f64) -> (f64, Option<f64>) {
-        let y = self.line.a + self.line.b * x;
-        let n = self.line.n;
-        let ci = (n > 2).then(|| {
-            let se =
-                (self.s2 * (1.0 / self.sum_w + (x - self.x_mean_w).powi(2) / self.sxx_w)).sqrt();
-            t_quantile(0.975, n as f64 - 2.0) * se
-        });
-        (y, ci)
+        self.line.at(x)
     }
 }
 
@@ -473,32 +531,12 @@ pub fn fit_line_weighted(groups: &[(f64, Vec<f64>)]) -> Option<WeightedFit> {
             worst_miss,
         }
     });
-    let nf = n as f64;
-    let s2 = if n > 2 { sse / (nf - 2.0) } else { f64::NAN };
-    let t = if n > 2 {
-        t_quantile(0.975, nf - 2.0)
-    } else {
-        f64::NAN
-    };
-    let b_ci95 = (n > 2).then(|| t * (s2 / sxx).sqrt());
-    let a_ci95 = (n > 2).then(|| t * (s2 * (1.0 / sum_w + mx * mx / sxx)).sqrt());
     Some(WeightedFit {
-        line: LineFit {
-            a,
-            b,
-            b_ci95,
-            r2,
-            n,
-        },
-        a_ci95,
+        line: LineFit::new(a, b, r2, n, Spread::of(sum_w, mx, sxx, sse, n)),
         points: merged.len(),
         single: merged.iter().filter(|g| g.1.len() == 1).count(),
         pooled_cv,
         lack_of_fit,
-        sum_w,
-        x_mean_w: mx,
-        sxx_w: sxx,
-        s2,
     })
 }
 
@@ -861,6 +899,16 @@ mod tests {
         assert!(close(f.b_ci95.unwrap(), 2.7214, 1e-3), "{:?}", f.b_ci95);
         // SST = Σ(y − 6)² = 4 + 4 + 0 + 16 = 24 → R² = 1 − 4/24
         assert!(close(f.r2, 1.0 - 4.0 / 24.0, 1e-12));
+        // The line's value: se = s·√(1/n + (x − x̄)²/Sxx), s² = 2, x̄ = 1.5:
+        // at 0 (the intercept) and at 3 √(2·(1/4 + 2.25/5)) = 1.18322 → 4.303 × that.
+        assert!(close(f.a_ci95.unwrap(), 5.0910, 1e-3), "{:?}", f.a_ci95);
+        let (y3, ci3) = f.at(3.0);
+        assert!(close(y3, 9.0, 1e-12) && close(ci3.unwrap(), 5.0910, 1e-3));
+        // At x̄ only 1/n is left: 4.303 · √(2/4) = 3.0425.
+        assert!(close(f.at(1.5).1.unwrap(), 3.0425, 1e-3));
+        // No residual degrees of freedom: no CI.
+        let two = fit_line(&[(0.0, 1.0), (1.0, 3.0)]).unwrap();
+        assert_eq!((two.a_ci95, two.at(5.0).1), (None, None));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! assembles), or read the store.
 
 use crate::figure::{
-    mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Options, Point, Series,
+    at_place_of, mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Options, Point,
+    Series,
 };
 use crate::model::{costed, main_metric, Config};
 use crate::series::{
@@ -394,25 +395,16 @@ fn advantage_sentence(
         "Advantage ratio {sname} at {} rules: {ci} — {engine} passes {} times the packets/s \
          of {reference}{study}.",
         num(p.x),
-        num(p.y)
+        at_place_of(p.y, p.ci95)
     )
 }
 
 /// received pps of a over b, with the CI propagated from both relative CIs.
 fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
-    let (sa, sb) = (
+    stats::ratio(
         a.metrics.get("received_pps")?,
         b.metrics.get("received_pps")?,
-    );
-    if sb.mean == 0.0 || sa.mean == 0.0 {
-        return None;
-    }
-    let r = sa.mean / sb.mean;
-    let ci = match (sa.ci95, sb.ci95) {
-        (Some(ca), Some(cb)) => Some(r * ((ca / sa.mean).powi(2) + (cb / sb.mean).powi(2)).sqrt()),
-        _ => None,
-    };
-    Some((r, ci))
+    )
 }
 
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
@@ -442,10 +434,10 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
             .estimate(Estimator::TimePerPacket)
             .map(|e| e.fit.line)
             .unwrap_or(cf.fit);
-        let line = |v: f64| Point {
-            x: v,
-            y: drawn.a + drawn.b * v,
-            ci95: None,
+        // Each end of the line with the CI of the line's value there.
+        let line = |v: f64| {
+            let (y, ci95) = drawn.at(v);
+            Point { x: v, y, ci95 }
         };
         fig.series.push(Series {
             name: format!("fit: {name}"),
@@ -721,7 +713,7 @@ mod tests {
         assert!((w.b - 7.0).abs() <= wci, "weighted {} ± {wci}", w.b);
         assert!(wci < uci, "weighted ± {wci} vs unweighted ± {uci}");
         assert!(
-            (e.fit.line.a - 2000.0).abs() <= e.fit.a_ci95.unwrap(),
+            (e.fit.line.a - 2000.0).abs() <= e.fit.line.a_ci95.unwrap(),
             "{e:?}"
         );
         assert_eq!(e.problem, None);

@@ -1,7 +1,12 @@
 //! Gateway events (issue 25): the stored per-update rows of a run's trials read as
 //! findings in sentences, a figure centred on the updates (background received and
-//! mean one-way delay per 1-ms bin, the commit span marked) and a table of commit
-//! latency and stall vs installed size per engine and method.
+//! mean delay per 1-ms bin, the commit span marked) and a table of commit latency
+//! and stall vs installed size per engine and method.
+//!
+//! What a row's background counts follows from its trial's workload ([`Unit`]):
+//! flows' packets and one-way delay (flood, flow, newflows); echo cycles, ping
+//! probes and their round trips; sessions and their connection setup (sessions,
+//! bulk, http). Updates of different units are never averaged together.
 //!
 //! Owns: grouping the updates and these three views. Must not: read the store (it
 //! gets the rows, see `lib.rs`) or draw.
@@ -11,11 +16,86 @@ use crate::stats::median;
 use std::collections::BTreeMap;
 use store::{TrialRow, UpdateRecord};
 
-/// One stored update with the engine of its trial.
+/// What the background of an update counts, by its trial's workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unit {
+    /// Flows' packets, one-way delay; a stall: bins that lost and received nothing.
+    Packets,
+    /// Echo cycles, round trip; a stall: the longest round trip.
+    Echoes,
+    /// Ping probes, round trip.
+    Probes,
+    /// Sessions, connection setup.
+    Sessions,
+}
+
+impl Unit {
+    /// The unit of a stored workload name (flows, and names this build does not know
+    /// to have events otherwise: packets).
+    pub fn of(workload: &str) -> Unit {
+        match workload {
+            "echo" => Unit::Echoes,
+            "ping" => Unit::Probes,
+            "sessions" | "bulk" | "http" => Unit::Sessions,
+            _ => Unit::Packets,
+        }
+    }
+
+    /// The figures' id part (none for packets: the ids of before these units).
+    fn id(self) -> &'static str {
+        match self {
+            Unit::Packets => "",
+            Unit::Echoes => "echo-",
+            Unit::Probes => "ping-",
+            Unit::Sessions => "sessions-",
+        }
+    }
+
+    /// "forwarding stalled 5 ms at most; 6 packets lost", in this unit's words.
+    fn disturbance(self, stall: f64, several: bool, lost: u64) -> String {
+        let most = if several { " at most" } else { "" };
+        let stall = num(stall);
+        match self {
+            Unit::Packets => format!("forwarding stalled {stall} ms{most}; {lost} packets lost"),
+            Unit::Echoes => format!(
+                "the longest background round trip was {stall} ms; {lost} echoes lost or unsent"
+            ),
+            Unit::Probes => {
+                format!("the longest background round trip was {stall} ms; {lost} probes lost")
+            }
+            Unit::Sessions => format!(
+                "the longest background connection setup was {stall} ms; {lost} sessions failed"
+            ),
+        }
+    }
+
+    /// During what (the sentence's "during echo"), none for flows.
+    fn during(self) -> &'static str {
+        match self {
+            Unit::Packets => "",
+            Unit::Echoes => " during echo",
+            Unit::Probes => " during ping",
+            Unit::Sessions => " during sessions",
+        }
+    }
+
+    /// (what is received per bin, its delay) in the figures' words.
+    fn axes(self) -> (&'static str, &'static str) {
+        match self {
+            Unit::Packets => ("received", "one-way delay"),
+            Unit::Echoes => ("echoes completed", "round trip"),
+            Unit::Probes => ("probes answered", "round trip"),
+            Unit::Sessions => ("sessions set up", "connection setup"),
+        }
+    }
+}
+
+/// One stored update with the engine and workload of its trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Update {
     pub trial_id: i64,
     pub engine: String,
+    pub unit: Unit,
     pub row: UpdateRecord,
 }
 
@@ -27,9 +107,11 @@ pub fn gather<E>(
     let mut out = vec![];
     for t in trials {
         let engine = t.params["engine"].as_str().unwrap_or("?").to_string();
+        let unit = Unit::of(&t.workload);
         out.extend(rows(t.id)?.into_iter().map(|row| Update {
             trial_id: t.id,
             engine: engine.clone(),
+            unit,
             row,
         }));
     }
@@ -66,8 +148,8 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
     out
 }
 
-/// (engine, method, kind, K, installed): the updates measured alike.
-type Key = (String, String, String, u32, u64);
+/// (unit, engine, method, kind, K, installed): the updates measured alike.
+type Key = (Unit, String, String, String, u32, u64);
 
 /// The updates that committed (no error), by key.
 fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
@@ -75,6 +157,7 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
         by.entry((
+            u.unit,
             u.engine.clone(),
             r.method.clone(),
             r.kind.clone(),
@@ -121,7 +204,7 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
 /// updates that failed are counted after the sentences.
 pub fn findings(updates: &[Update]) -> Vec<String> {
     let mut out = vec![];
-    for ((engine, method, kind, k, installed), rows) in groups(updates) {
+    for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
         let Some(commit) = median(rows.iter().map(|r| r.commit_ms)) else {
             continue;
         };
@@ -130,12 +213,11 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
         let lost: u64 = rows.iter().map(|r| r.lost).sum();
         let effect = median(rows.iter().filter_map(|r| r.time_to_effect_ms));
         out.push(format!(
-            "{what} with {engine} by {method} took {} ms (median of {}); forwarding stalled \
-             {} ms{}; {lost} packets lost{}.",
+            "{what} with {engine} by {method}{} took {} ms (median of {}); {}{}.",
+            unit.during(),
             num(commit),
             rows.len(),
-            num(stall),
-            if rows.len() > 1 { " at most" } else { "" },
+            unit.disturbance(stall, rows.len() > 1, lost),
             match effect {
                 Some(t) => format!("; the {thing} took effect after {} ms", num(t)),
                 None => String::new(),
@@ -167,13 +249,13 @@ fn bins(series: &str) -> Option<Vec<[f64; 4]>> {
 /// update, one line per engine and method (the mean over its updates, bin by bin),
 /// with the commit's start at 0 and the slowest median commit's end marked.
 pub fn figures(updates: &[Update]) -> Vec<Figure> {
-    // (kind, K, installed) → (engine by method) → the updates' series.
+    // (unit, kind, K, installed) → (engine by method) → the updates' series.
     type Bins = Vec<Vec<[f64; 4]>>;
     type Windows = BTreeMap<String, (Bins, Vec<f64>)>;
-    let mut by: BTreeMap<(String, u32, u64), Windows> = BTreeMap::new();
-    for ((engine, method, kind, k, installed), rows) in groups(updates) {
+    let mut by: BTreeMap<(Unit, String, u32, u64), Windows> = BTreeMap::new();
+    for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
         let entry = by
-            .entry((kind, k, installed))
+            .entry((unit, kind, k, installed))
             .or_default()
             .entry(format!("{engine} by {method}"))
             .or_default();
@@ -185,7 +267,7 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
         }
     }
     let mut out = vec![];
-    for ((kind, k, installed), windows) in by {
+    for ((unit, kind, k, installed), windows) in by {
         let windows: Vec<(String, Bins, Vec<f64>)> = windows
             .into_iter()
             .filter(|(_, (w, _))| !w.is_empty())
@@ -247,12 +329,17 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
                 text: format!("commit ends ({name}, slowest)"),
             });
         }
-        let id = format!("updates-{kind}-{k}-{installed}");
+        let id = format!("updates-{}{kind}-{k}-{installed}", unit.id());
         let group = Some(id.clone());
+        let (counted, delay_name) = unit.axes();
+        let y = match unit {
+            Unit::Packets => "packets received per bin".to_string(),
+            Unit::Echoes | Unit::Probes | Unit::Sessions => format!("{counted} per bin (by start)"),
+        };
         let mut f = Figure::line(
             &format!("{id}-received"),
-            &format!("Background received per 1-ms bin around {what}"),
-            ("ms from the commit's start", "packets received per bin"),
+            &format!("Background {counted} per 1-ms bin around {what}"),
+            ("ms from the commit's start", &y),
             received,
         );
         f.markers = markers.clone();
@@ -260,8 +347,11 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
         f.group = group.clone();
         let mut g = Figure::line(
             &format!("{id}-delay"),
-            &format!("Background one-way delay per 1-ms bin around {what}"),
-            ("ms from the commit's start", "mean one-way delay (ms)"),
+            &format!("Background {delay_name} per 1-ms bin around {what}"),
+            (
+                "ms from the commit's start",
+                &format!("mean {delay_name} (ms)"),
+            ),
             delay,
         );
         g.markers = markers;
@@ -281,13 +371,13 @@ pub fn table(updates: &[Update]) -> Option<Table> {
     }
     let rows = by
         .into_iter()
-        .map(|((engine, method, kind, k, installed), rows)| {
+        .map(|((unit, engine, method, kind, k, installed), rows)| {
             let commits = rows.iter().map(|r| r.commit_ms);
             let effect = median(rows.iter().filter_map(|r| r.time_to_effect_ms));
             vec![
                 engine,
                 method,
-                format!("{kind} {k}"),
+                format!("{kind} {k}{}", unit.during()),
                 installed.to_string(),
                 rows.len().to_string(),
                 median(commits.clone()).map(num).unwrap_or_default(),

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
-use common::{figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg};
+use common::{
+    assert_rounded_to_cis, figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg,
+};
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
 fn ripple(rep: u32) -> f64 {
@@ -453,12 +455,29 @@ fn json_holds_configs_metrics_fits_and_figures() {
     assert_eq!(c["n"], 2);
     assert!(c["params"].get("seed").is_none());
     assert!(c["metrics"]["received_pps"]["mean"].as_f64().unwrap() > 0.0);
+    // The metric that ranks it (what `scripts/seed-check.sh` compares), per config.
+    assert_eq!(c["main_metric"], "received_pps");
+    assert_eq!(c["main_higher"], true);
+    assert_eq!(runs[0]["configs"][0]["main_metric"], "throughput_bps");
     assert!(c["metrics"]["gateway.cpu0.softirq"]["ci95"].is_number());
     assert_eq!(flow["fits"].as_array().unwrap().len(), 2);
     assert!(flow["figures"].as_array().unwrap().len() >= 5);
-    // valid JSON text (no NaN)
-    let text = serde_json::to_string(&j).unwrap();
-    assert!(serde_json::from_str::<Value>(&text).is_ok());
+    // No NaN: serde_json writes a non-finite number as null, so every mean planted
+    // finite must come out a number (a NaN would be a silent null here).
+    for run in runs {
+        for c in run["configs"].as_array().unwrap() {
+            for (name, m) in c["metrics"].as_object().unwrap() {
+                assert!(m["mean"].is_f64() || m["mean"].is_i64(), "{name}: {m}");
+                assert!(m["ci95"].is_null() || m["ci95"].is_number(), "{name}: {m}");
+            }
+        }
+        for f in run["fits"].as_array().unwrap() {
+            assert!(
+                f["fit"]["b"].is_number() && f["fit"]["a"].is_number(),
+                "{f}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -1157,7 +1176,7 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
         cell(3, 3)
     );
     assert!(
-        cell(4, 1).contains("total = 13.8 s overhead + 16 s transfer")
+        cell(4, 1).contains("total = 13.8 ± 0 s overhead + 16.0 ± 1.5 s transfer")
             && cell(4, 1).contains("net of overhead"),
         "{}",
         cell(4, 1)
@@ -1773,4 +1792,149 @@ fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
         finding.contains("(+25 %)") && finding.contains("the study: 160 → 200 KB/s"),
         "{finding}"
     );
+}
+
+/// Issue 23: the connection reports and the case tables to their CIs — bulk overhead
+/// and transfer each with its CI beside the total, the download line's time at 0
+/// rules with its CI, the cost columns (against the best row, against the baseline)
+/// with theirs, and every "A ± B" of the Markdown reports rounded to B.
+#[test]
+fn conn_and_case_tables_are_shown_to_their_cis() {
+    let r = report_of(seed003_run);
+    let run = &r.runs[0];
+    let t = table(run, "Firewall types (seed 003)");
+    let bulk = t
+        .rows
+        .iter()
+        .find(|r| r[0] == "Sequential bulk")
+        .unwrap_or_else(|| panic!("{:#?}", t.rows));
+    for cell in &bulk[1..] {
+        if let Some((_, split)) = cell.split_once(" total = ") {
+            let (over, xfer) = split.split_once(" overhead + ").unwrap();
+            assert!(over.contains(" ± "), "overhead with its CI: {cell}");
+            assert!(
+                xfer.split(" transfer").next().unwrap().contains(" ± "),
+                "transfer with its CI: {cell}"
+            );
+        }
+    }
+    let cases = table(run, "Cases:");
+    for row in &cases.rows {
+        let cost = row.last().unwrap();
+        assert!(
+            cost.contains(" ± ") || cost == "best",
+            "cost vs the best row with its CI: {row:?}"
+        );
+    }
+    assert_rounded_to_cis(&r.markdown());
+    let f = conn_fixture();
+    let r = f.report(Some(0));
+    let down = r.runs[0]
+        .analysis
+        .findings
+        .iter()
+        .find(|x| x.starts_with("HTTP download time"))
+        .unwrap();
+    let at0 = down.split("residuals), ").nth(1).unwrap();
+    assert!(
+        at0.contains(" ± "),
+        "the time at 0 rules with its CI: {down}"
+    );
+    assert_rounded_to_cis(&r.markdown());
+    let r = fixture().report(Some(2));
+    let configs = table(&r.runs[0], "Configurations");
+    let col = configs
+        .columns
+        .iter()
+        .position(|c| c.starts_with("cost vs baseline"))
+        .unwrap();
+    let costed: Vec<&String> = configs
+        .rows
+        .iter()
+        .map(|r| &r[col])
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(costed.len(), 3, "{:#?}", configs.rows);
+    for c in costed {
+        assert!(c.contains(" ± "), "cost vs the baseline with its CI: {c}");
+    }
+    assert_rounded_to_cis(&r.markdown());
+}
+
+/// A `rules advise --measure --db` run as the store holds it: floods through the
+/// original and the optimised ruleset (scratch files `original.nft`, `optimised.nft`),
+/// interleaved, one run; received packets/s planted from known times per packet.
+#[test]
+fn an_advise_measurement_shows_both_rulesets_and_the_saving_in_one_figure() {
+    // ns per packet: original ≈ 50 000, optimised ≈ 2 000 (a 25× saving).
+    let original = [49_000.0, 51_500.0, 50_200.0, 48_800.0, 50_500.0];
+    let optimised = [2_010.0, 1_990.0, 2_050.0, 1_950.0, 2_000.0];
+    let r = report_of(|s| {
+        let run = s
+            .begin_run(&new_run("rules advise --measure", None))
+            .unwrap();
+        let params = |file: &str| {
+            json!({"chain": "input", "clients": 1, "duration_s": 2.0, "engine": "nft",
+                "family": "4", "frame_size": "64", "model": "import", "position": "last",
+                "import": format!("/tmp/fwbench-advise-4242/{file}"), "proto": "udp",
+                "packet": {"batch": 64, "dport": [5000, 5000], "flows": 1, "interval_ns": 0,
+                    "rate": "max", "sender": "udp", "sink": "socket", "sink_threads": 1,
+                    "size": {"payload": 18}, "threads": 1},
+                "rules": 0, "seed": 0, "server": "epoll", "timeout_ms": 500,
+                "topology": "input", "workload": "flood"})
+        };
+        let mut rep = 0;
+        for (o, n) in original.iter().zip(&optimised) {
+            for (file, ns) in [("original.nft", o), ("optimised.nft", n)] {
+                rep += 1;
+                let t = trial(
+                    run,
+                    format!("advise-{rep}"),
+                    rep,
+                    "flood",
+                    params(file),
+                    Headline {
+                        received_pps: Some(1e9 / ns),
+                        ..Headline::default()
+                    },
+                );
+                s.record(&t).unwrap();
+            }
+        }
+        finish(s, run)
+    });
+    let run = &r.runs[0];
+    let f = figure(run, "advise");
+    assert_eq!(
+        f.categories,
+        ["original", "optimised", "saving (original − optimised)"]
+    );
+    let p = &f.series[0].points;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.abs().max(1.0);
+    assert!(close(p[0].y, mean(&original)), "{p:?}");
+    assert!(close(p[1].y, mean(&optimised)), "{p:?}");
+    let saving = mean(&original) - mean(&optimised);
+    assert!(close(p[2].y, saving), "{p:?}");
+    // The saving's CI: Welch's, here dominated by the original's spread (sd ≈ 1 090
+    // ns over 5 floods: ≈ ±1 350 ns); it holds the planted saving and is not zero.
+    let ci = p[2].ci95.unwrap();
+    assert!(ci > 1000.0 && ci < 1700.0, "{ci}");
+    // The answer in a sentence, with the same numbers (rounded to the CI's digits).
+    let (x, c) = pm_after(&run.analysis.findings, "the optimised ruleset saves ");
+    assert!(
+        (x - saving).abs() < 100.0 && (c - ci).abs() < 100.0,
+        "{x} ± {c}"
+    );
+    assert!(
+        run.analysis
+            .findings
+            .iter()
+            .any(|s| s.contains(": 25× cheaper per packet — original 50000 ± 1400 ns")),
+        "{:#?}",
+        run.analysis.findings
+    );
+    // Both rulesets in the HTML, in one figure.
+    let html = r.html();
+    assert!(html.contains("Rules advise: time per packet, original vs optimised ruleset"));
 }

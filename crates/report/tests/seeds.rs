@@ -11,7 +11,10 @@ use serde_json::{json, Value};
 use store::{FirewallRow, Headline, SampleRow, Store};
 
 mod common;
-use common::{figure, finish, new_run, pm_after, report_of, scratch, trial, within, Noise};
+use common::{
+    assert_rounded_to_cis, assert_same_place, figure, finish, new_run, pm_after, report_of,
+    scratch, table, trial, within, Noise,
+};
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
 /// rule (IPv4) and 0.08 % per rule (IPv6) with F·n rules; with F = 0, threads are
@@ -678,23 +681,29 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
 
 /// Writes the synthetic seed 000 and seed 002 results to `$FWBENCH_SYNTHETIC_DIR`
 /// (`seed000.db`, `seed002.db`), for the documentation's screenshots:
-/// `FWBENCH_SYNTHETIC_DIR=/tmp/s cargo test -p report --test seeds -- --ignored`.
+/// `FWBENCH_SYNTHETIC_DIR=/tmp/s cargo test -p report --test seeds write_synthetic`.
+/// Without the variable it writes them into a scratch directory; either way each file
+/// is opened again read-only, as the screenshot script does, and must hold its run
+/// whole (no early return: CI runs this test too).
 #[test]
-#[ignore]
 fn write_synthetic_results_for_screenshots() {
-    let Ok(dir) = std::env::var("FWBENCH_SYNTHETIC_DIR") else {
-        return;
-    };
-    let dir = std::path::Path::new(&dir);
-    std::fs::create_dir_all(dir).unwrap();
-    for (name, make) in [
-        ("seed000.db", seed000 as fn(&mut Store) -> i64),
-        ("seed002.db", seed002),
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = std::env::var_os("FWBENCH_SYNTHETIC_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| scratch.path().to_path_buf());
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, make, trials) in [
+        ("seed000.db", seed000 as fn(&mut Store) -> i64, 1080),
+        ("seed002.db", seed002, 54),
     ] {
         let path = dir.join(name);
         let _ = std::fs::remove_file(&path);
-        let mut s = Store::open(&path).unwrap();
-        make(&mut s);
+        let id = make(&mut Store::open(&path).unwrap());
+        let s = Store::open_read_only(&path).unwrap();
+        let r = report::load(&s, Some(id)).unwrap();
+        assert_eq!(r.runs.len(), 1, "{name}");
+        assert_eq!(r.runs[0].trials.len(), trials, "{name}");
+        assert_eq!(r.runs[0].run.status, "complete", "{name}");
     }
 }
 
@@ -811,4 +820,100 @@ fn seed002_panels_per_engine_and_per_packet_size() {
             a.findings
         );
     }
+}
+
+/// Issue 23: every number of seed 002's report to its CI's digits — the cost lines'
+/// intercepts carry their CI (findings and cost table), the fitted lines in the time
+/// per packet table carry the CI of the line there, the advantage sentence repeats its
+/// ratio as rounded, and every "A ± B" of the Markdown report is rounded to B.
+#[test]
+fn seed002_fits_and_ratios_are_shown_to_their_cis() {
+    let r = report_of(seed002);
+    let run = &r.runs[0];
+    let f = &run.analysis.findings;
+    let cost = f
+        .iter()
+        .find(|x| x.starts_with("engine=iptables-legacy:"))
+        .unwrap();
+    let a = cost
+        .split("), ")
+        .last()
+        .and_then(|x| x.split(" ns per packet at 0 rules").next())
+        .unwrap();
+    assert!(a.contains(" ± "), "the intercept's CI: {cost}");
+    let t = report::export::fits_table(&run.analysis.fits);
+    for row in &t.rows {
+        assert!(row[2].contains(" ± "), "a with its CI: {row:?}");
+    }
+    let t = report::export::figure_table(figure(run, "packet-ns-per-packet"));
+    let fits: Vec<usize> = (0..t.columns.len())
+        .filter(|i| t.columns[*i].starts_with("fit: "))
+        .collect();
+    assert_eq!(fits.len(), 3, "{:?}", t.columns);
+    for row in &t.rows {
+        for i in &fits {
+            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
+        }
+    }
+    let adv = f
+        .iter()
+        .find(|x| x.starts_with("Advantage ratio iptables-legacy / nft/inet"))
+        .unwrap();
+    let (ratio, _) = adv
+        .split(" rules: ")
+        .nth(1)
+        .and_then(|x| x.split_once(" ± "))
+        .unwrap();
+    assert!(
+        adv.contains(&format!("passes {ratio} times")),
+        "the ratio as rounded: {adv}"
+    );
+    let soft = f
+        .iter()
+        .find(|x| x.starts_with("Gateway CPU1 softirq reaches "))
+        .unwrap();
+    assert!(
+        soft.split(" from ").next().unwrap().contains(" ± "),
+        "the softirq share with its CI: {soft}"
+    );
+    assert_rounded_to_cis(&r.markdown());
+}
+
+/// Issue 23: seed 000's report — the protocol and family gaps' min and max to the
+/// mean's digits, the loss-per-rule line's intercept and fitted values with their CIs,
+/// every "A ± B" rounded to B.
+#[test]
+fn seed000_gaps_and_loss_lines_are_shown_to_their_cis() {
+    let r = report_of(seed000);
+    let run = &r.runs[0];
+    for gap in ["TCP is ", "IPv4 is "] {
+        let x = run
+            .analysis
+            .findings
+            .iter()
+            .find(|x| x.starts_with(gap))
+            .unwrap();
+        let (mean, rest) = x[gap.len()..].split_once(" ± ").unwrap();
+        let ci = rest.split(' ').next().unwrap();
+        let min = x.split("; min ").nth(1).unwrap().split(' ').next().unwrap();
+        let max = x.split(", max ").nth(1).unwrap().split(' ').next().unwrap();
+        assert_same_place(mean, ci, x);
+        assert_same_place(min, ci, x);
+        assert_same_place(max, ci, x);
+    }
+    let t = table(run, "Throughput loss per rule");
+    for row in &t.rows {
+        assert!(row[2].contains(" ± "), "the intercept's CI: {row:?}");
+    }
+    let t = report::export::figure_table(figure(run, "echo-decrease-vs-rules"));
+    let fits: Vec<usize> = (0..t.columns.len())
+        .filter(|i| t.columns[*i].starts_with("fit: "))
+        .collect();
+    assert_eq!(fits.len(), 2, "{:?}", t.columns);
+    for row in &t.rows {
+        for i in &fits {
+            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
+        }
+    }
+    assert_rounded_to_cis(&r.markdown());
 }

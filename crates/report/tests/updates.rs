@@ -77,17 +77,20 @@ fn planted(s: &mut Store) -> i64 {
     finish(s, run)
 }
 
+/// One of the findings is `s` exactly.
+fn said(a: &report::figure::Analysis, s: &str) {
+    assert!(
+        a.findings.iter().any(|f| f == s),
+        "{s}\nnot in {:#?}",
+        a.findings
+    )
+}
+
 #[test]
 fn stored_updates_read_as_findings_figures_and_table() {
     let r = report_of(planted);
     let a = &r.runs[0].analysis;
-    let said = |s: &str| {
-        assert!(
-            a.findings.iter().any(|f| f == s),
-            "{s}\nnot in {:#?}",
-            a.findings
-        )
-    };
+    let said = |s: &str| said(a, s);
     said(
         "adding 1 rule to 0 with iptables-legacy by per-rule took 2.5 ms (median of 1); \
          forwarding stalled 0 ms; 0 packets lost; the rule took effect after 1.3 ms.",
@@ -249,4 +252,104 @@ fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
     let stall = ch("update.add:1@20000.batch.stall_ms");
     assert_eq!(stall.verdict, "same");
     assert_eq!(p.failing, 1);
+}
+
+/// Echo, ping and sessions trials of one run, each with an update whose background
+/// was its own workload's, beside a flow's with the same update.
+fn planted_request_response(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+    let bins = [(-1.0, 9, 0, 40.0), (0.0, 5, 1, 2500.0), (1.0, 9, 0, 45.0)];
+    for (workload, stall, lost, effect) in [
+        ("echo", 2.5, 1, 3.25),
+        ("ping", 0.75, 0, 2.5),
+        ("sessions", 1.5, 2, 4.0),
+        ("flow", 0.0, 0, 2.0),
+    ] {
+        let mut t = trial(
+            run,
+            format!("{workload}-nft"),
+            1,
+            workload,
+            json!({"engine": "nft"}),
+            Headline::default(),
+        );
+        t.updates = vec![update(100, "batch", 2.0, stall, lost, Some(effect), &bins)];
+        s.insert_trial(&t).unwrap();
+    }
+    finish(s, run)
+}
+
+#[test]
+fn request_response_updates_read_in_their_own_words_and_never_mix_with_flows() {
+    let r = report_of(planted_request_response);
+    let a = &r.runs[0].analysis;
+    let said = |s: &str| said(a, s);
+    said(
+        "adding 1 rule to 100 with nft by batch during echo took 2 ms (median of 1); the \
+         longest background round trip was 2.5 ms; 1 echoes lost or unsent; the rule took \
+         effect after 3.25 ms.",
+    );
+    said(
+        "adding 1 rule to 100 with nft by batch during ping took 2 ms (median of 1); the \
+         longest background round trip was 0.75 ms; 0 probes lost; the rule took effect \
+         after 2.5 ms.",
+    );
+    said(
+        "adding 1 rule to 100 with nft by batch during sessions took 2 ms (median of 1); the \
+         longest background connection setup was 1.5 ms; 2 sessions failed; the rule took \
+         effect after 4 ms.",
+    );
+    said(
+        "adding 1 rule to 100 with nft by batch took 2 ms (median of 1); forwarding stalled \
+         0 ms; 0 packets lost; the rule took effect after 2 ms.",
+    );
+    // A pair of figures per unit, each with its own delay; the flow's ids as before.
+    for (id, title) in [
+        (
+            "updates-echo-add-1-100-delay",
+            "Background round trip per 1-ms bin around adding 1 rule to 100",
+        ),
+        (
+            "updates-ping-add-1-100-received",
+            "Background probes answered per 1-ms bin around adding 1 rule to 100",
+        ),
+        (
+            "updates-sessions-add-1-100-delay",
+            "Background connection setup per 1-ms bin around adding 1 rule to 100",
+        ),
+        (
+            "updates-add-1-100-delay",
+            "Background one-way delay per 1-ms bin around adding 1 rule to 100",
+        ),
+    ] {
+        let f = a
+            .figures
+            .iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("no {id}"));
+        assert_eq!(f.title, title);
+        assert_eq!(f.series.len(), 1, "{id}: one engine and method, not mixed");
+    }
+    let d = a
+        .figures
+        .iter()
+        .find(|f| f.id == "updates-echo-add-1-100-delay")
+        .unwrap();
+    let p: Vec<(f64, f64)> = d.series[0].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(p, vec![(-1.0, 0.04), (0.0, 2.5), (1.0, 0.045)]);
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let updates: Vec<&str> = t.rows.iter().map(|r| r[2].as_str()).collect();
+    assert_eq!(
+        updates,
+        [
+            "add 1",
+            "add 1 during echo",
+            "add 1 during ping",
+            "add 1 during sessions"
+        ]
+    );
 }

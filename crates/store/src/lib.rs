@@ -66,6 +66,35 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+impl StoreError {
+    /// The system failed (a full disk, an I/O error, no memory), not the user's input:
+    /// the file named is fine to use once the system is.
+    pub fn is_system(&self) -> bool {
+        use rusqlite::ffi::ErrorCode;
+        match self {
+            StoreError::Sqlite {
+                source: rusqlite::Error::SqliteFailure(e, _),
+                ..
+            } => matches!(
+                e.code,
+                ErrorCode::DiskFull | ErrorCode::SystemIoFailure | ErrorCode::OutOfMemory
+            ),
+            StoreError::Sqlite { .. }
+            | StoreError::NotFwbench { .. }
+            | StoreError::NewerSchema { .. }
+            | StoreError::Encode(_) => false,
+        }
+    }
+}
+
+/// An SQLite error on the results file at `path`, as the store reports it.
+fn sql_at(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
+    move |source| StoreError::Sqlite {
+        path: path.into(),
+        source,
+    }
+}
+
 const SCHEMA_V1: &str = "
 CREATE TABLE hosts (
     id INTEGER PRIMARY KEY,
@@ -594,15 +623,8 @@ impl Store {
         if !existed {
             create_atomically(path)?;
         }
-        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
-            path: path.into(),
-            source,
-        })?;
-        let mut s = Store {
-            recovered: Vec::new(),
-            conn,
-            path: path.into(),
-        };
+        let conn = Connection::open(path).map_err(sql_at(path))?;
+        let mut s = Store::on(conn, path);
         s.prepare(true)?;
         s.import_recovery(&recovery_dir())?;
         Ok(s)
@@ -670,12 +692,8 @@ impl Store {
     /// so it works on a read-only file and can never be changed; an older schema is
     /// upgraded in an in-memory copy, never in place.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        let recovered = Vec::new();
         use rusqlite::OpenFlags;
-        let sql = |source| StoreError::Sqlite {
-            path: path.into(),
-            source,
-        };
+        let sql = sql_at(path);
         if !path.is_file() {
             return Err(StoreError::NotFwbench {
                 path: path.into(),
@@ -684,11 +702,7 @@ impl Store {
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
-        let mut s = Store {
-            recovered,
-            conn,
-            path: path.into(),
-        };
+        let mut s = Store::on(conn, path);
         let version = s.check_ours()?;
         if version < SCHEMA_VERSION {
             let mut mem = Connection::open_in_memory().map_err(sql)?;
@@ -707,15 +721,21 @@ impl Store {
         Ok(s)
     }
 
+    /// The store of the connection `conn` to the results file at `path`.
+    fn on(conn: Connection, path: &Path) -> Store {
+        Store {
+            recovered: Vec::new(),
+            conn,
+            path: path.into(),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        sql_at(&self.path)(source)
     }
 
     /// The schema version of a file that is fwbench's (errors for anything else).
@@ -791,10 +811,7 @@ impl Store {
     /// new file, fwbench's application id).
     fn upgrade(&mut self, steps: &[&str], new_file: bool) -> Result<()> {
         let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sql = sql_at(&path);
         let tx = self.conn.transaction().map_err(sql)?;
         for step in steps {
             tx.execute_batch(step).map_err(sql)?;
@@ -859,10 +876,7 @@ impl Store {
     /// Store one trial and its per-client rows atomically; durable on return.
     pub fn insert_trial(&mut self, t: &TrialRecord) -> Result<i64> {
         let path = self.path.clone();
-        let sql = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sql = sql_at(&path);
         let tx = self.conn.transaction().map_err(sql)?;
         let h = &t.headline;
         let fw = t.firewall.as_ref();
@@ -1792,20 +1806,10 @@ fn create_atomically(path: &Path) -> Result<()> {
     };
     remove_tmp();
     let built = (|| {
-        let conn = Connection::open(&tmp).map_err(|source| StoreError::Sqlite {
-            path: path.into(),
-            source,
-        })?;
-        let mut s = Store {
-            recovered: Vec::new(),
-            conn,
-            path: path.into(),
-        };
+        let conn = Connection::open(&tmp).map_err(sql_at(path))?;
+        let mut s = Store::on(conn, path);
         s.prepare(false)?;
-        s.conn.close().map_err(|(_, source)| StoreError::Sqlite {
-            path: path.into(),
-            source,
-        })
+        s.conn.close().map_err(|(_, source)| sql_at(path)(source))
     })();
     if let Err(e) = built {
         remove_tmp();

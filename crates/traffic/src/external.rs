@@ -773,6 +773,7 @@ impl ExternalClient {
             session_us,
             hold: None,
             external: Some(self.version.clone()),
+            events: None,
         })
     }
 
@@ -1624,6 +1625,7 @@ mod tests {
             hold_limit: 0,
             verify: false,
             external: Some("curl".into()),
+            events: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod pacer;
 pub mod packet;
 pub mod ping;
 pub mod probe;
+pub mod probeset;
 pub mod program;
 pub mod rng;
 pub mod sys;

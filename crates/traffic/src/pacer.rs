@@ -40,6 +40,24 @@ impl Pacer {
         }
     }
 
+    /// The send time packet `k` is stamped with: its intended time when paced; `now_ns`
+    /// (when it goes out) when unpaced.
+    pub fn stamp_ns(&self, k: u64, now_ns: u64) -> u64 {
+        if self.is_paced() {
+            self.intended_ns(k)
+        } else {
+            now_ns
+        }
+    }
+
+    /// How late the next packet is at `now_ns` (0 when unpaced or not yet due).
+    pub fn lag_ns(&self, now_ns: u64) -> u64 {
+        if !self.is_paced() {
+            return 0;
+        }
+        now_ns.saturating_sub(self.intended_ns(self.next))
+    }
+
     /// Packets due at `now_ns` and not yet sent (capped at `max`).
     pub fn due(&self, now_ns: u64, max: u64) -> u64 {
         match self.interval_ns {
@@ -133,6 +151,20 @@ mod tests {
         p.advance(32);
         assert_eq!(p.wait_ns(0), 0);
         assert_eq!(p.scheduled(99), 32);
+        // Stamped when sent, never late.
+        assert_eq!(p.stamp_ns(40, 777), 777);
+        assert_eq!(p.lag_ns(1_000_000), 0);
+    }
+
+    #[test]
+    fn paced_packets_carry_their_intended_time_and_lateness_is_the_next_ones() {
+        let mut p = Pacer::new(1_000, Some(1000.0)); // 1 ms apart from t=1000
+        assert_eq!(p.stamp_ns(3, 99_999_999), 3_001_000);
+        assert_eq!(p.lag_ns(500), 0, "before the start");
+        assert_eq!(p.lag_ns(1_250), 250);
+        p.advance(2); // packet 2 is next, intended at 2_001_000
+        assert_eq!(p.lag_ns(2_001_000), 0);
+        assert_eq!(p.lag_ns(2_501_000), 500_000);
     }
 
     #[test]

@@ -205,26 +205,8 @@ impl UdpTemplate {
             out.len(),
             self.frame_len()
         );
-        let hlen = self.header_len;
-        out[..hlen].copy_from_slice(&self.header[..hlen]);
-        out[hlen..hlen + payload.len()].copy_from_slice(payload);
-
-        if let Some(ip4_sum) = self.ip4_sum {
-            let ip = &mut out[ETH_HLEN..ETH_HLEN + IPV4_HLEN];
-            ip[4..6].copy_from_slice(&ip_id.to_be_bytes());
-            let csum = !fold(u64::from(ip4_sum) + u64::from(ip_id));
-            ip[10..12].copy_from_slice(&csum.to_be_bytes());
-        }
-
-        // The UDP header and the pseudo-header have even lengths, so the payload's
-        // words line up with the sum's.
-        let mut csum = !fold(u64::from(self.udp_sum) + sum_words_wide(payload));
-        if csum == 0 {
-            // Zero means "no checksum" (IPv4) or is forbidden (IPv6): send its
-            // one's-complement twin (RFC 768, RFC 8200 section 8.1).
-            csum = 0xffff;
-        }
-        out[hlen - 2..hlen].copy_from_slice(&csum.to_be_bytes());
+        // The whole payload as the head: nothing left to be zeros.
+        self.write_head(out, payload, ip_id);
     }
 }
 
@@ -252,12 +234,116 @@ impl UdpTemplate {
             let csum = !fold(u64::from(ip4_sum) + u64::from(ip_id));
             ip[10..12].copy_from_slice(&csum.to_be_bytes());
         }
+        // The UDP header and the pseudo-header have even lengths, so the payload's
+        // words line up with the sum's.
         let mut csum = !fold(u64::from(self.udp_sum) + sum_words_wide(head));
         if csum == 0 {
+            // Zero means "no checksum" (IPv4) or is forbidden (IPv6): send its
+            // one's-complement twin (RFC 768, RFC 8200 section 8.1).
             csum = 0xffff;
         }
         out[hlen - 2..hlen].copy_from_slice(&csum.to_be_bytes());
     }
+}
+
+/// One probe packet of a ruleset check: a protocol, addresses and ports (ports are
+/// written for TCP, UDP, SCTP, UDP-Lite and DCCP; ICMP gets an echo request).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeTuple {
+    pub proto: u8,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub sport: u16,
+    pub dport: u16,
+}
+
+/// A complete frame for `p`: Ethernet II, IPv4 (DF, TTL 64) or IPv6 (hop limit 64),
+/// and the transport header with correct checksums — TCP: a SYN; UDP: 8 payload bytes
+/// of zeros; ICMP/ICMPv6: an echo request; SCTP, UDP-Lite, DCCP and any other
+/// protocol: the two ports, then zeros (8 bytes; no checksum). Fails when the
+/// addresses are of different families.
+pub fn probe_frame(src_mac: Mac, dst_mac: Mac, p: &ProbeTuple) -> Result<Vec<u8>, String> {
+    let ports = |len: usize| {
+        let mut h = vec![0u8; len];
+        h[0..2].copy_from_slice(&p.sport.to_be_bytes());
+        h[2..4].copy_from_slice(&p.dport.to_be_bytes());
+        h
+    };
+    let v6 = p.src.is_ipv6();
+    let (mut l4, csum_at, pseudo) = match p.proto {
+        6 => {
+            let mut h = ports(20);
+            h[4..8].copy_from_slice(&1u32.to_be_bytes()); // sequence
+            h[12] = 5 << 4; // data offset: 5 words
+            h[13] = 0x02; // SYN
+            h[14..16].copy_from_slice(&0xffffu16.to_be_bytes()); // window
+            (h, Some(16), true)
+        }
+        17 => (ports(16), Some(6), true),
+        1 if !v6 => (vec![8, 0, 0, 0, 0, 1, 0, 1], Some(2), false),
+        58 if v6 => (vec![128, 0, 0, 0, 0, 1, 0, 1], Some(2), true),
+        _ => (ports(8), None, false),
+    };
+    if p.proto == 17 {
+        l4[4..6].copy_from_slice(&16u16.to_be_bytes()); // UDP length
+    }
+    let l4_len = l4.len();
+    let mut frame = Vec::with_capacity(ETH_HLEN + IPV6_HLEN + l4_len);
+    frame.extend_from_slice(&dst_mac);
+    frame.extend_from_slice(&src_mac);
+    let mut pseudo_sum = Sum::default();
+    match (p.src, p.dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            frame.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
+            let mut ip = [0u8; IPV4_HLEN];
+            ip[0] = 0x45;
+            ip[2..4].copy_from_slice(&((IPV4_HLEN + l4_len) as u16).to_be_bytes());
+            ip[4..6].copy_from_slice(&1u16.to_be_bytes());
+            ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
+            ip[8] = TTL;
+            ip[9] = p.proto;
+            ip[12..16].copy_from_slice(&s.octets());
+            ip[16..20].copy_from_slice(&d.octets());
+            let c = internet_checksum(&[&ip]);
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+            frame.extend_from_slice(&ip);
+            pseudo_sum.add(&s.octets());
+            pseudo_sum.add(&d.octets());
+            pseudo_sum.add(&[0, p.proto]);
+            pseudo_sum.add(&(l4_len as u16).to_be_bytes());
+        }
+        (IpAddr::V6(s), IpAddr::V6(d)) => {
+            frame.extend_from_slice(&ETHERTYPE_IPV6.to_be_bytes());
+            let mut ip = [0u8; IPV6_HLEN];
+            ip[0] = 0x60;
+            ip[4..6].copy_from_slice(&(l4_len as u16).to_be_bytes());
+            ip[6] = p.proto;
+            ip[7] = TTL;
+            ip[8..24].copy_from_slice(&s.octets());
+            ip[24..40].copy_from_slice(&d.octets());
+            frame.extend_from_slice(&ip);
+            pseudo_sum.add(&s.octets());
+            pseudo_sum.add(&d.octets());
+            pseudo_sum.add(&(l4_len as u32).to_be_bytes());
+            pseudo_sum.add(&[0, 0, 0, p.proto]);
+        }
+        (s, d) => {
+            return Err(format!(
+                "probe source {s} and destination {d} are of different address families"
+            ))
+        }
+    }
+    if let Some(at) = csum_at {
+        let mut sum = if pseudo { pseudo_sum } else { Sum::default() };
+        sum.add(&l4);
+        let mut c = !sum.folded();
+        if c == 0 && p.proto == 17 {
+            c = 0xffff; // zero means "no checksum" for UDP
+        }
+        l4[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    }
+    frame.extend_from_slice(&l4);
+    Ok(frame)
 }
 
 /// RFC 1071 Internet checksum (the one's complement of the one's-complement sum of
@@ -352,6 +438,73 @@ mod tests {
                 assert_eq!(a, b, "{src} payload {len}");
             }
         }
+    }
+
+    #[test]
+    fn probe_frames_carry_their_tuple_with_correct_checksums() {
+        let tuple = |proto, src: &str, dst: &str| ProbeTuple {
+            proto,
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            sport: 1024,
+            dport: 5000,
+        };
+        // (protocol, family, transport length, checksum covers a pseudo-header).
+        for (proto, src, dst, l4_len, pseudo) in [
+            (6, "198.18.128.1", "198.19.128.2", 20, true),
+            (17, "198.18.128.1", "198.19.128.2", 16, true),
+            (1, "198.18.128.1", "198.19.128.2", 8, false),
+            (132, "198.18.128.1", "198.19.128.2", 8, false),
+            (6, "2001:2:0:1:8000::1", "2001:2:0:2:8000::2", 20, true),
+            (17, "2001:2:0:1:8000::1", "2001:2:0:2:8000::2", 16, true),
+            (58, "2001:2:0:1:8000::1", "2001:2:0:2:8000::2", 8, true),
+        ] {
+            let t = tuple(proto, src, dst);
+            let f = probe_frame(SRC_MAC, DST_MAC, &t).unwrap();
+            assert_eq!((&f[0..6], &f[6..12]), (&DST_MAC[..], &SRC_MAC[..]));
+            let (ip_len, s, d): (usize, Vec<u8>, Vec<u8>) = match (t.src, t.dst) {
+                (IpAddr::V4(s), IpAddr::V4(d)) => {
+                    let ip = &f[14..34];
+                    assert_eq!(internet_checksum(&[ip]), 0, "{proto}: IPv4 header checksum");
+                    assert_eq!(
+                        (ip[9], &ip[12..16], &ip[16..20]),
+                        (proto, &s.octets()[..], &d.octets()[..])
+                    );
+                    (20, s.octets().to_vec(), d.octets().to_vec())
+                }
+                (IpAddr::V6(s), IpAddr::V6(d)) => {
+                    assert_eq!(f[14 + 6], proto);
+                    (40, s.octets().to_vec(), d.octets().to_vec())
+                }
+                _ => unreachable!(),
+            };
+            let l4 = &f[14 + ip_len..];
+            assert_eq!(l4.len(), l4_len, "{proto} {src}");
+            if proto != 1 && proto != 58 {
+                assert_eq!(&l4[0..4], &[4, 0, 0x13, 0x88], "ports 1024 → 5000");
+            }
+            if proto == 132 {
+                continue; // no checksum written
+            }
+            let mut ph = vec![];
+            if pseudo {
+                ph.extend(&s);
+                ph.extend(&d);
+                if ip_len == 20 {
+                    ph.extend([0, proto]);
+                    ph.extend((l4_len as u16).to_be_bytes());
+                } else {
+                    ph.extend((l4_len as u32).to_be_bytes());
+                    ph.extend([0, 0, 0, proto]);
+                }
+            }
+            assert_eq!(
+                naive_checksum(&[ph, l4.to_vec()].concat()),
+                0,
+                "{proto} {src}: checksum"
+            );
+        }
+        assert!(probe_frame(SRC_MAC, DST_MAC, &tuple(17, "198.18.0.1", "2001:2::1")).is_err());
     }
 
     const SRC_MAC: Mac = [0x02, 0, 0, 0, 0, 0x0a];

@@ -19,7 +19,8 @@ use crate::pacer::Pacer;
 use crate::probe::Probe;
 use crate::sys::{self, MmsgRecv, MmsgSend};
 use crate::tally::{
-    join_all, merge_sinks, merge_sources, SenderPlan, SinkTally, SourceControl, SourceTally,
+    join_all, merge_sinks, merge_sources, Drain, SenderPlan, SinkControl, SinkTally, SourceControl,
+    SourceTally,
 };
 use crate::TrafficError;
 use proto::{
@@ -28,7 +29,7 @@ use proto::{
 };
 use socket2::Socket;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -173,10 +174,66 @@ pub(crate) fn size_at(order: Option<&MixOrder>, payload: usize, n: u64) -> usize
     order.map_or(payload, |o| o.at(n) as usize)
 }
 
+/// A source's sender threads, each with its share of the flows and of the rate (the
+/// UDP/AF_PACKET source's and the AF_XDP source's; a thread's result is a `T`).
+/// Dropping them stops them.
+pub(crate) struct SenderThreads<T> {
+    ctl: SourceControl,
+    workers: Vec<JoinHandle<Result<T, TrafficError>>>,
+}
+
+impl<T: Send + 'static> SenderThreads<T> {
+    /// One thread per item of `each`, in order: thread `j` runs `run(item j, its
+    /// plan, the control)` (it waits for the start there).
+    pub fn spawn<W: Send + 'static>(
+        spec: &UdpSourceSpec,
+        each: impl IntoIterator<Item = W>,
+        run: fn(W, SenderPlan, SourceControl) -> Result<T, TrafficError>,
+    ) -> SenderThreads<T> {
+        let ctl = SourceControl::new();
+        let order = mix_order(spec);
+        let workers = each
+            .into_iter()
+            .enumerate()
+            .map(|(j, w)| {
+                let plan = SenderPlan::new(spec, &order, j);
+                let c = ctl.clone();
+                std::thread::spawn(move || run(w, plan, c))
+            })
+            .collect();
+        SenderThreads { ctl, workers }
+    }
+
+    /// (packets, payload bytes) sent so far.
+    pub fn live(&self) -> (u64, u64) {
+        self.ctl.live()
+    }
+
+    pub fn start(&mut self) {
+        self.ctl.start(sys::monotonic_ns());
+    }
+
+    /// Stop the threads and join them: (start time, stop time, each thread's result),
+    /// or the first thread's failure (`what` names a thread that panicked).
+    pub fn stop(&mut self, what: &str) -> Result<(u64, u64, Vec<T>), TrafficError> {
+        let t0 = self.ctl.halt();
+        let stopped_ns = sys::monotonic_ns();
+        match join_all(std::mem::take(&mut self.workers), what) {
+            (_, Some(e)) => Err(e),
+            (results, None) => Ok((t0, stopped_ns, results)),
+        }
+    }
+}
+
+impl<T> Drop for SenderThreads<T> {
+    fn drop(&mut self) {
+        self.ctl.halt();
+    }
+}
+
 /// A flood or paced flow, set up and waiting for [`UdpSource::start`].
 pub struct UdpSource {
-    ctl: SourceControl,
-    workers: Vec<JoinHandle<Result<SourceTally, TrafficError>>>,
+    threads: SenderThreads<SourceTally>,
     flows: u32,
     /// New flows: the sending time ends with the last flow's datagram, not at the stop.
     new_flows: bool,
@@ -228,21 +285,12 @@ impl UdpSource {
                 raw_socks.push(crate::sys::rawsock::RawSender::open(&r.ifname)?);
             }
         }
-        let ctl = SourceControl::new();
-        let mut workers = Vec::new();
-        let order = mix_order(spec);
-        for (j, flows) in per_thread.into_iter().enumerate() {
-            let w = Worker {
-                flows,
-                raw: raw_socks.pop(),
-                plan: SenderPlan::new(spec, &order, j),
-            };
-            let c = ctl.clone();
-            workers.push(std::thread::spawn(move || w.run(c)));
-        }
+        let each = per_thread.into_iter().map(|flows| (flows, raw_socks.pop()));
+        let threads = SenderThreads::spawn(spec, each, |(flows, raw), plan, ctl| {
+            Worker { flows, raw, plan }.run(ctl)
+        });
         Ok(UdpSource {
-            ctl,
-            workers,
+            threads,
             flows: spec.flows,
             new_flows: spec.new_flows,
         })
@@ -250,44 +298,29 @@ impl UdpSource {
 
     /// (datagrams, payload bytes) sent so far (live per-interval output).
     pub fn live(&self) -> (u64, u64) {
-        self.ctl.live()
+        self.threads.live()
     }
 
     pub fn start(&mut self) {
-        self.ctl.start(sys::monotonic_ns());
+        self.threads.start();
     }
 
     /// Stop sending and collect; a thread's failure (e.g. no route) is the error.
     pub fn stop(mut self) -> Result<UdpSourceResults, TrafficError> {
-        let t0 = self.ctl.halt();
-        let stopped_ns = sys::monotonic_ns();
-        let (tallies, first_err) = join_all(std::mem::take(&mut self.workers), "a sender thread");
-        match first_err {
-            Some(e) => Err(e),
-            None => {
-                let mut r = merge_sources(self.flows, t0, stopped_ns, &tallies);
-                let last_send_ns = tallies.iter().map(|t| t.ended_ns).max().unwrap_or(0);
-                if self.new_flows && last_send_ns > t0 && r.sent.frames == u64::from(self.flows) {
-                    // Every flow sent before the stop: the rate is over the time it took.
-                    r.elapsed_ns = last_send_ns - t0;
-                }
-                Ok(r)
-            }
+        let (t0, stopped_ns, tallies) = self.threads.stop("a sender thread")?;
+        let mut r = merge_sources(self.flows, t0, stopped_ns, &tallies);
+        let last_send_ns = tallies.iter().map(|t| t.ended_ns).max().unwrap_or(0);
+        if self.new_flows && last_send_ns > t0 && r.sent.frames == u64::from(self.flows) {
+            // Every flow sent before the stop: the rate is over the time it took.
+            r.elapsed_ns = last_send_ns - t0;
         }
+        Ok(r)
     }
 }
 
-impl Drop for UdpSource {
-    fn drop(&mut self) {
-        self.ctl.halt();
-    }
-}
-
+/// A flow's socket: bound and connected, with a 4 MiB send buffer where allowed.
 fn flow_socket(src: SocketAddr, dst: SocketAddr) -> Result<Socket, TrafficError> {
-    let s = sys::udp_socket(&src)?;
-    let ctx = |what: &str, e| TrafficError::io(format!("{what} {src} → {dst}"), e);
-    s.bind(&src.into()).map_err(|e| ctx("bind", e))?;
-    s.connect(&dst.into()).map_err(|e| ctx("connect", e))?;
+    let s = flow_socket_new(src, dst)?;
     let _ = sys::force_buffer(&s, false, 4 << 20);
     Ok(s)
 }
@@ -333,10 +366,7 @@ impl Worker {
             self.plan.pps,
         );
         let mut last_now = 0;
-        // Stamps are CLOCK_REALTIME, the clock of the sink's kernel receive timestamps;
-        // the schedule runs on CLOCK_MONOTONIC (it never jumps).
-        let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
-        let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
+        let stamp = sys::monotonic_to_realtime();
         let mut rr = 0usize;
         let mut ip_id: u16 = 0;
         loop {
@@ -356,22 +386,11 @@ impl Worker {
                 n = n.min(1);
             }
             if n == 0 {
-                let wait = pacer.wait_ns(now);
-                if wait > 200_000 {
-                    std::thread::sleep(Duration::from_nanos(wait.min(50_000_000) - 100_000));
-                } else if wait > 20_000 {
-                    std::thread::sleep(Duration::from_nanos(wait / 2));
-                } else {
-                    std::hint::spin_loop();
-                }
+                idle(pacer.wait_ns(now));
                 continue;
             }
             let first = pacer.sent();
-            if pacer.is_paced() {
-                res.max_lag_ns = res
-                    .max_lag_ns
-                    .max(now.saturating_sub(pacer.intended_ns(first)));
-            }
+            res.max_lag_ns = res.max_lag_ns.max(pacer.lag_ns(now));
             let nflows = self.flows.len();
             let flow = &mut self.flows[rr];
             if !self.plan.new_flows {
@@ -387,11 +406,7 @@ impl Worker {
                 let probe = Probe {
                     flow: if self.plan.new_flows { 0 } else { flow.id },
                     seq: flow.seq.wrapping_add(k as u32),
-                    tx_ns: Some(stamp(if pacer.is_paced() {
-                        pacer.intended_ns(first + k as u64)
-                    } else {
-                        now
-                    })),
+                    tx_ns: Some(stamp(pacer.stamp_ns(first + k as u64, now))),
                 };
                 let slot = &mut slots[k * frame_len..(k + 1) * frame_len];
                 match &flow.out {
@@ -460,12 +475,22 @@ impl Worker {
         }
         // What was due by the last look at the clock: packets that fell due between it
         // and the stop were not late, just not yet sent.
-        res.scheduled = pacer.scheduled(last_now).max(pacer.sent());
-        if !pacer.is_paced() {
-            res.scheduled = pacer.sent();
-        }
+        res.scheduled = pacer.scheduled(last_now);
         res.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
         Ok(res)
+    }
+}
+
+/// Wait `wait_ns` for a sender's next packet to fall due: sleep through most of a long
+/// wait (waking 100 µs early, and at least every 50 ms to see a stop), half of a
+/// shorter one, spin below 20 µs.
+pub(crate) fn idle(wait_ns: u64) {
+    if wait_ns > 200_000 {
+        std::thread::sleep(Duration::from_nanos(wait_ns.min(50_000_000) - 100_000));
+    } else if wait_ns > 20_000 {
+        std::thread::sleep(Duration::from_nanos(wait_ns / 2));
+    } else {
+        std::hint::spin_loop();
     }
 }
 
@@ -485,11 +510,7 @@ fn transient(e: &std::io::Error) -> bool {
 
 /// The counting sink, receiving from setup until `stop`.
 pub struct UdpSink {
-    stop: Arc<AtomicBool>,
-    /// Datagrams received so far, all threads (read while the trial runs).
-    progress: Arc<std::sync::atomic::AtomicU64>,
-    /// Their bytes.
-    progress_bytes: Arc<std::sync::atomic::AtomicU64>,
+    ctl: SinkControl,
     workers: Vec<JoinHandle<Result<SinkTally, TrafficError>>>,
     kernel_before: UdpKernelCounters,
     v6: bool,
@@ -519,26 +540,21 @@ impl UdpSink {
         }
         let v6 = matches!(spec.listen, IpAddr::V6(_));
         let kernel_before = kernel_udp_counters(v6);
-        let stop = Arc::new(AtomicBool::new(false));
+        let ctl = SinkControl::default();
         let flows = spec.flows.max(1);
         // One byte more than expected, so an oversized datagram shows as such.
         let slot = (spec.payload as usize + 1).clamp(64, 65_536);
-        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let progress_bytes = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let workers = socks
             .into_iter()
             .map(|s| {
-                let live = (progress.clone(), progress_bytes.clone());
-                let stop = stop.clone();
+                let ctl = ctl.clone();
                 let bin_ns = spec.bin_ns;
                 let sources = spec.sources;
-                std::thread::spawn(move || sink_loop(s, flows, slot, (bin_ns, sources), stop, live))
+                std::thread::spawn(move || sink_loop(s, flows, slot, (bin_ns, sources), ctl))
             })
             .collect();
         Ok(UdpSink {
-            stop,
-            progress,
-            progress_bytes,
+            ctl,
             workers,
             kernel_before,
             v6,
@@ -547,21 +563,18 @@ impl UdpSink {
 
     /// Datagrams received so far (for adaptive trial length).
     pub fn progress(&self) -> u64 {
-        self.progress.load(Ordering::Relaxed)
+        self.ctl.progress()
     }
 
     /// (datagrams, bytes) received so far (live per-interval output).
     pub fn live(&self) -> (u64, u64) {
-        (
-            self.progress.load(Ordering::Relaxed),
-            self.progress_bytes.load(Ordering::Relaxed),
-        )
+        self.ctl.live()
     }
 
     /// Drain what is still in flight (until 50 ms pass without a packet, at most
     /// [`DRAIN_MAX_NS`]), stop and collect.
     pub fn stop(mut self) -> Result<UdpSinkResults, TrafficError> {
-        self.stop.store(true, Ordering::SeqCst);
+        self.ctl.halt();
         let (tallies, err) = join_all(std::mem::take(&mut self.workers), "a sink thread");
         if let Some(e) = err {
             return Err(e);
@@ -574,7 +587,7 @@ impl UdpSink {
 
 impl Drop for UdpSink {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.ctl.halt();
     }
 }
 
@@ -583,29 +596,19 @@ fn sink_loop(
     flows: u32,
     slot: usize,
     (bin_ns, by_source): (u64, bool),
-    stop: Arc<AtomicBool>,
-    (progress, progress_bytes): (
-        Arc<std::sync::atomic::AtomicU64>,
-        Arc<std::sync::atomic::AtomicU64>,
-    ),
+    ctl: SinkControl,
 ) -> Result<SinkTally, TrafficError> {
     let mut t = SinkTally::new(flows, bin_ns);
     let mut mm = MmsgRecv::new(64, slot);
     if by_source {
         mm = mm.with_sources();
     }
-    if by_source {
-        mm = mm.with_sources();
-    }
-    let mut quiet_since: Option<u64> = None;
-    let mut stop_seen: Option<u64> = None;
+    let mut drain = Drain::default();
     loop {
         let n = mm.recv(&s).map_err(|e| TrafficError::io("receiving", e))?;
         let now = sys::monotonic_ns();
-        if n == 0 {
-            quiet_since.get_or_insert(now);
-        } else {
-            quiet_since = None;
+        drain.saw(now, n);
+        if n > 0 {
             t.saw_batch(now);
         }
         let wall = if n > 0 { sys::realtime_ns() } else { 0 };
@@ -618,24 +621,12 @@ fn sink_loop(
             }
             t.on_datagram(mm.get(i), mm.rx_ns(i).unwrap_or(wall));
         }
-        progress_bytes.fetch_add(t.received.bytes - bytes_before, Ordering::Relaxed);
-        progress.fetch_add(n as u64, Ordering::Relaxed);
-        if stop.load(Ordering::Relaxed) {
-            let since = *stop_seen.get_or_insert(now);
-            let quiet = quiet_since.map(|q| now - q >= 50_000_000).unwrap_or(false);
-            if quiet || now - since >= DRAIN_MAX_NS {
-                return Ok(t);
-            }
+        ctl.counted(n as u64, t.received.bytes - bytes_before);
+        if drain.done(now, ctl.stopping()) {
+            return Ok(t);
         }
     }
 }
-
-/// Longest drain after stop while packets keep arriving. A saturated gateway (thousands
-/// of rules, a deep backlog) still delivers queued packets for up to a second or more
-/// after the sender stops; cutting the drain short counted them as lost although no
-/// counter had dropped them (a CI run saw 3 % of the loss unplaced with a 500-ms cap).
-/// The drain ends much sooner in the usual case: 50 ms without a packet.
-pub(crate) const DRAIN_MAX_NS: u64 = 2_500_000_000;
 
 trait Since {
     fn since(&self, before: &Self) -> Self;

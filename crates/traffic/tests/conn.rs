@@ -52,6 +52,7 @@ fn spec(mode: ConnMode, to: SocketAddr) -> SessionClientSpec {
         hold_limit: 0,
         verify: true,
         external: None,
+        events: None,
     }
 }
 
@@ -98,6 +99,36 @@ fn assert_server_clean(s: &TcpServerResults) {
 
 fn body(n: u64) -> Vec<u8> {
     (0..n).map(pattern_byte).collect()
+}
+
+/// Gateway events: every session of the workers in the background's bins (failures
+/// as the trial counts them), and a marker stream of the smallest sessions from
+/// another address, outside the trial's counts.
+#[test]
+fn sessions_go_into_the_bins_and_a_marker_stream_runs_beside() {
+    let srv = server(V4);
+    let mut s = spec(ConnMode::Bulk, srv.local_addr());
+    s.count = Some(30);
+    s.parallel = 2;
+    s.response = 100_000;
+    s.overhead_sessions = 5;
+    s.events = Some(proto::StreamEventsSpec {
+        bin_ns: 1_000_000,
+        marker_source: Some(ip("127.0.0.2")),
+    });
+    let c = run(&s);
+    drop(srv.stop());
+    assert_clean(&c);
+    assert_eq!(c.sessions, 30);
+    let e = c.events.as_deref().expect("bins were asked for");
+    let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
+    // The transfers and the overhead sessions, each with its connection setup time.
+    assert_eq!(sum(&e.background.done), 30 + 5);
+    assert_eq!(sum(&e.background.failed), c.failed);
+    assert_eq!(e.background_streams, 2);
+    assert!(e.background.latency_max_us.iter().any(|&us| us > 0));
+    assert!(sum(&e.marker.done) > 0, "{:?}", e.marker);
+    assert_eq!(sum(&e.marker.failed), 0, "{:?}", e.marker);
 }
 
 #[test]

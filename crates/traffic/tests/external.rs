@@ -53,6 +53,7 @@ fn client_spec(server: &str, port: u16, response: u64, count: Option<u64>) -> Se
         hold_limit: 0,
         verify: false,
         external: Some("curl".into()),
+        events: None,
     }
 }
 

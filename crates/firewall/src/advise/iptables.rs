@@ -36,6 +36,18 @@ fn proto_name(p: u8) -> String {
     }
 }
 
+/// The netfilter priority of an iptables table's built-in chain (`NF_IP_PRI_*`).
+fn priority(table: &str, chain: &str) -> i32 {
+    match (table, chain) {
+        ("raw", _) => -300,
+        ("mangle", _) => -150,
+        ("nat", "PREROUTING" | "OUTPUT") => -100,
+        ("nat", _) => 100,
+        ("security", _) => 50,
+        _ => 0,
+    }
+}
+
 /// `a`, `a:b`, `:b`, `a:` as an inclusive range.
 fn port_range(s: &str) -> Option<(u16, u16)> {
     match s.split_once(':') {
@@ -87,10 +99,14 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
             let mut w = decl.split_whitespace();
             let name = w.next().unwrap_or_default().to_owned();
             let policy = w.next().filter(|p| *p != "-").map(str::to_owned);
+            let hook = builtins(&t.name)
+                .contains(&name.as_str())
+                .then(|| (name.to_ascii_lowercase(), priority(&t.name, &name)));
             t.chains.push(Chain {
                 name: name.clone(),
                 decl: format!(":{name} {} [0:0]", policy.as_deref().unwrap_or("-")),
                 policy,
+                hook,
                 rules: vec![],
             });
             continue;
@@ -160,7 +176,7 @@ fn parse_rule(
         let val = ws.get(i + 1).copied();
         let mut put = |f: Field, v: Option<Values>, opaque: &mut Option<String>| match v {
             Some(values) => {
-                if conds.insert(f, Cond { neg, values }).is_some() {
+                if conds.insert(f, Cond::new(neg, values)).is_some() {
                     opaque.get_or_insert(format!("{} matched twice", f.name()));
                 }
             }
@@ -322,6 +338,7 @@ fn rule_text(chain: &str, r: &Rule, set_name: Option<&str>) -> String {
         Some(Cond {
             neg: false,
             values: Values::Proto(p),
+            ..
         }) => proto_name(*p),
         _ => String::new(),
     };

@@ -8,15 +8,17 @@
 //! Must not: do I/O or run programs (pure functions over text and the model); change
 //! a rule it cannot read (unknown or stateful matches stay in place and are named).
 
+pub mod addrmap;
 pub mod iptables;
 pub mod model;
 pub mod nft;
 pub mod nftjson;
 mod rewrite;
+pub mod testbed;
 
 use crate::import::ImportError;
 use crate::model::ImportFormat;
-use model::{Field, Packet, Table, Values};
+use model::{Chain, Field, Packet, Rule, Table, Values};
 
 /// What a change does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -38,6 +40,31 @@ pub struct Change {
     pub chain: String,
     pub lines: Vec<usize>,
     pub reason: String,
+}
+
+/// Where the analysed rulesets came from (how the testbed copy is written back).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// `iptables-save` text of one IP version (`true`: IPv6).
+    Iptables { v6: bool },
+    /// nft's listing (`nft -a list ruleset`) and each table's (family, name), in the
+    /// order of [`Rulesets::before`].
+    Nft {
+        listing: String,
+        tables: Vec<(String, String)>,
+    },
+    /// No ruleset (an advice built by hand).
+    #[default]
+    None,
+}
+
+/// The original and the optimised ruleset as the analysis sees them (for the proof
+/// on a testbed, [`testbed::plan`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rulesets {
+    pub origin: Origin,
+    pub before: Vec<Table>,
+    pub after: Vec<Table>,
 }
 
 /// The analysis's answer.
@@ -62,6 +89,9 @@ pub struct Advice {
     /// engine; `Err`: why they cannot be written as nft.
     #[serde(skip)]
     pub as_nft: Result<(String, String), String>,
+    /// Both rulesets in the model, for the proof on a testbed.
+    #[serde(skip)]
+    pub rulesets: Rulesets,
 }
 
 impl Advice {
@@ -86,6 +116,11 @@ impl Advice {
             text: String::new(),
             ipset: String::new(),
             as_nft,
+            rulesets: Rulesets {
+                origin: Origin::None,
+                before: before.to_vec(),
+                after: after.to_vec(),
+            },
         }
     }
 }
@@ -118,8 +153,107 @@ pub enum AdviseError {
     Unsupported(String),
 }
 
+/// Packets one rule counted in a measured run of the same ruleset (`verdicts.rules`
+/// of its trials): the user's chain name as the import names it (`INPUT`,
+/// `nat/PREROUTING`; nft: `input`, or `inet/host/input` with several tables), the
+/// rule's 1-based position and text, packets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    pub chain: String,
+    pub index: usize,
+    pub text: String,
+    pub packets: u64,
+}
+
+/// The names an import gives chain `c` of table `t` (`Counted::chain`).
+fn import_names(t: &Table, c: &Chain, nft: bool) -> Vec<String> {
+    if nft {
+        vec![
+            c.name.clone(),
+            format!("{}/{}", t.name.replace(' ', "/"), c.name),
+        ]
+    } else if t.name == "filter" {
+        vec![c.name.clone()]
+    } else {
+        vec![format!("{}/{}", t.name, c.name)]
+    }
+}
+
+/// A rule's text without the counter `iptables-save -c` writes before it.
+fn without_counter(text: &str) -> &str {
+    match text.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or(text, |(_, r)| r.trim_start()),
+        None => text,
+    }
+}
+
+/// Give each rule the packets `counts` say it counted (summed over the trials); the
+/// counts replace those of the file. A count whose rule has another text here is an
+/// error naming both: the run measured another ruleset.
+fn apply_counts(
+    source: &str,
+    tables: &mut [Table],
+    nft: bool,
+    counts: &[Counted],
+) -> Result<(), AdviseError> {
+    // Where each count goes, all checked before anything changes: (table, chain,
+    // rule, packets).
+    let mut hits: Vec<(usize, usize, usize, u64)> = vec![];
+    for n in counts {
+        let place = tables.iter().enumerate().find_map(|(ti, t)| {
+            let ci = t
+                .chains
+                .iter()
+                .position(|c| import_names(t, c, nft).contains(&n.chain))?;
+            Some((ti, ci))
+        });
+        let Some((ti, ci)) = place else { continue };
+        let rules = &tables[ti].chains[ci].rules;
+        // Past the user's rules: fwbench's own policy rule.
+        let Some(ri) = n.index.checked_sub(1).filter(|&i| i < rules.len()) else {
+            continue;
+        };
+        let r = &rules[ri];
+        if without_counter(&r.text) != without_counter(&n.text) {
+            return Err(AdviseError::Unsupported(format!(
+                "{source}: the counted run's rule {}:{} is `{}`, here it is `{}`: the run \
+                 measured another ruleset",
+                n.chain, n.index, n.text, r.text
+            )));
+        }
+        hits.push((ti, ci, ri, n.packets));
+    }
+    match (hits.is_empty(), counts.is_empty()) {
+        (_, true) => return Ok(()),
+        (true, false) => {
+            return Err(AdviseError::Unsupported(format!(
+                "{source}: none of the counted run's rules is a rule of this file"
+            )))
+        }
+        (false, false) => {}
+    }
+    // The run's counts replace the file's.
+    for r in tables
+        .iter_mut()
+        .flat_map(|t| &mut t.chains)
+        .flat_map(|c| &mut c.rules)
+    {
+        r.packets = None;
+    }
+    for (ti, ci, ri, p) in hits {
+        *tables[ti].chains[ci].rules[ri].packets.get_or_insert(0) += p;
+    }
+    Ok(())
+}
+
 /// Analyse a ruleset file's text (`source` names it in messages).
 pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
+    advise_counted(source, text, &[])
+}
+
+/// [`advise`] with the packets each rule counted in a measured run (for the hot-rule
+/// moves; they replace the file's own counters).
+pub fn advise_counted(source: &str, text: &str, counts: &[Counted]) -> Result<Advice, AdviseError> {
     match crate::import::detect(text) {
         Some(ImportFormat::IptablesSave) => {}
         Some(ImportFormat::Nft) | None => {
@@ -129,7 +263,8 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
             )))
         }
     }
-    let (tables, v6) = iptables::parse(source, text)?;
+    let (mut tables, v6) = iptables::parse(source, text)?;
+    apply_counts(source, &mut tables, false, counts)?;
     let mut changes = vec![];
     let mut next_set = 1;
     let mut new_tables = vec![];
@@ -147,19 +282,32 @@ pub fn advise(source: &str, text: &str) -> Result<Advice, AdviseError> {
     };
     let as_nft = nft::render(&tables, v6).and_then(|a| Ok((a, nft::render(&new_tables, v6)?)));
     let format = ImportFormat::IptablesSave;
-    Ok(Advice {
-        text,
-        ipset,
-        ..Advice::of(format, &tables, &new_tables, changes, probes, as_nft)
-    })
+    let mut a = Advice::of(format, &tables, &new_tables, changes, probes, as_nft);
+    a.rulesets.origin = Origin::Iptables { v6 };
+    Ok(Advice { text, ipset, ..a })
 }
 
 /// Analyse an nft ruleset as nft itself read it back from a scratch namespace
 /// (`json`: `nft -j list ruleset`, `listing`: `nft -a list ruleset`); the rules'
 /// "lines" are their nft handles. The optimised ruleset is nft text (`nft -f`).
 pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, AdviseError> {
+    advise_nft_counted(source, json, listing, &[])
+}
+
+/// [`advise_nft`] with the packets each rule counted in a measured run.
+pub fn advise_nft_counted(
+    source: &str,
+    json: &str,
+    listing: &str,
+    counts: &[Counted],
+) -> Result<Advice, AdviseError> {
     let mut tables = nftjson::parse(json, listing)
         .map_err(|e| AdviseError::Unsupported(format!("{source}: {e}")))?;
+    let mut plain: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    apply_counts(source, &mut plain, true, counts)?;
+    for (t, p) in tables.iter_mut().zip(plain) {
+        t.table = p;
+    }
     let original = tables.clone();
     let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
     let mut changes = vec![];
@@ -185,7 +333,7 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
     // `inet` → `ip`: an inet table pays a family check before each address match
     // (docs/engines.md); when none of its rules names an IPv6 address, an `ip` table
     // does the same for IPv4 — but would no longer see IPv6 packets at all.
-    let notes = original
+    let mut notes: Vec<String> = original
         .iter()
         .filter(|t| t.family == "inet")
         .filter(|t| {
@@ -210,11 +358,32 @@ pub fn advise_nft(source: &str, json: &str, listing: &str) -> Result<Advice, Adv
             )
         })
         .collect();
-    Ok(Advice {
-        notes,
-        text,
-        ..Advice::of(ImportFormat::Nft, &before, &after, changes, probes, as_nft)
-    })
+    let mut a = Advice::of(ImportFormat::Nft, &before, &after, changes, probes, as_nft);
+    a.rulesets.origin = Origin::Nft {
+        listing: listing.to_owned(),
+        tables: original
+            .iter()
+            .map(|t| (t.family.clone(), t.name.clone()))
+            .collect(),
+    };
+    let mut named: Vec<String> = before
+        .iter()
+        .flat_map(|t| &t.chains)
+        .flat_map(|c| &c.rules)
+        .flat_map(|r| r.conds.iter().flat_map(|c| c.values()))
+        .filter_map(|c| c.set.as_ref().map(|s| format!("@{s}")))
+        .collect();
+    named.sort();
+    named.dedup();
+    if !named.is_empty() {
+        notes.push(format!(
+            "named sets {} are taken with the elements the file gives them (they stay \
+             named sets; nothing is merged into them); if a tool changes them at runtime, \
+             check the changes that involve their rules",
+            named.join(", ")
+        ));
+    }
+    Ok(Advice { notes, text, ..a })
 }
 
 /// A probe's defaults: the testbed's own addresses and a high port.
@@ -291,8 +460,9 @@ fn rule_probes(r: &model::Rule, v6: bool) -> Vec<Packet> {
         }
         if !c.neg {
             // The middle of the first range: inside it, away from its ends.
-            let (a, b) = rs[0];
-            set_field(&mut hit, *f, a + (b - a) / 2, "");
+            if let Some(&(a, b)) = rs.first() {
+                set_field(&mut hit, *f, a + (b - a) / 2, "");
+            }
         } else {
             // A value outside every range: the default, else just past one.
             let mut p = hit.clone();
@@ -333,30 +503,49 @@ fn rule_probes(r: &model::Rule, v6: bool) -> Vec<Packet> {
     out
 }
 
+/// A probe packet with the line and text of the rule it was made for (0: the
+/// policies').
+type Probe = (usize, String, Packet);
+
+/// The probes of one table: the default packet (UDP and TCP) for the policies, then
+/// each rule's ([`rule_probes`]), each packet once.
+fn table_probes(t: &Table, v6: bool) -> Vec<Probe> {
+    let mut probes: Vec<Probe> = vec![];
+    let mut seen = std::collections::HashSet::new();
+    let mut base = base_packet(v6);
+    for proto in [17, 6] {
+        base.proto = proto;
+        if seen.insert(base.clone()) {
+            probes.push((0, "the policy".into(), base.clone()));
+        }
+    }
+    // Each rule's hit first, then the boundary probes: a packet that hits a rule is
+    // named after that rule, not after a neighbour it lies just outside of.
+    let all: Vec<(&Rule, Vec<Packet>)> = t
+        .chains
+        .iter()
+        .flat_map(|c| &c.rules)
+        .map(|r| (r, rule_probes(r, v6)))
+        .collect();
+    for pass in [0..1, 1..usize::MAX] {
+        for (r, ps) in &all {
+            for p in ps.iter().skip(pass.start).take(pass.end - pass.start) {
+                if seen.insert(p.clone()) {
+                    probes.push((r.line, r.text.clone(), p.clone()));
+                }
+            }
+        }
+    }
+    probes
+}
+
 /// Check that every probe meets the same fate in both rulesets, from every built-in
 /// chain, with opaque rules taken as matching and as not matching; returns the
 /// number of probe packets.
 fn check(before: &[Table], after: &[Table], v6: bool) -> Result<usize, AdviseError> {
     let mut total = 0;
     for (t, n) in before.iter().zip(after) {
-        let mut probes: Vec<(usize, String, Packet)> = vec![];
-        let mut seen = std::collections::HashSet::new();
-        let mut base = base_packet(v6);
-        for proto in [17, 6] {
-            base.proto = proto;
-            if seen.insert(base.clone()) {
-                probes.push((0, "the policy".into(), base.clone()));
-            }
-        }
-        for c in &t.chains {
-            for r in &c.rules {
-                for p in rule_probes(r, v6) {
-                    if seen.insert(p.clone()) {
-                        probes.push((r.line, r.text.clone(), p));
-                    }
-                }
-            }
-        }
+        let probes = table_probes(t, v6);
         let opaque = t
             .chains
             .iter()

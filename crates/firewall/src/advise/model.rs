@@ -210,6 +210,19 @@ impl Values {
 pub struct Cond {
     pub neg: bool,
     pub values: Values,
+    /// The nft named set the values are (`ip saddr @blocked`, with the elements the
+    /// file gives it): written back by its name, never merged into another set.
+    pub set: Option<String>,
+}
+
+impl Cond {
+    pub fn new(neg: bool, values: Values) -> Cond {
+        Cond {
+            neg,
+            values,
+            set: None,
+        }
+    }
 }
 
 /// What a rule does when it matches.
@@ -312,6 +325,8 @@ pub struct Chain {
     /// The declaration line as written (`:INPUT DROP [0:0]`).
     pub decl: String,
     pub policy: Option<String>,
+    /// A base chain's hook (`input`, `prerouting` …) and priority.
+    pub hook: Option<(String, i32)>,
     pub rules: Vec<Rule>,
 }
 
@@ -344,7 +359,12 @@ impl std::fmt::Display for Packet {
         };
         let host = |x: u128| {
             let s = a(x).to_string();
-            s.rsplit_once('/').map_or(s.clone(), |(h, _)| h.to_owned())
+            let h = s.rsplit_once('/').map_or(s.clone(), |(h, _)| h.to_owned());
+            if self.v6 {
+                format!("[{h}]")
+            } else {
+                h
+            }
         };
         write!(
             f,

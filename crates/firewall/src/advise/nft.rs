@@ -74,6 +74,7 @@ pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
         Some(Cond {
             neg: false,
             values: Values::Proto(p @ (6 | 17 | 132)),
+            ..
         }) => match p {
             6 => "tcp",
             17 => "udp",
@@ -91,7 +92,11 @@ pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
         Field::Out => "oifname".to_owned(),
     };
     for (f, c) in conds {
-        let _ = write!(s, "{} {}{} ", key(f), op(c), values(&c.values));
+        let v = match &c.set {
+            Some(name) => format!("@{name}"),
+            None => values(&c.values),
+        };
+        let _ = write!(s, "{} {}{v} ", key(f), op(c));
     }
     s.push_str("counter");
     if let Some(cm) = &r.comment {

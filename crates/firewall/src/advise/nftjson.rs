@@ -8,7 +8,7 @@
 
 use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 fn value(v: &Value, port: bool) -> Option<Vec<Values>> {
     if let Some(a) = v.get("set").and_then(Value::as_array) {
@@ -67,8 +67,86 @@ fn proto_number(s: &str) -> Option<u8> {
     }
 }
 
-/// One rule's expressions → (conds or why not, target).
-fn rule_of(expr: &[Value]) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
+/// The named sets of a listing, by (family, table, name): whether they hold ports,
+/// and their elements as the file gives them — or why the analysis cannot take them
+/// as fixed (flags `dynamic` or `timeout`, rules that add or delete elements, an
+/// empty set, a concatenated type, an element it cannot read).
+type NamedSets = HashMap<(String, String, String), SetRead>;
+
+/// A named set as read: (holds ports, its elements), or why it cannot be read.
+type SetRead = Result<(bool, Values), String>;
+
+fn named_sets(items: &[Value]) -> NamedSets {
+    let key = |o: &Value, name: &str| {
+        (
+            o["family"].as_str().unwrap_or("").to_owned(),
+            o["table"].as_str().unwrap_or("").to_owned(),
+            name.to_owned(),
+        )
+    };
+    // Sets a rule changes (`add @s { ip saddr }`, `update @s …`, `delete @s …`).
+    let mut changed = std::collections::HashSet::new();
+    for item in items {
+        let Some(r) = item.get("rule") else { continue };
+        for e in r["expr"].as_array().into_iter().flatten() {
+            if let Some(name) = e["set"]["set"].as_str().and_then(|s| s.strip_prefix('@')) {
+                changed.insert(key(r, name));
+            }
+        }
+    }
+    let mut out = NamedSets::new();
+    for item in items {
+        let Some(o) = item.get("set") else { continue };
+        let name = o["name"].as_str().unwrap_or("");
+        let k = key(o, name);
+        let flags: Vec<&str> = o["flags"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let port = match o["type"].as_str() {
+            Some("ipv4_addr" | "ipv6_addr") => Ok(false),
+            Some("inet_service") => Ok(true),
+            _ => Err(format!("of type {}", o["type"])),
+        };
+        let read = port.and_then(|port| {
+            if flags.contains(&"dynamic")
+                || flags.contains(&"timeout")
+                || o.get("timeout").is_some()
+            {
+                return Err("its elements change at runtime (flags dynamic or timeout)".into());
+            }
+            if changed.contains(&k) {
+                return Err("rules add or delete its elements".into());
+            }
+            let elems = o["elem"]
+                .as_array()
+                .filter(|e| !e.is_empty())
+                .ok_or("empty in the file (filled at runtime?)".to_owned())?;
+            let mut vs = vec![];
+            for e in elems {
+                // An element with a counter or comment: `{"elem": {"val": …}}`.
+                let e = e.get("elem").map_or(e, |x| &x["val"]);
+                vs.extend(
+                    value(e, port)
+                        .ok_or_else(|| format!("an element the analysis cannot read ({e})"))?,
+                );
+            }
+            let values = union(vs).ok_or("elements of mixed kinds".to_owned())?;
+            Ok((port, values))
+        });
+        out.insert(k, read);
+    }
+    out
+}
+
+/// One rule's expressions → (conds or why not, target); `sets` gives a named set of
+/// the rule's table by name.
+fn rule_of(
+    expr: &[Value],
+    sets: &dyn Fn(&str) -> Option<SetRead>,
+) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
     let mut conds = BTreeMap::new();
     let mut target = Target::Continue(None);
     let mut why: Option<String> = None;
@@ -119,14 +197,9 @@ fn rule_of(expr: &[Value]) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
                     let port = matches!(f, Field::Sport | Field::Dport);
                     if port {
                         match proto_number(proto) {
-                            Some(n) => put(
-                                Field::Proto,
-                                Cond {
-                                    neg: false,
-                                    values: Values::Proto(n),
-                                },
-                                &mut why,
-                            ),
+                            Some(n) => {
+                                put(Field::Proto, Cond::new(false, Values::Proto(n)), &mut why)
+                            }
                             None if proto == "th" => {}
                             None => {
                                 why.get_or_insert(format!("match on {proto} {field}"));
@@ -134,10 +207,35 @@ fn rule_of(expr: &[Value]) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
                             }
                         }
                     }
+                    if let Some(name) = r.as_str().and_then(|s| s.strip_prefix('@')) {
+                        match sets(name) {
+                            Some(Ok((p, values))) if p == port => put(
+                                f,
+                                Cond {
+                                    neg,
+                                    values,
+                                    set: Some(name.to_owned()),
+                                },
+                                &mut why,
+                            ),
+                            Some(Ok(_)) => {
+                                why.get_or_insert(format!("named set @{name} of another type"));
+                            }
+                            Some(Err(e)) => {
+                                why.get_or_insert(format!("named set @{name}: {e}"));
+                            }
+                            None => {
+                                why.get_or_insert(format!("named set @{name} not in the file"));
+                            }
+                        }
+                        continue;
+                    }
                     match value(r, port).and_then(union) {
-                        Some(values) => put(f, Cond { neg, values }, &mut why),
+                        Some(values) => put(f, Cond::new(neg, values), &mut why),
                         None => {
-                            why.get_or_insert(format!("{proto} {field} matched against a named set or a value the analysis cannot read"));
+                            why.get_or_insert(format!(
+                                "{proto} {field} matched against a value the analysis cannot read"
+                            ));
                         }
                     }
                 } else if let Some(m) = l.get("meta") {
@@ -145,10 +243,7 @@ fn rule_of(expr: &[Value]) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
                     match (key, r) {
                         ("l4proto", Value::String(s)) if proto_number(s).is_some() => put(
                             Field::Proto,
-                            Cond {
-                                neg,
-                                values: Values::Proto(proto_number(s).unwrap_or(0)),
-                            },
+                            Cond::new(neg, Values::Proto(proto_number(s).unwrap_or(0))),
                             &mut why,
                         ),
                         ("iifname" | "oifname", Value::String(s)) if !s.contains('*') => put(
@@ -157,10 +252,7 @@ fn rule_of(expr: &[Value]) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
                             } else {
                                 Field::Out
                             },
-                            Cond {
-                                neg,
-                                values: Values::Iface(s.clone()),
-                            },
+                            Cond::new(neg, Values::Iface(s.clone())),
                             &mut why,
                         ),
                         _ => {
@@ -201,6 +293,7 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
         serde_json::from_str(json).map_err(|e| format!("reading nft's JSON listing: {e}"))?;
     let items = v["nftables"].as_array().cloned().unwrap_or_default();
     let texts = crate::import::rule_texts(listing);
+    let sets = named_sets(&items);
     let mut out: Vec<NftTable> = vec![];
     for item in &items {
         let Some((kind, o)) = item.as_object().and_then(|m| m.iter().next()) else {
@@ -236,6 +329,13 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                             .unwrap_or("accept")
                             .to_ascii_uppercase()
                     }),
+                    hook: o["hook"].as_str().map(|h| {
+                        let prio = o["prio"].as_i64().unwrap_or(0);
+                        (
+                            h.to_owned(),
+                            prio.clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+                        )
+                    }),
                     rules: vec![],
                 });
             }
@@ -246,7 +346,11 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                 let chain = o["chain"].as_str().unwrap_or("").to_owned();
                 let handle = o["handle"].as_u64().unwrap_or(0);
                 let expr = o["expr"].as_array().cloned().unwrap_or_default();
-                let (conds, target) = rule_of(&expr);
+                let lookup = |name: &str| {
+                    sets.get(&(family.clone(), tname.clone(), name.to_owned()))
+                        .cloned()
+                };
+                let (conds, target) = rule_of(&expr, &lookup);
                 let text = texts
                     .get(&(family.clone(), tname.clone(), chain.clone(), handle))
                     .cloned()
@@ -258,6 +362,10 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                     Ok(c) => (Some(c), None),
                     Err(w) => (None, Some(w)),
                 };
+                // The packets its counter holds, when the file carries them.
+                let packets = expr
+                    .iter()
+                    .find_map(|e| e.get("counter")?.get("packets")?.as_u64());
                 c.rules.push(Rule {
                     line: handle as usize,
                     text,
@@ -265,7 +373,7 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                     opaque,
                     target,
                     comment: o.get("comment").map(|c| c.to_string()),
-                    packets: None,
+                    packets,
                 });
             }
             _ => {}

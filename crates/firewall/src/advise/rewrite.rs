@@ -41,7 +41,9 @@ fn one_difference(a: &Rule, b: &Rule) -> Option<Field> {
         (&x.values, &y.values),
         (Values::Nets(_), Values::Nets(_)) | (Values::Ports(_), Values::Ports(_))
     );
-    (settable && !x.neg && !y.neg).then_some(f)
+    // A named set stays what it is: nothing is merged into it or out of it.
+    let named = x.set.is_some() || y.set.is_some();
+    (settable && !x.neg && !y.neg && !named).then_some(f)
 }
 
 fn port_weight(p: &[(u16, u16)]) -> usize {
@@ -72,6 +74,22 @@ pub fn rewrite(
                     .cloned()
                 {
                     let dup = k.conds == r.conds && k.target == r.target;
+                    // Coverage that rests on a named set's elements says so.
+                    let sets: Vec<String> = k
+                        .conds
+                        .iter()
+                        .flat_map(|c| c.values())
+                        .filter_map(|c| c.set.as_ref().map(|s| format!("@{s}")))
+                        .collect();
+                    let sets = if sets.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " (with the elements the file gives {}: a change to them at \
+                             runtime is not covered)",
+                            sets.join(", ")
+                        )
+                    };
                     changes.push(Change {
                         kind: if dup {
                             ChangeKind::Duplicate
@@ -84,7 +102,7 @@ pub fn rewrite(
                             format!("duplicate of {unit} {} (`{}`): removed", k.line, k.text)
                         } else {
                             format!(
-                                "never matches: {unit} {} (`{}`) takes every packet it would: removed",
+                                "never matches: {unit} {} (`{}`) takes every packet it would{sets}: removed",
                                 k.line, k.text
                             )
                         },
@@ -173,7 +191,7 @@ pub fn rewrite(
                 let mut r = head.clone();
                 // INVARIANT: mergeable rules have conds.
                 let conds = r.conds.as_mut().expect("understood");
-                conds.insert(f, Cond { neg: false, values });
+                conds.insert(f, Cond::new(false, values));
                 r.line = 0;
                 r.text.clear();
                 r.packets = packets;
@@ -238,9 +256,13 @@ pub fn rewrite(
         if merged.iter().any(|r| r.packets.unwrap_or(0) > 0) {
             for k in 1..merged.len() {
                 let mut j = k;
+                // Only across a rule whose count is known and lower (an nft rule
+                // without a counter may be the hotter one).
                 while j > 0
                     && mergeable(&merged[j])
-                    && merged[j].packets.unwrap_or(0) > merged[j - 1].packets.unwrap_or(0)
+                    && merged[j - 1]
+                        .packets
+                        .is_some_and(|p| p < merged[j].packets.unwrap_or(0))
                     && merged[j].commutes_with(&merged[j - 1])
                 {
                     merged.swap(j, j - 1);
@@ -296,10 +318,7 @@ fn mappable(r: &Rule) -> bool {
 }
 
 fn values_disjoint(a: &Values, b: &Values) -> bool {
-    let c = |v: &Values| Cond {
-        neg: false,
-        values: v.clone(),
-    };
+    let c = |v: &Values| Cond::new(false, v.clone());
     let rule = |v: &Values| Rule {
         line: 0,
         text: String::new(),

@@ -512,3 +512,198 @@ fn the_proof_reads_verdict_maps() {
     let e = check(&before, &after, false).unwrap_err();
     assert!(e.to_string().ends_with("ACCEPT before, DROP after"), "{e}");
 }
+
+#[test]
+fn named_sets_are_read_kept_and_hot_nft_rules_move_by_their_counters() {
+    // nft's read-back of nft-named-sets.nft: @blocked (a /28 and an address) and
+    // @ports as the file gives them, @banned dynamic (timeout); counters on most rules.
+    let a = advised_nft("nft-named-sets", "nft-named-sets.nft");
+    assert_eq!((a.rules_before, a.rules_after), (9, 8));
+    assert_eq!(
+        a.text,
+        "table inet host {\n\
+         \tset blocked {\n\
+         \t\ttype ipv4_addr\n\
+         \t\tflags interval\n\
+         \t\telements = { 198.51.100.7, 203.0.113.0/28 }\n\
+         \t}\n\
+         \n\
+         \tset banned {\n\
+         \t\ttype ipv4_addr\n\
+         \t\tflags dynamic,timeout\n\
+         \t\ttimeout 1h\n\
+         \t}\n\
+         \n\
+         \tset ports {\n\
+         \t\ttype inet_service\n\
+         \t\telements = { 22, 443 }\n\
+         \t}\n\
+         \n\
+         \tchain input {\n\
+         \t\ttype filter hook input priority filter; policy drop;\n\
+         \t\tip saddr @blocked counter packets 10 bytes 600 drop\n\
+         \t\tip saddr 198.51.100.9 counter packets 0 bytes 0 drop\n\
+         \t\tip saddr @banned drop\n\
+         \t\ttcp dport 8443 accept\n\
+         \t\tudp dport 5000 counter packets 900 bytes 54000 accept\n\
+         \t\ttcp dport @ports counter packets 5 bytes 300 accept\n\
+         \t\tip saddr 192.0.2.1 tcp dport 8080 counter packets 1 bytes 60 drop\n\
+         \t\tip saddr 192.0.2.2 counter packets 0 bytes 0 drop\n\
+         \t}\n\
+         }\n"
+    );
+    // 203.0.113.5 lies in @blocked's /28: shadowed, and the reason says it rests on
+    // the set's elements. 198.51.100.9 is not in it: kept, not merged into the set.
+    assert_eq!(a.changes[0].kind, ChangeKind::Shadowed);
+    assert_eq!(a.changes[0].lines, [6]);
+    assert!(
+        a.changes[0].reason.contains(
+            "takes every packet it would (with the elements the file gives @blocked: a \
+             change to them at runtime is not covered)"
+        ),
+        "{}",
+        a.changes[0].reason
+    );
+    // The hot udp rule (900 packets) moves above the counted tcp rules it shares no
+    // packet with, and stops at the tcp rule without a counter (it may be the hotter).
+    assert_eq!(a.changes[1].kind, ChangeKind::Moved);
+    assert_eq!(a.changes[1].lines, [12]);
+    assert!(a.changes[1]
+        .reason
+        .starts_with("900 packets: moved 2 place(s) earlier"));
+    assert_eq!(a.changes.len(), 2, "{:?}", a.changes);
+    assert_eq!(
+        a.kept,
+        [(
+            8,
+            "named set @banned: its elements change at runtime (flags dynamic or timeout)"
+                .to_owned()
+        )]
+    );
+    assert!(
+        a.notes.iter().any(|n| n.starts_with(
+            "named sets @blocked, @ports are taken with the elements the file gives them"
+        )),
+        "{:?}",
+        a.notes
+    );
+    // The probes covered the set's members: more than the rules alone would give.
+    assert!(a.probes > 40, "{}", a.probes);
+}
+
+#[test]
+fn a_rewrite_that_ignores_a_named_sets_elements_is_refused() {
+    // Dropping the rule matching @blocked: 203.0.113.1 (inside its /28) would pass.
+    let json = fixture("nft-named-sets.json");
+    let mut tables = nftjson::parse(&json, &fixture("nft-named-sets.txt")).unwrap();
+    let before: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    tables[0].table.chains[0].rules.remove(0);
+    let after: Vec<Table> = tables.iter().map(|t| t.table.clone()).collect();
+    let e = check(&before, &after, false).unwrap_err().to_string();
+    assert!(e.contains("198.51.100.7:1024 → 198.19.0.1:5000") && e.contains("(probe of line 5: `ip saddr @blocked counter packets 10 bytes 600 drop`): DROP before, ACCEPT after"), "{e}");
+}
+
+fn counted(chain: &str, index: usize, text: &str, packets: u64) -> Counted {
+    Counted {
+        chain: chain.into(),
+        index,
+        text: text.into(),
+        packets,
+    }
+}
+
+#[test]
+fn the_counts_of_a_measured_run_move_hot_rules_like_the_files_own() {
+    // The file has no counters; a run of it counted the rules (summed over trials,
+    // with the counter prefix its iptables-save -c text had, and fwbench's own policy
+    // rule after the user's).
+    let text = filter(
+        "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
+         -A INPUT -p icmp -j ACCEPT\n\
+         -A INPUT -p udp -m udp --dport 53 -j ACCEPT\n",
+    );
+    assert!(
+        advise("f", &text).unwrap().changes.is_empty(),
+        "no counters: no move"
+    );
+    let counts = [
+        counted("INPUT", 1, "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT", 5),
+        counted("INPUT", 2, "[0:0] -A INPUT -p icmp -j ACCEPT", 50),
+        counted(
+            "INPUT",
+            3,
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+            600,
+        ),
+        counted(
+            "INPUT",
+            3,
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+            300,
+        ),
+        counted("INPUT", 4, ":INPUT ACCEPT (the chain's policy)", 1),
+        counted("nat/PREROUTING", 1, "-A PREROUTING -j ACCEPT", 1),
+    ];
+    let a = advise_counted("f", &text, &counts).unwrap();
+    // No packet in common (three protocols): the hottest first.
+    assert_eq!(
+        rules_of(&a.text),
+        [
+            "-A INPUT -p udp -m udp --dport 53 -j ACCEPT",
+            "-A INPUT -p icmp -j ACCEPT",
+            "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT",
+        ]
+    );
+    assert!(
+        a.changes[1]
+            .reason
+            .starts_with("900 packets: moved 2 place(s) earlier"),
+        "{:?}",
+        a.changes
+    );
+    // A run of another ruleset: refused, naming the rule.
+    let mut wrong = counts.to_vec();
+    wrong[3].text = "-A INPUT -p udp -m udp --dport 54 -j ACCEPT".into();
+    let e = advise_counted("f", &text, &wrong).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "f: the counted run's rule INPUT:3 is `-A INPUT -p udp -m udp --dport 54 -j ACCEPT`, \
+         here it is `-A INPUT -p udp -m udp --dport 53 -j ACCEPT`: the run measured another \
+         ruleset"
+    );
+    let e = advise_counted("f", &text, &counts[5..])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "f: none of the counted run's rules is a rule of this file"
+    );
+    // nft: the chain named plainly, or FAMILY/TABLE/CHAIN when the run imported
+    // several tables; the counts replace the file's (the udp rule is no longer hot).
+    let json = fixture("nft-named-sets.json");
+    let listing = fixture("nft-named-sets.txt");
+    let counts = [
+        counted("inet/host/input", 5, "tcp dport 8443 accept", 50),
+        counted(
+            "input",
+            6,
+            "tcp dport @ports counter packets 5 bytes 300 accept",
+            9000,
+        ),
+    ];
+    let a = advise_nft_counted("nft-named-sets.nft", &json, &listing, &counts).unwrap();
+    let moved: Vec<&Change> = a
+        .changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Moved)
+        .collect();
+    assert_eq!(moved.len(), 1, "{:?}", a.changes);
+    assert_eq!(moved[0].lines, [10]);
+    assert!(
+        moved[0]
+            .reason
+            .starts_with("9000 packets: moved 1 place(s) earlier"),
+        "{}",
+        moved[0].reason
+    );
+}

@@ -13,6 +13,7 @@
 //! runs of filler rules into one hash-map lookup (the `nft-set` of XDP).
 
 use super::bpf_table::{set_id, Attach, Elem, MapWrite, Table, TableRule, MAX_BPF_RULES};
+use super::ChangeSteps;
 use super::{bpf_load, planned, unsupported_change, Backend};
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::{Action, Engine, EngineOptions, Hook, Match, Rule, RuleSet, SetElem, L4};
@@ -296,12 +297,7 @@ impl Backend for BpfEngine {
     /// Gateway events by map writes (`--event-method map`): rules go into the spare
     /// slots before the first rule, then the first slot walked moves (one word); set
     /// elements are hash-map updates. One step: the write, done in the agent's process.
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         let refuse = || unsupported_change(self.engine, change, method);
         match method {
             UpdateMethod::Map => {}

@@ -7,16 +7,14 @@
 //! elements of fwbench's sets.
 //! Must not: create, flush or destroy any set not named `fwbench-*`.
 
-use super::xtables::{
-    counters, ipt_change, ipt_remove, ipt_settings, ipt_text, render_imported, restore_tool,
-    rule_count,
-};
-use super::{planned, Backend};
+use super::xtables::{ipset_elements, Xtables};
+use super::Backend;
+use super::ChangeSteps;
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
 use crate::plan::{Plan, MAX_SET_NAME};
 use crate::rendered::{RenderError, Rendered};
-use crate::tool::{run, Batch, Flavour, Tool, ToolError};
+use crate::tool::{Batch, Flavour, Tool, ToolError};
 use std::fmt::Write as _;
 
 /// Prefix of every ipset fwbench creates.
@@ -25,117 +23,88 @@ pub const IPSET_PREFIX: &str = "fwbench-";
 // Set names are checked for every engine against ipset's limit of 31 characters.
 const _: () = assert!(MAX_SET_NAME + IPSET_PREFIX.len() == 31);
 
-/// iptables rules with ipsets, in the legacy or nft flavour.
-pub struct Ipset {
-    engine: Engine,
-    flavour: Flavour,
-}
+/// iptables rules with ipsets, in the legacy or nft flavour: the iptables engine of
+/// that flavour, plus the sets.
+pub struct Ipset(Xtables);
 
-pub static LEGACY: Ipset = Ipset {
-    engine: Engine::IpsetLegacy,
-    flavour: Flavour::Legacy,
-};
+pub static LEGACY: Ipset = Ipset(Xtables::new(Engine::IpsetLegacy, Flavour::Legacy));
 
-pub static NFT: Ipset = Ipset {
-    engine: Engine::IpsetNft,
-    flavour: Flavour::Nft,
-};
+pub static NFT: Ipset = Ipset(Xtables::new(Engine::IpsetNft, Flavour::Nft));
 
 impl Backend for Ipset {
     fn render(&self, rs: &RuleSet, opts: &EngineOptions) -> Result<Rendered, RenderError> {
-        if let Some(imp) = &rs.raw {
-            return render_imported(self.engine, rs.ip, self.flavour, imp);
-        }
-        let (plan, mut out) = planned(self.engine, rs, true)?;
-        out.settings = ipt_settings(rs, &plan, self.flavour);
-        if !plan.sets.is_empty() {
-            let sets: Vec<String> = plan
-                .sets
-                .iter()
-                .map(|s| {
-                    let (hashsize, maxelem) = sizes(s.elements.len() + opts.set_room as usize);
-                    format!(
-                        "{IPSET_PREFIX}{} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}",
-                        s.name,
-                        ipset_family(rs.ip)
-                    )
-                })
-                .collect();
-            out.settings.sets = Some(sets.join(", "));
-        }
-        let tool = restore_tool(rs.ip, self.flavour);
-        if !plan.sets.is_empty() {
-            out.install.push(Batch {
+        let (plan, mut out) = self.0.render_rules(rs, Some(IPSET_PREFIX))?;
+        let Some(plan) = plan.filter(|p| !p.sets.is_empty()) else {
+            return Ok(out);
+        };
+        let sets: Vec<String> = plan
+            .sets
+            .iter()
+            .map(|s| {
+                let (hashsize, maxelem) = sizes(s.elements.len() + opts.set_room as usize);
+                format!(
+                    "{IPSET_PREFIX}{} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}",
+                    s.name,
+                    ipset_family(rs.ip)
+                )
+            })
+            .collect();
+        out.settings.sets = Some(sets.join(", "));
+        // The sets go in before the rules referencing them, and are destroyed after.
+        out.install.insert(
+            0,
+            Batch {
                 tool: Tool::IpsetRestore,
                 text: ipset_text(rs.ip, &plan, opts.set_room),
-            });
+            },
+        );
+        let mut text = String::new();
+        for s in &plan.sets {
+            let _ = writeln!(text, "destroy {IPSET_PREFIX}{}", s.name);
         }
-        out.install.push(Batch {
-            tool,
-            text: ipt_text(rs.ip, &plan, self.engine, Some(IPSET_PREFIX))?,
-        });
-        // Rules referencing the sets go first, then the sets can be destroyed.
         out.remove.push(Batch {
-            tool,
-            text: ipt_remove(&plan),
+            tool: Tool::IpsetRestore,
+            text,
         });
-        if !plan.sets.is_empty() {
-            let mut text = String::new();
-            for s in &plan.sets {
-                let _ = writeln!(text, "destroy {IPSET_PREFIX}{}", s.name);
-            }
-            out.remove.push(Batch {
-                tool: Tool::IpsetRestore,
-                text,
-            });
-        }
         Ok(out)
     }
 
     fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
-        Ok((rule_count(r.ip, self.flavour)?, ipset_elements()?))
+        Ok((self.0.rule_count(r.ip)?, ipset_elements()?))
     }
 
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-        counters(r.ip, self.flavour)
+        self.0.counters(r)
     }
 
     fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
-        super::xtables::ipt_counters(r.ip, self.flavour)
+        self.0.chain_counters(r)
     }
 
     /// Rules as the iptables engines change them; elements with `ipset add`/`del`
     /// one call each, or one `ipset restore` batch.
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         let (verb, set, l4, elements) = match change {
             Change::AddElements { set, l4, elements } => ("add", set, l4, elements),
             Change::RemoveElements { set, l4, elements } => ("del", set, l4, elements),
             Change::Insert { .. } | Change::Delete { .. } | Change::Replace(_) => {
-                return ipt_change(self.engine, r.ip, self.flavour, change, method)
+                return self.0.change(r, change, method)
             }
         };
         let name = format!("{IPSET_PREFIX}{set}");
         let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
-        match method {
-            UpdateMethod::PerRule => Ok(elements
+        if super::per_rule(r.engine, change, method)? {
+            return Ok(elements
                 .iter()
                 .rev()
                 .map(|e| Step::call(&["ipset", verb, name.as_str(), entry(e).as_str()]))
-                .collect()),
-            UpdateMethod::Batch => {
-                let mut text = String::with_capacity(48 * elements.len());
-                for e in elements {
-                    let _ = writeln!(text, "{verb} {name} {}", entry(e));
-                }
-                Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
-            }
-            UpdateMethod::Map => Err(super::unsupported_change(self.engine, change, method)),
+                .collect());
         }
+        let mut text = String::with_capacity(48 * elements.len());
+        for e in elements {
+            let _ = writeln!(text, "{verb} {name} {}", entry(e));
+        }
+        Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
     }
 }
 
@@ -171,23 +140,4 @@ fn ipset_family(ip: Ip) -> &'static str {
 /// (hashsize, maxelem) of a set of `n` elements.
 fn sizes(n: usize) -> (usize, usize) {
     (n.max(1024).next_power_of_two(), n.max(65536))
-}
-
-/// Elements over all of fwbench's sets (none when ipset is not installed).
-fn ipset_elements() -> Result<usize, ToolError> {
-    let names = match run(&["ipset", "list", "-n"], None) {
-        Ok(o) => o,
-        Err(ToolError::MissingTool { .. }) => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut total = 0;
-    for name in names.lines().filter(|n| n.starts_with(IPSET_PREFIX)) {
-        let out = run(&["ipset", "list", "-t", name], None)?;
-        total += out
-            .lines()
-            .find_map(|l| l.strip_prefix("Number of entries:"))
-            .and_then(|n| n.trim().parse::<usize>().ok())
-            .unwrap_or(0);
-    }
-    Ok(total)
 }

@@ -30,6 +30,7 @@ use crate::model::{Action, Engine, EngineOptions, Hook, Imported, Ip, RuleSet};
 use crate::plan::{plan, validate, Plan};
 use crate::rendered::{DropSet, RenderError, Rendered};
 use crate::tool::{self, Batch, Tool, ToolError};
+use std::net::{IpAddr, SocketAddr};
 
 /// A firewall engine: renders, applies, reads back and removes fwbench's rules.
 pub trait Backend: Sync {
@@ -82,12 +83,7 @@ pub trait Backend: Sync {
     /// (a gateway event's update); refused, naming what, where the engine has no such
     /// mechanism. Per-rule calls come in reverse order, so the change's first rule or
     /// element (the marker flow's) is the last applied.
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         Err(unsupported_change(r.engine, change, method))
     }
 
@@ -95,6 +91,21 @@ pub trait Backend: Sync {
     /// (read after an insert, untimed, where deleting a rule needs its handle).
     fn head_handles(&self, _r: &Rendered, _hook: Hook, _k: usize) -> Result<Vec<u64>, ToolError> {
         Ok(vec![])
+    }
+}
+
+/// What [`Backend::change`] gives: the program calls that make a change, or why the
+/// engine cannot make it.
+pub type ChangeSteps = Result<Vec<Step>, RenderError>;
+
+/// The choice of the engines whose changes are program calls (nft, iptables, ipset):
+/// one call per rule or element (`true`) or one batch (`false`); they have no map to
+/// write, so `map` is refused.
+fn per_rule(engine: Engine, change: &Change, method: UpdateMethod) -> Result<bool, RenderError> {
+    match method {
+        UpdateMethod::PerRule => Ok(true),
+        UpdateMethod::Batch => Ok(false),
+        UpdateMethod::Map => Err(unsupported_change(engine, change, method)),
     }
 }
 
@@ -185,6 +196,15 @@ fn imported(engine: Engine, ip: Ip, imp: &Imported, install: Batch, remove: Batc
     out
 }
 
+/// A destination NAT target as nft and iptables both write it: the address, with the
+/// port after a colon (an IPv6 address then in brackets).
+fn nat_to(a: IpAddr, port: Option<u16>) -> String {
+    match port {
+        Some(p) => SocketAddr::new(a, p).to_string(),
+        None => a.to_string(),
+    }
+}
+
 /// The counters of the chains named `chain(hook)`, per hook.
 fn by_hook(
     chains: Vec<(String, Vec<u64>)>,
@@ -209,5 +229,15 @@ mod tests {
             let r = backend(e).render(&RuleSet::empty(Ip::V4), &EngineOptions::default());
             assert!(r.is_ok(), "{e}: {r:?}");
         }
+    }
+
+    #[test]
+    fn nat_targets_bracket_an_ipv6_address_before_its_port() {
+        let v4: IpAddr = "198.19.0.2".parse().unwrap();
+        let v6: IpAddr = "2001:2::2".parse().unwrap();
+        assert_eq!(nat_to(v4, Some(9000)), "198.19.0.2:9000");
+        assert_eq!(nat_to(v4, None), "198.19.0.2");
+        assert_eq!(nat_to(v6, Some(9000)), "[2001:2::2]:9000");
+        assert_eq!(nat_to(v6, None), "2001:2::2");
     }
 }

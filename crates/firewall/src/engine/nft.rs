@@ -7,6 +7,7 @@
 //! `nft -j list table <family> fwbench`.
 //! Must not: create, read or delete any table but `inet|ip|ip6 fwbench`.
 
+use super::ChangeSteps;
 use super::{imported, planned, Backend};
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
@@ -222,20 +223,9 @@ impl Backend for Nft {
             .collect())
     }
 
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         let fam = r.nft_family.table_family(r.ip);
-        let per_rule = match method {
-            UpdateMethod::PerRule => true,
-            UpdateMethod::Batch => false,
-            UpdateMethod::Map => {
-                return Err(super::unsupported_change(self.engine, change, method))
-            }
-        };
+        let per_rule = super::per_rule(self.engine, change, method)?;
         let element = |e: &SetElem| format!("{} . {}", e.addr, e.port);
         let (lines, echo): (Vec<String>, bool) = match change {
             Change::Insert { hook, rules } => {
@@ -552,12 +542,9 @@ fn nft_rule(t: &mut String, ip: Ip, r: &Rule, engine: Engine) -> Result<(), Rend
             let _ = write!(t, "snat {fam} to {a}");
         }
         Action::Masquerade => t.push_str("masquerade"),
+        // The address is of the rule set's family (checked by validate()).
         Action::Dnat(a, port) => {
-            let _ = match (a, port) {
-                (std::net::IpAddr::V4(a), Some(p)) => write!(t, "dnat ip to {a}:{p}"),
-                (std::net::IpAddr::V6(a), Some(p)) => write!(t, "dnat ip6 to [{a}]:{p}"),
-                (a, None) => write!(t, "dnat {fam} to {a}"),
-            };
+            let _ = write!(t, "dnat {fam} to {}", super::nat_to(a, port));
         }
         Action::Offload => {
             let _ = write!(t, "flow add @{NFT_FLOWTABLE}");

@@ -6,9 +6,11 @@
 //!
 //! Owns: iptables-save syntax for the rule model, removal of exactly fwbench's chains,
 //! reading counts and counters back with `iptables-save -c`.
-//! Must not: flush, create or delete any chain but `FWBENCH-*`, nor express sets
-//! (those are the ipset engines').
+//! Must not: flush, create or delete any chain but `FWBENCH-*`, nor express a model's
+//! sets (those are the ipset engines'); an import's own ipsets (`--import-ipset`,
+//! renamed `fwbench-i-*`) are created before its rules and destroyed after them.
 
+use super::ChangeSteps;
 use super::{imported, planned, Backend};
 use crate::change::{Change, Step, UpdateMethod};
 use crate::model::*;
@@ -29,62 +31,85 @@ pub fn ipt_chain(hook: Hook) -> &'static str {
     }
 }
 
-/// iptables rules without sets, in the legacy or nft flavour.
+/// iptables rules in the legacy or nft flavour: the engines without sets, and the
+/// iptables half of the ipset engines (`engine::ipset` holds one).
 pub struct Xtables {
     engine: Engine,
     flavour: Flavour,
 }
 
-pub static LEGACY: Xtables = Xtables {
-    engine: Engine::IptablesLegacy,
-    flavour: Flavour::Legacy,
-};
+pub static LEGACY: Xtables = Xtables::new(Engine::IptablesLegacy, Flavour::Legacy);
 
-pub static NFT: Xtables = Xtables {
-    engine: Engine::IptablesNft,
-    flavour: Flavour::Nft,
-};
+pub static NFT: Xtables = Xtables::new(Engine::IptablesNft, Flavour::Nft);
 
-impl Backend for Xtables {
-    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
+impl Xtables {
+    pub(super) const fn new(engine: Engine, flavour: Flavour) -> Xtables {
+        Xtables { engine, flavour }
+    }
+
+    /// The iptables half of a rule set: an imported file as is (no plan), or the
+    /// validated plan with its settings and its one install and one removal batch.
+    /// With `set_prefix` (the ipset engines) filler runs collapse into sets, matched
+    /// by that prefix and their name; without, a set is refused.
+    pub(super) fn render_rules(
+        &self,
+        rs: &RuleSet,
+        set_prefix: Option<&str>,
+    ) -> Result<(Option<Plan>, Rendered), RenderError> {
         if let Some(imp) = &rs.raw {
-            return render_imported(self.engine, rs.ip, self.flavour, imp);
+            return Ok((
+                None,
+                render_imported(self.engine, rs.ip, self.flavour, imp)?,
+            ));
         }
-        let (plan, mut out) = planned(self.engine, rs, false)?;
+        let (plan, mut out) = planned(self.engine, rs, set_prefix.is_some())?;
         out.settings = ipt_settings(rs, &plan, self.flavour);
-        if !plan.sets.is_empty() || plan.rules().any(|r| r.m.set.is_some()) {
+        if set_prefix.is_none()
+            && (!plan.sets.is_empty() || plan.rules().any(|r| r.m.set.is_some()))
+        {
             return Err(no_sets(self.engine));
         }
         let tool = restore_tool(rs.ip, self.flavour);
         out.install.push(Batch {
             tool,
-            text: ipt_text(rs.ip, &plan, self.engine, None)?,
+            text: ipt_text(rs.ip, &plan, self.engine, set_prefix)?,
         });
         out.remove.push(Batch {
             tool,
             text: ipt_remove(&plan),
         });
-        Ok(out)
+        Ok((Some(plan), out))
+    }
+
+    /// Rules in fwbench's chains, read back.
+    pub(super) fn rule_count(&self, ip: Ip) -> Result<usize, ToolError> {
+        Ok(ipt_counters(ip, self.flavour)?
+            .iter()
+            .map(|(_, v)| v.len())
+            .sum())
+    }
+}
+
+impl Backend for Xtables {
+    fn render(&self, rs: &RuleSet, _opts: &EngineOptions) -> Result<Rendered, RenderError> {
+        Ok(self.render_rules(rs, None)?.1)
     }
 
     fn count(&self, r: &Rendered) -> Result<(usize, usize), ToolError> {
-        Ok((rule_count(r.ip, self.flavour)?, 0))
+        let sets = r.install.iter().any(|b| b.tool == Tool::IpsetRestore);
+        let elements = if sets { ipset_elements()? } else { 0 };
+        Ok((self.rule_count(r.ip)?, elements))
     }
 
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-        counters(r.ip, self.flavour)
+        Ok(super::by_hook(ipt_counters(r.ip, self.flavour)?, ipt_chain))
     }
 
     fn chain_counters(&self, r: &Rendered) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
         ipt_counters(r.ip, self.flavour)
     }
 
-    fn change(
-        &self,
-        r: &Rendered,
-        change: &Change,
-        method: UpdateMethod,
-    ) -> Result<Vec<Step>, RenderError> {
+    fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         ipt_change(self.engine, r.ip, self.flavour, change, method)
     }
 }
@@ -103,19 +128,15 @@ fn ipt_argv0(ip: Ip, flavour: Flavour) -> &'static str {
 /// call per rule, or one `iptables-restore --noflush` batch; a replacement is the
 /// new rule set's batches without their jump rules (a chain declared in a
 /// `--noflush` batch is flushed, the jumps stay).
-pub(super) fn ipt_change(
+fn ipt_change(
     engine: Engine,
     ip: Ip,
     flavour: Flavour,
     change: &Change,
     method: UpdateMethod,
-) -> Result<Vec<Step>, RenderError> {
+) -> ChangeSteps {
     let refuse = || super::unsupported_change(engine, change, method);
-    let per_rule = match method {
-        UpdateMethod::PerRule => true,
-        UpdateMethod::Batch => false,
-        UpdateMethod::Map => return Err(refuse()),
-    };
+    let per_rule = super::per_rule(engine, change, method)?;
     let (hook, rules, op) = match change {
         Change::Insert { hook, rules } => (*hook, rules, "-I"),
         Change::Delete { hook, rules, .. } => (*hook, rules, "-D"),
@@ -197,7 +218,7 @@ fn no_sets(engine: Engine) -> RenderError {
 
 /// The choices that change a rule's cost: tables (and flavour), fwbench's chains and
 /// where they are jumped to, counters, the built-in policy.
-pub(super) fn ipt_settings(rs: &RuleSet, plan: &Plan, flavour: Flavour) -> Settings {
+fn ipt_settings(rs: &RuleSet, plan: &Plan, flavour: Flavour) -> Settings {
     let flavour = match flavour {
         Flavour::Legacy => "legacy",
         Flavour::Nft => "nft",
@@ -233,7 +254,7 @@ pub(super) fn policy_text(rs: &RuleSet, base: &str) -> String {
 }
 
 /// The `iptables-restore` of a flavour and IP version.
-pub(super) fn restore_tool(ip: Ip, flavour: Flavour) -> Tool {
+fn restore_tool(ip: Ip, flavour: Flavour) -> Tool {
     Tool::IptablesRestore {
         v6: ip == Ip::V6,
         flavour,
@@ -241,7 +262,7 @@ pub(super) fn restore_tool(ip: Ip, flavour: Flavour) -> Tool {
 }
 
 /// An imported iptables-save file, applied as is; an nft ruleset is refused.
-pub(super) fn render_imported(
+fn render_imported(
     engine: Engine,
     ip: Ip,
     flavour: Flavour,
@@ -268,25 +289,36 @@ pub(super) fn render_imported(
                 counters: Some("per rule (xtables always counts)".into()),
                 ..Settings::default()
             };
+            if let Some(s) = &imp.sets {
+                // The sets exist before the rules that match them, and go after them.
+                out.install.insert(
+                    0,
+                    Batch {
+                        tool: Tool::IpsetRestore,
+                        text: s.text.clone(),
+                    },
+                );
+                let mut text = String::new();
+                for (_, ours) in &s.names {
+                    let _ = writeln!(text, "destroy {ours}");
+                }
+                out.remove.push(Batch {
+                    tool: Tool::IpsetRestore,
+                    text,
+                });
+                out.settings.sets = Some(format!(
+                    "{} ipsets of {}, as fwbench's own ({} elements)",
+                    s.names.len(),
+                    s.source,
+                    imp.elements
+                ));
+            }
             Ok(out)
         }
         ImportFormat::Nft => Err(RenderError::Invalid(
             "an nft ruleset needs engine nft".into(),
         )),
     }
-}
-
-/// Rules in fwbench's chains, read back.
-pub(super) fn rule_count(ip: Ip, flavour: Flavour) -> Result<usize, ToolError> {
-    Ok(ipt_counters(ip, flavour)?
-        .iter()
-        .map(|(_, v)| v.len())
-        .sum())
-}
-
-/// Packet counters of fwbench's chains, per hook.
-pub(super) fn counters(ip: Ip, flavour: Flavour) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-    Ok(super::by_hook(ipt_counters(ip, flavour)?, ipt_chain))
 }
 
 /// Table and built-in chain of fwbench's chain for a hook.
@@ -317,7 +349,7 @@ fn ipt_tables(plan: &Plan) -> Vec<(&'static str, Vec<&PlanChain>)> {
 
 /// The iptables-save text that creates fwbench's chains, their rules and the jumps.
 /// Set matches name the ipsets with `set_prefix`; without one, sets are refused.
-pub(super) fn ipt_text(
+fn ipt_text(
     ip: Ip,
     plan: &Plan,
     engine: Engine,
@@ -416,15 +448,7 @@ fn ipt_rule(
         }
         Action::Masquerade => t.push_str(" -j MASQUERADE"),
         Action::Dnat(a, port) => {
-            let _ = match (a, port) {
-                (std::net::IpAddr::V4(a), Some(p)) => {
-                    write!(t, " -j DNAT --to-destination {a}:{p}")
-                }
-                (std::net::IpAddr::V6(a), Some(p)) => {
-                    write!(t, " -j DNAT --to-destination [{a}]:{p}")
-                }
-                (a, None) => write!(t, " -j DNAT --to-destination {a}"),
-            };
+            let _ = write!(t, " -j DNAT --to-destination {}", super::nat_to(a, port));
         }
         Action::Offload => {
             return Err(RenderError::Unsupported {
@@ -438,7 +462,7 @@ fn ipt_rule(
 }
 
 /// Removal: per table, the jump rules, then flush and delete fwbench's chains.
-pub(super) fn ipt_remove(plan: &Plan) -> String {
+fn ipt_remove(plan: &Plan) -> String {
     let mut t = String::new();
     for (table, chains) in ipt_tables(plan) {
         let _ = writeln!(t, "*{table}");
@@ -500,7 +524,7 @@ fn ipt_remove_imported(text: &str) -> String {
 }
 
 /// `-A FWBENCH-*` rules with their packet counters, from `*-save -c`.
-pub(super) fn ipt_counters(ip: Ip, flavour: Flavour) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
+fn ipt_counters(ip: Ip, flavour: Flavour) -> Result<Vec<(String, Vec<u64>)>, ToolError> {
     // iptables-legacy-save, ip6tables-nft-save …
     let save = format!("{}-save", ipt_argv0(ip, flavour));
     let out = run(&[&save, "-c"], None)?;
@@ -533,6 +557,25 @@ pub fn parse_save_counters(out: &str) -> Vec<(String, Vec<u64>)> {
         }
     }
     rules
+}
+
+/// Elements over all of fwbench's ipsets (none when ipset is not installed).
+pub(super) fn ipset_elements() -> Result<usize, ToolError> {
+    let names = match run(&["ipset", "list", "-n"], None) {
+        Ok(o) => o,
+        Err(ToolError::MissingTool { .. }) => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut total = 0;
+    for name in names.lines().filter(|n| n.starts_with(super::IPSET_PREFIX)) {
+        let out = run(&["ipset", "list", "-t", name], None)?;
+        total += out
+            .lines()
+            .find_map(|l| l.strip_prefix("Number of entries:"))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+    }
+    Ok(total)
 }
 
 #[cfg(test)]

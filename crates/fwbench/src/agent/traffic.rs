@@ -176,16 +176,22 @@ packet_source!(UdpSource, std::convert::identity);
 // The AF_XDP sender reports as a UDP source, with its sockets' mode.
 packet_source!(XskSource, |r: traffic::xsk::XskSourceResults| {
     let mut out = r.results;
-    out.xdp = Some(Box::new(proto::XdpSockets {
-        ifname: r.xsk.ifname,
-        queues: r.xsk.queues,
-        mode: r.xsk.mode.name().into(),
+    out.xdp = Some(Box::new(xdp_sockets(r.xsk)));
+    out
+});
+
+/// The AF_XDP sockets of a result: interface, queues and mode, as the sender has them
+/// (woken by `sendto`; the sink adds how its program attached and its drops).
+fn xdp_sockets(x: traffic::xsk::XskInfo) -> proto::XdpSockets {
+    proto::XdpSockets {
+        ifname: x.ifname,
+        queues: x.queues,
+        mode: x.mode.name().into(),
         need_wakeup: true,
         attach: None,
         kernel_drops: None,
-    }));
-    out
-});
+    }
+}
 
 /// A packet sink as the agent reads it: the socket sink and the AF_XDP one.
 pub trait PacketSink: Sized {
@@ -216,12 +222,10 @@ packet_sink!(UdpSink, std::convert::identity);
 packet_sink!(XskSink, |x: traffic::xsk::XskSinkResults| {
     let mut r = x.results;
     r.xdp = Some(Box::new(proto::XdpSockets {
-        ifname: x.xsk.ifname,
-        queues: x.xsk.queues,
-        mode: x.xsk.mode.name().into(),
         need_wakeup: false, // (the sink's rings are polled, never woken)
         attach: Some(format!("{:?}", x.attach).to_lowercase()),
         kernel_drops: Some(x.drops.rx_ring_full + x.drops.fill_ring_empty + x.drops.dropped),
+        ..xdp_sockets(x.xsk)
     }));
     r
 });

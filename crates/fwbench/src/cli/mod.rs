@@ -30,7 +30,8 @@ use std::process::ExitCode;
     name = "fwbench",
     version = crate::version::VERSION,
     about = "Firewall performance test bench: what a packet filter costs the traffic that crosses it",
-    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 130 interrupted.\n\
+    after_help = "Exit codes: 0 ok, 1 measurement/system failure, 2 bad input, 3 compare: a \
+                  change could not be tested (too few repetitions), 130 interrupted.\n\
                   Logs go to stderr (-v, -vv, or RUST_LOG); results go to stdout and results.db."
 )]
 struct Cli {
@@ -237,6 +238,8 @@ struct EchoArgs {
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 /// Where and how a trial runs (shared by echo, flood, flow, ping, ndr, degrade).
@@ -403,12 +406,17 @@ impl StreamArgs {
         v.ct_buckets = self.ct.ct_buckets;
         v.ct_udp_timeout = self.ct.ct_udp_timeout;
         v.ct_fill = self.ct.ct_fill;
-        if let Some(e) = self.events.params() {
-            v.event = Some((e.kind, e.k, e.at_s));
-            v.event_rate = e.rate;
-            v.event_count = e.count;
-            v.event_method = e.method;
-        }
+        set_events(&self.events, v);
+    }
+}
+
+/// Set the gateway-event flags on `v` (nothing when no `--event` was given).
+fn set_events(e: &crate::workloads::events::EventArgs, v: &mut AxisValues) {
+    if let Some(e) = e.params() {
+        v.event = Some((e.kind, e.k, e.at_s));
+        v.event_rate = e.rate;
+        v.event_count = e.count;
+        v.event_method = e.method;
     }
 }
 
@@ -456,6 +464,8 @@ struct PingArgs {
     /// Aim at rule N (or CHAIN:N) of the imported ruleset (see flood --aim)
     #[arg(long, value_parser = crate::params::packet::parse_aim)]
     aim: Option<String>,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 /// Options shared by the connection workloads (sessions, bulk, http, connections).
@@ -491,6 +501,8 @@ struct SessionsArgs {
     response: u64,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 #[derive(Args)]
@@ -508,6 +520,8 @@ struct BulkArgs {
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 #[derive(Args)]
@@ -527,6 +541,8 @@ struct HttpArgs {
     client_program: Option<String>,
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    events: crate::workloads::events::EventArgs,
 }
 
 #[derive(Args)]
@@ -695,6 +711,19 @@ enum TestbedCmd {
     Reap {
         #[arg(long)]
         name: String,
+    },
+    /// Send probe packets (JSON on stdin) as raw frames (internal: `rules advise`'s
+    /// proof on a testbed, run on the client host)
+    #[command(hide = true, name = "send-probes")]
+    SendProbes {
+        #[arg(long)]
+        ifname: String,
+        #[arg(long)]
+        dst_mac: String,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+        packets: u32,
+        #[arg(long)]
+        rate: f64,
     },
 }
 
@@ -925,6 +954,7 @@ impl Flags for EchoArgs {
         v.proto = self.proto;
         v.server = self.server;
         v.timeout_ms = self.timeout_ms;
+        set_events(&self.events, v);
     }
     fn seed(&self) -> u64 {
         self.seed.unwrap_or_else(crate::run::session::fresh_seed)
@@ -995,6 +1025,7 @@ impl Flags for PingArgs {
         v.dport = self.dport;
         v.src = self.src;
         v.aim = self.aim.clone();
+        set_events(&self.events, v);
     }
 }
 
@@ -1049,6 +1080,7 @@ impl Flags for SessionsArgs {
         v.request = self.request;
         v.size = Size::Bytes(self.response);
         self.conn.set(v);
+        set_events(&self.events, v);
     }
 }
 
@@ -1061,6 +1093,7 @@ impl Flags for BulkArgs {
         v.size = Size::Bytes(self.size);
         v.overhead_sessions = self.overhead_sessions;
         self.conn.set(v);
+        set_events(&self.events, v);
     }
 }
 
@@ -1074,6 +1107,7 @@ impl Flags for HttpArgs {
         v.server_program = self.server_program.clone();
         v.client_program = self.client_program.clone();
         self.conn.set(v);
+        set_events(&self.events, v);
     }
 }
 
@@ -1227,6 +1261,12 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             }
         }
         TestbedCmd::Hold { spec } => crate::testbed::ports::hold(&spec)?,
+        TestbedCmd::SendProbes {
+            ifname,
+            dst_mac,
+            packets,
+            rate,
+        } => crate::run::proof::send_probes(&ifname, &dst_mac, packets, rate)?,
         TestbedCmd::Check { .. } | TestbedCmd::Cleanup { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
@@ -1406,12 +1446,12 @@ mod tests {
             ("mlr", "max_rules"),
             ("mlr", "resolution"),
             ("mlr", "loss"),
-            // Gateway events run during floods and flows (docs/events.md); a ping has
-            // them in scenario files only.
-            ("ping", "event"),
-            ("ping", "event_rate"),
-            ("ping", "event_count"),
-            ("ping", "event_method"),
+            // Gateway events (docs/events.md): connections refuses them (scenario
+            // files name the axes, and hear why).
+            ("connections", "event"),
+            ("connections", "event_rate"),
+            ("connections", "event_count"),
+            ("connections", "event_method"),
             // Conntrack settings (issue 26): a ping has them in scenario files only.
             ("ping", "ct_max"),
             ("ping", "ct_buckets"),

@@ -31,7 +31,7 @@ pub fn run_trial(
     live: Option<&mut Live>,
 ) -> Result<Outcome> {
     let started_at = crate::clock::now_utc();
-    tb.ensure_clients(p.clients)?;
+    tb.ensure_clients(crate::params::events::client_addresses(p))?;
     if let Some(k) = p.packet() {
         tb.ensure_destinations(k.dsts)?;
     }
@@ -212,7 +212,7 @@ fn drive(
             firewall,
             steer_cpus: gateway_cpus.clone(),
             proxy: roles.proxy.clone(),
-            events: crate::workloads::events::gateway_events(p, &roles.client.1),
+            events: crate::workloads::events::gateway_events(p, roles.marker),
             conntrack: crate::workloads::conntrack::gateway_spec(p),
         };
         start(
@@ -307,13 +307,13 @@ fn drive(
         g
     });
     let mut figures = traffic.collect(tb, p, results, on_client_clock.as_ref())?;
+    if let (Some(e), Some(g)) = (figures.events_mut(), &gr) {
+        for (u, row) in e.updates.iter_mut().zip(&g.updates) {
+            u.row.start_unix_ns = row.start_unix_ns;
+        }
+    }
     match &mut figures {
         Figures::Packet(s) => {
-            if let (Some(e), Some(g)) = (&mut s.events, &gr) {
-                for (u, row) in e.updates.iter_mut().zip(&g.updates) {
-                    u.row.start_unix_ns = row.start_unix_ns;
-                }
-            }
             relate_clocks(s, placement);
         }
         Figures::Conn(c) => {

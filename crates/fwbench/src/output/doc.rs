@@ -37,10 +37,11 @@ impl BuildInfo {
 #[schemars(title = "fwbench trial")]
 pub struct TrialDoc {
     /// `fwbench/<workload>/<version>`: scripts check it before reading.
-    #[schemars(regex(pattern = r"^fwbench/[a-z]+/[0-9]+$"))]
+    #[schemars(regex(pattern = r"^fwbench/[a-z]+(-[a-z]+)*/[0-9]+$"))]
     pub schema: String,
     pub fwbench: BuildInfo,
-    /// echo, flood, flow, ping, ndr, mlr, degrade, sessions, bulk, http or connections.
+    /// echo, flood, flow, ping, newflows, ndr, ndr-newflows, mlr, degrade, sessions, bulk,
+    /// http or connections.
     pub workload: String,
     /// ok; unavailable (a tool or kernel feature is missing: `error` says which);
     /// failed (`error` says why).
@@ -186,7 +187,7 @@ impl TrialDoc {
 fn echo_result(s: &crate::workloads::echo::EchoSummary) -> Value {
     let r = s.rtt;
     let f = |ns: u64| ns as f64 / 1e3;
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "elapsed_s": s.elapsed_s,
         "throughput_bps": s.throughput_bps,
         "transactions_per_s": s.transactions_per_s,
@@ -201,7 +202,12 @@ fn echo_result(s: &crate::workloads::echo::EchoSummary) -> Value {
         },
         "mp": { "mp1": s.mp[0], "mp2": s.mp[1], "mp3": s.mp[2], "mp4": s.mp[3] },
         "per_client": s.clients,
-    })
+    });
+    // Gateway events (issue 25): where every workload has them, `result.events`.
+    if let (Some(e), Some(o)) = (&s.events, v.as_object_mut()) {
+        o.insert("events".into(), serde_json::to_value(e).unwrap_or_default());
+    }
+    v
 }
 
 #[cfg(test)]

@@ -51,8 +51,8 @@ pub fn params_line(p: &TrialParams) -> String {
                         String::new()
                     },
                     k.threads,
-                    k.sender.as_str(),
-                    k.sink.as_str(),
+                    k.sender.name(),
+                    k.sink.name(),
                     imported::aim_text(k)
                 ),
                 PacketKind::NewFlows => format!(
@@ -488,7 +488,7 @@ fn firewall_lines(o: &Outcome) -> String {
         if !f.settings.is_empty() {
             out += &format!("  settings     {}\n", f.settings.to_line());
         }
-        if let Some(e) = o.packet().and_then(|p| p.events.as_ref()) {
+        if let Some(e) = o.figures.as_ref().and_then(|f| f.events()) {
             let engine = f.engine.to_string();
             for line in crate::workloads::events::text(e, &engine).lines().skip(1) {
                 out += &format!("  events       {}\n", line.trim_start());

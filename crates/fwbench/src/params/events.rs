@@ -1,12 +1,15 @@
-//! Gateway events of a packet trial (issue 25), as the user wrote them: `--event
-//! KIND:K@T` (`add:1@1s`, `delete:100@2.5s`), `--event-rate R` (updates/s),
-//! `--event-count N`, `--event-method per-rule|batch|map`; the same as the scenario
-//! axes `event`, `event_rate`, `event_count`, `event_method`.
+//! Gateway events of a trial (issue 25), as the user wrote them: `--event KIND:K@T`
+//! (`add:1@1s`, `delete:100@2.5s`), `--event-rate R` (updates/s), `--event-count N`,
+//! `--event-method per-rule|batch|map`; the same as the scenario axes `event`,
+//! `event_rate`, `event_count`, `event_method`.
 //!
-//! Owns: parsing and checking those values into [`EventParams`] (no syscalls).
-//! Must not: know the testbed (the marker flow is chosen by `workloads::events`).
+//! Owns: parsing and checking those values into [`EventParams`] (no syscalls), and
+//! which workloads take them ([`check_for`]: the ones that refuse say why).
+//! Must not: know the testbed (the marker is chosen by `workloads::events`).
 
-use proto::{UpdateKind, UpdateMethod};
+use crate::params::topology::Topology;
+use crate::params::workload::{ConnKind, PacketKind, TrialKind};
+use proto::{Proto, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
 
 /// One scheduled gateway event of a trial.
@@ -132,6 +135,73 @@ pub fn combine(
         count,
         method,
     }))
+}
+
+/// Whether a trial of `kind` (its transport `proto`, on `topology`) can run event `e`;
+/// bad input names what refuses it and why.
+pub fn check_for(
+    e: &EventParams,
+    kind: &TrialKind,
+    topology: Topology,
+    proto: Proto,
+) -> Result<(), String> {
+    match kind {
+        TrialKind::Packet(
+            PacketKind::Flood | PacketKind::Flow | PacketKind::Ping | PacketKind::NewFlows,
+            _,
+        ) => Ok(()),
+        TrialKind::Echo => match proto {
+            Proto::Tcp | Proto::Sctp if !e.kind.starts_dropping() => Err(format!(
+                "--event {}: echo's marker is client 1, whose {proto} connection opens \
+                 before the traffic phase — while the rule a {} takes out is in place, \
+                 so it could not connect; use -P udp",
+                e.kind.name(),
+                e.kind.name()
+            )),
+            Proto::Tcp | Proto::Sctp | Proto::Udp => Ok(()),
+        },
+        TrialKind::Conn(ConnKind::Connections, _) => Err(
+            "--event: connections opens connections and holds them; it has no stream of \
+             sessions whose fate a rule change turns (use sessions, bulk or http)"
+                .into(),
+        ),
+        TrialKind::Conn(ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http, k) => {
+            if let Some(program) = k.client_program.as_ref().or(k.server_program.as_ref()) {
+                return Err(format!(
+                    "--event with {program}: an external program's sessions are not timed \
+                     one by one, and the marker stream needs the built-in server; use the \
+                     built-in client and server"
+                ));
+            }
+            match topology {
+                Topology::Input => Err(
+                    "--event in topology input: the client runs in the gateway, so no \
+                     session crosses fwbench's chain from a client address (use forward \
+                     or proxy)"
+                        .into(),
+                ),
+                Topology::Forward | Topology::Direct | Topology::Proxy => Ok(()),
+            }
+        }
+    }
+}
+
+/// Client addresses a trial of `p` sends from: its clients, and with an event a
+/// second one for the extra marker stream of ping and the connection workloads
+/// (`workloads::events::extra_marker_source`).
+pub fn client_addresses(p: &crate::params::TrialParams) -> u32 {
+    let extra = match &p.kind {
+        TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => p.events.is_some(),
+        TrialKind::Echo
+        | TrialKind::Packet(PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows, _) => {
+            false
+        }
+    };
+    if extra {
+        p.clients.max(2)
+    } else {
+        p.clients
+    }
 }
 
 /// The event of the four values as written (each parsed, then [`combine`]d).

@@ -55,8 +55,13 @@ pub struct TrialParams {
     pub nat_to: Option<std::net::IpAddr>,
     /// Ruleset file for model `import`.
     pub import: Option<String>,
+    /// The ipsets an imported `iptables-save` file matches (`ipset save` output).
+    pub import_ipset: Option<String>,
     /// What traffic the trial sends, with its family's parameters.
     pub kind: TrialKind,
+    /// A gateway event during the trial (`--event`; issue 25): rules that change
+    /// while the traffic runs (every workload but `connections`).
+    pub events: Option<crate::params::events::EventParams>,
     /// A search over the kind (ndr, degrade, sweet spot) instead of one trial.
     pub search: Option<Search>,
     /// Adaptive length: run at least `duration_s`, stop once the 95 % CI of the rate is
@@ -118,10 +123,10 @@ impl TrialParams {
         match (self.search.as_ref().and_then(Search::command), &self.kind) {
             // ndr's steps are floods; over new flows the search has a name of its own.
             (Some(SearchKind::Ndr), TrialKind::Packet(PacketKind::NewFlows, _)) => {
-                SearchKind::NdrNewflows.as_str()
+                SearchKind::NdrNewflows.name()
             }
-            (Some(s), _) => s.as_str(),
-            (None, _) => self.workload().as_str(),
+            (Some(s), _) => s.name(),
+            (None, _) => self.workload().name(),
         }
     }
     pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {
@@ -163,11 +168,14 @@ struct KeyForm<'a> {
     nat_to: Option<std::net::IpAddr>,
     #[serde(skip_serializing_if = "Option::is_none")]
     import: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    import_ipset: Option<&'a str>,
     /// The trial's name (echo trials omit it).
     #[serde(skip_serializing_if = "Option::is_none")]
     workload: Option<&'static str>,
+    /// A packet trial's parameters, its gateway event among them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    packet: Option<&'a crate::params::packet::PacketParams>,
+    packet: Option<PacketKey<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     conn: Option<&'a crate::params::conn::ConnParams>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -178,6 +186,10 @@ struct KeyForm<'a> {
     label: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     gateway_cpus: Option<u32>,
+    /// The gateway event of an echo or connection trial (a packet trial's is in
+    /// `packet`, where it was before these workloads had events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a crate::params::events::EventParams>,
 }
 
 impl Serialize for TrialParams {
@@ -200,15 +212,54 @@ impl Serialize for TrialParams {
             nft_family: self.nft_family,
             nat_to: self.nat_to,
             import: self.import.as_deref(),
-            workload: Some(self.name()).filter(|n| *n != Workload::Echo.as_str()),
-            packet: self.packet(),
+            import_ipset: self.import_ipset.as_deref(),
+            workload: Some(self.name()).filter(|n| *n != Workload::Echo.name()),
+            packet: self
+                .packet()
+                .map(|k| PacketKey::of(k, self.events.as_ref())),
             conn: self.conn(),
             search: self.search_params(),
             adaptive: self.adaptive.as_ref(),
             label: self.label.as_deref(),
             gateway_cpus: self.gateway_cpus,
+            events: self.events.as_ref().filter(|_| self.packet().is_none()),
         }
         .serialize(s)
+    }
+}
+
+/// A packet trial's parameters in the key form (`params::KeyForm`): its own, then
+/// the trial's gateway event, then the conntrack settings — the order of the time
+/// when the event was one of the packet parameters, so trial keys stay.
+#[derive(Serialize)]
+struct PacketKey<'a> {
+    #[serde(flatten)]
+    params: &'a crate::params::packet::PacketParams,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a crate::params::events::EventParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ct_max: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ct_buckets: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ct_udp_timeout: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ct_fill: Option<u32>,
+}
+
+impl<'a> PacketKey<'a> {
+    fn of(
+        params: &'a crate::params::packet::PacketParams,
+        events: Option<&'a crate::params::events::EventParams>,
+    ) -> PacketKey<'a> {
+        PacketKey {
+            params,
+            events,
+            ct_max: params.ct_max,
+            ct_buckets: params.ct_buckets,
+            ct_udp_timeout: params.ct_udp_timeout,
+            ct_fill: params.ct_fill,
+        }
     }
 }
 

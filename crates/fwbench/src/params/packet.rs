@@ -41,8 +41,8 @@ pub enum SinkKind {
     Xdp,
 }
 
-crate::names::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw", Xdp => "xdp" });
-crate::names::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway", Xdp => "xdp" });
+fwmodel::named!(SenderPath, "sender", { Udp => "udp", Raw => "raw", Xdp => "xdp" });
+fwmodel::named!(SinkKind, "sink", { Socket => "socket", Gateway => "gateway", Xdp => "xdp" });
 
 /// Parameters of flood, flow and ping trials.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,19 +85,17 @@ pub struct PacketParams {
     /// Aim at a rule of the imported ruleset: `N` or `CHAIN:N` (`--aim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aim: Option<String>,
-    /// A gateway event during the trial (`--event`; issue 25).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<crate::params::events::EventParams>,
     /// The gateway's conntrack table for the trial (`--ct-max`, `--ct-buckets`,
-    /// `--ct-udp-timeout`; absent: as found).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `--ct-udp-timeout`; absent: as found). Serialized by `params::PacketKey` only,
+    /// after the trial's gateway event (where the key form has always had them).
+    #[serde(default, skip_serializing)]
     pub ct_max: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub ct_buckets: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub ct_udp_timeout: Option<u32>,
     /// Idle entries put in the gateway's table before the trial (`--ct-fill`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub ct_fill: Option<u32>,
 }
 
@@ -210,7 +208,6 @@ impl Default for PacketParams {
             src: None,
             dst: None,
             aim: None,
-            events: None,
             ct_max: None,
             ct_buckets: None,
             ct_udp_timeout: None,

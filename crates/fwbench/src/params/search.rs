@@ -50,7 +50,7 @@ pub enum SearchKind {
     Mlr,
 }
 
-crate::names::named!(SearchKind, "search", {
+fwmodel::named!(SearchKind, "search", {
     Ndr => "ndr",
     Degrade => "degrade",
     NdrNewflows => "ndr-newflows",
@@ -93,8 +93,8 @@ impl Asked {
     }
     pub fn as_str(self) -> &'static str {
         match self {
-            Asked::Traffic(w) => w.as_str(),
-            Asked::Search(s) => s.as_str(),
+            Asked::Traffic(w) => w.name(),
+            Asked::Search(s) => s.name(),
         }
     }
     /// The traffic a trial of this name sends.

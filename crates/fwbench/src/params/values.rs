@@ -134,10 +134,10 @@ pub fn count(s: &str) -> Result<u32, String> {
     crate::params::values::parse_count(s)
 }
 pub fn sender(s: &str) -> Result<crate::params::packet::SenderPath, String> {
-    s.parse()
+    named(s)
 }
 pub fn sink(s: &str) -> Result<crate::params::packet::SinkKind, String> {
-    s.parse()
+    named(s)
 }
 /// A ratio above 0, e.g. `1%`.
 pub fn positive_ratio(s: &str) -> Result<f64, String> {

@@ -35,7 +35,7 @@ pub enum Workload {
     NewFlows,
 }
 
-crate::names::named!(Workload, "workload", {
+fwmodel::named!(Workload, "workload", {
     Echo => "echo",
     Flood => "flood",
     Flow => "flow",

@@ -250,6 +250,7 @@ axes! {
     duration: f64, ALL, "trial length: 10, 2.5s, 500ms, 1m", default(_) "5", parse(t, _) parse_duration(t);
     timeout_ms: u32, ALL, "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)", default(w) if is_conn(w) { "5000" } else { "500" }, parse(t, _) parse_timeout_ms(t);
     import: Option<String>, ALL, "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
+    import_ipset: Option<String>, ALL, "the ipsets an imported iptables-save file matches (`ipset save` output), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
     proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
     server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
     frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
@@ -260,8 +261,8 @@ axes! {
     threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
     sink_threads: u32, PACKET, "sink threads", default(_) "1", parse(t, _) parse_count(t);
     batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
-    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) t.parse();
-    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) t.parse();
+    sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) named(t);
+    sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) named(t);
     count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" }, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
     interval: u64, PACKET, "gap between pings: 0, 250us, 10ms, 1s", default(_) "0", parse(t, _) parse_interval(t);
     dport: Option<(u16, u16)>, PACKET, "destination port or range (5000-6000; the sink listens on the first)", default(_) "", parse(t, _) opt_ports(t);
@@ -269,10 +270,10 @@ axes! {
     src: Option<IpAddr>, PACKET, "source address (one of the testbed's clients)", default(_) "", parse(t, _) opt_addr(t);
     dst: Option<IpAddr>, PACKET, "destination address (must be the testbed's server)", default(_) "", parse(t, _) opt_addr(t);
     aim: Option<String>, PACKET, "aim at rule N (or CHAIN:N) of the imported ruleset", default(_) "", parse(t, _) (!t.is_empty()).then(|| crate::params::packet::parse_aim(t)).transpose();
-    event: Option<Event>, PACKET, "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)", default(_) "", parse(t, _) parse_opt_event(t);
-    event_rate: Option<f64>, PACKET, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
-    event_count: Option<u32>, PACKET, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
-    event_method: UpdateMethod, PACKET, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
+    event: Option<Event>, ALL, "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)", default(_) "", parse(t, _) parse_opt_event(t);
+    event_rate: Option<f64>, ALL, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
+    event_count: Option<u32>, ALL, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
+    event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
     ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);
     ct_buckets: Option<u32>, PACKET, "conntrack hash buckets during the trial (empty: as found; global like ct_max)", default(_) "", parse(t, _) opt_count(t);
@@ -365,12 +366,6 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
             src: v.src,
             dst: v.dst,
             aim: v.aim.clone(),
-            events: crate::params::events::combine(
-                v.event,
-                v.event_rate,
-                v.event_count,
-                v.event_method,
-            )?,
             ct_max: v.ct_max,
             ct_buckets: v.ct_buckets,
             ct_udp_timeout: v.ct_udp_timeout,
@@ -378,6 +373,8 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
         })
     };
     let kind = v.workload.workload().kind(packet, conn)?;
+    let events =
+        crate::params::events::combine(v.event, v.event_rate, v.event_count, v.event_method)?;
     let search = v
         .workload
         .search()
@@ -406,6 +403,9 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
         TrialKind::Conn(..) => Proto::Tcp,
         TrialKind::Packet(..) => Proto::Udp,
     };
+    if let Some(e) = &events {
+        crate::params::events::check_for(e, &kind, v.topology, proto)?;
+    }
     let mut p = TrialParams {
         topology: v.topology,
         clients: v.clients,
@@ -425,7 +425,9 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
         nft_family: v.nft_family,
         nat_to: v.nat_to,
         import: v.import.clone(),
+        import_ipset: v.import_ipset.clone(),
         kind,
+        events,
         search,
         adaptive: None,
         label: v.label.clone(),
@@ -509,6 +511,80 @@ mod tests {
         assert_eq!(none.name(), "newflows");
         let v = AxisValues::defaults(Asked::Search(SearchKind::NdrNewflows));
         assert_eq!(trial_params(&v, 1).unwrap().name(), "ndr-newflows");
+    }
+
+    /// The event axes are every workload's; the ones that cannot run an event say
+    /// why. The key form keeps a packet trial's event where it was (between `aim`
+    /// and the conntrack settings) and puts the others' at the end.
+    #[test]
+    fn events_on_every_workload_and_where_the_key_keeps_them() {
+        let p = |w: Workload, pairs: &[(&str, &str)]| {
+            AxisValues::from_text(Asked::Traffic(w), pairs).and_then(|v| trial_params(&v, 1))
+        };
+        let add = ("event", "add:1@1s");
+        for w in [
+            Workload::Echo,
+            Workload::Flood,
+            Workload::Flow,
+            Workload::Ping,
+            Workload::NewFlows,
+            Workload::Sessions,
+            Workload::Bulk,
+            Workload::Http,
+        ] {
+            let t = p(w, &[add]).unwrap_or_else(|e| panic!("{w}: {e}"));
+            assert_eq!(t.events.as_ref().unwrap().k, 1, "{w}");
+        }
+        let refused = |w, pairs: &[(&str, &str)], why: &str| {
+            let e = p(w, pairs).unwrap_err();
+            assert!(e.contains(why), "{w}: {e}");
+        };
+        refused(
+            Workload::Connections,
+            &[add],
+            "connections opens connections",
+        );
+        refused(
+            Workload::Echo,
+            &[("event", "delete:1@1s"), ("proto", "tcp")],
+            "use -P udp",
+        );
+        assert!(p(
+            Workload::Echo,
+            &[("event", "delete:1@1s"), ("proto", "udp")]
+        )
+        .is_ok());
+        refused(
+            Workload::Http,
+            &[add, ("client_program", "curl")],
+            "built-in client",
+        );
+        refused(
+            Workload::Sessions,
+            &[add, ("topology", "input")],
+            "topology input",
+        );
+        let flow = p(Workload::Flow, &[add, ("ct_fill", "10"), ("aim", "2")]).unwrap();
+        let json = serde_json::to_string(&flow).unwrap();
+        let at = |k: &str| json.find(k).unwrap_or_else(|| panic!("{k} in {json}"));
+        assert!(at("\"aim\"") < at("\"events\"") && at("\"events\"") < at("\"ct_fill\""));
+        assert_eq!(json.matches("\"events\"").count(), 1, "{json}");
+        let echo = serde_json::to_string(&p(Workload::Echo, &[add]).unwrap()).unwrap();
+        assert!(
+            echo.ends_with(r#","events":{"kind":"add","k":1,"at_s":1.0,"method":"batch"}}"#),
+            "{echo}"
+        );
+        let plain = serde_json::to_string(&p(Workload::Echo, &[]).unwrap()).unwrap();
+        assert!(!plain.contains("events"), "{plain}");
+        // Ping's and the sessions' marker stream sends from a second client address.
+        let addresses = |w, pairs: &[(&str, &str)]| {
+            crate::params::events::client_addresses(&p(w, pairs).unwrap())
+        };
+        assert_eq!(addresses(Workload::Ping, &[add]), 2);
+        assert_eq!(addresses(Workload::Ping, &[]), 1);
+        assert_eq!(addresses(Workload::Sessions, &[add]), 2);
+        assert_eq!(addresses(Workload::Flow, &[add]), 1);
+        assert_eq!(addresses(Workload::Echo, &[add, ("clients", "3")]), 3);
     }
 
     /// A value is parsed once, into its type; the builder takes it as it is.

@@ -34,6 +34,10 @@ pub struct FirewallArgs {
     /// Your own ruleset (`nft list ruleset` or `iptables-save` output), installed into fwbench's own table/chains
     #[arg(long, value_name = "FILE")]
     pub import: Option<String>,
+    /// The ipsets your iptables-save file's rules match (`ipset save` output): created
+    /// as fwbench's own (`fwbench-i-NAME`) before the rules, destroyed after them
+    #[arg(long, value_name = "FILE", requires = "import")]
+    pub import_ipset: Option<String>,
     /// Table family of the nft engines: inet (as distributions ship; every ip match also checks the protocol family) or ip (table ip for IPv4, ip6 for IPv6)
     #[arg(long, default_value = "inet", value_parser = crate::params::values::nft_family)]
     pub nft_family: firewall::NftFamily,
@@ -100,6 +104,7 @@ impl FirewallArgs {
         v.nft_family = self.nft_family;
         v.nat_to = self.nat_to;
         v.import = self.import.clone();
+        v.import_ipset = self.import_ipset.clone();
         v.topology = topo.unwrap_or(Topology::Forward);
         Ok(())
     }

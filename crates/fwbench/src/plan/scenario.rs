@@ -20,6 +20,12 @@ use toml::Spanned;
 pub fn check_combination(p: &TrialParams) -> Result<(), String> {
     check_adaptive(p)?;
     check_nft_family(p)?;
+    if let (Some(sets), None) = (&p.import_ipset, &p.import) {
+        return Err(format!(
+            "import_ipset {sets}: the ipsets of an imported iptables-save file; give its \
+             import too"
+        ));
+    }
     if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
         crate::params::search::check_degrade(p, sp)?;
     }
@@ -578,13 +584,16 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
             }
             let mut params = crate::plan::axes::trial_params(&typed, seed)
                 .map_err(|e| format!("{file}: {at}: {e}"))?;
-            // An import file is named relative to the scenario file.
-            if let Some(rel) = params.import.as_deref() {
-                let dir = std::path::Path::new(file)
-                    .parent()
-                    .unwrap_or(std::path::Path::new(""));
-                if std::path::Path::new(rel).is_relative() {
-                    params.import = Some(dir.join(rel).to_string_lossy().into_owned());
+            // Import files are named relative to the scenario file.
+            let dir = std::path::Path::new(file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
+            for f in [&mut params.import, &mut params.import_ipset] {
+                if let Some(rel) = f
+                    .as_deref()
+                    .filter(|r| std::path::Path::new(r).is_relative())
+                {
+                    *f = Some(dir.join(rel).to_string_lossy().into_owned());
                 }
             }
             check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;
@@ -1133,6 +1142,19 @@ duration = "1s"
             p.trials[0].params.import.as_deref(),
             Some("dir/../rules.nft")
         );
+        // The ipset file of an import likewise; alone it is refused.
+        let p = parse(
+            "dir/s.toml",
+            "[params]\nengine = \"iptables-nft\"\nimport = \"r.v4\"\nimport_ipset = \"r.ipset\"\n",
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            p.trials[0].params.import_ipset.as_deref(),
+            Some("dir/r.ipset")
+        );
+        let e = err("[params]\nengine = \"iptables-nft\"\nimport_ipset = \"r.ipset\"\n");
+        assert!(e.contains("import_ipset r.ipset: the ipsets of an imported iptables-save file; give its import too"), "{e}");
         let e = err("workload = \"http\"\n[params]\nrules = \"0..x\"\n");
         assert!(
             e.starts_with("bad.toml:3:9: params.rules: '0..x' is not a range"),

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct AdviseArgs {
     /// The ruleset: `iptables-save` output (`iptables-save -c` adds the live box's
-    /// counters, which move hot rules earlier where that is safe)
+    /// counters, which move hot rules earlier where that is safe) or an nft ruleset
+    /// (`nft list ruleset`)
     #[arg(long, value_name = "FILE")]
     pub import: PathBuf,
     /// Write the optimised ruleset to FILE (for `iptables-restore`) and the sets it
@@ -34,12 +35,30 @@ pub struct AdviseArgs {
     /// Print the summary as JSON
     #[arg(long, short = 'J')]
     pub json: bool,
-    /// Measure both rulesets on a testbed (engine nft, the files of `--as nft`): UDP
-    /// floods at the highest rate to --dport, the two rulesets interleaved --repeat
-    /// times; prints the time per packet of each and the saving with its 95 % CI
+    /// Move hot rules by the packets each rule counted in a measured run of this
+    /// ruleset instead of the file's own counters: a results database (every trial
+    /// of the run that imported a ruleset, summed; the rules' texts must be this
+    /// file's)
+    #[arg(long, value_name = "DB")]
+    pub counters_from: Option<PathBuf>,
+    /// The run of --counters-from (default: its last run that imported a ruleset)
+    #[arg(long, value_name = "N", requires = "counters_from")]
+    pub run: Option<i64>,
+    /// Measure both rulesets on a testbed (through --engine): UDP floods at the
+    /// highest rate to --dport, the two rulesets interleaved --repeat
+    /// times; prints the time per packet of each and the saving with its 95 % CI.
+    /// The proof on the testbed (--verify-on-testbed) runs first
     #[arg(long, requires_all = ["testbed", "dport"])]
     pub measure: bool,
-    /// Testbed for --measure (`fwbench testbed up --name NAME --topology input`)
+    /// Prove the rewrite on the testbed too: each ruleset installed in turn on its
+    /// gateway (engine nft, every address mapped into 198.18.0.0/15 or 2001:2::/48,
+    /// prefixes and order kept), every probe class sent (3 packets each) and counted
+    /// after the ruleset; a class that fares differently in the two rulesets, or
+    /// otherwise than the model says, is a refusal (exit 1) naming its rule
+    #[arg(long, requires = "testbed")]
+    pub verify_on_testbed: bool,
+    /// Testbed for --measure and --verify-on-testbed (`fwbench testbed up --name NAME
+    /// --topology input`; topology forward proves the FORWARD chains)
     #[arg(long, value_name = "NAME")]
     pub testbed: Option<String>,
     /// Destination port of --measure's floods: one the ruleset accepts, after the rules
@@ -47,13 +66,19 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "PORT")]
     pub dport: Option<u16>,
     /// Store --measure's floods in this results database, like any trial (each flood
-    /// one run; the two rulesets differ in the `import` axis: original.nft,
-    /// optimised.nft), so `fwbench report FILE` shows both; default: not stored
+    /// one run; the two rulesets differ in the `import` axis: original.nft and
+    /// optimised.nft, or original.rules and optimised.rules), so `fwbench report FILE` shows both; default: not stored
     #[arg(long, value_name = "FILE", requires = "measure")]
     pub db: Option<PathBuf>,
     /// Floods per ruleset for --measure
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(2..=100))]
     pub repeat: u32,
+    /// Engine of --measure's floods: nft (both rulesets as the nft files --as nft
+    /// writes) or, for an iptables-save file, iptables-legacy or iptables-nft (the file
+    /// as it is and the optimised one with its ipsets, loaded by the trial's
+    /// --import and --import-ipset)
+    #[arg(long, default_value = "nft", value_parser = ["nft", "iptables-legacy", "iptables-nft"], requires = "measure")]
+    pub engine: String,
     /// Seconds per flood for --measure
     #[arg(long, short = 't', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=600))]
     pub time: u32,
@@ -72,6 +97,8 @@ pub struct Measured {
     /// original − optimised, ns per packet.
     pub saving_ns: Option<f64>,
     pub saving_ci95: Option<f64>,
+    /// The engine the floods went through.
+    pub engine: String,
     /// The rule that took the traffic, per ruleset (the testbed's verdict check).
     pub took: [String; 2],
     /// The results database the floods were stored in (`--db`).
@@ -79,64 +106,141 @@ pub struct Measured {
     pub db: Option<String>,
 }
 
-/// A directory of our own for the two nft files, removed on drop.
-struct Scratch(PathBuf);
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// One ruleset as --measure's floods import it: the file's name in the scratch
+/// directory (it is the trial's `import` axis), its text, and its ipsets.
+struct Measurable<'a> {
+    name: &'static str,
+    text: &'a str,
+    ipset: Option<&'a str>,
+}
+
+/// The two rulesets --measure floods through with `engine`: nft files, or the
+/// input's own iptables format with the ipsets of the optimised one.
+fn measurables<'a>(
+    advice: &'a Advice,
+    input: &'a str,
+    engine: &str,
+    path: &str,
+) -> Result<[Measurable<'a>; 2]> {
+    match (engine, advice.format) {
+        ("nft", _) => {
+            let (before, after) = advice
+                .as_nft
+                .as_ref()
+                .map_err(|e| usage(format!("--measure: {path} cannot be written as nft: {e}")))?;
+            Ok([
+                Measurable {
+                    name: "original.nft",
+                    text: before,
+                    ipset: None,
+                },
+                Measurable {
+                    name: "optimised.nft",
+                    text: after,
+                    ipset: None,
+                },
+            ])
+        }
+        (_, firewall::ImportFormat::IptablesSave) => Ok([
+            Measurable {
+                name: "original.rules",
+                text: input,
+                ipset: None,
+            },
+            Measurable {
+                name: "optimised.rules",
+                text: &advice.text,
+                ipset: Some(advice.ipset.as_str()).filter(|s| !s.is_empty()),
+            },
+        ]),
+        (e, firewall::ImportFormat::Nft) => Err(usage(format!(
+            "--measure --engine {e}: {path} is an nft ruleset; measure it with --engine nft"
+        ))),
     }
 }
 
-fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Measured> {
+/// Flood through each ruleset `--repeat` times, interleaved with alternating order,
+/// in this process, as one session: with `--db` one run of 2 × N trials (the report
+/// puts the two rulesets side by side, `report::advise`).
+fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Measured> {
+    use crate::run::session::Session;
     // INVARIANT: clap requires both with --measure.
     let (tb, dport) = (a.testbed.clone().unwrap_or_default(), a.dport.unwrap_or(0));
-    let dir = Scratch(std::env::temp_dir().join(format!("fwbench-advise-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).with_context(|| format!("creating {}", dir.0.display()))?;
-    let files = [dir.0.join("original.nft"), dir.0.join("optimised.nft")];
-    std::fs::write(&files[0], before)?;
-    std::fs::write(&files[1], after)?;
-    let exe = std::env::current_exe().context("finding fwbench's own binary")?;
-    let exe = exe.display().to_string();
-    let (port, secs) = (dport.to_string(), a.time.to_string());
-    let db = a.db.as_ref().map(|d| d.display().to_string());
+    let dir = crate::run::proof::Scratch::new("advise")?;
+    let engine: firewall::Engine = a
+        .engine
+        .parse()
+        .map_err(|e| usage(format!("--engine {}: {e}", a.engine)))?;
+    let mut params = vec![];
+    for r in rulesets {
+        let f = dir.0.join(r.name);
+        std::fs::write(&f, r.text).with_context(|| format!("writing {}", f.display()))?;
+        let sets = match r.ipset {
+            Some(text) => {
+                let s = dir.0.join(format!("{}.ipset", r.name));
+                std::fs::write(&s, text).with_context(|| format!("writing {}", s.display()))?;
+                Some(s.display().to_string())
+            }
+            None => None,
+        };
+        let mut v =
+            crate::run::proof::import_values(engine, &f.display().to_string(), sets.as_deref());
+        v.rate = proto::Rate::Max;
+        v.duration = f64::from(a.time);
+        v.dport = Some((dport, dport));
+        let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
+        crate::plan::scenario::check_combination(&p).map_err(usage)?;
+        params.push(p);
+    }
+    // The original's is checked when the session opens.
+    crate::run::session::preflight(&params[1..])?;
+    let mut session = Session::open(
+        "rules advise --measure",
+        &mut params[0],
+        false,
+        crate::params::Pinning::default(),
+        Some(&tb),
+        a.db.as_deref(),
+    )?;
+    params[1].topology = params[0].topology;
+    params[1].chain = params[0].chain;
     let mut ns: [Vec<f64>; 2] = [vec![], vec![]];
     let mut took = [String::new(), String::new()];
     for rep in 0..a.repeat {
         // Interleaved, the order alternating: drift of the machine hits both alike.
         let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
-            let file = files[i].display().to_string();
-            let store: Vec<&str> = match &db {
-                Some(d) => vec!["--db", d],
-                None => vec!["--no-store"],
-            };
-            let mut args = vec!["flood", "--testbed", &tb];
-            args.extend(store);
-            args.extend([
-                "--json", "--engine", "nft", "--import", &file, "--rate", "max", "-t", &secs,
-                "--dport", &port,
-            ]);
-            let out = crate::process::Cmd::new(&exe, &args)
-                .run()
-                .map_err(|e| anyhow::anyhow!("measuring {path}: {}", e.one_line()))?;
-            let v: serde_json::Value = serde_json::from_str(&out.stdout)
-                .with_context(|| format!("reading the flood's JSON ({file})"))?;
+            let o = session
+                .trial(&params[i])
+                .with_context(|| format!("measuring {path}"))?;
             let which = ["original", "optimised"][i];
-            if v["status"] != "ok" {
+            if o.status != crate::outcome::Status::Ok {
                 return Err(usage(format!(
                     "--measure: the flood to udp port {dport} through the {which} ruleset \
                      was not accepted ({}: {}); give a --dport the ruleset accepts",
-                    v["status"],
-                    v["error"].as_str().unwrap_or("")
+                    o.status.as_str(),
+                    o.error.as_deref().unwrap_or("")
                 )));
             }
-            let pps = v["result"]["received_pps"].as_f64().unwrap_or(0.0);
+            let pps = o
+                .figures
+                .as_ref()
+                .and_then(|f| f.headline().received_pps)
+                .unwrap_or(0.0);
             if pps > 0.0 {
                 ns[i].push(1e9 / pps);
             }
-            took[i] = v["verdicts"]["took"].as_str().unwrap_or("").to_owned();
+            took[i] = o
+                .firewall()
+                .and_then(|f| f.verdicts.as_ref())
+                .and_then(|v| v.took.clone())
+                .unwrap_or_default();
         }
     }
+    if let Some(e) = session.take_not_stored() {
+        return Err(e);
+    }
+    session.finish("complete")?;
     let d = report::stats::difference(&ns[1], &ns[0]);
     Ok(Measured {
         testbed: tb,
@@ -145,10 +249,11 @@ fn measure(a: &AdviseArgs, path: &str, before: &str, after: &str) -> Result<Meas
         optimised: report::stats::Summary::of(&ns[1]),
         saving_ns: d.map(|d| d.delta),
         saving_ci95: d.and_then(|d| d.ci95),
+        engine: a.engine.clone(),
         original_ns: ns[0].clone(),
         optimised_ns: ns[1].clone(),
         took,
-        db,
+        db: a.db.as_ref().map(|d| d.display().to_string()),
     })
 }
 
@@ -161,9 +266,10 @@ fn measured_text(m: &Measured) -> String {
         None => "no packets".into(),
     };
     let mut out = format!(
-        "measured on testbed {} (engine nft, udp port {}, {} floods each, interleaved): \
+        "measured on testbed {} (engine {}, udp port {}, {} floods each, interleaved): \
          original {} per packet, optimised {} per packet",
         m.testbed,
+        m.engine,
         m.dport,
         m.original_ns.len(),
         pm(&m.original),
@@ -192,6 +298,30 @@ fn measured_text(m: &Measured) -> String {
         );
     }
     out
+}
+
+/// What the proof on the testbed showed.
+fn proven_text(tb: &str, p: &firewall::advise::testbed::Proven) -> String {
+    let mut s = format!(
+        "proven on testbed {tb} ({} hook; {}): {} probe classes, {} packets each through \
+         both rulesets, met the same fate in both and the model's ({} delivered, {} \
+         dropped, {} that depend on rules the model cannot read agreed between the two)\n",
+        p.path.hook(),
+        p.maps.join(", "),
+        p.classes,
+        p.packets,
+        p.delivered,
+        p.dropped,
+        p.either
+    );
+    for n in &p.not_sent {
+        let _ = writeln!(
+            s,
+            "  not sent: {} probe(s), because {} (e.g. {})",
+            n.probes, n.reason, n.example
+        );
+    }
+    s
 }
 
 /// `5-9, 12` for a list of lines.
@@ -279,12 +409,101 @@ pub fn summary(file: &str, a: &Advice, out: Option<&str>, nft: bool) -> String {
     s
 }
 
+/// Where the counts of `--counters-from` came from.
+#[derive(serde::Serialize)]
+pub struct CountsFrom {
+    pub db: String,
+    pub run: i64,
+    /// Trials of the run that imported a ruleset and counted its rules.
+    pub trials: usize,
+}
+
+/// The packets each imported rule counted over the trials of a run of `db` (`run`,
+/// or the last run with such trials); bad input is exit 2.
+fn counts_from(
+    db: &std::path::Path,
+    run: Option<i64>,
+) -> Result<(Vec<firewall::advise::Counted>, CountsFrom)> {
+    let name = db.display().to_string();
+    if !db.is_file() {
+        return Err(usage(format!(
+            "--counters-from {name}: no such results file"
+        )));
+    }
+    let store = store::Store::open(db).map_err(|e| usage(format!("--counters-from {e}")))?;
+    let runs = store.runs()?;
+    let counted = |t: &store::TrialRow| -> Vec<firewall::advise::Counted> {
+        if t.params["model"] != "import" {
+            return vec![];
+        }
+        // The gateway's report, as the trial stored it.
+        let report: Option<firewall::Report> =
+            serde_json::from_value(t.results["gateway"]["firewall"].clone()).ok();
+        report
+            .and_then(|r| r.verdicts)
+            .map(|v| v.rules)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|h| !h.policy)
+            .map(|h| firewall::advise::Counted {
+                chain: h.chain,
+                index: h.index,
+                text: h.text,
+                packets: h.packets,
+            })
+            .collect()
+    };
+    let mut ids: Vec<i64> = match run {
+        Some(n) if runs.iter().any(|r| r.id == n) => vec![n],
+        Some(n) => {
+            let known: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+            return Err(usage(format!(
+                "--run {n}: {name} has no such run (runs: {})",
+                known.join(", ")
+            )));
+        }
+        None => runs.iter().map(|r| r.id).collect(),
+    };
+    ids.sort_unstable();
+    for id in ids.into_iter().rev() {
+        let per_trial: Vec<Vec<firewall::advise::Counted>> = store
+            .trials(Some(id))?
+            .iter()
+            .map(counted)
+            .filter(|c| !c.is_empty())
+            .collect();
+        if !per_trial.is_empty() {
+            let from = CountsFrom {
+                db: name,
+                run: id,
+                trials: per_trial.len(),
+            };
+            return Ok((per_trial.concat(), from));
+        }
+    }
+    let which = run.map_or("no run of it has a".to_owned(), |n| {
+        format!("run {n} has no")
+    });
+    Err(usage(format!(
+        "--counters-from {name}: {which} trial that imported a ruleset and counted its rules"
+    )))
+}
+
 pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
     let path = a.import.display().to_string();
     let text = crate::limits::read_user_file(&a.import, "rule import")
         .map_err(|e| usage(format!("--import {e}")))?;
+    let (counts, counts_src) = match &a.counters_from {
+        Some(db) => {
+            let (c, from) = counts_from(db, a.run)?;
+            (c, Some(from))
+        }
+        None => (vec![], None),
+    };
     let result = match firewall::import::detect(&text) {
-        Some(firewall::ImportFormat::IptablesSave) => firewall::advise::advise(&path, &text),
+        Some(firewall::ImportFormat::IptablesSave) => {
+            firewall::advise::advise_counted(&path, &text, &counts)
+        }
         // Anything else is nft's to judge: loaded by nft itself in a scratch namespace
         // (as `--import` does), its read-back analysed.
         _ => {
@@ -292,7 +511,7 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
             import::check_nft_text(&path, &text).map_err(|e| usage(e.to_string()))?;
             let loaded = crate::nftload::load_nft(&path, &text).map_err(usage)?;
             import::refused_messages(&path, &loaded.messages).map_err(|e| usage(e.to_string()))?;
-            firewall::advise::advise_nft(&path, &loaded.json, &loaded.listing)
+            firewall::advise::advise_nft_counted(&path, &loaded.json, &loaded.listing, &counts)
         }
     };
     let advice = match result {
@@ -301,6 +520,20 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
             return Err(usage(e.to_string()))
         }
         Err(e @ AdviseError::Disagree(_)) => return Err(anyhow::Error::new(e)),
+    };
+    // What --measure floods through: refused before anything runs when it cannot be.
+    let rulesets = match (a.measure, advice.changes.is_empty()) {
+        (true, false) => Some(measurables(&advice, &text, &a.engine, &path)?),
+        (false, _) | (true, true) => None,
+    };
+    // Proof on the testbed before anything is written or measured.
+    let proven = match (a.verify_on_testbed || a.measure, advice.changes.is_empty()) {
+        (true, false) => {
+            // INVARIANT: clap requires --testbed with both flags.
+            let tb = a.testbed.as_deref().unwrap_or_default();
+            Some(crate::run::proof::prove(tb, &advice.rulesets)?)
+        }
+        (false, _) | (true, true) => None,
     };
     let out = a.out.as_ref().map(|o| o.display().to_string());
     let write = |p: &std::ffi::OsStr, text: &str| {
@@ -324,17 +557,18 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
                 .with_context(|| format!("writing {}", PathBuf::from(&p).display()))?;
         }
     }
-    let measured = match (&advice.as_nft, a.measure, advice.changes.is_empty()) {
-        (_, false, _) | (_, true, true) => None,
-        (Ok((before, after)), true, false) => Some(measure(a, &path, before, after)?),
-        (Err(e), true, false) => {
-            return Err(usage(format!(
-                "--measure: {path} cannot be written as nft: {e}"
-            )))
-        }
+    let measured = match &rulesets {
+        Some(r) => Some(measure(a, &path, r)?),
+        None => None,
     };
     if a.json {
         let mut v = serde_json::to_value(&advice)?;
+        if let Some(p) = &proven {
+            v["testbed_proof"] = serde_json::to_value(p)?;
+        }
+        if let Some(c) = &counts_src {
+            v["counters_from"] = serde_json::to_value(c)?;
+        }
         if let Some(m) = &measured {
             v["measured"] = serde_json::to_value(m)?;
         }
@@ -344,8 +578,20 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
             "{}",
             summary(&path, &advice, out.as_deref(), a.format == "nft")
         );
+        if let Some(c) = &counts_src {
+            println!(
+                "hot rules by the counters of run {} of {} ({} trial(s) that imported a ruleset)",
+                c.run, c.db, c.trials
+            );
+        }
         if out.is_none() && !advice.changes.is_empty() {
             println!("(--out FILE writes the optimised ruleset)");
+        }
+        if let Some(p) = &proven {
+            print!(
+                "{}",
+                proven_text(a.testbed.as_deref().unwrap_or_default(), p)
+            );
         }
         if let Some(m) = &measured {
             print!("{}", measured_text(m));

@@ -73,7 +73,7 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
         if !file.is_file() {
             return Err(usage(format!("{}: no such results file", file.display())));
         }
-        let store = Store::open(&file).map_err(|e| usage(e.to_string()))?;
+        let store = Store::open(&file).map_err(crate::error::store_error)?;
         let ids: Vec<i64> = match runs {
             Some(r) => r,
             None => store.runs()?.iter().map(|r| r.id).collect(),

@@ -4,6 +4,7 @@
 
 pub mod advise;
 pub mod compare;
+pub mod proof;
 pub mod record;
 pub mod recovery;
 pub mod report;

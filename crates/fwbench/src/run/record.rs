@@ -37,9 +37,10 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
         t.params.nft_family,
     )));
     rec.updates = o
-        .packet()
-        .and_then(|p| p.events.as_ref())
-        .map(|e| crate::workloads::events::records(e))
+        .figures
+        .as_ref()
+        .and_then(|f| f.events())
+        .map(crate::workloads::events::records)
         .unwrap_or_default();
     rec.firewall = o.firewall().map(|f| store::FirewallRow {
         engine: f.engine.to_string(),

@@ -21,7 +21,7 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
     }
     // Read-only: a report never writes to its input (an old schema is upgraded in
     // memory). A corrupt file is bad input: exit 2, naming the file.
-    let store = Store::open_read_only(&a.db).map_err(|e| usage(e.to_string()))?;
+    let store = Store::open_read_only(&a.db).map_err(crate::error::store_error)?;
     let report = report::load_with(&store, a.run, &opts).map_err(|e| usage(e.to_string()))?;
     if a.text {
         print!("{}", report.text());

@@ -155,7 +155,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     }
     let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
     preflight(&params)?;
-    let mut store = Store::open(&args.db).map_err(|e| usage(e.to_string()))?;
+    let mut store = Store::open(&args.db).map_err(crate::error::store_error)?;
     crate::run::recovery::say_recovered(&store);
     install_interrupt_handler();
     // One process per run of a results file: choosing the run (and locking it) is

@@ -123,7 +123,7 @@ impl Testbeds {
                     p.topology
                 )));
             }
-            tb.check_trial(p.family, p.clients)?;
+            tb.check_trial(p.family, crate::params::events::client_addresses(p))?;
             if tb.gateway_is_external() && p.engine != firewall::Engine::None {
                 return Err(usage(format!(
                     "testbed '{}': engine {} needs rules on the gateway, but its gateway is \
@@ -292,7 +292,7 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
             let a = crate::rules::addressing(p.family, p.clients.max(1));
             crate::rules::check_addrs(k, &a.clients, a.server).map_err(usage)?;
         }
-        let events = p.packet().and_then(|k| k.events.as_ref());
+        let events = p.events.as_ref();
         let key = serde_json::to_string(&(
             p.engine, p.model, p.rules, p.position, p.chain, p.family, p.proto, p.clients,
             &p.import, p.topology, events,
@@ -346,7 +346,7 @@ impl Session {
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;
         let store = match db {
-            Some(p) => Some(Store::open(p).map_err(|e| usage(e.to_string()))?),
+            Some(p) => Some(Store::open(p).map_err(crate::error::store_error)?),
             None => None,
         };
         store.iter().for_each(crate::run::recovery::say_recovered);

@@ -44,7 +44,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
     let request = crate::rules::request(&fw).map_err(usage)?.map(Box::new);
     require_root()?;
     let mut store = match (&a.db, a.no_store) {
-        (Some(p), false) => Some(store::Store::open(p).map_err(|e| usage(e.to_string()))?),
+        (Some(p), false) => Some(store::Store::open(p).map_err(crate::error::store_error)?),
         _ => None,
     };
     install_interrupt_handler();
@@ -179,7 +179,7 @@ pub fn firewall_params(a: &WorkloadArgs) -> Result<TrialParams> {
 }
 
 /// The gateway agent with the rule set installed, started (its counters run).
-fn gateway_up(tb: &dyn Testbed, firewall: Box<firewall::Request>) -> Result<Agent> {
+pub(crate) fn gateway_up(tb: &dyn Testbed, firewall: Box<firewall::Request>) -> Result<Agent> {
     let l = tb.launcher(Host::Gateway).ok_or_else(|| {
         usage(format!(
             "testbed {} has no gateway to install the rules on (use topology forward or input)",
@@ -201,7 +201,7 @@ fn gateway_up(tb: &dyn Testbed, firewall: Box<firewall::Request>) -> Result<Agen
 }
 
 /// Stop the gateway agent, take its rule-set figures, and let it undo its setup.
-fn gateway_down(mut g: Agent) -> Result<Option<Box<firewall::Report>>> {
+pub(crate) fn gateway_down(mut g: Agent) -> Result<Option<Box<firewall::Report>>> {
     let firewall = match g.request(proto::ToAgent::Stop)? {
         proto::FromAgent::Results {
             results: proto::RoleResults::Gateway(r),

@@ -6,6 +6,17 @@ use proto::Family;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub const SERVER_V4: &str = "198.19.0.2";
+
+/// Whether an address lies in the benchmarking ranges (198.18.0.0/15, 2001:2::/48),
+/// the only ones fwbench ever sends to or from.
+pub fn benchmark(a: IpAddr) -> bool {
+    match a {
+        IpAddr::V4(v) => u32::from(v) >> 17 == u32::from(Ipv4Addr::new(198, 18, 0, 0)) >> 17,
+        IpAddr::V6(v) => {
+            u128::from(v) >> 80 == u128::from(Ipv6Addr::new(0x2001, 2, 0, 0, 0, 0, 0, 0)) >> 80
+        }
+    }
+}
 pub const SERVER_V6: &str = "2001:2:0:2::2";
 /// Most clients one testbed addresses (198.18.1.1 … 198.18.255.255).
 pub use crate::params::MAX_CLIENTS;
@@ -53,5 +64,25 @@ pub fn server(family: Family) -> IpAddr {
     match family {
         Family::V4 => SERVER_V4.parse().expect("literal"),
         Family::V6 => SERVER_V6.parse().expect("literal"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_benchmark_ranges_and_nothing_else() {
+        for (a, inside) in [
+            ("198.18.0.0", true),
+            ("198.19.255.255", true),
+            ("198.17.255.255", false),
+            ("198.20.0.0", false),
+            ("203.0.113.1", false),
+            ("2001:2::", true),
+            ("2001:2:0:ffff:ffff::1", true),
+            ("2001:3::1", false),
+            ("2001:db8::1", false),
+        ] {
+            assert_eq!(super::benchmark(a.parse().unwrap()), inside, "{a}");
+        }
     }
 }

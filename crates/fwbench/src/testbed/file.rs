@@ -676,15 +676,7 @@ impl FileTestbed {
 
     /// Run `args` through `launcher`; its stdout.
     pub fn run_with(&self, l: &Launcher, args: &[&str], input: Option<&str>) -> Result<String> {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let argv = l.argv(&args);
-        let refs: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
-        let cmd = crate::process::Cmd::new(&argv[0], &refs).timeout(l.timeout);
-        let cmd = match input {
-            Some(t) => cmd.input(t),
-            None => cmd,
-        };
-        Ok(cmd.run()?.stdout)
+        l.run(args, input, l.timeout)
     }
 
     /// Reach every host and make sure it has this binary: a host that cannot be

@@ -91,6 +91,20 @@ impl Launcher {
         remote::command_argv(&self.prefix, args)
     }
 
+    /// Run `args` on the host to completion within `timeout`; its stdout (an error
+    /// carries argv, status and stderr).
+    pub fn run(&self, args: &[&str], input: Option<&str>, timeout: Duration) -> Result<String> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let argv = self.argv(&args);
+        let refs: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        let cmd = crate::process::Cmd::new(&argv[0], &refs).timeout(timeout);
+        let cmd = match input {
+            Some(t) => cmd.input(t),
+            None => cmd,
+        };
+        Ok(cmd.run()?.stdout)
+    }
+
     /// The fwbench binary on the host: this very file locally; on a remote host its
     /// cached copy, put there first if missing.
     pub fn fwbench_exe(&self) -> Result<String> {

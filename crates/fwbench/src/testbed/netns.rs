@@ -255,6 +255,8 @@ impl NetnsTestbed {
 pub const CLIENT_IF: &str = "c0";
 /// The gateway's interface facing the clients (its ingress for test traffic).
 pub const GATEWAY_IN_IF: &str = "g0";
+/// The gateway's interface facing the server (topology forward).
+pub const GATEWAY_OUT_IF: &str = "g1";
 
 impl Testbed for NetnsTestbed {
     fn name(&self) -> &str {

@@ -14,7 +14,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
 use proto::{
@@ -158,6 +158,13 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         Vec::new()
     };
     let parallel = k.parallel.max(1);
+    // Gateway events: the marker is a stream of the smallest sessions from a client
+    // address of its own (the workload's sessions come from client 1's).
+    let marker = p.events.as_ref().map(|_| proto::Marker {
+        src: crate::workloads::events::extra_marker_source(tb, p, client_addr),
+        proto: proto::Proto::Tcp,
+        dport: port,
+    });
     let client_spec = SessionClientSpec {
         mode,
         server: target,
@@ -184,6 +191,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         // curl writes to /dev/null; checking its bytes would add disk I/O to each download.
         verify: k.verify && k.client_program.is_none(),
         external: k.client_program.clone(),
+        events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
     };
     let server_spec = TcpServerSpec {
         listen: server_addr,
@@ -228,6 +236,7 @@ pub fn roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         proxy,
         more_servers,
         more_clients,
+        marker,
     })
 }
 
@@ -324,6 +333,10 @@ pub struct ConnSummary {
     /// connections: the shards, the gateway's conntrack peak and the processes' memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<HoldScale>,
+    /// Gateway events and what the sessions felt (issue 25): the workload's sessions
+    /// are the background, the marker an extra stream of the smallest sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
 /// Combine the client's and server's results (and the proxy's); several of each when
@@ -550,6 +563,7 @@ pub fn combine(
         proxy,
         client_program: c.external,
         scale: None,
+        events: None,
     }
 }
 
@@ -589,26 +603,23 @@ pub fn of(k: ConnKind) -> &'static Conn {
 }
 
 impl Traffic for Conn {
-    fn family(&self) -> &'static str {
-        "conn"
-    }
-
     /// Sessions rank by sessions/s (for sequential sessions that is 1 / latency);
-    /// http by the mean download time.
-    fn main_metric(&self) -> MainMetric {
+    /// http by the mean download time. The client's count of sessions ends the phase.
+    fn profile(&self) -> Profile {
         let (name, higher) = match self.0 {
             ConnKind::Sessions => ("sessions_per_s", true),
             ConnKind::Bulk => ("goodput_bps", true),
             ConnKind::Http => ("ttlb_mean_ms", false),
             ConnKind::Connections => ("hold_reached", true),
         };
-        MainMetric { name, higher }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        match self.0 {
-            ConnKind::Connections => "connections",
-            ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
+        Profile {
+            family: "conn",
+            main_metric: MainMetric { name, higher },
+            live_unit: match self.0 {
+                ConnKind::Connections => "connections",
+                ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
+            },
+            ending: Ending::Counted,
         }
     }
 
@@ -616,19 +627,27 @@ impl Traffic for Conn {
         roles(tb, p)
     }
 
-    fn ending(&self) -> Ending {
-        Ending::Counted
-    }
-
     fn collect(
         &self,
         _tb: &dyn Testbed,
-        _p: &TrialParams,
+        p: &TrialParams,
         results: Vec<RoleResults>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise(results, gateway.and_then(|g| g.proxy.clone()))
-            .map(|s| Figures::Conn(Box::new(s)))
+        let streams = results.iter().find_map(|r| match r {
+            RoleResults::SessionClient(c) => c.events.clone(),
+            _ => None,
+        });
+        let mut s = summarise(results, gateway.and_then(|g| g.proxy.clone()))?;
+        s.events = crate::workloads::events::summarise_txns(
+            p,
+            crate::workloads::events::Unit::Session,
+            false,
+            streams.as_deref(),
+            gateway,
+        )
+        .map(Box::new);
+        Ok(Figures::Conn(Box::new(s)))
     }
 }
 
@@ -758,6 +777,7 @@ mod tests {
             session_us: vec![],
             hold: None,
             external: None,
+            events: None,
         }
     }
 

@@ -15,8 +15,8 @@ use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::TrialParams;
 use crate::testbed::Testbed;
 use crate::workloads::ctsummary::CtSummary;
-use crate::workloads::packet::{summarise_packet, udp_roles};
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::packet::{summarise_packet, udp_roles, PACKETS};
+use crate::workloads::{Figures, Profile, Roles, Traffic};
 use anyhow::Result;
 use proto::{CtSpec, GatewayResults, RoleResults};
 
@@ -42,30 +42,17 @@ pub fn gateway_spec(p: &TrialParams) -> Option<CtSpec> {
 pub struct NewFlows;
 
 impl Traffic for NewFlows {
-    fn family(&self) -> &'static str {
-        "packet"
-    }
-
-    /// Admitted new flows/s (one datagram each: the sink's packets/s).
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "received_pps",
-            higher: true,
+    /// The packet family's, counting flows: admitted new flows/s rank (one datagram
+    /// each: the sink's packets/s).
+    fn profile(&self) -> Profile {
+        Profile {
+            live_unit: "flows",
+            ..PACKETS
         }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "flows"
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         udp_roles(tb, p)
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "server",
-        }
     }
 
     fn collect(
@@ -76,9 +63,7 @@ impl Traffic for NewFlows {
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
         let mut s = summarise_packet(p, tb, results, gateway)?;
-        s.conntrack = gateway
-            .and_then(|g| g.conntrack.as_ref())
-            .map(|r| Box::new(CtSummary::of(s.sent, s.received, s.elapsed_s, r)));
+        s.conntrack = CtSummary::of_gateway(gateway, s.sent, s.received, s.elapsed_s);
         Ok(Figures::Packet(s))
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! Must not: read counters or talk to agents.
 
-use proto::CtReport;
+use proto::{CtReport, GatewayResults};
 use serde::{Deserialize, Serialize};
 
 /// The table settings a trial asks for, for its parameter line (` ct_max=5000 …`).
@@ -65,6 +65,18 @@ pub struct CtSummary {
 }
 
 impl CtSummary {
+    /// The figures of the gateway's conntrack report, if it made one (a trial with a
+    /// table setting or fill, or new flows): `offered` flows, `admitted` of them.
+    pub fn of_gateway(
+        gateway: Option<&GatewayResults>,
+        offered: u64,
+        admitted: u64,
+        elapsed_s: f64,
+    ) -> Option<Box<CtSummary>> {
+        let r = gateway?.conntrack.as_ref()?;
+        Some(Box::new(CtSummary::of(offered, admitted, elapsed_s, r)))
+    }
+
     pub fn of(offered: u64, admitted: u64, elapsed_s: f64, r: &CtReport) -> CtSummary {
         let d = r.after.since(&r.before);
         let dropped = offered.saturating_sub(admitted);

@@ -3,8 +3,8 @@
 
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::rtt_columns;
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -43,6 +43,10 @@ pub struct EchoSummary {
     pub mp: [proto::Counter; 4],
     pub rtt: proto::RttSummary,
     pub clients: Vec<ClientSummary>,
+    /// Gateway events and what the echoes felt (issue 25): client 1 is the marker,
+    /// the other clients the background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
 /// Combine both ends' counters (pure; unit-tested).
@@ -103,6 +107,7 @@ pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
         mp,
         rtt: c.rtt,
         clients,
+        events: None,
     }
 }
 
@@ -113,15 +118,10 @@ impl EchoSummary {
             duration_s: Some(self.elapsed_s),
             throughput_bps: Some(self.throughput_bps),
             transactions_per_s: Some(self.transactions_per_s),
-            rtt_p50_us: us(self.rtt.p50_ns),
-            rtt_p90_us: us(self.rtt.p90_ns),
-            rtt_p99_us: us(self.rtt.p99_ns),
-            rtt_p999_us: us(self.rtt.p999_ns),
-            rtt_max_us: us(self.rtt.max_ns),
             validation_errors: Some(self.validation_errors),
             unsent: Some(self.unsent),
             lost: Some(self.lost),
-            ..Default::default()
+            ..rtt_columns(&self.rtt)
         }
     }
 
@@ -189,23 +189,36 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
 pub struct Echo;
 
 impl Traffic for Echo {
-    fn family(&self) -> &'static str {
-        "echo"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "throughput_bps",
-            higher: true,
+    /// Ranked by throughput; the client's echoes time it.
+    fn profile(&self) -> Profile {
+        Profile {
+            family: "echo",
+            main_metric: MainMetric {
+                name: "throughput_bps",
+                higher: true,
+            },
+            live_unit: "echoes",
+            ending: Ending::Timed {
+                measuring: "client",
+            },
         }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "echoes"
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         let server = tb.server_addr(p.family);
+        let sources: Vec<std::net::IpAddr> = (1..=p.clients)
+            .map(|i| tb.client_addr(p.family, i))
+            .collect();
+        // Gateway events: client 1 — its connection (TCP, SCTP) or its own server
+        // port (UDP: client i talks to ECHO_PORT + i − 1) — is the marker.
+        let marker = match (&p.events, sources.first()) {
+            (Some(_), Some(&src)) => Some(proto::Marker {
+                src,
+                proto: p.proto,
+                dport: ECHO_PORT,
+            }),
+            (Some(_) | None, _) => None,
+        };
         Ok(Roles {
             server: Some((
                 Host::Server,
@@ -223,34 +236,28 @@ impl Traffic for Echo {
                 Host::Client,
                 RoleSpec::EchoClient(EchoClientSpec {
                     proto: p.proto,
-                    sources: (1..=p.clients)
-                        .map(|i| tb.client_addr(p.family, i))
-                        .collect(),
+                    sources,
                     server: crate::testbed::aim_addr(tb, p),
                     port: ECHO_PORT,
                     frame: p.frame,
                     seed: p.seed,
                     timeout_ms: p.timeout_ms,
+                    events: crate::workloads::events::stream_spec(p, None),
                 }),
             ),
             proxy: None,
             more_servers: Vec::new(),
             more_clients: Vec::new(),
+            marker,
         })
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "client",
-        }
     }
 
     fn collect(
         &self,
         _tb: &dyn Testbed,
-        _p: &TrialParams,
+        p: &TrialParams,
         results: Vec<RoleResults>,
-        _gateway: Option<&GatewayResults>,
+        gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
         let (mut cr, mut sr) = (None, None);
         for r in results {
@@ -263,7 +270,17 @@ impl Traffic for Echo {
         let (Some(cr), Some(sr)) = (cr, sr) else {
             bail!("missing results from the client or server agent");
         };
-        Ok(Figures::Echo(summarise(&cr, &sr)))
+        let events = crate::workloads::events::summarise_txns(
+            p,
+            crate::workloads::events::Unit::Echo,
+            true,
+            cr.events.as_deref(),
+            gateway,
+        );
+        Ok(Figures::Echo(EchoSummary {
+            events: events.map(Box::new),
+            ..summarise(&cr, &sr)
+        }))
     }
 }
 
@@ -320,6 +337,7 @@ mod tests {
                 ..Default::default()
             },
             elapsed_ns: 2_000_000_000,
+            events: None,
         };
         let s = EchoServerResults {
             clients: vec![

@@ -39,6 +39,9 @@ pub struct Roles {
     /// open-file limit (`connections`). Empty for every other workload.
     pub more_servers: Vec<(Host, RoleSpec)>,
     pub more_clients: Vec<(Host, RoleSpec)>,
+    /// Gateway events: what the update's first rule or element matches (flow 0,
+    /// echo's client 1, the marker stream of ping and sessions); `None` without events.
+    pub marker: Option<proto::Marker>,
 }
 
 /// How a trial's traffic phase ends.
@@ -62,6 +65,25 @@ pub enum Figures {
 }
 
 impl Figures {
+    /// Gateway events and what the traffic felt (absent without events).
+    pub fn events(&self) -> Option<&events::EventsSummary> {
+        match self {
+            Figures::Echo(s) => s.events.as_deref(),
+            Figures::Packet(s) => s.events.as_deref(),
+            Figures::Ping(s) => s.events.as_deref(),
+            Figures::Conn(s) => s.events.as_deref(),
+        }
+    }
+
+    pub fn events_mut(&mut self) -> Option<&mut events::EventsSummary> {
+        match self {
+            Figures::Echo(s) => s.events.as_deref_mut(),
+            Figures::Packet(s) => s.events.as_deref_mut(),
+            Figures::Ping(s) => s.events.as_deref_mut(),
+            Figures::Conn(s) => s.events.as_deref_mut(),
+        }
+    }
+
     /// What the figures mean in the store's headline columns.
     pub fn headline(&self) -> store::Headline {
         match self {
@@ -81,19 +103,26 @@ pub struct MainMetric {
     pub higher: bool,
 }
 
-/// What a workload must decide for a trial to run.
-pub trait Traffic: Sync {
+/// What a kind declares as plain data (kinds of one family share most of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
     /// The family in the store (`trials.family`: `echo_results`, `packet_results` or
     /// `conn_results` shows the trial).
-    fn family(&self) -> &'static str;
+    pub family: &'static str,
     /// What ranks its trials in reports (stored with each trial).
-    fn main_metric(&self) -> MainMetric;
+    pub main_metric: MainMetric,
     /// What live interval lines count (`-i`).
-    fn live_unit(&self) -> &'static str;
+    pub live_unit: &'static str,
+    /// How the traffic phase ends.
+    pub ending: Ending,
+}
+
+/// What a workload must decide for a trial to run.
+pub trait Traffic: Sync {
+    /// Its family, main metric, live unit and ending.
+    fn profile(&self) -> Profile;
     /// The specs of the server and client agents and where each runs.
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
-    /// How the traffic phase ends.
-    fn ending(&self) -> Ending;
     /// Combine the roles' results (and the gateway's) into the workload's figures.
     fn collect(
         &self,
@@ -102,6 +131,23 @@ pub trait Traffic: Sync {
         results: Vec<RoleResults>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures>;
+
+    /// [`Profile::family`].
+    fn family(&self) -> &'static str {
+        self.profile().family
+    }
+    /// [`Profile::main_metric`].
+    fn main_metric(&self) -> MainMetric {
+        self.profile().main_metric
+    }
+    /// [`Profile::live_unit`].
+    fn live_unit(&self) -> &'static str {
+        self.profile().live_unit
+    }
+    /// [`Profile::ending`].
+    fn ending(&self) -> Ending {
+        self.profile().ending
+    }
 }
 
 /// The registry: what drives each kind of trial. Searches (ndr, degrade, sweet spot)
@@ -119,4 +165,17 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
 /// Nanoseconds as microseconds, for the store's `*_us` columns.
 pub(crate) fn us(ns: u64) -> Option<f64> {
     Some(ns as f64 / 1e3)
+}
+
+/// The store's round-trip columns (p50, p90, p99, p99.9, max) of a summary, the other
+/// columns empty: the base of a kind's headline that measures round trips.
+pub(crate) fn rtt_columns(r: &proto::RttSummary) -> store::Headline {
+    store::Headline {
+        rtt_p50_us: us(r.p50_ns),
+        rtt_p90_us: us(r.p90_ns),
+        rtt_p99_us: us(r.p99_ns),
+        rtt_p999_us: us(r.p999_ns),
+        rtt_max_us: us(r.max_ns),
+        ..Default::default()
+    }
 }

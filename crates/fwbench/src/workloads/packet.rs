@@ -12,8 +12,9 @@ use crate::params::topology::Topology;
 use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
-use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Roles, Traffic};
+use crate::workloads::ctsummary::CtSummary;
+use crate::workloads::rtt_columns;
+use crate::workloads::{Ending, Figures, MainMetric, Profile, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
@@ -32,7 +33,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
         SenderPath::Raw | SenderPath::Xdp if k.fragment => {
             return Err(format!(
                 "--fragment needs the UDP sender (the {} sender writes single frames)",
-                k.sender.as_str()
+                k.sender.name()
             ));
         }
         SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
@@ -87,7 +88,7 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     if new_flows(p) && k.sender != SenderPath::Udp {
         return Err(format!(
             "new flows are sent from UDP sockets (one per flow): --sender {} cannot send them",
-            k.sender.as_str()
+            k.sender.name()
         ));
     }
     if let Some(n) = k.ct_fill {
@@ -217,8 +218,12 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
     Ok(())
 }
 
-/// Role specs of a packet-rate trial: (server, client). No server for a sink-less flood.
-pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>, RoleSpec)> {
+/// Role specs of a packet-rate trial: (server, client, the events' marker). No server
+/// for a sink-less flood.
+pub fn role_specs(
+    tb: &dyn Testbed,
+    p: &TrialParams,
+) -> Result<(Option<RoleSpec>, RoleSpec, Option<proto::Marker>)> {
     let Some(k) = p.packet() else {
         bail!("a {} trial without packet parameters", p.name());
     };
@@ -252,24 +257,33 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
             .and_then(|a| a.dport)
             .or(k.dport.map(|(lo, _)| lo))
             .unwrap_or(SINK_PORT);
+        let source = aimed
+            .as_ref()
+            .and_then(|a| a.src)
+            .or(k.src)
+            .unwrap_or_else(|| tb.client_addr(p.family, 1));
+        // Gateway events: the marker is a stream of paced probes of its own.
+        let marker = p.events.as_ref().map(|_| proto::Marker {
+            src: crate::workloads::events::extra_marker_source(tb, p, Some(source)),
+            proto: proto::Proto::Udp,
+            dport: port,
+        });
         return Ok((
             Some(RoleSpec::Reflector(ReflectorSpec {
                 listen: server,
                 port,
             })),
             RoleSpec::Ping(PingSpec {
-                source: aimed
-                    .as_ref()
-                    .and_then(|a| a.src)
-                    .or(k.src)
-                    .unwrap_or_else(|| tb.client_addr(p.family, 1)),
+                source,
                 server: aim_at,
                 port,
                 payload,
                 count: k.count,
                 interval_ns: k.interval_ns,
                 timeout_ms: p.timeout_ms,
+                events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
             }),
+            marker,
         ));
     }
     let sources = p.clients.min(k.flows).max(1);
@@ -306,6 +320,15 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         (true, _) => server,
         (false, Family::V4) => std::net::Ipv4Addr::UNSPECIFIED.into(),
         (false, Family::V6) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+    };
+    // Gateway events: flow 0 — every flow from the first source — is the marker.
+    let marker = match (&p.events, source_addrs.first()) {
+        (Some(_), Some(&src)) => Some(proto::Marker {
+            src,
+            proto: proto::Proto::Udp,
+            dport: dst_port,
+        }),
+        (Some(_) | None, _) => None,
     };
     let source = RoleSpec::UdpSource(UdpSourceSpec {
         sources: source_addrs,
@@ -347,11 +370,11 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<(Option<RoleSpec>
         threads: k.sink_threads,
         flows: if new_flows(p) { 1 } else { k.flows },
         payload,
-        bin_ns: crate::workloads::events::bin_ns(k),
+        bin_ns: crate::workloads::events::bin_ns(p),
         // The NAT models' check: which source addresses the server saw.
         sources: p.model.is_nat() && k.sink == SinkKind::Socket,
     }));
-    Ok((sink, source))
+    Ok((sink, source, marker))
 }
 
 /// A new-flow trial: one datagram per flow, each a new 5-tuple.
@@ -803,7 +826,8 @@ pub fn summarise_packet(
                     .map(|i| tb.client_addr(p.family, i))
                     .collect(),
             };
-            crate::workloads::events::summarise(&k, &sources, &src, &sink, gateway).map(Box::new)
+            crate::workloads::events::summarise_flows(p, &sources, &src, &sink, gateway)
+                .map(Box::new)
         },
         conntrack: None,
         xdp: XdpModes::of(&src, &sink).map(Box::new),
@@ -900,9 +924,18 @@ pub struct PingSummary {
     pub rtt: RttSummary,
     pub elapsed_s: f64,
     pub finished: bool,
+    /// Gateway events and what the ping felt (issue 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
-pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
+/// The ping's figures (and, with gateway events, what it felt of each update: the
+/// ping is the background, the marker an extra stream of probes).
+pub fn summarise_ping(
+    p: &TrialParams,
+    results: Vec<RoleResults>,
+    gateway: Option<&GatewayResults>,
+) -> Result<PingSummary> {
     for r in results {
         if let RoleResults::Ping(r) = r {
             return Ok(PingSummary {
@@ -913,6 +946,14 @@ pub fn summarise_ping(results: Vec<RoleResults>) -> Result<PingSummary> {
                 rtt: r.rtt,
                 elapsed_s: r.elapsed_ns as f64 / 1e9,
                 finished: r.finished,
+                events: crate::workloads::events::summarise_txns(
+                    p,
+                    crate::workloads::events::Unit::Probe,
+                    false,
+                    r.events.as_deref(),
+                    gateway,
+                )
+                .map(Box::new),
             });
         }
     }
@@ -966,11 +1007,6 @@ impl PingSummary {
         Headline {
             duration_s: Some(self.elapsed_s),
             transactions_per_s: Some(self.received as f64 / self.elapsed_s.max(1e-9)),
-            rtt_p50_us: us(self.rtt.p50_ns),
-            rtt_p90_us: us(self.rtt.p90_ns),
-            rtt_p99_us: us(self.rtt.p99_ns),
-            rtt_p999_us: us(self.rtt.p999_ns),
-            rtt_max_us: us(self.rtt.max_ns),
             validation_errors: Some(self.invalid),
             lost: Some(self.lost),
             loss_ratio: Some(if self.sent == 0 {
@@ -978,7 +1014,7 @@ impl PingSummary {
             } else {
                 self.lost as f64 / self.sent as f64
             }),
-            ..Default::default()
+            ..rtt_columns(&self.rtt)
         }
     }
 }
@@ -986,43 +1022,41 @@ impl PingSummary {
 /// The roles of a UDP packet trial: the source on the client, the sink (if any) on the
 /// server (flood, flow and new flows alike).
 pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-    let (sink, source) = role_specs(tb, p)?;
+    let (sink, source, marker) = role_specs(tb, p)?;
     Ok(Roles {
         server: sink.map(|s| (Host::Server, s)),
         client: (Host::Client, source),
         proxy: None,
         more_servers: Vec::new(),
         more_clients: Vec::new(),
+        marker,
     })
 }
+
+/// The packet family's profile (flood and flow; ping and new flows differ in one
+/// field): packets/s received ranks, timed by the sink's count.
+pub const PACKETS: Profile = Profile {
+    family: "packet",
+    main_metric: MainMetric {
+        name: "received_pps",
+        higher: true,
+    },
+    live_unit: "packets",
+    ending: Ending::Timed {
+        measuring: "server",
+    },
+};
 
 /// Flood and flow: UDP from the client, counted at the sink (or the gateway).
 pub struct PacketRate;
 
 impl Traffic for PacketRate {
-    fn family(&self) -> &'static str {
-        "packet"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "received_pps",
-            higher: true,
-        }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "packets"
+    fn profile(&self) -> Profile {
+        PACKETS
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         udp_roles(tb, p)
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "server",
-        }
     }
 
     fn collect(
@@ -1038,14 +1072,7 @@ impl Traffic for PacketRate {
         // when any of its packets reached the server.
         let offered = s.flows.iter().filter(|f| f.sent > 0).count() as u64;
         let admitted = s.flows.iter().filter(|f| f.received > 0).count() as u64;
-        s.conntrack = gateway.and_then(|g| g.conntrack.as_ref()).map(|r| {
-            Box::new(crate::workloads::ctsummary::CtSummary::of(
-                offered,
-                admitted,
-                s.elapsed_s,
-                r,
-            ))
-        });
+        s.conntrack = CtSummary::of_gateway(gateway, offered, admitted, s.elapsed_s);
         Ok(Figures::Packet(s))
     }
 }
@@ -1054,39 +1081,29 @@ impl Traffic for PacketRate {
 pub struct Ping;
 
 impl Traffic for Ping {
-    fn family(&self) -> &'static str {
-        "packet"
-    }
-
-    fn main_metric(&self) -> MainMetric {
-        MainMetric {
-            name: "rtt_p50_us",
-            higher: false,
+    /// Ranked by the median round trip.
+    fn profile(&self) -> Profile {
+        Profile {
+            main_metric: MainMetric {
+                name: "rtt_p50_us",
+                higher: false,
+            },
+            ..PACKETS
         }
-    }
-
-    fn live_unit(&self) -> &'static str {
-        "packets"
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-        PacketRate.roles(tb, p)
-    }
-
-    fn ending(&self) -> Ending {
-        Ending::Timed {
-            measuring: "server",
-        }
+        udp_roles(tb, p)
     }
 
     fn collect(
         &self,
         _tb: &dyn Testbed,
-        _p: &TrialParams,
+        p: &TrialParams,
         results: Vec<RoleResults>,
-        _gateway: Option<&GatewayResults>,
+        gateway: Option<&GatewayResults>,
     ) -> Result<Figures> {
-        summarise_ping(results).map(Figures::Ping)
+        summarise_ping(p, results, gateway).map(Figures::Ping)
     }
 }
 
@@ -1427,7 +1444,9 @@ mod tests {
         };
         s.events = Some(Box::new(EventsSummary {
             bin_ns: 1_000_000,
+            unit: crate::workloads::events::Unit::Packet,
             marker_src: None,
+            background_streams: 1,
             updates: vec![UpdateEffect {
                 row,
                 commit_ms: 0.0,

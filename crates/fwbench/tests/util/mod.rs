@@ -473,3 +473,30 @@ macro_rules! cmd {
 }
 #[allow(unused_imports)]
 pub(crate) use cmd;
+
+/// Gateway events (issue 25): the checks every trial with one `add:1` update for its
+/// marker passes: one row per scheduled update, the marker's drop dated (below the
+/// trial's length), and the loss in the bins the trial's (`lost`: what the workload
+/// counts as lost).
+pub fn update_took_effect(v: &serde_json::Value, ctx: &str, lost: u64) -> f64 {
+    assert_eq!(v["status"], "ok", "{ctx}: {v}");
+    let e = &v["result"]["events"];
+    let ups = e["updates"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ctx}: {v}"));
+    assert_eq!(ups.len(), 1, "{ctx}: one row per scheduled update");
+    assert_eq!(
+        v["gateway"]["updates"].as_array().unwrap().len(),
+        1,
+        "{ctx}"
+    );
+    let up = &ups[0];
+    assert!(up["error"].is_null(), "{ctx}: {up}");
+    assert!(f(&up["commit_ms"]) > 0.0, "{ctx}: {up}");
+    let tte = f(&up["time_to_effect_ms"]);
+    assert!(tte > -1.0 && tte < 2000.0, "{ctx}: time to effect {tte} ms");
+    assert_eq!(u(&e["bins_lost"]), lost, "{ctx}: bins vs trial loss");
+    // Undone before the verdicts: the rule set is as installed.
+    assert_eq!(v["verdicts"]["ok"], true, "{ctx}: {}", v["verdicts"]);
+    tte
+}

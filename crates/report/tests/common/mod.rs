@@ -159,3 +159,59 @@ pub fn within(found: (f64, f64), planted: f64, what: &str) {
         found.1
     );
 }
+
+/// Decimal places of a number as printed ("12.30" → 2, "120" → 0).
+fn decimals(s: &str) -> usize {
+    s.split_once('.').map_or(0, |(_, d)| d.len())
+}
+
+/// Every "A ± B" in `text` is rounded to its CI: B has at most two significant digits
+/// and A as many decimals as B (issue 23: no "4.961 ± 0.2747", no "52.09 ± 1.00").
+pub fn assert_rounded_to_cis(text: &str) {
+    let is_num = |c: char| c.is_ascii_digit() || c == '.' || c == '-';
+    for (i, _) in text.match_indices(" ± ") {
+        let a: String = text[..i]
+            .chars()
+            .rev()
+            .take_while(|c| is_num(*c))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let b: String = text[i + " ± ".len()..]
+            .chars()
+            .take_while(|c| is_num(*c))
+            .collect();
+        // "± 0": repetitions that agree exactly; the value is shown as measured.
+        if a.parse::<f64>().is_err() || b.parse::<f64>().is_err() || b == "0" {
+            continue;
+        }
+        let at: String = text[..i]
+            .chars()
+            .rev()
+            .take(60)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .chain(text[i..].chars().take(20))
+            .collect();
+        let sig = b.trim_start_matches(['0', '.']).replace('.', "");
+        let sig = if b.contains('.') {
+            sig.len()
+        } else {
+            sig.trim_end_matches('0').len()
+        };
+        assert!(sig <= 2, "CI {b} has {sig} significant digits: …{at}…");
+        assert_eq!(decimals(&a), decimals(&b), "{a} ± {b}: …{at}…");
+    }
+}
+
+/// The value `s` (a number) is printed to the decimal place of the CI `ci` ("12.3" with
+/// "± 1.1"), not to more digits.
+pub fn assert_same_place(value: &str, ci: &str, context: &str) {
+    assert_eq!(
+        decimals(value),
+        decimals(ci),
+        "{value} vs ± {ci}: {context}"
+    );
+}

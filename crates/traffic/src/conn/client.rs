@@ -10,12 +10,18 @@
 //!
 //! A session whose body is wrong (a byte, or the length) is counted in `corrupt` and
 //! in `failed`, never in `sessions`; its message says which.
+//!
+//! Gateway events (issue 25): every session goes into fine time bins by its start
+//! (the background: done with its connection setup time, or failed), and one more
+//! worker runs the marker stream — the smallest sessions, back to back, from an
+//! address of its own, with a short timeout — outside the trial's counts.
 
 use super::header::SessionHeader;
 use super::hold::{self, HoldPlan, Limits};
 use super::http::{self, Parse};
 use super::pattern::{pattern, BodyCheck};
 use super::{error_text, open};
+use crate::bins::{Recorder, Streams};
 use crate::gate::{Gate, StartGate};
 use crate::hist::{RttHistogram, SessionTimes};
 use crate::sys;
@@ -42,6 +48,10 @@ const READ_BUF: usize = 256 * 1024;
 const SMALL_READ_BUF: usize = 16 * 1024;
 /// Error entry that collects messages beyond the first [`MAX_ERRORS`]` − 1`.
 const OTHER_ERRORS: &str = "other errors";
+/// Longest a marker session may take (connect and the rest): a session a rule
+/// change blocks fails after this and the next one starts (a change that lets the
+/// stream through is seen to about this).
+pub const MARKER_TIMEOUT_MS: u32 = 100;
 
 /// What one session sends and expects.
 #[derive(Debug, Clone)]
@@ -385,11 +395,20 @@ struct Shared {
     /// Hold mode: connections open, and whether opening has stopped.
     hold_opened: AtomicU64,
     hold_done: AtomicBool,
+    /// CLOCK_REALTIME at `epoch`: the clock of the events' bins.
+    epoch_real: u64,
+    /// Gateway events: the marker stream's sessions and the workers' (background).
+    events: Option<Streams>,
 }
 
 impl Shared {
     fn now_ns(&self) -> u64 {
         since(self.epoch)
+    }
+
+    /// Now on the events' clock (CLOCK_REALTIME).
+    fn real_ns(&self) -> u64 {
+        self.epoch_real + self.now_ns()
     }
 
     fn failed_once(&self) {
@@ -418,11 +437,44 @@ struct Job {
     count: Option<u64>,
 }
 
+/// A session with its start on the events' clock, recorded by `rec` (if any): done
+/// with its connection setup time, or failed.
+fn timed_session(
+    plan: &Plan,
+    buf: &mut [u8],
+    sh: &Shared,
+    rec: &mut Option<Recorder>,
+) -> Result<Timing, Failure> {
+    let start = sh.real_ns();
+    let r = run_session(plan, buf);
+    if let Some(rec) = rec.as_mut() {
+        rec.record(start, r.as_ref().ok().map(|t| t.connect));
+    }
+    r
+}
+
+/// The marker stream: the smallest sessions from its own address, back to back
+/// until stopped, into its own bins (not the trial's counts).
+fn run_marker(plan: &Plan, sh: &Shared, gate: &StartGate) {
+    let Some(events) = &sh.events else {
+        return;
+    };
+    if !gate.wait() {
+        return;
+    }
+    let mut rec = Some(events.recorder(true));
+    let mut buf = vec![0u8; SMALL_READ_BUF];
+    while !sh.stop.load(Ordering::Relaxed) {
+        let _ = timed_session(plan, &mut buf, sh, &mut rec);
+    }
+}
+
 fn run_worker(job: Job, sh: &Shared, gate: &StartGate) -> Tally {
     let mut t = Tally::default();
     if !gate.wait() {
         return t;
     }
+    let mut rec = sh.events.as_ref().map(|e| e.recorder(false));
     let small = job.plan.response < SMALL_READ_BUF as u64;
     let mut buf = vec![0u8; if small { SMALL_READ_BUF } else { READ_BUF }];
     if let Some((plan, n)) = &job.overhead {
@@ -431,7 +483,7 @@ fn run_worker(job: Job, sh: &Shared, gate: &StartGate) -> Tally {
                 if sh.stop.load(Ordering::Relaxed) || sh.give_up.load(Ordering::Relaxed) {
                     break;
                 }
-                match run_session(plan, &mut buf) {
+                match timed_session(plan, &mut buf, sh, &mut rec) {
                     Ok(tm) => t.overhead.record(tm.session),
                     Err(f) => {
                         t.fail(&f, "overhead session: ");
@@ -460,7 +512,7 @@ fn run_worker(job: Job, sh: &Shared, gate: &StartGate) -> Tally {
                 break;
             }
         }
-        let r = run_session(&job.plan, &mut buf);
+        let r = timed_session(&job.plan, &mut buf, sh, &mut rec);
         sh.last_end_ns.fetch_max(sh.now_ns(), Ordering::Relaxed);
         match r {
             Ok(tm) => {
@@ -491,6 +543,9 @@ pub struct SessionClient {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<Tally>>,
     opener: Option<JoinHandle<hold::Opened>>,
+    /// Gateway events: the marker stream's worker and its source address.
+    marker: Option<JoinHandle<()>>,
+    marker_source: Option<IpAddr>,
 }
 
 /// Check a spec before anything is created.
@@ -516,6 +571,9 @@ fn validate(spec: &SessionClientSpec) -> Result<(), TrafficError> {
     }
     if spec.mode == ConnMode::Hold && spec.hold_limit == 0 {
         return bad("hold mode needs hold_limit of at least 1 connection".into());
+    }
+    if spec.mode == ConnMode::Hold && spec.events.is_some() {
+        return bad("hold mode opens and holds connections: it has no sessions to bin".into());
     }
     for src in spec.source_list().into_iter().flatten() {
         if src.is_ipv4() != spec.server.is_ipv4() {
@@ -554,6 +612,10 @@ impl SessionClient {
             transfers: StartGate::new(),
             hold_opened: AtomicU64::new(0),
             hold_done: AtomicBool::new(false),
+            epoch_real: sys::realtime_ns(),
+            events: spec
+                .events
+                .map(|e| Streams::new(e.bin_ns, sys::realtime_ns())),
         });
         let gate = StartGate::new();
         let mut client = SessionClient {
@@ -566,6 +628,8 @@ impl SessionClient {
             shared: shared.clone(),
             workers: Vec::new(),
             opener: None,
+            marker: None,
+            marker_source: spec.events.and_then(|e| e.marker_source),
         };
         let spawn_err = |e| TrafficError::io("spawning a client thread", e);
         if spec.mode == ConnMode::Hold {
@@ -638,6 +702,20 @@ impl SessionClient {
                 .map_err(spawn_err)?;
             client.workers.push(w);
         }
+        if let Some(src) = spec.events.and_then(|e| e.marker_source) {
+            let plan = Plan {
+                source: Some(src),
+                timeout: Duration::from_millis(u64::from(spec.timeout_ms.min(MARKER_TIMEOUT_MS))),
+                ..Plan::session(spec, SESSION_HEADER, 0)
+            };
+            let (g, sh) = (gate.clone(), shared.clone());
+            let w = std::thread::Builder::new()
+                .name("conn-marker".into())
+                .stack_size(256 * 1024)
+                .spawn(move || run_marker(&plan, &sh, &g))
+                .map_err(spawn_err)?;
+            client.marker = Some(w);
+        }
         Ok(client)
     }
 
@@ -695,6 +773,7 @@ impl SessionClient {
             session_us: Vec::new(),
             hold: None,
             external: None,
+            events: None,
         };
         if let Some(opener) = self.opener.take() {
             let opened = opener
@@ -722,6 +801,9 @@ impl SessionClient {
                 Err(_) => panicked = true,
             }
         }
+        if let Some(m) = self.marker.take() {
+            panicked |= m.join().is_err();
+        }
         if panicked {
             return Err(TrafficError::BadSpec("a session worker panicked".into()));
         }
@@ -743,6 +825,10 @@ impl SessionClient {
             .lock()
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default();
+        r.events = sh
+            .events
+            .as_ref()
+            .map(|e| Box::new(e.finish(self.marker_source, self.parallel)));
         Ok(r)
     }
 }
@@ -776,6 +862,7 @@ mod tests {
             hold_limit: 1,
             verify: true,
             external: None,
+            events: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! keep two significant digits, while the merged histogram (the trial's RTT) keeps
 //! three: every client hands its samples to it in batches.
 
+use crate::bins::{Recorder, Streams};
 use crate::frame::{fill_body, Repr};
 use crate::hist::RttHistogram;
 use crate::rng::FrameSizer;
@@ -52,6 +53,8 @@ pub struct EchoClients {
     started: Option<Instant>,
     /// Echoes received so far (MP4 frames), all clients: read while the trial runs.
     progress: Arc<LiveCounts>,
+    /// Gateway events: client 1's cycles (the marker) and the others' (background).
+    events: Option<Streams>,
 }
 
 /// What the clients have received so far, read while the trial runs.
@@ -116,6 +119,9 @@ impl EchoClients {
         let progress = Arc::new(LiveCounts::default());
         let merged: Merged = Arc::new(Mutex::new(RttHistogram::new()));
         let compact = spec.sources.len() > COMPACT_ABOVE;
+        let events = spec
+            .events
+            .map(|e| Streams::new(e.bin_ns, sys::realtime_ns()));
         let mut clients = EchoClients {
             gate: gate.clone(),
             stop: stop.clone(),
@@ -123,6 +129,7 @@ impl EchoClients {
             merged: merged.clone(),
             started: None,
             progress: progress.clone(),
+            events: events.clone(),
         };
         for (i, sock) in socks.into_iter().enumerate() {
             let cfg = Cycle {
@@ -135,6 +142,8 @@ impl EchoClients {
                 progress: progress.clone(),
                 compact,
                 merged: merged.clone(),
+                // Client 1 is the marker stream; the others are the background.
+                recorder: events.as_ref().map(|e| e.recorder(i == 0)),
             };
             let (g, s) = (gate.clone(), stop.clone());
             let w = std::thread::Builder::new()
@@ -203,10 +212,16 @@ impl EchoClients {
             }
         }
         let rtt = self.merged.lock().map(|h| h.summary()).unwrap_or_default();
+        let background_streams = clients.len().saturating_sub(1) as u32;
+        let marker_source = clients.first().and_then(|c| c.source.parse().ok());
         EchoClientResults {
             clients,
             rtt,
             elapsed_ns,
+            events: self
+                .events
+                .take()
+                .map(|e| Box::new(e.finish(marker_source, background_streams))),
         }
     }
 }
@@ -285,6 +300,20 @@ struct Cycle {
     /// Per-client histogram with two significant digits (many clients).
     compact: bool,
     merged: Merged,
+    /// Gateway events: where this client's cycles go (by their start time).
+    recorder: Option<Recorder>,
+}
+
+/// What became of one cycle.
+enum Fate {
+    /// The echo came back after `rtt_ns`; `late`: its send completed only after the
+    /// timeout (counted unsent too).
+    Echoed { rtt_ns: u64, late: bool },
+    /// No echo: lost (UDP: not within the timeout; a stream: still missing, overdue,
+    /// when the trial ended).
+    Lost,
+    /// Nothing left within the timeout (the sequence number is used again).
+    Unsent,
 }
 
 struct Tally {
@@ -346,6 +375,7 @@ impl Cycle {
             g.map(|g| *g == Gate::Go).unwrap_or(false)
         };
         let began = Instant::now();
+        let began_real = sys::realtime_ns();
         let mut error = None;
         if go {
             let epoch = began;
@@ -369,9 +399,24 @@ impl Cycle {
                         self.dgram_cycle(s, &out[..size], seq, &mut inb, &mut t, &stop)
                     }
                 };
+                let start = began_real + header.send_ns;
                 match r {
-                    Ok(true) => {}
-                    Ok(false) => seq -= 1, // never left: reuse the number, no gap
+                    Ok(fate) => {
+                        if let Some(rec) = self.recorder.as_mut() {
+                            match fate {
+                                Fate::Echoed { rtt_ns, late } => {
+                                    rec.record(start, Some(rtt_ns));
+                                    if late {
+                                        rec.record(start, None);
+                                    }
+                                }
+                                Fate::Lost | Fate::Unsent => rec.record(start, None),
+                            }
+                        }
+                        if let Fate::Unsent = fate {
+                            seq -= 1; // never left: reuse the number, no gap
+                        }
+                    }
                     Err(e) => {
                         error = Some(e.to_string());
                         break;
@@ -380,6 +425,9 @@ impl Cycle {
             }
         }
         t.flush(&self.merged);
+        if let Some(rec) = self.recorder.as_mut() {
+            rec.flush();
+        }
         EchoClientStats {
             client: self.client,
             source: self.source.to_string(),
@@ -398,7 +446,7 @@ impl Cycle {
         }
     }
 
-    /// One stream cycle. Ok(false): nothing could be sent within the timeout.
+    /// One stream cycle.
     fn stream_cycle(
         &self,
         s: &Socket,
@@ -406,20 +454,22 @@ impl Cycle {
         inb: &mut [u8],
         t: &mut Tally,
         stop: &AtomicBool,
-    ) -> io::Result<bool> {
+    ) -> io::Result<Fate> {
         let t0 = Instant::now();
         let mut sent = 0;
+        let mut late = false;
         while sent < frame.len() {
             match (&*s).write(&frame[sent..]) {
                 Ok(n) => sent += n,
                 Err(e) if is_timeout(&e) => {
                     if sent == 0 {
                         t.unsent += 1;
-                        return Ok(false);
+                        return Ok(Fate::Unsent);
                     }
                     // Partly sent: the stream must stay framed, so finish it; it is late.
-                    if t0.elapsed() >= self.timeout {
+                    if t0.elapsed() >= self.timeout && !late {
                         t.unsent += 1;
+                        late = true;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -438,9 +488,11 @@ impl Cycle {
                 }
                 Ok(n) => got += n,
                 Err(e) if is_timeout(&e) => {
-                    // Keep waiting for the echo unless told to stop and it is overdue.
+                    // Keep waiting for the echo unless told to stop and it is overdue
+                    // (then it is lost: e.g. a firewall dropped the connection's segments).
                     if stop.load(Ordering::Relaxed) && t0.elapsed() >= self.timeout {
-                        return Ok(true);
+                        t.lost += 1;
+                        return Ok(Fate::Lost);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -456,7 +508,10 @@ impl Cycle {
         {
             t.record(rtt.as_nanos() as u64, &self.merged);
         }
-        Ok(true)
+        Ok(Fate::Echoed {
+            rtt_ns: rtt.as_nanos() as u64,
+            late,
+        })
     }
 
     /// One datagram cycle: the echo of `seq` must arrive within the timeout, else it
@@ -469,24 +524,25 @@ impl Cycle {
         inb: &mut [u8],
         t: &mut Tally,
         stop: &AtomicBool,
-    ) -> io::Result<bool> {
+    ) -> io::Result<Fate> {
         let t0 = Instant::now();
         match s.send(frame) {
             Ok(_) => t.mp1.add(frame.len()),
             Err(e) if is_timeout(&e) => {
                 t.unsent += 1;
-                return Ok(false);
+                return Ok(Fate::Unsent);
             }
             // The echo's ICMP error from an earlier datagram (port unreachable) surfaces here.
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 t.unsent += 1;
-                return Ok(false);
+                return Ok(Fate::Unsent);
             }
             Err(e) => return Err(e),
         }
         // The socket's receive timeout is the full timeout; only after a stale echo
         // does the wait need shortening (one extra syscall, off the common path).
         let mut shortened = false;
+        let mut fate = Fate::Lost;
         loop {
             let left = self.timeout.saturating_sub(t0.elapsed());
             if left.is_zero() {
@@ -501,9 +557,14 @@ impl Cycle {
                     let mine = matches!(h, Ok(h) if h.seq == seq);
                     let verdict = t.v.check(h, n, mine.then_some(frame.len() as u32));
                     if mine {
+                        let rtt_ns = t0.elapsed().as_nanos() as u64;
                         if verdict == Verdict::InOrder {
-                            t.record(t0.elapsed().as_nanos() as u64, &self.merged);
+                            t.record(rtt_ns, &self.merged);
                         }
+                        fate = Fate::Echoed {
+                            rtt_ns,
+                            late: false,
+                        };
                         break;
                     }
                     let left = self
@@ -530,7 +591,7 @@ impl Cycle {
         if shortened {
             let _ = s.set_read_timeout(Some(self.timeout));
         }
-        Ok(true)
+        Ok(fate)
     }
 }
 

@@ -40,7 +40,15 @@ mod tests {
         panic!("no 4 free consecutive ports on {ip}");
     }
 
-    fn run(proto: Proto, mode: ServerMode, ip: &str, frame: FrameSize) {
+    /// A server and 3 clients on `ip` cycling for `ms`, both ends' results.
+    fn cycle(
+        proto: Proto,
+        mode: ServerMode,
+        ip: &str,
+        frame: FrameSize,
+        events: Option<proto::StreamEventsSpec>,
+        ms: u64,
+    ) -> (proto::EchoClientResults, proto::EchoServerResults) {
         let ip: IpAddr = ip.parse().unwrap();
         let port = free_port(ip);
         let server = EchoServer::start(&EchoServerSpec {
@@ -61,12 +69,17 @@ mod tests {
             frame,
             seed: 9,
             timeout_ms: 500,
+            events,
         })
         .unwrap();
         clients.start();
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(ms));
         let c = clients.stop();
-        let s = server.stop();
+        (c, server.stop())
+    }
+
+    fn run(proto: Proto, mode: ServerMode, ip: &str, frame: FrameSize) {
+        let (c, s) = cycle(proto, mode, ip, frame, None, 300);
         assert_eq!(c.clients.len(), 3);
         for cl in &c.clients {
             assert!(cl.mp4.frames > 10, "{proto}/{mode}: {cl:?}");
@@ -79,6 +92,45 @@ mod tests {
             assert_eq!(sv.mp2.bytes, sv.mp3.bytes, "{sv:?}");
         }
         assert!(c.rtt.count > 0 && c.rtt.p50_ns > 0 && c.rtt.p50_ns <= c.rtt.max_ns);
+    }
+
+    /// Gateway events: client 1's cycles are the marker's bins, the others' the
+    /// background's; every cycle is in one bin, its failures the lost and unsent.
+    #[test]
+    fn cycles_go_into_the_marker_and_background_bins() {
+        for proto in [Proto::Udp, Proto::Tcp] {
+            let events = Some(proto::StreamEventsSpec {
+                bin_ns: 1_000_000,
+                marker_source: None,
+            });
+            let frame = FrameSize::Fixed { size: 64 };
+            let (c, _) = cycle(proto, ServerMode::Epoll, "127.0.0.1", frame, events, 200);
+            let e = c.events.as_deref().expect("bins were asked for");
+            assert_eq!(e.background_streams, 2);
+            let total = |b: &proto::TxnBins| {
+                let n = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
+                (n(&b.done), n(&b.failed))
+            };
+            let (md, mf) = total(&e.marker);
+            let (bd, bf) = total(&e.background);
+            let c1 = &c.clients[0];
+            assert!(md > 10, "{proto}: {md}");
+            assert_eq!(md + mf, c1.mp1.frames + c1.unsent, "{proto}: {c1:?}");
+            assert_eq!(mf, c1.lost + c1.unsent, "{proto}");
+            let lost: u64 = c.clients.iter().map(|x| x.lost + x.unsent).sum();
+            assert_eq!(mf + bf, lost, "{proto}");
+            let sent: u64 = c.clients[1..].iter().map(|x| x.mp1.frames + x.unsent).sum();
+            assert_eq!(bd + bf, sent, "{proto}");
+            assert!(e.marker.first_done.is_some() && e.marker.last_done.is_some());
+            let max = e
+                .background
+                .latency_max_us
+                .iter()
+                .max()
+                .copied()
+                .unwrap_or(0);
+            assert!(max > 0, "{proto}: round trips in µs");
+        }
     }
 
     #[test]

@@ -66,6 +66,13 @@ pub struct EchoServer {
 }
 
 impl EchoServer {
+    /// The eventfd that wakes the epoll thread at stop (made here, kept for `stop`).
+    fn epoll_wake(&mut self) -> Result<Arc<EventFd>, TrafficError> {
+        let wake = Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
+        self.wake = Some(wake.clone());
+        Ok(wake)
+    }
+
     pub fn start(spec: &EchoServerSpec) -> Result<EchoServer, TrafficError> {
         if spec.clients == 0 {
             return Err(TrafficError::BadSpec(
@@ -106,9 +113,7 @@ impl EchoServer {
                         }));
                     }
                     ServerMode::Epoll => {
-                        let wake =
-                            Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
-                        server.wake = Some(wake.clone());
+                        let wake = server.epoll_wake()?;
                         let (s, n, max) = (stop.clone(), spec.clients, spec.max_frame);
                         server.workers.push(std::thread::spawn(move || {
                             stream_epoll(l, n, max, timeout, s, wake)
@@ -143,9 +148,7 @@ impl EchoServer {
                         }
                     }
                     ServerMode::Epoll => {
-                        let wake =
-                            Arc::new(EventFd::new().map_err(|e| TrafficError::io("eventfd", e))?);
-                        server.wake = Some(wake.clone());
+                        let wake = server.epoll_wake()?;
                         let (st, n, max) = (stop.clone(), spec.clients, spec.max_frame);
                         server.workers.push(std::thread::spawn(move || {
                             udp_epoll(socks, n, max, st, wake)

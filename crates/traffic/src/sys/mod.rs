@@ -334,6 +334,11 @@ pub fn tight_timer_slack() {
 // `rlim_t` is u64 here but narrower on some 32-bit targets: keep the casts.
 #[allow(clippy::unnecessary_cast)]
 pub fn nofile_limit() -> io::Result<u64> {
+    Ok(nofile_rlimit()?.rlim_cur as u64)
+}
+
+/// RLIMIT_NOFILE of this process: the soft and hard limits.
+fn nofile_rlimit() -> io::Result<libc::rlimit> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -342,7 +347,7 @@ pub fn nofile_limit() -> io::Result<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(r.rlim_cur as u64)
+    Ok(r)
 }
 
 /// Raise RLIMIT_NOFILE as far as this process may and return the soft limit now in
@@ -351,14 +356,7 @@ pub fn nofile_limit() -> io::Result<u64> {
 /// which any process may do. Roles that hold thousands of sockets call this at start.
 #[allow(clippy::unnecessary_cast)]
 pub fn raise_nofile_limit() -> io::Result<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid, writable rlimit for the duration of the call.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let r = nofile_rlimit()?;
     // RLIMIT_NOFILE can never exceed fs.nr_open.
     let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
         .ok()
@@ -403,38 +401,24 @@ pub fn force_buffer(fd: &impl AsRawFd, receive: bool, bytes: usize) -> io::Resul
         (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF)
     };
     let v = bytes.min(i32::MAX as usize) as libc::c_int;
-    for opt in [force, plain] {
-        // SAFETY: passes a pointer to a live c_int and its exact size.
-        let r = unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                &v as *const libc::c_int as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-    }
-    Err(io::Error::last_os_error())
+    set_int_option(fd, libc::SOL_SOCKET, force, v)
+        .or_else(|_| set_int_option(fd, libc::SOL_SOCKET, plain, v))
 }
 
-/// IP_BIND_ADDRESS_NO_PORT: a later bind(2) to (address, 0) takes the address only
-/// and connect(2) picks the source port, unique per 4-tuple instead of per address —
-/// so one source address carries a port range per destination, and bind(2) does not
-/// search an almost full range for a free port (minutes at 250 000 connections).
-/// The option is at the IP level for IPv6 sockets too.
-pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
-    let v: libc::c_int = 1;
+/// setsockopt(2) of an `int` option: the one such call of the crate.
+pub fn set_int_option(
+    fd: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: passes a pointer to a live c_int and its exact size.
     let r = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
-            libc::SOL_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            &v as *const libc::c_int as *const libc::c_void,
+            level,
+            name,
+            &value as *const libc::c_int as *const libc::c_void,
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
@@ -443,6 +427,15 @@ pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// IP_BIND_ADDRESS_NO_PORT: a later bind(2) to (address, 0) takes the address only
+/// and connect(2) picks the source port, unique per 4-tuple instead of per address —
+/// so one source address carries a port range per destination, and bind(2) does not
+/// search an almost full range for a free port (minutes at 250 000 connections).
+/// The option is at the IP level for IPv6 sockets too.
+pub fn bind_address_no_port(fd: &impl AsRawFd) -> io::Result<()> {
+    set_int_option(fd, libc::SOL_IP, libc::IP_BIND_ADDRESS_NO_PORT, 1)
 }
 
 /// Make `h` describe one datagram in the single buffer `iov` (no address), with an
@@ -539,22 +532,7 @@ unsafe impl Send for MmsgRecv {}
 
 /// Ask the kernel to stamp every datagram received on `fd` (CLOCK_REALTIME, ns).
 pub fn enable_rx_timestamps(fd: &impl AsRawFd) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: passes a pointer to a live c_int and its exact size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            &on as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
 }
 
 /// CLOCK_REALTIME in nanoseconds (the clock of kernel receive timestamps).
@@ -563,6 +541,14 @@ pub fn realtime_ns() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
+}
+
+/// CLOCK_MONOTONIC times as CLOCK_REALTIME ones, at the clocks' offset now: senders
+/// schedule on the monotonic clock (it never jumps) and stamp packets in the
+/// realtime one, the clock of the sink's kernel receive timestamps.
+pub fn monotonic_to_realtime() -> impl Fn(u64) -> u64 + Copy {
+    let offset = realtime_ns() as i128 - monotonic_ns() as i128;
+    move |mono| (mono as i128 + offset) as u64
 }
 
 impl MmsgRecv {

@@ -13,11 +13,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// `PACKET_QDISC_BYPASS` from `<linux/if_packet.h>` (Linux 3.14+).
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
-/// `SO_SNDBUFFORCE` from `<asm-generic/socket.h>` (needs CAP_NET_ADMIN).
-const SO_SNDBUFFORCE: libc::c_int = 32;
-/// The send buffer asked for. The kernel doubles it for bookkeeping; without
-/// CAP_NET_ADMIN it is capped at `net.core.wmem_max`.
-const SNDBUF_TARGET: libc::c_int = 16 << 20;
+/// The send buffer asked for (`SO_SNDBUFFORCE`, needing CAP_NET_ADMIN, else
+/// `SO_SNDBUF`). The kernel doubles it for bookkeeping; without CAP_NET_ADMIN it is
+/// capped at `net.core.wmem_max`.
+const SNDBUF_TARGET: usize = 16 << 20;
 /// `sendmmsg(2)` takes at most `UIO_MAXIOV` messages per call.
 const MAX_BATCH: usize = 1024;
 
@@ -114,11 +113,10 @@ impl RawSender {
         }
 
         // Optional: an old kernel or a restricted one keeps the qdisc path.
-        let qdisc_bypass = set_int(&fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1).is_ok();
+        let qdisc_bypass =
+            super::set_int_option(&fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1).is_ok();
         // Optional: a smaller buffer only means more ENOBUFS retries.
-        if set_int(&fd, libc::SOL_SOCKET, SO_SNDBUFFORCE, SNDBUF_TARGET).is_err() {
-            let _ = set_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUF, SNDBUF_TARGET);
-        }
+        let _ = super::force_buffer(&fd, false, SNDBUF_TARGET);
         let sndbuf = get_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUF)
             .map(|v| usize::try_from(v).unwrap_or(0))
             .unwrap_or(0);
@@ -204,29 +202,6 @@ impl RawSender {
                 _ => return Err(err),
             }
         }
-    }
-}
-
-fn set_int(
-    fd: &OwnedFd,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: libc::c_int,
-) -> io::Result<()> {
-    // SAFETY: `value` is a live `c_int` and the length passed is its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (&value as *const libc::c_int).cast::<libc::c_void>(),
-            mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
     }
 }
 

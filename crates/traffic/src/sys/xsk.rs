@@ -126,26 +126,6 @@ fn bind(
     Ok((sock, mode))
 }
 
-/// `SO_SNDBUFFORCE` (needs CAP_NET_ADMIN), else `SO_SNDBUF` (capped at wmem_max).
-fn raise_sndbuf(sock: &XdpSocket, bytes: libc::c_int) -> io::Result<()> {
-    for opt in [libc::SO_SNDBUFFORCE, libc::SO_SNDBUF] {
-        // SAFETY: `bytes` is a live c_int whose size is passed; the fd is open.
-        let rc = unsafe {
-            libc::setsockopt(
-                sock.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&bytes as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-    }
-    Err(io::Error::last_os_error())
-}
-
 /// The mode the kernel chose, from `getsockopt(SOL_XDP, XDP_OPTIONS)`.
 fn read_mode(sock: &XdpSocket) -> io::Result<XskMode> {
     let mut opts: u32 = 0;
@@ -212,7 +192,7 @@ impl XskTx {
         // buffer; the default (~200 KiB) holds a few hundred, so a gateway a little
         // behind made most kicks fail with EAGAIN. Optional: a smaller buffer only
         // means more retried kicks.
-        let _ = raise_sndbuf(&sock, 16 << 20);
+        let _ = super::force_buffer(&sock, false, 16 << 20);
         let tx = rings
             .tx_ring
             .ok_or_else(|| OpenError::Io("no TX ring".into(), io::Error::other("no TX ring")))?;

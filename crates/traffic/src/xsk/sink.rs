@@ -14,8 +14,7 @@
 
 use super::{open_error, XskInfo, XskModeRequest, XskRxDrops};
 use crate::sys::{self, xsk::XskRx};
-use crate::tally::{join_all, merge_sinks, SinkTally};
-use crate::udp::DRAIN_MAX_NS;
+use crate::tally::{join_all, merge_sinks, Drain, SinkControl, SinkTally};
 use crate::TrafficError;
 use aya::maps::{Array, MapData, XskMap};
 use aya::programs::{Xdp, XdpMode};
@@ -23,8 +22,6 @@ use aya::{Ebpf, EbpfLoader};
 use proto::UdpSinkResults;
 use serde::{Deserialize, Serialize};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// The XDP program, compiled by build.rs (empty when clang was missing).
@@ -79,9 +76,7 @@ struct SinkThread {
 
 /// The AF_XDP sink, receiving from `start` until `stop`.
 pub struct XskSink {
-    stop: Arc<AtomicBool>,
-    progress: Arc<AtomicU64>,
-    progress_bytes: Arc<AtomicU64>,
+    ctl: SinkControl,
     workers: Vec<JoinHandle<Result<SinkThread, TrafficError>>>,
     /// The loaded program and its maps; dropping it detaches the program.
     ebpf: Option<Ebpf>,
@@ -162,22 +157,18 @@ impl XskSink {
             queues: spec.queues,
             mode: socks[0].mode,
         };
-        let stop = Arc::new(AtomicBool::new(false));
-        let progress = Arc::new(AtomicU64::new(0));
-        let progress_bytes = Arc::new(AtomicU64::new(0));
+        let ctl = SinkControl::default();
         let flows = spec.flows.max(1);
         let port = spec.port;
         let workers = socks
             .into_iter()
             .map(|s| {
-                let (p, b, st) = (progress.clone(), progress_bytes.clone(), stop.clone());
-                std::thread::spawn(move || sink_loop(s, port, flows, st, (p, b)))
+                let ctl = ctl.clone();
+                std::thread::spawn(move || sink_loop(s, port, flows, ctl))
             })
             .collect();
         Ok(XskSink {
-            stop,
-            progress,
-            progress_bytes,
+            ctl,
             workers,
             ebpf: Some(ebpf),
             info,
@@ -191,20 +182,17 @@ impl XskSink {
 
     /// Packets received so far.
     pub fn progress(&self) -> u64 {
-        self.progress.load(Ordering::Relaxed)
+        self.ctl.progress()
     }
 
     /// (packets, payload bytes) received so far.
     pub fn live(&self) -> (u64, u64) {
-        (
-            self.progress.load(Ordering::Relaxed),
-            self.progress_bytes.load(Ordering::Relaxed),
-        )
+        self.ctl.live()
     }
 
     /// Drain (until 50 ms pass without a packet, at most 2.5 s), detach, collect.
     pub fn stop(mut self) -> Result<XskSinkResults, TrafficError> {
-        self.stop.store(true, Ordering::SeqCst);
+        self.ctl.halt();
         let (threads, err) = join_all(std::mem::take(&mut self.workers), "an AF_XDP sink thread");
         // Detach only now: until the threads ended, the program fed them.
         self.ebpf = None;
@@ -234,7 +222,7 @@ impl XskSink {
 
 impl Drop for XskSink {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.ctl.halt();
     }
 }
 
@@ -242,16 +230,14 @@ fn sink_loop(
     mut s: XskRx,
     port: u16,
     flows: u32,
-    stop: Arc<AtomicBool>,
-    (progress, progress_bytes): (Arc<AtomicU64>, Arc<AtomicU64>),
+    ctl: SinkControl,
 ) -> Result<SinkThread, TrafficError> {
     let mut t = SinkThread {
         tally: SinkTally::new(flows, 0),
         not_ours: 0,
         drops: XskRxDrops::default(),
     };
-    let mut quiet_since: Option<u64> = None;
-    let mut stop_seen: Option<u64> = None;
+    let mut drain = Drain::default();
     loop {
         let wall = sys::realtime_ns();
         let bytes_before = t.tally.received.bytes;
@@ -260,24 +246,18 @@ fn sink_loop(
             _ => t.not_ours += 1,
         });
         let now = sys::monotonic_ns();
+        drain.saw(now, n);
         if n == 0 {
-            quiet_since.get_or_insert(now);
             // Idle: sleep in poll(2) until frames arrive (at most 5 ms, to see the stop).
             s.wait(5)
                 .map_err(|e| TrafficError::io("poll on the AF_XDP socket", e))?;
         } else {
-            quiet_since = None;
             t.tally.saw_batch(now);
-            progress_bytes.fetch_add(t.tally.received.bytes - bytes_before, Ordering::Relaxed);
-            progress.fetch_add(n as u64, Ordering::Relaxed);
+            ctl.counted(n as u64, t.tally.received.bytes - bytes_before);
         }
-        if stop.load(Ordering::Relaxed) {
-            let since = *stop_seen.get_or_insert(now);
-            let quiet = quiet_since.is_some_and(|q| now - q >= 50_000_000);
-            if quiet || now - since >= DRAIN_MAX_NS {
-                t.drops = s.drops();
-                return Ok(t);
-            }
+        if drain.done(now, ctl.stopping()) {
+            t.drops = s.drops();
+            return Ok(t);
         }
     }
 }

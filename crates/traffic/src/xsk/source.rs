@@ -17,13 +17,12 @@ use crate::pacer::Pacer;
 use crate::packet::UdpTemplate;
 use crate::probe::{Probe, FULL_LEN};
 use crate::sys::{self, xsk::XskTx};
-use crate::tally::{join_all, merge_sources, SenderPlan, SourceControl, SourceTally};
-use crate::udp::{check_source, flow_addrs, mix_order, payload_sizes, size_at};
+use crate::tally::{merge_sources, SenderPlan, SourceControl, SourceTally};
+use crate::udp::{check_source, flow_addrs, idle, payload_sizes, size_at, SenderThreads};
 use crate::TrafficError;
 use proto::{count_size, UdpSourceResults, UdpSourceSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How long `stop` waits for the kernel to complete frames already queued.
@@ -74,8 +73,7 @@ struct ThreadResult {
 
 /// An AF_XDP flood or paced flow, its sockets bound and waiting for [`XskSource::start`].
 pub struct XskSource {
-    ctl: SourceControl,
-    workers: Vec<JoinHandle<Result<ThreadResult, TrafficError>>>,
+    threads: SenderThreads<ThreadResult>,
     flows: u32,
     info: XskInfo,
 }
@@ -130,21 +128,12 @@ impl XskSource {
             queues: spec.threads,
             mode: socks[0].mode,
         };
-        let ctl = SourceControl::new();
-        let mut workers = Vec::new();
-        let order = mix_order(spec);
-        for (j, (flows, xsk)) in per_thread.into_iter().zip(socks).enumerate() {
-            let w = Worker {
-                flows,
-                xsk,
-                plan: SenderPlan::new(spec, &order, j),
-            };
-            let c = ctl.clone();
-            workers.push(std::thread::spawn(move || w.run(c)));
-        }
+        let each = per_thread.into_iter().zip(socks);
+        let threads = SenderThreads::spawn(spec, each, |(flows, xsk), plan, ctl| {
+            Worker { flows, xsk, plan }.run(ctl)
+        });
         Ok(XskSource {
-            ctl,
-            workers,
+            threads,
             flows: spec.flows,
             info,
         })
@@ -157,22 +146,16 @@ impl XskSource {
 
     /// (frames, payload bytes) queued so far.
     pub fn live(&self) -> (u64, u64) {
-        self.ctl.live()
+        self.threads.live()
     }
 
     pub fn start(&mut self) {
-        self.ctl.start(sys::monotonic_ns());
+        self.threads.start();
     }
 
     /// Stop, let the kernel complete what is queued (at most a second), collect.
     pub fn stop(mut self) -> Result<XskSourceResults, TrafficError> {
-        let t0 = self.ctl.halt();
-        let stopped_ns = sys::monotonic_ns();
-        let (threads, first_err) =
-            join_all(std::mem::take(&mut self.workers), "an AF_XDP sender thread");
-        if let Some(e) = first_err {
-            return Err(e);
-        }
+        let (t0, stopped_ns, threads) = self.threads.stop("an AF_XDP sender thread")?;
         // Kicks cut short are the AF_XDP sender's send errors.
         let mut results =
             merge_sources(self.flows, t0, stopped_ns, threads.iter().map(|t| &t.tally));
@@ -185,12 +168,6 @@ impl XskSource {
             unsent: sum(|t| t.unsent),
             tx_invalid: sum(|t| t.tx_invalid),
         })
-    }
-}
-
-impl Drop for XskSource {
-    fn drop(&mut self) {
-        self.ctl.halt();
     }
 }
 
@@ -217,8 +194,7 @@ impl Worker {
             self.plan.pps,
         );
         let mut last_now = 0;
-        let to_realtime = sys::realtime_ns() as i128 - sys::monotonic_ns() as i128;
-        let stamp = |mono: u64| (mono as i128 + to_realtime) as u64;
+        let stamp = sys::monotonic_to_realtime();
         let nflows = self.flows.len();
         let mut rr = 0usize;
         let mut ip_id: u16 = 0;
@@ -233,25 +209,12 @@ impl Worker {
             let n = pacer.due(now, self.plan.batch as u64) as usize;
             if n == 0 {
                 self.kick(&mut res)?;
-                let wait = pacer.wait_ns(now);
-                if wait > 200_000 {
-                    std::thread::sleep(Duration::from_nanos(wait.min(50_000_000) - 100_000));
-                } else if wait > 20_000 {
-                    std::thread::sleep(Duration::from_nanos(wait / 2));
-                } else {
-                    std::hint::spin_loop();
-                }
+                idle(pacer.wait_ns(now));
                 continue;
             }
             let first = pacer.sent();
-            if pacer.is_paced() {
-                res.tally.max_lag_ns = res
-                    .tally
-                    .max_lag_ns
-                    .max(now.saturating_sub(pacer.intended_ns(first)));
-            }
+            res.tally.max_lag_ns = res.tally.max_lag_ns.max(pacer.lag_ns(now));
             let flows = &self.flows;
-            let paced = pacer.is_paced();
             let pacer_ref = &pacer;
             let size = |k: usize| size_at(order.as_deref(), payload, queued_total + k as u64);
             let q = self.xsk.queue(
@@ -266,11 +229,7 @@ impl Worker {
                     let probe = Probe {
                         flow: f.id,
                         seq: f.seq.wrapping_add((k / nflows) as u32),
-                        tx_ns: Some(stamp(if paced {
-                            pacer_ref.intended_ns(first + k as u64)
-                        } else {
-                            now
-                        })),
+                        tx_ns: Some(stamp(pacer_ref.stamp_ns(first + k as u64, now))),
                     };
                     let mut head = [0u8; FULL_LEN];
                     probe.emit(&mut head[..head_len]);
@@ -335,11 +294,7 @@ impl Worker {
         } else {
             t.sent.bytes = completed * payload as u64;
         }
-        t.scheduled = if pacer.is_paced() {
-            pacer.scheduled(last_now).max(pacer.sent())
-        } else {
-            pacer.sent()
-        };
+        t.scheduled = pacer.scheduled(last_now);
         res.tx_invalid = self.xsk.tx_invalid();
         res.tally.per_flow = self.flows.iter().map(|f| (f.id, f.sent)).collect();
         Ok(res)

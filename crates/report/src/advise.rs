@@ -1,0 +1,212 @@
+//! "Rules advise": a `rules advise --measure --db` run — floods through the original
+//! and the optimised ruleset, told apart by the imported file (`original.nft` and
+//! `optimised.nft`, or `original.rules` and `optimised.rules`, in one directory) — as
+//! one figure: the time per packet (1 / received packets per second at the highest
+//! rate) of each ruleset with its 95 % CI, and the saving per packet (original −
+//! optimised) with its 95 % CI (Welch); and the answer in a sentence.
+//!
+//! Owns: choosing those trials, the figure and the sentence. Must not: read the store
+//! (it gets the run's trials) or draw.
+
+use crate::figure::{mean_ci, num, Figure, Kind, Point, Series};
+use crate::stats::{difference, Summary};
+use std::collections::BTreeMap;
+use store::TrialRow;
+
+/// The two rulesets' floods of one measurement: time per packet (ns) of each
+/// measured flood, and the floods that were not measured.
+#[derive(Default)]
+struct Pair {
+    ns: [Vec<f64>; 2],
+    unmeasured: usize,
+}
+
+/// Which ruleset a trial's imported file is (0: original, 1: optimised), and the
+/// measurement it belongs to (engine, directory, destination port).
+fn side(t: &TrialRow) -> Option<(usize, String)> {
+    let import = std::path::Path::new(t.params["import"].as_str()?);
+    let which = match import.file_name()?.to_str()? {
+        "original.nft" | "original.rules" => 0,
+        "optimised.nft" | "optimised.rules" => 1,
+        _ => return None,
+    };
+    let dport = t.params["packet"]["dport"][0]
+        .as_u64()
+        .map_or(String::new(), |p| format!(", udp port {p}"));
+    let key = format!(
+        "engine {}{dport} ({})",
+        t.params["engine"].as_str().unwrap_or("?"),
+        import.parent()?.display()
+    );
+    Some((which, key))
+}
+
+fn pairs(trials: &[TrialRow]) -> BTreeMap<String, Pair> {
+    let mut by: BTreeMap<String, Pair> = BTreeMap::new();
+    for t in trials {
+        let Some((which, key)) = side(t) else {
+            continue;
+        };
+        let p = by.entry(key).or_default();
+        match t
+            .headline
+            .received_pps
+            .filter(|p| *p > 0.0 && t.status == "ok")
+        {
+            Some(pps) => p.ns[which].push(1e9 / pps),
+            None => p.unmeasured += 1,
+        }
+    }
+    by.retain(|_, p| !p.ns[0].is_empty() && !p.ns[1].is_empty());
+    by
+}
+
+/// The measurement's name without the scratch directory it ran in.
+fn short(key: &str) -> &str {
+    key.split(" (").next().unwrap_or(key)
+}
+
+/// The figure of each measurement in the run: bars for the original, the optimised
+/// ruleset and the saving, each with its 95 % CI.
+pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
+    pairs(trials)
+        .into_iter()
+        .map(|(key, p)| {
+            let (o, n) = (Summary::of(&p.ns[0]), Summary::of(&p.ns[1]));
+            let d = difference(&p.ns[1], &p.ns[0]);
+            let bar =
+                |x: f64, s: Option<(f64, Option<f64>)>| s.map(|(y, ci95)| Point { x, y, ci95 });
+            let points = [
+                bar(0.0, o.map(|s| (s.mean, s.ci95))),
+                bar(1.0, n.map(|s| (s.mean, s.ci95))),
+                bar(2.0, d.map(|d| (d.delta, d.ci95))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let mut notes = vec![format!(
+                "{} floods through each ruleset at the highest rate, interleaved; a bar \
+                 is the mean time per packet (1 / received packets per second), its \
+                 whisker the 95 % CI; the saving's CI is Welch's.",
+                p.ns[0].len().min(p.ns[1].len())
+            )];
+            if p.unmeasured > 0 {
+                notes.push(format!(
+                    "{} floods are not plotted: their traffic did not arrive.",
+                    p.unmeasured
+                ));
+            }
+            Figure {
+                id: "advise".into(),
+                title: format!(
+                    "Rules advise: time per packet, original vs optimised ruleset ({})",
+                    short(&key)
+                ),
+                x_label: "ruleset".into(),
+                y_label: "time per packet (ns, 1 / received pps)".into(),
+                kind: Kind::Bar,
+                series: vec![Series {
+                    name: short(&key).to_owned(),
+                    points,
+                    fit: false,
+                }],
+                categories: vec![
+                    "original".into(),
+                    "optimised".into(),
+                    "saving (original − optimised)".into(),
+                ],
+                markers: vec![],
+                notes,
+                group: None,
+            }
+        })
+        .collect()
+}
+
+/// The answer per measurement: the saving per packet with its CI, the ratio, both
+/// rulesets' times.
+pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+    pairs(trials)
+        .into_iter()
+        .filter_map(|(key, p)| {
+            let (o, n) = (Summary::of(&p.ns[0])?, Summary::of(&p.ns[1])?);
+            let d = difference(&p.ns[1], &p.ns[0])?;
+            let verdict = match d.ci95 {
+                Some(c) if d.delta.abs() <= c => "no measurable saving".to_owned(),
+                _ if d.delta > 0.0 => format!(
+                    "{}× cheaper per packet",
+                    num((o.mean / n.mean * 10.0).round() / 10.0)
+                ),
+                _ => format!(
+                    "{}× dearer per packet",
+                    num((n.mean / o.mean * 10.0).round() / 10.0)
+                ),
+            };
+            Some(format!(
+                "rules advise ({}): the optimised ruleset saves {} ns per packet (95 % CI, \
+                 Welch; {} and {} floods): {verdict} — original {} ns, optimised {} ns per \
+                 packet.",
+                short(&key),
+                mean_ci(d.delta, d.ci95),
+                p.ns[0].len(),
+                p.ns[1].len(),
+                mean_ci(o.mean, o.ci95),
+                mean_ci(n.mean, n.ci95)
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn flood(file: &str, pps: f64) -> TrialRow {
+        TrialRow {
+            params: json!({"engine": "nft", "import": format!("/tmp/fwbench-advise-7/{file}"),
+                           "packet": {"dport": [5000, 5000]}}),
+            headline: store::Headline {
+                received_pps: Some(pps),
+                ..Default::default()
+            },
+            ..crate::testing::trial_row(1, "flood")
+        }
+    }
+
+    #[test]
+    fn both_rulesets_and_the_saving_in_one_figure() {
+        // Original: 100 000 and 50 000 pps (10 000 and 20 000 ns); optimised: 1 000 000
+        // twice (1 000 ns).
+        let trials = [
+            flood("original.nft", 1e5),
+            flood("optimised.nft", 1e6),
+            flood("optimised.nft", 1e6),
+            flood("original.nft", 5e4),
+            flood("unrelated.nft", 1e3),
+        ];
+        let f = figures(&trials);
+        assert_eq!(f.len(), 1);
+        let p = &f[0].series[0].points;
+        assert_eq!(f[0].categories.len(), 3);
+        assert_eq!((p[0].x, p[0].y), (0.0, 15000.0));
+        assert_eq!((p[1].x, p[1].y, p[1].ci95), (1.0, 1000.0, Some(0.0)));
+        assert_eq!((p[2].x, p[2].y), (2.0, 14000.0));
+        // Welch with one side constant: the original's CI, t(0.975, 1) · sd / √2 with
+        // sd = 7071 (10 000 and 20 000 ns): 12.706 · 5000.
+        let ci = p[2].ci95.unwrap();
+        assert!((ci - 12.706 * 5000.0).abs() < 5.0, "{ci}");
+        assert_eq!(f[0].series[0].name, "engine nft, udp port 5000");
+        let said = findings(&trials);
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].starts_with(
+                "rules advise (engine nft, udp port 5000): the optimised ruleset saves 14000 ± "
+            ) && said[0].contains("no measurable saving"),
+            "{}",
+            said[0]
+        );
+        // A run without its other half has no figure.
+        assert!(figures(&trials[..1]).is_empty());
+    }
+}
