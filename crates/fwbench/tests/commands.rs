@@ -330,7 +330,7 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
         format!(
             "cache_dir = \"{d}/cache\"\n\n[client]\nlauncher = {c}\ninterface = \"c0\"\n\
              prefix = [\"198.18.1.0/16\", \"2001:2:0:1::c:0/64\"]\n\
-             gateway_address = [\"198.18.0.1\", \"2001:2:0:1::1\"]\n\n\
+             gateway_address = [\"198.18.0.1\", \"2001:2:0:1::1\"]\nmanage_addresses = true\n\n\
              [gateway]\nlauncher = {g}\ninterface = \"g0\"\n\n\
              [server]\nlauncher = {s}\naddress = [\"198.19.0.2\", \"2001:2:0:2::2\"]\n",
             d = dir.path().display(),

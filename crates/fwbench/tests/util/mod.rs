@@ -568,19 +568,35 @@ pub fn fields<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
 
 /// Start an echo trial on a testbed (`extra`: duration and rules), wait until its rules
 /// are in the gateway namespace `gw`, SIGKILL the gateway agent (it undoes nothing) and
-/// see the trial fail. Returns the gateway's state left behind.
+/// see the trial fail because of that. Returns the gateway's state left behind.
+///
+/// The trial must fail by the kill, not by itself: a trial that fails on its own (a
+/// client that cannot bind its address) tears its rules down at once, and whether the
+/// kill came before that teardown was a race (issue 24: a testbed file without
+/// `manage_addresses` failed every trial this way and the cleanup test passed or not
+/// by timing).
 pub fn crash_gateway_agent(testbed: &str, gw: &str, extra: &[&str]) -> String {
-    let child = spawn_echo(testbed, extra);
-    assert!(
-        wait_for(30.0, || gateway_state(gw).contains("fwbench")),
-        "rules never installed"
-    );
+    let child = Command::new(bin())
+        .args(["echo", "--testbed", testbed, "--no-store"])
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run fwbench");
+    let installed = wait_for(30.0, || gateway_state(gw).contains("fwbench"));
     kill_all_in(gw);
     let o = child.wait_with_output().expect("wait for fwbench");
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(installed, "rules never installed: {said}");
     assert_ne!(
         o.status.code(),
         Some(0),
-        "a trial whose gateway died is not ok"
+        "a trial whose gateway died is not ok: {said}"
+    );
+    assert!(
+        said.contains("failed: gateway agent"),
+        "the trial failed, but not by the killed gateway agent: {said}"
     );
     gateway_state(gw)
 }
