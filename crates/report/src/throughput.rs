@@ -408,7 +408,7 @@ fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
 }
 
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
-/// has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
+/// has ≥ 3 rule counts (never for engine `none`: a baseline); the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
     let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
     let Some(mut fig) = line_figure(
@@ -422,6 +422,14 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         return;
     };
     for (name, cs) in g {
+        // No firewall: its points are the baseline; a cost per rule of rules never
+        // installed means nothing.
+        if cs.iter().all(|c| c.no_firewall()) {
+            fig.notes.push(format!(
+                "{name}: baseline (no firewall: no rules installed, so no cost model)"
+            ));
+            continue;
+        }
         let Some(cf) = fit_series(name, cs, x) else {
             continue;
         };

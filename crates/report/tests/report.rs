@@ -1906,3 +1906,74 @@ fn an_advise_measurement_shows_both_rulesets_and_the_saving_in_one_figure() {
     let html = r.html();
     assert!(html.contains("Rules advise: time per packet, original vs optimised ruleset"));
 }
+
+/// A flow sweep over rules of engine `none` (no firewall: nothing installed, the rate
+/// flat) beside nft (2.5 ns per rule), recorded with each trial's effective engine as
+/// the controller stores it.
+fn no_firewall_run(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("no-firewall", None)).unwrap();
+    for rules in [0u64, 1000, 2000, 4000, 8000] {
+        for (engine, kind, slope) in [("none", "none", 0.0), ("nft", "nft", 2.5)] {
+            for rep in 1..=2u32 {
+                let params = json!({"topology": "forward", "clients": 1, "duration_s": 2.0,
+                    "frame_size": "64", "proto": "udp", "family": "4", "server": "threads",
+                    "timeout_ms": 500, "seed": rep, "engine": engine, "model": "linear",
+                    "rules": rules, "position": "end", "chain": "forward", "workload": "flow",
+                    "packet": {"size": {"payload": 18}, "rate": "max", "flows": 1, "threads": 1}});
+                // The no-firewall rate wobbles a little with the rule count (noise).
+                let wobble = if rules % 2000 == 0 { 1.0 } else { 1.002 };
+                let ns = (500.0 + slope * rules as f64) * ripple(rep) * wobble;
+                let pps = 1e9 / ns;
+                let mut t = trial(
+                    run,
+                    format!("nf-{rules}-{engine}-{rep}"),
+                    rep,
+                    "flow",
+                    params,
+                    Headline {
+                        offered_pps: Some(2e6),
+                        sent_pps: Some(2e6),
+                        received_pps: Some(pps),
+                        loss_ratio: Some(1.0 - pps / 2e6),
+                        ..Default::default()
+                    },
+                );
+                t.engine = Some(store::EngineRow {
+                    id: if kind == "nft" {
+                        "nft/inet".into()
+                    } else {
+                        engine.into()
+                    },
+                    kind: kind.into(),
+                });
+                s.record(&t).unwrap();
+            }
+        }
+    }
+    finish(s, run)
+}
+
+#[test]
+fn a_no_firewall_series_has_no_cost_model_but_is_the_baseline() {
+    let r = report_of(no_firewall_run);
+    let a = &r.runs[0].analysis;
+    // nft keeps its cost model; `none` has none (no rules were installed).
+    let series: Vec<&str> = a.fits.iter().map(|f| f.series.as_str()).collect();
+    assert!(series.iter().any(|s| s.contains("nft")), "{series:?}");
+    assert!(!series.iter().any(|s| s.contains("none")), "{series:?}");
+    let fig = figure(&r.runs[0], "packet-ns-per-packet");
+    assert!(
+        !fig.series.iter().any(|s| s.fit && s.name.contains("none")),
+        "a line through no firewall: {:?}",
+        fig.series.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    let n = note(fig, "engine=none");
+    assert!(n.contains("baseline") && !n.contains("per rule"), "{n}");
+    for f in a.findings.iter().filter(|f| f.contains("engine=none")) {
+        assert!(!f.contains("ns per rule"), "{f}");
+    }
+    let md = r.markdown();
+    for line in md.lines().filter(|l| l.contains("engine=none")) {
+        assert!(!line.contains("per rule"), "{line}");
+    }
+}
