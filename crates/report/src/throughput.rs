@@ -546,12 +546,18 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
         .iter()
         .filter_map(|c| Some((x(c)?, c.mean("received_pps")?)))
         .collect();
+    let reps: Vec<(f64, Vec<f64>)> = cs
+        .iter()
+        .filter_map(|c| Some((x(c)?, c.values.get("received_pps")?.clone())))
+        .collect();
+    let knee = stats::knee_with_interval(&reps);
     Some(CostFit {
         series: name.into(),
         rule_counts: counts.len(),
         fit: head.fit.line,
         estimator: head.estimator,
-        knee_rules: stats::knee_piecewise(&pps),
+        knee_rules: knee.map(|k| k.rules),
+        knee,
         degradation: stats::degradation_point(&pps, DEGRADED_DROP),
         estimates,
     })

@@ -1977,3 +1977,61 @@ fn a_no_firewall_series_has_no_cost_model_but_is_the_baseline() {
         assert!(!line.contains("per rule"), "{line}");
     }
 }
+
+/// A flow sweep of nft with a planted knee: 1 Mpps up to 4 500 rules, then 200 pps
+/// fewer per rule; `reps` repetitions with a ±0.5 % ripple.
+fn knee_run(s: &mut Store, reps: u32) -> i64 {
+    let run = s.begin_run(&new_run("knee", None)).unwrap();
+    for rules in (0..=10u64).map(|i| i * 1000) {
+        for rep in 1..=reps {
+            let params = json!({"topology": "forward", "workload": "flow", "engine": "nft",
+                "model": "linear", "rules": rules, "seed": rep});
+            let pps = (1e6 - 200.0 * (rules as f64 - 4500.0).max(0.0)) * ripple(rep);
+            let mut t = trial(
+                run,
+                format!("k-{rules}-{rep}"),
+                rep,
+                "flow",
+                params,
+                Headline {
+                    received_pps: Some(pps),
+                    ..Default::default()
+                },
+            );
+            t.engine = Some(store::EngineRow {
+                id: "nft/inet".into(),
+                kind: "nft".into(),
+            });
+            s.record(&t).unwrap();
+        }
+    }
+    finish(s, run)
+}
+
+#[test]
+fn a_knee_is_stated_with_its_interval_and_what_it_is_over() {
+    let r = report_of(|s| knee_run(s, 3));
+    let fit = &r.runs[0].analysis.fits[0];
+    let k = fit.knee.unwrap();
+    assert!(
+        k.lo <= 4500.0 && 4500.0 <= k.hi && k.hi - k.lo < 3000.0,
+        "{k:?}"
+    );
+    let t = report::export::fits_table(&r.runs[0].analysis.fits);
+    let cell = &t.rows[0][6];
+    assert!(
+        cell.contains("95 % CI") && cell.contains("bootstrap over repetitions"),
+        "{cell}"
+    );
+    assert!(r.markdown().contains(cell.as_str()));
+    // One repetition: the measured rule counts around it, said so.
+    let r = report_of(|s| knee_run(s, 1));
+    let k = r.runs[0].analysis.fits[0].knee.unwrap();
+    assert_eq!((k.lo, k.hi), (4000.0, 5000.0), "{k:?}");
+    let t = report::export::fits_table(&r.runs[0].analysis.fits);
+    assert!(
+        t.rows[0][6].contains("between the measured 4000 and 5000 rules"),
+        "{:?}",
+        t.rows[0]
+    );
+}
