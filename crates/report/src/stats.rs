@@ -668,11 +668,12 @@ pub fn knee_with_interval(groups: &[(f64, Vec<f64>)]) -> Option<Knee> {
     })
 }
 
-/// splitmix64: a small deterministic generator for resampling.
-struct SplitMix(u64);
+/// splitmix64: a small deterministic generator for resampling (and the tests'
+/// synthetic data).
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -678,16 +678,16 @@ mod tests {
         Point { x, y, ci95: None }
     }
 
-    /// splitmix64: a fixed-seed generator, so the synthetic data are the same every run.
+    /// splitmix64 (the report's resampler): a fixed-seed generator, so the synthetic
+    /// data are the same every run.
     struct Rng(u64);
 
     impl Rng {
         fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
+            let mut g = crate::stats::SplitMix(self.0);
+            let z = g.next();
+            self.0 = g.0;
+            z
         }
 
         /// Uniform on (0, 1).

@@ -95,20 +95,12 @@ fn flow_run(s: &mut Store) -> i64 {
                     "workload": "flow",
                     "packet": {"size": {"payload": 18}, "rate": "max", "flows": 1, "threads": 1}});
                 let ns = (500.0 + slope * rules as f64) * ripple(rep);
-                let pps = 1e9 / ns;
-                let mut t = trial(
+                let mut t = flow_trial(
                     run,
                     format!("f-{rules}-{engine}-{rep}"),
                     rep,
-                    "flow",
                     params,
-                    Headline {
-                        offered_pps: Some(2e6),
-                        sent_pps: Some(2e6),
-                        received_pps: Some(pps),
-                        loss_ratio: Some(1.0 - pps / 2e6),
-                        ..Default::default()
-                    },
+                    1e9 / ns,
                 );
                 let mismatch = rules == 4000 && engine == "nft" && rep == 1;
                 t.firewall = Some(FirewallRow {
@@ -138,6 +130,24 @@ fn flow_run(s: &mut Store) -> i64 {
     s.finish_run(run, "2026-01-01T02:00:00Z", "complete")
         .unwrap();
     run
+}
+
+/// A flow trial offered 2 Mpps that received `pps`.
+fn flow_trial(run: i64, key: String, rep: u32, params: Value, pps: f64) -> TrialRecord {
+    trial(
+        run,
+        key,
+        rep,
+        "flow",
+        params,
+        Headline {
+            offered_pps: Some(2e6),
+            sent_pps: Some(2e6),
+            received_pps: Some(pps),
+            loss_ratio: Some(1.0 - pps / 2e6),
+            ..Default::default()
+        },
+    )
 }
 
 /// (c) labelled flood cases (seed 001's table), one unstable; the run was interrupted.
@@ -1923,20 +1933,12 @@ fn no_firewall_run(s: &mut Store) -> i64 {
                 // The no-firewall rate wobbles a little with the rule count (noise).
                 let wobble = if rules % 2000 == 0 { 1.0 } else { 1.002 };
                 let ns = (500.0 + slope * rules as f64) * ripple(rep) * wobble;
-                let pps = 1e9 / ns;
-                let mut t = trial(
+                let mut t = flow_trial(
                     run,
                     format!("nf-{rules}-{engine}-{rep}"),
                     rep,
-                    "flow",
                     params,
-                    Headline {
-                        offered_pps: Some(2e6),
-                        sent_pps: Some(2e6),
-                        received_pps: Some(pps),
-                        loss_ratio: Some(1.0 - pps / 2e6),
-                        ..Default::default()
-                    },
+                    1e9 / ns,
                 );
                 t.engine = Some(store::EngineRow {
                     id: if kind == "nft" {
