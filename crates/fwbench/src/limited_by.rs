@@ -286,7 +286,7 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         (LimitedBy::Sender, Some(s)) => {
             by = LimitedBy::SharedCpu;
             why = format!(
-                "shared-cpu: sender and gateway on CPU {} (its softirq {:.0} %, the CPU {:.0} % busy), so the sender's verdict is not clean: {why}",
+                "sender and gateway on CPU {} (its softirq {:.0} %, the CPU {:.0} % busy), so the sender's verdict is not clean: {why}",
                 s.cpu,
                 s.softirq * 100.0,
                 s.busy * 100.0
@@ -654,7 +654,7 @@ mod tests {
         assert_eq!(l.by, LimitedBy::SharedCpu);
         assert_eq!(l.shared_cpu, Some(0));
         assert!(
-            l.why.starts_with("shared-cpu: sender and gateway on CPU 0"),
+            l.why.starts_with("sender and gateway on CPU 0"),
             "{}",
             l.why
         );
