@@ -9,7 +9,7 @@ use crate::params::search::{Asked, SearchKind};
 use crate::params::topology::Topology;
 use crate::params::values::*;
 use crate::params::workload::Workload;
-use crate::params::{Pinning, TrialParams};
+use crate::params::{Pinning, Placement, TrialParams};
 use crate::plan::axes::{AxisValues, Size};
 pub use crate::plan::flags::FirewallArgs;
 use crate::run::compare::CompareArgs;
@@ -641,14 +641,23 @@ pub struct PinArgs {
     /// Pin the server role to these CPUs
     #[arg(long, value_parser = cpus)]
     pub pin_server: Option<String>,
+    /// Pin nothing: without any --pin-*, packet-rate trials through a local gateway give it the last CPU (client and server on CPU 0)
+    #[arg(long, conflicts_with_all = ["pin_client", "pin_gateway", "pin_server"])]
+    pub no_pin: bool,
 }
 
 impl PinArgs {
-    fn pinning(&self) -> Pinning {
-        Pinning {
+    /// The flags as given; none at all: the trial's default placement.
+    fn placement(&self) -> Placement {
+        let pinning = Pinning {
             client: self.pin_client.clone(),
             gateway: self.pin_gateway.clone(),
             server: self.pin_server.clone(),
+        };
+        if self.no_pin || pinning != Pinning::default() {
+            Placement::Given(pinning)
+        } else {
+            Placement::Default
         }
     }
 }
@@ -1180,7 +1189,7 @@ fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
     crate::run::session::run_single(
         p,
         topo.is_some(),
-        a.pin.pinning(),
+        a.pin.placement(),
         a.testbed.as_deref(),
         (!a.no_store).then_some(a.db.as_path()),
         output,
@@ -1192,7 +1201,7 @@ fn search_env(a: &TrialArgs) -> crate::run::search::Env {
     let topo = a.fw.resolve(a.topology).ok().and_then(|r| r.1);
     crate::run::search::Env {
         topology_given: topo.is_some(),
-        pin: a.pin.pinning(),
+        pin: a.pin.placement(),
         testbed: a.testbed.clone(),
         db: (!a.no_store).then(|| a.db.clone()),
         json: a.json,
@@ -1358,6 +1367,7 @@ mod tests {
             "pin_client",
             "pin_gateway",
             "pin_server",
+            "no_pin",
             "db",
             "no_store",
             "json",

@@ -278,3 +278,65 @@ pub struct Pinning {
     pub gateway: Option<String>,
     pub server: Option<String>,
 }
+
+/// What a trial command's user said about placement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placement {
+    /// These CPUs (`--pin-client/--pin-gateway/--pin-server`), or none at all
+    /// (`--no-pin`): used as given.
+    Given(Pinning),
+    /// No `--pin-*` flag: the trial's default ([`Placement::resolve`]).
+    Default,
+}
+
+impl Placement {
+    /// The pinning a trial runs with. `Given` is used as it is. `Default`, when
+    /// `own_gateway_cpu` (packet-rate traffic through a gateway on the local
+    /// testbed) and this machine has at least 2 of `cpus`: the client and the
+    /// server on CPU 0, the gateway (and, steered there, its interfaces' packet
+    /// processing) on the last CPU — the presets' placement; else nothing pinned.
+    pub fn resolve(&self, own_gateway_cpu: bool, cpus: usize) -> Pinning {
+        match self {
+            Placement::Given(p) => p.clone(),
+            Placement::Default if own_gateway_cpu && cpus >= 2 => Pinning {
+                client: Some("0".into()),
+                gateway: Some((cpus - 1).to_string()),
+                server: Some("0".into()),
+            },
+            Placement::Default => Pinning::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::{Placement, Pinning};
+
+    fn pins(c: Option<&str>, g: Option<&str>, s: Option<&str>) -> Pinning {
+        let own = |v: Option<&str>| v.map(str::to_string);
+        Pinning {
+            client: own(c),
+            gateway: own(g),
+            server: own(s),
+        }
+    }
+
+    #[test]
+    fn the_default_gives_the_gateway_the_last_cpu() {
+        let d = Placement::Default;
+        assert_eq!(d.resolve(true, 2), pins(Some("0"), Some("1"), Some("0")));
+        assert_eq!(d.resolve(true, 8), pins(Some("0"), Some("7"), Some("0")));
+        // One CPU: nothing to give; not packet-rate or not local: the kernel places.
+        assert_eq!(d.resolve(true, 1), Pinning::default());
+        assert_eq!(d.resolve(false, 2), Pinning::default());
+    }
+
+    #[test]
+    fn a_users_placement_is_kept() {
+        let given = pins(Some("1"), None, None);
+        assert_eq!(Placement::Given(given.clone()).resolve(true, 2), given);
+        // `--no-pin`: given as nothing pinned.
+        let none = Placement::Given(Pinning::default());
+        assert_eq!(none.resolve(true, 2), Pinning::default());
+    }
+}

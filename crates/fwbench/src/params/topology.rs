@@ -21,6 +21,13 @@ impl Topology {
             t => t,
         }
     }
+    /// Whether its traffic crosses a gateway (every topology but `direct`).
+    pub fn has_gateway(self) -> bool {
+        match self {
+            Topology::Forward | Topology::Input | Topology::Proxy => true,
+            Topology::Direct => false,
+        }
+    }
 }
 
 impl std::str::FromStr for Topology {

@@ -198,7 +198,7 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         "rules advise --measure",
         &mut params[0],
         false,
-        crate::params::Pinning::default(),
+        crate::params::Placement::Given(crate::params::Pinning::default()),
         Some(&tb),
         a.db.as_deref(),
     )?;

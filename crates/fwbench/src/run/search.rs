@@ -3,7 +3,7 @@
 
 use crate::outcome::search::SearchSummary;
 use crate::output::search::search_text;
-use crate::params::{Pinning, TrialParams};
+use crate::params::{Placement, TrialParams};
 use crate::run::session::Session;
 use crate::search::degrade::degrade_search;
 use crate::search::ndr::ndr_search;
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 /// Where the search's trials run.
 pub struct Env {
     pub topology_given: bool,
-    pub pin: Pinning,
+    pub pin: Placement,
     pub testbed: Option<String>,
     pub db: Option<PathBuf>,
     pub json: bool,

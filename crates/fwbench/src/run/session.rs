@@ -8,7 +8,7 @@ use crate::exec::trial::{self};
 use crate::outcome::{Outcome, Status};
 use crate::output;
 use crate::params::topology::Topology;
-use crate::params::{Pinning, TrialParams};
+use crate::params::{Pinning, Placement, TrialParams};
 use crate::plan::scenario::{self, PlannedTrial};
 use crate::run::record::record;
 use crate::testbed::netns::{EphemeralTestbed, NetnsTestbed};
@@ -326,6 +326,12 @@ pub fn preflight(trials: &[TrialParams]) -> Result<()> {
     Ok(())
 }
 
+/// Whether a trial's default placement gives the gateway a CPU of its own: its traffic
+/// is packet-rate work ([`crate::workloads::Profile::gateway_cpu`]) through a gateway.
+fn own_gateway_cpu(p: &TrialParams) -> bool {
+    p.topology.has_gateway() && crate::workloads::traffic(&p.kind).profile().gateway_cpu
+}
+
 /// A series of trials on one testbed, each stored as it finishes (single trials,
 /// searches). Ctrl-C ends it with `Interrupted`; the run is marked accordingly.
 pub struct Session {
@@ -341,12 +347,13 @@ pub struct Session {
 
 impl Session {
     /// Check everything about `params` (bad input → exit 2) and prepare the testbed.
-    /// `params.topology` is set from a named testbed unless the user gave one.
+    /// `params.topology` is set from a named testbed unless the user gave one; the
+    /// placement's default is settled by the trial and the testbed.
     pub fn open(
         name: &str,
         params: &mut TrialParams,
         topology_given: bool,
-        pin: Pinning,
+        pin: Placement,
         testbed: Option<&str>,
         db: Option<&Path>,
     ) -> Result<Session> {
@@ -356,6 +363,11 @@ impl Session {
             params.topology = tb.topology();
             params.chain = crate::params::topology::chain_of(tb.topology());
         }
+        let local = testbed.is_none_or(|t| !crate::testbed::file::is_file(t));
+        let pin = pin.resolve(
+            local && own_gateway_cpu(params),
+            crate::host::probe::cpus(),
+        );
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;
         let store = match db {
@@ -455,7 +467,7 @@ pub enum Output {
 pub fn run_single(
     mut params: TrialParams,
     topology_given: bool,
-    pin: Pinning,
+    pin: Placement,
     testbed: Option<&str>,
     db: Option<&Path>,
     out: Output,

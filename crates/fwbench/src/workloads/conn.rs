@@ -621,6 +621,7 @@ impl Traffic for Conn {
                 ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
             },
             ending: Ending::Counted,
+            gateway_cpu: false,
         }
     }
 

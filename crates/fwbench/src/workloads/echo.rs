@@ -201,6 +201,7 @@ impl Traffic for Echo {
             ending: Ending::Timed {
                 measuring: "client",
             },
+            gateway_cpu: false,
         }
     }
 

@@ -143,6 +143,11 @@ pub struct Profile {
     pub live_unit: &'static str,
     /// How the traffic phase ends.
     pub ending: Ending,
+    /// Packet-rate work: unless the user places the roles, a trial through a gateway
+    /// on the local testbed gives the gateway's packet processing a CPU of its own
+    /// (`run::session::Placement`); otherwise a veth packet's forwarding and
+    /// filtering run on the sender's CPU.
+    pub gateway_cpu: bool,
 }
 
 /// What a workload must decide for a trial to run.

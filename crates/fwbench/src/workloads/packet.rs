@@ -1229,6 +1229,7 @@ pub const PACKETS: Profile = Profile {
     ending: Ending::Timed {
         measuring: "server",
     },
+    gateway_cpu: true,
 };
 
 /// Flood and flow: UDP from the client, counted at the sink (or the gateway).
@@ -1306,6 +1307,8 @@ impl Traffic for Ping {
                 name: "rtt_p50_us",
                 higher: false,
             },
+            // A round trip's latency, not a rate: placement is the user's to choose.
+            gateway_cpu: false,
             ..PACKETS
         }
     }
