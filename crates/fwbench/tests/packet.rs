@@ -920,6 +920,54 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
     panic!("{last}");
 }
 
+/// The CPUs each role asked for, by role (`requested_cpus`; null: not pinned).
+fn requested_cpus(v: &Value) -> Vec<(String, Value)> {
+    v["placement"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no placement: {v}"))
+        .iter()
+        .map(|r| {
+            (
+                r["role"].as_str().unwrap().to_string(),
+                r["requested_cpus"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// `flood -t 1 --no-store --json` on an ephemeral testbed, with `extra`: its JSON.
+fn ephemeral_flood(extra: &[&str]) -> Value {
+    let a = [&["flood", "-t", "1", "--no-store", "--json"], extra].concat();
+    let o = fwbench_leaving_no_testbed(&a);
+    serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_default_flood_gives_the_gateway_its_own_cpu() {
+    let _serial = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        return skip("needs a CPU for the gateway besides the sender's");
+    }
+    // No --pin-* and no --testbed: an ephemeral local testbed, the default placement.
+    let v = ephemeral_flood(&[]);
+    let last = Value::from((cpus - 1).to_string());
+    let zero = Value::from("0");
+    let want = [("gateway", &last), ("server", &zero), ("client", &zero)]
+        .map(|(r, c)| (r.to_string(), c.clone()));
+    assert_eq!(requested_cpus(&v), want, "{v}");
+    // The sender is never on the CPU the gateway's softirq runs on.
+    let by = &v["result"]["limited_by"]["by"];
+    assert!(by.is_string() && by != "shared-cpu", "{v}");
+    // --no-pin: every role where the kernel likes.
+    let v = ephemeral_flood(&["--no-pin"]);
+    let placed = requested_cpus(&v);
+    assert_eq!(placed.len(), 3, "{v}");
+    assert!(placed.iter().all(|(_, c)| c.is_null()), "{v}");
+}
+
 #[test]
 fn packet_bad_input_exits_2() {
     for line in [

@@ -1285,6 +1285,34 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
 mod tests {
     use super::*;
 
+    /// `--pin-*` as given, `--no-pin` as nothing pinned, neither: the default.
+    #[test]
+    fn pin_flags_say_the_placement() {
+        let placement = |args: &[&str]| -> Result<Placement, String> {
+            let cli = Cli::try_parse_from([&["fwbench", "flood"][..], args].concat())
+                .map_err(|e| e.to_string())?;
+            let Cmd::Flood(t) = cli.cmd else {
+                unreachable!("parsed as flood")
+            };
+            Ok(t.trial.pin.placement())
+        };
+        assert_eq!(placement(&[]), Ok(Placement::Default));
+        let gateway = Pinning {
+            gateway: Some("1".into()),
+            ..Pinning::default()
+        };
+        assert_eq!(
+            placement(&["--pin-gateway", "1"]),
+            Ok(Placement::Given(gateway))
+        );
+        assert_eq!(
+            placement(&["--no-pin"]),
+            Ok(Placement::Given(Pinning::default()))
+        );
+        let both = placement(&["--no-pin", "--pin-client", "0"]).unwrap_err();
+        assert!(both.contains("--no-pin"), "{both}");
+    }
+
     #[test]
     fn nft_family_is_checked_and_carried() {
         let trial = |args: &[&str]| -> Result<TrialParams> {

@@ -310,7 +310,7 @@ impl Placement {
 
 #[cfg(test)]
 mod placement_tests {
-    use super::{Placement, Pinning};
+    use super::{Pinning, Placement};
 
     fn pins(c: Option<&str>, g: Option<&str>, s: Option<&str>) -> Pinning {
         let own = |v: Option<&str>| v.map(str::to_string);

@@ -364,10 +364,7 @@ impl Session {
             params.chain = crate::params::topology::chain_of(tb.topology());
         }
         let local = testbed.is_none_or(|t| !crate::testbed::file::is_file(t));
-        let pin = pin.resolve(
-            local && own_gateway_cpu(params),
-            crate::host::probe::cpus(),
-        );
+        let pin = pin.resolve(local && own_gateway_cpu(params), crate::host::probe::cpus());
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;
         let store = match db {
