@@ -178,6 +178,10 @@ pub struct RateCounters {
     pub sent: u64,
     /// Packets into the gateway's ingress interface; `None` without a gateway.
     pub gateway_in: Option<u64>,
+    /// Packets its ingress interface dropped on receipt (`rx_dropped`: the receive
+    /// backlog of the CPU processing them overflowed — the gateway's packet processing
+    /// not keeping up, not the sender); `None` when not known.
+    pub gateway_in_dropped: Option<u64>,
     /// Packets out of its egress interface; `None` without a gateway.
     pub gateway_out: Option<u64>,
     /// Packets at the sink's interface; `None` when not counted.
@@ -333,6 +337,17 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     let mut from = "sent";
     if let Some(g_in) = c.gateway_in {
         let lost = at.saturating_sub(g_in);
+        // What the gateway's ingress dropped on receipt is its own backlog's overflow.
+        let backlog = c.gateway_in_dropped.unwrap_or(0).min(lost);
+        stages.push((
+            backlog,
+            LimitedBy::Gateway,
+            format!(
+                "the gateway's ingress dropped {backlog} of {at} packets {from} on receipt \
+                 (its receive backlog overflowed: its packet processing did not keep up)"
+            ),
+        ));
+        let lost = lost - backlog;
         let by = if busy(c.gateway_cpu) {
             LimitedBy::Gateway
         } else {
@@ -461,6 +476,28 @@ mod tests {
         for (c, want) in cases {
             assert_eq!(limited_by(&c, 0.001).by, want, "{c:?}");
         }
+    }
+
+    /// Packets the gateway's ingress dropped on receipt (`rx_dropped`, its receive
+    /// backlog) are the gateway's loss even while its CPU shows room; the rest of what
+    /// did not reach it stays the sender's link's.
+    #[test]
+    fn the_gateways_receive_backlog_drops_are_the_gateways() {
+        let mut c = path(1000, 700, 700, 700, 700);
+        c.gateway_cpu = Some(0.3);
+        c.sender_cpu = Some(1.0);
+        c.gateway_in_dropped = Some(300);
+        let l = limited_by(&c, 0.001);
+        assert_eq!(l.by, LimitedBy::Gateway, "{l:?}");
+        assert!(l.why.contains("dropped 300 of 1000"), "{}", l.why);
+        // Only a few of the missing packets in the backlog's drops: the larger loss,
+        // the link's, decides.
+        c.gateway_in_dropped = Some(10);
+        assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Sender);
+        // More drops reported than packets missing (counters read apart): capped.
+        c.gateway_in_dropped = Some(5000);
+        let l = limited_by(&c, 0.001);
+        assert!(l.why.contains("dropped 300 of 1000"), "{}", l.why);
     }
 
     #[test]

@@ -1052,6 +1052,13 @@ pub fn rate_counters(
     let gw = gateway.filter(|g| !g.interfaces.is_empty() && has_in);
     let ingresses = tb.gateway_ingresses();
     let gateway_in = gw.and_then(|g| gateway_rx(g, &ingresses));
+    let gateway_in_dropped = gw.map(|g| {
+        g.interfaces
+            .iter()
+            .filter(|i| ingresses.contains(&i.name.as_str()))
+            .map(|i| i.rx_dropped)
+            .sum()
+    });
     let egress: Vec<&proto::IfCounters> = gw
         .map(|g| {
             g.interfaces
@@ -1069,6 +1076,7 @@ pub fn rate_counters(
         sent,
         // Counted at the gateway: its ingress is the count, nothing after it.
         gateway_in: if at_sink { gateway_in } else { Some(received) },
+        gateway_in_dropped: if at_sink { gateway_in_dropped } else { None },
         gateway_out: if at_sink { gateway_out } else { None },
         sink_in,
         received,
