@@ -114,10 +114,11 @@ fn latency_text(l: &[LatencyPoint]) -> String {
     for q in l {
         if q.owd.count == 0 {
             out += &format!(
-                "  {:>8.0}  {:>12.0}  {:>8.4}   (no delays: clocks not known well enough, or nothing arrived)\n",
+                "  {:>8.0}  {:>12.0}  {:>8.4}   (no delays: {})\n",
                 q.fraction * 100.0,
                 q.offered_pps,
-                q.loss_ratio * 100.0
+                q.loss_ratio * 100.0,
+                q.no_delays()
             );
             continue;
         }

@@ -500,3 +500,65 @@ pub fn update_took_effect(v: &serde_json::Value, ctx: &str, lost: u64) -> f64 {
     assert_eq!(v["verdicts"]["ok"], true, "{ctx}: {}", v["verdicts"]);
     tte
 }
+
+/// A search's `latency`: one-way delays at 10, 50, 90 and 100 % of `rate`, all packets
+/// through below the policer's rate, percentiles in order. With `hosts` (source and
+/// sink on hosts with clocks of their own) each point says how its delays were related
+/// (`owd_basis`): `corrected`, or `rtt-only` and withheld (the clocks are not known well
+/// enough to tell delays of microseconds); without, every role read one clock.
+pub fn assert_latency_at_fractions(v: &serde_json::Value, rate: f64, hosts: bool) {
+    let l = v["latency"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no latency: {v}"));
+    let fractions: Vec<f64> = l.iter().map(|p| f(&p["fraction"])).collect();
+    assert_eq!(fractions, [0.1, 0.5, 0.9, 1.0], "{v}");
+    for p in l {
+        let x = f(&p["fraction"]) * rate;
+        assert!((f(&p["offered_pps"]) - x).abs() < 1.0, "{p}");
+        assert!(f(&p["received_pps"]) > 0.0, "{p}");
+        let owd = &p["owd"];
+        match (hosts, p["owd_basis"].as_str()) {
+            (true, Some("rtt-only")) => {
+                assert_eq!(u(&owd["count"]), 0, "withheld: {p}");
+                continue;
+            }
+            (true, Some("corrected")) | (false, None) => {}
+            (_, basis) => panic!("owd_basis {basis:?} with hosts {hosts}: {p}"),
+        }
+        assert!(u(&owd["count"]) > 0, "{p}");
+        assert!(
+            u(&owd["min_ns"]) <= u(&owd["p50_ns"])
+                && u(&owd["p50_ns"]) <= u(&owd["p99_ns"])
+                && u(&owd["p99_ns"]) <= u(&owd["max_ns"]),
+            "{p}"
+        );
+    }
+    // Half the policer's rate gets through whole.
+    assert_eq!(f(&l[1]["loss_ratio"]), 0.0, "{v}");
+}
+
+/// A search's rate for goal loss ratio `ratio` behind an nft policer of `limit`
+/// packets/s with a bucket of `burst` packets, from trials of `d` seconds: in a trial
+/// the bucket passes limit·d + burst packets, so the highest rate within `ratio` is
+/// (limit·d + burst) / (d·(1 − ratio)). A paced sender on a busy machine sends in small
+/// bursts the bucket does not always absorb, so the rate found may lie under it, but
+/// not under the policer's own rate (limit / (1 − ratio)) by more than 3 %. Its bracket
+/// (`rate` passed, `fail` failed) is at most `precision` wide.
+pub fn assert_policed_rate(
+    (rate, fail): (f64, f64),
+    ratio: f64,
+    (limit, burst, d): (f64, f64, f64),
+    precision: f64,
+    ctx: &str,
+) {
+    let truth = (limit * d + burst) / (d * (1.0 - ratio));
+    let floor = limit / (1.0 - ratio);
+    assert!(
+        rate <= truth * 1.005 && rate >= floor * 0.97,
+        "goal {ratio}: {rate} pps vs {floor}..{truth}: {ctx}"
+    );
+    assert!(
+        fail > rate && fail - rate <= precision * fail + 1.0,
+        "goal {ratio}: bracket {rate}..{fail}: {ctx}"
+    );
+}
