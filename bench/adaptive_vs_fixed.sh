@@ -3,11 +3,8 @@
 # (stop at ±2 % 95 % CI of the received rate, 1–60 s) vs fixed 60-s trials, and the
 # precision each achieved. Prints the time ratio.
 # Usage: bench/adaptive_vs_fixed.sh [FIXED_SECONDS]   (as root)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 FIXED=${1:-60}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 common='workload = "flow"

@@ -7,11 +7,8 @@
 # A peer's way of measuring is printed beside it: `iptables-legacy -A`/`nft add rule`
 # timed on an idle namespace with the same rule count (no traffic), as bug trackers do.
 # Usage: bench/commit_latency.sh [SCENARIO]   (as root; KEEP_DB=FILE keeps the results)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 SCENARIO=${1:-scenarios/rules-under-load.toml}
-F=${FWBENCH:-./target/release/fwbench}
-[ -x "$F" ] || cargo build --release -q
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # Exit 1 means some trials failed (measured failures): their rows say why.

@@ -9,17 +9,11 @@
 #   2. 8 MiB download time from nginx: a loop of `curl` (its own time_total) vs fwbench's
 #      client. Goal: fwbench mean within 10 % of curl's (ratio ≤ 1.1).
 # Usage: bench/conn_vs_tools.sh [N] (as root; installs nginx, curl, apache2-utils if missing)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 N=${1:-3000}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
-need() { command -v "$1" >/dev/null || { apt-get install -y -q "$2" >/dev/null; }; }
 need nginx nginx
 need curl curl
 need ab apache2-utils
-NAME=cb$$
-CLI=fwb-$NAME-cli SRV=fwb-$NAME-srv
 TMP=$(mktemp -d)
 NGX=""
 stop_nginx() {
@@ -29,15 +23,11 @@ stop_nginx() {
     NGX=""
   fi
 }
-cleanup() {
+on_exit() {
   stop_nginx
-  "$F" testbed down --name "$NAME" >/dev/null 2>&1 || true
   rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
-"$F" testbed up --name "$NAME" >/dev/null
-json() { python3 -c "import json,sys; v=json.load(sys.stdin); print($1)"; }
-ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
+testbed_up cb
 
 # nginx as fwbench runs it (same objects, same settings), started here for the peers.
 mkdir -p "$TMP/root/bytes"

@@ -8,12 +8,9 @@
 # Usage: bench/connections.sh [N] [extra fwbench flags…]   (as root)
 #   FWBENCH=path/to/fwbench to use another binary (default target/release/fwbench,
 #   built when missing).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 N=${1:-250000}
 shift || true
-F=${FWBENCH:-$PWD/target/release/fwbench}
-[ -x "$F" ] || cargo build --release -q -p fwbench
 OUT=$(mktemp)
 trap 'rm -f "$OUT" "$OUT.err"' EXIT
 echo "== connections --limit $N (engine nft, model conntrack), hard open-file limit here: $(ulimit -Hn)"

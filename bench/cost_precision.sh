@@ -14,12 +14,9 @@
 # (compiles, other benches) are wider than this bench can do.
 # Usage: bench/cost_precision.sh [SECONDS [REPETITIONS]] (as root, after
 # `bash scripts/setup.sh`); KEEP=DIR keeps the results file (DIR/cost.db).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 T=${1:-2}
 R=${2:-6}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
 [ "$(id -u)" = 0 ] || { echo "cost_precision.sh: run as root (fwbench builds namespaces)" >&2; exit 2; }
 if [ -n "${KEEP:-}" ]; then
   mkdir -p "$KEEP"

@@ -3,42 +3,22 @@
 # 64-byte UDP messages, through the forwarding gateway, both ends pinned to the same
 # CPU and to different CPUs, measured in one run. Prints the p50 ratio (goal <= 1.15).
 # Usage: sudo bench/echo_rtt_vs_sockperf.sh [SECONDS] [ROUNDS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 T=${1:-5}
 ROUNDS=${2:-3}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
 command -v sockperf >/dev/null || { echo "sockperf missing: apt-get install sockperf" >&2; exit 2; }
-NAME=bench$$
-PORT=11111
-SP=""
-cleanup() {
-  [ -n "$SP" ] && kill "$SP" 2>/dev/null || true
-  "$F" testbed down --name "$NAME" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT INT TERM
-"$F" testbed up --name "$NAME" >/dev/null
-
-sockperf_p50() { # client-cpu server-cpu
-  ip netns exec "fwb-$NAME-srv" taskset -c "$2" sockperf server -i 198.19.0.2 -p $PORT >/dev/null 2>&1 &
-  SP=$!
-  sleep 0.5
-  ip netns exec "fwb-$NAME-cli" taskset -c "$1" sockperf ping-pong -i 198.19.0.2 -p $PORT -m 64 -t "$T" --mps max --full-rtt 2>&1 |
-    sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ { print $NF }'
-  kill "$SP"; wait "$SP" 2>/dev/null || true; SP=""
-}
+testbed_up bench
 
 fwbench_p50() { # client-cpu server-cpu
   "$F" echo --testbed "$NAME" -n 1 -P udp -f 64 -t "$T" --pin-client "$1" --pin-server "$2" --no-store --json |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["rtt_us"]["p50"])'
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["rtt_us"]["p50"])'
 }
 
 printf "%-12s %5s %14s %14s %8s\n" placement round "sockperf µs" "fwbench µs" ratio
 for place in "same:0:0" "cross:0:1"; do
   IFS=: read -r label c s <<<"$place"
   for r in $(seq 1 "$ROUNDS"); do
-    a=$(sockperf_p50 "$c" "$s")
+    a=$(sockperf_p50 64 "$c" "$s")
     b=$(fwbench_p50 "$c" "$s")
     printf "%-12s %5s %14.1f %14.1f %8.3f\n" "$label-cpu" "$r" "$a" "$b" "$(echo "$b / $a" | bc -l)"
   done

@@ -12,64 +12,16 @@
 #      floods of each tool, fwbench's CV next to iperf3's and their ratio (goal <= 1)
 # Usage: bench/packet_rate.sh [SECONDS] (as root; installs iperf3, sockperf, netsniff-ng
 # from Debian if missing)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 T=${1:-5}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
-need() { command -v "$1" >/dev/null || { apt-get install -y -q "$2" >/dev/null; }; }
 need iperf3 iperf3
 need sockperf sockperf
 need trafgen netsniff-ng
-NAME=pr$$
-CLI=fwb-$NAME-cli GW=fwb-$NAME-gw SRV=fwb-$NAME-srv
-BG=""
-cleanup() {
-  [ -n "$BG" ] && kill "$BG" 2>/dev/null || true
-  "$F" testbed down --name "$NAME" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT INT TERM
-"$F" testbed up --name "$NAME" >/dev/null
+testbed_up pr
 ip -n "$CLI" addr replace 198.18.1.1/16 dev c0
-json() { python3 -c "import json,sys; v=json.load(sys.stdin); print($1)"; }
-ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
-g0_rx() { ip netns exec "$GW" cat /sys/class/net/g0/statistics/rx_packets; }
 
 flood_udp() {
   "$F" flood --testbed "$NAME" --frame 64 -t "$T" --no-store --json --pin-client 0 "$@" |
-    json 'v["result"]["received_pps"]'
-}
-iperf_udp() { # received (default) or sent packets/s
-  local what='v["end"]["sum"]["packets"] * (1 - v["end"]["sum"]["lost_percent"]/100) / v["end"]["sum"]["seconds"]'
-  [ "${1:-}" = sent ] && what='v["end"]["sum"]["packets"] / v["end"]["sum"]["seconds"]'
-  ip netns exec "$SRV" iperf3 -s -1 -B 198.19.0.2 -p 5201 >/dev/null 2>&1 &
-  BG=$!
-  sleep 0.5
-  ip netns exec "$CLI" taskset -c 0 iperf3 -c 198.19.0.2 -p 5201 -u -b 0 -l 18 -t "$T" -J 2>/dev/null | json "$what"
-  wait "$BG" 2>/dev/null || true
-  BG=""
-}
-steer() { # RPS mask for the gateway's interfaces (what --pin-gateway does for fwbench)
-  for i in g0 g1; do ip netns exec "$GW" sh -c "echo $1 > /sys/class/net/$i/queues/rx-0/rps_cpus"; done
-}
-trafgen_pps() { # frames into the gateway per second
-  local mac
-  mac=$(ip -n "$GW" -br link show dev g0 | awk '{print $3}')
-  local conf
-  conf=$(mktemp)
-  # 60 bytes + 4 FCS = a 64-byte frame: Ethernet, IPv4 198.18.1.1 → 198.19.0.2, UDP → 9000, 18 zero bytes.
-  cat >"$conf" <<CONF
-{ eth(da=$mac, type=0x0800), ipv4(saddr=198.18.1.1, daddr=198.19.0.2, ttl=64, df), udp(sp=30000, dp=9000), fill(0x00, 18) }
-CONF
-  local a b
-  a=$(g0_rx)
-  ip netns exec "$CLI" timeout -s INT "$T" taskset -c 0 trafgen --dev c0 --conf "$conf" --cpus 1 -q >/dev/null 2>&1 || true
-  b=$(g0_rx)
-  rm -f "$conf"
-  python3 -c "print(($b - $a) / $T)"
-}
-raw_pps() {
-  "$F" flood --testbed "$NAME" --frame 64 -t "$T" --no-store --json --pin-client 0 --sender raw --sink gateway |
     json 'v["result"]["received_pps"]'
 }
 
@@ -81,7 +33,7 @@ steer 0
 printf "   a. generator (sent, gateway on CPU 1): iperf3 %.0f pps, fwbench %.0f pps, ratio %s (goal >= 1.3)\n" "$a" "$b" "$(ratio "$b" "$a")"
 a=$(iperf_udp); b=$(flood_udp)
 printf "   b. end to end (received, one CPU):     iperf3 %.0f pps, fwbench %.0f pps, ratio %s\n" "$a" "$b" "$(ratio "$b" "$a")"
-a=$(trafgen_pps); b=$(raw_pps)
+a=$(trafgen_pps 198.18.1.1); b=$(raw_pps)
 printf "   raw frames:  trafgen %.0f pps, fwbench %.0f pps, ratio %s (goal >= 0.9)\n" "$a" "$b" "$(ratio "$b" "$a")"
 
 echo "2. paced flow: achieved / target"
@@ -95,12 +47,7 @@ for spec in "15M 128 14648.4375" "100kpps 128 100000" "400kpps 18 400000"; do
 done
 
 echo "3. ping RTT p50, 16-byte payload, client CPU 0, server CPU 1"
-ip netns exec "$SRV" taskset -c 1 sockperf server -i 198.19.0.2 -p 11111 >/dev/null 2>&1 &
-BG=$!
-sleep 0.5
-a=$(ip netns exec "$CLI" taskset -c 0 sockperf ping-pong -i 198.19.0.2 -p 11111 -m 16 -t "$T" --mps max --full-rtt 2>&1 |
-  sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000/ { print $NF }')
-kill "$BG"; wait "$BG" 2>/dev/null || true; BG=""
+a=$(sockperf_p50 16 0 1)
 b=$("$F" ping --testbed "$NAME" -s 16 -t "$T" --pin-client 0 --pin-server 1 --no-store --json | json 'v["result"]["rtt"]["p50_ns"]/1e3')
 printf "   sockperf %.2f µs, fwbench %.2f µs, ratio %s (goal <= 1.15)\n" "$a" "$b" "$(ratio "$b" "$a")"
 

@@ -7,12 +7,9 @@
 #      them (the limiter names the limit), peak RSS.
 # Peak RSS is VmHWM, sampled every 200 ms by bench/rss_watch.sh.
 # Usage: bench/scale.sh [N] [L]   (as root)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 N=${1:-10000}
 L=${2:-120000}
-F=$PWD/target/release/fwbench
-[ -x "$F" ] || cargo build --release -q -p fwbench
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -32,11 +29,12 @@ watch_run "$TMP/echo.json" echo -n "$N" -T epoll -t 5
 python3 - "$TMP/echo.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-per = d.get("per_client", [])
+res = d.get("result") or {}
+per = res.get("per_client", [])
 echoed = sum(1 for c in per if c["mp"][3]["frames"] > 0)
-r = d.get("rtt_us") or {}
-print(f"  status {d['status']}  clients {d.get('clients')}  with echoes {echoed}"
-      f"  transactions/s {d.get('transactions_per_s', 0):.0f}"
+r = res.get("rtt_us") or {}
+print(f"  status {d['status']}  clients {d['params'].get('clients')}  with echoes {echoed}"
+      f"  transactions/s {res.get('transactions_per_s', 0):.0f}"
       f"  rtt p50 {r.get('p50', 0):.0f} µs p99 {r.get('p99', 0):.0f} µs"
       + (f"  error: {d['error']}" if d.get("error") else ""))
 PY

@@ -124,59 +124,42 @@ fn nothing_stays_attached_after_sigkill() {
     }
 }
 
-/// Packets/s of a pinned 64-byte flood through the gateway with `rules` fillers.
-fn pps(tb: &str, engine: &str, rules: u32) -> f64 {
-    let rules = rules.to_string();
-    let v = trial_json(
-        "flood",
-        tb,
-        &cmd!(
-            "-t 2 --size frame:64 --rate max --engine",
-            engine,
-            "--rules",
-            &rules,
-            "--pin-client 0 --pin-server 0"
-        ),
-    );
-    assert_eq!(v["status"], "ok", "{engine} {rules}: {v}");
-    assert_eq!(v["verdicts"]["ok"], true, "{engine} {rules}: {v}");
-    let r = &v["result"];
-    u(&r["received"]) as f64 / v["duration_s"].as_f64().unwrap_or(2.0)
-}
-
+/// 6 000 rules (the largest count the cost benchmark uses): xdp walks every one of them
+/// to the accept at the end, xdp-map finds it in its hash; every packet is counted by
+/// that rule and none by a filler. How much the walk costs against the lookup is a
+/// speed claim and lives in `bench/xdp_cost.sh` (issue 24: measured here at a load
+/// average of 10–14, one trial's packets/s varied 4× and the ratios this test asserted
+/// crossed their bounds; docs/tests.md).
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn linear_rules_cost_per_rule_and_the_map_is_flat() {
+fn six_thousand_linear_rules_and_map_entries_count_every_packet_at_the_last() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    // Each figure is the best of three trials, taken in turns (this VM is shared:
-    // another job's burst lowers one trial, never raises one).
-    let points = [
-        ("xdp", 0),
-        ("xdp", 2000),
-        ("xdp", 6000),
-        ("xdp-map", 100),
-        ("xdp-map", 6000),
-    ];
-    let mut best = [0f64; 5];
-    for _ in 0..3 {
-        for (i, (engine, rules)) in points.iter().enumerate() {
-            best[i] = best[i].max(pps(&tb.name, engine, *rules));
-        }
+    for engine in ["xdp", "xdp-map"] {
+        let v = trial_json(
+            "flood",
+            &tb.name,
+            &cmd!("--rate 5kpps --engine", engine, "--rules 6000"),
+        );
+        let ctx = format!("{engine}: {v}");
+        assert_eq!(v["status"], "ok", "{ctx}");
+        // The walk runs in the sender's softirq on this testbed: at a load of 12 a
+        // 20 kpps flood through 6 000 rules got 7 867 packets out. Half of 5 kpps is
+        // enough to count on.
+        let (sent, lost) = (u(&v["result"]["sent"]), u(&v["result"]["lost"]));
+        assert!(sent > 2_500, "{ctx}");
+        let verdicts = &v["verdicts"];
+        assert_eq!(verdicts["ok"], true, "{ctx}");
+        assert_eq!(u(&verdicts["filler_packets"]), 0, "{ctx}");
+        assert_eq!(u(&verdicts["policy_drops"]), 0, "{ctx}");
+        // Every packet that reached the gateway met the last rule (the testbed's own
+        // losses, if any, happen before it: at most the trial's loss).
+        let matched = u(&verdicts["matched_packets"]);
+        assert!(
+            matched <= sent && matched + lost >= sent,
+            "matched {matched} of {sent} sent, {lost} lost: {ctx}"
+        );
     }
-    let [l0, l1, l2, m1, m2] = best;
-    eprintln!("xdp linear: {l0:.0} / {l1:.0} / {l2:.0} pps at 0 / 2000 / 6000 rules");
-    // Positive cost per rule: fewer packets/s with every step (ratios, not times).
-    assert!(
-        l0 > 1.3 * l1 && l1 > 1.2 * l2,
-        "linear cost grows with the rules"
-    );
-    eprintln!("xdp-map: {m1:.0} / {m2:.0} pps at 100 / 6000 rules");
-    assert!(
-        m2 > 0.6 * m1,
-        "a map lookup costs the same for 100 and 6000 entries"
-    );
-    assert!(m2 > 3.0 * l2, "the map beats walking 6000 rules");
 }
 
 /// A gateway event on a BPF engine (issue 25): a map write during a flow trial. The
@@ -186,24 +169,13 @@ fn map_event_takes_effect(tb: &str, engine: &str, event: &str) {
     let v = trial_json(
         "flow",
         tb,
-        &[
-            "-r",
-            "20kpps",
-            "--flows",
-            "2",
-            "--sources",
-            "2",
-            "-t",
-            "2",
-            "--engine",
+        &cmd!(
+            "-r 20kpps --flows 2 --sources 2 -t 2 --engine",
             engine,
-            "--rules",
-            "100",
-            "--event",
+            "--rules 100 --event",
             event,
-            "--event-method",
-            "map",
-        ],
+            "--event-method map"
+        ),
     );
     let ctx = format!("{engine} {event}: {v}");
     assert_eq!(v["status"], "ok", "{ctx}");
@@ -228,7 +200,7 @@ fn map_event_takes_effect(tb: &str, engine: &str, event: &str) {
 fn map_writes_update_the_bpf_engines_under_load() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     for &engine in BPF_ENGINES {
         map_event_takes_effect(&tb.name, engine, "add:1@800ms");
         assert!(!attached(&ns), "{engine}: left {}", bpf_state(&ns));
@@ -270,7 +242,7 @@ fn map_writes_update_the_bpf_engines_under_load() {
 fn map_writes_take_effect_during_echo_and_sessions() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     for engine in ["xdp", "tc-bpf"] {
         let run = |kind: &str, extra: &str| {
             let mut a = argv("-t 2 --rules 100 --event add:1@800ms --event-method map");

@@ -301,12 +301,7 @@ fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     );
     // Samples: one row per stored sample of the same trials.
     let samples = dir.file("s.csv");
-    let o = fwbench(&cmd!(
-        "report",
-        dbs,
-        "-f samples -o",
-        samples.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("report", dbs, "-f samples -o", &samples));
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = rows_of(&samples);
     let stored_newest = sqlite_count(
@@ -335,7 +330,7 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
         format!(
             "cache_dir = \"{d}/cache\"\n\n[client]\nlauncher = {c}\ninterface = \"c0\"\n\
              prefix = [\"198.18.1.0/16\", \"2001:2:0:1::c:0/64\"]\n\
-             gateway_address = [\"198.18.0.1\", \"2001:2:0:1::1\"]\n\n\
+             gateway_address = [\"198.18.0.1\", \"2001:2:0:1::1\"]\nmanage_addresses = true\n\n\
              [gateway]\nlauncher = {g}\ninterface = \"g0\"\n\n\
              [server]\nlauncher = {s}\naddress = [\"198.19.0.2\", \"2001:2:0:2::2\"]\n",
             d = dir.path().display(),

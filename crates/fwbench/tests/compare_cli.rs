@@ -142,18 +142,8 @@ fn a_planted_regression_exits_1_and_is_named() {
     let p = &v["pairs"][0];
     assert_eq!(p["failing"], 2);
     assert_eq!(p["new"]["kernel"], "6.12.0-new");
-    let m = p["matched"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["label"] == "flood rules=100")
-        .unwrap();
-    let c = m["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["metric"] == "received_pps")
-        .unwrap();
+    let m = item(&p["matched"], "label", "flood rules=100");
+    let c = item(&m["changes"], "metric", "received_pps");
     assert!((c["pct"].as_f64().unwrap() + 10.0).abs() < 1e-6, "{c}");
     assert!(c["diff"]["welch"]["p"].as_f64().unwrap() < 0.001, "{c}");
     let o = fwbench(&["compare", sa, sb, "--threshold", "15"]);
@@ -205,9 +195,8 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn a_real_run_compared_with_itself_has_no_regression() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
-    let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", db.to_str().unwrap()));
+    let (_dir, db) = TempDir::with_file("r.db");
+    let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", &db));
     assert!(o.status.success(), "{}", stderr(&o));
     let d = db.to_str().unwrap();
     let o = fwbench(&["compare", d, &format!("{d}:1"), "--threshold", "0"]);
@@ -317,10 +306,7 @@ fn repeated_trials_make_a_comparison_testable() {
     let dir = TempDir::new();
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));
     for db in [&a, &b] {
-        let o = fwbench(&cmd!(
-            "flood -t 1 --rate 10kpps --repeat 2 -J --db",
-            db.to_str().unwrap()
-        ));
+        let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --repeat 2 -J --db", &db));
         assert!(o.status.success(), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");
@@ -359,6 +345,18 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
             .unwrap();
         (o.status.code(), stdout(&o), stderr(&o))
     };
+    // The verdict on two sides `name`-a and `name`-b written alike: repetitions `reps`,
+    // a spread of ±`spread` %.
+    let alike = |name: &str, reps: std::ops::Range<u32>, spread: f64| {
+        let (a, b) = (
+            dir.file(&format!("{name}-a.db")),
+            dir.file(&format!("{name}-b.db")),
+        );
+        for side in [&a, &b] {
+            write_reps(side, "6.1.0", 1.0, false, reps.clone(), spread);
+        }
+        verdict(&a, &b)
+    };
     let (a, same, worse) = (dir.file("a.db"), dir.file("same.db"), dir.file("worse.db"));
     write_run(&a, "6.1.0", 1.0, false);
     write_run(&same, "6.1.0", 1.0, false);
@@ -379,10 +377,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
         "{line}"
     );
     assert!(out.trim_end().ends_with("verdict: differs"), "{out}");
-    let (noisy_a, noisy_b) = (dir.file("noisy-a.db"), dir.file("noisy-b.db"));
-    write_reps(&noisy_a, "6.1.0", 1.0, false, 0..5, 10.0);
-    write_reps(&noisy_b, "6.1.0", 1.0, false, 0..5, 10.0);
-    let (rc, out, err) = verdict(&noisy_a, &noisy_b);
+    let (rc, out, err) = alike("noisy", 0..5, 10.0);
     assert_eq!(rc, Some(1), "{out}{err}");
     assert!(out.contains("**2 match, 0 differ, 0 untested**"), "{out}");
     assert!(
@@ -390,10 +385,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
         "{out}"
     );
     assert!(out.trim_end().ends_with("verdict: matches, noisy"), "{out}");
-    let (one_a, one_b) = (dir.file("one-a.db"), dir.file("one-b.db"));
-    write_reps(&one_a, "6.1.0", 1.0, false, 0..1, 1.0);
-    write_reps(&one_b, "6.1.0", 1.0, false, 0..1, 1.0);
-    let (rc, out, err) = verdict(&one_a, &one_b);
+    let (rc, out, err) = alike("one", 0..1, 1.0);
     assert_eq!(rc, Some(1), "{out}{err}");
     assert!(out.contains("0 match, 0 differ, 2 untested"), "{out}");
     assert!(out.contains("one repetition a side"), "{out}");

@@ -190,7 +190,7 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
         &tb.name,
         &cmd!(
             "--limit 1000 --timeout-ms 300 --hold 0 --engine nft --import",
-            rules.to_str().unwrap()
+            &rules
         ),
     );
     // The imported ruleset dropped SYNs: the trial says so, naming the rule.
@@ -418,14 +418,7 @@ overhead_sessions = 2
     );
     let db = dir.file("r.db");
     let html = dir.file("r.html");
-    let o = fwbench(&cmd!(
-        "run",
-        scenario.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "--report",
-        html.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("run", &scenario, "--db", &db, "--report", &html));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let count = |sql: &str| sqlite_count(&db, sql);
     assert_eq!(count("SELECT count(*) FROM trials"), 6);

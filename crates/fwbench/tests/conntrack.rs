@@ -147,7 +147,7 @@ fn a_filled_table_is_the_trials_occupancy_and_is_emptied_after() {
     assert_eq!((u(&c["offered"]), u(&c["admitted"])), (1, 1), "{c}");
     assert_eq!(c["entries_agree"], true, "{c}");
     assert_eq!(u(&v["result"]["lost"]), 0, "{c}");
-    let ns = format!("fwb-{}-gw", tb.name);
+    let ns = tb.gw();
     let count = in_ns(&ns, &["cat", "/proc/sys/net/netfilter/nf_conntrack_count"]);
     assert_eq!(count.trim(), "0", "the fill is flushed at teardown");
 }

@@ -139,19 +139,12 @@ fn short_flags_conflict_cleanly() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn run_json_lines_are_valid_and_the_version_is_recorded() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "[params]\nproto = [\"tcp\", \"udp\"]\nclients = 2\nduration = 1\n",
     );
-    let o = fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "-J"
-    ));
+    let o = fwbench(&cmd!("run", &sc, "--db", &db, "-J"));
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<serde_json::Value> = out

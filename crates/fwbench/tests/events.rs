@@ -23,9 +23,7 @@ fn flow(tb: &str, engine: &str, extra: &[&str]) -> Value {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn an_added_drop_rule_takes_effect_for_every_engine() {
     let tb = TestbedGuard::up("forward");
-    for engine in
-        "nft nft-set iptables-legacy iptables-nft ipset-legacy ipset-nft".split_whitespace()
-    {
+    for &engine in NETFILTER_ENGINES {
         let v = flow(&tb.name, engine, &["--event", "add:1@800ms"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
         let r = &v["result"];
@@ -73,9 +71,8 @@ fn four_rows_stored(db: &std::path::Path) {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
-    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", db.to_str().unwrap(), "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
+    let (_dir, db) = TempDir::with_file("r.db");
+    let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", &db, "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
     assert!(o.status.success(), "{}", stderr(&o));
     four_rows_stored(&db);
     // A deletion lets the marker flow through: its first packet dates the effect.
@@ -124,9 +121,7 @@ fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
     let tb = TestbedGuard::up("forward");
     // Echo over UDP through every netfilter engine: client 1 (the marker) loses its
     // echoes from then on (one per timeout), the other clients are the background.
-    for engine in
-        "nft nft-set iptables-legacy iptables-nft ipset-legacy ipset-nft".split_whitespace()
-    {
+    for &engine in NETFILTER_ENGINES {
         let v = rr(&tb.name, "echo", engine, &argv("-P udp -n 3"));
         let r = &v["result"];
         let ctx = format!("echo udp {engine}");
@@ -161,8 +156,7 @@ fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn echo_updates_are_stored_one_row_each_and_reported() {
     let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let o = fwbench(&cmd!(
         "echo --testbed",
         &tb.name,

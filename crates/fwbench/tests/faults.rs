@@ -148,14 +148,7 @@ fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
     );
     for round in 0..3 {
         let db = dir.file(&format!("race{round}.db"));
-        let spawn = || {
-            Command::new(bin())
-                .args(["run", scen.to_str().unwrap(), "--db", db.to_str().unwrap()])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        };
+        let spawn = || spawn_piped(&cmd!("run", &scen, "--db", &db));
         let (a, b) = (spawn(), spawn());
         let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
         let codes = [a.status.code(), b.status.code()];
@@ -203,10 +196,7 @@ address = "198.19.0.2"
 "#,
     );
     let t0 = std::time::Instant::now();
-    let o = fwbench(&cmd!(
-        "flood -t 1 --no-store --testbed",
-        tb.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("flood -t 1 --no-store --testbed", &tb));
     let took = t0.elapsed().as_secs_f64();
     let e = stderr(&o);
     assert!(took < 20.0, "took {took:.1} s: {e}");

@@ -9,8 +9,7 @@ use util::*;
 
 #[test]
 fn figures_dir_holds_an_svg_and_a_csv_per_figure() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     {
         let mut s = Store::open(&db).unwrap();
         let run = s

@@ -16,8 +16,7 @@ size = 128\nrate = \"max\"\nduration = 1\n";
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn run_prints_its_findings_last_and_the_legacy_table_once() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("tiny.toml", TINY);
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
@@ -64,8 +63,7 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         panic!("this test needs 2 CPUs or more");
     }
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "g.toml",
         "order = \"sequential\"\nrepetitions = 2\nworkload = \"flood\"\n[testbed]\n\
@@ -122,8 +120,7 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn workload_results_are_stored_and_reported() {
-    let dir = TempDir::new();
-    let db = dir.file("w.db");
+    let (dir, db) = TempDir::with_file("w.db");
     let w = dir.write("w.txt", "sequential 3 {\n  command \"true\"\n}\n");
     let o = fwbench(&[
         "workload",

@@ -110,11 +110,7 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
     assert!(o.status.success(), "{}", stderr(&o));
     let nft = dir.write("ufw.nft", stdout(&o));
     // The default ufw ruleset renders: its long chain names get distinct short ones.
-    let o = fwbench(&cmd!(
-        "rules render --import",
-        v4.to_str().unwrap(),
-        "--engine iptables-nft"
-    ));
+    let o = fwbench(&cmd!("rules render --import", &v4, "--engine iptables-nft"));
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     let mapped = |user: &str| {
@@ -189,7 +185,7 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
         &tb.name,
         &cmd!(
             "--engine iptables-nft --import",
-            v4.to_str().unwrap(),
+            &v4,
             "--aim ufw-user-input:3"
         ),
     );
@@ -207,7 +203,7 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
         "flood --testbed",
         &tb.name,
         "--no-store -t 1 --engine iptables-nft --import",
-        v4.to_str().unwrap(),
+        &v4,
         "--aim ufw-user-input:1"
     ));
     assert_refused(&o, "matches protocol tcp");
@@ -240,12 +236,7 @@ fn hostile_files_are_refused_and_change_nothing() {
     }
     text += "}\n";
     std::fs::write(&many, text).unwrap();
-    let fifo = dir.file("fifo");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = dir.fifo("fifo");
     let builtin = dir.write("builtin.rules", "*filter\n:MINE DROP [0:0]\nCOMMIT\n");
     let family = dir.write(
         "family.rules",
@@ -253,47 +244,22 @@ fn hostile_files_are_refused_and_change_nothing() {
     );
     // A table of this test's own in the gateway: it must come through unchanged.
     let own = "table inet fwbtest_keep {\n\tchain c {\n\t\tip saddr 192.0.2.7 counter packets 0 bytes 0 accept\n\t}\n}\n";
-    let mut c = Command::new("ip")
-        .args(["netns", "exec", &gw, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    c.stdin.take().unwrap().write_all(own.as_bytes()).unwrap();
-    assert!(c.wait().unwrap().success());
+    nft_load(&gw, own);
     let host_before = nft_ruleset(None);
     let gw_before = (nft_ruleset(Some(&gw)), legacy_rules(&gw));
     assert!(gw_before.0.contains("fwbtest_keep"));
+    let zero = std::path::PathBuf::from("/dev/zero");
     for (file, engine, why) in [
-        (
-            escape.to_str().unwrap(),
-            "nft",
-            "deletes or flushes a table",
-        ),
-        (include.to_str().unwrap(), "nft", ":2: `include` is refused"),
-        (
-            delete.to_str().unwrap(),
-            "nft",
-            "deletes or flushes a table",
-        ),
-        (
-            many.to_str().unwrap(),
-            "nft",
-            "90000 chains; fwbench imports at most 10000",
-        ),
-        (fifo.to_str().unwrap(), "nft", "a FIFO"),
-        ("/dev/zero", "nft", "a character device"),
-        (
-            builtin.to_str().unwrap(),
-            "iptables-nft",
-            "is not a built-in chain",
-        ),
-        (
-            family.to_str().unwrap(),
-            "iptables-legacy",
-            "is IPv6 but the trial is IPv4",
-        ),
+        (&escape, "nft", "deletes or flushes a table"),
+        (&include, "nft", ":2: `include` is refused"),
+        (&delete, "nft", "deletes or flushes a table"),
+        (&many, "nft", "90000 chains; fwbench imports at most 10000"),
+        (&fifo, "nft", "a FIFO"),
+        (&zero, "nft", "a character device"),
+        (&builtin, "iptables-nft", "is not a built-in chain"),
+        (&family, "iptables-legacy", "is IPv6 but the trial is IPv4"),
     ] {
+        let file = file.to_str().unwrap();
         let t = Instant::now();
         for args in [
             vec!["rules", "render", "--engine", engine, "--import", file],

@@ -5,7 +5,6 @@
 mod util;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use util::*;
 
@@ -19,13 +18,7 @@ fn dry_run_refused(d: &TempDir, name: &str, text: &str, needles: &[&str]) {
 /// Run fwbench with a deadline (a regression would hang or eat memory otherwise);
 /// returns (exit code, stderr).
 fn refused(args: &[&str]) -> (i32, String) {
-    let mut child = Command::new(bin())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run fwbench");
+    let mut child = spawn_piped(args);
     let t0 = Instant::now();
     loop {
         if child.try_wait().unwrap().is_some() {
@@ -112,12 +105,7 @@ fn workload_files_nested_deep_or_too_parallel_are_refused() {
 #[test]
 fn non_regular_input_files_are_refused_without_reading() {
     let d = TempDir::new();
-    let fifo = d.file("fifo");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    let fifo = d.fifo("fifo");
     let fifo = fifo.to_str().unwrap();
     for (args, what) in [
         (vec!["run", "--dry-run", fifo], "scenario"),
@@ -139,15 +127,10 @@ fn non_regular_input_files_are_refused_without_reading() {
         );
     }
     // A testbed file that is a FIFO.
-    let tb = d.file("tb.toml");
-    assert!(Command::new("mkfifo").arg(&tb).status().unwrap().success());
+    let tb = d.fifo("tb.toml");
     let s = d.write("s.toml", "");
     expect(
-        &cmd!(
-            "run --dry-run --testbed",
-            tb.to_str().unwrap(),
-            s.to_str().unwrap()
-        ),
+        &cmd!("run --dry-run --testbed", &tb, &s),
         &["tb.toml", "testbed file", "a FIFO"],
     );
     assert!(Path::new(fifo).exists());
@@ -183,7 +166,7 @@ fn nonsense_counts_rates_and_durations_are_refused() {
     // A dry run checks the testbed named.
     let empty = d.write("empty.toml", "");
     expect(
-        &cmd!("run --dry-run --testbed Bad_Name", empty.to_str().unwrap()),
+        &cmd!("run --dry-run --testbed Bad_Name", &empty),
         &["Bad_Name"],
     );
 }

@@ -29,16 +29,8 @@ fn sources(r: &Value) -> Vec<(String, u64)> {
 fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let engines = [
-        "nft",
-        "nft-set",
-        "iptables-legacy",
-        "iptables-nft",
-        "ipset-legacy",
-        "ipset-nft",
-    ];
     let mut cases: Vec<(&str, &str, &str)> = vec![];
-    for e in engines {
+    for &e in NETFILTER_ENGINES {
         cases.push((e, "snat", "4"));
         cases.push((e, "dnat", "4"));
     }
@@ -128,27 +120,15 @@ fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
 fn a_wrong_translation_fails_the_trial_naming_the_source() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let ns = format!("fwb-{}-gw", tb.name);
     let table = "table ip fwbt_nat {\n chain c { type nat hook postrouting priority srcnat - 10; \
                  policy accept;\n udp dport 9000 snat ip to 198.19.0.9\n }\n}\n";
-    let mut c = Command::new("ip")
-        .args(["netns", "exec", &ns, "nft", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    c.stdin.take().unwrap().write_all(table.as_bytes()).unwrap();
-    assert!(c.wait().unwrap().success());
+    let t = NftTable::load(&tb.gw(), "ip", "fwbt_nat", table);
     let o = fwbench(&trial_args(
         "flood",
         &tb.name,
         &["--engine", "nft", "--model", "snat", "--rate", "10kpps"],
     ));
-    let _ = Command::new("ip")
-        .args([
-            "netns", "exec", &ns, "nft", "delete", "table", "ip", "fwbt_nat",
-        ])
-        .status();
+    drop(t);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {o:?}"));
     assert_eq!(v["status"], "failed", "{v}");
     let e = v["error"].as_str().unwrap_or_default();
@@ -162,21 +142,12 @@ fn a_wrong_translation_fails_the_trial_naming_the_source() {
 /// Whether this kernel has flowtables, asked independently of fwbench: nft creates
 /// one on `lo` in a scratch namespace.
 fn kernel_has_flowtables() -> bool {
-    let mut c = Command::new("unshare")
-        .args(["--net", "--", "nft", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    c.stdin
-        .take()
-        .unwrap()
-        .write_all(
-            b"table inet t {\n flowtable f { hook ingress priority 0; devices = { lo }; }\n}\n",
-        )
-        .unwrap();
-    c.wait().unwrap().success()
+    succeeds_with_input(
+        Command::new("unshare")
+            .args(["--net", "--", "nft", "-f", "-"])
+            .stderr(std::process::Stdio::null()),
+        "table inet t {\n flowtable f { hook ingress priority 0; devices = { lo }; }\n}\n",
+    )
 }
 
 #[test]
@@ -210,7 +181,7 @@ fn flowtable_says_unavailable_where_the_kernel_has_none_and_carries_traffic_wher
         assert!(e.contains("NF_FLOW_TABLE"), "{e}");
     }
     // Nothing of fwbench's (or of the probe's) is left in the gateway.
-    let left = nft_ruleset(&format!("fwb-{}-gw", tb.name));
+    let left = nft_ruleset(&tb.gw());
     assert!(!left.contains("fwbench"), "{left}");
 }
 

@@ -7,91 +7,13 @@ use serde_json::Value;
 use std::process::Command;
 use util::*;
 
-/// A test-owned nft table in the testbed's gateway, deleted (only it) when dropped.
-struct GatewayTable {
-    ns: String,
-    name: String,
-}
-
-impl GatewayTable {
-    fn new(tb: &TestbedGuard, name: &str, chain_body: &str) -> GatewayTable {
-        let ns = tb.gw();
-        let text = format!(
-            "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
-        );
-        let mut c = Command::new("ip")
-            .args(["netns", "exec", &ns, "nft", "-f", "-"])
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-        assert!(c.wait().unwrap().success(), "nft -f {text}");
-        GatewayTable {
-            ns,
-            name: name.into(),
-        }
-    }
-
-    /// Packets counted by each of the table's counters, in rule order.
-    fn counters(&self) -> Vec<u64> {
-        let o = Command::new("ip")
-            .args([
-                "netns", "exec", &self.ns, "nft", "-j", "list", "table", "inet", &self.name,
-            ])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let mut out = Vec::new();
-        for item in v["nftables"].as_array().unwrap() {
-            for e in item["rule"]["expr"].as_array().into_iter().flatten() {
-                if let Some(p) = e["counter"]["packets"].as_u64() {
-                    out.push(p);
-                }
-            }
-        }
-        out
-    }
-
-    /// Packets counted by the table's (only) counter.
-    fn counter(&self) -> u64 {
-        let o = Command::new("ip")
-            .args([
-                "netns", "exec", &self.ns, "nft", "-j", "list", "table", "inet", &self.name,
-            ])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        for item in v["nftables"].as_array().unwrap() {
-            if let Some(exprs) = item["rule"]["expr"].as_array() {
-                for e in exprs {
-                    if let Some(p) = e["counter"]["packets"].as_u64() {
-                        return p;
-                    }
-                }
-            }
-        }
-        panic!("no counter in {v}");
-    }
-}
-
-impl Drop for GatewayTable {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args([
-                "netns", "exec", &self.ns, "nft", "delete", "table", "inet", &self.name,
-            ])
-            .status();
-    }
-}
-
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn measured_loss_equals_the_dropping_rules_counter() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
     // Every 7th packet of the flood is dropped by a rule with a counter.
-    let t = GatewayTable::new(
+    let t = NftTable::forward(
         &tb,
         "fwbt_numgen",
         "udp dport 9000 numgen inc mod 7 == 0 counter drop",
@@ -278,7 +200,7 @@ fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
         .iter()
         .map(|d| format!("ip daddr {d} udp dport 9000 counter"))
         .collect();
-    let t = GatewayTable::new(&tb, "fwbt_spread", &body.join("\n"));
+    let t = NftTable::forward(&tb, "fwbt_spread", &body.join("\n"));
     for sender in ["udp", "raw", "xdp"] {
         let before = t.counters();
         let v = trial_json(
@@ -328,14 +250,33 @@ fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
 }
 
 /// Through a slow gateway (8 000 filler rules: a few thousand packets/s, a batch of
-/// 64 frames takes ~10 ms) the rate of a short flood is the rate of a long one: the
-/// sender stops at its next batch after the stop, and the time counted runs until that
-/// batch is out. (The sender once looked at the stop flag every 64th batch and counted
-/// time only to the stop: counts came in steps of 4 096 frames, and a short trial's rate
-/// was overstated by up to 4 096 frames ÷ its duration.)
+/// 64 frames takes ~10 ms) the sender stops at its next batch after the stop, and the
+/// time counted runs until that batch is out. (The sender once looked at the stop flag
+/// every 64th batch and counted time only to the stop: counts came in steps of 4 096
+/// frames, and a short trial's rate was overstated by up to 4 096 frames ÷ its
+/// duration.)
+///
+/// Issue 24: this test compared the packets/s of a 0.5-s and a 3-s flood (within
+/// 15 %). On this 2-core VM at a load average of 10–15 the ratio of the two ranged
+/// from 0.31 to 4.3 over 30 pairs (the slow path's rate is the CPU the load leaves it),
+/// so that comparison, a precision claim, is `bench/short_trials.sh`. What is asserted
+/// here holds under load:
+/// * the counts are not in steps of 64 batches of each other (the old sender's were
+///   all 4 032 more than a multiple of 4 096; one that looks at its stop every batch
+///   stops at any multiple of 64 frames: four counts in steps of 4 096 by chance have
+///   odds of 1 in 64³);
+/// * the time counted covers the stop and overruns it by at most a batch. Measured
+///   (`bench/test_spread.py`, 60 trials at a load of 10–15): 3–49 ms; the bound is
+///   250 ms, or the longest one-way delay of the trial when the path itself held
+///   packets longer (once a 3-s trial's last batch was held 3.7 s, its packets up to
+///   4.8 s).
+///
+/// Breaks tried (docs/tests.md): the stop looked at every 64th batch fails the first
+/// check in every run; that with the time counted to the last send fails the second in
+/// 5 of 6 runs.
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
-fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
+fn a_flood_through_a_slow_gateway_stops_within_a_batch_of_its_end() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
     let filler: String = (0..8000)
@@ -347,31 +288,37 @@ fn a_short_flood_through_a_slow_gateway_measures_the_same_rate_as_a_long_one() {
             )
         })
         .collect();
-    let _t = GatewayTable::new(&tb, "fwbt_slow", &filler);
-    let flood = |secs: &str| {
+    let _t = NftTable::forward(&tb, "fwbt_slow", &filler);
+    let mut counts = vec![];
+    for secs in [0.5, 3.0, 0.5, 0.5] {
+        let t = secs.to_string();
         let v = trial_json(
             "flood",
             &tb.name,
-            &cmd!("-t", secs, "--frame 64 --pin-client 0 --pin-server 0"),
+            &cmd!("-t", &t, "--frame 64 --pin-client 0 --pin-server 0"),
         );
-        v["result"].clone()
-    };
-    let short = flood("0.5");
-    let long = flood("3");
-    let (rs, rl) = (f(&short["received_pps"]), f(&long["received_pps"]));
-    let ctx = format!("0.5 s: {short}\n3 s: {long}");
-    assert!(
-        rl > 100.0 && rl < 60_000.0,
-        "the gateway is not slow: {ctx}"
-    );
-    assert!((rs - rl).abs() / rl < 0.15, "{rs} vs {rl} pps: {ctx}");
-    for (r, secs) in [(&short, 0.5), (&long, 3.0)] {
-        let e = f(&r["elapsed_s"]);
+        let r = &v["result"];
+        let ctx = format!("{secs} s: {r}");
+        // Slow, and through: (under load the path once held a 0.5-s trial's first
+        // batches 4.5 s, 41 packets/s over its 4.7 s; that is a stall the elapsed
+        // check below accounts for, not a gateway that is not slow).
+        let rate = f(&r["received_pps"]);
         assert!(
-            e >= secs && e < secs + 0.1,
-            "elapsed {e} s of {secs}: {ctx}"
+            u(&r["received"]) > 0 && rate < 60_000.0,
+            "the gateway is not slow: {ctx}"
         );
+        let over = f(&r["elapsed_s"]) - secs;
+        let held = u(&r["owd"]["max_ns"]) as f64 / 1e9;
+        assert!(
+            over >= 0.0 && over <= held.max(0.25),
+            "elapsed {secs} s + {over} s (longest one-way delay {held} s): {ctx}"
+        );
+        counts.push(u(&r["sent"]));
     }
+    assert!(
+        counts.iter().any(|n| n % 4096 != counts[0] % 4096),
+        "sent {counts:?}: in steps of 64 batches of 64 frames"
+    );
 }
 
 #[test]
@@ -384,10 +331,13 @@ fn paced_flow_holds_its_rate_within_its_measured_spread() {
     // of 2 s with the debug build at a load average of 5 on this 2-core VM: at 15M
     // (14 648 pps) sent and received were within 0.02 % of the rate, so 1 % is 50× the
     // spread; at 100 kpps the sender fell behind by up to 15.7 % (open loop: a late
-    // sender sends less, it never sends more), so only a floor of half the rate holds
-    // at load 8. Nothing was lost through the gateway in any trial: received = sent
-    // within 1 %.
-    for (rate, pps, floor) in [("15M", 15e6 / 1024.0, 0.99), ("100kpps", 1e5, 0.5)] {
+    // sender sends less, it never sends more). Issue 24, 20 more trials each at a load
+    // of 10–14 (`bench/test_spread.py`): 15M within 0.22 %; 100 kpps 0.546–1.0 of the
+    // rate (the sender's CPU share), so its floor is a quarter (1.65× the worst
+    // shortfall): it still catches a rate taken in the wrong unit, and the 15M case
+    // the pacer's accuracy. Nothing was lost through the gateway in any of the 56
+    // trials: received = sent within 1 %.
+    for (rate, pps, floor) in [("15M", 15e6 / 1024.0, 0.99), ("100kpps", 1e5, 0.25)] {
         let v = trial_json("flow", &tb.name, &["-t", "2", "--rate", rate]);
         let r = &v["result"];
         let ctx = format!("{rate}: {r}");
@@ -458,7 +408,7 @@ fn ping_round_trips_are_positive_and_ordered() {
 fn ndr_newflows_finds_a_new_flow_policers_rate() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let policer = GatewayTable::new(
+    let policer = NftTable::forward(
         &tb,
         "fwbt_newflows",
         "ct state new limit rate over 2000/second burst 200 packets counter drop",
@@ -488,37 +438,37 @@ fn ndr_newflows_finds_a_new_flow_policers_rate() {
 fn ndr_finds_a_policers_rate_within_the_precision() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    let limit = 20_000.0;
-    // A burst of 0.1 s absorbs the paced sender's scheduling hiccups on a busy machine;
-    // in a 1-s trial the bucket then passes limit + burst packets.
-    let burst = 2_000.0;
-    let _t = GatewayTable::new(
-        &tb,
-        "fwbt_policer",
-        "udp dport 9000 limit rate over 20000/second burst 2000 packets counter drop",
-    );
     let dir = TempDir::new();
-    let db = dir.file("ndr.db");
-    let v = json_of(&cmd!(
-        "ndr --testbed",
-        &tb.name,
-        "--json -t 1 --precision 2% --db",
-        db.to_str().unwrap()
-    ));
-    assert_eq!(v["result"]["search"], "ndr", "{v}");
-    let v = &v["result"];
+    // In a 1-s trial the bucket passes limit + burst packets. Measured (issue 24,
+    // `bench/test_spread.py`, at a load average of 10–16 on this 2-core VM): with a
+    // policer of 20 000/s and 2 000 (as this test had) 5 of 28 searches had a step the
+    // testbed failed below the policer's rate (a paced sender descheduled and catching
+    // up in a burst the gateway's backlog drops, or falling behind) and found 0.57–0.97
+    // of it; at 5 000/s and 1 000 none of 16 did, and they found 0.971–0.995. The rate
+    // found must lie within `Policer::lowest` (0.946 of it) and 1.005.
+    let p = Policer {
+        limit: 5_000.0,
+        burst: 1_000.0,
+    };
+    let t = p.on(&tb);
+    let mut n = 0;
+    let (v, db) = p.search(
+        "ndr",
+        || {
+            n += 1;
+            let db = dir.file(&format!("ndr{n}.db"));
+            let v = json_of(&cmd!(
+                "ndr --testbed",
+                &tb.name,
+                "--json -t 1 --precision 2% --db",
+                db.to_str().unwrap()
+            ));
+            assert_eq!(v["result"]["search"], "ndr", "{v}");
+            (v["result"].clone(), db)
+        },
+        |v| p.check_ndr(v, 0.02),
+    );
     let ndr = f(&v["rate_pps"]);
-    let fail = f(&v["fail_pps"]);
-    // In a 1-s trial the bucket passes limit + burst packets.
-    let ceiling = limit + burst;
-    assert!(
-        ndr <= ceiling * 1.005 && ndr >= ceiling * 0.97,
-        "ndr {ndr}: {v}"
-    );
-    assert!(
-        fail > ndr && (fail - ndr) <= 0.02 * fail + 1.0,
-        "bracket {ndr}..{fail}"
-    );
     assert!(v["converged"].as_bool().unwrap(), "{v}");
     let curve = v["curve"].as_array().unwrap();
     assert_eq!(curve.len(), u(&v["trials"]) as usize);
@@ -527,11 +477,20 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
         "curve sorted"
     );
     // Latency under load at 10, 50, 90 and 100 % of the rate found (by default).
-    assert_latency_at_fractions(v, ndr, false);
+    assert_latency_at_fractions(&v, ndr, false);
     // Every trial of the search is stored, in one run (latency trials too).
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len() + 4);
+    drop(t);
     // The same search as a scenario workload: its steps and its result are stored.
+    // Against 20 000/s and 2 000 from 40 kpps at a precision of 3 %: 6 of 6 searches
+    // at a load of 11–24 found 0.966–0.994 of it, none with a step the testbed failed.
+    let p = Policer {
+        limit: 20_000.0,
+        burst: 2_000.0,
+    };
+    let _t = p.on(&tb);
+    let ceiling = p.limit + p.burst;
     let sc = dir.write(
         "ndr.toml",
         format!(
@@ -539,19 +498,50 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
             tb.name
         ),
     );
-    let db2 = dir.file("run.db");
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
-    assert_prints(&o, "searches");
-    let found = sqlite_count(
-        &db2,
-        "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'ndr' AND status = 'ok'",
-    ) as f64;
-    assert!(
-        found <= ceiling * 1.005 && found >= ceiling * 0.96,
-        "scenario ndr {found}"
+    let mut n = 0;
+    let (found, db2) = p.search(
+        "scenario ndr",
+        || {
+            n += 1;
+            let db2 = dir.file(&format!("run{n}.db"));
+            let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
+            assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+            assert_prints(&o, "searches");
+            (stored_search(&db2, "ndr"), db2)
+        },
+        |v| {
+            let found = f(&v["rate_pps"]);
+            assert!(found <= ceiling * 1.005, "scenario ndr {found}: {v}");
+            if found < p.lowest(0.03) {
+                return Err(format!("scenario ndr {found} of {ceiling}"));
+            }
+            Ok(())
+        },
+    );
+    assert_eq!(
+        sqlite_count(
+            &db2,
+            "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'ndr' AND status = 'ok'",
+        ),
+        f(&found["rate_pps"]) as i64,
+        "the stored headline is the search's rate"
     );
     assert!(sqlite_count(&db2, "SELECT count(*) FROM trials WHERE workload = 'flood'") >= 4);
+}
+
+/// The stored result of the (only) search of `workload` in a results file.
+fn stored_search(db: &std::path::Path, workload: &str) -> Value {
+    let o = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 5000"])
+        .arg(db)
+        .arg(format!(
+            "SELECT json_extract(results, '$.search') FROM trials \
+             WHERE workload = '{workload}' AND status = 'ok'"
+        ))
+        .output()
+        .expect("sqlite3");
+    serde_json::from_str(stdout(&o).trim())
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&o), stderr(&o)))
 }
 
 /// MLRsearch (issue 28) on a policed gateway: both goals (0 % and 5 % loss) land on the
@@ -566,41 +556,45 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     // machine, and a bucket that absorbs its catching up after being descheduled (with
     // 0.1 s, hiccups of a load of 10–40 lost packets well under the policer's rate).
     let (limit, burst, d) = (5_000.0, 2_500.0, 2.0);
-    let _t = GatewayTable::new(
-        &tb,
-        "fwbt_mlr_policer",
-        "udp dport 9000 limit rate over 5000/second burst 2500 packets counter drop",
-    );
+    let p = Policer { limit, burst };
+    let _t = p.on(&tb);
     let dir = TempDir::new();
-    let db = dir.file("mlr.db");
-    let v = json_of(&[
+    // Measured (issue 24, `bench/test_spread.py`, 10 searches at a load average of
+    // 11–14): the goals' rates were 1.15–1.25 of their floors and 0.92–1.00 of their
+    // truths, the 5 % goal 1.01–1.08 times the 0 % goal's. Once (load ~8) the testbed
+    // lost 8–10 % in 2-s trials the policer passes whole, and both goals came out equal:
+    // such a search runs once more (`Policer::search`).
+    let mut n = 0;
+    let (v, db) = p.search(
         "mlr",
-        "--testbed",
-        &tb.name,
-        "--json",
-        "-t",
-        "2",
-        "--initial-duration",
-        "0.5",
-        "--goals",
-        "0,5%",
-        "--precision",
-        "2%",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
-    assert_eq!(v["result"]["search"], "mlr", "{v}");
-    let v = &v["result"];
+        || {
+            n += 1;
+            let db = dir.file(&format!("mlr{n}.db"));
+            let v = json_of(&[
+                "mlr",
+                "--testbed",
+                &tb.name,
+                "--json",
+                "-t",
+                "2",
+                "--initial-duration",
+                "0.5",
+                "--goals",
+                "0,5%",
+                "--precision",
+                "2%",
+                "--db",
+                db.to_str().unwrap(),
+            ]);
+            assert_eq!(v["result"]["search"], "mlr", "{v}");
+            (v["result"].clone(), db)
+        },
+        |v| p.check_goals(v, d, 0.02),
+    );
     assert!(v["converged"].as_bool().unwrap(), "{v}");
     assert_eq!(v["limited_by_sender"], false, "{v}");
+    let v = &v;
     let goals = v["goals"].as_array().unwrap();
-    assert_eq!(goals.len(), 2, "{v}");
-    for g in goals {
-        let ctx = v.to_string();
-        let bracket = (f(&g["rate_pps"]), f(&g["fail_pps"]));
-        assert_policed_rate(bracket, f(&g["loss_ratio"]), (limit, burst, d), 0.02, &ctx);
-    }
-    assert!(f(&goals[1]["rate_pps"]) > f(&goals[0]["rate_pps"]), "{v}");
     assert_eq!(
         f(&v["rate_pps"]),
         f(&goals[0]["rate_pps"]),
@@ -617,15 +611,13 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     let n = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
     assert_eq!(n as usize, curve.len() + 4);
     // The same search as a scenario workload: its row holds both rates.
-    let sc = dir.file("mlr.toml");
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "mlr.toml",
         format!(
             "workload = \"mlr\"\n[testbed]\nname = \"{}\"\n[params]\nduration = 1\ninitial_duration = \"0.5s\"\ngoals = \"0,5%\"\nprecision = \"3%\"\nmax_rate = \"10kpps\"\nlatency_at = \"none\"\n",
             tb.name
         ),
-    )
-    .unwrap();
+    );
     let db2 = dir.file("run.db");
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
@@ -758,63 +750,55 @@ fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
 
 #[test]
 fn packet_bad_input_exits_2() {
-    for args in [
-        &["flood", "--size", "abc"][..],
-        &["flood", "--size", "1473"],
-        &["flood", "-A", "6", "--frame", "64"],
-        &["flood", "--rate", "15Q"],
-        &["flood", "--rate", "-5M"],
-        &["flood", "-t", "0"],
-        &["flood", "--threads", "500", "--flows", "500"],
-        &["flood", "--threads", "2"],
-        &["flood", "--sender", "dpdk"],
-        &["flood", "--size", "8000", "--fragment", "--sender", "raw"],
-        &["flood", "--size", "70000", "--fragment"],
-        &["flood", "--sink", "gateway", "--topology", "direct"],
-        &["flood", "--sink", "xdp", "--topology", "input"],
-        &["flood", "--size", "8000", "--fragment", "--sender", "xdp"],
-        &["flood", "--sink", "xdp", "--size", "3000", "--fragment"],
-        &["flow"],
-        &["flow", "--rate", "max"],
-        &["ping", "-s", "4"],
-        &["ping", "-c", "0"],
-        &["ping", "-i", "soon"],
-        &["ndr", "--loss", "150%"],
-        &["ndr", "--precision", "x"],
-        &["ndr", "--precision", "0"],
-        &["ndr", "--max-rate", "0.5pps"],
-        &["ndr", "--sink", "gateway"],
-        &["ndr", "--latency-at", "120%"],
-        &["mlr", "--goals", "0,150%"],
-        &["mlr", "--goals", "x"],
-        &["mlr", "--latency-at", "0"],
-        &["mlr", "--precision", "0"],
-        &["mlr", "--initial-duration", "soon"],
-        &["flood", "--frame", "60"],
-        &["flood", "--size", "imix", "--fragment"],
-        &["flood", "--size", "60:1,1500:1"],
-        &["flood", "--size", "64:0"],
-        &["flood", "--size", "64:7,64:1"],
-        &["flood", "-A", "6", "--size", "imix"],
-        &["ping", "--size", "imix"],
-        &["flood", "--dsts", "4"],
-        &[
-            "flood",
-            "--dsts",
-            "2",
-            "--flows",
-            "2",
-            "--dst",
-            "198.19.0.2",
-        ],
-        &["flood", "--dsts", "300", "--flows", "300"],
-        &["flood", "--sink", "gateway", "--fragment", "--size", "3000"],
-        &["degrade", "--rate", "1M"],
-        &argv("degrade --rate 1M --engine nft --max-rules 0"),
+    for line in [
+        "flood --size abc",
+        "flood --size 1473",
+        "flood -A 6 --frame 64",
+        "flood --rate 15Q",
+        "flood --rate -5M",
+        "flood -t 0",
+        "flood --threads 500 --flows 500",
+        "flood --threads 2",
+        "flood --sender dpdk",
+        "flood --size 8000 --fragment --sender raw",
+        "flood --size 70000 --fragment",
+        "flood --sink gateway --topology direct",
+        "flood --sink xdp --topology input",
+        "flood --size 8000 --fragment --sender xdp",
+        "flood --sink xdp --size 3000 --fragment",
+        "flow",
+        "flow --rate max",
+        "ping -s 4",
+        "ping -c 0",
+        "ping -i soon",
+        "ndr --loss 150%",
+        "ndr --precision x",
+        "ndr --precision 0",
+        "ndr --max-rate 0.5pps",
+        "ndr --sink gateway",
+        "ndr --latency-at 120%",
+        "mlr --goals 0,150%",
+        "mlr --goals x",
+        "mlr --latency-at 0",
+        "mlr --precision 0",
+        "mlr --initial-duration soon",
+        "flood --frame 60",
+        "flood --size imix --fragment",
+        "flood --size 60:1,1500:1",
+        "flood --size 64:0",
+        "flood --size 64:7,64:1",
+        "flood -A 6 --size imix",
+        "ping --size imix",
+        "flood --dsts 4",
+        "flood --dsts 2 --flows 2 --dst 198.19.0.2",
+        "flood --dsts 300 --flows 300",
+        "flood --sink gateway --fragment --size 3000",
+        "degrade --rate 1M",
+        "degrade --rate 1M --engine nft --max-rules 0",
     ] {
-        let o = fwbench(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(!stderr(&o).trim().is_empty(), "{args:?}: no message");
+        let o = fwbench(&argv(line));
+        assert_eq!(o.status.code(), Some(2), "{line}: {}", stderr(&o));
+        assert!(!stderr(&o).trim().is_empty(), "{line}: no message");
     }
 }
 
@@ -832,13 +816,8 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
         "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\n",
     );
     let db = dir.file("r.db");
-    let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
-    let child = Command::new(bin())
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = cmd!("run", &sc, "--db", &db);
+    let child = spawn_piped(&args);
     let steps = |db: &std::path::Path| {
         if db.exists() {
             sqlite_count(db, "SELECT count(*) FROM trials WHERE workload = 'flood'")

@@ -5,7 +5,7 @@
 mod util;
 
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use util::*;
 
@@ -86,23 +86,13 @@ fn direct_and_input_topologies_echo() {
         assert_eq!(v["status"], "ok", "{topo}: {v}");
         assert_eq!(v["params"]["topology"], topo);
         assert_eq!(u(&v["result"]["validation_errors"]), 0);
-        let roles: Vec<&str> = v["placement"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["role"].as_str().unwrap())
-            .collect();
+        let roles = fields(&v["placement"], "role");
         if topo == "direct" {
             assert_eq!(roles, ["server", "client"]);
         } else {
             assert_eq!(roles, ["gateway", "server", "client"]);
             // the server role runs inside the gateway namespace
-            let places: Vec<&str> = v["placement"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["place"].as_str().unwrap())
-                .collect();
+            let places = fields(&v["placement"], "place");
             assert_eq!(places[0], places[1]);
         }
     }
@@ -155,9 +145,8 @@ fn sctp_is_reported_unavailable_not_crashed() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
-    let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", db.to_str().unwrap(), "--json"));
+    let (_dir, db) = TempDir::with_file("r.db");
+    let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", &db, "--json"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(namespaces_with(&format!("fwb-e{pid}x")).is_empty());
     let n: i64 = sqlite_count(&db, "SELECT count(*) FROM trials WHERE status = 'ok'");
@@ -199,18 +188,12 @@ fn sigkill_of_controller_leaves_nothing_behind() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ctrl_c_keeps_finished_trials_and_cleans_up() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "name = \"ctrlc\"\n[params]\nproto = [\"tcp\", \"udp\"]\nclients = [2, 3]\nduration = \"1500ms\"\n",
     );
-    let child = Command::new(bin())
-        .args(["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&cmd!("run", &sc, "--db", &db));
     let pid = child.id();
     // Interrupt once the first trial is committed.
     assert!(wait_for(30.0, || {
@@ -246,8 +229,7 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn scenario_run_records_sctp_unavailable_and_summary() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "[params]\nproto = [\"tcp\", \"sctp\"]\nfamily = [4, 6]\nclients = 2\nduration = 1\n",
@@ -363,34 +345,30 @@ fn testbed_lifecycle_and_duplicate_name() {
 
 // ---- firewall engines (issue 3) ----
 
-const ENGINES: &[&str] = &[
-    "nft",
-    "nft-set",
-    "iptables-legacy",
-    "iptables-nft",
-    "ipset-legacy",
-    "ipset-nft",
-];
-
-/// The next trial (another engine) finds the crash marker and removes what it lists.
-fn next_trial_leaves_the_gateway_clean(tb: &str, ns: &str) {
+/// Kill the gateway agent of a trial (`extra`: its duration and rules) on a new testbed:
+/// it cannot undo anything, so `table` stays behind. The next trial (another engine)
+/// finds the crash marker and removes what it lists: nothing of fwbench's is left.
+fn crash_marker_cleans_up(extra: &str, table: &str) {
+    let tb = TestbedGuard::up("forward");
+    let ns = tb.gw();
+    let state = crash_gateway_agent(&tb.name, &ns, &argv(extra));
+    assert!(
+        state.contains(table),
+        "expected {table} left after the crash"
+    );
     let v = echo_json(
-        tb,
+        &tb.name,
         &["-n", "1", "--engine", "iptables-legacy", "--rules", "5"],
     );
     assert_eq!(v["status"], "ok", "{v}");
-    let left = gateway_state(ns);
-    assert!(
-        !left.contains("fwbench") && !left.contains("FWBENCH"),
-        "left: {left}"
-    );
+    assert_gateway_clean(&ns, "after the crash marker's cleanup:");
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn every_engine_installs_10000_rules_verifies_and_removes_them() {
     let tb = TestbedGuard::up("forward");
-    for engine in ENGINES {
+    for &engine in NETFILTER_ENGINES {
         let v = echo_json(
             &tb.name,
             &[
@@ -414,11 +392,7 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
         assert!(u(&verdicts["matched_packets"]) > 0, "{engine}");
         assert_eq!(u(&verdicts["filler_packets"]), 0, "{engine}");
         assert_eq!(u(&v["result"]["validation_errors"]), 0, "{engine}");
-        let left = gateway_state(&tb.gw());
-        assert!(
-            !left.contains("fwbench") && !left.contains("FWBENCH"),
-            "{engine} left: {left}"
-        );
+        assert_gateway_clean(&tb.gw(), engine);
     }
 }
 
@@ -483,19 +457,10 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_cleans_an_ip6_table_up() {
-    let tb = TestbedGuard::up("forward");
-    let ns = tb.gw();
-    let state = crash_gateway_agent(
-        &tb.name,
-        &ns,
-        &argv("-t 30 -A 6 --engine nft --nft-family ip --rules 50"),
+    crash_marker_cleans_up(
+        "-t 30 -A 6 --engine nft --nft-family ip --rules 50",
+        "table ip6 fwbench",
     );
-    assert!(
-        state.contains("table ip6 fwbench"),
-        "expected an ip6 table left after the crash"
-    );
-    // The next trial (another engine) finds the marker and deletes `table ip6 fwbench`.
-    next_trial_leaves_the_gateway_clean(&tb.name, &ns);
 }
 
 #[test]
@@ -554,20 +519,7 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         .filter(|l| !l.starts_with('#') && *l != "EOF")
         .map(|l| format!("{l}\n"))
         .collect();
-    let ns = tb.gw();
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", &ns, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(batch.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let _rules = NftTable::load(&tb.gw(), "inet", "fwbench", &batch);
     let v = echo_json(
         &tb.name,
         &["-n", "3", "-P", "udp", "-t", "1", "--timeout-ms", "100"],
@@ -580,11 +532,6 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
         0,
         "client 3 is not permitted: dropped"
     );
-    let _ = Command::new("ip")
-        .args([
-            "netns", "exec", &ns, "nft", "delete", "table", "inet", "fwbench",
-        ])
-        .status();
 }
 
 #[test]
@@ -622,7 +569,7 @@ fn foreign_rules_are_untouched() {
         in_ns(&ns, &["nft", "list", "ruleset"]),
         in_ns(&ns, &["iptables-legacy-save"]),
     );
-    for engine in ENGINES {
+    for &engine in NETFILTER_ENGINES {
         let v = echo_json(&tb.name, &["-n", "2", "--engine", engine, "--rules", "100"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
     }
@@ -664,20 +611,14 @@ fn rules_removed_after_sigkill_of_controller() {
             &["-t", "60", "--engine", engine, "--rules", "1000"],
         );
         assert!(
-            wait_for(20.0, || {
-                let s = gateway_state(&ns);
-                s.contains("fwbench") || s.contains("FWBENCH")
-            }),
+            wait_for(20.0, || has_fwbench(&gateway_state(&ns))),
             "{engine}: rules never installed"
         );
         std::thread::sleep(Duration::from_millis(500));
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(
-            wait_for(10.0, || {
-                let s = gateway_state(&ns);
-                !s.contains("fwbench") && !s.contains("FWBENCH")
-            }),
+            wait_for(10.0, || !has_fwbench(&gateway_state(&ns))),
             "{engine}: left after SIGKILL: {}",
             gateway_state(&ns)
         );
@@ -759,43 +700,24 @@ fn import_iptables_save_and_nft_files_run() {
         "{}",
         v["gateway"]
     );
-    let left = gateway_state(&tb.gw());
-    assert!(
-        !left.contains("fwbench") && !left.contains("FWBENCH"),
-        "{left}"
-    );
+    assert_gateway_clean(&tb.gw(), "after the imports:");
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn crash_marker_lets_the_next_run_clean_up() {
-    let tb = TestbedGuard::up("forward");
-    let ns = tb.gw();
-    // Kill the gateway agent itself: it cannot undo anything, so the rules stay behind.
-    let state = crash_gateway_agent(
-        &tb.name,
-        &ns,
-        &["-t", "30", "--engine", "nft", "--rules", "50"],
-    );
-    assert!(
-        state.contains("table inet fwbench"),
-        "expected leftovers after the crash"
-    );
-    // The next trial's gateway finds the marker and removes them first.
-    next_trial_leaves_the_gateway_clean(&tb.name, &ns);
+    crash_marker_cleans_up("-t 30 --engine nft --rules 50", "table inet fwbench");
 }
 
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn killed_run_resumes_without_repeating_or_losing_trials() {
     let dir = TempDir::new();
-    let sc = dir.file("resume.toml");
     // No seed: the resumed run must take the interrupted run's seed to keep the keys.
-    std::fs::write(
-        &sc,
+    let sc = dir.write(
+        "resume.toml",
         "order = \"random\"\nrepetitions = 2\n[params]\nproto = \"udp\"\nclients = [1, 2, 3]\nduration = \"600ms\"\n",
-    )
-    .unwrap();
+    );
     let db = dir.file("r.db");
     let args = ["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()];
     let mut child = spawn_quiet(&args);
@@ -842,13 +764,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
         1
     );
     // A complete run is not resumed: the next invocation is a new run.
-    let o = fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "--dry-run"
-    ));
+    let o = fwbench(&cmd!("run", &sc, "--db", &db, "--dry-run"));
     assert!(o.status.success());
     // The ephemeral testbed of the killed run is gone.
     assert!(namespaces_with("fwb-e")
@@ -860,13 +776,11 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn workload_file_runs_its_commands_inside_the_client_namespace() {
     let dir = TempDir::new();
-    let w = dir.file("w.txt");
     // `ip link show c0` succeeds only in the client's namespace (the host has no c0).
-    std::fs::write(
-        &w,
+    let w = dir.write(
+        "w.txt",
         "# seed 003 style\nsequential 3 { command \"ip link show c0\" }\nparallel 2 { sequential 2 { command \"sleep 0.2\" } }\nrandom 2 7 10ms 20ms { command \"false\" }\n",
-    )
-    .unwrap();
+    );
     let t0 = std::time::Instant::now();
     let o = fwbench(&["workload", w.to_str().unwrap(), "--json"]);
     let wall = t0.elapsed().as_secs_f64();
@@ -917,8 +831,7 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn workload_file_runs_with_the_firewall_options() {
     let dir = TempDir::new();
-    let w = dir.file("w.txt");
-    std::fs::write(&w, "sequential 2 { command \"true\" }\n").unwrap();
+    let w = dir.write("w.txt", "sequential 2 { command \"true\" }\n");
     let file = w.to_str().unwrap();
     let v = json_of(&[
         "workload",
@@ -965,8 +878,7 @@ fn residue_rows(db: &std::path::Path) -> Vec<Vec<String>> {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let ns = tb.gw();
     // A fresh gateway's state, to compare with after the run.
@@ -980,14 +892,7 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
             .join(" ")
     };
     let fresh_addrs = addrs(&ns);
-    let o = fwbench(&cmd!(
-        "run",
-        sc.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-        "--testbed",
-        &tb.name
-    ));
+    let o = fwbench(&cmd!("run", &sc, "--db", &db, "--testbed", &tb.name));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_says(&o, "rebuilt the testbed (same name and addresses)");
     let rows = residue_rows(&db);
@@ -1065,8 +970,7 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
@@ -1095,7 +999,7 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     // An nft engine's id carries its table family.
     let o = fwbench(&cmd!(
         "echo -t 1 -n 1 -P udp --engine nft-set --rules 10 --nft-family ip --db",
-        db.to_str().unwrap()
+        &db
     ));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     let last = sqlite_rows(
@@ -1135,8 +1039,7 @@ fn threads_mode_refuses_too_many_clients_before_starting() {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn second_run_on_a_busy_testbed_or_run_is_refused() {
     let tb = TestbedGuard::up("forward");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
         "[params]\nproto = \"udp\"\nclients = [1, 2]\nduration = \"2s\"\n",

@@ -21,17 +21,9 @@ use util::*;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
+/// `prog args…`, which must succeed (util's [`run_ok`]).
 fn run(prog: &str, args: &[&str]) -> Output {
-    let o = Command::new(prog)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{prog}: {e}"));
-    assert!(
-        o.status.success(),
-        "{prog} {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    run_ok(&[&[prog], args].concat())
 }
 
 /// Three hosts with sshd (four with a second generator host), a controller namespace,
@@ -443,12 +435,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
         ));
         let ctx = format!("echo {proto}/IPv{family}: {v}");
         assert_echo_ok(&v, &ctx);
-        let places: Vec<String> = v["placement"]
-            .as_array()
-            .expect("placement")
-            .iter()
-            .map(|p| p["place"].as_str().unwrap_or("").to_string())
-            .collect();
+        let places = fields(&v["placement"], "place");
         assert!(
             places.iter().all(|p| p.starts_with("ssh ")),
             "{ctx}: {places:?}"
@@ -482,22 +469,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     let v = h.json(&trial_args(
         "flow",
         &file,
-        &[
-            "-r",
-            "20kpps",
-            "--flows",
-            "2",
-            "--sources",
-            "2",
-            "-t",
-            "2",
-            "--engine",
-            "nft",
-            "--rules",
-            "10",
-            "--event",
-            "add:1@800ms",
-        ],
+        &argv("-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 10 --event add:1@800ms"),
     ));
     assert_eq!(v["status"], "ok", "{v}");
     let e = &v["result"]["events"];
@@ -816,29 +788,22 @@ fn remote_client_port_moved_over_ssh_and_given_back() {
 /// gateway namespace the test made) with a counter per ingress port, and one for the
 /// packets its drop rule takes (flow `drop_sport`'s, when given).
 fn gateway_counters(gw: &str, drop_sport: Option<u16>) {
-    let drop = drop_sport
-        .map(|p| format!("udp sport {p} counter name \"dropped\" drop\n"))
-        .unwrap_or_default();
-    gateway_table(gw, &drop);
-}
-
-/// The test's table `inet mhtest` in the gateway, made anew: a counter per ingress port
-/// (`g0`, `g2`), a counter `dropped`, and `rules` after the counting ones in its
-/// forward chain.
-fn gateway_table(gw: &str, rules: &str) {
     let _ = Command::new("ip")
         .args([
             "netns", "exec", gw, "nft", "delete", "table", "inet", "mhtest",
         ])
         .output();
-    let table = format!(
+    let drop = drop_sport
+        .map(|p| format!("udp sport {p} counter name \"dropped\" drop\n"))
+        .unwrap_or_default();
+    let rules = format!(
         "table inet mhtest {{\n\
          counter g0 {{}}\ncounter g2 {{}}\ncounter dropped {{}}\n\
          chain counts {{\ntype filter hook forward priority -10; policy accept;\n\
          iifname \"g0\" meta l4proto udp counter name \"g0\"\n\
-         iifname \"g2\" meta l4proto udp counter name \"g2\"\n{rules}}}\n}}\n"
+         iifname \"g2\" meta l4proto udp counter name \"g2\"\n{drop}}}\n}}\n"
     );
-    run_with_input(&["ip", "netns", "exec", gw, "nft", "-f", "-"], &table);
+    run_with_input(&["ip", "netns", "exec", gw, "nft", "-f", "-"], &rules);
 }
 
 /// Packets a named counter of the test's table counted.
@@ -1118,70 +1083,64 @@ fn remote_ndr_and_mlr_over_two_generator_hosts_find_a_policers_rate() {
     let h = Hosts::with_second_client();
     let gw = h.ns("gw");
     let file = h.two_client_file("two.toml", |t| t);
-    // The policer of the single-host search tests (crates/fwbench/tests/packet.rs):
+    // The policer of the single-host mlr test (crates/fwbench/tests/packet.rs):
     // 5 000 packets/s, a bucket of 0.5 s (a busy machine's paced senders catch up in
-    // bursts it absorbs), on the traffic of both ports.
-    let (limit, burst) = (5_000.0, 2_500.0);
-    gateway_table(
-        &gw,
-        "udp dport 9000 limit rate over 5000/second burst 2500 packets counter name \"dropped\" drop\n",
-    );
+    // bursts it absorbs), on the traffic of both ports; a search the testbed spoiled
+    // (a step lost below the policer's rate) runs once more (`Policer::search`).
+    let p = Policer {
+        limit: 5_000.0,
+        burst: 2_500.0,
+    };
+    let policer = p.in_gateway(&gw);
     let spread = ["--flows", "4", "--sources", "2"];
 
+    // One search (`ndr` or `mlr`, `args` its own) at 2 %, stored in a file of its own.
+    let runs = std::cell::Cell::new(0);
+    let run = |search: &str, args: &[&str]| {
+        runs.set(runs.get() + 1);
+        let db = h.dir.file(&format!("{search}{}.db", runs.get()));
+        let v = h.json(
+            &[
+                &[search, "--testbed", &file, "--json"][..],
+                args,
+                &["--precision", "2%", "--db", db.to_str().unwrap()],
+                &spread,
+            ]
+            .concat(),
+        );
+        assert_eq!(v["result"]["search"], search, "{v}");
+        (v["result"].clone(), db)
+    };
+
     // NDR: 1-s trials, the ceiling measured by an unpaced flood from both hosts.
-    let db = h.dir.file("ndr.db");
-    let db_s = db.to_str().unwrap();
-    let v = h.json(
-        &[
-            &["ndr", "--testbed", &file, "--json", "-t", "1"][..],
-            &["--precision", "2%", "--db", db_s],
-            &spread,
-        ]
-        .concat(),
+    let (r, db) = p.search(
+        "ndr over two hosts",
+        || run("ndr", &["-t", "1"]),
+        |r| p.check_ndr(r, 0.02),
     );
-    let r = &v["result"];
-    assert_eq!(r["search"], "ndr", "{v}");
-    assert!(r["converged"].as_bool().unwrap(), "{v}");
-    assert_eq!(r["limited_by_sender"], false, "{v}");
+    assert!(r["converged"].as_bool().unwrap(), "{r}");
+    assert_eq!(r["limited_by_sender"], false, "{r}");
     let ndr = f(&r["rate_pps"]);
-    let ctx = r.to_string();
-    assert_policed_rate(
-        (ndr, f(&r["fail_pps"])),
-        0.0,
-        (limit, burst, 1.0),
-        0.02,
-        &ctx,
-    );
-    assert!(counted(&gw, "dropped") > 0, "the policer dropped: {v}");
-    assert_latency_at_fractions(r, ndr, true);
+    assert!(policer.counter() > 0, "the policer dropped: {r}");
+    assert_latency_at_fractions(&r, ndr, true);
     // Every step and latency trial stored, each one trial of both hosts.
     let steps = r["curve"].as_array().unwrap().len() as i64 + 4;
-    assert_eq!(merged_steps(&db), (steps, steps), "{v}");
+    assert_eq!(merged_steps(&db), (steps, steps), "{r}");
 
     // MLRsearch: short trials first, both goals from 2-s final trials.
     let d = 2.0;
-    let db = h.dir.file("mlr.db");
-    let db_s = db.to_str().unwrap();
-    let v = h.json(
-        &[
-            &["mlr", "--testbed", &file, "--json", "-t", "2"][..],
-            &["--initial-duration", "0.5", "--goals", "0,5%"],
-            &["--precision", "2%", "--db", db_s],
-            &spread,
-        ]
-        .concat(),
+    let (r, db) = p.search(
+        "mlr over two hosts",
+        || {
+            run(
+                "mlr",
+                &["-t", "2", "--initial-duration", "0.5", "--goals", "0,5%"],
+            )
+        },
+        |r| p.check_goals(r, d, 0.02),
     );
-    let r = &v["result"];
-    assert_eq!(r["search"], "mlr", "{v}");
-    assert!(r["converged"].as_bool().unwrap(), "{v}");
-    assert_eq!(r["limited_by_sender"], false, "{v}");
-    let ctx = r.to_string();
-    let goals = r["goals"].as_array().unwrap();
-    assert_eq!(goals.len(), 2, "{v}");
-    for g in goals {
-        let bracket = (f(&g["rate_pps"]), f(&g["fail_pps"]));
-        assert_policed_rate(bracket, f(&g["loss_ratio"]), (limit, burst, d), 0.02, &ctx);
-    }
+    assert!(r["converged"].as_bool().unwrap(), "{r}");
+    assert_eq!(r["limited_by_sender"], false, "{r}");
     let durations: Vec<f64> = r["curve"]
         .as_array()
         .unwrap()
@@ -1190,19 +1149,17 @@ fn remote_ndr_and_mlr_over_two_generator_hosts_find_a_policers_rate() {
         .collect();
     assert_eq!(durations[0], 0.5, "{durations:?}");
     assert!(durations.contains(&d), "{durations:?}");
-    assert_latency_at_fractions(r, f(&goals[0]["rate_pps"]), true);
+    assert_latency_at_fractions(&r, f(&r["goals"][0]["rate_pps"]), true);
     let steps = durations.len() as i64 + 4;
-    assert_eq!(merged_steps(&db), (steps, steps), "{v}");
+    assert_eq!(merged_steps(&db), (steps, steps), "{r}");
 
     // The same search in a scenario naming the testbed file: one stored row with both
     // goals and its latency trial, beside its merged steps.
     let sc = h.dir.write(
         "mlr.toml",
-        format!(
-            "workload = \"mlr\"\n[testbed]\nfile = \"two.toml\"\n[params]\nduration = 1\n\
-             initial_duration = \"0.5s\"\ngoals = \"0,5%\"\nprecision = \"3%\"\n\
-             max_rate = \"10kpps\"\nlatency_at = \"50%\"\nflows = 4\nclients = 2\n"
-        ),
+        "workload = \"mlr\"\n[testbed]\nfile = \"two.toml\"\n[params]\nduration = 1\n\
+         initial_duration = \"0.5s\"\ngoals = \"0,5%\"\nprecision = \"3%\"\n\
+         max_rate = \"10kpps\"\nlatency_at = \"50%\"\nflows = 4\nclients = 2\n",
     );
     let db = h.dir.file("run.db");
     let o = h.fwbench(&cmd!(
@@ -1227,7 +1184,7 @@ fn remote_ndr_and_mlr_over_two_generator_hosts_find_a_policers_rate() {
     );
     assert!(ndr > 0 && pdr >= ndr, "{ndr} {pdr}: {}", stdout(&o));
     assert!(
-        pdr as f64 <= (limit + burst) / 0.95 * 1.005,
+        pdr as f64 <= (p.limit + p.burst) / 0.95 * 1.005,
         "scenario pdr {pdr}"
     );
     let latency = sqlite_count(

@@ -22,10 +22,7 @@ fn report(input: impl AsRef<Path>, out: impl AsRef<Path>, args: &[&str]) -> Outp
 fn report_refuses_files_that_are_not_fwbench_results() {
     let dir = TempDir::new();
     let out = dir.file("r.html");
-    let o = fwbench(&cmd!(
-        "report /nonexistent/results.db -o",
-        out.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("report /nonexistent/results.db -o", &out));
     assert_refused(&o, "no such results file");
     // A SQLite file of another program.
     let other = dir.file("other.db");
@@ -61,8 +58,7 @@ fn report_refuses_files_that_are_not_fwbench_results() {
 /// are refused with exit 2, and the results file is left as it was.
 #[test]
 fn report_never_overwrites_its_input() {
-    let dir = TempDir::new();
-    let db = dir.file("base.db");
+    let (dir, db) = TempDir::with_file("base.db");
     drop(store::Store::open(&db).unwrap());
     let before = std::fs::read(&db).unwrap();
     let link = dir.file("link.db");
@@ -75,12 +71,7 @@ fn report_never_overwrites_its_input() {
             assert_refused(&o, "base.db");
         }
     }
-    let o = fwbench(&cmd!(
-        "run --dry-run --db",
-        db.to_str().unwrap(),
-        "--report",
-        link.to_str().unwrap()
-    ));
+    let o = fwbench(&cmd!("run --dry-run --db", &db, "--report", &link));
     assert_refused(&o, "--report");
     assert_eq!(std::fs::read(&db).unwrap(), before, "results file changed");
     // A real output file still works, and reading did not change the input.
@@ -106,8 +97,7 @@ fn report_refuses_an_empty_file_without_touching_it() {
 /// message naming the file, never a panic or exit 1.
 #[test]
 fn a_corrupt_results_file_exits_2_naming_it() {
-    let dir = TempDir::new();
-    let db = dir.file("broken.db");
+    let (dir, db) = TempDir::with_file("broken.db");
     {
         let mut s = store::Store::open(&db).unwrap();
         let run = s.begin_run(&store::NewRun::default()).unwrap();

@@ -20,20 +20,13 @@ use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use util::*;
 
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    o
-}
-
-/// The tester host and the DUT, removed on drop (also on panic).
+/// The tester host and the DUT, removed on drop (also on panic). One lab at a time:
+/// it holds the test binary's serial lock (released last, after the namespaces go).
 struct Lab {
     host: String,
     dut: String,
     dir: TempDir,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Drop for Lab {
@@ -55,27 +48,28 @@ struct Port {
 impl Lab {
     fn up() -> Lab {
         let lab = Lab {
+            _serial: serial(),
             host: unique("tph"),
             dut: unique("tpd"),
             dir: TempDir::new(),
         };
         let (h, d) = (lab.host.as_str(), lab.dut.as_str());
-        run(&["ip", "netns", "add", h]);
-        run(&["ip", "netns", "add", d]);
+        run_ok(&["ip", "netns", "add", h]);
+        run_ok(&["ip", "netns", "add", d]);
         for (p, q) in [("p0", "d0"), ("p1", "d1")] {
-            run(&[
+            run_ok(&[
                 "ip", "-n", h, "link", "add", p, "type", "veth", "peer", "name", q, "netns", d,
             ]);
         }
         // What the tester's ports were before fwbench: p0 addressed, MTU 1400, up;
         // p1 bare and down.
-        run(&["ip", "-n", h, "addr", "add", "198.18.200.1/24", "dev", "p0"]);
-        run(&["ip", "-n", h, "link", "set", "p0", "mtu", "1400", "up"]);
+        run_ok(&["ip", "-n", h, "addr", "add", "198.18.200.1/24", "dev", "p0"]);
+        run_ok(&["ip", "-n", h, "link", "set", "p0", "mtu", "1400", "up"]);
         let script = "addr add 198.18.0.1/16 dev d0\naddr add 2001:2:0:1::1/64 dev d0 nodad\n\
                       addr add 198.19.0.1/24 dev d1\naddr add 2001:2:0:2::1/64 dev d1 nodad\n\
                       link set d0 up\nlink set d1 up\nlink set lo up\n";
         run_with_input(&["ip", "-n", d, "-b", "-"], script);
-        run(&cmd!(
+        run_ok(&cmd!(
             "ip netns exec",
             d,
             "sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1"
@@ -215,7 +209,6 @@ impl Lab {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
-    let _s = serial();
     let lab = Lab::up();
     let (p0, p1) = lab.original();
     assert_eq!(lab.port("p0"), Some(p0));
@@ -233,12 +226,7 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
         assert_echo_ok(&v, &ctx);
         // No agent on the gateway: no counters, and the trial says so.
         assert!(v["gateway"].is_null(), "{ctx}");
-        let places: Vec<&str> = v["placement"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["place"].as_str().unwrap())
-            .collect();
+        let places = fields(&v["placement"], "place");
         assert!(places.contains(&"external gateway: no counters"), "{ctx}");
         // The roles ran inside their ports' namespaces, not in the host's.
         assert!(
@@ -316,7 +304,6 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_ports_come_back_after_the_controller_is_killed() {
-    let _s = serial();
     let lab = Lab::up();
     // Without manage_addresses the moved ports keep the addresses they had.
     let file = lab.file(false);
@@ -361,14 +348,13 @@ fn two_port_ports_come_back_after_the_controller_is_killed() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn the_next_run_cleans_up_what_a_killed_host_left() {
-    let _s = serial();
     let lab = Lab::up();
     let h = lab.host.clone();
     // What a run killed with its whole process tree leaves: p0 returned from its
     // destroyed namespace flushed, at another MTU and down (as a physical port does);
     // p1 still in a namespace whose holder survived; a sysctl still set.
-    run(&["ip", "-n", &h, "addr", "flush", "dev", "p0"]);
-    run(&["ip", "-n", &h, "link", "set", "p0", "mtu", "1300", "down"]);
+    run_ok(&["ip", "-n", &h, "addr", "flush", "dev", "p0"]);
+    run_ok(&["ip", "-n", &h, "link", "set", "p0", "mtu", "1300", "down"]);
     let holder = Command::new("ip")
         .args(["netns", "exec", &h, "unshare", "-n", "sleep", "60"])
         .stdin(Stdio::null())
@@ -383,8 +369,8 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
                 .is_ok_and(|c| c.trim() == "sleep")
     }));
     let holder_pid = hpid.to_string();
-    run(&cmd!("ip -n", &h, "link set p1 netns", &holder_pid));
-    run(&cmd!(
+    run_ok(&cmd!("ip -n", &h, "link set p1 netns", &holder_pid));
+    run_ok(&cmd!(
         "ip netns exec",
         &h,
         "sysctl -qw net.ipv4.ip_forward=1"
@@ -450,7 +436,6 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_bad_interface_exits_2_and_changes_nothing() {
-    let _s = serial();
     let lab = Lab::up();
     let file = lab.file(true);
     let text = std::fs::read_to_string(&file)
@@ -470,7 +455,6 @@ fn two_port_bad_interface_exits_2_and_changes_nothing() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn two_port_tester_runs_gateway_events_with_an_agent_on_the_dut() {
-    let _s = serial();
     let lab = Lab::up();
     let file = lab.file_with_agent();
     let event = argv("-t 2 --engine nft --rules 100 --event add:1@800ms");

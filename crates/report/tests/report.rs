@@ -9,7 +9,8 @@ use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, figure, finish, new_run, pm_after, report_of, scratch, table, trial, Lcg,
+    assert_rounded_to_cis, figure, finding, finish, header_with, new_run, note, pm_after,
+    report_of, scratch, table, trial, Lcg,
 };
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
@@ -370,13 +371,7 @@ fn echo_costs_vs_f0_and_threads_epoll_crossover() {
     let fig = figure(run, "echo-threads-vs-epoll");
     assert!(!fig.markers.is_empty());
     // threads − epoll: n=2: 166.7 vs 153.8 (+), n=4: 285.7 vs 296.3 (−)
-    assert!(
-        fig.notes
-            .iter()
-            .any(|n| n.contains("between n = 2 and n = 4")),
-        "{:?}",
-        fig.notes
-    );
+    note(fig, "between n = 2 and n = 4");
 }
 
 #[test]
@@ -418,23 +413,23 @@ fn markdown_and_csv_have_the_expected_rows() {
     let lines: Vec<&str> = csv.lines().collect();
     let trials = 4 * 2 * 3 * 2 + 1 + 5 * 2 * 2 + 4 * 3 + 1;
     assert_eq!(lines.len(), 1 + trials);
-    let head: Vec<&str> = lines[0].split(',').collect();
-    for col in [
-        "run_id",
-        "trial_id",
-        "rep",
-        "workload",
-        "status",
-        "params.clients",
-        "params.packet.size.payload",
-        "params.packet.rate",
-        "received_pps",
-        "throughput_bps",
-        "firewall.engine",
-        "firewall.verdicts_ok",
-    ] {
-        assert!(head.contains(&col), "missing column {col}");
-    }
+    header_with(
+        &csv,
+        &[
+            "run_id",
+            "trial_id",
+            "rep",
+            "workload",
+            "status",
+            "params.clients",
+            "params.packet.size.payload",
+            "params.packet.rate",
+            "received_pps",
+            "throughput_bps",
+            "firewall.engine",
+            "firewall.verdicts_ok",
+        ],
+    );
     // Every row has as many fields as the header (no field holds a comma here but the error).
     assert!(lines
         .iter()
@@ -754,17 +749,22 @@ fn seed003_run(s: &mut Store) -> i64 {
                 }
                 s.record(&t).unwrap();
             }
-            let sessions = |label: &str, parallel: u32, n: u64, elapsed: f64| {
-                let p = conn_params(
-                    "sessions",
+            // This configuration's parameters for a trial of `workload` called `label`.
+            let params = |workload: &str, label: &str, parallel: u32, size: u64| {
+                let label = format!("{name}: {label}");
+                conn_params(
+                    workload,
                     topology,
                     engine,
                     0,
-                    Some(&format!("{name}: {label}")),
+                    Some(&label),
                     parallel,
-                    512,
+                    size,
                     rep,
-                );
+                )
+            };
+            let sessions = |label: &str, parallel: u32, n: u64, elapsed: f64| {
+                let p = params("sessions", label, parallel, 512);
                 // Sequential: each session is elapsed / n; parallel ones overlap.
                 let lat = elapsed * 1e3 / n as f64 * parallel as f64;
                 let r = conn_results(
@@ -798,16 +798,7 @@ fn seed003_run(s: &mut Store) -> i64 {
                 .unwrap();
             }
             let bulk = |label: &str, parallel: u32, n: u64, elapsed: f64| {
-                let p = conn_params(
-                    "bulk",
-                    topology,
-                    engine,
-                    0,
-                    Some(&format!("{name}: {label}")),
-                    parallel,
-                    1_700_000,
-                    rep,
-                );
+                let p = params("bulk", label, parallel, 1_700_000);
                 let bytes = n * 1_700_000;
                 let mut r = conn_results(
                     "bulk",
@@ -857,17 +848,21 @@ fn seed003_run(s: &mut Store) -> i64 {
 fn conn_extras_run(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("conn-extras", None)).unwrap();
     let steps = [(1u32, 0.73), (2, 1.4), (4, 2.1), (6, 2.3), (8, 2.2)];
-    for (i, (parallel, rate)) in steps.iter().enumerate() {
-        let p = conn_params(
+    // The search's steps, and the search itself (parallel 0).
+    let sweet_spot = |parallel| {
+        conn_params(
             "sessions",
             "direct",
             "none",
             0,
             Some("sweet spot"),
-            *parallel,
+            parallel,
             512,
             1,
-        );
+        )
+    };
+    for (i, (parallel, rate)) in steps.iter().enumerate() {
+        let p = sweet_spot(*parallel);
         let r = conn_results(
             "sessions",
             *parallel,
@@ -891,17 +886,14 @@ fn conn_extras_run(s: &mut Store) -> i64 {
         .iter()
         .map(|(p, x)| json!({"parallel": p, "sessions_per_s": x, "failed": if *p == 8 { 2 } else { 0 }}))
         .collect();
-    let p = conn_params(
-        "sessions",
-        "direct",
-        "none",
-        0,
-        Some("sweet spot"),
-        0,
-        512,
+    let mut t = trial(
+        run,
+        "ss".into(),
         1,
+        "sessions",
+        sweet_spot(0),
+        Headline::default(),
     );
-    let mut t = trial(run, "ss".into(), 1, "sessions", p, Headline::default());
     t.results = json!({"search": {"search": "sweetspot", "best_parallel": 6,
         "best_sessions_per_s": 2.3, "latency_at_best_s": 0.0026, "plateau": [6, 8],
         "points": points, "trials": 5}});
@@ -1045,22 +1037,13 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     assert_eq!(svg.matches("<circle").count(), points);
     assert_eq!(whiskers(svg), points);
     // The sweep's line: 2 µs per rule exactly.
-    assert!(
-        fig.notes
-            .iter()
-            .any(|n| n.contains("label=sweep: 5 rule counts, 150 downloads")
-                && n.contains("8 ms + 2 ± 0 µs per rule")),
-        "{:?}",
-        fig.notes
-    );
+    let sweep = note(fig, "label=sweep: 5 rule counts, 150 downloads");
+    assert!(sweep.contains("8 ms + 2 ± 0 µs per rule"), "{sweep}");
     // And the findings say it first.
+    let first = finding(&run.analysis.findings, "HTTP download time (label=sweep)");
     assert!(
-        run.analysis
-            .findings
-            .iter()
-            .any(|f| f.starts_with("HTTP download time (label=sweep): 2 ± 0 µs per rule")),
-        "{:#?}",
-        run.analysis.findings
+        first.starts_with("HTTP download time (label=sweep): 2 ± 0 µs per rule"),
+        "{first}"
     );
     // The Markdown carries the figure's data.
     let md = r.markdown();
@@ -1205,9 +1188,10 @@ fn seed003_table_has_firewall_types_and_na_for_the_proxy_ping() {
     // Sequential: 17 MB in 29.8 s = 4.564 Mb/s for the null firewall.
     assert!((bulk.series[0].points[0].y - 17e6 * 8.0 / 29.8 / 1e6).abs() < 0.01);
     let par = figure(run, "conn-sessions-per-s");
-    assert!(par
-        .notes
-        .contains(&"proxy (buffer 16 KiB): parallel sessions at 8 parallel".to_string()));
+    assert_eq!(
+        note(par, "proxy (buffer"),
+        "proxy (buffer 16 KiB): parallel sessions at 8 parallel"
+    );
     assert!((par.series[0].points[2].y - 32.0 / 17.9).abs() < 0.01);
     // Keys only one workload has are left out of the configuration table.
     let configs = table(run, "Configurations");
@@ -1244,16 +1228,11 @@ fn sweet_spot_and_held_connections_are_reported() {
     assert_eq!(fig.series[0].points.len(), 5);
     assert_eq!(fig.markers.len(), 1);
     assert_eq!(fig.markers[0].x, 6.0);
-    assert!(
-        fig.notes
-            .contains(&"sweet spot: 6 parallel, 2.3 sessions/s".to_string()),
-        "{:?}",
-        fig.notes
+    assert_eq!(
+        note(fig, "sweet spot:"),
+        "sweet spot: 6 parallel, 2.3 sessions/s"
     );
-    assert!(fig
-        .notes
-        .iter()
-        .any(|n| n.contains("2 failed at 8 parallel")));
+    note(fig, "2 failed at 8 parallel");
     let ss = table(run, "Sweet-spot searches");
     assert_eq!(ss.rows[0][2..], ["6", "2.3", "2.6 ms", "6, 8", "5", "5"]);
     // In the firewall-type table the search is one row; its steps are not cases.
@@ -1350,16 +1329,16 @@ fn conn_csv_and_json_carry_the_conn_metrics() {
     let r = f.report(None);
     let csv = r.csv_trials();
     let lines: Vec<&str> = csv.lines().collect();
-    let head: Vec<&str> = lines[0].split(',').collect();
-    for col in [
-        "conn.sessions_per_s",
-        "conn.goodput_bps",
-        "conn.ttlb.mean_ns",
-        "conn.hold.limiter",
-        "conn.corrupt",
-    ] {
-        assert!(head.contains(&col), "missing {col}");
-    }
+    let head = header_with(
+        &csv,
+        &[
+            "conn.sessions_per_s",
+            "conn.goodput_bps",
+            "conn.ttlb.mean_ns",
+            "conn.hold.limiter",
+            "conn.corrupt",
+        ],
+    );
     let i = head.iter().position(|c| *c == "conn.ttlb.mean_ns").unwrap();
     let key = head.iter().position(|c| *c == "trial_key").unwrap();
     let row: Vec<&str> = lines
@@ -1490,14 +1469,12 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
     assert_eq!(fig.series[0].points[0].x, 0.0);
     let last_x = fig.series.iter().flat_map(|s| &s.points).map(|p| p.x);
     assert_eq!(last_x.fold(0.0, f64::max), 78.0);
-    assert!(fig.notes.iter().any(|n| n.contains("ran as pairs")));
+    note(fig, "ran as pairs");
     // Drift of 0.15 ms per 2 s: +4.5 ms per minute in each arm.
+    let drift = note(fig, "rules=0: 20 trials;");
     assert!(
-        fig.notes
-            .iter()
-            .any(|n| n.starts_with("rules=0: 20 trials; drift +4.")),
-        "{:?}",
-        fig.notes
+        drift.starts_with("rules=0: 20 trials; drift +4."),
+        "{drift}"
     );
     let html = r.html();
     let svg = figure_svg(&html, "ab-drift");
@@ -1519,12 +1496,7 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
     assert!(w.p < 1e-10 && w.t > 20.0, "drift decides Welch: {w:?}");
     let tab = table(run, "A/B comparisons");
     assert_eq!(tab.rows[0].last().unwrap(), "Welch");
-    let fig = run.analysis.figures.iter().find(|f| f.id == "ab-drift");
-    assert!(fig
-        .unwrap()
-        .notes
-        .iter()
-        .any(|n| n.contains("did not run as pairs")));
+    note(figure(run, "ab-drift"), "did not run as pairs");
 }
 
 /// Text from the database cannot smuggle HTML into the Markdown report nor a
@@ -1926,13 +1898,9 @@ fn an_advise_measurement_shows_both_rulesets_and_the_saving_in_one_figure() {
         (x - saving).abs() < 100.0 && (c - ci).abs() < 100.0,
         "{x} ± {c}"
     );
-    assert!(
-        run.analysis
-            .findings
-            .iter()
-            .any(|s| s.contains(": 25× cheaper per packet — original 50000 ± 1400 ns")),
-        "{:#?}",
-        run.analysis.findings
+    finding(
+        &run.analysis.findings,
+        ": 25× cheaper per packet — original 50000 ± 1400 ns",
     );
     // Both rulesets in the HTML, in one figure.
     let html = r.html();

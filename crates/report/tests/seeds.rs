@@ -12,7 +12,7 @@ use store::{FirewallRow, Headline, SampleRow, Store};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, assert_same_place, figure, finish, new_run, pm_after, report_of,
+    assert_rounded_to_cis, assert_same_place, figure, finish, new_run, note, pm_after, report_of,
     scratch, table, trial, within, Noise,
 };
 
@@ -91,6 +91,21 @@ fn seed000(s: &mut Store) -> i64 {
         }
     }
     finish(s, run)
+}
+
+/// The figure's data table has `n` fit columns, and every fitted value in them comes
+/// with its confidence interval ("X ± Y").
+fn fit_values_carry_their_ci(fig: &report::figure::Figure, n: usize) {
+    let t = report::export::figure_table(fig);
+    let fits: Vec<usize> = (0..t.columns.len())
+        .filter(|i| t.columns[*i].starts_with("fit: "))
+        .collect();
+    assert_eq!(fits.len(), n, "{:?}", t.columns);
+    for row in &t.rows {
+        for i in &fits {
+            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
+        }
+    }
 }
 
 #[test]
@@ -623,10 +638,7 @@ fn seed002_findings_state_the_planted_costs_and_advantage_at_6000_rules() {
         .iter()
         .any(|x| x.starts_with(vs_nft) && x.contains("the study: 5.2")));
     let fig2 = figure(run, "packet-advantage-iptables-nft");
-    assert!(fig2
-        .notes
-        .iter()
-        .any(|n| n.contains("5.2 (128 B), 2.9 (512 B), 1.7 (1280 B)")));
+    note(fig2, "5.2 (128 B), 2.9 (512 B), 1.7 (1280 B)");
     for engine in ["iptables-legacy", "nft (inet)"] {
         let want = format!("from 1000 rules on ({engine})");
         assert!(
@@ -845,16 +857,7 @@ fn seed002_fits_and_ratios_are_shown_to_their_cis() {
     for row in &t.rows {
         assert!(row[2].contains(" ± "), "a with its CI: {row:?}");
     }
-    let t = report::export::figure_table(figure(run, "packet-ns-per-packet"));
-    let fits: Vec<usize> = (0..t.columns.len())
-        .filter(|i| t.columns[*i].starts_with("fit: "))
-        .collect();
-    assert_eq!(fits.len(), 3, "{:?}", t.columns);
-    for row in &t.rows {
-        for i in &fits {
-            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
-        }
-    }
+    fit_values_carry_their_ci(figure(run, "packet-ns-per-packet"), 3);
     let adv = f
         .iter()
         .find(|x| x.starts_with("Advantage ratio iptables-legacy / nft/inet"))
@@ -905,15 +908,6 @@ fn seed000_gaps_and_loss_lines_are_shown_to_their_cis() {
     for row in &t.rows {
         assert!(row[2].contains(" ± "), "the intercept's CI: {row:?}");
     }
-    let t = report::export::figure_table(figure(run, "echo-decrease-vs-rules"));
-    let fits: Vec<usize> = (0..t.columns.len())
-        .filter(|i| t.columns[*i].starts_with("fit: "))
-        .collect();
-    assert_eq!(fits.len(), 2, "{:?}", t.columns);
-    for row in &t.rows {
-        for i in &fits {
-            assert!(row[*i].is_empty() || row[*i].contains(" ± "), "{row:?}");
-        }
-    }
+    fit_values_carry_their_ci(figure(run, "echo-decrease-vs-rules"), 2);
     assert_rounded_to_cis(&r.markdown());
 }

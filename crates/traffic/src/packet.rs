@@ -655,20 +655,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ipv4_frame_hello() {
-        let (src, dst) = v4();
+    /// "hello" from `src` to `dst` in one frame: Ethernet, an IP header of `ip_len`
+    /// bytes, UDP and the 5 bytes, each field as [`check_frame`] reads it.
+    fn hello_frame((src, dst): (SocketAddr, SocketAddr), ip_len: usize) {
         let f = build(src, dst, b"hello", 0x1234);
-        assert_eq!(f.len(), 14 + 20 + 8 + 5);
+        assert_eq!(f.len(), 14 + ip_len + 8 + 5);
         check_frame(&f, src, dst, b"hello", 0x1234);
     }
 
     #[test]
+    fn ipv4_frame_hello() {
+        hello_frame(v4(), 20);
+    }
+
+    #[test]
     fn ipv6_frame_hello() {
-        let (src, dst) = v6();
-        let f = build(src, dst, b"hello", 0x1234);
-        assert_eq!(f.len(), 14 + 40 + 8 + 5);
-        check_frame(&f, src, dst, b"hello", 0x1234);
+        hello_frame(v6(), 40);
     }
 
     #[test]

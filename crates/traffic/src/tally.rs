@@ -683,20 +683,19 @@ mod tests {
 
     #[test]
     fn source_tallies_merge() {
-        let mut a = SourceTally {
-            per_flow: vec![(0, 3)],
-            ended_ns: 150,
-            ..Default::default()
+        // A sender thread's tally: flow `(flow, packets)`, ended at `ended_ns`, `bytes`
+        // sent and `sized` packets of 18-byte payloads.
+        let tally = |flow, ended_ns, bytes, sized| {
+            let mut t = SourceTally {
+                per_flow: vec![flow],
+                ended_ns,
+                ..Default::default()
+            };
+            t.sent.add(bytes);
+            count_size(&mut t.sizes, 18, sized);
+            t
         };
-        a.sent.add(18);
-        count_size(&mut a.sizes, 18, 1);
-        let mut b = SourceTally {
-            per_flow: vec![(1, 4)],
-            ended_ns: 90,
-            ..Default::default()
-        };
-        b.sent.add(1454);
-        count_size(&mut b.sizes, 18, 2);
+        let (a, b) = (tally((0, 3), 150, 18, 1), tally((1, 4), 90, 1454, 2));
         let r = merge_sources(2, 100, 120, [&a, &b]);
         assert_eq!(r.sent_per_flow, [3, 4]);
         assert_eq!(r.elapsed_ns, 50);

@@ -200,9 +200,10 @@ pub struct LatencyPoint {
 impl LatencyPoint {
     /// Why a point has no delays (`owd.count` 0): withheld, or nothing arrived.
     pub fn no_delays(&self) -> &'static str {
-        match self.owd_basis {
-            Some("rtt-only") => "withheld: the hosts' clocks are not known well enough",
-            _ => "nothing arrived",
+        if self.owd_basis == Some("rtt-only") {
+            "withheld: the hosts' clocks are not known well enough"
+        } else {
+            "nothing arrived"
         }
     }
 }

@@ -1373,6 +1373,22 @@ mod tests {
         }
     }
 
+    /// A sender of 18-byte payloads that sent `per_flow` packets, all it was scheduled
+    /// to, in `secs` seconds.
+    fn sent(per_flow: &[u64], secs: u64) -> UdpSourceResults {
+        let frames = per_flow.iter().sum();
+        UdpSourceResults {
+            sent: Counter {
+                frames,
+                bytes: 18 * frames,
+            },
+            sent_per_flow: per_flow.to_vec(),
+            scheduled: frames,
+            elapsed_ns: secs * 1_000_000_000,
+            ..Default::default()
+        }
+    }
+
     fn params(sink: SinkKind) -> TrialParams {
         let mut p = crate::plan::scenario::parse("t.toml", "workload = \"flood\"\n", 1)
             .unwrap()
@@ -1387,16 +1403,7 @@ mod tests {
 
     #[test]
     fn loss_per_flow_and_in_total() {
-        let src = UdpSourceResults {
-            sent: Counter {
-                frames: 1000,
-                bytes: 18_000,
-            },
-            sent_per_flow: vec![600, 400],
-            scheduled: 1000,
-            elapsed_ns: 2_000_000_000,
-            ..Default::default()
-        };
+        let src = sent(&[600, 400], 2);
         let sink = UdpSinkResults {
             flows: vec![
                 FlowRx {
@@ -1695,16 +1702,7 @@ mod tests {
     #[test]
     fn each_trial_says_which_role_limited_its_rate() {
         use crate::limited_by::LimitedBy;
-        let src = UdpSourceResults {
-            sent: Counter {
-                frames: 1000,
-                bytes: 18_000,
-            },
-            sent_per_flow: vec![500, 500],
-            scheduled: 1000,
-            elapsed_ns: 1_000_000_000,
-            ..Default::default()
-        };
+        let src = sent(&[500, 500], 1);
         let sink = |rx: u64| UdpSinkResults {
             flows: (0..2)
                 .map(|flow| FlowRx {
@@ -1799,16 +1797,7 @@ mod tests {
             &params(SinkKind::Socket),
             &testbed(),
             vec![
-                RoleResults::UdpSource(UdpSourceResults {
-                    sent: Counter {
-                        frames: 100,
-                        bytes: 1_800,
-                    },
-                    sent_per_flow: vec![50, 50],
-                    scheduled: 100,
-                    elapsed_ns: 1_000_000_000,
-                    ..Default::default()
-                }),
+                RoleResults::UdpSource(sent(&[50, 50], 1)),
                 RoleResults::UdpSink(UdpSinkResults {
                     flows: (0..2)
                         .map(|flow| FlowRx {

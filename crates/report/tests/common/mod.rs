@@ -87,6 +87,33 @@ pub fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure:
         .unwrap_or_else(|| panic!("no table {title}"))
 }
 
+/// The first note of a figure that contains `part` (panics listing the notes when none
+/// does).
+pub fn note<'a>(fig: &'a report::figure::Figure, part: &str) -> &'a str {
+    fig.notes
+        .iter()
+        .find(|n| n.contains(part))
+        .unwrap_or_else(|| panic!("no note of {} with {part:?} in {:#?}", fig.id, fig.notes))
+}
+
+/// The first of a run's findings that contains `part` (panics listing the findings
+/// when none does).
+pub fn finding<'a>(findings: &'a [String], part: &str) -> &'a str {
+    findings
+        .iter()
+        .find(|f| f.contains(part))
+        .unwrap_or_else(|| panic!("no finding with {part:?} in {findings:#?}"))
+}
+
+/// The columns of a CSV text's header, which holds every one of `want`.
+pub fn header_with<'a>(csv: &'a str, want: &[&str]) -> Vec<&'a str> {
+    let head: Vec<&str> = csv.lines().next().unwrap_or_default().split(',').collect();
+    for col in want {
+        assert!(head.contains(col), "missing column {col} in {head:?}");
+    }
+    head
+}
+
 /// Mark `run` complete (an hour after it began); its id.
 pub fn finish(s: &mut store::Store, run: i64) -> i64 {
     s.finish_run(run, "2026-01-01T01:00:00Z", "complete")

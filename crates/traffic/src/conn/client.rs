@@ -868,60 +868,38 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused_with_the_field() {
-        let check = |s: SessionClientSpec, want: &str| match SessionClient::setup(&s) {
-            Err(TrafficError::BadSpec(m)) => assert!(m.contains(want), "{m}"),
-            Err(e) => panic!("{e}"),
-            Ok(_) => panic!("accepted: {s:?}"),
-        };
-        check(
-            SessionClientSpec {
-                parallel: 0,
-                ..spec(ConnMode::Sessions)
-            },
-            "parallel must be 1..4096",
-        );
-        check(
-            SessionClientSpec {
-                parallel: 4097,
-                ..spec(ConnMode::Bulk)
-            },
-            "not 4097",
-        );
-        check(
-            SessionClientSpec {
-                request: 15,
-                ..spec(ConnMode::Sessions)
-            },
-            "at least 16 bytes",
-        );
-        check(
-            SessionClientSpec {
-                timeout_ms: 0,
-                ..spec(ConnMode::Http)
-            },
-            "timeout_ms",
-        );
-        check(
-            SessionClientSpec {
-                hold_limit: 0,
-                ..spec(ConnMode::Hold)
-            },
-            "hold_limit",
-        );
-        check(
-            SessionClientSpec {
-                external: Some("curl".into()),
-                ..spec(ConnMode::Http)
-            },
-            "traffic::external",
-        );
-        check(
-            SessionClientSpec {
-                source: Some("::1".parse().unwrap()),
-                ..spec(ConnMode::Sessions)
-            },
-            "address families",
-        );
+        // (mode, change to its base spec, what the refusal names)
+        type Change = fn(&mut SessionClientSpec);
+        let cases: [(ConnMode, Change, &str); 7] = [
+            (
+                ConnMode::Sessions,
+                |s| s.parallel = 0,
+                "parallel must be 1..4096",
+            ),
+            (ConnMode::Bulk, |s| s.parallel = 4097, "not 4097"),
+            (ConnMode::Sessions, |s| s.request = 15, "at least 16 bytes"),
+            (ConnMode::Http, |s| s.timeout_ms = 0, "timeout_ms"),
+            (ConnMode::Hold, |s| s.hold_limit = 0, "hold_limit"),
+            (
+                ConnMode::Http,
+                |s| s.external = Some("curl".into()),
+                "traffic::external",
+            ),
+            (
+                ConnMode::Sessions,
+                |s| s.source = Some("::1".parse().unwrap()),
+                "address families",
+            ),
+        ];
+        for (mode, change, want) in cases {
+            let mut s = spec(mode);
+            change(&mut s);
+            match SessionClient::setup(&s) {
+                Err(TrafficError::BadSpec(m)) => assert!(m.contains(want), "{m}"),
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("accepted: {s:?}"),
+            }
+        }
     }
 
     #[test]

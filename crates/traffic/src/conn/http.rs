@@ -251,6 +251,18 @@ pub fn parse_response(buf: &[u8]) -> Parse<ResponseHead> {
 mod tests {
     use super::*;
 
+    /// `parse` finds each of `heads` malformed.
+    fn all_malformed<T: std::fmt::Debug>(parse: fn(&[u8]) -> Parse<T>, heads: &[&[u8]]) {
+        for head in heads {
+            let got = parse(head);
+            assert!(
+                matches!(got, Parse::Malformed(_)),
+                "{:?}: {got:?}",
+                String::from_utf8_lossy(head)
+            );
+        }
+    }
+
     fn request(buf: &[u8]) -> (RequestHead, usize) {
         match parse_request(buf) {
             Parse::Done(r, n) => (r, n),
@@ -303,19 +315,16 @@ mod tests {
             Parse::TooLarge,
             "the end lies past the cap"
         );
-        for bad in [
-            &b"GET /bytes/1\r\n\r\n"[..],
-            b"GET /bytes/1 HTTP/2.0\r\n\r\n",
-            b"GET bytes/1 HTTP/1.1\r\n\r\n",
-            b"GET /bytes/1 HTTP/1.1\r\nNoColon\r\n\r\n",
-            b"GET /\xff HTTP/1.1\r\n\r\n",
-        ] {
-            assert!(
-                matches!(parse_request(bad), Parse::Malformed(_)),
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
-        }
+        all_malformed(
+            parse_request,
+            &[
+                b"GET /bytes/1\r\n\r\n",
+                b"GET /bytes/1 HTTP/2.0\r\n\r\n",
+                b"GET bytes/1 HTTP/1.1\r\n\r\n",
+                b"GET /bytes/1 HTTP/1.1\r\nNoColon\r\n\r\n",
+                b"GET /\xff HTTP/1.1\r\n\r\n",
+            ],
+        );
     }
 
     #[test]
@@ -390,18 +399,15 @@ mod tests {
             )
         );
         assert_eq!(parse_response(b"HTTP/1.1 200 OK\r\n"), Parse::Partial);
-        for bad in [
-            &b"ICY 200 OK\r\n\r\n"[..],
-            b"HTTP/1.1 2000 OK\r\n\r\n",
-            b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-            b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
-            b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-        ] {
-            assert!(
-                matches!(parse_response(bad), Parse::Malformed(_)),
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
-        }
+        all_malformed(
+            parse_response,
+            &[
+                b"ICY 200 OK\r\n\r\n",
+                b"HTTP/1.1 2000 OK\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            ],
+        );
     }
 }

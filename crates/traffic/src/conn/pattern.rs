@@ -185,40 +185,33 @@ mod tests {
 
     #[test]
     fn shifted_short_long_and_flipped_bodies_fail() {
+        // The verdict on a 1000-byte body that arrived as `pieces`.
+        let verdict = |pieces: &[&[u8]]| {
+            let mut c = BodyCheck::new(1000, true);
+            pieces.iter().for_each(|p| c.feed(p));
+            c.verdict()
+        };
         // Shifted by one byte (a lost first byte).
-        let mut c = BodyCheck::new(1000, true);
-        c.feed(&body(1..1001));
-        assert_eq!(c.verdict(), Err(BodyError::Mismatch { at: 0 }));
-
-        let mut c = BodyCheck::new(1000, true);
-        c.feed(&body(0..999));
-        assert_eq!(
-            c.verdict(),
-            Err(BodyError::Short {
-                got: 999,
-                expected: 1000
-            })
-        );
-
+        let at = |at| Err(BodyError::Mismatch { at });
+        assert_eq!(verdict(&[&body(1..1001)]), at(0));
+        let short = Err(BodyError::Short {
+            got: 999,
+            expected: 1000,
+        });
+        assert_eq!(verdict(&[&body(0..999)]), short);
         // One byte too many: the length, not the pattern, is wrong.
-        let mut c = BodyCheck::new(1000, true);
-        c.feed(&body(0..1001));
-        assert_eq!(
-            c.verdict(),
-            Err(BodyError::Long {
-                got: 1001,
-                expected: 1000
-            })
-        );
+        let long = Err(BodyError::Long {
+            got: 1001,
+            expected: 1000,
+        });
+        assert_eq!(verdict(&[&body(0..1001)]), long);
 
         let mut b = body(0..1000);
         b[600] = b[600].wrapping_add(1);
-        let mut c = BodyCheck::new(1000, true);
-        c.feed(&b[..500]);
-        c.feed(&b[500..]);
-        assert_eq!(c.verdict(), Err(BodyError::Mismatch { at: 600 }));
+        let flipped = verdict(&[&b[..500], &b[500..]]);
+        assert_eq!(flipped, at(600));
         assert_eq!(
-            c.verdict().unwrap_err().key(),
+            flipped.unwrap_err().key(),
             "corrupt body: a byte differs from the pattern"
         );
     }

@@ -11,18 +11,13 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::thread::{self, JoinHandle};
 
-/// Runs `ip ARGS`, panicking with its stderr on failure.
+#[path = "../../../fwbench/tests/util/tool.rs"]
+mod tool;
+pub use tool::run_ok;
+
+/// Runs `ip ARGS`, panicking with its stderr on failure; its stdout.
 pub fn ip(args: &[&str]) -> String {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run ip {args:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "ip {args:?} failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
+    let out = run_ok(&[&["ip"], args].concat());
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
