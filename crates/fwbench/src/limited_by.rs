@@ -23,6 +23,11 @@
 //! The CPU figures ([`role_cpus`], pure too) come from the roles' 5-Hz samples: the
 //! sender's and the sink's own process (all threads) over the CPUs their threads
 //! could use, and the gateway's softirq share of its busiest packet-processing CPU.
+//!
+//! A sender on the gateway's machine may share a CPU with the gateway's softirq (a
+//! 2-core VM: the sender and the veth's receive processing both on CPU 0). Its CPU then
+//! looks saturated although the gateway's packet processing took much of it: such a
+//! verdict is not "sender" but `shared-cpu` ([`shared_cpu`] finds the CPU), a warning.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +37,77 @@ pub struct RoleCpus {
     pub sender: Option<f64>,
     pub gateway: Option<f64>,
     pub sink: Option<f64>,
+}
+
+/// A CPU the sender and the gateway's softirq both ran on, and how busy it was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SharedCpu {
+    pub cpu: usize,
+    /// The gateway's softirq share of it (0..1).
+    pub softirq: f64,
+    /// Its busy share (1 − idle, 0..1).
+    pub busy: f64,
+}
+
+/// A CPU's share (user + system, or the gateway's softirq) from which a role counts as
+/// running there.
+pub const SHARE_MIN: f64 = 0.1;
+
+/// Where the sender ran, for [`shared_cpu`]: only a sender on the gateway's machine
+/// (one kernel, one `/proc/stat`) can share a CPU with it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SenderPlace<'a> {
+    /// Another machine: no CPU in common.
+    Elsewhere,
+    /// The gateway's machine; `pinned`: the CPUs the sender was pinned to (`None`: not
+    /// pinned, the CPUs with its user + system time count).
+    WithGateway { pinned: Option<&'a [usize]> },
+}
+
+/// The busiest CPU (by the gateway's softirq) shared by the sender and the gateway
+/// (pure): among the gateway's CPUs (`gateway_cpus`, all when `None`), one where the
+/// gateway's mean `cpuN.softirq` is at least [`SHARE_MIN`], the sender ran (pinned
+/// there, or the client's mean `cpuN.user` + `cpuN.system` at least [`SHARE_MIN`]) and
+/// that was saturated (mean `cpuN.idle` at most 1 − [`BUSY`]). `None` when the sender
+/// ran elsewhere or no CPU qualifies.
+pub fn shared_cpu(
+    samples: &[(&str, u32, &proto::MetricSample)],
+    place: SenderPlace,
+    cpus: usize,
+    gateway_cpus: Option<&[usize]>,
+) -> Option<SharedCpu> {
+    let pinned = match place {
+        SenderPlace::Elsewhere => return None,
+        SenderPlace::WithGateway { pinned } => pinned,
+    };
+    let mean = |role: &str, metric: &str| -> Option<f64> {
+        let v: Vec<f64> = samples
+            .iter()
+            .filter(|(r, _, s)| *r == role && s.metric == metric)
+            .map(|(_, _, s)| s.value / 100.0)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    (0..cpus)
+        .filter(|c| gateway_cpus.is_none_or(|g| g.contains(c)))
+        .filter_map(|c| {
+            let softirq = mean("gateway", &format!("cpu{c}.softirq"))?;
+            let busy = 1.0 - mean("gateway", &format!("cpu{c}.idle"))?;
+            let sender_there = match pinned {
+                Some(p) => p.contains(&c),
+                None => {
+                    mean("client", &format!("cpu{c}.user")).unwrap_or(0.0)
+                        + mean("client", &format!("cpu{c}.system")).unwrap_or(0.0)
+                        >= SHARE_MIN
+                }
+            };
+            (sender_there && softirq >= SHARE_MIN && busy >= BUSY).then_some(SharedCpu {
+                cpu: c,
+                softirq: softirq.clamp(0.0, 1.0),
+                busy: busy.clamp(0.0, 1.0),
+            })
+        })
+        .reduce(|a, b| if b.softirq > a.softirq { b } else { a })
 }
 
 /// The roles' busy fractions from a trial's samples (`(role, host, sample)`, roles
@@ -112,6 +188,8 @@ pub struct RateCounters {
     pub sender_cpu: Option<f64>,
     pub gateway_cpu: Option<f64>,
     pub sink_cpu: Option<f64>,
+    /// A saturated CPU the sender shared with the gateway's softirq, where known.
+    pub shared_cpu: Option<SharedCpu>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +200,10 @@ pub enum LimitedBy {
     Sink,
     /// The offered (paced) rate got through: nothing was the limit.
     Nothing,
+    /// The sender looked like the limit, but it shared a saturated CPU with the
+    /// gateway's softirq: the rate is the pair's, neither role's alone (a warning).
+    #[serde(rename = "shared-cpu")]
+    SharedCpu,
 }
 
 /// The judgement and the evidence, in words for the report's warning.
@@ -136,6 +218,9 @@ pub struct Limit {
     pub gateway_cpu: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sink_cpu: Option<f64>,
+    /// The CPU the sender shared with the gateway's softirq (with `shared-cpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cpu: Option<usize>,
     /// The counters it was judged from (judged again once the roles' CPU figures are
     /// in; not stored).
     #[serde(skip)]
@@ -149,14 +234,41 @@ impl LimitedBy {
             LimitedBy::Gateway => "gateway",
             LimitedBy::Sink => "sink",
             LimitedBy::Nothing => "nothing",
+            LimitedBy::SharedCpu => "shared-cpu",
+        }
+    }
+}
+
+impl Limit {
+    /// The verdict in a few words for a one-line summary: the role, or for a shared CPU
+    /// a warning naming it (it is not a clean verdict).
+    pub fn short(&self) -> String {
+        match (self.by, self.shared_cpu) {
+            (LimitedBy::SharedCpu, Some(c)) => {
+                format!("? (warning: shared CPU: sender and gateway on CPU {c})")
+            }
+            (LimitedBy::SharedCpu, None) => "? (warning: shared CPU: sender and gateway)".into(),
+            (LimitedBy::Sender | LimitedBy::Gateway | LimitedBy::Sink | LimitedBy::Nothing, _) => {
+                self.by.as_str().into()
+            }
         }
     }
 
-    /// fwbench's own roles: a rate they limited says nothing of the gateway's.
-    pub fn is_fwbench(self) -> bool {
-        match self {
-            LimitedBy::Sender | LimitedBy::Sink => true,
-            LimitedBy::Gateway | LimitedBy::Nothing => false,
+    /// A warning for people, when the verdict is not the gateway's (or not clean).
+    pub fn warning(&self) -> Option<String> {
+        match self.by {
+            LimitedBy::Sender | LimitedBy::Sink => Some(format!(
+                "this rate is fwbench's {} limit, not the gateway's",
+                self.by.as_str()
+            )),
+            LimitedBy::SharedCpu => Some(format!(
+                "the sender and the gateway's packet processing shared CPU {}: this rate is \
+                 neither the sender's limit nor the gateway's (pin them apart, \
+                 --pin-client and --pin-gateway, to measure the gateway)",
+                self.shared_cpu
+                    .map_or_else(|| "?".to_string(), |c| c.to_string())
+            )),
+            LimitedBy::Gateway | LimitedBy::Nothing => None,
         }
     }
 }
@@ -168,7 +280,28 @@ fn busy(cpu: Option<f64>) -> bool {
 /// Judge `c`; losses up to `tolerance` (a fraction of the packets sent, e.g. 0.001)
 /// count as none. The CPU fractions it used are in the answer, and in its words.
 pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
-    let (by, mut why) = judge(c, tolerance);
+    let (mut by, mut why) = judge(c, tolerance);
+    // The sender's verdict, on a CPU it shared with the gateway's softirq: not clean.
+    let shared = match (by, c.shared_cpu) {
+        (LimitedBy::Sender, Some(s)) => {
+            by = LimitedBy::SharedCpu;
+            why = format!(
+                "sender and gateway on CPU {} (its softirq {:.0} %, the CPU {:.0} % busy), so the sender's verdict is not clean: {why}",
+                s.cpu,
+                s.softirq * 100.0,
+                s.busy * 100.0
+            );
+            Some(s.cpu)
+        }
+        (
+            LimitedBy::Sender
+            | LimitedBy::Gateway
+            | LimitedBy::Sink
+            | LimitedBy::Nothing
+            | LimitedBy::SharedCpu,
+            _,
+        ) => None,
+    };
     let pct = |x: Option<f64>, what: &str| x.map(|x| format!("{what} {:.0} %", x * 100.0));
     let cpus: Vec<String> = [
         pct(c.sender_cpu, "sender CPU"),
@@ -187,6 +320,7 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
         sender_cpu: c.sender_cpu,
         gateway_cpu: c.gateway_cpu,
         sink_cpu: c.sink_cpu,
+        shared_cpu: shared,
         counters: Some(*c),
     }
 }
@@ -430,6 +564,128 @@ mod tests {
         assert_eq!(role_cpus(&refs, &[1, 1], &[1], 2, None).sender, Some(0.96));
         assert_eq!(cpu_list("0,2-3"), Some(vec![0, 2, 3]));
         assert_eq!(cpu_list("x"), None);
+    }
+
+    fn refs<'a>(
+        s: &'a [(&'static str, u32, proto::MetricSample)],
+    ) -> Vec<(&'static str, u32, &'a proto::MetricSample)> {
+        s.iter().map(|(r, h, m)| (*r, *h, m)).collect()
+    }
+
+    /// A 2-core machine: the gateway's softirq on CPU 0 (`softirq0` %), CPU 0
+    /// `idle0` % idle, CPU 1 60 % idle; the sender's user + system on CPU `at`.
+    fn two_cores(
+        softirq0: f64,
+        idle0: f64,
+        at: usize,
+    ) -> Vec<(&'static str, u32, proto::MetricSample)> {
+        let mut s = vec![
+            ("gateway", 0, sample("cpu0.softirq", softirq0)),
+            ("gateway", 0, sample("cpu0.idle", idle0)),
+            ("gateway", 0, sample("cpu1.softirq", 2.0)),
+            ("gateway", 0, sample("cpu1.idle", 60.0)),
+        ];
+        for c in 0..2 {
+            let user = if c == at { 45.0 } else { 1.0 };
+            s.push(("client", 0, sample(&format!("cpu{c}.user"), user)));
+            s.push(("client", 0, sample(&format!("cpu{c}.system"), user / 3.0)));
+        }
+        s
+    }
+
+    #[test]
+    fn shared_cpu_from_samples() {
+        let here = SenderPlace::WithGateway { pinned: None };
+        // Sender and softirq on CPU 0, saturated: shared.
+        let s = two_cores(40.0, 1.0, 0);
+        let got = shared_cpu(&refs(&s), here, 2, None).unwrap();
+        assert_eq!(got.cpu, 0);
+        assert!(
+            (got.softirq - 0.4).abs() < 1e-9 && (got.busy - 0.99).abs() < 1e-9,
+            "{got:?}"
+        );
+        // On another machine: never shared, whatever the figures.
+        assert_eq!(shared_cpu(&refs(&s), SenderPlace::Elsewhere, 2, None), None);
+        // The sender on CPU 1 (by its time there, or pinned there): not shared.
+        assert_eq!(
+            shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), here, 2, None),
+            None
+        );
+        let pinned = SenderPlace::WithGateway { pinned: Some(&[1]) };
+        assert_eq!(shared_cpu(&refs(&s), pinned, 2, None), None);
+        // Pinned to CPU 0: shared even without its user time sampled.
+        let pinned = SenderPlace::WithGateway { pinned: Some(&[0]) };
+        assert_eq!(
+            shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), pinned, 2, None).map(|c| c.cpu),
+            Some(0)
+        );
+        // CPU 0 with room, or hardly any softirq on it: not shared.
+        assert_eq!(
+            shared_cpu(&refs(&two_cores(40.0, 30.0, 0)), here, 2, None),
+            None
+        );
+        assert_eq!(
+            shared_cpu(&refs(&two_cores(3.0, 1.0, 0)), here, 2, None),
+            None
+        );
+        // The gateway steered to CPU 1: CPU 0's softirq is not its packet processing.
+        assert_eq!(shared_cpu(&refs(&s), here, 2, Some(&[1])), None);
+    }
+
+    #[test]
+    fn a_sender_sharing_the_gateways_cpu_is_not_the_senders_limit() {
+        let mut flood = path(5000, 5000, 5000, 5000, 5000);
+        flood.paced = false;
+        flood.sender_cpu = Some(0.99);
+        flood.gateway_cpu = Some(0.4);
+        // Separate CPUs, the sender busy: the sender.
+        let l = limited_by(&flood, 0.001);
+        assert_eq!(l.by, LimitedBy::Sender);
+        assert_eq!(l.short(), "sender");
+        assert!(l.warning().unwrap().contains("fwbench's sender limit"));
+        // The same figures on a CPU shared with the gateway's softirq: shared-cpu, a
+        // warning naming the CPU.
+        flood.shared_cpu = Some(SharedCpu {
+            cpu: 0,
+            softirq: 0.4,
+            busy: 0.99,
+        });
+        let l = limited_by(&flood, 0.001);
+        assert_eq!(l.by, LimitedBy::SharedCpu);
+        assert_eq!(l.shared_cpu, Some(0));
+        assert!(
+            l.why.starts_with("sender and gateway on CPU 0"),
+            "{}",
+            l.why
+        );
+        assert!(
+            l.short().contains("warning") && l.short().contains("CPU 0"),
+            "{}",
+            l.short()
+        );
+        assert!(l.warning().unwrap().contains("shared CPU 0"));
+        // The gateway's CPU saturated while the sender had room: the gateway, shared
+        // CPU or not.
+        flood.sender_cpu = Some(0.5);
+        flood.gateway_cpu = Some(0.97);
+        let l = limited_by(&flood, 0.001);
+        assert_eq!(l.by, LimitedBy::Gateway);
+        assert_eq!(l.warning(), None);
+        // Losses at the gateway stay the gateway's.
+        let mut lossy = path(5000, 5000, 3000, 3000, 3000);
+        lossy.shared_cpu = flood.shared_cpu;
+        assert_eq!(limited_by(&lossy, 0.001).by, LimitedBy::Gateway);
+    }
+
+    #[test]
+    fn stored_verdicts_old_and_new_are_readable() {
+        let old: Limit =
+            serde_json::from_str(r#"{"by":"sender","why":"w","sender_cpu":0.99}"#).unwrap();
+        assert_eq!((old.by, old.shared_cpu), (LimitedBy::Sender, None));
+        let j = r#"{"by":"shared-cpu","why":"w","shared_cpu":0}"#;
+        let new: Limit = serde_json::from_str(j).unwrap();
+        assert_eq!((new.by, new.shared_cpu), (LimitedBy::SharedCpu, Some(0)));
+        assert_eq!(serde_json::to_string(&new).unwrap(), j);
     }
 
     #[test]

@@ -394,3 +394,50 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
     assert_eq!(rc, Some(2), "{err}");
     assert!(err.contains("missing.db: no such results file"), "{err}");
 }
+
+/// `compare` opens its results files read-only: a file made read-only (0444) is
+/// compared, and neither it nor its modification time changes — even with a recovery
+/// file beside it, which only a writer imports — and `--output` cannot be an input.
+#[test]
+fn compare_never_writes_to_the_results_files_it_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
+    write_run(&a, "6.1.0", 1.0, false);
+    write_run(&b, "6.1.0", 1.0, false);
+    // A trial left in a recovery file of a.db (as a run that could not store it leaves).
+    let rec = store::write_recovery(
+        &a,
+        &store::TrialRecord {
+            run_id: 1,
+            trial_key: "recovered".into(),
+            rep: 9,
+            workload: "flood".into(),
+            status: "ok".into(),
+            params: json!({"workload": "flood", "engine": "nft", "rules": 0, "seed": 9}),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for f in [&a, &b] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let before = |f: &Path| {
+        (
+            std::fs::read(f).unwrap(),
+            std::fs::metadata(f).unwrap().modified().unwrap(),
+        )
+    };
+    let (was_a, was_b) = (before(&a), before(&b));
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = fwbench(&["compare", sa, sb]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(before(&a) == was_a, "a.db changed");
+    assert!(before(&b) == was_b, "b.db changed");
+    assert!(rec.is_file(), "the recovery file was taken in");
+    // The output cannot be one of the files compared.
+    let o = fwbench(&["compare", sa, sb, "-o", sb]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_says(&o, "compare never writes to its inputs");
+    assert!(before(&b) == was_b, "b.db changed");
+}

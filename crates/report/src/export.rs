@@ -158,7 +158,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 format!("{:.4}", f.fit.r2),
                 f.fit.n.to_string(),
                 f.rule_counts.to_string(),
-                f.knee_rules.map(num).unwrap_or_else(|| "-".into()),
+                f.knee.map(|k| k.text()).unwrap_or_else(|| "-".into()),
                 match f.degradation_placed() {
                     Some(Ok((a, b))) => format!("{} → {}", num(a), num(b)),
                     // Already down at the second rule count: the grid cannot place it.
@@ -191,7 +191,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             "R²",
             "trials",
             "rule counts",
-            "knee (2-segment fit), rules",
+            "knee (2-segment fit), rules (its interval: bootstrap over repetitions, or the measured counts around it)",
             "degradation (> 5 % below plateau): last good → first degraded",
             "headline estimator",
             "1/pps: b ± CI (half-width)",

@@ -218,6 +218,9 @@ pub struct CostFit {
     pub estimates: Vec<CostEstimate>,
     /// Two-segment knee of received pps vs rules (see [`crate::stats::knee_piecewise`]).
     pub knee_rules: Option<f64>,
+    /// The same knee with its interval and what the interval is over (see
+    /// [`crate::stats::knee_with_interval`]).
+    pub knee: Option<crate::stats::Knee>,
     /// Degradation point: (last rule count within 5 % of the plateau, first beyond).
     pub degradation: Option<(f64, f64)>,
 }
@@ -271,6 +274,29 @@ pub struct Analysis {
     pub figures: Vec<Figure>,
     pub tables: Vec<Table>,
     pub fits: Vec<CostFit>,
+}
+
+impl crate::stats::Knee {
+    /// "4000 (95 % CI 3500–4600, bootstrap over repetitions, knee in 990 of 1000
+    /// resamples)" or "4000 (between the measured 3000 and 5000 rules: one repetition,
+    /// no bootstrap)".
+    pub fn text(&self) -> String {
+        match self.basis {
+            crate::stats::KneeBasis::Bootstrap { resamples, found } => format!(
+                "{} (95 % CI {}–{}, bootstrap over repetitions, a knee in {found} of \
+                 {resamples} resamples)",
+                num(self.rules),
+                num(self.lo),
+                num(self.hi)
+            ),
+            crate::stats::KneeBasis::Bracket => format!(
+                "{} (between the measured {} and {} rules; one repetition: no bootstrap)",
+                num(self.rules),
+                num(self.lo),
+                num(self.hi)
+            ),
+        }
+    }
 }
 
 /// A number for reading: integers plain, else 4 significant digits at most.

@@ -116,7 +116,7 @@ fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
                 .is_some()
         })
         .count();
-    ["sender", "sink"]
+    let mut out: Vec<String> = ["sender", "sink"]
         .into_iter()
         .map(|role| (role, by(role)))
         .filter(|(_, n)| *n > 0)
@@ -126,7 +126,17 @@ fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
                  not by the gateway: their rates are fwbench's limit, not the gateway's."
             )
         })
-        .collect()
+        .collect();
+    // The sender on a saturated CPU the gateway's softirq shared: no clean verdict.
+    let shared = by("shared-cpu");
+    if shared > 0 {
+        out.push(format!(
+            "Warning: {shared} of {judged} packet trials ran the sender on a saturated CPU \
+             shared with the gateway's packet processing (shared-cpu): their rates are \
+             neither the sender's limit nor the gateway's; pin the roles apart."
+        ));
+    }
+    out
 }
 
 /// The rates an ndr or mlr search found, by mode: an ndr's one (mode "ndr"/"pdr"), an
@@ -308,6 +318,15 @@ mod tests {
         );
         assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
         assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
+        // A shared CPU is a warning of its own, not the sender's.
+        let w = fwbench_limits(&[trial(Some("shared-cpu")), trial(Some("gateway"))]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "Warning: 1 of 2 packet trials ran the sender on a saturated CPU shared"
+            ),
+            "{w:?}"
+        );
     }
 
     #[test]

@@ -138,6 +138,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// Recorded with the engine of kind `none` (no firewall, no rules installed): a
+    /// baseline, never a series with a cost per rule.
+    pub fn no_firewall(&self) -> bool {
+        self.engine.as_ref().is_some_and(|e| e.is_none())
+    }
+
     /// Mean of a metric, if measured.
     pub fn mean(&self, metric: &str) -> Option<f64> {
         self.metrics.get(metric).map(|s| s.mean)

@@ -559,6 +559,12 @@ fn line_sse(points: &[(f64, f64)]) -> f64 {
 /// (clamped to the gap between the runs). `None` with < 4 points, or when the best split
 /// does not cut the one-line residual at least fourfold (the curve is a line).
 pub fn knee_piecewise(points: &[(f64, f64)]) -> Option<f64> {
+    knee_split(points).map(|k| k.0)
+}
+
+/// [`knee_piecewise`] with the measured x on either side of it: (knee, x before, x
+/// after).
+fn knee_split(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     let mut p: Vec<(f64, f64)> = points.to_vec();
     p.sort_by(|a, b| a.0.total_cmp(&b.0));
     if p.len() < 4 {
@@ -578,11 +584,106 @@ pub fn knee_piecewise(points: &[(f64, f64)]) -> Option<f64> {
         (Some(l), Some(r)) if l.b != r.b => (r.a - l.a) / (l.b - r.b),
         _ => lo,
     };
-    Some(if meet.is_finite() {
+    let knee = if meet.is_finite() {
         meet.clamp(lo, hi)
     } else {
         lo
+    };
+    Some((knee, lo, hi))
+}
+
+/// Resamples of the knee's bootstrap.
+pub const KNEE_RESAMPLES: usize = 1000;
+
+/// Where a knee's interval comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "basis")]
+pub enum KneeBasis {
+    /// The 2.5th–97.5th percentiles of the knee over `resamples` bootstrap resamples
+    /// of the repetitions at each rule count (each count's repetitions drawn with
+    /// replacement, their mean the point); a knee was found in `found` of them.
+    Bootstrap { resamples: usize, found: usize },
+    /// Some rule count has one repetition: the measured rule counts on either side of
+    /// the knee (where the two segments split), the grid's resolution.
+    Bracket,
+}
+
+/// A knee with its interval (rules).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Knee {
+    pub rules: f64,
+    pub lo: f64,
+    pub hi: f64,
+    #[serde(flatten)]
+    pub basis: KneeBasis,
+}
+
+/// The knee of the means of `(x, [value per repetition])` groups ([`knee_piecewise`])
+/// with an interval: a bootstrap over the repetitions when every group has ≥ 2 (seeded:
+/// the same data give the same interval), else the bracket of measured x around it.
+pub fn knee_with_interval(groups: &[(f64, Vec<f64>)]) -> Option<Knee> {
+    let means: Vec<(f64, f64)> = groups
+        .iter()
+        .filter_map(|(x, ys)| Some((*x, mean(ys)?)))
+        .collect();
+    let (rules, lo, hi) = knee_split(&means)?;
+    if groups.iter().any(|g| g.1.len() < 2) {
+        return Some(Knee {
+            rules,
+            lo,
+            hi,
+            basis: KneeBasis::Bracket,
+        });
+    }
+    let mut rng = SplitMix(0x6b6e_6565);
+    let mut knees: Vec<f64> = (0..KNEE_RESAMPLES)
+        .filter_map(|_| {
+            let pts: Vec<(f64, f64)> = groups
+                .iter()
+                .map(|(x, ys)| {
+                    let n = ys.len();
+                    let sum: f64 = (0..n).map(|_| ys[rng.below(n)]).sum();
+                    (*x, sum / n as f64)
+                })
+                .collect();
+            knee_piecewise(&pts)
+        })
+        .collect();
+    knees.sort_by(f64::total_cmp);
+    let found = knees.len();
+    let at = |q: f64| knees[((found - 1) as f64 * q).round() as usize];
+    let (lo, hi) = if found == 0 {
+        (lo, hi)
+    } else {
+        (at(0.025).min(rules), at(0.975).max(rules))
+    };
+    Some(Knee {
+        rules,
+        lo,
+        hi,
+        basis: KneeBasis::Bootstrap {
+            resamples: KNEE_RESAMPLES,
+            found,
+        },
     })
+}
+
+/// splitmix64: a small deterministic generator for resampling (and the tests'
+/// synthetic data).
+pub(crate) struct SplitMix(pub(crate) u64);
+
+impl SplitMix {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
 }
 
 /// Degradation point of a falling curve: the first x (ascending) whose y is more than
@@ -948,6 +1049,60 @@ mod tests {
         let line: Vec<(f64, f64)> = (0..8).map(|i| (i as f64, 10.0 - i as f64)).collect();
         assert_eq!(knee_piecewise(&line), None);
         assert_eq!(degradation_point(&[(0.0, 1.0), (1.0, 0.99)], 0.05), None);
+    }
+
+    /// 1 Mpps up to `knee` rules, then falling 200 pps per rule, at 0, 1000 … 10 000
+    /// rules; `reps` repetitions each with a deterministic ripple of ± `noise` (fraction).
+    fn knee_groups(knee: f64, reps: usize, noise: f64) -> Vec<(f64, Vec<f64>)> {
+        (0..=10)
+            .map(|i| {
+                let x = i as f64 * 1000.0;
+                let y = 1e6 - 200.0 * (x - knee).max(0.0);
+                let ys = (0..reps)
+                    .map(|r| y * (1.0 + noise * [1.0, -1.0, 0.5, -0.5][(r + i) % 4]))
+                    .collect();
+                (x, ys)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_knees_interval_holds_the_planted_knee() {
+        // One repetition: the bracket of measured counts, exactly around 4500.
+        let k = knee_with_interval(&knee_groups(4500.0, 1, 0.0)).unwrap();
+        assert_eq!(k.basis, KneeBasis::Bracket);
+        assert!((k.rules - 4500.0).abs() < 1e-6, "{k:?}");
+        assert_eq!((k.lo, k.hi), (4000.0, 5000.0));
+        assert!(
+            k.text()
+                .contains("between the measured 4000 and 5000 rules"),
+            "{}",
+            k.text()
+        );
+        // Three repetitions with 0.5 % noise: a bootstrap interval holding 4500,
+        // narrower than the whole sweep, found in (nearly) every resample.
+        let k = knee_with_interval(&knee_groups(4500.0, 3, 0.005)).unwrap();
+        let KneeBasis::Bootstrap { resamples, found } = k.basis else {
+            panic!("{k:?}");
+        };
+        assert_eq!(resamples, KNEE_RESAMPLES);
+        assert!(found * 100 >= resamples * 95, "{k:?}");
+        assert!(k.lo <= 4500.0 && 4500.0 <= k.hi, "{k:?}");
+        assert!(k.lo <= k.rules && k.rules <= k.hi, "{k:?}");
+        assert!(k.hi - k.lo < 3000.0, "{k:?}");
+        assert!(k.text().contains("95 % CI") && k.text().contains("bootstrap over repetitions"));
+        // More noise, a wider interval; the same data, the same interval (seeded).
+        let wide = knee_with_interval(&knee_groups(4500.0, 3, 0.05)).unwrap();
+        assert!(wide.hi - wide.lo > k.hi - k.lo, "{wide:?} vs {k:?}");
+        assert_eq!(
+            knee_with_interval(&knee_groups(4500.0, 3, 0.05)),
+            Some(wide)
+        );
+        // A straight line has no knee, hence no interval.
+        let line: Vec<(f64, Vec<f64>)> = (0..8)
+            .map(|i| (i as f64, vec![10.0 - i as f64; 2]))
+            .collect();
+        assert_eq!(knee_with_interval(&line), None);
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(crate) fn cost_fit(series: &str, e: CostEstimate) -> CostFit {
         estimator: e.estimator,
         estimates: vec![e],
         knee_rules: None,
+        knee: None,
         degradation: None,
     }
 }

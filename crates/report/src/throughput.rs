@@ -408,7 +408,7 @@ fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
 }
 
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
-/// has ≥ 3 rule counts; the fits (and knees of pps vs rules) go to `a.fits`.
+/// has ≥ 3 rule counts (never for engine `none`: a baseline); the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
     let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
     let Some(mut fig) = line_figure(
@@ -422,6 +422,14 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         return;
     };
     for (name, cs) in g {
+        // No firewall: its points are the baseline; a cost per rule of rules never
+        // installed means nothing.
+        if cs.iter().all(|c| c.no_firewall()) {
+            fig.notes.push(format!(
+                "{name}: baseline (no firewall: no rules installed, so no cost model)"
+            ));
+            continue;
+        }
         let Some(cf) = fit_series(name, cs, x) else {
             continue;
         };
@@ -538,12 +546,18 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
         .iter()
         .filter_map(|c| Some((x(c)?, c.mean("received_pps")?)))
         .collect();
+    let reps: Vec<(f64, Vec<f64>)> = cs
+        .iter()
+        .filter_map(|c| Some((x(c)?, c.values.get("received_pps")?.clone())))
+        .collect();
+    let knee = stats::knee_with_interval(&reps);
     Some(CostFit {
         series: name.into(),
         rule_counts: counts.len(),
         fit: head.fit.line,
         estimator: head.estimator,
-        knee_rules: stats::knee_piecewise(&pps),
+        knee_rules: knee.map(|k| k.rules),
+        knee,
         degradation: stats::degradation_point(&pps, DEGRADED_DROP),
         estimates,
     })
@@ -664,16 +678,16 @@ mod tests {
         Point { x, y, ci95: None }
     }
 
-    /// splitmix64: a fixed-seed generator, so the synthetic data are the same every run.
+    /// splitmix64 (the report's resampler): a fixed-seed generator, so the synthetic
+    /// data are the same every run.
     struct Rng(u64);
 
     impl Rng {
         fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
+            let mut g = crate::stats::SplitMix(self.0);
+            let z = g.next();
+            self.0 = g.0;
+            z
         }
 
         /// Uniform on (0, 1).

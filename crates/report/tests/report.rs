@@ -95,20 +95,12 @@ fn flow_run(s: &mut Store) -> i64 {
                     "workload": "flow",
                     "packet": {"size": {"payload": 18}, "rate": "max", "flows": 1, "threads": 1}});
                 let ns = (500.0 + slope * rules as f64) * ripple(rep);
-                let pps = 1e9 / ns;
-                let mut t = trial(
+                let mut t = flow_trial(
                     run,
                     format!("f-{rules}-{engine}-{rep}"),
                     rep,
-                    "flow",
                     params,
-                    Headline {
-                        offered_pps: Some(2e6),
-                        sent_pps: Some(2e6),
-                        received_pps: Some(pps),
-                        loss_ratio: Some(1.0 - pps / 2e6),
-                        ..Default::default()
-                    },
+                    1e9 / ns,
                 );
                 let mismatch = rules == 4000 && engine == "nft" && rep == 1;
                 t.firewall = Some(FirewallRow {
@@ -138,6 +130,24 @@ fn flow_run(s: &mut Store) -> i64 {
     s.finish_run(run, "2026-01-01T02:00:00Z", "complete")
         .unwrap();
     run
+}
+
+/// A flow trial offered 2 Mpps that received `pps`.
+fn flow_trial(run: i64, key: String, rep: u32, params: Value, pps: f64) -> TrialRecord {
+    trial(
+        run,
+        key,
+        rep,
+        "flow",
+        params,
+        Headline {
+            offered_pps: Some(2e6),
+            sent_pps: Some(2e6),
+            received_pps: Some(pps),
+            loss_ratio: Some(1.0 - pps / 2e6),
+            ..Default::default()
+        },
+    )
 }
 
 /// (c) labelled flood cases (seed 001's table), one unstable; the run was interrupted.
@@ -1905,4 +1915,125 @@ fn an_advise_measurement_shows_both_rulesets_and_the_saving_in_one_figure() {
     // Both rulesets in the HTML, in one figure.
     let html = r.html();
     assert!(html.contains("Rules advise: time per packet, original vs optimised ruleset"));
+}
+
+/// A flow sweep over rules of engine `none` (no firewall: nothing installed, the rate
+/// flat) beside nft (2.5 ns per rule), recorded with each trial's effective engine as
+/// the controller stores it.
+fn no_firewall_run(s: &mut Store) -> i64 {
+    let run = s.begin_run(&new_run("no-firewall", None)).unwrap();
+    for rules in [0u64, 1000, 2000, 4000, 8000] {
+        for (engine, kind, slope) in [("none", "none", 0.0), ("nft", "nft", 2.5)] {
+            for rep in 1..=2u32 {
+                let params = json!({"topology": "forward", "clients": 1, "duration_s": 2.0,
+                    "frame_size": "64", "proto": "udp", "family": "4", "server": "threads",
+                    "timeout_ms": 500, "seed": rep, "engine": engine, "model": "linear",
+                    "rules": rules, "position": "end", "chain": "forward", "workload": "flow",
+                    "packet": {"size": {"payload": 18}, "rate": "max", "flows": 1, "threads": 1}});
+                // The no-firewall rate wobbles a little with the rule count (noise).
+                let wobble = if rules % 2000 == 0 { 1.0 } else { 1.002 };
+                let ns = (500.0 + slope * rules as f64) * ripple(rep) * wobble;
+                let mut t = flow_trial(
+                    run,
+                    format!("nf-{rules}-{engine}-{rep}"),
+                    rep,
+                    params,
+                    1e9 / ns,
+                );
+                t.engine = Some(store::EngineRow {
+                    id: if kind == "nft" {
+                        "nft/inet".into()
+                    } else {
+                        engine.into()
+                    },
+                    kind: kind.into(),
+                });
+                s.record(&t).unwrap();
+            }
+        }
+    }
+    finish(s, run)
+}
+
+#[test]
+fn a_no_firewall_series_has_no_cost_model_but_is_the_baseline() {
+    let r = report_of(no_firewall_run);
+    let a = &r.runs[0].analysis;
+    // nft keeps its cost model; `none` has none (no rules were installed).
+    let series: Vec<&str> = a.fits.iter().map(|f| f.series.as_str()).collect();
+    assert!(series.iter().any(|s| s.contains("nft")), "{series:?}");
+    assert!(!series.iter().any(|s| s.contains("none")), "{series:?}");
+    let fig = figure(&r.runs[0], "packet-ns-per-packet");
+    assert!(
+        !fig.series.iter().any(|s| s.fit && s.name.contains("none")),
+        "a line through no firewall: {:?}",
+        fig.series.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    let n = note(fig, "engine=none");
+    assert!(n.contains("baseline") && !n.contains("per rule"), "{n}");
+    for f in a.findings.iter().filter(|f| f.contains("engine=none")) {
+        assert!(!f.contains("ns per rule"), "{f}");
+    }
+    let md = r.markdown();
+    for line in md.lines().filter(|l| l.contains("engine=none")) {
+        assert!(!line.contains("per rule"), "{line}");
+    }
+}
+
+/// A flow sweep of nft with a planted knee: 1 Mpps up to 4 500 rules, then 200 pps
+/// fewer per rule; `reps` repetitions with a ±0.5 % ripple.
+fn knee_run(s: &mut Store, reps: u32) -> i64 {
+    let run = s.begin_run(&new_run("knee", None)).unwrap();
+    for rules in (0..=10u64).map(|i| i * 1000) {
+        for rep in 1..=reps {
+            let params = json!({"topology": "forward", "workload": "flow", "engine": "nft",
+                "model": "linear", "rules": rules, "seed": rep});
+            let pps = (1e6 - 200.0 * (rules as f64 - 4500.0).max(0.0)) * ripple(rep);
+            let mut t = trial(
+                run,
+                format!("k-{rules}-{rep}"),
+                rep,
+                "flow",
+                params,
+                Headline {
+                    received_pps: Some(pps),
+                    ..Default::default()
+                },
+            );
+            t.engine = Some(store::EngineRow {
+                id: "nft/inet".into(),
+                kind: "nft".into(),
+            });
+            s.record(&t).unwrap();
+        }
+    }
+    finish(s, run)
+}
+
+#[test]
+fn a_knee_is_stated_with_its_interval_and_what_it_is_over() {
+    let r = report_of(|s| knee_run(s, 3));
+    let fit = &r.runs[0].analysis.fits[0];
+    let k = fit.knee.unwrap();
+    assert!(
+        k.lo <= 4500.0 && 4500.0 <= k.hi && k.hi - k.lo < 3000.0,
+        "{k:?}"
+    );
+    let t = report::export::fits_table(&r.runs[0].analysis.fits);
+    let cell = &t.rows[0][6];
+    assert!(
+        cell.contains("95 % CI") && cell.contains("bootstrap over repetitions"),
+        "{cell}"
+    );
+    assert!(r.markdown().contains(cell.as_str()));
+    // One repetition: the measured rule counts around it, said so.
+    let r = report_of(|s| knee_run(s, 1));
+    let k = r.runs[0].analysis.fits[0].knee.unwrap();
+    assert_eq!((k.lo, k.hi), (4000.0, 5000.0), "{k:?}");
+    let t = report::export::fits_table(&r.runs[0].analysis.fits);
+    assert!(
+        t.rows[0][6].contains("between the measured 4000 and 5000 rules"),
+        "{:?}",
+        t.rows[0]
+    );
 }

@@ -86,7 +86,17 @@ pub fn run_trial(
                 let sink: Vec<u32> = (0..servers)
                     .map(|s| crate::testbed::spread::even(k.sink_threads, servers, s).max(1))
                     .collect();
-                outcome.judge_limit_with_cpus(&sender, &sink, steered.as_deref());
+                // One kernel for sender and gateway: both on this machine.
+                let local = |h: Host| tb.launcher(h).is_some_and(|l| l.remote.is_none());
+                let pinned = pin.client.as_deref().and_then(crate::limited_by::cpu_list);
+                let place = if local(Host::Client) && local(Host::Gateway) {
+                    crate::limited_by::SenderPlace::WithGateway {
+                        pinned: pinned.as_deref(),
+                    }
+                } else {
+                    crate::limited_by::SenderPlace::Elsewhere
+                };
+                outcome.judge_limit_with_cpus(&sender, &sink, steered.as_deref(), place);
             }
             outcome.judge_drops();
             if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {

@@ -383,12 +383,14 @@ impl Outcome {
     }
     /// Judge a flood/flow's `limited_by` again with the roles' CPU figures from the
     /// trial's samples (issue 28): sender and sink threads, the gateway's CPUs
-    /// (`None`: not steered).
+    /// (`None`: not steered), and where the sender ran (a CPU it shared with the
+    /// gateway's softirq makes the verdict `shared-cpu`).
     pub fn judge_limit_with_cpus(
         &mut self,
         sender_threads: &[u32],
         sink_threads: &[u32],
         gateway_cpus: Option<&str>,
+        sender: crate::limited_by::SenderPlace,
     ) {
         let samples: Vec<(&str, u32, &proto::MetricSample)> = self
             .samples
@@ -403,6 +405,12 @@ impl Outcome {
             crate::host::probe::cpus(),
             gateway.as_deref(),
         );
+        let shared = crate::limited_by::shared_cpu(
+            &samples,
+            sender,
+            crate::host::probe::cpus(),
+            gateway.as_deref(),
+        );
         let Some(Figures::Packet(s)) = self.figures.as_mut() else {
             return;
         };
@@ -412,6 +420,7 @@ impl Outcome {
         c.sender_cpu = cpus.sender;
         c.gateway_cpu = cpus.gateway;
         c.sink_cpu = cpus.sink;
+        c.shared_cpu = shared;
         s.limited_by = Some(Box::new(crate::limited_by::limited_by(
             &c,
             crate::workloads::packet::LIMIT_TOLERANCE,

@@ -245,7 +245,7 @@ fn outcome_line_fixed(o: &Outcome) -> String {
                     String::new()
                 },
                 match &s.limited_by {
-                    Some(l) => format!(", limited by {}", l.by.as_str()),
+                    Some(l) => format!(", limited by {}", l.short()),
                     None => String::new(),
                 }
             );
@@ -707,11 +707,8 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
             }
             if let Some(l) = &s.limited_by {
                 out += &format!("  limited by   {}: {}\n", l.by.as_str(), l.why);
-                if l.by.is_fwbench() {
-                    out += &format!(
-                        "  warning      this rate is fwbench's {} limit, not the gateway's\n",
-                        l.by.as_str()
-                    );
+                if let Some(w) = l.warning() {
+                    out += &format!("  warning      {w}\n");
                 }
             }
             if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {

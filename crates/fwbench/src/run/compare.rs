@@ -1,7 +1,8 @@
 //! `fwbench compare A.db[:RUNS] B.db[:RUNS] …`: runs side by side (the statistics are
 //! `report::compare`'s); a side pools the repetitions of every run of its file (or of
 //! the runs named). Exit 1 when a significant regression reaches `--threshold`, else 3
-//! when some change could not be tested (too few repetitions), else 0.
+//! when some change could not be tested (too few repetitions), else 0. The results
+//! files are opened read-only and never written (nor is `--output` allowed to be one).
 
 use crate::error::usage;
 use anyhow::{Context, Result};
@@ -73,7 +74,9 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
         if !file.is_file() {
             return Err(usage(format!("{}: no such results file", file.display())));
         }
-        let store = Store::open(&file).map_err(crate::error::store_error)?;
+        // Read only: compare never writes to a results file (no upgrade in place, no
+        // recovery import; a read-only file works).
+        let store = Store::open_read_only(&file).map_err(crate::error::store_error)?;
         let ids: Vec<i64> = match runs {
             Some(r) => r,
             None => store.runs()?.iter().map(|r| r.id).collect(),
@@ -133,6 +136,18 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
     };
     match &a.output {
         Some(out) if out.as_os_str() != "-" => {
+            let target = std::fs::canonicalize(out).ok();
+            if let Some((name, _, _)) = loaded.iter().find(|(_, file, _)| {
+                target
+                    .as_ref()
+                    .is_some_and(|t| t.display().to_string() == *file)
+            }) {
+                return Err(usage(format!(
+                    "--output {}: that is the results file {name} being compared; \
+                     compare never writes to its inputs",
+                    out.display()
+                )));
+            }
             std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
             eprintln!("fwbench: comparison written to {}", out.display());
         }
