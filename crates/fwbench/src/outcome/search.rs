@@ -190,6 +190,22 @@ pub struct LatencyPoint {
     pub loss_ratio: f64,
     /// One-way delay percentiles, ns (count 0: not measured, e.g. clocks not known).
     pub owd: proto::RttSummary,
+    /// Source and sink on hosts with clocks of their own: how the delays were related
+    /// (`corrected`, or `rtt-only` when withheld: the clocks' offsets are not known
+    /// well enough); absent when every role read one clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owd_basis: Option<&'static str>,
+}
+
+impl LatencyPoint {
+    /// Why a point has no delays (`owd.count` 0): withheld, or nothing arrived.
+    pub fn no_delays(&self) -> &'static str {
+        if self.owd_basis == Some("rtt-only") {
+            "withheld: the hosts' clocks are not known well enough"
+        } else {
+            "nothing arrived"
+        }
+    }
 }
 
 /// One goal's answer.

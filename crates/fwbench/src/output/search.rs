@@ -114,10 +114,11 @@ fn latency_text(l: &[LatencyPoint]) -> String {
     for q in l {
         if q.owd.count == 0 {
             out += &format!(
-                "  {:>8.0}  {:>12.0}  {:>8.4}   (no delays: clocks not known well enough, or nothing arrived)\n",
+                "  {:>8.0}  {:>12.0}  {:>8.4}   (no delays: {})\n",
                 q.fraction * 100.0,
                 q.offered_pps,
-                q.loss_ratio * 100.0
+                q.loss_ratio * 100.0,
+                q.no_delays()
             );
             continue;
         }
@@ -221,4 +222,47 @@ fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {
         ),
     };
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A latency point without delays says why: withheld (source and sink on hosts
+    /// whose clocks are not known well enough) or nothing arrived; one with delays
+    /// prints its percentiles.
+    #[test]
+    fn a_latency_point_without_delays_says_why() {
+        let point = |count, owd_basis| LatencyPoint {
+            fraction: 0.5,
+            offered_pps: 1000.0,
+            received_pps: 1000.0,
+            loss_ratio: 0.0,
+            owd: proto::RttSummary {
+                count,
+                p50_ns: 12_500,
+                ..Default::default()
+            },
+            owd_basis,
+        };
+        let text = latency_text(&[
+            point(0, Some("rtt-only")),
+            point(0, Some("corrected")),
+            point(0, None),
+            point(9, Some("corrected")),
+        ]);
+        let lines: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[0]
+                .ends_with("(no delays: withheld: the hosts' clocks are not known well enough)"),
+            "{text}"
+        );
+        assert!(lines[1].ends_with("(no delays: nothing arrived)"), "{text}");
+        assert!(lines[2].ends_with("(no delays: nothing arrived)"), "{text}");
+        assert!(
+            lines[3].contains("12.5") && !lines[3].contains("no delays"),
+            "{text}"
+        );
+    }
 }

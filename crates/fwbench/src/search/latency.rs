@@ -31,21 +31,31 @@ pub fn latency_at(
                 o.error.as_deref().unwrap_or("no packet figures")
             );
         };
-        eprintln!(
-            "    latency at {:.0} % ({x:.0} pps): one-way delay p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs, loss {:.4}%",
-            fraction * 100.0,
-            s.owd.p50_ns as f64 / 1e3,
-            s.owd.p99_ns as f64 / 1e3,
-            s.owd.max_ns as f64 / 1e3,
-            s.loss_ratio * 100.0
-        );
-        out.push(LatencyPoint {
+        let pt = LatencyPoint {
             fraction,
             offered_pps: x,
             received_pps: s.received_pps,
             loss_ratio: s.loss_ratio,
             owd: s.owd,
-        });
+            owd_basis: s.owd_clocks.as_ref().map(|c| c.basis),
+        };
+        let us = |ns: u64| ns as f64 / 1e3;
+        let delays = if pt.owd.count == 0 {
+            format!("no one-way delays ({})", pt.no_delays())
+        } else {
+            format!(
+                "one-way delay p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+                us(pt.owd.p50_ns),
+                us(pt.owd.p99_ns),
+                us(pt.owd.max_ns)
+            )
+        };
+        eprintln!(
+            "    latency at {:.0} % ({x:.0} pps): {delays}, loss {:.4}%",
+            fraction * 100.0,
+            pt.loss_ratio * 100.0
+        );
+        out.push(pt);
     }
     Ok(out)
 }

@@ -13,6 +13,9 @@ pub use skip::skip;
 mod tool;
 #[allow(unused_imports)]
 pub use tool::run_ok;
+mod policer;
+#[allow(unused_imports)]
+pub use policer::{assert_latency_at_fractions, Policer};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fwbench")
@@ -385,10 +388,15 @@ impl NftTable {
     /// `table inet NAME` in the testbed's gateway with one forward chain (priority −10:
     /// before fwbench's rules) holding `chain_body`.
     pub fn forward(tb: &TestbedGuard, name: &str, chain_body: &str) -> NftTable {
+        NftTable::forward_in(&tb.gw(), name, chain_body)
+    }
+
+    /// The same in the gateway namespace `ns` (one a test made itself).
+    pub fn forward_in(ns: &str, name: &str, chain_body: &str) -> NftTable {
         let text = format!(
             "table inet {name} {{\n chain c {{ type filter hook forward priority -10; policy accept;\n {chain_body}\n }}\n}}\n"
         );
-        NftTable::load(&tb.gw(), "inet", name, &text)
+        NftTable::load(ns, "inet", name, &text)
     }
 
     /// Packets counted by each of the table's counters, in rule order.
