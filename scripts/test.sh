@@ -23,11 +23,14 @@ FWBENCH_SKIP_LOG=$(mktemp)
 export FWBENCH_SKIP_LOG
 trap 'rm -f "$log" "$FWBENCH_SKIP_LOG"' EXIT
 # Arguments select what to test (e.g. `-p store`); by default the whole workspace.
-targets=("$@")
+# What follows a `--` goes to the test binaries, as with `cargo test` (e.g. filters).
+targets=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do targets+=("$1"); shift; done
+[ $# -gt 0 ] && { shift; extra+=("$@"); }
 [ ${#targets[@]} -gt 0 ] || targets=(--workspace)
 # FWBENCH_TEST_CARGO replaces cargo (the test of this script gives a fake runner's
 # output to the counting below: crates/fwbench/tests/conventions.rs).
-${FWBENCH_TEST_CARGO:-cargo} test "${targets[@]}" --no-fail-fast -- "${extra[@]}" 2>&1 | tee "$log"
+${FWBENCH_TEST_CARGO:-cargo} test "${targets[@]}" --no-fail-fast -- "${extra[@]+"${extra[@]}"}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 # The tests that did not run: ignored by the runner, or skipped by the test itself.
 ignored=$(grep -E '^test .* \.\.\. ignored' "$log" | sed -E 's/^test (.*) \.\.\. ignored,? ?(.*)$/\1\t\2/' || true)
