@@ -6,6 +6,8 @@
 #            "end to end" case; the gateway's softirq follows the sender onto CPU 0)
 #   sink0    the sink pinned to CPU 0 too (the whole path on one CPU)
 #   sink1    the sink pinned to CPU 1 (the cost experiments' placement)
+#   default  no --pin-* flag: fwbench's default placement (client and sink on CPU 0,
+#            the gateway's processing steered to the last CPU)
 #   iperf3   `iperf3 -u -b 0 -l 18`, client on CPU 0, server unpinned (the peer tool)
 # Every fwbench trial is stored; for each it prints received pps, where the sink's
 # threads ran (share of 5-Hz looks on CPU 0, taken from outside with `ps -L -o psr`),
@@ -42,20 +44,21 @@ watch_sink() {
 flood() { # placement
   local pin=()
   case $1 in
-    sink0) pin=(--pin-server 0) ;;
-    sink1) pin=(--pin-server 1) ;;
-    free) ;;
+    sink0) pin=(--pin-client 0 --pin-server 0) ;;
+    sink1) pin=(--pin-client 0 --pin-server 1) ;;
+    free) pin=(--pin-client 0) ;;
+    default) ;;
   esac
   watch_sink >"$TMP/psr-$1-$r.txt" &
   WATCH=$!
-  "$F" flood --testbed "$NAME" --frame 64 -t "$T" --db "$DB" --json --pin-client 0 "${pin[@]}" \
+  "$F" flood --testbed "$NAME" --frame 64 -t "$T" --db "$DB" --json "${pin[@]}" \
     >"$TMP/flood-$1-$r.json" 2>>"$TMP/log"
   kill "$WATCH" 2>/dev/null || true
   wait "$WATCH" 2>/dev/null || true
   WATCH=""
 }
 for r in $(seq 1 "$N"); do
-  for p in $(printf '%s\n' free sink0 sink1 iperf3 | shuf); do
+  for p in $(printf '%s\n' free sink0 sink1 default iperf3 | shuf); do
     if [ "$p" = iperf3 ]; then iperf_udp >"$TMP/iperf-$r.txt" || true; else flood "$p"; fi
   done
   printf '\r  round %d of %d' "$r" "$N" >&2
@@ -71,11 +74,11 @@ def samples(tid, role, metric):
         "SELECT value FROM samples WHERE trial_id=? AND role=? AND metric=?", (tid, role, metric))]
     return sum(v) / len(v) if v else float("nan")
 ids = [r[0] for r in con.execute("SELECT id FROM trials ORDER BY id")]
-rows = {p: [] for p in ("free", "sink0", "sink1")}
+rows = {p: [] for p in ("free", "sink0", "sink1", "default")}
 i = 0
 order = []
 for r in range(1, n + 1):
-    for p in ("free", "sink0", "sink1"):
+    for p in ("free", "sink0", "sink1", "default"):
         order.append((os.path.getmtime(f"{tmp}/flood-{p}-{r}.json"), p, r))
 order.sort()
 for (_, p, r), tid in zip(order, ids):
