@@ -22,9 +22,11 @@ cleanup() { "$F" testbed down --name "$NAME" >/dev/null 2>&1 || true; }
 trap cleanup EXIT INT TERM
 "$F" testbed up --name "$NAME" >/dev/null
 python3 -c '
+print("table inet fwbst {\n chain c {\n  type filter hook forward priority -10; policy accept;")
 for i in range(8000):
-    print(f"add rule inet fwbst c ip saddr 203.0.113.{i % 250} udp dport {1 + i // 250} drop")
-' | { echo "table inet fwbst { chain c { type filter hook forward priority -10; policy accept; } }"; cat; } |
+    print(f"  ip saddr 203.0.113.{i % 250} udp dport {1 + i // 250} drop")
+print(" }\n}")
+' |
   ip netns exec "$GW" nft -f -
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 pps() {

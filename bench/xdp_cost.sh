@@ -32,7 +32,7 @@ pps() { # engine rules: received packets/s of one trial (its verdicts must hold)
 import json, sys
 v = json.load(sys.stdin)
 assert v["status"] == "ok" and v["verdicts"]["ok"], v
-print(v["result"]["received"] / v["duration_s"])'
+print(v["result"]["received_pps"])'
 }
 
 points=("xdp 0" "xdp 2000" "xdp 6000" "xdp-map 100" "xdp-map 6000")

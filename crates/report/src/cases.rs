@@ -164,7 +164,17 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             let s = c.metrics[m];
             let label = c.label.clone().unwrap_or_default();
             let study = study_cost(c);
-            let vs_run = run_base.and_then(|b| cost(c, b, m, higher));
+            // The drop path's rows count what the gateway took in and dropped; the
+            // no-firewall row counts what crossed it: not one quantity, no cost.
+            let vs_run = match path {
+                Path::Accept => run_base
+                    .and_then(|b| cost(c, b, m, higher))
+                    .map(|(v, ci)| mean_ci(v, ci))
+                    .unwrap_or_else(|| "-".into()),
+                Path::Drop => {
+                    "n/a: counted where the gateway drops, not where traffic crosses".into()
+                }
+            };
             let own = if std::ptr::eq(*c, base) {
                 "section baseline".to_string()
             } else {
@@ -194,9 +204,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
                 mean_ci(s.mean, s.ci95),
                 own,
                 study.map(num).unwrap_or_else(|| "-".into()),
-                vs_run
-                    .map(|(v, ci)| mean_ci(v, ci))
-                    .unwrap_or_else(|| "-".into()),
+                vs_run,
             ]);
         }
     }

@@ -133,7 +133,9 @@ fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
         out.push(format!(
             "Warning: {shared} of {judged} packet trials ran the sender on a saturated CPU \
              shared with the gateway's packet processing (shared-cpu): their rates are \
-             neither the sender's limit nor the gateway's; pin the roles apart."
+             neither the sender's limit nor the gateway's (pin the roles apart to measure \
+             the gateway's rate); a cost per rule fitted over such trials still is the \
+             rules' — the sender's share of each packet's time does not grow with them."
         ));
     }
     out
