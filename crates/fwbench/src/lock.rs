@@ -135,6 +135,12 @@ pub fn lock(name: &str) -> Result<Lock> {
     lock_in(Path::new(LOCK_DIR), name)
 }
 
+/// The lock of the testbed named `name`: one run (or one `testbed down`) at a time;
+/// fails at once, exit 2, while another process holds it.
+pub fn testbed(name: &str) -> Result<Lock> {
+    try_lock(&format!("testbed-{name}"), &format!("testbed '{name}'"))
+}
+
 /// A lock name for a file (a results file): its device and inode, so every path
 /// to it (links, `..`) names one lock.
 pub fn file_key(path: &Path) -> Result<String> {

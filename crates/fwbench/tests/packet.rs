@@ -12,12 +12,17 @@ use util::*;
 fn measured_loss_equals_the_dropping_rules_counter() {
     let _serial = serial();
     let tb = TestbedGuard::up("forward");
-    // Every 7th packet of the flood is dropped by a rule with a counter.
+    // Every 7th packet of the flood is dropped by a rule with a counter; the rule's first
+    // counter counts every flood packet that reached it.
     let t = NftTable::forward(
         &tb,
         "fwbt_numgen",
-        "udp dport 9000 numgen inc mod 7 == 0 counter drop",
+        "udp dport 9000 counter numgen inc mod 7 == 0 counter drop",
     );
+    let counts = || -> (u64, u64) {
+        let c = t.counters();
+        (c[0], c[1])
+    };
     // xdp: the AF_XDP sender and sink (copy mode on veth) through the workload seam
     // (issue 28).
     for (family, sender, sink) in [
@@ -30,7 +35,7 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         ("4", "xdp", "xdp"),
         ("6", "xdp", "xdp"),
     ] {
-        let before = t.counter();
+        let (reached_before, dropped_before) = counts();
         let v = trial_json(
             "flood",
             &tb.name,
@@ -40,14 +45,22 @@ fn measured_loss_equals_the_dropping_rules_counter() {
             ],
         );
         let r = &v["result"];
-        let dropped = t.counter() - before;
-        let ctx = format!("IPv{family} {sender} to {sink}: {r}");
+        let (reached, dropped) = counts();
+        let (reached, dropped) = (reached - reached_before, dropped - dropped_before);
+        let ctx = format!("IPv{family} {sender} to {sink}: {v}");
         // Enough packets to count on: half the asked 50 000 (a late sender sends less;
         // 35 600 seen at a load of 11, see docs/tests.md). The counts below are exact.
-        assert!(u(&r["sent"]) > 25_000, "{ctx}");
-        assert_eq!(u(&r["lost"]), dropped, "{ctx}");
-        // numgen counts every packet: exactly one in seven is dropped.
-        assert!(dropped.abs_diff(u(&r["sent"]) / 7) <= 1, "{ctx}");
+        let sent = u(&r["sent"]);
+        assert!(sent > 25_000, "{ctx}");
+        // What never reached the rule is lost before it: a stalled gateway CPU on a loaded
+        // VM overflows its receive backlog (85 of 51 294 in a fresh-clone CI run). Small,
+        // and the measured loss is it plus the rule's drops, exactly.
+        assert!(reached <= sent, "{ctx}");
+        let before_rule = sent - reached;
+        assert!(before_rule <= sent / 20, "{ctx}");
+        assert_eq!(u(&r["lost"]), dropped + before_rule, "{ctx}");
+        // numgen counts every packet it sees: exactly one in seven is dropped.
+        assert!(dropped.abs_diff(reached / 7) <= 1, "{ctx}");
         assert_eq!(u(&r["duplicates"]), 0, "{ctx}");
         let per_flow: u64 = r["flows"]
             .as_array()
@@ -55,7 +68,7 @@ fn measured_loss_equals_the_dropping_rules_counter() {
             .iter()
             .map(|x| u(&x["lost"]))
             .sum();
-        assert_eq!(per_flow, dropped, "{ctx}");
+        assert_eq!(per_flow, u(&r["lost"]), "{ctx}");
         // The rule's drops are the gateway's: it forwarded fewer than it received
         // (issue 28: every flood/flow says which role set its rate).
         assert_eq!(r["limited_by"]["by"], "gateway", "{ctx}");

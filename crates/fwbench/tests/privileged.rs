@@ -1058,6 +1058,14 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
         &o,
         &format!("testbed '{}' is in use by fwbench PID {pid}", tb.name),
     );
+    // Nor can it be taken down under the run: refused, and still there.
+    let o = fwbench(&["testbed", "down", "--name", &tb.name]);
+    assert_refused(
+        &o,
+        &format!("testbed '{}' is in use by fwbench PID {pid}", tb.name),
+    );
+    let o = fwbench(&["testbed", "status", "--name", &tb.name]);
+    assert!(o.status.success(), "{}", stderr(&o));
     // Same results file, same scenario (it would resume run 1), on an ephemeral
     // testbed so the testbed lock is not what refuses it.
     let o = fwbench(&args);
@@ -1073,4 +1081,12 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
     // Free again.
     let o = fwbench(&["echo", "--testbed", &tb.name, "-t", "1", "--no-store"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // A lock file a killed holder left behind is no lock, and `testbed down` removes it.
+    let stale = format!("fwbt-stale-{}", std::process::id());
+    let file = std::path::Path::new("/run/fwbench/locks").join(format!("testbed-{stale}.lock"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "999999999\n").unwrap();
+    let o = fwbench(&["testbed", "down", "--name", &stale]);
+    assert_refused(&o, &format!("no testbed named '{stale}'"));
+    assert!(!file.exists(), "{} left behind", file.display());
 }

@@ -1228,6 +1228,9 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
         }
         TestbedCmd::Down { name } => {
             crate::testbed::netns::check_name(&name)?;
+            // Not under a run that uses it; and taking the lock removes a lock file a
+            // killed holder left behind.
+            let _lock = crate::lock::testbed(&name)?;
             match NetnsTestbed::find(&name) {
                 Ok(Some(tb)) => tb.down()?,
                 Ok(None) => return Err(usage(format!("no testbed named '{name}'"))),

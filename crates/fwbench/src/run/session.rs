@@ -81,9 +81,7 @@ impl Testbeds {
     /// this binary) now, so an unreachable host is bad input (exit 2).
     pub fn new(named: Option<&str>) -> Result<Testbeds> {
         // A named testbed is locked before anything reaches its hosts.
-        let lock = |name: &str| {
-            crate::lock::try_lock(&format!("testbed-{name}"), &format!("testbed '{name}'"))
-        };
+        let lock = crate::lock::testbed;
         let (named, _lock): (Option<Box<dyn Testbed>>, _) = match named {
             None => (None, None),
             Some(f) if crate::testbed::file::is_file(f) => {
