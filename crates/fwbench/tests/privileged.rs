@@ -1090,3 +1090,34 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
     assert_refused(&o, &format!("no testbed named '{stale}'"));
     assert!(!file.exists(), "{} left behind", file.display());
 }
+
+/// Cleanup on panic: a test's testbed guard takes its testbed down even while a command
+/// the test spawned still uses it (`testbed down` alone is refused then): it stops that
+/// command, by the PID in the testbed's lock, and removes every namespace.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_testbed_guard_removes_its_testbed_under_a_running_command() {
+    let tb = TestbedGuard::up("forward");
+    let name = tb.name.clone();
+    let mut child = spawn_quiet(&[
+        "flow",
+        "--testbed",
+        &name,
+        "-t",
+        "60",
+        "--rate",
+        "1kpps",
+        "--no-store",
+    ]);
+    let lock = format!("/run/fwbench/locks/testbed-{name}.lock");
+    let pid = child.id().to_string();
+    assert!(
+        wait_for(30.0, || std::fs::read_to_string(&lock)
+            .is_ok_and(|s| s.trim() == pid)),
+        "the flow never took the testbed"
+    );
+    drop(tb);
+    assert!(namespaces_with(&format!("fwb-{name}-")).is_empty());
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the flow was stopped: {status}");
+}

@@ -124,7 +124,23 @@ impl TestbedGuard {
 }
 
 impl Drop for TestbedGuard {
+    /// `testbed down` is refused while a command uses the testbed: a test that panicked
+    /// with its spawned fwbench still running stops that process (ours: its PID is in
+    /// our testbed's lock) and takes the testbed down then.
     fn drop(&mut self) {
+        for signal in ["-TERM", "-TERM", "-KILL"] {
+            let o = fwbench(&["testbed", "down", "--name", &self.name]);
+            let e = stderr(&o);
+            let Some(pid) = e
+                .split("in use by fwbench PID ")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+            else {
+                return;
+            };
+            let _ = Command::new("kill").args([signal, pid]).status();
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
         let _ = fwbench(&["testbed", "down", "--name", &self.name]);
     }
 }
