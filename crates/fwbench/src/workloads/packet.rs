@@ -1051,14 +1051,11 @@ pub fn rate_counters(
     };
     let gw = gateway.filter(|g| !g.interfaces.is_empty() && has_in);
     let ingresses = tb.gateway_ingresses();
-    let gateway_in = gw.and_then(|g| gateway_rx(g, &ingresses));
-    let gateway_in_dropped = gw.map(|g| {
-        g.interfaces
-            .iter()
-            .filter(|i| ingresses.contains(&i.name.as_str()))
-            .map(|i| i.rx_dropped)
-            .sum()
-    });
+    let (gateway_in, gateway_in_dropped) = match gw.map(|g| gateway_ingress(g, &ingresses)) {
+        Some(Some((rx, dropped))) => (Some(rx), Some(dropped)),
+        Some(None) => (None, Some(0)),
+        None => (None, None),
+    };
     let egress: Vec<&proto::IfCounters> = gw
         .map(|g| {
             g.interfaces
@@ -1087,13 +1084,17 @@ pub fn rate_counters(
 /// Packets into the gateway on `ingresses` (summed; `None` when it reported none of
 /// them).
 pub fn gateway_rx(g: &GatewayResults, ingresses: &[&str]) -> Option<u64> {
-    let on: Vec<u64> = g
-        .interfaces
+    gateway_ingress(g, ingresses).map(|(rx, _)| rx)
+}
+
+/// Packets into the gateway on `ingresses` and those its ingresses dropped on receipt
+/// (each summed, in one pass over the interfaces; `None` when it reported none of them).
+fn gateway_ingress(g: &GatewayResults, ingresses: &[&str]) -> Option<(u64, u64)> {
+    g.interfaces
         .iter()
         .filter(|i| ingresses.contains(&i.name.as_str()))
-        .map(|i| i.rx_packets)
-        .collect();
-    (!on.is_empty()).then(|| on.iter().sum())
+        .map(|i| (i.rx_packets, i.rx_dropped))
+        .reduce(|(a, b), (c, d)| (a + c, b + d))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
