@@ -53,7 +53,7 @@ verdict() {
         return 2
     }
     python3 - "$json" "$configs" "$a" "$b" <<'EOF'
-import json, sys
+import json, os, sys
 
 doc = json.load(open(sys.argv[1]))
 # A configuration is its workload and parameters (without the seed), as compare keys it.
@@ -103,7 +103,11 @@ for k, r in enumerate(tested):
         differs.add(id(r))
     else:
         break
-untested = [r for r in rows if r[3] is None]
+# Untested ones with the largest change first (the list is cut after LIST below).
+untested = sorted(
+    (r for r in rows if r[3] is None),
+    key=lambda r: -abs(r[2]["pct"]) if r[2] and r[2].get("pct") is not None else 0,
+)
 match = [r for r in tested if id(r) not in differs]
 diff = [r for r in tested if id(r) in differs]
 raw = sum(1 for r in tested if r[3] < alpha)
@@ -140,7 +144,11 @@ print(
 if only:
     print(f"{only} configuration(s) ran in one of the runs only (not compared).")
 print()
-for head, rs in (("Differ", diff), ("Untested", untested)):
+# Every configuration that differs; the untested ones up to LIST (SEED_CHECK_LIST,
+# default 20), largest change first (a preset of one repetition a configuration has
+# thousands), the rest counted by reason.
+LIST = int(os.environ.get("SEED_CHECK_LIST", "20"))
+for head, rs in (("Differ", diff), ("Untested", untested[:LIST])):
     for r in rs:
         if r[2] is None:
             print(f"* {head.lower()}: {r[0]}: {r[4]}")
@@ -149,6 +157,15 @@ for head, rs in (("Differ", diff), ("Untested", untested)):
         p = f"p = {r[3]:.2g}" if r[3] is not None else r[4]
         pct = f"{c['pct']:+.3g} %" if c.get("pct") is not None else f"{c['diff']['delta']:+.4g}"
         print(f"* {head.lower()}: {r[0]}: {r[1]} {fmt(c['old'])} → {fmt(c['new'])} ({pct}; {p})")
+if len(untested) > LIST:
+    why = {}
+    for r in untested[LIST:]:
+        why[r[4]] = why.get(r[4], 0) + 1
+    print(
+        f"* untested: {len(untested) - LIST} more ("
+        + ", ".join(f"{n} {w}" for w, n in sorted(why.items(), key=lambda x: -x[1]))
+        + f"; every one: `fwbench compare {a_file} {b_file}`)"
+    )
 if match:
     print(
         "* match: "

@@ -331,7 +331,8 @@ fn repeated_trials_make_a_comparison_testable() {
 /// against run A (Welch, Holm-corrected): identical data matches (exit 0); a planted
 /// 10 % drop at one rule count differs and is named (exit 1); the same data with a
 /// ±10 % spread matches only as "noisy" (exit 1); one repetition a side is untested,
-/// never a match (exit 1); a missing file is bad input (exit 2).
+/// never a match (exit 1), and a long untested list is cut and counted; a missing file
+/// is bad input (exit 2).
 #[test]
 fn seed_check_says_whether_a_second_run_matches_the_first() {
     let dir = TempDir::new();
@@ -390,6 +391,28 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
     assert!(out.contains("0 match, 0 differ, 2 untested"), "{out}");
     assert!(out.contains("one repetition a side"), "{out}");
     assert!(out.trim_end().ends_with("verdict: untested"), "{out}");
+    // The untested list is cut after SEED_CHECK_LIST (default 20: seed004 has 2 034) and
+    // the rest counted by reason.
+    let o = std::process::Command::new("bash")
+        .arg(&script)
+        .arg("--verdict")
+        .args([dir.file("one-a.db"), dir.file("one-b.db")])
+        .env("FWBENCH", bin())
+        .env("SEED_CHECK_LIST", "1")
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    let untested: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("* untested: "))
+        .collect();
+    assert_eq!(untested.len(), 2, "{out}");
+    assert!(
+        untested[1].starts_with(
+            "* untested: 1 more (1 one repetition a side; every one: `fwbench compare "
+        ),
+        "{out}"
+    );
     let (rc, _, err) = verdict(&a, &dir.file("missing.db"));
     assert_eq!(rc, Some(2), "{err}");
     assert!(err.contains("missing.db: no such results file"), "{err}");
