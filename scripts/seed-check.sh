@@ -54,6 +54,7 @@ verdict() {
     }
     python3 - "$json" "$configs" "$a" "$b" <<'EOF'
 import json, os, sys
+from collections import Counter
 
 doc = json.load(open(sys.argv[1]))
 # A configuration is its workload and parameters (without the seed), as compare keys it.
@@ -158,12 +159,10 @@ for head, rs in (("Differ", diff), ("Untested", untested[:LIST])):
         pct = f"{c['pct']:+.3g} %" if c.get("pct") is not None else f"{c['diff']['delta']:+.4g}"
         print(f"* {head.lower()}: {r[0]}: {r[1]} {fmt(c['old'])} → {fmt(c['new'])} ({pct}; {p})")
 if len(untested) > LIST:
-    why = {}
-    for r in untested[LIST:]:
-        why[r[4]] = why.get(r[4], 0) + 1
+    why = Counter(r[4] for r in untested[LIST:])
     print(
         f"* untested: {len(untested) - LIST} more ("
-        + ", ".join(f"{n} {w}" for w, n in sorted(why.items(), key=lambda x: -x[1]))
+        + ", ".join(f"{n} {w}" for w, n in why.most_common())
         + f"; every one: `fwbench compare {a_file} {b_file}`)"
     )
 if match:
