@@ -34,149 +34,167 @@ command -v python3 >/dev/null || { echo "$0: needs python3" >&2; exit 2; }
 command -v sqlite3 >/dev/null || { echo "$0: needs sqlite3" >&2; exit 2; }
 
 # The verdict of run B (second file) against run A (first) as Markdown on stdout; its
-# last line is `verdict: matches|differs|untested`.
+# last line is `verdict: …`.
 verdict() {
-    local a=$1 b=$2 json configs
-    json=$(mktemp) configs=$(mktemp)
+    local a=$1 b=$2 json ra rb side run file out
+    json=$(mktemp) ra=$(mktemp) rb=$(mktemp)
     # compare exits 1 on a regression and 3 on an untested change: both are answers.
     "$bin" compare "$a" "$b" -f json --threshold 0 >"$json" 2>/dev/null || [ -s "$json" ] || {
         echo "$0: fwbench compare $a $b failed" >&2
-        rm -f "$json" "$configs"
+        rm -f "$json" "$ra" "$rb"
         return 2
     }
-    # Each configuration's main metric, as the report ranks it (run A's report).
-    local afile=${a%:[0-9]*} arun=
-    [ "$afile" = "$a" ] || arun=${a##*:}
-    "$bin" report "$afile" -f json ${arun:+--run "$arun"} -o - >"$configs" 2>/dev/null || {
-        echo "$0: fwbench report $afile failed" >&2
-        rm -f "$json" "$configs"
-        return 2
-    }
-    python3 - "$json" "$configs" "$a" "$b" <<'EOF'
-import json, os, sys
-from collections import Counter
+    # Each run's report: its headlines and each configuration's main metric.
+    for side in "$a=$ra" "$b=$rb"; do
+        out=${side##*=} side=${side%=*}
+        file=${side%:[0-9]*} run=
+        [ "$file" = "$side" ] || run=${side##*:}
+        "$bin" report "$file" -f json ${run:+--run "$run"} -o - >"$out" 2>/dev/null || {
+            echo "$0: fwbench report $file failed" >&2
+            rm -f "$json" "$ra" "$rb"
+            return 2
+        }
+    done
+    python3 - "$json" "$ra" "$rb" "$a" "$b" <<'EOF'
+import json, math, os, sys
 
 doc = json.load(open(sys.argv[1]))
-# A configuration is its workload and parameters (without the seed), as compare keys it.
-main = {}
-for run in json.load(open(sys.argv[2]))["runs"]:
-    for c in run["configs"]:
-        key = (c["workload"], json.dumps(c["params"], sort_keys=True))
-        main[key] = c.get("main_metric")
-a_file, b_file = sys.argv[3], sys.argv[4]
-pair = doc["pairs"][0]
-
-
-def key(m):
-    wl, params = m["key"].split("|", 1)
-    return (wl, json.dumps(json.loads(params), sort_keys=True))
-
-
-def label(m):
-    return json.loads(m["key"].split("|", 1)[1]).get("label") or m["label"]
-
-
-def fmt(s):
-    return f"{s['mean']:.4g}" + (f" ± {s['ci95']:.2g}" if s.get("ci95") else "")
-
-
-rows = []  # (label, metric, change or None, p or None, why untested)
-for m in pair["matched"]:
-    metric = main.get(key(m))
-    ch = next((c for c in m["changes"] if c["metric"] == metric), None)
-    if ch is None:
-        rows.append((label(m), metric or "?", None, None, "its main metric was not compared"))
-        continue
-    w = (ch.get("diff") or {}).get("welch")
-    if w is None:
-        why = "one repetition a side" if min(ch["old"]["n"], ch["new"]["n"]) < 2 else "no spread"
-        rows.append((label(m), ch["metric"], ch, None, why))
-    else:
-        rows.append((label(m), ch["metric"], ch, w["p"], None))
-
-# Holm over the tested configurations: the k-th smallest p (0-based) is compared with
-# alpha / (m - k); once one is not rejected, none after it is.
+rep_a, rep_b = (json.load(open(f))["runs"][0] for f in sys.argv[2:4])
+a_file, b_file = sys.argv[4], sys.argv[5]
 alpha = doc.get("alpha", 0.05)
-tested = sorted((r for r in rows if r[3] is not None), key=lambda r: r[3])
-differs = set()
-for k, r in enumerate(tested):
-    if r[3] < alpha / (len(tested) - k):
-        differs.add(id(r))
-    else:
-        break
-# Untested ones with the largest change first (the list is cut after LIST below).
-untested = sorted(
-    (r for r in rows if r[3] is None),
-    key=lambda r: -abs(r[2]["pct"]) if r[2] and r[2].get("pct") is not None else 0,
-)
-match = [r for r in tested if id(r) not in differs]
-diff = [r for r in tested if id(r) in differs]
-raw = sum(1 for r in tested if r[3] < alpha)
-cvs = lambda side: sorted(
-    r[2][side]["sd"] / abs(r[2][side]["mean"])
-    for r in rows
-    if r[2] and r[2][side].get("sd") is not None and r[2][side]["mean"]
-)
-med = lambda v: v[len(v) // 2] if v else None
-pc = lambda v: f"{100 * v:.1f} %" if v is not None else "-"
-# The report calls a configuration unstable above a CV of 5 % (report::UNSTABLE_CV).
-noisy = max((x for x in (med(cvs("old")), med(cvs("new"))) if x is not None), default=0) > 0.05
-only = len(pair.get("only_old", [])) + len(pair.get("only_new", []))
-if not rows:
+LIST = int(os.environ.get("SEED_CHECK_LIST", "20"))
+
+
+def holm(ps):
+    """Indices of the p-values Holm rejects at family-wise alpha."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out = set()
+    for k, i in enumerate(order):
+        if ps[i] >= alpha / (len(ps) - k):
+            break
+        out.add(i)
+    return out
+
+
+def g(v):
+    return f"{v:.4g}"
+
+
+def mci(v, c):
+    return g(v) + (f" ± {c:.2g}" if c is not None else "")
+
+
+# 1. The headlines: each number a finding states with its 95 % CI, under a key that
+# names it alike in both runs. Matched when the difference is within both runs' stated
+# noise: z = |B - A| / sqrt(se_A² + se_B²), se = CI / 1.96, p two-sided (normal).
+ha = {h["key"]: h for h in rep_a.get("headlines", [])}
+hb = {h["key"]: h for h in rep_b.get("headlines", [])}
+tested, untested = [], []
+for k, x in ha.items():
+    y = hb.get(k)
+    if y is None:
+        continue
+    if x["ci95"] is None or y["ci95"] is None:
+        side = "A" if x["ci95"] is None else "B"
+        untested.append((k, x, y, f"run {side} states no CI"))
+        continue
+    se = math.hypot(x["ci95"], y["ci95"]) / 1.96
+    if se == 0:
+        untested.append((k, x, y, "no spread"))
+        continue
+    p = math.erfc(abs(y["value"] - x["value"]) / se / math.sqrt(2))
+    tested.append((k, x, y, p))
+only = sorted(set(ha) ^ set(hb))
+rejected = holm([t[3] for t in tested])
+differ = [t for i, t in enumerate(tested) if i in rejected]
+match = [t for i, t in enumerate(tested) if i not in rejected]
+raw = sum(1 for t in tested if t[3] < alpha)
+if not tested:
     v = "untested"
-elif diff:
+elif differ:
     v = "differs"
 elif untested or only:
-    v = "untested"
-elif noisy:
-    v = "matches, noisy"
+    v = "matches where tested"
 else:
     v = "matches"
 print(
-    f"Run B (`{b_file}`) against run A (`{a_file}`, the tables above), per configuration "
-    f"its main metric, Welch's t-test over the repetitions, Holm-corrected over the "
-    f"{len(tested)} tested configurations (family-wise {alpha * 100:g} %): "
-    f"**{len(match)} match, {len(diff)} differ, {len(untested)} untested** "
-    f"({raw} below p = {alpha:g} before the correction; median CV of the main metric "
-    f"over the repetitions: A {pc(med(cvs('old')))}, B {pc(med(cvs('new')))})."
-    + (" The noise is above the report's 5 % stability limit: a match here says only "
-       "that the difference is within that noise." if noisy else "")
+    f"Run B (`{b_file}`) against run A (`{a_file}`, the tables above), each number the "
+    f"findings state with its 95 % CI: it matches when run B's value is within both runs' "
+    f"stated noise (z = |B − A| / √(se_A² + se_B²), se = CI / 1.96; Holm over the "
+    f"{len(tested)} tested numbers, family-wise {alpha * 100:g} %): "
+    f"**{len(match)} match, {len(differ)} differ, {len(untested)} untested** "
+    f"({raw} below p = {alpha:g} before the correction)."
 )
 if only:
-    print(f"{only} configuration(s) ran in one of the runs only (not compared).")
+    print(f"{len(only)} number(s) stated in one run only: " + "; ".join(only[:LIST])
+          + (f"; … {len(only) - LIST} more" if len(only) > LIST else "") + ".")
 print()
-# Every configuration that differs; the untested ones up to LIST (SEED_CHECK_LIST,
-# default 20), largest change first (a preset of one repetition a configuration has
-# thousands), the rest counted by reason.
-LIST = int(os.environ.get("SEED_CHECK_LIST", "20"))
-for head, rs in (("Differ", diff), ("Untested", untested[:LIST])):
-    for r in rs:
-        if r[2] is None:
-            print(f"* {head.lower()}: {r[0]}: {r[4]}")
-            continue
-        c = r[2]
-        p = f"p = {r[3]:.2g}" if r[3] is not None else r[4]
-        pct = f"{c['pct']:+.3g} %" if c.get("pct") is not None else f"{c['diff']['delta']:+.4g}"
-        print(f"* {head.lower()}: {r[0]}: {r[1]} {fmt(c['old'])} → {fmt(c['new'])} ({pct}; {p})")
+for k, x, y, p in differ:
+    print(f"* differs: {k}: {mci(x['value'], x['ci95'])} → {mci(y['value'], y['ci95'])} "
+          f"{x['unit']} (p = {p:.2g}; {x['over']})")
+for k, x, y, why in untested[:LIST]:
+    print(f"* untested: {k}: {mci(x['value'], x['ci95'])} → {mci(y['value'], y['ci95'])} "
+          f"{x['unit']} ({why})")
 if len(untested) > LIST:
-    why = Counter(r[4] for r in untested[LIST:])
-    print(
-        f"* untested: {len(untested) - LIST} more ("
-        + ", ".join(f"{n} {w}" for w, n in why.most_common())
-        + f"; every one: `fwbench compare {a_file} {b_file}`)"
-    )
+    print(f"* untested: {len(untested) - LIST} more")
 if match:
-    print(
-        "* match: "
-        + "; ".join(f"{r[0]} ({r[1]} {r[2]['pct']:+.2g} %, p = {r[3]:.2g})"
-                    if r[2].get("pct") is not None else f"{r[0]} (p = {r[3]:.2g})"
-                    for r in match)
-    )
+    shown = sorted(match, key=lambda t: t[3])[:LIST]
+    print("* matches: " + "; ".join(
+        f"{k} ({g(x['value'])} → {g(y['value'])} {x['unit']}, p = {p:.2g})"
+        for k, x, y, p in shown
+    ) + (f"; and {len(match) - LIST} more, each p ≥ {shown[-1][3]:.2g}" if len(match) > LIST else ""))
+print()
+
+# 2. The configurations (the tables' rows), for what they say of the machine between
+# the runs: per configuration its main metric (the one the report ranks by), Welch's
+# test over the repetitions, Holm over the configurations. Absolute rates drift with the
+# machine between runs; the verdict rests on the findings' numbers above.
+main = {}
+for c in rep_a["configs"]:
+    main[(c["workload"], json.dumps(c["params"], sort_keys=True))] = c.get("main_metric")
+pair = doc["pairs"][0]
+rows = []  # (label, change, p or None)
+for m in pair["matched"]:
+    wl, params = m["key"].split("|", 1)
+    params = json.loads(params)
+    metric = main.get((wl, json.dumps(params, sort_keys=True)))
+    ch = next((c for c in m["changes"] if c["metric"] == metric), None)
+    if ch is None:
+        continue
+    w = (ch.get("diff") or {}).get("welch")
+    rows.append((params.get("label") or m["label"], ch, w["p"] if w else None))
+ctested = [r for r in rows if r[2] is not None]
+crej = holm([r[2] for r in ctested])
+cdiff = [r for i, r in enumerate(ctested) if i in crej]
+changes = sorted(abs(r[1]["pct"]) / 100 for r in rows if r[1].get("pct") is not None)
+cvs = lambda side: sorted(
+    r[1][side]["sd"] / abs(r[1][side]["mean"])
+    for r in rows
+    if r[1][side].get("sd") is not None and r[1][side]["mean"]
+)
+med = lambda v: v[len(v) // 2] if v else None
+pc = lambda v: f"{100 * v:.1f} %" if v is not None else "-"
+print(
+    f"The {len(rows)} configurations (the tables' rows; information, not the verdict: "
+    f"absolute rates drift with this shared machine between runs): main metric, Welch's "
+    f"test over the repetitions, Holm-corrected: {len(ctested) - len(cdiff)} match, "
+    f"{len(cdiff)} differ, {len(rows) - len(ctested)} untested (one repetition a side or "
+    f"no spread); median change {pc(med(changes))}, median CV over the repetitions "
+    f"A {pc(med(cvs('old')))}, B {pc(med(cvs('new')))}."
+)
+for label, c, p in sorted(cdiff, key=lambda r: r[2])[:LIST]:
+    pct = f"{c['pct']:+.3g} %" if c.get("pct") is not None else "-"
+    print(f"* configuration differs: {label}: {c['metric']} "
+          f"{mci(c['old']['mean'], c['old'].get('ci95'))} → "
+          f"{mci(c['new']['mean'], c['new'].get('ci95'))} ({pct}; p = {p:.2g})")
+if len(cdiff) > LIST:
+    print(f"* configuration differs: {len(cdiff) - LIST} more (every one: "
+          f"`fwbench compare {a_file} {b_file}`)")
 print()
 print(f"verdict: {v}")
 EOF
     local rc=$?
-    rm -f "$json" "$configs"
+    rm -f "$json" "$ra" "$rb"
     return $rc
 }
 

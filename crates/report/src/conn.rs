@@ -10,7 +10,7 @@
 //! `analysis` (the top module that calls it) or `throughput`.
 
 use crate::figure::{
-    mean_ci, num, Analysis, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,
+    mean_ci, num, Analysis, Figure, Headline, Kind, Marker, Point, Series, Table, DENSE_POINTS,
 };
 use crate::model::{self, conn_of, is_conn, is_sweet_spot, search_of, Config};
 use crate::series::{
@@ -86,6 +86,15 @@ fn proxy_buffers(bulk: &[&Config], a: &mut Analysis) {
         }
         let (first, at16) = (pts[0].clone(), pts.iter().find(|p| p.x == 16.0).cloned());
         if let Some(p16) = at16.filter(|p| p.x > first.x && first.y > 0.0) {
+            for p in [&first, &p16] {
+                a.headlines.push(Headline::new(
+                    format!("proxy bulk goodput: {case}, {} KiB buffer", num(p.x)),
+                    p.y,
+                    p.ci95,
+                    "Mb/s",
+                    "repetitions".into(),
+                ));
+            }
             a.findings.push(format!(
                 "Proxy bulk goodput ({case}): {} Mb/s with a {} KiB buffer, {} Mb/s with \
                  16 KiB ({:+.0} %); the study: 160 → 200 KB/s from 2 KiB to 16 KiB (+25 %).",
@@ -247,6 +256,13 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
             ));
             a.findings
                 .push(download_sentence(&s.name, &f, s.points.len()));
+            a.headlines.push(Headline::new(
+                format!("HTTP download time per rule: {}", s.name),
+                f.b * 1e3,
+                f.b_ci95.map(|c| c * 1e3),
+                "µs per rule",
+                format!("the line's residuals over {} rule counts", s.points.len()),
+            ));
         }
         if let Some(min) = s.points.iter().min_by(|p, q| p.y.total_cmp(&q.y)) {
             note.push_str(&format!(

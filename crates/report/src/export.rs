@@ -592,6 +592,7 @@ fn run_json(run: &RunReport) -> Value {
         },
         "configs": configs,
         "findings": run.analysis.findings,
+        "headlines": run.analysis.headlines,
         "fits": run.analysis.fits,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,

@@ -274,6 +274,37 @@ pub struct Analysis {
     pub figures: Vec<Figure>,
     pub tables: Vec<Table>,
     pub fits: Vec<CostFit>,
+    /// The numbers the findings state with their CIs, each under a key that names it
+    /// the same way in every run of the design (see [`Headline`]).
+    pub headlines: Vec<Headline>,
+}
+
+/// One number a finding states, with the CI it states: what a second run of the same
+/// design is checked against (`scripts/seed-check.sh`: a fresh run *matches* when each
+/// headline's difference is within both runs' stated noise).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Headline {
+    /// Names the number in every run of the same design: its kind and its series,
+    /// case or row — never a measured value.
+    pub key: String,
+    pub value: f64,
+    /// Half-width of the 95 % CI the finding states; `None` when it states none.
+    pub ci95: Option<f64>,
+    pub unit: String,
+    /// What the CI is over ("repetitions", "a line's residuals", "pairs").
+    pub over: String,
+}
+
+impl Headline {
+    pub fn new(key: String, value: f64, ci95: Option<f64>, unit: &str, over: String) -> Self {
+        Headline {
+            key,
+            value,
+            ci95: ci95.filter(|c| c.is_finite()),
+            unit: unit.into(),
+            over,
+        }
+    }
 }
 
 impl crate::stats::Knee {

@@ -9,7 +9,7 @@
 //! is called by the crate root after `analysis::analyse`.
 
 use crate::conn::{ab_tests, AbTest};
-use crate::figure::{mean_ci, num, Analysis, CostFit};
+use crate::figure::{mean_ci, num, Analysis, CostFit, Headline};
 use crate::model::{is_conn, search_of, Config};
 use crate::stats::{self, Summary};
 use serde_json::Value;
@@ -229,18 +229,7 @@ fn ndr(trials: &[TrialRow]) -> Vec<String> {
 /// "A/B (case): rules 0 → 500 changes the download time by +d ± ci ms (+x %), paired t
 /// p = …: significant / not significant."
 pub fn ab_sentence(t: &AbTest) -> String {
-    let (d, ci, test) = match (t.paired, t.welch) {
-        (Some(p), _) => (p.mean, Some(p.ci95), format!("paired t over {} pairs", p.n)),
-        (None, Some(w)) => {
-            let se = (t.a.sd.powi(2) / t.a.n as f64 + t.b.sd.powi(2) / t.b.n as f64).sqrt();
-            (
-                t.b.mean - t.a.mean,
-                Some(stats::t_quantile(0.975, w.df) * se),
-                "Welch".to_string(),
-            )
-        }
-        _ => (t.b.mean - t.a.mean, None, "no test".to_string()),
-    };
+    let (d, ci, test) = ab_delta(t);
     let rel = if t.a.mean != 0.0 {
         format!(" ({:+.2} %)", d / t.a.mean * 100.0)
     } else {
@@ -267,6 +256,66 @@ pub fn ab_sentence(t: &AbTest) -> String {
             None => num(d),
         },
     )
+}
+
+/// The numbers the general findings state, under keys free of measured values: each
+/// series' cost per rule (its headline estimator's slope) and each A/B difference.
+pub fn headlines(configs: &[Config], a: &Analysis) -> Vec<Headline> {
+    let mut out: Vec<Headline> = a
+        .fits
+        .iter()
+        .filter_map(|f| {
+            let h = f.headline()?;
+            let l = &h.fit.line;
+            let flagged = if h.problem.is_some() {
+                "FLAGGED, the line does not describe the data; "
+            } else {
+                ""
+            };
+            Some(Headline::new(
+                format!("cost per rule: {}", f.series),
+                l.b,
+                l.b_ci95,
+                "ns per rule per packet",
+                format!("{flagged}{} estimator; {}", h.estimator.label(), h.basis()),
+            ))
+        })
+        .collect();
+    let conn: Vec<&Config> = configs
+        .iter()
+        .filter(|c| is_conn(&c.workload) && !c.reps.is_empty())
+        .collect();
+    out.extend(ab_tests(&conn).iter().map(|t| {
+        let (d, ci, test) = ab_delta(t);
+        Headline::new(
+            format!(
+                "A/B ({}): {} {} → {}, mean {}",
+                t.case, t.parameter, t.a_value, t.b_value, t.quantity
+            ),
+            d,
+            ci,
+            "ms",
+            test,
+        )
+    }));
+    out
+}
+
+/// B − A of an A/B test with its 95 % CI and the test it comes from: the paired t over
+/// the pairs when the arms ran as pairs, else Welch's.
+fn ab_delta(t: &AbTest) -> (f64, Option<f64>, String) {
+    match (t.paired, t.welch) {
+        (Some(p), _) => (p.mean, Some(p.ci95), format!("paired t over {} pairs", p.n)),
+        (None, Some(w)) => {
+            let se = (t.a.sd.powi(2) / t.a.n as f64 + t.b.sd.powi(2) / t.b.n as f64).sqrt();
+            (
+                t.b.mean - t.a.mean,
+                Some(stats::t_quantile(0.975, w.df) * se),
+                "Welch".to_string(),
+            )
+        }
+        _ => (t.b.mean - t.a.mean, None, "no test".to_string()),
+    }
 }
 
 /// A p-value in a sentence.

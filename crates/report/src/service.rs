@@ -8,7 +8,7 @@
 //! Owns: those derivations, their table and findings.
 //! Must not: read trials; `conn` measures and passes [`Measured`]; imports `figure`.
 
-use crate::figure::{mean_ci, num, Analysis, Table};
+use crate::figure::{mean_ci, num, Analysis, Headline, Table};
 
 /// A value with its 95 % CI half-width (`None`: no CI).
 pub type Est = (f64, Option<f64>);
@@ -108,6 +108,15 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             _ => None,
         };
         if let (Some(l), Some(s), Some(q)) = (m.latency_s, service, queuing) {
+            for (what, e) in [("session time in sequence", l), ("queuing time", q)] {
+                a.headlines.push(Headline::new(
+                    format!("{what}: {}", m.name),
+                    e.0 * 1e6,
+                    e.1.map(|c| c * 1e6),
+                    "µs",
+                    "repetitions, propagated".into(),
+                ));
+            }
             a.findings.push(format!(
                 "{}: a session takes {} in sequence; the observed service time (1 / parallel \
                  sessions/s) is {}, so {} of it is queuing time (latency − service time; \

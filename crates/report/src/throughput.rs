@@ -7,8 +7,8 @@
 //! assembles), or read the store.
 
 use crate::figure::{
-    at_place_of, mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Options, Point,
-    Series,
+    at_place_of, mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Headline,
+    Options, Point, Series,
 };
 use crate::model::{costed, main_metric, Config};
 use crate::series::{
@@ -315,6 +315,14 @@ fn advantage_figure(
             a.findings.push(advantage_sentence(
                 &sname, engine, &reference, name, &pts, cs,
             ));
+            let p = at_study_rules(&pts);
+            a.headlines.push(Headline::new(
+                format!("advantage ratio: {sname} at {} rules", num(p.x)),
+                p.y,
+                p.ci95,
+                "×",
+                "both means' repetitions".into(),
+            ));
             series.push(Series {
                 name: sname,
                 points: pts,
@@ -347,6 +355,17 @@ fn advantage_figure(
     Some(reference)
 }
 
+/// The point at the study's 6 000 rules, or the nearest measured count (`pts` not empty).
+fn at_study_rules(pts: &[Point]) -> &Point {
+    pts.iter()
+        .min_by(|p, q| {
+            (p.x - STUDY_ADVANTAGE_RULES)
+                .abs()
+                .total_cmp(&(q.x - STUDY_ADVANTAGE_RULES).abs())
+        })
+        .expect("points")
+}
+
 /// The ratio at the study's 6 000 rules (or the nearest measured count), with the
 /// study's value when the pair is iptables-legacy over nft.
 fn advantage_sentence(
@@ -357,14 +376,7 @@ fn advantage_sentence(
     pts: &[Point],
     cs: &[&Config],
 ) -> String {
-    let p = pts
-        .iter()
-        .min_by(|p, q| {
-            (p.x - STUDY_ADVANTAGE_RULES)
-                .abs()
-                .total_cmp(&(q.x - STUDY_ADVANTAGE_RULES).abs())
-        })
-        .expect("points");
+    let p = at_study_rules(pts);
     let reps = cs.iter().map(|c| c.reps.len()).min().unwrap_or(0);
     let ci = match p.ci95 {
         Some(c) => format!(
