@@ -12,19 +12,25 @@
 #     (DIR default /tmp/seed-check; a results file that exists is resumed if its run
 #     is unfinished, used as it is if complete — delete it for a fresh run);
 #  2. `scripts/seed-tables.sh PRESET DIR/PRESET-a.db` replaces the tables;
-#  3. `fwbench compare` the two files: per configuration, its main metric (the one the
-#     report ranks by) in run B against run A, Welch's test over the repetitions,
-#     Holm-corrected over the configurations (family-wise 5 %). A configuration
-#     *matches* when the difference is not significant, *differs* when it is, and is
-#     *untested* when a side has fewer than two repetitions (or no spread);
+#  3. compares the two runs on what the tables claim: each number the findings state
+#     with its 95 % CI (the report's JSON `claims`: cost per rule per series, A/B
+#     differences, section costs, advantage ratios, protocol and family gaps, session
+#     and queuing times, goodputs), under a key that names it alike in both runs. A
+#     number *matches* when run B's value is within both runs' stated noise
+#     (z = |B − A| / √(se_A² + se_B²), se = CI / 1.96, Holm over the numbers,
+#     family-wise 5 %), *differs* when not, and is *untested* when a run states no CI.
+#     Beside it, for what it says of the machine between the runs (not the verdict):
+#     `fwbench compare` per configuration, its main metric, Welch over the repetitions,
+#     Holm-corrected, and the median change — absolute rates on a shared VM drift
+#     between runs more than within one, while the claims are relative costs;
 #  4. writes the verdict — date, commit, machine, load, what matched and what did not —
 #     between `<!-- check:PRESET -->` and `<!-- /check:PRESET -->` right after the
 #     tables (the block is added the first time).
-# The verdict is "matches" only when every configuration was tested and none differs,
-# "matches, noisy" when that holds but the main metric's median CV over the repetitions
-# is above the report's 5 % stability limit (a match within wide noise), "differs" or
-# "untested" otherwise. Exit 0 when every preset matches, 1 when one is noisy, differs
-# or could not be tested, 2 on bad input. FWBENCH names the binary (default target/release/fwbench).
+# The verdict is "matches" when every number is tested and none differs, "matches where
+# tested" when none differs but some are untested or stated in one run only, "differs"
+# when one differs, "untested" when none could be tested. Exit 0 when every preset
+# matches, 1 otherwise, 2 on bad input. FWBENCH names the binary (default
+# target/release/fwbench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 doc=docs/seeds.md
@@ -44,7 +50,7 @@ verdict() {
         rm -f "$json" "$ra" "$rb"
         return 2
     }
-    # Each run's report: its headlines and each configuration's main metric.
+    # Each run's report: its claims and each configuration's main metric.
     for side in "$a=$ra" "$b=$rb"; do
         out=${side##*=} side=${side%=*}
         file=${side%:[0-9]*} run=
@@ -84,11 +90,11 @@ def mci(v, c):
     return g(v) + (f" ± {c:.2g}" if c is not None else "")
 
 
-# 1. The headlines: each number a finding states with its 95 % CI, under a key that
+# 1. The claims: each number a finding states with its 95 % CI, under a key that
 # names it alike in both runs. Matched when the difference is within both runs' stated
 # noise: z = |B - A| / sqrt(se_A² + se_B²), se = CI / 1.96, p two-sided (normal).
-ha = {h["key"]: h for h in rep_a.get("headlines", [])}
-hb = {h["key"]: h for h in rep_b.get("headlines", [])}
+ha = {h["key"]: h for h in rep_a.get("claims", [])}
+hb = {h["key"]: h for h in rep_b.get("claims", [])}
 tested, untested = [], []
 for k, x in ha.items():
     y = hb.get(k)

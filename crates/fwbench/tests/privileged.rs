@@ -964,6 +964,15 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
         ports.split_whitespace().collect::<Vec<_>>(),
         ["1024", "65535"]
     );
+    let reserved = in_ns(
+        &format!("fwb-{}-cli", tb.name),
+        &["cat", "/proc/sys/net/ipv4/ip_local_reserved_ports"],
+    );
+    assert_eq!(
+        reserved.trim(),
+        "6000-6010",
+        "X11's ports are no source ports"
+    );
     eprintln!("5000 echo clients: {:.1} s", t0.elapsed().as_secs_f64());
 }
 

@@ -13,7 +13,7 @@
 //! Owns: the sectioned table and its findings.
 //! Must not: read the store; imports `figure`, `model`, `stats` only.
 
-use crate::figure::{mean_ci, num, Analysis, Headline, Table};
+use crate::figure::{mean_ci, num, Analysis, Claim, Table};
 use crate::model::Config;
 
 /// The path a flood takes through the firewall of a row.
@@ -180,7 +180,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             } else {
                 let k = cost(c, base, m, higher);
                 if let Some((v, ci)) = k {
-                    a.headlines.push(Headline::new(
+                    a.claims.push(Claim::new(
                         format!("section cost: {section} — {label}, against “{base_label}”"),
                         v,
                         ci,

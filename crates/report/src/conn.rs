@@ -10,7 +10,7 @@
 //! `analysis` (the top module that calls it) or `throughput`.
 
 use crate::figure::{
-    mean_ci, num, Analysis, Figure, Headline, Kind, Marker, Point, Series, Table, DENSE_POINTS,
+    mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,
 };
 use crate::model::{self, conn_of, is_conn, is_sweet_spot, search_of, Config};
 use crate::series::{
@@ -87,7 +87,7 @@ fn proxy_buffers(bulk: &[&Config], a: &mut Analysis) {
         let (first, at16) = (pts[0].clone(), pts.iter().find(|p| p.x == 16.0).cloned());
         if let Some(p16) = at16.filter(|p| p.x > first.x && first.y > 0.0) {
             for p in [&first, &p16] {
-                a.headlines.push(Headline::new(
+                a.claims.push(Claim::new(
                     format!("proxy bulk goodput: {case}, {} KiB buffer", num(p.x)),
                     p.y,
                     p.ci95,
@@ -256,7 +256,7 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
             ));
             a.findings
                 .push(download_sentence(&s.name, &f, s.points.len()));
-            a.headlines.push(Headline::new(
+            a.claims.push(Claim::new(
                 format!("HTTP download time per rule: {}", s.name),
                 f.b * 1e3,
                 f.b_ci95.map(|c| c * 1e3),

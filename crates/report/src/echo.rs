@@ -9,7 +9,7 @@
 //! Must not: read the store; imports `throughput` only for `crossovers`.
 
 use crate::figure::{
-    at_place_of, mean_ci, num, Analysis, Figure, Headline, Kind, Marker, Point, Series, Table,
+    at_place_of, mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table,
 };
 use crate::model::{costed, Config};
 use crate::series::{metric, varying, XOf, YOf};
@@ -124,7 +124,7 @@ fn gaps(echo: &[&Config], a: &mut Analysis) {
                 name(fast)
             )
         };
-        a.headlines.push(Headline::new(
+        a.claims.push(Claim::new(
             format!("throughput gap: {} vs {}", name(fast), name(slow)),
             sm.mean,
             sm.ci95,

@@ -592,7 +592,7 @@ fn run_json(run: &RunReport) -> Value {
         },
         "configs": configs,
         "findings": run.analysis.findings,
-        "headlines": run.analysis.headlines,
+        "claims": run.analysis.claims,
         "fits": run.analysis.fits,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,

@@ -275,15 +275,15 @@ pub struct Analysis {
     pub tables: Vec<Table>,
     pub fits: Vec<CostFit>,
     /// The numbers the findings state with their CIs, each under a key that names it
-    /// the same way in every run of the design (see [`Headline`]).
-    pub headlines: Vec<Headline>,
+    /// the same way in every run of the design (see [`Claim`]).
+    pub claims: Vec<Claim>,
 }
 
 /// One number a finding states, with the CI it states: what a second run of the same
 /// design is checked against (`scripts/seed-check.sh`: a fresh run *matches* when each
-/// headline's difference is within both runs' stated noise).
+/// claim's difference is within both runs' stated noise).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Headline {
+pub struct Claim {
     /// Names the number in every run of the same design: its kind and its series,
     /// case or row — never a measured value.
     pub key: String,
@@ -295,9 +295,9 @@ pub struct Headline {
     pub over: String,
 }
 
-impl Headline {
+impl Claim {
     pub fn new(key: String, value: f64, ci95: Option<f64>, unit: &str, over: String) -> Self {
-        Headline {
+        Claim {
             key,
             value,
             ci95: ci95.filter(|c| c.is_finite()),

@@ -9,7 +9,7 @@
 //! is called by the crate root after `analysis::analyse`.
 
 use crate::conn::{ab_tests, AbTest};
-use crate::figure::{mean_ci, num, Analysis, CostFit, Headline};
+use crate::figure::{mean_ci, num, Analysis, Claim, CostFit};
 use crate::model::{is_conn, search_of, Config};
 use crate::stats::{self, Summary};
 use serde_json::Value;
@@ -258,27 +258,34 @@ pub fn ab_sentence(t: &AbTest) -> String {
     )
 }
 
-/// The numbers the general findings state, under keys free of measured values: each
-/// series' cost per rule (its headline estimator's slope) and each A/B difference.
-pub fn headlines(configs: &[Config], a: &Analysis) -> Vec<Headline> {
-    let mut out: Vec<Headline> = a
+/// The numbers the general findings and the fits table state, under keys free of
+/// measured values: each series' cost per rule by each estimator and each A/B difference.
+pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
+    // Every estimator's slope (the report's fits table states each): a second run may
+    // pick the other one as its headline, and the two answer different questions.
+    let mut out: Vec<Claim> = a
         .fits
         .iter()
-        .filter_map(|f| {
-            let h = f.headline()?;
-            let l = &h.fit.line;
-            let flagged = if h.problem.is_some() {
-                "FLAGGED, the line does not describe the data; "
-            } else {
-                ""
-            };
-            Some(Headline::new(
-                format!("cost per rule: {}", f.series),
-                l.b,
-                l.b_ci95,
-                "ns per rule per packet",
-                format!("{flagged}{} estimator; {}", h.estimator.label(), h.basis()),
-            ))
+        .flat_map(|f| {
+            f.estimates.iter().map(move |h| {
+                let l = &h.fit.line;
+                let flagged = if h.problem.is_some() {
+                    "FLAGGED, the line does not describe the data; "
+                } else {
+                    ""
+                };
+                Claim::new(
+                    format!(
+                        "cost per rule ({} estimator): {}",
+                        h.estimator.label(),
+                        f.series
+                    ),
+                    l.b,
+                    l.b_ci95,
+                    "ns per rule per packet",
+                    format!("{flagged}{}", h.basis()),
+                )
+            })
         })
         .collect();
     let conn: Vec<&Config> = configs
@@ -287,7 +294,7 @@ pub fn headlines(configs: &[Config], a: &Analysis) -> Vec<Headline> {
         .collect();
     out.extend(ab_tests(&conn).iter().map(|t| {
         let (d, ci, test) = ab_delta(t);
-        Headline::new(
+        Claim::new(
             format!(
                 "A/B ({}): {} {} → {}, mean {}",
                 t.case, t.parameter, t.a_value, t.b_value, t.quantity

@@ -165,8 +165,8 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
-    let general = findings::headlines(&configs, &analysis);
-    analysis.headlines.splice(0..0, general);
+    let general = findings::claims(&configs, &analysis);
+    analysis.claims.splice(0..0, general);
     let mut warnings = warnings(&run, &trials, &configs);
     warnings.extend(fit_warnings(run.id, &analysis));
     Ok(RunReport {

@@ -8,7 +8,7 @@
 //! Owns: those derivations, their table and findings.
 //! Must not: read trials; `conn` measures and passes [`Measured`]; imports `figure`.
 
-use crate::figure::{mean_ci, num, Analysis, Headline, Table};
+use crate::figure::{mean_ci, num, Analysis, Claim, Table};
 
 /// A value with its 95 % CI half-width (`None`: no CI).
 pub type Est = (f64, Option<f64>);
@@ -109,7 +109,7 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
         };
         if let (Some(l), Some(s), Some(q)) = (m.latency_s, service, queuing) {
             for (what, e) in [("session time in sequence", l), ("queuing time", q)] {
-                a.headlines.push(Headline::new(
+                a.claims.push(Claim::new(
                     format!("{what}: {}", m.name),
                     e.0 * 1e6,
                     e.1.map(|c| c * 1e6),

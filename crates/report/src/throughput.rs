@@ -7,8 +7,8 @@
 //! assembles), or read the store.
 
 use crate::figure::{
-    at_place_of, mean_ci, num, Analysis, CostEstimate, CostFit, Estimator, Figure, Headline,
-    Options, Point, Series,
+    at_place_of, mean_ci, num, Analysis, Claim, CostEstimate, CostFit, Estimator, Figure, Options,
+    Point, Series,
 };
 use crate::model::{costed, main_metric, Config};
 use crate::series::{
@@ -316,7 +316,7 @@ fn advantage_figure(
                 &sname, engine, &reference, name, &pts, cs,
             ));
             let p = at_study_rules(&pts);
-            a.headlines.push(Headline::new(
+            a.claims.push(Claim::new(
                 format!("advantage ratio: {sname} at {} rules", num(p.x)),
                 p.y,
                 p.ci95,

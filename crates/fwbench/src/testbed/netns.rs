@@ -421,12 +421,17 @@ fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<()> {
 
 /// Per-namespace limits every testbed namespace gets (name, value). The listen and
 /// SYN backlogs take 10 000 simultaneous connects; the wide port range gives each
-/// client source address ~64 000 connections. Written inside fwbench's namespaces
-/// only, never in the host's.
+/// client source address ~64 000 connections. Within it, X11's ports 6000–6010 are
+/// never picked as a source port — as the BSD range of the classic rule sets' era
+/// (1024–4999) never picked them: rule sets that drop "unsafe" client source ports
+/// (seed 003's Appendix C: `tcp sport { 0-1023, 6000-6010 } drop`) would otherwise drop
+/// one connection in ~5 900, at random, as a failed session. Written inside fwbench's
+/// namespaces only, never in the host's.
 pub const NS_LIMITS: &[(&str, &str)] = &[
     ("net.core.somaxconn", "65535"),
     ("net.ipv4.tcp_max_syn_backlog", "65535"),
     ("net.ipv4.ip_local_port_range", "1024 65535"),
+    ("net.ipv4.ip_local_reserved_ports", "6000-6010"),
 ];
 
 /// Neighbour-table thresholds wanted for 10 000+ client addresses. Linux keeps one
@@ -447,6 +452,7 @@ const NS_LIMIT_NAMES: &[&str] = &[
     "net.core.somaxconn",
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_local_reserved_ports",
     "net.ipv4.neigh.default.gc_thresh3",
     "net.netfilter.nf_conntrack_max",
 ];
