@@ -1018,6 +1018,50 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     assert_eq!(last, [want("nft-set/ip", "nft")]);
 }
 
+/// A trial that ends unavailable after its gateway's legacy rules went in (SCTP here:
+/// the server refuses it) reports no residue; the testbed is replaced all the same, so
+/// the trial after it starts clean. Before the fix every later trial of seed 000 ran on
+/// a gateway with legacy tables hooked (1 173 of 1 175, each marked not clean).
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_trial_that_ends_unavailable_on_legacy_rules_leaves_no_dirty_gateway() {
+    let (dir, db) = TempDir::with_file("r.db");
+    let sc = dir.write(
+        "sctp.toml",
+        "order = \"sequential\"\nrepetitions = 1\n[params]\nclients = 1\n\
+         duration = \"300ms\"\nrules = 10\n\
+         [[case]]\nlabel = \"before\"\nproto = \"udp\"\nengine = \"none\"\n\
+         [[case]]\nlabel = \"sctp on legacy\"\nproto = \"sctp\"\nengine = \"iptables-legacy\"\n\
+         [[case]]\nlabel = \"after\"\nproto = \"udp\"\nengine = \"none\"\n",
+    );
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let rows = sqlite_rows(
+        &db,
+        "SELECT json_extract(params, '$.label'), status, \
+         ifnull(json_extract(results, '$.clean_start'), 'none') FROM trials ORDER BY id",
+    );
+    let want = |l: &str, s: &str, c: &str| vec![l.to_string(), s.to_string(), c.to_string()];
+    if rows.get(1).is_some_and(|r| r[1] == "ok") {
+        return skip("SCTP is available in this kernel: the unavailable path is not taken");
+    }
+    assert_eq!(
+        rows,
+        [
+            want("before", "ok", "1"),
+            want("sctp on legacy", "unavailable", "none"),
+            want("after", "ok", "1")
+        ],
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("before its gateway reported"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Rows of a query on a results file, columns tab-separated (sqlite3 CLI).
 fn sqlite_rows(db: &std::path::Path, sql: &str) -> Vec<Vec<String>> {
     let o = Command::new("sqlite3")

@@ -351,6 +351,13 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
             pts.len().to_string(),
             study.map(num).unwrap_or_else(|| "-".into()),
         ]);
+        a.claims.push(Claim::new(
+            format!("throughput loss per rule: {fam_name}"),
+            fit.b,
+            fit.b_ci95,
+            "% per rule",
+            format!("{} configurations' means, a line's residuals", pts.len()),
+        ));
         a.findings.push(format!(
             "Throughput loss per rule ({fam_name}): {} % per rule (95 % CI over {} \
              configurations, each the mean of its repetitions; a line through their decrease \

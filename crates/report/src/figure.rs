@@ -305,6 +305,11 @@ impl Claim {
             over,
         }
     }
+
+    /// A figure's point (its mean and CI) as a claim.
+    pub fn at(key: String, p: &Point, unit: &str, over: &str) -> Self {
+        Claim::new(key, p.y, p.ci95, unit, over.into())
+    }
 }
 
 impl crate::stats::Knee {

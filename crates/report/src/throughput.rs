@@ -316,12 +316,11 @@ fn advantage_figure(
                 &sname, engine, &reference, name, &pts, cs,
             ));
             let p = at_study_rules(&pts);
-            a.claims.push(Claim::new(
+            a.claims.push(Claim::at(
                 format!("advantage ratio: {sname} at {} rules", num(p.x)),
-                p.y,
-                p.ci95,
+                p,
                 "×",
-                "both means' repetitions".into(),
+                "both means' repetitions",
             ));
             series.push(Series {
                 name: sname,

@@ -693,7 +693,8 @@ enum TestbedCmd {
         #[arg(long, default_value = "forward", value_parser = topology)]
         topology: Topology,
     },
-    /// Remove a testbed
+    /// Remove a testbed (refused, exit 2, while a run holds it: the holder's PID is
+    /// named; a lock file a killed run left behind is removed)
     Down {
         #[arg(long, default_value = "fwbench")]
         name: String,

@@ -177,9 +177,9 @@ pub struct ReportArgs {
 /// iptables-legacy cannot remove), said once per run with what fwbench does about it.
 pub fn say_gateway_residue_once(left: &[String]) {
     eprintln!(
-        "fwbench: the gateway keeps {} after a trial (it cannot be removed); fwbench \
-         replaces the testbed after each such trial, so the next one starts clean (said \
-         once per run)",
+        "fwbench: after a trial the gateway kept {} (a legacy table cannot be removed); \
+         fwbench replaces the testbed after each such trial, so the next one starts clean \
+         (said once per run)",
         left.join(", ")
     );
 }

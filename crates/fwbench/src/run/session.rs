@@ -14,6 +14,7 @@ use crate::run::record::record;
 use crate::testbed::netns::{EphemeralTestbed, NetnsTestbed};
 use crate::testbed::{Host, Testbed};
 use anyhow::Result;
+use firewall::Engine;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -174,7 +175,8 @@ impl Testbeds {
                 .or_insert_with(|| before.clone());
             o.judge_start(&first.clone());
         }
-        let left = o.gateway_left();
+        let left = residue_of(&o, p);
+        let left = &left;
         if !left.is_empty() {
             match &self.named {
                 Some(tb) if tb.rebuild()? => {
@@ -208,6 +210,28 @@ impl Testbeds {
         }
         Ok(o)
     }
+}
+
+/// What a trial may have left on its gateway that the next trial must not inherit: what
+/// the gateway reported it kept; when it reported nothing because the trial failed or was
+/// unavailable after the firewall's setup may have begun (seed 000's SCTP trials: the
+/// gateway's legacy tables installed, then the server refused SCTP), that its state is
+/// unknown; and a start already not clean (whatever dirtied it: at most one trial runs on
+/// such a gateway). Empty: the next trial may use the same gateway.
+fn residue_of(o: &Outcome, p: &TrialParams) -> Vec<String> {
+    let left = o.gateway_left();
+    if !left.is_empty() {
+        return left.to_vec();
+    }
+    let aborted = matches!(o.status, Status::Failed | Status::Unavailable);
+    if aborted && o.gateway.is_none() && p.topology.has_gateway() && p.engine != Engine::None {
+        return vec![format!(
+            "an unknown state (a trial on {} ended {} before its gateway reported)",
+            p.engine.name(),
+            o.status.as_str()
+        )];
+    }
+    o.start_differences.clone()
 }
 
 fn command_line() -> String {
