@@ -265,7 +265,7 @@ for p in "$@"; do
     {
         echo "<!-- check:$p -->"
         echo
-        echo "**Does a fresh run match these tables?** \`scripts/seed-check.sh $p\`, checked $(date -u '+%Y-%m-%d %H:%M UTC'): the preset run twice, run A started $(started "$dir/$p-a.db" "$ra"), run B $(started "$dir/$p-b.db" "$rb"); $version, tree at commit $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- crates scenarios 2>/dev/null || echo '+changes'); machine $(hostname) ($cpu, $(nproc) CPUs, kernel $(uname -r)); load average (1, 5, 15 min) $loads."
+        echo "**Does a fresh run match these tables?** \`scripts/seed-check.sh $p\`, checked $(date -u '+%Y-%m-%d %H:%M UTC'): the preset run twice, run A started $(started "$dir/$p-a.db" "$ra"), run B $(started "$dir/$p-b.db" "$rb") (each run's own fwbench heads its tables); checked with $version, tree at commit $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD -- crates scenarios 2>/dev/null || echo '+changes'); machine $(hostname) ($cpu, $(nproc) CPUs, kernel $(uname -r)); load average (1, 5, 15 min) $loads."
         echo
         echo "Verdict: **$v**. $(printf '%s\n' "$out" | sed '$d')"
         echo
