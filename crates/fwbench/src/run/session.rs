@@ -224,7 +224,9 @@ fn residue_of(o: &Outcome, p: &TrialParams) -> Vec<String> {
         return left.to_vec();
     }
     let aborted = matches!(o.status, Status::Failed | Status::Unavailable);
-    if aborted && o.gateway.is_none() && p.topology.has_gateway() && p.engine != Engine::None {
+    // Its agent started: it may have set up the firewall before another role failed.
+    let gateway_started = o.placement.iter().any(|r| r.role == "gateway");
+    if aborted && o.gateway.is_none() && gateway_started && p.engine != Engine::None {
         return vec![format!(
             "an unknown state (a trial on {} ended {} before its gateway reported)",
             p.engine.name(),
