@@ -175,7 +175,7 @@ impl Testbeds {
                 .or_insert_with(|| before.clone());
             o.judge_start(&first.clone());
         }
-        let left = residue_of(&o, p);
+        let left = residue_of(&o, p, self.named.is_none());
         let left = &left;
         if !left.is_empty() {
             match &self.named {
@@ -217,10 +217,12 @@ impl Testbeds {
 /// unavailable after the firewall's setup may have begun (seed 000's SCTP trials: the
 /// gateway's legacy tables installed, then the server refused SCTP), that its state is
 /// unknown; and a start already not clean (whatever dirtied it: at most one trial runs on
-/// such a gateway). Empty: the next trial may use the same gateway.
-fn residue_of(o: &Outcome, p: &TrialParams) -> Vec<String> {
+/// such a gateway). Empty: the next trial may use the same gateway. The last two only
+/// on an `ephemeral` testbed: a named one keeps the crash marker's way (the next trial's
+/// gateway removes what a killed agent listed) and marks later trials not clean.
+fn residue_of(o: &Outcome, p: &TrialParams, ephemeral: bool) -> Vec<String> {
     let left = o.gateway_left();
-    if !left.is_empty() {
+    if !left.is_empty() || !ephemeral {
         return left.to_vec();
     }
     let aborted = matches!(o.status, Status::Failed | Status::Unavailable);
