@@ -1018,10 +1018,12 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     assert_eq!(last, [want("nft-set/ip", "nft")]);
 }
 
-/// A trial that ends unavailable after its gateway's legacy rules went in (SCTP here:
-/// the server refuses it) reports no residue; the testbed is replaced all the same, so
-/// the trial after it starts clean. Before the fix every later trial of seed 000 ran on
-/// a gateway with legacy tables hooked (1 173 of 1 175, each marked not clean).
+/// An SCTP trial on a kernel without SCTP, on legacy rules: the trial after it starts
+/// clean. Before the first fix the gateway's legacy tables went in, the server then
+/// refused SCTP, and every later trial of seed 000 ran on a gateway with legacy tables
+/// hooked (1 173 of 1 175, each marked not clean); the testbed was then replaced after
+/// each such trial (`residue_of`, unit-tested), ~1 s each; now the kernel is asked
+/// before any agent starts, and nothing is set up to doubt.
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn a_trial_that_ends_unavailable_on_legacy_rules_leaves_no_dirty_gateway() {
@@ -1055,8 +1057,19 @@ fn a_trial_that_ends_unavailable_on_legacy_rules_leaves_no_dirty_gateway() {
         "{}",
         stderr(&o)
     );
+    // Refused before any agent started (the kernel's SCTP probed here): no gateway set
+    // up its legacy tables, so no testbed had to be replaced for the next trial.
+    let sctp = sqlite_rows(
+        &db,
+        "SELECT json_array_length(results, '$.placement'), json_extract(results, '$.error')          FROM trials WHERE json_extract(params, '$.label') = 'sctp on legacy'",
+    );
+    assert_eq!(sctp[0][0], "0", "{sctp:?}");
     assert!(
-        stderr(&o).contains("before its gateway reported"),
+        sctp[0][1].contains("SCTP unavailable in this kernel"),
+        "{sctp:?}"
+    );
+    assert!(
+        !stderr(&o).contains("before its gateway reported"),
         "{}",
         stderr(&o)
     );

@@ -12,6 +12,7 @@ use crate::packet::{
     PingResults, PingSpec, ReflectorResults, ReflectorSpec, UdpSinkResults, UdpSinkSpec,
     UdpSourceResults, UdpSourceSpec,
 };
+use crate::param::Proto;
 use serde::{Deserialize, Serialize};
 
 /// The setup of one role for one trial.
@@ -41,6 +42,23 @@ impl RoleSpec {
             | RoleSpec::Ping(_)
             | RoleSpec::SessionClient(_) => "client",
             RoleSpec::Gateway(_) => "gateway",
+        }
+    }
+
+    /// The transport protocol of the role's sockets where a trial chooses it (echo's
+    /// TCP, UDP or SCTP; sessions are TCP). `None`: the gateway, or a role whose frames
+    /// are UDP datagrams, raw frames or ICMP whatever the trial. A kernel without the
+    /// protocol makes the role's setup "unavailable".
+    pub fn transport(&self) -> Option<Proto> {
+        match self {
+            RoleSpec::EchoServer(s) => Some(s.proto),
+            RoleSpec::EchoClient(s) => Some(s.proto),
+            RoleSpec::TcpServer(_) | RoleSpec::SessionClient(_) => Some(Proto::Tcp),
+            RoleSpec::UdpSource(_)
+            | RoleSpec::UdpSink(_)
+            | RoleSpec::Ping(_)
+            | RoleSpec::Reflector(_)
+            | RoleSpec::Gateway(_) => None,
         }
     }
 }

@@ -143,6 +143,33 @@ fn nat_sources(tb: &dyn Testbed, p: &TrialParams) -> Option<Vec<std::net::IpAddr
     })
 }
 
+/// A role on this machine whose protocol this kernel lacks (SCTP) makes the trial
+/// unavailable before any agent starts — the same answer its agent would give, without a
+/// gateway that set up its firewall first and whose state the next trial would have to
+/// doubt (`run::session::residue_of` replaces such a testbed). Roles on other hosts
+/// answer for their own kernels at setup.
+fn refuse_missing_transport(tb: &dyn Testbed, roles: &crate::workloads::Roles) -> Result<()> {
+    let here = |h: Host| tb.launcher(h).is_some_and(|l| l.remote.is_none());
+    let specs = (roles.server.iter())
+        .chain([&roles.client])
+        .filter(|(h, _)| here(*h))
+        .map(|(_, s)| s);
+    for spec in specs {
+        let missing = spec
+            .transport()
+            .and_then(crate::host::check::transport_unavailable);
+        if let Some(message) = missing {
+            return Err(AgentFailed {
+                role: spec.name(),
+                kind: ErrorKind::Unavailable,
+                message,
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// What a trial accumulates while it runs, kept also when it fails part-way.
 #[derive(Default)]
 struct Running {
@@ -218,6 +245,7 @@ fn drive(
         .into());
     }
     let roles = traffic.roles(tb, p)?;
+    refuse_missing_transport(tb, &roles)?;
     let has_gw = tb.launcher(Host::Gateway).is_some();
     if has_gw {
         let mut sysctls = vec![];

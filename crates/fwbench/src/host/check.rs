@@ -433,6 +433,19 @@ fn probe_sctp() -> Capability {
     }
 }
 
+/// Why this kernel cannot run a role of `proto` (`None`: it can): the words a role's
+/// agent would answer its setup with. Only SCTP may be missing.
+pub fn transport_unavailable(proto: proto::Proto) -> Option<String> {
+    let any = "127.0.0.1:0".parse().expect("literal address");
+    match proto {
+        proto::Proto::Sctp => match traffic::sys::stream_socket(proto, &any) {
+            Err(e @ TrafficError::SctpUnavailable(_)) => Some(e.to_string()),
+            Ok(_) | Err(_) => None,
+        },
+        proto::Proto::Tcp | proto::Proto::Udp => None,
+    }
+}
+
 /// Open (and close) an SCTP stream socket; the kernel's errno if it cannot.
 fn sctp_socket() -> std::io::Result<()> {
     let any = "127.0.0.1:0".parse().expect("literal address");
