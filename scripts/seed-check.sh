@@ -23,6 +23,9 @@
 #     `fwbench compare` per configuration, its main metric, Welch over the repetitions,
 #     Holm-corrected, and the median change — absolute rates on a shared VM drift
 #     between runs more than within one, while the claims are relative costs;
+#     At most SEED_CHECK_LIST (default 20) numbers of a kind are listed (untested ones
+#     by how far they moved between the runs, largest first, the rest counted by why),
+#     and configuration rows are named by the parameters that vary between them;
 #  4. writes the verdict — date, commit, machine, load, what matched and what did not —
 #     between `<!-- check:PRESET -->` and `<!-- /check:PRESET -->` right after the
 #     tables (the block is added the first time).
@@ -68,7 +71,7 @@ doc = json.load(open(sys.argv[1]))
 rep_a, rep_b = (json.load(open(f))["runs"][0] for f in sys.argv[2:4])
 a_file, b_file = sys.argv[4], sys.argv[5]
 alpha = doc.get("alpha", 0.05)
-LIST = int(os.environ.get("SEED_CHECK_LIST", "20"))
+LIST = max(1, int(os.environ.get("SEED_CHECK_LIST", "20")))
 
 
 def holm(ps):
@@ -138,11 +141,26 @@ print()
 for k, x, y, p in differ:
     print(f"* differs: {k}: {mci(x['value'], x['ci95'])} → {mci(y['value'], y['ci95'])} "
           f"{x['unit']} (p = {p:.2g}; {x['over']})")
+
+
+def moved(t):
+    """How far an untested number moved between the runs, relative to run A."""
+    a, b = t[1]["value"], t[2]["value"]
+    return abs(b - a) / abs(a) if a else (math.inf if b else 0.0)
+
+
+# The largest moves first: what a reader of an untested number most needs to see.
+untested.sort(key=moved, reverse=True)
 for k, x, y, why in untested[:LIST]:
     print(f"* untested: {k}: {mci(x['value'], x['ci95'])} → {mci(y['value'], y['ci95'])} "
           f"{x['unit']} ({why})")
 if len(untested) > LIST:
-    print(f"* untested: {len(untested) - LIST} more")
+    rest = untested[LIST:]
+    reasons = sorted({t[3] for t in rest})
+    most = moved(rest[0])
+    most = f"≤ {100 * most:.3g} %" if math.isfinite(most) else "from 0 or less"
+    print(f"* untested: {len(rest)} more, each moved {most} ("
+          + "; ".join(f"{sum(1 for t in rest if t[3] == r)}: {r}" for r in reasons) + ")")
 if match:
     shown = sorted(match, key=lambda t: t[3])[:LIST]
     print("* matches: " + "; ".join(
@@ -159,8 +177,33 @@ main = {}
 for c in rep_a["configs"]:
     main[(c["workload"], json.dumps(c["params"], sort_keys=True))] = c.get("main_metric")
 pair = doc["pairs"][0]
+
+
+def flat(d, pre=""):
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flat(v, f"{pre}{k}."))
+        else:
+            out[pre + k] = json.dumps(v)
+    return out
+
+
+# A row is named by what varies between the configurations (a case label alone names
+# many: seed002's "128 B @ 15 Mb/s" is 90 of them), the case label first.
+flats = [flat(json.loads(m["key"].split("|", 1)[1])) for m in pair["matched"]]
+varying = sorted({k for f in flats for k in f if len({o.get(k) for o in flats}) > 1},
+                 key=lambda k: (k != "label", k))
+
+
+def name(m, f):
+    text = lambda v: json.loads(v) if isinstance(json.loads(v), str) else v
+    parts = [f"{k}={text(f[k])}" for k in varying if k in f]
+    return ", ".join(parts) or m["label"]
+
+
 rows = []  # (label, change, p or None)
-for m in pair["matched"]:
+for m, f in zip(pair["matched"], flats):
     wl, params = m["key"].split("|", 1)
     params = json.loads(params)
     metric = main.get((wl, json.dumps(params, sort_keys=True)))
@@ -168,7 +211,7 @@ for m in pair["matched"]:
     if ch is None:
         continue
     w = (ch.get("diff") or {}).get("welch")
-    rows.append((params.get("label") or m["label"], ch, w["p"] if w else None))
+    rows.append((name(m, f), ch, w["p"] if w else None))
 ctested = [r for r in rows if r[2] is not None]
 crej = holm([r[2] for r in ctested])
 cdiff = [r for i, r in enumerate(ctested) if i in crej]

@@ -1061,7 +1061,8 @@ fn a_trial_that_ends_unavailable_on_legacy_rules_leaves_no_dirty_gateway() {
     // up its legacy tables, so no testbed had to be replaced for the next trial.
     let sctp = sqlite_rows(
         &db,
-        "SELECT json_array_length(results, '$.placement'), json_extract(results, '$.error')          FROM trials WHERE json_extract(params, '$.label') = 'sctp on legacy'",
+        "SELECT json_array_length(results, '$.placement'), json_extract(results, '$.error') \
+         FROM trials WHERE json_extract(params, '$.label') = 'sctp on legacy'",
     );
     assert_eq!(sctp[0][0], "0", "{sctp:?}");
     assert!(

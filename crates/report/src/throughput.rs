@@ -287,6 +287,8 @@ fn advantage_figure(
     for engine in engines.iter().filter(|e| **e != reference) {
         for (name, cs) in &others {
             let mut pts = Vec::new();
+            // Rule counts where both engines passed every packet offered.
+            let mut unbounded = Vec::new();
             for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
                 let Some(b) = cs
                     .iter()
@@ -300,6 +302,9 @@ fn advantage_figure(
                         y: p.0,
                         ci95: p.1,
                     });
+                    if offered_rate_got_through(c) && offered_rate_got_through(b) {
+                        unbounded.push(xv);
+                    }
                 }
             }
             pts.sort_by(|p, q| p.x.total_cmp(&q.x));
@@ -312,9 +317,15 @@ fn advantage_figure(
                 format!(" ({name})")
             };
             let sname = format!("{engine} / {reference}{suffix}");
-            a.findings.push(advantage_sentence(
-                &sname, engine, &reference, name, &pts, cs,
-            ));
+            let mut sentence = advantage_sentence(&sname, engine, &reference, name, &pts, cs);
+            if unbounded.contains(&at_study_rules(&pts).x) {
+                sentence.push_str(
+                    " Both passed every packet offered there (limited by nothing): a ratio \
+                     of two offered rates, ≈ 1 whatever the engines cost — offer more to \
+                     compare them.",
+                );
+            }
+            a.findings.push(sentence);
             let p = at_study_rules(&pts);
             a.claims.push(Claim::at(
                 format!("advantage ratio: {sname} at {} rules", num(p.x)),
@@ -408,6 +419,19 @@ fn advantage_sentence(
         num(p.x),
         at_place_of(p.y, p.ci95)
     )
+}
+
+/// Every repetition of `c` carried its whole offered rate (`packet.limited_by` is
+/// "nothing"): its rate is the sender's pace, and a ratio of two such rates says that
+/// neither engine was the limit, not that they cost alike.
+fn offered_rate_got_through(c: &Config) -> bool {
+    let by = |t: &store::TrialRow| {
+        t.results
+            .pointer("/packet/limited_by/by")
+            .and_then(serde_json::Value::as_str)
+            == Some("nothing")
+    };
+    !c.reps.is_empty() && c.reps.iter().all(by)
 }
 
 /// received pps of a over b, with the CI propagated from both relative CIs.

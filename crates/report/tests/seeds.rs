@@ -546,6 +546,12 @@ fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
 /// the share of the time per packet spent on rules (93.75 % at 1 000 rules for
 /// iptables-legacy, 98.7 % for nft).
 fn seed002(s: &mut Store) -> i64 {
+    seed002_limited(s, |_| None)
+}
+
+/// [`seed002`] with each trial's `packet.limited_by.by` as `by(engine)` says (none:
+/// not judged).
+fn seed002_limited(s: &mut Store, by: fn(&str) -> Option<&'static str>) -> i64 {
     let run = s.begin_run(&new_run("seed002", None)).unwrap();
     let mut noise = Noise(2021);
     for rules in [0u64, 1000, 2000, 5000, 6000, 10000] {
@@ -582,6 +588,9 @@ fn seed002(s: &mut Store) -> i64 {
                     verdicts_ok: Some(true),
                     ..Default::default()
                 });
+                if let Some(by) = by(engine) {
+                    t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+                }
                 t.samples = (0..3)
                     .flat_map(|i| {
                         // CPU time per packet = b · rules: a line through 0.
@@ -607,6 +616,31 @@ fn seed002(s: &mut Store) -> i64 {
         }
     }
     finish(s, run)
+}
+
+/// A ratio of two engines that both passed every packet offered (`limited_by`
+/// "nothing", as seed 002's 512 B and 1280 B flows do here) is the offered rate over
+/// itself: the finding says so; a pair where one engine was the limit is not flagged.
+#[test]
+fn an_advantage_ratio_of_two_offered_rates_is_flagged() {
+    let (_dir, mut store) = scratch("s2l.db");
+    let id = seed002_limited(&mut store, |engine| match engine {
+        "nft" => Some("gateway"),
+        _ => Some("nothing"),
+    });
+    let r = load(&store, Some(id)).unwrap();
+    let f = &r.runs[0].analysis.findings;
+    let sentence = |start: &str| {
+        f.iter()
+            .find(|x| x.starts_with(start))
+            .unwrap_or_else(|| panic!("{start}: {f:#?}"))
+            .clone()
+    };
+    let flag = "Both passed every packet offered there (limited by nothing)";
+    let both = sentence("Advantage ratio iptables-legacy / iptables-nft at 6000 rules: ");
+    assert!(both.contains(flag), "{both}");
+    let one = sentence("Advantage ratio iptables-legacy / nft/inet at 6000 rules: ");
+    assert!(!one.contains(flag), "{one}");
 }
 
 #[test]

@@ -149,11 +149,14 @@ fn nat_sources(tb: &dyn Testbed, p: &TrialParams) -> Option<Vec<std::net::IpAddr
 /// doubt (`run::session::residue_of` replaces such a testbed). Roles on other hosts
 /// answer for their own kernels at setup.
 fn refuse_missing_transport(tb: &dyn Testbed, roles: &crate::workloads::Roles) -> Result<()> {
-    let here = |h: Host| tb.launcher(h).is_some_and(|l| l.remote.is_none());
+    let here = |h: Host, i: u32| tb.launcher_at(h, i).is_some_and(|l| l.remote.is_none());
     let specs = (roles.server.iter())
         .chain([&roles.client])
-        .filter(|(h, _)| here(*h))
-        .map(|(_, s)| s);
+        .map(|(h, s)| (*h, 0, s))
+        .chain(roles.more_servers.iter().map(|(h, i, s)| (*h, *i, s)))
+        .chain(roles.more_clients.iter().map(|(h, i, s)| (*h, *i, s)))
+        .filter(|(h, i, _)| here(*h, *i))
+        .map(|(_, _, s)| s);
     for spec in specs {
         let missing = spec
             .transport()

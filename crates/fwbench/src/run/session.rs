@@ -624,5 +624,9 @@ mod tests {
         assert!(residue_of(&gateway_up, &echo_on("none"), true).is_empty());
         assert!(residue_of(&gateway_up, &legacy, false).is_empty());
         assert!(residue_of(&ended(Status::Ok, &["gateway"]), &legacy, true).is_empty());
+        // The gateway reported (and kept nothing): its state is known.
+        let mut reported = gateway_up.clone();
+        reported.gateway = Some(proto::GatewayResults::default());
+        assert!(residue_of(&reported, &legacy, true).is_empty());
     }
 }
