@@ -58,7 +58,18 @@ fn measured_loss_equals_the_dropping_rules_counter() {
         assert!(reached <= sent, "{ctx}");
         let before_rule = sent - reached;
         assert!(before_rule <= sent / 20, "{ctx}");
-        assert_eq!(u(&r["lost"]), dropped + before_rule, "{ctx}");
+        // What the rule passed can still be lost after it: a sink stalled on the same VM
+        // fills its veth's receive queue and the gateway's egress counts the drop (58 of
+        // 51 117 in a fresh-clone CI run, 2026-11-27). The gateway's interface counters
+        // are per trial, so the measured loss is all three, exactly.
+        let after_rule: u64 = v["gateway"]["interfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| u(&i["tx_dropped"]))
+            .sum();
+        assert!(after_rule <= sent / 20, "{ctx}");
+        assert_eq!(u(&r["lost"]), dropped + before_rule + after_rule, "{ctx}");
         // numgen counts every packet it sees: exactly one in seven is dropped.
         assert!(dropped.abs_diff(reached / 7) <= 1, "{ctx}");
         assert_eq!(u(&r["duplicates"]), 0, "{ctx}");
