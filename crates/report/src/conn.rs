@@ -980,9 +980,26 @@ fn quantities(row: &Row, c: &Config) -> String {
                     .map(|g| mean_ci(g.mean / 1e6, g.ci95.map(|x| x / 1e6)))
             };
             if let Some(g) = mbps("goodput_bps") {
-                let net = mbps("net_goodput_bps")
-                    .map(|n| format!(" ({n} Mb/s net of overhead)"))
-                    .unwrap_or_default();
+                let split = c
+                    .reps
+                    .iter()
+                    .filter(|t| conn_num(t, "overhead.overhead_s").is_some());
+                let netless = split
+                    .clone()
+                    .filter(|t| model::net_goodput_bps(t).is_none());
+                let (split, netless) = (split.count(), netless.count());
+                let without = (netless > 0).then(|| {
+                    format!(
+                        "none in {netless} of {split} repetitions: the measured session \
+                         overhead filled the whole run"
+                    )
+                });
+                let net = match (mbps("net_goodput_bps"), without) {
+                    (Some(n), None) => format!(" ({n} Mb/s net of overhead)"),
+                    (Some(n), Some(w)) => format!(" ({n} Mb/s net of overhead; {w})"),
+                    (None, Some(w)) => format!(" (net of overhead: {w})"),
+                    (None, None) => String::new(),
+                };
                 parts.push(format!("goodput {g} Mb/s{net}"));
             }
             if *row == Row::ParallelBulk {

@@ -41,9 +41,7 @@ pub const METRICS: &[(&str, Extract)] = &[
     // Connection workloads (sessions, bulk, http, connections): from `results.conn`.
     ("sessions_per_s", |t| conn_f64(t, "sessions_per_s")),
     ("goodput_bps", |t| conn_f64(t, "goodput_bps")),
-    ("net_goodput_bps", |t| {
-        conn_f64(t, "overhead.net_goodput_bps")
-    }),
+    ("net_goodput_bps", net_goodput_bps),
     ("elapsed_s", |t| conn_f64(t, "elapsed_s")),
     ("session_mean_ms", |t| duration_mean_ms(t, "session")),
     ("connect_mean_ms", |t| duration_mean_ms(t, "connect")),
@@ -63,6 +61,14 @@ pub fn is_conn(workload: &str) -> bool {
 /// The combined outcome of a connection trial (`results.conn`), if it has one.
 pub fn conn_of(t: &TrialRow) -> Option<&Value> {
     t.results.get("conn").filter(|c| c.is_object())
+}
+
+/// A bulk trial's goodput net of session overhead: none when the overhead charged
+/// filled the whole run (stored as null; results before 2026-11-27 stored bytes over
+/// the 1-ns floor of `transfer_s`, ~10¹⁷ b/s).
+pub fn net_goodput_bps(t: &TrialRow) -> Option<f64> {
+    conn_f64(t, "overhead.transfer_s").filter(|s| *s > 1e-6)?;
+    conn_f64(t, "overhead.net_goodput_bps")
 }
 
 /// A number at a dotted path under `results.conn`.

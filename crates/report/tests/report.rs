@@ -702,6 +702,17 @@ type Study = (f64, f64, f64, &'static [(u32, f64)], f64, f64);
 /// 8 and 1000 bytes (unavailable through the proxy), 30 sessions sequential and
 /// parallel (the proxy at 6 and 8 parallel), 10 × 1.7 MB bulk sequential, 3 × 3 parallel.
 fn seed003_run(s: &mut Store) -> i64 {
+    seed003_run_with(s, false)
+}
+
+/// [`seed003_run`] with a third sequential bulk of the null firewall whose charged
+/// session overhead (10 × 1.38 s) exceeds its run (10 s), stored as fwbench stored such
+/// a trial before 2026-11-27: transfer at its 1-ns floor, net goodput 1.36·10¹⁷ b/s.
+fn seed003_overfull_run(s: &mut Store) -> i64 {
+    seed003_run_with(s, true)
+}
+
+fn seed003_run_with(s: &mut Store, overfull: bool) -> i64 {
     let run = s.begin_run(&new_run("seed003", None)).unwrap();
     let types = [
         ("direct", "none", "null firewall"),
@@ -848,6 +859,17 @@ fn seed003_run(s: &mut Store) -> i64 {
             };
             s.record(&bulk("sequential bulk", 1, 10, bulk_seq)).unwrap();
             s.record(&bulk("parallel bulk", 3, 9, bulk_par)).unwrap();
+        }
+        if overfull && *name == "null firewall" {
+            let label = format!("{name}: sequential bulk");
+            let p = conn_params("bulk", topology, engine, 0, Some(&label), 1, 1_700_000, 3);
+            let bytes = 10 * 1_700_000u64;
+            let mut r = conn_results("bulk", 1, 10, 10.0, bytes, (1000.0, 50.0), &[]);
+            r["conn"]["overhead"] = json!({"per_session_s": 1.38, "sessions_charged": 10.0,
+                "overhead_s": 10.0, "transfer_s": 1e-9,
+                "net_goodput_bps": bytes as f64 * 8.0 / 1e-9});
+            let t = conn_trial(run, "b-overfull".into(), 3, "bulk", p, r);
+            s.record(&t).unwrap();
         }
     }
     s.finish_run(run, "2026-01-03T00:00:00Z", "complete")
@@ -1854,6 +1876,38 @@ fn conn_and_case_tables_are_shown_to_their_cis() {
         assert!(c.contains(" ± "), "cost vs the baseline with its CI: {c}");
     }
     assert_rounded_to_cis(&r.markdown());
+}
+
+/// A bulk repetition whose measured session overhead filled the whole run has no net
+/// goodput: the cell states the net figure of the other repetitions and how many had
+/// none — not a mean over 10¹⁷ b/s (seed 003's check showed "140000000000 Mb/s").
+#[test]
+fn a_bulk_run_filled_by_its_overhead_has_no_net_goodput() {
+    let r = report_of(seed003_overfull_run);
+    let t = table(&r.runs[0], "Firewall types (seed 003)");
+    let bulk = t.rows.iter().find(|r| r[0] == "Sequential bulk").unwrap();
+    let marked: Vec<&String> = bulk.iter().filter(|c| c.contains("none in")).collect();
+    assert_eq!(marked.len(), 1, "{bulk:?}");
+    let cell = marked[0];
+    assert!(
+        cell.contains("Mb/s net of overhead; none in 1 of 3 repetitions: the measured session overhead filled the whole run"),
+        "{cell}"
+    );
+    // The other two: 17 MB in 29.8 s × (1 ± 0.004) less 13.8 s of overhead.
+    let net: f64 = cell
+        .split(" Mb/s net of overhead")
+        .next()
+        .unwrap()
+        .rsplit('(')
+        .next()
+        .unwrap()
+        .split(" ± ")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {cell}"));
+    let want = (17e6 * 8.0 / (29.8 * 1.004 - 13.8) + 17e6 * 8.0 / (29.8 * 0.996 - 13.8)) / 2e6;
+    assert!((net - want).abs() < 0.05, "{net} vs {want}: {cell}");
 }
 
 /// A `rules advise --measure --db` run as the store holds it: floods through the

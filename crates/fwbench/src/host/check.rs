@@ -436,11 +436,10 @@ fn probe_sctp() -> Capability {
 /// Why this kernel cannot run a role of `proto` (`None`: it can): the words a role's
 /// agent would answer its setup with. Only SCTP may be missing.
 pub fn transport_unavailable(proto: proto::Proto) -> Option<String> {
-    let any = "127.0.0.1:0".parse().expect("literal address");
     match proto {
-        proto::Proto::Sctp => match traffic::sys::stream_socket(proto, &any) {
+        proto::Proto::Sctp => match traffic::sys::sctp_probe() {
             Err(e @ TrafficError::SctpUnavailable(_)) => Some(e.to_string()),
-            Ok(_) | Err(_) => None,
+            Ok(()) | Err(_) => None,
         },
         proto::Proto::Tcp | proto::Proto::Udp => None,
     }
@@ -448,12 +447,10 @@ pub fn transport_unavailable(proto: proto::Proto) -> Option<String> {
 
 /// Open (and close) an SCTP stream socket; the kernel's errno if it cannot.
 fn sctp_socket() -> std::io::Result<()> {
-    let any = "127.0.0.1:0".parse().expect("literal address");
-    match traffic::sys::stream_socket(proto::Proto::Sctp, &any) {
-        Ok(_) => Ok(()),
-        Err(TrafficError::SctpUnavailable(e) | TrafficError::Io { source: e, .. }) => Err(e),
-        Err(e) => Err(std::io::Error::other(e.to_string())),
-    }
+    traffic::sys::sctp_probe().map_err(|e| match e {
+        TrafficError::SctpUnavailable(e) | TrafficError::Io { source: e, .. } => e,
+        e => std::io::Error::other(e.to_string()),
+    })
 }
 
 /// "Protocol not supported (os error 93)" -> "Protocol not supported".

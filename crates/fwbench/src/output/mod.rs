@@ -164,7 +164,7 @@ fn conn_line(c: &crate::workloads::conn::ConnSummary) -> String {
             mbps(c.goodput_bps),
             c.overhead
                 .as_ref()
-                .map(|o| format!(" ({} Mb/s without session overhead)", mbps(o.net_goodput_bps)))
+                .map(|o| format!(" ({} without session overhead)", net_goodput(o)))
                 .unwrap_or_default(),
             ms(c.ttlb.mean_ns),
             ms(c.ttfb.mean_ns)
@@ -175,6 +175,14 @@ fn conn_line(c: &crate::workloads::conn::ConnSummary) -> String {
 
 fn mbps(bps: f64) -> String {
     format!("{:.2}", bps / 1e6)
+}
+
+/// A bulk trial's goodput net of session overhead, or why it has none.
+fn net_goodput(o: &crate::workloads::conn::OverheadSplit) -> String {
+    match o.net_goodput_bps {
+        Some(n) => format!("{} Mb/s", mbps(n)),
+        None => "no net goodput (the measured session overhead fills the whole run)".into(),
+    }
 }
 
 fn us(ns: u64) -> String {
@@ -831,12 +839,12 @@ fn conn_text(c: &crate::workloads::conn::ConnSummary) -> String {
     if let Some(o) = &c.overhead {
         out += &format!(
             "  overhead     {:.3} ms per session (zero-byte sessions) × {:.1} in sequence = {:.3} ms; \
-             transfer {:.3} ms → {} Mb/s\n",
+             transfer {:.3} ms → {}\n",
             o.per_session_s * 1e3,
             o.sessions_charged,
             o.overhead_s * 1e3,
             o.transfer_s * 1e3,
-            mbps(o.net_goodput_bps)
+            net_goodput(o)
         );
     }
     for (msg, n) in &c.errors {

@@ -323,6 +323,14 @@ impl AxisValues {
     }
 }
 
+/// The parameters of one `w` trial from axis values as text, seed 1 (unit tests
+/// elsewhere in the crate).
+#[cfg(test)]
+pub fn test_params(w: Workload, pairs: &[(&str, &str)]) -> TrialParams {
+    let v = AxisValues::from_text(Asked::Traffic(w), pairs).unwrap();
+    trial_params(&v, 1).unwrap()
+}
+
 /// The one builder of [`TrialParams`], for scenario files and trial commands alike:
 /// one trial's typed axis values → its parameters, with what follows from them
 /// ([`settle`]). Cross-field checks are `plan::scenario::check_combination`'s.

@@ -584,14 +584,12 @@ pub fn run_single(
 mod tests {
     use super::residue_of;
     use crate::outcome::{Outcome, RoleInfo, Status};
-    use crate::params::search::Asked;
     use crate::params::workload::Workload;
     use crate::params::TrialParams;
-    use crate::plan::axes::{trial_params, AxisValues};
+    use crate::plan::axes::test_params;
 
     fn echo_on(engine: &str) -> TrialParams {
-        let v = AxisValues::from_text(Asked::Traffic(Workload::Echo), &[("engine", engine)]);
-        trial_params(&v.unwrap(), 1).unwrap()
+        test_params(Workload::Echo, &[("engine", engine)])
     }
 
     fn ended(status: Status, roles: &[&'static str]) -> Outcome {

@@ -295,8 +295,10 @@ pub struct OverheadSplit {
     pub overhead_s: f64,
     /// Elapsed minus overhead: the time spent moving data.
     pub transfer_s: f64,
-    /// Bytes × 8 / transfer time.
-    pub net_goodput_bps: f64,
+    /// Bytes × 8 / transfer time; none when the zero-byte sessions' overhead, charged
+    /// as above, is the whole elapsed time or more (no time left to move data in: the
+    /// split does not describe this run).
+    pub net_goodput_bps: Option<f64>,
 }
 
 /// The combined figures of a connection trial (stored as `results.conn`).
@@ -532,14 +534,15 @@ pub fn combine(
     let overhead = c.overhead.filter(|o| o.count > 0).map(|o| {
         let per_session_s = o.mean_ns / 1e9;
         let sessions_charged = c.sessions as f64 / f64::from(c.parallel.max(1));
-        let overhead_s = (per_session_s * sessions_charged).min(elapsed_s);
+        let charged_s = per_session_s * sessions_charged;
+        let overhead_s = charged_s.min(elapsed_s);
         let transfer_s = (elapsed_s - overhead_s).max(1e-9);
         OverheadSplit {
             per_session_s,
             sessions_charged,
             overhead_s,
             transfer_s,
-            net_goodput_bps: c.bytes as f64 * 8.0 / transfer_s,
+            net_goodput_bps: (charged_s < elapsed_s).then(|| c.bytes as f64 * 8.0 / transfer_s),
         }
     });
     ConnSummary {
@@ -806,7 +809,7 @@ mod tests {
         let o = s.overhead.unwrap();
         assert!((o.overhead_s - 13.8).abs() < 1e-9);
         assert!((o.transfer_s - 16.0).abs() < 1e-9);
-        assert!((o.net_goodput_bps - 17e6 * 8.0 / 16.0).abs() < 1e-3);
+        assert!((o.net_goodput_bps.unwrap() - 17e6 * 8.0 / 16.0).abs() < 1e-3);
         assert!((s.goodput_bps - 17e6 * 8.0 / 29.8).abs() < 1e-3);
         // 3 × 3 in parallel: 9 sessions, 3 overheads in sequence.
         c.sessions = 9;
@@ -815,6 +818,19 @@ mod tests {
             .overhead
             .unwrap();
         assert!((o.sessions_charged - 3.0).abs() < 1e-9);
+        // Overhead charged beyond the elapsed time (seed 003's check, 2026-11-27: 1.38 s
+        // sessions charged 3 × in 3.5 s): no time left for data, no net goodput — it
+        // was stored as bytes / 1 ns, 4·10¹⁷ b/s.
+        let mut short = client(9, 3, 17_000_000, 3.5);
+        short.overhead = Some(Durations {
+            count: 30,
+            mean_ns: 1.38e9,
+            ..Default::default()
+        });
+        let o = combine(short, TcpServerResults::default(), None)
+            .overhead
+            .unwrap();
+        assert_eq!((o.overhead_s, o.net_goodput_bps), (3.5, None), "{o:?}");
         // Without zero-byte sessions there is no split.
         let s = combine(client(5, 1, 5, 1.0), TcpServerResults::default(), None);
         assert!(s.overhead.is_none());

@@ -32,15 +32,20 @@ pub fn stream_socket(proto: Proto, addr: &SocketAddr) -> Result<Socket, TrafficE
     })
 }
 
+/// Open (and close) an SCTP stream socket: [`TrafficError::SctpUnavailable`] where the
+/// kernel lacks SCTP. The one probe of SCTP support: the controller's `check`, its
+/// refusal of a trial before any agent starts, and [`sctp_unavailable`].
+pub fn sctp_probe() -> Result<(), TrafficError> {
+    stream_socket(
+        Proto::Sctp,
+        &"127.0.0.1:0".parse().expect("literal address"),
+    )
+    .map(drop)
+}
+
 /// True if the kernel lacks SCTP support.
 pub fn sctp_unavailable() -> bool {
-    matches!(
-        stream_socket(
-            Proto::Sctp,
-            &"127.0.0.1:0".parse().expect("literal address")
-        ),
-        Err(TrafficError::SctpUnavailable(_))
-    )
+    matches!(sctp_probe(), Err(TrafficError::SctpUnavailable(_)))
 }
 
 fn is_missing_protocol(e: &io::Error) -> bool {
