@@ -214,6 +214,8 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
             ),
             // The imported ruleset dropped the traffic: measured, and said so.
             "dropped" => push(Some(t.id), "dropped", format!("{who}: {err}")),
+            // It ran, but a figure's witness does not hold: its doubts are the reason.
+            "flagged" => push(Some(t.id), "flagged", format!("{who} flagged: {err}")),
             s => push(Some(t.id), "failed", format!("{who} {s}: {err}")),
         }
         // Connection trials store corrupt sessions as validation errors: their

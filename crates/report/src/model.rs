@@ -125,6 +125,9 @@ pub struct Config {
     pub engine: Option<store::EngineRow>,
     /// Repetitions that succeeded.
     pub reps: Vec<TrialRow>,
+    /// Repetitions that ran but whose figures carry a doubt (status `flagged`): shown
+    /// with their reasons, never aggregated into findings.
+    pub flagged: Vec<TrialRow>,
     pub failed: Vec<TrialRow>,
     pub unavailable: Vec<TrialRow>,
     /// Aggregates over `reps`, by metric name (only metrics with values). Gateway CPU
@@ -286,6 +289,7 @@ pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64
         });
         match t.status.as_str() {
             "ok" => c.reps.push(t.clone()),
+            "flagged" => c.flagged.push(t.clone()),
             "unavailable" => c.unavailable.push(t.clone()),
             _ => c.failed.push(t.clone()),
         }
@@ -331,6 +335,7 @@ impl Config {
             workload,
             engine,
             reps: vec![],
+            flagged: vec![],
             failed: vec![],
             unavailable: vec![],
             metrics: BTreeMap::new(),

@@ -324,6 +324,7 @@ mod tests {
             label: None,
             engine: None,
             reps: vec![],
+            flagged: vec![],
             failed: vec![],
             unavailable: vec![],
             metrics,

@@ -133,7 +133,10 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
             ))
             .or_default();
         e.0.push(r.commit_ms);
-        e.1.push(r.stall_ms);
+        // A stall only where the update's figures hold.
+        if let Some(stall) = r.stall_ms.filter(|_| holds(r)) {
+            e.1.push(stall);
+        }
     }
     let mut out: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
     for ((trial, name), (commit, stall)) in by {
@@ -209,15 +212,36 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
             continue;
         };
         let (what, thing) = doing(&kind, k, installed);
-        let stall = rows.iter().map(|r| r.stall_ms).fold(0.0, f64::max);
-        let lost: u64 = rows.iter().map(|r| r.lost).sum();
-        let effect = median(rows.iter().filter_map(|r| r.time_to_effect_ms));
+        // Only updates whose figures hold make the finding; the rest are counted
+        // with the first one's reason (an empty window, an overloaded gateway …).
+        let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
+        let flagged = rows.len() - held.len();
+        let why = rows
+            .iter()
+            .find_map(|r| doubts(r).into_iter().next())
+            .unwrap_or_default();
+        let felt = if held.is_empty() {
+            format!("no stall or loss figure ({why})")
+        } else {
+            let stall = held.iter().filter_map(|r| r.stall_ms).fold(0.0, f64::max);
+            // What the update is credited with: the loss beyond the window before it.
+            let lost: u64 = held
+                .iter()
+                .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
+                .sum();
+            let mut t = unit.disturbance(stall, held.len() > 1, lost);
+            if flagged > 0 {
+                t += &format!(" ({flagged} of {} updates left out: {why})", rows.len());
+            }
+            t
+        };
+        let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
         out.push(format!(
             "{what} with {engine} by {method}{} took {} ms (median of {}); {}{}.",
             unit.during(),
             num(commit),
             rows.len(),
-            unit.disturbance(stall, rows.len() > 1, lost),
+            felt,
             match effect {
                 Some(t) => format!("; the {thing} took effect after {} ms", num(t)),
                 None => String::new(),
@@ -237,6 +261,30 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The doubts over a stored update's figures, each "kind: why" (none: they hold).
+pub fn doubts(r: &UpdateRecord) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Doubt {
+        kind: String,
+        why: String,
+    }
+    let Some(text) = r.doubts.as_deref() else {
+        return vec![];
+    };
+    match serde_json::from_str::<Vec<Doubt>>(text) {
+        Ok(d) => d
+            .into_iter()
+            .map(|d| format!("{}: {}", d.kind.replace('_', " "), d.why))
+            .collect(),
+        Err(e) => vec![format!("unreadable doubts ({e})")],
+    }
+}
+
+/// A stored update's figures hold: it ran, measured something, and nothing doubts it.
+fn holds(r: &UpdateRecord) -> bool {
+    r.error.is_none() && r.stall_ms.is_some() && r.doubts.is_none()
 }
 
 /// A stored `series`: `[[ms, received, lost, owd_us], …]` (ms from the commit's start).
@@ -373,7 +421,8 @@ pub fn table(updates: &[Update]) -> Option<Table> {
         .into_iter()
         .map(|((unit, engine, method, kind, k, installed), rows)| {
             let commits = rows.iter().map(|r| r.commit_ms);
-            let effect = median(rows.iter().filter_map(|r| r.time_to_effect_ms));
+            let held: Vec<&&UpdateRecord> = rows.iter().filter(|r| holds(r)).collect();
+            let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
             vec![
                 engine,
                 method,
@@ -382,8 +431,19 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                 rows.len().to_string(),
                 median(commits.clone()).map(num).unwrap_or_default(),
                 num(commits.fold(0.0, f64::max)),
-                num(rows.iter().map(|r| r.stall_ms).fold(0.0, f64::max)),
-                rows.iter().map(|r| r.lost).sum::<u64>().to_string(),
+                if held.is_empty() {
+                    "– (flagged)".into()
+                } else {
+                    num(held.iter().filter_map(|r| r.stall_ms).fold(0.0, f64::max))
+                },
+                if held.is_empty() {
+                    "–".into()
+                } else {
+                    held.iter()
+                        .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
+                        .sum::<u64>()
+                        .to_string()
+                },
                 effect.map(num).unwrap_or_else(|| "–".into()),
             ]
         })

@@ -26,7 +26,7 @@ fn update(
         commit_ms,
         marker: effect.is_some(),
         time_to_effect_ms: effect,
-        stall_ms,
+        stall_ms: Some(stall_ms),
         lost,
         series: Some(serde_json::to_string(bins).unwrap()),
         ..Default::default()
@@ -174,6 +174,74 @@ fn stored_updates_read_as_findings_figures_and_table() {
     assert!(r
         .markdown()
         .contains("Gateway updates: commit latency and stall vs installed size"));
+}
+
+/// The rules-under-load run at 20 000 rules: every update's window held no background
+/// packet (the sender was seconds behind), one more update ran on a gateway that lost
+/// 95 % before it. Stored as a real trial stores them (no stall, doubts as JSON), the
+/// report never states "stalled 0 ms; 0 packets lost" for them.
+#[test]
+fn updates_whose_figures_do_not_hold_are_never_findings() {
+    let doubt = |kind: &str, why: &str| Some(format!(r#"[{{"kind":"{kind}","why":"{why}"}}]"#));
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+        let mut t = flow_trial(run, "nft-50000".into(), 1, json!({"engine": "nft"}));
+        let empty = UpdateRecord {
+            stall_ms: None,
+            doubts: doubt(
+                "empty_window",
+                "no background packets in the update's window",
+            ),
+            ..update(50000, "batch", 400.0, 0.0, 0, None, &[])
+        };
+        t.updates = vec![empty.clone(), UpdateRecord { index: 1, ..empty }];
+        s.insert_trial(&t).unwrap();
+        let mut o = flow_trial(run, "nft-20000".into(), 1, json!({"engine": "nft"}));
+        let overloaded = UpdateRecord {
+            doubts: doubt(
+                "overloaded",
+                "the gateway lost 95.0 % of the background before",
+            ),
+            ..update(20000, "batch", 30.0, 254.0, 8006, Some(-50.0), &[])
+        };
+        let fine = UpdateRecord {
+            index: 1,
+            lost_beyond_baseline: Some(4),
+            ..update(20000, "batch", 32.0, 3.0, 9, Some(12.0), &[])
+        };
+        o.updates = vec![overloaded, fine];
+        s.insert_trial(&o).unwrap();
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    said(
+        a,
+        "adding 1 rule to 50000 with nft by batch took 400 ms (median of 2); no stall or loss \
+         figure (empty window: no background packets in the update's window).",
+    );
+    // Only the update that holds makes the figure: its stall, the loss beyond the
+    // window before it, its time to effect.
+    said(
+        a,
+        "adding 1 rule to 20000 with nft by batch took 31 ms (median of 2); forwarding \
+         stalled 3 ms; 4 packets lost (1 of 2 updates left out: overloaded: the gateway \
+         lost 95.0 % of the background before); the rule took effect after 12 ms.",
+    );
+    assert!(
+        !a.findings
+            .iter()
+            .any(|f| f.contains("stalled 0 ms") || f.contains("254")),
+        "{:#?}",
+        a.findings
+    );
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let row = t.rows.iter().find(|r| r[3] == "50000").unwrap();
+    assert_eq!(row[7], "– (flagged)");
+    assert_eq!(row[8], "–");
 }
 
 #[test]

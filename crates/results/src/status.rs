@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// It ran and every figure's witness holds.
@@ -40,6 +40,15 @@ impl Status {
             Status::Dropped => "dropped",
             Status::Unavailable => "unavailable",
             Status::Failed => "failed",
+        }
+    }
+
+    /// The trial measured its traffic as designed (`ok`, or `flagged` with doubts over
+    /// some figures): what a search reads a step's loss from.
+    pub fn measured(self) -> bool {
+        match self {
+            Status::Ok | Status::Flagged => true,
+            Status::Dropped | Status::Unavailable | Status::Failed => false,
         }
     }
 

@@ -38,9 +38,10 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use updates::SCHEMA_V5 as UPDATES_V5;
+use updates::SCHEMA_V6 as UPDATES_V6;
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -783,10 +784,11 @@ impl Store {
     /// Bring an fwbench file of `version` up to [`SCHEMA_VERSION`].
     fn migrate(&mut self, version: i64) -> Result<()> {
         match version {
-            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, &v5()], false),
-            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4, &v5()], false),
-            3 => self.upgrade(&[SCHEMA_V4, &v5()], false),
-            4 => self.upgrade(&[&v5()], false),
+            1 => self.upgrade(&[SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, &v5(), UPDATES_V6], false),
+            2 => self.upgrade(&[SCHEMA_V3, SCHEMA_V4, &v5(), UPDATES_V6], false),
+            3 => self.upgrade(&[SCHEMA_V4, &v5(), UPDATES_V6], false),
+            4 => self.upgrade(&[&v5(), UPDATES_V6], false),
+            5 => self.upgrade(&[UPDATES_V6], false),
             _ => Ok(()),
         }
     }
@@ -796,7 +798,17 @@ impl Store {
             let version = self.check_ours()?;
             self.migrate(version)?;
         } else {
-            self.upgrade(&[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, &v5()], true)?;
+            self.upgrade(
+                &[
+                    SCHEMA_V1,
+                    SCHEMA_V2,
+                    SCHEMA_V3,
+                    SCHEMA_V4,
+                    &v5(),
+                    UPDATES_V6,
+                ],
+                true,
+            )?;
         }
         self.set_pragmas()
     }

@@ -1,7 +1,9 @@
 //! Gateway events' updates (issue 25): one row per scheduled update of a trial —
 //! what was changed, how, how long the commit took, and what the traffic felt.
 //!
-//! Owns: the `gateway_updates` table (schema version 5, additive) and its rows.
+//! Owns: the `gateway_updates` table (schema version 5, additive; version 6: the
+//! witness of each update's figures — a stall may be absent, the loss beyond the
+//! window before the update, the effective blocked time, the doubts) and its rows.
 //! Must not: compute anything (the controller summarises, the report analyses).
 
 use rusqlite::{params, Transaction};
@@ -32,6 +34,44 @@ CREATE TABLE gateway_updates (
 CREATE INDEX gateway_updates_trial ON gateway_updates(trial_id);
 ";
 
+/// Version 6: `stall_ms` may be NULL (no background traffic in the window: no stall
+/// figure), the loss beyond the window before the update, the effective blocked time
+/// and the doubts over the figures (JSON). SQLite cannot relax a NOT NULL: the table is
+/// rebuilt, its rows kept.
+pub(crate) const SCHEMA_V6: &str = "
+CREATE TABLE gateway_updates_v6 (
+    trial_id INTEGER NOT NULL REFERENCES trials(id),
+    event INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    method TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    installed INTEGER NOT NULL,
+    start_unix_ns INTEGER NOT NULL,
+    commit_ms REAL NOT NULL,
+    calls INTEGER NOT NULL,
+    cpu_busy REAL NOT NULL,
+    marker INTEGER NOT NULL,
+    time_to_effect_ms REAL,
+    stall_ms REAL,
+    lost INTEGER NOT NULL,
+    owd_max_us INTEGER NOT NULL,
+    error TEXT,
+    series TEXT,
+    lost_beyond_baseline INTEGER,
+    blocked_ms REAL,
+    doubts TEXT
+);
+INSERT INTO gateway_updates_v6
+    SELECT trial_id, event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls,
+           cpu_busy, marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
+           NULL, NULL, NULL
+    FROM gateway_updates;
+DROP TABLE gateway_updates;
+ALTER TABLE gateway_updates_v6 RENAME TO gateway_updates;
+CREATE INDEX gateway_updates_trial ON gateway_updates(trial_id);
+";
+
 /// One update as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRecord {
@@ -47,12 +87,23 @@ pub struct UpdateRecord {
     pub cpu_busy: f64,
     pub marker: bool,
     pub time_to_effect_ms: Option<f64>,
-    pub stall_ms: f64,
+    /// `None`: no background traffic in the update's window (see `doubts`).
+    pub stall_ms: Option<f64>,
     pub lost: u64,
     pub owd_max_us: u64,
     pub error: Option<String>,
     /// Background per bin around the update, as JSON `[[ms, received, lost, owd_us], …]`.
     pub series: Option<String>,
+    /// Background lost beyond the loss rate of the window before the update.
+    #[serde(default)]
+    pub lost_beyond_baseline: Option<u64>,
+    /// Effective blocked time: `lost_beyond_baseline` over the background's rate, ms.
+    #[serde(default)]
+    pub blocked_ms: Option<f64>,
+    /// Why some figures may not be believed, as JSON `[{"kind": …, "why": …}, …]`
+    /// (`results::Doubt`); `None`: none.
+    #[serde(default)]
+    pub doubts: Option<String>,
 }
 
 pub(crate) fn insert(
@@ -65,7 +116,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -87,6 +138,9 @@ pub(crate) fn insert(
             u.owd_max_us as i64,
             u.error,
             u.series,
+            u.lost_beyond_baseline.map(|n| n as i64),
+            u.blocked_ms,
+            u.doubts,
         ])?;
     }
     Ok(())
@@ -98,7 +152,8 @@ pub(crate) fn read(
 ) -> rusqlite::Result<Vec<UpdateRecord>> {
     let mut stmt = conn.prepare(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
-                marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series
+                marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
+                lost_beyond_baseline, blocked_ms, doubts
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -120,7 +175,57 @@ pub(crate) fn read(
             owd_max_us: r.get::<_, i64>(14)? as u64,
             error: r.get(15)?,
             series: r.get(16)?,
+            lost_beyond_baseline: r.get::<_, Option<i64>>(17)?.map(|n| n as u64),
+            blocked_ms: r.get(18)?,
+            doubts: r.get(19)?,
         })
     })?;
     rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-5 table's rows survive the rebuild (their stall kept, no doubts);
+    /// a version-6 row without a stall figure and with its doubts reads back whole.
+    #[test]
+    fn version_6_keeps_old_rows_and_stores_an_absent_stall_with_its_doubts() {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE trials (id INTEGER PRIMARY KEY);")
+            .unwrap();
+        c.execute_batch(SCHEMA_V5).unwrap();
+        c.execute_batch("INSERT INTO trials VALUES (1);").unwrap();
+        let old = UpdateRecord {
+            kind: "add".into(),
+            method: "batch".into(),
+            k: 1,
+            commit_ms: 2.0,
+            stall_ms: Some(7.5),
+            lost: 3,
+            ..Default::default()
+        };
+        // A version-5 row: 18 columns.
+        c.execute(
+            "INSERT INTO gateway_updates VALUES (1, 0, 0, 'add', 'batch', 1, 0, 0, 2.0, 0, 0.0, 0,
+             NULL, 7.5, 3, 0, NULL, NULL)",
+            [],
+        )
+        .unwrap();
+        c.execute_batch(SCHEMA_V6).unwrap();
+        assert_eq!(read(&c, 1).unwrap(), vec![old.clone()]);
+        let new = UpdateRecord {
+            index: 1,
+            start_unix_ns: 5,
+            stall_ms: None,
+            lost_beyond_baseline: Some(0),
+            blocked_ms: Some(0.0),
+            doubts: Some(r#"[{"kind":"empty_window","why":"no background"}]"#.into()),
+            ..old.clone()
+        };
+        let tx = c.transaction().unwrap();
+        insert(&tx, 1, std::slice::from_ref(&new)).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(read(&c, 1).unwrap(), vec![old, new]);
+    }
 }

@@ -105,6 +105,7 @@ pub fn run_trial(
             if let Some(expected) = nat_sources(tb, p) {
                 outcome.judge_nat(p.model.name(), &expected);
             }
+            outcome.judge_witness();
             if let Some(e) = teardown_err {
                 outcome.status = Status::Failed;
                 outcome.error = Some(format!("teardown: {e:#}"));

@@ -24,28 +24,9 @@ pub struct Precision {
     pub reached: bool,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    /// The trial ran, but the user's imported ruleset dropped (some of) its traffic.
-    Dropped,
-    Unavailable,
-    Failed,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Dropped => "dropped",
-            Status::Unavailable => "unavailable",
-            Status::Failed => "failed",
-        }
-    }
-}
+/// A trial's status (`results::Status`): `flagged` is an `ok` trial with a doubt
+/// over one of its figures ([`Outcome::judge_witness`]).
+pub use results::Status;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RoleInfo {
@@ -92,6 +73,9 @@ pub struct Outcome {
     pub clean_start: Option<bool>,
     /// How the gateway's state at the start differed from the first snapshot.
     pub start_differences: Vec<String>,
+    /// Why some of the trial's figures may not be believed (its status is then
+    /// `flagged`, these the reason).
+    pub doubts: Vec<results::Doubt>,
 }
 
 /// The stored form of an [`Outcome`] (`trials.results`, `--json`'s source): each
@@ -120,6 +104,8 @@ struct StoredForm<'a> {
     clean_start: Option<bool>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     start_differences: &'a [String],
+    #[serde(skip_serializing_if = "<[results::Doubt]>::is_empty")]
+    doubts: &'a [results::Doubt],
 }
 
 impl Serialize for Outcome {
@@ -139,6 +125,7 @@ impl Serialize for Outcome {
             gateway: &self.gateway,
             clean_start: self.clean_start,
             start_differences: &self.start_differences,
+            doubts: &self.doubts,
         }
         .serialize(s)
     }
@@ -191,6 +178,7 @@ impl Outcome {
             gateway: None,
             clean_start: None,
             start_differences: vec![],
+            doubts: vec![],
         }
     }
 
@@ -240,6 +228,40 @@ impl Outcome {
             "{}{of} packets dropped by {} (the imported ruleset)",
             d.packets, d.by
         ));
+    }
+
+    /// The witness over the trial's figures: what cannot be is withheld (a negative
+    /// time to effect), and every doubt — the firewall's verdict check failed, an
+    /// update's window held no traffic or an overloaded gateway — turns `ok` into
+    /// `flagged`, the doubts its reason (`results::judge`). Runs after every other
+    /// judgement of the trial.
+    pub fn judge_witness(&mut self) {
+        if let Some(e) = self.figures.as_mut().and_then(Figures::events_mut) {
+            e.judge();
+        }
+        let mut doubts = vec![];
+        if let Some(v) = self
+            .firewall()
+            .and_then(|f| f.verdicts.as_ref())
+            .filter(|v| !v.ok)
+        {
+            doubts.push(results::Doubt::new(
+                results::DoubtKind::VerdictMismatch,
+                format!(
+                    "the firewall's counters do not account for the traffic ({})",
+                    v.problems.join("; ")
+                ),
+            ));
+        }
+        if let Some(e) = self.figures.as_ref().and_then(Figures::events) {
+            doubts.extend(e.doubts());
+        }
+        let (status, why) = results::judge(self.status, &doubts);
+        self.status = status;
+        if why.is_some() {
+            self.error = why;
+        }
+        self.doubts = doubts;
     }
 
     /// The NAT models' check (issue 26). Sessions: the NAT rule counted one packet per

@@ -43,10 +43,16 @@ pub struct TrialDoc {
     /// echo, flood, flow, ping, newflows, ndr, ndr-newflows, mlr, degrade, sessions, bulk,
     /// http or connections.
     pub workload: String,
-    /// ok; unavailable (a tool or kernel feature is missing: `error` says which);
-    /// failed (`error` says why).
+    /// ok; flagged (it ran, but a figure's witness does not hold: `doubts` and `error`
+    /// say why, and no finding is made from it); dropped (the imported ruleset dropped
+    /// the traffic); unavailable (a tool or kernel feature is missing: `error` says
+    /// which); failed (`error` says why).
     pub status: crate::outcome::Status,
     pub error: Option<String>,
+    /// Why some figures may not be believed (empty when every witness holds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
+    pub doubts: Vec<results::Doubt>,
     /// `run --json`: the trial's stable key and repetition (as in results.db).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trial_key: Option<String>,
@@ -106,6 +112,8 @@ pub struct RunSummaryDoc {
     /// Trials planned in this invocation (a resumed run: those still to do).
     pub planned: usize,
     pub ok: usize,
+    /// Trials that ran but carry a doubt over a figure (see each trial's `doubts`).
+    pub flagged: usize,
     pub unavailable: usize,
     pub failed: usize,
 }
@@ -150,6 +158,7 @@ impl TrialDoc {
             fwbench: BuildInfo::this(),
             workload: p.name().to_string(),
             status: o.status,
+            doubts: o.doubts.clone(),
             error: o.error.clone(),
             trial_key: None,
             rep: None,

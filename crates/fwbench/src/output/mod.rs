@@ -220,23 +220,31 @@ pub fn outcome_line(o: &Outcome) -> String {
     if o.clean_start == Some(false) {
         line = format!("[gateway not clean at start] {line}");
     }
-    if o.status == Status::Ok {
-        line + &precision_note(o)
-    } else {
-        line
+    if o.status.measured() {
+        line += &precision_note(o);
     }
+    if o.status == Status::Flagged {
+        line += &format!(
+            " [FLAGGED: {}]",
+            o.error
+                .as_deref()
+                .unwrap_or("a figure's witness does not hold")
+        );
+    }
+    line
 }
 
 fn outcome_line_fixed(o: &Outcome) -> String {
-    if let (Status::Ok, Some(s)) = (&o.status, &o.search) {
-        return format!("ok: {}", s.line());
+    let st = o.status.as_str();
+    if let (true, Some(s)) = (o.status.measured(), &o.search) {
+        return format!("{st}: {}", s.line());
     }
     // Each family's line (echo's below, with the other statuses).
-    let figures = o.figures.as_ref().filter(|_| o.status == Status::Ok);
+    let figures = o.figures.as_ref().filter(|_| o.status.measured());
     match figures {
         Some(Figures::Packet(s)) => {
             return format!(
-                "ok: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}",
+                "{st}: offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}",
                 pps(s.offered_pps),
                 pps(s.sent_pps),
                 pps(s.received_pps),
@@ -258,10 +266,10 @@ fn outcome_line_fixed(o: &Outcome) -> String {
                 }
             );
         }
-        Some(Figures::Conn(c)) => return conn_line(c),
+        Some(Figures::Conn(c)) => return conn_line(c).replacen("ok:", &format!("{st}:"), 1),
         Some(Figures::Ping(s)) => {
             return format!(
-                "ok: {}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
+                "{st}: {}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
                 s.received,
                 s.sent,
                 us(s.rtt.min_ns),
@@ -275,8 +283,8 @@ fn outcome_line_fixed(o: &Outcome) -> String {
         Some(Figures::Echo(_)) | None => {}
     }
     match (&o.status, o.echo()) {
-        (Status::Ok, Some(s)) => format!(
-            "ok: {} Mb/s, {:.0} transactions/s, RTT p50 {} µs p99 {} µs, {} validation errors, {} unsent, {} lost",
+        (status, Some(s)) if status.measured() => format!(
+            "{st}: {} Mb/s, {:.0} transactions/s, RTT p50 {} µs p99 {} µs, {} validation errors, {} unsent, {} lost",
             mbps(s.throughput_bps),
             s.transactions_per_s,
             us(s.rtt.p50_ns),
@@ -378,7 +386,7 @@ pub fn summary_table(name: &str, rows: &[(PlannedTrial, Outcome)]) -> String {
             t.rep.to_string(),
         ];
         match o.echo() {
-            Some(s) if o.status == Status::Ok => r.extend([
+            Some(s) if o.status.measured() => r.extend([
                 mbps(s.throughput_bps),
                 format!("{:.0}", s.transactions_per_s),
                 us(s.rtt.p50_ns),
@@ -425,10 +433,11 @@ pub fn echo_text(p: &TrialParams, o: &Outcome) -> String {
     let mut out = format!("echo {}\n", params_line(p));
     let Some(s) = o
         .echo()
-        .filter(|_| matches!(o.status, Status::Ok | Status::Dropped))
+        .filter(|_| matches!(o.status, Status::Ok | Status::Flagged | Status::Dropped))
     else {
         return out + &format!("{}\n", outcome_line(o));
     };
+    out += &flagged_text(o);
     out += &format!(
         "  throughput   {} Mb/s ({:.0} transactions/s) over {:.2} s{}\n",
         mbps(s.throughput_bps),
@@ -602,6 +611,18 @@ fn hosts_text(hosts: &[crate::workloads::packet::HostFigures]) -> String {
         .collect()
 }
 
+/// A flagged trial's doubts, one line each ("" for any other status): said before
+/// its figures, so none is read as a finding.
+fn flagged_text(o: &Outcome) -> String {
+    if o.status != Status::Flagged {
+        return String::new();
+    }
+    o.doubts
+        .iter()
+        .map(|d| format!("  FLAGGED      {d}\n"))
+        .collect()
+}
+
 /// One trial's text output, any workload.
 pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     if p.workload() == Workload::Echo {
@@ -611,11 +632,12 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     if o.status == Status::Dropped {
         out += &format!("  DROPPED      {}\n", o.error.as_deref().unwrap_or(""));
     }
+    out += &flagged_text(o);
     let family = p.family;
     let figures = o
         .figures
         .as_ref()
-        .filter(|_| matches!(o.status, Status::Ok | Status::Dropped));
+        .filter(|_| matches!(o.status, Status::Ok | Status::Flagged | Status::Dropped));
     match figures {
         Some(Figures::Packet(s)) => {
             let k = p.packet().cloned().unwrap_or_default();
@@ -994,7 +1016,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             t.rep.to_string(),
         ];
         match (o.packet(), o.ping()) {
-            (Some(s), _) if o.status == Status::Ok => r.extend([
+            (Some(s), _) if o.status.measured() => r.extend([
                 format!("{:.0}", s.sent_pps),
                 format!("{:.0}", s.received_pps),
                 format!("{:.4}", s.loss_ratio * 100.0),
@@ -1004,13 +1026,13 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                     "-".into()
                 },
             ]),
-            (_, Some(s)) if o.status == Status::Ok => r.extend([
+            (_, Some(s)) if o.status.measured() => r.extend([
                 format!("{:.0}", s.sent as f64 / s.elapsed_s.max(1e-9)),
                 format!("{:.0}", s.received as f64 / s.elapsed_s.max(1e-9)),
                 format!("{:.4}", s.lost as f64 * 100.0 / (s.sent.max(1)) as f64),
                 us(s.rtt.p50_ns),
             ]),
-            _ if o.status == Status::Ok && o.search.is_some() => {
+            _ if o.status.measured() && o.search.is_some() => {
                 let s = o.search.as_ref().expect("checked");
                 let v = s.value().map(|v| format!("{v:.0}")).unwrap_or("-".into());
                 let (recv, rules) = match &p.search {
@@ -1083,7 +1105,7 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             t.rep.to_string(),
         ];
         match (o.conn(), &o.search) {
-            (Some(c), _) if o.status == Status::Ok => r.extend([
+            (Some(c), _) if o.status.measured() => r.extend([
                 match &c.hold {
                     Some(h) => h.reached.to_string(),
                     None => c.sessions.to_string(),
@@ -1093,7 +1115,7 @@ fn conn_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                 mbps(c.goodput_bps),
                 (c.failed + c.corrupt).to_string(),
             ]),
-            (_, Some(s)) if o.status == Status::Ok => {
+            (_, Some(s)) if o.status.measured() => {
                 r.extend(["-".into(), s.line(), "-".into(), "-".into(), "-".into()])
             }
             _ => r.extend(std::iter::repeat_n("-".to_string(), 5)),

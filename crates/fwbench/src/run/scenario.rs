@@ -385,6 +385,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
             status: status.to_string(),
             planned: n,
             ok: count(Status::Ok),
+            flagged: count(Status::Flagged),
             unavailable: count(Status::Unavailable),
             failed: count(Status::Failed),
         };

@@ -2,7 +2,6 @@
 //! fixed fractions of the rate it found, each giving its one-way delay percentiles.
 
 use crate::outcome::search::LatencyPoint;
-use crate::outcome::Status;
 use crate::params::TrialParams;
 use crate::search::step_params;
 use crate::search::Runner;
@@ -24,7 +23,7 @@ pub fn latency_at(
             k.rate = Rate::Pps(x);
         }
         let o = run(&q)?;
-        let Some(s) = o.packet().filter(|_| o.status == Status::Ok) else {
+        let Some(s) = o.packet().filter(|_| o.status.measured()) else {
             bail!(
                 "latency trial at {x:.0} pps {}: {}",
                 o.status.as_str(),

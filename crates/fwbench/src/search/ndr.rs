@@ -4,7 +4,7 @@
 use crate::error::usage;
 use crate::outcome::search::NdrReport;
 use crate::outcome::search::Point;
-use crate::outcome::{Outcome, Status};
+use crate::outcome::Outcome;
 use crate::params::search::SearchParams;
 use crate::params::TrialParams;
 use crate::search::bisect::Bisect;
@@ -17,7 +17,7 @@ use anyhow::{bail, Result};
 use proto::Rate;
 
 pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<Point> {
-    if o.status != Status::Ok {
+    if !o.status.measured() {
         bail!(
             "trial at {x} {}: {}",
             o.status.as_str(),

@@ -8,7 +8,7 @@
 
 use crate::outcome::search::SweetPoint;
 use crate::outcome::search::SweetSpotReport;
-use crate::outcome::{Outcome, Status};
+use crate::outcome::Outcome;
 use crate::params::TrialParams;
 use anyhow::{bail, Result};
 
@@ -115,7 +115,7 @@ pub fn search(
             k.parallel = n;
         }
         let o = run(&q)?;
-        let Some(c) = o.conn().filter(|_| o.status == Status::Ok) else {
+        let Some(c) = o.conn().filter(|_| o.status.measured()) else {
             bail!(
                 "sessions at parallelism {n} failed: {}",
                 o.error.as_deref().unwrap_or("no results")

@@ -29,6 +29,7 @@ use proto::{
     EventSpec, FlowBins, GatewayResults, Marker, StreamEventsSpec, TxnBins, TxnStreams,
     UdpSinkResults, UdpSourceResults, UpdateKind, UpdateMethod, UpdateRow,
 };
+use results::{Doubt, DoubtKind};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
@@ -38,6 +39,9 @@ pub const BIN_NS: u64 = 1_000_000;
 pub const BEFORE_NS: u64 = 50_000_000;
 /// … to this long after its commit returned.
 pub const AFTER_NS: u64 = 250_000_000;
+/// Background loss in the window before an update above which the gateway counts as
+/// overloaded before it: what the update did cannot be told from what happened anyway.
+pub const OVERLOAD_LOSS: f64 = 0.01;
 
 /// Gateway-event flags of the trial commands (all but `connections`).
 #[derive(clap::Args, Clone)]
@@ -172,6 +176,16 @@ impl Unit {
         }
     }
 
+    /// What its background is made of, in a doubt's words.
+    fn noun(self) -> &'static str {
+        match self {
+            Unit::Packet => "packets",
+            Unit::Echo => "echoes",
+            Unit::Probe => "probes",
+            Unit::Session => "sessions",
+        }
+    }
+
     fn lost_noun(self) -> &'static str {
         match self {
             Unit::Packet => "background packets lost",
@@ -182,7 +196,10 @@ impl Unit {
     }
 }
 
-/// One update and what the traffic felt.
+/// One update and what the traffic felt. Each figure carries its witness: a window
+/// without background traffic has no stall or loss figure, a gateway that already lost
+/// background before the update gets its figures flagged, a time to effect that would
+/// be negative is withheld — each with its reason in `doubts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UpdateEffect {
     #[serde(flatten)]
@@ -195,9 +212,22 @@ pub struct UpdateEffect {
     /// Flows: the longest run of background bins that lost packets and received none,
     /// in the update's window, ms. Request–response workloads: the longest latency
     /// (round trip, connection setup) of a background transaction started in it.
-    pub stall_ms: f64,
+    /// `None`: no background traffic in the window (nothing was measured).
+    pub stall_ms: Option<f64>,
     /// Background packets (transactions) lost (failed) in the window.
     pub lost: u64,
+    /// What of `lost` exceeds the loss rate of the window before the update (the
+    /// baseline of the same trial): what the update is credited with. `None`: no
+    /// background in the window, or none before the update to compare with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_beyond_baseline: Option<u64>,
+    /// Effective blocked time (FD.io CSIT): `lost_beyond_baseline` over the
+    /// background's offered rate before the update, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_ms: Option<f64>,
+    /// The background's loss ratio in the window before the update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_loss: Option<f64>,
     /// Highest delay of the background in the window (one-way delay, round trip or
     /// connection setup, by the unit), µs.
     pub owd_max_us: u64,
@@ -205,6 +235,11 @@ pub struct UpdateEffect {
     /// (completed), lost (failed), mean delay µs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<(f64, u32, u32, f64)>,
+    /// Why some of these figures may not be believed (empty window, overloaded
+    /// before the update, a time to effect withheld, a commit that outlived the
+    /// traffic).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<Doubt>,
 }
 
 /// The events of a trial as the traffic felt them.
@@ -227,6 +262,10 @@ pub struct EventsSummary {
     pub bins_lost: u64,
     /// Packets lost by flows that received nothing (no bins).
     pub unbinned_lost: u64,
+    /// Background lost in the union of the updates' windows (overlapping windows
+    /// counted once); absent in results stored before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_around: Option<u64>,
 }
 
 /// A background stream's bins, read alike for flows and transactions.
@@ -303,11 +342,13 @@ pub fn summarise_flows(
         .filter(|(m, _)| !m)
         .map(|(_, b)| Background::flow(b))
         .collect();
+    let end = traffic_end(&background);
+    let around = lost_around(&rows, &background);
     let updates = rows
         .into_iter()
         .map(|row| {
             let at = marker.and_then(|m| flow_effect_stamp(row.kind, m));
-            effect(row, at, &background, Unit::Packet)
+            effect(row, at, &background, Unit::Packet, end)
         })
         .collect();
     Some(EventsSummary {
@@ -318,6 +359,7 @@ pub fn summarise_flows(
         updates,
         bins_lost,
         unbinned_lost,
+        lost_around: Some(around),
     })
 }
 
@@ -341,11 +383,13 @@ pub fn summarise_txns(
     } else {
         &[]
     };
+    let end = traffic_end(background);
+    let around = lost_around(&rows, background);
     let updates = rows
         .into_iter()
         .map(|row| {
             let at = txn_effect_stamp(row.kind, &s.marker);
-            effect(row, at, background, unit)
+            effect(row, at, background, unit, end)
         })
         .collect();
     let marker_lost = if marker_counted {
@@ -361,6 +405,7 @@ pub fn summarise_txns(
         updates,
         bins_lost: ::traffic::bins::failed(&s.background) + marker_lost,
         unbinned_lost: 0,
+        lost_around: Some(around),
     })
 }
 
@@ -404,12 +449,15 @@ fn txn_effect_stamp(kind: UpdateKind, m: &TxnBins) -> Option<u64> {
 }
 
 /// One update's effect: the time to effect (from `effect_at`, for the update that
-/// carries the marker) and the background's window around it.
+/// carries the marker) and the background's window around it, with the witness of
+/// each figure (see [`UpdateEffect`]). `traffic_end` is when the last background bin
+/// with traffic closed (`None`: no background).
 fn effect(
     row: UpdateRow,
     effect_at: Option<u64>,
     background: &[Background],
     unit: Unit,
+    traffic_end: Option<u64>,
 ) -> UpdateEffect {
     let start = row.start_unix_ns;
     let end = start + row.commit_ns;
@@ -417,14 +465,65 @@ fn effect(
         (true, Some(t), true) => Some((t as i128 - start as i128) as f64 / 1e6),
         _ => None,
     };
-    // Background merged per bin over the window.
-    let (from, to) = (start.saturating_sub(BEFORE_NS), end + AFTER_NS);
-    let n = ((to - from) / BIN_NS) as usize + 1;
-    let mut rx = vec![0u32; n];
-    let mut lost = vec![0u32; n];
-    let mut delay_sum = vec![0u64; n];
-    let mut delay_max = 0u64;
-    if start > 0 {
+    let w = Window::merge(start, end, background);
+    let stall_ms = match unit {
+        // Longest run of bins with losses and nothing received.
+        Unit::Packet => (w.longest_dark() * BIN_NS) as f64 / 1e6,
+        // What a background transaction waited at most.
+        Unit::Echo | Unit::Probe | Unit::Session => w.delay_max as f64 / 1e3,
+    };
+    let series = if start > 0 && !background.is_empty() {
+        w.series(start)
+    } else {
+        vec![]
+    };
+    let mut u = UpdateEffect {
+        commit_ms: row.commit_ns as f64 / 1e6,
+        time_to_effect_ms,
+        stall_ms: Some(stall_ms),
+        lost: w.lost.iter().map(|&x| u64::from(x)).sum(),
+        lost_beyond_baseline: None,
+        blocked_ms: None,
+        baseline_loss: None,
+        owd_max_us: w.delay_max,
+        series,
+        row,
+        doubts: vec![],
+    };
+    if u.row.error.is_none() && start > 0 && !background.is_empty() {
+        u.witness(&w, unit, traffic_end);
+    }
+    u
+}
+
+/// The background merged per bin over one update's window: from [`BEFORE_NS`] before
+/// the commit's start to [`AFTER_NS`] after it returned; the bins before the start
+/// are the same trial's baseline.
+struct Window {
+    rx: Vec<u32>,
+    lost: Vec<u32>,
+    delay_sum: Vec<u64>,
+    delay_max: u64,
+    /// Bins before the commit's start.
+    before: usize,
+    from: u64,
+}
+
+impl Window {
+    fn merge(start: u64, end: u64, background: &[Background]) -> Window {
+        let (from, to) = (start.saturating_sub(BEFORE_NS), end + AFTER_NS);
+        let n = ((to - from) / BIN_NS) as usize + 1;
+        let mut w = Window {
+            rx: vec![0; n],
+            lost: vec![0; n],
+            delay_sum: vec![0; n],
+            delay_max: 0,
+            before: ((start - from) / BIN_NS) as usize,
+            from,
+        };
+        if start == 0 {
+            return w;
+        }
         for b in background {
             for i in 0..b.received.len() {
                 let t = b.origin_ns + i as u64 * b.width_ns;
@@ -432,58 +531,225 @@ fn effect(
                     continue;
                 }
                 let j = ((t - from) / BIN_NS) as usize;
-                rx[j] += b.received[i];
-                lost[j] += b.lost[i];
-                delay_sum[j] += b.delay_sum_us[i];
-                delay_max = delay_max.max(u64::from(b.delay_max_us[i]));
+                w.rx[j] += b.received[i];
+                w.lost[j] += b.lost[i];
+                w.delay_sum[j] += b.delay_sum_us[i];
+                w.delay_max = w.delay_max.max(u64::from(b.delay_max_us[i]));
             }
         }
+        w
     }
-    let stall_ms = match unit {
-        Unit::Packet => {
-            // Longest run of bins with losses and nothing received.
-            let (mut run, mut longest) = (0u64, 0u64);
-            for j in 0..n {
-                if rx[j] == 0 && lost[j] > 0 {
-                    run += 1;
-                    longest = longest.max(run);
-                } else {
-                    run = 0;
-                }
+
+    /// Bins in the longest run that lost packets and received none.
+    fn longest_dark(&self) -> u64 {
+        let (mut run, mut longest) = (0u64, 0u64);
+        for (rx, lost) in self.rx.iter().zip(&self.lost) {
+            if *rx == 0 && *lost > 0 {
+                run += 1;
+                longest = longest.max(run);
+            } else {
+                run = 0;
             }
-            (longest * BIN_NS) as f64 / 1e6
         }
-        // What a background transaction waited at most.
-        Unit::Echo | Unit::Probe | Unit::Session => delay_max as f64 / 1e3,
-    };
-    let series = if start > 0 && !background.is_empty() {
-        (0..n)
+        longest
+    }
+
+    fn series(&self, start: u64) -> Vec<(f64, u32, u32, f64)> {
+        (0..self.rx.len())
             .map(|j| {
-                let t_ms = ((from + j as u64 * BIN_NS) as i128 - start as i128) as f64 / 1e6;
-                let mean = if rx[j] > 0 {
-                    delay_sum[j] as f64 / f64::from(rx[j])
+                let t_ms = ((self.from + j as u64 * BIN_NS) as i128 - start as i128) as f64 / 1e6;
+                let mean = if self.rx[j] > 0 {
+                    self.delay_sum[j] as f64 / f64::from(self.rx[j])
                 } else {
                     0.0
                 };
-                (t_ms, rx[j], lost[j], mean)
+                (t_ms, self.rx[j], self.lost[j], mean)
             })
             .collect()
-    } else {
-        vec![]
+    }
+
+    /// (received, lost) summed over bins `range`.
+    fn sums(&self, range: std::ops::Range<usize>) -> (u64, u64) {
+        let rx = self.rx[range.clone()].iter().map(|&x| u64::from(x)).sum();
+        let lost = self.lost[range].iter().map(|&x| u64::from(x)).sum();
+        (rx, lost)
+    }
+}
+
+impl UpdateEffect {
+    /// Judge this update's figures against its window: no background in it → no
+    /// stall or loss figure; a baseline (the bins before the commit) that already
+    /// lost more than [`OVERLOAD_LOSS`] → flagged; the loss beyond the baseline's rate
+    /// and the effective blocked time; a commit that outlived the traffic.
+    fn witness(&mut self, w: &Window, unit: Unit, traffic_end: Option<u64>) {
+        let noun = unit.noun();
+        let (rx, lost) = w.sums(0..w.rx.len());
+        if rx + lost == 0 {
+            self.stall_ms = None;
+            self.doubts.push(Doubt::new(
+                DoubtKind::EmptyWindow,
+                format!(
+                    "no background {noun} in the update's window ({} ms before the commit                      to {} ms after it): no stall or loss figure",
+                    BEFORE_NS / 1_000_000,
+                    AFTER_NS / 1_000_000
+                ),
+            ));
+            return;
+        }
+        let (brx, blost) = w.sums(0..w.before);
+        if brx + blost == 0 {
+            self.doubts.push(Doubt::new(
+                DoubtKind::EmptyWindow,
+                format!(
+                    "no background {noun} in the {} ms before the update: nothing to                      compare its loss with",
+                    BEFORE_NS / 1_000_000
+                ),
+            ));
+        } else {
+            let ratio = blost as f64 / (brx + blost) as f64;
+            self.baseline_loss = Some(ratio);
+            let per_bin = blost as f64 / w.before.max(1) as f64;
+            let beyond = (lost as f64 - per_bin * w.rx.len() as f64).max(0.0).round() as u64;
+            self.lost_beyond_baseline = Some(beyond);
+            // Offered over the bins before the start since the background began.
+            let active = (0..w.before)
+                .position(|j| w.rx[j] + w.lost[j] > 0)
+                .map_or(w.before, |first| w.before - first);
+            let offered_per_ms = (brx + blost) as f64 / (active as u64 * BIN_NS) as f64 * 1e6;
+            self.blocked_ms = Some(beyond as f64 / offered_per_ms);
+            if ratio > OVERLOAD_LOSS {
+                self.doubts.push(Doubt::new(
+                    DoubtKind::Overloaded,
+                    format!(
+                        "the gateway lost {:.1} % of the background {noun} in the {} ms before                          the update: it could not carry the load before it",
+                        ratio * 100.0,
+                        BEFORE_NS / 1_000_000
+                    ),
+                ));
+            }
+        }
+        if let Some(last) = traffic_end {
+            let end = self.row.start_unix_ns + self.row.commit_ns;
+            if end > last {
+                self.doubts.push(Doubt::new(
+                    DoubtKind::Unobserved,
+                    format!(
+                        "the commit ended {:.1} ms after the traffic: its effect was not                          observed",
+                        (end - last) as f64 / 1e6
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// A time to effect below zero cannot be (the marker's send stamps lag its
+    /// schedule, or the clocks differ): withheld, with why.
+    fn withhold_impossible(&mut self) {
+        if let Some(t) = self.time_to_effect_ms.filter(|t| !(*t >= 0.0)) {
+            self.time_to_effect_ms = None;
+            self.doubts.push(Doubt::new(
+                DoubtKind::Impossible,
+                format!(
+                    "the time to effect came out as {t:.2} ms (the marker was dated before the                      commit began: its sender ran behind its schedule or the clocks differ):                      withheld"
+                ),
+            ));
+        }
+    }
+
+    /// Its figures hold: no doubt.
+    pub fn holds(&self) -> bool {
+        self.doubts.is_empty()
+    }
+}
+
+/// Where the last bin with background traffic closed (`None`: no background).
+fn traffic_end(background: &[Background]) -> Option<u64> {
+    background
+        .iter()
+        .filter_map(|b| {
+            let last = (0..b.received.len())
+                .rev()
+                .find(|&i| b.received[i] > 0 || b.lost[i] > 0)?;
+            Some(b.origin_ns + (last as u64 + 1) * b.width_ns)
+        })
+        .max()
+}
+
+/// Background lost in the union of the updates' windows: each bin counted once
+/// however many windows hold it.
+fn lost_around(rows: &[UpdateRow], background: &[Background]) -> u64 {
+    let mut windows: Vec<(u64, u64)> = rows
+        .iter()
+        .filter(|r| r.start_unix_ns > 0)
+        .map(|r| {
+            let start = r.start_unix_ns;
+            (
+                start.saturating_sub(BEFORE_NS),
+                start + r.commit_ns + AFTER_NS,
+            )
+        })
+        .collect();
+    windows.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = vec![];
+    for (a, b) in windows {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    let inside = |t: u64| {
+        let i = merged.partition_point(|w| w.1 <= t);
+        merged.get(i).is_some_and(|w| w.0 <= t)
     };
-    UpdateEffect {
-        commit_ms: row.commit_ns as f64 / 1e6,
-        time_to_effect_ms,
-        stall_ms,
-        lost: lost.iter().map(|&x| u64::from(x)).sum(),
-        owd_max_us: delay_max,
-        series,
-        row,
+    background
+        .iter()
+        .map(|b| {
+            b.lost
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| inside(b.origin_ns + *i as u64 * b.width_ns))
+                .map(|(_, &n)| u64::from(n))
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+impl EventsSummary {
+    /// Withhold what cannot be (a negative time to effect), once every correction
+    /// (clocks) is applied; then [`EventsSummary::doubts`] says what is flagged.
+    pub fn judge(&mut self) {
+        for u in &mut self.updates {
+            u.withhold_impossible();
+        }
+    }
+
+    /// The trial's doubts from its updates: one per kind, counting the updates.
+    pub fn doubts(&self) -> Vec<Doubt> {
+        let mut by_kind: Vec<(DoubtKind, usize, String)> = vec![];
+        for d in self.updates.iter().flat_map(|u| &u.doubts) {
+            match by_kind.iter_mut().find(|(k, _, _)| *k == d.kind) {
+                Some(e) => e.1 += 1,
+                None => by_kind.push((d.kind, 1, d.why.clone())),
+            }
+        }
+        let n = self.updates.len();
+        by_kind
+            .into_iter()
+            .map(|(kind, count, first)| {
+                let why = if n == 1 {
+                    first
+                } else {
+                    format!("{count} of {n} updates, e.g. {first}")
+                };
+                Doubt::new(kind, why)
+            })
+            .collect()
     }
 }
 
 /// Findings in sentences, one per update with the marker or an error, and a count
-/// of the rest: "adding 1 rule to 1 000 with nft by batch took 2.1 ms; …".
+/// of the rest: "adding 1 rule to 1 000 with nft by batch took 2.1 ms; …". A figure
+/// without its witness is not stated as a finding: the line says why.
 pub fn text(s: &EventsSummary, engine: &str) -> String {
     let mut out = String::new();
     for u in &s.updates {
@@ -502,7 +768,7 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             continue;
         }
         out += &format!(
-            "\n  {} with {engine} by {} took {:.2} ms{}; {}",
+            "\n  {} with {engine} by {} took {:.2} ms{}; {}{}",
             doing(r.kind, r.k, r.installed),
             r.method.name(),
             u.commit_ms,
@@ -510,10 +776,12 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
                 Some(t) => format!(", took effect after {t:.1} ms"),
                 None => String::new(),
             },
-            if s.background_streams > 0 || s.unit == Unit::Packet {
-                s.unit.disturbance(u.stall_ms, u.lost)
+            disturbance(s, u),
+            if u.doubts.is_empty() {
+                String::new()
             } else {
-                "no background stream to disturb".into()
+                let why: Vec<String> = u.doubts.iter().map(Doubt::to_string).collect();
+                format!(" [flagged: {}]", why.join("; "))
             }
         );
     }
@@ -521,14 +789,45 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
     if s.updates.len() > 3 && !ok.is_empty() {
         let mean = ok.iter().map(|u| u.commit_ms).sum::<f64>() / ok.len() as f64;
         let max = ok.iter().map(|u| u.commit_ms).fold(0.0, f64::max);
+        let flagged = ok.iter().filter(|u| !u.holds()).count();
         out += &format!(
-            "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them",
+            "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them{}",
             s.updates.len(),
-            ok.iter().map(|u| u.lost).sum::<u64>(),
-            s.unit.lost_noun()
+            s.lost_around
+                .unwrap_or_else(|| ok.iter().map(|u| u.lost).sum::<u64>()),
+            s.unit.lost_noun(),
+            if flagged > 0 {
+                format!(" ({flagged} of them flagged)")
+            } else {
+                String::new()
+            }
         );
     }
     out
+}
+
+/// What the background felt around one update, in the unit's words; the loss beyond
+/// the window before the update and the effective blocked time where known.
+fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
+    if s.background_streams == 0 && s.unit != Unit::Packet {
+        return "no background stream to disturb".into();
+    }
+    let Some(stall) = u.stall_ms else {
+        return format!(
+            "no background {} in its window: no stall figure",
+            s.unit.noun()
+        );
+    };
+    let mut t = s.unit.disturbance(stall, u.lost);
+    if let (Some(beyond), Some(blocked)) = (u.lost_beyond_baseline, u.blocked_ms) {
+        if beyond < u.lost {
+            t += &format!(" ({beyond} beyond the loss before it)");
+        }
+        if beyond > 0 {
+            t += &format!(", effectively blocked {blocked:.1} ms");
+        }
+    }
+    t
 }
 
 /// The store's rows of a trial's updates (one per scheduled update).
@@ -552,6 +851,10 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                 time_to_effect_ms: u.time_to_effect_ms,
                 stall_ms: u.stall_ms,
                 lost: u.lost,
+                lost_beyond_baseline: u.lost_beyond_baseline,
+                blocked_ms: u.blocked_ms,
+                doubts: (!u.doubts.is_empty())
+                    .then(|| serde_json::to_string(&u.doubts).unwrap_or_default()),
                 owd_max_us: u.owd_max_us,
                 error: r.error.clone(),
                 series: (!u.series.is_empty())
@@ -616,16 +919,22 @@ mod tests {
             ..row(UpdateKind::Add, t0 + 4_000_000)
         };
         let at = flow_effect_stamp(row.kind, &marker);
-        let u = effect(row, at, &[Background::flow(&bg)], Unit::Packet);
+        let background = [Background::flow(&bg)];
+        let u = effect(row, at, &background, Unit::Packet, traffic_end(&background));
         // First lost marker packet: seq 50 at 5.0 ms; the commit started at 4.0 ms.
         assert!((u.time_to_effect_ms.unwrap() - 1.0).abs() < 1e-9, "{u:?}");
-        assert_eq!(u.stall_ms, 2.0);
+        assert_eq!(u.stall_ms, Some(2.0));
         assert_eq!(u.lost, 20);
         assert_eq!(u.owd_max_us, 40);
+        // Nothing lost before the update: all 20 are its; 10 packets a ms offered.
+        assert_eq!(u.baseline_loss, Some(0.0));
+        assert_eq!(u.lost_beyond_baseline, Some(20));
+        assert!((u.blocked_ms.unwrap() - 2.0).abs() < 1e-9, "{u:?}");
+        assert!(u.holds(), "{u:?}");
         assert_eq!(
             text(&one(Unit::Packet, u), "nft"),
             "\n  adding 1 rule to 1000 with nft by batch took 1.50 ms, took effect after 1.0 ms; \
-             forwarding stalled 2 ms; 20 packets lost"
+             forwarding stalled 2 ms; 20 packets lost, effectively blocked 2.0 ms"
         );
     }
 
@@ -656,6 +965,7 @@ mod tests {
             updates: vec![u],
             bins_lost: 0,
             unbinned_lost: 0,
+            lost_around: None,
         }
     }
 
@@ -713,9 +1023,16 @@ mod tests {
         // The first lost cycle started at 12.3 ms; half of 80 µs later it was there.
         assert_eq!(at, Some(t0 + 12 * ms + 300_000 + 40_000));
         let background = [Background::txns(&streams.background)];
-        let u = effect(row(UpdateKind::Add, start), at, &background, Unit::Echo);
+        let end = traffic_end(&background);
+        let u = effect(
+            row(UpdateKind::Add, start),
+            at,
+            &background,
+            Unit::Echo,
+            end,
+        );
         assert!((u.time_to_effect_ms.unwrap() - 2.34).abs() < 1e-9, "{u:?}");
-        assert_eq!(u.stall_ms, 4.5);
+        assert_eq!(u.stall_ms, Some(4.5));
         assert_eq!(u.owd_max_us, 4_500);
         assert_eq!(u.lost, 2);
         // A deletion: nothing of the marker got through before, so no effect is dated.
@@ -723,7 +1040,134 @@ mod tests {
         assert_eq!(
             text(&one(Unit::Echo, u), "nft"),
             "\n  adding 1 rule to 100 with nft by per-rule took 2.00 ms, took effect after 2.3 ms; \
-             the longest background round trip 4.50 ms; 2 echoes lost or unsent"
+             the longest background round trip 4.50 ms; 2 echoes lost or unsent, effectively \
+             blocked 1.0 ms"
         );
+    }
+
+    /// A background of `per_ms` packets a ms from `t0` for `ms` bins, losing `lost[i]`
+    /// of bin i (the rest received).
+    fn steady(t0: u64, per_ms: u32, lost: &[u32]) -> FlowBins {
+        let rx: Vec<u32> = lost.iter().map(|l| per_ms - l).collect();
+        let n = lost.len() as u64;
+        bins(
+            &rx,
+            lost,
+            (0, t0),
+            ((n * u64::from(per_ms)) as u32 - 1, t0 + n * 1_000_000),
+        )
+    }
+
+    /// The README's tour at 20 000 rules: the sender was seconds behind, nothing of
+    /// the background reached the update's window. No stall or loss figure, flagged
+    /// with why — never "stalled 0 ms; 0 packets lost".
+    #[test]
+    fn a_window_without_background_has_no_stall_figure_and_says_why() {
+        let t0 = 1_000_000_000_000u64;
+        // Background only in the first 10 ms; the update starts 2 s later.
+        let bg = steady(t0, 10, &[0; 10]);
+        let background = [Background::flow(&bg)];
+        let r = row(UpdateKind::Add, t0 + 2_000_000_000);
+        let u = effect(r, None, &background, Unit::Packet, traffic_end(&background));
+        assert_eq!(u.stall_ms, None);
+        assert_eq!(u.doubts[0].kind, DoubtKind::EmptyWindow, "{u:?}");
+        let s = one(Unit::Packet, u);
+        let t = text(&s, "nft");
+        assert!(
+            t.contains("no background packets in its window: no stall figure"),
+            "{t}"
+        );
+        assert!(t.contains("[flagged: empty window: "), "{t}");
+        assert!(!t.contains("stalled 0 ms"), "{t}");
+        assert_eq!(s.doubts()[0].kind, DoubtKind::EmptyWindow);
+        // The commit also ended after the traffic: said too.
+        assert!(
+            s.updates[0].doubts.len() == 1,
+            "an empty window says only that"
+        );
+    }
+
+    /// A gateway that lost 95 % of the background before the update: its stall is
+    /// flagged "overloaded", and only loss beyond the window before counts.
+    #[test]
+    fn an_overloaded_gateway_flags_the_update_and_credits_only_loss_beyond_it() {
+        let t0 = 1_000_000_000_000u64;
+        // 20 packets a ms, 19 of them lost in every bin, for 400 ms.
+        let bg = steady(t0, 20, &[19; 400]);
+        let background = [Background::flow(&bg)];
+        let r = row(UpdateKind::Add, t0 + 100_000_000);
+        let u = effect(r, None, &background, Unit::Packet, traffic_end(&background));
+        assert_eq!(u.doubts.len(), 1, "{u:?}");
+        assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
+        assert!(u.doubts[0].why.contains("lost 95.0 %"), "{:?}", u.doubts);
+        assert!((u.baseline_loss.unwrap() - 0.95).abs() < 1e-9);
+        // The same loss rate throughout: nothing beyond it.
+        assert_eq!(u.lost_beyond_baseline, Some(0));
+        assert!(!u.holds());
+    }
+
+    /// A time to effect dated before the commit began cannot be: withheld by the
+    /// summary's judgement (after every clock correction), with why.
+    #[test]
+    fn a_negative_time_to_effect_is_withheld_with_why() {
+        let t0 = 1_000_000_000_000u64;
+        let bg = steady(t0, 10, &[0; 400]);
+        let background = [Background::flow(&bg)];
+        let r = row(UpdateKind::Add, t0 + 100_000_000);
+        // The marker's affected packet dated 50.04 ms before the commit's start.
+        let at = Some(t0 + 100_000_000 - 50_040_000);
+        let u = effect(r, at, &background, Unit::Packet, traffic_end(&background));
+        assert!(u.time_to_effect_ms.unwrap() < 0.0);
+        let mut s = one(Unit::Packet, u);
+        s.judge();
+        let u = &s.updates[0];
+        assert_eq!(u.time_to_effect_ms, None);
+        assert_eq!(u.doubts[0].kind, DoubtKind::Impossible);
+        assert!(u.doubts[0].why.contains("-50.04 ms"), "{:?}", u.doubts);
+        assert!(!text(&s, "nft").contains("took effect"));
+    }
+
+    /// A commit that ended after the traffic: its effect was not observed.
+    #[test]
+    fn a_commit_that_outlives_the_traffic_says_so() {
+        let t0 = 1_000_000_000_000u64;
+        let bg = steady(t0, 10, &[0; 100]);
+        let background = [Background::flow(&bg)];
+        // Starts at 90 ms, commits for 30 ms: the traffic ended at 100 ms.
+        let r = UpdateRow {
+            commit_ns: 30_000_000,
+            ..row(UpdateKind::Add, t0 + 90_000_000)
+        };
+        let u = effect(r, None, &background, Unit::Packet, traffic_end(&background));
+        assert!(
+            u.doubts
+                .iter()
+                .any(|d| d.kind == DoubtKind::Unobserved && d.why.contains("20.0 ms after")),
+            "{u:?}"
+        );
+    }
+
+    /// Overlapping windows (`--event-rate 10`): the trial's loss around its updates
+    /// counts each bin once (the sum over windows counted 707 where the union held 408).
+    #[test]
+    fn overlapping_windows_count_their_loss_once() {
+        let t0 = 1_000_000_000_000u64;
+        let mut lost = vec![0u32; 1000];
+        lost[200] = 5;
+        let bg = steady(t0, 10, &lost);
+        let background = [Background::flow(&bg)];
+        // Two updates 100 ms apart: both windows (50 ms before, 250 after) hold bin 200.
+        let rows = [
+            row(UpdateKind::Add, t0 + 100_000_000),
+            row(UpdateKind::Add, t0 + 200_000_000),
+        ];
+        let per_window: u64 = rows
+            .iter()
+            .map(|r| effect(r.clone(), None, &background, Unit::Packet, None).lost)
+            .sum();
+        assert_eq!(per_window, 10);
+        assert_eq!(lost_around(&rows, &background), 5);
+        // A bin outside every window is not counted.
+        assert_eq!(lost_around(&rows[..0], &background), 0);
     }
 }

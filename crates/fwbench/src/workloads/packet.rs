@@ -1893,13 +1893,18 @@ mod tests {
                 row,
                 commit_ms: 0.0,
                 time_to_effect_ms: Some(3.0),
-                stall_ms: 0.0,
+                stall_ms: Some(0.0),
                 lost: 0,
+                lost_beyond_baseline: None,
+                blocked_ms: None,
+                baseline_loss: None,
                 owd_max_us: 0,
                 series: vec![],
+                doubts: vec![],
             }],
             bins_lost: 0,
             unbinned_lost: 0,
+            lost_around: None,
         }));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
