@@ -264,6 +264,20 @@ impl Outcome {
         self.doubts = doubts;
     }
 
+    /// A search's outcome: its result, and its doubts judged like a trial's (a search
+    /// whose trials contradict each other is `flagged`, never `ok`).
+    pub fn with_search(mut self, s: crate::outcome::search::SearchSummary) -> Outcome {
+        let doubts = s.doubts().to_vec();
+        self.search = Some(s);
+        let (status, why) = results::judge(self.status, &doubts);
+        self.status = status;
+        if why.is_some() {
+            self.error = why;
+        }
+        self.doubts = doubts;
+        self
+    }
+
     /// The NAT models' check (issue 26). Sessions: the NAT rule counted one packet per
     /// session. Flood and flow trials with a socket sink:
     /// the server saw every packet from an `expected` source (source NAT: the

@@ -48,6 +48,15 @@ pub enum SearchSummary {
 }
 
 impl SearchSummary {
+    /// Why the search's answer may not be believed (none: it holds).
+    pub fn doubts(&self) -> &[results::Doubt] {
+        match self {
+            SearchSummary::Ndr(r) => &r.doubts,
+            SearchSummary::Mlr(r) => &r.doubts,
+            SearchSummary::Degrade(_) | SearchSummary::SweetSpot(_) => &[],
+        }
+    }
+
     /// One line for progress output.
     pub fn line(&self) -> String {
         match self {
@@ -138,6 +147,11 @@ pub struct NdrReport {
     /// One-way delay at fractions of the rate found (empty: not asked, or none found).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<LatencyPoint>,
+    /// Why the answer may not be believed: its trials contradict each other (then
+    /// `converged` is false), the sender fell behind below the rate found, a latency
+    /// step lost packets ([`crate::search::witness`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<results::Doubt>,
 }
 
 /// A loss ratio as a percentage ("0 %", "0.5 %").
@@ -177,6 +191,9 @@ pub struct MlrReport {
     /// One-way delay at fractions of the NDR found (empty: not asked, or none found).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<LatencyPoint>,
+    /// As [`NdrReport::doubts`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<results::Doubt>,
 }
 
 /// One-way delay under load: a flood trial at a fraction of the rate a search found

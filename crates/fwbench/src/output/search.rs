@@ -9,12 +9,19 @@ use crate::params::TrialParams;
 
 /// Text report of a search.
 pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
-    match r {
-        SearchSummary::Ndr(r) => ndr_text(p, r),
-        SearchSummary::Degrade(r) => degrade_text(p, r),
-        SearchSummary::Mlr(r) => mlr_text(p, r),
-        SearchSummary::SweetSpot(r) => sweet_spot_text(p, r),
-    }
+    let text = match r {
+        SearchSummary::Ndr(x) => ndr_text(p, x),
+        SearchSummary::Degrade(x) => degrade_text(p, x),
+        SearchSummary::Mlr(x) => mlr_text(p, x),
+        SearchSummary::SweetSpot(x) => sweet_spot_text(p, x),
+    };
+    // Said last, where the answer is read: why it may not be believed.
+    let flags: String = r
+        .doubts()
+        .iter()
+        .map(|d| format!("  FLAGGED  {d}\n"))
+        .collect();
+    text + &flags
 }
 
 fn sweet_spot_text(p: &TrialParams, r: &crate::outcome::search::SweetSpotReport) -> String {

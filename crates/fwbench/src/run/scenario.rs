@@ -453,7 +453,7 @@ fn run_search_trial(
         ..Outcome::started(started_at)
     };
     match res {
-        Ok(s) => o.search = Some(s),
+        Ok(s) => o = o.with_search(s),
         Err(e) if e.is::<Interrupted>() => return Err(e),
         Err(e) => {
             o.status = Status::Failed;

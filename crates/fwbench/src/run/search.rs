@@ -48,9 +48,8 @@ fn cli_search(
     s.finish("complete")?;
     drop(s);
     if env.json {
-        let mut o = crate::outcome::Outcome::started(started_at);
+        let mut o = crate::outcome::Outcome::started(started_at).with_search(r.clone());
         o.finished_at = crate::clock::now_utc();
-        o.search = Some(r.clone());
         let v = crate::output::trial_json(&p, &o);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {

@@ -87,7 +87,7 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     cfg.initial_duration_s = initial_s;
     cfg.width = sp.precision;
     let mut mlr = Mlr::new(cfg).map_err(|e| usage(format!("mlr: {e}")))?;
-    let (results, converged) = loop {
+    let (results, mut converged) = loop {
         match mlr.next_step() {
             MlrStep::Done(r) => break (r, true),
             MlrStep::Trial { pps, duration_s } => {
@@ -123,6 +123,23 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         Some(x) => crate::search::latency::latency_at(p, x, &sp.latency_at, run)?,
         None => vec![],
     };
+    // The witness: for each goal, a trial within it above one that was not and ran no
+    // longer (a short pass above a long fail is the duration's doing: a buffer absorbs
+    // a short excess) — the trials contradict each other: not converged, named.
+    let mut doubts = vec![];
+    for g in &goals {
+        if let Some(c) = contradiction(&curve, g.loss_ratio) {
+            converged = false;
+            doubts.push(c);
+        }
+    }
+    let points: Vec<crate::outcome::search::Point> =
+        curve.iter().map(|c| c.point.clone()).collect();
+    doubts.extend(crate::search::witness::sender_doubts(
+        &points,
+        first.and_then(|g| g.rate_pps),
+    ));
+    doubts.extend(crate::search::witness::latency_doubts(&latency, strictest));
     Ok(MlrReport {
         mode: "mlr",
         rate_pps: first.and_then(|g| g.rate_pps),
@@ -145,5 +162,87 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         trial_time_s: curve.iter().map(|c| c.duration_s).sum(),
         curve,
         latency,
+        doubts,
     })
+}
+
+/// A contradiction among MLRsearch's trials for one goal `loss`: a rate counted within
+/// it above a rate counted beyond it by a trial no longer than the passing one (the
+/// widest such pair). A short trial passing above a longer one's failure is not one.
+pub fn contradiction(curve: &[MlrPoint], loss: f64) -> Option<results::Doubt> {
+    let (pass, fail) = curve
+        .iter()
+        .filter(|p| p.counted_loss_ratio <= loss)
+        .flat_map(|p| {
+            curve
+                .iter()
+                .filter(move |f| {
+                    f.counted_loss_ratio > loss
+                        && f.point.x < p.point.x
+                        && f.duration_s <= p.duration_s
+                })
+                .map(move |f| (p, f))
+        })
+        .max_by(|a, b| (a.0.point.x - a.1.point.x).total_cmp(&(b.0.point.x - b.1.point.x)))?;
+    Some(results::Doubt::new(
+        results::DoubtKind::Contradiction,
+        format!(
+            "goal {}: {:.0} pps passed in a {:.1}-s trial above {:.0} pps, which lost {} in a \
+             {:.1}-s trial",
+            crate::outcome::search::pct(loss),
+            pass.point.x,
+            pass.duration_s,
+            fail.point.x,
+            crate::outcome::search::pct(fail.counted_loss_ratio),
+            fail.duration_s
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::search::Point;
+
+    fn trial(x: f64, d: f64, loss: f64) -> MlrPoint {
+        MlrPoint {
+            point: Point {
+                x,
+                sent: 1,
+                received: 1,
+                loss_ratio: loss,
+                offered_pps: x,
+                sent_pps: x,
+                received_pps: x,
+                pass: loss == 0.0,
+                sender_behind: false,
+                confirmation: false,
+            },
+            duration_s: d,
+            counted_loss_ratio: loss,
+        }
+    }
+
+    /// A policer whose rate fell mid-search: 5-s trials passed at 5 000 pps, then
+    /// lost 2.7 % at 200 pps. A 1-s pass above a 5-s failure is the duration's doing.
+    #[test]
+    fn final_trials_that_contradict_each_other_are_named() {
+        let curve = [
+            trial(7190.0, 1.0, 0.0),
+            trial(5000.0, 5.0, 0.0),
+            trial(200.0, 5.0, 0.027),
+        ];
+        let d = contradiction(&curve, 0.0).unwrap();
+        assert_eq!(
+            d.why,
+            "goal 0 %: 5000 pps passed in a 5.0-s trial above 200 pps, which lost 2.7 % in a \
+             5.0-s trial"
+        );
+        // Within the 0.5 % goal? 200 pps lost 2.7 %: still beyond it.
+        assert!(contradiction(&curve, 0.005).is_some());
+        // Only the short pass above the long failure: no contradiction.
+        assert!(contradiction(&[trial(7190.0, 1.0, 0.0), trial(200.0, 5.0, 0.027)], 0.0).is_none());
+        // Monotone: none.
+        assert!(contradiction(&[trial(100.0, 5.0, 0.0), trial(200.0, 5.0, 0.01)], 0.0).is_none());
+    }
 }

@@ -15,6 +15,7 @@ pub mod mlr;
 pub mod mlr_search;
 pub mod ndr;
 pub mod sweetspot;
+pub mod witness;
 
 use crate::outcome::search::SearchSummary;
 use crate::outcome::Outcome;

@@ -120,7 +120,24 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             }
         }
     };
-    let converged = found.is_some();
+    let mut converged = found.is_some();
+    // The witness: a pass above a fail is measured again, once, at both rates; one
+    // that persists means the bracket is noise (a disturbed testbed, a policer whose
+    // rate changed): not converged, named.
+    let mut doubts = vec![];
+    if let Some(c) = crate::search::witness::contradiction(&points) {
+        for x in [c.fail, c.pass] {
+            set_rate(&mut q, Rate::Pps(x));
+            let o = run(&q)?;
+            let pt = point(x, &o, sp.loss, true)?;
+            progress(steps, max, &format!("re-test {}", fmt_pps(x)), &pt);
+            points.push(pt);
+        }
+        if let Some(c) = crate::search::witness::contradiction(&points) {
+            converged = false;
+            doubts.push(c.doubt(true));
+        }
+    }
     // Out of trials: report the bracket so far.
     let found = found.unwrap_or_else(|| Found {
         pass: points
@@ -140,6 +157,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         Some(x) => crate::search::latency::latency_at(p, x, &sp.latency_at, run)?,
         None => vec![],
     };
+    doubts.extend(crate::search::witness::sender_doubts(&curve, found.pass));
+    doubts.extend(crate::search::witness::latency_doubts(&latency, sp.loss));
     Ok(NdrReport {
         mode,
         loss_threshold: sp.loss,
@@ -159,6 +178,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         trials: curve.len(),
         curve,
         latency,
+        doubts,
     })
 }
 

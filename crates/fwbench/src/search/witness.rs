@@ -1,0 +1,202 @@
+//! The witness of a throughput search: whether its own trials agree with its answer.
+//! A bisection or MLRsearch believes each trial; on a disturbed testbed (another job on
+//! the machine, a policer whose rate changed) they contradict each other — a rate that
+//! passed above one that failed, a sender behind its schedule below the rate found,
+//! loss at a latency step below the "zero-loss" rate — and the answer is then noise.
+//!
+//! Owns: the pure judgements over a search's points ([`contradiction`],
+//! [`sender_doubts`], [`latency_doubts`]) and the re-test rule (a contradiction is
+//! measured again once; only one that persists makes the search not converged).
+//! Must not: run trials (the search does, through its `Runner`).
+
+use crate::outcome::search::{pct, LatencyPoint, Point};
+use results::{Doubt, DoubtKind};
+
+/// A pass above a fail: the rates and what each trial gave.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contradiction {
+    /// The highest rate that passed.
+    pub pass: f64,
+    /// The lowest rate below it that failed.
+    pub fail: f64,
+    /// The failing trial's loss ratio.
+    pub fail_loss: f64,
+}
+
+impl Contradiction {
+    pub fn doubt(&self, retested: bool) -> Doubt {
+        Doubt::new(
+            DoubtKind::Contradiction,
+            format!(
+                "{:.0} pps passed above {:.0} pps, which lost {}{}",
+                self.pass,
+                self.fail,
+                pct(self.fail_loss),
+                if retested {
+                    " (both measured again: it persists)"
+                } else {
+                    ""
+                }
+            ),
+        )
+    }
+}
+
+/// The last verdict at each rate (a re-test replaces the earlier one), by rate.
+fn latest(points: &[Point]) -> Vec<&Point> {
+    let mut by: Vec<&Point> = vec![];
+    for p in points {
+        match by.iter_mut().find(|q| q.x == p.x) {
+            Some(q) => *q = p,
+            None => by.push(p),
+        }
+    }
+    by.sort_by(|a, b| a.x.total_cmp(&b.x));
+    by
+}
+
+/// The widest pass-above-fail among the points (each rate by its latest trial):
+/// the highest pass and the lowest fail below it. `None`: the verdicts are monotone.
+pub fn contradiction(points: &[Point]) -> Option<Contradiction> {
+    let by = latest(points);
+    let pass = by.iter().filter(|p| p.pass).map(|p| p.x).reduce(f64::max)?;
+    let fail = by.iter().find(|p| !p.pass && p.x < pass)?;
+    Some(Contradiction {
+        pass,
+        fail: fail.x,
+        fail_loss: fail.loss_ratio,
+    })
+}
+
+/// Trials at or below the rate found whose sender fell behind its schedule: the
+/// search measured fwbench's sender there, not the gateway.
+pub fn sender_doubts(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
+    let Some(found) = found else { return vec![] };
+    let behind: Vec<f64> = latest(points)
+        .iter()
+        .filter(|p| p.sender_behind && p.x <= found)
+        .map(|p| p.x)
+        .collect();
+    match behind.first() {
+        None => vec![],
+        Some(x) => vec![Doubt::new(
+            DoubtKind::LimitedByFwbench,
+            format!(
+                "the sender fell behind its schedule at {x:.0} pps{}, at or below the rate \
+                 found: there the search measured fwbench's sender",
+                if behind.len() > 1 {
+                    format!(" (and {} more rates)", behind.len() - 1)
+                } else {
+                    String::new()
+                }
+            ),
+        )],
+    }
+}
+
+/// Latency steps (at fractions of the rate found) that lost more than the search's
+/// threshold: the rate found is not loss-free when measured again.
+pub fn latency_doubts(latency: &[LatencyPoint], threshold: f64) -> Vec<Doubt> {
+    latency
+        .iter()
+        .filter(|l| l.loss_ratio > threshold)
+        .map(|l| {
+            Doubt::new(
+                DoubtKind::UnexpectedLoss,
+                format!(
+                    "the latency step at {:.0} % of the rate found ({:.0} pps) lost {} \
+                     (the search allows {}): the rate found did not hold when measured again",
+                    l.fraction * 100.0,
+                    l.offered_pps,
+                    pct(l.loss_ratio),
+                    pct(threshold)
+                ),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(x: f64, pass: bool, loss: f64, behind: bool) -> Point {
+        Point {
+            x,
+            sent: 1000,
+            received: 1000,
+            loss_ratio: loss,
+            offered_pps: x,
+            sent_pps: x,
+            received_pps: x,
+            pass,
+            sender_behind: behind,
+            confirmation: false,
+        }
+    }
+
+    /// The disturbed ndr: 2 500 pps lost 0.2 %, 5 234 passed, 312 lost 43.7 %.
+    #[test]
+    fn a_pass_above_a_fail_is_a_contradiction_and_a_retest_can_clear_it() {
+        let points = vec![
+            pt(10_000.0, false, 0.5, false),
+            pt(5_234.0, true, 0.0, false),
+            pt(2_500.0, false, 0.002, false),
+            pt(312.0, false, 0.437, false),
+        ];
+        let c = contradiction(&points).unwrap();
+        assert_eq!((c.pass, c.fail), (5_234.0, 312.0));
+        assert_eq!(
+            c.doubt(true).to_string(),
+            "contradicting trials: 5234 pps passed above 312 pps, which lost 43.7 % \
+             (both measured again: it persists)"
+        );
+        // Monotone verdicts: none.
+        let fine = vec![pt(100.0, true, 0.0, false), pt(200.0, false, 0.1, false)];
+        assert_eq!(contradiction(&fine), None);
+        // Re-tests at 312 and 2 500 passed: the latest verdict at each rate counts.
+        let mut retested = points.clone();
+        retested.push(pt(312.0, true, 0.0, false));
+        retested.push(pt(2_500.0, true, 0.0, false));
+        assert_eq!(contradiction(&retested), None);
+    }
+
+    #[test]
+    fn a_sender_behind_at_or_below_the_rate_found_is_said() {
+        let points = vec![
+            pt(1000.0, false, 0.0, true),
+            pt(500.0, true, 0.0, false),
+            pt(400.0, false, 0.0, true),
+        ];
+        let d = sender_doubts(&points, Some(500.0));
+        assert_eq!(d.len(), 1);
+        assert!(d[0]
+            .why
+            .starts_with("the sender fell behind its schedule at 400 pps"));
+        assert!(sender_doubts(&points, Some(300.0)).is_empty());
+        assert!(sender_doubts(&points, None).is_empty());
+    }
+
+    /// `ndr --frame 64`: 0.98 % lost at 10 % of the rate found; flagged.
+    #[test]
+    fn loss_at_a_latency_step_is_flagged() {
+        let l = |fraction: f64, loss: f64| LatencyPoint {
+            fraction,
+            offered_pps: 1000.0 * fraction,
+            received_pps: 0.0,
+            loss_ratio: loss,
+            owd: proto::RttSummary::default(),
+            owd_basis: None,
+        };
+        let d = latency_doubts(&[l(0.1, 0.0098), l(0.5, 0.0)], 0.0);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].kind, DoubtKind::UnexpectedLoss);
+        assert!(
+            d[0].why
+                .contains("at 10 % of the rate found (100 pps) lost 0.98 %"),
+            "{}",
+            d[0].why
+        );
+        assert!(latency_doubts(&[l(0.1, 0.004)], 0.005).is_empty());
+    }
+}
