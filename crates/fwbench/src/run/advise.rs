@@ -275,15 +275,28 @@ fn measured_text(m: &Measured) -> String {
         pm(&m.original),
         pm(&m.optimised)
     );
-    if let (Some(d), Some(o), Some(n)) = (m.saving_ns, &m.original, &m.optimised) {
+    if let Some(d) = m.saving_ns {
+        // A saving is stated only when measured: a CI that includes 0 is "no measurable
+        // difference", and no "× cheaper" is made of it.
+        let basis = results::Basis::Repetitions {
+            n: m.original_ns.len().min(m.optimised_ns.len()) as u32,
+        };
+        let f = results::Figure::difference(d, m.saving_ci95.map(results::Ci::ci95), basis);
+        let ratio = match (&m.original, &m.optimised) {
+            (Some(o), Some(n)) if f.holds() && n.mean > 0.0 => {
+                format!(", {:.1}× cheaper", o.mean / n.mean)
+            }
+            _ => String::new(),
+        };
         let ci = m
             .saving_ci95
             .map_or(String::new(), |c| format!(" ± {c:.0}"));
-        let _ = write!(
-            out,
-            "; saving {d:.0}{ci} ns per packet (95 % CI), {:.1}× cheaper",
-            o.mean / n.mean
-        );
+        let measured = format!("{d:.0}{ci} ns per packet, 95 % CI {}", basis.describe());
+        let _ = if f.holds() {
+            write!(out, "; saving {measured}{ratio}")
+        } else {
+            write!(out, "; no measurable saving ({measured}: {})", f.reasons())
+        };
     }
     let _ = write!(
         out,
@@ -602,6 +615,41 @@ pub fn advise(a: &AdviseArgs) -> Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn measured(original: &[f64], optimised: &[f64]) -> Measured {
+        let d = report::stats::difference(optimised, original);
+        Measured {
+            testbed: "t".into(),
+            dport: 5000,
+            original_ns: original.to_vec(),
+            optimised_ns: optimised.to_vec(),
+            original: report::stats::Summary::of(original),
+            optimised: report::stats::Summary::of(optimised),
+            saving_ns: d.map(|d| d.delta),
+            saving_ci95: d.and_then(|d| d.ci95),
+            engine: "nft".into(),
+            took: [String::new(), String::new()],
+            db: None,
+        }
+    }
+
+    /// "saving 10657 ± 13459 ns … 2.4× cheaper" was a CI that includes 0: no saving.
+    #[test]
+    fn a_saving_whose_ci_includes_zero_is_not_called_a_saving() {
+        let noisy = measured(&[4_000.0, 30_000.0, 8_000.0], &[5_000.0, 6_000.0, 3_000.0]);
+        let t = measured_text(&noisy);
+        assert!(t.contains("; no measurable saving ("), "{t}");
+        assert!(!t.contains("cheaper"), "{t}");
+        let clear = measured(&[10_000.0, 10_100.0, 9_900.0], &[1_000.0, 1_050.0, 950.0]);
+        let t = measured_text(&clear);
+        assert!(t.contains("; saving 9000 ± "), "{t}");
+        assert!(
+            t.contains("95 % CI over 3 repetitions, 10.0× cheaper"),
+            "{t}"
+        );
+    }
+
     #[test]
     fn line_lists_are_ranges() {
         assert_eq!(super::lines(&[5, 6, 7, 9, 11, 12]), "5-7, 9, 11-12");
