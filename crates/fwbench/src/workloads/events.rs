@@ -212,6 +212,12 @@ pub struct UpdateEffect {
     /// acted on, ms (the update that carries the marker's rule or element only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_effect_ms: Option<f64>,
+    /// How finely the marker's stamps date the effect, ms: a batched sender puts a
+    /// batch on the wire at once, up to its span ahead of the stamps' schedule, and the
+    /// bins are 1 ms. A time to effect within it below zero is 0 (at once); further
+    /// below, it cannot be and is withheld.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect_resolution_ms: Option<f64>,
     /// Flows: the longest run of background bins that lost packets and received none,
     /// in the update's window, ms. Request–response workloads: the longest latency
     /// (round trip, connection setup) of a background transaction started in it.
@@ -316,6 +322,7 @@ pub fn summarise_flows(
 ) -> Option<EventsSummary> {
     p.events.as_ref()?;
     let flows_n = p.packet().map_or(0, |k| k.flows);
+    let batch = p.packet().map_or(1, |k| k.batch.max(1));
     let rows = gateway.map(|g| g.updates.clone()).unwrap_or_default();
     let marker_src = sources.first().copied();
     // Closed bins per flow (the tail loss placed), and whether it is a marker flow.
@@ -350,7 +357,10 @@ pub fn summarise_flows(
     let updates = rows
         .into_iter()
         .map(|row| {
-            let at = marker.and_then(|m| flow_effect_stamp(row.kind, m));
+            let at = marker.and_then(|m| {
+                let res = flow_resolution(m, batch, flows_n);
+                flow_effect_stamp(row.kind, m).map(|t| (t, res))
+            });
             effect(row, at, &background, Unit::Packet, end)
         })
         .collect();
@@ -391,7 +401,9 @@ pub fn summarise_txns(
     let updates = rows
         .into_iter()
         .map(|row| {
-            let at = txn_effect_stamp(row.kind, &s.marker);
+            // A transaction's stamp: its start plus half its neighbour's latency, to
+            // within a bin.
+            let at = txn_effect_stamp(row.kind, &s.marker).map(|t| (t, BIN_NS));
             effect(row, at, background, unit, end)
         })
         .collect();
@@ -410,6 +422,17 @@ pub fn summarise_txns(
         unbinned_lost: 0,
         lost_around: Some(around),
     })
+}
+
+/// How finely a flow's stamps date a packet: a bin, plus the span of a send batch (a
+/// batch of `batch` datagrams shared by `flows` flows leaves at once, up to its span
+/// ahead of its stamps' schedule).
+fn flow_resolution(m: &FlowBins, batch: u32, flows: u32) -> u64 {
+    let interval = match (m.first, m.highest) {
+        (Some((f, ftx)), Some((h, htx))) if h > f => (htx - ftx) / u64::from(h - f),
+        _ => 0,
+    };
+    BIN_NS + u64::from(batch) * interval / u64::from(flows.max(1))
 }
 
 /// When the marker packet the change acted on reached the gateway: its send stamp
@@ -457,17 +480,21 @@ fn txn_effect_stamp(kind: UpdateKind, m: &TxnBins) -> Option<u64> {
 /// with traffic closed (`None`: no background).
 fn effect(
     row: UpdateRow,
-    effect_at: Option<u64>,
+    effect_at: Option<(u64, u64)>,
     background: &[Background],
     unit: Unit,
     traffic_end: Option<u64>,
 ) -> UpdateEffect {
     let start = row.start_unix_ns;
     let end = start + row.commit_ns;
-    let time_to_effect_ms = match (row.marker, effect_at, row.error.is_none() && start > 0) {
-        (true, Some(t), true) => Some((t as i128 - start as i128) as f64 / 1e6),
-        _ => None,
-    };
+    let (time_to_effect_ms, effect_resolution_ms) =
+        match (row.marker, effect_at, row.error.is_none() && start > 0) {
+            (true, Some((t, res)), true) => (
+                Some((t as i128 - start as i128) as f64 / 1e6),
+                Some(res as f64 / 1e6),
+            ),
+            _ => (None, None),
+        };
     let w = Window::merge(start, end, background);
     let stall_ms = match unit {
         // Longest run of bins with losses and nothing received.
@@ -483,6 +510,7 @@ fn effect(
     let mut u = UpdateEffect {
         commit_ms: row.commit_ns as f64 / 1e6,
         time_to_effect_ms,
+        effect_resolution_ms,
         stall_ms: Some(stall_ms),
         lost: w.lost.iter().map(|&x| u64::from(x)).sum(),
         lost_beyond_baseline: None,
@@ -645,15 +673,23 @@ impl UpdateEffect {
         }
     }
 
-    /// A time to effect below zero cannot be (the marker's send stamps lag its
-    /// schedule, or the clocks differ): withheld, with why.
+    /// A time to effect below zero cannot be: within the stamps' resolution it is 0
+    /// (the change acted at once); further below (the marker's sender behind its
+    /// schedule, or clocks that differ) it is withheld, with why.
     fn withhold_impossible(&mut self) {
+        let res = self.effect_resolution_ms.unwrap_or(0.0);
+        if let Some(t) = self.time_to_effect_ms.filter(|t| *t < 0.0 && *t >= -res) {
+            let _ = t;
+            self.time_to_effect_ms = Some(0.0);
+        }
         if let Some(t) = self.time_to_effect_ms.filter(|t| !(*t >= 0.0)) {
             self.time_to_effect_ms = None;
             self.doubts.push(Doubt::new(
                 DoubtKind::Impossible,
                 format!(
-                    "the time to effect came out as {t:.2} ms (the marker was dated before the commit began: its sender ran behind its schedule or the clocks differ): withheld"
+                    "the time to effect came out as {t:.2} ms, beyond the stamps' resolution of \
+                     {res:.1} ms (the marker was dated before the commit began: its sender ran \
+                     behind its schedule or the clocks differ): withheld"
                 ),
             ));
         }
@@ -921,7 +957,7 @@ mod tests {
             commit_ns: 1_500_000,
             ..row(UpdateKind::Add, t0 + 4_000_000)
         };
-        let at = flow_effect_stamp(row.kind, &marker);
+        let at = flow_effect_stamp(row.kind, &marker).map(|t| (t, BIN_NS));
         let background = [Background::flow(&bg)];
         let u = effect(row, at, &background, Unit::Packet, traffic_end(&background));
         // First lost marker packet: seq 50 at 5.0 ms; the commit started at 4.0 ms.
@@ -1029,7 +1065,7 @@ mod tests {
         let end = traffic_end(&background);
         let u = effect(
             row(UpdateKind::Add, start),
-            at,
+            at.map(|t| (t, BIN_NS)),
             &background,
             Unit::Echo,
             end,
@@ -1117,17 +1153,49 @@ mod tests {
         let bg = steady(t0, 10, &[0; 400]);
         let background = [Background::flow(&bg)];
         let r = row(UpdateKind::Add, t0 + 100_000_000);
-        // The marker's affected packet dated 50.04 ms before the commit's start.
-        let at = Some(t0 + 100_000_000 - 50_040_000);
-        let u = effect(r, at, &background, Unit::Packet, traffic_end(&background));
+        // The marker's affected packet dated 50.04 ms before the commit's start; the
+        // stamps date to within 4.2 ms.
+        let at = Some((t0 + 100_000_000 - 50_040_000, 4_200_000));
+        let u = effect(
+            r.clone(),
+            at,
+            &background,
+            Unit::Packet,
+            traffic_end(&background),
+        );
         assert!(u.time_to_effect_ms.unwrap() < 0.0);
         let mut s = one(Unit::Packet, u);
         s.judge();
         let u = &s.updates[0];
         assert_eq!(u.time_to_effect_ms, None);
         assert_eq!(u.doubts[0].kind, DoubtKind::Impossible);
-        assert!(u.doubts[0].why.contains("-50.04 ms"), "{:?}", u.doubts);
+        assert!(
+            u.doubts[0]
+                .why
+                .contains("-50.04 ms, beyond the stamps' resolution of 4.2 ms"),
+            "{:?}",
+            u.doubts
+        );
         assert!(!text(&s, "nft").contains("took effect"));
+        // −0.34 ms is within the resolution: the change acted at once (0), no doubt.
+        let at = Some((t0 + 100_000_000 - 340_000, 4_200_000));
+        let mut s = one(
+            Unit::Packet,
+            effect(r, at, &background, Unit::Packet, traffic_end(&background)),
+        );
+        s.judge();
+        assert_eq!(s.updates[0].time_to_effect_ms, Some(0.0));
+        assert!(s.updates[0].holds(), "{:?}", s.updates[0].doubts);
+        assert_eq!(s.updates[0].effect_resolution_ms, Some(4.2));
+    }
+
+    /// A batch of 64 over 2 flows at 10 kpps each (0.1 ms apart): 3.2 ms plus a bin.
+    #[test]
+    fn the_stamps_resolution_is_a_bin_and_a_send_batch() {
+        let t0 = 1_000_000_000_000u64;
+        let m = bins(&[10; 10], &[0; 10], (0, t0), (99, t0 + 9_900_000));
+        assert_eq!(flow_resolution(&m, 64, 2), 1_000_000 + 32 * 100_000);
+        assert_eq!(flow_resolution(&m, 1, 1), 1_100_000);
     }
 
     /// A commit that ended after the traffic: its effect was not observed.
