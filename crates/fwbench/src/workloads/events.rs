@@ -682,7 +682,7 @@ impl UpdateEffect {
             let _ = t;
             self.time_to_effect_ms = Some(0.0);
         }
-        if let Some(t) = self.time_to_effect_ms.filter(|t| !(*t >= 0.0)) {
+        if let Some(t) = self.time_to_effect_ms.filter(|t| t.is_nan() || *t < 0.0) {
             self.time_to_effect_ms = None;
             self.doubts.push(Doubt::new(
                 DoubtKind::Impossible,
