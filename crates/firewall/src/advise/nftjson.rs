@@ -7,6 +7,7 @@
 //! Must not: run any program (the caller loads the file into a scratch namespace).
 
 use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
+use super::nft::NftOutputError;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -287,10 +288,19 @@ fn table_mut<'a>(out: &'a mut [NftTable], family: &str, name: &str) -> Option<&'
         .find(|t| t.family == family && t.name == name)
 }
 
+/// Why nft's listing cannot be read into the model.
+#[derive(Debug, thiserror::Error)]
+pub enum ListingError {
+    #[error("reading nft's JSON listing: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The JSON has a rule the text listing (`nft -a list ruleset`) lacks.
+    #[error("no text for rule {handle} of chain {chain}")]
+    NoText { handle: u64, chain: String },
+}
+
 /// The listing's tables as the model; each rule's `line` is its nft handle.
-pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
-    let v: Value =
-        serde_json::from_str(json).map_err(|e| format!("reading nft's JSON listing: {e}"))?;
+pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, ListingError> {
+    let v: Value = serde_json::from_str(json)?;
     let items = v["nftables"].as_array().cloned().unwrap_or_default();
     let texts = crate::import::rule_texts(listing);
     let sets = named_sets(&items);
@@ -354,7 +364,10 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                 let text = texts
                     .get(&(family.clone(), tname.clone(), chain.clone(), handle))
                     .cloned()
-                    .ok_or_else(|| format!("no text for rule {handle} of chain {chain}"))?;
+                    .ok_or_else(|| ListingError::NoText {
+                        handle,
+                        chain: chain.clone(),
+                    })?;
                 let Some(c) = t.table.chains.iter_mut().find(|c| c.name == chain) else {
                     continue;
                 };
@@ -384,7 +397,7 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
 
 /// The listing with each chain's rules replaced by the rewritten ones (kept rules by
 /// their own text, new ones rendered), handles dropped: `nft -f` input.
-pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, String> {
+pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, NftOutputError> {
     let mut out = String::new();
     let mut table: Option<&NftTable> = None;
     let mut chain: Option<&Chain> = None;
@@ -434,7 +447,7 @@ pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, String> {
     Ok(out)
 }
 
-fn write_rules(out: &mut String, c: &Chain, family: &str) -> Result<(), String> {
+fn write_rules(out: &mut String, c: &Chain, family: &str) -> Result<(), NftOutputError> {
     for r in &c.rules {
         out.push_str("\t\t");
         if r.line != 0 {
