@@ -117,33 +117,12 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
             "models filter tcp, udp or sctp test traffic, not icmpv6".into(),
         ));
     }
-    let hook = spec.chain.hook();
-    let l4 = Some(spec.l4);
     let mut rs = RuleSet::empty(spec.ip);
     rs.ingress = vec![
         a.clients.first().copied().unwrap_or(a.client_net.addr),
         a.server,
     ];
-    // The test traffic's match: from the client network, its protocol.
-    let from_clients = Match {
-        src: Some(a.client_net),
-        l4,
-        ..Match::default()
-    };
-    let rule = |hook, m, action, role| Rule {
-        hook,
-        m,
-        action,
-        role,
-    };
-    // New and established flows of the test traffic, accepted (a stateful rule).
-    let accept_new = || {
-        let m = Match {
-            ct_new_established: true,
-            ..from_clients.clone()
-        };
-        rule(hook, m, Action::Accept, Role::Match)
-    };
+    let g = Gen::new(spec, a);
     match spec.model {
         Model::None => {
             rs.description = "no rules (baseline)".into();
@@ -151,341 +130,22 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         Model::Seed000F0 => {
             rs.description = "seed 000, F=0: no rules".into();
         }
-        Model::Seed000F2 | Model::Seed000F4 => {
-            if a.clients.is_empty() {
-                return Err(ModelError::Invalid(format!(
-                    "model {} needs at least one client",
-                    spec.model
-                )));
-            }
-            let server = Prefix::host(a.server);
-            // A client's upload rule and, on forward, its download rule. In the input
-            // topology replies leave via output and pass neither prerouting nor input,
-            // so a download rule would stay idle.
-            let up_and_down = |rules: &mut Vec<Rule>, hook, c: &IpAddr, action| {
-                let client = Prefix::host(*c);
-                let mut ends = vec![(client, server)];
-                if spec.chain == Chain::Forward {
-                    ends.push((server, client));
-                }
-                for (src, dst) in ends {
-                    let m = Match {
-                        src: Some(src),
-                        dst: Some(dst),
-                        l4,
-                        ..Match::default()
-                    };
-                    rules.push(rule(hook, m, action, Role::Match));
-                }
-            };
-            // F=4: a QoS mark per client, set in mangle prerouting, before filtering.
-            if spec.model == Model::Seed000F4 {
-                for (i, c) in a.clients.iter().enumerate() {
-                    let mark = Action::Mark(i as u32 + 1);
-                    up_and_down(&mut rs.rules, Hook::ManglePrerouting, c, mark);
-                }
-            }
-            // Neighbour discovery must reach the gateway itself despite the drop policy.
-            if spec.chain == Chain::Input && spec.ip == Ip::V6 {
-                rs.rules.push(rule(
-                    hook,
-                    Match {
-                        l4: Some(L4::Icmpv6),
-                        ..Match::default()
-                    },
-                    Action::Accept,
-                    Role::Guard,
-                ));
-            }
-            for c in &a.clients {
-                up_and_down(&mut rs.rules, hook, c, Action::Accept);
-            }
-            rs.policies.push((hook, Policy::Drop));
-            let f = if spec.model == Model::Seed000F4 { 4 } else { 2 };
-            let n = a.clients.len();
-            rs.description = match spec.chain {
-                _ if spec.one_way => format!(
-                    "notrack: {} from the client network untracked in raw prerouting (one-way traffic)",
-                    spec.l4.name()
-                ),
-                Chain::Forward => format!(
-                    "seed 000, F={f}: accept {} between {n} clients and the server on forward, policy drop",
-                    spec.l4.name()
-                ),
-                Chain::Input => format!(
-                    "seed 000, F={f}: accept {} from {n} clients on input, policy drop \
-                     (replies leave via output, not filtered)",
-                    spec.l4.name()
-                ),
-            };
-            if spec.model == Model::Seed000F4 {
-                rs.description += "; per-client mark in mangle prerouting";
-            }
-        }
-        Model::Linear | Model::NetDrop => {
-            check_count(spec.count)?;
-            rs.rules = if spec.model == Model::NetDrop {
-                net_fillers(hook, spec)
-            } else {
-                fillers(hook, spec)?
-            };
-            let m = from_clients.clone();
-            place(&mut rs.rules, spec.position, hook, m, Action::Accept);
-            let matching = match spec.position {
-                Position::None => "no matching rule".to_string(),
-                p => format!("match {p}"),
-            };
-            rs.description = format!(
-                "{}: {} filler rules{} on {}, {matching}",
-                spec.model,
-                spec.count,
-                if spec.model == Model::NetDrop {
-                    " (drop a documentation /24 or /48 network)"
-                } else {
-                    ""
-                },
-                spec.chain
-            );
-        }
-        Model::LinearDrop => {
-            check_count(spec.count)?;
-            let n = spec.count.max(1);
-            let (Some(port), Some(client)) = (spec.dport, a.clients.first()) else {
-                return Err(ModelError::Invalid(
-                    "model linear-drop needs the traffic's destination port and a client".into(),
-                ));
-            };
-            let mut fill = spec.clone();
-            fill.count = n - 1;
-            rs.rules = fillers(hook, &fill)?;
-            let m = Match {
-                src: Some(Prefix::host(*client)),
-                l4,
-                dport: Some(port),
-                ..Match::default()
-            };
-            place(&mut rs.rules, spec.position, hook, m, Action::Drop);
-            rs.description = format!(
-                "linear-drop: {n} drop rules of (source host, port) on {}, {}",
-                spec.chain,
-                match spec.position {
-                    Position::None => "none of them the client's".to_string(),
-                    p => format!("the client's own ({client}, {port}) {p}"),
-                }
-            );
-        }
-        Model::Notrack => {
-            // In the input topology replies leave via output and never pass
-            // prerouting, so a rule for the server network would stay idle.
-            let nets = match (spec.chain, spec.one_way) {
-                (Chain::Forward, false) => vec![a.client_net, a.server_net],
-                _ => vec![a.client_net],
-            };
-            for net in nets {
-                rs.rules.push(rule(
-                    Hook::RawPrerouting,
-                    Match {
-                        src: Some(net),
-                        l4,
-                        ..Match::default()
-                    },
-                    Action::Notrack,
-                    Role::Match,
-                ));
-            }
-            rs.description = match spec.chain {
-                Chain::Forward => format!(
-                    "notrack: {} from the client and server networks untracked in raw prerouting",
-                    spec.l4.name()
-                ),
-                Chain::Input => format!(
-                    "notrack: {} from the client network untracked in raw prerouting \
-                     (replies leave via output, still tracked)",
-                    spec.l4.name()
-                ),
-            };
-        }
-        Model::Conntrack => {
-            // A stateful accept: the netns's connection tracking is switched on by it
-            // (seed 001's "connection tracking enabled" row).
-            rs.rules.push(accept_new());
-            rs.description = format!(
-                "conntrack: accept new and established {} from the client network on {} (tracks every flow)",
-                spec.l4.name(),
-                spec.chain
-            );
-        }
-        Model::Stateful => {
-            // Known flows first (their packets skip the rest), then `count` filler
-            // rules every new flow walks, then new flows from the client network.
-            rs.rules.push(rule(
-                hook,
-                Match {
-                    ct_established: true,
-                    ..Match::default()
-                },
-                Action::Accept,
-                // One-way new flows never reach it; a flood's later packets do.
-                Role::Guard,
-            ));
-            rs.rules.extend(fillers(hook, spec)?);
-            rs.rules.push(accept_new());
-            rs.description = format!(
-                "stateful: accept established/related, {} non-matching rules, then accept new {} \
-                 flows from the client network on {}",
-                spec.count,
-                spec.l4.name(),
-                spec.chain
-            );
-        }
-        Model::RawDrop | Model::FilterDrop => {
-            let (h, where_) = if spec.model == Model::RawDrop {
-                (Hook::RawPrerouting, "raw prerouting".to_string())
-            } else {
-                (hook, spec.chain.to_string())
-            };
-            // Seed 001's "dropping after 5 rules": `count` non-matching fillers first.
-            check_count(spec.count)?;
-            rs.rules = fillers(h, spec)?;
-            rs.rules
-                .push(rule(h, from_clients.clone(), Action::Drop, Role::Match));
-            let after = if spec.count > 0 {
-                format!(" after {} non-matching rules", spec.count)
-            } else {
-                String::new()
-            };
-            rs.description = format!(
-                "{}: drop {} from the client network in {where_}{after}",
-                spec.model,
-                spec.l4.name()
-            );
-        }
-        Model::RawFiller => {
-            check_count(spec.count)?;
-            rs.rules = fillers(Hook::RawPrerouting, spec)?;
-            rs.description = format!(
-                "raw-filler: {} filler rules in raw prerouting, no matching rule",
-                spec.count
-            );
-        }
+        Model::Seed000F2 | Model::Seed000F4 => g.seed000_templates(&mut rs)?,
+        Model::Linear | Model::NetDrop => g.linear_fillers(&mut rs)?,
+        Model::LinearDrop => g.linear_drop(&mut rs)?,
+        Model::Notrack => g.notrack(&mut rs)?,
+        Model::Conntrack => g.conntrack(&mut rs)?,
+        Model::Stateful => g.stateful(&mut rs)?,
+        Model::RawDrop | Model::FilterDrop => g.dropping(&mut rs)?,
+        Model::RawFiller => g.raw_filler(&mut rs)?,
         Model::StringBm | Model::StringKmp | Model::StringBmDrop | Model::StringKmpDrop => {
-            check_count(spec.count)?;
-            let algo = if matches!(spec.model, Model::StringBm | Model::StringBmDrop) {
-                StringAlgo::Bm
-            } else {
-                StringAlgo::Kmp
-            };
-            let last_matches = matches!(spec.model, Model::StringBmDrop | Model::StringKmpDrop);
-            let n = spec.count.max(1);
-            rs.rules = string_rules(hook, l4, algo, n, last_matches);
-            rs.description = if last_matches {
-                format!(
-                    "{}: {n} payload string rules on {}, the last matching every test packet \
-                     ({PAYLOAD_MAGIC}), drop",
-                    spec.model, spec.chain
-                )
-            } else {
-                format!(
-                    "{}: {n} payload string rules that never match on {}",
-                    spec.model, spec.chain
-                )
-            };
+            g.string_match(&mut rs)?
         }
-        Model::Hashlimit => {
-            let src_prefix_len = match spec.ip {
-                Ip::V4 => 16,
-                Ip::V6 => 48,
-            };
-            rs.rules.push(rule(
-                hook,
-                Match {
-                    src: Some(a.client_net),
-                    l4,
-                    hashlimit: Some(Hashlimit {
-                        name: "fwbench-hl".into(),
-                        rate_pps: 1000,
-                        burst: 1000,
-                        src_prefix_len,
-                    }),
-                    ..Match::default()
-                },
-                Action::Accept,
-                Role::Match,
-            ));
-            rs.rules
-                .push(rule(hook, from_clients.clone(), Action::Drop, Role::Match));
-            rs.description = format!(
-                "hashlimit: accept up to 1000 {} packets/s per source /{src_prefix_len} on {}, drop the rest",
-                spec.l4.name(), spec.chain
-            );
-        }
-        Model::Snat => {
-            let to = match spec.nat_to {
-                Some(to) => check_nat_to(to, a)?,
-                None => gateway(spec, a.gateway_server, "server")?,
-            };
-            let m = from_clients.clone();
-            let what = format!(
-                "source NAT in nat postrouting: {} from the client network to {to}",
-                spec.l4.name()
-            );
-            translating(
-                &mut rs,
-                spec,
-                Hook::NatPostrouting,
-                Action::Snat(to),
-                m,
-                &what,
-            )?;
-        }
-        Model::Masquerade => {
-            let m = from_clients.clone();
-            let what = format!(
-                "masquerade in nat postrouting: {} from the client network to the outgoing \
-                 interface's address",
-                spec.l4.name()
-            );
-            translating(
-                &mut rs,
-                spec,
-                Hook::NatPostrouting,
-                Action::Masquerade,
-                m,
-                &what,
-            )?;
-        }
-        Model::Dnat => {
-            let at = gateway(spec, a.gateway_client, "client")?;
-            let m = Match {
-                dst: Some(Prefix::host(at)),
-                l4,
-                dport: spec.dport,
-                ..Match::default()
-            };
-            let what = format!(
-                "destination NAT in nat prerouting: {} to {at}{} forwarded to the server {}",
-                spec.l4.name(),
-                spec.dport.map(|p| format!(" port {p}")).unwrap_or_default(),
-                a.server
-            );
-            let action = Action::Dnat(a.server, spec.dport);
-            translating(&mut rs, spec, Hook::NatPrerouting, action, m, &what)?;
-        }
-        Model::Flowtable => {
-            let m = from_clients.clone();
-            let what = format!(
-                "{} flows from the client network added to flowtable ft on forward",
-                spec.l4.name()
-            );
-            translating(
-                &mut rs,
-                spec,
-                Hook::FilterForward,
-                Action::Offload,
-                m,
-                &what,
-            )?;
-        }
+        Model::Hashlimit => g.hashlimit(&mut rs)?,
+        Model::Snat => g.snat(&mut rs)?,
+        Model::Masquerade => g.masquerade(&mut rs)?,
+        Model::Dnat => g.dnat(&mut rs)?,
+        Model::Flowtable => g.flowtable(&mut rs)?,
         Model::Import => {
             return Err(ModelError::Invalid(
                 "model import needs --import FILE".into(),
@@ -493,6 +153,436 @@ pub fn generate(spec: &ModelSpec, a: &Addressing) -> Result<RuleSet, ModelError>
         }
     }
     Ok(rs)
+}
+
+/// What every model's rules are built from: the spec, the testbed's addresses, the
+/// chain's hook, the protocol and the test traffic's match.
+#[derive(Clone)]
+struct Gen<'a> {
+    spec: &'a ModelSpec,
+    a: &'a Addressing,
+    hook: Hook,
+    l4: Option<L4>,
+    /// The test traffic's match: from the client network, its protocol.
+    from_clients: Match,
+}
+
+/// A rule of a generated set.
+fn rule(hook: Hook, m: Match, action: Action, role: Role) -> Rule {
+    Rule {
+        hook,
+        m,
+        action,
+        role,
+    }
+}
+
+impl<'a> Gen<'a> {
+    fn new(spec: &'a ModelSpec, a: &'a Addressing) -> Self {
+        let l4 = Some(spec.l4);
+        Gen {
+            spec,
+            a,
+            hook: spec.chain.hook(),
+            l4,
+            from_clients: Match {
+                src: Some(a.client_net),
+                l4,
+                ..Match::default()
+            },
+        }
+    }
+
+    /// New and established flows of the test traffic, accepted (a stateful rule).
+    fn accept_new(&self) -> Rule {
+        let m = Match {
+            ct_new_established: true,
+            ..self.from_clients.clone()
+        };
+        rule(self.hook, m, Action::Accept, Role::Match)
+    }
+
+    /// Seed 000, F=2 and F=4: accept each client's traffic (and, F=4, mark it per client), policy drop.
+    fn seed000_templates(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen {
+            spec, a, hook, l4, ..
+        } = *self;
+        if a.clients.is_empty() {
+            return Err(ModelError::Invalid(format!(
+                "model {} needs at least one client",
+                spec.model
+            )));
+        }
+        let server = Prefix::host(a.server);
+        // A client's upload rule and, on forward, its download rule. In the input
+        // topology replies leave via output and pass neither prerouting nor input,
+        // so a download rule would stay idle.
+        let up_and_down = |rules: &mut Vec<Rule>, hook, c: &IpAddr, action| {
+            let client = Prefix::host(*c);
+            let mut ends = vec![(client, server)];
+            if spec.chain == Chain::Forward {
+                ends.push((server, client));
+            }
+            for (src, dst) in ends {
+                let m = Match {
+                    src: Some(src),
+                    dst: Some(dst),
+                    l4,
+                    ..Match::default()
+                };
+                rules.push(rule(hook, m, action, Role::Match));
+            }
+        };
+        // F=4: a QoS mark per client, set in mangle prerouting, before filtering.
+        if spec.model == Model::Seed000F4 {
+            for (i, c) in a.clients.iter().enumerate() {
+                let mark = Action::Mark(i as u32 + 1);
+                up_and_down(&mut rs.rules, Hook::ManglePrerouting, c, mark);
+            }
+        }
+        // Neighbour discovery must reach the gateway itself despite the drop policy.
+        if spec.chain == Chain::Input && spec.ip == Ip::V6 {
+            rs.rules.push(rule(
+                hook,
+                Match {
+                    l4: Some(L4::Icmpv6),
+                    ..Match::default()
+                },
+                Action::Accept,
+                Role::Guard,
+            ));
+        }
+        for c in &a.clients {
+            up_and_down(&mut rs.rules, hook, c, Action::Accept);
+        }
+        rs.policies.push((hook, Policy::Drop));
+        let f = if spec.model == Model::Seed000F4 { 4 } else { 2 };
+        let n = a.clients.len();
+        rs.description = match spec.chain {
+            _ if spec.one_way => format!(
+                "notrack: {} from the client network untracked in raw prerouting (one-way traffic)",
+                spec.l4.name()
+            ),
+            Chain::Forward => format!(
+                "seed 000, F={f}: accept {} between {n} clients and the server on forward, policy drop",
+                spec.l4.name()
+            ),
+            Chain::Input => format!(
+                "seed 000, F={f}: accept {} from {n} clients on input, policy drop \
+                 (replies leave via output, not filtered)",
+                spec.l4.name()
+            ),
+        };
+        if spec.model == Model::Seed000F4 {
+            rs.description += "; per-client mark in mangle prerouting";
+        }
+        Ok(())
+    }
+
+    /// `count` filler rules (or documentation networks dropped) with the matching accept at `position`.
+    fn linear_fillers(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, hook, .. } = *self;
+        let from_clients = &self.from_clients;
+        check_count(spec.count)?;
+        rs.rules = if spec.model == Model::NetDrop {
+            net_fillers(hook, spec)
+        } else {
+            fillers(hook, spec)?
+        };
+        let m = from_clients.clone();
+        place(&mut rs.rules, spec.position, hook, m, Action::Accept);
+        let matching = match spec.position {
+            Position::None => "no matching rule".to_string(),
+            p => format!("match {p}"),
+        };
+        rs.description = format!(
+            "{}: {} filler rules{} on {}, {matching}",
+            spec.model,
+            spec.count,
+            if spec.model == Model::NetDrop {
+                " (drop a documentation /24 or /48 network)"
+            } else {
+                ""
+            },
+            spec.chain
+        );
+        Ok(())
+    }
+
+    /// `count` drop rules of (source host, port), the client's own at `position`.
+    fn linear_drop(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen {
+            spec, a, hook, l4, ..
+        } = *self;
+        check_count(spec.count)?;
+        let n = spec.count.max(1);
+        let (Some(port), Some(client)) = (spec.dport, a.clients.first()) else {
+            return Err(ModelError::Invalid(
+                "model linear-drop needs the traffic's destination port and a client".into(),
+            ));
+        };
+        let mut fill = spec.clone();
+        fill.count = n - 1;
+        rs.rules = fillers(hook, &fill)?;
+        let m = Match {
+            src: Some(Prefix::host(*client)),
+            l4,
+            dport: Some(port),
+            ..Match::default()
+        };
+        place(&mut rs.rules, spec.position, hook, m, Action::Drop);
+        rs.description = format!(
+            "linear-drop: {n} drop rules of (source host, port) on {}, {}",
+            spec.chain,
+            match spec.position {
+                Position::None => "none of them the client's".to_string(),
+                p => format!("the client's own ({client}, {port}) {p}"),
+            }
+        );
+        Ok(())
+    }
+
+    /// The test traffic untracked in raw prerouting.
+    fn notrack(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, a, l4, .. } = *self;
+        // In the input topology replies leave via output and never pass
+        // prerouting, so a rule for the server network would stay idle.
+        let nets = match (spec.chain, spec.one_way) {
+            (Chain::Forward, false) => vec![a.client_net, a.server_net],
+            _ => vec![a.client_net],
+        };
+        for net in nets {
+            rs.rules.push(rule(
+                Hook::RawPrerouting,
+                Match {
+                    src: Some(net),
+                    l4,
+                    ..Match::default()
+                },
+                Action::Notrack,
+                Role::Match,
+            ));
+        }
+        rs.description = match spec.chain {
+            Chain::Forward => format!(
+                "notrack: {} from the client and server networks untracked in raw prerouting",
+                spec.l4.name()
+            ),
+            Chain::Input => format!(
+                "notrack: {} from the client network untracked in raw prerouting \
+                 (replies leave via output, still tracked)",
+                spec.l4.name()
+            ),
+        };
+        Ok(())
+    }
+
+    /// A stateful accept of new and established flows (switches connection tracking on).
+    fn conntrack(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, .. } = *self;
+        // A stateful accept: the netns's connection tracking is switched on by it
+        // (seed 001's "connection tracking enabled" row).
+        rs.rules.push(self.accept_new());
+        rs.description = format!(
+            "conntrack: accept new and established {} from the client network on {} (tracks every flow)",
+            spec.l4.name(),
+            spec.chain
+        );
+        Ok(())
+    }
+
+    /// Known flows first, `count` fillers every new flow walks, then new flows accepted.
+    fn stateful(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, hook, .. } = *self;
+        // Known flows first (their packets skip the rest), then `count` filler
+        // rules every new flow walks, then new flows from the client network.
+        rs.rules.push(rule(
+            hook,
+            Match {
+                ct_established: true,
+                ..Match::default()
+            },
+            Action::Accept,
+            // One-way new flows never reach it; a flood's later packets do.
+            Role::Guard,
+        ));
+        rs.rules.extend(fillers(hook, spec)?);
+        rs.rules.push(self.accept_new());
+        rs.description = format!(
+            "stateful: accept established/related, {} non-matching rules, then accept new {} \
+             flows from the client network on {}",
+            spec.count,
+            spec.l4.name(),
+            spec.chain
+        );
+        Ok(())
+    }
+
+    /// The test traffic dropped (raw prerouting or the chain) after `count` fillers.
+    fn dropping(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, hook, .. } = *self;
+        let from_clients = &self.from_clients;
+        let (h, where_) = if spec.model == Model::RawDrop {
+            (Hook::RawPrerouting, "raw prerouting".to_string())
+        } else {
+            (hook, spec.chain.to_string())
+        };
+        // Seed 001's "dropping after 5 rules": `count` non-matching fillers first.
+        check_count(spec.count)?;
+        rs.rules = fillers(h, spec)?;
+        rs.rules
+            .push(rule(h, from_clients.clone(), Action::Drop, Role::Match));
+        let after = if spec.count > 0 {
+            format!(" after {} non-matching rules", spec.count)
+        } else {
+            String::new()
+        };
+        rs.description = format!(
+            "{}: drop {} from the client network in {where_}{after}",
+            spec.model,
+            spec.l4.name()
+        );
+        Ok(())
+    }
+
+    /// `count` filler rules in raw prerouting, none matching.
+    fn raw_filler(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, .. } = *self;
+        check_count(spec.count)?;
+        rs.rules = fillers(Hook::RawPrerouting, spec)?;
+        rs.description = format!(
+            "raw-filler: {} filler rules in raw prerouting, no matching rule",
+            spec.count
+        );
+        Ok(())
+    }
+
+    /// `count` payload string rules (Boyer-Moore or KMP), the last matching or none.
+    fn string_match(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, hook, l4, .. } = *self;
+        check_count(spec.count)?;
+        let algo = if matches!(spec.model, Model::StringBm | Model::StringBmDrop) {
+            StringAlgo::Bm
+        } else {
+            StringAlgo::Kmp
+        };
+        let last_matches = matches!(spec.model, Model::StringBmDrop | Model::StringKmpDrop);
+        let n = spec.count.max(1);
+        rs.rules = string_rules(hook, l4, algo, n, last_matches);
+        rs.description = if last_matches {
+            format!(
+                "{}: {n} payload string rules on {}, the last matching every test packet \
+                 ({PAYLOAD_MAGIC}), drop",
+                spec.model, spec.chain
+            )
+        } else {
+            format!(
+                "{}: {n} payload string rules that never match on {}",
+                spec.model, spec.chain
+            )
+        };
+        Ok(())
+    }
+
+    /// Accept up to 1000 packets/s per source network, drop the rest.
+    fn hashlimit(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen {
+            spec, a, hook, l4, ..
+        } = *self;
+        let from_clients = &self.from_clients;
+        let src_prefix_len = match spec.ip {
+            Ip::V4 => 16,
+            Ip::V6 => 48,
+        };
+        rs.rules.push(rule(
+            hook,
+            Match {
+                src: Some(a.client_net),
+                l4,
+                hashlimit: Some(Hashlimit {
+                    name: "fwbench-hl".into(),
+                    rate_pps: 1000,
+                    burst: 1000,
+                    src_prefix_len,
+                }),
+                ..Match::default()
+            },
+            Action::Accept,
+            Role::Match,
+        ));
+        rs.rules
+            .push(rule(hook, from_clients.clone(), Action::Drop, Role::Match));
+        rs.description = format!(
+            "hashlimit: accept up to 1000 {} packets/s per source /{src_prefix_len} on {}, drop the rest",
+            spec.l4.name(), spec.chain
+        );
+        Ok(())
+    }
+
+    /// Source NAT of the test traffic in nat postrouting.
+    fn snat(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, a, .. } = *self;
+        let from_clients = &self.from_clients;
+        let to = match spec.nat_to {
+            Some(to) => check_nat_to(to, a)?,
+            None => gateway(spec, a.gateway_server, "server")?,
+        };
+        let m = from_clients.clone();
+        let what = format!(
+            "source NAT in nat postrouting: {} from the client network to {to}",
+            spec.l4.name()
+        );
+        translating(rs, spec, Hook::NatPostrouting, Action::Snat(to), m, &what)?;
+        Ok(())
+    }
+
+    /// Masquerade of the test traffic in nat postrouting.
+    fn masquerade(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, .. } = *self;
+        let from_clients = &self.from_clients;
+        let m = from_clients.clone();
+        let what = format!(
+            "masquerade in nat postrouting: {} from the client network to the outgoing \
+             interface's address",
+            spec.l4.name()
+        );
+        translating(rs, spec, Hook::NatPostrouting, Action::Masquerade, m, &what)?;
+        Ok(())
+    }
+
+    /// Destination NAT to the server in nat prerouting.
+    fn dnat(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, a, l4, .. } = *self;
+        let at = gateway(spec, a.gateway_client, "client")?;
+        let m = Match {
+            dst: Some(Prefix::host(at)),
+            l4,
+            dport: spec.dport,
+            ..Match::default()
+        };
+        let what = format!(
+            "destination NAT in nat prerouting: {} to {at}{} forwarded to the server {}",
+            spec.l4.name(),
+            spec.dport.map(|p| format!(" port {p}")).unwrap_or_default(),
+            a.server
+        );
+        let action = Action::Dnat(a.server, spec.dport);
+        translating(rs, spec, Hook::NatPrerouting, action, m, &what)?;
+        Ok(())
+    }
+
+    /// Flows of the test traffic offloaded to a flowtable on forward.
+    fn flowtable(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
+        let Gen { spec, .. } = *self;
+        let from_clients = &self.from_clients;
+        let m = from_clients.clone();
+        let what = format!(
+            "{} flows from the client network added to flowtable ft on forward",
+            spec.l4.name()
+        );
+        translating(rs, spec, Hook::FilterForward, Action::Offload, m, &what)?;
+        Ok(())
+    }
 }
 
 /// `n` payload string rules that drop; none matches the test traffic, or (`last_matches`)

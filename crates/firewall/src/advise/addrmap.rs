@@ -50,7 +50,12 @@ fn width(v6: bool) -> u32 {
 impl AddrMap {
     /// The map of `points` and `nets` (all of family `v6`; others are ignored) into
     /// `target`; an error when they need more room than `target` has.
-    pub fn build(v6: bool, nets: &[Net], points: &[u128], target: Net) -> Result<AddrMap, String> {
+    pub fn build(
+        v6: bool,
+        nets: &[Net],
+        points: &[u128],
+        target: Net,
+    ) -> Result<AddrMap, AddrMapError> {
         let w = width(v6);
         let mut prefixes: Vec<Net> = nets
             .iter()
@@ -115,7 +120,11 @@ impl AddrMap {
                 if let Some(&c) = n.children.get(k) {
                     let bits = m.nodes[c].bits;
                     if bits >= w {
-                        return Err(too_big(v6, target, w));
+                        return Err(AddrMapError::Deeper {
+                            v6,
+                            width: w,
+                            target,
+                        });
                     }
                     let size = 1u128 << bits;
                     at = at.div_ceil(size) * size;
@@ -132,11 +141,12 @@ impl AddrMap {
         }
         let room = w - u32::from(target.len);
         if m.nodes[0].bits > room {
-            return Err(format!(
-                "{} need {} address bits, {target} has {room}",
-                what(v6),
-                m.nodes[0].bits
-            ));
+            return Err(AddrMapError::Room {
+                v6,
+                need: m.nodes[0].bits,
+                target,
+                room,
+            });
         }
         // Images top-down.
         m.nodes[0].image = target.range().0;
@@ -218,11 +228,20 @@ fn what(v6: bool) -> &'static str {
     }
 }
 
-fn too_big(v6: bool, target: Net, w: u32) -> String {
-    format!(
-        "{} need more than {w} address bits (target {target})",
-        what(v6)
-    )
+/// Why the addresses (`v6`: of IPv6) cannot be mapped into `target`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddrMapError {
+    /// The prefixes nest deeper than the family's address width.
+    #[error("{} need more than {width} address bits (target {target})", what(*v6))]
+    Deeper { v6: bool, width: u32, target: Net },
+    /// The tree needs more host bits than the target block has.
+    #[error("{} need {need} address bits, {target} has {room}", what(*v6))]
+    Room {
+        v6: bool,
+        need: u32,
+        target: Net,
+        room: u32,
+    },
 }
 
 #[cfg(test)]
@@ -312,8 +331,16 @@ mod tests {
             .collect();
         let points: Vec<u128> = nets.iter().map(|n| n.addr).collect();
         let e = AddrMap::build(false, &nets, &points, n("198.18.1.0/24")).unwrap_err();
-        assert_eq!(
+        assert!(matches!(
             e,
+            AddrMapError::Room {
+                need: 10,
+                room: 8,
+                ..
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
             "the rulesets' IPv4 prefixes and probe addresses need 10 address bits, \
              198.18.1.0/24 has 8"
         );

@@ -7,7 +7,7 @@
 
 use super::model::{port_ranges, Chain, Cond, Field, Net, Rule, Table, Target, Values};
 use crate::import::{builtins, ImportError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 fn proto_number(p: &str) -> Option<u8> {
@@ -75,6 +75,9 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
         }
     }
     let mut tables: Vec<Table> = vec![];
+    // Each table's chains by name (a search of the chains per rule made 200 000
+    // chains quadratic).
+    let mut indices: Vec<HashMap<String, usize>> = vec![];
     let mut v6 = None;
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -91,6 +94,7 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
                 name: t.to_owned(),
                 chains: vec![],
             });
+            indices.push(HashMap::new());
             continue;
         }
         // INVARIANT: the importer accepted the file, so a `*table` came first.
@@ -102,6 +106,9 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
             let hook = builtins(&t.name)
                 .contains(&name.as_str())
                 .then(|| (name.to_ascii_lowercase(), priority(&t.name, &name)));
+            if let Some(index) = indices.last_mut() {
+                index.insert(name.clone(), t.chains.len());
+            }
             t.chains.push(Chain {
                 name: name.clone(),
                 decl: format!(":{name} {} [0:0]", policy.as_deref().unwrap_or("-")),
@@ -123,15 +130,12 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
             }
             None => (None, line),
         };
-        let declared: Vec<String> = t.chains.iter().map(|c| c.name.clone()).collect();
-        let (chain, r) = parse_rule(n + 1, rule, packets, &declared, &mut v6);
+        // INVARIANT: a `*table` line came first, so there is a last index.
+        let index = indices.last().expect("a table section");
+        let (chain, r) = parse_rule(n + 1, rule, packets, &|c| index.contains_key(c), &mut v6);
         // INVARIANT: the importer checked every `-A` names a declared chain.
-        let c = t
-            .chains
-            .iter_mut()
-            .find(|c| c.name == chain)
-            .expect("declared");
-        c.rules.push(r);
+        let at = *index.get(&chain).expect("declared");
+        t.chains[at].rules.push(r);
     }
     for t in &tables {
         for c in &t.chains {
@@ -146,12 +150,13 @@ pub fn parse(source: &str, text: &str) -> Result<(Vec<Table>, bool), ImportError
     Ok((tables, v6.unwrap_or(false)))
 }
 
-/// One `-A CHAIN …` line (without its counter) → (chain, rule).
+/// One `-A CHAIN …` line (without its counter) → (chain, rule). `is_chain`: whether
+/// a name is a chain of the rule's table (a jump to it, not a target).
 fn parse_rule(
     line: usize,
     text: &str,
     packets: Option<u64>,
-    declared: &[String],
+    is_chain: &dyn Fn(&str) -> bool,
     v6: &mut Option<bool>,
 ) -> (String, Rule) {
     let rest = text.strip_prefix("-A ").unwrap_or(text);
@@ -162,38 +167,83 @@ fn parse_rule(
         .map(|(a, b)| &rest[a..b])
         .collect();
     let chain = ws.first().copied().unwrap_or_default().to_owned();
-    let mut conds = BTreeMap::new();
-    let mut opaque: Option<String> = None;
-    let mut comment = None;
-    let mut target = Target::Continue(None);
-    let mut neg = false;
-    let mut i = 1;
-    let unknown = |why: String, opaque: &mut Option<String>| {
-        opaque.get_or_insert(why);
+    let mut r = RuleReader {
+        conds: BTreeMap::new(),
+        opaque: None,
+        comment: None,
+        target: Target::Continue(None),
+        neg: false,
+        v6,
     };
+    let mut i = 1;
     while i < ws.len() {
-        let w = ws[i];
-        let val = ws.get(i + 1).copied();
-        let mut put = |f: Field, v: Option<Values>, opaque: &mut Option<String>| match v {
+        if ws[i] == "!" {
+            r.neg = true;
+            i += 1;
+            continue;
+        }
+        match r.option(&ws, i, is_chain) {
+            Some(words) => i += words,
+            None => break,
+        }
+        r.neg = false;
+    }
+    let rule = Rule {
+        line,
+        text: format!("-A {rest}"),
+        conds: if r.opaque.is_some() {
+            None
+        } else {
+            Some(r.conds)
+        },
+        opaque: r.opaque,
+        target: r.target,
+        comment: r.comment,
+        packets,
+    };
+    (chain, rule)
+}
+
+/// A rule's options being read into the model.
+struct RuleReader<'a> {
+    conds: BTreeMap<Field, Cond>,
+    /// Why the rule is opaque: the first option the analysis does not model.
+    opaque: Option<String>,
+    comment: Option<String>,
+    target: Target,
+    /// After a `!`.
+    neg: bool,
+    /// The file's IP version, from the first address seen.
+    v6: &'a mut Option<bool>,
+}
+
+impl RuleReader<'_> {
+    fn unknown(&mut self, why: String) {
+        self.opaque.get_or_insert(why);
+    }
+
+    /// Field `f` matched with values `v` (`None`: the option `w val` not understood).
+    fn put(&mut self, f: Field, v: Option<Values>, w: &str, val: Option<&str>) {
+        match v {
             Some(values) => {
-                if conds.insert(f, Cond::new(neg, values)).is_some() {
-                    opaque.get_or_insert(format!("{} matched twice", f.name()));
+                if self.conds.insert(f, Cond::new(self.neg, values)).is_some() {
+                    self.unknown(format!("{} matched twice", f.name()));
                 }
             }
-            None => {
-                opaque.get_or_insert(format!("`{w} {}` not understood", val.unwrap_or("")));
-            }
-        };
+            None => self.unknown(format!("`{w} {}` not understood", val.unwrap_or(""))),
+        }
+    }
+
+    /// The option at `ws[i]`: how many words it took (`None`: the target, which ends
+    /// the rule).
+    fn option(&mut self, ws: &[&str], i: usize, is_chain: &dyn Fn(&str) -> bool) -> Option<usize> {
+        let w = ws[i];
+        let val = ws.get(i + 1).copied();
         match w {
-            "!" => {
-                neg = true;
-                i += 1;
-                continue;
-            }
             "-p" | "--protocol" => {
                 let v = val.and_then(proto_number).map(Values::Proto);
                 if val != Some("all") {
-                    put(Field::Proto, v, &mut opaque)
+                    self.put(Field::Proto, v, w, val)
                 }
             }
             "-s" | "--source" | "-d" | "--destination" => {
@@ -205,9 +255,9 @@ fn parse_rule(
                 let nets: Option<Vec<Net>> =
                     val.and_then(|v| v.split(',').map(Net::parse).collect());
                 if let Some(n) = nets.as_ref().and_then(|n| n.first()) {
-                    v6.get_or_insert(n.v6);
+                    self.v6.get_or_insert(n.v6);
                 }
-                put(f, nets.map(Values::Nets), &mut opaque)
+                self.put(f, nets.map(Values::Nets), w, val)
             }
             "-i" | "--in-interface" | "-o" | "--out-interface" => {
                 let f = if w.starts_with("-i") || w == "--in-interface" {
@@ -218,24 +268,9 @@ fn parse_rule(
                 let v = val
                     .filter(|v| !v.ends_with('+'))
                     .map(|v| Values::Iface(v.to_owned()));
-                put(f, v, &mut opaque)
+                self.put(f, v, w, val)
             }
-            "-m" | "--match" => match val {
-                Some("tcp" | "udp" | "sctp" | "multiport" | "comment") => {}
-                Some("conntrack" | "state" | "recent" | "limit" | "hashlimit" | "connlimit") => {
-                    unknown(
-                        format!("stateful match `-m {}`", val.unwrap_or("")),
-                        &mut opaque,
-                    )
-                }
-                other => unknown(
-                    format!(
-                        "match `-m {}` the analysis does not model",
-                        other.unwrap_or("")
-                    ),
-                    &mut opaque,
-                ),
-            },
+            "-m" | "--match" => self.match_module(val),
             "--dport"
             | "--destination-port"
             | "--sport"
@@ -251,54 +286,58 @@ fn parse_rule(
                 };
                 let rs: Option<Vec<(u16, u16)>> =
                     val.and_then(|v| v.split(',').map(port_range).collect());
-                put(f, rs.map(Values::Ports), &mut opaque)
+                self.put(f, rs.map(Values::Ports), w, val)
             }
-            "--comment" => comment = val.map(str::to_owned),
+            "--comment" => self.comment = val.map(str::to_owned),
             "-j" | "--jump" | "-g" | "--goto" => {
-                let t = val.unwrap_or_default();
-                let opts = ws[i + 2..].join(" ");
-                target = if w == "-g" || w == "--goto" {
-                    Target::Goto(t.to_owned())
-                } else if declared.iter().any(|d| d == t) {
-                    Target::Jump(t.to_owned())
-                } else {
-                    match t {
-                        "ACCEPT" | "DROP" | "REJECT" => {
-                            Target::Verdict(format!("{t} {opts}").trim_end().to_owned())
-                        }
-                        "RETURN" => Target::Return,
-                        _ => Target::Continue(Some(format!("{t} {opts}").trim_end().to_owned())),
-                    }
-                };
-                break;
+                let goto = w == "-g" || w == "--goto";
+                let opts = ws.get(i + 2..).unwrap_or_default().join(" ");
+                self.target = target(goto, val.unwrap_or_default(), &opts, is_chain);
+                return None;
             }
             other => {
-                unknown(
-                    format!("option `{other}` the analysis does not model"),
-                    &mut opaque,
-                );
+                self.unknown(format!("option `{other}` the analysis does not model"));
                 // An option without a value (`--syn`, `-f`): the next word is the
                 // next option, `-j` included.
                 if val.is_some_and(|v| v.starts_with('-') || v == "!") {
-                    neg = false;
-                    i += 1;
-                    continue;
+                    return Some(1);
                 }
             }
         }
-        neg = false;
-        i += 2;
+        Some(2)
     }
-    let rule = Rule {
-        line,
-        text: format!("-A {rest}"),
-        conds: if opaque.is_some() { None } else { Some(conds) },
-        opaque,
-        target,
-        comment,
-        packets,
-    };
-    (chain, rule)
+
+    /// `-m NAME`: the matches whose options are read here, or why the rule is opaque.
+    fn match_module(&mut self, val: Option<&str>) {
+        match val {
+            Some("tcp" | "udp" | "sctp" | "multiport" | "comment") => {}
+            Some("conntrack" | "state" | "recent" | "limit" | "hashlimit" | "connlimit") => {
+                self.unknown(format!("stateful match `-m {}`", val.unwrap_or("")))
+            }
+            other => self.unknown(format!(
+                "match `-m {}` the analysis does not model",
+                other.unwrap_or("")
+            )),
+        }
+    }
+}
+
+/// The target of `-j t opts` (`goto`: `-g`): a chain of the table, a verdict, a
+/// return, or a non-terminal target such as `LOG`.
+fn target(goto: bool, t: &str, opts: &str, is_chain: &dyn Fn(&str) -> bool) -> Target {
+    if goto {
+        Target::Goto(t.to_owned())
+    } else if is_chain(t) {
+        Target::Jump(t.to_owned())
+    } else {
+        match t {
+            "ACCEPT" | "DROP" | "REJECT" => {
+                Target::Verdict(format!("{t} {opts}").trim_end().to_owned())
+            }
+            "RETURN" => Target::Return,
+            _ => Target::Continue(Some(format!("{t} {opts}").trim_end().to_owned())),
+        }
+    }
 }
 
 /// A rewritten rule's `iptables` options (the set names for merged address sets are

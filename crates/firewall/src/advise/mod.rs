@@ -88,7 +88,7 @@ pub struct Advice {
     /// Both rulesets as nft files (original, optimised), to measure them with one
     /// engine; `Err`: why they cannot be written as nft.
     #[serde(skip)]
-    pub as_nft: Result<(String, String), String>,
+    pub as_nft: Result<(String, String), nft::NftOutputError>,
     /// Both rulesets in the model, for the proof on a testbed.
     #[serde(skip)]
     pub rulesets: Rulesets,
@@ -103,7 +103,7 @@ impl Advice {
         after: &[Table],
         changes: Vec<Change>,
         probes: usize,
-        as_nft: Result<(String, String), String>,
+        as_nft: Result<(String, String), nft::NftOutputError>,
     ) -> Advice {
         Advice {
             format,
@@ -323,7 +323,7 @@ pub fn advise_nft_counted(
     {
         probes += check(&before, &after, true)?;
     }
-    let unsupported = |e: String| AdviseError::Unsupported(format!("{source}: {e}"));
+    let unsupported = |e: nft::NftOutputError| AdviseError::Unsupported(format!("{source}: {e}"));
     let text = if changes.is_empty() {
         String::new()
     } else {

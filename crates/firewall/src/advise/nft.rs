@@ -45,9 +45,30 @@ fn values(v: &Values) -> String {
     }
 }
 
+/// Why a ruleset cannot be written as nft exactly.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NftOutputError {
+    /// A rule nft cannot be given exactly.
+    #[error("line {line} (`{text}`): {why}")]
+    Rule {
+        line: usize,
+        text: String,
+        why: String,
+    },
+    /// A table with rules whose chains nft's filter chains cannot stand for.
+    #[error("table {0} has rules; nft output covers raw, mangle, filter and security")]
+    Table(String),
+}
+
 /// One rule as nft text (`v6`: the family of addresses when the rule has none).
-pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
-    let why = |w: String| Err(format!("line {} (`{}`): {w}", r.line, r.text));
+pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, NftOutputError> {
+    let why = |why: String| {
+        Err(NftOutputError::Rule {
+            line: r.line,
+            text: r.text.clone(),
+            why,
+        })
+    };
     let Some(conds) = &r.conds else {
         return why(format!(
             "{}; nft output needs every rule understood",
@@ -155,7 +176,7 @@ pub(super) fn rule(r: &Rule, v6: bool) -> Result<String, String> {
     Ok(s)
 }
 
-fn chain(out: &mut String, table: &str, c: &Chain, v6: bool) -> Result<(), String> {
+fn chain(out: &mut String, table: &str, c: &Chain, v6: bool) -> Result<(), NftOutputError> {
     let _ = writeln!(out, "\tchain {} {{", c.name);
     if let Some(p) = &c.policy {
         // INVARIANT: only tables with a priority get here.
@@ -177,7 +198,7 @@ fn chain(out: &mut String, table: &str, c: &Chain, v6: bool) -> Result<(), Strin
 /// The tables as an `nft -f` file; an error names the first rule nft cannot be
 /// given exactly. Tables without rules are left out; `nat` (and any table nft's
 /// filter chains cannot stand for) with rules is refused.
-pub fn render(tables: &[Table], v6: bool) -> Result<String, String> {
+pub fn render(tables: &[Table], v6: bool) -> Result<String, NftOutputError> {
     let mut out = String::new();
     let family = if v6 { "ip6" } else { "ip" };
     for t in tables {
@@ -185,10 +206,7 @@ pub fn render(tables: &[Table], v6: bool) -> Result<String, String> {
             continue;
         }
         if priority(&t.name).is_none() {
-            return Err(format!(
-                "table {} has rules; nft output covers raw, mangle, filter and security",
-                t.name
-            ));
+            return Err(NftOutputError::Table(t.name.clone()));
         }
         let _ = writeln!(out, "table {family} advise-{} {{", t.name);
         for c in &t.chains {

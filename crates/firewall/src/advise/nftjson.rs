@@ -7,6 +7,7 @@
 //! Must not: run any program (the caller loads the file into a scratch namespace).
 
 use super::model::{Chain, Cond, Field, Net, Rule, Table, Target, Values};
+use super::nft::NftOutputError;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -147,18 +148,12 @@ fn rule_of(
     expr: &[Value],
     sets: &dyn Fn(&str) -> Option<SetRead>,
 ) -> (Result<BTreeMap<Field, Cond>, String>, Target) {
-    let mut conds = BTreeMap::new();
-    let mut target = Target::Continue(None);
-    let mut why: Option<String> = None;
-    let mut put = |f: Field, c: Cond, why: &mut Option<String>| {
-        if let Some(old) = conds.get(&f) {
-            if *old != c {
-                why.get_or_insert(format!("{} matched twice", f.name()));
-            }
-        } else {
-            conds.insert(f, c);
-        }
+    let mut m = Matches {
+        conds: BTreeMap::new(),
+        why: None,
+        sets,
     };
+    let mut target = Target::Continue(None);
     for e in expr {
         let Some((k, x)) = e.as_object().and_then(|m| m.iter().next()) else {
             continue;
@@ -171,106 +166,120 @@ fn rule_of(
             "jump" => target = Target::Jump(x["target"].as_str().unwrap_or("").into()),
             "goto" => target = Target::Goto(x["target"].as_str().unwrap_or("").into()),
             "log" => target = Target::Continue(Some(format!("log {x}"))),
-            "match" => {
-                let neg = match x["op"].as_str() {
-                    Some("==" | "in") => false,
-                    Some("!=") => true,
-                    other => {
-                        why.get_or_insert(format!("match operator {}", other.unwrap_or("?")));
-                        continue;
-                    }
-                };
-                let (l, r) = (&x["left"], &x["right"]);
-                if let Some(p) = l.get("payload") {
-                    let proto = p["protocol"].as_str().unwrap_or("");
-                    let field = p["field"].as_str().unwrap_or("");
-                    let f = match (proto, field) {
-                        ("ip" | "ip6", "saddr") => Field::Src,
-                        ("ip" | "ip6", "daddr") => Field::Dst,
-                        (_, "sport") => Field::Sport,
-                        (_, "dport") => Field::Dport,
-                        _ => {
-                            why.get_or_insert(format!("match on {proto} {field}"));
-                            continue;
-                        }
-                    };
-                    let port = matches!(f, Field::Sport | Field::Dport);
-                    if port {
-                        match proto_number(proto) {
-                            Some(n) => {
-                                put(Field::Proto, Cond::new(false, Values::Proto(n)), &mut why)
-                            }
-                            None if proto == "th" => {}
-                            None => {
-                                why.get_or_insert(format!("match on {proto} {field}"));
-                                continue;
-                            }
-                        }
-                    }
-                    if let Some(name) = r.as_str().and_then(|s| s.strip_prefix('@')) {
-                        match sets(name) {
-                            Some(Ok((p, values))) if p == port => put(
-                                f,
-                                Cond {
-                                    neg,
-                                    values,
-                                    set: Some(name.to_owned()),
-                                },
-                                &mut why,
-                            ),
-                            Some(Ok(_)) => {
-                                why.get_or_insert(format!("named set @{name} of another type"));
-                            }
-                            Some(Err(e)) => {
-                                why.get_or_insert(format!("named set @{name}: {e}"));
-                            }
-                            None => {
-                                why.get_or_insert(format!("named set @{name} not in the file"));
-                            }
-                        }
-                        continue;
-                    }
-                    match value(r, port).and_then(union) {
-                        Some(values) => put(f, Cond::new(neg, values), &mut why),
-                        None => {
-                            why.get_or_insert(format!(
-                                "{proto} {field} matched against a value the analysis cannot read"
-                            ));
-                        }
-                    }
-                } else if let Some(m) = l.get("meta") {
-                    let key = m["key"].as_str().unwrap_or("");
-                    match (key, r) {
-                        ("l4proto", Value::String(s)) if proto_number(s).is_some() => put(
-                            Field::Proto,
-                            Cond::new(neg, Values::Proto(proto_number(s).unwrap_or(0))),
-                            &mut why,
-                        ),
-                        ("iifname" | "oifname", Value::String(s)) if !s.contains('*') => put(
-                            if key == "iifname" {
-                                Field::In
-                            } else {
-                                Field::Out
-                            },
-                            Cond::new(neg, Values::Iface(s.clone())),
-                            &mut why,
-                        ),
-                        _ => {
-                            why.get_or_insert(format!("match on meta {key}"));
-                        }
-                    }
-                } else if l.get("ct").is_some() {
-                    why.get_or_insert("stateful match `ct`".into());
-                } else {
-                    why.get_or_insert(format!("match {l}"));
-                }
-            }
-            other => {
-                why.get_or_insert(format!("statement `{other}` the analysis does not model"));
-            }
+            "match" => m.one(x),
+            other => m.opaque(format!("statement `{other}` the analysis does not model")),
         }
     }
-    (why.map_or(Ok(conds), Err), target)
+    (m.why.map_or(Ok(m.conds), Err), target)
+}
+
+/// A rule's matches being read: the conditions so far, or why the rule is opaque.
+struct Matches<'a> {
+    conds: BTreeMap<Field, Cond>,
+    why: Option<String>,
+    sets: &'a dyn Fn(&str) -> Option<SetRead>,
+}
+
+impl Matches<'_> {
+    /// The first reason the rule cannot be read counts.
+    fn opaque(&mut self, why: String) {
+        self.why.get_or_insert(why);
+    }
+
+    fn put(&mut self, f: Field, c: Cond) {
+        if let Some(old) = self.conds.get(&f) {
+            if *old != c {
+                self.opaque(format!("{} matched twice", f.name()));
+            }
+        } else {
+            self.conds.insert(f, c);
+        }
+    }
+
+    /// One `match` expression.
+    fn one(&mut self, x: &Value) {
+        let neg = match x["op"].as_str() {
+            Some("==" | "in") => false,
+            Some("!=") => true,
+            other => return self.opaque(format!("match operator {}", other.unwrap_or("?"))),
+        };
+        let (l, r) = (&x["left"], &x["right"]);
+        if let Some(p) = l.get("payload") {
+            self.payload(p, r, neg);
+        } else if let Some(m) = l.get("meta") {
+            self.meta(m["key"].as_str().unwrap_or(""), r, neg);
+        } else if l.get("ct").is_some() {
+            self.opaque("stateful match `ct`".into());
+        } else {
+            self.opaque(format!("match {l}"));
+        }
+    }
+
+    /// A match on a header field (`ip saddr`, `tcp dport` …) against `r`.
+    fn payload(&mut self, p: &Value, r: &Value, neg: bool) {
+        let proto = p["protocol"].as_str().unwrap_or("");
+        let field = p["field"].as_str().unwrap_or("");
+        let f = match (proto, field) {
+            ("ip" | "ip6", "saddr") => Field::Src,
+            ("ip" | "ip6", "daddr") => Field::Dst,
+            (_, "sport") => Field::Sport,
+            (_, "dport") => Field::Dport,
+            _ => return self.opaque(format!("match on {proto} {field}")),
+        };
+        let port = matches!(f, Field::Sport | Field::Dport);
+        if port {
+            match proto_number(proto) {
+                Some(n) => self.put(Field::Proto, Cond::new(false, Values::Proto(n))),
+                None if proto == "th" => {}
+                None => return self.opaque(format!("match on {proto} {field}")),
+            }
+        }
+        if let Some(name) = r.as_str().and_then(|s| s.strip_prefix('@')) {
+            return self.named_set(f, port, name, neg);
+        }
+        match value(r, port).and_then(union) {
+            Some(values) => self.put(f, Cond::new(neg, values)),
+            None => self.opaque(format!(
+                "{proto} {field} matched against a value the analysis cannot read"
+            )),
+        }
+    }
+
+    /// A match of field `f` against the named set `@name` of the rule's table.
+    fn named_set(&mut self, f: Field, port: bool, name: &str, neg: bool) {
+        match (self.sets)(name) {
+            Some(Ok((p, values))) if p == port => self.put(
+                f,
+                Cond {
+                    neg,
+                    values,
+                    set: Some(name.to_owned()),
+                },
+            ),
+            Some(Ok(_)) => self.opaque(format!("named set @{name} of another type")),
+            Some(Err(e)) => self.opaque(format!("named set @{name}: {e}")),
+            None => self.opaque(format!("named set @{name} not in the file")),
+        }
+    }
+
+    /// A match on meta `key` (the protocol, the interfaces) against `r`.
+    fn meta(&mut self, key: &str, r: &Value, neg: bool) {
+        match (key, r) {
+            ("l4proto", Value::String(s)) if proto_number(s).is_some() => self.put(
+                Field::Proto,
+                Cond::new(neg, Values::Proto(proto_number(s).unwrap_or(0))),
+            ),
+            ("iifname" | "oifname", Value::String(s)) if !s.contains('*') => self.put(
+                if key == "iifname" {
+                    Field::In
+                } else {
+                    Field::Out
+                },
+                Cond::new(neg, Values::Iface(s.clone())),
+            ),
+            _ => self.opaque(format!("match on meta {key}")),
+        }
+    }
 }
 
 /// One table of the listing, with each rule's handle (to write it back).
@@ -287,10 +296,19 @@ fn table_mut<'a>(out: &'a mut [NftTable], family: &str, name: &str) -> Option<&'
         .find(|t| t.family == family && t.name == name)
 }
 
+/// Why nft's listing cannot be read into the model.
+#[derive(Debug, thiserror::Error)]
+pub enum ListingError {
+    #[error("reading nft's JSON listing: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The JSON has a rule the text listing (`nft -a list ruleset`) lacks.
+    #[error("no text for rule {handle} of chain {chain}")]
+    NoText { handle: u64, chain: String },
+}
+
 /// The listing's tables as the model; each rule's `line` is its nft handle.
-pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
-    let v: Value =
-        serde_json::from_str(json).map_err(|e| format!("reading nft's JSON listing: {e}"))?;
+pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, ListingError> {
+    let v: Value = serde_json::from_str(json)?;
     let items = v["nftables"].as_array().cloned().unwrap_or_default();
     let texts = crate::import::rule_texts(listing);
     let sets = named_sets(&items);
@@ -354,7 +372,10 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
                 let text = texts
                     .get(&(family.clone(), tname.clone(), chain.clone(), handle))
                     .cloned()
-                    .ok_or_else(|| format!("no text for rule {handle} of chain {chain}"))?;
+                    .ok_or_else(|| ListingError::NoText {
+                        handle,
+                        chain: chain.clone(),
+                    })?;
                 let Some(c) = t.table.chains.iter_mut().find(|c| c.name == chain) else {
                     continue;
                 };
@@ -384,7 +405,7 @@ pub fn parse(json: &str, listing: &str) -> Result<Vec<NftTable>, String> {
 
 /// The listing with each chain's rules replaced by the rewritten ones (kept rules by
 /// their own text, new ones rendered), handles dropped: `nft -f` input.
-pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, String> {
+pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, NftOutputError> {
     let mut out = String::new();
     let mut table: Option<&NftTable> = None;
     let mut chain: Option<&Chain> = None;
@@ -434,7 +455,7 @@ pub fn render(listing: &str, tables: &[NftTable]) -> Result<String, String> {
     Ok(out)
 }
 
-fn write_rules(out: &mut String, c: &Chain, family: &str) -> Result<(), String> {
+fn write_rules(out: &mut String, c: &Chain, family: &str) -> Result<(), NftOutputError> {
     for r in &c.rules {
         out.push_str("\t\t");
         if r.line != 0 {

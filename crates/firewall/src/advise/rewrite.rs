@@ -60,59 +60,112 @@ pub fn rewrite(
 ) -> (Table, Vec<(String, usize, String)>) {
     let mut out = t.clone();
     let mut sets = vec![];
-    let unit = if nft { "handle" } else { "line" };
     for c in &mut out.chains {
-        let at = |what: &str| format!("{} {}", t.name, what);
-        let chain_name = at(&c.name);
+        let mut cx = ChainRewrite {
+            chain: c.name.clone(),
+            chain_name: format!("{} {}", t.name, c.name),
+            unit: if nft { "handle" } else { "line" },
+            nft,
+            next_set: &mut *next_set,
+            changes: &mut *changes,
+            sets: &mut sets,
+        };
         // 1. Duplicates and shadowed rules.
-        let mut kept: Vec<Rule> = Vec::with_capacity(c.rules.len());
-        for r in std::mem::take(&mut c.rules) {
+        let kept = cx.remove_covered(std::mem::take(&mut c.rules));
+        // 2. Runs of rules differing in one field → one rule with a set.
+        let mut merged = cx.merge_runs(&kept);
+        // 2b. (nft) Runs differing in one field with different verdicts → one vmap rule.
+        if nft {
+            merged = verdict_maps(merged, &cx.chain_name, cx.changes);
+        }
+        // 3. Hot rules earlier, across rules they commute with (counters known).
+        cx.move_hot(&mut merged);
+        c.rules = merged;
+    }
+    (out, sets)
+}
+
+/// One chain being rewritten: its names, and where changes and merged sets go.
+struct ChainRewrite<'a> {
+    /// The chain's name, and `TABLE CHAIN` for the changes.
+    chain: String,
+    chain_name: String,
+    /// `handle` (nft) or `line` (iptables), for the reasons.
+    unit: &'static str,
+    nft: bool,
+    next_set: &'a mut usize,
+    changes: &'a mut Vec<Change>,
+    sets: &'a mut Vec<(String, usize, String)>,
+}
+
+/// A run of rules of a chain that differ from its head in one field only.
+struct Run {
+    /// Indices of the head and the members, in order.
+    members: Vec<usize>,
+    field: Field,
+    /// Rules between the members that stay where they are.
+    between: Vec<usize>,
+}
+
+impl ChainRewrite<'_> {
+    /// Step 1: remove every understood rule an earlier rule takes every packet of.
+    fn remove_covered(&mut self, rules: Vec<Rule>) -> Vec<Rule> {
+        let mut kept: Vec<Rule> = Vec::with_capacity(rules.len());
+        for r in rules {
             if mergeable(&r) {
-                if let Some(k) = kept
-                    .iter()
-                    .find(|k| mergeable(k) && r.covered_by(k))
-                    .cloned()
-                {
-                    let dup = k.conds == r.conds && k.target == r.target;
-                    // Coverage that rests on a named set's elements says so.
-                    let sets: Vec<String> = k
-                        .conds
-                        .iter()
-                        .flat_map(|c| c.values())
-                        .filter_map(|c| c.set.as_ref().map(|s| format!("@{s}")))
-                        .collect();
-                    let sets = if sets.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            " (with the elements the file gives {}: a change to them at \
-                             runtime is not covered)",
-                            sets.join(", ")
-                        )
-                    };
-                    changes.push(Change {
-                        kind: if dup {
-                            ChangeKind::Duplicate
-                        } else {
-                            ChangeKind::Shadowed
-                        },
-                        chain: chain_name.clone(),
-                        lines: vec![r.line],
-                        reason: if dup {
-                            format!("duplicate of {unit} {} (`{}`): removed", k.line, k.text)
-                        } else {
-                            format!(
-                                "never matches: {unit} {} (`{}`) takes every packet it would{sets}: removed",
-                                k.line, k.text
-                            )
-                        },
-                    });
+                if let Some(k) = kept.iter().find(|k| mergeable(k) && r.covered_by(k)) {
+                    let change = self.covered(&r, k);
+                    self.changes.push(change);
                     continue;
                 }
             }
             kept.push(r);
         }
-        // 2. Runs of rules differing in one field → one rule with a set.
+        kept
+    }
+
+    /// The change removing `r`, which `k` covers (a duplicate, or shadowed).
+    fn covered(&self, r: &Rule, k: &Rule) -> Change {
+        let unit = self.unit;
+        let dup = k.conds == r.conds && k.target == r.target;
+        // Coverage that rests on a named set's elements says so.
+        let sets: Vec<String> = k
+            .conds
+            .iter()
+            .flat_map(|c| c.values())
+            .filter_map(|c| c.set.as_ref().map(|s| format!("@{s}")))
+            .collect();
+        let sets = if sets.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (with the elements the file gives {}: a change to them at \
+                 runtime is not covered)",
+                sets.join(", ")
+            )
+        };
+        Change {
+            kind: if dup {
+                ChangeKind::Duplicate
+            } else {
+                ChangeKind::Shadowed
+            },
+            chain: self.chain_name.clone(),
+            lines: vec![r.line],
+            reason: if dup {
+                format!("duplicate of {unit} {} (`{}`): removed", k.line, k.text)
+            } else {
+                format!(
+                    "never matches: {unit} {} (`{}`) takes every packet it would{sets}: removed",
+                    k.line, k.text
+                )
+            },
+        }
+    }
+
+    /// Step 2: each run of rules differing in one field becomes one rule with a set
+    /// (addresses: runs of three or more) or a few `multiport` rules.
+    fn merge_runs(&mut self, kept: &[Rule]) -> Vec<Rule> {
         let n = kept.len();
         let mut used = vec![false; n];
         let mut merged: Vec<Rule> = Vec::with_capacity(n);
@@ -122,178 +175,202 @@ pub fn rewrite(
             }
             used[i] = true;
             let head = &kept[i];
-            if !mergeable(head) {
-                merged.push(head.clone());
-                continue;
-            }
-            let mut members = vec![i];
-            let mut field: Option<Field> = None;
-            let mut between: Vec<usize> = vec![];
-            for j in i + 1..n.min(i + WINDOW) {
-                if used[j] {
-                    continue;
-                }
-                let r = &kept[j];
-                if r.conds.is_none() || between.len() > MAX_CROSSED {
-                    break; // nothing crosses a rule the analysis cannot read
-                }
-                let f = (mergeable(r) && r.target == head.target && r.comment == head.comment)
-                    .then(|| one_difference(head, r))
-                    .flatten();
-                let fits = f.is_some() && (field.is_none() || field == f);
-                if fits && between.iter().all(|&b| r.commutes_with(&kept[b])) {
-                    field = f;
-                    members.push(j);
-                } else {
-                    between.push(j);
-                }
-            }
-            let Some(f) = field else {
+            let run = find_run(kept, &used, i)
+                .filter(|r| !(matches!(r.field, Field::Src | Field::Dst) && r.members.len() < 3));
+            let Some(run) = run else {
                 merged.push(head.clone());
                 continue;
             };
-            let is_addr = matches!(f, Field::Src | Field::Dst);
-            if is_addr && members.len() < 3 {
-                merged.push(head.clone());
-                continue;
-            }
-            for &m in &members {
+            for &m in &run.members {
                 used[m] = true;
             }
-            // The union of the members' values, in order, each once.
-            let mut nets = vec![];
-            let mut ports: Vec<(u16, u16)> = vec![];
-            for &m in &members {
-                match kept[m]
-                    .conds
-                    .as_ref()
-                    .and_then(|c| c.get(&f))
-                    .map(|c| &c.values)
-                {
-                    Some(Values::Nets(ns)) => nets.extend(ns.iter().copied()),
-                    Some(Values::Ports(ps)) => ports.extend(ps.iter().copied()),
-                    _ => {}
-                }
-            }
-            let mut seen = std::collections::HashSet::new();
-            nets.retain(|n| seen.insert(*n));
-            let mut seen = std::collections::HashSet::new();
-            ports.retain(|p| seen.insert(*p));
-            let lines: Vec<usize> = members.iter().map(|&m| kept[m].line).collect();
-            let crossed = members
-                .last()
-                .map_or(0, |&last| between.iter().filter(|&&b| b < last).count());
-            let packets = members
-                .iter()
-                .filter_map(|&m| kept[m].packets)
-                .reduce(|a, b| a + b);
-            let with = |values: Values| {
-                let mut r = head.clone();
-                // INVARIANT: mergeable rules have conds.
-                let conds = r.conds.as_mut().expect("understood");
-                conds.insert(f, Cond::new(false, values));
-                r.line = 0;
-                r.text.clear();
-                r.packets = packets;
-                r
-            };
-            let how;
-            if is_addr {
-                let set = format!("fwbench-advise-{}", *next_set);
-                *next_set += 1;
-                how = if nft {
-                    format!("one rule with an anonymous set ({} entries)", nets.len())
-                } else {
-                    format!("one rule matching the ipset {set} ({} entries)", nets.len())
-                };
-                sets.push((c.name.clone(), merged.len(), set));
-                merged.push(with(Values::Nets(nets)));
-            } else {
-                let mut chunk: Vec<(u16, u16)> = vec![];
-                let mut rules = 0;
-                for p in ports {
-                    if !nft && port_weight(&chunk) + port_weight(&[p]) > MULTIPORT_MAX {
-                        merged.push(with(Values::Ports(std::mem::take(&mut chunk))));
-                        rules += 1;
-                    }
-                    chunk.push(p);
-                }
-                merged.push(with(Values::Ports(chunk)));
-                rules += 1;
-                how = if nft {
-                    "one rule with an anonymous set".into()
-                } else {
-                    format!(
-                        "{rules} `multiport` rule{}",
-                        if rules > 1 { "s" } else { "" }
-                    )
-                };
-            }
-            changes.push(Change {
-                kind: ChangeKind::Merged,
-                chain: chain_name.clone(),
-                reason: format!(
-                    "{} rules differing only in {} with the same verdict ({}) became {how}{}",
-                    lines.len(),
-                    f.name(),
-                    verdict_text(&head.target),
-                    if crossed > 0 {
-                        format!(
-                            "; later members moved up across {crossed} rule(s) they commute with"
-                        )
-                    } else {
-                        String::new()
-                    }
-                ),
-                lines,
-            });
+            self.merge(kept, &run, &mut merged);
         }
-        // 2b. (nft) Runs differing in one field with different verdicts → one vmap rule.
-        if nft {
-            merged = verdict_maps(merged, &chain_name, changes);
-        }
-        // 3. Hot rules earlier, across rules they commute with (counters known).
-        if merged.iter().any(|r| r.packets.unwrap_or(0) > 0) {
-            for k in 1..merged.len() {
-                let mut j = k;
-                // Only across a rule whose count is known and lower (an nft rule
-                // without a counter may be the hotter one).
-                while j > 0
-                    && mergeable(&merged[j])
-                    && merged[j - 1]
-                        .packets
-                        .is_some_and(|p| p < merged[j].packets.unwrap_or(0))
-                    && merged[j].commutes_with(&merged[j - 1])
-                {
-                    merged.swap(j, j - 1);
-                    for s in sets.iter_mut().filter(|s| s.0 == c.name) {
-                        if s.1 == j {
-                            s.1 = j - 1;
-                        } else if s.1 == j - 1 {
-                            s.1 = j;
-                        }
-                    }
-                    j -= 1;
-                }
-                if j < k {
-                    let r = &merged[j];
-                    changes.push(Change {
-                        kind: ChangeKind::Moved,
-                        chain: chain_name.clone(),
-                        lines: vec![r.line],
-                        reason: format!(
-                            "{} packets: moved {} place(s) earlier, across rules it \
-                             commutes with (no common packet, or the same verdict)",
-                            r.packets.unwrap_or(0),
-                            k - j
-                        ),
-                    });
-                }
-            }
-        }
-        c.rules = merged;
+        merged
     }
-    (out, sets)
+
+    /// Write the merged rule(s) of one run to `merged`, and the change.
+    fn merge(&mut self, kept: &[Rule], run: &Run, merged: &mut Vec<Rule>) {
+        let (f, members) = (run.field, &run.members);
+        let head = &kept[members[0]];
+        let (nets, ports) = union_of(kept, members, f);
+        let lines: Vec<usize> = members.iter().map(|&m| kept[m].line).collect();
+        let crossed = members
+            .last()
+            .map_or(0, |&last| run.between.iter().filter(|&&b| b < last).count());
+        let packets = members
+            .iter()
+            .filter_map(|&m| kept[m].packets)
+            .reduce(|a, b| a + b);
+        let with = |values: Values| {
+            let mut r = head.clone();
+            // INVARIANT: mergeable rules have conds.
+            let conds = r.conds.as_mut().expect("understood");
+            conds.insert(f, Cond::new(false, values));
+            r.line = 0;
+            r.text.clear();
+            r.packets = packets;
+            r
+        };
+        let nft = self.nft;
+        let how;
+        if matches!(f, Field::Src | Field::Dst) {
+            let set = format!("fwbench-advise-{}", *self.next_set);
+            *self.next_set += 1;
+            how = if nft {
+                format!("one rule with an anonymous set ({} entries)", nets.len())
+            } else {
+                format!("one rule matching the ipset {set} ({} entries)", nets.len())
+            };
+            self.sets.push((self.chain.clone(), merged.len(), set));
+            merged.push(with(Values::Nets(nets)));
+        } else {
+            let mut chunk: Vec<(u16, u16)> = vec![];
+            let mut rules = 0;
+            for p in ports {
+                if !nft && port_weight(&chunk) + port_weight(&[p]) > MULTIPORT_MAX {
+                    merged.push(with(Values::Ports(std::mem::take(&mut chunk))));
+                    rules += 1;
+                }
+                chunk.push(p);
+            }
+            merged.push(with(Values::Ports(chunk)));
+            rules += 1;
+            how = if nft {
+                "one rule with an anonymous set".into()
+            } else {
+                format!(
+                    "{rules} `multiport` rule{}",
+                    if rules > 1 { "s" } else { "" }
+                )
+            };
+        }
+        self.changes.push(Change {
+            kind: ChangeKind::Merged,
+            chain: self.chain_name.clone(),
+            reason: format!(
+                "{} rules differing only in {} with the same verdict ({}) became {how}{}",
+                lines.len(),
+                f.name(),
+                verdict_text(&head.target),
+                if crossed > 0 {
+                    format!("; later members moved up across {crossed} rule(s) they commute with")
+                } else {
+                    String::new()
+                }
+            ),
+            lines,
+        });
+    }
+
+    /// Step 3: hot rules earlier, across rules they commute with, when counters are
+    /// known.
+    fn move_hot(&mut self, merged: &mut [Rule]) {
+        if !merged.iter().any(|r| r.packets.unwrap_or(0) > 0) {
+            return;
+        }
+        for k in 1..merged.len() {
+            let mut j = k;
+            // Only across a rule whose count is known and lower (an nft rule
+            // without a counter may be the hotter one).
+            while j > 0
+                && mergeable(&merged[j])
+                && merged[j - 1]
+                    .packets
+                    .is_some_and(|p| p < merged[j].packets.unwrap_or(0))
+                && merged[j].commutes_with(&merged[j - 1])
+            {
+                merged.swap(j, j - 1);
+                for s in self.sets.iter_mut().filter(|s| s.0 == self.chain) {
+                    if s.1 == j {
+                        s.1 = j - 1;
+                    } else if s.1 == j - 1 {
+                        s.1 = j;
+                    }
+                }
+                j -= 1;
+            }
+            if j < k {
+                let r = &merged[j];
+                self.changes.push(Change {
+                    kind: ChangeKind::Moved,
+                    chain: self.chain_name.clone(),
+                    lines: vec![r.line],
+                    reason: format!(
+                        "{} packets: moved {} place(s) earlier, across rules it \
+                         commutes with (no common packet, or the same verdict)",
+                        r.packets.unwrap_or(0),
+                        k - j
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// The run headed by rule `i`: later unused rules with its verdict and comment that
+/// differ from it in the same one field, each commuting with the rules it moves up
+/// across; the search stops at a rule the analysis cannot read (nothing crosses it).
+fn find_run(kept: &[Rule], used: &[bool], i: usize) -> Option<Run> {
+    let head = &kept[i];
+    if !mergeable(head) {
+        return None;
+    }
+    let mut members = vec![i];
+    let mut field: Option<Field> = None;
+    let mut between: Vec<usize> = vec![];
+    for j in i + 1..kept.len().min(i + WINDOW) {
+        if used[j] {
+            continue;
+        }
+        let r = &kept[j];
+        if r.conds.is_none() || between.len() > MAX_CROSSED {
+            break; // nothing crosses a rule the analysis cannot read
+        }
+        let f = (mergeable(r) && r.target == head.target && r.comment == head.comment)
+            .then(|| one_difference(head, r))
+            .flatten();
+        let fits = f.is_some() && (field.is_none() || field == f);
+        if fits && between.iter().all(|&b| r.commutes_with(&kept[b])) {
+            field = f;
+            members.push(j);
+        } else {
+            between.push(j);
+        }
+    }
+    Some(Run {
+        members,
+        field: field?,
+        between,
+    })
+}
+
+/// The union of the members' values of field `f`, in order, each once: (networks,
+/// ports).
+fn union_of(
+    kept: &[Rule],
+    members: &[usize],
+    f: Field,
+) -> (Vec<super::model::Net>, Vec<(u16, u16)>) {
+    let mut nets = vec![];
+    let mut ports: Vec<(u16, u16)> = vec![];
+    for &m in members {
+        match kept[m]
+            .conds
+            .as_ref()
+            .and_then(|c| c.get(&f))
+            .map(|c| &c.values)
+        {
+            Some(Values::Nets(ns)) => nets.extend(ns.iter().copied()),
+            Some(Values::Ports(ps)) => ports.extend(ps.iter().copied()),
+            _ => {}
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    nets.retain(|n| seen.insert(*n));
+    let mut seen = std::collections::HashSet::new();
+    ports.retain(|p| seen.insert(*p));
+    (nets, ports)
 }
 
 fn verdict_text(t: &Target) -> String {

@@ -18,10 +18,34 @@
 
 use super::addrmap::AddrMap;
 use super::model::{Field, Net, Packet, Rule, Table, Target, Values};
+use super::nft::NftOutputError;
 use super::{nft, nftjson, table_probes, Origin, Probe, Rulesets};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::IpAddr;
+
+/// Why the proof cannot be planned on a testbed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The ruleset cannot be checked there: a rule names an interface the testbed's
+    /// packets use, a table is named like the observer's, a chain would come after
+    /// it, an address is in a match the analysis cannot read.
+    #[error("{0}")]
+    Untestable(String),
+    /// The mapped ruleset cannot be written as nft for the gateway.
+    #[error(transparent)]
+    Nft(#[from] NftOutputError),
+    /// Two probes of one class that the model decides differently: the map is wrong
+    /// (a bug), so nothing is sent.
+    #[error(
+        "the address map put {first} and {second} in one class, but the model decides \
+         them differently"
+    )]
+    SplitClass { first: String, second: String },
+    /// No ruleset was read.
+    #[error("no ruleset")]
+    NoRuleset,
+}
 
 /// Where the testbed's traffic meets the rules: the gateway's input hook (topology
 /// input) or its forward hook (topology forward); prerouting (and ingress) before.
@@ -247,7 +271,7 @@ fn names_address(text: &str) -> bool {
 /// The ruleset with every address mapped, written for the gateway: rules the model
 /// reads rendered from it (log and other non-terminal targets, which decide nothing,
 /// as plain counters; every REJECT as `reject`), the others (nft) by their text.
-fn mapped_file(rs: &Rulesets, ts: &[Table], maps: &Maps) -> Result<String, String> {
+fn mapped_file(rs: &Rulesets, ts: &[Table], maps: &Maps) -> Result<String, PlanError> {
     let nft_origin = matches!(rs.origin, Origin::Nft { .. });
     let mut out: Vec<Table> = ts.to_vec();
     for t in &mut out {
@@ -255,13 +279,13 @@ fn mapped_file(rs: &Rulesets, ts: &[Table], maps: &Maps) -> Result<String, Strin
             for r in &mut c.rules {
                 let Some(conds) = r.conds.as_mut() else {
                     if nft_origin && names_address(&r.text) {
-                        return Err(format!(
+                        return Err(PlanError::Untestable(format!(
                             "handle {} (`{}`) names an address in a match the analysis \
                              cannot read ({}): the testbed copy cannot map it",
                             r.line,
                             r.text,
                             r.opaque.as_deref().unwrap_or("")
-                        ));
+                        )));
                     }
                     continue;
                 };
@@ -295,7 +319,7 @@ fn mapped_file(rs: &Rulesets, ts: &[Table], maps: &Maps) -> Result<String, Strin
         }
     }
     match &rs.origin {
-        Origin::Iptables { v6 } => nft::render(&out, *v6),
+        Origin::Iptables { v6 } => Ok(nft::render(&out, *v6)?),
         Origin::Nft { listing, tables } => {
             let nts: Vec<nftjson::NftTable> = tables
                 .iter()
@@ -306,18 +330,19 @@ fn mapped_file(rs: &Rulesets, ts: &[Table], maps: &Maps) -> Result<String, Strin
                     table,
                 })
                 .collect();
-            nftjson::render(listing, &nts)
+            Ok(nftjson::render(listing, &nts)?)
         }
-        Origin::None => Err("no ruleset".into()),
+        Origin::None => Err(PlanError::NoRuleset),
     }
 }
 
 /// The observer: one counted rule per class, after every chain at the hook.
 fn observer(classes: &[&Class], path: Path) -> String {
-    let mut s = format!(
-        "table inet {OBSERVER_TABLE} {{\n\tchain probes {{\n\t\ttype filter hook {} \
-         priority {OBSERVER_PRIORITY}; policy accept;\n",
-        path.hook()
+    let hook = path.hook();
+    let mut s = format!("table inet {OBSERVER_TABLE} {{\n\tchain probes {{\n");
+    let _ = writeln!(
+        s,
+        "\t\ttype filter hook {hook} priority {OBSERVER_PRIORITY}; policy accept;"
     );
     for c in classes {
         let l3 = if c.v6 { "ip6" } else { "ip" };
@@ -343,196 +368,38 @@ fn has_ports(proto: u8) -> bool {
 /// Plan the proof: the classes to send on `path`, the mapped files, the probes not
 /// sent. `ifaces`: the testbed's interfaces the packets arrive on and leave by (a
 /// ruleset naming them cannot be checked there: the refusal says so).
-pub fn plan(rs: &Rulesets, path: Path, ifaces: &[&str]) -> Result<Plan, String> {
+pub fn plan(rs: &Rulesets, path: Path, ifaces: &[&str]) -> Result<Plan, PlanError> {
     let unit = match rs.origin {
         Origin::Nft { .. } => "handle",
         Origin::Iptables { .. } | Origin::None => "line",
     };
-    for r in rules(&rs.before).chain(rules(&rs.after)) {
-        let named = r
-            .conds
-            .iter()
-            .flat_map(|c| c.values())
-            .find_map(|c| match &c.values {
-                Values::Iface(i) if ifaces.contains(&i.as_str()) => Some(i),
-                _ => None,
-            });
-        if let Some(i) = named {
-            return Err(format!(
-                "{unit} {} (`{}`) names interface {i}, which the testbed's packets use",
-                r.line, r.text
-            ));
-        }
-    }
-    for t in &rs.before {
-        if t.name == format!("inet {OBSERVER_TABLE}") {
-            return Err(format!(
-                "the ruleset has a table named {OBSERVER_TABLE}, the observer's"
-            ));
-        }
-        for c in &t.chains {
-            if let Some((h, prio)) = &c.hook {
-                if path.hooks().contains(&h.as_str()) && *prio >= OBSERVER_PRIORITY {
-                    return Err(format!(
-                        "chain {} {} hooks {h} at priority {prio}: the observer counts at \
-                         {OBSERVER_PRIORITY}, after every chain",
-                        t.name, c.name
-                    ));
-                }
-            }
-        }
-    }
-    let families: Vec<bool> = match &rs.origin {
-        Origin::Iptables { v6 } => vec![*v6],
-        Origin::Nft { .. } => {
-            let mut f = vec![false];
-            if rs.before.iter().any(|t| sees(t, &rs.origin, true)) {
-                f.push(true);
-            }
-            f
-        }
-        Origin::None => vec![],
-    };
+    check_testable(rs, path, ifaces, unit)?;
     let opaque = rules(&rs.before)
         .chain(rules(&rs.after))
         .any(|r| r.conds.is_none());
-    let mut not_sent: Vec<NotSent> = vec![];
-    let mut skip =
-        |reason: String, p: &Packet| match not_sent.iter_mut().find(|n| n.reason == reason) {
-            Some(n) => n.probes += 1,
-            None => not_sent.push(NotSent {
-                reason,
-                probes: 1,
-                example: p.to_string(),
-            }),
-        };
     let mut maps = Maps::default();
     let mut map_notes = vec![];
     let mut probes_of: Vec<(bool, Vec<Probe>)> = vec![];
-    for &v6 in &families {
-        let mut probes = vec![];
-        let mut seen = std::collections::HashSet::new();
-        for t in rs.before.iter().filter(|t| sees(t, &rs.origin, v6)) {
-            for p in table_probes(t, v6) {
-                if seen.insert(p.2.clone()) {
-                    probes.push(p);
-                }
-            }
-        }
-        for f in [Field::Src, Field::Dst] {
-            let nets: Vec<Net> = rules(&rs.before)
-                .chain(rules(&rs.after))
-                .flat_map(|r| nets_of(r, f))
-                .filter(|n| n.v6 == v6)
-                .collect();
-            let points: Vec<u128> = probes
-                .iter()
-                .map(|(_, _, p)| if f == Field::Src { p.src } else { p.dst })
-                .collect();
-            let t = target(v6, f);
-            match AddrMap::build(v6, &nets, &points, t) {
-                Ok(m) => {
-                    maps.maps.insert((v6, f), m);
-                    map_notes.push(format!(
-                        "IPv{} {} → {t}",
-                        if v6 { 6 } else { 4 },
-                        if f == Field::Src {
-                            "sources"
-                        } else {
-                            "destinations"
-                        }
-                    ));
-                }
-                Err(e) => map_notes.push(format!("not mapped: {e}")),
-            }
-        }
+    for v6 in families(rs) {
+        let probes = family_probes(rs, v6);
+        map_family(rs, v6, &probes, &mut maps, &mut map_notes);
         probes_of.push((v6, probes));
     }
-    let mut classes: Vec<Class> = vec![];
+    let mut c = Classifier {
+        rs,
+        path,
+        opaque,
+        maps: &maps,
+        classes: vec![],
+        not_sent: vec![],
+    };
     let mut rounds: Vec<Round> = vec![];
     for (v6, probes) in probes_of {
-        let mut index: HashMap<(u8, u128, u128, u16, u16), usize> = HashMap::new();
-        let mut round = vec![];
-        for (line, rule, p) in probes {
-            if p.iif != "fwb-in" || p.oif != "fwb-out" {
-                skip(
-                    format!(
-                        "they match an interface (in {} out {}) the testbed's packets do not \
-                         pass",
-                        p.iif, p.oif
-                    ),
-                    &p,
-                );
-                continue;
-            }
-            let (Some(src), Some(dst)) = (
-                maps.point(v6, Field::Src, p.src),
-                maps.point(v6, Field::Dst, p.dst),
-            ) else {
-                skip(
-                    format!(
-                        "their IPv{} addresses could not be mapped into the benchmark ranges",
-                        if v6 { 6 } else { 4 }
-                    ),
-                    &p,
-                );
-                continue;
-            };
-            let ports = if has_ports(p.proto) {
-                (p.sport, p.dport)
-            } else {
-                (0, 0)
-            };
-            let e = [
-                expect(&rs.before, &rs.origin, &p, path, opaque),
-                expect(&rs.after, &rs.origin, &p, path, opaque),
-            ];
-            let key = (p.proto, src, dst, ports.0, ports.1);
-            if let Some(&k) = index.get(&key) {
-                let c: &mut Class = &mut classes[k];
-                if c.expect != e {
-                    // INVARIANT: the map keeps every prefix's members; two probes of
-                    // one class meet the same rules. A difference is a bug: refuse.
-                    return Err(format!(
-                        "the address map put {} and {} in one class, but the model decides \
-                         them differently",
-                        c.packet, p
-                    ));
-                }
-                c.probes += 1;
-                continue;
-            }
-            if round.len() >= MAX_CLASSES {
-                skip(format!("more than {MAX_CLASSES} classes of one family"), &p);
-                continue;
-            }
-            let addr = |a: u128| -> IpAddr {
-                if v6 {
-                    IpAddr::V6(a.into())
-                } else {
-                    IpAddr::V4((a as u32).into())
-                }
-            };
-            index.insert(key, classes.len());
-            round.push(classes.len());
-            classes.push(Class {
-                v6,
-                proto: p.proto,
-                src: addr(src),
-                dst: addr(dst),
-                sport: ports.0,
-                dport: ports.1,
-                line,
-                rule,
-                packet: p.to_string(),
-                probes: 1,
-                expect: e,
-            });
-        }
+        let round = c.round(v6, probes)?;
         if round.is_empty() {
             continue;
         }
-        let obs: Vec<&Class> = round.iter().map(|&k| &classes[k]).collect();
+        let obs: Vec<&Class> = round.iter().map(|&k| &c.classes[k]).collect();
         let observer = observer(&obs, path);
         let files = [
             mapped_file(rs, &rs.before, &maps)? + &observer,
@@ -546,12 +413,219 @@ pub fn plan(rs: &Rulesets, path: Path, ifaces: &[&str]) -> Result<Plan, String> 
     }
     Ok(Plan {
         path,
-        classes,
-        not_sent,
+        classes: c.classes,
+        not_sent: c.not_sent,
         rounds,
         maps: map_notes,
         unit,
     })
+}
+
+/// Refuse a ruleset the testbed cannot check: a rule naming an interface the
+/// testbed's packets use, a table named like the observer's, a chain at the
+/// observer's hook that would come after it.
+fn check_testable(rs: &Rulesets, path: Path, ifaces: &[&str], unit: &str) -> Result<(), PlanError> {
+    for r in rules(&rs.before).chain(rules(&rs.after)) {
+        let named = r
+            .conds
+            .iter()
+            .flat_map(|c| c.values())
+            .find_map(|c| match &c.values {
+                Values::Iface(i) if ifaces.contains(&i.as_str()) => Some(i),
+                _ => None,
+            });
+        if let Some(i) = named {
+            return Err(PlanError::Untestable(format!(
+                "{unit} {} (`{}`) names interface {i}, which the testbed's packets use",
+                r.line, r.text
+            )));
+        }
+    }
+    for t in &rs.before {
+        if t.name == format!("inet {OBSERVER_TABLE}") {
+            return Err(PlanError::Untestable(format!(
+                "the ruleset has a table named {OBSERVER_TABLE}, the observer's"
+            )));
+        }
+        for c in &t.chains {
+            if let Some((h, prio)) = &c.hook {
+                if path.hooks().contains(&h.as_str()) && *prio >= OBSERVER_PRIORITY {
+                    return Err(PlanError::Untestable(format!(
+                        "chain {} {} hooks {h} at priority {prio}: the observer counts at \
+                         {OBSERVER_PRIORITY}, after every chain",
+                        t.name, c.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The families probed (`true`: IPv6): an iptables file's own; IPv4 and, if a table
+/// sees it, IPv6 for nft.
+fn families(rs: &Rulesets) -> Vec<bool> {
+    match &rs.origin {
+        Origin::Iptables { v6 } => vec![*v6],
+        Origin::Nft { .. } => {
+            let mut f = vec![false];
+            if rs.before.iter().any(|t| sees(t, &rs.origin, true)) {
+                f.push(true);
+            }
+            f
+        }
+        Origin::None => vec![],
+    }
+}
+
+/// The model's probes of one family, each packet once.
+fn family_probes(rs: &Rulesets, v6: bool) -> Vec<Probe> {
+    let mut probes = vec![];
+    let mut seen = std::collections::HashSet::new();
+    for t in rs.before.iter().filter(|t| sees(t, &rs.origin, v6)) {
+        for p in table_probes(t, v6) {
+            if seen.insert(p.2.clone()) {
+                probes.push(p);
+            }
+        }
+    }
+    probes
+}
+
+/// The address maps of one family (sources, destinations) from every prefix the two
+/// rulesets match and every probe address; a note for people on each.
+fn map_family(rs: &Rulesets, v6: bool, probes: &[Probe], maps: &mut Maps, notes: &mut Vec<String>) {
+    for f in [Field::Src, Field::Dst] {
+        let nets: Vec<Net> = rules(&rs.before)
+            .chain(rules(&rs.after))
+            .flat_map(|r| nets_of(r, f))
+            .filter(|n| n.v6 == v6)
+            .collect();
+        let points: Vec<u128> = probes
+            .iter()
+            .map(|(_, _, p)| if f == Field::Src { p.src } else { p.dst })
+            .collect();
+        let t = target(v6, f);
+        match AddrMap::build(v6, &nets, &points, t) {
+            Ok(m) => {
+                maps.maps.insert((v6, f), m);
+                notes.push(format!(
+                    "IPv{} {} → {t}",
+                    if v6 { 6 } else { 4 },
+                    if f == Field::Src {
+                        "sources"
+                    } else {
+                        "destinations"
+                    }
+                ));
+            }
+            Err(e) => notes.push(format!("not mapped: {e}")),
+        }
+    }
+}
+
+/// Probes grouped into classes (one mapped packet each), and the probes not sent.
+struct Classifier<'a> {
+    rs: &'a Rulesets,
+    path: Path,
+    /// A rule the model cannot read is in either ruleset.
+    opaque: bool,
+    maps: &'a Maps,
+    classes: Vec<Class>,
+    not_sent: Vec<NotSent>,
+}
+
+impl Classifier<'_> {
+    /// A probe not sent, counted under its reason.
+    fn skip(&mut self, reason: String, p: &Packet) {
+        match self.not_sent.iter_mut().find(|n| n.reason == reason) {
+            Some(n) => n.probes += 1,
+            None => self.not_sent.push(NotSent {
+                reason,
+                probes: 1,
+                example: p.to_string(),
+            }),
+        }
+    }
+
+    /// The classes of one family's probes (indices into `classes`), at most
+    /// [`MAX_CLASSES`].
+    fn round(&mut self, v6: bool, probes: Vec<Probe>) -> Result<Vec<usize>, PlanError> {
+        let mut index: HashMap<(u8, u128, u128, u16, u16), usize> = HashMap::new();
+        let mut round = vec![];
+        for (line, rule, p) in probes {
+            if p.iif != "fwb-in" || p.oif != "fwb-out" {
+                let why = format!(
+                    "they match an interface (in {} out {}) the testbed's packets do not pass",
+                    p.iif, p.oif
+                );
+                self.skip(why, &p);
+                continue;
+            }
+            let (Some(src), Some(dst)) = (
+                self.maps.point(v6, Field::Src, p.src),
+                self.maps.point(v6, Field::Dst, p.dst),
+            ) else {
+                let why = format!(
+                    "their IPv{} addresses could not be mapped into the benchmark ranges",
+                    if v6 { 6 } else { 4 }
+                );
+                self.skip(why, &p);
+                continue;
+            };
+            let ports = if has_ports(p.proto) {
+                (p.sport, p.dport)
+            } else {
+                (0, 0)
+            };
+            let (rs, path, opaque) = (self.rs, self.path, self.opaque);
+            let e = [
+                expect(&rs.before, &rs.origin, &p, path, opaque),
+                expect(&rs.after, &rs.origin, &p, path, opaque),
+            ];
+            let key = (p.proto, src, dst, ports.0, ports.1);
+            if let Some(&k) = index.get(&key) {
+                let c: &mut Class = &mut self.classes[k];
+                if c.expect != e {
+                    // INVARIANT: the map keeps every prefix's members; two probes of
+                    // one class meet the same rules. A difference is a bug: refuse.
+                    return Err(PlanError::SplitClass {
+                        first: c.packet.clone(),
+                        second: p.to_string(),
+                    });
+                }
+                c.probes += 1;
+                continue;
+            }
+            if round.len() >= MAX_CLASSES {
+                self.skip(format!("more than {MAX_CLASSES} classes of one family"), &p);
+                continue;
+            }
+            let addr = |a: u128| -> IpAddr {
+                if v6 {
+                    IpAddr::V6(a.into())
+                } else {
+                    IpAddr::V4((a as u32).into())
+                }
+            };
+            index.insert(key, self.classes.len());
+            round.push(self.classes.len());
+            self.classes.push(Class {
+                v6,
+                proto: p.proto,
+                src: addr(src),
+                dst: addr(dst),
+                sport: ports.0,
+                dport: ports.1,
+                line,
+                rule,
+                packet: p.to_string(),
+                probes: 1,
+                expect: e,
+            });
+        }
+        Ok(round)
+    }
 }
 
 /// What the testbed showed: every class sent met the same fate in both rulesets, and

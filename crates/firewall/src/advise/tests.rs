@@ -283,7 +283,7 @@ fn both_rulesets_as_nft() {
     );
     let a = advised("-A INPUT -m conntrack --ctstate NEW -j ACCEPT\n");
     assert_eq!(
-        a.as_nft.unwrap_err(),
+        a.as_nft.unwrap_err().to_string(),
         "line 5 (`-A INPUT -m conntrack --ctstate NEW -j ACCEPT`): stateful match \
          `-m conntrack`; nft output needs every rule understood"
     );

@@ -290,7 +290,7 @@ impl Backend for BpfEngine {
     }
 
     fn apply(&self, r: &Rendered) -> Result<(), ToolError> {
-        let table = Table::parse(table_text(r)).map_err(ToolError::Io)?;
+        let table = Table::parse(table_text(r)).map_err(|e| ToolError::Io(e.to_string()))?;
         bpf_load::load(self.attach, &table)
     }
 
@@ -304,7 +304,7 @@ impl Backend for BpfEngine {
             UpdateMethod::PerRule | UpdateMethod::Batch => return Err(refuse()),
         }
         let text = table_text(r);
-        let table = Table::parse(text).map_err(RenderError::Invalid)?;
+        let table = Table::parse(text).map_err(|e| RenderError::Invalid(e.to_string()))?;
         let elems = |set: &str, l4: L4, elements: &[SetElem]| -> Result<Vec<Elem>, RenderError> {
             let id = set_id(text, set).ok_or_else(|| {
                 RenderError::Invalid(format!("set {set} is not in the BPF table"))
@@ -336,11 +336,11 @@ impl Backend for BpfEngine {
     }
 
     fn count(&self, _r: &Rendered) -> Result<(usize, usize), ToolError> {
-        bpf_load::counts().map_err(ToolError::Io)
+        bpf_load::counts().map_err(ToolError::from)
     }
 
     fn counters(&self, r: &Rendered) -> Result<Vec<(Hook, Vec<u64>)>, ToolError> {
-        let all = bpf_load::counters().map_err(ToolError::Io)?;
+        let all = bpf_load::counters().map_err(ToolError::from)?;
         let mut out = vec![];
         let mut at = 0;
         for c in &r.layout {
@@ -354,6 +354,7 @@ impl Backend for BpfEngine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::bpf_table::BpfTableError;
     use super::*;
     use crate::model::{Ip, L4};
     use crate::models::{generate, Model, Position};
@@ -518,7 +519,16 @@ mod tests {
     #[test]
     fn bad_table_lines_are_named() {
         let e = Table::parse("rule 0 filter-forward src 1.2.3.4 drop next 1").unwrap_err();
-        assert!(e.contains("prefix"), "{e}");
-        assert!(Table::parse("blah").unwrap_err().contains("unknown line"));
+        assert_eq!(
+            e.to_string(),
+            "BPF table line \"rule 0 filter-forward src 1.2.3.4 drop next 1\": prefix"
+        );
+        assert!(matches!(
+            Table::parse("blah"),
+            Err(BpfTableError::Line {
+                why: "unknown line",
+                ..
+            })
+        ));
     }
 }

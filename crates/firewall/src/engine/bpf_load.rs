@@ -18,6 +18,30 @@ use aya::{Ebpf, EbpfLoader};
 use std::net::IpAddr;
 use std::sync::Mutex;
 
+/// Why the BPF program could not be loaded, written or read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BpfError {
+    /// An aya call failed: what it was for, and aya's message.
+    #[error("BPF {what}: {why}")]
+    Aya { what: String, why: String },
+    /// The object lacks a map or a program (a build out of step with the C source).
+    #[error("no {0}")]
+    Missing(&'static str),
+    /// `ip route get` failed.
+    #[error("finding the interface towards {addr}: {why}")]
+    Route { addr: IpAddr, why: String },
+    /// What this namespace holds does not allow it (nothing loaded, already
+    /// loaded, no room, no interface).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl From<BpfError> for ToolError {
+    fn from(e: BpfError) -> Self {
+        ToolError::Io(e.to_string())
+    }
+}
+
 /// The program as built by build.rs (empty when clang was missing).
 static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fwbench.bpf.o"));
 
@@ -142,9 +166,13 @@ fn prefix_words(p: Prefix) -> ([u32; 4], [u32; 4]) {
 }
 
 /// The interface `ip route get ADDR` names, unless it is `lo`.
-pub(super) fn route_dev(a: IpAddr) -> Result<Option<String>, String> {
-    let out = tool::run(&["ip", "-o", "route", "get", &a.to_string()], None)
-        .map_err(|e| format!("finding the interface towards {a}: {e}"))?;
+pub(super) fn route_dev(a: IpAddr) -> Result<Option<String>, BpfError> {
+    let out = tool::run(&["ip", "-o", "route", "get", &a.to_string()], None).map_err(|e| {
+        BpfError::Route {
+            addr: a,
+            why: e.to_string(),
+        }
+    })?;
     let mut w = out.split_whitespace();
     while let Some(x) = w.next() {
         if x == "dev" {
@@ -154,8 +182,11 @@ pub(super) fn route_dev(a: IpAddr) -> Result<Option<String>, String> {
     Ok(None)
 }
 
-fn err(what: &str, e: impl std::fmt::Display) -> String {
-    format!("BPF {what}: {e}")
+fn err(what: &str, e: impl std::fmt::Display) -> BpfError {
+    BpfError::Aya {
+        what: what.to_owned(),
+        why: e.to_string(),
+    }
 }
 
 /// A table row as the program reads it; `next` moved by the `room` spare slots.
@@ -198,10 +229,12 @@ fn set_key(&(s, l4, a, p): &Elem) -> SetKey {
     }
 }
 
-fn write_rules(ebpf: &mut Ebpf, at: u32, rules: &[TableRule], room: u32) -> Result<(), String> {
-    let mut map: Array<&mut MapData, Rule> =
-        Array::try_from(ebpf.map_mut("RULES").ok_or("no RULES map")?)
-            .map_err(|e| err("map RULES", e))?;
+fn write_rules(ebpf: &mut Ebpf, at: u32, rules: &[TableRule], room: u32) -> Result<(), BpfError> {
+    let mut map: Array<&mut MapData, Rule> = Array::try_from(
+        ebpf.map_mut("RULES")
+            .ok_or(BpfError::Missing("RULES map"))?,
+    )
+    .map_err(|e| err("map RULES", e))?;
     for (i, r) in rules.iter().enumerate() {
         map.set(at + i as u32, record(r, room), 0)
             .map_err(|e| err("rule table", e))?;
@@ -209,10 +242,12 @@ fn write_rules(ebpf: &mut Ebpf, at: u32, rules: &[TableRule], room: u32) -> Resu
     Ok(())
 }
 
-fn write_config(ebpf: &mut Ebpf, c: Config) -> Result<(), String> {
-    let mut cfg: Array<&mut MapData, Config> =
-        Array::try_from(ebpf.map_mut("CONFIG").ok_or("no CONFIG map")?)
-            .map_err(|e| err("map CONFIG", e))?;
+fn write_config(ebpf: &mut Ebpf, c: Config) -> Result<(), BpfError> {
+    let mut cfg: Array<&mut MapData, Config> = Array::try_from(
+        ebpf.map_mut("CONFIG")
+            .ok_or(BpfError::Missing("CONFIG map"))?,
+    )
+    .map_err(|e| err("map CONFIG", e))?;
     cfg.set(0, c, 0).map_err(|e| err("config", e))
 }
 
@@ -221,14 +256,16 @@ pub fn load(attach: Attach, table: &Table) -> Result<(), ToolError> {
     if !available() {
         return Err(ToolError::Unavailable(UNAVAILABLE.into()));
     }
-    load_available(attach, table).map_err(ToolError::Io)
+    load_available(attach, table).map_err(ToolError::from)
 }
 
-fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
+fn load_available(attach: Attach, table: &Table) -> Result<(), BpfError> {
     let ns = netns();
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
     if loaded.iter().any(|l| l.netns == ns) {
-        return Err("a BPF rule set is already loaded in this network namespace".into());
+        return Err(BpfError::Refused(
+            "a BPF rule set is already loaded in this network namespace".into(),
+        ));
     }
     let mut ifaces: Vec<String> = vec![];
     for a in &table.ingress {
@@ -239,10 +276,10 @@ fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
         }
     }
     if ifaces.is_empty() {
-        return Err(format!(
+        return Err(BpfError::Refused(format!(
             "no interface of this namespace routes to {:?}: nothing to attach the BPF program to",
             table.ingress
-        ));
+        )));
     }
     let n = table.rules.len();
     let room = table.room;
@@ -259,7 +296,7 @@ fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
     write_rules(&mut ebpf, room, &table.rules, room)?;
     {
         let mut set: BpfHashMap<&mut MapData, SetKey, u8> =
-            BpfHashMap::try_from(ebpf.map_mut("SET").ok_or("no SET map")?)
+            BpfHashMap::try_from(ebpf.map_mut("SET").ok_or(BpfError::Missing("SET map"))?)
                 .map_err(|e| err("map SET", e))?;
         for e in &table.elements {
             set.insert(set_key(e), 1, 0)
@@ -284,7 +321,7 @@ fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
             };
             let prog: &mut Xdp = ebpf
                 .program_mut("fwbench_xdp")
-                .ok_or("no program fwbench_xdp")?
+                .ok_or(BpfError::Missing("program fwbench_xdp"))?
                 .try_into()
                 .map_err(|e| err("program", e))?;
             prog.load().map_err(|e| err("verifier", e))?;
@@ -296,7 +333,7 @@ fn load_available(attach: Attach, table: &Table) -> Result<(), String> {
         Attach::TcIngress => {
             let prog: &mut SchedClassifier = ebpf
                 .program_mut("fwbench_tc")
-                .ok_or("no program fwbench_tc")?
+                .ok_or(BpfError::Missing("program fwbench_tc"))?
                 .try_into()
                 .map_err(|e| err("program", e))?;
             prog.load().map_err(|e| err("verifier", e))?;
@@ -328,16 +365,15 @@ pub fn write(w: &MapWrite) -> Result<u32, ToolError> {
     if !available() {
         return Err(ToolError::Unavailable(UNAVAILABLE.into()));
     }
-    write_available(w).map_err(ToolError::Io)
+    write_available(w).map_err(ToolError::from)
 }
 
-fn write_available(w: &MapWrite) -> Result<u32, String> {
+fn write_available(w: &MapWrite) -> Result<u32, BpfError> {
     let ns = netns();
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    let l = loaded
-        .iter_mut()
-        .find(|l| l.netns == ns)
-        .ok_or("no BPF rule set is loaded in this network namespace")?;
+    let l = loaded.iter_mut().find(|l| l.netns == ns).ok_or_else(|| {
+        BpfError::Refused("no BPF rule set is loaded in this network namespace".into())
+    })?;
     let config = |l: &Loaded, start: u32| Config {
         n_rules: l.room + l.rules as u32,
         v6: u32::from(l.v6),
@@ -347,10 +383,10 @@ fn write_available(w: &MapWrite) -> Result<u32, String> {
         MapWrite::Insert(rules) => {
             let k = rules.len() as u32;
             if k > l.start {
-                return Err(format!(
+                return Err(BpfError::Refused(format!(
                     "no room for {k} more rules before the first: {} spare slots left                      (the room is sized from the trial's events)",
                     l.start
-                ));
+                )));
             }
             let start = l.start - k;
             write_rules(&mut l.ebpf, start, rules, l.room)?;
@@ -372,10 +408,9 @@ fn write_available(w: &MapWrite) -> Result<u32, String> {
             }
             let mut rest = l.head.clone();
             for r in rules {
-                let at = rest
-                    .iter()
-                    .position(|x| x == r)
-                    .ok_or("deleting a rule that no event inserted")?;
+                let at = rest.iter().position(|x| x == r).ok_or_else(|| {
+                    BpfError::Refused("deleting a rule that no event inserted".into())
+                })?;
                 rest.remove(at);
             }
             let start = l.room - rest.len() as u32;
@@ -390,7 +425,7 @@ fn write_available(w: &MapWrite) -> Result<u32, String> {
         MapWrite::AddElements(elements) | MapWrite::RemoveElements(elements) => {
             let add = matches!(w, MapWrite::AddElements(_));
             let mut set: BpfHashMap<&mut MapData, SetKey, u8> =
-                BpfHashMap::try_from(l.ebpf.map_mut("SET").ok_or("no SET map")?)
+                BpfHashMap::try_from(l.ebpf.map_mut("SET").ok_or(BpfError::Missing("SET map"))?)
                     .map_err(|e| err("map SET", e))?;
             for e in elements {
                 let k = set_key(e);
@@ -426,29 +461,32 @@ pub fn unload() -> bool {
 }
 
 /// (rules, set elements) of this namespace's loaded program; (0, 0) when none is.
-pub fn counts() -> Result<(usize, usize), String> {
+pub fn counts() -> Result<(usize, usize), BpfError> {
     let ns = netns();
     let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
     let Some(l) = loaded.iter().find(|l| l.netns == ns) else {
         return Ok((0, 0));
     };
     let set: BpfHashMap<&MapData, SetKey, u8> =
-        BpfHashMap::try_from(l.ebpf.map("SET").ok_or("no SET map")?)
+        BpfHashMap::try_from(l.ebpf.map("SET").ok_or(BpfError::Missing("SET map"))?)
             .map_err(|e| err("map SET", e))?;
     let elements = set.keys().filter(|k| k.is_ok()).count();
     Ok((l.rules + l.head.len(), elements))
 }
 
 /// Packet counters of every rule (summed over CPUs), in table order.
-pub fn counters() -> Result<Vec<u64>, String> {
+pub fn counters() -> Result<Vec<u64>, BpfError> {
     let ns = netns();
     let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
     let Some(l) = loaded.iter().find(|l| l.netns == ns) else {
         return Ok(vec![]);
     };
-    let c: PerCpuArray<&MapData, u64> =
-        PerCpuArray::try_from(l.ebpf.map("COUNTERS").ok_or("no COUNTERS map")?)
-            .map_err(|e| err("map COUNTERS", e))?;
+    let c: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(
+        l.ebpf
+            .map("COUNTERS")
+            .ok_or(BpfError::Missing("COUNTERS map"))?,
+    )
+    .map_err(|e| err("map COUNTERS", e))?;
     (l.room..l.room + l.rules as u32)
         .map(|i| {
             c.get(&i, 0)

@@ -10,6 +10,18 @@
 use crate::model::{Hook, Ip, Prefix, L4};
 use std::net::IpAddr;
 
+/// Why a BPF table's text, or a map write, cannot be read back (the loader reads
+/// what `rules render` wrote; a user may have edited it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BpfTableError {
+    /// A line of the table.
+    #[error("BPF table line {line:?}: {why}")]
+    Line { line: String, why: &'static str },
+    /// The first line of a map write.
+    #[error("BPF map write {first:?}: {why}")]
+    Write { first: String, why: String },
+}
+
 /// Most rules one program walks: the loop bound (`bpf_loop` allows 8 388 608
 /// iterations; the rule models stop at 1 000 000, and so does this).
 pub const MAX_BPF_RULES: usize = 1_000_000;
@@ -107,11 +119,15 @@ impl MapWrite {
         t
     }
 
-    pub fn parse(text: &str) -> Result<MapWrite, String> {
+    pub fn parse(text: &str) -> Result<MapWrite, BpfTableError> {
         let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+        let write = |why: String| BpfTableError::Write {
+            first: first.to_owned(),
+            why,
+        };
         let verb = first
             .strip_prefix("write ")
-            .ok_or_else(|| format!("BPF map write {first:?}: expected `write VERB`"))?;
+            .ok_or_else(|| write("expected `write VERB`".into()))?;
         let t = Table::parse(rest)?;
         Ok(match verb {
             "insert" => MapWrite::Insert(t.rules),
@@ -119,10 +135,10 @@ impl MapWrite {
             "add-elements" => MapWrite::AddElements(t.elements),
             "remove-elements" => MapWrite::RemoveElements(t.elements),
             _ => {
-                return Err(format!(
-                    "BPF map write {first:?}: unknown verb (expected one of: {})",
+                return Err(write(format!(
+                    "unknown verb (expected one of: {})",
                     Self::VERBS.join(", ")
-                ))
+                )))
             }
         })
     }
@@ -224,7 +240,7 @@ impl Table {
     }
 
     /// Read [`Table::to_text`] back.
-    pub fn parse(text: &str) -> Result<Table, String> {
+    pub fn parse(text: &str) -> Result<Table, BpfTableError> {
         let mut t = Table {
             ip: Ip::V4,
             ingress: vec![],
@@ -233,7 +249,10 @@ impl Table {
             room: 0,
             element_room: 0,
         };
-        let bad = |l: &str, why: &str| format!("BPF table line {l:?}: {why}");
+        let bad = |l: &str, why: &'static str| BpfTableError::Line {
+            line: l.to_owned(),
+            why,
+        };
         for line in text
             .lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
@@ -270,7 +289,7 @@ impl Table {
                     let mut k = 3;
                     while k < w.len() {
                         let v = *w.get(k + 1).unwrap_or(&"");
-                        let prefix = || -> Result<Prefix, String> {
+                        let prefix = || -> Result<Prefix, BpfTableError> {
                             let (a, l) = v.split_once('/').ok_or_else(|| bad(line, "prefix"))?;
                             Ok(Prefix {
                                 addr: a.parse().map_err(|_| bad(line, "address"))?,

@@ -112,7 +112,7 @@ fn per_rule(engine: Engine, change: &Change, method: UpdateMethod) -> Result<boo
 /// Run a BPF engine's map write (the text of its one step, see `bpf_table::MapWrite`)
 /// in this process; the map operations it took.
 pub fn write_bpf_maps(text: &str) -> Result<u32, ToolError> {
-    let w = bpf_table::MapWrite::parse(text).map_err(ToolError::Io)?;
+    let w = bpf_table::MapWrite::parse(text).map_err(|e| ToolError::Io(e.to_string()))?;
     bpf_load::write(&w)
 }
 

@@ -92,7 +92,7 @@ fn with_flowtable_devices(text: &str) -> Result<Option<String>, ToolError> {
         let addr: std::net::IpAddr = a
             .parse()
             .map_err(|_| ToolError::Io(format!("flowtable devices: bad address {a}")))?;
-        if let Some(d) = super::bpf_load::route_dev(addr).map_err(ToolError::Io)? {
+        if let Some(d) = super::bpf_load::route_dev(addr).map_err(ToolError::from)? {
             if !devs.contains(&d) {
                 devs.push(d);
             }

@@ -16,7 +16,7 @@ const BLOCKLIST: &str = "-A INPUT -s 203.0.113.1/32 -j DROP\n\
                          -A INPUT -s 198.51.100.0/24 -j DROP\n\
                          -A INPUT -p udp -m udp --dport 5000 -j ACCEPT\n";
 
-fn plan_of(rules: &str, path: Path) -> Result<Plan, String> {
+fn plan_of(rules: &str, path: Path) -> Result<Plan, PlanError> {
     let a = advise("f", &filter(rules)).unwrap();
     plan(&a.rulesets, path, &["g0", "g1"])
 }
@@ -233,8 +233,9 @@ fn probes_the_testbed_cannot_send_are_named_with_why() {
     assert!(p.not_sent[0].probes >= 1);
     // A rule naming the testbed's own interface: refused.
     let e = plan_of("-A INPUT -i g0 -j ACCEPT\n", Path::Input).unwrap_err();
+    assert!(matches!(e, PlanError::Untestable(_)), "{e:?}");
     assert_eq!(
-        e,
+        e.to_string(),
         "line 5 (`-A INPUT -i g0 -j ACCEPT`) names interface g0, which the testbed's packets use"
     );
     // A ruleset the nft copy cannot give (a stateful match): refused with the line.
@@ -243,6 +244,8 @@ fn probes_the_testbed_cannot_send_are_named_with_why() {
         Path::Input,
     )
     .unwrap_err();
+    assert!(matches!(e, PlanError::Nft(_)), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.starts_with("line 5 (`-A INPUT -m conntrack --ctstate NEW -j ACCEPT`): stateful match"),
         "{e}"

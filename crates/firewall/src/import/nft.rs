@@ -1,0 +1,662 @@
+//! What nft itself read back from a scratch namespace the user's file was loaded
+//! into (`nft -j list ruleset` and `nft -a list ruleset`), rewritten into one JSON
+//! batch that replaces fwbench's table: the user's tables become fwbench's one
+//! table (family inet; several tables' objects named `FAMILY-TABLE-NAME`), handles
+//! dropped, a counter on every rule, a drop policy a last counted drop rule.
+//!
+//! Must not: run nft (the caller loads the file), install anything.
+
+use super::nft_aim::nft_aim;
+use super::{file_error, ImportError, MAX_CHAINS, MAX_RULES};
+use crate::model::{AimFields, ImportFormat, Imported, ImportedRule, Ip};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+/// nft's name of fwbench's table (family inet).
+const TABLE: &str = "fwbench";
+
+/// The text of each rule in `nft -a list ruleset` output: (table family, table,
+/// chain, handle) → the rule as nft prints it.
+pub(crate) fn rule_texts(
+    listing: &str,
+) -> std::collections::HashMap<(String, String, String, u64), String> {
+    let mut out = std::collections::HashMap::new();
+    let (mut table, mut chain) = ((String::new(), String::new()), String::new());
+    for line in listing.lines() {
+        let t = line.trim();
+        // nft writes the handle as the line's last comment; a rule's own comment
+        // string comes before it.
+        let Some((body, handle)) = t.rsplit_once(" # handle ") else {
+            continue;
+        };
+        let Ok(handle) = handle.trim().parse::<u64>() else {
+            continue;
+        };
+        let words: Vec<&str> = body.split_whitespace().collect();
+        match words[..] {
+            ["table", family, name, "{"] => {
+                table = (family.to_owned(), name.to_owned());
+                chain.clear();
+            }
+            ["chain", name, "{"] => chain = name.to_owned(),
+            [_, _, "{"] if words[0] != "chain" => chain.clear(),
+            _ if !chain.is_empty() => {
+                out.insert(
+                    (table.0.clone(), table.1.clone(), chain.clone(), handle),
+                    body.to_owned(),
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The object kinds a ruleset listing has besides tables, chains and rules; each is
+/// re-created in fwbench's table.
+const OBJECTS: [&str; 11] = [
+    "set",
+    "map",
+    "element",
+    "counter",
+    "quota",
+    "ct helper",
+    "limit",
+    "ct timeout",
+    "ct expectation",
+    "secmark",
+    "synproxy",
+];
+
+/// Rewrite what nft read back from the scratch namespace (`json`: `nft -j list
+/// ruleset`; `listing`: `nft -a list ruleset`) into one JSON batch that replaces
+/// `table inet fwbench`: the user's table becomes fwbench's (family inet), handles
+/// are dropped, every rule without a counter gets one just before its first
+/// statement, and a base chain's drop policy becomes policy accept and a last counted
+/// drop rule. Tables of the other IP version, and of families arp, bridge and
+/// netdev, are left out (with a note).
+pub fn import_nft_listing(
+    source: &str,
+    json: &str,
+    listing: &str,
+    ip: Ip,
+) -> Result<Imported, ImportError> {
+    let v: Value = serde_json::from_str(json).map_err(|e| ImportError::File {
+        file: source.to_owned(),
+        why: format!("reading nft's JSON listing: {e}"),
+    })?;
+    let items = v["nftables"].as_array().cloned().unwrap_or_default();
+    let mut notes: Vec<String> = vec![];
+    let tables = tables_to_import(&items, ip, &mut notes);
+    if tables.is_empty() {
+        return file_error(
+            source,
+            format!(
+                "no table of family inet or {} to import",
+                if ip == Ip::V4 { "ip" } else { "ip6" }
+            ),
+        );
+    }
+    let mut l = Listing {
+        source,
+        ip,
+        many: tables.len() > 1,
+        tables,
+        texts: rule_texts(listing),
+        chains: vec![],
+        objects: vec![],
+        flowtables: vec![],
+        rules: vec![],
+        rule_list: vec![],
+        elements: 0,
+        counters_added: 0,
+        policies: vec![],
+        per_chain: HashMap::new(),
+    };
+    for item in &items {
+        l.item(item)?;
+    }
+    l.add_policy_rules();
+    l.check_limits()?;
+    l.notes(&mut notes);
+    Ok(l.into_imported(notes))
+}
+
+/// The tables of the listing a trial of IP version `ip` imports, (family, name); a
+/// note for each left out.
+fn tables_to_import(items: &[Value], ip: Ip, notes: &mut Vec<String>) -> Vec<(String, String)> {
+    let mut tables = vec![];
+    for t in items.iter().filter_map(|i| i.get("table")) {
+        let family = t["family"].as_str().unwrap_or("").to_owned();
+        let name = t["name"].as_str().unwrap_or("").to_owned();
+        match (family.as_str(), ip) {
+            ("inet", _) | ("ip", Ip::V4) | ("ip6", Ip::V6) => tables.push((family, name)),
+            _ => notes.push(format!(
+                "table {family} {name} left out (the trial is IPv{})",
+                if ip == Ip::V4 { 4 } else { 6 }
+            )),
+        }
+    }
+    tables
+}
+
+/// The listing being rewritten: the batch's parts so far and the imported rules.
+struct Listing<'a> {
+    source: &'a str,
+    ip: Ip,
+    /// The tables imported, (family, name).
+    tables: Vec<(String, String)>,
+    /// Several tables (firewalld, Docker, libvirt each keep their own) go into
+    /// fwbench's one table, their chains, sets and objects named
+    /// `<family>-<table>-<name>`; base chains keep their hooks and priorities, so a
+    /// packet meets them in the host's order. One table keeps its names.
+    many: bool,
+    /// Each rule's text as nft prints it, by (family, table, chain, handle).
+    texts: HashMap<(String, String, String, u64), String>,
+    chains: Vec<Value>,
+    objects: Vec<Value>,
+    flowtables: Vec<Value>,
+    rules: Vec<Value>,
+    rule_list: Vec<ImportedRule>,
+    elements: usize,
+    counters_added: usize,
+    /// (fwbench's chain, the user's chain) of each drop policy.
+    policies: Vec<(String, String)>,
+    /// Rules so far per chain: the next rule's position (counting the list per rule
+    /// was quadratic).
+    per_chain: HashMap<String, usize>,
+}
+
+/// An object of the listing: its table (family, name) and the prefix its names get.
+struct Owner {
+    family: String,
+    name: String,
+    prefix: String,
+}
+
+impl Listing<'_> {
+    /// The user's name of a chain: `FAMILY/TABLE/CHAIN` with several tables.
+    fn user_of(&self, family: &str, table: &str, chain: &str) -> String {
+        if self.many {
+            format!("{family}/{table}/{chain}")
+        } else {
+            chain.to_owned()
+        }
+    }
+
+    /// The imported table `o` belongs to (`None`: a table left out).
+    fn owner(&self, o: &Value) -> Option<Owner> {
+        let (family, name) = self
+            .tables
+            .iter()
+            .find(|(f, n)| o["family"] == f.as_str() && o["table"] == n.as_str())?;
+        let prefix = if self.many {
+            format!("{family}-{name}-")
+        } else {
+            String::new()
+        };
+        Some(Owner {
+            family: family.clone(),
+            name: name.clone(),
+            prefix,
+        })
+    }
+
+    /// One item of the listing.
+    fn item(&mut self, item: &Value) -> Result<(), ImportError> {
+        let Some((kind, o)) = item.as_object().and_then(|m| m.iter().next()) else {
+            return Ok(());
+        };
+        if kind == "metainfo" || kind == "table" {
+            return Ok(());
+        }
+        let Some(owner) = self.owner(o) else {
+            return Ok(());
+        };
+        match kind.as_str() {
+            "chain" => self.chain(o, &owner),
+            "rule" => return self.rule(o, &owner),
+            "flowtable" => self
+                .flowtables
+                .push(json!({ "add": { "flowtable": fix(o, &owner.prefix) } })),
+            k if OBJECTS.contains(&k) => {
+                if k == "set" {
+                    self.elements += o["elem"].as_array().map_or(0, Vec::len);
+                }
+                self.objects
+                    .push(json!({ "add": { k: fix(o, &owner.prefix) } }));
+            }
+            other => {
+                return file_error(
+                    self.source,
+                    format!("nft listed a `{other}` object, which fwbench cannot re-create"),
+                )
+            }
+        }
+        Ok(())
+    }
+
+    /// A chain; a drop policy becomes accept (and, later, a last counted drop rule).
+    fn chain(&mut self, o: &Value, owner: &Owner) {
+        let mut c = fix(o, &owner.prefix);
+        if o["policy"] == "drop" {
+            c["policy"] = json!("accept");
+            let user = o["name"].as_str().unwrap_or("");
+            let ours = format!("{}{user}", owner.prefix);
+            let user = self.user_of(&owner.family, &owner.name, user);
+            self.policies.push((ours, user));
+        }
+        self.chains.push(json!({ "add": { "chain": c } }));
+    }
+
+    /// A rule: renamed, counted, listed with its text, verdict and match fields.
+    fn rule(&mut self, o: &Value, owner: &Owner) -> Result<(), ImportError> {
+        let mut r = fix(o, &owner.prefix);
+        let chain = o["chain"].as_str().unwrap_or("").to_owned();
+        let ours = format!("{}{chain}", owner.prefix);
+        let expr = r["expr"].as_array_mut().ok_or_else(|| ImportError::File {
+            file: self.source.to_owned(),
+            why: format!("a rule of chain {chain} has no expressions"),
+        })?;
+        if let Some(x) = expr.iter().find(|e| e.get("xt").is_some()) {
+            return file_error(
+                self.source,
+                format!(
+                    "chain {chain} has a rule with an iptables extension ({}), which \
+                     nft cannot re-create; import the iptables-save output instead",
+                    x["xt"]["name"].as_str().unwrap_or("xt")
+                ),
+            );
+        }
+        if add_counter(expr) {
+            self.counters_added += 1;
+        }
+        let handle = o["handle"].as_u64().unwrap_or(0);
+        let key = (
+            owner.family.clone(),
+            owner.name.clone(),
+            chain.clone(),
+            handle,
+        );
+        let text = self
+            .texts
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| format!("(rule with handle {handle})"));
+        let user_chain = self.user_of(&owner.family, &owner.name, &chain);
+        let index = self.per_chain.entry(ours.clone()).or_insert(0);
+        *index += 1;
+        let rule = ImportedRule {
+            chain: ours,
+            user_chain,
+            index: *index,
+            text,
+            verdict: nft_verdict(expr),
+            policy: false,
+            aim: nft_aim(expr, self.ip),
+        };
+        self.rule_list.push(rule);
+        self.rules.push(json!({ "add": { "rule": r } }));
+        Ok(())
+    }
+
+    /// Each drop policy as a last counted drop rule of its chain.
+    fn add_policy_rules(&mut self) {
+        for (chain, user) in &self.policies {
+            self.rules.push(json!({ "add": { "rule": {
+                "family": "inet", "table": TABLE, "chain": chain,
+                "comment": format!("fwbench: policy drop of chain {user}"),
+                "expr": [{ "counter": { "packets": 0, "bytes": 0 } }, { "drop": null }],
+            } } }));
+            self.rule_list.push(ImportedRule {
+                chain: chain.clone(),
+                user_chain: user.clone(),
+                index: self.per_chain.get(chain).copied().unwrap_or(0) + 1,
+                text: format!("policy drop (of chain {user})"),
+                verdict: "drop".into(),
+                policy: true,
+                aim: AimFields::default(),
+            });
+        }
+    }
+
+    fn check_limits(&self) -> Result<(), ImportError> {
+        for (n, max, what) in [
+            (self.chains.len(), MAX_CHAINS, "chains"),
+            (self.rule_list.len(), MAX_RULES, "rules"),
+        ] {
+            if n > max {
+                return file_error(
+                    self.source,
+                    format!("{n} {what}; fwbench imports at most {max}"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// What the user should know of the rewriting.
+    fn notes(&self, notes: &mut Vec<String>) {
+        for (family, name) in self.tables.iter().filter(|(f, _)| f != "inet") {
+            notes.push(format!(
+                "table {family} {name} is installed as table inet {TABLE} (an inet table \
+                 checks the protocol family before each address match)"
+            ));
+        }
+        if self.many {
+            let names: Vec<String> = self
+                .tables
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect();
+            notes.push(format!(
+                "{} tables ({}) are installed in table inet {TABLE}: their chains, sets and \
+                 objects are named FAMILY-TABLE-NAME, base chains keep their hooks and \
+                 priorities (packets meet them in the host's order); `--aim FAMILY/TABLE/CHAIN:N`",
+                self.tables.len(),
+                names.join(", ")
+            ));
+        }
+        if self.counters_added > 0 {
+            notes.push(format!(
+                "a counter was added to {} rules that had none (counting costs a little per \
+                 matched packet)",
+                self.counters_added
+            ));
+        }
+        for (_, c) in &self.policies {
+            notes.push(format!(
+                "chain {c}: policy drop became policy accept and a last counted drop rule"
+            ));
+        }
+    }
+
+    /// The batch (one command a line, so `rules render` can be read and diffed) and
+    /// the list of rules.
+    fn into_imported(self, notes: Vec<String>) -> Imported {
+        let table = json!({ "family": "inet", "name": TABLE });
+        let mut batch = vec![
+            json!({ "add": { "table": table } }),
+            json!({ "delete": { "table": table } }),
+            json!({ "add": { "table": table } }),
+        ];
+        batch.extend(self.chains);
+        batch.extend(self.objects);
+        batch.extend(self.flowtables);
+        let n_rules = self.rules.len();
+        batch.extend(self.rules);
+        let lines: Vec<String> = batch.iter().map(Value::to_string).collect();
+        let text = format!("{{\"nftables\": [\n{}\n]}}", lines.join(",\n"));
+        let mut seen = std::collections::HashSet::new();
+        let chain_names: Vec<(String, String)> = self
+            .rule_list
+            .iter()
+            .filter(|r| seen.insert(r.chain.as_str()))
+            .map(|r| (r.user_chain.clone(), r.chain.clone()))
+            .collect();
+        Imported {
+            format: ImportFormat::Nft,
+            source: self.source.to_owned(),
+            text: text + "\n",
+            rules: n_rules,
+            elements: self.elements,
+            rule_list: self.rule_list,
+            chains: chain_names,
+            notes,
+            sets: None,
+        }
+    }
+}
+
+/// An object of the user's table as one of fwbench's: family inet, table
+/// `fwbench`, no handle, its name and what it names prefixed.
+fn fix(o: &Value, prefix: &str) -> Value {
+    let mut o = o.clone();
+    if let Some(m) = o.as_object_mut() {
+        m.insert("family".into(), json!("inet"));
+        m.insert("table".into(), json!(TABLE));
+        m.remove("handle");
+        if !prefix.is_empty() {
+            for k in ["name", "chain"] {
+                if let Some(Value::String(n)) = m.get_mut(k) {
+                    *n = format!("{prefix}{n}");
+                }
+            }
+            for k in ["expr", "elem"] {
+                if let Some(v) = m.get_mut(k) {
+                    rename_refs(v, prefix);
+                }
+            }
+        }
+    }
+    o
+}
+
+/// Give a rule without a counter one (`true`: added), just before the verdict: after
+/// every match and every statement that can stop the rule (`limit`, `ct count`, …),
+/// so it counts the packets the verdict applies to.
+fn add_counter(expr: &mut Vec<Value>) -> bool {
+    if expr.iter().any(|e| e.get("counter").is_some()) {
+        return false;
+    }
+    let at = match expr.last() {
+        Some(v) if !nft_verdict(std::slice::from_ref(v)).is_empty() => expr.len() - 1,
+        _ => expr.len(),
+    };
+    expr.insert(at, json!({ "counter": { "packets": 0, "bytes": 0 } }));
+    true
+}
+
+/// Rename, in a rule's expressions or a set's elements, what names an object of the
+/// same table: `@set` references, jump and goto targets, named stateful objects.
+fn rename_refs(v: &mut serde_json::Value, prefix: &str) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.starts_with('@') => *s = format!("@{prefix}{}", &s[1..]),
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_refs(x, prefix)),
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::Object(t) if k == "jump" || k == "goto" => {
+                        if let Some(Value::String(c)) = t.get_mut("target") {
+                            *c = format!("{prefix}{c}");
+                        }
+                    }
+                    Value::String(n) if OBJECTS.contains(&k.as_str()) => {
+                        *n = format!("{prefix}{n}");
+                    }
+                    _ => rename_refs(x, prefix),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The verdict of an nft rule's expressions: accept, drop, reject, jump X, goto X,
+/// return, or empty.
+fn nft_verdict(expr: &[serde_json::Value]) -> String {
+    for e in expr.iter().rev() {
+        for k in ["accept", "drop", "reject", "return", "queue"] {
+            if e.get(k).is_some() {
+                return k.into();
+            }
+        }
+        for k in ["jump", "goto"] {
+            if let Some(t) = e.get(k) {
+                return format!("{k} {}", t["target"].as_str().unwrap_or("?"));
+            }
+        }
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture;
+    use super::*;
+
+    #[test]
+    fn nft_listing_is_rewritten_into_fwbench_table() {
+        let json = fixture("nft-listing.json");
+        let text = fixture("nft-listing.txt");
+        let imp = import_nft_listing("ruleset.nft", &json, &text, Ip::V4).unwrap();
+        assert_eq!(imp.format, ImportFormat::Nft);
+        // 10 rules and one for the input chain's drop policy; 6 elements in sets.
+        assert_eq!((imp.rules, imp.elements), (11, 6));
+        let v: serde_json::Value = serde_json::from_str(&imp.text).unwrap();
+        let batch = v["nftables"].as_array().unwrap();
+        // Replace fwbench's table and nothing else: every object is in it.
+        assert_eq!(
+            batch[1],
+            serde_json::json!({"delete": {"table": {"family": "inet", "name": "fwbench"}}})
+        );
+        for cmd in batch {
+            let (verb, obj) = cmd.as_object().unwrap().iter().next().unwrap();
+            assert!(
+                verb == "add" || (verb == "delete" && obj.get("table").is_some()),
+                "{cmd}"
+            );
+            let (_, o) = obj.as_object().unwrap().iter().next().unwrap();
+            let table = o.get("table").unwrap_or(&o["name"]);
+            assert_eq!(table, "fwbench", "{cmd}");
+            assert_eq!(o["family"], "inet", "{cmd}");
+            assert!(o.get("handle").is_none(), "{cmd}");
+        }
+        // Policy drop → accept plus a last counted drop rule.
+        let input = batch
+            .iter()
+            .find(|c| c["add"]["chain"]["name"] == "input")
+            .unwrap();
+        assert_eq!(input["add"]["chain"]["policy"], "accept");
+        let last = &imp.rule_list[imp.rule_list.len() - 1];
+        assert!(
+            last.policy && last.chain == "input" && last.index == 6,
+            "{last:?}"
+        );
+        // Every rule counts, the counter just before its verdict.
+        for cmd in batch.iter().filter(|c| c["add"].get("rule").is_some()) {
+            let expr = cmd["add"]["rule"]["expr"].as_array().unwrap();
+            let counter = expr
+                .iter()
+                .position(|e| e.get("counter").is_some())
+                .unwrap();
+            let verdict = nft_verdict(&expr[counter + 1..]);
+            assert!(counter + 2 >= expr.len() && !verdict.is_empty(), "{cmd}");
+            assert!(
+                expr[..counter].iter().all(|e| e.get("match").is_some()),
+                "{cmd}"
+            );
+        }
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.contains("counter was added to 7 rules")),
+            "{:?}",
+            imp.notes
+        );
+        // Texts come from nft's own listing, with chain and position.
+        let r = &imp.rule_list[6];
+        assert_eq!((r.chain.as_str(), r.index), ("forward", 2));
+        assert_eq!(r.text, "tcp dport @web_ports accept");
+        assert_eq!(r.verdict, "accept");
+        assert!(r.aim.unaimable.as_deref().unwrap().contains("named set"));
+        let f1 = &imp.rule_list[5].aim;
+        assert_eq!(
+            (f1.src.as_deref(), f1.dst.as_deref()),
+            (Some("198.18.0.0/15"), Some("198.19.0.0/16"))
+        );
+        assert_eq!(f1.l4.as_deref(), Some("udp"));
+        let udp = &imp.rule_list[7];
+        assert_eq!(
+            (udp.aim.dport, udp.verdict.as_str()),
+            (Some((5060, 5060)), "drop")
+        );
+        assert_eq!(imp.rule_list[3].verdict, "jump ssh_in");
+        // The inet table is one for IPv6 trials too.
+        assert!(import_nft_listing("f", &json, &text, Ip::V6).is_ok());
+    }
+
+    #[test]
+    fn several_nft_tables_are_imported_with_their_hooks_and_priorities() {
+        // Read back by nft from nft-two-tables.nft: `ip filter` (input, priority 10,
+        // a named set, a jump), `inet raw` (input, priority -10), `ip6 six`.
+        let json = fixture("nft-two-tables.json");
+        let text = fixture("nft-two-tables.txt");
+        let imp = import_nft_listing("two.nft", &json, &text, Ip::V4).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&imp.text).unwrap();
+        let batch = v["nftables"].as_array().unwrap();
+        let chain = |n: &str| {
+            batch
+                .iter()
+                .find(|c| c["add"]["chain"]["name"] == n)
+                .unwrap_or_else(|| panic!("no chain {n}: {}", imp.text))["add"]["chain"]
+                .clone()
+        };
+        assert_eq!(
+            (
+                chain("ip-filter-input")["hook"].as_str(),
+                chain("ip-filter-input")["prio"].as_i64()
+            ),
+            (Some("input"), Some(10))
+        );
+        assert_eq!(chain("inet-raw-input")["prio"], -10);
+        assert!(chain("ip-filter-svc").get("hook").is_none());
+        // References follow the names: the set, the jump target.
+        assert!(
+            imp.text.contains(r#""right":"@ip-filter-blocked""#),
+            "{}",
+            imp.text
+        );
+        assert!(
+            imp.text.contains(r#""target":"ip-filter-svc""#),
+            "{}",
+            imp.text
+        );
+        assert!(batch
+            .iter()
+            .any(|c| c["add"]["set"]["name"] == "ip-filter-blocked"));
+        // The IPv6 table is left out of an IPv4 trial; both others are listed.
+        assert!(imp
+            .notes
+            .iter()
+            .any(|n| n.contains("table ip6 six left out")));
+        assert!(imp
+            .notes
+            .iter()
+            .any(|n| n.starts_with("2 tables (ip filter, inet raw)")));
+        let users: Vec<(&str, usize)> = imp
+            .rule_list
+            .iter()
+            .map(|r| (r.user_chain.as_str(), r.index))
+            .collect();
+        assert_eq!(
+            users,
+            [
+                ("ip/filter/input", 1),
+                ("ip/filter/input", 2),
+                ("ip/filter/input", 3),
+                ("ip/filter/svc", 1),
+                ("inet/raw/input", 1),
+                ("inet/raw/input", 2),
+            ]
+        );
+        assert_eq!(imp.rule_list[1].verdict, "jump ip-filter-svc");
+        assert_eq!(
+            imp.rule_list[4].text,
+            "udp dport 5000 counter packets 0 bytes 0"
+        );
+        assert_eq!(
+            imp.chains[0],
+            ("ip/filter/input".to_owned(), "ip-filter-input".to_owned())
+        );
+        // An IPv6 trial: inet raw and ip6 six, the latter's drop policy counted.
+        let imp = import_nft_listing("two.nft", &json, &text, Ip::V6).unwrap();
+        let last = imp.rule_list.last().unwrap();
+        assert!(
+            last.policy && last.user_chain == "ip6/six/input",
+            "{last:?}"
+        );
+        assert_eq!(last.chain, "ip6-six-input");
+    }
+}
