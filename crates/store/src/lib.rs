@@ -42,6 +42,7 @@ mod views;
 
 pub use headline::Headline;
 pub use migrate::CHECK_BUDGET;
+pub use place::Refused;
 pub use recovery::{recovery_paths, write_recovery, Ignored, Recovered, RECOVERY_DIR};
 pub use roles::RoleHost;
 pub use runs::{Host, NewRun, RunRow};
@@ -73,13 +74,15 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
-    #[error("no recovery file took trial {trial_key} of {db}: {tried}")]
+    #[error("no recovery file took trial {trial_key} of {db}: {}", place::said(.tried))]
     NotKept {
         db: PathBuf,
         trial_key: String,
-        /// Each place tried and why it refused, `; `-separated.
-        tried: String,
+        /// Each place tried and why it refused it (none: the run has no recovery key).
+        tried: Vec<Refused>,
     },
+    #[error("run {run_id} has no recovery key in {db}: its trials cannot be kept for it (a run of a file older than schema 6 gets one when it is resumed)")]
+    NoRunKey { db: PathBuf, run_id: i64 },
     #[error("reading /dev/urandom for a run's recovery key: {0}")]
     Random(#[source] std::io::Error),
     #[error("{0}")]
@@ -102,6 +105,7 @@ impl StoreError {
                 ErrorCode::DiskFull | ErrorCode::SystemIoFailure | ErrorCode::OutOfMemory
             ),
             StoreError::NotKept { .. } | StoreError::Random(_) => true,
+            StoreError::NoRunKey { .. } => false,
             StoreError::Sqlite { .. }
             | StoreError::NotFwbench { .. }
             | StoreError::NewerSchema { .. }

@@ -272,8 +272,10 @@ mod tests {
         {
             let mut s = Store::open(&p).unwrap();
             let run = s.begin_run(&NewRun::default()).unwrap();
-            for i in 0..400 {
-                s.insert_trial(&trial(run, &format!("k{i}"))).unwrap();
+            for i in 0..40 {
+                let mut t = trial(run, &format!("k{i}"));
+                t.results = serde_json::json!({"x": "y".repeat(20_000)});
+                s.insert_trial(&t).unwrap();
             }
         }
         drop(Store::open(&p).unwrap());
@@ -308,14 +310,23 @@ mod tests {
         let p = dir.path().join("r.db");
         let mut s = Store::open(&p).unwrap();
         let run = s.begin_run(&NewRun::default()).unwrap();
-        let big = serde_json::json!({"x": "y".repeat(20_000)});
-        for i in 0..200 {
-            let mut t = trial(run, &format!("k{i}"));
-            t.results = big.clone();
-            s.insert_trial(&t).unwrap();
-        }
+        let id = s.insert_trial(&trial(run, "a")).unwrap();
+        // ~40 MB of samples: a check that takes long enough to be stopped.
+        s.conn
+            .execute(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 800000)
+                 INSERT INTO samples SELECT ?1, 'gateway', i, 'cpu' || (i % 64) || '.softirq', i FROM n",
+                [id],
+            )
+            .unwrap();
         assert_eq!(s.check_cut_short(), None);
-        s.check_whole_within(Duration::ZERO).unwrap();
+        // The watchdog is a thread: on a busy machine it may start late; a few tries.
+        for _ in 0..5 {
+            s.check_whole_within(Duration::ZERO).unwrap();
+            if s.check_cut_short().is_some() {
+                break;
+            }
+        }
         assert!(s.check_cut_short().is_some(), "not stopped");
         s.check_cut = None;
         s.check_whole_within(Duration::from_secs(60)).unwrap();

@@ -42,45 +42,97 @@ pub(crate) fn fallback_dir() -> Option<PathBuf> {
     Some(state.join("fwbench/recovery"))
 }
 
-/// Why `meta` (of a place named `what`) may not hold recovery files: anything but a
+/// Why a place may not hold recovery files, or could not be used (its text is the
+/// one-line reason fwbench prints).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("{}: a symbolic link (never followed)", .path.display())]
+    Symlink { path: PathBuf },
+    #[error("{}: not a {want}", .path.display())]
+    Kind { path: PathBuf, want: &'static str },
+    #[error("{}: the {what} is owned by uid {owner}, not by this user (uid {me})", .path.display())]
+    Owner {
+        path: PathBuf,
+        what: &'static str,
+        owner: u32,
+        me: u32,
+    },
+    #[error("{}: the {what} is writable by others (mode {mode:o})", .path.display())]
+    Writable {
+        path: PathBuf,
+        what: &'static str,
+        mode: u32,
+    },
+    #[error("{}: the file has {links} hard links", .path.display())]
+    Links { path: PathBuf, links: u64 },
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Reasons in one line, `; `-separated.
+pub(crate) fn said(reasons: &[Refused]) -> String {
+    let text: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+    text.join("; ")
+}
+
+/// An I/O error on `path`, a symbolic link said as such (`open` gives ELOOP for one
+/// under `O_NOFOLLOW`).
+fn io_at(path: &Path) -> impl Fn(io::Error) -> Refused + '_ {
+    move |source| {
+        let path = path.to_path_buf();
+        if source.raw_os_error() == Some(libc::ELOOP) {
+            Refused::Symlink { path }
+        } else {
+            Refused::Io { path, source }
+        }
+    }
+}
+
+/// Why `meta` (of `path`, the `what`) may not hold recovery files: anything but a
 /// place of this user's that no one else can write to.
-fn not_private(meta: &Metadata, what: &str) -> Option<String> {
-    let me = euid();
+fn private(meta: &Metadata, path: &Path, what: &'static str) -> Result<(), Refused> {
+    let (me, path) = (euid(), path.to_path_buf());
     if meta.uid() != me {
-        return Some(format!(
-            "{what} is owned by uid {}, not by this user (uid {me})",
-            meta.uid()
-        ));
+        return Err(Refused::Owner {
+            path,
+            what,
+            owner: meta.uid(),
+            me,
+        });
     }
     if meta.mode() & 0o022 != 0 {
-        return Some(format!(
-            "{what} is writable by others (mode {:o})",
-            meta.mode() & 0o7777
-        ));
+        return Err(Refused::Writable {
+            path,
+            what,
+            mode: meta.mode() & 0o7777,
+        });
     }
-    None
+    Ok(())
 }
 
 /// Check directory `dir` for holding recovery files (it exists): a directory, not a
-/// symbolic link, this user's, writable by no one else. `Err` says why not.
-pub(crate) fn check_dir(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let why = if meta.file_type().is_symlink() {
-        Some("the directory is a symbolic link".into())
-    } else if !meta.is_dir() {
-        Some("not a directory".into())
-    } else {
-        not_private(&meta, "the directory")
-    };
-    match why {
-        Some(why) => Err(format!("{}: {why}", dir.display())),
-        None => Ok(()),
+/// symbolic link, this user's, writable by no one else.
+pub(crate) fn check_dir(dir: &Path) -> Result<(), Refused> {
+    let meta = std::fs::symlink_metadata(dir).map_err(io_at(dir))?;
+    if meta.file_type().is_symlink() {
+        return Err(Refused::Symlink { path: dir.into() });
     }
+    if !meta.is_dir() {
+        return Err(Refused::Kind {
+            path: dir.into(),
+            want: "directory",
+        });
+    }
+    private(&meta, dir, "directory")
 }
 
 /// Make the fallback directory `dir` if it is missing (0700; its parents as the
 /// system makes them), then [`check_dir`] it.
-pub(crate) fn make_dir(dir: &Path) -> Result<(), String> {
+pub(crate) fn make_dir(dir: &Path) -> Result<(), Refused> {
     if std::fs::symlink_metadata(dir).is_err() {
         if let Some(parent) = dir.parent() {
             let _ = std::fs::create_dir_all(parent);
@@ -88,7 +140,7 @@ pub(crate) fn make_dir(dir: &Path) -> Result<(), String> {
         match std::fs::DirBuilder::new().mode(0o700).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(format!("{}: {e}", dir.display())),
+            Err(e) => return Err(io_at(dir)(e)),
         }
     }
     check_dir(dir)
@@ -97,42 +149,29 @@ pub(crate) fn make_dir(dir: &Path) -> Result<(), String> {
 /// Check an opened recovery file: a regular file of this user's, one link, writable
 /// by no one else (a hard link to another file, a file someone else made or can
 /// change, is not ours to read or append to).
-fn check_file(f: &File, path: &Path) -> io::Result<()> {
-    let meta = f.metadata()?;
-    let why = if !meta.is_file() {
-        Some("not a regular file".into())
-    } else if meta.nlink() != 1 {
-        Some(format!("the file has {} hard links", meta.nlink()))
-    } else {
-        not_private(&meta, "the file")
-    };
-    match why {
-        Some(why) => Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("{}: {why}", path.display()),
-        )),
-        None => Ok(()),
+fn check_file(f: &File, path: &Path) -> Result<(), Refused> {
+    let meta = f.metadata().map_err(io_at(path))?;
+    if !meta.is_file() {
+        return Err(Refused::Kind {
+            path: path.into(),
+            want: "regular file",
+        });
     }
+    if meta.nlink() != 1 {
+        return Err(Refused::Links {
+            path: path.into(),
+            links: meta.nlink(),
+        });
+    }
+    private(&meta, path, "file")
 }
 
 /// The flags of every open: no symbolic link followed, no wait on a FIFO.
 const FLAGS: i32 = libc::O_NOFOLLOW | libc::O_NONBLOCK;
 
-/// Say a symbolic link as such (`open` gives ELOOP for one under `O_NOFOLLOW`).
-fn said(e: io::Error, path: &Path) -> io::Error {
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("{}: a symbolic link (never followed)", path.display()),
-        )
-    } else {
-        e
-    }
-}
-
 /// Open recovery file `path` for appending: created new (0600, `O_EXCL`), or an
 /// existing one that passes [`check_file`]; never through a symbolic link.
-pub(crate) fn open_append(path: &Path) -> io::Result<File> {
+pub(crate) fn open_append(path: &Path) -> Result<File, Refused> {
     let mut new = OpenOptions::new();
     new.append(true)
         .create_new(true)
@@ -141,26 +180,26 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     match new.open(path) {
         Ok(f) => return Ok(f),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(said(e, path)),
+        Err(e) => return Err(io_at(path)(e)),
     }
     let f = OpenOptions::new()
         .append(true)
         .custom_flags(FLAGS)
         .open(path)
-        .map_err(|e| said(e, path))?;
+        .map_err(io_at(path))?;
     check_file(&f, path)?;
     Ok(f)
 }
 
-/// Open recovery file `path` for reading: `Ok(None)` if there is none, `Err` (why)
-/// for a file that is not one of this user's private files or a symbolic link.
-pub(crate) fn open_read(path: &Path) -> Result<Option<File>, String> {
+/// Open recovery file `path` for reading: `Ok(None)` if there is none, `Err` for a
+/// symbolic link or a file that is not one of this user's private files.
+pub(crate) fn open_read(path: &Path) -> Result<Option<File>, Refused> {
     let f = match OpenOptions::new().read(true).custom_flags(FLAGS).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(said(e, path).to_string()),
+        Err(e) => return Err(io_at(path)(e)),
     };
-    check_file(&f, path).map_err(|e| e.to_string())?;
+    check_file(&f, path)?;
     Ok(Some(f))
 }
 
@@ -182,7 +221,7 @@ mod tests {
         let e = open_append(&link).unwrap_err();
         assert!(e.to_string().contains("symbolic link"), "{e}");
         let e = open_read(&link).unwrap_err();
-        assert!(e.contains("symbolic link"), "{e}");
+        assert!(matches!(e, Refused::Symlink { .. }), "{e}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
     }
 
@@ -201,8 +240,11 @@ mod tests {
         assert!(e.contains("2 hard links"), "{e}");
         std::fs::remove_file(dir.path().join("b")).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o622)).unwrap();
-        let e = open_read(&p).unwrap_err();
-        assert!(e.contains("writable by others"), "{e}");
+        let e = open_read(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("the file is writable by others (mode 622)"),
+            "{e}"
+        );
     }
 
     /// The fallback directory is made 0700; one that is a symbolic link, or writable
@@ -215,11 +257,14 @@ mod tests {
         let mode = std::fs::metadata(&d).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = make_dir(&d).unwrap_err();
-        assert!(e.contains("writable by others (mode 777)"), "{e}");
+        let e = make_dir(&d).unwrap_err().to_string();
+        assert!(
+            e.contains("the directory is writable by others (mode 777)"),
+            "{e}"
+        );
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&d, &link).unwrap();
         let e = check_dir(&link).unwrap_err();
-        assert!(e.contains("symbolic link"), "{e}");
+        assert!(matches!(e, Refused::Symlink { .. }), "{e}");
     }
 }

@@ -11,7 +11,7 @@
 //! or print (the controller says what was recovered and what was ignored).
 
 use crate::place::{self, check_dir, make_dir, open_append, open_read};
-use crate::{sql_at, trials, Result, Store, StoreError, TrialRecord};
+use crate::{sql_at, trials, Refused, Result, Store, StoreError, TrialRecord};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -114,13 +114,13 @@ impl Store {
             }
             let in_dir = dir.filter(|d| file.parent() == Some(*d));
             if let Some(Err(why)) = in_dir.map(check_dir) {
-                self.ignore(&file, why);
+                self.ignore(&file, why.to_string());
                 continue;
             }
             match open_read(&file) {
                 Ok(None) => {}
                 Ok(Some(f)) => self.import_file(&file, f)?,
-                Err(why) => self.ignore(&file, why),
+                Err(why) => self.ignore(&file, why.to_string()),
             }
         }
         Ok(())
@@ -142,10 +142,10 @@ impl Store {
             self.ignore(file, format!("cannot read it: {e}"));
             return Ok(());
         }
-        let lines = match self.proven(&text) {
+        let lines = match self.proven(&text)? {
             Ok(lines) => lines,
             Err(why) => {
-                self.ignore(file, why);
+                self.ignore(file, why.to_string());
                 return Ok(());
             }
         };
@@ -177,7 +177,7 @@ impl Store {
 
     /// The trials of a recovery file's `text` if each line is a trial of a run of
     /// this file with that run's recovery key; else why not (the first line that fails).
-    fn proven(&self, text: &str) -> std::result::Result<Vec<TrialRecord>, String> {
+    fn proven(&self, text: &str) -> Result<std::result::Result<Vec<TrialRecord>, Unproven>> {
         let mut trials = Vec::new();
         for (n, line) in text
             .lines()
@@ -185,80 +185,86 @@ impl Store {
             .filter(|(_, l)| !l.trim().is_empty())
         {
             let n = n + 1;
-            let line: Line = serde_json::from_str(line).map_err(|e| {
-                format!("line {n} is not a recovery record with its run's key ({e})")
-            })?;
+            let line: Line = match serde_json::from_str(line) {
+                Ok(line) => line,
+                Err(source) => return Ok(Err(Unproven::NotARecord { line: n, source })),
+            };
             let run = line.trial.run_id;
-            match self.run_key(run).map_err(|e| e.to_string())? {
+            match self.run_key(run)? {
                 Some(key) if key == line.key => trials.push(line.trial),
-                Some(_) => {
-                    return Err(format!(
-                        "line {n}: its key is not run {run}'s (not written for this results file)"
-                    ))
-                }
-                None => {
-                    return Err(format!(
-                        "line {n}: run {run} is not in this results file, or has no recovery key"
-                    ))
-                }
+                Some(_) => return Ok(Err(Unproven::WrongKey { line: n, run })),
+                None => return Ok(Err(Unproven::NoKey { line: n, run })),
             }
         }
-        Ok(trials)
+        Ok(Ok(trials))
     }
+}
+
+/// Why a recovery file's lines do not prove they were written for this results file.
+#[derive(Debug, thiserror::Error)]
+enum Unproven {
+    #[error("line {line} is not a recovery record with its run's key ({source})")]
+    NotARecord {
+        line: usize,
+        source: serde_json::Error,
+    },
+    #[error("line {line}: its key is not run {run}'s (not written for this results file)")]
+    WrongKey { line: usize, run: i64 },
+    #[error("line {line}: run {run} is not in this results file, or has no recovery key")]
+    NoKey { line: usize, run: i64 },
 }
 
 /// Append `t` with `key` to the first recovery file of `db` that takes it (the
 /// fallback directory `dir` made and checked first).
 fn keep(db: &Path, t: &TrialRecord, key: Option<String>, dir: Option<&Path>) -> Result<PathBuf> {
-    let not_kept = |tried: String| StoreError::NotKept {
-        db: db.into(),
-        trial_key: t.trial_key.clone(),
-        tried,
-    };
     let Some(key) = key else {
-        return Err(not_kept(format!(
-            "run {} has no recovery key in {}",
-            t.run_id,
-            db.display()
-        )));
+        return Err(StoreError::NoRunKey {
+            db: db.into(),
+            run_id: t.run_id,
+        });
     };
     let line = serde_json::to_string(&Line {
         key,
         trial: t.clone(),
     })? + "\n";
-    let mut errors = Vec::new();
+    let mut tried = Vec::new();
     for p in recovery_paths_in(db, dir) {
         let placed = match p.parent() {
             Some(d) if Some(d) == dir => make_dir(d),
             _ => Ok(()),
         };
-        let r = placed.and_then(|()| append(&p, &line).map_err(|e| e.to_string()));
-        match r {
+        match placed.and_then(|()| append(&p, &line)) {
             Ok(()) => return Ok(p),
-            Err(e) => errors.push(if e.starts_with(&*p.to_string_lossy()) {
-                e
-            } else {
-                format!("{}: {e}", p.display())
-            }),
+            Err(refused) => tried.push(refused),
         }
     }
-    Err(not_kept(errors.join("; ")))
+    Err(StoreError::NotKept {
+        db: db.into(),
+        trial_key: t.trial_key.clone(),
+        tried,
+    })
 }
 
 /// Append `line` to recovery file `p` and sync it; on failure nothing of the line is
 /// left (a half line would make the whole file unprovable) and a file this call made
 /// empty is removed.
-fn append(p: &Path, line: &str) -> std::io::Result<()> {
+fn append(p: &Path, line: &str) -> std::result::Result<(), Refused> {
     let mut f = open_append(p)?;
-    let len = f.metadata()?.len();
-    let r = f.write_all(line.as_bytes()).and_then(|_| f.sync_all());
-    if r.is_err() {
-        let _ = f.set_len(len);
-        if len == 0 {
-            let _ = std::fs::remove_file(p);
+    let r = f.metadata().and_then(|m| {
+        let len = m.len();
+        let r = f.write_all(line.as_bytes()).and_then(|_| f.sync_all());
+        if r.is_err() {
+            let _ = f.set_len(len);
+            if len == 0 {
+                let _ = std::fs::remove_file(p);
+            }
         }
-    }
-    r
+        r
+    });
+    r.map_err(|source| Refused::Io {
+        path: p.into(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -399,7 +405,7 @@ mod tests {
         let w = write_recovery(&p, &trial(run, "b")).unwrap();
         assert_eq!(w, dir.path().join("r.db.recovery.jsonl"));
         let e = write_recovery(&p, &trial(run + 1, "z")).unwrap_err();
-        assert!(e.to_string().contains("run 2 has no recovery key"), "{e}");
+        assert!(matches!(e, StoreError::NoRunKey { run_id: 2, .. }), "{e}");
         let s = Store::open(&p).unwrap();
         assert_eq!(keys(&s, run), ["a", "b"]);
         assert!(!w.exists());

@@ -215,6 +215,21 @@ fn a_version_5_file_reads_the_same() {
     drop(rw);
     assert_eq!(version(&old), store::SCHEMA_VERSION);
     assert_eq!(every_view(&old), every_view(&new));
+    // The views were replaced: none names a workload any more.
+    let c = Connection::open(&old).unwrap();
+    let mut st = c
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'view'")
+        .unwrap();
+    let views: Vec<(String, String)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(views.len(), 3);
+    for (name, sql) in &views {
+        assert!(!sql.contains("workload ="), "{name}: {sql}");
+        assert!(!sql.contains("workload IN"), "{name}: {sql}");
+    }
     let text =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(REFERENCE))
             .unwrap();

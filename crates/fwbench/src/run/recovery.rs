@@ -49,8 +49,17 @@ pub fn resume_hint(run_id: i64, scenario: Option<&Path>, db: &Path) -> String {
 }
 
 /// Tell the user which trials of earlier commands were recovered into `store`, and
-/// which recovery files were left alone and why (one line each).
+/// which recovery files were left alone and why (one line each); and if the integrity
+/// check on open was stopped at its budget.
 pub fn say_recovered(store: &Store) {
+    if let Some(took) = store.check_cut_short() {
+        eprintln!(
+            "fwbench: warning: the integrity check of {} was stopped after {:.1} s \
+             (its limit): only part of the file was checked",
+            store.path().display(),
+            took.as_secs_f64()
+        );
+    }
     for r in store.recovered().iter().filter(|r| r.imported > 0) {
         eprintln!(
             "fwbench: recovered {} trial(s) from {} into {}",
