@@ -1,7 +1,7 @@
 //! Gateway events' updates (issue 25): one row per scheduled update of a trial —
 //! what was changed, how, how long the commit took, and what the traffic felt.
 //!
-//! Owns: the `gateway_updates` table (schema version 5, additive; version 6: the
+//! Owns: the `gateway_updates` table (schema version 5, additive; version 7: the
 //! witness of each update's figures — a stall may be absent, the loss beyond the
 //! window before the update, the effective blocked time, the doubts) and its rows.
 //! Must not: compute anything (the controller summarises, the report analyses).
@@ -34,11 +34,11 @@ CREATE TABLE gateway_updates (
 CREATE INDEX gateway_updates_trial ON gateway_updates(trial_id);
 ";
 
-/// Version 6: `stall_ms` may be NULL (no background traffic in the window: no stall
+/// Version 7: `stall_ms` may be NULL (no background traffic in the window: no stall
 /// figure), the loss beyond the window before the update, the effective blocked time
 /// and the doubts over the figures (JSON). SQLite cannot relax a NOT NULL: the table is
 /// rebuilt, its rows kept.
-pub(crate) const SCHEMA_V6: &str = "
+pub(crate) const SCHEMA_V7: &str = "
 CREATE TABLE gateway_updates_v6 (
     trial_id INTEGER NOT NULL REFERENCES trials(id),
     event INTEGER NOT NULL,
@@ -188,9 +188,9 @@ mod tests {
     use super::*;
 
     /// A version-5 table's rows survive the rebuild (their stall kept, no doubts);
-    /// a version-6 row without a stall figure and with its doubts reads back whole.
+    /// a version-7 row without a stall figure and with its doubts reads back whole.
     #[test]
-    fn version_6_keeps_old_rows_and_stores_an_absent_stall_with_its_doubts() {
+    fn version_7_keeps_old_rows_and_stores_an_absent_stall_with_its_doubts() {
         let mut c = rusqlite::Connection::open_in_memory().unwrap();
         c.execute_batch("CREATE TABLE trials (id INTEGER PRIMARY KEY);")
             .unwrap();
@@ -212,7 +212,7 @@ mod tests {
             [],
         )
         .unwrap();
-        c.execute_batch(SCHEMA_V6).unwrap();
+        c.execute_batch(SCHEMA_V7).unwrap();
         assert_eq!(read(&c, 1).unwrap(), vec![old.clone()]);
         let new = UpdateRecord {
             index: 1,

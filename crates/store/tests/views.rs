@@ -176,3 +176,115 @@ fn generated_views_equal_the_views_written_out_in_full() {
         }
     }
 }
+
+/// The views' output for the reference's rows, from a results file at `path`.
+fn every_view(path: &std::path::Path) -> Vec<(&'static str, Value)> {
+    let c = Connection::open(path).unwrap();
+    VIEWS.iter().map(|v| (*v, rows(&c, v))).collect()
+}
+
+/// `fixtures/v5.db`: the file [`write_every_workload`] wrote with the schema-5 build
+/// (commit ef9dbf5), whose views chose their `ping_*` and `duplicates` columns by
+/// workload name. Opened by this build (read-only: migrated in memory; for writing:
+/// migrated in place to schema 6, whose views choose by the stored main metric), it
+/// reads the same: the same trials and runs as a file this build writes, and the same
+/// view rows as the reference.
+#[test]
+fn a_version_5_file_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v5.db");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v5.db");
+    std::fs::copy(&fixture, &old).unwrap();
+    let new = dir.path().join("new.db");
+    write_every_workload(&new);
+    let version = |p: &std::path::Path| -> i64 {
+        Connection::open(p)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(version(&old), 5);
+    let fresh = Store::open_read_only(&new).unwrap();
+    let ro = Store::open_read_only(&old).unwrap();
+    assert_eq!(ro.trials(None).unwrap(), fresh.trials(None).unwrap());
+    assert_eq!(ro.runs().unwrap(), fresh.runs().unwrap());
+    drop(ro);
+    assert_eq!(version(&old), 5, "migrated in place by a reader");
+    let rw = Store::open(&old).unwrap();
+    assert_eq!(rw.trials(None).unwrap(), fresh.trials(None).unwrap());
+    drop(rw);
+    assert_eq!(version(&old), store::SCHEMA_VERSION);
+    assert_eq!(every_view(&old), every_view(&new));
+    // The views were replaced: none names a workload any more.
+    let c = Connection::open(&old).unwrap();
+    let mut st = c
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'view'")
+        .unwrap();
+    let views: Vec<(String, String)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(views.len(), 3);
+    for (name, sql) in &views {
+        assert!(!sql.contains("workload ="), "{name}: {sql}");
+        assert!(!sql.contains("workload IN"), "{name}: {sql}");
+    }
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(REFERENCE))
+            .unwrap();
+    let want: Value = serde_json::from_str(&text).unwrap();
+    for (v, got) in every_view(&old) {
+        assert_eq!(got, want[v], "{v}");
+    }
+}
+
+/// A workload the views have never heard of shows its columns by what it stored: a
+/// packet kind ranked by round-trip time fills the `ping_*` columns, one ranked by
+/// packets/s the `duplicates`; a search (no main metric) neither.
+#[test]
+fn a_new_workload_shows_its_columns_by_its_stored_main_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut s = Store::open(&path).unwrap();
+    let run = s.begin_run(&NewRun::default()).unwrap();
+    for (w, metric) in [
+        ("probe", Some("rtt_p50_us")),
+        ("burst", Some("received_pps")),
+        ("burst-ndr", None),
+    ] {
+        let mut t = trial(run, w, json!({}), 1);
+        t.kind = Some(store::KindRow {
+            family: "packet".into(),
+            main_metric: metric.map(String::from),
+            main_higher: metric != Some("rtt_p50_us"),
+        });
+        s.insert_trial(&t).unwrap();
+    }
+    drop(s);
+    let c = Connection::open(&path).unwrap();
+    let mut st = c
+        .prepare("SELECT workload, ping_lost, ping_rtt_p50_us, duplicates FROM packet_results ORDER BY trial_id")
+        .unwrap();
+    let got: Vec<String> = st
+        .query_map([], |r| {
+            Ok(format!(
+                "{} {:?} {:?} {:?}",
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, Option<f64>>(2)?,
+                r.get::<_, Option<i64>>(3)?
+            ))
+        })
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "probe Some(3) Some(51.0) None",
+            "burst None None Some(1)",
+            "burst-ndr None None None"
+        ]
+    );
+}

@@ -1,6 +1,8 @@
 //! A trial's result is never lost: when the results file cannot take it (a full
-//! disk, an I/O error), it is kept in a recovery file (`store::write_recovery`) that
-//! the next `Store::open` of that file imports, and the caller still prints it.
+//! disk, an I/O error), it is kept in a recovery file (`Store::write_recovery`: beside
+//! the file, else in a directory of this user's only) that the next `Store::open` of
+//! that file imports if it proves it was written for one of its runs, and the caller
+//! still prints it.
 //!
 //! Owns: the store-or-keep step and its messages. Must not: print the trial (callers
 //! print it before they return this error) or decide exit codes.
@@ -16,7 +18,7 @@ pub fn store_or_keep(store: &mut Store, rec: &TrialRecord) -> Result<()> {
         return Ok(());
     };
     let db = store.path().to_path_buf();
-    Err(match store::write_recovery(&db, rec) {
+    Err(match store.write_recovery(rec) {
         Ok(kept) => anyhow!(
             "storing trial {} in {}: {e}; its result is printed above and kept in {} \
              (the next fwbench command that writes {} imports it)",
@@ -26,7 +28,7 @@ pub fn store_or_keep(store: &mut Store, rec: &TrialRecord) -> Result<()> {
             db.display()
         ),
         Err(why) => anyhow!(
-            "storing trial {} in {}: {e}; keeping it in a recovery file failed too ({why}): \
+            "storing trial {} in {}: {e}; keeping it failed too ({why}): \
              its result is only what is printed above",
             rec.trial_key,
             db.display()
@@ -46,22 +48,32 @@ pub fn resume_hint(run_id: i64, scenario: Option<&Path>, db: &Path) -> String {
     )
 }
 
-/// Tell the user which trials of earlier commands were recovered into `store`.
+/// Tell the user which trials of earlier commands were recovered into `store`, and
+/// which recovery files were left alone and why (one line each); and if the integrity
+/// check on open was stopped at its budget.
 pub fn say_recovered(store: &Store) {
-    for r in store.recovered() {
+    if let Some(took) = store.check_cut_short() {
         eprintln!(
-            "fwbench: recovered {} trial(s) from {} into {}{}",
+            "fwbench: warning: the integrity check of {} was stopped after {:.1} s \
+             (its limit): only part of the file was checked",
+            store.path().display(),
+            took.as_secs_f64()
+        );
+    }
+    for r in store.recovered().iter().filter(|r| r.imported > 0) {
+        eprintln!(
+            "fwbench: recovered {} trial(s) from {} into {}",
             r.imported,
             r.file.display(),
             store.path().display(),
-            if r.kept > 0 {
-                format!(
-                    "; {} line(s) kept there (their run is not in this file)",
-                    r.kept
-                )
-            } else {
-                String::new()
-            }
+        );
+    }
+    for i in store.ignored() {
+        eprintln!(
+            "fwbench: warning: recovery file {} ignored (not imported into {}): {}",
+            i.file.display(),
+            store.path().display(),
+            i.why
         );
     }
 }

@@ -1,0 +1,259 @@
+//! Runs: one invocation of fwbench that stores trials, and the host it ran on.
+//!
+//! Owns: the `hosts` and `runs` rows, a run's status (running, complete, interrupted,
+//! failed; resume) and its recovery key: a random value made when the run begins (or is
+//! resumed), which a recovery file must carry to be imported into this file.
+//! Must not: touch trials (`trials`) or decide when a run is resumed (the controller).
+
+use crate::{Result, RoleHost, Store, StoreError};
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+/// Host metadata recorded once per run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cores: u32,
+    pub fwbench_version: String,
+    pub sysctls: Vec<(String, String)>,
+    pub tools: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NewRun {
+    pub started_at: String,
+    pub scenario: String,
+    pub scenario_text: Option<String>,
+    pub seed: u64,
+    pub command: String,
+    pub host: Host,
+    /// Axis values that select the run's baseline trials, e.g. `{"engine": "none"}`.
+    pub baseline: Option<serde_json::Value>,
+}
+
+/// A stored run read back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub scenario: String,
+    pub scenario_text: Option<String>,
+    pub seed: u64,
+    pub command: String,
+    pub status: String,
+    pub baseline: Option<serde_json::Value>,
+    pub host: Host,
+    /// Metadata of each testbed role's host (testbed files; empty otherwise).
+    pub role_hosts: Vec<RoleHost>,
+}
+
+impl Store {
+    /// Begin a run: its host row, its run row (`running`) and its recovery key.
+    pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
+        let h = &run.host;
+        self.conn
+            .execute(
+                "INSERT INTO hosts (hostname, kernel, cpu_model, cores, fwbench_version, sysctls, tools)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    h.hostname,
+                    h.kernel,
+                    h.cpu_model,
+                    h.cores,
+                    h.fwbench_version,
+                    serde_json::to_string(&h.sysctls)?,
+                    serde_json::to_string(&h.tools)?
+                ],
+            )
+            .map_err(|e| self.sql(e))?;
+        let host_id = self.conn.last_insert_rowid();
+        let key = new_key()?;
+        self.conn
+            .execute(
+                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status, baseline, recovery_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
+                params![
+                    run.started_at,
+                    run.scenario,
+                    run.scenario_text,
+                    run.seed as i64,
+                    run.command,
+                    host_id,
+                    run.baseline.as_ref().map(|b| b.to_string()),
+                    key
+                ],
+            )
+            .map_err(|e| self.sql(e))?;
+        let id = self.conn.last_insert_rowid();
+        self.run_keys.borrow_mut().insert(id, key);
+        Ok(id)
+    }
+
+    /// Mark a run finished (`complete`, `interrupted`, `failed`).
+    pub fn finish_run(&self, run_id: i64, finished_at: &str, status: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
+                params![finished_at, status, run_id],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(())
+    }
+
+    /// Every run, oldest first, with its host.
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.started_at, r.finished_at, r.scenario, r.scenario_text, r.seed,
+                    r.command, r.status, r.baseline, h.hostname, h.kernel, h.cpu_model, h.cores,
+                    h.fwbench_version, h.sysctls, h.tools
+                 FROM runs r JOIN hosts h ON h.id = r.host_id ORDER BY r.id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let json = |s: Option<String>| -> Option<serde_json::Value> {
+                    s.and_then(|s| serde_json::from_str(&s).ok())
+                };
+                let pairs = |s: String| -> Vec<(String, String)> {
+                    serde_json::from_str(&s).unwrap_or_default()
+                };
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    finished_at: r.get(2)?,
+                    scenario: r.get(3)?,
+                    scenario_text: r.get(4)?,
+                    seed: r.get::<_, i64>(5)? as u64,
+                    command: r.get(6)?,
+                    status: r.get(7)?,
+                    baseline: json(r.get(8)?),
+                    host: Host {
+                        hostname: r.get(9)?,
+                        kernel: r.get(10)?,
+                        cpu_model: r.get(11)?,
+                        cores: r.get(12)?,
+                        fwbench_version: r.get(13)?,
+                        sysctls: pairs(r.get(14)?),
+                        tools: pairs(r.get(15)?),
+                    },
+                    role_hosts: vec![],
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        let mut runs: Vec<RunRow> = rows
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))?;
+        for r in &mut runs {
+            r.role_hosts = self.role_hosts(r.id)?;
+        }
+        Ok(runs)
+    }
+
+    /// The newest run of this scenario text that did not complete (interrupted, killed
+    /// while `running`, or stopped as `failed`): the run a rerun resumes.
+    pub fn resumable_run(&self, scenario_text: &str) -> Result<Option<RunRow>> {
+        Ok(self
+            .runs()?
+            .into_iter()
+            .rev()
+            .find(|r| r.scenario_text.as_deref() == Some(scenario_text))
+            .filter(|r| r.status != "complete"))
+    }
+
+    /// Mark a run as running again (resumed); a run from before schema 6 gets its
+    /// recovery key now.
+    pub fn reopen_run(&self, run_id: i64) -> Result<()> {
+        let key = match self.stored_key(run_id)? {
+            Some(key) => key,
+            None => new_key()?,
+        };
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, recovery_key = ?2
+                 WHERE id = ?1",
+                params![run_id, key],
+            )
+            .map_err(|e| self.sql(e))?;
+        self.run_keys.borrow_mut().insert(run_id, key);
+        Ok(())
+    }
+
+    /// The recovery key of run `run_id`: the one this store began or reopened it
+    /// with, else the one stored (`None`: no such run, or a run of before schema 6).
+    pub(crate) fn run_key(&self, run_id: i64) -> Result<Option<String>> {
+        match self.run_keys.borrow().get(&run_id) {
+            Some(key) => Ok(Some(key.clone())),
+            None => self.stored_key(run_id),
+        }
+    }
+
+    fn stored_key(&self, run_id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT recovery_key FROM runs WHERE id = ?1",
+                [run_id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Status of a run, if it exists.
+    pub fn run_status(&self, run_id: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT status FROM runs WHERE id = ?1", [run_id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+}
+
+/// A new recovery key: 128 random bits from the kernel, in hex.
+fn new_key() -> Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(StoreError::Random)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each run gets its own key, kept in the file; a resumed run keeps it, and a run
+    /// without one (from before schema 6) gets one when it is resumed.
+    #[test]
+    fn runs_have_their_own_recovery_key_and_keep_it_on_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        let s = Store::open(&p).unwrap();
+        let (a, b) = (
+            s.begin_run(&NewRun::default()).unwrap(),
+            s.begin_run(&NewRun::default()).unwrap(),
+        );
+        let ka = s.run_key(a).unwrap().unwrap();
+        assert_eq!(ka.len(), 32, "{ka}");
+        assert_ne!(Some(ka.clone()), s.run_key(b).unwrap());
+        drop(s);
+        let s = Store::open(&p).unwrap();
+        assert_eq!(s.run_key(a).unwrap(), Some(ka.clone()), "stored");
+        s.reopen_run(a).unwrap();
+        assert_eq!(s.run_key(a).unwrap(), Some(ka), "resumed");
+        s.conn
+            .execute("UPDATE runs SET recovery_key = NULL WHERE id = ?1", [b])
+            .unwrap();
+        assert_eq!(s.run_key(b).unwrap(), None);
+        s.reopen_run(b).unwrap();
+        assert!(s.run_key(b).unwrap().is_some());
+        assert_eq!(s.run_key(b + 1).unwrap(), None, "no such run");
+    }
+}
