@@ -364,17 +364,22 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
     ]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // What the gateway found before its setup: no legacy table (the killed trial's
+    // `filter` stayed in the old namespace), and the trial says so.
+    let before = &v["gateway"]["residue"]["before"]["legacy_tables"];
+    let before = before
+        .as_array()
+        .unwrap_or_else(|| panic!("no residue.before in {v}"));
+    assert!(
+        before.is_empty(),
+        "residue before the trial: {before:?}; {err}"
+    );
+    assert_eq!(v["clean_start"], true, "{v}");
     assert!(
         err.contains("did not end") && err.contains("rebuilt"),
         "{err}"
     );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let before = &v["gateway"]["residue"]["before"]["legacy_tables"];
-    assert!(
-        before.as_array().is_none_or(|a| a.is_empty()),
-        "residue before the trial: {before}; {v}"
-    );
-    assert_eq!(v["clean_start"], true, "{v}");
     // Stored: one trial, clean at start, with no legacy table before it.
     assert_eq!(
         sqlite_count(
