@@ -172,6 +172,49 @@ fn a_killed_ct_max_trial_leaves_the_hosts_settings_changed_only_until_the_next_c
     );
 }
 
+/// Item 2, `fwbench check`: a journal left by a dead holder (written under the lock
+/// as a holder writes it, the value then changed) is restored and reported.
+#[test]
+#[ignore = "needs root: the host's conntrack settings (run with --include-ignored as root)"]
+fn check_restores_and_reports_what_a_killed_run_left() {
+    let _serial = serial();
+    if !Path::new(MAX).exists() {
+        return skip("nf_conntrack not loaded (modprobe nf_conntrack)");
+    }
+    let host = HostSettings::save();
+    // fwbench makes its state directory first (any command that touches the host).
+    let o = fwbench(&["testbed", "status"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mode = std::fs::metadata("/run/fwbench").unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let script = format!(
+        "b=$(cat {MAX}) && printf '{{\"pid\":{pid},\"start\":1,\"items\":[[\"{MAX}\",\"%s\"]]}}' \"$b\" \
+         > /run/fwbench/conntrack-saved.json && echo $((b + 1)) > {MAX}"
+    );
+    let o = Command::new("flock")
+        .args(["/run/fwbench/conntrack.lock", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(read(MAX), host.max);
+    let o = fwbench(&["check"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(MAX), host.max, "{out}");
+    assert!(
+        out.contains(&format!(
+            "restored: conntrack (pid {pid}): restored {MAX} to {}",
+            host.max
+        )),
+        "{out}"
+    );
+    let v = json_of(&["check", "--json"]);
+    assert_eq!(v["host_state"], serde_json::json!([]), "{v}");
+}
+
 /// Item 2, the agent's own way: only the controller killed (its agents get the
 /// parent-death signal), the gateway agent restores the settings itself, though its
 /// parent is gone.

@@ -160,10 +160,9 @@ pub fn at_start() -> Vec<String> {
     if crate::sys::euid() != 0 {
         return vec![];
     }
-    if Path::new(DIR).exists() {
-        if let Err(e) = secure_dir(Path::new(DIR)) {
-            return vec![e];
-        }
+    // Made (0700) before anything else of fwbench's can make it with default modes.
+    if let Err(e) = secure_dir(Path::new(DIR)) {
+        return vec![e];
     }
     super::conntrack::recover()
 }
