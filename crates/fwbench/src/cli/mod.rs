@@ -1274,6 +1274,8 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             // Not under a run that uses it; and taking the lock removes a lock file a
             // killed holder left behind.
             let _lock = crate::lock::testbed(&name)?;
+            // Gone with it: a killed trial's mark (a new testbed of the name is new).
+            crate::host::marker::TrialMark::forget(&name);
             match NetnsTestbed::find(&name) {
                 Ok(Some(tb)) => tb.down()?,
                 Ok(None) => return Err(usage(format!("no testbed named '{name}'"))),

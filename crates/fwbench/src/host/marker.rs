@@ -478,7 +478,7 @@ impl TrialMark {
             Ok(None) => return None,
             Ok(Some(text)) => match serde_json::from_str::<TrialData>(&text) {
                 Ok(d) => format!(
-                    "its trial begun at {} by fwbench pid {} did not end (interrupted or killed)",
+                    "its trial begun at {} by fwbench pid {} did not end (interrupted, killed or failed)",
                     d.at, d.pid
                 ),
                 Err(_) => "a trial on it did not end (its mark is unreadable)".to_string(),
@@ -489,6 +489,11 @@ impl TrialMark {
             }
         };
         Some(said)
+    }
+
+    /// The testbed is removed: its mark with it.
+    pub fn forget(testbed: &str) {
+        let _ = std::fs::remove_file(trial_mark_path(Path::new(TRIALS_DIR), testbed));
     }
 
     pub fn interrupted(testbed: &str) -> Option<String> {
