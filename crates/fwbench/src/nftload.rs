@@ -101,17 +101,19 @@ pub fn load_nft(path: &str, text: &str) -> Result<Loaded, String> {
 /// of the fixed script, never part of it); its complaint, if any.
 pub fn check_in_scratch(argv: &[&str], text: &str, sets: Option<&str>) -> Result<(), String> {
     let mut args = vec!["--net", "--"];
+    // Private (mkdtemp), removed when dropped.
     let dir = match sets {
         Some(s) => {
-            let dir = std::env::temp_dir().join(format!("fwbench-sets-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)
-                .and_then(|_| std::fs::write(dir.join("sets"), s))
-                .map_err(|e| format!("writing the ipsets to {}: {e}", dir.display()))?;
+            let dir = crate::host::state::temp_dir("sets")?;
+            std::fs::write(dir.path().join("sets"), s)
+                .map_err(|e| format!("writing the ipsets to {}: {e}", dir.path().display()))?;
             Some(dir)
         }
         None => None,
     };
-    let file = dir.as_ref().map(|d| d.join("sets").display().to_string());
+    let file = dir
+        .as_ref()
+        .map(|d| d.path().join("sets").display().to_string());
     if let Some(f) = &file {
         args.extend([
             "sh",
@@ -127,9 +129,7 @@ pub fn check_in_scratch(argv: &[&str], text: &str, sets: Option<&str>) -> Result
         .timeout(LOAD_TIMEOUT)
         .c_locale()
         .finish();
-    if let Some(d) = dir {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    drop(dir);
     let f = ran.map_err(|e| e.one_line())?;
     if f.success() {
         Ok(())

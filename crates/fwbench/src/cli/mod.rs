@@ -710,8 +710,10 @@ enum TestbedCmd {
     /// Undo what crashed runs left on every host of a testbed file (crash markers:
     /// rules, sysctls, moved interfaces), then remove the markers
     Cleanup { file: PathBuf },
-    /// Undo what crashed runs left on this host (internal: run on each host)
-    #[command(hide = true, name = "cleanup-host")]
+    /// Undo what killed or crashed runs left on this host: its conntrack settings
+    /// (nf_conntrack_max, the hash size) from the journal, the crash markers' rules,
+    /// sysctls and moved interfaces (also run on each host by `testbed cleanup`)
+    #[command(name = "cleanup-host")]
     CleanupHost,
     /// Hold a two-port role's interface in a namespace until stdin closes (internal)
     #[command(hide = true)]
@@ -795,6 +797,12 @@ pub fn run() -> Result<ExitCode> {
             // already at warn
         }
     }
+    if touches_host(&cli.cmd) {
+        // Host settings a killed fwbench process left changed come back first.
+        for line in crate::host::state::at_start() {
+            eprintln!("fwbench: cleaned up after a killed run: {line}");
+        }
+    }
     match cli.cmd {
         Cmd::Agent { cpus } => {
             let list = cpus
@@ -804,7 +812,10 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check { json } => {
-            let r = crate::host::check::probe();
+            let mut r = crate::host::check::probe();
+            if crate::sys::euid() == 0 {
+                crate::host::check::restore_host_state(&mut r);
+            }
             if json {
                 let mut v = r.to_json();
                 v["schema"] = crate::output::schema("check").into();
@@ -886,6 +897,37 @@ pub fn run() -> Result<ExitCode> {
             let (p, t, live) = trial_of(&cmd)?.expect("every other command is a trial");
             launch(p, t, live)
         }
+    }
+}
+
+/// Commands that touch the host (testbeds, trials) restore first what a killed run
+/// left changed on it ([`crate::host::state::at_start`]); `check` and
+/// `testbed cleanup-host` do it themselves and say so; agents and the internal
+/// helpers never (they run beside a live controller).
+fn touches_host(cmd: &Cmd) -> bool {
+    match cmd {
+        Cmd::Run(a) => !a.dry_run,
+        Cmd::Workload(_)
+        | Cmd::Rules {
+            cmd: RulesCmd::Advise(_),
+        } => true,
+        Cmd::Testbed { cmd } => !matches!(
+            cmd,
+            TestbedCmd::CleanupHost
+                | TestbedCmd::Hold { .. }
+                | TestbedCmd::Reap { .. }
+                | TestbedCmd::SendProbes { .. }
+        ),
+        Cmd::Agent { .. }
+        | Cmd::Check { .. }
+        | Cmd::Report(_)
+        | Cmd::Compare(_)
+        | Cmd::Rules { .. }
+        | Cmd::Completions { .. }
+        | Cmd::Man { .. }
+        | Cmd::Schema { .. } => false,
+        // The trial commands.
+        _ => true,
     }
 }
 
@@ -1232,6 +1274,8 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             // Not under a run that uses it; and taking the lock removes a lock file a
             // killed holder left behind.
             let _lock = crate::lock::testbed(&name)?;
+            // Gone with it: a killed trial's mark (a new testbed of the name is new).
+            crate::host::marker::TrialMark::forget(&name);
             match NetnsTestbed::find(&name) {
                 Ok(Some(tb)) => tb.down()?,
                 Ok(None) => return Err(usage(format!("no testbed named '{name}'"))),
@@ -1265,10 +1309,10 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,
         TestbedCmd::CleanupHost => {
             // The host's conntrack settings a killed process left changed are global,
-            // so no namespace's marker lists them.
+            // so no namespace's marker lists them: the journal does.
             for line in crate::host::marker::cleanup_here()
                 .into_iter()
-                .chain(crate::host::conntrack::recover())
+                .chain(crate::host::state::at_start())
             {
                 println!("cleaned up after a crashed run: {line}");
             }

@@ -38,6 +38,9 @@ pub struct Tool {
 pub struct Report {
     pub capabilities: Vec<Capability>,
     pub tools: Vec<Tool>,
+    /// What killed fwbench runs had left changed on this host, restored by
+    /// `fwbench check` ([`restore_host_state`]); `None`: not looked at.
+    pub host_state: Option<Vec<String>>,
 }
 
 const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
@@ -134,7 +137,17 @@ pub fn probe() -> Report {
     Report {
         capabilities: caps,
         tools,
+        host_state: None,
     }
+}
+
+/// `fwbench check`'s own cleanup: what killed runs left changed on this host (the
+/// journal's conntrack settings, crash markers of this namespace), restored, as lines
+/// of the report.
+pub fn restore_host_state(r: &mut Report) {
+    let mut done = super::marker::cleanup_here();
+    done.extend(super::state::at_start());
+    r.host_state = Some(done);
 }
 
 /// Cheap check: can this kernel open an SCTP stream socket?
@@ -170,7 +183,8 @@ impl Report {
                        "package": t.package, "needed_for": t.needed_for})
             })
             .collect();
-        json!({"capabilities": caps, "tools": tools, "missing_packages": self.missing_packages()})
+        json!({"capabilities": caps, "tools": tools, "missing_packages": self.missing_packages(),
+               "host_state": self.host_state})
     }
 
     pub fn render_text(&self) -> String {
@@ -197,6 +211,15 @@ impl Report {
                 ),
             };
             out += &format!("  {}  {:w$}  {text}\n", mark(t.path.is_some()), t.name);
+        }
+        if let Some(h) = &self.host_state {
+            out += "Host state (left changed by killed runs):\n";
+            if h.is_empty() {
+                out += "  [ok]  nothing left changed\n";
+            }
+            for line in h {
+                out += &format!("  [!!]  restored: {line}\n");
+            }
         }
         let missing = self.missing_packages();
         if !missing.is_empty() {
@@ -607,6 +630,7 @@ mod tests {
                 tool("iptables-legacy", None, "iptables", "legacy engine"),
                 tool("clang", None, "clang", "XDP programs"),
             ],
+            host_state: None,
         }
     }
 

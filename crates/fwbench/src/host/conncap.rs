@@ -54,7 +54,7 @@ pub fn hold(limit: u32) -> Result<Option<Guard>> {
         return Ok(None);
     };
     if let Some(d) = std::path::Path::new(LOCK).parent() {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        crate::host::state::prepare(d).map_err(anyhow::Error::msg)?;
     }
     let file = std::fs::OpenOptions::new()
         .read(true)

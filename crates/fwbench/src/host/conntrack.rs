@@ -9,9 +9,16 @@
 //! a network namespace other than the host's (EACCES): they are global, so a trial that
 //! asks for them sets the host's value ([`Global`]) — under the flock of [`LOCK`], so
 //! that two fwbench processes never fight over it — and restores it exactly. What it
-//! changes is written to [`SAVED`] first: a process that dies holding the settings
-//! (SIGKILL, power loss aside: `/run` is a tmpfs) leaves the file, and the next holder
-//! of the lock (or `fwbench cleanup`) restores the values it names.
+//! changes is written to [`SAVED`] first (atomically, in root's private
+//! [`super::state::DIR`]): a process that dies holding the settings (SIGKILL; after a
+//! power loss `/run`, a tmpfs, is empty and the kernel's defaults are back) leaves the
+//! file, and the next fwbench command that touches the host ([`super::state::at_start`]),
+//! `fwbench check`, `fwbench testbed cleanup-host` or the next holder of the lock
+//! restores the values it names — only the settings named here ([`JOURNALED`]).
+//!
+//! The holder keeps the host's namespace open from the moment it takes the lock: an
+//! agent whose controller was killed (its parent gone, init's namespace not readable
+//! in a container) still restores the values itself.
 //!
 //! Owns: reading the counters, the global settings' lock, change and restore. Must
 //! not: change a per-namespace setting (the gateway agent's guard does that).
@@ -31,6 +38,8 @@ pub const MAX: &str = "/proc/sys/net/netfilter/nf_conntrack_max";
 pub const BUCKETS: &str = "/proc/sys/net/netfilter/nf_conntrack_buckets";
 /// The module parameter that resizes the hash (writable from the host's namespace only).
 pub const HASHSIZE: &str = "/sys/module/nf_conntrack/parameters/hashsize";
+/// The only host files a journal may name: what [`Global`] sets.
+pub const JOURNALED: [&str; 2] = [MAX, HASHSIZE];
 /// Unreplied UDP flows' timeout (per namespace).
 pub const UDP_TIMEOUT: &str = "/proc/sys/net/netfilter/nf_conntrack_udp_timeout";
 const COUNT: &str = "/proc/sys/net/netfilter/nf_conntrack_count";
@@ -137,6 +146,8 @@ pub struct Global {
     lock: Option<File>,
     saved: Saved,
     saved_path: std::path::PathBuf,
+    /// The host's network namespace, opened when the lock was taken.
+    host_ns: Option<File>,
 }
 
 impl Global {
@@ -147,7 +158,7 @@ impl Global {
 
     fn hold_at(lock: &Path, saved: &Path) -> Result<Global, String> {
         if let Some(d) = lock.parent() {
-            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+            super::state::prepare(d)?;
         }
         // The file stays (never removed): every process locks the same inode.
         let file = std::fs::OpenOptions::new()
@@ -159,9 +170,11 @@ impl Global {
             .map_err(|e| format!("opening {}: {e}", lock.display()))?;
         crate::sys::flock_exclusive(&file, true)
             .map_err(|e| format!("locking {}: {e}", lock.display()))?;
-        for m in recover_at(saved) {
+        for m in recover_at(saved, &JOURNALED) {
             tracing::warn!("{m}");
         }
+        // Opened now, while the parent (in the host's namespace) is alive.
+        let host_ns = host_netns().ok().and_then(|p| File::open(p).ok());
         let pid = std::process::id();
         Ok(Global {
             lock: Some(file),
@@ -171,31 +184,54 @@ impl Global {
                 items: vec![],
             },
             saved_path: saved.to_path_buf(),
+            host_ns,
         })
+    }
+
+    /// `nsenter`'s argument for the host's namespace: the one held open, else found now.
+    fn ns_arg(&self) -> Result<String, String> {
+        use std::os::fd::AsRawFd;
+        match &self.host_ns {
+            Some(f) => Ok(format!(
+                "--net=/proc/{}/fd/{}",
+                std::process::id(),
+                f.as_raw_fd()
+            )),
+            None => Ok(format!("--net={}", host_netns()?)),
+        }
     }
 
     /// Set the host's `path` to `value` (noted first), and return the value in force
     /// after (the hash size rounds up to a page of buckets).
     pub fn set(&mut self, path: &str, value: &str) -> Result<String, String> {
-        let old = host_read(path)?;
+        let ns = self.ns_arg()?;
+        let old = host_read(&ns, path)?;
         self.saved.items.push((path.to_owned(), old.clone()));
         self.write_saved()?;
-        host_write(path, value)?;
-        host_read(path)
+        host_write(&ns, path, value)?;
+        host_read(&ns, path)
     }
 
     fn write_saved(&self) -> Result<(), String> {
         let text = serde_json::to_string(&self.saved).map_err(|e| e.to_string())?;
-        std::fs::write(&self.saved_path, text)
-            .map_err(|e| format!("{}: {e}", self.saved_path.display()))
+        super::state::write_atomic(&self.saved_path, text.as_bytes())
     }
 
     /// Restore every value changed, newest first; the errors (a value that did not
     /// come back) as messages.
     pub fn restore(&mut self) -> Vec<String> {
         let mut errors = vec![];
+        let ns = match self.ns_arg() {
+            Ok(ns) => ns,
+            Err(e) => {
+                return vec![format!(
+                    "{e}: {} stays for the next fwbench command",
+                    self.saved_path.display()
+                )]
+            }
+        };
         while let Some((path, old)) = self.saved.items.pop() {
-            match host_write(&path, &old).and_then(|_| host_read(&path)) {
+            match host_write(&ns, &path, &old).and_then(|_| host_read(&ns, &path)) {
                 Ok(now) if now == old => {}
                 Ok(now) => errors.push(format!("{path}: restored to {old}, reads {now}")),
                 Err(e) => errors.push(format!("restoring {path} to {old}: {e}")),
@@ -220,20 +256,32 @@ impl Drop for Global {
 }
 
 /// Restore what a dead holder of the settings left in [`SAVED`] (the caller holds the
-/// lock); what was done, as messages.
-fn recover_at(saved: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(saved) else {
-        return vec![];
+/// lock), only files named in `allowed`; what was done, as messages.
+fn recover_at(saved: &Path, allowed: &[&str]) -> Vec<String> {
+    let text = match super::state::read_owned(saved) {
+        Ok(Some(t)) => t,
+        Ok(None) => return vec![],
+        Err(e) => return vec![e],
     };
     let Ok(s) = serde_json::from_str::<Saved>(&text) else {
         return vec![format!("{}: not fwbench's; left alone", saved.display())];
     };
-    if super::marker::start_time(s.pid) == Some(s.start) && s.pid != std::process::id() {
+    if super::marker::runs(s.pid, s.start) && s.pid != std::process::id() {
         return vec![];
     }
+    if let Some((bad, _)) = s.items.iter().find(|(p, _)| !allowed.contains(&p.as_str())) {
+        return vec![format!(
+            "{}: names {bad}, not a setting fwbench changes; left alone",
+            saved.display()
+        )];
+    }
+    let ns = match host_netns() {
+        Ok(p) => format!("--net={p}"),
+        Err(e) => return vec![format!("conntrack (pid {}): {e}", s.pid)],
+    };
     let mut done = vec![];
     for (path, old) in s.items.iter().rev() {
-        done.push(match host_write(path, old) {
+        done.push(match host_write(&ns, path, old) {
             Ok(()) => format!("conntrack (pid {}): restored {path} to {old}", s.pid),
             Err(e) => format!("conntrack (pid {}): could not restore {path}: {e}", s.pid),
         });
@@ -242,10 +290,11 @@ fn recover_at(saved: &Path) -> Vec<String> {
     done
 }
 
-/// `fwbench cleanup` and the start of a run: restore the host's conntrack settings a
-/// killed process left changed (only when no live process holds them).
+/// `fwbench testbed cleanup-host`, `fwbench check` and the start of every command that
+/// touches the host ([`super::state::at_start`]): restore the host's conntrack settings
+/// a killed process left changed (only when no live process holds them).
 pub fn recover() -> Vec<String> {
-    if !Path::new(SAVED).exists() {
+    if std::fs::symlink_metadata(SAVED).is_err() {
         return vec![];
     }
     let Ok(file) = std::fs::OpenOptions::new()
@@ -259,7 +308,7 @@ pub fn recover() -> Vec<String> {
     };
     match crate::sys::flock_exclusive(&file, false) {
         Ok(true) => {
-            let done = recover_at(Path::new(SAVED));
+            let done = recover_at(Path::new(SAVED), &JOURNALED);
             crate::sys::flock_release(&file);
             done
         }
@@ -289,19 +338,17 @@ pub fn in_host_netns() -> bool {
     here.is_some() && host_netns().ok().and_then(|p| std::fs::read_link(p).ok()) == here
 }
 
-/// Read a file as the host's network namespace sees it.
-fn host_read(path: &str) -> Result<String, String> {
-    let ns = format!("--net={}", host_netns()?);
-    let f = crate::process::Cmd::new("nsenter", &[&ns, "cat", path])
+/// Read a file as the host's network namespace sees it (`ns`: `--net=FILE`).
+fn host_read(ns: &str, path: &str) -> Result<String, String> {
+    let f = crate::process::Cmd::new("nsenter", &[ns, "cat", path])
         .run()
         .map_err(|e| e.to_string())?;
     Ok(f.stdout.trim().to_owned())
 }
 
 /// Write a file from the host's network namespace (its sysctls are the global ones).
-fn host_write(path: &str, value: &str) -> Result<(), String> {
-    let ns = format!("--net={}", host_netns()?);
-    let args = [ns.as_str(), "tee", path];
+fn host_write(ns: &str, path: &str, value: &str) -> Result<(), String> {
+    let args = [ns, "tee", path];
     let text = format!("{value}\n");
     crate::process::Cmd::new("nsenter", &args)
         .input(&text)
@@ -374,12 +421,20 @@ mod tests {
             ..live.clone()
         };
         std::fs::write(&saved, serde_json::to_string(&other).unwrap()).unwrap();
-        assert!(recover_at(&saved).is_empty());
+        let allowed = [target.to_str().unwrap()];
+        assert!(recover_at(&saved, &allowed).is_empty());
         assert!(saved.exists());
         c.kill().unwrap();
         c.wait().unwrap();
         // Its owner gone: restored (through nsenter where it may run), file removed.
-        let done = recover_at(&saved);
+        // A file it does not name: refused, left for a look.
+        let other_file = recover_at(&saved, &[MAX]);
+        assert!(
+            other_file[0].contains("not a setting fwbench changes"),
+            "{other_file:?}"
+        );
+        assert!(saved.exists());
+        let done = recover_at(&saved, &allowed);
         assert_eq!(done.len(), 1, "{done:?}");
         assert!(!saved.exists());
         if crate::sys::euid() == 0 {

@@ -11,7 +11,12 @@
 //! together with everything it lists, except a moved physical interface's settings,
 //! which a reboot resets anyway.
 //!
-//! Owns: the marker format and [`cleanup_here`]. Must not: touch a marker whose owner
+//! A [`TrialMark`] is the same idea for a named testbed: `/run/fwbench/trials/NAME.json`
+//! is written before each trial on it and removed once the trial ended and what it left
+//! was dealt with; found by the next run, it says the previous trial was interrupted
+//! (SIGINT, SIGKILL) and its gateway may keep what cannot be undone (a legacy table).
+//!
+//! Owns: the marker format, [`cleanup_here`] and the trial marks. Must not: touch a marker whose owner
 //! is alive, or one of another network namespace (hosts emulated by namespaces share
 //! this directory; each cleans its own).
 
@@ -116,9 +121,23 @@ pub fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// Whether process `pid` started at `start` still runs: a zombie (killed, its parent
+/// gone and not yet reaped) does not — it holds no file and changes nothing.
+pub fn runs(pid: u32, start: u64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return false;
+    };
+    let mut f = rest.split_whitespace();
+    let state = f.next().unwrap_or("X");
+    !matches!(state, "Z" | "X" | "x") && f.nth(18).and_then(|v| v.parse().ok()) == Some(start)
+}
+
 /// Whether the process that wrote `d` still runs.
 fn owner_alive(d: &Data) -> bool {
-    start_time(d.pid) == Some(d.start)
+    runs(d.pid, d.start)
 }
 
 impl Marker {
@@ -159,11 +178,10 @@ impl Marker {
     fn write(&self) {
         let write = || -> std::io::Result<()> {
             if let Some(d) = self.path.parent() {
-                std::fs::create_dir_all(d)?;
+                super::state::prepare(d).map_err(std::io::Error::other)?;
             }
-            let tmp = self.path.with_extension("tmp");
-            std::fs::write(&tmp, serde_json::to_vec(&self.data)?)?;
-            std::fs::rename(&tmp, &self.path)
+            super::state::write_atomic(&self.path, &serde_json::to_vec(&self.data)?)
+                .map_err(std::io::Error::other)
         };
         if let Err(e) = write() {
             tracing::warn!("crash marker {}: {e}", self.path.display());
@@ -346,8 +364,13 @@ pub fn cleanup_in(dir: &Path) -> Vec<String> {
         .collect();
     files.sort();
     for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else {
-            continue;
+        let text = match super::state::read_owned(&f) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            Err(e) => {
+                tracing::warn!("{e}");
+                continue;
+            }
         };
         let Ok(d) = serde_json::from_str::<Data>(&text) else {
             tracing::warn!("{}: not a crash marker; left alone", f.display());
@@ -389,6 +412,95 @@ pub fn cleanup_in(dir: &Path) -> Vec<String> {
     done
 }
 
+/// Where trial marks live.
+pub const TRIALS_DIR: &str = "/run/fwbench/trials";
+
+/// What a trial mark holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct TrialData {
+    testbed: String,
+    pid: u32,
+    start: u64,
+    /// When the trial began (UTC, RFC 3339).
+    at: String,
+}
+
+/// "A trial runs on testbed NAME": written before the trial; [`TrialMark::end`] removes
+/// it, dropping it without `end` leaves it for the next run (see the module's header).
+#[derive(Debug)]
+pub struct TrialMark {
+    path: PathBuf,
+}
+
+fn trial_mark_path(dir: &Path, testbed: &str) -> PathBuf {
+    // A testbed file may name its testbed anything: only a plain file name here.
+    let safe: String = (testbed.chars())
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect();
+    dir.join(format!("{safe}.json"))
+}
+
+impl TrialMark {
+    /// Mark a trial on `testbed` as begun (in `dir`, normally [`TRIALS_DIR`]).
+    pub fn begin_in(dir: &Path, testbed: &str) -> Result<TrialMark, String> {
+        let pid = std::process::id();
+        let d = TrialData {
+            testbed: testbed.into(),
+            pid,
+            start: start_time(pid).unwrap_or(0),
+            at: crate::clock::now_utc(),
+        };
+        super::state::prepare(dir)?;
+        let path = trial_mark_path(dir, testbed);
+        let text = serde_json::to_vec(&d).map_err(|e| e.to_string())?;
+        super::state::write_atomic(&path, &text)?;
+        Ok(TrialMark { path })
+    }
+
+    pub fn begin(testbed: &str) -> Result<TrialMark, String> {
+        TrialMark::begin_in(Path::new(TRIALS_DIR), testbed)
+    }
+
+    /// The trial ended and what it left was dealt with.
+    pub fn end(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    /// The previous trial on `testbed` did not end (the caller holds the testbed's
+    /// lock, so no live run is in it): who ran it, in words. `None`: it ended. The
+    /// mark stays until the next trial's [`TrialMark::begin`] and `end`.
+    pub fn interrupted_in(dir: &Path, testbed: &str) -> Option<String> {
+        let path = trial_mark_path(dir, testbed);
+        let said = match super::state::read_owned(&path) {
+            Ok(None) => return None,
+            Ok(Some(text)) => match serde_json::from_str::<TrialData>(&text) {
+                Ok(d) => format!(
+                    "its trial begun at {} by fwbench pid {} did not end (interrupted, killed or failed)",
+                    d.at, d.pid
+                ),
+                Err(_) => "a trial on it did not end (its mark is unreadable)".to_string(),
+            },
+            Err(e) => {
+                tracing::warn!("{e}");
+                return None;
+            }
+        };
+        Some(said)
+    }
+
+    /// The testbed is removed: its mark with it.
+    pub fn forget(testbed: &str) {
+        let _ = std::fs::remove_file(trial_mark_path(Path::new(TRIALS_DIR), testbed));
+    }
+
+    pub fn interrupted(testbed: &str) -> Option<String> {
+        TrialMark::interrupted_in(Path::new(TRIALS_DIR), testbed)
+    }
+}
+
 /// [`cleanup_in`] the markers' directory.
 pub fn cleanup_here() -> Vec<String> {
     cleanup_in(Path::new(DIR))
@@ -397,6 +509,44 @@ pub fn cleanup_here() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zombie_does_not_run() {
+        let me = std::process::id();
+        assert!(runs(me, start_time(me).unwrap()));
+        assert!(!runs(me, start_time(me).unwrap() + 1));
+        // Exited, not yet waited for: a zombie.
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let (pid, start) = (c.id(), start_time(c.id()).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(start_time(pid), Some(start), "still in /proc");
+        assert!(!runs(pid, start));
+        c.wait().unwrap();
+        assert!(!runs(pid, start));
+    }
+
+    #[test]
+    fn a_trial_mark_left_says_the_trial_was_interrupted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(TrialMark::interrupted_in(dir.path(), "tb"), None);
+        // Ended: nothing to say.
+        TrialMark::begin_in(dir.path(), "tb").unwrap().end();
+        assert_eq!(TrialMark::interrupted_in(dir.path(), "tb"), None);
+        // Dropped without end (the process died mid-trial): said until a trial ends.
+        drop(TrialMark::begin_in(dir.path(), "tb").unwrap());
+        let said = TrialMark::interrupted_in(dir.path(), "tb").unwrap();
+        assert!(
+            said.contains(&format!("pid {}", std::process::id())),
+            "{said}"
+        );
+        assert!(TrialMark::interrupted_in(dir.path(), "tb").is_some());
+        TrialMark::begin_in(dir.path(), "tb").unwrap().end();
+        assert_eq!(TrialMark::interrupted_in(dir.path(), "tb"), None);
+        // Another testbed's mark is its own; odd names stay in the directory.
+        drop(TrialMark::begin_in(dir.path(), "../x y").unwrap());
+        assert!(dir.path().join(".._x_y.json").is_file());
+        assert_eq!(TrialMark::interrupted_in(dir.path(), "tb"), None);
+    }
 
     #[test]
     fn a_dead_owners_marker_is_undone_a_live_ones_kept() {

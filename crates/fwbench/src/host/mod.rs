@@ -1,5 +1,6 @@
 //! What this host is and does: its capabilities (`fwbench check`), its metadata
-//! recorded with every run, and the kernel counters sampled while traffic runs.
+//! recorded with every run, the kernel counters sampled while traffic runs, and what
+//! fwbench changed on it (crash markers, the journal of host settings, their directory).
 
 pub mod check;
 pub mod conncap;
@@ -7,3 +8,4 @@ pub mod conntrack;
 pub mod info;
 pub mod marker;
 pub mod probe;
+pub mod state;

@@ -173,11 +173,11 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         .map_err(|e| usage(format!("--engine {}: {e}", a.engine)))?;
     let mut params = vec![];
     for r in rulesets {
-        let f = dir.0.join(r.name);
+        let f = dir.path().join(r.name);
         std::fs::write(&f, r.text).with_context(|| format!("writing {}", f.display()))?;
         let sets = match r.ipset {
             Some(text) => {
-                let s = dir.0.join(format!("{}.ipset", r.name));
+                let s = dir.path().join(format!("{}.ipset", r.name));
                 std::fs::write(&s, text).with_context(|| format!("writing {}", s.display()))?;
                 Some(s.display().to_string())
             }

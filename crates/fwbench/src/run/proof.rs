@@ -68,20 +68,19 @@ impl Drop for LocalRoutes<'_> {
     }
 }
 
-/// A directory of our own for the files, removed on drop.
-pub struct Scratch(pub std::path::PathBuf);
+/// A directory of our own for the files (`mkdtemp`: mode 0700, a fresh name nobody
+/// could plant or link beforehand), removed on drop — on every exit path but SIGKILL.
+pub struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     pub fn new(tag: &str) -> Result<Scratch> {
-        let p = std::env::temp_dir().join(format!("fwbench-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).with_context(|| format!("creating {}", p.display()))?;
-        Ok(Scratch(p))
+        crate::host::state::temp_dir(tag)
+            .map(Scratch)
+            .map_err(crate::error::usage)
     }
-}
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+    pub fn path(&self) -> &std::path::Path {
+        self.0.path()
     }
 }
 
@@ -142,7 +141,7 @@ pub fn prove(name: &str, rs: &Rulesets) -> Result<Proven> {
         let input = serde_json::to_string(&probes)?;
         let mut both: [Vec<u64>; 2] = [vec![], vec![]];
         for (w, which) in ["original", "optimised"].into_iter().enumerate() {
-            let file = dir.0.join(format!("{which}-{r}.nft"));
+            let file = dir.path().join(format!("{which}-{r}.nft"));
             std::fs::write(&file, &round.files[w])
                 .with_context(|| format!("writing {}", file.display()))?;
             let request = request(&file, tb.topology(), round.v6)

@@ -5,6 +5,7 @@
 use crate::error::usage;
 use crate::error::Interrupted;
 use crate::exec::trial::{self};
+use crate::host::marker::TrialMark;
 use crate::outcome::{Outcome, Status};
 use crate::output;
 use crate::params::topology::Topology;
@@ -61,7 +62,9 @@ pub fn require_root() -> Result<()> {
 /// namespace) gets a fresh ephemeral testbed after it; a named testbed of local
 /// namespaces (fwbench's, `testbed up --name`) is rebuilt with its name and addresses;
 /// one fwbench does not own (a testbed file) is kept, with a warning, and later trials
-/// on it are marked.
+/// on it are marked. The same when the named testbed's previous trial never ended
+/// (interrupted or killed: its trial mark, [`TrialMark`], is still there): rebuilt
+/// before this run's first trial, or every trial of this run marked.
 pub struct Testbeds {
     pub named: Option<Box<dyn Testbed>>,
     pub ephemeral: HashMap<Topology, EphemeralTestbed>,
@@ -69,6 +72,9 @@ pub struct Testbeds {
     first_state: HashMap<Topology, proto::NetState>,
     /// The named testbed's residue was reported already.
     warned: bool,
+    /// Why every trial of this run on the named testbed is not clean at start (its
+    /// previous trial was interrupted and it cannot be rebuilt).
+    unclean: Option<String>,
     /// A named testbed is used by one run at a time (two would share its table and
     /// wipe each other's rules): held while this lives.
     _lock: Option<crate::lock::Lock>,
@@ -102,11 +108,31 @@ impl Testbeds {
                 (Some(Box::new(tb)), Some(l))
             }
         };
+        let mut unclean = None;
+        if let Some(tb) = &named {
+            if let Some(why) = TrialMark::interrupted(tb.name()) {
+                if tb.rebuild()? {
+                    eprintln!(
+                        "fwbench: testbed {}: {why}; rebuilt the testbed (same name and \
+                         addresses) so the next trial starts clean",
+                        tb.name()
+                    );
+                } else {
+                    eprintln!(
+                        "fwbench: testbed {}: {why}; its hosts are not fwbench's to rebuild, \
+                         so this run's trials on it are marked 'not clean at start'",
+                        tb.name()
+                    );
+                    unclean = Some(format!("the testbed's previous trial: {why}"));
+                }
+            }
+        }
         Ok(Testbeds {
             named,
             ephemeral: HashMap::new(),
             first_state: HashMap::new(),
             warned: false,
+            unclean,
             _lock,
             live: None,
         })
@@ -161,6 +187,12 @@ impl Testbeds {
         pin: &Pinning,
         stop: &AtomicBool,
     ) -> Result<Outcome> {
+        // Left in place unless this trial ends and its residue is dealt with.
+        let mark = self.named.as_ref().and_then(|tb| {
+            TrialMark::begin(tb.name())
+                .map_err(|e| tracing::warn!("trial mark of testbed {}: {e}", tb.name()))
+                .ok()
+        });
         let mut live = self.live.take();
         let res = self
             .get(topology)
@@ -174,6 +206,10 @@ impl Testbeds {
                 .entry(key)
                 .or_insert_with(|| before.clone());
             o.judge_start(&first.clone());
+            if let Some(why) = &self.unclean {
+                o.clean_start = Some(false);
+                o.start_differences.push(why.clone());
+            }
         }
         let left = residue_of(&o, p, self.named.is_none());
         let left = &left;
@@ -206,6 +242,11 @@ impl Testbeds {
                     // Dropped: torn down; the next trial gets a new one.
                     self.ephemeral.remove(&key);
                 }
+            }
+        }
+        if let Some(m) = mark {
+            if !stop.load(Ordering::SeqCst) {
+                m.end();
             }
         }
         Ok(o)

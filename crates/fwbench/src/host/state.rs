@@ -1,0 +1,235 @@
+//! fwbench's state directory on this host, `/run/fwbench` (a tmpfs: gone at reboot,
+//! like everything its files list): the journal of host settings changed outside
+//! fwbench's namespaces ([`super::conntrack::SAVED`]), the crash markers
+//! ([`super::marker::DIR`]) and the locks ([`crate::lock::LOCK_DIR`]).
+//!
+//! Everything in it makes root undo or rewrite something, so it is root's alone: the
+//! directory is made with mode 0700, an existing one must be a real directory owned by
+//! this user (it is tightened to 0700), never a symlink; a file in it is read only if
+//! it is a regular file of this user that no one else may write; files are written
+//! atomically (a fresh file beside it, synced, renamed over).
+//!
+//! Scratch files (rulesets for a proof, ipsets for a check) go to [`temp_dir`]: a new
+//! directory made by `mkdtemp` (mode 0700, a name no one can plant beforehand, never a
+//! path followed through a symlink), removed when dropped; `$TMPDIR` is never created.
+//!
+//! And [`at_start`]: what a command that touches the host does first — restore what a
+//! killed fwbench process left changed (the conntrack settings).
+//!
+//! Owns: the directory's checks, atomic writes, scratch directories, the start-up
+//! restore. Must not: decide
+//! what is journaled (conntrack and marker do).
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// The state directory.
+pub const DIR: &str = "/run/fwbench";
+
+/// Make `dir` a directory of this user's, mode 0700: created if missing (its parent
+/// must exist), tightened if ours, refused if a symlink, not a directory, or another
+/// user's.
+pub fn secure_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("creating {}: {e}", dir.display())),
+    }
+    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if m.file_type().is_symlink() || !m.is_dir() {
+        return Err(format!(
+            "{} is not a directory (a symlink or a file): fwbench keeps root's state there \
+             and uses no other; remove it",
+            dir.display()
+        ));
+    }
+    let me = crate::sys::euid();
+    if m.uid() != me {
+        return Err(format!(
+            "{} belongs to uid {}, not to this user (uid {me}): fwbench keeps root's state \
+             there and trusts no one else's; remove it",
+            dir.display(),
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o777 != 0o700 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("{}: chmod 0700: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// `sub` under a [`secure_dir`] `DIR` (made 0700 too), or any other directory as it is
+/// (tests' temp dirs).
+pub fn prepare(sub: &Path) -> Result<(), String> {
+    if sub.starts_with(DIR) {
+        secure_dir(Path::new(DIR))?;
+        let mut b = std::fs::DirBuilder::new();
+        b.mode(0o700).recursive(true);
+        b.create(sub)
+            .map_err(|e| format!("creating {}: {e}", sub.display()))?;
+        return if sub == Path::new(DIR) {
+            Ok(())
+        } else {
+            secure_dir(sub)
+        };
+    }
+    std::fs::create_dir_all(sub).map_err(|e| format!("creating {}: {e}", sub.display()))
+}
+
+/// Write `bytes` to `path` atomically: a new file beside it (mode 0600, never an
+/// existing one), synced, renamed over `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or("state".into(), |n| n.to_string_lossy());
+    let err = |what: &str, e: std::io::Error| format!("{what} {}: {e}", path.display());
+    for n in 0..100u32 {
+        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        let mut f = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(err("writing", e)),
+        };
+        let written = f.write_all(bytes).and_then(|_| f.sync_all());
+        if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(err("writing", e));
+        }
+        return Ok(());
+    }
+    Err(format!(
+        "writing {}: no free temporary name beside it",
+        path.display()
+    ))
+}
+
+/// A state file's text, if it is there: `Err` when it is not a regular file of this
+/// user's that no one else may write (then it is not fwbench's and is left alone).
+pub fn read_owned(path: &Path) -> Result<Option<String>, String> {
+    let m = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let me = crate::sys::euid();
+    if !m.file_type().is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{}: not a file of uid {me} that only it may write (uid {}, mode {:o}); not \
+             fwbench's, left alone",
+            path.display(),
+            m.uid(),
+            m.mode() & 0o7777
+        ));
+    }
+    std::fs::read_to_string(path)
+        .map(Some)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A new private scratch directory `fwbench-TAG-XXXXXX` in `$TMPDIR` (else `/tmp`),
+/// removed with everything in it when dropped. `$TMPDIR` must exist: it is never made.
+pub fn temp_dir(tag: &str) -> Result<tempfile::TempDir, String> {
+    let base = std::env::temp_dir();
+    if !base.is_dir() {
+        return Err(format!(
+            "the temporary directory {} (TMPDIR) does not exist or is not a directory; \
+             fwbench does not create it: set TMPDIR to an existing directory",
+            base.display()
+        ));
+    }
+    // tempfile's directories are 0777 less the umask unless told: 0700 at creation.
+    tempfile::Builder::new()
+        .prefix(&format!("fwbench-{tag}-"))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(&base)
+        .map_err(|e| format!("making a private directory in {}: {e}", base.display()))
+}
+
+/// First thing of a command that touches the host as root: restore what a killed
+/// fwbench process left changed outside its namespaces (the host's conntrack
+/// settings; a live holder's are left alone), as messages. Not root: nothing to do.
+pub fn at_start() -> Vec<String> {
+    if crate::sys::euid() != 0 {
+        return vec![];
+    }
+    // Made (0700) before anything else of fwbench's can make it with default modes.
+    if let Err(e) = secure_dir(Path::new(DIR)) {
+        return vec![e];
+    }
+    super::conntrack::recover()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_dir_is_made_private_and_a_planted_one_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("state");
+        secure_dir(&d).unwrap();
+        let mode = std::fs::metadata(&d).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        // Ours but too open: tightened.
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        secure_dir(&d).unwrap();
+        assert_eq!(std::fs::metadata(&d).unwrap().mode() & 0o777, 0o700);
+        // A symlink (to a directory of ours, even) is refused, and not followed.
+        let target = t.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(secure_dir(&link).unwrap_err().contains("not a directory"));
+        // Another user's directory.
+        if crate::sys::euid() == 0 {
+            let other = t.path().join("other");
+            std::fs::create_dir(&other).unwrap();
+            std::os::unix::fs::chown(&other, Some(65534), None).unwrap();
+            assert!(secure_dir(&other).unwrap_err().contains("uid 65534"));
+        }
+    }
+
+    #[test]
+    fn scratch_dirs_are_new_private_and_removed() {
+        let d = temp_dir("test").unwrap();
+        let p = d.path().to_path_buf();
+        assert!(p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("fwbench-test-"));
+        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o700);
+        let again = temp_dir("test").unwrap();
+        assert_ne!(again.path(), p);
+        drop(d);
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn state_files_are_written_whole_and_read_only_when_ours_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("s.json");
+        assert_eq!(read_owned(&f).unwrap(), None);
+        write_atomic(&f, b"{\"a\":1}").unwrap();
+        write_atomic(&f, b"{}").unwrap();
+        assert_eq!(read_owned(&f).unwrap().as_deref(), Some("{}"));
+        assert_eq!(std::fs::metadata(&f).unwrap().mode() & 0o777, 0o600);
+        // No temporary file left beside it.
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
+        // Writable by others: not ours alone.
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(read_owned(&f).unwrap_err().contains("left alone"));
+        // A symlink is never read through.
+        let g = t.path().join("g.json");
+        std::os::unix::fs::symlink(&f, &g).unwrap();
+        assert!(read_owned(&g).is_err());
+    }
+}
