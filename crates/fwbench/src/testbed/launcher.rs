@@ -2,11 +2,15 @@
 //!
 //! A launcher is a command prefix (`ip netns exec NS` locally; `ssh HOST` later),
 //! so local and remote agents share one code path and no control port exists.
+//! What a launcher prints is read with a cap ([`crate::testbed::bounded`]): a command
+//! run through it, and an agent's output before the protocol's first frame; a
+//! testbed file's launcher that does not start an agent is bad input (exit 2).
 
+use crate::testbed::bounded::{self, BeforeFirstFrame};
 use crate::testbed::remote::{self, Remote};
 use anyhow::{anyhow, bail, Context, Result};
 use proto::{
-    encode, reply_to, AgentInfo, ControllerPhase, ErrorKind, FrameReader, FromAgent, Reply,
+    encode, reply_to, AgentInfo, CodecError, ControllerPhase, Decoder, ErrorKind, FromAgent, Reply,
     ReplyTo, Request, ToAgent, PROTOCOL_VERSION,
 };
 use std::io::{Read, Write};
@@ -30,6 +34,17 @@ impl std::fmt::Display for AgentFailed {
     }
 }
 impl std::error::Error for AgentFailed {}
+
+/// What broke an agent's output stream (read by [`read_frames`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// What came before the first frame was not the protocol.
+    #[error("not an fwbench agent: {why}; its output starts with {start}")]
+    NotAnAgent { why: String, start: String },
+    /// A frame after the first was broken.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+}
 
 /// How to start a program on one host of a testbed: a command prefix.
 #[derive(Debug, Clone)]
@@ -92,17 +107,27 @@ impl Launcher {
     }
 
     /// Run `args` on the host to completion within `timeout`; its stdout (an error
-    /// carries argv, status and stderr).
+    /// carries argv, status and stderr). Each stream is read up to
+    /// [`bounded::MAX_LAUNCHER_OUTPUT`] bytes; more is an error.
     pub fn run(&self, args: &[&str], input: Option<&str>, timeout: Duration) -> Result<String> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let argv = self.argv(&args);
-        let refs: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
-        let cmd = crate::process::Cmd::new(&argv[0], &refs).timeout(timeout);
-        let cmd = match input {
-            Some(t) => cmd.input(t),
-            None => cmd,
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
+        let input = match input {
+            Some(t) => bounded::Input::Text(t.to_string()),
+            None => bounded::Input::Null,
         };
-        Ok(cmd.run()?.stdout)
+        let out = bounded::run(cmd, &argv, &self.host, input, timeout)?;
+        if !out.status.success() {
+            return Err(bounded::LauncherError::Failed {
+                argv: argv.join(" "),
+                status: out.status,
+                stderr: bounded::stderr_text(&out.stderr),
+            }
+            .into());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// The fwbench binary on the host: this very file locally; on a remote host its
@@ -155,7 +180,10 @@ pub struct Agent {
     transport: &'static str,
     child: Child,
     stdin: Option<ChildStdin>,
-    rx: mpsc::Receiver<Result<Reply, String>>,
+    rx: mpsc::Receiver<Result<Reply, StreamError>>,
+    /// Its launcher is a user's (a testbed file's command line, not a namespace or
+    /// this machine): one that starts no agent is bad input.
+    user_launcher: bool,
     phase: ControllerPhase,
     /// The id of the last request sent (ids count up from 1).
     last_id: u64,
@@ -220,6 +248,7 @@ impl Agent {
             role,
             host: launcher.describe(),
             transport: launcher.transport(),
+            user_launcher: launcher.remote.is_some(),
             stdin: child.stdin.take(),
             child,
             rx,
@@ -232,7 +261,14 @@ impl Agent {
             .request(ToAgent::Hello {
                 version: PROTOCOL_VERSION,
             })
-            .with_context(|| format!("reaching the {role} {}", launcher.describe()))?;
+            .map_err(|e| {
+                // A usage error names the host already (it is printed alone).
+                if e.is::<crate::error::UsageError>() {
+                    e
+                } else {
+                    e.context(format!("reaching the {role} {}", launcher.describe()))
+                }
+            })?;
         agent.reply_timeout = reply_timeout();
         match hello {
             FromAgent::Hello { agent: info, .. } => agent.info = info,
@@ -270,6 +306,12 @@ impl Agent {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let reply = match self.rx.recv_timeout(left) {
                 Ok(Ok(m)) => m,
+                Ok(Err(e @ StreamError::NotAnAgent { .. })) if self.user_launcher => {
+                    return Err(crate::error::usage(format!(
+                        "{role} agent on {}: {e}",
+                        self.host
+                    )))
+                }
                 Ok(Err(e)) => bail!("{role} agent: {e}"),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     bail!(
@@ -442,11 +484,58 @@ pub fn self_exe() -> std::path::PathBuf {
 }
 
 /// Decoded frames from an agent's stdout into `tx`, until the stream ends or breaks.
-fn read_frames(r: impl Read, tx: mpsc::Sender<Result<Reply, String>>) {
-    for frame in FrameReader::new(r) {
-        if tx.send(frame.map_err(|e| e.to_string())).is_err() {
+/// Before the first frame at most [`bounded::MAX_LAUNCHER_OUTPUT`] bytes are read, and
+/// anything that is not a frame is [`StreamError::NotAnAgent`], quoting its start.
+fn read_frames(mut r: impl Read, tx: mpsc::Sender<Result<Reply, StreamError>>) {
+    let mut dec = Decoder::new();
+    let mut first = BeforeFirstFrame::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let broken = |first: &BeforeFirstFrame, e: CodecError| {
+        if first.before() {
+            StreamError::NotAnAgent {
+                why: e.to_string(),
+                start: first.quoted(),
+            }
+        } else {
+            StreamError::Codec(e)
+        }
+    };
+    loop {
+        loop {
+            match dec.next_frame::<Reply>() {
+                Ok(Some(m)) => {
+                    first.framed();
+                    if tx.send(Ok(m)).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = tx.send(Err(broken(&first, e)));
+                    return;
+                }
+            }
+        }
+        let n = match r.read(&mut buf) {
+            Ok(n) if n > 0 => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(_) | Err(_) => {
+                if let Err(e) = dec.finish() {
+                    let _ = tx.send(Err(broken(&first, e)));
+                }
+                return;
+            }
+        };
+        if first.over_cap(&buf[..n]) {
+            let why = format!(
+                "more than {} bytes before the protocol's first frame",
+                bounded::MAX_LAUNCHER_OUTPUT
+            );
+            let start = first.quoted();
+            let _ = tx.send(Err(StreamError::NotAnAgent { why, start }));
             return;
         }
+        dec.push(&buf[..n]);
     }
 }
 
@@ -560,6 +649,75 @@ mod tests {
                 && why.contains("gateway host gw.lab (ssh: ssh gw.lab)")
                 && why.contains("SSH connection to the host was lost"),
             "{why}"
+        );
+    }
+
+    /// What `read_frames` sends for the bytes `input`.
+    fn frames_of(input: Vec<u8>) -> Vec<Result<Reply, StreamError>> {
+        let (tx, rx) = mpsc::channel();
+        read_frames(std::io::Cursor::new(input), tx);
+        rx.into_iter().collect()
+    }
+
+    #[test]
+    fn output_that_is_not_the_protocol_is_not_an_agent() {
+        let got = frames_of(b"Welcome to lab host 3\n\x1b[0m".to_vec());
+        let e = got[0].as_ref().unwrap_err().to_string();
+        assert!(
+            e.starts_with("not an fwbench agent: control frame of ")
+                && e.ends_with("its output starts with \"Welcome to lab host 3\\n\\u{1b}[0m\""),
+            "{e}"
+        );
+        // /dev/zero: an empty frame is no message.
+        let e = frames_of(vec![0; 1 << 20])[0]
+            .as_ref()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("not an fwbench agent: malformed") && e.len() < 1000,
+            "{e}"
+        );
+        // Frames announcing more (the MORE bit) are read up to the cap, no further.
+        let junk: Vec<u8> = [&[0x80, 0, 0, 16][..], &[b' '; 16]]
+            .concat()
+            .repeat(1 << 16);
+        let got = frames_of(junk);
+        let e = got[0].as_ref().unwrap_err().to_string();
+        assert!(
+            e.contains("more than 65536 bytes before the protocol's first frame")
+                && e.contains("… (131072 bytes)")
+                && e.len() < 500,
+            "{e}"
+        );
+        // After a first frame, frames of any size (up to the codec's caps) pass.
+        let hello = FromAgent::Hello {
+            version: PROTOCOL_VERSION,
+            agent: AgentInfo::default(),
+        };
+        let mut ok = encode(&Reply { id: 1, msg: hello }).unwrap();
+        let big = FromAgent::Error(proto::AgentError {
+            kind: ErrorKind::Io,
+            message: "x".repeat(1 << 20),
+        });
+        ok.extend(encode(&Reply { id: 2, msg: big }).unwrap());
+        let got = frames_of(ok);
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|r| r.is_ok()));
+        let after = frames_of(
+            [
+                encode(&Reply {
+                    id: 1,
+                    msg: FromAgent::Done,
+                })
+                .unwrap(),
+                vec![0; 8],
+            ]
+            .concat(),
+        );
+        assert!(
+            matches!(after[1], Err(StreamError::Codec(_))),
+            "{:?}",
+            after[1]
         );
     }
 

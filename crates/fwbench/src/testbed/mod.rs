@@ -9,6 +9,7 @@
 //! [`spread`] says how a trial is shared out over them.
 
 pub mod addr;
+pub mod bounded;
 pub mod check;
 pub mod file;
 pub mod launcher;

@@ -6,8 +6,9 @@
 //! `sha256sum`, copied over the launcher's stdin with `cat` — no scp), quoting for
 //! `ssh` (which joins its arguments into one shell command line), and SSH connection
 //! sharing (`ControlMaster`/`ControlPath` in a private directory of this process).
-//! Must not: disable host key checking or override an SSH option the user gave.
+//! What a launcher prints is read with [`bounded`]'s cap. Must not: disable host key checking or override an SSH option the user gave.
 
+use crate::testbed::bounded::{self, shown};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -26,47 +27,25 @@ pub struct Remote {
     pub timeout: std::time::Duration,
 }
 
-/// Run `cmd` (argv `argv`, reaching `host`) to its end, killing it and its process
-/// group after `timeout`: a launcher that never answers is an error naming the host.
-fn output_within(
-    mut cmd: Command,
-    argv: &[String],
-    host: &str,
-    timeout: std::time::Duration,
-) -> Result<std::process::Output> {
-    use std::os::unix::process::CommandExt;
-    cmd.stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run `{}`", argv[0]))?;
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(r) => r.with_context(|| format!("waiting for `{}`", argv.join(" "))),
-        Err(_) => {
-            // Our child leads its own group and is not reaped until the thread's wait
-            // returns, which this kill makes happen: the id is still ours.
-            let _ = traffic::sys::send_signal(pid, libc::SIGKILL, true);
-            let _ = rx.recv_timeout(std::time::Duration::from_secs(2));
-            bail!(
-                "host {host} did not answer within {:.0} s through `{}` (the testbed \
-                 file's `timeout` sets this)",
-                timeout.as_secs_f64(),
-                argv.join(" ")
-            )
-        }
-    }
+/// Longest `cache_dir`, in bytes (a path: `PATH_MAX`, less the binary's file name).
+pub const MAX_CACHE_DIR_LEN: usize = 3072;
+
+/// A `cache_dir` fwbench will not paste into a host's shell.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{shown}': an absolute path or one starting with ~/, of letters, digits, '/', '.', \
+     '_', '-', at most {MAX_CACHE_DIR_LEN} bytes"
+)]
+pub struct BadCacheDir {
+    /// The directory as given, cut and escaped for the message.
+    pub shown: String,
 }
 
 /// A cache dir is pasted into a shell script: a leading `~/` and path characters only.
-pub fn check_cache_dir(d: &str) -> Result<(), String> {
+pub fn check_cache_dir(d: &str) -> Result<(), BadCacheDir> {
     let rest = d.strip_prefix("~/").unwrap_or(d);
     let ok = !rest.is_empty()
+        && d.len() <= MAX_CACHE_DIR_LEN
         && (d.starts_with('/') || d.starts_with("~/"))
         && rest
             .chars()
@@ -74,9 +53,7 @@ pub fn check_cache_dir(d: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "'{d}': an absolute path or one starting with ~/, of letters, digits, '/', '.', '_', '-'"
-        ))
+        Err(BadCacheDir { shown: shown(d) })
     }
 }
 
@@ -274,13 +251,14 @@ pub enum Cached {
     Missing(String),
 }
 
-/// A failure to reach a host through its launcher: argv, status, what it printed.
-fn failed(what: &str, argv: &[String], out: &std::process::Output) -> anyhow::Error {
+/// A failure to reach a host through its launcher: argv, status, what it printed
+/// (at most [`bounded::STDERR_SHOWN`] bytes of it).
+fn failed(what: &str, argv: &[String], out: &bounded::Output) -> anyhow::Error {
     anyhow!(
         "{what}: `{}` failed ({}): {}",
         argv.join(" "),
         out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
+        bounded::stderr_text(&out.stderr)
     )
 }
 
@@ -304,8 +282,14 @@ pub fn probe_cache(prefix: &[String], remote: &Remote) -> Result<Cached> {
     );
     let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).stdin(Stdio::null());
-    let out = output_within(cmd, &argv, &host_of(prefix), remote.timeout)?;
+    cmd.args(&argv[1..]);
+    let out = bounded::run(
+        cmd,
+        &argv,
+        &host_of(prefix),
+        bounded::Input::Null,
+        remote.timeout,
+    )?;
     if !out.status.success() {
         return Err(failed("reaching the host", &argv, &out));
     }
@@ -315,8 +299,10 @@ pub fn probe_cache(prefix: &[String], remote: &Remote) -> Result<Cached> {
         Some(("have", p)) => Ok(Cached::Have(p.to_owned())),
         Some(("missing", p)) => Ok(Cached::Missing(p.to_owned())),
         _ => bail!(
-            "unexpected answer from `{}`: {text:?} (is the host's shell POSIX sh?)",
-            argv.join(" ")
+            "unexpected answer from `{}`: {} (is the host's shell POSIX sh? is the \
+             launcher one: does it run the command it is given?)",
+            argv.join(" "),
+            bounded::quote(&out.stdout)
         ),
     }
 }
@@ -332,8 +318,14 @@ fn copy(prefix: &[String], remote: &Remote, dest: &str) -> Result<()> {
     let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
     let exe = std::fs::File::open(own_exe()).context("opening own binary")?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).stdin(Stdio::from(exe));
-    let out = output_within(cmd, &argv, &host_of(prefix), remote.timeout * 10)?;
+    cmd.args(&argv[1..]);
+    let out = bounded::run(
+        cmd,
+        &argv,
+        &host_of(prefix),
+        bounded::Input::File(exe),
+        remote.timeout * 10,
+    )?;
     if !out.status.success() {
         return Err(failed(&format!("copying fwbench to {dest}"), &argv, &out));
     }
@@ -442,5 +434,9 @@ mod tests {
         for bad in ["", "~", "rel/x", "/a b", "/a;rm", "~user/x", "/$(x)"] {
             assert!(check_cache_dir(bad).is_err(), "{bad}");
         }
+        let long = "/d".repeat(2000);
+        let e = check_cache_dir(&long).unwrap_err().to_string();
+        assert!(e.contains("… (4000 bytes)") && e.len() < 400, "{e}");
+        assert!(check_cache_dir(&long[..MAX_CACHE_DIR_LEN]).is_ok());
     }
 }
