@@ -6,7 +6,6 @@ use crate::error::Interrupted;
 use crate::outcome::{Outcome, Status};
 use crate::output;
 use crate::params::search::Search;
-use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, Plan, PlannedTrial};
 use crate::run::record::record;
@@ -58,18 +57,10 @@ fn estimate_one(p: &TrialParams) -> f64 {
         return SKIPPED_S;
     }
     let rules = p.rules as f64 * p.engine.per_rule_s();
-    let mut one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + rules;
-    if let Some(k) = p.conn() {
-        // A session of this machine: ~0.2 ms plus its bytes at ~1 GB/s, spread over workers.
-        let per = 2e-4 + k.size as f64 / 1e9;
-        let work = match (p.workload() == Workload::Connections, k.count) {
-            (true, _) => k.limit as f64 * 1e-4 + k.hold_s,
-            (false, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
-            (false, None) => p.duration_s,
-        };
-        let overhead = f64::from(k.overhead_sessions) * 2e-4;
-        one = work + overhead + 0.3 + rules;
-    }
+    let one = match crate::workloads::traffic(&p.kind).wall_s(p) {
+        Some(work) => work + rules,
+        None => p.duration_s + 0.1 + p.clients as f64 * 0.001 + rules,
+    };
     match &p.search {
         None => one,
         Some(Search::SweetSpot) => one * 9.0, // about 9 steps

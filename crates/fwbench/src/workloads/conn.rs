@@ -652,6 +652,21 @@ impl Traffic for Conn {
         }
     }
 
+    /// Its sessions rather than its duration: a session of this machine takes ~0.2 ms
+    /// plus its bytes at ~1 GB/s, spread over workers; held connections ~0.1 ms each to
+    /// open, then their hold; the agents' setup ~0.3 s.
+    fn wall_s(&self, p: &TrialParams) -> Option<f64> {
+        let k = p.conn()?;
+        let per = 2e-4 + k.size as f64 / 1e9;
+        let work = match (self.0 == ConnKind::Connections, k.count) {
+            (true, _) => k.limit as f64 * 1e-4 + k.hold_s,
+            (false, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
+            (false, None) => p.duration_s,
+        };
+        let overhead = f64::from(k.overhead_sessions) * 2e-4;
+        Some(work + overhead + 0.3)
+    }
+
     /// Held connections: the peaks of the roles' memory and of the gateway's table.
     fn finish(&self, figures: &mut Figures, f: &Finish) {
         if let Figures::Conn(c) = figures {
@@ -702,6 +717,23 @@ impl Held for crate::host::conncap::Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection trial lasts its sessions, not its duration (a run's estimate):
+    /// held connections ~0.1 ms each to open, then their hold, and the agents' 0.3 s;
+    /// counted sessions ~0.2 ms each plus their bytes, over up to 4 workers.
+    #[test]
+    fn a_connection_trial_is_estimated_by_its_sessions() {
+        use crate::params::workload::Workload;
+        use crate::plan::axes::test_params;
+        let held = test_params(Workload::Connections, &[("limit", "10000"), ("hold", "2")]);
+        let s = of(ConnKind::Connections).wall_s(&held).unwrap();
+        assert!((s - 3.3).abs() < 1e-9, "{s}");
+        let sessions = test_params(Workload::Sessions, &[("count", "1000"), ("parallel", "1")]);
+        let k = sessions.conn().unwrap();
+        let want = 1000.0 * (2e-4 + k.size as f64 / 1e9) + f64::from(k.overhead_sessions) * 2e-4;
+        let s = of(ConnKind::Sessions).wall_s(&sessions).unwrap();
+        assert!((s - (want + 0.3)).abs() < 1e-9, "{s}");
+    }
 
     /// Only held connections wait for the client to stop opening and then hold them;
     /// sessions, bulk and http end on their count (or the duration).

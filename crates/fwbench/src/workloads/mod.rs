@@ -232,6 +232,12 @@ pub trait Traffic: Sync {
         packet_hooks::judge_limit(figures, f)
     }
 
+    /// A run's estimate of a trial's wall time beyond its rules, s, where the workload
+    /// knows better than its duration plus the agents' setup (`None`: it does not).
+    fn wall_s(&self, _p: &TrialParams) -> Option<f64> {
+        None
+    }
+
     /// Whether a trial of `p` may run with its client role on `clients` hosts and its
     /// server role on `servers` (a testbed file's `[[client]]`, `[[server]]` tables);
     /// why not, otherwise (bad input). By default a workload takes one host per role.
