@@ -7,8 +7,9 @@
 //! registry [`backend`] from the stable [`Engine`] key to its backend.
 //! Must not: hold one engine's syntax here (that lives in the engine's file) or match
 //! on engines anywhere but the registry: adding an engine is one file, one line in
-//! the `engines!` list (`fwmodel::model`: its variant, name, aliases and kind) and one
-//! registry line, and the compiler names every other place.
+//! the `engines!` list (`fwmodel::model`: its variant, name, aliases, kind and cost per
+//! rule for the run estimate) and one registry line, and the compiler names every other
+//! place.
 
 mod bpf;
 mod bpf_load;

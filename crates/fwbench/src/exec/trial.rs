@@ -2,17 +2,21 @@
 //! the phase order of `proto`, gateway first and down last. The workload decides the
 //! roles and the figures ([`crate::workloads::Traffic`]); the testbed decides where each
 //! agent runs ([`Testbed::launcher`]).
+//!
+//! Must not: name a workload family. What a family needs around its agents it says
+//! through the trait's hooks: [`Traffic::prepare`] (held until after teardown),
+//! [`Traffic::conntrack`] (the gateway's table), [`Traffic::ending`] (the traffic
+//! phase) and [`Traffic::finish`] (its figures completed from the samples).
 
 use crate::error::{usage, Interrupted};
 use crate::exec::adaptive::{StopRule, ADAPTIVE_WINDOW};
 use crate::exec::live::{Live, Schedule, Tick};
 use crate::outcome::{Outcome, Precision, RoleInfo, Status};
 use crate::params::topology::Topology;
-use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::{Pinning, TrialParams};
 use crate::testbed::launcher::{Agent, AgentFailed};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::{Ending, Figures, Returned};
+use crate::workloads::{Ending, Figures, Finish, Returned, Roles, Traffic};
 use anyhow::{anyhow, bail, Result};
 use proto::{ErrorKind, FromAgent, GatewayResults, GatewaySpec, RoleSpec, ToAgent};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,69 +39,51 @@ pub fn run_trial(
     if let Some(k) = p.packet() {
         tb.ensure_destinations(k.dsts)?;
     }
-    // Held connections rely on the gateway's conntrack table: nobody changes it
-    // meanwhile, and it is raised (and restored) if too small. Only a gateway in this
-    // host's namespaces shares its global nf_conntrack_max.
-    let conncap = match (&p.kind, tb.launcher(Host::Gateway)) {
-        (TrialKind::Conn(ConnKind::Connections, k), Some(l)) if l.remote.is_none() => {
-            crate::host::conncap::hold(k.limit)?
-        }
-        _ => None,
-    };
+    let traffic = crate::workloads::traffic(&p.kind);
+    // What the workload keeps on this host for the trial, until after teardown.
+    let held = traffic.prepare(tb, p)?;
     let mut run = Running::default();
-    let res = drive(tb, p, pin, stop, &mut run, live);
-    // Teardown in reverse order of setup: client, server, gateway.
-    let mut teardown_err = None;
-    while let Some(a) = run.agents.pop() {
-        if let Err(e) = a.teardown() {
-            teardown_err.get_or_insert(e);
-        }
+    let mut res = drive(tb, p, pin, stop, traffic, &mut run, live);
+    let teardown_err = teardown(&mut run.agents);
+    if let (Ok((figures, _)), Some(h)) = (&mut res, &held) {
+        h.note(figures);
     }
-    let raised = conncap.as_ref().and_then(|g| g.raised());
-    drop(conncap);
-    let finished_at = crate::clock::now_utc();
-    let mut outcome = Outcome {
-        finished_at,
+    drop(held);
+    let outcome = Outcome {
+        finished_at: crate::clock::now_utc(),
         placement: run.placement,
         samples: run.samples,
         precision: run.precision,
         ..Outcome::started(started_at)
     };
+    conclude(outcome, res, teardown_err, tb, p)
+}
+
+/// Teardown in reverse order of setup: client, server, gateway. The first error, if
+/// any (every agent is torn down regardless).
+fn teardown(agents: &mut Vec<Agent>) -> Option<anyhow::Error> {
+    let mut teardown_err = None;
+    while let Some(a) = agents.pop() {
+        if let Err(e) = a.teardown() {
+            teardown_err.get_or_insert(e);
+        }
+    }
+    teardown_err
+}
+
+/// The outcome of a trial that ran (`res`): its figures judged (drops, aim, NAT) and a
+/// failed teardown counted; a failure's status and error. `Interrupted` passes.
+fn conclude(
+    mut outcome: Outcome,
+    res: Result<(Figures, Option<GatewayResults>)>,
+    teardown_err: Option<anyhow::Error>,
+    tb: &dyn Testbed,
+    p: &TrialParams,
+) -> Result<Outcome> {
     match res {
-        Ok((mut summary, gateway)) => {
-            if let (Figures::Conn(c), Some(r)) = (&mut summary, raised) {
-                if let Some(x) = c.scale.as_mut() {
-                    x.conntrack_max_raised = Some(r);
-                }
-            }
-            outcome.figures = Some(summary);
+        Ok((figures, gateway)) => {
+            outcome.figures = Some(figures);
             outcome.gateway = gateway;
-            if let Some(k) = p.packet() {
-                let steered =
-                    p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
-                // Each host's threads, as the trial shared them out.
-                let (clients, servers) = (tb.hosts_of(Host::Client), tb.hosts_of(Host::Server));
-                let sender: Vec<u32> = crate::testbed::spread::client_shares(
-                    k.flows, p.clients, k.threads, None, clients,
-                )
-                .iter()
-                .map(|c| c.threads)
-                .collect();
-                let sink: Vec<u32> = (0..servers)
-                    .map(|s| crate::testbed::spread::even(k.sink_threads, servers, s).max(1))
-                    .collect();
-                // One kernel for sender and gateway: both on this machine.
-                let local = |h: Host| tb.launcher(h).is_some_and(|l| l.remote.is_none());
-                let pinned = pin.client.as_deref().and_then(crate::limited_by::cpu_list);
-                let place = if local(Host::Client) && local(Host::Gateway) {
-                    crate::limited_by::SenderPlace::WithGateway {
-                        pinned: pinned.as_deref(),
-                    }
-                } else {
-                    crate::limited_by::SenderPlace::Elsewhere
-                };
-                outcome.judge_limit_with_cpus(&sender, &sink, steered.as_deref(), place);
-            }
             outcome.judge_drops();
             if let Some(aim) = p.packet().and_then(|k| k.aim.as_deref()) {
                 outcome.judge_aim(aim);
@@ -183,60 +169,112 @@ struct Running {
     precision: Option<Precision>,
 }
 
+/// The phases between the agents' start and their teardown, in `proto`'s order: agents
+/// up and set up, start, the traffic phase, stop, the figures.
 fn drive(
     tb: &dyn Testbed,
     p: &TrialParams,
     pin: &Pinning,
     stop: &AtomicBool,
+    traffic: &dyn Traffic,
     run: &mut Running,
     mut live: Option<&mut Live>,
 ) -> Result<(Figures, Option<GatewayResults>)> {
-    let Running {
-        agents,
-        placement,
-        samples: sampled,
-        precision,
-    } = run;
-    let check = || -> Result<()> {
-        if stop.load(Ordering::SeqCst) {
-            Err(Interrupted.into())
-        } else {
-            Ok(())
-        }
+    let has_gw = agents_up(tb, p, pin, stop, run, traffic)?;
+    check(stop)?;
+    // Start: gateway, server, then clients (the traffic source) last.
+    for a in run.agents.iter_mut() {
+        a.request(ToAgent::Start)?;
+    }
+    let t0 = Instant::now();
+    run.precision = traffic_phase(p, traffic.ending(), &mut run.agents, stop, t0, &mut live)?;
+    if let Some(l) = live {
+        tick(&mut run.agents, t0, true, l)?;
+    }
+    let (results, gr) = stop_agents(run)?;
+    if has_gw && gr.is_none() {
+        bail!("missing results from the gateway agent");
+    }
+    let mut figures = collect(tb, p, traffic, &run.placement, results, gr.as_ref())?;
+    let finish = Finish {
+        tb,
+        p,
+        pin,
+        samples: &run.samples,
+        gateway: gr.as_ref(),
     };
-    let mut start = |role: &'static str,
-                     host: Host,
-                     index: u32,
-                     cpus: &Option<String>,
-                     spec: RoleSpec|
-     -> Result<()> {
-        check()?;
-        let l = tb
-            .launcher_at(host, index)
-            .ok_or_else(|| anyhow!("testbed {} has no {host:?} host {}", tb.name(), index + 1))?;
-        let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
-        // Another host's clock: how far it is from ours (one-way delays need it).
-        let clock = match &l.remote {
-            Some(_) => Some(a.clock_offset(CLOCK_EXCHANGES)?),
-            None => None,
-        };
-        placement.push(RoleInfo {
-            role,
-            host: index,
-            place: l.place.clone(),
-            requested_cpus: cpus.clone(),
-            cpus: a.info.cpus.clone(),
-            pid: a.info.pid,
-            clock,
-        });
-        let r = a.request(ToAgent::Setup(spec));
-        agents.push(a);
-        r.map(|_| ())
-    };
-    let traffic = crate::workloads::traffic(&p.kind);
+    traffic.finish(&mut figures, &finish);
+    Ok((figures, gr))
+}
+
+/// `Interrupted` once `stop` is raised.
+fn check(stop: &AtomicBool) -> Result<()> {
+    if stop.load(Ordering::SeqCst) {
+        Err(Interrupted.into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Start every agent of the trial and set it up — gateway, servers, clients — and note
+/// an external gateway in the placement. Whether the trial has a gateway agent.
+fn agents_up(
+    tb: &dyn Testbed,
+    p: &TrialParams,
+    pin: &Pinning,
+    stop: &AtomicBool,
+    run: &mut Running,
+    traffic: &dyn Traffic,
+) -> Result<bool> {
     let firewall = crate::rules::request(p).map_err(usage)?.map(Box::new);
+    refuse_proxy(p)?;
+    let roles = traffic.roles(tb, p)?;
+    refuse_missing_transport(tb, &roles)?;
+    let has_gw = tb.launcher(Host::Gateway).is_some();
+    if has_gw {
+        let spec = gateway_spec(p, pin, traffic, &roles, firewall);
+        let cpus = spec.steer_cpus.clone();
+        let spec = RoleSpec::Gateway(spec);
+        start(tb, stop, run, "gateway", (Host::Gateway, 0), &cpus, spec)?;
+    }
+    if let Some((host, spec)) = roles.server {
+        start(tb, stop, run, "server", (host, 0), &pin.server, spec)?;
+    }
+    for (host, index, spec) in roles.more_servers {
+        start(tb, stop, run, "server", (host, index), &pin.server, spec)?;
+    }
+    let (client_host, client_spec) = roles.client;
+    start(
+        tb,
+        stop,
+        run,
+        "client",
+        (client_host, 0),
+        &pin.client,
+        client_spec,
+    )?;
+    for (host, index, spec) in roles.more_clients {
+        start(tb, stop, run, "client", (host, index), &pin.client, spec)?;
+    }
+    if tb.gateway_is_external() {
+        // Traffic crosses an appliance fwbench has no agent on: say so where the
+        // gateway's counters and verdicts would be.
+        run.placement.push(RoleInfo {
+            role: "gateway",
+            host: 0,
+            place: crate::outcome::EXTERNAL_GATEWAY.into(),
+            requested_cpus: None,
+            cpus: "-".into(),
+            pid: 0,
+            clock: None,
+        });
+    }
+    Ok(has_gw)
+}
+
+/// Seed 003's table has N/A here: an application proxy relays connections only.
+fn refuse_proxy(p: &TrialParams) -> Result<()> {
     if p.topology == Topology::Proxy && p.conn().is_none() {
-        // Seed 003's table has N/A here: an application proxy relays connections only.
         return Err(AgentFailed {
             role: "gateway",
             kind: ErrorKind::Unavailable,
@@ -248,110 +286,130 @@ fn drive(
         }
         .into());
     }
-    let roles = traffic.roles(tb, p)?;
-    refuse_missing_transport(tb, &roles)?;
-    let has_gw = tb.launcher(Host::Gateway).is_some();
-    if has_gw {
-        let mut sysctls = vec![];
-        // Forward routes; the proxy's host does not (only its relay carries traffic).
-        let forwarding = match p.topology {
-            Topology::Forward => Some("1"),
-            Topology::Proxy => Some("0"),
-            _ => None,
-        };
-        if let Some(v) = forwarding {
-            sysctls.push(("net.ipv4.ip_forward".to_string(), v.to_string()));
-            sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), v.to_string()));
-        }
+    Ok(())
+}
+
+/// The gateway agent's setup: forwarding, the rules, the CPUs its packet processing
+/// is steered to, the proxy's relay, events and the workload's conntrack settings.
+fn gateway_spec(
+    p: &TrialParams,
+    pin: &Pinning,
+    traffic: &dyn Traffic,
+    roles: &Roles,
+    firewall: Option<Box<firewall::Request>>,
+) -> GatewaySpec {
+    let mut sysctls = vec![];
+    // Forward routes; the proxy's host does not (only its relay carries traffic).
+    let forwarding = match p.topology {
+        Topology::Forward => Some("1"),
+        Topology::Proxy => Some("0"),
+        _ => None,
+    };
+    if let Some(v) = forwarding {
+        sysctls.push(("net.ipv4.ip_forward".to_string(), v.to_string()));
+        sysctls.push(("net.ipv6.conf.all.forwarding".to_string(), v.to_string()));
+    }
+    GatewaySpec {
+        sysctls,
+        firewall,
         // Pinning the gateway (or its `gateway_cpus`) pins its packet processing too.
-        let gateway_cpus = p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref());
-        let spec = GatewaySpec {
-            sysctls,
-            firewall,
-            steer_cpus: gateway_cpus.clone(),
-            proxy: roles.proxy.clone(),
-            events: crate::workloads::events::gateway_events(p, roles.marker),
-            conntrack: crate::workloads::conntrack::gateway_spec(p),
-        };
-        start(
-            "gateway",
-            Host::Gateway,
-            0,
-            &gateway_cpus,
-            RoleSpec::Gateway(spec),
-        )?;
+        steer_cpus: p.gateway_cpu_list(crate::host::probe::cpus(), pin.gateway.as_deref()),
+        proxy: roles.proxy.clone(),
+        events: crate::workloads::events::gateway_events(p, roles.marker),
+        conntrack: traffic.conntrack(p),
     }
-    if let Some((host, spec)) = roles.server {
-        start("server", host, 0, &pin.server, spec)?;
-    }
-    for (host, index, spec) in roles.more_servers {
-        start("server", host, index, &pin.server, spec)?;
-    }
-    let (client_host, client_spec) = roles.client;
-    start("client", client_host, 0, &pin.client, client_spec)?;
-    for (host, index, spec) in roles.more_clients {
-        start("client", host, index, &pin.client, spec)?;
-    }
-    if tb.gateway_is_external() {
-        // Traffic crosses an appliance fwbench has no agent on: say so where the
-        // gateway's counters and verdicts would be.
-        placement.push(RoleInfo {
-            role: "gateway",
-            host: 0,
-            place: crate::outcome::EXTERNAL_GATEWAY.into(),
-            requested_cpus: None,
-            cpus: "-".into(),
-            pid: 0,
-            clock: None,
-        });
-    }
-    check()?;
-    // Start: gateway, server, then clients (the traffic source) last.
-    for a in agents.iter_mut() {
-        a.request(ToAgent::Start)?;
-    }
-    let t0 = Instant::now();
-    match traffic.ending() {
-        Ending::Counted => {
+}
+
+/// Start one agent (`role` on the testbed's `at` = host and index) on `cpus` and set
+/// it up with `spec`; its placement row is noted, and the agent kept for teardown even
+/// when its setup fails.
+fn start(
+    tb: &dyn Testbed,
+    stop: &AtomicBool,
+    run: &mut Running,
+    role: &'static str,
+    (host, index): (Host, u32),
+    cpus: &Option<String>,
+    spec: RoleSpec,
+) -> Result<()> {
+    check(stop)?;
+    let l = tb
+        .launcher_at(host, index)
+        .ok_or_else(|| anyhow!("testbed {} has no {host:?} host {}", tb.name(), index + 1))?;
+    let mut a = Agent::spawn(&l, role, cpus.as_deref())?;
+    // Another host's clock: how far it is from ours (one-way delays need it).
+    let clock = match &l.remote {
+        Some(_) => Some(a.clock_offset(CLOCK_EXCHANGES)?),
+        None => None,
+    };
+    run.placement.push(RoleInfo {
+        role,
+        host: index,
+        place: l.place.clone(),
+        requested_cpus: cpus.clone(),
+        cpus: a.info.cpus.clone(),
+        pid: a.info.pid,
+        clock,
+    });
+    let r = a.request(ToAgent::Setup(spec));
+    run.agents.push(a);
+    r.map(|_| ())
+}
+
+/// The traffic phase, ended as the workload says: counted sessions (held connections
+/// held after them) or timed (adaptive: until precise enough). The adaptive precision.
+fn traffic_phase(
+    p: &TrialParams,
+    ending: Ending,
+    agents: &mut [Agent],
+    stop: &AtomicBool,
+    t0: Instant,
+    live: &mut Option<&mut Live>,
+) -> Result<Option<Precision>> {
+    match ending {
+        Ending::Counted { holds } => {
             // Connection workloads wait for their sessions (adaptive length is refused),
             // of every client process when they were sharded.
             let clients: Vec<usize> = (0..agents.len())
                 .filter(|&i| agents[i].role == "client")
                 .collect();
-            let hold = p.conn().map(|k| k.hold_s).unwrap_or(0.0);
-            wait_for_conn(
-                p,
-                &mut agents[..],
-                &clients,
-                hold,
-                stop,
-                t0,
-                live.as_deref_mut(),
-            )?;
+            let counted = p.conn().is_some_and(|k| k.count.is_some()) || holds;
+            let hold = match p.conn() {
+                Some(k) if holds => k.hold_s,
+                _ => 0.0,
+            };
+            let wait = Counted {
+                clients: &clients,
+                counted,
+                hold_s: hold,
+            };
+            wait_for_conn(p, agents, &wait, stop, t0, live.as_deref_mut())?;
+            Ok(None)
         }
-        Ending::Timed { measuring } => {
-            *precision = timed(p, &mut agents[..], measuring, t0, stop, live.as_deref_mut())?;
-        }
+        Ending::Timed { measuring } => timed(p, agents, measuring, t0, stop, live.as_deref_mut()),
     }
-    if let Some(l) = live {
-        tick(agents, t0, true, l)?;
-    }
-    // Stop the traffic source first, then the sink, then the gateway.
+}
+
+/// Stop the traffic source first, then the sink, then the gateway: the traffic roles'
+/// results (with their hosts) and the gateway's; every agent's samples are kept.
+fn stop_agents(run: &mut Running) -> Result<(Vec<Returned>, Option<GatewayResults>)> {
     let mut results = Vec::new();
     let mut gr = None;
-    for (i, a) in agents.iter_mut().enumerate().rev() {
+    for (i, a) in run.agents.iter_mut().enumerate().rev() {
         // Agents and their placement rows were pushed together.
-        let at = &placement[i];
+        let at = &run.placement[i];
         match a.request(ToAgent::Stop)? {
             FromAgent::Results {
                 results: r,
                 samples,
             } => {
-                sampled.extend(samples.into_iter().map(|sample| crate::outcome::Sampled {
-                    role: a.role,
-                    host: at.host,
-                    sample,
-                }));
+                let role = a.role;
+                run.samples
+                    .extend(samples.into_iter().map(|sample| crate::outcome::Sampled {
+                        role,
+                        host: at.host,
+                        sample,
+                    }));
                 match r {
                     proto::RoleResults::Gateway(r) => gr = Some(r),
                     r => results.push(Returned {
@@ -365,35 +423,34 @@ fn drive(
             other => bail!("{} agent answered stop with {}", a.role, other.name()),
         }
     }
-    if has_gw && gr.is_none() {
-        bail!("missing results from the gateway agent");
-    }
-    // The gateway's updates are dated on its clock, the flows' bins on the client's:
-    // the events are placed on the client's clock, then dated on the gateway's again.
+    Ok((results, gr))
+}
+
+/// The workload's figures from the roles' results and the gateway's. The gateway's
+/// updates are dated on its clock, the flows' bins on the client's: the events are
+/// placed on the client's clock, then dated on the gateway's again.
+fn collect(
+    tb: &dyn Testbed,
+    p: &TrialParams,
+    traffic: &dyn Traffic,
+    placement: &[RoleInfo],
+    results: Vec<Returned>,
+    gr: Option<&GatewayResults>,
+) -> Result<Figures> {
     let shift = offset_of(placement, "client") - offset_of(placement, "gateway");
-    let on_client_clock = gr.clone().map(|mut g| {
+    let on_client_clock = gr.cloned().map(|mut g| {
         for u in &mut g.updates {
             u.start_unix_ns = u.start_unix_ns.saturating_add_signed(shift);
         }
         g
     });
     let mut figures = traffic.collect(tb, p, results, on_client_clock.as_ref())?;
-    if let (Some(e), Some(g)) = (figures.events_mut(), &gr) {
+    if let (Some(e), Some(g)) = (figures.events_mut(), gr) {
         for (u, row) in e.updates.iter_mut().zip(&g.updates) {
             u.row.start_unix_ns = row.start_unix_ns;
         }
     }
-    match &mut figures {
-        Figures::Conn(c) => {
-            if let Some(scale) = c.scale.as_mut() {
-                let controller = crate::host::probe::own_peak_rss_kib();
-                scale.note(sampled, gr.as_ref(), controller);
-            }
-        }
-        // A packet trial's delays were related across its hosts' clocks in `collect`.
-        Figures::Packet(_) | Figures::Echo(_) | Figures::Ping(_) => {}
-    }
-    Ok((figures, gr))
+    Ok(figures)
 }
 
 /// A role's clock against the controller's, ns (0: local, or not measured).
@@ -486,9 +543,7 @@ fn timed(
         } else if elapsed >= min {
             break;
         }
-        if stop.load(Ordering::SeqCst) {
-            return Err(Interrupted.into());
-        }
+        check(stop)?;
         for a in agents.iter_mut() {
             if let Some(status) = a.exited() {
                 bail!("{} agent exited during the trial ({status})", a.role);
@@ -508,14 +563,24 @@ fn timed(
     Ok(rule.map(|(_, r)| r.precision(t0.elapsed())))
 }
 
+/// How a counted traffic phase ends ([`Ending::Counted`]).
+struct Counted<'a> {
+    /// The client agents (indices), one per process of a sharded client.
+    clients: &'a [usize],
+    /// Every client reports its sessions done (with a count, or held connections);
+    /// otherwise the trial's duration ends the phase.
+    counted: bool,
+    /// Then the connections are held this long, s.
+    hold_s: f64,
+}
+
 /// Wait until the session client is done: all its sessions (with a count) or the
 /// trial's duration (without), or — connections — until it stopped opening, then hold
 /// for `hold_s`. (Adaptive length is refused for connection workloads.)
 fn wait_for_conn(
     p: &TrialParams,
     agents: &mut [Agent],
-    clients: &[usize],
-    hold_s: f64,
+    wait: &Counted,
     stop: &AtomicBool,
     t0: Instant,
     mut live: Option<&mut Live>,
@@ -529,13 +594,10 @@ fn wait_for_conn(
         }
         Ok(())
     };
-    let counted =
-        p.conn().is_some_and(|k| k.count.is_some()) || p.workload() == Workload::Connections;
+    let counted = wait.counted;
     let limit = (!counted).then(|| Duration::from_secs_f64(p.duration_s));
     loop {
-        if stop.load(Ordering::SeqCst) {
-            return Err(Interrupted.into());
-        }
+        check(stop)?;
         if limit.is_some_and(|l| t0.elapsed() >= l) {
             return Ok(());
         }
@@ -547,7 +609,7 @@ fn wait_for_conn(
         }
         if counted {
             let mut all_done = true;
-            for &client in clients {
+            for &client in wait.clients {
                 let FromAgent::Progress { done, .. } = agents[client].request(ToAgent::Poll)?
                 else {
                     bail!("client agent did not answer poll with progress");
@@ -561,10 +623,8 @@ fn wait_for_conn(
         std::thread::sleep(Duration::from_millis(if counted { 20 } else { 50 }));
     }
     let held = Instant::now();
-    while held.elapsed().as_secs_f64() < hold_s && p.workload() == Workload::Connections {
-        if stop.load(Ordering::SeqCst) {
-            return Err(Interrupted.into());
-        }
+    while held.elapsed().as_secs_f64() < wait.hold_s {
+        check(stop)?;
         tick_due(agents)?;
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -417,51 +417,6 @@ impl Outcome {
             Figures::Echo(_) | Figures::Ping(_) | Figures::Conn(_) => None,
         }
     }
-    /// Judge a flood/flow's `limited_by` again with the roles' CPU figures from the
-    /// trial's samples (issue 28): sender and sink threads, the gateway's CPUs
-    /// (`None`: not steered), and where the sender ran (a CPU it shared with the
-    /// gateway's softirq makes the verdict `shared-cpu`).
-    pub fn judge_limit_with_cpus(
-        &mut self,
-        sender_threads: &[u32],
-        sink_threads: &[u32],
-        gateway_cpus: Option<&str>,
-        sender: crate::limited_by::SenderPlace,
-    ) {
-        let samples: Vec<(&str, u32, &proto::MetricSample)> = self
-            .samples
-            .iter()
-            .map(|s| (s.role, s.host, &s.sample))
-            .collect();
-        let gateway: Option<Vec<usize>> = gateway_cpus.and_then(crate::limited_by::cpu_list);
-        let cpus = crate::limited_by::role_cpus(
-            &samples,
-            sender_threads,
-            sink_threads,
-            crate::host::probe::cpus(),
-            gateway.as_deref(),
-        );
-        let shared = crate::limited_by::shared_cpu(
-            &samples,
-            sender,
-            crate::host::probe::cpus(),
-            gateway.as_deref(),
-        );
-        let Some(Figures::Packet(s)) = self.figures.as_mut() else {
-            return;
-        };
-        let Some(mut c) = s.limited_by.as_ref().and_then(|l| l.counters) else {
-            return;
-        };
-        c.sender_cpu = cpus.sender;
-        c.gateway_cpu = cpus.gateway;
-        c.sink_cpu = cpus.sink;
-        c.shared_cpu = shared;
-        s.limited_by = Some(Box::new(crate::limited_by::limited_by(
-            &c,
-            crate::workloads::packet::LIMIT_TOLERANCE,
-        )));
-    }
     /// Ping figures.
     pub fn ping(&self) -> Option<&PingSummary> {
         match self.figures.as_ref()? {

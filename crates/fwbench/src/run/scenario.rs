@@ -6,7 +6,6 @@ use crate::error::Interrupted;
 use crate::outcome::{Outcome, Status};
 use crate::output;
 use crate::params::search::Search;
-use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, Plan, PlannedTrial};
 use crate::run::record::record;
@@ -19,7 +18,6 @@ use crate::run::session::Testbeds;
 use crate::run::session::INTERRUPTED;
 use anyhow::{Context, Result};
 use clap::Args;
-use firewall::Engine;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,13 +29,13 @@ use store::Store;
 pub const DEFAULT_SCENARIO: &str = include_str!("../../../../scenarios/default.toml");
 
 /// Rough wall time of one trial: its duration plus agent and setup overhead (measured
-/// here: ~0.1 s, plus ~1 ms per client); SCTP trials end before any agent starts where
+/// here: ~0.1 s, plus ~1 ms per client) and its rules (the engine's cost per rule,
+/// `Engine::per_rule_s`, measured on seeds 001 and 002); SCTP trials end before any agent starts where
 /// SCTP is missing. On an `ephemeral` testbed a trial on legacy xtables is followed by a
 /// new testbed (a legacy table, once instantiated, stays: `run::session`).
 fn estimate_s(p: &TrialParams, warmup_s: Option<f64>, ephemeral: bool) -> f64 {
     let one = estimate_one(p);
-    let legacy = matches!(p.engine, Engine::IptablesLegacy | Engine::IpsetLegacy);
-    let rebuilt = if ephemeral && legacy && one > SKIPPED_S {
+    let rebuilt = if ephemeral && p.engine.legacy_xtables() && one > SKIPPED_S {
         TESTBED_REBUILD_S
     } else {
         0.0
@@ -58,19 +56,11 @@ fn estimate_one(p: &TrialParams) -> f64 {
     if p.proto == proto::Proto::Sctp && *NO_SCTP.get_or_init(traffic::sys::sctp_unavailable) {
         return SKIPPED_S;
     }
-    let rules = p.rules as f64 * per_rule_s(p.engine);
-    let mut one = p.duration_s + 0.1 + p.clients as f64 * 0.001 + rules;
-    if let Some(k) = p.conn() {
-        // A session of this machine: ~0.2 ms plus its bytes at ~1 GB/s, spread over workers.
-        let per = 2e-4 + k.size as f64 / 1e9;
-        let work = match (p.workload() == Workload::Connections, k.count) {
-            (true, _) => k.limit as f64 * 1e-4 + k.hold_s,
-            (false, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
-            (false, None) => p.duration_s,
-        };
-        let overhead = f64::from(k.overhead_sessions) * 2e-4;
-        one = work + overhead + 0.3 + rules;
-    }
+    let rules = p.rules as f64 * p.engine.per_rule_s();
+    let one = match crate::workloads::traffic(&p.kind).wall_s(p) {
+        Some(work) => work + rules,
+        None => p.duration_s + 0.1 + p.clients as f64 * 0.001 + rules,
+    };
     match &p.search {
         None => one,
         Some(Search::SweetSpot) => one * 9.0, // about 9 steps
@@ -86,23 +76,6 @@ fn estimate_one(p: &TrialParams) -> f64 {
             // Rules vary from 0 to max_rules: count half of them per step.
             (one - rules / 2.0) * steps.max(1.0)
         }
-    }
-}
-
-/// A trial's wall time per rule of its ruleset beyond its traffic (render, install,
-/// count, remove and count again), by engine, measured here on 2026-11-27 from seed
-/// 002's trials of 1–25 000 rules (5 engines) and seed 001's ipset of 250 000 entries:
-/// 25 000 nft rules add ~4 s to a trial, as many legacy ones ~1 s. The estimate once
-/// took 2 µs for every engine and said 875 s for a seed 002 run of 1 127 s.
-fn per_rule_s(e: Engine) -> f64 {
-    match e {
-        Engine::None => 0.0,
-        Engine::Nft => 1.7e-4,
-        Engine::IptablesNft => 9e-5,
-        Engine::IptablesLegacy => 4e-5,
-        Engine::Xdp | Engine::XdpGeneric | Engine::TcBpf => 2e-5,
-        // Filler rules become set elements.
-        Engine::NftSet | Engine::IpsetLegacy | Engine::IpsetNft | Engine::XdpMap => 8e-6,
     }
 }
 
@@ -158,31 +131,14 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         print!("{}", crate::output::axes_table());
         return Ok(ExitCode::SUCCESS);
     }
-    let (file, text) = match &args.scenario {
-        Some(p) => {
-            let text = crate::limits::read_user_file(p, "scenario").map_err(usage)?;
-            (p.display().to_string(), text)
-        }
-        None => (
-            "(default scenario)".to_string(),
-            DEFAULT_SCENARIO.to_string(),
-        ),
-    };
+    let (file, text) = scenario_text(args)?;
     let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
     if let Some(r) = report_path(args) {
         crate::run::report::refuse_same_file(&args.db, &r, "--report")?;
     }
     let testbed_name = args.testbed.clone().or(plan.testbed.clone());
     if args.dry_run {
-        let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
-        crate::run::session::dry_check(testbed_name.as_deref(), &params)?;
-        print!(
-            "{}",
-            output::plan_listing(&plan, |p| {
-                estimate_s(p, plan.warmup_s, testbed_name.is_none())
-            })
-        );
-        return Ok(ExitCode::SUCCESS);
+        return dry_run(&plan, testbed_name.as_deref());
     }
     require_root()?;
     let mut testbeds = Testbeds::new(testbed_name.as_deref())?;
@@ -198,60 +154,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     let mut store = Store::open(&args.db).map_err(crate::error::store_error)?;
     crate::run::recovery::say_recovered(&store);
     install_interrupt_handler();
-    // One process per run of a results file: choosing the run (and locking it) is
-    // done under the file's lock; the run's lock is held until the run ends.
-    let db_key = crate::lock::file_key(&args.db)?;
-    let choosing = crate::lock::lock(&db_key)?;
-    let run_lock = |id: i64| {
-        crate::lock::try_lock(
-            &format!("{db_key}-run{id}"),
-            &format!(
-                "run {id} of {} (this scenario's unfinished run, which this command would resume)",
-                args.db.display()
-            ),
-        )
-    };
-    let mut held = None;
-    // Resume the newest unfinished run of this very scenario text, with its seed, so
-    // every trial keeps its key: finished trials are skipped, failed ones run again.
-    let resumed = match store.resumable_run(&text)? {
-        Some(r) if !args.fresh => {
-            held = Some(run_lock(r.id)?);
-            if r.seed != plan.seed {
-                plan = scenario::parse(&file, &text, r.seed).map_err(usage)?;
-                apply_testbed_topology(&mut plan, &testbeds);
-            }
-            store.drop_failed(r.id)?;
-            store.reopen_run(r.id)?;
-            let done = store.done_keys(r.id)?;
-            let before = plan.trials.len();
-            plan.trials.retain(|t| !done.contains(&t.key));
-            eprintln!(
-                "fwbench: resuming run {} ({}): {} of {before} trials already done, {} to go (--fresh starts over)",
-                r.id,
-                r.status,
-                before - plan.trials.len(),
-                plan.trials.len()
-            );
-            Some(r.id)
-        }
-        _ => None,
-    };
-    let run_id = match resumed {
-        Some(id) => id,
-        None => begin(
-            &store,
-            &plan.name,
-            Some(text.clone()),
-            plan.seed,
-            plan.baseline.clone(),
-        )?,
-    };
-    let _run_lock = match held {
-        Some(l) => l,
-        None => run_lock(run_id)?,
-    };
-    drop(choosing);
+    let source = (file.as_str(), text.as_str());
+    let (run_id, _run_lock) = open_run(args, &store, source, &mut plan, &testbeds)?;
     crate::run::session::record_role_hosts(&store, run_id, &testbeds)?;
     eprintln!(
         "fwbench: {} — {} trials, about {}, results → {} (run {run_id}, seed {})",
@@ -266,106 +170,242 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         args.db.display(),
         plan.seed
     );
+    let ran = run_trials(args, &plan, &mut testbeds, &mut store, run_id, ephemeral)?;
+    drop(testbeds);
+    end_run(args, &store, &plan, run_id, &ran)
+}
+
+/// The scenario's name for messages and its text: the file given, or the default
+/// experiment.
+fn scenario_text(args: &RunArgs) -> Result<(String, String)> {
+    Ok(match &args.scenario {
+        Some(p) => {
+            let text = crate::limits::read_user_file(p, "scenario").map_err(usage)?;
+            (p.display().to_string(), text)
+        }
+        None => (
+            "(default scenario)".to_string(),
+            DEFAULT_SCENARIO.to_string(),
+        ),
+    })
+}
+
+/// `--dry-run`: the trials checked against the testbed and listed with their
+/// estimates; nothing runs.
+fn dry_run(plan: &Plan, testbed_name: Option<&str>) -> Result<ExitCode> {
+    let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
+    crate::run::session::dry_check(testbed_name, &params)?;
+    print!(
+        "{}",
+        output::plan_listing(plan, |p| {
+            estimate_s(p, plan.warmup_s, testbed_name.is_none())
+        })
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run the trials are stored in, and its lock (held until the run ends): the newest
+/// unfinished run of this very scenario text (`source`: file name and text), resumed
+/// with its seed so every trial keeps its key — finished trials are dropped from
+/// `plan`, failed ones run again — or a new one (`--fresh`).
+fn open_run(
+    args: &RunArgs,
+    store: &Store,
+    (file, text): (&str, &str),
+    plan: &mut Plan,
+    testbeds: &Testbeds,
+) -> Result<(i64, crate::lock::Lock)> {
+    // One process per run of a results file: choosing the run (and locking it) is
+    // done under the file's lock; the run's lock is held until the run ends.
+    let db_key = crate::lock::file_key(&args.db)?;
+    let choosing = crate::lock::lock(&db_key)?;
+    let run_lock = |id: i64| {
+        crate::lock::try_lock(
+            &format!("{db_key}-run{id}"),
+            &format!(
+                "run {id} of {} (this scenario's unfinished run, which this command would resume)",
+                args.db.display()
+            ),
+        )
+    };
+    let (run_id, lock) = match store.resumable_run(text)? {
+        Some(r) if !args.fresh => {
+            let lock = run_lock(r.id)?;
+            if r.seed != plan.seed {
+                *plan = scenario::parse(file, text, r.seed).map_err(usage)?;
+                apply_testbed_topology(plan, testbeds);
+            }
+            store.drop_failed(r.id)?;
+            store.reopen_run(r.id)?;
+            let done = store.done_keys(r.id)?;
+            let before = plan.trials.len();
+            plan.trials.retain(|t| !done.contains(&t.key));
+            eprintln!(
+                "fwbench: resuming run {} ({}): {} of {before} trials already done, {} to go (--fresh starts over)",
+                r.id,
+                r.status,
+                before - plan.trials.len(),
+                plan.trials.len()
+            );
+            (r.id, lock)
+        }
+        _ => {
+            let id = begin(
+                store,
+                &plan.name,
+                Some(text.to_string()),
+                plan.seed,
+                plan.baseline.clone(),
+            )?;
+            (id, run_lock(id)?)
+        }
+    };
+    drop(choosing);
+    Ok((run_id, lock))
+}
+
+/// What the loop over a run's trials ended with.
+struct Ran {
+    /// Each trial run, with its outcome, in order.
+    rows: Vec<(PlannedTrial, Outcome)>,
+    /// Ctrl-C stopped the run.
+    interrupted: bool,
+    /// [`MAX_FAILED_IN_A_ROW`] trials failed in a row.
+    gave_up: bool,
+}
+
+/// Run the plan's trials in order, each stored as it ends, until the last, Ctrl-C, or
+/// too many failures in a row.
+fn run_trials(
+    args: &RunArgs,
+    plan: &Plan,
+    testbeds: &mut Testbeds,
+    store: &mut Store,
+    run_id: i64,
+    ephemeral: bool,
+) -> Result<Ran> {
     let started = Instant::now();
-    let mut rows = Vec::new();
-    let mut interrupted = false;
-    let mut gave_up = false;
+    let mut ran = Ran {
+        rows: Vec::new(),
+        interrupted: false,
+        gave_up: false,
+    };
     let mut failed_in_a_row = 0;
     let n = plan.trials.len();
     for (i, t) in plan.trials.iter().enumerate() {
         if INTERRUPTED.load(Ordering::SeqCst) {
-            interrupted = true;
+            ran.interrupted = true;
             break;
         }
-        let left: f64 = plan.trials[i..]
-            .iter()
-            .map(|t| estimate_s(&t.params, plan.warmup_s, ephemeral))
-            .sum();
-        let eta = if i == 0 {
-            left
-        } else {
-            // Scale the estimate by how this run has gone so far.
-            let done_est: f64 = plan.trials[..i]
-                .iter()
-                .map(|t| estimate_s(&t.params, plan.warmup_s, ephemeral))
-                .sum();
-            left * started.elapsed().as_secs_f64() / done_est.max(1e-9)
-        };
         eprintln!(
             "{} {:>w$}/{n} ETA {} {}",
             bar(i, n),
             i + 1,
-            fmt_eta(eta),
+            fmt_eta(eta_s(plan, i, started, ephemeral)),
             output::params_line(&t.params),
             w = n.to_string().len()
         );
-        let topology = t.params.topology;
-        if let Some(w) = plan.warmup_s {
-            // Unmeasured traffic first (caches, ARP/ND, conntrack, CPU clocks): a trial
-            // of its own, discarded.
-            let mut warm = t.params.clone();
-            warm.duration_s = w;
-            // A search warms up with one trial of its kind.
-            warm.search = None;
-            match testbeds.run_trial(topology, &warm, &plan.pinning, &INTERRUPTED) {
-                Err(e) if e.is::<Interrupted>() => {
-                    interrupted = true;
-                    break;
-                }
-                Err(e) => return Err(e),
-                Ok(_) => {}
-            }
-        }
-        let result = if crate::search::is_search(&t.params) {
-            run_search_trial(&mut testbeds, t, &plan.pinning, &mut store, run_id)
-        } else {
-            testbeds.run_trial(topology, &t.params, &plan.pinning, &INTERRUPTED)
+        let Some(outcome) = run_one(args, plan, t, testbeds, store, run_id)? else {
+            ran.interrupted = true;
+            break;
         };
-        let outcome = match result {
-            Ok(o) => o,
-            Err(e) if e.is::<Interrupted>() => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        let stored = crate::run::recovery::store_or_keep(&mut store, &record(run_id, t, &outcome));
-        eprintln!("    {}", output::outcome_line(&outcome));
-        if args.json {
-            let mut d = output::doc::TrialDoc::new(&t.params, &outcome);
-            d.trial_key = Some(t.key.clone());
-            d.rep = Some(t.rep);
-            println!("{}", serde_json::to_string(&d)?);
-        }
-        stored.map_err(|e| {
-            e.context(crate::run::recovery::resume_hint(
-                run_id,
-                args.scenario.as_deref(),
-                &args.db,
-            ))
-        })?;
         failed_in_a_row = if outcome.status == Status::Failed {
             failed_in_a_row + 1
         } else {
             0
         };
-        rows.push((t.clone(), outcome));
+        ran.rows.push((t.clone(), outcome));
         if failed_in_a_row >= MAX_FAILED_IN_A_ROW {
             eprintln!("fwbench: {MAX_FAILED_IN_A_ROW} trials in a row failed; stopping the run (the errors are in the summary)");
-            gave_up = true;
+            ran.gave_up = true;
             break;
         }
     }
-    drop(testbeds);
-    let status = if interrupted {
+    Ok(ran)
+}
+
+/// The time left before trial `i` of the plan: the estimates of the trials left,
+/// scaled by how this run has gone so far.
+fn eta_s(plan: &Plan, i: usize, started: Instant, ephemeral: bool) -> f64 {
+    let est = |ts: &[PlannedTrial]| -> f64 {
+        ts.iter()
+            .map(|t| estimate_s(&t.params, plan.warmup_s, ephemeral))
+            .sum()
+    };
+    let left = est(&plan.trials[i..]);
+    if i == 0 {
+        left
+    } else {
+        left * started.elapsed().as_secs_f64() / est(&plan.trials[..i]).max(1e-9)
+    }
+}
+
+/// One planned trial: its warm-up, the trial (or search), stored and printed (a JSON
+/// line with `--json`). `None`: interrupted.
+fn run_one(
+    args: &RunArgs,
+    plan: &Plan,
+    t: &PlannedTrial,
+    testbeds: &mut Testbeds,
+    store: &mut Store,
+    run_id: i64,
+) -> Result<Option<Outcome>> {
+    let topology = t.params.topology;
+    if let Some(w) = plan.warmup_s {
+        // Unmeasured traffic first (caches, ARP/ND, conntrack, CPU clocks): a trial
+        // of its own, discarded.
+        let mut warm = t.params.clone();
+        warm.duration_s = w;
+        // A search warms up with one trial of its kind.
+        warm.search = None;
+        match testbeds.run_trial(topology, &warm, &plan.pinning, &INTERRUPTED) {
+            Err(e) if e.is::<Interrupted>() => return Ok(None),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+    }
+    let result = if crate::search::is_search(&t.params) {
+        run_search_trial(testbeds, t, &plan.pinning, store, run_id)
+    } else {
+        testbeds.run_trial(topology, &t.params, &plan.pinning, &INTERRUPTED)
+    };
+    let outcome = match result {
+        Ok(o) => o,
+        Err(e) if e.is::<Interrupted>() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let stored = crate::run::recovery::store_or_keep(store, &record(run_id, t, &outcome));
+    eprintln!("    {}", output::outcome_line(&outcome));
+    if args.json {
+        let mut d = output::doc::TrialDoc::new(&t.params, &outcome);
+        d.trial_key = Some(t.key.clone());
+        d.rep = Some(t.rep);
+        println!("{}", serde_json::to_string(&d)?);
+    }
+    stored.map_err(|e| {
+        e.context(crate::run::recovery::resume_hint(
+            run_id,
+            args.scenario.as_deref(),
+            &args.db,
+        ))
+    })?;
+    Ok(Some(outcome))
+}
+
+/// The run's end: its status stored, the summary (a table, or with `--json` a summary
+/// line), findings, the report; the exit code (1 when a trial failed).
+fn end_run(args: &RunArgs, store: &Store, plan: &Plan, run_id: i64, ran: &Ran) -> Result<ExitCode> {
+    let rows = &ran.rows;
+    let n = plan.trials.len();
+    let status = if ran.interrupted {
         "interrupted"
-    } else if gave_up {
+    } else if ran.gave_up {
         "failed"
     } else {
         "complete"
     };
     store.finish_run(run_id, &crate::clock::now_utc(), status)?;
-    let table = output::summary_table(&plan.name, &rows);
+    let table = output::summary_table(&plan.name, rows);
     let stored = format!(
         "{} of {} trials stored in {} (run {run_id}).",
         rows.len(),
@@ -393,14 +433,14 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     } else {
         println!("{table}");
         println!("{stored}");
-        crate::run::report::print_findings(&store, run_id, &args.db, report_path(args).is_some());
+        crate::run::report::print_findings(store, run_id, &args.db, report_path(args).is_some());
     }
     if let Some(path) = report_path(args) {
-        if let Err(e) = report_after_run(&store, run_id, &path, args.json) {
+        if let Err(e) = report_after_run(store, run_id, &path, args.json) {
             eprintln!("fwbench: the report could not be written: {e:#} (the results are stored; run `fwbench report {}`)", args.db.display());
         }
     }
-    if interrupted {
+    if ran.interrupted {
         eprintln!(
             "fwbench: run {run_id} interrupted; run the same command again to resume it ({} trials stored)",
             rows.len()

@@ -14,7 +14,9 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::us;
-use crate::workloads::{Ending, Figures, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::{
+    Ending, Figures, Finish, Held, MainMetric, Profile, Returned, Roles, Traffic,
+};
 use anyhow::{bail, Result};
 use proto::GatewayResults;
 use proto::{
@@ -623,13 +625,56 @@ impl Traffic for Conn {
                 ConnKind::Connections => "connections",
                 ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
             },
-            ending: Ending::Counted,
+            ending: Ending::Counted {
+                holds: self.0 == ConnKind::Connections,
+            },
             gateway_cpu: false,
         }
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
         roles(tb, p)
+    }
+
+    /// Held connections rely on the gateway's conntrack table: nobody changes it
+    /// meanwhile, and it is raised (and restored) if too small. Only a gateway in this
+    /// host's namespaces shares its global `nf_conntrack_max`.
+    fn prepare(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Option<Box<dyn Held>>> {
+        let local_gateway = tb
+            .launcher(Host::Gateway)
+            .is_some_and(|l| l.remote.is_none());
+        match (&p.kind, local_gateway) {
+            (TrialKind::Conn(ConnKind::Connections, k), true) => {
+                let guard = crate::host::conncap::hold(k.limit)?;
+                Ok(guard.map(|g| Box::new(g) as Box<dyn Held>))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Its sessions rather than its duration: a session of this machine takes ~0.2 ms
+    /// plus its bytes at ~1 GB/s, spread over workers; held connections ~0.1 ms each to
+    /// open, then their hold; the agents' setup ~0.3 s.
+    fn wall_s(&self, p: &TrialParams) -> Option<f64> {
+        let k = p.conn()?;
+        let per = 2e-4 + k.size as f64 / 1e9;
+        let work = match (self.0 == ConnKind::Connections, k.count) {
+            (true, _) => k.limit as f64 * 1e-4 + k.hold_s,
+            (false, Some(c)) => c as f64 * per / f64::from(k.parallel.clamp(1, 4)),
+            (false, None) => p.duration_s,
+        };
+        let overhead = f64::from(k.overhead_sessions) * 2e-4;
+        Some(work + overhead + 0.3)
+    }
+
+    /// Held connections: the peaks of the roles' memory and of the gateway's table.
+    fn finish(&self, figures: &mut Figures, f: &Finish) {
+        if let Figures::Conn(c) = figures {
+            if let Some(scale) = c.scale.as_mut() {
+                let controller = crate::host::probe::own_peak_rss_kib();
+                scale.note(f.samples, f.gateway, controller);
+            }
+        }
     }
 
     fn collect(
@@ -657,9 +702,49 @@ impl Traffic for Conn {
     }
 }
 
+/// The conntrack lock (and raise) a `connections` trial holds ([`Conn::prepare`]).
+impl Held for crate::host::conncap::Guard {
+    /// `nf_conntrack_max` before and during the trial, when the trial raised it.
+    fn note(&self, figures: &mut Figures) {
+        if let (Figures::Conn(c), Some(r)) = (figures, self.raised()) {
+            if let Some(x) = c.scale.as_mut() {
+                x.conntrack_max_raised = Some(r);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection trial lasts its sessions, not its duration (a run's estimate):
+    /// held connections ~0.1 ms each to open, then their hold, and the agents' 0.3 s;
+    /// counted sessions ~0.2 ms each plus their bytes, over up to 4 workers.
+    #[test]
+    fn a_connection_trial_is_estimated_by_its_sessions() {
+        use crate::params::workload::Workload;
+        use crate::plan::axes::test_params;
+        let held = test_params(Workload::Connections, &[("limit", "10000"), ("hold", "2")]);
+        let s = of(ConnKind::Connections).wall_s(&held).unwrap();
+        assert!((s - 3.3).abs() < 1e-9, "{s}");
+        let sessions = test_params(Workload::Sessions, &[("count", "1000"), ("parallel", "1")]);
+        let k = sessions.conn().unwrap();
+        let want = 1000.0 * (2e-4 + k.size as f64 / 1e9) + f64::from(k.overhead_sessions) * 2e-4;
+        let s = of(ConnKind::Sessions).wall_s(&sessions).unwrap();
+        assert!((s - (want + 0.3)).abs() < 1e-9, "{s}");
+    }
+
+    /// Only held connections wait for the client to stop opening and then hold them;
+    /// sessions, bulk and http end on their count (or the duration).
+    #[test]
+    fn only_held_connections_hold_after_the_client_stopped_opening() {
+        for k in [ConnKind::Sessions, ConnKind::Bulk, ConnKind::Http] {
+            assert_eq!(of(k).ending(), Ending::Counted { holds: false }, "{k:?}");
+        }
+        let held = of(ConnKind::Connections).ending();
+        assert_eq!(held, Ending::Counted { holds: true });
+    }
 
     #[test]
     fn one_source_per_fifty_thousand_connections() {

@@ -6,6 +6,12 @@
 //! Each family's figures also say what they mean in the store's headline columns
 //! (`headline()`).
 //!
+//! The trial driver (`exec::trial`) names no family: what a family needs around its
+//! agents it says through the trait's hooks — [`Traffic::prepare`] (what the host must
+//! keep for the trial, held until after teardown), [`Traffic::conntrack`] (the
+//! gateway's table settings) and [`Traffic::finish`] (figures completed from the
+//! trial's samples).
+//!
 //! [`traffic`] is the registry: an exhaustive match over the workload kinds, so a new
 //! kind does not compile until it says what drives it.
 //!
@@ -19,12 +25,13 @@ pub mod echo;
 pub mod events;
 pub mod hosts;
 pub mod packet;
+pub mod packet_hooks;
 
 use crate::params::workload::{PacketKind, TrialKind};
-use crate::params::TrialParams;
-use crate::testbed::{Host, Testbed};
+use crate::params::{Pinning, TrialParams};
+use crate::testbed::{Host, Sampled, Testbed};
 use anyhow::Result;
-use proto::{GatewayResults, ProxySpec, RoleResults, RoleSpec};
+use proto::{CtSpec, GatewayResults, ProxySpec, RoleResults, RoleSpec};
 
 /// The agents a trial starts besides the gateway, and the gateway's relay.
 pub struct Roles {
@@ -80,7 +87,31 @@ pub enum Ending {
     Timed { measuring: &'static str },
     /// When the client reports its sessions done (connection workloads; a duration
     /// without a count bounds them instead).
-    Counted,
+    Counted {
+        /// The client opens connections and holds them: the phase waits until it
+        /// stopped opening (whatever the duration), then holds them for the trial's
+        /// `hold_s`.
+        holds: bool,
+    },
+}
+
+/// What a family keeps on the host for a trial ([`Traffic::prepare`]): taken before
+/// any agent starts, dropped after their teardown, whatever happened — dropping it
+/// undoes what it changed.
+pub trait Held {
+    /// The trial ran: say in its figures what holding did (before it is dropped).
+    fn note(&self, _figures: &mut Figures) {}
+}
+
+/// What the driver hands [`Traffic::finish`] once the figures are combined.
+pub struct Finish<'a> {
+    pub tb: &'a dyn Testbed,
+    pub p: &'a TrialParams,
+    pub pin: &'a Pinning,
+    /// Every agent's 5-Hz samples, by role and host.
+    pub samples: &'a [Sampled],
+    /// The gateway agent's results, on its own clock.
+    pub gateway: Option<&'a GatewayResults>,
 }
 
 /// A workload's combined figures.
@@ -180,6 +211,31 @@ pub trait Traffic: Sync {
     /// [`Profile::ending`].
     fn ending(&self) -> Ending {
         self.profile().ending
+    }
+
+    /// Before any agent starts: what the trial relies on this host for, held until
+    /// after the agents' teardown (`None`: nothing). By default nothing.
+    fn prepare(&self, _tb: &dyn Testbed, _p: &TrialParams) -> Result<Option<Box<dyn Held>>> {
+        Ok(None)
+    }
+    /// The gateway's conntrack settings and report for a trial (`None`: untouched, no
+    /// report). By default the packet parameters' table settings, when set
+    /// ([`conntrack::gateway_spec`]; none for workloads without packet parameters).
+    fn conntrack(&self, p: &TrialParams) -> Option<CtSpec> {
+        conntrack::gateway_spec(p)
+    }
+    /// Complete the figures from what the trial sampled, after [`Traffic::collect`].
+    /// By default a rate's `limited_by` verdict is judged again with the roles' CPU
+    /// figures ([`packet_hooks::judge_limit`]: figures without one are left as they
+    /// are).
+    fn finish(&self, figures: &mut Figures, f: &Finish) {
+        packet_hooks::judge_limit(figures, f)
+    }
+
+    /// A run's estimate of a trial's wall time beyond its rules, s, where the workload
+    /// knows better than its duration plus the agents' setup (`None`: it does not).
+    fn wall_s(&self, _p: &TrialParams) -> Option<f64> {
+        None
     }
 
     /// Whether a trial of `p` may run with its client role on `clients` hosts and its
