@@ -24,28 +24,8 @@ pub struct Precision {
     pub reached: bool,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    /// The trial ran, but the user's imported ruleset dropped (some of) its traffic.
-    Dropped,
-    Unavailable,
-    Failed,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Dropped => "dropped",
-            Status::Unavailable => "unavailable",
-            Status::Failed => "failed",
-        }
-    }
-}
+/// A trial's status (ok, flagged, dropped, unavailable, failed): the `results` crate's.
+pub use results::Status;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RoleInfo {
