@@ -9,9 +9,9 @@
 //! (it gets the run's trials) or draw.
 
 use crate::figure::{mean_ci, num, Figure, Kind, Point, Series};
+use crate::model::Trial;
 use crate::stats::{difference, Summary};
 use std::collections::BTreeMap;
-use store::TrialRow;
 
 /// The two rulesets' floods of one measurement: time per packet (ns) of each
 /// measured flood, and the floods that were not measured.
@@ -23,7 +23,7 @@ struct Pair {
 
 /// Which ruleset a trial's imported file is (0: original, 1: optimised), and the
 /// measurement it belongs to (engine, directory, destination port).
-fn side(t: &TrialRow) -> Option<(usize, String)> {
+fn side(t: &Trial) -> Option<(usize, String)> {
     let import = std::path::Path::new(t.params["import"].as_str()?);
     let which = match import.file_name()?.to_str()? {
         "original.nft" | "original.rules" => 0,
@@ -41,7 +41,7 @@ fn side(t: &TrialRow) -> Option<(usize, String)> {
     Some((which, key))
 }
 
-fn pairs(trials: &[TrialRow]) -> BTreeMap<String, Pair> {
+fn pairs(trials: &[Trial]) -> BTreeMap<String, Pair> {
     let mut by: BTreeMap<String, Pair> = BTreeMap::new();
     for t in trials {
         let Some((which, key)) = side(t) else {
@@ -51,7 +51,7 @@ fn pairs(trials: &[TrialRow]) -> BTreeMap<String, Pair> {
         match t
             .headline
             .received_pps
-            .filter(|p| *p > 0.0 && t.status == "ok")
+            .filter(|p| *p > 0.0 && t.status == results::Status::Ok)
         {
             Some(pps) => p.ns[which].push(1e9 / pps),
             None => p.unmeasured += 1,
@@ -68,7 +68,7 @@ fn short(key: &str) -> &str {
 
 /// The figure of each measurement in the run: bars for the original, the optimised
 /// ruleset and the saving, each with its 95 % CI.
-pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
+pub fn figures(trials: &[Trial]) -> Vec<Figure> {
     pairs(trials)
         .into_iter()
         .map(|(key, p)| {
@@ -125,7 +125,7 @@ pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
 
 /// The answer per measurement: the saving per packet with its CI, the ratio, both
 /// rulesets' times.
-pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+pub fn findings(trials: &[Trial]) -> Vec<String> {
     pairs(trials)
         .into_iter()
         .filter_map(|(key, p)| {
@@ -162,8 +162,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn flood(file: &str, pps: f64) -> TrialRow {
-        TrialRow {
+    fn flood(file: &str, pps: f64) -> Trial {
+        Trial::new(store::TrialRow {
             params: json!({"engine": "nft", "import": format!("/tmp/fwbench-advise-7/{file}"),
                            "packet": {"dport": [5000, 5000]}}),
             headline: store::Headline {
@@ -171,7 +171,7 @@ mod tests {
                 ..Default::default()
             },
             ..crate::testing::trial_row(1, "flood")
-        }
+        })
     }
 
     #[test]

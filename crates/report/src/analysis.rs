@@ -6,14 +6,14 @@
 //! `throughput` or `conn`.
 
 use crate::figure::{mean_ci, num, Analysis, Figure, Options, Point, Series, Table};
+use crate::model::Trial;
 use crate::model::{is_sweet_spot, main_metric, search_of, Config};
 use crate::series::{bar_figure, metric_label, param_text, varying};
-use serde_json::Value;
+use results::stored::{DelayStored, SearchKind, SearchStored};
 use std::collections::BTreeSet;
-use store::TrialRow;
 
 /// Choose a run's figures, tables and fits from its configurations and trials.
-pub fn analyse(configs: &[Config], trials: &[TrialRow], opts: &Options) -> Analysis {
+pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis {
     let mut a = Analysis::default();
     a.tables.push(config_table(configs));
     let ok: Vec<&Config> = configs.iter().filter(|c| !c.reps.is_empty()).collect();
@@ -119,16 +119,13 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
 }
 
 /// An mlr search's rate per goal loss ratio: "≤ 0 %: 21000 pps; ≤ 0.5 %: 21100 pps".
-fn mlr_goals(s: &Value) -> String {
-    s.get("goals")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+fn mlr_goals(s: &SearchStored) -> String {
+    s.goals
+        .iter()
         .map(|g| {
-            let r = g.get("loss_ratio").and_then(Value::as_f64).unwrap_or(0.0);
+            let r = g.loss_ratio.unwrap_or(0.0);
             let rate = g
-                .get("rate_pps")
-                .and_then(Value::as_f64)
+                .rate_pps
                 .map_or("none".to_string(), |x| format!("{x:.0} pps"));
             format!("≤ {} %: {rate}", crate::figure::num(r * 100.0))
         })
@@ -137,8 +134,8 @@ fn mlr_goals(s: &Value) -> String {
 }
 
 /// ndr/degrade: a table of search results and the loss curve(s) as a figure.
-fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
-    let found: Vec<(&TrialRow, &Value)> = trials
+fn search_outputs(trials: &[Trial], a: &mut Analysis) {
+    let found: Vec<(&Trial, &SearchStored)> = trials
         .iter()
         .filter_map(|t| Some((t, search_of(t)?)))
         .filter(|(_, s)| !is_sweet_spot(s))
@@ -146,57 +143,27 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
     if found.is_empty() {
         return;
     }
-    let fields = [
-        "search",
-        "mode",
-        "rate_pps",
-        "fail_pps",
-        "rate_bps_l2",
-        "ceiling_pps",
-        "limited_by_sender",
-        "last_good_rules",
-        "first_degraded_rules",
-        "converged",
-        "trials",
-    ];
     let mut columns = vec!["trial".to_string(), "case".to_string()];
-    columns.extend(fields.iter().map(|f| f.to_string()));
+    columns.extend(SEARCH_FIELDS.iter().map(|f| f.to_string()));
     columns.push("goal rates (mlr)".into());
     let mut rows = Vec::new();
     let mut series = Vec::new();
     let mut degrade = false;
     for (t, s) in &found {
-        let case = t
-            .params
-            .get("label")
-            .and_then(Value::as_str)
-            .map(String::from)
-            .unwrap_or_else(|| {
-                t.params
-                    .get("engine")
-                    .map(crate::model::text)
-                    .unwrap_or_default()
-            });
+        let case = t.label_or_engine().unwrap_or_default();
         let mut row = vec![t.id.to_string(), case.clone()];
-        row.extend(
-            fields
-                .iter()
-                .map(|f| s.get(*f).map(cell).unwrap_or_default()),
-        );
+        row.extend(search_cells(s));
         row.push(mlr_goals(s));
         rows.push(row);
-        degrade |= s.get("search").and_then(Value::as_str) == Some("degrade");
-        let curve = s
-            .get("curve")
-            .or_else(|| s.get("points"))
-            .and_then(Value::as_array);
+        degrade |= s.is(SearchKind::Degrade);
+        let curve = s.curve.as_ref().or(s.points.as_ref());
         let mut pts: Vec<Point> = curve
             .into_iter()
             .flatten()
             .filter_map(|p| {
                 Some(Point {
-                    x: p.get("x")?.as_f64()?,
-                    y: p.get("loss_ratio")?.as_f64()? * 100.0,
+                    x: p.x?,
+                    y: p.loss_ratio? * 100.0,
                     ci95: None,
                 })
             })
@@ -227,20 +194,26 @@ fn search_outputs(trials: &[TrialRow], a: &mut Analysis) {
 
 /// ndr/mlr `latency`: one-way delay percentiles (p50, p99, max) by the fraction of the
 /// rate found, one series per search and percentile (RFC 2544 §26.2).
-fn latency_figure(found: &[(&TrialRow, &Value)], a: &mut Analysis) {
+fn latency_figure(found: &[(&Trial, &SearchStored)], a: &mut Analysis) {
+    type Pick = fn(&DelayStored) -> Option<f64>;
     let mut series = Vec::new();
     for (t, s) in found {
-        let Some(l) = s.get("latency").and_then(Value::as_array) else {
+        let Some(l) = s.latency.as_ref() else {
             continue;
         };
-        for (name, key) in [("p50", "p50_ns"), ("p99", "p99_ns"), ("max", "max_ns")] {
+        let percentiles: [(&str, Pick); 3] = [
+            ("p50", |d| d.p50_ns),
+            ("p99", |d| d.p99_ns),
+            ("max", |d| d.max_ns),
+        ];
+        for (name, pick) in percentiles {
             let points: Vec<Point> = l
                 .iter()
-                .filter(|p| p["owd"]["count"].as_u64().unwrap_or(0) > 0)
+                .filter(|p| p.owd.as_ref().and_then(|o| o.count).unwrap_or(0) > 0)
                 .filter_map(|p| {
                     Some(Point {
-                        x: p.get("fraction")?.as_f64()? * 100.0,
-                        y: p["owd"].get(key)?.as_f64()? / 1e3,
+                        x: p.fraction? * 100.0,
+                        y: pick(p.owd.as_ref()?)? / 1e3,
                         ci95: None,
                     })
                 })
@@ -265,13 +238,39 @@ fn latency_figure(found: &[(&TrialRow, &Value)], a: &mut Analysis) {
     ));
 }
 
-/// A JSON scalar as a table cell (numbers rounded for reading).
-fn cell(v: &Value) -> String {
-    match v {
-        Value::Number(n) => n.as_f64().map(num).unwrap_or_else(|| n.to_string()),
-        Value::Null => String::new(),
-        other => crate::model::text(other),
-    }
+/// The search table's columns of a search's result.
+const SEARCH_FIELDS: [&str; 11] = [
+    "search",
+    "mode",
+    "rate_pps",
+    "fail_pps",
+    "rate_bps_l2",
+    "ceiling_pps",
+    "limited_by_sender",
+    "last_good_rules",
+    "first_degraded_rules",
+    "converged",
+    "trials",
+];
+
+/// A search's result as the cells of [`SEARCH_FIELDS`] (numbers rounded for reading,
+/// absent ones empty).
+fn search_cells(s: &SearchStored) -> [String; 11] {
+    let n = |x: Option<f64>| x.map(num).unwrap_or_default();
+    let b = |x: Option<bool>| x.map(|b| b.to_string()).unwrap_or_default();
+    [
+        s.search.map(|k| k.as_str().to_string()).unwrap_or_default(),
+        s.mode.clone().unwrap_or_default(),
+        n(s.rate_pps),
+        n(s.fail_pps),
+        n(s.rate_bps_l2),
+        n(s.ceiling_pps),
+        b(s.limited_by_sender),
+        n(s.last_good_rules),
+        n(s.first_degraded_rules),
+        b(s.converged),
+        n(s.trials),
+    ]
 }
 
 /// Runs mixing workloads (seed 003: ping, sessions, bulk) have many parameters that
@@ -305,20 +304,25 @@ fn firewall_settings(c: &Config) -> Option<String> {
 /// that has them), as `sender copy, need_wakeup, 1 queue; sink copy (native), 1 queue`.
 fn xdp_settings(c: &Config) -> Option<String> {
     c.all_trials().find_map(|t| {
-        let x = crate::model::lookup(&t.results, "packet.xdp")?.as_object()?;
+        let x = t.stored.packet.as_ref()?.xdp.as_ref()?;
         let parts: Vec<String> = ["sender", "sink"]
             .iter()
             .filter_map(|role| {
-                let s = x.get(*role)?;
-                let queues = s.get("queues").and_then(Value::as_u64).unwrap_or(0);
+                let s = if *role == "sender" {
+                    &x.sender
+                } else {
+                    &x.sink
+                };
+                let s = s.as_ref()?;
+                let queues = s.queues.unwrap_or(0);
                 Some(format!(
                     "{role} {}{}{}, {queues} queue{}",
-                    s.get("mode").and_then(Value::as_str).unwrap_or("?"),
-                    s.get("attach")
-                        .and_then(Value::as_str)
+                    s.mode.as_deref().unwrap_or("?"),
+                    s.attach
+                        .as_deref()
                         .map(|a| format!(" ({a} XDP)"))
                         .unwrap_or_default(),
-                    if s.get("need_wakeup").and_then(Value::as_bool) == Some(true) {
+                    if s.need_wakeup == Some(true) {
                         ", need_wakeup"
                     } else {
                         ""

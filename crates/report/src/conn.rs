@@ -12,14 +12,15 @@
 use crate::figure::{
     mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,
 };
+use crate::model::Trial;
 use crate::model::{self, conn_of, is_conn, is_sweet_spot, search_of, Config};
 use crate::series::{
     group, line_figure, metric, rules_axis, series_name, varying, without_redundant,
 };
 use crate::stats::{self, Pooled, Summary};
-use serde_json::Value;
+use results::stored::{ConnStored, Phase, SearchStored};
+use results::Status;
 use std::collections::{BTreeMap, BTreeSet};
-use store::TrialRow;
 
 /// Significance level of the A/B tests.
 pub const ALPHA: f64 = 0.05;
@@ -29,7 +30,7 @@ pub const ALPHA: f64 = 0.05;
 const MAX_FIREWALL_TYPES: usize = 12;
 
 /// Add the connection workloads' figures and tables to a run's analysis.
-pub fn analyse(configs: &[Config], trials: &[TrialRow], a: &mut Analysis) {
+pub fn analyse(configs: &[Config], trials: &[Trial], a: &mut Analysis) {
     let searches: Vec<&Config> = configs.iter().filter(|c| is_search(c)).collect();
     // A search's steps are measured at parallelisms it chose: they are its curve, not
     // cases of their own (seed 003's rows, A/B pairs).
@@ -145,7 +146,7 @@ fn is_step(c: &Config, searches: &[&Config]) -> bool {
 
 /// The per-session durations of a configuration pooled over its repetitions (`which`:
 /// `session`, `connect`, `ttfb` or `ttlb`), in ns.
-pub fn pooled(c: &Config, which: &str) -> Option<Pooled> {
+pub fn pooled(c: &Config, which: Phase) -> Option<Pooled> {
     let parts: Vec<(u64, f64, f64)> = c
         .reps
         .iter()
@@ -155,7 +156,7 @@ pub fn pooled(c: &Config, which: &str) -> Option<Pooled> {
 }
 
 /// Pooled durations in ms as a plotted (mean, 95 % CI half-width).
-fn pooled_ms(c: &Config, which: &str) -> Option<(f64, Option<f64>)> {
+fn pooled_ms(c: &Config, which: Phase) -> Option<(f64, Option<f64>)> {
     let p = pooled(c, which)?;
     Some((p.mean / 1e6, p.ci95().map(|x| x / 1e6)))
 }
@@ -166,9 +167,7 @@ pub fn session_samples_ms(c: &Config) -> Vec<f64> {
     c.reps
         .iter()
         .filter_map(conn_of)
-        .filter_map(|r| r.get("session_us").and_then(Value::as_array))
-        .flatten()
-        .filter_map(Value::as_f64)
+        .flat_map(|r| &r.session_us)
         .map(|us| us / 1e3)
         .collect()
 }
@@ -197,21 +196,21 @@ fn secs_ci(v: f64, ci: Option<f64>) -> String {
 /// 221 µs.)
 pub fn session_over_reps(c: &Config) -> Option<Summary> {
     over_reps(c, |t| {
-        model::durations(t, "session")
+        model::durations(t, Phase::Session)
             .filter(|d| d.0 > 0)
             .map(|d| d.1 / 1e9)
     })
 }
 
 /// Mean ± CI over repetitions of a per-trial value.
-fn over_reps(c: &Config, f: impl Fn(&TrialRow) -> Option<f64>) -> Option<Summary> {
+fn over_reps(c: &Config, f: impl Fn(&Trial) -> Option<f64>) -> Option<Summary> {
     let v: Vec<f64> = c.reps.iter().filter_map(f).collect();
     Summary::of(&v)
 }
 
-/// A number at a dotted path of `results.conn`.
-fn conn_num(t: &TrialRow, path: &str) -> Option<f64> {
-    model::lookup(conn_of(t)?, path)?.as_f64()
+/// A number of `results.conn`.
+fn conn_num(t: &Trial, f: impl Fn(&ConnStored) -> Option<f64>) -> Option<f64> {
+    f(conn_of(t)?)
 }
 
 // ---------------------------------------------------------------------------------
@@ -225,7 +224,7 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
         return;
     };
     let g = group(http, &["rules"]);
-    let y = |c: &Config| pooled_ms(c, "ttlb");
+    let y = |c: &Config| pooled_ms(c, Phase::Ttlb);
     let Some(mut fig) = line_figure(
         "http-download-vs-rules",
         "HTTP download time vs rules (mean and 95 % CI over every download)",
@@ -251,7 +250,7 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
             .get(&s.name)
             .into_iter()
             .flatten()
-            .filter_map(|c| pooled(c, "ttlb"))
+            .filter_map(|c| pooled(c, Phase::Ttlb))
             .map(|p| p.n)
             .sum();
         let mut note = format!(
@@ -361,14 +360,10 @@ impl AbTest {
 
 /// A trial's mean per-session (download) duration in ms: of its stored per-session
 /// durations, else of its `which` summary.
-fn trial_mean_ms(t: &TrialRow, which: &str) -> Option<f64> {
-    let us: Vec<f64> = conn_of(t)
-        .and_then(|r| r.get("session_us"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
+fn trial_mean_ms(t: &Trial, which: Phase) -> Option<f64> {
+    let us: &[f64] = conn_of(t).map(|r| &r.session_us[..]).unwrap_or_default();
     if !us.is_empty() {
-        return stats::mean(&us).map(|m| m / 1e3);
+        return stats::mean(us).map(|m| m / 1e3);
     }
     model::durations(t, which)
         .filter(|d| d.0 > 0)
@@ -380,7 +375,7 @@ fn trial_mean_ms(t: &TrialRow, which: &str) -> Option<f64> {
 /// (stored trial id) those two are next to each other among the two arms' trials — as
 /// the `paired`, `abba` and `sequential` orders run them (not `random`, nor one block
 /// per arm). `None` otherwise or below 2 pairs.
-pub fn pairs(ca: &Config, cb: &Config, which: &str) -> Option<Vec<(f64, f64)>> {
+pub fn pairs(ca: &Config, cb: &Config, which: Phase) -> Option<Vec<(f64, f64)>> {
     let mut run: Vec<(i64, usize, u32)> = [ca, cb]
         .iter()
         .enumerate()
@@ -448,9 +443,9 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
     for (workload, label, ca, cb, parameter) in ab_cases(conn) {
         let parameter = &parameter;
         let (quantity, which) = if workload == "http" {
-            ("download time", "ttlb")
+            ("download time", Phase::Ttlb)
         } else {
-            ("session duration", "session")
+            ("session duration", Phase::Session)
         };
         let (sa, sb) = (session_samples_ms(ca), session_samples_ms(cb));
         let from_samples = sa.len() >= 2 && sb.len() >= 2;
@@ -644,7 +639,7 @@ const DRIFT_MIN_TRIALS: usize = 3;
 /// Drift of each A/B: every trial's mean download (session) time against its start,
 /// in seconds since the run's first trial, one series per arm. Blocks (all A, then all
 /// B) show drift as a step between the arms; pairs spread both arms over the run.
-fn ab_drift(conn: &[&Config], trials: &[TrialRow], a: &mut Analysis) {
+fn ab_drift(conn: &[&Config], trials: &[Trial], a: &mut Analysis) {
     let Some(t0) = trials
         .iter()
         .filter_map(|t| epoch_s(&t.started_at))
@@ -660,9 +655,9 @@ fn ab_drift(conn: &[&Config], trials: &[TrialRow], a: &mut Analysis) {
         .collect();
     for (i, (workload, label, ca, cb, parameter)) in cases.iter().enumerate() {
         let (quantity, which) = if workload == "http" {
-            ("download time", "ttlb")
+            ("download time", Phase::Ttlb)
         } else {
-            ("session duration", "session")
+            ("session duration", Phase::Session)
         };
         let mut notes = Vec::new();
         let series: Vec<Series> = [ca, cb]
@@ -886,14 +881,14 @@ impl Row {
 }
 
 /// Mean round-trip time of a ping trial, s.
-fn ping_mean_s(t: &TrialRow) -> Option<f64> {
-    let rtt = t.results.get("ping")?.get("rtt")?;
-    (rtt.get("count")?.as_u64()? > 0).then_some(rtt.get("mean_ns")?.as_f64()? / 1e9)
+fn ping_mean_s(t: &Trial) -> Option<f64> {
+    let rtt = t.stored.ping.as_ref()?.rtt.as_ref()?;
+    (rtt.count? > 0).then_some(rtt.mean_ns? / 1e9)
 }
 
 /// The study's quantities of one configuration in one row.
 fn quantities(row: &Row, c: &Config) -> String {
-    let s = |f: &dyn Fn(&TrialRow) -> Option<f64>| over_reps(c, f);
+    let s = |f: &dyn Fn(&Trial) -> Option<f64>| over_reps(c, f);
     let t_ci = |x: Option<Summary>| x.map(|x| secs_ci(x.mean, x.ci95));
     let mut parts: Vec<String> = Vec::new();
     match row {
@@ -907,8 +902,8 @@ fn quantities(row: &Row, c: &Config) -> String {
             parts.push(format!("{} mean RTT", rtt.unwrap_or_else(|| "-".into())));
         }
         Row::SequentialSessions | Row::ParallelSessions => {
-            let total = t_ci(s(&|t| conn_num(t, "elapsed_s")));
-            let n = s(&|t| conn_num(t, "sessions")).map(|x| num(x.mean));
+            let total = t_ci(s(&|t| conn_num(t, |c| c.elapsed_s)));
+            let n = s(&|t| conn_num(t, |c| c.sessions)).map(|x| num(x.mean));
             parts.push(format!(
                 "{} total ({} sessions)",
                 total.unwrap_or_else(|| "-".into()),
@@ -917,7 +912,7 @@ fn quantities(row: &Row, c: &Config) -> String {
             if let Some(p) = session_over_reps(c) {
                 parts.push(format!("{} per session", secs_ci(p.mean, p.ci95)));
             }
-            if let Some(r) = c.metrics.get("sessions_per_s") {
+            if let Some(r) = c.metrics.get(model::SESSIONS_PER_S) {
                 parts.push(format!("{} sessions/s", mean_ci(r.mean, r.ci95)));
             }
             if *row == Row::ParallelSessions {
@@ -928,22 +923,22 @@ fn quantities(row: &Row, c: &Config) -> String {
             }
         }
         Row::SweetSpot => {
-            let found: Vec<&Value> = c.reps.iter().filter_map(search_of).collect();
+            let found: Vec<&SearchStored> = c.reps.iter().filter_map(search_of).collect();
             let best: Vec<String> = found
                 .iter()
-                .filter_map(|s| s.get("best_parallel")?.as_f64())
+                .filter_map(|s| s.best_parallel)
                 .map(num)
                 .collect();
             let rate = Summary::of(
                 &found
                     .iter()
-                    .filter_map(|s| s.get("best_sessions_per_s")?.as_f64())
+                    .filter_map(|s| s.best_sessions_per_s)
                     .collect::<Vec<_>>(),
             );
             let latency = Summary::of(
                 &found
                     .iter()
-                    .filter_map(|s| s.get("latency_at_best_s")?.as_f64())
+                    .filter_map(|s| s.latency_at_best_s)
                     .filter(|v| *v > 0.0)
                     .collect::<Vec<_>>(),
             );
@@ -963,9 +958,9 @@ fn quantities(row: &Row, c: &Config) -> String {
             }
         }
         Row::SequentialBulk | Row::ParallelBulk => {
-            let total = t_ci(s(&|t| conn_num(t, "elapsed_s"))).unwrap_or_else(|| "-".into());
-            let over = s(&|t| conn_num(t, "overhead.overhead_s"));
-            let xfer = s(&|t| conn_num(t, "overhead.transfer_s"));
+            let total = t_ci(s(&|t| conn_num(t, |c| c.elapsed_s))).unwrap_or_else(|| "-".into());
+            let over = s(&|t| conn_num(t, |c| c.overhead.as_ref()?.overhead_s));
+            let xfer = s(&|t| conn_num(t, |c| c.overhead.as_ref()?.transfer_s));
             parts.push(match (over, xfer) {
                 (Some(o), Some(x)) => format!(
                     "{total} total = {} overhead + {} transfer",
@@ -979,11 +974,11 @@ fn quantities(row: &Row, c: &Config) -> String {
                     .get(m)
                     .map(|g| mean_ci(g.mean / 1e6, g.ci95.map(|x| x / 1e6)))
             };
-            if let Some(g) = mbps("goodput_bps") {
+            if let Some(g) = mbps(model::GOODPUT_BPS) {
                 let split = c
                     .reps
                     .iter()
-                    .filter(|t| conn_num(t, "overhead.overhead_s").is_some());
+                    .filter(|t| conn_num(t, |c| c.overhead.as_ref()?.overhead_s).is_some());
                 let netless = split
                     .clone()
                     .filter(|t| model::net_goodput_bps(t).is_none());
@@ -1010,8 +1005,10 @@ fn quantities(row: &Row, c: &Config) -> String {
             }
         }
     }
-    let sum = |k: &str| -> f64 { c.reps.iter().filter_map(|t| conn_num(t, k)).sum() };
-    let (failed, corrupt) = (sum("failed"), sum("corrupt"));
+    let sum = |k: fn(&ConnStored) -> Option<f64>| -> f64 {
+        c.reps.iter().filter_map(|t| conn_num(t, k)).sum()
+    };
+    let (failed, corrupt) = (sum(|c| c.failed), sum(|c| c.corrupt));
     if corrupt > 0.0 {
         parts.push(format!("DATA CORRUPTION in {} sessions", num(corrupt)));
     }
@@ -1030,7 +1027,7 @@ fn quantities(row: &Row, c: &Config) -> String {
 
 /// The first error of a configuration's trials of a status, without what repeats the
 /// cell's own "N/A" (fwbench records "gateway agent: N/A: the proxy relays …").
-fn first_error<'a>(trials: impl Iterator<Item = &'a TrialRow>) -> Option<String> {
+fn first_error<'a>(trials: impl Iterator<Item = &'a Trial>) -> Option<String> {
     let mut it = trials.peekable();
     it.peek()?;
     let e = it
@@ -1168,13 +1165,13 @@ fn measured(
         .and_then(session_over_reps)
         .map(est);
     let sessions_per_s = first(Row::ParallelSessions)
-        .and_then(|c| c.metrics.get("sessions_per_s").copied())
+        .and_then(|c| c.metrics.get(model::SESSIONS_PER_S).copied())
         .map(est);
     let bulk = [Row::ParallelBulk, Row::SequentialBulk]
         .into_iter()
         .filter_map(|r| {
             let c = first(r)?;
-            Some((c, est(c.metrics.get("goodput_bps").copied()?)))
+            Some((c, est(c.metrics.get(model::GOODPUT_BPS).copied()?)))
         })
         .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
     let bulk_bps = bulk.map(|b| b.1);
@@ -1332,23 +1329,19 @@ fn type_bars(
 // Sweet spot and held connections.
 
 /// A trial's case name: its label, else its engine and topology.
-fn case_of(t: &TrialRow) -> String {
-    t.params
-        .get("label")
-        .and_then(Value::as_str)
-        .map(String::from)
-        .unwrap_or_else(|| {
-            let p = |k: &str| t.params.get(k).map(model::text).unwrap_or_default();
-            format!("{} {}", p("topology"), p("engine"))
-                .trim()
-                .to_string()
-        })
+fn case_of(t: &Trial) -> String {
+    t.p.label.clone().unwrap_or_else(|| {
+        let p = |k: &Option<String>| k.clone().unwrap_or_default();
+        format!("{} {}", p(&t.p.topology), p(&t.p.engine))
+            .trim()
+            .to_string()
+    })
 }
 
 /// Sessions sweet-spot searches: sessions/s vs parallelism with the best point marked,
 /// a line "sweet spot: P parallel, X sessions/s" per search, and a table.
-fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
-    let found: Vec<(&TrialRow, &Value)> = trials
+fn sweet_spot(trials: &[Trial], a: &mut Analysis) {
+    let found: Vec<(&Trial, &SearchStored)> = trials
         .iter()
         .filter_map(|t| Some((t, search_of(t)?)))
         .filter(|(_, s)| is_sweet_spot(s))
@@ -1363,31 +1356,15 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
     let mut rows = Vec::new();
     for (t, s) in &found {
         let case = case_of(t);
-        let plateau: Vec<String> = s
-            .get("plateau")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_f64)
-            .map(num)
-            .collect();
-        let f = |k: &str| s.get(k).and_then(Value::as_f64);
+        let plateau: Vec<String> = s.plateau.iter().copied().map(num).collect();
         let mut pts: Vec<Point> = Vec::new();
         let mut failing = Vec::new();
-        for p in s
-            .get("points")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let (Some(x), Some(y)) = (
-                p.get("parallel").and_then(Value::as_f64),
-                p.get("sessions_per_s").and_then(Value::as_f64),
-            ) else {
+        for p in s.points.iter().flatten() {
+            let (Some(x), Some(y)) = (p.parallel, p.sessions_per_s) else {
                 continue;
             };
             pts.push(Point { x, y, ci95: None });
-            if let Some(n) = p.get("failed").and_then(Value::as_u64).filter(|n| *n > 0) {
+            if let Some(n) = p.failed.filter(|n| *n > 0) {
                 failing.push(format!("{n} failed at {} parallel", num(x)));
             }
         }
@@ -1397,7 +1374,7 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
         } else {
             String::new()
         };
-        match (f("best_parallel"), f("best_sessions_per_s")) {
+        match (s.best_parallel, s.best_sessions_per_s) {
             (Some(bp), Some(bs)) => {
                 notes.push(format!(
                     "{prefix}sweet spot: {} parallel, {} sessions/s",
@@ -1417,15 +1394,15 @@ fn sweet_spot(trials: &[TrialRow], a: &mut Analysis) {
         rows.push(vec![
             t.id.to_string(),
             case.clone(),
-            f("best_parallel").map(num).unwrap_or_default(),
-            f("best_sessions_per_s").map(num).unwrap_or_default(),
-            f("latency_at_best_s")
+            s.best_parallel.map(num).unwrap_or_default(),
+            s.best_sessions_per_s.map(num).unwrap_or_default(),
+            s.latency_at_best_s
                 .filter(|v| *v > 0.0)
                 .map(secs)
                 .unwrap_or_default(),
             plateau.join(", "),
             pts.len().to_string(),
-            f("trials").map(num).unwrap_or_default(),
+            s.trials.map(num).unwrap_or_default(),
         ]);
         series.extend(Series::of_trial(t, &case, pts));
     }
@@ -1488,38 +1465,30 @@ fn held_connections(conn: &[&Config], a: &mut Analysis) {
                 format!("{fw}, {rest}")
             }
         });
-        let mut trials: Vec<&TrialRow> = c.all_trials().collect();
+        let mut trials: Vec<&Trial> = c.all_trials().collect();
         trials.sort_by_key(|t| (t.rep, t.id));
         for t in trials {
             let mut r = vec![case.clone(), t.rep.to_string(), t.id.to_string()];
-            let hold = conn_of(t).and_then(|x| x.get("hold"));
-            match (t.status.as_str(), hold) {
-                ("ok", Some(h)) => {
-                    let g = |k: &str| {
-                        h.get(k)
-                            .filter(|v| !v.is_null())
-                            .map(model::text)
-                            .unwrap_or_default()
-                    };
+            let hold = conn_of(t).and_then(|x| x.hold.as_ref());
+            match (t.status, hold) {
+                (Status::Ok, Some(h)) => {
+                    let g = |k: Option<u64>| k.map(|k| k.to_string()).unwrap_or_default();
                     r.extend([
-                        g("reached"),
-                        g("limit"),
-                        g("alive_at_stop"),
-                        g("limiter"),
-                        g("errno"),
-                        h.get("open_ms")
-                            .and_then(Value::as_f64)
-                            .map(num)
-                            .unwrap_or_default(),
+                        g(h.reached),
+                        g(h.limit),
+                        g(h.alive_at_stop),
+                        h.limiter.clone().unwrap_or_default(),
+                        h.errno.map(|e| e.to_string()).unwrap_or_default(),
+                        h.open_ms.map(num).unwrap_or_default(),
                     ]);
                 }
                 (status, _) => {
                     let why =
                         first_error(std::iter::once(t)).unwrap_or_else(|| "no results".into());
-                    let text = if status == "unavailable" {
+                    let text = if status == Status::Unavailable {
                         format!("N/A ({why})")
                     } else {
-                        format!("{status} ({why})")
+                        format!("{} ({why})", t.row.status)
                     };
                     r.push(text);
                     r.extend(vec![String::new(); 5]);

@@ -9,9 +9,9 @@
 //! over a configuration's repetitions.
 
 use crate::figure::{num, Figure, Point, Series};
-use serde_json::Value;
+use crate::model::Trial;
+use results::Status;
 use std::collections::BTreeMap;
-use store::TrialRow;
 
 /// One trial's conntrack figures, as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,40 +33,33 @@ struct Ct {
 
 /// A new-flow trial's figures (flood and flow trials with a conntrack setting count
 /// packets, not flows: they are not new-flow findings).
-fn of(t: &TrialRow) -> Option<Ct> {
+fn of(t: &Trial) -> Option<Ct> {
     if !matches!(t.workload.as_str(), "newflows" | "ndr-newflows") {
         return None;
     }
     table_of(t)
 }
 
-fn table_of(t: &TrialRow) -> Option<Ct> {
-    if t.status != "ok" {
+fn table_of(t: &Trial) -> Option<Ct> {
+    if t.status != Status::Ok {
         return None;
     }
-    let c = t.results.get("packet")?.get("conntrack")?;
-    let f = |k: &str| c.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let c = t.stored.packet.as_ref()?.conntrack.as_ref()?;
+    let f = |k: Option<f64>| k.unwrap_or(0.0);
     Some(Ct {
-        engine: t
-            .params
-            .get("engine")
-            .map(crate::model::text)
-            .unwrap_or_else(|| "-".into()),
-        rules: t.params.get("rules").and_then(Value::as_u64).unwrap_or(0),
-        max: c.get("max").and_then(Value::as_u64).unwrap_or(0),
-        offered: f("offered"),
-        admitted: f("admitted"),
-        dropped: f("dropped"),
-        ct_drop: f("ct_drop"),
-        insert_failed: f("insert_failed"),
-        early_drop: f("early_drop"),
-        entries_after: f("entries_after"),
-        new_flows_per_s: f("new_flows_per_s"),
-        agree: c.get("agree").and_then(Value::as_bool) == Some(true),
-        global: c.get("scope").and_then(Value::as_array).is_some_and(|s| {
-            s.iter()
-                .any(|x| x.get(1).and_then(Value::as_str) == Some("global"))
-        }),
+        engine: t.p.engine.clone().unwrap_or_else(|| "-".into()),
+        rules: t.p.rules.unwrap_or(0),
+        max: c.max.unwrap_or(0),
+        offered: f(c.offered),
+        admitted: f(c.admitted),
+        dropped: f(c.dropped),
+        ct_drop: f(c.ct_drop),
+        insert_failed: f(c.insert_failed),
+        early_drop: f(c.early_drop),
+        entries_after: f(c.entries_after),
+        new_flows_per_s: f(c.new_flows_per_s),
+        agree: c.agree == Some(true),
+        global: c.scope.iter().any(|(_, scope)| scope == "global"),
     })
 }
 
@@ -77,7 +70,7 @@ fn mean(v: &[Ct], f: impl Fn(&Ct) -> f64) -> f64 {
 /// Configurations: (engine, rules, max, offered flows) → their trials.
 type Configs = BTreeMap<(String, u64, u64, u64), Vec<Ct>>;
 
-fn configs(trials: &[TrialRow]) -> Configs {
+fn configs(trials: &[Trial]) -> Configs {
     let mut by: Configs = BTreeMap::new();
     for c in trials.iter().filter_map(of) {
         by.entry((c.engine.clone(), c.rules, c.max, c.offered as u64))
@@ -90,7 +83,7 @@ fn configs(trials: &[TrialRow]) -> Configs {
 /// One sentence per configuration: "engine=nft, 10 rules: with nf_conntrack_max = 5000
 /// and 8000 offered flows, the gateway admitted 5784 and dropped 2216 new flows (drop
 /// counter 2216, insert_failed 0, early_drop 784) …".
-pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+pub fn findings(trials: &[Trial]) -> Vec<String> {
     configs(trials)
         .into_iter()
         .map(|((engine, rules, max, offered), v)| {
@@ -135,7 +128,7 @@ pub fn findings(trials: &[TrialRow]) -> Vec<String> {
 
 /// Dropped and admitted flows vs offered flows (per engine and `nf_conntrack_max`), and
 /// admitted new flows/s vs rules (per engine); each when the run has two x values.
-pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
+pub fn figures(trials: &[Trial]) -> Vec<Figure> {
     let by = configs(trials);
     let mut out = vec![];
     // (engine, max) → offered → trials.
@@ -214,7 +207,7 @@ pub fn figures(trials: &[TrialRow]) -> Vec<Figure> {
 
 /// Table fill: packets/s of the trial's (tracked) flows vs the entries in the table at
 /// its start, per engine and bucket count — the cost of a lookup as the table fills.
-fn occupancy(trials: &[TrialRow]) -> Option<Figure> {
+fn occupancy(trials: &[Trial]) -> Option<Figure> {
     let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
     for t in trials
         .iter()
@@ -223,16 +216,9 @@ fn occupancy(trials: &[TrialRow]) -> Option<Figure> {
         let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
             continue;
         };
-        let entries = t
-            .results
-            .pointer("/packet/conntrack/entries_before")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let buckets = t
-            .results
-            .pointer("/packet/conntrack/buckets")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
+        let stored = t.stored.packet.as_ref().and_then(|p| p.conntrack.as_ref());
+        let entries = stored.and_then(|s| s.entries_before).unwrap_or(0);
+        let buckets = stored.and_then(|s| s.buckets).unwrap_or(0);
         by.entry(format!("{}, {buckets} buckets", c.engine))
             .or_default()
             .entry(entries)
@@ -276,8 +262,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn trial(id: i64, rules: u64, offered: u64, admitted: u64, ct_drop: u64) -> TrialRow {
-        TrialRow {
+    fn trial(id: i64, rules: u64, offered: u64, admitted: u64, ct_drop: u64) -> Trial {
+        Trial::new(store::TrialRow {
             engine: None,
             id,
             run_id: 1,
@@ -300,7 +286,7 @@ mod tests {
                 "scope": [["nf_conntrack_max", "global"]],
                 "agree": offered - admitted == ct_drop,
             }}}),
-        }
+        })
     }
 
     #[test]
@@ -344,12 +330,12 @@ mod tests {
         assert!(findings(&[]).is_empty() && figures(&[]).is_empty());
         // Table fill: floods at two occupancies, no new-flow sentences for them.
         let fill = |id, entries: u64, pps: f64| {
-            let mut t = trial(id, 0, 1000, 1000, 0);
+            let mut t = trial(id, 0, 1000, 1000, 0).row;
             t.workload = "flood".into();
             t.headline.received_pps = Some(pps);
             t.results["packet"]["conntrack"]["entries_before"] = json!(entries);
             t.results["packet"]["conntrack"]["buckets"] = json!(262_144);
-            t
+            Trial::new(t)
         };
         let floods = [fill(5, 0, 100.0), fill(6, 100_000, 80.0)];
         assert!(findings(&floods).is_empty());

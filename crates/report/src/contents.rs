@@ -4,7 +4,8 @@
 
 use crate::figure::Analysis;
 use crate::model::Config;
-use store::{RunRow, StoreError, TrialRow};
+use crate::model::Trial;
+use store::{RunRow, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -37,7 +38,7 @@ pub struct Warning {
 pub struct RunReport {
     pub run: RunRow,
     /// Every trial of the run, in insertion order.
-    pub trials: Vec<TrialRow>,
+    pub trials: Vec<Trial>,
     pub configs: Vec<Config>,
     /// The baseline selector used (stored, or implied by seed 000's F values).
     pub baseline: Option<serde_json::Value>,

@@ -457,8 +457,8 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
             continue;
         };
         let (Some(st), Some(se)) = (
-            t.metrics.get("throughput_bps"),
-            e.metrics.get("throughput_bps"),
+            t.metrics.get(crate::model::THROUGHPUT_BPS),
+            e.metrics.get(crate::model::THROUGHPUT_BPS),
         ) else {
             continue;
         };

@@ -68,7 +68,7 @@ pub struct Figure {
 
 impl Series {
     /// One search trial's curve (`None` without points).
-    pub fn of_trial(t: &store::TrialRow, case: &str, points: Vec<Point>) -> Option<Series> {
+    pub fn of_trial(t: &crate::model::Trial, case: &str, points: Vec<Point>) -> Option<Series> {
         (!points.is_empty()).then(|| Series {
             name: format!("trial {} {case} rep {}", t.id, t.rep),
             points,

@@ -10,14 +10,15 @@
 
 use crate::conn::{ab_tests, AbTest};
 use crate::figure::{mean_ci, num, Analysis, Claim, CostFit};
+use crate::model::Trial;
 use crate::model::{is_conn, search_of, Config};
 use crate::stats::{self, Summary};
-use serde_json::Value;
+use results::stored::{SearchKind, SearchStored};
+use results::LimitedBy;
 use std::collections::BTreeMap;
-use store::TrialRow;
 
 /// The run's findings: the general ones first, then those the analyses made.
-pub fn findings(configs: &[Config], trials: &[TrialRow], a: &Analysis) -> Vec<String> {
+pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = a.fits.iter().map(cost_sentence).collect();
     out.extend(ndr(trials));
     out.extend(fwbench_limits(trials));
@@ -93,42 +94,31 @@ type Found = (f64, Option<f64>, bool);
 
 /// A warning when flood/flow trials' rates were set by fwbench's own sender or sink
 /// (`packet.limited_by`, issue 28): those numbers are not the gateway's.
-fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
-    let by = |role: &str| {
+fn fwbench_limits(trials: &[Trial]) -> Vec<String> {
+    fn limit(t: &Trial) -> Option<&results::stored::LimitStored> {
+        t.stored.packet.as_ref()?.limited_by.as_ref()
+    }
+    let by = |role: LimitedBy| {
         trials
             .iter()
-            .filter(|t| {
-                t.results
-                    .get("packet")
-                    .and_then(|p| p.get("limited_by"))
-                    .and_then(|l| l.get("by"))
-                    .and_then(Value::as_str)
-                    == Some(role)
-            })
+            .filter(|t| limit(t).and_then(|l| l.by) == Some(role))
             .count()
     };
-    let judged = trials
-        .iter()
-        .filter(|t| {
-            t.results
-                .get("packet")
-                .and_then(|p| p.get("limited_by"))
-                .is_some()
-        })
-        .count();
-    let mut out: Vec<String> = ["sender", "sink"]
+    let judged = trials.iter().filter(|t| limit(t).is_some()).count();
+    let mut out: Vec<String> = [LimitedBy::Sender, LimitedBy::Sink]
         .into_iter()
         .map(|role| (role, by(role)))
         .filter(|(_, n)| *n > 0)
         .map(|(role, n)| {
             format!(
-                "Warning: {n} of {judged} packet trials were limited by fwbench's {role}, \
-                 not by the gateway: their rates are fwbench's limit, not the gateway's."
+                "Warning: {n} of {judged} packet trials were limited by fwbench's {}, \
+                 not by the gateway: their rates are fwbench's limit, not the gateway's.",
+                role.as_str()
             )
         })
         .collect();
     // The sender on a saturated CPU the gateway's softirq shared: no clean verdict.
-    let shared = by("shared-cpu");
+    let shared = by(LimitedBy::SharedCpu);
     if shared > 0 {
         out.push(format!(
             "Warning: {shared} of {judged} packet trials ran the sender on a saturated CPU \
@@ -143,59 +133,50 @@ fn fwbench_limits(trials: &[TrialRow]) -> Vec<String> {
 
 /// The rates an ndr or mlr search found, by mode: an ndr's one (mode "ndr"/"pdr"), an
 /// mlr's one per goal loss ratio ("MLR NDR", "MLR PDR ≤ 0.5 %").
-fn search_rates(s: &Value) -> Vec<(String, &Value)> {
-    match s.get("search").and_then(Value::as_str) {
-        Some("ndr") => vec![(
-            s.get("mode")
-                .and_then(Value::as_str)
-                .unwrap_or("ndr")
-                .to_uppercase(),
-            s,
+/// Each rate as (rate pps, rate b/s at layer 2).
+fn search_rates(s: &SearchStored) -> Vec<(String, Option<f64>, Option<f64>)> {
+    match s.search {
+        Some(SearchKind::Ndr) => vec![(
+            s.mode.as_deref().unwrap_or("ndr").to_uppercase(),
+            s.rate_pps,
+            s.rate_bps_l2,
         )],
-        Some("mlr") => s
-            .get("goals")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+        Some(SearchKind::Mlr) => s
+            .goals
+            .iter()
             .map(|g| {
-                let r = g.get("loss_ratio").and_then(Value::as_f64).unwrap_or(0.0);
+                let r = g.loss_ratio.unwrap_or(0.0);
                 let mode = if r == 0.0 {
                     "MLR NDR".to_string()
                 } else {
                     format!("MLR PDR ≤ {} %", num(r * 100.0))
                 };
-                (mode, g)
+                (mode, g.rate_pps, g.rate_bps_l2)
             })
             .collect(),
-        _ => vec![],
+        Some(SearchKind::Degrade | SearchKind::Sweetspot) | None => vec![],
     }
 }
 
 /// NDR/PDR results (ndr and mlr searches), per case: the mean ± CI over its searches
 /// (one search: the value).
-fn ndr(trials: &[TrialRow]) -> Vec<String> {
+fn ndr(trials: &[Trial]) -> Vec<String> {
     let mut by_case: BTreeMap<(String, String), Vec<Found>> = BTreeMap::new();
     for t in trials {
         let Some(s) = search_of(t) else { continue };
-        for (mut mode, g) in search_rates(s) {
-            let Some(rate) = g.get("rate_pps").and_then(Value::as_f64) else {
+        for (mut mode, rate, rate_bps_l2) in search_rates(s) {
+            let Some(rate) = rate else {
                 continue;
             };
             if t.workload == "ndr-newflows" {
                 // One datagram per new flow: the rate is new flows/s (issue 26).
                 mode += " (new flows/s = packets/s)";
             }
-            let case = t
-                .params
-                .get("label")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .or_else(|| t.params.get("engine").map(crate::model::text))
-                .unwrap_or_else(|| "-".into());
+            let case = t.label_or_engine().unwrap_or_else(|| "-".into());
             by_case.entry((case, mode)).or_default().push((
                 rate,
-                g.get("rate_bps_l2").and_then(Value::as_f64),
-                s.get("limited_by_sender").and_then(Value::as_bool) == Some(true),
+                rate_bps_l2,
+                s.limited_by_sender == Some(true),
             ));
         }
     }
@@ -354,13 +335,15 @@ mod tests {
 
     #[test]
     fn rates_fwbench_limited_are_warned_of() {
-        let trial = |by: Option<&str>| TrialRow {
-            trial_key: "k".into(),
-            results: match by {
-                Some(b) => serde_json::json!({"packet": {"limited_by": {"by": b, "why": "w"}}}),
-                None => serde_json::json!({"packet": {}}),
-            },
-            ..crate::testing::trial_row(1, "flood")
+        let trial = |by: Option<&str>| {
+            Trial::new(store::TrialRow {
+                trial_key: "k".into(),
+                results: match by {
+                    Some(b) => serde_json::json!({"packet": {"limited_by": {"by": b, "why": "w"}}}),
+                    None => serde_json::json!({"packet": {}}),
+                },
+                ..crate::testing::trial_row(1, "flood")
+            })
         };
         let ts = [
             trial(Some("sender")),
@@ -389,7 +372,7 @@ mod tests {
 
     #[test]
     fn mlr_searches_give_one_finding_per_goal() {
-        let t = TrialRow {
+        let t = Trial::new(store::TrialRow {
             engine: None,
             id: 1,
             run_id: 1,
@@ -408,7 +391,7 @@ mod tests {
                 "rate_pps": 21000.0, "goals": [
                 {"loss_ratio": 0.0, "rate_pps": 21000.0, "rate_bps_l2": 1e7},
                 {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}}),
-        };
+        });
         let f = ndr(&[t]);
         assert_eq!(f.len(), 2, "{f:?}");
         assert!(

@@ -7,14 +7,14 @@
 //! run's trials) or draw.
 
 use crate::figure::{Figure, Kind, Point, Series};
+use crate::model::Trial;
 use crate::stats::{median, Summary};
 use std::collections::BTreeMap;
-use store::TrialRow;
 
 /// The aimed rule's position (1-based, as `fwbench rules render --import` numbers
 /// the rules) of a trial: `N` directly, `CHAIN:N` looked up in the gateway's list of
 /// imported rules.
-fn position(t: &TrialRow) -> Option<usize> {
+fn position(t: &Trial) -> Option<usize> {
     let aim = t.params["packet"]["aim"].as_str()?;
     if let Ok(n) = aim.parse::<usize>() {
         return Some(n);
@@ -33,7 +33,7 @@ fn position(t: &TrialRow) -> Option<usize> {
 /// not measured.
 type ByPosition = BTreeMap<String, BTreeMap<usize, Vec<f64>>>;
 
-fn measured(trials: &[TrialRow]) -> (ByPosition, usize, usize) {
+fn measured(trials: &[Trial]) -> (ByPosition, usize, usize) {
     let mut by: ByPosition = BTreeMap::new();
     let mut unmeasured = 0;
     let mut aimed = 0;
@@ -41,7 +41,7 @@ fn measured(trials: &[TrialRow]) -> (ByPosition, usize, usize) {
         let Some(pos) = position(t) else { continue };
         aimed += 1;
         let pps = t.headline.received_pps.filter(|p| *p > 0.0);
-        let Some(pps) = pps.filter(|_| t.status == "ok") else {
+        let Some(pps) = pps.filter(|_| t.status == results::Status::Ok) else {
             unmeasured += 1;
             continue;
         };
@@ -62,7 +62,7 @@ fn measured(trials: &[TrialRow]) -> (ByPosition, usize, usize) {
 /// The answer in sentences, per series: the cost of each rule passed (the slope of
 /// median time per packet over the aimed rule's position, with its 95 % CI) and the
 /// costliest rules to reach (by median). Needs three positions.
-pub fn findings(trials: &[TrialRow]) -> Vec<String> {
+pub fn findings(trials: &[Trial]) -> Vec<String> {
     use crate::figure::{mean_ci, num};
     let (by, _, _) = measured(trials);
     let mut out = vec![];
@@ -120,7 +120,7 @@ pub fn findings(trials: &[TrialRow]) -> Vec<String> {
 /// The figure, when the run has trials aimed at imported rules (`None` otherwise).
 /// One series per engine and imported file; trials whose traffic did not arrive
 /// (a drop rule) have no time per packet at the sink and are counted in a note.
-pub fn figure(trials: &[TrialRow]) -> Option<Figure> {
+pub fn figure(trials: &[Trial]) -> Option<Figure> {
     let (by, aimed, unmeasured) = measured(trials);
     if aimed == 0 {
         return None;
@@ -173,8 +173,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn trial(aim: &str, status: &str, pps: Option<f64>) -> TrialRow {
-        TrialRow {
+    fn trial(aim: &str, status: &str, pps: Option<f64>) -> Trial {
+        Trial::new(store::TrialRow {
             trial_key: "k".into(),
             status: status.into(),
             params: json!({"engine": "nft", "import": "ufw.nft", "packet": {"aim": aim}}),
@@ -187,7 +187,7 @@ mod tests {
                 {"chain": "sub", "index": 1}
             ]}}}}),
             ..crate::testing::trial_row(1, "flood")
-        }
+        })
     }
 
     #[test]
@@ -227,14 +227,14 @@ mod tests {
         );
         assert!(findings(&trials[..3]).is_empty(), "two positions: no line");
         // 410 ns per rule with ±130 ns of noise: measured, but the CI is wide.
-        let noisy: Vec<TrialRow> = [(1, 600.0), (2, 1100.0), (3, 1300.0), (4, 1900.0)]
+        let noisy: Vec<Trial> = [(1, 600.0), (2, 1100.0), (3, 1300.0), (4, 1900.0)]
             .iter()
             .map(|&(n, ns)| trial(&n.to_string(), "ok", Some(1e9 / ns)))
             .collect();
         let said = findings(&noisy);
         assert!(said[0].contains("— not stable"), "{}", said[0]);
         // An exact line of 500 ns per rule: stable, said without a warning.
-        let exact: Vec<TrialRow> = [1, 2, 3, 1, 2, 3]
+        let exact: Vec<Trial> = [1, 2, 3, 1, 2, 3]
             .iter()
             .map(|&n| trial(&n.to_string(), "ok", Some(1e9 / (500.0 * f64::from(n)))))
             .collect();
@@ -245,8 +245,8 @@ mod tests {
             "{}",
             said[0]
         );
-        let mut plain = trial("1", "ok", Some(1.0));
+        let mut plain = trial("1", "ok", Some(1.0)).row;
         plain.params = json!({"engine": "nft"});
-        assert!(figure(&[plain]).is_none());
+        assert!(figure(&[Trial::new(plain)]).is_none());
     }
 }

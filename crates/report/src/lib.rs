@@ -60,8 +60,10 @@ mod testing;
 pub use contents::{Report, ReportError, RunReport, Warning};
 use figure::Analysis;
 use model::Config;
+pub use model::Trial;
+use results::Status;
 use std::collections::BTreeMap;
-use store::{RunRow, Store, TrialRow};
+use store::{RunRow, Store};
 
 /// Coefficient of variation of the main metric above which a configuration is unstable.
 pub const UNSTABLE_CV: f64 = 0.05;
@@ -109,12 +111,17 @@ pub fn load_with(
 
 /// Load, group, pair with the baseline, analyse and check one run.
 fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunReport, ReportError> {
-    let trials = store.trials(Some(run.id))?;
+    // Each trial's results and parameters are read typed here, once.
+    let trials: Vec<Trial> = store
+        .trials(Some(run.id))?
+        .into_iter()
+        .map(Trial::new)
+        .collect();
     // Gateway events: the per-update rows (issue 25).
     let gw = updates::gather(&trials, |id| store.updates(id))?;
     let mut update_metrics = updates::trial_metrics(&gw);
     let mut samples = BTreeMap::new();
-    for t in trials.iter().filter(|t| t.status == "ok") {
+    for t in trials.iter().filter(|t| t.status == Status::Ok) {
         let rows = store.samples(t.id)?;
         let mut means = model::host_means(&rows);
         let cpus = model::data_path_cpus(t);
@@ -128,17 +135,13 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
         means.extend(update_metrics.remove(&t.id).unwrap_or_default());
         // New-flow trials (issue 26): admitted new flows/s and refused ones, per trial,
         // so that configurations and `compare` have them.
-        for (name, at) in [
-            ("new_flows_per_s", "/packet/conntrack/new_flows_per_s"),
-            ("ct_dropped_flows", "/packet/conntrack/dropped"),
+        let ct = t.stored.packet.as_ref().and_then(|p| p.conntrack.as_ref());
+        for (name, v) in [
+            ("new_flows_per_s", ct.and_then(|c| c.new_flows_per_s)),
+            ("ct_dropped_flows", ct.and_then(|c| c.dropped)),
         ] {
             let new_flows = matches!(t.workload.as_str(), "newflows" | "ndr-newflows");
-            if let Some(v) = t
-                .results
-                .pointer(at)
-                .and_then(serde_json::Value::as_f64)
-                .filter(|_| new_flows)
-            {
+            if let Some(v) = v.filter(|_| new_flows) {
                 means.insert(name.into(), v);
             }
         }
@@ -182,7 +185,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
 /// Collect a run's warnings: run status, failed/unavailable trials, validation errors,
 /// verdict mismatches, failed or corrupt connection sessions and unstable
 /// configurations.
-fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warning> {
+fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> {
     let mut w = Vec::new();
     let mut push = |trial_id: Option<i64>, kind: &str, message: String| {
         w.push(Warning {
@@ -205,18 +208,23 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
     for t in trials {
         let who = format!("trial {} ({}, rep {})", t.id, t.trial_key, t.rep);
         let err = t.error.as_deref().unwrap_or("no error recorded");
-        match t.status.as_str() {
-            "ok" => {}
-            "unavailable" => push(
+        match t.status {
+            Status::Ok => {}
+            Status::Unavailable => push(
                 Some(t.id),
                 "unavailable",
                 format!("{who} unavailable: {err}"),
             ),
             // The imported ruleset dropped the traffic: measured, and said so.
-            "dropped" => push(Some(t.id), "dropped", format!("{who}: {err}")),
-            // It ran, but a figure's witness does not hold: its doubts are the reason.
-            "flagged" => push(Some(t.id), "flagged", format!("{who} flagged: {err}")),
-            s => push(Some(t.id), "failed", format!("{who} {s}: {err}")),
+            Status::Dropped => push(Some(t.id), "dropped", format!("{who}: {err}")),
+            // A figure's witness did not hold: measured, shown with its reason, and
+            // no finding made from it.
+            Status::Flagged => push(Some(t.id), "flagged", format!("{who} flagged: {err}")),
+            Status::Failed => push(
+                Some(t.id),
+                "failed",
+                format!("{who} {}: {err}", t.row.status),
+            ),
         }
         // Connection trials store corrupt sessions as validation errors: their
         // warning (`corrupt`) says more.
@@ -241,13 +249,13 @@ fn warnings(run: &RunRow, trials: &[TrialRow], configs: &[Config]) -> Vec<Warnin
         }
         // A gateway that did not start in the state of the testbed's first trial (a
         // testbed fwbench does not rebuild, after a trial left a legacy table).
-        if t.results.get("clean_start") == Some(&serde_json::Value::Bool(false)) {
+        if t.stored.clean_start == Some(false) {
             let diffs: Vec<&str> = t
-                .results
-                .get("start_differences")
-                .and_then(|d| d.as_array())
-                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
-                .unwrap_or_default();
+                .stored
+                .start_differences
+                .iter()
+                .map(String::as_str)
+                .collect();
             push(
                 Some(t.id),
                 "dirty-gateway",
@@ -319,17 +327,13 @@ fn fit_warnings(run_id: i64, analysis: &Analysis) -> Vec<Warning> {
 
 /// Warnings of a connection trial: corrupt data (client or server side) and failed
 /// sessions with their error messages.
-fn conn_warnings(t: &TrialRow, who: &str) -> Vec<(&'static str, String)> {
+fn conn_warnings(t: &Trial, who: &str) -> Vec<(&'static str, String)> {
     let Some(c) = model::conn_of(t) else {
         return vec![];
     };
-    let n = |path: &str| {
-        model::lookup(c, path)
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0)
-    };
+    let n = |x: Option<f64>| x.filter(|x| *x >= 0.0 && x.fract() == 0.0).unwrap_or(0.0) as u64;
     let mut w = Vec::new();
-    let (sessions, failed, corrupt) = (n("sessions"), n("failed"), n("corrupt"));
+    let (sessions, failed, corrupt) = (n(c.sessions), n(c.failed), n(c.corrupt));
     if corrupt > 0 {
         w.push((
             "corrupt",
@@ -340,7 +344,7 @@ fn conn_warnings(t: &TrialRow, who: &str) -> Vec<(&'static str, String)> {
             ),
         ));
     }
-    let bad = n("server.bad_requests");
+    let bad = c.server.as_ref().and_then(|s| s.bad_requests).unwrap_or(0);
     if bad > 0 {
         w.push((
             "corrupt",
@@ -352,11 +356,9 @@ fn conn_warnings(t: &TrialRow, who: &str) -> Vec<(&'static str, String)> {
     }
     if failed > 0 {
         let errors: Vec<String> = c
-            .get("errors")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| Some(format!("{} ×{}", e.get(0)?.as_str()?, e.get(1)?.as_u64()?)))
+            .errors
+            .iter()
+            .map(|(text, n)| format!("{text} ×{n}"))
             .collect();
         let errors = if errors.is_empty() {
             String::new()
@@ -457,12 +459,14 @@ mod tests {
             command: "fwbench run".into(),
             ..crate::testing::run_row(3)
         };
-        let trial = |id, results: serde_json::Value| TrialRow {
-            run_id: 3,
-            started_at: "t0".into(),
-            finished_at: "t1".into(),
-            results,
-            ..crate::testing::trial_row(id, "flood")
+        let trial = |id, results: serde_json::Value| {
+            Trial::new(store::TrialRow {
+                run_id: 3,
+                started_at: "t0".into(),
+                finished_at: "t1".into(),
+                results,
+                ..crate::testing::trial_row(id, "flood")
+            })
         };
         let trials = vec![
             trial(1, serde_json::json!({"clean_start": true})),
@@ -484,5 +488,35 @@ mod tests {
             "{}",
             dirty[0].message
         );
+    }
+
+    #[test]
+    fn a_flagged_trial_is_warned_of_with_its_reason_not_as_failed() {
+        let run = RunRow {
+            started_at: "t0".into(),
+            ..crate::testing::run_row(3)
+        };
+        let trial = |id, status: &str| {
+            Trial::new(store::TrialRow {
+                status: status.into(),
+                error: Some("verdict mismatch: the rule counted 0 of 5000 packets".into()),
+                ..crate::testing::trial_row(id, "flood")
+            })
+        };
+        let w = warnings(&run, &[trial(1, "flagged"), trial(2, "failed")], &[]);
+        let kinds: Vec<&str> = w.iter().map(|w| w.kind.as_str()).collect();
+        assert!(
+            kinds.contains(&"flagged") && kinds.contains(&"failed"),
+            "{w:?}"
+        );
+        let f = w.iter().find(|w| w.kind == "flagged").unwrap();
+        assert_eq!(f.trial_id, Some(1));
+        assert!(
+            f.message
+                .ends_with("flagged: verdict mismatch: the rule counted 0 of 5000 packets"),
+            "{}",
+            f.message
+        );
+        assert_eq!(w.iter().filter(|w| w.kind == "failed").count(), 1, "{w:?}");
     }
 }

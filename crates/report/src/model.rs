@@ -6,28 +6,68 @@
 //! Must not: build figures or tables; it imports only `stats` from this crate.
 
 use crate::stats::Summary;
+use results::stored::{ConnStored, Phase, SearchKind, SearchStored};
+use results::{Status, StoredParams, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use store::{RunRow, TrialRow};
+
+/// A stored trial with its status, results and parameters read typed, once, where
+/// the report loads trials: every reader looks at `stored` and `p`, not at JSON keys.
+/// The row's other columns read through (`Deref`).
+#[derive(Debug, Clone)]
+pub struct Trial {
+    pub row: TrialRow,
+    /// The row's status word, typed (a word fwbench does not know reads as `failed`;
+    /// its text stays in `row.status`).
+    pub status: Status,
+    /// `results`, typed.
+    pub stored: StoredTrial,
+    /// `params`, the fields read by name, typed.
+    pub p: StoredParams,
+}
+
+impl Trial {
+    pub fn new(row: TrialRow) -> Trial {
+        Trial {
+            status: row.status.parse().unwrap_or(Status::Failed),
+            stored: StoredTrial::read(&row.results),
+            p: StoredParams::read(&row.params),
+            row,
+        }
+    }
+
+    /// Its case name: the label, else the engine (text, as stored).
+    pub fn label_or_engine(&self) -> Option<String> {
+        self.p.label.clone().or_else(|| self.p.engine.clone())
+    }
+}
+
+impl std::ops::Deref for Trial {
+    type Target = TrialRow;
+    fn deref(&self) -> &TrialRow {
+        &self.row
+    }
+}
 
 /// Kernel CPU time per received packet (ns), from a trial's samples (see
 /// [`cpu_ns_per_packet`]): the cost model's second estimator.
 pub const CPU_NS_PER_PACKET: &str = "cpu_ns_per_packet";
 
 /// Per-trial metrics, by name: (name, unit, extractor). Derived ones included.
-type Extract = fn(&TrialRow) -> Option<f64>;
+type Extract = fn(&Trial) -> Option<f64>;
 
 /// The metrics aggregated per configuration (name, what it is).
 pub const METRICS: &[(&str, Extract)] = &[
-    ("throughput_bps", |t| t.headline.throughput_bps),
+    (THROUGHPUT_BPS, |t| t.headline.throughput_bps),
     ("throughput_per_client_bps", |t| {
-        let n = t.params.get("clients")?.as_f64().filter(|n| *n > 0.0)?;
+        let n = t.p.clients.filter(|n| *n > 0.0)?;
         Some(t.headline.throughput_bps? / n)
     }),
     ("transactions_per_s", |t| t.headline.transactions_per_s),
     ("rtt_p50_us", |t| t.headline.rtt_p50_us),
     ("rtt_p99_us", |t| t.headline.rtt_p99_us),
-    ("received_pps", |t| t.headline.received_pps),
+    (RECEIVED_PPS, |t| t.headline.received_pps),
     ("sent_pps", |t| t.headline.sent_pps),
     ("loss_ratio", |t| t.headline.loss_ratio),
     ("owd_p50_us", |t| t.headline.owd_p50_us),
@@ -39,16 +79,27 @@ pub const METRICS: &[(&str, Extract)] = &[
             .map(|p| 1e9 / p)
     }),
     // Connection workloads (sessions, bulk, http, connections): from `results.conn`.
-    ("sessions_per_s", |t| conn_f64(t, "sessions_per_s")),
-    ("goodput_bps", |t| conn_f64(t, "goodput_bps")),
+    (SESSIONS_PER_S, |t| conn_f64(t, |c| c.sessions_per_s)),
+    (GOODPUT_BPS, |t| conn_f64(t, |c| c.goodput_bps)),
     ("net_goodput_bps", net_goodput_bps),
-    ("elapsed_s", |t| conn_f64(t, "elapsed_s")),
-    ("session_mean_ms", |t| duration_mean_ms(t, "session")),
-    ("connect_mean_ms", |t| duration_mean_ms(t, "connect")),
-    ("ttfb_mean_ms", |t| duration_mean_ms(t, "ttfb")),
-    ("ttlb_mean_ms", |t| duration_mean_ms(t, "ttlb")),
-    ("hold_reached", |t| conn_f64(t, "hold.reached")),
+    ("elapsed_s", |t| conn_f64(t, |c| c.elapsed_s)),
+    ("session_mean_ms", |t| duration_mean_ms(t, Phase::Session)),
+    ("connect_mean_ms", |t| duration_mean_ms(t, Phase::Connect)),
+    ("ttfb_mean_ms", |t| duration_mean_ms(t, Phase::Ttfb)),
+    ("ttlb_mean_ms", |t| duration_mean_ms(t, Phase::Ttlb)),
+    ("hold_reached", |t| {
+        conn_f64(t, |c| c.hold.as_ref()?.reached.map(|r| r as f64))
+    }),
 ];
+
+/// Connection trials' sessions per second (a metric name of [`METRICS`]).
+pub const SESSIONS_PER_S: &str = "sessions_per_s";
+/// Connection trials' goodput, b/s (a metric name of [`METRICS`]).
+pub const GOODPUT_BPS: &str = "goodput_bps";
+/// Packet trials' received packets/s (a metric name of [`METRICS`]).
+pub const RECEIVED_PPS: &str = "received_pps";
+/// Echo trials' throughput, b/s (a metric name of [`METRICS`]).
+pub const THROUGHPUT_BPS: &str = "throughput_bps";
 
 /// The workloads of seeds 003 and 004 (results under `results.conn`).
 pub const CONN_WORKLOADS: [&str; 4] = ["sessions", "bulk", "http", "connections"];
@@ -59,40 +110,34 @@ pub fn is_conn(workload: &str) -> bool {
 }
 
 /// The combined outcome of a connection trial (`results.conn`), if it has one.
-pub fn conn_of(t: &TrialRow) -> Option<&Value> {
-    t.results.get("conn").filter(|c| c.is_object())
+pub fn conn_of(t: &Trial) -> Option<&ConnStored> {
+    t.stored.conn.as_ref()
 }
 
 /// A bulk trial's goodput net of session overhead: none when the overhead charged
 /// filled the whole run (stored as null; results before 2026-11-27 stored bytes over
 /// the 1-ns floor of `transfer_s`, ~10¹⁷ b/s).
-pub fn net_goodput_bps(t: &TrialRow) -> Option<f64> {
-    conn_f64(t, "overhead.transfer_s").filter(|s| *s > 1e-6)?;
-    conn_f64(t, "overhead.net_goodput_bps")
+pub fn net_goodput_bps(t: &Trial) -> Option<f64> {
+    conn_f64(t, |c| c.overhead.as_ref()?.transfer_s).filter(|s| *s > 1e-6)?;
+    conn_f64(t, |c| c.overhead.as_ref()?.net_goodput_bps)
 }
 
-/// A number at a dotted path under `results.conn`.
-fn conn_f64(t: &TrialRow, path: &str) -> Option<f64> {
-    lookup(conn_of(t)?, path)?
-        .as_f64()
-        .filter(|v| v.is_finite())
+/// A finite number of `results.conn`.
+fn conn_f64(t: &Trial, f: impl Fn(&ConnStored) -> Option<f64>) -> Option<f64> {
+    f(conn_of(t)?).filter(|v| v.is_finite())
 }
 
 /// Mean of one of `results.conn`'s duration distributions in ms (none without values).
-fn duration_mean_ms(t: &TrialRow, which: &str) -> Option<f64> {
+fn duration_mean_ms(t: &Trial, which: Phase) -> Option<f64> {
     let d = durations(t, which)?;
     (d.0 > 0).then_some(d.1 / 1e6)
 }
 
 /// A `Durations` of `results.conn` (`session`, `connect`, `ttfb`, `ttlb`) as
 /// (count, mean ns, sd ns).
-pub fn durations(t: &TrialRow, which: &str) -> Option<(u64, f64, f64)> {
-    let d = conn_of(t)?.get(which)?;
-    Some((
-        d.get("count")?.as_u64()?,
-        d.get("mean_ns")?.as_f64()?,
-        d.get("sd_ns").and_then(Value::as_f64).unwrap_or(0.0),
-    ))
+pub fn durations(t: &Trial, which: Phase) -> Option<(u64, f64, f64)> {
+    let d = conn_of(t)?.durations(which)?;
+    Some((d.count?, d.mean_ns?, d.sd_ns.unwrap_or(0.0)))
 }
 
 /// The metric that ranks a configuration, and whether higher is better: what its
@@ -124,12 +169,9 @@ pub struct Config {
     /// The effective engine (engine, nft family, kind) as the store recorded it.
     pub engine: Option<store::EngineRow>,
     /// Repetitions that succeeded.
-    pub reps: Vec<TrialRow>,
-    /// Repetitions that ran but whose figures carry a doubt (status `flagged`): shown
-    /// with their reasons, never aggregated into findings.
-    pub flagged: Vec<TrialRow>,
-    pub failed: Vec<TrialRow>,
-    pub unavailable: Vec<TrialRow>,
+    pub reps: Vec<Trial>,
+    pub failed: Vec<Trial>,
+    pub unavailable: Vec<Trial>,
     /// Aggregates over `reps`, by metric name (only metrics with values). Gateway CPU
     /// samples appear as `gateway.cpuN.softirq` (mean per trial, then over reps).
     pub metrics: BTreeMap<String, Summary>,
@@ -169,7 +211,7 @@ impl Config {
     }
 
     /// Every trial of the configuration, whatever its status.
-    pub fn all_trials(&self) -> impl Iterator<Item = &TrialRow> {
+    pub fn all_trials(&self) -> impl Iterator<Item = &Trial> {
         self.reps
             .iter()
             .chain(self.failed.iter())
@@ -277,7 +319,7 @@ fn config_order(a: &Config, b: &Config) -> std::cmp::Ordering {
 
 /// Group a run's trials into configurations, sorted by their parameters.
 /// `samples` holds per-trial sample means (trial id → metric → value).
-pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Config> {
+pub fn configs(trials: &[Trial], samples: &BTreeMap<i64, BTreeMap<String, f64>>) -> Vec<Config> {
     let mut order: Vec<String> = Vec::new();
     let mut by_key: BTreeMap<String, Config> = BTreeMap::new();
     for t in trials {
@@ -287,11 +329,12 @@ pub fn configs(trials: &[TrialRow], samples: &BTreeMap<i64, BTreeMap<String, f64
             order.push(key.clone());
             Config::new(key.clone(), params, t.workload.clone(), t.engine.clone())
         });
-        match t.status.as_str() {
-            "ok" => c.reps.push(t.clone()),
-            "flagged" => c.flagged.push(t.clone()),
-            "unavailable" => c.unavailable.push(t.clone()),
-            _ => c.failed.push(t.clone()),
+        // A flagged trial's figures are doubted: listed with the failed and dropped
+        // ones, never aggregated into a finding.
+        match t.status {
+            Status::Ok => c.reps.push(t.clone()),
+            Status::Unavailable => c.unavailable.push(t.clone()),
+            Status::Flagged | Status::Dropped | Status::Failed => c.failed.push(t.clone()),
         }
     }
     let mut v: Vec<Config> = order
@@ -327,15 +370,11 @@ impl Config {
         Config {
             key,
             flat: flatten(&params),
-            label: params
-                .get("label")
-                .and_then(Value::as_str)
-                .map(String::from),
+            label: StoredParams::read(&params).label,
             params,
             workload,
             engine,
             reps: vec![],
-            flagged: vec![],
             failed: vec![],
             unavailable: vec![],
             metrics: BTreeMap::new(),
@@ -463,16 +502,15 @@ fn cpu_list(text: &str) -> Option<Vec<usize>> {
 /// client's and the server's CPUs (the sender's CPU also runs the gateway's forwarding
 /// in softirq on veth), plus the gateway's when it was pinned (its interfaces are then
 /// steered there). `None` when the placement is missing or unreadable (then every CPU).
-pub fn data_path_cpus(t: &TrialRow) -> Option<Vec<usize>> {
+pub fn data_path_cpus(t: &Trial) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
-    for p in t.results.get("placement")?.as_array()? {
-        let role = p.get("role").and_then(Value::as_str).unwrap_or("");
-        let field = if role == "gateway" {
-            "requested_cpus"
+    for p in t.stored.placement.as_ref()? {
+        let list = if p.role.as_deref() == Some("gateway") {
+            &p.requested_cpus
         } else {
-            "cpus"
+            &p.cpus
         };
-        if let Some(list) = p.get(field).and_then(Value::as_str) {
+        if let Some(list) = list {
             cpus.extend(cpu_list(list)?);
         }
     }
@@ -601,13 +639,13 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
 }
 
 /// The search summary (`results.search`) of an ndr/degrade/sweetspot trial.
-pub fn search_of(t: &TrialRow) -> Option<&Value> {
-    t.results.get("search").filter(|s| s.is_object())
+pub fn search_of(t: &Trial) -> Option<&SearchStored> {
+    t.stored.search.as_ref()
 }
 
 /// Is a search summary that of a sessions sweet-spot search (`parallel` auto)?
-pub fn is_sweet_spot(s: &Value) -> bool {
-    s.get("search").and_then(Value::as_str) == Some("sweetspot")
+pub fn is_sweet_spot(s: &SearchStored) -> bool {
+    s.is(SearchKind::Sweetspot)
 }
 
 #[cfg(test)]
@@ -615,8 +653,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn trial(id: i64, params: Value, status: &str, bps: f64) -> TrialRow {
-        TrialRow {
+    fn trial(id: i64, params: Value, status: &str, bps: f64) -> Trial {
+        Trial::new(store::TrialRow {
             rep: id as u32,
             status: status.into(),
             params,
@@ -630,7 +668,7 @@ mod tests {
                 main_higher: true,
             }),
             ..crate::testing::trial_row(id, "echo")
-        }
+        })
     }
 
     #[test]
@@ -676,6 +714,48 @@ mod tests {
     }
 
     #[test]
+    fn a_flagged_trial_is_listed_but_not_aggregated() {
+        let p = json!({"clients": 2});
+        let ts = vec![
+            trial(1, p.clone(), "ok", 10.0),
+            trial(2, p.clone(), "flagged", 1000.0),
+            trial(3, p.clone(), "unavailable", 0.0),
+            trial(4, p, "no-such-status", 0.0),
+        ];
+        assert_eq!(ts[1].status, Status::Flagged);
+        // A word fwbench does not know reads as failed, its text kept.
+        assert_eq!(
+            (ts[3].status, ts[3].row.status.as_str()),
+            (Status::Failed, "no-such-status")
+        );
+        let cs = configs(&ts, &BTreeMap::new());
+        assert_eq!(cs.len(), 1);
+        let ids = |v: &[Trial]| v.iter().map(|t| t.id).collect::<Vec<_>>();
+        assert_eq!(ids(&cs[0].reps), vec![1]);
+        assert_eq!(ids(&cs[0].failed), vec![2, 4]);
+        assert_eq!(ids(&cs[0].unavailable), vec![3]);
+        // The flagged trial's figure is not in the mean.
+        assert_eq!(cs[0].mean("throughput_bps"), Some(10.0));
+    }
+
+    #[test]
+    fn connection_metrics_read_the_typed_results() {
+        let mut r = trial(1, json!({}), "ok", 0.0).row;
+        r.results = json!({"conn": {"sessions_per_s": 50.0, "elapsed_s": 2.0,
+            "session": {"count": 4, "mean_ns": 2e6, "sd_ns": 1e5},
+            "hold": {"reached": 7},
+            "overhead": {"transfer_s": 1.0, "net_goodput_bps": 8e6}}});
+        let t = Trial::new(r);
+        let m = |name: &str| METRICS.iter().find(|(n, _)| *n == name).unwrap().1(&t);
+        assert_eq!(m("sessions_per_s"), Some(50.0));
+        assert_eq!(m("session_mean_ms"), Some(2.0));
+        assert_eq!(m("hold_reached"), Some(7.0));
+        assert_eq!(m("net_goodput_bps"), Some(8e6));
+        assert_eq!(m("connect_mean_ms"), None);
+        assert_eq!(durations(&t, Phase::Session), Some((4, 2e6, 1e5)));
+    }
+
+    #[test]
     fn cpu_time_per_packet_counts_kernel_time_on_the_data_path() {
         let row = |t_s: f64, metric: &str, value: f64| store::SampleRow {
             role: "gateway".into(),
@@ -700,14 +780,14 @@ mod tests {
         assert!((v - 9500.0).abs() < 1e-6, "{v}");
         assert_eq!(cpu_ns_per_packet(&s, 0.0, None), None);
         assert_eq!(cpu_ns_per_packet(&[], 1e5, None), None);
-        let mut t = trial(1, json!({}), "ok", 0.0);
+        let mut t = trial(1, json!({}), "ok", 0.0).row;
         t.results = json!({"placement": [
             {"role": "gateway", "cpus": "0-1", "requested_cpus": null},
             {"role": "server", "cpus": "0", "requested_cpus": "0"},
             {"role": "client", "cpus": "0", "requested_cpus": "0"}]});
-        assert_eq!(data_path_cpus(&t), Some(vec![0]));
+        assert_eq!(data_path_cpus(&Trial::new(t.clone())), Some(vec![0]));
         t.results["placement"][0]["requested_cpus"] = json!("1,3-4");
-        assert_eq!(data_path_cpus(&t), Some(vec![0, 1, 3, 4]));
+        assert_eq!(data_path_cpus(&Trial::new(t)), Some(vec![0, 1, 3, 4]));
         assert_eq!(data_path_cpus(&trial(2, json!({}), "ok", 0.0)), None);
     }
 

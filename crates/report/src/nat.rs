@@ -48,7 +48,7 @@ fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
         return None;
     }
     if crate::model::is_conn(&c.workload) {
-        let s = c.metrics.get("sessions_per_s")?;
+        let s = c.metrics.get(crate::model::SESSIONS_PER_S)?;
         if s.mean <= 0.0 {
             return None;
         }
@@ -67,18 +67,15 @@ fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
 }
 
 fn model_of(c: &Config) -> &str {
-    c.flat.get("model").map_or("", String::as_str)
+    c.param("model").unwrap_or("")
 }
 
 fn engine_of(c: &Config) -> &str {
-    c.flat.get("engine").map_or("none", String::as_str)
+    c.param("engine").unwrap_or("none")
 }
 
 fn rules_of(c: &Config) -> u64 {
-    c.flat
-        .get("rules")
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(0)
+    c.param("rules").and_then(|r| r.parse().ok()).unwrap_or(0)
 }
 
 /// Difference of two means with the CIs combined in quadrature.
@@ -324,7 +321,6 @@ mod tests {
             label: None,
             engine: None,
             reps: vec![],
-            flagged: vec![],
             failed: vec![],
             unavailable: vec![],
             metrics,

@@ -425,11 +425,13 @@ fn advantage_sentence(
 /// "nothing"): its rate is the sender's pace, and a ratio of two such rates says that
 /// neither engine was the limit, not that they cost alike.
 fn offered_rate_got_through(c: &Config) -> bool {
-    let by = |t: &store::TrialRow| {
-        t.results
-            .pointer("/packet/limited_by/by")
-            .and_then(serde_json::Value::as_str)
-            == Some("nothing")
+    let by = |t: &crate::model::Trial| {
+        t.stored
+            .packet
+            .as_ref()
+            .and_then(|p| p.limited_by.as_ref())
+            .and_then(|l| l.by)
+            == Some(results::LimitedBy::Nothing)
     };
     !c.reps.is_empty() && c.reps.iter().all(by)
 }
@@ -437,8 +439,8 @@ fn offered_rate_got_through(c: &Config) -> bool {
 /// received pps of a over b, with the CI propagated from both relative CIs.
 fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
     stats::ratio(
-        a.metrics.get("received_pps")?,
-        b.metrics.get("received_pps")?,
+        a.metrics.get(crate::model::RECEIVED_PPS)?,
+        b.metrics.get(crate::model::RECEIVED_PPS)?,
     )
 }
 
@@ -583,7 +585,7 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
         .collect();
     let reps: Vec<(f64, Vec<f64>)> = cs
         .iter()
-        .filter_map(|c| Some((x(c)?, c.values.get("received_pps")?.clone())))
+        .filter_map(|c| Some((x(c)?, c.values.get(crate::model::RECEIVED_PPS)?.clone())))
         .collect();
     let knee = stats::knee_with_interval(&reps);
     Some(CostFit {

@@ -12,9 +12,10 @@
 //! gets the rows, see `lib.rs`) or draw.
 
 use crate::figure::{num, Figure, Marker, Point, Series, Table};
+use crate::model::Trial;
 use crate::stats::median;
 use std::collections::BTreeMap;
-use store::{TrialRow, UpdateRecord};
+use store::UpdateRecord;
 
 /// What the background of an update counts, by its trial's workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -101,7 +102,7 @@ pub struct Update {
 
 /// The updates of `trials`, each trial's rows as `rows` returns them.
 pub fn gather<E>(
-    trials: &[TrialRow],
+    trials: &[Trial],
     mut rows: impl FnMut(i64) -> Result<Vec<UpdateRecord>, E>,
 ) -> Result<Vec<Update>, E> {
     let mut out = vec![];

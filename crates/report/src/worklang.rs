@@ -7,44 +7,34 @@
 //! Must not: import `conn`, `throughput` or `analysis`; it reads trials, not configs.
 
 use crate::figure::{mean_ci, num, Analysis, Table};
+use crate::model::Trial;
 use crate::stats::Summary;
-use serde_json::Value;
 use std::collections::BTreeMap;
-use store::TrialRow;
 
 /// The table and findings of every workload-language trial of a run.
-pub(crate) fn analyse(trials: &[TrialRow], a: &mut Analysis) {
+pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
     for t in trials.iter().filter(|t| t.workload == "worklang") {
-        let Some(w) = t.results.get("worklang") else {
+        let Some(w) = t.stored.worklang.as_ref() else {
             continue;
         };
-        let ran = w
-            .get("ran")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let ran = &w.ran;
         // Per command (its argv as one line), in order of first appearance.
         let mut order: Vec<String> = Vec::new();
         let mut by: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
-        for r in &ran {
-            let argv: Vec<&str> = r
-                .get("argv")
-                .and_then(Value::as_array)
-                .map(|v| v.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let line = argv.join(" ");
+        for r in ran {
+            let line = r.argv.join(" ");
             let e = by.entry(line.clone()).or_insert_with(|| {
                 order.push(line.clone());
                 (Vec::new(), 0)
             });
-            if let Some(d) = r.get("duration_s").and_then(Value::as_f64) {
+            if let Some(d) = r.duration_s {
                 e.0.push(d * 1e3);
             }
-            if r.get("exit").and_then(Value::as_i64) != Some(0) {
+            if r.exit != Some(0) {
                 e.1 += 1;
             }
         }
-        let file = t.params.get("file").and_then(Value::as_str).unwrap_or("-");
+        let file = t.p.file.as_deref().unwrap_or("-");
         let rows: Vec<Vec<String>> = order
             .iter()
             .map(|line| {
@@ -59,8 +49,8 @@ pub(crate) fn analyse(trials: &[TrialRow], a: &mut Analysis) {
                 ]
             })
             .collect();
-        let total = w.get("total_s").and_then(Value::as_f64).unwrap_or(0.0);
-        let failed = w.get("failed").and_then(Value::as_u64).unwrap_or(0);
+        let total = w.total_s.unwrap_or(0.0);
+        let failed = w.failed.unwrap_or(0);
         let all: Vec<f64> = by.values().flat_map(|(d, _)| d.iter().copied()).collect();
         let per = Summary::of(&all)
             .map(|s| {
@@ -92,6 +82,7 @@ pub(crate) fn analyse(trials: &[TrialRow], a: &mut Analysis) {
 mod tests {
     use super::*;
     use serde_json::json;
+    use serde_json::Value;
 
     #[test]
     fn commands_are_tabled_with_their_durations_and_failures() {
@@ -102,13 +93,13 @@ mod tests {
             })
             .chain([json!({"argv": ["false"], "start_s": 5.0, "duration_s": 0.001, "exit": 1})])
             .collect();
-        let t = TrialRow {
+        let t = Trial::new(store::TrialRow {
             trial_key: "worklang".into(),
             status: "failed".into(),
             params: json!({"workload": "worklang", "file": "w.txt"}),
             results: json!({"worklang": {"total_s": 5.5, "commands": 5, "failed": 1, "ran": ran}}),
             ..crate::testing::trial_row(1, "worklang")
-        };
+        });
         let mut a = Analysis::default();
         analyse(&[t], &mut a);
         assert_eq!(a.tables[0].rows.len(), 2);

@@ -99,7 +99,8 @@ impl LimitedBy {
 
 /// A kind of reason a figure may not be believed. Each names a condition that makes
 /// the number meaningless or unproven; the [`Doubt`] carrying it says the particulars.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DoubtKind {
     /// No traffic in the figure's window (nothing was measured).
@@ -153,7 +154,8 @@ impl DoubtKind {
 }
 
 /// Why a figure may not be believed: its kind and the particulars a user needs.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Doubt {
     pub kind: DoubtKind,
     /// E.g. "the gateway lost 95 % of the background before the update".

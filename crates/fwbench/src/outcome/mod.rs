@@ -24,8 +24,7 @@ pub struct Precision {
     pub reached: bool,
 }
 
-/// A trial's status (`results::Status`): `flagged` is an `ok` trial with a doubt
-/// over one of its figures ([`Outcome::judge_witness`]).
+/// A trial's status (ok, flagged, dropped, unavailable, failed): the `results` crate's.
 pub use results::Status;
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,0 +1,585 @@
+//! A trial as stored (`trials.results`, `trials.params`), read back typed: what the
+//! report and other readers look at, field by field, instead of string keys.
+//!
+//! Owns: [`StoredTrial`] (the JSON fwbench's `outcome::StoredForm` writes) with each
+//! family's stored figures as far as readers use them, and [`StoredParams`] (the
+//! fields of `params::KeyForm` readers use). Every field is optional and read
+//! leniently: a field an old database lacks, or holds in another shape, reads as
+//! absent — exactly what a `.get(key).and_then(Value::as_…)` read gave — so every
+//! database fwbench ever wrote still reads, and nothing here fails on input.
+//! Must not: judge or compute figures (readers do), or need fields old results lack.
+
+use crate::witness::LimitedBy;
+use crate::Status;
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Read a field as `T`, or as absent when it has another shape.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
+}
+
+/// Read a list field as `T`, or as empty when it has another shape.
+fn lenient_list<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
+    Ok(lenient(d)?.unwrap_or_default())
+}
+
+/// A trial's `results` as stored: status, times, placement and each family's figures
+/// under its own key (`summary` echo, `packet`, `ping`, `conn`, `search`, …).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoredTrial {
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// Where each role ran (absent: not recorded).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Vec<Placement>>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub packet: Option<PacketStored>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub ping: Option<PingStored>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub conn: Option<ConnStored>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchStored>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub worklang: Option<WorklangStored>,
+    /// Whether the gateway started in the state of the testbed's first snapshot.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub clean_start: Option<bool>,
+    #[serde(
+        deserialize_with = "lenient_list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub start_differences: Vec<String>,
+}
+
+impl StoredTrial {
+    /// Read a stored `results` value; a value that is no object (an empty or foreign
+    /// row) reads as a trial without figures.
+    pub fn read(results: &Value) -> StoredTrial {
+        StoredTrial::deserialize(results).unwrap_or_default()
+    }
+}
+
+/// One role's place (`results.placement[]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Placement {
+    #[serde(deserialize_with = "lenient")]
+    pub role: Option<String>,
+    /// The CPUs asked for (a CPU list such as `2-3`).
+    #[serde(deserialize_with = "lenient")]
+    pub requested_cpus: Option<String>,
+    /// The CPUs it ran on.
+    #[serde(deserialize_with = "lenient")]
+    pub cpus: Option<String>,
+}
+
+/// A packet trial's figures (`results.packet`), as far as readers use them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PacketStored {
+    /// Which role set the rate (absent in results stored before it was judged).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<LimitStored>,
+    /// New flows: what the gateway's conntrack table did with them.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub conntrack: Option<CtStored>,
+    /// AF_XDP sender and sink: the mode each socket ran in.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub xdp: Option<XdpStored>,
+}
+
+/// `packet.limited_by`: who limited the rate (a word fwbench does not know: absent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LimitStored {
+    #[serde(deserialize_with = "lenient")]
+    pub by: Option<LimitedBy>,
+    #[serde(deserialize_with = "lenient")]
+    pub why: Option<String>,
+}
+
+/// `packet.conntrack`: the gateway's conntrack table under new flows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CtStored {
+    #[serde(deserialize_with = "lenient")]
+    pub offered: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub admitted: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub dropped: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub new_flows_per_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub ct_drop: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub early_drop: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub insert_failed: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub entries_after: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub entries_before: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub max: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub buckets: Option<u64>,
+    /// (namespace, scope) of each conntrack table counted.
+    #[serde(deserialize_with = "lenient_list")]
+    pub scope: Vec<(String, String)>,
+    /// The counters agreed with the traffic.
+    #[serde(deserialize_with = "lenient")]
+    pub agree: Option<bool>,
+}
+
+/// `packet.xdp`: the AF_XDP sockets of the sender and the sink.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct XdpStored {
+    #[serde(deserialize_with = "lenient")]
+    pub sender: Option<XdpSocketsStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub sink: Option<XdpSocketsStored>,
+}
+
+/// One role's AF_XDP sockets (`proto::XdpSockets` as stored).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct XdpSocketsStored {
+    #[serde(deserialize_with = "lenient")]
+    pub queues: Option<u64>,
+    /// `zero-copy` or `copy`.
+    #[serde(deserialize_with = "lenient")]
+    pub mode: Option<String>,
+    /// `native` or `generic` XDP.
+    #[serde(deserialize_with = "lenient")]
+    pub attach: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub need_wakeup: Option<bool>,
+}
+
+/// A delay distribution (`proto::RttSummary` as stored), in ns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DelayStored {
+    #[serde(deserialize_with = "lenient")]
+    pub count: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub mean_ns: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub p50_ns: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub p99_ns: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub max_ns: Option<f64>,
+}
+
+/// A ping trial's figures (`results.ping`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PingStored {
+    #[serde(deserialize_with = "lenient")]
+    pub rtt: Option<DelayStored>,
+}
+
+/// A connection trial's figures (`results.conn`, fwbench's `ConnSummary`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConnStored {
+    #[serde(deserialize_with = "lenient")]
+    pub sessions: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub failed: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub corrupt: Option<f64>,
+    /// (error text, count) of failed sessions.
+    #[serde(deserialize_with = "lenient_list")]
+    pub errors: Vec<(String, u64)>,
+    #[serde(deserialize_with = "lenient")]
+    pub elapsed_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub sessions_per_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub goodput_bps: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub session: Option<DurationsStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub connect: Option<DurationsStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub ttfb: Option<DurationsStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub ttlb: Option<DurationsStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub overhead: Option<OverheadStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub hold: Option<HoldStored>,
+    /// Each session's duration, µs.
+    #[serde(deserialize_with = "lenient_list")]
+    pub session_us: Vec<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub server: Option<ServerStored>,
+}
+
+/// Which duration distribution of a connection trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Session,
+    Connect,
+    Ttfb,
+    Ttlb,
+}
+
+impl ConnStored {
+    pub fn durations(&self, which: Phase) -> Option<&DurationsStored> {
+        match which {
+            Phase::Session => self.session.as_ref(),
+            Phase::Connect => self.connect.as_ref(),
+            Phase::Ttfb => self.ttfb.as_ref(),
+            Phase::Ttlb => self.ttlb.as_ref(),
+        }
+    }
+}
+
+/// A duration distribution of a connection trial (fwbench's `Durations`), ns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DurationsStored {
+    #[serde(deserialize_with = "lenient")]
+    pub count: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub mean_ns: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub sd_ns: Option<f64>,
+}
+
+/// A bulk trial's time split into session overhead and transfer (`OverheadSplit`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OverheadStored {
+    #[serde(deserialize_with = "lenient")]
+    pub overhead_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub transfer_s: Option<f64>,
+    /// None when the overhead filled the run (stored as null).
+    #[serde(deserialize_with = "lenient")]
+    pub net_goodput_bps: Option<f64>,
+}
+
+/// Held connections (`HoldResults`): how many were reached and what stopped them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HoldStored {
+    #[serde(deserialize_with = "lenient")]
+    pub reached: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub limit: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub alive_at_stop: Option<u64>,
+    #[serde(deserialize_with = "lenient")]
+    pub limiter: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub errno: Option<i64>,
+    #[serde(deserialize_with = "lenient")]
+    pub open_ms: Option<f64>,
+}
+
+/// The connection server's counters, as far as readers use them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerStored {
+    #[serde(deserialize_with = "lenient")]
+    pub bad_requests: Option<u64>,
+}
+
+/// Which search a trial ran (`results.search.search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchKind {
+    Ndr,
+    Mlr,
+    Degrade,
+    Sweetspot,
+}
+
+/// A search's result (`results.search`, fwbench's `outcome::search` summaries: ndr,
+/// mlr, degrade and the sessions sweet spot share the one stored shape).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchStored {
+    #[serde(deserialize_with = "lenient")]
+    pub search: Option<SearchKind>,
+    /// `ndr`, `pdr` (ndr), `mlr`.
+    #[serde(deserialize_with = "lenient")]
+    pub mode: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub rate_pps: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub fail_pps: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub rate_bps_l2: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub ceiling_pps: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub limited_by_sender: Option<bool>,
+    #[serde(deserialize_with = "lenient")]
+    pub last_good_rules: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub first_degraded_rules: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub converged: Option<bool>,
+    #[serde(deserialize_with = "lenient")]
+    pub trials: Option<f64>,
+    /// mlr: the rate per goal loss ratio.
+    #[serde(deserialize_with = "lenient_list")]
+    pub goals: Vec<GoalStored>,
+    /// ndr, mlr: loss by offered load (degrade: `points`).
+    #[serde(deserialize_with = "lenient")]
+    pub curve: Option<Vec<SearchPoint>>,
+    /// degrade (loss by rules) and sweet spot (sessions/s by parallelism).
+    #[serde(deserialize_with = "lenient")]
+    pub points: Option<Vec<SearchPoint>>,
+    /// ndr, mlr: one-way delay by fraction of the rate found.
+    #[serde(deserialize_with = "lenient")]
+    pub latency: Option<Vec<LatencyStored>>,
+    /// Sweet spot: the parallelisms within the plateau.
+    #[serde(deserialize_with = "lenient_list")]
+    pub plateau: Vec<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub best_parallel: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub best_sessions_per_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub latency_at_best_s: Option<f64>,
+}
+
+impl SearchKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchKind::Ndr => "ndr",
+            SearchKind::Mlr => "mlr",
+            SearchKind::Degrade => "degrade",
+            SearchKind::Sweetspot => "sweetspot",
+        }
+    }
+}
+
+impl SearchStored {
+    pub fn is(&self, kind: SearchKind) -> bool {
+        self.search == Some(kind)
+    }
+}
+
+/// An mlr goal: the rate found for one loss ratio.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GoalStored {
+    #[serde(deserialize_with = "lenient")]
+    pub loss_ratio: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub rate_pps: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub rate_bps_l2: Option<f64>,
+}
+
+/// A point of a search's curve: loss by load or rules (`x`, `loss_ratio`), or a sweet
+/// spot's sessions/s by parallelism.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchPoint {
+    #[serde(deserialize_with = "lenient")]
+    pub x: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub loss_ratio: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub parallel: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub sessions_per_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub failed: Option<u64>,
+}
+
+/// One-way delay at a fraction of the rate a search found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencyStored {
+    #[serde(deserialize_with = "lenient")]
+    pub fraction: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub owd: Option<DelayStored>,
+}
+
+/// A workload-language trial's commands (`results.worklang`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorklangStored {
+    #[serde(deserialize_with = "lenient_list")]
+    pub ran: Vec<CommandStored>,
+    #[serde(deserialize_with = "lenient")]
+    pub total_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub failed: Option<u64>,
+}
+
+/// One command a workload file ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommandStored {
+    #[serde(deserialize_with = "lenient_list")]
+    pub argv: Vec<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub duration_s: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub exit: Option<i64>,
+}
+
+/// A trial's parameters as stored (`trials.params`, fwbench's `params::KeyForm`), the
+/// fields readers use by name; the grouping flattens the JSON generically instead.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoredParams {
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub clients: Option<f64>,
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub rules: Option<u64>,
+    /// A workload-language trial's file.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+impl StoredParams {
+    /// Read stored parameters; a value that is no object reads as no parameters.
+    pub fn read(params: &Value) -> StoredParams {
+        StoredParams::deserialize(params).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_connection_trial_as_fwbench_writes_it_reads_typed() {
+        let v = json!({
+            "status": "ok", "error": null, "started_at": "a", "finished_at": "b",
+            "placement": [{"role": "client", "place": "ns", "requested_cpus": null,
+                           "cpus": "1", "pid": 7}],
+            "summary": null, "gateway": null,
+            "conn": {"mode": "sequential", "parallel": 1, "sessions": 10, "failed": 2,
+                     "corrupt": 0, "errors": [["refused", 2]], "elapsed_s": 1.5,
+                     "sessions_per_s": 6.6, "bytes": 10, "goodput_bps": 80.0,
+                     "session": {"count": 10, "mean_ns": 1e6, "sd_ns": 1e3},
+                     "connect": {"count": 10, "mean_ns": 5e5},
+                     "ttfb": {"count": 0, "mean_ns": 0.0, "sd_ns": 0.0},
+                     "ttlb": {"count": 0, "mean_ns": 0.0, "sd_ns": 0.0},
+                     "overhead": {"per_session_s": 0.1, "sessions_charged": 10.0,
+                                  "overhead_s": 1.0, "transfer_s": 0.5,
+                                  "net_goodput_bps": null},
+                     "hold": {"reached": 5, "limit": 8, "alive_at_stop": 5,
+                              "limiter": "nofile", "errno": 24, "open_ms": 3.5},
+                     "session_us": [1000, 1200],
+                     "server": {"accepted": 10, "bad_requests": 1}},
+            "clean_start": false, "start_differences": ["table inet x"]
+        });
+        let t = StoredTrial::read(&v);
+        assert_eq!(t.status, Some(Status::Ok));
+        let c = t.conn.as_ref().unwrap();
+        assert_eq!(c.errors, vec![("refused".to_string(), 2)]);
+        assert_eq!(c.durations(Phase::Connect).unwrap().sd_ns, None);
+        assert_eq!(c.overhead.as_ref().unwrap().net_goodput_bps, None);
+        assert_eq!(c.hold.as_ref().unwrap().limiter.as_deref(), Some("nofile"));
+        assert_eq!(c.session_us, vec![1000.0, 1200.0]);
+        assert_eq!(c.server.as_ref().unwrap().bad_requests, Some(1));
+        assert_eq!(t.placement.as_ref().unwrap()[0].cpus.as_deref(), Some("1"));
+        assert_eq!(t.clean_start, Some(false));
+        // The typed view round-trips.
+        let back: StoredTrial = serde_json::from_value(serde_json::to_value(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn packet_search_and_ping_trials_read_typed() {
+        let v = json!({
+            "status": "flagged",
+            "packet": {"limited_by": {"by": "shared-cpu", "why": "cpu 1"},
+                       "conntrack": {"offered": 10, "admitted": 9, "max": 100,
+                                     "scope": [["gw", "global"]], "agree": true},
+                       "xdp": {"sender": {"ifname": "v", "queues": 1, "mode": "copy",
+                                          "need_wakeup": true, "attach": "native"}}},
+            "ping": {"rtt": {"count": 3, "min_ns": 1, "mean_ns": 2.5, "p50_ns": 2,
+                             "p90_ns": 3, "p99_ns": 3, "p999_ns": 3, "max_ns": 3}},
+            "search": {"search": "mlr", "mode": "mlr", "rate_pps": null,
+                       "goals": [{"loss_ratio": 0.005, "rate_pps": 100.0}],
+                       "curve": [{"x": 5.0, "loss_ratio": 0.1, "pass": false}],
+                       "latency": [{"fraction": 0.5, "owd": {"count": 1, "p50_ns": 7}}]}
+        });
+        let t = StoredTrial::read(&v);
+        assert_eq!(t.status, Some(Status::Flagged));
+        let p = t.packet.as_ref().unwrap();
+        assert_eq!(
+            p.limited_by.as_ref().unwrap().by,
+            Some(LimitedBy::SharedCpu)
+        );
+        let ct = p.conntrack.as_ref().unwrap();
+        assert_eq!(
+            (ct.offered, ct.max, ct.agree),
+            (Some(10.0), Some(100), Some(true))
+        );
+        assert_eq!(ct.scope[0].1, "global");
+        let x = p.xdp.as_ref().unwrap().sender.as_ref().unwrap();
+        assert_eq!((x.queues, x.need_wakeup), (Some(1), Some(true)));
+        assert_eq!(t.ping.unwrap().rtt.unwrap().mean_ns, Some(2.5));
+        let s = t.search.unwrap();
+        assert!(s.is(SearchKind::Mlr));
+        assert_eq!(s.rate_pps, None);
+        assert_eq!(s.goals[0].rate_pps, Some(100.0));
+        assert_eq!(s.curve.unwrap()[0].x, Some(5.0));
+        assert_eq!(
+            s.latency.unwrap()[0].owd.as_ref().unwrap().p50_ns,
+            Some(7.0)
+        );
+    }
+
+    #[test]
+    fn old_or_odd_results_read_as_absent_fields_not_errors() {
+        // A field in another shape is absent, the rest still reads.
+        let v = json!({"status": "weird", "conn": {"sessions": "ten", "failed": 3},
+                       "packet": {"limited_by": {"by": "martians"}}, "search": 5});
+        let t = StoredTrial::read(&v);
+        assert_eq!(t.status, None);
+        let c = t.conn.unwrap();
+        assert_eq!((c.sessions, c.failed), (None, Some(3.0)));
+        // Judged, by a role fwbench does not know.
+        assert_eq!(t.packet.unwrap().limited_by, Some(LimitStored::default()));
+        assert_eq!(t.search, None);
+        assert_eq!(StoredTrial::read(&Value::Null), StoredTrial::default());
+        assert_eq!(StoredTrial::read(&json!({"conn": null})).conn, None);
+    }
+
+    #[test]
+    fn params_read_the_fields_readers_use() {
+        let p = StoredParams::read(&json!({"engine": "nft", "rules": 100, "clients": 4,
+                                           "label": "a", "topology": "routed",
+                                           "packet": {"size": {"payload": 64}}}));
+        assert_eq!(p.engine.as_deref(), Some("nft"));
+        assert_eq!((p.rules, p.clients), (Some(100), Some(4.0)));
+        assert_eq!(StoredParams::read(&json!([])), StoredParams::default());
+    }
+}
