@@ -799,7 +799,7 @@ pub fn run() -> Result<ExitCode> {
     }
     if touches_host(&cli.cmd) {
         // Host settings a killed fwbench process left changed come back first.
-        for line in crate::host::state::at_start() {
+        for line in crate::host::at_start() {
             eprintln!("fwbench: cleaned up after a killed run: {line}");
         }
     }
@@ -901,7 +901,7 @@ pub fn run() -> Result<ExitCode> {
 }
 
 /// Commands that touch the host (testbeds, trials) restore first what a killed run
-/// left changed on it ([`crate::host::state::at_start`]); `check` and
+/// left changed on it ([`crate::host::at_start`]); `check` and
 /// `testbed cleanup-host` do it themselves and say so; agents and the internal
 /// helpers never (they run beside a live controller).
 fn touches_host(cmd: &Cmd) -> bool {
@@ -1312,7 +1312,7 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
             // so no namespace's marker lists them: the journal does.
             for line in crate::host::marker::cleanup_here()
                 .into_iter()
-                .chain(crate::host::state::at_start())
+                .chain(crate::host::at_start())
             {
                 println!("cleaned up after a crashed run: {line}");
             }

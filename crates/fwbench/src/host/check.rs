@@ -146,7 +146,7 @@ pub fn probe() -> Report {
 /// of the report.
 pub fn restore_host_state(r: &mut Report) {
     let mut done = super::marker::cleanup_here();
-    done.extend(super::state::at_start());
+    done.extend(super::at_start());
     r.host_state = Some(done);
 }
 

@@ -12,7 +12,7 @@
 //! changes is written to [`SAVED`] first (atomically, in root's private
 //! [`super::state::DIR`]): a process that dies holding the settings (SIGKILL; after a
 //! power loss `/run`, a tmpfs, is empty and the kernel's defaults are back) leaves the
-//! file, and the next fwbench command that touches the host ([`super::state::at_start`]),
+//! file, and the next fwbench command that touches the host ([`crate::host::at_start`]),
 //! `fwbench check`, `fwbench testbed cleanup-host` or the next holder of the lock
 //! restores the values it names — only the settings named here ([`JOURNALED`]).
 //!
@@ -291,7 +291,7 @@ fn recover_at(saved: &Path, allowed: &[&str]) -> Vec<String> {
 }
 
 /// `fwbench testbed cleanup-host`, `fwbench check` and the start of every command that
-/// touches the host ([`super::state::at_start`]): restore the host's conntrack settings
+/// touches the host ([`crate::host::at_start`]): restore the host's conntrack settings
 /// a killed process left changed (only when no live process holds them).
 pub fn recover() -> Vec<String> {
     if std::fs::symlink_metadata(SAVED).is_err() {

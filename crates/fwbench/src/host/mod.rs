@@ -9,3 +9,17 @@ pub mod info;
 pub mod marker;
 pub mod probe;
 pub mod state;
+
+/// First thing of a command that touches the host as root: restore what a killed
+/// fwbench process left changed outside its namespaces (the host's conntrack
+/// settings; a live holder's are left alone), as messages. Not root: nothing to do.
+pub fn at_start() -> Vec<String> {
+    if crate::sys::euid() != 0 {
+        return vec![];
+    }
+    // Made (0700) before anything else of fwbench's can make it with default modes.
+    if let Err(e) = state::secure_dir(std::path::Path::new(state::DIR)) {
+        return vec![e];
+    }
+    conntrack::recover()
+}

@@ -1,7 +1,7 @@
 //! fwbench's state directory on this host, `/run/fwbench` (a tmpfs: gone at reboot,
 //! like everything its files list): the journal of host settings changed outside
-//! fwbench's namespaces ([`super::conntrack::SAVED`]), the crash markers
-//! ([`super::marker::DIR`]) and the locks ([`crate::lock::LOCK_DIR`]).
+//! fwbench's namespaces (the conntrack module's `SAVED`), the crash markers (the marker
+//! module's `DIR`) and the locks ([`crate::lock::LOCK_DIR`]).
 //!
 //! Everything in it makes root undo or rewrite something, so it is root's alone: the
 //! directory is made with mode 0700, an existing one must be a real directory owned by
@@ -13,11 +13,10 @@
 //! directory made by `mkdtemp` (mode 0700, a name no one can plant beforehand, never a
 //! path followed through a symlink), removed when dropped; `$TMPDIR` is never created.
 //!
-//! And [`at_start`]: what a command that touches the host does first — restore what a
-//! killed fwbench process left changed (the conntrack settings).
+//! What a command that touches the host does first is `host::at_start` (it restores
+//! through the conntrack module, which builds on this one).
 //!
-//! Owns: the directory's checks, atomic writes, scratch directories, the start-up
-//! restore. Must not: decide
+//! Owns: the directory's checks, atomic writes, scratch directories. Must not: decide
 //! what is journaled (conntrack and marker do).
 
 use std::io::Write;
@@ -151,20 +150,6 @@ pub fn temp_dir(tag: &str) -> Result<tempfile::TempDir, String> {
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(&base)
         .map_err(|e| format!("making a private directory in {}: {e}", base.display()))
-}
-
-/// First thing of a command that touches the host as root: restore what a killed
-/// fwbench process left changed outside its namespaces (the host's conntrack
-/// settings; a live holder's are left alone), as messages. Not root: nothing to do.
-pub fn at_start() -> Vec<String> {
-    if crate::sys::euid() != 0 {
-        return vec![];
-    }
-    // Made (0700) before anything else of fwbench's can make it with default modes.
-    if let Err(e) = secure_dir(Path::new(DIR)) {
-        return vec![e];
-    }
-    super::conntrack::recover()
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ pub struct NdrReport {
     pub latency: Vec<LatencyPoint>,
     /// Why the answer may not be believed: its trials contradict each other (then
     /// `converged` is false), the sender fell behind below the rate found, a latency
-    /// step lost packets ([`crate::search::witness`]).
+    /// step lost packets (the `search` module's `witness`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<results::Doubt>,
 }

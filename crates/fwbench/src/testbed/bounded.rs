@@ -6,7 +6,7 @@
 //!
 //! Owns: running a command through a launcher to its end within a deadline and the cap
 //! ([`run`]), the cap on an agent's output before its first frame (used by
-//! [`crate::testbed::launcher`]), and how foreign text is shown in a message ([`shown`],
+//! the `launcher` module), and how foreign text is shown in a message ([`shown`],
 //! [`quote`], [`stderr_text`]). Must not: interpret what was printed (callers do), or
 //! import another module of the testbed (launcher and remote both build on this).
 

@@ -5,7 +5,7 @@
 //!
 //! Owns: these operations and giving hosts back on drop (ports first, then the shared
 //! SSH connections). Must not: re-address a host's interface unless the file says
-//! `manage_addresses = true` (that is `ensure_clients`, in [`super::testbed`]).
+//! `manage_addresses = true` (that is `ensure_clients`, in the `testbed` module).
 
 use super::spec::{role_label, ClientHost, FileTestbed, HostSpec, RoleHostRef, ServerHost};
 use crate::error::usage;

@@ -3,7 +3,7 @@
 //! `[gateway]` table, and a host's fields, each value with its span for messages.
 //!
 //! Owns: what keys exist (unknown keys are refused by serde, with their place). Must
-//! not: judge a value (that is [`super::parse`]'s).
+//! not: judge a value (that is the `parse` module's).
 
 use serde::Deserialize;
 use toml::Spanned;

@@ -3,7 +3,7 @@
 //! whole [`FileTestbed`].
 //!
 //! Owns: these plain types and the client address arithmetic ([`ClientAddrs`]). Must
-//! not: parse (see [`super::parse`]) or reach a host (see [`super::hosts`]).
+//! not: parse (see the `parse` module) or reach a host (see the `hosts` module).
 
 use crate::params::topology::Topology;
 use crate::testbed::launcher::Launcher;
