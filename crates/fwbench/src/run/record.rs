@@ -107,9 +107,10 @@ mod tests {
             if NEWER.contains(&name) {
                 continue;
             }
-            let p = crate::plan::axes::trial_params(
+            let p = crate::plan::build::build(
                 &crate::plan::axes::AxisValues::defaults(name.parse().unwrap()),
                 1,
+                &Default::default(),
             )
             .unwrap();
             let legacy = store::TrialRecord {
