@@ -3,8 +3,10 @@
 //! and a line of help. Each value is parsed once ([`Axis::parse`]) into its typed
 //! [`Value`]; one trial's values are an [`AxisValues`] (the registry's defaults for
 //! the workload, then what was given); [`trial_params`] builds [`TrialParams`] from
-//! it — the one builder, used by scenario files and by the trial commands (which set
-//! their typed flags on an `AxisValues`). `cli` tests hold its flags to the axes.
+//! it, called only through the front door [`crate::plan::build::build`] (which adds
+//! the caller's context and the cross-field checks) by scenario files and the trial
+//! commands (which set their typed flags on an `AxisValues`). `cli` tests hold its
+//! flags to the axes. A value refused is a [`ValueError`], its message without location.
 //! The `workload` axis names an [`Asked`]: a kind of traffic, or a search over one.
 //!
 //! Adding an axis: a row in `axes!` below (name, type, users, help, default, parser),

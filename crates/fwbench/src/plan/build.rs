@@ -114,27 +114,29 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     let by_kind = match &p.kind {
         TrialKind::Conn(..) => crate::workloads::conn::check(p),
         TrialKind::Packet(..) => crate::workloads::packet::check(p),
-        TrialKind::Echo => check_echo(p),
+        TrialKind::Echo => return check_echo(p),
     };
     by_kind.map_err(|e| Conflict(e).into())
 }
 
 /// An echo trial's transport limits, then the echo workload's own check.
-fn check_echo(p: &TrialParams) -> Result<(), String> {
+fn check_echo(p: &TrialParams) -> Result<(), PlanError> {
     if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
-        return Err(format!(
+        return Err(Conflict(format!(
             "frame size {} exceeds the largest UDP payload ({} bytes)",
             p.frame.max(),
             proto::MAX_UDP_PAYLOAD
-        ));
+        ))
+        .into());
     }
     if p.proto == Proto::Udp && p.clients as u64 + crate::params::ECHO_PORT as u64 > 65_535 {
-        return Err(format!(
+        return Err(Conflict(format!(
             "{} UDP clients need more ports than exist",
             p.clients
-        ));
+        ))
+        .into());
     }
-    crate::workloads::echo::check(p)
+    crate::workloads::echo::check(p).map_err(|e| Conflict(e).into())
 }
 
 /// A table family other than the default means something only to the nft engines:
