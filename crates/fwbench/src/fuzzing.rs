@@ -14,7 +14,7 @@ pub fn scenario(data: &[u8]) {
             assert!(plan.trials.len() as u64 <= crate::limits::MAX_TRIALS);
             assert!(plan.trials.iter().all(|t| t.key.len() == 16));
         }
-        Err(e) => assert!(e.starts_with("fuzz.toml"), "{e}"),
+        Err(e) => assert!(e.to_string().starts_with("fuzz.toml"), "{e}"),
     }
 }
 
@@ -32,7 +32,7 @@ pub fn worklang(data: &[u8]) {
             );
             assert!(!crate::worklang::commands(&jobs).is_empty());
         }
-        Err(e) => assert!(e.starts_with("fuzz.txt"), "{e}"),
+        Err(e) => assert!(e.to_string().starts_with("fuzz.txt"), "{e}"),
     }
 }
 

@@ -23,11 +23,27 @@ pub const MAX_CLIENTS: u32 = 65_000;
 /// are already more than a day of measurement. Counted before the product is built.
 pub const MAX_TRIALS: u64 = 100_000;
 
+/// A scenario with more `[[case]]` or `[[firewall]]` rows than it may have trials.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "{file}:{line}:1: {header}: {rows} {header} rows; each row is at least one trial and \
+     a scenario may have at most {MAX_TRIALS} trials (row {} is on this line)",
+    MAX_TRIALS + 1
+)]
+pub struct TooManyRows {
+    pub file: String,
+    /// The line of the first row beyond the limit.
+    pub line: usize,
+    /// `[[case]]` or `[[firewall]]`.
+    pub header: String,
+    pub rows: usize,
+}
+
 /// Refuse a scenario text with more `[[case]]` or `[[firewall]]` rows than
 /// [`MAX_TRIALS`] before it is parsed (657 000 rows took ~1 GB of memory in the TOML
 /// parser before the trial count was checked): the message names the file, the line of
 /// the first row beyond the limit and the count.
-pub fn check_table_rows(file: &str, text: &str) -> Result<(), String> {
+pub fn check_table_rows(file: &str, text: &str) -> Result<(), TooManyRows> {
     for table in ["case", "firewall"] {
         let header = format!("[[{table}]]");
         // A header line, spaces inside the brackets allowed (`[[ case ]]`).
@@ -46,16 +62,80 @@ pub fn check_table_rows(file: &str, text: &str) -> Result<(), String> {
             .map(|(i, _)| i + 1)
             .collect();
         if rows.len() as u64 > MAX_TRIALS {
-            return Err(format!(
-                "{file}:{}:1: {header}: {} {header} rows; each row is at least one trial and \
-                 a scenario may have at most {MAX_TRIALS} trials (row {} is on this line)",
-                rows[MAX_TRIALS as usize],
-                rows.len(),
-                MAX_TRIALS + 1
-            ));
+            return Err(TooManyRows {
+                file: file.to_string(),
+                line: rows[MAX_TRIALS as usize],
+                header,
+                rows: rows.len(),
+            });
         }
     }
     Ok(())
+}
+
+/// Longest label of a trial, a `[[case]]` or a `[[firewall]]` row, in bytes. Every
+/// trial carries its label (a scenario may have [`MAX_TRIALS`] of them) and its key
+/// hashes it: a 1 MB label with 1000 repetitions took 3.1 GB for `run --dry-run`, and
+/// 20 MB ran out of memory. A label is a few words for a table's row.
+pub const MAX_LABEL: usize = 4096;
+
+/// Longest name (a scenario's `name`, a testbed's name), in bytes: names are printed
+/// in headings and stored with every run.
+pub const MAX_NAME: usize = 4096;
+
+/// Longest `description` of a scenario, in bytes (it may span lines).
+pub const MAX_DESCRIPTION: usize = 64 << 10;
+
+/// Longest path of a file a scenario names (`import`, `import_ipset`, `[testbed]
+/// file`), in bytes: Linux's `PATH_MAX`.
+pub const MAX_PATH: usize = 4096;
+
+/// Longest text of any other value of a scenario (an axis value, a program name, an
+/// `aim`), in bytes: the longest meaningful one is a path or a command line.
+pub const MAX_VALUE_TEXT: usize = 4096;
+
+/// Which control characters a text may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    /// One line: no control character at all (labels, names, values).
+    One,
+    /// Several lines: tab and newline allowed (a description).
+    Several,
+}
+
+/// A text a user gave that is too long or holds a control character.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    #[error("{len} bytes long, more than the {max} bytes allowed")]
+    TooLong { len: usize, max: usize },
+    #[error(
+        "control character U+{code:04X} at byte {at}; NUL, ESC and the other control \
+         characters are refused (they would reach terminals and reports)"
+    )]
+    Control { code: u32, at: usize },
+}
+
+/// Check a text a user gave: at most `max` bytes, no control characters (but tab and
+/// newline for [`Lines::Several`]). The length is checked first, so a huge text is
+/// refused without being scanned.
+pub fn check_text(text: &str, max: usize, lines: Lines) -> Result<(), TextError> {
+    if text.len() > max {
+        return Err(TextError::TooLong {
+            len: text.len(),
+            max,
+        });
+    }
+    let allowed = |c: char| lines == Lines::Several && (c == '\t' || c == '\n');
+    match text
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && !allowed(c))
+    {
+        Some((at, c)) => Err(TextError::Control {
+            code: u32::from(c),
+            at,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Most values one `A..B step S` range of a scenario expands to.
@@ -109,9 +189,30 @@ pub const MAX_PING_COUNT: u32 = 100_000_000;
 /// path here reaches.
 pub const MAX_PPS: f64 = proto::MAX_PPS;
 
-/// Why a user file cannot be read, already phrased for a message after the file name.
-fn refuse(path: &Path, what: &str, why: impl std::fmt::Display) -> String {
-    format!("{}: cannot read {what}: {why}", path.display())
+/// Why a user file cannot be read: `{path}: cannot read {what}: {why}`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: cannot read {what}: {why}", path.display())]
+pub struct UnreadableFile {
+    pub path: std::path::PathBuf,
+    /// Which kind of file (`scenario`, `rule import`, …).
+    pub what: String,
+    /// Why, phrased for after the file name.
+    pub why: String,
+}
+
+/// For callers that carry messages as text.
+impl From<UnreadableFile> for String {
+    fn from(e: UnreadableFile) -> String {
+        e.to_string()
+    }
+}
+
+fn refuse(path: &Path, what: &str, why: impl std::fmt::Display) -> UnreadableFile {
+    UnreadableFile {
+        path: path.to_path_buf(),
+        what: what.to_string(),
+        why: why.to_string(),
+    }
 }
 
 /// Read a file the user named (`what` says which kind, for messages): only regular
@@ -119,7 +220,7 @@ fn refuse(path: &Path, what: &str, why: impl std::fmt::Display) -> String {
 /// or a directory is refused without reading (a FIFO without a writer would block
 /// the open itself, so the file is opened non-blocking and checked again once open).
 /// Every user file of the binary is read through here.
-pub fn read_user_file(path: &Path, what: &str) -> Result<String, String> {
+pub fn read_user_file(path: &Path, what: &str) -> Result<String, UnreadableFile> {
     use std::os::unix::fs::OpenOptionsExt;
     let meta = std::fs::metadata(path).map_err(|e| refuse(path, what, e))?;
     let regular = |m: &std::fs::Metadata| {
@@ -207,27 +308,31 @@ mod tests {
         let ok = dir.join("ok.toml");
         std::fs::write(&ok, "name = \"x\"\n").unwrap();
         assert_eq!(read_user_file(&ok, "scenario").unwrap(), "name = \"x\"\n");
-        let e = read_user_file(Path::new("/dev/zero"), "scenario").unwrap_err();
+        let e = read_user_file(Path::new("/dev/zero"), "scenario")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("/dev/zero") && e.contains("character device"),
             "{e}"
         );
-        let e = read_user_file(&dir, "workload file").unwrap_err();
+        let e = read_user_file(&dir, "workload file")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a directory"), "{e}");
         // A FIFO without a writer: refused at once, not a hang.
         let fifo = dir.join("fifo");
         let st = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(st.unwrap().success());
-        let e = read_user_file(&fifo, "import").unwrap_err();
+        let e = read_user_file(&fifo, "import").unwrap_err().to_string();
         assert!(e.contains("a FIFO") && e.contains("import"), "{e}");
         // Larger than the limit (a sparse file: no disk used).
         let big = dir.join("big");
         let f = std::fs::File::create(&big).unwrap();
         f.set_len(MAX_INPUT_FILE + 1).unwrap();
-        let e = read_user_file(&big, "import").unwrap_err();
+        let e = read_user_file(&big, "import").unwrap_err().to_string();
         assert!(e.contains("larger than 128 MiB"), "{e}");
         std::fs::write(&big, b"*filter\n:INPUT ACCEPT\xff\n").unwrap();
-        let e = read_user_file(&big, "import").unwrap_err();
+        let e = read_user_file(&big, "import").unwrap_err().to_string();
         assert!(
             e.ends_with("not UTF-8 text (line 2, byte 14 of the line; byte 21 of the file)"),
             "{e}"
@@ -236,10 +341,34 @@ mod tests {
     }
 
     #[test]
+    fn texts_are_bounded_and_one_line_texts_hold_no_control_characters() {
+        assert_eq!(check_text("seed 003: nft", MAX_LABEL, Lines::One), Ok(()));
+        assert_eq!(
+            check_text(&"x".repeat(MAX_LABEL + 1), MAX_LABEL, Lines::One),
+            Err(TextError::TooLong {
+                len: MAX_LABEL + 1,
+                max: MAX_LABEL
+            })
+        );
+        assert_eq!(
+            check_text("a\u{1b}[31m", MAX_LABEL, Lines::One),
+            Err(TextError::Control { code: 0x1b, at: 1 })
+        );
+        assert!(check_text("a\0", MAX_LABEL, Lines::One).is_err());
+        assert!(check_text("a\tb", MAX_LABEL, Lines::One).is_err());
+        assert_eq!(check_text("a\tb\nc", MAX_NAME, Lines::Several), Ok(()));
+        assert!(check_text("a\u{7f}", MAX_NAME, Lines::Several).is_err());
+        let e = check_text("\u{1b}", 10, Lines::One)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("control character U+001B at byte 0;"), "{e}");
+    }
+
+    #[test]
     fn too_many_case_rows_are_refused_before_parsing_with_their_line() {
         let row = "[[case]]\nrules = 1\n";
         let text = format!("name = \"x\"\n{}", row.repeat(MAX_TRIALS as usize + 2));
-        let e = check_table_rows("s.toml", &text).unwrap_err();
+        let e = check_table_rows("s.toml", &text).unwrap_err().to_string();
         // Row 100 001 starts on line 2 + 2 × 100 000.
         assert!(
             e.starts_with(&format!(
@@ -252,6 +381,7 @@ mod tests {
         let fw = "[[ firewall ]]\n".repeat(MAX_TRIALS as usize + 1);
         assert!(check_table_rows("f.toml", &fw)
             .unwrap_err()
+            .to_string()
             .contains("[[firewall]]"));
     }
 }

@@ -56,8 +56,42 @@ enum Tok {
 /// 1-based (line, column).
 type At = (usize, usize);
 
+/// Why a workload file is refused (bad input); every message starts with the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkloadError {
+    /// `file:line:col: why`.
+    #[error("{file}:{line}:{col}: {why}")]
+    At {
+        file: String,
+        line: usize,
+        col: usize,
+        why: String,
+    },
+    /// The file as a whole: `file: why`.
+    #[error("{file}: {why}")]
+    File { file: String, why: String },
+}
+
+impl WorkloadError {
+    fn at(file: &str, (line, col): At, why: impl std::fmt::Display) -> WorkloadError {
+        WorkloadError::At {
+            file: file.to_string(),
+            line,
+            col,
+            why: why.to_string(),
+        }
+    }
+}
+
+/// For callers that carry messages as text (`error::usage`).
+impl From<WorkloadError> for String {
+    fn from(e: WorkloadError) -> String {
+        e.to_string()
+    }
+}
+
 /// Tokens with where they start.
-fn lex(file: &str, text: &str) -> Result<Vec<(Tok, At)>, String> {
+fn lex(file: &str, text: &str) -> Result<Vec<(Tok, At)>, WorkloadError> {
     let mut out = Vec::new();
     let mut chars = text.chars().peekable();
     let (mut line, mut col) = (1usize, 1usize);
@@ -96,12 +130,11 @@ fn lex(file: &str, text: &str) -> Result<Vec<(Tok, At)>, String> {
                 let mut s = String::new();
                 loop {
                     match chars.next() {
-                        None | Some('\n') => {
-                            return Err(format!(
-                                "{file}:{}:{}: unterminated string (a command string ends with \" on the same line)",
-                                at.0, at.1
-                            ))
-                        }
+                        None | Some('\n') => return Err(WorkloadError::at(
+                            file,
+                            at,
+                            "unterminated string (a command string ends with \" on the same line)",
+                        )),
                         Some('"') => {
                             bump('"', &mut line, &mut col);
                             break;
@@ -141,15 +174,15 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn err(&self, at: (usize, usize), msg: impl std::fmt::Display) -> String {
-        format!("{}:{}:{}: {msg}", self.file, at.0, at.1)
+    fn err(&self, at: At, msg: impl std::fmt::Display) -> WorkloadError {
+        WorkloadError::at(self.file, at, msg)
     }
 
     fn peek(&self) -> Option<&(Tok, At)> {
         self.toks.get(self.pos)
     }
 
-    fn next(&mut self) -> Result<(Tok, At), String> {
+    fn next(&mut self) -> Result<(Tok, At), WorkloadError> {
         let t = self.toks.get(self.pos).cloned().ok_or_else(|| {
             self.err(
                 self.end,
@@ -160,7 +193,7 @@ impl Parser<'_> {
         Ok(t)
     }
 
-    fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, String> {
+    fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, WorkloadError> {
         match self.next()? {
             (Tok::Word(w), at) => w
                 .parse()
@@ -169,7 +202,7 @@ impl Parser<'_> {
         }
     }
 
-    fn seconds(&mut self, what: &str) -> Result<f64, String> {
+    fn seconds(&mut self, what: &str) -> Result<f64, WorkloadError> {
         match self.next()? {
             (Tok::Word(w), at) => {
                 let (num, mult) = match w.strip_suffix("ms") {
@@ -192,7 +225,7 @@ impl Parser<'_> {
     }
 
     /// `{ job+ }`
-    fn block(&mut self, keyword: &str) -> Result<Vec<Job>, String> {
+    fn block(&mut self, keyword: &str) -> Result<Vec<Job>, WorkloadError> {
         match self.next()? {
             (Tok::Open, at) if self.depth >= MAX_WORKLOAD_DEPTH => {
                 return Err(self.err(
@@ -210,7 +243,7 @@ impl Parser<'_> {
     }
 
     /// The jobs of a block up to its `}`.
-    fn block_body(&mut self, keyword: &str) -> Result<Vec<Job>, String> {
+    fn block_body(&mut self, keyword: &str) -> Result<Vec<Job>, WorkloadError> {
         let mut jobs = Vec::new();
         loop {
             match self.peek() {
@@ -234,7 +267,7 @@ impl Parser<'_> {
         }
     }
 
-    fn repeat(&mut self, keyword: &str) -> Result<u32, String> {
+    fn repeat(&mut self, keyword: &str) -> Result<u32, WorkloadError> {
         let at = self.peek().map(|t| t.1).unwrap_or(self.end);
         let n: u32 = self.number("repeat count")?;
         if n == 0 || n > MAX_REPEAT {
@@ -246,7 +279,7 @@ impl Parser<'_> {
         Ok(n)
     }
 
-    fn job(&mut self) -> Result<Job, String> {
+    fn job(&mut self) -> Result<Job, WorkloadError> {
         let (tok, at) = self.next()?;
         let Tok::Word(w) = tok else {
             return Err(self.err(
@@ -304,7 +337,7 @@ impl Parser<'_> {
 }
 
 /// Parse a workload file: one or more jobs. Errors name `file:line:column`.
-pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, String> {
+pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, WorkloadError> {
     let toks = lex(file, text)?;
     let end = text
         .lines()
@@ -327,21 +360,27 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Job>, String> {
         jobs.push(p.job()?);
     }
     if jobs.is_empty() {
-        return Err(format!("{file}: no jobs (give at least one command)"));
+        return Err(WorkloadError::File {
+            file: file.to_string(),
+            why: "no jobs (give at least one command)".into(),
+        });
     }
     let n = count(&jobs);
     if n > MAX_COMMANDS {
-        return Err(format!(
-            "{file}: expands to {n} commands, more than {MAX_COMMANDS}"
-        ));
+        return Err(WorkloadError::File {
+            file: file.to_string(),
+            why: format!("expands to {n} commands, more than {MAX_COMMANDS}"),
+        });
     }
     if let Some((n, (l, c))) = jobs
         .iter()
         .map(|j| (concurrency(j), first_at(j)))
         .find(|(n, _)| *n > MAX_CONCURRENT_COMMANDS)
     {
-        return Err(format!(
-            "{file}:{l}:{c}: runs up to {n} commands at once, more than {MAX_CONCURRENT_COMMANDS}"
+        return Err(WorkloadError::at(
+            file,
+            (l, c),
+            format!("runs up to {n} commands at once, more than {MAX_CONCURRENT_COMMANDS}"),
         ));
     }
     Ok(jobs)
@@ -588,7 +627,7 @@ mod tests {
     fn deep_nesting_and_huge_parallelism_are_refused() {
         // 20 000 levels overflowed the parser's stack; now: a message at the 65th '{'.
         let deep = "sequential { ".repeat(20_000) + "command \"true\"" + &" }".repeat(20_000);
-        let e = parse("w.txt", &deep).unwrap_err();
+        let e = parse("w.txt", &deep).unwrap_err().to_string();
         assert!(
             e.starts_with("w.txt:1:")
                 && e.contains(&format!("nested more than {MAX_WORKLOAD_DEPTH} deep")),
@@ -599,15 +638,21 @@ mod tests {
             + &" }".repeat(MAX_WORKLOAD_DEPTH);
         parse("w.txt", &ok).unwrap();
         // parallel 1000000 panicked when thread creation failed.
-        let e = parse("w.txt", "\nparallel 1000000 { command \"true\" }").unwrap_err();
+        let e = parse("w.txt", "\nparallel 1000000 { command \"true\" }")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("w.txt:2:20: runs up to 1000000 commands at once, more than 1024"),
             "{e}"
         );
         // Nested: the product counts.
-        let e = parse("w", "parallel 40 { parallel 40 { command \"a\" } }").unwrap_err();
+        let e = parse("w", "parallel 40 { parallel 40 { command \"a\" } }")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1600 commands at once"), "{e}");
-        let e = parse("w", "random 2000 1 0 0 { command \"a\" }").unwrap_err();
+        let e = parse("w", "random 2000 1 0 0 { command \"a\" }")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("2000 commands at once"), "{e}");
         let j = parse("w", "sequential 1000 { parallel 1024 { command \"a\" } }").unwrap();
         assert_eq!(concurrency(&j[0]), 1024);
@@ -615,7 +660,7 @@ mod tests {
 
     #[test]
     fn errors_name_line_and_column() {
-        let e = |t: &str| parse("w.txt", t).unwrap_err();
+        let e = |t: &str| parse("w.txt", t).unwrap_err().to_string();
         assert_eq!(
             e("sequential 3 {\n  comand \"x\"\n}"),
             "w.txt:2:3: unknown job 'comand' (expected command, sequential, parallel or random)"

@@ -170,3 +170,86 @@ fn nonsense_counts_rates_and_durations_are_refused() {
         &["Bad_Name"],
     );
 }
+
+/// Issue 38: a negative number given to a numeric flag reaches the flag's value parser
+/// and gets its message (as `--rate -5` did), not clap's "unexpected argument" or "a
+/// value is required".
+#[test]
+fn negative_numbers_get_the_values_own_message() {
+    for (args, needles) in [
+        (
+            &["echo", "-t", "-1"][..],
+            &["--duration", "'-1' must be greater than zero"][..],
+        ),
+        (
+            &["flood", "--flows", "-1"],
+            &["--flows", "'-1' is not a whole number of at least 1"],
+        ),
+        (
+            &["ping", "--count", "-5"],
+            &["--count", "'-5' is not a whole number of at least 1"],
+        ),
+        (
+            &["echo", "-n", "-3"],
+            &["--clients", "'-3' is not a whole number of clients"],
+        ),
+        (
+            &["flood", "--frame", "-64"],
+            &["--frame", "-64 is not in 1..=65535"],
+        ),
+        (
+            &["flood", "--rate", "-5"],
+            &["--rate", "'-5' must be greater than zero"],
+        ),
+    ] {
+        let (_, err) = refused(args);
+        for n in needles {
+            assert!(err.contains(n), "fwbench {args:?}: '{n}' not in: {err}");
+        }
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
+}
+
+/// Issue 38: a 20 MB label with 1000 repetitions (it ran out of memory in the trial
+/// keys; 1 MB took 3.1 GB) is refused at its line at once, within 1 GiB of address
+/// space; an ESC in a label is refused with its character.
+#[test]
+fn huge_labels_and_control_characters_are_refused_at_their_line() {
+    let d = TempDir::new();
+    let text = format!(
+        "repetitions = 1000\n[[case]]\nclients = 2\nlabel = \"{}\"\n",
+        "x".repeat(20 << 20)
+    );
+    let s = d.write("big.toml", text);
+    let t0 = Instant::now();
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\"", bin()])
+        .args(["run", "--dry-run", s.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a 20 MB label was not refused within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", &err[..err.len().min(500)]);
+    assert!(
+        err.contains("big.toml:4:9: case[1].label: 20971520 bytes long, more than the 4096"),
+        "{}",
+        &err[..err.len().min(500)]
+    );
+    dry_run_refused(
+        &d,
+        "esc.toml",
+        "[[case]]\nclients = 2\nlabel = \"red \\u001b[31m\"\n",
+        &["esc.toml:3:9: case[1].label: control character U+001B at byte 4"],
+    );
+}

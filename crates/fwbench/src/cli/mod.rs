@@ -221,10 +221,10 @@ impl Live for NoLive {
 #[command(next_help_heading = "Traffic")]
 struct EchoArgs {
     /// Number of client connections (n), each with its own source address
-    #[arg(long, short = 'n', default_value = "5", value_parser = parse_clients)]
+    #[arg(long, short = 'n', default_value = "5", value_parser = parse_clients, allow_negative_numbers = true)]
     clients: u32,
     /// Frame size (f) in bytes, header included: fixed (64) or ranged per cycle (64-1024)
-    #[arg(long, short = 'f', default_value = "64", value_parser = frame)]
+    #[arg(long, short = 'f', default_value = "64", value_parser = frame, allow_negative_numbers = true)]
     frame_size: FrameSize,
     /// Transport protocol (P): tcp, udp or sctp
     #[arg(long, short = 'P', default_value = "tcp", value_parser = protocol)]
@@ -233,7 +233,7 @@ struct EchoArgs {
     #[arg(long, short = 'T', default_value = "epoll", value_parser = server_mode)]
     server: ServerMode,
     /// A send not completed within this many ms counts as unsent (UDP: reply wait)
-    #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
+    #[arg(long, default_value = "500", value_parser = parse_timeout_ms, allow_negative_numbers = true)]
     timeout_ms: u32,
     /// Seed of the frame-size PRNG (recorded; random if not given)
     #[arg(long)]
@@ -260,14 +260,14 @@ pub struct TrialArgs {
     )]
     ipv6: bool,
     /// Trial duration (t): 10, 2.5s, 500ms, 1m (with --until-ci: the minimum)
-    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration, help_heading = "Traffic")]
+    #[arg(long, short = 't', default_value = "5", value_parser = parse_duration, allow_negative_numbers = true, help_heading = "Traffic")]
     duration: f64,
     /// Adaptive length: stop once the 95 % CI of the rate (200-ms windows) is within
     /// this, e.g. 1%, between --duration and --max-duration
-    #[arg(long, value_name = "PCT", value_parser = positive_ratio, help_heading = "Traffic")]
+    #[arg(long, value_name = "PCT", value_parser = positive_ratio, allow_negative_numbers = true, help_heading = "Traffic")]
     until_ci: Option<f64>,
     /// Longest adaptive trial
-    #[arg(long, default_value = "60", value_parser = parse_duration, help_heading = "Traffic")]
+    #[arg(long, default_value = "60", value_parser = parse_duration, allow_negative_numbers = true, help_heading = "Traffic")]
     max_duration: f64,
     /// Topology: forward (default), direct (null firewall), input, proxy (TCP relay in the
     /// gateway; connection workloads). With --testbed, the testbed's
@@ -289,7 +289,7 @@ pub struct TrialArgs {
     /// Run N trials of this configuration, stored in one run (for `fwbench compare`:
     /// n ≥ 2 a side makes a change testable); not for searches
     #[arg(long, value_name = "N", default_value = "1",
-          value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Traffic")]
+          value_parser = clap::value_parser!(u32).range(1..=100_000), allow_negative_numbers = true, help_heading = "Traffic")]
     repeat: u32,
     /// Print one JSON object on stdout instead of text (shape: docs/schema/trial.json)
     #[arg(long, short = 'J', help_heading = "Output")]
@@ -304,29 +304,29 @@ pub struct StreamArgs {
     /// frame:N for an Ethernet frame of N bytes incl. FCS (RFC 2544), or a mix of frame
     /// sizes: imix (64/576/1500, 7:4:1), csit-imix (64/570/1518, 7:4:1) or
     /// FRAME:WEIGHT,… (64:7,576:4,1500:1) [flood: 18 = 64-byte IPv4 frame; flow: 128]
-    #[arg(long, short = 's', value_parser = packet_size)]
+    #[arg(long, short = 's', value_parser = packet_size, allow_negative_numbers = true)]
     size: Option<proto::PacketSize>,
     /// Ethernet frame size incl. FCS (RFC 2544: 64, 128, 256, 512, 1024, 1280, 1518); same as --size frame:N
-    #[arg(long, conflicts_with = "size", value_parser = clap::value_parser!(u32).range(1..=65535))]
+    #[arg(long, conflicts_with = "size", value_parser = clap::value_parser!(u32).range(1..=65535), allow_negative_numbers = true)]
     frame: Option<u32>,
     /// Number of flows (distinct source ports; source addresses up to --sources)
-    #[arg(long, default_value = "1", value_parser = count)]
+    #[arg(long, default_value = "1", value_parser = count, allow_negative_numbers = true)]
     flows: u32,
     /// Distinct source addresses the flows are spread over
-    #[arg(long, default_value = "1", value_parser = parse_clients)]
+    #[arg(long, default_value = "1", value_parser = parse_clients, allow_negative_numbers = true)]
     sources: u32,
     /// Distinct destination addresses the flows are spread over (the server's, then
     /// 198.19.1.1 … / 2001:2:0:2::d:1 … added to the server): flow i to destination i mod N
-    #[arg(long, default_value = "1", value_parser = count)]
+    #[arg(long, default_value = "1", value_parser = count, allow_negative_numbers = true)]
     dsts: u32,
     /// Sender threads (flow i belongs to thread i mod K)
-    #[arg(long, short = 'k', default_value = "1", value_parser = count)]
+    #[arg(long, short = 'k', default_value = "1", value_parser = count, allow_negative_numbers = true)]
     threads: u32,
     /// Receiver threads (sockets sharing the port with SO_REUSEPORT)
-    #[arg(long, default_value = "1", value_parser = count)]
+    #[arg(long, default_value = "1", value_parser = count, allow_negative_numbers = true)]
     sink_threads: u32,
     /// Packets per sendmmsg(2) call
-    #[arg(long, default_value = "64", value_parser = count)]
+    #[arg(long, default_value = "64", value_parser = count, allow_negative_numbers = true)]
     batch: u32,
     /// udp (sockets, sendmmsg), raw (Ethernet frames via AF_PACKET, as trafgen) or xdp
     /// (Ethernet frames via AF_XDP, zero-copy where the driver has it)
@@ -368,17 +368,17 @@ pub struct StreamArgs {
 pub struct CtArgs {
     /// nf_conntrack_max during the trial (global on kernels where a namespace cannot set
     /// it: set host-wide under a lock and restored exactly)
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, allow_negative_numbers = true)]
     ct_max: Option<u32>,
     /// Conntrack hash buckets during the trial (global, as --ct-max)
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, allow_negative_numbers = true)]
     ct_buckets: Option<u32>,
     /// Unreplied-UDP conntrack timeout in seconds (nf_conntrack_udp_timeout, per namespace)
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, allow_negative_numbers = true)]
     ct_udp_timeout: Option<u32>,
     /// Table fill: N idle UDP entries in the gateway's conntrack table during the trial
     /// (its traffic's flows are looked up among them; up to 1000000)
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, allow_negative_numbers = true)]
     ct_fill: Option<u32>,
 }
 
@@ -444,16 +444,16 @@ struct FlowArgs {
 #[command(next_help_heading = "Traffic")]
 struct PingArgs {
     /// UDP payload bytes (at least 8: the sequence number); seed 003 uses 8 and 1000
-    #[arg(long, short = 's', default_value = "8", value_parser = packet_size)]
+    #[arg(long, short = 's', default_value = "8", value_parser = packet_size, allow_negative_numbers = true)]
     size: proto::PacketSize,
     /// Stop after this many probes (the trial still ends at --duration at the latest)
-    #[arg(long, short = 'c', value_parser = count)]
+    #[arg(long, short = 'c', value_parser = count, allow_negative_numbers = true)]
     count: Option<u32>,
     /// Gap between probes: 0 (back to back, default), 250us, 10ms, 1s
-    #[arg(long, short = 'i', default_value = "0", value_parser = crate::params::values::parse_interval)]
+    #[arg(long, short = 'i', default_value = "0", value_parser = crate::params::values::parse_interval, allow_negative_numbers = true)]
     interval: u64,
     /// A reply not received within this many ms counts as lost
-    #[arg(long, default_value = "500", value_parser = parse_timeout_ms)]
+    #[arg(long, default_value = "500", value_parser = parse_timeout_ms, allow_negative_numbers = true)]
     timeout_ms: u32,
     /// Destination port of the probes (the reflector listens there; a range: its first)
     #[arg(long, value_parser = crate::params::packet::parse_ports)]
@@ -473,13 +473,13 @@ struct PingArgs {
 #[command(next_help_heading = "Traffic")]
 pub struct ConnArgs {
     /// Sessions in total; without it, sessions run back to back for --duration
-    #[arg(long, short = 'c', value_parser = session_count)]
+    #[arg(long, short = 'c', value_parser = session_count, allow_negative_numbers = true)]
     count: Option<u64>,
     /// Connect and read timeout
-    #[arg(long, default_value = "5000", value_parser = parse_timeout_ms)]
+    #[arg(long, default_value = "5000", value_parser = parse_timeout_ms, allow_negative_numbers = true)]
     timeout_ms: u32,
     /// Proxy topology: bytes per read/write of the gateway's relay (the study's `shovel`)
-    #[arg(long, default_value = "16K", value_parser = size_u32)]
+    #[arg(long, default_value = "16K", value_parser = size_u32, allow_negative_numbers = true)]
     proxy_buffer: u32,
     /// Do not check received bytes against the generated pattern
     #[arg(long)]
@@ -491,13 +491,13 @@ pub struct ConnArgs {
 struct SessionsArgs {
     /// Sessions at once: 1 = sequential (latency), N = parallel (sessions/s), auto = search
     /// the parallelism with the most sessions/s (the study's "sweet spot")
-    #[arg(long, short = 'p', default_value = "1", value_parser = parallelism)]
+    #[arg(long, short = 'p', default_value = "1", value_parser = parallelism, allow_negative_numbers = true)]
     parallel: u32,
     /// Bytes the client sends per session, the 16-byte header included
-    #[arg(long, default_value = "64", value_parser = size_u32)]
+    #[arg(long, default_value = "64", value_parser = size_u32, allow_negative_numbers = true)]
     request: u32,
     /// Bytes the server answers per session (e.g. 512, 4K)
-    #[arg(long, default_value = "512", value_parser = size_u64)]
+    #[arg(long, default_value = "512", value_parser = size_u64, allow_negative_numbers = true)]
     response: u64,
     #[command(flatten)]
     conn: ConnArgs,
@@ -509,14 +509,14 @@ struct SessionsArgs {
 #[command(next_help_heading = "Traffic")]
 struct BulkArgs {
     /// Bytes per transfer (seed 003: 1.7M)
-    #[arg(long, short = 's', default_value = "1700000", value_parser = size_u64)]
+    #[arg(long, short = 's', default_value = "1700000", value_parser = size_u64, allow_negative_numbers = true)]
     size: u64,
     /// Transfers at once (seed 003: 1, and 3 with --count 9)
-    #[arg(long, short = 'p', default_value = "1", value_parser = count)]
+    #[arg(long, short = 'p', default_value = "1", value_parser = count, allow_negative_numbers = true)]
     parallel: u32,
     /// Zero-byte sessions measured first, to split the per-session overhead out of the
     /// transfer time (0: no split)
-    #[arg(long, default_value = "10", value_parser = crate::params::values::parse_count0)]
+    #[arg(long, default_value = "10", value_parser = crate::params::values::parse_count0, allow_negative_numbers = true)]
     overhead_sessions: u32,
     #[command(flatten)]
     conn: ConnArgs,
@@ -528,10 +528,10 @@ struct BulkArgs {
 #[command(next_help_heading = "Traffic")]
 struct HttpArgs {
     /// Object size (seed 004: 8M)
-    #[arg(long, short = 's', default_value = "8M", value_parser = size_u64)]
+    #[arg(long, short = 's', default_value = "8M", value_parser = size_u64, allow_negative_numbers = true)]
     size: u64,
     /// Downloads at once
-    #[arg(long, short = 'p', default_value = "1", value_parser = count)]
+    #[arg(long, short = 'p', default_value = "1", value_parser = count, allow_negative_numbers = true)]
     parallel: u32,
     /// Serve with this program instead of the built-in server: nginx
     #[arg(long, value_name = "PROGRAM")]
@@ -549,10 +549,10 @@ struct HttpArgs {
 #[command(next_help_heading = "Traffic")]
 struct ConnectionsArgs {
     /// Most connections to open
-    #[arg(long, default_value = "10000", value_parser = count)]
+    #[arg(long, default_value = "10000", value_parser = count, allow_negative_numbers = true)]
     limit: u32,
     /// Hold them this long once opening stopped, then check how many are still open
-    #[arg(long, default_value = "1", value_parser = crate::params::values::parse_duration0)]
+    #[arg(long, default_value = "1", value_parser = crate::params::values::parse_duration0, allow_negative_numbers = true)]
     hold: f64,
     #[command(flatten)]
     conn: ConnArgs,
@@ -574,16 +574,16 @@ struct MlrArgs {
     #[arg(long, default_value = "0,0.5%", value_parser = crate::params::search::parse_goals, help_heading = "Search")]
     goals: ::std::vec::Vec<f64>, // (the whole list is one value)
     /// Length of the first phase's trials (the last phase's are --duration long)
-    #[arg(long, default_value = "1", value_parser = parse_duration, help_heading = "Search")]
+    #[arg(long, default_value = "1", value_parser = parse_duration, allow_negative_numbers = true, help_heading = "Search")]
     initial_duration: f64,
     /// Width of each goal's final bracket, relative to its upper bound
-    #[arg(long, default_value = "0.5%", value_parser = ratio, help_heading = "Search")]
+    #[arg(long, default_value = "0.5%", value_parser = ratio, allow_negative_numbers = true, help_heading = "Search")]
     precision: f64,
     /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
     #[arg(long, value_parser = rate, allow_hyphen_values = true, help_heading = "Search")]
     max_rate: Option<proto::Rate>,
     /// Most trials (the ceiling probe counted)
-    #[arg(long, default_value = "60", value_parser = count, help_heading = "Search")]
+    #[arg(long, default_value = "60", value_parser = count, allow_negative_numbers = true, help_heading = "Search")]
     max_trials: u32,
     /// After the search: one-way delay at these fractions of the NDR found (none: skip)
     #[arg(long, default_value = "10%,50%,90%,100%", value_parser = crate::params::search::parse_fractions, help_heading = "Search")]
@@ -594,16 +594,16 @@ struct MlrArgs {
 #[command(next_help_heading = "Search")]
 pub struct SearchArgs {
     /// Loss ratio allowed: 0 = NDR (RFC 2544 throughput); e.g. 0.1% or 0.001 for a PDR
-    #[arg(long, default_value = "0", value_parser = ratio)]
+    #[arg(long, default_value = "0", value_parser = ratio, allow_negative_numbers = true)]
     pub loss: f64,
     /// Stop when the bounds are this close, relative to the upper bound (e.g. 1%)
-    #[arg(long, default_value = "2%", value_parser = ratio)]
+    #[arg(long, default_value = "2%", value_parser = ratio, allow_negative_numbers = true)]
     pub precision: f64,
     /// Upper bound of the search in packets/s (or bits/s); default: what a max-rate flood gets through
     #[arg(long, value_parser = rate, allow_hyphen_values = true)]
     pub max_rate: Option<proto::Rate>,
     /// Most search steps (the ceiling probe and confirmation trials not counted)
-    #[arg(long, default_value = "20", value_parser = count)]
+    #[arg(long, default_value = "20", value_parser = count, allow_negative_numbers = true)]
     pub max_trials: u32,
     /// After the search: one-way delay at these fractions of the rate found (none: skip)
     #[arg(long, default_value = "10%,50%,90%,100%", value_parser = crate::params::search::parse_fractions)]
@@ -620,10 +620,10 @@ struct DegradeArgs {
     #[arg(long, default_value = "20000", value_parser = rule_count)]
     max_rules: u32,
     /// Stop when the bracket of rule counts is this narrow
-    #[arg(long, default_value = "250", value_parser = count)]
+    #[arg(long, default_value = "250", value_parser = count, allow_negative_numbers = true)]
     resolution: u32,
     /// Loss ratio that counts as degraded (e.g. 0.1%)
-    #[arg(long, default_value = "0.1%", value_parser = ratio)]
+    #[arg(long, default_value = "0.1%", value_parser = ratio, allow_negative_numbers = true)]
     loss: f64,
     #[command(flatten)]
     stream: StreamArgs,
@@ -672,7 +672,7 @@ enum RulesCmd {
         #[arg(long, value_parser = rule_count, allow_hyphen_values = true)]
         count: Option<u32>,
         /// Clients the rule set is for (seed000 models: rules per client)
-        #[arg(long, default_value = "5", value_parser = parse_clients)]
+        #[arg(long, default_value = "5", value_parser = parse_clients, allow_negative_numbers = true)]
         clients: u32,
         #[arg(long, short = 'P', default_value = "tcp", value_parser = protocol)]
         proto: Proto,
@@ -886,7 +886,7 @@ pub fn run() -> Result<ExitCode> {
             v.clients = clients;
             v.proto = proto;
             v.family = family;
-            let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
+            let p = crate::plan::build::build(&v, 0, &Default::default()).map_err(usage)?;
             match crate::rules::render_text(&p).map_err(usage)? {
                 Some(text) => print!("{text}"),
                 None => println!("# engine none: nothing is installed (the baseline)"),
@@ -983,15 +983,17 @@ impl<T: Args + Flags, L: Args + Live> Trial<T, L> {
         let mut v = AxisValues::defaults(self.own.asked());
         self.own.set(&mut v);
         self.trial.set(&mut v)?;
-        let mut p = crate::plan::axes::trial_params(&v, self.own.seed()).map_err(usage)?;
-        p.adaptive = self
-            .trial
-            .until_ci
-            .map(|precision| crate::params::Adaptive {
-                precision,
-                max_s: self.trial.max_duration,
-            });
-        crate::plan::scenario::check_combination(&p).map_err(usage)?;
+        let cx = crate::plan::build::Context {
+            adaptive: self
+                .trial
+                .until_ci
+                .map(|precision| crate::params::Adaptive {
+                    precision,
+                    max_s: self.trial.max_duration,
+                }),
+            ..Default::default()
+        };
+        let p = crate::plan::build::build(&v, self.own.seed(), &cx).map_err(usage)?;
         Ok((p, &self.trial, self.live.args()))
     }
 }
@@ -1644,7 +1646,8 @@ mod tests {
             let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
             let (from_cli, ..) = trial_of(&cli.cmd).unwrap().unwrap();
             let v = AxisValues::from_text(w.parse().unwrap(), axes).unwrap();
-            let from_plan = crate::plan::axes::trial_params(&v, from_cli.seed).unwrap();
+            let from_plan =
+                crate::plan::build::build(&v, from_cli.seed, &Default::default()).unwrap();
             assert_eq!(
                 from_cli, from_plan,
                 "{w}: the CLI and the registry disagree"

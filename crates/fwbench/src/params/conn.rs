@@ -1,6 +1,7 @@
 //! Parameters of the connection workloads (sessions, bulk, http, connections), their
 //! limits, and the byte-size and parallelism values they are written with.
 
+use crate::params::values::ValueError;
 use serde::Serialize;
 
 /// Port of the connection server (the study's FTP control port 21 becomes 21000; the
@@ -70,13 +71,13 @@ impl ConnParams {
 
 /// Parse a byte size: a number (decimals allowed) with an optional K, M, G or T suffix
 /// (powers of 1024, as iperf3's `-n`), optionally followed by `B` or `iB`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, ValueError> {
     let t = s.trim();
     let bad = || {
-        format!(
+        ValueError::Other(format!(
             "bad size '{s}': expected bytes as a number with an optional K, M, G or T suffix \
              (powers of 1024), e.g. 512, 1.7M, 8M"
-        )
+        ))
     };
     let lower = t.to_ascii_lowercase();
     let body = lower
@@ -96,10 +97,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let v: f64 = num.parse().map_err(|_| bad())?;
     let bytes = (v * mult as f64).round();
     if !bytes.is_finite() || bytes > MAX_SIZE as f64 {
-        return Err(format!("size '{s}' is above the 1T maximum"));
+        return Err(ValueError::Other(format!(
+            "size '{s}' is above the 1T maximum"
+        )));
     }
     if mult == 1 && num.contains('.') {
-        return Err(format!("size '{s}': a byte count must be a whole number"));
+        return Err(ValueError::Other(format!(
+            "size '{s}': a byte count must be a whole number"
+        )));
     }
     Ok(bytes as u64)
 }
@@ -120,15 +125,15 @@ pub fn format_size(b: u64) -> String {
 }
 
 /// `auto` (stored as 0: search the sweet spot) or a number of workers ≥ 1.
-pub fn parse_parallel(s: &str) -> Result<u32, String> {
+pub fn parse_parallel(s: &str) -> Result<u32, ValueError> {
     if s.trim() == "auto" {
         return Ok(0);
     }
     match s.trim().parse::<u32>() {
         Ok(v) if (1..=MAX_PARALLEL).contains(&v) => Ok(v),
-        _ => Err(format!(
+        _ => Err(ValueError::Other(format!(
             "parallel '{s}' must be auto or 1..{MAX_PARALLEL} sessions at once"
-        )),
+        ))),
     }
 }
 
@@ -148,7 +153,10 @@ mod tests {
         for bad in ["", "M", "8Q", "8 M", "-1", "1.5", "8MM", "1e6", "2000T"] {
             assert!(parse_size(bad).is_err(), "{bad:?} accepted");
         }
-        assert!(parse_size("8Q").unwrap_err().contains("bad size '8Q'"));
+        assert!(parse_size("8Q")
+            .unwrap_err()
+            .to_string()
+            .contains("bad size '8Q'"));
         for b in [512, 8 << 20, 1 << 30, 1_700_000] {
             assert_eq!(parse_size(&format_size(b)), Ok(b));
         }

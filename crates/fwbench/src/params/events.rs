@@ -8,7 +8,9 @@
 //! Must not: know the testbed (the marker is chosen by `workloads::events`).
 
 use crate::params::topology::Topology;
+use crate::params::values::ValueError;
 use crate::params::workload::{ConnKind, PacketKind, TrialKind};
+use crate::params::Conflict;
 use proto::{Proto, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
 
@@ -28,8 +30,8 @@ pub struct EventParams {
 }
 
 /// `KIND:K@T`: `add:1@1s`, `replace:20000@500ms`, `add-elements:10@2`.
-pub fn parse_event(t: &str) -> Result<(UpdateKind, u32, f64), String> {
-    let bad = || format!("event '{t}': expected KIND:K@TIME, e.g. add:1@1s");
+pub fn parse_event(t: &str) -> Result<(UpdateKind, u32, f64), ValueError> {
+    let bad = || ValueError::Other(format!("event '{t}': expected KIND:K@TIME, e.g. add:1@1s"));
     let (kind, rest) = t.split_once(':').ok_or_else(bad)?;
     let (k, at) = rest.split_once('@').ok_or_else(bad)?;
     let kind: UpdateKind = kind.trim().parse()?;
@@ -57,7 +59,11 @@ pub fn parse_event(t: &str) -> Result<(UpdateKind, u32, f64), String> {
         .ok()
         .filter(|v| v.is_finite() && *v >= 0.0)
         .map(|v| v * scale)
-        .ok_or_else(|| format!("event '{t}': time '{at}' (expected e.g. 1s, 250ms)"))?;
+        .ok_or_else(|| {
+            ValueError::Other(format!(
+                "event '{t}': time '{at}' (expected e.g. 1s, 250ms)"
+            ))
+        })?;
     Ok((kind, k, at_s))
 }
 
@@ -65,12 +71,12 @@ pub fn parse_event(t: &str) -> Result<(UpdateKind, u32, f64), String> {
 pub type Event = (UpdateKind, u32, f64);
 
 /// The `event` axis: empty (none) or `KIND:K@T`.
-pub fn parse_opt_event(t: &str) -> Result<Option<Event>, String> {
+pub fn parse_opt_event(t: &str) -> Result<Option<Event>, ValueError> {
     (!t.trim().is_empty()).then(|| parse_event(t)).transpose()
 }
 
 /// The `event_rate` axis: empty (once) or updates/s, 0 < R <= 10000.
-pub fn parse_event_rate(r: &str) -> Result<Option<f64>, String> {
+pub fn parse_event_rate(r: &str) -> Result<Option<f64>, ValueError> {
     match r.trim() {
         "" => Ok(None),
         r => r
@@ -79,12 +85,16 @@ pub fn parse_event_rate(r: &str) -> Result<Option<f64>, String> {
             .ok()
             .filter(|v| v.is_finite() && *v > 0.0 && *v <= 10_000.0)
             .map(Some)
-            .ok_or_else(|| format!("event rate '{r}' (expected updates/s, 0 < R <= 10000)")),
+            .ok_or_else(|| {
+                ValueError::Other(format!(
+                    "event rate '{r}' (expected updates/s, 0 < R <= 10000)"
+                ))
+            }),
     }
 }
 
 /// The `event_count` axis: empty or 1 to `proto::MAX_UPDATES`.
-pub fn parse_event_count(c: &str) -> Result<Option<u32>, String> {
+pub fn parse_event_count(c: &str) -> Result<Option<u32>, ValueError> {
     match c.trim() {
         "" => Ok(None),
         c => c
@@ -92,15 +102,20 @@ pub fn parse_event_count(c: &str) -> Result<Option<u32>, String> {
             .ok()
             .filter(|&n| n > 0 && n <= proto::MAX_UPDATES)
             .map(Some)
-            .ok_or_else(|| format!("event count '{c}' (expected 1 to {})", proto::MAX_UPDATES)),
+            .ok_or_else(|| {
+                ValueError::Other(format!(
+                    "event count '{c}' (expected 1 to {})",
+                    proto::MAX_UPDATES
+                ))
+            }),
     }
 }
 
 /// The `event_method` axis: empty (batch) or a method name.
-pub fn parse_event_method(m: &str) -> Result<UpdateMethod, String> {
+pub fn parse_event_method(m: &str) -> Result<UpdateMethod, ValueError> {
     match m.trim() {
         "" => Ok(UpdateMethod::Batch),
-        m => m.parse(),
+        m => m.parse().map_err(ValueError::from),
     }
 }
 
@@ -111,7 +126,7 @@ pub fn combine(
     rate: Option<f64>,
     count: Option<u32>,
     method: UpdateMethod,
-) -> Result<Option<EventParams>, String> {
+) -> Result<Option<EventParams>, ValueError> {
     let Some((kind, k, at_s)) = event else {
         if let Some(what) = [
             ("event_rate", rate.is_some()),
@@ -120,7 +135,9 @@ pub fn combine(
         .into_iter()
         .find_map(|(w, set)| set.then_some(w))
         {
-            return Err(format!("{what} needs an event (e.g. event = \"add:1@1s\")"));
+            return Err(ValueError::Other(format!(
+                "{what} needs an event (e.g. event = \"add:1@1s\")"
+            )));
         }
         return Ok(None);
     };
@@ -144,20 +161,20 @@ pub fn check_for(
     kind: &TrialKind,
     topology: Topology,
     proto: Proto,
-) -> Result<(), String> {
+) -> Result<(), Conflict> {
     match kind {
         TrialKind::Packet(
             PacketKind::Flood | PacketKind::Flow | PacketKind::Ping | PacketKind::NewFlows,
             _,
         ) => Ok(()),
         TrialKind::Echo => match proto {
-            Proto::Tcp | Proto::Sctp if !e.kind.starts_dropping() => Err(format!(
+            Proto::Tcp | Proto::Sctp if !e.kind.starts_dropping() => Err(Conflict(format!(
                 "--event {}: echo's marker is client 1, whose {proto} connection opens \
                  before the traffic phase — while the rule a {} takes out is in place, \
                  so it could not connect; use -P udp",
                 e.kind.name(),
                 e.kind.name()
-            )),
+            ))),
             Proto::Tcp | Proto::Sctp | Proto::Udp => Ok(()),
         },
         TrialKind::Conn(ConnKind::Connections, _) => Err(
@@ -167,11 +184,11 @@ pub fn check_for(
         ),
         TrialKind::Conn(ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http, k) => {
             if let Some(program) = k.client_program.as_ref().or(k.server_program.as_ref()) {
-                return Err(format!(
+                return Err(Conflict(format!(
                     "--event with {program}: an external program's sessions are not timed \
                      one by one, and the marker stream needs the built-in server; use the \
                      built-in client and server"
-                ));
+                )));
             }
             match topology {
                 Topology::Input => Err(
@@ -211,7 +228,7 @@ fn event_params(
     rate: &str,
     count: &str,
     method: &str,
-) -> Result<Option<EventParams>, String> {
+) -> Result<Option<EventParams>, ValueError> {
     combine(
         parse_opt_event(event)?,
         parse_event_rate(rate)?,
@@ -246,10 +263,17 @@ mod tests {
             parse_event("delete:20@250ms").unwrap(),
             (UpdateKind::Delete, 20, 0.25)
         );
-        assert!(parse_event("add:0@1s").unwrap_err().contains("K = '0'"));
-        assert!(parse_event("add@1s").unwrap_err().contains("KIND:K@TIME"));
+        assert!(parse_event("add:0@1s")
+            .unwrap_err()
+            .to_string()
+            .contains("K = '0'"));
+        assert!(parse_event("add@1s")
+            .unwrap_err()
+            .to_string()
+            .contains("KIND:K@TIME"));
         assert!(parse_event("swap:1@1s")
             .unwrap_err()
+            .to_string()
             .contains("unknown update kind"));
         let e = event_params("add:1@1s", "10", "", "per-rule")
             .unwrap()
@@ -259,12 +283,15 @@ mod tests {
         assert_eq!(event_params("", "", "", "").unwrap(), None);
         assert!(event_params("", "10", "", "")
             .unwrap_err()
+            .to_string()
             .contains("event_rate"));
         assert!(event_params("add:1@1s", "", "3", "")
             .unwrap_err()
+            .to_string()
             .contains("needs an event rate"));
         assert!(event_params("add:1@1s", "", "", "fast")
             .unwrap_err()
+            .to_string()
             .contains("unknown update method 'fast'"));
     }
 }

@@ -22,6 +22,32 @@ use serde::Serialize;
 /// Most clients of one trial (the reason is in `limits`).
 pub use crate::limits::MAX_CLIENTS;
 
+/// Values that are each valid but cannot run together in one trial (bad input), with
+/// why: e.g. a degrade search without an engine, an event on a workload that cannot
+/// carry it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Conflict(pub String);
+
+impl From<String> for Conflict {
+    fn from(s: String) -> Conflict {
+        Conflict(s)
+    }
+}
+
+impl From<&str> for Conflict {
+    fn from(s: &str) -> Conflict {
+        Conflict(s.to_string())
+    }
+}
+
+/// For callers that still carry messages as text.
+impl From<Conflict> for String {
+    fn from(e: Conflict) -> String {
+        e.0
+    }
+}
+
 /// First server port. UDP servers use `ECHO_PORT .. ECHO_PORT + n`.
 pub const ECHO_PORT: u16 = 20000;
 

@@ -1,6 +1,7 @@
 //! Parameters of the packet-rate workloads (flood, flow, ping): sizes, rates, flows,
 //! sender and sink, and the ports their traffic uses.
 
+use crate::params::values::ValueError;
 use proto::{Family, PacketSize, Rate};
 use serde::{Deserialize, Serialize};
 
@@ -108,52 +109,54 @@ fn is_one(n: &u32) -> bool {
 }
 
 /// A port or an inclusive range, `80`, `5000-6000` or `5000:6000`.
-pub fn parse_ports(t: &str) -> Result<(u16, u16), String> {
+pub fn parse_ports(t: &str) -> Result<(u16, u16), ValueError> {
     let port = |s: &str| {
         s.trim()
             .parse::<u16>()
             .ok()
             .filter(|p| *p > 0)
-            .ok_or_else(|| format!("port '{s}' is not 1 .. 65535"))
+            .ok_or_else(|| ValueError::Other(format!("port '{s}' is not 1 .. 65535")))
     };
     let (lo, hi) = match t.split_once(['-', ':']) {
         Some((a, b)) => (port(a)?, port(b)?),
         None => (port(t)?, port(t)?),
     };
     if lo > hi {
-        return Err(format!("port range '{t}' ends before it starts"));
+        return Err(ValueError::Other(format!(
+            "port range '{t}' ends before it starts"
+        )));
     }
     Ok((lo, hi))
 }
 
 /// `N` or `CHAIN:N` (N from 1), as `--aim` takes it.
-pub fn parse_aim(t: &str) -> Result<String, String> {
+pub fn parse_aim(t: &str) -> Result<String, ValueError> {
     let n = t.rsplit_once(':').map_or(t, |(_, n)| n);
     match n.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(t.to_owned()),
-        _ => Err(format!(
+        _ => Err(ValueError::Other(format!(
             "--aim '{t}': give a rule number N (from 1, as `fwbench rules render --import` \
              lists them) or CHAIN:N"
-        )),
+        ))),
     }
 }
 
 impl PacketParams {
     /// UDP payload bytes (bad input as a message).
-    pub fn payload(&self, family: Family) -> Result<u32, String> {
+    pub fn payload(&self, family: Family) -> Result<u32, ValueError> {
         self.size
             .payload_with(family, self.fragment)
-            .map_err(|e| e.0)
+            .map_err(|e| ValueError::Other(e.0))
     }
 
     /// Ethernet bytes on the wire per datagram (all fragments, FCS included).
-    pub fn wire_bytes(&self, family: Family) -> Result<u32, String> {
+    pub fn wire_bytes(&self, family: Family) -> Result<u32, ValueError> {
         Ok(PacketSize::wire_bytes(self.payload(family)?, family))
     }
 
     /// Bytes a bit rate counts per packet: the payload for `--size`, the wire bytes for
     /// `--frame`; for a mix, its mean frame rounded (see `mean_rate_bytes`).
-    pub fn rate_bytes(&self, family: Family) -> Result<u32, String> {
+    pub fn rate_bytes(&self, family: Family) -> Result<u32, ValueError> {
         match self.size {
             PacketSize::Payload(_) => self.payload(family),
             PacketSize::Frame(_) => self.wire_bytes(family),
@@ -163,16 +166,19 @@ impl PacketParams {
 
     /// Bytes a bit rate counts per packet on average: `rate_bytes`, or for a size mix
     /// the mean of its frames (FCS included) weighted by their shares.
-    pub fn mean_rate_bytes(&self, family: Family) -> Result<f64, String> {
+    pub fn mean_rate_bytes(&self, family: Family) -> Result<f64, ValueError> {
         match self.size {
             PacketSize::Payload(_) | PacketSize::Frame(_) => Ok(self.rate_bytes(family)? as f64),
-            PacketSize::Mix(_) => self.size.mean_rate_bytes(family).map_err(|e| e.0),
+            PacketSize::Mix(_) => self
+                .size
+                .mean_rate_bytes(family)
+                .map_err(|e| ValueError::Other(e.0)),
         }
     }
 
     /// Mean (UDP payload bytes, Ethernet bytes on the wire) per packet: the one size's,
     /// or a mix's weighted by their shares.
-    pub fn mean_bytes(&self, family: Family) -> Result<(f64, f64), String> {
+    pub fn mean_bytes(&self, family: Family) -> Result<(f64, f64), ValueError> {
         match self.size {
             PacketSize::Payload(_) | PacketSize::Frame(_) => Ok((
                 self.payload(family)? as f64,
@@ -260,7 +266,11 @@ mod port_tests {
         assert_eq!(k.payload(Family::V4), Ok(1454));
         let pps = proto::Rate::Bps(b * 8.0 * 20_000.0).pps_mean(b).unwrap();
         assert!((pps - 20_000.0).abs() < 1e-6, "{pps}");
-        assert!(k.payload(Family::V6).unwrap_err().contains("size mix imix"));
+        assert!(k
+            .payload(Family::V6)
+            .unwrap_err()
+            .to_string()
+            .contains("size mix imix"));
     }
 
     #[test]
@@ -270,6 +280,7 @@ mod port_tests {
         assert_eq!(parse_ports("5000:6000"), Ok((5000, 6000)));
         assert!(parse_ports("6000-5000")
             .unwrap_err()
+            .to_string()
             .contains("ends before"));
         assert!(parse_ports("0").is_err());
         assert!(parse_ports("70000").is_err());

@@ -1,7 +1,9 @@
 //! Parameters of the searches made of trials (ndr/pdr over the offered rate, the
 //! degradation point over the rule count).
 
+use crate::params::values::ValueError;
 use crate::params::workload::Workload;
+use crate::params::Conflict;
 use crate::params::TrialParams;
 use proto::Rate;
 use serde::{Deserialize, Serialize};
@@ -113,15 +115,15 @@ impl Asked {
 }
 
 impl std::str::FromStr for Asked {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
         match (s.parse::<Workload>(), s.parse::<SearchKind>()) {
             (Ok(w), _) => Ok(Asked::Traffic(w)),
             (_, Ok(k)) => Ok(Asked::Search(k)),
-            (Err(_), Err(_)) => Err(format!(
+            (Err(_), Err(_)) => Err(ValueError::Other(format!(
                 "unknown workload '{s}' (expected one of: {})",
                 Asked::names().join(", ")
-            )),
+            ))),
         }
     }
 }
@@ -177,7 +179,7 @@ fn is_default_latency_at(v: &[f64]) -> bool {
 }
 
 /// Fractions of the found rate: "10%,50%,90%,100%" (each in (0, 1]); "none": none.
-pub fn parse_fractions(t: &str) -> Result<Vec<f64>, String> {
+pub fn parse_fractions(t: &str) -> Result<Vec<f64>, ValueError> {
     let t = t.trim();
     if t == "none" || t.is_empty() {
         return Ok(vec![]);
@@ -189,11 +191,15 @@ pub fn parse_fractions(t: &str) -> Result<Vec<f64>, String> {
                 Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
                 None => x.parse::<f64>(),
             }
-            .map_err(|_| format!("'{x}' is not a fraction of the rate (like 50% or 0.5)"))?;
+            .map_err(|_| {
+                ValueError::Other(format!(
+                    "'{x}' is not a fraction of the rate (like 50% or 0.5)"
+                ))
+            })?;
             if !(v > 0.0 && v <= 1.0) {
-                return Err(format!(
+                return Err(ValueError::Other(format!(
                     "fraction '{x}' must be above 0 and at most 100% of the rate found"
-                ));
+                )));
             }
             Ok(v)
         })
@@ -204,16 +210,18 @@ pub fn parse_fractions(t: &str) -> Result<Vec<f64>, String> {
 pub const MLR_GOALS: [f64; 2] = [0.0, 0.005];
 
 /// Goal loss ratios: "0,0.5%" (each in [0, 1)).
-pub fn parse_goals(t: &str) -> Result<Vec<f64>, String> {
+pub fn parse_goals(t: &str) -> Result<Vec<f64>, ValueError> {
     let goals = t
         .split(',')
         .map(|g| crate::params::values::ratio(g.trim()))
-        .collect::<Result<Vec<f64>, String>>()?;
+        .collect::<Result<Vec<f64>, ValueError>>()?;
     if goals.is_empty() {
         return Err("goals: at least one loss ratio".into());
     }
     if let Some(g) = goals.iter().find(|g| !(0.0..1.0).contains(*g)) {
-        return Err(format!("goal loss ratio {g} is not in [0, 1)"));
+        return Err(ValueError::Other(format!(
+            "goal loss ratio {g} is not in [0, 1)"
+        )));
     }
     Ok(goals)
 }
@@ -235,7 +243,7 @@ impl Default for SearchParams {
 }
 
 /// Check a degradation search's parameters (bad input).
-pub fn check_degrade(p: &TrialParams, sp: &SearchParams) -> Result<(), String> {
+pub fn check_degrade(p: &TrialParams, sp: &SearchParams) -> Result<(), Conflict> {
     if p.engine == firewall::Engine::None {
         return Err(
             "degrade adds rules: choose an engine (iptables-legacy, iptables-nft, nft, …)".into(),

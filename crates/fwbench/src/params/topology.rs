@@ -1,5 +1,6 @@
 //! The testbed shape a trial asks for, and the chain its traffic is filtered in.
 
+use crate::params::values::ValueError;
 use firewall::models::Chain;
 
 /// Which roles exist and how traffic crosses the gateway.
@@ -31,16 +32,16 @@ impl Topology {
 }
 
 impl std::str::FromStr for Topology {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
         match s {
             "forward" => Ok(Topology::Forward),
             "direct" => Ok(Topology::Direct),
             "input" => Ok(Topology::Input),
             "proxy" => Ok(Topology::Proxy),
-            _ => Err(format!(
+            _ => Err(ValueError::Other(format!(
                 "unknown topology '{s}' (expected forward, direct, input or proxy)"
-            )),
+            ))),
         }
     }
 }

@@ -3,8 +3,10 @@
 //! and a line of help. Each value is parsed once ([`Axis::parse`]) into its typed
 //! [`Value`]; one trial's values are an [`AxisValues`] (the registry's defaults for
 //! the workload, then what was given); [`trial_params`] builds [`TrialParams`] from
-//! it — the one builder, used by scenario files and by the trial commands (which set
-//! their typed flags on an `AxisValues`). `cli` tests hold its flags to the axes.
+//! it, called only through the front door [`crate::plan::build::build`] (which adds
+//! the caller's context and the cross-field checks) by scenario files and the trial
+//! commands (which set their typed flags on an `AxisValues`). `cli` tests hold its
+//! flags to the axes. A value refused is a [`ValueError`], its message without location.
 //! The `workload` axis names an [`Asked`]: a kind of traffic, or a search over one.
 //!
 //! Adding an axis: a row in `axes!` below (name, type, users, help, default, parser),
@@ -18,6 +20,7 @@ use crate::params::packet::{ping_duration, PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
 use crate::params::search::{Asked, Search, SearchKind};
 use crate::params::topology::{chain_of, Topology};
+use crate::params::values::ValueError;
 use crate::params::values::{
     engine, model, named, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
     parse_duration, parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
@@ -63,7 +66,7 @@ pub struct Axis {
     /// The classes of workloads that read it (empty: every workload).
     pub users: &'static [Class],
     default: fn(Asked) -> &'static str,
-    parse: fn(&str, Asked) -> Result<Value, String>,
+    parse: fn(&str, Asked) -> Result<Value, ValueError>,
 }
 
 impl Axis {
@@ -73,7 +76,7 @@ impl Axis {
     }
     /// Parse one value for a trial of `w` into its typed form, once; `Err` is the
     /// message without location.
-    pub fn parse(&self, value: &str, w: Asked) -> Result<Value, String> {
+    pub fn parse(&self, value: &str, w: Asked) -> Result<Value, ValueError> {
         (self.parse)(value, w)
     }
     /// The axis means nothing to `w` (a scenario naming it for `w` is wrong).
@@ -90,7 +93,7 @@ pub enum Size {
 }
 
 impl Size {
-    fn parse(t: &str, w: Asked) -> Result<Size, String> {
+    fn parse(t: &str, w: Asked) -> Result<Size, ValueError> {
         if is_conn(w) {
             parse_size(t).map(Size::Bytes)
         } else {
@@ -99,24 +102,28 @@ impl Size {
     }
     /// As a packet workload's size (a byte count given in `[params]` for a connection
     /// workload's row is a UDP payload).
-    fn packet(self) -> Result<PacketSize, String> {
+    fn packet(self) -> Result<PacketSize, ValueError> {
         match self {
             Size::Packet(s) => Ok(s),
             Size::Bytes(n) => u32::try_from(n)
                 .ok()
                 .filter(|&n| n <= 65_535)
                 .map(PacketSize::Payload)
-                .ok_or_else(|| format!("size {n} is above 65535 bytes (a packet size)")),
+                .ok_or_else(|| {
+                    ValueError::Other(format!("size {n} is above 65535 bytes (a packet size)"))
+                }),
         }
     }
     /// As a connection workload's byte count.
-    fn bytes(self) -> Result<u64, String> {
+    fn bytes(self) -> Result<u64, ValueError> {
         match self {
             Size::Bytes(n) => Ok(n),
             Size::Packet(PacketSize::Payload(n)) => Ok(u64::from(n)),
-            Size::Packet(s @ (PacketSize::Frame(_) | PacketSize::Mix(_))) => Err(format!(
-                "size {s} is a packet size; connection workloads take bytes (8M)"
-            )),
+            Size::Packet(s @ (PacketSize::Frame(_) | PacketSize::Mix(_))) => {
+                Err(ValueError::Other(format!(
+                    "size {s} is a packet size; connection workloads take bytes (8M)"
+                )))
+            }
         }
     }
 }
@@ -129,34 +136,37 @@ const CONN: &[Class] = &[Class::Conn];
 const ALL: &[Class] = &[];
 
 /// An optional address axis value (empty: none).
-fn opt_addr(t: &str) -> Result<Option<IpAddr>, String> {
+fn opt_addr(t: &str) -> Result<Option<IpAddr>, ValueError> {
     (!t.is_empty())
-        .then(|| t.parse().map_err(|_| format!("'{t}' is not an IP address")))
+        .then(|| {
+            t.parse()
+                .map_err(|_| ValueError::Other(format!("'{t}' is not an IP address")))
+        })
         .transpose()
 }
 /// An optional port range axis value (empty: none).
-fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, String> {
+fn opt_ports(t: &str) -> Result<Option<(u16, u16)>, ValueError> {
     (!t.is_empty())
         .then(|| crate::params::packet::parse_ports(t))
         .transpose()
 }
 /// An optional count (empty: none).
 /// A table fill (empty or 0: none, so that a sweep can start at an empty table).
-fn opt_fill(t: &str) -> Result<Option<u32>, String> {
+fn opt_fill(t: &str) -> Result<Option<u32>, ValueError> {
     Ok((!t.is_empty())
         .then(|| parse_count0(t))
         .transpose()?
         .filter(|n| *n > 0))
 }
-fn opt_count(t: &str) -> Result<Option<u32>, String> {
+fn opt_count(t: &str) -> Result<Option<u32>, ValueError> {
     (!t.is_empty()).then(|| parse_count(t)).transpose()
 }
 /// An optional text (empty: none).
-fn opt_text(t: &str) -> Result<Option<String>, String> {
+fn opt_text(t: &str) -> Result<Option<String>, ValueError> {
     Ok(Some(t.to_string()).filter(|s| !s.is_empty()))
 }
-fn size32(t: &str) -> Result<u32, String> {
-    u32::try_from(parse_size(t)?).map_err(|_| format!("size '{t}' is above 4G"))
+fn size32(t: &str) -> Result<u32, ValueError> {
+    u32::try_from(parse_size(t)?).map_err(|_| ValueError::Other(format!("size '{t}' is above 4G")))
 }
 fn is_conn(w: Asked) -> bool {
     Class::of(w) == Class::Conn
@@ -199,7 +209,10 @@ macro_rules! axes {
                     label: None,
                     $($name: {
                         fn default($dw: Asked) -> &'static str { $default }
-                        fn parse($pt: &str, $pw: Asked) -> Result<$ty, String> { $parse }
+                        fn parse($pt: &str, $pw: Asked) -> Result<$ty, ValueError> {
+                            let typed: Result<$ty, _> = $parse;
+                            typed.map_err(ValueError::from)
+                        }
                         // INVARIANT: every default passes its own parser for every
                         // workload (tested below).
                         parse(default(w), w).expect("the registry's default parses")
@@ -227,9 +240,9 @@ macro_rules! axes {
                 default
             },
             parse: {
-                fn parse($pt: &str, $pw: Asked) -> Result<Value, String> {
-                    let typed: Result<$ty, String> = $parse;
-                    typed.map(Value::$name)
+                fn parse($pt: &str, $pw: Asked) -> Result<Value, ValueError> {
+                    let typed: Result<$ty, _> = $parse;
+                    typed.map(Value::$name).map_err(ValueError::from)
                 }
                 parse
             },
@@ -313,33 +326,33 @@ pub fn names() -> Vec<&'static str> {
 impl AxisValues {
     /// The defaults of `w` with values given as text (`name`, value), each parsed once;
     /// `Err` names the axis.
-    pub fn from_text(w: Asked, given: &[(&str, &str)]) -> Result<AxisValues, String> {
+    pub fn from_text(w: Asked, given: &[(&str, &str)]) -> Result<AxisValues, ValueError> {
         let mut v = AxisValues::defaults(w);
         for (name, text) in given {
-            let axis = find(name).ok_or_else(|| format!("no axis {name}"))?;
+            let axis = find(name).ok_or_else(|| ValueError::Other(format!("no axis {name}")))?;
             v.set(axis.parse(text, w).map_err(|e| format!("{name}: {e}"))?);
         }
         Ok(v)
     }
 }
 
-/// The parameters of one `w` trial from axis values as text, seed 1 (unit tests
-/// elsewhere in the crate).
+/// The parameters of one `w` trial from axis values as text, seed 1, through the
+/// front door (unit tests elsewhere in the crate).
 #[cfg(test)]
 pub fn test_params(w: Workload, pairs: &[(&str, &str)]) -> TrialParams {
     let v = AxisValues::from_text(Asked::Traffic(w), pairs).unwrap();
-    trial_params(&v, 1).unwrap()
+    crate::plan::build::build(&v, 1, &crate::plan::build::Context::default()).unwrap()
 }
 
-/// The one builder of [`TrialParams`], for scenario files and trial commands alike:
-/// one trial's typed axis values → its parameters, with what follows from them
-/// ([`settle`]). Cross-field checks are `plan::scenario::check_combination`'s.
-pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
+/// The builder of [`TrialParams`]: one trial's typed axis values → its parameters,
+/// with what follows from them ([`settle`]). Called only by the front door,
+/// [`crate::plan::build::build`], which then runs the cross-field checks.
+pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, ValueError> {
     let model = match (&v.import, v.model_given) {
         (Some(_), false) => Model::Import,
         (Some(_) | None, _) => v.model,
     };
-    let conn = |_: ConnKind| -> Result<ConnParams, String> {
+    let conn = |_: ConnKind| -> Result<ConnParams, ValueError> {
         Ok(ConnParams {
             parallel: v.parallel,
             count: v.count,
@@ -355,7 +368,7 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
             timeout_ms: v.timeout_ms,
         })
     };
-    let packet = |_: PacketKind| -> Result<PacketParams, String> {
+    let packet = |_: PacketKind| -> Result<PacketParams, ValueError> {
         Ok(PacketParams {
             size: v.size.packet()?,
             rate: v.rate,
@@ -411,9 +424,6 @@ pub fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, String> {
         TrialKind::Conn(..) => Proto::Tcp,
         TrialKind::Packet(..) => Proto::Udp,
     };
-    if let Some(e) = &events {
-        crate::params::events::check_for(e, &kind, v.topology, proto)?;
-    }
     let mut p = TrialParams {
         topology: v.topology,
         clients: v.clients,
@@ -527,7 +537,9 @@ mod tests {
     #[test]
     fn events_on_every_workload_and_where_the_key_keeps_them() {
         let p = |w: Workload, pairs: &[(&str, &str)]| {
-            AxisValues::from_text(Asked::Traffic(w), pairs).and_then(|v| trial_params(&v, 1))
+            let v = AxisValues::from_text(Asked::Traffic(w), pairs).map_err(|e| e.to_string())?;
+            let cx = crate::plan::build::Context::default();
+            crate::plan::build::build(&v, 1, &cx).map_err(|e| e.to_string())
         };
         let add = ("event", "add:1@1s");
         for w in [
@@ -643,7 +655,10 @@ mod tests {
         );
         let mut v = AxisValues::defaults(http);
         v.set(size.parse("frame:64", flood).unwrap());
-        assert!(trial_params(&v, 1).unwrap_err().contains("packet size"));
+        assert!(trial_params(&v, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("packet size"));
     }
 
     #[test]

@@ -3,65 +3,73 @@
 //! Any parameter under `[params]` may be a scalar or a list; the plan is the cross
 //! product × `repetitions`, in `sequential`, seeded `random`, or interleaved (`abba`,
 //! `paired`: blocks of one case's configurations per repetition) order. Every error
-//! names `file:line:column` and the field.
+//! names `file:line:column` and the field ([`ScenarioError`]). Every trial is built
+//! through the front door ([`crate::plan::build`]); every text of the file is bounded
+//! and one-line texts hold no control characters ([`crate::limits::check_text`]),
+//! checked before anything is expanded.
+//!
+//! Must not: read other files or touch the host (import and testbed files are only
+//! named here).
 
+use crate::limits::{
+    check_text, Lines, MAX_DESCRIPTION, MAX_LABEL, MAX_NAME, MAX_PATH, MAX_RANGE_VALUES,
+    MAX_TRIALS, MAX_VALUE_TEXT,
+};
 use crate::params::search::Asked;
-use crate::params::values::parse_duration;
-use crate::params::workload::{PacketKind, TrialKind, Workload};
+use crate::params::values::{parse_duration, ValueError};
+use crate::params::workload::Workload;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::axes::{AxisValues, Value};
-use crate::textpos::Ctx;
-use proto::Proto;
+pub use crate::plan::build::trial_key;
+use crate::plan::build::{build, Context, PlanError};
+use crate::textpos::{Ctx, Located};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use toml::Spanned;
 
-/// Cross-field check of one trial's parameters.
-pub fn check_combination(p: &TrialParams) -> Result<(), String> {
-    check_adaptive(p)?;
-    check_nft_family(p)?;
-    if let (Some(sets), None) = (&p.import_ipset, &p.import) {
-        return Err(format!(
-            "import_ipset {sets}: the ipsets of an imported iptables-save file; give its \
-             import too"
-        ));
-    }
-    if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
-        crate::params::search::check_degrade(p, sp)?;
-    }
-    match &p.kind {
-        TrialKind::Conn(..) => return crate::workloads::conn::check(p),
-        TrialKind::Packet(..) => return crate::workloads::packet::check(p),
-        TrialKind::Echo => {}
-    }
-    if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
-        return Err(format!(
-            "frame size {} exceeds the largest UDP payload ({} bytes)",
-            p.frame.max(),
-            proto::MAX_UDP_PAYLOAD
-        ));
-    }
-    if p.proto == Proto::Udp && p.clients as u64 + crate::params::ECHO_PORT as u64 > 65_535 {
-        return Err(format!(
-            "{} UDP clients need more ports than exist",
-            p.clients
-        ));
-    }
-    crate::workloads::echo::check(p)
+/// Why a scenario file does not make a plan (bad input). Every message starts with
+/// the file's name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    /// A value refused where it stands: `file:line:col: field: why`.
+    #[error(transparent)]
+    At(#[from] Located),
+    /// More `[[case]]`/`[[firewall]]` rows than a scenario may have trials, counted
+    /// before the text is parsed.
+    #[error(transparent)]
+    Rows(#[from] crate::limits::TooManyRows),
+    /// A trial of a row refused by the front door: `file: case[2]: why`.
+    #[error("{file}: {row}: {why}")]
+    Trial {
+        file: String,
+        /// Where the trial's values came from (`params`, `firewall[1] × case[2]`).
+        row: String,
+        why: PlanError,
+    },
+    /// The file as a whole: `file: why` (too many trials, an axis set in two rows, a
+    /// duplicate trial).
+    #[error("{file}: {why}")]
+    File { file: String, why: String },
 }
 
-/// A table family other than the default means something only to the nft engines:
-/// refused for the others rather than silently ignored.
-fn check_nft_family(p: &TrialParams) -> Result<(), String> {
-    if p.nft_family.is_default() || p.engine.takes_nft_family() {
-        return Ok(());
+/// For callers that carry messages as text (`error::usage`).
+impl From<ScenarioError> for String {
+    fn from(e: ScenarioError) -> String {
+        e.to_string()
     }
-    Err(format!(
-        "nft_family {} applies to engines nft and nft-set only, not {} (it has no nftables \
-         table whose family could be chosen)",
-        p.nft_family, p.engine
-    ))
 }
+
+impl ScenarioError {
+    fn file(file: &str, why: impl Into<String>) -> ScenarioError {
+        ScenarioError::File {
+            file: file.to_string(),
+            why: why.into(),
+        }
+    }
+}
+
+type Table = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedTrial {
@@ -124,25 +132,25 @@ pub struct Plan {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
-    name: Option<String>,
-    description: Option<String>,
+    name: Option<Spanned<String>>,
+    description: Option<Spanned<String>>,
     workload: Option<Spanned<String>>,
     repetitions: Option<Spanned<i64>>,
     order: Option<Spanned<String>>,
     seed: Option<Spanned<i64>>,
     testbed: Option<RawTestbed>,
-    params: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    params: Option<Table>,
     /// Named combinations (`[[case]]`), each crossed with `[params]`: for tables whose
     /// rows are not a cross product (seed 001's methods).
-    case: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    case: Option<Vec<Table>>,
     /// Firewall types (`[[firewall]]`), each crossed with every case: seed 003's null
     /// firewall, packet filter and proxy × its workloads.
-    firewall: Option<Vec<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    firewall: Option<Vec<Table>>,
     warmup: Option<Spanned<toml::Value>>,
     /// Adaptive trial length for every trial: `{ precision = "1%", max_duration = "60s" }`.
-    adaptive: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    adaptive: Option<Spanned<Table>>,
     /// Axis values of the baseline trials, e.g. `baseline = { engine = "none" }`.
-    baseline: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    baseline: Option<Spanned<Table>>,
 }
 
 #[derive(Deserialize)]
@@ -170,6 +178,25 @@ fn testbed_file_path(scenario: &str, f: &str) -> String {
     dir.join(p).display().to_string()
 }
 
+/// A text of the file within `max` bytes, without control characters (but tab and
+/// newline for [`Lines::Several`]).
+fn bounded(
+    cx: &Ctx,
+    span: Range<usize>,
+    field: &str,
+    text: &str,
+    max: usize,
+    lines: Lines,
+) -> Result<(), Located> {
+    check_text(text, max, lines).map_err(|e| cx.locate(span, field, e))
+}
+
+/// A key of a table (a parameter's name), bounded before it is echoed in a message.
+fn key_of<'a>(cx: &Ctx, k: &'a Spanned<String>, table: &str) -> Result<&'a str, Located> {
+    bounded(cx, k.span(), table, k.get_ref(), MAX_NAME, Lines::One)?;
+    Ok(k.get_ref().as_str())
+}
+
 fn value_text(v: &toml::Value) -> Option<String> {
     match v {
         toml::Value::String(s) => Some(s.clone()),
@@ -180,10 +207,20 @@ fn value_text(v: &toml::Value) -> Option<String> {
     }
 }
 
+/// A single value as text, bounded (a string of at most [`MAX_VALUE_TEXT`] bytes,
+/// one line); `None` for a list or a table.
+fn one_text(cx: &Ctx, v: &Spanned<toml::Value>, field: &str) -> Result<Option<String>, Located> {
+    let t = value_text(v.get_ref());
+    if let Some(t) = &t {
+        bounded(cx, v.span(), field, t, MAX_VALUE_TEXT, Lines::One)?;
+    }
+    Ok(t)
+}
+
 /// Expand `A..B` or `A..B step S` (inclusive, whole numbers) into its values; any
 /// other text is one value. Only text that starts with a whole number followed by `..`
 /// is a range: `../rules.txt` or `v1..v2` are single values.
-pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
+pub fn expand_range(t: &str) -> Result<Vec<String>, ValueError> {
     // `each:K` (for `aim`): rules 1 to K.
     if let Some(k) = t.strip_prefix("each:") {
         return expand_range(&format!("1..{}", k.trim()));
@@ -200,43 +237,50 @@ pub fn expand_range(t: &str) -> Result<Vec<String>, String> {
     };
     let num = |x: &str| x.trim().parse::<u64>();
     let (Ok(lo), Ok(hi), Ok(step)) = (num(a), num(b), num(step)) else {
-        return Err(format!(
-            "'{t}' is not a range (like \"0..8000 step 250\" or \"0..2000\")"
+        return Err(ValueError::not_a(
+            t,
+            "a range (like \"0..8000 step 250\" or \"0..2000\")",
         ));
     };
     if step == 0 || hi < lo {
-        return Err(format!(
+        return Err(ValueError::Other(format!(
             "range '{t}': the step must be at least 1 and the end not below the start"
-        ));
+        )));
     }
     let n = (hi - lo) / step + 1;
     if n > MAX_RANGE_VALUES {
-        return Err(format!(
-            "range '{t}' has {n} values; at most {MAX_RANGE_VALUES}"
+        return Err(ValueError::refused(
+            "range",
+            t,
+            format!("has {n} values; at most {MAX_RANGE_VALUES}"),
         ));
     }
     Ok((0..n).map(|i| (lo + i * step).to_string()).collect())
 }
 
-/// A value or a list of values as text, ranges expanded (`field` names it in errors).
-fn value_list(cx: &Ctx, v: &Spanned<toml::Value>, field: &str) -> Result<Vec<String>, String> {
+/// A value or a list of values as text, each bounded, ranges expanded (`field` names
+/// it in errors).
+fn value_list(cx: &Ctx, v: &Spanned<toml::Value>, field: &str) -> Result<Vec<String>, Located> {
     let items: Vec<toml::Value> = match v.get_ref() {
         toml::Value::Array(a) if a.is_empty() => {
-            return Err(cx.at(v.span(), field, "empty list: give at least one value"))
+            return Err(cx.locate(v.span(), field, "empty list: give at least one value"))
         }
         toml::Value::Array(a) => a.clone(),
         other => vec![other.clone()],
     };
     let mut vals = Vec::new();
     for it in items {
-        let t = value_text(&it)
-            .ok_or_else(|| cx.at(v.span(), field, format!("'{it}' is not a string or number")))?;
-        vals.extend(expand_range(&t).map_err(|e| cx.at(v.span(), field, e))?);
+        let t = value_text(&it).ok_or_else(|| {
+            cx.locate(v.span(), field, format!("'{it}' is not a string or number"))
+        })?;
+        bounded(cx, v.span(), field, &t, MAX_VALUE_TEXT, Lines::One)?;
+        vals.extend(expand_range(&t).map_err(|e| cx.locate(v.span(), field, e))?);
     }
     Ok(vals)
 }
 
-use crate::limits::{MAX_RANGE_VALUES, MAX_TRIALS};
+/// The axes named in `[params]`: per axis its values as text, each with its span.
+type Named<'a> = BTreeMap<&'a str, Vec<(String, Range<usize>)>>;
 
 /// One expanded row: axis values, where they came from (`case[2]`) and the row's own
 /// `repetitions` (a `[[case]]` may set it).
@@ -246,116 +290,140 @@ type Row<'a> = (Given<'a>, String, Option<u32>);
 /// as written, for messages, and its typed value, parsed once.
 type Given<'a> = BTreeMap<&'a str, (String, Value)>;
 
-/// One `[[case]]`/`[[firewall]]` row's values: single values, lists and ranges are
-/// crossed within the row. Returns the expanded rows with where they came from.
+/// One row's keys: per key its values (text as written, typed), crossed later.
+type Lists<'a> = Vec<(&'a str, Vec<(String, Value)>)>;
+
+/// The workload a row asks for (its own `workload`, else the scenario's).
+fn row_workload(cx: &Ctx, row: &Table, at: &str, workload: Asked) -> Result<Asked, Located> {
+    let Some((_, v)) = row.iter().find(|(k, _)| k.get_ref() == "workload") else {
+        return Ok(workload);
+    };
+    let field = format!("{at}.workload");
+    one_text(cx, v, &field)?
+        .unwrap_or_default()
+        .parse::<Asked>()
+        .map_err(|e| cx.locate(v.span(), &field, e))
+}
+
+/// One `[[case]]`/`[[firewall]]` row's keys, each parsed into its list of typed values
+/// (single values, lists and ranges), and the row's own repetitions.
+fn row_lists<'a>(
+    cx: &Ctx,
+    row: &'a Table,
+    (table, at): (&str, &str),
+    params: &Named,
+    workload: Asked,
+) -> Result<(Lists<'a>, Option<u32>), Located> {
+    let row_workload = row_workload(cx, row, at, workload)?;
+    let mut lists: Lists<'a> = Vec::new();
+    let mut reps = None;
+    for (k, v) in row {
+        let key = key_of(cx, k, at)?;
+        let field = format!("{at}.{key}");
+        if key == "repetitions" {
+            if table != "case" {
+                return Err(cx.locate(
+                    k.span(),
+                    &field,
+                    "set repetitions at the top level or in a [[case]]",
+                ));
+            }
+            reps = match v.get_ref() {
+                toml::Value::Integer(n) if (1..=1000).contains(n) => Some(*n as u32),
+                _ => return Err(cx.locate(v.span(), &field, "must be 1..1000")),
+            };
+            continue;
+        }
+        if key == "label" {
+            let t = value_text(v.get_ref())
+                .ok_or_else(|| cx.locate(v.span(), &field, "give the label as a string"))?;
+            bounded(cx, v.span(), &field, &t, MAX_LABEL, Lines::One)?;
+            lists.push(("label", vec![(t.clone(), Value::label(t))]));
+            continue;
+        }
+        if key == "workload" {
+            let typed = Value::workload(row_workload);
+            lists.push(("workload", vec![(row_workload.as_str().to_string(), typed)]));
+            continue;
+        }
+        let Some(axis) = crate::plan::axes::find(key) else {
+            return Err(cx.locate(
+                k.span(),
+                &field,
+                format!(
+                    "unknown parameter (known: label, workload, {})",
+                    crate::plan::axes::names().join(", ")
+                ),
+            ));
+        };
+        if params.contains_key(axis.name) {
+            return Err(cx.locate(
+                k.span(),
+                &field,
+                "also set in [params]: set an axis in one place",
+            ));
+        }
+        let vals = value_list(cx, v, &field)?
+            .into_iter()
+            .map(|one| match axis.parse(&one, row_workload) {
+                Ok(typed) => Ok((one, typed)),
+                Err(e) => Err(cx.locate(v.span(), &field, e)),
+            })
+            .collect::<Result<_, _>>()?;
+        lists.push((axis.name, vals));
+    }
+    Ok((lists, reps))
+}
+
+/// The cross product of one row's lists (first key outermost).
+fn cross<'a>(lists: &Lists<'a>) -> Vec<Given<'a>> {
+    let mut expanded: Vec<Given<'a>> = vec![Given::new()];
+    for (axis, vals) in lists {
+        expanded = expanded
+            .into_iter()
+            .flat_map(|m| {
+                vals.iter().map(move |v| {
+                    let mut m = m.clone();
+                    m.insert(*axis, v.clone());
+                    m
+                })
+            })
+            .collect();
+    }
+    expanded
+}
+
+/// The `[[case]]`/`[[firewall]]` rows: each row's lists crossed within it. Returns the
+/// expanded rows with where they came from.
 fn parse_rows<'a>(
     cx: &Ctx,
-    raw: Option<&'a [BTreeMap<Spanned<String>, Spanned<toml::Value>>]>,
+    raw: Option<&'a [Table]>,
     table: &str,
-    params: &BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>>,
+    params: &Named,
     workload: Asked,
-) -> Result<Vec<Row<'a>>, String> {
+) -> Result<Vec<Row<'a>>, ScenarioError> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(vec![(Given::new(), String::new(), None)]);
     };
     let mut out = Vec::new();
     for (ri, row) in raw.iter().enumerate() {
         let at = format!("{table}[{}]", ri + 1);
-        let row_workload = match row.iter().find(|(k, _)| k.get_ref() == "workload") {
-            Some((_, v)) => value_text(v.get_ref())
-                .unwrap_or_default()
-                .parse::<Asked>()
-                .map_err(|e| cx.at(v.span(), &format!("{at}.workload"), e))?,
-            None => workload,
-        };
-        let mut lists: Vec<(&'a str, Vec<(String, Value)>)> = Vec::new();
-        let mut reps = None;
-        for (k, v) in row {
-            let key = k.get_ref().as_str();
-            let field = format!("{at}.{key}");
-            if key == "repetitions" {
-                if table != "case" {
-                    return Err(cx.at(
-                        k.span(),
-                        &field,
-                        "set repetitions at the top level or in a [[case]]",
-                    ));
-                }
-                reps = match v.get_ref() {
-                    toml::Value::Integer(n) if (1..=1000).contains(n) => Some(*n as u32),
-                    _ => return Err(cx.at(v.span(), &field, "must be 1..1000")),
-                };
-                continue;
-            }
-            if key == "label" {
-                let t = value_text(v.get_ref())
-                    .ok_or_else(|| cx.at(v.span(), &field, "give the label as a string"))?;
-                lists.push(("label", vec![(t.clone(), Value::label(t))]));
-                continue;
-            }
-            if key == "workload" {
-                lists.push((
-                    "workload",
-                    vec![(
-                        row_workload.as_str().to_string(),
-                        Value::workload(row_workload),
-                    )],
-                ));
-                continue;
-            }
-            let Some(axis) = crate::plan::axes::find(key) else {
-                return Err(cx.at(
-                    k.span(),
-                    &field,
-                    format!(
-                        "unknown parameter (known: label, workload, {})",
-                        crate::plan::axes::names().join(", ")
-                    ),
-                ));
-            };
-            if params.contains_key(axis.name) {
-                return Err(cx.at(
-                    k.span(),
-                    &field,
-                    "also set in [params]: set an axis in one place",
-                ));
-            }
-            let vals = value_list(cx, v, &field)?
-                .into_iter()
-                .map(|one| match axis.parse(&one, row_workload) {
-                    Ok(typed) => Ok((one, typed)),
-                    Err(e) => Err(cx.at(v.span(), &field, e)),
-                })
-                .collect::<Result<_, _>>()?;
-            lists.push((axis.name, vals));
-        }
+        let (lists, reps) = row_lists(cx, row, (table, &at), params, workload)?;
         // Count the row's product before building it.
         let n = lists
             .iter()
             .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64));
         if n.saturating_add(out.len() as u64) > MAX_TRIALS {
-            return Err(format!(
-                "{}: {at}: the {table} rows up to this one cross to {} combinations ({} before it, {n} in it), more than the {MAX_TRIALS} trials a scenario may have",
+            return Err(ScenarioError::file(
                 cx.file,
-                n.saturating_add(out.len() as u64),
-                out.len()
+                format!(
+                    "{at}: the {table} rows up to this one cross to {} combinations ({} before it, {n} in it), more than the {MAX_TRIALS} trials a scenario may have",
+                    n.saturating_add(out.len() as u64),
+                    out.len()
+                ),
             ));
         }
-        // Cross the row's lists (first key outermost).
-        let mut expanded: Vec<Given<'a>> = vec![Given::new()];
-        for (axis, vals) in &lists {
-            expanded = expanded
-                .into_iter()
-                .flat_map(|m| {
-                    vals.iter().map(move |v| {
-                        let mut m = m.clone();
-                        m.insert(*axis, v.clone());
-                        m
-                    })
-                })
-                .collect();
-        }
-        out.extend(expanded.into_iter().map(|m| (m, at.clone(), reps)));
+        out.extend(cross(&lists).into_iter().map(|m| (m, at.clone(), reps)));
     }
     Ok(out)
 }
@@ -364,35 +432,51 @@ fn parse_rows<'a>(
 /// (exempt from the workload check), repetitions.
 type CrossedRow<'a> = (Given<'a>, String, Vec<&'a str>, u32);
 
-/// Parse scenario text. `file` is used in messages only.
-pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String> {
-    let cx = Ctx { file, text };
-    crate::limits::check_table_rows(file, text)?;
-    let raw: Raw = toml::from_str(text).map_err(|e| match e.span() {
-        Some(span) => cx.at(span, "scenario", e.message()),
-        None => format!("{file}: {}", e.message()),
-    })?;
-    let workload = match &raw.workload {
+/// What the top level of a scenario says besides its parameters.
+struct Head {
+    name: String,
+    description: String,
+    workload: Asked,
+    repetitions: u32,
+    order: Order,
+    seed: u64,
+}
+
+/// The top level: name, description, workload, repetitions, order, seed.
+fn parse_head(cx: &Ctx, raw: &Raw, seed_if_unset: u64) -> Result<Head, Located> {
+    let text = |v: &Option<Spanned<String>>, field: &str, max: usize, lines: Lines| {
+        v.as_ref()
+            .map(|s| {
+                bounded(cx, s.span(), field, s.get_ref(), max, lines).map(|()| s.get_ref().clone())
+            })
+            .transpose()
+    };
+    let name = text(&raw.name, "name", MAX_NAME, Lines::One)?;
+    let description = text(
+        &raw.description,
+        "description",
+        MAX_DESCRIPTION,
+        Lines::Several,
+    )?;
+    let workload = match text(&raw.workload, "workload", MAX_NAME, Lines::One)? {
         None => Asked::Traffic(Workload::Echo),
         Some(w) => w
-            .get_ref()
             .parse::<Asked>()
-            .map_err(|e| cx.at(w.span(), "workload", e))?,
+            .map_err(|e| cx.locate(span_of(&raw.workload), "workload", e))?,
     };
     let repetitions = match &raw.repetitions {
         None => 1,
         Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
-        Some(r) => return Err(cx.at(r.span(), "repetitions", "must be 1..1000")),
+        Some(r) => return Err(cx.locate(r.span(), "repetitions", "must be 1..1000")),
     };
-    let order = match &raw.order {
+    let order = match text(&raw.order, "order", MAX_NAME, Lines::One)? {
         None => Order::Sequential,
-        Some(o) => Order::parse(o.get_ref()).ok_or_else(|| {
-            cx.at(
-                o.span(),
+        Some(o) => Order::parse(&o).ok_or_else(|| {
+            cx.locate(
+                span_of(&raw.order),
                 "order",
                 format!(
-                    "'{}' is not an order (expected {})",
-                    o.get_ref(),
+                    "'{o}' is not an order (expected {})",
                     Order::NAMES.join(", ")
                 ),
             )
@@ -401,52 +485,90 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
     let seed = match &raw.seed {
         None => seed_if_unset,
         Some(s) if *s.get_ref() >= 0 => *s.get_ref() as u64,
-        Some(s) => return Err(cx.at(s.span(), "seed", "must not be negative")),
+        Some(s) => return Err(cx.locate(s.span(), "seed", "must not be negative")),
     };
-    let mut pinning = Pinning::default();
-    let mut testbed = None;
-    if let Some(tb) = &raw.testbed {
-        let pin = |v: &Option<Spanned<String>>, field: &str| -> Result<Option<String>, String> {
-            match v {
-                None => Ok(None),
-                Some(s) => crate::params::values::cpus(s.get_ref())
-                    .map(Some)
-                    .map_err(|e| cx.at(s.span(), field, e)),
-            }
-        };
-        pinning.client = pin(&tb.pin_client, "testbed.pin_client")?;
-        pinning.gateway = pin(&tb.pin_gateway, "testbed.pin_gateway")?;
-        pinning.server = pin(&tb.pin_server, "testbed.pin_server")?;
-        if let Some(n) = &tb.name {
-            crate::testbed::netns::check_name(n.get_ref())
-                .map_err(|e| cx.at(n.span(), "testbed.name", format!("{e:#}")))?;
-            testbed = Some(n.get_ref().clone());
-        }
-        if let Some(f) = &tb.file {
-            if tb.name.is_some() {
-                return Err(cx.at(
-                    f.span(),
-                    "testbed.file",
-                    "give a testbed name or a testbed file, not both",
-                ));
-            }
-            testbed = Some(testbed_file_path(file, f.get_ref()));
-        }
-    }
+    Ok(Head {
+        name: name.unwrap_or_else(|| cx.file.to_string()),
+        description: description.unwrap_or_default(),
+        workload,
+        repetitions,
+        order,
+        seed,
+    })
+}
 
-    // Each axis named in [params]: list of (text, span) values.
+fn span_of(v: &Option<Spanned<String>>) -> Range<usize> {
+    v.as_ref().map_or(0..0, |s| s.span())
+}
+
+/// `[testbed]`: CPU pinning, and a named testbed or a testbed file (relative to the
+/// scenario file).
+fn parse_testbed(cx: &Ctx, tb: Option<&RawTestbed>) -> Result<(Pinning, Option<String>), Located> {
+    let mut pinning = Pinning::default();
+    let Some(tb) = tb else {
+        return Ok((pinning, None));
+    };
+    let pin = |v: &Option<Spanned<String>>, field: &str| -> Result<Option<String>, Located> {
+        let Some(s) = v else {
+            return Ok(None);
+        };
+        bounded(cx, s.span(), field, s.get_ref(), MAX_VALUE_TEXT, Lines::One)?;
+        crate::params::values::cpus(s.get_ref())
+            .map(Some)
+            .map_err(|e| cx.locate(s.span(), field, e))
+    };
+    pinning.client = pin(&tb.pin_client, "testbed.pin_client")?;
+    pinning.gateway = pin(&tb.pin_gateway, "testbed.pin_gateway")?;
+    pinning.server = pin(&tb.pin_server, "testbed.pin_server")?;
+    let mut testbed = None;
+    if let Some(n) = &tb.name {
+        bounded(
+            cx,
+            n.span(),
+            "testbed.name",
+            n.get_ref(),
+            MAX_NAME,
+            Lines::One,
+        )?;
+        crate::testbed::netns::check_name(n.get_ref())
+            .map_err(|e| cx.locate(n.span(), "testbed.name", format!("{e:#}")))?;
+        testbed = Some(n.get_ref().clone());
+    }
+    if let Some(f) = &tb.file {
+        if tb.name.is_some() {
+            return Err(cx.locate(
+                f.span(),
+                "testbed.file",
+                "give a testbed name or a testbed file, not both",
+            ));
+        }
+        bounded(
+            cx,
+            f.span(),
+            "testbed.file",
+            f.get_ref(),
+            MAX_PATH,
+            Lines::One,
+        )?;
+        testbed = Some(testbed_file_path(cx.file, f.get_ref()));
+    }
+    Ok((pinning, testbed))
+}
+
+/// The axes `[params]` names, each with its values as text (ranges expanded).
+fn named_params<'a>(cx: &Ctx, raw: &'a Raw, workload: Asked) -> Result<Named<'a>, Located> {
     let rows_set_workload = raw
         .case
         .iter()
         .chain(raw.firewall.iter())
         .flatten()
         .any(|r| r.keys().any(|k| k.get_ref() == "workload"));
-    let mut axes: BTreeMap<&str, Vec<(String, std::ops::Range<usize>)>> = BTreeMap::new();
+    let mut axes: Named = BTreeMap::new();
     for (k, v) in raw.params.iter().flatten() {
-        let key = k.get_ref().as_str();
+        let key = key_of(cx, k, "params")?;
         let field = format!("params.{key}");
-        let Some(axis) = crate::plan::axes::find(key).map(|a| a.name) else {
-            return Err(cx.at(
+        let Some(axis) = crate::plan::axes::find(key) else {
+            return Err(cx.locate(
                 k.span(),
                 &field,
                 format!(
@@ -455,27 +577,30 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 ),
             ));
         };
-        if !rows_set_workload
-            && crate::plan::axes::find(axis).is_some_and(|a| a.foreign_to(workload))
-        {
-            return Err(cx.at(
+        if !rows_set_workload && axis.foreign_to(workload) {
+            return Err(cx.locate(
                 k.span(),
                 &field,
                 format!("not a parameter of the {} workload", workload.as_str()),
             ));
         }
-        let vals = value_list(&cx, v, &field)?;
-        axes.insert(axis, vals.into_iter().map(|t| (t, v.span())).collect());
+        let vals = value_list(cx, v, &field)?;
+        axes.insert(axis.name, vals.into_iter().map(|t| (t, v.span())).collect());
     }
-    // Every axis named: its values, parsed once (errors with their location).
-    let mut values: Vec<(&str, Vec<(String, Value)>)> = Vec::new();
+    Ok(axes)
+}
+
+/// Every axis `[params]` names, in the registry's order: its values, parsed once
+/// (errors with their location).
+fn typed_params<'a>(cx: &Ctx, named: &Named<'a>, workload: Asked) -> Result<Lists<'a>, Located> {
+    let mut values: Lists = Vec::new();
     for axis in crate::plan::axes::AXES {
         let field = format!("params.{}", axis.name);
-        let Some(vals) = axes.get(axis.name).cloned() else {
+        let Some(vals) = named.get(axis.name) else {
             continue;
         };
         if axis.name == "import" && vals.len() > 1 {
-            return Err(cx.at(
+            return Err(cx.locate(
                 vals[1].1.clone(),
                 &field,
                 "give one import file per scenario",
@@ -484,23 +609,41 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         let mut parsed = Vec::new();
         for (t, span) in vals {
             let typed = axis
-                .parse(&t, workload)
-                .map_err(|e| cx.at(span, &field, e))?;
-            parsed.push((t, typed));
+                .parse(t, workload)
+                .map_err(|e| cx.locate(span.clone(), &field, e))?;
+            parsed.push((t.clone(), typed));
         }
         values.push((axis.name, parsed));
     }
-    // Rows: [[firewall]] × [[case]], each row's lists crossed within it.
-    let firewalls = parse_rows(&cx, raw.firewall.as_deref(), "firewall", &axes, workload)?;
-    let cases = parse_rows(&cx, raw.case.as_deref(), "case", &axes, workload)?;
-    // (values, where from, axes a [[firewall]] row set — exempt from the workload
-    // check, since one firewall row serves every case's workload)
+    Ok(values)
+}
+
+/// Rows: `[[firewall]]` × `[[case]]`, each row's lists crossed within it; a case's
+/// label follows its firewall row's.
+fn crossed_rows<'a>(
+    cx: &Ctx,
+    raw: &'a Raw,
+    named: &Named,
+    head: &Head,
+) -> Result<Vec<CrossedRow<'a>>, ScenarioError> {
+    let file = cx.file;
+    let firewalls = parse_rows(
+        cx,
+        raw.firewall.as_deref(),
+        "firewall",
+        named,
+        head.workload,
+    )?;
+    let cases = parse_rows(cx, raw.case.as_deref(), "case", named, head.workload)?;
     let n_rows = (firewalls.len() as u64).saturating_mul(cases.len() as u64);
     if n_rows > MAX_TRIALS {
-        return Err(format!(
-            "{file}: {} [[firewall]] × {} [[case]] rows are more than the {MAX_TRIALS} trials a scenario may have",
-            firewalls.len(),
-            cases.len()
+        return Err(ScenarioError::file(
+            file,
+            format!(
+                "{} [[firewall]] × {} [[case]] rows are more than the {MAX_TRIALS} trials a scenario may have",
+                firewalls.len(),
+                cases.len()
+            ),
         ));
     }
     let mut rows: Vec<CrossedRow> = Vec::new();
@@ -516,8 +659,9 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                     one.insert("label", (joined.clone(), Value::label(joined)));
                 } else if let Some(prev) = one.insert(k, v.clone()) {
                     if prev.0 != v.0 {
-                        return Err(format!(
-                            "{file}: {cat}.{k}: also set in {fat}: set an axis in one place"
+                        return Err(ScenarioError::file(
+                            file,
+                            format!("{cat}.{k}: also set in {fat}: set an axis in one place"),
                         ));
                     }
                 }
@@ -531,11 +675,16 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
                 one,
                 if at.is_empty() { "params".into() } else { at },
                 f.keys().copied().collect(),
-                case_reps.unwrap_or(repetitions),
+                case_reps.unwrap_or(head.repetitions),
             ));
         }
     }
-    // The number of trials, counted before anything is built.
+    Ok(rows)
+}
+
+/// The number of trials (cross product × rows × repetitions), counted before anything
+/// is built.
+fn count_trials(file: &str, values: &Lists, rows: &[CrossedRow]) -> Result<(), ScenarioError> {
     let per_row = values
         .iter()
         .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64));
@@ -543,147 +692,241 @@ pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, String>
         t.saturating_add(per_row.saturating_mul(u64::from(r.3)))
     });
     if total > MAX_TRIALS {
-        return Err(format!(
-            "{file}: the scenario expands to {total} trials (cross product × cases × repetitions), more than {MAX_TRIALS}"
+        return Err(ScenarioError::file(
+            file,
+            format!(
+                "the scenario expands to {total} trials (cross product × cases × repetitions), more than {MAX_TRIALS}"
+            ),
         ));
     }
-    // Cross product, first axis outermost (an odometer over the value indices). Each
-    // combination keeps its block (the row it came from: a case) and its repetitions.
-    let mut combos: Vec<(TrialParams, usize, u32)> = Vec::new();
-    // The values each combination was written with (to name a duplicate's axis).
-    let mut written: Vec<Given> = Vec::new();
-    let mut blocks: Vec<&str> = Vec::new();
-    let mut idx = vec![0usize; values.len()];
-    loop {
-        let mut one: Given = values
-            .iter()
-            .zip(&idx)
-            .map(|((a, v), &i)| (*a, v[i].clone()))
-            .collect();
-        one.insert(
-            "workload",
-            (workload.as_str().to_string(), Value::workload(workload)),
-        );
-        for (row, at, exempt, reps) in &rows {
-            let mut with = one.clone();
-            for (k, v) in row {
-                with.insert(k, v.clone());
-            }
-            let w: Asked = with["workload"].0.parse()?;
-            if let Some(axis) = with.keys().find(|a| {
-                crate::plan::axes::find(a).is_some_and(|x| x.foreign_to(w)) && !exempt.contains(a)
-            }) {
-                return Err(format!(
-                    "{file}: {at}: {axis} is not a parameter of the {} workload",
+    Ok(())
+}
+
+/// One combination of the cross product in one row: its trial, its block (the row it
+/// came from: a case) and its repetitions.
+struct Combo {
+    params: TrialParams,
+    block: usize,
+    reps: u32,
+}
+
+/// How every trial of the scenario is built: seed, the front door's context, and the
+/// `adaptive` table's span (its errors are reported there).
+struct Builder<'c> {
+    seed: u64,
+    context: Context,
+    adaptive_at: Option<Range<usize>>,
+    cx: &'c Ctx<'c>,
+}
+
+impl Builder<'_> {
+    /// The trial of one row with the cross product's values `one`: the row's values
+    /// over them, the workload check, then the front door.
+    fn trial<'a>(
+        &self,
+        one: &Given<'a>,
+        (values, at, exempt, _): &CrossedRow<'a>,
+    ) -> Result<(Given<'a>, TrialParams), ScenarioError> {
+        let mut with = one.clone();
+        for (k, v) in values {
+            with.insert(k, v.clone());
+        }
+        let w = match with.get("workload") {
+            Some((_, Value::workload(w))) => *w,
+            _ => Asked::Traffic(Workload::Echo),
+        };
+        if let Some(axis) = with.keys().find(|a| {
+            crate::plan::axes::find(a).is_some_and(|x| x.foreign_to(w)) && !exempt.contains(a)
+        }) {
+            return Err(ScenarioError::file(
+                self.cx.file,
+                format!(
+                    "{at}: {axis} is not a parameter of the {} workload",
                     w.as_str()
-                ));
-            }
-            let mut typed = AxisValues::defaults(w);
-            for (_, value) in with.values() {
-                typed.set(value.clone());
-            }
-            let mut params = crate::plan::axes::trial_params(&typed, seed)
-                .map_err(|e| format!("{file}: {at}: {e}"))?;
-            // Import files are named relative to the scenario file.
-            let dir = std::path::Path::new(file)
-                .parent()
-                .unwrap_or(std::path::Path::new(""));
-            for f in [&mut params.import, &mut params.import_ipset] {
-                if let Some(rel) = f
-                    .as_deref()
-                    .filter(|r| std::path::Path::new(r).is_relative())
-                {
-                    *f = Some(dir.join(rel).to_string_lossy().into_owned());
-                }
-            }
-            check_combination(&params).map_err(|e| format!("{file}: {at}: {e}"))?;
-            if let Some(j) = combos.iter().position(|c| c.0 == params) {
-                return Err(duplicate(file, at, &written[j], &with));
-            }
-            written.push(with.clone());
-            let block = match blocks.iter().position(|b| b == at) {
-                Some(i) => i,
-                None => {
-                    blocks.push(at);
-                    blocks.len() - 1
-                }
-            };
-            combos.push((params, block, *reps));
+                ),
+            ));
         }
-        let mut k = values.len();
+        let mut typed = AxisValues::defaults(w);
+        for (_, value) in with.values() {
+            typed.set(value.clone());
+        }
+        let params =
+            build(&typed, self.seed, &self.context).map_err(|e| match (e, &self.adaptive_at) {
+                (PlanError::Adaptive(why), Some(span)) => {
+                    ScenarioError::At(self.cx.locate(span.clone(), "adaptive", why))
+                }
+                (why, _) => ScenarioError::Trial {
+                    file: self.cx.file.to_string(),
+                    row: at.clone(),
+                    why,
+                },
+            })?;
+        Ok((with, params))
+    }
+
+    /// The cross product of `[params]` (first axis outermost: an odometer over the
+    /// value indices) in every row; two combinations that are one trial are refused.
+    fn combinations(
+        &self,
+        values: &Lists,
+        rows: &[CrossedRow],
+        workload: Asked,
+    ) -> Result<Vec<Combo>, ScenarioError> {
+        let mut combos: Vec<Combo> = Vec::new();
+        // The values each combination was written with (to name a duplicate's axis).
+        let mut written: Vec<Given> = Vec::new();
+        let mut blocks: Vec<&str> = Vec::new();
+        let mut idx = vec![0usize; values.len()];
         loop {
-            if k == 0 {
-                break;
+            let mut one: Given = values
+                .iter()
+                .zip(&idx)
+                .map(|((a, v), &i)| (*a, v[i].clone()))
+                .collect();
+            one.insert(
+                "workload",
+                (workload.as_str().to_string(), Value::workload(workload)),
+            );
+            for row in rows {
+                let (with, params) = self.trial(&one, row)?;
+                if let Some(j) = combos.iter().position(|c| c.params == params) {
+                    return Err(ScenarioError::file(
+                        self.cx.file,
+                        duplicate(&row.1, &written[j], &with),
+                    ));
+                }
+                written.push(with);
+                let block = match blocks.iter().position(|b| *b == row.1) {
+                    Some(i) => i,
+                    None => {
+                        blocks.push(&row.1);
+                        blocks.len() - 1
+                    }
+                };
+                combos.push(Combo {
+                    params,
+                    block,
+                    reps: row.3,
+                });
             }
-            k -= 1;
-            idx[k] += 1;
-            if idx[k] < values[k].1.len() {
-                break;
+            if !advance(&mut idx, values) {
+                return Ok(combos);
             }
-            idx[k] = 0;
-        }
-        if idx.iter().all(|&i| i == 0) {
-            break;
         }
     }
-    // Sequential order: repetition outermost, then the combinations (a case with fewer
-    // repetitions drops out after its last).
-    let most = combos.iter().map(|c| c.2).max().unwrap_or(repetitions);
+}
+
+/// The next combination's indices (the last axis fastest); `false` once every
+/// combination was given.
+fn advance(idx: &mut [usize], values: &Lists) -> bool {
+    for k in (0..idx.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < values[k].1.len() {
+            return true;
+        }
+        idx[k] = 0;
+    }
+    false
+}
+
+/// Sequential order: repetition outermost, then the combinations (a case with fewer
+/// repetitions drops out after its last); each trial's key computed here, once. Also
+/// returns each trial's block.
+fn repeat(combos: &[Combo], repetitions: u32) -> (Vec<PlannedTrial>, Vec<usize>) {
+    let most = combos.iter().map(|c| c.reps).max().unwrap_or(repetitions);
     let mut trials = Vec::new();
     let mut block_of = Vec::new();
     for rep in 1..=most {
-        for (p, block, reps) in &combos {
-            if rep <= *reps {
-                trials.push(PlannedTrial {
-                    key: trial_key(p, rep),
-                    rep,
-                    params: p.clone(),
-                });
-                block_of.push(*block);
-            }
+        for c in combos.iter().filter(|c| rep <= c.reps) {
+            trials.push(PlannedTrial {
+                key: trial_key(&c.params, rep),
+                rep,
+                params: c.params.clone(),
+            });
+            block_of.push(c.block);
         }
     }
+    (trials, block_of)
+}
+
+/// Parse scenario text. `file` is used in messages, and import files are relative to
+/// its directory.
+pub fn parse(file: &str, text: &str, seed_if_unset: u64) -> Result<Plan, ScenarioError> {
+    let cx = Ctx { file, text };
+    crate::limits::check_table_rows(file, text)?;
+    let raw: Raw = toml::from_str(text).map_err(|e| match e.span() {
+        Some(span) => ScenarioError::At(cx.locate(span, "scenario", e.message())),
+        None => ScenarioError::file(file, e.message()),
+    })?;
+    let head = parse_head(&cx, &raw, seed_if_unset)?;
+    let (pinning, testbed) = parse_testbed(&cx, raw.testbed.as_ref())?;
+    let named = named_params(&cx, &raw, head.workload)?;
+    let values = typed_params(&cx, &named, head.workload)?;
+    let rows = crossed_rows(&cx, &raw, &named, &head)?;
+    count_trials(file, &values, &rows)?;
+    let builder = Builder {
+        seed: head.seed,
+        context: Context {
+            adaptive: raw
+                .adaptive
+                .as_ref()
+                .map(|a| parse_adaptive(&cx, a))
+                .transpose()?,
+            ..Context::scenario(file)
+        },
+        adaptive_at: raw.adaptive.as_ref().map(|a| a.span()),
+        cx: &cx,
+    };
+    let combos = builder.combinations(&values, &rows, head.workload)?;
+    let (trials, block_of) = repeat(&combos, head.repetitions);
     let warmup_s = match &raw.warmup {
         None => None,
         Some(w) => Some(
-            value_text(w.get_ref())
-                .ok_or_else(|| "not a duration".to_string())
+            one_text(&cx, w, "warmup")?
+                .ok_or_else(|| ValueError::from("not a duration"))
                 .and_then(|t| parse_duration(&t))
-                .map_err(|e| cx.at(w.span(), "warmup", e))?,
+                .map_err(|e| cx.locate(w.span(), "warmup", e))?,
         ),
     };
-    if let Some(a) = &raw.adaptive {
-        let adaptive = parse_adaptive(&cx, a)?;
-        for t in trials.iter_mut() {
-            t.params.adaptive = Some(adaptive.clone());
-            check_adaptive(&t.params).map_err(|e| cx.at(a.span(), "adaptive", e))?;
-            t.key = trial_key(&t.params, t.rep);
-        }
-    }
     let baseline = match &raw.baseline {
         None => None,
-        Some(b) => Some(parse_baseline(&cx, b, &trials, workload)?),
+        Some(b) => Some(parse_baseline(&cx, b, &trials, head.workload)?),
     };
-    let trials = arrange(trials, &block_of, order, seed);
+    let trials = arrange(trials, &block_of, head.order, head.seed);
     Ok(Plan {
-        name: raw.name.unwrap_or_else(|| file.to_string()),
-        description: raw.description.unwrap_or_default(),
-        seed,
-        repetitions,
-        order,
+        name: head.name,
+        description: head.description,
+        seed: head.seed,
+        repetitions: head.repetitions,
+        order: head.order,
         pinning,
         testbed,
-        topology_given: axes.contains_key("topology"),
+        topology_given: named.contains_key("topology"),
         warmup_s,
         baseline,
         trials,
     })
 }
 
+impl Plan {
+    /// Run on a named testbed's topology (a scenario that names none): each trial
+    /// moved to it through the front door (checked again), its key computed again.
+    pub fn use_topology(
+        &mut self,
+        topology: crate::params::topology::Topology,
+    ) -> Result<(), PlanError> {
+        for t in self.trials.iter_mut() {
+            crate::plan::build::with_topology(&mut t.params, topology)?;
+            t.key = trial_key(&t.params, t.rep);
+        }
+        Ok(())
+    }
+}
+
 /// Two combinations that are one trial (equal canonical parameters, so one trial key):
 /// name the axis whose texts differ, e.g. `rate: '10MB/s' and '80Mbit' are the same
 /// value (80M bits/s)`. Refused rather than merged, so a sweep has the points it shows.
-fn duplicate(file: &str, at: &str, first: &Given, second: &Given) -> String {
+fn duplicate(at: &str, first: &Given, second: &Given) -> String {
     let differs = second
         .iter()
         .find(|(k, v)| first.get(*k).is_some_and(|f| f.0 != v.0) && **k != "label");
@@ -706,11 +949,11 @@ fn duplicate(file: &str, at: &str, first: &Given, second: &Given) -> String {
                 _ => String::new(),
             };
             format!(
-                "{file}: {at}.{k}: duplicate value: '{}' and '{v}' are the same value{canon}; list it once",
+                "{at}.{k}: duplicate value: '{}' and '{v}' are the same value{canon}; list it once",
                 first[k].0
             )
         }
-        None => format!("{file}: {at}: duplicate trial: two combinations give the same parameters"),
+        None => format!("{at}: duplicate trial: two combinations give the same parameters"),
     }
 }
 
@@ -778,16 +1021,13 @@ fn arrange(
     }
 }
 
-fn parse_adaptive(
-    cx: &Ctx,
-    a: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
-) -> Result<crate::params::Adaptive, String> {
+fn parse_adaptive(cx: &Ctx, a: &Spanned<Table>) -> Result<crate::params::Adaptive, Located> {
     let mut precision = None;
     let mut max_s = 60.0;
     for (k, v) in a.get_ref() {
-        let field = format!("adaptive.{}", k.get_ref());
-        let t = value_text(v.get_ref())
-            .ok_or_else(|| cx.at(v.span(), &field, "give a string or number"))?;
+        let field = format!("adaptive.{}", key_of(cx, k, "adaptive")?);
+        let t = one_text(cx, v, &field)?
+            .ok_or_else(|| cx.locate(v.span(), &field, "give a string or number"))?;
         match k.get_ref().as_str() {
             "precision" => {
                 precision = Some(
@@ -799,12 +1039,14 @@ fn parse_adaptive(
                                 Err("must be above 0".into())
                             }
                         })
-                        .map_err(|e| cx.at(v.span(), &field, e))?,
+                        .map_err(|e| cx.locate(v.span(), &field, e))?,
                 )
             }
-            "max_duration" => max_s = parse_duration(&t).map_err(|e| cx.at(v.span(), &field, e))?,
+            "max_duration" => {
+                max_s = parse_duration(&t).map_err(|e| cx.locate(v.span(), &field, e))?
+            }
             _ => {
-                return Err(cx.at(
+                return Err(cx.locate(
                     k.span(),
                     &field,
                     "unknown key (known: precision, max_duration)",
@@ -813,68 +1055,37 @@ fn parse_adaptive(
         }
     }
     let precision =
-        precision.ok_or_else(|| cx.at(a.span(), "adaptive", "needs precision, e.g. \"1%\""))?;
+        precision.ok_or_else(|| cx.locate(a.span(), "adaptive", "needs precision, e.g. \"1%\""))?;
     Ok(crate::params::Adaptive { precision, max_s })
-}
-
-/// Adaptive length needs a role that counts while the trial runs.
-pub fn check_adaptive(p: &TrialParams) -> Result<(), String> {
-    let Some(a) = &p.adaptive else {
-        return Ok(());
-    };
-    // A search's steps are trials of their own; the search itself has no length.
-    let counted = p.search.is_none()
-        && match &p.kind {
-            TrialKind::Echo => true,
-            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
-                k.sink != crate::params::packet::SinkKind::Gateway
-            }
-            // New flows end when every flow has sent: nothing to make precise.
-            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
-                false
-            }
-        };
-    if !counted {
-        return Err(format!(
-            "adaptive length works for echo, and flood/flow with a socket sink, not {}",
-            p.name()
-        ));
-    }
-    if a.max_s < p.duration_s {
-        return Err(format!(
-            "the longest adaptive trial ({} s) is shorter than the duration ({} s)",
-            a.max_s, p.duration_s
-        ));
-    }
-    Ok(())
 }
 
 /// The baseline: known axes with valid values, and at least one planned trial whose
 /// parameters have them all (bad input otherwise, naming the line).
 fn parse_baseline(
     cx: &Ctx,
-    b: &Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    b: &Spanned<Table>,
     trials: &[PlannedTrial],
     workload: Asked,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, Located> {
     let mut out = serde_json::Map::new();
     for (k, v) in b.get_ref() {
-        let key = k.get_ref().as_str();
+        let key = key_of(cx, k, "baseline")?;
         let field = format!("baseline.{key}");
-        let axis = crate::plan::axes::find(key).map(|a| a.name).ok_or_else(|| {
-            cx.at(
+        let axis = crate::plan::axes::find(key).ok_or_else(|| {
+            cx.locate(
                 k.span(),
                 &field,
                 "unknown parameter (use the axis names of [params], or label)",
             )
         });
-        let t = value_text(v.get_ref())
-            .ok_or_else(|| cx.at(v.span(), &field, "give a single string or number"))?;
+        let t = one_text(cx, v, &field)?
+            .ok_or_else(|| cx.locate(v.span(), &field, "give a single string or number"))?;
         match (key, axis) {
             ("label", _) => {}
-            (_, Ok(axis)) => crate::plan::axes::find(axis)
-                .map_or(Ok(()), |a| a.parse(&t, workload).map(drop))
-                .map_err(|e| cx.at(v.span(), &field, e))?,
+            (_, Ok(axis)) => {
+                axis.parse(&t, workload)
+                    .map_err(|e| cx.locate(v.span(), &field, e))?;
+            }
             (_, Err(e)) => return Err(e),
         }
         out.insert(key.to_string(), serde_json::Value::String(t));
@@ -884,7 +1095,7 @@ fn parse_baseline(
         .iter()
         .any(|t| matches_baseline(&t.params, &baseline))
     {
-        return Err(cx.at(b.span(), "baseline", "matches no trial of this scenario"));
+        return Err(cx.locate(b.span(), "baseline", "matches no trial of this scenario"));
     }
     Ok(baseline)
 }
@@ -907,23 +1118,12 @@ pub fn matches_baseline(p: &TrialParams, baseline: &serde_json::Value) -> bool {
     })
 }
 
-/// FNV-1a over the canonical JSON of the parameters and the repetition.
-pub fn trial_key(p: &TrialParams, rep: u32) -> String {
-    let canon = serde_json::to_string(p).unwrap_or_default();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in canon.bytes().chain(rep.to_be_bytes()) {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::params::packet::SinkKind;
     use crate::params::topology::Topology;
-    use proto::Family;
+    use proto::{Family, Proto};
 
     const GOOD: &str = r#"
 name = "t"
@@ -1040,7 +1240,7 @@ duration = "1s"
     }
 
     fn err(text: &str) -> String {
-        parse("bad.toml", text, 0).unwrap_err()
+        parse("bad.toml", text, 0).unwrap_err().to_string()
     }
 
     #[test]
@@ -1515,5 +1715,128 @@ sink = "gateway"
         for bad in ["0", "-1", "abc", "", "1h", "nan", "inf"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Issue 38: every text of a scenario is bounded, and one-line texts hold no
+    /// control characters; refused where they stand, before anything is expanded.
+    #[test]
+    fn texts_are_bounded_and_free_of_control_characters() {
+        // A 20 MB label (with 1000 repetitions it ran out of memory: see
+        // tests/limits.rs, run under a memory limit) is refused at its line before a
+        // trial is built. One repetition here, so that a regression costs little.
+        let huge = format!(
+            "repetitions = 1\n[[case]]\nclients = 1\nlabel = \"{}\"\n",
+            "x".repeat(20 << 20)
+        );
+        let e = parse("big.toml", &huge, 0).unwrap_err();
+        assert!(matches!(e, ScenarioError::At(_)), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with("big.toml:4:9: case[1].label: 20971520 bytes long, more than the 4096"),
+            "{}",
+            &e[..200.min(e.len())]
+        );
+        assert!(e.len() < 300, "the message does not echo the label");
+        // At the limit: taken.
+        let ok = format!("[[case]]\nlabel = \"{}\"\n", "x".repeat(MAX_LABEL));
+        assert!(parse("ok.toml", &ok, 0).is_ok());
+        // ESC in a label (TOML's escape), NUL in a name: refused with the character.
+        let e = err("[[case]]\nclients = 2\nlabel = \"red \\u001b[31m\"\n");
+        assert!(
+            e.starts_with("bad.toml:3:9: case[1].label: control character U+001B at byte 4"),
+            "{e}"
+        );
+        let e = err("name = \"a\\u0000b\"\n");
+        assert!(
+            e.starts_with("bad.toml:1:8: name: control character U+0000"),
+            "{e}"
+        );
+        let e = err("[[firewall]]\nlabel = \"a\\tb\"\n");
+        assert!(
+            e.contains("firewall[1].label: control character U+0009"),
+            "{e}"
+        );
+        // A description may span lines, within its own limit.
+        assert!(parse("d.toml", "description = \"a\\tb\\nc\"\n", 0).is_ok());
+        let long = format!("description = \"{}\"\n", "d".repeat(MAX_DESCRIPTION + 1));
+        assert!(err(&long).starts_with("bad.toml:1:15: description: 65537 bytes long"));
+        // Values, paths and parameter names are bounded too.
+        let path = format!("[params]\nimport = \"{}\"\n", "p".repeat(MAX_PATH + 1));
+        assert!(err(&path).starts_with("bad.toml:2:10: params.import: 4097 bytes long"));
+        let e = err("[params]\nimport = \"r\\u001b.nft\"\n");
+        assert!(e.contains("params.import: control character U+001B"), "{e}");
+        let key = format!("[params]\n{} = 1\n", "k".repeat(MAX_NAME + 1));
+        assert!(err(&key).starts_with("bad.toml:2:1: params: 4097 bytes long"));
+        let e = err("[testbed]\nfile = \"lab\\u0007.toml\"\n");
+        assert!(
+            e.starts_with("bad.toml:2:8: testbed.file: control character U+0007"),
+            "{e}"
+        );
+        let e = err("[[case]]\nclients = 2\n[baseline]\nlabel = \"\\u001b\"\n");
+        assert!(e.contains("baseline.label: control character"), "{e}");
+    }
+
+    /// Errors are typed: where a value stands, which row a trial came from, or the
+    /// file as a whole; the adaptive table's refusals stand at its line.
+    #[test]
+    fn errors_are_typed_and_keep_their_words() {
+        let e = parse("s.toml", "[params]\nclients = 0\n", 0).unwrap_err();
+        assert!(matches!(&e, ScenarioError::At(l) if l.line == 2 && l.field == "params.clients"));
+        let e = parse(
+            "s.toml",
+            "[[case]]\nnft_family = \"ip\"\nengine = \"iptables-legacy\"\n",
+            0,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, ScenarioError::Trial { row, why: PlanError::Conflict(_), .. } if row == "case[1]"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("s.toml: case[1]: nft_family ip applies"),
+            "{e}"
+        );
+        let e = parse(
+            "s.toml",
+            "workload = \"flood\"\n\nadaptive = { precision = \"1%\", max_duration = 1 }\n",
+            0,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("s.toml:3:12: adaptive: the longest adaptive trial (1 s)"),
+            "{e}"
+        );
+        let e = parse("s.toml", "[params]\nclients = [1, \"1\"]\n", 0).unwrap_err();
+        assert!(matches!(e, ScenarioError::File { .. }), "{e:?}");
+    }
+
+    /// A named testbed's topology: every trial moved through the front door (its
+    /// checks run again) and keyed again.
+    #[test]
+    fn a_testbed_topology_is_applied_through_the_front_door() {
+        use crate::params::topology::Topology;
+        let mut p = parse("s.toml", "workload = \"sessions\"\n", 1).unwrap();
+        let before = p.trials[0].key.clone();
+        p.use_topology(Topology::Proxy).unwrap();
+        let t = &p.trials[0];
+        assert_eq!(t.params.topology, Topology::Proxy);
+        assert_eq!(
+            t.params.chain,
+            crate::params::topology::chain_of(Topology::Proxy)
+        );
+        assert_eq!(t.key, trial_key(&t.params, t.rep));
+        assert_ne!(t.key, before);
+        // An event the input topology cannot carry: refused now, as a scenario naming
+        // it would be.
+        let mut p = parse(
+            "s.toml",
+            "workload = \"sessions\"\n[params]\nevent = \"add:1@1s\"\n",
+            1,
+        )
+        .unwrap();
+        let e = p.use_topology(Topology::Input).unwrap_err().to_string();
+        assert!(e.contains("topology input"), "{e}");
     }
 }

@@ -188,8 +188,7 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         v.rate = proto::Rate::Max;
         v.duration = f64::from(a.time);
         v.dport = Some((dport, dport));
-        let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
-        crate::plan::scenario::check_combination(&p).map_err(usage)?;
+        let p = crate::plan::build::build(&v, 0, &Default::default()).map_err(usage)?;
         params.push(p);
     }
     // The original's is checked when the session opens.

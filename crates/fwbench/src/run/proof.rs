@@ -187,7 +187,7 @@ fn request(file: &std::path::Path, topology: Topology, v6: bool) -> Result<firew
     } else {
         proto::Family::V4
     };
-    let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
+    let p = crate::plan::build::build(&v, 0, &Default::default()).map_err(usage)?;
     crate::rules::request(&p)
         .map_err(usage)?
         .ok_or_else(|| usage("engine nft installs rules"))

@@ -107,11 +107,12 @@ mod tests {
             if NEWER.contains(&name) {
                 continue;
             }
-            let p = crate::plan::axes::trial_params(
-                &crate::plan::axes::AxisValues::defaults(name.parse().unwrap()),
-                1,
-            )
-            .unwrap();
+            // An engine, since the front door checks that a degrade search has one.
+            let v = crate::plan::axes::AxisValues::from_text(
+                name.parse().unwrap(),
+                &[("engine", "nft")],
+            );
+            let p = crate::plan::build::build(&v.unwrap(), 1, &Default::default()).unwrap();
             let legacy = store::TrialRecord {
                 run_id: run,
                 trial_key: name.into(),

@@ -111,14 +111,11 @@ fn report_path(args: &RunArgs) -> Option<PathBuf> {
 }
 
 /// A scenario that leaves the topology open runs on a named testbed's topology.
-fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) {
+fn apply_testbed_topology(plan: &mut Plan, testbeds: &Testbeds) -> Result<()> {
     if let (Some(tb), false) = (&testbeds.named, plan.topology_given) {
-        for t in plan.trials.iter_mut() {
-            t.params.topology = tb.topology();
-            t.params.chain = crate::params::topology::chain_of(tb.topology());
-            t.key = scenario::trial_key(&t.params, t.rep);
-        }
+        plan.use_topology(tb.topology()).map_err(usage)?;
     }
+    Ok(())
 }
 
 /// A run stops after this many failed trials in a row: something is broken, and
@@ -145,7 +142,7 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
     // The estimates count a new testbed after each trial on legacy tables (named local
     // testbeds are rebuilt too, but not counted: they run few such trials).
     let ephemeral = testbeds.named.is_none();
-    apply_testbed_topology(&mut plan, &testbeds);
+    apply_testbed_topology(&mut plan, &testbeds)?;
     for t in &plan.trials {
         testbeds.check(&t.params)?;
     }
@@ -233,7 +230,7 @@ fn open_run(
             let lock = run_lock(r.id)?;
             if r.seed != plan.seed {
                 *plan = scenario::parse(file, text, r.seed).map_err(usage)?;
-                apply_testbed_topology(plan, testbeds);
+                apply_testbed_topology(plan, testbeds)?;
             }
             store.drop_failed(r.id)?;
             store.reopen_run(r.id)?;

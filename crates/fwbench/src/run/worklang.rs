@@ -173,8 +173,7 @@ pub struct WorkloadArgs {
 pub fn firewall_params(a: &WorkloadArgs) -> Result<TrialParams> {
     let mut v = AxisValues::defaults(Asked::Traffic(Workload::Sessions));
     a.fw.set(&mut v, a.topology)?;
-    let p = crate::plan::axes::trial_params(&v, 0).map_err(usage)?;
-    crate::plan::scenario::check_combination(&p).map_err(usage)?;
+    let p = crate::plan::build::build(&v, 0, &Default::default()).map_err(usage)?;
     Ok(p)
 }
 

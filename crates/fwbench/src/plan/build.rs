@@ -1,0 +1,255 @@
+//! The one front door from one trial's typed axis values to its checked parameters.
+//!
+//! [`build`] takes an [`AxisValues`] (set by a command's flags or a scenario row), runs
+//! the builder ([`crate::plan::axes::trial_params`]), applies what the caller's
+//! [`Context`] adds — the adaptive length, import files named relative to a scenario
+//! file — and then every cross-field check ([`check_combination`]), in that order, for
+//! every caller: trial commands, scenario files, `rules render`, `workload`, `rules
+//! advise --measure` and the proof. A trial's key ([`trial_key`]) is computed from what
+//! it returns, after, once.
+//!
+//! Must not: read files or touch the host (import files are only named here).
+
+use crate::params::topology::{chain_of, Topology};
+use crate::params::values::ValueError;
+use crate::params::workload::{PacketKind, TrialKind};
+use crate::params::{Adaptive, Conflict, TrialParams};
+use crate::plan::axes::AxisValues;
+use proto::Proto;
+use std::path::{Path, PathBuf};
+
+/// Why one trial's values do not make a trial (bad input). The messages carry no
+/// location: a scenario puts `file: case[2]:` (or the `adaptive` table's line) before
+/// them, a command prints them as they are.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A value that does not fit the trial's workload (a packet size for a connection
+    /// workload), or event values that do not combine.
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    /// Values each valid that cannot run together.
+    #[error(transparent)]
+    Conflict(#[from] Conflict),
+    /// The adaptive length cannot apply to this trial.
+    #[error("{0}")]
+    Adaptive(Conflict),
+}
+
+/// For callers that carry messages as text (`error::usage`).
+impl From<PlanError> for String {
+    fn from(e: PlanError) -> String {
+        e.to_string()
+    }
+}
+
+/// What a caller adds to the values: where relative import files are, the adaptive
+/// length. `Context::default()`: import files as given (relative to the working
+/// directory), fixed length.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Context {
+    /// Relative `import`/`import_ipset` files are joined to this (a scenario file's
+    /// directory); `None`: as given.
+    pub import_base: Option<PathBuf>,
+    /// The adaptive length of every trial built (`--until-ci`, a scenario's
+    /// `adaptive` table).
+    pub adaptive: Option<Adaptive>,
+}
+
+impl Context {
+    /// Import files relative to the directory of the scenario `file` (as written: a
+    /// bare file name leaves them as they are).
+    pub fn scenario(file: &str) -> Context {
+        Context {
+            import_base: Some(
+                Path::new(file)
+                    .parent()
+                    .unwrap_or(Path::new(""))
+                    .to_path_buf(),
+            ),
+            adaptive: None,
+        }
+    }
+}
+
+/// One trial's checked parameters from its typed axis values (see the module header).
+pub fn build(v: &AxisValues, seed: u64, cx: &Context) -> Result<TrialParams, PlanError> {
+    let mut p = crate::plan::axes::trial_params(v, seed)?;
+    if let Some(dir) = &cx.import_base {
+        for f in [&mut p.import, &mut p.import_ipset] {
+            if let Some(rel) = f.as_deref().filter(|r| Path::new(r).is_relative()) {
+                *f = Some(dir.join(rel).to_string_lossy().into_owned());
+            }
+        }
+    }
+    p.adaptive = cx.adaptive.clone();
+    check_combination(&p)?;
+    Ok(p)
+}
+
+/// A built trial moved to `topology` (a named testbed's, for a scenario that names
+/// none): what follows from the topology set again and checked, as [`build`] would.
+pub fn with_topology(p: &mut TrialParams, topology: Topology) -> Result<(), PlanError> {
+    p.topology = topology;
+    p.chain = chain_of(topology);
+    check_combination(p)
+}
+
+/// Cross-field check of one trial's parameters.
+pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
+    if let Some(e) = &p.events {
+        crate::params::events::check_for(e, &p.kind, p.topology, p.proto)?;
+    }
+    check_adaptive(p).map_err(PlanError::Adaptive)?;
+    check_nft_family(p)?;
+    if let (Some(sets), None) = (&p.import_ipset, &p.import) {
+        return Err(Conflict(format!(
+            "import_ipset {sets}: the ipsets of an imported iptables-save file; give its \
+             import too"
+        ))
+        .into());
+    }
+    if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
+        crate::params::search::check_degrade(p, sp)?;
+    }
+    let by_kind = match &p.kind {
+        TrialKind::Conn(..) => crate::workloads::conn::check(p),
+        TrialKind::Packet(..) => crate::workloads::packet::check(p),
+        TrialKind::Echo => return check_echo(p),
+    };
+    by_kind.map_err(|e| Conflict(e).into())
+}
+
+/// An echo trial's transport limits, then the echo workload's own check.
+fn check_echo(p: &TrialParams) -> Result<(), PlanError> {
+    if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
+        return Err(Conflict(format!(
+            "frame size {} exceeds the largest UDP payload ({} bytes)",
+            p.frame.max(),
+            proto::MAX_UDP_PAYLOAD
+        ))
+        .into());
+    }
+    if p.proto == Proto::Udp && p.clients as u64 + crate::params::ECHO_PORT as u64 > 65_535 {
+        return Err(Conflict(format!(
+            "{} UDP clients need more ports than exist",
+            p.clients
+        ))
+        .into());
+    }
+    crate::workloads::echo::check(p).map_err(|e| Conflict(e).into())
+}
+
+/// A table family other than the default means something only to the nft engines:
+/// refused for the others rather than silently ignored.
+fn check_nft_family(p: &TrialParams) -> Result<(), Conflict> {
+    if p.nft_family.is_default() || p.engine.takes_nft_family() {
+        return Ok(());
+    }
+    Err(Conflict(format!(
+        "nft_family {} applies to engines nft and nft-set only, not {} (it has no nftables \
+         table whose family could be chosen)",
+        p.nft_family, p.engine
+    )))
+}
+
+/// Adaptive length needs a role that counts while the trial runs.
+pub fn check_adaptive(p: &TrialParams) -> Result<(), Conflict> {
+    let Some(a) = &p.adaptive else {
+        return Ok(());
+    };
+    // A search's steps are trials of their own; the search itself has no length.
+    let counted = p.search.is_none()
+        && match &p.kind {
+            TrialKind::Echo => true,
+            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
+                k.sink != crate::params::packet::SinkKind::Gateway
+            }
+            // New flows end when every flow has sent: nothing to make precise.
+            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
+                false
+            }
+        };
+    if !counted {
+        return Err(Conflict(format!(
+            "adaptive length works for echo, and flood/flow with a socket sink, not {}",
+            p.name()
+        )));
+    }
+    if a.max_s < p.duration_s {
+        return Err(Conflict(format!(
+            "the longest adaptive trial ({} s) is shorter than the duration ({} s)",
+            a.max_s, p.duration_s
+        )));
+    }
+    Ok(())
+}
+
+/// FNV-1a over the canonical JSON of the parameters and the repetition.
+pub fn trial_key(p: &TrialParams, rep: u32) -> String {
+    let canon = serde_json::to_string(p).unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in canon.bytes().chain(rep.to_be_bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::search::Asked;
+    use crate::params::workload::Workload;
+
+    fn flood(pairs: &[(&str, &str)]) -> AxisValues {
+        AxisValues::from_text(Asked::Traffic(Workload::Flood), pairs).unwrap()
+    }
+
+    /// Every caller gets the same: the checks run, adaptive and import paths applied
+    /// before them and before the key.
+    #[test]
+    fn one_front_door_checks_and_applies_the_context() {
+        // A cross-field refusal, whatever the caller.
+        let e = build(
+            &flood(&[("import_ipset", "s.ipset")]),
+            0,
+            &Context::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, PlanError::Conflict(_)), "{e:?}");
+        assert!(e.to_string().contains("give its import too"), "{e}");
+        // Import files relative to the scenario's directory; absolute ones as given.
+        let v = flood(&[("import", "r.nft")]);
+        let p = build(&v, 0, &Context::scenario("dir/s.toml")).unwrap();
+        assert_eq!(p.import.as_deref(), Some("dir/r.nft"));
+        let p = build(&v, 0, &Context::default()).unwrap();
+        assert_eq!(p.import.as_deref(), Some("r.nft"));
+        let abs = flood(&[("import", "/r.nft")]);
+        let p = build(&abs, 0, &Context::scenario("dir/s.toml")).unwrap();
+        assert_eq!(p.import.as_deref(), Some("/r.nft"));
+        // Adaptive applied, then checked: an error of its own kind.
+        let mut cx = Context {
+            adaptive: Some(Adaptive {
+                precision: 0.01,
+                max_s: 60.0,
+            }),
+            ..Context::default()
+        };
+        let p = build(&flood(&[]), 0, &cx).unwrap();
+        assert_eq!(p.adaptive, cx.adaptive);
+        cx.adaptive = Some(Adaptive {
+            precision: 0.01,
+            max_s: 1.0,
+        });
+        let e = build(&flood(&[("duration", "5")]), 0, &cx).unwrap_err();
+        assert!(matches!(e, PlanError::Adaptive(_)), "{e:?}");
+        // The key follows what was built (adaptive is part of it).
+        let fixed = build(&flood(&[]), 0, &Context::default()).unwrap();
+        cx.adaptive = Some(Adaptive {
+            precision: 0.01,
+            max_s: 60.0,
+        });
+        let adaptive = build(&flood(&[]), 0, &cx).unwrap();
+        assert_ne!(trial_key(&fixed, 1), trial_key(&adaptive, 1));
+    }
+}
