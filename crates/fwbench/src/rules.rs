@@ -13,6 +13,58 @@ use firewall::render::{Rendered, Tool};
 use firewall::{Engine, Ip, Prefix, Request};
 use proto::Family;
 
+/// Why a trial's rule set cannot be built or installed as asked: bad input (the
+/// callers exit 2, nothing applied), each with what the user must change.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    #[error("engine {0} needs a gateway, but topology direct has none (use forward or input)")]
+    NoGateway(Engine),
+    #[error("model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)")]
+    ImportNeedsFile,
+    #[error("--aim needs --import FILE (it aims at a rule of your ruleset)")]
+    AimNeedsImport,
+    /// A file given by a flag could not be read (`--import`, `--import-ipset`).
+    #[error("{flag} {source}")]
+    Unreadable {
+        flag: &'static str,
+        source: crate::limits::UnreadableFile,
+    },
+    /// The user's ruleset (or ipset file) as fwbench reads it.
+    #[error(transparent)]
+    Import(#[from] firewall::import::ImportError),
+    /// nft itself refused or could not load the user's nft file.
+    #[error("{0}")]
+    NftLoad(String),
+    #[error(transparent)]
+    Request(#[from] firewall::request::RequestError),
+    #[error(transparent)]
+    Install(#[from] install::InstallError),
+    /// The engine's own check (`iptables-restore --test`) rejected the rewritten file.
+    #[error("--import {path}: {tool} rejects it:\n{why}")]
+    Rejected {
+        path: String,
+        tool: String,
+        why: String,
+    },
+    #[error("--event: {0}")]
+    Event(#[from] firewall::update::UpdateError),
+    /// `--src`, `--dst` or `--sport` outside what the testbed sends from and to.
+    #[error("{0}")]
+    Address(String),
+    /// An address or prefix of the aimed-at rule that fwbench cannot read.
+    #[error("{0} not understood")]
+    Prefix(String),
+    /// `--aim` names no rule, or one the flood cannot be aimed at.
+    #[error("--aim {target}: {why}")]
+    Aim { target: String, why: String },
+}
+
+impl From<RulesError> for String {
+    fn from(e: RulesError) -> String {
+        e.to_string()
+    }
+}
+
 /// The testbed's addresses for `n` clients.
 pub fn addressing(family: Family, n: u32) -> Addressing {
     // INVARIANT: literal addresses.
@@ -35,15 +87,12 @@ pub fn addressing(family: Family, n: u32) -> Addressing {
 }
 
 /// The rule request of a trial (`None` for engine none). Errors are bad input.
-pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
+pub fn request(p: &TrialParams) -> Result<Option<Request>, RulesError> {
     if p.engine == Engine::None {
         return Ok(None);
     }
     if p.topology == Topology::Direct {
-        return Err(format!(
-            "engine {} needs a gateway, but topology direct has none (use forward or input)",
-            p.engine
-        ));
+        return Err(RulesError::NoGateway(p.engine));
     }
     let ip = Ip::from(p.family);
     let mut req = Request {
@@ -55,9 +104,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, String> {
         nft_family: p.nft_family,
     };
     if p.model == Model::Import {
-        let path = p.import.as_deref().ok_or(
-            "model import needs --import FILE (an `nft list ruleset` or `iptables-save` file)",
-        )?;
+        let path = p.import.as_deref().ok_or(RulesError::ImportNeedsFile)?;
         req.imported = Some(import(path, p.import_ipset.as_deref(), ip)?);
     } else {
         req.spec = Some(ModelSpec {
@@ -90,44 +137,45 @@ fn flood_dport(p: &TrialParams) -> Option<u16> {
 /// Read and rewrite a user's ruleset file (with the ipsets its rules match, `ipset`:
 /// an `ipset save` file). nft files are parsed by nft itself, in a scratch network
 /// namespace ([`crate::nftload`]); only its read-back is installed.
-pub fn import(path: &str, ipset: Option<&str>, ip: Ip) -> Result<firewall::Imported, String> {
+pub fn import(path: &str, ipset: Option<&str>, ip: Ip) -> Result<firewall::Imported, RulesError> {
     use firewall::import;
-    let text = crate::limits::read_user_file(std::path::Path::new(path), "rule import")
-        .map_err(|e| format!("--import {e}"))?;
+    let read = |file: &str, what: &str, flag: &'static str| {
+        crate::limits::read_user_file(std::path::Path::new(file), what)
+            .map_err(|source| RulesError::Unreadable { flag, source })
+    };
+    let text = read(path, "rule import", "--import")?;
     if let Some(sets) = ipset {
-        let set_text = crate::limits::read_user_file(std::path::Path::new(sets), "ipset file")
-            .map_err(|e| format!("--import-ipset {e}"))?;
-        let sets = import::import_ipset(sets, &set_text, ip).map_err(|e| e.to_string())?;
-        return import::import_with_sets(path, &text, ip, &sets).map_err(|e| e.to_string());
+        let set_text = read(sets, "ipset file", "--import-ipset")?;
+        let sets = import::import_ipset(sets, &set_text, ip)?;
+        return Ok(import::import_with_sets(path, &text, ip, &sets)?);
     }
     // Anything that is not iptables-save text is nft's to judge.
-    let imported = match import::detect(&text) {
-        Some(firewall::ImportFormat::IptablesSave) => import::import(path, &text, ip),
+    Ok(match import::detect(&text) {
+        Some(firewall::ImportFormat::IptablesSave) => import::import(path, &text, ip)?,
         _ => {
-            import::check_nft_text(path, &text).map_err(|e| e.to_string())?;
-            let loaded = crate::nftload::load_nft(path, &text)?;
-            import::refused_messages(path, &loaded.messages).map_err(|e| e.to_string())?;
-            import::import_nft_listing(path, &loaded.json, &loaded.listing, ip)
+            import::check_nft_text(path, &text)?;
+            let loaded = crate::nftload::load_nft(path, &text).map_err(RulesError::NftLoad)?;
+            import::refused_messages(path, &loaded.messages)?;
+            import::import_nft_listing(path, &loaded.json, &loaded.listing, ip)?
         }
-    };
-    imported.map_err(|e| e.to_string())
+    })
 }
 
 /// Build and render the rule set of a trial (`None` for engine none).
-pub fn build(p: &TrialParams) -> Result<Option<Rendered>, String> {
-    request(p)?
-        .map(|r| firewall::request::render(&r).map_err(|e| e.to_string()))
-        .transpose()
+pub fn build(p: &TrialParams) -> Result<Option<Rendered>, RulesError> {
+    Ok(request(p)?
+        .map(|r| firewall::request::render(&r))
+        .transpose()?)
 }
 
 /// `fwbench rules render`: the batches as the user would type them and, for an
 /// imported file, what fwbench changed, the chain mapping (the user's name next to
 /// fwbench's) and every rule with its position (`--aim CHAIN:N`).
-pub fn render_text(p: &TrialParams) -> Result<Option<String>, String> {
+pub fn render_text(p: &TrialParams) -> Result<Option<String>, RulesError> {
     let Some(req) = request(p)? else {
         return Ok(None);
     };
-    let r = firewall::request::render(&req).map_err(|e| e.to_string())?;
+    let r = firewall::request::render(&req)?;
     let mut out = r.to_text_with_settings();
     if let Some(imp) = &req.imported {
         out += &import_table(imp);
@@ -169,8 +217,8 @@ pub fn import_table(imp: &firewall::Imported) -> String {
 ///
 /// With `strict_aim`, an `--aim` that cannot be met is bad input too; in a sweep over
 /// `aim` (hot rules) such a rule is marked unavailable when its trial comes.
-pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), String> {
-    install::check_tools(r).map_err(|e| e.to_string())?;
+pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), RulesError> {
+    install::check_tools(r)?;
     let a = addressing(p.family, p.clients.max(1));
     if let Some(k) = p.packet() {
         check_addrs(k, &a.clients, a.server)?;
@@ -192,7 +240,11 @@ pub fn preflight(p: &TrialParams, r: &Rendered, strict_aim: bool) -> Result<(), 
         // The sets its rules match are made first, in the same scratch namespace.
         let sets = r.install.iter().find(|b| b.tool == Tool::IpsetRestore);
         crate::nftload::check_in_scratch(&check, &raw.text, sets.map(|b| b.text.as_str()))
-            .map_err(|e| format!("--import {path}: {} rejects it:\n{e}", argv[0]))?;
+            .map_err(|why| RulesError::Rejected {
+                path: path.clone(),
+                tool: argv[0].to_string(),
+                why,
+            })?;
     }
     Ok(())
 }
@@ -204,12 +256,12 @@ fn check_events(
     r: &Rendered,
     e: &crate::params::events::EventParams,
     a: &Addressing,
-) -> Result<(), String> {
+) -> Result<(), RulesError> {
     let Some(req) = request(p)? else {
         // INVARIANT: `r` is the rendering of this request (engine none has none).
         return Ok(());
     };
-    let rs = firewall::request::rule_set(&req).map_err(|e| e.to_string())?;
+    let rs = firewall::request::rule_set(&req)?;
     let events = firewall::update::Events::new(r, rs, firewall::EngineOptions::default());
     // A marker of the trial's protocol, so the engine renders its rule as it will.
     let marker = a.clients.first().map(|&src| proto::Marker {
@@ -218,7 +270,7 @@ fn check_events(
         dport: crate::params::ECHO_PORT,
     });
     let spec = crate::workloads::events::event_spec(p, e, marker);
-    events.check(&spec).map_err(|x| format!("--event: {x}"))
+    Ok(events.check(&spec)?)
 }
 
 /// `--src` must be one of the testbed's clients and `--dst` its server: traffic goes
@@ -227,30 +279,30 @@ pub fn check_addrs(
     k: &crate::params::packet::PacketParams,
     clients: &[std::net::IpAddr],
     server: std::net::IpAddr,
-) -> Result<(), String> {
+) -> Result<(), RulesError> {
     if let Some(a) = k.src.filter(|a| !clients.contains(a)) {
         let shown: Vec<String> = clients.iter().take(4).map(|c| c.to_string()).collect();
-        return Err(format!(
+        return Err(RulesError::Address(format!(
             "--src {a} is not one of the testbed's client addresses ({}{}); fwbench sends \
              only from those",
             shown.join(", "),
             if clients.len() > 4 { ", …" } else { "" }
-        ));
+        )));
     }
     if let Some((lo, hi)) = k.sport {
         if u32::from(hi) - u32::from(lo) + 1 < k.flows {
-            return Err(format!(
+            return Err(RulesError::Address(format!(
                 "{} flows need {} source ports, but --sport {lo}-{hi} has {}",
                 k.flows,
                 k.flows,
                 u32::from(hi) - u32::from(lo) + 1
-            ));
+            )));
         }
     }
     if let Some(a) = k.dst.filter(|a| *a != server) {
-        return Err(format!(
+        return Err(RulesError::Address(format!(
             "--dst {a} is not the testbed's server {server}; fwbench sends nowhere else"
-        ));
+        )));
     }
     Ok(())
 }
@@ -284,7 +336,7 @@ impl Aimed {
 }
 
 /// Whether `a` is inside the prefix `p` (`addr/len` or a bare address).
-fn in_prefix(p: &str, a: std::net::IpAddr) -> Result<bool, String> {
+fn in_prefix(p: &str, a: std::net::IpAddr) -> Result<bool, RulesError> {
     use std::net::IpAddr;
     let (addr, len) = match p.split_once('/') {
         Some((x, l)) => (x, Some(l)),
@@ -292,13 +344,13 @@ fn in_prefix(p: &str, a: std::net::IpAddr) -> Result<bool, String> {
     };
     let base: IpAddr = addr
         .parse()
-        .map_err(|_| format!("address {p} not understood"))?;
+        .map_err(|_| RulesError::Prefix(format!("address {p}")))?;
     let max = if base.is_ipv4() { 32 } else { 128 };
     let len: u32 = match len {
         // A dotted mask (iptables writes /255.255.0.0 never; nft never) is refused.
         Some(l) => l
             .parse()
-            .map_err(|_| format!("prefix {p} not understood"))?,
+            .map_err(|_| RulesError::Prefix(format!("prefix {p}")))?,
         None => max,
     };
     Ok(match (base, a) {
@@ -318,10 +370,14 @@ fn in_prefix(p: &str, a: std::net::IpAddr) -> Result<bool, String> {
 pub fn find_rule<'a>(
     imp: &'a firewall::Imported,
     aim: &str,
-) -> Result<&'a firewall::ImportedRule, String> {
+) -> Result<&'a firewall::ImportedRule, RulesError> {
+    let refuse = |why: String| RulesError::Aim {
+        target: aim.to_string(),
+        why,
+    };
     let found = match aim.rsplit_once(':') {
         Some((chain, n)) => {
-            let n: usize = n.parse().map_err(|_| format!("--aim {aim}: bad number"))?;
+            let n: usize = n.parse().map_err(|_| refuse("bad number".into()))?;
             imp.rule_list
                 .iter()
                 .find(|r| r.user_chain == chain && r.index == n)
@@ -332,12 +388,12 @@ pub fn find_rule<'a>(
             .and_then(|n| imp.rule_list.get(n.wrapping_sub(1))),
     };
     found.ok_or_else(|| {
-        format!(
-            "--aim {aim}: {} has no such rule ({} rules; `fwbench rules render --import {}` lists them)",
+        refuse(format!(
+            "{} has no such rule ({} rules; `fwbench rules render --import {}` lists them)",
             imp.source,
             imp.rule_list.len(),
             imp.source
-        )
+        ))
     })
 }
 
@@ -349,21 +405,19 @@ pub fn aim(
     p: &TrialParams,
     clients: &[std::net::IpAddr],
     server: std::net::IpAddr,
-) -> Result<Option<Aimed>, String> {
+) -> Result<Option<Aimed>, RulesError> {
     let Some(target) = p.packet().and_then(|k| k.aim.as_deref()) else {
         return Ok(None);
     };
-    let path = p
-        .import
-        .as_deref()
-        .ok_or("--aim needs --import FILE (it aims at a rule of your ruleset)")?;
+    let path = p.import.as_deref().ok_or(RulesError::AimNeedsImport)?;
     let imp = import(path, p.import_ipset.as_deref(), Ip::from(p.family))?;
     let r = find_rule(&imp, target)?;
     let name = format!("{} ({})", r.place(), r.text);
     let refuse = |why: String| {
-        Err(format!(
-            "--aim {target}: rule {name} cannot be aimed at: {why}"
-        ))
+        Err(RulesError::Aim {
+            target: target.to_string(),
+            why: format!("rule {name} cannot be aimed at: {why}"),
+        })
     };
     let a = &r.aim;
     if let Some(why) = &a.unaimable {
@@ -407,9 +461,12 @@ pub fn aim(
         (Some((lo, hi)), Some((ulo, uhi))) => {
             let (l, h) = (lo.max(ulo), hi.min(uhi));
             if l > h {
-                Err(format!(
-                    "--aim {target}: the rule's {what} {lo}-{hi} and --{what} {ulo}-{uhi} do not overlap"
-                ))
+                Err(RulesError::Aim {
+                    target: target.to_string(),
+                    why: format!(
+                        "the rule's {what} {lo}-{hi} and --{what} {ulo}-{uhi} do not overlap"
+                    ),
+                })
             } else {
                 Ok(Some(l))
             }
@@ -455,6 +512,7 @@ mod aim_tests {
         );
         assert!(find_rule(&imp, "4")
             .unwrap_err()
+            .to_string()
             .contains("f has no such rule (3 rules"));
         assert!(find_rule(&imp, "0").is_err());
     }

@@ -45,13 +45,40 @@ pub const UDP_TIMEOUT: &str = "/proc/sys/net/netfilter/nf_conntrack_udp_timeout"
 const COUNT: &str = "/proc/sys/net/netfilter/nf_conntrack_count";
 const STAT: &str = "/proc/net/stat/nf_conntrack";
 
+/// Why the host's conntrack settings could not be read, held, changed or journaled.
+#[derive(Debug, thiserror::Error)]
+pub enum HostCtError {
+    /// `/proc/net/stat/nf_conntrack` is not what the kernel writes.
+    #[error("{0}")]
+    Stat(String),
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// fwbench's state directory or journal refused (`host::state`).
+    #[error("{0}")]
+    State(String),
+    #[error(
+        "neither init's nor the parent's network namespace can be opened \
+         (/proc/1/ns/net, /proc/PPID/ns/net)"
+    )]
+    NoHostNetns,
+    /// Reading or writing a host file through `nsenter`.
+    #[error(transparent)]
+    Nsenter(#[from] crate::process::ProcessError),
+    #[error("the journal: {0}")]
+    Journal(#[from] serde_json::Error),
+}
+
 /// Sum the per-CPU rows of `/proc/net/stat/nf_conntrack` (hex, columns named by the
 /// header line); `entries` (the first column, the same on every row) is not a counter.
-pub fn parse_stat(text: &str) -> Result<CtStats, String> {
+pub fn parse_stat(text: &str) -> Result<CtStats, HostCtError> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines
         .next()
-        .ok_or("empty conntrack statistics")?
+        .ok_or_else(|| HostCtError::Stat("empty conntrack statistics".into()))?
         .split_whitespace()
         .collect();
     let mut s = CtStats::default();
@@ -61,16 +88,16 @@ pub fn parse_stat(text: &str) -> Result<CtStats, String> {
             continue;
         }
         if vals.len() != header.len() {
-            return Err(format!(
+            return Err(HostCtError::Stat(format!(
                 "conntrack statistics row {} has {} columns, the header {}",
                 n + 1,
                 vals.len(),
                 header.len()
-            ));
+            )));
         }
         for (name, v) in header.iter().zip(&vals) {
             let v = u64::from_str_radix(v, 16)
-                .map_err(|_| format!("conntrack statistics: {name} = '{v}' is not hex"))?;
+                .map_err(|_| HostCtError::Stat(format!("conntrack statistics: {name} = '{v}' is not hex")))?;
             let field = match *name {
                 "found" => &mut s.found,
                 "invalid" => &mut s.invalid,
@@ -152,14 +179,19 @@ pub struct Global {
 
 impl Global {
     /// Take [`LOCK`] (waiting for its holder), first restoring what a dead holder left.
-    pub fn hold() -> Result<Global, String> {
+    pub fn hold() -> Result<Global, HostCtError> {
         Global::hold_at(Path::new(LOCK), Path::new(SAVED))
     }
 
-    fn hold_at(lock: &Path, saved: &Path) -> Result<Global, String> {
+    fn hold_at(lock: &Path, saved: &Path) -> Result<Global, HostCtError> {
         if let Some(d) = lock.parent() {
-            super::state::prepare(d)?;
+            super::state::prepare(d).map_err(HostCtError::State)?;
         }
+        let io = |what, source| HostCtError::Io {
+            what,
+            path: lock.to_path_buf(),
+            source,
+        };
         // The file stays (never removed): every process locks the same inode.
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -167,9 +199,8 @@ impl Global {
             .create(true)
             .truncate(false)
             .open(lock)
-            .map_err(|e| format!("opening {}: {e}", lock.display()))?;
-        crate::sys::flock_exclusive(&file, true)
-            .map_err(|e| format!("locking {}: {e}", lock.display()))?;
+            .map_err(|e| io("opening", e))?;
+        crate::sys::flock_exclusive(&file, true).map_err(|e| io("locking", e))?;
         for m in recover_at(saved, &JOURNALED) {
             tracing::warn!("{m}");
         }
@@ -189,7 +220,7 @@ impl Global {
     }
 
     /// `nsenter`'s argument for the host's namespace: the one held open, else found now.
-    fn ns_arg(&self) -> Result<String, String> {
+    fn ns_arg(&self) -> Result<String, HostCtError> {
         use std::os::fd::AsRawFd;
         match &self.host_ns {
             Some(f) => Ok(format!(
@@ -203,7 +234,7 @@ impl Global {
 
     /// Set the host's `path` to `value` (noted first), and return the value in force
     /// after (the hash size rounds up to a page of buckets).
-    pub fn set(&mut self, path: &str, value: &str) -> Result<String, String> {
+    pub fn set(&mut self, path: &str, value: &str) -> Result<String, HostCtError> {
         let ns = self.ns_arg()?;
         let old = host_read(&ns, path)?;
         self.saved.items.push((path.to_owned(), old.clone()));
@@ -212,9 +243,9 @@ impl Global {
         host_read(&ns, path)
     }
 
-    fn write_saved(&self) -> Result<(), String> {
-        let text = serde_json::to_string(&self.saved).map_err(|e| e.to_string())?;
-        super::state::write_atomic(&self.saved_path, text.as_bytes())
+    fn write_saved(&self) -> Result<(), HostCtError> {
+        let text = serde_json::to_string(&self.saved)?;
+        super::state::write_atomic(&self.saved_path, text.as_bytes()).map_err(HostCtError::State)
     }
 
     /// Restore every value changed, newest first; the errors (a value that did not
@@ -319,16 +350,12 @@ pub fn recover() -> Vec<String> {
 /// The host's network namespace, as a file: init's where this process may open it,
 /// else its parent's — the process that launched the agent (the controller through
 /// `ip netns exec`, or the shell of an SSH session) runs in the host's namespace.
-pub fn host_netns() -> Result<String, String> {
+pub fn host_netns() -> Result<String, HostCtError> {
     let parent = format!("/proc/{}/ns/net", std::os::unix::process::parent_id());
     ["/proc/1/ns/net".to_string(), parent]
         .into_iter()
         .find(|p| std::fs::read_link(p).is_ok())
-        .ok_or_else(|| {
-            "neither init's nor the parent's network namespace can be opened \
-             (/proc/1/ns/net, /proc/PPID/ns/net)"
-                .to_string()
-        })
+        .ok_or(HostCtError::NoHostNetns)
 }
 
 /// This process runs in the host's network namespace (a setting made here is the
@@ -339,22 +366,19 @@ pub fn in_host_netns() -> bool {
 }
 
 /// Read a file as the host's network namespace sees it (`ns`: `--net=FILE`).
-fn host_read(ns: &str, path: &str) -> Result<String, String> {
-    let f = crate::process::Cmd::new("nsenter", &[ns, "cat", path])
-        .run()
-        .map_err(|e| e.to_string())?;
+fn host_read(ns: &str, path: &str) -> Result<String, HostCtError> {
+    let f = crate::process::Cmd::new("nsenter", &[ns, "cat", path]).run()?;
     Ok(f.stdout.trim().to_owned())
 }
 
 /// Write a file from the host's network namespace (its sysctls are the global ones).
-fn host_write(ns: &str, path: &str, value: &str) -> Result<(), String> {
+fn host_write(ns: &str, path: &str, value: &str) -> Result<(), HostCtError> {
     let args = [ns, "tee", path];
     let text = format!("{value}\n");
     crate::process::Cmd::new("nsenter", &args)
         .input(&text)
-        .run()
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .run()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -391,8 +415,8 @@ mod tests {
         );
         assert_eq!((s.early_drop, s.search_restart, s.count), (5, 6, 0));
         assert!(parse_stat("").is_err());
-        assert!(parse_stat("a b\n1 zz\n").unwrap_err().contains("not hex"));
-        assert!(parse_stat("a b\n1\n").unwrap_err().contains("columns"));
+        assert!(parse_stat("a b\n1 zz\n").unwrap_err().to_string().contains("not hex"));
+        assert!(parse_stat("a b\n1\n").unwrap_err().to_string().contains("columns"));
     }
 
     #[test]

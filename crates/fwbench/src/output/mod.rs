@@ -623,7 +623,126 @@ fn flagged_text(o: &Outcome) -> String {
         .collect()
 }
 
-/// One trial's text output, any workload.
+/// A flood's, flow's or new-flow trial's lines: packets, rates, loss, delays, hosts,
+/// the interfaces' counters, conntrack, what limited it, the sender's lag.
+fn packet_text(
+    p: &TrialParams,
+    o: &Outcome,
+    s: &crate::workloads::packet::PacketSummary,
+) -> String {
+    let family = p.family;
+    let mut out = String::new();
+    let k = p.packet().cloned().unwrap_or_default();
+    out += &format!(
+        "  packets      {} ({}), counted at the {}\n",
+        crate::workloads::packet::size_text(&k, family),
+        k.rate,
+        s.counted_at
+    );
+    out += &format!(
+        "  rate         offered {}  sent {}  received {} over {:.2} s\n",
+        pps(s.offered_pps),
+        pps(s.sent_pps),
+        pps(s.received_pps),
+        s.elapsed_s
+    );
+    out += &format!(
+        "  throughput   {} Mb/s UDP payload, {} Mb/s Ethernet (FCS incl.)\n",
+        mbps(s.received_bps),
+        mbps(s.received_l2_bps)
+    );
+    out += &format!(
+        "  loss         {} of {} packets ({:.4} %), {} duplicates, {} reordered\n",
+        s.lost,
+        s.sent,
+        s.loss_ratio * 100.0,
+        s.duplicates,
+        s.reordered
+    );
+    if let Some(m) = &s.mix {
+        out += &mix_text(m);
+    }
+    let clocks = match &s.owd_clocks {
+        None if s.hosts.is_none() => "shared clock of one host".to_string(),
+        None => "the hosts share one clock".to_string(),
+        Some(c) if !c.pairs.is_empty() => format!(
+            "{} pairs of hosts' clocks, each corrected, the least certain by {:.1} ± {:.1} µs",
+            c.pairs.len(),
+            c.correction_ns as f64 / 1e3,
+            c.uncertainty_ns as f64 / 1e3
+        ),
+        Some(c) => format!(
+            "two hosts' clocks, corrected by {:.1} ± {:.1} µs",
+            c.correction_ns as f64 / 1e3,
+            c.uncertainty_ns as f64 / 1e3
+        ),
+    };
+    if s.owd.count > 0 {
+        out += &format!(
+            "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; {clocks})\n",
+            us(s.owd.min_ns),
+            us(s.owd.p50_ns),
+            us(s.owd.p99_ns),
+            us(s.owd.max_ns),
+            s.jitter_ns / 1e3
+        );
+    } else if let Some(c) = s.owd_clocks.as_ref().filter(|c| c.basis == "rtt-only") {
+        let which = if c.pairs.is_empty() {
+            "the two hosts' clocks are"
+        } else {
+            "a pair of hosts' clocks is"
+        };
+        out += &format!(
+            "  one-way      not shown: {which} known to ± {:.1} µs only, more than the delay (use `fwbench ping` for round trips); jitter {:.2} µs\n",
+            c.uncertainty_ns as f64 / 1e3,
+            s.jitter_ns / 1e3
+        );
+    }
+    out += &hosts_text(s.hosts.as_deref().map_or(&[], |h| h.as_slice()));
+    let k2 = &s.kernel;
+    if k2.rcvbuf_errors + k2.in_errors > 0 {
+        out += &format!(
+            "  sink kernel  {} receive-buffer overflows, {} UDP input errors\n",
+            k2.rcvbuf_errors, k2.in_errors
+        );
+    }
+    let gw = o.gateway.iter().flat_map(|g| g.interfaces.iter());
+    for (role, i) in gw
+        .map(|i| ("gateway", i))
+        .chain(s.sink_interfaces.iter().map(|i| ("server", i)))
+    {
+        out += &format!(
+            "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
+            i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
+        );
+    }
+    match &s.conntrack {
+        Some(c) if p.workload() == Workload::NewFlows => {
+            out += &format!(
+                "  conntrack    {:.0} new flows/s admitted; {}\n",
+                c.new_flows_per_s,
+                c.sentence()
+            );
+        }
+        Some(c) => out += &format!("  conntrack    {}\n", c.table_text()),
+        None => {}
+    }
+    if let Some(l) = &s.limited_by {
+        out += &format!("  limited by   {}: {}\n", l.by.as_str(), l.why);
+        if let Some(w) = l.warning() {
+            out += &format!("  warning      {w}\n");
+        }
+    }
+    if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
+        out += &format!(
+            "  sender       {} refused sends (retried), fell behind its schedule by up to {:.1} ms\n",
+            s.send_errors,
+            s.max_lag_ns as f64 / 1e6
+        );
+    }
+    out
+}
+
 pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
     if p.workload() == Workload::Echo {
         return echo_text(p, o);
@@ -633,122 +752,12 @@ pub fn trial_text(p: &TrialParams, o: &Outcome) -> String {
         out += &format!("  DROPPED      {}\n", o.error.as_deref().unwrap_or(""));
     }
     out += &flagged_text(o);
-    let family = p.family;
     let figures = o
         .figures
         .as_ref()
         .filter(|_| matches!(o.status, Status::Ok | Status::Flagged | Status::Dropped));
     match figures {
-        Some(Figures::Packet(s)) => {
-            let k = p.packet().cloned().unwrap_or_default();
-            out += &format!(
-                "  packets      {} ({}), counted at the {}\n",
-                crate::workloads::packet::size_text(&k, family),
-                k.rate,
-                s.counted_at
-            );
-            out += &format!(
-                "  rate         offered {}  sent {}  received {} over {:.2} s\n",
-                pps(s.offered_pps),
-                pps(s.sent_pps),
-                pps(s.received_pps),
-                s.elapsed_s
-            );
-            out += &format!(
-                "  throughput   {} Mb/s UDP payload, {} Mb/s Ethernet (FCS incl.)\n",
-                mbps(s.received_bps),
-                mbps(s.received_l2_bps)
-            );
-            out += &format!(
-                "  loss         {} of {} packets ({:.4} %), {} duplicates, {} reordered\n",
-                s.lost,
-                s.sent,
-                s.loss_ratio * 100.0,
-                s.duplicates,
-                s.reordered
-            );
-            if let Some(m) = &s.mix {
-                out += &mix_text(m);
-            }
-            let clocks = match &s.owd_clocks {
-                None if s.hosts.is_none() => "shared clock of one host".to_string(),
-                None => "the hosts share one clock".to_string(),
-                Some(c) if !c.pairs.is_empty() => format!(
-                    "{} pairs of hosts' clocks, each corrected, the least certain by {:.1} ± {:.1} µs",
-                    c.pairs.len(),
-                    c.correction_ns as f64 / 1e3,
-                    c.uncertainty_ns as f64 / 1e3
-                ),
-                Some(c) => format!(
-                    "two hosts' clocks, corrected by {:.1} ± {:.1} µs",
-                    c.correction_ns as f64 / 1e3,
-                    c.uncertainty_ns as f64 / 1e3
-                ),
-            };
-            if s.owd.count > 0 {
-                out += &format!(
-                "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; {clocks})\n",
-                us(s.owd.min_ns),
-                us(s.owd.p50_ns),
-                us(s.owd.p99_ns),
-                us(s.owd.max_ns),
-                s.jitter_ns / 1e3
-            );
-            } else if let Some(c) = s.owd_clocks.as_ref().filter(|c| c.basis == "rtt-only") {
-                let which = if c.pairs.is_empty() {
-                    "the two hosts' clocks are"
-                } else {
-                    "a pair of hosts' clocks is"
-                };
-                out += &format!(
-                "  one-way      not shown: {which} known to ± {:.1} µs only, more than the delay (use `fwbench ping` for round trips); jitter {:.2} µs\n",
-                c.uncertainty_ns as f64 / 1e3,
-                s.jitter_ns / 1e3
-            );
-            }
-            out += &hosts_text(s.hosts.as_deref().map_or(&[], |h| h.as_slice()));
-            let k2 = &s.kernel;
-            if k2.rcvbuf_errors + k2.in_errors > 0 {
-                out += &format!(
-                    "  sink kernel  {} receive-buffer overflows, {} UDP input errors\n",
-                    k2.rcvbuf_errors, k2.in_errors
-                );
-            }
-            let gw = o.gateway.iter().flat_map(|g| g.interfaces.iter());
-            for (role, i) in gw
-                .map(|i| ("gateway", i))
-                .chain(s.sink_interfaces.iter().map(|i| ("server", i)))
-            {
-                out += &format!(
-                    "  {role} {:<4} rx {} (dropped {})  tx {} (dropped {})\n",
-                    i.name, i.rx_packets, i.rx_dropped, i.tx_packets, i.tx_dropped
-                );
-            }
-            match &s.conntrack {
-                Some(c) if p.workload() == Workload::NewFlows => {
-                    out += &format!(
-                        "  conntrack    {:.0} new flows/s admitted; {}\n",
-                        c.new_flows_per_s,
-                        c.sentence()
-                    );
-                }
-                Some(c) => out += &format!("  conntrack    {}\n", c.table_text()),
-                None => {}
-            }
-            if let Some(l) = &s.limited_by {
-                out += &format!("  limited by   {}: {}\n", l.by.as_str(), l.why);
-                if let Some(w) = l.warning() {
-                    out += &format!("  warning      {w}\n");
-                }
-            }
-            if s.send_errors > 0 || s.max_lag_ns > 10_000_000 {
-                out += &format!(
-                "  sender       {} refused sends (retried), fell behind its schedule by up to {:.1} ms\n",
-                s.send_errors,
-                s.max_lag_ns as f64 / 1e6
-            );
-            }
-        }
+        Some(Figures::Packet(s)) => out += &packet_text(p, o, s),
         Some(Figures::Conn(c)) => out += &conn_text(c),
         Some(Figures::Ping(s)) => {
             out += &format!(

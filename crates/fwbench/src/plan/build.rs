@@ -112,11 +112,11 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
         crate::params::search::check_degrade(p, sp)?;
     }
     let by_kind = match &p.kind {
-        TrialKind::Conn(..) => crate::workloads::conn::check(p),
+        TrialKind::Conn(..) => crate::workloads::conn::check(p).map_err(Conflict),
         TrialKind::Packet(..) => crate::workloads::packet::check(p),
         TrialKind::Echo => return check_echo(p),
     };
-    by_kind.map_err(|e| Conflict(e).into())
+    by_kind.map_err(Into::into)
 }
 
 /// An echo trial's transport limits, then the echo workload's own check.
