@@ -96,8 +96,9 @@ pub fn parse_stat(text: &str) -> Result<CtStats, HostCtError> {
             )));
         }
         for (name, v) in header.iter().zip(&vals) {
-            let v = u64::from_str_radix(v, 16)
-                .map_err(|_| HostCtError::Stat(format!("conntrack statistics: {name} = '{v}' is not hex")))?;
+            let v = u64::from_str_radix(v, 16).map_err(|_| {
+                HostCtError::Stat(format!("conntrack statistics: {name} = '{v}' is not hex"))
+            })?;
             let field = match *name {
                 "found" => &mut s.found,
                 "invalid" => &mut s.invalid,
@@ -415,8 +416,14 @@ mod tests {
         );
         assert_eq!((s.early_drop, s.search_restart, s.count), (5, 6, 0));
         assert!(parse_stat("").is_err());
-        assert!(parse_stat("a b\n1 zz\n").unwrap_err().to_string().contains("not hex"));
-        assert!(parse_stat("a b\n1\n").unwrap_err().to_string().contains("columns"));
+        assert!(parse_stat("a b\n1 zz\n")
+            .unwrap_err()
+            .to_string()
+            .contains("not hex"));
+        assert!(parse_stat("a b\n1\n")
+            .unwrap_err()
+            .to_string()
+            .contains("columns"));
     }
 
     #[test]

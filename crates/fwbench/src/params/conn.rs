@@ -1,7 +1,7 @@
 //! Parameters of the connection workloads (sessions, bulk, http, connections), their
 //! limits, and the byte-size and parallelism values they are written with.
 
-use crate::params::values::ValueError;
+use crate::params::value_error::ValueError;
 use serde::Serialize;
 
 /// Port of the connection server (the study's FTP control port 21 becomes 21000; the

@@ -10,6 +10,7 @@ pub mod events;
 pub mod packet;
 pub mod search;
 pub mod topology;
+pub mod value_error;
 pub mod values;
 pub mod workload;
 

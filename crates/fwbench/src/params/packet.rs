@@ -1,7 +1,7 @@
 //! Parameters of the packet-rate workloads (flood, flow, ping): sizes, rates, flows,
 //! sender and sink, and the ports their traffic uses.
 
-use crate::params::values::ValueError;
+use crate::params::value_error::ValueError;
 use proto::{Family, PacketSize, Rate};
 use serde::{Deserialize, Serialize};
 

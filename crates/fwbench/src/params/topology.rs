@@ -1,6 +1,6 @@
 //! The testbed shape a trial asks for, and the chain its traffic is filtered in.
 
-use crate::params::values::ValueError;
+use crate::params::value_error::ValueError;
 use firewall::models::Chain;
 
 /// Which roles exist and how traffic crosses the gateway.

@@ -3,7 +3,7 @@
 //! and a line of help. Each value is parsed once ([`Axis::parse`]) into its typed
 //! [`Value`]; one trial's values are an [`AxisValues`] (the registry's defaults for
 //! the workload, then what was given); [`trial_params`] builds [`TrialParams`] from
-//! it, called only through the front door [`crate::plan::build::build`] (which adds
+//! it, called only through the front door `plan::build::build` (which adds
 //! the caller's context and the cross-field checks) by scenario files and the trial
 //! commands (which set their typed flags on an `AxisValues`). `cli` tests hold its
 //! flags to the axes. A value refused is a [`ValueError`], its message without location.
@@ -336,17 +336,9 @@ impl AxisValues {
     }
 }
 
-/// The parameters of one `w` trial from axis values as text, seed 1, through the
-/// front door (unit tests elsewhere in the crate).
-#[cfg(test)]
-pub fn test_params(w: Workload, pairs: &[(&str, &str)]) -> TrialParams {
-    let v = AxisValues::from_text(Asked::Traffic(w), pairs).unwrap();
-    crate::plan::build::build(&v, 1, &crate::plan::build::Context::default()).unwrap()
-}
-
 /// The builder of [`TrialParams`]: one trial's typed axis values → its parameters,
 /// with what follows from them ([`settle`]). Called only by the front door,
-/// [`crate::plan::build::build`], which then runs the cross-field checks.
+/// `plan::build::build`, which then runs the cross-field checks.
 pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialParams, ValueError> {
     let model = match (&v.import, v.model_given) {
         (Some(_), false) => Model::Import,

@@ -195,6 +195,14 @@ pub fn trial_key(p: &TrialParams, rep: u32) -> String {
     format!("{h:016x}")
 }
 
+/// The parameters of one `w` trial from axis values as text, seed 1, through the
+/// front door (unit tests elsewhere in the crate).
+#[cfg(test)]
+pub fn test_params(w: crate::params::workload::Workload, pairs: &[(&str, &str)]) -> TrialParams {
+    let v = AxisValues::from_text(crate::params::search::Asked::Traffic(w), pairs).unwrap();
+    build(&v, 1, &Context::default()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

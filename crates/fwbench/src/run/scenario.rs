@@ -535,7 +535,7 @@ pub struct RunArgs {
 mod tests {
     use super::{estimate_s, SKIPPED_S, TESTBED_REBUILD_S};
     use crate::params::workload::Workload;
-    use crate::plan::axes::test_params;
+    use crate::plan::build::test_params;
 
     fn echo(pairs: &[(&str, &str)]) -> crate::params::TrialParams {
         test_params(Workload::Echo, pairs)

@@ -628,7 +628,7 @@ mod tests {
     use crate::outcome::{Outcome, RoleInfo, Status};
     use crate::params::workload::Workload;
     use crate::params::TrialParams;
-    use crate::plan::axes::test_params;
+    use crate::plan::build::test_params;
 
     fn echo_on(engine: &str) -> TrialParams {
         test_params(Workload::Echo, &[("engine", engine)])

@@ -724,7 +724,7 @@ mod tests {
     #[test]
     fn a_connection_trial_is_estimated_by_its_sessions() {
         use crate::params::workload::Workload;
-        use crate::plan::axes::test_params;
+        use crate::plan::build::test_params;
         let held = test_params(Workload::Connections, &[("limit", "10000"), ("hold", "2")]);
         let s = of(ConnKind::Connections).wall_s(&held).unwrap();
         assert!((s - 3.3).abs() < 1e-9, "{s}");
