@@ -237,6 +237,12 @@ fn hostile_files_are_refused_and_change_nothing() {
     text += "}\n";
     std::fs::write(&many, text).unwrap();
     let fifo = dir.fifo("fifo");
+    // nft reads up to a NUL byte: the second table (a drop policy) would be ignored.
+    let nul = dir.write(
+        "nul.nft",
+        "table inet t1 {\n  chain c { type filter hook input priority 0; policy accept; }\n}\n\0\
+         table inet t2 {\n  chain d { type filter hook input priority 0; policy drop; }\n}\n",
+    );
     let builtin = dir.write("builtin.rules", "*filter\n:MINE DROP [0:0]\nCOMMIT\n");
     let family = dir.write(
         "family.rules",
@@ -255,6 +261,7 @@ fn hostile_files_are_refused_and_change_nothing() {
         (&delete, "nft", "deletes or flushes a table"),
         (&many, "nft", "90000 chains; fwbench imports at most 10000"),
         (&fifo, "nft", "a FIFO"),
+        (&nul, "nft", ":4: a NUL byte at column 1"),
         (&zero, "nft", "a character device"),
         (&builtin, "iptables-nft", "is not a built-in chain"),
         (&family, "iptables-legacy", "is IPv6 but the trial is IPv4"),

@@ -546,10 +546,16 @@ pub struct XdpSockets {
     /// The sink's XDP program: `native` or `generic` (absent for a sender).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach: Option<String>,
-    /// Sink: frames the kernel dropped before the sockets (RX ring full, fill ring
-    /// empty, other), all queues.
+    /// Sink: frames the kernel dropped before the sockets, all queues, as its
+    /// `XDP_STATISTICS` define them: `rx_ring_full` (the RX ring was full) plus
+    /// `rx_dropped` (every other drop, those for want of a fill-ring buffer among them;
+    /// `rx_fill_ring_empty_descs` counts those same events again and is not added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_drops: Option<u64>,
+    /// Sender: `sendto` kicks the kernel cut short (copy mode sends a budget per call)
+    /// or found the device busy, each retried: not refused sends, nothing lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kicks_again: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

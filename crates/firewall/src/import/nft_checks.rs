@@ -14,6 +14,19 @@ use super::{check_size, file_error, ImportError};
 pub fn check_nft_text(source: &str, text: &str) -> Result<(), ImportError> {
     check_size(source, text)?;
     for (n, line) in text.lines().enumerate() {
+        // nft reads its input only up to a NUL byte: what follows would be ignored
+        // here while `nft -f FILE` refuses the file — the host's ruleset is not this.
+        if let Some(col) = line.find('\0') {
+            return Err(ImportError::Line {
+                file: source.to_owned(),
+                line: n + 1,
+                why: format!(
+                    "a NUL byte at column {}: nft reads its input only up to it (and \
+                     `nft -f` refuses the file); refused",
+                    col + 1
+                ),
+            });
+        }
         if line.contains("include") {
             return Err(ImportError::Line {
                 file: source.to_owned(),
@@ -108,6 +121,13 @@ mod tests {
              is refused in comments and strings too)"
         );
         assert!(check_nft_text("f", "table inet a {\n}\n").is_ok());
+        // A NUL byte cut nft's reading short: the second table was ignored.
+        let cut = "table inet a {\n}\n\0table inet b {\n}\n";
+        assert_eq!(
+            check_nft_text("f", cut).unwrap_err().to_string(),
+            "f:3: a NUL byte at column 1: nft reads its input only up to it (and `nft -f` \
+             refuses the file); refused"
+        );
         assert!(refused_messages("f", &[16, 2560, 2563, 2566, 17]).is_ok());
         assert!(refused_messages("f", &[])
             .unwrap_err()

@@ -176,9 +176,19 @@ packet_source!(UdpSource, std::convert::identity);
 // The AF_XDP sender reports as a UDP source, with its sockets' mode.
 packet_source!(XskSource, |r: traffic::xsk::XskSourceResults| {
     let mut out = r.results;
-    out.xdp = Some(Box::new(xdp_sockets(r.xsk)));
+    out.xdp = Some(Box::new(proto::XdpSockets {
+        kicks_again: Some(r.kicks_again),
+        ..xdp_sockets(r.xsk)
+    }));
     out
 });
+
+/// Frames an AF_XDP sink's kernel dropped before its sockets, as `XDP_STATISTICS`
+/// define them: the RX ring full plus every other drop (`dropped` already holds the
+/// fill-ring-empty drops that `fill_ring_empty` counts again: not added).
+fn kernel_drops(d: &traffic::sys::xsk::XskRxDrops) -> u64 {
+    d.rx_ring_full + d.dropped
+}
 
 /// The AF_XDP sockets of a result: interface, queues and mode, as the sender has them
 /// (woken by `sendto`; the sink adds how its program attached and its drops).
@@ -190,6 +200,7 @@ fn xdp_sockets(x: traffic::xsk::XskInfo) -> proto::XdpSockets {
         need_wakeup: true,
         attach: None,
         kernel_drops: None,
+        kicks_again: None,
     }
 }
 
@@ -224,7 +235,7 @@ packet_sink!(XskSink, |x: traffic::xsk::XskSinkResults| {
     r.xdp = Some(Box::new(proto::XdpSockets {
         need_wakeup: false, // (the sink's rings are polled, never woken)
         attach: Some(format!("{:?}", x.attach).to_lowercase()),
-        kernel_drops: Some(x.drops.rx_ring_full + x.drops.fill_ring_empty + x.drops.dropped),
+        kernel_drops: Some(kernel_drops(&x.drops)),
         ..xdp_sockets(x.xsk)
     }));
     r
@@ -293,5 +304,20 @@ impl Traffic for PingClient {
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
         PingClient::stop(self).map(RoleResults::Ping)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A veth in copy mode without fill-ring frames: each dropped frame is counted in
+    /// `rx_dropped` and again in `rx_fill_ring_empty_descs` — once here (it was 2×).
+    #[test]
+    fn an_xdp_sinks_kernel_drops_count_each_frame_once() {
+        let d = traffic::sys::xsk::XskRxDrops {
+            rx_ring_full: 3,
+            fill_ring_empty: 10,
+            dropped: 10,
+        };
+        assert_eq!(super::kernel_drops(&d), 13);
     }
 }

@@ -317,9 +317,11 @@ pub struct XskRx {
 pub struct XskRxDrops {
     /// Dropped because the RX ring was full (the sink fell behind).
     pub rx_ring_full: u64,
-    /// Dropped for want of a free UMEM frame in the fill ring.
+    /// Times the fill ring had no free UMEM frame for a frame (`rx_fill_ring_empty_descs`):
+    /// those frames are also in `dropped`.
     pub fill_ring_empty: u64,
-    /// Other drops (e.g. frame larger than a UMEM chunk).
+    /// Every drop but the RX ring's (`rx_dropped`): no fill-ring frame, a frame larger
+    /// than a UMEM chunk …
     pub dropped: u64,
 }
 

@@ -160,7 +160,9 @@ impl XskSource {
         let mut results =
             merge_sources(self.flows, t0, stopped_ns, threads.iter().map(|t| &t.tally));
         let sum = |f: fn(&ThreadResult) -> u64| threads.iter().map(f).sum::<u64>();
-        results.send_errors = sum(|t| t.kicks_again);
+        // Refused sends: descriptors the kernel rejected. A kick cut short (copy mode's
+        // budget per `sendto`) is retried and loses nothing: reported as `kicks_again`.
+        results.send_errors = sum(|t| t.tx_invalid);
         Ok(XskSourceResults {
             results,
             xsk: self.info.clone(),
