@@ -236,8 +236,8 @@ fn sentence(
         format!("{w}: {name} ({rules} NAT filler rules)")
     };
     let mut s = format!(
-        "{head} costs {} {unit} over plain forwarding ({} vs {}; {basis}).",
-        signed_ci(d),
+        "{head} {} over plain forwarding ({} vs {}; {basis}).",
+        cost_text(d, unit, "costs"),
         num(cost.mean),
         num(plain.1.mean)
     );
@@ -253,10 +253,10 @@ fn sentence(
         if let Some((_, ct, ..)) = ct_of(true).or_else(|| ct_of(false)) {
             let t = diff(cost, ct);
             s += &format!(
-                " Against connection tracking alone ({} {}), the translation adds {} {unit}.",
+                " Against connection tracking alone ({} {}), the translation {}.",
                 engine_of(c),
                 CONNTRACK,
-                signed_ci(&t)
+                cost_text(&t, unit, "adds")
             );
         }
         // The same engine and model with no NAT rules: what the fillers cost.
@@ -265,16 +265,43 @@ fn sentence(
                 engine_of(x) == engine_of(c) && model_of(x) == m && rules_of(x) == 0
             }) {
                 let r = diff(cost, zero);
-                s += &format!(
-                    " Its {rules} filler rules in the NAT chain add {} {unit} ({} {}).",
-                    signed_ci(&r),
-                    num(r.mean / rules as f64),
-                    unit.replacen(" per ", " per rule per ", 1)
-                );
+                let measured = r
+                    .ci95
+                    .is_some_and(|ci| !results::Ci::ci95(ci).spans_zero(r.mean));
+                s += &if measured {
+                    format!(
+                        " Its {rules} filler rules in the NAT chain add {} {unit} ({} {}).",
+                        signed_ci(&r),
+                        num(r.mean / rules as f64),
+                        unit.replacen(" per ", " per rule per ", 1)
+                    )
+                } else {
+                    format!(
+                        " Its {rules} filler rules in the NAT chain add {}.",
+                        cost_text(&r, unit, "adds").trim_start_matches("adds ")
+                    )
+                };
             }
         }
     }
     s
+}
+
+/// A difference stated only when measured (`results::witness`): "costs +120 ± 30 ns per
+/// packet"; a CI that includes 0 is "has no measurable cost (−9000 ± 47000 ns per
+/// packet: its 95 % CI includes 0)"; without a CI it is not called a cost either.
+fn cost_text(d: &Cost, unit: &str, verb: &str) -> String {
+    let f =
+        results::Figure::difference(d.mean, d.ci95.map(results::Ci::ci95), results::Basis::Trial);
+    if f.holds() {
+        return format!("{verb} {} {unit}", signed_ci(d));
+    }
+    let why = match d.ci95 {
+        Some(_) => "its 95 % CI includes 0",
+        None => "no CI: too few repetitions",
+    };
+    let has = if verb == "adds" { "adds" } else { "has" };
+    format!("{has} no measurable cost ({} {unit}: {why})", signed_ci(d))
 }
 
 fn signed_ci(d: &Cost) -> String {
@@ -366,6 +393,25 @@ mod tests {
                 && f[4].contains("(0.075 µs per rule per new flow)"),
             "{f:#?}"
         );
+        // A difference whose CI includes 0 (the noisy run: −9000 ± 47000 ns) is no cost.
+        let mut noisy = cs.clone();
+        for c in &mut noisy {
+            for m in c.metrics.values_mut() {
+                m.ci95 = Some(40_000.0);
+            }
+        }
+        let refs2: Vec<&Config> = noisy.iter().collect();
+        let mut n = Analysis::default();
+        analyse(&refs2, &mut n);
+        let f2 = &n.findings;
+        assert!(
+            f2[1].starts_with(
+                "flood: nft snat (0 NAT filler rules) has no measurable cost (+0 ± 57000 ns \
+                 per packet: its 95 % CI includes 0)"
+            ) && f2[1].contains("the translation adds no measurable cost"),
+            "{f2:#?}"
+        );
+        assert!(!f2.iter().any(|x| x.contains(" costs ")), "{f2:#?}");
         // Nothing without a NAT model.
         let mut b = Analysis::default();
         analyse(&refs[..2], &mut b);
