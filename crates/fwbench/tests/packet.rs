@@ -655,13 +655,25 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
             &db2,
             &format!(
                 "SELECT CAST(json_extract(results, '$.search.goals[{i}].rate_pps') AS INTEGER) \
-                 FROM trials WHERE workload = 'mlr' AND status = 'ok'"
+                 FROM trials WHERE workload = 'mlr' AND status IN ('ok', 'flagged')"
             ),
         ) as f64
     };
     // 1-s trials: the bucket adds its whole burst. (How close to the policer this
     // shorter search lands is the sender's business on a busy machine — a late sender
     // counts as loss — and is asserted above; here: both stored, in order.)
+    // A busy testbed may make its trials contradict each other (a step lost below the
+    // policer's rate, as `Policer::search` allows above): then the search is stored
+    // `flagged` with the contradiction named, never `ok`, and its rates still stored.
+    let flagged = sqlite_count(
+        &db2,
+        "SELECT count(*) FROM trials WHERE workload = 'mlr' AND status = 'flagged' \
+         AND json_extract(results, '$.doubts[0].kind') IN \
+         ('contradiction', 'limited_by_fwbench', 'unexpected_loss')",
+    );
+    if flagged > 0 {
+        eprintln!("mlr scenario: flagged by the testbed's noise (its doubts are stored)");
+    }
     let (ndr, pdr) = (stored(0), stored(1));
     assert!(
         ndr > 0.0 && ndr <= (limit + burst) * 1.005,
@@ -673,7 +685,8 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     );
     let headline = sqlite_count(
         &db2,
-        "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'mlr' AND status = 'ok'",
+        "SELECT CAST(received_pps AS INTEGER) FROM trials WHERE workload = 'mlr' \
+         AND status IN ('ok', 'flagged')",
     ) as f64;
     assert_eq!(headline, ndr, "the headline is the NDR");
 }
