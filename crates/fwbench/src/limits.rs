@@ -185,6 +185,11 @@ pub const MIN_DURATION_S: f64 = 1e-3;
 /// Most probes of one `ping` trial (`--count`): at 1 µs per probe, a day.
 pub const MAX_PING_COUNT: u32 = 100_000_000;
 
+/// `--ct-buckets`: the host's conntrack hash table is allocated whole when its size is
+/// set (8 bytes a bucket, global on most kernels): 2²⁴ buckets are 128 MiB, room for
+/// tens of millions of entries; u32::MAX would ask the kernel for 32 GiB.
+pub const MAX_CT_BUCKETS: u32 = 1 << 24;
+
 /// Highest packet rate accepted (`--rate`, `--max-rate`): far above what any software
 /// path here reaches.
 pub const MAX_PPS: f64 = proto::MAX_PPS;

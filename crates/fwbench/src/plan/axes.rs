@@ -161,6 +161,19 @@ fn opt_fill(t: &str) -> Result<Option<u32>, ValueError> {
 fn opt_count(t: &str) -> Result<Option<u32>, ValueError> {
     (!t.is_empty()).then(|| parse_count(t)).transpose()
 }
+/// Conntrack hash buckets (empty: none), within [`crate::limits::MAX_CT_BUCKETS`].
+fn opt_buckets(t: &str) -> Result<Option<u32>, ValueError> {
+    let n = opt_count(t)?;
+    let most = crate::limits::MAX_CT_BUCKETS;
+    match n {
+        Some(b) if b > most => Err(ValueError::refused(
+            "conntrack hash buckets",
+            t,
+            format!("are more than {most} (the host's table is allocated whole: 8 bytes a bucket)"),
+        )),
+        _ => Ok(n),
+    }
+}
 /// An optional text (empty: none).
 fn opt_text(t: &str) -> Result<Option<String>, ValueError> {
     Ok(Some(t.to_string()).filter(|s| !s.is_empty()))
@@ -289,7 +302,7 @@ axes! {
     event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
     ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);
-    ct_buckets: Option<u32>, PACKET, "conntrack hash buckets during the trial (empty: as found; global like ct_max)", default(_) "", parse(t, _) opt_count(t);
+    ct_buckets: Option<u32>, PACKET, "conntrack hash buckets during the trial (empty: as found; global like ct_max; at most 16777216)", default(_) "", parse(t, _) opt_buckets(t);
     ct_udp_timeout: Option<u32>, PACKET, "unreplied-UDP conntrack timeout, seconds (empty: as found; per namespace)", default(_) "", parse(t, _) opt_count(t);
     ct_fill: Option<u32>, PACKET, "idle UDP entries put in the gateway's conntrack table before the trial (empty or 0: none; up to 1000000)", default(_) "", parse(t, _) opt_fill(t);
     loss: f64, SEARCH, "loss still counted as a pass: 0 (NDR), 0.1%", default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" }, parse(t, _) ratio(t);
@@ -517,6 +530,9 @@ mod tests {
         let none = p(&[]).unwrap();
         assert_eq!(p(&[("ct_fill", "0")]).unwrap(), none);
         assert!(p(&[("ct_max", "0")]).is_err());
+        let huge = p(&[("ct_buckets", "4294967295")]).unwrap_err().to_string();
+        assert!(huge.contains("are more than 16777216"), "{huge}");
+        assert!(p(&[("ct_buckets", "16777216")]).is_ok());
         assert!(p(&[("ct_max", "many")]).is_err());
         assert_eq!(none.name(), "newflows");
         let v = AxisValues::defaults(Asked::Search(SearchKind::NdrNewflows));

@@ -121,8 +121,16 @@ fn destinations(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
     Ok(())
 }
 
-/// A conntrack fill within fwbench's bound and, with the flows, within `--ct-max`.
+/// A conntrack fill within fwbench's bound and, with the flows, within `--ct-max`; a
+/// hash table the host can allocate.
 fn conntrack(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
+    let most = crate::limits::MAX_CT_BUCKETS;
+    if let Some(b) = k.ct_buckets.filter(|b| *b > most) {
+        return refuse(format!(
+            "--ct-buckets {b} is more than {most} (the host's table is allocated whole: 8 \
+             bytes a bucket)"
+        ));
+    }
     if let Some(n) = k.ct_fill {
         let most = crate::host::conntrack::MAX_FILL;
         if n > most {
