@@ -242,7 +242,9 @@ pub fn canonical(v: &Value) -> String {
 /// A scalar as text: strings unquoted, others as JSON.
 pub fn text(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        // Stored text may hold control characters (files from before labels were
+        // checked): escaped, never passed on raw.
+        Value::String(s) => results::shown(s),
         other => canonical(other),
     }
 }

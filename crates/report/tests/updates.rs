@@ -421,3 +421,39 @@ fn request_response_updates_read_in_their_own_words_and_never_mix_with_flows() {
         ]
     );
 }
+
+/// A label with ESC and NUL, as a file from before labels were checked may hold: no
+/// output passes them on raw (issue 38: a scenario file could send escape sequences to
+/// the user's terminal).
+#[test]
+fn stored_control_characters_never_reach_an_output_raw() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("hostile", None)).unwrap();
+        for rep in 1..=2 {
+            let t = flow_trial(
+                run,
+                format!("k{rep}"),
+                rep,
+                json!({"engine": "nft", "label": "red\u{1b}[31m\u{0}case"}),
+            );
+            s.insert_trial(&t).unwrap();
+        }
+        finish(s, run)
+    });
+    for (what, out) in [
+        ("text", r.text()),
+        ("markdown", r.markdown()),
+        ("html", r.html()),
+        ("csv", r.csv_trials()),
+    ] {
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{0}'),
+            "{what}: raw control character"
+        );
+        // Where the label is shown, it is shown escaped.
+        if out.contains("case") {
+            assert!(out.contains("red\\u{1b}[31m\\u{0}case"), "{what}: {out}");
+        }
+    }
+    assert!(r.markdown().contains("case") || r.csv_trials().contains("case"));
+}

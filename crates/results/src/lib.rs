@@ -18,3 +18,26 @@ pub mod witness;
 pub use status::{judge, Status, StatusParseError};
 pub use stored::{StoredParams, StoredTrial};
 pub use witness::{Basis, Ci, Doubt, DoubtKind, Figure, LimitedBy};
+
+/// Text from a stored file as it may be shown: control characters (NUL, ESC, the rest of
+/// C0 and C1, DEL; tabs and line breaks kept) escaped as `\u{1b}`, so a label can never
+/// send escape sequences to a terminal or break a table.
+pub fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\t' | '\n' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(super::shown("a\u{1b}[31mred\0"), "a\\u{1b}[31mred\\u{0}");
+        assert_eq!(super::shown("tab\there\nnext é"), "tab\there\nnext é");
+        assert_eq!(super::shown("\u{9b}"), "\\u{9b}");
+    }
+}

@@ -466,7 +466,16 @@ pub struct StoredParams {
 impl StoredParams {
     /// Read stored parameters; a value that is no object reads as no parameters.
     pub fn read(params: &Value) -> StoredParams {
-        StoredParams::deserialize(params).unwrap_or_default()
+        let mut p = StoredParams::deserialize(params).unwrap_or_default();
+        // Files written before labels were checked may hold control characters: never
+        // passed on raw to a terminal, a page or a table.
+        for t in [&mut p.label, &mut p.engine, &mut p.topology, &mut p.file]
+            .into_iter()
+            .flatten()
+        {
+            *t = crate::shown(t);
+        }
+        p
     }
 }
 
