@@ -352,7 +352,7 @@ fn undo(item: &Item) -> Result<(), String> {
 /// Markers left in `dir` by dead processes of this network namespace: undo what each
 /// lists (newest change first), remove it, and say what was done.
 pub fn cleanup_in(dir: &Path) -> Vec<String> {
-    let mut done = vec![];
+    let mut done = remove_half_written(dir);
     let Ok(rd) = std::fs::read_dir(dir) else {
         return done;
     };
@@ -410,6 +410,44 @@ pub fn cleanup_in(dir: &Path) -> Vec<String> {
         let _ = std::fs::remove_file(&f);
     }
     done
+}
+
+/// Remove what a writer killed between writing a marker's temporary file and renaming it
+/// left (`.NAME.PID.N.tmp`, `state::write_atomic`): only when that process is gone.
+fn remove_half_written(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut done = vec![];
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = half_written_pid(&name) else {
+            continue;
+        };
+        if start_time(pid).is_some() {
+            continue;
+        }
+        let path = e.path();
+        if matches!(super::state::read_owned(&path), Ok(Some(_)))
+            && std::fs::remove_file(&path).is_ok()
+        {
+            done.push(format!(
+                "removed {}: half written by fwbench pid {pid}, which is gone",
+                path.display()
+            ));
+        }
+    }
+    done
+}
+
+/// The writer's pid of a temporary file `state::write_atomic` names `.NAME.PID.N.tmp`.
+fn half_written_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let mut parts = rest.rsplitn(3, '.');
+    let _n: u32 = parts.next()?.parse().ok()?;
+    let pid = parts.next()?.parse().ok()?;
+    parts.next().filter(|n| !n.is_empty())?;
+    Some(pid)
 }
 
 /// Where trial marks live.
@@ -508,6 +546,31 @@ pub fn cleanup_here() -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn half_written_markers_name_their_writer() {
+        assert_eq!(
+            half_written_pid(".23620-159023.json.23620.0.tmp"),
+            Some(23620)
+        );
+        assert_eq!(half_written_pid(".x.json.7.12.tmp"), Some(7));
+        assert_eq!(half_written_pid("23620-159023.json"), None);
+        assert_eq!(half_written_pid(".x.json.a.0.tmp"), None);
+        assert_eq!(half_written_pid("..1.0.tmp"), None);
+        // A dead writer's half-written file goes; a live one's stays.
+        let d = tempfile::tempdir().unwrap();
+        let dead = d.path().join(".m.json.4194304.0.tmp");
+        let live = d
+            .path()
+            .join(format!(".m.json.{}.0.tmp", std::process::id()));
+        for p in [&dead, &live] {
+            std::fs::write(p, "{}").unwrap();
+        }
+        let done = remove_half_written(d.path());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(!dead.exists() && live.exists());
+    }
+
     use super::*;
 
     #[test]
