@@ -12,7 +12,8 @@ pub mod state;
 
 /// First thing of a command that touches the host as root: restore what a killed
 /// fwbench process left changed outside its namespaces (the host's conntrack
-/// settings; a live holder's are left alone), as messages. Not root: nothing to do.
+/// settings; a live holder's are left alone) and remove its scratch directories, as
+/// messages. Not root: nothing to do.
 pub fn at_start() -> Vec<String> {
     if crate::sys::euid() != 0 {
         return vec![];
@@ -21,5 +22,7 @@ pub fn at_start() -> Vec<String> {
     if let Err(e) = state::secure_dir(std::path::Path::new(state::DIR)) {
         return vec![e];
     }
-    conntrack::recover()
+    let mut done = conntrack::recover();
+    done.extend(state::remove_dead_scratch(&std::env::temp_dir()));
+    done
 }

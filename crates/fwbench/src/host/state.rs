@@ -145,15 +145,79 @@ pub fn temp_dir(tag: &str) -> Result<tempfile::TempDir, String> {
         ));
     }
     // tempfile's directories are 0777 less the umask unless told: 0700 at creation.
+    // The name carries this process's id, so the next start removes what a SIGKILL
+    // left ([`remove_dead_scratch`]).
     tempfile::Builder::new()
-        .prefix(&format!("fwbench-{tag}-"))
+        .prefix(&format!("fwbench-{tag}-{}-", std::process::id()))
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(&base)
         .map_err(|e| format!("making a private directory in {}: {e}", base.display()))
 }
 
+/// Remove the scratch directories (`fwbench-TAG-PID-XXXXXX` in `dir`) of fwbench
+/// processes that are gone (killed before they could remove them): only directories of
+/// this user, never followed through a symlink. What was removed, as messages.
+pub fn remove_dead_scratch(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let me = crate::sys::euid();
+    let mut done = vec![];
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = scratch_pid(&name) else {
+            continue;
+        };
+        let path = e.path();
+        let ours =
+            std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_dir() && m.uid() == me);
+        let gone = !Path::new(&format!("/proc/{pid}")).exists();
+        if ours && gone && std::fs::remove_dir_all(&path).is_ok() {
+            done.push(format!(
+                "removed {}: scratch of fwbench pid {pid}, which is gone",
+                path.display()
+            ));
+        }
+    }
+    done
+}
+
+/// The creator's pid of a scratch directory named `fwbench-TAG-PID-XXXXXX`.
+fn scratch_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("fwbench-")?;
+    let mut parts = rest.rsplitn(3, '-');
+    let _random = parts.next().filter(|r| !r.is_empty())?;
+    let pid = parts.next()?.parse().ok()?;
+    parts.next().filter(|tag| !tag.is_empty())?;
+    Some(pid)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_dead_processs_scratch_is_removed_a_live_ones_kept() {
+        let base = tempfile::tempdir().unwrap();
+        let dead = base.path().join("fwbench-proof-4194304-abc123");
+        let live = base
+            .path()
+            .join(format!("fwbench-proof-{}-def456", std::process::id()));
+        let other = base.path().join("fwbench-notours");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("original.rules"), "x").unwrap();
+        }
+        let done = remove_dead_scratch(base.path());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(!dead.exists() && live.exists() && other.exists());
+        assert_eq!(scratch_pid("fwbench-advise-12-XyZ9aB"), Some(12));
+        assert_eq!(scratch_pid("fwbench-12-XyZ9aB"), None);
+        assert_eq!(scratch_pid("fwbench-sets-x-XyZ9aB"), None);
+        // What temp_dir makes carries this process's id.
+        let t = temp_dir("unit").unwrap();
+        let n = t.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(scratch_pid(&n), Some(std::process::id()));
+    }
+
     use super::*;
 
     #[test]
