@@ -196,19 +196,10 @@ pub struct RateCounters {
     pub shared_cpu: Option<SharedCpu>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LimitedBy {
-    Sender,
-    Gateway,
-    Sink,
-    /// The offered (paced) rate got through: nothing was the limit.
-    Nothing,
-    /// The sender looked like the limit, but it shared a saturated CPU with the
-    /// gateway's softirq: the rate is the pair's, neither role's alone (a warning).
-    #[serde(rename = "shared-cpu")]
-    SharedCpu,
-}
+/// Which stage set the rate (`results::LimitedBy`, the witness's own: sender, gateway,
+/// sink, nothing, shared-cpu — a sender that shared a saturated CPU with the gateway's
+/// softirq, the rate the pair's, neither role's alone, a warning).
+pub use results::LimitedBy;
 
 /// The judgement and the evidence, in words for the report's warning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,18 +220,6 @@ pub struct Limit {
     /// in; not stored).
     #[serde(skip)]
     pub counters: Option<RateCounters>,
-}
-
-impl LimitedBy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LimitedBy::Sender => "sender",
-            LimitedBy::Gateway => "gateway",
-            LimitedBy::Sink => "sink",
-            LimitedBy::Nothing => "nothing",
-            LimitedBy::SharedCpu => "shared-cpu",
-        }
-    }
 }
 
 impl Limit {

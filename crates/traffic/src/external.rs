@@ -1277,6 +1277,15 @@ fn temp_dir_owner(name: &str, tag: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// A directory (not a symlink) of this process's effective user: another user's,
+/// whatever its name, is never removed. (`/proc/self` is owned by the effective uid.)
+fn own_dir(e: &fs::DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let me = fs::metadata("/proc/self").map(|m| m.uid());
+    e.metadata()
+        .is_ok_and(|m| m.is_dir() && me.as_ref().is_ok_and(|u| *u == m.uid()))
+}
+
 /// Remove temp dirs `fwbench-<tag>-<pid>-<n>` in `base` whose process is gone (an
 /// agent killed with SIGKILL cannot remove its own). Returns how many were removed.
 fn reap_stale_temp_dirs(base: &Path, tag: &str) -> usize {
@@ -1289,7 +1298,7 @@ fn reap_stale_temp_dirs(base: &Path, tag: &str) -> usize {
         let Some(pid) = temp_dir_owner(&name, tag) else {
             continue;
         };
-        if Path::new(&format!("/proc/{pid}")).exists() {
+        if Path::new(&format!("/proc/{pid}")).exists() || !own_dir(&e) {
             continue;
         }
         if fs::remove_dir_all(e.path()).is_ok() {
@@ -1575,6 +1584,21 @@ mod tests {
         assert_eq!(reap_stale_temp_dirs(base.path(), "nginx"), expect);
         assert_eq!(stale.exists(), expect == 0);
         assert!(live.exists() && other.exists());
+    }
+
+    /// Another user's directory of a dead pid is never removed, whatever its name.
+    #[test]
+    #[ignore = "needs root: gives a directory to another user (run with --include-ignored as root)"]
+    fn another_users_temp_dir_is_never_reaped() {
+        let base = TempDir::new("unit").unwrap();
+        let mut c = Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        let foreign = base.path().join(format!("fwbench-nginx-{dead}-4"));
+        fs::create_dir(&foreign).unwrap();
+        std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+        assert_eq!(reap_stale_temp_dirs(base.path(), "nginx"), 0);
+        assert!(foreign.exists(), "another user's directory was removed");
     }
 
     #[test]

@@ -115,7 +115,11 @@ pub fn reap_control_dirs(base: &std::path::Path) -> Vec<PathBuf> {
         ) else {
             continue;
         };
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        // A directory (never a symlink) of this user: another user's is never removed.
+        let is_dir = e.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_dir() && m.uid() == crate::sys::euid()
+        });
         if is_dir
             && !std::path::Path::new(&format!("/proc/{pid}")).exists()
             && std::fs::remove_dir_all(e.path()).is_ok()
