@@ -68,10 +68,7 @@ fn ping_roles(
         ));
     }
     let server = tb.server_addr(p.family);
-    let port = aimed
-        .and_then(|a| a.dport)
-        .or(k.dport.map(|(lo, _)| lo))
-        .unwrap_or(SINK_PORT);
+    let port = dst_port(k, aimed);
     let source = aimed
         .and_then(|a| a.src)
         .or(k.src)
@@ -261,6 +258,14 @@ fn udp_sinks(
     Ok(sinks)
 }
 
+/// The destination port: an aimed-at rule's, else `--dport`'s first, else the sink's.
+fn dst_port(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> u16 {
+    aimed
+        .and_then(|a| a.dport)
+        .or(k.dport.map(|(lo, _)| lo))
+        .unwrap_or(SINK_PORT)
+}
+
 /// (first source port, destination port) of a flood or flow: `--sport`/`--dport` or
 /// an aimed-at rule's, else fwbench's own; the flows must fit a source port range.
 fn ports(
@@ -272,10 +277,7 @@ fn ports(
         .and_then(|a| a.sport)
         .or(k.sport.map(|(lo, _)| lo))
         .unwrap_or(SRC_PORT);
-    let dst = aimed
-        .and_then(|a| a.dport)
-        .or(k.dport.map(|(lo, _)| lo))
-        .unwrap_or(SINK_PORT);
+    let dst = dst_port(k, aimed);
     let last = u32::from(src) + span - 1;
     let hi = match k.sport {
         Some((_, hi)) if aimed.and_then(|a| a.sport).is_none() => u32::from(hi),
