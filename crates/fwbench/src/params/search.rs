@@ -29,15 +29,17 @@ impl Search {
             Search::SweetSpot => None,
         }
     }
-    /// The name a search of its own command carries (`ndr`, `degrade`); the sweet
-    /// spot keeps its workload's name.
-    pub fn command(&self) -> Option<SearchKind> {
-        match self {
-            Search::Ndr(_) => Some(SearchKind::Ndr),
-            Search::Degrade(_) => Some(SearchKind::Degrade),
-            Search::Mlr(_) => Some(SearchKind::Mlr),
-            Search::SweetSpot => None,
-        }
+    /// The named search (its command, its `workload` axis value) that is this
+    /// strategy over `w`: ndr over new flows is `ndr-newflows`, over floods `ndr`;
+    /// none for the sweet spot, which keeps its workload's name. (A strategy over a
+    /// workload no named search steps with would carry its first search's name.)
+    pub fn kind_over(&self, w: Workload) -> Option<SearchKind> {
+        let strategy = std::mem::discriminant(self);
+        let mut same = SearchKind::ALL
+            .into_iter()
+            .filter(|k| std::mem::discriminant(&k.with(SearchParams::default())) == strategy);
+        let first = same.clone().next();
+        same.find(|k| k.workload() == w).or(first)
     }
 }
 

@@ -12,7 +12,7 @@
 
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::ValueError;
-use crate::params::workload::{PacketKind, TrialKind};
+use crate::params::workload::TrialKind;
 use crate::params::{Adaptive, Conflict, TrialParams};
 use crate::plan::axes::AxisValues;
 use proto::Proto;
@@ -158,17 +158,7 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), Conflict> {
         return Ok(());
     };
     // A search's steps are trials of their own; the search itself has no length.
-    let counted = p.search.is_none()
-        && match &p.kind {
-            TrialKind::Echo => true,
-            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
-                k.sink != crate::params::packet::SinkKind::Gateway
-            }
-            // New flows end when every flow has sent: nothing to make precise.
-            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
-                false
-            }
-        };
+    let counted = p.search.is_none() && p.kind.counts_while_running();
     if !counted {
         return Err(Conflict(format!(
             "adaptive length works for echo, and flood/flow with a socket sink, not {}",
@@ -204,60 +194,5 @@ pub fn test_params(w: crate::params::workload::Workload, pairs: &[(&str, &str)])
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::params::search::Asked;
-    use crate::params::workload::Workload;
-
-    fn flood(pairs: &[(&str, &str)]) -> AxisValues {
-        AxisValues::from_text(Asked::Traffic(Workload::Flood), pairs).unwrap()
-    }
-
-    /// Every caller gets the same: the checks run, adaptive and import paths applied
-    /// before them and before the key.
-    #[test]
-    fn one_front_door_checks_and_applies_the_context() {
-        // A cross-field refusal, whatever the caller.
-        let e = build(
-            &flood(&[("import_ipset", "s.ipset")]),
-            0,
-            &Context::default(),
-        )
-        .unwrap_err();
-        assert!(matches!(e, PlanError::Conflict(_)), "{e:?}");
-        assert!(e.to_string().contains("give its import too"), "{e}");
-        // Import files relative to the scenario's directory; absolute ones as given.
-        let v = flood(&[("import", "r.nft")]);
-        let p = build(&v, 0, &Context::scenario("dir/s.toml")).unwrap();
-        assert_eq!(p.import.as_deref(), Some("dir/r.nft"));
-        let p = build(&v, 0, &Context::default()).unwrap();
-        assert_eq!(p.import.as_deref(), Some("r.nft"));
-        let abs = flood(&[("import", "/r.nft")]);
-        let p = build(&abs, 0, &Context::scenario("dir/s.toml")).unwrap();
-        assert_eq!(p.import.as_deref(), Some("/r.nft"));
-        // Adaptive applied, then checked: an error of its own kind.
-        let mut cx = Context {
-            adaptive: Some(Adaptive {
-                precision: 0.01,
-                max_s: 60.0,
-            }),
-            ..Context::default()
-        };
-        let p = build(&flood(&[]), 0, &cx).unwrap();
-        assert_eq!(p.adaptive, cx.adaptive);
-        cx.adaptive = Some(Adaptive {
-            precision: 0.01,
-            max_s: 1.0,
-        });
-        let e = build(&flood(&[("duration", "5")]), 0, &cx).unwrap_err();
-        assert!(matches!(e, PlanError::Adaptive(_)), "{e:?}");
-        // The key follows what was built (adaptive is part of it).
-        let fixed = build(&flood(&[]), 0, &Context::default()).unwrap();
-        cx.adaptive = Some(Adaptive {
-            precision: 0.01,
-            max_s: 60.0,
-        });
-        let adaptive = build(&flood(&[]), 0, &cx).unwrap();
-        assert_ne!(trial_key(&fixed, 1), trial_key(&adaptive, 1));
-    }
-}
+#[path = "build_tests.rs"]
+mod tests;
