@@ -12,10 +12,8 @@
 
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::ValueError;
-use crate::params::workload::TrialKind;
 use crate::params::{Adaptive, Conflict, TrialParams};
 use crate::plan::axes::AxisValues;
-use proto::Proto;
 use std::path::{Path, PathBuf};
 
 /// Why one trial's values do not make a trial (bad input). The messages carry no
@@ -111,32 +109,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
         crate::params::search::check_degrade(p, sp)?;
     }
-    let by_kind = match &p.kind {
-        TrialKind::Conn(..) => crate::workloads::conn::check(p).map_err(Conflict),
-        TrialKind::Packet(..) => crate::workloads::packet::check(p),
-        TrialKind::Echo => return check_echo(p),
-    };
-    by_kind.map_err(Into::into)
-}
-
-/// An echo trial's transport limits, then the echo workload's own check.
-fn check_echo(p: &TrialParams) -> Result<(), PlanError> {
-    if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
-        return Err(Conflict(format!(
-            "frame size {} exceeds the largest UDP payload ({} bytes)",
-            p.frame.max(),
-            proto::MAX_UDP_PAYLOAD
-        ))
-        .into());
-    }
-    if p.proto == Proto::Udp && p.clients as u64 + crate::params::ECHO_PORT as u64 > 65_535 {
-        return Err(Conflict(format!(
-            "{} UDP clients need more ports than exist",
-            p.clients
-        ))
-        .into());
-    }
-    crate::workloads::echo::check(p).map_err(|e| Conflict(e).into())
+    crate::workloads::check(p).map_err(Into::into)
 }
 
 /// A table family other than the default means something only to the nft engines:
