@@ -43,33 +43,10 @@ impl Search {
     }
 }
 
-/// The searches with a command (and a `workload` axis value) of their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SearchKind {
-    Ndr,
-    Degrade,
-    /// ndr over new flows (conntrack): the highest new-flow rate with no loss.
-    NdrNewflows,
-    /// MLRsearch: the highest rate within each goal loss ratio.
-    Mlr,
-}
-
-fwmodel::named!(SearchKind, "search", {
-    Ndr => "ndr",
-    Degrade => "degrade",
-    NdrNewflows => "ndr-newflows",
-    Mlr => "mlr",
-});
+pub use crate::params::workload::SearchKind;
 
 impl SearchKind {
-    /// The kind of traffic its steps send.
-    pub fn workload(self) -> Workload {
-        match self {
-            SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
-            SearchKind::Degrade => Workload::Flow,
-            SearchKind::NdrNewflows => Workload::NewFlows,
-        }
-    }
+    /// This search with its parameters.
     pub fn with(self, sp: SearchParams) -> Search {
         match self {
             SearchKind::Ndr | SearchKind::NdrNewflows => Search::Ndr(sp),

@@ -2,7 +2,9 @@
 //! [`TrialKind`] is one family (echo, packet, conn) carrying that family's parameters.
 //! [`Workload`] is the flat name of a kind (`flood`, `http`, …); searches (`ndr`,
 //! `degrade`, the sweet spot) are not kinds but strategies over one
-//! (`params::search::Search`).
+//! (`params::search::Search`). The names of the searches with a command of their own
+//! ([`SearchKind`]) and the kind each steps with are here too: every name the
+//! `workload` axis takes is declared in this file.
 //!
 //! Owns: what each kind declares about itself for the input side — its family and
 //! axis class ([`Workload::class`]), its own axis defaults ([`Workload::axis_defaults`]),
@@ -54,6 +56,35 @@ fwmodel::named!(Workload, "workload", {
     Connections => "connections",
     NewFlows => "newflows",
 });
+
+/// The searches with a command (and a `workload` axis value) of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SearchKind {
+    Ndr,
+    Degrade,
+    /// ndr over new flows (conntrack): the highest new-flow rate with no loss.
+    NdrNewflows,
+    /// MLRsearch: the highest rate within each goal loss ratio.
+    Mlr,
+}
+
+fwmodel::named!(SearchKind, "search", {
+    Ndr => "ndr",
+    Degrade => "degrade",
+    NdrNewflows => "ndr-newflows",
+    Mlr => "mlr",
+});
+
+impl SearchKind {
+    /// The kind of traffic its steps send.
+    pub fn workload(self) -> Workload {
+        match self {
+            SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
+            SearchKind::Degrade => Workload::Flow,
+            SearchKind::NdrNewflows => Workload::NewFlows,
+        }
+    }
+}
 
 /// The packet-rate family: UDP datagrams, counted at a sink or the gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
