@@ -1,4 +1,9 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
+//!
+//! A trial command is named as the registry names what it asks for (`flood`, `ndr`:
+//! `params::workload`), so its name says it (`Cli::try_parse_named`); its own flags
+//! only set axis values (`Flags`). Must not: name a workload or decide for one
+//! (defaults, checks: the axis registry and the kinds do).
 
 #[cfg(test)]
 #[path = "tests/key_fixture.rs"]

@@ -1,6 +1,9 @@
 //! The axis registry: every parameter a scenario may set or sweep, defined once —
-//! its name, its type, which workloads read it, its default per workload, its parser,
-//! and a line of help. Each value is parsed once ([`Axis::parse`]) into its typed
+//! its name, its type, which classes of workloads read it, its default (where that
+//! differs by workload, the workload's own: `Workload::axis_defaults`), its parser,
+//! and a line of help. The table names no workload: what a kind decides (its class,
+//! transport, duration, whether it asks for the sweet spot) it says itself in
+//! `params::workload`. Each value is parsed once ([`Axis::parse`]) into its typed
 //! [`Value`]; one trial's values are an [`AxisValues`] (the registry's defaults for
 //! the workload, then what was given); [`trial_params`] builds [`TrialParams`] from
 //! it, called only through the front door `plan::build::build` (which adds
