@@ -164,7 +164,7 @@ pub enum EventFit {
     ClientConnectsFirst,
     /// A stream of sessions timed one by one by the built-in client and server.
     TimedSessions,
-    /// None: the kind has no stream whose fate a rule change turns (`Err`: why).
+    /// None: the kind has no stream whose fate a rule change turns (the text says so).
     Refused(&'static str),
 }
 
@@ -386,6 +386,25 @@ impl TrialKind {
         match self {
             TrialKind::Conn(_, k) => Some(k),
             TrialKind::Echo | TrialKind::Packet(..) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload's class of axes is its family's: the kind it builds carries packet
+    /// parameters exactly when it reads the packet axes, connection parameters exactly
+    /// when it reads the connection axes.
+    #[test]
+    fn the_class_of_axes_is_the_family_of_the_kind() {
+        for w in Workload::ALL {
+            let family = match w.kind(|_| Err(Class::Packet), |_| Err(Class::Conn)) {
+                Ok(_) => Class::Echo,
+                Err(c) => c,
+            };
+            assert_eq!(w.class(), family, "{w}");
         }
     }
 }

@@ -55,3 +55,37 @@ fn one_front_door_checks_and_applies_the_context() {
     let adaptive = build(&flood(&[]), 0, &cx).unwrap();
     assert_ne!(trial_key(&fixed, 1), trial_key(&adaptive, 1));
 }
+
+/// Each kind takes a gateway event as it declares (`TrialKind::event_fit`); the front
+/// door refuses it, saying why, for the kinds and settings that cannot run it.
+#[test]
+fn gateway_events_are_refused_by_the_kinds_that_cannot_take_them() {
+    let refusal = |w: &str, pairs: &[(&str, &str)]| -> Option<String> {
+        let v = AxisValues::from_text(w.parse().unwrap(), pairs).unwrap();
+        build(&v, 0, &Context::default())
+            .err()
+            .map(|e| e.to_string())
+    };
+    let add = ("event", "add:1@1s");
+    let delete = ("event", "delete:1@1s");
+    for w in [
+        "flood", "flow", "ping", "newflows", "sessions", "bulk", "http", "echo",
+    ] {
+        assert_eq!(refusal(w, &[add]), None, "{w}");
+    }
+    let held = refusal("connections", &[add]).expect("refused");
+    assert!(
+        held.starts_with("--event: connections opens connections"),
+        "{held}"
+    );
+    let echo = refusal("echo", &[delete]).expect("refused");
+    assert!(
+        echo.contains("echo's marker is client 1, whose tcp connection"),
+        "{echo}"
+    );
+    assert_eq!(refusal("echo", &[delete, ("proto", "udp")]), None);
+    let curl = refusal("http", &[add, ("client_program", "curl")]).expect("refused");
+    assert!(curl.contains("--event with curl"), "{curl}");
+    let input = refusal("sessions", &[add, ("topology", "input")]).expect("refused");
+    assert!(input.contains("--event in topology input"), "{input}");
+}
