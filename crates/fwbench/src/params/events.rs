@@ -4,7 +4,8 @@
 //! `event_rate`, `event_count`, `event_method`.
 //!
 //! Owns: parsing and checking those values into [`EventParams`] (no syscalls), and
-//! which workloads take them ([`check_for`]: the ones that refuse say why).
+//! which workloads take them ([`check_for`], by what each kind declares,
+//! `TrialKind::event_fit`: the ones that refuse say why).
 //! Must not: know the testbed (the marker is chosen by `workloads::events`).
 
 use crate::params::topology::Topology;
