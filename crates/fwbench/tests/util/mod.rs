@@ -199,6 +199,17 @@ pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// The output of `child` once it exits; killed, and the test failed naming `what`, when
+/// it runs longer than `secs` (a regression would hang the test otherwise).
+pub fn output_within(mut child: std::process::Child, secs: u64, what: &str) -> Output {
+    if !wait_for(secs as f64, || child.try_wait().expect("wait").is_some()) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} did not exit within {secs} s");
+    }
+    child.wait_with_output().expect("wait")
+}
+
 /// PIDs of processes inside a namespace.
 pub fn pids_in(ns: &str) -> Vec<u32> {
     let o = Command::new("ip")
