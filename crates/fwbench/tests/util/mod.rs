@@ -247,6 +247,14 @@ pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
     String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
 }
 
+/// `fwbench run SCENARIO --db DB`, required to succeed (its stderr and stdout in the
+/// message); its output.
+pub fn run_stored(scenario: &Path, db: &Path) -> Output {
+    let o = fwbench(&["run", scenario.arg(), "--db", db.arg()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    o
+}
+
 /// Run fwbench, require success, parse its stdout as JSON.
 pub fn json_of(args: &[&str]) -> serde_json::Value {
     let o = fwbench(args);
