@@ -19,15 +19,16 @@ json() { python3 -c "import json,sys; v=json.load(sys.stdin); print($1)"; }
 ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
 
 BG=""
-# testbed_up PREFIX: a forwarding testbed NAME=PREFIX<pid> (client CLI → gateway GW →
-# server SRV), removed at exit together with the background process BG and whatever the
-# script's own `on_exit` function stops.
+# testbed_up PREFIX [TOPOLOGY]: a testbed NAME=PREFIX<pid> (client CLI → gateway GW →
+# server SRV; TOPOLOGY as `testbed up --topology`, default forward), removed at exit
+# together with the background process BG and whatever the script's own `on_exit`
+# function stops.
 testbed_up() {
   NAME=$1$$
   CLI=fwb-$NAME-cli GW=fwb-$NAME-gw SRV=fwb-$NAME-srv
   trap bench_exit EXIT
   trap 'exit 130' INT TERM
-  "$F" testbed up --name "$NAME" >/dev/null
+  "$F" testbed up --name "$NAME" --topology "${2:-forward}" >/dev/null
 }
 bench_exit() {
   stop_bg

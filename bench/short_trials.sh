@@ -10,17 +10,10 @@
 # in turns; prints each pair's received pps and the median of short ÷ long (goal:
 # within 5 % of 1; exit 1 otherwise). Run on a quiet machine.
 # Usage: bench/short_trials.sh [PAIRS] [SHORT]   (as root; default 10 pairs, 0.5 s)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 PAIRS=${1:-10}
 SHORT=${2:-0.5}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
-NAME=st$$
-GW=fwb-$NAME-gw
-cleanup() { "$F" testbed down --name "$NAME" >/dev/null 2>&1 || true; }
-trap cleanup EXIT INT TERM
-"$F" testbed up --name "$NAME" >/dev/null
+testbed_up st
 python3 -c '
 print("table inet fwbst {\n chain c {\n  type filter hook forward priority -10; policy accept;")
 for i in range(8000):

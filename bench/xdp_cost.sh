@@ -13,16 +13,10 @@
 #   map 6000 / xdp 6000 > 3      the map beats walking 6000 rules
 # Exit 1 when a goal fails. Run on a quiet machine: the ratios are what it measures.
 # Usage: bench/xdp_cost.sh [SECONDS] [REPS]   (as root)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 T=${1:-2}
 REPS=${2:-3}
-F=./target/release/fwbench
-[ -x "$F" ] || cargo build --release -q
-NAME=xc$$
-cleanup() { "$F" testbed down --name "$NAME" >/dev/null 2>&1 || true; }
-trap cleanup EXIT INT TERM
-"$F" testbed up --name "$NAME" >/dev/null
+testbed_up xc
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 pps() { # engine rules: received packets/s of one trial (its verdicts must hold)

@@ -522,32 +522,25 @@ impl<'a> Gen<'a> {
     /// Source NAT of the test traffic in nat postrouting.
     fn snat(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
         let Gen { spec, a, .. } = *self;
-        let from_clients = &self.from_clients;
         let to = match spec.nat_to {
             Some(to) => check_nat_to(to, a)?,
             None => gateway(spec, a.gateway_server, "server")?,
         };
-        let m = from_clients.clone();
         let what = format!(
             "source NAT in nat postrouting: {} from the client network to {to}",
             spec.l4.name()
         );
-        translating(rs, spec, Hook::NatPostrouting, Action::Snat(to), m, &what)?;
-        Ok(())
+        self.clients_through(rs, Hook::NatPostrouting, Action::Snat(to), &what)
     }
 
     /// Masquerade of the test traffic in nat postrouting.
     fn masquerade(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
-        let Gen { spec, .. } = *self;
-        let from_clients = &self.from_clients;
-        let m = from_clients.clone();
         let what = format!(
             "masquerade in nat postrouting: {} from the client network to the outgoing \
              interface's address",
-            spec.l4.name()
+            self.spec.l4.name()
         );
-        translating(rs, spec, Hook::NatPostrouting, Action::Masquerade, m, &what)?;
-        Ok(())
+        self.clients_through(rs, Hook::NatPostrouting, Action::Masquerade, &what)
     }
 
     /// Destination NAT to the server in nat prerouting.
@@ -573,15 +566,23 @@ impl<'a> Gen<'a> {
 
     /// Flows of the test traffic offloaded to a flowtable on forward.
     fn flowtable(&self, rs: &mut RuleSet) -> Result<(), ModelError> {
-        let Gen { spec, .. } = *self;
-        let from_clients = &self.from_clients;
-        let m = from_clients.clone();
         let what = format!(
             "{} flows from the client network added to flowtable ft on forward",
-            spec.l4.name()
+            self.spec.l4.name()
         );
-        translating(rs, spec, Hook::FilterForward, Action::Offload, m, &what)?;
-        Ok(())
+        self.clients_through(rs, Hook::FilterForward, Action::Offload, &what)
+    }
+
+    /// The test traffic from the client network through `action` in `hook` (a NAT or
+    /// the flowtable; see [`translating`]), `what` the rule set's description.
+    fn clients_through(
+        &self,
+        rs: &mut RuleSet,
+        hook: Hook,
+        action: Action,
+        what: &str,
+    ) -> Result<(), ModelError> {
+        translating(rs, self.spec, hook, action, self.from_clients.clone(), what)
     }
 }
 

@@ -4,7 +4,7 @@
 mod util;
 
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use store::{Headline, NewRun, Store, TrialRecord};
 use util::*;
 
@@ -17,6 +17,19 @@ fn ripple(rep: u32) -> f64 {
 /// the received rate at 100 rules times `factor`; kernel as given.
 fn write_run(path: &Path, kernel: &str, factor: f64, extra: bool) {
     write_reps(path, kernel, factor, extra, 0..5, 1.0);
+}
+
+/// Two results files, `a.db` and `b.db` in `dir`, written by [`write_run`]: each side's
+/// kernel and factor, rule count 1000 in `a.db` too when `a_extra`.
+fn two_runs(
+    dir: &TempDir,
+    (ka, fa, a_extra): (&str, f64, bool),
+    (kb, fb): (&str, f64),
+) -> (PathBuf, PathBuf) {
+    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
+    write_run(&a, ka, fa, a_extra);
+    write_run(&b, kb, fb, false);
+    (a, b)
 }
 
 /// [`write_run`] with the repetitions `reps` only (a run of one trial: `r..r + 1`) and
@@ -99,9 +112,7 @@ fn write_reps_at(
 #[test]
 fn a_planted_regression_exits_1_and_is_named() {
     let dir = TempDir::new();
-    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
-    write_run(&a, "6.1.0-old", 1.0, true);
-    write_run(&b, "6.12.0-new", 0.9, false);
+    let (a, b) = two_runs(&dir, ("6.1.0-old", 1.0, true), ("6.12.0-new", 0.9));
     let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
     let o = fwbench(&["compare", sa, sb]);
     let out = stdout(&o);
@@ -177,9 +188,7 @@ fn a_planted_regression_exits_1_and_is_named() {
 #[test]
 fn identical_data_exits_0_and_bad_input_exits_2() {
     let dir = TempDir::new();
-    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
-    write_run(&a, "6.1.0", 1.0, false);
-    write_run(&b, "6.1.0", 1.0, false);
+    let (a, b) = two_runs(&dir, ("6.1.0", 1.0, false), ("6.1.0", 1.0));
     let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
     let o = fwbench(&["compare", sa, &format!("{sb}:1"), "--threshold", "0"]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
@@ -417,9 +426,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
 fn compare_never_writes_to_the_results_files_it_reads() {
     use std::os::unix::fs::PermissionsExt;
     let dir = TempDir::new();
-    let (a, b) = (dir.file("a.db"), dir.file("b.db"));
-    write_run(&a, "6.1.0", 1.0, false);
-    write_run(&b, "6.1.0", 1.0, false);
+    let (a, b) = two_runs(&dir, ("6.1.0", 1.0, false), ("6.1.0", 1.0));
     // A trial left in a recovery file of a.db (as a run that could not store it leaves).
     let rec = store::write_recovery(
         &a,

@@ -18,8 +18,7 @@ size = 128\nrate = \"max\"\nduration = 1\n";
 fn run_prints_its_findings_last_and_the_legacy_table_once() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("tiny.toml", TINY);
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let o = run_stored(&sc, &db);
     let out = stdout(&o);
     let stored = out.find("6 of 6 trials stored").expect(&out);
     let findings = out.find("Findings of run").expect(&out);
@@ -70,8 +69,7 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
          pin_client = \"0\"\npin_server = \"0\"\n[params]\nflows = 8\nsize = 128\n\
          rate = \"max\"\nduration = 2\ngateway_cpus = [1, 2]\n",
     );
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_stored(&sc, &db);
     let last = std::thread::available_parallelism().unwrap().get() - 1;
     let want = |n: u32| {
         if n == 1 {

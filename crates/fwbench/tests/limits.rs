@@ -5,7 +5,6 @@
 mod util;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 use util::*;
 
 /// `run --dry-run` of a scenario `name` holding `text` (in `d`) is refused naming
@@ -18,20 +17,7 @@ fn dry_run_refused(d: &TempDir, name: &str, text: &str, needles: &[&str]) {
 /// Run fwbench with a deadline (a regression would hang or eat memory otherwise);
 /// returns (exit code, stderr).
 fn refused(args: &[&str]) -> (i32, String) {
-    let mut child = spawn_piped(args);
-    let t0 = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if t0.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("fwbench {args:?} did not exit within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = output_within(spawn_piped(args), 20, &format!("fwbench {args:?}"));
     let code = o.status.code().unwrap_or(-1);
     let err = stderr(&o);
     assert_eq!(code, 2, "fwbench {args:?}: exit {code}: {err}");
@@ -221,8 +207,7 @@ fn huge_labels_and_control_characters_are_refused_at_their_line() {
         "x".repeat(20 << 20)
     );
     let s = d.write("big.toml", text);
-    let t0 = Instant::now();
-    let mut child = std::process::Command::new("sh")
+    let child = std::process::Command::new("sh")
         .args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\"", bin()])
         .args(["run", "--dry-run", s.to_str().unwrap()])
         .stdin(std::process::Stdio::null())
@@ -230,15 +215,7 @@ fn huge_labels_and_control_characters_are_refused_at_their_line() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("a 20 MB label was not refused within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = output_within(child, 20, "the dry run of a 20 MB label");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{}", &err[..err.len().min(500)]);
     assert!(

@@ -533,8 +533,7 @@ fn ndr_finds_a_policers_rate_within_the_precision() {
         || {
             n += 1;
             let db2 = dir.file(&format!("run{n}.db"));
-            let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
-            assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+            let o = run_stored(&sc, &db2);
             assert_prints(&o, "searches");
             (stored_search(&db2, "ndr"), db2)
         },
@@ -648,8 +647,7 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
         ),
     );
     let db2 = dir.file("run.db");
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db2.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    run_stored(&sc, &db2);
     let stored = |i: usize| {
         sqlite_count(
             &db2,

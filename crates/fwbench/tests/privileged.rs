@@ -234,8 +234,7 @@ fn scenario_run_records_sctp_unavailable_and_summary() {
         "s.toml",
         "[params]\nproto = [\"tcp\", \"sctp\"]\nfamily = [4, 6]\nclients = 2\nduration = 1\n",
     );
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_stored(&sc, &db);
     let out = stdout(&o);
     assert!(out.contains("4 of 4 trials stored"), "{out}");
     let sctp_ok = sqlite_count(&db, "SELECT count(*) FROM trials WHERE json_extract(params, '$.proto') = 'sctp' AND status = 'ok'");
@@ -981,8 +980,7 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    run_stored(&sc, &db);
     let rows = residue_rows(&db);
     assert_eq!(rows.len(), 6, "{rows:?}");
     for r in &rows {
@@ -1036,8 +1034,7 @@ fn a_trial_that_ends_unavailable_on_legacy_rules_leaves_no_dirty_gateway() {
          [[case]]\nlabel = \"sctp on legacy\"\nproto = \"sctp\"\nengine = \"iptables-legacy\"\n\
          [[case]]\nlabel = \"after\"\nproto = \"udp\"\nengine = \"none\"\n",
     );
-    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
-    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let o = run_stored(&sc, &db);
     let rows = sqlite_rows(
         &db,
         "SELECT json_extract(params, '$.label'), status, \

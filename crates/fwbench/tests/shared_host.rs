@@ -30,11 +30,17 @@ struct HostSettings {
 }
 
 impl HostSettings {
-    fn save() -> HostSettings {
-        HostSettings {
+    /// The settings as they are; `None`, the calling test skipped, when nf_conntrack is
+    /// not loaded (`return` then).
+    fn save() -> Option<HostSettings> {
+        if !Path::new(MAX).exists() || !Path::new(HASHSIZE).exists() {
+            skip("nf_conntrack not loaded (modprobe nf_conntrack)");
+            return None;
+        }
+        Some(HostSettings {
             max: read(MAX),
             hashsize: read(HASHSIZE),
-        }
+        })
     }
 
     fn now_differ(&self) -> Vec<String> {
@@ -73,6 +79,34 @@ fn spawn_group(args: &[&str]) -> std::process::Child {
         .expect("run fwbench")
 }
 
+/// [`spawn_group`], once `started` holds (within 30 s); killed, and the test failed
+/// with its stderr, when it never does (`never`: what did not happen).
+fn spawn_group_until(
+    args: &[&str],
+    started: impl FnMut() -> bool,
+    never: &str,
+) -> std::process::Child {
+    let mut child = spawn_group(args);
+    if !wait_for(30.0, started) {
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!("{never}: {}", stderr(&o));
+    }
+    child
+}
+
+/// The arguments of a 30-s `newflows` trial on `tb` (8 000 flows at 4 kpps, nft's
+/// stateful rules) that sets the host's `nf_conntrack_max` to 5000, and `extra`.
+fn ct_max_trial<'a>(tb: &'a TestbedGuard, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = cmd!(
+        "newflows --testbed",
+        &tb.name,
+        "--flows 8000 -r 4kpps -t 30 --ct-max 5000 --engine nft --model stateful --no-store"
+    );
+    args.extend_from_slice(extra);
+    args
+}
+
 /// SIGKILL, at once, the controller `child` (ours: started by [`spawn_group`]), its
 /// process group, and every process in the testbed's namespaces (its agents, each in
 /// a process group of its own), then wait until they are gone: nobody is left to
@@ -109,45 +143,18 @@ fn testbed_namespaces(tb: &TestbedGuard) -> Vec<String> {
 #[ignore = "needs root: network namespaces and the host's conntrack settings (run with --include-ignored as root)"]
 fn a_killed_ct_max_trial_leaves_the_hosts_settings_changed_only_until_the_next_command() {
     let _serial = serial();
-    if !Path::new(MAX).exists() || !Path::new(HASHSIZE).exists() {
-        return skip("nf_conntrack not loaded (modprobe nf_conntrack)");
-    }
-    let host = HostSettings::save();
+    let Some(host) = HostSettings::save() else {
+        return;
+    };
     if host.max == "5000" || host.hashsize == "4096" {
         return skip("the host's conntrack settings already are the trial's: nothing would change");
     }
     let tb = TestbedGuard::up("forward");
-    let mut child = spawn_group(&[
-        "newflows",
-        "--testbed",
-        &tb.name,
-        "--flows",
-        "8000",
-        "-r",
-        "4kpps",
-        "-t",
-        "30",
-        "--ct-max",
-        "5000",
-        "--ct-buckets",
-        "4096",
-        "--engine",
-        "nft",
-        "--model",
-        "stateful",
-        "--no-store",
-    ]);
-    let changed = wait_for(30.0, || {
-        read(MAX) == "5000" && read(HASHSIZE) != host.hashsize
-    });
-    if !changed {
-        let _ = child.kill();
-        let o = child.wait_with_output().unwrap();
-        panic!(
-            "the trial never changed the host's settings: {}",
-            stderr(&o)
-        );
-    }
+    let mut child = spawn_group_until(
+        &ct_max_trial(&tb, &["--ct-buckets", "4096"]),
+        || read(MAX) == "5000" && read(HASHSIZE) != host.hashsize,
+        "the trial never changed the host's settings",
+    );
     kill_group(&mut child, &testbed_namespaces(&tb));
     // Any command that touches the testbed.
     let o = fwbench(&["testbed", "status", "--name", &tb.name]);
@@ -178,10 +185,9 @@ fn a_killed_ct_max_trial_leaves_the_hosts_settings_changed_only_until_the_next_c
 #[ignore = "needs root: the host's conntrack settings (run with --include-ignored as root)"]
 fn check_restores_and_reports_what_a_killed_run_left() {
     let _serial = serial();
-    if !Path::new(MAX).exists() {
-        return skip("nf_conntrack not loaded (modprobe nf_conntrack)");
-    }
-    let host = HostSettings::save();
+    let Some(host) = HostSettings::save() else {
+        return;
+    };
     // fwbench makes its state directory first (any command that touches the host).
     let o = fwbench(&["testbed", "status"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -222,37 +228,18 @@ fn check_restores_and_reports_what_a_killed_run_left() {
 #[ignore = "needs root: network namespaces and the host's conntrack settings (run with --include-ignored as root)"]
 fn a_gateway_agent_whose_controller_was_killed_restores_the_hosts_settings() {
     let _serial = serial();
-    if !Path::new(MAX).exists() || !Path::new(HASHSIZE).exists() {
-        return skip("nf_conntrack not loaded (modprobe nf_conntrack)");
-    }
-    let host = HostSettings::save();
+    let Some(host) = HostSettings::save() else {
+        return;
+    };
     if host.max == "5000" {
         return skip("the host's nf_conntrack_max already is the trial's");
     }
     let tb = TestbedGuard::up("forward");
-    let mut child = spawn_group(&[
-        "newflows",
-        "--testbed",
-        &tb.name,
-        "--flows",
-        "8000",
-        "-r",
-        "4kpps",
-        "-t",
-        "30",
-        "--ct-max",
-        "5000",
-        "--engine",
-        "nft",
-        "--model",
-        "stateful",
-        "--no-store",
-    ]);
-    if !wait_for(30.0, || read(MAX) == "5000") {
-        let _ = child.kill();
-        let o = child.wait_with_output().unwrap();
-        panic!("the trial never changed nf_conntrack_max: {}", stderr(&o));
-    }
+    let child = spawn_group_until(
+        &ct_max_trial(&tb, &[]),
+        || read(MAX) == "5000",
+        "the trial never changed nf_conntrack_max",
+    );
     let st = Command::new("kill")
         .args(["-KILL", &child.id().to_string()])
         .status()
@@ -365,25 +352,15 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
     let tb = TestbedGuard::up("forward");
     let gw = tb.gw();
     let legacy = || in_ns(&gw, &["cat", "/proc/net/ip_tables_names"]);
-    let mut child = spawn_group(&[
-        "flood",
-        "--testbed",
-        &tb.name,
-        "--engine",
-        "iptables-legacy",
-        "--rules",
-        "10",
-        "-t",
-        "30",
-        "-r",
-        "1kpps",
-        "--no-store",
-    ]);
-    if !wait_for(30.0, || legacy().contains("filter")) {
-        let _ = child.kill();
-        let o = child.wait_with_output().unwrap();
-        panic!("the legacy rules never came: {}", stderr(&o));
-    }
+    let mut child = spawn_group_until(
+        &cmd!(
+            "flood --testbed",
+            &tb.name,
+            "--engine iptables-legacy --rules 10 -t 30 -r 1kpps --no-store"
+        ),
+        || legacy().contains("filter"),
+        "the legacy rules never came",
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     kill_group(&mut child, &testbed_namespaces(&tb));
     assert!(legacy().contains("filter"), "the legacy table should stay");

@@ -109,11 +109,17 @@ fn reference_text(views: &[(&str, Value)]) -> String {
     format!("{{\n{}\n}}\n", views.join(",\n"))
 }
 
+/// A new results file at `path`, open, and the id of its one run.
+fn with_run(path: &std::path::Path) -> (Store, i64) {
+    let s = Store::open(path).unwrap();
+    let run = s.begin_run(&NewRun::default()).unwrap();
+    (s, run)
+}
+
 /// A results file at `path` with one run of three repetitions of every workload of
 /// schema 4 ([`trial`]'s rows), closed again.
 fn write_every_workload(path: &std::path::Path) {
-    let mut s = Store::open(path).unwrap();
-    let run = s.begin_run(&NewRun::default()).unwrap();
+    let (mut s, run) = with_run(path);
     let common = |extra: serde_json::Value| {
         let mut p = json!({"topology": "forward", "engine": "nft", "model": "linear",
             "rules": 1000, "position": "last", "family": "ipv6"});
@@ -246,8 +252,7 @@ fn a_version_5_file_reads_the_same() {
 fn a_new_workload_shows_its_columns_by_its_stored_main_metric() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.db");
-    let mut s = Store::open(&path).unwrap();
-    let run = s.begin_run(&NewRun::default()).unwrap();
+    let (mut s, run) = with_run(&path);
     for (w, metric) in [
         ("probe", Some("rtt_p50_us")),
         ("burst", Some("received_pps")),

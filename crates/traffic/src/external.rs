@@ -68,35 +68,8 @@ impl ExternalServer {
     /// Write the objects and the config, start nginx and wait until it accepts
     /// connections (at most [`SERVER_READY_TIMEOUT`]).
     pub fn start(spec: &TcpServerSpec) -> Result<ExternalServer, TrafficError> {
-        match spec.external.as_deref() {
-            Some("nginx") => {}
-            Some(other) => {
-                return Err(TrafficError::BadSpec(format!(
-                    "unknown external server '{other}' (supported: nginx)"
-                )))
-            }
-            None => {
-                return Err(TrafficError::BadSpec(
-                    "no external server named (supported: nginx)".into(),
-                ))
-            }
-        }
-        let program = find_program("nginx").ok_or_else(|| {
-            TrafficError::BadSpec(
-                "external server nginx: program not found (apt-get install nginx)".into(),
-            )
-        })?;
-        let out = run_for_output(&program, &["-v"])?;
-        let version =
-            parse_nginx_version(&String::from_utf8_lossy(&out.stderr)).ok_or_else(|| {
-                TrafficError::io(
-                    format!("{} -v", program.display()),
-                    io::Error::other(format!(
-                        "no version in its output: {}",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    )),
-                )
-            })?;
+        check_named(spec.external.as_deref(), "server", "nginx")?;
+        let (program, version) = find_with_version("nginx", "server", "-v", parse_nginx_version)?;
 
         reap_stale_temp_dirs(&std::env::temp_dir(), "nginx");
         let dir = TempDir::new("nginx")
@@ -610,19 +583,7 @@ impl ExternalClient {
     ///
     /// [`start`]: ExternalClient::start
     pub fn setup(spec: &SessionClientSpec) -> Result<ExternalClient, TrafficError> {
-        match spec.external.as_deref() {
-            Some("curl") => {}
-            Some(other) => {
-                return Err(TrafficError::BadSpec(format!(
-                    "unknown external client '{other}' (supported: curl)"
-                )))
-            }
-            None => {
-                return Err(TrafficError::BadSpec(
-                    "no external client named (supported: curl)".into(),
-                ))
-            }
-        }
+        check_named(spec.external.as_deref(), "client", "curl")?;
         if spec.mode != ConnMode::Http {
             return Err(TrafficError::BadSpec(format!(
                 "an external client runs http downloads only, not {} mode",
@@ -634,19 +595,8 @@ impl ExternalClient {
                 "curl client: parallel must be at least 1".into(),
             ));
         }
-        let program = find_program("curl").ok_or_else(|| {
-            TrafficError::BadSpec(
-                "external client curl: program not found (apt-get install curl)".into(),
-            )
-        })?;
-        let out = run_for_output(&program, &["--version"])?;
-        let version =
-            parse_curl_version(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| {
-                TrafficError::io(
-                    format!("{} --version", program.display()),
-                    io::Error::other("no version in its output"),
-                )
-            })?;
+        let (program, version) =
+            find_with_version("curl", "client", "--version", parse_curl_version)?;
         let dir = if spec.verify {
             reap_stale_temp_dirs(&std::env::temp_dir(), "curl");
             Some(
@@ -1214,19 +1164,53 @@ impl Worker {
 // Processes and files
 // ---------------------------------------------------------------------------------
 
-/// Run `program args` to completion (for its version) with nothing on stdin.
-fn run_for_output(program: &Path, args: &[&str]) -> Result<std::process::Output, TrafficError> {
-    Command::new(program)
-        .args(args)
+/// A spec's `external` program, checked to be `program`, the one external `role`
+/// ("server", "client") there is.
+fn check_named(external: Option<&str>, role: &str, program: &str) -> Result<(), TrafficError> {
+    match external {
+        Some(p) if p == program => Ok(()),
+        Some(other) => Err(TrafficError::BadSpec(format!(
+            "unknown external {role} '{other}' (supported: {program})"
+        ))),
+        None => Err(TrafficError::BadSpec(format!(
+            "no external {role} named (supported: {program})"
+        ))),
+    }
+}
+
+/// The external `role`'s `program` found on PATH (its Debian package of that name said
+/// when it is not) and its version: what `program version_arg` prints (on stdout or
+/// stderr, run to completion with nothing on stdin) read by `parse`.
+fn find_with_version(
+    program: &str,
+    role: &str,
+    version_arg: &str,
+    parse: fn(&str) -> Option<String>,
+) -> Result<(PathBuf, String), TrafficError> {
+    let path = find_program(program).ok_or_else(|| {
+        TrafficError::BadSpec(format!(
+            "external {role} {program}: program not found (apt-get install {program})"
+        ))
+    })?;
+    let what = format!("{} {version_arg}", path.display());
+    let out = Command::new(&path)
+        .arg(version_arg)
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| {
-            TrafficError::io(
-                format!("running {} {}", program.display(), args.join(" ")),
-                e,
-            )
-        })
+        .map_err(|e| TrafficError::io(format!("running {what}"), e))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    let version = parse(&stdout).or_else(|| parse(&stderr)).ok_or_else(|| {
+        let said = format!("{stdout}{stderr}");
+        TrafficError::io(
+            what,
+            io::Error::other(format!("no version in its output: {}", said.trim())),
+        )
+    })?;
+    Ok((path, version))
 }
 
 /// A directory of ours under the system temp dir, removed with its contents on drop.
@@ -1439,6 +1423,24 @@ mod tests {
         assert!(config_path(Path::new("/tmp/a$b")).is_err());
         assert!(config_path(Path::new("/tmp/a\"b")).is_err());
         assert_eq!(config_path(Path::new("/tmp/a b")).unwrap(), "/tmp/a b");
+    }
+
+    /// The one program each role has; another, or none, is bad input naming it.
+    #[test]
+    fn external_programs_are_checked_by_role() {
+        assert!(check_named(Some("curl"), "client", "curl").is_ok());
+        let said = |r: Result<(), TrafficError>| match r {
+            Err(TrafficError::BadSpec(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            said(check_named(Some("wget"), "client", "curl")),
+            "unknown external client 'wget' (supported: curl)"
+        );
+        assert_eq!(
+            said(check_named(None, "server", "nginx")),
+            "no external server named (supported: nginx)"
+        );
     }
 
     #[test]

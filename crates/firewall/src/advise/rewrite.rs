@@ -107,6 +107,36 @@ struct Run {
     between: Vec<usize>,
 }
 
+/// A rule of a chain left alone, or the run it heads.
+enum Piece {
+    Alone(usize),
+    Run(Run),
+}
+
+/// The `n` rules of a chain in order as `find` groups them: each rule not in an earlier
+/// run either alone or heading a run (`find(used, i)`: the run headed by rule `i`, the
+/// rules already taken marked in `used`); a run's members are in no later one.
+fn pieces(n: usize, mut find: impl FnMut(&[bool], usize) -> Option<Run>) -> Vec<Piece> {
+    let mut used = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if used[i] {
+            continue;
+        }
+        used[i] = true;
+        match find(&used, i) {
+            Some(run) => {
+                for &m in &run.members {
+                    used[m] = true;
+                }
+                out.push(Piece::Run(run));
+            }
+            None => out.push(Piece::Alone(i)),
+        }
+    }
+    out
+}
+
 impl ChainRewrite<'_> {
     /// Step 1: remove every understood rule an earlier rule takes every packet of.
     fn remove_covered(&mut self, rules: Vec<Rule>) -> Vec<Rule> {
@@ -166,25 +196,17 @@ impl ChainRewrite<'_> {
     /// Step 2: each run of rules differing in one field becomes one rule with a set
     /// (addresses: runs of three or more) or a few `multiport` rules.
     fn merge_runs(&mut self, kept: &[Rule]) -> Vec<Rule> {
-        let n = kept.len();
-        let mut used = vec![false; n];
-        let mut merged: Vec<Rule> = Vec::with_capacity(n);
-        for i in 0..n {
-            if used[i] {
-                continue;
-            }
-            used[i] = true;
+        let mut merged: Vec<Rule> = Vec::with_capacity(kept.len());
+        let runs = pieces(kept.len(), |used, i| {
             let head = &kept[i];
-            let run = find_run(kept, &used, i)
-                .filter(|r| !(matches!(r.field, Field::Src | Field::Dst) && r.members.len() < 3));
-            let Some(run) = run else {
-                merged.push(head.clone());
-                continue;
-            };
-            for &m in &run.members {
-                used[m] = true;
+            find_run(kept, used, i, mergeable, |r, _, _| r.target == head.target)
+                .filter(|r| !(matches!(r.field, Field::Src | Field::Dst) && r.members.len() < 3))
+        });
+        for piece in runs {
+            match piece {
+                Piece::Alone(i) => merged.push(kept[i].clone()),
+                Piece::Run(run) => self.merge(kept, &run, &mut merged),
             }
-            self.merge(kept, &run, &mut merged);
         }
         merged
     }
@@ -308,30 +330,37 @@ impl ChainRewrite<'_> {
     }
 }
 
-/// The run headed by rule `i`: later unused rules with its verdict and comment that
-/// differ from it in the same one field, each commuting with the rules it moves up
-/// across; the search stops at a rule the analysis cannot read (nothing crosses it).
-fn find_run(kept: &[Rule], used: &[bool], i: usize) -> Option<Run> {
-    let head = &kept[i];
-    if !mergeable(head) {
+/// The run headed by rule `i`, itself `eligible`: later unused rules, eligible, with its
+/// comment, that differ from it in the same one field, `join` the run (`join(rule, field,
+/// members so far)`) and commute with the rules they move up across; the search stops
+/// at a rule the analysis cannot read (nothing crosses it).
+fn find_run(
+    rules: &[Rule],
+    used: &[bool],
+    i: usize,
+    eligible: fn(&Rule) -> bool,
+    join: impl Fn(&Rule, Field, &[usize]) -> bool,
+) -> Option<Run> {
+    let head = &rules[i];
+    if !eligible(head) {
         return None;
     }
     let mut members = vec![i];
     let mut field: Option<Field> = None;
     let mut between: Vec<usize> = vec![];
-    for j in i + 1..kept.len().min(i + WINDOW) {
+    for j in i + 1..rules.len().min(i + WINDOW) {
         if used[j] {
-            continue;
+            continue; // already in an earlier run
         }
-        let r = &kept[j];
+        let r = &rules[j];
         if r.conds.is_none() || between.len() > MAX_CROSSED {
             break; // nothing crosses a rule the analysis cannot read
         }
-        let f = (mergeable(r) && r.target == head.target && r.comment == head.comment)
+        let f = (eligible(r) && r.comment == head.comment)
             .then(|| one_difference(head, r))
             .flatten();
-        let fits = f.is_some() && (field.is_none() || field == f);
-        if fits && between.iter().all(|&b| r.commutes_with(&kept[b])) {
+        let fits = f.is_some_and(|f| field.is_none_or(|g| g == f) && join(r, f, &members));
+        if fits && between.iter().all(|&b| r.commutes_with(&rules[b])) {
             field = f;
             members.push(j);
         } else {
@@ -417,66 +446,42 @@ fn field_values(r: &Rule, f: Field) -> Option<&Values> {
 /// a verdict map; a later member moves up only across rules it commutes with.
 /// Built for nft output only (iptables has no verdict map).
 fn verdict_maps(rules: Vec<Rule>, chain_name: &str, changes: &mut Vec<Change>) -> Vec<Rule> {
-    let n = rules.len();
-    let mut used = vec![false; n];
-    let mut out: Vec<Rule> = Vec::with_capacity(n);
-    for i in 0..n {
-        if used[i] {
-            continue;
-        }
-        used[i] = true;
+    let mut out: Vec<Rule> = Vec::with_capacity(rules.len());
+    let runs = pieces(rules.len(), |used, i| {
         let head = &rules[i];
-        let mut members = vec![i];
-        let mut field: Option<Field> = None;
-        let mut between: Vec<usize> = vec![];
-        if mappable(head) {
-            for j in i + 1..n.min(i + WINDOW) {
-                if used[j] {
-                    continue; // already in an earlier map
-                }
-                let r = &rules[j];
-                if r.conds.is_none() || between.len() > MAX_CROSSED {
-                    break; // nothing crosses a rule the analysis cannot read
-                }
-                let f = (mappable(r) && r.comment == head.comment)
-                    .then(|| one_difference(head, r))
-                    .flatten();
-                let fits = f.is_some()
-                    && (field.is_none() || field == f)
-                    && f.and_then(|f| field_values(r, f)).is_some_and(|v| {
-                        let same_family = match (v, f.and_then(|f| field_values(head, f))) {
-                            (Values::Nets(a), Some(Values::Nets(b))) => a
-                                .iter()
-                                .chain(b)
-                                .all(|n| Some(n.v6) == b.first().map(|m| m.v6)),
-                            _ => true,
-                        };
-                        same_family
-                            && members.iter().all(|&m| {
-                                f.and_then(|f| field_values(&rules[m], f))
-                                    .is_some_and(|w| values_disjoint(v, w))
-                            })
-                    });
-                if fits && between.iter().all(|&b| r.commutes_with(&rules[b])) {
-                    field = f;
-                    members.push(j);
-                } else {
-                    between.push(j);
-                }
-            }
-        }
-        let distinct = members
-            .iter()
-            .map(|&m| &rules[m].target)
-            .collect::<Vec<_>>();
-        let differ = distinct.iter().any(|t| *t != distinct[0]);
-        let (Some(f), true) = (field, differ) else {
-            out.push(head.clone());
-            continue;
+        let join = |r: &Rule, f: Field, members: &[usize]| {
+            field_values(r, f).is_some_and(|v| {
+                let same_family = match (v, field_values(head, f)) {
+                    (Values::Nets(a), Some(Values::Nets(b))) => a
+                        .iter()
+                        .chain(b)
+                        .all(|n| Some(n.v6) == b.first().map(|m| m.v6)),
+                    _ => true,
+                };
+                same_family
+                    && members
+                        .iter()
+                        .all(|&m| field_values(&rules[m], f).is_some_and(|w| values_disjoint(v, w)))
+            })
         };
-        for &m in &members {
-            used[m] = true;
-        }
+        find_run(&rules, used, i, mappable, join).filter(|run| {
+            let first = &rules[run.members[0]].target;
+            run.members.iter().any(|&m| rules[m].target != *first)
+        })
+    });
+    for piece in runs {
+        let Run {
+            members,
+            field: f,
+            between,
+        } = match piece {
+            Piece::Alone(i) => {
+                out.push(rules[i].clone());
+                continue;
+            }
+            Piece::Run(run) => run,
+        };
+        let head = &rules[members[0]];
         let entries: Vec<(Values, Target)> = members
             .iter()
             .filter_map(|&m| Some((field_values(&rules[m], f)?.clone(), rules[m].target.clone())))

@@ -416,14 +416,10 @@ mod tests {
         );
         assert_eq!((s.early_drop, s.search_restart, s.count), (5, 6, 0));
         assert!(parse_stat("").is_err());
-        assert!(parse_stat("a b\n1 zz\n")
-            .unwrap_err()
-            .to_string()
-            .contains("not hex"));
-        assert!(parse_stat("a b\n1\n")
-            .unwrap_err()
-            .to_string()
-            .contains("columns"));
+        for (text, says) in [("a b\n1 zz\n", "not hex"), ("a b\n1\n", "columns")] {
+            let e = parse_stat(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
     }
 
     #[test]

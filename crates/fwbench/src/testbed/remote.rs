@@ -275,6 +275,21 @@ fn host_of(prefix: &[String]) -> String {
     }
 }
 
+/// `sh -c script` on the host through the launcher `prefix`, `input` on its stdin, its
+/// output read with a cap: the argv run and its output.
+fn sh_on_host(
+    prefix: &[String],
+    script: String,
+    input: bounded::Input,
+    timeout: std::time::Duration,
+) -> Result<(Vec<String>, bounded::Output)> {
+    let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
+    let out = bounded::run(cmd, &argv, &host_of(prefix), input, timeout)?;
+    Ok((argv, out))
+}
+
 /// Look for this binary in the host's cache (one round trip).
 pub fn probe_cache(prefix: &[String], remote: &Remote) -> Result<Cached> {
     let sha = self_sha256()?;
@@ -284,16 +299,7 @@ pub fn probe_cache(prefix: &[String], remote: &Remote) -> Result<Cached> {
          then echo \"have $f\"; else echo \"missing $f\"; fi",
         d = remote.cache_dir
     );
-    let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
-    let out = bounded::run(
-        cmd,
-        &argv,
-        &host_of(prefix),
-        bounded::Input::Null,
-        remote.timeout,
-    )?;
+    let (argv, out) = sh_on_host(prefix, script, bounded::Input::Null, remote.timeout)?;
     if !out.status.success() {
         return Err(failed("reaching the host", &argv, &out));
     }
@@ -319,17 +325,9 @@ fn copy(prefix: &[String], remote: &Remote, dest: &str) -> Result<()> {
          chmod 755 \"$t\" && mv -f \"$t\" \"$d/fwbench-{sha}\"",
         d = remote.cache_dir
     );
-    let argv = command_argv(prefix, &["sh".into(), "-c".into(), script]);
     let exe = std::fs::File::open(own_exe()).context("opening own binary")?;
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
-    let out = bounded::run(
-        cmd,
-        &argv,
-        &host_of(prefix),
-        bounded::Input::File(exe),
-        remote.timeout * 10,
-    )?;
+    let input = bounded::Input::File(exe);
+    let (argv, out) = sh_on_host(prefix, script, input, remote.timeout * 10)?;
     if !out.status.success() {
         return Err(failed(&format!("copying fwbench to {dest}"), &argv, &out));
     }

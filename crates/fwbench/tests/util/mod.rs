@@ -199,6 +199,17 @@ pub fn wait_for(secs: f64, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
+/// The output of `child` once it exits; killed, and the test failed naming `what`, when
+/// it runs longer than `secs` (a regression would hang the test otherwise).
+pub fn output_within(mut child: std::process::Child, secs: u64, what: &str) -> Output {
+    if !wait_for(secs as f64, || child.try_wait().expect("wait").is_some()) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} did not exit within {secs} s");
+    }
+    child.wait_with_output().expect("wait")
+}
+
 /// PIDs of processes inside a namespace.
 pub fn pids_in(ns: &str) -> Vec<u32> {
     let o = Command::new("ip")
@@ -234,6 +245,14 @@ pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+/// `fwbench run SCENARIO --db DB`, required to succeed (its stderr and stdout in the
+/// message); its output.
+pub fn run_stored(scenario: &Path, db: &Path) -> Output {
+    let o = fwbench(&["run", scenario.arg(), "--db", db.arg()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    o
 }
 
 /// Run fwbench, require success, parse its stdout as JSON.
