@@ -20,12 +20,12 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     let echo: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload == "echo")
+        .filter(|c| c.workload.is_echo())
         .collect();
     let packet: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload == "flood" || c.workload == "flow")
+        .filter(|c| c.workload.is_stream())
         .collect();
     let searched = trials
         .iter()
@@ -36,7 +36,7 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     let not_conn: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| !crate::model::is_conn(&c.workload))
+        .filter(|c| !c.workload.is_conn())
         .collect();
     label_table(&not_conn, &mut a);
     search_outputs(trials, &mut a);
@@ -339,7 +339,7 @@ fn xdp_settings(c: &Config) -> Option<String> {
 fn config_table(configs: &[Config]) -> Table {
     let refs: Vec<&Config> = configs.iter().collect();
     let mut keys = varying(&refs);
-    if refs.iter().any(|c| crate::model::is_conn(&c.workload)) {
+    if refs.iter().any(|c| c.workload.is_conn()) {
         keys = without_workload_only(&refs, keys);
     }
     let mut columns = vec!["workload".to_string()];
@@ -374,7 +374,7 @@ fn config_table(configs: &[Config]) -> Table {
         .zip(settings)
         .zip(xdp)
         .map(|((c, settings), xdp)| {
-            let mut r = vec![c.workload.clone()];
+            let mut r = vec![c.workload.to_string()];
             r.extend(
                 keys.iter()
                     .map(|k| param_text(c, k).unwrap_or_else(|| "-".into())),

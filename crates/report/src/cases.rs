@@ -108,9 +108,7 @@ fn is_study_baseline(c: &Config, path: Path) -> bool {
 
 /// Do the rows follow the study's sections (flood or flow rows on both paths)?
 pub fn sectioned(labelled: &[&Config]) -> bool {
-    let packet = labelled
-        .iter()
-        .all(|c| c.workload == "flood" || c.workload == "flow");
+    let packet = labelled.iter().all(|c| c.workload.is_stream());
     let has = |p: Path| {
         labelled
             .iter()

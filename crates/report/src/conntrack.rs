@@ -34,7 +34,7 @@ struct Ct {
 /// A new-flow trial's figures (flood and flow trials with a conntrack setting count
 /// packets, not flows: they are not new-flow findings).
 fn of(t: &Trial) -> Option<Ct> {
-    if !matches!(t.workload.as_str(), "newflows" | "ndr-newflows") {
+    if !t.workload.new_flows() {
         return None;
     }
     table_of(t)
@@ -209,10 +209,7 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
 /// its start, per engine and bucket count — the cost of a lookup as the table fills.
 fn occupancy(trials: &[Trial]) -> Option<Figure> {
     let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
-    for t in trials
-        .iter()
-        .filter(|t| matches!(t.workload.as_str(), "flood" | "flow"))
-    {
+    for t in trials.iter().filter(|t| t.workload.is_stream()) {
         let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
             continue;
         };

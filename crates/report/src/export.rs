@@ -501,7 +501,7 @@ pub fn csv_trials(r: &Report) -> String {
             t.id.to_string(),
             t.trial_key.clone(),
             t.rep.to_string(),
-            t.workload.clone(),
+            t.row.workload.clone(),
             t.row.status.clone(),
             t.error.clone().unwrap_or_default(),
             t.started_at.clone(),
@@ -571,7 +571,7 @@ fn run_json(run: &RunReport) -> Value {
         .map(|c| {
             let main = crate::model::main_metric(c);
             json!({
-                "workload": c.workload,
+                "workload": c.workload.as_str(),
                 "main_metric": main.map(|m| m.0),
                 "main_higher": main.map(|m| m.1),
                 "label": c.label,

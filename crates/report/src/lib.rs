@@ -140,8 +140,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
             ("new_flows_per_s", ct.and_then(|c| c.new_flows_per_s)),
             ("ct_dropped_flows", ct.and_then(|c| c.dropped)),
         ] {
-            let new_flows = matches!(t.workload.as_str(), "newflows" | "ndr-newflows");
-            if let Some(v) = v.filter(|_| new_flows) {
+            if let Some(v) = v.filter(|_| t.workload.new_flows()) {
                 means.insert(name.into(), v);
             }
         }

@@ -7,7 +7,7 @@
 
 use crate::stats::Summary;
 use results::stored::{ConnStored, Phase, SearchKind, SearchStored};
-use results::{Status, StoredParams, StoredTrial};
+use results::{Status, StoredParams, StoredTrial, StoredWorkload};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use store::{RunRow, TrialRow};
@@ -25,6 +25,9 @@ pub struct Trial {
     pub stored: StoredTrial,
     /// `params`, the fields read by name, typed.
     pub p: StoredParams,
+    /// The row's workload, typed: what readers ask of it (`is_stream`, `is_conn`, …)
+    /// instead of comparing names (its text stays in `row.workload`).
+    pub workload: StoredWorkload,
 }
 
 impl Trial {
@@ -33,6 +36,7 @@ impl Trial {
             status: row.status.parse().unwrap_or(Status::Failed),
             stored: StoredTrial::read(&row.results),
             p: StoredParams::read(&row.params),
+            workload: StoredWorkload::read(&row.workload),
             row,
         }
     }
@@ -101,14 +105,6 @@ pub const RECEIVED_PPS: &str = "received_pps";
 /// Echo trials' throughput, b/s (a metric name of [`METRICS`]).
 pub const THROUGHPUT_BPS: &str = "throughput_bps";
 
-/// The workloads of seeds 003 and 004 (results under `results.conn`).
-pub const CONN_WORKLOADS: [&str; 4] = ["sessions", "bulk", "http", "connections"];
-
-/// Is this a connection workload?
-pub fn is_conn(workload: &str) -> bool {
-    CONN_WORKLOADS.contains(&workload)
-}
-
 /// The combined outcome of a connection trial (`results.conn`), if it has one.
 pub fn conn_of(t: &Trial) -> Option<&ConnStored> {
     t.stored.conn.as_ref()
@@ -164,7 +160,7 @@ pub struct Config {
     pub params: Value,
     /// `params` flattened to dotted keys with text values (`packet.size.payload` → "64").
     pub flat: BTreeMap<String, String>,
-    pub workload: String,
+    pub workload: StoredWorkload,
     pub label: Option<String>,
     /// The effective engine (engine, nft family, kind) as the store recorded it.
     pub engine: Option<store::EngineRow>,
@@ -366,7 +362,7 @@ impl Config {
     pub fn new(
         key: String,
         params: Value,
-        workload: String,
+        workload: StoredWorkload,
         engine: Option<store::EngineRow>,
     ) -> Config {
         Config {
@@ -589,7 +585,7 @@ pub fn matches_baseline(c: &Config, baseline: &Value) -> bool {
     baseline.as_object().is_some_and(|b| {
         b.iter().all(|(k, want)| {
             lookup(&c.params, k).is_some_and(|have| same_value(have, want))
-                || (k == "workload" && same_value(&Value::String(c.workload.clone()), want))
+                || (k == "workload" && same_value(&Value::String(c.workload.to_string()), want))
         })
     })
 }

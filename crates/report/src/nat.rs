@@ -15,6 +15,7 @@
 use crate::figure::{mean_ci, num, Analysis, Point, Table};
 use crate::model::Config;
 use crate::series::bar_figure;
+use results::StoredWorkload;
 
 /// The models that translate addresses, and the stateful one without translation.
 const NAT_MODELS: [&str; 3] = ["snat", "masquerade", "dnat"];
@@ -29,7 +30,7 @@ struct Cost {
 /// What a workload's unit is measured by: (metric, unit, scale) where cost =
 /// scale / metric (sessions/s → µs per session) or the metric itself (scale 0).
 fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
-    if c.workload == "flood" || c.workload == "flow" {
+    if c.workload.is_stream() {
         for (m, basis) in [
             ("cpu_ns_per_packet", "gateway kernel CPU ns per packet"),
             ("ns_per_packet", "ns per received packet"),
@@ -47,7 +48,7 @@ fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
         }
         return None;
     }
-    if crate::model::is_conn(&c.workload) {
+    if c.workload.is_conn() {
         let s = c.metrics.get(crate::model::SESSIONS_PER_S)?;
         if s.mean <= 0.0 {
             return None;
@@ -97,13 +98,13 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
     }
     let mut rows = vec![];
     // One block per workload: its baseline is plain forwarding (engine none).
-    let mut workloads: Vec<&str> = ok.iter().map(|c| c.workload.as_str()).collect();
+    let mut workloads: Vec<&StoredWorkload> = ok.iter().map(|c| &c.workload).collect();
     workloads.sort();
     workloads.dedup();
     for w in workloads {
         let here: Vec<(&Config, Cost, &str, &str)> = ok
             .iter()
-            .filter(|c| c.workload == w)
+            .filter(|c| &c.workload == w)
             .filter_map(|c| {
                 let (cost, unit, basis) = cost_of(c)?;
                 Some((*c, cost, unit, basis))
@@ -166,8 +167,17 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 y: d.mean,
                 ci95: d.ci95,
             });
-            a.findings
-                .push(sentence(w, &name, c, &d, cost, plain, &nat, unit, basis));
+            a.findings.push(sentence(
+                w.as_str(),
+                &name,
+                c,
+                &d,
+                cost,
+                plain,
+                &nat,
+                unit,
+                basis,
+            ));
         }
         if !pts.is_empty() {
             a.figures.push(bar_figure(
