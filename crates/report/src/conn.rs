@@ -4,7 +4,8 @@
 //! drift figure of each A/B (trial mean vs start time), seed 003's table and bars per firewall type (null firewall, packet filter,
 //! proxy), the parallelism sweet spot, and the held-connections table.
 //!
-//! Owns: those figures and tables. Reads `results.conn` (and `results.ping` for seed
+//! Owns: those figures and tables, and the connection columns of the trial CSV
+//! ([`CSV_COLUMNS`]). Reads `results.conn` (and `results.ping` for seed
 //! 003's ping rows) of stored trials.
 //! Must not: compute anything a figure does not show, touch the store, or import
 //! `analysis` (the top module that calls it) or `throughput`.
@@ -28,6 +29,46 @@ pub const ALPHA: f64 = 0.05;
 /// Most firewall types (columns) seed 003's table and bars show; beyond that the
 /// configurations are a sweep, not a comparison of firewall types.
 const MAX_FIREWALL_TYPES: usize = 12;
+
+/// The connection columns of the trial CSV (`export::csv_trials`: `conn.` + a path
+/// under `results.conn`), present only when the report holds connection trials
+/// (durations in ns, as stored).
+pub const CSV_COLUMNS: [&str; 34] = [
+    "mode",
+    "parallel",
+    "sessions",
+    "failed",
+    "corrupt",
+    "elapsed_s",
+    "sessions_per_s",
+    "bytes",
+    "goodput_bps",
+    "session.count",
+    "session.mean_ns",
+    "session.sd_ns",
+    "session.p50_ns",
+    "session.p99_ns",
+    "connect.mean_ns",
+    "ttfb.mean_ns",
+    "ttlb.count",
+    "ttlb.mean_ns",
+    "ttlb.sd_ns",
+    "ttlb.p50_ns",
+    "ttlb.p90_ns",
+    "ttlb.p99_ns",
+    "ttlb.max_ns",
+    "overhead.per_session_s",
+    "overhead.overhead_s",
+    "overhead.transfer_s",
+    "overhead.net_goodput_bps",
+    "hold.reached",
+    "hold.limit",
+    "hold.alive_at_stop",
+    "hold.limiter",
+    "hold.errno",
+    "hold.open_ms",
+    "server.bad_requests",
+];
 
 /// Add the connection workloads' figures and tables to a run's analysis.
 pub fn analyse(configs: &[Config], trials: &[Trial], a: &mut Analysis) {
