@@ -15,33 +15,33 @@ use std::fmt;
 /// which store a name of their own).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StoredWorkload {
-    /// Seed 000's echo cycle.
+    /// Echo cycles: headline and `echo_clients` rows.
     Echo,
-    /// UDP at the maximum (or a given) rate.
+    /// Packets at the highest (or a given) rate: `results.packet`.
     Flood,
-    /// Paced UDP with per-packet timing.
+    /// Paced packets, timed one by one: `results.packet`.
     Flow,
-    /// UDP echo, one probe at a time.
+    /// Round trips of one probe at a time: `results.ping`.
     Ping,
-    /// TCP sessions (seed 003).
+    /// Sessions of a request and a response: `results.conn`.
     Sessions,
-    /// Bulk transfers, one per session (seed 003).
+    /// One transfer per session: `results.conn`.
     Bulk,
-    /// HTTP/1.1 downloads (seed 004).
+    /// Downloads over HTTP/1.1: `results.conn`.
     Http,
-    /// Open and hold connections.
+    /// Connections opened and held: `results.conn` with its `hold`.
     Connections,
-    /// UDP datagrams each of a new 5-tuple (conntrack).
+    /// One datagram per new 5-tuple: `results.packet` with its `conntrack`.
     NewFlows,
-    /// The no-drop-rate search (its steps are floods).
+    /// A no-drop-rate search over floods: `results.search`.
     Ndr,
-    /// Loss by rules (its steps are flows).
+    /// A search for loss by rules over flows: `results.search`.
     Degrade,
-    /// The no-drop-rate search over new flows.
+    /// A no-drop-rate search over new flows: `results.search`.
     NdrNewFlows,
-    /// MLRsearch (its steps are floods).
+    /// MLRsearch over floods: `results.search`.
     Mlr,
-    /// A workload-language file's commands.
+    /// The commands of a workload-language file: `results.worklang`.
     Worklang,
     /// A name this build does not know (a newer fwbench's, or a foreign row's).
     Other(String),
