@@ -52,7 +52,7 @@ pub const STUDY_ENGINES: [&str; 3] = ["iptables-legacy", "ipset-legacy", "ipset"
 /// when its model drops the flood or its packets are counted at the gateway (`sink =
 /// "gateway"`: nothing reaches a receiver); `Accept` otherwise.
 pub fn path_of(c: &Config) -> Option<Path> {
-    if c.param("engine") == Some("none") {
+    if c.no_firewall() {
         return None;
     }
     let dropping = c

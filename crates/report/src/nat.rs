@@ -110,10 +110,8 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 Some((*c, cost, unit, basis))
             })
             .collect();
-        let plains: Vec<&(&Config, Cost, &str, &str)> = here
-            .iter()
-            .filter(|(c, ..)| engine_of(c) == "none")
-            .collect();
+        let plains: Vec<&(&Config, Cost, &str, &str)> =
+            here.iter().filter(|(c, ..)| c.no_firewall()).collect();
         let Some(first) = plains.first() else {
             continue;
         };
@@ -132,7 +130,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             .iter()
             .filter(|(c, ..)| {
                 let m = model_of(c);
-                engine_of(c) != "none" && (NAT_MODELS.contains(&m) || m == CONNTRACK)
+                !c.no_firewall() && (NAT_MODELS.contains(&m) || m == CONNTRACK)
             })
             .collect();
         nat.sort_by_key(|(c, ..)| (engine_of(c).to_owned(), model_of(c).to_owned(), rules_of(c)));
