@@ -68,12 +68,7 @@ fn version_4_trials_get_their_effective_engine() {
     let p = tmp.path().join("v4.db");
     {
         let c = old_file(&p, 4);
-        c.execute_batch(
-            "INSERT INTO hosts VALUES (1, 'h', 'k', 'cpu', 2, '0.1.0', '[]', '[]');
-                 INSERT INTO runs (id, started_at, scenario, seed, command, host_id, status)
-                     VALUES (1, 't', 's', 1, 'c', 1, 'complete');",
-        )
-        .unwrap();
+        c.execute_batch(HOST_AND_RUN).unwrap();
         for (key, params) in [
             ("a", r#"{"engine":"nft-set","nft_family":"ip"}"#),
             ("b", r#"{"engine":"iptables-nft"}"#),
@@ -130,11 +125,9 @@ fn version_3_rules_become_rules_installed_and_views_read_them() {
     let p = tmp.path().join("v3.db");
     {
         let c = old_file(&p, 3);
+        c.execute_batch(HOST_AND_RUN).unwrap();
         c.execute_batch(
-            "INSERT INTO hosts VALUES (1, 'h', 'k', 'cpu', 2, '0.1.0', '[]', '[]');
-                 INSERT INTO runs (id, started_at, scenario, seed, command, host_id, status)
-                     VALUES (1, 't', 's', 1, 'c', 1, 'complete');
-                 INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
+            "INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
                      finished_at, params, placement, engine, rules, throughput_bps, results)
                      VALUES (1, 'old', 1, 'echo', 'ok', 't0', 't1',
                      '{\"engine\":\"nft\",\"rules\":1000,\"clients\":5,\"proto\":\"tcp\"}',
@@ -249,6 +242,12 @@ fn version_3_rules_become_rules_installed_and_views_read_them() {
     assert_eq!(names, ["flood", "burst"]);
     assert_eq!(s.trials(None).unwrap().last().unwrap().kind, burst.kind);
 }
+
+/// Host 1 and its complete run 1, in the columns every version has.
+const HOST_AND_RUN: &str = "
+    INSERT INTO hosts VALUES (1, 'h', 'k', 'cpu', 2, '0.1.0', '[]', '[]');
+    INSERT INTO runs (id, started_at, scenario, seed, command, host_id, status)
+        VALUES (1, 't', 's', 1, 'c', 1, 'complete');";
 
 /// A file as fwbench of schema `version` left it: that version's steps, fwbench's
 /// application id, no rows.
