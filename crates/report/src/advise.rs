@@ -24,18 +24,20 @@ struct Pair {
 /// Which ruleset a trial's imported file is (0: original, 1: optimised), and the
 /// measurement it belongs to (engine, directory, destination port).
 fn side(t: &Trial) -> Option<(usize, String)> {
-    let import = std::path::Path::new(t.params["import"].as_str()?);
+    let import = std::path::Path::new(t.p.import.as_deref()?);
     let which = match import.file_name()?.to_str()? {
         "original.nft" | "original.rules" => 0,
         "optimised.nft" | "optimised.rules" => 1,
         _ => return None,
     };
-    let dport = t.params["packet"]["dport"][0]
-        .as_u64()
-        .map_or(String::new(), |p| format!(", udp port {p}"));
+    let dport =
+        t.p.packet
+            .as_ref()
+            .and_then(|p| p.dport.first())
+            .map_or(String::new(), |p| format!(", udp port {p}"));
     let key = format!(
         "engine {}{dport} ({})",
-        t.params["engine"].as_str().unwrap_or("?"),
+        t.p.engine.as_deref().unwrap_or("?"),
         import.parent()?.display()
     );
     Some((which, key))

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// the rules) of a trial: `N` directly, `CHAIN:N` looked up in the gateway's list of
 /// imported rules.
 fn position(t: &Trial) -> Option<usize> {
-    let aim = t.params["packet"]["aim"].as_str()?;
+    let aim = t.p.packet.as_ref()?.aim.as_deref()?;
     if let Ok(n) = aim.parse::<usize>() {
         return Some(n);
     }
@@ -47,8 +47,8 @@ fn measured(trials: &[Trial]) -> (ByPosition, usize, usize) {
         };
         let name = format!(
             "{} ({})",
-            t.params["engine"].as_str().unwrap_or("?"),
-            t.params["import"].as_str().unwrap_or("?")
+            t.p.engine.as_deref().unwrap_or("?"),
+            t.p.import.as_deref().unwrap_or("?")
         );
         by.entry(name)
             .or_default()

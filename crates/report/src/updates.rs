@@ -95,7 +95,7 @@ pub fn gather<E>(
 ) -> Result<Vec<Update>, E> {
     let mut out = vec![];
     for t in trials {
-        let engine = t.params["engine"].as_str().unwrap_or("?").to_string();
+        let engine = t.p.engine.clone().unwrap_or_else(|| "?".into());
         let unit = t.workload.unit();
         out.extend(rows(t.id)?.into_iter().map(|row| Update {
             trial_id: t.id,

@@ -461,6 +461,27 @@ pub struct StoredParams {
     /// A workload-language trial's file.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// The ruleset file the gateway imported (`--import`).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub import: Option<String>,
+    /// A packet trial's parameters, the fields readers use.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub packet: Option<PacketParamsStored>,
+}
+
+/// `params.packet`, the fields readers use by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PacketParamsStored {
+    /// The destination port range, `[first, last]`.
+    #[serde(
+        deserialize_with = "lenient_list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub dport: Vec<u64>,
+    /// The rule the packets aim at: `N` or `CHAIN:N` (`--aim`).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub aim: Option<String>,
 }
 
 impl StoredParams {
@@ -469,9 +490,15 @@ impl StoredParams {
         let mut p = StoredParams::deserialize(params).unwrap_or_default();
         // Files written before labels were checked may hold control characters: never
         // passed on raw to a terminal, a page or a table.
-        for t in [&mut p.label, &mut p.engine, &mut p.topology, &mut p.file]
-            .into_iter()
-            .flatten()
+        for t in [
+            &mut p.label,
+            &mut p.engine,
+            &mut p.topology,
+            &mut p.file,
+            &mut p.import,
+        ]
+        .into_iter()
+        .flatten()
         {
             *t = crate::shown(t);
         }

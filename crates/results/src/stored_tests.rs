@@ -110,4 +110,15 @@ fn params_read_the_fields_readers_use() {
     assert_eq!(p.engine.as_deref(), Some("nft"));
     assert_eq!((p.rules, p.clients), (Some(100), Some(4.0)));
     assert_eq!(StoredParams::read(&json!([])), StoredParams::default());
+    let p = StoredParams::read(&json!({"import": "/tmp/a/original.nft",
+                                       "packet": {"dport": [5000, 5001], "aim": "input:3"}}));
+    assert_eq!(p.import.as_deref(), Some("/tmp/a/original.nft"));
+    let packet = p.packet.unwrap();
+    assert_eq!(
+        (packet.dport, packet.aim.as_deref()),
+        (vec![5000, 5001], Some("input:3"))
+    );
+    // A port given as one number (not a range) reads as none, as `[0]` of it did.
+    let p = StoredParams::read(&json!({"packet": {"dport": 5000}}));
+    assert!(p.packet.unwrap().dport.is_empty());
 }
