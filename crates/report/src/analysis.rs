@@ -291,7 +291,8 @@ fn without_workload_only(configs: &[&Config], keys: Vec<String>) -> Vec<String> 
 /// the first trial that has them), as `table inet fwbench; hook forward; …`.
 fn firewall_settings(c: &Config) -> Option<String> {
     c.all_trials().find_map(|t| {
-        let s = crate::model::lookup(&t.results, "gateway.firewall.settings")?.as_object()?;
+        let gateway = t.stored.gateway.as_ref()?;
+        let s = gateway.firewall.as_ref()?.settings.as_ref()?;
         let parts: Vec<String> = s
             .iter()
             .filter_map(|(k, v)| Some(format!("{k} {}", v.as_str()?)))
@@ -427,3 +428,7 @@ fn config_table(configs: &[Config]) -> Table {
         rows,
     }
 }
+
+#[cfg(test)]
+#[path = "analysis_tests.rs"]
+mod tests;

@@ -21,10 +21,11 @@ fn position(t: &Trial) -> Option<usize> {
     }
     let (chain, n) = aim.rsplit_once(':')?;
     let n: u64 = n.parse().ok()?;
-    let rules = t.results["gateway"]["firewall"]["verdicts"]["rules"].as_array()?;
+    let gateway = t.stored.gateway.as_ref()?;
+    let rules = &gateway.firewall.as_ref()?.verdicts.as_ref()?.rules;
     rules
         .iter()
-        .position(|r| r["chain"] == chain && r["index"].as_u64() == Some(n))
+        .position(|r| r.chain.as_deref() == Some(chain) && r.index == Some(n))
         .map(|i| i + 1)
 }
 

@@ -52,6 +52,9 @@ pub struct StoredTrial {
     pub search: Option<SearchStored>,
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub worklang: Option<WorklangStored>,
+    /// What the gateway said of the trial.
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<GatewayStored>,
     /// Whether the gateway started in the state of the testbed's first snapshot.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub clean_start: Option<bool>,
@@ -82,6 +85,44 @@ pub struct Placement {
     /// The CPUs it ran on.
     #[serde(deserialize_with = "lenient")]
     pub cpus: Option<String>,
+}
+
+/// The gateway's side of a trial (`results.gateway`), as far as readers use it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GatewayStored {
+    #[serde(deserialize_with = "lenient")]
+    pub firewall: Option<FirewallStored>,
+}
+
+/// The firewall the gateway ran (`results.gateway.firewall`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FirewallStored {
+    /// Its hidden choices (table family, hook, counters, …) by name, as the engine
+    /// reported them (a value that is no text is not shown).
+    #[serde(deserialize_with = "lenient")]
+    pub settings: Option<serde_json::Map<String, Value>>,
+    #[serde(deserialize_with = "lenient")]
+    pub verdicts: Option<VerdictsStored>,
+}
+
+/// `firewall.verdicts`: the rules the gateway listed after the import.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerdictsStored {
+    #[serde(deserialize_with = "lenient_list")]
+    pub rules: Vec<RuleStored>,
+}
+
+/// One rule of `verdicts.rules`: its chain and index there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RuleStored {
+    #[serde(deserialize_with = "lenient")]
+    pub chain: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub index: Option<u64>,
 }
 
 /// A packet trial's figures (`results.packet`), as far as readers use them.

@@ -87,6 +87,23 @@ fn packet_search_and_ping_trials_read_typed() {
 }
 
 #[test]
+fn the_gateways_firewall_reads_typed() {
+    let v = json!({"gateway": {"cpu": [], "firewall": {
+        "settings": {"table": "inet fwbench", "counters": true},
+        "verdicts": {"ok": true, "rules": [{"chain": "input", "index": 3, "packets": 9},
+                                           {"chain": "input"}]}}}});
+    let f = StoredTrial::read(&v).gateway.unwrap().firewall.unwrap();
+    let settings = f.settings.unwrap();
+    assert_eq!(settings["table"], "inet fwbench");
+    assert_eq!(settings["counters"], true);
+    let rules = f.verdicts.unwrap().rules;
+    assert_eq!(
+        (rules[0].chain.as_deref(), rules[0].index, rules[1].index),
+        (Some("input"), Some(3), None)
+    );
+}
+
+#[test]
 fn old_or_odd_results_read_as_absent_fields_not_errors() {
     // A field in another shape is absent, the rest still reads.
     let v = json!({"status": "weird", "conn": {"sessions": "ten", "failed": 3},
