@@ -80,13 +80,14 @@ pub enum Unit {
 }
 
 impl StoredWorkload {
-    /// Read a stored name (any text: a name this build does not know is kept).
+    /// Read a stored name (any text: a name this build does not know is kept, its
+    /// control characters escaped as [`crate::shown`] does: it is only ever shown).
     pub fn read(name: &str) -> StoredWorkload {
         NAMES
             .iter()
             .find(|(_, n)| *n == name)
             .map(|(w, _)| w.clone())
-            .unwrap_or_else(|| StoredWorkload::Other(name.to_string()))
+            .unwrap_or_else(|| StoredWorkload::Other(crate::shown(name)))
     }
 
     /// The stored name.
@@ -213,6 +214,8 @@ mod tests {
         let other = StoredWorkload::read("burst");
         assert_eq!(other, StoredWorkload::Other("burst".into()));
         assert_eq!(other.as_str(), "burst");
+        // A foreign name reaches no terminal raw.
+        assert_eq!(StoredWorkload::read("x\u{1b}[2J").as_str(), "x\\u{1b}[2J");
         // Names are exact: no case folding, no trimming.
         assert_eq!(
             StoredWorkload::read("Flood"),
