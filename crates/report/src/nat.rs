@@ -165,17 +165,8 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 y: d.mean,
                 ci95: d.ci95,
             });
-            a.findings.push(sentence(
-                w.as_str(),
-                &name,
-                c,
-                &d,
-                cost,
-                plain,
-                &nat,
-                unit,
-                basis,
-            ));
+            a.findings
+                .push(sentence(w, &name, c, &d, cost, plain, &nat, unit, basis));
         }
         if !pts.is_empty() {
             a.figures.push(bar_figure(
@@ -226,7 +217,7 @@ impl std::fmt::Display for PlusNum {
 /// (…), of which conntrack alone +90; 1000 NAT rules add …".
 #[allow(clippy::too_many_arguments)]
 fn sentence(
-    w: &str,
+    w: &StoredWorkload,
     name: &str,
     c: &Config,
     d: &Cost,
