@@ -20,12 +20,12 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     let echo: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload == "echo")
+        .filter(|c| c.workload.is_echo())
         .collect();
     let packet: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload == "flood" || c.workload == "flow")
+        .filter(|c| c.workload.is_stream())
         .collect();
     let searched = trials
         .iter()
@@ -36,7 +36,7 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     let not_conn: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| !crate::model::is_conn(&c.workload))
+        .filter(|c| !c.workload.is_conn())
         .collect();
     label_table(&not_conn, &mut a);
     search_outputs(trials, &mut a);
@@ -291,7 +291,8 @@ fn without_workload_only(configs: &[&Config], keys: Vec<String>) -> Vec<String> 
 /// the first trial that has them), as `table inet fwbench; hook forward; …`.
 fn firewall_settings(c: &Config) -> Option<String> {
     c.all_trials().find_map(|t| {
-        let s = crate::model::lookup(&t.results, "gateway.firewall.settings")?.as_object()?;
+        let gateway = t.stored.gateway.as_ref()?;
+        let s = gateway.firewall.as_ref()?.settings.as_ref()?;
         let parts: Vec<String> = s
             .iter()
             .filter_map(|(k, v)| Some(format!("{k} {}", v.as_str()?)))
@@ -339,7 +340,7 @@ fn xdp_settings(c: &Config) -> Option<String> {
 fn config_table(configs: &[Config]) -> Table {
     let refs: Vec<&Config> = configs.iter().collect();
     let mut keys = varying(&refs);
-    if refs.iter().any(|c| crate::model::is_conn(&c.workload)) {
+    if refs.iter().any(|c| c.workload.is_conn()) {
         keys = without_workload_only(&refs, keys);
     }
     let mut columns = vec!["workload".to_string()];
@@ -374,7 +375,7 @@ fn config_table(configs: &[Config]) -> Table {
         .zip(settings)
         .zip(xdp)
         .map(|((c, settings), xdp)| {
-            let mut r = vec![c.workload.clone()];
+            let mut r = vec![c.workload.to_string()];
             r.extend(
                 keys.iter()
                     .map(|k| param_text(c, k).unwrap_or_else(|| "-".into())),
@@ -427,3 +428,7 @@ fn config_table(configs: &[Config]) -> Table {
         rows,
     }
 }
+
+#[cfg(test)]
+#[path = "analysis_tests.rs"]
+mod tests;

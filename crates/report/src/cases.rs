@@ -52,7 +52,7 @@ pub const STUDY_ENGINES: [&str; 3] = ["iptables-legacy", "ipset-legacy", "ipset"
 /// when its model drops the flood or its packets are counted at the gateway (`sink =
 /// "gateway"`: nothing reaches a receiver); `Accept` otherwise.
 pub fn path_of(c: &Config) -> Option<Path> {
-    if c.param("engine") == Some("none") {
+    if c.no_firewall() {
         return None;
     }
     let dropping = c
@@ -108,9 +108,7 @@ fn is_study_baseline(c: &Config, path: Path) -> bool {
 
 /// Do the rows follow the study's sections (flood or flow rows on both paths)?
 pub fn sectioned(labelled: &[&Config]) -> bool {
-    let packet = labelled
-        .iter()
-        .all(|c| c.workload == "flood" || c.workload == "flow");
+    let packet = labelled.iter().all(|c| c.workload.is_stream());
     let has = |p: Path| {
         labelled
             .iter()

@@ -732,7 +732,7 @@ fn varying_keys(configs: &[&Config]) -> Vec<String> {
 
 /// "flood engine=nft rules=100": the workload and the parameters that vary.
 fn label_of(c: &Config, varying: &[String]) -> String {
-    let mut s = c.workload.clone();
+    let mut s = c.workload.to_string();
     for k in varying {
         if k == "workload" {
             continue;

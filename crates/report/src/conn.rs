@@ -4,7 +4,8 @@
 //! drift figure of each A/B (trial mean vs start time), seed 003's table and bars per firewall type (null firewall, packet filter,
 //! proxy), the parallelism sweet spot, and the held-connections table.
 //!
-//! Owns: those figures and tables. Reads `results.conn` (and `results.ping` for seed
+//! Owns: those figures and tables, and the connection columns of the trial CSV
+//! ([`CSV_COLUMNS`]). Reads `results.conn` (and `results.ping` for seed
 //! 003's ping rows) of stored trials.
 //! Must not: compute anything a figure does not show, touch the store, or import
 //! `analysis` (the top module that calls it) or `throughput`.
@@ -13,13 +14,13 @@ use crate::figure::{
     mean_ci, num, Analysis, Claim, Figure, Kind, Marker, Point, Series, Table, DENSE_POINTS,
 };
 use crate::model::Trial;
-use crate::model::{self, conn_of, is_conn, is_sweet_spot, search_of, Config};
+use crate::model::{self, conn_of, is_sweet_spot, search_of, Config};
 use crate::series::{
     group, line_figure, metric, rules_axis, series_name, varying, without_redundant,
 };
 use crate::stats::{self, Pooled, Summary};
 use results::stored::{ConnStored, Phase, SearchStored};
-use results::Status;
+use results::{Status, StoredWorkload};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Significance level of the A/B tests.
@@ -29,6 +30,46 @@ pub const ALPHA: f64 = 0.05;
 /// configurations are a sweep, not a comparison of firewall types.
 const MAX_FIREWALL_TYPES: usize = 12;
 
+/// The connection columns of the trial CSV (`export::csv_trials`: `conn.` + a path
+/// under `results.conn`), present only when the report holds connection trials
+/// (durations in ns, as stored).
+pub const CSV_COLUMNS: [&str; 34] = [
+    "mode",
+    "parallel",
+    "sessions",
+    "failed",
+    "corrupt",
+    "elapsed_s",
+    "sessions_per_s",
+    "bytes",
+    "goodput_bps",
+    "session.count",
+    "session.mean_ns",
+    "session.sd_ns",
+    "session.p50_ns",
+    "session.p99_ns",
+    "connect.mean_ns",
+    "ttfb.mean_ns",
+    "ttlb.count",
+    "ttlb.mean_ns",
+    "ttlb.sd_ns",
+    "ttlb.p50_ns",
+    "ttlb.p90_ns",
+    "ttlb.p99_ns",
+    "ttlb.max_ns",
+    "overhead.per_session_s",
+    "overhead.overhead_s",
+    "overhead.transfer_s",
+    "overhead.net_goodput_bps",
+    "hold.reached",
+    "hold.limit",
+    "hold.alive_at_stop",
+    "hold.limiter",
+    "hold.errno",
+    "hold.open_ms",
+    "server.bad_requests",
+];
+
 /// Add the connection workloads' figures and tables to a run's analysis.
 pub fn analyse(configs: &[Config], trials: &[Trial], a: &mut Analysis) {
     let searches: Vec<&Config> = configs.iter().filter(|c| is_search(c)).collect();
@@ -36,19 +77,19 @@ pub fn analyse(configs: &[Config], trials: &[Trial], a: &mut Analysis) {
     // cases of their own (seed 003's rows, A/B pairs).
     let conn: Vec<&Config> = configs
         .iter()
-        .filter(|c| is_conn(&c.workload) && !is_search(c) && !is_step(c, &searches))
+        .filter(|c| c.workload.is_conn() && !is_search(c) && !is_step(c, &searches))
         .collect();
-    let ok = |w: &str| -> Vec<&Config> {
+    let ok = |w: StoredWorkload| -> Vec<&Config> {
         conn.iter()
             .copied()
             .filter(|c| c.workload == w && !c.reps.is_empty())
             .collect()
     };
-    download_vs_rules(&ok("http"), a);
+    download_vs_rules(&ok(StoredWorkload::Http), a);
     ab_tables(&conn, a);
     ab_drift(&conn, trials, a);
     seed003(configs, &searches, a);
-    proxy_buffers(&ok("bulk"), a);
+    proxy_buffers(&ok(StoredWorkload::Bulk), a);
     sweet_spot(trials, a);
     held_connections(&conn, a);
 }
@@ -137,7 +178,7 @@ fn is_step(c: &Config, searches: &[&Config]) -> bool {
         f.remove("conn.parallel");
         f
     };
-    c.workload == "sessions"
+    c.workload == StoredWorkload::Sessions
         && !is_search(c)
         && searches
             .iter()
@@ -404,12 +445,18 @@ pub fn pairs(ca: &Config, cb: &Config, which: Phase) -> Option<Vec<(f64, f64)>> 
 }
 
 /// An A/B case: workload, label, configurations A and B, the parameter they differ in.
-type AbCase<'a> = (String, Option<String>, &'a Config, &'a Config, String);
+type AbCase<'a> = (
+    StoredWorkload,
+    Option<String>,
+    &'a Config,
+    &'a Config,
+    String,
+);
 
 /// Among connection configurations with the same workload and label, exactly two that
 /// differ in exactly one parameter (label aside).
 fn ab_cases<'a>(conn: &[&'a Config]) -> Vec<AbCase<'a>> {
-    let mut cases: BTreeMap<(String, Option<String>), Vec<&Config>> = BTreeMap::new();
+    let mut cases: BTreeMap<(StoredWorkload, Option<String>), Vec<&Config>> = BTreeMap::new();
     for c in conn.iter().filter(|c| !c.reps.is_empty()) {
         cases
             .entry((c.workload.clone(), c.label.clone()))
@@ -421,7 +468,7 @@ fn ab_cases<'a>(conn: &[&'a Config]) -> Vec<AbCase<'a>> {
         let [ca, cb] = cs[..] else {
             continue;
         };
-        if workload == "connections" {
+        if workload == StoredWorkload::Connections {
             continue;
         }
         let keys: BTreeSet<&String> = ca.flat.keys().chain(cb.flat.keys()).collect();
@@ -442,7 +489,7 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
     let mut out = Vec::new();
     for (workload, label, ca, cb, parameter) in ab_cases(conn) {
         let parameter = &parameter;
-        let (quantity, which) = if workload == "http" {
+        let (quantity, which) = if workload == StoredWorkload::Http {
             ("download time", Phase::Ttlb)
         } else {
             ("session duration", Phase::Session)
@@ -482,7 +529,7 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
         });
         out.push(AbTest {
             case: label.unwrap_or_else(|| "-".into()),
-            workload,
+            workload: workload.to_string(),
             parameter: parameter.clone(),
             a_value: value(ca),
             b_value: value(cb),
@@ -654,7 +701,7 @@ fn ab_drift(conn: &[&Config], trials: &[Trial], a: &mut Analysis) {
         })
         .collect();
     for (i, (workload, label, ca, cb, parameter)) in cases.iter().enumerate() {
-        let (quantity, which) = if workload == "http" {
+        let (quantity, which) = if *workload == StoredWorkload::Http {
             ("download time", Phase::Ttlb)
         } else {
             ("session duration", Phase::Session)
@@ -834,12 +881,12 @@ enum Row {
 impl Row {
     fn of(c: &Config) -> Option<Row> {
         if is_search(c) {
-            return (c.workload == "sessions").then_some(Row::SweetSpot);
+            return (c.workload == StoredWorkload::Sessions).then_some(Row::SweetSpot);
         }
         let parallel = c.param_f64("conn.parallel").unwrap_or(1.0);
         let seq = parallel <= 1.0;
-        match c.workload.as_str() {
-            "ping" => {
+        match &c.workload {
+            StoredWorkload::Ping => {
                 let (frame, n) = match (
                     c.param_f64("packet.size.payload"),
                     c.param_f64("packet.size.frame"),
@@ -850,10 +897,11 @@ impl Row {
                 };
                 Some(Row::Ping(frame, n as u64))
             }
-            "sessions" if seq => Some(Row::SequentialSessions),
-            "sessions" => Some(Row::ParallelSessions),
-            "bulk" if seq => Some(Row::SequentialBulk),
-            "bulk" => Some(Row::ParallelBulk),
+            StoredWorkload::Sessions if seq => Some(Row::SequentialSessions),
+            StoredWorkload::Sessions => Some(Row::ParallelSessions),
+            StoredWorkload::Bulk if seq => Some(Row::SequentialBulk),
+            StoredWorkload::Bulk => Some(Row::ParallelBulk),
+            // Seed 003's table has no row for other workloads.
             _ => None,
         }
     }
@@ -1087,10 +1135,15 @@ fn chosen<'a>(row: &Row, ok: &[&'a Config]) -> Vec<&'a Config> {
 fn seed003(configs: &[Config], searches: &[&Config], a: &mut Analysis) {
     let cands: Vec<&Config> = configs
         .iter()
-        .filter(|c| matches!(c.workload.as_str(), "ping" | "sessions" | "bulk"))
+        .filter(|c| {
+            matches!(
+                c.workload,
+                StoredWorkload::Ping | StoredWorkload::Sessions | StoredWorkload::Bulk
+            )
+        })
         .filter(|c| !is_step(c, searches))
         .collect();
-    if !cands.iter().any(|c| c.workload != "ping") {
+    if !cands.iter().any(|c| c.workload != StoredWorkload::Ping) {
         return;
     }
     let names = FirewallNames::new(&cands);
@@ -1442,7 +1495,7 @@ fn held_connections(conn: &[&Config], a: &mut Analysis) {
     let held: Vec<&Config> = conn
         .iter()
         .copied()
-        .filter(|c| c.workload == "connections")
+        .filter(|c| c.workload == StoredWorkload::Connections)
         .collect();
     if held.is_empty() {
         return;

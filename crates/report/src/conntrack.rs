@@ -34,7 +34,7 @@ struct Ct {
 /// A new-flow trial's figures (flood and flow trials with a conntrack setting count
 /// packets, not flows: they are not new-flow findings).
 fn of(t: &Trial) -> Option<Ct> {
-    if !matches!(t.workload.as_str(), "newflows" | "ndr-newflows") {
+    if !t.workload.new_flows() {
         return None;
     }
     table_of(t)
@@ -209,10 +209,7 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
 /// its start, per engine and bucket count — the cost of a lookup as the table fills.
 fn occupancy(trials: &[Trial]) -> Option<Figure> {
     let mut by: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
-    for t in trials
-        .iter()
-        .filter(|t| matches!(t.workload.as_str(), "flood" | "flow"))
-    {
+    for t in trials.iter().filter(|t| t.workload.is_stream()) {
         let (Some(c), Some(pps)) = (table_of(t), t.headline.received_pps) else {
             continue;
         };
@@ -258,95 +255,5 @@ fn occupancy(trials: &[Trial]) -> Option<Figure> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn trial(id: i64, rules: u64, offered: u64, admitted: u64, ct_drop: u64) -> Trial {
-        Trial::new(store::TrialRow {
-            engine: None,
-            id,
-            run_id: 1,
-            trial_key: format!("k{id}"),
-            rep: 0,
-            error: None,
-            headline: store::Headline::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
-            kind: None,
-            status: "ok".into(),
-            workload: "newflows".into(),
-            params: json!({"engine": "nft", "rules": rules}),
-            results: json!({"packet": {"conntrack": {
-                "offered": offered, "admitted": admitted, "dropped": offered - admitted,
-                "ct_drop": ct_drop, "insert_failed": 0, "early_drop": 0,
-                "entries_after": admitted, "max": 5000,
-                "new_flows_per_s": admitted as f64 / 0.5,
-                "scope": [["nf_conntrack_max", "global"]],
-                "agree": offered - admitted == ct_drop,
-            }}}),
-        })
-    }
-
-    #[test]
-    fn a_full_table_is_said_in_a_sentence_and_drawn_against_offered_flows() {
-        let trials = vec![
-            trial(1, 0, 8000, 5000, 3000),
-            trial(2, 0, 8000, 5000, 3000),
-            trial(3, 0, 4000, 4000, 0),
-            trial(4, 100, 4000, 3990, 0),
-        ];
-        let f = findings(&trials);
-        assert_eq!(f.len(), 3, "{f:#?}");
-        let full = f.iter().find(|s| s.contains("8000 offered")).unwrap();
-        assert!(
-            full.contains(
-                "engine=nft, 0 rules: means of 2 trials: with nf_conntrack_max = 5000 \
-                 (host-wide: global on this kernel) and 8000 offered flows, the gateway \
-                 admitted 5000 and dropped 3000 new flows (drop counter 3000, insert_failed 0"
-            ),
-            "{full}"
-        );
-        assert!(full.contains("equals the gateway's refusals"), "{full}");
-        let lossy = f.iter().find(|s| s.contains("100 rules")).unwrap();
-        assert!(
-            lossy.contains("in 1 of 1 trials the traffic lost"),
-            "{lossy}"
-        );
-        let figs = figures(&trials);
-        let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["conntrack-drops-vs-offered", "conntrack-new-flows-vs-rules"]
-        );
-        let dropped = &figs[0].series[0];
-        assert_eq!(dropped.name, "nft, nf_conntrack_max 5000: dropped");
-        let at = |x: f64| dropped.points.iter().find(|p| p.x == x).map(|p| p.y);
-        assert_eq!(at(8000.0), Some(3000.0));
-        // 4000 offered: 0 and 10 dropped (two configurations), their mean.
-        assert_eq!(at(4000.0), Some(5.0));
-        // No conntrack trials: nothing.
-        assert!(findings(&[]).is_empty() && figures(&[]).is_empty());
-        // Table fill: floods at two occupancies, no new-flow sentences for them.
-        let fill = |id, entries: u64, pps: f64| {
-            let mut t = trial(id, 0, 1000, 1000, 0).row;
-            t.workload = "flood".into();
-            t.headline.received_pps = Some(pps);
-            t.results["packet"]["conntrack"]["entries_before"] = json!(entries);
-            t.results["packet"]["conntrack"]["buckets"] = json!(262_144);
-            Trial::new(t)
-        };
-        let floods = [fill(5, 0, 100.0), fill(6, 100_000, 80.0)];
-        assert!(findings(&floods).is_empty());
-        let figs = figures(&floods);
-        assert_eq!(figs.len(), 1);
-        assert_eq!(figs[0].id, "conntrack-pps-vs-occupancy");
-        let pts: Vec<(f64, f64)> = figs[0].series[0]
-            .points
-            .iter()
-            .map(|p| (p.x, p.y))
-            .collect();
-        assert_eq!(pts, [(0.0, 100.0), (100_000.0, 80.0)]);
-    }
-}
+#[path = "conntrack_tests.rs"]
+mod tests;

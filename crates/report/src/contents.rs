@@ -46,6 +46,16 @@ pub struct RunReport {
     pub warnings: Vec<Warning>,
 }
 
+impl RunReport {
+    /// How many of its trials are ok (the "N of M trials ok" of every output).
+    pub fn ok_trials(&self) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.status == results::Status::Ok)
+            .count()
+    }
+}
+
 /// A report over one run or every run of a store.
 #[derive(Debug, Clone)]
 pub struct Report {

@@ -11,7 +11,7 @@
 use crate::conn::{ab_tests, AbTest};
 use crate::figure::{mean_ci, num, Analysis, Claim, CostFit};
 use crate::model::Trial;
-use crate::model::{is_conn, search_of, Config};
+use crate::model::{search_of, Config};
 use crate::stats::{self, Summary};
 use results::stored::{SearchKind, SearchStored};
 use results::LimitedBy;
@@ -24,7 +24,7 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
     out.extend(fwbench_limits(trials));
     let conn: Vec<&Config> = configs
         .iter()
-        .filter(|c| is_conn(&c.workload) && !c.reps.is_empty())
+        .filter(|c| c.workload.is_conn() && !c.reps.is_empty())
         .collect();
     out.extend(ab_tests(&conn).iter().map(ab_sentence));
     out.extend(a.findings.iter().cloned());
@@ -168,7 +168,7 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
             let Some(rate) = rate else {
                 continue;
             };
-            if t.workload == "ndr-newflows" {
+            if t.workload.new_flows() {
                 // One datagram per new flow: the rate is new flows/s (issue 26).
                 mode += " (new flows/s = packets/s)";
             }
@@ -271,7 +271,7 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
         .collect();
     let conn: Vec<&Config> = configs
         .iter()
-        .filter(|c| is_conn(&c.workload) && !c.reps.is_empty())
+        .filter(|c| c.workload.is_conn() && !c.reps.is_empty())
         .collect();
     out.extend(ab_tests(&conn).iter().map(|t| {
         let (d, ci, test) = ab_delta(t);

@@ -236,7 +236,11 @@ fn parameters(o: &mut String, run: &RunReport) {
         return;
     };
     o.push_str("<h3>Parameters (the run's one configuration)</h3><dl class=\"meta\">");
-    let _ = write!(o, "<dt>workload</dt><dd>{}</dd>", escape(&c.workload));
+    let _ = write!(
+        o,
+        "<dt>workload</dt><dd>{}</dd>",
+        escape(c.workload.as_str())
+    );
     for (k, v) in &c.flat {
         let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
     }

@@ -15,6 +15,7 @@
 use crate::figure::{mean_ci, num, Analysis, Point, Table};
 use crate::model::Config;
 use crate::series::bar_figure;
+use results::StoredWorkload;
 
 /// The models that translate addresses, and the stateful one without translation.
 const NAT_MODELS: [&str; 3] = ["snat", "masquerade", "dnat"];
@@ -29,7 +30,7 @@ struct Cost {
 /// What a workload's unit is measured by: (metric, unit, scale) where cost =
 /// scale / metric (sessions/s → µs per session) or the metric itself (scale 0).
 fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
-    if c.workload == "flood" || c.workload == "flow" {
+    if c.workload.is_stream() {
         for (m, basis) in [
             ("cpu_ns_per_packet", "gateway kernel CPU ns per packet"),
             ("ns_per_packet", "ns per received packet"),
@@ -47,7 +48,7 @@ fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
         }
         return None;
     }
-    if crate::model::is_conn(&c.workload) {
+    if c.workload.is_conn() {
         let s = c.metrics.get(crate::model::SESSIONS_PER_S)?;
         if s.mean <= 0.0 {
             return None;
@@ -97,22 +98,20 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
     }
     let mut rows = vec![];
     // One block per workload: its baseline is plain forwarding (engine none).
-    let mut workloads: Vec<&str> = ok.iter().map(|c| c.workload.as_str()).collect();
+    let mut workloads: Vec<&StoredWorkload> = ok.iter().map(|c| &c.workload).collect();
     workloads.sort();
     workloads.dedup();
     for w in workloads {
         let here: Vec<(&Config, Cost, &str, &str)> = ok
             .iter()
-            .filter(|c| c.workload == w)
+            .filter(|c| &c.workload == w)
             .filter_map(|c| {
                 let (cost, unit, basis) = cost_of(c)?;
                 Some((*c, cost, unit, basis))
             })
             .collect();
-        let plains: Vec<&(&Config, Cost, &str, &str)> = here
-            .iter()
-            .filter(|(c, ..)| engine_of(c) == "none")
-            .collect();
+        let plains: Vec<&(&Config, Cost, &str, &str)> =
+            here.iter().filter(|(c, ..)| c.no_firewall()).collect();
         let Some(first) = plains.first() else {
             continue;
         };
@@ -131,7 +130,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             .iter()
             .filter(|(c, ..)| {
                 let m = model_of(c);
-                engine_of(c) != "none" && (NAT_MODELS.contains(&m) || m == CONNTRACK)
+                !c.no_firewall() && (NAT_MODELS.contains(&m) || m == CONNTRACK)
             })
             .collect();
         nat.sort_by_key(|(c, ..)| (engine_of(c).to_owned(), model_of(c).to_owned(), rules_of(c)));
@@ -218,7 +217,7 @@ impl std::fmt::Display for PlusNum {
 /// (…), of which conntrack alone +90; 1000 NAT rules add …".
 #[allow(clippy::too_many_arguments)]
 fn sentence(
-    w: &str,
+    w: &StoredWorkload,
     name: &str,
     c: &Config,
     d: &Cost,
@@ -314,107 +313,5 @@ fn signed_ci(d: &Cost) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::Summary;
-    use std::collections::BTreeMap;
-
-    fn config(
-        workload: &str,
-        engine: &str,
-        model: &str,
-        rules: u64,
-        metric: (&str, f64),
-    ) -> Config {
-        let mut flat = BTreeMap::new();
-        flat.insert("engine".to_string(), engine.to_string());
-        flat.insert("model".to_string(), model.to_string());
-        flat.insert("rules".to_string(), rules.to_string());
-        let mut metrics = BTreeMap::new();
-        metrics.insert(
-            metric.0.to_string(),
-            Summary {
-                n: 3,
-                mean: metric.1,
-                sd: Some(1.0),
-                ci95: Some(2.0),
-            },
-        );
-        Config {
-            key: format!("{workload}{engine}{model}{rules}"),
-            params: serde_json::Value::Null,
-            flat,
-            workload: workload.into(),
-            label: None,
-            engine: None,
-            reps: vec![],
-            failed: vec![],
-            unavailable: vec![],
-            metrics,
-            values: BTreeMap::new(),
-            rules: None,
-            is_baseline: false,
-            cost_pct: None,
-            cost_ci95: None,
-        }
-    }
-
-    #[test]
-    fn nat_costs_against_plain_forwarding_and_conntrack_alone() {
-        let cs = [
-            config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
-            config("flood", "nft", "conntrack", 0, ("ns_per_packet", 1100.0)),
-            config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
-            config("flood", "nft", "snat", 1000, ("ns_per_packet", 1160.0)),
-            config("sessions", "none", "none", 0, ("sessions_per_s", 10_000.0)),
-            config("sessions", "nft", "dnat", 0, ("sessions_per_s", 8_000.0)),
-            config("sessions", "nft", "dnat", 1000, ("sessions_per_s", 5_000.0)),
-        ];
-        let refs: Vec<&Config> = cs.iter().collect();
-        let mut a = Analysis::default();
-        analyse(&refs, &mut a);
-        assert_eq!(a.tables.len(), 1);
-        assert_eq!(a.tables[0].rows.len(), 5);
-        assert_eq!(a.figures.len(), 2);
-        let f = &a.findings;
-        assert!(
-            f[1].starts_with("flood: nft snat (0 NAT filler rules) costs +150")
-                && f[1].contains("the translation adds +50"),
-            "{f:#?}"
-        );
-        assert!(
-            f[2].contains("1000 filler rules in the NAT chain add +10"),
-            "{f:#?}"
-        );
-        // 1e6/8000 = 125 µs vs 100 µs; 1000 rules: 200 − 125 = 75 µs, 0.075 per rule.
-        assert!(
-            f[4].starts_with("sessions: nft dnat (1000 NAT filler rules) costs +100")
-                && f[4].contains("add +75")
-                && f[4].contains("(0.075 µs per rule per new flow)"),
-            "{f:#?}"
-        );
-        // A difference whose CI includes 0 (the noisy run: −9000 ± 47000 ns) is no cost.
-        let mut noisy = cs.clone();
-        for c in &mut noisy {
-            for m in c.metrics.values_mut() {
-                m.ci95 = Some(40_000.0);
-            }
-        }
-        let refs2: Vec<&Config> = noisy.iter().collect();
-        let mut n = Analysis::default();
-        analyse(&refs2, &mut n);
-        let f2 = &n.findings;
-        assert!(
-            f2[1].starts_with(
-                "flood: nft snat (0 NAT filler rules) has no measurable cost (+0 ± 57000 ns \
-                 per packet: its 95 % CI includes 0)"
-            ) && f2[1].contains("the translation adds no measurable cost"),
-            "{f2:#?}"
-        );
-        assert!(!f2.iter().any(|x| x.contains(" costs ")), "{f2:#?}");
-        // Nothing without a NAT model.
-        let mut b = Analysis::default();
-        analyse(&refs[..2], &mut b);
-        assert!(b.tables.is_empty() && b.findings.is_empty());
-    }
-}
+#[path = "nat_tests.rs"]
+mod tests;

@@ -220,50 +220,5 @@ pub(crate) fn bar_figure(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A configuration as the store gives it: the parameters and the effective engine
-    /// the controller recorded from them.
-    fn config(params: serde_json::Value) -> Config {
-        let engine: fwmodel::Engine = params["engine"].as_str().unwrap().parse().unwrap();
-        let family = params["nft_family"]
-            .as_str()
-            .unwrap_or("inet")
-            .parse()
-            .unwrap();
-        let engine = store::EngineRow::of(fwmodel::EffectiveEngine::new(engine, family));
-        Config::new(
-            crate::model::canonical(&params),
-            params,
-            "flood".into(),
-            Some(engine),
-        )
-    }
-
-    #[test]
-    fn nft_series_name_their_table_family() {
-        use serde_json::json;
-        let cs = [
-            config(json!({"engine": "nft"})),
-            config(json!({"engine": "nft", "nft_family": "ip"})),
-            config(json!({"engine": "nft-set"})),
-            config(json!({"engine": "iptables-legacy"})),
-        ];
-        let refs: Vec<&Config> = cs.iter().collect();
-        let names: Vec<String> = group(&refs, &[]).into_keys().collect();
-        assert_eq!(
-            names,
-            [
-                "engine=iptables-legacy",
-                "engine=nft (inet)",
-                "engine=nft (ip)",
-                "engine=nft-set (inet)"
-            ]
-        );
-        // Only the family varies: it names itself, with its default.
-        let only = [&cs[0], &cs[1]];
-        let names: Vec<String> = group(&only, &[]).into_keys().collect();
-        assert_eq!(names, ["nft_family=inet", "nft_family=ip"]);
-    }
-}
+#[path = "series_tests.rs"]
+mod tests;

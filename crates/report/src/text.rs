@@ -70,11 +70,7 @@ pub fn collapse<'a>(warnings: &[&'a Warning]) -> Vec<Group<'a>> {
 pub fn findings_text(r: &Report) -> String {
     let mut o = String::new();
     for run in &r.runs {
-        let ok = run
-            .trials
-            .iter()
-            .filter(|t| t.status == results::Status::Ok)
-            .count();
+        let ok = run.ok_trials();
         let _ = writeln!(
             o,
             "Findings of run {} ({}, {} of {} trials ok):",

@@ -17,31 +17,19 @@ use crate::stats::median;
 use std::collections::BTreeMap;
 use store::UpdateRecord;
 
-/// What the background of an update counts, by its trial's workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Unit {
-    /// Flows' packets, one-way delay; a stall: bins that lost and received nothing.
-    Packets,
-    /// Echo cycles, round trip; a stall: the longest round trip.
-    Echoes,
-    /// Ping probes, round trip.
-    Probes,
-    /// Sessions, connection setup.
-    Sessions,
+/// What the background of an update counts: its trial's unit
+/// ([`results::StoredWorkload::unit`]), in this module's words ([`Words`]).
+pub use results::workload::Unit;
+
+/// A unit in the sentences, figures and ids of the updates' views.
+trait Words {
+    fn id(self) -> &'static str;
+    fn disturbance(self, stall: f64, several: bool, lost: u64) -> String;
+    fn during(self) -> &'static str;
+    fn axes(self) -> (&'static str, &'static str);
 }
 
-impl Unit {
-    /// The unit of a stored workload name (flows, and names this build does not know
-    /// to have events otherwise: packets).
-    pub fn of(workload: &str) -> Unit {
-        match workload {
-            "echo" => Unit::Echoes,
-            "ping" => Unit::Probes,
-            "sessions" | "bulk" | "http" => Unit::Sessions,
-            _ => Unit::Packets,
-        }
-    }
-
+impl Words for Unit {
     /// The figures' id part (none for packets: the ids of before these units).
     fn id(self) -> &'static str {
         match self {
@@ -107,8 +95,8 @@ pub fn gather<E>(
 ) -> Result<Vec<Update>, E> {
     let mut out = vec![];
     for t in trials {
-        let engine = t.params["engine"].as_str().unwrap_or("?").to_string();
-        let unit = Unit::of(&t.workload);
+        let engine = t.p.engine.clone().unwrap_or_else(|| "?".into());
+        let unit = t.workload.unit();
         out.extend(rows(t.id)?.into_iter().map(|row| Update {
             trial_id: t.id,
             engine: engine.clone(),

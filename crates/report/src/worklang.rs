@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 
 /// The table and findings of every workload-language trial of a run.
 pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
-    for t in trials.iter().filter(|t| t.workload == "worklang") {
-        let Some(w) = t.stored.worklang.as_ref() else {
-            continue;
-        };
+    // A workload-language trial is the one that stored its commands.
+    for (t, w) in trials
+        .iter()
+        .filter_map(|t| Some((t, t.stored.worklang.as_ref()?)))
+    {
         let ran = &w.ran;
         // Per command (its argv as one line), in order of first appearance.
         let mut order: Vec<String> = Vec::new();

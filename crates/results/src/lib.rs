@@ -14,10 +14,12 @@
 pub mod status;
 pub mod stored;
 pub mod witness;
+pub mod workload;
 
 pub use status::{judge, Status, StatusParseError};
 pub use stored::{StoredParams, StoredTrial};
 pub use witness::{Basis, Ci, Doubt, DoubtKind, Figure, LimitedBy};
+pub use workload::StoredWorkload;
 
 /// Text from a stored file as it may be shown: control characters (NUL, ESC, the rest of
 /// C0 and C1, DEL; tabs and line breaks kept) escaped as `\u{1b}`, so a label can never

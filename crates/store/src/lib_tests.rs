@@ -1,0 +1,73 @@
+//! Unit tests of the crate root, beside `lib.rs`: they plant trials of named
+//! workloads, which the module itself never names.
+
+use super::*;
+
+/// An echo trial of run `run_id` with two clients (the modules' tests share it).
+pub(crate) fn trial(run_id: i64, key: &str) -> TrialRecord {
+    TrialRecord {
+        run_id,
+        trial_key: key.into(),
+        rep: 1,
+        workload: "echo".into(),
+        status: "ok".into(),
+        started_at: "t0".into(),
+        finished_at: "t1".into(),
+        params: serde_json::json!({"clients": 2}),
+        placement: serde_json::json!({}),
+        headline: Headline {
+            throughput_bps: Some(1e6),
+            validation_errors: Some(0),
+            received_pps: Some(12_345.5),
+            ..Default::default()
+        },
+        results: serde_json::json!({}),
+        echo_clients: vec![
+            EchoClientRow {
+                client: 1,
+                ..Default::default()
+            },
+            EchoClientRow {
+                client: 2,
+                rtt_us: Some([1.0, 2.0, 3.0, 4.0, 5.0]),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn create_write_reopen_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.db");
+    let mut s = Store::open(&p).unwrap();
+    let run = s.begin_run(&NewRun::default()).unwrap();
+    let id = s.insert_trial(&trial(run, "abc")).unwrap();
+    s.finish_run(run, "t2", "complete").unwrap();
+    drop(s);
+    let s = Store::open(&p).unwrap();
+    let rows = s.trials(Some(run)).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].headline.throughput_bps, Some(1e6));
+    assert_eq!(rows[0].params["clients"], 2);
+    assert_eq!(s.echo_client_count(id).unwrap(), 2);
+    assert_eq!(s.run_status(run).unwrap().as_deref(), Some("complete"));
+}
+
+#[test]
+fn read_only_open_of_a_current_file_never_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.db");
+    {
+        let mut s = Store::open(&p).unwrap();
+        let run = s.begin_run(&NewRun::default()).unwrap();
+        s.insert_trial(&trial(run, "abc")).unwrap();
+    }
+    let before = std::fs::read(&p).unwrap();
+    let s = Store::open_read_only(&p).unwrap();
+    assert_eq!(s.trials(None).unwrap().len(), 1);
+    assert!(s.begin_run(&NewRun::default()).is_err());
+    drop(s);
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
