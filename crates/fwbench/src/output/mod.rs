@@ -443,11 +443,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
             o.firewall().map_or(0, |f| f.rules).to_string(),
             format!("IPv{}", p.family),
             k.size.to_string(),
-            if p.workload() == Workload::Ping {
-                "-".into()
-            } else {
-                k.rate.to_string()
-            },
+            (crate::workloads::traffic(&p.kind).rate(p)).map_or("-".into(), |r| r.to_string()),
             t.rep.to_string(),
         ];
         match figure_cells(o) {

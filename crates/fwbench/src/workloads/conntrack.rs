@@ -15,7 +15,7 @@ use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::TrialParams;
 use crate::testbed::Testbed;
 use crate::workloads::ctsummary::CtSummary;
-use crate::workloads::packet::{summarise_packet, udp_roles, PACKETS};
+use crate::workloads::packet::{params_line, summarise_packet, udp_roles, PACKETS};
 use crate::workloads::{Figures, Live, Profile, Returned, Roles, Traffic};
 use anyhow::Result;
 use proto::{CtSpec, GatewayResults};
@@ -56,16 +56,15 @@ impl Traffic for NewFlows {
 
     /// Flows, rate, threads and the table's settings.
     fn params_text(&self, p: &TrialParams) -> String {
-        let k = p.packet().cloned().unwrap_or_default();
-        let what = format!(
-            "flows={} rate={} threads={}{} t={}s",
-            k.flows,
-            k.rate,
-            k.threads,
-            crate::workloads::ctsummary::settings_text(&k),
-            p.duration_s
-        );
-        crate::workloads::named_line(p, &what)
+        params_line(p, |k| {
+            format!(
+                "flows={} rate={} threads={}{}",
+                k.flows,
+                k.rate,
+                k.threads,
+                crate::workloads::ctsummary::settings_text(k)
+            )
+        })
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {

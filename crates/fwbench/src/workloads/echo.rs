@@ -3,7 +3,6 @@
 
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::events::EventsSummary;
 use crate::workloads::rtt_columns;
 use crate::workloads::units::{mbps, us};
 use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
@@ -237,14 +236,6 @@ impl Summary for EchoSummary {
             lost: Some(self.lost),
             ..rtt_columns(&self.rtt)
         }
-    }
-
-    fn events(&self) -> Option<&EventsSummary> {
-        self.events.as_deref()
-    }
-
-    fn events_mut(&mut self) -> Option<&mut EventsSummary> {
-        self.events.as_deref_mut()
     }
 }
 

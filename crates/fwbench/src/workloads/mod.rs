@@ -128,7 +128,7 @@ pub enum Figures {
 /// decides: the trial's line and text, its row in `fwbench run`'s table, the live
 /// total, the JSON `result`, the stored form and the store's headline columns.
 /// [`Figures::summary`] dispatches to it, once: `output` and `outcome` name no family.
-pub trait Summary {
+pub trait Summary: ToJson {
     /// The trial line's figures, after its status (`ok: …`).
     fn line(&self) -> String;
     /// The trial's text: one aspect per indented line, `t.adaptive` where the family
@@ -140,8 +140,11 @@ pub trait Summary {
     /// The trial's own total of what live intervals count ([`Live::unit`]); `None`
     /// where the figures have no such count.
     fn live_total(&self) -> Option<u64>;
-    /// The `result` object of the trial's JSON (`docs/schema/trial.json`).
-    fn json(&self) -> Option<serde_json::Value>;
+    /// The `result` object of the trial's JSON (`docs/schema/trial.json`). By
+    /// default the figures as they serialise.
+    fn json(&self) -> Option<serde_json::Value> {
+        self.to_json()
+    }
     /// The key its figures are stored under in `trials.results`
     /// ([`STORED_LEGACY_KEY`] is always written, null for any other).
     fn stored_key(&self) -> &'static str;
@@ -152,9 +155,17 @@ pub trait Summary {
     }
     /// What the figures mean in the store's headline columns.
     fn headline(&self) -> store::Headline;
-    /// Gateway events and what the traffic felt (absent without events).
-    fn events(&self) -> Option<&events::EventsSummary>;
-    fn events_mut(&mut self) -> Option<&mut events::EventsSummary>;
+}
+
+/// Figures as a JSON value, whatever their type ([`Summary::json`]'s default).
+pub trait ToJson {
+    fn to_json(&self) -> Option<serde_json::Value>;
+}
+
+impl<T: serde::Serialize> ToJson for T {
+    fn to_json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
+    }
 }
 
 /// The stored form's key that every trial's results carry (seed 000's echo figures;
@@ -181,22 +192,23 @@ impl Figures {
         }
     }
 
-    fn summary_mut(&mut self) -> &mut dyn Summary {
+    /// Gateway events and what the traffic felt (absent without events).
+    pub fn events(&self) -> Option<&events::EventsSummary> {
         match self {
-            Figures::Echo(s) => s,
-            Figures::Packet(s) => s,
-            Figures::Ping(s) => s,
-            Figures::Conn(s) => s.as_mut(),
+            Figures::Echo(s) => s.events.as_deref(),
+            Figures::Packet(s) => s.events.as_deref(),
+            Figures::Ping(s) => s.events.as_deref(),
+            Figures::Conn(s) => s.events.as_deref(),
         }
     }
 
-    /// Gateway events and what the traffic felt (absent without events).
-    pub fn events(&self) -> Option<&events::EventsSummary> {
-        self.summary().events()
-    }
-
     pub fn events_mut(&mut self) -> Option<&mut events::EventsSummary> {
-        self.summary_mut().events_mut()
+        match self {
+            Figures::Echo(s) => s.events.as_deref_mut(),
+            Figures::Packet(s) => s.events.as_deref_mut(),
+            Figures::Ping(s) => s.events.as_deref_mut(),
+            Figures::Conn(s) => s.events.as_deref_mut(),
+        }
     }
 
     /// What the figures mean in the store's headline columns.
@@ -303,6 +315,12 @@ pub trait Traffic: Sync {
         results: Vec<Returned>,
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures>;
+
+    /// The rate a trial sends at, as asked (the run's table shows it; `None`: the kind
+    /// has none). By default its packet parameters' rate.
+    fn rate(&self, p: &TrialParams) -> Option<proto::Rate> {
+        p.packet().map(|k| k.rate)
+    }
 
     /// [`Profile::family`].
     fn family(&self) -> &'static str {

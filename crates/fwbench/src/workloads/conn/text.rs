@@ -5,7 +5,6 @@
 //! Must not: compute figures (`conn` does).
 
 use super::{ConnSummary, HoldScale, OverheadSplit};
-use crate::workloads::events::EventsSummary;
 use crate::workloads::units::{mbps, ms};
 use crate::workloads::{us, Summary, TextOf};
 use store::Headline;
@@ -43,20 +42,8 @@ impl Summary for ConnSummary {
         })
     }
 
-    fn json(&self) -> Option<serde_json::Value> {
-        serde_json::to_value(self).ok()
-    }
-
     fn stored_key(&self) -> &'static str {
         "conn"
-    }
-
-    fn events(&self) -> Option<&EventsSummary> {
-        self.events.as_deref()
-    }
-
-    fn events_mut(&mut self) -> Option<&mut EventsSummary> {
-        self.events.as_deref_mut()
     }
 
     /// The store's headline columns: sessions are the transactions, their durations the "RTT".

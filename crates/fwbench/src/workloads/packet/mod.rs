@@ -13,7 +13,6 @@ use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::{spread, Host, Testbed};
 use crate::workloads::ctsummary::CtSummary;
-use crate::workloads::events::EventsSummary;
 use crate::workloads::hosts::{self, FromHost};
 use crate::workloads::rtt_columns;
 use crate::workloads::units::{mbps, pps, us};
@@ -555,24 +554,12 @@ impl Summary for PacketSummary {
         })
     }
 
-    fn json(&self) -> Option<serde_json::Value> {
-        serde_json::to_value(self).ok()
-    }
-
     fn stored_key(&self) -> &'static str {
         "packet"
     }
 
     fn packets_sent(&self) -> Option<u64> {
         Some(self.sent)
-    }
-
-    fn events(&self) -> Option<&EventsSummary> {
-        self.events.as_deref()
-    }
-
-    fn events_mut(&mut self) -> Option<&mut EventsSummary> {
-        self.events.as_deref_mut()
     }
 
     /// The store's headline columns: received packets/s, loss, one-way delay, jitter.
@@ -644,10 +631,6 @@ impl Summary for PingSummary {
         None
     }
 
-    fn json(&self) -> Option<serde_json::Value> {
-        serde_json::to_value(self).ok()
-    }
-
     fn stored_key(&self) -> &'static str {
         "ping"
     }
@@ -655,14 +638,6 @@ impl Summary for PingSummary {
     /// Its probes.
     fn packets_sent(&self) -> Option<u64> {
         Some(self.sent)
-    }
-
-    fn events(&self) -> Option<&EventsSummary> {
-        self.events.as_deref()
-    }
-
-    fn events_mut(&mut self) -> Option<&mut EventsSummary> {
-        self.events.as_deref_mut()
     }
 
     /// The store's headline columns: replies/s as transactions, RTT percentiles, loss.
@@ -707,6 +682,13 @@ pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     })
 }
 
+/// A packet kind's parameter line ([`named_line`]): `what` of its packet parameters,
+/// then the duration.
+pub fn params_line(p: &TrialParams, what: impl FnOnce(&PacketParams) -> String) -> String {
+    let k = p.packet().cloned().unwrap_or_default();
+    named_line(p, &format!("{} t={}s", what(&k), p.duration_s))
+}
+
 /// The packet family's profile (flood and flow; ping and new flows differ in one
 /// field): packets/s received ranks, timed by the sink's count.
 pub const PACKETS: Profile = Profile {
@@ -736,24 +718,23 @@ impl Traffic for PacketRate {
 
     /// Size, rate, flows (and destinations), threads, sender and sink, what aims it.
     fn params_text(&self, p: &TrialParams) -> String {
-        let k = p.packet().cloned().unwrap_or_default();
-        let what = format!(
-            "size={} rate={} flows={}{} threads={} sender={} sink={}{} t={}s",
-            k.size,
-            k.rate,
-            k.flows,
-            if k.dsts > 1 {
-                format!(" dsts={}", k.dsts)
-            } else {
-                String::new()
-            },
-            k.threads,
-            k.sender.name(),
-            k.sink.name(),
-            text::aim_text(&k),
-            p.duration_s
-        );
-        named_line(p, &what)
+        params_line(p, |k| {
+            format!(
+                "size={} rate={} flows={}{} threads={} sender={} sink={}{}",
+                k.size,
+                k.rate,
+                k.flows,
+                if k.dsts > 1 {
+                    format!(" dsts={}", k.dsts)
+                } else {
+                    String::new()
+                },
+                k.threads,
+                k.sender.name(),
+                k.sink.name(),
+                text::aim_text(k)
+            )
+        })
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
@@ -834,21 +815,25 @@ impl Traffic for Ping {
         }
     }
 
+    /// None: one probe at a time (at most one per interval).
+    fn rate(&self, _p: &TrialParams) -> Option<Rate> {
+        None
+    }
+
     /// Probe size, count and interval.
     fn params_text(&self, p: &TrialParams) -> String {
-        let k = p.packet().cloned().unwrap_or_default();
-        let what = format!(
-            "size={}{}{} t={}s",
-            k.size,
-            k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
-            if k.interval_ns > 0 {
-                format!(" interval={}µs", k.interval_ns / 1000)
-            } else {
-                String::new()
-            },
-            p.duration_s
-        );
-        named_line(p, &what)
+        params_line(p, |k| {
+            format!(
+                "size={}{}{}",
+                k.size,
+                k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
+                if k.interval_ns > 0 {
+                    format!(" interval={}µs", k.interval_ns / 1000)
+                } else {
+                    String::new()
+                }
+            )
+        })
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
