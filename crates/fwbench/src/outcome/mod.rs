@@ -2,6 +2,9 @@
 //! figures, the gateway's report, the samples, and — for a search — the search's
 //! result. The controller's single result type, rendered by `output` and stored by
 //! `run::record`.
+//!
+//! Must not: know a family's figures beyond what `workloads::Summary` says of them
+//! (their stored key, the packets they sent).
 
 pub mod search;
 

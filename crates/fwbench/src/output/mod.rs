@@ -1,5 +1,10 @@
-//! What the user reads: progress lines, the per-trial line, the run summary table,
-//! and the `echo` result as text or JSON.
+//! What the user reads: progress lines, the per-trial line and text, the run summary
+//! table, JSON.
+//!
+//! Owns the frame around the figures: parameter line and rule set, status, doubts,
+//! placement, table layout. Must not: say what a family's figures mean — each
+//! family's `workloads::Summary` does (its line, lines, cells, JSON), reached through
+//! `Figures::summary`, and each kind's `Traffic::params_text` its parameters.
 
 pub mod doc;
 pub mod imported;
@@ -612,3 +617,6 @@ fn engine_cell(p: &TrialParams) -> String {
         p.engine.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests;

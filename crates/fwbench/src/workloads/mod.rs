@@ -3,8 +3,11 @@
 //! end is decided, and the figures it combines from both ends and the gateway
 //! ([`Figures`]) — with the headline columns they are stored under.
 //!
-//! Each family's figures also say what they mean in the store's headline columns
-//! (`headline()`).
+//! Each family's figures say for themselves ([`Summary`], dispatched once by
+//! [`Figures::summary`]) what `output` and `outcome` show and store of them: the trial
+//! line and text, the run table's cells, the live total, the JSON `result`, the key of
+//! the stored form and the store's headline columns; each kind its parameter line
+//! ([`Traffic::params_text`]) and how live intervals count ([`Live`]).
 //!
 //! The trial driver (`exec::trial`) names no family: what a family needs around its
 //! agents it says through the trait's hooks — [`Traffic::prepare`] (what the host must
@@ -134,8 +137,8 @@ pub trait Summary: ToJson {
     /// The trial's text: one aspect per indented line, `t.adaptive` where the family
     /// puts it (the rule set's and placement lines follow).
     fn text(&self, t: &TextOf) -> String;
-    /// The figure cells of its row in the run's summary table
-    /// ([`Profile::table`]'s `figures` columns).
+    /// The figure cells of its row in the run's summary table (the columns after the
+    /// parameters': the family's table in `output`).
     fn cells(&self) -> Vec<String>;
     /// The trial's own total of what live intervals count ([`Live::unit`]); `None`
     /// where the figures have no such count.
