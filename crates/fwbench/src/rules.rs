@@ -4,7 +4,6 @@
 
 use crate::params::topology::chain_of;
 use crate::params::topology::Topology;
-use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::testbed::addr;
 use firewall::install;
@@ -114,7 +113,7 @@ pub fn request(p: &TrialParams) -> Result<Option<Request>, RulesError> {
             chain: chain_of(p.topology),
             l4: p.proto.into(),
             ip,
-            one_way: matches!(p.workload(), Workload::Flood | Workload::Flow),
+            one_way: p.workload().one_way(),
             dport: flood_dport(p),
             nat_to: p.nat_to,
         });

@@ -1,11 +1,17 @@
 //! Command line: what the user typed (clap, no syscalls) → calls into the parts.
+//!
+//! A trial command is named as the registry names what it asks for (`flood`, `ndr`:
+//! `params::workload`), so its name says it (`Cli::try_parse_named`); its own flags
+//! only set axis values (`Flags`). Must not: name a workload or decide for one
+//! (defaults, checks: the axis registry and the kinds do).
 
 #[cfg(test)]
+#[path = "tests/key_fixture.rs"]
 mod key_fixture;
 mod live;
 
 use crate::error::usage;
-use crate::params::search::{Asked, SearchKind};
+use crate::params::search::Asked;
 use crate::params::topology::Topology;
 use crate::params::values::*;
 use crate::params::workload::Workload;
@@ -40,6 +46,30 @@ struct Cli {
     verbose: u8,
     #[command(subcommand)]
     cmd: Cmd,
+    /// What a trial command asks for: a trial command is named as the registry names
+    /// its workload or search (`flood`, `ndr`, …), so its name says it
+    /// ([`Cli::try_parse_named`]); `None` for the other commands.
+    #[arg(skip)]
+    asked: Option<Asked>,
+}
+
+impl Cli {
+    /// Parse the arguments as `try_parse_from` does, and take the command's name as
+    /// what a trial command asks for.
+    fn try_parse_named<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut matches = Cli::command().try_get_matches_from(args)?;
+        // (Read before the typed parse, which takes the subcommand out.)
+        let asked = matches.subcommand_name().and_then(|n| n.parse().ok());
+        let mut cli =
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))?;
+        cli.asked = asked;
+        Ok(cli)
+    }
 }
 
 #[derive(Subcommand)]
@@ -765,7 +795,7 @@ fn init_logging(verbose: u8, agent: bool) {
 }
 
 pub fn run() -> Result<ExitCode> {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_named(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -803,6 +833,7 @@ pub fn run() -> Result<ExitCode> {
             eprintln!("fwbench: cleaned up after a killed run: {line}");
         }
     }
+    let asked = cli.asked;
     match cli.cmd {
         Cmd::Agent { cpus } => {
             let list = cpus
@@ -880,7 +911,9 @@ pub fn run() -> Result<ExitCode> {
                     family,
                 },
         } => {
-            let mut v = AxisValues::defaults(Asked::Traffic(Workload::Echo));
+            // The default workload's (echo's) clients and protocol: what the seed000
+            // models write rules for.
+            let mut v = AxisValues::defaults(Asked::Traffic(Workload::default()));
             fw.set(&mut v, None)?;
             v.rules = count.unwrap_or(fw.rules);
             v.clients = clients;
@@ -894,7 +927,7 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         cmd => {
-            let (p, t, live) = trial_of(&cmd)?.expect("every other command is a trial");
+            let (p, t, live) = trial_of(&cmd, asked)?.expect("every other command is a trial");
             launch(p, t, live)
         }
     }
@@ -934,22 +967,26 @@ fn touches_host(cmd: &Cmd) -> bool {
 /// The second stage of a trial command: typed arguments → the axis values they set
 /// (the rest keep the registry's defaults) → the one builder → checked trial
 /// parameters (bad input → exit 2), without touching the host; with the trial flags
-/// and the live ones. `None` for the other commands.
-fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
+/// and the live ones. `asked`: what the command's name asks for ([`Cli::asked`]).
+/// `None` for the other commands.
+fn trial_of(
+    cmd: &Cmd,
+    asked: Option<Asked>,
+) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
     match cmd {
-        Cmd::Echo(c) => c.params(),
-        Cmd::Flood(c) => c.params(),
-        Cmd::Flow(c) => c.params(),
-        Cmd::Ping(c) => c.params(),
-        Cmd::Ndr(c) => c.params(),
-        Cmd::Mlr(c) => c.params(),
-        Cmd::Newflows(c) => c.params(),
-        Cmd::NdrNewflows(c) => c.params(),
-        Cmd::Degrade(c) => c.params(),
-        Cmd::Sessions(c) => c.params(),
-        Cmd::Bulk(c) => c.params(),
-        Cmd::Http(c) => c.params(),
-        Cmd::Connections(c) => c.params(),
+        Cmd::Echo(c) => c.params(asked),
+        Cmd::Flood(c) => c.params(asked),
+        Cmd::Flow(c) => c.params(asked),
+        Cmd::Ping(c) => c.params(asked),
+        Cmd::Ndr(c) => c.params(asked),
+        Cmd::Mlr(c) => c.params(asked),
+        Cmd::Newflows(c) => c.params(asked),
+        Cmd::NdrNewflows(c) => c.params(asked),
+        Cmd::Degrade(c) => c.params(asked),
+        Cmd::Sessions(c) => c.params(asked),
+        Cmd::Bulk(c) => c.params(asked),
+        Cmd::Http(c) => c.params(asked),
+        Cmd::Connections(c) => c.params(asked),
         Cmd::Run(_)
         | Cmd::Workload(_)
         | Cmd::Report(_)
@@ -965,10 +1002,9 @@ fn trial_of(cmd: &Cmd) -> Result<Option<(TrialParams, &TrialArgs, LiveArgs)>> {
     .map(Some)
 }
 
-/// A trial command's own flags on the axis registry: the workload they ask for and
-/// the values they set.
+/// A trial command's own flags on the axis registry: the values they set (what the
+/// command asks for is its name, [`Cli::asked`]).
 trait Flags {
-    fn asked(&self) -> Asked;
     fn set(&self, v: &mut AxisValues);
     /// The trial's seed (echo's frame-size PRNG; 0 for the others).
     fn seed(&self) -> u64 {
@@ -979,8 +1015,15 @@ trait Flags {
 impl<T: Args + Flags, L: Args + Live> Trial<T, L> {
     /// The registry's defaults for the workload, the command's flags, the common ones
     /// → `plan::axes::trial_params` → the cross-field checks.
-    fn params(&self) -> Result<(TrialParams, &TrialArgs, LiveArgs)> {
-        let mut v = AxisValues::defaults(self.own.asked());
+    fn params(&self, asked: Option<Asked>) -> Result<(TrialParams, &TrialArgs, LiveArgs)> {
+        let asked = asked.ok_or_else(|| {
+            anyhow::anyhow!(
+                "this trial command's name is no workload or search of the registry \
+                 (expected one of: {})",
+                Asked::names().join(", ")
+            )
+        })?;
+        let mut v = AxisValues::defaults(asked);
         self.own.set(&mut v);
         self.trial.set(&mut v)?;
         let cx = crate::plan::build::Context {
@@ -999,9 +1042,6 @@ impl<T: Args + Flags, L: Args + Live> Trial<T, L> {
 }
 
 impl Flags for EchoArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Echo)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.clients = self.clients;
         v.frame_size = self.frame_size;
@@ -1016,9 +1056,6 @@ impl Flags for EchoArgs {
 }
 
 impl Flags for FloodArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Flood)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.rate = self.rate;
         self.stream.set(v);
@@ -1033,9 +1070,6 @@ struct NewflowsArgs {
 }
 
 impl Flags for NewflowsArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::NewFlows)
-    }
     fn set(&self, v: &mut AxisValues) {
         self.flood.set(v);
     }
@@ -1049,18 +1083,12 @@ struct NdrNewflowsArgs {
 }
 
 impl Flags for NdrNewflowsArgs {
-    fn asked(&self) -> Asked {
-        Asked::Search(SearchKind::NdrNewflows)
-    }
     fn set(&self, v: &mut AxisValues) {
         self.ndr.set(v);
     }
 }
 
 impl Flags for FlowArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Flow)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.rate = self.rate;
         self.stream.set(v);
@@ -1068,9 +1096,6 @@ impl Flags for FlowArgs {
 }
 
 impl Flags for PingArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Ping)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.size = Size::Packet(self.size);
         v.count = self.count.map(u64::from);
@@ -1084,9 +1109,6 @@ impl Flags for PingArgs {
 }
 
 impl Flags for NdrArgs {
-    fn asked(&self) -> Asked {
-        Asked::Search(SearchKind::Ndr)
-    }
     fn set(&self, v: &mut AxisValues) {
         self.stream.set(v);
         v.loss = self.search.loss;
@@ -1098,9 +1120,6 @@ impl Flags for NdrArgs {
 }
 
 impl Flags for MlrArgs {
-    fn asked(&self) -> Asked {
-        Asked::Search(SearchKind::Mlr)
-    }
     fn set(&self, v: &mut AxisValues) {
         self.stream.set(v);
         v.goals = self.goals.clone();
@@ -1113,9 +1132,6 @@ impl Flags for MlrArgs {
 }
 
 impl Flags for DegradeArgs {
-    fn asked(&self) -> Asked {
-        Asked::Search(SearchKind::Degrade)
-    }
     fn set(&self, v: &mut AxisValues) {
         self.stream.set(v);
         v.rate = self.rate;
@@ -1126,9 +1142,6 @@ impl Flags for DegradeArgs {
 }
 
 impl Flags for SessionsArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Sessions)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.parallel = self.parallel;
         v.request = self.request;
@@ -1139,9 +1152,6 @@ impl Flags for SessionsArgs {
 }
 
 impl Flags for BulkArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Bulk)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.parallel = self.parallel;
         v.size = Size::Bytes(self.size);
@@ -1152,9 +1162,6 @@ impl Flags for BulkArgs {
 }
 
 impl Flags for HttpArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Http)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.parallel = self.parallel;
         v.size = Size::Bytes(self.size);
@@ -1166,9 +1173,6 @@ impl Flags for HttpArgs {
 }
 
 impl Flags for ConnectionsArgs {
-    fn asked(&self) -> Asked {
-        Asked::Traffic(Workload::Connections)
-    }
     fn set(&self, v: &mut AxisValues) {
         v.limit = self.limit;
         v.hold = self.hold;
@@ -1332,326 +1336,4 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `--pin-*` as given, `--no-pin` as nothing pinned, neither: the default.
-    #[test]
-    fn pin_flags_say_the_placement() {
-        let placement = |args: &[&str]| -> Result<Placement, String> {
-            let cli = Cli::try_parse_from([&["fwbench", "flood"][..], args].concat())
-                .map_err(|e| e.to_string())?;
-            let Cmd::Flood(t) = cli.cmd else {
-                unreachable!("parsed as flood")
-            };
-            Ok(t.trial.pin.placement())
-        };
-        assert_eq!(placement(&[]), Ok(Placement::Default));
-        let gateway = Pinning {
-            gateway: Some("1".into()),
-            ..Pinning::default()
-        };
-        assert_eq!(
-            placement(&["--pin-gateway", "1"]),
-            Ok(Placement::Given(gateway))
-        );
-        assert_eq!(
-            placement(&["--no-pin"]),
-            Ok(Placement::Given(Pinning::default()))
-        );
-        let both = placement(&["--no-pin", "--pin-client", "0"]).unwrap_err();
-        assert!(both.contains("--no-pin"), "{both}");
-    }
-
-    #[test]
-    fn nft_family_is_checked_and_carried() {
-        let trial = |args: &[&str]| -> Result<TrialParams> {
-            let cli = Cli::try_parse_from([&["fwbench", "flood"][..], args].concat())
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            Ok(trial_of(&cli.cmd)?.expect("a trial").0)
-        };
-        let p = trial(&["--engine", "nft", "--nft-family", "ip"]).unwrap();
-        assert_eq!(p.nft_family, firewall::NftFamily::Ip);
-        assert_eq!(
-            crate::rules::request(&p).unwrap().unwrap().nft_family,
-            p.nft_family
-        );
-        let inet = trial(&["--engine", "nft"]).unwrap();
-        assert_eq!(inet.nft_family, firewall::NftFamily::Inet);
-        assert_ne!(
-            crate::plan::scenario::trial_key(&p, 1),
-            crate::plan::scenario::trial_key(&inet, 1)
-        );
-        let bad = trial(&["--engine", "nft", "--nft-family", "bridge"]).unwrap_err();
-        assert!(
-            bad.to_string().contains("unknown nft family 'bridge'"),
-            "{bad}"
-        );
-        let meaningless = trial(&["--engine", "iptables-legacy", "--nft-family", "ip"]);
-        let e = meaningless.unwrap_err();
-        assert!(
-            e.downcast_ref::<crate::error::UsageError>().is_some(),
-            "{e:#}"
-        );
-        assert!(
-            format!("{e:#}").contains("nft_family ip applies to engines nft and nft-set only"),
-            "{e:#}"
-        );
-    }
-
-    /// `-4`/`-6` set the family; `-J` is `--json`; a byte rate is its bits.
-    #[test]
-    fn short_flags_and_byte_rates() {
-        let trial = |args: &[&str]| {
-            let cli = Cli::try_parse_from(args).unwrap();
-            let (p, t, _) = trial_of(&cli.cmd).unwrap().unwrap();
-            (p, t.clone())
-        };
-        let (p, t) = trial(&["fwbench", "flow", "-6", "-J", "-r", "10MB/s"]);
-        assert_eq!(p.family, Family::V6);
-        assert!(t.json);
-        assert_eq!(p.packet().unwrap().rate, proto::Rate::Bps(80e6));
-        let (p, t) = trial(&["fwbench", "echo", "-4"]);
-        assert_eq!(p.family, Family::V4);
-        assert!(!t.json);
-        // The same trial, the same key, whichever unit the rate was written in.
-        let (a, _) = trial(&["fwbench", "flow", "-r", "10MB/s"]);
-        let (b, _) = trial(&["fwbench", "flow", "-r", "80M"]);
-        let (c, _) = trial(&["fwbench", "flow", "-r", "10M"]);
-        let key = crate::plan::scenario::trial_key;
-        assert_eq!(key(&a, 1), key(&b, 1));
-        assert_ne!(key(&a, 1), key(&c, 1));
-    }
-
-    /// The trial commands' flags are checked against the axis registry: each flag is
-    /// an axis its workload reads (by name, or an alias below) or says why it is not
-    /// one, and each axis the workload reads has a flag or says why not. A flag added
-    /// without its axis (or an axis without its flag) fails here.
-    #[test]
-    fn trial_command_flags_are_the_axis_registry() {
-        use clap::CommandFactory;
-        // Flags named otherwise than their axis.
-        const ALIAS: &[(&str, &str)] = &[
-            ("response", "size"),
-            ("frame", "size"),
-            ("sources", "clients"),
-            ("no_verify", "verify"),
-            ("ipv4", "family"),
-            ("ipv6", "family"),
-        ];
-        // Flags that are not axes: where and how a trial runs, is shown and stored.
-        const NOT_AXES: &[&str] = &[
-            "testbed",
-            "pin_client",
-            "pin_gateway",
-            "pin_server",
-            "no_pin",
-            "db",
-            "no_store",
-            "json",
-            "json_stream",
-            "until_ci",     // scenarios: `adaptive = {…}`
-            "max_duration", // scenarios: `adaptive = {…}`
-            "seed",         // scenarios: the top-level `seed`
-            "chain",        // follows the topology (`--chain input` selects it)
-            "repeat",       // scenarios: `repetitions`
-            "help",
-        ];
-        // Axes a command leaves at the registry's default (scenario files only).
-        // (`gateway_cpus`: the axis a parallel branch adds; a flag is welcome.)
-        const SCENARIO_ONLY: &[&str] = &["label", "gateway_cpus"];
-        // Axes a command has no flag for (the registry's default applies), listed so a
-        // new gap fails here. Most are the registry's coarse classes (a packet axis is
-        // the whole family's, though ping sends no rate; a conn axis every conn
-        // workload's, though connections have no size); some are flags to add
-        // (flood/flow --timeout-ms).
-        const NO_FLAG_YET: &[(&str, &str)] = &[
-            ("flood", "timeout_ms"),
-            ("flood", "count"),
-            ("flood", "interval"),
-            ("flow", "timeout_ms"),
-            ("flow", "count"),
-            ("flow", "interval"),
-            ("ping", "clients"),
-            ("ping", "rate"),
-            ("ping", "flows"),
-            ("ping", "dsts"),
-            ("ping", "threads"),
-            ("ping", "sink_threads"),
-            ("ping", "batch"),
-            ("ping", "sender"),
-            ("ping", "sink"),
-            ("ping", "sport"),
-            ("ping", "dst"),
-            ("ping", "fragment"),
-            ("sessions", "clients"),
-            ("sessions", "overhead_sessions"),
-            ("sessions", "limit"),
-            ("sessions", "hold"),
-            ("sessions", "server_program"),
-            ("sessions", "client_program"),
-            ("bulk", "clients"),
-            ("bulk", "request"),
-            ("bulk", "limit"),
-            ("bulk", "hold"),
-            ("bulk", "server_program"),
-            ("bulk", "client_program"),
-            ("http", "clients"),
-            ("http", "request"),
-            ("http", "overhead_sessions"),
-            ("http", "limit"),
-            ("http", "hold"),
-            ("connections", "clients"),
-            ("connections", "size"),
-            ("connections", "parallel"),
-            ("connections", "request"),
-            ("connections", "overhead_sessions"),
-            ("connections", "server_program"),
-            ("connections", "client_program"),
-            ("ndr", "timeout_ms"),
-            ("ndr", "rate"),
-            ("ndr", "count"),
-            ("ndr", "interval"),
-            ("ndr", "max_rules"),
-            ("ndr", "resolution"),
-            ("degrade", "timeout_ms"),
-            ("degrade", "count"),
-            ("degrade", "interval"),
-            ("degrade", "precision"),
-            ("degrade", "max_rate"),
-            ("degrade", "max_trials"),
-            ("degrade", "latency_at"),
-            ("ndr", "goals"),
-            ("ndr-newflows", "goals"),
-            ("ndr-newflows", "initial_duration"),
-            ("ndr", "initial_duration"),
-            ("degrade", "goals"),
-            ("degrade", "initial_duration"),
-            ("mlr", "timeout_ms"),
-            ("mlr", "rate"),
-            ("mlr", "count"),
-            ("mlr", "interval"),
-            ("mlr", "max_rules"),
-            ("mlr", "resolution"),
-            ("mlr", "loss"),
-            // Gateway events (docs/events.md): connections refuses them (scenario
-            // files name the axes, and hear why).
-            ("connections", "event"),
-            ("connections", "event_rate"),
-            ("connections", "event_count"),
-            ("connections", "event_method"),
-            // Conntrack settings (issue 26): a ping has them in scenario files only.
-            ("ping", "ct_max"),
-            ("ping", "ct_buckets"),
-            ("ping", "ct_udp_timeout"),
-            ("ping", "ct_fill"),
-            ("newflows", "timeout_ms"),
-            ("newflows", "count"),
-            ("ndr-newflows", "timeout_ms"),
-            ("ndr-newflows", "rate"),
-            ("ndr-newflows", "count"),
-            ("ndr-newflows", "interval"),
-            ("ndr-newflows", "max_rules"),
-            ("ndr-newflows", "resolution"),
-        ];
-        let mut missing = vec![];
-        let live = |cmd: &str| {
-            [
-                "echo",
-                "flood",
-                "flow",
-                "sessions",
-                "bulk",
-                "http",
-                "connections",
-            ]
-            .contains(&cmd)
-        };
-        let cli = Cli::command();
-        for name in crate::params::search::Asked::names() {
-            let asked: crate::params::search::Asked = name.parse().unwrap();
-            let cmd = cli
-                .find_subcommand(name)
-                .unwrap_or_else(|| panic!("no command {name}"));
-            let mut flags = std::collections::BTreeSet::new();
-            for arg in cmd.get_arguments() {
-                let Some(long) = arg.get_long() else { continue };
-                let flag = long.replace('-', "_");
-                if NOT_AXES.contains(&flag.as_str()) || (flag == "interval" && live(name)) {
-                    continue;
-                }
-                let axis = ALIAS
-                    .iter()
-                    .find(|(f, _)| *f == flag)
-                    .map_or(flag.as_str(), |(_, a)| a);
-                let a = crate::plan::axes::find(axis).unwrap_or_else(|| {
-                    panic!("{name} --{long}: no axis {axis} (or list it in NOT_AXES)")
-                });
-                assert!(
-                    !a.foreign_to(asked),
-                    "{name} --{long}: axis {axis} is foreign to {name}"
-                );
-                flags.insert(axis.to_string());
-            }
-            for a in crate::plan::axes::AXES {
-                if a.foreign_to(asked) || a.name == "workload" || SCENARIO_ONLY.contains(&a.name) {
-                    continue;
-                }
-                if !flags.contains(a.name) && !NO_FLAG_YET.contains(&(name, a.name)) {
-                    missing.push(format!("(\"{name}\", \"{}\")", a.name));
-                }
-            }
-        }
-        assert!(
-            missing.is_empty(),
-            "axes without a flag: {}",
-            missing.join(", ")
-        );
-    }
-
-    /// `fwbench workload` has the trial commands' firewall flags (one `FirewallArgs`),
-    /// each an axis of the registry but `--chain` (it selects the topology).
-    #[test]
-    fn workload_takes_the_trial_commands_firewall_flags() {
-        use clap::CommandFactory;
-        let cli = Cli::command();
-        let firewall = |name: &str| -> Vec<String> {
-            let cmd = cli.find_subcommand(name).unwrap();
-            cmd.get_arguments()
-                .filter(|a| a.get_help_heading() == Some("Firewall"))
-                .filter_map(|a| a.get_long().map(|l| l.replace('-', "_")))
-                .collect()
-        };
-        let flags = firewall("workload");
-        assert_eq!(flags, firewall("flood"));
-        assert!(flags.len() >= 7, "{flags:?}");
-        for f in flags.iter().filter(|f| *f != "chain") {
-            assert!(crate::plan::axes::find(f).is_some(), "--{f} is no axis");
-        }
-    }
-
-    /// One definition per axis: a trial command with no flags gives exactly the trial
-    /// a scenario naming only the workload gives (the registry's defaults).
-    #[test]
-    fn command_line_defaults_are_the_axis_registry_defaults() {
-        for w in &crate::params::search::Asked::names() {
-            // flow and degrade have no default rate on the command line (it must be
-            // asked for; the registry's is seed 002's 15 Mb/s); degrade needs an engine.
-            let (args, axes): (&[&str], &[(&str, &str)]) = match *w {
-                "flow" => (&["--rate", "15M"], &[]),
-                "degrade" => (&["--rate", "15M", "--engine", "nft"], &[("engine", "nft")]),
-                _ => (&[], &[]),
-            };
-            let argv = [&["fwbench", w][..], args].concat();
-            let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{w}: {e}"));
-            let (from_cli, ..) = trial_of(&cli.cmd).unwrap().unwrap();
-            let v = AxisValues::from_text(w.parse().unwrap(), axes).unwrap();
-            let from_plan =
-                crate::plan::build::build(&v, from_cli.seed, &Default::default()).unwrap();
-            assert_eq!(
-                from_cli, from_plan,
-                "{w}: the CLI and the registry disagree"
-            );
-        }
-    }
-}
+mod tests;

@@ -49,26 +49,6 @@ pub struct ConnParams {
     pub timeout_ms: u32,
 }
 
-impl ConnParams {
-    /// What every connection workload starts from (`ConnKind::defaults` adds each one's).
-    pub fn base() -> ConnParams {
-        ConnParams {
-            parallel: 1,
-            count: None,
-            request: 64,
-            size: 512,
-            overhead_sessions: 0,
-            limit: 10_000,
-            hold_s: 1.0,
-            proxy_buffer: 16 * 1024,
-            server_program: None,
-            client_program: None,
-            verify: true,
-            timeout_ms: 5000,
-        }
-    }
-}
-
 /// Parse a byte size: a number (decimals allowed) with an optional K, M, G or T suffix
 /// (powers of 1024, as iperf3's `-n`), optionally followed by `B` or `iB`.
 pub fn parse_size(s: &str) -> Result<u64, ValueError> {

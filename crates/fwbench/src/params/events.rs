@@ -4,12 +4,13 @@
 //! `event_rate`, `event_count`, `event_method`.
 //!
 //! Owns: parsing and checking those values into [`EventParams`] (no syscalls), and
-//! which workloads take them ([`check_for`]: the ones that refuse say why).
+//! which workloads take them ([`check_for`], by what each kind declares,
+//! `TrialKind::event_fit`: the ones that refuse say why).
 //! Must not: know the testbed (the marker is chosen by `workloads::events`).
 
 use crate::params::topology::Topology;
 use crate::params::values::ValueError;
-use crate::params::workload::{ConnKind, PacketKind, TrialKind};
+use crate::params::workload::{EventFit, TrialKind};
 use crate::params::Conflict;
 use proto::{Proto, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
@@ -162,28 +163,25 @@ pub fn check_for(
     topology: Topology,
     proto: Proto,
 ) -> Result<(), Conflict> {
-    match kind {
-        TrialKind::Packet(
-            PacketKind::Flood | PacketKind::Flow | PacketKind::Ping | PacketKind::NewFlows,
-            _,
-        ) => Ok(()),
-        TrialKind::Echo => match proto {
+    match kind.event_fit() {
+        EventFit::Any => Ok(()),
+        EventFit::ClientConnectsFirst => match proto {
             Proto::Tcp | Proto::Sctp if !e.kind.starts_dropping() => Err(Conflict(format!(
-                "--event {}: echo's marker is client 1, whose {proto} connection opens \
+                "--event {}: {}'s marker is client 1, whose {proto} connection opens \
                  before the traffic phase — while the rule a {} takes out is in place, \
                  so it could not connect; use -P udp",
                 e.kind.name(),
+                kind.workload(),
                 e.kind.name()
             ))),
             Proto::Tcp | Proto::Sctp | Proto::Udp => Ok(()),
         },
-        TrialKind::Conn(ConnKind::Connections, _) => Err(
-            "--event: connections opens connections and holds them; it has no stream of \
-             sessions whose fate a rule change turns (use sessions, bulk or http)"
-                .into(),
-        ),
-        TrialKind::Conn(ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http, k) => {
-            if let Some(program) = k.client_program.as_ref().or(k.server_program.as_ref()) {
+        EventFit::Refused(why) => Err(Conflict(format!("--event: {why}"))),
+        EventFit::TimedSessions => {
+            let k = kind.conn();
+            if let Some(program) =
+                k.and_then(|k| k.client_program.as_ref().or(k.server_program.as_ref()))
+            {
                 return Err(Conflict(format!(
                     "--event with {program}: an external program's sessions are not timed \
                      one by one, and the marker stream needs the built-in server; use the \
@@ -207,13 +205,7 @@ pub fn check_for(
 /// second one for the extra marker stream of ping and the connection workloads
 /// (`workloads::events::extra_marker_source`).
 pub fn client_addresses(p: &crate::params::TrialParams) -> u32 {
-    let extra = match &p.kind {
-        TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => p.events.is_some(),
-        TrialKind::Echo
-        | TrialKind::Packet(PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows, _) => {
-            false
-        }
-    };
+    let extra = p.kind.marker_stream() && p.events.is_some();
     if extra {
         p.clients.max(2)
     } else {

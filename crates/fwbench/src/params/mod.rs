@@ -145,15 +145,13 @@ impl TrialParams {
     /// The trial's name in outputs and the store: the search's (`ndr`, `degrade`) or
     /// the workload's.
     pub fn name(&self) -> &'static str {
-        use crate::params::search::SearchKind;
-        use crate::params::workload::{PacketKind, TrialKind};
-        match (self.search.as_ref().and_then(Search::command), &self.kind) {
-            // ndr's steps are floods; over new flows the search has a name of its own.
-            (Some(SearchKind::Ndr), TrialKind::Packet(PacketKind::NewFlows, _)) => {
-                SearchKind::NdrNewflows.name()
-            }
-            (Some(s), _) => s.name(),
-            (None, _) => self.workload().name(),
+        match self
+            .search
+            .as_ref()
+            .and_then(|s| s.kind_over(self.workload()))
+        {
+            Some(s) => s.name(),
+            None => self.workload().name(),
         }
     }
     pub fn packet(&self) -> Option<&crate::params::packet::PacketParams> {
@@ -197,7 +195,7 @@ struct KeyForm<'a> {
     import: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     import_ipset: Option<&'a str>,
-    /// The trial's name (echo trials omit it).
+    /// The trial's name (trials of the default workload, echo, omit it).
     #[serde(skip_serializing_if = "Option::is_none")]
     workload: Option<&'static str>,
     /// A packet trial's parameters, its gateway event among them.
@@ -240,7 +238,7 @@ impl Serialize for TrialParams {
             nat_to: self.nat_to,
             import: self.import.as_deref(),
             import_ipset: self.import_ipset.as_deref(),
-            workload: Some(self.name()).filter(|n| *n != Workload::Echo.name()),
+            workload: Some(self.name()).filter(|n| *n != Workload::default().name()),
             packet: self
                 .packet()
                 .map(|k| PacketKey::of(k, self.events.as_ref())),

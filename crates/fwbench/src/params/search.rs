@@ -29,45 +29,24 @@ impl Search {
             Search::SweetSpot => None,
         }
     }
-    /// The name a search of its own command carries (`ndr`, `degrade`); the sweet
-    /// spot keeps its workload's name.
-    pub fn command(&self) -> Option<SearchKind> {
-        match self {
-            Search::Ndr(_) => Some(SearchKind::Ndr),
-            Search::Degrade(_) => Some(SearchKind::Degrade),
-            Search::Mlr(_) => Some(SearchKind::Mlr),
-            Search::SweetSpot => None,
-        }
+    /// The named search (its command, its `workload` axis value) that is this
+    /// strategy over `w`: ndr over new flows is `ndr-newflows`, over floods `ndr`;
+    /// none for the sweet spot, which keeps its workload's name. (A strategy over a
+    /// workload no named search steps with would carry its first search's name.)
+    pub fn kind_over(&self, w: Workload) -> Option<SearchKind> {
+        let strategy = std::mem::discriminant(self);
+        let mut same = SearchKind::ALL
+            .into_iter()
+            .filter(|k| std::mem::discriminant(&k.with(SearchParams::default())) == strategy);
+        let first = same.clone().next();
+        same.find(|k| k.workload() == w).or(first)
     }
 }
 
-/// The searches with a command (and a `workload` axis value) of their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SearchKind {
-    Ndr,
-    Degrade,
-    /// ndr over new flows (conntrack): the highest new-flow rate with no loss.
-    NdrNewflows,
-    /// MLRsearch: the highest rate within each goal loss ratio.
-    Mlr,
-}
-
-fwmodel::named!(SearchKind, "search", {
-    Ndr => "ndr",
-    Degrade => "degrade",
-    NdrNewflows => "ndr-newflows",
-    Mlr => "mlr",
-});
+pub use crate::params::workload::SearchKind;
 
 impl SearchKind {
-    /// The kind of traffic its steps send.
-    pub fn workload(self) -> Workload {
-        match self {
-            SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
-            SearchKind::Degrade => Workload::Flow,
-            SearchKind::NdrNewflows => Workload::NewFlows,
-        }
-    }
+    /// This search with its parameters.
     pub fn with(self, sp: SearchParams) -> Search {
         match self {
             SearchKind::Ndr | SearchKind::NdrNewflows => Search::Ndr(sp),

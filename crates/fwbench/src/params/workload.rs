@@ -2,10 +2,20 @@
 //! [`TrialKind`] is one family (echo, packet, conn) carrying that family's parameters.
 //! [`Workload`] is the flat name of a kind (`flood`, `http`, …); searches (`ndr`,
 //! `degrade`, the sweet spot) are not kinds but strategies over one
-//! (`params::search::Search`).
+//! (`params::search::Search`). The names of the searches with a command of their own
+//! ([`SearchKind`]) and the kind each steps with are here too: every name the
+//! `workload` axis takes is declared in this file.
+//!
+//! Owns: what each kind declares about itself for the input side — its family and
+//! axis class ([`Workload::class`]), its own axis defaults ([`Workload::axis_defaults`]),
+//! its transport, how long it lasts, how it takes gateway events ([`EventFit`]), whether
+//! it counts while it runs (adaptive length) — so that the axis table, the builder
+//! and the checks ask the kind instead of naming it. Adding a kind: a variant here,
+//! and each exhaustive match below says what the compiler asks.
+//! Must not: parse values or know how a trial runs (`plan`, `workloads`).
 
 use crate::params::conn::ConnParams;
-use crate::params::packet::PacketParams;
+use crate::params::packet::{ping_duration, PacketParams, SinkKind};
 use serde::Serialize;
 
 /// The traffic of a trial, by name.
@@ -47,6 +57,35 @@ fwmodel::named!(Workload, "workload", {
     NewFlows => "newflows",
 });
 
+/// The searches with a command (and a `workload` axis value) of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SearchKind {
+    Ndr,
+    Degrade,
+    /// ndr over new flows (conntrack): the highest new-flow rate with no loss.
+    NdrNewflows,
+    /// MLRsearch: the highest rate within each goal loss ratio.
+    Mlr,
+}
+
+fwmodel::named!(SearchKind, "search", {
+    Ndr => "ndr",
+    Degrade => "degrade",
+    NdrNewflows => "ndr-newflows",
+    Mlr => "mlr",
+});
+
+impl SearchKind {
+    /// The kind of traffic its steps send.
+    pub fn workload(self) -> Workload {
+        match self {
+            SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
+            SearchKind::Degrade => Workload::Flow,
+            SearchKind::NdrNewflows => Workload::NewFlows,
+        }
+    }
+}
+
 /// The packet-rate family: UDP datagrams, counted at a sink or the gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PacketKind {
@@ -74,7 +113,123 @@ pub enum TrialKind {
     Conn(ConnKind, ConnParams),
 }
 
+/// The families of workloads by the axes they read (`plan::axes`: an axis lists the
+/// classes that read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Seed 000's echo.
+    Echo,
+    /// flood, flow, ping, newflows.
+    Packet,
+    /// ndr, degrade, mlr: searches over flood/flow trials (they read the packet axes too).
+    Search,
+    /// sessions, bulk, http, connections.
+    Conn,
+}
+
+/// The defaults a workload gives the axes whose default is its own, as the axis
+/// registry's text (`plan::axes` parses them as it parses a scenario's values; every
+/// other axis has one default for all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AxisDefaults {
+    /// `clients`: client connections (echo) or source addresses.
+    pub clients: &'static str,
+    /// `size`: a packet size, or a connection workload's bytes.
+    pub size: &'static str,
+    /// `rate`: the offered rate.
+    pub rate: &'static str,
+    /// `count`: pings or sessions in total (empty: for the duration).
+    pub count: &'static str,
+    /// `overhead_sessions`: zero-byte sessions measured first.
+    pub overhead_sessions: &'static str,
+}
+
+/// What a workload leaves at the common default.
+const COMMON: AxisDefaults = AxisDefaults {
+    clients: "1",
+    size: "18",
+    rate: "max",
+    count: "",
+    overhead_sessions: "0",
+};
+
+/// How a kind's trials take a gateway event (`params::events::check_for` says why
+/// one is refused): what the event's marker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventFit {
+    /// The traffic itself (flow 0) or a probe stream of the kind's own: any event.
+    Any,
+    /// A client whose connection opens before the traffic phase (echo's client 1):
+    /// over TCP or SCTP only an event that does not start by dropping it.
+    ClientConnectsFirst,
+    /// A stream of sessions timed one by one by the built-in client and server.
+    TimedSessions,
+    /// None: the kind has no stream whose fate a rule change turns (the text says so).
+    Refused(&'static str),
+}
+
 impl Workload {
+    /// The class of axes it reads.
+    pub fn class(self) -> Class {
+        match self {
+            Workload::Echo => Class::Echo,
+            Workload::Flood | Workload::Flow | Workload::Ping | Workload::NewFlows => Class::Packet,
+            Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections => {
+                Class::Conn
+            }
+        }
+    }
+    /// Its own axis defaults: seed 000's five echo clients, seed 002's 128-byte
+    /// 15 Mbit/s flow, seed 003's 8-byte pings and 1.7 MB × 10 bulk transfers (the
+    /// overhead split out with 10 sessions), seed 004's 8 MB × 10 downloads; a flood
+    /// sends 64-byte IPv4 frames (18-byte payloads) at the maximum rate.
+    pub fn axis_defaults(self) -> AxisDefaults {
+        match self {
+            Workload::Echo => AxisDefaults {
+                clients: "5",
+                ..COMMON
+            },
+            Workload::Flood | Workload::NewFlows => COMMON,
+            Workload::Flow => AxisDefaults {
+                size: "128",
+                rate: "15M",
+                ..COMMON
+            },
+            Workload::Ping => AxisDefaults {
+                size: "8",
+                ..COMMON
+            },
+            Workload::Sessions | Workload::Connections => AxisDefaults {
+                size: "512",
+                ..COMMON
+            },
+            Workload::Bulk => AxisDefaults {
+                size: "1700000",
+                count: "10",
+                overhead_sessions: "10",
+                ..COMMON
+            },
+            Workload::Http => AxisDefaults {
+                size: "8M",
+                count: "10",
+                ..COMMON
+            },
+        }
+    }
+    /// A model's rules for it pass one direction only (client to server: flood and
+    /// flow send no replies).
+    pub fn one_way(self) -> bool {
+        match self {
+            Workload::Flood | Workload::Flow => true,
+            Workload::Echo
+            | Workload::Ping
+            | Workload::NewFlows
+            | Workload::Sessions
+            | Workload::Bulk
+            | Workload::Http
+            | Workload::Connections => false,
+        }
+    }
     /// The kind of this name, its family's parameters built by `packet` or `conn`
     /// (only the one of its family is called).
     pub fn kind<E>(
@@ -110,24 +265,6 @@ impl PacketKind {
 }
 
 impl ConnKind {
-    /// The defaults of each workload (seed 003's bulk: 1.7 MB × 10; seed 004: 8 MB).
-    pub fn defaults(self) -> ConnParams {
-        let base = ConnParams::base();
-        match self {
-            ConnKind::Bulk => ConnParams {
-                size: 1_700_000,
-                count: Some(10),
-                overhead_sessions: 10,
-                ..base
-            },
-            ConnKind::Http => ConnParams {
-                size: 8 << 20,
-                count: Some(10),
-                ..base
-            },
-            ConnKind::Sessions | ConnKind::Connections => base,
-        }
-    }
     pub fn workload(self) -> Workload {
         match self {
             ConnKind::Sessions => Workload::Sessions,
@@ -148,6 +285,78 @@ impl ConnKind {
 }
 
 impl TrialKind {
+    /// The transport of its traffic: echo's as asked (`echo`), TCP for connections,
+    /// UDP for packets.
+    pub fn transport(&self, echo: proto::Proto) -> proto::Proto {
+        match self {
+            TrialKind::Echo => echo,
+            TrialKind::Conn(..) => proto::Proto::Tcp,
+            TrialKind::Packet(..) => proto::Proto::Udp,
+        }
+    }
+    /// How long a trial asked to last `duration_s` runs: a ping long enough for its
+    /// probes and the last reply's timeout, the others as asked.
+    pub fn lasts(&self, duration_s: f64, timeout_ms: u32) -> f64 {
+        match self {
+            TrialKind::Packet(PacketKind::Ping, k) => {
+                ping_duration(duration_s, k.count, k.interval_ns, timeout_ms)
+            }
+            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows, _)
+            | TrialKind::Echo
+            | TrialKind::Conn(..) => duration_s,
+        }
+    }
+    /// It asks for the sweet-spot search: sessions with `parallel` auto (0).
+    pub fn asks_sweet_spot(&self) -> bool {
+        match self {
+            TrialKind::Conn(ConnKind::Sessions, k) => k.parallel == 0,
+            TrialKind::Conn(ConnKind::Bulk | ConnKind::Http | ConnKind::Connections, _)
+            | TrialKind::Echo
+            | TrialKind::Packet(..) => false,
+        }
+    }
+    /// A role counts its rate while the trial runs, so that adaptive length can stop
+    /// it once precise: echo, and flood or flow with a socket sink (new flows end when
+    /// every flow has sent: nothing to make precise).
+    pub fn counts_while_running(&self) -> bool {
+        match self {
+            TrialKind::Echo => true,
+            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
+                k.sink != SinkKind::Gateway
+            }
+            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
+                false
+            }
+        }
+    }
+    /// How it takes a gateway event.
+    pub fn event_fit(&self) -> EventFit {
+        match self {
+            TrialKind::Packet(
+                PacketKind::Flood | PacketKind::Flow | PacketKind::Ping | PacketKind::NewFlows,
+                _,
+            ) => EventFit::Any,
+            TrialKind::Echo => EventFit::ClientConnectsFirst,
+            TrialKind::Conn(ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http, _) => {
+                EventFit::TimedSessions
+            }
+            TrialKind::Conn(ConnKind::Connections, _) => EventFit::Refused(
+                "connections opens connections and holds them; it has no stream of \
+                 sessions whose fate a rule change turns (use sessions, bulk or http)",
+            ),
+        }
+    }
+    /// With a gateway event, its marker is a stream of its own from a second client
+    /// address (ping, the connection workloads; `workloads::events`).
+    pub fn marker_stream(&self) -> bool {
+        match self {
+            TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Conn(..) => true,
+            TrialKind::Echo
+            | TrialKind::Packet(PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows, _) => {
+                false
+            }
+        }
+    }
     pub fn workload(&self) -> Workload {
         match self {
             TrialKind::Echo => Workload::Echo,
@@ -177,6 +386,25 @@ impl TrialKind {
         match self {
             TrialKind::Conn(_, k) => Some(k),
             TrialKind::Echo | TrialKind::Packet(..) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload's class of axes is its family's: the kind it builds carries packet
+    /// parameters exactly when it reads the packet axes, connection parameters exactly
+    /// when it reads the connection axes.
+    #[test]
+    fn the_class_of_axes_is_the_family_of_the_kind() {
+        for w in Workload::ALL {
+            let family = match w.kind(|_| Err(Class::Packet), |_| Err(Class::Conn)) {
+                Ok(_) => Class::Echo,
+                Err(c) => c,
+            };
+            assert_eq!(w.class(), family, "{w}");
         }
     }
 }

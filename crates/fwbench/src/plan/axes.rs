@@ -1,6 +1,9 @@
 //! The axis registry: every parameter a scenario may set or sweep, defined once —
-//! its name, its type, which workloads read it, its default per workload, its parser,
-//! and a line of help. Each value is parsed once ([`Axis::parse`]) into its typed
+//! its name, its type, which classes of workloads read it, its default (where that
+//! differs by workload, the workload's own: `Workload::axis_defaults`), its parser,
+//! and a line of help. The table names no workload: what a kind decides (its class,
+//! transport, duration, whether it asks for the sweet spot) it says itself in
+//! `params::workload`. Each value is parsed once ([`Axis::parse`]) into its typed
 //! [`Value`]; one trial's values are an [`AxisValues`] (the registry's defaults for
 //! the workload, then what was given); [`trial_params`] builds [`TrialParams`] from
 //! it, called only through the front door `plan::build::build` (which adds
@@ -16,7 +19,7 @@ use crate::params::conn::{parse_parallel, parse_size, ConnParams};
 use crate::params::events::{
     parse_event_count, parse_event_method, parse_event_rate, parse_opt_event, Event,
 };
-use crate::params::packet::{ping_duration, PacketParams, SenderPath, SinkKind};
+use crate::params::packet::{PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
 use crate::params::search::{Asked, Search, SearchKind};
 use crate::params::topology::{chain_of, Topology};
@@ -25,36 +28,20 @@ use crate::params::values::{
     engine, model, named, nft_family, parse_bool, parse_clients, parse_count, parse_count0,
     parse_duration, parse_duration0, parse_interval, parse_timeout_ms, position, ratio, rule_count,
 };
-use crate::params::workload::{ConnKind, PacketKind, TrialKind, Workload};
+use crate::params::workload::{ConnKind, PacketKind};
 use crate::params::TrialParams;
 use firewall::models::{Model, Position};
 use proto::{Family, FrameSize, PacketSize, Proto, Rate, ServerMode, UpdateMethod};
 use std::net::IpAddr;
 
-/// The families of workloads, by the axes they read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// Seed 000's echo.
-    Echo,
-    /// flood, flow, ping.
-    Packet,
-    /// ndr, degrade: searches over flood/flow trials (they read the packet axes too).
-    Search,
-    /// sessions, bulk, http, connections.
-    Conn,
-}
+pub use crate::params::workload::Class;
 
 impl Class {
+    /// The class of what the `workload` axis names: a search's, or its workload's own.
     pub fn of(w: Asked) -> Class {
         match w {
             Asked::Search(_) => Class::Search,
-            Asked::Traffic(Workload::Echo) => Class::Echo,
-            Asked::Traffic(
-                Workload::Flood | Workload::Flow | Workload::Ping | Workload::NewFlows,
-            ) => Class::Packet,
-            Asked::Traffic(
-                Workload::Sessions | Workload::Bulk | Workload::Http | Workload::Connections,
-            ) => Class::Conn,
+            Asked::Traffic(w) => w.class(),
         }
     }
 }
@@ -272,7 +259,7 @@ axes! {
     rules: u32, ALL, "filler rule count of the model", default(_) "0", parse(t, _) rule_count(t);
     position: Position, ALL, "where the matching rule sits among the fillers: first, middle, last, none", default(_) "last", parse(t, _) position(t);
     family: Family, ALL, "4 or 6", default(_) "4", parse(t, _) named(t);
-    clients: u32, ALL, "client connections (echo), source addresses (packet workloads)", default(w) if w == Asked::Traffic(Workload::Echo) { "5" } else { "1" }, parse(t, _) parse_clients(t);
+    clients: u32, ALL, "client connections (echo), source addresses (packet workloads)", default(w) w.workload().axis_defaults().clients, parse(t, _) parse_clients(t);
     duration: f64, ALL, "trial length: 10, 2.5s, 500ms, 1m", default(_) "5", parse(t, _) parse_duration(t);
     timeout_ms: u32, ALL, "unsent timeout (echo), reply wait (ping), connect/read timeout (connections)", default(w) if is_conn(w) { "5000" } else { "500" }, parse(t, _) parse_timeout_ms(t);
     import: Option<String>, ALL, "a ruleset file (`nft list ruleset`, `iptables-save`), relative to the scenario", default(_) "", parse(t, _) opt_text(t);
@@ -280,8 +267,8 @@ axes! {
     proto: Proto, ECHO, "tcp, udp or sctp", default(_) "tcp", parse(t, _) named(t);
     server: ServerMode, ECHO, "threads (one per connection) or epoll", default(_) "epoll", parse(t, _) named(t);
     frame_size: FrameSize, ECHO, "echo frame size in bytes, or a range 64-1024", default(_) "64", parse(t, _) named(t);
-    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame), a frame-size mix (imix, csit-imix, 64:7,576:4,1500:1); connection workloads: bytes (8M)", default(w) match w.workload() { Workload::Bulk => "1700000", Workload::Http => "8M", Workload::Flow => "128", Workload::Ping => "8", Workload::Sessions | Workload::Connections => "512", Workload::Echo | Workload::Flood | Workload::NewFlows => "18", }, parse(t, w) Size::parse(t, w);
-    rate: Rate, PACKET, "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)", default(w) if w.workload() == Workload::Flow { "15M" } else { "max" }, parse(t, _) named(t);
+    size: Size, PACKET_CONN, "UDP payload (128), frame:64 (Ethernet frame), a frame-size mix (imix, csit-imix, 64:7,576:4,1500:1); connection workloads: bytes (8M)", default(w) w.workload().axis_defaults().size, parse(t, w) Size::parse(t, w);
+    rate: Rate, PACKET, "max, bits/s (15M), bytes/s (10MB/s = 80M) or packets/s (100kpps)", default(w) w.workload().axis_defaults().rate, parse(t, _) named(t);
     flows: u32, PACKET, "UDP flows (source ports)", default(_) "1", parse(t, _) parse_count(t);
     dsts: u32, PACKET, "destination addresses the flows are spread over (flow i to i mod N)", default(_) "1", parse(t, _) parse_count(t);
     threads: u32, PACKET, "sender threads", default(_) "1", parse(t, _) parse_count(t);
@@ -289,7 +276,7 @@ axes! {
     batch: u32, PACKET, "packets per sendmmsg(2) call", default(_) "64", parse(t, _) parse_count(t);
     sender: SenderPath, PACKET, "udp (sockets) or raw (Ethernet frames through AF_PACKET)", default(_) "udp", parse(t, _) named(t);
     sink: SinkKind, PACKET, "socket (a UDP sink on the server) or gateway (count at the gateway's ingress)", default(_) "socket", parse(t, _) named(t);
-    count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) if matches!(w, Asked::Traffic(Workload::Bulk | Workload::Http)) { "10" } else { "" }, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
+    count: Option<u64>, PACKET_CONN, "pings to send; sessions in total (empty: for the duration)", default(w) w.workload().axis_defaults().count, parse(t, _) opt_count(t).map(|c| c.map(u64::from));
     interval: u64, PACKET, "gap between pings: 0, 250us, 10ms, 1s", default(_) "0", parse(t, _) parse_interval(t);
     dport: Option<(u16, u16)>, PACKET, "destination port or range (5000-6000; the sink listens on the first)", default(_) "", parse(t, _) opt_ports(t);
     sport: Option<(u16, u16)>, PACKET, "source port or range (flow i uses the first + i)", default(_) "", parse(t, _) opt_ports(t);
@@ -316,7 +303,7 @@ axes! {
     resolution: u32, SEARCH, "degrade: stop when the bracket is this many rules wide", default(_) "250", parse(t, _) parse_count(t);
     parallel: u32, CONN, "sessions at once (1 = sequential), or auto (sweet-spot search)", default(_) "1", parse(t, _) parse_parallel(t);
     request: u32, CONN, "bytes the client sends per session", default(_) "64", parse(t, _) size32(t);
-    overhead_sessions: u32, CONN, "bulk: zero-byte sessions measured first (the overhead split)", default(w) if w == Asked::Traffic(Workload::Bulk) { "10" } else { "0" }, parse(t, _) parse_count0(t);
+    overhead_sessions: u32, CONN, "bulk: zero-byte sessions measured first (the overhead split)", default(w) w.workload().axis_defaults().overhead_sessions, parse(t, _) parse_count0(t);
     limit: u32, CONN, "connections: most connections to open", default(_) "10000", parse(t, _) parse_count(t);
     hold: f64, CONN, "connections: how long to hold them once opening stopped", default(_) "1", parse(t, _) parse_duration0(t);
     gateway_cpus: Option<u32>, ALL, "CPUs the gateway's packet processing may use (RPS/XPS masks, its agent): the last N", default(_) "", parse(t, _) opt_count(t);
@@ -423,12 +410,8 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
                 },
             })
         })
-        .or_else(|| sweet_spot(&kind));
-    let proto = match &kind {
-        TrialKind::Echo => v.proto,
-        TrialKind::Conn(..) => Proto::Tcp,
-        TrialKind::Packet(..) => Proto::Udp,
-    };
+        .or_else(|| kind.asks_sweet_spot().then_some(Search::SweetSpot));
+    let proto = kind.transport(v.proto);
     let mut p = TrialParams {
         topology: v.topology,
         clients: v.clients,
@@ -460,230 +443,17 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
     Ok(p)
 }
 
-/// The sweet-spot search a sessions trial with `parallel` auto (0) asks for.
-fn sweet_spot(kind: &TrialKind) -> Option<Search> {
-    match kind {
-        TrialKind::Conn(ConnKind::Sessions, k) if k.parallel == 0 => Some(Search::SweetSpot),
-        TrialKind::Conn(..) | TrialKind::Echo | TrialKind::Packet(..) => None,
-    }
-}
-
 /// What follows from the rest, written once: a degrade search's pre-flight renders
-/// its largest rule set; a ping trial lasts long enough for its probes.
+/// its largest rule set; a trial lasts as long as its kind says (a ping long
+/// enough for its probes).
 fn settle(p: &mut TrialParams) {
     if let Some(Search::Degrade(sp)) = &p.search {
         // The search varies the rule count; pre-flight renders the largest.
         p.rules = sp.max_rules;
     }
-    if let TrialKind::Packet(PacketKind::Ping, k) = &p.kind {
-        p.duration_s = ping_duration(p.duration_s, k.count, k.interval_ns, p.timeout_ms);
-    }
+    p.duration_s = p.kind.lasts(p.duration_s, p.timeout_ms);
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn every_workload() -> Vec<Asked> {
-        Asked::names().iter().map(|n| n.parse().unwrap()).collect()
-    }
-
-    #[test]
-    fn names_are_unique_and_defaults_parse_for_every_workload() {
-        let mut seen = std::collections::HashSet::new();
-        for a in AXES {
-            assert!(seen.insert(a.name), "axis {} twice", a.name);
-            for w in every_workload() {
-                let d = a.default_for(w);
-                assert!(a.parse(d, w).is_ok(), "{} default {d:?} for {w}", a.name);
-            }
-        }
-    }
-
-    #[test]
-    fn every_workload_builds_from_defaults_alone() {
-        for w in every_workload() {
-            let p =
-                trial_params(&AxisValues::defaults(w), 7).unwrap_or_else(|e| panic!("{w}: {e}"));
-            assert_eq!(p.name(), w.as_str());
-        }
-    }
-
-    #[test]
-    fn conntrack_axes_fill_the_packet_parameters() {
-        let w = Asked::Traffic(Workload::NewFlows);
-        let p = |pairs: &[(&str, &str)]| {
-            AxisValues::from_text(w, pairs).and_then(|v| trial_params(&v, 1))
-        };
-        let k = p(&[
-            ("ct_max", "5000"),
-            ("ct_fill", "1000"),
-            ("ct_udp_timeout", "10"),
-        ])
-        .unwrap();
-        let k = k.packet().unwrap();
-        assert_eq!(
-            (k.ct_max, k.ct_fill, k.ct_udp_timeout, k.ct_buckets),
-            (Some(5000), Some(1000), Some(10), None)
-        );
-        // A fill of 0 is none (a sweep starts at an empty table): the same trial key.
-        let none = p(&[]).unwrap();
-        assert_eq!(p(&[("ct_fill", "0")]).unwrap(), none);
-        assert!(p(&[("ct_max", "0")]).is_err());
-        let huge = p(&[("ct_buckets", "4294967295")]).unwrap_err().to_string();
-        assert!(huge.contains("are more than 16777216"), "{huge}");
-        assert!(p(&[("ct_buckets", "16777216")]).is_ok());
-        assert!(p(&[("ct_max", "many")]).is_err());
-        assert_eq!(none.name(), "newflows");
-        let v = AxisValues::defaults(Asked::Search(SearchKind::NdrNewflows));
-        assert_eq!(trial_params(&v, 1).unwrap().name(), "ndr-newflows");
-    }
-
-    /// The event axes are every workload's; the ones that cannot run an event say
-    /// why. The key form keeps a packet trial's event where it was (between `aim`
-    /// and the conntrack settings) and puts the others' at the end.
-    #[test]
-    fn events_on_every_workload_and_where_the_key_keeps_them() {
-        let p = |w: Workload, pairs: &[(&str, &str)]| {
-            let v = AxisValues::from_text(Asked::Traffic(w), pairs).map_err(|e| e.to_string())?;
-            let cx = crate::plan::build::Context::default();
-            crate::plan::build::build(&v, 1, &cx).map_err(|e| e.to_string())
-        };
-        let add = ("event", "add:1@1s");
-        for w in [
-            Workload::Echo,
-            Workload::Flood,
-            Workload::Flow,
-            Workload::Ping,
-            Workload::NewFlows,
-            Workload::Sessions,
-            Workload::Bulk,
-            Workload::Http,
-        ] {
-            let t = p(w, &[add]).unwrap_or_else(|e| panic!("{w}: {e}"));
-            assert_eq!(t.events.as_ref().unwrap().k, 1, "{w}");
-        }
-        let refused = |w, pairs: &[(&str, &str)], why: &str| {
-            let e = p(w, pairs).unwrap_err();
-            assert!(e.contains(why), "{w}: {e}");
-        };
-        refused(
-            Workload::Connections,
-            &[add],
-            "connections opens connections",
-        );
-        refused(
-            Workload::Echo,
-            &[("event", "delete:1@1s"), ("proto", "tcp")],
-            "use -P udp",
-        );
-        assert!(p(
-            Workload::Echo,
-            &[("event", "delete:1@1s"), ("proto", "udp")]
-        )
-        .is_ok());
-        refused(
-            Workload::Http,
-            &[add, ("client_program", "curl")],
-            "built-in client",
-        );
-        refused(
-            Workload::Sessions,
-            &[add, ("topology", "input")],
-            "topology input",
-        );
-        let flow = p(Workload::Flow, &[add, ("ct_fill", "10"), ("aim", "2")]).unwrap();
-        let json = serde_json::to_string(&flow).unwrap();
-        let at = |k: &str| json.find(k).unwrap_or_else(|| panic!("{k} in {json}"));
-        assert!(at("\"aim\"") < at("\"events\"") && at("\"events\"") < at("\"ct_fill\""));
-        assert_eq!(json.matches("\"events\"").count(), 1, "{json}");
-        let echo = serde_json::to_string(&p(Workload::Echo, &[add]).unwrap()).unwrap();
-        assert!(
-            echo.ends_with(r#","events":{"kind":"add","k":1,"at_s":1.0,"method":"batch"}}"#),
-            "{echo}"
-        );
-        let plain = serde_json::to_string(&p(Workload::Echo, &[]).unwrap()).unwrap();
-        assert!(!plain.contains("events"), "{plain}");
-        // Ping's and the sessions' marker stream sends from a second client address.
-        let addresses = |w, pairs: &[(&str, &str)]| {
-            crate::params::events::client_addresses(&p(w, pairs).unwrap())
-        };
-        assert_eq!(addresses(Workload::Ping, &[add]), 2);
-        assert_eq!(addresses(Workload::Ping, &[]), 1);
-        assert_eq!(addresses(Workload::Sessions, &[add]), 2);
-        assert_eq!(addresses(Workload::Flow, &[add]), 1);
-        assert_eq!(addresses(Workload::Echo, &[add, ("clients", "3")]), 3);
-    }
-
-    /// A value is parsed once, into its type; the builder takes it as it is.
-    #[test]
-    fn values_are_typed_once_and_carried() {
-        let flood = Asked::Traffic(Workload::Flood);
-        let rate = find("rate").unwrap().parse("10MB/s", flood).unwrap();
-        assert_eq!(rate, Value::rate(Rate::Bps(80e6)));
-        assert!(find("rate").unwrap().parse("fast", flood).is_err());
-        let mut v = AxisValues::defaults(flood);
-        v.set(rate);
-        v.set(Value::rules(100));
-        let p = trial_params(&v, 1).unwrap();
-        assert_eq!(p.packet().unwrap().rate, Rate::Bps(80e6));
-        assert_eq!(p.rules, 100);
-        // An import implies the import model unless a model was given.
-        let mut v = AxisValues::defaults(flood);
-        v.set(Value::import(Some("r.nft".into())));
-        assert_eq!(trial_params(&v, 1).unwrap().model, Model::Import);
-        v.set(Value::model(Model::Linear));
-        assert!(v.model_given);
-        assert_eq!(trial_params(&v, 1).unwrap().model, Model::Linear);
-        // Degrade renders its largest rule set; ping lasts for its probes.
-        let d = AxisValues::from_text(Asked::Search(SearchKind::Degrade), &[("max_rules", "500")])
-            .unwrap();
-        assert_eq!(trial_params(&d, 1).unwrap().rules, 500);
-        let ping = AxisValues::from_text(
-            Asked::Traffic(Workload::Ping),
-            &[("count", "100"), ("interval", "100ms"), ("duration", "1")],
-        )
-        .unwrap();
-        assert!(trial_params(&ping, 1).unwrap().duration_s > 10.0);
-    }
-
-    #[test]
-    fn size_is_the_workloads_kind_of_size() {
-        let http = Asked::Traffic(Workload::Http);
-        let flood = Asked::Traffic(Workload::Flood);
-        let size = find("size").unwrap();
-        assert_eq!(
-            size.parse("8M", http).unwrap(),
-            Value::size(Size::Bytes(8 << 20))
-        );
-        assert!(size.parse("8M", flood).is_err());
-        assert_eq!(
-            size.parse("frame:64", flood).unwrap(),
-            Value::size(Size::Packet(PacketSize::Frame(64)))
-        );
-        let mut v = AxisValues::defaults(http);
-        v.set(size.parse("frame:64", flood).unwrap());
-        assert!(trial_params(&v, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("packet size"));
-    }
-
-    #[test]
-    fn foreign_axes_follow_the_classes() {
-        let (t, search) = (Asked::Traffic, Asked::Search);
-        for (axis, w, foreign) in [
-            ("size", t(Workload::Http), false),
-            ("size", t(Workload::Flood), false),
-            ("size", t(Workload::Echo), true),
-            ("proto", t(Workload::Flood), true),
-            ("loss", t(Workload::Flood), true),
-            ("loss", search(SearchKind::Ndr), false),
-            ("rate", search(SearchKind::Degrade), false),
-            ("parallel", t(Workload::Ping), true),
-            ("engine", t(Workload::Connections), false),
-        ] {
-            assert_eq!(find(axis).unwrap().foreign_to(w), foreign, "{axis} for {w}");
-        }
-    }
-}
+#[path = "axes_tests.rs"]
+mod tests;

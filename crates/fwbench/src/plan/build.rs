@@ -12,10 +12,8 @@
 
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::ValueError;
-use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::{Adaptive, Conflict, TrialParams};
 use crate::plan::axes::AxisValues;
-use proto::Proto;
 use std::path::{Path, PathBuf};
 
 /// Why one trial's values do not make a trial (bad input). The messages carry no
@@ -111,32 +109,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
         crate::params::search::check_degrade(p, sp)?;
     }
-    let by_kind = match &p.kind {
-        TrialKind::Conn(..) => crate::workloads::conn::check(p).map_err(Conflict),
-        TrialKind::Packet(..) => crate::workloads::packet::check(p),
-        TrialKind::Echo => return check_echo(p),
-    };
-    by_kind.map_err(Into::into)
-}
-
-/// An echo trial's transport limits, then the echo workload's own check.
-fn check_echo(p: &TrialParams) -> Result<(), PlanError> {
-    if p.proto == Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
-        return Err(Conflict(format!(
-            "frame size {} exceeds the largest UDP payload ({} bytes)",
-            p.frame.max(),
-            proto::MAX_UDP_PAYLOAD
-        ))
-        .into());
-    }
-    if p.proto == Proto::Udp && p.clients as u64 + crate::params::ECHO_PORT as u64 > 65_535 {
-        return Err(Conflict(format!(
-            "{} UDP clients need more ports than exist",
-            p.clients
-        ))
-        .into());
-    }
-    crate::workloads::echo::check(p).map_err(|e| Conflict(e).into())
+    crate::workloads::check(p).map_err(Into::into)
 }
 
 /// A table family other than the default means something only to the nft engines:
@@ -158,17 +131,7 @@ pub fn check_adaptive(p: &TrialParams) -> Result<(), Conflict> {
         return Ok(());
     };
     // A search's steps are trials of their own; the search itself has no length.
-    let counted = p.search.is_none()
-        && match &p.kind {
-            TrialKind::Echo => true,
-            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, k) => {
-                k.sink != crate::params::packet::SinkKind::Gateway
-            }
-            // New flows end when every flow has sent: nothing to make precise.
-            TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _) | TrialKind::Conn(..) => {
-                false
-            }
-        };
+    let counted = p.search.is_none() && p.kind.counts_while_running();
     if !counted {
         return Err(Conflict(format!(
             "adaptive length works for echo, and flood/flow with a socket sink, not {}",
@@ -204,60 +167,5 @@ pub fn test_params(w: crate::params::workload::Workload, pairs: &[(&str, &str)])
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::params::search::Asked;
-    use crate::params::workload::Workload;
-
-    fn flood(pairs: &[(&str, &str)]) -> AxisValues {
-        AxisValues::from_text(Asked::Traffic(Workload::Flood), pairs).unwrap()
-    }
-
-    /// Every caller gets the same: the checks run, adaptive and import paths applied
-    /// before them and before the key.
-    #[test]
-    fn one_front_door_checks_and_applies_the_context() {
-        // A cross-field refusal, whatever the caller.
-        let e = build(
-            &flood(&[("import_ipset", "s.ipset")]),
-            0,
-            &Context::default(),
-        )
-        .unwrap_err();
-        assert!(matches!(e, PlanError::Conflict(_)), "{e:?}");
-        assert!(e.to_string().contains("give its import too"), "{e}");
-        // Import files relative to the scenario's directory; absolute ones as given.
-        let v = flood(&[("import", "r.nft")]);
-        let p = build(&v, 0, &Context::scenario("dir/s.toml")).unwrap();
-        assert_eq!(p.import.as_deref(), Some("dir/r.nft"));
-        let p = build(&v, 0, &Context::default()).unwrap();
-        assert_eq!(p.import.as_deref(), Some("r.nft"));
-        let abs = flood(&[("import", "/r.nft")]);
-        let p = build(&abs, 0, &Context::scenario("dir/s.toml")).unwrap();
-        assert_eq!(p.import.as_deref(), Some("/r.nft"));
-        // Adaptive applied, then checked: an error of its own kind.
-        let mut cx = Context {
-            adaptive: Some(Adaptive {
-                precision: 0.01,
-                max_s: 60.0,
-            }),
-            ..Context::default()
-        };
-        let p = build(&flood(&[]), 0, &cx).unwrap();
-        assert_eq!(p.adaptive, cx.adaptive);
-        cx.adaptive = Some(Adaptive {
-            precision: 0.01,
-            max_s: 1.0,
-        });
-        let e = build(&flood(&[("duration", "5")]), 0, &cx).unwrap_err();
-        assert!(matches!(e, PlanError::Adaptive(_)), "{e:?}");
-        // The key follows what was built (adaptive is part of it).
-        let fixed = build(&flood(&[]), 0, &Context::default()).unwrap();
-        cx.adaptive = Some(Adaptive {
-            precision: 0.01,
-            max_s: 60.0,
-        });
-        let adaptive = build(&flood(&[]), 0, &cx).unwrap();
-        assert_ne!(trial_key(&fixed, 1), trial_key(&adaptive, 1));
-    }
-}
+#[path = "build_tests.rs"]
+mod tests;

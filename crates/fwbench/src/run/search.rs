@@ -23,7 +23,7 @@ pub struct Env {
 
 /// `fwbench sessions --parallel auto`.
 pub fn run_sweet_spot(p: TrialParams, env: &Env) -> Result<ExitCode> {
-    cli_search("sessions", p, env, |p, run| {
+    cli_search(p.name(), p, env, |p, run| {
         crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)
     })
 }

@@ -303,8 +303,22 @@ impl EchoSummary {
 /// (32 768 by default) with everything else.
 pub const MAX_THREADS_MODE_CLIENTS: u32 = 4096;
 
-/// Check an echo trial's parameters before anything starts (bad input → the message).
+/// Check an echo trial's parameters before anything starts (bad input → the message):
+/// its transport's limits, then its server's.
 pub fn check(p: &TrialParams) -> Result<(), String> {
+    if p.proto == proto::Proto::Udp && p.frame.max() > proto::MAX_UDP_PAYLOAD {
+        return Err(format!(
+            "frame size {} exceeds the largest UDP payload ({} bytes)",
+            p.frame.max(),
+            proto::MAX_UDP_PAYLOAD
+        ));
+    }
+    if p.proto == proto::Proto::Udp && p.clients as u64 + ECHO_PORT as u64 > 65_535 {
+        return Err(format!(
+            "{} UDP clients need more ports than exist",
+            p.clients
+        ));
+    }
     if p.server == proto::ServerMode::Threads && p.clients > MAX_THREADS_MODE_CLIENTS {
         return Err(format!(
             "-T threads runs one server thread per client and takes at most \

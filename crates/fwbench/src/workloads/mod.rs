@@ -413,6 +413,16 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
     }
 }
 
+/// Each family's own checks of a trial's parameters before anything starts (bad
+/// input), by kind: the last of the front door's (`plan::build`) cross-field checks.
+pub fn check(p: &TrialParams) -> Result<(), crate::params::Conflict> {
+    match &p.kind {
+        TrialKind::Echo => echo::check(p).map_err(crate::params::Conflict),
+        TrialKind::Packet(..) => packet::check(p),
+        TrialKind::Conn(..) => conn::check(p).map_err(crate::params::Conflict),
+    }
+}
+
 /// Nanoseconds as microseconds, for the store's `*_us` columns.
 pub(crate) fn us(ns: u64) -> Option<f64> {
     Some(ns as f64 / 1e3)

@@ -81,8 +81,8 @@ fn compute() -> String {
     }
     for c in COMMANDS {
         let argv: Vec<&str> = ["fwbench"].into_iter().chain(c.split(' ')).collect();
-        let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{c}: {e}"));
-        let (p, ..) = trial_of(&cli.cmd).unwrap().unwrap();
+        let cli = Cli::try_parse_named(&argv).unwrap_or_else(|e| panic!("{c}: {e}"));
+        let (p, ..) = trial_of(&cli.cmd, cli.asked).unwrap().unwrap();
         out += &format!(
             "{c} | {} {}\n",
             crate::plan::scenario::trial_key(&p, 1),
