@@ -2,13 +2,15 @@
 //! figures, the gateway's report, the samples, and — for a search — the search's
 //! result. The controller's single result type, rendered by `output` and stored by
 //! `run::record`.
+//!
+//! Must not: know a family's figures beyond what `workloads::Summary` says of them
+//! (their stored key, the packets they sent).
 
 pub mod search;
 
 use crate::workloads::conn::ConnSummary;
-use crate::workloads::echo::EchoSummary;
-use crate::workloads::packet::{PacketSummary, PingSummary};
-use crate::workloads::Figures;
+use crate::workloads::packet::PacketSummary;
+use crate::workloads::{Figures, STORED_LEGACY_KEY};
 use proto::{GatewayResults, NetState};
 use serde::{Deserialize, Serialize};
 
@@ -78,8 +80,8 @@ pub struct Outcome {
 }
 
 /// The stored form of an [`Outcome`] (`trials.results`, `--json`'s source): each
-/// family's figures under its own key, as before the figures were one enum, so old
-/// results files still read the same.
+/// family's figures under its own key ([`crate::workloads::Summary::stored_key`]), as
+/// before the figures were one enum, so old results files still read the same.
 #[derive(Serialize)]
 struct StoredForm<'a> {
     status: Status,
@@ -87,13 +89,11 @@ struct StoredForm<'a> {
     started_at: &'a str,
     finished_at: &'a str,
     placement: &'a [RoleInfo],
-    summary: Option<&'a EchoSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    packet: Option<&'a PacketSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ping: Option<&'a PingSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    conn: Option<&'a ConnSummary>,
+    /// Always written ([`STORED_LEGACY_KEY`]): the figures stored under it, else null.
+    summary: Option<&'a Figures>,
+    /// Figures stored under a key of their own, after `summary`.
+    #[serde(flatten)]
+    figures: Option<Keyed<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     precision: Option<&'a Precision>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,18 +107,31 @@ struct StoredForm<'a> {
     doubts: &'a [results::Doubt],
 }
 
+/// Figures under their family's key: `{"packet": {…}}`.
+struct Keyed<'a>(&'static str, &'a Figures);
+
+impl Serialize for Keyed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(self.0, self.1)?;
+        m.end()
+    }
+}
+
 impl Serialize for Outcome {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let key = self.figures.as_ref().map(|f| (f.summary().stored_key(), f));
         StoredForm {
             status: self.status,
             error: &self.error,
             started_at: &self.started_at,
             finished_at: &self.finished_at,
             placement: &self.placement,
-            summary: self.echo(),
-            packet: self.packet(),
-            ping: self.ping(),
-            conn: self.conn(),
+            summary: key.filter(|(k, _)| *k == STORED_LEGACY_KEY).map(|(_, f)| f),
+            figures: key
+                .filter(|(k, _)| *k != STORED_LEGACY_KEY)
+                .map(|(k, f)| Keyed(k, f)),
             precision: self.precision.as_ref(),
             search: self.search.as_ref(),
             gateway: &self.gateway,
@@ -218,9 +231,9 @@ impl Outcome {
             return;
         };
         let sent = self
-            .packet()
-            .map(|p| p.sent)
-            .or_else(|| self.ping().map(|p| p.sent));
+            .figures
+            .as_ref()
+            .and_then(|f| f.summary().packets_sent());
         let of = sent.map(|n| format!(" of {n}")).unwrap_or_default();
         self.status = Status::Dropped;
         self.error = Some(format!(
@@ -402,33 +415,13 @@ impl Outcome {
         }
     }
 
-    /// Echo figures (seed 000's `summary`).
-    pub fn echo(&self) -> Option<&EchoSummary> {
-        match self.figures.as_ref()? {
-            Figures::Echo(s) => Some(s),
-            Figures::Packet(_) | Figures::Ping(_) | Figures::Conn(_) => None,
-        }
-    }
-    /// Flood and flow figures.
+    /// Flood, flow and new-flow figures ([`Figures::packet`]).
     pub fn packet(&self) -> Option<&PacketSummary> {
-        match self.figures.as_ref()? {
-            Figures::Packet(s) => Some(s),
-            Figures::Echo(_) | Figures::Ping(_) | Figures::Conn(_) => None,
-        }
+        self.figures.as_ref()?.packet()
     }
-    /// Ping figures.
-    pub fn ping(&self) -> Option<&PingSummary> {
-        match self.figures.as_ref()? {
-            Figures::Ping(s) => Some(s),
-            Figures::Echo(_) | Figures::Packet(_) | Figures::Conn(_) => None,
-        }
-    }
-    /// Connection figures.
+    /// Connection figures ([`Figures::conn`]).
     pub fn conn(&self) -> Option<&ConnSummary> {
-        match self.figures.as_ref()? {
-            Figures::Conn(s) => Some(s),
-            Figures::Echo(_) | Figures::Packet(_) | Figures::Ping(_) => None,
-        }
+        self.figures.as_ref()?.conn()
     }
 
     /// The gateway's rule-set report (engine, rules, install_ms, verdicts …), if any.
@@ -436,3 +429,6 @@ impl Outcome {
         self.gateway.as_ref()?.firewall.as_deref()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -142,15 +142,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 impl TrialDoc {
     pub fn new(p: &crate::params::TrialParams, o: &crate::outcome::Outcome) -> TrialDoc {
         let s = |x: Option<Value>| x.map(object);
-        use crate::workloads::Figures;
-        let result = match &o.figures {
-            Some(Figures::Echo(x)) => Some(echo_result(x)),
-            Some(Figures::Packet(x)) => serde_json::to_value(x).ok(),
-            Some(Figures::Ping(x)) => serde_json::to_value(x).ok(),
-            Some(Figures::Conn(x)) => serde_json::to_value(x).ok(),
-            None => None,
-        }
-        .or_else(|| o.search.as_ref().and_then(|x| serde_json::to_value(x).ok()));
+        let result = (o.figures.as_ref())
+            .and_then(|f| f.summary().json())
+            .or_else(|| o.search.as_ref().and_then(|x| serde_json::to_value(x).ok()));
         let f = o.firewall();
         let f = f.as_ref();
         TrialDoc {
@@ -190,33 +184,6 @@ impl TrialDoc {
                 .and_then(|g| serde_json::to_value(g).ok()),
         }
     }
-}
-
-/// An echo trial's figures (RTT in microseconds, the four measurement points).
-fn echo_result(s: &crate::workloads::echo::EchoSummary) -> Value {
-    let r = s.rtt;
-    let f = |ns: u64| ns as f64 / 1e3;
-    let mut v = serde_json::json!({
-        "elapsed_s": s.elapsed_s,
-        "throughput_bps": s.throughput_bps,
-        "transactions_per_s": s.transactions_per_s,
-        "per_client_throughput_bps": s.per_client_throughput_bps,
-        "validation_errors": s.validation_errors,
-        "unsent": s.unsent,
-        "lost": s.lost,
-        "rtt_us": {
-            "count": r.count, "min": f(r.min_ns), "mean": r.mean_ns / 1e3,
-            "p50": f(r.p50_ns), "p90": f(r.p90_ns), "p99": f(r.p99_ns),
-            "p999": f(r.p999_ns), "max": f(r.max_ns),
-        },
-        "mp": { "mp1": s.mp[0], "mp2": s.mp[1], "mp3": s.mp[2], "mp4": s.mp[3] },
-        "per_client": s.clients,
-    });
-    // Gateway events (issue 25): where every workload has them, `result.events`.
-    if let (Some(e), Some(o)) = (&s.events, v.as_object_mut()) {
-        o.insert("events".into(), serde_json::to_value(e).unwrap_or_default());
-    }
-    v
 }
 
 #[cfg(test)]

@@ -1,31 +1,8 @@
 //! Text of an imported ruleset's verdicts: the rule that took the traffic, what the
 //! ruleset dropped, and every rule that counted a packet (chain, position, text).
 
-use crate::params::packet::PacketParams;
 use firewall::install::Verdicts;
 use std::fmt::Write as _;
-
-/// ` dport=… sport=… aim=…` of a flood or flow (empty when none is set).
-pub fn aim_text(k: &PacketParams) -> String {
-    let range = |(lo, hi): (u16, u16)| {
-        if lo == hi {
-            lo.to_string()
-        } else {
-            format!("{lo}-{hi}")
-        }
-    };
-    let mut out = String::new();
-    if let Some(r) = k.dport {
-        let _ = write!(out, " dport={}", range(r));
-    }
-    if let Some(r) = k.sport {
-        let _ = write!(out, " sport={}", range(r));
-    }
-    if let Some(a) = &k.aim {
-        let _ = write!(out, " aim={a}");
-    }
-    out
-}
 
 /// Lines under `verdicts` in a trial's text (empty for generated models).
 pub fn hits_text(v: &Verdicts) -> String {
@@ -89,13 +66,5 @@ mod tests {
              \x20           70  INPUT:2  policy\n"
         );
         assert_eq!(hits_text(&Verdicts::default()), "");
-        let k = PacketParams {
-            dport: Some((5000, 6000)),
-            sport: Some((7, 7)),
-            aim: Some("INPUT:3".into()),
-            ..PacketParams::default()
-        };
-        assert_eq!(aim_text(&k), " dport=5000-6000 sport=7 aim=INPUT:3");
-        assert_eq!(aim_text(&PacketParams::default()), "");
     }
 }

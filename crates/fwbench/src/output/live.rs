@@ -12,8 +12,8 @@
 
 use crate::exec::live::Tick;
 use crate::outcome::Outcome;
-use crate::params::workload::{PacketKind, TrialKind};
-use crate::workloads::Figures;
+use crate::params::workload::TrialKind;
+use crate::workloads::Live;
 use proto::Tally;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -46,12 +46,8 @@ pub struct Interval {
 
 /// Turns ticks into intervals.
 pub struct Intervals {
-    /// What the lines count (the kind's `Traffic::live_unit`).
-    unit: &'static str,
-    /// Flood and flow: counted at the sink, with the sender's count for loss.
-    packets: bool,
-    /// Echo: with the interval's mean round-trip time.
-    echo: bool,
+    /// What the lines count, and where (the kind's [`crate::workloads::Profile::live`]).
+    live: Live,
     prev: Option<Tick>,
     pub done: Vec<Interval>,
 }
@@ -63,28 +59,18 @@ fn role<'a>(t: &'a Tick, name: &str) -> Option<&'a Tally> {
 impl Intervals {
     pub fn new(kind: &TrialKind) -> Intervals {
         Intervals {
-            unit: crate::workloads::traffic(kind).live_unit(),
-            packets: match kind {
-                TrialKind::Packet(
-                    PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows,
-                    _,
-                ) => true,
-                TrialKind::Packet(PacketKind::Ping, _) | TrialKind::Echo | TrialKind::Conn(..) => {
-                    false
-                }
-            },
-            echo: *kind == TrialKind::Echo,
+            live: crate::workloads::traffic(kind).profile().live,
             prev: None,
             done: Vec::new(),
         }
     }
 
     fn unit(&self) -> &'static str {
-        self.unit
+        self.live.unit
     }
 
     fn packets(&self) -> bool {
-        self.packets
+        self.live.at_sink
     }
 
     /// The counting role of a tick: the sink for packet workloads (the source without
@@ -124,7 +110,7 @@ impl Intervals {
             lost = Some(l);
             loss_ratio = (s > 0).then(|| l.max(0) as f64 / s as f64);
         }
-        let rtt_mean_us = (self.echo && count > 0)
+        let rtt_mean_us = (self.live.rtt && count > 0)
             .then(|| b.rtt_sum_ns.saturating_sub(a.rtt_sum_ns) as f64 / count as f64 / 1e3);
         let i = Interval {
             start_s: a.t_ns as f64 / 1e9,
@@ -148,16 +134,7 @@ impl Intervals {
     /// without a sink —, echoes received, sessions finished, connections opened);
     /// `None` where the result has no such count.
     pub fn total(&self, o: &Outcome) -> Option<u64> {
-        match o.figures.as_ref()? {
-            Figures::Packet(p) if p.counted_at == "sink" => Some(p.received),
-            Figures::Packet(p) => Some(p.sent),
-            Figures::Conn(c) => Some(match &c.hold {
-                Some(h) => h.reached,
-                None => c.sessions + c.failed,
-            }),
-            Figures::Echo(e) => Some(e.mp[3].frames),
-            Figures::Ping(_) => None,
-        }
+        o.figures.as_ref()?.summary().live_total()
     }
 
     /// The end object of `--json-stream`: the trial (as `--json` has it) and how the
@@ -254,81 +231,5 @@ fn bytes(b: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tick(t_s: f64, last: bool, sent: u64, recv: u64) -> Tick {
-        let ns = (t_s * 1e9) as u64;
-        Tick {
-            t_s,
-            last,
-            roles: vec![
-                (
-                    "server",
-                    Tally {
-                        t_ns: ns,
-                        count: recv,
-                        bytes: recv * 18,
-                        rtt_sum_ns: 0,
-                    },
-                ),
-                (
-                    "client",
-                    Tally {
-                        t_ns: ns + 1000,
-                        count: sent,
-                        bytes: sent * 18,
-                        rtt_sum_ns: 0,
-                    },
-                ),
-            ],
-        }
-    }
-
-    #[test]
-    fn packet_intervals_are_differences_with_loss() {
-        let mut iv = Intervals::new(&TrialKind::Packet(PacketKind::Flood, Default::default()));
-        let a = iv.tick(&tick(1.0, false, 1000, 990)).unwrap();
-        assert_eq!(
-            (a.start_s, a.end_s, a.count, a.bytes),
-            (0.0, 1.0, 990, 990 * 18)
-        );
-        assert_eq!((a.sent, a.lost), (Some(1000), Some(10)));
-        assert!((a.loss_ratio.unwrap() - 0.01).abs() < 1e-12);
-        assert!((a.per_s - 990.0).abs() < 1e-9 && (a.bits_per_s - 990.0 * 144.0).abs() < 1e-6);
-        let b = iv.tick(&tick(2.0, false, 2000, 2000)).unwrap();
-        // The 10 in flight at 1 s arrived in the second interval: lost −10 there.
-        assert_eq!(
-            (b.count, b.lost, b.loss_ratio),
-            (1010, Some(-10), Some(0.0))
-        );
-        let c = iv.tick(&tick(2.5, true, 2500, 2490)).unwrap();
-        assert!(c.last && (c.per_s - 980.0).abs() < 1e-6, "{c:?}");
-        // A last tick right on the boundary adds nothing.
-        assert!(iv.tick(&tick(2.5, true, 2500, 2490)).is_none());
-        assert_eq!(iv.done.iter().map(|i| i.count).sum::<u64>(), 2490);
-        assert!(a.text().contains("990 packets") && a.text().contains("lost 10 (1.00 %)"));
-        assert_eq!(a.json()["type"], "interval");
-    }
-
-    #[test]
-    fn echo_intervals_have_mean_rtt() {
-        let mut iv = Intervals::new(&TrialKind::Echo);
-        let t = Tick {
-            t_s: 1.0,
-            last: false,
-            roles: vec![(
-                "client",
-                Tally {
-                    t_ns: 1_000_000_000,
-                    count: 4,
-                    bytes: 256,
-                    rtt_sum_ns: 200_000,
-                },
-            )],
-        };
-        let i = iv.tick(&t).unwrap();
-        assert_eq!((i.unit, i.count, i.rtt_mean_us), ("echoes", 4, Some(50.0)));
-        assert_eq!(i.sent, None);
-    }
-}
+#[path = "live_tests.rs"]
+mod tests;

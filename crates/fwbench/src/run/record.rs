@@ -58,9 +58,9 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
     // The headline columns: each workload says what its figures mean there.
     if let Some(f) = &o.figures {
         rec.headline = f.headline();
-    }
-    if let Some(s) = o.echo() {
-        rec.echo_clients = s.client_rows();
+        if let Some(s) = f.echo() {
+            rec.echo_clients = s.client_rows();
+        }
     }
     rec.kind = Some(kind_row(&t.params));
     if let Some(s) = &o.search {

@@ -13,9 +13,8 @@ use crate::params::topology::Topology;
 use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
-use crate::workloads::us;
 use crate::workloads::{
-    Ending, Figures, Finish, Held, MainMetric, Profile, Returned, Roles, Traffic,
+    named_line, Ending, Figures, Finish, Held, Live, MainMetric, Profile, Returned, Roles, Traffic,
 };
 use anyhow::{bail, Result};
 use proto::GatewayResults;
@@ -24,7 +23,8 @@ use proto::{
     SessionClientResults, SessionClientSpec, TcpServerResults, TcpServerSpec,
 };
 use serde::Serialize;
-use store::Headline;
+
+mod text;
 
 /// Check a connection workload's parameters (bad input → the message; exit 2).
 pub fn check(p: &TrialParams) -> Result<(), String> {
@@ -573,24 +573,6 @@ pub fn combine(
     }
 }
 
-impl ConnSummary {
-    /// The store's headline columns: sessions are the transactions, their durations the "RTT".
-    pub fn headline(&self) -> Headline {
-        Headline {
-            duration_s: Some(self.elapsed_s),
-            throughput_bps: Some(self.goodput_bps),
-            transactions_per_s: Some(self.sessions_per_s),
-            rtt_p50_us: us(self.session.p50_ns),
-            rtt_p90_us: us(self.session.p90_ns),
-            rtt_p99_us: us(self.session.p99_ns),
-            rtt_max_us: us(self.session.max_ns),
-            validation_errors: Some(self.corrupt),
-            lost: Some(self.failed),
-            ..Default::default()
-        }
-    }
-}
-
 /// Sessions, bulk transfers, HTTP downloads and held connections over TCP.
 pub struct Conn(pub ConnKind);
 
@@ -621,15 +603,54 @@ impl Traffic for Conn {
         Profile {
             family: "conn",
             main_metric: MainMetric { name, higher },
-            live_unit: match self.0 {
-                ConnKind::Connections => "connections",
-                ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
+            live: Live {
+                unit: match self.0 {
+                    ConnKind::Connections => "connections",
+                    ConnKind::Sessions | ConnKind::Bulk | ConnKind::Http => "sessions",
+                },
+                at_sink: false,
+                rtt: false,
             },
             ending: Ending::Counted {
                 holds: self.0 == ConnKind::Connections,
             },
             gateway_cpu: false,
         }
+    }
+
+    /// Parallel sessions, sizes, count or duration; held connections' limit and hold;
+    /// external programs.
+    fn params_text(&self, p: &TrialParams) -> String {
+        use crate::params::conn::format_size;
+        let Some(k) = p.conn() else {
+            return named_line(p, "");
+        };
+        let duration_s = p.duration_s;
+        let parallel = match k.parallel {
+            0 => "auto".to_string(),
+            n => n.to_string(),
+        };
+        let amount = match k.count {
+            Some(c) => format!("count={c}"),
+            None => format!("t={duration_s}s"),
+        };
+        let mut s = match self.0 {
+            ConnKind::Sessions => format!(
+                "parallel={parallel} request={} response={} {amount}",
+                format_size(u64::from(k.request)),
+                format_size(k.size)
+            ),
+            ConnKind::Connections => format!("limit={} hold={}s", k.limit, k.hold_s),
+            ConnKind::Bulk | ConnKind::Http => {
+                format!("size={} parallel={parallel} {amount}", format_size(k.size))
+            }
+        };
+        for (what, prog) in [("server", &k.server_program), ("client", &k.client_program)] {
+            if let Some(prog) = prog {
+                s += &format!(" {what}={prog}");
+            }
+        }
+        named_line(p, &s)
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {

@@ -15,8 +15,8 @@ use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::TrialParams;
 use crate::testbed::Testbed;
 use crate::workloads::ctsummary::CtSummary;
-use crate::workloads::packet::{summarise_packet, udp_roles, PACKETS};
-use crate::workloads::{Figures, Profile, Returned, Roles, Traffic};
+use crate::workloads::packet::{params_line, summarise_packet, udp_roles, PACKETS};
+use crate::workloads::{Figures, Live, Profile, Returned, Roles, Traffic};
 use anyhow::Result;
 use proto::{CtSpec, GatewayResults};
 
@@ -46,9 +46,25 @@ impl Traffic for NewFlows {
     /// each: the sink's packets/s).
     fn profile(&self) -> Profile {
         Profile {
-            live_unit: "flows",
+            live: Live {
+                unit: "flows",
+                ..PACKETS.live
+            },
             ..PACKETS
         }
+    }
+
+    /// Flows, rate, threads and the table's settings.
+    fn params_text(&self, p: &TrialParams) -> String {
+        params_line(p, |k| {
+            format!(
+                "flows={} rate={} threads={}{}",
+                k.flows,
+                k.rate,
+                k.threads,
+                crate::workloads::ctsummary::settings_text(k)
+            )
+        })
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {

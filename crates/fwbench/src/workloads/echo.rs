@@ -4,7 +4,9 @@
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::rtt_columns;
-use crate::workloads::{Ending, Figures, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::units::{mbps, us};
+use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::{Summary, TextOf, STORED_LEGACY_KEY};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
 use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
@@ -111,9 +113,120 @@ pub fn summarise(c: &EchoClientResults, s: &EchoServerResults) -> EchoSummary {
     }
 }
 
-impl EchoSummary {
+impl Summary for EchoSummary {
+    fn line(&self) -> String {
+        format!(
+            "{} Mb/s, {:.0} transactions/s, RTT p50 {} µs p99 {} µs, {} validation errors, {} unsent, {} lost",
+            mbps(self.throughput_bps),
+            self.transactions_per_s,
+            us(self.rtt.p50_ns),
+            us(self.rtt.p99_ns),
+            self.validation_errors,
+            self.unsent,
+            self.lost
+        )
+    }
+
+    /// Throughput, RTT, the four measurement points, problems, then a row per client.
+    fn text(&self, t: &TextOf) -> String {
+        let (p, s) = (t.p, self);
+        let mut out = format!(
+            "  throughput   {} Mb/s ({:.0} transactions/s) over {:.2} s{}\n",
+            mbps(s.throughput_bps),
+            s.transactions_per_s,
+            s.elapsed_s,
+            longer_than_asked(p.duration_s, s.elapsed_s, p.clients)
+        );
+        out += &format!(
+            "  RTT µs       min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
+            us(s.rtt.min_ns),
+            us(s.rtt.p50_ns),
+            us(s.rtt.p90_ns),
+            us(s.rtt.p99_ns),
+            us(s.rtt.p999_ns),
+            us(s.rtt.max_ns)
+        );
+        out += &format!(
+            "  frames       MP1 {}  MP2 {}  MP3 {}  MP4 {}\n",
+            s.mp[0].frames, s.mp[1].frames, s.mp[2].frames, s.mp[3].frames
+        );
+        out += &format!(
+            "  problems     {} validation errors, {} unsent, {} lost\n",
+            s.validation_errors, s.unsent, s.lost
+        );
+        out += &t.adaptive;
+        out += "  client  source             Mb/s   trans/s   p50 µs   p99 µs  errors\n";
+        for c in &s.clients {
+            out += &format!(
+                "  {:>6}  {:<16} {:>7} {:>9.0} {:>8} {:>8} {:>7}{}\n",
+                c.client,
+                c.source,
+                mbps(c.throughput_bps),
+                c.transactions_per_s,
+                us(c.rtt.p50_ns),
+                us(c.rtt.p99_ns),
+                c.validation_client.total() + c.validation_server.total(),
+                c.error
+                    .as_ref()
+                    .map(|e| format!("  ({e})"))
+                    .unwrap_or_default()
+            );
+        }
+        out
+    }
+
+    /// Mb/s, trans/s, p50 µs, p99 µs, errors, unsent, lost.
+    fn cells(&self) -> Vec<String> {
+        vec![
+            mbps(self.throughput_bps),
+            format!("{:.0}", self.transactions_per_s),
+            us(self.rtt.p50_ns),
+            us(self.rtt.p99_ns),
+            self.validation_errors.to_string(),
+            self.unsent.to_string(),
+            self.lost.to_string(),
+        ]
+    }
+
+    /// Echoes the clients received (MP4).
+    fn live_total(&self) -> Option<u64> {
+        Some(self.mp[3].frames)
+    }
+
+    /// RTT in microseconds, the four measurement points by name, a row per client.
+    fn json(&self) -> Option<serde_json::Value> {
+        let (s, r) = (self, self.rtt);
+        let f = |ns: u64| ns as f64 / 1e3;
+        let mut v = serde_json::json!({
+            "elapsed_s": s.elapsed_s,
+            "throughput_bps": s.throughput_bps,
+            "transactions_per_s": s.transactions_per_s,
+            "per_client_throughput_bps": s.per_client_throughput_bps,
+            "validation_errors": s.validation_errors,
+            "unsent": s.unsent,
+            "lost": s.lost,
+            "rtt_us": {
+                "count": r.count, "min": f(r.min_ns), "mean": r.mean_ns / 1e3,
+                "p50": f(r.p50_ns), "p90": f(r.p90_ns), "p99": f(r.p99_ns),
+                "p999": f(r.p999_ns), "max": f(r.max_ns),
+            },
+            "mp": { "mp1": s.mp[0], "mp2": s.mp[1], "mp3": s.mp[2], "mp4": s.mp[3] },
+            "per_client": s.clients,
+        });
+        // Gateway events (issue 25): where every workload has them, `result.events`.
+        if let (Some(e), Some(o)) = (&s.events, v.as_object_mut()) {
+            o.insert("events".into(), serde_json::to_value(e).unwrap_or_default());
+        }
+        Some(v)
+    }
+
+    /// Seed 000 stored its figures under `summary`, the key every trial still has.
+    fn stored_key(&self) -> &'static str {
+        STORED_LEGACY_KEY
+    }
+
     /// The store's headline columns: throughput, transactions, RTT percentiles, errors.
-    pub fn headline(&self) -> Headline {
+    fn headline(&self) -> Headline {
         Headline {
             duration_s: Some(self.elapsed_s),
             throughput_bps: Some(self.throughput_bps),
@@ -124,7 +237,25 @@ impl EchoSummary {
             ..rtt_columns(&self.rtt)
         }
     }
+}
 
+/// Why the traffic ran longer than asked, when it did by more than 10 % and 0.5 s (an
+/// echo of 3 000 threaded clients on two CPUs: the rates are over the time it ran,
+/// from the clients' start to the agent's stop).
+fn longer_than_asked(asked_s: f64, ran_s: f64, clients: u32) -> String {
+    if ran_s <= asked_s * 1.1 || ran_s - asked_s < 0.5 {
+        return String::new();
+    }
+    format!(
+        " (asked {asked_s:.2} s: the traffic ran {:.2} s longer, from the clients' start \
+         to the stop, which came late with {clients} clients on {} CPUs; the rates are \
+         over the {ran_s:.2} s it ran)",
+        ran_s - asked_s,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    )
+}
+
+impl EchoSummary {
     /// Seed 000's per-client rows.
     pub fn client_rows(&self) -> Vec<EchoClientRow> {
         self.clients
@@ -211,12 +342,30 @@ impl Traffic for Echo {
                 name: "throughput_bps",
                 higher: true,
             },
-            live_unit: "echoes",
+            live: Live {
+                unit: "echoes",
+                at_sink: false,
+                rtt: true,
+            },
             ending: Ending::Timed {
                 measuring: "client",
             },
             gateway_cpu: false,
         }
+    }
+
+    /// Its topology, protocol and address family, server mode, clients, frame size
+    /// and duration (no name: seed 000's line).
+    fn params_text(&self, p: &TrialParams) -> String {
+        format!(
+            "{} {}/IPv{} server={} n={} f={} t={}s",
+            p.topology, p.proto, p.family, p.server, p.clients, p.frame_size, p.duration_s
+        )
+    }
+
+    /// Named before its parameter line, which names no workload.
+    fn heading(&self, params_line: String) -> String {
+        format!("echo {params_line}")
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
@@ -402,5 +551,18 @@ mod tests {
             }
         );
         assert_eq!(sum.clients[1].mp[2].frames, 4);
+    }
+
+    #[test]
+    fn a_trial_longer_than_asked_says_why() {
+        assert_eq!(longer_than_asked(2.0, 2.05, 10), "");
+        assert_eq!(longer_than_asked(0.5, 0.9, 10), "");
+        let n = longer_than_asked(2.0, 10.23, 3000);
+        assert!(
+            n.starts_with(" (asked 2.00 s: the traffic ran 8.23 s longer")
+                && n.contains("3000 clients")
+                && n.ends_with("over the 10.23 s it ran)"),
+            "{n}"
+        );
     }
 }

@@ -3,8 +3,11 @@
 //! end is decided, and the figures it combines from both ends and the gateway
 //! ([`Figures`]) — with the headline columns they are stored under.
 //!
-//! Each family's figures also say what they mean in the store's headline columns
-//! (`headline()`).
+//! Each family's figures say for themselves ([`Summary`], dispatched once by
+//! [`Figures::summary`]) what `output` and `outcome` show and store of them: the trial
+//! line and text, the run table's cells, the live total, the JSON `result`, the key of
+//! the stored form and the store's headline columns; each kind its parameter line
+//! ([`Traffic::params_text`]) and how live intervals count ([`Live`]).
 //!
 //! The trial driver (`exec::trial`) names no family: what a family needs around its
 //! agents it says through the trait's hooks — [`Traffic::prepare`] (what the host must
@@ -26,6 +29,7 @@ pub mod events;
 pub mod hosts;
 pub mod packet;
 pub mod packet_hooks;
+pub mod units;
 
 use crate::params::workload::{PacketKind, TrialKind};
 use crate::params::{Pinning, TrialParams};
@@ -123,7 +127,74 @@ pub enum Figures {
     Conn(Box<conn::ConnSummary>),
 }
 
+/// What a family's figures say for themselves, the way [`Traffic`] holds what a kind
+/// decides: the trial's line and text, its row in `fwbench run`'s table, the live
+/// total, the JSON `result`, the stored form and the store's headline columns.
+/// [`Figures::summary`] dispatches to it, once: `output` and `outcome` name no family.
+pub trait Summary: ToJson {
+    /// The trial line's figures, after its status (`ok: …`).
+    fn line(&self) -> String;
+    /// The trial's text: one aspect per indented line, `t.adaptive` where the family
+    /// puts it (the rule set's and placement lines follow).
+    fn text(&self, t: &TextOf) -> String;
+    /// The figure cells of its row in the run's summary table (the columns after the
+    /// parameters': the family's table in `output`).
+    fn cells(&self) -> Vec<String>;
+    /// The trial's own total of what live intervals count ([`Live::unit`]); `None`
+    /// where the figures have no such count.
+    fn live_total(&self) -> Option<u64>;
+    /// The `result` object of the trial's JSON (`docs/schema/trial.json`). By
+    /// default the figures as they serialise.
+    fn json(&self) -> Option<serde_json::Value> {
+        self.to_json()
+    }
+    /// The key its figures are stored under in `trials.results`
+    /// ([`STORED_LEGACY_KEY`] is always written, null for any other).
+    fn stored_key(&self) -> &'static str;
+    /// Packets the source sent, which an imported ruleset's drops are counted against
+    /// (`None`: not a packet count).
+    fn packets_sent(&self) -> Option<u64> {
+        None
+    }
+    /// What the figures mean in the store's headline columns.
+    fn headline(&self) -> store::Headline;
+}
+
+/// Figures as a JSON value, whatever their type ([`Summary::json`]'s default).
+pub trait ToJson {
+    fn to_json(&self) -> Option<serde_json::Value>;
+}
+
+impl<T: serde::Serialize> ToJson for T {
+    fn to_json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
+    }
+}
+
+/// The stored form's key that every trial's results carry (seed 000's echo figures;
+/// null for the other families, stored under their own keys beside it).
+pub const STORED_LEGACY_KEY: &str = "summary";
+
+/// What a family's [`Summary::text`] is given besides its figures.
+pub struct TextOf<'a> {
+    pub p: &'a TrialParams,
+    /// The gateway agent's report (interface counters).
+    pub gateway: Option<&'a GatewayResults>,
+    /// An adaptive trial's precision line ("" for a fixed duration).
+    pub adaptive: String,
+}
+
 impl Figures {
+    /// The family's figures behind the one trait: the registry of what they say.
+    pub fn summary(&self) -> &dyn Summary {
+        match self {
+            Figures::Echo(s) => s,
+            Figures::Packet(s) => s,
+            Figures::Ping(s) => s,
+            Figures::Conn(s) => s.as_ref(),
+        }
+    }
+
     /// Gateway events and what the traffic felt (absent without events).
     pub fn events(&self) -> Option<&events::EventsSummary> {
         match self {
@@ -145,11 +216,43 @@ impl Figures {
 
     /// What the figures mean in the store's headline columns.
     pub fn headline(&self) -> store::Headline {
+        self.summary().headline()
+    }
+
+    /// Echo figures (their per-client rows are stored beside the headline).
+    pub fn echo(&self) -> Option<&echo::EchoSummary> {
         match self {
-            Figures::Echo(s) => s.headline(),
-            Figures::Packet(s) => s.headline(),
-            Figures::Ping(s) => s.headline(),
-            Figures::Conn(s) => s.headline(),
+            Figures::Echo(s) => Some(s),
+            Figures::Packet(_) | Figures::Ping(_) | Figures::Conn(_) => None,
+        }
+    }
+
+    /// Flood, flow and new-flow figures (what rate searches read).
+    pub fn packet(&self) -> Option<&packet::PacketSummary> {
+        match self {
+            Figures::Packet(s) => Some(s),
+            Figures::Echo(_) | Figures::Ping(_) | Figures::Conn(_) => None,
+        }
+    }
+
+    /// Connection figures (what the parallelism search reads).
+    pub fn conn(&self) -> Option<&conn::ConnSummary> {
+        match self {
+            Figures::Conn(s) => Some(s),
+            Figures::Echo(_) | Figures::Packet(_) | Figures::Ping(_) => None,
+        }
+    }
+}
+
+/// The figures serialise as their family's summary (the stored form's value under
+/// [`Summary::stored_key`]).
+impl serde::Serialize for Figures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Figures::Echo(x) => x.serialize(s),
+            Figures::Packet(x) => x.serialize(s),
+            Figures::Ping(x) => x.serialize(s),
+            Figures::Conn(x) => x.serialize(s),
         }
     }
 }
@@ -170,8 +273,8 @@ pub struct Profile {
     pub family: &'static str,
     /// What ranks its trials in reports (stored with each trial).
     pub main_metric: MainMetric,
-    /// What live interval lines count (`-i`).
-    pub live_unit: &'static str,
+    /// What live interval lines count (`-i`), and where.
+    pub live: Live,
     /// How the traffic phase ends.
     pub ending: Ending,
     /// Packet-rate work: unless the user places the roles, a trial through a gateway
@@ -181,10 +284,30 @@ pub struct Profile {
     pub gateway_cpu: bool,
 }
 
+/// What a kind's live interval lines (`-i`, `--json-stream`) count, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Live {
+    /// What one count is: `packets`, `echoes`, `sessions` …
+    pub unit: &'static str,
+    /// Counted at the sink (at the source without one), with the source's count for
+    /// each interval's loss; otherwise counted by the client.
+    pub at_sink: bool,
+    /// With each interval's mean round-trip time (the client's echoes).
+    pub rtt: bool,
+}
+
 /// What a workload must decide for a trial to run.
 pub trait Traffic: Sync {
     /// Its family, main metric, live unit and ending.
     fn profile(&self) -> Profile;
+    /// The trial's parameters in one line (plan listings, progress lines, the head of
+    /// its text), before the rule set's: usually [`named_line`].
+    fn params_text(&self, p: &TrialParams) -> String;
+    /// The first line of a trial's text, made of its parameter line. By default that
+    /// line itself (which starts with the kind's name).
+    fn heading(&self, params_line: String) -> String {
+        params_line
+    }
     /// The specs of the server and client agents and where each runs.
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
     /// Combine the roles' results (and the gateway's) into the workload's figures.
@@ -196,6 +319,12 @@ pub trait Traffic: Sync {
         gateway: Option<&GatewayResults>,
     ) -> Result<Figures>;
 
+    /// The rate a trial sends at, as asked (the run's table shows it; `None`: the kind
+    /// has none). By default its packet parameters' rate.
+    fn rate(&self, p: &TrialParams) -> Option<proto::Rate> {
+        p.packet().map(|k| k.rate)
+    }
+
     /// [`Profile::family`].
     fn family(&self) -> &'static str {
         self.profile().family
@@ -204,9 +333,9 @@ pub trait Traffic: Sync {
     fn main_metric(&self) -> MainMetric {
         self.profile().main_metric
     }
-    /// [`Profile::live_unit`].
+    /// [`Profile::live`]'s unit.
     fn live_unit(&self) -> &'static str {
-        self.profile().live_unit
+        self.profile().live.unit
     }
     /// [`Profile::ending`].
     fn ending(&self) -> Ending {
@@ -244,6 +373,17 @@ pub trait Traffic: Sync {
     fn spread(&self, p: &TrialParams, clients: u32, servers: u32) -> Result<(), String> {
         one_host_per_role(p, clients, servers)
     }
+}
+
+/// A kind's parameter line: its label, name, topology and address family, then `what`
+/// (the kind's own parameters, as typed).
+pub fn named_line(p: &TrialParams, what: &str) -> String {
+    let label = p
+        .label
+        .as_ref()
+        .map(|l| format!("[{l}] "))
+        .unwrap_or_default();
+    format!("{label}{} {} IPv{} {what}", p.name(), p.topology, p.family)
 }
 
 /// A workload that runs on one host per role refuses a testbed with more.

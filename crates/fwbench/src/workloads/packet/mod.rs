@@ -15,7 +15,9 @@ use crate::testbed::{spread, Host, Testbed};
 use crate::workloads::ctsummary::CtSummary;
 use crate::workloads::hosts::{self, FromHost};
 use crate::workloads::rtt_columns;
-use crate::workloads::{Ending, Figures, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::units::{mbps, pps, us};
+use crate::workloads::{named_line, Summary, TextOf};
+use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
@@ -27,6 +29,7 @@ use store::Headline;
 mod check;
 mod roles;
 mod summary;
+mod text;
 pub use check::check;
 pub use roles::role_specs;
 pub use summary::summarise_packet;
@@ -494,9 +497,73 @@ pub fn size_text(k: &PacketParams, family: Family) -> String {
     }
 }
 
-impl PacketSummary {
+impl Summary for PacketSummary {
+    fn line(&self) -> String {
+        let s = self;
+        format!(
+            "offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}",
+            pps(s.offered_pps),
+            pps(s.sent_pps),
+            pps(s.received_pps),
+            mbps(s.received_bps),
+            mbps(s.received_l2_bps),
+            s.loss_ratio * 100.0,
+            if s.owd.count > 0 {
+                format!(
+                    ", one-way delay p50 {} µs, jitter {:.1} µs",
+                    us(s.owd.p50_ns),
+                    s.jitter_ns / 1e3
+                )
+            } else {
+                String::new()
+            },
+            match &s.limited_by {
+                Some(l) => format!(", limited by {}", l.short()),
+                None => String::new(),
+            }
+        )
+    }
+
+    /// Packets, rates, loss, delays, hosts, the interfaces' counters, conntrack, what
+    /// limited it, the sender's lag; then the adaptive line.
+    fn text(&self, t: &TextOf) -> String {
+        text::packet_text(t.p, t.gateway, self) + &t.adaptive
+    }
+
+    /// sent pps, recv pps, loss %, p50 µs (one-way; `-` without a shared clock).
+    fn cells(&self) -> Vec<String> {
+        let s = self;
+        vec![
+            format!("{:.0}", s.sent_pps),
+            format!("{:.0}", s.received_pps),
+            format!("{:.4}", s.loss_ratio * 100.0),
+            if s.owd.count > 0 {
+                us(s.owd.p50_ns)
+            } else {
+                "-".into()
+            },
+        ]
+    }
+
+    /// Packets received at the sink (sent, without one).
+    fn live_total(&self) -> Option<u64> {
+        Some(if self.counted_at == "sink" {
+            self.received
+        } else {
+            self.sent
+        })
+    }
+
+    fn stored_key(&self) -> &'static str {
+        "packet"
+    }
+
+    fn packets_sent(&self) -> Option<u64> {
+        Some(self.sent)
+    }
+
     /// The store's headline columns: received packets/s, loss, one-way delay, jitter.
-    pub fn headline(&self) -> Headline {
+    fn headline(&self) -> Headline {
         Headline {
             duration_s: Some(self.elapsed_s),
             throughput_bps: Some(self.received_bps),
@@ -513,9 +580,68 @@ impl PacketSummary {
     }
 }
 
-impl PingSummary {
+impl Summary for PingSummary {
+    fn line(&self) -> String {
+        let s = self;
+        format!(
+            "{}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
+            s.received,
+            s.sent,
+            us(s.rtt.min_ns),
+            s.rtt.mean_ns / 1e3,
+            us(s.rtt.p50_ns),
+            us(s.rtt.p99_ns),
+            us(s.rtt.max_ns),
+            s.lost
+        )
+    }
+
+    /// Probes and replies, the round trips; then the adaptive line.
+    fn text(&self, t: &TextOf) -> String {
+        let s = self;
+        let mut out = format!(
+            "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
+            s.sent, s.received, s.lost, s.invalid, s.elapsed_s
+        );
+        out += &format!(
+            "  RTT µs       min {}  avg {:.2}  p50 {}  p90 {}  p99 {}  max {}\n",
+            us(s.rtt.min_ns),
+            s.rtt.mean_ns / 1e3,
+            us(s.rtt.p50_ns),
+            us(s.rtt.p90_ns),
+            us(s.rtt.p99_ns),
+            us(s.rtt.max_ns)
+        );
+        out + &t.adaptive
+    }
+
+    /// The packet table's columns: probes and replies per second, loss, the RTT's p50.
+    fn cells(&self) -> Vec<String> {
+        let s = self;
+        vec![
+            format!("{:.0}", s.sent as f64 / s.elapsed_s.max(1e-9)),
+            format!("{:.0}", s.received as f64 / s.elapsed_s.max(1e-9)),
+            format!("{:.4}", s.lost as f64 * 100.0 / (s.sent.max(1)) as f64),
+            us(s.rtt.p50_ns),
+        ]
+    }
+
+    /// Round trips have no interval count to add up to.
+    fn live_total(&self) -> Option<u64> {
+        None
+    }
+
+    fn stored_key(&self) -> &'static str {
+        "ping"
+    }
+
+    /// Its probes.
+    fn packets_sent(&self) -> Option<u64> {
+        Some(self.sent)
+    }
+
     /// The store's headline columns: replies/s as transactions, RTT percentiles, loss.
-    pub fn headline(&self) -> Headline {
+    fn headline(&self) -> Headline {
         Headline {
             duration_s: Some(self.elapsed_s),
             transactions_per_s: Some(self.received as f64 / self.elapsed_s.max(1e-9)),
@@ -556,6 +682,13 @@ pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
     })
 }
 
+/// A packet kind's parameter line ([`named_line`]): `what` of its packet parameters,
+/// then the duration.
+pub fn params_line(p: &TrialParams, what: impl FnOnce(&PacketParams) -> String) -> String {
+    let k = p.packet().cloned().unwrap_or_default();
+    named_line(p, &format!("{} t={}s", what(&k), p.duration_s))
+}
+
 /// The packet family's profile (flood and flow; ping and new flows differ in one
 /// field): packets/s received ranks, timed by the sink's count.
 pub const PACKETS: Profile = Profile {
@@ -564,7 +697,11 @@ pub const PACKETS: Profile = Profile {
         name: "received_pps",
         higher: true,
     },
-    live_unit: "packets",
+    live: Live {
+        unit: "packets",
+        at_sink: true,
+        rtt: false,
+    },
     ending: Ending::Timed {
         measuring: "server",
     },
@@ -577,6 +714,27 @@ pub struct PacketRate;
 impl Traffic for PacketRate {
     fn profile(&self) -> Profile {
         PACKETS
+    }
+
+    /// Size, rate, flows (and destinations), threads, sender and sink, what aims it.
+    fn params_text(&self, p: &TrialParams) -> String {
+        params_line(p, |k| {
+            format!(
+                "size={} rate={} flows={}{} threads={} sender={} sink={}{}",
+                k.size,
+                k.rate,
+                k.flows,
+                if k.dsts > 1 {
+                    format!(" dsts={}", k.dsts)
+                } else {
+                    String::new()
+                },
+                k.threads,
+                k.sender.name(),
+                k.sink.name(),
+                text::aim_text(k)
+            )
+        })
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
@@ -648,8 +806,34 @@ impl Traffic for Ping {
             },
             // A round trip's latency, not a rate: placement is the user's to choose.
             gateway_cpu: false,
+            // Its probes, as the client counts them.
+            live: Live {
+                at_sink: false,
+                ..PACKETS.live
+            },
             ..PACKETS
         }
+    }
+
+    /// None: one probe at a time (at most one per interval).
+    fn rate(&self, _p: &TrialParams) -> Option<Rate> {
+        None
+    }
+
+    /// Probe size, count and interval.
+    fn params_text(&self, p: &TrialParams) -> String {
+        params_line(p, |k| {
+            format!(
+                "size={}{}{}",
+                k.size,
+                k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
+                if k.interval_ns > 0 {
+                    format!(" interval={}µs", k.interval_ns / 1000)
+                } else {
+                    String::new()
+                }
+            )
+        })
     }
 
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {

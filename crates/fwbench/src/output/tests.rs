@@ -1,0 +1,101 @@
+//! Unit tests of `output`: a trial's text and line, and the run table, around the
+//! figures' own lines (`workloads::Summary`).
+
+use super::*;
+use crate::params::workload::Workload;
+use crate::plan::build::test_params;
+use crate::workloads::packet::PingSummary;
+use crate::workloads::Figures;
+
+fn ping() -> (TrialParams, Outcome) {
+    let p = test_params(Workload::Ping, &[("count", "3"), ("interval", "1ms")]);
+    let s = PingSummary {
+        sent: 3,
+        received: 2,
+        lost: 1,
+        invalid: 0,
+        rtt: proto::RttSummary {
+            count: 2,
+            min_ns: 10_000,
+            mean_ns: 15_000.0,
+            p50_ns: 12_000,
+            p90_ns: 20_000,
+            p99_ns: 20_000,
+            p999_ns: 20_000,
+            max_ns: 20_000,
+        },
+        elapsed_s: 0.5,
+        finished: true,
+        events: None,
+    };
+    let o = Outcome {
+        figures: Some(Figures::Ping(s)),
+        ..Outcome::started("t0".into())
+    };
+    (p, o)
+}
+
+/// The frame (parameter line, placement) around the family's own lines, and the
+/// trial line: status, then the figures' line.
+#[test]
+fn trial_text_frames_the_figures_lines() {
+    let (p, mut o) = ping();
+    assert_eq!(
+        trial_text(&p, &o),
+        "ping forward IPv4 size=payload:8 count=3 interval=1000µs t=5s\n\
+         \x20 probes       3 sent, 2 replies, 1 lost, 0 invalid over 0.50 s\n\
+         \x20 RTT µs       min 10.0  avg 15.00  p50 12.0  p90 20.0  p99 20.0  max 20.0\n\
+         \x20 placement    \n"
+    );
+    assert_eq!(
+        outcome_line(&o),
+        "ok: 2/3 replies, RTT min 10.0 avg 15.0 p50 12.0 p99 20.0 max 20.0 µs, 1 lost"
+    );
+    o.status = Status::Failed;
+    o.error = Some("no reflector".into());
+    assert_eq!(outcome_line(&o), "failed: no reflector");
+    assert_eq!(
+        trial_text(&p, &o),
+        "ping forward IPv4 size=payload:8 count=3 interval=1000µs t=5s\nfailed: no reflector\n"
+    );
+}
+
+/// A ping's row in the packet table: no rate (it sends one probe at a time), its
+/// figures' cells.
+#[test]
+fn run_table_rows_take_the_figures_cells() {
+    let (p, o) = ping();
+    let t = PlannedTrial {
+        key: "k".into(),
+        rep: 1,
+        params: p,
+    };
+    let table = summary_table("run", &[(t, o)]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with('1'))
+        .expect("a row for the trial");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "1",
+            "ping",
+            "forward",
+            "none",
+            "-",
+            "0",
+            "IPv4",
+            "payload:8",
+            "-",
+            "1",
+            "6",
+            "4",
+            "33.3333",
+            "12.0",
+            "-",
+            "ok"
+        ],
+        "{table}"
+    );
+}
