@@ -262,18 +262,25 @@ pub fn judge(
 }
 
 /// Pure part of [`verdicts`] for an imported ruleset: each rule's counter (from
-/// `chains`: chain name → counters in order), the rule that took the traffic, the
-/// drops. No filler/match expectation: the user's rules are what they are.
+/// `chains`: chain name → counters in order; a drop policy's is the last rule of
+/// its chain), the rule that took the traffic, the drops. No filler/match
+/// expectation: the user's rules are what they are.
 pub fn judge_imported(rules: &[ImportedRule], chains: &[(String, Vec<u64>)]) -> Verdicts {
     let mut v = Verdicts::default();
     let mut best: Option<(&ImportedRule, u64)> = None;
     let mut drops: Vec<String> = vec![];
     let mut dropped = 0;
     for r in rules {
+        // A policy's counted drop is the last rule of its chain (the chain of
+        // fwbench's that holds it); its `index` is its place after the user's rules.
+        let at = |v: &Vec<u64>| match r.policy {
+            true => v.last().copied(),
+            false => r.index.checked_sub(1).and_then(|i| v.get(i).copied()),
+        };
         let Some(packets) = chains
             .iter()
             .find(|(c, _)| *c == r.chain)
-            .and_then(|(_, v)| v.get(r.index - 1).copied())
+            .and_then(|(_, v)| at(v))
         else {
             v.problems
                 .push(format!("rule {} not found in chain {}", r.index, r.chain));
@@ -359,17 +366,23 @@ mod tests {
             rule("INPUT", 1, "accept", false),
             rule("INPUT", 2, "jump X", false),
             rule("X", 1, "accept", false),
-            rule("INPUT", 3, "drop", true),
+            // The policy: placed after INPUT's rules, counted by the last rule of
+            // the chain of fwbench's that holds it.
+            ImportedRule {
+                chain: "FWBENCH-P-INPUT".into(),
+                ..rule("INPUT", 3, "drop", true)
+            },
         ];
         let chains = vec![
             ("FWBENCH-INPUT".to_string(), vec![5, 900]),
             ("FWBENCH-X".to_string(), vec![100]),
         ];
         let v = judge_imported(&rules, &chains);
-        assert_eq!(v.problems, ["rule 3 not found in chain FWBENCH-INPUT"]);
+        assert_eq!(v.problems, ["rule 3 not found in chain FWBENCH-P-INPUT"]);
         let chains = vec![
-            ("FWBENCH-INPUT".to_string(), vec![5, 900, 800]),
+            ("FWBENCH-INPUT".to_string(), vec![5, 900]),
             ("FWBENCH-X".to_string(), vec![100]),
+            ("FWBENCH-P-INPUT".to_string(), vec![1705, 800]),
         ];
         let v = judge_imported(&rules, &chains);
         assert!(v.ok);
@@ -387,8 +400,9 @@ mod tests {
         let quiet = judge_imported(
             &rules,
             &[
-                ("FWBENCH-INPUT".to_string(), vec![7, 0, 0]),
+                ("FWBENCH-INPUT".to_string(), vec![7, 0]),
                 ("FWBENCH-X".to_string(), vec![0]),
+                ("FWBENCH-P-INPUT".to_string(), vec![7, 0]),
             ],
         );
         assert_eq!(quiet.took.as_deref(), Some("INPUT:1 (rule 1): 7 packets"));
