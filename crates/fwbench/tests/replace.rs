@@ -49,6 +49,9 @@ fn assert_verdicts_hold(v: &Value, ctx: &str) -> u64 {
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn replacements_keep_a_meaningful_verdict_check_and_say_why_they_have_no_time_to_effect() {
     let tb = TestbedGuard::up("forward");
+    // A set engine's replacement collapses the events' rules into its fillers' set.
+    let v = flow(&tb.name, "nft-set", "--event replace:2@800ms");
+    assert!(assert_verdicts_hold(&v, "nft-set") > 0, "{}", v["verdicts"]);
     for engine in ["nft", "iptables-nft"] {
         // One replacement at 0.8 s: the marker's rule drops it to the end; its packets
         // are the events' in the verdicts.
