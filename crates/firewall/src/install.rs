@@ -1,7 +1,10 @@
 //! Installer: apply a rendered rule set in the current network namespace (the
 //! gateway agent runs inside the gateway's), timed and verified; read the counters
-//! of fwbench's rules back; remove exactly what was applied. Each step asks the
-//! engine's backend (the `engine` module); this module holds only the order of the steps.
+//! of fwbench's rules back and judge them (the verdicts: of a model's layout, of an
+//! imported ruleset's rules — a drop policy counted by the last rule of its chain —,
+//! or of a replacement gateway events put in force, against the installed layout);
+//! remove exactly what was applied. Each step asks the engine's backend (the `engine`
+//! module); this module holds only the order of the steps.
 //!
 //! Isolation: only `table inet|ip|ip6 fwbench`, chains `FWBENCH-*` and sets `fwbench-*`
 //! are ever created, read or removed. Before installing, a marker file records the
