@@ -561,6 +561,7 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         let r = &u.row;
         let again = repeated.contains(&r.event);
         let why = match (r.kind, r.index, r.marker) {
+            (_, 0, false) => "this trial has no marker stream for the update to act on".into(),
             (UpdateKind::Replace, 0, true) if again => format!(
                 "update 1 of this event replaced the rule set again without the marker's rule \
                  (each replacement is the installed rule set plus fresh rules; only this one's \
@@ -577,7 +578,6 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
                  nothing the marker's {noun} meet"
             ),
             (_, _, true) => format!("no marker {noun} changed fate after the commit"),
-            (_, 0, false) => "this trial has no marker stream for the update to act on".into(),
             (
                 UpdateKind::Add
                 | UpdateKind::Delete
@@ -1381,5 +1381,15 @@ mod tests {
             (&ups[2].no_time_to_effect, &ups[3].no_time_to_effect),
             (&None, &None)
         );
+        // Without a marker stream, a first replacement says so, repeated or not.
+        let mut ups = vec![
+            at(0, false, UpdateKind::Replace),
+            at(1, false, UpdateKind::Replace),
+        ];
+        say_why_no_effect(&mut ups, Unit::Packet);
+        assert!(ups[0]
+            .no_time_to_effect
+            .as_deref()
+            .is_some_and(|w| w.starts_with("this trial has no marker stream")));
     }
 }
