@@ -1,7 +1,10 @@
 //! Installer: apply a rendered rule set in the current network namespace (the
 //! gateway agent runs inside the gateway's), timed and verified; read the counters
-//! of fwbench's rules back; remove exactly what was applied. Each step asks the
-//! engine's backend (the `engine` module); this module holds only the order of the steps.
+//! of fwbench's rules back and judge them (the verdicts: of a model's layout, of an
+//! imported ruleset's rules — a drop policy counted by the last rule of its chain —,
+//! or of a replacement gateway events put in force, against the installed layout);
+//! remove exactly what was applied. Each step asks the engine's backend (the `engine`
+//! module); this module holds only the order of the steps.
 //!
 //! Isolation: only `table inet|ip|ip6 fwbench`, chains `FWBENCH-*` and sets `fwbench-*`
 //! are ever created, read or removed. Before installing, a marker file records the
@@ -201,6 +204,51 @@ pub fn verdicts(r: &Rendered, events_set: Option<&DropSet>) -> Result<Verdicts, 
     }))
 }
 
+/// The verdicts of a replacement that gateway events put in force (`UpdateKind::
+/// Replace`: the installed rule set plus the events' K drop rules at the head of
+/// fwbench's first chain), read before it is undone: a replacement starts its rules'
+/// counters at 0, and its undo (the installed rule set again) does too, so these are
+/// the counts of the last replacement's window — from its commit to the end of the
+/// traffic — judged against the installed layout (see [`judge_replacement`]).
+pub fn replacement_verdicts(installed: &Rendered) -> Result<Verdicts, InstallError> {
+    let chains = backend(installed.engine).counters(installed)?;
+    Ok(judge_replacement(installed, &chains))
+}
+
+/// Pure part of [`replacement_verdicts`]: each chain's counters (by hook) mapped onto
+/// the installed layout. A chain holds the installed rules at its tail; the rules
+/// before them are the events' (their packets — the marker's — are
+/// `event_packets`). Where a set engine collapsed the events' rules into the set of
+/// the first chain's head filler rule (no rule before the installed ones), that
+/// rule's packets are the events' too.
+pub fn judge_replacement(installed: &Rendered, counters: &[(Hook, Vec<u64>)]) -> Verdicts {
+    let events_chain = installed.layout.first().map(|c| c.hook);
+    let mut events = 0;
+    let mut mapped: Vec<(Hook, Vec<u64>)> = vec![];
+    for chain in &installed.layout {
+        let Some((_, c)) = counters.iter().find(|(h, _)| *h == chain.hook) else {
+            continue;
+        };
+        let extra = c.len().saturating_sub(chain.roles.len());
+        events += c[..extra].iter().sum::<u64>();
+        let mut ours = c[extra..].to_vec();
+        if extra == 0
+            && Some(chain.hook) == events_chain
+            && chain.roles.first() == Some(&Role::Filler)
+        {
+            if let Some(head) = ours.first_mut() {
+                events += std::mem::take(head);
+            }
+        }
+        mapped.push((chain.hook, ours));
+    }
+    let mut v = judge(installed, None, |h| {
+        mapped.iter().find(|(c, _)| *c == h).map(|(_, v)| v.clone())
+    });
+    v.event_packets += events;
+    v
+}
+
 /// Pure part of [`verdicts`]: `counters(hook)` gives that chain's packet counts.
 pub fn judge(
     r: &Rendered,
@@ -262,18 +310,25 @@ pub fn judge(
 }
 
 /// Pure part of [`verdicts`] for an imported ruleset: each rule's counter (from
-/// `chains`: chain name → counters in order), the rule that took the traffic, the
-/// drops. No filler/match expectation: the user's rules are what they are.
+/// `chains`: chain name → counters in order; a drop policy's is the last rule of
+/// its chain), the rule that took the traffic, the drops. No filler/match
+/// expectation: the user's rules are what they are.
 pub fn judge_imported(rules: &[ImportedRule], chains: &[(String, Vec<u64>)]) -> Verdicts {
     let mut v = Verdicts::default();
     let mut best: Option<(&ImportedRule, u64)> = None;
     let mut drops: Vec<String> = vec![];
     let mut dropped = 0;
     for r in rules {
+        // A policy's counted drop is the last rule of its chain (the chain of
+        // fwbench's that holds it); its `index` is its place after the user's rules.
+        let at = |v: &Vec<u64>| match r.policy {
+            true => v.last().copied(),
+            false => r.index.checked_sub(1).and_then(|i| v.get(i).copied()),
+        };
         let Some(packets) = chains
             .iter()
             .find(|(c, _)| *c == r.chain)
-            .and_then(|(_, v)| v.get(r.index - 1).copied())
+            .and_then(|(_, v)| at(v))
         else {
             v.problems
                 .push(format!("rule {} not found in chain {}", r.index, r.chain));
@@ -359,17 +414,23 @@ mod tests {
             rule("INPUT", 1, "accept", false),
             rule("INPUT", 2, "jump X", false),
             rule("X", 1, "accept", false),
-            rule("INPUT", 3, "drop", true),
+            // The policy: placed after INPUT's rules, counted by the last rule of
+            // the chain of fwbench's that holds it.
+            ImportedRule {
+                chain: "FWBENCH-P-INPUT".into(),
+                ..rule("INPUT", 3, "drop", true)
+            },
         ];
         let chains = vec![
             ("FWBENCH-INPUT".to_string(), vec![5, 900]),
             ("FWBENCH-X".to_string(), vec![100]),
         ];
         let v = judge_imported(&rules, &chains);
-        assert_eq!(v.problems, ["rule 3 not found in chain FWBENCH-INPUT"]);
+        assert_eq!(v.problems, ["rule 3 not found in chain FWBENCH-P-INPUT"]);
         let chains = vec![
-            ("FWBENCH-INPUT".to_string(), vec![5, 900, 800]),
+            ("FWBENCH-INPUT".to_string(), vec![5, 900]),
             ("FWBENCH-X".to_string(), vec![100]),
+            ("FWBENCH-P-INPUT".to_string(), vec![1705, 800]),
         ];
         let v = judge_imported(&rules, &chains);
         assert!(v.ok);
@@ -387,8 +448,9 @@ mod tests {
         let quiet = judge_imported(
             &rules,
             &[
-                ("FWBENCH-INPUT".to_string(), vec![7, 0, 0]),
+                ("FWBENCH-INPUT".to_string(), vec![7, 0]),
                 ("FWBENCH-X".to_string(), vec![0]),
+                ("FWBENCH-P-INPUT".to_string(), vec![7, 0]),
             ],
         );
         assert_eq!(quiet.took.as_deref(), Some("INPUT:1 (rule 1): 7 packets"));
@@ -420,5 +482,36 @@ mod tests {
         assert!(!missing.ok);
         let short = judge(&r, None, |_| Some(vec![0]));
         assert!(short.problems[0].contains("1 rules installed, 4 expected"));
+    }
+
+    #[test]
+    fn a_replacement_is_judged_against_the_installed_layout() {
+        use Role::{Filler as F, Match as M, Policy as P};
+        let r = rendered(vec![F, M, F, P]);
+        let hook = r.layout[0].hook;
+        // Two events' rules at the head (the marker's counted 40), then the
+        // installed rules: the match rule took the traffic.
+        let v = judge_replacement(&r, &[(hook, vec![40, 0, 0, 900, 0, 0])]);
+        assert!(v.ok, "{v:?}");
+        assert_eq!(
+            (v.event_packets, v.matched_packets, v.filler_packets),
+            (40, 900, 0)
+        );
+        // A filler of the installed rules that counted is still a mismatch.
+        let bad = judge_replacement(&r, &[(hook, vec![40, 0, 0, 900, 3, 0])]);
+        assert!(
+            !bad.ok && bad.problems[0].contains("filler rules matched 3"),
+            "{bad:?}"
+        );
+        // A set engine collapsed the events' rules into the head filler's set.
+        let v = judge_replacement(&r, &[(hook, vec![40, 900, 0, 0])]);
+        assert!(v.ok, "{v:?}");
+        assert_eq!((v.event_packets, v.matched_packets), (40, 900));
+        // An idle match rule, a policy drop: mismatches, as for the installed set.
+        let idle = judge_replacement(&r, &[(hook, vec![40, 0, 0, 0, 0, 7])]);
+        assert_eq!(idle.problems.len(), 2, "{:?}", idle.problems);
+        // Fewer rules than installed: said so.
+        assert!(!judge_replacement(&r, &[(hook, vec![1])]).ok);
+        assert!(!judge_replacement(&r, &[]).ok);
     }
 }

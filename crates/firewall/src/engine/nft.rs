@@ -149,8 +149,11 @@ impl Backend for Nft {
                     out.settings = Settings {
                         table: Some(format!("{family} {NFT_TABLE} (imported)")),
                         counters: Some("per rule (added where the imported rule had none)".into()),
-                        policy: (imp.rule_list.iter().any(|r| r.policy))
-                            .then(|| "a drop policy is a last counted drop rule".into()),
+                        policy: (imp.rule_list.iter().any(|r| r.policy)).then(|| {
+                            "a drop policy is a base chain of fwbench's (policy drop) that \
+                                 jumps to the chain's rules, then drops, counted"
+                                .into()
+                        }),
                         ..Settings::default()
                     };
                     Ok(out)

@@ -237,7 +237,8 @@ mod tests {
         assert!(imp.text.contains(
             "-m set ! --match-set fwbench-i-both src,dst -j SET --add-set fwbench-i-blocklist src\n"
         ));
-        assert_eq!((imp.rules, imp.elements), (3, 4));
+        // Two rules and INPUT's DROP policy (a jump and a counted drop).
+        assert_eq!((imp.rules, imp.elements), (4, 4));
         assert_eq!(imp.sets.as_ref(), Some(&s));
         assert!(imp
             .notes

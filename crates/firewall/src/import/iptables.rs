@@ -1,7 +1,8 @@
 //! An `iptables-save` file, read line by line: `*table` sections, chain declarations
 //! renamed into fwbench's chains (collision-free, with a table of both names),
 //! `-A` rules (each rewritten by `ipt_rule`), and each section written back with its
-//! built-in chains hooked by one jump and a DROP policy as a last counted rule.
+//! built-in chains hooked by one jump and a DROP policy as a counted drop after the
+//! user's rules, in a chain of its own that every path out of them reaches.
 //!
 //! Linear in the file: every lookup (a chain by its name, a name in use, a rule's
 //! position, a set) is a hash map or a counter, never a search of what was read.
@@ -9,7 +10,7 @@
 //! (the built-in chains get one `-I … -j FWBENCH-…` jump each).
 
 use super::ipt_rule::{rewrite_rule, words, RuleContext, SetNames};
-use super::names::{builtins, ipt_name, user_chain};
+use super::names::{builtins, ipt_name, ipt_policy_chain, user_chain};
 use super::{check_size, control_char, file_error, ImportError, MAX_IPTABLES_CHAINS, MAX_RULES};
 use crate::model::{AimFields, ImportFormat, Imported, ImportedRule, ImportedSets, Ip};
 use std::collections::{HashMap, HashSet};
@@ -294,7 +295,12 @@ impl Reader<'_> {
         }
         let mut notes = vec![];
         if self.rule_list.iter().any(|r| r.policy) {
-            notes.push("a DROP policy is a last counted `-j DROP` rule in fwbench's chain".into());
+            notes.push(
+                "a DROP policy is a counted `-j DROP` in a chain of fwbench's (FWBENCH-P-…) \
+                 that jumps to the chain's rules first: every path out of them without a \
+                 verdict (the end, a RETURN, a goto into a chain that returns) is dropped"
+                    .into(),
+            );
         }
         let elements = sets.map_or(0, |s| {
             s.text.lines().filter(|l| l.starts_with("add ")).count()
@@ -339,10 +345,21 @@ fn emit_section(
     if decls.is_empty() {
         return 0;
     }
+    // A DROP policy is a counted drop in a chain of its own (`FWBENCH-P-…`) that the
+    // built-in chain jumps to: it jumps to the user's rules, then drops. Whatever
+    // leaves them without a verdict — the end of the chain, a RETURN in it, a goto
+    // into a chain that returns — comes back to it and is dropped, as by the host's
+    // policy (a last rule in the user's chain would be skipped by a RETURN). The
+    // built-in chains' own policies never change: they are not fwbench's.
+    let policy_chain =
+        |d: &Decl| (d.policy.as_deref() == Some("DROP")).then(|| ipt_policy_chain(&d.renamed));
     let _ = writeln!(out, "*{}", s.table);
     for d in &decls {
         let _ = writeln!(out, ":{} - [0:0]", d.renamed);
         chains.push((user_chain(&s.table, &d.name), d.renamed.clone()));
+    }
+    for p in decls.iter().filter_map(|d| policy_chain(d)) {
+        let _ = writeln!(out, ":{p} - [0:0]");
     }
     let mut n = 0;
     for (r, rule) in s.rules {
@@ -350,22 +367,26 @@ fn emit_section(
         list.push(rule);
         n += 1;
     }
-    // A DROP policy becomes a final counted drop rule; built-in policies never change.
-    for d in decls.iter().filter(|d| d.policy.as_deref() == Some("DROP")) {
-        let _ = writeln!(out, "-A {} -j DROP", d.renamed);
-        list.push(ImportedRule {
-            chain: d.renamed.clone(),
-            user_chain: user_chain(&s.table, &d.name),
-            index: d.rules + 1,
-            text: format!(":{} DROP (the chain's policy)", d.name),
-            verdict: "drop".into(),
-            policy: true,
-            aim: AimFields::default(),
-        });
-        n += 1;
-    }
     for d in decls.iter().filter(|d| d.policy.is_some()) {
-        let _ = writeln!(out, "-I {} 1 -j {}", d.name, d.renamed);
+        let hooked = match policy_chain(d) {
+            Some(p) => {
+                let _ = writeln!(out, "-A {p} -j {}", d.renamed);
+                let _ = writeln!(out, "-A {p} -j DROP");
+                list.push(ImportedRule {
+                    chain: p.clone(),
+                    user_chain: user_chain(&s.table, &d.name),
+                    index: d.rules + 1,
+                    text: format!(":{} DROP (the chain's policy)", d.name),
+                    verdict: "drop".into(),
+                    policy: true,
+                    aim: AimFields::default(),
+                });
+                n += 2;
+                p
+            }
+            None => d.renamed.clone(),
+        };
+        let _ = writeln!(out, "-I {} 1 -j {hooked}", d.name);
     }
     out.push_str("COMMIT\n");
     n
@@ -382,7 +403,7 @@ mod tests {
         let imp = import("rules.v4", &fixture("iptables-save.txt"), Ip::V4).unwrap();
         assert_eq!(imp.format, ImportFormat::IptablesSave);
         assert_eq!(imp.source, "rules.v4");
-        assert_eq!((imp.rules, imp.elements), (11, 0));
+        assert_eq!((imp.rules, imp.elements), (12, 0));
         let want = "\
 *raw
 :FWBENCH-RAW-PREROUTING - [0:0]
@@ -394,6 +415,7 @@ COMMIT
 :FWBENCH-FORWARD - [0:0]
 :FWBENCH-U-SSH-IN - [0:0]
 :FWBENCH-U-LOG-AND-DRO~e15bce - [0:0]
+:FWBENCH-P-FORWARD - [0:0]
 -A FWBENCH-INPUT -p tcp -m tcp --dport 22 -j FWBENCH-U-SSH-IN
 -A FWBENCH-INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
 -A FWBENCH-FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
@@ -403,9 +425,10 @@ COMMIT
 -A FWBENCH-U-SSH-IN -j DROP
 -A FWBENCH-U-LOG-AND-DRO~e15bce -j LOG --log-prefix \"fw drop: \"
 -A FWBENCH-U-LOG-AND-DRO~e15bce -j DROP
--A FWBENCH-FORWARD -j DROP
 -I INPUT 1 -j FWBENCH-INPUT
--I FORWARD 1 -j FWBENCH-FORWARD
+-A FWBENCH-P-FORWARD -j FWBENCH-FORWARD
+-A FWBENCH-P-FORWARD -j DROP
+-I FORWARD 1 -j FWBENCH-P-FORWARD
 COMMIT
 ";
         assert_eq!(imp.text, want);
@@ -525,12 +548,20 @@ COMMIT
         let text = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n\
                     -A INPUT -s 2001:db8::/32 -j DROP\nCOMMIT\n";
         let imp = import("f", text, Ip::V6).unwrap();
-        assert_eq!(imp.rules, 2);
+        assert_eq!(imp.rules, 3);
         assert_eq!(
             imp.text,
             "*filter\n:FWBENCH-INPUT - [0:0]\n:FWBENCH-FORWARD - [0:0]\n\
-             -A FWBENCH-INPUT -s 2001:db8::/32 -j DROP\n-A FWBENCH-FORWARD -j DROP\n\
-             -I INPUT 1 -j FWBENCH-INPUT\n-I FORWARD 1 -j FWBENCH-FORWARD\nCOMMIT\n"
+             :FWBENCH-P-FORWARD - [0:0]\n-A FWBENCH-INPUT -s 2001:db8::/32 -j DROP\n\
+             -I INPUT 1 -j FWBENCH-INPUT\n-A FWBENCH-P-FORWARD -j FWBENCH-FORWARD\n\
+             -A FWBENCH-P-FORWARD -j DROP\n-I FORWARD 1 -j FWBENCH-P-FORWARD\nCOMMIT\n"
+        );
+        // The policy's counter is the last rule of its own chain; its place is after
+        // the user's rules of FORWARD (none).
+        let p = imp.rule_list.last().unwrap();
+        assert_eq!(
+            (p.chain.as_str(), p.user_chain.as_str(), p.index, p.policy),
+            ("FWBENCH-P-FORWARD", "FORWARD", 1, true)
         );
     }
 
@@ -542,7 +573,7 @@ COMMIT
                     -A ufw-after-logging-input -j ufw-after-logging-forward\nCOMMIT\n";
         let imp = import("f", text, Ip::V4).unwrap();
         let names: Vec<&str> = imp.chains.iter().map(|(_, n)| n.as_str()).collect();
-        assert_eq!(names.len(), 3);
+        assert_eq!(names.len(), 3, "{names:?}");
         for n in &names {
             assert!(n.len() <= MAX_CHAIN_NAME, "{n}");
         }

@@ -57,6 +57,15 @@ pub(super) fn ipt_name(
     fit_name(n, chain, MAX_CHAIN_NAME, taken)
 }
 
+/// The chain that holds a built-in chain's DROP policy (`FWBENCH-P-INPUT` for the
+/// filter table's INPUT, renamed `FWBENCH-INPUT`): the built-in chain jumps to it, it
+/// jumps to the user's rules and then drops. No other name starts `FWBENCH-P-` (user
+/// chains are `FWBENCH-U-…`, built-ins `FWBENCH-CHAIN` or `FWBENCH-TABLE-CHAIN`), and
+/// the longest, `FWBENCH-P-MANGLE-POSTROUTING`, fits iptables' 28 characters.
+pub(super) fn ipt_policy_chain(renamed: &str) -> String {
+    format!("FWBENCH-P-{}", renamed.trim_start_matches("FWBENCH-"))
+}
+
 /// `n` if it fits `max` bytes and is free; else cut to end in `~` and six hex digits
 /// of a hash of `key` (salted until the name is free), so two names never collide.
 pub(super) fn fit_name(n: String, key: &str, max: usize, taken: impl Fn(&str) -> bool) -> String {
@@ -110,5 +119,16 @@ mod tests {
         assert_eq!(user_chain("filter", "INPUT"), "INPUT");
         assert_eq!(user_chain("nat", "POSTROUTING"), "nat/POSTROUTING");
         assert!(builtins("raw").contains(&"PREROUTING") && builtins("broute").is_empty());
+        // Every built-in's policy chain fits.
+        for table in ["raw", "mangle", "nat", "filter", "security"] {
+            for chain in builtins(table) {
+                let p = ipt_policy_chain(&ipt_name(table, chain, true, |_| false));
+                assert!(
+                    p.len() <= MAX_CHAIN_NAME && p.starts_with("FWBENCH-P-"),
+                    "{p}"
+                );
+            }
+        }
+        assert_eq!(ipt_policy_chain("FWBENCH-INPUT"), "FWBENCH-P-INPUT");
     }
 }

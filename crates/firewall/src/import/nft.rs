@@ -2,10 +2,12 @@
 //! into (`nft -j list ruleset` and `nft -a list ruleset`), rewritten into one JSON
 //! batch that replaces fwbench's table: the user's tables become fwbench's one
 //! table (family inet; several tables' objects named `FAMILY-TABLE-NAME`), handles
-//! dropped, a counter on every rule, a drop policy a last counted drop rule.
+//! dropped, a counter on every rule, a drop policy a base chain of fwbench's that
+//! jumps to the user's rules and then drops, counted.
 //!
 //! Must not: run nft (the caller loads the file), install anything.
 
+use super::names::fit_name;
 use super::nft_aim::nft_aim;
 use super::{file_error, ImportError, MAX_CHAINS, MAX_RULES};
 use crate::model::{AimFields, ImportFormat, Imported, ImportedRule, Ip};
@@ -14,6 +16,12 @@ use std::collections::HashMap;
 
 /// nft's name of fwbench's table (family inet).
 const TABLE: &str = "fwbench";
+
+/// nft's longest chain name (`NFT_CHAIN_MAXNAMELEN` less its NUL).
+const MAX_NFT_CHAIN_NAME: usize = 255;
+
+/// The keys that make a chain a base chain (its hook); a regular chain has none.
+const BASE_CHAIN_KEYS: [&str; 6] = ["type", "hook", "prio", "policy", "dev", "devices"];
 
 /// The text of each rule in `nft -a list ruleset` output: (table family, table,
 /// chain, handle) → the rule as nft prints it.
@@ -72,9 +80,10 @@ const OBJECTS: [&str; 11] = [
 /// ruleset`; `listing`: `nft -a list ruleset`) into one JSON batch that replaces
 /// `table inet fwbench`: the user's table becomes fwbench's (family inet), handles
 /// are dropped, every rule without a counter gets one just before its first
-/// statement, and a base chain's drop policy becomes policy accept and a last counted
-/// drop rule. Tables of the other IP version, and of families arp, bridge and
-/// netdev, are left out (with a note).
+/// statement, and a base chain with a drop policy becomes a regular chain that a base
+/// chain of fwbench's (same hook and priority, policy drop) jumps to before a counted
+/// drop. Tables of the other IP version, and of families arp, bridge and netdev, are
+/// left out (with a note).
 pub fn import_nft_listing(
     source: &str,
     json: &str,
@@ -112,6 +121,7 @@ pub fn import_nft_listing(
         counters_added: 0,
         policies: vec![],
         per_chain: HashMap::new(),
+        policy_chains: HashMap::new(),
     };
     for item in &items {
         l.item(item)?;
@@ -160,11 +170,28 @@ struct Listing<'a> {
     rule_list: Vec<ImportedRule>,
     elements: usize,
     counters_added: usize,
-    /// (fwbench's chain, the user's chain) of each drop policy.
-    policies: Vec<(String, String)>,
+    /// Each base chain with a drop policy, in the listing's order.
+    policies: Vec<Policy>,
     /// Rules so far per chain: the next rule's position (counting the list per rule
     /// was quadratic).
     per_chain: HashMap<String, usize>,
+    /// fwbench's base chain of each drop policy → the user's chain it jumps to.
+    policy_chains: HashMap<String, String>,
+}
+
+/// A base chain with a drop policy. On the host a packet that leaves its rules
+/// without a verdict — at their end, by `return`, or by a `goto` into a chain that
+/// returns — meets the policy; a last drop rule in the chain would be skipped by all
+/// but the first. So the user's rules become a regular chain, and a base chain of
+/// fwbench's with the same hook and priority and `policy drop` jumps to it and then
+/// drops, counted: every one of those paths comes back to it.
+struct Policy {
+    /// fwbench's name of the user's chain (now a regular chain).
+    ours: String,
+    /// The user's name of the chain.
+    user: String,
+    /// The base chain as the listing had it (hook, priority, type, device), renamed.
+    base: Value,
 }
 
 /// An object of the listing: its table (family, name) and the prefix its names get.
@@ -236,15 +263,21 @@ impl Listing<'_> {
         Ok(())
     }
 
-    /// A chain; a drop policy becomes accept (and, later, a last counted drop rule).
+    /// A chain; a base chain with a drop policy becomes a regular chain (and, later,
+    /// gets a base chain of fwbench's in front: see [`Policy`]).
     fn chain(&mut self, o: &Value, owner: &Owner) {
         let mut c = fix(o, &owner.prefix);
-        if o["policy"] == "drop" {
-            c["policy"] = json!("accept");
+        if o["policy"] == "drop" && o.get("hook").is_some() {
+            let base = c.clone();
+            if let Some(m) = c.as_object_mut() {
+                for k in BASE_CHAIN_KEYS {
+                    m.remove(k);
+                }
+            }
             let user = o["name"].as_str().unwrap_or("");
             let ours = format!("{}{user}", owner.prefix);
             let user = self.user_of(&owner.family, &owner.name, user);
-            self.policies.push((ours, user));
+            self.policies.push(Policy { ours, user, base });
         }
         self.chains.push(json!({ "add": { "chain": c } }));
     }
@@ -300,23 +333,47 @@ impl Listing<'_> {
         Ok(())
     }
 
-    /// Each drop policy as a last counted drop rule of its chain.
+    /// Each drop policy as a base chain of fwbench's (`fwbench-policy-CHAIN`, with
+    /// the user's hook and priority and `policy drop`) whose rules jump to the user's
+    /// chain and then drop, counted (see [`Policy`]).
     fn add_policy_rules(&mut self) {
-        for (chain, user) in &self.policies {
+        let mut taken: std::collections::HashSet<String> = self
+            .chains
+            .iter()
+            .filter_map(|c| c["add"]["chain"]["name"].as_str().map(str::to_owned))
+            .collect();
+        for p in &self.policies {
+            let name = fit_name(
+                format!("fwbench-policy-{}", p.ours),
+                &p.ours,
+                MAX_NFT_CHAIN_NAME,
+                |n| taken.contains(n),
+            );
+            taken.insert(name.clone());
+            let mut base = p.base.clone();
+            base["name"] = json!(name);
+            base["policy"] = json!("drop");
+            self.chains.push(json!({ "add": { "chain": base } }));
+            let counter = json!({ "counter": { "packets": 0, "bytes": 0 } });
             self.rules.push(json!({ "add": { "rule": {
-                "family": "inet", "table": TABLE, "chain": chain,
-                "comment": format!("fwbench: policy drop of chain {user}"),
-                "expr": [{ "counter": { "packets": 0, "bytes": 0 } }, { "drop": null }],
+                "family": "inet", "table": TABLE, "chain": name,
+                "expr": [counter, { "jump": { "target": p.ours } }],
+            } } }));
+            self.rules.push(json!({ "add": { "rule": {
+                "family": "inet", "table": TABLE, "chain": name,
+                "comment": format!("fwbench: policy drop of chain {}", p.user),
+                "expr": [counter, { "drop": null }],
             } } }));
             self.rule_list.push(ImportedRule {
-                chain: chain.clone(),
-                user_chain: user.clone(),
-                index: self.per_chain.get(chain).copied().unwrap_or(0) + 1,
-                text: format!("policy drop (of chain {user})"),
+                chain: name.clone(),
+                user_chain: p.user.clone(),
+                index: self.per_chain.get(&p.ours).copied().unwrap_or(0) + 1,
+                text: format!("policy drop (of chain {})", p.user),
                 verdict: "drop".into(),
                 policy: true,
                 aim: AimFields::default(),
             });
+            self.policy_chains.insert(name, p.ours.clone());
         }
     }
 
@@ -364,9 +421,13 @@ impl Listing<'_> {
                 self.counters_added
             ));
         }
-        for (_, c) in &self.policies {
+        for p in &self.policies {
             notes.push(format!(
-                "chain {c}: policy drop became policy accept and a last counted drop rule"
+                "chain {}: policy drop is a base chain of fwbench's (same hook and priority, \
+                 policy drop) that jumps to the chain's rules and then drops, counted: every \
+                 path out of them without a verdict (the end, a return, a goto into a chain \
+                 that returns) is dropped",
+                p.user
             ));
         }
     }
@@ -387,12 +448,17 @@ impl Listing<'_> {
         batch.extend(self.rules);
         let lines: Vec<String> = batch.iter().map(Value::to_string).collect();
         let text = format!("{{\"nftables\": [\n{}\n]}}", lines.join(",\n"));
+        // The user's chains (a policy's rule is listed with the chain it is the
+        // policy of).
         let mut seen = std::collections::HashSet::new();
         let chain_names: Vec<(String, String)> = self
             .rule_list
             .iter()
-            .filter(|r| seen.insert(r.chain.as_str()))
-            .map(|r| (r.user_chain.clone(), r.chain.clone()))
+            .map(|r| {
+                let ours = self.policy_chains.get(&r.chain).unwrap_or(&r.chain);
+                (r.user_chain.clone(), ours.clone())
+            })
+            .filter(|(_, ours)| seen.insert(ours.clone()))
             .collect();
         Imported {
             format: ImportFormat::Nft,
@@ -502,8 +568,8 @@ mod tests {
         let text = fixture("nft-listing.txt");
         let imp = import_nft_listing("ruleset.nft", &json, &text, Ip::V4).unwrap();
         assert_eq!(imp.format, ImportFormat::Nft);
-        // 10 rules and one for the input chain's drop policy; 6 elements in sets.
-        assert_eq!((imp.rules, imp.elements), (11, 6));
+        // 10 rules and two for the input chain's drop policy; 6 elements in sets.
+        assert_eq!((imp.rules, imp.elements), (12, 6));
         let v: serde_json::Value = serde_json::from_str(&imp.text).unwrap();
         let batch = v["nftables"].as_array().unwrap();
         // Replace fwbench's table and nothing else: every object is in it.
@@ -523,17 +589,42 @@ mod tests {
             assert_eq!(o["family"], "inet", "{cmd}");
             assert!(o.get("handle").is_none(), "{cmd}");
         }
-        // Policy drop → accept plus a last counted drop rule.
-        let input = batch
+        // Policy drop → the user's rules a regular chain; a base chain of fwbench's
+        // at its hook and priority, policy drop, jumps to it and then drops, counted.
+        let chain = |name: &str| {
+            batch
+                .iter()
+                .find(|c| c["add"]["chain"]["name"] == name)
+                .map(|c| &c["add"]["chain"])
+                .unwrap_or_else(|| panic!("no chain {name}"))
+        };
+        let input = chain("input");
+        for k in BASE_CHAIN_KEYS {
+            assert!(input.get(k).is_none(), "{input}");
+        }
+        let base = chain("fwbench-policy-input");
+        assert_eq!(
+            (&base["hook"], &base["policy"], &base["type"]),
+            (&json!("input"), &json!("drop"), &json!("filter"))
+        );
+        let rules: Vec<&Value> = batch
             .iter()
-            .find(|c| c["add"]["chain"]["name"] == "input")
-            .unwrap();
-        assert_eq!(input["add"]["chain"]["policy"], "accept");
+            .filter(|c| c["add"]["rule"]["chain"] == "fwbench-policy-input")
+            .map(|c| &c["add"]["rule"]["expr"])
+            .collect();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0][1], json!({ "jump": { "target": "input" } }));
+        assert_eq!(rules[1][1], json!({ "drop": null }));
         let last = &imp.rule_list[imp.rule_list.len() - 1];
         assert!(
-            last.policy && last.chain == "input" && last.index == 6,
+            last.policy && last.chain == "fwbench-policy-input" && last.index == 6,
             "{last:?}"
         );
+        assert!(imp.chains.contains(&("input".into(), "input".into())));
+        assert!(!imp
+            .chains
+            .iter()
+            .any(|(_, c)| c.starts_with("fwbench-policy")));
         // Every rule counts, the counter just before its verdict.
         for cmd in batch.iter().filter(|c| c["add"].get("rule").is_some()) {
             let expr = cmd["add"]["rule"]["expr"].as_array().unwrap();
@@ -657,6 +748,25 @@ mod tests {
             last.policy && last.user_chain == "ip6/six/input",
             "{last:?}"
         );
-        assert_eq!(last.chain, "ip6-six-input");
+        assert_eq!(last.chain, "fwbench-policy-ip6-six-input");
+    }
+
+    #[test]
+    fn a_policy_chain_never_takes_a_user_chain_name() {
+        let json = r#"{"nftables": [
+            {"table": {"family": "inet", "name": "t", "handle": 1}},
+            {"chain": {"family": "inet", "table": "t", "name": "input", "handle": 1,
+              "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}},
+            {"chain": {"family": "inet", "table": "t", "name": "fwbench-policy-input",
+              "handle": 2}}
+        ]}"#;
+        let imp = import_nft_listing("f.nft", json, "", Ip::V4).unwrap();
+        let p = imp.rule_list.last().unwrap();
+        assert!(
+            p.policy && p.chain.starts_with("fwbench-policy-input~"),
+            "{p:?}"
+        );
+        assert_eq!((p.user_chain.as_str(), p.index), ("input", 1));
+        assert_eq!(imp.rules, 2);
     }
 }

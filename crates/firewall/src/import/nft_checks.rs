@@ -1,5 +1,6 @@
 //! What an nft file may not do, checked without and with nft: the word `include`
-//! (it could read any file) is refused in the text; the netlink messages nft sent
+//! (it could read any file) and control characters (a NUL cuts nft's reading short)
+//! are refused in the text; the netlink messages nft sent
 //! while loading the file into a scratch namespace may only create objects.
 //!
 //! Must not: run nft (the caller loads the file and hands over the message types).
@@ -13,18 +14,13 @@ use super::{check_size, file_error, ImportError};
 /// nft sends to the kernel, see [`refused_messages`].)
 pub fn check_nft_text(source: &str, text: &str) -> Result<(), ImportError> {
     check_size(source, text)?;
-    for (n, line) in text.lines().enumerate() {
-        // nft reads its input only up to a NUL byte: what follows would be ignored
-        // here while `nft -f FILE` refuses the file — the host's ruleset is not this.
-        if let Some(col) = line.find('\0') {
+    // Split at LF alone: a CR before it is a byte of the line (nft refuses it).
+    for (n, line) in text.split('\n').enumerate() {
+        if let Some(why) = refused_byte(line) {
             return Err(ImportError::Line {
                 file: source.to_owned(),
                 line: n + 1,
-                why: format!(
-                    "a NUL byte at column {}: nft reads its input only up to it (and \
-                     `nft -f` refuses the file); refused",
-                    col + 1
-                ),
+                why,
             });
         }
         if line.contains("include") {
@@ -38,6 +34,33 @@ pub fn check_nft_text(source: &str, text: &str) -> Result<(), ImportError> {
         }
     }
     Ok(())
+}
+
+/// Why a line of an nft file is refused for a byte in it (`None`: none is). A NUL
+/// ends nft's reading of its input: what follows would be ignored here while `nft -f
+/// FILE` refuses the file, so the ruleset would not be the host's. Any other control
+/// character but tab (CR, escape, DEL, the C1 controls …) nft's scanner refuses
+/// outside strings and comments, and `nft list ruleset` never writes one inside them
+/// either: refused wherever it is, before nft runs, so it never reaches a terminal in
+/// nft's echo of the line. (Other characters nft refuses outside strings — a
+/// non-breaking space — are refused by nft's own load, with its `file:line:col`.)
+/// The column counts bytes from 1, as nft's do.
+fn refused_byte(line: &str) -> Option<String> {
+    let (at, c) = line
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && c != '\t')?;
+    let col = at + 1;
+    Some(match c {
+        '\0' => format!(
+            "a NUL byte at column {col}: nft reads its input only up to it (and `nft -f` \
+             refuses the file); refused"
+        ),
+        c => format!(
+            "control character U+{:04X} at column {col}: nft refuses it outside strings and \
+             `nft list ruleset` never writes one; refused",
+            u32::from(c)
+        ),
+    })
 }
 
 /// nf_tables netlink message types (`NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_*`) a
@@ -128,6 +151,35 @@ mod tests {
             "f:3: a NUL byte at column 1: nft reads its input only up to it (and `nft -f` \
              refuses the file); refused"
         );
+        // Other control characters, in a string too, with their line and column; a
+        // tab is fine, and so is text after a NUL-free line.
+        for (text, want) in [
+            (
+                "table inet a {\n  chain c {\n\tudp dport 1 \u{1}accept\n",
+                "f:3: control character U+0001 at column 14",
+            ),
+            (
+                "table inet a {\r\n}\n",
+                "f:1: control character U+000D at column 15",
+            ),
+            (
+                "table inet a {\n comment \"\u{1b}[2J\"\n}\n",
+                "f:2: control character U+001B at column 11",
+            ),
+            (
+                "table inet a {\n#\u{7f}\n}\n",
+                "f:2: control character U+007F at column 2",
+            ),
+            (
+                "table inet a {\n# \u{85}\n}\n",
+                "f:2: control character U+0085 at column 3",
+            ),
+        ] {
+            let e = check_nft_text("f", text).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+            assert!(e.ends_with("nft refuses it outside strings and `nft list ruleset` never writes one; refused"), "{e}");
+        }
+        assert!(check_nft_text("f", "table inet a {\n\tcomment \"für\"\n}\n").is_ok());
         assert!(refused_messages("f", &[16, 2560, 2563, 2566, 17]).is_ok());
         assert!(refused_messages("f", &[])
             .unwrap_err()

@@ -4,8 +4,11 @@
 //!
 //! Owns: the schedule's thread (from Start to Stop), the rows, and undoing what the
 //! updates put in place — at Stop before the rule set's counters are read, and on
-//! drop on every other path. Everything an update adds lives in fwbench's own chains
-//! and sets, so the crash marker's removal of the rule set covers a killed agent.
+//! drop on every other path. A replacement restarts every counter of the rule set
+//! (and so does its undo): after replacements the verdicts are those of the last
+//! one's window, read before it is undone ([`EventRunner::replaced_verdicts`]).
+//! Everything an update adds lives in fwbench's own chains and sets, so the crash
+//! marker's removal of the rule set covers a killed agent.
 //! Must not: render or run an engine's commands itself (that is `firewall::update`).
 
 use super::error;
@@ -40,6 +43,11 @@ pub struct EventRunner {
     thread: Option<JoinHandle<(Events, Vec<UpdateRow>)>>,
     stop: Arc<AtomicBool>,
     rows: Vec<UpdateRow>,
+    /// The rule set as installed (the layout a replacement's counters are judged by).
+    installed: Box<firewall::render::Rendered>,
+    /// The last replacement's verdicts, read at Stop before the undo (none when no
+    /// replacement was in force); an error reading them says so.
+    replaced: Option<Result<firewall::install::Verdicts, String>>,
 }
 
 fn bad(e: impl std::fmt::Display) -> AgentError {
@@ -90,6 +98,8 @@ impl EventRunner {
             thread: None,
             stop: Arc::new(AtomicBool::new(false)),
             rows: vec![],
+            installed: Box::new(installed.clone()),
+            replaced: None,
         }))
     }
 
@@ -115,6 +125,16 @@ impl EventRunner {
                 Err(_) => tracing::error!("the gateway events' thread panicked"),
             }
         }
+        let replaced = self
+            .rows
+            .iter()
+            .any(|r| r.kind == UpdateKind::Replace && r.error.is_none() && r.start_unix_ns > 0);
+        if replaced && self.replaced.is_none() {
+            self.replaced = Some(
+                firewall::install::replacement_verdicts(&self.installed)
+                    .map_err(|e| format!("reading the last replacement's counters: {e}")),
+            );
+        }
         if let Some(mut ev) = self.events.take() {
             if let Err(e) = ev.undo() {
                 tracing::error!("undoing the gateway events: {e}");
@@ -124,6 +144,15 @@ impl EventRunner {
             self.rows = not_run(&self.specs, "the traffic phase never started");
         }
         std::mem::take(&mut self.rows)
+    }
+
+    /// After [`EventRunner::finish`]: the verdicts of the last replacement's window
+    /// (its rules' counters from its commit to the end of the traffic, judged against
+    /// the installed layout, the events' own rules' packets apart) — what the trial's
+    /// verdict check reads instead of the undone rule set's fresh counters. `None`
+    /// when no replacement was in force.
+    pub fn replaced_verdicts(&mut self) -> Option<Result<firewall::install::Verdicts, String>> {
+        self.replaced.take()
     }
 }
 

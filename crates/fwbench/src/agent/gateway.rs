@@ -123,7 +123,16 @@ impl RoleRun for GatewayRole {
         // The events' changes out first: the verdicts read the rule set as installed.
         let updates = events.as_mut().map(|e| e.finish()).unwrap_or_default();
         let changed_elements = events.as_ref().is_some_and(|e| e.changes_elements());
-        let (firewall, proxy, residue) = guard.finish(changed_elements);
+        let replaced = events.as_mut().and_then(|e| e.replaced_verdicts());
+        let (mut firewall, proxy, residue) = guard.finish(changed_elements);
+        // After replacements the undone rule set's counters start at 0: the verdict
+        // check reads the last replacement's window instead (`agent::events`).
+        if let (Some(report), Some(v)) = (firewall.as_mut(), replaced) {
+            (report.verdicts, report.verdicts_error) = match v {
+                Ok(v) => (Some(v), None),
+                Err(e) => (None, Some(e)),
+            };
+        }
         Ok(RoleResults::Gateway(GatewayResults {
             sysctls: in_force,
             firewall,

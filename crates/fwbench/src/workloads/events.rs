@@ -218,6 +218,12 @@ pub struct UpdateEffect {
     /// below, it cannot be and is withheld.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect_resolution_ms: Option<f64>,
+    /// Why this update has no time to effect, where that is not a doubt about a
+    /// figure but a fact of the schedule (an update that changes nothing the marker
+    /// sees: only an event's first update carries the marker's rule), or of the
+    /// marker (no packet of it changed fate). Not a doubt: the trial stays `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_time_to_effect: Option<String>,
     /// Flows: the longest run of background bins that lost packets and received none,
     /// in the update's window, ms. Request–response workloads: the longest latency
     /// (round trip, connection setup) of a background transaction started in it.
@@ -354,7 +360,7 @@ pub fn summarise_flows(
         .collect();
     let end = traffic_end(&background);
     let around = lost_around(&rows, &background);
-    let updates = rows
+    let mut updates = rows
         .into_iter()
         .map(|row| {
             let at = marker.and_then(|m| {
@@ -363,7 +369,8 @@ pub fn summarise_flows(
             });
             effect(row, at, &background, Unit::Packet, end)
         })
-        .collect();
+        .collect::<Vec<_>>();
+    say_why_no_effect(&mut updates, Unit::Packet);
     Some(EventsSummary {
         bin_ns: BIN_NS,
         unit: Unit::Packet,
@@ -398,7 +405,7 @@ pub fn summarise_txns(
     };
     let end = traffic_end(background);
     let around = lost_around(&rows, background);
-    let updates = rows
+    let mut updates = rows
         .into_iter()
         .map(|row| {
             // A transaction's stamp: its start plus half its neighbour's latency, to
@@ -406,7 +413,8 @@ pub fn summarise_txns(
             let at = txn_effect_stamp(row.kind, &s.marker).map(|t| (t, BIN_NS));
             effect(row, at, background, unit, end)
         })
-        .collect();
+        .collect::<Vec<_>>();
+    say_why_no_effect(&mut updates, unit);
     let marker_lost = if marker_counted {
         ::traffic::bins::failed(&s.marker)
     } else {
@@ -511,6 +519,7 @@ fn effect(
         commit_ms: row.commit_ns as f64 / 1e6,
         time_to_effect_ms,
         effect_resolution_ms,
+        no_time_to_effect: None,
         stall_ms: Some(stall_ms),
         lost: w.lost.iter().map(|&x| u64::from(x)).sum(),
         lost_beyond_baseline: None,
@@ -525,6 +534,64 @@ fn effect(
         u.witness(&w, unit, traffic_end);
     }
     u
+}
+
+/// Say why each update that ran has no time to effect (`UpdateEffect::
+/// no_time_to_effect`; not a doubt: nothing is wrong with the figures). Only an
+/// event's first update carries the marker's rule or element (`row.marker`), and a
+/// time to effect is dated for a change the marker meets from then to the end of
+/// the traffic (a drop: lost after its last packet received; a deletion: received
+/// after losses). A replacement is the installed rule set plus fresh rules, so update
+/// 1 of a `replace` event takes the marker's rule of update 0 out again: the marker
+/// is dropped only between them, and the replacements after it change nothing the
+/// marker meets. Repeated additions, deletions and element updates change fillers
+/// that match nothing of the trial.
+fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
+    let noun = unit.noun();
+    let ran = |u: &UpdateEffect| u.row.error.is_none() && u.row.start_unix_ns > 0;
+    let repeated: Vec<u32> = updates
+        .iter()
+        .filter(|u| u.row.index > 0 && ran(u))
+        .map(|u| u.row.event)
+        .collect();
+    for u in updates
+        .iter_mut()
+        .filter(|u| ran(u) && u.time_to_effect_ms.is_none())
+    {
+        let r = &u.row;
+        let again = repeated.contains(&r.event);
+        let why = match (r.kind, r.index, r.marker) {
+            (_, 0, false) => "this trial has no marker stream for the update to act on".into(),
+            (UpdateKind::Replace, 0, true) if again => format!(
+                "update 1 of this event replaced the rule set again without the marker's rule \
+                 (each replacement is the installed rule set plus fresh rules; only this one's \
+                 hold the marker's): the marker's {noun} were dropped only between the two, \
+                 and a drop is dated only when it lasts to the end of the traffic"
+            ),
+            (UpdateKind::Replace, 1, _) => format!(
+                "this replacement took update 0's rule for the marker out again: the marker's \
+                 {noun} pass from here on (a time to effect is dated for a rule that drops, \
+                 or a deletion)"
+            ),
+            (UpdateKind::Replace, _, false) => format!(
+                "the marker's rule went with update 1 of this event: this replacement changes \
+                 nothing the marker's {noun} meet"
+            ),
+            (_, _, true) => format!("no marker {noun} changed fate after the commit"),
+            (
+                UpdateKind::Add
+                | UpdateKind::Delete
+                | UpdateKind::AddElements
+                | UpdateKind::RemoveElements,
+                _,
+                false,
+            ) => format!(
+                "only update 0 of its event carries the marker's rule or element; this one's \
+                 match no {noun} of the trial"
+            ),
+        };
+        u.no_time_to_effect = Some(why);
+    }
 }
 
 /// The background merged per bin over one update's window: from [`BEFORE_NS`] before
@@ -811,9 +878,10 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             doing(r.kind, r.k, r.installed),
             r.method.name(),
             u.commit_ms,
-            match u.time_to_effect_ms {
-                Some(t) => format!(", took effect after {t:.1} ms"),
-                None => String::new(),
+            match (u.time_to_effect_ms, &u.no_time_to_effect) {
+                (Some(t), _) => format!(", took effect after {t:.1} ms"),
+                (None, Some(why)) => format!(" (no time to effect: {why})"),
+                (None, None) => String::new(),
             },
             disturbance(s, u),
             if u.doubts.is_empty() {
@@ -1240,5 +1308,88 @@ mod tests {
         assert_eq!(lost_around(&rows, &background), 5);
         // A bin outside every window is not counted.
         assert_eq!(lost_around(&rows[..0], &background), 0);
+    }
+
+    /// An update that ran without a time to effect says why, without a doubt: the
+    /// repeated replacements of one event (the trial stays `ok`).
+    #[test]
+    fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
+        let t0 = 1_000_000_000_000u64;
+        let bg = steady(t0, 10, &[0; 1000]);
+        let background = [Background::flow(&bg)];
+        let end = traffic_end(&background);
+        let at = |i: u32, marker: bool, kind: UpdateKind| {
+            let r = UpdateRow {
+                index: i,
+                marker,
+                ..row(kind, t0 + 100_000_000 * u64::from(i + 1))
+            };
+            effect(r, None, &background, Unit::Packet, end)
+        };
+        let mut ups = vec![
+            at(0, true, UpdateKind::Replace),
+            at(1, false, UpdateKind::Replace),
+            at(2, false, UpdateKind::Replace),
+        ];
+        say_why_no_effect(&mut ups, Unit::Packet);
+        let why: Vec<&str> = ups
+            .iter()
+            .map(|u| u.no_time_to_effect.as_deref().unwrap_or(""))
+            .collect();
+        assert!(
+            why[0].starts_with("update 1 of this event replaced the rule set again"),
+            "{why:?}"
+        );
+        assert!(
+            why[1].starts_with("this replacement took update 0's rule"),
+            "{why:?}"
+        );
+        assert!(
+            why[2].starts_with("the marker's rule went with update 1"),
+            "{why:?}"
+        );
+        assert!(ups.iter().all(UpdateEffect::holds));
+        let mut s = one(Unit::Packet, ups[2].clone());
+        s.updates.insert(0, ups[0].clone());
+        let t = text(&s, "nft");
+        assert!(
+            t.contains("(no time to effect: the marker's rule went with update 1"),
+            "{t}"
+        );
+        // A single replacement, a repeated addition, an update that took effect or
+        // failed.
+        let mut ups = vec![
+            at(0, true, UpdateKind::Replace),
+            at(1, false, UpdateKind::Add),
+        ];
+        ups[1].row.event = 1;
+        let mut done = at(0, true, UpdateKind::Add);
+        done.time_to_effect_ms = Some(1.0);
+        let mut failed = at(0, true, UpdateKind::Add);
+        failed.row.error = Some("x".into());
+        ups.extend([done, failed]);
+        say_why_no_effect(&mut ups, Unit::Packet);
+        assert!(ups[0]
+            .no_time_to_effect
+            .as_deref()
+            .is_some_and(|w| w.starts_with("no marker packets changed fate")));
+        assert!(ups[1]
+            .no_time_to_effect
+            .as_deref()
+            .is_some_and(|w| w.starts_with("only update 0")));
+        assert_eq!(
+            (&ups[2].no_time_to_effect, &ups[3].no_time_to_effect),
+            (&None, &None)
+        );
+        // Without a marker stream, a first replacement says so, repeated or not.
+        let mut ups = vec![
+            at(0, false, UpdateKind::Replace),
+            at(1, false, UpdateKind::Replace),
+        ];
+        say_why_no_effect(&mut ups, Unit::Packet);
+        assert!(ups[0]
+            .no_time_to_effect
+            .as_deref()
+            .is_some_and(|w| w.starts_with("this trial has no marker stream")));
     }
 }

@@ -1408,6 +1408,7 @@ mod tests {
                 commit_ms: 0.0,
                 time_to_effect_ms: Some(3.0),
                 effect_resolution_ms: None,
+                no_time_to_effect: None,
                 stall_ms: Some(0.0),
                 lost: 0,
                 lost_beyond_baseline: None,
