@@ -197,7 +197,10 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         "rules advise --measure",
         &mut params[0],
         false,
-        crate::params::Placement::Given(crate::params::Pinning::default()),
+        // Placed like a plain flood's (the gateway's packet work on a CPU of its own
+        // where the machine has two): the two rulesets' floods measure the rules, not
+        // a sender sharing the gateway's CPU.
+        crate::params::Placement::Default,
         Some(&tb),
         a.db.as_deref(),
     )?;
