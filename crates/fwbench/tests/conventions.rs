@@ -8,9 +8,6 @@ mod util;
 use std::process::Command;
 use util::*;
 
-/// The trial commands: those whose `--json` is one trial object.
-const TRIAL_COMMANDS: &[&str] = TRIAL_KINDS;
-
 #[test]
 fn version_names_the_commit_and_the_build_date() {
     let o = fwbench(&["--version"]);
@@ -46,7 +43,7 @@ fn completions_for_each_shell_and_man_pages() {
         let out = stdout(&o);
         assert!(out.contains(marker), "{shell}: no '{marker}'");
         // Every trial command is completed, and its options (here: --rate of flood).
-        for c in TRIAL_COMMANDS {
+        for c in trial_kinds() {
             assert!(out.contains(c), "{shell}: {c} missing");
         }
         let rate = if shell == "fish" { "-l rate" } else { "--rate" };
@@ -63,7 +60,7 @@ fn completions_for_each_shell_and_man_pages() {
     let dir = TempDir::new();
     let o = fwbench(&["man", "--dir", dir.path().to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for c in TRIAL_COMMANDS.iter().chain(&["run", "report"]) {
+    for c in trial_kinds().into_iter().chain(["run", "report"]) {
         let f = dir.file(&format!("fwbench-{c}.1"));
         let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{f:?}: {e}"));
         assert!(text.contains(".SH OPTIONS"), "{c}");
@@ -93,7 +90,7 @@ fn schema_command_prints_the_schema_file() {
 
 #[test]
 fn help_is_grouped_by_topic_and_ends_with_an_example() {
-    for c in TRIAL_COMMANDS {
+    for c in trial_kinds() {
         let o = fwbench(&[c, "--help"]);
         assert!(o.status.success(), "{c}");
         let h = stdout(&o);

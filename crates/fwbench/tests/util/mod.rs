@@ -270,7 +270,7 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
     // a trial's object (any workload, any search) is valid against docs/schema/trial.json.
     if args.contains(&"--json") || args.contains(&"-J") {
         let kind = args[0];
-        let trial = TRIAL_KINDS.contains(&kind);
+        let trial = trial_kinds().contains(&kind);
         let version = if trial { 2 } else { 1 };
         assert_eq!(
             v["schema"],
@@ -284,22 +284,12 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
     v
 }
 
-/// The commands whose `--json` is one trial object (docs/schema/trial.json).
-pub const TRIAL_KINDS: &[&str] = &[
-    "echo",
-    "flood",
-    "flow",
-    "ping",
-    "ndr",
-    "mlr",
-    "degrade",
-    "sessions",
-    "bulk",
-    "http",
-    "connections",
-    "newflows",
-    "ndr-newflows",
-];
+/// The commands whose `--json` is one trial object (docs/schema/trial.json): every
+/// name the `workload` axis takes (a workload or a search) is a command of that name,
+/// so a new family is among them without being listed here.
+pub fn trial_kinds() -> Vec<&'static str> {
+    fwbench::params::search::Asked::names()
+}
 
 /// Validate `v` against docs/schema/`name` (the schema generated from the types).
 pub fn assert_valid(name: &str, v: &serde_json::Value) {
