@@ -544,6 +544,36 @@ pub fn cleanup_here() -> Vec<String> {
     cleanup_in(Path::new(DIR))
 }
 
+/// Remove the firewall crate's rule-set markers in `dir` (normally
+/// [`firewall::install::MARKER_DIR`]) whose network namespace no longer exists: the
+/// rules they list went with it (a testbed's gateway deleted, or killed with its
+/// agent). Only files named as such markers and owned by this user are touched.
+pub fn remove_orphan_rule_markers_in(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut done = vec![];
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(ino) = firewall::install::marker_netns(&name) else {
+            continue;
+        };
+        if netns_exists(ino) {
+            continue;
+        }
+        let path = e.path();
+        if matches!(super::state::read_owned(&path), Ok(Some(_)))
+            && std::fs::remove_file(&path).is_ok()
+        {
+            done.push(format!(
+                "removed {}: the rule-set marker of network namespace {ino}, which is gone",
+                path.display()
+            ));
+        }
+    }
+    done
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -572,6 +602,25 @@ mod tests {
     }
 
     use super::*;
+
+    /// A rule-set marker of a namespace that exists (this process's) stays; one of a
+    /// namespace that does not is removed; a file not named as a marker stays.
+    #[test]
+    fn rule_markers_of_gone_namespaces_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join(format!("netns-{}.json", own_netns_ino()));
+        // Inode 1 is the root directory's of some file system, never a namespace's.
+        let gone = dir.path().join("netns-1.json");
+        let other = dir.path().join("netns-notes.json");
+        for p in [&mine, &gone, &other] {
+            std::fs::write(p, "{}").unwrap();
+        }
+        let done = remove_orphan_rule_markers_in(dir.path());
+        assert!(mine.exists() && other.exists());
+        assert!(!gone.exists());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(done[0].contains("namespace 1, which is gone"), "{done:?}");
+    }
 
     #[test]
     fn a_zombie_does_not_run() {
