@@ -233,7 +233,7 @@ fn a_run_whose_process_died_is_interrupted_not_running() {
     let _ = child.wait();
     assert!(started, "the run never began");
     assert_eq!(sqlite_count(&db, running), 1, "stored as it was left");
-    let o = fwbench(&cmd!("report --db", &db));
+    let o = fwbench(&cmd!("report --text", &db));
     let said = format!("{}{}", stdout(&o), stderr(&o));
     assert!(
         said.contains(&format!(

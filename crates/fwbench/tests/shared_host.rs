@@ -95,6 +95,16 @@ fn kill_group(child: &mut std::process::Child, namespaces: &[String]) {
     );
 }
 
+/// A one-second flood with 10 nft rules on testbed `testbed`, and `extra`.
+fn nft_flood(testbed: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = cmd!(
+        "flood --engine nft --rules 10 -t 1 -r 1kpps --testbed",
+        testbed
+    );
+    args.extend(extra);
+    fwbench(&args)
+}
+
 fn testbed_namespaces(tb: &TestbedGuard) -> Vec<String> {
     ["cli", "gw", "srv"]
         .iter()
@@ -389,22 +399,7 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
     assert!(legacy().contains("filter"), "the legacy table should stay");
     let dir = TempDir::new();
     let db = dir.file("r.db");
-    let o = fwbench(&[
-        "flood",
-        "--testbed",
-        &tb.name,
-        "--engine",
-        "nft",
-        "--rules",
-        "10",
-        "-t",
-        "1",
-        "-r",
-        "1kpps",
-        "--db",
-        db.to_str().unwrap(),
-        "--json",
-    ]);
+    let o = nft_flood(&tb.name, &cmd!("--db", &db, "--json"));
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -460,25 +455,11 @@ fn a_killed_gateway_agents_rules_are_undone_before_the_next_trial_which_says_so(
     let gw = tb.gw();
     let left = crash_gateway_agent(&tb.name, &gw, &argv("-t 30 --engine nft --rules 50"));
     assert!(left.contains("fwbench"), "the dead agent's table: {left}");
-    let o = fwbench(&[
-        "flood",
-        "--testbed",
-        &tb.name,
-        "--engine",
-        "nft",
-        "--rules",
-        "10",
-        "-t",
-        "1",
-        "-r",
-        "1kpps",
-        "--no-store",
-        "--json",
-    ]);
+    let o = nft_flood(&tb.name, &["--no-store", "--json"]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("the gateway agent of an earlier trial died")
+        err.contains("died during an earlier trial")
             && err.contains("fwbench removed")
             && err.contains("which started clean"),
         "{err}"

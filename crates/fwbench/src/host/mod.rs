@@ -13,7 +13,7 @@ pub mod state;
 /// First thing of a command that touches the host as root: restore what a killed
 /// fwbench process left changed outside its namespaces (the host's conntrack
 /// settings; a live holder's are left alone), remove its scratch directories and the
-/// rule-set markers of network namespaces that are gone, as messages. Not root:
+/// markers of network namespaces that are gone, as messages. Not root:
 /// nothing to do.
 pub fn at_start() -> Vec<String> {
     if crate::sys::euid() != 0 {
@@ -25,8 +25,6 @@ pub fn at_start() -> Vec<String> {
     }
     let mut done = conntrack::recover();
     done.extend(state::remove_dead_scratch(&std::env::temp_dir()));
-    done.extend(marker::remove_orphan_rule_markers_in(std::path::Path::new(
-        firewall::install::MARKER_DIR,
-    )));
+    done.extend(marker::forget_gone_namespaces());
     done
 }

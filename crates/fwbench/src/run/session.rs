@@ -203,8 +203,9 @@ impl Testbeds {
         if let Some(r) = undone.filter(|r| !r.removed_before.is_empty()) {
             let tb = self.named.as_ref().map_or("(ephemeral)", |tb| tb.name());
             eprintln!(
-                "fwbench: testbed {tb}: the gateway agent of an earlier trial died and left \
-                 its changes on the gateway; undone before this trial, which started clean: {}",
+                "fwbench: testbed {tb}: an fwbench process that died during an earlier trial \
+                 left changes on the gateway; undone before this trial, which started clean: \
+                 {}",
                 r.removed_before.join("; ")
             );
         }

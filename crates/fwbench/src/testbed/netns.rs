@@ -309,6 +309,11 @@ impl NetnsTestbed {
                 }
             }
         }
+        // Their markers with them, before a new namespace takes a freed inode (a
+        // rebuilt testbed's gateway would undo a killed agent's rule set in itself).
+        for line in crate::host::marker::forget_gone_namespaces() {
+            tracing::info!("{line}");
+        }
         first_err.map_or(Ok(()), Err)
     }
 }
