@@ -82,8 +82,8 @@ fn start_time(pid: u32) -> Option<u64> {
     fields.nth(18)?.parse().ok()
 }
 
-/// A `running` run's status as it is: `interrupted`, with why, when its owner is gone.
-fn as_it_is(status: String, owner: Option<&str>) -> (String, Option<String>) {
+/// A run's status now: a `running` one whose owner is gone is `interrupted`, with why.
+fn status_now(status: String, owner: Option<&str>) -> (String, Option<String>) {
     if status != "running" {
         return (status, None);
     }
@@ -211,7 +211,7 @@ impl Store {
                     serde_json::from_str(&s).unwrap_or_default()
                 };
                 let (status, gone) =
-                    as_it_is(r.get(7)?, r.get::<_, Option<String>>(16)?.as_deref());
+                    status_now(r.get(7)?, r.get::<_, Option<String>>(16)?.as_deref());
                 Ok(RunRow {
                     id: r.get(0)?,
                     started_at: r.get(1)?,
@@ -311,7 +311,7 @@ impl Store {
                 .map_err(|e| self.sql(e))?
         };
         for (id, owner) in running {
-            if let (status, Some(why)) = as_it_is("running".into(), owner.as_deref()) {
+            if let (status, Some(why)) = status_now("running".into(), owner.as_deref()) {
                 self.conn
                     .execute(
                         "UPDATE runs SET status = ?2, ended_why = ?3
