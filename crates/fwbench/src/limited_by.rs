@@ -188,6 +188,10 @@ pub struct RateCounters {
     pub sink_in: Option<u64>,
     /// Packets the sink counted (sockets or AF_XDP).
     pub received: u64,
+    /// Frames per datagram the sender and sink count (`sent`, `received`): with
+    /// `--fragment`, its IP fragments, which is what the interfaces count; 1 (or 0,
+    /// not known) otherwise.
+    pub frames_per_datagram: u64,
     /// Busy fraction (0..1) of the CPUs each role ran on, where known.
     pub sender_cpu: Option<f64>,
     pub gateway_cpu: Option<f64>,
@@ -309,10 +313,18 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
 }
 
 fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
-    let allowed = (c.sent as f64 * tolerance).floor() as u64;
-    // (packets lost, role, why) per stage, in path order.
+    // Along the path in frames, as the interfaces count them: fragmented datagrams as
+    // their fragments.
+    let n = c.frames_per_datagram.max(1);
+    let (unit, datagrams) = match n {
+        1 => ("packets", "packets"),
+        _ => ("IP fragments", "datagrams"),
+    };
+    let (sent, received) = (c.sent * n, c.received * n);
+    let allowed = (sent as f64 * tolerance).floor() as u64;
+    // (frames lost, role, why) per stage, in path order.
     let mut stages: Vec<(u64, LimitedBy, String)> = vec![];
-    let mut at = c.sent;
+    let mut at = sent;
     let mut from = "sent";
     if let Some(g_in) = c.gateway_in {
         let lost = at.saturating_sub(g_in);
@@ -322,7 +334,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
             backlog,
             LimitedBy::Gateway,
             format!(
-                "the gateway's ingress dropped {backlog} of {at} packets {from} on receipt \
+                "the gateway's ingress dropped {backlog} of {at} {unit} {from} on receipt \
                  (its receive backlog overflowed: its packet processing did not keep up)"
             ),
         ));
@@ -335,7 +347,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         stages.push((
             lost,
             by,
-            format!("{lost} of {at} packets {from} did not reach the gateway"),
+            format!("{lost} of {at} {unit} {from} did not reach the gateway"),
         ));
         at = g_in;
         from = "into the gateway";
@@ -345,7 +357,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         stages.push((
             lost,
             LimitedBy::Gateway,
-            format!("the gateway forwarded {g_out} of {at} packets"),
+            format!("the gateway forwarded {g_out} of {at} {unit}"),
         ));
         at = g_out;
         from = "forwarded";
@@ -360,18 +372,19 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         stages.push((
             lost,
             by,
-            format!("{lost} of {at} packets {from} did not reach the sink's interface"),
+            format!("{lost} of {at} {unit} {from} did not reach the sink's interface"),
         ));
         at = s_in;
     }
-    let lost = at.saturating_sub(c.received);
+    let lost = at.saturating_sub(received);
+    let counted = match n {
+        1 => format!("counted {received}"),
+        _ => format!("reassembled {} datagrams ({received} {unit})", c.received),
+    };
     stages.push((
         lost,
         LimitedBy::Sink,
-        format!(
-            "the sink counted {} of the {at} packets that reached it",
-            c.received
-        ),
+        format!("the sink {counted} of the {at} {unit} that reached it"),
     ));
     let total: u64 = stages.iter().map(|s| s.0).sum();
     if total > allowed {
@@ -391,7 +404,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Gateway,
             format!(
-                "none of the {} packets sent was lost, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
+                "none of the {} {datagrams} sent was lost, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
                 c.sent
             ),
         );
@@ -400,7 +413,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "a flood: the sender got out {} packets, all as fast as it could, and none was lost",
+                "a flood: the sender got out {} {datagrams}, all as fast as it could, and none was lost",
                 c.sent
             ),
         );
@@ -409,7 +422,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "the sender got out {} of the {} packets scheduled, and none was lost",
+                "the sender got out {} of the {} {datagrams} scheduled, and none was lost",
                 c.sent, c.scheduled
             ),
         );
@@ -417,7 +430,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     (
         LimitedBy::Nothing,
         format!(
-            "the offered rate got through: {} packets sent and received",
+            "the offered rate got through: {} {datagrams} sent and received",
             c.sent
         ),
     )
@@ -426,6 +439,36 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--frame 65535 --fragment`: 45 IP fragments a datagram. The interfaces count
+    /// fragments, sender and sink datagrams; the judge compares fragments with
+    /// fragments (it used to read 5000 datagrams reassembled of 225 000 fragments at
+    /// the sink as the sink's loss) and says which it counts.
+    #[test]
+    fn fragments_are_compared_with_fragments() {
+        let mut c = path(5000, 225_000, 225_000, 225_000, 5000);
+        c.frames_per_datagram = 45;
+        let (by, why) = judge(&c, 0.001);
+        assert_eq!(by, LimitedBy::Nothing, "{why}");
+        assert_eq!(
+            why,
+            "the offered rate got through: 5000 datagrams sent and received"
+        );
+        c.received = 4000;
+        let (by, why) = judge(&c, 0.001);
+        assert_eq!(by, LimitedBy::Sink, "{why}");
+        assert_eq!(
+            why,
+            "the sink reassembled 4000 datagrams (180000 IP fragments) of the 225000 IP \
+             fragments that reached it"
+        );
+        c.received = 5000;
+        c.gateway_out = Some(200_000);
+        c.sink_in = Some(200_000);
+        let (by, why) = judge(&c, 0.001);
+        assert_eq!(by, LimitedBy::Gateway, "{why}");
+        assert_eq!(why, "the gateway forwarded 200000 of 225000 IP fragments");
+    }
 
     fn path(sent: u64, g_in: u64, g_out: u64, s_in: u64, rx: u64) -> RateCounters {
         RateCounters {

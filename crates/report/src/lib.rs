@@ -195,11 +195,15 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
         })
     };
     if run.status != "complete" {
+        let why = run
+            .ended_why
+            .as_ref()
+            .map_or_else(String::new, |w| format!(" ({w})"));
         push(
             None,
             "run-status",
             format!(
-                "run {} is {} (not complete): results may be partial",
+                "run {} is {}{why} (not complete): results may be partial",
                 run.id, run.status
             ),
         );

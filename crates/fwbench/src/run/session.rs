@@ -199,6 +199,16 @@ impl Testbeds {
             .and_then(|tb| trial::run_trial(tb, p, pin, stop, live.as_mut()));
         self.live = live;
         let mut o = res?;
+        let undone = o.gateway.as_ref().and_then(|g| g.residue.as_ref());
+        if let Some(r) = undone.filter(|r| !r.removed_before.is_empty()) {
+            let tb = self.named.as_ref().map_or("(ephemeral)", |tb| tb.name());
+            eprintln!(
+                "fwbench: testbed {tb}: an fwbench process that died during an earlier trial \
+                 left changes on the gateway; undone before this trial, which started clean: \
+                 {}",
+                r.removed_before.join("; ")
+            );
+        }
         let key = topology.testbed();
         if let Some(before) = o.gateway_state_before() {
             let first = self

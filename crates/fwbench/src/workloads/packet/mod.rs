@@ -363,10 +363,14 @@ pub const LIMIT_TOLERANCE: f64 = 0.001;
 /// One trial's counters along the path, for [`crate::limited_by::limited_by`]: the
 /// gateway's ingress rx (every interface client hosts come in on) and its other
 /// interfaces' tx (when it reported counters), `sink_in` (each sink host's busiest
-/// interface rx, summed, when the sinks counted), the sinks' count.
+/// interface rx, summed, when the sinks counted), the sinks' count. With
+/// `--fragment`, the interfaces count IP fragments where the roles count datagrams:
+/// the counters say how many fragments a datagram has, so that the judge compares
+/// fragments with fragments.
 #[allow(clippy::too_many_arguments)]
 pub fn rate_counters(
     k: &PacketParams,
+    family: Family,
     tb: &dyn Testbed,
     scheduled: u64,
     sent: u64,
@@ -400,8 +404,13 @@ pub fn rate_counters(
     let gateway_out = (has_out && gateway_in.is_some() && !egress.is_empty())
         .then(|| egress.iter().map(|i| i.tx_packets).sum());
     let paced = k.rate != proto::Rate::Max;
+    let frames_per_datagram = match k.payload(family) {
+        Ok(payload) if k.fragment => u64::from(PacketSize::frames(payload, family)),
+        _ => 1,
+    };
     crate::limited_by::RateCounters {
         paced,
+        frames_per_datagram,
         scheduled: if paced { scheduled.max(sent) } else { sent },
         sent,
         // Counted at the gateway: its ingress is the count, nothing after it.
