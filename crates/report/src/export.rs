@@ -172,7 +172,9 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 },
                 match (head, f.estimates.len()) {
                     (Some(h), 1) => format!("{} ({})", f.estimator.label(), h.basis()),
-                    (Some(h), _) => format!("{}, the tighter ({})", f.estimator.label(), h.basis()),
+                    (Some(h), _) => {
+                        format!("{}, the headline ({})", f.estimator.label(), h.basis())
+                    }
                     (None, _) => f.estimator.label().into(),
                 },
                 estimator(f, Estimator::TimePerPacket),
