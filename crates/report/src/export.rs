@@ -606,6 +606,7 @@ fn run_json(run: &RunReport) -> Value {
         "findings": run.analysis.findings,
         "claims": run.analysis.claims,
         "fits": run.analysis.fits,
+        "segments": run.analysis.segments,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,
         "warnings": run.warnings,
