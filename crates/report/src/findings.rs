@@ -10,7 +10,7 @@
 //! is called by the crate root after `analysis::analyse`.
 
 use crate::conn::{ab_tests, AbTest};
-use crate::figure::{mean_ci, num, Analysis, Claim, CostFit, SeriesSegments};
+use crate::figure::{mean_ci, num, round_ci, Analysis, Claim, CostFit, SeriesSegments};
 use crate::model::Trial;
 use crate::model::{is_conn, search_of, Config};
 use crate::segments::Segment;
@@ -132,13 +132,14 @@ fn beside(f: &CostFit) -> String {
 
 /// One segment in words: "5.0 ± 0.3 ns per rule from 0 to 2000 rules", "no measurable
 /// difference from 0 to 1000 rules (± 0.8 ns per rule)", or without a CI "5.2 ns per
-/// rule from 0 to 1000 rules (one repetition: no CI)".
+/// rule from 0 to 1000 rules (an end with one repetition: no CI)".
 fn segment_text(s: &Segment) -> String {
     let span = format!("from {} to {} rules", num(s.from), num(s.to));
     match s.ci95 {
+        // Its CI holds 0: the width only, never the estimate as a cost.
         Some(c) if s.flat() => format!(
-            "no measurable difference {span} ({} ns per rule)",
-            mean_ci(s.cost, Some(c))
+            "no measurable difference {span} (± {} ns per rule)",
+            round_ci(s.cost, c).map_or_else(|| num(c), |(_, c)| c)
         ),
         Some(c) => format!("{} ns per rule {span}", mean_ci(s.cost, Some(c))),
         None => format!(
@@ -562,6 +563,15 @@ mod tests {
             .unwrap_or_else(|| panic!("{f:?}"));
         assert!(s.contains("ns per rule from 0 to 2000 rules"), "{s}");
         assert!(!s.contains("changes at"), "{s}");
+        // No difference beyond the repetitions' spread: its width, never a cost.
+        let ts = floods("nft", &[0, 2000], 4, |_, rep| jitter(2000.0, rep));
+        let (f, _) = findings_of(&ts);
+        let s = f.iter().find(|l| l.starts_with("all: ")).unwrap();
+        assert!(
+            s.starts_with("all: no measurable difference from 0 to 2000 rules (± 0."),
+            "{s}"
+        );
+        assert!(!s.contains("ns per rule from"), "{s}");
         // A line that fits is the answer, the estimator named.
         let ts = floods("nft", &[0, 1000, 2000, 5000], 4, |r, rep| {
             jitter(2000.0 + 5.0 * r, rep)
