@@ -75,10 +75,11 @@ pub enum SenderPlace<'a> {
 /// gateway's mean `cpuN.softirq` is at least [`SHARE_MIN`], the sender ran (pinned
 /// there, or the client's mean `cpuN.user` + `cpuN.system` at least [`SHARE_MIN`]) and
 /// that was saturated (mean `cpuN.idle` at most 1 − [`BUSY`]) — or, with the gateway
-/// not steered (`gateway_cpus` `None`), the CPU with the most of the gateway's
-/// softirq if the sender ran there, saturated or not: its packet processing then runs
-/// in the sender's context wherever the sender runs (a sender moving between CPUs
-/// saturates none of them; at few rules its share may be small, but it is in the rate).
+/// not steered (`gateway_cpus` `None`), saturated or not, a CPU the sender was pinned
+/// to with some of the gateway's softirq, or for an unpinned sender the CPU with the
+/// most of it if the sender ran there: its packet processing then runs in the
+/// sender's context wherever the sender runs (a sender moving between CPUs saturates
+/// none of them; at few rules its share may be small, but it is in the rate).
 /// `None` when the sender ran elsewhere or no CPU qualifies.
 pub fn shared_cpu(
     samples: &[(&str, u32, &proto::MetricSample)],
@@ -115,10 +116,12 @@ pub fn shared_cpu(
                         >= SHARE_MIN
                 }
             };
-            // Not steered: the gateway's work follows the sender, in whatever share (the
-            // CPU with the most of it); steered: a saturated CPU with a share of it.
+            // Not steered: the gateway's work follows the sender, in whatever share (a
+            // pinned sender's CPUs; an unpinned one's, the CPU with the most of it —
+            // other traffic of the machine may put softirq elsewhere); steered: a
+            // saturated CPU with a share of it.
             let carried = match gateway_cpus {
-                None => softirq > 0.0 && softirq >= most,
+                None => softirq > 0.0 && (pinned.is_some() || softirq >= most),
                 Some(_) => softirq >= SHARE_MIN && busy >= BUSY,
             };
             (sender_there && carried).then_some(SharedCpu {
@@ -650,8 +653,14 @@ mod tests {
             shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), here, 2, None),
             None
         );
+        // Pinned to CPU 1 with the gateway steered to CPU 0: not shared; not steered,
+        // CPU 1 carries the gateway's work for what the sender sends (its 2 %).
         let pinned = SenderPlace::WithGateway { pinned: Some(&[1]) };
-        assert_eq!(shared_cpu(&refs(&s), pinned, 2, None), None);
+        assert_eq!(shared_cpu(&refs(&s), pinned, 2, Some(&[0])), None);
+        assert_eq!(
+            shared_cpu(&refs(&s), pinned, 2, None).map(|c| c.cpu),
+            Some(1)
+        );
         // Pinned to CPU 0: shared even without its user time sampled.
         let pinned = SenderPlace::WithGateway { pinned: Some(&[0]) };
         assert_eq!(
@@ -682,6 +691,14 @@ mod tests {
             shared_cpu(&refs(&two_cores(0.0, 1.0, 0)), pinned, 2, None),
             None
         );
+        // Pinned to CPU 0, not steered: CPU 0 carries the gateway's work even when
+        // another CPU shows more softirq (the machine's other traffic).
+        let busier_elsewhere = two_cores(1.0, 1.0, 0);
+        assert_eq!(
+            shared_cpu(&refs(&busier_elsewhere), pinned, 2, None).map(|c| c.cpu),
+            Some(0)
+        );
+        assert_eq!(shared_cpu(&refs(&busier_elsewhere), here, 2, None), None);
         // The gateway steered to CPU 1: CPU 0's softirq is not its packet processing.
         assert_eq!(shared_cpu(&refs(&s), here, 2, Some(&[1])), None);
     }
