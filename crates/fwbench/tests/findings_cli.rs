@@ -80,7 +80,7 @@ fn a_scenario_without_pins_prints_a_cost_and_never_blames_the_sender() {
         .find(|l| l.contains("from 0 to 3000 rules"))
         .unwrap_or_else(|| panic!("the cost per rule: {tail}"));
     assert!(
-        answer.contains("ns per rule") && answer.contains(" ± "),
+        answer.contains("ns per rule") && answer.contains("± "),
         "{answer}"
     );
     assert!(!tail.contains("limited by fwbench's sender"), "{tail}");
