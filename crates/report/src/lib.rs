@@ -7,7 +7,7 @@
 //! so a report can be re-made offline at any time.
 //!
 //! Layers (a module imports only from layers below it):
-//! 1. `stats`: numbers.
+//! 1. `stats`, `segments` (the cost per rule between adjacent rule counts): numbers.
 //! 2. `figure`: what a report shows (types only, plus how a number reads; `Options`).
 //! 3. `model`: stored trials → configurations; `svg`: draws a figure.
 //! 4. `series`: configurations → figure parts; `views`: averaged views (the mean over
@@ -44,6 +44,7 @@ pub mod hotrules;
 pub mod html;
 pub mod model;
 pub mod nat;
+pub mod segments;
 pub mod series;
 pub mod service;
 pub mod stats;
@@ -305,11 +306,19 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
 }
 
 /// A `cost-fit` warning for every cost line that does not describe its data (see
-/// [`throughput::line_problem`]): never shown as ok.
+/// [`throughput::line_problem`]): never shown as ok. Not where the series' segments
+/// answer instead (their finding keeps the line's flag and reason).
 fn fit_warnings(run_id: i64, analysis: &Analysis) -> Vec<Warning> {
+    let answered = |series: &str| {
+        analysis
+            .segments
+            .iter()
+            .any(|s| s.series == series && s.merged.iter().any(|x| x.ci95.is_some()))
+    };
     analysis
         .fits
         .iter()
+        .filter(|f| !answered(&f.series))
         .flat_map(|f| {
             f.estimates.iter().filter_map(move |e| {
                 Some(Warning {
