@@ -717,6 +717,8 @@ fn ab_drift(conn: &[&Config], trials: &[Trial], a: &mut Analysis) {
             series,
             categories: Vec::new(),
             markers: Vec::new(),
+            spans: vec![],
+            overlay: None,
             notes,
             group: None,
         });
@@ -1319,6 +1321,8 @@ fn type_bars(
             series,
             categories: cols.iter().map(|c| c.1.clone()).collect(),
             markers: vec![],
+            spans: vec![],
+            overlay: None,
             notes,
             group: None,
         });
@@ -1430,6 +1434,8 @@ fn sweet_spot(trials: &[Trial], a: &mut Analysis) {
             series,
             categories: vec![],
             markers,
+            spans: vec![],
+            overlay: None,
             notes,
             group: None,
         });

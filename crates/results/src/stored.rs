@@ -97,6 +97,39 @@ pub struct PacketStored {
     /// AF_XDP sender and sink: the mode each socket ran in.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub xdp: Option<XdpStored>,
+    /// A size mix (`--size imix`, `csit-imix`, `64:7,576:4,1500:1`): what was sent and
+    /// received of each frame size (absent: one size).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixStored>,
+}
+
+/// `packet.mix`: a size mix as sent and received (fwbench's `MixSummary`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixStored {
+    /// As given: `imix`, `csit-imix` or `64:7,576:4,1500:1`.
+    #[serde(deserialize_with = "lenient")]
+    pub mix: Option<String>,
+    /// One row per frame size of the mix, then any other size the sink received.
+    #[serde(deserialize_with = "lenient_list")]
+    pub sizes: Vec<MixRowStored>,
+}
+
+/// One frame size of a mix (`packet.mix.sizes[]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixRowStored {
+    /// Ethernet frame bytes, FCS included.
+    #[serde(deserialize_with = "lenient")]
+    pub frame: Option<u32>,
+    #[serde(deserialize_with = "lenient")]
+    pub weight: Option<u32>,
+    /// Packets the source sent of this size.
+    #[serde(deserialize_with = "lenient")]
+    pub sent: Option<u64>,
+    /// Packets the sink received of this size (0 when the gateway counted).
+    #[serde(deserialize_with = "lenient")]
+    pub received: Option<u64>,
 }
 
 /// `packet.limited_by`: who limited the rate (a word fwbench does not know: absent).
@@ -531,7 +564,10 @@ mod tests {
                        "conntrack": {"offered": 10, "admitted": 9, "max": 100,
                                      "scope": [["gw", "global"]], "agree": true},
                        "xdp": {"sender": {"ifname": "v", "queues": 1, "mode": "copy",
-                                          "need_wakeup": true, "attach": "native"}}},
+                                          "need_wakeup": true, "attach": "native"}},
+                       "mix": {"mix": "imix", "mean_frame": 353.8,
+                               "sizes": [{"frame": 64, "payload": 18, "weight": 7,
+                                          "sent": 70, "received": 69}]}},
             "ping": {"rtt": {"count": 3, "min_ns": 1, "mean_ns": 2.5, "p50_ns": 2,
                              "p90_ns": 3, "p99_ns": 3, "p999_ns": 3, "max_ns": 3}},
             "search": {"search": "mlr", "mode": "mlr", "rate_pps": null,
@@ -554,6 +590,13 @@ mod tests {
         assert_eq!(ct.scope[0].1, "global");
         let x = p.xdp.as_ref().unwrap().sender.as_ref().unwrap();
         assert_eq!((x.queues, x.need_wakeup), (Some(1), Some(true)));
+        let m = p.mix.as_ref().unwrap();
+        assert_eq!(m.mix.as_deref(), Some("imix"));
+        let row = &m.sizes[0];
+        assert_eq!(
+            (row.frame, row.weight, row.sent, row.received),
+            (Some(64), Some(7), Some(70), Some(69))
+        );
         assert_eq!(t.ping.unwrap().rtt.unwrap().mean_ns, Some(2.5));
         let s = t.search.unwrap();
         assert!(s.is(SearchKind::Mlr));
