@@ -638,22 +638,8 @@ fn overlay_rows(drawn: &[&Series], bold: &str) -> Vec<(&'static str, &'static st
 /// An overlay's legend: the bold line by its name, the thin ones in one row.
 fn overlay_legend(o: &mut String, drawn: &[&Series], bold: &str, top: f64) {
     for (row, (color, width, text)) in overlay_rows(drawn, bold).iter().enumerate() {
-        let y = top + row as f64 * LEGEND_ROW + 8.0;
-        let _ = write!(
-            o,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="{width}"/>"#,
-            c(LEFT),
-            c(y),
-            c(LEFT + 24.0),
-            c(y)
-        );
-        let _ = write!(
-            o,
-            r#"<text x="{}" y="{}" dy="4">{}</text>"#,
-            c(LEFT + 30.0),
-            c(y),
-            escape(text)
-        );
+        let style = format!(r#"stroke="{color}" stroke-width="{width}""#);
+        legend_row(o, top, row, &style, text);
     }
 }
 
@@ -664,25 +650,34 @@ fn legend(o: &mut String, drawn: &[&Series], top: f64) {
         .enumerate()
         .filter(|(_, s)| !s.points.is_empty());
     for (row, (i, s)) in rows.enumerate() {
-        let color = color(drawn, i);
-        let y = top + row as f64 * LEGEND_ROW + 8.0;
-        let dash = dash(drawn, i);
-        let _ = write!(
-            o,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"{dash}/>"#,
-            c(LEFT),
-            c(y),
-            c(LEFT + 24.0),
-            c(y)
+        let style = format!(
+            r#"stroke="{}" stroke-width="2"{}"#,
+            color(drawn, i),
+            dash(drawn, i)
         );
-        let _ = write!(
-            o,
-            r#"<text x="{}" y="{}" dy="4">{}</text>"#,
-            c(LEFT + 30.0),
-            c(y),
-            escape(&s.name)
-        );
+        legend_row(o, top, row, &style, &s.name);
     }
+}
+
+/// Legend row `row` under `top`: a short line drawn in `style` (its attributes), then
+/// `text`.
+fn legend_row(o: &mut String, top: f64, row: usize, style: &str, text: &str) {
+    let y = top + row as f64 * LEGEND_ROW + 8.0;
+    let _ = write!(
+        o,
+        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" {style}/>"#,
+        c(LEFT),
+        c(y),
+        c(LEFT + 24.0),
+        c(y)
+    );
+    let _ = write!(
+        o,
+        r#"<text x="{}" y="{}" dy="4">{}</text>"#,
+        c(LEFT + 30.0),
+        c(y),
+        escape(text)
+    );
 }
 
 #[cfg(test)]

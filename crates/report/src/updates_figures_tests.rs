@@ -61,6 +61,14 @@ fn repeated(n: u32) -> Vec<Update> {
         .collect()
 }
 
+/// A figure's spans as (from, to, text).
+fn spans(f: &Figure) -> Vec<(f64, f64, &str)> {
+    f.spans
+        .iter()
+        .map(|s| (s.from, s.to, s.text.as_str()))
+        .collect()
+}
+
 /// The number of `<polyline>`s of `svg` with stroke width `w`.
 fn lines_of_width(svg: &str, w: &str) -> usize {
     svg.split("<polyline")
@@ -95,13 +103,8 @@ fn a_trials_repeated_updates_are_one_figure_of_thin_lines_and_a_bold_median() {
     assert_eq!(median[3], (1.0, 0.0));
     // The commit shaded from 0 to its median end, the gap where nothing arrived
     // shaded as the stall, the median time to effect marked.
-    let spans: Vec<(f64, f64, &str)> = f
-        .spans
-        .iter()
-        .map(|s| (s.from, s.to, s.text.as_str()))
-        .collect();
     assert_eq!(
-        spans,
+        spans(f),
         [
             (0.0, 24.5, "commit 24.5 ms (median)"),
             (1.0, 3.0, "stall 2 ms")
@@ -136,13 +139,8 @@ fn a_trial_with_one_update_keeps_its_pair_of_figures() {
     );
     let f = &figs[0];
     assert_eq!(f.overlay, None);
-    let spans: Vec<(f64, f64, &str)> = f
-        .spans
-        .iter()
-        .map(|s| (s.from, s.to, s.text.as_str()))
-        .collect();
     assert_eq!(
-        spans,
+        spans(f),
         [(0.0, 2.0, "commit 2 ms (median)"), (0.0, 1.0, "stall 1 ms")]
     );
     assert_eq!(f.markers.len(), 1);

@@ -6,7 +6,7 @@ use serde_json::json;
 use store::Headline;
 
 mod common;
-use common::{figure, finish, new_run, report_of, table, trial};
+use common::{figure, figure_in_page, finish, new_run, report_of, table, trial};
 
 #[test]
 fn an_imix_flood_shows_sent_and_received_per_frame_size() {
@@ -48,11 +48,7 @@ fn an_imix_flood_shows_sent_and_received_per_frame_size() {
 
     // In the page: the chart (two bars per size), its note under it, the table.
     let html = r.html();
-    let fig = html
-        .split(&format!("<figure id=\"{id}\">"))
-        .nth(1)
-        .expect("the histogram in the page");
-    let fig = &fig[..fig.find("</figure>").unwrap()];
+    let fig = figure_in_page(&html, &id);
     assert!(fig.contains(
         "Size mix imix: packets sent and received per frame size (flood with nft, 1000 rules)"
     ));
@@ -62,7 +58,10 @@ fn an_imix_flood_shows_sent_and_received_per_frame_size() {
         "six bars and the frame"
     );
     assert!(
-        fig.contains("trial 1; lost: 64 B 1 %, 570 B 1 %, 1518 B 1 %."),
+        fig.contains(&format!(
+            "trial {}; lost: 64 B 1 %, 570 B 1 %, 1518 B 1 %.",
+            run.trials[0].id
+        )),
         "{fig}"
     );
     assert!(html.contains("Size mix imix: loss per frame size"));

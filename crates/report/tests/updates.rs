@@ -6,7 +6,7 @@ use serde_json::json;
 use store::{Headline, Store, TrialRecord, UpdateRecord};
 
 mod common;
-use common::{finish, new_run, report_of, scratch, trial};
+use common::{figure_in_page, finish, new_run, report_of, scratch, trial};
 
 /// One committed update: `bins` are (ms from the commit, received, lost, owd µs).
 fn update(
@@ -296,11 +296,7 @@ fn a_trials_repeated_updates_are_one_figure_in_the_page() {
     let p: Vec<(f64, f64)> = f.series[5].points.iter().map(|p| (p.x, p.y)).collect();
     assert_eq!(p, [(-1.0, 10.0), (0.0, 10.0)]);
     let html = r.html();
-    let fig = html
-        .split(&format!("<figure id=\"{id}\">"))
-        .nth(1)
-        .expect("the figure");
-    let fig = &fig[..fig.find("</figure>").unwrap()];
+    let fig = figure_in_page(&html, &id);
     assert_eq!(fig.matches(r#"stroke-width="0.75" points="#).count(), 5);
     assert_eq!(fig.matches(r#"stroke-width="2.5" points="#).count(), 1);
     assert_eq!(fig.matches(r#"<rect class="span""#).count(), 1);
