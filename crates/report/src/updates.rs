@@ -1,7 +1,8 @@
 //! Gateway events (issue 25): the stored per-update rows of a run's trials read as
-//! findings in sentences, a figure centred on the updates (background received and
-//! mean delay per 1-ms bin, the commit span marked) and a table of commit latency
-//! and stall vs installed size per engine and method.
+//! findings in sentences, figures centred on the updates (background received and
+//! mean delay per 1-ms bin, the commit and the stall shaded; a trial's repeated
+//! updates overlaid in one figure) and a table of commit latency and stall vs
+//! installed size per engine and method.
 //!
 //! What a row's background counts follows from its trial's workload ([`Unit`]):
 //! flows' packets and one-way delay (flood, flow, newflows); echo cycles, ping
