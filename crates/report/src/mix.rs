@@ -138,7 +138,7 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
                 cats,
                 points(|s| s.sent),
             );
-            f.x_label = "Ethernet frame (FCS included)".into();
+            f.x_label = "Ethernet frame, FCS included".into();
             f.series[0].name = "sent".into();
             if !m.at_gateway {
                 f.series.push(Series {

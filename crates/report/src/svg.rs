@@ -203,17 +203,7 @@ pub fn render(f: &Figure) -> String {
         (Kind::Line, Some(bold)) => overlay_rows(&drawn, bold).len(),
         _ => shown,
     };
-    // Bar categories are written at a slant under the axis: room for the longest.
-    let slant = if f.kind == Kind::Bar {
-        f.categories
-            .iter()
-            .map(|c| c.chars().count().min(CATEGORY_CHARS))
-            .max()
-            .unwrap_or(0) as f64
-            * 3.6
-    } else {
-        0.0
-    };
+    let slant = slant(f);
     let (xr, yr) = ranges(f, &drawn);
     let (x0, x1, xt) = match f.kind {
         Kind::Line => nice_ticks(xr.0, xr.1, 8),
@@ -264,6 +254,19 @@ pub fn render(f: &Figure) -> String {
     }
     o.push_str("</svg>");
     o
+}
+
+/// Room under the axis for bar categories, written at a slant (the longest's).
+fn slant(f: &Figure) -> f64 {
+    if f.kind != Kind::Bar {
+        return 0.0;
+    }
+    f.categories
+        .iter()
+        .map(|c| c.chars().count().min(CATEGORY_CHARS))
+        .max()
+        .unwrap_or(0) as f64
+        * 3.6
 }
 
 /// Data ranges: x over points, y over points ± CI, always including y = 0.
@@ -364,7 +367,8 @@ fn axes(o: &mut String, f: &Figure, fr: &Frame, xt: &[f64], yt: &[f64]) {
         o,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         c((l + r) / 2.0),
-        c(b + 40.0),
+        // Under the slanted bar categories, if any.
+        c(b + 40.0 + slant(f)),
         escape(&f.x_label)
     );
     let _ = write!(
@@ -835,6 +839,35 @@ mod tests {
             .split_whitespace()
             .filter_map(|xy| xy.split(',').nth(1)?.trim_matches('"').parse::<f64>().ok())
             .all(|y| y >= TOP - 0.01));
+    }
+
+    #[test]
+    fn a_bar_charts_x_label_stands_under_its_slanted_categories() {
+        let one = Point {
+            x: 0.0,
+            y: 1.0,
+            ci95: None,
+        };
+        let mut f = Figure::line(
+            "b",
+            "bars",
+            ("frame size", "packets"),
+            one_series(vec![one]),
+        );
+        f.kind = Kind::Bar;
+        f.categories = vec!["x".repeat(30)];
+        let s = render(&f);
+        let before = s.split(">frame size</text>").next().unwrap();
+        let y: f64 = before
+            .rsplit("y=\"")
+            .next()
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(y, TOP + PLOT_H + 40.0 + 30.0 * 3.6);
     }
 
     /// The largest y tick label of a rendered figure.

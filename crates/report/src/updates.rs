@@ -596,7 +596,7 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
     let mut f = Figure::line(
         &id,
         &format!(
-            "Background {counted} per 1-ms bin around {} updates of trial {}: {what}",
+            "Background {counted} around {} updates of trial {}: {what}",
             windows.len(),
             first.trial_id
         ),

@@ -91,8 +91,7 @@ fn a_trials_repeated_updates_are_one_figure_of_thin_lines_and_a_bold_median() {
     assert_eq!(f.id, "updates-trial-7-add-1");
     assert_eq!(
         f.title,
-        "Background received per 1-ms bin around 46 updates of trial 7: adding 1 rule to \
-         20000 … 20045"
+        "Background received around 46 updates of trial 7: adding 1 rule to 20000 … 20045"
     );
     assert_eq!(f.series.len(), 47);
     assert_eq!(f.overlay.as_deref(), Some("median of 46 updates"));
