@@ -358,14 +358,14 @@ fn stall_span(bins: &[Bin]) -> Option<(f64, f64)> {
     let mut best: Option<(f64, f64)> = None;
     let mut run: Option<(f64, f64)> = None;
     for b in bins {
-        if b.received == 0.0 && b.lost > 0.0 {
-            let from = run.map_or(b.ms, |r| r.0);
-            run = Some((from, b.ms + width));
-            if best.is_none_or(|(f, t)| run.is_some_and(|(rf, rt)| rt - rf > t - f)) {
-                best = run;
-            }
-        } else {
+        if b.received > 0.0 || b.lost == 0.0 {
             run = None;
+            continue;
+        }
+        let (from, to) = (run.map_or(b.ms, |r| r.0), b.ms + width);
+        run = Some((from, to));
+        if best.is_none_or(|(f, t)| to - from > t - f) {
+            best = run;
         }
     }
     best
@@ -374,7 +374,10 @@ fn stall_span(bins: &[Bin]) -> Option<(f64, f64)> {
 /// The shaded stall of flows' packets in `bins` ("stall 2 ms", with `whose` line when
 /// there are several); other units' stall is a round trip, not a place in time.
 fn stall(unit: Unit, bins: &[Bin], whose: Option<&str>) -> Option<Span> {
-    let (from, to) = stall_span(bins).filter(|_| unit == Unit::Packets)?;
+    if unit != Unit::Packets {
+        return None;
+    }
+    let (from, to) = stall_span(bins)?;
     let whose = whose.map(|w| format!(" ({w})")).unwrap_or_default();
     Some(Span {
         from,

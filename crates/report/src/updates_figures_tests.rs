@@ -185,3 +185,24 @@ fn the_labels_of_a_short_commit_do_not_overlap() {
     // The plot moved down to make room for the second row.
     assert!(svg.contains(r#"<rect x="80.0" y="53.0""#), "{svg}");
 }
+
+#[test]
+fn the_stall_is_the_longest_run_of_bins_that_lost_and_received_nothing() {
+    let b = |ms: f64, received: f64, lost: f64| Bin {
+        ms,
+        received,
+        lost,
+        delay_ms: None,
+    };
+    let bins = [
+        b(0.0, 0.0, 1.0),
+        b(1.0, 5.0, 0.0),
+        b(2.0, 0.0, 2.0),
+        b(3.0, 0.0, 1.0),
+        // Nothing sent here: no traffic, not a stall.
+        b(4.0, 0.0, 0.0),
+        b(5.0, 0.0, 3.0),
+    ];
+    assert_eq!(stall_span(&bins), Some((2.0, 4.0)));
+    assert_eq!(stall_span(&[b(0.0, 0.0, 0.0), b(1.0, 3.0, 0.0)]), None);
+}
