@@ -42,6 +42,15 @@ pub struct Marker {
     pub text: String,
 }
 
+/// A shaded band across a line chart's plot, from `from` to `to` on the x axis (e.g. an
+/// update's commit, from its start to its end), labelled with `text`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Span {
+    pub from: f64,
+    pub to: f64,
+    pub text: String,
+}
+
 /// Most points per line series drawn with markers and CI whiskers; a denser series is
 /// drawn as a thin line inside a band of its 95 % CI, so 2000 points stay readable.
 pub const DENSE_POINTS: usize = 200;
@@ -59,6 +68,14 @@ pub struct Figure {
     /// Bar charts: the category names (x = index).
     pub categories: Vec<String>,
     pub markers: Vec<Marker>,
+    /// Shaded x ranges of a line chart (none: nothing shaded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Span>,
+    /// Many like lines overlaid (one per repeated update of a trial): all drawn thin,
+    /// in one colour and without a legend row, except the series named here (their
+    /// median), drawn bold. `None`: each series in its own style.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<String>,
     /// Sentences printed under the figure.
     pub notes: Vec<String>,
     /// Small multiples: consecutive figures with the same group are drawn side by side
@@ -90,6 +107,8 @@ impl Figure {
             series,
             categories: vec![],
             markers: vec![],
+            spans: vec![],
+            overlay: None,
             notes: vec![],
             group: None,
         }

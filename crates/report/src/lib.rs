@@ -17,8 +17,9 @@
 //!    003's derived times), `nat` (NAT vs plain forwarding) and `worklang`
 //!    (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
 //!    `flows`; `conn` uses `service`), `updates` (gateway events' per-update rows),
-//!    `hotrules` (the cost of reaching each imported rule) and `advise` (a
-//!    `rules advise --measure` run: both rulesets and the saving).
+//!    `hotrules` (the cost of reaching each imported rule), `advise` (a
+//!    `rules advise --measure` run: both rulesets and the saving) and `mix` (size
+//!    mixes: sent and received per frame size).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
@@ -42,6 +43,7 @@ pub mod flows;
 pub mod hosts;
 pub mod hotrules;
 pub mod html;
+pub mod mix;
 pub mod model;
 pub mod nat;
 pub mod segments;
@@ -167,6 +169,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(conntrack::figures(&trials));
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));
+    // Size mixes: sent and received per frame size (issue 37).
+    analysis.figures.extend(mix::figures(&trials));
+    analysis.tables.extend(mix::tables(&trials));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
     let general = findings::claims(&configs, &analysis);
     analysis.claims.splice(0..0, general);
