@@ -59,12 +59,23 @@ struct Marker {
     nft_table: Option<String>,
 }
 
+/// Where the rule-set markers live: `netns-INO.json`, one per network namespace.
+pub const MARKER_DIR: &str = "/run/fwbench/markers";
+
+/// The network namespace inode of a marker file named `file_name` (`None`: not a
+/// marker's name).
+pub fn marker_netns(file_name: &str) -> Option<u64> {
+    file_name
+        .strip_prefix("netns-")?
+        .strip_suffix(".json")?
+        .parse()
+        .ok()
+}
+
 fn marker_path() -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let ino = std::fs::metadata("/proc/self/ns/net").ok()?.ino();
-    Some(PathBuf::from(format!(
-        "/run/fwbench/markers/netns-{ino}.json"
-    )))
+    Some(PathBuf::from(format!("{MARKER_DIR}/netns-{ino}.json")))
 }
 
 fn write_marker(r: &Rendered) {

@@ -27,7 +27,13 @@
 //! A sender on the gateway's machine may share a CPU with the gateway's softirq (a
 //! 2-core VM: the sender and the veth's receive processing both on CPU 0). Its CPU then
 //! looks saturated although the gateway's packet processing took much of it: such a
-//! verdict is not "sender" but `shared-cpu` ([`shared_cpu`] finds the CPU), a warning.
+//! verdict is not "sender" but `shared-cpu` ([`shared_cpu`] finds the CPU). Where the
+//! gateway's packet processing is not steered to CPUs of its own, a veth packet's
+//! forwarding runs on whichever CPU sent it, so the sender's CPUs always carry it —
+//! an unpinned sender that moves between CPUs included, none of them saturated: a
+//! trial whose gateway forwards a tenth of what the same sender got out at 0 rules is
+//! never "limited by the sender". `shared-cpu` is a fact of the placement the run
+//! chose, said once per run in the report, not a warning on every trial's line.
 
 use serde::{Deserialize, Serialize};
 
@@ -68,8 +74,13 @@ pub enum SenderPlace<'a> {
 /// (pure): among the gateway's CPUs (`gateway_cpus`, all when `None`), one where the
 /// gateway's mean `cpuN.softirq` is at least [`SHARE_MIN`], the sender ran (pinned
 /// there, or the client's mean `cpuN.user` + `cpuN.system` at least [`SHARE_MIN`]) and
-/// that was saturated (mean `cpuN.idle` at most 1 − [`BUSY`]). `None` when the sender
-/// ran elsewhere or no CPU qualifies.
+/// that was saturated (mean `cpuN.idle` at most 1 − [`BUSY`]) — or, with the gateway
+/// not steered (`gateway_cpus` `None`), saturated or not, a CPU the sender was pinned
+/// to with some of the gateway's softirq, or for an unpinned sender the CPU with the
+/// most of it if the sender ran there: its packet processing then runs in the
+/// sender's context wherever the sender runs (a sender moving between CPUs saturates
+/// none of them; at few rules its share may be small, but it is in the rate).
+/// `None` when the sender ran elsewhere or no CPU qualifies.
 pub fn shared_cpu(
     samples: &[(&str, u32, &proto::MetricSample)],
     place: SenderPlace,
@@ -88,6 +99,10 @@ pub fn shared_cpu(
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
+    // The largest softirq share of any CPU.
+    let most = (0..cpus)
+        .filter_map(|c| mean("gateway", &format!("cpu{c}.softirq")))
+        .fold(0.0, f64::max);
     (0..cpus)
         .filter(|c| gateway_cpus.is_none_or(|g| g.contains(c)))
         .filter_map(|c| {
@@ -101,7 +116,15 @@ pub fn shared_cpu(
                         >= SHARE_MIN
                 }
             };
-            (sender_there && softirq >= SHARE_MIN && busy >= BUSY).then_some(SharedCpu {
+            // Not steered: the gateway's work follows the sender, in whatever share (a
+            // pinned sender's CPUs; an unpinned one's, the CPU with the most of it —
+            // other traffic of the machine may put softirq elsewhere); steered: a
+            // saturated CPU with a share of it.
+            let carried = match gateway_cpus {
+                None => softirq > 0.0 && (pinned.is_some() || softirq >= most),
+                Some(_) => softirq >= SHARE_MIN && busy >= BUSY,
+            };
+            (sender_there && carried).then_some(SharedCpu {
                 cpu: c,
                 softirq: softirq.clamp(0.0, 1.0),
                 busy: busy.clamp(0.0, 1.0),
@@ -188,6 +211,10 @@ pub struct RateCounters {
     pub sink_in: Option<u64>,
     /// Packets the sink counted (sockets or AF_XDP).
     pub received: u64,
+    /// Frames per datagram the sender and sink count (`sent`, `received`): with
+    /// `--fragment`, its IP fragments, which is what the interfaces count; 1 (or 0,
+    /// not known) otherwise.
+    pub frames_per_datagram: u64,
     /// Busy fraction (0..1) of the CPUs each role ran on, where known.
     pub sender_cpu: Option<f64>,
     pub gateway_cpu: Option<f64>,
@@ -224,13 +251,16 @@ pub struct Limit {
 
 impl Limit {
     /// The verdict in a few words for a one-line summary: the role, or for a shared CPU
-    /// a warning naming it (it is not a clean verdict).
+    /// what the rate is (the path's on one core: not a role's limit alone; the run's
+    /// placement, said once in its findings, not a warning on every line).
     pub fn short(&self) -> String {
         match (self.by, self.shared_cpu) {
             (LimitedBy::SharedCpu, Some(c)) => {
-                format!("? (warning: shared CPU: sender and gateway on CPU {c})")
+                format!("sender and gateway together (shared CPU {c}: the path on one core)")
             }
-            (LimitedBy::SharedCpu, None) => "? (warning: shared CPU: sender and gateway)".into(),
+            (LimitedBy::SharedCpu, None) => {
+                "sender and gateway together (a shared CPU: the path on one core)".into()
+            }
             (LimitedBy::Sender | LimitedBy::Gateway | LimitedBy::Sink | LimitedBy::Nothing, _) => {
                 self.by.as_str().into()
             }
@@ -309,10 +339,18 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
 }
 
 fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
-    let allowed = (c.sent as f64 * tolerance).floor() as u64;
-    // (packets lost, role, why) per stage, in path order.
+    // Along the path in frames, as the interfaces count them: fragmented datagrams as
+    // their fragments.
+    let n = c.frames_per_datagram.max(1);
+    let (unit, datagrams) = match n {
+        1 => ("packets", "packets"),
+        _ => ("IP fragments", "datagrams"),
+    };
+    let (sent, received) = (c.sent * n, c.received * n);
+    let allowed = (sent as f64 * tolerance).floor() as u64;
+    // (frames lost, role, why) per stage, in path order.
     let mut stages: Vec<(u64, LimitedBy, String)> = vec![];
-    let mut at = c.sent;
+    let mut at = sent;
     let mut from = "sent";
     if let Some(g_in) = c.gateway_in {
         let lost = at.saturating_sub(g_in);
@@ -322,7 +360,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
             backlog,
             LimitedBy::Gateway,
             format!(
-                "the gateway's ingress dropped {backlog} of {at} packets {from} on receipt \
+                "the gateway's ingress dropped {backlog} of {at} {unit} {from} on receipt \
                  (its receive backlog overflowed: its packet processing did not keep up)"
             ),
         ));
@@ -335,7 +373,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         stages.push((
             lost,
             by,
-            format!("{lost} of {at} packets {from} did not reach the gateway"),
+            format!("{lost} of {at} {unit} {from} did not reach the gateway"),
         ));
         at = g_in;
         from = "into the gateway";
@@ -345,7 +383,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         stages.push((
             lost,
             LimitedBy::Gateway,
-            format!("the gateway forwarded {g_out} of {at} packets"),
+            format!("the gateway forwarded {g_out} of {at} {unit}"),
         ));
         at = g_out;
         from = "forwarded";
@@ -360,18 +398,19 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         stages.push((
             lost,
             by,
-            format!("{lost} of {at} packets {from} did not reach the sink's interface"),
+            format!("{lost} of {at} {unit} {from} did not reach the sink's interface"),
         ));
         at = s_in;
     }
-    let lost = at.saturating_sub(c.received);
+    let lost = at.saturating_sub(received);
+    let counted = match n {
+        1 => format!("counted {received}"),
+        _ => format!("reassembled {} datagrams ({received} {unit})", c.received),
+    };
     stages.push((
         lost,
         LimitedBy::Sink,
-        format!(
-            "the sink counted {} of the {at} packets that reached it",
-            c.received
-        ),
+        format!("the sink {counted} of the {at} {unit} that reached it"),
     ));
     let total: u64 = stages.iter().map(|s| s.0).sum();
     if total > allowed {
@@ -391,7 +430,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Gateway,
             format!(
-                "none of the {} packets sent was lost, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
+                "none of the {} {datagrams} sent was lost, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
                 c.sent
             ),
         );
@@ -400,7 +439,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "a flood: the sender got out {} packets, all as fast as it could, and none was lost",
+                "a flood: the sender got out {} {datagrams}, all as fast as it could, and none was lost",
                 c.sent
             ),
         );
@@ -409,7 +448,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "the sender got out {} of the {} packets scheduled, and none was lost",
+                "the sender got out {} of the {} {datagrams} scheduled, and none was lost",
                 c.sent, c.scheduled
             ),
         );
@@ -417,310 +456,12 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     (
         LimitedBy::Nothing,
         format!(
-            "the offered rate got through: {} packets sent and received",
+            "the offered rate got through: {} {datagrams} sent and received",
             c.sent
         ),
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn path(sent: u64, g_in: u64, g_out: u64, s_in: u64, rx: u64) -> RateCounters {
-        RateCounters {
-            paced: true,
-            scheduled: sent,
-            sent,
-            gateway_in: Some(g_in),
-            gateway_out: Some(g_out),
-            sink_in: Some(s_in),
-            received: rx,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn each_stage_names_its_role() {
-        let cases = [
-            (path(1000, 1000, 1000, 1000, 1000), LimitedBy::Nothing),
-            (path(1000, 700, 700, 700, 700), LimitedBy::Gateway),
-            (path(1000, 1000, 600, 600, 600), LimitedBy::Gateway),
-            (path(1000, 1000, 1000, 500, 500), LimitedBy::Sink),
-            (path(1000, 1000, 1000, 1000, 900), LimitedBy::Sink),
-            // Two stages lose: the larger loss decides.
-            (path(1000, 1000, 950, 950, 700), LimitedBy::Sink),
-            (path(1000, 1000, 700, 700, 690), LimitedBy::Gateway),
-        ];
-        for (c, want) in cases {
-            assert_eq!(limited_by(&c, 0.001).by, want, "{c:?}");
-        }
-    }
-
-    /// Packets the gateway's ingress dropped on receipt (`rx_dropped`, its receive
-    /// backlog) are the gateway's loss even while its CPU shows room; the rest of what
-    /// did not reach it stays the sender's link's.
-    #[test]
-    fn the_gateways_receive_backlog_drops_are_the_gateways() {
-        let mut c = path(1000, 700, 700, 700, 700);
-        c.gateway_cpu = Some(0.3);
-        c.sender_cpu = Some(1.0);
-        c.gateway_in_dropped = Some(300);
-        let l = limited_by(&c, 0.001);
-        assert_eq!(l.by, LimitedBy::Gateway, "{l:?}");
-        assert!(l.why.contains("dropped 300 of 1000"), "{}", l.why);
-        // Only a few of the missing packets in the backlog's drops: the larger loss,
-        // the link's, decides.
-        c.gateway_in_dropped = Some(10);
-        assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Sender);
-        // More drops reported than packets missing (counters read apart): capped.
-        c.gateway_in_dropped = Some(5000);
-        let l = limited_by(&c, 0.001);
-        assert!(l.why.contains("dropped 300 of 1000"), "{}", l.why);
-    }
-
-    #[test]
-    fn idle_cpus_move_the_blame() {
-        // Lost before the gateway, whose CPU had room: the sender's link.
-        let mut c = path(1000, 700, 700, 700, 700);
-        c.gateway_cpu = Some(0.3);
-        assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Sender);
-        c.gateway_cpu = Some(0.99);
-        assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Gateway);
-        // Lost between gateway and sink, sink idle: the gateway's egress.
-        let mut c = path(1000, 1000, 1000, 600, 600);
-        c.sink_cpu = Some(0.2);
-        assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Gateway);
-    }
-
-    #[test]
-    fn lossless_floods_and_late_senders_are_the_senders_limit() {
-        let mut flood = path(5000, 5000, 5000, 5000, 5000);
-        flood.paced = false;
-        let l = limited_by(&flood, 0.001);
-        assert_eq!(l.by, LimitedBy::Sender);
-        assert!(l.why.contains("flood"), "{}", l.why);
-        let mut late = path(4000, 4000, 4000, 4000, 4000);
-        late.scheduled = 5000;
-        let l = limited_by(&late, 0.001);
-        assert_eq!(l.by, LimitedBy::Sender);
-        assert!(l.why.contains("4000 of the 5000"), "{}", l.why);
-    }
-
-    #[test]
-    fn a_saturated_gateway_holding_back_an_idle_sender_is_the_gateway() {
-        let mut flood = path(5000, 5000, 5000, 5000, 5000);
-        flood.paced = false;
-        // Sender at 100 % of its CPU, gateway not dropping: the sender's limit.
-        flood.sender_cpu = Some(0.99);
-        flood.gateway_cpu = Some(0.95);
-        let l = limited_by(&flood, 0.001);
-        assert_eq!(l.by, LimitedBy::Sender);
-        assert!(l.why.contains("sender CPU 99 %"), "{}", l.why);
-        assert_eq!(l.sender_cpu, Some(0.99));
-        // Sender with room, gateway's softirq saturated: the gateway held it back.
-        flood.sender_cpu = Some(0.4);
-        let l = limited_by(&flood, 0.001);
-        assert_eq!(l.by, LimitedBy::Gateway);
-        assert!(l.why.contains("held it back"), "{}", l.why);
-        assert!(l.why.contains("gateway softirq 95 %"), "{}", l.why);
-        // Both with room: still the sender (its syscalls, its link).
-        flood.gateway_cpu = Some(0.3);
-        assert_eq!(limited_by(&flood, 0.001).by, LimitedBy::Sender);
-        // A paced sender on schedule: nothing, whatever the CPUs.
-        let mut ok = path(5000, 5000, 5000, 5000, 5000);
-        ok.sender_cpu = Some(0.1);
-        ok.gateway_cpu = Some(0.99);
-        assert_eq!(limited_by(&ok, 0.001).by, LimitedBy::Nothing);
-    }
-
-    fn sample(metric: &str, value: f64) -> proto::MetricSample {
-        proto::MetricSample {
-            t_s: 0.0,
-            metric: metric.into(),
-            value,
-        }
-    }
-
-    #[test]
-    fn role_cpus_from_samples() {
-        let s = [
-            ("client", 0, sample("proc.cpu", 190.0)),
-            ("client", 0, sample("proc.cpu", 170.0)),
-            ("server", 0, sample("proc.cpu", 30.0)),
-            ("gateway", 0, sample("cpu0.softirq", 60.0)),
-            ("gateway", 0, sample("cpu1.softirq", 98.0)),
-            ("gateway", 0, sample("cpu1.softirq", 92.0)),
-            // Another role's CPU figures are not the gateway's.
-            ("client", 0, sample("cpu0.softirq", 100.0)),
-        ];
-        let refs: Vec<(&str, u32, &proto::MetricSample)> =
-            s.iter().map(|(r, h, m)| (*r, *h, m)).collect();
-        let c = role_cpus(&refs, &[2], &[1], 2, None);
-        assert_eq!(c.sender, Some(0.9), "180 % over 2 threads");
-        assert_eq!(c.sink, Some(0.3));
-        assert_eq!(c.gateway, Some(0.95), "the busiest CPU");
-        // Steered to CPU 0: only its softirq counts.
-        assert_eq!(
-            role_cpus(&refs, &[2], &[1], 2, Some(&[0])).gateway,
-            Some(0.6)
-        );
-        // More threads than CPUs: the CPUs bound the share.
-        assert_eq!(role_cpus(&refs, &[8], &[1], 2, None).sender, Some(0.9));
-        // No samples: unknown.
-        assert_eq!(role_cpus(&[], &[1], &[1], 2, None), RoleCpus::default());
-        // Two sender hosts, one thread each: the busier host is the sender's figure
-        // (not their mean: one saturated generator limits the trial).
-        let two = [
-            ("client", 0, sample("proc.cpu", 40.0)),
-            ("client", 1, sample("proc.cpu", 96.0)),
-        ];
-        let refs: Vec<(&str, u32, &proto::MetricSample)> =
-            two.iter().map(|(r, h, m)| (*r, *h, m)).collect();
-        assert_eq!(role_cpus(&refs, &[1, 1], &[1], 2, None).sender, Some(0.96));
-        assert_eq!(cpu_list("0,2-3"), Some(vec![0, 2, 3]));
-        assert_eq!(cpu_list("x"), None);
-    }
-
-    fn refs<'a>(
-        s: &'a [(&'static str, u32, proto::MetricSample)],
-    ) -> Vec<(&'static str, u32, &'a proto::MetricSample)> {
-        s.iter().map(|(r, h, m)| (*r, *h, m)).collect()
-    }
-
-    /// A 2-core machine: the gateway's softirq on CPU 0 (`softirq0` %), CPU 0
-    /// `idle0` % idle, CPU 1 60 % idle; the sender's user + system on CPU `at`.
-    fn two_cores(
-        softirq0: f64,
-        idle0: f64,
-        at: usize,
-    ) -> Vec<(&'static str, u32, proto::MetricSample)> {
-        let mut s = vec![
-            ("gateway", 0, sample("cpu0.softirq", softirq0)),
-            ("gateway", 0, sample("cpu0.idle", idle0)),
-            ("gateway", 0, sample("cpu1.softirq", 2.0)),
-            ("gateway", 0, sample("cpu1.idle", 60.0)),
-        ];
-        for c in 0..2 {
-            let user = if c == at { 45.0 } else { 1.0 };
-            s.push(("client", 0, sample(&format!("cpu{c}.user"), user)));
-            s.push(("client", 0, sample(&format!("cpu{c}.system"), user / 3.0)));
-        }
-        s
-    }
-
-    #[test]
-    fn shared_cpu_from_samples() {
-        let here = SenderPlace::WithGateway { pinned: None };
-        // Sender and softirq on CPU 0, saturated: shared.
-        let s = two_cores(40.0, 1.0, 0);
-        let got = shared_cpu(&refs(&s), here, 2, None).unwrap();
-        assert_eq!(got.cpu, 0);
-        assert!(
-            (got.softirq - 0.4).abs() < 1e-9 && (got.busy - 0.99).abs() < 1e-9,
-            "{got:?}"
-        );
-        // On another machine: never shared, whatever the figures.
-        assert_eq!(shared_cpu(&refs(&s), SenderPlace::Elsewhere, 2, None), None);
-        // The sender on CPU 1 (by its time there, or pinned there): not shared.
-        assert_eq!(
-            shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), here, 2, None),
-            None
-        );
-        let pinned = SenderPlace::WithGateway { pinned: Some(&[1]) };
-        assert_eq!(shared_cpu(&refs(&s), pinned, 2, None), None);
-        // Pinned to CPU 0: shared even without its user time sampled.
-        let pinned = SenderPlace::WithGateway { pinned: Some(&[0]) };
-        assert_eq!(
-            shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), pinned, 2, None).map(|c| c.cpu),
-            Some(0)
-        );
-        // CPU 0 with room, or hardly any softirq on it: not shared.
-        assert_eq!(
-            shared_cpu(&refs(&two_cores(40.0, 30.0, 0)), here, 2, None),
-            None
-        );
-        assert_eq!(
-            shared_cpu(&refs(&two_cores(3.0, 1.0, 0)), here, 2, None),
-            None
-        );
-        // The gateway steered to CPU 1: CPU 0's softirq is not its packet processing.
-        assert_eq!(shared_cpu(&refs(&s), here, 2, Some(&[1])), None);
-    }
-
-    #[test]
-    fn a_sender_sharing_the_gateways_cpu_is_not_the_senders_limit() {
-        let mut flood = path(5000, 5000, 5000, 5000, 5000);
-        flood.paced = false;
-        flood.sender_cpu = Some(0.99);
-        flood.gateway_cpu = Some(0.4);
-        // Separate CPUs, the sender busy: the sender.
-        let l = limited_by(&flood, 0.001);
-        assert_eq!(l.by, LimitedBy::Sender);
-        assert_eq!(l.short(), "sender");
-        assert!(l.warning().unwrap().contains("fwbench's sender limit"));
-        // The same figures on a CPU shared with the gateway's softirq: shared-cpu, a
-        // warning naming the CPU.
-        flood.shared_cpu = Some(SharedCpu {
-            cpu: 0,
-            softirq: 0.4,
-            busy: 0.99,
-        });
-        let l = limited_by(&flood, 0.001);
-        assert_eq!(l.by, LimitedBy::SharedCpu);
-        assert_eq!(l.shared_cpu, Some(0));
-        assert!(
-            l.why.starts_with("sender and gateway on CPU 0"),
-            "{}",
-            l.why
-        );
-        assert!(
-            l.short().contains("warning") && l.short().contains("CPU 0"),
-            "{}",
-            l.short()
-        );
-        assert!(l.warning().unwrap().contains("shared CPU 0"));
-        // The gateway's CPU saturated while the sender had room: the gateway, shared
-        // CPU or not.
-        flood.sender_cpu = Some(0.5);
-        flood.gateway_cpu = Some(0.97);
-        let l = limited_by(&flood, 0.001);
-        assert_eq!(l.by, LimitedBy::Gateway);
-        assert_eq!(l.warning(), None);
-        // Losses at the gateway stay the gateway's.
-        let mut lossy = path(5000, 5000, 3000, 3000, 3000);
-        lossy.shared_cpu = flood.shared_cpu;
-        assert_eq!(limited_by(&lossy, 0.001).by, LimitedBy::Gateway);
-    }
-
-    #[test]
-    fn stored_verdicts_old_and_new_are_readable() {
-        let old: Limit =
-            serde_json::from_str(r#"{"by":"sender","why":"w","sender_cpu":0.99}"#).unwrap();
-        assert_eq!((old.by, old.shared_cpu), (LimitedBy::Sender, None));
-        let j = r#"{"by":"shared-cpu","why":"w","shared_cpu":0}"#;
-        let new: Limit = serde_json::from_str(j).unwrap();
-        assert_eq!((new.by, new.shared_cpu), (LimitedBy::SharedCpu, Some(0)));
-        assert_eq!(serde_json::to_string(&new).unwrap(), j);
-    }
-
-    #[test]
-    fn tolerance_and_missing_counters() {
-        // 1 lost in 10 000 is within 0.1 %.
-        assert_eq!(
-            limited_by(&path(10_000, 10_000, 9_999, 9_999, 9_999), 0.001).by,
-            LimitedBy::Nothing
-        );
-        // No gateway, no interface counter at the sink: only sent → received.
-        let c = RateCounters {
-            paced: true,
-            scheduled: 100,
-            sent: 100,
-            received: 50,
-            ..Default::default()
-        };
-        let l = limited_by(&c, 0.001);
-        assert_eq!(l.by, LimitedBy::Sink);
-        assert!(l.why.contains("50 of the 100"), "{}", l.why);
-    }
-}
+#[path = "limited_by_tests.rs"]
+mod tests;

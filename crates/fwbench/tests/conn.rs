@@ -200,7 +200,18 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
     let by = v["verdicts"]["dropped"]["by"].as_str().unwrap();
     assert!(by.starts_with("rule forward:1 (tcp dport 21000"), "{by}");
     let h = &result(&v)["hold"];
-    assert_eq!(u(&h["reached"]), 300, "{h}");
+    // 300, or 299 on a loaded machine. Once a full run reached 299 with the trial
+    // `dropped` (checked above): the rule dropped the 300th SYN while only 299
+    // connections were open, so it counted one of them twice. The kernel's count is
+    // approximate there (nf_conncount): a SYN held up in a starved softirq backlog and
+    // its retransmission 1 s later can both pass the rule before either's conntrack
+    // entry is confirmed; an unconfirmed tuple is not in the table to be compared with,
+    // so both are added, and once one entry is confirmed both match it: that
+    // connection counts twice for as long as it lives. Not a timeout of ours (the 1.5 s
+    // outlast a retransmission, and a timeout alone would not make the trial
+    // `dropped`). A count off by more than one, or a trial the rule did not stop, fails.
+    let reached = u(&h["reached"]);
+    assert!((299..=300).contains(&reached), "{h}");
     assert!(h["limiter"].as_str().unwrap().contains("timed out"), "{h}");
 }
 

@@ -52,6 +52,56 @@ fn run_prints_its_findings_last_and_the_legacy_table_once() {
     assert!(!dir.file("report.html").exists());
 }
 
+/// A scenario that sets no pins (issue 37): nft at 0 and 3 000 rules, 2 repetitions of
+/// 1 s. It is placed like `fwbench flood` (the gateway on a CPU of its own where there
+/// are two), so the gateway's rate at 3 000 rules — a fraction of the 0-rule rate — is
+/// never put down to fwbench's sender (unpinned, the gateway's softirq ran in the
+/// sender's context and every trial read "limited by sender"); and with two rule counts
+/// (no line) the cost per rule is printed as the segment between them.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_scenario_without_pins_prints_a_cost_and_never_blames_the_sender() {
+    let (dir, db) = TempDir::with_file("r.db");
+    let sc = dir.write(
+        "nopin.toml",
+        "order = \"sequential\"\nrepetitions = 2\nworkload = \"flood\"\n[params]\n\
+         engine = \"nft\"\nmodel = \"linear\"\nrules = [0, 3000]\nsize = \"frame:64\"\n\
+         rate = \"max\"\nduration = 1\n",
+    );
+    let o = fwbench(&["run", sc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    let tail = &out[out.find("Findings of run").expect(&out)..];
+    // A cost with its CI, or on a noisy machine "no measurable difference (± …)":
+    // either way the segment is stated, never dropped.
+    let answer = tail
+        .lines()
+        .find(|l| l.contains("from 0 to 3000 rules"))
+        .unwrap_or_else(|| panic!("the cost per rule: {tail}"));
+    assert!(
+        answer.contains("ns per rule") && answer.contains("± "),
+        "{answer}"
+    );
+    assert!(!tail.contains("limited by fwbench's sender"), "{tail}");
+    assert_eq!(
+        err.matches(", limited by ").count(),
+        4,
+        "a verdict per trial: {err}"
+    );
+    assert!(!err.contains("limited by sender"), "{err}");
+    // Placed as the trial commands are: the gateway on the last CPU where there are two.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pinned = sqlite_count(
+        &db,
+        &format!(
+            "SELECT count(*) FROM trials WHERE json_extract(results, \
+             '$.placement[0].requested_cpus') = '{}'",
+            cpus - 1
+        ),
+    );
+    assert_eq!(pinned, if cpus >= 2 { 4 } else { 0 }, "{err}");
+}
+
 /// `gateway_cpus` 1 vs 2 (sender and sink on CPU 0, 8 flows): the gateway's agent and
 /// its interfaces' RPS/XPS masks get CPU 1, then CPUs 0-1 — recorded in the trial's
 /// parameters and placement — and the gateway's softirq time moves: CPU 1 carries a

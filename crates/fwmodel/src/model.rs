@@ -387,7 +387,9 @@ pub struct ImportedRule {
     pub text: String,
     /// `accept`, `drop`, `reject`, `jump X`, … or empty (no verdict).
     pub verdict: String,
-    /// Added by fwbench: the chain's drop policy as a last counted drop rule.
+    /// Added by fwbench: the chain's drop policy, installed as fwbench's own base
+    /// chain with a real drop policy that jumps to the user's chain, then counts and
+    /// drops (so a RETURN or goto out of the user's chain still meets the policy).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub policy: bool,
     /// What a packet needs to match it (for `--aim`).
@@ -610,7 +612,8 @@ pub enum Role {
     Filler,
     /// Matches test traffic; its counter must be > 0.
     Match,
-    /// The chain's policy when it is drop (rendered as a final counted drop rule).
+    /// The chain's policy when it is drop (fwbench's policy chain: a jump to the
+    /// user's chain, then a counted drop, on a real drop policy).
     Policy,
     /// Infrastructure (e.g. neighbour discovery); not checked.
     Guard,

@@ -244,6 +244,10 @@ pub struct Residue {
     /// unloaded from a namespace): later trials on this namespace pay for it.
     #[serde(default)]
     pub left: Vec<String>,
+    /// What a gateway agent that died (an earlier trial's, killed) had left in the
+    /// namespace, undone before `before` was read: the trial did not start on it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_before: Vec<String>,
 }
 
 #[cfg(test)]

@@ -108,17 +108,30 @@ impl PacketSize {
     /// needs: one frame, or IP fragments of at most the MTU each.
     pub fn wire_bytes(payload: u32, family: Family) -> u32 {
         let datagram = payload + UDP_HEADER;
-        let (hdr, per) = match family {
-            // Fragment data is a multiple of 8 bytes; IPv6 adds an 8-byte fragment header.
-            Family::V4 => (20, (LINK_MTU - 20) / 8 * 8),
-            Family::V6 => (40, (LINK_MTU - 48) / 8 * 8),
-        };
-        if datagram + hdr <= LINK_MTU {
-            return datagram + hdr + ETH_OVERHEAD;
+        let hdr = ip_header(family);
+        match PacketSize::frames(payload, family) {
+            1 => datagram + hdr + ETH_OVERHEAD,
+            n => {
+                let frag_hdr = if family == Family::V6 { 8 } else { 0 };
+                datagram + n * (hdr + frag_hdr + ETH_OVERHEAD)
+            }
         }
-        let n = datagram.div_ceil(per);
-        let frag_hdr = if family == Family::V6 { 8 } else { 0 };
-        datagram + n * (hdr + frag_hdr + ETH_OVERHEAD)
+    }
+
+    /// Frames a datagram with `payload` bytes needs: 1, or its IP fragments of at most
+    /// the MTU each (what the interfaces count).
+    pub fn frames(payload: u32, family: Family) -> u32 {
+        let datagram = payload + UDP_HEADER;
+        let hdr = ip_header(family);
+        if datagram + hdr <= LINK_MTU {
+            return 1;
+        }
+        // Fragment data is a multiple of 8 bytes; IPv6 adds an 8-byte fragment header.
+        let per = match family {
+            Family::V4 => (LINK_MTU - 20) / 8 * 8,
+            Family::V6 => (LINK_MTU - 48) / 8 * 8,
+        };
+        datagram.div_ceil(per)
     }
 
     /// Bytes a bit rate given for this size counts per packet: the payload when the
@@ -681,6 +694,11 @@ mod tests {
         // IPv6: ≤ 1448 data bytes per fragment, 40 + 8 + 18 each.
         assert_eq!(PacketSize::wire_bytes(8000, Family::V6), 8008 + 6 * 66);
         assert_eq!(PacketSize::wire_bytes(1452, Family::V6), 1460 + 40 + 18);
+        assert_eq!(PacketSize::frames(8000, Family::V4), 6);
+        assert_eq!(PacketSize::frames(8000, Family::V6), 6);
+        assert_eq!(PacketSize::frames(18, Family::V4), 1);
+        // The largest datagram: 65 515 bytes in 45 IPv4 fragments.
+        assert_eq!(PacketSize::frames(65507, Family::V4), 45);
     }
 
     #[test]

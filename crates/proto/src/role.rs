@@ -1,7 +1,9 @@
 //! The role enums: which role an agent plays in a trial (`RoleSpec`) and what it
 //! reports at the end (`RoleResults`), one variant per workload side.
 //!
-//! Owns: the two enums and their serde tag (`role`).
+//! Owns: the two enums, their serde tag (`role`), and which variant each results type
+//! is (`From`: a role's results type is its own, so an agent's traffic reports
+//! without naming its role).
 //! Must not: import the messages (`msg`) that carry them; the workload modules below
 //! must not import this one.
 
@@ -63,9 +65,24 @@ impl RoleSpec {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "snake_case")]
-pub enum RoleResults {
+/// The results enum and, for each results type, `From` it to its variant: one list.
+macro_rules! role_results {
+    ($($variant:ident($t:ty)),* $(,)?) => {
+        /// What a role reports at its stop: the variant of its results type ([`From`]).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "role", rename_all = "snake_case")]
+        pub enum RoleResults {
+            $($variant($t)),*
+        }
+
+        $(impl From<$t> for RoleResults {
+            fn from(r: $t) -> RoleResults {
+                RoleResults::$variant(r)
+            }
+        })*
+    };
+}
+role_results!(
     EchoClient(EchoClientResults),
     EchoServer(EchoServerResults),
     Gateway(GatewayResults),
@@ -75,4 +92,19 @@ pub enum RoleResults {
     Reflector(ReflectorResults),
     TcpServer(TcpServerResults),
     SessionClient(Box<SessionClientResults>),
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results type becomes its role's variant, under the wire name the controller
+    /// and stored results know.
+    #[test]
+    fn results_are_their_types_role_on_the_wire() {
+        let tag = |r: RoleResults| serde_json::to_value(r).unwrap()["role"].clone();
+        assert_eq!(tag(PingResults::default().into()), "ping");
+        assert_eq!(tag(ReflectorResults::default().into()), "reflector");
+        assert_eq!(tag(UdpSinkResults::default().into()), "udp_sink");
+    }
 }

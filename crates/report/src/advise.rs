@@ -118,6 +118,8 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
                     "saving (original − optimised)".into(),
                 ],
                 markers: vec![],
+                spans: vec![],
+                overlay: None,
                 notes,
                 group: None,
             }

@@ -764,6 +764,8 @@ fn ab_drift(conn: &[&Config], trials: &[Trial], a: &mut Analysis) {
             series,
             categories: Vec::new(),
             markers: Vec::new(),
+            spans: vec![],
+            overlay: None,
             notes,
             group: None,
         });
@@ -1372,6 +1374,8 @@ fn type_bars(
             series,
             categories: cols.iter().map(|c| c.1.clone()).collect(),
             markers: vec![],
+            spans: vec![],
+            overlay: None,
             notes,
             group: None,
         });
@@ -1483,6 +1487,8 @@ fn sweet_spot(trials: &[Trial], a: &mut Analysis) {
             series,
             categories: vec![],
             markers,
+            spans: vec![],
+            overlay: None,
             notes,
             group: None,
         });

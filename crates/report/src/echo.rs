@@ -224,6 +224,8 @@ fn by_frame(echo: &[&Config], y: &YOf) -> Figure {
         series,
         categories: cats,
         markers: vec![],
+        spans: vec![],
+        overlay: None,
         notes: vec![averaged_note(echo, &["frame_size", "proto", "family"])],
         group: None,
     }

@@ -130,7 +130,9 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
                 },
                 match (head, f.estimates.len()) {
                     (Some(h), 1) => format!("{} ({})", f.estimator.label(), h.basis()),
-                    (Some(h), _) => format!("{}, the tighter ({})", f.estimator.label(), h.basis()),
+                    (Some(h), _) => {
+                        format!("{}, the headline ({})", f.estimator.label(), h.basis())
+                    }
                     (None, _) => f.estimator.label().into(),
                 },
                 estimator(f, Estimator::TimePerPacket),
@@ -558,6 +560,7 @@ fn run_json(run: &RunReport) -> Value {
         "findings": run.analysis.findings,
         "claims": run.analysis.claims,
         "fits": run.analysis.fits,
+        "segments": run.analysis.segments,
         "figures": run.analysis.figures,
         "tables": run.analysis.tables,
         "warnings": run.warnings,

@@ -4,8 +4,9 @@
 //!
 //! Owns: these types (their JSON form is part of the JSON export) and `num`/`mean_ci`.
 //! Must not: choose figures, read stored trials, or draw anything; it imports only
-//! `stats` (for the fit type).
+//! `stats` (for the fit type) and `segments` (for the segment type).
 
+use crate::segments::{self, Segment};
 use crate::stats::{LineFit, Summary, WeightedFit};
 use serde::Serialize;
 
@@ -41,6 +42,15 @@ pub struct Marker {
     pub text: String,
 }
 
+/// A shaded band across a line chart's plot, from `from` to `to` on the x axis (e.g. an
+/// update's commit, from its start to its end), labelled with `text`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Span {
+    pub from: f64,
+    pub to: f64,
+    pub text: String,
+}
+
 /// Most points per line series drawn with markers and CI whiskers; a denser series is
 /// drawn as a thin line inside a band of its 95 % CI, so 2000 points stay readable.
 pub const DENSE_POINTS: usize = 200;
@@ -58,6 +68,14 @@ pub struct Figure {
     /// Bar charts: the category names (x = index).
     pub categories: Vec<String>,
     pub markers: Vec<Marker>,
+    /// Shaded x ranges of a line chart (none: nothing shaded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Span>,
+    /// Many like lines overlaid (one per repeated update of a trial): all drawn thin,
+    /// in one colour and without a legend row, except the series named here (their
+    /// median), drawn bold. `None`: each series in its own style.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<String>,
     /// Sentences printed under the figure.
     pub notes: Vec<String>,
     /// Small multiples: consecutive figures with the same group are drawn side by side
@@ -89,6 +107,8 @@ impl Figure {
             series,
             categories: vec![],
             markers: vec![],
+            spans: vec![],
+            overlay: None,
             notes: vec![],
             group: None,
         }
@@ -155,6 +175,21 @@ impl Estimator {
             Estimator::CpuTimePerPacket => "CPU time",
         }
     }
+
+    /// The estimator of every headline cost per rule: 1/pps, measured in every packet
+    /// trial (CPU time needs the samples), what a rule costs the traffic's throughput.
+    /// Fixed, so that two runs of one scenario state the same quantity (the headline
+    /// was once the tighter of the two, and switched between runs); the other
+    /// estimator is stated beside it.
+    pub const HEADLINE: Estimator = Estimator::TimePerPacket;
+
+    /// The other one, stated beside the headline.
+    pub fn other(self) -> Estimator {
+        match self {
+            Estimator::TimePerPacket => Estimator::CpuTimePerPacket,
+            Estimator::CpuTimePerPacket => Estimator::TimePerPacket,
+        }
+    }
 }
 
 /// One estimator's cost line over a series' trials.
@@ -175,6 +210,16 @@ pub struct CostEstimate {
 }
 
 impl CostEstimate {
+    /// The headline among a series' estimates: [`Estimator::HEADLINE`]'s when it was
+    /// fitted (whether its line checks out or not: a line that does not is answered by
+    /// the segments), else the first.
+    pub fn headline_of(estimates: &[CostEstimate]) -> Option<&CostEstimate> {
+        estimates
+            .iter()
+            .find(|e| e.estimator == Estimator::HEADLINE)
+            .or_else(|| estimates.first())
+    }
+
     /// CI half-width of b relative to |b| (`None` without a CI or with b = 0).
     pub fn relative_ci(&self) -> Option<f64> {
         let l = &self.fit.line;
@@ -211,8 +256,8 @@ pub struct CostFit {
     pub rule_counts: usize,
     /// The headline line: that of `estimator` (weighted; x = rules, y in ns).
     pub fit: LineFit,
-    /// The estimator of the headline: the one with the narrower relative CI of b among
-    /// those whose line checks out (among all when none does).
+    /// The estimator of the headline: [`Estimator::HEADLINE`] where it was fitted (see
+    /// [`CostEstimate::headline_of`]), the same in every run.
     pub estimator: Estimator,
     /// Every estimator that could be fitted (1/pps always; CPU time with samples).
     pub estimates: Vec<CostEstimate>,
@@ -256,6 +301,38 @@ impl CostFit {
     }
 }
 
+/// The cost per rule of one series per segment between its rule counts (see
+/// [`crate::segments`]), by one estimator: the answer where one line does not fit, and
+/// the only one with two rule counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeriesSegments {
+    pub series: String,
+    pub estimator: Estimator,
+    /// Between each pair of adjacent rule counts.
+    pub adjacent: Vec<Segment>,
+    /// The adjacent ones merged while their CIs overlap: more than one where the cost
+    /// per rule changes.
+    pub merged: Vec<Segment>,
+}
+
+impl SeriesSegments {
+    /// The segments of `series` from `(rules, [value per repetition])` groups of
+    /// `estimator`'s metric; `None` with fewer than two rule counts.
+    pub fn of(
+        series: &str,
+        estimator: Estimator,
+        groups: &[(f64, Vec<f64>)],
+    ) -> Option<SeriesSegments> {
+        let adjacent = segments::adjacent(groups);
+        (!adjacent.is_empty()).then(|| SeriesSegments {
+            series: series.into(),
+            estimator,
+            merged: segments::merged(groups),
+            adjacent,
+        })
+    }
+}
+
 /// Choices a reader makes when asking for a report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
@@ -274,6 +351,9 @@ pub struct Analysis {
     pub figures: Vec<Figure>,
     pub tables: Vec<Table>,
     pub fits: Vec<CostFit>,
+    /// Each series' cost per rule per segment ([`Estimator::HEADLINE`]'s values), in
+    /// the order of the series; beside `fits` (a series with two rule counts has no fit).
+    pub segments: Vec<SeriesSegments>,
     /// The numbers the findings state with their CIs, each under a key that names it
     /// the same way in every run of the design (see [`Claim`]).
     pub claims: Vec<Claim>,

@@ -156,6 +156,8 @@ mod tests {
             ],
             categories: vec!["small".into(), "large".into()],
             markers: vec![],
+            spans: vec![],
+            overlay: None,
             notes: vec![],
             group: None,
         }

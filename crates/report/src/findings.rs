@@ -1,6 +1,7 @@
 //! The answer first: sentences with numbers and CIs that open a run's section, made from
-//! its analysis — the cost per rule per series (and what the CI is over), flagged lines
-//! and flat ones, the NDR of searches, the A/B verdicts — before the sentences the
+//! its analysis — the cost per rule per series (and what the CI is over; per segment
+//! between rule counts where one line does not fit, or with two rule counts), flat
+//! ones, the NDR of searches, the A/B verdicts — before the sentences the
 //! workload analyses add (loss per rule, turning point, advantage ratio, section costs,
 //! where this machine differs from the study).
 //!
@@ -9,9 +10,10 @@
 //! is called by the crate root after `analysis::analyse`.
 
 use crate::conn::{ab_tests, AbTest};
-use crate::figure::{mean_ci, num, Analysis, Claim, CostFit};
+use crate::figure::{mean_ci, num, round_ci, Analysis, Claim, CostFit, SeriesSegments};
 use crate::model::Trial;
 use crate::model::{search_of, Config};
+use crate::segments::Segment;
 use crate::stats::{self, Summary};
 use results::stored::{SearchKind, SearchStored};
 use results::LimitedBy;
@@ -19,7 +21,7 @@ use std::collections::BTreeMap;
 
 /// The run's findings: the general ones first, then those the analyses made.
 pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<String> {
-    let mut out: Vec<String> = a.fits.iter().map(cost_sentence).collect();
+    let mut out: Vec<String> = costs(a);
     out.extend(ndr(trials));
     out.extend(fwbench_limits(trials));
     let conn: Vec<&Config> = configs
@@ -38,14 +40,51 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
     out
 }
 
-/// "engine=nft: 11.2 ± 1.1 ns per rule per packet (1/pps; 95 % CI over …)", flat when
-/// the CI holds 0, FLAGGED (not a per-rule cost) when the line does not describe the data.
-pub fn cost_sentence(f: &CostFit) -> String {
+/// Each series' cost per rule, in the order of the series: its line where the line
+/// describes the data, else its segments (the only answer with two rule counts).
+fn costs(a: &Analysis) -> Vec<String> {
+    let fit = |series: &str| a.fits.iter().find(|f| f.series == series);
+    let mut out: Vec<String> = a
+        .segments
+        .iter()
+        .map(|s| match fit(&s.series) {
+            Some(f) => cost_sentence(f, Some(s)),
+            None => format!("{}: {}", s.series, segments_text(s)),
+        })
+        .collect();
+    out.extend(
+        a.fits
+            .iter()
+            .filter(|f| !a.segments.iter().any(|s| s.series == f.series))
+            .map(|f| cost_sentence(f, None)),
+    );
+    out
+}
+
+/// "engine=nft: 11.2 ± 1.1 ns per rule per packet (1/pps estimator; 95 % CI over …)",
+/// flat when the CI holds 0, the other estimator beside it. Where the line does not
+/// describe the data, the segments answer (`segs`: "5.0 ± 0.3 ns per rule … from 0 to
+/// 2000 rules, …"), with the line's flag and its reason after them; without segments
+/// it is FLAGGED (not a per-rule cost).
+pub fn cost_sentence(f: &CostFit, segs: Option<&SeriesSegments>) -> String {
     let Some(h) = f.headline() else {
-        return format!("{}: no cost line could be fitted.", f.series);
+        return match segs {
+            Some(s) => format!("{}: {}", f.series, segments_text(s)),
+            None => format!("{}: no cost line could be fitted.", f.series),
+        };
     };
     let l = &h.fit.line;
     if let Some(p) = &h.problem {
+        if let Some(s) = segs.filter(|s| s.merged.iter().any(|x| x.ci95.is_some())) {
+            return format!(
+                "{}: {} One line does not fit (FLAGGED: a line gives {} ns per rule per \
+                 packet with intercept {} ns, but {p}).",
+                f.series,
+                segments_text(s),
+                mean_ci(l.b, l.b_ci95),
+                mean_ci(l.a, l.a_ci95)
+            );
+        }
         return format!(
             "{}: FLAGGED — a line gives {} ns per rule per packet with intercept {} ns, but {p}; \
              it is not a per-rule cost (see the figure: a knee or a curve).",
@@ -61,13 +100,81 @@ pub fn cost_sentence(f: &CostFit) -> String {
         ""
     };
     format!(
-        "{}: {} ns per rule per packet{what} ({} estimator; {}), {} ns per packet at 0 rules.{}",
+        "{}: {} ns per rule per packet{what} ({} estimator; {}), {} ns per packet at 0 rules.{}{}",
         f.series,
         mean_ci(l.b, l.b_ci95),
         h.estimator.label(),
         h.basis(),
         mean_ci(l.a, l.a_ci95),
+        beside(f),
         degradation_text(f)
+    )
+}
+
+/// The other estimator's slope beside the headline's: " By CPU time, beside it: 9.8 ±
+/// 1.2 ns per rule per packet." (flagged when its own line does not fit).
+fn beside(f: &CostFit) -> String {
+    let Some(o) = f.estimate(f.estimator.other()) else {
+        return String::new();
+    };
+    let l = &o.fit.line;
+    let flag = if o.problem.is_some() {
+        "; its line does not fit"
+    } else {
+        ""
+    };
+    format!(
+        " By {}, beside it: {} ns per rule per packet{flag}.",
+        o.estimator.label(),
+        mean_ci(l.b, l.b_ci95)
+    )
+}
+
+/// One segment in words: "5.0 ± 0.3 ns per rule from 0 to 2000 rules", "no measurable
+/// difference from 0 to 1000 rules (± 0.8 ns per rule)", or without a CI "5.2 ns per
+/// rule from 0 to 1000 rules (an end with one repetition: no CI)".
+fn segment_text(s: &Segment) -> String {
+    let span = format!("from {} to {} rules", num(s.from), num(s.to));
+    match s.ci95 {
+        // Its CI holds 0: the width only, never the estimate as a cost.
+        Some(c) if s.flat() => format!(
+            "no measurable difference {span} (± {} ns per rule)",
+            round_ci(s.cost, c).map_or_else(|| num(c), |(_, c)| c)
+        ),
+        Some(c) => format!("{} ns per rule {span}", mean_ci(s.cost, Some(c))),
+        None => format!(
+            "{} ns per rule {span} (an end with one repetition: no CI)",
+            num(s.cost)
+        ),
+    }
+}
+
+/// A series' cost per rule by segment: "5.0 ± 0.3 ns per rule from 0 to 2000 rules,
+/// 1.00 ± 0.08 ns per rule from 2000 to 10000 rules — the cost per rule changes at 2000
+/// rules (1/pps estimator; …)."
+fn segments_text(s: &SeriesSegments) -> String {
+    let parts: Vec<String> = s.merged.iter().map(segment_text).collect();
+    // A change is measured where two merged neighbours both have a CI (they were not
+    // merged: their CIs do not overlap).
+    let changes: Vec<String> = s
+        .merged
+        .windows(2)
+        .filter(|w| w[0].ci95.is_some() && w[1].ci95.is_some())
+        .map(|w| num(w[0].to))
+        .collect();
+    let changes = match changes.len() {
+        0 => String::new(),
+        _ => format!(
+            " — the cost per rule changes at {} rules",
+            changes.join(" and ")
+        ),
+    };
+    format!(
+        "{}{changes} (per packet, {} estimator; per segment: the difference of the mean \
+         time per packet at its ends ÷ the rules between them, 95 % Welch CI over the \
+         repetitions at each end; neighbours whose CIs overlap merged).",
+        parts.join(", "),
+        s.estimator.label()
     )
 }
 
@@ -117,15 +224,19 @@ fn fwbench_limits(trials: &[Trial]) -> Vec<String> {
             )
         })
         .collect();
-    // The sender on a saturated CPU the gateway's softirq shared: no clean verdict.
+    // The sender on a saturated CPU the gateway's softirq shared: the run's placement
+    // (pins given, or `--no-pin`; a scenario without pins gives the gateway a CPU of
+    // its own), said once as what it measures, not as a warning per trial.
     let shared = by(LimitedBy::SharedCpu);
     if shared > 0 {
         out.push(format!(
-            "Warning: {shared} of {judged} packet trials ran the sender on a saturated CPU \
-             shared with the gateway's packet processing (shared-cpu): their rates are \
-             neither the sender's limit nor the gateway's (pin the roles apart to measure \
-             the gateway's rate); a cost per rule fitted over such trials still is the \
-             rules' — the sender's share of each packet's time does not grow with them."
+            "Placement: in {shared} of {judged} packet trials the sender and the gateway's \
+             packet processing shared the sender's CPU, as this run placed them (shared-cpu): \
+             each rate is the cost of the whole path — sending, forwarding, the rules — on \
+             one core, not the gateway's limit alone, and a cost per rule over these trials \
+             is still the rules' (the sender's share of each packet's time does not grow \
+             with them). To measure the gateway alone, pin it apart (pin_gateway, \
+             --pin-gateway)."
         ));
     }
     out
@@ -242,8 +353,8 @@ pub fn ab_sentence(t: &AbTest) -> String {
 /// The numbers the general findings and the fits table state, under keys free of
 /// measured values: each series' cost per rule by each estimator and each A/B difference.
 pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
-    // Every estimator's slope (the report's fits table states each): a second run may
-    // pick the other one as its headline, and the two answer different questions.
+    // Every estimator's slope (the report's fits table states each): the headline is
+    // one of them, the other is beside it, and the two answer different questions.
     let mut out: Vec<Claim> = a
         .fits
         .iter()
@@ -316,121 +427,5 @@ fn p_short(p: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::figure::Estimator;
-
-    fn fit_of(f: fn(f64) -> f64) -> CostFit {
-        let groups: Vec<(f64, Vec<f64>)> = [0.0, 1000.0, 2000.0, 5000.0, 10000.0]
-            .iter()
-            .map(|r: &f64| (*r, vec![f(*r) * 0.99, f(*r) * 1.01]))
-            .collect();
-        let e = crate::throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
-        CostFit {
-            // Already down at the second rule count.
-            degradation: Some((0.0, 1000.0)),
-            ..crate::testing::cost_fit("engine=x", e)
-        }
-    }
-
-    #[test]
-    fn rates_fwbench_limited_are_warned_of() {
-        let trial = |by: Option<&str>| {
-            Trial::new(store::TrialRow {
-                trial_key: "k".into(),
-                results: match by {
-                    Some(b) => serde_json::json!({"packet": {"limited_by": {"by": b, "why": "w"}}}),
-                    None => serde_json::json!({"packet": {}}),
-                },
-                ..crate::testing::trial_row(1, "flood")
-            })
-        };
-        let ts = [
-            trial(Some("sender")),
-            trial(Some("sender")),
-            trial(Some("gateway")),
-            trial(None),
-        ];
-        let w = fwbench_limits(&ts);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(
-            w[0].starts_with("Warning: 2 of 3 packet trials were limited by fwbench's sender"),
-            "{w:?}"
-        );
-        assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
-        assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
-        // A shared CPU is a warning of its own, not the sender's.
-        let w = fwbench_limits(&[trial(Some("shared-cpu")), trial(Some("gateway"))]);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(
-            w[0].starts_with(
-                "Warning: 1 of 2 packet trials ran the sender on a saturated CPU shared"
-            ),
-            "{w:?}"
-        );
-    }
-
-    #[test]
-    fn mlr_searches_give_one_finding_per_goal() {
-        let t = Trial::new(store::TrialRow {
-            engine: None,
-            id: 1,
-            run_id: 1,
-            trial_key: "k".into(),
-            rep: 1,
-            workload: "mlr".into(),
-            status: "ok".into(),
-            error: None,
-            params: serde_json::json!({"engine": "nft"}),
-            headline: Default::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
-            kind: None,
-            results: serde_json::json!({"search": {"search": "mlr", "limited_by_sender": false,
-                "rate_pps": 21000.0, "goals": [
-                {"loss_ratio": 0.0, "rate_pps": 21000.0, "rate_bps_l2": 1e7},
-                {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}}),
-        });
-        let f = ndr(&[t]);
-        assert_eq!(f.len(), 2, "{f:?}");
-        assert!(
-            f.iter().any(|l| l.starts_with("MLR NDR of nft: 21")),
-            "{f:?}"
-        );
-        assert!(
-            f.iter()
-                .any(|l| l.starts_with("MLR PDR ≤ 0.5 % of nft: 21")),
-            "{f:?}"
-        );
-    }
-
-    #[test]
-    fn a_line_that_does_not_describe_its_data_is_not_a_per_rule_cost() {
-        // Flat, then steep: a negative intercept if taken as a line.
-        let f = fit_of(|r| 2000.0 + 20.0 * (r - 2000.0).max(0.0));
-        let s = cost_sentence(&f);
-        assert!(s.starts_with("engine=x: FLAGGED"), "{s}");
-        assert!(s.contains("it is not a per-rule cost"), "{s}");
-    }
-
-    #[test]
-    fn flat_lines_and_coarse_grids_are_said_so() {
-        let f = fit_of(|r| 2000.0 + 5.0 * r);
-        let s = cost_sentence(&f);
-        assert!(
-            s.contains(
-                "ns per rule per packet (1/pps estimator; 95 % CI over 10 trials at 5 rule counts)"
-            ),
-            "{s}"
-        );
-        assert!(
-            s.contains("this grid cannot place a degradation point"),
-            "{s}"
-        );
-        assert!(!s.contains("0 → 1000") && !s.contains("flat"), "{s}");
-        let flat = fit_of(|r| 2000.0 + 0.0 * r + if r == 5000.0 { 10.0 } else { -2.5 });
-        let s = cost_sentence(&flat);
-        assert!(s.contains("flat: the CI includes 0"), "{s}");
-    }
-}
+#[path = "findings_tests.rs"]
+mod tests;

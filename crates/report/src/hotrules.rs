@@ -164,6 +164,8 @@ pub fn figure(trials: &[Trial]) -> Option<Figure> {
         series,
         categories: vec![],
         markers: vec![],
+        spans: vec![],
+        overlay: None,
         notes,
         group: None,
     })

@@ -7,7 +7,7 @@
 //! so a report can be re-made offline at any time.
 //!
 //! Layers (a module imports only from layers below it):
-//! 1. `stats`: numbers.
+//! 1. `stats`, `segments` (the cost per rule between adjacent rule counts): numbers.
 //! 2. `figure`: what a report shows (types only, plus how a number reads; `Options`).
 //! 3. `model`: stored trials → configurations; `svg`: draws a figure.
 //! 4. `series`: configurations → figure parts; `views`: averaged views (the mean over
@@ -17,8 +17,9 @@
 //!    003's derived times), `nat` (NAT vs plain forwarding) and `worklang`
 //!    (workload-language runs) beside them (`echo` uses `throughput`; `throughput` uses
 //!    `flows`; `conn` uses `service`), `updates` (gateway events' per-update rows),
-//!    `hotrules` (the cost of reaching each imported rule) and `advise` (a
-//!    `rules advise --measure` run: both rulesets and the saving).
+//!    `hotrules` (the cost of reaching each imported rule), `advise` (a
+//!    `rules advise --measure` run: both rulesets and the saving) and `mix` (size
+//!    mixes: sent and received per frame size).
 //! 6. `analysis`: assembles them into a run's [`figure::Analysis`]; `findings`: the
 //!    answer in sentences, first.
 //! 7. `contents`: what a loaded report holds (runs, trials, warnings).
@@ -42,8 +43,10 @@ pub mod flows;
 pub mod hosts;
 pub mod hotrules;
 pub mod html;
+pub mod mix;
 pub mod model;
 pub mod nat;
+pub mod segments;
 pub mod series;
 pub mod service;
 pub mod stats;
@@ -166,6 +169,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(conntrack::figures(&trials));
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));
+    // Size mixes: sent and received per frame size (issue 37).
+    analysis.figures.extend(mix::figures(&trials));
+    analysis.tables.extend(mix::tables(&trials));
     analysis.findings = findings::findings(&configs, &trials, &analysis);
     let general = findings::claims(&configs, &analysis);
     analysis.claims.splice(0..0, general);
@@ -195,11 +201,15 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
         })
     };
     if run.status != "complete" {
+        let why = run
+            .ended_why
+            .as_ref()
+            .map_or_else(String::new, |w| format!(" ({w})"));
         push(
             None,
             "run-status",
             format!(
-                "run {} is {} (not complete): results may be partial",
+                "run {} is {}{why} (not complete): results may be partial",
                 run.id, run.status
             ),
         );
@@ -301,11 +311,19 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
 }
 
 /// A `cost-fit` warning for every cost line that does not describe its data (see
-/// [`throughput::line_problem`]): never shown as ok.
+/// [`throughput::line_problem`]): never shown as ok. Not where the series' segments
+/// answer instead (their finding keeps the line's flag and reason).
 fn fit_warnings(run_id: i64, analysis: &Analysis) -> Vec<Warning> {
+    let answered = |series: &str| {
+        analysis
+            .segments
+            .iter()
+            .any(|s| s.series == series && s.merged.iter().any(|x| x.ci95.is_some()))
+    };
     analysis
         .fits
         .iter()
+        .filter(|f| !answered(&f.series))
         .flat_map(|f| {
             f.estimates.iter().filter_map(move |e| {
                 Some(Warning {

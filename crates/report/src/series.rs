@@ -214,6 +214,8 @@ pub(crate) fn bar_figure(
         }],
         categories: cats,
         markers: vec![],
+        spans: vec![],
+        overlay: None,
         notes: vec![],
         group: None,
     }

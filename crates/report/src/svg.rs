@@ -1,11 +1,13 @@
-//! Figures drawn as inline SVG: line charts with CI whiskers and bar charts.
-//! No scripts, fonts or links; the same figure always gives the same bytes.
+//! Figures drawn as inline SVG: line charts with CI whiskers and bar charts, shaded
+//! spans, overlays of many thin lines under a bold one, and marker and span labels set
+//! in rows so that no two overlap. No scripts, fonts or links; the same figure always
+//! gives the same bytes.
 //!
 //! Owns: layout, axes, ticks, palette and the SVG text of a [`Figure`].
 //! Must not: choose figures or compute statistics; it draws the `figure` types and
 //! imports nothing else from this crate.
 
-use crate::figure::{Figure, Kind, Point, Series, DENSE_POINTS};
+use crate::figure::{Figure, Kind, Point, Series, Span, DENSE_POINTS};
 use std::fmt::Write;
 
 const W: f64 = 720.0;
@@ -18,6 +20,14 @@ const TOP: f64 = 40.0;
 /// Space under the plot for tick labels and the x label.
 const BELOW: f64 = 56.0;
 const LEGEND_ROW: f64 = 16.0;
+/// Height of one row of marker and span labels above the plot.
+const LABEL_ROW: f64 = 13.0;
+/// Width of a label character at the figure's font size, a little generous (pixels).
+const LABEL_CHAR: f64 = 6.2;
+/// The thin lines of an overlay, and the width of its bold one.
+const OVERLAY_THIN: &str = "#7f7f7f";
+const OVERLAY_BOLD_WIDTH: &str = "2.5";
+const OVERLAY_THIN_WIDTH: &str = "0.75";
 const PALETTE: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",
@@ -113,6 +123,8 @@ struct Frame {
     x1: f64,
     y0: f64,
     y1: f64,
+    /// Pixel y of the plot's top (below the title and the rows of labels).
+    top: f64,
 }
 
 impl Frame {
@@ -122,8 +134,57 @@ impl Frame {
     }
     /// Pixel y of a data y.
     fn py(&self, y: f64) -> f64 {
-        TOP + PLOT_H - (y - self.y0) / (self.y1 - self.y0) * PLOT_H
+        self.top + PLOT_H - (y - self.y0) / (self.y1 - self.y0) * PLOT_H
     }
+    /// Pixel y of the plot's bottom.
+    fn bottom(&self) -> f64 {
+        self.top + PLOT_H
+    }
+}
+
+/// A marker's or span's label: its text centred at pixel `x`, in label row `row`
+/// (0: just above the plot, 1 above that …).
+#[derive(Debug, Clone, PartialEq)]
+struct Label {
+    x: f64,
+    row: usize,
+    text: String,
+}
+
+/// Where the labels of `f`'s spans (at the middle of their visible part) and markers
+/// go: each kept inside the figure, in the lowest row where it overlaps no label
+/// already placed, left to right.
+fn place_labels(f: &Figure, fr: &Frame) -> Vec<Label> {
+    let (l, r) = (LEFT, W - RIGHT);
+    let clip = |x: f64| x.clamp(l, r);
+    let mut wanted: Vec<(f64, String)> = f
+        .spans
+        .iter()
+        .map(|s| {
+            let (a, b) = (clip(fr.px(s.from)), clip(fr.px(s.to)));
+            ((a + b) / 2.0, s.text.clone())
+        })
+        .chain(f.markers.iter().map(|m| (clip(fr.px(m.x)), m.text.clone())))
+        .collect();
+    wanted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The right edge of the last label in each row.
+    let mut rows: Vec<f64> = vec![];
+    let mut out = vec![];
+    for (x, text) in wanted {
+        let w = text.chars().count() as f64 * LABEL_CHAR;
+        let x = x.clamp(w / 2.0 + 2.0, (W - w / 2.0 - 2.0).max(w / 2.0 + 2.0));
+        let (left, right) = (x - w / 2.0, x + w / 2.0);
+        let row = match rows.iter().position(|end| *end + 4.0 <= left) {
+            Some(i) => i,
+            None => {
+                rows.push(f64::NEG_INFINITY);
+                rows.len() - 1
+            }
+        };
+        rows[row] = right;
+        out.push(Label { x, row, text });
+    }
+    out
 }
 
 /// Draw a figure as one `<svg>` element for inlining in HTML5 (which needs no `xmlns`,
@@ -137,23 +198,30 @@ pub fn render(f: &Figure) -> String {
         .filter(|s| f.kind == Kind::Line || !s.points.is_empty())
         .collect();
     let shown = drawn.iter().filter(|s| !s.points.is_empty()).count();
-    let legend_rows = if f.kind == Kind::Bar && shown <= 1 {
-        0
-    } else {
-        shown
+    let legend_rows = match (f.kind, &f.overlay) {
+        (Kind::Bar, _) if shown <= 1 => 0,
+        (Kind::Line, Some(bold)) => overlay_rows(&drawn, bold).len(),
+        _ => shown,
     };
-    // Bar categories are written at a slant under the axis: room for the longest.
-    let slant = if f.kind == Kind::Bar {
-        f.categories
-            .iter()
-            .map(|c| c.chars().count().min(CATEGORY_CHARS))
-            .max()
-            .unwrap_or(0) as f64
-            * 3.6
-    } else {
-        0.0
+    let slant = slant(f);
+    let (xr, yr) = ranges(f, &drawn);
+    let (x0, x1, xt) = match f.kind {
+        Kind::Line => nice_ticks(xr.0, xr.1, 8),
+        Kind::Bar => (-0.5, f.categories.len().max(1) as f64 - 0.5, vec![]),
     };
-    let h = TOP + PLOT_H + BELOW + slant + legend_rows as f64 * LEGEND_ROW + 8.0;
+    let (y0, y1, yt) = nice_ticks(yr.0, yr.1, 6);
+    let mut fr = Frame {
+        x0,
+        x1,
+        y0,
+        y1,
+        top: TOP,
+    };
+    let labels = place_labels(f, &fr);
+    // One label row fits between the title and the plot; each more widens the gap.
+    let label_rows = labels.iter().map(|l| l.row + 1).max().unwrap_or(0);
+    fr.top = TOP + label_rows.saturating_sub(1) as f64 * LABEL_ROW;
+    let h = fr.bottom() + BELOW + slant + legend_rows as f64 * LEGEND_ROW + 8.0;
     let mut o = String::new();
     let _ = write!(
         o,
@@ -168,24 +236,37 @@ pub fn render(f: &Figure) -> String {
         c(W / 2.0),
         escape(&f.title)
     );
-    let (xr, yr) = ranges(f, &drawn);
-    let (x0, x1, xt) = match f.kind {
-        Kind::Line => nice_ticks(xr.0, xr.1, 8),
-        Kind::Bar => (-0.5, f.categories.len().max(1) as f64 - 0.5, vec![]),
-    };
-    let (y0, y1, yt) = nice_ticks(yr.0, yr.1, 6);
-    let fr = Frame { x0, x1, y0, y1 };
-    axes(&mut o, f, &fr, &xt, &yt);
-    match f.kind {
-        Kind::Line => lines(&mut o, &fr, &drawn),
-        Kind::Bar => bars(&mut o, f, &fr, &drawn),
+    if f.kind == Kind::Line {
+        spans(&mut o, &f.spans, &fr);
     }
-    markers(&mut o, f, &fr);
-    if legend_rows > 0 {
-        legend(&mut o, &drawn, TOP + PLOT_H + BELOW + slant);
+    axes(&mut o, f, &fr, &xt, &yt);
+    match (f.kind, &f.overlay) {
+        (Kind::Line, Some(bold)) => overlay(&mut o, &fr, &drawn, bold),
+        (Kind::Line, None) => lines(&mut o, &fr, &drawn),
+        (Kind::Bar, _) => bars(&mut o, f, &fr, &drawn),
+    }
+    markers(&mut o, f, &fr, &labels);
+    let below = fr.bottom() + BELOW + slant;
+    match (f.kind, &f.overlay) {
+        (Kind::Line, Some(bold)) => overlay_legend(&mut o, &drawn, bold, below),
+        _ if legend_rows > 0 => legend(&mut o, &drawn, below),
+        _ => {}
     }
     o.push_str("</svg>");
     o
+}
+
+/// Room under the axis for bar categories, written at a slant (the longest's).
+fn slant(f: &Figure) -> f64 {
+    if f.kind != Kind::Bar {
+        return 0.0;
+    }
+    f.categories
+        .iter()
+        .map(|c| c.chars().count().min(CATEGORY_CHARS))
+        .max()
+        .unwrap_or(0) as f64
+        * 3.6
 }
 
 /// Data ranges: x over points, y over points ± CI, always including y = 0.
@@ -229,7 +310,7 @@ fn ranges(f: &Figure, drawn: &[&Series]) -> ((f64, f64), (f64, f64)) {
 
 /// Plot frame, grid, ticks and axis labels.
 fn axes(o: &mut String, f: &Figure, fr: &Frame, xt: &[f64], yt: &[f64]) {
-    let (l, r, t, b) = (LEFT, W - RIGHT, TOP, TOP + PLOT_H);
+    let (l, r, t, b) = (LEFT, W - RIGHT, fr.top, fr.bottom());
     let ystep = if yt.len() > 1 { yt[1] - yt[0] } else { 1.0 };
     for y in yt {
         let py = c(fr.py(*y));
@@ -286,7 +367,8 @@ fn axes(o: &mut String, f: &Figure, fr: &Frame, xt: &[f64], yt: &[f64]) {
         o,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         c((l + r) / 2.0),
-        c(b + 40.0),
+        // Under the slanted bar categories, if any.
+        c(b + 40.0 + slant(f)),
         escape(&f.x_label)
     );
     let _ = write!(
@@ -461,22 +543,107 @@ fn bars(o: &mut String, f: &Figure, fr: &Frame, drawn: &[&Series]) {
     }
 }
 
-/// Vertical dashed markers with their text.
-fn markers(o: &mut String, f: &Figure, fr: &Frame) {
+/// Vertical dashed markers, then the labels of the markers and spans in their rows.
+fn markers(o: &mut String, f: &Figure, fr: &Frame, labels: &[Label]) {
     for m in &f.markers {
         let px = c(fr.px(m.x));
         let _ = write!(
             o,
             r##"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="#555" stroke-dasharray="3 3"/>"##,
-            c(TOP),
-            c(TOP + PLOT_H)
+            c(fr.top),
+            c(fr.bottom())
         );
+    }
+    for l in labels {
         let _ = write!(
             o,
-            r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
-            c(TOP - 4.0),
-            escape(&m.text)
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            c(l.x),
+            c(fr.top - 4.0 - l.row as f64 * LABEL_ROW),
+            escape(&l.text)
         );
+    }
+}
+
+/// Translucent bands over the plot's height, each clipped to the plot (drawn first:
+/// grid and lines stay visible through them).
+fn spans(o: &mut String, spans: &[Span], fr: &Frame) {
+    for s in spans {
+        let (a, b) = (fr.px(s.from.min(s.to)), fr.px(s.from.max(s.to)));
+        let (a, b) = (a.max(LEFT), b.min(W - RIGHT));
+        if b < a {
+            continue;
+        }
+        let _ = write!(
+            o,
+            r##"<rect class="span" x="{}" y="{}" width="{}" height="{}" fill="#7f7f7f" fill-opacity="0.2"/>"##,
+            c(a),
+            c(fr.top),
+            // A span of no width (a commit shorter than a pixel) stays visible.
+            c((b - a).max(1.0)),
+            c(PLOT_H)
+        );
+    }
+}
+
+/// An overlay: every series but `bold` as a thin grey line, then `bold` on top.
+fn overlay(o: &mut String, fr: &Frame, drawn: &[&Series], bold: &str) {
+    let path = |s: &Series| -> String {
+        let p: Vec<String> = s
+            .points
+            .iter()
+            .map(|p| format!("{},{}", c(fr.px(p.x)), c(fr.py(p.y))))
+            .collect();
+        p.join(" ")
+    };
+    for s in drawn
+        .iter()
+        .filter(|s| s.name != bold && !s.points.is_empty())
+    {
+        let _ = write!(
+            o,
+            r#"<polyline fill="none" stroke="{OVERLAY_THIN}" stroke-opacity="0.6" stroke-width="{OVERLAY_THIN_WIDTH}" points="{}"/>"#,
+            path(s)
+        );
+    }
+    for s in drawn
+        .iter()
+        .filter(|s| s.name == bold && !s.points.is_empty())
+    {
+        let _ = write!(
+            o,
+            r#"<polyline fill="none" stroke="{}" stroke-width="{OVERLAY_BOLD_WIDTH}" points="{}"/>"#,
+            PALETTE[0],
+            path(s)
+        );
+    }
+}
+
+/// An overlay's legend rows (colour, width, text): the bold line by its name, then the
+/// thin ones in one row, each only where drawn.
+fn overlay_rows(drawn: &[&Series], bold: &str) -> Vec<(&'static str, &'static str, String)> {
+    let shown = |s: &&&Series| !s.points.is_empty();
+    let thin = drawn
+        .iter()
+        .filter(shown)
+        .filter(|s| s.name != bold)
+        .count();
+    let mut rows = vec![];
+    if drawn.iter().filter(shown).any(|s| s.name == bold) {
+        rows.push((PALETTE[0], OVERLAY_BOLD_WIDTH, bold.to_string()));
+    }
+    if thin > 0 {
+        let each = format!("{thin} thin lines, one each");
+        rows.push((OVERLAY_THIN, OVERLAY_THIN_WIDTH, each));
+    }
+    rows
+}
+
+/// An overlay's legend: the bold line by its name, the thin ones in one row.
+fn overlay_legend(o: &mut String, drawn: &[&Series], bold: &str, top: f64) {
+    for (row, (color, width, text)) in overlay_rows(drawn, bold).iter().enumerate() {
+        let style = format!(r#"stroke="{color}" stroke-width="{width}""#);
+        legend_row(o, top, row, &style, text);
     }
 }
 
@@ -487,25 +654,34 @@ fn legend(o: &mut String, drawn: &[&Series], top: f64) {
         .enumerate()
         .filter(|(_, s)| !s.points.is_empty());
     for (row, (i, s)) in rows.enumerate() {
-        let color = color(drawn, i);
-        let y = top + row as f64 * LEGEND_ROW + 8.0;
-        let dash = dash(drawn, i);
-        let _ = write!(
-            o,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="2"{dash}/>"#,
-            c(LEFT),
-            c(y),
-            c(LEFT + 24.0),
-            c(y)
+        let style = format!(
+            r#"stroke="{}" stroke-width="2"{}"#,
+            color(drawn, i),
+            dash(drawn, i)
         );
-        let _ = write!(
-            o,
-            r#"<text x="{}" y="{}" dy="4">{}</text>"#,
-            c(LEFT + 30.0),
-            c(y),
-            escape(&s.name)
-        );
+        legend_row(o, top, row, &style, &s.name);
     }
+}
+
+/// Legend row `row` under `top`: a short line drawn in `style` (its attributes), then
+/// `text`.
+fn legend_row(o: &mut String, top: f64, row: usize, style: &str, text: &str) {
+    let y = top + row as f64 * LEGEND_ROW + 8.0;
+    let _ = write!(
+        o,
+        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" {style}/>"#,
+        c(LEFT),
+        c(y),
+        c(LEFT + 24.0),
+        c(y)
+    );
+    let _ = write!(
+        o,
+        r#"<text x="{}" y="{}" dy="4">{}</text>"#,
+        c(LEFT + 30.0),
+        c(y),
+        escape(text)
+    );
 }
 
 #[cfg(test)]
@@ -663,6 +839,35 @@ mod tests {
             .split_whitespace()
             .filter_map(|xy| xy.split(',').nth(1)?.trim_matches('"').parse::<f64>().ok())
             .all(|y| y >= TOP - 0.01));
+    }
+
+    #[test]
+    fn a_bar_charts_x_label_stands_under_its_slanted_categories() {
+        let one = Point {
+            x: 0.0,
+            y: 1.0,
+            ci95: None,
+        };
+        let mut f = Figure::line(
+            "b",
+            "bars",
+            ("frame size", "packets"),
+            one_series(vec![one]),
+        );
+        f.kind = Kind::Bar;
+        f.categories = vec!["x".repeat(30)];
+        let s = render(&f);
+        let before = s.split(">frame size</text>").next().unwrap();
+        let y: f64 = before
+            .rsplit("y=\"")
+            .next()
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(y, TOP + PLOT_H + 40.0 + 30.0 * 3.6);
     }
 
     /// The largest y tick label of a rendered figure.

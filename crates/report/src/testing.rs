@@ -16,6 +16,7 @@ pub(crate) fn run_row(id: i64) -> RunRow {
         seed: 0,
         command: String::new(),
         status: "complete".into(),
+        ended_why: None,
         baseline: None,
         host: Default::default(),
         role_hosts: vec![],

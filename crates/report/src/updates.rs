@@ -1,7 +1,8 @@
 //! Gateway events (issue 25): the stored per-update rows of a run's trials read as
-//! findings in sentences, a figure centred on the updates (background received and
-//! mean delay per 1-ms bin, the commit span marked) and a table of commit latency
-//! and stall vs installed size per engine and method.
+//! findings in sentences, figures centred on the updates (background received and
+//! mean delay per 1-ms bin, the commit and the stall shaded; a trial's repeated
+//! updates overlaid in one figure) and a table of commit latency and stall vs
+//! installed size per engine and method.
 //!
 //! What a row's background counts follows from its trial's workload ([`Unit`]):
 //! flows' packets and one-way delay (flood, flow, newflows); echo cycles, ping
@@ -11,7 +12,7 @@
 //! Owns: grouping the updates and these three views. Must not: read the store (it
 //! gets the rows, see `lib.rs`) or draw.
 
-use crate::figure::{num, Figure, Marker, Point, Series, Table};
+use crate::figure::{num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::median;
 use std::collections::BTreeMap;
@@ -281,14 +282,142 @@ fn bins(series: &str) -> Option<Vec<[f64; 4]>> {
     serde_json::from_str(series).ok()
 }
 
+/// One bin of the background around updates, combined over several updates bin by
+/// bin (their mean or median): ms from the commit's start, received, lost, and the
+/// delay in ms over the updates whose bin received something (none: no update did).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bin {
+    ms: f64,
+    received: f64,
+    lost: f64,
+    delay_ms: Option<f64>,
+}
+
+/// The arithmetic mean (`None` for no values).
+fn mean_of(v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// `windows` combined bin by bin with `how` (mean or median) over the bins all of them
+/// have.
+fn combine(windows: &[Vec<[f64; 4]>], how: fn(Vec<f64>) -> Option<f64>) -> Vec<Bin> {
+    let n = windows.iter().map(Vec::len).min().unwrap_or(0);
+    let at = |j: usize, f: &dyn Fn(&[f64; 4]) -> Option<f64>| {
+        how(windows.iter().filter_map(|w| f(&w[j])).collect())
+    };
+    (0..n)
+        .filter_map(|j| {
+            Some(Bin {
+                ms: at(j, &|b| Some(b[0]))?,
+                received: at(j, &|b| Some(b[1]))?,
+                lost: at(j, &|b| Some(b[2]))?,
+                // A bin that received nothing has no delay (not 0).
+                delay_ms: at(j, &|b| (b[1] > 0.0).then_some(b[3] / 1000.0)),
+            })
+        })
+        .collect()
+}
+
+/// A line of `bins`: received per bin, or their delay where there is one.
+fn line(name: &str, bins: &[Bin], delay: bool) -> Series {
+    Series {
+        name: name.into(),
+        points: bins
+            .iter()
+            .filter_map(|b| {
+                Some(Point {
+                    x: b.ms,
+                    y: if delay { b.delay_ms? } else { b.received },
+                    ci95: None,
+                })
+            })
+            .collect(),
+        fit: false,
+    }
+}
+
+/// Where forwarding stalled in `bins`: the longest run of bins that lost and received
+/// nothing, as (first bin's start, last bin's end) in ms (`None`: no such bin).
+fn stall_span(bins: &[Bin]) -> Option<(f64, f64)> {
+    let width = match bins {
+        [a, b, ..] => b.ms - a.ms,
+        _ => 1.0,
+    };
+    let mut best: Option<(f64, f64)> = None;
+    let mut run: Option<(f64, f64)> = None;
+    for b in bins {
+        if b.received > 0.0 || b.lost == 0.0 {
+            run = None;
+            continue;
+        }
+        let (from, to) = (run.map_or(b.ms, |r| r.0), b.ms + width);
+        run = Some((from, to));
+        if best.is_none_or(|(f, t)| to - from > t - f) {
+            best = run;
+        }
+    }
+    best
+}
+
+/// The shaded stall of flows' packets in `bins` ("stall 2 ms", with `whose` line when
+/// there are several); other units' stall is a round trip, not a place in time.
+fn stall(unit: Unit, bins: &[Bin], whose: Option<&str>) -> Option<Span> {
+    if unit != Unit::Packets {
+        return None;
+    }
+    let (from, to) = stall_span(bins)?;
+    let whose = whose.map(|w| format!(" ({w})")).unwrap_or_default();
+    Some(Span {
+        from,
+        to,
+        text: format!("stall {} ms{whose}", num(to - from)),
+    })
+}
+
+/// The commit, shaded from its start (0) to its end (`commit` ms), labelled `text`.
+fn commit_span(commit: f64, text: String) -> Span {
+    Span {
+        from: 0.0,
+        to: commit.max(0.0),
+        text,
+    }
+}
+
+/// The figures of gateway updates: a trial's repeated updates of one kind and K (an
+/// `--event-rate` trial) overlaid in one figure (see [`overlay`]); the other updates
+/// two figures per kind, K and installed size (see [`pooled`]).
+pub fn figures(updates: &[Update]) -> Vec<Figure> {
+    // (trial, unit, kind, K, method) → its committed updates with a window of bins.
+    let mut by_trial: BTreeMap<(i64, Unit, String, u32, String), Vec<&Update>> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        let r = &u.row;
+        if r.series
+            .as_deref()
+            .and_then(bins)
+            .is_some_and(|b| !b.is_empty())
+        {
+            by_trial
+                .entry((u.trial_id, u.unit, r.kind.clone(), r.k, r.method.clone()))
+                .or_default()
+                .push(u);
+        }
+    }
+    let (repeated, single): (Vec<_>, Vec<_>) = by_trial.into_values().partition(|us| us.len() > 1);
+    let single: Vec<Update> = single.into_iter().flatten().cloned().collect();
+    let mut out = pooled(&single);
+    out.extend(repeated.iter().filter_map(|us| overlay(us)));
+    out
+}
+
 /// Two figures per update kind, K and installed size (drawn side by side): the
 /// background's received packets and mean one-way delay per 1-ms bin around the
 /// update, one line per engine and method (the mean over its updates, bin by bin),
-/// with the commit's start at 0 and the slowest median commit's end marked.
-pub fn figures(updates: &[Update]) -> Vec<Figure> {
-    // (unit, kind, K, installed) → (engine by method) → the updates' series.
-    type Bins = Vec<Vec<[f64; 4]>>;
-    type Windows = BTreeMap<String, (Bins, Vec<f64>)>;
+/// with the commit's start at 0, the span to the slowest median commit's end shaded,
+/// each line's median time to effect marked and the longest stall shaded.
+fn pooled(updates: &[Update]) -> Vec<Figure> {
+    // (unit, kind, K, installed) → (engine by method) → the updates' bins, commits
+    // and times to effect.
+    type Windows = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>)>>;
     let mut by: BTreeMap<(Unit, String, u32, u64), Windows> = BTreeMap::new();
     for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
         let entry = by
@@ -298,88 +427,78 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
             .or_default();
         for r in rows {
             if let Some(b) = r.series.as_deref().and_then(bins).filter(|b| !b.is_empty()) {
-                entry.0.push(b);
-                entry.1.push(r.commit_ms);
+                let effect = r.time_to_effect_ms.filter(|_| holds(r));
+                entry.push((b, r.commit_ms, effect));
             }
         }
     }
     let mut out = vec![];
     for ((unit, kind, k, installed), windows) in by {
-        let windows: Vec<(String, Bins, Vec<f64>)> = windows
-            .into_iter()
-            .filter(|(_, (w, _))| !w.is_empty())
-            .map(|(name, (w, c))| (name, w, c))
-            .collect();
+        let windows: Vec<(String, Vec<_>)> =
+            windows.into_iter().filter(|(_, w)| !w.is_empty()).collect();
         if windows.is_empty() {
             continue;
         }
+        let several = windows.len() > 1;
         let (what, _) = doing(&kind, k, installed);
         let mut received = vec![];
         let mut delay = vec![];
         let mut notes = vec![];
+        let mut markers = vec![];
         let mut slowest: Option<(f64, String)> = None;
-        for (name, w, commits) in &windows {
-            let n = w.iter().map(Vec::len).min().unwrap_or(0);
-            let mean = |f: &dyn Fn(&[f64; 4]) -> Option<f64>, j: usize| {
-                let v: Vec<f64> = w.iter().filter_map(|b| f(&b[j])).collect();
-                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-            };
-            let points = |f: &dyn Fn(&[f64; 4]) -> Option<f64>| -> Vec<Point> {
-                (0..n)
-                    .filter_map(|j| {
-                        Some(Point {
-                            x: mean(&|b| Some(b[0]), j)?,
-                            y: mean(f, j)?,
-                            ci95: None,
-                        })
-                    })
-                    .collect()
-            };
-            received.push(Series {
-                name: name.clone(),
-                points: points(&|b| Some(b[1])),
-                fit: false,
-            });
-            // A bin that received nothing has no delay (not 0).
-            delay.push(Series {
-                name: name.clone(),
-                points: points(&|b| (b[1] > 0.0).then_some(b[3] / 1000.0)),
-                fit: false,
-            });
-            let commit = median(commits.iter().copied()).unwrap_or(0.0);
+        let mut stalls = vec![];
+        for (name, w) in &windows {
+            let bins: Vec<Vec<[f64; 4]>> = w.iter().map(|x| x.0.clone()).collect();
+            let mean = combine(&bins, mean_of);
+            received.push(line(name, &mean, false));
+            delay.push(line(name, &mean, true));
+            stalls.extend(stall(unit, &mean, several.then_some(name.as_str())));
+            let commit = median(w.iter().map(|x| x.1)).unwrap_or(0.0);
             notes.push(format!(
                 "{name}: mean of {} updates; the commit took {} ms (median).",
                 w.len(),
                 num(commit)
             ));
+            if let Some(e) = median(w.iter().filter_map(|x| x.2)) {
+                let whose = if several {
+                    format!(" ({name})")
+                } else {
+                    String::new()
+                };
+                markers.push(Marker {
+                    x: e,
+                    text: format!("effect {} ms{whose}", num(e)),
+                });
+            }
             if slowest.as_ref().is_none_or(|(c, _)| commit > *c) {
                 slowest = Some((commit, name.clone()));
             }
         }
-        let mut markers = vec![Marker {
-            x: 0.0,
-            text: "commit starts".into(),
-        }];
-        if let Some((c, name)) = slowest.filter(|(c, _)| *c > 0.0) {
-            markers.push(Marker {
-                x: c,
-                text: format!("commit ends ({name}, slowest)"),
-            });
-        }
+        // The longest stall of the lines.
+        stalls.sort_by(|a, b| (b.to - b.from).total_cmp(&(a.to - a.from)));
+        let mut spans: Vec<Span> = slowest
+            .map(|(c, name)| {
+                let whose = if several {
+                    format!(", slowest: {name}")
+                } else {
+                    String::new()
+                };
+                commit_span(c, format!("commit {} ms (median{whose})", num(c)))
+            })
+            .into_iter()
+            .collect();
+        spans.extend(stalls.into_iter().next());
         let id = format!("updates-{}{kind}-{k}-{installed}", unit.id());
         let group = Some(id.clone());
         let (counted, delay_name) = unit.axes();
-        let y = match unit {
-            Unit::Packets => "packets received per bin".to_string(),
-            Unit::Echoes | Unit::Probes | Unit::Sessions => format!("{counted} per bin (by start)"),
-        };
         let mut f = Figure::line(
             &format!("{id}-received"),
             &format!("Background {counted} per 1-ms bin around {what}"),
-            ("ms from the commit's start", &y),
+            ("ms from the commit's start", &received_axis(unit)),
             received,
         );
         f.markers = markers.clone();
+        f.spans = spans.clone();
         f.notes = notes;
         f.group = group.clone();
         let mut g = Figure::line(
@@ -392,11 +511,106 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
             delay,
         );
         g.markers = markers;
+        g.spans = spans;
         g.group = group;
         out.push(f);
         out.push(g);
     }
     out
+}
+
+/// The y axis of a figure of what the background received per bin.
+fn received_axis(unit: Unit) -> String {
+    let (counted, _) = unit.axes();
+    match unit {
+        Unit::Packets => "packets received per bin".to_string(),
+        Unit::Echoes | Unit::Probes | Unit::Sessions => format!("{counted} per bin (by start)"),
+    }
+}
+
+/// One figure of a trial's repeated updates of one kind, K and method (an
+/// `--event-rate` trial): the background received per 1-ms bin around each update,
+/// time from each commit's start, each update a thin line and their median bin by bin
+/// bold; the median commit shaded, the median time to effect marked and, for flows,
+/// the median line's stall shaded. `None` for fewer than two updates with bins.
+fn overlay(us: &[&Update]) -> Option<Figure> {
+    let windows: Vec<(&UpdateRecord, Vec<[f64; 4]>)> = us
+        .iter()
+        .filter_map(|u| Some((&u.row, u.row.series.as_deref().and_then(bins)?)))
+        .filter(|(_, b)| !b.is_empty())
+        .collect();
+    let first = us.first()?;
+    if windows.len() < 2 {
+        return None;
+    }
+    let r = &first.row;
+    let unit = first.unit;
+    let lo = windows.iter().map(|(r, _)| r.installed).min()?;
+    let hi = windows.iter().map(|(r, _)| r.installed).max()?;
+    let (mut what, _) = doing(&r.kind, r.k, lo);
+    if hi != lo {
+        what += &format!(" … {hi}");
+    }
+    let bins: Vec<Vec<[f64; 4]>> = windows.iter().map(|(_, b)| b.clone()).collect();
+    let mid = combine(&bins, median);
+    let bold = format!("median of {} updates", windows.len());
+    let mut series: Vec<Series> = windows
+        .iter()
+        .map(|(r, b)| {
+            let one = combine(std::slice::from_ref(b), mean_of);
+            line(
+                &format!("update {} ({} installed)", r.index, r.installed),
+                &one,
+                false,
+            )
+        })
+        .collect();
+    series.push(line(&bold, &mid, false));
+    let commits = windows.iter().map(|(r, _)| r.commit_ms);
+    let commit = median(commits.clone()).unwrap_or(0.0);
+    let slowest = commits.fold(0.0, f64::max);
+    let effect = median(
+        windows
+            .iter()
+            .filter(|(r, _)| holds(r))
+            .filter_map(|(r, _)| r.time_to_effect_ms),
+    );
+    let (counted, _) = unit.axes();
+    let name = format!("{} by {}", first.engine, r.method);
+    let id = format!(
+        "updates-{}trial-{}-{}-{}",
+        unit.id(),
+        first.trial_id,
+        r.kind,
+        r.k
+    );
+    let mut f = Figure::line(
+        &id,
+        &format!(
+            "Background {counted} around {} updates of trial {}: {what}",
+            windows.len(),
+            first.trial_id
+        ),
+        ("ms from each commit's start", &received_axis(unit)),
+        series,
+    );
+    f.overlay = Some(bold);
+    f.spans.push(commit_span(
+        commit,
+        format!("commit {} ms (median)", num(commit)),
+    ));
+    f.spans.extend(stall(unit, &mid, None));
+    f.markers.extend(effect.map(|e| Marker {
+        x: e,
+        text: format!("effect {} ms (median)", num(e)),
+    }));
+    f.notes.push(format!(
+        "{name}: {} updates; the commit took {} ms (median), {} ms at most.",
+        windows.len(),
+        num(commit),
+        num(slowest)
+    ));
+    Some(f)
 }
 
 /// Commit latency and stall vs installed size, per engine, method, kind and K (`None`
@@ -454,3 +668,7 @@ pub fn table(updates: &[Update]) -> Option<Table> {
         rows,
     ))
 }
+
+#[cfg(test)]
+#[path = "updates_figures_tests.rs"]
+mod figures_tests;

@@ -466,6 +466,10 @@ fn json_holds_configs_metrics_fits_and_figures() {
     assert_eq!(runs[0]["configs"][0]["main_metric"], "throughput_bps");
     assert!(c["metrics"]["gateway.cpu0.softirq"]["ci95"].is_number());
     assert_eq!(flow["fits"].as_array().unwrap().len(), 2);
+    // Each fitted series has its segments too (issue 37), each with its rule counts.
+    let segs = flow["segments"].as_array().unwrap();
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    assert!(segs[0]["merged"][0]["to"].is_number(), "{segs:?}");
     assert!(flow["figures"].as_array().unwrap().len() >= 5);
     // No NaN: serde_json writes a non-finite number as null, so every mean planted
     // finite must come out a number (a NaN would be a silent null here).

@@ -6,7 +6,7 @@ use serde_json::json;
 use store::{Headline, Store, TrialRecord, UpdateRecord};
 
 mod common;
-use common::{finish, new_run, report_of, scratch, trial};
+use common::{figure_in_page, finish, new_run, report_of, scratch, trial};
 
 /// One committed update: `bins` are (ms from the commit, received, lost, owd µs).
 fn update(
@@ -40,7 +40,6 @@ fn flow_trial(run: i64, key: String, rep: u32, params: serde_json::Value) -> Tri
 
 fn planted(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
-    let mut nft = flow_trial(run, "nft-20000".into(), 1, json!({"engine": "nft"}));
     let w = |rx0: u32, rx1: u32, owd: f64| {
         [
             (-1.0, 10, 0, 100.0),
@@ -48,21 +47,32 @@ fn planted(s: &mut Store) -> i64 {
             (1.0, rx1, 0, 300.0),
         ]
     };
-    nft.updates = vec![
+    // Three repetitions, one update each (a trial's repeated updates are overlaid in
+    // a figure of their own); the first also has one that failed.
+    for (rep, u) in [
         update(20000, "batch", 30.0, 0.0, 1, Some(20.0), &w(0, 10, 0.0)),
         update(20000, "batch", 40.0, 5.0, 2, Some(25.0), &w(4, 20, 600.0)),
         update(20000, "batch", 33.0, 2.0, 3, Some(19.0), &w(2, 30, 900.0)),
-        UpdateRecord {
-            index: 3,
-            kind: "add".into(),
-            method: "batch".into(),
-            k: 1,
-            installed: 20000,
-            error: Some("the traffic phase ended first".into()),
-            ..Default::default()
-        },
-    ];
-    s.insert_trial(&nft).unwrap();
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let key = format!("nft-20000-{rep}");
+        let mut nft = flow_trial(run, key, rep as u32 + 1, json!({"engine": "nft"}));
+        nft.updates = vec![u];
+        if rep == 0 {
+            nft.updates.push(UpdateRecord {
+                index: 1,
+                kind: "add".into(),
+                method: "batch".into(),
+                k: 1,
+                installed: 20000,
+                error: Some("the traffic phase ended first".into()),
+                ..Default::default()
+            });
+        }
+        s.insert_trial(&nft).unwrap();
+    }
     let mut ipt = flow_trial(run, "ipt-0".into(), 1, json!({"engine": "iptables-legacy"}));
     ipt.updates = vec![update(
         0,
@@ -126,14 +136,15 @@ fn stored_updates_read_as_findings_figures_and_table() {
         .map(|p| (p.x, (p.y * 1e6).round() / 1e6))
         .collect();
     assert_eq!(d, vec![(-1.0, 0.1), (0.0, 0.75), (1.0, 0.3)]);
+    // The commit shaded to its median end, the median time to effect marked.
+    let spans: Vec<(f64, f64, &str)> = rx
+        .spans
+        .iter()
+        .map(|s| (s.from, s.to, s.text.as_str()))
+        .collect();
+    assert_eq!(spans, vec![(0.0, 33.0, "commit 33 ms (median)")]);
     let marks: Vec<(f64, &str)> = rx.markers.iter().map(|m| (m.x, m.text.as_str())).collect();
-    assert_eq!(
-        marks,
-        vec![
-            (0.0, "commit starts"),
-            (33.0, "commit ends (nft by batch, slowest)")
-        ]
-    );
+    assert_eq!(marks, vec![(20.0, "effect 20 ms")]);
     assert!(a.figures.iter().any(|f| f.id == "updates-add-1-0-delay"));
 
     // The table: commit latency and stall vs installed size.
@@ -170,7 +181,7 @@ fn stored_updates_read_as_findings_figures_and_table() {
         .contains("adding 1 rule to 20000 with nft by batch took 33 ms"));
     let html = r.html();
     assert!(html.contains("Background received per 1-ms bin around adding 1 rule to 20000"));
-    assert!(html.contains("commit ends (nft by batch, slowest)"));
+    assert!(html.contains(">commit 33 ms (median)</text>"));
     assert!(r
         .markdown()
         .contains("Gateway updates: commit latency and stall vs installed size"));
@@ -242,6 +253,56 @@ fn updates_whose_figures_do_not_hold_are_never_findings() {
     let row = t.rows.iter().find(|r| r[3] == "50000").unwrap();
     assert_eq!(row[7], "– (flagged)");
     assert_eq!(row[8], "–");
+}
+
+/// An `--event-rate` trial: its updates, each at one more rule installed, are one
+/// figure in the page (not two per installed size), one thin line per update under
+/// their bold median, the commit shaded.
+#[test]
+fn a_trials_repeated_updates_are_one_figure_in_the_page() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+        let mut t = flow_trial(run, "nft-rate".into(), 1, json!({"engine": "nft"}));
+        t.updates = (0..5)
+            .map(|i| UpdateRecord {
+                index: i,
+                ..update(
+                    20000 + u64::from(i),
+                    "batch",
+                    10.0 + f64::from(i),
+                    0.0,
+                    0,
+                    Some(4.0),
+                    &[(-1.0, 10, 0, 100.0), (0.0, 8 + i, 0, 150.0)],
+                )
+            })
+            .collect();
+        s.insert_trial(&t).unwrap();
+        finish(s, run)
+    });
+    let run = &r.runs[0];
+    let ids: Vec<&str> = run
+        .analysis
+        .figures
+        .iter()
+        .map(|f| f.id.as_str())
+        .filter(|id| id.starts_with("updates-"))
+        .collect();
+    let id = format!("updates-trial-{}-add-1", run.trials[0].id);
+    assert_eq!(ids, [id.as_str()]);
+    let f = &run.analysis.figures[0];
+    assert_eq!(f.series.len(), 6);
+    assert_eq!(f.series[5].name, "median of 5 updates");
+    let p: Vec<(f64, f64)> = f.series[5].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(p, [(-1.0, 10.0), (0.0, 10.0)]);
+    let html = r.html();
+    let fig = figure_in_page(&html, &id);
+    assert_eq!(fig.matches(r#"stroke-width="0.75" points="#).count(), 5);
+    assert_eq!(fig.matches(r#"stroke-width="2.5" points="#).count(), 1);
+    assert_eq!(fig.matches(r#"<rect class="span""#).count(), 1);
+    assert!(fig.contains(">commit 12 ms (median)</text>"));
+    assert!(fig.contains(">effect 4 ms (median)</text>"));
+    assert_eq!(html.matches("<figure id=\"updates-").count(), 1);
 }
 
 #[test]

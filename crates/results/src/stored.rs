@@ -138,6 +138,39 @@ pub struct PacketStored {
     /// AF_XDP sender and sink: the mode each socket ran in.
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub xdp: Option<XdpStored>,
+    /// A size mix (`--size imix`, `csit-imix`, `64:7,576:4,1500:1`): what was sent and
+    /// received of each frame size (absent: one size).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixStored>,
+}
+
+/// `packet.mix`: a size mix as sent and received (fwbench's `MixSummary`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixStored {
+    /// As given: `imix`, `csit-imix` or `64:7,576:4,1500:1`.
+    #[serde(deserialize_with = "lenient")]
+    pub mix: Option<String>,
+    /// One row per frame size of the mix, then any other size the sink received.
+    #[serde(deserialize_with = "lenient_list")]
+    pub sizes: Vec<MixRowStored>,
+}
+
+/// One frame size of a mix (`packet.mix.sizes[]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixRowStored {
+    /// Ethernet frame bytes, FCS included.
+    #[serde(deserialize_with = "lenient")]
+    pub frame: Option<u32>,
+    #[serde(deserialize_with = "lenient")]
+    pub weight: Option<u32>,
+    /// Packets the source sent of this size.
+    #[serde(deserialize_with = "lenient")]
+    pub sent: Option<u64>,
+    /// Packets the sink received of this size (0 when the gateway counted).
+    #[serde(deserialize_with = "lenient")]
+    pub received: Option<u64>,
 }
 
 /// `packet.limited_by`: who limited the rate (a word fwbench does not know: absent).

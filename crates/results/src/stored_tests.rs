@@ -51,7 +51,10 @@ fn packet_search_and_ping_trials_read_typed() {
                    "conntrack": {"offered": 10, "admitted": 9, "max": 100,
                                  "scope": [["gw", "global"]], "agree": true},
                    "xdp": {"sender": {"ifname": "v", "queues": 1, "mode": "copy",
-                                      "need_wakeup": true, "attach": "native"}}},
+                                      "need_wakeup": true, "attach": "native"}},
+                   "mix": {"mix": "imix", "mean_frame": 353.8,
+                           "sizes": [{"frame": 64, "payload": 18, "weight": 7,
+                                      "sent": 70, "received": 69}]}},
         "ping": {"rtt": {"count": 3, "min_ns": 1, "mean_ns": 2.5, "p50_ns": 2,
                          "p90_ns": 3, "p99_ns": 3, "p999_ns": 3, "max_ns": 3}},
         "search": {"search": "mlr", "mode": "mlr", "rate_pps": null,
@@ -74,6 +77,13 @@ fn packet_search_and_ping_trials_read_typed() {
     assert_eq!(ct.scope[0].1, "global");
     let x = p.xdp.as_ref().unwrap().sender.as_ref().unwrap();
     assert_eq!((x.queues, x.need_wakeup), (Some(1), Some(true)));
+    let m = p.mix.as_ref().unwrap();
+    assert_eq!(m.mix.as_deref(), Some("imix"));
+    let row = &m.sizes[0];
+    assert_eq!(
+        (row.frame, row.weight, row.sent, row.received),
+        (Some(64), Some(7), Some(70), Some(69))
+    );
     assert_eq!(t.ping.unwrap().rtt.unwrap().mean_ns, Some(2.5));
     let s = t.search.unwrap();
     assert!(s.is(SearchKind::Mlr));

@@ -164,6 +164,7 @@ impl Store {
         let mut s = Store::on(conn, path);
         s.prepare(true)?;
         s.import_recovery(recovery::fallback_dir().as_deref())?;
+        s.end_dead_runs()?;
         Ok(s)
     }
 

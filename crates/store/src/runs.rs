@@ -2,12 +2,97 @@
 //!
 //! Owns: the `hosts` and `runs` rows, a run's status (running, complete, interrupted,
 //! failed; resume) and its recovery key: a random value made when the run begins (or is
-//! resumed), which a recovery file must carry to be imported into this file.
+//! resumed), which a recovery file must carry to be imported into this file. A
+//! `running` run records its process ([`Owner`]): one whose process is gone (SIGKILL,
+//! an abort for want of memory) reads as `interrupted`, with why, and is written so at
+//! the next open for writing.
 //! Must not: touch trials (`trials`) or decide when a run is resumed (the controller).
 
 use crate::{Result, RoleHost, Store, StoreError};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
+
+/// Version 8: the process of a `running` run (`owner`, an [`Owner`] as JSON) and why a
+/// run ended unfinished (`ended_why`).
+pub(crate) const SCHEMA_V8: &str = "
+ALTER TABLE runs ADD COLUMN owner TEXT;
+ALTER TABLE runs ADD COLUMN ended_why TEXT;
+";
+
+/// The process that runs a run: its host, that host's boot, its PID and start time
+/// (clock ticks since boot, `/proc/PID/stat` field 22: a reused PID has another).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub host: String,
+    pub boot: String,
+    pub pid: u32,
+    pub start: u64,
+}
+
+impl Owner {
+    /// This process (`None` where /proc does not say).
+    pub fn this_process() -> Option<Owner> {
+        let pid = std::process::id();
+        Some(Owner {
+            host: read_trimmed("/proc/sys/kernel/hostname")?,
+            boot: read_trimmed("/proc/sys/kernel/random/boot_id")?,
+            pid,
+            start: start_time(pid)?,
+        })
+    }
+
+    /// Why this owner no longer runs its run, seen from this host: `None` while it
+    /// may (it runs, or it is another host's and cannot be seen from here).
+    pub fn gone(&self) -> Option<String> {
+        let here = Owner::this_process()?;
+        if here.host != self.host {
+            return None;
+        }
+        if here.boot != self.boot {
+            return Some(format!(
+                "its process (pid {}) ran before {} was restarted",
+                self.pid, self.host
+            ));
+        }
+        if start_time(self.pid) == Some(self.start) {
+            return None;
+        }
+        Some(format!(
+            "its process (pid {}) ended without finishing it (killed, or aborted: e.g. out \
+             of memory)",
+            self.pid
+        ))
+    }
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+/// Start time of process `pid` (`None`: no such process, or a zombie: it runs no more).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    // After the command: state (field 3) … starttime (field 22).
+    if matches!(fields.next()?, "Z" | "X" | "x") {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
+}
+
+/// A run's status now: a `running` one whose owner is gone is `interrupted`, with why.
+fn status_now(status: String, owner: Option<&str>) -> (String, Option<String>) {
+    if status != "running" {
+        return (status, None);
+    }
+    let owner = owner.and_then(|o| serde_json::from_str::<Owner>(o).ok());
+    match owner.and_then(|o| o.gone()) {
+        Some(why) => ("interrupted".into(), Some(why)),
+        None => (status, None),
+    }
+}
 
 /// Host metadata recorded once per run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -44,6 +129,8 @@ pub struct RunRow {
     pub seed: u64,
     pub command: String,
     pub status: String,
+    /// Why a run ended unfinished, where known (its process gone while `running`).
+    pub ended_why: Option<String>,
     pub baseline: Option<serde_json::Value>,
     pub host: Host,
     /// Metadata of each testbed role's host (testbed files; empty otherwise).
@@ -73,8 +160,8 @@ impl Store {
         let key = new_key()?;
         self.conn
             .execute(
-                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status, baseline, recovery_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
+                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status, baseline, recovery_key, owner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9)",
                 params![
                     run.started_at,
                     run.scenario,
@@ -83,7 +170,8 @@ impl Store {
                     run.command,
                     host_id,
                     run.baseline.as_ref().map(|b| b.to_string()),
-                    key
+                    key,
+                    owner_json()
                 ],
             )
             .map_err(|e| self.sql(e))?;
@@ -110,7 +198,7 @@ impl Store {
             .prepare(
                 "SELECT r.id, r.started_at, r.finished_at, r.scenario, r.scenario_text, r.seed,
                     r.command, r.status, r.baseline, h.hostname, h.kernel, h.cpu_model, h.cores,
-                    h.fwbench_version, h.sysctls, h.tools
+                    h.fwbench_version, h.sysctls, h.tools, r.owner, r.ended_why
                  FROM runs r JOIN hosts h ON h.id = r.host_id ORDER BY r.id",
             )
             .map_err(|e| self.sql(e))?;
@@ -122,6 +210,8 @@ impl Store {
                 let pairs = |s: String| -> Vec<(String, String)> {
                     serde_json::from_str(&s).unwrap_or_default()
                 };
+                let (status, gone) =
+                    status_now(r.get(7)?, r.get::<_, Option<String>>(16)?.as_deref());
                 Ok(RunRow {
                     id: r.get(0)?,
                     started_at: r.get(1)?,
@@ -130,7 +220,8 @@ impl Store {
                     scenario_text: r.get(4)?,
                     seed: r.get::<_, i64>(5)? as u64,
                     command: r.get(6)?,
-                    status: r.get(7)?,
+                    status,
+                    ended_why: gone.or(r.get(17)?),
                     baseline: json(r.get(8)?),
                     host: Host {
                         hostname: r.get(9)?,
@@ -174,9 +265,10 @@ impl Store {
         };
         self.conn
             .execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL, recovery_key = ?2
+                "UPDATE runs SET status = 'running', finished_at = NULL, recovery_key = ?2,
+                    owner = ?3, ended_why = NULL
                  WHERE id = ?1",
-                params![run_id, key],
+                params![run_id, key, owner_json()],
             )
             .map_err(|e| self.sql(e))?;
         self.run_keys.borrow_mut().insert(run_id, key);
@@ -204,6 +296,34 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// Write `interrupted`, with why, for every `running` run whose process is gone
+    /// (at the open for writing, so that no run stays `running` once nothing runs it).
+    pub(crate) fn end_dead_runs(&self) -> Result<()> {
+        let running: Vec<(i64, Option<String>)> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id, owner FROM runs WHERE status = 'running'")
+                .map_err(|e| self.sql(e))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.sql(e))?;
+            rows.collect::<std::result::Result<_, _>>()
+                .map_err(|e| self.sql(e))?
+        };
+        for (id, owner) in running {
+            if let (status, Some(why)) = status_now("running".into(), owner.as_deref()) {
+                self.conn
+                    .execute(
+                        "UPDATE runs SET status = ?2, ended_why = ?3
+                         WHERE id = ?1 AND status = 'running'",
+                        params![id, status, why],
+                    )
+                    .map_err(|e| self.sql(e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Status of a run, if it exists.
     pub fn run_status(&self, run_id: i64) -> Result<Option<String>> {
         self.conn
@@ -213,6 +333,11 @@ impl Store {
             .optional()
             .map_err(|e| self.sql(e))
     }
+}
+
+/// This process as a run's `owner` (NULL where /proc does not say).
+fn owner_json() -> Option<String> {
+    Owner::this_process().and_then(|o| serde_json::to_string(&o).ok())
 }
 
 /// A new recovery key: 128 random bits from the kernel, in hex.
@@ -255,5 +380,85 @@ mod tests {
         s.reopen_run(b).unwrap();
         assert!(s.run_key(b).unwrap().is_some());
         assert_eq!(s.run_key(b + 1).unwrap(), None, "no such run");
+    }
+
+    /// `prlimit --as 50M fwbench …` aborted without a word and left its run `running`.
+    /// A run whose process is gone (its PID now another process's start, or a boot
+    /// before this one) reads as `interrupted` with why, and the next open for writing
+    /// writes it so; a live owner's run and another host's stay `running`.
+    #[test]
+    fn a_running_run_whose_process_is_gone_is_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.db");
+        let s = Store::open(&p).unwrap();
+        let me = Owner::this_process().expect("/proc says who this process is");
+        let runs: Vec<i64> = (0..4)
+            .map(|_| s.begin_run(&NewRun::default()).unwrap())
+            .collect();
+        let plant = |run: i64, o: &Owner| {
+            s.conn
+                .execute(
+                    "UPDATE runs SET owner = ?2 WHERE id = ?1",
+                    params![run, serde_json::to_string(o).unwrap()],
+                )
+                .unwrap();
+        };
+        // runs[0]: this process (alive). runs[1]: this PID with another start time.
+        plant(
+            runs[1],
+            &Owner {
+                start: me.start + 1,
+                ..me.clone()
+            },
+        );
+        // runs[2]: an earlier boot. runs[3]: another host's process.
+        plant(
+            runs[2],
+            &Owner {
+                boot: "earlier".into(),
+                ..me.clone()
+            },
+        );
+        plant(
+            runs[3],
+            &Owner {
+                host: "elsewhere".into(),
+                start: 1,
+                ..me.clone()
+            },
+        );
+        let status = |s: &Store| -> Vec<(String, Option<String>)> {
+            s.runs()
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.status, r.ended_why))
+                .collect()
+        };
+        let seen = status(&s);
+        assert_eq!(seen[0], ("running".into(), None));
+        assert_eq!(seen[1].0, "interrupted");
+        let why = seen[1].1.as_deref().unwrap();
+        assert!(
+            why.contains(&format!("pid {}", me.pid)) && why.contains("killed"),
+            "{why}"
+        );
+        assert_eq!(seen[2].0, "interrupted");
+        assert!(
+            seen[2].1.as_deref().unwrap().contains("restarted"),
+            "{seen:?}"
+        );
+        assert_eq!(seen[3], ("running".into(), None));
+        drop(s);
+        // Written at the next open for writing, and read back as written.
+        let s = Store::open(&p).unwrap();
+        let stored: Vec<String> = runs
+            .iter()
+            .map(|r| s.run_status(*r).unwrap().unwrap())
+            .collect();
+        assert_eq!(stored, ["running", "interrupted", "interrupted", "running"]);
+        assert_eq!(status(&s), seen);
+        // Resumed: running again, by this process, with no reason to end.
+        s.reopen_run(runs[1]).unwrap();
+        assert_eq!(status(&s)[1], ("running".into(), None));
     }
 }

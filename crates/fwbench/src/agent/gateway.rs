@@ -49,7 +49,12 @@ impl GatewayRole {
         // Each step is recorded in the guard as it succeeds; `?` drops the guard,
         // which undoes the steps done so far.
         let ct_sysctls = spec.conntrack.as_ref().map(ct_sysctls).unwrap_or_default();
+        // Before every trial, with rules or without (an `engine = none` baseline must
+        // not run on top of rules a crashed run left behind), and before the snapshot:
+        // what a dead agent left is not this trial's to report as its own change.
+        let removed_before = undo_dead_agents();
         let mut guard = GatewayGuard::begin(
+            removed_before,
             spec.sysctls
                 .iter()
                 .chain(&ct_sysctls)
@@ -66,11 +71,6 @@ impl GatewayRole {
         // Always set: a pinned gateway's CPUs, else none (the testbed's default), so a
         // mask left by a killed agent on a named testbed never outlives the next trial.
         guard.steer(spec.steer_cpus.as_deref())?;
-        // Before every trial, with rules or without (an `engine = none` baseline must
-        // not run on top of rules a crashed run left behind).
-        if firewall::install::clean_leftovers() {
-            tracing::warn!("removed rules a crashed run left in this namespace");
-        }
         if let Some(fw) = &spec.firewall {
             guard.install_rules(fw, super::events::room(&spec.events))?;
         }
@@ -145,12 +145,41 @@ impl RoleRun for GatewayRole {
     }
 }
 
+/// Undo what gateway agents that died in this namespace left (a killed agent's crash
+/// marker: its sysctls, RPS masks and rule set; the firewall crate's own marker of the
+/// rules), in words: each change undone, then each table or set that went with it.
+fn undo_dead_agents() -> Vec<String> {
+    let then = netstate::snapshot(&[]);
+    let mut done = crate::host::marker::cleanup_here();
+    if firewall::install::clean_leftovers() {
+        done.push("removed the rule set a crashed run left".into());
+    }
+    if done.is_empty() {
+        return done;
+    }
+    let now = netstate::snapshot(&[]);
+    let gone = |what: &str, then: &[String], now: &[String]| -> Vec<String> {
+        then.iter()
+            .filter(|t| !now.contains(t))
+            .map(|t| format!("{what} {t} removed"))
+            .collect()
+    };
+    done.extend(gone("nft table", &then.nft_tables, &now.nft_tables));
+    done.extend(gone("ipset", &then.ipsets, &now.ipsets));
+    for d in &done {
+        tracing::info!("left by a gateway agent that died: {d}");
+    }
+    done
+}
+
 /// Everything the gateway changed, undone by [`GatewayGuard::finish`] or on drop —
 /// once, in reverse order: proxy stopped, rules removed, RPS masks and sysctls
 /// restored; then the namespace is compared with its state before setup.
 pub struct GatewayGuard {
     /// The namespace before setup.
     before: Option<NetState>,
+    /// What a gateway agent that died had left here, undone before `before` was read.
+    removed_before: Vec<String>,
     /// The sysctls the gateway sets (compared before/after).
     sysctl_names: Vec<String>,
     /// sysctls to restore: (name, old value), in the order set.
@@ -176,10 +205,14 @@ pub struct GatewayGuard {
 
 impl GatewayGuard {
     /// Snapshot the namespace; nothing is changed yet.
-    fn begin(sysctl_names: impl Iterator<Item = String>) -> GatewayGuard {
+    fn begin(
+        removed_before: Vec<String>,
+        sysctl_names: impl Iterator<Item = String>,
+    ) -> GatewayGuard {
         let sysctl_names: Vec<String> = sysctl_names.filter(|k| sysctl_name_ok(k)).collect();
         GatewayGuard {
             before: Some(netstate::snapshot(&sysctl_names)),
+            removed_before,
             sysctl_names,
             sysctls: vec![],
             rps: vec![],
@@ -497,7 +530,8 @@ impl GatewayGuard {
             m.done();
         }
         let before = self.before.take()?;
-        let residue = netstate::settle(before, &self.sysctl_names);
+        let mut residue = netstate::settle(before, &self.sysctl_names);
+        residue.removed_before = std::mem::take(&mut self.removed_before);
         for r in &residue.removed {
             tracing::info!("removed {r} (made by an engine's tool, left empty)");
         }

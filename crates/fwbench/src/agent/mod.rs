@@ -49,7 +49,8 @@ pub trait RoleRun {
     fn stop(self: Box<Self>) -> Result<RoleResults, AgentError>;
 }
 
-/// The registry of roles: what each role spec sets up.
+/// The registry of roles: what each role spec sets up, the one place of the agent that
+/// names a role (what a role reports as is its results' type: `RoleResults: From`).
 fn setup(spec: &RoleSpec) -> Result<Box<dyn RoleRun>, AgentError> {
     use crate::agent::traffic::{role, Sink, XdpSink};
     use crate::agent::traffic::{

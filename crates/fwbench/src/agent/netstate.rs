@@ -112,6 +112,7 @@ pub fn settle(before: NetState, sysctls: &[String]) -> Residue {
         after,
         removed,
         left,
+        removed_before: vec![],
     }
 }
 

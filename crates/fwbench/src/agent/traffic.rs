@@ -1,8 +1,10 @@
 //! The traffic roles: thin wrappers that put the `traffic` crate's generators, sinks
 //! and servers behind [`RoleRun`].
 //!
-//! Owns: which results each traffic object reports as, and stopping it when the
-//! role is dropped without a stop (undo). Must not: generate or count traffic itself.
+//! Owns: how each traffic object is driven (started, polled, tallied, stopped) and
+//! stopping it when the role is dropped without a stop (undo). Must not: generate or
+//! count traffic itself, or name roles (its results' type says which role's they are:
+//! `RoleResults: From`; the registry in `agent` says which spec sets up what).
 
 use super::{error, Progress, RoleRun};
 use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkResults, UdpSinkSpec};
@@ -27,6 +29,7 @@ pub trait Traffic: Sized {
             ..Default::default()
         }
     }
+    /// Stop and report, as the role its results' type is ([`RoleResults`]'s `From`).
     fn stop(self) -> Result<RoleResults, TrafficError>;
 }
 
@@ -99,26 +102,22 @@ fn until((count, done): (u64, bool)) -> Progress {
     Progress { count, done }
 }
 
-/// A server that only stops: its results as this role's.
-macro_rules! stops_as {
-    ($t:ident, $role:ident) => {
-        impl Traffic for $t {
+/// Servers that only stop (they cannot fail to): their results as they are.
+macro_rules! servers {
+    ($($t:ident),*) => {
+        $(impl Traffic for $t {
             fn stop(self) -> Result<RoleResults, TrafficError> {
-                Ok(RoleResults::$role($t::stop(self)))
+                Ok($t::stop(self).into())
             }
-        }
+        })*
     };
 }
-stops_as!(EchoServer, EchoServer);
-stops_as!(Reflector, Reflector);
-stops_as!(TcpServer, TcpServer);
-stops_as!(ExternalServer, TcpServer);
+servers!(EchoServer, Reflector, TcpServer, ExternalServer);
 
-/// A session client (ours or curl's): started, done when its sessions are, its
-/// results a session client's.
-macro_rules! session_client {
-    ($t:ident) => {
-        impl Traffic for $t {
+/// Session clients (ours and curl's): started, done when their sessions are.
+macro_rules! session_clients {
+    ($($t:ident),*) => {
+        $(impl Traffic for $t {
             fn start(&mut self) {
                 $t::start(self)
             }
@@ -126,13 +125,22 @@ macro_rules! session_client {
                 until($t::progress(self))
             }
             fn stop(self) -> Result<RoleResults, TrafficError> {
-                $t::stop(self).map(|r| RoleResults::SessionClient(Box::new(r)))
+                $t::stop(self).map(|r| Box::new(r).into())
             }
-        }
+        })*
     };
 }
-session_client!(SessionClient);
-session_client!(ExternalClient);
+session_clients!(SessionClient, ExternalClient);
+
+/// The ping client: started, counted by itself, done when its probes are.
+impl Traffic for PingClient {
+    fn start(&mut self) {
+        PingClient::start(self)
+    }
+    fn stop(self) -> Result<RoleResults, TrafficError> {
+        PingClient::stop(self).map(RoleResults::from)
+    }
+}
 
 impl Traffic for EchoClients {
     fn start(&mut self) {
@@ -151,7 +159,7 @@ impl Traffic for EchoClients {
         }
     }
     fn stop(self) -> Result<RoleResults, TrafficError> {
-        Ok(RoleResults::EchoClient(EchoClients::stop(self)))
+        Ok(EchoClients::stop(self).into())
     }
 }
 
@@ -167,7 +175,7 @@ macro_rules! packet_source {
                 packets(self.live())
             }
             fn stop(self) -> Result<RoleResults, TrafficError> {
-                $t::stop(self).map(|r| RoleResults::UdpSource($results(r)))
+                $t::stop(self).map(|r| $results(r).into())
             }
         }
     };
@@ -294,16 +302,7 @@ impl<S: PacketSink> Traffic for CountedSink<S> {
         let mut r = self.sink.results()?;
         r.interfaces =
             crate::host::probe::since(&crate::host::probe::interfaces(), &self.interfaces);
-        Ok(RoleResults::UdpSink(r))
-    }
-}
-
-impl Traffic for PingClient {
-    fn start(&mut self) {
-        PingClient::start(self)
-    }
-    fn stop(self) -> Result<RoleResults, TrafficError> {
-        PingClient::stop(self).map(RoleResults::Ping)
+        Ok(r.into())
     }
 }
 

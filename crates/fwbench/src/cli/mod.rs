@@ -1306,10 +1306,7 @@ fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {
                 println!("no testbeds (create one with `fwbench testbed up --name NAME`)");
             }
             for n in all {
-                match NetnsTestbed::find(&n) {
-                    Ok(Some(tb)) => println!("{n}\t{}", tb.topology),
-                    _ => println!("{n}\tincomplete"),
-                }
+                println!("{n}\t{}", NetnsTestbed::status(&n));
             }
         }
         TestbedCmd::Reap { name } => crate::testbed::netns::reap(&name)?,

@@ -16,9 +16,11 @@
 //! was dealt with; found by the next run, it says the previous trial was interrupted
 //! (SIGINT, SIGKILL) and its gateway may keep what cannot be undone (a legacy table).
 //!
-//! Owns: the marker format, [`cleanup_here`] and the trial marks. Must not: touch a marker whose owner
-//! is alive, or one of another network namespace (hosts emulated by namespaces share
-//! this directory; each cleans its own).
+//! Owns: the marker format, [`cleanup_here`], the trial marks, and removing the
+//! firewall crate's rule-set markers of namespaces that are gone
+//! ([`remove_orphan_rule_markers_in`]). Must not: touch a marker whose owner is alive,
+//! or one of another network namespace that still exists (hosts emulated by namespaces
+//! share this directory; each cleans its own).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -415,26 +417,30 @@ pub fn cleanup_in(dir: &Path) -> Vec<String> {
 /// Remove what a writer killed between writing a marker's temporary file and renaming it
 /// left (`.NAME.PID.N.tmp`, `state::write_atomic`): only when that process is gone.
 fn remove_half_written(dir: &Path) -> Vec<String> {
+    remove_stale(dir, |name| {
+        let pid = half_written_pid(name)?;
+        start_time(pid)
+            .is_none()
+            .then(|| format!("half written by fwbench pid {pid}, which is gone"))
+    })
+}
+
+/// Remove each file of `dir` that `stale` names stale (saying why) and that is this
+/// user's alone ([`super::state::read_owned`]), and say what went and why.
+fn remove_stale(dir: &Path, stale: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return vec![];
     };
     let mut done = vec![];
     for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = half_written_pid(&name) else {
+        let Some(why) = stale(&e.file_name().to_string_lossy()) else {
             continue;
         };
-        if start_time(pid).is_some() {
-            continue;
-        }
         let path = e.path();
         if matches!(super::state::read_owned(&path), Ok(Some(_)))
             && std::fs::remove_file(&path).is_ok()
         {
-            done.push(format!(
-                "removed {}: half written by fwbench pid {pid}, which is gone",
-                path.display()
-            ));
+            done.push(format!("removed {}: {why}", path.display()));
         }
     }
     done
@@ -544,6 +550,49 @@ pub fn cleanup_here() -> Vec<String> {
     cleanup_in(Path::new(DIR))
 }
 
+/// Remove the markers of network namespaces that no longer exist, whatever namespace
+/// this process is in: the crash markers of dead owners in [`DIR`] and the firewall
+/// crate's rule-set markers. Called by whoever deletes namespaces, right after (a
+/// namespace's inode is reused by the next one made: a marker left behind would be
+/// taken for the new namespace's and undone in it), and at start.
+pub fn forget_gone_namespaces() -> Vec<String> {
+    let mut done = remove_gone_namespace_markers_in(Path::new(DIR));
+    done.extend(remove_orphan_rule_markers_in(Path::new(
+        firewall::install::MARKER_DIR,
+    )));
+    done
+}
+
+/// Crash markers in `dir` of dead owners whose namespace is gone (everything they
+/// list that lived in it went with it): removed, and said.
+fn remove_gone_namespace_markers_in(dir: &Path) -> Vec<String> {
+    remove_stale(dir, |name| {
+        if !name.ends_with(".json") || name.starts_with('.') {
+            return None;
+        }
+        let text = super::state::read_owned(&dir.join(name)).ok()??;
+        let d = serde_json::from_str::<Data>(&text).ok()?;
+        (!owner_alive(&d) && !netns_exists(d.netns_ino)).then(|| {
+            format!(
+                "the crash marker of {} (pid {}) in network namespace {}, which is gone",
+                d.what, d.pid, d.netns_ino
+            )
+        })
+    })
+}
+
+/// Remove the firewall crate's rule-set markers in `dir` (normally
+/// [`firewall::install::MARKER_DIR`]) whose network namespace no longer exists: the
+/// rules they list went with it (a testbed's gateway deleted, or killed with its
+/// agent). Only files named as such markers and owned by this user are touched.
+pub fn remove_orphan_rule_markers_in(dir: &Path) -> Vec<String> {
+    remove_stale(dir, |name| {
+        let ino = firewall::install::marker_netns(name)?;
+        (!netns_exists(ino))
+            .then(|| format!("the rule-set marker of network namespace {ino}, which is gone"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -572,6 +621,58 @@ mod tests {
     }
 
     use super::*;
+
+    /// A rule-set marker of a namespace that exists (this process's) stays; one of a
+    /// namespace that does not is removed; a file not named as a marker stays.
+    /// A rebuilt testbed's gateway took the inode of the namespace a killed agent's
+    /// marker named, and undid that agent's rule set in itself (a legacy table
+    /// instantiated before its first trial): markers of gone namespaces are removed,
+    /// whatever this process's namespace; a live owner's and this namespace's stay.
+    #[test]
+    fn crash_markers_of_gone_namespaces_are_removed_from_anywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = Marker::create_in(dir.path(), "test");
+        let text = std::fs::read_to_string(live.path()).unwrap();
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        let plant = |name: &str, pid: u32, netns_ino: u64| {
+            let mut d: Data = serde_json::from_str(&text).unwrap();
+            (d.pid, d.netns_ino) = (pid, netns_ino);
+            let f = dir.path().join(name);
+            std::fs::write(&f, serde_json::to_vec(&d).unwrap()).unwrap();
+            f
+        };
+        let gone = plant("gone.json", dead, 1);
+        let here = plant("here.json", dead, own_netns_ino());
+        let alive = plant("alive.json", std::process::id(), 1);
+        let done = remove_gone_namespace_markers_in(dir.path());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(
+            done[0].contains("network namespace 1, which is gone"),
+            "{done:?}"
+        );
+        assert!(!gone.exists());
+        assert!(here.exists() && alive.exists() && live.path().exists());
+        live.done();
+    }
+
+    #[test]
+    fn rule_markers_of_gone_namespaces_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join(format!("netns-{}.json", own_netns_ino()));
+        // Inode 1 is the root directory's of some file system, never a namespace's.
+        let gone = dir.path().join("netns-1.json");
+        let other = dir.path().join("netns-notes.json");
+        for p in [&mine, &gone, &other] {
+            std::fs::write(p, "{}").unwrap();
+        }
+        let done = remove_orphan_rule_markers_in(dir.path());
+        assert!(mine.exists() && other.exists());
+        assert!(!gone.exists());
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(done[0].contains("namespace 1, which is gone"), "{done:?}");
+    }
 
     #[test]
     fn a_zombie_does_not_run() {

@@ -12,8 +12,9 @@ pub mod state;
 
 /// First thing of a command that touches the host as root: restore what a killed
 /// fwbench process left changed outside its namespaces (the host's conntrack
-/// settings; a live holder's are left alone) and remove its scratch directories, as
-/// messages. Not root: nothing to do.
+/// settings; a live holder's are left alone), remove its scratch directories and the
+/// markers of network namespaces that are gone, as messages. Not root:
+/// nothing to do.
 pub fn at_start() -> Vec<String> {
     if crate::sys::euid() != 0 {
         return vec![];
@@ -24,5 +25,6 @@ pub fn at_start() -> Vec<String> {
     }
     let mut done = conntrack::recover();
     done.extend(state::remove_dead_scratch(&std::env::temp_dir()));
+    done.extend(marker::forget_gone_namespaces());
     done
 }

@@ -23,7 +23,7 @@ fn stored_form_keys_each_family_as_before() {
         format!(r#"{head}"summary":null,"gateway":null}}"#)
     );
 
-    let ping = packet::PingSummary {
+    let ping = packet::ping::PingSummary {
         sent: 3,
         received: 2,
         lost: 1,

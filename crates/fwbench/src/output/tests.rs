@@ -4,7 +4,7 @@
 use super::*;
 use crate::params::workload::Workload;
 use crate::plan::build::test_params;
-use crate::workloads::packet::PingSummary;
+use crate::workloads::packet::ping::PingSummary;
 use crate::workloads::Figures;
 
 fn ping() -> (TrialParams, Outcome) {

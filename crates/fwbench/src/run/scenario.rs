@@ -167,7 +167,15 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         args.db.display(),
         plan.seed
     );
-    let ran = run_trials(args, &plan, &mut testbeds, &mut store, run_id, ephemeral)?;
+    let local = crate::run::session::local_testbed(testbed_name.as_deref());
+    let ran = run_trials(
+        args,
+        &plan,
+        &mut testbeds,
+        (&mut store, run_id),
+        ephemeral,
+        local,
+    )?;
     drop(testbeds);
     end_run(args, &store, &plan, run_id, &ran)
 }
@@ -271,15 +279,16 @@ struct Ran {
     gave_up: bool,
 }
 
-/// Run the plan's trials in order, each stored as it ends, until the last, Ctrl-C, or
-/// too many failures in a row.
+/// Run the plan's trials in order, each stored as it ends in run `run_id` of `store`,
+/// until the last, Ctrl-C, or too many failures in a row. `local`: on this machine's
+/// local testbed (a scenario without pins then gets the default placement).
 fn run_trials(
     args: &RunArgs,
     plan: &Plan,
     testbeds: &mut Testbeds,
-    store: &mut Store,
-    run_id: i64,
+    (store, run_id): (&mut Store, i64),
     ephemeral: bool,
+    local: bool,
 ) -> Result<Ran> {
     let started = Instant::now();
     let mut ran = Ran {
@@ -302,7 +311,8 @@ fn run_trials(
             output::params_line(&t.params),
             w = n.to_string().len()
         );
-        let Some(outcome) = run_one(args, plan, t, testbeds, store, run_id)? else {
+        let pin = crate::run::session::scenario_pinning(&plan.pinning, &t.params, local);
+        let Some(outcome) = run_one(args, plan, t, &pin, testbeds, store, run_id)? else {
             ran.interrupted = true;
             break;
         };
@@ -337,12 +347,13 @@ fn eta_s(plan: &Plan, i: usize, started: Instant, ephemeral: bool) -> f64 {
     }
 }
 
-/// One planned trial: its warm-up, the trial (or search), stored and printed (a JSON
-/// line with `--json`). `None`: interrupted.
+/// One planned trial, placed by `pin`: its warm-up, the trial (or search), stored and
+/// printed (a JSON line with `--json`). `None`: interrupted.
 fn run_one(
     args: &RunArgs,
     plan: &Plan,
     t: &PlannedTrial,
+    pin: &Pinning,
     testbeds: &mut Testbeds,
     store: &mut Store,
     run_id: i64,
@@ -355,16 +366,16 @@ fn run_one(
         warm.duration_s = w;
         // A search warms up with one trial of its kind.
         warm.search = None;
-        match testbeds.run_trial(topology, &warm, &plan.pinning, &INTERRUPTED) {
+        match testbeds.run_trial(topology, &warm, pin, &INTERRUPTED) {
             Err(e) if e.is::<Interrupted>() => return Ok(None),
             Err(e) => return Err(e),
             Ok(_) => {}
         }
     }
     let result = if crate::search::is_search(&t.params) {
-        run_search_trial(testbeds, t, &plan.pinning, store, run_id)
+        run_search_trial(testbeds, t, pin, store, run_id)
     } else {
-        testbeds.run_trial(topology, &t.params, &plan.pinning, &INTERRUPTED)
+        testbeds.run_trial(topology, &t.params, pin, &INTERRUPTED)
     };
     let outcome = match result {
         Ok(o) => o,

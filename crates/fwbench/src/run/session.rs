@@ -199,6 +199,16 @@ impl Testbeds {
             .and_then(|tb| trial::run_trial(tb, p, pin, stop, live.as_mut()));
         self.live = live;
         let mut o = res?;
+        let undone = o.gateway.as_ref().and_then(|g| g.residue.as_ref());
+        if let Some(r) = undone.filter(|r| !r.removed_before.is_empty()) {
+            let tb = self.named.as_ref().map_or("(ephemeral)", |tb| tb.name());
+            eprintln!(
+                "fwbench: testbed {tb}: an fwbench process that died during an earlier trial \
+                 left changes on the gateway; undone before this trial, which started clean: \
+                 {}",
+                r.removed_before.join("; ")
+            );
+        }
         let key = topology.testbed();
         if let Some(before) = o.gateway_state_before() {
             let first = self
@@ -399,6 +409,25 @@ fn own_gateway_cpu(p: &TrialParams) -> bool {
     p.topology.has_gateway() && crate::workloads::traffic(&p.kind).profile().gateway_cpu
 }
 
+/// Whether trials on `testbed` (`None`: an ephemeral one) run on this machine's local
+/// testbed (not a testbed file's hosts): only there is the default placement pinned.
+pub fn local_testbed(testbed: Option<&str>) -> bool {
+    testbed.is_none_or(|t| !crate::testbed::file::is_file(t))
+}
+
+/// The pinning one trial of a scenario runs with: its `[testbed] pin_*` as given, or,
+/// when it gives none, the trial commands' default ([`Placement::resolve`]: a gateway
+/// with packet-rate traffic gets a CPU of its own) — a scenario without pins measures
+/// what `fwbench flood` measures, not the sender's CPU carrying the gateway's softirq.
+pub fn scenario_pinning(pins: &Pinning, p: &TrialParams, local: bool) -> Pinning {
+    let placement = if *pins == Pinning::default() {
+        Placement::Default
+    } else {
+        Placement::Given(pins.clone())
+    };
+    placement.resolve(local && own_gateway_cpu(p), crate::host::probe::cpus())
+}
+
 /// A series of trials on one testbed, each stored as it finishes (single trials,
 /// searches). Ctrl-C ends it with `Interrupted`; the run is marked accordingly.
 pub struct Session {
@@ -430,7 +459,7 @@ impl Session {
             params.topology = tb.topology();
             params.chain = crate::params::topology::chain_of(tb.topology());
         }
-        let local = testbed.is_none_or(|t| !crate::testbed::file::is_file(t));
+        let local = local_testbed(testbed);
         let pin = pin.resolve(local && own_gateway_cpu(params), crate::host::probe::cpus());
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;

@@ -6,6 +6,31 @@ use crate::params::workload::Workload;
 use crate::params::TrialParams;
 use crate::plan::build::test_params;
 
+/// A scenario without `pin_*` is placed trial by trial like the trial commands
+/// (issue 37); one with pins, or off the local testbed, as it says.
+#[test]
+fn a_scenario_without_pins_is_placed_like_the_trial_commands() {
+    use super::scenario_pinning;
+    use crate::params::Pinning;
+    let flood = test_params(Workload::Flood, &[]);
+    let none = Pinning::default();
+    let cpus = crate::host::probe::cpus();
+    let want = crate::params::Placement::Default.resolve(true, cpus);
+    assert_eq!(scenario_pinning(&none, &flood, true), want);
+    if cpus >= 2 {
+        assert_eq!(want.gateway, Some((cpus - 1).to_string()));
+    }
+    // A testbed file's hosts, or not packet-rate traffic: nothing pinned.
+    assert_eq!(scenario_pinning(&none, &flood, false), none);
+    assert_eq!(scenario_pinning(&none, &echo_on("nft"), true), none);
+    // Pins given: as given, the roles not named unpinned.
+    let given = Pinning {
+        client: Some("0".into()),
+        ..Pinning::default()
+    };
+    assert_eq!(scenario_pinning(&given, &flood, true), given);
+}
+
 fn echo_on(engine: &str) -> TrialParams {
     test_params(Workload::Echo, &[("engine", engine)])
 }

@@ -71,6 +71,58 @@ fn existing_namespaces() -> Result<Vec<String>> {
         .collect())
 }
 
+/// What the namespaces of a testbed make of it.
+#[derive(Debug, PartialEq)]
+enum Found {
+    Absent,
+    Whole(Topology),
+    /// Why not whole, in words.
+    Incomplete(String),
+}
+
+/// The testbed `name` from its namespaces. Client and gateway alone are an `input`
+/// testbed only if the gateway holds the server's address (input's server lives
+/// there); otherwise they are what is left of a forward testbed whose server namespace
+/// was deleted.
+fn survey(name: &str) -> Result<Found> {
+    let have = existing_namespaces()?;
+    let ns = |role: &str| format!("{NS_PREFIX}{name}-{role}");
+    let has = |role: &str| have.contains(&ns(role));
+    Ok(match (has("cli"), has("gw"), has("srv")) {
+        (true, true, true) => Found::Whole(Topology::Forward),
+        (true, false, true) => Found::Whole(Topology::Direct),
+        (true, true, false) => {
+            let lo = ip(&["-n", &ns("gw"), "-br", "addr", "show", "dev", "lo"])?;
+            if serves_in_gateway(&lo) {
+                Found::Whole(Topology::Input)
+            } else {
+                Found::Incomplete(format!(
+                    "its server namespace {} is missing and its gateway {} does not hold \
+                     the server's address 198.19.0.2 (a forward testbed whose server \
+                     namespace was deleted, not an input one)",
+                    ns("srv"),
+                    ns("gw")
+                ))
+            }
+        }
+        (false, false, false) => Found::Absent,
+        (cli, gw, srv) => {
+            let missing: Vec<String> = [("cli", cli), ("gw", gw), ("srv", srv)]
+                .iter()
+                .filter(|(_, there)| !there)
+                .map(|(role, _)| ns(role))
+                .collect();
+            Found::Incomplete(format!("namespace(s) {} missing", missing.join(", ")))
+        }
+    })
+}
+
+/// Whether `ip -br addr show dev lo` of a gateway lists input's server address (the
+/// server lives in the gateway: `build` puts 198.19.0.2/32 on its `lo`).
+fn serves_in_gateway(lo: &str) -> bool {
+    lo.split_whitespace().any(|a| a == "198.19.0.2/32")
+}
+
 impl NetnsTestbed {
     pub fn client_ns(&self) -> String {
         format!("{NS_PREFIX}{}-cli", self.name)
@@ -97,21 +149,31 @@ impl NetnsTestbed {
         v
     }
 
-    /// Find a testbed by name from the namespaces that exist.
+    /// Find a testbed by name from the namespaces that exist; an incomplete one is an
+    /// error that says what is missing.
     pub fn find(name: &str) -> Result<Option<NetnsTestbed>> {
-        let have = existing_namespaces()?;
-        let has = |s: &str| have.iter().any(|n| n == &format!("{NS_PREFIX}{name}-{s}"));
-        let topology = match (has("cli"), has("gw"), has("srv")) {
-            (true, true, true) => Topology::Forward,
-            (true, false, true) => Topology::Direct,
-            (true, true, false) => Topology::Input,
-            (false, false, false) => return Ok(None),
-            _ => bail!("testbed '{name}' is incomplete; remove it with `fwbench testbed down --name {name}`"),
-        };
-        Ok(Some(NetnsTestbed {
-            name: name.into(),
-            topology,
-        }))
+        match survey(name)? {
+            Found::Absent => Ok(None),
+            Found::Whole(topology) => Ok(Some(NetnsTestbed {
+                name: name.into(),
+                topology,
+            })),
+            Found::Incomplete(why) => bail!(
+                "testbed '{name}' is incomplete: {why}; remove it with `fwbench testbed \
+                 down --name {name}`"
+            ),
+        }
+    }
+
+    /// Testbed `name` in a word for `testbed status`: its topology, or "incomplete"
+    /// with what is missing.
+    pub fn status(name: &str) -> String {
+        match survey(name) {
+            Ok(Found::Whole(topology)) => topology.to_string(),
+            Ok(Found::Absent) => "gone".into(),
+            Ok(Found::Incomplete(why)) => format!("incomplete: {why}"),
+            Err(e) => format!("unknown: {e:#}"),
+        }
     }
 
     /// Every testbed present on this host (by namespace name).
@@ -246,6 +308,11 @@ impl NetnsTestbed {
                     first_err.get_or_insert(e);
                 }
             }
+        }
+        // Their markers with them, before a new namespace takes a freed inode (a
+        // rebuilt testbed's gateway would undo a killed agent's rule set in itself).
+        for line in crate::host::marker::forget_gone_namespaces() {
+            tracing::info!("{line}");
         }
         first_err.map_or(Ok(()), Err)
     }
@@ -623,6 +690,17 @@ pub fn reap(name: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An input gateway's `lo` (the server's address on it) against a forward
+    /// gateway's, whose server namespace may have been deleted.
+    #[test]
+    fn only_a_gateway_holding_the_servers_address_is_input() {
+        let input = "lo               UNKNOWN        127.0.0.1/8 198.19.0.2/32 ::1/128 2001:2:0:2::2/128 \n";
+        let forward = "lo               UNKNOWN        127.0.0.1/8 ::1/128 \n";
+        assert!(serves_in_gateway(input));
+        assert!(!serves_in_gateway(forward));
+        assert!(!serves_in_gateway("lo UNKNOWN 198.19.0.2/16"));
+    }
 
     #[test]
     fn client_addresses_stay_in_benchmark_ranges() {

@@ -123,7 +123,7 @@ pub struct Finish<'a> {
 pub enum Figures {
     Echo(echo::EchoSummary),
     Packet(packet::PacketSummary),
-    Ping(packet::PingSummary),
+    Ping(packet::ping::PingSummary),
     Conn(Box<conn::ConnSummary>),
 }
 
@@ -418,7 +418,10 @@ pub fn traffic(k: &TrialKind) -> &'static dyn Traffic {
 pub fn check(p: &TrialParams) -> Result<(), crate::params::Conflict> {
     match &p.kind {
         TrialKind::Echo => echo::check(p).map_err(crate::params::Conflict),
-        TrialKind::Packet(..) => packet::check(p),
+        TrialKind::Packet(PacketKind::Ping, _) => packet::check(p, &packet::Ping),
+        TrialKind::Packet(PacketKind::Flood | PacketKind::Flow | PacketKind::NewFlows, _) => {
+            packet::check(p, &packet::PacketRate)
+        }
         TrialKind::Conn(..) => conn::check(p).map_err(crate::params::Conflict),
     }
 }

@@ -78,6 +78,15 @@ pub fn figure<'a>(run: &'a report::RunReport, id: &str) -> &'a report::figure::F
         .unwrap_or_else(|| panic!("no figure {id}"))
 }
 
+/// The `<figure>` element `id` of an HTML page, without its closing tag.
+pub fn figure_in_page<'a>(html: &'a str, id: &str) -> &'a str {
+    let fig = html
+        .split(&format!("<figure id=\"{id}\">"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no figure {id} in the page"));
+    &fig[..fig.find("</figure>").unwrap_or(fig.len())]
+}
+
 /// A table of a run by the start of its title.
 pub fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure::Table {
     run.analysis

@@ -6,19 +6,20 @@
 use super::*;
 use crate::params::Conflict;
 
-/// Cross-field checks (bad input: exit 2 before anything runs).
-pub fn check(p: &TrialParams) -> Result<(), Conflict> {
+/// Cross-field checks (bad input: exit 2 before anything runs); `kind` adds its own
+/// where each applies ([`KindRules`]).
+pub fn check(p: &TrialParams, kind: &dyn KindRules) -> Result<(), Conflict> {
     let Some(k) = p.packet() else {
         return Ok(());
     };
     let payload = k.payload(p.family).map_err(|e| Conflict(e.to_string()))?;
-    sender(p, k, payload)?;
+    sender(p, k, payload, kind)?;
     threads_and_flows(p, k)?;
-    destinations(p, k)?;
+    destinations(p, k, kind)?;
     conntrack(p, k)?;
     sink(p, k)?;
     probes(k)?;
-    size(p, k)?;
+    size(k, kind)?;
     search_and_rate(p, k)
 }
 
@@ -27,9 +28,14 @@ fn refuse(why: impl Into<String>) -> Result<(), Conflict> {
     Err(Conflict(why.into()))
 }
 
-/// What the sender can write: fragments only from sockets, ping's sequence number, a
-/// paced flow's rate, new flows from sockets.
-fn sender(p: &TrialParams, k: &PacketParams, payload: u32) -> Result<(), Conflict> {
+/// What the sender can write: fragments only from sockets, the kind's payload (ping's
+/// sequence number), a paced flow's rate, new flows from sockets.
+fn sender(
+    p: &TrialParams,
+    k: &PacketParams,
+    payload: u32,
+    kind: &dyn KindRules,
+) -> Result<(), Conflict> {
     match k.sender {
         SenderPath::Raw | SenderPath::Xdp if k.fragment => {
             return refuse(format!(
@@ -39,12 +45,7 @@ fn sender(p: &TrialParams, k: &PacketParams, payload: u32) -> Result<(), Conflic
         }
         SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
     }
-    if p.workload() == Workload::Ping && payload < traffic::ping::MIN_PING_PAYLOAD {
-        return refuse(format!(
-            "ping payload {payload} is below {} bytes (the sequence number)",
-            traffic::ping::MIN_PING_PAYLOAD
-        ));
-    }
+    kind.payload(payload)?;
     if p.workload() == Workload::Flow && k.rate == Rate::Max {
         return refuse("a paced flow needs a rate (--rate 15M, --rate 100kpps)");
     }
@@ -93,9 +94,9 @@ fn threads_and_flows(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> 
     Ok(())
 }
 
-/// `--dsts`: within the address plan, no more than the flows, one destination for
-/// ping, `--dst`, `--aim` and the proxy.
-fn destinations(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
+/// `--dsts`: within the address plan, no more than the flows, one destination for a
+/// kind that has one (ping), `--dst`, `--aim` and the proxy.
+fn destinations(p: &TrialParams, k: &PacketParams, kind: &dyn KindRules) -> Result<(), Conflict> {
     if k.dsts == 1 {
         return Ok(());
     }
@@ -109,7 +110,7 @@ fn destinations(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
             k.dsts, k.flows
         ));
     }
-    if p.workload() == Workload::Ping || k.dst.is_some() || k.aim.is_some() {
+    if kind.one_destination() || k.dst.is_some() || k.aim.is_some() {
         return refuse(format!(
             "--dsts {} spreads flows over destinations: not with ping, --dst or --aim (one destination)",
             k.dsts
@@ -204,8 +205,9 @@ fn probes(k: &PacketParams) -> Result<(), Conflict> {
     Ok(())
 }
 
-/// Frames of at least Ethernet's minimum; a size mix of single frames, not for ping.
-fn size(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
+/// Frames of at least Ethernet's minimum; a size mix of single frames, where the kind
+/// sends one (not ping).
+fn size(k: &PacketParams, kind: &dyn KindRules) -> Result<(), Conflict> {
     match k.size {
         PacketSize::Frame(f) if f < MIN_ETHERNET_FRAME => refuse(format!(
             "frame size {f} is below the {MIN_ETHERNET_FRAME}-byte Ethernet minimum"
@@ -222,10 +224,7 @@ fn size(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
                     "size mix {m}: its sizes are single Ethernet frames; --fragment does not apply"
                 ));
             }
-            if p.workload() == Workload::Ping {
-                return refuse(format!("size mix {m}: ping sends one size (give --size N)"));
-            }
-            Ok(())
+            kind.size_mix(m)
         }
         PacketSize::Payload(_) | PacketSize::Frame(_) => Ok(()),
     }

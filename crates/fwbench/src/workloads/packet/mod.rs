@@ -20,17 +20,19 @@ use crate::workloads::{named_line, Summary, TextOf};
 use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
 use anyhow::{bail, Result};
 use proto::{
-    Family, GatewayResults, PacketSize, PingSpec, Rate, RawPath, ReflectorSpec, RoleResults,
-    RoleSpec, RttSummary, UdpKernelCounters, UdpSinkSpec, UdpSourceSpec,
+    Family, GatewayResults, PacketSize, Rate, RawPath, RoleResults, RoleSpec, RttSummary, SizeMix,
+    UdpKernelCounters, UdpSinkSpec, UdpSourceSpec,
 };
 use serde::Serialize;
 use store::Headline;
 
 mod check;
+pub mod ping;
 mod roles;
 mod summary;
 mod text;
 pub use check::check;
+pub use ping::Ping;
 pub use roles::role_specs;
 pub use summary::summarise_packet;
 
@@ -363,10 +365,14 @@ pub const LIMIT_TOLERANCE: f64 = 0.001;
 /// One trial's counters along the path, for [`crate::limited_by::limited_by`]: the
 /// gateway's ingress rx (every interface client hosts come in on) and its other
 /// interfaces' tx (when it reported counters), `sink_in` (each sink host's busiest
-/// interface rx, summed, when the sinks counted), the sinks' count.
+/// interface rx, summed, when the sinks counted), the sinks' count. With
+/// `--fragment`, the interfaces count IP fragments where the roles count datagrams:
+/// the counters say how many fragments a datagram has, so that the judge compares
+/// fragments with fragments.
 #[allow(clippy::too_many_arguments)]
 pub fn rate_counters(
     k: &PacketParams,
+    family: Family,
     tb: &dyn Testbed,
     scheduled: u64,
     sent: u64,
@@ -400,8 +406,13 @@ pub fn rate_counters(
     let gateway_out = (has_out && gateway_in.is_some() && !egress.is_empty())
         .then(|| egress.iter().map(|i| i.tx_packets).sum());
     let paced = k.rate != proto::Rate::Max;
+    let frames_per_datagram = match k.payload(family) {
+        Ok(payload) if k.fragment => u64::from(PacketSize::frames(payload, family)),
+        _ => 1,
+    };
     crate::limited_by::RateCounters {
         paced,
+        frames_per_datagram,
         scheduled: if paced { scheduled.max(sent) } else { sent },
         sent,
         // Counted at the gateway: its ingress is the count, nothing after it.
@@ -428,51 +439,6 @@ fn gateway_ingress(g: &GatewayResults, ingresses: &[&str]) -> Option<(u64, u64)>
         .filter(|i| ingresses.contains(&i.name.as_str()))
         .map(|i| (i.rx_packets, i.rx_dropped))
         .reduce(|(a, b), (c, d)| (a + c, b + d))
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PingSummary {
-    pub sent: u64,
-    pub received: u64,
-    pub lost: u64,
-    pub invalid: u64,
-    pub rtt: RttSummary,
-    pub elapsed_s: f64,
-    pub finished: bool,
-    /// Gateway events and what the ping felt (issue 25).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub events: Option<Box<crate::workloads::events::EventsSummary>>,
-}
-
-/// The ping's figures (and, with gateway events, what it felt of each update: the
-/// ping is the background, the marker an extra stream of probes).
-pub fn summarise_ping(
-    p: &TrialParams,
-    results: Vec<RoleResults>,
-    gateway: Option<&GatewayResults>,
-) -> Result<PingSummary> {
-    for r in results {
-        if let RoleResults::Ping(r) = r {
-            return Ok(PingSummary {
-                sent: r.sent,
-                received: r.received,
-                lost: r.lost,
-                invalid: r.invalid,
-                rtt: r.rtt,
-                elapsed_s: r.elapsed_ns as f64 / 1e9,
-                finished: r.finished,
-                events: crate::workloads::events::summarise_txns(
-                    p,
-                    crate::workloads::events::Unit::Probe,
-                    false,
-                    r.events.as_deref(),
-                    gateway,
-                )
-                .map(Box::new),
-            });
-        }
-    }
-    bail!("missing results from the ping client")
 }
 
 /// Packet size of a family, for display: "18 B payload (64 B frame)"; a mix:
@@ -580,87 +546,15 @@ impl Summary for PacketSummary {
     }
 }
 
-impl Summary for PingSummary {
-    fn line(&self) -> String {
-        let s = self;
-        format!(
-            "{}/{} replies, RTT min {} avg {:.1} p50 {} p99 {} max {} µs, {} lost",
-            s.received,
-            s.sent,
-            us(s.rtt.min_ns),
-            s.rtt.mean_ns / 1e3,
-            us(s.rtt.p50_ns),
-            us(s.rtt.p99_ns),
-            us(s.rtt.max_ns),
-            s.lost
-        )
-    }
-
-    /// Probes and replies, the round trips; then the adaptive line.
-    fn text(&self, t: &TextOf) -> String {
-        let s = self;
-        let mut out = format!(
-            "  probes       {} sent, {} replies, {} lost, {} invalid over {:.2} s\n",
-            s.sent, s.received, s.lost, s.invalid, s.elapsed_s
-        );
-        out += &format!(
-            "  RTT µs       min {}  avg {:.2}  p50 {}  p90 {}  p99 {}  max {}\n",
-            us(s.rtt.min_ns),
-            s.rtt.mean_ns / 1e3,
-            us(s.rtt.p50_ns),
-            us(s.rtt.p90_ns),
-            us(s.rtt.p99_ns),
-            us(s.rtt.max_ns)
-        );
-        out + &t.adaptive
-    }
-
-    /// The packet table's columns: probes and replies per second, loss, the RTT's p50.
-    fn cells(&self) -> Vec<String> {
-        let s = self;
-        vec![
-            format!("{:.0}", s.sent as f64 / s.elapsed_s.max(1e-9)),
-            format!("{:.0}", s.received as f64 / s.elapsed_s.max(1e-9)),
-            format!("{:.4}", s.lost as f64 * 100.0 / (s.sent.max(1)) as f64),
-            us(s.rtt.p50_ns),
-        ]
-    }
-
-    /// Round trips have no interval count to add up to.
-    fn live_total(&self) -> Option<u64> {
-        None
-    }
-
-    fn stored_key(&self) -> &'static str {
-        "ping"
-    }
-
-    /// Its probes.
-    fn packets_sent(&self) -> Option<u64> {
-        Some(self.sent)
-    }
-
-    /// The store's headline columns: replies/s as transactions, RTT percentiles, loss.
-    fn headline(&self) -> Headline {
-        Headline {
-            duration_s: Some(self.elapsed_s),
-            transactions_per_s: Some(self.received as f64 / self.elapsed_s.max(1e-9)),
-            validation_errors: Some(self.invalid),
-            lost: Some(self.lost),
-            loss_ratio: Some(if self.sent == 0 {
-                0.0
-            } else {
-                self.lost as f64 / self.sent as f64
-            }),
-            ..rtt_columns(&self.rtt)
-        }
-    }
-}
-
 /// The roles of a UDP packet trial: the source on the client, the sink (if any) on the
 /// server (flood, flow and new flows alike).
 pub fn udp_roles(tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-    let (sinks, sources, marker) = role_specs(tb, p)?;
+    placed(p, role_specs(tb, p)?)
+}
+
+/// A packet trial's role specs on their hosts: the first server and client, then each
+/// further one on the next host of its role.
+fn placed(p: &TrialParams, (sinks, sources, marker): roles::RoleSpecs) -> Result<Roles> {
     let mut sinks = sinks.into_iter();
     let mut sources = sources.into_iter();
     let Some(source) = sources.next() else {
@@ -708,8 +602,29 @@ pub const PACKETS: Profile = Profile {
     gateway_cpu: true,
 };
 
+/// What a packet kind adds to the family's checks, each asked where it applies (the
+/// family's checks name no kind). By default nothing: flood, flow and new flows take
+/// the family's checks as they are ([`PacketRate`]); ping has its own ([`Ping`]).
+pub trait KindRules: Sync {
+    /// A payload the kind cannot carry, refused with why.
+    fn payload(&self, _payload: u32) -> Result<(), crate::params::Conflict> {
+        Ok(())
+    }
+    /// Whether the kind sends to one destination only (`--dsts` refused).
+    fn one_destination(&self) -> bool {
+        false
+    }
+    /// A size mix of valid frames, refused with why where the kind sends one size.
+    fn size_mix(&self, _mix: SizeMix) -> Result<(), crate::params::Conflict> {
+        Ok(())
+    }
+}
+
 /// Flood and flow: UDP from the client, counted at the sink (or the gateway).
 pub struct PacketRate;
+
+/// Flood, flow and new flows: the family's checks as they are.
+impl KindRules for PacketRate {}
 
 impl Traffic for PacketRate {
     fn profile(&self) -> Profile {
@@ -790,65 +705,6 @@ impl Traffic for PacketRate {
         let admitted = s.flows.iter().filter(|f| f.received > 0).count() as u64;
         s.conntrack = CtSummary::of_gateway(gateway, offered, admitted, s.elapsed_s);
         Ok(Figures::Packet(s))
-    }
-}
-
-/// UDP echo, one probe at a time (seed 003's round-trip times).
-pub struct Ping;
-
-impl Traffic for Ping {
-    /// Ranked by the median round trip.
-    fn profile(&self) -> Profile {
-        Profile {
-            main_metric: MainMetric {
-                name: "rtt_p50_us",
-                higher: false,
-            },
-            // A round trip's latency, not a rate: placement is the user's to choose.
-            gateway_cpu: false,
-            // Its probes, as the client counts them.
-            live: Live {
-                at_sink: false,
-                ..PACKETS.live
-            },
-            ..PACKETS
-        }
-    }
-
-    /// None: one probe at a time (at most one per interval).
-    fn rate(&self, _p: &TrialParams) -> Option<Rate> {
-        None
-    }
-
-    /// Probe size, count and interval.
-    fn params_text(&self, p: &TrialParams) -> String {
-        params_line(p, |k| {
-            format!(
-                "size={}{}{}",
-                k.size,
-                k.count.map(|c| format!(" count={c}")).unwrap_or_default(),
-                if k.interval_ns > 0 {
-                    format!(" interval={}µs", k.interval_ns / 1000)
-                } else {
-                    String::new()
-                }
-            )
-        })
-    }
-
-    fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles> {
-        udp_roles(tb, p)
-    }
-
-    fn collect(
-        &self,
-        _tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
-        let results = results.into_iter().map(|r| r.results).collect();
-        summarise_ping(p, results, gateway).map(Figures::Ping)
     }
 }
 

@@ -1,18 +1,25 @@
 //! The agents of a packet-rate trial: the sources and sinks on each host of their
-//! roles (a spread trial shares its flows out), or ping's prober and reflector, and
-//! the gateway events' marker.
+//! roles (a spread trial shares its flows out), and the gateway events' marker; what
+//! every packet kind's roles start from ([`aim`]).
 //!
 //! Must not: combine results (`summary` does).
 
 use super::*;
 
-/// Role specs of a packet-rate trial: (servers, clients), one per host of each role
-/// (several when the testbed spreads a role over hosts, [`spread`]), and the events'
-/// marker. No server for a sink-less flood.
-pub fn role_specs(
-    tb: &dyn Testbed,
-    p: &TrialParams,
-) -> Result<(Vec<RoleSpec>, Vec<RoleSpec>, Option<proto::Marker>)> {
+/// The role specs of a packet trial: (servers, clients, the events' marker).
+pub type RoleSpecs = (Vec<RoleSpec>, Vec<RoleSpec>, Option<proto::Marker>);
+
+/// What every packet kind's roles start from: its packet parameters, the payload and
+/// the rule it is aimed at (its addresses checked).
+pub struct Aim<'a> {
+    pub k: &'a PacketParams,
+    pub payload: u32,
+    pub aimed: Option<crate::rules::Aimed>,
+}
+
+/// A packet trial's [`Aim`]: its payload, the rule it is aimed at (said on stderr) and
+/// its addresses checked.
+pub fn aim<'a>(tb: &dyn Testbed, p: &'a TrialParams) -> Result<Aim<'a>> {
     let Some(k) = p.packet() else {
         bail!("a {} trial without packet parameters", p.name());
     };
@@ -33,9 +40,14 @@ pub fn role_specs(
         eprintln!("fwbench: {}", a.said());
     }
     crate::rules::check_addrs(k, &clients, server).map_err(crate::error::usage)?;
-    if p.workload() == Workload::Ping {
-        return ping_roles(tb, p, k, payload, aimed.as_ref());
-    }
+    Ok(Aim { k, payload, aimed })
+}
+
+/// Role specs of a packet-rate trial: (servers, clients), one per host of each role
+/// (several when the testbed spreads a role over hosts, [`spread`]), and the events'
+/// marker. No server for a sink-less flood.
+pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<RoleSpecs> {
+    let Aim { k, payload, aimed } = aim(tb, p)?;
     let plan = Flows::of(tb, p, k, aimed.as_ref())?;
     let sources = udp_sources(tb, p, k, payload, &plan)?;
     // Gateway events (one client host, `Traffic::spread`): flow 0 — every flow from
@@ -50,51 +62,6 @@ pub fn role_specs(
     };
     let sinks = udp_sinks(tb, p, k, payload, &plan)?;
     Ok((sinks, sources, marker))
-}
-
-/// Ping: a prober on the client and a reflector on the server, at the aimed-at or
-/// given port and source; with gateway events, the marker is a paced stream of its own.
-fn ping_roles(
-    tb: &dyn Testbed,
-    p: &TrialParams,
-    k: &PacketParams,
-    payload: u32,
-    aimed: Option<&crate::rules::Aimed>,
-) -> Result<(Vec<RoleSpec>, Vec<RoleSpec>, Option<proto::Marker>)> {
-    if k.sport.is_some() || aimed.is_some_and(|a| a.sport.is_some()) {
-        return Err(crate::error::usage(
-            "ping takes no source port (its socket's port is the kernel's choice); \
-             aim a flood at a rule that matches one",
-        ));
-    }
-    let server = tb.server_addr(p.family);
-    let port = dst_port(k, aimed);
-    let source = aimed
-        .and_then(|a| a.src)
-        .or(k.src)
-        .unwrap_or_else(|| tb.client_addr(p.family, 1));
-    let marker = p.events.as_ref().map(|_| proto::Marker {
-        src: crate::workloads::events::extra_marker_source(tb, p, Some(source)),
-        proto: proto::Proto::Udp,
-        dport: port,
-    });
-    Ok((
-        vec![RoleSpec::Reflector(ReflectorSpec {
-            listen: server,
-            port,
-        })],
-        vec![RoleSpec::Ping(PingSpec {
-            source,
-            server: crate::testbed::aim_addr(tb, p),
-            port,
-            payload,
-            count: k.count,
-            interval_ns: k.interval_ns,
-            timeout_ms: p.timeout_ms,
-            events: crate::workloads::events::stream_spec(p, marker.map(|m| m.src)),
-        })],
-        marker,
-    ))
 }
 
 /// How a flood's or flow's flows are laid out: shared over the client hosts, their
@@ -259,7 +226,7 @@ fn udp_sinks(
 }
 
 /// The destination port: an aimed-at rule's, else `--dport`'s first, else the sink's.
-fn dst_port(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> u16 {
+pub(super) fn dst_port(k: &PacketParams, aimed: Option<&crate::rules::Aimed>) -> u16 {
     aimed
         .and_then(|a| a.dport)
         .or(k.dport.map(|(lo, _)| lo))

@@ -60,6 +60,7 @@ pub fn summarise_packet<R: Into<Returned>>(
     let sent = src.sent.frames;
     let counters = rate_counters(
         &k,
+        p.family,
         tb,
         src.scheduled,
         sent,

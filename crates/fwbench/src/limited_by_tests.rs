@@ -1,0 +1,359 @@
+//! Unit tests of `limited_by.rs` (`#[cfg(test)] mod tests`, kept beside it).
+
+use super::*;
+
+/// `--frame 65535 --fragment`: 45 IP fragments a datagram. The interfaces count
+/// fragments, sender and sink datagrams; the judge compares fragments with
+/// fragments (it used to read 5000 datagrams reassembled of 225 000 fragments at
+/// the sink as the sink's loss) and says which it counts.
+#[test]
+fn fragments_are_compared_with_fragments() {
+    let mut c = path(5000, 225_000, 225_000, 225_000, 5000);
+    c.frames_per_datagram = 45;
+    let (by, why) = judge(&c, 0.001);
+    assert_eq!(by, LimitedBy::Nothing, "{why}");
+    assert_eq!(
+        why,
+        "the offered rate got through: 5000 datagrams sent and received"
+    );
+    c.received = 4000;
+    let (by, why) = judge(&c, 0.001);
+    assert_eq!(by, LimitedBy::Sink, "{why}");
+    assert_eq!(
+        why,
+        "the sink reassembled 4000 datagrams (180000 IP fragments) of the 225000 IP \
+         fragments that reached it"
+    );
+    c.received = 5000;
+    c.gateway_out = Some(200_000);
+    c.sink_in = Some(200_000);
+    let (by, why) = judge(&c, 0.001);
+    assert_eq!(by, LimitedBy::Gateway, "{why}");
+    assert_eq!(why, "the gateway forwarded 200000 of 225000 IP fragments");
+}
+
+fn path(sent: u64, g_in: u64, g_out: u64, s_in: u64, rx: u64) -> RateCounters {
+    RateCounters {
+        paced: true,
+        scheduled: sent,
+        sent,
+        gateway_in: Some(g_in),
+        gateway_out: Some(g_out),
+        sink_in: Some(s_in),
+        received: rx,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn each_stage_names_its_role() {
+    let cases = [
+        (path(1000, 1000, 1000, 1000, 1000), LimitedBy::Nothing),
+        (path(1000, 700, 700, 700, 700), LimitedBy::Gateway),
+        (path(1000, 1000, 600, 600, 600), LimitedBy::Gateway),
+        (path(1000, 1000, 1000, 500, 500), LimitedBy::Sink),
+        (path(1000, 1000, 1000, 1000, 900), LimitedBy::Sink),
+        // Two stages lose: the larger loss decides.
+        (path(1000, 1000, 950, 950, 700), LimitedBy::Sink),
+        (path(1000, 1000, 700, 700, 690), LimitedBy::Gateway),
+    ];
+    for (c, want) in cases {
+        assert_eq!(limited_by(&c, 0.001).by, want, "{c:?}");
+    }
+}
+
+/// Packets the gateway's ingress dropped on receipt (`rx_dropped`, its receive
+/// backlog) are the gateway's loss even while its CPU shows room; the rest of what
+/// did not reach it stays the sender's link's.
+#[test]
+fn the_gateways_receive_backlog_drops_are_the_gateways() {
+    let mut c = path(1000, 700, 700, 700, 700);
+    c.gateway_cpu = Some(0.3);
+    c.sender_cpu = Some(1.0);
+    c.gateway_in_dropped = Some(300);
+    let l = limited_by(&c, 0.001);
+    assert_eq!(l.by, LimitedBy::Gateway, "{l:?}");
+    assert!(l.why.contains("dropped 300 of 1000"), "{}", l.why);
+    // Only a few of the missing packets in the backlog's drops: the larger loss,
+    // the link's, decides.
+    c.gateway_in_dropped = Some(10);
+    assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Sender);
+    // More drops reported than packets missing (counters read apart): capped.
+    c.gateway_in_dropped = Some(5000);
+    let l = limited_by(&c, 0.001);
+    assert!(l.why.contains("dropped 300 of 1000"), "{}", l.why);
+}
+
+#[test]
+fn idle_cpus_move_the_blame() {
+    // Lost before the gateway, whose CPU had room: the sender's link.
+    let mut c = path(1000, 700, 700, 700, 700);
+    c.gateway_cpu = Some(0.3);
+    assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Sender);
+    c.gateway_cpu = Some(0.99);
+    assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Gateway);
+    // Lost between gateway and sink, sink idle: the gateway's egress.
+    let mut c = path(1000, 1000, 1000, 600, 600);
+    c.sink_cpu = Some(0.2);
+    assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Gateway);
+}
+
+#[test]
+fn lossless_floods_and_late_senders_are_the_senders_limit() {
+    let mut flood = path(5000, 5000, 5000, 5000, 5000);
+    flood.paced = false;
+    let l = limited_by(&flood, 0.001);
+    assert_eq!(l.by, LimitedBy::Sender);
+    assert!(l.why.contains("flood"), "{}", l.why);
+    let mut late = path(4000, 4000, 4000, 4000, 4000);
+    late.scheduled = 5000;
+    let l = limited_by(&late, 0.001);
+    assert_eq!(l.by, LimitedBy::Sender);
+    assert!(l.why.contains("4000 of the 5000"), "{}", l.why);
+}
+
+#[test]
+fn a_saturated_gateway_holding_back_an_idle_sender_is_the_gateway() {
+    let mut flood = path(5000, 5000, 5000, 5000, 5000);
+    flood.paced = false;
+    // Sender at 100 % of its CPU, gateway not dropping: the sender's limit.
+    flood.sender_cpu = Some(0.99);
+    flood.gateway_cpu = Some(0.95);
+    let l = limited_by(&flood, 0.001);
+    assert_eq!(l.by, LimitedBy::Sender);
+    assert!(l.why.contains("sender CPU 99 %"), "{}", l.why);
+    assert_eq!(l.sender_cpu, Some(0.99));
+    // Sender with room, gateway's softirq saturated: the gateway held it back.
+    flood.sender_cpu = Some(0.4);
+    let l = limited_by(&flood, 0.001);
+    assert_eq!(l.by, LimitedBy::Gateway);
+    assert!(l.why.contains("held it back"), "{}", l.why);
+    assert!(l.why.contains("gateway softirq 95 %"), "{}", l.why);
+    // Both with room: still the sender (its syscalls, its link).
+    flood.gateway_cpu = Some(0.3);
+    assert_eq!(limited_by(&flood, 0.001).by, LimitedBy::Sender);
+    // A paced sender on schedule: nothing, whatever the CPUs.
+    let mut ok = path(5000, 5000, 5000, 5000, 5000);
+    ok.sender_cpu = Some(0.1);
+    ok.gateway_cpu = Some(0.99);
+    assert_eq!(limited_by(&ok, 0.001).by, LimitedBy::Nothing);
+}
+
+fn sample(metric: &str, value: f64) -> proto::MetricSample {
+    proto::MetricSample {
+        t_s: 0.0,
+        metric: metric.into(),
+        value,
+    }
+}
+
+#[test]
+fn role_cpus_from_samples() {
+    let s = [
+        ("client", 0, sample("proc.cpu", 190.0)),
+        ("client", 0, sample("proc.cpu", 170.0)),
+        ("server", 0, sample("proc.cpu", 30.0)),
+        ("gateway", 0, sample("cpu0.softirq", 60.0)),
+        ("gateway", 0, sample("cpu1.softirq", 98.0)),
+        ("gateway", 0, sample("cpu1.softirq", 92.0)),
+        // Another role's CPU figures are not the gateway's.
+        ("client", 0, sample("cpu0.softirq", 100.0)),
+    ];
+    let refs: Vec<(&str, u32, &proto::MetricSample)> =
+        s.iter().map(|(r, h, m)| (*r, *h, m)).collect();
+    let c = role_cpus(&refs, &[2], &[1], 2, None);
+    assert_eq!(c.sender, Some(0.9), "180 % over 2 threads");
+    assert_eq!(c.sink, Some(0.3));
+    assert_eq!(c.gateway, Some(0.95), "the busiest CPU");
+    // Steered to CPU 0: only its softirq counts.
+    assert_eq!(
+        role_cpus(&refs, &[2], &[1], 2, Some(&[0])).gateway,
+        Some(0.6)
+    );
+    // More threads than CPUs: the CPUs bound the share.
+    assert_eq!(role_cpus(&refs, &[8], &[1], 2, None).sender, Some(0.9));
+    // No samples: unknown.
+    assert_eq!(role_cpus(&[], &[1], &[1], 2, None), RoleCpus::default());
+    // Two sender hosts, one thread each: the busier host is the sender's figure
+    // (not their mean: one saturated generator limits the trial).
+    let two = [
+        ("client", 0, sample("proc.cpu", 40.0)),
+        ("client", 1, sample("proc.cpu", 96.0)),
+    ];
+    let refs: Vec<(&str, u32, &proto::MetricSample)> =
+        two.iter().map(|(r, h, m)| (*r, *h, m)).collect();
+    assert_eq!(role_cpus(&refs, &[1, 1], &[1], 2, None).sender, Some(0.96));
+    assert_eq!(cpu_list("0,2-3"), Some(vec![0, 2, 3]));
+    assert_eq!(cpu_list("x"), None);
+}
+
+fn refs<'a>(
+    s: &'a [(&'static str, u32, proto::MetricSample)],
+) -> Vec<(&'static str, u32, &'a proto::MetricSample)> {
+    s.iter().map(|(r, h, m)| (*r, *h, m)).collect()
+}
+
+/// A 2-core machine: the gateway's softirq on CPU 0 (`softirq0` %), CPU 0
+/// `idle0` % idle, CPU 1 60 % idle; the sender's user + system on CPU `at`.
+fn two_cores(
+    softirq0: f64,
+    idle0: f64,
+    at: usize,
+) -> Vec<(&'static str, u32, proto::MetricSample)> {
+    let mut s = vec![
+        ("gateway", 0, sample("cpu0.softirq", softirq0)),
+        ("gateway", 0, sample("cpu0.idle", idle0)),
+        ("gateway", 0, sample("cpu1.softirq", 2.0)),
+        ("gateway", 0, sample("cpu1.idle", 60.0)),
+    ];
+    for c in 0..2 {
+        let user = if c == at { 45.0 } else { 1.0 };
+        s.push(("client", 0, sample(&format!("cpu{c}.user"), user)));
+        s.push(("client", 0, sample(&format!("cpu{c}.system"), user / 3.0)));
+    }
+    s
+}
+
+#[test]
+fn shared_cpu_from_samples() {
+    let here = SenderPlace::WithGateway { pinned: None };
+    // Sender and softirq on CPU 0, saturated: shared.
+    let s = two_cores(40.0, 1.0, 0);
+    let got = shared_cpu(&refs(&s), here, 2, None).unwrap();
+    assert_eq!(got.cpu, 0);
+    assert!(
+        (got.softirq - 0.4).abs() < 1e-9 && (got.busy - 0.99).abs() < 1e-9,
+        "{got:?}"
+    );
+    // On another machine: never shared, whatever the figures.
+    assert_eq!(shared_cpu(&refs(&s), SenderPlace::Elsewhere, 2, None), None);
+    // The sender on CPU 1 (by its time there, or pinned there): not shared.
+    assert_eq!(
+        shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), here, 2, None),
+        None
+    );
+    // Pinned to CPU 1 with the gateway steered to CPU 0: not shared; not steered,
+    // CPU 1 carries the gateway's work for what the sender sends (its 2 %).
+    let pinned = SenderPlace::WithGateway { pinned: Some(&[1]) };
+    assert_eq!(shared_cpu(&refs(&s), pinned, 2, Some(&[0])), None);
+    assert_eq!(
+        shared_cpu(&refs(&s), pinned, 2, None).map(|c| c.cpu),
+        Some(1)
+    );
+    // Pinned to CPU 0: shared even without its user time sampled.
+    let pinned = SenderPlace::WithGateway { pinned: Some(&[0]) };
+    assert_eq!(
+        shared_cpu(&refs(&two_cores(40.0, 1.0, 1)), pinned, 2, None).map(|c| c.cpu),
+        Some(0)
+    );
+    // The gateway steered to CPU 0 (it may have its own time there): CPU 0 with
+    // room is not shared; not steered, its softirq is the sender's CPU's work, room
+    // or not (an unpinned sender moving between CPUs saturates none).
+    let steered: Option<&[usize]> = Some(&[0]);
+    let roomy = two_cores(40.0, 30.0, 0);
+    assert_eq!(shared_cpu(&refs(&roomy), here, 2, steered), None);
+    let got = shared_cpu(&refs(&roomy), here, 2, None).expect("not steered: shared");
+    assert!(
+        (got.cpu, (got.busy - 0.7).abs() < 1e-9) == (0, true),
+        "{got:?}"
+    );
+    // Hardly any softirq on it: not shared when steered there; not steered, the
+    // sender's CPU still carries the gateway's work (few rules: a small share),
+    // and a CPU without any of it (or with less than another CPU) does not.
+    let little = two_cores(3.0, 1.0, 0);
+    assert_eq!(shared_cpu(&refs(&little), here, 2, steered), None);
+    assert_eq!(
+        shared_cpu(&refs(&little), here, 2, None).map(|c| c.cpu),
+        Some(0)
+    );
+    assert_eq!(
+        shared_cpu(&refs(&two_cores(0.0, 1.0, 0)), pinned, 2, None),
+        None
+    );
+    // Pinned to CPU 0, not steered: CPU 0 carries the gateway's work even when
+    // another CPU shows more softirq (the machine's other traffic).
+    let busier_elsewhere = two_cores(1.0, 1.0, 0);
+    assert_eq!(
+        shared_cpu(&refs(&busier_elsewhere), pinned, 2, None).map(|c| c.cpu),
+        Some(0)
+    );
+    assert_eq!(shared_cpu(&refs(&busier_elsewhere), here, 2, None), None);
+    // The gateway steered to CPU 1: CPU 0's softirq is not its packet processing.
+    assert_eq!(shared_cpu(&refs(&s), here, 2, Some(&[1])), None);
+}
+
+#[test]
+fn a_sender_sharing_the_gateways_cpu_is_not_the_senders_limit() {
+    let mut flood = path(5000, 5000, 5000, 5000, 5000);
+    flood.paced = false;
+    flood.sender_cpu = Some(0.99);
+    flood.gateway_cpu = Some(0.4);
+    // Separate CPUs, the sender busy: the sender.
+    let l = limited_by(&flood, 0.001);
+    assert_eq!(l.by, LimitedBy::Sender);
+    assert_eq!(l.short(), "sender");
+    assert!(l.warning().unwrap().contains("fwbench's sender limit"));
+    // The same figures on a CPU shared with the gateway's softirq: shared-cpu, a
+    // warning naming the CPU.
+    flood.shared_cpu = Some(SharedCpu {
+        cpu: 0,
+        softirq: 0.4,
+        busy: 0.99,
+    });
+    let l = limited_by(&flood, 0.001);
+    assert_eq!(l.by, LimitedBy::SharedCpu);
+    assert_eq!(l.shared_cpu, Some(0));
+    assert!(
+        l.why.starts_with("sender and gateway on CPU 0"),
+        "{}",
+        l.why
+    );
+    // On the trial's line: what the rate is, not a warning (said once per run).
+    assert_eq!(
+        l.short(),
+        "sender and gateway together (shared CPU 0: the path on one core)"
+    );
+    assert!(l.warning().unwrap().contains("shared CPU 0"));
+    // The gateway's CPU saturated while the sender had room: the gateway, shared
+    // CPU or not.
+    flood.sender_cpu = Some(0.5);
+    flood.gateway_cpu = Some(0.97);
+    let l = limited_by(&flood, 0.001);
+    assert_eq!(l.by, LimitedBy::Gateway);
+    assert_eq!(l.warning(), None);
+    // Losses at the gateway stay the gateway's.
+    let mut lossy = path(5000, 5000, 3000, 3000, 3000);
+    lossy.shared_cpu = flood.shared_cpu;
+    assert_eq!(limited_by(&lossy, 0.001).by, LimitedBy::Gateway);
+}
+
+#[test]
+fn stored_verdicts_old_and_new_are_readable() {
+    let old: Limit =
+        serde_json::from_str(r#"{"by":"sender","why":"w","sender_cpu":0.99}"#).unwrap();
+    assert_eq!((old.by, old.shared_cpu), (LimitedBy::Sender, None));
+    let j = r#"{"by":"shared-cpu","why":"w","shared_cpu":0}"#;
+    let new: Limit = serde_json::from_str(j).unwrap();
+    assert_eq!((new.by, new.shared_cpu), (LimitedBy::SharedCpu, Some(0)));
+    assert_eq!(serde_json::to_string(&new).unwrap(), j);
+}
+
+#[test]
+fn tolerance_and_missing_counters() {
+    // 1 lost in 10 000 is within 0.1 %.
+    assert_eq!(
+        limited_by(&path(10_000, 10_000, 9_999, 9_999, 9_999), 0.001).by,
+        LimitedBy::Nothing
+    );
+    // No gateway, no interface counter at the sink: only sent → received.
+    let c = RateCounters {
+        paced: true,
+        scheduled: 100,
+        sent: 100,
+        received: 50,
+        ..Default::default()
+    };
+    let l = limited_by(&c, 0.001);
+    assert_eq!(l.by, LimitedBy::Sink);
+    assert!(l.why.contains("50 of the 100"), "{}", l.why);
+}

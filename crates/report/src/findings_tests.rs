@@ -1,0 +1,221 @@
+//! Unit tests of `findings.rs` (`#[cfg(test)] mod tests`, kept beside it).
+
+use super::*;
+use crate::figure::Estimator;
+
+fn fit_of(f: fn(f64) -> f64) -> CostFit {
+    let groups: Vec<(f64, Vec<f64>)> = [0.0, 1000.0, 2000.0, 5000.0, 10000.0]
+        .iter()
+        .map(|r: &f64| (*r, vec![f(*r) * 0.99, f(*r) * 1.01]))
+        .collect();
+    let e = crate::throughput::estimate_of(Estimator::TimePerPacket, &groups).unwrap();
+    CostFit {
+        // Already down at the second rule count.
+        degradation: Some((0.0, 1000.0)),
+        ..crate::testing::cost_fit("engine=x", e)
+    }
+}
+
+#[test]
+fn rates_fwbench_limited_are_warned_of() {
+    let trial = |by: Option<&str>| {
+        Trial::new(store::TrialRow {
+            trial_key: "k".into(),
+            results: match by {
+                Some(b) => serde_json::json!({"packet": {"limited_by": {"by": b, "why": "w"}}}),
+                None => serde_json::json!({"packet": {}}),
+            },
+            ..crate::testing::trial_row(1, "flood")
+        })
+    };
+    let ts = [
+        trial(Some("sender")),
+        trial(Some("sender")),
+        trial(Some("gateway")),
+        trial(None),
+    ];
+    let w = fwbench_limits(&ts);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("Warning: 2 of 3 packet trials were limited by fwbench's sender"),
+        "{w:?}"
+    );
+    assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
+    assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
+    // A shared CPU is a warning of its own, not the sender's.
+    // A shared CPU is the run's placement: said once, what it measures, not as a
+    // warning.
+    let w = fwbench_limits(&[trial(Some("shared-cpu")), trial(Some("gateway"))]);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with(
+            "Placement: in 1 of 2 packet trials the sender and the gateway's packet \
+             processing shared the sender's CPU, as this run placed them"
+        ),
+        "{w:?}"
+    );
+    assert!(w[0].contains("the cost of the whole path"), "{w:?}");
+    assert!(!w[0].contains("Warning"), "{w:?}");
+}
+
+/// Flood trials of one engine at `rules`, `reps` repetitions each, received packets/s
+/// from `ns(rules, rep)` (time per packet in ns) — the path stored trials take.
+fn floods(engine: &str, rules: &[u32], reps: u32, ns: impl Fn(f64, u32) -> f64) -> Vec<Trial> {
+    let mut out = vec![];
+    for &r in rules {
+        for rep in 1..=reps {
+            let id = out.len() as i64 + 1;
+            out.push(Trial::new(store::TrialRow {
+                rep,
+                trial_key: format!("{engine}-{r}-{rep}"),
+                params: serde_json::json!({"topology": "forward", "workload": "flood",
+                    "engine": engine, "rules": r, "seed": rep}),
+                headline: store::Headline {
+                    received_pps: Some(1e9 / ns(r as f64, rep)),
+                    ..Default::default()
+                },
+                kind: Some(store::KindRow {
+                    family: "packet".into(),
+                    main_metric: Some("received_pps".into()),
+                    main_higher: true,
+                }),
+                ..crate::testing::trial_row(id, "flood")
+            }));
+        }
+    }
+    out
+}
+
+fn findings_of(ts: &[Trial]) -> (Vec<String>, Analysis) {
+    let cs = crate::model::configs(ts, &BTreeMap::new());
+    let a = crate::analysis::analyse(&cs, ts, &crate::figure::Options::default());
+    (findings(&cs, ts, &a), a)
+}
+
+/// ±0.4 % around `y`, a different deviation per repetition.
+fn jitter(y: f64, rep: u32) -> f64 {
+    y * (1.0 + 0.004 * [-1.0, 0.5, 1.0, -0.5][(rep as usize - 1) % 4])
+}
+
+#[test]
+fn a_knee_is_answered_by_segments_with_the_lines_flag_kept() {
+    // 5 ns per rule up to 2000 rules, 1 ns beyond: one line misses it.
+    let ts = floods("nft", &[0, 1000, 2000, 5000, 10000], 4, |r, rep| {
+        jitter(2000.0 + 5.0 * r.min(2000.0) + (r - 2000.0).max(0.0), rep)
+    });
+    let (f, a) = findings_of(&ts);
+    let s = f
+        .iter()
+        .find(|l| l.starts_with("all: "))
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert!(
+        s.contains(" ns per rule from 0 to 2000 rules, ") && s.contains("from 2000 to 10000 rules"),
+        "{s}"
+    );
+    assert!(s.contains("the cost per rule changes at 2000 rules"), "{s}");
+    assert!(s.contains("1/pps estimator"), "{s}");
+    assert!(s.contains("One line does not fit (FLAGGED"), "{s}");
+    // The planted slopes, within the CIs stated.
+    let m = &a.segments[0].merged;
+    assert_eq!(m.len(), 2, "{m:?}");
+    for (g, want) in m.iter().zip([5.0, 1.0]) {
+        assert!((g.cost - want).abs() <= g.ci95.unwrap(), "{g:?} vs {want}");
+    }
+}
+
+#[test]
+fn two_rule_counts_give_a_cost_and_a_straight_line_its_slope() {
+    // No line with two counts: the one segment answers.
+    let ts = floods("nft", &[0, 2000], 2, |r, rep| jitter(2000.0 + 5.0 * r, rep));
+    let (f, _) = findings_of(&ts);
+    let s = f
+        .iter()
+        .find(|l| l.starts_with("all: "))
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert!(s.contains("ns per rule from 0 to 2000 rules"), "{s}");
+    assert!(!s.contains("changes at"), "{s}");
+    // No difference beyond the repetitions' spread: its width, never a cost.
+    let ts = floods("nft", &[0, 2000], 4, |_, rep| jitter(2000.0, rep));
+    let (f, _) = findings_of(&ts);
+    let s = f.iter().find(|l| l.starts_with("all: ")).unwrap();
+    assert!(
+        s.starts_with("all: no measurable difference from 0 to 2000 rules (± 0."),
+        "{s}"
+    );
+    assert!(!s.contains("ns per rule from"), "{s}");
+    // A line that fits is the answer, the estimator named.
+    let ts = floods("nft", &[0, 1000, 2000, 5000], 4, |r, rep| {
+        jitter(2000.0 + 5.0 * r, rep)
+    });
+    let (f, _) = findings_of(&ts);
+    let s = f.iter().find(|l| l.starts_with("all: ")).unwrap();
+    assert!(
+        s.contains("ns per rule per packet (1/pps estimator;"),
+        "{s}"
+    );
+    assert!(!s.contains("FLAGGED") && !s.contains("from 0 to"), "{s}");
+}
+
+#[test]
+fn mlr_searches_give_one_finding_per_goal() {
+    let t = Trial::new(store::TrialRow {
+        engine: None,
+        id: 1,
+        run_id: 1,
+        trial_key: "k".into(),
+        rep: 1,
+        workload: "mlr".into(),
+        status: "ok".into(),
+        error: None,
+        params: serde_json::json!({"engine": "nft"}),
+        headline: Default::default(),
+        started_at: String::new(),
+        finished_at: String::new(),
+        firewall: None,
+        kind: None,
+        results: serde_json::json!({"search": {"search": "mlr", "limited_by_sender": false,
+            "rate_pps": 21000.0, "goals": [
+            {"loss_ratio": 0.0, "rate_pps": 21000.0, "rate_bps_l2": 1e7},
+            {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}}),
+    });
+    let f = ndr(&[t]);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f.iter().any(|l| l.starts_with("MLR NDR of nft: 21")),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|l| l.starts_with("MLR PDR ≤ 0.5 % of nft: 21")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_line_that_does_not_describe_its_data_is_not_a_per_rule_cost() {
+    // Flat, then steep: a negative intercept if taken as a line.
+    let f = fit_of(|r| 2000.0 + 20.0 * (r - 2000.0).max(0.0));
+    let s = cost_sentence(&f, None);
+    assert!(s.starts_with("engine=x: FLAGGED"), "{s}");
+    assert!(s.contains("it is not a per-rule cost"), "{s}");
+}
+
+#[test]
+fn flat_lines_and_coarse_grids_are_said_so() {
+    let f = fit_of(|r| 2000.0 + 5.0 * r);
+    let s = cost_sentence(&f, None);
+    assert!(
+        s.contains(
+            "ns per rule per packet (1/pps estimator; 95 % CI over 10 trials at 5 rule counts)"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("this grid cannot place a degradation point"),
+        "{s}"
+    );
+    assert!(!s.contains("0 → 1000") && !s.contains("flat"), "{s}");
+    let flat = fit_of(|r| 2000.0 + 0.0 * r + if r == 5000.0 { 10.0 } else { -2.5 });
+    let s = cost_sentence(&flat, None);
+    assert!(s.contains("flat: the CI includes 0"), "{s}");
+}

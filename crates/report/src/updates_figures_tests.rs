@@ -1,0 +1,208 @@
+//! Tests of the update figures (`updates::figures`, issue 37): a trial's repeated
+//! updates overlaid in one figure, a single update's pair of figures, the commit span
+//! shaded and the labels kept apart, checked on the figures and on their SVG.
+
+use super::*;
+use crate::svg::render;
+
+/// A committed update `index` of trial `trial` (nft by batch, add 1) at `installed`:
+/// its commit, time to effect and window of `bins` (ms, received, lost, owd µs).
+fn update(
+    trial: i64,
+    index: u32,
+    installed: u64,
+    commit_ms: f64,
+    effect: f64,
+    bins: &[[f64; 4]],
+) -> Update {
+    Update {
+        trial_id: trial,
+        engine: "nft".into(),
+        unit: Unit::Packets,
+        row: UpdateRecord {
+            index,
+            kind: "add".into(),
+            method: "batch".into(),
+            k: 1,
+            installed,
+            commit_ms,
+            marker: true,
+            time_to_effect_ms: Some(effect),
+            stall_ms: Some(0.0),
+            series: Some(serde_json::to_string(bins).unwrap()),
+            ..Default::default()
+        },
+    }
+}
+
+/// A window of 1-ms bins from −2 to 5 ms: `rx` received in each bin, but nothing
+/// (and 3 lost) in the bins from `gap.0` to `gap.1` ms.
+fn window(rx: f64, gap: (f64, f64)) -> Vec<[f64; 4]> {
+    (-2..=5)
+        .map(|ms| {
+            let ms = f64::from(ms);
+            if ms >= gap.0 && ms <= gap.1 {
+                [ms, 0.0, 3.0, 0.0]
+            } else {
+                [ms, rx, 0.0, 200.0]
+            }
+        })
+        .collect()
+}
+
+/// An `--event-rate` trial: `n` updates of trial 7, each one more rule installed.
+fn repeated(n: u32) -> Vec<Update> {
+    (0..n)
+        .map(|i| {
+            let commit = 2.0 + f64::from(i);
+            let w = window(10.0 + f64::from(i), (1.0, 2.0));
+            update(7, i, 20000 + u64::from(i), commit, 1.5, &w)
+        })
+        .collect()
+}
+
+/// A figure's spans as (from, to, text).
+fn spans(f: &Figure) -> Vec<(f64, f64, &str)> {
+    f.spans
+        .iter()
+        .map(|s| (s.from, s.to, s.text.as_str()))
+        .collect()
+}
+
+/// The number of `<polyline>`s of `svg` with stroke width `w`.
+fn lines_of_width(svg: &str, w: &str) -> usize {
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|p| p[..p.find("/>").unwrap()].contains(&format!("stroke-width=\"{w}\"")))
+        .count()
+}
+
+#[test]
+fn a_trials_repeated_updates_are_one_figure_of_thin_lines_and_a_bold_median() {
+    let figs = figures(&repeated(46));
+    // One figure, not two per installed size (92 before).
+    assert_eq!(
+        figs.len(),
+        1,
+        "{:?}",
+        figs.iter().map(|f| &f.id).collect::<Vec<_>>()
+    );
+    let f = &figs[0];
+    assert_eq!(f.id, "updates-trial-7-add-1");
+    assert_eq!(
+        f.title,
+        "Background received around 46 updates of trial 7: adding 1 rule to 20000 … 20045"
+    );
+    assert_eq!(f.series.len(), 47);
+    assert_eq!(f.overlay.as_deref(), Some("median of 46 updates"));
+    assert_eq!(f.series[0].name, "update 0 (20000 installed)");
+    // The median, bin by bin: of 10 … 55 received, 32.5; nothing in the gap.
+    let median: Vec<(f64, f64)> = f.series[46].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(median[0], (-2.0, 32.5));
+    assert_eq!(median[3], (1.0, 0.0));
+    // The commit shaded from 0 to its median end, the gap where nothing arrived
+    // shaded as the stall, the median time to effect marked.
+    assert_eq!(
+        spans(f),
+        [
+            (0.0, 24.5, "commit 24.5 ms (median)"),
+            (1.0, 3.0, "stall 2 ms")
+        ]
+    );
+    let marks: Vec<(f64, &str)> = f.markers.iter().map(|m| (m.x, m.text.as_str())).collect();
+    assert_eq!(marks, [(1.5, "effect 1.5 ms (median)")]);
+    assert_eq!(
+        f.notes,
+        ["nft by batch: 46 updates; the commit took 24.5 ms (median), 47 ms at most."]
+    );
+
+    // Drawn: 46 thin lines, one bold, two shaded spans, a legend of two rows.
+    let svg = render(f);
+    assert_eq!(lines_of_width(&svg, "0.75"), 46);
+    assert_eq!(lines_of_width(&svg, "2.5"), 1);
+    assert_eq!(svg.matches(r#"<rect class="span""#).count(), 2);
+    assert!(svg.contains(">median of 46 updates</text>"));
+    assert!(svg.contains(">46 thin lines, one each</text>"));
+    assert!(!svg.contains(">update 0 (20000 installed)</text>"));
+    assert_eq!(svg.matches("<circle").count(), 0);
+}
+
+#[test]
+fn a_trial_with_one_update_keeps_its_pair_of_figures() {
+    let one = vec![update(3, 0, 100, 2.0, 1.0, &window(10.0, (0.0, 0.0)))];
+    let figs = figures(&one);
+    let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["updates-add-1-100-received", "updates-add-1-100-delay"]
+    );
+    let f = &figs[0];
+    assert_eq!(f.overlay, None);
+    assert_eq!(
+        spans(f),
+        [(0.0, 2.0, "commit 2 ms (median)"), (0.0, 1.0, "stall 1 ms")]
+    );
+    assert_eq!(f.markers.len(), 1);
+    assert_eq!(f.markers[0].text, "effect 1 ms");
+    // Repetitions of one configuration, one update each, stay pooled in that pair.
+    let reps = vec![
+        update(3, 0, 100, 2.0, 1.0, &window(10.0, (0.0, 0.0))),
+        update(4, 0, 100, 4.0, 1.0, &window(20.0, (0.0, 0.0))),
+    ];
+    let figs = figures(&reps);
+    assert_eq!(figs.len(), 2);
+    assert_eq!(figs[0].series.len(), 1);
+    assert_eq!(figs[0].series[0].points[0].y, 15.0);
+}
+
+/// Labels that would overlap at one place (a commit of 0.2 ms, its effect at 0.1 ms)
+/// go into separate rows; labels far apart share a row.
+#[test]
+fn the_labels_of_a_short_commit_do_not_overlap() {
+    let one = vec![update(3, 0, 100, 0.2, 0.1, &window(10.0, (9.0, 9.0)))];
+    let f = &figures(&one)[0];
+    let svg = render(f);
+    let labels = |svg: &str| -> Vec<(f64, f64, String)> {
+        svg.split("<text x=\"")
+            .skip(1)
+            .filter(|t| t.contains("text-anchor=\"middle\">"))
+            .filter_map(|t| {
+                let x: f64 = t.split('"').next()?.parse().ok()?;
+                let y: f64 = t.split("y=\"").nth(1)?.split('"').next()?.parse().ok()?;
+                let text = t.split('>').nth(1)?.split('<').next()?.to_string();
+                Some((x, y, text))
+            })
+            .filter(|(_, _, text)| text.starts_with("commit") || text.starts_with("effect"))
+            .collect()
+    };
+    let l = labels(&svg);
+    assert_eq!(l.len(), 2, "{l:?}");
+    let width = |t: &str| t.chars().count() as f64 * 6.2;
+    let (a, b) = (&l[0], &l[1]);
+    let apart_x = (a.0 - b.0).abs() >= (width(&a.2) + width(&b.2)) / 2.0;
+    assert!(apart_x || a.1 != b.1, "labels overlap: {l:?}");
+    assert_ne!(a.1, b.1, "they cannot be side by side: {l:?}");
+    // The plot moved down to make room for the second row.
+    assert!(svg.contains(r#"<rect x="80.0" y="53.0""#), "{svg}");
+}
+
+#[test]
+fn the_stall_is_the_longest_run_of_bins_that_lost_and_received_nothing() {
+    let b = |ms: f64, received: f64, lost: f64| Bin {
+        ms,
+        received,
+        lost,
+        delay_ms: None,
+    };
+    let bins = [
+        b(0.0, 0.0, 1.0),
+        b(1.0, 5.0, 0.0),
+        b(2.0, 0.0, 2.0),
+        b(3.0, 0.0, 1.0),
+        // Nothing sent here: no traffic, not a stall.
+        b(4.0, 0.0, 0.0),
+        b(5.0, 0.0, 3.0),
+    ];
+    assert_eq!(stall_span(&bins), Some((2.0, 4.0)));
+    assert_eq!(stall_span(&[b(0.0, 0.0, 0.0), b(1.0, 3.0, 0.0)]), None);
+}
