@@ -105,6 +105,7 @@ fn trial_command_flags_are_the_axis_registry() {
         ("no_verify", "verify"),
         ("ipv4", "family"),
         ("ipv6", "family"),
+        ("load", "event_load"),
     ];
     // Flags that are not axes: where and how a trial runs, is shown and stored.
     const NOT_AXES: &[&str] = &[
@@ -207,6 +208,7 @@ fn trial_command_flags_are_the_axis_registry() {
         ("connections", "event_rate"),
         ("connections", "event_count"),
         ("connections", "event_method"),
+        ("connections", "event_load"),
         // Conntrack settings (issue 26): a ping has them in scenario files only.
         ("ping", "ct_max"),
         ("ping", "ct_buckets"),

@@ -178,9 +178,24 @@ impl Testbeds {
         Ok(&e.tb)
     }
 
+    /// Run one trial on the testbed of `topology` (with `--load`, after the short
+    /// search for the capacity its background is a share of: `search::load`).
+    pub fn run_trial(
+        &mut self,
+        topology: Topology,
+        p: &TrialParams,
+        pin: &Pinning,
+        stop: &AtomicBool,
+    ) -> Result<Outcome> {
+        let p = crate::search::load::with_load(p, &mut |q: &TrialParams| {
+            self.run_one(topology, q, pin, stop)
+        })?;
+        self.run_one(topology, &p, pin, stop)
+    }
+
     /// Run one trial on the testbed of `topology`, mark whether its gateway started
     /// clean, and replace an ephemeral testbed whose gateway it left changed.
-    pub fn run_trial(
+    fn run_one(
         &mut self,
         topology: Topology,
         p: &TrialParams,
@@ -539,6 +554,9 @@ pub fn run_single(
 ) -> Result<ExitCode> {
     let name = params.name();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
+    // `--load`: the capacity search's floods stored as trials of the session, and the
+    // trial shown and stored at the rate found (`search::load`).
+    let params = crate::search::load::with_load(&params, &mut |q| session.trial(q))?;
     let (json, stream) = match out {
         Output::Final { json } => (json, None),
         Output::Live {
