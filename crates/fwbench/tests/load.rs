@@ -7,6 +7,19 @@ mod util;
 
 use util::*;
 
+/// A `kind` trial (flow, flood) of 2 flows from 2 sources through 5 000 nft rules on a
+/// testbed of its own, with `extra` flags; its JSON (it must exit 0).
+fn at_5000_nft_rules(kind: &str, extra: &str) -> serde_json::Value {
+    let tb = TestbedGuard::up("forward");
+    let trial = cmd!(
+        kind,
+        "--testbed",
+        &tb.name,
+        "--no-store --json --engine nft --rules 5000 --flows 2 --sources 2"
+    );
+    json_of(&[&trial[..], &argv(extra)[..]].concat())
+}
+
 /// `--load` is refused where it cannot mean anything, before any host is touched.
 #[test]
 fn a_load_is_refused_where_it_sets_no_rate() {
@@ -36,13 +49,7 @@ fn a_load_is_refused_where_it_sets_no_rate() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn half_the_capacity_found_first_gives_an_update_whose_witness_holds() {
-    let tb = TestbedGuard::up("forward");
-    let v = json_of(&cmd!(
-        "flow --testbed",
-        &tb.name,
-        "--no-store --json --engine nft --rules 5000 --flows 2 --sources 2 -t 3 \
-         --event add:1@1500ms --load 0.5"
-    ));
+    let v = at_5000_nft_rules("flow", "-t 3 --event add:1@1500ms --load 0.5");
     let e = &v["result"]["events"];
     let c = &e["load"]["capacity"];
     let pps = f(&c["pps"]);
@@ -75,13 +82,7 @@ fn half_the_capacity_found_first_gives_an_update_whose_witness_holds() {
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn an_overloaded_background_without_load_is_flagged_with_the_suggestion() {
-    let tb = TestbedGuard::up("forward");
-    let v = json_of(&cmd!(
-        "flood --testbed",
-        &tb.name,
-        "--no-store --json --engine nft --rules 5000 --flows 2 --sources 2 -t 2 \
-         --event add:1@1s"
-    ));
+    let v = at_5000_nft_rules("flood", "-t 2 --event add:1@1s");
     assert_eq!(v["status"], "flagged", "{v}");
     let up = &v["result"]["events"]["updates"][0];
     let doubts = up["doubts"].to_string();

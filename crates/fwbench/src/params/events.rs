@@ -68,7 +68,7 @@ pub struct Capacity {
 /// The short search that found a [`Capacity`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacitySearch {
-    /// Loss ratio still counted as forwarded (a PDR).
+    /// Loss ratio still counted as forwarded (0: an NDR).
     pub loss: f64,
     /// Length of each of its trials, s.
     pub step_s: f64,
@@ -79,6 +79,10 @@ pub struct CapacitySearch {
     /// The lowest rate it saw fail, packets/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_pps: Option<f64>,
+    /// Even an unpaced flood passed: the capacity is what the sender got out, a lower
+    /// bound of the gateway's.
+    #[serde(default)]
+    pub limited_by_sender: bool,
 }
 
 /// `F` or `F@RATE`: `0.5`, `50%`, `0.5@40kpps`.

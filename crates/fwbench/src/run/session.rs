@@ -179,7 +179,9 @@ impl Testbeds {
     }
 
     /// Run one trial on the testbed of `topology` (with `--load`, after the short
-    /// search for the capacity its background is a share of: `search::load`).
+    /// search for the capacity its background is a share of: `search::load`), mark
+    /// whether its gateway started clean, and replace an ephemeral testbed whose
+    /// gateway it left changed.
     pub fn run_trial(
         &mut self,
         topology: Topology,
@@ -187,21 +189,13 @@ impl Testbeds {
         pin: &Pinning,
         stop: &AtomicBool,
     ) -> Result<Outcome> {
-        let p = crate::search::load::with_load(p, &mut |q: &TrialParams| {
-            self.run_one(topology, q, pin, stop)
-        })?;
-        self.run_one(topology, &p, pin, stop)
-    }
-
-    /// Run one trial on the testbed of `topology`, mark whether its gateway started
-    /// clean, and replace an ephemeral testbed whose gateway it left changed.
-    fn run_one(
-        &mut self,
-        topology: Topology,
-        p: &TrialParams,
-        pin: &Pinning,
-        stop: &AtomicBool,
-    ) -> Result<Outcome> {
+        if crate::search::load::unsettled(p) {
+            // The search's floods carry no events: they come back here settled.
+            let settled = crate::search::load::with_load(p, &mut |q: &TrialParams| {
+                self.run_trial(topology, q, pin, stop)
+            })?;
+            return self.run_trial(topology, &settled, pin, stop);
+        }
         // Left in place unless this trial ends and its residue is dealt with.
         let mark = self.named.as_ref().and_then(|tb| {
             TrialMark::begin(tb.name())

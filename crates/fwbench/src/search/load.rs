@@ -1,9 +1,11 @@
 //! The background of a trial with gateway events at a share of what the gateway
 //! forwards at the installed size (`--load`, issue 37). FD.io CSIT's reconfiguration
-//! tests offer their background at a share of the rate a throughput search found
-//! first, so that the update is the only disturbance; here the capacity is found by a
-//! short PDR search ([`ndr_search`]) over floods of the trial's shape (flows, sources,
-//! sizes) at the same installed rules without the events, or given as a stated rate.
+//! tests first find a throughput (a lower bound of the NDR) without reconfiguration
+//! and keep that load during it, so that the update is the only disturbance (their
+//! methodology_reconf); here the capacity is found the same way by a short NDR search
+//! ([`ndr_search`]) over floods of the trial's shape (flows, sources, sizes) at the
+//! same installed rules without the events — or given as a stated rate — and the
+//! background offered at a share of it (`--load 1` is CSIT's).
 //!
 //! Owns: [`with_load`] (the trial's parameters with the background's rate set and
 //! the capacity recorded in its `Load`), the search's bounds.
@@ -27,18 +29,19 @@ pub const STEP_S: f64 = 1.0;
 /// from an unpaced flood's rate to within [`PRECISION`] of a gateway that forwards a
 /// twentieth of it.
 pub const MAX_TRIALS: u32 = 10;
-/// The loss it still counts as forwarded: a PDR, as the rate CSIT's reconfiguration
-/// tests take their share of.
-pub const LOSS: f64 = 0.005;
+/// The loss it still counts as forwarded: none (an NDR, as CSIT's reconfiguration
+/// tests search).
+pub const LOSS: f64 = 0.0;
 /// It stops when its bracket is this narrow (a share of the rate needs no finer one).
 pub const PRECISION: f64 = 0.1;
 
-/// Whether `p` asks for a share of a capacity not yet known (a search must run).
-pub fn needs_search(p: &TrialParams) -> bool {
+/// Whether `p` asks for a share of a capacity not yet settled ([`with_load`] sets
+/// its rate; a search runs unless the capacity is stated).
+pub fn unsettled(p: &TrialParams) -> bool {
     p.events
         .as_ref()
         .and_then(|e| e.load.as_ref())
-        .is_some_and(|l| l.of.is_none() && l.capacity.is_none())
+        .is_some_and(|l| l.capacity.is_none())
 }
 
 /// `p` with its background at the share its `--load` asks for: of the rate stated, or
@@ -71,20 +74,16 @@ pub fn with_load(p: &TrialParams, run: &mut Runner) -> Result<TrialParams> {
                 ..SearchParams::default()
             };
             eprintln!(
-                "  --load {}: finding what the gateway forwards at {} rules (PDR {} %, \
-                 1-s floods, at most {} steps)",
-                load.fraction,
-                p.rules,
-                LOSS * 100.0,
-                MAX_TRIALS
+                "  --load {}: finding what the gateway forwards without loss at {} rules \
+                 (NDR, 1-s floods, at most {} steps)",
+                load.fraction, p.rules, MAX_TRIALS
             );
             let r = ndr_search(&steps, &sp, run)?;
             let Some(found) = below_every_fail(&r.curve) else {
                 bail!(
-                    "--load: the gateway forwarded no rate with at most {} % loss at {} rules \
-                     in {} trials of {STEP_S} s (lowest that failed: {}): no capacity to \
-                     offer a share of; give one (--load {}@RATE) or a rate (--rate)",
-                    LOSS * 100.0,
+                    "--load: the gateway forwarded no rate without loss at {} rules in {} \
+                     trials of {STEP_S} s (lowest that failed: {}): no capacity to offer a \
+                     share of; give one (--load {}@RATE) or a rate (--rate)",
                     p.rules,
                     r.trials,
                     r.fail_pps
@@ -98,6 +97,7 @@ pub fn with_load(p: &TrialParams, run: &mut Runner) -> Result<TrialParams> {
                 trials: r.trials,
                 converged: r.converged,
                 fail_pps: r.fail_pps,
+                limited_by_sender: r.limited_by_sender,
             };
             (found, Some(search))
         }
@@ -177,9 +177,10 @@ mod tests {
     #[test]
     fn a_stated_capacity_sets_the_share_without_a_search() {
         let p = flow_with("0.5@40kpps");
-        assert!(!needs_search(&p));
+        assert!(unsettled(&p));
         let mut run = |_: &TrialParams| -> Result<Outcome> { bail!("no trial may run") };
         let q = with_load(&p, &mut run).unwrap();
+        assert!(!unsettled(&q));
         assert_eq!(q.packet().unwrap().rate, Rate::Pps(20_000.0));
         let c = q.events.unwrap().load.unwrap().capacity.unwrap();
         assert_eq!(
@@ -193,7 +194,7 @@ mod tests {
     #[test]
     fn the_capacity_search_floods_the_same_rules_without_events() {
         let p = flow_with("0.5");
-        assert!(needs_search(&p));
+        assert!(unsettled(&p));
         let q = capacity_steps(&p);
         assert!(q.events.is_none());
         assert_eq!(q.duration_s, STEP_S);
@@ -202,7 +203,9 @@ mod tests {
         assert_eq!(q.packet().unwrap().flows, 2);
         let found = at_share(&p, 30_000.0, None);
         assert_eq!(found.packet().unwrap().rate, Rate::Pps(15_000.0));
-        assert!(!needs_search(&found));
+        assert!(!unsettled(&found));
+        // Without a load: nothing to settle.
+        assert!(!unsettled(&q));
     }
 
     /// A disturbed search (seen at 5 000 nft rules on this 2-core VM): 15 180 pps

@@ -1131,11 +1131,17 @@ fn load_text(l: &crate::params::events::Load) -> Option<String> {
     let of = match &c.search {
         None => "as stated".to_string(),
         Some(f) => format!(
-            "what the gateway forwarded with at most {} % loss, found by {} floods of {} s{}",
-            f.loss * 100.0,
+            "what the gateway forwarded {}, found by {} floods of {} s{}",
+            if f.loss == 0.0 {
+                "without loss".to_string()
+            } else {
+                format!("with at most {} % loss", f.loss * 100.0)
+            },
             f.trials,
             f.step_s,
-            if f.converged {
+            if f.limited_by_sender {
+                " (even an unpaced flood passed: the sender's limit, not the gateway's)"
+            } else if f.converged {
                 ""
             } else {
                 " (the search did not converge)"
@@ -1317,6 +1323,18 @@ mod tests {
         assert_eq!(flow_effect_stamp(UpdateKind::Add, &m), None);
     }
 
+    /// One flow update's effect against `background`, without a quiet window.
+    fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> UpdateEffect {
+        effect(
+            r,
+            at,
+            background,
+            Unit::Packet,
+            &Base::default(),
+            traffic_end(background),
+        )
+    }
+
     /// The summary of one update `u` with a background in `unit`s.
     fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
         EventsSummary {
@@ -1433,14 +1451,7 @@ mod tests {
         let bg = steady(t0, 10, &[0; 10]);
         let background = [Background::flow(&bg)];
         let r = row(UpdateKind::Add, t0 + 2_000_000_000);
-        let u = effect(
-            r,
-            None,
-            &background,
-            Unit::Packet,
-            &Base::default(),
-            traffic_end(&background),
-        );
+        let u = plain(r, None, &background);
         assert_eq!(u.stall_ms, None);
         assert_eq!(u.doubts[0].kind, DoubtKind::EmptyWindow, "{u:?}");
         let s = one(Unit::Packet, u);
@@ -1468,14 +1479,7 @@ mod tests {
         let bg = steady(t0, 20, &[19; 400]);
         let background = [Background::flow(&bg)];
         let r = row(UpdateKind::Add, t0 + 100_000_000);
-        let u = effect(
-            r,
-            None,
-            &background,
-            Unit::Packet,
-            &Base::default(),
-            traffic_end(&background),
-        );
+        let u = plain(r, None, &background);
         assert_eq!(u.doubts.len(), 1, "{u:?}");
         assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
         assert!(u.doubts[0].why.contains("lost 95.0 %"), "{:?}", u.doubts);
@@ -1496,14 +1500,7 @@ mod tests {
         // The marker's affected packet dated 50.04 ms before the commit's start; the
         // stamps date to within 4.2 ms.
         let at = Some((t0 + 100_000_000 - 50_040_000, 4_200_000));
-        let u = effect(
-            r.clone(),
-            at,
-            &background,
-            Unit::Packet,
-            &Base::default(),
-            traffic_end(&background),
-        );
+        let u = plain(r.clone(), at, &background);
         assert!(u.time_to_effect_ms.unwrap() < 0.0);
         let mut s = one(Unit::Packet, u);
         s.judge();
@@ -1520,17 +1517,7 @@ mod tests {
         assert!(!text(&s, "nft").contains("took effect"));
         // −0.34 ms is within the resolution: the change acted at once (0), no doubt.
         let at = Some((t0 + 100_000_000 - 340_000, 4_200_000));
-        let mut s = one(
-            Unit::Packet,
-            effect(
-                r,
-                at,
-                &background,
-                Unit::Packet,
-                &Base::default(),
-                traffic_end(&background),
-            ),
-        );
+        let mut s = one(Unit::Packet, plain(r, at, &background));
         s.judge();
         assert_eq!(s.updates[0].time_to_effect_ms, Some(0.0));
         assert!(s.updates[0].holds(), "{:?}", s.updates[0].doubts);
@@ -1557,14 +1544,7 @@ mod tests {
             commit_ns: 30_000_000,
             ..row(UpdateKind::Add, t0 + 90_000_000)
         };
-        let u = effect(
-            r,
-            None,
-            &background,
-            Unit::Packet,
-            &Base::default(),
-            traffic_end(&background),
-        );
+        let u = plain(r, None, &background);
         assert!(
             u.doubts
                 .iter()
@@ -1778,14 +1758,7 @@ mod tests {
             },
         ];
         let end = traffic_end(&background);
-        let before = effect(
-            rows[1].clone(),
-            None,
-            &background,
-            Unit::Packet,
-            &Base::default(),
-            end,
-        );
+        let before = plain(rows[1].clone(), None, &background);
         assert_eq!(before.baseline, Some(BaselineKind::BeforeUpdate));
         assert_eq!(before.lost_beyond_baseline, Some(0), "{before:?}");
         let base = Base {
@@ -1889,5 +1862,63 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("stalled 0 ms"), "{t}");
+    }
+
+    /// `--load`: the share, the capacity and how it was found head the events' text.
+    #[test]
+    fn the_load_and_its_capacity_are_said() {
+        use crate::params::events::{Capacity, CapacitySearch, Load};
+        let search = CapacitySearch {
+            loss: 0.0,
+            step_s: 1.0,
+            trials: 9,
+            converged: true,
+            fail_pps: Some(16_347.0),
+            limited_by_sender: false,
+        };
+        let load = Load {
+            fraction: 0.5,
+            of: None,
+            capacity: Some(Capacity {
+                pps: 14_012.0,
+                background_pps: 7_006.0,
+                search: Some(search),
+            }),
+        };
+        assert_eq!(
+            load_text(&load).as_deref(),
+            Some(
+                "background at 50 % of 14012 pps (what the gateway forwarded without loss, \
+                 found by 9 floods of 1 s): 7006 pps"
+            )
+        );
+        // A search whose unpaced flood passed found the sender's limit: said.
+        let mut sender = load.clone();
+        if let Some(f) = sender.capacity.as_mut().and_then(|c| c.search.as_mut()) {
+            f.limited_by_sender = true;
+        }
+        assert!(load_text(&sender)
+            .is_some_and(|t| t.contains("1 s (even an unpaced flood passed: the sender's limit")));
+        let stated = Load {
+            fraction: 0.25,
+            of: Some(proto::Rate::Pps(40_000.0)),
+            capacity: Some(Capacity {
+                pps: 40_000.0,
+                background_pps: 10_000.0,
+                search: None,
+            }),
+        };
+        assert_eq!(
+            load_text(&stated).as_deref(),
+            Some("background at 25 % of 40000 pps (as stated): 10000 pps")
+        );
+        // Before the trial ran: nothing to say.
+        assert_eq!(
+            load_text(&Load {
+                capacity: None,
+                ..stated
+            }),
+            None
+        );
     }
 }
