@@ -35,6 +35,10 @@ fn a_load_is_refused_where_it_sets_no_rate() {
             "cannot be used with",
         ),
         ("flow --load 0.5", "--event"),
+        (
+            "ndr --event add:1@1s --load 0.5 --engine nft",
+            "a search sets the rate of each of its trials",
+        ),
     ] {
         let o = fwbench(&argv(args));
         assert_eq!(o.status.code(), Some(2), "{args}: {}", stderr(&o));

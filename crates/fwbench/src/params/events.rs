@@ -311,6 +311,18 @@ pub fn check_for(
     }
 }
 
+/// `--load` sets one trial's rate; a search sets its own at every step.
+pub fn check_load(e: &EventParams, search: bool) -> Result<(), Conflict> {
+    if search && e.load.is_some() {
+        return Err(
+            "--load sets the rate of one trial (a share of what the gateway forwards); a \
+             search sets the rate of each of its trials: drop --load"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Client addresses a trial of `p` sends from: its clients, and with an event a
 /// second one for the extra marker stream of ping and the connection workloads
 /// (`workloads::events::extra_marker_source`).
