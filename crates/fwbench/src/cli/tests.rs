@@ -343,3 +343,24 @@ fn trial_commands_are_named_as_the_registry() {
     let cli = Cli::try_parse_named(["fwbench", "check"]).unwrap();
     assert_eq!(cli.asked, None);
 }
+
+/// `--load` takes the place of `--rate`: a flood's default rate does not conflict with
+/// it, a rate given does; a flow needs one or the other.
+#[test]
+fn load_takes_the_place_of_the_rate() {
+    let trial = |cmd: &str, args: &[&str]| -> Result<TrialParams> {
+        let cli = Cli::try_parse_named([&["fwbench", cmd][..], args].concat())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(trial_of(&cli.cmd, cli.asked)?.expect("a trial").0)
+    };
+    let ev = ["--engine", "nft", "--event", "add:1@1s", "--load", "0.5"];
+    for cmd in ["flood", "flow"] {
+        let p = trial(cmd, &ev).unwrap();
+        let load = p.events.and_then(|e| e.load).unwrap();
+        assert_eq!((load.fraction, load.of, load.capacity), (0.5, None, None));
+        let both = trial(cmd, &[&ev[..], &["-r", "20kpps"]].concat()).unwrap_err();
+        assert!(both.to_string().contains("cannot be used with"), "{both}");
+    }
+    let neither = trial("flow", &["--engine", "nft"]).unwrap_err();
+    assert!(neither.to_string().contains("--rate"), "{neither}");
+}
