@@ -18,10 +18,13 @@
 //!   completed (a drop), or of the first that completed after failures (a deletion),
 //!   plus half its neighbour's latency (when its request reached the gateway).
 //!
+//! Each update's loss is credited beyond the trial's quiet window ([`Quiet`]: the
+//! background before its first update), the 50 ms before each update its check.
+//!
 //! Owns: [`EventArgs`], [`gateway_events`], [`bin_ns`], [`stream_spec`],
-//! [`summarise_flows`], [`summarise_txns`], [`text`], [`records`].
-//! Must not: run anything (the agent does), or store (that is `run::record` and
-//! `store`).
+//! [`summarise_flows`], [`summarise_txns`], [`text`], [`records`], the quiet window.
+//! Must not: find the background's rate for `--load` (`search::load` does).
+//! Nor run anything (the agent does), or store (that is `run::record` and `store`).
 
 use crate::params::events::EventParams;
 use crate::params::TrialParams;
