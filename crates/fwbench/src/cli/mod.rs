@@ -447,6 +447,7 @@ fn set_events(e: &crate::workloads::events::EventArgs, v: &mut AxisValues) {
         v.event_rate = e.rate;
         v.event_count = e.count;
         v.event_method = e.method;
+        v.event_load = e.load;
     }
 }
 
@@ -454,7 +455,7 @@ fn set_events(e: &crate::workloads::events::EventArgs, v: &mut AxisValues) {
 #[command(next_help_heading = "Traffic")]
 struct FloodArgs {
     /// Offered rate: max (default), bits/s (15M, 1.5G — of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
-    #[arg(long, short = 'r', default_value = "max", value_parser = rate, allow_hyphen_values = true)]
+    #[arg(long, short = 'r', default_value = "max", value_parser = rate, allow_hyphen_values = true, conflicts_with = "load")]
     rate: proto::Rate,
     #[command(flatten)]
     stream: StreamArgs,
@@ -463,9 +464,9 @@ struct FloodArgs {
 #[derive(Args)]
 #[command(next_help_heading = "Traffic")]
 struct FlowArgs {
-    /// Paced rate: bits/s (15M = 15 Mbit/s of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps)
-    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true)]
-    rate: proto::Rate,
+    /// Paced rate: bits/s (15M = 15 Mbit/s of the size as given), bytes/s with a capital B (10MB/s = 80 Mbit/s), or packets/s (100kpps), or --load instead
+    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true, required_unless_present = "load", conflicts_with = "load")]
+    rate: Option<proto::Rate>,
     #[command(flatten)]
     stream: StreamArgs,
 }
@@ -1090,7 +1091,8 @@ impl Flags for NdrNewflowsArgs {
 
 impl Flags for FlowArgs {
     fn set(&self, v: &mut AxisValues) {
-        v.rate = self.rate;
+        // Without --rate, --load gives the rate when the trial runs (`search::load`).
+        v.rate = self.rate.unwrap_or(proto::Rate::Max);
         self.stream.set(v);
     }
 }

@@ -105,6 +105,7 @@ fn trial_command_flags_are_the_axis_registry() {
         ("no_verify", "verify"),
         ("ipv4", "family"),
         ("ipv6", "family"),
+        ("load", "event_load"),
     ];
     // Flags that are not axes: where and how a trial runs, is shown and stored.
     const NOT_AXES: &[&str] = &[
@@ -207,6 +208,7 @@ fn trial_command_flags_are_the_axis_registry() {
         ("connections", "event_rate"),
         ("connections", "event_count"),
         ("connections", "event_method"),
+        ("connections", "event_load"),
         // Conntrack settings (issue 26): a ping has them in scenario files only.
         ("ping", "ct_max"),
         ("ping", "ct_buckets"),
@@ -337,4 +339,25 @@ fn trial_commands_are_named_as_the_registry() {
     }
     let cli = Cli::try_parse_named(["fwbench", "check"]).unwrap();
     assert_eq!(cli.asked, None);
+}
+
+/// `--load` takes the place of `--rate`: a flood's default rate does not conflict with
+/// it, a rate given does; a flow needs one or the other.
+#[test]
+fn load_takes_the_place_of_the_rate() {
+    let trial = |cmd: &str, args: &[&str]| -> Result<TrialParams> {
+        let cli = Cli::try_parse_named([&["fwbench", cmd][..], args].concat())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(trial_of(&cli.cmd, cli.asked)?.expect("a trial").0)
+    };
+    let ev = ["--engine", "nft", "--event", "add:1@1s", "--load", "0.5"];
+    for cmd in ["flood", "flow"] {
+        let p = trial(cmd, &ev).unwrap();
+        let load = p.events.and_then(|e| e.load).unwrap();
+        assert_eq!((load.fraction, load.of, load.capacity), (0.5, None, None));
+        let both = trial(cmd, &[&ev[..], &["-r", "20kpps"]].concat()).unwrap_err();
+        assert!(both.to_string().contains("cannot be used with"), "{both}");
+    }
+    let neither = trial("flow", &["--engine", "nft"]).unwrap_err();
+    assert!(neither.to_string().contains("--rate"), "{neither}");
 }

@@ -1,7 +1,7 @@
 //! Gateway events of a trial (issue 25), as the user wrote them: `--event KIND:K@T`
 //! (`add:1@1s`, `delete:100@2.5s`), `--event-rate R` (updates/s), `--event-count N`,
-//! `--event-method per-rule|batch|map`; the same as the scenario axes `event`,
-//! `event_rate`, `event_count`, `event_method`.
+//! `--event-method per-rule|batch|map`, `--load F[@RATE]`; the same as the scenario
+//! axes `event`, `event_rate`, `event_count`, `event_method`, `event_load`.
 //!
 //! Owns: parsing and checking those values into [`EventParams`] (no syscalls), and
 //! which workloads take them ([`check_for`], by what each kind declares,
@@ -10,9 +10,9 @@
 
 use crate::params::topology::Topology;
 use crate::params::values::ValueError;
-use crate::params::workload::{EventFit, TrialKind};
+use crate::params::workload::{EventFit, PacketKind, TrialKind};
 use crate::params::Conflict;
-use proto::{Proto, UpdateKind, UpdateMethod};
+use proto::{Proto, Rate, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
 
 /// One scheduled gateway event of a trial.
@@ -28,6 +28,101 @@ pub struct EventParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
     pub method: UpdateMethod,
+    /// The background's rate as a share of what the gateway forwards at the installed
+    /// size (`None`: the rate as given). Absent from the canonical JSON when unset, so
+    /// the keys of trials without it stay what they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<Load>,
+}
+
+/// The background of a trial with events offered at a share of the gateway's capacity
+/// at that installed size, as FD.io CSIT's reconfiguration tests set theirs (a share
+/// of the rate a search found first): `--load 0.5` (the capacity found by a short
+/// search before the trial, `search::load`) or `--load 0.5@40kpps` (of a rate stated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// Share of the capacity offered, 0 < F <= 1.
+    pub fraction: f64,
+    /// The capacity as stated (`None`: found by the search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<Rate>,
+    /// What the share was taken of, once the trial runs (`search::load`); absent as
+    /// written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+}
+
+/// The capacity a [`Load`] is a share of, and the background's rate from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// The gateway's capacity at the installed size, packets/s: stated, or the rate
+    /// the search found.
+    pub pps: f64,
+    /// The background's offered rate: the share of `pps`, packets/s.
+    pub background_pps: f64,
+    /// How the search found `pps` (`None`: stated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<CapacitySearch>,
+}
+
+/// The short search that found a [`Capacity`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacitySearch {
+    /// Loss ratio still counted as forwarded (0: an NDR).
+    pub loss: f64,
+    /// Length of each of its trials, s.
+    pub step_s: f64,
+    /// Its trials (the ceiling probe and confirmations included).
+    pub trials: usize,
+    /// Its bracket closed and no contradiction persisted.
+    pub converged: bool,
+    /// The lowest rate it saw fail, packets/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_pps: Option<f64>,
+    /// Even an unpaced flood passed: the capacity is what the sender got out, a lower
+    /// bound of the gateway's.
+    #[serde(default)]
+    pub limited_by_sender: bool,
+}
+
+/// `F` or `F@RATE`: `0.5`, `50%`, `0.5@40kpps`.
+pub fn parse_load(t: &str) -> Result<Load, ValueError> {
+    let (f, of) = match t.split_once('@') {
+        Some((f, r)) => (f, Some(r.trim())),
+        None => (t, None),
+    };
+    let share = f.trim();
+    let fraction = match share.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => share.parse::<f64>(),
+    }
+    .ok()
+    .filter(|v| *v > 0.0 && *v <= 1.0)
+    .ok_or_else(|| {
+        ValueError::Other(format!(
+            "load '{t}': the share '{share}' (expected 0 < F <= 1, e.g. 0.5 or 50%, \
+                 optionally @RATE: 0.5@40kpps)"
+        ))
+    })?;
+    let of = of
+        .map(|r| match r.parse::<Rate>() {
+            Ok(Rate::Max) | Err(_) => Err(ValueError::Other(format!(
+                "load '{t}': the rate '{r}' (expected a stated rate, e.g. 40kpps or 100M; \
+                 without @RATE a short search finds it)"
+            ))),
+            Ok(r) => Ok(r),
+        })
+        .transpose()?;
+    Ok(Load {
+        fraction,
+        of,
+        capacity: None,
+    })
+}
+
+/// The `event_load` axis: empty (the rate as given) or [`parse_load`]'s.
+pub fn parse_opt_load(t: &str) -> Result<Option<Load>, ValueError> {
+    (!t.trim().is_empty()).then(|| parse_load(t)).transpose()
 }
 
 /// `KIND:K@T`: `add:1@1s`, `replace:20000@500ms`, `add-elements:10@2`.
@@ -127,11 +222,13 @@ pub fn combine(
     rate: Option<f64>,
     count: Option<u32>,
     method: UpdateMethod,
+    load: Option<Load>,
 ) -> Result<Option<EventParams>, ValueError> {
     let Some((kind, k, at_s)) = event else {
         if let Some(what) = [
             ("event_rate", rate.is_some()),
             ("event_count", count.is_some()),
+            ("event_load", load.is_some()),
         ]
         .into_iter()
         .find_map(|(w, set)| set.then_some(w))
@@ -152,6 +249,7 @@ pub fn combine(
         rate,
         count,
         method,
+        load,
     }))
 }
 
@@ -163,6 +261,18 @@ pub fn check_for(
     topology: Topology,
     proto: Proto,
 ) -> Result<(), Conflict> {
+    if e.load.is_some()
+        && !matches!(
+            kind,
+            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _)
+        )
+    {
+        return Err(Conflict(format!(
+            "--load sets the packet rate of a flood or flow's background (a share of what \
+             the gateway forwards), not of {}: give its rate or clients instead",
+            kind.workload()
+        )));
+    }
     match kind.event_fit() {
         EventFit::Any => Ok(()),
         EventFit::ClientConnectsFirst => match proto {
@@ -201,6 +311,18 @@ pub fn check_for(
     }
 }
 
+/// `--load` sets one trial's rate; a search sets its own at every step.
+pub fn check_load(e: &EventParams, search: bool) -> Result<(), Conflict> {
+    if search && e.load.is_some() {
+        return Err(
+            "--load sets the rate of one trial (a share of what the gateway forwards); a \
+             search sets the rate of each of its trials: drop --load"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Client addresses a trial of `p` sends from: its clients, and with an event a
 /// second one for the extra marker stream of ping and the connection workloads
 /// (`workloads::events::extra_marker_source`).
@@ -226,6 +348,7 @@ fn event_params(
         parse_event_rate(rate)?,
         parse_event_count(count)?,
         parse_event_method(method)?,
+        None,
     )
 }
 
@@ -285,5 +408,47 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown update method 'fast'"));
+    }
+
+    #[test]
+    fn a_load_is_a_share_and_maybe_a_stated_rate() {
+        assert_eq!(
+            parse_load("0.5").unwrap(),
+            Load {
+                fraction: 0.5,
+                of: None,
+                capacity: None
+            }
+        );
+        assert_eq!(
+            parse_load("50%@40kpps").unwrap(),
+            Load {
+                fraction: 0.5,
+                of: Some(Rate::Pps(40_000.0)),
+                capacity: None
+            }
+        );
+        for (bad, says) in [
+            ("0", "the share '0'"),
+            ("1.5", "the share '1.5'"),
+            ("half", "the share 'half'"),
+            ("0.5@max", "the rate 'max'"),
+            ("0.5@fast", "the rate 'fast'"),
+        ] {
+            let e = parse_load(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert_eq!(parse_opt_load(" ").unwrap(), None);
+        // A load without an event is refused, naming the axis.
+        assert!(combine(
+            None,
+            None,
+            None,
+            UpdateMethod::Batch,
+            Some(parse_load("0.5").unwrap())
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("event_load"));
     }
 }

@@ -17,7 +17,8 @@
 
 use crate::params::conn::{parse_parallel, parse_size, ConnParams};
 use crate::params::events::{
-    parse_event_count, parse_event_method, parse_event_rate, parse_opt_event, Event,
+    parse_event_count, parse_event_method, parse_event_rate, parse_opt_event, parse_opt_load,
+    Event, Load,
 };
 use crate::params::packet::{PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
@@ -287,6 +288,7 @@ axes! {
     event_rate: Option<f64>, ALL, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
     event_count: Option<u32>, ALL, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
     event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
+    event_load: Option<Load>, ALL, "with an event, a flood or flow's background at a share of what the gateway forwards at the installed size: F (found by a short search first) or F@RATE (of a stated rate); empty: the rate as given", default(_) "", parse(t, _) parse_opt_load(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
     ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);
     ct_buckets: Option<u32>, PACKET, "conntrack hash buckets during the trial (empty: as found; global like ct_max; at most 16777216)", default(_) "", parse(t, _) opt_buckets(t);
@@ -386,8 +388,13 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
         })
     };
     let kind = v.workload.workload().kind(packet, conn)?;
-    let events =
-        crate::params::events::combine(v.event, v.event_rate, v.event_count, v.event_method)?;
+    let events = crate::params::events::combine(
+        v.event,
+        v.event_rate,
+        v.event_count,
+        v.event_method,
+        v.event_load.clone(),
+    )?;
     let search = v
         .workload
         .search()

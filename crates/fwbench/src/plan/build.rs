@@ -96,6 +96,7 @@ pub fn with_topology(p: &mut TrialParams, topology: Topology) -> Result<(), Plan
 pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     if let Some(e) = &p.events {
         crate::params::events::check_for(e, &p.kind, p.topology, p.proto)?;
+        crate::params::events::check_load(e, p.search.is_some())?;
     }
     check_adaptive(p).map_err(PlanError::Adaptive)?;
     check_nft_family(p)?;

@@ -178,8 +178,10 @@ impl Testbeds {
         Ok(&e.tb)
     }
 
-    /// Run one trial on the testbed of `topology`, mark whether its gateway started
-    /// clean, and replace an ephemeral testbed whose gateway it left changed.
+    /// Run one trial on the testbed of `topology` (with `--load`, after the short
+    /// search for the capacity its background is a share of: `search::load`), mark
+    /// whether its gateway started clean, and replace an ephemeral testbed whose
+    /// gateway it left changed.
     pub fn run_trial(
         &mut self,
         topology: Topology,
@@ -187,6 +189,13 @@ impl Testbeds {
         pin: &Pinning,
         stop: &AtomicBool,
     ) -> Result<Outcome> {
+        if crate::search::load::unsettled(p) {
+            // The search's floods carry no events: they come back here settled.
+            let settled = crate::search::load::with_load(p, &mut |q: &TrialParams| {
+                self.run_trial(topology, q, pin, stop)
+            })?;
+            return self.run_trial(topology, &settled, pin, stop);
+        }
         // Left in place unless this trial ends and its residue is dealt with.
         let mark = self.named.as_ref().and_then(|tb| {
             TrialMark::begin(tb.name())
@@ -568,6 +577,9 @@ pub fn run_single(
 ) -> Result<ExitCode> {
     let name = params.name();
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
+    // `--load`: the capacity search's floods stored as trials of the session, and the
+    // trial shown and stored at the rate found (`search::load`).
+    let params = crate::search::load::with_load(&params, &mut |q| session.trial(q))?;
     let (json, stream) = match out {
         Output::Final { json } => (json, None),
         Output::Live {

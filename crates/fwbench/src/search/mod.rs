@@ -11,6 +11,7 @@
 pub mod bisect;
 pub mod degrade;
 pub mod latency;
+pub mod load;
 pub mod mlr;
 pub mod mlr_search;
 pub mod ndr;

@@ -18,10 +18,13 @@
 //!   completed (a drop), or of the first that completed after failures (a deletion),
 //!   plus half its neighbour's latency (when its request reached the gateway).
 //!
+//! Each update's loss is credited beyond the trial's quiet window ([`Quiet`]: the
+//! background before its first update), the 50 ms before each update its check.
+//!
 //! Owns: [`EventArgs`], [`gateway_events`], [`bin_ns`], [`stream_spec`],
-//! [`summarise_flows`], [`summarise_txns`], [`text`], [`records`].
-//! Must not: run anything (the agent does), or store (that is `run::record` and
-//! `store`).
+//! [`summarise_flows`], [`summarise_txns`], [`text`], [`records`], the quiet window.
+//! Must not: find the background's rate for `--load` (`search::load` does).
+//! Nor run anything (the agent does), or store (that is `run::record` and `store`).
 
 use crate::params::events::EventParams;
 use crate::params::TrialParams;
@@ -45,6 +48,12 @@ pub const OVERLOAD_LOSS: f64 = 0.01;
 /// … and the fewest packets (transactions) lost there that say so: one or two lost of
 /// a slow background's 50 are chance, not a gateway at its limit.
 pub const OVERLOAD_MIN_LOST: u64 = 3;
+/// The trial's quiet window, the baseline of every update's loss: at most this long,
+/// ending at the first update's start (the traffic before any update) …
+pub const QUIET_NS: u64 = 500_000_000;
+/// … and at least this long (as long as an update's own window before it), else each
+/// update is judged against the 50 ms before it.
+pub const QUIET_MIN_NS: u64 = BEFORE_NS;
 
 /// Gateway-event flags of the trial commands (all but `connections`).
 #[derive(clap::Args, Clone)]
@@ -66,6 +75,12 @@ pub struct EventArgs {
     /// per-rule (iptables -I/-D, nft insert, ipset add, one call each)
     #[arg(long, requires = "event", default_value = "batch", value_parser = method)]
     event_method: UpdateMethod,
+    /// flood, flow: offer the background at a share of what the gateway forwards at the
+    /// installed size, as CSIT's reconfiguration tests do: F (0.5: half the rate a short
+    /// search finds first, a few 1-s floods) or F@RATE (0.5@40kpps: of a stated rate);
+    /// instead of --rate
+    #[arg(long, requires = "event", value_parser = crate::params::events::parse_load)]
+    load: Option<crate::params::events::Load>,
 }
 
 fn positive_rate(t: &str) -> Result<f64, String> {
@@ -90,6 +105,7 @@ impl EventArgs {
             rate: self.event_rate,
             count: self.event_count,
             method: self.event_method,
+            load: self.load.clone(),
         })
     }
 }
@@ -240,9 +256,13 @@ pub struct UpdateEffect {
     /// background's offered rate before the update, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_ms: Option<f64>,
-    /// The background's loss ratio in the window before the update.
+    /// The loss ratio of the baseline `lost_beyond_baseline` is reckoned against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_loss: Option<f64>,
+    /// Which baseline that is: the trial's quiet window, or (when the trial has none)
+    /// the 50 ms before this update. Absent in results stored before it was said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineKind>,
     /// Highest delay of the background in the window (one-way delay, round trip or
     /// connection setup, by the unit), µs.
     pub owd_max_us: u64,
@@ -281,6 +301,43 @@ pub struct EventsSummary {
     /// counted once); absent in results stored before it was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_around: Option<u64>,
+    /// The trial's quiet window (the traffic before its first update), each update's
+    /// baseline; absent when the trial had none long enough, or before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<Quiet>,
+    /// `--load`: the share of the gateway's capacity the background was offered at,
+    /// and that capacity (stated, or found by the search before the trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::params::events::Load>,
+}
+
+/// Which baseline an update's loss beyond it is reckoned against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaselineKind {
+    /// The trial's quiet window ([`Quiet`]): no update's tail in it.
+    Quiet,
+    /// The 50 ms before the update (the trial had no quiet window long enough): at
+    /// high event rates it can hold the previous update's tail.
+    BeforeUpdate,
+}
+
+/// The trial's window without updates: the background before the first update, at
+/// most [`QUIET_NS`] long. Its loss rate is what the background loses anyway; only loss
+/// beyond it is an update's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quiet {
+    /// Its start, ms from the first update's start (negative).
+    pub from_ms: f64,
+    /// Its length, ms.
+    pub ms: f64,
+    /// Background received (completed) and lost (failed) in it.
+    pub received: u64,
+    pub lost: u64,
+    /// `lost` over all it offered.
+    pub loss: f64,
+    /// What the background offered in it, per second.
+    pub offered_per_s: f64,
 }
 
 /// A background stream's bins, read alike for flows and transactions.
@@ -334,6 +391,8 @@ pub fn summarise_flows(
     // Closed bins per flow (the tail loss placed), and whether it is a marker flow.
     let mut flows: Vec<(bool, FlowBins)> = vec![];
     let mut unbinned_lost = 0;
+    // Sent by background flows that received nothing (no bins): lost whole.
+    let mut unreceived = 0;
     for f in 0..flows_n {
         let sent = src.sent_per_flow.get(f as usize).copied().unwrap_or(0);
         let is_marker = sources.len() <= 1 || (f as usize).is_multiple_of(sources.len());
@@ -348,7 +407,12 @@ pub fn summarise_flows(
                 ::traffic::bins::close(&mut b, sent);
                 flows.push((is_marker, b));
             }
-            None => unbinned_lost += sent,
+            None => {
+                unbinned_lost += sent;
+                if !is_marker {
+                    unreceived += sent;
+                }
+            }
         }
     }
     let bins_lost = flows.iter().map(|(_, b)| ::traffic::bins::lost(b)).sum();
@@ -360,6 +424,10 @@ pub fn summarise_flows(
         .collect();
     let end = traffic_end(&background);
     let around = lost_around(&rows, &background);
+    let base = Base {
+        unreceived,
+        ..Base::of(p, &rows, &background)
+    };
     let mut updates = rows
         .into_iter()
         .map(|row| {
@@ -367,7 +435,7 @@ pub fn summarise_flows(
                 let res = flow_resolution(m, batch, flows_n);
                 flow_effect_stamp(row.kind, m).map(|t| (t, res))
             });
-            effect(row, at, &background, Unit::Packet, end)
+            effect(row, at, &background, Unit::Packet, &base, end)
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, Unit::Packet);
@@ -380,6 +448,8 @@ pub fn summarise_flows(
         bins_lost,
         unbinned_lost,
         lost_around: Some(around),
+        quiet: base.quiet,
+        load: load_of(p),
     })
 }
 
@@ -405,13 +475,14 @@ pub fn summarise_txns(
     };
     let end = traffic_end(background);
     let around = lost_around(&rows, background);
+    let base = Base::of(p, &rows, background);
     let mut updates = rows
         .into_iter()
         .map(|row| {
             // A transaction's stamp: its start plus half its neighbour's latency, to
             // within a bin.
             let at = txn_effect_stamp(row.kind, &s.marker).map(|t| (t, BIN_NS));
-            effect(row, at, background, unit, end)
+            effect(row, at, background, unit, &base, end)
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, unit);
@@ -429,6 +500,8 @@ pub fn summarise_txns(
         bins_lost: ::traffic::bins::failed(&s.background) + marker_lost,
         unbinned_lost: 0,
         lost_around: Some(around),
+        quiet: base.quiet,
+        load: None,
     })
 }
 
@@ -482,15 +555,93 @@ fn txn_effect_stamp(kind: UpdateKind, m: &TxnBins) -> Option<u64> {
     }
 }
 
+/// What every update of a trial is judged against: the trial's quiet window (its
+/// baseline), and whether an overloaded one may be told to use `--load`.
+#[derive(Debug, Default)]
+struct Base {
+    quiet: Option<Quiet>,
+    /// A flood or flow without `--load`: the flag that sets its rate applies.
+    suggest_load: bool,
+    /// Background packets sent by flows that received nothing in the whole trial
+    /// (they have no bins, so no window holds them).
+    unreceived: u64,
+}
+
+impl Base {
+    fn of(p: &TrialParams, rows: &[UpdateRow], background: &[Background]) -> Base {
+        let loadable = matches!(
+            p.kind,
+            crate::params::workload::TrialKind::Packet(
+                crate::params::workload::PacketKind::Flood
+                    | crate::params::workload::PacketKind::Flow,
+                _
+            )
+        );
+        Base {
+            quiet: quiet_window(rows, background),
+            suggest_load: loadable && load_of(p).is_none(),
+            unreceived: 0,
+        }
+    }
+}
+
+/// The trial's `--load` (its capacity recorded once it ran).
+fn load_of(p: &TrialParams) -> Option<crate::params::events::Load> {
+    p.events.as_ref().and_then(|e| e.load.clone())
+}
+
+/// The trial's quiet window: the background from [`QUIET_NS`] before the first update
+/// (or from its first traffic) to that update's start; `None` when shorter than
+/// [`QUIET_MIN_NS`] or empty.
+fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> {
+    let first = rows
+        .iter()
+        .filter(|r| r.start_unix_ns > 0)
+        .map(|r| r.start_unix_ns)
+        .min()?;
+    let begin = background
+        .iter()
+        .filter_map(|b| {
+            let i = (0..b.received.len()).find(|&i| b.received[i] + b.lost[i] > 0)?;
+            Some(b.origin_ns + i as u64 * b.width_ns)
+        })
+        .min()?;
+    let from = begin.max(first.saturating_sub(QUIET_NS));
+    if first < from + QUIET_MIN_NS {
+        return None;
+    }
+    let (mut received, mut lost) = (0u64, 0u64);
+    for b in background {
+        for i in 0..b.received.len() {
+            let t = b.origin_ns + i as u64 * b.width_ns;
+            if (from..first).contains(&t) {
+                received += u64::from(b.received[i]);
+                lost += u64::from(b.lost[i]);
+            }
+        }
+    }
+    let offered = received + lost;
+    let ns = first - from;
+    (offered > 0).then(|| Quiet {
+        from_ms: -(ns as f64) / 1e6,
+        ms: ns as f64 / 1e6,
+        received,
+        lost,
+        loss: lost as f64 / offered as f64,
+        offered_per_s: offered as f64 / (ns as f64 / 1e9),
+    })
+}
+
 /// One update's effect: the time to effect (from `effect_at`, for the update that
 /// carries the marker) and the background's window around it, with the witness of
-/// each figure (see [`UpdateEffect`]). `traffic_end` is when the last background bin
-/// with traffic closed (`None`: no background).
+/// each figure (see [`UpdateEffect`]) against `base`. `traffic_end` is when the last
+/// background bin with traffic closed (`None`: no background).
 fn effect(
     row: UpdateRow,
     effect_at: Option<(u64, u64)>,
     background: &[Background],
     unit: Unit,
+    base: &Base,
     traffic_end: Option<u64>,
 ) -> UpdateEffect {
     let start = row.start_unix_ns;
@@ -525,13 +676,24 @@ fn effect(
         lost_beyond_baseline: None,
         blocked_ms: None,
         baseline_loss: None,
+        baseline: None,
         owd_max_us: w.delay_max,
         series,
         row,
         doubts: vec![],
     };
-    if u.row.error.is_none() && start > 0 && !background.is_empty() {
-        u.witness(&w, unit, traffic_end);
+    if u.row.error.is_none() && start > 0 {
+        if base.unreceived > 0 {
+            u.nothing_forwarded(unit, base);
+        }
+        if background.is_empty() {
+            // No stream of the background has bins: nothing measured in the window.
+            if base.unreceived > 0 {
+                u.stall_ms = None;
+            }
+        } else {
+            u.witness(&w, unit, base, traffic_end);
+        }
     }
     u
 }
@@ -676,10 +838,12 @@ impl Window {
 
 impl UpdateEffect {
     /// Judge this update's figures against its window: no background in it → no
-    /// stall or loss figure; a baseline (the bins before the commit) that already
-    /// lost more than [`OVERLOAD_LOSS`] → flagged; the loss beyond the baseline's rate
-    /// and the effective blocked time; a commit that outlived the traffic.
-    fn witness(&mut self, w: &Window, unit: Unit, traffic_end: Option<u64>) {
+    /// stall or loss figure; the bins before the commit that already lost more than
+    /// [`OVERLOAD_LOSS`] → flagged (with `--load` suggested where the trial could take
+    /// it); the loss beyond the baseline's rate (the trial's quiet window, else the
+    /// bins before the commit) and the effective blocked time; a commit that outlived
+    /// the traffic.
+    fn witness(&mut self, w: &Window, unit: Unit, base: &Base, traffic_end: Option<u64>) {
         let noun = unit.noun();
         let (rx, lost) = w.sums(0..w.rx.len());
         if rx + lost == 0 {
@@ -694,6 +858,13 @@ impl UpdateEffect {
             ));
             return;
         }
+        if let Some(q) = &base.quiet {
+            self.baseline = Some(BaselineKind::Quiet);
+            self.baseline_loss = Some(q.loss);
+            let beyond = (lost as f64 - q.loss * (rx + lost) as f64).max(0.0).round() as u64;
+            self.lost_beyond_baseline = Some(beyond);
+            self.blocked_ms = Some(beyond as f64 / q.offered_per_s * 1e3);
+        }
         let (brx, blost) = w.sums(0..w.before);
         if brx + blost == 0 {
             self.doubts.push(Doubt::new(
@@ -705,23 +876,27 @@ impl UpdateEffect {
             ));
         } else {
             let ratio = blost as f64 / (brx + blost) as f64;
-            self.baseline_loss = Some(ratio);
-            let per_bin = blost as f64 / w.before.max(1) as f64;
-            let beyond = (lost as f64 - per_bin * w.rx.len() as f64).max(0.0).round() as u64;
-            self.lost_beyond_baseline = Some(beyond);
-            // Offered over the bins before the start since the background began.
-            let active = (0..w.before)
-                .position(|j| w.rx[j] + w.lost[j] > 0)
-                .map_or(w.before, |first| w.before - first);
-            let offered_per_ms = (brx + blost) as f64 / (active as u64 * BIN_NS) as f64 * 1e6;
-            self.blocked_ms = Some(beyond as f64 / offered_per_ms);
+            if base.quiet.is_none() {
+                self.baseline = Some(BaselineKind::BeforeUpdate);
+                self.baseline_loss = Some(ratio);
+                let per_bin = blost as f64 / w.before.max(1) as f64;
+                let beyond = (lost as f64 - per_bin * w.rx.len() as f64).max(0.0).round() as u64;
+                self.lost_beyond_baseline = Some(beyond);
+                // Offered over the bins before the start since the background began.
+                let active = (0..w.before)
+                    .position(|j| w.rx[j] + w.lost[j] > 0)
+                    .map_or(w.before, |first| w.before - first);
+                let offered_per_ms = (brx + blost) as f64 / (active as u64 * BIN_NS) as f64 * 1e6;
+                self.blocked_ms = Some(beyond as f64 / offered_per_ms);
+            }
             if ratio > OVERLOAD_LOSS && blost >= OVERLOAD_MIN_LOST {
                 self.doubts.push(Doubt::new(
                     DoubtKind::Overloaded,
                     format!(
-                        "the gateway lost {:.1} % of the background {noun} in the {} ms before the update: it could not carry the load before it",
+                        "the gateway lost {:.1} % of the background {noun} in the {} ms before the update: it could not carry the load before it{}",
                         ratio * 100.0,
-                        BEFORE_NS / 1_000_000
+                        BEFORE_NS / 1_000_000,
+                        suggestion(base)
                     ),
                 ));
             }
@@ -738,6 +913,22 @@ impl UpdateEffect {
                 ));
             }
         }
+    }
+
+    /// Background flows that received nothing in the whole trial: the gateway could
+    /// not carry the load at all (seen with an unpaced flood through 5 000 nft rules,
+    /// which once read "stalled 0 ms; 0 packets lost").
+    fn nothing_forwarded(&mut self, unit: Unit, base: &Base) {
+        self.doubts.push(Doubt::new(
+            DoubtKind::Overloaded,
+            format!(
+                "the gateway forwarded none of {} background {} of flows that received \
+                 nothing in the whole trial: it could not carry the load{}",
+                base.unreceived,
+                unit.noun(),
+                suggestion(base)
+            ),
+        ));
     }
 
     /// A time to effect below zero cannot be: within the stamps' resolution it is 0
@@ -765,6 +956,15 @@ impl UpdateEffect {
     /// Its figures hold: no doubt.
     pub fn holds(&self) -> bool {
         self.doubts.is_empty()
+    }
+}
+
+/// What an overloaded flood or flow without `--load` is told to do.
+fn suggestion(base: &Base) -> &'static str {
+    if base.suggest_load {
+        " (offer the background at a share of what it forwards at this size: --load 0.5)"
+    } else {
+        ""
     }
 }
 
@@ -858,6 +1058,20 @@ impl EventsSummary {
 /// without its witness is not stated as a finding: the line says why.
 pub fn text(s: &EventsSummary, engine: &str) -> String {
     let mut out = String::new();
+    if let Some(line) = s.load.as_ref().and_then(load_text) {
+        out += &format!("\n  {line}");
+    }
+    if let Some(q) = &s.quiet {
+        out += &format!(
+            "\n  baseline: the {:.0} ms before the first update lost {:.2} % of the background \
+             {} ({} of {}); each update is credited only with loss beyond it",
+            q.ms,
+            q.loss * 100.0,
+            s.unit.noun(),
+            q.lost,
+            q.received + q.lost
+        );
+    }
     for u in &s.updates {
         let r = &u.row;
         if let Some(e) = &r.error {
@@ -913,6 +1127,38 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
     out
 }
 
+/// "background at 50 % of 41000 pps …": the share `--load` asked for and what it
+/// was taken of (`None` before the trial ran).
+fn load_text(l: &crate::params::events::Load) -> Option<String> {
+    let c = l.capacity.as_ref()?;
+    let of = match &c.search {
+        None => "as stated".to_string(),
+        Some(f) => format!(
+            "what the gateway forwarded {}, found by {} floods of {} s{}",
+            if f.loss == 0.0 {
+                "without loss".to_string()
+            } else {
+                format!("with at most {} % loss", f.loss * 100.0)
+            },
+            f.trials,
+            f.step_s,
+            if f.limited_by_sender {
+                " (even an unpaced flood passed: the sender's limit, not the gateway's)"
+            } else if f.converged {
+                ""
+            } else {
+                " (the search did not converge)"
+            }
+        ),
+    };
+    Some(format!(
+        "background at {:.0} % of {:.0} pps ({of}): {:.0} pps",
+        l.fraction * 100.0,
+        c.pps,
+        c.background_pps
+    ))
+}
+
 /// What the background felt around one update, in the unit's words; the loss beyond
 /// the window before the update and the effective blocked time where known.
 fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
@@ -920,6 +1166,12 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
         return "no background stream to disturb".into();
     }
     let Some(stall) = u.stall_ms else {
+        if u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded) {
+            return format!(
+                "the background received no {} at all: no stall figure",
+                s.unit.noun()
+            );
+        }
         return format!(
             "no background {} in its window: no stall figure",
             s.unit.noun()
@@ -928,7 +1180,12 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
     let mut t = s.unit.disturbance(stall, u.lost);
     if let (Some(beyond), Some(blocked)) = (u.lost_beyond_baseline, u.blocked_ms) {
         if beyond < u.lost {
-            t += &format!(" ({beyond} beyond the loss before it)");
+            t += &match u.baseline {
+                Some(BaselineKind::Quiet) => format!(" ({beyond} beyond the baseline)"),
+                Some(BaselineKind::BeforeUpdate) | None => {
+                    format!(" ({beyond} beyond the loss before it)")
+                }
+            };
         }
         if beyond > 0 {
             t += &format!(", effectively blocked {blocked:.1} ms");
@@ -1027,7 +1284,14 @@ mod tests {
         };
         let at = flow_effect_stamp(row.kind, &marker).map(|t| (t, BIN_NS));
         let background = [Background::flow(&bg)];
-        let u = effect(row, at, &background, Unit::Packet, traffic_end(&background));
+        let u = effect(
+            row,
+            at,
+            &background,
+            Unit::Packet,
+            &Base::default(),
+            traffic_end(&background),
+        );
         // First lost marker packet: seq 50 at 5.0 ms; the commit started at 4.0 ms.
         assert!((u.time_to_effect_ms.unwrap() - 1.0).abs() < 1e-9, "{u:?}");
         assert_eq!(u.stall_ms, Some(2.0));
@@ -1062,6 +1326,18 @@ mod tests {
         assert_eq!(flow_effect_stamp(UpdateKind::Add, &m), None);
     }
 
+    /// One flow update's effect against `background`, without a quiet window.
+    fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> UpdateEffect {
+        effect(
+            r,
+            at,
+            background,
+            Unit::Packet,
+            &Base::default(),
+            traffic_end(background),
+        )
+    }
+
     /// The summary of one update `u` with a background in `unit`s.
     fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
         EventsSummary {
@@ -1073,6 +1349,8 @@ mod tests {
             bins_lost: 0,
             unbinned_lost: 0,
             lost_around: None,
+            quiet: None,
+            load: None,
         }
     }
 
@@ -1136,6 +1414,7 @@ mod tests {
             at.map(|t| (t, BIN_NS)),
             &background,
             Unit::Echo,
+            &Base::default(),
             end,
         );
         assert!((u.time_to_effect_ms.unwrap() - 2.34).abs() < 1e-9, "{u:?}");
@@ -1175,7 +1454,7 @@ mod tests {
         let bg = steady(t0, 10, &[0; 10]);
         let background = [Background::flow(&bg)];
         let r = row(UpdateKind::Add, t0 + 2_000_000_000);
-        let u = effect(r, None, &background, Unit::Packet, traffic_end(&background));
+        let u = plain(r, None, &background);
         assert_eq!(u.stall_ms, None);
         assert_eq!(u.doubts[0].kind, DoubtKind::EmptyWindow, "{u:?}");
         let s = one(Unit::Packet, u);
@@ -1203,7 +1482,7 @@ mod tests {
         let bg = steady(t0, 20, &[19; 400]);
         let background = [Background::flow(&bg)];
         let r = row(UpdateKind::Add, t0 + 100_000_000);
-        let u = effect(r, None, &background, Unit::Packet, traffic_end(&background));
+        let u = plain(r, None, &background);
         assert_eq!(u.doubts.len(), 1, "{u:?}");
         assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
         assert!(u.doubts[0].why.contains("lost 95.0 %"), "{:?}", u.doubts);
@@ -1224,13 +1503,7 @@ mod tests {
         // The marker's affected packet dated 50.04 ms before the commit's start; the
         // stamps date to within 4.2 ms.
         let at = Some((t0 + 100_000_000 - 50_040_000, 4_200_000));
-        let u = effect(
-            r.clone(),
-            at,
-            &background,
-            Unit::Packet,
-            traffic_end(&background),
-        );
+        let u = plain(r.clone(), at, &background);
         assert!(u.time_to_effect_ms.unwrap() < 0.0);
         let mut s = one(Unit::Packet, u);
         s.judge();
@@ -1247,10 +1520,7 @@ mod tests {
         assert!(!text(&s, "nft").contains("took effect"));
         // −0.34 ms is within the resolution: the change acted at once (0), no doubt.
         let at = Some((t0 + 100_000_000 - 340_000, 4_200_000));
-        let mut s = one(
-            Unit::Packet,
-            effect(r, at, &background, Unit::Packet, traffic_end(&background)),
-        );
+        let mut s = one(Unit::Packet, plain(r, at, &background));
         s.judge();
         assert_eq!(s.updates[0].time_to_effect_ms, Some(0.0));
         assert!(s.updates[0].holds(), "{:?}", s.updates[0].doubts);
@@ -1277,7 +1547,7 @@ mod tests {
             commit_ns: 30_000_000,
             ..row(UpdateKind::Add, t0 + 90_000_000)
         };
-        let u = effect(r, None, &background, Unit::Packet, traffic_end(&background));
+        let u = plain(r, None, &background);
         assert!(
             u.doubts
                 .iter()
@@ -1302,7 +1572,17 @@ mod tests {
         ];
         let per_window: u64 = rows
             .iter()
-            .map(|r| effect(r.clone(), None, &background, Unit::Packet, None).lost)
+            .map(|r| {
+                effect(
+                    r.clone(),
+                    None,
+                    &background,
+                    Unit::Packet,
+                    &Base::default(),
+                    None,
+                )
+                .lost
+            })
             .sum();
         assert_eq!(per_window, 10);
         assert_eq!(lost_around(&rows, &background), 5);
@@ -1324,7 +1604,7 @@ mod tests {
                 marker,
                 ..row(kind, t0 + 100_000_000 * u64::from(i + 1))
             };
-            effect(r, None, &background, Unit::Packet, end)
+            effect(r, None, &background, Unit::Packet, &Base::default(), end)
         };
         let mut ups = vec![
             at(0, true, UpdateKind::Replace),
@@ -1391,5 +1671,257 @@ mod tests {
             .no_time_to_effect
             .as_deref()
             .is_some_and(|w| w.starts_with("this trial has no marker stream")));
+    }
+
+    /// `n` bins of `per_ms` a ms from `t0`, each losing `lost_per_bin`, and all of
+    /// `per_ms` lost in the bins of `dark` (ms, from and to).
+    fn steady_with_dark(
+        t0: u64,
+        n: usize,
+        per_ms: u32,
+        lost_per_bin: u32,
+        dark: &[(usize, usize)],
+    ) -> FlowBins {
+        let lost: Vec<u32> = (0..n)
+            .map(|i| {
+                if dark.iter().any(|&(a, b)| (a..b).contains(&i)) {
+                    per_ms
+                } else {
+                    lost_per_bin
+                }
+            })
+            .collect();
+        steady(t0, per_ms, &lost)
+    }
+
+    /// The trial's quiet window is the 500 ms before its first update; an update is
+    /// credited with the loss beyond that window's rate, and its blocked time is that
+    /// loss over the window's offered rate.
+    #[test]
+    fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
+        let t0 = 1_000_000_000_000u64;
+        let ms = 1_000_000u64;
+        // 20 packets a ms for 1 s, 1 of them lost in every bin (5 %), and all 20 lost
+        // at 600..605 ms.
+        let bg = steady_with_dark(t0, 1000, 20, 1, &[(600, 605)]);
+        let background = [Background::flow(&bg)];
+        let rows = [row(UpdateKind::Add, t0 + 600 * ms)];
+        let q = quiet_window(&rows, &background).unwrap();
+        assert_eq!((q.from_ms, q.ms), (-500.0, 500.0));
+        assert_eq!((q.received, q.lost), (9_500, 500));
+        assert!((q.loss - 0.05).abs() < 1e-12, "{q:?}");
+        assert!((q.offered_per_s - 20_000.0).abs() < 1e-6, "{q:?}");
+        let base = Base {
+            quiet: Some(q),
+            suggest_load: false,
+            unreceived: 0,
+        };
+        let end = traffic_end(&background);
+        let u = effect(rows[0].clone(), None, &background, Unit::Packet, &base, end);
+        // The window (550..852 ms; bins to 851) offered 302 × 20 = 6 040 packets and
+        // lost 302 + 5 × 19 = 397; 5 % of 6 040 = 302 were the baseline's.
+        assert_eq!(u.lost, 397);
+        assert_eq!(u.lost_beyond_baseline, Some(95));
+        assert_eq!(u.baseline, Some(BaselineKind::Quiet));
+        assert!((u.blocked_ms.unwrap() - 4.75).abs() < 1e-9, "{u:?}");
+        assert_eq!(u.stall_ms, Some(5.0));
+        // 5 % before the update is above the overload line: the check stays.
+        assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded, "{u:?}");
+        let s = EventsSummary {
+            quiet: base.quiet.clone(),
+            ..one(Unit::Packet, u)
+        };
+        let t = text(&s, "nft");
+        assert!(
+            t.contains("baseline: the 500 ms before the first update lost 5.00 % of the background packets (500 of 10000)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("397 packets lost (95 beyond the baseline)"),
+            "{t}"
+        );
+    }
+
+    /// At a high event rate the 50 ms before an update hold the previous update's
+    /// tail: against them the second update is credited nothing; against the trial's
+    /// quiet window, with what it lost (and the tail before it flags it).
+    #[test]
+    fn a_previous_updates_tail_is_not_the_next_updates_baseline() {
+        let t0 = 1_000_000_000_000u64;
+        let ms = 1_000_000u64;
+        // Clean for 500 ms; update 0 at 500 ms loses 500..520, update 1 at 530 ms
+        // loses 530..540.
+        let bg = steady_with_dark(t0, 1000, 20, 0, &[(500, 520), (530, 540)]);
+        let background = [Background::flow(&bg)];
+        let rows = [
+            row(UpdateKind::Add, t0 + 500 * ms),
+            UpdateRow {
+                index: 1,
+                ..row(UpdateKind::Add, t0 + 530 * ms)
+            },
+        ];
+        let end = traffic_end(&background);
+        let before = plain(rows[1].clone(), None, &background);
+        assert_eq!(before.baseline, Some(BaselineKind::BeforeUpdate));
+        assert_eq!(before.lost_beyond_baseline, Some(0), "{before:?}");
+        let base = Base {
+            quiet: quiet_window(&rows, &background),
+            suggest_load: false,
+            unreceived: 0,
+        };
+        assert_eq!(base.quiet.as_ref().map(|q| q.loss), Some(0.0));
+        let u = effect(rows[1].clone(), None, &background, Unit::Packet, &base, end);
+        assert_eq!(u.baseline, Some(BaselineKind::Quiet));
+        // Its window (480..782 ms) holds both dark runs: 30 ms × 20.
+        assert_eq!(u.lost_beyond_baseline, Some(600), "{u:?}");
+        assert!(u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded));
+    }
+
+    /// A trial whose first update comes before 50 ms of background has no quiet
+    /// window: each update is judged against the 50 ms before it, and says so.
+    #[test]
+    fn without_a_quiet_window_the_bins_before_the_update_are_the_baseline() {
+        let t0 = 1_000_000_000_000u64;
+        let bg = steady(t0, 10, &[0; 400]);
+        let background = [Background::flow(&bg)];
+        let rows = [row(UpdateKind::Add, t0 + 30_000_000)];
+        assert_eq!(quiet_window(&rows, &background), None);
+        // No update ran: no window at all.
+        assert_eq!(quiet_window(&[row(UpdateKind::Add, 0)], &background), None);
+        let base = Base::default();
+        let u = effect(
+            rows[0].clone(),
+            None,
+            &background,
+            Unit::Packet,
+            &base,
+            None,
+        );
+        assert_eq!(u.baseline, Some(BaselineKind::BeforeUpdate));
+    }
+
+    /// An overloaded background of a flood or flow without `--load` is told the flag.
+    #[test]
+    fn an_overloaded_flow_without_load_is_told_to_use_it() {
+        let t0 = 1_000_000_000_000u64;
+        let bg = steady(t0, 20, &[19; 400]);
+        let background = [Background::flow(&bg)];
+        let r = row(UpdateKind::Add, t0 + 100_000_000);
+        let base = Base {
+            quiet: None,
+            suggest_load: true,
+            unreceived: 0,
+        };
+        let u = effect(r, None, &background, Unit::Packet, &base, None);
+        assert!(
+            u.doubts[0].why.ends_with(
+                "(offer the background at a share of what it forwards at this size: --load 0.5)"
+            ),
+            "{:?}",
+            u.doubts
+        );
+        let p = crate::plan::build::test_params(
+            crate::params::workload::Workload::Flow,
+            &[("rate", "20kpps"), ("engine", "nft"), ("event", "add:1@1s")],
+        );
+        assert!(Base::of(&p, &[], &background).suggest_load);
+        let p = crate::plan::build::test_params(
+            crate::params::workload::Workload::Flow,
+            &[
+                ("engine", "nft"),
+                ("event", "add:1@1s"),
+                ("event_load", "0.5"),
+            ],
+        );
+        assert!(!Base::of(&p, &[], &background).suggest_load);
+    }
+
+    /// An unpaced flood through 5 000 nft rules: the background's flows received
+    /// nothing, so they have no bins and no window holds them. Overloaded, no stall
+    /// figure — never "stalled 0 ms; 0 packets lost".
+    #[test]
+    fn a_background_that_received_nothing_is_overloaded_without_a_stall_figure() {
+        let r = row(UpdateKind::Add, 1_000_000_000_000);
+        let base = Base {
+            quiet: None,
+            suggest_load: true,
+            unreceived: 381_312,
+        };
+        let u = effect(r, None, &[], Unit::Packet, &base, None);
+        assert_eq!(u.stall_ms, None);
+        assert_eq!(u.doubts.len(), 1, "{u:?}");
+        assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
+        assert!(
+            u.doubts[0]
+                .why
+                .starts_with("the gateway forwarded none of 381312 background packets"),
+            "{:?}",
+            u.doubts
+        );
+        assert!(u.doubts[0].why.ends_with("--load 0.5)"), "{:?}", u.doubts);
+        let t = text(&one(Unit::Packet, u), "nft");
+        assert!(
+            t.contains("the background received no packets at all: no stall figure"),
+            "{t}"
+        );
+        assert!(!t.contains("stalled 0 ms"), "{t}");
+    }
+
+    /// `--load`: the share, the capacity and how it was found head the events' text.
+    #[test]
+    fn the_load_and_its_capacity_are_said() {
+        use crate::params::events::{Capacity, CapacitySearch, Load};
+        let search = CapacitySearch {
+            loss: 0.0,
+            step_s: 1.0,
+            trials: 9,
+            converged: true,
+            fail_pps: Some(16_347.0),
+            limited_by_sender: false,
+        };
+        let load = Load {
+            fraction: 0.5,
+            of: None,
+            capacity: Some(Capacity {
+                pps: 14_012.0,
+                background_pps: 7_006.0,
+                search: Some(search),
+            }),
+        };
+        assert_eq!(
+            load_text(&load).as_deref(),
+            Some(
+                "background at 50 % of 14012 pps (what the gateway forwarded without loss, \
+                 found by 9 floods of 1 s): 7006 pps"
+            )
+        );
+        // A search whose unpaced flood passed found the sender's limit: said.
+        let mut sender = load.clone();
+        if let Some(f) = sender.capacity.as_mut().and_then(|c| c.search.as_mut()) {
+            f.limited_by_sender = true;
+        }
+        assert!(load_text(&sender)
+            .is_some_and(|t| t.contains("1 s (even an unpaced flood passed: the sender's limit")));
+        let stated = Load {
+            fraction: 0.25,
+            of: Some(proto::Rate::Pps(40_000.0)),
+            capacity: Some(Capacity {
+                pps: 40_000.0,
+                background_pps: 10_000.0,
+                search: None,
+            }),
+        };
+        assert_eq!(
+            load_text(&stated).as_deref(),
+            Some("background at 25 % of 40000 pps (as stated): 10000 pps")
+        );
+        // Before the trial ran: nothing to say.
+        assert_eq!(
+            load_text(&Load {
+                capacity: None,
+                ..stated
+            }),
+            None
+        );
     }
 }

@@ -46,7 +46,9 @@ fn sender(
         SenderPath::Udp | SenderPath::Raw | SenderPath::Xdp => {}
     }
     kind.payload(payload)?;
-    if p.workload() == Workload::Flow && k.rate == Rate::Max {
+    // With `--load` the rate is set when the trial runs (`search::load`).
+    let load = p.events.as_ref().is_some_and(|e| e.load.is_some());
+    if p.workload() == Workload::Flow && k.rate == Rate::Max && !load {
         return refuse("a paced flow needs a rate (--rate 15M, --rate 100kpps)");
     }
     if new_flows(p) && k.sender != SenderPath::Udp {

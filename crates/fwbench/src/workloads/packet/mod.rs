@@ -1270,6 +1270,7 @@ mod tests {
                 lost_beyond_baseline: None,
                 blocked_ms: None,
                 baseline_loss: None,
+                baseline: None,
                 owd_max_us: 0,
                 series: vec![],
                 doubts: vec![],
@@ -1277,6 +1278,8 @@ mod tests {
             bins_lost: 0,
             unbinned_lost: 0,
             lost_around: None,
+            quiet: None,
+            load: None,
         }));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs

@@ -1,0 +1,95 @@
+//! Rules under load the way FD.io CSIT measures reconfiguration (issue 37 §1): the
+//! background offered at a share of what the gateway forwards at the installed size
+//! (`--load`, found by a short search first), the update judged against the trial's
+//! quiet window. Bad input needs no root; the trials do (ignored without it).
+
+mod util;
+
+use util::*;
+
+/// A `kind` trial (flow, flood) of 2 flows from 2 sources through 5 000 nft rules on a
+/// testbed of its own, with `extra` flags; its JSON (it must exit 0).
+fn at_5000_nft_rules(kind: &str, extra: &str) -> serde_json::Value {
+    let tb = TestbedGuard::up("forward");
+    let trial = cmd!(
+        kind,
+        "--testbed",
+        &tb.name,
+        "--no-store --json --engine nft --rules 5000 --flows 2 --sources 2"
+    );
+    json_of(&[&trial[..], &argv(extra)[..]].concat())
+}
+
+/// `--load` is refused where it cannot mean anything, before any host is touched.
+#[test]
+fn a_load_is_refused_where_it_sets_no_rate() {
+    for (args, says) in [
+        (
+            "echo --event add:1@1s --load 0.5 --engine nft",
+            "--load sets the packet rate of a flood or flow",
+        ),
+        ("flow --load 1.5 --event add:1@1s", "the share '1.5'"),
+        ("flow --load 0.5@max --event add:1@1s", "the rate 'max'"),
+        (
+            "flow --load 0.5 -r 20kpps --event add:1@1s",
+            "cannot be used with",
+        ),
+        ("flow --load 0.5", "--event"),
+        (
+            "ndr --event add:1@1s --load 0.5 --engine nft",
+            "a search sets the rate of each of its trials",
+        ),
+    ] {
+        let o = fwbench(&argv(args));
+        assert_eq!(o.status.code(), Some(2), "{args}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args}: {}", stderr(&o));
+    }
+}
+
+/// The README tour's shape at a size this machine carries in test time: nft with 5 000
+/// rules, the background at half of what a short search found it forwards there. The
+/// update's witness holds (not overloaded before it), it has a stall figure, judged
+/// against the trial's quiet window, and the capacity and share are in the JSON.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn half_the_capacity_found_first_gives_an_update_whose_witness_holds() {
+    let v = at_5000_nft_rules("flow", "-t 3 --event add:1@1500ms --load 0.5");
+    let e = &v["result"]["events"];
+    let c = &e["load"]["capacity"];
+    let pps = f(&c["pps"]);
+    assert!(pps > 0.0, "{e}");
+    assert_eq!(f(&c["background_pps"]), pps * 0.5, "{c}");
+    assert!(u(&c["search"]["trials"]) >= 2, "{c}");
+    assert_eq!(f(&e["load"]["fraction"]), 0.5);
+    // The trial ran at that share.
+    let offered = f(&v["result"]["offered_pps"]);
+    assert!(
+        (offered - pps * 0.5).abs() < pps * 0.05,
+        "offered {offered} of {pps}"
+    );
+    let up = &e["updates"][0];
+    assert!(up["doubts"].is_null(), "{up}");
+    assert!(up["stall_ms"].is_number(), "{up}");
+    assert_eq!(up["baseline"], "quiet", "{up}");
+    assert!(
+        e["quiet"]["ms"].as_f64().unwrap() >= 400.0,
+        "{}",
+        e["quiet"]
+    );
+    assert!(f(&up["time_to_effect_ms"]) >= 0.0, "{up}");
+    assert_ne!(v["status"], "flagged", "{}", v["doubts"]);
+}
+
+/// Without `--load`, a background far above what the gateway forwards at 5 000 nft
+/// rules (an unpaced flood): the update is flagged overloaded, and the flag says what
+/// to do.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn an_overloaded_background_without_load_is_flagged_with_the_suggestion() {
+    let v = at_5000_nft_rules("flood", "-t 2 --event add:1@1s");
+    assert_eq!(v["status"], "flagged", "{v}");
+    let up = &v["result"]["events"]["updates"][0];
+    let doubts = up["doubts"].to_string();
+    assert!(doubts.contains("overloaded"), "{doubts}");
+    assert!(doubts.contains("--load 0.5"), "{doubts}");
+}
