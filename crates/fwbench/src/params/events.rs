@@ -10,7 +10,7 @@
 
 use crate::params::topology::Topology;
 use crate::params::values::ValueError;
-use crate::params::workload::{EventFit, PacketKind, TrialKind};
+use crate::params::workload::{EventFit, TrialKind};
 use crate::params::Conflict;
 use proto::{Proto, Rate, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
@@ -261,12 +261,7 @@ pub fn check_for(
     topology: Topology,
     proto: Proto,
 ) -> Result<(), Conflict> {
-    if e.load.is_some()
-        && !matches!(
-            kind,
-            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _)
-        )
-    {
+    if e.load.is_some() && !kind.takes_load() {
         return Err(Conflict(format!(
             "--load sets the packet rate of a flood or flow's background (a share of what \
              the gateway forwards), not of {}: give its rate or clients instead",

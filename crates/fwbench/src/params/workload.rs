@@ -346,6 +346,16 @@ impl TrialKind {
             ),
         }
     }
+    /// Its background's packet rate may be set as a share of what the gateway
+    /// forwards (`--load`, `search::load`): a flood's or a flow's, one rate of UDP.
+    pub fn takes_load(&self) -> bool {
+        match self {
+            TrialKind::Packet(PacketKind::Flood | PacketKind::Flow, _) => true,
+            TrialKind::Echo
+            | TrialKind::Packet(PacketKind::Ping | PacketKind::NewFlows, _)
+            | TrialKind::Conn(..) => false,
+        }
+    }
     /// With a gateway event, its marker is a stream of its own from a second client
     /// address (ping, the connection workloads; `workloads::events`).
     pub fn marker_stream(&self) -> bool {

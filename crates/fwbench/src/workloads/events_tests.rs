@@ -1,0 +1,685 @@
+//! Unit tests of `events.rs` (`#[cfg(test)] mod tests`, kept beside it).
+
+use super::*;
+
+fn bins(received: &[u32], lost: &[u32], first: (u32, u64), highest: (u32, u64)) -> FlowBins {
+    FlowBins {
+        width_ns: BIN_NS,
+        origin_ns: 1_000_000_000_000,
+        received: received.to_vec(),
+        lost: lost.to_vec(),
+        owd_sum_us: received.iter().map(|&n| u64::from(n) * 40).collect(),
+        owd_max_us: received.iter().map(|_| 40).collect(),
+        first: Some(first),
+        highest: Some(highest),
+        first_owd_us: 0,
+        highest_owd_us: 0,
+        longest_gap: None,
+    }
+}
+
+#[test]
+fn time_to_effect_stall_and_loss_from_the_bins() {
+    let t0 = 1_000_000_000_000u64;
+    // Marker: 10 packets per ms, received up to seq 49 (tx t0 + 4.9 ms), then lost.
+    let marker = bins(
+        &[10, 10, 10, 10, 10, 0, 0, 0],
+        &[0, 0, 0, 0, 0, 10, 10, 10],
+        (0, t0),
+        (49, t0 + 4_900_000),
+    );
+    // Background: 2 ms without a packet at 5..7 ms.
+    let bg = bins(
+        &[10, 10, 10, 10, 10, 0, 0, 10],
+        &[0, 0, 0, 0, 0, 10, 10, 0],
+        (0, t0),
+        (79, t0 + 7_900_000),
+    );
+    let row = UpdateRow {
+        method: UpdateMethod::Batch,
+        installed: 1000,
+        commit_ns: 1_500_000,
+        ..row(UpdateKind::Add, t0 + 4_000_000)
+    };
+    let at = flow_effect_stamp(row.kind, &marker).map(|t| (t, BIN_NS));
+    let background = [Background::flow(&bg)];
+    let u = effect(
+        row,
+        at,
+        &background,
+        Unit::Packet,
+        &Base::default(),
+        traffic_end(&background),
+    );
+    // First lost marker packet: seq 50 at 5.0 ms; the commit started at 4.0 ms.
+    assert!((u.time_to_effect_ms.unwrap() - 1.0).abs() < 1e-9, "{u:?}");
+    assert_eq!(u.stall_ms, Some(2.0));
+    assert_eq!(u.lost, 20);
+    assert_eq!(u.owd_max_us, 40);
+    // Nothing lost before the update: all 20 are its; 10 packets a ms offered.
+    assert_eq!(u.baseline_loss, Some(0.0));
+    assert_eq!(u.lost_beyond_baseline, Some(20));
+    assert!((u.blocked_ms.unwrap() - 2.0).abs() < 1e-9, "{u:?}");
+    assert!(u.holds(), "{u:?}");
+    assert_eq!(
+        text(&one(Unit::Packet, u), "nft"),
+        "\n  adding 1 rule to 1000 with nft by batch took 1.50 ms, took effect after 1.0 ms; \
+         forwarding stalled 2 ms; 20 packets lost, effectively blocked 2.0 ms"
+    );
+}
+
+#[test]
+fn a_deletion_takes_effect_at_the_first_packet_through() {
+    let t0 = 1_000_000_000_000u64;
+    let m = bins(
+        &[0, 0, 10],
+        &[10, 10, 0],
+        (20, t0 + 2_000_000),
+        (29, t0 + 2_900_000),
+    );
+    assert_eq!(
+        flow_effect_stamp(UpdateKind::Delete, &m),
+        Some(t0 + 2_000_000)
+    );
+    // Nothing lost after the highest: no drop took effect.
+    assert_eq!(flow_effect_stamp(UpdateKind::Add, &m), None);
+}
+
+/// One flow update's effect against `background`, without a quiet window.
+fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> UpdateEffect {
+    effect(
+        r,
+        at,
+        background,
+        Unit::Packet,
+        &Base::default(),
+        traffic_end(background),
+    )
+}
+
+/// The summary of one update `u` with a background in `unit`s.
+fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
+    EventsSummary {
+        bin_ns: BIN_NS,
+        unit,
+        marker_src: None,
+        background_streams: 1,
+        updates: vec![u],
+        bins_lost: 0,
+        unbinned_lost: 0,
+        lost_around: None,
+        quiet: None,
+        load: None,
+    }
+}
+
+fn row(kind: UpdateKind, start: u64) -> UpdateRow {
+    UpdateRow {
+        event: 0,
+        index: 0,
+        kind,
+        method: UpdateMethod::PerRule,
+        k: 1,
+        installed: 100,
+        start_unix_ns: start,
+        commit_ns: 2_000_000,
+        calls: 1,
+        cpu_busy: 0.0,
+        marker: true,
+        error: None,
+    }
+}
+
+/// Transactions: the marker's first failure after its last completed one dates a
+/// drop (plus half the round trip); the background's longest latency in the
+/// window is the stall; its failures there are the loss.
+#[test]
+fn a_request_response_marker_and_background_from_their_transactions() {
+    let t0 = 1_700_000_000_000_000_000u64;
+    let ms = 1_000_000;
+    let mut marker = ::traffic::bins::Txns::new(BIN_NS, t0);
+    let mut bg = ::traffic::bins::Txns::new(BIN_NS, t0);
+    // Marker: a cycle every 0.1 ms (round trip 80 µs) until 12.3 ms, then lost.
+    for i in 0..200u64 {
+        let at = t0 + i * ms / 10;
+        if at < t0 + 12 * ms + 300_000 {
+            marker.done(at, 80_000);
+        } else {
+            marker.failed(at);
+        }
+    }
+    // Background: one every 0.5 ms (round trip 60 µs), one of 4.5 ms at 11 ms and
+    // two lost at 13 ms.
+    for i in 0..40u64 {
+        bg.done(t0 + i * ms / 2, 60_000);
+    }
+    bg.done(t0 + 11 * ms + 100_000, 4_500_000);
+    bg.failed(t0 + 13 * ms);
+    bg.failed(t0 + 13 * ms + 100_000);
+    let streams = TxnStreams {
+        marker_source: None,
+        marker: marker.finish(),
+        background: bg.finish(),
+        background_streams: 3,
+    };
+    let start = t0 + 10 * ms;
+    let at = txn_effect_stamp(UpdateKind::Add, &streams.marker);
+    // The first lost cycle started at 12.3 ms; half of 80 µs later it was there.
+    assert_eq!(at, Some(t0 + 12 * ms + 300_000 + 40_000));
+    let background = [Background::txns(&streams.background)];
+    let end = traffic_end(&background);
+    let u = effect(
+        row(UpdateKind::Add, start),
+        at.map(|t| (t, BIN_NS)),
+        &background,
+        Unit::Echo,
+        &Base::default(),
+        end,
+    );
+    assert!((u.time_to_effect_ms.unwrap() - 2.34).abs() < 1e-9, "{u:?}");
+    assert_eq!(u.stall_ms, Some(4.5));
+    assert_eq!(u.owd_max_us, 4_500);
+    assert_eq!(u.lost, 2);
+    // A deletion: nothing of the marker got through before, so no effect is dated.
+    assert_eq!(txn_effect_stamp(UpdateKind::Delete, &streams.marker), None);
+    assert_eq!(
+        text(&one(Unit::Echo, u), "nft"),
+        "\n  adding 1 rule to 100 with nft by per-rule took 2.00 ms, took effect after 2.3 ms; \
+         the longest background round trip 4.50 ms; 2 echoes lost or unsent, effectively \
+         blocked 1.0 ms"
+    );
+}
+
+/// A background of `per_ms` packets a ms from `t0` for `ms` bins, losing `lost[i]`
+/// of bin i (the rest received).
+fn steady(t0: u64, per_ms: u32, lost: &[u32]) -> FlowBins {
+    let rx: Vec<u32> = lost.iter().map(|l| per_ms - l).collect();
+    let n = lost.len() as u64;
+    bins(
+        &rx,
+        lost,
+        (0, t0),
+        ((n * u64::from(per_ms)) as u32 - 1, t0 + n * 1_000_000),
+    )
+}
+
+/// The README's tour at 20 000 rules: the sender was seconds behind, nothing of
+/// the background reached the update's window. No stall or loss figure, flagged
+/// with why — never "stalled 0 ms; 0 packets lost".
+#[test]
+fn a_window_without_background_has_no_stall_figure_and_says_why() {
+    let t0 = 1_000_000_000_000u64;
+    // Background only in the first 10 ms; the update starts 2 s later.
+    let bg = steady(t0, 10, &[0; 10]);
+    let background = [Background::flow(&bg)];
+    let r = row(UpdateKind::Add, t0 + 2_000_000_000);
+    let u = plain(r, None, &background);
+    assert_eq!(u.stall_ms, None);
+    assert_eq!(u.doubts[0].kind, DoubtKind::EmptyWindow, "{u:?}");
+    let s = one(Unit::Packet, u);
+    let t = text(&s, "nft");
+    assert!(
+        t.contains("no background packets in its window: no stall figure"),
+        "{t}"
+    );
+    assert!(t.contains("[flagged: empty window: "), "{t}");
+    assert!(!t.contains("stalled 0 ms"), "{t}");
+    assert_eq!(s.doubts()[0].kind, DoubtKind::EmptyWindow);
+    // The commit also ended after the traffic: said too.
+    assert!(
+        s.updates[0].doubts.len() == 1,
+        "an empty window says only that"
+    );
+}
+
+/// A gateway that lost 95 % of the background before the update: its stall is
+/// flagged "overloaded", and only loss beyond the window before counts.
+#[test]
+fn an_overloaded_gateway_flags_the_update_and_credits_only_loss_beyond_it() {
+    let t0 = 1_000_000_000_000u64;
+    // 20 packets a ms, 19 of them lost in every bin, for 400 ms.
+    let bg = steady(t0, 20, &[19; 400]);
+    let background = [Background::flow(&bg)];
+    let r = row(UpdateKind::Add, t0 + 100_000_000);
+    let u = plain(r, None, &background);
+    assert_eq!(u.doubts.len(), 1, "{u:?}");
+    assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
+    assert!(u.doubts[0].why.contains("lost 95.0 %"), "{:?}", u.doubts);
+    assert!((u.baseline_loss.unwrap() - 0.95).abs() < 1e-9);
+    // The same loss rate throughout: nothing beyond it.
+    assert_eq!(u.lost_beyond_baseline, Some(0));
+    assert!(!u.holds());
+}
+
+/// A time to effect dated before the commit began cannot be: withheld by the
+/// summary's judgement (after every clock correction), with why.
+#[test]
+fn a_negative_time_to_effect_is_withheld_with_why() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 10, &[0; 400]);
+    let background = [Background::flow(&bg)];
+    let r = row(UpdateKind::Add, t0 + 100_000_000);
+    // The marker's affected packet dated 50.04 ms before the commit's start; the
+    // stamps date to within 4.2 ms.
+    let at = Some((t0 + 100_000_000 - 50_040_000, 4_200_000));
+    let u = plain(r.clone(), at, &background);
+    assert!(u.time_to_effect_ms.unwrap() < 0.0);
+    let mut s = one(Unit::Packet, u);
+    s.judge();
+    let u = &s.updates[0];
+    assert_eq!(u.time_to_effect_ms, None);
+    assert_eq!(u.doubts[0].kind, DoubtKind::Impossible);
+    assert!(
+        u.doubts[0]
+            .why
+            .contains("-50.04 ms, beyond the stamps' resolution of 4.2 ms"),
+        "{:?}",
+        u.doubts
+    );
+    assert!(!text(&s, "nft").contains("took effect"));
+    // −0.34 ms is within the resolution: the change acted at once (0), no doubt.
+    let at = Some((t0 + 100_000_000 - 340_000, 4_200_000));
+    let mut s = one(Unit::Packet, plain(r, at, &background));
+    s.judge();
+    assert_eq!(s.updates[0].time_to_effect_ms, Some(0.0));
+    assert!(s.updates[0].holds(), "{:?}", s.updates[0].doubts);
+    assert_eq!(s.updates[0].effect_resolution_ms, Some(4.2));
+}
+
+/// A batch of 64 over 2 flows at 10 kpps each (0.1 ms apart): 3.2 ms plus a bin.
+#[test]
+fn the_stamps_resolution_is_a_bin_and_a_send_batch() {
+    let t0 = 1_000_000_000_000u64;
+    let m = bins(&[10; 10], &[0; 10], (0, t0), (99, t0 + 9_900_000));
+    assert_eq!(flow_resolution(&m, 64, 2), 1_000_000 + 32 * 100_000);
+    assert_eq!(flow_resolution(&m, 1, 1), 1_100_000);
+}
+
+/// A commit that ended after the traffic: its effect was not observed.
+#[test]
+fn a_commit_that_outlives_the_traffic_says_so() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 10, &[0; 100]);
+    let background = [Background::flow(&bg)];
+    // Starts at 90 ms, commits for 30 ms: the traffic ended at 100 ms.
+    let r = UpdateRow {
+        commit_ns: 30_000_000,
+        ..row(UpdateKind::Add, t0 + 90_000_000)
+    };
+    let u = plain(r, None, &background);
+    assert!(
+        u.doubts
+            .iter()
+            .any(|d| d.kind == DoubtKind::Unobserved && d.why.contains("20.0 ms after")),
+        "{u:?}"
+    );
+}
+
+/// Overlapping windows (`--event-rate 10`): the trial's loss around its updates
+/// counts each bin once (the sum over windows counted 707 where the union held 408).
+#[test]
+fn overlapping_windows_count_their_loss_once() {
+    let t0 = 1_000_000_000_000u64;
+    let mut lost = vec![0u32; 1000];
+    lost[200] = 5;
+    let bg = steady(t0, 10, &lost);
+    let background = [Background::flow(&bg)];
+    // Two updates 100 ms apart: both windows (50 ms before, 250 after) hold bin 200.
+    let rows = [
+        row(UpdateKind::Add, t0 + 100_000_000),
+        row(UpdateKind::Add, t0 + 200_000_000),
+    ];
+    let per_window: u64 = rows
+        .iter()
+        .map(|r| {
+            effect(
+                r.clone(),
+                None,
+                &background,
+                Unit::Packet,
+                &Base::default(),
+                None,
+            )
+            .lost
+        })
+        .sum();
+    assert_eq!(per_window, 10);
+    assert_eq!(lost_around(&rows, &background), 5);
+    // A bin outside every window is not counted.
+    assert_eq!(lost_around(&rows[..0], &background), 0);
+}
+
+/// An update that ran without a time to effect says why, without a doubt: the
+/// repeated replacements of one event (the trial stays `ok`).
+#[test]
+fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 10, &[0; 1000]);
+    let background = [Background::flow(&bg)];
+    let end = traffic_end(&background);
+    let at = |i: u32, marker: bool, kind: UpdateKind| {
+        let r = UpdateRow {
+            index: i,
+            marker,
+            ..row(kind, t0 + 100_000_000 * u64::from(i + 1))
+        };
+        effect(r, None, &background, Unit::Packet, &Base::default(), end)
+    };
+    let mut ups = vec![
+        at(0, true, UpdateKind::Replace),
+        at(1, false, UpdateKind::Replace),
+        at(2, false, UpdateKind::Replace),
+    ];
+    say_why_no_effect(&mut ups, Unit::Packet);
+    let why: Vec<&str> = ups
+        .iter()
+        .map(|u| u.no_time_to_effect.as_deref().unwrap_or(""))
+        .collect();
+    assert!(
+        why[0].starts_with("update 1 of this event replaced the rule set again"),
+        "{why:?}"
+    );
+    assert!(
+        why[1].starts_with("this replacement took update 0's rule"),
+        "{why:?}"
+    );
+    assert!(
+        why[2].starts_with("the marker's rule went with update 1"),
+        "{why:?}"
+    );
+    assert!(ups.iter().all(UpdateEffect::holds));
+    let mut s = one(Unit::Packet, ups[2].clone());
+    s.updates.insert(0, ups[0].clone());
+    let t = text(&s, "nft");
+    assert!(
+        t.contains("(no time to effect: the marker's rule went with update 1"),
+        "{t}"
+    );
+    // A single replacement, a repeated addition, an update that took effect or
+    // failed.
+    let mut ups = vec![
+        at(0, true, UpdateKind::Replace),
+        at(1, false, UpdateKind::Add),
+    ];
+    ups[1].row.event = 1;
+    let mut done = at(0, true, UpdateKind::Add);
+    done.time_to_effect_ms = Some(1.0);
+    let mut failed = at(0, true, UpdateKind::Add);
+    failed.row.error = Some("x".into());
+    ups.extend([done, failed]);
+    say_why_no_effect(&mut ups, Unit::Packet);
+    assert!(ups[0]
+        .no_time_to_effect
+        .as_deref()
+        .is_some_and(|w| w.starts_with("no marker packets changed fate")));
+    assert!(ups[1]
+        .no_time_to_effect
+        .as_deref()
+        .is_some_and(|w| w.starts_with("only update 0")));
+    assert_eq!(
+        (&ups[2].no_time_to_effect, &ups[3].no_time_to_effect),
+        (&None, &None)
+    );
+    // Without a marker stream, a first replacement says so, repeated or not.
+    let mut ups = vec![
+        at(0, false, UpdateKind::Replace),
+        at(1, false, UpdateKind::Replace),
+    ];
+    say_why_no_effect(&mut ups, Unit::Packet);
+    assert!(ups[0]
+        .no_time_to_effect
+        .as_deref()
+        .is_some_and(|w| w.starts_with("this trial has no marker stream")));
+}
+
+/// `n` bins of `per_ms` a ms from `t0`, each losing `lost_per_bin`, and all of
+/// `per_ms` lost in the bins of `dark` (ms, from and to).
+fn steady_with_dark(
+    t0: u64,
+    n: usize,
+    per_ms: u32,
+    lost_per_bin: u32,
+    dark: &[(usize, usize)],
+) -> FlowBins {
+    let lost: Vec<u32> = (0..n)
+        .map(|i| {
+            if dark.iter().any(|&(a, b)| (a..b).contains(&i)) {
+                per_ms
+            } else {
+                lost_per_bin
+            }
+        })
+        .collect();
+    steady(t0, per_ms, &lost)
+}
+
+/// The trial's quiet window is the 500 ms before its first update; an update is
+/// credited with the loss beyond that window's rate, and its blocked time is that
+/// loss over the window's offered rate.
+#[test]
+fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
+    let t0 = 1_000_000_000_000u64;
+    let ms = 1_000_000u64;
+    // 20 packets a ms for 1 s, 1 of them lost in every bin (5 %), and all 20 lost
+    // at 600..605 ms.
+    let bg = steady_with_dark(t0, 1000, 20, 1, &[(600, 605)]);
+    let background = [Background::flow(&bg)];
+    let rows = [row(UpdateKind::Add, t0 + 600 * ms)];
+    let q = quiet_window(&rows, &background).unwrap();
+    assert_eq!((q.from_ms, q.ms), (-500.0, 500.0));
+    assert_eq!((q.received, q.lost), (9_500, 500));
+    assert!((q.loss - 0.05).abs() < 1e-12, "{q:?}");
+    assert!((q.offered_per_s - 20_000.0).abs() < 1e-6, "{q:?}");
+    let base = Base {
+        quiet: Some(q),
+        suggest_load: false,
+        unreceived: 0,
+    };
+    let end = traffic_end(&background);
+    let u = effect(rows[0].clone(), None, &background, Unit::Packet, &base, end);
+    // The window (550..852 ms; bins to 851) offered 302 × 20 = 6 040 packets and
+    // lost 302 + 5 × 19 = 397; 5 % of 6 040 = 302 were the baseline's.
+    assert_eq!(u.lost, 397);
+    assert_eq!(u.lost_beyond_baseline, Some(95));
+    assert_eq!(u.baseline, Some(BaselineKind::Quiet));
+    assert!((u.blocked_ms.unwrap() - 4.75).abs() < 1e-9, "{u:?}");
+    assert_eq!(u.stall_ms, Some(5.0));
+    // 5 % before the update is above the overload line: the check stays.
+    assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded, "{u:?}");
+    let s = EventsSummary {
+        quiet: base.quiet.clone(),
+        ..one(Unit::Packet, u)
+    };
+    let t = text(&s, "nft");
+    assert!(
+        t.contains("baseline: the 500 ms before the first update lost 5.00 % of the background packets (500 of 10000)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("397 packets lost (95 beyond the baseline)"),
+        "{t}"
+    );
+}
+
+/// At a high event rate the 50 ms before an update hold the previous update's
+/// tail: against them the second update is credited nothing; against the trial's
+/// quiet window, with what it lost (and the tail before it flags it).
+#[test]
+fn a_previous_updates_tail_is_not_the_next_updates_baseline() {
+    let t0 = 1_000_000_000_000u64;
+    let ms = 1_000_000u64;
+    // Clean for 500 ms; update 0 at 500 ms loses 500..520, update 1 at 530 ms
+    // loses 530..540.
+    let bg = steady_with_dark(t0, 1000, 20, 0, &[(500, 520), (530, 540)]);
+    let background = [Background::flow(&bg)];
+    let rows = [
+        row(UpdateKind::Add, t0 + 500 * ms),
+        UpdateRow {
+            index: 1,
+            ..row(UpdateKind::Add, t0 + 530 * ms)
+        },
+    ];
+    let end = traffic_end(&background);
+    let before = plain(rows[1].clone(), None, &background);
+    assert_eq!(before.baseline, Some(BaselineKind::BeforeUpdate));
+    assert_eq!(before.lost_beyond_baseline, Some(0), "{before:?}");
+    let base = Base {
+        quiet: quiet_window(&rows, &background),
+        suggest_load: false,
+        unreceived: 0,
+    };
+    assert_eq!(base.quiet.as_ref().map(|q| q.loss), Some(0.0));
+    let u = effect(rows[1].clone(), None, &background, Unit::Packet, &base, end);
+    assert_eq!(u.baseline, Some(BaselineKind::Quiet));
+    // Its window (480..782 ms) holds both dark runs: 30 ms × 20.
+    assert_eq!(u.lost_beyond_baseline, Some(600), "{u:?}");
+    assert!(u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded));
+}
+
+/// A trial whose first update comes before 50 ms of background has no quiet
+/// window: each update is judged against the 50 ms before it, and says so.
+#[test]
+fn without_a_quiet_window_the_bins_before_the_update_are_the_baseline() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 10, &[0; 400]);
+    let background = [Background::flow(&bg)];
+    let rows = [row(UpdateKind::Add, t0 + 30_000_000)];
+    assert_eq!(quiet_window(&rows, &background), None);
+    // No update ran: no window at all.
+    assert_eq!(quiet_window(&[row(UpdateKind::Add, 0)], &background), None);
+    let base = Base::default();
+    let u = effect(
+        rows[0].clone(),
+        None,
+        &background,
+        Unit::Packet,
+        &base,
+        None,
+    );
+    assert_eq!(u.baseline, Some(BaselineKind::BeforeUpdate));
+}
+
+/// An overloaded background of a flood or flow without `--load` is told the flag.
+#[test]
+fn an_overloaded_flow_without_load_is_told_to_use_it() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 20, &[19; 400]);
+    let background = [Background::flow(&bg)];
+    let r = row(UpdateKind::Add, t0 + 100_000_000);
+    let base = Base {
+        quiet: None,
+        suggest_load: true,
+        unreceived: 0,
+    };
+    let u = effect(r, None, &background, Unit::Packet, &base, None);
+    assert!(
+        u.doubts[0].why.ends_with(
+            "(offer the background at a share of what it forwards at this size: --load 0.5)"
+        ),
+        "{:?}",
+        u.doubts
+    );
+    let p = crate::plan::build::test_params(
+        crate::params::workload::Workload::Flow,
+        &[("rate", "20kpps"), ("engine", "nft"), ("event", "add:1@1s")],
+    );
+    assert!(Base::of(&p, &[], &background).suggest_load);
+    let p = crate::plan::build::test_params(
+        crate::params::workload::Workload::Flow,
+        &[
+            ("engine", "nft"),
+            ("event", "add:1@1s"),
+            ("event_load", "0.5"),
+        ],
+    );
+    assert!(!Base::of(&p, &[], &background).suggest_load);
+}
+
+/// An unpaced flood through 5 000 nft rules: the background's flows received
+/// nothing, so they have no bins and no window holds them. Overloaded, no stall
+/// figure — never "stalled 0 ms; 0 packets lost".
+#[test]
+fn a_background_that_received_nothing_is_overloaded_without_a_stall_figure() {
+    let r = row(UpdateKind::Add, 1_000_000_000_000);
+    let base = Base {
+        quiet: None,
+        suggest_load: true,
+        unreceived: 381_312,
+    };
+    let u = effect(r, None, &[], Unit::Packet, &base, None);
+    assert_eq!(u.stall_ms, None);
+    assert_eq!(u.doubts.len(), 1, "{u:?}");
+    assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
+    assert!(
+        u.doubts[0]
+            .why
+            .starts_with("the gateway forwarded none of 381312 background packets"),
+        "{:?}",
+        u.doubts
+    );
+    assert!(u.doubts[0].why.ends_with("--load 0.5)"), "{:?}", u.doubts);
+    let t = text(&one(Unit::Packet, u), "nft");
+    assert!(
+        t.contains("the background received no packets at all: no stall figure"),
+        "{t}"
+    );
+    assert!(!t.contains("stalled 0 ms"), "{t}");
+}
+
+/// `--load`: the share, the capacity and how it was found head the events' text.
+#[test]
+fn the_load_and_its_capacity_are_said() {
+    use crate::params::events::{Capacity, CapacitySearch, Load};
+    let search = CapacitySearch {
+        loss: 0.0,
+        step_s: 1.0,
+        trials: 9,
+        converged: true,
+        fail_pps: Some(16_347.0),
+        limited_by_sender: false,
+    };
+    let load = Load {
+        fraction: 0.5,
+        of: None,
+        capacity: Some(Capacity {
+            pps: 14_012.0,
+            background_pps: 7_006.0,
+            search: Some(search),
+        }),
+    };
+    assert_eq!(
+        load_text(&load).as_deref(),
+        Some(
+            "background at 50 % of 14012 pps (what the gateway forwarded without loss, \
+             found by 9 floods of 1 s): 7006 pps"
+        )
+    );
+    // A search whose unpaced flood passed found the sender's limit: said.
+    let mut sender = load.clone();
+    if let Some(f) = sender.capacity.as_mut().and_then(|c| c.search.as_mut()) {
+        f.limited_by_sender = true;
+    }
+    assert!(load_text(&sender)
+        .is_some_and(|t| t.contains("1 s (even an unpaced flood passed: the sender's limit")));
+    let stated = Load {
+        fraction: 0.25,
+        of: Some(proto::Rate::Pps(40_000.0)),
+        capacity: Some(Capacity {
+            pps: 40_000.0,
+            background_pps: 10_000.0,
+            search: None,
+        }),
+    };
+    assert_eq!(
+        load_text(&stated).as_deref(),
+        Some("background at 25 % of 40000 pps (as stated): 10000 pps")
+    );
+    // Before the trial ran: nothing to say.
+    assert_eq!(
+        load_text(&Load {
+            capacity: None,
+            ..stated
+        }),
+        None
+    );
+}
