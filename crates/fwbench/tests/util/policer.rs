@@ -133,6 +133,9 @@ impl Policer {
     /// far), the second goal's rate is not above the first's, or half the first goal's
     /// rate (the second latency trial) lost packets.
     pub fn check_goals(&self, v: &Value, d: f64, precision: f64) -> Result<(), String> {
+        if let Some(e) = v["contradiction"].as_str() {
+            return Err(format!("contradicting trials: {e}"));
+        }
         let goals = v["goals"].as_array().unwrap();
         assert_eq!(goals.len(), 2, "{v}");
         let mut off = vec![];
