@@ -65,6 +65,26 @@ impl RoleSpec {
     }
 }
 
+/// `match` over a [`RoleSpec`] binding each variant's spec to `$s` and evaluating
+/// `$body` with it: the one match over roles a user of the enum needs, so that it can
+/// call a trait its spec types implement without naming a role (the agent's setup).
+#[macro_export]
+macro_rules! with_role_spec {
+    ($spec:expr, $s:ident => $body:expr) => {
+        match $spec {
+            $crate::RoleSpec::EchoServer($s) => $body,
+            $crate::RoleSpec::EchoClient($s) => $body,
+            $crate::RoleSpec::Gateway($s) => $body,
+            $crate::RoleSpec::UdpSource($s) => $body,
+            $crate::RoleSpec::UdpSink($s) => $body,
+            $crate::RoleSpec::Ping($s) => $body,
+            $crate::RoleSpec::Reflector($s) => $body,
+            $crate::RoleSpec::TcpServer($s) => $body,
+            $crate::RoleSpec::SessionClient($s) => $body,
+        }
+    };
+}
+
 /// The results enum and, for each results type, `From` it to its variant: one list.
 macro_rules! role_results {
     ($($variant:ident($t:ty)),* $(,)?) => {

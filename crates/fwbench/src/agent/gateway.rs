@@ -90,6 +90,12 @@ impl GatewayRole {
     }
 }
 
+impl super::SetUp for GatewaySpec {
+    fn set_up(&self) -> super::SetUpResult {
+        Ok(Box::new(GatewayRole::setup(self)?))
+    }
+}
+
 impl RoleRun for GatewayRole {
     fn start(&mut self) {
         self.interfaces = crate::host::probe::interfaces();

@@ -1,18 +1,18 @@
 //! `fwbench agent`: one role of a trial, driven over stdin/stdout by the controller.
 //!
 //! Frames in on stdin, frames out on stdout, logs on stderr. The phase machine from
-//! `proto` decides what is allowed. Every role is a [`RoleRun`] made by [`setup`], the
-//! one registry of roles; what a role set up is undone when it is dropped, so when
+//! `proto` decides what is allowed. Every role is a [`RoleRun`] made by its spec's
+//! [`SetUp`] (implemented by the workload family that owns the spec); what a role set up is undone when it is dropped, so when
 //! stdin closes (the controller is gone, even by SIGKILL), at teardown, or after a
 //! failed setup, the same code undoes it.
 //!
-//! Owns: the frame loop and the role registry. Must not: know what a role does
-//! (that is [`gateway`] and [`traffic`]).
+//! Owns: the frame loop and the [`SetUp`] seam. Must not: know what a role does
+//! (that is [`gateway`] and [`traffic`]) or name a role (the families do).
 
 mod events;
 mod gateway;
 mod netstate;
-mod traffic;
+pub(crate) mod traffic;
 
 use proto::{
     encode, AgentError, AgentInfo, AgentPhase, CodecError, ErrorKind, FrameReader, FromAgent,
@@ -49,33 +49,20 @@ pub trait RoleRun {
     fn stop(self: Box<Self>) -> Result<RoleResults, AgentError>;
 }
 
-/// The registry of roles: what each role spec sets up, the one place of the agent that
-/// names a role (what a role reports as is its results' type: `RoleResults: From`).
-fn setup(spec: &RoleSpec) -> Result<Box<dyn RoleRun>, AgentError> {
-    use crate::agent::traffic::{role, Sink, XdpSink};
-    use crate::agent::traffic::{
-        EchoClients, EchoServer, ExternalClient, ExternalServer, PingClient,
-    };
-    use crate::agent::traffic::{
-        Reflector, SessionClient, TcpServer, UdpSource, XskModeRequest, XskSource,
-    };
-    Ok(match spec {
-        RoleSpec::Gateway(g) => Box::new(gateway::GatewayRole::setup(g)?),
-        RoleSpec::EchoServer(s) => role(EchoServer::start(s))?,
-        RoleSpec::EchoClient(c) => role(EchoClients::connect(c))?,
-        RoleSpec::UdpSource(s) if s.raw.as_ref().is_some_and(|r| r.xdp) => {
-            role(XskSource::setup(s, XskModeRequest::Auto))?
-        }
-        RoleSpec::UdpSource(s) => role(UdpSource::setup(s))?,
-        RoleSpec::UdpSink(s) if s.xdp.is_some() => role(XdpSink::start(s))?,
-        RoleSpec::UdpSink(s) => role(Sink::start(s))?,
-        RoleSpec::Ping(s) => role(PingClient::setup(s))?,
-        RoleSpec::Reflector(s) => role(Reflector::start(s))?,
-        RoleSpec::TcpServer(s) if s.external.is_some() => role(ExternalServer::start(s))?,
-        RoleSpec::TcpServer(s) => role(TcpServer::start(s))?,
-        RoleSpec::SessionClient(c) if c.external.is_some() => role(ExternalClient::setup(c))?,
-        RoleSpec::SessionClient(c) => role(SessionClient::setup(c))?,
-    })
+/// What the agent runs for one role spec. Each spec type implements it beside the
+/// workload family that owns it (`workloads::echo`, `workloads::packet`,
+/// `workloads::conn`; the gateway in [`gateway`]): the family decides which traffic
+/// object plays its roles, and the agent names none.
+pub(crate) trait SetUp {
+    fn set_up(&self) -> SetUpResult;
+}
+
+/// A role set up, or why not.
+pub(crate) type SetUpResult = Result<Box<dyn RoleRun>, AgentError>;
+
+/// Set up the role a spec asks for (its type's [`SetUp`]).
+fn setup(spec: &RoleSpec) -> SetUpResult {
+    proto::with_role_spec!(spec, s => s.set_up())
 }
 
 enum Input {

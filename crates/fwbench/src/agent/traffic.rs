@@ -4,7 +4,8 @@
 //! Owns: how each traffic object is driven (started, polled, tallied, stopped) and
 //! stopping it when the role is dropped without a stop (undo). Must not: generate or
 //! count traffic itself, or name roles (its results' type says which role's they are:
-//! `RoleResults: From`; the registry in `agent` says which spec sets up what).
+//! `RoleResults: From`; each spec's `agent::SetUp`, in its workload family, says which
+//! traffic object plays it).
 
 use super::{error, Progress, RoleRun};
 use proto::{AgentError, ErrorKind, IfCounters, RoleResults, Tally, UdpSinkResults, UdpSinkSpec};

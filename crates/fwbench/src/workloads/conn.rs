@@ -4,6 +4,8 @@
 //!
 //! Must not: open sockets (the `traffic::conn` roles do) or store anything.
 
+use crate::agent::traffic::role;
+use crate::agent::{SetUp, SetUpResult};
 use crate::params::conn::CONN_PORT;
 use crate::params::conn::MAX_LIMIT;
 use crate::params::conn::MAX_PARALLEL;
@@ -731,6 +733,30 @@ impl Held for crate::host::conncap::Guard {
             if let Some(x) = c.scale.as_mut() {
                 x.conntrack_max_raised = Some(r);
             }
+        }
+    }
+}
+
+/// The agent's side of the connection families: which traffic object plays each role
+/// (an external program's wrapper where the spec names one).
+impl SetUp for TcpServerSpec {
+    fn set_up(&self) -> SetUpResult {
+        use crate::agent::traffic::{ExternalServer, TcpServer};
+        if self.external.is_some() {
+            role(ExternalServer::start(self))
+        } else {
+            role(TcpServer::start(self))
+        }
+    }
+}
+
+impl SetUp for SessionClientSpec {
+    fn set_up(&self) -> SetUpResult {
+        use crate::agent::traffic::{ExternalClient, SessionClient};
+        if self.external.is_some() {
+            role(ExternalClient::setup(self))
+        } else {
+            role(SessionClient::setup(self))
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Seed 000's echo workload on the controller side: the figures that combine the
 //! client's and the server's counters at the four measurement points.
 
+use crate::agent::traffic::{role, EchoClients, EchoServer};
+use crate::agent::{SetUp, SetUpResult};
 use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::rtt_columns;
@@ -445,6 +447,19 @@ impl Traffic for Echo {
             events: events.map(Box::new),
             ..summarise(&cr, &sr)
         }))
+    }
+}
+
+/// The agent's side of echo: which traffic object plays each role.
+impl SetUp for EchoServerSpec {
+    fn set_up(&self) -> SetUpResult {
+        role(EchoServer::start(self))
+    }
+}
+
+impl SetUp for EchoClientSpec {
+    fn set_up(&self) -> SetUpResult {
+        role(EchoClients::connect(self))
     }
 }
 

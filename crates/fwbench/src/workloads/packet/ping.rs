@@ -6,6 +6,8 @@
 //! kinds share (the family's checks, aim and placement stay in `check` and `roles`).
 
 use super::*;
+use crate::agent::traffic::role;
+use crate::agent::{SetUp, SetUpResult};
 use crate::params::Conflict;
 use proto::{PingSpec, ReflectorSpec};
 
@@ -258,6 +260,19 @@ impl Summary for PingSummary {
             }),
             ..rtt_columns(&self.rtt)
         }
+    }
+}
+
+/// The agent's side of ping: which traffic object plays each role.
+impl SetUp for PingSpec {
+    fn set_up(&self) -> SetUpResult {
+        role(crate::agent::traffic::PingClient::setup(self))
+    }
+}
+
+impl SetUp for ReflectorSpec {
+    fn set_up(&self) -> SetUpResult {
+        role(crate::agent::traffic::Reflector::start(self))
     }
 }
 

@@ -5,6 +5,8 @@
 //! Must not: combine results (`summary` does).
 
 use super::*;
+use crate::agent::traffic::role;
+use crate::agent::{SetUp, SetUpResult};
 
 /// The role specs of a packet trial: (servers, clients, the events' marker).
 pub type RoleSpecs = (Vec<RoleSpec>, Vec<RoleSpec>, Option<proto::Marker>);
@@ -263,4 +265,28 @@ fn ports(
         )));
     }
     Ok((src, dst))
+}
+
+/// The agent's side of the packet families: which traffic object plays each role (an
+/// AF_XDP socket where the spec asks for one).
+impl SetUp for UdpSourceSpec {
+    fn set_up(&self) -> SetUpResult {
+        use crate::agent::traffic::{UdpSource, XskModeRequest, XskSource};
+        if self.raw.as_ref().is_some_and(|r| r.xdp) {
+            role(XskSource::setup(self, XskModeRequest::Auto))
+        } else {
+            role(UdpSource::setup(self))
+        }
+    }
+}
+
+impl SetUp for UdpSinkSpec {
+    fn set_up(&self) -> SetUpResult {
+        use crate::agent::traffic::{Sink, XdpSink};
+        if self.xdp.is_some() {
+            role(XdpSink::start(self))
+        } else {
+            role(Sink::start(self))
+        }
+    }
 }
