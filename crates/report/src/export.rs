@@ -167,8 +167,16 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
     )
 }
 
-/// A figure's data as a table: one row per x (or category), one column per series.
+/// Most series a figure's table gives a column each; a figure with more (a trial's
+/// overlaid updates: one series per update) is given long, a row per point.
+const WIDE_SERIES: usize = 8;
+
+/// A figure's data as a table: one row per x (or category), one column per series;
+/// beyond [`WIDE_SERIES`] series, one row per point (series, x, value).
 pub fn figure_table(f: &Figure) -> Table {
+    if f.series.len() > WIDE_SERIES {
+        return long_figure_table(f);
+    }
     let xs: BTreeSet<u64> = f
         .series
         .iter()
@@ -203,6 +211,33 @@ pub fn figure_table(f: &Figure) -> Table {
     Table {
         title: format!("{} ({})", f.title, f.y_label),
         columns,
+        rows,
+    }
+}
+
+/// [`figure_table`] for many series: a row per point, in series order.
+fn long_figure_table(f: &Figure) -> Table {
+    let x_label = if f.x_label.is_empty() {
+        "case".to_string()
+    } else {
+        f.x_label.clone()
+    };
+    let rows = f
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().map(|p| {
+                let x = match f.kind {
+                    Kind::Bar => f.categories.get(p.x as usize).cloned().unwrap_or_default(),
+                    Kind::Line => num(p.x),
+                };
+                vec![s.name.clone(), x, mean_ci(p.y, p.ci95)]
+            })
+        })
+        .collect();
+    Table {
+        title: format!("{} ({})", f.title, f.y_label),
+        columns: vec!["series".to_string(), x_label, f.y_label.clone()],
         rows,
     }
 }
@@ -570,6 +605,7 @@ fn run_json(run: &RunReport) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::{Point, Series};
 
     #[test]
     fn csv_cells_cannot_be_formulas() {
@@ -607,5 +643,47 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(md_cell("a|b"), "a\\|b");
+    }
+
+    fn line_figure(series: usize, points: usize) -> Figure {
+        Figure {
+            id: "f".into(),
+            title: "t".into(),
+            x_label: "ms".into(),
+            y_label: "pps".into(),
+            kind: Kind::Line,
+            series: (0..series)
+                .map(|i| Series {
+                    name: format!("update {i}"),
+                    points: (0..points)
+                        .map(|x| Point {
+                            x: x as f64,
+                            y: (10 * i + x) as f64,
+                            ci95: None,
+                        })
+                        .collect(),
+                    fit: false,
+                })
+                .collect(),
+            categories: vec![],
+            markers: vec![],
+            spans: vec![],
+            overlay: None,
+            notes: vec![],
+            group: None,
+        }
+    }
+
+    #[test]
+    fn a_figure_of_many_series_is_a_long_table_with_every_point() {
+        // A few series: a column each, a row per x.
+        let wide = figure_table(&line_figure(WIDE_SERIES, 3));
+        assert_eq!(wide.columns.len(), 1 + WIDE_SERIES);
+        assert_eq!(wide.rows.len(), 3);
+        // Forty-six overlaid updates: three columns, a row per point, values kept.
+        let long = figure_table(&line_figure(46, 3));
+        assert_eq!(long.columns, ["series", "ms", "pps"]);
+        assert_eq!(long.rows.len(), 46 * 3);
+        assert_eq!(long.rows[3 * 45 + 2], ["update 45", "2", "452"]);
     }
 }
