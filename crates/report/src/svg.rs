@@ -24,6 +24,9 @@ const LEGEND_ROW: f64 = 16.0;
 const LABEL_ROW: f64 = 13.0;
 /// Width of a label character at the figure's font size, a little generous (pixels).
 const LABEL_CHAR: f64 = 6.2;
+/// Width of a title character (14 px bold), px, and the height of a title line.
+const TITLE_CHAR: f64 = 8.0;
+const TITLE_ROW: f64 = 17.0;
 /// The thin lines of an overlay, and the width of its bold one.
 const OVERLAY_THIN: &str = "#7f7f7f";
 const OVERLAY_BOLD_WIDTH: &str = "2.5";
@@ -34,6 +37,25 @@ const PALETTE: [&str; 10] = [
 ];
 
 /// Escape text for XML content and attribute values.
+/// `text` in lines of at most `width` characters, broken at spaces (a longer word
+/// stands alone on its line).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    if lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
+}
+
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -220,7 +242,10 @@ pub fn render(f: &Figure) -> String {
     let labels = place_labels(f, &fr);
     // One label row fits between the title and the plot; each more widens the gap.
     let label_rows = labels.iter().map(|l| l.row + 1).max().unwrap_or(0);
-    fr.top = TOP + label_rows.saturating_sub(1) as f64 * LABEL_ROW;
+    let title = wrap(&f.title, ((W - 16.0) / TITLE_CHAR) as usize);
+    fr.top = TOP
+        + label_rows.saturating_sub(1) as f64 * LABEL_ROW
+        + title.len().saturating_sub(1) as f64 * TITLE_ROW;
     let h = fr.bottom() + BELOW + slant + legend_rows as f64 * LEGEND_ROW + 8.0;
     let mut o = String::new();
     let _ = write!(
@@ -232,10 +257,19 @@ pub fn render(f: &Figure) -> String {
     let _ = write!(o, "<title>{}</title>", escape(&f.title));
     let _ = write!(
         o,
-        r#"<text x="{}" y="20" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
-        c(W / 2.0),
-        escape(&f.title)
+        r#"<text y="20" text-anchor="middle" font-size="14" font-weight="bold">"#
     );
+    for (i, line) in title.iter().enumerate() {
+        let dy = if i == 0 { 0.0 } else { TITLE_ROW };
+        let _ = write!(
+            o,
+            r#"<tspan x="{}" dy="{}">{}</tspan>"#,
+            c(W / 2.0),
+            c(dy),
+            escape(line)
+        );
+    }
+    o.push_str("</text>");
     if f.kind == Kind::Line {
         spans(&mut o, &f.spans, &fr);
     }
@@ -884,5 +918,40 @@ mod tests {
                     .ok()
             })
             .fold(f64::MIN, f64::max)
+    }
+
+    #[test]
+    fn long_titles_wrap_at_spaces_within_the_width() {
+        assert_eq!(wrap("short title", 40), ["short title"]);
+        assert_eq!(
+            wrap("received per 1-ms bin around each update of trial 12", 20),
+            ["received per 1-ms", "bin around each", "update of trial 12"]
+        );
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            ["averyveryverylongword", "x"]
+        );
+        // A wrapped title draws one line each and moves the plot down.
+        let pts = vec![Point {
+            x: 0.0,
+            y: 1.0,
+            ci95: None,
+        }];
+        let line = |t: &str| {
+            let series = vec![Series {
+                name: "s".into(),
+                points: pts.clone(),
+                fit: false,
+            }];
+            Figure::line("t", t, ("x", "y"), series)
+        };
+        let one = render(&line("t"));
+        let long = render(&line(&"word ".repeat(60)));
+        assert_eq!(long.matches("<tspan").count(), 4);
+        let height = |svg: &str| -> f64 {
+            let h = svg.split("height=\"").nth(1).unwrap();
+            h[..h.find('"').unwrap()].parse().unwrap()
+        };
+        assert_eq!(height(&long) - height(&one), 3.0 * TITLE_ROW);
     }
 }
