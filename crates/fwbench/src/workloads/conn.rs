@@ -74,24 +74,20 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             k.proxy_buffer, MAX_PROXY_BUFFER
         ));
     }
-    if let Some(s) = &k.server_program {
-        if s != "nginx" {
+    // The one external program each side supports, and what it does.
+    let programs = [
+        ("--server-program", &k.server_program, "nginx", "serves"),
+        ("--client-program", &k.client_program, "curl", "runs"),
+    ];
+    for (flag, given, supported, does) in programs {
+        let Some(given) = given else { continue };
+        if given != supported {
             return Err(format!(
-                "--server-program '{s}' is not supported (supported: nginx)"
+                "{flag} '{given}' is not supported (supported: {supported})"
             ));
         }
         if p.workload() != Workload::Http {
-            return Err("--server-program serves http downloads only".into());
-        }
-    }
-    if let Some(c) = &k.client_program {
-        if c != "curl" {
-            return Err(format!(
-                "--client-program '{c}' is not supported (supported: curl)"
-            ));
-        }
-        if p.workload() != Workload::Http {
-            return Err("--client-program runs http downloads only".into());
+            return Err(format!("{flag} {does} http downloads only"));
         }
     }
     for prog in [&k.server_program, &k.client_program].into_iter().flatten() {
@@ -765,6 +761,52 @@ mod tests {
         }
         let held = of(ConnKind::Connections).ending();
         assert_eq!(held, Ending::Counted { holds: true });
+    }
+
+    /// Each side's external program: another than the one supported is refused by
+    /// name, and the supported one off http downloads, each in its flag's words.
+    #[test]
+    fn an_external_program_is_refused_unless_supported_and_for_http() {
+        use crate::params::workload::Workload;
+        use crate::plan::build::test_params;
+        let refused = |w, axis, prog: &str| {
+            let mut p = test_params(w, &[]);
+            let k = p.kind.conn_mut().unwrap();
+            let side = match axis {
+                "server_program" => &mut k.server_program,
+                _ => &mut k.client_program,
+            };
+            *side = Some(prog.to_string());
+            check(&p).unwrap_err()
+        };
+        for (w, axis, prog, want) in [
+            (
+                Workload::Http,
+                "server_program",
+                "apache2",
+                "--server-program 'apache2' is not supported (supported: nginx)",
+            ),
+            (
+                Workload::Http,
+                "client_program",
+                "wget",
+                "--client-program 'wget' is not supported (supported: curl)",
+            ),
+            (
+                Workload::Bulk,
+                "server_program",
+                "nginx",
+                "--server-program serves http downloads only",
+            ),
+            (
+                Workload::Bulk,
+                "client_program",
+                "curl",
+                "--client-program runs http downloads only",
+            ),
+        ] {
+            assert_eq!(refused(w, axis, prog), want);
+        }
     }
 
     #[test]
