@@ -8,6 +8,15 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `add_up!(into, from; a, b, …)`: the counters `a`, `b`, … of `from` added to those
+/// of `into`, field by field — several threads, shards or hosts of a role as one.
+#[macro_export]
+macro_rules! add_up {
+    ($into:expr, $from:expr; $($field:ident),+ $(,)?) => {
+        $($into.$field += $from.$field;)+
+    };
+}
+
 /// Packets/frames and bytes seen at one measurement point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Counter {
@@ -50,12 +59,7 @@ impl Validation {
             + self.reordered
     }
     pub fn merge(&mut self, o: &Validation) {
-        self.malformed += o.malformed;
-        self.wrong_client += o.wrong_client;
-        self.wrong_size += o.wrong_size;
-        self.gaps += o.gaps;
-        self.duplicates += o.duplicates;
-        self.reordered += o.reordered;
+        crate::add_up!(self, o; malformed, wrong_client, wrong_size, gaps, duplicates, reordered);
     }
 }
 
@@ -104,4 +108,42 @@ pub struct Tally {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each counter of the other adds to its own (distinct values: a field added to
+    /// another's, or left out, shows).
+    #[test]
+    fn validations_merge_counter_by_counter() {
+        let mut a = Validation {
+            malformed: 1,
+            wrong_client: 2,
+            wrong_size: 3,
+            gaps: 4,
+            duplicates: 5,
+            reordered: 6,
+        };
+        let b = Validation {
+            malformed: 10,
+            wrong_client: 200,
+            wrong_size: 3000,
+            gaps: 40_000,
+            duplicates: 500_000,
+            reordered: 6_000_000,
+        };
+        a.merge(&b);
+        let want = Validation {
+            malformed: 11,
+            wrong_client: 202,
+            wrong_size: 3003,
+            gaps: 40_004,
+            duplicates: 500_005,
+            reordered: 6_000_006,
+        };
+        assert_eq!(a, want);
+        assert_eq!(a.total(), 6_543_231);
+    }
 }
