@@ -28,6 +28,14 @@ fn refuse(why: impl Into<String>) -> Result<(), Conflict> {
     Err(Conflict(why.into()))
 }
 
+/// A count within 1..=`max`, else refused as "`what` must be 1..`max`, not `n`".
+fn one_to(what: &str, n: u32, max: u32) -> Result<(), Conflict> {
+    if n == 0 || n > max {
+        return refuse(format!("{what} must be 1..{max}, not {n}"));
+    }
+    Ok(())
+}
+
 /// What the sender can write: fragments only from sockets, the kind's payload (ping's
 /// sequence number), a paced flow's rate, new flows from sockets.
 fn sender(
@@ -77,23 +85,14 @@ fn threads_and_flows(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> 
     } else {
         traffic::udp::MAX_FLOWS
     };
-    if k.flows == 0 || k.flows > max_flows {
-        return refuse(format!("flows must be 1..{max_flows}, not {}", k.flows));
-    }
+    one_to("flows", k.flows, max_flows)?;
     if k.threads > k.flows {
         return refuse(format!(
             "{} sender threads for {} flows: give at least as many flows as threads",
             k.threads, k.flows
         ));
     }
-    if k.batch == 0 || k.batch > traffic::udp::MAX_BATCH {
-        return refuse(format!(
-            "batch must be 1..{}, not {}",
-            traffic::udp::MAX_BATCH,
-            k.batch
-        ));
-    }
-    Ok(())
+    one_to("batch", k.batch, traffic::udp::MAX_BATCH)
 }
 
 /// `--dsts`: within the address plan, no more than the flows, one destination for a
@@ -103,9 +102,7 @@ fn destinations(p: &TrialParams, k: &PacketParams, kind: &dyn KindRules) -> Resu
         return Ok(());
     }
     let max = crate::testbed::addr::MAX_DSTS;
-    if k.dsts == 0 || k.dsts > max {
-        return refuse(format!("--dsts must be 1..{max}, not {}", k.dsts));
-    }
+    one_to("--dsts", k.dsts, max)?;
     if k.dsts > k.flows {
         return refuse(format!(
             "--dsts {} for {} flows: give at least as many flows as destinations",
@@ -263,4 +260,59 @@ fn search_and_rate(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::build::test_params;
+
+    /// Flows, batch and `--dsts` outside 1..max are refused naming the value and the
+    /// range, word for word; their bounds pass.
+    #[test]
+    fn counts_outside_one_to_their_maximum_are_refused_by_name() {
+        let refused = |set: &dyn Fn(&mut PacketParams)| {
+            let mut p = test_params(Workload::Flood, &[]);
+            set(p.kind.packet_mut().unwrap());
+            check(&p, &PacketRate).err().map(|c| c.0)
+        };
+        let max_flows = traffic::udp::MAX_FLOWS;
+        let max_batch = traffic::udp::MAX_BATCH;
+        let max_dsts = crate::testbed::addr::MAX_DSTS;
+        for (set, want) in [
+            (
+                &(|k: &mut PacketParams| k.flows = 0) as &dyn Fn(&mut PacketParams),
+                format!("flows must be 1..{max_flows}, not 0"),
+            ),
+            (
+                &|k: &mut PacketParams| k.flows = max_flows + 1,
+                format!("flows must be 1..{max_flows}, not {}", max_flows + 1),
+            ),
+            (
+                &|k: &mut PacketParams| k.batch = 0,
+                format!("batch must be 1..{max_batch}, not 0"),
+            ),
+            (
+                &|k: &mut PacketParams| k.batch = max_batch + 1,
+                format!("batch must be 1..{max_batch}, not {}", max_batch + 1),
+            ),
+            (
+                &|k: &mut PacketParams| k.dsts = 0,
+                format!("--dsts must be 1..{max_dsts}, not 0"),
+            ),
+            (
+                &|k: &mut PacketParams| {
+                    k.flows = max_flows;
+                    k.dsts = max_dsts + 1;
+                },
+                format!("--dsts must be 1..{max_dsts}, not {}", max_dsts + 1),
+            ),
+        ] {
+            assert_eq!(refused(set), Some(want));
+        }
+        let at_bounds = |k: &mut PacketParams| {
+            (k.flows, k.batch, k.dsts) = (max_flows, max_batch, max_dsts);
+        };
+        assert_eq!(refused(&at_bounds), None);
+    }
 }
