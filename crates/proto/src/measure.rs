@@ -8,6 +8,15 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `add_up!(into, from; a, b, …)`: the counters `a`, `b`, … of `from` added to those
+/// of `into`, field by field — several threads, shards or hosts of a role as one.
+#[macro_export]
+macro_rules! add_up {
+    ($into:expr, $from:expr; $($field:ident),+ $(,)?) => {
+        $($into.$field += $from.$field;)+
+    };
+}
+
 /// Packets/frames and bytes seen at one measurement point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Counter {
@@ -50,12 +59,7 @@ impl Validation {
             + self.reordered
     }
     pub fn merge(&mut self, o: &Validation) {
-        self.malformed += o.malformed;
-        self.wrong_client += o.wrong_client;
-        self.wrong_size += o.wrong_size;
-        self.gaps += o.gaps;
-        self.duplicates += o.duplicates;
-        self.reordered += o.reordered;
+        crate::add_up!(self, o; malformed, wrong_client, wrong_size, gaps, duplicates, reordered);
     }
 }
 
@@ -104,4 +108,31 @@ pub struct Tally {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each counter of the other adds to its own (distinct values: a field added to
+    /// another's, or left out, shows).
+    #[test]
+    fn validations_merge_counter_by_counter() {
+        let mut b = Validation::default();
+        (b.malformed, b.wrong_client, b.wrong_size) = (1, 10, 100);
+        (b.gaps, b.duplicates, b.reordered) = (1_000, 10_000, 100_000);
+        let mut a = b;
+        a.merge(&b);
+        a.merge(&b);
+        let each = [
+            a.malformed,
+            a.wrong_client,
+            a.wrong_size,
+            a.gaps,
+            a.duplicates,
+            a.reordered,
+        ];
+        assert_eq!(each, [3, 30, 300, 3_000, 30_000, 300_000]);
+        assert_eq!(a.total(), 333_333);
+    }
 }

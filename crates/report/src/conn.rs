@@ -751,23 +751,22 @@ fn ab_drift(conn: &[&Config], trials: &[Trial], a: &mut Analysis) {
             }
         ));
         let case = label.clone().unwrap_or_else(|| "-".into());
+        let id = if i == 0 {
+            "ab-drift".to_string()
+        } else {
+            format!("ab-drift-{}", i + 1)
+        };
         a.figures.push(Figure {
-            id: if i == 0 {
-                "ab-drift".into()
-            } else {
-                format!("ab-drift-{}", i + 1)
-            },
-            title: format!("A/B drift ({case}): {quantity} per trial vs start time"),
-            x_label: "trial start (s since the run's first trial)".into(),
-            y_label: format!("{quantity} (ms)"),
-            kind: Kind::Line,
-            series,
-            categories: Vec::new(),
-            markers: Vec::new(),
-            spans: vec![],
-            overlay: None,
             notes,
-            group: None,
+            ..Figure::line(
+                &id,
+                &format!("A/B drift ({case}): {quantity} per trial vs start time"),
+                (
+                    "trial start (s since the run's first trial)",
+                    &format!("{quantity} (ms)"),
+                ),
+                series,
+            )
         });
     }
 }
@@ -1479,18 +1478,14 @@ fn sweet_spot(trials: &[Trial], a: &mut Analysis) {
     ));
     if !series.is_empty() {
         a.figures.push(Figure {
-            id: "sessions-sweet-spot".into(),
-            title: "Sessions/s vs parallelism (sweet-spot search)".into(),
-            x_label: "parallel sessions (workers)".into(),
-            y_label: "sessions/s".into(),
-            kind: Kind::Line,
-            series,
-            categories: vec![],
             markers,
-            spans: vec![],
-            overlay: None,
             notes,
-            group: None,
+            ..Figure::line(
+                "sessions-sweet-spot",
+                "Sessions/s vs parallelism (sweet-spot search)",
+                ("parallel sessions (workers)", "sessions/s"),
+                series,
+            )
         });
     }
 }

@@ -225,21 +225,13 @@ fn occupancy(trials: &[Trial]) -> Option<Figure> {
     if !by.values().any(|m| m.len() > 1) {
         return None;
     }
-    let series = by
-        .into_iter()
-        .map(|(name, m)| Series {
-            name,
-            points: m
-                .into_iter()
-                .map(|(x, v)| Point {
-                    x: x as f64,
-                    y: v.iter().sum::<f64>() / v.len() as f64,
-                    ci95: None,
-                })
-                .collect(),
-            fit: false,
+    let series = Series::per_name(by, |x, v| {
+        Some(Point {
+            x: x as f64,
+            y: v.iter().sum::<f64>() / v.len() as f64,
+            ci95: None,
         })
-        .collect();
+    });
     let mut f = Figure::line(
         "conntrack-pps-vs-occupancy",
         "Packets/s of a tracked flow vs conntrack table occupancy",

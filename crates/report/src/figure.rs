@@ -93,6 +93,24 @@ impl Series {
             fit: false,
         })
     }
+
+    /// One series per name, in name order, from its values grouped by x: each group
+    /// one point, as `point` makes it from the group's x and values (`None`: no point).
+    pub fn per_name<X>(
+        by: std::collections::BTreeMap<String, std::collections::BTreeMap<X, Vec<f64>>>,
+        point: impl Fn(X, Vec<f64>) -> Option<Point>,
+    ) -> Vec<Series> {
+        by.into_iter()
+            .map(|(name, groups)| Series {
+                name,
+                points: groups
+                    .into_iter()
+                    .filter_map(|(x, v)| point(x, v))
+                    .collect(),
+                fit: false,
+            })
+            .collect()
+    }
 }
 
 impl Figure {

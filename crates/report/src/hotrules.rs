@@ -6,7 +6,7 @@
 //! Owns: choosing those trials and the figure. Must not: read the store (it gets the
 //! run's trials) or draw.
 
-use crate::figure::{Figure, Kind, Point, Series};
+use crate::figure::{Figure, Point, Series};
 use crate::model::Trial;
 use crate::stats::{median, Summary};
 use std::collections::BTreeMap;
@@ -126,24 +126,14 @@ pub fn figure(trials: &[Trial]) -> Option<Figure> {
     if aimed == 0 {
         return None;
     }
-    let series = by
-        .into_iter()
-        .map(|(name, points)| Series {
-            name,
-            points: points
-                .into_iter()
-                .filter_map(|(x, ys)| {
-                    let s = Summary::of(&ys)?;
-                    Some(Point {
-                        x: x as f64,
-                        y: s.mean,
-                        ci95: s.ci95,
-                    })
-                })
-                .collect(),
-            fit: false,
+    let series = Series::per_name(by, |x, ys| {
+        let s = Summary::of(&ys)?;
+        Some(Point {
+            x: x as f64,
+            y: s.mean,
+            ci95: s.ci95,
         })
-        .collect();
+    });
     let mut notes = vec![
         "Each point is a trial aimed at one rule of the imported ruleset (--aim N): its \
          packets match that rule, so they pass every rule before it."
@@ -156,18 +146,16 @@ pub fn figure(trials: &[Trial]) -> Option<Figure> {
         ));
     }
     Some(Figure {
-        id: "hot-rules".into(),
-        title: "Hot rules: time per packet vs the aimed rule's position".into(),
-        x_label: "aimed rule (position in the imported ruleset)".into(),
-        y_label: "time per packet (ns, 1 / received pps)".into(),
-        kind: Kind::Line,
-        series,
-        categories: vec![],
-        markers: vec![],
-        spans: vec![],
-        overlay: None,
         notes,
-        group: None,
+        ..Figure::line(
+            "hot-rules",
+            "Hot rules: time per packet vs the aimed rule's position",
+            (
+                "aimed rule (position in the imported ruleset)",
+                "time per packet (ns, 1 / received pps)",
+            ),
+            series,
+        )
     })
 }
 

@@ -76,24 +76,20 @@ pub fn check(p: &TrialParams) -> Result<(), String> {
             k.proxy_buffer, MAX_PROXY_BUFFER
         ));
     }
-    if let Some(s) = &k.server_program {
-        if s != "nginx" {
+    // The one external program each side supports, and what it does.
+    let programs = [
+        ("--server-program", &k.server_program, "nginx", "serves"),
+        ("--client-program", &k.client_program, "curl", "runs"),
+    ];
+    for (flag, given, supported, does) in programs {
+        let Some(given) = given else { continue };
+        if given != supported {
             return Err(format!(
-                "--server-program '{s}' is not supported (supported: nginx)"
+                "{flag} '{given}' is not supported (supported: {supported})"
             ));
         }
         if p.workload() != Workload::Http {
-            return Err("--server-program serves http downloads only".into());
-        }
-    }
-    if let Some(c) = &k.client_program {
-        if c != "curl" {
-            return Err(format!(
-                "--client-program '{c}' is not supported (supported: curl)"
-            ));
-        }
-        if p.workload() != Workload::Http {
-            return Err("--client-program runs http downloads only".into());
+            return Err(format!("{flag} {does} http downloads only"));
         }
     }
     for prog in [&k.server_program, &k.client_program].into_iter().flatten() {
@@ -376,10 +372,7 @@ pub fn summarise(results: Vec<RoleResults>, proxy: Option<ProxyResults>) -> Resu
 pub fn merge_clients(mut cs: Vec<SessionClientResults>) -> SessionClientResults {
     let mut m = cs.remove(0);
     for c in cs {
-        m.sessions += c.sessions;
-        m.failed += c.failed;
-        m.bytes += c.bytes;
-        m.corrupt += c.corrupt;
+        proto::add_up!(m, c; sessions, failed, bytes, corrupt);
         m.elapsed_ns = m.elapsed_ns.max(c.elapsed_ns);
         for (text, n) in c.errors {
             match m.errors.iter_mut().find(|(t, _)| *t == text) {
@@ -419,16 +412,9 @@ fn merge_hold(a: HoldResults, b: HoldResults) -> HoldResults {
 pub fn merge_servers(mut ss: Vec<TcpServerResults>) -> TcpServerResults {
     let mut m = ss.remove(0);
     for s in ss {
-        m.accepted += s.accepted;
-        m.sessions += s.sessions;
-        m.http_requests += s.http_requests;
-        m.bytes_sent += s.bytes_sent;
-        m.bytes_received += s.bytes_received;
-        m.bad_requests += s.bad_requests;
-        m.errors += s.errors;
+        proto::add_up!(m, s; accepted, sessions, http_requests, bytes_sent, bytes_received);
+        proto::add_up!(m, s; bad_requests, errors, max_open, accept_errors);
         m.first_error = m.first_error.or(s.first_error);
-        m.max_open += s.max_open;
-        m.accept_errors += s.accept_errors;
     }
     m
 }
@@ -793,6 +779,52 @@ mod tests {
         assert_eq!(held, Ending::Counted { holds: true });
     }
 
+    /// Each side's external program: another than the one supported is refused by
+    /// name, and the supported one off http downloads, each in its flag's words.
+    #[test]
+    fn an_external_program_is_refused_unless_supported_and_for_http() {
+        use crate::params::workload::Workload;
+        use crate::plan::build::test_params;
+        let refused = |w, axis, prog: &str| {
+            let mut p = test_params(w, &[]);
+            let k = p.kind.conn_mut().unwrap();
+            let side = match axis {
+                "server_program" => &mut k.server_program,
+                _ => &mut k.client_program,
+            };
+            *side = Some(prog.to_string());
+            check(&p).unwrap_err()
+        };
+        for (w, axis, prog, want) in [
+            (
+                Workload::Http,
+                "server_program",
+                "apache2",
+                "--server-program 'apache2' is not supported (supported: nginx)",
+            ),
+            (
+                Workload::Http,
+                "client_program",
+                "wget",
+                "--client-program 'wget' is not supported (supported: curl)",
+            ),
+            (
+                Workload::Bulk,
+                "server_program",
+                "nginx",
+                "--server-program serves http downloads only",
+            ),
+            (
+                Workload::Bulk,
+                "client_program",
+                "curl",
+                "--client-program runs http downloads only",
+            ),
+        ] {
+            assert_eq!(refused(w, axis, prog), want);
+        }
+    }
+
     #[test]
     fn one_source_per_fifty_thousand_connections() {
         assert_eq!(sources_for(1), 1);
@@ -870,6 +902,40 @@ mod tests {
             },
         ]);
         assert_eq!((s.accepted, s.max_open), (7, 7));
+    }
+
+    /// Server shards as one: every counter adds up, the first shard's error stands;
+    /// client shards likewise (distinct values: a counter added to another's shows).
+    #[test]
+    fn server_and_client_shards_add_every_counter() {
+        let shard = |n: u64, error: Option<&str>| TcpServerResults {
+            accepted: n,
+            sessions: 2 * n,
+            http_requests: 3 * n,
+            bytes_sent: 4 * n,
+            bytes_received: 5 * n,
+            bad_requests: 6 * n,
+            errors: 7 * n,
+            first_error: error.map(String::from),
+            max_open: 8 * n,
+            accept_errors: 9 * n,
+            external: None,
+        };
+        let s = merge_servers(vec![
+            shard(1, None),
+            shard(10, Some("a")),
+            shard(100, Some("b")),
+        ]);
+        assert_eq!(s, shard(111, Some("a")));
+        let mut a = client(0, 1, 0, 1.0);
+        (a.sessions, a.failed, a.bytes, a.corrupt) = (1, 2, 3, 4);
+        let mut b = a.clone();
+        (b.sessions, b.failed, b.bytes, b.corrupt) = (10, 200, 3000, 40_000);
+        let m = merge_clients(vec![a, b]);
+        assert_eq!(
+            (m.sessions, m.failed, m.bytes, m.corrupt),
+            (11, 202, 3003, 40_004)
+        );
     }
 
     #[test]

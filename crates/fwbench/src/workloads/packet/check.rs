@@ -28,6 +28,14 @@ fn refuse(why: impl Into<String>) -> Result<(), Conflict> {
     Err(Conflict(why.into()))
 }
 
+/// A count within 1..=`max`, else refused as "`what` must be 1..`max`, not `n`".
+fn one_to(what: &str, n: u32, max: u32) -> Result<(), Conflict> {
+    if n == 0 || n > max {
+        return refuse(format!("{what} must be 1..{max}, not {n}"));
+    }
+    Ok(())
+}
+
 /// What the sender can write: fragments only from sockets, the kind's payload (ping's
 /// sequence number), a paced flow's rate, new flows from sockets.
 fn sender(
@@ -77,23 +85,14 @@ fn threads_and_flows(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> 
     } else {
         traffic::udp::MAX_FLOWS
     };
-    if k.flows == 0 || k.flows > max_flows {
-        return refuse(format!("flows must be 1..{max_flows}, not {}", k.flows));
-    }
+    one_to("flows", k.flows, max_flows)?;
     if k.threads > k.flows {
         return refuse(format!(
             "{} sender threads for {} flows: give at least as many flows as threads",
             k.threads, k.flows
         ));
     }
-    if k.batch == 0 || k.batch > traffic::udp::MAX_BATCH {
-        return refuse(format!(
-            "batch must be 1..{}, not {}",
-            traffic::udp::MAX_BATCH,
-            k.batch
-        ));
-    }
-    Ok(())
+    one_to("batch", k.batch, traffic::udp::MAX_BATCH)
 }
 
 /// `--dsts`: within the address plan, no more than the flows, one destination for a
@@ -103,9 +102,7 @@ fn destinations(p: &TrialParams, k: &PacketParams, kind: &dyn KindRules) -> Resu
         return Ok(());
     }
     let max = crate::testbed::addr::MAX_DSTS;
-    if k.dsts == 0 || k.dsts > max {
-        return refuse(format!("--dsts must be 1..{max}, not {}", k.dsts));
-    }
+    one_to("--dsts", k.dsts, max)?;
     if k.dsts > k.flows {
         return refuse(format!(
             "--dsts {} for {} flows: give at least as many flows as destinations",
@@ -264,3 +261,7 @@ fn search_and_rate(p: &TrialParams, k: &PacketParams) -> Result<(), Conflict> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "check_tests.rs"]
+mod tests;
