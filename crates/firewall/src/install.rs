@@ -49,13 +49,13 @@ pub fn check_tools(r: &Rendered) -> Result<(), InstallError> {
 }
 
 /// What a crash marker records: whose batches, and the batches that remove them.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize)]
 struct Marker {
     engine: Engine,
     remove: Vec<Batch>,
     /// The nft table installed (`ip fwbench`), for the nft engines; markers of older
     /// builds have none (their table was `inet fwbench`, deleted by `remove`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     nft_table: Option<String>,
 }
 

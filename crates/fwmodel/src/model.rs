@@ -336,6 +336,7 @@ pub enum ImportFormat {
 
 /// An imported ruleset, already rewritten into fwbench's namespace of names
 /// (made by the `import` module).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Imported {
     pub format: ImportFormat,
@@ -358,7 +359,6 @@ pub struct Imported {
     pub notes: Vec<String>,
     /// The ipsets an `iptables-save` import matches (`--import-ipset`), renamed into
     /// fwbench's own; created before the rules, destroyed after them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sets: Option<ImportedSets>,
 }
 
@@ -411,20 +411,15 @@ impl ImportedRule {
 
 /// The match fields of an imported rule that a test packet can be given. Ranges are
 /// inclusive; addresses are prefixes (`198.18.0.0/15`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AimFields {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l4: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dst: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sport: Option<(u16, u16)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dport: Option<(u16, u16)>,
     /// Why no packet can be aimed at the rule (a match fwbench cannot produce).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unaimable: Option<String>,
 }
 

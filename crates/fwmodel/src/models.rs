@@ -77,6 +77,7 @@ pub enum Model {
 }
 
 /// The addresses of the testbed the rule set is for.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Addressing {
     /// Source address of client i (index 0 = client 1).
@@ -88,14 +89,13 @@ pub struct Addressing {
     pub server_net: Prefix,
     /// The gateway's address on the client side (198.18.0.1): where the NAT models'
     /// client aims (destination NAT). `None` from older controllers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_client: Option<IpAddr>,
     /// The gateway's address on the server side (198.19.0.1): the source NAT models
     /// translate to it. `None` from older controllers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_server: Option<IpAddr>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
     pub model: Model,
@@ -111,10 +111,8 @@ pub struct ModelSpec {
     pub one_way: bool,
     /// Destination port of the test traffic (model `linear-drop` matches the client's
     /// own (address, port) pair); `None` from older controllers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dport: Option<u16>,
     /// Model `snat`: translate to this address instead of the gateway's server-side one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nat_to: Option<IpAddr>,
 }
 

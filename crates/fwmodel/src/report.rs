@@ -37,6 +37,7 @@ impl Report {
 }
 
 /// What the counters say about the trial's traffic versus what the model expects.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verdicts {
     /// Packets counted by rules that match the test traffic.
@@ -58,10 +59,8 @@ pub struct Verdicts {
     pub rules: Vec<RuleHit>,
     /// Imported rulesets: the rule with a final verdict (accept, drop, reject) that
     /// counted the most packets, e.g. `INPUT:3 (-A INPUT -p tcp … -j ACCEPT): 1000 packets`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub took: Option<String>,
     /// Imported rulesets: packets dropped or rejected by the user's rules or policies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<Dropped>,
 }
 
@@ -91,21 +90,15 @@ pub struct Dropped {
 /// where the chains hook in and at what priority, whether rules count packets, the
 /// base policy, what sets are made of. Text values, one line each, for people; empty
 /// fields are left out (engine none has none).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sets: Option<String>,
 }
 

@@ -53,6 +53,7 @@ pub enum ConnMode {
 }
 
 /// The built-in TCP server (FWBS/FWBH/HTTP on one port), or an external HTTP server.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpServerSpec {
     pub listen: IpAddr,
@@ -61,20 +62,19 @@ pub struct TcpServerSpec {
     pub backlog: u32,
     /// `Some("nginx")`: run that program instead of the built-in server, serving
     /// `bytes/<N>` files for every size in `objects`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<u64>,
 }
 
 /// The connection client.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionClientSpec {
     pub mode: ConnMode,
     pub server: IpAddr,
     pub port: u16,
     /// Source address to bind (None: the kernel picks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<IpAddr>,
     /// Several source addresses, used round-robin (connection by connection in hold
     /// mode, worker by worker otherwise); each gives its own ~64 000 source ports.
@@ -84,7 +84,6 @@ pub struct SessionClientSpec {
     /// Workers running sessions back to back (1 = sequential).
     pub parallel: u32,
     /// Sessions in total over all workers (None: until Stop).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
     /// Bytes the client sends per session (sessions: ≥ 16, header included).
     pub request: u32,
@@ -103,10 +102,8 @@ pub struct SessionClientSpec {
     pub verify: bool,
     /// `Some("curl")`: run that program per download (http mode) instead of the
     /// built-in client.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
     /// Gateway events: record the transactions in fine time bins (absent: none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::event::StreamEventsSpec>,
 }
 
@@ -136,6 +133,7 @@ pub struct Durations {
 }
 
 /// Why the hold mode stopped opening connections.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HoldResults {
     /// Connections established and still open when opening stopped.
@@ -146,18 +144,16 @@ pub struct HoldResults {
     /// What stopped it: "limit", or a description of the failing resource.
     pub limiter: String,
     /// errno of the failure, if one stopped it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errno: Option<i32>,
     /// Time to open them all, ms.
     pub open_ms: f64,
     /// The client process's soft RLIMIT_NOFILE before it raised it, and in force after
     /// (agents of older builds do not send them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nofile_before: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nofile: Option<u64>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionClientResults {
     pub mode: ConnMode,
@@ -182,21 +178,18 @@ pub struct SessionClientResults {
     /// Time to last response byte, from connect start.
     pub ttlb: Durations,
     /// Bulk: the zero-byte sessions measured first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Durations>,
     /// Durations of the first sessions in order, µs (at most 10 000): the distribution
     /// and the A/B test use them.
     pub session_us: Vec<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<HoldResults>,
     /// The external client used, if any (e.g. "curl 7.88.1").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
     /// Gateway events: the transactions in fine time bins (when asked for).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Box<crate::event::TxnStreams>>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TcpServerResults {
     pub accepted: u64,
@@ -208,13 +201,11 @@ pub struct TcpServerResults {
     /// Requests whose bytes did not match the pattern or protocol.
     pub bad_requests: u64,
     pub errors: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
     /// Most connections open at once.
     pub max_open: u64,
     /// accept(2) failures (e.g. EMFILE), which cap concurrent connections.
     pub accept_errors: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
 }
 
@@ -229,6 +220,7 @@ pub struct ProxySpec {
     pub buffer: u32,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ProxyResults {
     pub connections: u64,
@@ -238,7 +230,6 @@ pub struct ProxyResults {
     pub bytes_down: u64,
     pub max_open: u64,
     pub errors: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
 }
 

@@ -23,6 +23,7 @@ pub struct EchoServerSpec {
 }
 
 /// Client side of the echo workload: `sources.len()` clients, one thread each.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EchoClientSpec {
     pub proto: Proto,
@@ -37,11 +38,11 @@ pub struct EchoClientSpec {
     /// received within it counts as lost.
     pub timeout_ms: u32,
     /// Gateway events: record the transactions in fine time bins (absent: none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<crate::event::StreamEventsSpec>,
 }
 
 /// One client connection as the client sees it (MP1 and MP4).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EchoClientStats {
     /// 1-based client number.
@@ -58,11 +59,11 @@ pub struct EchoClientStats {
     /// Time this client spent cycling, ns.
     pub elapsed_ns: u64,
     /// Why this client stopped early, if it did (e.g. connection reset).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// One client connection as the server sees it (MP2 and MP3).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EchoServerStats {
     /// Client number as learned from the frames (0 if none arrived).
@@ -71,10 +72,10 @@ pub struct EchoServerStats {
     pub mp3: Counter,
     pub unsent: u64,
     pub validation: Validation,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EchoClientResults {
     pub clients: Vec<EchoClientStats>,
@@ -83,7 +84,6 @@ pub struct EchoClientResults {
     /// Wall time between Start and Stop as the client agent measured it, ns.
     pub elapsed_ns: u64,
     /// Gateway events: the transactions in fine time bins (when asked for).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Box<crate::event::TxnStreams>>,
 }
 

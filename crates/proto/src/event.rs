@@ -123,6 +123,7 @@ pub struct Marker {
 /// One scheduled gateway event: `count` updates of `kind` (K = `k` rules or
 /// elements each), the first `at_s` seconds after the traffic phase starts, then
 /// one every `1 / rate` seconds.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventSpec {
     pub kind: UpdateKind,
@@ -131,12 +132,10 @@ pub struct EventSpec {
     /// Seconds after the start of the traffic phase of the first update.
     pub at_s: f64,
     /// Updates per second after the first (`None`: once).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
     /// Updates in all (1 when `rate` is `None`).
     pub count: u32,
     /// The flow the first update acts on (`None`: fillers only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker: Option<Marker>,
 }
 
@@ -189,6 +188,7 @@ impl EventSpec {
 }
 
 /// What the gateway measured for one update.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRow {
     /// Index of the update in its event (0-based), and of the event in the schedule.
@@ -213,7 +213,6 @@ pub struct UpdateRow {
     /// Whether this update carried the marker flow's rule or element.
     pub marker: bool,
     /// The commit failed: why (the row still counts as scheduled).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
@@ -222,6 +221,7 @@ pub struct UpdateRow {
 /// and the sequence numbers and stamps that date a change in the flow's fate.
 /// Lost packets are placed at their interpolated send time between the received
 /// packets around the gap; a late arrival takes its loss back.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FlowBins {
     pub width_ns: u64,
@@ -233,10 +233,8 @@ pub struct FlowBins {
     pub owd_sum_us: Vec<u64>,
     pub owd_max_us: Vec<u32>,
     /// First packet received: (sequence number, send stamp ns).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first: Option<(u32, u64)>,
     /// Highest sequence number received, with its send stamp.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub highest: Option<(u32, u64)>,
     /// One-way delays of the first and the highest packet, µs (when the packet sent
     /// at a stamp reached the gateway: a queue delays it by that much).
@@ -247,12 +245,12 @@ pub struct FlowBins {
     /// The longest run of packets lost between two received ones (ignoring late
     /// arrivals): (last received seq before, its stamp, first received after, its
     /// stamp).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub longest_gap: Option<(u32, u64, u32, u64)>,
 }
 
 /// What a request–response client (echo, ping, sessions) records for gateway events:
 /// its transactions in fine time bins, and where the marker stream comes from.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamEventsSpec {
     /// Width of the time bins, ns.
@@ -260,7 +258,6 @@ pub struct StreamEventsSpec {
     /// An extra marker stream from this address (ping: paced probes; sessions: one
     /// sequential stream of the smallest sessions); `None`: the client's first stream
     /// is the marker (echo's client 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker_source: Option<IpAddr>,
 }
 
@@ -269,6 +266,7 @@ pub struct StreamEventsSpec {
 /// failed (lost, unsent, refused, timed out), their latency (round trip, or a
 /// session's connection setup) — and the start stamps that date a change in the
 /// stream's fate (the time to effect).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TxnBins {
     pub width_ns: u64,
@@ -280,14 +278,11 @@ pub struct TxnBins {
     pub latency_sum_us: Vec<u64>,
     pub latency_max_us: Vec<u32>,
     /// The first completed transaction: (start ns, latency ns).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_done: Option<(u64, u64)>,
     /// The completed transaction that started last: (start ns, latency ns).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_done: Option<(u64, u64)>,
     /// Start of the first transaction that failed and started after `last_done` did
     /// (what a change that starts dropping the stream dropped first).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_after_last: Option<u64>,
     /// Transactions that failed and started before `first_done` (a change that lets
     /// the stream through ended them).
@@ -297,10 +292,10 @@ pub struct TxnBins {
 
 /// A request–response client's transactions for gateway events: the marker stream's
 /// and the background's (every other stream of the workload, merged).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct TxnStreams {
     /// The marker stream's source address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker_source: Option<IpAddr>,
     pub marker: TxnBins,
     pub background: TxnBins,

@@ -32,6 +32,7 @@ impl From<Proto> for fwmodel::L4 {
 
 /// What the gateway role sets up. Firewall rules arrive with the firewall issue;
 /// today the gateway records its forwarding state and serves as the DUT probe point.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GatewaySpec {
     /// sysctls the gateway must have (name → value); the agent restores old values at teardown.
@@ -39,21 +40,17 @@ pub struct GatewaySpec {
     /// The rule set to install for the trial (a rule request: engine plus model spec
     /// and addresses, or an imported file), rendered by the gateway agent, verified,
     /// counted and removed at stop. `None`: no rules.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firewall: Option<Box<fwmodel::Request>>,
     /// Steer the packet processing of the gateway's interfaces to these CPUs (RPS), e.g.
     /// "1": on veth, forwarding and filtering otherwise run on the *sender's* CPU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steer_cpus: Option<String>,
     /// Proxy mode: run a userspace TCP relay in the gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<ProxySpec>,
     /// Gateway events: rule-set updates applied during the traffic phase (issue 25).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventSpec>,
     /// Connection tracking: the table's settings for the trial and its statistics to
     /// report (conntrack workloads); absent: left as found, not reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conntrack: Option<CtSpec>,
 }
 
@@ -61,16 +58,14 @@ pub struct GatewaySpec {
 /// the gateway's namespace where the kernel lets it, else — `nf_conntrack_max` and the
 /// hash size are global on kernels that make them read-only in a namespace — on the
 /// host, restored exactly after the trial.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CtSpec {
     /// `net.netfilter.nf_conntrack_max`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u32>,
     /// Hash buckets (`nf_conntrack_buckets`, or the module's `hashsize`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buckets: Option<u32>,
     /// `net.netfilter.nf_conntrack_udp_timeout`, seconds (unreplied UDP flows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_timeout_s: Option<u32>,
     /// Empty the namespace's table at setup (new-flow trials: the previous trial's
     /// flows must not be found); never done in the host's own namespace.
@@ -78,7 +73,6 @@ pub struct CtSpec {
     pub flush: bool,
     /// Table fill: insert this many idle UDP entries before the trial (they stay for
     /// its length and are flushed at teardown); fwbench's gateway namespace only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<u32>,
 }
 
@@ -145,28 +139,25 @@ pub struct CtReport {
     pub after: CtStats,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GatewayResults {
     /// sysctl values in force during the trial.
     pub sysctls: Vec<(String, String)>,
     /// Rule set figures: engine, rules, elements, install_ms, remove_ms, verdicts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firewall: Option<Box<fwmodel::Report>>,
     /// Interface counters of the gateway over the trial (Start to Stop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<IfCounters>,
     /// Proxy mode: what the relay did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<ProxyResults>,
     /// The namespace's netfilter state before setup and after teardown (agents of
     /// older builds do not send it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub residue: Option<Box<Residue>>,
     /// One row per scheduled update of `GatewaySpec::events`, in schedule order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub updates: Vec<UpdateRow>,
     /// The conntrack table's settings and statistics (when the spec asked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conntrack: Option<Box<CtReport>>,
 }
 

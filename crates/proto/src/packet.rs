@@ -414,6 +414,7 @@ impl UdpSourceSpec {
 }
 
 /// The receiving side: `threads` sockets sharing the port (SO_REUSEPORT), recvmmsg(2).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UdpSinkSpec {
     pub listen: IpAddr,
@@ -428,7 +429,6 @@ pub struct UdpSinkSpec {
     pub bin_ns: u64,
     /// Receive with AF_XDP on this interface (`--sink xdp`; one socket per thread,
     /// queues 0..threads) instead of UDP sockets; absent: sockets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<String>,
     /// Count packets per source address (the NAT models' check: the server sees the
     /// translated source); sockets only.
@@ -484,6 +484,7 @@ fn default_sink_payload() -> u32 {
 }
 
 /// Per-flow figures at the sink.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct FlowRx {
     /// 0-based flow number from the packet header.
@@ -500,7 +501,6 @@ pub struct FlowRx {
     /// RFC 3550 interarrival jitter estimate at the end of the trial, ns.
     pub jitter_ns: f64,
     /// Fine time bins (when the sink was asked for them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bins: Option<Box<crate::event::FlowBins>>,
 }
 
@@ -513,6 +513,7 @@ pub struct UdpKernelCounters {
     pub rcvbuf_errors: u64,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UdpSinkResults {
     pub received: Counter,
@@ -539,7 +540,6 @@ pub struct UdpSinkResults {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub other_sources: u64,
     /// The AF_XDP sink's sockets (absent: a socket sink).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<Box<XdpSockets>>,
     /// The one-way delays per group of flows, when the spec asked for groups.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -547,6 +547,7 @@ pub struct UdpSinkResults {
 }
 
 /// How an AF_XDP sender or sink ran, read back from its sockets after bind.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct XdpSockets {
     pub ifname: String,
@@ -557,20 +558,18 @@ pub struct XdpSockets {
     /// Bound with `XDP_USE_NEED_WAKEUP`.
     pub need_wakeup: bool,
     /// The sink's XDP program: `native` or `generic` (absent for a sender).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attach: Option<String>,
     /// Sink: frames the kernel dropped before the sockets, all queues, as its
     /// `XDP_STATISTICS` define them: `rx_ring_full` (the RX ring was full) plus
     /// `rx_dropped` (every other drop, those for want of a fill-ring buffer among them;
     /// `rx_fill_ring_empty_descs` counts those same events again and is not added).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_drops: Option<u64>,
     /// Sender: `sendto` kicks the kernel cut short (copy mode sends a budget per call)
     /// or found the device busy, each retried: not refused sends, nothing lost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kicks_again: Option<u64>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UdpSourceResults {
     /// Packets (and UDP payload bytes) the kernel accepted.
@@ -590,7 +589,6 @@ pub struct UdpSourceResults {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sent_sizes: Vec<crate::mix::SizeCount>,
     /// The AF_XDP sender's sockets (absent: a socket sender).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xdp: Option<Box<XdpSockets>>,
 }
 
@@ -612,6 +610,7 @@ pub struct PingSpec {
     pub events: Option<crate::event::StreamEventsSpec>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PingResults {
     pub sent: u64,
@@ -625,7 +624,6 @@ pub struct PingResults {
     /// True once `count` probes are done.
     pub finished: bool,
     /// Gateway events: the transactions in fine time bins (when asked for).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Box<crate::event::TxnStreams>>,
 }
 

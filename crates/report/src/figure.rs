@@ -56,6 +56,7 @@ pub struct Span {
 pub const DENSE_POINTS: usize = 200;
 
 /// A chart, independent of how it is drawn.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figure {
     /// Stable identifier (e.g. `echo-per-client-vs-clients`).
@@ -74,13 +75,11 @@ pub struct Figure {
     /// Many like lines overlaid (one per repeated update of a trial): all drawn thin,
     /// in one colour and without a legend row, except the series named here (their
     /// median), drawn bold. `None`: each series in its own style.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub overlay: Option<String>,
     /// Sentences printed under the figure.
     pub notes: Vec<String>,
     /// Small multiples: consecutive figures with the same group are drawn side by side
     /// as panels of one view (`None`: a figure of its own).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
 }
 

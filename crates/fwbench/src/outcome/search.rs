@@ -198,6 +198,7 @@ pub struct MlrReport {
 
 /// One-way delay under load: a flood trial at a fraction of the rate a search found
 /// (RFC 2544 §26.2; TRex's latency streams).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LatencyPoint {
     /// Of the rate found (0.5 = half of it).
@@ -210,7 +211,6 @@ pub struct LatencyPoint {
     /// Source and sink on hosts with clocks of their own: how the delays were related
     /// (`corrected`, or `rtt-only` when withheld: the clocks' offsets are not known
     /// well enough); absent when every role read one clock.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owd_basis: Option<&'static str>,
 }
 

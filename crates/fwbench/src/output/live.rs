@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 /// One interval's numbers.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Interval {
     pub start_s: f64,
@@ -33,14 +34,10 @@ pub struct Interval {
     pub bits_per_s: f64,
     /// Packet workloads: sent in the interval, and sent − received (packets in flight
     /// at a boundary move between neighbouring intervals, so it can be negative).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sent: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lost: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub loss_ratio: Option<f64>,
     /// Echo: mean round-trip time of the interval's echoes, µs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_mean_us: Option<f64>,
 }
 

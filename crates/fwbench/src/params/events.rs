@@ -16,22 +16,20 @@ use proto::{Proto, Rate, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
 
 /// One scheduled gateway event of a trial.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventParams {
     pub kind: UpdateKind,
     pub k: u32,
     pub at_s: f64,
     /// Updates per second after the first (`None`: once).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
     /// Updates in all (`None` with a rate: as many as fit before the trial ends).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
     pub method: UpdateMethod,
     /// The background's rate as a share of what the gateway forwards at the installed
     /// size (`None`: the rate as given). Absent from the canonical JSON when unset, so
     /// the keys of trials without it stay what they were.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<Load>,
 }
 
@@ -39,20 +37,20 @@ pub struct EventParams {
 /// at that installed size, as FD.io CSIT's reconfiguration tests set theirs (a share
 /// of the rate a search found first): `--load 0.5` (the capacity found by a short
 /// search before the trial, `search::load`) or `--load 0.5@40kpps` (of a rate stated).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Load {
     /// Share of the capacity offered, 0 < F <= 1.
     pub fraction: f64,
     /// The capacity as stated (`None`: found by the search).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub of: Option<Rate>,
     /// What the share was taken of, once the trial runs (`search::load`); absent as
     /// written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
 }
 
 /// The capacity a [`Load`] is a share of, and the background's rate from it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Capacity {
     /// The gateway's capacity at the installed size, packets/s: stated, or the rate
@@ -61,11 +59,11 @@ pub struct Capacity {
     /// The background's offered rate: the share of `pps`, packets/s.
     pub background_pps: f64,
     /// How the search found `pps` (`None`: stated).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<CapacitySearch>,
 }
 
 /// The short search that found a [`Capacity`].
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacitySearch {
     /// Loss ratio still counted as forwarded (0: an NDR).
@@ -77,7 +75,6 @@ pub struct CapacitySearch {
     /// Its bracket closed and no contradiction persisted.
     pub converged: bool,
     /// The lowest rate it saw fail, packets/s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_pps: Option<f64>,
     /// Even an unpaced flood passed: the capacity is what the sender got out, a lower
     /// bound of the gateway's.

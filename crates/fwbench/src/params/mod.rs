@@ -171,6 +171,7 @@ impl TrialParams {
 /// order are the results format: what the typed shape changes, this keeps (a test
 /// pins the keys of every shipped scenario). New fields come with
 /// `skip_serializing_if` defaults so existing keys stay.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize)]
 struct KeyForm<'a> {
     topology: Topology,
@@ -189,31 +190,20 @@ struct KeyForm<'a> {
     chain: firewall::models::Chain,
     #[serde(skip_serializing_if = "firewall::NftFamily::is_default")]
     nft_family: firewall::NftFamily,
-    #[serde(skip_serializing_if = "Option::is_none")]
     nat_to: Option<std::net::IpAddr>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     import: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     import_ipset: Option<&'a str>,
     /// The trial's name (trials of the default workload, echo, omit it).
-    #[serde(skip_serializing_if = "Option::is_none")]
     workload: Option<&'static str>,
     /// A packet trial's parameters, its gateway event among them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     packet: Option<PacketKey<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     conn: Option<&'a crate::params::conn::ConnParams>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     search: Option<&'a SearchParams>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     adaptive: Option<&'a Adaptive>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     label: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     gateway_cpus: Option<u32>,
     /// The gateway event of an echo or connection trial (a packet trial's is in
     /// `packet`, where it was before these workloads had events).
-    #[serde(skip_serializing_if = "Option::is_none")]
     events: Option<&'a crate::params::events::EventParams>,
 }
 
@@ -256,19 +246,15 @@ impl Serialize for TrialParams {
 /// A packet trial's parameters in the key form (`params::KeyForm`): its own, then
 /// the trial's gateway event, then the conntrack settings — the order of the time
 /// when the event was one of the packet parameters, so trial keys stay.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize)]
 struct PacketKey<'a> {
     #[serde(flatten)]
     params: &'a crate::params::packet::PacketParams,
-    #[serde(skip_serializing_if = "Option::is_none")]
     events: Option<&'a crate::params::events::EventParams>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     ct_max: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     ct_buckets: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     ct_udp_timeout: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     ct_fill: Option<u32>,
 }
 

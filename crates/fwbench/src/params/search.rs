@@ -115,6 +115,7 @@ impl std::fmt::Display for Asked {
 
 /// What a search looks for and when it stops (a scenario's `loss`, `precision`,
 /// `max_rate`, `max_trials`, `max_rules`, `resolution`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchParams {
     /// Loss ratio still counted as a pass: 0 = NDR.
@@ -122,7 +123,6 @@ pub struct SearchParams {
     /// ndr: stop when (hi − lo) ≤ precision · hi.
     pub precision: f64,
     /// ndr: upper bound; `None` = measure it with an unpaced flood.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rate: Option<Rate>,
     /// ndr: most search trials (the confirmation not counted).
     pub max_trials: u32,
@@ -135,7 +135,6 @@ pub struct SearchParams {
     pub goals: Vec<f64>,
     /// mlr: duration of the first phase's trials, s (the trial's duration is the
     /// final trials').
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_duration_s: Option<f64>,
     /// ndr, mlr: after the search, one-way delay at these fractions of the rate found
     /// (RFC 2544 latency; empty: none).

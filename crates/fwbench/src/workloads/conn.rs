@@ -302,6 +302,7 @@ pub struct OverheadSplit {
 }
 
 /// The combined figures of a connection trial (stored as `results.conn`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ConnSummary {
     pub mode: ConnMode,
@@ -322,23 +323,17 @@ pub struct ConnSummary {
     pub connect: Durations,
     pub ttfb: Durations,
     pub ttlb: Durations,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<OverheadSplit>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hold: Option<HoldResults>,
     /// Per-session durations in order, µs (at most 10 000).
     pub session_us: Vec<u32>,
     pub server: TcpServerResults,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy: Option<ProxyResults>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_program: Option<String>,
     /// connections: the shards, the gateway's conntrack peak and the processes' memory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<HoldScale>,
     /// Gateway events and what the sessions felt (issue 25): the workload's sessions
     /// are the background, the marker an extra stream of the smallest sessions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
@@ -422,6 +417,7 @@ pub fn merge_servers(mut ss: Vec<TcpServerResults>) -> TcpServerResults {
 /// How held connections were spread over processes, and what the run cost: the
 /// gateway's conntrack entries at the peak and the peak memory of each process
 /// (stored under `results.conn.scale`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct HoldScale {
     /// Client processes (each with its server process on port 21000 + i).
@@ -429,30 +425,21 @@ pub struct HoldScale {
     /// Connections held per client process, in shard order.
     pub per_process: Vec<u64>,
     /// The client processes' soft RLIMIT_NOFILE before they raised it and in force.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nofile_before: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nofile: Option<u64>,
     /// Most entries in the gateway's conntrack table (`nf_conntrack_count` in its
     /// namespace, sampled at 5 Hz); `None`: no gateway agent or no conntrack there.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_conntrack: Option<u64>,
     /// The gateway's `nf_conntrack_max` during the trial.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conntrack_max: Option<u64>,
     /// (before, during): the trial raised the host's `nf_conntrack_max` for its
     /// connections and restored it after.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conntrack_max_raised: Option<(u64, u64)>,
     /// Peak resident memory (VmHWM), KiB: the controller, and the largest of any
     /// client, server and the gateway agent.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller_hwm_kib: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_hwm_kib: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub server_hwm_kib: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_hwm_kib: Option<u64>,
 }
 

@@ -33,6 +33,7 @@ pub struct ClientSummary {
     pub error: Option<String>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EchoSummary {
     pub elapsed_s: f64,
@@ -49,7 +50,6 @@ pub struct EchoSummary {
     pub clients: Vec<ClientSummary>,
     /// Gateway events and what the echoes felt (issue 25): client 1 is the marker,
     /// the other clients the background.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 

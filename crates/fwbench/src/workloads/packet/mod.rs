@@ -342,11 +342,10 @@ fn host_figures(
 
 /// The AF_XDP sockets of a trial's sender and sink, as each read them back after bind
 /// (absent when neither used AF_XDP).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct XdpModes {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<proto::XdpSockets>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sink: Option<proto::XdpSockets>,
 }
 

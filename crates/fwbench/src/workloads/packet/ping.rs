@@ -141,6 +141,7 @@ fn ping_roles(
     ))
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PingSummary {
     pub sent: u64,
@@ -151,7 +152,6 @@ pub struct PingSummary {
     pub elapsed_s: f64,
     pub finished: bool,
     /// Gateway events and what the ping felt (issue 25).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<Box<crate::workloads::events::EventsSummary>>,
 }
 
