@@ -30,10 +30,8 @@ fn clean(v: &Value, sessions: u64) {
     assert_eq!(u(&r["session"]["count"]), sessions, "{r}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(&tb.name, &["sessions", "--count", "300"]);
     clean(&v, 300);
     let r = result(&v);
@@ -69,10 +67,8 @@ fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
     assert!((0.8..3.0).contains(&f(&r["elapsed_s"])), "{r}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(
         &tb.name,
         &argv("bulk --size 1.7M --count 6 -p 3 --overhead-sessions 4"),
@@ -89,10 +85,8 @@ fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
     assert_eq!(u(&r["server"]["sessions"]), 6 + 4, "{r}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(&tb.name, &["http", "--size", "8M", "--count", "3"]);
     clean(&v, 3);
     let r = result(&v);
@@ -119,10 +113,8 @@ fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
     assert_eq!(u(&v["rules_installed"]), 300, "{v}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn proxy_relays_sessions_and_bulk_bytes_intact() {
-    let tb = TestbedGuard::up("forward");
     for buffer in ["1000", "16K"] {
         let v = conn(
             &tb.name,
@@ -164,10 +156,8 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
     assert!(v["error"].as_str().unwrap().contains("N/A"), "{v}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(
         &tb.name,
         &["connections", "--limit", "10000", "--hold", "0.5"],
@@ -219,8 +209,7 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
 /// 20 000, not raisable without CAP_SYS_RESOURCE), so the trial shards them over
 /// client/server process pairs; the gateway's conntrack table holds every one, and the
 /// trial reports its peak count and each process's peak memory.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn thirty_thousand_connections_shard_over_processes_and_the_gateway_tracks_each() {
     const N: u64 = 30_000;
     let tb = TestbedGuard::up("forward");
@@ -272,8 +261,7 @@ fn thirty_thousand_connections_shard_over_processes_and_the_gateway_tracks_each(
     assert!(u(&x["controller_hwm_kib"]) < 2 << 20, "{x}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn nginx_and_curl_check_the_built_in_pair() {
     let nginx_before = count_processes("nginx");
     let tb = TestbedGuard::up("forward");
@@ -313,10 +301,8 @@ fn nginx_and_curl_check_the_built_in_pair() {
     assert_eq!(count_processes("nginx"), nginx_before, "nginx left behind");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn sessions_parallel_auto_reports_a_sweet_spot() {
-    let tb = TestbedGuard::up("forward");
     let v = trial_json("sessions", &tb.name, &["--parallel", "auto", "-t", "0.3"]);
     let v = &v["result"];
     assert_eq!(v["search"], "sweetspot", "{v}");
@@ -395,8 +381,7 @@ fn seed_scenarios_plan_the_studies_experiments() {
     assert_prints(&o, "proxy: ping 8 B");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_seed003_style_scenario_stores_every_cell_and_reports_the_firewall_types() {
     let dir = TempDir::new();
     let scenario = dir.write(
