@@ -2,17 +2,14 @@
 //! workloads, which the module names only in its frozen legacy table.
 
 use super::*;
-use crate::tests::trial;
+use crate::tests::{scratch_run, trial};
 use crate::{EngineRow, FirewallRow, Headline, KindRow, NewRun, Store, TrialRecord, UpdateRecord};
 use rusqlite::{params, Connection};
 use std::path::Path;
 
 #[test]
 fn gateway_updates_are_stored_with_their_trial_and_a_version_1_file_gets_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("u.db");
-    let mut s = Store::open(&p).unwrap();
-    let run = s.begin_run(&NewRun::default()).unwrap();
+    let (dir, _, mut s, run) = scratch_run("u.db");
     let rows: Vec<UpdateRecord> = (0..3)
         .map(|i| UpdateRecord {
             index: i,
