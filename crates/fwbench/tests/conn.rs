@@ -16,6 +16,14 @@ fn conn(tb: &str, args: &[&str]) -> Value {
     v
 }
 
+/// [`conn`] of a command line written as one string, its result [`clean`] with
+/// `sessions` sessions.
+fn conn_clean(tb: &str, line: &str, sessions: u64) -> Value {
+    let v = conn(tb, &argv(line));
+    clean(&v, sessions);
+    v
+}
+
 fn result(v: &Value) -> &Value {
     &v["result"]
 }
@@ -48,11 +56,11 @@ fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
     assert!(f(&r["connect"]["mean_ns"]) <= f(&s["mean_ns"]), "{r}");
     assert_eq!(r["session_us"].as_array().unwrap().len(), 300);
 
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("sessions -p 8 --count 800 --request 1K --response 4K"),
+        "sessions -p 8 --count 800 --request 1K --response 4K",
+        800,
     );
-    clean(&v, 800);
     let r = result(&v);
     assert_eq!(u(&r["parallel"]), 8);
     assert_eq!(u(&r["server"]["bytes_received"]), 800 * 1024);
@@ -69,11 +77,11 @@ fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
 
 #[root_test(tb = "forward")]
 fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("bulk --size 1.7M --count 6 -p 3 --overhead-sessions 4"),
+        "bulk --size 1.7M --count 6 -p 3 --overhead-sessions 4",
+        6,
     );
-    clean(&v, 6);
     let r = result(&v);
     assert_eq!(u(&r["bytes"]), 6 * 1_782_579);
     let o = &r["overhead"];
@@ -105,11 +113,11 @@ fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
 
     // Seed 004: the downloader sits behind INPUT rules (topology input).
     let tb = TestbedGuard::up("input");
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("http --size 1M --count 2 --engine nft --rules 300 --position none"),
+        "http --size 1M --count 2 --engine nft --rules 300 --position none",
+        2,
     );
-    clean(&v, 2);
     assert_eq!(u(&v["rules_installed"]), 300, "{v}");
 }
 
@@ -134,16 +142,12 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
         assert_eq!(u(&p["errors"]), 0, "{p}");
     }
     // Many transfers: a FIN the relay fails to pass on shows up as a read timeout.
-    let v = conn(
+    conn_clean(
         &tb.name,
-        &argv("bulk --topology proxy --count 120 -p 3 --timeout-ms 2000"),
+        "bulk --topology proxy --count 120 -p 3 --timeout-ms 2000",
+        120,
     );
-    clean(&v, 120);
-    let v = conn(
-        &tb.name,
-        &argv("sessions --topology proxy --count 200 -p 4"),
-    );
-    clean(&v, 200);
+    let v = conn_clean(&tb.name, "sessions --topology proxy --count 200 -p 4", 200);
     assert_eq!(u(&v["gateway"]["proxy"]["connections"]), 200);
     // Forwarding is off in proxy mode: a ping cannot cross, and says so (seed 003: N/A).
     let o = fwbench(&cmd!(
@@ -266,11 +270,11 @@ fn nginx_and_curl_check_the_built_in_pair() {
     let nginx_before = count_processes("nginx");
     let tb = TestbedGuard::up("forward");
     // curl against nginx: software no one here wrote, on both ends.
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("http --size 2M --count 3 --server-program nginx --client-program curl"),
+        "http --size 2M --count 3 --server-program nginx --client-program curl",
+        3,
     );
-    clean(&v, 3);
     let r = result(&v);
     assert_eq!(u(&r["bytes"]), 3 * (2 << 20));
     assert!(
@@ -286,17 +290,17 @@ fn nginx_and_curl_check_the_built_in_pair() {
     );
     assert_eq!(u(&r["server"]["http_requests"]), 3, "{r}");
     // The built-in client checks nginx's bytes against the pattern, byte for byte.
-    let v = conn(
+    conn_clean(
         &tb.name,
-        &argv("http --size 1M --count 2 --server-program nginx"),
+        "http --size 1M --count 2 --server-program nginx",
+        2,
     );
-    clean(&v, 2);
     // curl against the built-in server.
-    let v = conn(
+    conn_clean(
         &tb.name,
-        &argv("http --size 1M --count 2 --client-program curl"),
+        "http --size 1M --count 2 --client-program curl",
+        2,
     );
-    clean(&v, 2);
     drop(tb);
     assert_eq!(count_processes("nginx"), nginx_before, "nginx left behind");
 }
