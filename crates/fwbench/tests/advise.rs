@@ -99,6 +99,11 @@ fn advise_ok(file: &str, args: &[&str]) -> String {
     stdout(&o)
 }
 
+/// [`advise_ok`] of the fixture `name`, the advised ruleset written to `out`.
+fn advise_fixture_into(name: &str, out: &std::path::Path) -> String {
+    advise_ok(&fixture(name), &["--out", out.to_str().unwrap()])
+}
+
 /// `--measure` on a testbed: two interleaved 1 s floods per ruleset to `dport`.
 fn measure<'a>(tb: &'a str, dport: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let m = [
@@ -592,17 +597,13 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
 #[root_test(needs = "nft loads the file in a scratch network namespace")]
 fn an_nft_ruleset_is_advised_and_its_output_loads() {
     let dir = TempDir::new();
-    let file = &fixture("nft-advise.nft");
     let out = dir.file("opt.nft");
-    let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
+    let s = advise_fixture_into("nft-advise.nft", &out);
     assert!(s.contains("11 rules → 5 rules"), "{s}");
     assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
     assert_nft_loads(&out);
     // Named sets read with their elements and kept; a hot rule moved by its counter.
-    let s = advise_ok(
-        &fixture("nft-named-sets.nft"),
-        &["--out", out.to_str().unwrap()],
-    );
+    let s = advise_fixture_into("nft-named-sets.nft", &out);
     assert!(s.contains("9 rules → 8 rules"), "{s}");
     assert!(
         s.contains("shadowed   inet host input handle 6: never matches: handle 5"),
@@ -634,9 +635,8 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
     // for 198.51.100.0/24, a drop of 192.0.2.7: the tcp drop overlaps .3 (stays after
     // it) and not the last two (they move up into the first map).
     let dir = TempDir::new();
-    let file = &fixture("nft-vmap.nft");
     let out = dir.file("opt.nft");
-    let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
+    let s = advise_fixture_into("nft-vmap.nft", &out);
     assert!(s.contains("7 rules → 4 rules"), "{s}");
     assert!(s.contains("verdict-map ip gw input handle 4-5, 8-9"), "{s}");
     let text = std::fs::read_to_string(&out).unwrap();

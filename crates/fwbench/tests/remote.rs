@@ -105,6 +105,14 @@ impl Hosts {
         Hosts::with(true)
     }
 
+    /// [`Hosts::with_second_client`] and its testbed file as it is (`two.toml`: the
+    /// client role on both generator hosts).
+    fn two_generators() -> (Hosts, String) {
+        let h = Hosts::with_second_client();
+        let file = h.two_client_file("two.toml", |t| t);
+        (h, file)
+    }
+
     fn with(second_client: bool) -> Hosts {
         assert!(
             Path::new(SSHD).exists(),
@@ -840,9 +848,8 @@ fn host_row(r: &serde_json::Value, i: usize) -> (String, u64, u64) {
 #[root_test(needs = "network namespaces and sshd")]
 fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
     let _s = serial();
-    let h = Hosts::with_second_client();
+    let (h, file) = Hosts::two_generators();
     let gw = h.ns("gw");
-    let file = h.two_client_file("two.toml", |t| t);
     // `testbed check` covers every host, the second generator's port on the gateway too.
     let out = h.check_prints(
         &file,
@@ -1072,9 +1079,8 @@ fn merged_steps(db: &Path) -> (i64, i64) {
 #[root_test(needs = "network namespaces and sshd")]
 fn remote_ndr_and_mlr_over_two_generator_hosts_find_a_policers_rate() {
     let _s = serial();
-    let h = Hosts::with_second_client();
+    let (h, file) = Hosts::two_generators();
     let gw = h.ns("gw");
-    let file = h.two_client_file("two.toml", |t| t);
     // The policer of the single-host mlr test (crates/fwbench/tests/packet.rs):
     // 5 000 packets/s, a bucket of 0.5 s (a busy machine's paced senders catch up in
     // bursts it absorbs), on the traffic of both ports; a search the testbed spoiled

@@ -127,6 +127,11 @@ fn err(text: &str) -> String {
     parse("bad.toml", text, 0).unwrap_err().to_string()
 }
 
+/// The plan of `text` read as `dir/s.toml` (its relative paths are taken from `dir`).
+fn in_dir(text: &str) -> Plan {
+    parse("dir/s.toml", text, 0).unwrap()
+}
+
 /// `text` is refused with a message that starts with `start`.
 fn refused_with(text: &str, start: &str) {
     let e = err(text);
@@ -229,23 +234,15 @@ fn ranges_expand_inclusively_and_refuse_nonsense() {
     // `..` in a value that is not a number range is part of the value.
     assert_eq!(expand_range("../rules.txt").unwrap(), ["../rules.txt"]);
     assert_eq!(expand_range("v1..v2").unwrap(), ["v1..v2"]);
-    let p = parse(
-        "dir/s.toml",
-        "[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"../rules.nft\"\n",
-        0,
-    )
-    .unwrap();
+    let p = in_dir("[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"../rules.nft\"\n");
     assert_eq!(
         p.trials[0].params.import.as_deref(),
         Some("dir/../rules.nft")
     );
     // The ipset file of an import likewise; alone it is refused.
-    let p = parse(
-        "dir/s.toml",
+    let p = in_dir(
         "[params]\nengine = \"iptables-nft\"\nimport = \"r.v4\"\nimport_ipset = \"r.ipset\"\n",
-        0,
-    )
-    .unwrap();
+    );
     assert_eq!(
         p.trials[0].params.import_ipset.as_deref(),
         Some("dir/r.ipset")
