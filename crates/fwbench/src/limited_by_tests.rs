@@ -45,6 +45,23 @@ fn path(sent: u64, g_in: u64, g_out: u64, s_in: u64, rx: u64) -> RateCounters {
     }
 }
 
+/// An unpaced flood (as fast as the sender can) that lost nothing on the way.
+fn lossless_flood() -> RateCounters {
+    RateCounters {
+        paced: false,
+        ..path(5000, 5000, 5000, 5000, 5000)
+    }
+}
+
+/// [`lossless_flood`] with the sender's and the gateway's CPU busy these shares.
+fn lossless_flood_at(sender_cpu: f64, gateway_cpu: f64) -> RateCounters {
+    RateCounters {
+        sender_cpu: Some(sender_cpu),
+        gateway_cpu: Some(gateway_cpu),
+        ..lossless_flood()
+    }
+}
+
 #[test]
 fn each_stage_names_its_role() {
     let cases = [
@@ -100,8 +117,7 @@ fn idle_cpus_move_the_blame() {
 
 #[test]
 fn lossless_floods_and_late_senders_are_the_senders_limit() {
-    let mut flood = path(5000, 5000, 5000, 5000, 5000);
-    flood.paced = false;
+    let flood = lossless_flood();
     let l = limited_by(&flood, 0.001);
     assert_eq!(l.by, LimitedBy::Sender);
     assert!(l.why.contains("flood"), "{}", l.why);
@@ -114,11 +130,8 @@ fn lossless_floods_and_late_senders_are_the_senders_limit() {
 
 #[test]
 fn a_saturated_gateway_holding_back_an_idle_sender_is_the_gateway() {
-    let mut flood = path(5000, 5000, 5000, 5000, 5000);
-    flood.paced = false;
     // Sender at 100 % of its CPU, gateway not dropping: the sender's limit.
-    flood.sender_cpu = Some(0.99);
-    flood.gateway_cpu = Some(0.95);
+    let mut flood = lossless_flood_at(0.99, 0.95);
     let l = limited_by(&flood, 0.001);
     assert_eq!(l.by, LimitedBy::Sender);
     assert!(l.why.contains("sender CPU 99 %"), "{}", l.why);
@@ -284,10 +297,7 @@ fn shared_cpu_from_samples() {
 
 #[test]
 fn a_sender_sharing_the_gateways_cpu_is_not_the_senders_limit() {
-    let mut flood = path(5000, 5000, 5000, 5000, 5000);
-    flood.paced = false;
-    flood.sender_cpu = Some(0.99);
-    flood.gateway_cpu = Some(0.4);
+    let mut flood = lossless_flood_at(0.99, 0.4);
     // Separate CPUs, the sender busy: the sender.
     let l = limited_by(&flood, 0.001);
     assert_eq!(l.by, LimitedBy::Sender);

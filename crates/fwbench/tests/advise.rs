@@ -99,6 +99,11 @@ fn advise_ok(file: &str, args: &[&str]) -> String {
     stdout(&o)
 }
 
+/// [`advise_ok`] of the fixture `name`, the advised ruleset written to `out`.
+fn advise_fixture_into(name: &str, out: &std::path::Path) -> String {
+    advise_ok(&fixture(name), &["--out", out.to_str().unwrap()])
+}
+
 /// `--measure` on a testbed: two interleaved 1 s floods per ruleset to `dport`.
 fn measure<'a>(tb: &'a str, dport: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let m = [
@@ -142,12 +147,9 @@ fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
     )
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+// Floods and probes of the other tests would slow this one's (one at a time).
+#[root_test(serial, tb = "input")]
 fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
-    // Floods and probes of the other tests would slow this one's (one at a time).
-    let _serial = serial();
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let f = dir.write("bl.rules", blocklist(5000));
     let opt = dir.file("bl.nft");
@@ -277,11 +279,8 @@ fn nft_in(ns: &str, args: &[&str]) {
     in_ns_ok(ns, &[&["nft"], args].concat());
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "input")]
 fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let f = dir.write("bl.rules", blocklist(300));
     let f = f.to_str().unwrap();
@@ -365,11 +364,8 @@ fn ipsets_in(ns: &str) -> Vec<String> {
     list.lines().map(str::to_owned).collect()
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "input")]
 fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("input");
     let gw = tb.gw();
     let dir = TempDir::new();
     // The testbed's client is in the file's set: its flood is dropped by the set rule.
@@ -485,11 +481,8 @@ fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() 
     assert_refused(&o, "is an nft ruleset; measure it with --engine nft");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "input")]
 fn the_counters_of_a_measured_run_move_the_hot_rules() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     // No counters in the file: nothing to move on its own.
     let f = dir.write(
@@ -563,12 +556,10 @@ fn the_counters_of_a_measured_run_move_the_hot_rules() {
     assert_refused(&o, "no such results file");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+// `inet raw` (priority -10) counts udp 5000, then `ip filter` (priority 10) jumps
+// to svc, which accepts; udp 7000 is dropped by `ip filter`'s third rule.
+#[root_test(tb = "input")]
 fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
-    // `inet raw` (priority -10) counts udp 5000, then `ip filter` (priority 10) jumps
-    // to svc, which accepts; udp 7000 is dropped by `ip filter`'s third rule.
-    let tb = TestbedGuard::up("input");
     let file = &fixture("nft-two-tables.nft");
     let v = flood(
         &tb.name,
@@ -603,21 +594,16 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     assert_eq!(v["status"], "ok", "{v}");
 }
 
-#[test]
-#[ignore = "needs root: nft loads the file in a scratch network namespace (run with --include-ignored as root)"]
+#[root_test(needs = "nft loads the file in a scratch network namespace")]
 fn an_nft_ruleset_is_advised_and_its_output_loads() {
     let dir = TempDir::new();
-    let file = &fixture("nft-advise.nft");
     let out = dir.file("opt.nft");
-    let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
+    let s = advise_fixture_into("nft-advise.nft", &out);
     assert!(s.contains("11 rules → 5 rules"), "{s}");
     assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
     assert_nft_loads(&out);
     // Named sets read with their elements and kept; a hot rule moved by its counter.
-    let s = advise_ok(
-        &fixture("nft-named-sets.nft"),
-        &["--out", out.to_str().unwrap()],
-    );
+    let s = advise_fixture_into("nft-named-sets.nft", &out);
     assert!(s.contains("9 rules → 8 rules"), "{s}");
     assert!(
         s.contains("shadowed   inet host input handle 6: never matches: handle 5"),
@@ -643,16 +629,14 @@ fn an_nft_ruleset_is_advised_and_its_output_loads() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
-#[test]
-#[ignore = "needs root: nft loads the file in a scratch network namespace (run with --include-ignored as root)"]
+#[root_test(needs = "nft loads the file in a scratch network namespace")]
 fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
     // 203.0.113.1 drop, .2 accept, a tcp drop of 203.0.113.0/28, .3 accept, a jump
     // for 198.51.100.0/24, a drop of 192.0.2.7: the tcp drop overlaps .3 (stays after
     // it) and not the last two (they move up into the first map).
     let dir = TempDir::new();
-    let file = &fixture("nft-vmap.nft");
     let out = dir.file("opt.nft");
-    let s = advise_ok(file, &["--out", out.to_str().unwrap()]);
+    let s = advise_fixture_into("nft-vmap.nft", &out);
     assert!(s.contains("7 rules → 4 rules"), "{s}");
     assert!(s.contains("verdict-map ip gw input handle 4-5, 8-9"), "{s}");
     let text = std::fs::read_to_string(&out).unwrap();
@@ -668,11 +652,8 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
     assert_nft_loads(&out);
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "input")]
 fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let f = dir.write("bl.rules", blocklist(50));
     let db = dir.file("adv.db");

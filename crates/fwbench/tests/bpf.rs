@@ -25,11 +25,8 @@ fn attached(ns: &str) -> bool {
     s.contains("fwbench_") || s.contains("prog/xdp")
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     for &engine in BPF_ENGINES {
         // Drops: the flood's loss is exactly what the dropping rule counted.
@@ -83,8 +80,7 @@ fn verdicts_are_exact_and_loss_is_the_programs_drop_counter() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn models_xdp_cannot_express_are_refused_with_exit_2() {
     for model in "conntrack notrack seed000-f4 string-bm hashlimit".split_whitespace() {
         let o = fwbench(&cmd!("echo --no-store -t 1 --engine xdp --model", model));
@@ -95,11 +91,8 @@ fn models_xdp_cannot_express_are_refused_with_exit_2() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn nothing_stays_attached_after_sigkill() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     // Controller killed (the agent sees its stdin close), then the agent itself
     // killed (its links close with its file descriptors: nothing is pinned).
@@ -130,11 +123,8 @@ fn nothing_stays_attached_after_sigkill() {
 /// speed claim and lives in `bench/xdp_cost.sh` (issue 24: measured here at a load
 /// average of 10–14, one trial's packets/s varied 4× and the ratios this test asserted
 /// crossed their bounds; docs/tests.md).
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn six_thousand_linear_rules_and_map_entries_count_every_packet_at_the_last() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     for engine in ["xdp", "xdp-map"] {
         let v = trial_json(
             "flood",
@@ -195,11 +185,8 @@ fn map_event_takes_effect(tb: &str, engine: &str, event: &str) {
     assert_eq!(v["verdicts"]["ok"], true, "{ctx}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn map_writes_update_the_bpf_engines_under_load() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     for &engine in BPF_ENGINES {
         map_event_takes_effect(&tb.name, engine, "add:1@800ms");
@@ -237,11 +224,8 @@ fn map_writes_update_the_bpf_engines_under_load() {
     assert_refused(&o, "--event changes fwbench's rule set on the gateway");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn map_writes_take_effect_during_echo_and_sessions() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     for engine in ["xdp", "tc-bpf"] {
         let run = |kind: &str, extra: &str| {

@@ -92,24 +92,20 @@ fn signal_group_mid_trial(sig: &str) {
     assert!(left.is_empty(), "{sig}: temp dirs left: {left:?}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn sigterm_to_the_controllers_group_leaves_nothing() {
     signal_group_mid_trial("TERM");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn sighup_to_the_controllers_group_leaves_nothing() {
     signal_group_mid_trial("HUP");
 }
 
 /// The agent itself: SIGTERM (what the parent-death signal sends when the controller
 /// dies) is handled like the end of its input: rules undone, then exit.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn sigterm_to_the_gateway_agent_undoes_its_rules() {
-    let tb = TestbedGuard::up("forward");
     let gw = tb.gw();
     let mut child = spawn_echo(&tb.name, &["-t", "60", "--engine", "nft", "--rules", "100"]);
     assert!(

@@ -207,8 +207,7 @@ fn schema_dir_writes_the_documented_schemas() {
     assert_ne!(o.status.code(), Some(0));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn check_reports_this_host_as_the_kernel_and_path_see_it() {
     let (pid, o) = fwbench_with_pid(&["check", "-J"]);
     let v: Value = serde_json::from_str(&stdout(&o))
@@ -259,8 +258,7 @@ fn rows_of(path: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     let dir = TempDir::new();
     let sc = dir.write("tiny.toml", TINY);
@@ -318,10 +316,8 @@ fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
-    let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let ns = |role: &str| format!("fwb-{}-{role}", tb.name);
     let launcher = |role: &str| format!("[\"ip\", \"netns\", \"exec\", \"{}\"]", ns(role));
@@ -356,10 +352,8 @@ fn testbed_cleanup_file_undoes_what_a_killed_gateway_agent_left() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn degrade_finds_where_a_pinned_gateway_starts_losing() {
-    let tb = TestbedGuard::up("forward");
     // 15 Mb/s of 128-byte packets through a gateway pinned to its own CPU: 15 000
     // linear nft rules lose more than 10 % (packet.rs's pinned test), 0 rules nothing.
     let search = argv("-t 1 --rate 15M --engine nft --max-rules 20000");

@@ -213,8 +213,7 @@ fn identical_data_exits_0_and_bad_input_exits_2() {
     assert!(stderr(&fwbench(&["compare", sa, &format!("{sb}:9")])).contains("run 9 does not exist"));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_real_run_compared_with_itself_has_no_regression() {
     let (_dir, db) = TempDir::with_file("r.db");
     let o = fwbench(&cmd!("flood -t 1 --rate 10kpps --db", &db));
@@ -321,8 +320,7 @@ fn a_file_compared_with_itself_is_said_so() {
 
 /// `--repeat N`: N trials of one configuration in one run, so a comparison of two such
 /// runs is tested (n=2+2), never `untested` (exit 3).
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn repeated_trials_make_a_comparison_testable() {
     let dir = TempDir::new();
     let (a, b) = (dir.file("a.db"), dir.file("b.db"));

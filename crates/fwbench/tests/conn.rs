@@ -16,6 +16,14 @@ fn conn(tb: &str, args: &[&str]) -> Value {
     v
 }
 
+/// [`conn`] of a command line written as one string, its result [`clean`] with
+/// `sessions` sessions.
+fn conn_clean(tb: &str, line: &str, sessions: u64) -> Value {
+    let v = conn(tb, &argv(line));
+    clean(&v, sessions);
+    v
+}
+
 fn result(v: &Value) -> &Value {
     &v["result"]
 }
@@ -30,10 +38,8 @@ fn clean(v: &Value, sessions: u64) {
     assert_eq!(u(&r["session"]["count"]), sessions, "{r}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(&tb.name, &["sessions", "--count", "300"]);
     clean(&v, 300);
     let r = result(&v);
@@ -50,11 +56,11 @@ fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
     assert!(f(&r["connect"]["mean_ns"]) <= f(&s["mean_ns"]), "{r}");
     assert_eq!(r["session_us"].as_array().unwrap().len(), 300);
 
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("sessions -p 8 --count 800 --request 1K --response 4K"),
+        "sessions -p 8 --count 800 --request 1K --response 4K",
+        800,
     );
-    clean(&v, 800);
     let r = result(&v);
     assert_eq!(u(&r["parallel"]), 8);
     assert_eq!(u(&r["server"]["bytes_received"]), 800 * 1024);
@@ -69,15 +75,13 @@ fn sessions_sequential_and_parallel_run_exactly_the_count_with_fin_close() {
     assert!((0.8..3.0).contains(&f(&r["elapsed_s"])), "{r}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
-    let tb = TestbedGuard::up("forward");
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("bulk --size 1.7M --count 6 -p 3 --overhead-sessions 4"),
+        "bulk --size 1.7M --count 6 -p 3 --overhead-sessions 4",
+        6,
     );
-    clean(&v, 6);
     let r = result(&v);
     assert_eq!(u(&r["bytes"]), 6 * 1_782_579);
     let o = &r["overhead"];
@@ -89,10 +93,8 @@ fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
     assert_eq!(u(&r["server"]["sessions"]), 6 + 4, "{r}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(&tb.name, &["http", "--size", "8M", "--count", "3"]);
     clean(&v, 3);
     let r = result(&v);
@@ -111,18 +113,16 @@ fn http_downloads_time_first_and_last_byte_also_behind_input_rules() {
 
     // Seed 004: the downloader sits behind INPUT rules (topology input).
     let tb = TestbedGuard::up("input");
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("http --size 1M --count 2 --engine nft --rules 300 --position none"),
+        "http --size 1M --count 2 --engine nft --rules 300 --position none",
+        2,
     );
-    clean(&v, 2);
     assert_eq!(u(&v["rules_installed"]), 300, "{v}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn proxy_relays_sessions_and_bulk_bytes_intact() {
-    let tb = TestbedGuard::up("forward");
     for buffer in ["1000", "16K"] {
         let v = conn(
             &tb.name,
@@ -142,16 +142,12 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
         assert_eq!(u(&p["errors"]), 0, "{p}");
     }
     // Many transfers: a FIN the relay fails to pass on shows up as a read timeout.
-    let v = conn(
+    conn_clean(
         &tb.name,
-        &argv("bulk --topology proxy --count 120 -p 3 --timeout-ms 2000"),
+        "bulk --topology proxy --count 120 -p 3 --timeout-ms 2000",
+        120,
     );
-    clean(&v, 120);
-    let v = conn(
-        &tb.name,
-        &argv("sessions --topology proxy --count 200 -p 4"),
-    );
-    clean(&v, 200);
+    let v = conn_clean(&tb.name, "sessions --topology proxy --count 200 -p 4", 200);
     assert_eq!(u(&v["gateway"]["proxy"]["connections"]), 200);
     // Forwarding is off in proxy mode: a ping cannot cross, and says so (seed 003: N/A).
     let o = fwbench(&cmd!(
@@ -164,10 +160,8 @@ fn proxy_relays_sessions_and_bulk_bytes_intact() {
     assert!(v["error"].as_str().unwrap().contains("N/A"), "{v}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
-    let tb = TestbedGuard::up("forward");
     let v = conn(
         &tb.name,
         &["connections", "--limit", "10000", "--hold", "0.5"],
@@ -219,8 +213,7 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
 /// 20 000, not raisable without CAP_SYS_RESOURCE), so the trial shards them over
 /// client/server process pairs; the gateway's conntrack table holds every one, and the
 /// trial reports its peak count and each process's peak memory.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn thirty_thousand_connections_shard_over_processes_and_the_gateway_tracks_each() {
     const N: u64 = 30_000;
     let tb = TestbedGuard::up("forward");
@@ -272,17 +265,16 @@ fn thirty_thousand_connections_shard_over_processes_and_the_gateway_tracks_each(
     assert!(u(&x["controller_hwm_kib"]) < 2 << 20, "{x}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn nginx_and_curl_check_the_built_in_pair() {
     let nginx_before = count_processes("nginx");
     let tb = TestbedGuard::up("forward");
     // curl against nginx: software no one here wrote, on both ends.
-    let v = conn(
+    let v = conn_clean(
         &tb.name,
-        &argv("http --size 2M --count 3 --server-program nginx --client-program curl"),
+        "http --size 2M --count 3 --server-program nginx --client-program curl",
+        3,
     );
-    clean(&v, 3);
     let r = result(&v);
     assert_eq!(u(&r["bytes"]), 3 * (2 << 20));
     assert!(
@@ -298,25 +290,23 @@ fn nginx_and_curl_check_the_built_in_pair() {
     );
     assert_eq!(u(&r["server"]["http_requests"]), 3, "{r}");
     // The built-in client checks nginx's bytes against the pattern, byte for byte.
-    let v = conn(
+    conn_clean(
         &tb.name,
-        &argv("http --size 1M --count 2 --server-program nginx"),
+        "http --size 1M --count 2 --server-program nginx",
+        2,
     );
-    clean(&v, 2);
     // curl against the built-in server.
-    let v = conn(
+    conn_clean(
         &tb.name,
-        &argv("http --size 1M --count 2 --client-program curl"),
+        "http --size 1M --count 2 --client-program curl",
+        2,
     );
-    clean(&v, 2);
     drop(tb);
     assert_eq!(count_processes("nginx"), nginx_before, "nginx left behind");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn sessions_parallel_auto_reports_a_sweet_spot() {
-    let tb = TestbedGuard::up("forward");
     let v = trial_json("sessions", &tb.name, &["--parallel", "auto", "-t", "0.3"]);
     let v = &v["result"];
     assert_eq!(v["search"], "sweetspot", "{v}");
@@ -395,8 +385,7 @@ fn seed_scenarios_plan_the_studies_experiments() {
     assert_prints(&o, "proxy: ping 8 B");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_seed003_style_scenario_stores_every_cell_and_reports_the_firewall_types() {
     let dir = TempDir::new();
     let scenario = dir.write(

@@ -29,11 +29,12 @@ fn host_max() -> u64 {
 /// through a stateful gateway (nft and iptables): admitted + dropped = offered, the
 /// loss the traffic saw is the gateway's drop counter exactly, and the table holds
 /// the admitted flows less those evicted early. The host's value comes back exactly.
-#[test]
-#[ignore = "needs root: network namespaces and the host's conntrack settings (run with --include-ignored as root)"]
+#[root_test(
+    serial,
+    needs = "network namespaces and the host's conntrack settings",
+    tb = "forward"
+)]
 fn a_full_table_drops_exactly_what_the_gateway_counts_and_the_max_comes_back() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     for engine in ["nft", "iptables-nft"] {
         let before = host_max();
         let v = trial_json(
@@ -82,8 +83,7 @@ fn a_full_table_drops_exactly_what_the_gateway_counts_and_the_max_comes_back() {
 /// A holder killed with the host's `nf_conntrack_max` changed (its saved values
 /// written, as the gateway agent writes them before the change): the next cleanup
 /// restores the value it saved, exactly.
-#[test]
-#[ignore = "needs root: the host's conntrack settings (run with --include-ignored as root)"]
+#[root_test(needs = "the host's conntrack settings")]
 fn a_killed_holders_max_is_restored_by_the_next_cleanup() {
     let _serial = serial();
     // A process that dies at once stands in for the killed holder.
@@ -118,11 +118,8 @@ fn a_killed_holders_max_is_restored_by_the_next_cleanup() {
 /// Table fill: 50 000 idle entries put in the gateway's table before a flood through a
 /// stateful rule set; the trial records them as the table's occupancy, and teardown
 /// empties the table (the gateway namespace is fwbench's).
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn a_filled_table_is_the_trials_occupancy_and_is_emptied_after() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let v = trial_json(
         "flood",
         &tb.name,
@@ -155,11 +152,8 @@ fn a_filled_table_is_the_trials_occupancy_and_is_emptied_after() {
 /// TCP new flows (issue 26 (a), the handshake path): each session is a new connection
 /// through the stateful model, whose accept-new rule sees exactly its first packet (the
 /// SYN) — established packets skip the fillers — for nft and iptables alike.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn each_tcp_session_is_one_new_flow_through_the_stateful_model() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     for engine in ["nft", "iptables-nft", "iptables-legacy"] {
         let v = trial_json(
             "sessions",

@@ -134,8 +134,7 @@ fn short_flags_conflict_cleanly() {
 
 /// `run --json`: one line per trial, each a valid trial object with its key, then the
 /// run summary; the version (with commit) is in the run's host row.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn run_json_lines_are_valid_and_the_version_is_recorded() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(

@@ -19,10 +19,8 @@ fn flow(tb: &str, engine: &str, extra: &[&str]) -> Value {
     json_of(&a.concat())
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn an_added_drop_rule_takes_effect_for_every_engine() {
-    let tb = TestbedGuard::up("forward");
     for &engine in NETFILTER_ENGINES {
         let v = flow(&tb.name, engine, &["--event", "add:1@800ms"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
@@ -69,10 +67,8 @@ fn four_rows_stored(db: &std::path::Path) {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
-    let tb = TestbedGuard::up("forward");
     let (_dir, db) = TempDir::with_file("r.db");
     let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", &db, "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
     assert!(o.status.success(), "{}", stderr(&o));
@@ -90,10 +86,8 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     assert_eq!(u(&e["bins_lost"]), u(&v["result"]["lost"]));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn an_added_set_element_drops_the_marker_and_the_verdicts_say_whose_packets_they_are() {
-    let tb = TestbedGuard::up("forward");
     for engine in ["nft-set", "ipset-nft"] {
         let v = flow(&tb.name, engine, &["--event", "add-elements:1@800ms"]);
         assert_eq!(v["status"], "ok", "{engine}: {v}");
@@ -117,10 +111,8 @@ fn rr(tb: &str, kind: &str, engine: &str, extra: &[&str]) -> Value {
     trial_value(kind, tb, &a.concat())
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
-    let tb = TestbedGuard::up("forward");
     // Echo over UDP through every netfilter engine: client 1 (the marker) loses its
     // echoes from then on (one per timeout), the other clients are the background.
     for &engine in NETFILTER_ENGINES {
@@ -154,10 +146,8 @@ fn an_added_drop_rule_takes_effect_during_echo_ping_and_sessions() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn echo_updates_are_stored_one_row_each_and_reported() {
-    let tb = TestbedGuard::up("forward");
     let (_dir, db) = TempDir::with_file("r.db");
     let o = fwbench(&cmd!(
         "echo --testbed",
@@ -189,10 +179,8 @@ fn echo_updates_are_stored_one_row_each_and_reported() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn a_deletion_lets_the_marker_through_during_echo_and_bad_combinations_exit_2() {
-    let tb = TestbedGuard::up("forward");
     // The marker client's echoes are dropped until the deletion (each lost one waits
     // the timeout: 50 ms here, the precision of this time to effect).
     let v = trial_value(

@@ -41,8 +41,7 @@ fn read(dir: &TempDir, name: &str) -> String {
     std::fs::read_to_string(dir.file(name)).unwrap_or_default()
 }
 
-#[test]
-#[ignore = "needs root: a tmpfs in a private mount namespace and network namespaces (run with --include-ignored as root)"]
+#[root_test(needs = "a tmpfs in a private mount namespace and network namespaces")]
 fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
     let out = TempDir::new();
     let mnt = TempDir::new();
@@ -139,8 +138,7 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
 /// Two `fwbench run` on the same new results file: one runs, the other gets the
 /// documented refusal naming the holder's PID (never "table hosts already exists" or
 /// "an empty file").
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
     let dir = TempDir::new();
     let scen = dir.write(
@@ -172,8 +170,7 @@ fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
 
 /// A testbed whose client launcher never answers: a clear error naming the host
 /// within the testbed file's `timeout`, not a hang (issue 24 point 4e).
-#[test]
-#[ignore = "needs root: trial commands refuse to start without it (run with --include-ignored as root)"]
+#[root_test(needs = "trial commands refuse to start without it")]
 fn a_launcher_that_never_answers_is_named_within_the_timeout() {
     let dir = TempDir::new();
     let tb = dir.write(
@@ -220,8 +217,7 @@ address = "198.19.0.2"
 /// the PID this test started: the same end as an abort) is seen as gone: `report`
 /// shows the run interrupted with why (the file read-only, unchanged), and the next
 /// command that opens the file for writing stores that.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_run_whose_process_died_is_interrupted_not_running() {
     let dir = TempDir::new();
     let db = dir.file("r.db");

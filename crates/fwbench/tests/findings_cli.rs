@@ -13,8 +13,7 @@ const TINY: &str = "order = \"sequential\"\nrepetitions = 2\nworkload = \"flood\
 [params]\nengine = \"iptables-legacy\"\nmodel = \"linear\"\nrules = [0, 50, 100]\n\
 size = 128\nrate = \"max\"\nduration = 1\n";
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn run_prints_its_findings_last_and_the_legacy_table_once() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("tiny.toml", TINY);
@@ -58,8 +57,7 @@ fn run_prints_its_findings_last_and_the_legacy_table_once() {
 /// never put down to fwbench's sender (unpinned, the gateway's softirq ran in the
 /// sender's context and every trial read "limited by sender"); and with two rule counts
 /// (no line) the cost per rule is printed as the segment between them.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_scenario_without_pins_prints_a_cost_and_never_blames_the_sender() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
@@ -121,8 +119,7 @@ fn a_scenario_without_pins_prints_a_cost_and_never_blames_the_sender() {
 /// its interfaces' RPS/XPS masks get CPU 1, then CPUs 0-1 — recorded in the trial's
 /// parameters and placement — and the gateway's softirq time moves: CPU 1 carries a
 /// larger share of it with one gateway CPU than with two.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         panic!("this test needs 2 CPUs or more");
@@ -180,8 +177,7 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
 }
 
 /// `fwbench workload` stores its commands as a run; `fwbench report --text` states it.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn workload_results_are_stored_and_reported() {
     let (dir, db) = TempDir::with_file("w.db");
     let w = dir.write("w.txt", "sequential 3 {\n  command \"true\"\n}\n");
@@ -208,8 +204,7 @@ fn workload_results_are_stored_and_reported() {
 /// Seed 001's ipset and string rows on the study's path: the flood is matched (the
 /// client's own pair in the set; the probe magic in the payload) and dropped, so
 /// nothing reaches a sink and the verdict check counts every packet on the match rule.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn ipset_and_string_drop_models_match_and_drop_the_flood() {
     for (engine, model, rules) in [
         ("ipset-legacy", "linear-drop", "1000"),

@@ -95,10 +95,8 @@ fn flood_json(tb: &str, extra: &[&str]) -> Value {
     trial_value("flood", tb, &[&["-t", "1", "-r", "5kpps"], extra].concat())
 }
 
-#[test]
-#[ignore = "needs root: network and mount namespaces (run with --include-ignored as root)"]
+#[root_test(needs = "network and mount namespaces", tb = "input")]
 fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     let v4 = dir.write("ufw.rules", ufw_ruleset());
     // The same ruleset as nft writes it (iptables-restore-translate; the two `-m
@@ -209,10 +207,8 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
     assert_refused(&o, "matches protocol tcp");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn hostile_files_are_refused_and_change_nothing() {
-    let tb = TestbedGuard::up("forward");
     let gw = tb.gw();
     let dir = TempDir::new();
     let escape = dir.write(
@@ -310,8 +306,7 @@ fn hostile_files_are_refused_and_change_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn hot_rules_sweep_aims_at_each_rule_and_the_report_plots_it() {
     let dir = TempDir::new();
     let mut rules = String::from(

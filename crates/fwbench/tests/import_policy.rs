@@ -87,10 +87,8 @@ fn assert_policy_dropped_all(v: &Value, chain: &str, ctx: &str) {
     assert_eq!(counted, (sent, sent, want.as_str()), "{ctx}: {verdicts}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "input")]
 fn a_drop_policy_drops_after_return_goto_and_jump_on_every_engine() {
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     for (name, text) in IPTABLES {
         let file = dir.write(&format!("{name}.rules"), text);
@@ -121,10 +119,8 @@ fn a_drop_policy_drops_after_return_goto_and_jump_on_every_engine() {
 /// string (nft would refuse it too, echoing the raw byte to the terminal) and inside
 /// one (nft would take it; `nft list ruleset` never writes one) — with its line and
 /// column, exit 2, by `rules render` and by a trial alike.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "input")]
 fn control_characters_in_an_nft_file_are_refused_with_line_and_column() {
-    let tb = TestbedGuard::up("input");
     let dir = TempDir::new();
     for (name, text, want) in [
         (

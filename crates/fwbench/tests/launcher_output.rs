@@ -137,8 +137,7 @@ fn a_launcher_printing_zeros_is_stopped_at_the_cap() {
 
 /// A launcher that runs what fwbench asks (the cache probe, the copy, a command) but
 /// answers `fwbench agent` with zeros: not an fwbench agent, exit 2 naming the host.
-#[test]
-#[ignore = "needs root: trial commands refuse to start without it (run with --include-ignored as root)"]
+#[root_test(needs = "trial commands refuse to start without it")]
 fn a_launcher_whose_agent_prints_zeros_is_not_an_agent() {
     if euid() != 0 {
         return skip("needs root: trial commands refuse to start without it");

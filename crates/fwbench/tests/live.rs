@@ -18,8 +18,7 @@ fn bad_intervals_exit_2() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn flood_intervals_add_up_to_the_total() {
     let o = fwbench(&argv(
         "flood -t 3 -i 1 --rate 20kpps --no-store --json-stream",

@@ -50,8 +50,7 @@ fn a_load_is_refused_where_it_sets_no_rate() {
 /// rules, the background at half of what a short search found it forwards there. The
 /// update's witness holds (not overloaded before it), it has a stall figure, judged
 /// against the trial's quiet window, and the capacity and share are in the JSON.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn half_the_capacity_found_first_gives_an_update_whose_witness_holds() {
     let v = at_5000_nft_rules("flow", "-t 3 --event add:1@1500ms --load 0.5");
     let e = &v["result"]["events"];
@@ -85,8 +84,7 @@ fn half_the_capacity_found_first_gives_an_update_whose_witness_holds() {
 /// Without `--load`, a background far above what the gateway forwards at 5 000 nft
 /// rules (an unpaced flood): the update is flagged overloaded, and the flag says what
 /// to do.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn an_overloaded_background_without_load_is_flagged_with_the_suggestion() {
     let v = at_5000_nft_rules("flood", "-t 2 --event add:1@1s");
     assert_eq!(v["status"], "flagged", "{v}");

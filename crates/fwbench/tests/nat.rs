@@ -24,11 +24,8 @@ fn sources(r: &Value) -> Vec<(String, u64)> {
     v
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let mut cases: Vec<(&str, &str, &str)> = vec![];
     for &e in NETFILTER_ENGINES {
         cases.push((e, "snat", "4"));
@@ -115,11 +112,8 @@ fn nat_trials_pass_traffic_and_the_server_sees_the_translated_addresses() {
 /// A test-owned nft table in the gateway that source-NATs the flood to another
 /// address before fwbench's rule can (an earlier srcnat priority): the server sees a
 /// source the model did not ask for, and the trial says so and fails.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn a_wrong_translation_fails_the_trial_naming_the_source() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let table = "table ip fwbt_nat {\n chain c { type nat hook postrouting priority srcnat - 10; \
                  policy accept;\n udp dport 9000 snat ip to 198.19.0.9\n }\n}\n";
     let t = NftTable::load(&tb.gw(), "ip", "fwbt_nat", table);
@@ -150,11 +144,8 @@ fn kernel_has_flowtables() -> bool {
     )
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn flowtable_says_unavailable_where_the_kernel_has_none_and_carries_traffic_where_it_has() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let o = fwbench(&trial_args(
         "flood",
         &tb.name,

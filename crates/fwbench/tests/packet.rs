@@ -7,11 +7,8 @@ use serde_json::Value;
 use std::process::Command;
 use util::*;
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn measured_loss_equals_the_dropping_rules_counter() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     // Every 7th packet of the flood is dropped by a rule with a counter; the rule's first
     // counter counts every flood packet that reached it.
     let t = NftTable::forward(
@@ -114,11 +111,8 @@ fn measured_loss_equals_the_dropping_rules_counter() {
 /// (less than one period each); received equals sent per size exactly when nothing was
 /// lost (and within 1 percentage point of the share when something was). Bits/s are the
 /// bytes of the sizes received.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn imix_trial_received_size_histogram_matches_the_mix() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     // (family, size, frames of the mix, sender, sink, flows, threads)
     let simple = [64u64, 576, 1500];
     for (family, size, frames, sender, sink, flows, threads) in [
@@ -214,11 +208,8 @@ fn imix_trial_received_size_histogram_matches_the_mix() {
 /// the gateway's per-address counters see each pair's share (flow i from source i mod 4
 /// to destination i mod 4, so two flows each), and together every packet; the sink on
 /// the wildcard address receives them all.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let dsts = ["198.19.0.2", "198.19.1.1", "198.19.1.2", "198.19.1.3"];
     let body: Vec<String> = dsts
         .iter()
@@ -298,11 +289,8 @@ fn flows_spread_over_destinations_and_sources_as_the_gateway_counts_them() {
 /// Breaks tried (docs/tests.md): the stop looked at every 64th batch fails the first
 /// check in every run; that with the time counted to the last send fails the second in
 /// 5 of 6 runs.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn a_flood_through_a_slow_gateway_stops_within_a_batch_of_its_end() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let filler: String = (0..8000)
         .map(|i| {
             format!(
@@ -345,11 +333,8 @@ fn a_flood_through_a_slow_gateway_stops_within_a_batch_of_its_end() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn paced_flow_holds_its_rate_within_its_measured_spread() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     // (rate, packets/s it means for 128-byte payloads, the lowest share of it the
     // sender must get out). Tolerances from measured spread (docs/tests.md): 16 trials
     // of 2 s with the debug build at a load average of 5 on this 2-core VM: at 15M
@@ -393,11 +378,8 @@ fn paced_flow_holds_its_rate_within_its_measured_spread() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn ping_round_trips_are_positive_and_ordered() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     for size in ["8", "1000"] {
         let v = trial_json("ping", &tb.name, &["-c", "300", "-i", "1ms", "-s", size]);
         let r = &v["result"];
@@ -432,11 +414,8 @@ fn ping_round_trips_are_positive_and_ordered() {
 /// is what limits the new-flow rate, so the search finds limit + burst in 1-s trials,
 /// and the policer's own counter shows it dropped new flows (repeated 5-tuples would be
 /// established and pass it).
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn ndr_newflows_finds_a_new_flow_policers_rate() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let policer = NftTable::forward(
         &tb,
         "fwbt_newflows",
@@ -462,11 +441,8 @@ fn ndr_newflows_finds_a_new_flow_policers_rate() {
     assert!(policer.counters()[0] > 0, "the policer dropped new flows");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn ndr_finds_a_policers_rate_within_the_precision() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     // In a 1-s trial the bucket passes limit + burst packets. Measured (issue 24,
     // `bench/test_spread.py`, at a load average of 10–16 on this 2-core VM): with a
@@ -575,11 +551,8 @@ fn stored_search(db: &std::path::Path, workload: &str) -> Value {
 /// MLRsearch (issue 28) on a policed gateway: both goals (0 % and 5 % loss) land on the
 /// policer's rate within the precision, from final-duration trials, short trials first;
 /// every step and the result (both rates) are stored.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     // 5 000 packets/s, a burst of 0.5 s: a rate the paced sender keeps on a busy
     // machine, and a bucket that absorbs its catching up after being descheduled (with
     // 0.1 s, hiccups of a load of 10–40 lost packets well under the policer's rate).
@@ -702,11 +675,8 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
     assert_eq!(headline, ndr, "the headline is the NDR");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     // Unpinned (`--no-pin`): the gateway's processing runs in the sender's context and
     // its ingress takes in every frame. With the default placement (the gateway steered
     // to its own CPU) a max-rate flood overflows its receive backlog now and then (915
@@ -759,8 +729,7 @@ fn sinkless_drop_counts_at_the_gateway_and_degrade_runs() {
     assert_eq!(u(&d["trials"]), 1, "{d}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn pinned_gateway_drops_what_it_cannot_process_and_every_loss_is_placed() {
     let _serial = serial();
     if std::thread::available_parallelism()
@@ -829,8 +798,7 @@ fn ephemeral_flood(extra: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {a:?}\n{}\n{}", stdout(&o), stderr(&o)))
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_default_flood_gives_the_gateway_its_own_cpu() {
     let _serial = serial();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -913,8 +881,7 @@ fn packet_bad_input_exits_2() {
 /// A scenario interrupted inside an ndr search resumes: the steps stored before the
 /// interruption are reused (not measured and inserted again, which hit
 /// UNIQUE(run_id, trial_key)), and the search completes with every step stored once.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
     let _serial = serial();
     let dir = TempDir::new();

@@ -15,8 +15,7 @@ fn echo_json(tb: &str, extra: &[&str]) -> Value {
     trial_json("echo", tb, extra)
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
     let _ = ROOT;
     let tb = TestbedGuard::up("forward");
@@ -77,8 +76,7 @@ fn echo_matrix_tcp_udp_v4_v6_threads_epoll() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn direct_and_input_topologies_echo() {
     for topo in ["direct", "input"] {
         let tb = TestbedGuard::up(topo);
@@ -98,10 +96,8 @@ fn direct_and_input_topologies_echo() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn pinning_is_applied_and_recorded() {
-    let tb = TestbedGuard::up("forward");
     let v = echo_json(
         &tb.name,
         &argv("-n 1 --pin-client 0 --pin-server 1 --pin-gateway 0-1"),
@@ -120,10 +116,8 @@ fn pinning_is_applied_and_recorded() {
     assert_eq!(cpus("gateway"), "0-1");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn sctp_is_reported_unavailable_not_crashed() {
-    let tb = TestbedGuard::up("forward");
     let o = fwbench(&trial_args("echo", &tb.name, &["-P", "sctp"]));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     // Both kernels are covered: with SCTP the echo must work, without it fwbench must say
@@ -142,8 +136,7 @@ fn sctp_is_reported_unavailable_not_crashed() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     let (_dir, db) = TempDir::with_file("r.db");
     let (pid, o) = fwbench_with_pid(&cmd!("echo -t 1 -n 2 --db", &db, "--json"));
@@ -154,8 +147,7 @@ fn ephemeral_testbed_removed_after_echo_and_trial_stored() {
     assert_eq!(sqlite_count(&db, "SELECT count(*) FROM echo_clients"), 2);
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn sigkill_of_controller_leaves_nothing_behind() {
     let mut child = spawn_quiet(&["echo", "-t", "60", "-n", "3", "--no-store", "-P", "udp"]);
     let pid = child.id();
@@ -185,8 +177,7 @@ fn sigkill_of_controller_leaves_nothing_behind() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn ctrl_c_keeps_finished_trials_and_cleans_up() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
@@ -226,8 +217,7 @@ fn ctrl_c_keeps_finished_trials_and_cleans_up() {
     assert_prints(&o, &format!("{stored} of 4 trials stored"));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn scenario_run_records_sctp_unavailable_and_summary() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
@@ -257,8 +247,7 @@ fn scenario_run_records_sctp_unavailable_and_summary() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn bad_input_exits_2_and_leaves_no_testbed() {
     let dir = TempDir::new();
     let sc = dir.write("bad.toml", "[params]\nclients = 5\nproto = \"quic\"\n");
@@ -317,10 +306,8 @@ fn bad_input_exits_2_and_leaves_no_testbed() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn testbed_lifecycle_and_duplicate_name() {
-    let tb = TestbedGuard::up("forward");
     let o = fwbench(&["testbed", "up", "--name", &tb.name]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("already exists"));
@@ -363,10 +350,8 @@ fn crash_marker_cleans_up(extra: &str, table: &str) {
     assert_gateway_clean(&ns, "after the crash marker's cleanup:");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn every_engine_installs_10000_rules_verifies_and_removes_them() {
-    let tb = TestbedGuard::up("forward");
     for &engine in NETFILTER_ENGINES {
         let v = echo_json(
             &tb.name,
@@ -395,10 +380,8 @@ fn every_engine_installs_10000_rules_verifies_and_removes_them() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     for (nft_family, ip, table) in [
         ("inet", "4", "inet fwbench"),
@@ -453,8 +436,7 @@ fn nft_table_families_install_verify_and_remove_for_ipv4_and_ipv6() {
     assert!(!gateway_state(&ns).contains("fwbench"));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn crash_marker_cleans_an_ip6_table_up() {
     crash_marker_cleans_up(
         "-t 30 -A 6 --engine nft --nft-family ip --rules 50",
@@ -462,10 +444,8 @@ fn crash_marker_cleans_an_ip6_table_up() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn set_engines_hold_250000_elements() {
-    let tb = TestbedGuard::up("forward");
     for engine in ["nft-set", "ipset-legacy"] {
         let v = echo_json(
             &tb.name,
@@ -483,10 +463,8 @@ fn set_engines_hold_250000_elements() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn seed000_rules_permit_clients_and_drop_a_stranger() {
-    let tb = TestbedGuard::up("forward");
     for engine in ["nft", "iptables-legacy", "iptables-nft"] {
         for family in ["4", "6"] {
             let v = echo_json(
@@ -533,10 +511,8 @@ fn seed000_rules_permit_clients_and_drop_a_stranger() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn foreign_rules_are_untouched() {
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     let run = |argv: &[&str]| {
         assert!(
@@ -599,10 +575,8 @@ fn foreign_rules_are_untouched() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn rules_removed_after_sigkill_of_controller() {
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     for engine in ["nft", "ipset-legacy"] {
         let mut child = spawn_echo(
@@ -624,10 +598,8 @@ fn rules_removed_after_sigkill_of_controller() {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
-    let tb = TestbedGuard::up("forward");
     let ns = tb.gw();
     let before = gateway_state(&ns);
     let dir = TempDir::new();
@@ -668,10 +640,8 @@ fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
     assert_eq!(before, gateway_state(&ns), "gateway changed by bad input");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn import_iptables_save_and_nft_files_run() {
-    let tb = TestbedGuard::up("forward");
     // Two TCP echo clients through an imported rule set; the trial must be ok.
     let import_echo = |engine: &str, file: &std::path::Path| {
         let file = file.to_str().unwrap();
@@ -702,14 +672,12 @@ fn import_iptables_save_and_nft_files_run() {
     assert_gateway_clean(&tb.gw(), "after the imports:");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn crash_marker_lets_the_next_run_clean_up() {
     crash_marker_cleans_up("-t 30 --engine nft --rules 50", "table inet fwbench");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn killed_run_resumes_without_repeating_or_losing_trials() {
     let dir = TempDir::new();
     // No seed: the resumed run must take the interrupted run's seed to keep the keys.
@@ -771,8 +739,7 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
         .all(|n| !n.contains(&child.id().to_string())));
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn workload_file_runs_its_commands_inside_the_client_namespace() {
     let dir = TempDir::new();
     // `ip link show c0` succeeds only in the client's namespace (the host has no c0).
@@ -826,8 +793,7 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
 
 /// `fwbench workload` takes the trial commands' firewall options: the rule set stands
 /// on the gateway while the commands run, and its read-back is printed.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn workload_file_runs_with_the_firewall_options() {
     let dir = TempDir::new();
     let w = dir.write("w.txt", "sequential 2 { command \"true\" }\n");
@@ -873,10 +839,8 @@ fn residue_rows(db: &std::path::Path) -> Vec<Vec<String>> {
     sqlite_rows(db, sql)
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
-    let tb = TestbedGuard::up("forward");
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
     let ns = tb.gw();
@@ -931,8 +895,7 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     );
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn five_thousand_epoll_echo_clients_and_namespace_limits() {
     let _ = ROOT;
     let tb = TestbedGuard::up("forward");
@@ -975,8 +938,7 @@ fn five_thousand_epoll_echo_clients_and_namespace_limits() {
     eprintln!("5000 echo clients: {:.1} s", t0.elapsed().as_secs_f64());
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write("mixed.toml", MIXED_ENGINES);
@@ -1022,8 +984,7 @@ fn ephemeral_run_mixing_engines_starts_every_trial_clean() {
 /// hooked (1 173 of 1 175, each marked not clean); the testbed was then replaced after
 /// each such trial (`residue_of`, unit-tested), ~1 s each; now the kernel is asked
 /// before any agent starts, and nothing is set up to doubt.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_trial_that_ends_unavailable_on_legacy_rules_leaves_no_dirty_gateway() {
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
@@ -1088,8 +1049,7 @@ fn sqlite_rows(db: &std::path::Path, sql: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn threads_mode_refuses_too_many_clients_before_starting() {
     let _ = ROOT;
     let o = fwbench(&["echo", "-n", "5000", "-T", "threads", "--no-store"]);
@@ -1099,10 +1059,8 @@ fn threads_mode_refuses_too_many_clients_before_starting() {
 /// One run per named testbed and one process per run of a results file: a second
 /// command is refused with exit 2, naming the holder's PID; once the first has
 /// finished, the lock is free again.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn second_run_on_a_busy_testbed_or_run_is_refused() {
-    let tb = TestbedGuard::up("forward");
     let (dir, db) = TempDir::with_file("r.db");
     let sc = dir.write(
         "s.toml",
@@ -1158,10 +1116,8 @@ fn second_run_on_a_busy_testbed_or_run_is_refused() {
 /// Cleanup on panic: a test's testbed guard takes its testbed down even while a command
 /// the test spawned still uses it (`testbed down` alone is refused then): it stops that
 /// command, by the PID in the testbed's lock, and removes every namespace.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn a_testbed_guard_removes_its_testbed_under_a_running_command() {
-    let tb = TestbedGuard::up("forward");
     let name = tb.name.clone();
     let mut child = spawn_quiet(&[
         "flow",

@@ -105,6 +105,14 @@ impl Hosts {
         Hosts::with(true)
     }
 
+    /// [`Hosts::with_second_client`] and its testbed file as it is (`two.toml`: the
+    /// client role on both generator hosts).
+    fn two_generators() -> (Hosts, String) {
+        let h = Hosts::with_second_client();
+        let file = h.two_client_file("two.toml", |t| t);
+        (h, file)
+    }
+
     fn with(second_client: bool) -> Hosts {
         assert!(
             Path::new(SSHD).exists(),
@@ -409,8 +417,7 @@ impl Drop for Hosts {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_hosts_over_ssh_run_echo_and_flood() {
     let _s = serial();
     let h = Hosts::up();
@@ -508,8 +515,7 @@ fn remote_hosts_over_ssh_run_echo_and_flood() {
     h.assert_left_nothing();
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_bad_host_key_or_file_exits_2() {
     let _s = serial();
     let h = Hosts::up();
@@ -593,8 +599,7 @@ impl Drop for ReapController {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
     let _s = serial();
     let h = Hosts::up();
@@ -659,8 +664,7 @@ fn remote_controller_sigkill_mid_trial_leaves_nothing_on_the_hosts() {
     assert_eq!(cached.len(), 1, "{cached:?}");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_sessions_and_a_scenario_run_through_the_hosts() {
     let _s = serial();
     let h = Hosts::up();
@@ -738,8 +742,7 @@ fn global_addrs(ns: &str, dev: &str) -> Option<Vec<String>> {
     Some(a)
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_client_port_moved_over_ssh_and_given_back() {
     let _s = serial();
     let h = Hosts::up();
@@ -842,13 +845,11 @@ fn host_row(r: &serde_json::Value, i: usize) -> (String, u64, u64) {
     )
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
     let _s = serial();
-    let h = Hosts::with_second_client();
+    let (h, file) = Hosts::two_generators();
     let gw = h.ns("gw");
-    let file = h.two_client_file("two.toml", |t| t);
     // `testbed check` covers every host, the second generator's port on the gateway too.
     let out = h.check_prints(
         &file,
@@ -1002,8 +1003,7 @@ fn remote_two_generator_hosts_send_one_trial_the_gateway_counts() {
     h.assert_left_nothing();
 }
 
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_bad_multi_host_file_exits_2_and_touches_nothing() {
     let _s = serial();
     let h = Hosts::with_second_client();
@@ -1076,13 +1076,11 @@ fn merged_steps(db: &Path) -> (i64, i64) {
 /// gateway's policer — which sees both hosts' traffic, on two ports — within their
 /// precision, and latency-under-load trials follow each search. As a scenario the
 /// search is one stored row with both goals.
-#[test]
-#[ignore = "needs root: network namespaces and sshd (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and sshd")]
 fn remote_ndr_and_mlr_over_two_generator_hosts_find_a_policers_rate() {
     let _s = serial();
-    let h = Hosts::with_second_client();
+    let (h, file) = Hosts::two_generators();
     let gw = h.ns("gw");
-    let file = h.two_client_file("two.toml", |t| t);
     // The policer of the single-host mlr test (crates/fwbench/tests/packet.rs):
     // 5 000 packets/s, a bucket of 0.5 s (a busy machine's paced senders catch up in
     // bursts it absorbs), on the traffic of both ports; a search the testbed spoiled

@@ -45,10 +45,8 @@ fn assert_verdicts_hold(v: &Value, ctx: &str) -> u64 {
     verdicts.get("event_packets").map_or(0, u)
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(tb = "forward")]
 fn replacements_keep_a_meaningful_verdict_check_and_say_why_they_have_no_time_to_effect() {
-    let tb = TestbedGuard::up("forward");
     // A set engine's replacement collapses the events' rules into its fillers' set.
     let v = flow(&tb.name, "nft-set", "--event replace:2@800ms");
     assert!(assert_verdicts_hold(&v, "nft-set") > 0, "{}", v["verdicts"]);

@@ -149,8 +149,7 @@ fn testbed_namespaces(tb: &TestbedGuard) -> Vec<String> {
 /// Item 2: `newflows --ct-max 5000 --ct-buckets 4096` killed with its agents (SIGKILL to
 /// all at once: nobody left to restore anything), then any fwbench command: the host's
 /// `nf_conntrack_max` and hash size are as they were before.
-#[test]
-#[ignore = "needs root: network namespaces and the host's conntrack settings (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and the host's conntrack settings")]
 fn a_killed_ct_max_trial_leaves_the_hosts_settings_changed_only_until_the_next_command() {
     let _serial = serial();
     let Some(host) = HostSettings::save() else {
@@ -191,8 +190,7 @@ fn a_killed_ct_max_trial_leaves_the_hosts_settings_changed_only_until_the_next_c
 
 /// Item 2, `fwbench check`: a journal left by a dead holder (written under the lock
 /// as a holder writes it, the value then changed) is restored and reported.
-#[test]
-#[ignore = "needs root: the host's conntrack settings (run with --include-ignored as root)"]
+#[root_test(needs = "the host's conntrack settings")]
 fn check_restores_and_reports_what_a_killed_run_left() {
     let _serial = serial();
     let Some(host) = HostSettings::save() else {
@@ -234,8 +232,7 @@ fn check_restores_and_reports_what_a_killed_run_left() {
 /// Item 2, the agent's own way: only the controller killed (its agents get the
 /// parent-death signal), the gateway agent restores the settings itself, though its
 /// parent is gone.
-#[test]
-#[ignore = "needs root: network namespaces and the host's conntrack settings (run with --include-ignored as root)"]
+#[root_test(needs = "network namespaces and the host's conntrack settings")]
 fn a_gateway_agent_whose_controller_was_killed_restores_the_hosts_settings() {
     let _serial = serial();
     let Some(host) = HostSettings::save() else {
@@ -275,8 +272,7 @@ fn a_gateway_agent_whose_controller_was_killed_restores_the_hosts_settings() {
 /// all) planted before `rules advise --verify-on-testbed --measure` (run as PID 1 of a
 /// PID namespace, so the names are known): nothing is written through either, and no
 /// scratch directory is left. A `TMPDIR` that does not exist is bad input, never made.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn scratch_directories_never_follow_a_planted_path() {
     let _serial = serial();
     if Command::new("unshare").arg("--version").output().is_err() {
@@ -348,8 +344,7 @@ fn scratch_directories_never_follow_a_planted_path() {
 /// `filter` table stays instantiated in the gateway's namespace); the next trial on
 /// the testbed starts clean — the testbed is rebuilt and says so — and the stored
 /// `clean_start` is the truth (1 with no residue before the trial).
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
     let _serial = serial();
     if Command::new("iptables-legacy")
@@ -424,11 +419,8 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
 /// happened (it used to say "the gateway kept nft table inet fwbench gone after a
 /// trial; rebuilt the testbed"), and its gateway's state before it holds nothing of
 /// the dead agent's.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn a_killed_gateway_agents_rules_are_undone_before_the_next_trial_which_says_so() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let gw = tb.gw();
     let left = crash_gateway_agent(&tb.name, &gw, &argv("-t 30 --engine nft --rules 50"));
     assert!(left.contains("fwbench"), "the dead agent's table: {left}");
@@ -460,12 +452,8 @@ fn a_killed_gateway_agents_rules_are_undone_before_the_next_trial_which_says_so(
 /// Item 6, a forward testbed whose server namespace was deleted: it is listed as
 /// incomplete with what is missing (it used to be listed as `input`, the topology
 /// whose server lives in the gateway), and a trial on it is refused with the reason.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, fwd = "forward", input = "input")]
 fn a_forward_testbed_without_its_server_namespace_is_incomplete_not_input() {
-    let _serial = serial();
-    let fwd = TestbedGuard::up("forward");
-    let input = TestbedGuard::up("input");
     let srv = format!("fwb-{}-srv", fwd.name);
     let o = Command::new("ip")
         .args(["netns", "del", &srv])

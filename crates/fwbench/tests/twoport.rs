@@ -206,8 +206,7 @@ impl Lab {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
     let lab = Lab::up();
     let (p0, p1) = lab.original();
@@ -301,8 +300,7 @@ fn two_port_tester_drives_an_external_gateway_and_gives_the_ports_back() {
     lab.assert_given_back("refused engine");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn two_port_ports_come_back_after_the_controller_is_killed() {
     let lab = Lab::up();
     // Without manage_addresses the moved ports keep the addresses they had.
@@ -345,8 +343,7 @@ fn two_port_ports_come_back_after_the_controller_is_killed() {
     lab.assert_given_back("after SIGKILL of the controller");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn the_next_run_cleans_up_what_a_killed_host_left() {
     let lab = Lab::up();
     let h = lab.host.clone();
@@ -433,8 +430,7 @@ fn the_next_run_cleans_up_what_a_killed_host_left() {
     lab.assert_given_back("cleanup by the next run");
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn two_port_bad_interface_exits_2_and_changes_nothing() {
     let lab = Lab::up();
     let file = lab.file(true);
@@ -452,8 +448,7 @@ fn two_port_bad_interface_exits_2_and_changes_nothing() {
 /// where they always are — at the receiving end (the sink, the echo and session
 /// clients), on the tester's one clock; with an external DUT there is nothing of
 /// fwbench's to change: refused before a port moves.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn two_port_tester_runs_gateway_events_with_an_agent_on_the_dut() {
     let lab = Lab::up();
     let file = lab.file_with_agent();

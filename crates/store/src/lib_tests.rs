@@ -37,12 +37,20 @@ pub(crate) fn trial(run_id: i64, key: &str) -> TrialRecord {
     }
 }
 
+/// A new results file `name` in a scratch directory (removed when the directory is
+/// dropped) with one run begun: the directory, the file, the store and the run (the
+/// modules' tests share it).
+pub(crate) fn scratch_run(name: &str) -> (tempfile::TempDir, std::path::PathBuf, Store, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    let s = Store::open(&p).unwrap();
+    let run = s.begin_run(&NewRun::default()).unwrap();
+    (dir, p, s, run)
+}
+
 #[test]
 fn create_write_reopen_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("r.db");
-    let mut s = Store::open(&p).unwrap();
-    let run = s.begin_run(&NewRun::default()).unwrap();
+    let (_dir, p, mut s, run) = scratch_run("r.db");
     let id = s.insert_trial(&trial(run, "abc")).unwrap();
     s.finish_run(run, "t2", "complete").unwrap();
     drop(s);

@@ -220,8 +220,7 @@ pub(crate) fn create_atomically(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::trial;
-    use crate::NewRun;
+    use crate::tests::{scratch_run, trial};
 
     #[test]
     fn processes_creating_one_file_at_once_all_get_a_whole_file() {
@@ -254,9 +253,7 @@ mod tests {
 
     #[test]
     fn duplicate_trial_key_in_a_run_refused_and_nothing_half_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Store::open(&dir.path().join("r.db")).unwrap();
-        let run = s.begin_run(&NewRun::default()).unwrap();
+        let (_dir, _, mut s, run) = scratch_run("r.db");
         s.insert_trial(&trial(run, "k")).unwrap();
         assert!(s.insert_trial(&trial(run, "k")).is_err());
         assert_eq!(s.trials(None).unwrap().len(), 1);
@@ -267,17 +264,13 @@ mod tests {
     /// and the file is left exactly as it was; a whole file opens.
     #[test]
     fn a_damaged_file_is_refused_for_writing_and_left_as_it_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.db");
-        {
-            let mut s = Store::open(&p).unwrap();
-            let run = s.begin_run(&NewRun::default()).unwrap();
-            for i in 0..40 {
-                let mut t = trial(run, &format!("k{i}"));
-                t.results = serde_json::json!({"x": "y".repeat(20_000)});
-                s.insert_trial(&t).unwrap();
-            }
+        let (_dir, p, mut s, run) = scratch_run("r.db");
+        for i in 0..40 {
+            let mut t = trial(run, &format!("k{i}"));
+            t.results = serde_json::json!({"x": "y".repeat(20_000)});
+            s.insert_trial(&t).unwrap();
         }
+        drop(s);
         drop(Store::open(&p).unwrap());
         let mut bytes = std::fs::read(&p).unwrap();
         let page = 4096;
@@ -306,10 +299,7 @@ mod tests {
     /// the store says the check was cut short; within its budget it is not.
     #[test]
     fn the_integrity_check_stops_at_its_budget() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.db");
-        let mut s = Store::open(&p).unwrap();
-        let run = s.begin_run(&NewRun::default()).unwrap();
+        let (_dir, _, mut s, run) = scratch_run("r.db");
         let id = s.insert_trial(&trial(run, "a")).unwrap();
         // ~40 MB of samples: a check that takes long enough to be stopped.
         s.conn

@@ -60,14 +60,12 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::trial;
-    use crate::{NewRun, TrialRecord};
+    use crate::tests::{scratch_run, trial};
+    use crate::TrialRecord;
 
     #[test]
     fn samples_come_back_in_time_order_with_their_trial() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = Store::open(&dir.path().join("r.db")).unwrap();
-        let run = s.begin_run(&NewRun::default()).unwrap();
+        let (_dir, _, mut s, run) = scratch_run("r.db");
         let at = |t_s: f64, metric: &str| SampleRow {
             role: "gateway".into(),
             t_s,

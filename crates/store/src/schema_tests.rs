@@ -2,17 +2,14 @@
 //! workloads, which the module names only in its frozen legacy table.
 
 use super::*;
-use crate::tests::trial;
+use crate::tests::{scratch_run, trial};
 use crate::{EngineRow, FirewallRow, Headline, KindRow, NewRun, Store, TrialRecord, UpdateRecord};
 use rusqlite::{params, Connection};
 use std::path::Path;
 
 #[test]
 fn gateway_updates_are_stored_with_their_trial_and_a_version_1_file_gets_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("u.db");
-    let mut s = Store::open(&p).unwrap();
-    let run = s.begin_run(&NewRun::default()).unwrap();
+    let (dir, _, mut s, run) = scratch_run("u.db");
     let rows: Vec<UpdateRecord> = (0..3)
         .map(|i| UpdateRecord {
             index: i,
@@ -64,27 +61,23 @@ fn version_1_files_are_migrated() {
 /// effective engine and kind from its parameters; new trials store theirs.
 #[test]
 fn version_4_trials_get_their_effective_engine() {
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("v4.db");
-    {
-        let c = old_file(&p, 4);
-        c.execute_batch(HOST_AND_RUN).unwrap();
-        for (key, params) in [
-            ("a", r#"{"engine":"nft-set","nft_family":"ip"}"#),
-            ("b", r#"{"engine":"iptables-nft"}"#),
-            ("c", r#"{"engine":"none"}"#),
-            ("d", r#"{"engine":"tc-bpf"}"#),
-            ("e", r#"{"engine":"pf"}"#),
-        ] {
-            c.execute(
-                "INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
-                         finished_at, params, placement, results)
-                     VALUES (1, ?1, 1, 'flood', 'ok', 't0', 't1', ?2, '{}', '{}')",
-                params![key, params],
-            )
-            .unwrap();
-        }
+    let (_tmp, p, c) = old_file_with_run(4);
+    for (key, params) in [
+        ("a", r#"{"engine":"nft-set","nft_family":"ip"}"#),
+        ("b", r#"{"engine":"iptables-nft"}"#),
+        ("c", r#"{"engine":"none"}"#),
+        ("d", r#"{"engine":"tc-bpf"}"#),
+        ("e", r#"{"engine":"pf"}"#),
+    ] {
+        c.execute(
+            "INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
+                     finished_at, params, placement, results)
+                 VALUES (1, ?1, 1, 'flood', 'ok', 't0', 't1', ?2, '{}', '{}')",
+            params![key, params],
+        )
+        .unwrap();
     }
+    drop(c);
     let ids = |s: &Store| -> Vec<Option<(String, String)>> {
         s.trials(None)
             .unwrap()
@@ -121,20 +114,16 @@ fn version_4_trials_get_their_effective_engine() {
 /// `rules_installed`, and the views see old and new trials alike.
 #[test]
 fn version_3_rules_become_rules_installed_and_views_read_them() {
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("v3.db");
-    {
-        let c = old_file(&p, 3);
-        c.execute_batch(HOST_AND_RUN).unwrap();
-        c.execute_batch(
-            "INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
-                     finished_at, params, placement, engine, rules, throughput_bps, results)
-                     VALUES (1, 'old', 1, 'echo', 'ok', 't0', 't1',
-                     '{\"engine\":\"nft\",\"rules\":1000,\"clients\":5,\"proto\":\"tcp\"}',
-                     '[]', 'nft', 1001, 2e6, '{}');",
-        )
-        .unwrap();
-    }
+    let (_tmp, p, c) = old_file_with_run(3);
+    c.execute_batch(
+        "INSERT INTO trials (run_id, trial_key, rep, workload, status, started_at,
+                 finished_at, params, placement, engine, rules, throughput_bps, results)
+                 VALUES (1, 'old', 1, 'echo', 'ok', 't0', 't1',
+                 '{\"engine\":\"nft\",\"rules\":1000,\"clients\":5,\"proto\":\"tcp\"}',
+                 '[]', 'nft', 1001, 2e6, '{}');",
+    )
+    .unwrap();
+    drop(c);
     let mut s = Store::open(&p).unwrap();
     let old = &s.trials(None).unwrap()[0];
     assert_eq!(old.firewall.as_ref().unwrap().rules_installed, 1001);
@@ -261,6 +250,16 @@ fn old_file(p: &Path, version: usize) -> Connection {
     c.pragma_update(None, "user_version", version as i64)
         .unwrap();
     c
+}
+
+/// [`old_file`] `v{version}.db` in a scratch directory, with its host and run
+/// (`HOST_AND_RUN`): the directory, the file, and the connection to add old rows with.
+fn old_file_with_run(version: usize) -> (tempfile::TempDir, std::path::PathBuf, Connection) {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join(format!("v{version}.db"));
+    let c = old_file(&p, version);
+    c.execute_batch(HOST_AND_RUN).unwrap();
+    (tmp, p, c)
 }
 
 fn v1_file(p: &Path) {

@@ -69,6 +69,20 @@ fn run(spec: &SessionClientSpec) -> SessionClientResults {
     c.stop().expect("client stop")
 }
 
+/// A client of `mode` against a server of its own on `listen`, its spec as `edit`
+/// leaves it, run to its end; then the server stopped: both ends' results.
+fn against_server(
+    listen: &str,
+    mode: ConnMode,
+    edit: impl FnOnce(&mut SessionClientSpec),
+) -> (SessionClientResults, TcpServerResults) {
+    let srv = server(listen);
+    let mut s = spec(mode, srv.local_addr());
+    edit(&mut s);
+    let c = run(&s);
+    (c, srv.stop())
+}
+
 /// A port of `host` nobody listens on (bound by the kernel's choice, then closed).
 fn closed_port(host: &str) -> SocketAddr {
     let l = TcpListener::bind((ip(host), 0)).unwrap();
@@ -133,13 +147,11 @@ fn sessions_go_into_the_bins_and_a_marker_stream_runs_beside() {
 
 #[test]
 fn fifty_sequential_sessions_are_counted_on_both_ends() {
-    let srv = server(V4);
-    let mut s = spec(ConnMode::Sessions, srv.local_addr());
-    s.count = Some(50);
-    s.request = 1000;
-    s.response = 5000;
-    let c = run(&s);
-    let sr = srv.stop();
+    let (c, sr) = against_server(V4, ConnMode::Sessions, |s| {
+        s.count = Some(50);
+        s.request = 1000;
+        s.response = 5000;
+    });
     assert_clean(&c);
     assert_eq!(c.sessions, 50);
     assert_eq!(c.session.count, 50);
@@ -160,15 +172,13 @@ fn fifty_sequential_sessions_are_counted_on_both_ends() {
 
 #[test]
 fn eight_workers_run_exactly_two_hundred_sessions_over_ipv6() {
-    let srv = server(V6);
-    let mut s = spec(ConnMode::Sessions, srv.local_addr());
-    s.parallel = 8;
-    s.count = Some(200);
-    s.request = 64;
-    s.response = 64;
-    s.source = Some(ip(V6));
-    let c = run(&s);
-    let sr = srv.stop();
+    let (c, sr) = against_server(V6, ConnMode::Sessions, |s| {
+        s.parallel = 8;
+        s.count = Some(200);
+        s.request = 64;
+        s.response = 64;
+        s.source = Some(ip(V6));
+    });
     assert_clean(&c);
     assert_eq!(c.sessions, 200);
     assert_eq!(c.session.count, 200);
@@ -179,14 +189,12 @@ fn eight_workers_run_exactly_two_hundred_sessions_over_ipv6() {
 
 #[test]
 fn bulk_transfers_arrive_verified_after_the_overhead_sessions() {
-    let srv = server(V4);
-    let mut s = spec(ConnMode::Bulk, srv.local_addr());
-    s.parallel = 2;
-    s.count = Some(5);
-    s.response = 1_700_000;
-    s.overhead_sessions = 3;
-    let c = run(&s);
-    let sr = srv.stop();
+    let (c, sr) = against_server(V4, ConnMode::Bulk, |s| {
+        s.parallel = 2;
+        s.count = Some(5);
+        s.response = 1_700_000;
+        s.overhead_sessions = 3;
+    });
     assert_clean(&c);
     assert_eq!(c.sessions, 5);
     assert_eq!(c.bytes, 5 * 1_700_000);
@@ -201,12 +209,10 @@ fn bulk_transfers_arrive_verified_after_the_overhead_sessions() {
 
 #[test]
 fn http_download_of_8_mib_is_verified_and_timed_in_order() {
-    let srv = server(V6);
-    let mut s = spec(ConnMode::Http, srv.local_addr());
-    s.count = Some(2);
-    s.response = 8 << 20;
-    let c = run(&s);
-    let sr = srv.stop();
+    let (c, sr) = against_server(V6, ConnMode::Http, |s| {
+        s.count = Some(2);
+        s.response = 8 << 20;
+    });
     assert_clean(&c);
     assert_eq!(c.sessions, 2);
     assert_eq!(c.bytes, 2 * (8 << 20));
@@ -225,12 +231,10 @@ fn http_download_of_8_mib_is_verified_and_timed_in_order() {
 #[test]
 fn http_errors_fail_the_session_with_the_status() {
     // Ask the server for more than it serves (> 1 TiB): 404.
-    let srv = server(V4);
-    let mut s = spec(ConnMode::Http, srv.local_addr());
-    s.count = Some(3);
-    s.response = (1 << 40) + 1;
-    let c = run(&s);
-    let sr = srv.stop();
+    let (c, sr) = against_server(V4, ConnMode::Http, |s| {
+        s.count = Some(3);
+        s.response = (1 << 40) + 1;
+    });
     assert_eq!(c.sessions, 0);
     assert_eq!(c.failed, 3);
     assert_eq!(c.corrupt, 0);

@@ -80,8 +80,10 @@ fn equal_rates_in_different_units_are_a_duplicate_value() {
     assert_eq!(rates, [proto::Rate::Bps(80e6), proto::Rate::Bps(10e6)]);
     assert_ne!(p.trials[0].key, p.trials[1].key);
     // And any other axis: 1024 and 1K (sizes are powers of 1024, as iperf3 -l) are one size.
-    let e = err("workload = \"sessions\"\n[params]\nsize = [1024, \"1K\"]\n");
-    assert!(e.contains("duplicate value"), "{e}");
+    refused_naming(
+        "workload = \"sessions\"\n[params]\nsize = [1024, \"1K\"]\n",
+        "duplicate value",
+    );
 }
 
 #[test]
@@ -125,6 +127,23 @@ fn err(text: &str) -> String {
     parse("bad.toml", text, 0).unwrap_err().to_string()
 }
 
+/// The plan of `text` read as `dir/s.toml` (its relative paths are taken from `dir`).
+fn in_dir(text: &str) -> Plan {
+    parse("dir/s.toml", text, 0).unwrap()
+}
+
+/// `text` is refused with a message that starts with `start`.
+fn refused_with(text: &str, start: &str) {
+    let e = err(text);
+    assert!(e.starts_with(start), "{e}");
+}
+
+/// `text` is refused with a message that says `part`.
+fn refused_naming(text: &str, part: &str) {
+    let e = err(text);
+    assert!(e.contains(part), "{e}");
+}
+
 #[test]
 fn errors_name_file_line_and_field() {
     assert_eq!(
@@ -165,11 +184,15 @@ fn errors_name_file_line_and_field() {
     assert!(err("order = \"backwards\"\n").contains("order:"));
     assert!(err("[testbed]\npin_client = \"x\"\n").contains("testbed.pin_client"));
     // Huge CPU ranges: refused, not expanded (this aborted the process).
-    let e = err("[testbed]\npin_client = \"0-99999999999\"\n");
-    assert!(e.starts_with("bad.toml:2:14: testbed.pin_client:"), "{e}");
+    refused_with(
+        "[testbed]\npin_client = \"0-99999999999\"\n",
+        "bad.toml:2:14: testbed.pin_client:",
+    );
     // Pins name CPUs of this host.
-    let e = err("[testbed]\npin_gateway = \"4000\"\n");
-    assert!(e.contains("CPU 4000 does not exist"), "{e}");
+    refused_naming(
+        "[testbed]\npin_gateway = \"4000\"\n",
+        "CPU 4000 does not exist",
+    );
     // The cross product is counted before it is built: 10^8 trials is refused
     // at once (it used to run out of memory).
     let e = err("[params]\nclients = \"1..10000\"\nframe_size = \"100..10099\"\n");
@@ -211,33 +234,26 @@ fn ranges_expand_inclusively_and_refuse_nonsense() {
     // `..` in a value that is not a number range is part of the value.
     assert_eq!(expand_range("../rules.txt").unwrap(), ["../rules.txt"]);
     assert_eq!(expand_range("v1..v2").unwrap(), ["v1..v2"]);
-    let p = parse(
-        "dir/s.toml",
-        "[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"../rules.nft\"\n",
-        0,
-    )
-    .unwrap();
+    let p = in_dir("[params]\nengine = \"nft\"\nmodel = \"import\"\nimport = \"../rules.nft\"\n");
     assert_eq!(
         p.trials[0].params.import.as_deref(),
         Some("dir/../rules.nft")
     );
     // The ipset file of an import likewise; alone it is refused.
-    let p = parse(
-        "dir/s.toml",
+    let p = in_dir(
         "[params]\nengine = \"iptables-nft\"\nimport = \"r.v4\"\nimport_ipset = \"r.ipset\"\n",
-        0,
-    )
-    .unwrap();
+    );
     assert_eq!(
         p.trials[0].params.import_ipset.as_deref(),
         Some("dir/r.ipset")
     );
-    let e = err("[params]\nengine = \"iptables-nft\"\nimport_ipset = \"r.ipset\"\n");
-    assert!(e.contains("import_ipset r.ipset: the ipsets of an imported iptables-save file; give its import too"), "{e}");
-    let e = err("workload = \"http\"\n[params]\nrules = \"0..x\"\n");
-    assert!(
-        e.starts_with("bad.toml:3:9: params.rules: '0..x' is not a range"),
-        "{e}"
+    refused_naming(
+        "[params]\nengine = \"iptables-nft\"\nimport_ipset = \"r.ipset\"\n",
+        "import_ipset r.ipset: the ipsets of an imported iptables-save file; give its import too",
+    );
+    refused_with(
+        "workload = \"http\"\n[params]\nrules = \"0..x\"\n",
+        "bad.toml:3:9: params.rules: '0..x' is not a range",
     );
 }
 
@@ -294,15 +310,18 @@ parallel = [1, 3]
     assert!(p.trials[0].params.packet().is_some());
     assert_eq!(bulk.overhead_sessions, 10);
     // An axis foreign to a case's workload is refused, naming the rows.
-    let e = err("workload = \"sessions\"\n[[case]]\nworkload = \"ping\"\nparallel = 2\n");
-    assert!(
-        e.contains("case[1]: parallel is not a parameter of the ping workload"),
-        "{e}"
+    refused_naming(
+        "workload = \"sessions\"\n[[case]]\nworkload = \"ping\"\nparallel = 2\n",
+        "case[1]: parallel is not a parameter of the ping workload",
     );
-    let e = err("workload = \"http\"\n[params]\nsize = \"8Q\"\n");
-    assert!(e.contains("params.size: bad size '8Q'"), "{e}");
-    let e = err("workload = \"bulk\"\n[params]\ntopology = \"proxy\"\nproxy_buffer = 0\n");
-    assert!(e.contains("--proxy-buffer 0"), "{e}");
+    refused_naming(
+        "workload = \"http\"\n[params]\nsize = \"8Q\"\n",
+        "params.size: bad size '8Q'",
+    );
+    refused_naming(
+        "workload = \"bulk\"\n[params]\ntopology = \"proxy\"\nproxy_buffer = 0\n",
+        "--proxy-buffer 0",
+    );
 }
 
 #[test]
@@ -557,15 +576,13 @@ fn case_repetitions_and_order_errors() {
         e,
         "bad.toml:1:9: order: 'backwards' is not an order (expected sequential, random, abba, paired)"
     );
-    let e = err("workload = \"http\"\n[[case]]\nrules = 1\nrepetitions = 0\n");
-    assert!(
-        e.starts_with("bad.toml:4:15: case[1].repetitions: must be 1..1000"),
-        "{e}"
+    refused_with(
+        "workload = \"http\"\n[[case]]\nrules = 1\nrepetitions = 0\n",
+        "bad.toml:4:15: case[1].repetitions: must be 1..1000",
     );
-    let e = err("workload = \"http\"\n[[firewall]]\nrepetitions = 2\n[[case]]\nrules = 1\n");
-    assert!(
-        e.starts_with("bad.toml:3:1: firewall[1].repetitions:"),
-        "{e}"
+    refused_with(
+        "workload = \"http\"\n[[firewall]]\nrepetitions = 2\n[[case]]\nrules = 1\n",
+        "bad.toml:3:1: firewall[1].repetitions:",
     );
     // A case's repetitions override the top level's for that case only.
     let p = parse(
@@ -616,20 +633,17 @@ fn texts_are_bounded_and_free_of_control_characters() {
     let ok = format!("[[case]]\nlabel = \"{}\"\n", "x".repeat(MAX_LABEL));
     assert!(parse("ok.toml", &ok, 0).is_ok());
     // ESC in a label (TOML's escape), NUL in a name: refused with the character.
-    let e = err("[[case]]\nclients = 2\nlabel = \"red \\u001b[31m\"\n");
-    assert!(
-        e.starts_with("bad.toml:3:9: case[1].label: control character U+001B at byte 4"),
-        "{e}"
+    refused_with(
+        "[[case]]\nclients = 2\nlabel = \"red \\u001b[31m\"\n",
+        "bad.toml:3:9: case[1].label: control character U+001B at byte 4",
     );
-    let e = err("name = \"a\\u0000b\"\n");
-    assert!(
-        e.starts_with("bad.toml:1:8: name: control character U+0000"),
-        "{e}"
+    refused_with(
+        "name = \"a\\u0000b\"\n",
+        "bad.toml:1:8: name: control character U+0000",
     );
-    let e = err("[[firewall]]\nlabel = \"a\\tb\"\n");
-    assert!(
-        e.contains("firewall[1].label: control character U+0009"),
-        "{e}"
+    refused_naming(
+        "[[firewall]]\nlabel = \"a\\tb\"\n",
+        "firewall[1].label: control character U+0009",
     );
     // A description may span lines, within its own limit.
     assert!(parse("d.toml", "description = \"a\\tb\\nc\"\n", 0).is_ok());
@@ -638,17 +652,20 @@ fn texts_are_bounded_and_free_of_control_characters() {
     // Values, paths and parameter names are bounded too.
     let path = format!("[params]\nimport = \"{}\"\n", "p".repeat(MAX_PATH + 1));
     assert!(err(&path).starts_with("bad.toml:2:10: params.import: 4097 bytes long"));
-    let e = err("[params]\nimport = \"r\\u001b.nft\"\n");
-    assert!(e.contains("params.import: control character U+001B"), "{e}");
+    refused_naming(
+        "[params]\nimport = \"r\\u001b.nft\"\n",
+        "params.import: control character U+001B",
+    );
     let key = format!("[params]\n{} = 1\n", "k".repeat(MAX_NAME + 1));
     assert!(err(&key).starts_with("bad.toml:2:1: params: 4097 bytes long"));
-    let e = err("[testbed]\nfile = \"lab\\u0007.toml\"\n");
-    assert!(
-        e.starts_with("bad.toml:2:8: testbed.file: control character U+0007"),
-        "{e}"
+    refused_with(
+        "[testbed]\nfile = \"lab\\u0007.toml\"\n",
+        "bad.toml:2:8: testbed.file: control character U+0007",
     );
-    let e = err("[[case]]\nclients = 2\n[baseline]\nlabel = \"\\u001b\"\n");
-    assert!(e.contains("baseline.label: control character"), "{e}");
+    refused_naming(
+        "[[case]]\nclients = 2\n[baseline]\nlabel = \"\\u001b\"\n",
+        "baseline.label: control character",
+    );
 }
 
 /// Errors are typed: where a value stands, which row a trial came from, or the

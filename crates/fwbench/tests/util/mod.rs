@@ -16,6 +16,10 @@ pub use tool::run_ok;
 mod policer;
 #[allow(unused_imports)]
 pub use policer::{assert_latency_at_fractions, Policer};
+/// `#[root_test]`, `#[root_test(serial, tb = "forward")]`: a privileged test, ignored
+/// without root, on a testbed of its own (the `root-test` crate).
+#[allow(unused_imports)]
+pub use root_test::root_test;
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_fwbench")
