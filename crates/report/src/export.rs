@@ -81,6 +81,14 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
         ("fwbench".into(), h.fwbench_version.clone()),
         ("tools".into(), pairs(&h.tools)),
         ("sysctls".into(), pairs(&h.sysctls)),
+        (
+            "mitigations".into(),
+            if h.mitigations.is_empty() {
+                "not recorded".into()
+            } else {
+                pairs(&h.mitigations)
+            },
+        ),
     ]
 }
 
