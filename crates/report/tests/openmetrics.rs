@@ -14,18 +14,8 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use store::{Headline, Host, NewRun, Store, TrialRecord};
 
-/// The parser as a script: every family's name, type, unit and samples (values as
-/// Python's repr, timestamps as seconds and nanoseconds) as JSON on stdout.
-const PARSE: &str = r#"
-import json, sys
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
-out = []
-for f in text_string_to_metric_families(open(sys.argv[1]).read()):
-    out.append({"name": f.name, "type": f.type, "unit": f.unit, "help": f.documentation,
-        "samples": [{"name": s.name, "labels": s.labels, "value": repr(float(s.value)),
-                     "ts": [s.timestamp.sec, s.timestamp.nsec]} for s in f.samples]})
-print(json.dumps(out))
-"#;
+/// The parser as a script: every family as JSON on stdout.
+const PARSE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/openmetrics_parse.py");
 
 /// A python3 that has the parser: the first on PATH may be another installation
 /// (pyenv) than the system's, which `apt-get install python3-prometheus-client` serves.
@@ -41,14 +31,9 @@ fn python() -> Option<&'static str> {
 /// The parsed families of an export, by name.
 fn parse(python: &str, text: &str) -> BTreeMap<String, Value> {
     let dir = tempfile::tempdir().unwrap();
-    let (file, script) = (dir.path().join("m.txt"), dir.path().join("p.py"));
+    let file = dir.path().join("m.txt");
     std::fs::write(&file, text).unwrap();
-    std::fs::write(&script, PARSE).unwrap();
-    let o = Command::new(python)
-        .arg(&script)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let o = Command::new(python).arg(PARSE).arg(&file).output().unwrap();
     assert!(
         o.status.success(),
         "the reference parser refused the export: {}\n{text}",
