@@ -213,3 +213,28 @@ fn a_real_flood_exports_as_openmetrics_the_reference_parser_reads() {
         .count();
     assert_eq!(mitigations, vulns, "{info}");
 }
+
+/// The CI recipe's scenario (docs/ci.md, the block after `<!-- tested: ci-scenario`)
+/// is a valid scenario of the size the page says: 20 trials.
+#[test]
+fn the_ci_recipes_scenario_dry_runs_as_documented() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/ci.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let at = doc
+        .find("<!-- tested: ci-scenario")
+        .expect("docs/ci.md has no '<!-- tested: ci-scenario' block");
+    let rest = &doc[at..];
+    let start = rest.find("```toml\n").unwrap() + 8;
+    let end = start + rest[start..].find("```").unwrap();
+    // The block is indented under its list item.
+    let toml: String = rest[start..end]
+        .lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = TempDir::new();
+    let file = dir.write("fwbench.toml", toml);
+    let o = fwbench(&["run", file.to_str().unwrap(), "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("ci — 20 trials"), "{}", stdout(&o));
+}
