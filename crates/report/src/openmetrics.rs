@@ -69,6 +69,9 @@ pub const FAMILIES: &[Family] = &[
     family("hold_reached", "hold_reached_connections", "connections", 1.0, "Concurrent connections: how many were open at once"),
 ];
 
+/// A family's series: labels → (timestamp in ms, value) of each sample.
+type Series = BTreeMap<Labels, Vec<(i64, f64)>>;
+
 /// The family of the run hosts' facts (an info metric, value 1).
 pub const HOST_INFO: &str = "fwbench_host";
 
@@ -76,8 +79,8 @@ pub const HOST_INFO: &str = "fwbench_host";
 /// line each: a trial whose time does not read).
 pub fn openmetrics(r: &Report) -> (String, Vec<String>) {
     let mut skipped = vec![];
-    // family → labels → (timestamp ms, value)
-    let mut series: BTreeMap<&str, BTreeMap<Labels, Vec<(i64, f64)>>> = BTreeMap::new();
+    // family → its series
+    let mut series: BTreeMap<&str, Series> = BTreeMap::new();
     for run in &r.runs {
         for c in &run.configs {
             let labels = config_labels(run, c);
@@ -126,7 +129,7 @@ pub fn openmetrics(r: &Report) -> (String, Vec<String>) {
 /// The hosts' facts, one sample per run at its start (`store::Host::facts`, each
 /// name's dots and dashes as `_`).
 fn host_info(r: &Report, o: &mut String) {
-    let mut by_labels: BTreeMap<Labels, Vec<(i64, f64)>> = BTreeMap::new();
+    let mut by_labels = Series::new();
     for run in &r.runs {
         let Some(at) = epoch_ms(&run.run.started_at) else {
             continue;

@@ -166,8 +166,13 @@ fn planted(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// Series labels.
+type Labels = Vec<(&'static str, &'static str)>;
+/// A sample read back: labels, timestamp (seconds, nanoseconds), value.
+type Sample = (BTreeMap<String, String>, i64, i64, f64);
+
 /// Planted (series labels, timestamp sec, ms, received pps, owd µs, loss).
-fn expected() -> Vec<(Vec<(&'static str, &'static str)>, i64, i64, f64, f64, f64)> {
+fn expected() -> Vec<(Labels, i64, i64, f64, f64, f64)> {
     let nft = vec![
         ("engine", "nft"),
         ("host", "bench1"),
@@ -229,7 +234,7 @@ fn openmetrics_export_parses_with_the_reference_parser_and_round_trips_every_val
             .unwrap_or_else(|| panic!("no family {name} in {:?}", families.keys()));
         assert_eq!(f["type"], "gauge", "{name}");
         assert_eq!(f["unit"], unit, "{name}");
-        let got: Vec<(BTreeMap<String, String>, i64, i64, f64)> = f["samples"]
+        let got: Vec<Sample> = f["samples"]
             .as_array()
             .unwrap()
             .iter()
@@ -241,7 +246,7 @@ fn openmetrics_export_parses_with_the_reference_parser_and_round_trips_every_val
                 (labels, sec, ns, v)
             })
             .collect();
-        let mut want: Vec<(BTreeMap<String, String>, i64, i64, f64)> = expected()
+        let mut want: Vec<Sample> = expected()
             .into_iter()
             .map(|(l, sec, ms, pps, us, loss)| {
                 let labels = l
@@ -252,7 +257,7 @@ fn openmetrics_export_parses_with_the_reference_parser_and_round_trips_every_val
             })
             .collect();
         let mut got_sorted = got.clone();
-        let key = |a: &(BTreeMap<String, String>, i64, i64, f64)| (a.0.clone(), a.1, a.2);
+        let key = |a: &Sample| (a.0.clone(), a.1, a.2);
         got_sorted.sort_by_key(key);
         want.sort_by_key(key);
         assert_eq!(got_sorted.len(), want.len(), "{name}: {got:?}");

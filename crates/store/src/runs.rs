@@ -112,6 +112,9 @@ pub struct Host {
     pub mitigations: Vec<(String, String)>,
 }
 
+/// Name/value pairs as `hosts` stores them (sysctls, tools, mitigations).
+type Pairs = Vec<(String, String)>;
+
 /// The name under which a mitigation is stored among `hosts.sysctls`: its file's path.
 pub const MITIGATION_PREFIX: &str = "/sys/devices/system/cpu/vulnerabilities/";
 
@@ -142,16 +145,14 @@ impl Host {
     }
 
     /// The `hosts.sysctls` column: the sysctls, then the mitigations under their path.
-    fn sysctls_column(&self) -> Vec<(String, String)> {
+    fn sysctls_column(&self) -> Pairs {
         let mitigations =
             (self.mitigations.iter()).map(|(k, v)| (format!("{MITIGATION_PREFIX}{k}"), v.clone()));
         self.sysctls.iter().cloned().chain(mitigations).collect()
     }
 
     /// Split a `hosts.sysctls` column into sysctls and mitigations (by the path prefix).
-    fn split_sysctls_column(
-        pairs: Vec<(String, String)>,
-    ) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    fn split_sysctls_column(pairs: Pairs) -> (Pairs, Pairs) {
         let (mut sysctls, mut mitigations) = (vec![], vec![]);
         for (k, v) in pairs {
             match k.strip_prefix(MITIGATION_PREFIX) {
