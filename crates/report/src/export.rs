@@ -562,6 +562,7 @@ fn run_json(run: &RunReport) -> Value {
             "finished_at": r.finished_at,
             "baseline": run.baseline,
             "host": r.host,
+            "host_facts": r.host.facts(),
             "role_hosts": r.role_hosts,
         },
         "configs": configs,

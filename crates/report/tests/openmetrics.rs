@@ -281,5 +281,19 @@ fn openmetrics_export_parses_with_the_reference_parser_and_round_trips_every_val
     assert_eq!(l["sysctl_net_core_bpf_jit_enable"], "1");
     assert_eq!(l["mitigation_spectre_v2"], "Mitigation: Retpolines");
     assert_eq!(samples[0]["ts"], json!([1_795_860_000, 0]));
+
+    // The same facts in the report's JSON (by group and flat) and its HTML metadata.
+    let j = report.json();
+    let run = &j["runs"][0]["run"];
+    assert_eq!(
+        run["host"]["mitigations"],
+        json!([["spectre_v2", "Mitigation: Retpolines"]])
+    );
+    assert_eq!(
+        run["host_facts"]["mitigation.spectre_v2"],
+        "Mitigation: Retpolines"
+    );
+    assert_eq!(run["host_facts"]["tool.nft"], "nftables v1.1.1");
+    assert!(report.html().contains("spectre_v2 Mitigation: Retpolines"));
     assert_eq!(samples[1]["ts"], json!([1_795_860_000 + 86_400, 0]));
 }
