@@ -48,7 +48,7 @@ const fn family(
 #[rustfmt::skip]
 pub const FAMILIES: &[Family] = &[
     family("throughput_bps", "throughput_bits_per_second", "bits_per_second", 1.0, "Echo: payload throughput; flood/flow: received payload bits per second"),
-    family("throughput_per_client_bps", "throughput_per_client_bits_per_second", "bits_per_second", 1.0, "Echo: throughput per client"),
+    family("throughput_per_client_bps", "throughput_per_client_bits_per_second", "bits_per_second", 1.0, "Throughput over the clients parameter (echo: per client)"),
     family("transactions_per_s", "transactions_per_second", "per_second", 1.0, "Echo: transactions per second; ping: replies per second; connection workloads: sessions per second"),
     family("rtt_p50_us", "rtt_p50_seconds", "seconds", 1e6, "Round-trip time, median"),
     family("rtt_p99_us", "rtt_p99_seconds", "seconds", 1e6, "Round-trip time, 99th percentile"),
@@ -266,9 +266,9 @@ fn escape_label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// HELP text's escapes: backslash, line feed.
+/// HELP text's escapes: as a label value's (the format's escaped-string).
 fn escape_help(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('\n', "\\n")
+    escape_label(v)
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` (how fwbench stores times) → milliseconds since the epoch.
