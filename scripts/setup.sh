@@ -50,7 +50,10 @@ PKGS=(iproute2 procps util-linux nftables iptables ipset conntrack iperf3 sqlite
   pkg-config curl openssh-client openssh-server jq python3 ufw ethtool clang llvm libbpf-dev bpftool)
 # Wanted but not required (Ubuntu has sockperf in universe only): skipped with a note.
 # python3-pandas: the pandas example of docs/results.md (its test falls back to sqlite3).
-OPTIONAL=(sockperf nginx apache2-utils python3-pandas)
+# python3-prometheus-client: the OpenMetrics reference parser that reads back
+# `fwbench report -f openmetrics` in the tests (docs/dashboards.md; skipped visibly
+# without it, which fails CI as root).
+OPTIONAL=(sockperf nginx apache2-utils python3-pandas python3-prometheus-client)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()

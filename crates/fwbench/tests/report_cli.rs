@@ -130,3 +130,111 @@ fn a_corrupt_results_file_exits_2_naming_it() {
         assert!(stderr(&o).contains("broken.db"), "{fmt}: {}", stderr(&o));
     }
 }
+
+/// A python3 with the OpenMetrics reference parser (Debian's python3-prometheus-client;
+/// the first python3 on PATH may be another installation than the system's).
+fn openmetrics_python() -> Option<&'static str> {
+    ["python3", "/usr/bin/python3"].into_iter().find(|py| {
+        std::process::Command::new(py)
+            .args(["-c", "import prometheus_client.openmetrics.parser"])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// A real `fwbench flood` stored, exported with `report -f openmetrics` and read back by
+/// the format's reference parser: the trial's received packet rate, exactly as stored,
+/// under its configuration's labels, at its end; the host's facts as an info series
+/// with this kernel and each of its CPU mitigations.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_real_flood_exports_as_openmetrics_the_reference_parser_reads() {
+    let Some(python) = openmetrics_python() else {
+        return skip("the OpenMetrics reference parser is not installed (apt-get install python3-prometheus-client)");
+    };
+    let dir = TempDir::new();
+    let (db, om) = (dir.file("r.db"), dir.file("m.txt"));
+    let o = fwbench(&cmd!(
+        "flood -t 1 --rate 10kpps --engine nft --rules 10 --db",
+        &db
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = report(&db, &om, &["-f", "openmetrics"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let parse = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../report/tests/openmetrics_parse.py"
+    );
+    let o = std::process::Command::new(python)
+        .args([parse, om.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&om).unwrap();
+    assert!(o.status.success(), "{}\n{text}", stderr(&o));
+    let families: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let family = |name: &str| {
+        (families.iter())
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+
+    let store = store::Store::open_read_only(&db).unwrap();
+    let trials = store.trials(None).unwrap();
+    assert_eq!(trials.len(), 1);
+    let t = &trials[0];
+    assert_eq!(t.status, "ok", "{:?}", t.error);
+    let stored = t.headline.received_pps.unwrap();
+    let f = family("fwbench_received_packets_per_second");
+    let samples = f["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 1, "{text}");
+    let s = &samples[0];
+    let got: f64 = s["value"].as_str().unwrap().parse().unwrap();
+    assert_eq!(got.to_bits(), stored.to_bits(), "{got} vs {stored}");
+    let l = &s["labels"];
+    assert_eq!(
+        (&l["engine"], &l["rules"], &l["workload"]),
+        (&"nft".into(), &"10".into(), &"flood".into()),
+        "{l}"
+    );
+    let end = std::process::Command::new("date")
+        .args(["-d", &t.finished_at, "+%s"])
+        .output()
+        .unwrap();
+    let end: i64 = stdout(&end).trim().parse().unwrap();
+    assert_eq!(s["ts"], serde_json::json!([end, 0]));
+
+    let info = &family("fwbench_host")["samples"][0]["labels"];
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(info["kernel"], kernel.trim());
+    let vulns =
+        std::fs::read_dir("/sys/devices/system/cpu/vulnerabilities").map_or(0, |d| d.count());
+    let mitigations = (info.as_object().unwrap().keys())
+        .filter(|k| k.starts_with("mitigation_"))
+        .count();
+    assert_eq!(mitigations, vulns, "{info}");
+}
+
+/// The CI recipe's scenario (docs/ci.md, the block after `<!-- tested: ci-scenario`)
+/// is a valid scenario of the size the page says: 20 trials.
+#[test]
+fn the_ci_recipes_scenario_dry_runs_as_documented() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/ci.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let at = doc
+        .find("<!-- tested: ci-scenario")
+        .expect("docs/ci.md has no '<!-- tested: ci-scenario' block");
+    let rest = &doc[at..];
+    let start = rest.find("```toml\n").unwrap() + 8;
+    let end = start + rest[start..].find("```").unwrap();
+    // The block is indented under its list item.
+    let toml: String = rest[start..end]
+        .lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = TempDir::new();
+    let file = dir.write("fwbench.toml", toml);
+    let o = fwbench(&["run", file.to_str().unwrap(), "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("ci — 20 trials"), "{}", stdout(&o));
+}

@@ -81,6 +81,14 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
         ("fwbench".into(), h.fwbench_version.clone()),
         ("tools".into(), pairs(&h.tools)),
         ("sysctls".into(), pairs(&h.sysctls)),
+        (
+            "mitigations".into(),
+            if h.mitigations.is_empty() {
+                "not recorded".into()
+            } else {
+                pairs(&h.mitigations)
+            },
+        ),
     ]
 }
 
@@ -589,6 +597,7 @@ fn run_json(run: &RunReport) -> Value {
             "finished_at": r.finished_at,
             "baseline": run.baseline,
             "host": r.host,
+            "host_facts": r.host.facts(),
             "role_hosts": r.role_hosts,
         },
         "configs": configs,

@@ -46,6 +46,7 @@ pub mod html;
 pub mod mix;
 pub mod model;
 pub mod nat;
+pub mod openmetrics;
 pub mod segments;
 pub mod series;
 pub mod service;
@@ -417,6 +418,12 @@ impl Report {
     /// Runs, configurations with metric aggregates, fits and figures as JSON.
     pub fn json(&self) -> serde_json::Value {
         export::json(self)
+    }
+
+    /// Every ok trial's metrics in the OpenMetrics text format, and what had to be left
+    /// out (one line each); see [`openmetrics`].
+    pub fn openmetrics(&self) -> (String, Vec<String>) {
+        openmetrics::openmetrics(self)
     }
 
     /// Each run's findings and tables as Markdown with their provenance (run, date,

@@ -45,7 +45,7 @@ pub use migrate::CHECK_BUDGET;
 pub use place::Refused;
 pub use recovery::{recovery_paths, write_recovery, Ignored, Recovered, RECOVERY_DIR};
 pub use roles::RoleHost;
-pub use runs::{Host, NewRun, RunRow};
+pub use runs::{Host, NewRun, RunRow, MITIGATION_PREFIX};
 pub use samples::SampleRow;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use trials::{EchoClientRow, EngineRow, FirewallRow, KindRow, TrialRecord, TrialRow};

@@ -104,6 +104,64 @@ pub struct Host {
     pub fwbench_version: String,
     pub sysctls: Vec<(String, String)>,
     pub tools: Vec<(String, String)>,
+    /// Each file of `/sys/devices/system/cpu/vulnerabilities` (name, its one line:
+    /// `Not affected`, `Mitigation: …`, `Vulnerable`). Stored in the `hosts.sysctls`
+    /// column under the file's path ([`MITIGATION_PREFIX`]), so no schema change; runs
+    /// recorded before 2026-11-28 have none.
+    #[serde(default)]
+    pub mitigations: Vec<(String, String)>,
+}
+
+/// Name/value pairs as `hosts` stores them (sysctls, tools, mitigations).
+type Pairs = Vec<(String, String)>;
+
+/// The name under which a mitigation is stored among `hosts.sysctls`: its file's path.
+pub const MITIGATION_PREFIX: &str = "/sys/devices/system/cpu/vulnerabilities/";
+
+impl Host {
+    /// Every fact recorded about the host, by name: `hostname kernel cpu_model cores
+    /// fwbench_version`, `tool.NAME` (its version line as recorded: `tool.nft`,
+    /// `tool.iptables-legacy`, `tool.ipset` …), `sysctl.NAME`
+    /// (`sysctl.net.core.bpf_jit_enable`) and `mitigation.NAME`
+    /// (`mitigation.spectre_v2`). What a trend lines runs up by (docs/results.md).
+    pub fn facts(&self) -> std::collections::BTreeMap<String, String> {
+        let mut f = std::collections::BTreeMap::new();
+        f.insert("hostname".to_string(), self.hostname.clone());
+        f.insert("kernel".into(), self.kernel.clone());
+        f.insert("cpu_model".into(), self.cpu_model.clone());
+        f.insert("cores".into(), self.cores.to_string());
+        f.insert("fwbench_version".into(), self.fwbench_version.clone());
+        let groups = [
+            ("tool.", &self.tools),
+            ("sysctl.", &self.sysctls),
+            ("mitigation.", &self.mitigations),
+        ];
+        for (prefix, pairs) in groups {
+            for (k, v) in pairs {
+                f.insert(format!("{prefix}{k}"), v.clone());
+            }
+        }
+        f
+    }
+
+    /// The `hosts.sysctls` column: the sysctls, then the mitigations under their path.
+    fn sysctls_column(&self) -> Pairs {
+        let mitigations =
+            (self.mitigations.iter()).map(|(k, v)| (format!("{MITIGATION_PREFIX}{k}"), v.clone()));
+        self.sysctls.iter().cloned().chain(mitigations).collect()
+    }
+
+    /// Split a `hosts.sysctls` column into sysctls and mitigations (by the path prefix).
+    fn split_sysctls_column(pairs: Pairs) -> (Pairs, Pairs) {
+        let (mut sysctls, mut mitigations) = (vec![], vec![]);
+        for (k, v) in pairs {
+            match k.strip_prefix(MITIGATION_PREFIX) {
+                Some(name) => mitigations.push((name.to_string(), v)),
+                None => sysctls.push((k, v)),
+            }
+        }
+        (sysctls, mitigations)
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -151,7 +209,7 @@ impl Store {
                     h.cpu_model,
                     h.cores,
                     h.fwbench_version,
-                    serde_json::to_string(&h.sysctls)?,
+                    serde_json::to_string(&h.sysctls_column())?,
                     serde_json::to_string(&h.tools)?
                 ],
             )
@@ -212,6 +270,7 @@ impl Store {
                 };
                 let (status, gone) =
                     status_now(r.get(7)?, r.get::<_, Option<String>>(16)?.as_deref());
+                let (sysctls, mitigations) = Host::split_sysctls_column(pairs(r.get(14)?));
                 Ok(RunRow {
                     id: r.get(0)?,
                     started_at: r.get(1)?,
@@ -229,8 +288,9 @@ impl Store {
                         cpu_model: r.get(11)?,
                         cores: r.get(12)?,
                         fwbench_version: r.get(13)?,
-                        sysctls: pairs(r.get(14)?),
+                        sysctls,
                         tools: pairs(r.get(15)?),
+                        mitigations,
                     },
                     role_hosts: vec![],
                 })
@@ -353,6 +413,58 @@ fn new_key() -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host's mitigations are stored beside its sysctls (under their path) and read
+    /// back apart from them; an older row (sysctls only) reads with none; `facts` names
+    /// every fact once, by group.
+    #[test]
+    fn host_facts_round_trip_and_are_named_by_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("r.db")).unwrap();
+        let host = Host {
+            hostname: "bench1".into(),
+            kernel: "6.12.0".into(),
+            cpu_model: "Test CPU".into(),
+            cores: 2,
+            fwbench_version: "0.1.0".into(),
+            sysctls: vec![("net.core.bpf_jit_enable".into(), "1".into())],
+            tools: vec![("nft".into(), "nftables v1.1.1".into())],
+            mitigations: vec![
+                ("spectre_v2".into(), "Mitigation: Retpolines".into()),
+                ("meltdown".into(), "Not affected".into()),
+            ],
+        };
+        let new = |host: Host| NewRun {
+            host,
+            ..Default::default()
+        };
+        s.begin_run(&new(host.clone())).unwrap();
+        let older = Host {
+            mitigations: vec![],
+            ..host.clone()
+        };
+        s.begin_run(&new(older.clone())).unwrap();
+        let runs = s.runs().unwrap();
+        assert_eq!(runs[0].host, host);
+        assert_eq!(runs[1].host, older);
+        let stored: String = s
+            .conn
+            .query_row("SELECT sysctls FROM hosts ORDER BY id LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(
+            stored.contains("/sys/devices/system/cpu/vulnerabilities/spectre_v2"),
+            "{stored}"
+        );
+        let f = host.facts();
+        assert_eq!(f["kernel"], "6.12.0");
+        assert_eq!(f["cores"], "2");
+        assert_eq!(f["tool.nft"], "nftables v1.1.1");
+        assert_eq!(f["sysctl.net.core.bpf_jit_enable"], "1");
+        assert_eq!(f["mitigation.spectre_v2"], "Mitigation: Retpolines");
+        assert_eq!(f.len(), 5 + 1 + 1 + 2);
+    }
 
     /// Each run gets its own key, kept in the file; a resumed run keeps it, and a run
     /// without one (from before schema 6) gets one when it is resumed.

@@ -57,6 +57,13 @@ pub fn write_report(a: &crate::run::report::ReportArgs) -> Result<ExitCode> {
                 .map_err(|e| usage(e.to_string()))?,
             "samples.csv",
         ),
+        "openmetrics" => {
+            let (text, left_out) = report.openmetrics();
+            for why in left_out {
+                eprintln!("fwbench: openmetrics: {why}");
+            }
+            (text, "metrics.om.txt")
+        }
         _ => (report.html(), "report.html"),
     };
     let out = a.output.clone().unwrap_or_else(|| default.into());
@@ -146,14 +153,15 @@ pub struct ReportArgs {
     /// Results database (from `fwbench run`, `echo`, `flood`, …)
     pub db: PathBuf,
     /// Output file; `-` for stdout [default: report.html, report.md, trials.csv,
-    /// report.json, samples.csv by format]
+    /// report.json, samples.csv, metrics.om.txt by format]
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// html (figures as inline SVG), md, tables (each run's findings and tables as
     /// Markdown with run, date, commit and machine: docs/seeds.md's tables), csv (one
     /// row per trial), json (configurations with statistics and fits), samples (CSV of
-    /// the metric samples)
-    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "tables", "csv", "json", "samples"])]
+    /// the metric samples), openmetrics (every ok trial's metrics in the OpenMetrics
+    /// text format, for Prometheus/VictoriaMetrics and Grafana: docs/dashboards.md)
+    #[arg(long, short = 'f', default_value = "html", value_parser = ["html", "md", "tables", "csv", "json", "samples", "openmetrics"])]
     pub format: String,
     /// Write each figure as a standalone SVG and the CSV of its points into DIR
     /// (`run<RUN>-<figure>.svg`/`.csv`, listed in `index.csv`); the report itself is

@@ -25,6 +25,7 @@ pub fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
             fwbench_version: "0.1.0".into(),
             sysctls: vec![("net.ipv4.ip_forward".into(), "1".into())],
             tools: vec![("nft".into(), "v1.0.6".into())],
+            mitigations: vec![],
         },
         baseline,
     }
