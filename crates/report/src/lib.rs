@@ -42,6 +42,7 @@ pub mod findings;
 pub mod flows;
 pub mod hosts;
 pub mod hotrules;
+pub mod jumpavg;
 pub mod html;
 pub mod mix;
 pub mod model;
