@@ -57,7 +57,7 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
             .join("; ")
     };
     let ok = run.ok_trials();
-    vec![
+    let mut meta = vec![
         ("scenario".into(), r.scenario.clone()),
         ("seed".into(), r.seed.to_string()),
         ("command".into(), r.command.clone()),
@@ -81,7 +81,13 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
         ("fwbench".into(), h.fwbench_version.clone()),
         ("tools".into(), pairs(&h.tools)),
         ("sysctls".into(), pairs(&h.sysctls)),
-    ]
+    ];
+    if !r.tags.is_empty() {
+        // The labels given at run time (`--tag`), after the scenario's name.
+        let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        meta.insert(1, ("tags".into(), tags.join(" ")));
+    }
+    meta
 }
 
 /// The cost fits of a run as a table: the headline line first (columns as before),
@@ -555,6 +561,7 @@ fn run_json(run: &RunReport) -> Value {
             "baseline": run.baseline,
             "host": r.host,
             "role_hosts": r.role_hosts,
+            "tags": r.tags.iter().cloned().collect::<std::collections::BTreeMap<String, String>>(),
         },
         "configs": configs,
         "findings": run.analysis.findings,

@@ -316,6 +316,8 @@ pub struct TrialArgs {
     /// Do not store the trial(s)
     #[arg(long, help_heading = "Output")]
     no_store: bool,
+    #[command(flatten)]
+    tags: crate::run::tags::TagArgs,
     /// Run N trials of this configuration, stored in one run (for `fwbench compare`:
     /// n ≥ 2 a side makes a change testable); not for searches
     #[arg(long, value_name = "N", default_value = "1",
@@ -1191,15 +1193,24 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
         ));
     }
     match &p.search {
-        Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)),
-        Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)),
-        Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)),
-        Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)),
+        Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)?),
+        Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)?),
+        Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)?),
+        Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)?),
         None => single(p, a, &live),
     }
 }
 
 impl TrialArgs {
+    /// The run's labels; `--tag` with `--no-store` is bad input (nothing to label).
+    fn stored_tags(&self) -> Result<Vec<(String, String)>> {
+        let tags = self.tags.tags()?;
+        if self.no_store && !tags.is_empty() {
+            return Err(usage("--tag: with --no-store nothing is stored to label"));
+        }
+        Ok(tags)
+    }
+
     /// Set the flags every trial command has: firewall, topology, family, duration.
     fn set(&self, v: &mut AxisValues) -> Result<()> {
         self.fw.set(v, self.topology)?;
@@ -1228,6 +1239,7 @@ impl ConnArgs {
 }
 
 fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
+    let tags = a.stored_tags()?;
     let (_, topo) = a.fw.resolve(a.topology)?;
     let output = match (live.every()?, live.json_stream) {
         (Some(every), json_stream) => crate::run::session::Output::Live {
@@ -1242,21 +1254,25 @@ fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
         topo.is_some(),
         a.pin.placement(),
         a.testbed.as_deref(),
-        (!a.no_store).then_some(a.db.as_path()),
+        (!a.no_store).then_some(crate::run::session::StoreAt {
+            db: a.db.as_path(),
+            tags: &tags,
+        }),
         output,
         a.repeat,
     )
 }
 
-fn search_env(a: &TrialArgs) -> crate::run::search::Env {
+fn search_env(a: &TrialArgs) -> Result<crate::run::search::Env> {
     let topo = a.fw.resolve(a.topology).ok().and_then(|r| r.1);
-    crate::run::search::Env {
+    Ok(crate::run::search::Env {
         topology_given: topo.is_some(),
         pin: a.pin.placement(),
         testbed: a.testbed.clone(),
         db: (!a.no_store).then(|| a.db.clone()),
+        tags: a.stored_tags()?,
         json: a.json,
-    }
+    })
 }
 
 fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {

@@ -11,4 +11,5 @@ pub mod report;
 pub mod scenario;
 pub mod search;
 pub mod session;
+pub mod tags;
 pub mod worklang;
