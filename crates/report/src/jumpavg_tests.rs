@@ -81,7 +81,11 @@ fn planted_steps_are_found_exactly() {
                 1000.0
             }
         });
-        assert_eq!(starts(&classify(&both, None)), vec![0, 10, 20], "seed {seed}");
+        assert_eq!(
+            starts(&classify(&both, None)),
+            vec![0, 10, 20],
+            "seed {seed}"
+        );
     }
 }
 

@@ -21,6 +21,7 @@ pub use crate::plan::flags::FirewallArgs;
 use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
+use crate::run::trend::TrendArgs;
 use crate::run::worklang::WorkloadArgs;
 use crate::testbed::netns::NetnsTestbed;
 use crate::testbed::Testbed;
@@ -153,6 +154,14 @@ enum Cmd {
     /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold,
     /// 3 when a change could not be tested (too few repetitions)
     Compare(CompareArgs),
+    /// Many runs over time: every run's configurations lined up by --by (time, commit,
+    /// kernel, tag:NAME, fact:NAME), per configuration and metric the series split
+    /// into constant segments (FD.io CSIT's MDL method); exit 1 when a regression
+    /// beyond --threshold starts the newest segment
+    #[command(
+        after_help = "Example:\n  fwbench trend history/ --by tag:run\n  fwbench trend a.db b.db --by kernel -f html -o trend.html\n\nExit codes: 0 no failing regression, 1 a regression beyond --threshold starts the newest segment of a series, 2 bad input. Method and false-alarm rate: docs/trend.md."
+    )]
+    Trend(TrendArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
     #[command(
         after_help = "Example:\n  fwbench testbed up --name lab && fwbench echo --testbed lab && fwbench testbed down --name lab"
@@ -813,6 +822,7 @@ pub fn run() -> Result<ExitCode> {
         | Cmd::Check { .. }
         | Cmd::Report(_)
         | Cmd::Compare(_)
+        | Cmd::Trend(_)
         | Cmd::Completions { .. }
         | Cmd::Man { .. }
         | Cmd::Schema { .. } => true,
@@ -900,6 +910,7 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Run(args) => crate::run::scenario::run_scenario(&args),
         Cmd::Report(args) => crate::run::report::write_report(&args),
         Cmd::Compare(args) => crate::run::compare::compare(&args),
+        Cmd::Trend(args) => crate::run::trend::trend(&args),
         Cmd::Workload(args) => crate::run::worklang::run_workload(&args),
         Cmd::Rules {
             cmd: RulesCmd::Advise(a),
@@ -958,6 +969,7 @@ fn touches_host(cmd: &Cmd) -> bool {
         | Cmd::Check { .. }
         | Cmd::Report(_)
         | Cmd::Compare(_)
+        | Cmd::Trend(_)
         | Cmd::Rules { .. }
         | Cmd::Completions { .. }
         | Cmd::Man { .. }
@@ -994,6 +1006,7 @@ fn trial_of(
         | Cmd::Workload(_)
         | Cmd::Report(_)
         | Cmd::Compare(_)
+        | Cmd::Trend(_)
         | Cmd::Testbed { .. }
         | Cmd::Rules { .. }
         | Cmd::Check { .. }

@@ -208,7 +208,8 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         // a sender sharing the gateway's CPU.
         crate::params::Placement::Default,
         Some(&tb),
-        a.db.as_deref().map(|db| crate::run::session::StoreAt { db, tags: &tags }),
+        a.db.as_deref()
+            .map(|db| crate::run::session::StoreAt { db, tags: &tags }),
     )?;
     params[1].topology = params[0].topology;
     params[1].chain = params[0].chain;

@@ -12,4 +12,5 @@ pub mod scenario;
 pub mod search;
 pub mod session;
 pub mod tags;
+pub mod trend;
 pub mod worklang;

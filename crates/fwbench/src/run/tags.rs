@@ -72,7 +72,9 @@ mod tests {
             ("kernel".into(), "6.18-rc1 x".into())
         );
         assert_eq!(parse_tag("a=b=c").unwrap(), ("a".into(), "b=c".into()));
-        for bad in ["novalue", "=x", "Kernel=1", "k y=1", "k=", "k=a\nb", "k=\u{7}"] {
+        for bad in [
+            "novalue", "=x", "Kernel=1", "k y=1", "k=", "k=a\nb", "k=\u{7}",
+        ] {
             assert!(parse_tag(bad).is_err(), "{bad:?} accepted");
         }
         assert!(parse_tag(&format!("{}=1", "k".repeat(65))).is_err());
