@@ -159,7 +159,7 @@ enum Cmd {
     /// into constant segments (FD.io CSIT's MDL method); exit 1 when a regression
     /// beyond --threshold starts the newest segment
     #[command(
-        after_help = "Example:\n  fwbench trend history/ --by tag:run\n  fwbench trend a.db b.db --by kernel -f html -o trend.html\n\nExit codes: 0 no failing regression, 1 a regression beyond --threshold starts the newest segment of a series, 2 bad input. Method and false-alarm rate: docs/trend.md."
+        after_help = "Exit codes: 0 no failing regression, 1 a regression beyond --threshold starts the newest segment of a series, 2 bad input. Method and false-alarm rate: docs/trend.md.\n\nExample:\n  fwbench trend history/ --by tag:run\n  fwbench trend a.db b.db --by kernel -f html -o trend.html"
     )]
     Trend(TrendArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
