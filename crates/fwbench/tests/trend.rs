@@ -13,7 +13,13 @@ use util::*;
 /// goes through.
 fn foreign_rules() -> String {
     (0..2000)
-        .map(|i| format!("ip saddr 192.0.2.{} udp dport {} drop", i % 250 + 1, 1000 + i))
+        .map(|i| {
+            format!(
+                "ip saddr 192.0.2.{} udp dport {} drop",
+                i % 250 + 1,
+                1000 + i
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -33,7 +39,11 @@ fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
     let mut foreign = None;
     for n in 1..=20 {
         if n == 11 {
-            foreign = Some(NftTable::forward(&tb, "fwbt_trend_foreign", &foreign_rules()));
+            foreign = Some(NftTable::forward(
+                &tb,
+                "fwbt_trend_foreign",
+                &foreign_rules(),
+            ));
         }
         let db = dir.file(&format!("run{n:02}.db"));
         let o = fwbench(&[

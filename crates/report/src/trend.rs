@@ -539,10 +539,9 @@ impl Trend {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "fwbench trend: {} run(s) ordered by {}; change points by {}",
+            "fwbench trend: {} run(s) ordered by {}; change points by FD.io CSIT jumpavg (MDL)",
             self.runs.len(),
             self.by,
-            "FD.io CSIT jumpavg (MDL)"
         );
         for s in &self.skipped {
             let _ = writeln!(o, "  left out: {s}");

@@ -27,6 +27,7 @@ pub fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
             tools: vec![("nft".into(), "v1.0.6".into())],
         },
         baseline,
+        tags: vec![],
     }
 }
 
