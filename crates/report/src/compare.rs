@@ -719,7 +719,7 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
 }
 
 /// Parameters whose values differ between the configurations (or that some lack).
-fn varying_keys(configs: &[&Config]) -> Vec<String> {
+pub(crate) fn varying_keys(configs: &[&Config]) -> Vec<String> {
     let keys: BTreeSet<&String> = configs.iter().flat_map(|c| c.flat.keys()).collect();
     keys.into_iter()
         .filter(|k| {
@@ -731,7 +731,7 @@ fn varying_keys(configs: &[&Config]) -> Vec<String> {
 }
 
 /// "flood engine=nft rules=100": the workload and the parameters that vary.
-fn label_of(c: &Config, varying: &[String]) -> String {
+pub(crate) fn label_of(c: &Config, varying: &[String]) -> String {
     let mut s = c.workload.to_string();
     for k in varying {
         if k == "workload" {

@@ -57,7 +57,7 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
             .join("; ")
     };
     let ok = run.ok_trials();
-    vec![
+    let mut meta = vec![
         ("scenario".into(), r.scenario.clone()),
         ("seed".into(), r.seed.to_string()),
         ("command".into(), r.command.clone()),
@@ -89,7 +89,13 @@ pub fn run_meta(run: &RunReport) -> Vec<(String, String)> {
                 pairs(&h.mitigations)
             },
         ),
-    ]
+    ];
+    if !r.tags.is_empty() {
+        // The labels given at run time (`--tag`), after the scenario's name.
+        let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        meta.insert(1, ("tags".into(), tags.join(" ")));
+    }
+    meta
 }
 
 /// The cost fits of a run as a table: the headline line first (columns as before),
@@ -599,6 +605,7 @@ fn run_json(run: &RunReport) -> Value {
             "host": r.host,
             "host_facts": r.host.facts(),
             "role_hosts": r.role_hosts,
+            "tags": r.tags.iter().cloned().collect::<std::collections::BTreeMap<String, String>>(),
         },
         "configs": configs,
         "findings": run.analysis.findings,

@@ -10,7 +10,7 @@ use crate::svg::{escape, render};
 use crate::text::collapse;
 use std::fmt::Write;
 
-const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
+pub(crate) const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}h3{margin-top:1.5em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em;display:block;overflow-x:auto;max-width:100%}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}

@@ -126,8 +126,8 @@ pub fn openmetrics(r: &Report) -> (String, Vec<String>) {
     (o, skipped)
 }
 
-/// The hosts' facts, one sample per run at its start (`store::Host::facts`, each
-/// name's dots and dashes as `_`).
+/// The hosts' facts and the run's tags (`tag_KEY`), one sample per run at its start
+/// (`store::Host::facts`, each name's dots and dashes as `_`).
 fn host_info(r: &Report, o: &mut String) {
     let mut by_labels = Series::new();
     for run in &r.runs {
@@ -141,6 +141,11 @@ fn host_info(r: &Report, o: &mut String) {
                 l.set(&k, &v);
             }
         }
+        // The run's tags (`--tag`) with the facts, not on the metrics' series: a tag
+        // that changes from run to run (a commit) would split each series per run.
+        for (k, v) in &run.run.tags {
+            l.set(&format!("tag_{k}"), v);
+        }
         by_labels.entry(l).or_default().push((at, 1.0));
     }
     if by_labels.is_empty() {
@@ -149,7 +154,7 @@ fn host_info(r: &Report, o: &mut String) {
     let _ = writeln!(o, "# TYPE {HOST_INFO} info");
     let _ = writeln!(
         o,
-        "# HELP {HOST_INFO} The run's host: kernel, CPU, tool versions, sysctls, mitigations (one sample per run, at its start)"
+        "# HELP {HOST_INFO} The run's host: kernel, CPU, tool versions, sysctls, mitigations; and its tags (tag_KEY; one sample per run, at its start)"
     );
     for (labels, points) in &by_labels {
         for (at, _) in distinct_times(points) {

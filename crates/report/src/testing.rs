@@ -20,6 +20,7 @@ pub(crate) fn run_row(id: i64) -> RunRow {
         baseline: None,
         host: Default::default(),
         role_hosts: vec![],
+        tags: vec![],
     }
 }
 

@@ -97,17 +97,21 @@ fn planted(dir: &std::path::Path) -> std::path::PathBuf {
         tools: vec![("nft".into(), "nftables v1.1.1".into())],
         mitigations: vec![("spectre_v2".into(), "Mitigation: Retpolines".into())],
     };
-    let run = |s: &Store, at: &str| {
+    // Each run tagged with its commit (`--tag commit=…`): a label of the host's info
+    // series only, so the metrics' series (expected below, exact) stay one per
+    // configuration across the runs.
+    let run = |s: &Store, at: &str, commit: &str| {
         s.begin_run(&NewRun {
             started_at: at.into(),
             host: host.clone(),
+            tags: vec![("commit".into(), commit.into())],
             ..Default::default()
         })
         .unwrap()
     };
     let nft = json!({"engine": "nft", "rules": 1000, "packet": {"size": {"payload": 18}}});
     let hostile = json!({"engine": "nft", "rules": 0, "label": LABEL});
-    let r1 = run(&s, "2026-11-28T10:00:00Z");
+    let r1 = run(&s, "2026-11-28T10:00:00Z", "aaa");
     let t = |key, status, end, p: &Value, h| trial(r1, key, status, end, p.clone(), h);
     s.insert_trial(&t(
         "a",
@@ -141,7 +145,7 @@ fn planted(dir: &std::path::Path) -> std::path::PathBuf {
         headline(8e9, 8.0, 0.8),
     ))
     .unwrap();
-    let r2 = run(&s, "2026-11-29T10:00:00Z");
+    let r2 = run(&s, "2026-11-29T10:00:00Z", "bbb");
     s.insert_trial(&trial(
         r2,
         "a",
@@ -281,6 +285,8 @@ fn openmetrics_export_parses_with_the_reference_parser_and_round_trips_every_val
     assert_eq!(l["sysctl_net_core_bpf_jit_enable"], "1");
     assert_eq!(l["mitigation_spectre_v2"], "Mitigation: Retpolines");
     assert_eq!(samples[0]["ts"], json!([1_795_860_000, 0]));
+    assert_eq!(l["tag_commit"], "aaa");
+    assert_eq!(samples[1]["labels"]["tag_commit"], "bbb");
 
     // The same facts in the report's JSON (by group and flat) and its HTML metadata.
     let j = report.json();

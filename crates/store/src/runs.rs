@@ -19,6 +19,16 @@ ALTER TABLE runs ADD COLUMN owner TEXT;
 ALTER TABLE runs ADD COLUMN ended_why TEXT;
 ";
 
+/// Version 9: labels given at run time (`--tag KEY=VALUE`), for trending by them.
+pub(crate) const SCHEMA_V9: &str = "
+CREATE TABLE run_tags (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+";
+
 /// The process that runs a run: its host, that host's boot, its PID and start time
 /// (clock ticks since boot, `/proc/PID/stat` field 22: a reused PID has another).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +184,8 @@ pub struct NewRun {
     pub host: Host,
     /// Axis values that select the run's baseline trials, e.g. `{"engine": "none"}`.
     pub baseline: Option<serde_json::Value>,
+    /// Labels given at run time (`--tag KEY=VALUE`), validated by the caller.
+    pub tags: Vec<(String, String)>,
 }
 
 /// A stored run read back.
@@ -193,6 +205,8 @@ pub struct RunRow {
     pub host: Host,
     /// Metadata of each testbed role's host (testbed files; empty otherwise).
     pub role_hosts: Vec<RoleHost>,
+    /// Labels given at run time (`--tag KEY=VALUE`), by key.
+    pub tags: Vec<(String, String)>,
 }
 
 impl Store {
@@ -235,7 +249,34 @@ impl Store {
             .map_err(|e| self.sql(e))?;
         let id = self.conn.last_insert_rowid();
         self.run_keys.borrow_mut().insert(id, key);
+        self.set_run_tags(id, &run.tags)?;
         Ok(id)
+    }
+
+    /// Label run `run_id` with `tags` (a key given again takes its new value).
+    pub fn set_run_tags(&self, run_id: i64, tags: &[(String, String)]) -> Result<()> {
+        for (k, v) in tags {
+            self.conn
+                .execute(
+                    "INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                    params![run_id, k, v],
+                )
+                .map_err(|e| self.sql(e))?;
+        }
+        Ok(())
+    }
+
+    /// The labels of run `run_id`, by key.
+    pub fn run_tags(&self, run_id: i64) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM run_tags WHERE run_id = ?1 ORDER BY key")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// Mark a run finished (`complete`, `interrupted`, `failed`).
@@ -293,6 +334,7 @@ impl Store {
                         mitigations,
                     },
                     role_hosts: vec![],
+                    tags: vec![],
                 })
             })
             .map_err(|e| self.sql(e))?;
@@ -301,6 +343,7 @@ impl Store {
             .map_err(|e| self.sql(e))?;
         for r in &mut runs {
             r.role_hosts = self.role_hosts(r.id)?;
+            r.tags = self.run_tags(r.id)?;
         }
         Ok(runs)
     }

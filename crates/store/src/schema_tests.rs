@@ -299,3 +299,43 @@ fn read_only_open_upgrades_a_version_1_file_in_memory_not_in_place() {
         .unwrap();
     assert_eq!(v, 1);
 }
+
+/// Version 9 (issue 40): a version-8 file opens, read-only in memory and for writing;
+/// its old run has no tags, a new run keeps its tags by key, a key given again takes
+/// its new value.
+#[test]
+fn version_8_files_get_run_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v8.db");
+    old_file(&p, 8).execute_batch(HOST_AND_RUN).unwrap();
+    let ro = Store::open_read_only(&p).unwrap();
+    assert!(ro.runs().unwrap()[0].tags.is_empty());
+    drop(ro);
+    let s = Store::open(&p).unwrap();
+    let v: i64 = s
+        .conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 9);
+    let tags = vec![
+        ("run".to_string(), "11".to_string()),
+        ("kernel".to_string(), "6.18".to_string()),
+    ];
+    let id = s
+        .begin_run(&NewRun {
+            tags: tags.clone(),
+            ..NewRun::default()
+        })
+        .unwrap();
+    let runs = s.runs().unwrap();
+    assert!(runs[0].tags.is_empty());
+    assert_eq!(
+        runs[1].tags,
+        vec![
+            ("kernel".to_string(), "6.18".to_string()),
+            ("run".to_string(), "11".to_string())
+        ]
+    );
+    s.set_run_tags(id, &[("run".into(), "12".into())]).unwrap();
+    assert_eq!(s.run_tags(id).unwrap()[1], ("run".into(), "12".into()));
+}

@@ -21,6 +21,7 @@ pub use crate::plan::flags::FirewallArgs;
 use crate::run::compare::CompareArgs;
 use crate::run::report::ReportArgs;
 use crate::run::scenario::RunArgs;
+use crate::run::trend::TrendArgs;
 use crate::run::worklang::WorkloadArgs;
 use crate::testbed::netns::NetnsTestbed;
 use crate::testbed::Testbed;
@@ -153,6 +154,14 @@ enum Cmd {
     /// 95 % CI and Welch's test; exit 1 on a significant regression beyond --threshold,
     /// 3 when a change could not be tested (too few repetitions)
     Compare(CompareArgs),
+    /// Many runs over time: every run's configurations lined up by --by (time, commit,
+    /// kernel, tag:NAME, fact:NAME), per configuration and metric the series split
+    /// into constant segments (FD.io CSIT's MDL method); exit 1 when a regression
+    /// beyond --threshold starts the newest segment
+    #[command(
+        after_help = "Exit codes: 0 no failing regression, 1 a regression beyond --threshold starts the newest segment of a series, 2 bad input. Method and false-alarm rate: docs/trend.md.\n\nExample:\n  fwbench trend history/ --by tag:run\n  fwbench trend a.db b.db --by kernel -f html -o trend.html"
+    )]
+    Trend(TrendArgs),
     /// Create, remove or list local namespace testbeds; check a testbed file of hosts
     #[command(
         after_help = "Example:\n  fwbench testbed up --name lab && fwbench echo --testbed lab && fwbench testbed down --name lab"
@@ -316,6 +325,8 @@ pub struct TrialArgs {
     /// Do not store the trial(s)
     #[arg(long, help_heading = "Output")]
     no_store: bool,
+    #[command(flatten)]
+    tags: crate::run::tags::TagArgs,
     /// Run N trials of this configuration, stored in one run (for `fwbench compare`:
     /// n ≥ 2 a side makes a change testable); not for searches
     #[arg(long, value_name = "N", default_value = "1",
@@ -811,6 +822,7 @@ pub fn run() -> Result<ExitCode> {
         | Cmd::Check { .. }
         | Cmd::Report(_)
         | Cmd::Compare(_)
+        | Cmd::Trend(_)
         | Cmd::Completions { .. }
         | Cmd::Man { .. }
         | Cmd::Schema { .. } => true,
@@ -898,6 +910,7 @@ pub fn run() -> Result<ExitCode> {
         Cmd::Run(args) => crate::run::scenario::run_scenario(&args),
         Cmd::Report(args) => crate::run::report::write_report(&args),
         Cmd::Compare(args) => crate::run::compare::compare(&args),
+        Cmd::Trend(args) => crate::run::trend::trend(&args),
         Cmd::Workload(args) => crate::run::worklang::run_workload(&args),
         Cmd::Rules {
             cmd: RulesCmd::Advise(a),
@@ -956,6 +969,7 @@ fn touches_host(cmd: &Cmd) -> bool {
         | Cmd::Check { .. }
         | Cmd::Report(_)
         | Cmd::Compare(_)
+        | Cmd::Trend(_)
         | Cmd::Rules { .. }
         | Cmd::Completions { .. }
         | Cmd::Man { .. }
@@ -992,6 +1006,7 @@ fn trial_of(
         | Cmd::Workload(_)
         | Cmd::Report(_)
         | Cmd::Compare(_)
+        | Cmd::Trend(_)
         | Cmd::Testbed { .. }
         | Cmd::Rules { .. }
         | Cmd::Check { .. }
@@ -1191,15 +1206,24 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
         ));
     }
     match &p.search {
-        Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)),
-        Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)),
-        Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)),
-        Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)),
+        Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)?),
+        Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)?),
+        Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)?),
+        Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)?),
         None => single(p, a, &live),
     }
 }
 
 impl TrialArgs {
+    /// The run's labels; `--tag` with `--no-store` is bad input (nothing to label).
+    fn stored_tags(&self) -> Result<Vec<(String, String)>> {
+        let tags = self.tags.tags()?;
+        if self.no_store && !tags.is_empty() {
+            return Err(usage("--tag: with --no-store nothing is stored to label"));
+        }
+        Ok(tags)
+    }
+
     /// Set the flags every trial command has: firewall, topology, family, duration.
     fn set(&self, v: &mut AxisValues) -> Result<()> {
         self.fw.set(v, self.topology)?;
@@ -1228,6 +1252,7 @@ impl ConnArgs {
 }
 
 fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
+    let tags = a.stored_tags()?;
     let (_, topo) = a.fw.resolve(a.topology)?;
     let output = match (live.every()?, live.json_stream) {
         (Some(every), json_stream) => crate::run::session::Output::Live {
@@ -1242,21 +1267,25 @@ fn single(p: TrialParams, a: &TrialArgs, live: &LiveArgs) -> Result<ExitCode> {
         topo.is_some(),
         a.pin.placement(),
         a.testbed.as_deref(),
-        (!a.no_store).then_some(a.db.as_path()),
+        (!a.no_store).then_some(crate::run::session::StoreAt {
+            db: a.db.as_path(),
+            tags: &tags,
+        }),
         output,
         a.repeat,
     )
 }
 
-fn search_env(a: &TrialArgs) -> crate::run::search::Env {
+fn search_env(a: &TrialArgs) -> Result<crate::run::search::Env> {
     let topo = a.fw.resolve(a.topology).ok().and_then(|r| r.1);
-    crate::run::search::Env {
+    Ok(crate::run::search::Env {
         topology_given: topo.is_some(),
         pin: a.pin.placement(),
         testbed: a.testbed.clone(),
         db: (!a.no_store).then(|| a.db.clone()),
+        tags: a.stored_tags()?,
         json: a.json,
-    }
+    })
 }
 
 fn testbed_cmd(cmd: TestbedCmd) -> Result<ExitCode> {

@@ -116,6 +116,7 @@ fn trial_command_flags_are_the_axis_registry() {
         "no_pin",
         "db",
         "no_store",
+        "tag", // labels the run (run_tags), not a trial parameter
         "json",
         "json_stream",
         "until_ci",     // scenarios: `adaptive = {…}`

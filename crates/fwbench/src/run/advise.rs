@@ -70,6 +70,8 @@ pub struct AdviseArgs {
     /// optimised.nft, or original.rules and optimised.rules), so `fwbench report FILE` shows both; default: not stored
     #[arg(long, value_name = "FILE", requires = "measure")]
     pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub tags: crate::run::tags::TagArgs,
     /// Floods per ruleset for --measure
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(2..=100))]
     pub repeat: u32,
@@ -163,6 +165,10 @@ fn measurables<'a>(
 /// in this process, as one session: with `--db` one run of 2 × N trials (the report
 /// puts the two rulesets side by side, `report::advise`).
 fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Measured> {
+    let tags = a.tags.tags()?;
+    if a.db.is_none() && !tags.is_empty() {
+        return Err(usage("--tag: labels a stored run; give --db FILE"));
+    }
     use crate::run::session::Session;
     // INVARIANT: clap requires both with --measure.
     let (tb, dport) = (a.testbed.clone().unwrap_or_default(), a.dport.unwrap_or(0));
@@ -202,7 +208,8 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         // a sender sharing the gateway's CPU.
         crate::params::Placement::Default,
         Some(&tb),
-        a.db.as_deref(),
+        a.db.as_deref()
+            .map(|db| crate::run::session::StoreAt { db, tags: &tags }),
     )?;
     params[1].topology = params[0].topology;
     params[1].chain = params[0].chain;

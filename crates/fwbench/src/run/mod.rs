@@ -11,4 +11,6 @@ pub mod report;
 pub mod scenario;
 pub mod search;
 pub mod session;
+pub mod tags;
+pub mod trend;
 pub mod worklang;

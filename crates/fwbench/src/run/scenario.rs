@@ -128,6 +128,8 @@ pub fn run_scenario(args: &RunArgs) -> Result<ExitCode> {
         print!("{}", crate::output::axes_table());
         return Ok(ExitCode::SUCCESS);
     }
+    // Bad labels are bad input before anything runs.
+    args.tags.tags()?;
     let (file, text) = scenario_text(args)?;
     let mut plan: Plan = scenario::parse(&file, &text, fresh_seed()).map_err(usage)?;
     if let Some(r) = report_path(args) {
@@ -233,9 +235,12 @@ fn open_run(
             ),
         )
     };
+    let tags = args.tags.tags()?;
     let (run_id, lock) = match store.resumable_run(text)? {
         Some(r) if !args.fresh => {
             let lock = run_lock(r.id)?;
+            // A resumed run keeps its labels; a key given again takes its new value.
+            store.set_run_tags(r.id, &tags)?;
             if r.seed != plan.seed {
                 *plan = scenario::parse(file, text, r.seed).map_err(usage)?;
                 apply_testbed_topology(plan, testbeds)?;
@@ -261,6 +266,7 @@ fn open_run(
                 Some(text.to_string()),
                 plan.seed,
                 plan.baseline.clone(),
+                &tags,
             )?;
             (id, run_lock(id)?)
         }
@@ -518,6 +524,8 @@ pub struct RunArgs {
     /// Results database
     #[arg(long, default_value = "results.db")]
     pub db: PathBuf,
+    #[command(flatten)]
+    pub tags: crate::run::tags::TagArgs,
     /// Use this existing testbed (from `fwbench testbed up`) instead of ephemeral ones
     #[arg(long, value_name = "NAME")]
     pub testbed: Option<String>,

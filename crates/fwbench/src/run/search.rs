@@ -18,6 +18,8 @@ pub struct Env {
     pub pin: Placement,
     pub testbed: Option<String>,
     pub db: Option<PathBuf>,
+    /// The run's labels (`--tag`, validated).
+    pub tags: Vec<(String, String)>,
     pub json: bool,
 }
 
@@ -41,7 +43,10 @@ fn cli_search(
         env.topology_given,
         env.pin.clone(),
         env.testbed.as_deref(),
-        env.db.as_deref(),
+        env.db.as_deref().map(|db| crate::run::session::StoreAt {
+            db,
+            tags: &env.tags,
+        }),
     )?;
     let started_at = crate::clock::now_utc();
     let r = search(&p, &mut |q: &TrialParams| s.trial(q))?;

@@ -326,12 +326,21 @@ pub fn record_role_hosts(store: &Store, run_id: i64, testbeds: &Testbeds) -> Res
     Ok(())
 }
 
+/// Where a session stores its trials: the results file and the run's labels
+/// (`--tag KEY=VALUE`, validated: [`crate::run::tags`]).
+#[derive(Clone, Copy)]
+pub struct StoreAt<'a> {
+    pub db: &'a Path,
+    pub tags: &'a [(String, String)],
+}
+
 pub fn begin(
     store: &Store,
     scenario: &str,
     text: Option<String>,
     seed: u64,
     baseline: Option<serde_json::Value>,
+    tags: &[(String, String)],
 ) -> Result<i64> {
     Ok(store.begin_run(&NewRun {
         started_at: crate::clock::now_utc(),
@@ -341,6 +350,7 @@ pub fn begin(
         command: command_line(),
         host: crate::host::info::collect(tools_for_record()),
         baseline,
+        tags: tags.to_vec(),
     })?)
 }
 
@@ -460,7 +470,7 @@ impl Session {
         topology_given: bool,
         pin: Placement,
         testbed: Option<&str>,
-        db: Option<&Path>,
+        db: Option<StoreAt>,
     ) -> Result<Session> {
         require_root()?;
         let testbeds = Testbeds::new(testbed)?;
@@ -473,14 +483,15 @@ impl Session {
         testbeds.check(params)?;
         preflight(std::slice::from_ref(params))?;
         let store = match db {
-            Some(p) => Some(Store::open(p).map_err(crate::error::store_error)?),
+            Some(at) => Some(Store::open(at.db).map_err(crate::error::store_error)?),
             None => None,
         };
+        let tags = db.map(|at| at.tags).unwrap_or_default();
         store.iter().for_each(crate::run::recovery::say_recovered);
         install_interrupt_handler();
         let run_id = match &store {
             Some(s) => {
-                let id = begin(s, name, None, params.seed, None)?;
+                let id = begin(s, name, None, params.seed, None, tags)?;
                 record_role_hosts(s, id, &testbeds)?;
                 Some(id)
             }
@@ -571,7 +582,7 @@ pub fn run_single(
     topology_given: bool,
     pin: Placement,
     testbed: Option<&str>,
-    db: Option<&Path>,
+    db: Option<StoreAt>,
     out: Output,
     repeat: u32,
 ) -> Result<ExitCode> {

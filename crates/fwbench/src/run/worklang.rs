@@ -30,6 +30,7 @@ use std::time::Instant;
 /// `fwbench workload FILE`: parse (bad input → exit 2 with file:line:col), check that
 /// every command exists, then run it inside the client's namespace and summarise.
 pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> {
+    let tags = a.tags.tags()?;
     let name = a.file.display().to_string();
     let text = crate::limits::read_user_file(&a.file, "workload file").map_err(usage)?;
     let jobs = crate::worklang::parse(&name, &text).map_err(usage)?;
@@ -51,7 +52,7 @@ pub fn run_workload(a: &crate::run::worklang::WorkloadArgs) -> Result<ExitCode> 
     let mut testbeds = Testbeds::new(a.testbed.as_deref())?;
     let run_id = match &store {
         Some(s) => {
-            let id = crate::run::session::begin(s, &name, Some(text.clone()), 0, None)?;
+            let id = crate::run::session::begin(s, &name, Some(text.clone()), 0, None, &tags)?;
             crate::run::session::record_role_hosts(s, id, &testbeds)?;
             Some(id)
         }
@@ -163,6 +164,8 @@ pub struct WorkloadArgs {
     /// Do not store the results
     #[arg(long)]
     pub no_store: bool,
+    #[command(flatten)]
+    pub tags: crate::run::tags::TagArgs,
     #[command(flatten)]
     pub fw: FirewallArgs,
 }

@@ -28,6 +28,7 @@ pub fn new_run(scenario: &str, baseline: Option<Value>) -> NewRun {
             mitigations: vec![],
         },
         baseline,
+        tags: vec![],
     }
 }
 

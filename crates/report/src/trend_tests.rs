@@ -1,0 +1,46 @@
+//! Unit tests of `trend`: the key, versions in order, host facts read generically.
+
+use super::*;
+
+#[test]
+fn keys_parse_and_bad_ones_say_what() {
+    assert_eq!(By::parse("time").unwrap(), By::Time);
+    assert_eq!(By::parse("tag:run").unwrap(), By::Tag("run".into()));
+    assert_eq!(
+        By::parse("fact:sysctls.net.core.rmem_max").unwrap(),
+        By::Fact("sysctls.net.core.rmem_max".into())
+    );
+    for bad in ["", "kernal", "tag:", "fact:", "tag", "commit:x"] {
+        let e = By::parse(bad).unwrap_err();
+        assert!(e.starts_with("--by "), "{e}");
+    }
+}
+
+#[test]
+fn versions_and_numbers_sort_naturally() {
+    let mut v = vec!["6.18.0", "6.9.1", "6.1", "10", "2", "run-11", "run-2"];
+    v.sort_by(|a, b| natural_cmp(a, b));
+    assert_eq!(v, ["2", "6.1", "6.9.1", "6.18.0", "10", "run-2", "run-11"]);
+}
+
+#[test]
+fn facts_are_read_from_whatever_the_host_records() {
+    let mut r = RunRow::default();
+    r.host.kernel = "6.18.0".into();
+    r.host.cores = 2;
+    r.host.fwbench_version = "0.1.0 (commit abc123+dirty, built 2026-11-28)".into();
+    r.host.tools = vec![("nft".into(), "1.1.1".into())];
+    r.host.sysctls = vec![("net.core.rmem_max".into(), "212992".into())];
+    r.tags = vec![("run".into(), "11".into())];
+    assert_eq!(By::Kernel.value(&r).as_deref(), Some("6.18.0"));
+    assert_eq!(By::Commit.value(&r).as_deref(), Some("abc123+dirty"));
+    assert_eq!(By::Tag("run".into()).value(&r).as_deref(), Some("11"));
+    assert_eq!(By::Tag("other".into()).value(&r), None);
+    let fact = |n: &str| By::Fact(n.into()).value(&r);
+    assert_eq!(fact("cores").as_deref(), Some("2"));
+    assert_eq!(fact("tools.nft").as_deref(), Some("1.1.1"));
+    // A fact's last part alone, where no other fact shares it.
+    assert_eq!(fact("nft").as_deref(), Some("1.1.1"));
+    assert_eq!(fact("net.core.rmem_max").as_deref(), Some("212992"));
+    assert_eq!(fact("nothing"), None);
+}
