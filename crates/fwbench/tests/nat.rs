@@ -166,7 +166,9 @@ fn a_dnat_session_trial_after_plain_forwarding_counts_one_new_flow_per_session()
         let v = trial_json(
             "sessions",
             &tb.name,
-            &["--engine", "nft", "--model", "dnat", "--count", "1000", "-t", "60"],
+            &[
+                "--engine", "nft", "--model", "dnat", "--count", "1000", "-t", "60",
+            ],
         );
         assert_eq!(v["status"], "ok", "{v}");
         assert_eq!(u(&v["verdicts"]["matched_packets"]), 1000, "{v}");
