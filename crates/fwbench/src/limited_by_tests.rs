@@ -394,3 +394,41 @@ fn a_flood_far_past_the_gateway_is_overloaded_and_a_firewalls_drops_are_not() {
     };
     assert_eq!(overload(&blind), None);
 }
+
+/// issue 37: a max-rate flood through 10 000 nft rules on a busy 2-core machine sent
+/// 2 752 packets in 2 s, `ok`, "limited by sender and gateway together": the sender
+/// had 19 % and the softirq 31 % of CPU 0, 100 % busy — the rest was other processes'.
+#[test]
+fn a_flood_on_a_cpu_others_took_is_disturbed() {
+    let busy = |sender: f64, softirq: f64, paced: bool| RateCounters {
+        paced,
+        sender_cpu: Some(sender),
+        gateway_cpu: Some(softirq),
+        sink_cpu: Some(0.09),
+        shared_cpu: Some(SharedCpu {
+            cpu: 0,
+            softirq,
+            busy: 1.0,
+        }),
+        ..path(2752, 2752, 2752, 2752, 2752)
+    };
+    assert_eq!(
+        disturbed(&busy(0.19, 0.31, false)).as_deref(),
+        Some(
+            "the machine's other load took 41 % of CPU 0, which the sender and the gateway's \
+             packet processing shared (sender 19 %, its softirq 31 %): the rate is the share \
+             they got, neither's limit (run on a quiet machine, or pin them apart)"
+        )
+    );
+    // 100 − 19 − 31 − 9 = 41 % above: disturbed; 100 − 40 − 30 − 9 = 21 %: not.
+    assert_eq!(disturbed(&busy(0.40, 0.30, false)), None);
+    // The path's own CPU: a sender and a softirq that fill it are the shared-cpu rate.
+    assert_eq!(disturbed(&busy(0.55, 0.40, false)), None);
+    // Paced, or no shared CPU: nothing to say here.
+    assert_eq!(disturbed(&busy(0.10, 0.20, true)), None);
+    let apart = RateCounters {
+        shared_cpu: None,
+        ..busy(0.10, 0.20, false)
+    };
+    assert_eq!(disturbed(&apart), None);
+}

@@ -132,6 +132,9 @@ pub enum DoubtKind {
     Unobserved,
     /// Too few measurements for the figure's spread.
     TooFew,
+    /// The machine's other load took much of the CPU the measured path ran on: the
+    /// rate is the share the path got, neither fwbench's limit nor the gateway's.
+    Disturbed,
 }
 
 impl DoubtKind {
@@ -150,6 +153,7 @@ impl DoubtKind {
             DoubtKind::DirtyStart => "dirty start",
             DoubtKind::Unobserved => "unobserved",
             DoubtKind::TooFew => "too few measurements",
+            DoubtKind::Disturbed => "disturbed",
         }
     }
 }

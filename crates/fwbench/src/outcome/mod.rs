@@ -269,13 +269,18 @@ impl Outcome {
         if let Some(e) = self.figures.as_ref().and_then(Figures::events) {
             doubts.extend(e.doubts());
         }
-        // A max-rate flood far past the gateway's limit: its rate is no capacity.
-        if let Some(why) = self
+        // A max-rate flood far past the gateway's limit: its rate is no capacity; or
+        // on a CPU the machine's other load mostly took: its rate is that load's.
+        if let Some(c) = self
             .packet()
             .and_then(|k| k.limited_by.as_ref()?.counters.as_ref())
-            .and_then(crate::limited_by::overload)
         {
-            doubts.push(results::Doubt::new(results::DoubtKind::Overloaded, why));
+            if let Some(why) = crate::limited_by::overload(c) {
+                doubts.push(results::Doubt::new(results::DoubtKind::Overloaded, why));
+            }
+            if let Some(why) = crate::limited_by::disturbed(c) {
+                doubts.push(results::Doubt::new(results::DoubtKind::Disturbed, why));
+            }
         }
         let (status, why) = results::judge(self.status, &doubts);
         self.status = status;
