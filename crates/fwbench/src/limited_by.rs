@@ -338,6 +338,76 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
     }
 }
 
+/// A flood counts as overloaded when the gateway forwarded less than this share of
+/// what the sender got out, most of the rest refused at its ingress.
+pub const OVERLOAD_SHARE: f64 = 0.1;
+
+/// A flood at the maximum rate so far beyond the gateway that its rate is no capacity:
+/// the sink got less than [`OVERLOAD_SHARE`] of what the sender got out, and most of
+/// what was lost never entered the gateway (not there, or dropped by its receive
+/// backlog on receipt) — packets a firewall drops on purpose are taken in first and
+/// do not count. A gateway this far past its limit spends its CPU on packets it then
+/// drops and forwards less than it can. `None` for a paced trial, without the
+/// gateway's ingress counter, or below the threshold. Pure.
+pub fn overload(c: &RateCounters) -> Option<String> {
+    if c.paced || c.sent == 0 {
+        return None;
+    }
+    let n = c.frames_per_datagram.max(1);
+    let (sent, received) = (c.sent * n, c.received * n);
+    let g_in = c.gateway_in?;
+    let refused = sent.saturating_sub(g_in);
+    let lost = sent.saturating_sub(received);
+    if received as f64 >= sent as f64 * OVERLOAD_SHARE || refused * 2 <= lost {
+        return None;
+    }
+    let backlog = c
+        .gateway_in_dropped
+        .filter(|d| *d > 0)
+        .map(|d| format!(", its receive backlog dropping {d} on receipt"))
+        .unwrap_or_default();
+    Some(format!(
+        "a flood at the maximum rate: the gateway took in {g_in} of the {sent} packets the \
+         sender got out{backlog}, and {received} ({:.2} %) reached the sink; a gateway this \
+         far past its limit forwards less than it can, so this rate is not its capacity \
+         (`fwbench ndr` finds the rate it carries without loss)",
+        // Two decimals: 231 of 505 408 is 0.05 %, not 0.0 %.
+        received as f64 / sent as f64 * 100.0
+    ))
+}
+
+/// The share of a shared CPU the machine's other load may take before a flood's rate
+/// counts as disturbed (on a quiet machine it is a few %).
+pub const OTHERS_MAX: f64 = 1.0 / 3.0;
+
+/// A flood whose sender shared a saturated CPU with the gateway's softirq while the
+/// machine's other load (other processes: a compile) took at least [`OTHERS_MAX`] of
+/// it: its rate is the share the path got — a max-rate flood through 10 000 nft rules
+/// sent 2 752 packets in 2 s with the sender at 19 % and the softirq at 31 % of a CPU
+/// 100 % busy. The sink's share is counted as the path's too (it may share the CPU),
+/// so the others' share is never overstated. `None` for a paced trial or without the
+/// figures. Pure.
+pub fn disturbed(c: &RateCounters) -> Option<String> {
+    let s = c.shared_cpu?;
+    if c.paced || s.busy < BUSY {
+        return None;
+    }
+    let (sender, sink) = (c.sender_cpu?, c.sink_cpu.unwrap_or(0.0));
+    let others = s.busy - sender - s.softirq - sink;
+    if others < OTHERS_MAX {
+        return None;
+    }
+    Some(format!(
+        "the machine's other load took {:.0} % of CPU {}, which the sender and the gateway's \
+         packet processing shared (sender {:.0} %, its softirq {:.0} %): the rate is the share \
+         they got, neither's limit (run on a quiet machine, or pin them apart)",
+        others * 100.0,
+        s.cpu,
+        sender * 100.0,
+        s.softirq * 100.0
+    ))
+}
+
 fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     // Along the path in frames, as the interfaces count them: fragmented datagrams as
     // their fragments.

@@ -367,3 +367,78 @@ fn tolerance_and_missing_counters() {
     assert_eq!(l.by, LimitedBy::Sink);
     assert!(l.why.contains("50 of the 100"), "{}", l.why);
 }
+
+/// issue 37: a max-rate flood whose sink got 1.2 kpps of what the sender got out was
+/// `ok`. Refused at the gateway's ingress, it is overloaded (its rate no capacity);
+/// dropped by the firewall on purpose (taken in, not forwarded), or paced, it is not.
+#[test]
+fn a_flood_far_past_the_gateway_is_overloaded_and_a_firewalls_drops_are_not() {
+    let flood = |c: RateCounters| RateCounters {
+        paced: false,
+        gateway_in_dropped: Some(c.sent - c.gateway_in.unwrap_or(0)),
+        ..c
+    };
+    // 120 000 sent, 2 400 taken in (the rest dropped by its backlog), 2 400 received.
+    let over = flood(path(120_000, 2_400, 2_400, 2_400, 2_400));
+    let why = overload(&over).expect("overloaded");
+    assert_eq!(
+        why,
+        "a flood at the maximum rate: the gateway took in 2400 of the 120000 packets the \
+         sender got out, its receive backlog dropping 117600 on receipt, and 2400 (2.00 %) \
+         reached the sink; a gateway this far past its limit forwards less than it can, so \
+         this rate is not its capacity (`fwbench ndr` finds the rate it carries without loss)"
+    );
+    // Just above a tenth received: a gateway at its limit, not past it.
+    assert_eq!(
+        overload(&flood(path(100_000, 10_000, 10_000, 10_000, 10_000))),
+        None
+    );
+    // A drop model: everything taken in, nothing forwarded — the firewall's drops.
+    assert_eq!(overload(&flood(path(130_000, 130_000, 0, 0, 0))), None);
+    // Paced (a search's step): its loss is the search's to judge.
+    assert_eq!(overload(&path(120_000, 2_400, 2_400, 2_400, 2_400)), None);
+    // Without the gateway's ingress counter: nothing to tell the two apart.
+    let blind = RateCounters {
+        gateway_in: None,
+        ..over
+    };
+    assert_eq!(overload(&blind), None);
+}
+
+/// issue 37: a max-rate flood through 10 000 nft rules on a busy 2-core machine sent
+/// 2 752 packets in 2 s, `ok`, "limited by sender and gateway together": the sender
+/// had 19 % and the softirq 31 % of CPU 0, 100 % busy — the rest was other processes'.
+#[test]
+fn a_flood_on_a_cpu_others_took_is_disturbed() {
+    let busy = |sender: f64, softirq: f64, paced: bool| RateCounters {
+        paced,
+        sender_cpu: Some(sender),
+        gateway_cpu: Some(softirq),
+        sink_cpu: Some(0.09),
+        shared_cpu: Some(SharedCpu {
+            cpu: 0,
+            softirq,
+            busy: 1.0,
+        }),
+        ..path(2752, 2752, 2752, 2752, 2752)
+    };
+    assert_eq!(
+        disturbed(&busy(0.19, 0.31, false)).as_deref(),
+        Some(
+            "the machine's other load took 41 % of CPU 0, which the sender and the gateway's \
+             packet processing shared (sender 19 %, its softirq 31 %): the rate is the share \
+             they got, neither's limit (run on a quiet machine, or pin them apart)"
+        )
+    );
+    // 100 − 19 − 31 − 9 = 41 % above: disturbed; 100 − 40 − 30 − 9 = 21 %: not.
+    assert_eq!(disturbed(&busy(0.40, 0.30, false)), None);
+    // The path's own CPU: a sender and a softirq that fill it are the shared-cpu rate.
+    assert_eq!(disturbed(&busy(0.55, 0.40, false)), None);
+    // Paced, or no shared CPU: nothing to say here.
+    assert_eq!(disturbed(&busy(0.10, 0.20, true)), None);
+    let apart = RateCounters {
+        shared_cpu: None,
+        ..busy(0.10, 0.20, false)
+    };
+    assert_eq!(disturbed(&apart), None);
+}

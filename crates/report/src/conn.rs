@@ -377,6 +377,11 @@ pub struct AbTest {
     /// The paired t-test over the pairs of trials (B − A of each pair's trial means),
     /// when the arms ran as pairs (see [`pairs`]).
     pub paired: Option<stats::Paired>,
+    /// Both arms ran the same gateway: no firewall (engine none installs nothing) and
+    /// the parameter they differ in is a rule setting it ignores. Their difference is
+    /// the testbed's noise or drift (the order, the machine's other load), never a
+    /// cost; a significant one says the testbed drifted during the run.
+    pub same_gateway: bool,
 }
 
 impl AbTest {
@@ -386,6 +391,23 @@ impl AbTest {
             "paired t"
         } else {
             "Welch"
+        }
+    }
+
+    /// The verdict in words: significant or not, or for two arms of the same gateway
+    /// what that means (see [`AbTest::same_gateway`]).
+    pub fn verdict(&self) -> String {
+        match (self.p(), self.same_gateway) {
+            (Some(p), true) if p < ALPHA => "significant at 5 % although both arms are the \
+                 same gateway (engine none installs no rules): the testbed drifted during the \
+                 run, not a cost"
+                .to_string(),
+            (_, true) => "no comparison: both arms are the same gateway (engine none \
+                          installs no rules)"
+                .to_string(),
+            (Some(p), false) if p < ALPHA => "significant at 5 %".to_string(),
+            (Some(_), false) => "not significant".to_string(),
+            (None, false) => "no test (fewer than 2 values or no spread)".to_string(),
         }
     }
 
@@ -484,6 +506,16 @@ fn ab_cases<'a>(conn: &[&'a Config]) -> Vec<AbCase<'a>> {
     out
 }
 
+/// Parameters of the rule set, which a gateway without a firewall (engine none)
+/// ignores: two such configurations that differ in one of them are one gateway.
+const RULE_SETTINGS: [&str; 5] = ["rules", "model", "position", "nft_family", "nat_to"];
+
+/// Two configurations without a firewall (engine none) that differ only in a rule
+/// setting: one gateway, measured twice.
+pub fn one_gateway(ca: &Config, cb: &Config, parameter: &str) -> bool {
+    ca.no_firewall() && cb.no_firewall() && RULE_SETTINGS.contains(&parameter)
+}
+
 /// The A/B comparisons of a run (see [`ab_cases`]).
 pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
     let mut out = Vec::new();
@@ -539,6 +571,7 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             welch,
             source,
             paired,
+            same_gateway: one_gateway(ca, cb, parameter),
         });
     }
     out
@@ -575,11 +608,7 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
                 Some(w) => (format!("{:.3}", w.t), format!("{:.1}", w.df), p_text(w.p)),
                 None => ("-".into(), "-".into(), "-".into()),
             };
-            let verdict = match t.p() {
-                Some(p) if p < ALPHA => "significant at 5 %".to_string(),
-                Some(_) => "not significant".to_string(),
-                None => "no test (fewer than 2 values or no spread)".to_string(),
-            };
+            let verdict = t.verdict();
             let paired = match t.paired {
                 Some(p) => vec![
                     p.n.to_string(),

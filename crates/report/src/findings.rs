@@ -327,12 +327,36 @@ pub fn ab_sentence(t: &AbTest) -> String {
     } else {
         String::new()
     };
+    let sign = if d > 0.0 { "+" } else { "" };
+    if t.same_gateway {
+        // Engine none installs no rules: the two arms are one gateway measured twice.
+        let diff = match ci {
+            Some(c) => mean_ci(d, Some(c)),
+            None => num(d),
+        };
+        let p = t
+            .p()
+            .map(|p| format!(", p = {}", p_short(p)))
+            .unwrap_or_default();
+        let what = if t.p().is_some_and(|p| p < 0.05) {
+            "is significant although nothing differs: the testbed drifted during the run \
+             (the order or the machine's other load), so a difference of this size elsewhere \
+             in the run is doubtful"
+        } else {
+            "is the testbed's noise"
+        };
+        return format!(
+            "A/B ({}): no comparison — engine none installs no rules, so {} {} → {} ran the \
+             same gateway twice; the difference of its mean {} ({sign}{diff} ms{rel}; {test}{p}) \
+             {what}, not a cost.",
+            t.case, t.parameter, t.a_value, t.b_value, t.quantity,
+        );
+    }
     let verdict = match t.p() {
         Some(p) if p < 0.05 => format!("p = {}: significant at 5 %", p_short(p)),
         Some(p) => format!("p = {}: not significant", p_short(p)),
         None => "no test (fewer than 2 values or no spread)".into(),
     };
-    let sign = if d > 0.0 { "+" } else { "" };
     format!(
         "A/B ({}): {} {} → {} changes the mean {} from {} to {} ms by {sign}{} ms{rel} \
          (95 % CI; {test}, {verdict}).",
@@ -386,6 +410,11 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
         .collect();
     out.extend(ab_tests(&conn).iter().map(|t| {
         let (d, ci, test) = ab_delta(t);
+        let test = if t.same_gateway {
+            format!("FLAGGED, the same gateway twice (engine none installs no rules): noise, not a cost; {test}")
+        } else {
+            test
+        };
         Claim::new(
             format!(
                 "A/B ({}): {} {} → {}, mean {}",

@@ -219,3 +219,89 @@ fn flat_lines_and_coarse_grids_are_said_so() {
     let s = cost_sentence(&flat, None);
     assert!(s.contains("flat: the CI includes 0"), "{s}");
 }
+
+/// An A/B of session durations in ms: A 0.14 ± 0.01, B `b` (10 values each), Welch.
+fn ab(b: f64, same_gateway: bool) -> AbTest {
+    let a = crate::stats::Pooled {
+        n: 10,
+        mean: 0.14,
+        sd: 0.01,
+    };
+    let bb = crate::stats::Pooled { mean: b, ..a };
+    AbTest {
+        case: "plain forwarding: per new flow".into(),
+        workload: "sessions".into(),
+        parameter: "rules".into(),
+        a_value: "0".into(),
+        b_value: "1000".into(),
+        quantity: "session duration",
+        a,
+        b: bb,
+        welch: stats::welch_from_summary(bb.mean, bb.sd, bb.n, a.mean, a.sd, a.n),
+        source: "per-session durations (session_us)",
+        paired: None,
+        same_gateway,
+    }
+}
+
+#[test]
+fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
+    // The nat.toml run: engine none, rules 0 → 1000, +80 %, "significant".
+    let drift = ab_sentence(&ab(0.252, true));
+    assert!(
+        drift.starts_with(
+            "A/B (plain forwarding: per new flow): no comparison — engine none installs no \
+             rules, so rules 0 → 1000 ran the same gateway twice"
+        ) && drift.contains("is significant although nothing differs: the testbed drifted")
+            && drift.ends_with("not a cost."),
+        "{drift}"
+    );
+    assert!(!drift.contains("changes the mean"), "{drift}");
+    let noise = ab_sentence(&ab(0.141, true));
+    assert!(
+        noise.contains("is the testbed's noise, not a cost."),
+        "{noise}"
+    );
+    // With a firewall the same numbers are a finding.
+    let real = ab_sentence(&ab(0.252, false));
+    assert!(
+        real.contains("changes the mean session duration") && real.contains("significant at 5 %"),
+        "{real}"
+    );
+    // Which pairs are one gateway: engine none on both sides, a rule setting between them.
+    let c = |engine: &str, rules: &str| Config {
+        key: format!("{engine}{rules}"),
+        params: serde_json::Value::Null,
+        flat: [("rules".to_string(), rules.to_string())].into(),
+        workload: "sessions".into(),
+        label: None,
+        engine: Some(store::EngineRow {
+            id: engine.into(),
+            kind: if engine == "none" { "none" } else { "nft" }.into(),
+        }),
+        reps: vec![],
+        failed: vec![],
+        unavailable: vec![],
+        metrics: BTreeMap::new(),
+        values: BTreeMap::new(),
+        rules: None,
+        is_baseline: false,
+        cost_pct: None,
+        cost_ci95: None,
+    };
+    assert!(crate::conn::one_gateway(
+        &c("none", "0"),
+        &c("none", "1000"),
+        "rules"
+    ));
+    assert!(!crate::conn::one_gateway(
+        &c("nft", "0"),
+        &c("nft", "1000"),
+        "rules"
+    ));
+    assert!(!crate::conn::one_gateway(
+        &c("none", "0"),
+        &c("none", "0"),
+        "parallel"
+    ));
+}

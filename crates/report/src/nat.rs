@@ -7,6 +7,9 @@
 //! packet (`ns_per_packet`, which is the sender's when the sender set the rate). Cost
 //! per new flow comes from the connection trials (each session is a new flow whose
 //! first packet walks the NAT chain): the mean session time, `1e6 / sessions/s`.
+//! One measure serves a whole workload (the first every configuration has), and one
+//! baseline: every plain-forwarding trial of it, whatever its rule settings (engine
+//! none installs nothing), compared only with configurations placed as it was.
 //!
 //! Owns: which configurations are NAT, their baseline, the NAT table, figure and
 //! sentences.
@@ -16,6 +19,7 @@ use crate::figure::{mean_ci, num, Analysis, Point, Table};
 use crate::model::Config;
 use crate::series::bar_figure;
 use results::StoredWorkload;
+use std::collections::BTreeSet;
 
 /// The models that translate addresses, and the stateful one without translation.
 const NAT_MODELS: [&str; 3] = ["snat", "masquerade", "dnat"];
@@ -27,44 +31,106 @@ struct Cost {
     ci95: Option<f64>,
 }
 
-/// What a workload's unit is measured by: (metric, unit, scale) where cost =
-/// scale / metric (sessions/s → µs per session) or the metric itself (scale 0).
-fn cost_of(c: &Config) -> Option<(Cost, &'static str, &'static str)> {
+/// How a workload's cost is measured: the metric, the cost's unit, its basis in
+/// words, and whether the cost is the metric's reciprocal (sessions/s → µs per session).
+#[derive(Clone, Copy)]
+struct Measure {
+    metric: &'static str,
+    unit: &'static str,
+    basis: &'static str,
+    reciprocal: bool,
+}
+
+/// The measures of a workload, in order of preference: the first one every
+/// configuration compared has is used for all of them (never one configuration's CPU
+/// time against another's wall time).
+fn measures(c: &Config) -> &'static [Measure] {
+    const STREAM: [Measure; 2] = [
+        Measure {
+            metric: "cpu_ns_per_packet",
+            unit: "ns per packet",
+            basis: "gateway kernel CPU ns per packet",
+            reciprocal: false,
+        },
+        Measure {
+            metric: "ns_per_packet",
+            unit: "ns per packet",
+            basis: "ns per received packet",
+            reciprocal: false,
+        },
+    ];
+    const CONN: [Measure; 1] = [Measure {
+        metric: crate::model::SESSIONS_PER_S,
+        unit: "µs per new flow",
+        basis: "mean session time (one new flow each)",
+        reciprocal: true,
+    }];
     if c.workload.is_stream() {
-        for (m, basis) in [
-            ("cpu_ns_per_packet", "gateway kernel CPU ns per packet"),
-            ("ns_per_packet", "ns per received packet"),
-        ] {
-            if let Some(s) = c.metrics.get(m) {
-                return Some((
-                    Cost {
-                        mean: s.mean,
-                        ci95: s.ci95,
-                    },
-                    "ns per packet",
-                    basis,
-                ));
-            }
-        }
+        &STREAM
+    } else if c.workload.is_conn() {
+        &CONN
+    } else {
+        &[]
+    }
+}
+
+/// A configuration's cost by `m`.
+fn cost_of(c: &Config, m: &Measure) -> Option<Cost> {
+    let s = c.metrics.get(m.metric)?;
+    if !m.reciprocal {
+        return Some(Cost {
+            mean: s.mean,
+            ci95: s.ci95,
+        });
+    }
+    if s.mean <= 0.0 {
         return None;
     }
-    if c.workload.is_conn() {
-        let s = c.metrics.get(crate::model::SESSIONS_PER_S)?;
-        if s.mean <= 0.0 {
-            return None;
-        }
-        // µs per session; the CI of 1/x by the delta method (relative widths equal).
-        let mean = 1e6 / s.mean;
+    // µs per session; the CI of 1/x by the delta method (relative widths equal).
+    let mean = 1e6 / s.mean;
+    Some(Cost {
+        mean,
+        ci95: s.ci95.map(|ci| mean * ci / s.mean),
+    })
+}
+
+/// Plain forwarding's cost, one baseline for every comparison of a workload: the
+/// repetitions of every configuration of engine none pooled, whatever their rule
+/// settings (engine none installs nothing, so `rules = 0` and `rules = 1000` are one
+/// gateway measured in two groups of trials; comparing each NAT rule count with its
+/// own group compared it with a few trials' noise — 17 935 ns against 8 248 in one
+/// run). Falls back to the first configuration's summary without per-repetition
+/// values. Returns the cost and how many trials it pools.
+fn plain_cost(plains: &[&Config], m: &Measure) -> Option<(Cost, usize)> {
+    let values: Vec<f64> = plains
+        .iter()
+        .flat_map(|c| c.values.get(m.metric).into_iter().flatten().copied())
+        .filter(|v| v.is_finite() && (!m.reciprocal || *v > 0.0))
+        .map(|v| if m.reciprocal { 1e6 / v } else { v })
+        .collect();
+    if let Some(s) = crate::stats::Summary::of(&values) {
         return Some((
             Cost {
-                mean,
-                ci95: s.ci95.map(|ci| mean * ci / s.mean),
+                mean: s.mean,
+                ci95: s.ci95,
             },
-            "µs per new flow",
-            "mean session time (one new flow each)",
+            s.n,
         ));
     }
-    None
+    let first = plains.first()?;
+    Some((cost_of(first, m)?, first.metrics.get(m.metric)?.n))
+}
+
+/// The CPUs each trial's data path ran on (`model::data_path_cpus`), as a set over a
+/// configuration's repetitions: a baseline and what it is compared with must agree.
+fn placements<'a>(cs: impl IntoIterator<Item = &'a Config>) -> BTreeSet<String> {
+    cs.into_iter()
+        .flat_map(|c| &c.reps)
+        .map(|t| match crate::model::data_path_cpus(t) {
+            Some(cpus) => format!("CPUs {cpus:?}"),
+            None => "unpinned".to_string(),
+        })
+        .collect()
 }
 
 fn model_of(c: &Config) -> &str {
@@ -102,71 +168,111 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
     workloads.sort();
     workloads.dedup();
     for w in workloads {
-        let here: Vec<(&Config, Cost, &str, &str)> = ok
+        let block: Vec<&Config> = ok
             .iter()
             .filter(|c| &c.workload == w)
-            .filter_map(|c| {
-                let (cost, unit, basis) = cost_of(c)?;
-                Some((*c, cost, unit, basis))
+            .filter(|c| {
+                let m = model_of(c);
+                c.no_firewall() || NAT_MODELS.contains(&m) || m == CONNTRACK
             })
+            .copied()
             .collect();
-        let plains: Vec<&(&Config, Cost, &str, &str)> =
-            here.iter().filter(|(c, ..)| c.no_firewall()).collect();
-        let Some(first) = plains.first() else {
+        let plains: Vec<&Config> = block.iter().filter(|c| c.no_firewall()).copied().collect();
+        // One measure for the whole block: the first every configuration has.
+        let Some(m) = block.first().and_then(|c| {
+            measures(c)
+                .iter()
+                .find(|m| block.iter().all(|c| c.metrics.contains_key(m.metric)))
+        }) else {
             continue;
         };
-        let (unit, basis) = (first.2, first.3);
-        // Plain forwarding of the same rule count where the run has it (engine none
-        // installs nothing either way; a second configuration is a second baseline).
-        let plain_for = |c: &Config| {
-            plains
-                .iter()
-                .find(|(p, ..)| rules_of(p) == rules_of(c))
-                .unwrap_or(first)
+        let (unit, basis) = (m.unit, m.basis);
+        let Some((plain, pooled)) = plain_cost(&plains, m) else {
+            continue;
         };
+        let plain_at = placements(plains.iter().copied());
+        let rules_pooled: BTreeSet<u64> = plains.iter().map(|c| rules_of(c)).collect();
+        let plain_basis = if plains.len() > 1 {
+            format!(
+                "plain forwarding over {pooled} trials, its rule counts {} pooled: engine none \
+                 installs no rules",
+                rules_pooled
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!("plain forwarding over {pooled} trials")
+        };
+        let here: Vec<(&Config, Cost)> = block
+            .iter()
+            .filter_map(|c| Some((*c, cost_of(c, m)?)))
+            .collect();
         let mut cats = vec![];
         let mut pts = vec![];
-        let mut nat: Vec<&(&Config, Cost, &str, &str)> = here
-            .iter()
-            .filter(|(c, ..)| {
-                let m = model_of(c);
-                !c.no_firewall() && (NAT_MODELS.contains(&m) || m == CONNTRACK)
-            })
-            .collect();
+        let mut nat: Vec<&(&Config, Cost)> =
+            here.iter().filter(|(c, ..)| !c.no_firewall()).collect();
         nat.sort_by_key(|(c, ..)| (engine_of(c).to_owned(), model_of(c).to_owned(), rules_of(c)));
-        for (c, cost, ..) in &nat {
-            let plain = plain_for(c);
-            let d = diff(cost, &plain.1);
+        for (c, cost) in &nat {
+            let d = diff(cost, &plain);
             let rules = if model_of(c) == CONNTRACK {
                 "-".to_string()
             } else {
                 rules_of(c).to_string()
             };
             let name = format!("{} {}", engine_of(c), model_of(c));
+            // Compared only with a baseline placed as it was.
+            let at = placements([*c]);
+            let apart = (!at.is_empty() && !plain_at.is_empty() && at != plain_at).then(|| {
+                format!(
+                    "{} ran on {}, plain forwarding on {}",
+                    name,
+                    at.iter().cloned().collect::<Vec<_>>().join(" / "),
+                    plain_at.iter().cloned().collect::<Vec<_>>().join(" / ")
+                )
+            });
             rows.push(vec![
                 w.to_string(),
                 name.clone(),
                 rules.clone(),
                 c.reps.len().to_string(),
                 format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
-                format!("{:+} {unit}", PlusNum(d.mean)),
-                format!(
-                    "{:+.1} %",
-                    if plain.1.mean > 0.0 {
-                        d.mean / plain.1.mean * 100.0
-                    } else {
-                        0.0
-                    }
-                ),
+                match &apart {
+                    Some(_) => "– (placed differently)".to_string(),
+                    None => format!("{:+} {unit}", PlusNum(d.mean)),
+                },
+                match &apart {
+                    Some(_) => "–".to_string(),
+                    None => format!(
+                        "{:+.1} %",
+                        if plain.mean > 0.0 {
+                            d.mean / plain.mean * 100.0
+                        } else {
+                            0.0
+                        }
+                    ),
+                },
             ]);
+            if let Some(why) = apart {
+                a.findings.push(format!(
+                    "{w}: {name} ({rules} NAT filler rules) is not compared with plain \
+                     forwarding: {why} (a baseline counts only in the same placement)."
+                ));
+                continue;
+            }
             cats.push(format!("{name} ({rules})"));
             pts.push(Point {
                 x: pts.len() as f64,
                 y: d.mean,
                 ci95: d.ci95,
             });
+            let base = Baseline {
+                cost: &plain,
+                basis: &plain_basis,
+            };
             a.findings
-                .push(sentence(w, &name, c, &d, cost, plain, &nat, unit, basis));
+                .push(sentence(w, &name, c, &d, cost, &base, &nat, unit, basis));
         }
         if !pts.is_empty() {
             a.figures.push(bar_figure(
@@ -213,6 +319,12 @@ impl std::fmt::Display for PlusNum {
     }
 }
 
+/// Plain forwarding as one comparison's baseline: its cost and what it pools.
+struct Baseline<'a> {
+    cost: &'a Cost,
+    basis: &'a str,
+}
+
 /// "flood: nft snat (0 NAT rules) costs +120 ± 30 ns per packet over plain forwarding
 /// (…), of which conntrack alone +90; 1000 NAT rules add …".
 #[allow(clippy::too_many_arguments)]
@@ -222,8 +334,8 @@ fn sentence(
     c: &Config,
     d: &Cost,
     cost: &Cost,
-    plain: &(&Config, Cost, &str, &str),
-    all: &[&(&Config, Cost, &str, &str)],
+    plain: &Baseline,
+    all: &[&(&Config, Cost)],
     unit: &str,
     basis: &str,
 ) -> String {
@@ -235,10 +347,11 @@ fn sentence(
         format!("{w}: {name} ({rules} NAT filler rules)")
     };
     let mut s = format!(
-        "{head} {} over plain forwarding ({} vs {}; {basis}).",
+        "{head} {} over plain forwarding ({} vs {}; {basis}; {}).",
         cost_text(d, unit, "costs"),
         num(cost.mean),
-        num(plain.1.mean)
+        num(plain.cost.mean),
+        plain.basis
     );
     if NAT_MODELS.contains(&m) {
         // The same engine's conntrack alone: how much of it is tracking.

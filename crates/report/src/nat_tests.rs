@@ -100,3 +100,88 @@ fn nat_costs_against_plain_forwarding_and_conntrack_alone() {
     analyse(&refs[..2], &mut b);
     assert!(b.tables.is_empty() && b.findings.is_empty());
 }
+
+/// A configuration with per-repetition values of one metric (its summary from them).
+fn with_values(mut c: Config, metric: &str, values: &[f64]) -> Config {
+    c.metrics
+        .insert(metric.to_string(), Summary::of(values).expect("values"));
+    c.values.insert(metric.to_string(), values.to_vec());
+    c
+}
+
+#[test]
+fn plain_forwardings_rule_counts_are_one_baseline_for_every_comparison() {
+    // Engine none at 0 and 1000 rules: one gateway measured in two groups of trials
+    // (the nat.toml run: 17 935 ns in one group, 8 248 in the other).
+    let m = "cpu_ns_per_packet";
+    let cs = [
+        with_values(
+            config("flood", "none", "none", 0, (m, 0.0)),
+            m,
+            &[17_000.0, 18_000.0, 18_800.0],
+        ),
+        with_values(
+            config("flood", "none", "none", 1000, (m, 0.0)),
+            m,
+            &[8_000.0, 8_300.0, 8_450.0],
+        ),
+        with_values(
+            config("flood", "nft", "snat", 0, (m, 0.0)),
+            m,
+            &[13_000.0, 13_100.0, 13_200.0],
+        ),
+        with_values(
+            config("flood", "nft", "snat", 1000, (m, 0.0)),
+            m,
+            &[13_100.0, 13_200.0, 13_300.0],
+        ),
+    ];
+    let refs: Vec<&Config> = cs.iter().collect();
+    let mut a = Analysis::default();
+    analyse(&refs, &mut a);
+    let f = &a.findings;
+    assert_eq!(f.len(), 2, "{f:#?}");
+    // The pooled mean of the six plain trials: 13 091.67 (13092).
+    for s in f {
+        assert!(
+            s.contains("vs 13092;")
+                && s.contains("plain forwarding over 6 trials, its rule counts 0, 1000 pooled"),
+            "{s}"
+        );
+        assert!(!s.contains(" costs "), "{s}");
+    }
+    // Each rule count against its own group would have been −5 000 and +5 000 ns.
+    assert!(
+        !f.iter().any(|s| s.contains("8250") || s.contains("17930")),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_comparison_uses_one_measure_for_the_baseline_and_the_configuration() {
+    // Plain forwarding without CPU samples: every configuration is compared by wall
+    // time per packet, never its CPU time against plain forwarding's wall time.
+    let mut snat = config("flood", "nft", "snat", 0, ("ns_per_packet", 1200.0));
+    snat.metrics.insert(
+        "cpu_ns_per_packet".into(),
+        Summary {
+            n: 3,
+            mean: 300.0,
+            sd: Some(1.0),
+            ci95: Some(2.0),
+        },
+    );
+    let cs = [
+        config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
+        snat,
+    ];
+    let refs: Vec<&Config> = cs.iter().collect();
+    let mut a = Analysis::default();
+    analyse(&refs, &mut a);
+    let f = &a.findings;
+    assert!(
+        f[0].contains("costs +200.0 ± 2.8 ns per packet")
+            && f[0].contains("(1200 vs 1000; ns per received packet;"),
+        "{f:#?}"
+    );
+}

@@ -105,8 +105,9 @@ impl LimitedBy {
 pub enum DoubtKind {
     /// No traffic in the figure's window (nothing was measured).
     EmptyWindow,
-    /// The gateway could not carry the load before the event: what happens during
-    /// the event cannot be told from what happened anyway.
+    /// The gateway could not carry the load (before an event: what happens during
+    /// it cannot be told from what happened anyway; a max-rate flood: its rate is no
+    /// capacity).
     Overloaded,
     /// Trials of one answer contradict each other (a pass above a fail).
     Contradiction,
@@ -131,13 +132,16 @@ pub enum DoubtKind {
     Unobserved,
     /// Too few measurements for the figure's spread.
     TooFew,
+    /// The machine's other load took much of the CPU the measured path ran on: the
+    /// rate is the share the path got, neither fwbench's limit nor the gateway's.
+    Disturbed,
 }
 
 impl DoubtKind {
     pub fn as_str(self) -> &'static str {
         match self {
             DoubtKind::EmptyWindow => "empty window",
-            DoubtKind::Overloaded => "overloaded before the event",
+            DoubtKind::Overloaded => "overloaded",
             DoubtKind::Contradiction => "contradicting trials",
             DoubtKind::SpansZero => "CI spans zero",
             DoubtKind::VerdictMismatch => "verdict mismatch",
@@ -149,6 +153,7 @@ impl DoubtKind {
             DoubtKind::DirtyStart => "dirty start",
             DoubtKind::Unobserved => "unobserved",
             DoubtKind::TooFew => "too few measurements",
+            DoubtKind::Disturbed => "disturbed",
         }
     }
 }

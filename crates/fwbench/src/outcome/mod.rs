@@ -244,7 +244,8 @@ impl Outcome {
 
     /// The witness over the trial's figures: what cannot be is withheld (a negative
     /// time to effect), and every doubt — the firewall's verdict check failed, an
-    /// update's window held no traffic or an overloaded gateway — turns `ok` into
+    /// update's window held no traffic or an overloaded gateway, a max-rate flood that
+    /// reached a tenth of what was sent (`limited_by::overload`) — turns `ok` into
     /// `flagged`, the doubts its reason (`results::judge`). Runs after every other
     /// judgement of the trial.
     pub fn judge_witness(&mut self) {
@@ -267,6 +268,19 @@ impl Outcome {
         }
         if let Some(e) = self.figures.as_ref().and_then(Figures::events) {
             doubts.extend(e.doubts());
+        }
+        // A max-rate flood far past the gateway's limit: its rate is no capacity; or
+        // on a CPU the machine's other load mostly took: its rate is that load's.
+        if let Some(c) = self
+            .packet()
+            .and_then(|k| k.limited_by.as_ref()?.counters.as_ref())
+        {
+            if let Some(why) = crate::limited_by::overload(c) {
+                doubts.push(results::Doubt::new(results::DoubtKind::Overloaded, why));
+            }
+            if let Some(why) = crate::limited_by::disturbed(c) {
+                doubts.push(results::Doubt::new(results::DoubtKind::Disturbed, why));
+            }
         }
         let (status, why) = results::judge(self.status, &doubts);
         self.status = status;

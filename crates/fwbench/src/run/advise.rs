@@ -223,13 +223,9 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
                 .trial(&params[i])
                 .with_context(|| format!("measuring {path}"))?;
             let which = ["original", "optimised"][i];
-            if o.status != crate::outcome::Status::Ok {
-                return Err(usage(format!(
-                    "--measure: the flood to udp port {dport} through the {which} ruleset \
-                     was not accepted ({}: {}); give a --dport the ruleset accepts",
-                    o.status.as_str(),
-                    o.error.as_deref().unwrap_or("")
-                )));
+            let at = (rep + 1, a.repeat);
+            if let Some(e) = unmeasured(&o.status, o.error.as_deref(), which, dport, at) {
+                return Err(e);
             }
             let pps = o
                 .figures
@@ -264,6 +260,37 @@ fn measure(a: &AdviseArgs, path: &str, rulesets: &[Measurable; 2]) -> Result<Mea
         took,
         db: a.db.as_ref().map(|d| d.display().to_string()),
     })
+}
+
+/// Why flood `rep` of `of` of `--measure` gives no per-packet time, or `None` when it
+/// does (`ok`):
+/// the ruleset dropped it (not accepted: bad input, exit 2, another --dport), the trial
+/// measured with a doubt (`flagged`: what and why, exit 1 — no saving is made of a
+/// figure that may not be stated), or it failed or could not run (exit 1).
+fn unmeasured(
+    status: &crate::outcome::Status,
+    error: Option<&str>,
+    which: &str,
+    dport: u16,
+    (rep, of): (u32, u32),
+) -> Option<anyhow::Error> {
+    use crate::outcome::Status;
+    let flood =
+        format!("--measure: flood {rep} of {of} to udp port {dport} through the {which} ruleset");
+    let why = error.unwrap_or("no reason recorded");
+    match status {
+        Status::Ok => None,
+        Status::Dropped => Some(usage(format!(
+            "{flood} was not accepted ({why}); give a --dport the ruleset accepts"
+        ))),
+        Status::Flagged => Some(anyhow::anyhow!(
+            "{flood} was flagged — {why}; its time per packet may not be stated, so no \
+             saving is measured"
+        )),
+        Status::Failed | Status::Unavailable => {
+            Some(anyhow::anyhow!("{flood} {}: {why}", status.as_str()))
+        }
+    }
 }
 
 fn measured_text(m: &Measured) -> String {
@@ -641,6 +668,49 @@ mod tests {
             took: [String::new(), String::new()],
             db: None,
         }
+    }
+
+    /// A flagged flood read "was not accepted (flagged: …)": it was accepted, and
+    /// measured with a doubt. Each status says what it is and why; only a dropped
+    /// flood is the user's port (exit 2).
+    #[test]
+    fn a_flood_that_gives_no_time_says_what_it_was() {
+        use crate::outcome::Status;
+        let why = "overloaded: a flood at the maximum rate: the gateway took in 8624 of the \
+                   505408 packets";
+        let e = |s: Status, why: Option<&str>| unmeasured(&s, why, "optimised", 5000, (2, 3));
+        assert!(e(Status::Ok, None).is_none());
+        let flagged = e(Status::Flagged, Some(why)).expect("flagged");
+        assert_eq!(
+            flagged.to_string(),
+            format!(
+                "--measure: flood 2 of 3 to udp port 5000 through the optimised ruleset was \
+                 flagged — {why}; its time per packet may not be stated, so no saving is \
+                 measured"
+            )
+        );
+        assert!(flagged.downcast_ref::<crate::error::UsageError>().is_none());
+        assert!(!flagged.to_string().contains("not accepted"));
+        let dropped = e(
+            Status::Dropped,
+            Some("5000 of 5000 packets dropped by rule 3"),
+        )
+        .unwrap();
+        assert!(
+            dropped.to_string().ends_with(
+                "was not accepted (5000 of 5000 packets dropped by rule 3); give a --dport \
+                 the ruleset accepts"
+            ),
+            "{dropped}"
+        );
+        assert!(dropped.downcast_ref::<crate::error::UsageError>().is_some());
+        let failed = e(Status::Failed, None).unwrap();
+        assert!(
+            failed
+                .to_string()
+                .ends_with("ruleset failed: no reason recorded"),
+            "{failed}"
+        );
     }
 
     /// "saving 10657 ± 13459 ns … 2.4× cheaper" was a CI that includes 0: no saving.

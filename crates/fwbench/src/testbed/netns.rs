@@ -492,13 +492,23 @@ fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) -> Result<()> {
 /// never picked as a source port — as the BSD range of the classic rule sets' era
 /// (1024–4999) never picked them: rule sets that drop "unsafe" client source ports
 /// (seed 003's Appendix C: `tcp sport { 0-1023, 6000-6010 } drop`) would otherwise drop
-/// one connection in ~5 900, at random, as a failed session. Written inside fwbench's
-/// namespaces only, never in the host's.
+/// one connection in ~5 900, at random, as a failed session. TCP timestamps stay on
+/// without their per-destination random offset (`tcp_timestamps = 2`): a testbed's
+/// trials reuse client ports, and a session whose server-side addresses and ports are
+/// those of an earlier trial's connection still in TIME_WAIT on the server must be
+/// accepted as new (its timestamp newer, RFC 6191). With the offset a client aiming at
+/// the gateway (dnat) stamps older than one that aimed at the server (plain
+/// forwarding): the server answered the SYN with the old connection's ACK, the client
+/// reset it, and its retried SYN was a second new connection on the gateway — the NAT
+/// rule counted 4 of 24 dnat session trials high (537 for 500 sessions) and the
+/// sessions waited for the retry. Written inside fwbench's namespaces only, never in
+/// the host's.
 pub const NS_LIMITS: &[(&str, &str)] = &[
     ("net.core.somaxconn", "65535"),
     ("net.ipv4.tcp_max_syn_backlog", "65535"),
     ("net.ipv4.ip_local_port_range", "1024 65535"),
     ("net.ipv4.ip_local_reserved_ports", "6000-6010"),
+    ("net.ipv4.tcp_timestamps", "2"),
 ];
 
 /// Neighbour-table thresholds wanted for 10 000+ client addresses. Linux keeps one
@@ -520,6 +530,7 @@ const NS_LIMIT_NAMES: &[&str] = &[
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.ip_local_port_range",
     "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_timestamps",
     "net.ipv4.neigh.default.gc_thresh3",
     "net.netfilter.nf_conntrack_max",
 ];
