@@ -37,7 +37,7 @@ pub enum By {
     /// A label given at run time (`--tag NAME=…`).
     Tag(String),
     /// Any recorded host fact (`hostname`, `cpu_model`, `cores`, `fwbench_version`,
-    /// `sysctls.NAME`, `tools.NAME`, … or a fact's last part alone: `nft`).
+    /// `sysctl.NAME`, `tool.NAME`, `mitigation.NAME`, … or a fact's last part alone: `nft`).
     Fact(String),
 }
 
@@ -119,40 +119,11 @@ fn commit_of(version: &str) -> String {
         .to_string()
 }
 
-/// Every recorded fact of a run's host, by dotted name: its scalar fields by name,
-/// lists of pairs and objects as `FIELD.NAME` — read from the stored host generically,
-/// so a fact recorded by a later version is a key without this code changing.
+/// Every recorded fact of a run's host, by dotted name: the store's one map of them
+/// (`store::Host::facts`: `kernel`, `cpu_model`, `tool.NAME`, `sysctl.NAME`,
+/// `mitigation.NAME`, …), so a fact recorded by a later version is a key here too.
 pub fn facts(run: &RunRow) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let Ok(serde_json::Value::Object(host)) = serde_json::to_value(&run.host) else {
-        return out;
-    };
-    for (k, v) in &host {
-        flatten_fact(k, v, &mut out);
-    }
-    out
-}
-
-fn flatten_fact(name: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => out.push((name.into(), s.clone())),
-        Value::Number(_) | Value::Bool(_) => out.push((name.into(), v.to_string())),
-        Value::Object(m) => {
-            for (k, x) in m {
-                flatten_fact(&format!("{name}.{k}"), x, out);
-            }
-        }
-        Value::Array(a) => {
-            for x in a {
-                // A list of [name, value] pairs reads as a map.
-                if let Some([Value::String(k), x]) = x.as_array().map(Vec::as_slice) {
-                    flatten_fact(&format!("{name}.{k}"), x, out);
-                }
-            }
-        }
-        Value::Null => {}
-    }
+    run.host.facts().into_iter().collect()
 }
 
 /// Versions and numbers in their order: digit runs compared as numbers

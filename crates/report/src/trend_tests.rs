@@ -7,8 +7,8 @@ fn keys_parse_and_bad_ones_say_what() {
     assert_eq!(By::parse("time").unwrap(), By::Time);
     assert_eq!(By::parse("tag:run").unwrap(), By::Tag("run".into()));
     assert_eq!(
-        By::parse("fact:sysctls.net.core.rmem_max").unwrap(),
-        By::Fact("sysctls.net.core.rmem_max".into())
+        By::parse("fact:sysctl.net.core.rmem_max").unwrap(),
+        By::Fact("sysctl.net.core.rmem_max".into())
     );
     for bad in ["", "kernal", "tag:", "fact:", "tag", "commit:x"] {
         let e = By::parse(bad).unwrap_err();
@@ -38,7 +38,13 @@ fn facts_are_read_from_whatever_the_host_records() {
     assert_eq!(By::Tag("other".into()).value(&r), None);
     let fact = |n: &str| By::Fact(n.into()).value(&r);
     assert_eq!(fact("cores").as_deref(), Some("2"));
-    assert_eq!(fact("tools.nft").as_deref(), Some("1.1.1"));
+    assert_eq!(fact("tool.nft").as_deref(), Some("1.1.1"));
+    r.host.mitigations = vec![("spectre_v2".into(), "Mitigation: Retpolines".into())];
+    let fact = |n: &str| By::Fact(n.into()).value(&r);
+    assert_eq!(
+        fact("mitigation.spectre_v2").as_deref(),
+        Some("Mitigation: Retpolines")
+    );
     // A fact's last part alone, where no other fact shares it.
     assert_eq!(fact("nft").as_deref(), Some("1.1.1"));
     assert_eq!(fact("net.core.rmem_max").as_deref(), Some("212992"));

@@ -21,7 +21,7 @@ pub struct TrendArgs {
     /// What orders the runs: time (start time), commit (fwbench's, in time order),
     /// kernel (as versions), tag:NAME (a `--tag NAME=…` given at run time; numbers
     /// and versions in their order), fact:NAME (any recorded host fact: cpu_model,
-    /// cores, tools.nft, sysctls.NAME, …)
+    /// cores, tool.nft, sysctl.NAME, mitigation.NAME, …)
     #[arg(long, value_name = "KEY", default_value = "time")]
     pub by: String,
     /// Metrics followed per configuration: main (its headline metric), all, or names
