@@ -3,7 +3,8 @@
 # set's size (0, 1 000, 20 000, 50 000) for every netfilter engine and update method,
 # with a 20-kpps background flow crossing the gateway (scenarios/rules-under-load.toml),
 # and what the traffic felt: time to effect (the marker flow's first dropped packet),
-# the longest forwarding stall and background packets lost around the update.
+# the longest forwarding stall and background packets lost around the update; a
+# withheld figure prints '-', a flagged trial its doubts' kinds (overloaded, empty_window, …).
 # A peer's way of measuring is printed beside it: `iptables-legacy -A`/`nft add rule`
 # timed on an idle namespace with the same rule count (no traffic), as bug trackers do.
 # Usage: bench/commit_latency.sh [SCENARIO]   (as root; KEEP_DB=FILE keeps the results)
@@ -16,11 +17,14 @@ trap 'rm -rf "$dir"' EXIT
 [ -n "${KEEP_DB:-}" ] && cp "$dir/r.db" "$KEEP_DB"
 echo "with traffic (fwbench, $SCENARIO): one update per trial"
 sqlite3 -header -column "$dir/r.db" "
-SELECT t.engine, json_extract(t.params, '$.rules') AS installed, u.method,
+SELECT t.engine, json_extract(t.params, '$.rules') AS installed, u.method, t.status,
        printf('%.2f', u.commit_ms) AS commit_ms, u.calls,
-       printf('%.2f', u.time_to_effect_ms) AS effect_ms,
-       printf('%.0f', u.stall_ms) AS stall_ms, u.lost AS bg_lost,
-       printf('%.0f', 100 * u.cpu_busy) AS cpu_pct, coalesce(u.error, '') AS error
+       coalesce(printf('%.2f', u.time_to_effect_ms), '-') AS effect_ms,
+       coalesce(printf('%.0f', u.stall_ms), '-') AS stall_ms, u.lost AS bg_lost,
+       coalesce(u.lost_beyond_baseline, '-') AS beyond_base,
+       printf('%.0f', 100 * u.cpu_busy) AS cpu_pct,
+       coalesce(u.error, (SELECT group_concat(json_extract(d.value, '$.kind'), ',')
+                          FROM json_each(u.doubts) d), '') AS error_or_doubts
 FROM gateway_updates u JOIN trials t ON t.id = u.trial_id
 ORDER BY t.engine, u.method, installed"
 # The peer's number: one rule appended on an idle namespace, timed by the shell.

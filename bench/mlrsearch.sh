@@ -4,6 +4,7 @@
 # trial duration (60 s), on simulated policing gateways (crates/fwbench/src/search/mlr.rs,
 # test `mlr_vs_bisection`). Prints trials and trial seconds per search and the ratio.
 # Simulated time, so it runs in a second and needs no privileges.
+# The same comparison on the real namespace testbed: bench/mlrsearch_testbed.sh.
 # Usage: bench/mlrsearch.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
