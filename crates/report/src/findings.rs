@@ -37,6 +37,8 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
                 .into(),
         );
     }
+    // How much the repetitions varied, once, last (the CIs above carry it).
+    out.extend(crate::noise::Spread::of(configs).note());
     out
 }
 

@@ -46,6 +46,7 @@ pub mod html;
 pub mod mix;
 pub mod model;
 pub mod nat;
+pub mod noise;
 pub mod segments;
 pub mod series;
 pub mod service;
@@ -68,8 +69,7 @@ use results::Status;
 use std::collections::BTreeMap;
 use store::{RunRow, Store};
 
-/// Coefficient of variation of the main metric above which a configuration is unstable.
-pub const UNSTABLE_CV: f64 = 0.05;
+pub use noise::UNSTABLE_CV;
 
 /// Read one run (or every run, `None`) from a store and analyse it.
 pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
@@ -188,8 +188,8 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
 }
 
 /// Collect a run's warnings: run status, failed/unavailable trials, validation errors,
-/// verdict mismatches, failed or corrupt connection sessions and unstable
-/// configurations.
+/// verdict mismatches, failed or corrupt connection sessions and configurations that
+/// varied far more than the run's others (the run's noise is a note: [`noise`]).
 fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> {
     let mut w = Vec::new();
     let mut push = |trial_id: Option<i64>, kind: &str, message: String| {
@@ -279,33 +279,11 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
             );
         }
     }
-    let refs: Vec<&Config> = configs.iter().collect();
-    let keys = series::varying(&refs);
-    for c in configs {
-        let Some((m, _)) = model::main_metric(c) else {
-            continue;
-        };
-        if let Some(cv) = c
-            .metrics
-            .get(m)
-            .and_then(|s| s.cv())
-            .filter(|cv| *cv > UNSTABLE_CV)
-        {
-            let name = c
-                .label
-                .clone()
-                .unwrap_or_else(|| series::series_name(c, &keys));
-            push(
-                None,
-                "unstable",
-                format!(
-                    "unstable configuration {name}: CV of {m} is {:.1} % over {} reps (> {:.0} %)",
-                    cv * 100.0,
-                    c.reps.len(),
-                    UNSTABLE_CV * 100.0
-                ),
-            );
-        }
+    // The machine's noise is said once beside the findings (`noise`); a configuration
+    // that varied far more than the run's others is warned of.
+    let spread = noise::Spread::of(configs);
+    for x in spread.standouts() {
+        push(None, "unstable", spread.standout_message(x));
     }
     w
 }
