@@ -101,11 +101,8 @@ impl Spread {
     /// varied above [`UNSTABLE_CV`]: the median CV, how many configurations above it,
     /// the largest; that the CIs carry it and what narrows them. `None` on a quiet run.
     pub fn note(&self) -> Option<String> {
-        let above: Vec<&(String, String, f64, usize)> = self
-            .configs
-            .iter()
-            .filter(|x| x.2 > UNSTABLE_CV)
-            .collect();
+        let above: Vec<&(String, String, f64, usize)> =
+            self.configs.iter().filter(|x| x.2 > UNSTABLE_CV).collect();
         let largest = above.iter().max_by(|a, b| a.2.total_cmp(&b.2))?;
         let reps = stats::median(self.configs.iter().map(|x| x.3 as f64)).unwrap_or(0.0);
         Some(format!(
@@ -149,7 +146,10 @@ mod tests {
             "{n}"
         );
         assert!(n.contains("over 6 configurations of 4 repetitions"), "{n}");
-        assert!(n.contains("4 of them above 5 %, the most 9.0 % (c3)"), "{n}");
+        assert!(
+            n.contains("4 of them above 5 %, the most 9.0 % (c3)"),
+            "{n}"
+        );
     }
 
     /// One configuration at 30 % among ones at 2 %: a warning of its own, and the note.
@@ -160,7 +160,10 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].0, "c2");
         let m = s.standout_message(out[0]);
-        assert!(m.contains("CV of received_pps is 30.0 % over 4 reps"), "{m}");
+        assert!(
+            m.contains("CV of received_pps is 30.0 % over 4 reps"),
+            "{m}"
+        );
         assert!(m.contains("median of 2.0 %"), "{m}");
         assert!(s.note().is_some());
     }
@@ -171,7 +174,9 @@ mod tests {
         let s = spread(&[0.18, 0.06, 0.01]);
         let out: Vec<_> = s.standouts().map(|x| x.0.as_str()).collect();
         assert_eq!(out, ["c0", "c1"]);
-        assert!(s.standout_message(s.standouts().next().unwrap()).contains("too few"));
+        assert!(s
+            .standout_message(s.standouts().next().unwrap())
+            .contains("too few"));
     }
 
     /// A quiet run: no note; above 3× the median but below 5 %: no standout.

@@ -1055,6 +1055,9 @@ fn claims_are_the_findings_numbers_under_value_free_keys() {
     }
 }
 
+/// A planted firewall: engine, nft family, ns per packet the rules add at N rules.
+type Planted = (&'static str, Option<&'static str>, fn(f64) -> f64);
+
 /// The default experiment (`scenarios/default.toml`) as a busy, noisy machine stores
 /// it: 6 firewalls × 5 rule counts × 4 repetitions of a flood, every trial's rate
 /// varying 7 % from trial to trial (another job on the machine), every trial
@@ -1066,8 +1069,10 @@ fn claims_are_the_findings_numbers_under_value_free_keys() {
 fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("default", None)).unwrap();
     let mut noise = Noise(20261128);
-    let firewalls: [(&str, Option<&str>, fn(f64) -> f64); 6] = [
-        ("iptables-legacy", None, |r| 7.0 * r.min(2000.0) + 2.0 * (r - 2000.0).max(0.0)),
+    let firewalls: [Planted; 6] = [
+        ("iptables-legacy", None, |r| {
+            7.0 * r.min(2000.0) + 2.0 * (r - 2000.0).max(0.0)
+        }),
         ("nft", None, |r| 20.0 * r),
         ("nft", Some("ip"), |r| 10.0 * r),
         ("nft-set", None, |_| 0.0),
@@ -1159,7 +1164,10 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
     assert_eq!(f.iter().filter(|x| x.starts_with("Placement: ")).count(), 1);
     let warnings: Vec<&report::Warning> = r.warnings().collect();
     assert!(warnings.len() <= 2, "{warnings:#?}");
-    assert!(!warnings.iter().any(|w| w.kind == "unstable"), "{warnings:#?}");
+    assert!(
+        !warnings.iter().any(|w| w.kind == "unstable"),
+        "{warnings:#?}"
+    );
     let text = r.text();
     let bangs = text.lines().filter(|l| l.starts_with("  ! ")).count();
     let warned = text.lines().filter(|l| l.contains("Warning")).count();
