@@ -219,9 +219,22 @@ fn fwbench_limits(trials: &[Trial]) -> Vec<String> {
         .map(|role| (role, by(role)))
         .filter(|(_, n)| *n > 0)
         .map(|(role, n)| {
+            // What the user can do about it, said once with the count.
+            let act = match role {
+                LimitedBy::Sink => {
+                    "the sink's CPU did not keep up (other work on it, or one thread too \
+                     few): give the sink a CPU of its own (pin_server, --pin-server) or more \
+                     threads (sink_threads), or run on a quieter machine"
+                }
+                _ => {
+                    "the sender offered no more: give it more threads (threads) on CPUs \
+                     of their own (pin_client, --pin-client)"
+                }
+            };
             format!(
                 "Warning: {n} of {judged} packet trials were limited by fwbench's {}, \
-                 not by the gateway: their rates are fwbench's limit, not the gateway's.",
+                 not by the gateway: their rates are fwbench's limit, not the gateway's; \
+                 {act}.",
                 role.as_str()
             )
         })

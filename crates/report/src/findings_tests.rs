@@ -42,6 +42,13 @@ fn rates_fwbench_limited_are_warned_of() {
     );
     assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
     assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
+    // Each says once what the user can do.
+    assert!(w[0].contains("more threads (threads)"), "{w:?}");
+    let sink = fwbench_limits(&[trial(Some("sink"))]);
+    assert!(
+        sink[0].contains("give the sink a CPU of its own (pin_server"),
+        "{sink:?}"
+    );
     // A shared CPU is a warning of its own, not the sender's.
     // A shared CPU is the run's placement: said once, what it measures, not as a
     // warning.
