@@ -279,6 +279,10 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
             );
         }
     }
+    // Rates set by fwbench's own sender or sink: once per role, with what to do.
+    for message in findings::fwbench_limit_warnings(trials) {
+        push(None, "fwbench-limit", message);
+    }
     // The machine's noise is said once beside the findings (`noise`); a configuration
     // that varied far more than the run's others is warned of.
     let spread = noise::Spread::of(configs);
