@@ -93,3 +93,54 @@ fn an_overloaded_background_without_load_is_flagged_with_the_suggestion() {
     assert!(doubts.contains("overloaded"), "{doubts}");
     assert!(doubts.contains("--load 0.5"), "{doubts}");
 }
+
+/// `event_load` in a scenario (issue 37): two repetitions of two configurations that
+/// differ only in their update method rest on one capacity search, run before the
+/// first warm-up and stored as flood trials of the run — not one search per
+/// repetition or warm-up. Every trial ran at half of that one capacity.
+#[test]
+#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+fn a_scenario_searches_the_capacity_once_and_stores_its_floods() {
+    let dir = TempDir::new();
+    let scenario = dir.write(
+        "load.toml",
+        "name = \"load once\"\nworkload = \"flow\"\nrepetitions = 2\nwarmup = \"500ms\"\n\
+         [params]\nengine = \"nft\"\nrules = 2000\nflows = 2\nclients = 2\n\
+         duration = \"2s\"\nevent = \"add:1@1s\"\nevent_load = \"0.5\"\n\
+         event_method = [\"batch\", \"per-rule\"]\n",
+    );
+    let db = dir.file("r.db");
+    let o = fwbench(&["run", scenario.arg(), "--db", db.arg(), "--json"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}\n{}", stdout(&o));
+    assert_eq!(
+        err.matches("finding what the gateway forwards").count(),
+        1,
+        "{err}"
+    );
+    let trials: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["result"]["events"].is_object())
+        .collect();
+    assert_eq!(trials.len(), 4, "{}", stdout(&o));
+    let loads: Vec<&serde_json::Value> = trials
+        .iter()
+        .map(|v| &v["result"]["events"]["load"]["capacity"])
+        .collect();
+    let searched = u(&loads[0]["search"]["trials"]);
+    assert!(searched >= 2, "{}", loads[0]);
+    for c in &loads {
+        assert_eq!(c, &loads[0], "one capacity for every trial");
+    }
+    for v in &trials {
+        let offered = f(&v["result"]["offered_pps"]);
+        let half = f(&loads[0]["background_pps"]);
+        assert!((offered - half).abs() < half * 0.05, "{offered} vs {half}");
+    }
+    // The search's floods: trials of the run, once; the four flow trials beside them.
+    let floods = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flood'");
+    assert_eq!(floods as u64, searched, "{err}");
+    let flows = sqlite_count(&db, "SELECT count(*) FROM trials WHERE workload = 'flow'");
+    assert_eq!(flows, 4);
+}

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = costs(a);
     out.extend(ndr(trials));
-    out.extend(fwbench_limits(trials));
+    out.extend(placement(trials));
     let conn: Vec<&Config> = configs
         .iter()
         .filter(|c| c.workload.is_conn() && !c.reps.is_empty())
@@ -37,6 +37,8 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
                 .into(),
         );
     }
+    // How much the repetitions varied, once, last (the CIs above carry it).
+    out.extend(crate::noise::Spread::of(configs).note());
     out
 }
 
@@ -199,37 +201,56 @@ fn degradation_text(f: &CostFit) -> String {
 /// One search's (rate pps, L2 rate b/s, limited by the sender).
 type Found = (f64, Option<f64>, bool);
 
-/// A warning when flood/flow trials' rates were set by fwbench's own sender or sink
-/// (`packet.limited_by`, issue 28): those numbers are not the gateway's.
-fn fwbench_limits(trials: &[Trial]) -> Vec<String> {
+/// How many of `trials` a role limited (`packet.limited_by`), and how many were judged.
+fn limited_counts(trials: &[Trial], role: LimitedBy) -> (usize, usize) {
     fn limit(t: &Trial) -> Option<&results::stored::LimitStored> {
         t.stored.packet.as_ref()?.limited_by.as_ref()
     }
-    let by = |role: LimitedBy| {
-        trials
-            .iter()
-            .filter(|t| limit(t).and_then(|l| l.by) == Some(role))
-            .count()
-    };
-    let judged = trials.iter().filter(|t| limit(t).is_some()).count();
-    let mut out: Vec<String> = [LimitedBy::Sender, LimitedBy::Sink]
+    let by = trials
+        .iter()
+        .filter(|t| limit(t).and_then(|l| l.by) == Some(role))
+        .count();
+    (by, trials.iter().filter(|t| limit(t).is_some()).count())
+}
+
+/// A warning when flood/flow trials' rates were set by fwbench's own sender or sink
+/// (`packet.limited_by`, issue 28): those numbers are not the gateway's, and the user
+/// can act on it (said once per role, with what to do). The crate root lists them
+/// among the run's warnings (kind `fwbench-limit`).
+pub fn fwbench_limit_warnings(trials: &[Trial]) -> Vec<String> {
+    [LimitedBy::Sender, LimitedBy::Sink]
         .into_iter()
-        .map(|role| (role, by(role)))
-        .filter(|(_, n)| *n > 0)
-        .map(|(role, n)| {
+        .map(|role| (role, limited_counts(trials, role)))
+        .filter(|(_, (n, _))| *n > 0)
+        .map(|(role, (n, judged))| {
+            // What the user can do about it, said once with the count.
+            let act = match role {
+                LimitedBy::Sink => {
+                    "the sink's CPU did not keep up (other work on it, or one thread too \
+                     few): give the sink a CPU of its own (pin_server, --pin-server) or more \
+                     threads (sink_threads), or run on a quieter machine"
+                }
+                _ => {
+                    "the sender offered no more: give it more threads (threads) on CPUs \
+                     of their own (pin_client, --pin-client)"
+                }
+            };
             format!(
-                "Warning: {n} of {judged} packet trials were limited by fwbench's {}, \
-                 not by the gateway: their rates are fwbench's limit, not the gateway's.",
+                "{n} of {judged} packet trials were limited by fwbench's {}, not by the \
+                 gateway: their rates are fwbench's limit, not the gateway's; {act}.",
                 role.as_str()
             )
         })
-        .collect();
-    // The sender on a saturated CPU the gateway's softirq shared: the run's placement
-    // (pins given, or `--no-pin`; a scenario without pins gives the gateway a CPU of
-    // its own), said once as what it measures, not as a warning per trial.
-    let shared = by(LimitedBy::SharedCpu);
-    if shared > 0 {
-        out.push(format!(
+        .collect()
+}
+
+/// The sender on a saturated CPU the gateway's softirq shared: the run's placement
+/// (pins given, or `--no-pin`; a scenario without pins gives the gateway a CPU of its
+/// own), said once as what it measures, not as a warning per trial.
+fn placement(trials: &[Trial]) -> Option<String> {
+    let (shared, judged) = limited_counts(trials, LimitedBy::SharedCpu);
+    (shared > 0).then(|| {
+        format!(
             "Placement: in {shared} of {judged} packet trials the sender and the gateway's \
              packet processing shared the sender's CPU, as this run placed them (shared-cpu): \
              each rate is the cost of the whole path — sending, forwarding, the rules — on \
@@ -237,9 +258,8 @@ fn fwbench_limits(trials: &[Trial]) -> Vec<String> {
              is still the rules' (the sender's share of each packet's time does not grow \
              with them). To measure the gateway alone, pin it apart (pin_gateway, \
              --pin-gateway)."
-        ));
-    }
-    out
+        )
+    })
 }
 
 /// The rates an ndr or mlr search found, by mode: an ndr's one (mode "ndr"/"pdr"), an

@@ -34,28 +34,34 @@ fn rates_fwbench_limited_are_warned_of() {
         trial(Some("gateway")),
         trial(None),
     ];
-    let w = fwbench_limits(&ts);
+    let w = fwbench_limit_warnings(&ts);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
-        w[0].starts_with("Warning: 2 of 3 packet trials were limited by fwbench's sender"),
+        w[0].starts_with("2 of 3 packet trials were limited by fwbench's sender"),
         "{w:?}"
     );
-    assert!(fwbench_limits(&[trial(Some("gateway")), trial(None)]).is_empty());
-    assert_eq!(fwbench_limits(&[trial(Some("sink"))]).len(), 1);
-    // A shared CPU is a warning of its own, not the sender's.
+    assert!(fwbench_limit_warnings(&[trial(Some("gateway")), trial(None)]).is_empty());
+    // Each says once what the user can do.
+    assert!(w[0].contains("more threads (threads)"), "{w:?}");
+    let sink = fwbench_limit_warnings(&[trial(Some("sink"))]);
+    assert_eq!(sink.len(), 1);
+    assert!(
+        sink[0].contains("give the sink a CPU of its own (pin_server"),
+        "{sink:?}"
+    );
     // A shared CPU is the run's placement: said once, what it measures, not as a
     // warning.
-    let w = fwbench_limits(&[trial(Some("shared-cpu")), trial(Some("gateway"))]);
-    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(fwbench_limit_warnings(&[trial(Some("shared-cpu"))]).is_empty());
+    let p = placement(&[trial(Some("shared-cpu")), trial(Some("gateway"))]).unwrap();
     assert!(
-        w[0].starts_with(
+        p.starts_with(
             "Placement: in 1 of 2 packet trials the sender and the gateway's packet \
              processing shared the sender's CPU, as this run placed them"
         ),
-        "{w:?}"
+        "{p}"
     );
-    assert!(w[0].contains("the cost of the whole path"), "{w:?}");
-    assert!(!w[0].contains("Warning"), "{w:?}");
+    assert!(p.contains("the cost of the whole path"), "{p}");
+    assert_eq!(placement(&[trial(Some("gateway"))]), None);
 }
 
 /// Flood trials of one engine at `rules`, `reps` repetitions each, received packets/s

@@ -47,6 +47,7 @@ pub mod jumpavg;
 pub mod mix;
 pub mod model;
 pub mod nat;
+pub mod noise;
 pub mod openmetrics;
 pub mod segments;
 pub mod series;
@@ -71,8 +72,7 @@ use results::Status;
 use std::collections::BTreeMap;
 use store::{RunRow, Store};
 
-/// Coefficient of variation of the main metric above which a configuration is unstable.
-pub const UNSTABLE_CV: f64 = 0.05;
+pub use noise::UNSTABLE_CV;
 
 /// Read one run (or every run, `None`) from a store and analyse it.
 pub fn load(store: &Store, run: Option<i64>) -> Result<Report, ReportError> {
@@ -191,8 +191,8 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
 }
 
 /// Collect a run's warnings: run status, failed/unavailable trials, validation errors,
-/// verdict mismatches, failed or corrupt connection sessions and unstable
-/// configurations.
+/// verdict mismatches, failed or corrupt connection sessions and configurations that
+/// varied far more than the run's others (the run's noise is a note: [`noise`]).
 fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> {
     let mut w = Vec::new();
     let mut push = |trial_id: Option<i64>, kind: &str, message: String| {
@@ -282,33 +282,15 @@ fn warnings(run: &RunRow, trials: &[Trial], configs: &[Config]) -> Vec<Warning> 
             );
         }
     }
-    let refs: Vec<&Config> = configs.iter().collect();
-    let keys = series::varying(&refs);
-    for c in configs {
-        let Some((m, _)) = model::main_metric(c) else {
-            continue;
-        };
-        if let Some(cv) = c
-            .metrics
-            .get(m)
-            .and_then(|s| s.cv())
-            .filter(|cv| *cv > UNSTABLE_CV)
-        {
-            let name = c
-                .label
-                .clone()
-                .unwrap_or_else(|| series::series_name(c, &keys));
-            push(
-                None,
-                "unstable",
-                format!(
-                    "unstable configuration {name}: CV of {m} is {:.1} % over {} reps (> {:.0} %)",
-                    cv * 100.0,
-                    c.reps.len(),
-                    UNSTABLE_CV * 100.0
-                ),
-            );
-        }
+    // Rates set by fwbench's own sender or sink: once per role, with what to do.
+    for message in findings::fwbench_limit_warnings(trials) {
+        push(None, "fwbench-limit", message);
+    }
+    // The machine's noise is said once beside the findings (`noise`); a configuration
+    // that varied far more than the run's others is warned of.
+    let spread = noise::Spread::of(configs);
+    for x in spread.standouts() {
+        push(None, "unstable", spread.standout_message(x));
     }
     w
 }

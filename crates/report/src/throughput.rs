@@ -413,6 +413,15 @@ fn advantage_sentence(
             )
         })
         .unwrap_or_default();
+    // A ratio whose CI includes 1 states no difference (issue 37: differences stated
+    // only when measured; a noisy machine gave "passes 38 times" with ± 41).
+    if p.ci95.is_some_and(|c| (p.y - 1.0).abs() <= c) {
+        return format!(
+            "Advantage ratio {sname} at {} rules: {ci} — no measurable difference between \
+             {engine} and {reference} (the CI includes 1){study}.",
+            num(p.x)
+        );
+    }
     format!(
         "Advantage ratio {sname} at {} rules: {ci} — {engine} passes {} times the packets/s \
          of {reference}{study}.",
@@ -920,5 +929,41 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].0, c[0].1), (2.0, 4.0));
         assert!((c[0].2 - 3.0).abs() < 1e-12);
+    }
+}
+
+#[cfg(test)]
+mod advantage_tests {
+    use super::*;
+
+    /// A ratio whose CI includes 1 (seen on a busy machine: 38 ± 41) states no
+    /// difference; one whose CI excludes 1 states the ratio.
+    #[test]
+    fn a_ratio_whose_ci_includes_one_is_no_measurable_difference() {
+        let at = |y: f64, ci: f64| {
+            advantage_sentence(
+                "a / b",
+                "a",
+                "b",
+                "",
+                &[Point {
+                    x: 5000.0,
+                    y,
+                    ci95: Some(ci),
+                }],
+                &[],
+            )
+        };
+        let noisy = at(38.0, 41.0);
+        assert!(
+            noisy.contains("no measurable difference between a and b (the CI includes 1)"),
+            "{noisy}"
+        );
+        assert!(!noisy.contains("passes"), "{noisy}");
+        let measured = at(4.2, 0.2);
+        assert!(
+            measured.contains("a passes 4.20 times the packets/s of b"),
+            "{measured}"
+        );
     }
 }

@@ -303,6 +303,7 @@ fn run_trials(
         gave_up: false,
     };
     let mut failed_in_a_row = 0;
+    let mut capacities = Capacities::new();
     let n = plan.trials.len();
     for (i, t) in plan.trials.iter().enumerate() {
         if INTERRUPTED.load(Ordering::SeqCst) {
@@ -318,7 +319,13 @@ fn run_trials(
             w = n.to_string().len()
         );
         let pin = crate::run::session::scenario_pinning(&plan.pinning, &t.params, local);
-        let Some(outcome) = run_one(args, plan, t, &pin, testbeds, store, run_id)? else {
+        let on = On {
+            testbeds: &mut *testbeds,
+            store: &mut *store,
+            run_id,
+            capacities: &mut capacities,
+        };
+        let Some(outcome) = run_one(args, plan, t, &pin, on)? else {
             ran.interrupted = true;
             break;
         };
@@ -353,6 +360,68 @@ fn eta_s(plan: &Plan, i: usize, started: Instant, ephemeral: bool) -> f64 {
     }
 }
 
+/// The capacities `event_load`'s searches found in this run, by the search they rest
+/// on ([`crate::search::load::search_key`]'s trial key): one search per configuration
+/// (and per configurations flooding the same), not one per repetition or warm-up.
+type Capacities = std::collections::HashMap<String, crate::search::load::Found>;
+
+/// Where a planned trial runs and is stored, and what the run found so far.
+struct On<'a> {
+    testbeds: &'a mut Testbeds,
+    store: &'a mut Store,
+    run_id: i64,
+    capacities: &'a mut Capacities,
+}
+
+/// The repetition number in the keys of a load search's floods (stored as trials of
+/// the run, `step` added): far above any search step's (`rep * 10 000 + step`).
+const LOAD_STEP_KEY: u32 = 4_000_000_000;
+
+/// `t`'s parameters with its `event_load` settled (`search::load`): the capacity this
+/// run found for the same search before, or found now by a short search before the
+/// warm-up, each of its floods stored as a trial of the run (as an ndr's steps are:
+/// the report shows what the background rests on; a resumed run reuses them).
+fn settle_load(t: &PlannedTrial, pin: &Pinning, on: &mut On) -> Result<TrialParams> {
+    use crate::search::load;
+    if !load::unsettled(&t.params) {
+        return Ok(t.params.clone());
+    }
+    let key = scenario::trial_key(&load::search_key(&t.params), 0);
+    if let Some(found) = on.capacities.get(&key) {
+        eprintln!(
+            "  event_load: the capacity found for this configuration before, {:.0} pps",
+            found.pps
+        );
+        return Ok(load::at_capacity(&t.params, found));
+    }
+    let (testbeds, store, run_id) = (&mut *on.testbeds, &mut *on.store, on.run_id);
+    let mut step = 0u32;
+    let mut runner = |q: &TrialParams| -> Result<Outcome> {
+        step += 1;
+        let planned = PlannedTrial {
+            key: scenario::trial_key(q, LOAD_STEP_KEY + step),
+            rep: t.rep,
+            params: q.clone(),
+        };
+        if let Some((status, results)) = store.trial_by_key(run_id, &planned.key)? {
+            let o = Outcome::from_stored_step(&results).with_context(|| {
+                format!("reading stored load search step {} ({status})", planned.key)
+            })?;
+            eprintln!("    step {step}: stored before the interruption, reused");
+            return Ok(o);
+        }
+        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
+        crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &o))?;
+        Ok(o)
+    };
+    let Some(found) = load::capacity(&t.params, &mut runner)? else {
+        return Ok(t.params.clone());
+    };
+    let settled = load::at_capacity(&t.params, &found);
+    on.capacities.insert(key, found);
+    Ok(settled)
+}
+
 /// One planned trial, placed by `pin`: its warm-up, the trial (or search), stored and
 /// printed (a JSON line with `--json`). `None`: interrupted.
 fn run_one(
@@ -360,15 +429,24 @@ fn run_one(
     plan: &Plan,
     t: &PlannedTrial,
     pin: &Pinning,
-    testbeds: &mut Testbeds,
-    store: &mut Store,
-    run_id: i64,
+    mut on: On,
 ) -> Result<Option<Outcome>> {
     let topology = t.params.topology;
+    let params = match settle_load(t, pin, &mut on) {
+        Ok(p) => p,
+        Err(e) if e.is::<Interrupted>() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let On {
+        testbeds,
+        store,
+        run_id,
+        ..
+    } = on;
     if let Some(w) = plan.warmup_s {
         // Unmeasured traffic first (caches, ARP/ND, conntrack, CPU clocks): a trial
         // of its own, discarded.
-        let mut warm = t.params.clone();
+        let mut warm = params.clone();
         warm.duration_s = w;
         // A search warms up with one trial of its kind.
         warm.search = None;
@@ -381,17 +459,22 @@ fn run_one(
     let result = if crate::search::is_search(&t.params) {
         run_search_trial(testbeds, t, pin, store, run_id)
     } else {
-        testbeds.run_trial(topology, &t.params, pin, &INTERRUPTED)
+        testbeds.run_trial(topology, &params, pin, &INTERRUPTED)
     };
     let outcome = match result {
         Ok(o) => o,
         Err(e) if e.is::<Interrupted>() => return Ok(None),
         Err(e) => return Err(e),
     };
-    let stored = crate::run::recovery::store_or_keep(store, &record(run_id, t, &outcome));
+    // Stored with the rate its load settled on (its key stays the planned trial's).
+    let ran = PlannedTrial {
+        params,
+        ..t.clone()
+    };
+    let stored = crate::run::recovery::store_or_keep(store, &record(run_id, &ran, &outcome));
     eprintln!("    {}", output::outcome_line(&outcome));
     if args.json {
-        let mut d = output::doc::TrialDoc::new(&t.params, &outcome);
+        let mut d = output::doc::TrialDoc::new(&ran.params, &outcome);
         d.trial_key = Some(t.key.clone());
         d.rep = Some(t.rep);
         println!("{}", serde_json::to_string(&d)?);

@@ -8,7 +8,9 @@
 //! background offered at a share of it (`--load 1` is CSIT's).
 //!
 //! Owns: [`with_load`] (the trial's parameters with the background's rate set and
-//! the capacity recorded in its `Load`), the search's bounds.
+//! the capacity recorded in its `Load`), split as [`capacity`] and [`at_capacity`] for
+//! a scenario that finds a capacity once and uses it for every repetition, and the
+//! search's bounds.
 //! Must not: run trials itself (the caller's runner does), store, or change a trial
 //! without `--load`.
 
@@ -48,22 +50,40 @@ pub fn unsettled(p: &TrialParams) -> bool {
 /// of the rate a short search finds with `run`; the capacity and how it was found
 /// recorded in the load (`result.events.load`). Without a load, `p` as it is.
 pub fn with_load(p: &TrialParams, run: &mut Runner) -> Result<TrialParams> {
+    Ok(match capacity(p, run)? {
+        Some(found) => at_capacity(p, &found),
+        None => p.clone(),
+    })
+}
+
+/// What a load's share is taken of: the gateway's capacity, packets/s, and the search
+/// that found it (`None`: stated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub pps: f64,
+    pub search: Option<CapacitySearch>,
+}
+
+/// The capacity `p`'s `--load` is a share of: the rate stated, or what a short search
+/// run with `run` finds. `None`: `p` asks for no load, or has it settled already.
+pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
     let Some(load) = p.events.as_ref().and_then(|e| e.load.as_ref()) else {
-        return Ok(p.clone());
+        return Ok(None);
     };
     if load.capacity.is_some() {
-        return Ok(p.clone());
+        return Ok(None);
     }
     let k = p
         .packet()
         .ok_or_else(|| anyhow!("--load needs a flood or flow (a packet rate to set)"))?;
     let bytes = k.mean_rate_bytes(p.family).map_err(usage)?;
-    let (pps, search) = match load.of {
-        Some(r) => (
-            r.pps_mean(bytes)
+    let found = match load.of {
+        Some(r) => Found {
+            pps: r
+                .pps_mean(bytes)
                 .ok_or_else(|| usage("--load F@RATE needs a stated rate, not max"))?,
-            None,
-        ),
+            search: None,
+        },
         None => {
             let steps = capacity_steps(p);
             let sp = SearchParams {
@@ -91,18 +111,38 @@ pub fn with_load(p: &TrialParams, run: &mut Runner) -> Result<TrialParams> {
                     load.fraction
                 );
             };
-            let search = CapacitySearch {
-                loss: LOSS,
-                step_s: STEP_S,
-                trials: r.trials,
-                converged: r.converged,
-                fail_pps: r.fail_pps,
-                limited_by_sender: r.limited_by_sender,
-            };
-            (found, Some(search))
+            Found {
+                pps: found,
+                search: Some(CapacitySearch {
+                    loss: LOSS,
+                    step_s: STEP_S,
+                    trials: r.trials,
+                    converged: r.converged,
+                    fail_pps: r.fail_pps,
+                    limited_by_sender: r.limited_by_sender,
+                }),
+            }
         }
     };
-    Ok(at_share(p, pps, search))
+    Ok(Some(found))
+}
+
+/// `p` with its background at its load's share of the capacity `found` (a capacity
+/// found once serves every repetition of a configuration, and every configuration
+/// whose search would flood the same: [`search_key`]).
+pub fn at_capacity(p: &TrialParams, found: &Found) -> TrialParams {
+    at_share(p, found.pps, found.search.clone())
+}
+
+/// What identifies the capacity search `p` needs: the floods it would run (its shape,
+/// its installed rules, no events). Configurations that differ only in their events —
+/// the method, the share — rest on one search; repetitions of one configuration too.
+pub fn search_key(p: &TrialParams) -> TrialParams {
+    let mut q = capacity_steps(p);
+    if let Some(k) = q.kind.packet_mut() {
+        k.rate = Rate::Max;
+    }
+    q
 }
 
 /// The capacity from a search's trials: the highest rate that passed below every rate
