@@ -662,32 +662,20 @@ mod tests {
     }
 
     fn line_figure(series: usize, points: usize) -> Figure {
-        Figure {
-            id: "f".into(),
-            title: "t".into(),
-            x_label: "ms".into(),
-            y_label: "pps".into(),
-            kind: Kind::Line,
-            series: (0..series)
-                .map(|i| Series {
-                    name: format!("update {i}"),
-                    points: (0..points)
-                        .map(|x| Point {
-                            x: x as f64,
-                            y: (10 * i + x) as f64,
-                            ci95: None,
-                        })
-                        .collect(),
-                    fit: false,
-                })
-                .collect(),
-            categories: vec![],
-            markers: vec![],
-            spans: vec![],
-            overlay: None,
-            notes: vec![],
-            group: None,
-        }
+        let series = (0..series)
+            .map(|i| Series {
+                name: format!("update {i}"),
+                points: (0..points)
+                    .map(|x| Point {
+                        x: x as f64,
+                        y: (10 * i + x) as f64,
+                        ci95: None,
+                    })
+                    .collect(),
+                fit: false,
+            })
+            .collect();
+        Figure::line("f", "t", ("ms", "pps"), series)
     }
 
     #[test]
