@@ -171,7 +171,7 @@ pub fn fits_table(fits: &[CostFit]) -> Table {
             "trials",
             "rule counts",
             "knee (2-segment fit), rules (its interval: bootstrap over repetitions, or the measured counts around it)",
-            "degradation (> 5 % below plateau): last good → first degraded",
+            "degradation (> 5 % below plateau, the drop's 95 % CI excluding 0): rule count before → first degraded",
             "headline estimator",
             "1/pps: b ± CI (half-width)",
             "CPU time: b ± CI (half-width)",

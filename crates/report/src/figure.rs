@@ -283,7 +283,9 @@ pub struct CostFit {
     /// The same knee with its interval and what the interval is over (see
     /// [`crate::stats::knee_with_interval`]).
     pub knee: Option<crate::stats::Knee>,
-    /// Degradation point: (last rule count within 5 % of the plateau, first beyond).
+    /// Degradation point where the drop is measured (see
+    /// [`crate::stats::degradation_measured`]): (the rule count before, the first whose
+    /// mean is more than 5 % below the fewest-rules one with a Welch CI that excludes 0).
     pub degradation: Option<(f64, f64)>,
 }
 
