@@ -327,12 +327,15 @@ fn advantage_figure(
             }
             a.findings.push(sentence);
             let p = at_study_rules(&pts);
-            a.claims.push(Claim::at(
-                format!("advantage ratio: {sname} at {} rules", num(p.x)),
-                p,
-                "×",
-                "both means' repetitions",
-            ));
+            a.claims.push(
+                Claim::at(
+                    format!("advantage ratio: {sname} at {} rules", num(p.x)),
+                    p,
+                    "×",
+                    "both means' repetitions",
+                )
+                .doubted(crate::figure::ratio_doubt(p.y, p.ci95)),
+            );
             series.push(Series {
                 name: sname,
                 points: pts,
@@ -413,6 +416,15 @@ fn advantage_sentence(
             )
         })
         .unwrap_or_default();
+    // A ratio whose CI includes 1 states no difference (issue 37: differences stated
+    // only when measured; a noisy machine gave "passes 38 times" with ± 41).
+    if p.ci95.is_some_and(|c| (p.y - 1.0).abs() <= c) {
+        return format!(
+            "Advantage ratio {sname} at {} rules: {ci} — no measurable difference between \
+             {engine} and {reference} (the CI includes 1){study}.",
+            num(p.x)
+        );
+    }
     format!(
         "Advantage ratio {sname} at {} rules: {ci} — {engine} passes {} times the packets/s \
          of {reference}{study}.",
