@@ -54,6 +54,46 @@ impl RunReport {
             .filter(|t| t.status == results::Status::Ok)
             .count()
     }
+
+    /// The run's one summary line: its trials ok and, when any, its unstable
+    /// configurations beside them — "120 trials ok; 30 of 40 configurations unstable
+    /// (CV > 5 %) — their CIs are wide" — so that "all ok" is never said alone of a noisy
+    /// run (issue 37); "118 of 120 trials ok; …" when some were not, and "120 of 120
+    /// trials ok" alone when none is unstable.
+    pub fn trials_summary(&self) -> String {
+        let (ok, all) = (self.ok_trials(), self.trials.len());
+        let trials = format!("{ok} of {all} trials ok");
+        // Configurations with a main metric measured, and those whose CV of it over
+        // their repetitions is above the limit (as the `unstable` check reads it).
+        let cvs: Vec<Option<f64>> = self
+            .configs
+            .iter()
+            .filter(|c| !c.reps.is_empty())
+            .filter_map(|c| {
+                let (m, _) = crate::model::main_metric(c)?;
+                Some(c.metrics.get(m).and_then(|s| s.cv()))
+            })
+            .collect();
+        let unstable = cvs
+            .iter()
+            .filter(|cv| cv.is_some_and(|v| v > crate::UNSTABLE_CV))
+            .count();
+        if unstable == 0 {
+            return trials;
+        }
+        // "120 trials ok" beside them: "120 of 120" reads as all being well.
+        let trials = if ok == all {
+            format!("{ok} trials ok")
+        } else {
+            trials
+        };
+        format!(
+            "{trials}; {unstable} of {} configurations unstable (CV > {:.0} %) — their CIs \
+             are wide",
+            cvs.len(),
+            crate::UNSTABLE_CV * 100.0
+        )
+    }
 }
 
 /// A report over one run or every run of a store.

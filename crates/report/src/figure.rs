@@ -283,7 +283,9 @@ pub struct CostFit {
     /// The same knee with its interval and what the interval is over (see
     /// [`crate::stats::knee_with_interval`]).
     pub knee: Option<crate::stats::Knee>,
-    /// Degradation point: (last rule count within 5 % of the plateau, first beyond).
+    /// Degradation point where the drop is measured (see
+    /// [`crate::stats::degradation_measured`]): (the rule count before, the first whose
+    /// mean is more than 5 % below the fewest-rules one with a Welch CI that excludes 0).
     pub degradation: Option<(f64, f64)>,
 }
 
@@ -390,6 +392,10 @@ pub struct Claim {
     pub unit: String,
     /// What the CI is over ("repetitions", "a line's residuals", "pairs").
     pub over: String,
+    /// Why the number is not stated as a finding (a ratio whose CI includes 1: "no
+    /// measurable difference"); absent when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<String>,
 }
 
 impl Claim {
@@ -400,7 +406,13 @@ impl Claim {
             ci95: ci95.filter(|c| c.is_finite()),
             unit: unit.into(),
             over,
+            doubt: None,
         }
+    }
+
+    /// The claim with the reason it is not a finding.
+    pub fn doubted(self, why: Option<String>) -> Self {
+        Claim { doubt: why, ..self }
     }
 
     /// A figure's point (its mean and CI) as a claim.
@@ -503,6 +515,17 @@ pub fn round_ci(value: f64, ci: f64) -> Option<(String, String)> {
         }
     };
     Some((text(round(value)), text(round(ci))))
+}
+
+/// Why a ratio with its 95 % CI half-width is no measured difference: its CI includes 1
+/// ("the 95 % CI includes 1"), or it has no CI (one repetition); `None` when the CI
+/// excludes 1.
+pub fn ratio_doubt(r: f64, ci: Option<f64>) -> Option<String> {
+    match ci {
+        Some(c) if (r - 1.0).abs() > c => None,
+        Some(_) => Some("its 95 % CI includes 1: no measurable difference".into()),
+        None => Some("one repetition: no CI, not a measured difference".into()),
+    }
 }
 
 /// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.

@@ -181,17 +181,19 @@ fn segments_text(s: &SeriesSegments) -> String {
 }
 
 /// The degradation point, when the grid can place it: not when the drop is already at
-/// the second rule count (then the grid only says "before it").
+/// the second rule count (then the grid only says "before it"). Only a measured drop
+/// (its CI excludes 0, issue 37): a flat cost's noise says nothing.
 fn degradation_text(f: &CostFit) -> String {
     match f.degradation_placed() {
         Some(Ok((good, bad))) => format!(
-            " Packets/s fall more than 5 % below the fewest-rules rate between {} and {} rules.",
+            " Packets/s fall measurably (95 % Welch CI) more than 5 % below the fewest-rules \
+             rate between {} and {} rules.",
             num(good),
             num(bad)
         ),
         Some(Err(bad)) => format!(
-            " Packets/s are already 5 % down at {} rules, the second rule count: this grid \
-             cannot place a degradation point.",
+            " Packets/s are already measurably (95 % Welch CI) more than 5 % down at {} rules, \
+             the second rule count: this grid cannot place a degradation point.",
             num(bad)
         ),
         None => String::new(),

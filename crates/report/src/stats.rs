@@ -697,6 +697,32 @@ pub fn degradation_point(points: &[(f64, f64)], drop: f64) -> Option<(f64, f64)>
     Some((p[i.saturating_sub(1)].0, p[i].0))
 }
 
+/// [`degradation_point`] where the drop is measured (issue 37): over `(x, [value per
+/// repetition])` groups, the first x (ascending) whose mean is more than `drop` (a
+/// fraction) below the mean at the smallest x *and* whose difference from it has a 95 %
+/// Welch CI (see [`difference`]) that excludes 0. Returns (the x before it, it); `None`
+/// when no drop is measured — a mean 5 % down whose CI holds 0 is noise, and without
+/// repetitions (no CI) nothing is measured.
+pub fn degradation_measured(groups: &[(f64, Vec<f64>)], drop: f64) -> Option<(f64, f64)> {
+    let mut by_x: Vec<(f64, Vec<f64>)> = Vec::new();
+    for (x, ys) in groups {
+        match by_x.iter_mut().find(|g| g.0 == *x) {
+            Some(g) => g.1.extend(ys.iter().copied()),
+            None => by_x.push((*x, ys.clone())),
+        }
+    }
+    by_x.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (first, rest) = by_x.split_first()?;
+    let plateau = mean(&first.1)?;
+    let i = rest.iter().position(|(_, ys)| {
+        let Some(d) = difference(&first.1, ys) else {
+            return false;
+        };
+        plateau + d.delta < plateau * (1.0 - drop) && d.ci95.is_some_and(|c| -d.delta > c)
+    })?;
+    Some((by_x[i].0, by_x[i + 1].0))
+}
+
 /// Result of Welch's unequal-variance t-test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Welch {
@@ -1049,6 +1075,39 @@ mod tests {
         let line: Vec<(f64, f64)> = (0..8).map(|i| (i as f64, 10.0 - i as f64)).collect();
         assert_eq!(knee_piecewise(&line), None);
         assert_eq!(degradation_point(&[(0.0, 1.0), (1.0, 0.99)], 0.05), None);
+    }
+
+    #[test]
+    fn a_degradation_is_only_where_the_drop_is_measured() {
+        // 1 Mpps ± 0.5 %, 10 % down at 2000 rules: measured there.
+        let r = |m: f64| vec![m * 0.995, m, m * 1.005];
+        let g = vec![
+            (0.0, r(1e6)),
+            (1000.0, r(0.98e6)),
+            (2000.0, r(0.9e6)),
+            (5000.0, r(0.8e6)),
+        ];
+        assert_eq!(degradation_measured(&g, 0.05), Some((1000.0, 2000.0)));
+        // Already down at the second count, given in any order: (first, second).
+        let mut h = vec![(1000.0, r(0.9e6)), (0.0, r(1e6)), (2000.0, r(0.8e6))];
+        assert_eq!(degradation_measured(&h, 0.05), Some((0.0, 1000.0)));
+        // A flat cost with ± 30 % noise whose mean is 10 % down at 1000 rules: the
+        // mean-only point says "down", the measured one does not (Welch CI of the
+        // difference: −0.1e6 ± ~0.8e6 holds 0).
+        let noisy = vec![
+            (0.0, vec![1.0e6, 1.3e6, 0.7e6]),
+            (1000.0, vec![0.8e6, 1.2e6, 0.7e6]),
+            (2000.0, vec![1.3e6, 0.7e6, 1.0e6]),
+        ];
+        let means: Vec<(f64, f64)> = noisy.iter().map(|(x, y)| (*x, mean(y).unwrap())).collect();
+        assert_eq!(degradation_point(&means, 0.05), Some((0.0, 1000.0)));
+        assert_eq!(degradation_measured(&noisy, 0.05), None);
+        // Measured but within the threshold (2 % down, tight): no degradation.
+        h = vec![(0.0, r(1e6)), (1000.0, r(0.98e6))];
+        assert_eq!(degradation_measured(&h, 0.05), None);
+        // One repetition each: no CI, nothing measured.
+        let one = vec![(0.0, vec![1e6]), (1000.0, vec![0.5e6])];
+        assert_eq!(degradation_measured(&one, 0.05), None);
     }
 
     /// 1 Mpps up to `knee` rules, then falling 200 pps per rule, at 0, 1000 … 10 000

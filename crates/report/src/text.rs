@@ -70,14 +70,12 @@ pub fn collapse<'a>(warnings: &[&'a Warning]) -> Vec<Group<'a>> {
 pub fn findings_text(r: &Report) -> String {
     let mut o = String::new();
     for run in &r.runs {
-        let ok = run.ok_trials();
         let _ = writeln!(
             o,
-            "Findings of run {} ({}, {} of {} trials ok):",
+            "Findings of run {} ({}, {}):",
             run.run.id,
             run.run.scenario,
-            ok,
-            run.trials.len()
+            run.trials_summary()
         );
         if run.analysis.findings.is_empty() {
             o.push_str("  (none: no headline number for this run's design)\n");

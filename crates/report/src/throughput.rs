@@ -327,12 +327,15 @@ fn advantage_figure(
             }
             a.findings.push(sentence);
             let p = at_study_rules(&pts);
-            a.claims.push(Claim::at(
-                format!("advantage ratio: {sname} at {} rules", num(p.x)),
-                p,
-                "×",
-                "both means' repetitions",
-            ));
+            a.claims.push(
+                Claim::at(
+                    format!("advantage ratio: {sname} at {} rules", num(p.x)),
+                    p,
+                    "×",
+                    "both means' repetitions",
+                )
+                .doubted(crate::figure::ratio_doubt(p.y, p.ci95)),
+            );
             series.push(Series {
                 name: sname,
                 points: pts,
@@ -591,10 +594,6 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
         .filter_map(|e| estimate(*e, cs, x))
         .collect();
     let head = CostEstimate::headline_of(&estimates)?;
-    let pps: Vec<(f64, f64)> = cs
-        .iter()
-        .filter_map(|c| Some((x(c)?, c.mean("received_pps")?)))
-        .collect();
     let reps: Vec<(f64, Vec<f64>)> = cs
         .iter()
         .filter_map(|c| Some((x(c)?, c.values.get(crate::model::RECEIVED_PPS)?.clone())))
@@ -607,7 +606,7 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
         estimator: head.estimator,
         knee_rules: knee.map(|k| k.rules),
         knee,
-        degradation: stats::degradation_point(&pps, DEGRADED_DROP),
+        degradation: stats::degradation_measured(&reps, DEGRADED_DROP),
         estimates,
     })
 }
