@@ -418,6 +418,14 @@ fn advantage_sentence(
         .unwrap_or_default();
     // A ratio whose CI includes 1 states no difference (issue 37: differences stated
     // only when measured; a noisy machine gave "passes 38 times" with ± 41).
+    // One repetition has no CI: no difference can be stated either.
+    if p.ci95.is_none() {
+        return format!(
+            "Advantage ratio {sname} at {} rules: {ci} — not stated as a difference between \
+             {engine} and {reference}: one repetition has no CI{study}.",
+            num(p.x)
+        );
+    }
     if p.ci95.is_some_and(|c| (p.y - 1.0).abs() <= c) {
         return format!(
             "Advantage ratio {sname} at {} rules: {ci} — no measurable difference between \
@@ -939,20 +947,17 @@ mod advantage_tests {
     /// difference; one whose CI excludes 1 states the ratio.
     #[test]
     fn a_ratio_whose_ci_includes_one_is_no_measurable_difference() {
-        let at = |y: f64, ci: f64| {
-            advantage_sentence(
-                "a / b",
-                "a",
-                "b",
-                "",
-                &[Point {
-                    x: 5000.0,
-                    y,
-                    ci95: Some(ci),
-                }],
-                &[],
-            )
+        let at_ci = |y: f64, ci95: Option<f64>| {
+            advantage_sentence("a / b", "a", "b", "", &[Point { x: 5000.0, y, ci95 }], &[])
         };
+        let at = |y: f64, ci: f64| at_ci(y, Some(ci));
+        // One repetition: no CI, so no difference is stated.
+        let once = at_ci(4.2, None);
+        assert!(
+            once.contains("not stated as a difference between a and b: one repetition has no CI"),
+            "{once}"
+        );
+        assert!(!once.contains("passes"), "{once}");
         let noisy = at(38.0, 41.0);
         assert!(
             noisy.contains("no measurable difference between a and b (the CI includes 1)"),
