@@ -709,9 +709,11 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         .filter(|u| u.row.index > 0 && ran(u))
         .map(|u| u.row.event)
         .collect();
+    // A commit that outlived the traffic: its doubt says why (withheld, not absent).
+    let unobserved = |u: &UpdateEffect| u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved);
     for u in updates
         .iter_mut()
-        .filter(|u| ran(u) && u.time_to_effect_ms.is_none())
+        .filter(|u| ran(u) && u.time_to_effect_ms.is_none() && !unobserved(u))
     {
         let r = &u.row;
         let again = repeated.contains(&r.event);
@@ -897,10 +899,16 @@ impl UpdateEffect {
         if let Some(last) = traffic_end {
             let end = self.row.start_unix_ns + self.row.commit_ns;
             if end > last {
+                // Whatever the marker's stamps dated (its packets in flight when the
+                // traffic stopped look lost after its last one received) is no effect
+                // of this commit: withheld, absent from the terminal, JSON and store.
+                self.time_to_effect_ms = None;
+                self.effect_resolution_ms = None;
                 self.doubts.push(Doubt::new(
                     DoubtKind::Unobserved,
                     format!(
-                        "the commit ended {:.1} ms after the traffic: its effect was not observed",
+                        "the commit ended {:.1} ms after the traffic: its effect was not observed \
+                         (time to effect withheld)",
                         (end - last) as f64 / 1e6
                     ),
                 ));
@@ -1088,6 +1096,9 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             match (u.time_to_effect_ms, &u.no_time_to_effect) {
                 (Some(t), _) => format!(", took effect after {t:.1} ms"),
                 (None, Some(why)) => format!(" (no time to effect: {why})"),
+                (None, None) if u.row.marker && !u.doubts.is_empty() => {
+                    " (time to effect withheld: see flagged)".into()
+                }
                 (None, None) => String::new(),
             },
             disturbance(s, u),

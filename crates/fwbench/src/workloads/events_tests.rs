@@ -315,6 +315,53 @@ fn a_commit_that_outlives_the_traffic_says_so() {
     );
 }
 
+/// Issue 37: a commit that outlived the traffic, its marker dated anyway (packets in
+/// flight when the traffic stopped look lost after the last one received — 2 254.6 ms
+/// stored for iptables-legacy at 20 000 rules): the time to effect is withheld
+/// everywhere — the figure, the terminal, the JSON and the store's row — with why.
+#[test]
+fn an_unobserved_update_stores_no_time_to_effect() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 10, &[0; 100]);
+    let background = [Background::flow(&bg)];
+    let r = UpdateRow {
+        commit_ns: 30_000_000,
+        ..row(UpdateKind::Add, t0 + 90_000_000)
+    };
+    // The marker's stamps say 5 ms after the start: within the traffic, before the
+    // commit returned.
+    let u = plain(r, Some((t0 + 95_000_000, BIN_NS)), &background);
+    assert!(
+        u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved),
+        "{u:?}"
+    );
+    assert_eq!(u.time_to_effect_ms, None, "{:?}", u.doubts);
+    assert_eq!(u.effect_resolution_ms, None, "{:?}", u.doubts);
+    let mut s = one(Unit::Packet, u);
+    say_why_no_effect(&mut s.updates, Unit::Packet);
+    s.judge();
+    assert_eq!(s.updates[0].no_time_to_effect, None, "the doubt says why");
+    let rows = records(&s);
+    assert_eq!(rows[0].time_to_effect_ms, None, "{:?}", rows[0]);
+    assert!(
+        rows[0]
+            .doubts
+            .as_deref()
+            .unwrap_or("")
+            .contains("not observed"),
+        "{:?}",
+        rows[0]
+    );
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(
+        json["updates"][0].get("time_to_effect_ms").is_none(),
+        "{json}"
+    );
+    let t = text(&s, "nft");
+    assert!(t.contains("time to effect withheld"), "{t}");
+    assert!(!t.contains("took effect after"), "{t}");
+}
+
 /// Overlapping windows (`--event-rate 10`): the trial's loss around its updates
 /// counts each bin once (the sum over windows counted 707 where the union held 408).
 #[test]
