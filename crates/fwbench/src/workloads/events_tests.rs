@@ -107,6 +107,7 @@ fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
         updates: vec![u],
         bins_lost: 0,
         unbinned_lost: 0,
+        marker_dropped: None,
         lost_around: None,
         quiet: None,
         load: None,
@@ -360,6 +361,45 @@ fn an_unobserved_update_stores_no_time_to_effect() {
     let t = text(&s, "nft");
     assert!(t.contains("time to effect withheld"), "{t}");
     assert!(!t.contains("took effect after"), "{t}");
+}
+
+/// Issue 37: the marker's packets the update's rule dropped, as intended, counted from
+/// its flows' sequence numbers — after the highest received for a drop, before the first
+/// for a deletion — only for an update whose effect on the marker was dated.
+#[test]
+fn the_markers_intended_drops_are_counted_from_its_sequence() {
+    let t0 = 1_000_000_000_000u64;
+    // Received up to seq 49 of 80 sent: 30 dropped by the rule.
+    let m = bins(&[10; 5], &[0; 5], (0, t0), (49, t0 + 4_900_000));
+    let mut u = plain(
+        row(UpdateKind::Add, t0 + 4_000_000),
+        Some((t0 + 5_000_000, BIN_NS)),
+        &[],
+    );
+    assert!(u.time_to_effect_ms.is_some());
+    assert_eq!(
+        marker_dropped(std::slice::from_ref(&u), &[(80, &m), (80, &m)]),
+        Some(60)
+    );
+    // Its effect not dated (or withheld): nothing is excused.
+    u.time_to_effect_ms = None;
+    assert_eq!(marker_dropped(std::slice::from_ref(&u), &[(80, &m)]), None);
+    // A deletion: the 20 before the first received.
+    let d = bins(
+        &[0, 0, 10],
+        &[10, 10, 0],
+        (20, t0 + 2_000_000),
+        (29, t0 + 2_900_000),
+    );
+    let u = plain(
+        row(UpdateKind::Delete, t0 + 1_000_000),
+        Some((t0 + 2_000_000, BIN_NS)),
+        &[],
+    );
+    assert_eq!(
+        marker_dropped(std::slice::from_ref(&u), &[(30, &d)]),
+        Some(20)
+    );
 }
 
 /// Overlapping windows (`--event-rate 10`): the trial's loss around its updates
