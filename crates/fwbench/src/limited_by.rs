@@ -13,6 +13,11 @@
 //! | gateway egress → sink interface | the sink (its receive backlog), or the gateway if the sink's CPU had room |
 //! | sink interface → sink count | the sink |
 //!
+//! A gateway event's marker packets that the update's rule dropped are the experiment,
+//! not a loss: they are taken out of the stages past the gateway's ingress (in path
+//! order, where the firewall acts) before the stages are compared, and the verdict's
+//! words say how many (issue 37: "limited by gateway" for a marker dropped on purpose).
+//!
 //! Nothing lost: an unpaced flood, or a paced one that fell behind its schedule, was
 //! limited by the sender (it offered all it could and everything got through: the
 //! gateway's limit is higher) — unless the CPU figures say otherwise: a sender with
@@ -211,6 +216,11 @@ pub struct RateCounters {
     pub sink_in: Option<u64>,
     /// Packets the sink counted (sockets or AF_XDP).
     pub received: u64,
+    /// Datagrams of the gateway event's marker that the update's rule dropped, as
+    /// intended (`EventsSummary::marker_dropped`): the experiment, not a limit — taken
+    /// out of the losses past the gateway's ingress (where the firewall acts) before
+    /// they are judged, and said. 0 without events.
+    pub marker_dropped: u64,
     /// Frames per datagram the sender and sink count (`sent`, `received`): with
     /// `--fragment`, its IP fragments, which is what the interfaces count; 1 (or 0,
     /// not known) otherwise.
@@ -448,6 +458,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         at = g_in;
         from = "into the gateway";
     }
+    let firewall = stages.len();
     if let Some(g_out) = c.gateway_out {
         let lost = at.saturating_sub(g_out);
         stages.push((
@@ -482,6 +493,23 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         LimitedBy::Sink,
         format!("the sink {counted} of the {at} {unit} that reached it"),
     ));
+    // The marker's packets the update's rule dropped: not lost, wherever past the
+    // gateway's ingress they show (forwarded: between ingress and egress; input: at the
+    // sink's count). `firewall` is the first stage past the ingress.
+    let mut intended = c.marker_dropped * n;
+    let mut excused = 0;
+    for (lost, _, why) in stages.iter_mut().skip(firewall) {
+        let take = intended.min(*lost);
+        if take > 0 {
+            *why += &format!(
+                " ({take} of the {lost} missing there marker {unit} dropped by the update's \
+                 rule, as intended)"
+            );
+            *lost -= take;
+            intended -= take;
+            excused += take;
+        }
+    }
     let total: u64 = stages.iter().map(|s| s.0).sum();
     if total > allowed {
         // The first stage with the largest loss (path order breaks ties).
@@ -490,6 +518,11 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
             return (by, why);
         }
     }
+    // What a lossless verdict says of the marker's drops.
+    let besides = match excused {
+        0 => String::new(),
+        e => format!(" but the {e} marker {unit} the update's rule dropped, as intended"),
+    };
     let behind = c.scheduled.saturating_sub(c.sent);
     let short = !c.paced || behind > (c.scheduled as f64 * tolerance).floor() as u64;
     // The sender had room while the gateway's packet processing was saturated: the
@@ -500,7 +533,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Gateway,
             format!(
-                "none of the {} {datagrams} sent was lost, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
+                "none of the {} {datagrams} sent was lost{besides}, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
                 c.sent
             ),
         );
@@ -509,7 +542,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "a flood: the sender got out {} {datagrams}, all as fast as it could, and none was lost",
+                "a flood: the sender got out {} {datagrams}, all as fast as it could, and none was lost{besides}",
                 c.sent
             ),
         );
@@ -518,17 +551,21 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "the sender got out {} of the {} {datagrams} scheduled, and none was lost",
+                "the sender got out {} of the {} {datagrams} scheduled, and none was lost{besides}",
                 c.sent, c.scheduled
             ),
         );
     }
+    let through = match excused {
+        0 => format!("{} {datagrams} sent and received", c.sent),
+        _ => format!(
+            "{} {datagrams} sent, {} received: all{besides}",
+            c.sent, c.received
+        ),
+    };
     (
         LimitedBy::Nothing,
-        format!(
-            "the offered rate got through: {} {datagrams} sent and received",
-            c.sent
-        ),
+        format!("the offered rate got through: {through}"),
     )
 }
 

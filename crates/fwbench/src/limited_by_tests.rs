@@ -442,3 +442,64 @@ fn a_flood_on_a_cpu_others_took_is_disturbed() {
     };
     assert_eq!(disturbed(&apart), None);
 }
+
+/// Issue 37: `fwbench flow --rules 5000 --flows 2 --sources 2 -t 3 --event add:1@1500ms
+/// --load 0.5` read "limited by gateway: the gateway forwarded 5560 of 7283 packets";
+/// the gap was the marker flow the added rule drops on purpose. Those packets are the
+/// experiment: taken out of the judged losses (where the firewall acts, past the
+/// gateway's ingress), and said.
+#[test]
+fn the_markers_intended_drops_are_not_the_gateways_limit() {
+    // Paced, everything through but the marker's 1 723 dropped by the rule.
+    let mut c = path(7283, 7283, 5560, 5560, 5560);
+    c.marker_dropped = 1723;
+    let l = limited_by(&c, 0.001);
+    assert_eq!(l.by, LimitedBy::Nothing, "{}", l.why);
+    assert_eq!(
+        l.why,
+        "the offered rate got through: 7283 packets sent, 5560 received: all but the 1723 \
+         marker packets the update's rule dropped, as intended"
+    );
+    // The gateway lost 509 more than the marker's: its limit, and the words say both.
+    c.marker_dropped = 1214;
+    let l = limited_by(&c, 0.001);
+    assert_eq!(l.by, LimitedBy::Gateway, "{}", l.why);
+    assert_eq!(
+        l.why,
+        "the gateway forwarded 5560 of 7283 packets (1214 of the 1723 missing there marker \
+         packets dropped by the update's rule, as intended)"
+    );
+    // Input topology (no egress counter): the drop shows at the sink's count.
+    let mut i = path(7283, 7283, 0, 7283, 5560);
+    i.gateway_out = None;
+    i.marker_dropped = 1723;
+    assert_eq!(limited_by(&i, 0.001).by, LimitedBy::Nothing);
+    // A loss before the gateway's ingress is never excused by the marker's drops.
+    let mut s = path(7283, 5560, 5560, 5560, 5560);
+    s.marker_dropped = 1723;
+    s.gateway_cpu = Some(0.2);
+    let l = limited_by(&s, 0.001);
+    assert_eq!(l.by, LimitedBy::Sender, "{}", l.why);
+    assert!(
+        l.why.starts_with("1723 of 7283 packets sent did not reach"),
+        "{}",
+        l.why
+    );
+    // Without the marker's count the verdict is the old one (the gateway's).
+    c.marker_dropped = 0;
+    assert_eq!(limited_by(&c, 0.001).by, LimitedBy::Gateway);
+    // A lossless flood says the marker's drops too.
+    let mut f = RateCounters {
+        paced: false,
+        ..path(5000, 5000, 4000, 4000, 4000)
+    };
+    f.marker_dropped = 1000;
+    let l = limited_by(&f, 0.001);
+    assert_eq!(l.by, LimitedBy::Sender, "{}", l.why);
+    assert!(
+        l.why
+            .contains("none was lost but the 1000 marker packets the update's rule dropped"),
+        "{}",
+        l.why
+    );
+}

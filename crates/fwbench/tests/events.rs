@@ -52,6 +52,38 @@ fn an_added_drop_rule_takes_effect_for_every_engine() {
     }
 }
 
+/// Issue 37: the marker flow's packets the added rule drops on purpose are the
+/// experiment, not the gateway's limit — counted (`events.marker_dropped`), taken out of
+/// what `limited_by` judges and said. The trial's loss beyond them decides whether the
+/// gateway is named (0 rules at 20 kpps: every measured trial read "loss 33.3 %,
+/// limited by gateway" for the marker alone).
+#[root_test(tb = "forward")]
+fn the_markers_intended_drops_are_not_the_gateways_limit() {
+    let a = [
+        &cmd!("flow --testbed", &tb.name, "--no-store --json --engine nft")[..],
+        &argv("-r 20kpps --flows 2 --sources 2 -t 2 --rules 0 --event add:1@800ms"),
+    ];
+    let v = json_of(&a.concat());
+    let r = &v["result"];
+    let dropped = u(&r["events"]["marker_dropped"]);
+    let (sent, lost) = (u(&r["sent"]), u(&r["lost"]));
+    // The marker is half the packets, dropped for 1.2 s of 2.
+    assert!(
+        dropped > sent / 5 && dropped <= lost,
+        "{dropped} of {lost} lost: {r}"
+    );
+    let l = &r["limited_by"];
+    let why = l["why"].as_str().unwrap_or("");
+    assert!(
+        why.contains(&format!("{dropped} marker packets")) && why.contains("as intended"),
+        "{l}"
+    );
+    // Only a loss beyond the marker's (more than the judge's 0.1 %) may name the gateway.
+    if (lost - dropped) * 1000 <= sent {
+        assert_ne!(l["by"], "gateway", "{l}");
+    }
+}
+
 /// The stored per-update rows of a trial of 4 scheduled updates: 4, all committed,
 /// the first (the marker's) with a time to effect.
 fn four_rows_stored(db: &std::path::Path) {

@@ -297,6 +297,11 @@ pub struct EventsSummary {
     pub bins_lost: u64,
     /// Packets lost by flows that received nothing (no bins).
     pub unbinned_lost: u64,
+    /// Flows: the marker's packets the update's rule dropped, as intended — the
+    /// experiment, not a loss of the gateway's ([`marker_dropped`]); absent without a
+    /// dated effect on the marker, or in results stored before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_dropped: Option<u64>,
     /// Background lost in the union of the updates' windows (overlapping windows
     /// counted once); absent in results stored before it was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -391,6 +396,7 @@ pub fn summarise_flows(
     // Closed bins per flow (the tail loss placed), and whether it is a marker flow.
     let mut flows: Vec<(bool, FlowBins)> = vec![];
     let mut unbinned_lost = 0;
+    let mut marker_sent: Vec<u64> = vec![];
     // Sent by background flows that received nothing (no bins): lost whole.
     let mut unreceived = 0;
     for f in 0..flows_n {
@@ -405,6 +411,9 @@ pub fn summarise_flows(
             Some(b) => {
                 let mut b = b.clone();
                 ::traffic::bins::close(&mut b, sent);
+                if is_marker {
+                    marker_sent.push(sent);
+                }
                 flows.push((is_marker, b));
             }
             None => {
@@ -439,6 +448,13 @@ pub fn summarise_flows(
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, Unit::Packet);
+    // Each marker flow with bins: what it sent, its bins (both in flow order).
+    let marker_flows: Vec<(u64, &FlowBins)> = marker_sent
+        .iter()
+        .copied()
+        .zip(flows.iter().filter(|(m, _)| *m).map(|(_, b)| b))
+        .collect();
+    let marker_dropped = marker_dropped(&updates, &marker_flows);
     Some(EventsSummary {
         bin_ns: BIN_NS,
         unit: Unit::Packet,
@@ -447,6 +463,7 @@ pub fn summarise_flows(
         updates,
         bins_lost,
         unbinned_lost,
+        marker_dropped,
         lost_around: Some(around),
         quiet: base.quiet,
         load: load_of(p),
@@ -499,10 +516,35 @@ pub fn summarise_txns(
         updates,
         bins_lost: ::traffic::bins::failed(&s.background) + marker_lost,
         unbinned_lost: 0,
+        marker_dropped: None,
         lost_around: Some(around),
         quiet: base.quiet,
         load: None,
     })
+}
+
+/// The marker's packets the update's rule dropped, as intended (pure): for the first
+/// update carrying the marker whose effect was dated, each marker flow's (`(sent,
+/// bins)`) packets after its highest received (a drop: every one sent after it was
+/// lost, the rule in place) or before its first received (a deletion: the rule dropped
+/// them until it went). `None` without such an update: nothing is excused.
+pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)]) -> Option<u64> {
+    let u = updates
+        .iter()
+        .find(|u| u.row.marker && u.time_to_effect_ms.is_some())?;
+    Some(
+        marker_flows
+            .iter()
+            .map(|(sent, b)| {
+                if u.row.kind.starts_dropping() {
+                    b.highest
+                        .map_or(0, |(h, _)| sent.saturating_sub(u64::from(h) + 1))
+                } else {
+                    b.first.map_or(0, |(f, _)| u64::from(f).min(*sent))
+                }
+            })
+            .sum(),
+    )
 }
 
 /// How finely a flow's stamps date a packet: a bin, plus the span of a send batch (a
@@ -709,9 +751,11 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         .filter(|u| u.row.index > 0 && ran(u))
         .map(|u| u.row.event)
         .collect();
+    // A commit that outlived the traffic: its doubt says why (withheld, not absent).
+    let unobserved = |u: &UpdateEffect| u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved);
     for u in updates
         .iter_mut()
-        .filter(|u| ran(u) && u.time_to_effect_ms.is_none())
+        .filter(|u| ran(u) && u.time_to_effect_ms.is_none() && !unobserved(u))
     {
         let r = &u.row;
         let again = repeated.contains(&r.event);
@@ -897,10 +941,16 @@ impl UpdateEffect {
         if let Some(last) = traffic_end {
             let end = self.row.start_unix_ns + self.row.commit_ns;
             if end > last {
+                // Whatever the marker's stamps dated (its packets in flight when the
+                // traffic stopped look lost after its last one received) is no effect
+                // of this commit: withheld, absent from the terminal, JSON and store.
+                self.time_to_effect_ms = None;
+                self.effect_resolution_ms = None;
                 self.doubts.push(Doubt::new(
                     DoubtKind::Unobserved,
                     format!(
-                        "the commit ended {:.1} ms after the traffic: its effect was not observed",
+                        "the commit ended {:.1} ms after the traffic: its effect was not observed \
+                         (time to effect withheld)",
                         (end - last) as f64 / 1e6
                     ),
                 ));
@@ -1088,6 +1138,9 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             match (u.time_to_effect_ms, &u.no_time_to_effect) {
                 (Some(t), _) => format!(", took effect after {t:.1} ms"),
                 (None, Some(why)) => format!(" (no time to effect: {why})"),
+                (None, None) if u.row.marker && !u.doubts.is_empty() => {
+                    " (time to effect withheld: see flagged)".into()
+                }
                 (None, None) => String::new(),
             },
             disturbance(s, u),

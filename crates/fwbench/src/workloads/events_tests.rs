@@ -107,6 +107,7 @@ fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
         updates: vec![u],
         bins_lost: 0,
         unbinned_lost: 0,
+        marker_dropped: None,
         lost_around: None,
         quiet: None,
         load: None,
@@ -312,6 +313,92 @@ fn a_commit_that_outlives_the_traffic_says_so() {
             .iter()
             .any(|d| d.kind == DoubtKind::Unobserved && d.why.contains("20.0 ms after")),
         "{u:?}"
+    );
+}
+
+/// Issue 37: a commit that outlived the traffic, its marker dated anyway (packets in
+/// flight when the traffic stopped look lost after the last one received — 2 254.6 ms
+/// stored for iptables-legacy at 20 000 rules): the time to effect is withheld
+/// everywhere — the figure, the terminal, the JSON and the store's row — with why.
+#[test]
+fn an_unobserved_update_stores_no_time_to_effect() {
+    let t0 = 1_000_000_000_000u64;
+    let bg = steady(t0, 10, &[0; 100]);
+    let background = [Background::flow(&bg)];
+    let r = UpdateRow {
+        commit_ns: 30_000_000,
+        ..row(UpdateKind::Add, t0 + 90_000_000)
+    };
+    // The marker's stamps say 5 ms after the start: within the traffic, before the
+    // commit returned.
+    let u = plain(r, Some((t0 + 95_000_000, BIN_NS)), &background);
+    assert!(
+        u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved),
+        "{u:?}"
+    );
+    assert_eq!(u.time_to_effect_ms, None, "{:?}", u.doubts);
+    assert_eq!(u.effect_resolution_ms, None, "{:?}", u.doubts);
+    let mut s = one(Unit::Packet, u);
+    say_why_no_effect(&mut s.updates, Unit::Packet);
+    s.judge();
+    assert_eq!(s.updates[0].no_time_to_effect, None, "the doubt says why");
+    let rows = records(&s);
+    assert_eq!(rows[0].time_to_effect_ms, None, "{:?}", rows[0]);
+    assert!(
+        rows[0]
+            .doubts
+            .as_deref()
+            .unwrap_or("")
+            .contains("not observed"),
+        "{:?}",
+        rows[0]
+    );
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(
+        json["updates"][0].get("time_to_effect_ms").is_none(),
+        "{json}"
+    );
+    let t = text(&s, "nft");
+    assert!(t.contains("time to effect withheld"), "{t}");
+    assert!(!t.contains("took effect after"), "{t}");
+}
+
+/// Issue 37: the marker's packets the update's rule dropped, as intended, counted from
+/// its flows' sequence numbers — after the highest received for a drop, before the first
+/// for a deletion — only for an update whose effect on the marker was dated.
+#[test]
+fn the_markers_intended_drops_are_counted_from_its_sequence() {
+    let t0 = 1_000_000_000_000u64;
+    // Received up to seq 49 of 80 sent: 30 dropped by the rule.
+    let m = bins(&[10; 5], &[0; 5], (0, t0), (49, t0 + 4_900_000));
+    let mut u = plain(
+        row(UpdateKind::Add, t0 + 4_000_000),
+        Some((t0 + 5_000_000, BIN_NS)),
+        &[],
+    );
+    assert!(u.time_to_effect_ms.is_some());
+    assert_eq!(
+        marker_dropped(std::slice::from_ref(&u), &[(80, &m), (80, &m)]),
+        Some(60)
+    );
+    // Its effect not dated (or withheld): nothing is excused.
+    u.time_to_effect_ms = None;
+    assert_eq!(marker_dropped(std::slice::from_ref(&u), &[(80, &m)]), None);
+    // A deletion: the 20 before the first received.
+    let d = bins(
+        &[0, 0, 10],
+        &[10, 10, 0],
+        (20, t0 + 2_000_000),
+        (29, t0 + 2_900_000),
+    );
+    let u = plain(
+        row(UpdateKind::Delete, t0 + 1_000_000),
+        Some((t0 + 2_000_000, BIN_NS)),
+        &[],
+    );
+    assert_eq!(
+        marker_dropped(std::slice::from_ref(&u), &[(30, &d)]),
+        Some(20)
     );
 }
 

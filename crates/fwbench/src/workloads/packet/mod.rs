@@ -1276,6 +1276,7 @@ mod tests {
             }],
             bins_lost: 0,
             unbinned_lost: 0,
+            marker_dropped: None,
             lost_around: None,
             quiet: None,
             load: None,

@@ -58,7 +58,7 @@ pub fn summarise_packet<R: Into<Returned>>(
     let at_sink = counted_at == "sink";
     let flows = flow_figures(p, &k, at_sink, &src, &sink);
     let sent = src.sent.frames;
-    let counters = rate_counters(
+    let mut counters = rate_counters(
         &k,
         p.family,
         tb,
@@ -90,6 +90,12 @@ pub fn summarise_packet<R: Into<Returned>>(
             gateway,
         },
     );
+    // The marker's packets the update's rule dropped are the experiment, not a limit.
+    counters.marker_dropped = summary
+        .events
+        .as_ref()
+        .and_then(|e| e.marker_dropped)
+        .unwrap_or(0);
     summary.limited_by = Some(Box::new(crate::limited_by::limited_by(
         &counters,
         LIMIT_TOLERANCE,
