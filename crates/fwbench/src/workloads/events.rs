@@ -839,8 +839,13 @@ impl Window {
 
     /// Bins in the longest run that lost packets and received none.
     fn longest_dark(&self) -> u64 {
+        self.longest_dark_in(0..self.rx.len())
+    }
+
+    /// [`Window::longest_dark`] over some of the bins.
+    fn longest_dark_in(&self, bins: std::ops::Range<usize>) -> u64 {
         let (mut run, mut longest) = (0u64, 0u64);
-        for (rx, lost) in self.rx.iter().zip(&self.lost) {
+        for (rx, lost) in self.rx[bins.clone()].iter().zip(&self.lost[bins]) {
             if *rx == 0 && *lost > 0 {
                 run += 1;
                 longest = longest.max(run);
@@ -927,6 +932,13 @@ impl UpdateEffect {
                 self.blocked_ms = Some(beyond as f64 / offered_per_ms);
             }
             if ratio > OVERLOAD_LOSS && blost >= OVERLOAD_MIN_LOST {
+                // A gap no longer than those the overload made before the update cannot
+                // be told from them: no stall figure (withheld from the terminal, JSON,
+                // store and report); the loss beyond the baseline stays, with its baseline.
+                let before_ms = (w.longest_dark_in(0..w.before) * BIN_NS) as f64 / 1e6;
+                if unit == Unit::Packet && self.stall_ms.is_some_and(|s| s <= before_ms) {
+                    self.stall_ms = None;
+                }
                 self.doubts.push(Doubt::new(
                     DoubtKind::Overloaded,
                     format!(
@@ -1212,10 +1224,22 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
         return "no background stream to disturb".into();
     }
     let Some(stall) = u.stall_ms else {
-        if u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded) {
+        let overloaded = u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
+        if overloaded && u.lost == 0 {
             return format!(
                 "the background received no {} at all: no stall figure",
                 s.unit.noun()
+            );
+        }
+        if overloaded {
+            return format!(
+                "the gateway could not carry the background before the update: no stall \
+                 figure ({} {} lost in its window{})",
+                u.lost,
+                s.unit.noun(),
+                u.lost_beyond_baseline
+                    .map(|b| format!(", {b} beyond the baseline"))
+                    .unwrap_or_default()
             );
         }
         return format!(

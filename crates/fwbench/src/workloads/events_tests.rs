@@ -588,6 +588,43 @@ fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
     );
 }
 
+/// An overloaded gateway's background goes dark before the update as long as after
+/// it (the README's tour at 20 000 rules and 20 kpps once read "stalled 462 ms"): that
+/// gap is not the update's, so no stall figure; a longer gap after it still is one.
+#[test]
+fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
+    let t0 = 1_000_000_000_000u64;
+    let ms = 1_000_000u64;
+    let rows = [row(UpdateKind::Add, t0 + 600 * ms)];
+    let base = Base::default();
+    let at = |dark: &[(usize, usize)]| {
+        let bg = steady_with_dark(t0, 1000, 20, 0, dark);
+        let background = [Background::flow(&bg)];
+        let end = traffic_end(&background);
+        effect(rows[0].clone(), None, &background, Unit::Packet, &base, end)
+    };
+    // 8 ms dark before the update (at 560 ms), 8 ms after it.
+    let u = at(&[(560, 568), (600, 608)]);
+    assert!(
+        u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded),
+        "{u:?}"
+    );
+    assert_eq!(u.stall_ms, None, "{u:?}");
+    let t = text(&one(Unit::Packet, u), "nft");
+    assert!(
+        t.contains("the gateway could not carry the background before the update: no stall figure (320 packets lost in its window, 0 beyond the baseline)"),
+        "{t}"
+    );
+    assert!(!t.contains("stalled"), "{t}");
+    // 8 ms before, 30 ms after: the update's own gap is measured, and still flagged.
+    let u = at(&[(560, 568), (600, 630)]);
+    assert_eq!(u.stall_ms, Some(30.0), "{u:?}");
+    assert!(
+        u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded),
+        "{u:?}"
+    );
+}
+
 /// At a high event rate the 50 ms before an update hold the previous update's
 /// tail: against them the second update is credited nothing; against the trial's
 /// quiet window, with what it lost (and the tail before it flags it).
