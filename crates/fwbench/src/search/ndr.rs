@@ -120,7 +120,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             }
         }
     };
-    let mut converged = found.is_some();
+    let out_of_trials = found.is_none();
+    let mut converged = !out_of_trials;
     // The witness: a pass above a fail is measured again, once, at both rates; one
     // that persists means the bracket is noise (a disturbed testbed, a policer whose
     // rate changed): not converged, named.
@@ -138,7 +139,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             doubts.push(c.doubt(true));
         }
     }
-    // Out of trials: report the bracket so far.
+    // Out of trials: report the bracket so far, flagged (never `ok`: not converged).
     let found = found.unwrap_or_else(|| Found {
         pass: points
             .iter()
@@ -151,6 +152,15 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             .map(|q| q.x)
             .reduce(f64::min),
     });
+    if out_of_trials {
+        doubts.push(crate::search::witness::out_of_trials(
+            &format!("{steps} search steps (--max-trials)"),
+            "pps",
+            found.pass,
+            found.fail,
+            width,
+        ));
+    }
     let mut curve = points;
     curve.sort_by(|a, b| a.x.total_cmp(&b.x));
     let latency = match found.pass.filter(|x| *x > 0.0) {
@@ -184,4 +194,93 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
 
 fn fmt_pps(x: f64) -> String {
     format!("{:.0} pps", x)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::outcome::search::SearchSummary;
+    use crate::params::workload::Workload;
+    use results::{DoubtKind, Status};
+
+    /// A step trial as a gateway that forwards everything up to `limit` pps and loses
+    /// 10 % above it would give (1-s trials, the sender on schedule).
+    pub(crate) fn step(q: &TrialParams, limit: f64) -> Result<Outcome> {
+        let Some(Rate::Pps(x)) = q.packet().map(|k| k.rate) else {
+            bail!("the search asked for an unpaced step")
+        };
+        let sent = x.round() as u64;
+        let received = if x <= limit { sent } else { sent * 9 / 10 };
+        let j = serde_json::json!({
+            "status": "ok", "error": null, "started_at": "t0", "finished_at": "t1",
+            "packet": {
+                "counted_at": "sink", "elapsed_s": 1.0, "payload": 18, "frame": 64,
+                "offered_pps": x, "sent": sent, "sent_pps": x,
+                "received": received, "received_pps": received as f64,
+                "lost": sent - received,
+                "loss_ratio": (sent - received) as f64 / sent.max(1) as f64,
+                "received_bps": 0.0, "received_l2_bps": 0.0, "duplicates": 0,
+                "reordered": 0, "unstamped": 0,
+                "owd": proto::RttSummary::default(), "jitter_ns": 0.0,
+                "send_errors": 0, "max_lag_ns": 0,
+                "kernel": proto::UdpKernelCounters::default(),
+                "sink_interfaces": [], "flows": []
+            }
+        });
+        Ok(Outcome::from_stored_step(&j)?)
+    }
+
+    fn search(max_trials: u32) -> (SearchSummary, Outcome) {
+        let p = crate::plan::build::test_params(Workload::Flood, &[]);
+        let sp = SearchParams {
+            loss: 0.0,
+            precision: 0.02,
+            max_rate: Some(Rate::Pps(895_463.0)),
+            max_trials,
+            latency_at: vec![],
+            ..SearchParams::default()
+        };
+        let r = SearchSummary::Ndr(ndr_search(&p, &sp, &mut |q| step(q, 400_000.0)).unwrap());
+        let o = Outcome::started("t0".into()).with_search(r.clone());
+        (r, o)
+    }
+
+    /// Issue 37: `ndr --max-rate 895463pps --precision 2%` out of trials said
+    /// `status: "ok"`, `converged: false`, no doubt. Out of trials it is flagged, the
+    /// doubt naming the bracket left, in the stored/JSON form too; with enough trials
+    /// the same search converges and is `ok`.
+    #[test]
+    fn an_ndr_out_of_trials_is_flagged_never_ok() {
+        let (r, o) = search(3);
+        let SearchSummary::Ndr(n) = &r else {
+            unreachable!()
+        };
+        assert!(!n.converged && !r.converged());
+        assert_eq!(o.status, Status::Flagged, "{:?}", o.error);
+        assert_eq!(r.doubts().len(), 1, "{:?}", r.doubts());
+        assert_eq!(r.doubts()[0].kind, DoubtKind::NotConverged);
+        let why = o.error.as_deref().unwrap();
+        assert!(
+            why.starts_with(
+                "not converged: out of trials: 3 search steps (--max-trials) left the answer \
+                 between 223866 pps (passed) and 447732 pps (failed), 50 % apart where 2 % \
+                 was asked"
+            ),
+            "{why}"
+        );
+        let j = serde_json::to_value(&o).unwrap();
+        assert_eq!(j["status"], "flagged");
+        assert_eq!(j["search"]["converged"], false);
+        assert_eq!(j["search"]["doubts"][0]["kind"], "not_converged");
+        assert_eq!(j["doubts"][0]["kind"], "not_converged");
+
+        let (r, o) = search(20);
+        let SearchSummary::Ndr(n) = &r else {
+            unreachable!()
+        };
+        assert!(n.converged, "{:?}", r.doubts());
+        assert_eq!(o.status, Status::Ok, "{:?}", o.error);
+        let found = n.rate_pps.unwrap();
+        assert!((392_000.0..=400_000.0).contains(&found), "{found}");
+    }
 }
