@@ -211,23 +211,9 @@ pub(crate) mod tests {
         };
         let sent = x.round() as u64;
         let received = if x <= limit { sent } else { sent * 9 / 10 };
-        let j = serde_json::json!({
-            "status": "ok", "error": null, "started_at": "t0", "finished_at": "t1",
-            "packet": {
-                "counted_at": "sink", "elapsed_s": 1.0, "payload": 18, "frame": 64,
-                "offered_pps": x, "sent": sent, "sent_pps": x,
-                "received": received, "received_pps": received as f64,
-                "lost": sent - received,
-                "loss_ratio": (sent - received) as f64 / sent.max(1) as f64,
-                "received_bps": 0.0, "received_l2_bps": 0.0, "duplicates": 0,
-                "reordered": 0, "unstamped": 0,
-                "owd": proto::RttSummary::default(), "jitter_ns": 0.0,
-                "send_errors": 0, "max_lag_ns": 0,
-                "kernel": proto::UdpKernelCounters::default(),
-                "sink_interfaces": [], "flows": []
-            }
-        });
-        Ok(Outcome::from_stored_step(&j)?)
+        Ok(crate::outcome::tests::packet_step(
+            x, sent, received, 1.0, 0,
+        ))
     }
 
     fn search(max_trials: u32) -> (SearchSummary, Outcome) {
