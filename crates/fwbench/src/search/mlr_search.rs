@@ -234,10 +234,7 @@ mod tests {
     #[test]
     fn an_mlr_out_of_trials_is_flagged_never_ok() {
         use crate::outcome::search::SearchSummary;
-        let p = crate::plan::build::test_params(
-            crate::params::workload::Workload::Flood,
-            &[("duration", "2")],
-        );
+        let p = crate::search::ndr::tests::flood(&[("duration", "2")]);
         let sp = SearchParams {
             precision: 0.02,
             max_rate: Some(Rate::Pps(895_463.0)),
