@@ -418,6 +418,46 @@ pub fn disturbed(c: &RateCounters) -> Option<String> {
     ))
 }
 
+/// The share of a trial's traffic phase a paced sender may fall behind its schedule
+/// before the trial is flagged (no events measured).
+pub const LATE_SHARE: f64 = 0.1;
+
+/// A paced sender that fell behind its schedule (`max_lag_ns`, its largest lag of a
+/// send behind its intended time) by more than the trial can bear. With gateway events
+/// measured (`update_before_ns`: each update's window before its commit, the baseline
+/// its stall and loss are compared with): more than that window — the background of
+/// the window before an update may then have left after the commit, and what the
+/// update's figures say of the gateway may be the sender's lateness (a `flow` with
+/// `--event add:1@1500ms` was 118.7 ms behind). Without events: more than
+/// [`LATE_SHARE`] of the traffic phase (`elapsed_ns`) — a tenth of the trial's traffic
+/// left on another schedule than the one asked for. `None` within the bound (an
+/// unpaced sender has no lag). Pure.
+pub fn late_sender(
+    max_lag_ns: u64,
+    elapsed_ns: u64,
+    update_before_ns: Option<u64>,
+) -> Option<String> {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    match update_before_ns {
+        Some(before) if max_lag_ns > before => Some(format!(
+            "the sender fell behind its schedule by up to {:.1} ms, more than the {:.0} ms \
+             before each update its figures are compared with: the background may not have \
+             arrived on time, so the updates' stall and loss may be the sender's",
+            ms(max_lag_ns),
+            ms(before)
+        )),
+        Some(_) => None,
+        None if max_lag_ns as f64 > elapsed_ns as f64 * LATE_SHARE => Some(format!(
+            "the sender fell behind its schedule by up to {:.1} ms, more than {:.0} % of the \
+             trial's {:.1} s of traffic: the load was not offered on the schedule asked for",
+            ms(max_lag_ns),
+            LATE_SHARE * 100.0,
+            elapsed_ns as f64 / 1e9
+        )),
+        None => None,
+    }
+}
+
 fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     // Along the path in frames, as the interfaces count them: fragmented datagrams as
     // their fragments.

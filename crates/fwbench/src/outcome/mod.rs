@@ -245,7 +245,8 @@ impl Outcome {
     /// The witness over the trial's figures: what cannot be is withheld (a negative
     /// time to effect), and every doubt — the firewall's verdict check failed, an
     /// update's window held no traffic or an overloaded gateway, a max-rate flood that
-    /// reached a tenth of what was sent (`limited_by::overload`) — turns `ok` into
+    /// reached a tenth of what was sent (`limited_by::overload`), a paced sender late
+    /// beyond its bound (`limited_by::late_sender`) — turns `ok` into
     /// `flagged`, the doubts its reason (`results::judge`). Runs after every other
     /// judgement of the trial.
     pub fn judge_witness(&mut self) {
@@ -280,6 +281,21 @@ impl Outcome {
             }
             if let Some(why) = crate::limited_by::disturbed(c) {
                 doubts.push(results::Doubt::new(results::DoubtKind::Disturbed, why));
+            }
+        }
+        // A paced sender late beyond what the trial can bear: its traffic (and, with
+        // events, the updates' figures) was not the one scheduled.
+        if let Some(s) = self.packet() {
+            let updates = s.events.as_ref().is_some_and(|e| !e.updates.is_empty());
+            if let Some(why) = crate::limited_by::late_sender(
+                s.max_lag_ns,
+                (s.elapsed_s * 1e9) as u64,
+                updates.then_some(crate::workloads::events::BEFORE_NS),
+            ) {
+                doubts.push(results::Doubt::new(
+                    results::DoubtKind::LimitedByFwbench,
+                    why,
+                ));
             }
         }
         let (status, why) = results::judge(self.status, &doubts);
@@ -445,4 +461,4 @@ impl Outcome {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

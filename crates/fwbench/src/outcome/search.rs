@@ -53,7 +53,20 @@ impl SearchSummary {
         match self {
             SearchSummary::Ndr(r) => &r.doubts,
             SearchSummary::Mlr(r) => &r.doubts,
-            SearchSummary::Degrade(_) | SearchSummary::SweetSpot(_) => &[],
+            SearchSummary::Degrade(r) => &r.doubts,
+            SearchSummary::SweetSpot(_) => &[],
+        }
+    }
+
+    /// Whether the search converged (a sweet spot always does). One that did not
+    /// carries a doubt saying why (contradicting trials, out of trials), so its
+    /// status is `flagged`; `fwbench ndr | mlr | degrade` then exit 1.
+    pub fn converged(&self) -> bool {
+        match self {
+            SearchSummary::Ndr(r) => r.converged,
+            SearchSummary::Degrade(r) => r.converged,
+            SearchSummary::Mlr(r) => r.converged,
+            SearchSummary::SweetSpot(_) => true,
         }
     }
 
@@ -147,8 +160,9 @@ pub struct NdrReport {
     /// One-way delay at fractions of the rate found (empty: not asked, or none found).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<LatencyPoint>,
-    /// Why the answer may not be believed: its trials contradict each other (then
-    /// `converged` is false), the sender fell behind below the rate found, a latency
+    /// Why the answer may not be believed: its trials contradict each other or it ran
+    /// out of trials (then `converged` is false: a search that did not converge always
+    /// has a doubt, so its status is `flagged`, never `ok`), the sender fell behind below the rate found, a latency
     /// step lost packets (the `search` module's `witness`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<results::Doubt>,
@@ -258,6 +272,9 @@ pub struct DegradeReport {
     pub trials: usize,
     pub converged: bool,
     pub points: Vec<Point>,
+    /// Why the answer may not be believed: out of trials (then `converged` is false).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<results::Doubt>,
 }
 
 /// One measured step.

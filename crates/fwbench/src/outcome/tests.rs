@@ -1,4 +1,6 @@
-//! Unit tests of `outcome`: the stored form keeps its keys and their order.
+//! Unit tests of `outcome`: the stored form keeps its keys and their order; a late
+//! sender is flagged. [`packet_step`] is the planted packet trial the searches' tests
+//! run on too.
 
 use super::*;
 use crate::workloads::{echo, packet};
@@ -52,5 +54,123 @@ fn stored_form_keys_each_family_as_before() {
     assert_eq!(
         text,
         format!(r#"{head}"summary":{figures},"gateway":null}}"#)
+    );
+}
+
+/// A packet trial as stored, `ok`: `offered` pps for `elapsed_s`, `sent` and
+/// `received` packets, the sender at most `max_lag_ns` behind its schedule.
+pub(crate) fn packet_step(
+    offered: f64,
+    sent: u64,
+    received: u64,
+    elapsed_s: f64,
+    max_lag_ns: u64,
+) -> Outcome {
+    let j = serde_json::json!({
+        "status": "ok", "error": null, "started_at": "t0", "finished_at": "t1",
+        "packet": {
+            "counted_at": "sink", "elapsed_s": elapsed_s, "payload": 18, "frame": 64,
+            "offered_pps": offered, "sent": sent, "sent_pps": sent as f64 / elapsed_s,
+            "received": received, "received_pps": received as f64 / elapsed_s,
+            "lost": sent - received,
+            "loss_ratio": (sent - received) as f64 / sent.max(1) as f64,
+            "received_bps": 0.0, "received_l2_bps": 0.0, "duplicates": 0,
+            "reordered": 0, "unstamped": 0,
+            "owd": proto::RttSummary::default(), "jitter_ns": 0.0,
+            "send_errors": 0, "max_lag_ns": max_lag_ns,
+            "kernel": proto::UdpKernelCounters::default(),
+            "sink_interfaces": [], "flows": []
+        }
+    });
+    Outcome::from_stored_step(&j).unwrap()
+}
+
+/// Issue 37: `flow --rules 5000 --flows 2 -t 3 --event add:1@1500ms --load 0.5` printed
+/// "sender behind its schedule by up to 118.7 ms" and stayed `ok`. Its update's
+/// figures rest on the background arriving on time: beyond the 50 ms before the
+/// update the trial is flagged, the reason named; without events, a tenth of the
+/// traffic phase is the bound.
+#[test]
+fn a_sender_late_beyond_its_bound_flags_the_trial() {
+    use crate::workloads::events::{EventsSummary, Unit, UpdateEffect};
+    let flow = |lag_ns: u64, update: bool| {
+        let mut o = packet_step(10_000.0, 30_000, 30_000, 3.0, lag_ns);
+        if let (true, Some(Figures::Packet(s))) = (update, o.figures.as_mut()) {
+            let row = proto::UpdateRow {
+                event: 0,
+                index: 0,
+                kind: proto::UpdateKind::Add,
+                method: proto::UpdateMethod::Batch,
+                k: 1,
+                installed: 5000,
+                start_unix_ns: 1,
+                commit_ns: 1,
+                calls: 1,
+                cpu_busy: 0.0,
+                marker: true,
+                error: None,
+            };
+            s.events = Some(Box::new(EventsSummary {
+                bin_ns: 1_000_000,
+                unit: Unit::Packet,
+                marker_src: None,
+                background_streams: 1,
+                updates: vec![UpdateEffect {
+                    row,
+                    commit_ms: 0.0,
+                    time_to_effect_ms: Some(3.0),
+                    effect_resolution_ms: None,
+                    no_time_to_effect: None,
+                    stall_ms: Some(0.0),
+                    lost: 0,
+                    lost_beyond_baseline: None,
+                    blocked_ms: None,
+                    baseline_loss: None,
+                    baseline: None,
+                    owd_max_us: 0,
+                    series: vec![],
+                    doubts: vec![],
+                }],
+                bins_lost: 0,
+                marker_dropped: None,
+                unbinned_lost: 0,
+                lost_around: None,
+                quiet: None,
+                load: None,
+            }));
+        }
+        o.judge_witness();
+        o
+    };
+    let late = flow(118_700_000, true);
+    assert_eq!(late.status, Status::Flagged);
+    assert_eq!(late.doubts.len(), 1, "{:?}", late.doubts);
+    assert_eq!(late.doubts[0].kind, results::DoubtKind::LimitedByFwbench);
+    let why = late.error.as_deref().unwrap();
+    assert!(
+        why.starts_with(
+            "limited by fwbench: the sender fell behind its schedule by up to 118.7 ms, more \
+             than the 50 ms before each update"
+        ),
+        "{why}"
+    );
+    // In the stored form (what `--json` prints) too.
+    let j = serde_json::to_value(&late).unwrap();
+    assert_eq!(j["status"], "flagged");
+    assert_eq!(j["doubts"][0]["kind"], "limited_by_fwbench");
+    // On time for its update: ok.
+    assert_eq!(flow(20_000_000, true).status, Status::Ok);
+    // No events: 118.7 ms of 3 s is within the tenth; 400 ms is not.
+    assert_eq!(flow(118_700_000, false).status, Status::Ok);
+    let plain = flow(400_000_000, false);
+    assert_eq!(plain.status, Status::Flagged);
+    assert!(
+        plain
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("more than 10 % of the trial's 3.0 s"),
+        "{:?}",
+        plain.error
     );
 }

@@ -85,7 +85,7 @@ fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
                 r.frame,
                 r.trials,
                 if r.confirmed { ", confirmed" } else { "" },
-                if r.converged { "" } else { " (NOT converged: out of trials)" }
+                if r.converged { "" } else { " (NOT converged: see FLAGGED)" }
             );
             if r.ceiling_given && r.fail_pps.is_none() {
                 out += &format!(
@@ -169,7 +169,7 @@ fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
         pct(r.precision),
         r.trials,
         r.trial_time_s,
-        if r.converged { "" } else { " (NOT converged: out of trials)" }
+        if r.converged { "" } else { " (NOT converged: see FLAGGED)" }
     );
     for g in &r.goals {
         let what = if g.loss_ratio == 0.0 {

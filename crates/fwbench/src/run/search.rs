@@ -60,13 +60,8 @@ fn cli_search(
     } else {
         print!("{}", search_text(&p, &r));
     }
-    let converged = match &r {
-        SearchSummary::Ndr(r) => r.converged,
-        SearchSummary::Degrade(r) => r.converged,
-        SearchSummary::Mlr(r) => r.converged,
-        SearchSummary::SweetSpot(_) => true,
-    };
-    Ok(if converged {
+    // Not converged: flagged with its reason (`Outcome::with_search`), and exit 1.
+    Ok(if r.converged() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -3,7 +3,7 @@
 //! has its bracket from final-duration trials.
 
 use crate::error::usage;
-use crate::outcome::search::{MlrGoal, MlrPoint, MlrReport};
+use crate::outcome::search::{pct, MlrGoal, MlrPoint, MlrReport};
 use crate::outcome::Outcome;
 use crate::params::search::{SearchParams, MLR_GOALS};
 use crate::params::TrialParams;
@@ -127,6 +127,31 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     // longer (a short pass above a long fail is the duration's doing: a buffer absorbs
     // a short excess) — the trials contradict each other: not converged, named.
     let mut doubts = vec![];
+    // Out of trials: each goal whose bracket is still wider than asked (at least one),
+    // flagged with it (never `ok`: not converged).
+    if !converged {
+        let open = |g: &&MlrGoal| match (g.rate_pps, g.fail_pps) {
+            (Some(p), Some(f)) => f - p > sp.precision * f,
+            _ => true,
+        };
+        let wide: Vec<&MlrGoal> = match goals.iter().filter(open).collect::<Vec<_>>() {
+            v if v.is_empty() => goals.iter().take(1).collect(),
+            v => v,
+        };
+        for g in wide {
+            doubts.push(crate::search::witness::out_of_trials(
+                &format!(
+                    "{} trials (--max-trials), goal ≤ {} loss,",
+                    curve.len(),
+                    pct(g.loss_ratio)
+                ),
+                "pps",
+                g.rate_pps,
+                g.fail_pps,
+                crate::search::bisect::Width::Relative(sp.precision, 0.0),
+            ));
+        }
+    }
     for g in &goals {
         if let Some(c) = contradiction(&curve, g.loss_ratio) {
             converged = false;
@@ -203,6 +228,36 @@ pub fn contradiction(curve: &[MlrPoint], loss: f64) -> Option<results::Doubt> {
 mod tests {
     use super::*;
     use crate::outcome::search::Point;
+
+    /// Issue 37, as for ndr: MLRsearch out of trials (`--max-trials`) is flagged with
+    /// the goal whose bracket is still open, never `ok`.
+    #[test]
+    fn an_mlr_out_of_trials_is_flagged_never_ok() {
+        use crate::outcome::search::SearchSummary;
+        let p = crate::search::ndr::tests::flood(&[("duration", "2")]);
+        let sp = SearchParams {
+            precision: 0.02,
+            max_rate: Some(Rate::Pps(895_463.0)),
+            max_trials: 4,
+            goals: vec![0.0],
+            latency_at: vec![],
+            ..SearchParams::default()
+        };
+        let mut run = |q: &TrialParams| crate::search::ndr::tests::step(q, 400_000.0);
+        let r = mlr_search(&p, &sp, &mut run).unwrap();
+        assert!(!r.converged);
+        assert_eq!(r.doubts.len(), 1, "{:?}", r.doubts);
+        assert_eq!(r.doubts[0].kind, results::DoubtKind::NotConverged);
+        assert!(
+            r.doubts[0]
+                .why
+                .starts_with("out of trials: 4 trials (--max-trials), goal ≤ 0 % loss,"),
+            "{}",
+            r.doubts[0]
+        );
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::Mlr(r));
+        assert_eq!(o.status, results::Status::Flagged);
+    }
 
     fn trial(x: f64, d: f64, loss: f64) -> MlrPoint {
         MlrPoint {

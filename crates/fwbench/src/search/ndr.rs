@@ -120,7 +120,8 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             }
         }
     };
-    let mut converged = found.is_some();
+    let out_of_trials = found.is_none();
+    let mut converged = !out_of_trials;
     // The witness: a pass above a fail is measured again, once, at both rates; one
     // that persists means the bracket is noise (a disturbed testbed, a policer whose
     // rate changed): not converged, named.
@@ -138,7 +139,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             doubts.push(c.doubt(true));
         }
     }
-    // Out of trials: report the bracket so far.
+    // Out of trials: report the bracket so far, flagged (never `ok`: not converged).
     let found = found.unwrap_or_else(|| Found {
         pass: points
             .iter()
@@ -151,6 +152,15 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             .map(|q| q.x)
             .reduce(f64::min),
     });
+    if out_of_trials {
+        doubts.push(crate::search::witness::out_of_trials(
+            &format!("{steps} search steps (--max-trials)"),
+            "pps",
+            found.pass,
+            found.fail,
+            width,
+        ));
+    }
     let mut curve = points;
     curve.sort_by(|a, b| a.x.total_cmp(&b.x));
     let latency = match found.pass.filter(|x| *x > 0.0) {
@@ -185,3 +195,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
 fn fmt_pps(x: f64) -> String {
     format!("{:.0} pps", x)
 }
+
+#[cfg(test)]
+#[path = "ndr_tests.rs"]
+pub(crate) mod tests;

@@ -5,11 +5,14 @@
 //! loss at a latency step below the "zero-loss" rate — and the answer is then noise.
 //!
 //! Owns: the pure judgements over a search's points ([`contradiction`],
-//! [`sender_doubts`], [`latency_doubts`]) and the re-test rule (a contradiction is
-//! measured again once; only one that persists makes the search not converged).
+//! [`sender_doubts`], [`latency_doubts`], [`out_of_trials`]) and the re-test rule (a
+//! contradiction is measured again once; only one that persists makes the search not
+//! converged). A search that did not converge always carries a doubt saying why, so its
+//! status is never `ok`.
 //! Must not: run trials (the search does, through its `Runner`).
 
 use crate::outcome::search::{pct, LatencyPoint, Point};
+use crate::search::bisect::Width;
 use results::{Doubt, DoubtKind};
 
 /// A pass above a fail: the rates and what each trial gave.
@@ -94,6 +97,41 @@ pub fn sender_doubts(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
     }
 }
 
+/// A search that ran out of trials before its bracket was as narrow as `asked`: its
+/// answer is the bracket so far, `pass` (highest value that passed; None: none did) to
+/// `fail` (lowest that failed; None: none did), and not converged. `spent` says what
+/// ran out ("20 search steps (--max-trials)").
+pub fn out_of_trials(
+    spent: &str,
+    unit: &str,
+    pass: Option<f64>,
+    fail: Option<f64>,
+    asked: Width,
+) -> Doubt {
+    let bracket = match (pass, fail) {
+        (Some(p), Some(f)) => format!(
+            "left the answer between {p:.0} {unit} (passed) and {f:.0} {unit} (failed), {}",
+            match asked {
+                Width::Relative(r, _) => format!(
+                    "{} apart where {} was asked",
+                    pct(if f > 0.0 { (f - p).abs() / f } else { 1.0 }),
+                    pct(r)
+                ),
+                Width::Absolute(a) => {
+                    format!("{:.0} {unit} apart where {a:.0} was asked", (f - p).abs())
+                }
+            }
+        ),
+        (Some(p), None) => format!("ended with {p:.0} {unit} passed and nothing failed"),
+        (None, Some(f)) => format!("ended with nothing passed (lowest failing {f:.0} {unit})"),
+        (None, None) => "ended with no verdict".to_string(),
+    };
+    Doubt::new(
+        DoubtKind::NotConverged,
+        format!("out of trials: {spent} {bracket}"),
+    )
+}
+
 /// Latency steps (at fractions of the rate found) that lost more than the search's
 /// threshold: the rate found is not loss-free when measured again.
 pub fn latency_doubts(latency: &[LatencyPoint], threshold: f64) -> Vec<Doubt> {
@@ -175,6 +213,42 @@ mod tests {
             .starts_with("the sender fell behind its schedule at 400 pps"));
         assert!(sender_doubts(&points, Some(300.0)).is_empty());
         assert!(sender_doubts(&points, None).is_empty());
+    }
+
+    /// The noisy unpoliced ndr: 20 steps, the bracket still 5.3 % wide at 2 % asked.
+    #[test]
+    fn out_of_trials_names_the_bracket_left() {
+        let d = out_of_trials(
+            "20 search steps (--max-trials)",
+            "pps",
+            Some(424_000.0),
+            Some(447_700.0),
+            Width::Relative(0.02, 1.0),
+        );
+        assert_eq!(d.kind, DoubtKind::NotConverged);
+        assert_eq!(
+            d.to_string(),
+            "not converged: out of trials: 20 search steps (--max-trials) left the answer \
+             between 424000 pps (passed) and 447700 pps (failed), 5.2937 % apart where 2 % \
+             was asked"
+        );
+        let none = out_of_trials("3 trials", "rules", None, Some(10.0), Width::Absolute(5.0));
+        assert!(
+            none.why
+                .ends_with("nothing passed (lowest failing 10 rules)"),
+            "{none}"
+        );
+        let rules = out_of_trials(
+            "9 trials",
+            "rules",
+            Some(100.0),
+            Some(200.0),
+            Width::Absolute(5.0),
+        );
+        assert!(
+            rules.why.ends_with("100 rules apart where 5 was asked"),
+            "{rules}"
+        );
     }
 
     /// `ndr --frame 64`: 0.98 % lost at 10 % of the rate found; flagged.
