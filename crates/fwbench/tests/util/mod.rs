@@ -282,6 +282,25 @@ pub fn contradiction(v: &serde_json::Value) -> Option<String> {
         .map(|d| d["why"].as_str().unwrap_or("").to_string())
 }
 
+/// The doubts of a trial flagged for this machine's noise alone — fwbench's own
+/// sender behind its schedule, or the CPU it shared taken by other processes — with
+/// why; `None` for a trial not flagged, or flagged for anything else. A test of what
+/// the gateway does runs such a trial once more (a busy CI host is not its subject).
+pub fn flagged_for_noise(v: &serde_json::Value) -> Option<String> {
+    let doubts = v["doubts"].as_array()?;
+    let noise =
+        |d: &&serde_json::Value| d["kind"] == "limited_by_fwbench" || d["kind"] == "disturbed";
+    (v["status"] == "flagged" && !doubts.is_empty() && doubts.iter().all(|d| noise(&d))).then(
+        || {
+            doubts
+                .iter()
+                .map(|d| d["why"].to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
+    )
+}
+
 fn checked_json(args: &[&str], o: Output, contradicted: bool) -> serde_json::Value {
     let flagged = contradicted
         && o.status.code() == Some(1)
