@@ -369,8 +369,11 @@ fn tolerance_and_missing_counters() {
 }
 
 /// issue 37: a max-rate flood whose sink got 1.2 kpps of what the sender got out was
-/// `ok`. Refused at the gateway's ingress, it is overloaded (its rate no capacity);
-/// dropped by the firewall on purpose (taken in, not forwarded), or paced, it is not.
+/// `ok`. Where what the gateway forwarded was mostly dropped before the sink's
+/// interface (queued behind the flood on the gateway's CPU: receive livelock), it is
+/// overloaded (its rate no capacity); a gateway forwarding at its limit into a sink
+/// that takes it all is its maximum forwarding rate, however small a share; the
+/// firewall's own drops, or a paced trial, are not overloaded either.
 #[test]
 fn a_flood_far_past_the_gateway_is_overloaded_and_a_firewalls_drops_are_not() {
     let flood = |c: RateCounters| RateCounters {
@@ -378,28 +381,38 @@ fn a_flood_far_past_the_gateway_is_overloaded_and_a_firewalls_drops_are_not() {
         gateway_in_dropped: Some(c.sent - c.gateway_in.unwrap_or(0)),
         ..c
     };
-    // 120 000 sent, 2 400 taken in (the rest dropped by its backlog), 2 400 received.
-    let over = flood(path(120_000, 2_400, 2_400, 2_400, 2_400));
+    // 1 084 032 sent, 55 122 taken in (and accepted by the rules), 3 forwarded, 0
+    // received: the 1 000-rule nft flood with the sink not steered off the gateway's CPU.
+    let over = flood(path(1_084_032, 55_122, 3, 3, 0));
     let why = overload(&over).expect("overloaded");
     assert_eq!(
         why,
-        "a flood at the maximum rate: the gateway took in 2400 of the 120000 packets the \
-         sender got out, its receive backlog dropping 117600 on receipt, and 2400 (2.00 %) \
-         reached the sink; a gateway this far past its limit forwards less than it can, so \
-         this rate is not its capacity (`fwbench ndr` finds the rate it carries without loss)"
+        "a flood at the maximum rate: the gateway took in 55122 of the 1084032 packets the \
+         sender got out and forwarded 3, the sink's interface took in 3, and 0 (0.00 %) \
+         reached the sink: what the gateway took in was lost on its way to the sink, queued \
+         behind the flood on one CPU (receive livelock), so this rate is not the gateway's \
+         capacity (pin the sink to a CPU of its own, or `fwbench ndr` for the rate it \
+         carries without loss)"
     );
-    // Just above a tenth received: a gateway at its limit, not past it.
+    // Forwarded, then dropped before the sink's interface: the same.
+    assert!(overload(&flood(path(2_561_088, 9_083, 9_083, 0, 0))).is_some());
+    // Steered: 29 026 forwarded and received of 789 184 (3.7 %): its forwarding rate.
     assert_eq!(
-        overload(&flood(path(100_000, 10_000, 10_000, 10_000, 10_000))),
+        overload(&flood(path(789_184, 29_100, 29_026, 29_026, 29_026))),
+        None
+    );
+    // Just above a tenth received: not overloaded whatever was lost on the way.
+    assert_eq!(
+        overload(&flood(path(100_000, 40_000, 40_000, 10_000, 10_000))),
         None
     );
     // A drop model: everything taken in, nothing forwarded — the firewall's drops.
     assert_eq!(overload(&flood(path(130_000, 130_000, 0, 0, 0))), None);
     // Paced (a search's step): its loss is the search's to judge.
-    assert_eq!(overload(&path(120_000, 2_400, 2_400, 2_400, 2_400)), None);
-    // Without the gateway's ingress counter: nothing to tell the two apart.
+    assert_eq!(overload(&path(1_084_032, 55_122, 3, 3, 0)), None);
+    // Without the sink's interface counter: nothing to tell the two apart.
     let blind = RateCounters {
-        gateway_in: None,
+        sink_in: None,
         ..over
     };
     assert_eq!(overload(&blind), None);

@@ -118,7 +118,9 @@ fn a_scenario_without_pins_prints_a_cost_and_never_blames_the_sender() {
 /// `gateway_cpus` 1 vs 2 (sender and sink on CPU 0, 8 flows): the gateway's agent and
 /// its interfaces' RPS/XPS masks get CPU 1, then CPUs 0-1 — recorded in the trial's
 /// parameters and placement — and the gateway's softirq time moves: CPU 1 carries a
-/// larger share of it with one gateway CPU than with two.
+/// larger share of it with one gateway CPU than with two. The gateway's firewall drops
+/// the flood (`filter-drop`), so the softirq time is the gateway's alone: what it
+/// forwarded would be received on the sink's own CPU (its receive is steered there).
 #[root_test]
 fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
@@ -129,7 +131,8 @@ fn gateway_cpus_moves_where_the_gateways_softirq_time_lands() {
         "g.toml",
         "order = \"sequential\"\nrepetitions = 2\nworkload = \"flood\"\n[testbed]\n\
          pin_client = \"0\"\npin_server = \"0\"\n[params]\nflows = 8\nsize = 128\n\
-         rate = \"max\"\nduration = 2\ngateway_cpus = [1, 2]\n",
+         rate = \"max\"\nduration = 2\ngateway_cpus = [1, 2]\n\
+         engine = \"iptables-legacy\"\nmodel = \"filter-drop\"\n",
     );
     run_stored(&sc, &db);
     let last = std::thread::available_parallelism().unwrap().get() - 1;

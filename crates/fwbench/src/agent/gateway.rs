@@ -604,7 +604,7 @@ fn sysctl_name_ok(k: &str) -> bool {
 }
 
 /// CPU list → the hex mask sysfs takes (comma every 32 bits), e.g. [1] → "2".
-fn rps_mask(cpus: &[usize]) -> String {
+pub(super) fn rps_mask(cpus: &[usize]) -> String {
     let words = cpus.iter().max().map(|m| m / 32 + 1).unwrap_or(1);
     let mut w = vec![0u32; words];
     for &c in cpus {
