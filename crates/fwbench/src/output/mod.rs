@@ -333,6 +333,30 @@ pub fn trial_json(p: &TrialParams, o: &Outcome) -> serde_json::Value {
 pub const JSON_VERSION: u32 = 1;
 
 /// The `schema` value of a `--json` output: `fwbench/<kind>/<version>`.
+/// A command's JSON document (`compare`, `trend`) as text, its `schema` set to `kind`'s.
+pub fn json_text(mut v: serde_json::Value, kind: &str) -> serde_json::Result<String> {
+    v["schema"] = schema(kind).into();
+    Ok(serde_json::to_string_pretty(&v)? + "\n")
+}
+
+/// A command's output written to `--output` (saying so on stderr as `what`), or to
+/// stdout without one or with `-`.
+pub fn write_or_print(
+    output: Option<&std::path::Path>,
+    text: &str,
+    what: &str,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    match output {
+        Some(out) if out.as_os_str() != "-" => {
+            std::fs::write(out, text).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!("fwbench: {what} written to {}", out.display());
+        }
+        _ => print!("{text}"),
+    }
+    Ok(())
+}
+
 pub fn schema(kind: &str) -> String {
     format!("fwbench/{kind}/{JSON_VERSION}")
 }

@@ -127,32 +127,24 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
     let text = match a.format.as_str() {
         "md" => cmp.markdown(),
         "html" => cmp.html(),
-        "json" => {
-            let mut v = cmp.json();
-            v["schema"] = crate::output::schema("compare").into();
-            serde_json::to_string_pretty(&v)? + "\n"
-        }
+        "json" => crate::output::json_text(cmp.json(), "compare")?,
         _ => cmp.text(),
     };
-    match &a.output {
-        Some(out) if out.as_os_str() != "-" => {
-            let target = std::fs::canonicalize(out).ok();
-            if let Some((name, _, _)) = loaded.iter().find(|(_, file, _)| {
-                target
-                    .as_ref()
-                    .is_some_and(|t| t.display().to_string() == *file)
-            }) {
-                return Err(usage(format!(
-                    "--output {}: that is the results file {name} being compared; \
-                     compare never writes to its inputs",
-                    out.display()
-                )));
-            }
-            std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!("fwbench: comparison written to {}", out.display());
+    if let Some(out) = a.output.as_deref().filter(|o| o.as_os_str() != "-") {
+        let target = std::fs::canonicalize(out).ok();
+        if let Some((name, _, _)) = loaded.iter().find(|(_, file, _)| {
+            target
+                .as_ref()
+                .is_some_and(|t| t.display().to_string() == *file)
+        }) {
+            return Err(usage(format!(
+                "--output {}: that is the results file {name} being compared; \
+                 compare never writes to its inputs",
+                out.display()
+            )));
         }
-        _ => print!("{text}"),
     }
+    crate::output::write_or_print(a.output.as_deref(), &text, "comparison")?;
     if cmp.itself() {
         eprintln!(
             "fwbench: compared a run with itself (both sides are the same runs of the same file)"

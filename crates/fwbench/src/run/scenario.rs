@@ -398,21 +398,8 @@ fn settle_load(t: &PlannedTrial, pin: &Pinning, on: &mut On) -> Result<TrialPara
     let mut step = 0u32;
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
-        let planned = PlannedTrial {
-            key: scenario::trial_key(q, LOAD_STEP_KEY + step),
-            rep: t.rep,
-            params: q.clone(),
-        };
-        if let Some((status, results)) = store.trial_by_key(run_id, &planned.key)? {
-            let o = Outcome::from_stored_step(&results).with_context(|| {
-                format!("reading stored load search step {} ({status})", planned.key)
-            })?;
-            eprintln!("    step {step}: stored before the interruption, reused");
-            return Ok(o);
-        }
-        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
-        crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &o))?;
-        Ok(o)
+        let key = scenario::trial_key(q, LOAD_STEP_KEY + step);
+        search_step(testbeds, store, run_id, t, pin, q, key, step)
     };
     let Some(found) = load::capacity(&t.params, &mut runner)? else {
         return Ok(t.params.clone());
@@ -552,6 +539,37 @@ fn end_run(args: &RunArgs, store: &Store, plan: &Plan, run_id: i64, ran: &Ran) -
     })
 }
 
+/// One step (`q`, stored under `key`) of a search that is part of planned trial `t`
+/// (an ndr's, a load search's): a resumed run reuses a step stored before the
+/// interruption (its outcome steers the search the same way), else it is measured and
+/// stored as a trial of the run.
+#[allow(clippy::too_many_arguments)]
+fn search_step(
+    testbeds: &mut Testbeds,
+    store: &mut Store,
+    run_id: i64,
+    t: &PlannedTrial,
+    pin: &Pinning,
+    q: &TrialParams,
+    key: String,
+    step: u32,
+) -> Result<Outcome> {
+    let planned = PlannedTrial {
+        key,
+        rep: t.rep,
+        params: q.clone(),
+    };
+    if let Some((status, results)) = store.trial_by_key(run_id, &planned.key)? {
+        let o = Outcome::from_stored_step(&results)
+            .with_context(|| format!("reading stored search step {} ({status})", planned.key))?;
+        eprintln!("    step {step}: stored before the interruption, reused");
+        return Ok(o);
+    }
+    let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
+    crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &o))?;
+    Ok(o)
+}
+
 /// A search (ndr, degrade) as one planned trial of a scenario: every step is stored
 /// as its own flood/flow trial (rep = the search's repetition, key = step), then the
 /// search's result is returned as the planned trial's outcome (stored by the caller).
@@ -566,23 +584,8 @@ fn run_search_trial(
     let mut step = 0u32;
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
-        let planned = PlannedTrial {
-            key: scenario::trial_key(q, t.rep * 10_000 + step),
-            rep: t.rep,
-            params: q.clone(),
-        };
-        // A resumed run: the steps stored before the interruption are reused (their
-        // outcomes steer the search the same way), not measured and stored again.
-        if let Some((status, results)) = store.trial_by_key(run_id, &planned.key)? {
-            let o = Outcome::from_stored_step(&results).with_context(|| {
-                format!("reading stored search step {} ({status})", planned.key)
-            })?;
-            eprintln!("    step {step}: stored before the interruption, reused");
-            return Ok(o);
-        }
-        let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
-        crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &o))?;
-        Ok(o)
+        let key = scenario::trial_key(q, t.rep * 10_000 + step);
+        search_step(testbeds, store, run_id, t, pin, q, key, step)
     };
     let res = crate::search::run_search(&t.params, &mut runner);
     let mut o = Outcome {

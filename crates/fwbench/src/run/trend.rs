@@ -146,21 +146,13 @@ pub fn trend(a: &TrendArgs) -> Result<ExitCode> {
         "md" => t.markdown(),
         "html" => t.html(),
         "csv" => t.csv(),
-        "json" => {
-            let mut v = t.json();
-            v["schema"] = crate::output::schema("trend").into();
-            serde_json::to_string_pretty(&v)? + "\n"
-        }
+        "json" => crate::output::json_text(t.json(), "trend")?,
         _ => t.text(),
     };
-    match &a.output {
-        Some(out) if out.as_os_str() != "-" => {
-            refuse_input(out, &files)?;
-            std::fs::write(out, &text).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!("fwbench: trend written to {}", out.display());
-        }
-        _ => print!("{text}"),
+    if let Some(out) = a.output.as_deref().filter(|o| o.as_os_str() != "-") {
+        refuse_input(out, &files)?;
     }
+    crate::output::write_or_print(a.output.as_deref(), &text, "trend")?;
     let failing = t.failing();
     if !failing.is_empty() {
         eprintln!(
