@@ -76,13 +76,24 @@ fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
     assert_eq!(series[0]["metric"], "received_pps");
     let points = series[0]["points"].as_array().unwrap();
     assert_eq!(points.len(), 20, "{text}");
-    let regressions: Vec<&Value> = series[0]["changes"]
-        .as_array()
-        .unwrap()
+    // One regression stated; another change point may be found where a run of this
+    // busy machine wavered (a CI run split run 10, −0.6 % ± 2.9 %), but only with its
+    // doubt (its CI spans 0), never stated as a regression.
+    let changes = series[0]["changes"].as_array().unwrap();
+    let stated = |c: &&Value| c["doubt"].as_array().is_none_or(|d| d.is_empty());
+    let regressions: Vec<&Value> = changes
         .iter()
         .filter(|c| c["kind"] == "regression")
+        .filter(stated)
         .collect();
     assert_eq!(regressions.len(), 1, "{text}");
+    assert!(
+        changes
+            .iter()
+            .filter(|c| c["key"] != "11")
+            .all(|c| !stated(&c)),
+        "{text}"
+    );
     let r = regressions[0];
     assert_eq!(r["key"], "11", "{text}");
     assert_eq!(r["fails"], true, "{text}");

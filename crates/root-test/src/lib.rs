@@ -6,7 +6,7 @@
 //! Must not: run anything itself, or know more of the test harness than the names of
 //! `util::serial` and `util::TestbedGuard` in the test binary that uses it.
 //!
-//! ```ignore
+//! ```text
 //! #[root_test]                                   // privileged, the body as it is
 //! #[root_test(tb = "forward")]                   // `tb`: a forward testbed of its own
 //! #[root_test(serial, tb = "input")]             // one at a time, then the testbed
