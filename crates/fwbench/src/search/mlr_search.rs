@@ -127,30 +127,8 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     // longer (a short pass above a long fail is the duration's doing: a buffer absorbs
     // a short excess) — the trials contradict each other: not converged, named.
     let mut doubts = vec![];
-    // Out of trials: each goal whose bracket is still wider than asked (at least one),
-    // flagged with it (never `ok`: not converged).
     if !converged {
-        let open = |g: &&MlrGoal| match (g.rate_pps, g.fail_pps) {
-            (Some(p), Some(f)) => f - p > sp.precision * f,
-            _ => true,
-        };
-        let wide: Vec<&MlrGoal> = match goals.iter().filter(open).collect::<Vec<_>>() {
-            v if v.is_empty() => goals.iter().take(1).collect(),
-            v => v,
-        };
-        for g in wide {
-            doubts.push(crate::search::witness::out_of_trials(
-                &format!(
-                    "{} trials (--max-trials), goal ≤ {} loss,",
-                    curve.len(),
-                    pct(g.loss_ratio)
-                ),
-                "pps",
-                g.rate_pps,
-                g.fail_pps,
-                crate::search::bisect::Width::Relative(sp.precision, 0.0),
-            ));
-        }
+        doubts.extend(out_of_trials(&goals, curve.len(), sp.precision));
     }
     for g in &goals {
         if let Some(c) = contradiction(&curve, g.loss_ratio) {
@@ -189,6 +167,33 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         latency,
         doubts,
     })
+}
+
+/// Out of trials (`trials` run): each goal whose bracket is still wider than
+/// `precision` asks (at least one), flagged with it (never `ok`: not converged).
+fn out_of_trials(goals: &[MlrGoal], trials: usize, precision: f64) -> Vec<results::Doubt> {
+    let open = |g: &&MlrGoal| match (g.rate_pps, g.fail_pps) {
+        (Some(p), Some(f)) => f - p > precision * f,
+        _ => true,
+    };
+    let wide: Vec<&MlrGoal> = match goals.iter().filter(open).collect::<Vec<_>>() {
+        v if v.is_empty() => goals.iter().take(1).collect(),
+        v => v,
+    };
+    wide.into_iter()
+        .map(|g| {
+            crate::search::witness::out_of_trials(
+                &format!(
+                    "{trials} trials (--max-trials), goal ≤ {} loss,",
+                    pct(g.loss_ratio)
+                ),
+                "pps",
+                g.rate_pps,
+                g.fail_pps,
+                crate::search::bisect::Width::Relative(precision, 0.0),
+            )
+        })
+        .collect()
 }
 
 /// A contradiction among MLRsearch's trials for one goal `loss`: a rate counted within
