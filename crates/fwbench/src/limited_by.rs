@@ -349,44 +349,48 @@ pub fn limited_by(c: &RateCounters, tolerance: f64) -> Limit {
 }
 
 /// A flood counts as overloaded (livelocked) only when the sink got less than this
-/// share of what the sender got out.
+/// share of what the sender got out ([`overload`]).
 pub const OVERLOAD_SHARE: f64 = 0.1;
 
 /// A flood at the maximum rate so far beyond the gateway that its rate is no capacity:
-/// the sink got less than [`OVERLOAD_SHARE`] of what the sender got out, and what the
-/// gateway forwarded mostly never entered the sink's interface (more of it lost on the
-/// way than received) — the forwarded packets queued behind the flood on one CPU and
-/// were dropped there (receive livelock: a veth delivers on the CPU that sent, and the
-/// sink's receive processing was not steered off the gateway's CPU). A gateway
-/// forwarding at its limit into a sink that takes everything is not this: what it
-/// forwards is its maximum forwarding rate (RFC 2889), the figure a flood measures,
-/// however small a share of the offered rate (the backlog's drops at its ingress cost
-/// the sender's CPU, not its own). `None` for a paced trial, without the gateway's
-/// egress and the sink's interface counters, or below the threshold. Pure.
+/// the sink got less than [`OVERLOAD_SHARE`] of what the sender got out, most of what
+/// was lost never entered the gateway (not there, or dropped by its receive backlog on
+/// receipt — a firewall's or a policer's deliberate drops are taken in first and do not
+/// count), and of what it did take in it delivered less than half — the rest queued
+/// behind the flood on one CPU and was dropped there (receive livelock: a veth delivers
+/// on the CPU that forwarded, and the sink's receive was not steered off the gateway's
+/// CPU). A gateway that delivers what it takes in, however small a share of the offered
+/// rate, forwards at its maximum forwarding rate (RFC 2889), the figure a flood
+/// measures (the backlog's drops at its ingress cost the sender's CPU): not flagged.
+/// `None` for a paced trial, without the gateway's ingress counter, or below the
+/// threshold. Pure.
 pub fn overload(c: &RateCounters) -> Option<String> {
     if c.paced || c.sent == 0 {
         return None;
     }
     let n = c.frames_per_datagram.max(1);
     let (sent, received) = (c.sent * n, c.received * n);
-    let (g_in, out, sink_in) = (c.gateway_in?, c.gateway_out?, c.sink_in?);
-    // Lost between the gateway's egress and the sink's interface; and inside the
-    // gateway, of what it forwarded at all (a firewall that drops everything on
-    // purpose forwards nothing: its drops are not a livelock).
-    let on_the_way = out.saturating_sub(sink_in);
-    let inside = if out > 0 { g_in.saturating_sub(out) } else { 0 };
+    let g_in = c.gateway_in?;
+    let refused = sent.saturating_sub(g_in);
+    let lost = sent.saturating_sub(received);
+    let undelivered = g_in.saturating_sub(received);
     if received as f64 >= sent as f64 * OVERLOAD_SHARE
-        || (on_the_way <= received && inside <= received)
+        || refused * 2 <= lost
+        || undelivered <= received
     {
         return None;
     }
+    let backlog = c
+        .gateway_in_dropped
+        .filter(|d| *d > 0)
+        .map(|d| format!(", its receive backlog dropping {d} on receipt"))
+        .unwrap_or_default();
     Some(format!(
         "a flood at the maximum rate: the gateway took in {g_in} of the {sent} packets the \
-         sender got out and forwarded {out}, the sink's interface took in {sink_in}, and \
-         {received} ({:.2} %) reached the sink: what the gateway took in was lost on its way \
-         to the sink, queued behind the flood on one CPU (receive livelock), so this rate is \
-         not the gateway's capacity (pin the sink to a CPU of its own, or `fwbench ndr` for \
-         the rate it carries without loss)",
+         sender got out{backlog}, and delivered {received} of them ({:.2} % of those sent): \
+         what it took in was lost on its way to the sink, queued behind the flood on one CPU \
+         (receive livelock), so this rate is not the gateway's capacity (pin the sink to a \
+         CPU of its own, or `fwbench ndr` for the rate it carries without loss)",
         // Two decimals: 231 of 505 408 is 0.05 %, not 0.0 %.
         received as f64 / sent as f64 * 100.0
     ))

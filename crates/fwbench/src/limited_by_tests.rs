@@ -388,14 +388,19 @@ fn a_flood_far_past_the_gateway_is_overloaded_and_a_firewalls_drops_are_not() {
     assert_eq!(
         why,
         "a flood at the maximum rate: the gateway took in 55122 of the 1084032 packets the \
-         sender got out and forwarded 3, the sink's interface took in 3, and 0 (0.00 %) \
-         reached the sink: what the gateway took in was lost on its way to the sink, queued \
+         sender got out, its receive backlog dropping 1028910 on receipt, and delivered 0 of \
+         them (0.00 % of those sent): what it took in was lost on its way to the sink, queued \
          behind the flood on one CPU (receive livelock), so this rate is not the gateway's \
          capacity (pin the sink to a CPU of its own, or `fwbench ndr` for the rate it \
          carries without loss)"
     );
     // Forwarded, then dropped before the sink's interface: the same.
     assert!(overload(&flood(path(2_561_088, 9_083, 9_083, 0, 0))).is_some());
+    // A policer in the gateway: it takes (nearly) everything in and drops on purpose.
+    assert_eq!(
+        overload(&flood(path(1_000_000, 990_000, 5_000, 5_000, 5_000))),
+        None
+    );
     // Steered: 29 026 forwarded and received of 789 184 (3.7 %): its forwarding rate.
     assert_eq!(
         overload(&flood(path(789_184, 29_100, 29_026, 29_026, 29_026))),
@@ -410,9 +415,9 @@ fn a_flood_far_past_the_gateway_is_overloaded_and_a_firewalls_drops_are_not() {
     assert_eq!(overload(&flood(path(130_000, 130_000, 0, 0, 0))), None);
     // Paced (a search's step): its loss is the search's to judge.
     assert_eq!(overload(&path(1_084_032, 55_122, 3, 3, 0)), None);
-    // Without the sink's interface counter: nothing to tell the two apart.
+    // Without the gateway's ingress counter: nothing to tell the two apart.
     let blind = RateCounters {
-        sink_in: None,
+        gateway_in: None,
         ..over
     };
     assert_eq!(overload(&blind), None);

@@ -109,8 +109,18 @@ fn a_scenario_searches_the_capacity_once_and_stores_its_floods() {
          duration = \"2s\"\nevent = \"add:1@1s\"\nevent_load = \"0.5\"\n\
          event_method = [\"batch\", \"per-rule\"]\n",
     );
-    let db = dir.file("r.db");
-    let o = fwbench(&["run", scenario.arg(), "--db", db.arg(), "--json"]);
+    let run = |db: &std::path::Path| fwbench(&["run", scenario.arg(), "--db", db.arg(), "--json"]);
+    let mut db = dir.file("r.db");
+    let mut o = run(&db);
+    // A busy host can contradict every zero-loss flood near the capacity (a CI run: 14
+    // trials, each pass failing its confirmation): that search honestly finds none and
+    // the run stops. This test's subject is the one search and its stored floods, so it
+    // runs once more, in a results file of its own (resuming would reuse those floods).
+    if stderr(&o).contains("no capacity to offer a share of") {
+        eprintln!("no capacity found on this busy host: once more");
+        db = dir.file("r2.db");
+        o = run(&db);
+    }
     let err = stderr(&o);
     assert!(o.status.success(), "{err}\n{}", stdout(&o));
     assert_eq!(

@@ -210,25 +210,48 @@ pub struct RunRow {
 }
 
 impl Store {
-    /// Begin a run: its host row, its run row (`running`) and its recovery key.
+    /// Begin a run: its host row (an identical one of an earlier run reused: the host's
+    /// facts — mitigations, sysctls, tools — are a few KiB a run otherwise), its run row
+    /// (`running`) and its recovery key.
     pub fn begin_run(&self, run: &NewRun) -> Result<i64> {
         let h = &run.host;
-        self.conn
-            .execute(
-                "INSERT INTO hosts (hostname, kernel, cpu_model, cores, fwbench_version, sysctls, tools)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    h.hostname,
-                    h.kernel,
-                    h.cpu_model,
-                    h.cores,
-                    h.fwbench_version,
-                    serde_json::to_string(&h.sysctls_column())?,
-                    serde_json::to_string(&h.tools)?
-                ],
+        let (sysctls, tools) = (
+            serde_json::to_string(&h.sysctls_column())?,
+            serde_json::to_string(&h.tools)?,
+        );
+        let host = params![
+            h.hostname,
+            h.kernel,
+            h.cpu_model,
+            h.cores,
+            h.fwbench_version,
+            sysctls,
+            tools
+        ];
+        let same: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM hosts WHERE hostname = ?1 AND kernel = ?2 AND cpu_model = ?3
+                 AND cores = ?4 AND fwbench_version = ?5 AND sysctls = ?6 AND tools = ?7
+                 ORDER BY id DESC LIMIT 1",
+                host,
+                |r| r.get(0),
             )
+            .optional()
             .map_err(|e| self.sql(e))?;
-        let host_id = self.conn.last_insert_rowid();
+        let host_id = match same {
+            Some(id) => id,
+            None => {
+                self.conn
+                    .execute(
+                        "INSERT INTO hosts (hostname, kernel, cpu_model, cores, fwbench_version, sysctls, tools)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        host,
+                    )
+                    .map_err(|e| self.sql(e))?;
+                self.conn.last_insert_rowid()
+            }
+        };
         let key = new_key()?;
         self.conn
             .execute(
