@@ -93,16 +93,27 @@ fn the_markers_intended_drops_are_not_the_gateways_limit() {
 
 /// The stored per-update rows of a trial of 4 scheduled updates: 4, all committed,
 /// the first (the marker's) with a time to effect.
-fn four_rows_stored(db: &std::path::Path) {
+/// `o`: the run's output, shown when a count is not what it should be.
+fn four_rows_stored(db: &std::path::Path, o: &std::process::Output) {
     let count = |sql: &str| sqlite_count(db, sql);
-    assert_eq!(count("SELECT count(*) FROM gateway_updates"), 4);
+    let seen = || format!("{}\n{}", stdout(o), stderr(o));
+    assert_eq!(
+        count("SELECT count(*) FROM gateway_updates"),
+        4,
+        "{}",
+        seen()
+    );
     assert_eq!(
         count("SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"),
-        4
+        4,
+        "{}",
+        seen()
     );
     assert_eq!(
         count("SELECT count(*) FROM gateway_updates WHERE time_to_effect_ms IS NOT NULL"),
-        1
+        1,
+        "{}",
+        seen()
     );
 }
 
@@ -111,7 +122,7 @@ fn repeated_updates_are_stored_one_row_each_and_deletions_take_effect() {
     let (_dir, db) = TempDir::with_file("r.db");
     let o = fwbench(&cmd!("flow --testbed", &tb.name, "--db", &db, "-r 20kpps --flows 2 --sources 2 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"));
     assert!(o.status.success(), "{}", stderr(&o));
-    four_rows_stored(&db);
+    four_rows_stored(&db, &o);
     // A deletion lets the marker flow through: its first packet dates the effect.
     let v = flow(
         &tb.name,
@@ -196,7 +207,7 @@ fn echo_updates_are_stored_one_row_each_and_reported() {
         "-P udp -n 3 -t 2 --engine nft --rules 100 --event add:2@500ms --event-rate 4 --event-count 4"
     ));
     assert!(o.status.success(), "{}", stderr(&o));
-    four_rows_stored(&db);
+    four_rows_stored(&db, &o);
     assert_eq!(
         sqlite_count(
             &db,

@@ -86,3 +86,35 @@ fn the_capacity_is_the_highest_pass_below_every_fail() {
     // Nothing passed: no capacity.
     assert_eq!(below_every_fail(&curve[5..]), None);
 }
+
+/// The CI run of 2026-11-28 at 5 000 nft rules: the bisection's only pass, 12 779
+/// pps, failed its confirmation (the gateway at its limit slowed a little), and the
+/// steps were spent. A second search below the lowest failure finds what held; the
+/// capacity is a pass of it below every failure of both, and the trials of both count.
+#[test]
+fn a_search_whose_only_pass_failed_again_searches_below_the_lowest_failure() {
+    let p = flow_with("0.5");
+    let mut calls = 0;
+    let mut run = |q: &TrialParams| -> Result<Outcome> {
+        calls += 1;
+        // The gateway forwards 13 000 pps for the first 8 trials, then 12 000.
+        let limit = if calls <= 8 { 13_000.0 } else { 12_000.0 };
+        Ok(match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                let received = if x <= limit { sent } else { sent * 9 / 10 };
+                crate::outcome::tests::packet_step(x, sent, received, 1.0, 0)
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 817_836, 0, 1.0, 0),
+        })
+    };
+    let found = capacity(&p, &mut run).unwrap().unwrap();
+    let s = found.search.unwrap();
+    assert!(
+        (11_000.0..=12_000.0).contains(&found.pps),
+        "{} pps, {s:?}",
+        found.pps
+    );
+    assert!(s.trials > 12, "{s:?}");
+    assert!(s.fail_pps.unwrap() <= 12_779.0, "{s:?}");
+}
