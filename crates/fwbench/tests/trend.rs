@@ -24,12 +24,13 @@ fn foreign_rules() -> String {
         .join("\n")
 }
 
-/// At a paced 50 kpps (what this shared 2-CPU machine's gateway forwards without loss
-/// with nothing installed; a flood at the maximum rate is limited by a sender sharing
-/// the machine with other work and varies by ±20 % between runs) each run passes the
-/// offered rate until the foreign table costs the gateway its capacity: with 2 000
-/// rules it forwards a third to a half of it. Three 1-s trials a run (`--repeat 3`)
-/// make each point a mean with a CI, and a disturbed trial one of three.
+/// At a paced 10 kpps, which this shared 2-CPU machine's gateway forwards without loss
+/// with or without the foreign table, each run passes the offered rate; what the table
+/// costs every packet is time: the one-way delay's median goes from ~10 µs to 30–50 µs.
+/// (At a rate the table makes the gateway lose, the rate it forwards is what is left
+/// of a CPU shared with the sender: it varied between runs by ±30 %, bimodally, and the
+/// segmentation rightly found steps there that were this machine's, not the table's.)
+/// Three 1-s trials a run (`--repeat 3`) make each point a mean with a CI.
 #[test]
 #[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
 fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
@@ -53,7 +54,7 @@ fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
             "-t",
             "1",
             "-r",
-            "50kpps",
+            "10kpps",
             "--repeat",
             "3",
             "--db",
@@ -65,15 +66,18 @@ fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
     }
     drop(foreign);
     let d = dir.path().to_str().unwrap();
-    let o = fwbench(&["trend", d, "--by", "tag:run"]);
+    let trend = ["trend", d, "--by", "tag:run", "--metrics", "owd_p50_us"];
+    let o = fwbench(&trend);
     let text = stdout(&o);
+    // Shown with --nocapture: the margins of a passing run.
+    eprintln!("{text}");
     assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
-    let o = fwbench(&["trend", d, "--by", "tag:run", "-f", "json"]);
+    let o = fwbench(&[&trend[..], &["-f", "json"]].concat());
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     let series = v["series"].as_array().unwrap();
     assert_eq!(series.len(), 1, "{text}");
-    assert_eq!(series[0]["metric"], "received_pps");
+    assert_eq!(series[0]["metric"], "owd_p50_us");
     let points = series[0]["points"].as_array().unwrap();
     assert_eq!(points.len(), 20, "{text}");
     // One regression stated; another change point may be found where a run of this
@@ -97,7 +101,7 @@ fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
     let r = regressions[0];
     assert_eq!(r["key"], "11", "{text}");
     assert_eq!(r["fails"], true, "{text}");
-    assert!(r["pct"].as_f64().unwrap() < -20.0, "{text}");
+    assert!(r["pct"].as_f64().unwrap() > 50.0, "{text}");
     // The runs carry their tags (schema 9) and the report shows them.
     let o = fwbench(&[
         "report",
