@@ -13,7 +13,7 @@
 //! the commit's own stopwatch.
 
 use crate::change::{Change, Step};
-use crate::engine::{backend, write_bpf_maps};
+use crate::engine::{backend, batch_steps, write_bpf_maps};
 use crate::model::{
     Action, EngineKind, EngineOptions, Hook, Match, Prefix, Role, Rule, RuleSet, SetElem, L4,
 };
@@ -164,13 +164,15 @@ impl Events {
     /// Rules (or elements, for element updates) fwbench's rule set holds now.
     pub fn size(&self, kind: UpdateKind) -> u64 {
         let base = match kind {
-            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace => {
+            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace | UpdateKind::Reload => {
                 self.installed.expect_rules
             }
             UpdateKind::AddElements | UpdateKind::RemoveElements => self.installed.expect_elements,
         };
         let events = match kind {
-            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace => self.rules.len(),
+            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace | UpdateKind::Reload => {
+                self.rules.len()
+            }
             UpdateKind::AddElements | UpdateKind::RemoveElements => self.elements.len(),
         };
         (base + events) as u64
@@ -271,6 +273,8 @@ impl Events {
         probe.kind = match spec.kind {
             UpdateKind::Delete => UpdateKind::Add,
             UpdateKind::RemoveElements => UpdateKind::AddElements,
+            // Rendered as the replacement it is (its rules are not prepared here).
+            UpdateKind::Reload => UpdateKind::Replace,
             k @ (UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements) => k,
         };
         probe.k = spec.k.min(2);
@@ -279,7 +283,8 @@ impl Events {
     }
 
     /// Untimed, before the traffic phase: put in place what event `event`'s updates
-    /// delete or remove (`count × K` rules or elements, the marker flow's first).
+    /// delete or remove (`count × K` rules or elements, the marker flow's first), or
+    /// the K rules its reloads load again (one batch: a reload's method is its own).
     pub fn prepare(&mut self, event: u32, spec: &EventSpec) -> Result<(), UpdateError> {
         let n = spec.count.saturating_mul(spec.k);
         match spec.kind {
@@ -287,6 +292,11 @@ impl Events {
                 let hook = self.hook()?;
                 let rules = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), n);
                 self.insert(event, hook, rules, spec.method)?;
+            }
+            UpdateKind::Reload => {
+                let hook = self.hook()?;
+                let rules = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), spec.k);
+                self.insert(event, hook, rules, proto::UpdateMethod::Batch)?;
             }
             UpdateKind::RemoveElements => {
                 let (set, l4) = self.drop_set()?;
@@ -331,14 +341,22 @@ impl Events {
             UpdateKind::Replace => {
                 let hook = self.hook()?;
                 let extra = self.new_rules(hook, Self::l4(spec), marker, spec.k);
-                let mut rs = self.rule_set.clone();
-                let at = rs.rules.iter().position(|r| r.hook == hook).unwrap_or(0);
-                rs.rules.splice(at..at, extra);
-                Change::Replace(Box::new(render_with(
-                    &rs,
-                    self.installed.engine,
-                    &self.opts,
-                )?))
+                Change::Replace(Box::new(self.rendered_with(hook, extra)?))
+            }
+            UpdateKind::Reload => {
+                let hook = self.hook()?;
+                // The rule set in force: the event's rules where they stand. A check's
+                // scratch copy has none prepared: it renders fresh ones.
+                let mut extra: Vec<Rule> = self
+                    .rules
+                    .iter()
+                    .filter(|r| r.event == event)
+                    .map(|r| r.item.clone())
+                    .collect();
+                if extra.is_empty() {
+                    extra = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), spec.k);
+                }
+                Change::Replace(Box::new(self.rendered_with(hook, extra)?))
             }
             UpdateKind::AddElements => {
                 let (set, l4) = self.drop_set()?;
@@ -358,8 +376,41 @@ impl Events {
                 }
             }
         };
-        let steps = backend(self.installed.engine).change(&self.installed, &change, spec.method)?;
+        let steps = match (&change, spec.method) {
+            (Change::Replace(new), proto::UpdateMethod::FlushLoad) => self.flush_load(new)?,
+            (_, method) => {
+                backend(self.installed.engine).change(&self.installed, &change, method)?
+            }
+        };
         Ok((change, steps))
+    }
+
+    /// The installed rule set with `extra` at the head of `hook`'s chain, rendered.
+    fn rendered_with(&self, hook: Hook, extra: Vec<Rule>) -> Result<Rendered, UpdateError> {
+        let mut rs = self.rule_set.clone();
+        let at = rs.rules.iter().position(|r| r.hook == hook).unwrap_or(0);
+        rs.rules.splice(at..at, extra);
+        Ok(render_with(&rs, self.installed.engine, &self.opts)?)
+    }
+
+    /// A replacement in two steps: `new`'s removal batches (they remove what any
+    /// rendering of fwbench's rule set created: its own table, chains and sets, and
+    /// the jumps to them), then its install batches. Between the two, none of
+    /// fwbench's rules is in force. The BPF engines' program is not reloaded so.
+    fn flush_load(&self, new: &Rendered) -> Result<Vec<Step>, UpdateError> {
+        match self.installed.engine.kind() {
+            EngineKind::Nft | EngineKind::Xtables => Ok(batch_steps(&new.remove)
+                .into_iter()
+                .chain(batch_steps(&new.install))
+                .collect()),
+            EngineKind::None | EngineKind::Bpf => {
+                Err(UpdateError::Render(RenderError::Unsupported {
+                    engine: self.installed.engine,
+                    feature: "a reload in two steps (flush-load)".into(),
+                    hint: " (its updates are map writes: --event-method map)".into(),
+                }))
+            }
+        }
     }
 
     /// Apply update `index` of event `event` (timed) and note what it put in place.

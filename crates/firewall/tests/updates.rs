@@ -95,6 +95,7 @@ fn case(engine: Engine, event: EventSpec) {
         let (rules0, elements0) = b.count(&r).unwrap();
         match event.kind {
             UpdateKind::Delete => assert_eq!(rules0, base.0 + k * n, "{ctx}: prepared"),
+            UpdateKind::Reload => assert_eq!(rules0, base.0 + k, "{ctx}: prepared"),
             UpdateKind::RemoveElements => assert_eq!(elements0, base.1 + k * n, "{ctx}: prepared"),
             UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {
                 assert_eq!((rules0, elements0), base, "{ctx}: nothing prepared")
@@ -112,8 +113,10 @@ fn case(engine: Engine, event: EventSpec) {
                 UpdateKind::Delete => (base.0 + k * (n - m), base.1),
                 // Each replacement holds the rule set plus its own K rules, which the
                 // engines that collapse fillers into a set collapse too.
-                UpdateKind::Replace if collapses(engine) => (base.0, base.1 + k),
-                UpdateKind::Replace => (base.0 + k, base.1),
+                UpdateKind::Replace | UpdateKind::Reload if collapses(engine) => {
+                    (base.0, base.1 + k)
+                }
+                UpdateKind::Replace | UpdateKind::Reload => (base.0 + k, base.1),
                 UpdateKind::AddElements => (base.0, base.1 + k * m),
                 UpdateKind::RemoveElements => (base.0, base.1 + k * (n - m)),
             };
@@ -153,7 +156,12 @@ fn rules_are_added_deleted_and_replaced_by_every_method() {
             case(engine, spec(UpdateKind::Add, method, 3, 2));
             case(engine, spec(UpdateKind::Delete, method, 2, 2));
         }
-        case(engine, spec(UpdateKind::Replace, UpdateMethod::Batch, 3, 2));
+        // Issue 39: a reload (the rule set in force again, its K rules where they
+        // stand) and a replacement, atomic or in two steps.
+        for method in [UpdateMethod::Batch, UpdateMethod::FlushLoad] {
+            case(engine, spec(UpdateKind::Replace, method, 3, 2));
+            case(engine, spec(UpdateKind::Reload, method, 3, 2));
+        }
     }
 }
 

@@ -88,7 +88,16 @@ fn bulk_splits_the_session_overhead_out_and_counts_every_byte() {
     assert_eq!(f(&o["sessions_charged"]), 2.0, "{o}");
     let (ov, tr, el) = (f(&o["overhead_s"]), f(&o["transfer_s"]), f(&r["elapsed_s"]));
     assert!((ov + tr - el).abs() < 1e-6 && ov > 0.0, "{o} {el}");
-    assert!(f(&o["net_goodput_bps"]) >= f(&r["goodput_bps"]));
+    // Net of the overhead the goodput is higher — unless the zero-byte sessions took
+    // so long here (a CI run of 2026-11-28: a retransmitted SYN) that their charge
+    // filled the whole time: then there is no net figure, not a made-up one.
+    match o["net_goodput_bps"].as_f64() {
+        Some(net) => assert!(net >= f(&r["goodput_bps"]), "{o}"),
+        None => assert!(
+            (ov - el).abs() < 1e-6,
+            "no net goodput, yet time left: {o} {el}"
+        ),
+    }
     // The zero-byte sessions are measured but not counted as transfers.
     assert_eq!(u(&r["server"]["sessions"]), 6 + 4, "{r}");
 }

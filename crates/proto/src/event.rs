@@ -27,15 +27,21 @@ pub enum UpdateKind {
     AddElements,
     /// Remove K elements from it (added, untimed, before the traffic phase).
     RemoveElements,
+    /// Load the rule set in force again, unchanged: the installed rule set with K drop
+    /// rules at the head (the first dropping the marker flow), put in place untimed
+    /// before the traffic phase — as a firewall manager reloads its rules. No packet's
+    /// fate changes: every marker packet that passes during one is a violation.
+    Reload,
 }
 
 impl UpdateKind {
-    pub const ALL: [UpdateKind; 5] = [
+    pub const ALL: [UpdateKind; 6] = [
         UpdateKind::Add,
         UpdateKind::Delete,
         UpdateKind::Replace,
         UpdateKind::AddElements,
         UpdateKind::RemoveElements,
+        UpdateKind::Reload,
     ];
 
     /// Stable name (CLI, scenario files, store).
@@ -46,16 +52,27 @@ impl UpdateKind {
             UpdateKind::Replace => "replace",
             UpdateKind::AddElements => "add-elements",
             UpdateKind::RemoveElements => "remove-elements",
+            UpdateKind::Reload => "reload",
         }
     }
 
-    /// Whether the marker flow is dropped by the update (else: let through).
-    pub fn starts_dropping(self) -> bool {
+    /// What the update does to the marker flow's fate.
+    pub fn marker_fate(self) -> MarkerFate {
         match self {
-            UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => true,
-            UpdateKind::Delete | UpdateKind::RemoveElements => false,
+            UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => MarkerFate::Drops,
+            UpdateKind::Delete | UpdateKind::RemoveElements => MarkerFate::Passes,
+            UpdateKind::Reload => MarkerFate::Kept,
         }
     }
+}
+
+/// What an update does to the marker flow: starts dropping it, lets it through, or
+/// keeps it dropped (a reload: its packets that pass are violations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerFate {
+    Drops,
+    Passes,
+    Kept,
 }
 
 /// How the engine's tool applies an update, where an engine has several ways.
@@ -70,13 +87,20 @@ pub enum UpdateMethod {
     Batch,
     /// BPF map updates (one `bpf(BPF_MAP_UPDATE_ELEM)` per entry).
     Map,
+    /// A reload in two steps, as a firewall service's restart does (Debian's
+    /// `nftables.service`: `nft flush ruleset` on stop, then `nft -f
+    /// /etc/nftables.conf` on start; its reload is that file alone, atomic, the file
+    /// opening with `flush ruleset`): fwbench's rule set removed by its removal
+    /// batches, then installed by its install batches.
+    FlushLoad,
 }
 
 impl UpdateMethod {
-    pub const ALL: [UpdateMethod; 3] = [
+    pub const ALL: [UpdateMethod; 4] = [
         UpdateMethod::PerRule,
         UpdateMethod::Batch,
         UpdateMethod::Map,
+        UpdateMethod::FlushLoad,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +108,7 @@ impl UpdateMethod {
             UpdateMethod::PerRule => "per-rule",
             UpdateMethod::Batch => "batch",
             UpdateMethod::Map => "map",
+            UpdateMethod::FlushLoad => "flush-load",
         }
     }
 }

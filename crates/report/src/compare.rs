@@ -52,6 +52,7 @@ pub fn better(metric: &str) -> Option<Better> {
         || metric.ends_with("_us")
         || metric.ends_with("_ms")
         || metric.ends_with(".softirq")
+        || metric.ends_with(".violations")
         || matches!(
             metric,
             "loss_ratio" | "ns_per_packet" | "cpu_ns_per_packet" | "elapsed_s" | "ct_dropped_flows"

@@ -166,9 +166,10 @@ fn stored_updates_read_as_findings_figures_and_table() {
                 "2.5",
                 "0",
                 "0",
-                "1.3"
+                "1.3",
+                "–"
             ],
-            ["nft", "batch", "add 1", "20000", "3", "33", "40", "5", "6", "20"],
+            ["nft", "batch", "add 1", "20000", "3", "33", "40", "5", "6", "20", "–"],
         ]
         .iter()
         .map(|r| r.map(String::from).to_vec())
@@ -517,4 +518,63 @@ fn stored_control_characters_never_reach_an_output_raw() {
         }
     }
     assert!(r.markdown().contains("case") || r.csv_trials().contains("case"));
+}
+
+/// Issue 39: reloads stored as a real trial stores them (violations and their window
+/// per row, schema 10) read as one finding per engine and method — how many
+/// must-drop packets passed, in how many reloads, the widest window — and as the
+/// table's column; an atomic reload that let none through says so, never as a loss.
+#[test]
+fn reloads_read_as_the_must_drop_packets_that_passed() {
+    let r = report_of(|s: &mut Store| {
+        let run = s.begin_run(&new_run("enforcement", None)).unwrap();
+        for (method, passed) in [("flush-load", [40u64, 0, 17]), ("batch", [0, 0, 0])] {
+            let mut t = flow_trial(run, format!("nft-{method}"), 1, json!({"engine": "nft"}));
+            t.updates = passed
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| UpdateRecord {
+                    index: i as u32,
+                    kind: "reload".into(),
+                    violations: Some(n),
+                    violation_window_ms: (n > 0).then_some(n as f64 / 10.0),
+                    ..update(102, method, 3.0, 0.0, 0, None, &[(0.0, 10, 0, 50.0)])
+                })
+                .collect();
+            s.insert_trial(&t).unwrap();
+        }
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    said(
+        a,
+        "reloading 102 rules with nft by flush-load took 3 ms (median of 3); forwarding \
+         stalled 0 ms at most; 0 packets lost; 57 must-drop packets passed (2 of 3 reloads, the \
+         widest window 4 ms).",
+    );
+    said(
+        a,
+        "reloading 102 rules with nft by batch took 3 ms (median of 3); forwarding \
+         stalled 0 ms at most; 0 packets lost; no must-drop packet passed (3 reloads).",
+    );
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let col: Vec<&str> = t.rows.iter().map(|r| r[10].as_str()).collect();
+    assert_eq!(col, ["0", "57"], "{:?}", t.rows);
+    // Per trial, for compare: the sum, fewer is better.
+    let m = &r.runs[0].configs;
+    let v: Vec<f64> = m
+        .iter()
+        .filter_map(|c| c.values.get("update.reload:1@102.flush-load.violations"))
+        .flatten()
+        .copied()
+        .collect();
+    assert_eq!(v, [57.0]);
+    assert_eq!(
+        report::compare::better("update.reload:1@102.flush-load.violations"),
+        Some(report::compare::Better::Lower)
+    );
 }

@@ -135,6 +135,8 @@ pub enum DoubtKind {
     /// The machine's other load took much of the CPU the measured path ran on: the
     /// rate is the share the path got, neither fwbench's limit nor the gateway's.
     Disturbed,
+    /// The probe was too sparse for the figure: a shorter event goes unseen.
+    TooCoarse,
 }
 
 impl DoubtKind {
@@ -154,6 +156,7 @@ impl DoubtKind {
             DoubtKind::Unobserved => "unobserved",
             DoubtKind::TooFew => "too few measurements",
             DoubtKind::Disturbed => "disturbed",
+            DoubtKind::TooCoarse => "probe too coarse",
         }
     }
 }

@@ -316,7 +316,7 @@ fn version_8_files_get_run_tags() {
         .conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 9);
+    assert_eq!(v, SCHEMA_VERSION);
     let tags = vec![
         ("run".to_string(), "11".to_string()),
         ("kernel".to_string(), "6.18".to_string()),

@@ -72,6 +72,13 @@ ALTER TABLE gateway_updates_v6 RENAME TO gateway_updates;
 CREATE INDEX gateway_updates_trial ON gateway_updates(trial_id);
 ";
 
+/// Version 10 (issue 39): a reload's violations — the must-drop probe's packets that
+/// passed it — and the window from the first to the last of them (NULL: not a reload).
+pub(crate) const SCHEMA_V10: &str = "
+ALTER TABLE gateway_updates ADD COLUMN violations INTEGER;
+ALTER TABLE gateway_updates ADD COLUMN violation_window_ms REAL;
+";
+
 /// One update as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRecord {
@@ -104,6 +111,12 @@ pub struct UpdateRecord {
     /// (`results::Doubt`); `None`: none.
     #[serde(default)]
     pub doubts: Option<String>,
+    /// A reload: the must-drop probe's packets that passed it (`None`: not a reload).
+    #[serde(default)]
+    pub violations: Option<u64>,
+    /// From the first to the last of them, ms.
+    #[serde(default)]
+    pub violation_window_ms: Option<f64>,
 }
 
 pub(crate) fn insert(
@@ -116,7 +129,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -141,6 +154,8 @@ pub(crate) fn insert(
             u.lost_beyond_baseline.map(|n| n as i64),
             u.blocked_ms,
             u.doubts,
+            u.violations.map(|n| n as i64),
+            u.violation_window_ms,
         ])?;
     }
     Ok(())
@@ -153,7 +168,7 @@ pub(crate) fn read(
     let mut stmt = conn.prepare(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
                 marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
-                lost_beyond_baseline, blocked_ms, doubts
+                lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -178,6 +193,8 @@ pub(crate) fn read(
             lost_beyond_baseline: r.get::<_, Option<i64>>(17)?.map(|n| n as u64),
             blocked_ms: r.get(18)?,
             doubts: r.get(19)?,
+            violations: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
+            violation_window_ms: r.get(21)?,
         })
     })?;
     rows.collect()
@@ -187,8 +204,9 @@ pub(crate) fn read(
 mod tests {
     use super::*;
 
-    /// A version-5 table's rows survive the rebuild (their stall kept, no doubts);
-    /// a version-7 row without a stall figure and with its doubts reads back whole.
+    /// A version-5 table's rows survive the rebuild (their stall kept, no doubts) and
+    /// version 10's new columns (no violations: not a reload); a version-10 row without
+    /// a stall figure, with its doubts and a reload's violations, reads back whole.
     #[test]
     fn version_7_keeps_old_rows_and_stores_an_absent_stall_with_its_doubts() {
         let mut c = rusqlite::Connection::open_in_memory().unwrap();
@@ -213,6 +231,7 @@ mod tests {
         )
         .unwrap();
         c.execute_batch(SCHEMA_V7).unwrap();
+        c.execute_batch(SCHEMA_V10).unwrap();
         assert_eq!(read(&c, 1).unwrap(), vec![old.clone()]);
         let new = UpdateRecord {
             index: 1,
@@ -221,6 +240,8 @@ mod tests {
             lost_beyond_baseline: Some(0),
             blocked_ms: Some(0.0),
             doubts: Some(r#"[{"kind":"empty_window","why":"no background"}]"#.into()),
+            violations: Some(27),
+            violation_window_ms: Some(2.9),
             ..old.clone()
         };
         let tx = c.transaction().unwrap();

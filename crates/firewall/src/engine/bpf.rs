@@ -301,7 +301,9 @@ impl Backend for BpfEngine {
         let refuse = || unsupported_change(self.engine, change, method);
         match method {
             UpdateMethod::Map => {}
-            UpdateMethod::PerRule | UpdateMethod::Batch => return Err(refuse()),
+            UpdateMethod::PerRule | UpdateMethod::Batch | UpdateMethod::FlushLoad => {
+                return Err(refuse())
+            }
         }
         let text = table_text(r);
         let table = Table::parse(text).map_err(|e| RenderError::Invalid(e.to_string()))?;

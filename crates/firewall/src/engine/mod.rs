@@ -106,7 +106,11 @@ fn per_rule(engine: Engine, change: &Change, method: UpdateMethod) -> Result<boo
     match method {
         UpdateMethod::PerRule => Ok(true),
         UpdateMethod::Batch => Ok(false),
-        UpdateMethod::Map => Err(unsupported_change(engine, change, method)),
+        // A two-step reload is the whole rule set's removal and install batches, made
+        // by `update` for every engine that has them, not a change of one engine's.
+        UpdateMethod::Map | UpdateMethod::FlushLoad => {
+            Err(unsupported_change(engine, change, method))
+        }
     }
 }
 
@@ -131,7 +135,7 @@ fn unsupported_change(engine: Engine, change: &Change, method: UpdateMethod) -> 
 }
 
 /// Batches as the steps of a change.
-fn batch_steps(batches: &[Batch]) -> Vec<Step> {
+pub(crate) fn batch_steps(batches: &[Batch]) -> Vec<Step> {
     batches
         .iter()
         .map(|b| Step::batch(&b.tool.argv(), b.text.clone()))

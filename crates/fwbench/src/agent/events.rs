@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// Room the rule set needs for the updates of `specs`: set elements, and rules
 /// before the first (the BPF engines' fixed-size rule table).
 pub fn room(specs: &[EventSpec]) -> firewall::request::Room {
-    let sum = |kinds: [UpdateKind; 2]| {
+    let sum = |kinds: &[UpdateKind]| {
         specs
             .iter()
             .filter(|s| kinds.contains(&s.kind))
@@ -30,8 +30,8 @@ pub fn room(specs: &[EventSpec]) -> firewall::request::Room {
             .fold(0u32, u32::saturating_add)
     };
     firewall::request::Room {
-        elements: sum([UpdateKind::AddElements, UpdateKind::RemoveElements]),
-        rules: sum([UpdateKind::Add, UpdateKind::Delete]),
+        elements: sum(&[UpdateKind::AddElements, UpdateKind::RemoveElements]),
+        rules: sum(&[UpdateKind::Add, UpdateKind::Delete, UpdateKind::Reload]),
     }
 }
 

@@ -92,52 +92,10 @@ pub(crate) fn packet_step(
 /// traffic phase is the bound.
 #[test]
 fn a_sender_late_beyond_its_bound_flags_the_trial() {
-    use crate::workloads::events::{EventsSummary, Unit, UpdateEffect};
     let flow = |lag_ns: u64, update: bool| {
         let mut o = packet_step(10_000.0, 30_000, 30_000, 3.0, lag_ns);
         if let (true, Some(Figures::Packet(s))) = (update, o.figures.as_mut()) {
-            let row = proto::UpdateRow {
-                event: 0,
-                index: 0,
-                kind: proto::UpdateKind::Add,
-                method: proto::UpdateMethod::Batch,
-                k: 1,
-                installed: 5000,
-                start_unix_ns: 1,
-                commit_ns: 1,
-                calls: 1,
-                cpu_busy: 0.0,
-                marker: true,
-                error: None,
-            };
-            s.events = Some(Box::new(EventsSummary {
-                bin_ns: 1_000_000,
-                unit: Unit::Packet,
-                marker_src: None,
-                background_streams: 1,
-                updates: vec![UpdateEffect {
-                    row,
-                    commit_ms: 0.0,
-                    time_to_effect_ms: Some(3.0),
-                    effect_resolution_ms: None,
-                    no_time_to_effect: None,
-                    stall_ms: Some(0.0),
-                    lost: 0,
-                    lost_beyond_baseline: None,
-                    blocked_ms: None,
-                    baseline_loss: None,
-                    baseline: None,
-                    owd_max_us: 0,
-                    series: vec![],
-                    doubts: vec![],
-                }],
-                bins_lost: 0,
-                marker_dropped: None,
-                unbinned_lost: 0,
-                lost_around: None,
-                quiet: None,
-                load: None,
-            }));
+            s.events = Some(Box::new(crate::workloads::events::planted_summary(5000)));
         }
         o.judge_witness();
         o

@@ -12,7 +12,7 @@ use crate::params::topology::Topology;
 use crate::params::values::ValueError;
 use crate::params::workload::{EventFit, TrialKind};
 use crate::params::Conflict;
-use proto::{Proto, Rate, UpdateKind, UpdateMethod};
+use proto::{MarkerFate, Proto, Rate, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
 
 /// One scheduled gateway event of a trial.
@@ -239,6 +239,15 @@ pub fn combine(
     if count.is_some_and(|n| n > 1) && rate.is_none() {
         return Err("more than one update needs an event rate (updates/s)".into());
     }
+    if method == UpdateMethod::FlushLoad
+        && !matches!(kind, UpdateKind::Replace | UpdateKind::Reload)
+    {
+        return Err(ValueError::Other(format!(
+            "event method flush-load removes and installs the whole rule set: it makes a \
+             replace or a reload (not {})",
+            kind.name()
+        )));
+    }
     Ok(Some(EventParams {
         kind,
         k,
@@ -265,17 +274,26 @@ pub fn check_for(
             kind.workload()
         )));
     }
+    if e.kind == UpdateKind::Reload && !kind.takes_load() {
+        return Err(Conflict(format!(
+            "--event reload: its violations are counted on a flow's packets (the marker \
+             flow's that pass), not on {}'s: use flood or flow",
+            kind.workload()
+        )));
+    }
     match kind.event_fit() {
         EventFit::Any => Ok(()),
         EventFit::ClientConnectsFirst => match proto {
-            Proto::Tcp | Proto::Sctp if !e.kind.starts_dropping() => Err(Conflict(format!(
-                "--event {}: {}'s marker is client 1, whose {proto} connection opens \
+            Proto::Tcp | Proto::Sctp if e.kind.marker_fate() != MarkerFate::Drops => {
+                Err(Conflict(format!(
+                    "--event {}: {}'s marker is client 1, whose {proto} connection opens \
                  before the traffic phase — while the rule a {} takes out is in place, \
                  so it could not connect; use -P udp",
-                e.kind.name(),
-                kind.workload(),
-                e.kind.name()
-            ))),
+                    e.kind.name(),
+                    kind.workload(),
+                    e.kind.name()
+                )))
+            }
             Proto::Tcp | Proto::Sctp | Proto::Udp => Ok(()),
         },
         EventFit::Refused(why) => Err(Conflict(format!("--event: {why}"))),

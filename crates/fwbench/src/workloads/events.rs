@@ -29,7 +29,7 @@
 use crate::params::events::EventParams;
 use crate::params::TrialParams;
 use proto::{
-    EventSpec, FlowBins, GatewayResults, Marker, StreamEventsSpec, TxnBins, TxnStreams,
+    EventSpec, FlowBins, GatewayResults, Marker, MarkerFate, StreamEventsSpec, TxnBins, TxnStreams,
     UdpSinkResults, UdpSourceResults, UpdateKind, UpdateMethod, UpdateRow,
 };
 use results::{Doubt, DoubtKind};
@@ -275,6 +275,23 @@ pub struct UpdateEffect {
     /// traffic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubts: Vec<Doubt>,
+    /// A reload (issue 39): the marker's packets that passed it, though the rule set
+    /// before and after it drops them. Absent for other updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violations: Option<Violations>,
+}
+
+/// Packets of a must-drop probe (the marker flow) that passed one reload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Violations {
+    /// Marker packets received, sent from the reload's start to the next update's.
+    pub passed: u64,
+    /// From the first to the last bin holding one of them, ms (`None`: none passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<f64>,
+    /// The marker's packets' spacing, ms: a gap in enforcement shorter than it can
+    /// pass unseen.
+    pub probe_gap_ms: f64,
 }
 
 /// The events of a trial as the traffic felt them.
@@ -448,6 +465,8 @@ pub fn summarise_flows(
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, Unit::Packet);
+    let gap = marker.map_or(0, |m| flow_resolution(m, 1, 1) - BIN_NS);
+    count_violations(&mut updates, marker, gap);
     // Each marker flow with bins: what it sent, its bins (both in flow order).
     let marker_flows: Vec<(u64, &FlowBins)> = marker_sent
         .iter()
@@ -529,22 +548,87 @@ pub fn summarise_txns(
 /// lost, the rule in place) or before its first received (a deletion: the rule dropped
 /// them until it went). `None` without such an update: nothing is excused.
 pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)]) -> Option<u64> {
+    // Reloads: the rule set drops every marker packet before and after each; what
+    // did not pass was dropped as intended (what passed are the violations).
+    if updates.iter().any(|u| u.violations.is_some()) {
+        return Some(
+            marker_flows
+                .iter()
+                .map(|(sent, b)| {
+                    sent.saturating_sub(b.received.iter().map(|&n| u64::from(n)).sum())
+                })
+                .sum(),
+        );
+    }
     let u = updates
         .iter()
         .find(|u| u.row.marker && u.time_to_effect_ms.is_some())?;
     Some(
         marker_flows
             .iter()
-            .map(|(sent, b)| {
-                if u.row.kind.starts_dropping() {
-                    b.highest
-                        .map_or(0, |(h, _)| sent.saturating_sub(u64::from(h) + 1))
-                } else {
-                    b.first.map_or(0, |(f, _)| u64::from(f).min(*sent))
-                }
+            .map(|(sent, b)| match u.row.kind.marker_fate() {
+                MarkerFate::Drops => b
+                    .highest
+                    .map_or(0, |(h, _)| sent.saturating_sub(u64::from(h) + 1)),
+                MarkerFate::Passes => b.first.map_or(0, |(f, _)| u64::from(f).min(*sent)),
+                MarkerFate::Kept => 0,
             })
             .sum(),
     )
+}
+
+/// The marker's packets that passed each reload: those sent from its start to the
+/// next update's start (or the end), which the rule set before and after it drops.
+/// `gap_ns`: the marker's spacing (the shortest gap in enforcement it can see).
+fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap_ns: u64) {
+    let starts: Vec<u64> = updates
+        .iter()
+        .map(|u| u.row.start_unix_ns)
+        .filter(|&t| t > 0)
+        .collect();
+    for u in updates.iter_mut() {
+        let start = u.row.start_unix_ns;
+        if u.row.kind.marker_fate() != MarkerFate::Kept || start == 0 || u.row.error.is_some() {
+            continue;
+        }
+        let Some(m) = marker else {
+            continue;
+        };
+        let next = starts
+            .iter()
+            .copied()
+            .filter(|&t| t > start)
+            .min()
+            .unwrap_or(u64::MAX);
+        let mut v = Violations {
+            passed: 0,
+            window_ms: None,
+            probe_gap_ms: gap_ns as f64 / 1e6,
+        };
+        let (mut first, mut last) = (None, 0u64);
+        for (i, &n) in m.received.iter().enumerate() {
+            let t = m.origin_ns + i as u64 * m.width_ns;
+            if n == 0 || t + m.width_ns <= start || t >= next {
+                continue;
+            }
+            v.passed += u64::from(n);
+            first.get_or_insert(t);
+            last = t + m.width_ns;
+        }
+        v.window_ms = first.map(|f| (last - f) as f64 / 1e6);
+        if v.passed == 0 && gap_ns as f64 / 1e6 > u.commit_ms {
+            u.doubts.push(Doubt::new(
+                DoubtKind::TooCoarse,
+                format!(
+                    "the marker's packets were {:.3} ms apart, more than the reload's {:.3} ms: \
+                     a gap in enforcement shorter than that goes unseen (send faster: -r)",
+                    gap_ns as f64 / 1e6,
+                    u.commit_ms
+                ),
+            ));
+        }
+        u.violations = Some(v);
+    }
 }
 
 /// How finely a flow's stamps date a packet: a bin, plus the span of a send batch (a
@@ -561,7 +645,11 @@ fn flow_resolution(m: &FlowBins, batch: u32, flows: u32) -> u64 {
 /// When the marker packet the change acted on reached the gateway: its send stamp
 /// plus the one-way delay of its neighbour received (a backlog delays both alike).
 fn flow_effect_stamp(kind: UpdateKind, m: &FlowBins) -> Option<u64> {
-    if kind.starts_dropping() {
+    let fate = kind.marker_fate();
+    if fate == MarkerFate::Kept {
+        return None;
+    }
+    if fate == MarkerFate::Drops {
         // The packet after the highest received, if it was lost.
         let (h, htx) = m.highest?;
         let (f, ftx) = m.first?;
@@ -588,12 +676,16 @@ fn flow_effect_stamp(kind: UpdateKind, m: &FlowBins) -> Option<u64> {
 /// that failed after the last one completed; a deletion: the first completed, if
 /// some failed before it.
 fn txn_effect_stamp(kind: UpdateKind, m: &TxnBins) -> Option<u64> {
-    if kind.starts_dropping() {
-        let (_, latency) = m.last_done?;
-        Some(m.failed_after_last? + latency / 2)
-    } else {
-        let (start, latency) = m.first_done?;
-        (m.failed_before_first > 0).then_some(start + latency / 2)
+    match kind.marker_fate() {
+        MarkerFate::Drops => {
+            let (_, latency) = m.last_done?;
+            Some(m.failed_after_last? + latency / 2)
+        }
+        MarkerFate::Passes => {
+            let (start, latency) = m.first_done?;
+            (m.failed_before_first > 0).then_some(start + latency / 2)
+        }
+        MarkerFate::Kept => None,
     }
 }
 
@@ -716,6 +808,7 @@ fn effect(
         series,
         row,
         doubts: vec![],
+        violations: None,
     };
     if u.row.error.is_none() && start > 0 {
         if base.unreceived > 0 {
@@ -760,6 +853,10 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         let r = &u.row;
         let again = repeated.contains(&r.event);
         let why = match (r.kind, r.index, r.marker) {
+            (UpdateKind::Reload, _, _) => format!(
+                "a reload loads the rule set in force again: no {noun}'s fate changes; its \
+                 figure is the marker's {noun} that passed (violations)"
+            ),
             (_, 0, false) => "this trial has no marker stream for the update to act on".into(),
             (UpdateKind::Replace, 0, true) if again => format!(
                 "update 1 of this event replaced the rule set again without the marker's rule \
@@ -1147,13 +1244,14 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             doing(r.kind, r.k, r.installed),
             r.method.name(),
             u.commit_ms,
-            match (u.time_to_effect_ms, &u.no_time_to_effect) {
-                (Some(t), _) => format!(", took effect after {t:.1} ms"),
-                (None, Some(why)) => format!(" (no time to effect: {why})"),
-                (None, None) if u.row.marker && !u.doubts.is_empty() => {
+            match (u.time_to_effect_ms, &u.no_time_to_effect, &u.violations) {
+                (_, _, Some(v)) => violations_text(v, s.unit),
+                (Some(t), _, None) => format!(", took effect after {t:.1} ms"),
+                (None, Some(why), None) => format!(" (no time to effect: {why})"),
+                (None, None, None) if u.row.marker && !u.doubts.is_empty() => {
                     " (time to effect withheld: see flagged)".into()
                 }
-                (None, None) => String::new(),
+                (None, None, None) => String::new(),
             },
             disturbance(s, u),
             if u.doubts.is_empty() {
@@ -1169,6 +1267,21 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
         let mean = ok.iter().map(|u| u.commit_ms).sum::<f64>() / ok.len() as f64;
         let max = ok.iter().map(|u| u.commit_ms).fold(0.0, f64::max);
         let flagged = ok.iter().filter(|u| !u.holds()).count();
+        let reloads: Vec<&Violations> = ok.iter().filter_map(|u| u.violations.as_ref()).collect();
+        if !reloads.is_empty() {
+            let leaky = reloads.iter().filter(|v| v.passed > 0).count();
+            let passed: u64 = reloads.iter().map(|v| v.passed).sum();
+            let widest = reloads
+                .iter()
+                .filter_map(|v| v.window_ms)
+                .fold(0.0, f64::max);
+            out += &format!(
+                "\n  violations: {leaky} of {} reloads let must-drop {} through: {passed} in all, \
+                 the widest window {widest:.1} ms",
+                reloads.len(),
+                s.unit.noun()
+            );
+        }
         out += &format!(
             "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them{}",
             s.updates.len(),
@@ -1183,6 +1296,19 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
         );
     }
     out
+}
+
+/// ", let 27 must-drop packets through in 2.9 ms (marker every 0.05 ms)".
+fn violations_text(v: &Violations, unit: Unit) -> String {
+    let every = format!("marker every {:.3} ms", v.probe_gap_ms);
+    match v.window_ms {
+        Some(w) if v.passed > 0 => format!(
+            ", let {} must-drop {} through in {w:.1} ms ({every})",
+            v.passed,
+            unit.noun()
+        ),
+        _ => format!(", let no must-drop {} through ({every})", unit.noun()),
+    }
 }
 
 /// "background at 50 % of 41000 pps …": the share `--load` asked for and what it
@@ -1293,6 +1419,8 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                 error: r.error.clone(),
                 series: (!u.series.is_empty())
                     .then(|| serde_json::to_string(&u.series).unwrap_or_default()),
+                violations: u.violations.as_ref().map(|v| v.passed),
+                violation_window_ms: u.violations.as_ref().and_then(|v| v.window_ms),
             }
         })
         .collect()
@@ -1306,6 +1434,56 @@ fn doing(kind: UpdateKind, k: u32, installed: u64) -> String {
         UpdateKind::Replace => format!("replacing {installed} rules (+{k})"),
         UpdateKind::AddElements => format!("adding {k} set elements to {installed}"),
         UpdateKind::RemoveElements => format!("removing {k} set elements of {installed}"),
+        UpdateKind::Reload => format!("reloading {installed} rules"),
+    }
+}
+
+/// A trial's events as tests plant them: one marker update (add 1 rule to
+/// `installed`, batch) committed at 1 ns, its effect 3 ms later, no loss.
+#[cfg(test)]
+pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
+    let row = UpdateRow {
+        event: 0,
+        index: 0,
+        kind: UpdateKind::Add,
+        method: UpdateMethod::Batch,
+        k: 1,
+        installed,
+        start_unix_ns: 1,
+        commit_ns: 1,
+        calls: 1,
+        cpu_busy: 0.0,
+        marker: true,
+        error: None,
+    };
+    EventsSummary {
+        bin_ns: 1_000_000,
+        unit: Unit::Packet,
+        marker_src: None,
+        background_streams: 1,
+        updates: vec![UpdateEffect {
+            row,
+            commit_ms: 0.0,
+            time_to_effect_ms: Some(3.0),
+            effect_resolution_ms: None,
+            no_time_to_effect: None,
+            stall_ms: Some(0.0),
+            lost: 0,
+            lost_beyond_baseline: None,
+            blocked_ms: None,
+            baseline_loss: None,
+            baseline: None,
+            owd_max_us: 0,
+            series: vec![],
+            doubts: vec![],
+            violations: None,
+        }],
+        bins_lost: 0,
+        unbinned_lost: 0,
+        marker_dropped: None,
+        lost_around: None,
+        quiet: None,
+        load: None,
     }
 }
 

@@ -807,3 +807,71 @@ fn the_load_and_its_capacity_are_said() {
         None
     );
 }
+
+/// Issue 39: each reload is credited with the marker's packets that passed from its
+/// start to the next update's start — the rule set before and after drops them all —
+/// with the window from the first to the last; a reload that let none through is 0,
+/// and flagged too coarse when the marker's packets were further apart than its
+/// commit lasted. The marker's other packets were dropped as intended; the text says
+/// it per reload and in sum; the store row keeps both figures.
+#[test]
+fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
+    let t0 = 1_000_000_000_000u64;
+    // The marker: 10 packets a ms sent for 100 ms (seq 0 … 999); 15 passed in bins
+    // 50–52, 2 in bin 80.
+    let mut received = vec![0u32; 100];
+    received[50..53].copy_from_slice(&[5, 5, 5]);
+    received[80] = 2;
+    let marker = FlowBins {
+        first: Some((500, t0 + 50_000_000)),
+        highest: Some((801, t0 + 80_100_000)),
+        ..bins(&received, &[0; 100], (0, 0), (0, 0))
+    };
+    let reload = |start_ms: u64, index: u32| UpdateRow {
+        index,
+        method: UpdateMethod::FlushLoad,
+        marker: index == 0,
+        ..row(UpdateKind::Reload, t0 + start_ms * 1_000_000)
+    };
+    let mut updates: Vec<UpdateEffect> = [(49, 0), (79, 1), (90, 2)]
+        .into_iter()
+        .map(|(ms, i)| plain(reload(ms, i), None, &[]))
+        .collect();
+    say_why_no_effect(&mut updates, Unit::Packet);
+    count_violations(&mut updates, Some(&marker), 100_000);
+    let v: Vec<&Violations> = updates
+        .iter()
+        .map(|u| u.violations.as_ref().unwrap())
+        .collect();
+    assert_eq!((v[0].passed, v[0].window_ms), (15, Some(3.0)));
+    assert_eq!((v[1].passed, v[1].window_ms), (2, Some(1.0)));
+    assert_eq!((v[2].passed, v[2].window_ms), (0, None));
+    assert!(updates.iter().all(|u| u.time_to_effect_ms.is_none()));
+    assert!(updates.iter().all(|u| u.doubts.is_empty()), "{updates:?}");
+    // 1 000 sent, 17 passed: 983 dropped as intended.
+    assert_eq!(marker_dropped(&updates, &[(1000, &marker)]), Some(983));
+    let s = EventsSummary {
+        updates: updates.clone(),
+        ..one(Unit::Packet, updates[0].clone())
+    };
+    let t = text(&s, "nft");
+    assert!(
+        t.contains("reloading 100 rules with nft by flush-load took 2.00 ms, let 15 must-drop packets through in 3.0 ms (marker every 0.100 ms)"),
+        "{t}"
+    );
+    assert!(t.contains("let no must-drop packets through"), "{t}");
+    let rows = records(&s);
+    assert_eq!(
+        (rows[0].violations, rows[0].violation_window_ms),
+        (Some(15), Some(3.0))
+    );
+    // A marker 5 ms apart cannot see a 2-ms gap: the reload that saw none is flagged.
+    let mut sparse = vec![plain(reload(90, 2), None, &[])];
+    count_violations(&mut sparse, Some(&marker), 5_000_000);
+    assert_eq!(sparse[0].violations.as_ref().unwrap().passed, 0);
+    assert_eq!(sparse[0].doubts[0].kind, DoubtKind::TooCoarse);
+    // Not a reload: no violations counted.
+    let mut add = vec![plain(row(UpdateKind::Add, t0), None, &[])];
+    count_violations(&mut add, Some(&marker), 100_000);
+    assert!(add[0].violations.is_none());
+}

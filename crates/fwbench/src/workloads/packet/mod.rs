@@ -1216,7 +1216,6 @@ mod tests {
 
     #[test]
     fn a_time_to_effect_across_hosts_is_corrected_like_the_delays_or_withheld() {
-        use crate::workloads::events::{EventsSummary, UpdateEffect};
         let mut s = summarise_packet(
             &params(SinkKind::Socket),
             &testbed(),
@@ -1239,48 +1238,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let row = proto::UpdateRow {
-            event: 0,
-            index: 0,
-            kind: proto::UpdateKind::Add,
-            method: proto::UpdateMethod::Batch,
-            k: 1,
-            installed: 0,
-            start_unix_ns: 1,
-            commit_ns: 1,
-            calls: 1,
-            cpu_busy: 0.0,
-            marker: true,
-            error: None,
-        };
-        s.events = Some(Box::new(EventsSummary {
-            bin_ns: 1_000_000,
-            unit: crate::workloads::events::Unit::Packet,
-            marker_src: None,
-            background_streams: 1,
-            updates: vec![UpdateEffect {
-                row,
-                commit_ms: 0.0,
-                time_to_effect_ms: Some(3.0),
-                effect_resolution_ms: None,
-                no_time_to_effect: None,
-                stall_ms: Some(0.0),
-                lost: 0,
-                lost_beyond_baseline: None,
-                blocked_ms: None,
-                baseline_loss: None,
-                baseline: None,
-                owd_max_us: 0,
-                series: vec![],
-                doubts: vec![],
-            }],
-            bins_lost: 0,
-            unbinned_lost: 0,
-            marker_dropped: None,
-            lost_around: None,
-            quiet: None,
-            load: None,
-        }));
+        s.events = Some(Box::new(crate::workloads::events::planted_summary(0)));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs
         // earlier than the raw stamps say.

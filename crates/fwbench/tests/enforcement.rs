@@ -1,0 +1,120 @@
+//! Privileged: what the firewall lets through while it changes (issue 39). A reload
+//! loads the rule set in force again — the marker flow is dropped before and after
+//! it — so every marker packet that passes is a violation. Atomic (`batch`: one `nft
+//! -f` transaction, one `iptables-restore`) lets none through; in two steps
+//! (`flush-load`: the removal, then the install, as a firewall service's restart does)
+//! the gap between them lets the marker through, counted at the sink and
+//! cross-checked against a counter of the gateway's own, placed after fwbench's
+//! chain. Without root: ignored (skipped).
+
+mod util;
+
+use serde_json::Value;
+use util::*;
+
+/// The test's witness in the gateway: a forward chain at priority 100 (after
+/// fwbench's rules, at 0) counting what passed from each client source address.
+fn passed_counter(tb: &TestbedGuard) -> NftTable {
+    let rules: String = (2..=5)
+        .map(|i| format!("ip saddr 198.18.0.{i} counter\n"))
+        .collect();
+    let text = format!(
+        "table inet fwbt_passed {{\n chain c {{ type filter hook forward priority 100; policy accept;\n{rules} }}\n}}\n"
+    );
+    NftTable::load(&tb.gw(), "inet", "fwbt_passed", &text)
+}
+
+/// Five reloads of `engine`'s 100 rules by `method` under a 2-s flow of two sources
+/// at 40 kpps (the marker's packets 0.05 ms apart).
+fn reloads(tb: &TestbedGuard, engine: &str, method: &str) -> Value {
+    let a = [
+        &cmd!(
+            "flow --testbed",
+            &tb.name,
+            "--no-store --json --engine",
+            engine
+        )[..],
+        &argv("-r 40kpps --flows 2 --sources 2 -t 2 --rules 100 --event reload:1@500ms")[..],
+        &argv("--event-rate 5 --event-count 5 --event-method")[..],
+        &[method],
+    ];
+    json_of(&a.concat())
+}
+
+/// The marker's source address's counter of the witness table.
+fn marker_passed(v: &Value, counters: &[u64]) -> u64 {
+    let src = v["result"]["events"]["marker_src"].as_str().unwrap();
+    let i: usize = src.rsplit('.').next().unwrap().parse().unwrap();
+    counters[i - 2]
+}
+
+#[root_test(tb = "forward")]
+fn a_reload_in_two_steps_lets_must_drop_packets_through_and_an_atomic_one_none() {
+    for engine in ["nft", "iptables-legacy"] {
+        for method in ["batch", "flush-load"] {
+            let witness = passed_counter(&tb);
+            let v = reloads(&tb, engine, method);
+            let counted = marker_passed(&v, &witness.counters());
+            drop(witness);
+            let ctx = format!("{engine} {method}");
+            let e = &v["result"]["events"];
+            let ups = e["updates"].as_array().unwrap();
+            assert_eq!(ups.len(), 5, "{ctx}: {e}");
+            let mut passed = 0;
+            for up in ups {
+                assert!(up["error"].is_null(), "{ctx}: {up}");
+                assert_eq!(up["method"], method, "{ctx}");
+                let vi = &up["violations"];
+                assert!(f(&vi["probe_gap_ms"]) < 0.2, "{ctx}: {vi}");
+                passed += u(&vi["passed"]);
+            }
+            // The sink's count is the gateway's own.
+            assert_eq!(passed, counted, "{ctx}: sink vs the gateway's counter: {e}");
+            match method {
+                "batch" => assert_eq!(passed, 0, "{ctx}: an atomic reload let some through"),
+                _ => assert!(passed > 0, "{ctx}: no violation in 5 two-step reloads: {e}"),
+            }
+            // Every other marker packet was dropped as intended: not the gateway's loss.
+            let r = &v["result"];
+            assert!(
+                u(&e["marker_dropped"]) + passed >= u(&r["sent"]) / 2 - 10,
+                "{ctx}: {r}"
+            );
+            let text = stdout(&fwbench(
+                &[
+                    &cmd!("flow --testbed", &tb.name, "--no-store --engine", engine)[..],
+                    &argv("-r 40kpps --flows 2 --sources 2 -t 1 --rules 100")[..],
+                    &argv("--event reload:1@300ms --event-method")[..],
+                    &[method],
+                ]
+                .concat(),
+            ));
+            assert!(text.contains("reloading 101 rules"), "{ctx}: {text}");
+            assert!(text.contains("must-drop packets through"), "{ctx}: {text}");
+        }
+    }
+}
+
+/// A reload is counted on a flow's packets; elsewhere it is refused before any host
+/// is touched, as is a two-step update that is not a whole rule set's.
+#[test]
+fn a_reload_is_refused_where_it_cannot_be_counted() {
+    for (args, says) in [
+        (
+            "echo --engine nft --event reload:1@1s",
+            "its violations are counted on a flow's packets",
+        ),
+        (
+            "flow -r 10kpps --engine nft --rules 10 --event add:1@1s --event-method flush-load",
+            "makes a replace or a reload (not add)",
+        ),
+        (
+            "flow --engine nft --event reload:1@1s --event-method nope",
+            "flush-load",
+        ),
+    ] {
+        let o = fwbench(&argv(args));
+        assert_eq!(o.status.code(), Some(2), "{args}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args}: {}", stderr(&o));
+    }
+}
