@@ -14,8 +14,13 @@ pub use proto::UpdateMethod;
 /// One change to fwbench's installed rule set.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
-    /// Insert `rules` at the head of fwbench's chain of `hook`, in this order.
-    Insert { hook: Hook, rules: Vec<Rule> },
+    /// Insert `rules` into fwbench's chain of `hook`, in this order, behind its first
+    /// `at` rules (0: at the head).
+    Insert {
+        hook: Hook,
+        at: usize,
+        rules: Vec<Rule>,
+    },
     /// Delete rules an [`Change::Insert`] put into the chain of `hook`; `handles` are
     /// what the insert's steps echoed (nft), in the same order (empty otherwise).
     Delete {

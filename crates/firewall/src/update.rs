@@ -203,6 +203,32 @@ impl Events {
         Ok((s.name.clone(), s.l4))
     }
 
+    /// Rules of `hook`'s chain an update placed at `place` goes behind: none at the
+    /// head; after-established, the chain's leading rules that accept established
+    /// flows (refused where it has none: the block would meet every packet).
+    fn place_at(&self, hook: Hook, place: proto::EventPlace) -> Result<usize, UpdateError> {
+        match place {
+            proto::EventPlace::Head => Ok(0),
+            proto::EventPlace::AfterEstablished => {
+                let leading = self
+                    .rule_set
+                    .rules
+                    .iter()
+                    .filter(|r| r.hook == hook)
+                    .take_while(|r| r.m.ct_established && r.action == Action::Accept)
+                    .count();
+                match leading {
+                    0 => Err(UpdateError::Invalid(
+                        "event place after-established: fwbench's chain does not open with a \
+                         rule accepting established flows (--model stateful does)"
+                            .into(),
+                    )),
+                    n => Ok(n),
+                }
+            }
+        }
+    }
+
     /// `k` drop rules: the marker flow's first (when given), then fillers.
     fn new_rules(&mut self, hook: Hook, l4: L4, marker: Option<&Marker>, k: u32) -> Vec<Rule> {
         let mut out = Vec::with_capacity(k as usize);
@@ -326,6 +352,7 @@ impl Events {
                 let hook = self.hook()?;
                 Change::Insert {
                     hook,
+                    at: self.place_at(hook, spec.place)?,
                     rules: self.new_rules(hook, Self::l4(spec), marker, spec.k),
                 }
             }
@@ -423,8 +450,8 @@ impl Events {
         let (change, steps) = self.render(event, index, spec)?;
         let done = commit(&steps)?;
         match change {
-            Change::Insert { hook, rules } => {
-                let handles = self.handles_after_insert(hook, rules.len(), &done)?;
+            Change::Insert { hook, at, rules } => {
+                let handles = self.handles_after_insert(hook, at, rules.len(), &done)?;
                 self.note_rules(event, rules, &handles)
             }
             Change::Replace(_) => self.replaced = true,
@@ -448,13 +475,13 @@ impl Events {
         rules: Vec<Rule>,
         method: proto::UpdateMethod,
     ) -> Result<(), UpdateError> {
-        let change = Change::Insert { hook, rules };
+        let change = Change::Insert { hook, at: 0, rules };
         let steps = backend(self.installed.engine).change(&self.installed, &change, method)?;
         let done = commit(&steps)?;
         let Change::Insert { rules, .. } = change else {
             unreachable!("built as an insert above")
         };
-        let handles = self.handles_after_insert(hook, rules.len(), &done)?;
+        let handles = self.handles_after_insert(hook, 0, rules.len(), &done)?;
         self.note_rules(event, rules, &handles);
         Ok(())
     }
@@ -482,11 +509,13 @@ impl Events {
         Ok(())
     }
 
-    /// Handles of rules just inserted at the head of `hook`'s chain, in insertion order
-    /// (the last rule first): echoed by the commit, else read back untimed.
+    /// Handles of rules just inserted into `hook`'s chain behind its first `at`, in
+    /// insertion order (the last rule first): echoed by the commit, else read back
+    /// untimed.
     fn handles_after_insert(
         &self,
         hook: Hook,
+        at: usize,
         k: usize,
         done: &Committed,
     ) -> Result<Vec<u64>, UpdateError> {
@@ -494,7 +523,7 @@ impl Events {
             return Ok(done.handles.clone());
         }
         let b = backend(self.installed.engine);
-        let mut h = b.head_handles(&self.installed, hook, k)?;
+        let mut h = b.handles(&self.installed, hook, at, k)?;
         h.reverse();
         Ok(h)
     }

@@ -10,7 +10,7 @@ use firewall::models::{generate, Addressing, Chain, Model, ModelSpec, Position};
 use firewall::render::render_with;
 use firewall::update::Events;
 use firewall::{Engine, EngineOptions, Ip, Prefix, L4};
-use proto::{EventSpec, Marker, Proto, UpdateKind, UpdateMethod};
+use proto::{EventPlace, EventSpec, Marker, Proto, UpdateKind, UpdateMethod};
 
 /// Run `f` in a new, anonymous network namespace (this thread and its children only).
 fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -70,6 +70,7 @@ fn spec(kind: UpdateKind, method: UpdateMethod, k: u32, count: u32) -> EventSpec
             proto: Proto::Udp,
             dport: 5001,
         }),
+        place: Default::default(),
     }
 }
 
@@ -261,4 +262,85 @@ fn updates_render_the_marker_rule_first_and_last_applied() {
         "{text}"
     );
     assert!(!text.contains("-j FWBENCH-FORWARD"), "{text}");
+}
+
+/// Issue 39: an add placed after-established goes behind the stateful model's
+/// established-accept rule — second in fwbench's chain — with every rule engine that
+/// has such a chain; at the head it goes first. The chain as the kernel lists it.
+#[test]
+#[ignore = "needs root: network namespaces and nft/iptables (run with --include-ignored as root)"]
+fn an_add_after_established_goes_behind_the_established_accept() {
+    assert!(root(), "needs root");
+    for engine in [Engine::Nft, Engine::IptablesLegacy, Engine::IptablesNft] {
+        for place in [EventPlace::AfterEstablished, EventPlace::Head] {
+            let listed = in_netns(move || {
+                let mut rs = rule_set(3);
+                let stateful = ModelSpec {
+                    model: Model::Stateful,
+                    count: 3,
+                    position: Position::Last,
+                    chain: Chain::Forward,
+                    l4: L4::Udp,
+                    ip: Ip::V4,
+                    one_way: false,
+                    dport: None,
+                    nat_to: None,
+                };
+                let a = Addressing {
+                    clients: vec!["198.18.1.1".parse().unwrap()],
+                    client_net: Prefix {
+                        addr: "198.18.0.0".parse().unwrap(),
+                        len: 16,
+                    },
+                    server: "198.19.0.2".parse().unwrap(),
+                    server_net: Prefix {
+                        addr: "198.19.0.0".parse().unwrap(),
+                        len: 16,
+                    },
+                    gateway_client: None,
+                    gateway_server: None,
+                };
+                rs = generate(&stateful, &a).unwrap_or(rs);
+                let opts = EngineOptions::default();
+                let r = render_with(&rs, engine, &opts).unwrap();
+                let installed = install(&r).unwrap();
+                let mut ev = Events::new(&r, rs, opts);
+                let event = EventSpec {
+                    place,
+                    ..spec(UpdateKind::Add, UpdateMethod::Batch, 1, 1)
+                };
+                ev.apply(0, 0, &event).unwrap();
+                let argv: Vec<&str> = match engine {
+                    Engine::Nft => vec!["nft", "list", "chain", "inet", "fwbench", "forward"],
+                    Engine::IptablesLegacy => vec!["iptables-legacy", "-S", "FWBENCH-FORWARD"],
+                    _ => vec!["iptables-nft", "-S", "FWBENCH-FORWARD"],
+                };
+                let out = std::process::Command::new(argv[0])
+                    .args(&argv[1..])
+                    .output()
+                    .unwrap();
+                ev.undo().unwrap();
+                installed.remove().unwrap();
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            });
+            let rules: Vec<&str> = listed
+                .lines()
+                .filter(|l| {
+                    l.contains("drop")
+                        || l.contains("DROP")
+                        || l.contains("ccept")
+                        || l.contains("ACCEPT")
+                })
+                .filter(|l| !l.contains("policy"))
+                .collect();
+            let at = rules
+                .iter()
+                .position(|l| l.contains("198.18.1.1"))
+                .unwrap_or(99);
+            let want = if place == EventPlace::Head { 0 } else { 1 };
+            assert_eq!(at, want, "{engine} {place:?}:\n{listed}");
+            let established = rules[1 - want].to_lowercase();
+            assert!(established.contains("established"), "{engine}:\n{listed}");
+        }
+    }
 }

@@ -133,8 +133,37 @@ macro_rules! parse_by_name {
         }
     };
 }
+/// Where an update puts its rules in fwbench's chain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventPlace {
+    /// At the head: before every rule, so every packet meets them.
+    #[default]
+    Head,
+    /// Behind the chain's leading rules that accept established flows (`ct state
+    /// established,related accept`, the stateful model's first rule): where a new
+    /// block meets only packets the conntrack table does not know yet.
+    AfterEstablished,
+}
+
+impl EventPlace {
+    pub const ALL: [EventPlace; 2] = [EventPlace::Head, EventPlace::AfterEstablished];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventPlace::Head => "head",
+            EventPlace::AfterEstablished => "after-established",
+        }
+    }
+
+    pub fn is_head(&self) -> bool {
+        *self == EventPlace::Head
+    }
+}
+
 parse_by_name!(UpdateKind, "update kind");
 parse_by_name!(UpdateMethod, "update method");
+parse_by_name!(EventPlace, "event place");
 
 /// The flow an update acts on: its packets are matched by source address, protocol
 /// and destination port. Its sink sees when the change took effect.
@@ -162,6 +191,9 @@ pub struct EventSpec {
     pub count: u32,
     /// The flow the first update acts on (`None`: fillers only).
     pub marker: Option<Marker>,
+    /// Where its rules go in the chain (absent: at the head).
+    #[serde(default, skip_serializing_if = "EventPlace::is_head")]
+    pub place: EventPlace,
 }
 
 /// Most rules or elements one update may change (each is a tool call per rule).
@@ -239,6 +271,9 @@ pub struct UpdateRow {
     pub marker: bool,
     /// The commit failed: why (the row still counts as scheduled).
     pub error: Option<String>,
+    /// Where its rules went in the chain (absent: at the head).
+    #[serde(default, skip_serializing_if = "EventPlace::is_head")]
+    pub place: EventPlace,
 }
 
 /// What the sink saw of one flow in fine time bins by *send* time (the packet's
@@ -341,6 +376,7 @@ mod tests {
             rate: Some(4.0),
             count: 3,
             marker: None,
+            place: EventPlace::Head,
         }
     }
 

@@ -244,7 +244,7 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
             felt,
             match effect {
                 Some(t) => format!("; the {thing} took effect after {} ms", num(t)),
-                None => String::new(),
+                None => hole(&rows),
             },
             violations(&rows)
         ));
@@ -262,6 +262,25 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Adds behind the established-accept rule whose marker never changed fate: the
+/// block did not reach the existing flow — said, not left as a missing figure.
+fn hole(rows: &[&UpdateRecord]) -> String {
+    let behind = |r: &&&UpdateRecord| r.marker && r.place.as_deref() == Some("after-established");
+    if rows.iter().any(|r| behind(&r))
+        && rows
+            .iter()
+            .filter(behind)
+            .all(|r| r.time_to_effect_ms.is_none())
+    {
+        "; the rule never reached the marker's established flow: it sits behind the rule \
+         accepting established flows, so an existing connection keeps passing until its \
+         conntrack entry goes"
+            .into()
+    } else {
+        String::new()
+    }
 }
 
 /// Reloads' violations in words: "; 251 must-drop packets passed (5 of 5 reloads,

@@ -73,10 +73,12 @@ CREATE INDEX gateway_updates_trial ON gateway_updates(trial_id);
 ";
 
 /// Version 10 (issue 39): a reload's violations — the must-drop probe's packets that
-/// passed it — and the window from the first to the last of them (NULL: not a reload).
+/// passed it — and the window from the first to the last of them (NULL: not a reload);
+/// where an add put its rules (`after-established`; NULL: at the head).
 pub(crate) const SCHEMA_V10: &str = "
 ALTER TABLE gateway_updates ADD COLUMN violations INTEGER;
 ALTER TABLE gateway_updates ADD COLUMN violation_window_ms REAL;
+ALTER TABLE gateway_updates ADD COLUMN place TEXT;
 ";
 
 /// One update as stored.
@@ -117,6 +119,9 @@ pub struct UpdateRecord {
     /// From the first to the last of them, ms.
     #[serde(default)]
     pub violation_window_ms: Option<f64>,
+    /// Where an add put its rules (`None`: at the head).
+    #[serde(default)]
+    pub place: Option<String>,
 }
 
 pub(crate) fn insert(
@@ -129,7 +134,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -156,6 +161,7 @@ pub(crate) fn insert(
             u.doubts,
             u.violations.map(|n| n as i64),
             u.violation_window_ms,
+            u.place,
         ])?;
     }
     Ok(())
@@ -168,7 +174,7 @@ pub(crate) fn read(
     let mut stmt = conn.prepare(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
                 marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
-                lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms
+                lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms, place
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -195,6 +201,7 @@ pub(crate) fn read(
             doubts: r.get(19)?,
             violations: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
             violation_window_ms: r.get(21)?,
+            place: r.get(22)?,
         })
     })?;
     rows.collect()
@@ -242,6 +249,7 @@ mod tests {
             doubts: Some(r#"[{"kind":"empty_window","why":"no background"}]"#.into()),
             violations: Some(27),
             violation_window_ms: Some(2.9),
+            place: Some("after-established".into()),
             ..old.clone()
         };
         let tx = c.transaction().unwrap();

@@ -314,9 +314,11 @@ impl Backend for BpfEngine {
             Ok(elements.iter().map(|e| (id, l4, e.addr, e.port)).collect())
         };
         let write = match change {
-            Change::Insert { hook, rules } => {
+            Change::Insert { hook, at: 0, rules } => {
                 MapWrite::Insert(self.head_rules(&table, *hook, rules)?)
             }
+            // The BPF table is matched first to last from its head.
+            Change::Insert { .. } => return Err(refuse()),
             Change::Delete { hook, rules, .. } => {
                 MapWrite::Delete(self.head_rules(&table, *hook, rules)?)
             }
@@ -413,6 +415,7 @@ mod tests {
         };
         let insert = Change::Insert {
             hook,
+            at: 0,
             rules: vec![rule.clone()],
         };
         let steps = XDP.change(&r, &insert, UpdateMethod::Map).unwrap();
@@ -438,6 +441,7 @@ mod tests {
                 &r,
                 &Change::Insert {
                     hook,
+                    at: 0,
                     rules: vec![hashed],
                 },
                 UpdateMethod::Map,

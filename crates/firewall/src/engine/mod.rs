@@ -88,9 +88,16 @@ pub trait Backend: Sync {
         Err(unsupported_change(r.engine, change, method))
     }
 
-    /// Handles of the first `k` rules of fwbench's chain of `hook`, in chain order
-    /// (read after an insert, untimed, where deleting a rule needs its handle).
-    fn head_handles(&self, _r: &Rendered, _hook: Hook, _k: usize) -> Result<Vec<u64>, ToolError> {
+    /// Handles of the `k` rules of fwbench's chain of `hook` behind its first `at`, in
+    /// chain order (read after an insert, untimed, where deleting a rule needs its
+    /// handle).
+    fn handles(
+        &self,
+        _r: &Rendered,
+        _hook: Hook,
+        _at: usize,
+        _k: usize,
+    ) -> Result<Vec<u64>, ToolError> {
         Ok(vec![])
     }
 }

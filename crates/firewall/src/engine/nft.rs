@@ -202,7 +202,13 @@ impl Backend for Nft {
         Ok(nft_counters(r.nft_family.table_family(r.ip))?.rules)
     }
 
-    fn head_handles(&self, r: &Rendered, hook: Hook, k: usize) -> Result<Vec<u64>, ToolError> {
+    fn handles(
+        &self,
+        r: &Rendered,
+        hook: Hook,
+        at: usize,
+        k: usize,
+    ) -> Result<Vec<u64>, ToolError> {
         let fam = r.nft_family.table_family(r.ip);
         let argv = [
             "nft",
@@ -222,6 +228,7 @@ impl Backend for Nft {
             .into_iter()
             .flatten()
             .filter_map(|i| i.get("rule")?.get("handle")?.as_u64())
+            .skip(at)
             .take(k)
             .collect())
     }
@@ -231,11 +238,17 @@ impl Backend for Nft {
         let per_rule = super::per_rule(self.engine, change, method)?;
         let element = |e: &SetElem| format!("{} . {}", e.addr, e.port);
         let (lines, echo): (Vec<String>, bool) = match change {
-            Change::Insert { hook, rules } => {
+            Change::Insert { hook, at, rules } => {
                 let mut lines = Vec::with_capacity(rules.len());
-                // `insert` prepends: the last rule first keeps the change's order.
+                // `insert` prepends (`index N`: before the rule at N): the last rule
+                // first keeps the change's order.
+                let index = match at {
+                    0 => String::new(),
+                    n => format!("index {n} "),
+                };
                 for rule in rules.iter().rev() {
-                    let mut t = format!("insert rule {fam} {NFT_TABLE} {} ", nft_chain(*hook));
+                    let mut t =
+                        format!("insert rule {fam} {NFT_TABLE} {} {index}", nft_chain(*hook));
                     nft_rule(&mut t, r.ip, rule, self.engine)?;
                     lines.push(t);
                 }

@@ -137,9 +137,9 @@ fn ipt_change(
 ) -> ChangeSteps {
     let refuse = || super::unsupported_change(engine, change, method);
     let per_rule = super::per_rule(engine, change, method)?;
-    let (hook, rules, op) = match change {
-        Change::Insert { hook, rules } => (*hook, rules, "-I"),
-        Change::Delete { hook, rules, .. } => (*hook, rules, "-D"),
+    let (hook, rules, op, at) = match change {
+        Change::Insert { hook, at, rules } => (*hook, rules, "-I", *at),
+        Change::Delete { hook, rules, .. } => (*hook, rules, "-D", 0),
         Change::Replace(new) if !per_rule => {
             let mut steps = super::batch_steps(&new.install);
             for s in &mut steps {
@@ -166,7 +166,13 @@ fn ipt_change(
         }
         specs.push(t);
     }
-    let at = if op == "-I" { " 1" } else { "" };
+    // `-I CHAIN N`: before rule N (1-based), so behind the first `at`.
+    let position = (at + 1).to_string();
+    let at = if op == "-I" {
+        format!(" {position}")
+    } else {
+        String::new()
+    };
     if per_rule {
         let prog = ipt_argv0(ip, flavour);
         return Ok(specs
@@ -174,7 +180,7 @@ fn ipt_change(
             .map(|spec| {
                 let mut argv = vec![prog, "-w", op, chain];
                 if op == "-I" {
-                    argv.push("1");
+                    argv.push(&position);
                 }
                 argv.extend(spec.split_whitespace());
                 Step::call(&argv)

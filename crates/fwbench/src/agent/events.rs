@@ -125,10 +125,11 @@ impl EventRunner {
                 Err(_) => tracing::error!("the gateway events' thread panicked"),
             }
         }
-        let replaced = self
-            .rows
-            .iter()
-            .any(|r| r.kind == UpdateKind::Replace && r.error.is_none() && r.start_unix_ns > 0);
+        let replaced = self.rows.iter().any(|r| {
+            matches!(r.kind, UpdateKind::Replace | UpdateKind::Reload)
+                && r.error.is_none()
+                && r.start_unix_ns > 0
+        });
         if replaced && self.replaced.is_none() {
             self.replaced = Some(
                 firewall::install::replacement_verdicts(&self.installed)
@@ -184,6 +185,7 @@ fn row(s: &EventSpec, event: u32, index: u32, error: Option<String>) -> UpdateRo
         cpu_busy: 0.0,
         marker: index == 0 && s.marker.is_some(),
         error,
+        place: s.place,
     }
 }
 
@@ -277,6 +279,7 @@ mod tests {
             rate,
             count,
             marker: None,
+            place: Default::default(),
         }
     }
 

@@ -459,6 +459,7 @@ fn set_events(e: &crate::workloads::events::EventArgs, v: &mut AxisValues) {
         v.event_count = e.count;
         v.event_method = e.method;
         v.event_load = e.load;
+        v.event_place = e.place;
     }
 }
 

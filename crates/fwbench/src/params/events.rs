@@ -12,7 +12,7 @@ use crate::params::topology::Topology;
 use crate::params::values::ValueError;
 use crate::params::workload::{EventFit, TrialKind};
 use crate::params::Conflict;
-use proto::{MarkerFate, Proto, Rate, UpdateKind, UpdateMethod};
+use proto::{EventPlace, MarkerFate, Proto, Rate, UpdateKind, UpdateMethod};
 use serde::{Deserialize, Serialize};
 
 /// One scheduled gateway event of a trial.
@@ -31,6 +31,10 @@ pub struct EventParams {
     /// size (`None`: the rate as given). Absent from the canonical JSON when unset, so
     /// the keys of trials without it stay what they were.
     pub load: Option<Load>,
+    /// Where the update's rules go in fwbench's chain; absent (at the head) from the
+    /// canonical JSON, so the keys of trials without it stay what they were.
+    #[serde(default, skip_serializing_if = "EventPlace::is_head")]
+    pub place: EventPlace,
 }
 
 /// The background of a trial with events offered at a share of the gateway's capacity
@@ -204,6 +208,14 @@ pub fn parse_event_count(c: &str) -> Result<Option<u32>, ValueError> {
     }
 }
 
+/// The `event_place` axis: empty (head) or a place name.
+pub fn parse_event_place(m: &str) -> Result<EventPlace, ValueError> {
+    match m.trim() {
+        "" => Ok(EventPlace::Head),
+        m => m.parse().map_err(ValueError::from),
+    }
+}
+
 /// The `event_method` axis: empty (batch) or a method name.
 pub fn parse_event_method(m: &str) -> Result<UpdateMethod, ValueError> {
     match m.trim() {
@@ -220,12 +232,14 @@ pub fn combine(
     count: Option<u32>,
     method: UpdateMethod,
     load: Option<Load>,
+    place: EventPlace,
 ) -> Result<Option<EventParams>, ValueError> {
     let Some((kind, k, at_s)) = event else {
         if let Some(what) = [
             ("event_rate", rate.is_some()),
             ("event_count", count.is_some()),
             ("event_load", load.is_some()),
+            ("event_place", !place.is_head()),
         ]
         .into_iter()
         .find_map(|(w, set)| set.then_some(w))
@@ -248,6 +262,13 @@ pub fn combine(
             kind.name()
         )));
     }
+    if !place.is_head() && kind != UpdateKind::Add {
+        return Err(ValueError::Other(format!(
+            "event place {}: only an add puts new rules in the chain (not {})",
+            place.name(),
+            kind.name()
+        )));
+    }
     Ok(Some(EventParams {
         kind,
         k,
@@ -256,6 +277,7 @@ pub fn combine(
         count,
         method,
         load,
+        place,
     }))
 }
 
@@ -359,6 +381,7 @@ fn event_params(
         parse_event_count(count)?,
         parse_event_method(method)?,
         None,
+        EventPlace::Head,
     )
 }
 
@@ -455,7 +478,8 @@ mod tests {
             None,
             None,
             UpdateMethod::Batch,
-            Some(parse_load("0.5").unwrap())
+            Some(parse_load("0.5").unwrap()),
+            EventPlace::Head
         )
         .unwrap_err()
         .to_string()

@@ -17,8 +17,8 @@
 
 use crate::params::conn::{parse_parallel, parse_size, ConnParams};
 use crate::params::events::{
-    parse_event_count, parse_event_method, parse_event_rate, parse_opt_event, parse_opt_load,
-    Event, Load,
+    parse_event_count, parse_event_method, parse_event_place, parse_event_rate, parse_opt_event,
+    parse_opt_load, Event, Load,
 };
 use crate::params::packet::{PacketParams, SenderPath, SinkKind};
 use crate::params::search::SearchParams;
@@ -32,7 +32,7 @@ use crate::params::values::{
 use crate::params::workload::{ConnKind, PacketKind};
 use crate::params::TrialParams;
 use firewall::models::{Model, Position};
-use proto::{Family, FrameSize, PacketSize, Proto, Rate, ServerMode, UpdateMethod};
+use proto::{EventPlace, Family, FrameSize, PacketSize, Proto, Rate, ServerMode, UpdateMethod};
 use std::net::IpAddr;
 
 pub use crate::params::workload::Class;
@@ -284,10 +284,11 @@ axes! {
     src: Option<IpAddr>, PACKET, "source address (one of the testbed's clients)", default(_) "", parse(t, _) opt_addr(t);
     dst: Option<IpAddr>, PACKET, "destination address (must be the testbed's server)", default(_) "", parse(t, _) opt_addr(t);
     aim: Option<String>, PACKET, "aim at rule N (or CHAIN:N) of the imported ruleset", default(_) "", parse(t, _) (!t.is_empty()).then(|| crate::params::packet::parse_aim(t)).transpose();
-    event: Option<Event>, ALL, "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements)", default(_) "", parse(t, _) parse_opt_event(t);
+    event: Option<Event>, ALL, "gateway event during the trial: KIND:K@TIME (add:1@1s; kinds add, delete, replace, add-elements, remove-elements, reload)", default(_) "", parse(t, _) parse_opt_event(t);
     event_rate: Option<f64>, ALL, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
     event_count: Option<u32>, ALL, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
-    event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map", default(_) "batch", parse(t, _) parse_event_method(t);
+    event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map, flush-load (replace, reload: removed, then installed)", default(_) "batch", parse(t, _) parse_event_method(t);
+    event_place: EventPlace, ALL, "where an add puts its rules: head, or after-established (behind the chain's established-accept rule: --model stateful)", default(_) "head", parse(t, _) parse_event_place(t);
     event_load: Option<Load>, ALL, "with an event, a flood or flow's background at a share of what the gateway forwards at the installed size: F (found by a short search first) or F@RATE (of a stated rate); empty: the rate as given", default(_) "", parse(t, _) parse_opt_load(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
     ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);
@@ -394,6 +395,7 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
         v.event_count,
         v.event_method,
         v.event_load.clone(),
+        v.event_place,
     )?;
     let search = v
         .workload

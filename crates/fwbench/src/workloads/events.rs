@@ -29,8 +29,8 @@
 use crate::params::events::EventParams;
 use crate::params::TrialParams;
 use proto::{
-    EventSpec, FlowBins, GatewayResults, Marker, MarkerFate, StreamEventsSpec, TxnBins, TxnStreams,
-    UdpSinkResults, UdpSourceResults, UpdateKind, UpdateMethod, UpdateRow,
+    EventPlace, EventSpec, FlowBins, GatewayResults, Marker, MarkerFate, StreamEventsSpec, TxnBins,
+    TxnStreams, UdpSinkResults, UdpSourceResults, UpdateKind, UpdateMethod, UpdateRow,
 };
 use results::{Doubt, DoubtKind};
 use serde::{Deserialize, Serialize};
@@ -62,7 +62,8 @@ pub struct EventArgs {
     /// Change the gateway's rules during the trial: KIND:K@TIME, e.g. add:1@1s (insert 1
     /// drop rule at 1 s; the first drops the marker: flow 0, echo's client 1, or the
     /// marker stream of ping and sessions). Kinds: add, delete, replace, add-elements,
-    /// remove-elements
+    /// remove-elements, reload (the rule set in force loaded again, the marker's drop
+    /// rule in it: what passes is a violation)
     #[arg(long, value_parser = crate::params::events::parse_event)]
     event: Option<(UpdateKind, u32, f64)>,
     /// Repeat the update this many times per second (until --event-count or the end)
@@ -71,10 +72,16 @@ pub struct EventArgs {
     /// Updates in all (needs --event-rate when above 1)
     #[arg(long, requires = "event_rate", value_parser = clap::value_parser!(u32).range(1..=proto::MAX_UPDATES as i64))]
     event_count: Option<u32>,
-    /// How the engine applies it: batch (iptables-restore, nft -f, ipset restore) or
-    /// per-rule (iptables -I/-D, nft insert, ipset add, one call each)
+    /// How the engine applies it: batch (iptables-restore, nft -f, ipset restore),
+    /// per-rule (iptables -I/-D, nft insert, ipset add, one call each), flush-load
+    /// (replace, reload: the rule set removed, then installed, in two steps)
     #[arg(long, requires = "event", default_value = "batch", value_parser = method)]
     event_method: UpdateMethod,
+    /// Where an add puts its rules: head (default), or after-established — behind the
+    /// chain's rule accepting established flows (--model stateful), where a new block
+    /// meets only flows the conntrack table does not know yet
+    #[arg(long, requires = "event", default_value = "head", value_parser = place)]
+    event_place: EventPlace,
     /// flood, flow: offer the background at a share of what the gateway forwards at the
     /// installed size, as CSIT's reconfiguration tests do: F (0.5: half the rate a short
     /// search finds first, a few 1-s floods) or F@RATE (0.5@40kpps: of a stated rate);
@@ -95,6 +102,10 @@ fn method(t: &str) -> Result<UpdateMethod, String> {
     t.parse()
 }
 
+fn place(t: &str) -> Result<EventPlace, String> {
+    t.parse()
+}
+
 impl EventArgs {
     pub fn params(&self) -> Option<EventParams> {
         let (kind, k, at_s) = self.event?;
@@ -106,6 +117,7 @@ impl EventArgs {
             count: self.event_count,
             method: self.event_method,
             load: self.load.clone(),
+            place: self.event_place,
         })
     }
 }
@@ -125,6 +137,7 @@ pub fn event_spec(p: &TrialParams, e: &EventParams, marker: Option<Marker>) -> E
         rate: e.rate,
         count: e.updates(p.duration_s),
         marker,
+        place: e.place,
     }
 }
 
@@ -414,8 +427,10 @@ pub fn summarise_flows(
     let mut flows: Vec<(bool, FlowBins)> = vec![];
     let mut unbinned_lost = 0;
     let mut marker_sent: Vec<u64> = vec![];
-    // Sent by background flows that received nothing (no bins): lost whole.
+    // Sent by background flows that received nothing (no bins): lost whole; and by
+    // marker flows that received nothing.
     let mut unreceived = 0;
+    let mut marker_unreceived = 0;
     for f in 0..flows_n {
         let sent = src.sent_per_flow.get(f as usize).copied().unwrap_or(0);
         let is_marker = sources.len() <= 1 || (f as usize).is_multiple_of(sources.len());
@@ -435,7 +450,9 @@ pub fn summarise_flows(
             }
             None => {
                 unbinned_lost += sent;
-                if !is_marker {
+                if is_marker {
+                    marker_unreceived += sent;
+                } else {
                     unreceived += sent;
                 }
             }
@@ -465,7 +482,15 @@ pub fn summarise_flows(
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, Unit::Packet);
-    let gap = marker.map_or(0, |m| flow_resolution(m, 1, 1) - BIN_NS);
+    // The marker's spacing: from its bins, or — none of it received — from what its
+    // first flow sent over the trial.
+    let gap = match marker {
+        Some(m) => flow_resolution(m, 1, 1) - BIN_NS,
+        None => match src.sent_per_flow.first() {
+            Some(&n) if n > 0 => (p.duration_s * 1e9 / n as f64) as u64,
+            _ => 0,
+        },
+    };
     count_violations(&mut updates, marker, gap);
     // Each marker flow with bins: what it sent, its bins (both in flow order).
     let marker_flows: Vec<(u64, &FlowBins)> = marker_sent
@@ -473,7 +498,10 @@ pub fn summarise_flows(
         .copied()
         .zip(flows.iter().filter(|(m, _)| *m).map(|(_, b)| b))
         .collect();
-    let marker_dropped = marker_dropped(&updates, &marker_flows);
+    // A reload's marker flows that received nothing were dropped whole, as intended.
+    let reloaded = updates.iter().any(|u| u.violations.is_some());
+    let marker_dropped = marker_dropped(&updates, &marker_flows)
+        .map(|d| d + if reloaded { marker_unreceived } else { 0 });
     Some(EventsSummary {
         bin_ns: BIN_NS,
         unit: Unit::Packet,
@@ -579,7 +607,8 @@ pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)
 
 /// The marker's packets that passed each reload: those sent from its start to the
 /// next update's start (or the end), which the rule set before and after it drops.
-/// `gap_ns`: the marker's spacing (the shortest gap in enforcement it can see).
+/// `gap_ns`: the marker's spacing (the shortest gap in enforcement it can see; 0: it
+/// sent nothing). A marker that sent and had nothing received (no bins): none passed.
 fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap_ns: u64) {
     let starts: Vec<u64> = updates
         .iter()
@@ -591,9 +620,9 @@ fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap
         if u.row.kind.marker_fate() != MarkerFate::Kept || start == 0 || u.row.error.is_some() {
             continue;
         }
-        let Some(m) = marker else {
+        if marker.is_none() && gap_ns == 0 {
             continue;
-        };
+        }
         let next = starts
             .iter()
             .copied()
@@ -606,14 +635,16 @@ fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap
             probe_gap_ms: gap_ns as f64 / 1e6,
         };
         let (mut first, mut last) = (None, 0u64);
-        for (i, &n) in m.received.iter().enumerate() {
-            let t = m.origin_ns + i as u64 * m.width_ns;
-            if n == 0 || t + m.width_ns <= start || t >= next {
-                continue;
+        if let Some(m) = marker {
+            for (i, &n) in m.received.iter().enumerate() {
+                let t = m.origin_ns + i as u64 * m.width_ns;
+                if n == 0 || t + m.width_ns <= start || t >= next {
+                    continue;
+                }
+                v.passed += u64::from(n);
+                first.get_or_insert(t);
+                last = t + m.width_ns;
             }
-            v.passed += u64::from(n);
-            first.get_or_insert(t);
-            last = t + m.width_ns;
         }
         v.window_ms = first.map(|f| (last - f) as f64 / 1e6);
         if v.passed == 0 && gap_ns as f64 / 1e6 > u.commit_ms {
@@ -854,8 +885,8 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         let again = repeated.contains(&r.event);
         let why = match (r.kind, r.index, r.marker) {
             (UpdateKind::Reload, _, _) => format!(
-                "a reload loads the rule set in force again: no {noun}'s fate changes; its \
-                 figure is the marker's {noun} that passed (violations)"
+                "a reload loads the rule set in force again, so none of the marker's {noun} \
+                 should pass; its figure is those that did (violations)"
             ),
             (_, 0, false) => "this trial has no marker stream for the update to act on".into(),
             (UpdateKind::Replace, 0, true) if again => format!(
@@ -872,6 +903,12 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
             (UpdateKind::Replace, _, false) => format!(
                 "the marker's rule went with update 1 of this event: this replacement changes \
                  nothing the marker's {noun} meet"
+            ),
+            (UpdateKind::Add, 0, true) if r.place == EventPlace::AfterEstablished => format!(
+                "the marker's flow was established before the rule came, and the rule sits \
+                 behind the one accepting established flows: none of its {noun} met it — a \
+                 new block leaves an existing connection passing until its conntrack entry \
+                 goes"
             ),
             (_, _, true) => format!("no marker {noun} changed fate after the commit"),
             (
@@ -1275,12 +1312,20 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
                 .iter()
                 .filter_map(|v| v.window_ms)
                 .fold(0.0, f64::max);
-            out += &format!(
-                "\n  violations: {leaky} of {} reloads let must-drop {} through: {passed} in all, \
-                 the widest window {widest:.1} ms",
-                reloads.len(),
-                s.unit.noun()
-            );
+            out += &if passed == 0 {
+                format!(
+                    "\n  violations: none of {} reloads let a must-drop {} through",
+                    reloads.len(),
+                    s.unit.noun().trim_end_matches('s')
+                )
+            } else {
+                format!(
+                    "\n  violations: {leaky} of {} reloads let must-drop {} through: {passed} in \
+                     all, the widest window {widest:.1} ms",
+                    reloads.len(),
+                    s.unit.noun()
+                )
+            };
         }
         out += &format!(
             "\n  {} updates: commit mean {mean:.2} ms, max {max:.2} ms; {} {} around them{}",
@@ -1421,6 +1466,7 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                     .then(|| serde_json::to_string(&u.series).unwrap_or_default()),
                 violations: u.violations.as_ref().map(|v| v.passed),
                 violation_window_ms: u.violations.as_ref().and_then(|v| v.window_ms),
+                place: (!r.place.is_head()).then(|| r.place.name().into()),
             }
         })
         .collect()
@@ -1455,6 +1501,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
         cpu_busy: 0.0,
         marker: true,
         error: None,
+        place: EventPlace::Head,
     };
     EventsSummary {
         bin_ns: 1_000_000,

@@ -128,6 +128,7 @@ fn row(kind: UpdateKind, start: u64) -> UpdateRow {
         cpu_busy: 0.0,
         marker: true,
         error: None,
+        place: EventPlace::Head,
     }
 }
 
@@ -870,6 +871,14 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     count_violations(&mut sparse, Some(&marker), 5_000_000);
     assert_eq!(sparse[0].violations.as_ref().unwrap().passed, 0);
     assert_eq!(sparse[0].doubts[0].kind, DoubtKind::TooCoarse);
+    // A marker none of whose packets was received (no bins): none passed; one that sent
+    // nothing: no figure.
+    let mut atomic = vec![plain(reload(49, 0), None, &[])];
+    count_violations(&mut atomic, None, 50_000);
+    assert_eq!(atomic[0].violations.as_ref().unwrap().passed, 0);
+    let mut silent = vec![plain(reload(49, 0), None, &[])];
+    count_violations(&mut silent, None, 0);
+    assert!(silent[0].violations.is_none());
     // Not a reload: no violations counted.
     let mut add = vec![plain(row(UpdateKind::Add, t0), None, &[])];
     count_violations(&mut add, Some(&marker), 100_000);
