@@ -31,6 +31,11 @@ fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
 }
 
 fn rule_set(count: u32) -> firewall::RuleSet {
+    rule_set_of(Model::Linear, count)
+}
+
+/// `count` fillers of `model` between one client and the server, UDP, forward.
+fn rule_set_of(model: Model, count: u32) -> firewall::RuleSet {
     let p = |s: &str, len| Prefix {
         addr: s.parse().unwrap(),
         len,
@@ -44,7 +49,7 @@ fn rule_set(count: u32) -> firewall::RuleSet {
         gateway_server: "198.19.0.1".parse().ok(),
     };
     let spec = ModelSpec {
-        model: Model::Linear,
+        model,
         count,
         position: Position::Last,
         chain: Chain::Forward,
@@ -274,33 +279,7 @@ fn an_add_after_established_goes_behind_the_established_accept() {
     for engine in [Engine::Nft, Engine::IptablesLegacy, Engine::IptablesNft] {
         for place in [EventPlace::AfterEstablished, EventPlace::Head] {
             let listed = in_netns(move || {
-                let mut rs = rule_set(3);
-                let stateful = ModelSpec {
-                    model: Model::Stateful,
-                    count: 3,
-                    position: Position::Last,
-                    chain: Chain::Forward,
-                    l4: L4::Udp,
-                    ip: Ip::V4,
-                    one_way: false,
-                    dport: None,
-                    nat_to: None,
-                };
-                let a = Addressing {
-                    clients: vec!["198.18.1.1".parse().unwrap()],
-                    client_net: Prefix {
-                        addr: "198.18.0.0".parse().unwrap(),
-                        len: 16,
-                    },
-                    server: "198.19.0.2".parse().unwrap(),
-                    server_net: Prefix {
-                        addr: "198.19.0.0".parse().unwrap(),
-                        len: 16,
-                    },
-                    gateway_client: None,
-                    gateway_server: None,
-                };
-                rs = generate(&stateful, &a).unwrap_or(rs);
+                let rs = rule_set_of(Model::Stateful, 3);
                 let opts = EngineOptions::default();
                 let r = render_with(&rs, engine, &opts).unwrap();
                 let installed = install(&r).unwrap();

@@ -210,6 +210,7 @@ fn trial_command_flags_are_the_axis_registry() {
         ("connections", "event_count"),
         ("connections", "event_method"),
         ("connections", "event_load"),
+        ("connections", "event_place"),
         // Conntrack settings (issue 26): a ping has them in scenario files only.
         ("ping", "ct_max"),
         ("ping", "ct_buckets"),

@@ -1343,6 +1343,25 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
     out
 }
 
+/// A trial's one-line summary's end: ", 5 reloads let 2275 must-drop packets through"
+/// (empty without reloads).
+pub fn violations_line(s: &EventsSummary) -> String {
+    let v: Vec<&Violations> = s
+        .updates
+        .iter()
+        .filter_map(|u| u.violations.as_ref())
+        .collect();
+    if v.is_empty() {
+        return String::new();
+    }
+    format!(
+        ", {} reloads let {} must-drop {} through",
+        v.len(),
+        v.iter().map(|x| x.passed).sum::<u64>(),
+        s.unit.noun()
+    )
+}
+
 /// ", let 27 must-drop packets through in 2.9 ms (marker every 0.05 ms)".
 fn violations_text(v: &Violations, unit: Unit) -> String {
     let every = format!("marker every {:.3} ms", v.probe_gap_ms);
@@ -1504,7 +1523,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
         place: EventPlace::Head,
     };
     EventsSummary {
-        bin_ns: 1_000_000,
+        bin_ns: BIN_NS,
         unit: Unit::Packet,
         marker_src: None,
         background_streams: 1,

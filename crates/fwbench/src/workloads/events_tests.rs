@@ -100,17 +100,9 @@ fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> Upd
 /// The summary of one update `u` with a background in `unit`s.
 fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
     EventsSummary {
-        bin_ns: BIN_NS,
         unit,
-        marker_src: None,
-        background_streams: 1,
         updates: vec![u],
-        bins_lost: 0,
-        unbinned_lost: 0,
-        marker_dropped: None,
-        lost_around: None,
-        quiet: None,
-        load: None,
+        ..planted_summary(0)
     }
 }
 
@@ -861,6 +853,10 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         "{t}"
     );
     assert!(t.contains("let no must-drop packets through"), "{t}");
+    assert_eq!(
+        violations_line(&s),
+        ", 3 reloads let 17 must-drop packets through"
+    );
     let rows = records(&s);
     assert_eq!(
         (rows[0].violations, rows[0].violation_window_ms),

@@ -466,7 +466,7 @@ impl Summary for PacketSummary {
     fn line(&self) -> String {
         let s = self;
         format!(
-            "offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}",
+            "offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}{}",
             pps(s.offered_pps),
             pps(s.sent_pps),
             pps(s.received_pps),
@@ -485,7 +485,11 @@ impl Summary for PacketSummary {
             match &s.limited_by {
                 Some(l) => format!(", limited by {}", l.short()),
                 None => String::new(),
-            }
+            },
+            s.events
+                .as_deref()
+                .map(crate::workloads::events::violations_line)
+                .unwrap_or_default()
         )
     }
 
