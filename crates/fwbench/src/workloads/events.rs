@@ -482,8 +482,8 @@ pub fn summarise_flows(
         })
         .collect::<Vec<_>>();
     say_why_no_effect(&mut updates, Unit::Packet);
-    // The marker's spacing: from its bins, or — none of it received — from what its
-    // first flow sent over the trial.
+    // The marker's spacing: from its first flow's bins, or — none of it received —
+    // from what that flow sent over the trial. Every marker flow's packets count.
     let gap = match marker {
         Some(m) => flow_resolution(m, 1, 1) - BIN_NS,
         None => match src.sent_per_flow.first() {
@@ -491,7 +491,8 @@ pub fn summarise_flows(
             _ => 0,
         },
     };
-    count_violations(&mut updates, marker, gap);
+    let markers: Vec<&FlowBins> = flows.iter().filter(|(m, _)| *m).map(|(_, b)| b).collect();
+    count_violations(&mut updates, &markers, gap);
     // Each marker flow with bins: what it sent, its bins (both in flow order).
     let marker_flows: Vec<(u64, &FlowBins)> = marker_sent
         .iter()
@@ -607,9 +608,10 @@ pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)
 
 /// The marker's packets that passed each reload: those sent from its start to the
 /// next update's start (or the end), which the rule set before and after it drops.
-/// `gap_ns`: the marker's spacing (the shortest gap in enforcement it can see; 0: it
-/// sent nothing). A marker that sent and had nothing received (no bins): none passed.
-fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap_ns: u64) {
+/// `markers`: every marker flow's bins; `gap_ns`: the marker's spacing (the shortest
+/// gap in enforcement it can see; 0: it sent nothing). A marker that sent and had
+/// nothing received (no bins): none passed.
+fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns: u64) {
     let starts: Vec<u64> = updates
         .iter()
         .map(|u| u.row.start_unix_ns)
@@ -620,7 +622,7 @@ fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap
         if u.row.kind.marker_fate() != MarkerFate::Kept || start == 0 || u.row.error.is_some() {
             continue;
         }
-        if marker.is_none() && gap_ns == 0 {
+        if markers.is_empty() && gap_ns == 0 {
             continue;
         }
         let next = starts
@@ -635,15 +637,15 @@ fn count_violations(updates: &mut [UpdateEffect], marker: Option<&FlowBins>, gap
             probe_gap_ms: gap_ns as f64 / 1e6,
         };
         let (mut first, mut last) = (None, 0u64);
-        if let Some(m) = marker {
+        for m in markers {
             for (i, &n) in m.received.iter().enumerate() {
                 let t = m.origin_ns + i as u64 * m.width_ns;
                 if n == 0 || t + m.width_ns <= start || t >= next {
                     continue;
                 }
                 v.passed += u64::from(n);
-                first.get_or_insert(t);
-                last = t + m.width_ns;
+                first = Some(first.map_or(t, |f: u64| f.min(t)));
+                last = last.max(t + m.width_ns);
             }
         }
         v.window_ms = first.map(|f| (last - f) as f64 / 1e6);

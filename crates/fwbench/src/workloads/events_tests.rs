@@ -831,7 +831,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         .map(|(ms, i)| plain(reload(ms, i), None, &[]))
         .collect();
     say_why_no_effect(&mut updates, Unit::Packet);
-    count_violations(&mut updates, Some(&marker), 100_000);
+    count_violations(&mut updates, &[&marker], 100_000);
     let v: Vec<&Violations> = updates
         .iter()
         .map(|u| u.violations.as_ref().unwrap())
@@ -864,19 +864,28 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     );
     // A marker 5 ms apart cannot see a 2-ms gap: the reload that saw none is flagged.
     let mut sparse = vec![plain(reload(90, 2), None, &[])];
-    count_violations(&mut sparse, Some(&marker), 5_000_000);
+    count_violations(&mut sparse, &[&marker], 5_000_000);
     assert_eq!(sparse[0].violations.as_ref().unwrap().passed, 0);
     assert_eq!(sparse[0].doubts[0].kind, DoubtKind::TooCoarse);
+    // Two marker flows (flows 0 and 2 of four from two sources): both count, the
+    // window spans both.
+    let mut second = marker.clone();
+    second.received = vec![0; 100];
+    second.received[47] = 4;
+    let mut two = vec![plain(reload(46, 0), None, &[])];
+    count_violations(&mut two, &[&marker, &second], 100_000);
+    let v = two[0].violations.as_ref().unwrap();
+    assert_eq!((v.passed, v.window_ms), (21, Some(34.0)));
     // A marker none of whose packets was received (no bins): none passed; one that sent
     // nothing: no figure.
     let mut atomic = vec![plain(reload(49, 0), None, &[])];
-    count_violations(&mut atomic, None, 50_000);
+    count_violations(&mut atomic, &[], 50_000);
     assert_eq!(atomic[0].violations.as_ref().unwrap().passed, 0);
     let mut silent = vec![plain(reload(49, 0), None, &[])];
-    count_violations(&mut silent, None, 0);
+    count_violations(&mut silent, &[], 0);
     assert!(silent[0].violations.is_none());
     // Not a reload: no violations counted.
     let mut add = vec![plain(row(UpdateKind::Add, t0), None, &[])];
-    count_violations(&mut add, Some(&marker), 100_000);
+    count_violations(&mut add, &[&marker], 100_000);
     assert!(add[0].violations.is_none());
 }
