@@ -1009,7 +1009,12 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
             &db,
             "SELECT count(*) FROM trials WHERE workload = 'ndr' AND status = 'ok'"
         ),
-        1
+        1,
+        "{}",
+        sqlite_text(
+            &db,
+            "SELECT status || ': ' || coalesce(error, '') FROM trials WHERE workload = 'ndr'"
+        )
     );
     // The search counts every step once: the reused ones and the new ones (its
     // latency-under-load trials after it too).
@@ -1026,4 +1031,108 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
         sqlite_count(&db, "SELECT count(*) FROM runs WHERE status = 'complete'"),
         1
     );
+}
+
+/// Issue 37's Done-when: a search fed contradictory trials — a policer whose rate is
+/// lowered mid-search — reports `converged: false` with the contradiction named, never
+/// `ok`. The policer passes 4 000 pps (a bucket of 200) for the search's first three
+/// trials (6 000 fails, 3 000 passes, 4 500 fails), then 1 500: every rate the search
+/// tries after that below 3 000 fails, and 3 000 measured again fails too. A watcher
+/// thread lowers it as soon as the third trial is stored (each is committed before the
+/// next begins). Without the re-test's judgement the bisection confirms ~1 600 pps and
+/// says `converged` (`ndr::tests::a_policer_lowered_mid_search_is_not_converged` plants
+/// the same verdicts).
+#[root_test(serial, tb = "forward")]
+fn ndr_against_a_policer_lowered_mid_search_is_not_converged() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = TempDir::new();
+    let high = Policer {
+        limit: 4_000.0,
+        burst: 200.0,
+    };
+    let t = high.on(&tb);
+    let stored = |db: &std::path::Path| -> i64 {
+        Command::new("sqlite3")
+            .args(["-readonly", "-cmd", ".timeout 2000"])
+            .arg(db)
+            .arg("SELECT count(*) FROM trials WHERE workload = 'flood'")
+            .output()
+            .ok()
+            .and_then(|o| stdout(&o).trim().parse().ok())
+            .unwrap_or(0)
+    };
+    for attempt in 1..=2 {
+        let db = dir.file(&format!("ndr{attempt}.db"));
+        // The policer at 4 000 again (a second attempt), then the watcher.
+        in_ns(&t.ns, &["nft", "flush", "chain", "inet", &t.name, "c"]);
+        let rule = |p: &Policer| {
+            format!(
+                "udp dport 9000 limit rate over {}/second burst {} packets counter drop",
+                p.limit, p.burst
+            )
+        };
+        let add = |p: &Policer| {
+            let r = rule(p);
+            let mut argv = vec!["nft", "add", "rule", "inet", &t.name, "c"];
+            argv.extend(r.split_whitespace());
+            in_ns(&t.ns, &argv);
+        };
+        add(&high);
+        let done = Arc::new(AtomicBool::new(false));
+        let lowered = std::thread::scope(|s| {
+            let watcher = s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    if stored(&db) >= 3 {
+                        in_ns(&t.ns, &["nft", "flush", "chain", "inet", &t.name, "c"]);
+                        add(&Policer {
+                            limit: 1_500.0,
+                            burst: 200.0,
+                        });
+                        return true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                false
+            });
+            let o = fwbench(&cmd!(
+                "ndr --testbed",
+                &tb.name,
+                "--json -t 1 --precision 2% --max-rate 6kpps --latency-at none --db",
+                db.to_str().unwrap()
+            ));
+            done.store(true, Ordering::Relaxed);
+            (watcher.join().unwrap(), o)
+        });
+        let (lowered, o) = lowered;
+        assert!(lowered, "the watcher saw three stored trials");
+        let v: Value = serde_json::from_str(&stdout(&o))
+            .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&o), stderr(&o)));
+        let r = &v["result"];
+        let curve: Vec<(f64, bool)> = r["curve"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (f(&c["x"]), c["pass"] == true))
+            .collect();
+        // The subject needs 3 000 to have passed before the change: on a busy host a
+        // paced sender descheduled can lose it (a hiccup), then run once more.
+        if !curve.contains(&(3_000.0, true)) {
+            eprintln!("attempt {attempt}: 3000 pps did not pass before the change: {curve:?}");
+            assert!(attempt < 2, "twice 3000 pps did not pass: {curve:?}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "flagged: {}", stderr(&o));
+        assert_eq!(v["status"], "flagged", "{v}");
+        assert_eq!(r["converged"], false, "{r}");
+        let why = contradiction(&v).unwrap_or_else(|| panic!("no contradiction: {v}"));
+        assert!(
+            why.starts_with("3000 pps passed, then lost ")
+                && why.ends_with("the gateway's capacity changed during the search"),
+            "{why}"
+        );
+        // Every step, the re-tests too, stored as it finished (what the watcher read).
+        assert_eq!(stored(&db) as usize, curve.len(), "{curve:?}");
+        return;
+    }
 }

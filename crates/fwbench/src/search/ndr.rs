@@ -58,6 +58,9 @@ pub fn progress(i: usize, max: usize, what: &str, p: &Point) {
     );
 }
 
+/// Most contradicting pairs of rates a search measures again.
+const RETESTS: usize = 3;
+
 /// RFC 2544 throughput search (NDR, or PDR with `sp.loss` > 0).
 pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Result<NdrReport> {
     let k = p.packet().cloned().unwrap_or_default();
@@ -122,11 +125,22 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     };
     let out_of_trials = found.is_none();
     let mut converged = !out_of_trials;
-    // The witness: a pass above a fail is measured again, once, at both rates; one
-    // that persists means the bracket is noise (a disturbed testbed, a policer whose
-    // rate changed): not converged, named.
+    // The witness: a fail well below a pass is measured again, at both rates (the
+    // passing rate last). One that persists means the bracket is noise (a disturbed
+    // testbed), and one cleared because the passing rate now fails means the gateway
+    // changed (a policer whose rate was lowered): either is not converged, named. One
+    // cleared because the failing rate now passes was a hiccup there; another pair then
+    // left is measured again in turn (at most `RETESTS` pairs).
     let mut doubts = vec![];
-    if let Some(c) = crate::search::witness::contradiction(&points) {
+    let mut next = crate::search::witness::contradiction(&points, width);
+    let mut rounds = 0;
+    while let Some(c) = next {
+        if rounds == RETESTS {
+            converged = false;
+            doubts.push(c.doubt(true));
+            break;
+        }
+        rounds += 1;
         for x in [c.fail, c.pass] {
             set_rate(&mut q, Rate::Pps(x));
             let o = run(&q)?;
@@ -134,9 +148,23 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
             progress(steps, max, &format!("re-test {}", fmt_pps(x)), &pt);
             points.push(pt);
         }
-        if let Some(c) = crate::search::witness::contradiction(&points) {
+        match points.last() {
+            // Not a hiccup at the failing rate: a gateway that carries less than it did.
+            Some(p) if crate::search::witness::gateway_fail(p) => {
+                converged = false;
+                doubts.push(c.changed(p.loss_ratio));
+                break;
+            }
+            // fwbench's sender could not offer the rate again: no verdict on the
+            // gateway either way (`sender_doubts` says it where it matters).
+            Some(p) if !p.pass => break,
+            _ => {}
+        }
+        next = crate::search::witness::persisting(&points, width);
+        if next.is_some_and(|n| (n.pass, n.fail) == (c.pass, c.fail)) {
             converged = false;
             doubts.push(c.doubt(true));
+            break;
         }
     }
     // Out of trials: report the bracket so far, flagged (never `ok`: not converged).

@@ -27,6 +27,24 @@ pub struct Contradiction {
 }
 
 impl Contradiction {
+    /// The re-test at the rate that had passed lost `loss` (> the goal): loss is what a
+    /// passing disturbance adds, a loss-free trial is not, so the gateway carried less
+    /// than before — its capacity changed during the search (a policer's rate lowered,
+    /// another load on it), and no rate found holds for the whole search.
+    pub fn changed(&self, loss: f64) -> Doubt {
+        Doubt::new(
+            DoubtKind::Contradiction,
+            format!(
+                "{:.0} pps passed, then lost {} when measured again ({:.0} pps below it \
+                 lost {}): the gateway's capacity changed during the search",
+                self.pass,
+                pct(loss),
+                self.fail,
+                pct(self.fail_loss)
+            ),
+        )
+    }
+
     pub fn doubt(&self, retested: bool) -> Doubt {
         Doubt::new(
             DoubtKind::Contradiction,
@@ -58,12 +76,50 @@ fn latest(points: &[Point]) -> Vec<&Point> {
     by
 }
 
-/// The widest pass-above-fail among the points (each rate by its latest trial):
-/// the highest pass and the lowest fail below it. `None`: the verdicts are monotone.
-pub fn contradiction(points: &[Point]) -> Option<Contradiction> {
-    let by = latest(points);
-    let pass = by.iter().filter(|p| p.pass).map(|p| p.x).reduce(f64::max)?;
-    let fail = by.iter().find(|p| !p.pass && p.x < pass)?;
+/// The widest pass-above-fail among the points, each rate by every trial at it: the
+/// highest pass and the lowest fail the gateway's below it, further apart than the search's
+/// resolution `width` (nearer, the two are the edge, which goes either way: the
+/// bisection's confirmation handles that). A rate that passed, failed its confirmation,
+/// and one well below it that had passed failing after it is one. `None`: no trial
+/// failed well below a rate that passed.
+pub fn contradiction(points: &[Point], width: Width) -> Option<Contradiction> {
+    widest(points.iter(), width)
+}
+
+/// The same after a re-test: each rate by its latest trial (a re-test replaces the
+/// earlier verdict). `None`: the contradiction did not persist.
+pub fn persisting(points: &[Point], width: Width) -> Option<Contradiction> {
+    widest(latest(points).into_iter(), width)
+}
+
+/// A step the gateway failed: it lost, the sender on schedule (a step whose sender fell
+/// behind failed for fwbench's sender, whatever it lost: a descheduled sender catches
+/// up in a burst).
+pub fn gateway_fail(p: &Point) -> bool {
+    !p.pass && !p.sender_behind
+}
+
+fn widest<'a>(
+    points: impl Iterator<Item = &'a Point> + Clone,
+    width: Width,
+) -> Option<Contradiction> {
+    let apart = |pass: f64, fail: f64| match width {
+        Width::Relative(r, _) => pass - fail > r * pass,
+        Width::Absolute(a) => pass - fail > a,
+    };
+    // A fail whose sender fell behind its schedule says nothing of the gateway.
+    let fails_below = |x: f64| {
+        points
+            .clone()
+            .filter(move |p| gateway_fail(p) && p.x < x && apart(x, p.x))
+    };
+    let pass = points
+        .clone()
+        .filter(|p| p.pass)
+        .map(|p| p.x)
+        .filter(|x| fails_below(*x).next().is_some())
+        .reduce(f64::max)?;
+    let fail = fails_below(pass).min_by(|a, b| a.x.total_cmp(&b.x))?;
     Some(Contradiction {
         pass,
         fail: fail.x,
@@ -158,6 +214,9 @@ pub fn latency_doubts(latency: &[LatencyPoint], threshold: f64) -> Vec<Doubt> {
 mod tests {
     use super::*;
 
+    /// The search's resolution: ndr's default precision.
+    const W: Width = Width::Relative(0.02, 1.0);
+
     fn pt(x: f64, pass: bool, loss: f64, behind: bool) -> Point {
         Point {
             x,
@@ -182,7 +241,7 @@ mod tests {
             pt(2_500.0, false, 0.002, false),
             pt(312.0, false, 0.437, false),
         ];
-        let c = contradiction(&points).unwrap();
+        let c = contradiction(&points, W).unwrap();
         assert_eq!((c.pass, c.fail), (5_234.0, 312.0));
         assert_eq!(
             c.doubt(true).to_string(),
@@ -191,12 +250,51 @@ mod tests {
         );
         // Monotone verdicts: none.
         let fine = vec![pt(100.0, true, 0.0, false), pt(200.0, false, 0.1, false)];
-        assert_eq!(contradiction(&fine), None);
+        assert_eq!(contradiction(&fine, W), None);
         // Re-tests at 312 and 2 500 passed: the latest verdict at each rate counts.
         let mut retested = points.clone();
         retested.push(pt(312.0, true, 0.0, false));
         retested.push(pt(2_500.0, true, 0.0, false));
-        assert_eq!(contradiction(&retested), None);
+        assert_eq!(persisting(&retested, W), None);
+        // Every trial counts before a re-test: a rate that passed, failed its
+        // confirmation, and one below it that had passed failing its own (a policer that
+        // went down mid-search) …
+        let flapped = vec![
+            pt(3_000.0, true, 0.0, false),
+            pt(3_750.0, true, 0.0, false),
+            pt(3_750.0, false, 0.1, false),
+            pt(3_000.0, false, 0.1, false),
+            pt(1_500.0, true, 0.0, false),
+        ];
+        let c = contradiction(&flapped, W).unwrap();
+        assert_eq!((c.pass, c.fail), (3_750.0, 3_000.0));
+        // … but no longer once both rates are measured again and fail (it changed once).
+        assert_eq!(persisting(&flapped, W), None);
+        // A rate at the edge that passed once and failed once is not a contradiction.
+        let edge = vec![
+            pt(3_984.0, true, 0.0, false),
+            pt(3_984.0, false, 0.1, false),
+        ];
+        assert_eq!(contradiction(&edge, W), None);
+        // Nor two within the search's precision: a rate that passed and failed its
+        // confirmation, and the next one 1.2 % below it failing its own.
+        let edge = vec![
+            pt(2_344.0, true, 0.0, false),
+            pt(2_391.0, true, 0.0, false),
+            pt(2_391.0, false, 0.1, false),
+            pt(2_344.0, false, 0.1, false),
+        ];
+        assert_eq!(contradiction(&edge, W), None);
+        assert!(contradiction(&edge, Width::Relative(0.01, 1.0)).is_some());
+        // A fail whose sender fell behind (it lost nothing, or caught up in a burst)
+        // is fwbench's, not the gateway's: no contradiction (the unpaced ndr at 300 ms:
+        // "175781 pps … lost 0 %" below 234 375 that passed).
+        let short = vec![
+            pt(234_375.0, true, 0.0, false),
+            pt(175_781.0, false, 0.0, true),
+            pt(160_000.0, false, 0.01, true),
+        ];
+        assert_eq!(contradiction(&short, W), None);
     }
 
     #[test]

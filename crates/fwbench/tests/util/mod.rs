@@ -237,6 +237,11 @@ pub fn alive(pid: u32) -> bool {
 /// `SELECT count(*) …` through the sqlite3 CLI (installed by scripts/setup.sh), waiting
 /// up to 5 s for a writer's lock (a run may be storing a trial at that moment).
 pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
+    sqlite_text(db, sql).parse().unwrap()
+}
+
+/// What `sql` prints in the results file `db` (sqlite3's list mode), trimmed.
+pub fn sqlite_text(db: &Path, sql: &str) -> String {
     let o = Command::new("sqlite3")
         .args(["-cmd", ".timeout 5000"])
         .arg(db)
@@ -248,7 +253,7 @@ pub fn sqlite_count(db: &Path, sql: &str) -> i64 {
         "sqlite3 {sql}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 /// `fwbench run SCENARIO --db DB`, required to succeed (its stderr and stdout in the
