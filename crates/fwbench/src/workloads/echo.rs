@@ -7,11 +7,11 @@ use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::rtt_columns;
 use crate::workloads::units::{mbps, us};
-use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::{Collected, Ending, Figures, Live, MainMetric, Profile, Roles, Traffic};
 use crate::workloads::{Summary, TextOf, STORED_LEGACY_KEY};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
-use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
+use proto::{EchoClientSpec, EchoServerSpec, RoleResults, RoleSpec};
 use serde::Serialize;
 use store::{EchoClientRow, Headline};
 
@@ -418,13 +418,13 @@ impl Traffic for Echo {
         })
     }
 
-    fn collect(
-        &self,
-        _tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let Collected {
+            p,
+            results,
+            gateway,
+            ..
+        } = c;
         let (mut cr, mut sr) = (None, None);
         for r in results.into_iter().map(|r| r.results) {
             match r {

@@ -17,7 +17,9 @@ use crate::workloads::hosts::{self, FromHost};
 use crate::workloads::rtt_columns;
 use crate::workloads::units::{mbps, pps, us};
 use crate::workloads::{named_line, Summary, TextOf};
-use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::{
+    Collected, Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic,
+};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, Rate, RawPath, RoleResults, RoleSpec, RttSummary, SizeMix,
@@ -693,13 +695,13 @@ impl Traffic for PacketRate {
         Ok(())
     }
 
-    fn collect(
-        &self,
-        tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let Collected {
+            tb,
+            p,
+            results,
+            gateway,
+        } = c;
         let mut s = summarise_packet(p, tb, results, gateway)?;
         // A conntrack setting or table fill (issue 26): the table's figures beside.
         // A flood's or flow's flows are few and long: each is one new entry, admitted

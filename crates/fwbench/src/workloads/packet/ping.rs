@@ -60,13 +60,13 @@ impl Traffic for Ping {
         placed(p, ping_roles(tb, p, a.k, a.payload, a.aimed.as_ref())?)
     }
 
-    fn collect(
-        &self,
-        _tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let Collected {
+            p,
+            results,
+            gateway,
+            ..
+        } = c;
         let results = results.into_iter().map(|r| r.results).collect();
         summarise_ping(p, results, gateway).map(Figures::Ping)
     }
