@@ -21,24 +21,13 @@ fn config(workload: &str, engine: &str, model: &str, rules: u64, metric: (&str, 
         },
     );
     Config {
-        key: format!("{workload}{engine}{model}{rules}"),
-        params: serde_json::Value::Null,
-        flat,
-        workload: workload.into(),
-        label: None,
-        engine: Some(store::EngineRow {
-            id: engine.into(),
-            kind: if engine == "none" { "none" } else { "nft" }.into(),
-        }),
-        reps: vec![],
-        failed: vec![],
-        unavailable: vec![],
         metrics,
-        values: BTreeMap::new(),
-        rules: None,
-        is_baseline: false,
-        cost_pct: None,
-        cost_ci95: None,
+        ..crate::testing::config(
+            format!("{workload}{engine}{model}{rules}"),
+            workload,
+            engine,
+            flat,
+        )
     }
 }
 
