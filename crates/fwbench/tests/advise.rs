@@ -39,8 +39,7 @@ fn blocklist(n: usize) -> String {
 
 #[test]
 fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
-    let dir = TempDir::new();
-    let f = dir.write(
+    let (dir, f) = TempDir::with_text(
         "host.rules",
         "*filter\n:INPUT DROP [0:0]\n\
          -A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
@@ -70,8 +69,7 @@ fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
 
 #[test]
 fn a_blocklist_is_rewritten_into_one_set_with_its_ipset() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(300));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(300));
     let out = dir.file("bl.opt");
     let o = advise(f.to_str().unwrap(), &["--out", out.to_str().unwrap(), "-J"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -150,8 +148,7 @@ fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
 // Floods and probes of the other tests would slow this one's (one at a time).
 #[root_test(serial, tb = "input")]
 fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(5000));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(5000));
     let opt = dir.file("bl.nft");
     let s = advise_ok(
         f.to_str().unwrap(),
@@ -281,8 +278,7 @@ fn nft_in(ns: &str, args: &[&str]) {
 
 #[root_test(serial, tb = "input")]
 fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(300));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(300));
     let f = f.to_str().unwrap();
     let proof = ["--verify-on-testbed", "--testbed", &tb.name];
     let o = advise(f, &[&proof[..], &["-J"]].concat());
@@ -367,9 +363,8 @@ fn ipsets_in(ns: &str) -> Vec<String> {
 #[root_test(serial, tb = "input")]
 fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() {
     let gw = tb.gw();
-    let dir = TempDir::new();
     // The testbed's client is in the file's set: its flood is dropped by the set rule.
-    let rules = dir.write(
+    let (dir, rules) = TempDir::with_text(
         "host.rules",
         "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
          -A INPUT -m set --match-set blocked src -j DROP\n\
@@ -483,9 +478,8 @@ fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() 
 
 #[root_test(serial, tb = "input")]
 fn the_counters_of_a_measured_run_move_the_hot_rules() {
-    let dir = TempDir::new();
     // No counters in the file: nothing to move on its own.
-    let f = dir.write(
+    let (dir, f) = TempDir::with_text(
         "svc.rules",
         "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
          -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
@@ -654,8 +648,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
 
 #[root_test(serial, tb = "input")]
 fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(50));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(50));
     let db = dir.file("adv.db");
     let o = advise(
         f.to_str().unwrap(),

@@ -84,8 +84,7 @@ fn report_never_overwrites_its_input() {
 /// A 0-byte file is not adopted by `report` (nor given a schema), exit 2.
 #[test]
 fn report_refuses_an_empty_file_without_touching_it() {
-    let dir = TempDir::new();
-    let empty = dir.write("empty.db", b"");
+    let (dir, empty) = TempDir::with_text("empty.db", b"");
     let out = dir.file("r.html");
     let o = report(&empty, &out, &[]);
     assert_refused(&o, "empty.db");
@@ -232,8 +231,7 @@ fn the_ci_recipes_scenario_dry_runs_as_documented() {
         .map(|l| l.strip_prefix("  ").unwrap_or(l))
         .collect::<Vec<_>>()
         .join("\n");
-    let dir = TempDir::new();
-    let file = dir.write("fwbench.toml", toml);
+    let (_dir, file) = TempDir::with_text("fwbench.toml", toml);
     let o = fwbench(&["run", file.to_str().unwrap(), "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).starts_with("ci — 20 trials"), "{}", stdout(&o));
