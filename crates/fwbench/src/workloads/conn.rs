@@ -674,13 +674,8 @@ impl Traffic for Conn {
     }
 
     fn collect(&self, c: Collected<'_>) -> Result<Figures> {
-        let Collected {
-            p,
-            results,
-            gateway,
-            ..
-        } = c;
-        let results: Vec<RoleResults> = results.into_iter().map(|r| r.results).collect();
+        let (p, gateway) = (c.p, c.gateway);
+        let results = c.role_results();
         let streams = results.iter().find_map(|r| match r {
             RoleResults::SessionClient(c) => c.events.clone(),
             _ => None,

@@ -72,13 +72,8 @@ impl Traffic for NewFlows {
     }
 
     fn collect(&self, c: Collected<'_>) -> Result<Figures> {
-        let Collected {
-            tb,
-            p,
-            results,
-            gateway,
-        } = c;
-        let mut s = summarise_packet(p, tb, results, gateway)?;
+        let gateway = c.gateway;
+        let mut s = summarise_packet(c.p, c.tb, c.results, gateway)?;
         s.conntrack = CtSummary::of_gateway(gateway, s.sent, s.received, s.elapsed_s);
         Ok(Figures::Packet(s))
     }

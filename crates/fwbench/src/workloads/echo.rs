@@ -419,14 +419,9 @@ impl Traffic for Echo {
     }
 
     fn collect(&self, c: Collected<'_>) -> Result<Figures> {
-        let Collected {
-            p,
-            results,
-            gateway,
-            ..
-        } = c;
+        let (p, gateway) = (c.p, c.gateway);
         let (mut cr, mut sr) = (None, None);
-        for r in results.into_iter().map(|r| r.results) {
+        for r in c.role_results() {
             match r {
                 RoleResults::EchoClient(r) => cr = Some(r),
                 RoleResults::EchoServer(r) => sr = Some(r),

@@ -80,6 +80,14 @@ pub struct Collected<'a> {
     pub gateway: Option<&'a GatewayResults>,
 }
 
+impl Collected<'_> {
+    /// The traffic agents' results without their hosts (kinds whose roles are never
+    /// spread over several hosts).
+    pub fn role_results(self) -> Vec<RoleResults> {
+        self.results.into_iter().map(|r| r.results).collect()
+    }
+}
+
 impl From<RoleResults> for Returned {
     /// Results of the first host of its role, on the controller's clock.
     fn from(results: RoleResults) -> Returned {

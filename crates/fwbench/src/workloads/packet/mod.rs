@@ -696,13 +696,8 @@ impl Traffic for PacketRate {
     }
 
     fn collect(&self, c: Collected<'_>) -> Result<Figures> {
-        let Collected {
-            tb,
-            p,
-            results,
-            gateway,
-        } = c;
-        let mut s = summarise_packet(p, tb, results, gateway)?;
+        let gateway = c.gateway;
+        let mut s = summarise_packet(c.p, c.tb, c.results, gateway)?;
         // A conntrack setting or table fill (issue 26): the table's figures beside.
         // A flood's or flow's flows are few and long: each is one new entry, admitted
         // when any of its packets reached the server.

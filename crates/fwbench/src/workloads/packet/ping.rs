@@ -61,14 +61,8 @@ impl Traffic for Ping {
     }
 
     fn collect(&self, c: Collected<'_>) -> Result<Figures> {
-        let Collected {
-            p,
-            results,
-            gateway,
-            ..
-        } = c;
-        let results = results.into_iter().map(|r| r.results).collect();
-        summarise_ping(p, results, gateway).map(Figures::Ping)
+        let (p, gateway) = (c.p, c.gateway);
+        summarise_ping(p, c.role_results(), gateway).map(Figures::Ping)
     }
 }
 
