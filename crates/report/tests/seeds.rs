@@ -8,12 +8,12 @@ use recorded::Record;
 use report::figure::Options;
 use report::{load, load_with};
 use serde_json::{json, Value};
-use store::{FirewallRow, Headline, SampleRow, Store};
+use store::{Headline, SampleRow, Store};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, assert_same_place, figure, finish, new_run, note, pm_after, report_of,
-    scratch, table, trial, within, Noise,
+    assert_rounded_to_cis, assert_same_place, figure, finish, firewall_row, new_run, note,
+    pm_after, report_of, scratch, table, trial, within, Noise,
 };
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
@@ -582,12 +582,7 @@ fn seed002_limited(s: &mut Store, by: fn(&str) -> Option<&'static str>) -> i64 {
                         ..Default::default()
                     },
                 );
-                t.firewall = Some(FirewallRow {
-                    engine: engine.into(),
-                    rules_installed: rules,
-                    verdicts_ok: Some(true),
-                    ..Default::default()
-                });
+                t.firewall = firewall_row(engine, rules);
                 if let Some(by) = by(engine) {
                     t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
                 }
@@ -1110,12 +1105,7 @@ fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
                         ..Default::default()
                     },
                 );
-                t.firewall = Some(FirewallRow {
-                    engine: engine.into(),
-                    rules_installed: rules,
-                    verdicts_ok: Some(true),
-                    ..Default::default()
-                });
+                t.firewall = firewall_row(engine, rules);
                 t.engine = Some(store::EngineRow {
                     id: id.clone(),
                     kind: "nft".into(),
