@@ -281,6 +281,19 @@ mod tests {
         (s, run)
     }
 
+    /// A results file `name` in `dir` with a run and its trial "a", and the fallback
+    /// recovery directory in `dir`: (fallback, file, store, run).
+    fn with_fallback(dir: &Path, name: &str) -> (PathBuf, PathBuf, Store, i64) {
+        let p = dir.join(name);
+        let (s, run) = with_run(&p);
+        (dir.join("recovery"), p, s, run)
+    }
+
+    /// The recovery file beside results file `p` and the one in `fallback`.
+    fn both_paths(p: &Path, fallback: &Path) -> [PathBuf; 2] {
+        <[PathBuf; 2]>::try_from(recovery_paths_in(p, Some(fallback))).unwrap()
+    }
+
     fn keys(s: &Store, run: i64) -> Vec<String> {
         s.trials(Some(run))
             .unwrap()
@@ -332,11 +345,8 @@ mod tests {
     #[test]
     fn planted_and_foreign_lines_are_ignored_and_said_why() {
         let dir = tempfile::tempdir().unwrap();
-        let fallback = dir.path().join("recovery");
-        let p = dir.path().join("victim.db");
-        let (mut s, run) = with_run(&p);
-        let [beside, planted] =
-            <[PathBuf; 2]>::try_from(recovery_paths_in(&p, Some(&fallback))).unwrap();
+        let (fallback, p, mut s, run) = with_fallback(dir.path(), "victim.db");
+        let [beside, planted] = both_paths(&p, &fallback);
         std::fs::create_dir(&beside).unwrap();
         assert_eq!(s.keep_in(&trial(run, "good"), &fallback).unwrap(), planted);
         std::fs::remove_dir(&beside).unwrap();
@@ -370,11 +380,8 @@ mod tests {
     #[test]
     fn a_symbolic_link_at_the_fallback_path_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();
-        let fallback = dir.path().join("recovery");
-        let p = dir.path().join("r.db");
-        let (mut s, run) = with_run(&p);
-        let [beside, there] =
-            <[PathBuf; 2]>::try_from(recovery_paths_in(&p, Some(&fallback))).unwrap();
+        let (fallback, p, mut s, run) = with_fallback(dir.path(), "r.db");
+        let [beside, there] = both_paths(&p, &fallback);
         let target = dir.path().join("shadow");
         std::fs::write(&target, "root:x:0:\n").unwrap();
         make_dir(&fallback).unwrap();
@@ -419,9 +426,7 @@ mod tests {
         assert_eq!(place::euid(), 0, "run this test as root");
         let nobody = 65534;
         let dir = tempfile::tempdir().unwrap();
-        let fallback = dir.path().join("recovery");
-        let p = dir.path().join("r.db");
-        let (mut s, run) = with_run(&p);
+        let (fallback, p, mut s, run) = with_fallback(dir.path(), "r.db");
         let beside = recovery_paths_in(&p, None)[0].clone();
         std::fs::create_dir(&beside).unwrap();
         let file = s.keep_in(&trial(run, "b"), &fallback).unwrap();
