@@ -571,22 +571,12 @@ fn mlr_finds_a_policers_rates_for_both_goals_within_the_precision() {
         || {
             n += 1;
             let db = dir.file(&format!("mlr{n}.db"));
-            let v = search_json_of(&[
-                "mlr",
-                "--testbed",
+            let v = search_json_of(&cmd!(
+                "mlr --testbed",
                 &tb.name,
-                "--json",
-                "-t",
-                "2",
-                "--initial-duration",
-                "0.5",
-                "--goals",
-                "0,5%",
-                "--precision",
-                "2%",
-                "--db",
-                db.to_str().unwrap(),
-            ]);
+                "--json -t 2 --initial-duration 0.5 --goals 0,5% --precision 2% --db",
+                &db
+            ));
             assert_eq!(v["result"]["search"], "mlr", "{v}");
             let mut r = v["result"].clone();
             if let Some(e) = contradiction(&v) {

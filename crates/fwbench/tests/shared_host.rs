@@ -399,16 +399,11 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
         1
     );
     // The next run on it: nothing to rebuild.
-    let o = fwbench(&[
-        "flood",
-        "--testbed",
+    let o = fwbench(&cmd!(
+        "flood --testbed",
         &tb.name,
-        "-t",
-        "1",
-        "-r",
-        "1kpps",
-        "--no-store",
-    ]);
+        "-t 1 -r 1kpps --no-store"
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("rebuilt"), "{}", stderr(&o));
 }
