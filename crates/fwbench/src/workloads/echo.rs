@@ -465,51 +465,39 @@ mod tests {
 
     #[test]
     fn summary_adds_up_both_ends() {
+        // 64-byte frames; round trips only counted.
+        let frames = |n: u64| Counter {
+            frames: n,
+            bytes: 64 * n,
+        };
+        let rtt = |count: u64| RttSummary {
+            count,
+            ..Default::default()
+        };
         let c = EchoClientResults {
             clients: vec![
                 EchoClientStats {
                     client: 1,
-                    mp1: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
-                    mp4: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
-                    rtt: RttSummary {
-                        count: 10,
-                        ..Default::default()
-                    },
+                    mp1: frames(10),
+                    mp4: frames(10),
+                    rtt: rtt(10),
                     ..Default::default()
                 },
                 EchoClientStats {
                     client: 2,
-                    mp1: Counter {
-                        frames: 5,
-                        bytes: 320,
-                    },
-                    mp4: Counter {
-                        frames: 4,
-                        bytes: 256,
-                    },
+                    mp1: frames(5),
+                    mp4: frames(4),
                     lost: 1,
                     unsent: 2,
                     validation: Validation {
                         gaps: 1,
                         ..Default::default()
                     },
-                    rtt: RttSummary {
-                        count: 4,
-                        ..Default::default()
-                    },
+                    rtt: rtt(4),
                     ..Default::default()
                 },
             ],
-            rtt: RttSummary {
-                count: 14,
-                ..Default::default()
-            },
+            rtt: rtt(14),
             elapsed_ns: 2_000_000_000,
             events: None,
         };
@@ -517,14 +505,8 @@ mod tests {
             clients: vec![
                 EchoServerStats {
                     client: 2,
-                    mp2: Counter {
-                        frames: 4,
-                        bytes: 256,
-                    },
-                    mp3: Counter {
-                        frames: 4,
-                        bytes: 256,
-                    },
+                    mp2: frames(4),
+                    mp3: frames(4),
                     unsent: 1,
                     validation: Validation {
                         wrong_size: 3,
@@ -534,14 +516,8 @@ mod tests {
                 },
                 EchoServerStats {
                     client: 1,
-                    mp2: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
-                    mp3: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
+                    mp2: frames(10),
+                    mp3: frames(10),
                     ..Default::default()
                 },
             ],
