@@ -136,12 +136,13 @@ fn assert_nft_loads(path: &std::path::Path) {
     assert!(o.status.success(), "nft -c: {}", stderr(&o));
 }
 
-/// A flood through the nft engine with `file` imported; its JSON whatever the verdict.
-fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
+/// A flood through the nft engine with `file` imported and the arguments `extra` (split
+/// at white space); its JSON whatever the verdict.
+fn flood(tb: &str, file: &str, extra: &str) -> Value {
     trial_value(
         "flood",
         tb,
-        &[&["--engine", "nft", "--import", file], extra].concat(),
+        &[&["--engine", "nft", "--import", file], &argv(extra)[..]].concat(),
     )
 }
 
@@ -183,19 +184,11 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
     // Same verdicts on the testbed: udp 5000 passes the blocklist and is accepted by
     // the same rule; udp 7000 is dropped by INPUT's policy; in both rulesets.
     for file in [orig, opt] {
-        let v = flood(
-            &tb.name,
-            file,
-            &["-t", "1", "-r", "5kpps", "--dport", "5000"],
-        );
+        let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 5000");
         assert_eq!(v["status"], "ok", "{file}: {v}");
         let took = v["verdicts"]["took"].as_str().unwrap();
         assert!(took.contains("udp dport 5000"), "{file}: {took}");
-        let v = flood(
-            &tb.name,
-            file,
-            &["-t", "1", "-r", "5kpps", "--dport", "7000"],
-        );
+        let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 7000");
         assert_eq!(v["status"], "dropped", "{file}: {v}");
         let sent = u(&v["result"]["sent"]);
         assert_eq!(u(&v["verdicts"]["policy_drops"]), sent, "{file}: {v}");
@@ -210,7 +203,7 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
     let pps = |file: &str| {
         (0..2)
             .map(|_| {
-                let v = flood(&tb.name, file, &["-t", "2", "-r", "max", "--dport", "5000"]);
+                let v = flood(&tb.name, file, "-t 2 -r max --dport 5000");
                 assert_eq!(v["status"], "ok", "{file}: {v}");
                 util::f(&v["result"]["received_pps"])
             })
@@ -555,11 +548,7 @@ fn the_counters_of_a_measured_run_move_the_hot_rules() {
 #[root_test(tb = "input")]
 fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     let file = &fixture("nft-two-tables.nft");
-    let v = flood(
-        &tb.name,
-        file,
-        &["-t", "1", "-r", "5kpps", "--dport", "5000"],
-    );
+    let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 5000");
     assert_eq!(v["status"], "ok", "{v}");
     let sent = u(&v["result"]["sent"]);
     let rules = v["verdicts"]["rules"].as_array().unwrap();
@@ -573,18 +562,10 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     assert_eq!(count("inet/raw/input", 1), sent, "{v}");
     assert_eq!(count("ip/filter/input", 2), sent, "{v}");
     assert_eq!(count("ip/filter/svc", 1), sent, "{v}");
-    let v = flood(
-        &tb.name,
-        file,
-        &["-t", "1", "-r", "5kpps", "--dport", "7000"],
-    );
+    let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 7000");
     assert_eq!(v["status"], "dropped", "{v}");
     // --aim spans the tables: the rule is named FAMILY/TABLE/CHAIN:N.
-    let v = flood(
-        &tb.name,
-        file,
-        &["-t", "1", "-r", "5kpps", "--aim", "inet/raw/input:1"],
-    );
+    let v = flood(&tb.name, file, "-t 1 -r 5kpps --aim inet/raw/input:1");
     assert_eq!(v["status"], "ok", "{v}");
 }
 
