@@ -571,8 +571,7 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
 
 #[root_test(needs = "nft loads the file in a scratch network namespace")]
 fn an_nft_ruleset_is_advised_and_its_output_loads() {
-    let dir = TempDir::new();
-    let out = dir.file("opt.nft");
+    let (dir, out) = TempDir::with_file("opt.nft");
     let s = advise_fixture_into("nft-advise.nft", &out);
     assert!(s.contains("11 rules → 5 rules"), "{s}");
     assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
@@ -609,8 +608,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
     // 203.0.113.1 drop, .2 accept, a tcp drop of 203.0.113.0/28, .3 accept, a jump
     // for 198.51.100.0/24, a drop of 192.0.2.7: the tcp drop overlaps .3 (stays after
     // it) and not the last two (they move up into the first map).
-    let dir = TempDir::new();
-    let out = dir.file("opt.nft");
+    let (_dir, out) = TempDir::with_file("opt.nft");
     let s = advise_fixture_into("nft-vmap.nft", &out);
     assert!(s.contains("7 rules → 4 rules"), "{s}");
     assert!(s.contains("verdict-map ip gw input handle 4-5, 8-9"), "{s}");

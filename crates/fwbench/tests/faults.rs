@@ -217,8 +217,7 @@ address = "198.19.0.2"
 /// command that opens the file for writing stores that.
 #[root_test]
 fn a_run_whose_process_died_is_interrupted_not_running() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let running = "SELECT count(*) FROM runs WHERE status = 'running'";
     let mut child = spawn_quiet(&cmd!("flood -t 30 -r 1kpps --db", &db));
     let pid = child.id();

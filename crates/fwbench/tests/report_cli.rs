@@ -20,8 +20,7 @@ fn report(input: impl AsRef<Path>, out: impl AsRef<Path>, args: &[&str]) -> Outp
 
 #[test]
 fn report_refuses_files_that_are_not_fwbench_results() {
-    let dir = TempDir::new();
-    let out = dir.file("r.html");
+    let (dir, out) = TempDir::with_file("r.html");
     let o = fwbench(&cmd!("report /nonexistent/results.db -o", &out));
     assert_refused(&o, "no such results file");
     // A SQLite file of another program.

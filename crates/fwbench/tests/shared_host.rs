@@ -369,8 +369,7 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     kill_group(&mut child, &testbed_namespaces(&tb));
     assert!(legacy().contains("filter"), "the legacy table should stay");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let o = nft_flood(&tb.name, &cmd!("--db", &db, "--json"));
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
