@@ -618,12 +618,12 @@ fn seed002_limited(s: &mut Store, by: fn(&str) -> Option<&'static str>) -> i64 {
 /// itself: the finding says so; a pair where one engine was the limit is not flagged.
 #[test]
 fn an_advantage_ratio_of_two_offered_rates_is_flagged() {
-    let (_dir, mut store) = scratch("s2l.db");
-    let id = seed002_limited(&mut store, |engine| match engine {
-        "nft" => Some("gateway"),
-        _ => Some("nothing"),
+    let r = report_of(|s| {
+        seed002_limited(s, |engine| match engine {
+            "nft" => Some("gateway"),
+            _ => Some("nothing"),
+        })
     });
-    let r = load(&store, Some(id)).unwrap();
     let f = &r.runs[0].analysis.findings;
     let sentence = |start: &str| {
         f.iter()
@@ -968,13 +968,10 @@ fn claims_are_the_findings_numbers_under_value_free_keys() {
             .unwrap_or_else(|| panic!("no claim {key:?} in {claims:#?}"));
         (c.value, c.ci95.expect("a CI"))
     };
-    let (_dir, mut store) = scratch("s2.db");
-    let id = seed002(&mut store);
-    let s2 = load(&store, Some(id)).unwrap();
     for (build, r) in [
         ("seed000", report_of(seed000)),
         ("seed001", report_of(seed001)),
-        ("seed002", s2),
+        ("seed002", report_of(seed002)),
     ] {
         let a = &r.runs[0].analysis;
         let md = r.markdown();
@@ -1128,9 +1125,7 @@ fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
 
 #[test]
 fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
-    let (_dir, mut store) = scratch("default.db");
-    let id = default_on_a_noisy_machine(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(default_on_a_noisy_machine);
     let run = &r.runs[0];
     let f = &run.analysis.findings;
     for series in [
