@@ -39,8 +39,7 @@ fn blocklist(n: usize) -> String {
 
 #[test]
 fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
-    let dir = TempDir::new();
-    let f = dir.write(
+    let (dir, f) = TempDir::with_text(
         "host.rules",
         "*filter\n:INPUT DROP [0:0]\n\
          -A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n\
@@ -70,8 +69,7 @@ fn a_ruleset_with_no_safe_rewrite_is_left_alone() {
 
 #[test]
 fn a_blocklist_is_rewritten_into_one_set_with_its_ipset() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(300));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(300));
     let out = dir.file("bl.opt");
     let o = advise(f.to_str().unwrap(), &["--out", out.to_str().unwrap(), "-J"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -138,20 +136,20 @@ fn assert_nft_loads(path: &std::path::Path) {
     assert!(o.status.success(), "nft -c: {}", stderr(&o));
 }
 
-/// A flood through the nft engine with `file` imported; its JSON whatever the verdict.
-fn flood(tb: &str, file: &str, extra: &[&str]) -> Value {
+/// A flood through the nft engine with `file` imported and the arguments `extra` (split
+/// at white space); its JSON whatever the verdict.
+fn flood(tb: &str, file: &str, extra: &str) -> Value {
     trial_value(
         "flood",
         tb,
-        &[&["--engine", "nft", "--import", file], extra].concat(),
+        &[&["--engine", "nft", "--import", file], &argv(extra)[..]].concat(),
     )
 }
 
 // Floods and probes of the other tests would slow this one's (one at a time).
 #[root_test(serial, tb = "input")]
 fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(5000));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(5000));
     let opt = dir.file("bl.nft");
     let s = advise_ok(
         f.to_str().unwrap(),
@@ -186,19 +184,11 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
     // Same verdicts on the testbed: udp 5000 passes the blocklist and is accepted by
     // the same rule; udp 7000 is dropped by INPUT's policy; in both rulesets.
     for file in [orig, opt] {
-        let v = flood(
-            &tb.name,
-            file,
-            &["-t", "1", "-r", "5kpps", "--dport", "5000"],
-        );
+        let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 5000");
         assert_eq!(v["status"], "ok", "{file}: {v}");
         let took = v["verdicts"]["took"].as_str().unwrap();
         assert!(took.contains("udp dport 5000"), "{file}: {took}");
-        let v = flood(
-            &tb.name,
-            file,
-            &["-t", "1", "-r", "5kpps", "--dport", "7000"],
-        );
+        let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 7000");
         assert_eq!(v["status"], "dropped", "{file}: {v}");
         let sent = u(&v["result"]["sent"]);
         assert_eq!(u(&v["verdicts"]["policy_drops"]), sent, "{file}: {v}");
@@ -213,7 +203,7 @@ fn a_5000_rule_blocklist_is_equivalent_on_the_testbed_and_cheaper() {
     let pps = |file: &str| {
         (0..2)
             .map(|_| {
-                let v = flood(&tb.name, file, &["-t", "2", "-r", "max", "--dport", "5000"]);
+                let v = flood(&tb.name, file, "-t 2 -r max --dport 5000");
                 assert_eq!(v["status"], "ok", "{file}: {v}");
                 util::f(&v["result"]["received_pps"])
             })
@@ -281,8 +271,7 @@ fn nft_in(ns: &str, args: &[&str]) {
 
 #[root_test(serial, tb = "input")]
 fn the_testbed_proves_each_probe_class_and_refuses_a_disagreement() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(300));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(300));
     let f = f.to_str().unwrap();
     let proof = ["--verify-on-testbed", "--testbed", &tb.name];
     let o = advise(f, &[&proof[..], &["-J"]].concat());
@@ -367,9 +356,8 @@ fn ipsets_in(ns: &str) -> Vec<String> {
 #[root_test(serial, tb = "input")]
 fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() {
     let gw = tb.gw();
-    let dir = TempDir::new();
     // The testbed's client is in the file's set: its flood is dropped by the set rule.
-    let rules = dir.write(
+    let (dir, rules) = TempDir::with_text(
         "host.rules",
         "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
          -A INPUT -m set --match-set blocked src -j DROP\n\
@@ -483,9 +471,8 @@ fn an_iptables_import_loads_its_ipsets_and_the_advice_is_measured_as_iptables() 
 
 #[root_test(serial, tb = "input")]
 fn the_counters_of_a_measured_run_move_the_hot_rules() {
-    let dir = TempDir::new();
     // No counters in the file: nothing to move on its own.
-    let f = dir.write(
+    let (dir, f) = TempDir::with_text(
         "svc.rules",
         "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
          -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n\
@@ -561,11 +548,7 @@ fn the_counters_of_a_measured_run_move_the_hot_rules() {
 #[root_test(tb = "input")]
 fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     let file = &fixture("nft-two-tables.nft");
-    let v = flood(
-        &tb.name,
-        file,
-        &["-t", "1", "-r", "5kpps", "--dport", "5000"],
-    );
+    let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 5000");
     assert_eq!(v["status"], "ok", "{v}");
     let sent = u(&v["result"]["sent"]);
     let rules = v["verdicts"]["rules"].as_array().unwrap();
@@ -579,25 +562,16 @@ fn several_nft_tables_are_met_in_the_hosts_order_and_aimed_at() {
     assert_eq!(count("inet/raw/input", 1), sent, "{v}");
     assert_eq!(count("ip/filter/input", 2), sent, "{v}");
     assert_eq!(count("ip/filter/svc", 1), sent, "{v}");
-    let v = flood(
-        &tb.name,
-        file,
-        &["-t", "1", "-r", "5kpps", "--dport", "7000"],
-    );
+    let v = flood(&tb.name, file, "-t 1 -r 5kpps --dport 7000");
     assert_eq!(v["status"], "dropped", "{v}");
     // --aim spans the tables: the rule is named FAMILY/TABLE/CHAIN:N.
-    let v = flood(
-        &tb.name,
-        file,
-        &["-t", "1", "-r", "5kpps", "--aim", "inet/raw/input:1"],
-    );
+    let v = flood(&tb.name, file, "-t 1 -r 5kpps --aim inet/raw/input:1");
     assert_eq!(v["status"], "ok", "{v}");
 }
 
 #[root_test(needs = "nft loads the file in a scratch network namespace")]
 fn an_nft_ruleset_is_advised_and_its_output_loads() {
-    let dir = TempDir::new();
-    let out = dir.file("opt.nft");
+    let (dir, out) = TempDir::with_file("opt.nft");
     let s = advise_fixture_into("nft-advise.nft", &out);
     assert!(s.contains("11 rules → 5 rules"), "{s}");
     assert!(s.contains("handle 2: stateful match `ct`"), "{s}");
@@ -634,8 +608,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
     // 203.0.113.1 drop, .2 accept, a tcp drop of 203.0.113.0/28, .3 accept, a jump
     // for 198.51.100.0/24, a drop of 192.0.2.7: the tcp drop overlaps .3 (stays after
     // it) and not the last two (they move up into the first map).
-    let dir = TempDir::new();
-    let out = dir.file("opt.nft");
+    let (_dir, out) = TempDir::with_file("opt.nft");
     let s = advise_fixture_into("nft-vmap.nft", &out);
     assert!(s.contains("7 rules → 4 rules"), "{s}");
     assert!(s.contains("verdict-map ip gw input handle 4-5, 8-9"), "{s}");
@@ -654,8 +627,7 @@ fn an_nft_run_with_different_verdicts_becomes_a_verdict_map_that_loads() {
 
 #[root_test(serial, tb = "input")]
 fn measured_floods_are_stored_with_db_and_reported_side_by_side() {
-    let dir = TempDir::new();
-    let f = dir.write("bl.rules", blocklist(50));
+    let (dir, f) = TempDir::with_text("bl.rules", blocklist(50));
     let db = dir.file("adv.db");
     let o = advise(
         f.to_str().unwrap(),

@@ -260,8 +260,7 @@ fn rows_of(path: &Path) -> Vec<String> {
 
 #[root_test]
 fn run_fresh_starts_a_new_run_and_report_writes_csv_and_samples() {
-    let dir = TempDir::new();
-    let sc = dir.write("tiny.toml", TINY);
+    let (dir, sc) = TempDir::with_text("tiny.toml", TINY);
     let db = dir.file("r.db");
     let (sc, dbs) = (sc.to_str().unwrap(), db.to_str().unwrap());
     let o = fwbench(&["run", sc, "--db", dbs]);

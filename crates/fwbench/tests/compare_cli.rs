@@ -303,8 +303,7 @@ fn single_trial_runs_are_pooled_and_untested_changes_exit_3() {
 /// `compare a.db a.db` says it compared a run with itself.
 #[test]
 fn a_file_compared_with_itself_is_said_so() {
-    let dir = TempDir::new();
-    let a = dir.file("a.db");
+    let (dir, a) = TempDir::with_file("a.db");
     write_run(&a, "6.1.0", 1.0, false);
     let sa = a.to_str().unwrap();
     let o = fwbench(&["compare", sa, sa]);

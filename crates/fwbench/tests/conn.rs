@@ -184,8 +184,7 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
     // A connection limit in the gateway: the 301st SYN goes unanswered. The timeout
     // outlasts one SYN retransmission (1 s): with 300 ms a SYN lost on a busy machine
     // timed out and 299 were reached.
-    let dir = TempDir::new();
-    let rules = dir.write(
+    let (_dir, rules) = TempDir::with_text(
         "connlimit.nft",
         "table inet lim {\n  chain forward {\n    type filter hook forward priority 0; policy accept;\n    \
          tcp dport 21000 ct state new ct count over 300 drop\n  }\n}\n",
@@ -396,8 +395,7 @@ fn seed_scenarios_plan_the_studies_experiments() {
 
 #[root_test]
 fn a_seed003_style_scenario_stores_every_cell_and_reports_the_firewall_types() {
-    let dir = TempDir::new();
-    let scenario = dir.write(
+    let (dir, scenario) = TempDir::with_text(
         "s3.toml",
         r#"
 name = "mini seed003"

@@ -140,8 +140,7 @@ fn a_trial_that_cannot_be_stored_is_printed_and_recovered_by_the_next_run() {
 /// "an empty file").
 #[root_test]
 fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
-    let dir = TempDir::new();
-    let scen = dir.write(
+    let (dir, scen) = TempDir::with_text(
         "s.toml",
         "name = \"race\"\nworkload = \"flood\"\n[params]\nduration = \"2s\"\nrate = \"10kpps\"\n",
     );
@@ -172,8 +171,7 @@ fn two_runs_creating_one_results_file_one_is_refused_by_pid() {
 /// within the testbed file's `timeout`, not a hang (issue 24 point 4e).
 #[root_test(needs = "trial commands refuse to start without it")]
 fn a_launcher_that_never_answers_is_named_within_the_timeout() {
-    let dir = TempDir::new();
-    let tb = dir.write(
+    let (_dir, tb) = TempDir::with_text(
         "hang.toml",
         r#"
 timeout = "2s"
@@ -219,8 +217,7 @@ address = "198.19.0.2"
 /// command that opens the file for writing stores that.
 #[root_test]
 fn a_run_whose_process_died_is_interrupted_not_running() {
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let running = "SELECT count(*) FROM runs WHERE status = 'running'";
     let mut child = spawn_quiet(&cmd!("flood -t 30 -r 1kpps --db", &db));
     let pid = child.id();

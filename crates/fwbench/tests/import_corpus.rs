@@ -97,8 +97,7 @@ fn flood_json(tb: &str, extra: &[&str]) -> Value {
 
 #[root_test(needs = "network and mount namespaces", tb = "input")]
 fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
-    let dir = TempDir::new();
-    let v4 = dir.write("ufw.rules", ufw_ruleset());
+    let (dir, v4) = TempDir::with_text("ufw.rules", ufw_ruleset());
     // The same ruleset as nft writes it (iptables-restore-translate; the two `-m
     // recent` rules of `ufw limit` have no nft translation and become comments).
     let o = Command::new("iptables-restore-translate")
@@ -210,8 +209,7 @@ fn ufw_ruleset_imports_with_every_engine_and_counts_exactly() {
 #[root_test(tb = "forward")]
 fn hostile_files_are_refused_and_change_nothing() {
     let gw = tb.gw();
-    let dir = TempDir::new();
-    let escape = dir.write(
+    let (dir, escape) = TempDir::with_text(
         "escape.nft",
         "table inet t {\n  chain c {\n    type filter hook forward priority 0;\n    \
          ip saddr 192.0.2.1 accept comment \"x\"; }; }; flush ruleset; table ip persist { \

@@ -249,8 +249,7 @@ fn scenario_run_records_sctp_unavailable_and_summary() {
 
 #[root_test]
 fn bad_input_exits_2_and_leaves_no_testbed() {
-    let dir = TempDir::new();
-    let sc = dir.write("bad.toml", "[params]\nclients = 5\nproto = \"quic\"\n");
+    let (dir, sc) = TempDir::with_text("bad.toml", "[params]\nclients = 5\nproto = \"quic\"\n");
     let o = fwbench_leaving_no_testbed(&[
         "run",
         sc.to_str().unwrap(),
@@ -602,8 +601,7 @@ fn rules_removed_after_sigkill_of_controller() {
 fn firewall_bad_input_exits_2_and_leaves_gateway_unchanged() {
     let ns = tb.gw();
     let before = gateway_state(&ns);
-    let dir = TempDir::new();
-    let bad_nft = dir.write("bad.nft", "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n");
+    let (_dir, bad_nft) = TempDir::with_text("bad.nft", "table inet mine {\n  chain c {\n    type filter hook forward priority 0;\n    ip saddr 192.0.2.1 frobnicate\n  }\n}\n");
     let bad = bad_nft.to_str().unwrap();
     for args in [
         &["--engine", "pf"][..],
@@ -652,8 +650,7 @@ fn import_iptables_save_and_nft_files_run() {
         assert_eq!(v["status"], "ok", "{engine}: {v}");
         v
     };
-    let dir = TempDir::new();
-    let ipt = dir.write("rules.v4", "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n");
+    let (dir, ipt) = TempDir::with_text("rules.v4", "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n:web - [0:0]\n-A FORWARD -s 192.0.2.0/24 -j DROP\n-A FORWARD -j web\n-A web -p tcp -j ACCEPT\nCOMMIT\n");
     let v = import_echo("iptables-nft", &ipt);
     assert_eq!(u(&v["result"]["validation_errors"]), 0);
     assert!(
@@ -679,9 +676,8 @@ fn crash_marker_lets_the_next_run_clean_up() {
 
 #[root_test]
 fn killed_run_resumes_without_repeating_or_losing_trials() {
-    let dir = TempDir::new();
     // No seed: the resumed run must take the interrupted run's seed to keep the keys.
-    let sc = dir.write(
+    let (dir, sc) = TempDir::with_text(
         "resume.toml",
         "order = \"random\"\nrepetitions = 2\n[params]\nproto = \"udp\"\nclients = [1, 2, 3]\nduration = \"600ms\"\n",
     );
@@ -741,9 +737,8 @@ fn killed_run_resumes_without_repeating_or_losing_trials() {
 
 #[root_test]
 fn workload_file_runs_its_commands_inside_the_client_namespace() {
-    let dir = TempDir::new();
     // `ip link show c0` succeeds only in the client's namespace (the host has no c0).
-    let w = dir.write(
+    let (_dir, w) = TempDir::with_text(
         "w.txt",
         "# seed 003 style\nsequential 3 { command \"ip link show c0\" }\nparallel 2 { sequential 2 { command \"sleep 0.2\" } }\nrandom 2 7 10ms 20ms { command \"false\" }\n",
     );
@@ -795,8 +790,7 @@ fn workload_file_runs_its_commands_inside_the_client_namespace() {
 /// on the gateway while the commands run, and its read-back is printed.
 #[root_test]
 fn workload_file_runs_with_the_firewall_options() {
-    let dir = TempDir::new();
-    let w = dir.write("w.txt", "sequential 2 { command \"true\" }\n");
+    let (_dir, w) = TempDir::with_text("w.txt", "sequential 2 { command \"true\" }\n");
     let file = w.to_str().unwrap();
     let v = json_of(&[
         "workload",

@@ -20,8 +20,7 @@ fn report(input: impl AsRef<Path>, out: impl AsRef<Path>, args: &[&str]) -> Outp
 
 #[test]
 fn report_refuses_files_that_are_not_fwbench_results() {
-    let dir = TempDir::new();
-    let out = dir.file("r.html");
+    let (dir, out) = TempDir::with_file("r.html");
     let o = fwbench(&cmd!("report /nonexistent/results.db -o", &out));
     assert_refused(&o, "no such results file");
     // A SQLite file of another program.
@@ -84,8 +83,7 @@ fn report_never_overwrites_its_input() {
 /// A 0-byte file is not adopted by `report` (nor given a schema), exit 2.
 #[test]
 fn report_refuses_an_empty_file_without_touching_it() {
-    let dir = TempDir::new();
-    let empty = dir.write("empty.db", b"");
+    let (dir, empty) = TempDir::with_text("empty.db", b"");
     let out = dir.file("r.html");
     let o = report(&empty, &out, &[]);
     assert_refused(&o, "empty.db");
@@ -232,8 +230,7 @@ fn the_ci_recipes_scenario_dry_runs_as_documented() {
         .map(|l| l.strip_prefix("  ").unwrap_or(l))
         .collect::<Vec<_>>()
         .join("\n");
-    let dir = TempDir::new();
-    let file = dir.write("fwbench.toml", toml);
+    let (_dir, file) = TempDir::with_text("fwbench.toml", toml);
     let o = fwbench(&["run", file.to_str().unwrap(), "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).starts_with("ci — 20 trials"), "{}", stdout(&o));

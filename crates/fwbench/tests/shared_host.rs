@@ -369,8 +369,7 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     kill_group(&mut child, &testbed_namespaces(&tb));
     assert!(legacy().contains("filter"), "the legacy table should stay");
-    let dir = TempDir::new();
-    let db = dir.file("r.db");
+    let (_dir, db) = TempDir::with_file("r.db");
     let o = nft_flood(&tb.name, &cmd!("--db", &db, "--json"));
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
@@ -399,16 +398,11 @@ fn a_named_testbed_whose_trial_was_killed_is_rebuilt_before_the_next() {
         1
     );
     // The next run on it: nothing to rebuild.
-    let o = fwbench(&[
-        "flood",
-        "--testbed",
+    let o = fwbench(&cmd!(
+        "flood --testbed",
         &tb.name,
-        "-t",
-        "1",
-        "-r",
-        "1kpps",
-        "--no-store",
-    ]);
+        "-t 1 -r 1kpps --no-store"
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("rebuilt"), "{}", stderr(&o));
 }

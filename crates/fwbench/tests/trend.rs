@@ -47,21 +47,15 @@ fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
             ));
         }
         let db = dir.file(&format!("run{n:02}.db"));
-        let o = fwbench(&[
-            "flood",
-            "--testbed",
+        let tag = format!("run={n}");
+        let o = fwbench(&cmd!(
+            "flood --testbed",
             &tb.name,
-            "-t",
-            "1",
-            "-r",
-            "10kpps",
-            "--repeat",
-            "3",
-            "--db",
-            db.to_str().unwrap(),
+            "-t 1 -r 10kpps --repeat 3 --db",
+            &db,
             "--tag",
-            &format!("run={n}"),
-        ]);
+            &tag
+        ));
         assert_eq!(o.status.code(), Some(0), "run {n}: {}", stderr(&o));
     }
     drop(foreign);

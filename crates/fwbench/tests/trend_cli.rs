@@ -169,8 +169,7 @@ fn a_flat_history_has_no_change_point_and_exits_0() {
 /// `--tag` is kept with the run: `report` shows it in the run header and its JSON.
 #[test]
 fn tags_are_shown_by_report() {
-    let dir = TempDir::new();
-    let db = dir.file("t.db");
+    let (_dir, db) = TempDir::with_file("t.db");
     write_run(&db, 7, 1e6);
     let o = fwbench(&["report", db.to_str().unwrap(), "-f", "json", "-o", "-"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -191,8 +190,7 @@ fn tags_are_shown_by_report() {
 /// run has, a bad --tag on a storing command.
 #[test]
 fn bad_input_exits_2() {
-    let dir = TempDir::new();
-    let empty = dir.file("empty");
+    let (dir, empty) = TempDir::with_file("empty");
     std::fs::create_dir(&empty).unwrap();
     let e = empty.to_str().unwrap();
     let o = fwbench(&["trend", e]);

@@ -291,20 +291,15 @@ mod tests {
 
     #[test]
     fn conntrack_counters_over_a_trial() {
-        let before = CtStats {
-            count: 10,
-            drop: 5,
+        // Early drops and failed inserts the same before and after.
+        let ct = |count, drop| CtStats {
+            count,
+            drop,
             early_drop: 1,
             insert_failed: 2,
             ..Default::default()
         };
-        let after = CtStats {
-            count: 5010,
-            drop: 3005,
-            early_drop: 1,
-            insert_failed: 2,
-            ..Default::default()
-        };
+        let (before, after) = (ct(10, 5), ct(5010, 3005));
         let d = after.since(&before);
         assert_eq!(
             (d.count, d.drop, d.early_drop, d.insert_failed),

@@ -698,15 +698,19 @@ pub fn epoch_s(s: &str) -> Option<f64> {
         t.next()?.parse::<f64>().ok()?,
     );
     let ss = t.next()?.parse::<f64>().ok()?;
-    // Days from the civil date (Howard Hinnant's days_from_civil).
+    let days = days_from_civil(y, m, day);
+    Some(days as f64 * 86_400.0 + hh * 3600.0 + mm * 60.0 + ss)
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's `days_from_civil`).
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 * 86_400.0 + hh * 3600.0 + mm * 60.0 + ss)
+    era * 146_097 + doe - 719_468
 }
 
 /// Fewest trials per arm for a drift figure.

@@ -80,11 +80,7 @@ fn floods(engine: &str, rules: &[u32], reps: u32, ns: impl Fn(f64, u32) -> f64) 
                     received_pps: Some(1e9 / ns(r as f64, rep)),
                     ..Default::default()
                 },
-                kind: Some(store::KindRow {
-                    family: "packet".into(),
-                    main_metric: Some("received_pps".into()),
-                    main_higher: true,
-                }),
+                kind: crate::testing::kind_row("packet", "received_pps"),
                 ..crate::testing::trial_row(id, "flood")
             }));
         }
@@ -275,25 +271,13 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
         "{real}"
     );
     // Which pairs are one gateway: engine none on both sides, a rule setting between them.
-    let c = |engine: &str, rules: &str| Config {
-        key: format!("{engine}{rules}"),
-        params: serde_json::Value::Null,
-        flat: [("rules".to_string(), rules.to_string())].into(),
-        workload: "sessions".into(),
-        label: None,
-        engine: Some(store::EngineRow {
-            id: engine.into(),
-            kind: if engine == "none" { "none" } else { "nft" }.into(),
-        }),
-        reps: vec![],
-        failed: vec![],
-        unavailable: vec![],
-        metrics: BTreeMap::new(),
-        values: BTreeMap::new(),
-        rules: None,
-        is_baseline: false,
-        cost_pct: None,
-        cost_ci95: None,
+    let c = |engine: &str, rules: &str| {
+        crate::testing::config(
+            format!("{engine}{rules}"),
+            "sessions",
+            engine,
+            [("rules".to_string(), rules.to_string())].into(),
+        )
     };
     assert!(crate::conn::one_gateway(
         &c("none", "0"),

@@ -13,11 +13,7 @@ fn trial(id: i64, params: Value, status: &str, bps: f64) -> Trial {
             throughput_bps: Some(bps),
             ..Default::default()
         },
-        kind: Some(store::KindRow {
-            family: "echo".into(),
-            main_metric: Some("throughput_bps".into()),
-            main_higher: true,
-        }),
+        kind: crate::testing::kind_row("echo", "throughput_bps"),
         ..crate::testing::trial_row(id, "echo")
     })
 }

@@ -21,24 +21,13 @@ fn config(workload: &str, engine: &str, model: &str, rules: u64, metric: (&str, 
         },
     );
     Config {
-        key: format!("{workload}{engine}{model}{rules}"),
-        params: serde_json::Value::Null,
-        flat,
-        workload: workload.into(),
-        label: None,
-        engine: Some(store::EngineRow {
-            id: engine.into(),
-            kind: if engine == "none" { "none" } else { "nft" }.into(),
-        }),
-        reps: vec![],
-        failed: vec![],
-        unavailable: vec![],
         metrics,
-        values: BTreeMap::new(),
-        rules: None,
-        is_baseline: false,
-        cost_pct: None,
-        cost_ci95: None,
+        ..crate::testing::config(
+            format!("{workload}{engine}{model}{rules}"),
+            workload,
+            engine,
+            flat,
+        )
     }
 }
 
@@ -114,27 +103,14 @@ fn plain_forwardings_rule_counts_are_one_baseline_for_every_comparison() {
     // Engine none at 0 and 1000 rules: one gateway measured in two groups of trials
     // (the nat.toml run: 17 935 ns in one group, 8 248 in the other).
     let m = "cpu_ns_per_packet";
+    let flood = |engine: &str, model: &str, rules: u64, values: &[f64]| {
+        with_values(config("flood", engine, model, rules, (m, 0.0)), m, values)
+    };
     let cs = [
-        with_values(
-            config("flood", "none", "none", 0, (m, 0.0)),
-            m,
-            &[17_000.0, 18_000.0, 18_800.0],
-        ),
-        with_values(
-            config("flood", "none", "none", 1000, (m, 0.0)),
-            m,
-            &[8_000.0, 8_300.0, 8_450.0],
-        ),
-        with_values(
-            config("flood", "nft", "snat", 0, (m, 0.0)),
-            m,
-            &[13_000.0, 13_100.0, 13_200.0],
-        ),
-        with_values(
-            config("flood", "nft", "snat", 1000, (m, 0.0)),
-            m,
-            &[13_100.0, 13_200.0, 13_300.0],
-        ),
+        flood("none", "none", 0, &[17_000.0, 18_000.0, 18_800.0]),
+        flood("none", "none", 1000, &[8_000.0, 8_300.0, 8_450.0]),
+        flood("nft", "snat", 0, &[13_000.0, 13_100.0, 13_200.0]),
+        flood("nft", "snat", 1000, &[13_100.0, 13_200.0, 13_300.0]),
     ];
     let refs: Vec<&Config> = cs.iter().collect();
     let mut a = Analysis::default();

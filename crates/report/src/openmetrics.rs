@@ -305,13 +305,7 @@ pub fn epoch_ms(s: &str) -> Option<i64> {
     if d < 1 || d > days_in || hh > 23 || mm > 59 || ss > 60 {
         return None;
     }
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::conn::days_from_civil(y, m, d);
     Some((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1000)
 }
 

@@ -3,7 +3,9 @@
 
 use crate::figure::CostEstimate;
 use crate::figure::CostFit;
-use store::{RunRow, TrialRow};
+use crate::model::Config;
+use std::collections::BTreeMap;
+use store::{KindRow, RunRow, TrialRow};
 
 /// A complete run `id` with nothing else said about it.
 pub(crate) fn run_row(id: i64) -> RunRow {
@@ -42,6 +44,35 @@ pub(crate) fn trial_row(id: i64, workload: &str) -> TrialRow {
         firewall: None,
         results: serde_json::Value::Null,
         kind: None,
+    }
+}
+
+/// The kind of a trial of `family` whose main metric, `metric`, is better higher.
+pub(crate) fn kind_row(family: &str, metric: &str) -> Option<KindRow> {
+    Some(KindRow {
+        family: family.into(),
+        main_metric: Some(metric.into()),
+        main_higher: true,
+    })
+}
+
+/// An empty configuration (no trials) of `workload` on `engine` (kind `none` for the
+/// engine none, else `nft`) whose flattened parameters are `flat`, with null
+/// parameters and no label.
+pub(crate) fn config(
+    key: String,
+    workload: &str,
+    engine: &str,
+    flat: BTreeMap<String, String>,
+) -> Config {
+    let engine = store::EngineRow {
+        id: engine.into(),
+        kind: if engine == "none" { "none" } else { "nft" }.into(),
+    };
+    Config {
+        flat,
+        label: None,
+        ..Config::new(key, serde_json::Value::Null, workload.into(), Some(engine))
     }
 }
 

@@ -8,12 +8,12 @@ use recorded::Record;
 use report::figure::Options;
 use report::{load, load_with};
 use serde_json::{json, Value};
-use store::{FirewallRow, Headline, SampleRow, Store};
+use store::{Headline, SampleRow, Store};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, assert_same_place, figure, finish, new_run, note, pm_after, report_of,
-    scratch, table, trial, within, Noise,
+    assert_rounded_to_cis, assert_same_place, figure, finish, firewall_row, new_run, note,
+    pm_after, report_of, scratch, table, trial, within, Noise,
 };
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
@@ -582,12 +582,7 @@ fn seed002_limited(s: &mut Store, by: fn(&str) -> Option<&'static str>) -> i64 {
                         ..Default::default()
                     },
                 );
-                t.firewall = Some(FirewallRow {
-                    engine: engine.into(),
-                    rules_installed: rules,
-                    verdicts_ok: Some(true),
-                    ..Default::default()
-                });
+                t.firewall = firewall_row(engine, rules);
                 if let Some(by) = by(engine) {
                     t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
                 }
@@ -623,12 +618,12 @@ fn seed002_limited(s: &mut Store, by: fn(&str) -> Option<&'static str>) -> i64 {
 /// itself: the finding says so; a pair where one engine was the limit is not flagged.
 #[test]
 fn an_advantage_ratio_of_two_offered_rates_is_flagged() {
-    let (_dir, mut store) = scratch("s2l.db");
-    let id = seed002_limited(&mut store, |engine| match engine {
-        "nft" => Some("gateway"),
-        _ => Some("nothing"),
+    let r = report_of(|s| {
+        seed002_limited(s, |engine| match engine {
+            "nft" => Some("gateway"),
+            _ => Some("nothing"),
+        })
     });
-    let r = load(&store, Some(id)).unwrap();
     let f = &r.runs[0].analysis.findings;
     let sentence = |start: &str| {
         f.iter()
@@ -973,13 +968,10 @@ fn claims_are_the_findings_numbers_under_value_free_keys() {
             .unwrap_or_else(|| panic!("no claim {key:?} in {claims:#?}"));
         (c.value, c.ci95.expect("a CI"))
     };
-    let (_dir, mut store) = scratch("s2.db");
-    let id = seed002(&mut store);
-    let s2 = load(&store, Some(id)).unwrap();
     for (build, r) in [
         ("seed000", report_of(seed000)),
         ("seed001", report_of(seed001)),
-        ("seed002", s2),
+        ("seed002", report_of(seed002)),
     ] {
         let a = &r.runs[0].analysis;
         let md = r.markdown();
@@ -1110,12 +1102,7 @@ fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
                         ..Default::default()
                     },
                 );
-                t.firewall = Some(FirewallRow {
-                    engine: engine.into(),
-                    rules_installed: rules,
-                    verdicts_ok: Some(true),
-                    ..Default::default()
-                });
+                t.firewall = firewall_row(engine, rules);
                 t.engine = Some(store::EngineRow {
                     id: id.clone(),
                     kind: "nft".into(),
@@ -1138,9 +1125,7 @@ fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
 
 #[test]
 fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
-    let (_dir, mut store) = scratch("default.db");
-    let id = default_on_a_noisy_machine(&mut store);
-    let r = load(&store, Some(id)).unwrap();
+    let r = report_of(default_on_a_noisy_machine);
     let run = &r.runs[0];
     let f = &run.analysis.findings;
     for series in [

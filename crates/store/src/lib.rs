@@ -220,6 +220,11 @@ impl Store {
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         sql_at(&self.path)(source)
     }
+
+    /// Run one statement of `sql` with `params`; its error names the file.
+    fn execute(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
+        self.conn.execute(sql, params).map_err(|e| self.sql(e))
+    }
 }
 
 #[cfg(test)]

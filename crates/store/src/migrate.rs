@@ -222,6 +222,16 @@ mod tests {
     use super::*;
     use crate::tests::{scratch_run, trial};
 
+    /// A SQLite file of another program (`other.db`, a table `t`) in `dir`.
+    fn another_programs_file(dir: &Path) -> std::path::PathBuf {
+        let other = dir.join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x)")
+            .unwrap();
+        other
+    }
+
     #[test]
     fn processes_creating_one_file_at_once_all_get_a_whole_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -333,11 +343,7 @@ mod tests {
         let e = Store::open(&text).err().unwrap();
         assert!(matches!(e, StoreError::NotFwbench { .. }), "{e}");
 
-        let other = dir.path().join("other.db");
-        Connection::open(&other)
-            .unwrap()
-            .execute_batch("CREATE TABLE t(x)")
-            .unwrap();
+        let other = another_programs_file(dir.path());
         let e = Store::open(&other).err().unwrap();
         assert!(e.to_string().contains("not an fwbench results file"), "{e}");
     }
@@ -388,11 +394,7 @@ mod tests {
         assert!(Store::open_read_only(&bare).is_err());
         assert_eq!(std::fs::read(&bare).unwrap(), before);
 
-        let other = dir.path().join("other.db");
-        Connection::open(&other)
-            .unwrap()
-            .execute_batch("CREATE TABLE t(x)")
-            .unwrap();
+        let other = another_programs_file(dir.path());
         let e = Store::open_read_only(&other).err().unwrap();
         assert!(e.to_string().contains("not an fwbench results file"), "{e}");
         assert!(Store::open_read_only(&dir.path().join("missing.db")).is_err());

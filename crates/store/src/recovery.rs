@@ -281,6 +281,28 @@ mod tests {
         (s, run)
     }
 
+    /// A results file `name` in `dir` with a run and its trial "a", and the fallback
+    /// recovery directory in `dir`: (fallback, file, store, run).
+    fn with_fallback(dir: &Path, name: &str) -> (PathBuf, PathBuf, Store, i64) {
+        let p = dir.join(name);
+        let (s, run) = with_run(&p);
+        (dir.join("recovery"), p, s, run)
+    }
+
+    /// The recovery file beside results file `p` and the one in `fallback`.
+    fn both_paths(p: &Path, fallback: &Path) -> [PathBuf; 2] {
+        <[PathBuf; 2]>::try_from(recovery_paths_in(p, Some(fallback))).unwrap()
+    }
+
+    /// The recovery files the last import passed over, one a `says`, each saying its.
+    fn assert_ignored(s: &Store, says: &[&str]) {
+        let why: Vec<&str> = s.ignored().iter().map(|i| i.why.as_str()).collect();
+        assert_eq!(why.len(), says.len(), "{why:?}");
+        for (w, said) in why.iter().zip(says) {
+            assert!(w.contains(said), "{why:?}");
+        }
+    }
+
     fn keys(s: &Store, run: i64) -> Vec<String> {
         s.trials(Some(run))
             .unwrap()
@@ -332,11 +354,8 @@ mod tests {
     #[test]
     fn planted_and_foreign_lines_are_ignored_and_said_why() {
         let dir = tempfile::tempdir().unwrap();
-        let fallback = dir.path().join("recovery");
-        let p = dir.path().join("victim.db");
-        let (mut s, run) = with_run(&p);
-        let [beside, planted] =
-            <[PathBuf; 2]>::try_from(recovery_paths_in(&p, Some(&fallback))).unwrap();
+        let (fallback, p, mut s, run) = with_fallback(dir.path(), "victim.db");
+        let [beside, planted] = both_paths(&p, &fallback);
         std::fs::create_dir(&beside).unwrap();
         assert_eq!(s.keep_in(&trial(run, "good"), &fallback).unwrap(), planted);
         std::fs::remove_dir(&beside).unwrap();
@@ -355,12 +374,12 @@ mod tests {
         s.import_recovery(Some(&fallback)).unwrap();
         assert_eq!(keys(&s, run), ["a"], "imported");
         assert!(s.recovered().is_empty());
-        let why: Vec<&str> = s.ignored().iter().map(|i| i.why.as_str()).collect();
-        assert_eq!(why.len(), 2, "{why:?}");
-        assert!(why[0].contains("line 1: its key is not run 1's"), "{why:?}");
-        assert!(
-            why[1].contains("line 2 is not a recovery record"),
-            "{why:?}"
+        assert_ignored(
+            &s,
+            &[
+                "line 1: its key is not run 1's",
+                "line 2 is not a recovery record",
+            ],
         );
         assert_eq!(std::fs::read_to_string(&planted).unwrap(), text, "changed");
     }
@@ -370,11 +389,8 @@ mod tests {
     #[test]
     fn a_symbolic_link_at_the_fallback_path_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();
-        let fallback = dir.path().join("recovery");
-        let p = dir.path().join("r.db");
-        let (mut s, run) = with_run(&p);
-        let [beside, there] =
-            <[PathBuf; 2]>::try_from(recovery_paths_in(&p, Some(&fallback))).unwrap();
+        let (fallback, p, mut s, run) = with_fallback(dir.path(), "r.db");
+        let [beside, there] = both_paths(&p, &fallback);
         let target = dir.path().join("shadow");
         std::fs::write(&target, "root:x:0:\n").unwrap();
         make_dir(&fallback).unwrap();
@@ -419,9 +435,7 @@ mod tests {
         assert_eq!(place::euid(), 0, "run this test as root");
         let nobody = 65534;
         let dir = tempfile::tempdir().unwrap();
-        let fallback = dir.path().join("recovery");
-        let p = dir.path().join("r.db");
-        let (mut s, run) = with_run(&p);
+        let (fallback, p, mut s, run) = with_fallback(dir.path(), "r.db");
         let beside = recovery_paths_in(&p, None)[0].clone();
         std::fs::create_dir(&beside).unwrap();
         let file = s.keep_in(&trial(run, "b"), &fallback).unwrap();
@@ -431,12 +445,12 @@ mod tests {
         std::os::unix::fs::chown(&fallback, Some(nobody), None).unwrap();
         s.import_recovery(Some(&fallback)).unwrap();
         assert_eq!(keys(&s, run), ["a"]);
-        let why: Vec<&str> = s.ignored().iter().map(|i| i.why.as_str()).collect();
-        assert_eq!(why.len(), 2, "{why:?}");
-        assert!(why[0].contains("the file is owned by uid 65534"), "{why:?}");
-        assert!(
-            why[1].contains("the directory is owned by uid 65534"),
-            "{why:?}"
+        assert_ignored(
+            &s,
+            &[
+                "the file is owned by uid 65534",
+                "the directory is owned by uid 65534",
+            ],
         );
         // Nothing is kept in a directory of another user's either.
         std::fs::remove_file(&beside).unwrap();

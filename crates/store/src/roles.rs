@@ -43,17 +43,13 @@ const TABLE: &str = "CREATE TABLE IF NOT EXISTS role_hosts (
 impl Store {
     /// Record the role hosts of run `run_id` (replacing any recorded before).
     pub fn set_role_hosts(&self, run_id: i64, hosts: &[RoleHost]) -> Result<()> {
-        self.conn.execute(TABLE, []).map_err(|e| self.sql(e))?;
-        self.conn
-            .execute("DELETE FROM role_hosts WHERE run_id = ?1", params![run_id])
-            .map_err(|e| self.sql(e))?;
+        self.execute(TABLE, [])?;
+        self.execute("DELETE FROM role_hosts WHERE run_id = ?1", params![run_id])?;
         for h in hosts {
-            self.conn
-                .execute(
-                    "INSERT INTO role_hosts (run_id, role, meta) VALUES (?1, ?2, ?3)",
-                    params![run_id, h.role, serde_json::to_string(h)?],
-                )
-                .map_err(|e| self.sql(e))?;
+            self.execute(
+                "INSERT INTO role_hosts (run_id, role, meta) VALUES (?1, ?2, ?3)",
+                params![run_id, h.role, serde_json::to_string(h)?],
+            )?;
         }
         Ok(())
     }

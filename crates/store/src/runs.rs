@@ -242,34 +242,30 @@ impl Store {
         let host_id = match same {
             Some(id) => id,
             None => {
-                self.conn
-                    .execute(
-                        "INSERT INTO hosts (hostname, kernel, cpu_model, cores, fwbench_version, sysctls, tools)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                        host,
-                    )
-                    .map_err(|e| self.sql(e))?;
+                self.execute(
+                    "INSERT INTO hosts (hostname, kernel, cpu_model, cores, fwbench_version, sysctls, tools)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    host,
+                )?;
                 self.conn.last_insert_rowid()
             }
         };
         let key = new_key()?;
-        self.conn
-            .execute(
-                "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status, baseline, recovery_key, owner)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9)",
-                params![
-                    run.started_at,
-                    run.scenario,
-                    run.scenario_text,
-                    run.seed as i64,
-                    run.command,
-                    host_id,
-                    run.baseline.as_ref().map(|b| b.to_string()),
-                    key,
-                    owner_json()
-                ],
-            )
-            .map_err(|e| self.sql(e))?;
+        self.execute(
+            "INSERT INTO runs (started_at, scenario, scenario_text, seed, command, host_id, status, baseline, recovery_key, owner)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9)",
+            params![
+                run.started_at,
+                run.scenario,
+                run.scenario_text,
+                run.seed as i64,
+                run.command,
+                host_id,
+                run.baseline.as_ref().map(|b| b.to_string()),
+                key,
+                owner_json()
+            ],
+        )?;
         let id = self.conn.last_insert_rowid();
         self.run_keys.borrow_mut().insert(id, key);
         self.set_run_tags(id, &run.tags)?;
@@ -279,12 +275,10 @@ impl Store {
     /// Label run `run_id` with `tags` (a key given again takes its new value).
     pub fn set_run_tags(&self, run_id: i64, tags: &[(String, String)]) -> Result<()> {
         for (k, v) in tags {
-            self.conn
-                .execute(
-                    "INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-                    params![run_id, k, v],
-                )
-                .map_err(|e| self.sql(e))?;
+            self.execute(
+                "INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![run_id, k, v],
+            )?;
         }
         Ok(())
     }
@@ -304,12 +298,10 @@ impl Store {
 
     /// Mark a run finished (`complete`, `interrupted`, `failed`).
     pub fn finish_run(&self, run_id: i64, finished_at: &str, status: &str) -> Result<()> {
-        self.conn
-            .execute(
-                "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
-                params![finished_at, status, run_id],
-            )
-            .map_err(|e| self.sql(e))?;
+        self.execute(
+            "UPDATE runs SET finished_at = ?1, status = ?2 WHERE id = ?3",
+            params![finished_at, status, run_id],
+        )?;
         Ok(())
     }
 
@@ -389,14 +381,12 @@ impl Store {
             Some(key) => key,
             None => new_key()?,
         };
-        self.conn
-            .execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL, recovery_key = ?2,
+        self.execute(
+            "UPDATE runs SET status = 'running', finished_at = NULL, recovery_key = ?2,
                     owner = ?3, ended_why = NULL
                  WHERE id = ?1",
-                params![run_id, key, owner_json()],
-            )
-            .map_err(|e| self.sql(e))?;
+            params![run_id, key, owner_json()],
+        )?;
         self.run_keys.borrow_mut().insert(run_id, key);
         Ok(())
     }
@@ -438,13 +428,11 @@ impl Store {
         };
         for (id, owner) in running {
             if let (status, Some(why)) = status_now("running".into(), owner.as_deref()) {
-                self.conn
-                    .execute(
-                        "UPDATE runs SET status = ?2, ended_why = ?3
+                self.execute(
+                    "UPDATE runs SET status = ?2, ended_why = ?3
                          WHERE id = ?1 AND status = 'running'",
-                        params![id, status, why],
-                    )
-                    .map_err(|e| self.sql(e))?;
+                    params![id, status, why],
+                )?;
             }
         }
         Ok(())

@@ -79,13 +79,23 @@ fn tools_missing() -> Option<&'static str> {
     })
 }
 
-#[test]
-fn history_keeps_sortable_copies_and_prunes_only_its_own_files() {
+/// A temp dir and the history directory to be made in it; `None` (the test skipped,
+/// with why) without bash or sqlite3.
+fn scratch() -> Option<(tempfile::TempDir, PathBuf)> {
     if let Some(t) = tools_missing() {
-        return skip(&format!("{t} not installed (scripts/setup.sh installs it)"));
+        skip(&format!("{t} not installed (scripts/setup.sh installs it)"));
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let hist = dir.path().join("history");
+    Some((dir, hist))
+}
+
+#[test]
+fn history_keeps_sortable_copies_and_prunes_only_its_own_files() {
+    let Some((dir, hist)) = scratch() else {
+        return;
+    };
     let h = hist.to_str().unwrap();
     // Added out of time order: names sort by the run's start, not by when added.
     let times = [
@@ -138,11 +148,9 @@ fn history_keeps_sortable_copies_and_prunes_only_its_own_files() {
 
 #[test]
 fn history_refuses_bad_input_with_exit_2_and_changes_nothing() {
-    if let Some(t) = tools_missing() {
-        return skip(&format!("{t} not installed (scripts/setup.sh installs it)"));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let hist = dir.path().join("history");
+    let Some((dir, hist)) = scratch() else {
+        return;
+    };
     let h = hist.to_str().unwrap();
     let good = results(dir.path(), "good.db", "2026-11-28T10:00:00Z", "6.12", false);
     let g = good.to_str().unwrap();

@@ -93,15 +93,17 @@ pub(super) fn nft_aim(expr: &[serde_json::Value], ip: Ip) -> AimFields {
             continue;
         };
         let named = right.as_str().is_some_and(|s| s.starts_with('@'));
+        // A value of a known match that cannot be read: the rule cannot be aimed at.
+        let unreadable = |a: &mut AimFields| {
+            a.unaimable
+                .get_or_insert_with(|| unreadable_match(&what, named));
+        };
         match what.as_str() {
             w if w == format!("{l3} saddr") || w == format!("{l3} daddr") => {
                 match addr_text(&val) {
                     Some(t) if w.ends_with("saddr") => a.src = Some(t),
                     Some(t) => a.dst = Some(t),
-                    None => {
-                        a.unaimable
-                            .get_or_insert_with(|| unreadable_match(&what, named));
-                    }
+                    None => unreadable(&mut a),
                 }
             }
             "ip saddr" | "ip daddr" | "ip6 saddr" | "ip6 daddr" => {
@@ -121,10 +123,7 @@ pub(super) fn nft_aim(expr: &[serde_json::Value], ip: Ip) -> AimFields {
                 match port_range(&val) {
                     Some(r) if w.ends_with("dport") => a.dport = Some(r),
                     Some(r) => a.sport = Some(r),
-                    None => {
-                        a.unaimable
-                            .get_or_insert_with(|| unreadable_match(&what, named));
-                    }
+                    None => unreadable(&mut a),
                 }
             }
         }

@@ -16,7 +16,7 @@ use crate::params::topology::Topology;
 use crate::params::{Pinning, TrialParams};
 use crate::testbed::launcher::{Agent, AgentFailed};
 use crate::testbed::{Host, Testbed};
-use crate::workloads::{Ending, Figures, Finish, Returned, Roles, Traffic};
+use crate::workloads::{Collected, Ending, Figures, Finish, Returned, Roles, Traffic};
 use anyhow::{anyhow, bail, Result};
 use proto::{ErrorKind, FromAgent, GatewayResults, GatewaySpec, RoleSpec, ToAgent};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -444,7 +444,12 @@ fn collect(
         }
         g
     });
-    let mut figures = traffic.collect(tb, p, results, on_client_clock.as_ref())?;
+    let mut figures = traffic.collect(Collected {
+        tb,
+        p,
+        results,
+        gateway: on_client_clock.as_ref(),
+    })?;
     if let (Some(e), Some(g)) = (figures.events_mut(), gr) {
         for (u, row) in e.updates.iter_mut().zip(&g.updates) {
             u.row.start_unix_ns = row.start_unix_ns;

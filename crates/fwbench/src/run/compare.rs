@@ -53,7 +53,8 @@ fn split_side(s: &str) -> Result<(PathBuf, Option<Vec<i64>>)> {
     Ok((s.into(), None))
 }
 
-fn threshold(t: &str) -> Result<f64> {
+/// `--threshold`: a percentage, 0 or more (`compare` and `trend`).
+pub(super) fn threshold(t: &str) -> Result<f64> {
     let v: f64 = t.trim().trim_end_matches('%').trim().parse().map_err(|_| {
         usage(format!(
             "--threshold {t}: not a percentage (e.g. 5 or 2.5%)"

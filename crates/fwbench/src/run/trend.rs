@@ -69,18 +69,6 @@ fn results_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn threshold(t: &str) -> Result<f64> {
-    let v: f64 = t.trim().trim_end_matches('%').trim().parse().map_err(|_| {
-        usage(format!(
-            "--threshold {t}: not a percentage (e.g. 5 or 2.5%)"
-        ))
-    })?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(usage(format!("--threshold {t}: must be 0 or more")));
-    }
-    Ok(v)
-}
-
 fn metrics(m: &str) -> Result<Metrics> {
     Ok(match m.trim() {
         "main" => Metrics::Main,
@@ -105,7 +93,7 @@ fn metrics(m: &str) -> Result<Metrics> {
 /// give the exit code.
 pub fn trend(a: &TrendArgs) -> Result<ExitCode> {
     let by = By::parse(&a.by).map_err(usage)?;
-    let threshold = threshold(&a.threshold)?;
+    let threshold = super::compare::threshold(&a.threshold)?;
     let metrics = metrics(&a.metrics)?;
     let files = results_files(&a.paths)?;
     let mut loaded: Vec<(String, report::RunReport)> = Vec::new();

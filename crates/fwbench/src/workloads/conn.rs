@@ -16,7 +16,7 @@ use crate::params::workload::{ConnKind, TrialKind, Workload};
 use crate::params::TrialParams;
 use crate::testbed::{Host, Testbed};
 use crate::workloads::{
-    named_line, Ending, Figures, Finish, Held, Live, MainMetric, Profile, Returned, Roles, Traffic,
+    named_line, Collected, Ending, Figures, Finish, Held, Live, MainMetric, Profile, Roles, Traffic,
 };
 use anyhow::{bail, Result};
 use proto::GatewayResults;
@@ -673,14 +673,9 @@ impl Traffic for Conn {
         }
     }
 
-    fn collect(
-        &self,
-        _tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
-        let results: Vec<RoleResults> = results.into_iter().map(|r| r.results).collect();
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let (p, gateway) = (c.p, c.gateway);
+        let results = c.role_results();
         let streams = results.iter().find_map(|r| match r {
             RoleResults::SessionClient(c) => c.events.clone(),
             _ => None,

@@ -16,9 +16,9 @@ use crate::params::TrialParams;
 use crate::testbed::Testbed;
 use crate::workloads::ctsummary::CtSummary;
 use crate::workloads::packet::{params_line, summarise_packet, udp_roles, PACKETS};
-use crate::workloads::{Figures, Live, Profile, Returned, Roles, Traffic};
+use crate::workloads::{Collected, Figures, Live, Profile, Roles, Traffic};
 use anyhow::Result;
-use proto::{CtSpec, GatewayResults};
+use proto::CtSpec;
 
 /// The gateway's conntrack settings and report for a trial: asked for by the new-flow
 /// workload always (its figures need the counters), by other packet workloads when
@@ -71,14 +71,9 @@ impl Traffic for NewFlows {
         udp_roles(tb, p)
     }
 
-    fn collect(
-        &self,
-        tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
-        let mut s = summarise_packet(p, tb, results, gateway)?;
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let gateway = c.gateway;
+        let mut s = summarise_packet(c.p, c.tb, c.results, gateway)?;
         s.conntrack = CtSummary::of_gateway(gateway, s.sent, s.received, s.elapsed_s);
         Ok(Figures::Packet(s))
     }

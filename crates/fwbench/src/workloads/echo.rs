@@ -7,11 +7,11 @@ use crate::params::{TrialParams, ECHO_PORT};
 use crate::testbed::{Host, Testbed};
 use crate::workloads::rtt_columns;
 use crate::workloads::units::{mbps, us};
-use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::{Collected, Ending, Figures, Live, MainMetric, Profile, Roles, Traffic};
 use crate::workloads::{Summary, TextOf, STORED_LEGACY_KEY};
 use anyhow::{bail, Result};
 use proto::{EchoClientResults, EchoServerResults};
-use proto::{EchoClientSpec, EchoServerSpec, GatewayResults, RoleResults, RoleSpec};
+use proto::{EchoClientSpec, EchoServerSpec, RoleResults, RoleSpec};
 use serde::Serialize;
 use store::{EchoClientRow, Headline};
 
@@ -418,15 +418,10 @@ impl Traffic for Echo {
         })
     }
 
-    fn collect(
-        &self,
-        _tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let (p, gateway) = (c.p, c.gateway);
         let (mut cr, mut sr) = (None, None);
-        for r in results.into_iter().map(|r| r.results) {
+        for r in c.role_results() {
             match r {
                 RoleResults::EchoClient(r) => cr = Some(r),
                 RoleResults::EchoServer(r) => sr = Some(r),
@@ -470,51 +465,39 @@ mod tests {
 
     #[test]
     fn summary_adds_up_both_ends() {
+        // 64-byte frames; round trips only counted.
+        let frames = |n: u64| Counter {
+            frames: n,
+            bytes: 64 * n,
+        };
+        let rtt = |count: u64| RttSummary {
+            count,
+            ..Default::default()
+        };
         let c = EchoClientResults {
             clients: vec![
                 EchoClientStats {
                     client: 1,
-                    mp1: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
-                    mp4: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
-                    rtt: RttSummary {
-                        count: 10,
-                        ..Default::default()
-                    },
+                    mp1: frames(10),
+                    mp4: frames(10),
+                    rtt: rtt(10),
                     ..Default::default()
                 },
                 EchoClientStats {
                     client: 2,
-                    mp1: Counter {
-                        frames: 5,
-                        bytes: 320,
-                    },
-                    mp4: Counter {
-                        frames: 4,
-                        bytes: 256,
-                    },
+                    mp1: frames(5),
+                    mp4: frames(4),
                     lost: 1,
                     unsent: 2,
                     validation: Validation {
                         gaps: 1,
                         ..Default::default()
                     },
-                    rtt: RttSummary {
-                        count: 4,
-                        ..Default::default()
-                    },
+                    rtt: rtt(4),
                     ..Default::default()
                 },
             ],
-            rtt: RttSummary {
-                count: 14,
-                ..Default::default()
-            },
+            rtt: rtt(14),
             elapsed_ns: 2_000_000_000,
             events: None,
         };
@@ -522,14 +505,8 @@ mod tests {
             clients: vec![
                 EchoServerStats {
                     client: 2,
-                    mp2: Counter {
-                        frames: 4,
-                        bytes: 256,
-                    },
-                    mp3: Counter {
-                        frames: 4,
-                        bytes: 256,
-                    },
+                    mp2: frames(4),
+                    mp3: frames(4),
                     unsent: 1,
                     validation: Validation {
                         wrong_size: 3,
@@ -539,14 +516,8 @@ mod tests {
                 },
                 EchoServerStats {
                     client: 1,
-                    mp2: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
-                    mp3: Counter {
-                        frames: 10,
-                        bytes: 640,
-                    },
+                    mp2: frames(10),
+                    mp3: frames(10),
                     ..Default::default()
                 },
             ],

@@ -20,26 +20,25 @@ fn bins(received: &[u32], lost: &[u32], first: (u32, u64), highest: (u32, u64)) 
 
 #[test]
 fn time_to_effect_stall_and_loss_from_the_bins() {
-    let t0 = 1_000_000_000_000u64;
-    // Marker: 10 packets per ms, received up to seq 49 (tx t0 + 4.9 ms), then lost.
+    // Marker: 10 packets per ms, received up to seq 49 (tx T0 + 4.9 ms), then lost.
     let marker = bins(
         &[10, 10, 10, 10, 10, 0, 0, 0],
         &[0, 0, 0, 0, 0, 10, 10, 10],
-        (0, t0),
-        (49, t0 + 4_900_000),
+        (0, T0),
+        (49, T0 + 4_900_000),
     );
     // Background: 2 ms without a packet at 5..7 ms.
     let bg = bins(
         &[10, 10, 10, 10, 10, 0, 0, 10],
         &[0, 0, 0, 0, 0, 10, 10, 0],
-        (0, t0),
-        (79, t0 + 7_900_000),
+        (0, T0),
+        (79, T0 + 7_900_000),
     );
     let row = UpdateRow {
         method: UpdateMethod::Batch,
         installed: 1000,
         commit_ns: 1_500_000,
-        ..row(UpdateKind::Add, t0 + 4_000_000)
+        ..row(UpdateKind::Add, T0 + 4_000_000)
     };
     let at = flow_effect_stamp(row.kind, &marker).map(|t| (t, BIN_NS));
     let background = [Background::flow(&bg)];
@@ -70,19 +69,27 @@ fn time_to_effect_stall_and_loss_from_the_bins() {
 
 #[test]
 fn a_deletion_takes_effect_at_the_first_packet_through() {
-    let t0 = 1_000_000_000_000u64;
     let m = bins(
         &[0, 0, 10],
         &[10, 10, 0],
-        (20, t0 + 2_000_000),
-        (29, t0 + 2_900_000),
+        (20, T0 + 2_000_000),
+        (29, T0 + 2_900_000),
     );
     assert_eq!(
         flow_effect_stamp(UpdateKind::Delete, &m),
-        Some(t0 + 2_000_000)
+        Some(T0 + 2_000_000)
     );
     // Nothing lost after the highest: no drop took effect.
     assert_eq!(flow_effect_stamp(UpdateKind::Add, &m), None);
+}
+
+/// The first bin's send time of the planted backgrounds, ns since the epoch.
+const T0: u64 = 1_000_000_000_000;
+
+/// One flow update's effect against a [`steady`] background from [`T0`] of `per_ms`
+/// packets a ms, losing `lost[i]` of bin i, without a quiet window.
+fn on_steady(per_ms: u32, lost: &[u32], r: UpdateRow, at: Option<(u64, u64)>) -> UpdateEffect {
+    plain(r, at, &[Background::flow(&steady(T0, per_ms, lost))])
 }
 
 /// One flow update's effect against `background`, without a quiet window.
@@ -202,12 +209,9 @@ fn steady(t0: u64, per_ms: u32, lost: &[u32]) -> FlowBins {
 /// with why — never "stalled 0 ms; 0 packets lost".
 #[test]
 fn a_window_without_background_has_no_stall_figure_and_says_why() {
-    let t0 = 1_000_000_000_000u64;
     // Background only in the first 10 ms; the update starts 2 s later.
-    let bg = steady(t0, 10, &[0; 10]);
-    let background = [Background::flow(&bg)];
-    let r = row(UpdateKind::Add, t0 + 2_000_000_000);
-    let u = plain(r, None, &background);
+    let r = row(UpdateKind::Add, T0 + 2_000_000_000);
+    let u = on_steady(10, &[0; 10], r, None);
     assert_eq!(u.stall_ms, None);
     assert_eq!(u.doubts[0].kind, DoubtKind::EmptyWindow, "{u:?}");
     let s = one(Unit::Packet, u);
@@ -230,12 +234,9 @@ fn a_window_without_background_has_no_stall_figure_and_says_why() {
 /// flagged "overloaded", and only loss beyond the window before counts.
 #[test]
 fn an_overloaded_gateway_flags_the_update_and_credits_only_loss_beyond_it() {
-    let t0 = 1_000_000_000_000u64;
     // 20 packets a ms, 19 of them lost in every bin, for 400 ms.
-    let bg = steady(t0, 20, &[19; 400]);
-    let background = [Background::flow(&bg)];
-    let r = row(UpdateKind::Add, t0 + 100_000_000);
-    let u = plain(r, None, &background);
+    let r = row(UpdateKind::Add, T0 + 100_000_000);
+    let u = on_steady(20, &[19; 400], r, None);
     assert_eq!(u.doubts.len(), 1, "{u:?}");
     assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
     assert!(u.doubts[0].why.contains("lost 95.0 %"), "{:?}", u.doubts);
@@ -249,14 +250,11 @@ fn an_overloaded_gateway_flags_the_update_and_credits_only_loss_beyond_it() {
 /// summary's judgement (after every clock correction), with why.
 #[test]
 fn a_negative_time_to_effect_is_withheld_with_why() {
-    let t0 = 1_000_000_000_000u64;
-    let bg = steady(t0, 10, &[0; 400]);
-    let background = [Background::flow(&bg)];
-    let r = row(UpdateKind::Add, t0 + 100_000_000);
+    let r = row(UpdateKind::Add, T0 + 100_000_000);
     // The marker's affected packet dated 50.04 ms before the commit's start; the
     // stamps date to within 4.2 ms.
-    let at = Some((t0 + 100_000_000 - 50_040_000, 4_200_000));
-    let u = plain(r.clone(), at, &background);
+    let at = Some((T0 + 100_000_000 - 50_040_000, 4_200_000));
+    let u = on_steady(10, &[0; 400], r.clone(), at);
     assert!(u.time_to_effect_ms.unwrap() < 0.0);
     let mut s = one(Unit::Packet, u);
     s.judge();
@@ -272,8 +270,8 @@ fn a_negative_time_to_effect_is_withheld_with_why() {
     );
     assert!(!text(&s, "nft").contains("took effect"));
     // −0.34 ms is within the resolution: the change acted at once (0), no doubt.
-    let at = Some((t0 + 100_000_000 - 340_000, 4_200_000));
-    let mut s = one(Unit::Packet, plain(r, at, &background));
+    let at = Some((T0 + 100_000_000 - 340_000, 4_200_000));
+    let mut s = one(Unit::Packet, on_steady(10, &[0; 400], r, at));
     s.judge();
     assert_eq!(s.updates[0].time_to_effect_ms, Some(0.0));
     assert!(s.updates[0].holds(), "{:?}", s.updates[0].doubts);
@@ -283,8 +281,7 @@ fn a_negative_time_to_effect_is_withheld_with_why() {
 /// A batch of 64 over 2 flows at 10 kpps each (0.1 ms apart): 3.2 ms plus a bin.
 #[test]
 fn the_stamps_resolution_is_a_bin_and_a_send_batch() {
-    let t0 = 1_000_000_000_000u64;
-    let m = bins(&[10; 10], &[0; 10], (0, t0), (99, t0 + 9_900_000));
+    let m = bins(&[10; 10], &[0; 10], (0, T0), (99, T0 + 9_900_000));
     assert_eq!(flow_resolution(&m, 64, 2), 1_000_000 + 32 * 100_000);
     assert_eq!(flow_resolution(&m, 1, 1), 1_100_000);
 }
@@ -292,15 +289,12 @@ fn the_stamps_resolution_is_a_bin_and_a_send_batch() {
 /// A commit that ended after the traffic: its effect was not observed.
 #[test]
 fn a_commit_that_outlives_the_traffic_says_so() {
-    let t0 = 1_000_000_000_000u64;
-    let bg = steady(t0, 10, &[0; 100]);
-    let background = [Background::flow(&bg)];
     // Starts at 90 ms, commits for 30 ms: the traffic ended at 100 ms.
     let r = UpdateRow {
         commit_ns: 30_000_000,
-        ..row(UpdateKind::Add, t0 + 90_000_000)
+        ..row(UpdateKind::Add, T0 + 90_000_000)
     };
-    let u = plain(r, None, &background);
+    let u = on_steady(10, &[0; 100], r, None);
     assert!(
         u.doubts
             .iter()
@@ -315,16 +309,13 @@ fn a_commit_that_outlives_the_traffic_says_so() {
 /// everywhere — the figure, the terminal, the JSON and the store's row — with why.
 #[test]
 fn an_unobserved_update_stores_no_time_to_effect() {
-    let t0 = 1_000_000_000_000u64;
-    let bg = steady(t0, 10, &[0; 100]);
-    let background = [Background::flow(&bg)];
     let r = UpdateRow {
         commit_ns: 30_000_000,
-        ..row(UpdateKind::Add, t0 + 90_000_000)
+        ..row(UpdateKind::Add, T0 + 90_000_000)
     };
     // The marker's stamps say 5 ms after the start: within the traffic, before the
     // commit returned.
-    let u = plain(r, Some((t0 + 95_000_000, BIN_NS)), &background);
+    let u = on_steady(10, &[0; 100], r, Some((T0 + 95_000_000, BIN_NS)));
     assert!(
         u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved),
         "{u:?}"
@@ -361,12 +352,11 @@ fn an_unobserved_update_stores_no_time_to_effect() {
 /// for a deletion — only for an update whose effect on the marker was dated.
 #[test]
 fn the_markers_intended_drops_are_counted_from_its_sequence() {
-    let t0 = 1_000_000_000_000u64;
     // Received up to seq 49 of 80 sent: 30 dropped by the rule.
-    let m = bins(&[10; 5], &[0; 5], (0, t0), (49, t0 + 4_900_000));
+    let m = bins(&[10; 5], &[0; 5], (0, T0), (49, T0 + 4_900_000));
     let mut u = plain(
-        row(UpdateKind::Add, t0 + 4_000_000),
-        Some((t0 + 5_000_000, BIN_NS)),
+        row(UpdateKind::Add, T0 + 4_000_000),
+        Some((T0 + 5_000_000, BIN_NS)),
         &[],
     );
     assert!(u.time_to_effect_ms.is_some());
@@ -381,12 +371,12 @@ fn the_markers_intended_drops_are_counted_from_its_sequence() {
     let d = bins(
         &[0, 0, 10],
         &[10, 10, 0],
-        (20, t0 + 2_000_000),
-        (29, t0 + 2_900_000),
+        (20, T0 + 2_000_000),
+        (29, T0 + 2_900_000),
     );
     let u = plain(
-        row(UpdateKind::Delete, t0 + 1_000_000),
-        Some((t0 + 2_000_000, BIN_NS)),
+        row(UpdateKind::Delete, T0 + 1_000_000),
+        Some((T0 + 2_000_000, BIN_NS)),
         &[],
     );
     assert_eq!(
@@ -399,15 +389,14 @@ fn the_markers_intended_drops_are_counted_from_its_sequence() {
 /// counts each bin once (the sum over windows counted 707 where the union held 408).
 #[test]
 fn overlapping_windows_count_their_loss_once() {
-    let t0 = 1_000_000_000_000u64;
     let mut lost = vec![0u32; 1000];
     lost[200] = 5;
-    let bg = steady(t0, 10, &lost);
+    let bg = steady(T0, 10, &lost);
     let background = [Background::flow(&bg)];
     // Two updates 100 ms apart: both windows (50 ms before, 250 after) hold bin 200.
     let rows = [
-        row(UpdateKind::Add, t0 + 100_000_000),
-        row(UpdateKind::Add, t0 + 200_000_000),
+        row(UpdateKind::Add, T0 + 100_000_000),
+        row(UpdateKind::Add, T0 + 200_000_000),
     ];
     let per_window: u64 = rows
         .iter()
@@ -433,15 +422,14 @@ fn overlapping_windows_count_their_loss_once() {
 /// repeated replacements of one event (the trial stays `ok`).
 #[test]
 fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
-    let t0 = 1_000_000_000_000u64;
-    let bg = steady(t0, 10, &[0; 1000]);
+    let bg = steady(T0, 10, &[0; 1000]);
     let background = [Background::flow(&bg)];
     let end = traffic_end(&background);
     let at = |i: u32, marker: bool, kind: UpdateKind| {
         let r = UpdateRow {
             index: i,
             marker,
-            ..row(kind, t0 + 100_000_000 * u64::from(i + 1))
+            ..row(kind, T0 + 100_000_000 * u64::from(i + 1))
         };
         effect(r, None, &background, Unit::Packet, &Base::default(), end)
     };
@@ -538,13 +526,12 @@ fn steady_with_dark(
 /// loss over the window's offered rate.
 #[test]
 fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
-    let t0 = 1_000_000_000_000u64;
     let ms = 1_000_000u64;
     // 20 packets a ms for 1 s, 1 of them lost in every bin (5 %), and all 20 lost
     // at 600..605 ms.
-    let bg = steady_with_dark(t0, 1000, 20, 1, &[(600, 605)]);
+    let bg = steady_with_dark(T0, 1000, 20, 1, &[(600, 605)]);
     let background = [Background::flow(&bg)];
-    let rows = [row(UpdateKind::Add, t0 + 600 * ms)];
+    let rows = [row(UpdateKind::Add, T0 + 600 * ms)];
     let q = quiet_window(&rows, &background).unwrap();
     assert_eq!((q.from_ms, q.ms), (-500.0, 500.0));
     assert_eq!((q.received, q.lost), (9_500, 500));
@@ -586,12 +573,11 @@ fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
 /// gap is not the update's, so no stall figure; a longer gap after it still is one.
 #[test]
 fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
-    let t0 = 1_000_000_000_000u64;
     let ms = 1_000_000u64;
-    let rows = [row(UpdateKind::Add, t0 + 600 * ms)];
+    let rows = [row(UpdateKind::Add, T0 + 600 * ms)];
     let base = Base::default();
     let at = |dark: &[(usize, usize)]| {
-        let bg = steady_with_dark(t0, 1000, 20, 0, dark);
+        let bg = steady_with_dark(T0, 1000, 20, 0, dark);
         let background = [Background::flow(&bg)];
         let end = traffic_end(&background);
         effect(rows[0].clone(), None, &background, Unit::Packet, &base, end)
@@ -623,17 +609,16 @@ fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
 /// quiet window, with what it lost (and the tail before it flags it).
 #[test]
 fn a_previous_updates_tail_is_not_the_next_updates_baseline() {
-    let t0 = 1_000_000_000_000u64;
     let ms = 1_000_000u64;
     // Clean for 500 ms; update 0 at 500 ms loses 500..520, update 1 at 530 ms
     // loses 530..540.
-    let bg = steady_with_dark(t0, 1000, 20, 0, &[(500, 520), (530, 540)]);
+    let bg = steady_with_dark(T0, 1000, 20, 0, &[(500, 520), (530, 540)]);
     let background = [Background::flow(&bg)];
     let rows = [
-        row(UpdateKind::Add, t0 + 500 * ms),
+        row(UpdateKind::Add, T0 + 500 * ms),
         UpdateRow {
             index: 1,
-            ..row(UpdateKind::Add, t0 + 530 * ms)
+            ..row(UpdateKind::Add, T0 + 530 * ms)
         },
     ];
     let end = traffic_end(&background);
@@ -657,10 +642,9 @@ fn a_previous_updates_tail_is_not_the_next_updates_baseline() {
 /// window: each update is judged against the 50 ms before it, and says so.
 #[test]
 fn without_a_quiet_window_the_bins_before_the_update_are_the_baseline() {
-    let t0 = 1_000_000_000_000u64;
-    let bg = steady(t0, 10, &[0; 400]);
+    let bg = steady(T0, 10, &[0; 400]);
     let background = [Background::flow(&bg)];
-    let rows = [row(UpdateKind::Add, t0 + 30_000_000)];
+    let rows = [row(UpdateKind::Add, T0 + 30_000_000)];
     assert_eq!(quiet_window(&rows, &background), None);
     // No update ran: no window at all.
     assert_eq!(quiet_window(&[row(UpdateKind::Add, 0)], &background), None);
@@ -679,10 +663,9 @@ fn without_a_quiet_window_the_bins_before_the_update_are_the_baseline() {
 /// An overloaded background of a flood or flow without `--load` is told the flag.
 #[test]
 fn an_overloaded_flow_without_load_is_told_to_use_it() {
-    let t0 = 1_000_000_000_000u64;
-    let bg = steady(t0, 20, &[19; 400]);
+    let bg = steady(T0, 20, &[19; 400]);
     let background = [Background::flow(&bg)];
-    let r = row(UpdateKind::Add, t0 + 100_000_000);
+    let r = row(UpdateKind::Add, T0 + 100_000_000);
     let base = Base {
         quiet: None,
         suggest_load: true,
@@ -809,22 +792,21 @@ fn the_load_and_its_capacity_are_said() {
 /// it per reload and in sum; the store row keeps both figures.
 #[test]
 fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
-    let t0 = 1_000_000_000_000u64;
     // The marker: 10 packets a ms sent for 100 ms (seq 0 … 999); 15 passed in bins
     // 50–52, 2 in bin 80.
     let mut received = vec![0u32; 100];
     received[50..53].copy_from_slice(&[5, 5, 5]);
     received[80] = 2;
     let marker = FlowBins {
-        first: Some((500, t0 + 50_000_000)),
-        highest: Some((801, t0 + 80_100_000)),
+        first: Some((500, T0 + 50_000_000)),
+        highest: Some((801, T0 + 80_100_000)),
         ..bins(&received, &[0; 100], (0, 0), (0, 0))
     };
     let reload = |start_ms: u64, index: u32| UpdateRow {
         index,
         method: UpdateMethod::FlushLoad,
         marker: index == 0,
-        ..row(UpdateKind::Reload, t0 + start_ms * 1_000_000)
+        ..row(UpdateKind::Reload, T0 + start_ms * 1_000_000)
     };
     let mut updates: Vec<UpdateEffect> = [(49, 0), (79, 1), (90, 2)]
         .into_iter()
@@ -885,7 +867,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     count_violations(&mut silent, &[], 0);
     assert!(silent[0].violations.is_none());
     // Not a reload: no violations counted.
-    let mut add = vec![plain(row(UpdateKind::Add, t0), None, &[])];
+    let mut add = vec![plain(row(UpdateKind::Add, T0), None, &[])];
     count_violations(&mut add, &[&marker], 100_000);
     assert!(add[0].violations.is_none());
 }

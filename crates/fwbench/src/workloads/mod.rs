@@ -71,6 +71,23 @@ pub struct Returned {
     pub results: RoleResults,
 }
 
+/// What a trial returned, for [`Traffic::collect`]: the traffic agents' results and
+/// the gateway's, with the testbed and parameters they ran under.
+pub struct Collected<'a> {
+    pub tb: &'a dyn Testbed,
+    pub p: &'a TrialParams,
+    pub results: Vec<Returned>,
+    pub gateway: Option<&'a GatewayResults>,
+}
+
+impl Collected<'_> {
+    /// The traffic agents' results without their hosts (kinds whose roles are never
+    /// spread over several hosts).
+    pub fn role_results(self) -> Vec<RoleResults> {
+        self.results.into_iter().map(|r| r.results).collect()
+    }
+}
+
 impl From<RoleResults> for Returned {
     /// Results of the first host of its role, on the controller's clock.
     fn from(results: RoleResults) -> Returned {
@@ -311,13 +328,7 @@ pub trait Traffic: Sync {
     /// The specs of the server and client agents and where each runs.
     fn roles(&self, tb: &dyn Testbed, p: &TrialParams) -> Result<Roles>;
     /// Combine the roles' results (and the gateway's) into the workload's figures.
-    fn collect(
-        &self,
-        tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures>;
+    fn collect(&self, c: Collected<'_>) -> Result<Figures>;
 
     /// The rate a trial sends at, as asked (the run's table shows it; `None`: the kind
     /// has none). By default its packet parameters' rate.

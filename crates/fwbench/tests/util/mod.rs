@@ -164,6 +164,13 @@ impl TempDir {
         let file = dir.file(name);
         (dir, file)
     }
+    /// A new temp dir with the file `name` in it holding `text` (a scenario, a rule
+    /// set): the dir and the file's path.
+    pub fn with_text(name: &str, text: impl AsRef<[u8]>) -> (TempDir, PathBuf) {
+        let dir = TempDir::new();
+        let file = dir.write(name, text);
+        (dir, file)
+    }
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -571,6 +578,17 @@ pub fn trial_args<'a>(kind: &'a str, testbed: &'a str, extra: &[&'a str]) -> Vec
 pub fn assert_refused(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
     assert!(stderr(o).contains(needle), "{}", stderr(o));
+}
+
+/// Each line of arguments (split at white space) is refused as bad input: exit 2, a
+/// message on stderr, and the message names its `says` (`""`: any message will do).
+pub fn refused<'a>(cases: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    for (args, says) in cases {
+        let o = fwbench(&argv(args));
+        assert_eq!(o.status.code(), Some(2), "{args}: {}", stderr(&o));
+        assert!(!stderr(&o).trim().is_empty(), "{args}: no message");
+        assert!(stderr(&o).contains(says), "{args}: {}", stderr(&o));
+    }
 }
 
 /// Stderr names `needle` (whatever the exit code).

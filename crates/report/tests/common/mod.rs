@@ -57,6 +57,17 @@ pub fn trial(
     }
 }
 
+/// The rule set of `rules` rules on `engine` as the gateway reports it, its verdicts
+/// checked and right.
+pub fn firewall_row(engine: &str, rules: u64) -> Option<store::FirewallRow> {
+    Some(store::FirewallRow {
+        engine: engine.into(),
+        rules_installed: rules,
+        verdicts_ok: Some(true),
+        ..Default::default()
+    })
+}
+
 /// An empty results file in a temp dir (kept while the returned dir lives).
 pub fn scratch(name: &str) -> (tempfile::TempDir, store::Store) {
     let dir = tempfile::tempdir().unwrap();

@@ -68,6 +68,11 @@ fn socket_err(what: &str, e: xdp::socket::SocketError) -> OpenError {
     OpenError::Io(what.into(), io::Error::other(os_text(&e)))
 }
 
+/// A ring the socket was built with, or why not (`missing`: "no TX ring").
+fn ring<R>(r: Option<R>, missing: &str) -> Result<R, OpenError> {
+    r.ok_or_else(|| OpenError::Io(missing.into(), io::Error::other(missing)))
+}
+
 fn umem() -> Result<Umem, OpenError> {
     let cfg = UmemCfgBuilder {
         frame_size: FrameSize::TwoK,
@@ -193,9 +198,7 @@ impl XskTx {
         // behind made most kicks fail with EAGAIN. Optional: a smaller buffer only
         // means more retried kicks.
         let _ = super::force_buffer(&sock, false, 16 << 20);
-        let tx = rings
-            .tx_ring
-            .ok_or_else(|| OpenError::Io("no TX ring".into(), io::Error::other("no TX ring")))?;
+        let tx = ring(rings.tx_ring, "no TX ring")?;
         Ok(XskTx {
             umem,
             tx,
@@ -349,9 +352,7 @@ impl XskRx {
         // both live in the returned struct, so the kernel's writes land in live memory.
         unsafe { fill.enqueue(&mut umem, RING as usize) };
         let (sock, mode) = bind(b, flags, ifindex, queue, want)?;
-        let rx = rings
-            .rx_ring
-            .ok_or_else(|| OpenError::Io("no RX ring".into(), io::Error::other("no RX ring")))?;
+        let rx = ring(rings.rx_ring, "no RX ring")?;
         Ok(XskRx {
             umem,
             fill,

@@ -17,7 +17,9 @@ use crate::workloads::hosts::{self, FromHost};
 use crate::workloads::rtt_columns;
 use crate::workloads::units::{mbps, pps, us};
 use crate::workloads::{named_line, Summary, TextOf};
-use crate::workloads::{Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic};
+use crate::workloads::{
+    Collected, Ending, Figures, Live, MainMetric, Profile, Returned, Roles, Traffic,
+};
 use anyhow::{bail, Result};
 use proto::{
     Family, GatewayResults, PacketSize, Rate, RawPath, RoleResults, RoleSpec, RttSummary, SizeMix,
@@ -693,14 +695,9 @@ impl Traffic for PacketRate {
         Ok(())
     }
 
-    fn collect(
-        &self,
-        tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
-        let mut s = summarise_packet(p, tb, results, gateway)?;
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let gateway = c.gateway;
+        let mut s = summarise_packet(c.p, c.tb, c.results, gateway)?;
         // A conntrack setting or table fill (issue 26): the table's figures beside.
         // A flood's or flow's flows are few and long: each is one new entry, admitted
         // when any of its packets reached the server.
@@ -786,6 +783,19 @@ mod tests {
         p
     }
 
+    /// The summary of one source's results and a sink's (`None`: the gateway counts)
+    /// on the one-host testbed.
+    fn summary(
+        sink: SinkKind,
+        src: UdpSourceResults,
+        rx: Option<UdpSinkResults>,
+        gw: Option<&GatewayResults>,
+    ) -> PacketSummary {
+        let results =
+            std::iter::once(RoleResults::UdpSource(src)).chain(rx.map(RoleResults::UdpSink));
+        summarise_packet(&params(sink), &testbed(), results, gw).unwrap()
+    }
+
     #[test]
     fn loss_per_flow_and_in_total() {
         let src = sent(&[600, 400], 2);
@@ -806,16 +816,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let s = summarise_packet(
-            &params(SinkKind::Socket),
-            &testbed(),
-            vec![
-                RoleResults::UdpSource(src.clone()),
-                RoleResults::UdpSink(sink),
-            ],
-            None,
-        )
-        .unwrap();
+        let s = summary(SinkKind::Socket, src.clone(), Some(sink), None);
         assert_eq!((s.sent, s.received, s.lost), (1000, 990, 10));
         assert!((s.loss_ratio - 0.01).abs() < 1e-12);
         assert_eq!((s.sent_pps, s.received_pps), (500.0, 495.0));
@@ -849,13 +850,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let s = summarise_packet(
-            &params(SinkKind::Gateway),
-            &testbed(),
-            vec![RoleResults::UdpSource(src)],
-            Some(&gw),
-        )
-        .unwrap();
+        let s = summary(SinkKind::Gateway, src, None, Some(&gw));
         assert_eq!(
             (s.counted_at.as_str(), s.received, s.lost),
             ("gateway", 800, 200)
@@ -1119,16 +1114,7 @@ mod tests {
             ..Default::default()
         };
         let by = |g: GatewayResults, rx: u64| {
-            let s = summarise_packet(
-                &params(SinkKind::Socket),
-                &testbed(),
-                vec![
-                    RoleResults::UdpSource(src.clone()),
-                    RoleResults::UdpSink(sink(rx)),
-                ],
-                Some(&g),
-            )
-            .unwrap();
+            let s = summary(SinkKind::Socket, src.clone(), Some(sink(rx)), Some(&g));
             let l = s.limited_by.clone().unwrap();
             // In the JSON, and read back the same.
             let j = serde_json::to_value(&s).unwrap();
@@ -1144,18 +1130,12 @@ mod tests {
         // Forwarded all, the sink's interface got 600.
         assert_eq!(by(gw(1000, 1000), 600).0, LimitedBy::Sink);
         // Old results without the field still read.
-        let mut j = serde_json::to_value(
-            summarise_packet(
-                &params(SinkKind::Socket),
-                &testbed(),
-                vec![
-                    RoleResults::UdpSource(src.clone()),
-                    RoleResults::UdpSink(sink(1000)),
-                ],
-                None,
-            )
-            .unwrap(),
-        )
+        let mut j = serde_json::to_value(summary(
+            SinkKind::Socket,
+            src.clone(),
+            Some(sink(1000)),
+            None,
+        ))
         .unwrap();
         j.as_object_mut().unwrap().remove("limited_by");
         let old: PacketSummary = serde_json::from_value(j).unwrap();
@@ -1178,27 +1158,23 @@ mod tests {
 
     #[test]
     fn one_way_delays_across_hosts_are_corrected_or_withheld() {
-        let mut s = summarise_packet(
-            &params(SinkKind::Socket),
-            &testbed(),
-            vec![
-                RoleResults::UdpSource(sent(&[50, 50], 1)),
-                RoleResults::UdpSink(UdpSinkResults {
-                    flows: (0..2)
-                        .map(|flow| FlowRx {
-                            flow,
-                            received: 50,
-                            owd: owd(80_000),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    owd: owd(80_000),
-                    ..Default::default()
-                }),
-            ],
+        let mut s = summary(
+            SinkKind::Socket,
+            sent(&[50, 50], 1),
+            Some(UdpSinkResults {
+                flows: (0..2)
+                    .map(|flow| FlowRx {
+                        flow,
+                        received: 50,
+                        owd: owd(80_000),
+                        ..Default::default()
+                    })
+                    .collect(),
+                owd: owd(80_000),
+                ..Default::default()
+            }),
             None,
-        )
-        .unwrap();
+        );
         let base = s.clone();
         assert!(base.owd.count > 0 && base.owd_clocks.is_none());
         // The sink's clock runs 20 µs ahead of the source's, known to ± 2 µs.
@@ -1220,28 +1196,24 @@ mod tests {
 
     #[test]
     fn a_time_to_effect_across_hosts_is_corrected_like_the_delays_or_withheld() {
-        let mut s = summarise_packet(
-            &params(SinkKind::Socket),
-            &testbed(),
-            vec![
-                RoleResults::UdpSource(UdpSourceResults {
-                    sent_per_flow: vec![50],
-                    ..Default::default()
-                }),
-                RoleResults::UdpSink(UdpSinkResults {
-                    flows: vec![FlowRx {
-                        flow: 0,
-                        received: 50,
-                        owd: owd(80_000),
-                        ..Default::default()
-                    }],
+        let mut s = summary(
+            SinkKind::Socket,
+            UdpSourceResults {
+                sent_per_flow: vec![50],
+                ..Default::default()
+            },
+            Some(UdpSinkResults {
+                flows: vec![FlowRx {
+                    flow: 0,
+                    received: 50,
                     owd: owd(80_000),
                     ..Default::default()
-                }),
-            ],
+                }],
+                owd: owd(80_000),
+                ..Default::default()
+            }),
             None,
-        )
-        .unwrap();
+        );
         s.events = Some(Box::new(crate::workloads::events::planted_summary(0)));
         let base = s.clone();
         // The sink's clock runs 50 µs ahead of the source's: the effect came 50 µs

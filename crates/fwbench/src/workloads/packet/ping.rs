@@ -60,15 +60,9 @@ impl Traffic for Ping {
         placed(p, ping_roles(tb, p, a.k, a.payload, a.aimed.as_ref())?)
     }
 
-    fn collect(
-        &self,
-        _tb: &dyn Testbed,
-        p: &TrialParams,
-        results: Vec<Returned>,
-        gateway: Option<&GatewayResults>,
-    ) -> Result<Figures> {
-        let results = results.into_iter().map(|r| r.results).collect();
-        summarise_ping(p, results, gateway).map(Figures::Ping)
+    fn collect(&self, c: Collected<'_>) -> Result<Figures> {
+        let (p, gateway) = (c.p, c.gateway);
+        summarise_ping(p, c.role_results(), gateway).map(Figures::Ping)
     }
 }
 

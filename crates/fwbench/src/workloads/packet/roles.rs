@@ -49,9 +49,9 @@ pub fn aim<'a>(tb: &dyn Testbed, p: &'a TrialParams) -> Result<Aim<'a>> {
 /// (several when the testbed spreads a role over hosts, [`spread`]), and the events'
 /// marker. No server for a sink-less flood.
 pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<RoleSpecs> {
-    let Aim { k, payload, aimed } = aim(tb, p)?;
-    let plan = Flows::of(tb, p, k, aimed.as_ref())?;
-    let sources = udp_sources(tb, p, k, payload, &plan)?;
+    let a = aim(tb, p)?;
+    let plan = Flows::of(tb, p, a.k, a.aimed.as_ref())?;
+    let sources = sources(tb, p, &a, &plan)?;
     // Gateway events (one client host, `Traffic::spread`): flow 0 — every flow from
     // the first source — is the marker.
     let marker = match (&p.events, &sources.first()) {
@@ -62,7 +62,7 @@ pub fn role_specs(tb: &dyn Testbed, p: &TrialParams) -> Result<RoleSpecs> {
         }),
         (Some(_) | None, _) => None,
     };
-    let sinks = udp_sinks(tb, p, k, payload, &plan)?;
+    let sinks = sinks(tb, p, &a, &plan)?;
     Ok((sinks, sources, marker))
 }
 
@@ -134,13 +134,8 @@ impl Flows {
 }
 
 /// One UDP source per client host, each with its share of the flows.
-fn udp_sources(
-    tb: &dyn Testbed,
-    p: &TrialParams,
-    k: &PacketParams,
-    payload: u32,
-    plan: &Flows,
-) -> Result<Vec<RoleSpec>> {
+fn sources(tb: &dyn Testbed, p: &TrialParams, a: &Aim, plan: &Flows) -> Result<Vec<RoleSpec>> {
+    let (k, payload) = (a.k, a.payload);
     let mix = k
         .size
         .mix_parts(p.family)
@@ -186,13 +181,8 @@ fn udp_sources(
 }
 
 /// One UDP sink per server host (none when the gateway counts).
-fn udp_sinks(
-    tb: &dyn Testbed,
-    p: &TrialParams,
-    k: &PacketParams,
-    payload: u32,
-    plan: &Flows,
-) -> Result<Vec<RoleSpec>> {
+fn sinks(tb: &dyn Testbed, p: &TrialParams, a: &Aim, plan: &Flows) -> Result<Vec<RoleSpec>> {
+    let (k, payload) = (a.k, a.payload);
     let owd_groups = plan.owd_groups();
     let mut sinks = Vec::new();
     for s in (0..plan.server_hosts).filter(|_| k.sink != SinkKind::Gateway) {
