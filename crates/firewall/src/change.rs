@@ -79,6 +79,9 @@ pub struct Step {
     /// The call echoes the handles of the rules it adds (`nft --echo --handle`), in
     /// order: the executor collects them for a later [`Change::Delete`].
     pub echoes_handles: bool,
+    /// Exit status 1 is not a failure: the call found nothing to act on (`conntrack
+    /// -D` with no entry left to delete).
+    pub none_found_ok: bool,
 }
 
 impl Step {
@@ -88,6 +91,7 @@ impl Step {
             argv: argv.iter().map(|s| s.as_ref().to_owned()).collect(),
             stdin: None,
             echoes_handles: false,
+            none_found_ok: false,
         }
     }
 

@@ -144,20 +144,37 @@ pub enum EventPlace {
     /// established,related accept`, the stateful model's first rule): where a new
     /// block meets only packets the conntrack table does not know yet.
     AfterEstablished,
+    /// The same, then the marker source's conntrack entries deleted in the same timed
+    /// update (`conntrack -D -s SRC -p PROTO`), as kube-proxy does for UDP flows to a
+    /// removed endpoint: the flow's next packet is new and meets the block.
+    AfterEstablishedCtDelete,
 }
 
 impl EventPlace {
-    pub const ALL: [EventPlace; 2] = [EventPlace::Head, EventPlace::AfterEstablished];
+    pub const ALL: [EventPlace; 3] = [
+        EventPlace::Head,
+        EventPlace::AfterEstablished,
+        EventPlace::AfterEstablishedCtDelete,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             EventPlace::Head => "head",
             EventPlace::AfterEstablished => "after-established",
+            EventPlace::AfterEstablishedCtDelete => "after-established-ct-delete",
         }
     }
 
     pub fn is_head(&self) -> bool {
         *self == EventPlace::Head
+    }
+
+    /// Behind the established-accept rules (with or without the conntrack deletion).
+    pub fn behind_established(self) -> bool {
+        match self {
+            EventPlace::Head => false,
+            EventPlace::AfterEstablished | EventPlace::AfterEstablishedCtDelete => true,
+        }
     }
 }
 

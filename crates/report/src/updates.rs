@@ -243,7 +243,11 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
             rows.len(),
             felt,
             match effect {
-                Some(t) => format!("; the {thing} took effect after {} ms", num(t)),
+                Some(t) => format!(
+                    "; the {thing} took effect after {} ms{}",
+                    num(t),
+                    hole(&rows)
+                ),
                 None => hole(&rows),
             },
             violations(&rows)
@@ -264,10 +268,15 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
     out
 }
 
-/// Adds behind the established-accept rule whose marker never changed fate: the
-/// block did not reach the existing flow — said, not left as a missing figure.
+/// Adds behind the established-accept rule: whose marker never changed fate, the block
+/// did not reach the existing flow — said, not left as a missing figure; whose marker's
+/// conntrack entries the update deleted and that took effect, that is how it reached it.
 fn hole(rows: &[&UpdateRecord]) -> String {
-    let behind = |r: &&&UpdateRecord| r.marker && r.place.as_deref() == Some("after-established");
+    let placed = |place: &'static str| {
+        move |r: &&&UpdateRecord| r.marker && r.place.as_deref() == Some(place)
+    };
+    let behind = placed("after-established");
+    let deleted = placed("after-established-ct-delete");
     if rows.iter().any(|r| behind(&r))
         && rows
             .iter()
@@ -278,6 +287,23 @@ fn hole(rows: &[&UpdateRecord]) -> String {
          accepting established flows, so an existing connection keeps passing until its \
          conntrack entry goes"
             .into()
+    } else if rows.iter().any(|r| deleted(&r)) {
+        let (reached, kept) = rows
+            .iter()
+            .filter(deleted)
+            .partition::<Vec<&&UpdateRecord>, _>(|r| r.time_to_effect_ms.is_some());
+        match (reached.len(), kept.len()) {
+            (_, 0) => "; behind the rule accepting established flows, it reached the marker's \
+                       established flow only because the update deleted the flow's conntrack \
+                       entries (conntrack -D)"
+                .into(),
+            (r, k) => format!(
+                "; the update deleted the marker flow's conntrack entries (conntrack -D), yet \
+                 in {k} of {} updates its packets kept passing: a reply in flight, new to the \
+                 chain and accepted, made a new entry the flow's packets are replies of",
+                r + k
+            ),
+        }
     } else {
         String::new()
     }

@@ -288,7 +288,7 @@ axes! {
     event_rate: Option<f64>, ALL, "gateway updates per second after the first (empty: once)", default(_) "", parse(t, _) parse_event_rate(t);
     event_count: Option<u32>, ALL, "gateway updates in all (empty: once, or with a rate as many as fit)", default(_) "", parse(t, _) parse_event_count(t);
     event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map, flush-load (replace, reload: removed, then installed)", default(_) "batch", parse(t, _) parse_event_method(t);
-    event_place: EventPlace, ALL, "where an add puts its rules: head, or after-established (behind the chain's established-accept rule: --model stateful)", default(_) "head", parse(t, _) parse_event_place(t);
+    event_place: EventPlace, ALL, "where an add puts its rules: head, after-established (behind the chain's established-accept rule: --model stateful), or after-established-ct-delete (the same, then the marker source's conntrack entries deleted)", default(_) "head", parse(t, _) parse_event_place(t);
     event_load: Option<Load>, ALL, "with an event, a flood or flow's background at a share of what the gateway forwards at the installed size: F (found by a short search first) or F@RATE (of a stated rate); empty: the rate as given", default(_) "", parse(t, _) parse_opt_load(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
     ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);

@@ -79,7 +79,9 @@ pub struct EventArgs {
     event_method: UpdateMethod,
     /// Where an add puts its rules: head (default), or after-established — behind the
     /// chain's rule accepting established flows (--model stateful), where a new block
-    /// meets only flows the conntrack table does not know yet
+    /// meets only flows the conntrack table does not know yet — or
+    /// after-established-ct-delete: the same, then the marker source's conntrack
+    /// entries deleted in the same timed update (conntrack -D)
     #[arg(long, requires = "event", default_value = "head", value_parser = place)]
     event_place: EventPlace,
     /// flood, flow: offer the background at a share of what the gateway forwards at the
@@ -912,6 +914,15 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
                  new block leaves an existing connection passing until its conntrack entry \
                  goes"
             ),
+            (UpdateKind::Add, 0, true) if r.place == EventPlace::AfterEstablishedCtDelete => {
+                format!(
+                    "the update deleted the marker's conntrack entries, yet its {noun} kept \
+                     passing: the flow's first packet from the other side (a reply in flight, \
+                     new to the chain, which accepts it) made a new entry, and the marker's \
+                     own packets are its replies — established again; deleting the entries \
+                     closes the hole only where the chain drops new packets from that side"
+                )
+            }
             (_, _, true) => format!("no marker {noun} changed fate after the commit"),
             (
                 UpdateKind::Add
