@@ -1119,8 +1119,18 @@ fn ndr_against_a_policer_lowered_mid_search_is_not_converged() {
                 && why.ends_with("the gateway's capacity changed during the search"),
             "{why}"
         );
-        // Every step, the re-tests too, stored as it finished (what the watcher read).
+        // Every step, the re-tests too, stored as it finished (what the watcher read),
+        // then the answer, flagged with its doubt.
         assert_eq!(stored(&db) as usize, curve.len(), "{curve:?}");
+        let answer = sqlite_text(
+            &db,
+            "SELECT status || ': ' || coalesce(error, '') FROM trials WHERE workload = 'ndr'",
+        );
+        assert!(
+            answer.starts_with("flagged: ")
+                && answer.contains("the gateway's capacity changed during the search"),
+            "{answer}"
+        );
         return;
     }
 }

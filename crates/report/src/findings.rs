@@ -200,8 +200,8 @@ fn degradation_text(f: &CostFit) -> String {
     }
 }
 
-/// One search's (rate pps, L2 rate b/s, limited by the sender).
-type Found = (f64, Option<f64>, bool);
+/// One search's (rate pps, L2 rate b/s, limited by the sender, its upper bound passed).
+type Found = (f64, Option<f64>, bool, bool);
 
 /// How many of `trials` a role limited (`packet.limited_by`), and how many were judged.
 fn limited_counts(trials: &[Trial], role: LimitedBy) -> (usize, usize) {
@@ -306,10 +306,16 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
                 mode += " (new flows/s = packets/s)";
             }
             let case = t.label_or_engine().unwrap_or_else(|| "-".into());
+            // The upper bound the search was given passed: nothing failed above it.
+            let bound_passed = s.search == Some(SearchKind::Ndr)
+                && s.fail_pps.is_none()
+                && s.ceiling_pps == Some(rate)
+                && s.limited_by_sender != Some(true);
             by_case.entry((case, mode)).or_default().push((
                 rate,
                 rate_bps_l2,
                 s.limited_by_sender == Some(true),
+                bound_passed,
             ));
         }
     }
@@ -329,6 +335,9 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
             };
             let sender = if v.iter().any(|x| x.2) {
                 "; the sender was the limit, so the firewall's rate is at least this"
+            } else if v.iter().any(|x| x.3) {
+                "; the search's upper bound passed, so the firewall's rate is at least this \
+                 (raise max_rate)"
             } else {
                 ""
             };

@@ -193,6 +193,44 @@ fn mlr_searches_give_one_finding_per_goal() {
     );
 }
 
+/// An ndr whose given upper bound passed (`ndr --max-rate 20kpps`: nothing failed) is
+/// a lower bound, said so; one that found a failing rate above is not.
+#[test]
+fn an_ndr_whose_upper_bound_passed_is_at_least_its_rate() {
+    let ndr_trial = |fail: Option<f64>| {
+        Trial::new(store::TrialRow {
+            engine: None,
+            id: 1,
+            run_id: 1,
+            trial_key: "k".into(),
+            rep: 1,
+            workload: "ndr".into(),
+            status: "ok".into(),
+            error: None,
+            params: serde_json::json!({"engine": "nft"}),
+            headline: Default::default(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            firewall: None,
+            kind: None,
+            results: serde_json::json!({"search": {"search": "ndr", "mode": "ndr",
+                "limited_by_sender": false, "rate_pps": 20000.0, "ceiling_pps": 20000.0,
+                "fail_pps": fail, "rate_bps_l2": 1.024e7}}),
+        })
+    };
+    let f = ndr(&[ndr_trial(None)]);
+    assert_eq!(
+        f,
+        [
+            "NDR of nft: 20000 packets/s (10.24 Mb/s on the wire), one search (no CI); the \
+          search's upper bound passed, so the firewall's rate is at least this (raise \
+          max_rate)."
+        ]
+    );
+    let f = ndr(&[ndr_trial(Some(20400.0))]);
+    assert!(!f[0].contains("at least"), "{f:?}");
+}
+
 #[test]
 fn a_line_that_does_not_describe_its_data_is_not_a_per_rule_cost() {
     // Flat, then steep: a negative intercept if taken as a line.

@@ -50,15 +50,23 @@ fn cli_search(
     )?;
     let started_at = crate::clock::now_utc();
     let r = search(&p, &mut |q: &TrialParams| s.trial(q))?;
+    // The answer is stored too, after its steps (flagged with its doubts when it did
+    // not converge), as a scenario stores its searches.
+    let mut o = crate::outcome::Outcome::started(started_at).with_search(r.clone());
+    o.finished_at = crate::clock::now_utc();
+    s.store(&p, &o);
+    let not_stored = s.take_not_stored();
     s.finish("complete")?;
     drop(s);
     if env.json {
-        let mut o = crate::outcome::Outcome::started(started_at).with_search(r.clone());
-        o.finished_at = crate::clock::now_utc();
         let v = crate::output::trial_json(&p, &o);
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", search_text(&p, &r));
+    }
+    // A trial kept in a recovery file instead of the store: said after the results.
+    if let Some(e) = not_stored {
+        return Err(e);
     }
     // Not converged: flagged with its reason (`Outcome::with_search`), and exit 1.
     Ok(if r.converged() {

@@ -538,6 +538,24 @@ impl Session {
         Ok(outcome)
     }
 
+    /// Store an outcome the session's trials made (a search's answer from its steps)
+    /// as one more trial of `params`, as a scenario stores its searches.
+    pub fn store(&mut self, params: &TrialParams, outcome: &Outcome) {
+        self.trials += 1;
+        let planned = PlannedTrial {
+            key: scenario::trial_key(params, self.trials),
+            rep: self.trials,
+            params: params.clone(),
+        };
+        if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
+            if let Err(e) =
+                crate::run::recovery::store_or_keep(store, &record(run_id, &planned, outcome))
+            {
+                self.not_stored.get_or_insert(e);
+            }
+        }
+    }
+
     /// The error of the first trial that could not be stored (its result was kept in a
     /// recovery file); the caller prints the trials first, then returns this.
     pub fn take_not_stored(&mut self) -> Option<anyhow::Error> {
