@@ -83,7 +83,13 @@ fn outcome_line_fixed(o: &Outcome) -> String {
     }
 }
 
-pub fn plan_listing(plan: &Plan, estimate: impl Fn(&TrialParams) -> f64) -> String {
+/// The plan's trials, one a line, and the estimated duration: theirs and `searches_s`
+/// of the capacity searches their `event_load` runs first.
+pub fn plan_listing(
+    plan: &Plan,
+    estimate: impl Fn(&TrialParams) -> f64,
+    searches_s: f64,
+) -> String {
     let mut out = format!(
         "{} — {} trials (seed {})\n",
         plan.name,
@@ -104,7 +110,15 @@ pub fn plan_listing(plan: &Plan, estimate: impl Fn(&TrialParams) -> f64) -> Stri
             t.key
         );
     }
-    out += &format!("estimated duration: {:.0} s\n", total);
+    if searches_s > 0.0 {
+        out += &format!(
+            "estimated duration: {:.0} s (of it {:.0} s of capacity searches for event_load)\n",
+            total + searches_s,
+            searches_s
+        );
+    } else {
+        out += &format!("estimated duration: {:.0} s\n", total);
+    }
     out
 }
 

@@ -79,6 +79,32 @@ fn estimate_one(p: &TrialParams) -> f64 {
     }
 }
 
+/// Rough wall time of the capacity searches `event_load` runs for `trials` (one per
+/// configuration flooding the same, [`crate::search::load::search_key`]; none for a
+/// capacity stated, or one `searched` already): each up to `load::MAX_TRIALS` steps of
+/// `load::STEP_S` plus its probe, confirmation and re-tests, each step installing the
+/// rule set as a trial does. (The enforcement preset at 100 000 rules: 2 min 17 s said
+/// for 5 trials that took 16 min, before this was counted.)
+fn load_searches_s<'a>(
+    trials: impl Iterator<Item = &'a TrialParams>,
+    searched: &std::collections::HashSet<String>,
+) -> f64 {
+    use crate::search::load;
+    let mut seen = std::collections::HashSet::new();
+    trials
+        .filter(|p| load::searches(p))
+        .map(load::search_key)
+        .filter(|q| {
+            let key = scenario::trial_key(q, 0);
+            !searched.contains(&key) && seen.insert(key)
+        })
+        .map(|mut q| {
+            q.duration_s = load::STEP_S;
+            estimate_one(&q) * (load::MAX_TRIALS as f64 + 4.0)
+        })
+        .sum()
+}
+
 /// `[######··············]`: trials done out of `n`, 20 cells.
 fn bar(done: usize, n: usize) -> String {
     let full = (done * 20).checked_div(n).unwrap_or(0);
@@ -202,11 +228,14 @@ fn scenario_text(args: &RunArgs) -> Result<(String, String)> {
 fn dry_run(plan: &Plan, testbed_name: Option<&str>) -> Result<ExitCode> {
     let params: Vec<TrialParams> = plan.trials.iter().map(|t| t.params.clone()).collect();
     crate::run::session::dry_check(testbed_name, &params)?;
+    let searches = load_searches_s(params.iter(), &Default::default());
     print!(
         "{}",
-        output::plan_listing(plan, |p| {
-            estimate_s(p, plan.warmup_s, testbed_name.is_none())
-        })
+        output::plan_listing(
+            plan,
+            |p| estimate_s(p, plan.warmup_s, testbed_name.is_none()),
+            searches
+        )
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -352,11 +381,22 @@ fn eta_s(plan: &Plan, i: usize, started: Instant, ephemeral: bool) -> f64 {
             .map(|t| estimate_s(&t.params, plan.warmup_s, ephemeral))
             .sum()
     };
-    let left = est(&plan.trials[i..]);
+    let keys = |ts: &[PlannedTrial]| -> std::collections::HashSet<String> {
+        ts.iter()
+            .filter(|t| crate::search::load::unsettled(&t.params))
+            .map(|t| scenario::trial_key(&crate::search::load::search_key(&t.params), 0))
+            .collect()
+    };
+    let (done, rest) = plan.trials.split_at(i);
+    let none = std::collections::HashSet::new();
+    let searches = |ts: &[PlannedTrial], searched: &std::collections::HashSet<String>| {
+        load_searches_s(ts.iter().map(|t| &t.params), searched)
+    };
+    let left = est(rest) + searches(rest, &keys(done));
     if i == 0 {
         left
     } else {
-        left * started.elapsed().as_secs_f64() / est(&plan.trials[..i]).max(1e-9)
+        left * started.elapsed().as_secs_f64() / (est(done) + searches(done, &none)).max(1e-9)
     }
 }
 
@@ -666,6 +706,57 @@ mod tests {
             estimate_s(&legacy, None, true)
         };
         assert_eq!(estimate_s(&sctp, None, true), want);
+    }
+
+    /// The enforcement preset: 24 trials, one capacity search per engine and size (6),
+    /// whatever the method or repetition; one searched already is not counted again, a
+    /// stated capacity needs none. The listing shows the share, not the flag's rate.
+    #[test]
+    fn the_estimate_counts_one_capacity_search_per_configuration_it_rests_on() {
+        use super::load_searches_s;
+        let text = include_str!("../../../../scenarios/enforcement.toml");
+        let plan = crate::plan::scenario::parse("enforcement.toml", text, 1).unwrap();
+        let params: Vec<_> = plan.trials.iter().map(|t| &t.params).collect();
+        let all = load_searches_s(params.iter().copied(), &Default::default());
+        let one = |p: &crate::params::TrialParams| {
+            let mut q = crate::search::load::search_key(p);
+            q.duration_s = crate::search::load::STEP_S;
+            super::estimate_one(&q) * (crate::search::load::MAX_TRIALS as f64 + 4.0)
+        };
+        let each: f64 = {
+            let mut seen = std::collections::HashSet::new();
+            params
+                .iter()
+                .filter(|p| {
+                    seen.insert(crate::plan::scenario::trial_key(
+                        &crate::search::load::search_key(p),
+                        0,
+                    ))
+                })
+                .map(|p| one(p))
+                .sum()
+        };
+        assert!(all > 0.0 && (all - each).abs() < 1e-9, "{all} {each}");
+        let distinct: std::collections::HashSet<_> = params
+            .iter()
+            .map(|p| crate::plan::scenario::trial_key(&crate::search::load::search_key(p), 0))
+            .collect();
+        assert_eq!(distinct.len(), 6);
+        let first =
+            crate::plan::scenario::trial_key(&crate::search::load::search_key(params[0]), 0);
+        let rest = load_searches_s(params.iter().copied(), &[first].into());
+        assert!((rest - (all - one(params[0]))).abs() < 1e-9, "{rest} {all}");
+        let stated = text.replace("event_load = \"0.5\"", "event_load = \"0.5@40kpps\"");
+        let plan = crate::plan::scenario::parse("enforcement.toml", &stated, 1).unwrap();
+        assert_eq!(
+            load_searches_s(plan.trials.iter().map(|t| &t.params), &Default::default()),
+            0.0
+        );
+        assert!(
+            crate::output::params_line(params[0]).contains(" load=0.5 "),
+            "{}",
+            crate::output::params_line(params[0])
+        );
     }
 
     /// Seed 002's 270 configurations (one repetition) took 1 127 s on 2026-11-27, 1 097 s

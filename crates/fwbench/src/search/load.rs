@@ -46,6 +46,16 @@ pub fn unsettled(p: &TrialParams) -> bool {
         .is_some_and(|l| l.capacity.is_none())
 }
 
+/// Whether settling `p`'s load runs a capacity search (unsettled, its capacity not
+/// stated).
+pub fn searches(p: &TrialParams) -> bool {
+    unsettled(p)
+        && p.events
+            .as_ref()
+            .and_then(|e| e.load.as_ref())
+            .is_some_and(|l| l.of.is_none())
+}
+
 /// `p` with its background at the share its `--load` asks for: of the rate stated, or
 /// of the rate a short search finds with `run`; the capacity and how it was found
 /// recorded in the load (`result.events.load`). Without a load, `p` as it is.

@@ -636,13 +636,22 @@ impl Traffic for PacketRate {
         PACKETS
     }
 
-    /// Size, rate, flows (and destinations), threads, sender and sink, what aims it.
+    /// Size, rate (or, before it is settled, the share of the capacity `event_load`
+    /// asks for), flows (and destinations), threads, sender and sink, what aims it.
     fn params_text(&self, p: &TrialParams) -> String {
+        let load = p
+            .events
+            .as_ref()
+            .and_then(|e| e.load.as_ref())
+            .filter(|l| l.capacity.is_none());
         params_line(p, |k| {
             format!(
-                "size={} rate={} flows={}{} threads={} sender={} sink={}{}",
+                "size={} {} flows={}{} threads={} sender={} sink={}{}",
                 k.size,
-                k.rate,
+                match load {
+                    Some(l) => format!("load={}", l.fraction),
+                    None => format!("rate={}", k.rate),
+                },
                 k.flows,
                 if k.dsts > 1 {
                     format!(" dsts={}", k.dsts)
