@@ -510,12 +510,7 @@ impl Session {
 
     /// Run one trial and store it before returning.
     pub fn trial(&mut self, params: &TrialParams) -> Result<Outcome> {
-        self.trials += 1;
-        let planned = PlannedTrial {
-            key: scenario::trial_key(params, self.trials),
-            rep: self.trials,
-            params: params.clone(),
-        };
+        let planned = self.next(params);
         let outcome = match self
             .testbeds
             .run_trial(self.topology, params, &self.pin, &INTERRUPTED)
@@ -528,32 +523,36 @@ impl Session {
                 return Err(e);
             }
         };
+        self.keep(&planned, &outcome);
+        Ok(outcome)
+    }
+
+    /// The session's next trial of `params` (its repetition number and key).
+    fn next(&mut self, params: &TrialParams) -> PlannedTrial {
+        self.trials += 1;
+        PlannedTrial {
+            key: scenario::trial_key(params, self.trials),
+            rep: self.trials,
+            params: params.clone(),
+        }
+    }
+
+    /// Store `outcome` (or keep it in the recovery file, the first error noted).
+    fn keep(&mut self, planned: &PlannedTrial, outcome: &Outcome) {
         if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
             if let Err(e) =
-                crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &outcome))
+                crate::run::recovery::store_or_keep(store, &record(run_id, planned, outcome))
             {
                 self.not_stored.get_or_insert(e);
             }
         }
-        Ok(outcome)
     }
 
     /// Store an outcome the session's trials made (a search's answer from its steps)
     /// as one more trial of `params`, as a scenario stores its searches.
     pub fn store(&mut self, params: &TrialParams, outcome: &Outcome) {
-        self.trials += 1;
-        let planned = PlannedTrial {
-            key: scenario::trial_key(params, self.trials),
-            rep: self.trials,
-            params: params.clone(),
-        };
-        if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
-            if let Err(e) =
-                crate::run::recovery::store_or_keep(store, &record(run_id, &planned, outcome))
-            {
-                self.not_stored.get_or_insert(e);
-            }
-        }
+        let planned = self.next(params);
+        self.keep(&planned, outcome);
     }
 
     /// The error of the first trial that could not be stored (its result was kept in a
