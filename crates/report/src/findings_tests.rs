@@ -158,15 +158,15 @@ fn two_rule_counts_give_a_cost_and_a_straight_line_its_slope() {
     assert!(!s.contains("FLAGGED") && !s.contains("from 0 to"), "{s}");
 }
 
-#[test]
-fn mlr_searches_give_one_finding_per_goal() {
-    let t = Trial::new(store::TrialRow {
+/// A stored search of `workload` on nft whose `search` object is `search`.
+fn search_trial(workload: &str, search: serde_json::Value) -> Trial {
+    Trial::new(store::TrialRow {
         engine: None,
         id: 1,
         run_id: 1,
         trial_key: "k".into(),
         rep: 1,
-        workload: "mlr".into(),
+        workload: workload.into(),
         status: "ok".into(),
         error: None,
         params: serde_json::json!({"engine": "nft"}),
@@ -175,11 +175,19 @@ fn mlr_searches_give_one_finding_per_goal() {
         finished_at: String::new(),
         firewall: None,
         kind: None,
-        results: serde_json::json!({"search": {"search": "mlr", "limited_by_sender": false,
+        results: serde_json::json!({ "search": search }),
+    })
+}
+
+#[test]
+fn mlr_searches_give_one_finding_per_goal() {
+    let t = search_trial(
+        "mlr",
+        serde_json::json!({"search": "mlr", "limited_by_sender": false,
             "rate_pps": 21000.0, "goals": [
             {"loss_ratio": 0.0, "rate_pps": 21000.0, "rate_bps_l2": 1e7},
-            {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}}),
-    });
+            {"loss_ratio": 0.005, "rate_pps": 21100.0, "rate_bps_l2": null}]}),
+    );
     let f = ndr(&[t]);
     assert_eq!(f.len(), 2, "{f:?}");
     assert!(
@@ -198,25 +206,12 @@ fn mlr_searches_give_one_finding_per_goal() {
 #[test]
 fn an_ndr_whose_upper_bound_passed_is_at_least_its_rate() {
     let ndr_trial = |fail: Option<f64>| {
-        Trial::new(store::TrialRow {
-            engine: None,
-            id: 1,
-            run_id: 1,
-            trial_key: "k".into(),
-            rep: 1,
-            workload: "ndr".into(),
-            status: "ok".into(),
-            error: None,
-            params: serde_json::json!({"engine": "nft"}),
-            headline: Default::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
-            firewall: None,
-            kind: None,
-            results: serde_json::json!({"search": {"search": "ndr", "mode": "ndr",
+        search_trial(
+            "ndr",
+            serde_json::json!({"search": "ndr", "mode": "ndr",
                 "limited_by_sender": false, "rate_pps": 20000.0, "ceiling_pps": 20000.0,
-                "fail_pps": fail, "rate_bps_l2": 1.024e7}}),
-        })
+                "fail_pps": fail, "rate_bps_l2": 1.024e7}),
+        )
     };
     let f = ndr(&[ndr_trial(None)]);
     assert_eq!(
