@@ -67,8 +67,8 @@ pub struct EventArgs {
     /// rule in it: what passes is a violation)
     #[arg(long, value_parser = crate::params::events::parse_event)]
     event: Option<(UpdateKind, u32, f64)>,
-    /// Churn replay: the updates of a trace file, one `TIME OP [K]` per line (0.5s add 1,
-    /// 1.2s delete 1, 3s replace 100, 4s reload; `fwbench trace gen` writes some); one
+    /// Churn replay: the updates of a trace file, one `TIME OP [K]` per line (e.g. 0.5s
+    /// add 1, 1.2s delete 1, 3s replace 100; `fwbench trace gen` writes some); one
     /// update per operation, instead of --event/--event-rate/--event-count
     #[arg(long, value_name = "FILE", conflicts_with_all = ["event", "event_rate", "event_count"])]
     event_trace: Option<String>,
