@@ -1,7 +1,9 @@
 //! Gateway events of a trial (issue 25), as the user wrote them: `--event KIND:K@T`
 //! (`add:1@1s`, `delete:100@2.5s`), `--event-rate R` (updates/s), `--event-count N`,
-//! `--event-method per-rule|batch|map`, `--load F[@RATE]`; the same as the scenario
-//! axes `event`, `event_rate`, `event_count`, `event_method`, `event_load`.
+//! `--event-method per-rule|batch|map`, `--load F[@RATE]`, or a trace of updates
+//! (`--event-trace FILE`, issue 39: its format is `params::trace`'s); the same as the
+//! scenario axes `event`, `event_rate`, `event_count`, `event_method`, `event_load`,
+//! `event_trace`.
 //!
 //! Owns: parsing and checking those values into [`EventParams`] (no syscalls), and
 //! which workloads take them ([`check_for`], by what each kind declares,
@@ -257,8 +259,9 @@ pub fn combine(
                  apply to every operation of the trace)"
             )));
         }
-        // Its operations are read by the front door (`plan::build`), which sets kind,
-        // K and time from the first and checks each (`check_ops`).
+        // Its operations are read by the front door (`plan::build`, through
+        // [`EventParams::load_trace`]), which sets kind, K and time from the first and
+        // checks each; [`check_for`] checks each against the workload.
         return Ok(Some(EventParams {
             kind: UpdateKind::Add,
             k: 1,
@@ -356,19 +359,29 @@ impl EventParams {
     pub fn each(&self) -> Vec<EventParams> {
         match &self.trace {
             None => vec![self.clone()],
-            Some(t) => t
-                .ops
-                .iter()
-                .map(|op| EventParams {
-                    kind: op.kind,
-                    k: op.k,
-                    at_s: op.at_s(),
+            Some(t) => {
+                // The trace's operations copied once, not once per operation.
+                let base = EventParams {
+                    kind: self.kind,
+                    k: self.k,
+                    at_s: self.at_s,
                     rate: None,
                     count: None,
+                    method: self.method,
+                    load: self.load.clone(),
+                    place: self.place,
                     trace: None,
-                    ..self.clone()
-                })
-                .collect(),
+                };
+                t.ops
+                    .iter()
+                    .map(|op| EventParams {
+                        kind: op.kind,
+                        k: op.k,
+                        at_s: op.at_s(),
+                        ..base.clone()
+                    })
+                    .collect()
+            }
         }
     }
 }
