@@ -14,12 +14,16 @@
 
 use proto::UpdateKind;
 use serde::{Deserialize, Serialize};
+use std::io::Read;
 use std::path::Path;
 
 /// Format version a trace may state on its first line (`format 1`).
 pub const FORMAT: u32 = 1;
 /// Latest time an operation may have, in seconds (a day).
 pub const MAX_TIME_S: u64 = 86_400;
+/// Largest trace file read (10 000 operations take ~300 KB; the rest is room for
+/// comments): a larger one is refused before it is read whole.
+pub const MAX_BYTES: u64 = 4 << 20;
 
 /// One operation of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,12 +103,28 @@ impl Trace {
         if self.is_loaded() {
             return Ok(());
         }
-        let bytes = std::fs::read(Path::new(&self.file)).map_err(|e| TraceError {
+        let cannot = |e: std::io::Error| TraceError {
             file: self.file.clone(),
             line: 0,
             col: 0,
             msg: format!("cannot read the event trace: {e}"),
-        })?;
+        };
+        let mut bytes = vec![];
+        std::fs::File::open(Path::new(&self.file))
+            .and_then(|f| f.take(MAX_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(cannot)?;
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(TraceError {
+                file: self.file.clone(),
+                line: 0,
+                col: 0,
+                msg: format!(
+                    "larger than {} MiB: expected an event trace of at most {} operations",
+                    MAX_BYTES >> 20,
+                    proto::MAX_UPDATES
+                ),
+            });
+        }
         let text = String::from_utf8(bytes).map_err(|_| TraceError {
             file: self.file.clone(),
             line: 0,

@@ -166,6 +166,19 @@ fn a_file_is_read_once_and_a_missing_one_named() {
     t.load().unwrap();
     assert_eq!(t.operations, 1);
     assert_eq!(t.file, f.to_str().unwrap());
+    // A file too large is refused before it is read whole.
+    let big = dir.path().join("big.trace");
+    std::fs::write(&big, "#".repeat(MAX_BYTES as usize + 1)).unwrap();
+    assert_eq!(
+        Trace::named(big.to_str().unwrap())
+            .load()
+            .unwrap_err()
+            .to_string(),
+        format!(
+            "{}: larger than 4 MiB: expected an event trace of at most 10000 operations",
+            big.display()
+        )
+    );
     let mut gone = Trace::named("/nonexistent/t.trace");
     assert!(gone
         .load()
