@@ -394,14 +394,11 @@ impl Events {
             }
             UpdateKind::Reload => {
                 let hook = self.hook()?;
-                // The rule set in force: the event's rules where they stand. A check's
-                // scratch copy has none prepared: it renders fresh ones.
-                let mut extra: Vec<Rule> = self
-                    .rules
-                    .iter()
-                    .filter(|r| r.event == event)
-                    .map(|r| r.item.clone())
-                    .collect();
+                // The rule set in force: every rule the events put in place, where it
+                // stands (this event's, and an earlier event's additions — a trace's
+                // `add` before it). A check's scratch copy has none prepared: it
+                // renders fresh ones.
+                let mut extra: Vec<Rule> = self.rules.iter().map(|r| r.item.clone()).collect();
                 if extra.is_empty() {
                     extra = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), spec.k);
                 }

@@ -111,7 +111,7 @@ fn help_is_grouped_by_topic_and_ends_with_an_example() {
         assert!(h.contains("-4, --ipv4") && h.contains("-6, --ipv6"), "{c}");
     }
     for c in [
-        "run", "report", "check", "testbed", "rules", "workload", "trend",
+        "run", "report", "check", "testbed", "rules", "workload", "trend", "trace",
     ] {
         let h = stdout(&fwbench(&[c, "--help"]));
         assert!(h.contains("Example:\n  fwbench "), "{c}\n{h}");

@@ -172,6 +172,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(conntrack::figures(&trials));
     analysis.figures.extend(updates::figures(&gw));
     analysis.tables.extend(updates::table(&gw));
+    analysis.tables.extend(updates::spread_table(&gw));
     // Size mixes: sent and received per frame size (issue 37).
     analysis.figures.extend(mix::figures(&trials));
     analysis.tables.extend(mix::tables(&trials));

@@ -763,6 +763,127 @@ pub fn table(updates: &[Update]) -> Option<Table> {
     ))
 }
 
+/// p50, p99 and max of `v` by nearest rank (the smallest value with at least that
+/// share at or below it), as the trial's text gives them (`None`: empty).
+fn quantiles(v: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Some((rank(0.5), rank(0.99), v[v.len() - 1]))
+}
+
+/// Per trial of two committed updates or more (a replayed trace, an `--event-rate`
+/// schedule): the spread of their commit latencies and times to effect, p50 / p99 /
+/// max (`None` without such a trial).
+pub fn spread_table(updates: &[Update]) -> Option<Table> {
+    let mut by: BTreeMap<i64, Vec<&Update>> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        by.entry(u.trial_id).or_default().push(u);
+    }
+    let three = |q: Option<(f64, f64, f64)>| match q {
+        Some((a, b, c)) => [num(a), num(b), num(c)],
+        None => ["–".into(), "–".into(), "–".into()],
+    };
+    let rows: Vec<Vec<String>> = by
+        .into_iter()
+        .filter(|(_, us)| us.len() >= 2)
+        .map(|(trial, us)| {
+            let mut kinds: Vec<&str> = us.iter().map(|u| u.row.kind.as_str()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            let mut methods: Vec<&str> = us.iter().map(|u| u.row.method.as_str()).collect();
+            methods.sort_unstable();
+            methods.dedup();
+            let commits: Vec<f64> = us.iter().map(|u| u.row.commit_ms).collect();
+            let effects: Vec<f64> = us.iter().filter_map(|u| u.row.time_to_effect_ms).collect();
+            let [c50, c99, cmax] = three(quantiles(&commits));
+            let [e50, e99, emax] = three(quantiles(&effects));
+            vec![
+                trial.to_string(),
+                us[0].engine.clone(),
+                methods.join(", "),
+                kinds.join(", "),
+                us.len().to_string(),
+                c50,
+                c99,
+                cmax,
+                e50,
+                e99,
+                emax,
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table::new(
+        "Gateway updates per trial: commit latency and time to effect (p50 / p99 / max)",
+        &[
+            "trial",
+            "engine",
+            "method",
+            "updates of",
+            "updates",
+            "commit ms p50",
+            "commit ms p99",
+            "commit ms max",
+            "time to effect ms p50",
+            "time to effect ms p99",
+            "time to effect ms max",
+        ],
+        rows,
+    ))
+}
+
+#[cfg(test)]
+mod spread_tests {
+    use super::*;
+
+    fn update(trial: i64, kind: &str, commit_ms: f64, effect: Option<f64>) -> Update {
+        Update {
+            trial_id: trial,
+            engine: "nft".into(),
+            unit: Unit::Packets,
+            row: UpdateRecord {
+                kind: kind.into(),
+                method: "batch".into(),
+                k: 1,
+                commit_ms,
+                time_to_effect_ms: effect,
+                ..UpdateRecord::default()
+            },
+        }
+    }
+
+    /// A trace's updates (several kinds, one trial) give one row of their spread; a
+    /// trial of one update none.
+    #[test]
+    fn a_trials_updates_are_spread_in_one_row() {
+        let us = vec![
+            update(1, "add", 4.0, Some(3.0)),
+            update(1, "delete", 1.0, None),
+            update(1, "add", 2.0, None),
+            update(1, "replace", 8.0, None),
+            update(2, "add", 5.0, Some(1.0)),
+        ];
+        let t = spread_table(&us).unwrap();
+        let md = format!("{t:?}");
+        assert!(md.contains("\"add, delete, replace\""), "{md}");
+        assert!(
+            md.contains("\"4\", \"2\", \"8\", \"8\", \"3\", \"3\", \"3\""),
+            "{md}"
+        );
+        assert!(
+            !md.contains("\"2\", \"nft\""),
+            "trial 2 has one update: {md}"
+        );
+        assert!(spread_table(&us[4..]).is_none());
+    }
+}
+
 #[cfg(test)]
 #[path = "updates_figures_tests.rs"]
 mod figures_tests;

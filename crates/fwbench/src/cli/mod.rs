@@ -179,6 +179,15 @@ enum Cmd {
         #[command(subcommand)]
         cmd: RulesCmd,
     },
+    /// Event traces for churn replay (--event-trace): write one of a known shape
+    /// (kube-proxy, fail2ban, blocklist), or check one
+    #[command(
+        after_help = "Example:\n  fwbench trace gen fail2ban --bans-per-s 5 --ban-time 2s --duration 10s --seed 1 > bans.trace\n  fwbench flow -r 20kpps --sources 2 -t 14 --engine nft --rules 1000 --event-trace bans.trace"
+    )]
+    Trace {
+        #[command(subcommand)]
+        cmd: crate::run::trace::TraceCmd,
+    },
     /// Report what this host can do (kernel features, tools) and what to install
     #[command(after_help = "Example:\n  fwbench check -J | jq .tools")]
     Check {
@@ -453,8 +462,13 @@ impl StreamArgs {
 
 /// Set the gateway-event flags on `v` (nothing when no `--event` was given).
 fn set_events(e: &crate::workloads::events::EventArgs, v: &mut AxisValues) {
+    if let Some(file) = e.trace() {
+        v.event_trace = Some(file.to_string());
+    }
     if let Some(e) = e.params() {
-        v.event = Some((e.kind, e.k, e.at_s));
+        if e.trace.is_none() {
+            v.event = Some((e.kind, e.k, e.at_s));
+        }
         v.event_rate = e.rate;
         v.event_count = e.count;
         v.event_method = e.method;
@@ -820,6 +834,7 @@ pub fn run() -> Result<ExitCode> {
     // survived) end quietly when their reader goes away (`fwbench rules … | head`).
     let print_only = match &cli.cmd {
         Cmd::Rules { .. }
+        | Cmd::Trace { .. }
         | Cmd::Check { .. }
         | Cmd::Report(_)
         | Cmd::Compare(_)
@@ -872,6 +887,7 @@ pub fn run() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Testbed { cmd } => testbed_cmd(cmd),
+        Cmd::Trace { cmd } => crate::run::trace::run_trace(&cmd),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -972,6 +988,7 @@ fn touches_host(cmd: &Cmd) -> bool {
         | Cmd::Compare(_)
         | Cmd::Trend(_)
         | Cmd::Rules { .. }
+        | Cmd::Trace { .. }
         | Cmd::Completions { .. }
         | Cmd::Man { .. }
         | Cmd::Schema { .. } => false,
@@ -1010,6 +1027,7 @@ fn trial_of(
         | Cmd::Trend(_)
         | Cmd::Testbed { .. }
         | Cmd::Rules { .. }
+        | Cmd::Trace { .. }
         | Cmd::Check { .. }
         | Cmd::Completions { .. }
         | Cmd::Schema { .. }

@@ -211,6 +211,7 @@ fn trial_command_flags_are_the_axis_registry() {
         ("connections", "event_method"),
         ("connections", "event_load"),
         ("connections", "event_place"),
+        ("connections", "event_trace"),
         // Conntrack settings (issue 26): a ping has them in scenario files only.
         ("ping", "ct_max"),
         ("ping", "ct_buckets"),
@@ -362,4 +363,153 @@ fn load_takes_the_place_of_the_rate() {
     }
     let neither = trial("flow", &["--engine", "nft"]).unwrap_err();
     assert!(neither.to_string().contains("--rate"), "{neither}");
+}
+
+/// Churn replay: `--event-trace FILE` is one update per operation; the trial key
+/// changes with what the trace does (not with its comments or file name), and a
+/// trial without a trace keeps its key (the key fixture pins those).
+#[test]
+fn an_event_trace_is_in_the_key_by_its_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        f.to_string_lossy().into_owned()
+    };
+    let trial = |args: &[&str]| -> Result<TrialParams> {
+        let cli = Cli::try_parse_named([&["fwbench", "flow", "-r", "1kpps"][..], args].concat())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(trial_of(&cli.cmd, cli.asked)?.expect("a trial").0)
+    };
+    let key = |p: &TrialParams| crate::plan::scenario::trial_key(p, 1);
+    let a = file(
+        "a.trace",
+        "0.5s add 1\n1s add 1\n1.5s delete 1\n2s replace 10\n",
+    );
+    let same = file(
+        "b.trace",
+        "# the same\n500ms add 1\n1s add 1 # x\n1.5s delete 1\n2s replace 10\n",
+    );
+    let other = file(
+        "c.trace",
+        "0.5s add 1\n1s add 1\n1.5s delete 1\n2s replace 11\n",
+    );
+    let ta = trial(&["--engine", "nft", "--event-trace", &a]).unwrap();
+    let e = ta.events.as_ref().unwrap();
+    assert_eq!((e.kind, e.k, e.at_s), (proto::UpdateKind::Add, 1, 0.5));
+    assert_eq!(e.trace.as_ref().unwrap().operations, 4);
+    let tsame = trial(&["--engine", "nft", "--event-trace", &same]).unwrap();
+    let tother = trial(&["--engine", "nft", "--event-trace", &other]).unwrap();
+    assert_eq!(key(&ta), key(&tsame), "comments, units and the file's name");
+    assert_ne!(key(&ta), key(&tother), "a K changed");
+    let json = serde_json::to_string(&ta).unwrap();
+    assert!(
+        json.contains(&format!(
+            r#""trace":{{"operations":4,"fnv":"{}"}}"#,
+            e.trace.as_ref().unwrap().fnv
+        )),
+        "{json}"
+    );
+    // Without a trace: the event's key form has no `trace`.
+    let plain = trial(&["--engine", "nft", "--event", "add:1@0.5s"]).unwrap();
+    assert!(!serde_json::to_string(&plain).unwrap().contains("trace"));
+    assert_ne!(key(&plain), key(&ta));
+    // The schedule the agent runs: one event per operation, once, at its time, the
+    // marker on the first only; method and place apply to each.
+    let marker = proto::Marker {
+        src: "198.18.0.2".parse().unwrap(),
+        proto: proto::Proto::Udp,
+        dport: 5001,
+    };
+    let per_rule = trial(&[
+        "--engine",
+        "nft",
+        "--event-trace",
+        &a,
+        "--event-method",
+        "per-rule",
+    ])
+    .unwrap();
+    let specs = crate::workloads::events::gateway_events(&per_rule, Some(marker));
+    let got: Vec<_> = specs
+        .iter()
+        .map(|s| {
+            (
+                s.kind.name(),
+                s.k,
+                s.at_s,
+                s.count,
+                s.rate,
+                s.marker.is_some(),
+                s.method,
+            )
+        })
+        .collect();
+    let pr = proto::UpdateMethod::PerRule;
+    assert_eq!(
+        got,
+        vec![
+            ("add", 1, 0.5, 1, None, true, pr),
+            ("add", 1, 1.0, 1, None, false, pr),
+            ("delete", 1, 1.5, 1, None, false, pr),
+            ("replace", 10, 2.0, 1, None, false, pr),
+        ]
+    );
+    assert!(specs.iter().all(|s| s.check().is_ok()));
+}
+
+/// `--event-trace` refuses what `--event` refuses, per operation (file and line
+/// named), and the flags it replaces.
+#[test]
+fn an_event_trace_is_refused_where_its_operations_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.trace");
+    std::fs::write(&f, "0.5s add 1\n2s reload\n").unwrap();
+    let f = f.to_string_lossy().into_owned();
+    let refused = |cmd: &str, args: &[&str]| -> String {
+        let cli = match Cli::try_parse_named([&["fwbench", cmd][..], args].concat()) {
+            Ok(c) => c,
+            Err(e) => return e.to_string(),
+        };
+        match trial_of(&cli.cmd, cli.asked) {
+            Ok(_) => panic!("{cmd} {args:?}: accepted"),
+            Err(e) => {
+                assert!(
+                    e.downcast_ref::<crate::error::UsageError>().is_some(),
+                    "{e:#}"
+                );
+                format!("{e:#}")
+            }
+        }
+    };
+    let e = refused("echo", &["--engine", "nft", "--event-trace", &f]);
+    assert!(
+        e.starts_with(&format!("{f}:2: reload 1: --event reload: its violations")),
+        "{e}"
+    );
+    let e = refused(
+        "flow",
+        &[
+            "-r",
+            "1kpps",
+            "--engine",
+            "nft",
+            "--event-trace",
+            &f,
+            "--event-method",
+            "flush-load",
+        ],
+    );
+    assert!(
+        e.starts_with(&format!("{f}:1: add 1: event method flush-load")),
+        "{e}"
+    );
+    let e = refused(
+        "flow",
+        &["-r", "1kpps", "--event-trace", &f, "--event", "add:1@1s"],
+    );
+    assert!(
+        e.contains("cannot be used with") && e.contains("'--event-trace <FILE>'"),
+        "{e}"
+    );
 }

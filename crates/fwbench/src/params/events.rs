@@ -1,7 +1,9 @@
 //! Gateway events of a trial (issue 25), as the user wrote them: `--event KIND:K@T`
 //! (`add:1@1s`, `delete:100@2.5s`), `--event-rate R` (updates/s), `--event-count N`,
-//! `--event-method per-rule|batch|map`, `--load F[@RATE]`; the same as the scenario
-//! axes `event`, `event_rate`, `event_count`, `event_method`, `event_load`.
+//! `--event-method per-rule|batch|map`, `--load F[@RATE]`, or a trace of updates
+//! (`--event-trace FILE`, issue 39: its format is `params::trace`'s); the same as the
+//! scenario axes `event`, `event_rate`, `event_count`, `event_method`, `event_load`,
+//! `event_trace`.
 //!
 //! Owns: parsing and checking those values into [`EventParams`] (no syscalls), and
 //! which workloads take them ([`check_for`], by what each kind declares,
@@ -9,6 +11,7 @@
 //! Must not: know the testbed (the marker is chosen by `workloads::events`).
 
 use crate::params::topology::Topology;
+use crate::params::trace::Trace;
 use crate::params::values::ValueError;
 use crate::params::workload::{EventFit, TrialKind};
 use crate::params::Conflict;
@@ -35,6 +38,12 @@ pub struct EventParams {
     /// canonical JSON, so the keys of trials without it stay what they were.
     #[serde(default, skip_serializing_if = "EventPlace::is_head")]
     pub place: EventPlace,
+    /// Churn replay: the updates of a trace file (`--event-trace`), one per operation;
+    /// `kind`, `k` and `at_s` are then its first operation's, `rate` and `count` unset.
+    /// Absent from the canonical JSON without one (keys stay); with one, its number of
+    /// operations and their fingerprint ([`Trace`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
 }
 
 /// The background of a trial with events offered at a share of the gateway's capacity
@@ -233,7 +242,38 @@ pub fn combine(
     method: UpdateMethod,
     load: Option<Load>,
     place: EventPlace,
+    trace: Option<String>,
 ) -> Result<Option<EventParams>, ValueError> {
+    if let Some(file) = trace {
+        if let Some(what) = [
+            ("event", event.is_some()),
+            ("event_rate", rate.is_some()),
+            ("event_count", count.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(w, set)| set.then_some(w))
+        {
+            return Err(ValueError::Other(format!(
+                "event_trace {file} and {what}: a trace gives every update's kind, K and time \
+                 itself; give one or the other (event_method, event_load and event_place \
+                 apply to every operation of the trace)"
+            )));
+        }
+        // Its operations are read by the front door (`plan::build`, through
+        // [`EventParams::load_trace`]), which sets kind, K and time from the first and
+        // checks each; [`check_for`] checks each against the workload.
+        return Ok(Some(EventParams {
+            kind: UpdateKind::Add,
+            k: 1,
+            at_s: 0.0,
+            rate: None,
+            count: None,
+            method,
+            load,
+            place,
+            trace: Some(Trace::named(&file)),
+        }));
+    }
     let Some((kind, k, at_s)) = event else {
         if let Some(what) = [
             ("event_rate", rate.is_some()),
@@ -253,6 +293,22 @@ pub fn combine(
     if count.is_some_and(|n| n > 1) && rate.is_none() {
         return Err("more than one update needs an event rate (updates/s)".into());
     }
+    check_kind(kind, method, place)?;
+    Ok(Some(EventParams {
+        kind,
+        k,
+        at_s,
+        rate,
+        count,
+        method,
+        load,
+        place,
+        trace: None,
+    }))
+}
+
+/// Whether an update of `kind` can be made by `method` at `place`.
+fn check_kind(kind: UpdateKind, method: UpdateMethod, place: EventPlace) -> Result<(), ValueError> {
     if method == UpdateMethod::FlushLoad
         && !matches!(kind, UpdateKind::Replace | UpdateKind::Reload)
     {
@@ -269,16 +325,65 @@ pub fn combine(
             kind.name()
         )));
     }
-    Ok(Some(EventParams {
-        kind,
-        k,
-        at_s,
-        rate,
-        count,
-        method,
-        load,
-        place,
-    }))
+    Ok(())
+}
+
+impl EventParams {
+    /// Read the trace's file, if it has one not read yet (the front door does, once),
+    /// take its first operation's kind, K and time, and check every operation with
+    /// the method and place as `--event` would be (the file and line named).
+    pub fn load_trace(&mut self) -> Result<(), ValueError> {
+        let Some(t) = self.trace.as_mut() else {
+            return Ok(());
+        };
+        t.load().map_err(|e| ValueError::Other(e.to_string()))?;
+        for op in &t.ops {
+            check_kind(op.kind, self.method, self.place).map_err(|e| {
+                ValueError::Other(format!(
+                    "{}:{}: {} {}: {e}",
+                    t.file,
+                    op.line,
+                    op.kind.name(),
+                    op.k
+                ))
+            })?;
+        }
+        if let Some(first) = t.first() {
+            (self.kind, self.k, self.at_s) = (first.kind, first.k, first.at_s());
+        }
+        Ok(())
+    }
+
+    /// Each update as an event of its own, as `--event KIND:K@T` would make it: the
+    /// trace's operations, or this event itself.
+    pub fn each(&self) -> Vec<EventParams> {
+        match &self.trace {
+            None => vec![self.clone()],
+            Some(t) => {
+                // The trace's operations copied once, not once per operation.
+                let base = EventParams {
+                    kind: self.kind,
+                    k: self.k,
+                    at_s: self.at_s,
+                    rate: None,
+                    count: None,
+                    method: self.method,
+                    load: self.load.clone(),
+                    place: self.place,
+                    trace: None,
+                };
+                t.ops
+                    .iter()
+                    .map(|op| EventParams {
+                        kind: op.kind,
+                        k: op.k,
+                        at_s: op.at_s(),
+                        ..base.clone()
+                    })
+                    .collect()
+            }
+        }
+    }
 }
 
 /// Whether a trial of `kind` (its transport `proto`, on `topology`) can run event `e`;
@@ -289,13 +394,32 @@ pub fn check_for(
     topology: Topology,
     proto: Proto,
 ) -> Result<(), Conflict> {
-    if e.load.is_some() && !kind.takes_load() {
-        return Err(Conflict(format!(
-            "--load sets the packet rate of a flood or flow's background (a share of what \
-             the gateway forwards), not of {}: give its rate or clients instead",
-            kind.workload()
-        )));
+    check_load_fits(e, kind)?;
+    match &e.trace {
+        None => check_one(e, kind, topology, proto),
+        Some(t) => t.ops.iter().zip(e.each()).try_for_each(|(op, one)| {
+            check_one(&one, kind, topology, proto).map_err(|c| {
+                Conflict(format!(
+                    "{}:{}: {} {}: {}",
+                    t.file,
+                    op.line,
+                    op.kind.name(),
+                    op.k,
+                    c.0
+                ))
+            })
+        }),
     }
+}
+
+/// [`check_for`] of one event.
+fn check_one(
+    e: &EventParams,
+    kind: &TrialKind,
+    topology: Topology,
+    proto: Proto,
+) -> Result<(), Conflict> {
+    check_load_fits(e, kind)?;
     if e.kind == UpdateKind::Reload && !kind.takes_load() {
         return Err(Conflict(format!(
             "--event reload: its violations are counted on a flow's packets (the marker \
@@ -343,6 +467,18 @@ pub fn check_for(
     }
 }
 
+/// `--load` sets a flood's or flow's rate (once for a whole trace).
+fn check_load_fits(e: &EventParams, kind: &TrialKind) -> Result<(), Conflict> {
+    if e.load.is_some() && !kind.takes_load() {
+        return Err(Conflict(format!(
+            "--load sets the packet rate of a flood or flow's background (a share of what \
+             the gateway forwards), not of {}: give its rate or clients instead",
+            kind.workload()
+        )));
+    }
+    Ok(())
+}
+
 /// `--load` sets one trial's rate; a search sets its own at every step.
 pub fn check_load(e: &EventParams, search: bool) -> Result<(), Conflict> {
     if search && e.load.is_some() {
@@ -382,6 +518,7 @@ fn event_params(
         parse_event_method(method)?,
         None,
         EventPlace::Head,
+        None,
     )
 }
 
@@ -389,6 +526,9 @@ impl EventParams {
     /// Updates the trial runs: the count asked for, else once, or — with a rate — as
     /// many as fit before `duration_s` ends.
     pub fn updates(&self, duration_s: f64) -> u32 {
+        if let Some(t) = &self.trace {
+            return t.ops.len() as u32;
+        }
         match (self.count, self.rate) {
             (Some(n), _) => n,
             (None, None) => 1,
@@ -479,7 +619,8 @@ mod tests {
             None,
             UpdateMethod::Batch,
             Some(parse_load("0.5").unwrap()),
-            EventPlace::Head
+            EventPlace::Head,
+            None
         )
         .unwrap_err()
         .to_string()

@@ -10,6 +10,8 @@ pub mod events;
 pub mod packet;
 pub mod search;
 pub mod topology;
+pub mod trace;
+pub mod trace_gen;
 pub mod value_error;
 pub mod values;
 pub mod workload;

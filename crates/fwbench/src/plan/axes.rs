@@ -290,6 +290,7 @@ axes! {
     event_method: UpdateMethod, ALL, "how the engine applies an update: batch, per-rule, map, flush-load (replace, reload: removed, then installed)", default(_) "batch", parse(t, _) parse_event_method(t);
     event_place: EventPlace, ALL, "where an add puts its rules: head, after-established (behind the chain's established-accept rule: --model stateful), or after-established-ct-delete (the same, then the marker source's conntrack entries deleted)", default(_) "head", parse(t, _) parse_event_place(t);
     event_load: Option<Load>, ALL, "with an event, a flood or flow's background at a share of what the gateway forwards at the installed size: F (found by a short search first) or F@RATE (of a stated rate); empty: the rate as given", default(_) "", parse(t, _) parse_opt_load(t);
+    event_trace: Option<String>, ALL, "churn replay: a trace file of gateway updates, one `TIME OP [K]` per line (0.5s add 1; docs/events.md), relative to the scenario; instead of event, event_rate and event_count", default(_) "", parse(t, _) opt_text(t);
     fragment: bool, PACKET, "allow datagrams above the MTU (IP fragments)", default(_) "false", parse(t, _) parse_bool(t);
     ct_max: Option<u32>, PACKET, "nf_conntrack_max during the trial (empty: as found; global on kernels where a namespace cannot set it: set under a lock, restored exactly)", default(_) "", parse(t, _) opt_count(t);
     ct_buckets: Option<u32>, PACKET, "conntrack hash buckets during the trial (empty: as found; global like ct_max; at most 16777216)", default(_) "", parse(t, _) opt_buckets(t);
@@ -396,6 +397,7 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
         v.event_method,
         v.event_load.clone(),
         v.event_place,
+        v.event_trace.clone(),
     )?;
     let search = v
         .workload

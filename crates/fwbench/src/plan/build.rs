@@ -8,7 +8,9 @@
 //! advise --measure` and the proof. A trial's key ([`trial_key`]) is computed from what
 //! it returns, after, once.
 //!
-//! Must not: read files or touch the host (import files are only named here).
+//! Must not: touch the host, or read files but an event trace (`--event-trace`,
+//! `event_trace`: its operations are part of the trial's key, so it is read here,
+//! once; import files are only named here).
 
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::ValueError;
@@ -45,8 +47,8 @@ impl From<PlanError> for String {
 /// directory), fixed length.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Context {
-    /// Relative `import`/`import_ipset` files are joined to this (a scenario file's
-    /// directory); `None`: as given.
+    /// Relative `import`/`import_ipset`/`event_trace` files are joined to this (a
+    /// scenario file's directory); `None`: as given.
     pub import_base: Option<PathBuf>,
     /// The adaptive length of every trial built (`--until-ci`, a scenario's
     /// `adaptive` table).
@@ -78,6 +80,14 @@ pub fn build(v: &AxisValues, seed: u64, cx: &Context) -> Result<TrialParams, Pla
                 *f = Some(dir.join(rel).to_string_lossy().into_owned());
             }
         }
+    }
+    if let Some(e) = p.events.as_mut() {
+        if let (Some(dir), Some(t)) = (&cx.import_base, e.trace.as_mut()) {
+            if Path::new(&t.file).is_relative() && !t.is_loaded() {
+                t.file = dir.join(&t.file).to_string_lossy().into_owned();
+            }
+        }
+        e.load_trace()?;
     }
     p.adaptive = cx.adaptive.clone();
     check_combination(&p)?;

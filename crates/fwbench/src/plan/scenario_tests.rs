@@ -731,3 +731,43 @@ fn a_testbed_topology_is_applied_through_the_front_door() {
     let e = p.use_topology(Topology::Input).unwrap_err().to_string();
     assert!(e.contains("topology input"), "{e}");
 }
+
+/// Churn replay in a scenario: `event_trace` is a file relative to the scenario (as
+/// `import`), read once when the plan is built; its operations change the key; a bad
+/// trace, or a trace with `event`, is refused naming the file and line.
+#[test]
+fn an_event_trace_is_relative_to_the_scenario_and_keyed_by_its_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("s.toml").to_string_lossy().into_owned();
+    let write = |text: &str| std::fs::write(dir.path().join("churn.trace"), text).unwrap();
+    let text = "workload = \"flow\"\n[params]\nrate = \"1kpps\"\nengine = \"nft\"\n\
+                event_trace = \"churn.trace\"\nevent_method = [\"batch\", \"per-rule\"]\n";
+    write("0.5s add 1\n1s delete 1\n");
+    let p = parse(&sc, text, 0).unwrap();
+    assert_eq!(p.trials.len(), 2);
+    let e = p.trials[0].params.events.as_ref().unwrap();
+    let t = e.trace.as_ref().unwrap();
+    assert_eq!(t.file, dir.path().join("churn.trace").to_string_lossy());
+    assert_eq!(
+        (t.operations, e.kind, e.at_s),
+        (2, proto::UpdateKind::Add, 0.5)
+    );
+    let before = p.trials[0].key.clone();
+    write("0.5s add 1\n1s delete 2\n");
+    assert_ne!(parse(&sc, text, 0).unwrap().trials[0].key, before);
+    write("0.5s add 1\n1s delete\n");
+    let e = parse(&sc, text, 0).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "{}:2:10: missing K after 'delete'",
+            dir.path().join("churn.trace").display()
+        )),
+        "{e}"
+    );
+    let both = text.replace("event_trace", "event = \"add:1@1s\"\nevent_trace");
+    let e = parse(&sc, &both, 0).unwrap_err().to_string();
+    assert!(
+        e.contains("event_trace churn.trace and event: a trace gives every update's kind"),
+        "{e}"
+    );
+}

@@ -12,5 +12,6 @@ pub mod scenario;
 pub mod search;
 pub mod session;
 pub mod tags;
+pub mod trace;
 pub mod trend;
 pub mod worklang;

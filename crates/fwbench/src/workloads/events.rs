@@ -58,6 +58,7 @@ pub const QUIET_MIN_NS: u64 = BEFORE_NS;
 /// Gateway-event flags of the trial commands (all but `connections`).
 #[derive(clap::Args, Clone)]
 #[command(next_help_heading = "Gateway events (rules that change under load)")]
+#[command(group(clap::ArgGroup::new("schedule").args(["event", "event_trace"])))]
 pub struct EventArgs {
     /// Change the gateway's rules during the trial: KIND:K@TIME, e.g. add:1@1s (insert 1
     /// drop rule at 1 s; the first drops the marker: flow 0, echo's client 1, or the
@@ -66,6 +67,11 @@ pub struct EventArgs {
     /// rule in it: what passes is a violation)
     #[arg(long, value_parser = crate::params::events::parse_event)]
     event: Option<(UpdateKind, u32, f64)>,
+    /// Churn replay: the updates of a trace file, one `TIME OP [K]` per line (e.g. 0.5s
+    /// add 1, 1.2s delete 1, 3s replace 100; `fwbench trace gen` writes some); one
+    /// update per operation, instead of --event/--event-rate/--event-count
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["event", "event_rate", "event_count"])]
+    event_trace: Option<String>,
     /// Repeat the update this many times per second (until --event-count or the end)
     #[arg(long, requires = "event", value_parser = positive_rate)]
     event_rate: Option<f64>,
@@ -75,20 +81,20 @@ pub struct EventArgs {
     /// How the engine applies it: batch (iptables-restore, nft -f, ipset restore),
     /// per-rule (iptables -I/-D, nft insert, ipset add, one call each), flush-load
     /// (replace, reload: the rule set removed, then installed, in two steps)
-    #[arg(long, requires = "event", default_value = "batch", value_parser = method)]
+    #[arg(long, requires = "schedule", default_value = "batch", value_parser = method)]
     event_method: UpdateMethod,
     /// Where an add puts its rules: head (default), or after-established — behind the
     /// chain's rule accepting established flows (--model stateful), where a new block
     /// meets only flows the conntrack table does not know yet — or
     /// after-established-ct-delete: the same, then the marker source's conntrack
     /// entries deleted in the same timed update (conntrack -D)
-    #[arg(long, requires = "event", default_value = "head", value_parser = place)]
+    #[arg(long, requires = "schedule", default_value = "head", value_parser = place)]
     event_place: EventPlace,
     /// flood, flow: offer the background at a share of what the gateway forwards at the
     /// installed size, as CSIT's reconfiguration tests do: F (0.5: half the rate a short
     /// search finds first, a few 1-s floods) or F@RATE (0.5@40kpps: of a stated rate);
     /// instead of --rate
-    #[arg(long, requires = "event", value_parser = crate::params::events::parse_load)]
+    #[arg(long, requires = "schedule", value_parser = crate::params::events::parse_load)]
     load: Option<crate::params::events::Load>,
 }
 
@@ -110,6 +116,20 @@ fn place(t: &str) -> Result<EventPlace, String> {
 
 impl EventArgs {
     pub fn params(&self) -> Option<EventParams> {
+        if let Some(file) = &self.event_trace {
+            // Read by the front door (`plan::build`), as a scenario's `event_trace`.
+            return Some(EventParams {
+                kind: UpdateKind::Add,
+                k: 1,
+                at_s: 0.0,
+                rate: None,
+                count: None,
+                method: self.event_method,
+                load: self.load.clone(),
+                place: self.event_place,
+                trace: Some(crate::params::trace::Trace::named(file)),
+            });
+        }
         let (kind, k, at_s) = self.event?;
         Some(EventParams {
             kind,
@@ -120,13 +140,28 @@ impl EventArgs {
             method: self.event_method,
             load: self.load.clone(),
             place: self.event_place,
+            trace: None,
         })
+    }
+
+    /// The trace file of `--event-trace`, if given.
+    pub fn trace(&self) -> Option<&str> {
+        self.event_trace.as_deref()
     }
 }
 
-/// The events the gateway runs in a trial of `p` whose marker is `marker`.
+/// The events the gateway runs in a trial of `p` whose marker is `marker`. A trace
+/// (churn replay) is one event per operation, once, at its time; only the first
+/// carries the marker (as only an event's first update does).
 pub fn gateway_events(p: &TrialParams, marker: Option<Marker>) -> Vec<EventSpec> {
-    p.events.iter().map(|e| event_spec(p, e, marker)).collect()
+    let Some(e) = &p.events else {
+        return vec![];
+    };
+    e.each()
+        .iter()
+        .enumerate()
+        .map(|(i, one)| event_spec(p, one, marker.filter(|_| i == 0)))
+        .collect()
 }
 
 /// The gateway's schedule of `e` in a trial of `p`, with the marker (if known).
@@ -346,6 +381,69 @@ pub struct EventsSummary {
     /// and that capacity (stated, or found by the search before the trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::params::events::Load>,
+    /// Two or more updates that ran (a trace's, an `--event-rate` trial's): the spread
+    /// of their commit latencies and times to effect; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+}
+
+/// The commit latencies and times to effect of a trial's updates that ran, as
+/// p50 / p99 / max (nearest rank: the smallest value with at least that share of
+/// the updates at or below it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Updates that ran (no error).
+    pub updates: usize,
+    pub commit_ms: Quantiles,
+    /// Over the updates with a time to effect (only a schedule's first update carries
+    /// the marker's rule: at most one); absent when none has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_effect_ms: Option<Quantiles>,
+}
+
+/// p50, p99 and max of some values, with their number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quantiles {
+    pub n: usize,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Quantiles {
+    /// Of `v` (`None` when empty); nearest rank.
+    pub fn of(v: &[f64]) -> Option<Quantiles> {
+        let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Some(Quantiles {
+            n: v.len(),
+            p50: rank(0.5),
+            p99: rank(0.99),
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// The spread of `updates` that ran (`None` below two).
+pub fn spread(updates: &[UpdateEffect]) -> Option<Spread> {
+    let ran: Vec<&UpdateEffect> = updates
+        .iter()
+        .filter(|u| u.row.error.is_none() && u.row.start_unix_ns > 0)
+        .collect();
+    if ran.len() < 2 {
+        return None;
+    }
+    let commits: Vec<f64> = ran.iter().map(|u| u.commit_ms).collect();
+    let effects: Vec<f64> = ran.iter().filter_map(|u| u.time_to_effect_ms).collect();
+    Some(Spread {
+        updates: ran.len(),
+        commit_ms: Quantiles::of(&commits)?,
+        time_to_effect_ms: Quantiles::of(&effects),
+    })
 }
 
 /// Which baseline an update's loss beyond it is reckoned against.
@@ -505,6 +603,7 @@ pub fn summarise_flows(
     let reloaded = updates.iter().any(|u| u.violations.is_some());
     let marker_dropped = marker_dropped(&updates, &marker_flows)
         .map(|d| d + if reloaded { marker_unreceived } else { 0 });
+    let spread = spread(&updates);
     Some(EventsSummary {
         bin_ns: BIN_NS,
         unit: Unit::Packet,
@@ -517,6 +616,7 @@ pub fn summarise_flows(
         lost_around: Some(around),
         quiet: base.quiet,
         load: load_of(p),
+        spread,
     })
 }
 
@@ -558,6 +658,7 @@ pub fn summarise_txns(
     } else {
         0
     };
+    let spread = spread(&updates);
     Some(EventsSummary {
         bin_ns: BIN_NS,
         unit,
@@ -570,6 +671,7 @@ pub fn summarise_txns(
         lost_around: Some(around),
         quiet: base.quiet,
         load: None,
+        spread,
     })
 }
 
@@ -879,6 +981,11 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         .filter(|u| u.row.index > 0 && ran(u))
         .map(|u| u.row.event)
         .collect();
+    // A trace (churn replay): events after the first, once each; a replacement among
+    // them takes the first one's rule for the marker out again.
+    let replaced_later = updates
+        .iter()
+        .any(|u| u.row.event > 0 && u.row.kind == UpdateKind::Replace && ran(u));
     // A commit that outlived the traffic: its doubt says why (withheld, not absent).
     let unobserved = |u: &UpdateEffect| u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved);
     for u in updates
@@ -891,6 +998,21 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
             (UpdateKind::Reload, _, _) => format!(
                 "a reload loads the rule set in force again, so none of the marker's {noun} \
                  should pass; its figure is those that did (violations)"
+            ),
+            (UpdateKind::Replace, 0, true) if r.event == 0 && replaced_later => format!(
+                "a later replacement put the installed rule set back with fresh rules, \
+                 without the marker's (only the schedule's first update carries it): the \
+                 marker's {noun} were dropped only between the two, and a drop is dated only \
+                 when it lasts to the end of the traffic"
+            ),
+            (UpdateKind::Replace, 0, false) if r.event > 0 => format!(
+                "only the schedule's first update carries the marker's rule; this replacement \
+                 is the installed rule set plus fresh rules, none of which the marker's {noun} \
+                 meet"
+            ),
+            (_, 0, false) if r.event > 0 => format!(
+                "only the schedule's first update (a trace's first operation) carries the \
+                 marker's rule or element; this one's match no {noun} of the trial"
             ),
             (_, 0, false) => "this trial has no marker stream for the update to act on".into(),
             (UpdateKind::Replace, 0, true) if again => format!(
@@ -1229,6 +1351,7 @@ impl EventsSummary {
         for u in &mut self.updates {
             u.withhold_impossible();
         }
+        self.spread = spread(&self.updates);
     }
 
     /// The trial's doubts from its updates: one per kind, counting the updates.
@@ -1312,6 +1435,9 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             }
         );
     }
+    if let Some(sp) = &s.spread {
+        out += &format!("\n  {}", spread_text(sp));
+    }
     let ok: Vec<&UpdateEffect> = s.updates.iter().filter(|u| u.row.error.is_none()).collect();
     if s.updates.len() > 3 && !ok.is_empty() {
         let mean = ok.iter().map(|u| u.commit_ms).sum::<f64>() / ok.len() as f64;
@@ -1354,6 +1480,31 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
         );
     }
     out
+}
+
+/// "commit latency of 4 updates: p50 2.10 ms, p99 3.00 ms, max 3.00 ms; time to
+/// effect (1 update with the marker): p50 …".
+pub fn spread_text(sp: &Spread) -> String {
+    let q = |x: &Quantiles| {
+        format!(
+            "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            x.p50, x.p99, x.max
+        )
+    };
+    let mut t = format!(
+        "commit latency of {} updates: {}",
+        sp.updates,
+        q(&sp.commit_ms)
+    );
+    if let Some(e) = &sp.time_to_effect_ms {
+        t += &format!(
+            "; time to effect ({} {} with the marker): {}",
+            e.n,
+            if e.n == 1 { "update" } else { "updates" },
+            q(e)
+        );
+    }
+    t
 }
 
 /// A trial's one-line summary's end: ", 5 reloads let 2275 must-drop packets through"
@@ -1563,6 +1714,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
         lost_around: None,
         quiet: None,
         load: None,
+        spread: None,
     }
 }
 

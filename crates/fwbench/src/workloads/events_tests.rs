@@ -871,3 +871,68 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     count_violations(&mut add, &[&marker], 100_000);
     assert!(add[0].violations.is_none());
 }
+
+/// A trace's (or any trial's) updates that ran, two or more: p50 / p99 / max of their
+/// commits and times to effect (nearest rank), in the JSON and the text.
+#[test]
+fn the_spread_of_a_trials_updates_is_nearest_rank() {
+    let q = Quantiles::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+    assert_eq!((q.n, q.p50, q.p99, q.max), (4, 2.0, 4.0, 4.0));
+    let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+    let q = Quantiles::of(&hundred).unwrap();
+    assert_eq!((q.p50, q.p99, q.max), (50.0, 99.0, 100.0));
+    assert_eq!(Quantiles::of(&[]), None);
+    let mut s = planted_summary(10);
+    assert_eq!(spread(&s.updates), None, "one update: no spread");
+    let u0 = s.updates[0].clone();
+    for (i, commit) in [5.0, 2.0, 8.0].into_iter().enumerate() {
+        let mut u = u0.clone();
+        u.row.event = i as u32 + 1;
+        u.row.marker = false;
+        u.commit_ms = commit;
+        u.time_to_effect_ms = None;
+        s.updates.push(u);
+    }
+    // One that failed is not counted.
+    let mut failed = u0.clone();
+    failed.row.error = Some("nft: error".into());
+    failed.commit_ms = 100.0;
+    s.updates.push(failed);
+    s.judge();
+    let sp = s.spread.clone().unwrap();
+    assert_eq!(sp.updates, 4);
+    assert_eq!(
+        (sp.commit_ms.p50, sp.commit_ms.p99, sp.commit_ms.max),
+        (2.0, 8.0, 8.0)
+    );
+    let tte = sp.time_to_effect_ms.clone().unwrap();
+    assert_eq!((tte.n, tte.p50, tte.max), (1, 3.0, 3.0));
+    let t = text(&s, "nft");
+    assert!(
+        t.contains(
+            "commit latency of 4 updates: p50 2.00 ms, p99 8.00 ms, max 8.00 ms; time to \
+             effect (1 update with the marker): p50 3.00 ms, p99 3.00 ms, max 3.00 ms"
+        ),
+        "{t}"
+    );
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["spread"]["commit_ms"]["p99"], 8.0);
+}
+
+/// A trace's operations after the first carry no marker: each says so in its words
+/// (not "this trial has no marker stream").
+#[test]
+fn a_traces_later_operations_say_only_the_first_carries_the_marker() {
+    let mut s = planted_summary(10);
+    let mut later = s.updates[0].clone();
+    later.row.event = 1;
+    later.row.marker = false;
+    later.time_to_effect_ms = None;
+    s.updates.push(later);
+    say_why_no_effect(&mut s.updates, Unit::Packet);
+    let why = s.updates[1].no_time_to_effect.as_deref().unwrap();
+    assert!(
+        why.starts_with("only the schedule's first update (a trace's first operation)"),
+        "{why}"
+    );
+}
