@@ -3,7 +3,7 @@
 //! comments, times from the start of the traffic phase, non-decreasing — replayed by
 //! the gateway agent as one update per operation (`--event-trace FILE`, the scenario
 //! axis `event_trace`). The grammar is in docs/events.md ("Churn replay") and
-//! docs/schema/event-trace.md.
+//! docs/schema/event-trace.abnf.
 //!
 //! Owns: the format ([`parse`], refusing bad input with `file:line:column` and what
 //! was expected), its limits (at most [`proto::MAX_UPDATES`] operations, K up to
