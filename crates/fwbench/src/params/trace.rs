@@ -163,6 +163,16 @@ struct Token<'a> {
     col: u32,
 }
 
+impl Token<'_> {
+    /// What a token past the end of a statement is told.
+    fn unexpected(&self) -> String {
+        format!(
+            "unexpected '{}': expected the end of the line or a # comment",
+            self.text
+        )
+    }
+}
+
 /// The tokens of a line before its `#` comment.
 fn tokens(line: &str) -> Vec<Token<'_>> {
     let body = line.split('#').next().unwrap_or("");
@@ -280,14 +290,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 }
             }
             if let Some(extra) = toks.get(2) {
-                return Err(err(
-                    line,
-                    extra.col,
-                    format!(
-                        "unexpected '{}': expected the end of the line or a # comment",
-                        extra.text
-                    ),
-                ));
+                return Err(err(line, extra.col, extra.unexpected()));
             }
             continue;
         }
@@ -361,14 +364,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 })?,
         };
         if let Some(extra) = toks.get(3) {
-            return Err(err(
-                line,
-                extra.col,
-                format!(
-                    "unexpected '{}': expected the end of the line or a # comment",
-                    extra.text
-                ),
-            ));
+            return Err(err(line, extra.col, extra.unexpected()));
         }
         if ops.len() as u32 >= proto::MAX_UPDATES {
             return Err(err(

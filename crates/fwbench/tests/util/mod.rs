@@ -782,6 +782,27 @@ macro_rules! cmd {
 #[allow(unused_imports)]
 pub(crate) use cmd;
 
+/// A trial's stored per-update rows: `n`, each committed without an error. `o`: the
+/// run's output, shown when a count is not what it should be.
+pub fn updates_stored(db: &Path, o: &Output, n: i64) {
+    let seen = || format!("{}\n{}", stdout(o), stderr(o));
+    assert_eq!(
+        sqlite_count(db, "SELECT count(*) FROM gateway_updates"),
+        n,
+        "{}",
+        seen()
+    );
+    assert_eq!(
+        sqlite_count(
+            db,
+            "SELECT count(*) FROM gateway_updates WHERE error IS NULL AND commit_ms > 0"
+        ),
+        n,
+        "{}",
+        seen()
+    );
+}
+
 /// Gateway events (issue 25): the checks every trial with one `add:1` update for its
 /// marker passes: one row per scheduled update, the marker's drop dated (below the
 /// trial's length), and the loss in the bins the trial's (`lost`: what the workload
