@@ -221,7 +221,8 @@ fn updates_render_the_marker_rule_first_and_last_applied() {
         (
             Engine::Nft,
             UpdateMethod::PerRule,
-            "nft insert rule inet fwbench forward ip saddr 198.18.1.1 udp dport 5001 counter drop",
+            // The commit echoes the handle (no readback after it).
+            "nft --echo --handle insert rule inet fwbench forward ip saddr 198.18.1.1 udp dport 5001 counter drop",
         ),
         (
             Engine::IptablesNft,

@@ -278,6 +278,12 @@ pub struct UpdateRow {
     pub start_unix_ns: u64,
     /// Start to the tool's (or the last syscall's) return, ns (CLOCK_MONOTONIC).
     pub commit_ns: u64,
+    /// From when the update was due to the start of its commit, ns: the updates
+    /// before it still committing held it (0: on time; absent in rows of agents
+    /// before it was measured). Wait plus commit is the update's latency as its
+    /// requester sees it.
+    #[serde(default)]
+    pub wait_ns: u64,
     /// Tool or syscall calls the commit made.
     pub calls: u32,
     /// Share of one CPU the gateway's namespace spent (all CPUs, non-idle) during

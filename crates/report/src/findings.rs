@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = costs(a);
     out.extend(ndr(trials));
+    out.extend(envelopes(trials));
     out.extend(placement(trials));
     let conn: Vec<&Config> = configs
         .iter()
@@ -287,8 +288,46 @@ fn search_rates(s: &SearchStored) -> Vec<(String, Option<f64>, Option<f64>)> {
                 (mode, g.rate_pps, g.rate_bps_l2)
             })
             .collect(),
-        Some(SearchKind::Degrade | SearchKind::Sweetspot) | None => vec![],
+        Some(SearchKind::Degrade | SearchKind::Sweetspot | SearchKind::Envelope) | None => vec![],
     }
+}
+
+/// Each safe-envelope search's answer (issue 39), in a sentence; one that did not
+/// converge says so instead of a rate.
+fn envelopes(trials: &[Trial]) -> Vec<String> {
+    trials
+        .iter()
+        .filter_map(|t| {
+            search_of(t)
+                .filter(|s| s.is(SearchKind::Envelope))
+                .map(|s| (t, s))
+        })
+        .map(|(t, s)| {
+            let what = format!(
+                "Safe envelope of {} updates at {} rules ({})",
+                s.update.as_deref().unwrap_or("?"),
+                s.installed.map_or("?".into(), num),
+                t.label_or_engine().unwrap_or_else(|| "-".into())
+            );
+            match (s.converged, s.rate, s.fail_rate) {
+                (Some(true), Some(r), Some(f)) => format!(
+                    "{what}: {} updates/s kept the targets, {} did not.",
+                    num(r),
+                    num(f)
+                ),
+                (Some(true), Some(r), None) => format!(
+                    "{what}: at least {} updates/s, the highest searched.",
+                    num(r)
+                ),
+                (Some(true), None, _) => {
+                    format!("{what}: not even the lowest rate searched kept the targets.")
+                }
+                (_, _, _) => {
+                    format!("{what}: NOT converged, no rate stated (its doubts: the search's row).")
+                }
+            }
+        })
+        .collect()
 }
 
 /// NDR/PDR results (ndr and mlr searches), per case: the mean ± CI over its searches

@@ -384,6 +384,7 @@ pub enum SearchKind {
     Mlr,
     Degrade,
     Sweetspot,
+    Envelope,
 }
 
 /// A search's result (`results.search`, fwbench's `outcome::search` summaries: ndr,
@@ -435,6 +436,17 @@ pub struct SearchStored {
     pub best_sessions_per_s: Option<f64>,
     #[serde(deserialize_with = "lenient")]
     pub latency_at_best_s: Option<f64>,
+    /// envelope: the highest update rate that kept the targets, updates/s, and the
+    /// lowest that did not.
+    #[serde(deserialize_with = "lenient")]
+    pub rate: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub fail_rate: Option<f64>,
+    /// envelope: the update repeated ("add:1 (batch)") and the rules installed.
+    #[serde(deserialize_with = "lenient")]
+    pub update: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub installed: Option<f64>,
 }
 
 impl SearchKind {
@@ -444,6 +456,7 @@ impl SearchKind {
             SearchKind::Mlr => "mlr",
             SearchKind::Degrade => "degrade",
             SearchKind::Sweetspot => "sweetspot",
+            SearchKind::Envelope => "envelope",
         }
     }
 }

@@ -41,6 +41,8 @@ pub enum StoredWorkload {
     NdrNewFlows,
     /// MLRsearch over floods: `results.search`.
     Mlr,
+    /// The safe envelope of gateway updates: `results.search`.
+    Envelope,
     /// The commands of a workload-language file: `results.worklang`.
     Worklang,
     /// A name this build does not know (a newer fwbench's, or a foreign row's).
@@ -48,7 +50,7 @@ pub enum StoredWorkload {
 }
 
 /// Every known variant and its stored name.
-const NAMES: [(StoredWorkload, &str); 14] = [
+const NAMES: [(StoredWorkload, &str); 15] = [
     (StoredWorkload::Echo, "echo"),
     (StoredWorkload::Flood, "flood"),
     (StoredWorkload::Flow, "flow"),
@@ -62,6 +64,7 @@ const NAMES: [(StoredWorkload, &str); 14] = [
     (StoredWorkload::Degrade, "degrade"),
     (StoredWorkload::NdrNewFlows, "ndr-newflows"),
     (StoredWorkload::Mlr, "mlr"),
+    (StoredWorkload::Envelope, "envelope"),
     (StoredWorkload::Worklang, "worklang"),
 ];
 
@@ -147,6 +150,7 @@ impl StoredWorkload {
             | StoredWorkload::Degrade
             | StoredWorkload::NdrNewFlows
             | StoredWorkload::Mlr
+            | StoredWorkload::Envelope
             | StoredWorkload::Worklang
             | StoredWorkload::Other(_) => Unit::Packets,
         }
@@ -203,6 +207,7 @@ mod tests {
                 "degrade",
                 "ndr-newflows",
                 "mlr",
+                "envelope",
                 "worklang"
             ]
         );

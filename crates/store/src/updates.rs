@@ -81,6 +81,12 @@ ALTER TABLE gateway_updates ADD COLUMN violation_window_ms REAL;
 ALTER TABLE gateway_updates ADD COLUMN place TEXT;
 ";
 
+/// Version 11 (issue 39): how long each update waited for the ones before it, from
+/// when it was due to its commit's start (NULL: stored before it was measured).
+pub(crate) const SCHEMA_V11: &str = "
+ALTER TABLE gateway_updates ADD COLUMN wait_ms REAL;
+";
+
 /// One update as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRecord {
@@ -122,6 +128,10 @@ pub struct UpdateRecord {
     /// Where an add put its rules (`None`: at the head).
     #[serde(default)]
     pub place: Option<String>,
+    /// From when it was due to its commit's start, ms (`None`: stored before it was
+    /// measured).
+    #[serde(default)]
+    pub wait_ms: Option<f64>,
 }
 
 pub(crate) fn insert(
@@ -134,7 +144,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -162,6 +172,7 @@ pub(crate) fn insert(
             u.violations.map(|n| n as i64),
             u.violation_window_ms,
             u.place,
+            u.wait_ms,
         ])?;
     }
     Ok(())
@@ -174,7 +185,8 @@ pub(crate) fn read(
     let mut stmt = conn.prepare(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
                 marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
-                lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms, place
+                lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms, place,
+                wait_ms
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -202,6 +214,7 @@ pub(crate) fn read(
             violations: r.get::<_, Option<i64>>(20)?.map(|n| n as u64),
             violation_window_ms: r.get(21)?,
             place: r.get(22)?,
+            wait_ms: r.get(23)?,
         })
     })?;
     rows.collect()
@@ -213,7 +226,8 @@ mod tests {
 
     /// A version-5 table's rows survive the rebuild (their stall kept, no doubts) and
     /// version 10's new columns (no violations: not a reload); a version-10 row without
-    /// a stall figure, with its doubts and a reload's violations, reads back whole.
+    /// a stall figure, with its doubts, a reload's violations and (version 11) its
+    /// wait, reads back whole.
     #[test]
     fn version_7_keeps_old_rows_and_stores_an_absent_stall_with_its_doubts() {
         let mut c = rusqlite::Connection::open_in_memory().unwrap();
@@ -239,6 +253,8 @@ mod tests {
         .unwrap();
         c.execute_batch(SCHEMA_V7).unwrap();
         c.execute_batch(SCHEMA_V10).unwrap();
+        c.execute_batch(SCHEMA_V11).unwrap();
+        // Its wait was never measured: absent, not 0.
         assert_eq!(read(&c, 1).unwrap(), vec![old.clone()]);
         let new = UpdateRecord {
             index: 1,
@@ -250,6 +266,7 @@ mod tests {
             violations: Some(27),
             violation_window_ms: Some(2.9),
             place: Some("after-established".into()),
+            wait_ms: Some(41.5),
             ..old.clone()
         };
         let tx = c.transaction().unwrap();

@@ -252,7 +252,10 @@ impl Backend for Nft {
                     nft_rule(&mut t, r.ip, rule, self.engine)?;
                     lines.push(t);
                 }
-                (lines, false)
+                // The commit echoes the new rules' handles (undo and deletions need
+                // them): a readback after it would hold the next update back by a
+                // second `nft` run, and limit an update rate by fwbench's bookkeeping.
+                (lines, true)
             }
             Change::Delete {
                 hook,

@@ -192,6 +192,7 @@ fn row(s: &EventSpec, event: u32, index: u32, error: Option<String>) -> UpdateRo
         installed: 0,
         start_unix_ns: 0,
         commit_ns: 0,
+        wait_ns: 0,
         calls: 0,
         cpu_busy: 0.0,
         marker: index == 0 && s.marker.is_some(),
@@ -234,6 +235,7 @@ fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, V
         r.installed = events.size(s.kind);
         let cpu0 = cpu_jiffies();
         r.start_unix_ns = ::traffic::sys::realtime_ns();
+        r.wait_ns = t0.elapsed().saturating_sub(due).as_nanos() as u64;
         match events.apply(e, i, s) {
             Ok(done) => {
                 r.commit_ns = done.commit_ns;

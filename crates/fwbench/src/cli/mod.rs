@@ -121,6 +121,13 @@ enum Cmd {
     /// Degradation point: the rule count where a flow starts losing packets, by search
     #[command(after_help = "Example:\n  fwbench degrade -r 15M --engine nft --max-rules 20000")]
     Degrade(Trial<DegradeArgs, NoLive>),
+    /// The safe envelope: the highest rate of gateway updates (--event, repeated) at
+    /// which they keep up (p99 latency from due to committed), take effect in time and
+    /// let no must-drop packet through, at the installed size, by search
+    #[command(
+        after_help = "Example:\n  fwbench envelope -r 2kpps --engine nft --rules 20000 --event add:1@1s -t 5 --latency-target 50ms\n\nExit codes: 0 converged, 1 not converged (flagged with why), 2 bad input. docs/events.md."
+    )]
+    Envelope(Trial<EnvelopeArgs, NoLive>),
     /// TCP sessions (connect, request, response, close): sequential = session latency,
     /// parallel = sessions/s; --parallel auto finds the sweet spot (seed 003)
     #[command(after_help = "Example:\n  fwbench sessions -p auto --response 4K -t 2")]
@@ -686,6 +693,38 @@ struct DegradeArgs {
     stream: StreamArgs,
 }
 
+#[derive(Args)]
+#[command(next_help_heading = "Traffic")]
+struct EnvelopeArgs {
+    /// The background flow's paced rate (as for flow), or --load instead
+    #[arg(long, short = 'r', value_parser = rate, allow_hyphen_values = true, required_unless_present = "load", conflicts_with = "load")]
+    rate: Option<proto::Rate>,
+    #[command(flatten)]
+    stream: StreamArgs,
+    /// The p99 latency of updates, from when each was due to its commit's end, a rate must stay under
+    #[arg(long, default_value = "100ms", value_parser = parse_duration, help_heading = "Search")]
+    latency_target: f64,
+    /// The longest time to effect a rate may show
+    #[arg(long, default_value = "1s", value_parser = parse_duration, help_heading = "Search")]
+    effect_target: f64,
+    /// The highest update rate searched, updates/s
+    #[arg(long, default_value = "100", value_parser = positive_rate_flag, help_heading = "Search")]
+    max_update_rate: f64,
+    /// Stop when the bracket of rates is this narrow, relative to its upper bound
+    #[arg(long, default_value = "10%", value_parser = ratio, allow_negative_numbers = true, help_heading = "Search")]
+    precision: f64,
+    /// Most trials (the confirmation counted)
+    #[arg(long, default_value = "12", value_parser = count, allow_negative_numbers = true, help_heading = "Search")]
+    max_trials: u32,
+}
+
+/// Updates/s, 0 < R <= 10000.
+fn positive_rate_flag(t: &str) -> Result<f64, String> {
+    crate::params::events::parse_event_rate(t)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "give updates/s".to_string())
+}
+
 #[derive(Args, Clone)]
 #[command(next_help_heading = "Placement")]
 pub struct PinArgs {
@@ -1016,6 +1055,7 @@ fn trial_of(
         Cmd::Newflows(c) => c.params(asked),
         Cmd::NdrNewflows(c) => c.params(asked),
         Cmd::Degrade(c) => c.params(asked),
+        Cmd::Envelope(c) => c.params(asked),
         Cmd::Sessions(c) => c.params(asked),
         Cmd::Bulk(c) => c.params(asked),
         Cmd::Http(c) => c.params(asked),
@@ -1167,6 +1207,18 @@ impl Flags for MlrArgs {
     }
 }
 
+impl Flags for EnvelopeArgs {
+    fn set(&self, v: &mut AxisValues) {
+        v.rate = self.rate.unwrap_or(proto::Rate::Max);
+        self.stream.set(v);
+        v.latency_target = self.latency_target;
+        v.effect_target = self.effect_target;
+        v.max_update_rate = self.max_update_rate;
+        v.precision = self.precision;
+        v.max_trials = self.max_trials;
+    }
+}
+
 impl Flags for DegradeArgs {
     fn set(&self, v: &mut AxisValues) {
         self.stream.set(v);
@@ -1228,6 +1280,7 @@ fn launch(p: TrialParams, a: &TrialArgs, live: LiveArgs) -> Result<ExitCode> {
         Some(Search::Ndr(_)) => crate::run::search::run_ndr(p, &search_env(a)?),
         Some(Search::Degrade(_)) => crate::run::search::run_degrade(p, &search_env(a)?),
         Some(Search::Mlr(_)) => crate::run::search::run_mlr(p, &search_env(a)?),
+        Some(Search::Envelope(_)) => crate::run::search::run_envelope(p, &search_env(a)?),
         Some(Search::SweetSpot) => crate::run::search::run_sweet_spot(p, &search_env(a)?),
         None => single(p, a, &live),
     }

@@ -229,6 +229,31 @@ fn trial_command_flags_are_the_axis_registry() {
         ("ndr-newflows", "interval"),
         ("ndr-newflows", "max_rules"),
         ("ndr-newflows", "resolution"),
+        // The safe envelope's targets (issue 39): its own flags only.
+        ("ndr", "latency_target"),
+        ("ndr", "effect_target"),
+        ("ndr", "max_update_rate"),
+        ("degrade", "latency_target"),
+        ("degrade", "effect_target"),
+        ("degrade", "max_update_rate"),
+        ("ndr-newflows", "latency_target"),
+        ("ndr-newflows", "effect_target"),
+        ("ndr-newflows", "max_update_rate"),
+        ("mlr", "latency_target"),
+        ("mlr", "effect_target"),
+        ("mlr", "max_update_rate"),
+        // The envelope's steps are flows (as degrade's): the other searches' bounds
+        // and the ping's axes are not its.
+        ("envelope", "timeout_ms"),
+        ("envelope", "count"),
+        ("envelope", "interval"),
+        ("envelope", "loss"),
+        ("envelope", "max_rate"),
+        ("envelope", "goals"),
+        ("envelope", "initial_duration"),
+        ("envelope", "latency_at"),
+        ("envelope", "max_rules"),
+        ("envelope", "resolution"),
     ];
     let mut missing = vec![];
     let cli = Cli::command();
@@ -309,6 +334,11 @@ fn command_line_defaults_are_the_axis_registry_defaults() {
         let (args, axes): (&[&str], &[(&str, &str)]) = match *w {
             "flow" => (&["--rate", "15M"], &[]),
             "degrade" => (&["--rate", "15M", "--engine", "nft"], &[("engine", "nft")]),
+            // The envelope repeats an event on a rule set: it needs both.
+            "envelope" => (
+                &["--rate", "15M", "--engine", "nft", "--event", "add:1@1s"],
+                &[("engine", "nft"), ("event", "add:1@1s")],
+            ),
             _ => (&[], &[]),
         };
         let argv = [&["fwbench", w][..], args].concat();

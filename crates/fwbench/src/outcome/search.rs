@@ -45,6 +45,8 @@ pub enum SearchSummary {
     Mlr(MlrReport),
     /// sessions with `--parallel auto`.
     SweetSpot(crate::outcome::search::SweetSpotReport),
+    /// The safe envelope of gateway updates (issue 39).
+    Envelope(EnvelopeReport),
 }
 
 impl SearchSummary {
@@ -54,6 +56,7 @@ impl SearchSummary {
             SearchSummary::Ndr(r) => &r.doubts,
             SearchSummary::Mlr(r) => &r.doubts,
             SearchSummary::Degrade(r) => &r.doubts,
+            SearchSummary::Envelope(r) => &r.doubts,
             SearchSummary::SweetSpot(_) => &[],
         }
     }
@@ -66,6 +69,7 @@ impl SearchSummary {
             SearchSummary::Ndr(r) => r.converged,
             SearchSummary::Degrade(r) => r.converged,
             SearchSummary::Mlr(r) => r.converged,
+            SearchSummary::Envelope(r) => r.converged,
             SearchSummary::SweetSpot(_) => true,
         }
     }
@@ -119,6 +123,7 @@ impl SearchSummary {
                 "sweet spot: {} parallel, {:.0} sessions/s ({} trials)",
                 r.best_parallel, r.best_sessions_per_s, r.trials
             ),
+            SearchSummary::Envelope(r) => r.answer(),
         }
     }
 
@@ -129,6 +134,7 @@ impl SearchSummary {
             SearchSummary::Mlr(r) => r.rate_pps,
             SearchSummary::Degrade(r) => r.first_degraded_rules.map(f64::from),
             SearchSummary::SweetSpot(r) => Some(r.best_sessions_per_s),
+            SearchSummary::Envelope(r) => r.rate,
         }
     }
 }
@@ -296,4 +302,107 @@ pub struct SweetSpotReport {
     pub plateau: Vec<u32>,
     pub points: Vec<SweetPoint>,
     pub trials: usize,
+}
+
+/// The safe envelope at one installed size: the highest update rate that kept the
+/// targets ([`crate::params::search::Targets`]), with every step's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvelopeReport {
+    /// The update repeated: "add:1 (batch)".
+    pub update: String,
+    /// Rules installed before the updates.
+    pub installed: u32,
+    pub targets: crate::params::search::Targets,
+    pub precision: f64,
+    /// Highest rate that kept the targets, updates/s (None: not even the lowest did).
+    pub rate: Option<f64>,
+    /// Lowest rate that did not (None: the highest searched held).
+    pub fail_rate: Option<f64>,
+    /// The highest rate searched held: the envelope is at least that.
+    pub ceiling_held: bool,
+    pub converged: bool,
+    pub trials: usize,
+    /// By rate, ascending.
+    pub points: Vec<EnvelopePoint>,
+    /// Why the answer may not be believed (out of trials, contradicting steps, a
+    /// flagged step carrying it); `converged` is then false.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubts: Vec<results::Doubt>,
+}
+
+impl EnvelopeReport {
+    /// "envelope of add:1 (batch) at 1000 rules: 9.3 updates/s (10.2 did not) in 7 trials".
+    pub fn answer(&self) -> String {
+        let at = format!("envelope of {} at {} rules", self.update, self.installed);
+        let tail = format!(
+            " in {} trials{}",
+            self.trials,
+            if self.converged {
+                ""
+            } else {
+                ", NOT converged"
+            }
+        );
+        match (self.rate, self.fail_rate) {
+            (Some(r), Some(f)) => format!("{at}: {r:.2} updates/s ({f:.2} did not){tail}"),
+            (Some(r), None) => format!(
+                "{at}: at least {r:.2} updates/s, the highest searched (raise max_update_rate){tail}"
+            ),
+            (None, Some(f)) => format!("{at}: not even {f:.2} updates/s kept the targets{tail}"),
+            (None, None) => format!("{at}: no verdict{tail}"),
+        }
+    }
+}
+
+/// One step of the envelope: a trial with updates at `rate`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvelopePoint {
+    /// Updates/s asked for.
+    pub rate: f64,
+    /// Updates scheduled, and committed (the rest never ran: the traffic ended
+    /// first, or they failed).
+    pub scheduled: usize,
+    pub committed: usize,
+    /// From due to committed, over the committed updates.
+    pub latency_ms: Option<crate::workloads::events::Quantiles>,
+    /// The commits alone.
+    pub commit_ms: Option<crate::workloads::events::Quantiles>,
+    /// The longest time to effect among them (only an event's first update carries
+    /// the marker's rule).
+    pub effect_ms: Option<f64>,
+    /// Must-drop packets that passed (reloads).
+    pub violations: u64,
+    pub pass: bool,
+    /// What it missed of the targets (None: kept them all).
+    pub why: Option<String>,
+    /// The trial's own doubts, when flagged: a pass it carries cannot be believed.
+    pub flagged: Option<String>,
+}
+
+impl EnvelopePoint {
+    /// "12/12 committed, p99 latency 103.2 ms (commit p99 101.0 ms) → held".
+    pub fn line(&self) -> String {
+        let ms = |q: &Option<crate::workloads::events::Quantiles>| {
+            q.as_ref()
+                .map_or("-".into(), |q| format!("{:.1} ms", q.p99))
+        };
+        format!(
+            "{}/{} committed, p99 latency {} (commit p99 {}){}{} → {}{}",
+            self.committed,
+            self.scheduled,
+            ms(&self.latency_ms),
+            ms(&self.commit_ms),
+            self.effect_ms
+                .map_or(String::new(), |e| format!(", time to effect {e:.1} ms")),
+            if self.violations > 0 {
+                format!(", {} violations", self.violations)
+            } else {
+                String::new()
+            },
+            if self.pass { "held" } else { "missed" },
+            self.why
+                .as_ref()
+                .map_or(String::new(), |w| format!(" ({w})"))
+        )
+    }
 }

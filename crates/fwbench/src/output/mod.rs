@@ -501,6 +501,7 @@ fn packet_table(rows: &[(PlannedTrial, Outcome)]) -> String {
                     ) => (v, "-".to_string()),
                     Some(
                         crate::params::search::Search::Degrade(_)
+                        | crate::params::search::Search::Envelope(_)
                         | crate::params::search::Search::SweetSpot,
                     )
                     | None => ("-".to_string(), v),

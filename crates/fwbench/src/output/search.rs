@@ -14,6 +14,7 @@ pub fn search_text(p: &TrialParams, r: &SearchSummary) -> String {
         SearchSummary::Degrade(x) => degrade_text(p, x),
         SearchSummary::Mlr(x) => mlr_text(p, x),
         SearchSummary::SweetSpot(x) => sweet_spot_text(p, x),
+        SearchSummary::Envelope(x) => envelope_text(p, x),
     };
     // Said last, where the answer is read: why it may not be believed.
     let flags: String = r
@@ -197,6 +198,39 @@ fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
         };
     }
     out + &latency_text(&r.latency)
+}
+
+fn envelope_text(p: &TrialParams, r: &crate::outcome::search::EnvelopeReport) -> String {
+    let t = &r.targets;
+    let mut out = format!(
+        "envelope {}\n  targets: p99 latency (due → committed) ≤ {} ms, time to effect ≤ {} ms, \
+         no must-drop packet passing, every update committed\n  \
+         updates/s  committed   p99 latency   p99 commit   effect ms  violations  result\n",
+        output::params_line(p),
+        t.latency_ms,
+        t.effect_ms
+    );
+    let ms = |q: &Option<crate::workloads::events::Quantiles>| {
+        q.as_ref()
+            .map_or("-".into(), |q| format!("{:.1} ms", q.p99))
+    };
+    for q in &r.points {
+        out += &format!(
+            "  {:>9.2}  {:>9}  {:>12}  {:>11}  {:>10}  {:>10}  {}{}\n",
+            q.rate,
+            format!("{}/{}", q.committed, q.scheduled),
+            ms(&q.latency_ms),
+            ms(&q.commit_ms),
+            q.effect_ms.map_or("-".into(), |e| format!("{e:.1}")),
+            q.violations,
+            if q.pass { "held" } else { "missed" },
+            q.why.as_ref().map_or(String::new(), |w| format!(": {w}"))
+        );
+        if let Some(f) = &q.flagged {
+            out += &format!("             (trial flagged: {f})\n");
+        }
+    }
+    out + &r.answer() + "\n"
 }
 
 fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {

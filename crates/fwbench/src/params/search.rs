@@ -19,13 +19,18 @@ pub enum Search {
     Mlr(SearchParams),
     /// The parallelism with the most sessions/s (sessions `--parallel auto`).
     SweetSpot,
+    /// The safe envelope: flow steps with gateway updates at searched update rates
+    /// (`sp.envelope` holds the targets).
+    Envelope(SearchParams),
 }
 
 impl Search {
     /// What the search looks for, when it has parameters (ndr, degrade).
     pub fn params(&self) -> Option<&SearchParams> {
         match self {
-            Search::Ndr(sp) | Search::Degrade(sp) | Search::Mlr(sp) => Some(sp),
+            Search::Ndr(sp) | Search::Degrade(sp) | Search::Mlr(sp) | Search::Envelope(sp) => {
+                Some(sp)
+            }
             Search::SweetSpot => None,
         }
     }
@@ -52,6 +57,7 @@ impl SearchKind {
             SearchKind::Ndr | SearchKind::NdrNewflows => Search::Ndr(sp),
             SearchKind::Degrade => Search::Degrade(sp),
             SearchKind::Mlr => Search::Mlr(sp),
+            SearchKind::Envelope => Search::Envelope(sp),
         }
     }
 }
@@ -143,6 +149,21 @@ pub struct SearchParams {
         skip_serializing_if = "is_default_latency_at"
     )]
     pub latency_at: Vec<f64>,
+    /// envelope: what an update rate must keep to pass (absent for the other
+    /// searches, so their trial keys stay what they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<Targets>,
+}
+
+/// What the safe envelope holds an update rate to (issue 39): every scheduled update
+/// ran, their p99 latency from due to committed is at most `latency_ms`, a time to
+/// effect at most `effect_ms`, and no must-drop packet passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Targets {
+    pub latency_ms: f64,
+    pub effect_ms: f64,
+    /// The highest update rate searched, updates/s.
+    pub max_update_rate: f64,
 }
 
 /// The fractions of the found rate where latency is measured by default.
@@ -216,6 +237,7 @@ impl Default for SearchParams {
             goals: vec![],
             initial_duration_s: None,
             latency_at: default_latency_at(),
+            envelope: None,
         }
     }
 }
@@ -229,6 +251,72 @@ pub fn check_degrade(p: &TrialParams, sp: &SearchParams) -> Result<(), Conflict>
     }
     if sp.max_rules == 0 {
         return Err("max_rules must be at least 1".into());
+    }
+    Ok(())
+}
+
+/// The lowest update rate an envelope searches, updates/s: below it a trial holds too
+/// few updates for a p99.
+pub const MIN_UPDATE_RATE: f64 = 0.5;
+
+/// Check an envelope search's parameters (bad input): it varies the rate of the
+/// trial's event, so it needs one event (`KIND:K@T`) with neither a rate, a count nor
+/// a trace, an engine, and room for its updates.
+pub fn check_envelope(p: &TrialParams, sp: &SearchParams) -> Result<(), Conflict> {
+    let Some(t) = &sp.envelope else {
+        return Err("envelope: no targets (latency_target, effect_target, max_update_rate)".into());
+    };
+    if p.engine == firewall::Engine::None {
+        return Err(
+            "envelope updates the rule set: choose an engine (nft, iptables-legacy, …)".into(),
+        );
+    }
+    let Some(e) = &p.events else {
+        return Err(
+            "envelope searches the rate of an event: give one (e.g. event = \"add:1@1s\"; \
+             --event add:1@1s)"
+                .into(),
+        );
+    };
+    if let Some(what) = [
+        ("event_rate", e.rate.is_some()),
+        ("event_count", e.count.is_some()),
+        ("event_trace", e.trace.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(w, set)| set.then_some(w))
+    {
+        return Err(Conflict(format!(
+            "envelope and {what}: the search sets the event's rate itself (up to \
+             max_update_rate) and fills the trial with updates; leave {what} out"
+        )));
+    }
+    if t.max_update_rate < MIN_UPDATE_RATE * 2.0 || t.max_update_rate.is_nan() {
+        return Err(Conflict(format!(
+            "max_update_rate {}: the search needs at least {} updates/s",
+            t.max_update_rate,
+            MIN_UPDATE_RATE * 2.0
+        )));
+    }
+    let span = p.duration_s - e.at_s;
+    if span < 2.0 {
+        return Err(Conflict(format!(
+            "envelope: the event at {} s leaves {span:.1} s of a {} s trial for updates; \
+             an update rate needs at least 2 s (a longer duration, an earlier event)",
+            e.at_s, p.duration_s
+        )));
+    }
+    let most = span * t.max_update_rate;
+    if most > f64::from(proto::MAX_UPDATES) {
+        return Err(Conflict(format!(
+            "envelope: {:.0} updates/s for {span:.1} s is {most:.0} updates, more than {} \
+             a trial holds; lower max_update_rate or the duration",
+            t.max_update_rate,
+            proto::MAX_UPDATES
+        )));
+    }
+    if !(t.latency_ms > 0.0 && t.effect_ms > 0.0) {
+        return Err("envelope: latency_target and effect_target must be above 0".into());
     }
     Ok(())
 }

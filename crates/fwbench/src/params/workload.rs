@@ -66,6 +66,10 @@ pub enum SearchKind {
     NdrNewflows,
     /// MLRsearch: the highest rate within each goal loss ratio.
     Mlr,
+    /// The safe envelope (issue 39): the highest gateway update rate at which the
+    /// updates keep up (p99 latency from due to committed under a target), take
+    /// effect in time and let nothing through.
+    Envelope,
 }
 
 fwmodel::named!(SearchKind, "search", {
@@ -73,6 +77,7 @@ fwmodel::named!(SearchKind, "search", {
     Degrade => "degrade",
     NdrNewflows => "ndr-newflows",
     Mlr => "mlr",
+    Envelope => "envelope",
 });
 
 impl SearchKind {
@@ -80,7 +85,7 @@ impl SearchKind {
     pub fn workload(self) -> Workload {
         match self {
             SearchKind::Ndr | SearchKind::Mlr => Workload::Flood,
-            SearchKind::Degrade => Workload::Flow,
+            SearchKind::Degrade | SearchKind::Envelope => Workload::Flow,
             SearchKind::NdrNewflows => Workload::NewFlows,
         }
     }

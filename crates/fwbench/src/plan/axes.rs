@@ -297,9 +297,12 @@ axes! {
     ct_udp_timeout: Option<u32>, PACKET, "unreplied-UDP conntrack timeout, seconds (empty: as found; per namespace)", default(_) "", parse(t, _) opt_count(t);
     ct_fill: Option<u32>, PACKET, "idle UDP entries put in the gateway's conntrack table before the trial (empty or 0: none; up to 1000000)", default(_) "", parse(t, _) opt_fill(t);
     loss: f64, SEARCH, "loss still counted as a pass: 0 (NDR), 0.1%", default(w) if w == Asked::Search(SearchKind::Degrade) { "0.1%" } else { "0" }, parse(t, _) ratio(t);
-    precision: f64, SEARCH, "ndr, mlr: stop when the bracket is this narrow (ndr 2%, mlr 0.5%)", default(w) if w == Asked::Search(SearchKind::Mlr) { "0.5%" } else { "2%" }, parse(t, _) ratio(t);
+    precision: f64, SEARCH, "ndr, mlr, envelope: stop when the bracket is this narrow (ndr 2%, mlr 0.5%, envelope 10%)", default(w) if w == Asked::Search(SearchKind::Mlr) { "0.5%" } else if w == Asked::Search(SearchKind::Envelope) { "10%" } else { "2%" }, parse(t, _) ratio(t);
     max_rate: Rate, SEARCH, "ndr: upper bound (max: measure it with an unpaced flood)", default(_) "max", parse(t, _) named(t);
-    max_trials: u32, SEARCH, "ndr, mlr: most search trials (ndr 20, mlr 60)", default(w) if w == Asked::Search(SearchKind::Mlr) { "60" } else { "20" }, parse(t, _) parse_count(t);
+    max_trials: u32, SEARCH, "ndr, mlr, envelope: most search trials (ndr 20, mlr 60, envelope 12)", default(w) if w == Asked::Search(SearchKind::Mlr) { "60" } else if w == Asked::Search(SearchKind::Envelope) { "12" } else { "20" }, parse(t, _) parse_count(t);
+    latency_target: f64, SEARCH, "envelope: the p99 latency of updates, from due to committed, a rate must stay under", default(_) "100ms", parse(t, _) parse_duration(t);
+    effect_target: f64, SEARCH, "envelope: the longest time to effect a rate may show", default(_) "1s", parse(t, _) parse_duration(t);
+    max_update_rate: f64, SEARCH, "envelope: the highest update rate searched, updates/s", default(_) "100", parse(t, _) parse_event_rate(t).and_then(|r| r.ok_or_else(|| "max_update_rate: give updates/s".into()));
     goals: Vec<f64>, SEARCH, "mlr: goal loss ratios, one rate each (0,0.5%)", default(_) "0,0.5%", parse(t, _) crate::params::search::parse_goals(t);
     initial_duration: f64, SEARCH, "mlr: length of the first, shortest trials (the trial's duration is the final trials')", default(_) "1s", parse(t, _) parse_duration(t);
     latency_at: Vec<f64>, SEARCH, "ndr, mlr: one-way delay after the search at these fractions of the rate found (none: skip)", default(_) "10%,50%,90%,100%", parse(t, _) crate::params::search::parse_fractions(t);
@@ -412,12 +415,29 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
                 resolution: v.resolution,
                 goals: match s {
                     SearchKind::Mlr => v.goals.clone(),
-                    SearchKind::Ndr | SearchKind::NdrNewflows | SearchKind::Degrade => vec![],
+                    SearchKind::Ndr
+                    | SearchKind::NdrNewflows
+                    | SearchKind::Degrade
+                    | SearchKind::Envelope => vec![],
                 },
                 latency_at: v.latency_at.clone(),
                 initial_duration_s: match s {
                     SearchKind::Mlr => Some(v.initial_duration),
-                    SearchKind::Ndr | SearchKind::NdrNewflows | SearchKind::Degrade => None,
+                    SearchKind::Ndr
+                    | SearchKind::NdrNewflows
+                    | SearchKind::Degrade
+                    | SearchKind::Envelope => None,
+                },
+                envelope: match s {
+                    SearchKind::Envelope => Some(crate::params::search::Targets {
+                        latency_ms: v.latency_target * 1e3,
+                        effect_ms: v.effect_target * 1e3,
+                        max_update_rate: v.max_update_rate,
+                    }),
+                    SearchKind::Mlr
+                    | SearchKind::Ndr
+                    | SearchKind::NdrNewflows
+                    | SearchKind::Degrade => None,
                 },
             })
         })

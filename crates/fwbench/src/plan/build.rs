@@ -117,8 +117,19 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
         ))
         .into());
     }
-    if let Some(crate::params::search::Search::Degrade(sp)) = &p.search {
-        crate::params::search::check_degrade(p, sp)?;
+    match &p.search {
+        Some(crate::params::search::Search::Degrade(sp)) => {
+            crate::params::search::check_degrade(p, sp)?
+        }
+        Some(crate::params::search::Search::Envelope(sp)) => {
+            crate::params::search::check_envelope(p, sp)?
+        }
+        Some(
+            crate::params::search::Search::Ndr(_)
+            | crate::params::search::Search::Mlr(_)
+            | crate::params::search::Search::SweetSpot,
+        )
+        | None => {}
     }
     crate::workloads::check(p).map_err(Into::into)
 }
@@ -175,6 +186,18 @@ pub fn trial_key(p: &TrialParams, rep: u32) -> String {
 pub fn test_params(w: crate::params::workload::Workload, pairs: &[(&str, &str)]) -> TrialParams {
     let v = AxisValues::from_text(crate::params::search::Asked::Traffic(w), pairs).unwrap();
     build(&v, 1, &Context::default()).unwrap()
+}
+
+/// The parameters of one `k` search from axis values as text, seed 1, through the front
+/// door; what it refuses as text (unit tests elsewhere in the crate).
+#[cfg(test)]
+pub fn try_test_search(
+    k: crate::params::search::SearchKind,
+    pairs: &[(&str, &str)],
+) -> Result<TrialParams, String> {
+    let v = AxisValues::from_text(crate::params::search::Asked::Search(k), pairs)
+        .map_err(|e| e.to_string())?;
+    build(&v, 1, &Context::default()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ pub fn kind_row(p: &TrialParams) -> store::KindRow {
     let main = traffic.main_metric();
     let ranked = match &p.search {
         None | Some(Search::SweetSpot) => true,
-        Some(Search::Ndr(_) | Search::Degrade(_) | Search::Mlr(_)) => false,
+        Some(Search::Ndr(_) | Search::Degrade(_) | Search::Mlr(_) | Search::Envelope(_)) => false,
     };
     store::KindRow {
         family: traffic.family().into(),

@@ -76,6 +76,8 @@ fn estimate_one(p: &TrialParams) -> f64 {
             // Rules vary from 0 to max_rules: count half of them per step.
             (one - rules / 2.0) * steps.max(1.0)
         }
+        // Bisection to 10 % over a range of 200×: about 8 steps and a confirmation.
+        Some(Search::Envelope(sp)) => one * (sp.max_trials as f64).min(9.0),
     }
 }
 

@@ -100,3 +100,11 @@ pub fn run_mlr(p: TrialParams, env: &Env) -> Result<ExitCode> {
         crate::search::mlr_search::mlr_search(p, &sp, run).map(SearchSummary::Mlr)
     })
 }
+
+/// `fwbench envelope`.
+pub fn run_envelope(p: TrialParams, env: &Env) -> Result<ExitCode> {
+    let sp = p.search_params().cloned().unwrap_or_default();
+    cli_search("envelope", p, env, |p, run| {
+        crate::search::envelope::envelope_search(p, &sp, run).map(SearchSummary::Envelope)
+    })
+}

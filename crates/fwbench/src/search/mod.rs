@@ -10,6 +10,7 @@
 
 pub mod bisect;
 pub mod degrade;
+pub mod envelope;
 pub mod latency;
 pub mod load;
 pub mod mlr;
@@ -49,6 +50,9 @@ pub fn run_search(p: &TrialParams, run: &mut Runner) -> Result<SearchSummary> {
         Some(Search::Degrade(sp)) => degrade_search(p, sp, run).map(SearchSummary::Degrade),
         Some(Search::Mlr(sp)) => {
             crate::search::mlr_search::mlr_search(p, sp, run).map(SearchSummary::Mlr)
+        }
+        Some(Search::Envelope(sp)) => {
+            crate::search::envelope::envelope_search(p, sp, run).map(SearchSummary::Envelope)
         }
         Some(Search::SweetSpot) => {
             crate::search::sweetspot::search(p, run).map(SearchSummary::SweetSpot)

@@ -395,6 +395,15 @@ pub struct Spread {
     /// Updates that ran (no error).
     pub updates: usize,
     pub commit_ms: Quantiles,
+    /// From when each was due to its commit's end (its wait for the updates before it
+    /// plus its commit): what the requester of an update waits. Absent in results
+    /// stored before the wait was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<Quantiles>,
+    /// Updates that waited for earlier ones (more than 1 ms after they were due):
+    /// the schedule outran the commits.
+    #[serde(default)]
+    pub late: usize,
     /// Over the updates with a time to effect (only a schedule's first update carries
     /// the marker's rule: at most one); absent when none has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,9 +448,15 @@ pub fn spread(updates: &[UpdateEffect]) -> Option<Spread> {
     }
     let commits: Vec<f64> = ran.iter().map(|u| u.commit_ms).collect();
     let effects: Vec<f64> = ran.iter().filter_map(|u| u.time_to_effect_ms).collect();
+    let latencies: Vec<f64> = ran
+        .iter()
+        .map(|u| u.row.wait_ns as f64 / 1e6 + u.commit_ms)
+        .collect();
     Some(Spread {
         updates: ran.len(),
         commit_ms: Quantiles::of(&commits)?,
+        latency_ms: Quantiles::of(&latencies),
+        late: ran.iter().filter(|u| u.row.wait_ns > 1_000_000).count(),
         time_to_effect_ms: Quantiles::of(&effects),
     })
 }
@@ -1496,6 +1511,14 @@ pub fn spread_text(sp: &Spread) -> String {
         sp.updates,
         q(&sp.commit_ms)
     );
+    if let Some(l) = sp.latency_ms.as_ref().filter(|_| sp.late > 0) {
+        t += &format!(
+            "; {} of them waited for earlier ones (the schedule outran the commits): \
+             latency from due to committed {}",
+            sp.late,
+            q(l)
+        );
+    }
     if let Some(e) = &sp.time_to_effect_ms {
         t += &format!(
             "; time to effect ({} {} with the marker): {}",
@@ -1633,6 +1656,7 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                 installed: r.installed,
                 start_unix_ns: r.start_unix_ns,
                 commit_ms: u.commit_ms,
+                wait_ms: Some(r.wait_ns as f64 / 1e6),
                 calls: r.calls,
                 cpu_busy: r.cpu_busy,
                 marker: r.marker,
@@ -1680,6 +1704,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
         installed,
         start_unix_ns: 1,
         commit_ns: 1,
+        wait_ns: 0,
         calls: 1,
         cpu_busy: 0.0,
         marker: true,

@@ -123,6 +123,7 @@ fn row(kind: UpdateKind, start: u64) -> UpdateRow {
         installed: 100,
         start_unix_ns: start,
         commit_ns: 2_000_000,
+        wait_ns: 0,
         calls: 1,
         cpu_busy: 0.0,
         marker: true,
