@@ -167,6 +167,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.figures.extend(advise::figures(&trials));
     analysis.findings.extend(advise::findings(&trials));
     analysis.findings.extend(updates::findings(&gw));
+    analysis.findings.extend(updates::growth(&gw));
     // Conntrack workloads: what the table did with new flows (issue 26).
     analysis.findings.extend(conntrack::findings(&trials));
     analysis.figures.extend(conntrack::figures(&trials));

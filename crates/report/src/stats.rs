@@ -899,6 +899,109 @@ pub fn paired(x: &[f64], y: &[f64]) -> Option<Paired> {
     })
 }
 
+/// A least-squares parabola y = a + b·x + c·x² (issue 39: commit latency vs installed
+/// size, linear or superlinear), with the 95 % CI of the curvature c.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct QuadFit {
+    pub a: f64,
+    pub b: f64,
+    pub c: f64,
+    /// Half-width of the 95 % CI of c (t with n − 3 df); `None` with n < 4.
+    pub c_ci95: Option<f64>,
+    pub n: usize,
+}
+
+impl QuadFit {
+    /// The curvature's CI lies above 0: the growth is superlinear (`false` without a
+    /// CI, or one that includes 0 or lies below it).
+    pub fn superlinear(&self) -> bool {
+        self.c_ci95.is_some_and(|h| self.c - h > 0.0)
+    }
+}
+
+/// Ordinary least squares of a parabola over (x, y) pairs; `None` with fewer than 3
+/// distinct x (a parabola needs three). Hand-written (a 3×3 normal-equation solve):
+/// the crate's statistics are all small closed forms, no linear-algebra dependency.
+/// x is scaled by its largest magnitude inside (x² of 100 000 rules is 10¹⁰).
+pub fn fit_quadratic(points: &[(f64, f64)]) -> Option<QuadFit> {
+    let mut xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    if xs.len() < 3 {
+        return None;
+    }
+    let scale = xs.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    // Normal equations (X'X) β = X'y over rows (1, u, u²), u = x / scale.
+    let mut m = [[0.0_f64; 4]; 3];
+    for &(x, y) in points {
+        let u = x / scale;
+        let row = [1.0, u, u * u];
+        for i in 0..3 {
+            for j in 0..3 {
+                m[i][j] += row[i] * row[j];
+            }
+            m[i][3] += row[i] * y;
+        }
+    }
+    let xtx = [
+        [m[0][0], m[0][1], m[0][2]],
+        [m[1][0], m[1][1], m[1][2]],
+        [m[2][0], m[2][1], m[2][2]],
+    ];
+    let beta = solve3(xtx, [m[0][3], m[1][3], m[2][3]])?;
+    let n = points.len();
+    // The variance of c: s² · (X'X)⁻¹[2][2], the last column of the inverse.
+    let c_ci95 = (n > 3)
+        .then(|| {
+            let sse: f64 = points
+                .iter()
+                .map(|&(x, y)| {
+                    let u = x / scale;
+                    (y - beta[0] - beta[1] * u - beta[2] * u * u).powi(2)
+                })
+                .sum();
+            let df = n as f64 - 3.0;
+            let inv22 = solve3(xtx, [0.0, 0.0, 1.0])?[2];
+            Some(t_quantile(0.975, df) * (sse / df * inv22).sqrt())
+        })
+        .flatten();
+    Some(QuadFit {
+        a: beta[0],
+        b: beta[1] / scale,
+        c: beta[2] / (scale * scale),
+        c_ci95: c_ci95.map(|h| h / (scale * scale)),
+        n,
+    })
+}
+
+/// Solve a 3×3 system by Gaussian elimination with partial pivoting (`None`: singular).
+fn solve3(a: [[f64; 3]; 3], b: [f64; 3]) -> Option<[f64; 3]> {
+    let mut m = [
+        [a[0][0], a[0][1], a[0][2], b[0]],
+        [a[1][0], a[1][1], a[1][2], b[1]],
+        [a[2][0], a[2][1], a[2][2], b[2]],
+    ];
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&i, &j| m[i][col].abs().total_cmp(&m[j][col].abs()))?;
+        if m[pivot][col].abs() < 1e-12 {
+            return None;
+        }
+        m.swap(col, pivot);
+        for row in col + 1..3 {
+            let f = m[row][col] / m[col][col];
+            for k in col..4 {
+                m[row][k] -= f * m[col][k];
+            }
+        }
+    }
+    let mut x = [0.0; 3];
+    for row in (0..3).rev() {
+        let rest: f64 = (row + 1..3).map(|k| m[row][k] * x[k]).sum();
+        x[row] = (m[row][3] - rest) / m[row][row];
+    }
+    Some(x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1303,5 +1406,39 @@ mod tests {
         }
         let p = paired(&a, &b).unwrap();
         assert!(p.p > 0.05 && p.mean.abs() < p.ci95, "{p:?}");
+    }
+
+    /// A known parabola is recovered exactly; a line with noise has a curvature whose
+    /// CI includes 0 (not superlinear); a line's worth of points at two sizes is no
+    /// parabola.
+    #[test]
+    fn a_parabola_is_recovered_and_a_noisy_line_is_not_superlinear() {
+        let sizes = [1000.0, 20_000.0, 50_000.0, 100_000.0];
+        let exact: Vec<(f64, f64)> = sizes
+            .iter()
+            .flat_map(|&n| [(n, 5.0 + 2e-4 * n + 3e-9 * n * n); 2])
+            .collect();
+        let q = fit_quadratic(&exact).unwrap();
+        assert!((q.a - 5.0).abs() < 1e-6, "{q:?}");
+        assert!((q.b - 2e-4).abs() < 1e-9, "{q:?}");
+        assert!((q.c - 3e-9).abs() < 1e-13, "{q:?}");
+        assert!(q.superlinear(), "{q:?}");
+        // A line, ±0.5 ms of alternating noise: no curvature stated.
+        let noisy: Vec<(f64, f64)> = sizes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &n)| {
+                let e = if i % 2 == 0 { 0.5 } else { -0.5 };
+                [(n, 5.0 + 2e-4 * n + e), (n, 5.0 + 2e-4 * n - e)]
+            })
+            .collect();
+        let q = fit_quadratic(&noisy).unwrap();
+        let h = q.c_ci95.unwrap();
+        assert!(q.c - h < 0.0 && q.c + h > 0.0, "{q:?}");
+        assert!(!q.superlinear());
+        assert!(fit_quadratic(&[(1.0, 1.0), (2.0, 2.0), (2.0, 2.1)]).is_none());
+        // Three sizes, one point each: the parabola, no CI.
+        let q = fit_quadratic(&exact[..6].iter().step_by(2).copied().collect::<Vec<_>>()).unwrap();
+        assert!(q.c_ci95.is_none() && !q.superlinear());
     }
 }

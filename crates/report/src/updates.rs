@@ -268,6 +268,89 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
     out
 }
 
+/// Commit latency vs installed size (issue 39; kube-proxy's sync time grows
+/// super-linearly with its Services, kubernetes#139513), per engine, method, kind and
+/// K where trials at three sizes or more hold it: each trial one point, its smallest
+/// installed size and its median commit (a trial of repeated adds grows its rule set
+/// by K each time; the repetitions across trials are the unit). Linear or
+/// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
+/// largest size's commit against the line through the smaller ones.
+pub fn growth(updates: &[Update]) -> Vec<String> {
+    // (engine, method, kind, K) → trial → (smallest installed, commits).
+    type Per = BTreeMap<i64, (u64, Vec<f64>)>;
+    let mut by: BTreeMap<(String, String, String, u32), Per> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        let r = &u.row;
+        let t = by
+            .entry((u.engine.clone(), r.method.clone(), r.kind.clone(), r.k))
+            .or_default()
+            .entry(u.trial_id)
+            .or_insert((r.installed, vec![]));
+        t.0 = t.0.min(r.installed);
+        t.1.push(r.commit_ms);
+    }
+    let mut out = vec![];
+    for ((engine, method, kind, k), trials) in by {
+        let points: Vec<(f64, f64)> = trials
+            .values()
+            .filter_map(|(n, c)| Some((*n as f64, median(c.iter().copied())?)))
+            .collect();
+        let Some(q) = crate::stats::fit_quadratic(&points) else {
+            continue;
+        };
+        let mut sizes: Vec<f64> = points.iter().map(|p| p.0).collect();
+        sizes.sort_by(f64::total_cmp);
+        sizes.dedup();
+        let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
+        let (what, _) = doing(&kind, k, 0);
+        let what = what.trim_end_matches(" to 0").trim_end_matches(" of 0");
+        let head = format!(
+            "Commit latency of {what} with {engine} by {method} over {}–{} rules ({} trials \
+             at {} sizes)",
+            num(lo),
+            num(hi),
+            points.len(),
+            sizes.len()
+        );
+        let Some(h) = q.c_ci95 else {
+            continue;
+        };
+        let at_hi = median(points.iter().filter(|p| p.0 == hi).map(|p| p.1));
+        let smaller: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.0 < hi).collect();
+        if q.superlinear() {
+            let evidence = match (crate::stats::fit_line(&smaller), at_hi) {
+                (Some(l), Some(m)) => format!(
+                    "; at {} rules it took {} ms where the line through the smaller sizes \
+                     predicts {} ms",
+                    num(hi),
+                    num(m),
+                    num(l.at(hi).0)
+                ),
+                _ => String::new(),
+            };
+            out.push(format!(
+                "{head} grows faster than the rule count: superlinear (the curvature's \
+                 95 % CI, {} ± {} ms per rule², lies above 0){evidence}.",
+                num(q.c),
+                num(h)
+            ));
+        } else if let Some(l) = crate::stats::fit_line(&points) {
+            let curve = if q.c + h < 0.0 {
+                "its curvature's 95 % CI lies below 0: sublinear, a fixed cost the larger \
+                 sets amortise"
+            } else {
+                "its curvature's 95 % CI includes 0"
+            };
+            out.push(format!(
+                "{head} grows linearly: {} ms + {} ms per 1 000 rules ({curve}).",
+                num(l.a),
+                num(l.b * 1000.0),
+            ));
+        }
+    }
+    out
+}
+
 /// Adds behind the established-accept rule: whose marker never changed fate, the block
 /// did not reach the existing flow — said, not left as a missing figure; whose marker's
 /// conntrack entries the update deleted and that took effect, that is how it reached it.

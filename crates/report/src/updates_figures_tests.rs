@@ -206,3 +206,46 @@ fn the_stall_is_the_longest_run_of_bins_that_lost_and_received_nothing() {
     assert_eq!(stall_span(&bins), Some((2.0, 4.0)));
     assert_eq!(stall_span(&[b(0.0, 0.0, 0.0), b(1.0, 3.0, 0.0)]), None);
 }
+
+/// Commit latency vs installed size (`updates::growth`, issue 39): trials of three
+/// adds each at four sizes, two trials a size. A line with noise reads as linear with
+/// its slope; a parabola as superlinear, with the largest size's commit against the
+/// line through the smaller sizes; two sizes state nothing.
+#[test]
+fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
+    let planted = |f: fn(f64) -> f64| -> Vec<Update> {
+        let mut out = vec![];
+        for (t, n) in [1000u64, 20_000, 50_000, 100_000].iter().enumerate() {
+            for rep in 0..2 {
+                let trial = (t * 2 + rep) as i64;
+                let noise = if rep == 0 { 0.2 } else { -0.2 };
+                for i in 0..3u32 {
+                    let installed = n + u64::from(i);
+                    let c = f(*n as f64) + noise;
+                    out.push(update(trial, i, installed, c, 1.0, &[]));
+                }
+            }
+        }
+        out
+    };
+    let linear = growth(&planted(|n| 10.0 + 3e-4 * n));
+    assert_eq!(linear.len(), 1, "{linear:?}");
+    assert!(
+        linear[0].starts_with(
+            "Commit latency of adding 1 rule with nft by batch over 1000–100000 rules \
+             (8 trials at 4 sizes) grows linearly: 10 ms + 0.3 ms per 1 000 rules (its \
+             curvature's 95 % CI includes 0)"
+        ),
+        "{linear:?}"
+    );
+    let curved = growth(&planted(|n| 10.0 + 1e-4 * n + 3e-9 * n * n));
+    assert_eq!(curved.len(), 1, "{curved:?}");
+    assert!(curved[0].contains("grows faster than the rule count: superlinear"), "{curved:?}");
+    assert!(curved[0].contains("at 100000 rules it took 50 ms where the line"), "{curved:?}");
+    // Two sizes: no parabola, nothing said.
+    let two: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
+        .into_iter()
+        .filter(|u| u.row.installed < 20_010)
+        .collect();
+    assert!(growth(&two).is_empty());
+}
