@@ -89,9 +89,13 @@ fn the_envelope_of_a_policed_update_path_is_its_known_limit() {
         p99(&above["latency_ms"]) > p99(&above["commit_ms"]) + 20.0,
         "{above}"
     );
+    // It missed for the queue: updates that never ran, a latency above the target, or
+    // a wait that grew over the step.
+    let why = above["why"].as_str().unwrap();
     assert!(
-        above["why"].as_str().unwrap().contains("did not commit")
-            || above["latency_ms"]["p99"].as_f64().unwrap() > 400.0,
+        why.contains("did not commit")
+            || why.contains("above 400 ms")
+            || why.starts_with("the updates fell behind"),
         "{above}"
     );
     // Every step is a stored trial, and the answer too, after them.

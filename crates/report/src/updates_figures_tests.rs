@@ -240,8 +240,14 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     );
     let curved = growth(&planted(|n| 10.0 + 1e-4 * n + 3e-9 * n * n));
     assert_eq!(curved.len(), 1, "{curved:?}");
-    assert!(curved[0].contains("grows faster than the rule count: superlinear"), "{curved:?}");
-    assert!(curved[0].contains("at 100000 rules it took 50 ms where the line"), "{curved:?}");
+    assert!(
+        curved[0].contains("grows faster than the rule count: superlinear"),
+        "{curved:?}"
+    );
+    assert!(
+        curved[0].contains("at 100000 rules it took 50 ms where the line"),
+        "{curved:?}"
+    );
     // Two sizes: no parabola, nothing said.
     let two: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
         .into_iter()

@@ -367,6 +367,9 @@ pub struct EnvelopePoint {
     pub latency_ms: Option<crate::workloads::events::Quantiles>,
     /// The commits alone.
     pub commit_ms: Option<crate::workloads::events::Quantiles>,
+    /// How much their wait grew from the first to the last, ms (least squares over
+    /// due time): a path falling behind grows it whatever the latency reached.
+    pub wait_growth_ms: Option<f64>,
     /// The longest time to effect among them (only an event's first update carries
     /// the marker's rule).
     pub effect_ms: Option<f64>,

@@ -57,21 +57,17 @@ pub fn degrade_search(
     // Out of trials: the bracket so far, flagged (never `ok`: not converged).
     let doubts = match found {
         Some(_) => vec![],
-        None => vec![crate::search::witness::out_of_trials(
-            &format!("{} trials", points.len()),
-            "rules",
-            points
-                .iter()
-                .filter(|q| q.pass)
-                .map(|q| q.x)
-                .reduce(f64::max),
-            points
-                .iter()
-                .filter(|q| !q.pass)
-                .map(|q| q.x)
-                .reduce(f64::min),
-            Width::Absolute(sp.resolution as f64),
-        )],
+        None => {
+            let (pass, fail) =
+                crate::search::witness::bracket(points.iter().map(|q| (q.x, q.pass)));
+            vec![crate::search::witness::out_of_trials(
+                &format!("{} trials", points.len()),
+                "rules",
+                pass,
+                fail,
+                Width::Absolute(sp.resolution as f64),
+            )]
+        }
     };
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
     Ok(DegradeReport {

@@ -48,7 +48,7 @@ pub fn envelope_search(
                 }
                 if let Some(e) = q.events.as_mut() {
                     e.rate = Some(x);
-                    e.count = None;
+                    e.count = Some(updates_at(x, p.duration_s - e.at_s, t.latency_ms));
                 }
                 let o = run(&q)?;
                 let pt = judge(x, &o, &t)?;
@@ -64,19 +64,12 @@ pub fn envelope_search(
     };
     let mut doubts = vec![];
     if found.is_none() {
+        let (pass, fail) = crate::search::witness::bracket(points.iter().map(|q| (q.rate, q.pass)));
         doubts.push(crate::search::witness::out_of_trials(
             &format!("{} trials", points.len()),
             "updates/s",
-            points
-                .iter()
-                .filter(|q| q.pass)
-                .map(|q| q.rate)
-                .reduce(f64::max),
-            points
-                .iter()
-                .filter(|q| !q.pass)
-                .map(|q| q.rate)
-                .reduce(f64::min),
+            pass,
+            fail,
             width,
         ));
     }
@@ -112,6 +105,15 @@ pub fn envelope_search(
         points,
         doubts,
     })
+}
+
+/// Updates a step schedules at `rate` over the `span_s` after its first: the last due
+/// a latency target (at least 0.2 s, at most half the span) before the traffic ends,
+/// so an update path that keeps up commits it while the traffic still shows its
+/// effect (a commit outliving the traffic is unobserved, and flags its trial).
+pub fn updates_at(rate: f64, span_s: f64, latency_ms: f64) -> u32 {
+    let tail = (latency_ms / 1e3).max(0.2).min(span_s / 2.0);
+    (((span_s - tail) * rate).floor() as u32 + 1).clamp(2, proto::MAX_UPDATES)
 }
 
 /// One step's verdict: what of the targets its updates kept.
@@ -182,6 +184,18 @@ pub fn point(rate: f64, ev: &EventsSummary, t: &Targets) -> EnvelopePoint {
         Some(_) => {}
         None => why.push("no update committed".into()),
     }
+    // A rate above what the path commits fills a queue that a finite step ends before
+    // its latency shows it all: a wait that grows over the step by half a commit or
+    // more is a path falling behind, whatever the latency reached.
+    let growth = wait_growth(&ran);
+    if let (Some(g), Some(c)) = (growth, &commit) {
+        if g > (c.p50 / 2.0).max(1.0) && why.is_empty() {
+            why.push(format!(
+                "the updates fell behind: their wait grew by {g:.1} ms over the step (the \
+                 path commits fewer than {rate:.2} updates/s)"
+            ));
+        }
+    }
     if let Some(e) = effect.filter(|e| *e > t.effect_ms) {
         why.push(format!("time to effect {e:.1} ms above {} ms", t.effect_ms));
     }
@@ -190,6 +204,7 @@ pub fn point(rate: f64, ev: &EventsSummary, t: &Targets) -> EnvelopePoint {
     }
     EnvelopePoint {
         rate,
+        wait_growth_ms: growth,
         scheduled,
         committed: ran.len(),
         latency_ms: latency,
@@ -200,6 +215,35 @@ pub fn point(rate: f64, ev: &EventsSummary, t: &Targets) -> EnvelopePoint {
         why: (!why.is_empty()).then(|| why.join("; ")),
         flagged: None,
     }
+}
+
+/// How much the updates' wait grew from the first due to the last, ms: the least-squares
+/// slope of wait over due time, times the span (`None` below three updates).
+fn wait_growth(ran: &[&crate::workloads::events::UpdateEffect]) -> Option<f64> {
+    if ran.len() < 3 {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = ran
+        .iter()
+        .map(|u| {
+            let due = u.row.start_unix_ns.saturating_sub(u.row.wait_ns) as f64 / 1e6;
+            (due, u.row.wait_ns as f64 / 1e6)
+        })
+        .collect();
+    let n = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    let (lo, hi) = pts
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    Some(slope * (hi - lo))
 }
 
 /// A rate that failed well below one that passed (further apart than `precision`):

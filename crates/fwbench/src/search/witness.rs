@@ -153,6 +153,13 @@ pub fn sender_doubts(points: &[Point], found: Option<f64>) -> Vec<Doubt> {
     }
 }
 
+/// The bracket a search's steps left, as (value, passed) pairs: the highest value that
+/// passed and the lowest that failed (`None`: none did).
+pub fn bracket(steps: impl Iterator<Item = (f64, bool)> + Clone) -> (Option<f64>, Option<f64>) {
+    let side = |pass: bool| steps.clone().filter(move |s| s.1 == pass).map(|s| s.0);
+    (side(true).reduce(f64::max), side(false).reduce(f64::min))
+}
+
 /// A search that ran out of trials before its bracket was as narrow as `asked`: its
 /// answer is the bracket so far, `pass` (highest value that passed; None: none did) to
 /// `fail` (lowest that failed; None: none did), and not converged. `spent` says what
