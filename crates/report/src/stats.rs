@@ -987,10 +987,11 @@ fn solve3(a: [[f64; 3]; 3], b: [f64; 3]) -> Option<[f64; 3]> {
             return None;
         }
         m.swap(col, pivot);
-        for row in col + 1..3 {
-            let f = m[row][col] / m[col][col];
-            for k in col..4 {
-                m[row][k] -= f * m[col][k];
+        let top = m[col];
+        for r in m.iter_mut().skip(col + 1) {
+            let f = r[col] / top[col];
+            for (v, t) in r.iter_mut().zip(top).skip(col) {
+                *v -= f * t;
             }
         }
     }
