@@ -22,10 +22,17 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
         .copied()
         .filter(|c| c.workload.is_echo())
         .collect();
+    // A trial of repeated adds or deletions (`--event-rate`, an envelope's steps) has no
+    // one installed size: its rule set grows or shrinks while it runs. Its rates are no
+    // cost per rule, nor a point of an engine comparison at a size.
+    let resized = |c: &Config| {
+        c.param("packet.events.rate").is_some()
+            && matches!(c.param("packet.events.kind"), Some("add" | "delete"))
+    };
     let packet: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload.is_stream())
+        .filter(|c| c.workload.is_stream() && !resized(c))
         .collect();
     let searched = trials
         .iter()
@@ -138,7 +145,8 @@ fn search_outputs(trials: &[Trial], a: &mut Analysis) {
     let found: Vec<(&Trial, &SearchStored)> = trials
         .iter()
         .filter_map(|t| Some((t, search_of(t)?)))
-        .filter(|(_, s)| !is_sweet_spot(s))
+        // The envelope states its answer as a finding; its steps are no loss curve.
+        .filter(|(_, s)| !is_sweet_spot(s) && !s.is(SearchKind::Envelope))
         .collect();
     if found.is_empty() {
         return;

@@ -328,3 +328,31 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
         "parallel"
     ));
 }
+
+/// Trials of repeated adds (`--event-rate`, an envelope's steps) have no one installed
+/// size: the same planted floods that give a cost per rule give none once each carries
+/// `events` with a rate and kind add (an envelope's scenario stated "−2.656 ns per rule
+/// from 10000 to 20000 rules" from its steps); a reload at a rate keeps its size.
+#[test]
+fn trials_whose_rule_set_grows_while_they_run_give_no_cost_per_rule() {
+    let with = |kind: &str| -> Vec<Trial> {
+        floods("nft", &[0, 2000], 2, |r, rep| jitter(2000.0 + 5.0 * r, rep))
+            .into_iter()
+            .map(|t| {
+                let mut row = t.row.clone();
+                row.params["packet"] = serde_json::json!({"events":
+                    {"kind": kind, "k": 1, "at_s": 1.0, "rate": 10.0, "count": 20,
+                     "method": "batch"}});
+                Trial::new(row)
+            })
+            .collect()
+    };
+    let (f, _) = findings_of(&with("add"));
+    assert!(!f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
+    let (f, _) = findings_of(&with("reload"));
+    assert!(
+        f.iter()
+            .any(|l| l.contains("ns per rule from 0 to 2000 rules")),
+        "{f:?}"
+    );
+}

@@ -153,10 +153,29 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
 /// (unit, engine, method, kind, K, installed): the updates measured alike.
 type Key = (Unit, String, String, String, u32, u64);
 
-/// The updates that committed (no error), by key.
+/// The updates that committed (no error), by key. A trial's repeated updates of one
+/// kind (an `--event-rate` trial, an envelope's step) grow or shrink the rule set one
+/// after another: they count at the size the trial's first of them saw, not one
+/// group per size it passed through (561 adds were 561 findings).
 fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
+    let committed = || updates.iter().filter(|u| u.row.error.is_none());
+    let series = |u: &Update| {
+        let r = &u.row;
+        (
+            u.trial_id,
+            u.engine.clone(),
+            r.method.clone(),
+            r.kind.clone(),
+            r.k,
+        )
+    };
+    let mut first: BTreeMap<(i64, String, String, String, u32), u64> = BTreeMap::new();
+    for u in committed() {
+        let e = first.entry(series(u)).or_insert(u.row.installed);
+        *e = (*e).min(u.row.installed);
+    }
     let mut by: BTreeMap<Key, Vec<&UpdateRecord>> = BTreeMap::new();
-    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+    for u in committed() {
         let r = &u.row;
         by.entry((
             u.unit,
@@ -164,7 +183,7 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
             r.method.clone(),
             r.kind.clone(),
             r.k,
-            r.installed,
+            first[&series(u)],
         ))
         .or_default()
         .push(r);
@@ -328,11 +347,13 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 ),
                 _ => String::new(),
             };
+            // The curvature in what it adds at the largest size (c·n², ms).
             out.push(format!(
-                "{head} grows faster than the rule count: superlinear (the curvature's \
-                 95 % CI, {} ± {} ms per rule², lies above 0){evidence}.",
-                num(q.c),
-                num(h)
+                "{head} grows faster than the rule count: superlinear (the curvature adds \
+                 {} ± {} ms at {} rules, 95 % CI above 0){evidence}.",
+                num(q.c * hi * hi),
+                num(h * hi * hi),
+                num(hi)
             ));
         } else if let Some(l) = crate::stats::fit_line(&points) {
             let curve = if q.c + h < 0.0 {
@@ -341,8 +362,20 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             } else {
                 "its curvature's 95 % CI includes 0"
             };
+            // A commit cannot take less than nothing: a line whose intercept lies
+            // below 0 (CI and all) does not describe the small sets.
+            let negative = match l.a_ci95 {
+                Some(ci) if l.a + ci < 0.0 => format!(
+                    " — FLAGGED: its intercept, {} ± {} ms, is below 0, which no commit can \
+                     be: the line is no model of sizes below {} rules",
+                    num(l.a),
+                    num(ci),
+                    num(lo)
+                ),
+                _ => String::new(),
+            };
             out.push(format!(
-                "{head} grows linearly: {} ms + {} ms per 1 000 rules ({curve}).",
+                "{head} grows linearly: {} ms + {} ms per 1 000 rules ({curve}){negative}.",
                 num(l.a),
                 num(l.b * 1000.0),
             ));

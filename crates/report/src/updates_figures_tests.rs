@@ -248,10 +248,30 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         curved[0].contains("at 100000 rules it took 50 ms where the line"),
         "{curved:?}"
     );
+    // A steep line that starts below 0: flagged, not stated as a model.
+    let negative = growth(&planted(|n| -20.0 + 3e-4 * n));
+    assert!(
+        negative[0].contains("grows linearly: -20 ms + 0.3 ms per 1 000 rules")
+            && negative[0].contains("FLAGGED: its intercept, -20 ± "),
+        "{negative:?}"
+    );
+    assert!(!linear[0].contains("FLAGGED"), "{linear:?}");
     // Two sizes: no parabola, nothing said.
     let two: Vec<Update> = planted(|n| 10.0 + 3e-4 * n)
         .into_iter()
         .filter(|u| u.row.installed < 20_010)
         .collect();
     assert!(growth(&two).is_empty());
+}
+
+/// A trial's repeated adds (20000, 20001, … installed) are one finding at the size the
+/// first saw, the median over all of them — not one sentence per size passed through.
+#[test]
+fn a_trials_repeated_updates_are_one_finding_at_its_first_size() {
+    let f = findings(&repeated(5));
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with("adding 1 rule to 20000 with nft by batch took 4 ms (median of 5)"),
+        "{f:?}"
+    );
 }

@@ -171,9 +171,18 @@ pub fn out_of_trials(
     fail: Option<f64>,
     asked: Width,
 ) -> Doubt {
+    // Whole or large values as they are; small ones (updates/s) with their decimals.
+    let v = |x: f64| match x.abs() {
+        _ if x.fract() == 0.0 => format!("{x:.0}"),
+        a if a >= 100.0 => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        _ => format!("{x:.2}"),
+    };
     let bracket = match (pass, fail) {
         (Some(p), Some(f)) => format!(
-            "left the answer between {p:.0} {unit} (passed) and {f:.0} {unit} (failed), {}",
+            "left the answer between {} {unit} (passed) and {} {unit} (failed), {}",
+            v(p),
+            v(f),
             match asked {
                 Width::Relative(r, _) => format!(
                     "{} apart where {} was asked",
@@ -185,8 +194,8 @@ pub fn out_of_trials(
                 }
             }
         ),
-        (Some(p), None) => format!("ended with {p:.0} {unit} passed and nothing failed"),
-        (None, Some(f)) => format!("ended with nothing passed (lowest failing {f:.0} {unit})"),
+        (Some(p), None) => format!("ended with {} {unit} passed and nothing failed", v(p)),
+        (None, Some(f)) => format!("ended with nothing passed (lowest failing {} {unit})", v(f)),
         (None, None) => "ended with no verdict".to_string(),
     };
     Doubt::new(
