@@ -199,6 +199,13 @@ impl Events {
         };
         let total: usize = self.pending.iter().map(|p| p.3).sum();
         let handles = backend(self.installed.engine).handles(&self.installed, hook, at, total)?;
+        if handles.len() != total && !handles.is_empty() {
+            return Err(UpdateError::Invalid(format!(
+                "reading the handles of {total} rules the events added: the chain holds {} \
+                 there (it changed behind fwbench's back)",
+                handles.len()
+            )));
+        }
         let mut next = handles.into_iter();
         for &(_, _, first, k) in self.pending.iter().rev() {
             for r in &mut self.rules[first..first + k] {
@@ -207,6 +214,24 @@ impl Events {
         }
         self.pending.clear();
         Ok(())
+    }
+
+    /// Read what the update `spec` will need before its commit is timed: the handles of
+    /// pending inserts, unless it is one more insert where they went. The agent calls
+    /// it before it stamps the update's start, so the readback is in the update's wait
+    /// (fwbench's bookkeeping, late as a queue is), never in its commit, stall window
+    /// or time to effect.
+    pub fn settle(&mut self, spec: &EventSpec) -> Result<(), UpdateError> {
+        let Some(&(hook, at, ..)) = self.pending.first() else {
+            return Ok(());
+        };
+        let same_place = spec.kind == UpdateKind::Add
+            && self.hook == Some(hook)
+            && self.place_at(hook, spec.place)? == at;
+        if same_place {
+            return Ok(());
+        }
+        self.resolve()
     }
 
     /// Rules (or elements, for element updates) fwbench's rule set holds now.

@@ -972,7 +972,10 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
     let (dir, sc) = TempDir::with_text(
         "ndr.toml",
         // A ceiling far above what the sender manages: a dozen or so bisection steps.
-        "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\n",
+        // No latency steps after it: on this busy machine the one at 100 % of the rate
+        // found sometimes lost 0.3 % and rightly flagged the answer (a CI run), which is
+        // not what this test is about — resuming.
+        "workload = \"ndr\"\n[params]\nduration = \"300ms\"\nprecision = \"2%\"\nmax_rate = \"5000kpps\"\nlatency_at = \"none\"\n",
     );
     let db = dir.file("r.db");
     let args = cmd!("run", &sc, "--db", &db);
@@ -1024,8 +1027,7 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
             "SELECT status || ': ' || coalesce(error, '') FROM trials WHERE workload = 'ndr'"
         )
     );
-    // The search counts every step once: the reused ones and the new ones (its
-    // latency-under-load trials after it too).
+    // The search counts every step once: the reused ones and the new ones.
     assert_eq!(
         sqlite_count(
             &db,

@@ -26,8 +26,10 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     // one installed size: its rule set grows or shrinks while it runs. Its rates are no
     // cost per rule, nor a point of an engine comparison at a size.
     let resized = |c: &Config| {
-        c.param("packet.events.rate").is_some()
-            && matches!(c.param("packet.events.kind"), Some("add" | "delete"))
+        let trace = c.flat.keys().any(|k| k.starts_with("packet.events.trace"));
+        trace
+            || (c.param("packet.events.rate").is_some()
+                && matches!(c.param("packet.events.kind"), Some("add" | "delete")))
     };
     let packet: Vec<&Config> = ok
         .iter()

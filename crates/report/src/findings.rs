@@ -303,8 +303,18 @@ fn envelopes(trials: &[Trial]) -> Vec<String> {
                 .map(|s| (t, s))
         })
         .map(|(t, s)| {
+            // What the rate was held to: the search's targets, from its parameters.
+            let target = |k: &str| t.row.params["search"]["envelope"][k].as_f64();
+            let targets = match (target("latency_ms"), target("effect_ms")) {
+                (Some(l), Some(e)) => format!(
+                    ", held to p99 latency (due → committed) ≤ {} ms and time to effect ≤ {} ms",
+                    num(l),
+                    num(e)
+                ),
+                _ => String::new(),
+            };
             let what = format!(
-                "Safe envelope of {} updates at {} rules ({})",
+                "Safe envelope of {} updates at {} rules ({}{targets})",
                 s.update.as_deref().unwrap_or("?"),
                 s.installed.map_or("?".into(), num),
                 t.label_or_engine().unwrap_or_else(|| "-".into())

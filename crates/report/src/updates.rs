@@ -169,10 +169,14 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
             r.k,
         )
     };
-    let mut first: BTreeMap<(i64, String, String, String, u32), u64> = BTreeMap::new();
+    // (start, installed) of the earliest: deletions shrink, adds grow the set.
+    // (trial, engine, method, kind, K) → its earliest update's (start, installed).
+    type Series = (i64, String, String, String, u32);
+    let mut first: BTreeMap<Series, (u64, u64)> = BTreeMap::new();
     for u in committed() {
-        let e = first.entry(series(u)).or_insert(u.row.installed);
-        *e = (*e).min(u.row.installed);
+        let at = (u.row.start_unix_ns, u.row.installed);
+        let e = first.entry(series(u)).or_insert(at);
+        *e = (*e).min(at);
     }
     let mut by: BTreeMap<Key, Vec<&UpdateRecord>> = BTreeMap::new();
     for u in committed() {
@@ -183,7 +187,7 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
             r.method.clone(),
             r.kind.clone(),
             r.k,
-            first[&series(u)],
+            first[&series(u)].1,
         ))
         .or_default()
         .push(r);
@@ -295,8 +299,8 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
 /// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
 /// largest size's commit against the line through the smaller ones.
 pub fn growth(updates: &[Update]) -> Vec<String> {
-    // (engine, method, kind, K) → trial → (smallest installed, commits).
-    type Per = BTreeMap<i64, (u64, Vec<f64>)>;
+    // (engine, method, kind, K) → trial → (smallest installed, installed, commits).
+    type Per = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>)>;
     let mut by: BTreeMap<(String, String, String, u32), Per> = BTreeMap::new();
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
@@ -304,25 +308,37 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             .entry((u.engine.clone(), r.method.clone(), r.kind.clone(), r.k))
             .or_default()
             .entry(u.trial_id)
-            .or_insert((r.installed, vec![]));
+            .or_insert((r.installed, vec![], vec![]));
         t.0 = t.0.min(r.installed);
-        t.1.push(r.commit_ms);
+        t.1.push(r.installed as f64);
+        t.2.push(r.commit_ms);
     }
     let mut out = vec![];
     for ((engine, method, kind, k), trials) in by {
-        let points: Vec<(f64, f64)> = trials
+        // Each trial at the median size its updates saw (561 adds from 1 000 rules
+        // saw 1 000 to 1 560), labelled by the size it started at.
+        let points: Vec<(f64, f64, f64)> = trials
             .values()
-            .filter_map(|(n, c)| Some((*n as f64, median(c.iter().copied())?)))
+            .filter_map(|(start, n, c)| {
+                Some((
+                    *start as f64,
+                    median(n.iter().copied())?,
+                    median(c.iter().copied())?,
+                ))
+            })
             .collect();
-        let Some(q) = crate::stats::fit_quadratic(&points) else {
+        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.2)).collect();
+        let Some(q) = crate::stats::fit_quadratic(&xy) else {
             continue;
         };
         let mut sizes: Vec<f64> = points.iter().map(|p| p.0).collect();
         sizes.sort_by(f64::total_cmp);
         sizes.dedup();
+        if sizes.len() < 3 {
+            continue;
+        }
         let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
-        let (what, _) = doing(&kind, k, 0);
-        let what = what.trim_end_matches(" to 0").trim_end_matches(" of 0");
+        let what = kind_words(&kind, k);
         let head = format!(
             "Commit latency of {what} with {engine} by {method} over {}–{} rules ({} trials \
              at {} sizes)",
@@ -334,17 +350,27 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         let Some(h) = q.c_ci95 else {
             continue;
         };
-        let at_hi = median(points.iter().filter(|p| p.0 == hi).map(|p| p.1));
-        let smaller: Vec<(f64, f64)> = points.iter().copied().filter(|p| p.0 < hi).collect();
+        let largest: Vec<&(f64, f64, f64)> = points.iter().filter(|p| p.0 == hi).collect();
+        let at_hi = median(largest.iter().map(|p| p.2));
+        let x_hi = median(largest.iter().map(|p| p.1)).unwrap_or(hi);
+        let smaller: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.0 < hi)
+            .map(|p| (p.1, p.2))
+            .collect();
         if q.superlinear() {
             let evidence = match (crate::stats::fit_line(&smaller), at_hi) {
-                (Some(l), Some(m)) => format!(
-                    "; at {} rules it took {} ms where the line through the smaller sizes \
-                     predicts {} ms",
-                    num(hi),
-                    num(m),
-                    num(l.at(hi).0)
-                ),
+                (Some(l), Some(m)) => {
+                    let (pred, ci) = l.at(x_hi);
+                    format!(
+                        "; at {} rules it took {} ms where the line through the smaller \
+                         sizes predicts {} ms{}",
+                        num(hi),
+                        num(m),
+                        num(pred),
+                        ci.map_or(String::new(), |c| format!(" ± {}", num(c)))
+                    )
+                }
                 _ => String::new(),
             };
             // The curvature in what it adds at the largest size (c·n², ms).
@@ -355,7 +381,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 num(h * hi * hi),
                 num(hi)
             ));
-        } else if let Some(l) = crate::stats::fit_line(&points) {
+        } else if let Some(l) = crate::stats::fit_line(&xy) {
             let curve = if q.c + h < 0.0 {
                 "its curvature's 95 % CI lies below 0: sublinear, a fixed cost the larger \
                  sets amortise"
@@ -374,14 +400,45 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 ),
                 _ => String::new(),
             };
+            // The slope with its CI; one whose CI includes 0 is no growth stated.
+            let slope = match l.b_ci95 {
+                Some(ci) if (l.b - ci) * (l.b + ci) <= 0.0 => {
+                    out.push(format!(
+                        "{head}: no measurable growth ({} ± {} ms per 1 000 rules, the CI \
+                         includes 0).",
+                        num(l.b * 1000.0),
+                        num(ci * 1000.0)
+                    ));
+                    continue;
+                }
+                Some(ci) => format!("{} ± {}", num(l.b * 1000.0), num(ci * 1000.0)),
+                None => num(l.b * 1000.0),
+            };
             out.push(format!(
-                "{head} grows linearly: {} ms + {} ms per 1 000 rules ({curve}){negative}.",
+                "{head} grows linearly: {} ms + {slope} ms per 1 000 rules ({curve}){negative}.",
                 num(l.a),
-                num(l.b * 1000.0),
             ));
         }
     }
     out
+}
+
+/// An update kind in words for a heading: "adding 1 rule", "reloading the rule set".
+fn kind_words(kind: &str, k: u32) -> String {
+    let (rules, elements) = if k == 1 {
+        ("rule", "element")
+    } else {
+        ("rules", "elements")
+    };
+    match kind {
+        "add" => format!("adding {k} {rules}"),
+        "delete" => format!("deleting {k} {rules}"),
+        "replace" => format!("replacing the rule set (+{k})"),
+        "reload" => "reloading the rule set".into(),
+        "add-elements" => format!("adding {k} set {elements}"),
+        "remove-elements" => format!("removing {k} set {elements}"),
+        other => format!("{other} of {k}"),
+    }
 }
 
 /// Adds behind the established-accept rule: whose marker never changed fate, the block

@@ -232,6 +232,13 @@ fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, V
             continue;
         }
         let mut r = row(s, e, i, None);
+        // What the update needs read first (pending handles) is read before its
+        // start is stamped: in its wait, not in its commit or its windows.
+        if let Err(err) = events.settle(s) {
+            r.error = Some(err.to_string());
+            rows.push(r);
+            continue;
+        }
         r.installed = events.size(s.kind);
         let cpu0 = cpu_jiffies();
         r.start_unix_ns = ::traffic::sys::realtime_ns();

@@ -199,6 +199,19 @@ pub fn point(rate: f64, ev: &EventsSummary, t: &Targets) -> EnvelopePoint {
     if let Some(e) = effect.filter(|e| *e > t.effect_ms) {
         why.push(format!("time to effect {e:.1} ms above {} ms", t.effect_ms));
     }
+    // The effect target needs its evidence: the update carrying the marker ran and no
+    // time to effect came of it (no marker packet changed fate, or it was withheld).
+    if let Some(m) = ran
+        .iter()
+        .find(|u| u.row.marker && u.time_to_effect_ms.is_none())
+    {
+        let reason = m
+            .no_time_to_effect
+            .clone()
+            .or_else(|| m.doubts.first().map(|d| d.to_string()))
+            .unwrap_or_else(|| "no reason given".into());
+        why.push(format!("no time to effect shown ({reason})"));
+    }
     if violations > 0 {
         why.push(format!("{violations} must-drop packets passed"));
     }
@@ -217,10 +230,14 @@ pub fn point(rate: f64, ev: &EventsSummary, t: &Targets) -> EnvelopePoint {
     }
 }
 
+/// Updates a step needs before its wait's growth is judged.
+const MIN_FOR_GROWTH: usize = 8;
+
 /// How much the updates' wait grew from the first due to the last, ms: the least-squares
-/// slope of wait over due time, times the span (`None` below three updates).
+/// slope of wait over due time, times the span (`None` below [`MIN_FOR_GROWTH`]).
 fn wait_growth(ran: &[&crate::workloads::events::UpdateEffect]) -> Option<f64> {
-    if ran.len() < 3 {
+    // Below eight, one late update near the end weighs too much to call a trend.
+    if ran.len() < MIN_FOR_GROWTH {
         return None;
     }
     let pts: Vec<(f64, f64)> = ran

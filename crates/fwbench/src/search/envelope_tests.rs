@@ -287,3 +287,17 @@ fn a_path_falling_behind_misses_though_its_latency_stays_under_target() {
     assert!(p.pass, "{:?}", p.why);
     assert_eq!(p.wait_growth_ms, Some(0.0));
 }
+
+/// The update carrying the marker ran but showed no time to effect: the effect target
+/// has no evidence, and the step misses, saying why.
+#[test]
+fn a_marker_update_without_a_time_to_effect_misses() {
+    let mut s = simulated(5.0, 2.0, 10.0);
+    s.updates[0].time_to_effect_ms = None;
+    s.updates[0].no_time_to_effect = Some("no packet of the marker changed fate".into());
+    let p = point(5.0, &s, &targets());
+    assert_eq!(
+        p.why.as_deref(),
+        Some("no time to effect shown (no packet of the marker changed fate)")
+    );
+}
