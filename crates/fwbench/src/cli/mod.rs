@@ -708,7 +708,7 @@ struct EnvelopeArgs {
     #[arg(long, default_value = "1s", value_parser = parse_duration, help_heading = "Search")]
     effect_target: f64,
     /// The highest update rate searched, updates/s
-    #[arg(long, default_value = "100", value_parser = positive_rate_flag, help_heading = "Search")]
+    #[arg(long, default_value = "100", value_parser = crate::workloads::events::positive_rate, help_heading = "Search")]
     max_update_rate: f64,
     /// Stop when the bracket of rates is this narrow, relative to its upper bound
     #[arg(long, default_value = "10%", value_parser = ratio, allow_negative_numbers = true, help_heading = "Search")]
@@ -716,13 +716,6 @@ struct EnvelopeArgs {
     /// Most trials (the confirmation counted)
     #[arg(long, default_value = "12", value_parser = count, allow_negative_numbers = true, help_heading = "Search")]
     max_trials: u32,
-}
-
-/// Updates/s, 0 < R <= 10000.
-fn positive_rate_flag(t: &str) -> Result<f64, String> {
-    crate::params::events::parse_event_rate(t)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| "give updates/s".to_string())
 }
 
 #[derive(Args, Clone)]

@@ -247,16 +247,7 @@ fn wait_growth(ran: &[&crate::workloads::events::UpdateEffect]) -> Option<f64> {
             (due, u.row.wait_ns as f64 / 1e6)
         })
         .collect();
-    let n = pts.len() as f64;
-    let (mx, my) = (
-        pts.iter().map(|p| p.0).sum::<f64>() / n,
-        pts.iter().map(|p| p.1).sum::<f64>() / n,
-    );
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if sxx <= 0.0 {
-        return None;
-    }
-    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    let slope = report::stats::fit_line(&pts)?.b;
     let (lo, hi) = pts
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));

@@ -98,7 +98,8 @@ pub struct EventArgs {
     load: Option<crate::params::events::Load>,
 }
 
-fn positive_rate(t: &str) -> Result<f64, String> {
+/// An update rate flag: updates/s, 0 < R <= 10000 (`--event-rate`, `envelope --max-update-rate`).
+pub(crate) fn positive_rate(t: &str) -> Result<f64, String> {
     t.trim_end_matches("/s")
         .parse::<f64>()
         .ok()
