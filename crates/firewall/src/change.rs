@@ -42,6 +42,13 @@ pub enum Change {
     },
     /// Replace the whole installed rule set by this rendering (of the same engine).
     Replace(Box<Rendered>),
+    /// Load fwbench's set `set` again: empty it and fill it with `elements`, its whole
+    /// contents (the method says whether in one atomic step).
+    ReloadSet {
+        set: String,
+        l4: L4,
+        elements: Vec<SetElem>,
+    },
 }
 
 impl Change {
@@ -49,9 +56,9 @@ impl Change {
     pub fn size(&self) -> usize {
         match self {
             Change::Insert { rules, .. } | Change::Delete { rules, .. } => rules.len(),
-            Change::AddElements { elements, .. } | Change::RemoveElements { elements, .. } => {
-                elements.len()
-            }
+            Change::AddElements { elements, .. }
+            | Change::RemoveElements { elements, .. }
+            | Change::ReloadSet { elements, .. } => elements.len(),
             Change::Replace(r) => r.expect_rules + r.expect_elements,
         }
     }
@@ -66,6 +73,9 @@ impl Change {
                 format!("remove {} set elements", elements.len())
             }
             Change::Replace(_) => "replace the rule set".into(),
+            Change::ReloadSet { elements, .. } => {
+                format!("reload a set of {} elements", elements.len())
+            }
         }
     }
 }

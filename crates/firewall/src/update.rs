@@ -18,6 +18,7 @@ use crate::model::{
     Action, EngineKind, EngineOptions, Hook, Match, Prefix, Role, Rule, RuleSet, SetElem, L4,
 };
 use crate::models::{filler_addr, FILLER_ADDRS};
+use crate::plan::plan;
 use crate::render::render_with;
 use crate::rendered::{RenderError, Rendered};
 use crate::tool::{run, Tool, ToolError};
@@ -166,6 +167,9 @@ pub struct Events {
     replaced: bool,
     /// Next filler number.
     next: u32,
+    /// The installed elements of the drop set a set's reload loads again (its name
+    /// and elements), planned once, untimed.
+    set_base: Option<(String, Vec<SetElem>)>,
     /// Inserts whose handles are not read yet, oldest first: (hook, place, index of
     /// their first rule in `rules`, how many). Reading them back after each commit
     /// (a `nft -j -a list chain` of the whole chain: ~0.2 s at 10 000 rules) would hold
@@ -188,7 +192,30 @@ impl Events {
             replaced: false,
             next: 0,
             pending: vec![],
+            set_base: None,
         }
+    }
+
+    /// The elements fwbench's rule set put in its set `set` (planned from the rule
+    /// set as the engines plan it, collapsing filler runs; cached).
+    fn set_base(&mut self, set: &str) -> Result<&[SetElem], UpdateError> {
+        if self.set_base.as_ref().is_none_or(|(s, _)| s != set) {
+            let plan = plan(&self.rule_set, true)?;
+            let elements = plan
+                .sets
+                .into_iter()
+                .find(|s| s.name == set)
+                .map(|s| s.elements)
+                .ok_or_else(|| {
+                    UpdateError::Invalid(format!("fwbench's rule set plans no set {set}"))
+                })?;
+            self.set_base = Some((set.to_string(), elements));
+        }
+        Ok(self
+            .set_base
+            .as_ref()
+            .map(|(_, e)| e.as_slice())
+            .unwrap_or(&[]))
     }
 
     /// Read the handles of the pending inserts (see `pending`): they stand in their
@@ -240,13 +267,17 @@ impl Events {
             UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace | UpdateKind::Reload => {
                 self.installed.expect_rules
             }
-            UpdateKind::AddElements | UpdateKind::RemoveElements => self.installed.expect_elements,
+            UpdateKind::AddElements | UpdateKind::RemoveElements | UpdateKind::ReloadSet => {
+                self.installed.expect_elements
+            }
         };
         let events = match kind {
             UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace | UpdateKind::Reload => {
                 self.rules.len()
             }
-            UpdateKind::AddElements | UpdateKind::RemoveElements => self.elements.len(),
+            UpdateKind::AddElements | UpdateKind::RemoveElements | UpdateKind::ReloadSet => {
+                self.elements.len()
+            }
         };
         (base + events) as u64
     }
@@ -374,7 +405,10 @@ impl Events {
             UpdateKind::RemoveElements => UpdateKind::AddElements,
             // Rendered as the replacement it is (its rules are not prepared here).
             UpdateKind::Reload => UpdateKind::Replace,
-            k @ (UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements) => k,
+            k @ (UpdateKind::Add
+            | UpdateKind::Replace
+            | UpdateKind::AddElements
+            | UpdateKind::ReloadSet) => k,
         };
         probe.k = spec.k.min(2);
         scratch.render(0, 0, &probe)?;
@@ -401,6 +435,12 @@ impl Events {
                 let (set, l4) = self.drop_set()?;
                 let elements = self.new_elements(l4, spec.marker.as_ref(), n)?;
                 self.add_elements(event, set, l4, elements, spec.method)?;
+            }
+            UpdateKind::ReloadSet => {
+                let (set, l4) = self.drop_set()?;
+                self.set_base(&set)?;
+                let elements = self.new_elements(l4, spec.marker.as_ref(), spec.k)?;
+                self.add_elements(event, set, l4, elements, proto::UpdateMethod::Batch)?;
             }
             UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {}
         }
@@ -472,6 +512,17 @@ impl Events {
                     elements: taken,
                 }
             }
+            UpdateKind::ReloadSet => {
+                let (set, l4) = self.drop_set()?;
+                // The set in force: the installed elements and every one the events
+                // put in place (a check's scratch copy has none: it renders fresh ones).
+                let mut elements = self.set_base(&set)?.to_vec();
+                if self.elements.is_empty() {
+                    elements.extend(self.new_elements(l4, spec.marker.as_ref(), spec.k)?);
+                }
+                elements.extend(self.elements.iter().map(|e| e.item));
+                Change::ReloadSet { set, l4, elements }
+            }
         };
         let mut steps = match (&change, spec.method) {
             (Change::Replace(new), proto::UpdateMethod::FlushLoad) => self.flush_load(new)?,
@@ -535,7 +586,13 @@ impl Events {
                 self.resolve()?;
             }
         }
-        let done = commit(&steps)?;
+        let done = match commit(&steps) {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = commit(&backend(self.installed.engine).after_failed(&change));
+                return Err(e.into());
+            }
+        };
         match change {
             Change::Insert { hook, at, rules } => {
                 let k = rules.len();
@@ -554,7 +611,8 @@ impl Events {
                         handle: None,
                     }))
             }
-            Change::Delete { .. } | Change::RemoveElements { .. } => {}
+            // A set's reload leaves the elements in force as they were.
+            Change::Delete { .. } | Change::RemoveElements { .. } | Change::ReloadSet { .. } => {}
         }
         Ok(done)
     }

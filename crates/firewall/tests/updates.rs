@@ -103,6 +103,7 @@ fn case(engine: Engine, event: EventSpec) {
             UpdateKind::Delete => assert_eq!(rules0, base.0 + k * n, "{ctx}: prepared"),
             UpdateKind::Reload => assert_eq!(rules0, base.0 + k, "{ctx}: prepared"),
             UpdateKind::RemoveElements => assert_eq!(elements0, base.1 + k * n, "{ctx}: prepared"),
+            UpdateKind::ReloadSet => assert_eq!(elements0, base.1 + k, "{ctx}: prepared"),
             UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {
                 assert_eq!((rules0, elements0), base, "{ctx}: nothing prepared")
             }
@@ -125,6 +126,8 @@ fn case(engine: Engine, event: EventSpec) {
                 UpdateKind::Replace | UpdateKind::Reload => (base.0 + k, base.1),
                 UpdateKind::AddElements => (base.0, base.1 + k * m),
                 UpdateKind::RemoveElements => (base.0, base.1 + k * (n - m)),
+                // The same set again (ipset: no filled set left beside it after the swap).
+                UpdateKind::ReloadSet => (base.0, base.1 + k),
             };
             assert_eq!(got, want, "{ctx}: after update {i}");
         }
@@ -180,7 +183,101 @@ fn set_elements_are_added_and_removed_by_every_method() {
             case(engine, spec(UpdateKind::AddElements, method, 4, 2));
             case(engine, spec(UpdateKind::RemoveElements, method, 2, 2));
         }
+        // Issue 39: the set loaded again, atomically, in two steps, element by element.
+        for method in [
+            UpdateMethod::Batch,
+            UpdateMethod::FlushLoad,
+            UpdateMethod::PerRule,
+        ] {
+            case(engine, spec(UpdateKind::ReloadSet, method, 2, 2));
+        }
     }
+}
+
+/// A set's reload, as each method makes it: nft-set in one transaction flushing and
+/// filling the set, or a flush then the adds; ipset by a filled set swapped in, or
+/// `ipset flush` then the adds. Every element of the set in force is loaded: the
+/// installed fillers and the events' K (the marker's first).
+#[test]
+fn a_sets_reload_renders_atomic_or_in_two_steps() {
+    let rs = rule_set(5);
+    let ev_of = |engine| {
+        let opts = EngineOptions::default();
+        let r = render_with(&rs, engine, &opts).unwrap();
+        Events::new(&r, rs.clone(), opts)
+    };
+    let steps = |engine, method| {
+        let (change, steps) = ev_of(engine)
+            .render(0, 0, &spec(UpdateKind::ReloadSet, method, 2, 1))
+            .unwrap();
+        assert_eq!(change.size(), 5 + 2, "{engine} {method:?}");
+        steps
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} <{}>",
+                    s.argv.join(" "),
+                    s.stdin.as_deref().unwrap_or("")
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let nft = steps(Engine::NftSet, UpdateMethod::Batch);
+    assert_eq!(nft.len(), 1, "{nft:?}");
+    assert!(
+        nft[0].starts_with("nft -f - <flush set inet fwbench "),
+        "{nft:?}"
+    );
+    assert_eq!(nft[0].matches(" . ").count(), 7, "{nft:?}");
+    assert!(nft[0].contains("198.18.1.1 . 5001"), "{nft:?}");
+    let nft = steps(Engine::NftSet, UpdateMethod::FlushLoad);
+    assert_eq!(nft.len(), 2, "{nft:?}");
+    assert!(nft[0].starts_with("nft flush set inet fwbench "), "{nft:?}");
+    assert!(
+        nft[1].starts_with("nft -f - <add element inet fwbench "),
+        "{nft:?}"
+    );
+    assert_eq!(steps(Engine::NftSet, UpdateMethod::PerRule).len(), 1 + 7);
+    let ipset = steps(Engine::IpsetLegacy, UpdateMethod::Batch);
+    assert_eq!(ipset.len(), 1, "{ipset:?}");
+    let text = &ipset[0];
+    assert!(
+        text.starts_with("ipset restore <create fwbench-swap hash:ip,port"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\nadd fwbench-swap ").count(), 7, "{text}");
+    assert!(
+        text.contains("add fwbench-swap 198.18.1.1,udp:5001"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\nswap fwbench-swap fwbench-fill0\ndestroy fwbench-swap\n>"),
+        "{text}"
+    );
+    let ipset = steps(Engine::IpsetNft, UpdateMethod::FlushLoad);
+    assert_eq!(ipset.len(), 2, "{ipset:?}");
+    assert_eq!(ipset[0], "ipset flush fwbench-fill0 <>");
+    assert!(
+        ipset[1].starts_with("ipset restore <add fwbench-fill0 "),
+        "{ipset:?}"
+    );
+    assert_eq!(steps(Engine::IpsetNft, UpdateMethod::PerRule).len(), 1 + 7);
+    // Not by map; not where no set is.
+    let e = ev_of(Engine::NftSet)
+        .render(0, 0, &spec(UpdateKind::ReloadSet, UpdateMethod::Map, 1, 1))
+        .unwrap_err();
+    assert!(e.to_string().contains("by method map"), "{e}");
+    let e = ev_of(Engine::Nft)
+        .render(
+            0,
+            0,
+            &spec(UpdateKind::ReloadSet, UpdateMethod::Batch, 1, 1),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("nft-set, ipset-legacy or ipset-nft"),
+        "{e}"
+    );
 }
 
 #[test]

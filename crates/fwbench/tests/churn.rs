@@ -76,7 +76,7 @@ fn bad_traces_and_combinations_are_refused_with_exit_2() {
     );
     assert_refused(
         &flow(&["--event-trace", good, "--event-method", "flush-load"]),
-        &format!("{good}:1: add 1: event method flush-load removes and installs"),
+        &format!("{good}:1: add 1: event method flush-load empties and loads again"),
     );
     for (flag, value) in [
         ("--event", "add:1@1s"),

@@ -27,9 +27,9 @@ fn passed_counter(tb: &TestbedGuard) -> NftTable {
     NftTable::load(&tb.gw(), "inet", "fwbt_passed", &text)
 }
 
-/// Five reloads of `engine`'s 100 rules by `method` under a 2-s flow of two sources
-/// at 40 kpps (the marker's packets 0.05 ms apart).
-fn reloads(tb: &TestbedGuard, engine: &str, method: &str) -> Value {
+/// Five reloads (`kind`: reload, reload-set) of `engine`'s 100 rules by `method`
+/// under a 2-s flow of two sources at 40 kpps (the marker's packets 0.05 ms apart).
+fn reloads(tb: &TestbedGuard, engine: &str, kind: &str, method: &str) -> Value {
     let a = [
         &cmd!(
             "flow --testbed",
@@ -37,7 +37,8 @@ fn reloads(tb: &TestbedGuard, engine: &str, method: &str) -> Value {
             "--no-store --json --engine",
             engine
         )[..],
-        &argv("-r 40kpps --flows 2 --sources 2 -t 2 --rules 100 --event reload:1@500ms")[..],
+        &argv("-r 40kpps --flows 2 --sources 2 -t 2 --rules 100 --event")[..],
+        &[&format!("{kind}:1@500ms")],
         &argv("--event-rate 5 --event-count 5 --event-method")[..],
         &[method],
     ];
@@ -53,10 +54,35 @@ fn marker_passed(v: &Value, counters: &[u64]) -> u64 {
 
 #[root_test(tb = "forward")]
 fn a_reload_in_two_steps_lets_must_drop_packets_through_and_an_atomic_one_none() {
-    for engine in ["nft", "iptables-nft"] {
+    reloads_counted(
+        &tb,
+        "reload",
+        &["nft", "iptables-nft"],
+        "reloading 102 rules",
+    );
+}
+
+/// A blocklist refresh: the drop set loaded again. Atomically (nft-set: one
+/// transaction flushing and filling the set; ipset: a new set filled, then `ipset
+/// swap`) none of the marker's packets pass; emptied and filled again by a second call
+/// (`flush-load`) some do, as many as the gateway's counter saw.
+#[root_test(tb = "forward")]
+fn a_set_emptied_and_filled_again_lets_must_drop_packets_through_a_swap_none() {
+    reloads_counted(
+        &tb,
+        "reload-set",
+        &["nft-set", "ipset-nft"],
+        "reloading a set of 101 elements",
+    );
+}
+
+/// [`reloads`] by `batch` and `flush-load` for each of `engines`, the violations
+/// checked against the gateway's counter; a 1-s trial's text says `doing`.
+fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str) {
+    for &engine in engines {
         for method in ["batch", "flush-load"] {
-            let witness = passed_counter(&tb);
-            let v = reloads(&tb, engine, method);
+            let witness = passed_counter(tb);
+            let v = reloads(tb, engine, kind, method);
             let counted = marker_passed(&v, &witness.counters());
             drop(witness);
             let ctx = format!("{engine} {method}");
@@ -87,12 +113,12 @@ fn a_reload_in_two_steps_lets_must_drop_packets_through_and_an_atomic_one_none()
                 &[
                     &cmd!("flow --testbed", &tb.name, "--no-store --engine", engine)[..],
                     &argv("-r 40kpps --flows 2 --sources 2 -t 1 --rules 100")[..],
-                    &argv("--event reload:1@300ms --event-method")[..],
-                    &[method],
+                    &argv("--event")[..],
+                    &[&format!("{kind}:1@300ms"), "--event-method", method],
                 ]
                 .concat(),
             ));
-            assert!(text.contains("reloading 102 rules"), "{ctx}: {text}");
+            assert!(text.contains(doing), "{ctx}: {text}");
             assert!(text.contains("must-drop packets through"), "{ctx}: {text}");
         }
     }
@@ -109,7 +135,7 @@ fn a_reload_is_refused_where_it_cannot_be_counted() {
         ),
         (
             "flow -r 10kpps --engine nft --rules 10 --event add:1@1s --event-method flush-load",
-            "makes a replace or a reload (not add)",
+            "makes a replace, a reload or a reload-set (not add)",
         ),
         (
             "flow --engine nft --event reload:1@1s --event-method nope",

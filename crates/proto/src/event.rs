@@ -32,16 +32,25 @@ pub enum UpdateKind {
     /// before the traffic phase — as a firewall manager reloads its rules. No packet's
     /// fate changes: every marker packet that passes during one is a violation.
     Reload,
+    /// Load fwbench's first drop set again, unchanged: its elements with K more (the
+    /// first the marker flow's), put in place untimed before the traffic phase — as a
+    /// blocklist job refreshes its list. `batch` replaces the contents atomically (one
+    /// nft transaction flushing and filling the set; ipset: a new set filled, then
+    /// `ipset swap`), `flush-load` empties it and fills it again in a second call,
+    /// `per-rule` after the flush adds one element per call (fail2ban re-banning one
+    /// address at a time on restart). Marker packets that pass are violations.
+    ReloadSet,
 }
 
 impl UpdateKind {
-    pub const ALL: [UpdateKind; 6] = [
+    pub const ALL: [UpdateKind; 7] = [
         UpdateKind::Add,
         UpdateKind::Delete,
         UpdateKind::Replace,
         UpdateKind::AddElements,
         UpdateKind::RemoveElements,
         UpdateKind::Reload,
+        UpdateKind::ReloadSet,
     ];
 
     /// Stable name (CLI, scenario files, store).
@@ -53,6 +62,7 @@ impl UpdateKind {
             UpdateKind::AddElements => "add-elements",
             UpdateKind::RemoveElements => "remove-elements",
             UpdateKind::Reload => "reload",
+            UpdateKind::ReloadSet => "reload-set",
         }
     }
 
@@ -61,7 +71,7 @@ impl UpdateKind {
         match self {
             UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => MarkerFate::Drops,
             UpdateKind::Delete | UpdateKind::RemoveElements => MarkerFate::Passes,
-            UpdateKind::Reload => MarkerFate::Kept,
+            UpdateKind::Reload | UpdateKind::ReloadSet => MarkerFate::Kept,
         }
     }
 }

@@ -216,6 +216,7 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
             "removal",
         ),
         "reload" => (format!("reloading {installed} rules"), "reload"),
+        "reload-set" => (format!("reloading a set of {installed} elements"), "reload"),
         other => (
             format!("{other} of {k} with {installed} installed"),
             "change",
@@ -435,6 +436,7 @@ fn kind_words(kind: &str, k: u32) -> String {
         "delete" => format!("deleting {k} {rules}"),
         "replace" => format!("replacing the rule set (+{k})"),
         "reload" => "reloading the rule set".into(),
+        "reload-set" => "reloading a set".into(),
         "add-elements" => format!("adding {k} set {elements}"),
         "remove-elements" => format!("removing {k} set {elements}"),
         other => format!("{other} of {k}"),

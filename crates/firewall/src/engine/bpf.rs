@@ -328,7 +328,8 @@ impl Backend for BpfEngine {
             Change::RemoveElements { set, l4, elements } => {
                 MapWrite::RemoveElements(elems(set, *l4, elements)?)
             }
-            Change::Replace(_) => return Err(refuse()),
+            // A set's reload would be a new map, not writes to the loaded one.
+            Change::Replace(_) | Change::ReloadSet { .. } => return Err(refuse()),
         };
         Ok(vec![Step::batch(&Tool::Bpf.argv(), write.to_text())])
     }

@@ -90,6 +90,9 @@ impl Backend for Ipset {
             Change::Insert { .. } | Change::Delete { .. } | Change::Replace(_) => {
                 return self.0.change(r, change, method)
             }
+            Change::ReloadSet { set, l4, elements } => {
+                return reload_set(r.engine, r.ip, change, method, set, *l4, elements)
+            }
         };
         let name = format!("{IPSET_PREFIX}{set}");
         let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
@@ -106,6 +109,78 @@ impl Backend for Ipset {
         }
         Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
     }
+
+    fn after_failed(&self, change: &Change) -> Vec<Step> {
+        match change {
+            Change::ReloadSet { .. } => vec![Step {
+                none_found_ok: true,
+                ..Step::call(&["ipset", "destroy", SWAP_SET])
+            }],
+            Change::Insert { .. }
+            | Change::Delete { .. }
+            | Change::Replace(_)
+            | Change::AddElements { .. }
+            | Change::RemoveElements { .. } => vec![],
+        }
+    }
+}
+
+/// Where a set's atomic reload fills the new contents before `ipset swap` makes them
+/// the set's (named `fwbench-*`, as every set fwbench touches).
+const SWAP_SET: &str = "fwbench-swap";
+
+/// A set's reload: atomically (`batch`) as blocklist jobs do it — a new set filled,
+/// then `ipset swap`ped with the old (the rules matching the set by name then match
+/// the new contents; ipset's documented way to replace a set in use) and the old one
+/// destroyed — or emptied by `ipset flush` and filled again (`flush-load`: one
+/// `ipset restore`; `per-rule`: one `ipset add` each).
+fn reload_set(
+    engine: Engine,
+    ip: Ip,
+    change: &Change,
+    method: UpdateMethod,
+    set: &str,
+    l4: L4,
+    elements: &[SetElem],
+) -> ChangeSteps {
+    let name = format!("{IPSET_PREFIX}{set}");
+    if name == SWAP_SET {
+        return Err(RenderError::Invalid(format!(
+            "set {name} is the name a set's reload fills before its swap"
+        )));
+    }
+    let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
+    let adds = |to: &str| {
+        let mut t = String::with_capacity(48 * elements.len());
+        for e in elements {
+            let _ = writeln!(t, "add {to} {}", entry(e));
+        }
+        t
+    };
+    let restore = |text: String| Step::batch(&Tool::IpsetRestore.argv(), text);
+    super::reload_set_steps(
+        engine,
+        change,
+        method,
+        || {
+            let (hashsize, maxelem) = sizes(elements.len());
+            let mut t = format!(
+                "create {SWAP_SET} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}\n",
+                ipset_family(ip)
+            );
+            t.push_str(&adds(SWAP_SET));
+            let _ = writeln!(t, "swap {SWAP_SET} {name}\ndestroy {SWAP_SET}");
+            vec![restore(t)]
+        },
+        Step::call(&["ipset", "flush", name.as_str()]),
+        || restore(adds(&name)),
+        || {
+            elements
+                .iter()
+                .map(|e| Step::call(&["ipset", "add", name.as_str(), entry(e).as_str()]))
+                .collect()
+        },
+    )
 }
 
 /// The `ipset restore` batch that creates (or empties) and fills every set.

@@ -88,6 +88,13 @@ pub trait Backend: Sync {
         Err(unsupported_change(r.engine, change, method))
     }
 
+    /// What a failed `change` may have left behind that its steps made outside
+    /// fwbench's rule set (an ipset reload's filled set before its swap), taken out
+    /// again; none found is not a failure.
+    fn after_failed(&self, _change: &Change) -> Vec<Step> {
+        vec![]
+    }
+
     /// Handles of the `k` rules of fwbench's chain of `hook` behind its first `at`, in
     /// chain order (read after an insert, untimed, where deleting a rule needs its
     /// handle).
@@ -118,6 +125,28 @@ fn per_rule(engine: Engine, change: &Change, method: UpdateMethod) -> Result<boo
         UpdateMethod::Map | UpdateMethod::FlushLoad => {
             Err(unsupported_change(engine, change, method))
         }
+    }
+}
+
+/// A set's reload by an engine whose changes are program calls (nft-set, the ipset
+/// engines), by `method`: `batch` is `atomic` (one step: the set's contents replaced
+/// at once), `flush-load` is `flush` (one call emptying the set) and then `fill` (one
+/// batch adding every element), `per-rule` is `flush` and then `each` (one call per
+/// element). Between `flush` and the last add, the set lacks elements.
+fn reload_set_steps(
+    engine: Engine,
+    change: &Change,
+    method: UpdateMethod,
+    atomic: impl FnOnce() -> Vec<Step>,
+    flush: Step,
+    fill: impl FnOnce() -> Step,
+    each: impl FnOnce() -> Vec<Step>,
+) -> ChangeSteps {
+    match method {
+        UpdateMethod::Batch => Ok(atomic()),
+        UpdateMethod::FlushLoad => Ok(vec![flush, fill()]),
+        UpdateMethod::PerRule => Ok(std::iter::once(flush).chain(each()).collect()),
+        UpdateMethod::Map => Err(unsupported_change(engine, change, method)),
     }
 }
 

@@ -235,7 +235,12 @@ impl Backend for Nft {
 
     fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
         let fam = r.nft_family.table_family(r.ip);
-        let per_rule = super::per_rule(self.engine, change, method)?;
+        let per_rule = match change {
+            // A set's reload has methods of its own (flush-load: the set's, not the
+            // rule set's).
+            Change::ReloadSet { .. } => false,
+            _ => super::per_rule(self.engine, change, method)?,
+        };
         let element = |e: &SetElem| format!("{} . {}", e.addr, e.port);
         let (lines, echo): (Vec<String>, bool) = match change {
             Change::Insert { hook, at, rules } => {
@@ -307,6 +312,32 @@ impl Backend for Nft {
                     )]
                 };
                 (lines, false)
+            }
+            Change::ReloadSet { set, elements, .. } => {
+                let flush = format!("flush set {fam} {NFT_TABLE} {set}");
+                let add = |es: &[SetElem]| {
+                    let all: Vec<String> = es.iter().map(element).collect();
+                    format!(
+                        "add element {fam} {NFT_TABLE} {set} {{ {} }}",
+                        all.join(", ")
+                    )
+                };
+                let batch = |text: String| Step::batch(&["nft", "-f", "-"], text);
+                return super::reload_set_steps(
+                    self.engine,
+                    change,
+                    method,
+                    // One transaction: the set is never seen empty.
+                    || vec![batch(format!("{flush}\n{}\n", add(elements)))],
+                    Step::call(&["nft", flush.as_str()]),
+                    || batch(format!("{}\n", add(elements))),
+                    || {
+                        elements
+                            .iter()
+                            .map(|e| Step::call(&["nft", add(std::slice::from_ref(e)).as_str()]))
+                            .collect()
+                    },
+                );
             }
             Change::Replace(new) if !per_rule => return Ok(super::batch_steps(&new.install)),
             Change::Replace(_) => {

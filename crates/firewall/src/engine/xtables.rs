@@ -149,9 +149,10 @@ fn ipt_change(
             }
             return Ok(steps);
         }
-        Change::Replace(_) | Change::AddElements { .. } | Change::RemoveElements { .. } => {
-            return Err(refuse())
-        }
+        Change::Replace(_)
+        | Change::AddElements { .. }
+        | Change::RemoveElements { .. }
+        | Change::ReloadSet { .. } => return Err(refuse()),
     };
     let chain = ipt_chain(hook);
     // `-I CHAIN 1` prepends: the last rule first keeps the change's order.

@@ -30,7 +30,11 @@ pub fn room(specs: &[EventSpec]) -> firewall::request::Room {
             .fold(0u32, u32::saturating_add)
     };
     firewall::request::Room {
-        elements: sum(&[UpdateKind::AddElements, UpdateKind::RemoveElements]),
+        elements: sum(&[
+            UpdateKind::AddElements,
+            UpdateKind::RemoveElements,
+            UpdateKind::ReloadSet,
+        ]),
         rules: sum(&[UpdateKind::Add, UpdateKind::Delete, UpdateKind::Reload]),
     }
 }

@@ -310,11 +310,14 @@ pub fn combine(
 /// Whether an update of `kind` can be made by `method` at `place`.
 fn check_kind(kind: UpdateKind, method: UpdateMethod, place: EventPlace) -> Result<(), ValueError> {
     if method == UpdateMethod::FlushLoad
-        && !matches!(kind, UpdateKind::Replace | UpdateKind::Reload)
+        && !matches!(
+            kind,
+            UpdateKind::Replace | UpdateKind::Reload | UpdateKind::ReloadSet
+        )
     {
         return Err(ValueError::Other(format!(
-            "event method flush-load removes and installs the whole rule set: it makes a \
-             replace or a reload (not {})",
+            "event method flush-load empties and loads again the whole rule set or set: it \
+             makes a replace, a reload or a reload-set (not {})",
             kind.name()
         )));
     }
@@ -420,10 +423,11 @@ fn check_one(
     proto: Proto,
 ) -> Result<(), Conflict> {
     check_load_fits(e, kind)?;
-    if e.kind == UpdateKind::Reload && !kind.takes_load() {
+    if e.kind.marker_fate() == MarkerFate::Kept && !kind.takes_load() {
         return Err(Conflict(format!(
-            "--event reload: its violations are counted on a flow's packets (the marker \
+            "--event {}: its violations are counted on a flow's packets (the marker \
              flow's that pass), not on {}'s: use flood or flow",
+            e.kind.name(),
             kind.workload()
         )));
     }

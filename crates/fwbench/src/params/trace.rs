@@ -81,7 +81,7 @@ fn at(line: u32, col: u32) -> String {
 }
 
 /// The operations by name, in the order the messages list them.
-const OPS: &str = "add, delete, replace, reload, add-elements or remove-elements";
+const OPS: &str = "add, delete, replace, reload, reload-set, add-elements or remove-elements";
 
 impl Trace {
     /// A trace named but not read yet (an axis value or a flag, before the front door
@@ -333,7 +333,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
             )
         })?;
         let k = match (toks.get(2), kind) {
-            (None, UpdateKind::Reload) => 1,
+            (None, UpdateKind::Reload | UpdateKind::ReloadSet) => 1,
             (None, _) => {
                 return Err(err(
                     line,
@@ -407,7 +407,12 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
 /// renumbered); a reload loads the rule set in force again with the marker's rule in
 /// it, which only additions leave standing.
 fn check_together(before: &[TraceOp], op: &TraceOp) -> Result<(), String> {
-    let rewrites = |o: &&TraceOp| matches!(o.kind, UpdateKind::Replace | UpdateKind::Reload);
+    let rewrites = |o: &&TraceOp| {
+        matches!(
+            o.kind,
+            UpdateKind::Replace | UpdateKind::Reload | UpdateKind::ReloadSet
+        )
+    };
     match op.kind {
         UpdateKind::Delete | UpdateKind::RemoveElements => {
             if let Some(r) = before.iter().find(rewrites) {
@@ -422,28 +427,40 @@ fn check_together(before: &[TraceOp], op: &TraceOp) -> Result<(), String> {
                 ));
             }
         }
-        UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {}
-        UpdateKind::Reload => {}
+        UpdateKind::Add
+        | UpdateKind::Replace
+        | UpdateKind::AddElements
+        | UpdateKind::Reload
+        | UpdateKind::ReloadSet => {}
     }
-    let reload = before
-        .iter()
-        .chain(std::iter::once(op))
-        .find(|o| o.kind == UpdateKind::Reload);
-    let other = before
-        .iter()
-        .chain(std::iter::once(op))
-        .find(|o| !matches!(o.kind, UpdateKind::Reload | UpdateKind::Add));
-    if let (Some(r), Some(o)) = (reload, other) {
-        return Err(format!(
-            "{} (line {}) and {} (line {}) in one trace: a reload loads the rule set in \
-             force again, the marker's drop rule in it, so its violations mean something \
-             only beside additions; expected only reload and add operations in a trace with \
-             reloads",
-            r.kind.name(),
-            r.line,
-            o.kind.name(),
-            o.line
-        ));
+    // A reload loads what is in force again, the marker's drop in it: its violations
+    // mean something only beside the additions that leave that standing — rules for a
+    // reload, elements for a set's.
+    for (reload, companion) in [
+        (UpdateKind::Reload, UpdateKind::Add),
+        (UpdateKind::ReloadSet, UpdateKind::AddElements),
+    ] {
+        let all = || before.iter().chain(std::iter::once(op));
+        let r = all().find(|o| o.kind == reload);
+        let other = all().find(|o| o.kind != reload && o.kind != companion);
+        if let (Some(r), Some(o)) = (r, other) {
+            let (what, drop) = match reload {
+                UpdateKind::ReloadSet => ("a set's reload loads the set in force", "element"),
+                _ => ("a reload loads the rule set in force", "rule"),
+            };
+            return Err(format!(
+                "{} (line {}) and {} (line {}) in one trace: {what} again, the marker's drop \
+                 {drop} in it, so its violations mean something only beside additions; \
+                 expected only {} and {} operations in a trace with {}s",
+                r.kind.name(),
+                r.line,
+                o.kind.name(),
+                o.line,
+                reload.name(),
+                companion.name(),
+                reload.name()
+            ));
+        }
     }
     Ok(())
 }

@@ -67,7 +67,7 @@ fn bad_traces_are_refused_with_where_and_what_was_expected() {
         ),
         (
             "1s swap 1\n",
-            "t.trace:1:4: unknown operation 'swap': expected add, delete, replace, reload, \
+            "t.trace:1:4: unknown operation 'swap': expected add, delete, replace, reload, reload-set, \
              add-elements or remove-elements",
         ),
         (

@@ -710,7 +710,7 @@ mod tests {
         assert_eq!(estimate_s(&sctp, None, true), want);
     }
 
-    /// The enforcement preset: 24 trials, one capacity search per engine and size (6),
+    /// The enforcement preset: 48 trials, one capacity search per engine and size (12),
     /// whatever the method or repetition; one searched already is not counted again, a
     /// stated capacity needs none. The listing shows the share, not the flag's rate.
     #[test]
@@ -743,7 +743,7 @@ mod tests {
             .iter()
             .map(|p| crate::plan::scenario::trial_key(&crate::search::load::search_key(p), 0))
             .collect();
-        assert_eq!(distinct.len(), 6);
+        assert_eq!(distinct.len(), 12);
         let first =
             crate::plan::scenario::trial_key(&crate::search::load::search_key(params[0]), 0);
         let rest = load_searches_s(params.iter().copied(), &[first].into());

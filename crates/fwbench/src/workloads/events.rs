@@ -64,7 +64,8 @@ pub struct EventArgs {
     /// drop rule at 1 s; the first drops the marker: flow 0, echo's client 1, or the
     /// marker stream of ping and sessions). Kinds: add, delete, replace, add-elements,
     /// remove-elements, reload (the rule set in force loaded again, the marker's drop
-    /// rule in it: what passes is a violation)
+    /// rule in it: what passes is a violation), reload-set (the drop set loaded again,
+    /// the marker's element in it: a blocklist refresh)
     #[arg(long, value_parser = crate::params::events::parse_event)]
     event: Option<(UpdateKind, u32, f64)>,
     /// Churn replay: the updates of a trace file, one `TIME OP [K]` per line (e.g. 0.5s
@@ -80,7 +81,9 @@ pub struct EventArgs {
     event_count: Option<u32>,
     /// How the engine applies it: batch (iptables-restore, nft -f, ipset restore),
     /// per-rule (iptables -I/-D, nft insert, ipset add, one call each), flush-load
-    /// (replace, reload: the rule set removed, then installed, in two steps)
+    /// (replace, reload: the rule set removed, then installed, in two steps;
+    /// reload-set: the set flushed, then filled); a reload-set by batch is atomic
+    /// (nft: one transaction; ipset: a filled set swapped in)
     #[arg(long, requires = "schedule", default_value = "batch", value_parser = method)]
     event_method: UpdateMethod,
     /// Where an add puts its rules: head (default), or after-established — behind the
@@ -769,6 +772,11 @@ fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns:
             }
         }
         v.window_ms = first.map(|f| (last - f) as f64 / 1e6);
+        // A reload that outlived the traffic: what passed before its end is a lower
+        // bound (flagged unobserved); that none passed is no finding.
+        if v.passed == 0 && u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved) {
+            continue;
+        }
         if v.passed == 0 && gap_ns as f64 / 1e6 > u.commit_ms {
             u.doubts.push(Doubt::new(
                 DoubtKind::TooCoarse,
@@ -973,8 +981,9 @@ fn effect(
                 u.stall_ms = None;
             }
         } else {
-            u.witness(&w, unit, base, traffic_end);
+            u.witness(&w, unit, base);
         }
+        u.outlived(traffic_end);
     }
     u
 }
@@ -1013,6 +1022,10 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
         let why = match (r.kind, r.index, r.marker) {
             (UpdateKind::Reload, _, _) => format!(
                 "a reload loads the rule set in force again, so none of the marker's {noun} \
+                 should pass; its figure is those that did (violations)"
+            ),
+            (UpdateKind::ReloadSet, _, _) => format!(
+                "a set's reload loads the set in force again, so none of the marker's {noun} \
                  should pass; its figure is those that did (violations)"
             ),
             (UpdateKind::Replace, 0, true) if r.event == 0 && replaced_later => format!(
@@ -1170,7 +1183,7 @@ impl UpdateEffect {
     /// it); the loss beyond the baseline's rate (the trial's quiet window, else the
     /// bins before the commit) and the effective blocked time; a commit that outlived
     /// the traffic.
-    fn witness(&mut self, w: &Window, unit: Unit, base: &Base, traffic_end: Option<u64>) {
+    fn witness(&mut self, w: &Window, unit: Unit, base: &Base) {
         let noun = unit.noun();
         let (rx, lost) = w.sums(0..w.rx.len());
         if rx + lost == 0 {
@@ -1235,6 +1248,11 @@ impl UpdateEffect {
                 ));
             }
         }
+    }
+
+    /// A commit that ended after the traffic (whatever its window held): its effect
+    /// was not observed.
+    fn outlived(&mut self, traffic_end: Option<u64>) {
         if let Some(last) = traffic_end {
             let end = self.row.start_unix_ns + self.row.commit_ns;
             if end > last {
@@ -1689,6 +1707,7 @@ fn doing(kind: UpdateKind, k: u32, installed: u64) -> String {
         UpdateKind::AddElements => format!("adding {k} set elements to {installed}"),
         UpdateKind::RemoveElements => format!("removing {k} set elements of {installed}"),
         UpdateKind::Reload => format!("reloading {installed} rules"),
+        UpdateKind::ReloadSet => format!("reloading a set of {installed} elements"),
     }
 }
 

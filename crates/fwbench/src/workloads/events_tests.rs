@@ -224,11 +224,10 @@ fn a_window_without_background_has_no_stall_figure_and_says_why() {
     assert!(t.contains("[flagged: empty window: "), "{t}");
     assert!(!t.contains("stalled 0 ms"), "{t}");
     assert_eq!(s.doubts()[0].kind, DoubtKind::EmptyWindow);
-    // The commit also ended after the traffic: said too.
-    assert!(
-        s.updates[0].doubts.len() == 1,
-        "an empty window says only that"
-    );
+    // The commit also ended after the traffic: said too (a reload's "none passed"
+    // rests on it).
+    let kinds: Vec<DoubtKind> = s.updates[0].doubts.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, [DoubtKind::EmptyWindow, DoubtKind::Unobserved]);
 }
 
 /// A gateway that lost 95 % of the background before the update: its stall is
@@ -867,6 +866,33 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     let mut silent = vec![plain(reload(49, 0), None, &[])];
     count_violations(&mut silent, &[], 0);
     assert!(silent[0].violations.is_none());
+    // A reload that outlived the traffic (flagged unobserved): what passed before the
+    // end is counted, with the flag; that none passed is no figure.
+    let unobserved = |start_ms| {
+        let mut u = plain(reload(start_ms, 2), None, &[]);
+        u.doubts.push(Doubt::new(
+            DoubtKind::Unobserved,
+            String::from("ended late"),
+        ));
+        vec![u]
+    };
+    let mut late = unobserved(79);
+    count_violations(&mut late, &[&marker], 100_000);
+    assert_eq!(late[0].violations.as_ref().map(|v| v.passed), Some(2));
+    let mut after = unobserved(90);
+    count_violations(&mut after, &[&marker], 100_000);
+    assert!(after[0].violations.is_none(), "{after:?}");
+    // A set's reload is counted as a reload.
+    let mut set = vec![plain(
+        UpdateRow {
+            kind: UpdateKind::ReloadSet,
+            ..reload(49, 0)
+        },
+        None,
+        &[],
+    )];
+    count_violations(&mut set, &[&marker], 100_000);
+    assert_eq!(set[0].violations.as_ref().map(|v| v.passed), Some(17));
     // Not a reload: no violations counted.
     let mut add = vec![plain(row(UpdateKind::Add, T0), None, &[])];
     count_violations(&mut add, &[&marker], 100_000);
