@@ -99,6 +99,10 @@ fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str)
             }
             // The sink's count is the gateway's own.
             assert_eq!(passed, counted, "{ctx}: sink vs the gateway's counter: {e}");
+            // The marker's rule or element counted it: the events', not a filler's.
+            let verdicts = &v["verdicts"];
+            assert_eq!(u(&verdicts["filler_packets"]), 0, "{ctx}: {verdicts}");
+            assert!(u(&verdicts["event_packets"]) > 0, "{ctx}: {verdicts}");
             match method {
                 "batch" => assert_eq!(passed, 0, "{ctx}: an atomic reload let some through"),
                 _ => assert!(passed > 0, "{ctx}: no violation in 5 two-step reloads: {e}"),

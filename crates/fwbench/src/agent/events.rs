@@ -59,12 +59,15 @@ fn bad(e: impl std::fmt::Display) -> AgentError {
 }
 
 impl EventRunner {
-    /// Whether the schedule adds or removes set elements (the drop set's rule then
-    /// counts the marker flow: see `firewall::report::stop`).
+    /// Whether the schedule adds, removes or reloads set elements (the drop set's rule
+    /// then counts the marker flow: see `firewall::report::stop`).
     pub fn changes_elements(&self) -> bool {
-        self.specs
-            .iter()
-            .any(|s| matches!(s.kind, UpdateKind::AddElements | UpdateKind::RemoveElements))
+        self.specs.iter().any(|s| {
+            matches!(
+                s.kind,
+                UpdateKind::AddElements | UpdateKind::RemoveElements | UpdateKind::ReloadSet
+            )
+        })
     }
 
     /// Check the schedule against the installed rule set (`installed`, rendered from

@@ -40,6 +40,17 @@ fn a_trace_parses_with_comments_blank_lines_and_units() {
         ]
     );
     assert_eq!(
+        ops("0s add-elements 1
+1s reload-set
+2s reload-set 2
+"),
+        vec![
+            (0, UpdateKind::AddElements, 1, 1),
+            (1000 * MS, UpdateKind::ReloadSet, 1, 2),
+            (2000 * MS, UpdateKind::ReloadSet, 2, 3),
+        ]
+    );
+    assert_eq!(
         ops("0.000000001s delete 100000\n86400s remove-elements 1\n"),
         vec![
             (1, UpdateKind::Delete, 100_000, 1),
@@ -119,6 +130,17 @@ fn bad_traces_are_refused_with_where_and_what_was_expected() {
         (
             "1s reload\n2s replace 1\n",
             "t.trace:2:4: reload (line 1) and replace (line 2) in one trace",
+        ),
+        (
+            "1s add 1\n2s reload-set\n",
+            "t.trace:2:4: reload-set (line 2) and add (line 1) in one trace: a set's reload \
+             loads the set in force again, the marker's drop element in it, so its violations \
+             mean something only beside additions; expected only reload-set and add-elements \
+             operations in a trace with reload-sets",
+        ),
+        (
+            "1s reload-set\n2s reload\n",
+            "t.trace:2:4: reload (line 2) and reload-set (line 1) in one trace",
         ),
         (
             "1.0000000001s add 1\n",
