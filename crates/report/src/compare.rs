@@ -44,6 +44,7 @@ pub fn better(metric: &str) -> Option<Better> {
         "net_goodput_bps",
         "hold_reached",
         "new_flows_per_s",
+        crate::envelope::METRIC,
     ];
     if HIGHER.contains(&metric) {
         return Some(Better::Higher);

@@ -35,6 +35,7 @@ pub mod conn;
 pub mod conntrack;
 pub mod contents;
 pub mod echo;
+pub mod envelope;
 pub mod export;
 pub mod figure;
 pub mod files;
@@ -139,6 +140,9 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
             means.insert(model::CPU_NS_PER_PACKET.into(), v);
         }
         means.extend(update_metrics.remove(&t.id).unwrap_or_default());
+        if let Some(r) = envelope::safe_rate(t) {
+            means.insert(envelope::METRIC.into(), r);
+        }
         // New-flow trials (issue 26): admitted new flows/s and refused ones, per trial,
         // so that configurations and `compare` have them.
         let ct = t.stored.packet.as_ref().and_then(|p| p.conntrack.as_ref());
@@ -172,6 +176,7 @@ fn load_run(store: &Store, run: RunRow, opts: &figure::Options) -> Result<RunRep
     analysis.findings.extend(conntrack::findings(&trials));
     analysis.figures.extend(conntrack::figures(&trials));
     analysis.figures.extend(updates::figures(&gw));
+    analysis.figures.extend(envelope::figures(&trials));
     analysis.tables.extend(updates::table(&gw));
     analysis.tables.extend(updates::spread_table(&gw));
     // Size mixes: sent and received per frame size (issue 37).

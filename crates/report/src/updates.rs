@@ -14,7 +14,7 @@
 
 use crate::figure::{num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
-use crate::stats::median;
+use crate::stats::{knee_with_interval, median, KneeBasis};
 use std::collections::BTreeMap;
 use store::UpdateRecord;
 
@@ -340,8 +340,13 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         }
         let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
         let what = kind_words(&kind, k);
+        // What the size counts: a set's elements, or rules.
+        let unit = match kind.as_str() {
+            "add-elements" | "remove-elements" | "reload-set" => "elements",
+            _ => "rules",
+        };
         let head = format!(
-            "Commit latency of {what} with {engine} by {method} over {}–{} rules ({} trials \
+            "Commit latency of {what} with {engine} by {method} over {}–{} {unit} ({} trials \
              at {} sizes)",
             num(lo),
             num(hi),
@@ -364,7 +369,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 (Some(l), Some(m)) => {
                     let (pred, ci) = l.at(x_hi);
                     format!(
-                        "; at {} rules it took {} ms where the line through the smaller \
+                        "; at {} {unit} it took {} ms where the line through the smaller \
                          sizes predicts {} ms{}",
                         num(hi),
                         num(m),
@@ -376,11 +381,12 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             };
             // The curvature in what it adds at the largest size (c·n², ms).
             out.push(format!(
-                "{head} grows faster than the rule count: superlinear (the curvature adds \
-                 {} ± {} ms at {} rules, 95 % CI above 0){evidence}.",
+                "{head} grows faster than the number of {unit}: superlinear (the curvature adds \
+                 {} ± {} ms at {} {unit}, 95 % CI above 0){evidence}{}.",
                 num(q.c * hi * hi),
                 num(h * hi * hi),
-                num(hi)
+                num(hi),
+                knee(&points, unit)
             ));
         } else if let Some(l) = crate::stats::fit_line(&xy) {
             let curve = if q.c + h < 0.0 {
@@ -394,7 +400,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             let negative = match l.a_ci95 {
                 Some(ci) if l.a + ci < 0.0 => format!(
                     " — FLAGGED: its intercept, {} ± {} ms, is below 0, which no commit can \
-                     be: the line is no model of sizes below {} rules",
+                     be: the line is no model of sizes below {} {unit}",
                     num(l.a),
                     num(ci),
                     num(lo)
@@ -405,7 +411,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             let slope = match l.b_ci95 {
                 Some(ci) if (l.b - ci) * (l.b + ci) <= 0.0 => {
                     out.push(format!(
-                        "{head}: no measurable growth ({} ± {} ms per 1 000 rules, the CI \
+                        "{head}: no measurable growth ({} ± {} ms per 1 000 {unit}, the CI \
                          includes 0).",
                         num(l.b * 1000.0),
                         num(ci * 1000.0)
@@ -416,7 +422,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 None => num(l.b * 1000.0),
             };
             out.push(format!(
-                "{head} grows linearly: {} ms + {slope} ms per 1 000 rules ({curve}){negative}.",
+                "{head} grows linearly: {} ms + {slope} ms per 1 000 {unit} ({curve}){negative}.",
                 num(l.a),
             ));
         }
@@ -481,6 +487,47 @@ fn hole(rows: &[&UpdateRecord]) -> String {
         }
     } else {
         String::new()
+    }
+}
+
+/// Where a superlinear commit latency bends (`points`: each trial's starting size,
+/// median size and median commit), in words: "; the knee at about 12 000 rules (95 %
+/// interval 10 000–15 000 over 1 000 bootstrap resamples of the trials)" — the two-line
+/// fit of `stats::knee_with_interval` over the sizes' trials — or why none is stated
+/// (fewer than four sizes; a curve no two lines fit fourfold better than one).
+fn knee(points: &[(f64, f64, f64)], unit: &str) -> String {
+    // Size → (median sizes seen, commits), one of each per trial.
+    let mut by: BTreeMap<u64, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for &(start, seen, commit) in points {
+        let g = by.entry(start as u64).or_default();
+        g.0.push(seen);
+        g.1.push(commit);
+    }
+    if by.len() < 4 {
+        return format!("; no knee stated: {} sizes (a knee needs 4)", by.len());
+    }
+    let groups: Vec<(f64, Vec<f64>)> = by
+        .into_values()
+        .filter_map(|(seen, commits)| Some((median(seen)?, commits)))
+        .collect();
+    match knee_with_interval(&groups) {
+        Some(k) => {
+            let over = match k.basis {
+                KneeBasis::Bootstrap { resamples, .. } => {
+                    format!("over {resamples} bootstrap resamples of the trials")
+                }
+                KneeBasis::Bracket => {
+                    "the measured sizes around it (one trial at some size)".into()
+                }
+            };
+            format!(
+                "; the knee at about {} {unit} (95 % interval {}–{}, {over})",
+                num(k.rules),
+                num(k.lo),
+                num(k.hi)
+            )
+        }
+        None => "; no knee: no two lines fit it four times better than one".into(),
     }
 }
 

@@ -240,7 +240,7 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     let curved = growth(&planted(|n| 10.0 + 1e-4 * n + 3e-9 * n * n));
     assert_eq!(curved.len(), 1, "{curved:?}");
     assert!(
-        curved[0].contains("grows faster than the rule count: superlinear"),
+        curved[0].contains("grows faster than the number of rules: superlinear"),
         "{curved:?}"
     );
     assert!(
@@ -261,6 +261,42 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         .filter(|u| u.row.installed < 20_010)
         .collect();
     assert!(growth(&two).is_empty());
+}
+
+/// The knee of a superlinear commit latency: flat to 20 000 rules, then steep
+/// (+0.5 ms per 1 000 rules) — the two-line fit puts it at 20 000, with an interval
+/// from the trials; three sizes state why none is given.
+#[test]
+fn a_superlinear_commit_latency_states_its_knee() {
+    let stick = |n: f64| 10.0 + 1e-5 * n + (n - 20_000.0).max(0.0) * 5e-4;
+    let mut ups = vec![];
+    for (t, n) in [1000u64, 5000, 10_000, 20_000, 50_000, 100_000]
+        .iter()
+        .enumerate()
+    {
+        for rep in 0..2 {
+            let noise = if rep == 0 { 0.1 } else { -0.1 };
+            let c = stick(*n as f64) + noise;
+            ups.push(update((t * 2 + rep) as i64, 0, *n, c, 1.0, &[]));
+        }
+    }
+    let f = growth(&ups);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].contains("superlinear"), "{f:?}");
+    let knee: f64 = f[0]
+        .split("the knee at about ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no knee: {f:?}"));
+    assert!((19_000.0..=21_000.0).contains(&knee), "{f:?}");
+    assert!(f[0].contains("bootstrap resamples of the trials"), "{f:?}");
+    let three: Vec<Update> = ups
+        .into_iter()
+        .filter(|u| [1000, 20_000, 100_000].contains(&u.row.installed))
+        .collect();
+    let f = growth(&three);
+    assert!(f[0].contains("no knee stated: 3 sizes (a knee needs 4)"), "{f:?}");
 }
 
 /// A trial's repeated adds (20000, 20001, … installed) are one finding at the size the

@@ -593,3 +593,46 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
         Some(report::compare::Better::Lower)
     );
 }
+
+/// Issue 39: envelope searches stored as a run stores them read as one line per
+/// engine and update over the installed sizes, and as each configuration's metric
+/// `envelope.update_rate`, which `compare` calls better higher.
+#[test]
+fn envelope_searches_read_as_a_figure_over_sizes_and_a_metric() {
+    let r = report_of(|s: &mut Store| {
+        let run = s.begin_run(&new_run("envelope", None)).unwrap();
+        for (rep, installed, rate) in [(1, 1000, 11.0), (2, 1000, 13.0), (1, 20000, 2.0)] {
+            let params = json!({"engine": "nft", "rules": installed});
+            let key = format!("nft-{installed}-{rep}");
+            let mut t = trial(run, key, rep, "envelope", params, Headline::default());
+            t.results = json!({"search": {
+                "search": "envelope", "converged": true, "rate": rate,
+                "fail_rate": rate * 1.2, "update": "add:1 (batch)", "installed": installed,
+            }});
+            s.insert_trial(&t).unwrap();
+        }
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    let f = a
+        .figures
+        .iter()
+        .find(|f| f.id == "envelope-vs-installed")
+        .expect("the envelope figure");
+    let xy: Vec<(f64, f64)> = f.series[0].points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(xy, [(1000.0, 12.0), (20000.0, 2.0)]);
+    assert_eq!(f.series[0].name, "nft add:1 (batch)");
+    let mut v: Vec<f64> = r.runs[0]
+        .configs
+        .iter()
+        .filter_map(|c| c.values.get(report::envelope::METRIC))
+        .flatten()
+        .copied()
+        .collect();
+    v.sort_by(f64::total_cmp);
+    assert_eq!(v, [2.0, 11.0, 13.0]);
+    assert_eq!(
+        report::compare::better(report::envelope::METRIC),
+        Some(report::compare::Better::Higher)
+    );
+}

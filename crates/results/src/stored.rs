@@ -569,6 +569,9 @@ pub struct PacketParamsStored {
     /// The rule the packets aim at: `N` or `CHAIN:N` (`--aim`).
     #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
     pub aim: Option<String>,
+    /// Idle entries put in the gateway's conntrack table before the trial (`--ct-fill`).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub ct_fill: Option<u64>,
 }
 
 impl StoredParams {
