@@ -34,16 +34,30 @@ fn safe_rates_over_sizes_are_one_line_per_engine_and_update() {
     assert_eq!(f.len(), 1);
     let f = &f[0];
     assert_eq!(f.id, "envelope-vs-installed");
-    let nft = f.series.iter().find(|s| s.name == "nft add:1 (batch)").unwrap();
+    let nft = f
+        .series
+        .iter()
+        .find(|s| s.name == "nft add:1 (batch)")
+        .unwrap();
     let xy: Vec<(f64, f64)> = nft.points.iter().map(|p| (p.x, p.y)).collect();
     assert_eq!(xy, [(1000.0, 12.0), (20_000.0, 2.0)]);
     // Two searches: mean 12, sd √2, t(1) 12.706: ± 12.706.
     let ci = nft.points[0].ci95.unwrap();
     assert!((ci - 12.706).abs() < 0.01, "{ci}");
     assert_eq!(nft.points[1].ci95, None);
-    let ipset = f.series.iter().find(|s| s.name.starts_with("ipset-nft")).unwrap();
+    let ipset = f
+        .series
+        .iter()
+        .find(|s| s.name.starts_with("ipset-nft"))
+        .unwrap();
     assert_eq!(ipset.points.len(), 1);
-    assert!(f.notes.iter().any(|n| n.starts_with("2 search(es) left out")), "{:?}", f.notes);
+    assert!(
+        f.notes
+            .iter()
+            .any(|n| n.starts_with("2 search(es) left out")),
+        "{:?}",
+        f.notes
+    );
     assert!(figures(&trials[..2]).is_empty(), "one size: no line");
     // A table filled with conntrack entries (`--ct-fill`) is a line of its own.
     let mut filled = search(7, "nft", 20_000.0, Some(1.0), true);
@@ -52,7 +66,11 @@ fn safe_rates_over_sizes_are_one_line_per_engine_and_update() {
     );
     let mut with = trials.clone();
     with.push(filled);
-    let names: Vec<String> = figures(&with)[0].series.iter().map(|s| s.name.clone()).collect();
+    let names: Vec<String> = figures(&with)[0]
+        .series
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
     assert!(
         names.contains(&"nft add:1 (batch), 200000 conntrack entries".to_string()),
         "{names:?}"

@@ -955,13 +955,20 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                         .to_string()
                 },
                 effect.map(num).unwrap_or_else(|| "–".into()),
-                match rows
-                    .iter()
-                    .filter_map(|r| r.violations)
-                    .reduce(|a, b| a + b)
-                {
-                    Some(n) => n.to_string(),
-                    None => "–".into(),
+                // Violations only of reloads whose figures hold (as the findings);
+                // the others counted, never summed in.
+                match (
+                    held.iter()
+                        .filter_map(|r| r.violations)
+                        .reduce(|a, b| a + b),
+                    rows.iter()
+                        .filter(|r| r.violations.is_some() && !holds(r))
+                        .count(),
+                ) {
+                    (Some(n), 0) => n.to_string(),
+                    (Some(n), flagged) => format!("{n} ({flagged} flagged left out)"),
+                    (None, 0) => "–".into(),
+                    (None, _) => "– (flagged)".into(),
                 },
             ]
         })

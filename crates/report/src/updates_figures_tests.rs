@@ -296,7 +296,10 @@ fn a_superlinear_commit_latency_states_its_knee() {
         .filter(|u| [1000, 20_000, 100_000].contains(&u.row.installed))
         .collect();
     let f = growth(&three);
-    assert!(f[0].contains("no knee stated: 3 sizes (a knee needs 4)"), "{f:?}");
+    assert!(
+        f[0].contains("no knee stated: 3 sizes (a knee needs 4)"),
+        "{f:?}"
+    );
 }
 
 /// A trial's repeated adds (20000, 20001, … installed) are one finding at the size the

@@ -543,6 +543,19 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
                 .collect();
             s.insert_trial(&t).unwrap();
         }
+        // A reload flagged (its commit outlived the traffic): its violations are not
+        // summed in, they are counted as left out.
+        let mut t = flow_trial(run, "nft-late".into(), 1, json!({"engine": "nft"}));
+        t.updates = vec![UpdateRecord {
+            kind: "reload".into(),
+            violations: Some(900),
+            doubts: Some(
+                r#"[{"kind":"unobserved","why":"the commit ended 90 ms after the traffic"}]"#
+                    .into(),
+            ),
+            ..update(102, "per-rule", 3.0, 0.0, 0, None, &[(0.0, 10, 0, 50.0)])
+        }];
+        s.insert_trial(&t).unwrap();
         // An add behind the established-accept rule: the marker never changed fate.
         let mut t = flow_trial(run, "nft-behind".into(), 1, json!({"engine": "nft"}));
         t.updates = vec![UpdateRecord {
@@ -578,7 +591,7 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
         .find(|t| t.title.starts_with("Gateway updates"))
         .expect("updates table");
     let col: Vec<&str> = t.rows.iter().map(|r| r[10].as_str()).collect();
-    assert_eq!(col, ["–", "0", "57"], "{:?}", t.rows);
+    assert_eq!(col, ["–", "0", "57", "– (flagged)"], "{:?}", t.rows);
     // Per trial, for compare: the sum, fewer is better.
     let m = &r.runs[0].configs;
     let v: Vec<f64> = m
