@@ -67,7 +67,7 @@ fn bad_traces_and_combinations_are_refused_with_exit_2() {
         &flow(&["--event-trace", bad]),
         &format!(
             "{bad}:2:6: unknown operation 'drop': expected add, delete, replace, reload, \
-             add-elements or remove-elements"
+             reload-set, add-elements or remove-elements"
         ),
     );
     assert_refused(
