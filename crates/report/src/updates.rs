@@ -681,6 +681,34 @@ fn stall(unit: Unit, bins: &[Bin], whose: Option<&str>) -> Option<Span> {
     })
 }
 
+/// Where must-drop packets passed, shaded on the timeline (ms from the commit's start):
+/// from the median start of the reloads' violation windows to that plus their median
+/// length, labelled with how many passed in how many of the reloads. Only reloads
+/// whose figures hold and that let some through; `None` when none did.
+fn violation_span<'a>(
+    rows: impl IntoIterator<Item = &'a UpdateRecord>,
+    whose: Option<&str>,
+) -> Option<Span> {
+    let rows: Vec<&UpdateRecord> = rows
+        .into_iter()
+        .filter(|r| r.violations.is_some() && holds(r))
+        .collect();
+    let leaky: Vec<&&UpdateRecord> = rows.iter().filter(|r| r.violations > Some(0)).collect();
+    let from = median(leaky.iter().filter_map(|r| r.violation_from_ms))?;
+    let len = median(leaky.iter().filter_map(|r| r.violation_window_ms)).unwrap_or(0.0);
+    let passed: u64 = leaky.iter().filter_map(|r| r.violations).sum();
+    let whose = whose.map(|w| format!(" ({w})")).unwrap_or_default();
+    Some(Span {
+        from,
+        to: from + len.max(1.0),
+        text: format!(
+            "must-drop passed: {passed} in {} of {} reloads{whose}",
+            leaky.len(),
+            rows.len()
+        ),
+    })
+}
+
 /// The commit, shaded from its start (0) to its end (`commit` ms), labelled `text`.
 fn commit_span(commit: f64, text: String) -> Span {
     Span {
@@ -724,7 +752,7 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
 fn pooled(updates: &[Update]) -> Vec<Figure> {
     // (unit, kind, K, installed) → (engine by method) → the updates' bins, commits
     // and times to effect.
-    type Windows = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>)>>;
+    type Windows = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>, UpdateRecord)>>;
     let mut by: BTreeMap<(Unit, String, u32, u64), Windows> = BTreeMap::new();
     for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
         let entry = by
@@ -735,7 +763,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         for r in rows {
             if let Some(b) = r.series.as_deref().and_then(bins).filter(|b| !b.is_empty()) {
                 let effect = r.time_to_effect_ms.filter(|_| holds(r));
-                entry.push((b, r.commit_ms, effect));
+                entry.push((b, r.commit_ms, effect, (*r).clone()));
             }
         }
     }
@@ -754,7 +782,12 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         let mut markers = vec![];
         let mut slowest: Option<(f64, String)> = None;
         let mut stalls = vec![];
+        let mut leaks = vec![];
         for (name, w) in &windows {
+            leaks.extend(violation_span(
+                w.iter().map(|x| &x.3),
+                several.then_some(name.as_str()),
+            ));
             let bins: Vec<Vec<[f64; 4]>> = w.iter().map(|x| x.0.clone()).collect();
             let mean = combine(&bins, mean_of);
             received.push(line(name, &mean, false));
@@ -795,6 +828,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
             .into_iter()
             .collect();
         spans.extend(stalls.into_iter().next());
+        spans.extend(leaks);
         let id = format!("updates-{}{kind}-{k}-{installed}", unit.id());
         let group = Some(id.clone());
         let (counted, delay_name) = unit.axes();
@@ -907,6 +941,8 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
         format!("commit {} ms (median)", num(commit)),
     ));
     f.spans.extend(stall(unit, &mid, None));
+    f.spans
+        .extend(violation_span(windows.iter().map(|(r, _)| *r), None));
     f.markers.extend(effect.map(|e| Marker {
         x: e,
         text: format!("effect {} ms (median)", num(e)),

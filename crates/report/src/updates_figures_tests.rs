@@ -313,3 +313,42 @@ fn a_trials_repeated_updates_are_one_finding_at_its_first_size() {
         "{f:?}"
     );
 }
+
+/// Reloads one per trial pool into the figure of their kind and size, where the
+/// must-drop packets that passed are shaded per engine and method: from the median
+/// start of the leaky reloads' windows for their median length, with how many passed
+/// in how many reloads; a flagged reload is not in it.
+#[test]
+fn pooled_reloads_shade_where_must_drop_packets_passed() {
+    let reload = |trial: i64, passed: u64, from: f64, len: f64| {
+        let mut u = update(trial, 0, 102, 3.0, 0.0, &window(10.0, (9.0, 9.0)));
+        u.row.kind = "reload".into();
+        u.row.method = "flush-load".into();
+        u.row.time_to_effect_ms = None;
+        u.row.violations = Some(passed);
+        u.row.violation_from_ms = (passed > 0).then_some(from);
+        u.row.violation_window_ms = (passed > 0).then_some(len);
+        u
+    };
+    let mut flagged = reload(4, 900, 50.0, 50.0);
+    flagged.row.doubts = Some(r#"[{"kind":"unobserved","why":"late"}]"#.into());
+    let ups = [
+        reload(1, 10, 0.5, 2.0),
+        reload(2, 20, 1.5, 3.0),
+        reload(3, 0, 0.0, 0.0),
+        flagged,
+    ];
+    let f = figures(&ups);
+    let received = f
+        .iter()
+        .find(|f| f.id == "updates-reload-1-102-received")
+        .expect("the pooled figure");
+    let leak: Vec<&Span> = received
+        .spans
+        .iter()
+        .filter(|s| s.text.starts_with("must-drop"))
+        .collect();
+    assert_eq!(leak.len(), 1, "{:?}", received.spans);
+    assert_eq!(leak[0].text, "must-drop passed: 30 in 2 of 3 reloads");
+    assert_eq!((leak[0].from, leak[0].to), (1.0, 3.5));
+}

@@ -538,6 +538,7 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
                     kind: "reload".into(),
                     violations: Some(n),
                     violation_window_ms: (n > 0).then_some(n as f64 / 10.0),
+                    violation_from_ms: (n > 0).then_some(i as f64),
                     ..update(102, method, 3.0, 0.0, 0, None, &[(0.0, 10, 0, 50.0)])
                 })
                 .collect();
@@ -592,6 +593,36 @@ fn reloads_read_as_the_must_drop_packets_that_passed() {
         .expect("updates table");
     let col: Vec<&str> = t.rows.iter().map(|r| r[10].as_str()).collect();
     assert_eq!(col, ["–", "0", "57", "– (flagged)"], "{:?}", t.rows);
+    // The timeline: each trial's reloads overlaid, where must-drop packets passed
+    // shaded — from the median start of the leaky reloads' windows (0 and 2 ms: 1 ms)
+    // for their median length (4 and 1.7 ms: 2.85 ms); the atomic ones shade nothing.
+    let spans = |method: &str| -> Vec<report::figure::Span> {
+        a.figures
+            .iter()
+            .filter(|f| f.id.starts_with("updates-trial-"))
+            .find(|f| {
+                f.notes
+                    .iter()
+                    .any(|n| n.starts_with(&format!("nft by {method}:")))
+            })
+            .map(|f| f.spans.clone())
+            .unwrap_or_else(|| panic!("no figure of nft by {method}"))
+    };
+    let all = spans("flush-load");
+    let leak: Vec<&report::figure::Span> = all
+        .iter()
+        .filter(|s| s.text.starts_with("must-drop passed"))
+        .collect();
+    assert_eq!(leak.len(), 1, "{leak:?}");
+    assert_eq!(leak[0].text, "must-drop passed: 57 in 2 of 3 reloads");
+    assert!((leak[0].from - 1.0).abs() < 1e-9, "{leak:?}");
+    assert!((leak[0].to - (1.0 + 2.85)).abs() < 1e-9, "{leak:?}");
+    assert!(
+        spans("batch")
+            .iter()
+            .all(|s| !s.text.starts_with("must-drop")),
+        "an atomic reload lets none through"
+    );
     // Per trial, for compare: the sum, fewer is better.
     let m = &r.runs[0].configs;
     let v: Vec<f64> = m

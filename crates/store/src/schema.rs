@@ -8,11 +8,11 @@
 
 use crate::runs::{SCHEMA_V8, SCHEMA_V9};
 use crate::updates::SCHEMA_V5 as UPDATES_V5;
-use crate::updates::{SCHEMA_V10, SCHEMA_V11, SCHEMA_V7};
+use crate::updates::{SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V7};
 use crate::views;
 
 /// Schema version written by this build. Older files are migrated; newer are refused.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 /// "FWB1" — marks a SQLite file as an fwbench results store.
 pub const APPLICATION_ID: i64 = 0x4657_4231;
 
@@ -215,6 +215,7 @@ pub(crate) fn v6() -> String {
 // Version 9: labels given at run time, `run_tags` (`runs::SCHEMA_V9`).
 // Version 10: reloads' violations in `gateway_updates` (`updates::SCHEMA_V10`).
 // Version 11: each update's wait for the ones before it (`updates::SCHEMA_V11`).
+// Version 12: where a reload's violation window starts (`updates::SCHEMA_V12`).
 
 /// The steps that bring a file of `version` to [`SCHEMA_VERSION`] (all of them for a
 /// new file, version 0), in order.
@@ -231,6 +232,7 @@ pub(crate) fn steps_from(version: i64) -> Vec<String> {
         SCHEMA_V9.to_string(),
         SCHEMA_V10.to_string(),
         SCHEMA_V11.to_string(),
+        SCHEMA_V12.to_string(),
     ];
     let from = usize::try_from(version.max(0)).unwrap_or(usize::MAX);
     all.into_iter().skip(from).collect()

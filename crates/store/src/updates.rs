@@ -87,6 +87,12 @@ pub(crate) const SCHEMA_V11: &str = "
 ALTER TABLE gateway_updates ADD COLUMN wait_ms REAL;
 ";
 
+/// Version 12 (issue 39): where a reload's violation window starts, ms from its start
+/// (the window drawn on the report's timeline; NULL: none passed, or not a reload).
+pub(crate) const SCHEMA_V12: &str = "
+ALTER TABLE gateway_updates ADD COLUMN violation_from_ms REAL;
+";
+
 /// One update as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRecord {
@@ -132,6 +138,9 @@ pub struct UpdateRecord {
     /// measured).
     #[serde(default)]
     pub wait_ms: Option<f64>,
+    /// Where the violation window starts, ms from the update's start (schema 12).
+    #[serde(default)]
+    pub violation_from_ms: Option<f64>,
 }
 
 pub(crate) fn insert(
@@ -144,7 +153,7 @@ pub(crate) fn insert(
     }
     let mut stmt = tx.prepare(
         "INSERT INTO gateway_updates VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
     )?;
     for u in rows {
         stmt.execute(params![
@@ -173,6 +182,7 @@ pub(crate) fn insert(
             u.violation_window_ms,
             u.place,
             u.wait_ms,
+            u.violation_from_ms,
         ])?;
     }
     Ok(())
@@ -186,7 +196,7 @@ pub(crate) fn read(
         "SELECT event, idx, kind, method, k, installed, start_unix_ns, commit_ms, calls, cpu_busy,
                 marker, time_to_effect_ms, stall_ms, lost, owd_max_us, error, series,
                 lost_beyond_baseline, blocked_ms, doubts, violations, violation_window_ms, place,
-                wait_ms
+                wait_ms, violation_from_ms
          FROM gateway_updates WHERE trial_id = ?1 ORDER BY start_unix_ns, event, idx",
     )?;
     let rows = stmt.query_map([trial_id], |r| {
@@ -215,6 +225,7 @@ pub(crate) fn read(
             violation_window_ms: r.get(21)?,
             place: r.get(22)?,
             wait_ms: r.get(23)?,
+            violation_from_ms: r.get(24)?,
         })
     })?;
     rows.collect()
@@ -254,6 +265,7 @@ mod tests {
         c.execute_batch(SCHEMA_V7).unwrap();
         c.execute_batch(SCHEMA_V10).unwrap();
         c.execute_batch(SCHEMA_V11).unwrap();
+        c.execute_batch(SCHEMA_V12).unwrap();
         // Its wait was never measured: absent, not 0.
         assert_eq!(read(&c, 1).unwrap(), vec![old.clone()]);
         let new = UpdateRecord {
@@ -267,6 +279,7 @@ mod tests {
             violation_window_ms: Some(2.9),
             place: Some("after-established".into()),
             wait_ms: Some(41.5),
+            violation_from_ms: Some(-0.4),
             ..old.clone()
         };
         let tx = c.transaction().unwrap();

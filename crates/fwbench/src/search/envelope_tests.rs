@@ -113,6 +113,7 @@ fn an_update_that_never_ran_a_slow_effect_or_a_violation_misses() {
     s.updates[3].violations = Some(Violations {
         passed: 7,
         window_ms: Some(1.0),
+        from_ms: Some(0.5),
         probe_gap_ms: 0.1,
     });
     let p = point(5.0, &s, &t);

@@ -343,6 +343,10 @@ pub struct Violations {
     /// From the first to the last bin holding one of them, ms (`None`: none passed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_ms: Option<f64>,
+    /// Where that window starts, ms from the reload's start (the first bin's start;
+    /// negative when the bin began before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_ms: Option<f64>,
     /// The marker's packets' spacing, ms: a gap in enforcement shorter than it can
     /// pass unseen.
     pub probe_gap_ms: f64,
@@ -730,7 +734,8 @@ pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)
 }
 
 /// The marker's packets that passed each reload: those sent from its start to the
-/// next update's start (or the end), which the rule set before and after it drops.
+/// next update's start (or the end), which the rule set before and after it drops —
+/// by when they arrived (see below).
 /// `markers`: every marker flow's bins; `gap_ns`: the marker's spacing (the shortest
 /// gap in enforcement it can see; 0: it sent nothing). A marker that sent and had
 /// nothing received (no bins): none passed.
@@ -757,12 +762,19 @@ fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns:
         let mut v = Violations {
             passed: 0,
             window_ms: None,
+            from_ms: None,
             probe_gap_ms: gap_ns as f64 / 1e6,
         };
         let (mut first, mut last) = (None, 0u64);
         for m in markers {
             for (i, &n) in m.received.iter().enumerate() {
-                let t = m.origin_ns + i as u64 * m.width_ns;
+                // By when the bin's packets arrived (send time plus their mean one-way
+                // delay), not when they were sent: a packet sent just before the next
+                // reload that passed in that reload's gap, queued meanwhile, is the next
+                // reload's violation (seen: a 1 001-element set's 30-ms reload credited
+                // with a 997-ms window).
+                let owd_ns = m.owd_sum_us.get(i).copied().unwrap_or(0) * 1000 / u64::from(n.max(1));
+                let t = m.origin_ns + i as u64 * m.width_ns + owd_ns;
                 if n == 0 || t + m.width_ns <= start || t >= next {
                     continue;
                 }
@@ -772,6 +784,7 @@ fn count_violations(updates: &mut [UpdateEffect], markers: &[&FlowBins], gap_ns:
             }
         }
         v.window_ms = first.map(|f| (last - f) as f64 / 1e6);
+        v.from_ms = first.map(|f| (f as i64 - start as i64) as f64 / 1e6);
         // A reload that outlived the traffic: what passed before its end is a lower
         // bound (flagged unobserved); that none passed is no finding.
         if v.passed == 0 && u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved) {
@@ -1692,6 +1705,7 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
                     .then(|| serde_json::to_string(&u.series).unwrap_or_default()),
                 violations: u.violations.as_ref().map(|v| v.passed),
                 violation_window_ms: u.violations.as_ref().and_then(|v| v.window_ms),
+                violation_from_ms: u.violations.as_ref().and_then(|v| v.from_ms),
                 place: (!r.place.is_head()).then(|| r.place.name().into()),
             }
         })

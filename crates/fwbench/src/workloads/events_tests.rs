@@ -819,6 +819,9 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         .map(|u| u.violations.as_ref().unwrap())
         .collect();
     assert_eq!((v[0].passed, v[0].window_ms), (15, Some(3.0)));
+    // The window starts with bin 50's arrival (its 40-µs one-way delay after its send
+    // time), 1.04 ms after the reload's start at 49 ms.
+    assert_eq!(v[0].from_ms, Some(1.04));
     assert_eq!((v[1].passed, v[1].window_ms), (2, Some(1.0)));
     assert_eq!((v[2].passed, v[2].window_ms), (0, None));
     assert!(updates.iter().all(|u| u.time_to_effect_ms.is_none()));
@@ -844,6 +847,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         (rows[0].violations, rows[0].violation_window_ms),
         (Some(15), Some(3.0))
     );
+    assert_eq!(rows[0].violation_from_ms, Some(1.04));
     // A marker 5 ms apart cannot see a 2-ms gap: the reload that saw none is flagged.
     let mut sparse = vec![plain(reload(90, 2), None, &[])];
     count_violations(&mut sparse, &[&marker], 5_000_000);
@@ -854,6 +858,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     let mut second = marker.clone();
     second.received = vec![0; 100];
     second.received[47] = 4;
+    second.owd_sum_us[47] = 4 * 40;
     let mut two = vec![plain(reload(46, 0), None, &[])];
     count_violations(&mut two, &[&marker, &second], 100_000);
     let v = two[0].violations.as_ref().unwrap();
@@ -866,6 +871,21 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     let mut silent = vec![plain(reload(49, 0), None, &[])];
     count_violations(&mut silent, &[], 0);
     assert!(silent[0].violations.is_none());
+    // A packet sent just before the next reload but queued until after its start (a
+    // 2-ms one-way delay) passed in that reload's gap: it is the next reload's.
+    let mut queued = marker.clone();
+    queued.owd_sum_us[80] = 2 * 2000;
+    let mut two = [(49, 0), (79, 1)]
+        .into_iter()
+        .map(|(ms, i)| plain(reload(ms, i), None, &[]))
+        .collect::<Vec<_>>();
+    two[1].row.start_unix_ns = T0 + 81_000_000;
+    count_violations(&mut two, &[&queued], 100_000);
+    let v: Vec<u64> = two
+        .iter()
+        .map(|u| u.violations.as_ref().unwrap().passed)
+        .collect();
+    assert_eq!(v, [15, 2], "by arrival, not by send time");
     // A reload that outlived the traffic (flagged unobserved): what passed before the
     // end is counted, with the flag; that none passed is no figure.
     let unobserved = |start_ms| {
