@@ -112,7 +112,10 @@ pub fn gather<E>(
 /// median `commit_ms` and `stall_ms` of the trial's committed updates of each kind, K,
 /// installed size and method, as `update.KIND:K@INSTALLED.METHOD.commit_ms` (the
 /// engine is in the configuration's key), and of reloads the must-drop packets that
-/// passed them, summed (`….violations`). Trial id → metric → value.
+/// passed them, summed (`….violations`); of a trial of two updates or more (a trace),
+/// p50 and p99 of all its commits (`updates.p50.commit_ms`, `updates.p99.commit_ms`, nearest
+/// rank).
+/// Trial id → metric → value.
 pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>> {
     // Per trial and update kind: commits, stalls, violations.
     type Seen = (Vec<f64>, Vec<f64>, Option<u64>);
@@ -145,6 +148,19 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
         }
         if let Some(n) = violations {
             m.insert(format!("{name}.violations"), n as f64);
+        }
+    }
+    // A trial of two committed updates or more (a replayed trace, a schedule): the
+    // spread of all its commits, whatever their kinds and sizes — a trace's figure.
+    let mut commits: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    for u in updates.iter().filter(|u| u.row.error.is_none()) {
+        commits.entry(u.trial_id).or_default().push(u.row.commit_ms);
+    }
+    for (trial, c) in commits.into_iter().filter(|(_, c)| c.len() >= 2) {
+        if let Some((p50, p99, _)) = quantiles(&c) {
+            let m = out.entry(trial).or_default();
+            m.insert("updates.p50.commit_ms".into(), p50);
+            m.insert("updates.p99.commit_ms".into(), p99);
         }
     }
     out
@@ -1063,7 +1079,12 @@ pub fn spread_table(updates: &[Update]) -> Option<Table> {
             methods.sort_unstable();
             methods.dedup();
             let commits: Vec<f64> = us.iter().map(|u| u.row.commit_ms).collect();
-            let effects: Vec<f64> = us.iter().filter_map(|u| u.row.time_to_effect_ms).collect();
+            // Times to effect only where the update's figures hold (as the findings).
+            let effects: Vec<f64> = us
+                .iter()
+                .filter(|u| holds(&u.row))
+                .filter_map(|u| u.row.time_to_effect_ms)
+                .collect();
             let [c50, c99, cmax] = three(quantiles(&commits));
             let [e50, e99, emax] = three(quantiles(&effects));
             vec![
@@ -1118,6 +1139,7 @@ mod spread_tests {
                 k: 1,
                 commit_ms,
                 time_to_effect_ms: effect,
+                stall_ms: Some(0.0),
                 ..UpdateRecord::default()
             },
         }
@@ -1133,19 +1155,27 @@ mod spread_tests {
             update(1, "add", 2.0, None),
             update(1, "replace", 8.0, None),
             update(2, "add", 5.0, Some(1.0)),
+            // Flagged: its commit counts, its time to effect is not stated.
+            Update {
+                row: UpdateRecord {
+                    doubts: Some(r#"[{"kind":"overloaded","why":"lost 90 %"}]"#.into()),
+                    ..update(1, "replace", 3.0, Some(9134.0)).row
+                },
+                ..update(1, "replace", 3.0, None)
+            },
         ];
         let t = spread_table(&us).unwrap();
         let md = format!("{t:?}");
         assert!(md.contains("\"add, delete, replace\""), "{md}");
         assert!(
-            md.contains("\"4\", \"2\", \"8\", \"8\", \"3\", \"3\", \"3\""),
+            md.contains("\"5\", \"3\", \"8\", \"8\", \"3\", \"3\", \"3\""),
             "{md}"
         );
         assert!(
             !md.contains("\"2\", \"nft\""),
             "trial 2 has one update: {md}"
         );
-        assert!(spread_table(&us[4..]).is_none());
+        assert!(spread_table(&us[4..5]).is_none());
     }
 }
 

@@ -384,6 +384,72 @@ fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
     assert_eq!(p.failing, 1);
 }
 
+/// Three repetitions of a replayed trace of three updates, commits `scale` × 1, 2 and
+/// 10 ms, plus 0.1 ms a repetition (kinds and sizes vary within a trace).
+fn traced(s: &mut Store, scale: f64) -> i64 {
+    let run = s.begin_run(&new_run("churn", None)).unwrap();
+    for rep in 0..3 {
+        let mut t = flow_trial(
+            run,
+            format!("nft-trace-{rep}"),
+            rep as u32 + 1,
+            json!({"engine": "nft", "event_trace": {"operations": 3}, "rules": 1000}),
+        );
+        t.updates = [(1000, 1.0), (1001, 2.0), (1001, 10.0)]
+            .into_iter()
+            .enumerate()
+            .map(|(i, (installed, c))| UpdateRecord {
+                event: i as u32,
+                ..update(
+                    installed,
+                    "batch",
+                    c * scale + rep as f64 * 0.1,
+                    0.0,
+                    0,
+                    None,
+                    &[],
+                )
+            })
+            .collect();
+        s.insert_trial(&t).unwrap();
+    }
+    finish(s, run)
+}
+
+/// A trace's figure for `compare`: each trial's p50 and p99 of all its commits
+/// (nearest rank: of three, the middle and the largest), lower is better.
+#[test]
+fn compare_covers_a_traces_commit_spread() {
+    use report::compare::{Comparison, Input};
+    let (_dir, mut s) = scratch("trace.db");
+    let old = traced(&mut s, 1.0);
+    let new = traced(&mut s, 2.0);
+    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+    fn input<'a>(name: &str, r: &'a report::Report) -> Input<'a> {
+        Input {
+            name: name.into(),
+            file: "trace.db".into(),
+            runs: vec![&r.runs[0]],
+        }
+    }
+    let c = Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let m = &c.pairs[0].matched[0];
+    let ch = |name: &str| {
+        m.changes
+            .iter()
+            .find(|c| c.metric == name)
+            .unwrap_or_else(|| panic!("no {name} in {:?}", m.changes))
+    };
+    let p99 = ch("updates.p99.commit_ms");
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert!(
+        near(p99.old.mean, 10.1) && near(p99.new.mean, 20.1),
+        "{p99:?}"
+    );
+    assert_eq!(p99.verdict, "worse");
+    assert!(near(ch("updates.p50.commit_ms").old.mean, 2.1));
+}
+
 /// Echo, ping and sessions trials of one run, each with an update whose background
 /// was its own workload's, beside a flow's with the same update.
 fn planted_request_response(s: &mut Store) -> i64 {

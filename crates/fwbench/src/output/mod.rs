@@ -31,8 +31,19 @@ pub fn params_line(p: &TrialParams) -> String {
             p.engine, p.model, p.rules, p.position
         )
     };
+    // A replayed trace, by its file's name (trials that differ only in it).
+    let trace = match p.events.as_ref().and_then(|e| e.trace.as_ref()) {
+        Some(t) => {
+            let name = std::path::Path::new(&t.file)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            format!(" trace={name}({} ops)", t.operations)
+        }
+        None => String::new(),
+    };
     format!(
-        "{}{rules}",
+        "{}{rules}{trace}",
         crate::workloads::traffic(&p.kind).params_text(p)
     )
 }

@@ -455,7 +455,13 @@ pub fn spread(updates: &[UpdateEffect]) -> Option<Spread> {
         return None;
     }
     let commits: Vec<f64> = ran.iter().map(|u| u.commit_ms).collect();
-    let effects: Vec<f64> = ran.iter().filter_map(|u| u.time_to_effect_ms).collect();
+    // Times to effect only where the update's figures hold (a flagged one's is printed
+    // with its flag, never pooled into a figure).
+    let effects: Vec<f64> = ran
+        .iter()
+        .filter(|u| u.holds())
+        .filter_map(|u| u.time_to_effect_ms)
+        .collect();
     let latencies: Vec<f64> = ran
         .iter()
         .map(|u| u.row.wait_ns as f64 / 1e6 + u.commit_ms)
@@ -1024,6 +1030,19 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
     let replaced_later = updates
         .iter()
         .any(|u| u.row.event > 0 && u.row.kind == UpdateKind::Replace && ran(u));
+    // The marker's replacement whose rule a later replacement took out again: the
+    // marker passed again after that, so whatever its stamps dated (loss near the end
+    // of an overloaded trial looked like a drop 9.1 s after the commit) is no effect
+    // of this one — withheld, said below.
+    for u in updates.iter_mut().filter(|u| {
+        u.row.kind == UpdateKind::Replace
+            && u.row.marker
+            && u.row.index == 0
+            && ((u.row.event == 0 && replaced_later) || repeated.contains(&u.row.event))
+    }) {
+        u.time_to_effect_ms = None;
+        u.effect_resolution_ms = None;
+    }
     // A commit that outlived the traffic: its doubt says why (withheld, not absent).
     let unobserved = |u: &UpdateEffect| u.doubts.iter().any(|d| d.kind == DoubtKind::Unobserved);
     for u in updates

@@ -42,12 +42,21 @@ fn root() -> std::path::PathBuf {
 /// scenarios read from `/tmp/fwbench-key-fixture/scenarios`, wherever the checkout is.
 fn fixed_copy() -> std::path::PathBuf {
     let dir = std::path::Path::new("/tmp/fwbench-key-fixture/scenarios");
-    std::fs::create_dir_all(dir).unwrap();
-    for e in std::fs::read_dir(root().join("scenarios")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-    }
+    copy_tree(&root().join("scenarios"), dir);
     dir.to_path_buf()
+}
+
+/// `from`'s files and folders (the traces of `scenarios/traces/`) into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
 }
 
 /// One line per scenario (its trials in plan order), then one per command.
