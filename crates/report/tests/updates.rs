@@ -327,6 +327,20 @@ fn a_run_without_updates_has_no_update_views() {
         .any(|t| t.title.starts_with("Gateway updates")));
 }
 
+/// Run `old` of the store against run `new`, at a 5 % threshold.
+fn compared(s: &Store, old: i64, new: i64) -> report::compare::Comparison {
+    use report::compare::{Comparison, Input};
+    let (a, b) = (load(s, Some(old)).unwrap(), load(s, Some(new)).unwrap());
+    fn input<'a>(name: &str, r: &'a report::Report) -> Input<'a> {
+        Input {
+            name: name.into(),
+            file: "cmp.db".into(),
+            runs: vec![&r.runs[0]],
+        }
+    }
+    Comparison::new(&[input("old", &a), input("new", &b)], 5.0)
+}
+
 /// Three repetitions of adding 1 rule to 20000 with nft by batch, each one update.
 fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
     let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
@@ -353,19 +367,10 @@ fn repeated(s: &mut Store, commits: [f64; 3], stalls: [f64; 3]) -> i64 {
 
 #[test]
 fn compare_covers_commit_and_stall_per_engine_method_kind_and_size() {
-    use report::compare::{Comparison, Input};
     let (_dir, mut s) = scratch("cmp.db");
     let old = repeated(&mut s, [30.0, 31.0, 32.0], [0.0, 1.0, 0.0]);
     let new = repeated(&mut s, [60.0, 61.0, 62.0], [0.0, 1.0, 0.0]);
-    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
-    fn input<'a>(name: &str, r: &'a report::Report) -> Input<'a> {
-        Input {
-            name: name.into(),
-            file: "cmp.db".into(),
-            runs: vec![&r.runs[0]],
-        }
-    }
-    let c = Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let c = compared(&s, old, new);
     let p = &c.pairs[0];
     assert_eq!(p.matched.len(), 1, "{:?}", p.only_old);
     let ch = |m: &str| {
@@ -420,19 +425,10 @@ fn traced(s: &mut Store, scale: f64) -> i64 {
 /// (nearest rank: of three, the middle and the largest), lower is better.
 #[test]
 fn compare_covers_a_traces_commit_spread() {
-    use report::compare::{Comparison, Input};
     let (_dir, mut s) = scratch("trace.db");
     let old = traced(&mut s, 1.0);
     let new = traced(&mut s, 2.0);
-    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
-    fn input<'a>(name: &str, r: &'a report::Report) -> Input<'a> {
-        Input {
-            name: name.into(),
-            file: "trace.db".into(),
-            runs: vec![&r.runs[0]],
-        }
-    }
-    let c = Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let c = compared(&s, old, new);
     let m = &c.pairs[0].matched[0];
     let ch = |name: &str| {
         m.changes
