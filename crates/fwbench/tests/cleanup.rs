@@ -148,3 +148,40 @@ fn sigterm_to_the_gateway_agent_undoes_its_rules() {
         pids_in(&gw)
     );
 }
+
+/// A test process killed before its guards ran (`cargo test` stopped by Ctrl-C) left
+/// its testbed; the next test process that takes a testbed takes it down — only one
+/// this harness registered, whose owner's PID is gone — and leaves a live owner's.
+#[root_test]
+fn testbeds_of_a_test_process_that_died_are_taken_down_by_the_next() {
+    let up = |name: &str| {
+        let o = fwbench(&["testbed", "up", "--name", name]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let (dead, live) = (unique("o"), unique("o"));
+    up(&dead);
+    up(&live);
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    std::fs::create_dir_all(REGISTRY).unwrap();
+    let reg = |name: &str| std::path::Path::new(REGISTRY).join(name);
+    std::fs::write(reg(&dead), pid.to_string()).unwrap();
+    std::fs::write(reg(&live), std::process::id().to_string()).unwrap();
+    sweep_orphans_now();
+    assert!(
+        namespaces_with(&format!("fwb-{dead}-")).is_empty(),
+        "{:?}",
+        namespaces()
+    );
+    assert!(!reg(&dead).exists());
+    assert_eq!(
+        namespaces_with(&format!("fwb-{live}-")).len(),
+        3,
+        "{:?}",
+        namespaces()
+    );
+    drop(TestbedGuard { name: live.clone() });
+    assert!(namespaces_with(&format!("fwb-{live}-")).is_empty());
+    assert!(!reg(&live).exists());
+}

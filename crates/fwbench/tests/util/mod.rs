@@ -120,10 +120,50 @@ impl TestbedGuard {
     }
 
     pub fn up(topology: &str) -> TestbedGuard {
+        sweep_orphans();
         let name = unique(&topology[..1]);
         let o = fwbench(&["testbed", "up", "--name", &name, "--topology", topology]);
         assert!(o.status.success(), "testbed up: {}", stderr(&o));
+        // Registered with this process's PID: see `sweep_orphans`.
+        let _ = std::fs::create_dir_all(REGISTRY);
+        let _ = std::fs::write(
+            Path::new(REGISTRY).join(&name),
+            std::process::id().to_string(),
+        );
         TestbedGuard { name }
+    }
+}
+
+/// Where each test process registers its testbeds (a file per testbed name holding the
+/// owner's PID; a tmpfs, gone at reboot with the namespaces).
+pub const REGISTRY: &str = "/run/fwbench-test-testbeds";
+
+/// Take down, once per test process, the testbeds of test processes that died
+/// before their guards ran (`cargo test` stopped by Ctrl-C: the guards' `Drop` never
+/// runs, the namespaces stayed). Only testbeds this harness registered, and only
+/// where the owner's PID is gone (a PID reused since counts as alive: left alone).
+fn sweep_orphans() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(sweep_orphans_now);
+}
+
+/// [`sweep_orphans`]'s work, every time it is called.
+pub fn sweep_orphans_now() {
+    let Ok(dir) = std::fs::read_dir(REGISTRY) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let owner = std::fs::read_to_string(e.path())
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        if owner.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists()) {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let o = fwbench(&["testbed", "down", "--name", &name]);
+        if o.status.success() || stderr(&o).contains("no testbed named") {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -140,12 +180,14 @@ impl Drop for TestbedGuard {
                 .nth(1)
                 .and_then(|r| r.split_whitespace().next())
             else {
+                let _ = std::fs::remove_file(Path::new(REGISTRY).join(&self.name));
                 return;
             };
             let _ = Command::new("kill").args([signal, pid]).status();
             std::thread::sleep(std::time::Duration::from_secs(2));
         }
         let _ = fwbench(&["testbed", "down", "--name", &self.name]);
+        let _ = std::fs::remove_file(Path::new(REGISTRY).join(&self.name));
     }
 }
 
