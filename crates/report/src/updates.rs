@@ -768,7 +768,7 @@ pub fn figures(updates: &[Update]) -> Vec<Figure> {
 fn pooled(updates: &[Update]) -> Vec<Figure> {
     // (unit, kind, K, installed) → (engine by method) → the updates' bins, commits
     // and times to effect.
-    type Windows = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>, UpdateRecord)>>;
+    type Windows<'a> = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>, &'a UpdateRecord)>>;
     let mut by: BTreeMap<(Unit, String, u32, u64), Windows> = BTreeMap::new();
     for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
         let entry = by
@@ -779,7 +779,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         for r in rows {
             if let Some(b) = r.series.as_deref().and_then(bins).filter(|b| !b.is_empty()) {
                 let effect = r.time_to_effect_ms.filter(|_| holds(r));
-                entry.push((b, r.commit_ms, effect, (*r).clone()));
+                entry.push((b, r.commit_ms, effect, r));
             }
         }
     }
@@ -801,7 +801,7 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         let mut leaks = vec![];
         for (name, w) in &windows {
             leaks.extend(violation_span(
-                w.iter().map(|x| &x.3),
+                w.iter().map(|x| x.3),
                 several.then_some(name.as_str()),
             ));
             let bins: Vec<Vec<[f64; 4]>> = w.iter().map(|x| x.0.clone()).collect();

@@ -95,19 +95,13 @@ impl Backend for Ipset {
             }
         };
         let name = format!("{IPSET_PREFIX}{set}");
-        let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
         if super::per_rule(r.engine, change, method)? {
-            return Ok(elements
-                .iter()
-                .rev()
-                .map(|e| Step::call(&["ipset", verb, name.as_str(), entry(e).as_str()]))
-                .collect());
+            return Ok(calls(verb, &name, *l4, elements.iter().rev()));
         }
-        let mut text = String::with_capacity(48 * elements.len());
-        for e in elements {
-            let _ = writeln!(text, "{verb} {name} {}", entry(e));
-        }
-        Ok(vec![Step::batch(&Tool::IpsetRestore.argv(), text)])
+        Ok(vec![Step::batch(
+            &Tool::IpsetRestore.argv(),
+            lines(verb, &name, *l4, elements),
+        )])
     }
 
     fn after_failed(&self, change: &Change) -> Vec<Step> {
@@ -123,6 +117,32 @@ impl Backend for Ipset {
             | Change::RemoveElements { .. } => vec![],
         }
     }
+}
+
+/// An element as ipset writes it: `ADDR,PROTO:PORT`.
+fn entry(e: &SetElem, l4: L4) -> String {
+    format!("{},{}:{}", e.addr, l4.name(), e.port)
+}
+
+/// `ipset restore` lines `VERB NAME ENTRY`, one per element.
+fn lines(verb: &str, name: &str, l4: L4, elements: &[SetElem]) -> String {
+    let mut t = String::with_capacity(48 * elements.len());
+    for e in elements {
+        let _ = writeln!(t, "{verb} {name} {}", entry(e, l4));
+    }
+    t
+}
+
+/// One `ipset VERB NAME ENTRY` call per element, in the order given.
+fn calls<'a>(
+    verb: &str,
+    name: &str,
+    l4: L4,
+    elements: impl Iterator<Item = &'a SetElem>,
+) -> Vec<Step> {
+    elements
+        .map(|e| Step::call(&["ipset", verb, name, entry(e, l4).as_str()]))
+        .collect()
 }
 
 /// Where a set's atomic reload fills the new contents before `ipset swap` makes them
@@ -149,14 +169,6 @@ fn reload_set(
             "set {name} is the name a set's reload fills before its swap"
         )));
     }
-    let entry = |e: &SetElem| format!("{},{}:{}", e.addr, l4.name(), e.port);
-    let adds = |to: &str| {
-        let mut t = String::with_capacity(48 * elements.len());
-        for e in elements {
-            let _ = writeln!(t, "add {to} {}", entry(e));
-        }
-        t
-    };
     let restore = |text: String| Step::batch(&Tool::IpsetRestore.argv(), text);
     super::reload_set_steps(
         engine,
@@ -168,18 +180,13 @@ fn reload_set(
                 "create {SWAP_SET} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}\n",
                 ipset_family(ip)
             );
-            t.push_str(&adds(SWAP_SET));
+            t.push_str(&lines("add", SWAP_SET, l4, elements));
             let _ = writeln!(t, "swap {SWAP_SET} {name}\ndestroy {SWAP_SET}");
             vec![restore(t)]
         },
         Step::call(&["ipset", "flush", name.as_str()]),
-        || restore(adds(&name)),
-        || {
-            elements
-                .iter()
-                .map(|e| Step::call(&["ipset", "add", name.as_str(), entry(e).as_str()]))
-                .collect()
-        },
+        || restore(lines("add", &name, l4, elements)),
+        || calls("add", &name, l4, elements.iter()),
     )
 }
 
@@ -196,10 +203,7 @@ fn ipset_text(ip: Ip, plan: &Plan, room: u32) -> String {
             "create {name} hash:ip,port family {family} hashsize {hashsize} maxelem {maxelem} -exist"
         );
         let _ = writeln!(t, "flush {name}");
-        let proto = s.l4.name();
-        for e in &s.elements {
-            let _ = writeln!(t, "add {name} {},{proto}:{}", e.addr, e.port);
-        }
+        t.push_str(&lines("add", &name, s.l4, &s.elements));
     }
     t
 }

@@ -241,7 +241,17 @@ impl Backend for Nft {
             Change::ReloadSet { .. } => false,
             _ => super::per_rule(self.engine, change, method)?,
         };
-        let element = |e: &SetElem| format!("{} . {}", e.addr, e.port);
+        // `VERB element FAMILY TABLE SET { ADDR . PORT, … }` of `es`.
+        let statement = |verb: &str, set: &str, es: &[SetElem]| {
+            let all: Vec<String> = es
+                .iter()
+                .map(|e| format!("{} . {}", e.addr, e.port))
+                .collect();
+            format!(
+                "{verb} element {fam} {NFT_TABLE} {set} {{ {} }}",
+                all.join(", ")
+            )
+        };
         let (lines, echo): (Vec<String>, bool) = match change {
             Change::Insert { hook, at, rules } => {
                 let mut lines = Vec::with_capacity(rules.len());
@@ -297,31 +307,16 @@ impl Backend for Nft {
                     elements
                         .iter()
                         .rev()
-                        .map(|e| {
-                            format!(
-                                "{verb} element {fam} {NFT_TABLE} {set} {{ {} }}",
-                                element(e)
-                            )
-                        })
+                        .map(|e| statement(verb, set, std::slice::from_ref(e)))
                         .collect()
                 } else {
-                    let all: Vec<String> = elements.iter().map(element).collect();
-                    vec![format!(
-                        "{verb} element {fam} {NFT_TABLE} {set} {{ {} }}",
-                        all.join(", ")
-                    )]
+                    vec![statement(verb, set, elements)]
                 };
                 (lines, false)
             }
             Change::ReloadSet { set, elements, .. } => {
                 let flush = format!("flush set {fam} {NFT_TABLE} {set}");
-                let add = |es: &[SetElem]| {
-                    let all: Vec<String> = es.iter().map(element).collect();
-                    format!(
-                        "add element {fam} {NFT_TABLE} {set} {{ {} }}",
-                        all.join(", ")
-                    )
-                };
+                let add = |es: &[SetElem]| statement("add", set, es);
                 let batch = |text: String| Step::batch(&["nft", "-f", "-"], text);
                 return super::reload_set_steps(
                     self.engine,
