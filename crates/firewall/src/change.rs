@@ -28,11 +28,14 @@ pub enum Change {
         rules: Vec<Rule>,
         handles: Vec<u64>,
     },
-    /// Add elements (source address, destination port) to fwbench's set `set`.
+    /// Add elements (source address, destination port) to fwbench's set `set`; with
+    /// `timeout_ms`, each expires that long after it is added (the set made with
+    /// timeout support: `EngineOptions::set_timeouts`).
     AddElements {
         set: String,
         l4: L4,
         elements: Vec<SetElem>,
+        timeout_ms: Option<u64>,
     },
     /// Remove elements from fwbench's set `set`.
     RemoveElements {

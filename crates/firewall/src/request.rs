@@ -46,6 +46,8 @@ pub struct Room {
     pub elements: u32,
     /// More rules before the first (the BPF engines' rule table).
     pub rules: u32,
+    /// Sets whose elements may expire (`EngineOptions::set_timeouts`).
+    pub timeouts: bool,
 }
 
 /// The engine options of the request, with `room` for what gateway events add.
@@ -54,6 +56,7 @@ pub fn options(req: &Request, room: Room) -> EngineOptions {
         nft_family: req.nft_family,
         set_room: room.elements,
         rule_room: room.rules,
+        set_timeouts: room.timeouts,
     }
 }
 

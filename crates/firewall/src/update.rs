@@ -153,6 +153,26 @@ fn take_notes<T>(
     Ok(out)
 }
 
+/// Elements an `expire-elements` update added to expire together (see [`Events::arm`]).
+#[derive(Debug, Clone)]
+pub struct Armed {
+    event: u32,
+    index: u32,
+    elements: Vec<SetElem>,
+    /// When the last of them has expired at the latest (its add's end plus the
+    /// timeout).
+    expires_by: Instant,
+    /// The update came due: they are out of the set.
+    expired: bool,
+    /// The first add's timeout, ns: they expire that long after the add began …
+    pub timeout_ns: u64,
+    /// … or up to this much later (the first add's call, during which the kernel
+    /// started the timeout), ns.
+    pub slack_ns: u64,
+    /// Every add's calls, and their time from the first's start to the last's return.
+    pub committed: Committed,
+}
+
 /// Events on one installed rule set: what they changed, so it can be undone.
 pub struct Events {
     /// The rule set as installed (the base of every replacement and of the undo).
@@ -177,6 +197,8 @@ pub struct Events {
     /// update rate (`fwbench envelope`) by fwbench. They are read once, untimed, when a
     /// change needs them: a deletion, an insert elsewhere, any other change, the undo.
     pending: Vec<(Hook, usize, usize, usize)>,
+    /// Elements added to expire, by update.
+    armed: Vec<Armed>,
 }
 
 impl Events {
@@ -193,6 +215,7 @@ impl Events {
             next: 0,
             pending: vec![],
             set_base: None,
+            armed: vec![],
         }
     }
 
@@ -263,28 +286,29 @@ impl Events {
 
     /// Rules (or elements, for element updates) fwbench's rule set holds now.
     pub fn size(&self, kind: UpdateKind) -> u64 {
-        let base = match kind {
+        let n = match kind {
             UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace | UpdateKind::Reload => {
-                self.installed.expect_rules
+                self.installed.expect_rules + self.rules.len()
             }
-            UpdateKind::AddElements | UpdateKind::RemoveElements | UpdateKind::ReloadSet => {
-                self.installed.expect_elements
+            UpdateKind::AddElements
+            | UpdateKind::RemoveElements
+            | UpdateKind::ReloadSet
+            | UpdateKind::ExpireElements => {
+                let armed: usize = self
+                    .armed
+                    .iter()
+                    .filter(|a| !a.expired)
+                    .map(|a| a.elements.len())
+                    .sum();
+                self.installed.expect_elements + self.elements.len() + armed
             }
         };
-        let events = match kind {
-            UpdateKind::Add | UpdateKind::Delete | UpdateKind::Replace | UpdateKind::Reload => {
-                self.rules.len()
-            }
-            UpdateKind::AddElements | UpdateKind::RemoveElements | UpdateKind::ReloadSet => {
-                self.elements.len()
-            }
-        };
-        (base + events) as u64
+        n as u64
     }
 
     /// Whether the rules and elements the events put in place are all out again.
     pub fn is_clean(&self) -> bool {
-        self.rules.is_empty() && self.elements.is_empty() && !self.replaced
+        self.rules.is_empty() && self.elements.is_empty() && !self.replaced && self.armed.is_empty()
     }
 
     fn hook(&self) -> Result<Hook, UpdateError> {
@@ -403,6 +427,8 @@ impl Events {
         probe.kind = match spec.kind {
             UpdateKind::Delete => UpdateKind::Add,
             UpdateKind::RemoveElements => UpdateKind::AddElements,
+            // Checked as its add (nothing runs when it comes due).
+            UpdateKind::ExpireElements => UpdateKind::AddElements,
             // Rendered as the replacement it is (its rules are not prepared here).
             UpdateKind::Reload => UpdateKind::Replace,
             k @ (UpdateKind::Add
@@ -442,9 +468,91 @@ impl Events {
                 let elements = self.new_elements(l4, spec.marker.as_ref(), spec.k)?;
                 self.add_elements(event, set, l4, elements, proto::UpdateMethod::Batch)?;
             }
-            UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => {}
+            // Added at the start of the traffic phase (`arm`), to expire when due.
+            UpdateKind::Add
+            | UpdateKind::Replace
+            | UpdateKind::AddElements
+            | UpdateKind::ExpireElements => {}
         }
         Ok(())
+    }
+
+    /// At the start of the traffic phase (timed, not an update's commit), `elapsed_ns`
+    /// into it: add the K elements of `expire-elements` update `index` with a timeout
+    /// ending when the update is due, rounded up to the engine's unit — so they expire
+    /// together, by the kernel's timer, no sooner than due. The marker's element (the
+    /// first update's first) is added alone first, so that when its timeout began is
+    /// known to within one short call (`Armed::slack_ns`); the rest follow by `spec`'s
+    /// method, each step's timeout counted from its own start. The commit's
+    /// `timeout_ns` is the first step's timeout, `slack_ns` its call's length.
+    pub fn arm(
+        &mut self,
+        event: u32,
+        index: u32,
+        spec: &EventSpec,
+        elapsed_ns: u64,
+    ) -> Result<Armed, UpdateError> {
+        if spec.kind != UpdateKind::ExpireElements {
+            return Err(UpdateError::Invalid(format!(
+                "{} is not an update that expires",
+                spec.kind.name()
+            )));
+        }
+        let (set, l4) = self.drop_set()?;
+        let marker = if index == 0 {
+            spec.marker.as_ref()
+        } else {
+            None
+        };
+        let mut elements = self.new_elements(l4, marker, spec.k)?;
+        let rest = match marker {
+            Some(_) if elements.len() > 1 => elements.split_off(1),
+            _ => vec![],
+        };
+        let due = spec.due_ns(index);
+        let t0 = Instant::now();
+        let mut out = Armed {
+            event,
+            index,
+            elements: vec![],
+            expires_by: t0,
+            expired: false,
+            timeout_ns: 0,
+            slack_ns: 0,
+            committed: Committed::default(),
+        };
+        for group in [elements, rest].into_iter().filter(|g| !g.is_empty()) {
+            let since = t0.elapsed();
+            let ms = self.timeout_ms(due.saturating_sub(elapsed_ns + since.as_nanos() as u64));
+            let change = Change::AddElements {
+                set: set.clone(),
+                l4,
+                elements: group,
+                timeout_ms: Some(ms),
+            };
+            let steps =
+                backend(self.installed.engine).change(&self.installed, &change, spec.method)?;
+            let done = commit(&steps)?;
+            if out.elements.is_empty() {
+                out.timeout_ns = ms * 1_000_000;
+                out.slack_ns = done.commit_ns;
+            }
+            out.committed.calls += done.calls;
+            out.expires_by = Instant::now() + std::time::Duration::from_millis(ms);
+            let Change::AddElements { elements, .. } = change else {
+                unreachable!("built as an element addition above")
+            };
+            out.elements.extend(elements);
+        }
+        out.committed.commit_ns = t0.elapsed().as_nanos() as u64;
+        self.armed.push(out.clone());
+        Ok(out)
+    }
+
+    /// A timeout of `ns`, in ms rounded up to the engine's unit (at least one).
+    fn timeout_ms(&self, ns: u64) -> u64 {
+        let step = backend(self.installed.engine).timeout_step_ms().max(1);
+        ns.div_ceil(1_000_000).div_ceil(step).max(1) * step
     }
 
     /// The steps of update `index` of event `event` (rendered, not run), and the
@@ -460,6 +568,8 @@ impl Events {
         } else {
             None
         };
+        // The whole rule set a replace or reload loads (a per-rule load adds its rules).
+        let mut loaded: Option<RuleSet> = None;
         let change = match spec.kind {
             UpdateKind::Add => {
                 let hook = self.hook()?;
@@ -481,7 +591,10 @@ impl Events {
             UpdateKind::Replace => {
                 let hook = self.hook()?;
                 let extra = self.new_rules(hook, Self::l4(spec), marker, spec.k);
-                Change::Replace(Box::new(self.rendered_with(hook, extra)?))
+                let rs = self.with_extra(hook, extra);
+                let rendered = render_with(&rs, self.installed.engine, &self.opts)?;
+                loaded = Some(rs);
+                Change::Replace(Box::new(rendered))
             }
             UpdateKind::Reload => {
                 let hook = self.hook()?;
@@ -493,14 +606,20 @@ impl Events {
                 if extra.is_empty() {
                     extra = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), spec.k);
                 }
-                Change::Replace(Box::new(self.rendered_with(hook, extra)?))
+                let rs = self.with_extra(hook, extra);
+                let rendered = render_with(&rs, self.installed.engine, &self.opts)?;
+                loaded = Some(rs);
+                Change::Replace(Box::new(rendered))
             }
-            UpdateKind::AddElements => {
+            UpdateKind::AddElements | UpdateKind::ExpireElements => {
                 let (set, l4) = self.drop_set()?;
                 Change::AddElements {
                     elements: self.new_elements(l4, marker, spec.k)?,
                     set,
                     l4,
+                    // An expiry's, as `arm` adds them at the start of the traffic.
+                    timeout_ms: (spec.kind == UpdateKind::ExpireElements)
+                        .then(|| self.timeout_ms(spec.due_ns(index))),
                 }
             }
             UpdateKind::RemoveElements => {
@@ -524,9 +643,12 @@ impl Events {
                 Change::ReloadSet { set, l4, elements }
             }
         };
-        let mut steps = match (&change, spec.method) {
-            (Change::Replace(new), proto::UpdateMethod::FlushLoad) => self.flush_load(new)?,
-            (_, method) => {
+        let mut steps = match (&change, spec.method, &loaded) {
+            (Change::Replace(new), proto::UpdateMethod::FlushLoad, _) => self.flush_load(new)?,
+            (Change::Replace(new), proto::UpdateMethod::PerRule, Some(rs)) => {
+                self.per_rule_load(new, rs)?
+            }
+            (_, method, _) => {
                 backend(self.installed.engine).change(&self.installed, &change, method)?
             }
         };
@@ -538,12 +660,12 @@ impl Events {
         Ok((change, steps))
     }
 
-    /// The installed rule set with `extra` at the head of `hook`'s chain, rendered.
-    fn rendered_with(&self, hook: Hook, extra: Vec<Rule>) -> Result<Rendered, UpdateError> {
+    /// The installed rule set with `extra` at the head of `hook`'s chain.
+    fn with_extra(&self, hook: Hook, extra: Vec<Rule>) -> RuleSet {
         let mut rs = self.rule_set.clone();
         let at = rs.rules.iter().position(|r| r.hook == hook).unwrap_or(0);
         rs.rules.splice(at..at, extra);
-        Ok(render_with(&rs, self.installed.engine, &self.opts)?)
+        rs
     }
 
     /// A replacement in two steps: `new`'s removal batches (they remove what any
@@ -566,6 +688,77 @@ impl Events {
         }
     }
 
+    /// A load one rule at a time, as a firewall script of `iptables -I` / `nft insert
+    /// rule` calls runs it (fail2ban's restart re-adds its bans so): `new`'s removal
+    /// batches, then each chain created holding only its last rule (one batch), then
+    /// every other rule of `rs` put in by a call of its own, the chain's last first.
+    /// Until the last call only the chains' tails are in force: the marker's drop rule,
+    /// at the head, comes last. Rule sets whose drops sit in sets, and imported ones,
+    /// are refused (their rules are not single rules; `reload-set` refills a set one
+    /// element at a time).
+    fn per_rule_load(&self, new: &Rendered, rs: &RuleSet) -> Result<Vec<Step>, UpdateError> {
+        let engine = self.installed.engine;
+        let refuse = |why: &str, hint: &str| {
+            Err(UpdateError::Render(RenderError::Unsupported {
+                engine,
+                feature: format!("a load one rule at a time (per-rule){why}"),
+                hint: hint.into(),
+            }))
+        };
+        match engine.kind() {
+            EngineKind::Nft | EngineKind::Xtables => {}
+            EngineKind::None | EngineKind::Bpf => {
+                return refuse("", " (its updates are map writes: --event-method map)")
+            }
+        }
+        if rs.raw.is_some() {
+            return refuse(
+                " of an imported rule set",
+                " (--event-method batch or flush-load)",
+            );
+        }
+        if !rs.sets.is_empty() || !new.drop_sets.is_empty() {
+            return refuse(
+                " of a rule set whose drops sit in sets",
+                " (reload-set --event-method per-rule refills a set element by element)",
+            );
+        }
+        let mut hooks: Vec<Hook> = Vec::new();
+        for r in &rs.rules {
+            if !hooks.contains(&r.hook) {
+                hooks.push(r.hook);
+            }
+        }
+        let last = |h: Hook| rs.rules.iter().rposition(|r| r.hook == h);
+        let tails: Vec<usize> = hooks.iter().filter_map(|h| last(*h)).collect();
+        let mut skeleton = rs.clone();
+        skeleton.rules = tails.iter().map(|i| rs.rules[*i].clone()).collect();
+        let base = render_with(&skeleton, engine, &self.opts)?;
+        let mut steps: Vec<Step> = batch_steps(&new.remove)
+            .into_iter()
+            .chain(batch_steps(&base.install))
+            .collect();
+        for hook in hooks {
+            let rules: Vec<Rule> = rs
+                .rules
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| r.hook == hook && !tails.contains(i))
+                .map(|(_, r)| r.clone())
+                .collect();
+            if rules.is_empty() {
+                continue;
+            }
+            let change = Change::Insert { hook, at: 0, rules };
+            steps.extend(backend(engine).change(
+                &self.installed,
+                &change,
+                proto::UpdateMethod::PerRule,
+            )?);
+        }
+        Ok(steps)
+    }
+
     /// Apply update `index` of event `event` (timed) and note what it put in place.
     pub fn apply(
         &mut self,
@@ -573,6 +766,15 @@ impl Events {
         index: u32,
         spec: &EventSpec,
     ) -> Result<Committed, UpdateError> {
+        if spec.kind == UpdateKind::ExpireElements {
+            // Nothing runs: the kernel's timer takes them out (`arm`).
+            for a in &mut self.armed {
+                if (a.event, a.index) == (event, index) {
+                    a.expired = true;
+                }
+            }
+            return Ok(Committed::default());
+        }
         if spec.kind != UpdateKind::Add {
             self.resolve()?;
         }
@@ -644,7 +846,12 @@ impl Events {
         elements: Vec<SetElem>,
         method: proto::UpdateMethod,
     ) -> Result<(), UpdateError> {
-        let change = Change::AddElements { set, l4, elements };
+        let change = Change::AddElements {
+            set,
+            l4,
+            elements,
+            timeout_ms: None,
+        };
         let steps = backend(self.installed.engine).change(&self.installed, &change, method)?;
         commit(&steps)?;
         let Change::AddElements { elements, .. } = change else {
@@ -713,6 +920,38 @@ impl Events {
             EngineKind::None | EngineKind::Nft | EngineKind::Xtables => proto::UpdateMethod::Batch,
         };
         let mut first: Option<UpdateError> = self.resolve().err();
+        // Elements set to expire: those whose timeout may not have run out yet are
+        // removed one by one, none found not a failure (their timer may win the race).
+        let armed = std::mem::take(&mut self.armed);
+        let late = std::time::Duration::from_millis(100);
+        let live: Vec<SetElem> = armed
+            .into_iter()
+            .filter(|a| Instant::now() < a.expires_by + late)
+            .flat_map(|a| a.elements)
+            .collect();
+        if let (false, Ok((set, l4))) = (live.is_empty(), self.drop_set()) {
+            let change = Change::RemoveElements {
+                set,
+                l4,
+                elements: live,
+            };
+            let res = b
+                .change(&self.installed, &change, proto::UpdateMethod::PerRule)
+                .map_err(UpdateError::from)
+                .and_then(|steps| {
+                    let tolerant: Vec<Step> = steps
+                        .into_iter()
+                        .map(|s| Step {
+                            none_found_ok: true,
+                            ..s
+                        })
+                        .collect();
+                    commit(&tolerant).map_err(UpdateError::from)
+                });
+            if let Err(e) = res {
+                first.get_or_insert(e);
+            }
+        }
         let mut run = |change: Change| {
             let res = b
                 .change(&self.installed, &change, method)

@@ -3,7 +3,8 @@
 //! it — so every marker packet that passes is a violation. Atomic (`batch`: one `nft
 //! -f` transaction, one `iptables-restore`) lets none through; in two steps
 //! (`flush-load`: the removal, then the install, as a firewall service's restart does)
-//! the gap between them lets the marker through, counted at the sink and
+//! the gap between them lets the marker through, and so does a load one rule at a
+//! time (`per-rule`, the marker's drop rule last), counted at the sink and
 //! cross-checked against a counter of the gateway's own, placed after fwbench's
 //! chain (nft and iptables-nft: a trial with iptables-legacy leaves the legacy filter
 //! table instantiated, so the testbed is rebuilt after it, and the counter with it).
@@ -27,9 +28,11 @@ fn passed_counter(tb: &TestbedGuard) -> NftTable {
     NftTable::load(&tb.gw(), "inet", "fwbt_passed", &text)
 }
 
-/// Five reloads (`kind`: reload, reload-set) of `engine`'s 100 rules by `method`
-/// under a 2-s flow of two sources at 40 kpps (the marker's packets 0.05 ms apart).
+/// Reloads (`kind`: reload, reload-set) of `engine`'s 100 rules by `method` under a
+/// flow of two sources at 40 kpps (the marker's packets 0.05 ms apart): five in a 2-s
+/// flow, or three a second apart in a 4-s one where each takes a call per rule.
 fn reloads(tb: &TestbedGuard, engine: &str, kind: &str, method: &str) -> Value {
+    let (t, rate, count) = reload_plan(method);
     let a = [
         &cmd!(
             "flow --testbed",
@@ -37,12 +40,26 @@ fn reloads(tb: &TestbedGuard, engine: &str, kind: &str, method: &str) -> Value {
             "--no-store --json --engine",
             engine
         )[..],
-        &argv("-r 40kpps --flows 2 --sources 2 -t 2 --rules 100 --event")[..],
-        &[&format!("{kind}:1@500ms")],
-        &argv("--event-rate 5 --event-count 5 --event-method")[..],
+        &argv("-r 40kpps --flows 2 --sources 2 --rules 100 -t")[..],
+        &[t, "--event", &format!("{kind}:1@500ms")],
+        &[
+            "--event-rate",
+            rate,
+            "--event-count",
+            count,
+            "--event-method",
+        ],
         &[method],
     ];
     json_of(&a.concat())
+}
+
+/// A trial's duration, its reloads' rate and count by `method`.
+fn reload_plan(method: &str) -> (&'static str, &'static str, &'static str) {
+    match method {
+        "per-rule" => ("4", "1", "3"),
+        _ => ("2", "5", "5"),
+    }
 }
 
 /// The marker's source address's counter of the witness table.
@@ -58,6 +75,7 @@ fn a_reload_in_two_steps_lets_must_drop_packets_through_and_an_atomic_one_none()
         &tb,
         "reload",
         &["nft", "iptables-nft"],
+        &["batch", "flush-load", "per-rule"],
         "reloading 102 rules",
     );
 }
@@ -72,15 +90,17 @@ fn a_set_emptied_and_filled_again_lets_must_drop_packets_through_a_swap_none() {
         &tb,
         "reload-set",
         &["nft-set", "ipset-nft"],
+        &["batch", "flush-load"],
         "reloading a set of 101 elements",
     );
 }
 
-/// [`reloads`] by `batch` and `flush-load` for each of `engines`, the violations
-/// checked against the gateway's counter; a 1-s trial's text says `doing`.
-fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str) {
+/// [`reloads`] by each of `methods` for each of `engines`, the violations checked
+/// against the gateway's counter (none by `batch`, some by the others); a short
+/// trial's text says `doing`.
+fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], methods: &[&str], doing: &str) {
     for &engine in engines {
-        for method in ["batch", "flush-load"] {
+        for &method in methods {
             let witness = passed_counter(tb);
             let v = reloads(tb, engine, kind, method);
             let counted = marker_passed(&v, &witness.counters());
@@ -88,7 +108,7 @@ fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str)
             let ctx = format!("{engine} {method}");
             let e = &v["result"]["events"];
             let ups = e["updates"].as_array().unwrap();
-            assert_eq!(ups.len(), 5, "{ctx}: {e}");
+            assert_eq!(ups.len().to_string(), reload_plan(method).2, "{ctx}: {e}");
             let mut passed = 0;
             for up in ups {
                 assert!(up["error"].is_null(), "{ctx}: {up}");
@@ -105,7 +125,7 @@ fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str)
             assert!(u(&verdicts["event_packets"]) > 0, "{ctx}: {verdicts}");
             match method {
                 "batch" => assert_eq!(passed, 0, "{ctx}: an atomic reload let some through"),
-                _ => assert!(passed > 0, "{ctx}: no violation in 5 two-step reloads: {e}"),
+                _ => assert!(passed > 0, "{ctx}: no violation in non-atomic reloads: {e}"),
             }
             // Every other marker packet was dropped as intended: not the gateway's loss.
             let r = &v["result"];
@@ -116,7 +136,7 @@ fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str)
             let text = stdout(&fwbench(
                 &[
                     &cmd!("flow --testbed", &tb.name, "--no-store --engine", engine)[..],
-                    &argv("-r 40kpps --flows 2 --sources 2 -t 1 --rules 100")[..],
+                    &argv("-r 40kpps --flows 2 --sources 2 -t 2 --rules 100")[..],
                     &argv("--event")[..],
                     &[&format!("{kind}:1@300ms"), "--event-method", method],
                 ]
@@ -128,11 +148,67 @@ fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], doing: &str)
     }
 }
 
+/// A ban feed's bans running out together (`expire-elements`): 1 000 elements, the
+/// marker's among them, added at the start of the traffic with a timeout ending at
+/// 1.5 s (ipset: whole seconds, so 2 s) expire by the kernel's timer. The marker's
+/// packets pass again from then on, dated within a few ms of the expiry, the
+/// resolution counting the marker's add call; what the element dropped before is the
+/// marker's, as intended. The sets are made with timeout support, and the settings
+/// say so.
+#[root_test(tb = "forward")]
+fn elements_expiring_together_let_the_marker_through_when_they_run_out() {
+    for (engine, expires_s) in [("nft-set", 1.5), ("ipset-nft", 2.0)] {
+        let v = json_of(
+            &[
+                &cmd!(
+                    "flow --testbed",
+                    &tb.name,
+                    "--no-store --json --engine",
+                    engine
+                )[..],
+                &argv("-r 40kpps --flows 2 --sources 2 -t 3 --rules 100")[..],
+                &argv("--event expire-elements:1000@1500ms")[..],
+            ]
+            .concat(),
+        );
+        let ctx = engine;
+        let e = &v["result"]["events"];
+        let up = &e["updates"][0];
+        assert_eq!(v["status"], "ok", "{ctx}: {}", v["error"]);
+        assert!(up["error"].is_null(), "{ctx}: {up}");
+        assert_eq!(up["kind"], "expire-elements", "{ctx}");
+        assert_eq!(u(&up["installed"]), 1100, "{ctx}: {up}");
+        // The marker's element alone, then the other 999.
+        assert_eq!(u(&up["calls"]), 2, "{ctx}: {up}");
+        let tte = f(&up["time_to_effect_ms"]);
+        assert!(
+            (0.0..100.0).contains(&tte),
+            "{ctx}: time to effect {tte}: {up}"
+        );
+        let slack = u(&up["start_slack_ns"]) as f64 / 1e6;
+        assert!(slack > 0.0, "{ctx}: {up}");
+        assert!(f(&up["effect_resolution_ms"]) >= slack, "{ctx}: {up}");
+        // Its element dropped the marker (20 kpps) from the add to the expiry.
+        let dropped = u(&e["marker_dropped"]) as f64;
+        let want = expires_s * 20_000.0;
+        assert!(
+            (0.9 * want..1.05 * want).contains(&dropped),
+            "{ctx}: {dropped} dropped, want about {want}: {e}"
+        );
+        let sets = v["firewall_settings"]["sets"].as_str().unwrap_or("");
+        assert!(sets.contains("timeout"), "{ctx}: {sets}");
+    }
+}
+
 /// A reload is counted on a flow's packets; elsewhere it is refused before any host
 /// is touched, as is a two-step update that is not a whole rule set's.
 #[test]
 fn a_reload_is_refused_where_it_cannot_be_counted() {
     refused([
+        (
+            "echo --engine nft-set --event expire-elements:10@1s",
+            "its time to effect is dated on a flow's packets",
+        ),
         (
             "echo --engine nft --event reload:1@1s",
             "its violations are counted on a flow's packets",

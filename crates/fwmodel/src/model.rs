@@ -307,6 +307,11 @@ pub struct EngineOptions {
     /// chains grow as needed and ignore it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rule_room: u32,
+    /// Make fwbench's sets so that their elements may expire, each after its own
+    /// timeout (gateway events `expire-elements`; nft `flags timeout`, ipset
+    /// `timeout 0`): recorded in the settings, as it changes a lookup's cost.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub set_timeouts: bool,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -40,10 +40,16 @@ pub enum UpdateKind {
     /// `per-rule` after the flush adds one element per call (fail2ban re-banning one
     /// address at a time on restart). Marker packets that pass are violations.
     ReloadSet,
+    /// K elements of fwbench's first drop set (the first: the marker flow's) expiring
+    /// together by the kernel's timer, as a ban feed's bans (fail2ban, CrowdSec) added
+    /// in one burst run out together: added in one batch at the start of the traffic
+    /// phase with a timeout ending when the update is due (the sets are made with
+    /// timeout support). No call runs when it is due; its commit is the add's.
+    ExpireElements,
 }
 
 impl UpdateKind {
-    pub const ALL: [UpdateKind; 7] = [
+    pub const ALL: [UpdateKind; 8] = [
         UpdateKind::Add,
         UpdateKind::Delete,
         UpdateKind::Replace,
@@ -51,6 +57,7 @@ impl UpdateKind {
         UpdateKind::RemoveElements,
         UpdateKind::Reload,
         UpdateKind::ReloadSet,
+        UpdateKind::ExpireElements,
     ];
 
     /// Stable name (CLI, scenario files, store).
@@ -63,6 +70,7 @@ impl UpdateKind {
             UpdateKind::RemoveElements => "remove-elements",
             UpdateKind::Reload => "reload",
             UpdateKind::ReloadSet => "reload-set",
+            UpdateKind::ExpireElements => "expire-elements",
         }
     }
 
@@ -70,7 +78,9 @@ impl UpdateKind {
     pub fn marker_fate(self) -> MarkerFate {
         match self {
             UpdateKind::Add | UpdateKind::Replace | UpdateKind::AddElements => MarkerFate::Drops,
-            UpdateKind::Delete | UpdateKind::RemoveElements => MarkerFate::Passes,
+            UpdateKind::Delete | UpdateKind::RemoveElements | UpdateKind::ExpireElements => {
+                MarkerFate::Passes
+            }
             UpdateKind::Reload | UpdateKind::ReloadSet => MarkerFate::Kept,
         }
     }
@@ -307,6 +317,11 @@ pub struct UpdateRow {
     /// Where its rules went in the chain (absent: at the head).
     #[serde(default, skip_serializing_if = "EventPlace::is_head")]
     pub place: EventPlace,
+    /// How much later than `start_unix_ns` the update may really have begun, ns: an
+    /// expiry's instant is its marker element's add plus the timeout, and the kernel
+    /// started that timeout somewhere within the add's call (0: exact).
+    #[serde(default)]
+    pub start_slack_ns: u64,
 }
 
 /// What the sink saw of one flow in fine time bins by *send* time (the packet's

@@ -322,9 +322,17 @@ impl Backend for BpfEngine {
             Change::Delete { hook, rules, .. } => {
                 MapWrite::Delete(self.head_rules(&table, *hook, rules)?)
             }
-            Change::AddElements { set, l4, elements } => {
-                MapWrite::AddElements(elems(set, *l4, elements)?)
-            }
+            Change::AddElements {
+                set,
+                l4,
+                elements,
+                timeout_ms: None,
+            } => MapWrite::AddElements(elems(set, *l4, elements)?),
+            // Its maps' entries do not expire.
+            Change::AddElements {
+                timeout_ms: Some(_),
+                ..
+            } => return Err(refuse()),
             Change::RemoveElements { set, l4, elements } => {
                 MapWrite::RemoveElements(elems(set, *l4, elements)?)
             }
@@ -460,6 +468,7 @@ mod tests {
                 addr: "198.18.1.1".parse().unwrap(),
                 port: 5001,
             }],
+            timeout_ms: None,
         };
         let steps = XDP_MAP.change(&r, &add, UpdateMethod::Map).unwrap();
         let w = MapWrite::parse(steps[0].stdin.as_deref().unwrap()).unwrap();

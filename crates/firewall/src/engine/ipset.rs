@@ -43,9 +43,10 @@ impl Backend for Ipset {
             .map(|s| {
                 let (hashsize, maxelem) = sizes(s.elements.len() + opts.set_room as usize);
                 format!(
-                    "{IPSET_PREFIX}{} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}",
+                    "{IPSET_PREFIX}{} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}{}",
                     s.name,
-                    ipset_family(rs.ip)
+                    ipset_family(rs.ip),
+                    timeouts(opts.set_timeouts)
                 )
             })
             .collect();
@@ -55,7 +56,7 @@ impl Backend for Ipset {
             0,
             Batch {
                 tool: Tool::IpsetRestore,
-                text: ipset_text(rs.ip, &plan, opts.set_room),
+                text: ipset_text(rs.ip, &plan, opts),
             },
         );
         let mut text = String::new();
@@ -84,9 +85,14 @@ impl Backend for Ipset {
     /// Rules as the iptables engines change them; elements with `ipset add`/`del`
     /// one call each, or one `ipset restore` batch.
     fn change(&self, r: &Rendered, change: &Change, method: UpdateMethod) -> ChangeSteps {
-        let (verb, set, l4, elements) = match change {
-            Change::AddElements { set, l4, elements } => ("add", set, l4, elements),
-            Change::RemoveElements { set, l4, elements } => ("del", set, l4, elements),
+        let (verb, set, l4, elements, timeout) = match change {
+            Change::AddElements {
+                set,
+                l4,
+                elements,
+                timeout_ms,
+            } => ("add", set, l4, elements, *timeout_ms),
+            Change::RemoveElements { set, l4, elements } => ("del", set, l4, elements, None),
             Change::Insert { .. } | Change::Delete { .. } | Change::Replace(_) => {
                 return self.0.change(r, change, method)
             }
@@ -96,12 +102,16 @@ impl Backend for Ipset {
         };
         let name = format!("{IPSET_PREFIX}{set}");
         if super::per_rule(r.engine, change, method)? {
-            return Ok(calls(verb, &name, *l4, elements.iter().rev()));
+            return Ok(calls(verb, &name, *l4, elements.iter().rev(), timeout));
         }
         Ok(vec![Step::batch(
             &Tool::IpsetRestore.argv(),
-            lines(verb, &name, *l4, elements),
+            lines(verb, &name, *l4, elements, timeout),
         )])
+    }
+
+    fn timeout_step_ms(&self) -> u64 {
+        1000
     }
 
     fn after_failed(&self, change: &Change) -> Vec<Step> {
@@ -119,16 +129,22 @@ impl Backend for Ipset {
     }
 }
 
-/// An element as ipset writes it: `ADDR,PROTO:PORT`.
-fn entry(e: &SetElem, l4: L4) -> String {
-    format!("{},{}:{}", e.addr, l4.name(), e.port)
+/// An element as ipset writes it: `ADDR,PROTO:PORT`, and `timeout S` after it where
+/// it expires (ipset's timeouts are whole seconds, rounded up: see
+/// `Backend::timeout_step_ms`).
+fn entry(e: &SetElem, l4: L4, timeout_ms: Option<u64>) -> Vec<String> {
+    let mut out = vec![format!("{},{}:{}", e.addr, l4.name(), e.port)];
+    if let Some(ms) = timeout_ms {
+        out.extend(["timeout".to_string(), ms.div_ceil(1000).to_string()]);
+    }
+    out
 }
 
 /// `ipset restore` lines `VERB NAME ENTRY`, one per element.
-fn lines(verb: &str, name: &str, l4: L4, elements: &[SetElem]) -> String {
+fn lines(verb: &str, name: &str, l4: L4, elements: &[SetElem], timeout: Option<u64>) -> String {
     let mut t = String::with_capacity(48 * elements.len());
     for e in elements {
-        let _ = writeln!(t, "{verb} {name} {}", entry(e, l4));
+        let _ = writeln!(t, "{verb} {name} {}", entry(e, l4, timeout).join(" "));
     }
     t
 }
@@ -139,9 +155,13 @@ fn calls<'a>(
     name: &str,
     l4: L4,
     elements: impl Iterator<Item = &'a SetElem>,
+    timeout: Option<u64>,
 ) -> Vec<Step> {
     elements
-        .map(|e| Step::call(&["ipset", verb, name, entry(e, l4).as_str()]))
+        .map(|e| {
+            let head = ["ipset", verb, name].map(String::from);
+            Step::call(&[&head[..], &entry(e, l4, timeout)].concat())
+        })
         .collect()
 }
 
@@ -180,18 +200,29 @@ fn reload_set(
                 "create {SWAP_SET} hash:ip,port family {} hashsize {hashsize} maxelem {maxelem}\n",
                 ipset_family(ip)
             );
-            t.push_str(&lines("add", SWAP_SET, l4, elements));
+            t.push_str(&lines("add", SWAP_SET, l4, elements, None));
             let _ = writeln!(t, "swap {SWAP_SET} {name}\ndestroy {SWAP_SET}");
             vec![restore(t)]
         },
         Step::call(&["ipset", "flush", name.as_str()]),
-        || restore(lines("add", &name, l4, elements)),
-        || calls("add", &name, l4, elements.iter()),
+        || restore(lines("add", &name, l4, elements, None)),
+        || calls("add", &name, l4, elements.iter(), None),
     )
 }
 
+/// ` timeout 0` where the sets are made so that their elements may expire (each
+/// given its own timeout; 0: none by default).
+fn timeouts(on: bool) -> &'static str {
+    if on {
+        " timeout 0"
+    } else {
+        ""
+    }
+}
+
 /// The `ipset restore` batch that creates (or empties) and fills every set.
-fn ipset_text(ip: Ip, plan: &Plan, room: u32) -> String {
+fn ipset_text(ip: Ip, plan: &Plan, opts: &EngineOptions) -> String {
+    let room = opts.set_room;
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let mut t = String::with_capacity(128 + 40 * elements);
     let family = ipset_family(ip);
@@ -200,10 +231,11 @@ fn ipset_text(ip: Ip, plan: &Plan, room: u32) -> String {
         let (hashsize, maxelem) = sizes(s.elements.len() + room as usize);
         let _ = writeln!(
             t,
-            "create {name} hash:ip,port family {family} hashsize {hashsize} maxelem {maxelem} -exist"
+            "create {name} hash:ip,port family {family} hashsize {hashsize} maxelem {maxelem}{} -exist",
+            timeouts(opts.set_timeouts)
         );
         let _ = writeln!(t, "flush {name}");
-        t.push_str(&lines("add", &name, s.l4, &s.elements));
+        t.push_str(&lines("add", &name, s.l4, &s.elements, None));
     }
     t
 }

@@ -95,6 +95,12 @@ pub trait Backend: Sync {
         vec![]
     }
 
+    /// The unit of an element's timeout, ms: a timeout is rounded up to it (nft: 1;
+    /// ipset: whole seconds).
+    fn timeout_step_ms(&self) -> u64 {
+        1
+    }
+
     /// Handles of the `k` rules of fwbench's chain of `hook` behind its first `at`, in
     /// chain order (read after an insert, untimed, where deleting a rule needs its
     /// handle).

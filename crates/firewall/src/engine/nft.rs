@@ -166,11 +166,11 @@ impl Backend for Nft {
         let (plan, mut out) = planned(self.engine, rs, self.collapse)?;
         out.install.push(Batch {
             tool: Tool::Nft,
-            text: nft_text(rs, family, &plan, self.engine, opts.set_room)?,
+            text: nft_text(rs, family, &plan, self.engine, opts)?,
         });
         out.remove.push(remove(family));
         out.nft_family = opts.nft_family;
-        out.settings = nft_settings(rs, family, &plan);
+        out.settings = nft_settings(rs, family, &plan, opts.set_timeouts);
         Ok(out)
     }
 
@@ -241,11 +241,24 @@ impl Backend for Nft {
             Change::ReloadSet { .. } => false,
             _ => super::per_rule(self.engine, change, method)?,
         };
-        // `VERB element FAMILY TABLE SET { ADDR . PORT, … }` of `es`.
+        // `VERB element FAMILY TABLE SET { ADDR . PORT, … }` of `es`, each with its
+        // timeout where the change gives one.
+        let timeout = match change {
+            Change::AddElements {
+                timeout_ms: Some(ms),
+                ..
+            } => format!(" timeout {ms}ms"),
+            Change::AddElements { .. }
+            | Change::Insert { .. }
+            | Change::Delete { .. }
+            | Change::RemoveElements { .. }
+            | Change::Replace(_)
+            | Change::ReloadSet { .. } => String::new(),
+        };
         let statement = |verb: &str, set: &str, es: &[SetElem]| {
             let all: Vec<String> = es
                 .iter()
-                .map(|e| format!("{} . {}", e.addr, e.port))
+                .map(|e| format!("{} . {}{timeout}", e.addr, e.port))
                 .collect();
             format!(
                 "{verb} element {fam} {NFT_TABLE} {set} {{ {} }}",
@@ -395,7 +408,7 @@ fn chain_type(hook: Hook) -> &'static str {
 
 /// The choices that change a rule's cost: the table's family, the base chains' hooks
 /// and priorities, counters on every rule, the base policy, the sets' kind.
-fn nft_settings(rs: &RuleSet, family: &str, plan: &Plan) -> Settings {
+fn nft_settings(rs: &RuleSet, family: &str, plan: &Plan, timeouts: bool) -> Settings {
     let hooks: Vec<&str> = plan
         .chains
         .iter()
@@ -419,8 +432,14 @@ fn nft_settings(rs: &RuleSet, family: &str, plan: &Plan) -> Settings {
         priority: (!prios.is_empty()).then(|| prios.join(", ")),
         counters: Some("per rule".into()),
         policy: Some(super::xtables::policy_text(rs, "accept")),
-        sets: (!plan.sets.is_empty())
-            .then(|| format!("{addr} . inet_service, no flags (hash), size = elements")),
+        sets: (!plan.sets.is_empty()).then(|| {
+            let flags = if timeouts {
+                "flags timeout (elements may expire)"
+            } else {
+                "no flags (hash)"
+            };
+            format!("{addr} . inet_service, {flags}, size = elements")
+        }),
         ..Settings::default()
     }
 }
@@ -454,9 +473,10 @@ fn nft_text(
     family: &str,
     plan: &Plan,
     engine: Engine,
-    room: u32,
+    opts: &EngineOptions,
 ) -> Result<String, RenderError> {
     let ip = rs.ip;
+    let room = opts.set_room;
     let elements: usize = plan.sets.iter().map(|s| s.elements.len()).sum();
     let rules = plan.chains.iter().map(|c| c.rules.len()).sum::<usize>();
     let mut t = String::with_capacity(256 + 48 * elements + 96 * rules);
@@ -472,6 +492,9 @@ fn nft_text(
         let _ = writeln!(t, "  set {} {{", s.name);
         let _ = writeln!(t, "    type {addr_type} . inet_service");
         let _ = writeln!(t, "    size {}", (s.elements.len() + room as usize).max(1));
+        if opts.set_timeouts {
+            t.push_str("    flags timeout\n");
+        }
         if !s.elements.is_empty() {
             t.push_str("    elements = {");
             for (i, e) in s.elements.iter().enumerate() {

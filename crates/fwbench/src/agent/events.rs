@@ -34,8 +34,10 @@ pub fn room(specs: &[EventSpec]) -> firewall::request::Room {
             UpdateKind::AddElements,
             UpdateKind::RemoveElements,
             UpdateKind::ReloadSet,
+            UpdateKind::ExpireElements,
         ]),
         rules: sum(&[UpdateKind::Add, UpdateKind::Delete, UpdateKind::Reload]),
+        timeouts: specs.iter().any(|s| s.kind == UpdateKind::ExpireElements),
     }
 }
 
@@ -65,7 +67,10 @@ impl EventRunner {
         self.specs.iter().any(|s| {
             matches!(
                 s.kind,
-                UpdateKind::AddElements | UpdateKind::RemoveElements | UpdateKind::ReloadSet
+                UpdateKind::AddElements
+                    | UpdateKind::RemoveElements
+                    | UpdateKind::ReloadSet
+                    | UpdateKind::ExpireElements
             )
         })
     }
@@ -205,6 +210,7 @@ fn row(s: &EventSpec, event: u32, index: u32, error: Option<String>) -> UpdateRo
         marker: index == 0 && s.marker.is_some(),
         error,
         place: s.place,
+        start_slack_ns: 0,
     }
 }
 
@@ -219,12 +225,34 @@ fn schedule(specs: &[EventSpec]) -> Vec<(u64, u32, u32)> {
     all
 }
 
-/// The schedule's thread: each update when due (late ones at once, in order).
+/// The schedule's thread: each update when due (late ones at once, in order). First,
+/// at the start, the elements of every `expire-elements` update are added to expire
+/// when it is due ([`arm`]).
 fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, Vec<UpdateRow>) {
     let t0 = Instant::now();
+    let mut armed = arm(&mut events, specs, t0);
     let mut rows = Vec::new();
     for (due, e, i) in schedule(specs) {
         let s = &specs[e as usize];
+        if let Some(mut r) = armed.remove(&(e, i)) {
+            // Nothing runs when it is due: its row is the add's, dated at the expiry.
+            let due = Duration::from_nanos(due);
+            while !stop.load(Ordering::Relaxed) && t0.elapsed() < due {
+                std::thread::sleep((due - t0.elapsed()).min(Duration::from_millis(5)));
+            }
+            if stop.load(Ordering::Relaxed) && r.error.is_none() {
+                r.error = Some("not run: the traffic phase ended first".into());
+                r.start_unix_ns = 0;
+            }
+            if r.error.is_none() {
+                r.installed = events.size(s.kind);
+                if let Err(err) = events.apply(e, i, s) {
+                    r.error = Some(err.to_string());
+                }
+            }
+            rows.push(r);
+            continue;
+        }
         let due = Duration::from_nanos(due);
         while !stop.load(Ordering::Relaxed) && t0.elapsed() < due {
             std::thread::sleep((due - t0.elapsed()).min(Duration::from_millis(5)));
@@ -263,6 +291,60 @@ fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, V
         rows.push(r);
     }
     (events, rows)
+}
+
+/// The rows of the `expire-elements` updates of `specs`, by (event, index): each
+/// update's elements added now (the schedule's start `t0`), one batch per update, to
+/// expire when it is due. A row holds the adds' commit, calls and CPU, and starts at
+/// the first add's start plus its timeout, give or take that add's call (its
+/// `start_slack_ns`: the kernel starts an element's timeout as the add makes it;
+/// the marker's element goes alone first). An add that ran into the
+/// baseline every update is judged against ([`crate::workloads::events::QUIET_NS`]
+/// before the schedule's first) is refused: the update is due too soon.
+fn arm(
+    events: &mut Events,
+    specs: &[EventSpec],
+    t0: Instant,
+) -> std::collections::HashMap<(u32, u32), UpdateRow> {
+    let mut out = std::collections::HashMap::new();
+    let all = schedule(specs);
+    // The baseline of every update's loss ends at the schedule's first update.
+    let quiet = all.first().map_or(0, |f| {
+        f.0.saturating_sub(crate::workloads::events::QUIET_NS)
+    });
+    for (_, e, i) in all {
+        let s = &specs[e as usize];
+        if s.kind != UpdateKind::ExpireElements {
+            continue;
+        }
+        let mut r = row(s, e, i, None);
+        let cpu0 = cpu_jiffies();
+        let start = ::traffic::sys::realtime_ns();
+        match events.arm(e, i, s, t0.elapsed().as_nanos() as u64) {
+            Ok(armed) => {
+                r.start_unix_ns = start + armed.timeout_ns;
+                r.start_slack_ns = armed.slack_ns;
+                r.commit_ns = armed.committed.commit_ns;
+                r.calls = armed.committed.calls;
+                let took = t0.elapsed().as_nanos() as u64;
+                if took > quiet {
+                    r.error = Some(format!(
+                        "its elements' add at the start of the traffic ended {:.0} ms after it, \
+                         within the {} ms before the schedule's first update that every update \
+                         is judged against: schedule it later",
+                        took as f64 / 1e6,
+                        crate::workloads::events::QUIET_NS / 1_000_000
+                    ));
+                }
+            }
+            Err(err) => r.error = Some(err.to_string()),
+        }
+        if let (Some(a), Some(b)) = (cpu0, cpu_jiffies()) {
+            r.cpu_busy = busy_share(a, b);
+        }
+        out.insert((e, i), r);
+    }
+    out
 }
 
 /// (busy, total) jiffies of all CPUs from /proc/stat.

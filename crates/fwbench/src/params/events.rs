@@ -423,6 +423,15 @@ fn check_one(
     proto: Proto,
 ) -> Result<(), Conflict> {
     check_load_fits(e, kind)?;
+    if e.kind == UpdateKind::ExpireElements && !kind.takes_load() {
+        return Err(Conflict(format!(
+            "--event {}: its time to effect is dated on a flow's packets (the marker flow's \
+             first after its element's expiry, past the gap its add made), not on {}'s: use \
+             flood or flow",
+            e.kind.name(),
+            kind.workload()
+        )));
+    }
     if e.kind.marker_fate() == MarkerFate::Kept && !kind.takes_load() {
         return Err(Conflict(format!(
             "--event {}: its violations are counted on a flow's packets (the marker \

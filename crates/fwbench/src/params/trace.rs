@@ -427,6 +427,13 @@ fn check_together(before: &[TraceOp], op: &TraceOp) -> Result<(), String> {
                 ));
             }
         }
+        UpdateKind::ExpireElements => {
+            return Err(format!(
+                "{} is no trace operation: its elements are added at the start of the traffic \
+                 and expire by the kernel's timer (a trace removes a ban with remove-elements)",
+                op.kind.name()
+            ))
+        }
         UpdateKind::Add
         | UpdateKind::Replace
         | UpdateKind::AddElements

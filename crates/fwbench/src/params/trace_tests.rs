@@ -143,6 +143,11 @@ fn bad_traces_are_refused_with_where_and_what_was_expected() {
             "t.trace:2:4: reload (line 2) and reload-set (line 1) in one trace",
         ),
         (
+            "1s add-elements 3\n2s expire-elements 3\n",
+            "t.trace:2:4: expire-elements is no trace operation: its elements are added at \
+             the start of the traffic and expire by the kernel's timer",
+        ),
+        (
             "1.0000000001s add 1\n",
             "t.trace:1:1: '1.0000000001s' is not a time",
         ),

@@ -65,7 +65,9 @@ pub struct EventArgs {
     /// marker stream of ping and sessions). Kinds: add, delete, replace, add-elements,
     /// remove-elements, reload (the rule set in force loaded again, the marker's drop
     /// rule in it: what passes is a violation), reload-set (the drop set loaded again,
-    /// the marker's element in it: a blocklist refresh)
+    /// the marker's element in it: a blocklist refresh), expire-elements (K elements
+    /// added at the start with a timeout ending at TIME, expiring together: a ban
+    /// feed's bans running out; flood and flow)
     #[arg(long, value_parser = crate::params::events::parse_event)]
     event: Option<(UpdateKind, u32, f64)>,
     /// Churn replay: the updates of a trace file, one `TIME OP [K]` per line (e.g. 0.5s
@@ -80,7 +82,8 @@ pub struct EventArgs {
     #[arg(long, requires = "event_rate", value_parser = clap::value_parser!(u32).range(1..=proto::MAX_UPDATES as i64))]
     event_count: Option<u32>,
     /// How the engine applies it: batch (iptables-restore, nft -f, ipset restore),
-    /// per-rule (iptables -I/-D, nft insert, ipset add, one call each), flush-load
+    /// per-rule (iptables -I/-D, nft insert, ipset add, one call each; replace,
+    /// reload: the chain made with its last rule, then one call per rule), flush-load
     /// (replace, reload: the rule set removed, then installed, in two steps;
     /// reload-set: the set flushed, then filled); a reload-set by batch is atomic
     /// (nft: one transaction; ipset: a filled set swapped in)
@@ -732,6 +735,10 @@ pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)
                 MarkerFate::Drops => b
                     .highest
                     .map_or(0, |(h, _)| sent.saturating_sub(u64::from(h) + 1)),
+                // An expiry: the run its element dropped (the add to the expiry).
+                MarkerFate::Passes if u.row.kind == UpdateKind::ExpireElements => {
+                    expiry_run(b).map_or(0, |r| r.0)
+                }
                 MarkerFate::Passes => b.first.map_or(0, |(f, _)| u64::from(f).min(*sent)),
                 MarkerFate::Kept => 0,
             })
@@ -822,6 +829,27 @@ fn flow_resolution(m: &FlowBins, batch: u32, flows: u32) -> u64 {
     BIN_NS + u64::from(batch) * interval / u64::from(flows.max(1))
 }
 
+/// The run of marker packets an expiring element dropped: from its add at the start
+/// of the traffic to its expiry, the marker's longest run lost — the one before its
+/// first packet received (it sent nothing before the add was made), or the longest
+/// between two received (it passed until the add). (packets, the send stamp of the
+/// first packet after it when the run lies between two received; `None` when it opens
+/// the flow: its end is then the first packet's, as for a deletion.)
+fn expiry_run(m: &FlowBins) -> Option<(u64, Option<u64>)> {
+    let opening = m.first.map_or(0, |(f, _)| u64::from(f));
+    let between = m.longest_gap.map(|(before, _, after, atx)| {
+        (
+            u64::from(after.saturating_sub(before).saturating_sub(1)),
+            atx,
+        )
+    });
+    match between {
+        Some((n, atx)) if n > opening => Some((n, Some(atx))),
+        _ if opening > 0 => Some((opening, None)),
+        _ => None,
+    }
+}
+
 /// When the marker packet the change acted on reached the gateway: its send stamp
 /// plus the one-way delay of its neighbour received (a backlog delays both alike).
 fn flow_effect_stamp(kind: UpdateKind, m: &FlowBins) -> Option<u64> {
@@ -844,6 +872,16 @@ fn flow_effect_stamp(kind: UpdateKind, m: &FlowBins) -> Option<u64> {
             .skip(((htx.saturating_sub(m.origin_ns)) / m.width_ns) as usize)
             .any(|&n| n > 0);
         lost_after.then_some(htx + interval + m.highest_owd_us * 1_000)
+    } else if let (UpdateKind::ExpireElements, Some(atx)) = (kind, expiry_run(m).and_then(|r| r.1))
+    {
+        // The first packet received after the run its element dropped, plus its bin's
+        // mean one-way delay.
+        let bin = (atx.saturating_sub(m.origin_ns) / m.width_ns.max(1)) as usize;
+        let owd_us = match (m.owd_sum_us.get(bin), m.received.get(bin)) {
+            (Some(&sum), Some(&n)) if n > 0 => sum / u64::from(n),
+            _ => 0,
+        };
+        Some(atx + owd_us * 1_000)
     } else {
         // The first packet received, if packets before it were lost.
         let (f, ftx) = m.first?;
@@ -955,9 +993,10 @@ fn effect(
     let end = start + row.commit_ns;
     let (time_to_effect_ms, effect_resolution_ms) =
         match (row.marker, effect_at, row.error.is_none() && start > 0) {
+            // An expiry's start is known to within its marker's add (its slack).
             (true, Some((t, res)), true) => (
                 Some((t as i128 - start as i128) as f64 / 1e6),
-                Some(res as f64 / 1e6),
+                Some((res + row.start_slack_ns) as f64 / 1e6),
             ),
             _ => (None, None),
         };
@@ -1111,7 +1150,8 @@ fn say_why_no_effect(updates: &mut [UpdateEffect], unit: Unit) {
                 UpdateKind::Add
                 | UpdateKind::Delete
                 | UpdateKind::AddElements
-                | UpdateKind::RemoveElements,
+                | UpdateKind::RemoveElements
+                | UpdateKind::ExpireElements,
                 _,
                 false,
             ) => format!(
@@ -1479,10 +1519,8 @@ pub fn text(s: &EventsSummary, engine: &str) -> String {
             continue;
         }
         out += &format!(
-            "\n  {} with {engine} by {} took {:.2} ms{}; {}{}",
-            doing(r.kind, r.k, r.installed),
-            r.method.name(),
-            u.commit_ms,
+            "\n  {}{}; {}{}",
+            doing(r, engine, u.commit_ms),
             match (u.time_to_effect_ms, &u.no_time_to_effect, &u.violations) {
                 (_, _, Some(v)) => violations_text(v, s.unit),
                 (Some(t), _, None) => format!(", took effect after {t:.1} ms"),
@@ -1731,9 +1769,12 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
         .collect()
 }
 
-fn doing(kind: UpdateKind, k: u32, installed: u64) -> String {
+/// "adding 1 rule to 1001 with nft by batch took 2.10 ms": what update `r` did, how
+/// and in how long.
+fn doing(r: &UpdateRow, engine: &str, commit_ms: f64) -> String {
+    let (k, installed) = (r.k, r.installed);
     let rules = if k == 1 { "rule" } else { "rules" };
-    match kind {
+    let what = match r.kind {
         UpdateKind::Add => format!("adding {k} {rules} to {installed}"),
         UpdateKind::Delete => format!("deleting {k} {rules} of {installed}"),
         UpdateKind::Replace => format!("replacing {installed} rules (+{k})"),
@@ -1741,7 +1782,18 @@ fn doing(kind: UpdateKind, k: u32, installed: u64) -> String {
         UpdateKind::RemoveElements => format!("removing {k} set elements of {installed}"),
         UpdateKind::Reload => format!("reloading {installed} rules"),
         UpdateKind::ReloadSet => format!("reloading a set of {installed} elements"),
-    }
+        UpdateKind::ExpireElements => {
+            return format!(
+                "{k} set elements of {installed} expiring together (added with {engine} by {} \
+                 at the start of the traffic in {commit_ms:.2} ms)",
+                r.method.name()
+            )
+        }
+    };
+    format!(
+        "{what} with {engine} by {} took {commit_ms:.2} ms",
+        r.method.name()
+    )
 }
 
 /// A trial's events as tests plant them: one marker update (add 1 rule to
@@ -1758,6 +1810,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
         start_unix_ns: 1,
         commit_ns: 1,
         wait_ns: 0,
+        start_slack_ns: 0,
         calls: 1,
         cpu_busy: 0.0,
         marker: true,

@@ -83,6 +83,50 @@ fn a_deletion_takes_effect_at_the_first_packet_through() {
     assert_eq!(flow_effect_stamp(UpdateKind::Add, &m), None);
 }
 
+/// Elements expiring together: the marker passed until its element's add (seq 0–9),
+/// was dropped until the element expired (10–29), then passed again — the effect is
+/// the first packet after that run, plus its bin's mean one-way delay (40 µs), and the
+/// packets the element dropped are the run's; a shorter run lost at the start does not
+/// date it (seen in a real run: −3 s, withheld as impossible). A marker that never
+/// passed before the add is dated by its first packet, as a deletion is.
+#[test]
+fn an_expiry_takes_effect_at_the_first_packet_after_the_run_its_element_dropped() {
+    let mut m = bins(
+        &[10, 0, 0, 10],
+        &[0, 10, 10, 0],
+        (0, T0),
+        (39, T0 + 3_900_000),
+    );
+    m.longest_gap = Some((9, T0 + 900_000, 30, T0 + 3_000_000));
+    assert_eq!(
+        flow_effect_stamp(UpdateKind::ExpireElements, &m),
+        Some(T0 + 3_000_000 + 40_000)
+    );
+    // The general rule (the first packet, if some before it were lost) sees none.
+    assert_eq!(flow_effect_stamp(UpdateKind::RemoveElements, &m), None);
+    let u = on_steady(
+        10,
+        &[0; 10],
+        row(UpdateKind::ExpireElements, T0 + 2_990_000),
+        Some((T0 + 3_040_000, BIN_NS)),
+    );
+    assert!(u.time_to_effect_ms.is_some(), "{u:?}");
+    assert_eq!(marker_dropped(&[u], &[(40, &m)]), Some(20));
+    // Its first 5 packets lost at the start (a neighbour not resolved yet): the
+    // longer run is still the element's.
+    m.first = Some((5, T0 + 500_000));
+    assert_eq!(
+        flow_effect_stamp(UpdateKind::ExpireElements, &m),
+        Some(T0 + 3_000_000 + 40_000)
+    );
+    m.first = Some((10, T0 + 1_000_000));
+    m.longest_gap = None;
+    assert_eq!(
+        flow_effect_stamp(UpdateKind::ExpireElements, &m),
+        Some(T0 + 1_000_000)
+    );
+}
+
 /// The first bin's send time of the planted backgrounds, ns since the epoch.
 const T0: u64 = 1_000_000_000_000;
 
@@ -124,6 +168,7 @@ fn row(kind: UpdateKind, start: u64) -> UpdateRow {
         start_unix_ns: start,
         commit_ns: 2_000_000,
         wait_ns: 0,
+        start_slack_ns: 0,
         calls: 1,
         cpu_busy: 0.0,
         marker: true,
