@@ -71,7 +71,16 @@ impl Change {
         match self {
             Change::Insert { rules, .. } => format!("insert {} rules", rules.len()),
             Change::Delete { rules, .. } => format!("delete {} rules", rules.len()),
-            Change::AddElements { elements, .. } => format!("add {} set elements", elements.len()),
+            Change::AddElements {
+                elements,
+                timeout_ms: None,
+                ..
+            } => format!("add {} set elements", elements.len()),
+            Change::AddElements {
+                elements,
+                timeout_ms: Some(_),
+                ..
+            } => format!("add {} set elements that expire", elements.len()),
             Change::RemoveElements { elements, .. } => {
                 format!("remove {} set elements", elements.len())
             }

@@ -23,6 +23,8 @@ use crate::render::render_with;
 use crate::rendered::{RenderError, Rendered};
 use crate::tool::{run, Tool, ToolError};
 use proto::{EventSpec, Marker, UpdateKind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +35,12 @@ pub enum UpdateError {
     Tool(#[from] ToolError),
     #[error("{0}")]
     Invalid(String),
+    /// A change of many calls stopped between two of them: the traffic phase ended.
+    #[error(
+        "not finished: the traffic phase ended after {done} of its {of} calls ({secs:.1} s); \
+         the rule set was put back as installed"
+    )]
+    Stopped { done: usize, of: usize, secs: f64 },
 }
 
 /// What a commit took.
@@ -48,13 +56,32 @@ pub struct Committed {
 
 /// Run a change's steps in order, timed; the first failure stops it.
 pub fn commit(steps: &[Step]) -> Result<Committed, ToolError> {
+    commit_until(steps, &AtomicBool::new(false)).map_err(|e| match e {
+        Stop::Tool(e) => e,
+        Stop::Stopped(..) => unreachable!("never stopped"),
+    })
+}
+
+/// Why [`commit_until`] ended early.
+enum Stop {
+    Tool(ToolError),
+    /// (calls made, calls in all, seconds).
+    Stopped(usize, usize, f64),
+}
+
+/// [`commit`], stopping between two calls once `stop` is set (a per-rule reload of
+/// tens of thousands of rules outlives any trial: it must not hold the agent's stop).
+fn commit_until(steps: &[Step], stop: &AtomicBool) -> Result<Committed, Stop> {
     let mut out = Committed::default();
     let t0 = Instant::now();
-    for s in steps {
+    for (i, s) in steps.iter().enumerate() {
+        if i > 0 && stop.load(Ordering::Relaxed) {
+            return Err(Stop::Stopped(i, steps.len(), t0.elapsed().as_secs_f64()));
+        }
         let argv: Vec<&str> = s.argv.iter().map(String::as_str).collect();
         if argv == Tool::Bpf.argv() {
             // The BPF engines' tables are maps of this process's loaded program.
-            out.calls += write_bpf_maps(s.stdin.as_deref().unwrap_or(""))?;
+            out.calls += write_bpf_maps(s.stdin.as_deref().unwrap_or("")).map_err(Stop::Tool)?;
             continue;
         }
         let stdout = match run(&argv, s.stdin.as_deref()) {
@@ -63,7 +90,7 @@ pub fn commit(steps: &[Step]) -> Result<Committed, ToolError> {
             {
                 String::new()
             }
-            r => r?,
+            r => r.map_err(Stop::Tool)?,
         };
         out.calls += 1;
         if s.echoes_handles {
@@ -199,6 +226,11 @@ pub struct Events {
     pending: Vec<(Hook, usize, usize, usize)>,
     /// Elements added to expire, by update.
     armed: Vec<Armed>,
+    /// Set when the traffic phase ends: a change of many calls in progress stops
+    /// between two (see [`Events::stop_with`]).
+    stop: Arc<AtomicBool>,
+    /// A replacement stopped so (its counters cover part of the traffic only).
+    cut_short: bool,
 }
 
 impl Events {
@@ -216,6 +248,8 @@ impl Events {
             pending: vec![],
             set_base: None,
             armed: vec![],
+            stop: Arc::new(AtomicBool::new(false)),
+            cut_short: false,
         }
     }
 
@@ -759,6 +793,17 @@ impl Events {
         Ok(steps)
     }
 
+    /// Stop a change of many calls between two once `stop` is set (the agent sets it
+    /// when the traffic phase ends); the rest is refused as [`UpdateError::Stopped`].
+    pub fn stop_with(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = stop;
+    }
+
+    /// Whether a replacement was stopped half-way ([`UpdateError::Stopped`]).
+    pub fn cut_short(&self) -> bool {
+        self.cut_short
+    }
+
     /// Apply update `index` of event `event` (timed) and note what it put in place.
     pub fn apply(
         &mut self,
@@ -788,11 +833,33 @@ impl Events {
                 self.resolve()?;
             }
         }
-        let done = match commit(&steps) {
+        // Only a replacement stops half-way: the undo puts the installed rule set back
+        // (an insert or element change cut short would leave what it made unnoted).
+        let never = AtomicBool::new(false);
+        let stop = match change {
+            Change::Replace(_) => &*self.stop,
+            Change::Insert { .. }
+            | Change::Delete { .. }
+            | Change::AddElements { .. }
+            | Change::RemoveElements { .. }
+            | Change::ReloadSet { .. } => &never,
+        };
+        let done = match commit_until(&steps, stop) {
             Ok(d) => d,
             Err(e) => {
                 let _ = commit(&backend(self.installed.engine).after_failed(&change));
-                return Err(e.into());
+                // A replacement cut short left part of a rule set: the undo puts the
+                // installed one back.
+                if let Change::Replace(_) = change {
+                    self.replaced = true;
+                }
+                return Err(match e {
+                    Stop::Tool(e) => e.into(),
+                    Stop::Stopped(done, of, secs) => {
+                        self.cut_short = true;
+                        UpdateError::Stopped { done, of, secs }
+                    }
+                });
             }
         };
         match change {

@@ -621,7 +621,10 @@ fn elements_set_to_expire_render_with_their_timeouts() {
         r.install[0].text
     );
     let e = refusal(&rs, Engine::XdpMap, timed, &spec);
-    assert!(e.contains("cannot express"), "{e}");
+    assert!(
+        e.contains("cannot express the update 'add 3 set elements that expire'"),
+        "{e}"
+    );
 }
 
 /// Armed elements leave the set by themselves when due; what has not expired yet when

@@ -200,6 +200,42 @@ fn elements_expiring_together_let_the_marker_through_when_they_run_out() {
     }
 }
 
+/// A per-rule reload longer than the traffic (5 000 calls, a few ms each, in a 2-s
+/// trial) stops between two calls when the traffic ends, instead of holding the
+/// gateway agent past its stop: the update says how far it got, the rule set is put
+/// back as installed (nothing of it left after the trial), and the trial is flagged —
+/// its counters account for nothing.
+#[root_test(tb = "forward")]
+fn a_reload_longer_than_the_traffic_stops_between_two_calls() {
+    let v = json_of(
+        &[
+            &cmd!("flow --testbed", &tb.name, "--no-store --json --engine nft")[..],
+            &argv("-r 2kpps --flows 2 --sources 2 -t 2 --rules 5000")[..],
+            &argv("--event reload:1@1s --event-method per-rule")[..],
+        ]
+        .concat(),
+    );
+    let up = &v["result"]["events"]["updates"][0];
+    let why = up["error"].as_str().unwrap_or("");
+    assert!(
+        why.starts_with("not finished: the traffic phase ended after ")
+            && why.contains(" of its 5003 calls"),
+        "{up}"
+    );
+    assert_eq!(v["status"], "flagged", "{}", v["error"]);
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("cut short"),
+        "{}",
+        v["error"]
+    );
+    let residue = &v["gateway"]["residue"];
+    assert_eq!(residue["left"], serde_json::json!([]), "{residue}");
+    assert_eq!(
+        residue["after"]["nft_tables"], residue["before"]["nft_tables"],
+        "{residue}"
+    );
+}
+
 /// A reload is counted on a flow's packets; elsewhere it is refused before any host
 /// is touched, as is a two-step update that is not a whole rule set's.
 #[test]

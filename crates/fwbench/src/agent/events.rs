@@ -111,7 +111,9 @@ impl EventRunner {
                 checked.push(shape);
             }
             events.prepare(i as u32, s).map_err(|e| match e {
-                UpdateError::Tool(_) => error(ErrorKind::Io, format!("gateway events: {e}")),
+                UpdateError::Tool(_) | UpdateError::Stopped { .. } => {
+                    error(ErrorKind::Io, format!("gateway events: {e}"))
+                }
                 UpdateError::Render(_) | UpdateError::Invalid(_) => bad(e),
             })?;
         }
@@ -128,9 +130,11 @@ impl EventRunner {
 
     /// Start the schedule (the traffic phase starts now).
     pub fn start(&mut self) {
-        let Some(events) = self.events.take() else {
+        let Some(mut events) = self.events.take() else {
             return;
         };
+        // A reload of many calls still running at Stop ends between two of them.
+        events.stop_with(self.stop.clone());
         let (specs, stop) = (self.specs.clone(), self.stop.clone());
         self.thread = Some(std::thread::spawn(move || run(events, &specs, &stop)));
     }
@@ -153,6 +157,13 @@ impl EventRunner {
                 && r.error.is_none()
                 && r.start_unix_ns > 0
         });
+        if self.events.as_ref().is_some_and(Events::cut_short) {
+            self.replaced = Some(Err(
+                "a reload or replacement was cut short when the traffic ended: the rule set \
+                 in force then held part of its rules, so no counter accounts for the traffic"
+                    .into(),
+            ));
+        }
         if replaced && self.replaced.is_none() {
             self.replaced = Some(
                 firewall::install::replacement_verdicts(&self.installed)

@@ -267,6 +267,17 @@ impl Outcome {
                 ),
             ));
         }
+        // Counters that could not be read check nothing: not a verdict that holds.
+        if let Some(e) = self
+            .firewall()
+            .filter(|f| f.verdicts.is_none())
+            .and_then(|f| f.verdicts_error.as_ref())
+        {
+            doubts.push(results::Doubt::new(
+                results::DoubtKind::VerdictMismatch,
+                format!("the firewall's counters account for nothing: {e}"),
+            ));
+        }
         if let Some(e) = self.figures.as_ref().and_then(Figures::events) {
             doubts.extend(e.doubts());
         }

@@ -252,22 +252,29 @@ fn firewall_lines(o: &Outcome) -> String {
             }
         }
         let v = f.verdicts.as_ref();
+        if let (None, Some(e)) = (v, &f.verdicts_error) {
+            out += &format!("  verdicts     not accounted for: {e}\n");
+        }
         // Counters that could not be read print as JSON's null.
         let n = |x: Option<u64>| x.map_or_else(|| "null".to_string(), |x| x.to_string());
-        out += &format!(
-            "  verdicts     {}: {} packets matched, filler {}, policy drops {}{}\n",
-            if f.verdicts_ok() == Some(true) {
-                "ok"
-            } else {
-                "MISMATCH"
-            },
-            n(v.map(|v| v.matched_packets)),
-            n(v.map(|v| v.filler_packets)),
-            n(v.map(|v| v.policy_drops)),
-            v.filter(|v| !v.problems.is_empty())
-                .map(|v| format!(" ({})", v.problems.join("; ")))
-                .unwrap_or_default()
-        );
+        out += &if v.is_none() && f.verdicts_error.is_some() {
+            String::new()
+        } else {
+            format!(
+                "  verdicts     {}: {} packets matched, filler {}, policy drops {}{}\n",
+                if f.verdicts_ok() == Some(true) {
+                    "ok"
+                } else {
+                    "MISMATCH"
+                },
+                n(v.map(|v| v.matched_packets)),
+                n(v.map(|v| v.filler_packets)),
+                n(v.map(|v| v.policy_drops)),
+                v.filter(|v| !v.problems.is_empty())
+                    .map(|v| format!(" ({})", v.problems.join("; ")))
+                    .unwrap_or_default()
+            )
+        };
         if let Some(v) = v {
             out += &crate::output::imported::hits_text(v);
         }
