@@ -202,7 +202,7 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
     let by = v["verdicts"]["dropped"]["by"].as_str().unwrap();
     assert!(by.starts_with("rule forward:1 (tcp dport 21000"), "{by}");
     let h = &result(&v)["hold"];
-    // 300, or 299 on a loaded machine. Once a full run reached 299 with the trial
+    // 300, or 299–298 on a loaded machine. Once a full run reached 299 with the trial
     // `dropped` (checked above): the rule dropped the 300th SYN while only 299
     // connections were open, so it counted one of them twice. The kernel's count is
     // approximate there (nf_conncount): a SYN held up in a starved softirq backlog and
@@ -211,9 +211,10 @@ fn concurrent_connections_reach_the_limit_or_name_what_stopped_them() {
     // so both are added, and once one entry is confirmed both match it: that
     // connection counts twice for as long as it lives. Not a timeout of ours (the 1.5 s
     // outlast a retransmission, and a timeout alone would not make the trial
-    // `dropped`). A count off by more than one, or a trial the rule did not stop, fails.
+    // `dropped`). Each such pair counts one connection twice; a CI run under load had
+    // two (298). A count off by more than two, or a trial the rule did not stop, fails.
     let reached = u(&h["reached"]);
-    assert!((299..=300).contains(&reached), "{h}");
+    assert!((298..=300).contains(&reached), "{h}");
     assert!(h["limiter"].as_str().unwrap().contains("timed out"), "{h}");
 }
 

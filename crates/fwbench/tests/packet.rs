@@ -1015,10 +1015,13 @@ fn ndr_search_interrupted_midway_resumes_reusing_its_steps() {
         after,
         "no step stored twice"
     );
+    // The search finished once. Whether its answer holds is the machine's (a CI run
+    // under load had the sender fall behind at some rates: not converged, flagged —
+    // rightly, and not what this test is about): ok or flagged, never failed.
     assert_eq!(
         sqlite_count(
             &db,
-            "SELECT count(*) FROM trials WHERE workload = 'ndr' AND status = 'ok'"
+            "SELECT count(*) FROM trials WHERE workload = 'ndr' AND status IN ('ok', 'flagged')"
         ),
         1,
         "{}",
