@@ -127,10 +127,14 @@ fn reloads_counted(tb: &TestbedGuard, kind: &str, engines: &[&str], methods: &[&
                 "batch" => assert_eq!(passed, 0, "{ctx}: an atomic reload let some through"),
                 _ => assert!(passed > 0, "{ctx}: no violation in non-atomic reloads: {e}"),
             }
-            // Every other marker packet was dropped as intended: not the gateway's loss.
+            // Every other marker packet (flow 0's) was dropped as intended: not the
+            // gateway's loss. Its own count: a sender behind its schedule leaves the two
+            // flows unequal (a CI run: 39 201 and 40 928), so half of all is no measure.
             let r = &v["result"];
-            assert!(
-                u(&e["marker_dropped"]) + passed >= u(&r["sent"]) / 2 - 10,
+            assert_eq!(r["flows"][0]["flow"], 0, "{ctx}: {r}");
+            assert_eq!(
+                u(&e["marker_dropped"]) + passed,
+                u(&r["flows"][0]["sent"]),
                 "{ctx}: {r}"
             );
             let text = stdout(&fwbench(
@@ -188,11 +192,13 @@ fn elements_expiring_together_let_the_marker_through_when_they_run_out() {
         let slack = u(&up["start_slack_ns"]) as f64 / 1e6;
         assert!(slack > 0.0, "{ctx}: {up}");
         assert!(f(&up["effect_resolution_ms"]) >= slack, "{ctx}: {up}");
-        // Its element dropped the marker (20 kpps) from the add to the expiry.
+        // Its element dropped the marker (20 kpps) from the add to the expiry: about
+        // 1.5 s or 2 s of it (a sender catching up on its schedule sends more in a
+        // while: a CI run dropped 34 145 in 1.5 s).
         let dropped = u(&e["marker_dropped"]) as f64;
         let want = expires_s * 20_000.0;
         assert!(
-            (0.9 * want..1.05 * want).contains(&dropped),
+            (0.85 * want..1.2 * want).contains(&dropped),
             "{ctx}: {dropped} dropped, want about {want}: {e}"
         );
         let sets = v["firewall_settings"]["sets"].as_str().unwrap_or("");
