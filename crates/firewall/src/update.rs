@@ -572,7 +572,7 @@ impl Events {
                 out.slack_ns = done.commit_ns;
             }
             out.committed.calls += done.calls;
-            out.expires_by = Instant::now() + std::time::Duration::from_millis(ms);
+            out.expires_by = Instant::now() + Duration::from_millis(ms);
             let Change::AddElements { elements, .. } = change else {
                 unreachable!("built as an element addition above")
             };
@@ -625,10 +625,7 @@ impl Events {
             UpdateKind::Replace => {
                 let hook = self.hook()?;
                 let extra = self.new_rules(hook, Self::l4(spec), marker, spec.k);
-                let rs = self.with_extra(hook, extra);
-                let rendered = render_with(&rs, self.installed.engine, &self.opts)?;
-                loaded = Some(rs);
-                Change::Replace(Box::new(rendered))
+                self.replacement(hook, extra, &mut loaded)?
             }
             UpdateKind::Reload => {
                 let hook = self.hook()?;
@@ -640,10 +637,7 @@ impl Events {
                 if extra.is_empty() {
                     extra = self.new_rules(hook, Self::l4(spec), spec.marker.as_ref(), spec.k);
                 }
-                let rs = self.with_extra(hook, extra);
-                let rendered = render_with(&rs, self.installed.engine, &self.opts)?;
-                loaded = Some(rs);
-                Change::Replace(Box::new(rendered))
+                self.replacement(hook, extra, &mut loaded)?
             }
             UpdateKind::AddElements | UpdateKind::ExpireElements => {
                 let (set, l4) = self.drop_set()?;
@@ -694,12 +688,20 @@ impl Events {
         Ok((change, steps))
     }
 
-    /// The installed rule set with `extra` at the head of `hook`'s chain.
-    fn with_extra(&self, hook: Hook, extra: Vec<Rule>) -> RuleSet {
+    /// The replacement by the installed rule set with `extra` at the head of `hook`'s
+    /// chain, rendered; that rule set goes to `loaded` (a per-rule load adds its rules).
+    fn replacement(
+        &self,
+        hook: Hook,
+        extra: Vec<Rule>,
+        loaded: &mut Option<RuleSet>,
+    ) -> Result<Change, UpdateError> {
         let mut rs = self.rule_set.clone();
         let at = rs.rules.iter().position(|r| r.hook == hook).unwrap_or(0);
         rs.rules.splice(at..at, extra);
-        rs
+        let rendered = render_with(&rs, self.installed.engine, &self.opts)?;
+        *loaded = Some(rs);
+        Ok(Change::Replace(Box::new(rendered)))
     }
 
     /// A replacement in two steps: `new`'s removal batches (they remove what any

@@ -245,13 +245,11 @@ fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, V
     let mut rows = Vec::new();
     for (due, e, i) in schedule(specs) {
         let s = &specs[e as usize];
+        let due = Duration::from_nanos(due);
+        let stopped = !wait_for(t0, due, stop);
         if let Some(mut r) = armed.remove(&(e, i)) {
             // Nothing runs when it is due: its row is the add's, dated at the expiry.
-            let due = Duration::from_nanos(due);
-            while !stop.load(Ordering::Relaxed) && t0.elapsed() < due {
-                std::thread::sleep((due - t0.elapsed()).min(Duration::from_millis(5)));
-            }
-            if stop.load(Ordering::Relaxed) && r.error.is_none() {
+            if stopped && r.error.is_none() {
                 r.error = Some("not run: the traffic phase ended first".into());
                 r.start_unix_ns = 0;
             }
@@ -264,11 +262,7 @@ fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, V
             rows.push(r);
             continue;
         }
-        let due = Duration::from_nanos(due);
-        while !stop.load(Ordering::Relaxed) && t0.elapsed() < due {
-            std::thread::sleep((due - t0.elapsed()).min(Duration::from_millis(5)));
-        }
-        if stop.load(Ordering::Relaxed) {
+        if stopped {
             rows.push(row(
                 s,
                 e,
@@ -302,6 +296,14 @@ fn run(mut events: Events, specs: &[EventSpec], stop: &AtomicBool) -> (Events, V
         rows.push(r);
     }
     (events, rows)
+}
+
+/// Sleep until `due` after `t0`; `false` when `stop` came first.
+fn wait_for(t0: Instant, due: Duration, stop: &AtomicBool) -> bool {
+    while !stop.load(Ordering::Relaxed) && t0.elapsed() < due {
+        std::thread::sleep((due - t0.elapsed()).min(Duration::from_millis(5)));
+    }
+    !stop.load(Ordering::Relaxed)
 }
 
 /// The rows of the `expire-elements` updates of `specs`, by (event, index): each
