@@ -989,6 +989,15 @@ impl Events {
             EngineKind::None | EngineKind::Nft | EngineKind::Xtables => proto::UpdateMethod::Batch,
         };
         let mut first: Option<UpdateError> = self.resolve().err();
+        let mut run = |change: Change| {
+            let res = b
+                .change(&self.installed, &change, method)
+                .map_err(UpdateError::from)
+                .and_then(|steps| commit(&steps).map_err(UpdateError::from));
+            if let Err(e) = res {
+                first.get_or_insert(e);
+            }
+        };
         // Elements set to expire and not expired yet: a group whose timer runs out
         // within the next second is waited for (a removal racing its timer would find
         // some gone and fail); the others are removed in one batch (their timer is far
@@ -1009,28 +1018,12 @@ impl Events {
             std::thread::sleep(t.saturating_duration_since(Instant::now()));
         }
         if let (false, Ok((set, l4))) = (live.is_empty(), self.drop_set()) {
-            let change = Change::RemoveElements {
+            run(Change::RemoveElements {
                 set,
                 l4,
                 elements: live,
-            };
-            let res = b
-                .change(&self.installed, &change, method)
-                .map_err(UpdateError::from)
-                .and_then(|steps| commit(&steps).map_err(UpdateError::from));
-            if let Err(e) = res {
-                first.get_or_insert(e);
-            }
+            });
         }
-        let mut run = |change: Change| {
-            let res = b
-                .change(&self.installed, &change, method)
-                .map_err(UpdateError::from)
-                .and_then(|steps| commit(&steps).map_err(UpdateError::from));
-            if let Err(e) = res {
-                first.get_or_insert(e);
-            }
-        };
         if self.replaced {
             // The installed rule set again: events' rules and elements go with it.
             run(Change::Replace(Box::new(self.installed.clone())));
