@@ -32,11 +32,8 @@ fn slow_nft(dir: &TempDir, delay_s: &str) -> String {
     )
 }
 
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn the_envelope_of_a_policed_update_path_is_its_known_limit() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let path = slow_nft(&dir, "0.1");
     let db = dir.file("envelope.db");

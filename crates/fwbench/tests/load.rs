@@ -102,8 +102,7 @@ fn an_overloaded_background_without_load_is_flagged_with_the_suggestion() {
 /// differ only in their update method rest on one capacity search, run before the
 /// first warm-up and stored as flood trials of the run — not one search per
 /// repetition or warm-up. Every trial ran at half of that one capacity.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_scenario_searches_the_capacity_once_and_stores_its_floods() {
     let (dir, scenario) = TempDir::with_text(
         "load.toml",

@@ -141,11 +141,8 @@ fn a_wrong_translation_fails_the_trial_naming_the_source() {
 /// namespaces), not answered with the old connection's ACK, reset by the client and
 /// tried again as a second new flow (4 of 24 dnat session trials of `scenarios/nat.toml`
 /// counted 537 flows for 500 sessions, and failed).
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn a_dnat_session_trial_after_plain_forwarding_counts_one_new_flow_per_session() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     // Plain forwarding: 30 000 sessions use most of the client's port range.
     let plain = trial_json("sessions", &tb.name, &["--count", "30000", "-t", "120"]);
     assert_eq!(plain["status"], "ok", "{plain}");

@@ -872,10 +872,8 @@ fn a_flood_far_past_the_gateway_is_flagged_not_ok() {
 /// issue 37: a max-rate flood on a CPU the machine's other load took (a compile)
 /// read `ok` at a sliver of its rate. Two busy loops of this test's own on the CPU the
 /// sender and the gateway's softirq share: the flood is `flagged` *disturbed*.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial)]
 fn a_flood_on_a_cpu_the_machines_other_load_took_is_flagged() {
-    let _serial = serial();
     /// The busy loops, killed by their PIDs when dropped (also on panic).
     struct Hogs(Vec<std::process::Child>);
     impl Drop for Hogs {

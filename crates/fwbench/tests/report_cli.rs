@@ -144,8 +144,7 @@ fn openmetrics_python() -> Option<&'static str> {
 /// the format's reference parser: the trial's received packet rate, exactly as stored,
 /// under its configuration's labels, at its end; the host's facts as an info series
 /// with this kernel and each of its CPU mitigations.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test]
 fn a_real_flood_exports_as_openmetrics_the_reference_parser_reads() {
     let Some(python) = openmetrics_python() else {
         return skip("the OpenMetrics reference parser is not installed (apt-get install python3-prometheus-client)");

@@ -31,11 +31,8 @@ fn foreign_rules() -> String {
 /// of a CPU shared with the sender: it varied between runs by ±30 %, bimodally, and the
 /// segmentation rightly found steps there that were this machine's, not the table's.)
 /// Three 1-s trials a run (`--repeat 3`) make each point a mean with a CI.
-#[test]
-#[ignore = "needs root: network namespaces (run with --include-ignored as root)"]
+#[root_test(serial, tb = "forward")]
 fn a_foreign_table_from_run_11_is_one_regression_at_run_11() {
-    let _serial = serial();
-    let tb = TestbedGuard::up("forward");
     let dir = TempDir::new();
     let mut foreign = None;
     for n in 1..=20 {
