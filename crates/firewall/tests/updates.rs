@@ -316,13 +316,8 @@ fn set_elements_are_added_and_removed_by_every_method() {
 #[test]
 fn a_sets_reload_renders_atomic_or_in_two_steps() {
     let rs = rule_set(5);
-    let ev_of = |engine| {
-        let opts = EngineOptions::default();
-        let r = render_with(&rs, engine, &opts).unwrap();
-        Events::new(&r, rs.clone(), opts)
-    };
     let steps = |engine, method| {
-        let (change, steps) = ev_of(engine)
+        let (change, steps) = events_on(&rs, engine, EngineOptions::default())
             .render(0, 0, &spec(UpdateKind::ReloadSet, method, 2, 1))
             .unwrap();
         assert_eq!(change.size(), 5 + 2, "{engine} {method:?}");
@@ -369,47 +364,30 @@ fn a_sets_reload_renders_atomic_or_in_two_steps() {
     );
     assert_eq!(steps(Engine::IpsetNft, UpdateMethod::PerRule).len(), 1 + 7);
     // Not by map; not where no set is.
-    let e = ev_of(Engine::NftSet)
-        .render(0, 0, &spec(UpdateKind::ReloadSet, UpdateMethod::Map, 1, 1))
-        .unwrap_err();
-    assert!(e.to_string().contains("by method map"), "{e}");
-    let e = ev_of(Engine::Nft)
-        .render(
-            0,
-            0,
-            &spec(UpdateKind::ReloadSet, UpdateMethod::Batch, 1, 1),
-        )
-        .unwrap_err();
-    assert!(
-        e.to_string().contains("nft-set, ipset-legacy or ipset-nft"),
-        "{e}"
-    );
+    let why = |engine, method| {
+        let reload = spec(UpdateKind::ReloadSet, method, 1, 1);
+        refusal(&rs, engine, EngineOptions::default(), &reload)
+    };
+    let e = why(Engine::NftSet, UpdateMethod::Map);
+    assert!(e.contains("by method map"), "{e}");
+    let e = why(Engine::Nft, UpdateMethod::Batch);
+    assert!(e.contains("nft-set, ipset-legacy or ipset-nft"), "{e}");
 }
 
 #[test]
 fn methods_an_engine_lacks_are_refused_by_name() {
     let rs = rule_set(5);
-    let r = render_with(&rs, Engine::Nft, &EngineOptions::default()).unwrap();
-    let mut ev = Events::new(&r, rs, EngineOptions::default());
-    let e = ev
-        .render(0, 0, &spec(UpdateKind::Add, UpdateMethod::Map, 1, 1))
-        .unwrap_err();
+    let why = |kind, method| {
+        let update = spec(kind, method, 1, 1);
+        refusal(&rs, Engine::Nft, EngineOptions::default(), &update)
+    };
     assert_eq!(
-        e.to_string(),
+        why(UpdateKind::Add, UpdateMethod::Map),
         "engine nft cannot express the update 'insert 1 rules' by method map"
     );
     // nft has no set here: element updates name the engines that have.
-    let e = ev
-        .render(
-            0,
-            0,
-            &spec(UpdateKind::AddElements, UpdateMethod::Batch, 1, 1),
-        )
-        .unwrap_err();
-    assert!(
-        e.to_string().contains("nft-set, ipset-legacy or ipset-nft"),
-        "{e}"
-    );
+    let e = why(UpdateKind::AddElements, UpdateMethod::Batch);
+    assert!(e.contains("nft-set, ipset-legacy or ipset-nft"), "{e}");
 }
 
 #[test]
