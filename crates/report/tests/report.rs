@@ -1741,8 +1741,7 @@ fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
             s.record(&trial(run, key, rep, "flood", params, h)).unwrap();
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
+    finish(&mut s, run);
     let r = load(&s, Some(run)).unwrap();
     assert_eq!(r.warnings().filter(|w| w.kind == "unstable").count(), 5);
     let html = r.html();
@@ -1805,8 +1804,7 @@ fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
             s.record(&t).unwrap();
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
+    finish(&mut s, run);
     let r = load(&s, Some(run)).unwrap();
     let a = &r.runs[0].analysis;
     let f = a

@@ -843,8 +843,7 @@ fn seed002_panels_per_engine_and_per_packet_size() {
             }
         }
     }
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
+    finish(&mut s, run);
     let r = load(&s, Some(run)).unwrap();
     let a = &r.runs[0].analysis;
     let ids: Vec<&str> = a.figures.iter().map(|f| f.id.as_str()).collect();

@@ -312,8 +312,7 @@ fn a_run_without_updates_has_no_update_views() {
     let run = s.begin_run(&new_run("plain", None)).unwrap();
     let t = flow_trial(run, "k".into(), 1, json!({"engine": "nft"}));
     s.insert_trial(&t).unwrap();
-    s.finish_run(run, "2026-01-01T01:00:00Z", "complete")
-        .unwrap();
+    finish(&mut s, run);
     let r = load(&s, Some(run)).unwrap();
     let a = &r.runs[0].analysis;
     assert!(!a
