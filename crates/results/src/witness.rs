@@ -137,6 +137,9 @@ pub enum DoubtKind {
     Disturbed,
     /// The probe was too sparse for the figure: a shorter event goes unseen.
     TooCoarse,
+    /// A gateway update the trial was to measure failed or did not run: the traffic
+    /// did not see the event asked for.
+    UpdateFailed,
 }
 
 impl DoubtKind {
@@ -157,6 +160,7 @@ impl DoubtKind {
             DoubtKind::TooFew => "too few measurements",
             DoubtKind::Disturbed => "disturbed",
             DoubtKind::TooCoarse => "probe too coarse",
+            DoubtKind::UpdateFailed => "update failed",
         }
     }
 }

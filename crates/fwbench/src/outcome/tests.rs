@@ -132,3 +132,31 @@ fn a_sender_late_beyond_its_bound_flags_the_trial() {
         plain.error
     );
 }
+
+/// A trial whose update failed did not measure the event it was asked to: it is
+/// flagged with the update's error, never `ok` (an expiry add that ended inside the
+/// baseline used to leave its trial `ok`, counted only in the findings).
+#[test]
+fn a_trial_whose_update_failed_is_flagged_with_the_error() {
+    let with = |error: Option<&str>| {
+        let mut o = packet_step(10_000.0, 30_000, 30_000, 3.0, 0);
+        if let Some(Figures::Packet(s)) = o.figures.as_mut() {
+            let mut e = crate::workloads::events::planted_summary(5000);
+            e.updates[0].row.error = error.map(str::to_string);
+            s.events = Some(Box::new(e));
+        }
+        o.judge_witness();
+        o
+    };
+    assert_eq!(with(None).status, Status::Ok);
+    let failed = with(Some("the add ended inside the baseline"));
+    assert_eq!(failed.status, Status::Flagged);
+    assert_eq!(failed.doubts.len(), 1, "{:?}", failed.doubts);
+    assert_eq!(failed.doubts[0].kind, results::DoubtKind::UpdateFailed);
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("update failed: update 0 of event 0 (add 1): the add ended inside the baseline")
+    );
+    let j = serde_json::to_value(&failed).unwrap();
+    assert_eq!(j["doubts"][0]["kind"], "update_failed");
+}

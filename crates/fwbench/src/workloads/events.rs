@@ -1469,6 +1469,22 @@ impl EventsSummary {
                 None => by_kind.push((d.kind, 1, d.why.clone())),
             }
         }
+        // An update that failed or did not run: the traffic did not see the event the
+        // trial was to measure.
+        let mut failed = self.updates.iter().filter_map(|u| {
+            let r = &u.row;
+            let e = r.error.as_ref()?;
+            Some(format!(
+                "update {} of event {} ({} {}): {e}",
+                r.index,
+                r.event,
+                r.kind.name(),
+                r.k
+            ))
+        });
+        if let Some(first) = failed.next() {
+            by_kind.push((DoubtKind::UpdateFailed, 1 + failed.count(), first));
+        }
         let n = self.updates.len();
         by_kind
             .into_iter()
