@@ -157,23 +157,15 @@ fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
     }
 }
 
+/// The planted marker update's row (into 100 rules), as a `kind` by method per-rule
+/// started at `start` and committed in 2 ms.
 fn row(kind: UpdateKind, start: u64) -> UpdateRow {
     UpdateRow {
-        event: 0,
-        index: 0,
         kind,
         method: UpdateMethod::PerRule,
-        k: 1,
-        installed: 100,
         start_unix_ns: start,
         commit_ns: 2_000_000,
-        wait_ns: 0,
-        start_slack_ns: 0,
-        calls: 1,
-        cpu_busy: 0.0,
-        marker: true,
-        error: None,
-        place: EventPlace::Head,
+        ..planted_summary(100).updates.remove(0).row
     }
 }
 
