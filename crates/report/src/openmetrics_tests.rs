@@ -4,11 +4,15 @@ use super::*;
 /// what is not such a time.
 #[test]
 fn utc_times_read_as_milliseconds_since_the_epoch() {
-    assert_eq!(epoch_ms("1970-01-01T00:00:00Z"), Some(0));
-    assert_eq!(epoch_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
-    assert_eq!(epoch_ms("2000-03-01T00:00:00Z"), Some(951_868_800_000));
-    assert_eq!(epoch_ms("2026-11-28T13:28:10Z"), Some(1_795_872_490_000));
-    assert_eq!(epoch_ms("1969-12-31T23:59:59Z"), Some(-1000));
+    for (utc, ms) in [
+        ("1970-01-01T00:00:00Z", 0),
+        ("2000-02-29T00:00:00Z", 951_782_400_000),
+        ("2000-03-01T00:00:00Z", 951_868_800_000),
+        ("2026-11-28T13:28:10Z", 1_795_872_490_000),
+        ("1969-12-31T23:59:59Z", -1000),
+    ] {
+        assert_eq!(epoch_ms(utc), Some(ms), "{utc}");
+    }
     for bad in [
         "",
         "t1",
@@ -40,10 +44,14 @@ fn every_metric_has_one_family_named_with_its_unit() {
 #[test]
 fn label_values_and_names_are_escaped_and_made_valid() {
     assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-    assert_eq!(label_name("packet.size.payload"), "packet_size_payload");
-    assert_eq!(label_name("tool.iptables-legacy"), "tool_iptables_legacy");
-    assert_eq!(label_name("1x"), "p_1x");
-    assert_eq!(label_name("__name__"), "p___name__");
+    for (key, name) in [
+        ("packet.size.payload", "packet_size_payload"),
+        ("tool.iptables-legacy", "tool_iptables_legacy"),
+        ("1x", "p_1x"),
+        ("__name__", "p___name__"),
+    ] {
+        assert_eq!(label_name(key), name);
+    }
     let mut l = Labels::default();
     l.set("a.b", "1");
     l.set("a_b", "2");

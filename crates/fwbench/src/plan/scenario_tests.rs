@@ -600,10 +600,9 @@ fn case_repetitions_and_order_errors() {
 
 #[test]
 fn durations() {
-    assert_eq!(parse_duration("10"), Ok(10.0));
-    assert_eq!(parse_duration("500ms"), Ok(0.5));
-    assert_eq!(parse_duration("1m"), Ok(60.0));
-    assert_eq!(parse_duration("2.5s"), Ok(2.5));
+    for (text, seconds) in [("10", 10.0), ("500ms", 0.5), ("1m", 60.0), ("2.5s", 2.5)] {
+        assert_eq!(parse_duration(text), Ok(seconds), "{text}");
+    }
     for bad in ["0", "-1", "abc", "", "1h", "nan", "inf"] {
         assert!(parse_duration(bad).is_err(), "{bad}");
     }
