@@ -5,6 +5,7 @@
 //! exactly — labels with quotes, backslashes and line feeds included. Skipped visibly
 //! where the parser is not installed.
 
+mod common;
 #[path = "../../fwbench/tests/util/skip.rs"]
 mod skip;
 
@@ -48,6 +49,7 @@ fn parse(python: &str, text: &str) -> BTreeMap<String, Value> {
 /// Hostile text for a label value: a quote, a backslash, a line feed, a `}`.
 const LABEL: &str = "he said \"hi\\n\"\nthen } left";
 
+/// A flood of run `run_id` that ended at `end` with `status`.
 fn trial(
     run_id: i64,
     key: &str,
@@ -57,18 +59,10 @@ fn trial(
     h: Headline,
 ) -> TrialRecord {
     TrialRecord {
-        run_id,
-        trial_key: key.into(),
-        rep: 1,
-        workload: "flood".into(),
         status: status.into(),
         started_at: "2026-11-28T10:00:00Z".into(),
         finished_at: end.into(),
-        params,
-        placement: json!({}),
-        headline: h,
-        results: json!({}),
-        ..Default::default()
+        ..common::trial(run_id, key.into(), 1, "flood", params, h)
     }
 }
 
