@@ -1,12 +1,14 @@
 //! `report --figures`: every figure of a report as a standalone SVG (well-formed XML in
 //! the SVG namespace) and a CSV whose rows are exactly the figure's points.
 
+mod common;
 mod recorded;
+use common::trial;
 use recorded::Record;
 use report::files::figure_files;
 use serde_json::json;
 use std::collections::BTreeMap;
-use store::{Headline, NewRun, Store, TrialRecord};
+use store::{Headline, NewRun, Store};
 
 /// A flood sweep over rules for two engines, 3 repetitions: enough for figures and fits.
 fn fixture(path: &std::path::Path) -> Store {
@@ -24,27 +26,16 @@ fn fixture(path: &std::path::Path) -> Store {
         for rules in [0u32, 250, 500, 1000] {
             for rep in 0..3u32 {
                 let ns = (1000.0 + per_rule * rules as f64) * [1.0, 1.01, 0.99][rep as usize];
-                s.record(&TrialRecord {
-                    run_id: run,
-                    trial_key: format!("{engine}-{rules}-{rep}"),
-                    rep,
-                    workload: "flood".into(),
-                    status: "ok".into(),
-                    started_at: "2026-01-01T00:00:00Z".into(),
-                    finished_at: "2026-01-01T00:00:01Z".into(),
-                    params: json!({"workload": "flood", "engine": engine, "rules": rules,
-                                   "model": "linear", "seed": rep}),
-                    placement: json!({}),
-                    headline: Headline {
-                        received_pps: Some(1e9 / ns),
-                        sent_pps: Some(1e9 / ns),
-                        loss_ratio: Some(0.0),
-                        ..Default::default()
-                    },
-                    results: json!({}),
+                let params = json!({"workload": "flood", "engine": engine, "rules": rules,
+                                    "model": "linear", "seed": rep});
+                let h = Headline {
+                    received_pps: Some(1e9 / ns),
+                    sent_pps: Some(1e9 / ns),
+                    loss_ratio: Some(0.0),
                     ..Default::default()
-                })
-                .unwrap();
+                };
+                let key = format!("{engine}-{rules}-{rep}");
+                s.record(&trial(run, key, rep, "flood", params, h)).unwrap();
             }
         }
     }
