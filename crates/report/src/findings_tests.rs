@@ -94,6 +94,13 @@ fn findings_of(ts: &[Trial]) -> (Vec<String>, Analysis) {
     (findings(&cs, ts, &a), a)
 }
 
+/// The finding that starts with `all: `.
+fn all_finding(f: &[String]) -> &str {
+    f.iter()
+        .find(|l| l.starts_with("all: "))
+        .unwrap_or_else(|| panic!("no finding of all: {f:?}"))
+}
+
 /// ±0.4 % around `y`, a different deviation per repetition.
 fn jitter(y: f64, rep: u32) -> f64 {
     y * (1.0 + 0.004 * [-1.0, 0.5, 1.0, -0.5][(rep as usize - 1) % 4])
@@ -106,10 +113,7 @@ fn a_knee_is_answered_by_segments_with_the_lines_flag_kept() {
         jitter(2000.0 + 5.0 * r.min(2000.0) + (r - 2000.0).max(0.0), rep)
     });
     let (f, a) = findings_of(&ts);
-    let s = f
-        .iter()
-        .find(|l| l.starts_with("all: "))
-        .unwrap_or_else(|| panic!("{f:?}"));
+    let s = all_finding(&f);
     assert!(
         s.contains(" ns per rule from 0 to 2000 rules, ") && s.contains("from 2000 to 10000 rules"),
         "{s}"
@@ -130,16 +134,13 @@ fn two_rule_counts_give_a_cost_and_a_straight_line_its_slope() {
     // No line with two counts: the one segment answers.
     let ts = floods("nft", &[0, 2000], 2, |r, rep| jitter(2000.0 + 5.0 * r, rep));
     let (f, _) = findings_of(&ts);
-    let s = f
-        .iter()
-        .find(|l| l.starts_with("all: "))
-        .unwrap_or_else(|| panic!("{f:?}"));
+    let s = all_finding(&f);
     assert!(s.contains("ns per rule from 0 to 2000 rules"), "{s}");
     assert!(!s.contains("changes at"), "{s}");
     // No difference beyond the repetitions' spread: its width, never a cost.
     let ts = floods("nft", &[0, 2000], 4, |_, rep| jitter(2000.0, rep));
     let (f, _) = findings_of(&ts);
-    let s = f.iter().find(|l| l.starts_with("all: ")).unwrap();
+    let s = all_finding(&f);
     assert!(
         s.starts_with("all: no measurable difference from 0 to 2000 rules (± 0."),
         "{s}"
@@ -150,7 +151,7 @@ fn two_rule_counts_give_a_cost_and_a_straight_line_its_slope() {
         jitter(2000.0 + 5.0 * r, rep)
     });
     let (f, _) = findings_of(&ts);
-    let s = f.iter().find(|l| l.starts_with("all: ")).unwrap();
+    let s = all_finding(&f);
     assert!(
         s.contains("ns per rule per packet (1/pps estimator;"),
         "{s}"
