@@ -10,7 +10,7 @@ use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 mod common;
 use common::{
     assert_rounded_to_cis, figure, finding, finish, header_with, new_run, note, pm_after,
-    report_of, scratch, table, trial, Lcg,
+    report_of, scratch, scratch_run, table, trial, Lcg,
 };
 
 /// A ±0.5 % ripple that depends on the repetition only (deterministic "noise").
@@ -1668,8 +1668,7 @@ fn seed004_findings_state_the_planted_ab_difference() {
 /// baseline is left out of the comparison by its kind, not its name.
 #[test]
 fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
-    let (_dir, mut s) = scratch("families.db");
-    let run = s.begin_run(&new_run("families", None)).unwrap();
+    let (_dir, mut s, run) = scratch_run("families");
     for (engine, family, ns_per_rule) in [
         ("nft", None, 30.0),
         ("nft", Some("ip"), 15.0),
@@ -1722,8 +1721,7 @@ fn effective_engines_from_the_stored_rows_name_and_compare_the_engines() {
 /// say it once too.
 #[test]
 fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
-    let (_dir, mut s) = scratch("u.db");
-    let run = s.begin_run(&new_run("unstable", None)).unwrap();
+    let (_dir, mut s, run) = scratch_run("unstable");
     for rules in [0u32, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120] {
         for rep in 1..=3u32 {
             let spread = if rules < 50 {
@@ -1785,8 +1783,7 @@ fn many_unstable_configurations_are_one_line_with_a_link_to_the_list() {
 /// and 125 Mb/s at 2, 4 and 16 KiB → a curve and "+25 %" beside the study's.
 #[test]
 fn proxy_buffer_sweep_is_a_curve_and_a_finding() {
-    let (_dir, mut s) = scratch("pb.db");
-    let run = s.begin_run(&new_run("seed003", None)).unwrap();
+    let (_dir, mut s, run) = scratch_run("seed003");
     for (kib, mbps) in [(2u32, 100.0), (4, 115.0), (16, 125.0)] {
         for rep in 1..=3u32 {
             let params = json!({"topology": "proxy", "workload": "bulk", "seed": rep,

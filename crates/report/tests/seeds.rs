@@ -13,7 +13,7 @@ use store::{Headline, SampleRow, Store};
 mod common;
 use common::{
     assert_rounded_to_cis, assert_same_place, figure, finish, firewall_row, new_run, note,
-    pm_after, report_of, scratch, table, trial, within, Noise,
+    pm_after, report_of, scratch, scratch_run, table, trial, within, Noise,
 };
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
@@ -763,8 +763,7 @@ fn write_synthetic_results_for_screenshots() {
 
 #[test]
 fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
-    let (_dir, mut s) = scratch("one.db");
-    let run = s.begin_run(&new_run("one", None)).unwrap();
+    let (_dir, mut s, run) = scratch_run("one");
     let params = json!({"topology": "forward", "workload": "flood", "engine": "nft", "rules": 10,
         "packet": {"size": {"payload": 18}, "rate": "max"}, "seed": 1});
     let h = Headline {
@@ -809,8 +808,7 @@ fn one_configuration_shows_its_parameters_and_zero_figures_say_no_data() {
 /// with 1280 B, for both engines.
 #[test]
 fn seed002_panels_per_engine_and_per_packet_size() {
-    let (_dir, mut s) = scratch("s2p.db");
-    let run = s.begin_run(&new_run("seed002", None)).unwrap();
+    let (_dir, mut s, run) = scratch_run("seed002");
     for (label, knee) in [("128 B @ 15 Mb/s", 5000u64), ("1280 B @ 45 Mb/s", 20000)] {
         for engine in ["iptables-legacy", "nft"] {
             for rules in [0u64, 5000, 20000] {

@@ -6,7 +6,7 @@ use serde_json::json;
 use store::{Headline, Store, TrialRecord, UpdateRecord};
 
 mod common;
-use common::{figure_in_page, finish, new_run, report_of, scratch, trial};
+use common::{figure_in_page, finish, new_run, report_of, scratch, scratch_run, trial};
 
 /// One committed update: `bins` are (ms from the commit, received, lost, owd µs).
 fn update(
@@ -308,8 +308,7 @@ fn a_trials_repeated_updates_are_one_figure_in_the_page() {
 
 #[test]
 fn a_run_without_updates_has_no_update_views() {
-    let (_dir, mut s) = scratch("none.db");
-    let run = s.begin_run(&new_run("plain", None)).unwrap();
+    let (_dir, mut s, run) = scratch_run("plain");
     let t = flow_trial(run, "k".into(), 1, json!({"engine": "nft"}));
     s.insert_trial(&t).unwrap();
     finish(&mut s, run);

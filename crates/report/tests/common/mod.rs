@@ -75,6 +75,14 @@ pub fn scratch(name: &str) -> (tempfile::TempDir, store::Store) {
     (dir, store)
 }
 
+/// A run of `scenario` begun in a scratch results file: the file's directory (the
+/// file goes with it), the store and the run's id.
+pub fn scratch_run(scenario: &str) -> (tempfile::TempDir, store::Store, i64) {
+    let (dir, s) = scratch("r.db");
+    let run = s.begin_run(&new_run(scenario, None)).unwrap();
+    (dir, s, run)
+}
+
 /// The report of the run `build` writes into a scratch results file.
 pub fn report_of(build: impl FnOnce(&mut store::Store) -> i64) -> report::Report {
     let (_dir, mut s) = scratch("r.db");
