@@ -29,7 +29,9 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
         let trace = c.flat.keys().any(|k| k.starts_with("packet.events.trace"));
         trace
             || (c.param("packet.events.rate").is_some()
-                && matches!(c.param("packet.events.kind"), Some("add" | "delete")))
+                && c.param("packet.events.kind")
+                    .and_then(|k| k.parse().ok())
+                    .is_some_and(results::UpdateKind::changes_rule_count))
     };
     let packet: Vec<&Config> = ok
         .iter()

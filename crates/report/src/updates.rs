@@ -15,6 +15,7 @@
 use crate::figure::{num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::{knee_with_interval, median, KneeBasis};
+use results::UpdateKind;
 use std::collections::BTreeMap;
 use store::UpdateRecord;
 
@@ -211,34 +212,13 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
     by
 }
 
-/// "adding 1 rule to 20000", as the CLI's events line says it; the stored kind is
-/// text (an unknown one, from a newer fwbench, is named as stored).
+/// "adding 1 rule to 20000", as the CLI's events line says it ([`UpdateKind::doing`]);
+/// the stored kind is text: an unknown one, from a newer fwbench, is named as stored.
 fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
-    let rules = if k == 1 { "rule" } else { "rules" };
-    let elements = if k == 1 { "element" } else { "elements" };
-    match kind {
-        "add" => (format!("adding {k} {rules} to {installed}"), "rule"),
-        "delete" => (format!("deleting {k} {rules} of {installed}"), "deletion"),
-        "replace" => (
-            format!("replacing {installed} rules (+{k})"),
-            "new rule set",
-        ),
-        "add-elements" => (
-            format!("adding {k} set {elements} to {installed}"),
-            "element",
-        ),
-        "remove-elements" => (
-            format!("removing {k} set {elements} of {installed}"),
-            "removal",
-        ),
-        "reload" => (format!("reloading {installed} rules"), "reload"),
-        "reload-set" => (format!("reloading a set of {installed} elements"), "reload"),
-        "expire-elements" => (
-            format!("{k} set {elements} of {installed} expiring together"),
-            "expiry",
-        ),
-        other => (
-            format!("{other} of {k} with {installed} installed"),
+    match kind.parse::<UpdateKind>() {
+        Ok(kind) => kind.doing(k, installed),
+        Err(_) => (
+            format!("{kind} of {k} with {installed} installed"),
             "change",
         ),
     }
@@ -281,20 +261,21 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
         };
         let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
         // An expiry runs nothing when due: its commit is its elements' add, earlier.
-        let took = match kind.as_str() {
-            "expire-elements" => format!(
+        let took = if kind.parse().is_ok_and(UpdateKind::runs_nothing_when_due) {
+            format!(
                 "{what}{} (added with {engine} by {method} at the start of the traffic in {} ms, \
                  median of {})",
                 unit.during(),
                 num(commit),
                 rows.len()
-            ),
-            _ => format!(
+            )
+        } else {
+            format!(
                 "{what} with {engine} by {method}{} took {} ms (median of {})",
                 unit.during(),
                 num(commit),
                 rows.len()
-            ),
+            )
         };
         out.push(format!(
             "{took}; {}{}{}.",
@@ -374,10 +355,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
         let what = kind_words(&kind, k);
         // What the size counts: a set's elements, or rules.
-        let unit = match kind.as_str() {
-            "add-elements" | "remove-elements" | "reload-set" | "expire-elements" => "elements",
-            _ => "rules",
-        };
+        let unit = kind.parse().map_or("rules", UpdateKind::counts);
         let head = format!(
             "Commit latency of {what} with {engine} by {method} over {}–{} {unit} ({} trials \
              at {} sizes)",
@@ -463,24 +441,13 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
     out
 }
 
-/// An update kind in words for a heading: "adding 1 rule", "reloading the rule set".
+/// An update kind in words for a heading ([`UpdateKind::words`]; an unknown one, from a
+/// newer fwbench, as stored).
 fn kind_words(kind: &str, k: u32) -> String {
-    let (rules, elements) = if k == 1 {
-        ("rule", "element")
-    } else {
-        ("rules", "elements")
-    };
-    match kind {
-        "add" => format!("adding {k} {rules}"),
-        "delete" => format!("deleting {k} {rules}"),
-        "replace" => format!("replacing the rule set (+{k})"),
-        "reload" => "reloading the rule set".into(),
-        "reload-set" => "reloading a set".into(),
-        "add-elements" => format!("adding {k} set {elements}"),
-        "remove-elements" => format!("removing {k} set {elements}"),
-        "expire-elements" => format!("{k} set {elements} expiring together"),
-        other => format!("{other} of {k}"),
-    }
+    kind.parse().map_or_else(
+        |_| format!("{kind} of {k}"),
+        |kind: UpdateKind| kind.words(k),
+    )
 }
 
 /// Adds behind the established-accept rule: whose marker never changed fate, the block
@@ -1215,6 +1182,24 @@ mod spread_tests {
             said.contains("the expiry took effect after 4.5 ms"),
             "{said}"
         );
+    }
+
+    /// The stored kind is read back typed; one this fwbench does not know (a newer
+    /// one's) is named as stored, never taken for another.
+    #[test]
+    fn a_stored_kind_reads_typed_and_an_unknown_one_as_stored() {
+        let mut u = update(1, "remove-elements", 2.0, None);
+        u.row.installed = 500;
+        assert!(findings(std::slice::from_ref(&u))[0]
+            .starts_with("removing 1 set element of 500 with nft by batch took 2 ms"));
+        u.row.kind = "flip".into();
+        let said = findings(&[u]).join("\n");
+        assert!(
+            said.starts_with("flip of 1 with 500 installed with nft by batch took 2 ms"),
+            "{said}"
+        );
+        assert_eq!(kind_words("reload-set", 3), "reloading a set");
+        assert_eq!(kind_words("flip", 3), "flip of 3");
     }
 }
 

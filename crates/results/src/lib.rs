@@ -5,7 +5,9 @@
 //! ([`witness::Figure`], [`witness::Doubt`], [`witness::Basis`], [`witness::LimitedBy`],
 //! [`witness::Ci`]) and the rule that turns a trial's doubts into its status
 //! ([`status::judge`]), and a trial as stored read back typed ([`stored::StoredTrial`],
-//! [`stored::StoredParams`]). The crate sits below `store`, `report` and the binary, as
+//! [`stored::StoredParams`]), and the kinds of gateway update as the agent, the store and
+//! the report name them ([`update::UpdateKind`], [`update::UpdateMethod`],
+//! [`update::EventPlace`]). The crate sits below `store`, `report` and the binary, as
 //! `fwmodel` does for the rule model: they all read the same types.
 //!
 //! Must not: measure, read clocks, touch files or hosts, or know any workload family's
@@ -13,11 +15,13 @@
 
 pub mod status;
 pub mod stored;
+pub mod update;
 pub mod witness;
 pub mod workload;
 
 pub use status::{judge, Status, StatusParseError};
 pub use stored::{StoredParams, StoredTrial};
+pub use update::{EventPlace, MarkerFate, UpdateKind, UpdateMethod};
 pub use witness::{Basis, Ci, Doubt, DoubtKind, Figure, LimitedBy};
 pub use workload::StoredWorkload;
 

@@ -1788,28 +1788,13 @@ pub fn records(s: &EventsSummary) -> Vec<store::UpdateRecord> {
 /// "adding 1 rule to 1001 with nft by batch took 2.10 ms": what update `r` did, how
 /// and in how long.
 fn doing(r: &UpdateRow, engine: &str, commit_ms: f64) -> String {
-    let (k, installed) = (r.k, r.installed);
-    let rules = if k == 1 { "rule" } else { "rules" };
-    let what = match r.kind {
-        UpdateKind::Add => format!("adding {k} {rules} to {installed}"),
-        UpdateKind::Delete => format!("deleting {k} {rules} of {installed}"),
-        UpdateKind::Replace => format!("replacing {installed} rules (+{k})"),
-        UpdateKind::AddElements => format!("adding {k} set elements to {installed}"),
-        UpdateKind::RemoveElements => format!("removing {k} set elements of {installed}"),
-        UpdateKind::Reload => format!("reloading {installed} rules"),
-        UpdateKind::ReloadSet => format!("reloading a set of {installed} elements"),
-        UpdateKind::ExpireElements => {
-            return format!(
-                "{k} set elements of {installed} expiring together (added with {engine} by {} \
-                 at the start of the traffic in {commit_ms:.2} ms)",
-                r.method.name()
-            )
-        }
-    };
-    format!(
-        "{what} with {engine} by {} took {commit_ms:.2} ms",
-        r.method.name()
-    )
+    let (what, _) = r.kind.doing(r.k, r.installed);
+    let method = r.method.name();
+    if r.kind.runs_nothing_when_due() {
+        format!("{what} (added with {engine} by {method} at the start of the traffic in {commit_ms:.2} ms)")
+    } else {
+        format!("{what} with {engine} by {method} took {commit_ms:.2} ms")
+    }
 }
 
 /// A trial's events as tests plant them: one marker update (add 1 rule to
