@@ -415,14 +415,13 @@ pub fn check_for(
     }
 }
 
-/// [`check_for`] of one event.
+/// [`check_for`] of one event (its load already checked: once for a whole trace).
 fn check_one(
     e: &EventParams,
     kind: &TrialKind,
     topology: Topology,
     proto: Proto,
 ) -> Result<(), Conflict> {
-    check_load_fits(e, kind)?;
     if e.kind == UpdateKind::ExpireElements && !kind.takes_load() {
         return Err(Conflict(format!(
             "--event {}: its time to effect is dated on a flow's packets (the marker flow's \
