@@ -1791,7 +1791,10 @@ fn doing(r: &UpdateRow, engine: &str, commit_ms: f64) -> String {
     let (what, _) = r.kind.doing(r.k, r.installed);
     let method = r.method.name();
     if r.kind.runs_nothing_when_due() {
-        format!("{what} (added with {engine} by {method} at the start of the traffic in {commit_ms:.2} ms)")
+        format!(
+            "{what} (added with {engine} by {method} at the start of the traffic in \
+             {commit_ms:.2} ms)"
+        )
     } else {
         format!("{what} with {engine} by {method} took {commit_ms:.2} ms")
     }
