@@ -263,35 +263,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
         };
         statements += 1;
         if first.text == "format" {
-            if statements != 1 {
-                return Err(err(
-                    line,
-                    first.col,
-                    "'format' after an operation: expected it as the first line that is not \
-                     blank or a comment"
-                        .into(),
-                ));
-            }
-            match toks.get(1) {
-                Some(v) if v.text == FORMAT.to_string() => {}
-                Some(v) => {
-                    return Err(err(
-                        line,
-                        v.col,
-                        format!("format '{}': expected {FORMAT}", v.text),
-                    ))
-                }
-                None => {
-                    return Err(err(
-                        line,
-                        first.col + 6,
-                        format!("missing version: expected 'format {FORMAT}'"),
-                    ))
-                }
-            }
-            if let Some(extra) = toks.get(2) {
-                return Err(err(line, extra.col, extra.unexpected()));
-            }
+            format_line(&toks, statements).map_err(|(col, msg)| err(line, col, msg))?;
             continue;
         }
         let at_ns = parse_time(first.text).ok_or_else(|| {
@@ -332,37 +304,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 format!("unknown operation '{}': expected {OPS}", op.text),
             )
         })?;
-        let k = match (toks.get(2), kind) {
-            (None, UpdateKind::Reload | UpdateKind::ReloadSet) => 1,
-            (None, _) => {
-                return Err(err(
-                    line,
-                    op.col + op.text.chars().count() as u32,
-                    format!(
-                        "missing K after '{}': expected the number of rules or elements it \
-                         changes, 1 to {}",
-                        kind.name(),
-                        proto::MAX_UPDATE_K
-                    ),
-                ))
-            }
-            (Some(k), _) => k
-                .text
-                .parse::<u32>()
-                .ok()
-                .filter(|&k| k > 0 && k <= proto::MAX_UPDATE_K)
-                .ok_or_else(|| {
-                    err(
-                        line,
-                        k.col,
-                        format!(
-                            "K '{}': expected a whole number from 1 to {}",
-                            k.text,
-                            proto::MAX_UPDATE_K
-                        ),
-                    )
-                })?,
-        };
+        let k = count(toks.get(2), kind, op).map_err(|(col, msg)| err(line, col, msg))?;
         if let Some(extra) = toks.get(3) {
             return Err(err(line, extra.col, extra.unexpected()));
         }
@@ -399,6 +341,65 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
         fnv: fnv(&canonical(&ops)),
         ops,
     })
+}
+
+/// A `format` line (`toks[0]` is "format"): the first statement, with this version;
+/// else the column and the message.
+fn format_line(toks: &[Token<'_>], statements: u32) -> Result<(), (u32, String)> {
+    if statements != 1 {
+        return Err((
+            toks[0].col,
+            "'format' after an operation: expected it as the first line that is not blank \
+             or a comment"
+                .into(),
+        ));
+    }
+    match toks.get(1) {
+        Some(v) if v.text == FORMAT.to_string() => {}
+        Some(v) => return Err((v.col, format!("format '{}': expected {FORMAT}", v.text))),
+        None => {
+            return Err((
+                toks[0].col + 6,
+                format!("missing version: expected 'format {FORMAT}'"),
+            ))
+        }
+    }
+    match toks.get(2) {
+        Some(extra) => Err((extra.col, extra.unexpected())),
+        None => Ok(()),
+    }
+}
+
+/// An operation's K (`k`, after the operation `op`; a reload's is optional, 1); else
+/// the column and the message.
+fn count(k: Option<&Token<'_>>, kind: UpdateKind, op: &Token<'_>) -> Result<u32, (u32, String)> {
+    match (k, kind) {
+        (None, UpdateKind::Reload | UpdateKind::ReloadSet) => Ok(1),
+        (None, _) => Err((
+            op.col + op.text.chars().count() as u32,
+            format!(
+                "missing K after '{}': expected the number of rules or elements it changes, \
+                 1 to {}",
+                kind.name(),
+                proto::MAX_UPDATE_K
+            ),
+        )),
+        (Some(k), _) => k
+            .text
+            .parse::<u32>()
+            .ok()
+            .filter(|&k| k > 0 && k <= proto::MAX_UPDATE_K)
+            .ok_or_else(|| {
+                (
+                    k.col,
+                    format!(
+                        "K '{}': expected a whole number from 1 to {}",
+                        k.text,
+                        proto::MAX_UPDATE_K
+                    ),
+                )
+            }),
+    }
 }
 
 /// Which operations go together in one trace, each replayed as `--event` runs it

@@ -125,47 +125,17 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     };
     let out_of_trials = found.is_none();
     let mut converged = !out_of_trials;
-    // The witness: a fail well below a pass is measured again, at both rates (the
-    // passing rate last). One that persists means the bracket is noise (a disturbed
-    // testbed), and one cleared because the passing rate now fails means the gateway
-    // changed (a policer whose rate was lowered): either is not converged, named. One
-    // cleared because the failing rate now passes was a hiccup there; another pair then
-    // left is measured again in turn (at most `RETESTS` pairs).
     let mut doubts = vec![];
-    let mut next = crate::search::witness::contradiction(&points, width);
-    let mut rounds = 0;
-    while let Some(c) = next {
-        if rounds == RETESTS {
-            converged = false;
-            doubts.push(c.doubt(true));
-            break;
-        }
-        rounds += 1;
-        for x in [c.fail, c.pass] {
-            set_rate(&mut q, Rate::Pps(x));
-            let o = run(&q)?;
-            let pt = point(x, &o, sp.loss, true)?;
-            progress(steps, max, &format!("re-test {}", fmt_pps(x)), &pt);
-            points.push(pt);
-        }
-        match points.last() {
-            // Not a hiccup at the failing rate: a gateway that carries less than it did.
-            Some(p) if crate::search::witness::gateway_fail(p) => {
-                converged = false;
-                doubts.push(c.changed(p.loss_ratio));
-                break;
-            }
-            // fwbench's sender could not offer the rate again: no verdict on the
-            // gateway either way (`sender_doubts` says it where it matters).
-            Some(p) if !p.pass => break,
-            _ => {}
-        }
-        next = crate::search::witness::persisting(&points, width);
-        if next.is_some_and(|n| (n.pass, n.fail) == (c.pass, c.fail)) {
-            converged = false;
-            doubts.push(c.doubt(true));
-            break;
-        }
+    let retested = retest(&mut points, width, |x| {
+        set_rate(&mut q, Rate::Pps(x));
+        let o = run(&q)?;
+        let pt = point(x, &o, sp.loss, true)?;
+        progress(steps, max, &format!("re-test {}", fmt_pps(x)), &pt);
+        Ok(pt)
+    })?;
+    if let Some(d) = retested {
+        converged = false;
+        doubts.push(d);
     }
     // Out of trials: report the bracket so far, flagged (never `ok`: not converged).
     let found = found.unwrap_or_else(|| Found {
@@ -218,6 +188,45 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         latency,
         doubts,
     })
+}
+
+/// The witness: a fail well below a pass is measured again (`measure`), at both rates
+/// (the passing rate last). One that persists means the bracket is noise (a disturbed
+/// testbed), and one cleared because the passing rate now fails means the gateway
+/// changed (a policer whose rate was lowered): either is the doubt returned (the search
+/// is not converged). One cleared because the failing rate now passes was a hiccup
+/// there; another pair then left is measured again in turn (at most `RETESTS` pairs).
+fn retest(
+    points: &mut Vec<Point>,
+    width: Width,
+    mut measure: impl FnMut(f64) -> Result<Point>,
+) -> Result<Option<results::Doubt>> {
+    let mut next = crate::search::witness::contradiction(points, width);
+    let mut rounds = 0;
+    while let Some(c) = next {
+        if rounds == RETESTS {
+            return Ok(Some(c.doubt(true)));
+        }
+        rounds += 1;
+        for x in [c.fail, c.pass] {
+            points.push(measure(x)?);
+        }
+        match points.last() {
+            // Not a hiccup at the failing rate: a gateway that carries less than it did.
+            Some(p) if crate::search::witness::gateway_fail(p) => {
+                return Ok(Some(c.changed(p.loss_ratio)));
+            }
+            // fwbench's sender could not offer the rate again: no verdict on the
+            // gateway either way (`sender_doubts` says it where it matters).
+            Some(p) if !p.pass => return Ok(None),
+            _ => {}
+        }
+        next = crate::search::witness::persisting(points, width);
+        if next.is_some_and(|n| (n.pass, n.fail) == (c.pass, c.fail)) {
+            return Ok(Some(c.doubt(true)));
+        }
+    }
+    Ok(None)
 }
 
 fn fmt_pps(x: f64) -> String {
