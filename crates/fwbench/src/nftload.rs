@@ -104,7 +104,7 @@ pub fn check_in_scratch(argv: &[&str], text: &str, sets: Option<&str>) -> Result
     // Private (mkdtemp), removed when dropped.
     let dir = match sets {
         Some(s) => {
-            let dir = crate::host::state::temp_dir("sets")?;
+            let dir = crate::host::state::temp_dir("sets").map_err(|e| e.to_string())?;
             std::fs::write(dir.path().join("sets"), s)
                 .map_err(|e| format!("writing the ipsets to {}: {e}", dir.path().display()))?;
             Some(dir)

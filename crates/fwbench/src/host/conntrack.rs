@@ -58,8 +58,8 @@ pub enum HostCtError {
         source: std::io::Error,
     },
     /// fwbench's state directory or journal refused (`host::state`).
-    #[error("{0}")]
-    State(String),
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
     #[error(
         "neither init's nor the parent's network namespace can be opened \
          (/proc/1/ns/net, /proc/PPID/ns/net)"
@@ -293,7 +293,7 @@ fn recover_at(saved: &Path, allowed: &[&str]) -> Vec<String> {
     let text = match super::state::read_owned(saved) {
         Ok(Some(t)) => t,
         Ok(None) => return vec![],
-        Err(e) => return vec![e],
+        Err(e) => return vec![e.to_string()],
     };
     let Ok(s) = serde_json::from_str::<Saved>(&text) else {
         return vec![format!("{}: not fwbench's; left alone", saved.display())];

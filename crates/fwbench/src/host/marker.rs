@@ -201,23 +201,47 @@ impl Marker {
     }
 }
 
-fn sh(prog: &str, args: &[&str]) -> Result<(), String> {
-    crate::process::Cmd::new(prog, args)
-        .run()
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+/// Why a change a marker lists could not be read, made or undone.
+#[derive(Debug, thiserror::Error)]
+pub enum MarkerError {
+    /// A command (`ip`, `nsenter`, `kill`) failed.
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
+    /// fwbench's state directory refused (`host::state`).
+    #[error(transparent)]
+    State(#[from] super::state::StateError),
+    /// `ip -j addr` printed what is not its JSON.
+    #[error("ip -j addr: {0}")]
+    IpJson(serde_json::Error),
+    /// No such interface in this namespace.
+    #[error("no interface {0}")]
+    NoInterface(String),
+    /// A port to give back that is no longer there.
+    #[error("interface {0} is gone (a virtual interface is destroyed with its namespace)")]
+    Gone(String),
+    /// A sysctl or file that could not be written back.
+    #[error("{path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    /// A trial mark that could not be encoded.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+}
+
+fn sh(prog: &str, args: &[&str]) -> Result<(), MarkerError> {
+    crate::process::Cmd::new(prog, args).run()?;
+    Ok(())
 }
 
 /// Interface `dev` (in this namespace) as it is now.
-pub fn port_state(dev: &str) -> Result<PortState, String> {
-    let out = crate::process::Cmd::new("ip", &["-j", "addr", "show", "dev", dev])
-        .run()
-        .map_err(|e| e.to_string())?;
-    let v: serde_json::Value =
-        serde_json::from_str(&out.stdout).map_err(|e| format!("ip -j addr: {e}"))?;
+pub fn port_state(dev: &str) -> Result<PortState, MarkerError> {
+    let out = crate::process::Cmd::new("ip", &["-j", "addr", "show", "dev", dev]).run()?;
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).map_err(MarkerError::IpJson)?;
     let link = v
         .get(0)
-        .ok_or_else(|| format!("no interface {dev}"))?
+        .ok_or_else(|| MarkerError::NoInterface(dev.into()))?
         .clone();
     let up = link["flags"]
         .as_array()
@@ -255,23 +279,20 @@ pub fn port_script(dev: &str, s: &PortState) -> String {
 
 /// Give `dev` (in the namespace `ns`, or this one) the settings of `s`: its addresses
 /// exactly (others flushed), MTU, up or down.
-pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), String> {
+pub fn apply_port_state(ns: Option<&str>, dev: &str, s: &PortState) -> Result<(), MarkerError> {
     let script = port_script(dev, s);
     let mut args = vec![];
     if let Some(ns) = ns {
         args.extend(["-n", ns]);
     }
     args.extend(["-b", "-"]);
-    crate::process::Cmd::new("ip", &args)
-        .input(&script)
-        .run()
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    crate::process::Cmd::new("ip", &args).input(&script).run()?;
+    Ok(())
 }
 
 /// Move `dev` from the namespace of process `holder` (if it still runs) back to this
 /// process's namespace and restore how it was.
-pub fn return_port(holder: Option<u32>, dev: &str, orig: &PortState) -> Result<(), String> {
+pub fn return_port(holder: Option<u32>, dev: &str, orig: &PortState) -> Result<(), MarkerError> {
     let me = std::process::id().to_string();
     if let Some(h) = holder {
         // Not there (any more): it was given back already, or went with the namespace.
@@ -285,9 +306,7 @@ pub fn return_port(holder: Option<u32>, dev: &str, orig: &PortState) -> Result<(
     }
     let here = std::path::Path::new("/sys/class/net").join(dev).exists();
     if !here {
-        return Err(format!(
-            "interface {dev} is gone (a virtual interface is destroyed with its namespace)"
-        ));
+        return Err(MarkerError::Gone(dev.into()));
     }
     apply_port_state(None, dev, orig)
 }
@@ -320,13 +339,13 @@ fn netns_exists(ino: u64) -> bool {
 }
 
 /// Undo one item in this namespace.
-fn undo(item: &Item) -> Result<(), String> {
+fn undo(item: &Item) -> Result<(), MarkerError> {
+    let write = |path: String, old: &str| {
+        std::fs::write(&path, old).map_err(|source| MarkerError::Write { path, source })
+    };
     match item {
-        Item::Sysctl { name, old } => {
-            let p = format!("/proc/sys/{}", name.replace('.', "/"));
-            std::fs::write(&p, old).map_err(|e| format!("{p}: {e}"))
-        }
-        Item::File { path, old } => std::fs::write(path, old).map_err(|e| format!("{path}: {e}")),
+        Item::Sysctl { name, old } => write(format!("/proc/sys/{}", name.replace('.', "/")), old),
+        Item::File { path, old } => write(path.clone(), old),
         Item::Rules => {
             firewall::install::clean_leftovers();
             Ok(())
@@ -489,7 +508,7 @@ fn trial_mark_path(dir: &Path, testbed: &str) -> PathBuf {
 
 impl TrialMark {
     /// Mark a trial on `testbed` as begun (in `dir`, normally [`TRIALS_DIR`]).
-    pub fn begin_in(dir: &Path, testbed: &str) -> Result<TrialMark, String> {
+    pub fn begin_in(dir: &Path, testbed: &str) -> Result<TrialMark, MarkerError> {
         let pid = std::process::id();
         let d = TrialData {
             testbed: testbed.into(),
@@ -499,12 +518,12 @@ impl TrialMark {
         };
         super::state::prepare(dir)?;
         let path = trial_mark_path(dir, testbed);
-        let text = serde_json::to_vec(&d).map_err(|e| e.to_string())?;
+        let text = serde_json::to_vec(&d)?;
         super::state::write_atomic(&path, &text)?;
         Ok(TrialMark { path })
     }
 
-    pub fn begin(testbed: &str) -> Result<TrialMark, String> {
+    pub fn begin(testbed: &str) -> Result<TrialMark, MarkerError> {
         TrialMark::begin_in(Path::new(TRIALS_DIR), testbed)
     }
 

@@ -21,7 +21,7 @@ pub fn at_start() -> Vec<String> {
     }
     // Made (0700) before anything else of fwbench's can make it with default modes.
     if let Err(e) = state::secure_dir(std::path::Path::new(state::DIR)) {
-        return vec![e];
+        return vec![e.to_string()];
     }
     let mut done = conntrack::recover();
     done.extend(state::remove_dead_scratch(&std::env::temp_dir()));

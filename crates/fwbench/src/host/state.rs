@@ -21,70 +21,120 @@
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The state directory.
 pub const DIR: &str = "/run/fwbench";
 
+/// Why the state directory, one of its files or a scratch directory could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file-system call failed: what it was doing, and why.
+    #[error("{doing}: {source}")]
+    Io {
+        doing: String,
+        source: std::io::Error,
+    },
+    /// A symlink or a file where the directory goes.
+    #[error(
+        "{} is not a directory (a symlink or a file): fwbench keeps root's state there \
+         and uses no other; remove it",
+        .0.display()
+    )]
+    NotADirectory(PathBuf),
+    /// Another user's directory.
+    #[error(
+        "{} belongs to uid {owner}, not to this user (uid {me}): fwbench keeps root's \
+         state there and trusts no one else's; remove it",
+        .path.display()
+    )]
+    OthersDirectory { path: PathBuf, owner: u32, me: u32 },
+    /// A state file that is not a regular file of this user's that only it may write.
+    #[error(
+        "{}: not a file of uid {me} that only it may write (uid {owner}, mode {mode:o}); \
+         not fwbench's, left alone",
+        .path.display()
+    )]
+    NotOurs {
+        path: PathBuf,
+        me: u32,
+        owner: u32,
+        mode: u32,
+    },
+    /// Every temporary name beside a file taken.
+    #[error("writing {}: no free temporary name beside it", .0.display())]
+    NoTempName(PathBuf),
+    /// `$TMPDIR` missing.
+    #[error(
+        "the temporary directory {} (TMPDIR) does not exist or is not a directory; \
+         fwbench does not create it: set TMPDIR to an existing directory",
+        .0.display()
+    )]
+    NoTmpDir(PathBuf),
+}
+
+/// A failed file-system call's error, `doing` what it was doing.
+fn io(doing: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> StateError {
+    move |source| StateError::Io {
+        doing: doing.to_string(),
+        source,
+    }
+}
+
 /// Make `dir` a directory of this user's, mode 0700: created if missing (its parent
 /// must exist), tightened if ours, refused if a symlink, not a directory, or another
 /// user's.
-pub fn secure_dir(dir: &Path) -> Result<(), String> {
+pub fn secure_dir(dir: &Path) -> Result<(), StateError> {
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("creating {}: {e}", dir.display())),
+        Err(e) => return Err(io(format!("creating {}", dir.display()))(e)),
     }
-    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let m = std::fs::symlink_metadata(dir).map_err(io(dir.display()))?;
     if m.file_type().is_symlink() || !m.is_dir() {
-        return Err(format!(
-            "{} is not a directory (a symlink or a file): fwbench keeps root's state there \
-             and uses no other; remove it",
-            dir.display()
-        ));
+        return Err(StateError::NotADirectory(dir.into()));
     }
     let me = crate::sys::euid();
     if m.uid() != me {
-        return Err(format!(
-            "{} belongs to uid {}, not to this user (uid {me}): fwbench keeps root's state \
-             there and trusts no one else's; remove it",
-            dir.display(),
-            m.uid()
-        ));
+        return Err(StateError::OthersDirectory {
+            path: dir.into(),
+            owner: m.uid(),
+            me,
+        });
     }
     if m.mode() & 0o777 != 0o700 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("{}: chmod 0700: {e}", dir.display()))?;
+            .map_err(io(format!("{}: chmod 0700", dir.display())))?;
     }
     Ok(())
 }
 
 /// `sub` under a [`secure_dir`] `DIR` (made 0700 too), or any other directory as it is
 /// (tests' temp dirs).
-pub fn prepare(sub: &Path) -> Result<(), String> {
+pub fn prepare(sub: &Path) -> Result<(), StateError> {
     if sub.starts_with(DIR) {
         secure_dir(Path::new(DIR))?;
         let mut b = std::fs::DirBuilder::new();
         b.mode(0o700).recursive(true);
         b.create(sub)
-            .map_err(|e| format!("creating {}: {e}", sub.display()))?;
+            .map_err(io(format!("creating {}", sub.display())))?;
         return if sub == Path::new(DIR) {
             Ok(())
         } else {
             secure_dir(sub)
         };
     }
-    std::fs::create_dir_all(sub).map_err(|e| format!("creating {}: {e}", sub.display()))
+    std::fs::create_dir_all(sub).map_err(io(format!("creating {}", sub.display())))
 }
 
 /// Write `bytes` to `path` atomically: a new file beside it (mode 0600, never an
 /// existing one), synced, renamed over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map_or("state".into(), |n| n.to_string_lossy());
-    let err = |what: &str, e: std::io::Error| format!("{what} {}: {e}", path.display());
+    let err = |e| io(format!("writing {}", path.display()))(e);
     for n in 0..100u32 {
         let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
         let mut f = match std::fs::OpenOptions::new()
@@ -95,54 +145,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(err("writing", e)),
+            Err(e) => return Err(err(e)),
         };
         let written = f.write_all(bytes).and_then(|_| f.sync_all());
         if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
             let _ = std::fs::remove_file(&tmp);
-            return Err(err("writing", e));
+            return Err(err(e));
         }
         return Ok(());
     }
-    Err(format!(
-        "writing {}: no free temporary name beside it",
-        path.display()
-    ))
+    Err(StateError::NoTempName(path.into()))
 }
 
 /// A state file's text, if it is there: `Err` when it is not a regular file of this
 /// user's that no one else may write (then it is not fwbench's and is left alone).
-pub fn read_owned(path: &Path) -> Result<Option<String>, String> {
+pub fn read_owned(path: &Path) -> Result<Option<String>, StateError> {
     let m = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(e) => return Err(io(path.display())(e)),
     };
     let me = crate::sys::euid();
     if !m.file_type().is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{}: not a file of uid {me} that only it may write (uid {}, mode {:o}); not \
-             fwbench's, left alone",
-            path.display(),
-            m.uid(),
-            m.mode() & 0o7777
-        ));
+        return Err(StateError::NotOurs {
+            path: path.into(),
+            me,
+            owner: m.uid(),
+            mode: m.mode() & 0o7777,
+        });
     }
     std::fs::read_to_string(path)
         .map(Some)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(io(path.display()))
 }
 
 /// A new private scratch directory `fwbench-TAG-XXXXXX` in `$TMPDIR` (else `/tmp`),
 /// removed with everything in it when dropped. `$TMPDIR` must exist: it is never made.
-pub fn temp_dir(tag: &str) -> Result<tempfile::TempDir, String> {
+pub fn temp_dir(tag: &str) -> Result<tempfile::TempDir, StateError> {
     let base = std::env::temp_dir();
     if !base.is_dir() {
-        return Err(format!(
-            "the temporary directory {} (TMPDIR) does not exist or is not a directory; \
-             fwbench does not create it: set TMPDIR to an existing directory",
-            base.display()
-        ));
+        return Err(StateError::NoTmpDir(base));
     }
     // tempfile's directories are 0777 less the umask unless told: 0700 at creation.
     // The name carries this process's id, so the next start removes what a SIGKILL
@@ -151,7 +193,10 @@ pub fn temp_dir(tag: &str) -> Result<tempfile::TempDir, String> {
         .prefix(&format!("fwbench-{tag}-{}-", std::process::id()))
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(&base)
-        .map_err(|e| format!("making a private directory in {}: {e}", base.display()))
+        .map_err(io(format!(
+            "making a private directory in {}",
+            base.display()
+        )))
 }
 
 /// Remove the scratch directories (`fwbench-TAG-PID-XXXXXX` in `dir`) of fwbench
@@ -236,13 +281,19 @@ mod tests {
         std::fs::create_dir(&target).unwrap();
         let link = t.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert!(secure_dir(&link).unwrap_err().contains("not a directory"));
+        assert!(secure_dir(&link)
+            .unwrap_err()
+            .to_string()
+            .contains("not a directory"));
         // Another user's directory.
         if crate::sys::euid() == 0 {
             let other = t.path().join("other");
             std::fs::create_dir(&other).unwrap();
             std::os::unix::fs::chown(&other, Some(65534), None).unwrap();
-            assert!(secure_dir(&other).unwrap_err().contains("uid 65534"));
+            assert!(secure_dir(&other)
+                .unwrap_err()
+                .to_string()
+                .contains("uid 65534"));
         }
     }
 
@@ -275,7 +326,10 @@ mod tests {
         assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
         // Writable by others: not ours alone.
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(read_owned(&f).unwrap_err().contains("left alone"));
+        assert!(read_owned(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("left alone"));
         // A symlink is never read through.
         let g = t.path().join("g.json");
         std::os::unix::fs::symlink(&f, &g).unwrap();

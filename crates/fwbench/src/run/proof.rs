@@ -76,7 +76,7 @@ impl Scratch {
     pub fn new(tag: &str) -> Result<Scratch> {
         crate::host::state::temp_dir(tag)
             .map(Scratch)
-            .map_err(crate::error::usage)
+            .map_err(|e| crate::error::usage(e.to_string()))
     }
 
     pub fn path(&self) -> &std::path::Path {
