@@ -544,8 +544,11 @@ impl EventParams {
         match (self.count, self.rate) {
             (Some(n), _) => n,
             (None, None) => 1,
+            // Due before the traffic ends (one due at its end could not be seen, and
+            // would not run: it would flag its trial); 1e-9 absorbs the float's error
+            // ((1 − 0.41) × 100 is 59.000…01).
             (None, Some(r)) => {
-                let n = ((duration_s - self.at_s) * r).floor() as i64 + 1;
+                let n = ((duration_s - self.at_s) * r - 1e-9).ceil() as i64;
                 n.clamp(1, i64::from(proto::MAX_UPDATES)) as u32
             }
         }
@@ -579,7 +582,13 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(e.method, UpdateMethod::PerRule);
-        assert_eq!(e.updates(3.0), 21);
+        // Due at 1.0, 1.1, … 2.9 s: none at the traffic's end (3 s).
+        assert_eq!(e.updates(3.0), 20);
+        assert_eq!(e.updates(3.05), 21);
+        let e = event_params("add:1@0.41s", "100", "", "batch")
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.updates(1.0), 59);
         assert_eq!(event_params("", "", "", "").unwrap(), None);
         assert!(event_params("", "10", "", "")
             .unwrap_err()
