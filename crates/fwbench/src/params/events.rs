@@ -491,6 +491,55 @@ fn check_load_fits(e: &EventParams, kind: &TrialKind) -> Result<(), Conflict> {
     Ok(())
 }
 
+/// Every update of `e` due before the traffic of a trial of `duration_s` ends (a timed
+/// trial's traffic never outlasts its duration): one due at its end or later would
+/// never run, and its trial would state an event that did not happen.
+pub fn check_due(e: &EventParams, duration_s: f64) -> Result<(), Conflict> {
+    let secs = |s: f64| format!("{} s", (s * 1e3).round() / 1e3);
+    let late = |due_s: f64| due_s >= duration_s - 1e-9;
+    if let Some(t) = &e.trace {
+        return match t.ops.iter().find(|op| late(op.at_ns as f64 / 1e9)) {
+            Some(op) => Err(Conflict(format!(
+                "{}:{}: the operation at {} is due at or after the end of the trial's {} of \
+                 traffic (duration, -t): lengthen the trial or end the trace sooner",
+                t.file,
+                op.line,
+                secs(op.at_ns as f64 / 1e9),
+                secs(duration_s)
+            ))),
+            None => Ok(()),
+        };
+    }
+    let n = e.updates(duration_s);
+    let last = e.at_s + e.rate.map_or(0.0, |r| f64::from(n - 1) / r);
+    if !late(last) {
+        return Ok(());
+    }
+    let event = format!(
+        "--event {}:{}@{}",
+        e.kind.name(),
+        e.k,
+        secs(e.at_s).replace(' ', "")
+    );
+    Err(Conflict(if n == 1 {
+        format!(
+            "{event}: due at {}, not before the end of the trial's {} of traffic (duration, \
+             -t): lengthen the trial or schedule the update earlier",
+            secs(last),
+            secs(duration_s)
+        )
+    } else {
+        format!(
+            "{event} with {n} updates (--event-count) at {}/s: the last is due at {}, not \
+             before the end of the trial's {} of traffic (duration, -t): lengthen the trial, \
+             lower the count or raise the rate",
+            e.rate.unwrap_or_default(),
+            secs(last),
+            secs(duration_s)
+        )
+    }))
+}
+
 /// `--load` sets one trial's rate; a search sets its own at every step.
 pub fn check_load(e: &EventParams, search: bool) -> Result<(), Conflict> {
     if search && e.load.is_some() {
@@ -602,6 +651,43 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown update method 'fast'"));
+    }
+
+    /// An update due at or after the end of a timed trial's traffic never runs: the
+    /// front door refuses it, naming the update, its time and the duration.
+    #[test]
+    fn an_update_due_after_the_traffic_ends_is_refused() {
+        let ev = |at: &str, rate: &str, count: &str| {
+            event_params(at, rate, count, "batch").unwrap().unwrap()
+        };
+        let refused = |e: &EventParams, d: f64| check_due(e, d).unwrap_err().0;
+        assert!(check_due(&ev("add:1@1s", "", ""), 2.0).is_ok());
+        assert_eq!(
+            refused(&ev("add:1@5s", "", ""), 2.0),
+            "--event add:1@5s: due at 5 s, not before the end of the trial's 2 s of traffic \
+             (duration, -t): lengthen the trial or schedule the update earlier"
+        );
+        assert!(refused(&ev("add:1@2s", "", ""), 2.0).contains("due at 2 s"));
+        // 30 at 10/s from 0.5 s: the last at 3.4 s.
+        let many = ev("add:1@500ms", "10", "30");
+        assert!(check_due(&many, 3.5).is_ok());
+        assert!(
+            refused(&many, 2.0).starts_with(
+                "--event add:1@0.5s with 30 updates (--event-count) at 10/s: the last is due \
+                 at 3.4 s, not before the end of the trial's 2 s"
+            ),
+            "{}",
+            refused(&many, 2.0)
+        );
+        // Without a count, as many as are due before the end: always fits.
+        assert!(check_due(&ev("add:1@500ms", "10", ""), 2.0).is_ok());
+        // A trace: its first operation at or after the end, by file and line.
+        let mut e = ev("add:1@1s", "", "");
+        e.trace = Some(
+            crate::params::trace::parse("t.trace", "0.5s add 1\n1s delete 1\n2s add 1\n").unwrap(),
+        );
+        assert!(check_due(&e, 2.5).is_ok());
+        assert!(refused(&e, 2.0).starts_with("t.trace:3: the operation at 2 s is due"));
     }
 
     #[test]

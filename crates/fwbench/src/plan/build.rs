@@ -107,6 +107,14 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     if let Some(e) = &p.events {
         crate::params::events::check_for(e, &p.kind, p.topology, p.proto)?;
         crate::params::events::check_load(e, p.search.is_some())?;
+        // A search sets its steps' events itself (the envelope: due before each ends).
+        let timed = crate::workloads::traffic(&p.kind)
+            .profile()
+            .ending
+            .within_duration();
+        if p.search.is_none() && timed {
+            crate::params::events::check_due(e, p.duration_s)?;
+        }
     }
     check_adaptive(p).map_err(PlanError::Adaptive)?;
     check_nft_family(p)?;

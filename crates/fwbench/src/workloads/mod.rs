@@ -116,6 +116,16 @@ pub enum Ending {
     },
 }
 
+impl Ending {
+    /// The traffic never outlasts the trial's duration (it may end sooner: adaptive).
+    pub fn within_duration(self) -> bool {
+        match self {
+            Ending::Timed { .. } => true,
+            Ending::Counted { .. } => false,
+        }
+    }
+}
+
 /// What a family keeps on the host for a trial ([`Traffic::prepare`]): taken before
 /// any agent starts, dropped after their teardown, whatever happened — dropping it
 /// undoes what it changed.
