@@ -4,7 +4,8 @@
 //!
 //! It compiles a C file with `clang -target bpf` into `$OUT_DIR`, which the crate embeds.
 //! Without clang (or libbpf's headers) the object is left empty and the build still
-//! succeeds: what needs the program then reports at run time that it is unavailable.
+//! succeeds: what needs the program then reports at run time that it is unavailable,
+//! and the next build tries clang again.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -39,6 +40,11 @@ pub fn compile(src: &str, object: &str, what: &str, then: &str) {
                 }
             );
             std::fs::write(&out, b"").expect("writing an empty BPF object");
+            // A path never made: cargo runs this script again on every build while the
+            // program is missing, so clang installed later is picked up by a plain
+            // rebuild, as the warning says (otherwise the empty object stayed until
+            // this file or the C source changed).
+            println!("cargo:rerun-if-changed={}", out.with_extension("retry").display());
         }
     }
 }

@@ -247,9 +247,18 @@ fn a_deletion_lets_the_marker_through_during_echo_and_bad_combinations_exit_2() 
             "built-in client",
         ),
         ("ping --event add:1@1s", "give an --engine other than none"),
+        // Due at the end of the traffic: it would never run.
+        (
+            "flow -r 10kpps --engine nft --event add:1@2s",
+            "--event add:1@2s: due at 2 s, not before the end of the trial's 2 s of traffic",
+        ),
+        (
+            "flow -r 10kpps --engine nft --event add:1@1s --event-rate 2 --event-count 3",
+            "the last is due at 2 s",
+        ),
     ] {
         let mut a = argv(args);
-        a.extend(["--testbed", &tb.name, "--no-store", "-t", "1"]);
+        a.extend(["--testbed", &tb.name, "--no-store", "-t", "2"]);
         let o = fwbench(&a);
         assert_refused(&o, why);
     }
