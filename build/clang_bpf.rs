@@ -44,7 +44,10 @@ pub fn compile(src: &str, object: &str, what: &str, then: &str) {
             // program is missing, so clang installed later is picked up by a plain
             // rebuild, as the warning says (otherwise the empty object stayed until
             // this file or the C source changed).
-            println!("cargo:rerun-if-changed={}", out.with_extension("retry").display());
+            println!(
+                "cargo:rerun-if-changed={}",
+                out.with_extension("retry").display()
+            );
         }
     }
 }
