@@ -15,7 +15,7 @@
 use crate::figure::{num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::{knee_with_interval, median, KneeBasis};
-use results::UpdateKind;
+use results::{EventPlace, UpdateKind};
 use std::collections::BTreeMap;
 use store::UpdateRecord;
 
@@ -454,11 +454,13 @@ fn kind_words(kind: &str, k: u32) -> String {
 /// did not reach the existing flow — said, not left as a missing figure; whose marker's
 /// conntrack entries the update deleted and that took effect, that is how it reached it.
 fn hole(rows: &[&UpdateRecord]) -> String {
-    let placed = |place: &'static str| {
-        move |r: &&&UpdateRecord| r.marker && r.place.as_deref() == Some(place)
+    let placed = |place: EventPlace| {
+        move |r: &&&UpdateRecord| {
+            r.marker && r.place.as_deref().and_then(|p| p.parse().ok()) == Some(place)
+        }
     };
-    let behind = placed("after-established");
-    let deleted = placed("after-established-ct-delete");
+    let behind = placed(EventPlace::AfterEstablished);
+    let deleted = placed(EventPlace::AfterEstablishedCtDelete);
     if rows.iter().any(|r| behind(&r))
         && rows
             .iter()

@@ -491,12 +491,19 @@ fn check_load_fits(e: &EventParams, kind: &TrialKind) -> Result<(), Conflict> {
     Ok(())
 }
 
-/// Every update of `e` due before the traffic of a trial of `duration_s` ends (a timed
-/// trial's traffic never outlasts its duration): one due at its end or later would
-/// never run, and its trial would state an event that did not happen.
-pub fn check_due(e: &EventParams, duration_s: f64) -> Result<(), Conflict> {
+/// Every update of `e` due before the traffic of a timed trial of `duration_s` ends:
+/// one due at its end or later is not sure to run (an adaptive trial may stop right at
+/// its duration), and its trial would state an event that did not happen. Elements set
+/// to expire go when the engine's timeout, rounded up to its unit (`timeout_step_ms`:
+/// ipset's whole seconds), runs out: up to one unit after they are due.
+pub fn check_due(e: &EventParams, duration_s: f64, timeout_step_ms: u64) -> Result<(), Conflict> {
     let secs = |s: f64| format!("{} s", (s * 1e3).round() / 1e3);
-    let late = |due_s: f64| due_s >= duration_s - 1e-9;
+    let slack_s = if e.kind.runs_nothing_when_due() && timeout_step_ms > 1 {
+        timeout_step_ms as f64 / 1e3
+    } else {
+        0.0
+    };
+    let late = |due_s: f64| due_s + slack_s >= duration_s - 1e-9;
     if let Some(t) = &e.trace {
         return match t.ops.iter().find(|op| late(op.at_ns as f64 / 1e9)) {
             Some(op) => Err(Conflict(format!(
@@ -521,18 +528,27 @@ pub fn check_due(e: &EventParams, duration_s: f64) -> Result<(), Conflict> {
         e.k,
         secs(e.at_s).replace(' ', "")
     );
+    let rounded = if slack_s > 0.0 {
+        format!(
+            " (its elements' timeout in whole units of {}: they may go up to {} later)",
+            secs(slack_s),
+            secs(slack_s)
+        )
+    } else {
+        String::new()
+    };
     Err(Conflict(if n == 1 {
         format!(
-            "{event}: due at {}, not before the end of the trial's {} of traffic (duration, \
-             -t): lengthen the trial or schedule the update earlier",
+            "{event}: due at {}{rounded}, not before the end of the trial's {} of traffic \
+             (duration, -t): lengthen the trial or schedule the update earlier",
             secs(last),
             secs(duration_s)
         )
     } else {
         format!(
-            "{event} with {n} updates (--event-count) at {}/s: the last is due at {}, not \
-             before the end of the trial's {} of traffic (duration, -t): lengthen the trial, \
-             lower the count or raise the rate",
+            "{event} with {n} updates (--event-count) at {}/s: the last is due at \
+             {}{rounded}, not before the end of the trial's {} of traffic (duration, -t): \
+             lengthen the trial, lower the count or raise the rate",
             e.rate.unwrap_or_default(),
             secs(last),
             secs(duration_s)
@@ -660,8 +676,8 @@ mod tests {
         let ev = |at: &str, rate: &str, count: &str| {
             event_params(at, rate, count, "batch").unwrap().unwrap()
         };
-        let refused = |e: &EventParams, d: f64| check_due(e, d).unwrap_err().0;
-        assert!(check_due(&ev("add:1@1s", "", ""), 2.0).is_ok());
+        let refused = |e: &EventParams, d: f64| check_due(e, d, 1).unwrap_err().0;
+        assert!(check_due(&ev("add:1@1s", "", ""), 2.0, 1).is_ok());
         assert_eq!(
             refused(&ev("add:1@5s", "", ""), 2.0),
             "--event add:1@5s: due at 5 s, not before the end of the trial's 2 s of traffic \
@@ -670,7 +686,7 @@ mod tests {
         assert!(refused(&ev("add:1@2s", "", ""), 2.0).contains("due at 2 s"));
         // 30 at 10/s from 0.5 s: the last at 3.4 s.
         let many = ev("add:1@500ms", "10", "30");
-        assert!(check_due(&many, 3.5).is_ok());
+        assert!(check_due(&many, 3.5, 1).is_ok());
         assert!(
             refused(&many, 2.0).starts_with(
                 "--event add:1@0.5s with 30 updates (--event-count) at 10/s: the last is due \
@@ -680,14 +696,26 @@ mod tests {
             refused(&many, 2.0)
         );
         // Without a count, as many as are due before the end: always fits.
-        assert!(check_due(&ev("add:1@500ms", "10", ""), 2.0).is_ok());
+        assert!(check_due(&ev("add:1@500ms", "10", ""), 2.0, 1).is_ok());
         // A trace: its first operation at or after the end, by file and line.
         let mut e = ev("add:1@1s", "", "");
         e.trace = Some(
             crate::params::trace::parse("t.trace", "0.5s add 1\n1s delete 1\n2s add 1\n").unwrap(),
         );
-        assert!(check_due(&e, 2.5).is_ok());
+        assert!(check_due(&e, 2.5, 1).is_ok());
         assert!(refused(&e, 2.0).starts_with("t.trace:3: the operation at 2 s is due"));
+        // Elements set to expire on ipset (whole seconds): due at 1.5 s, gone by 2.5 s.
+        let expiry = ev("expire-elements:10@1500ms", "", "");
+        assert!(check_due(&expiry, 2.0, 1).is_ok());
+        assert!(check_due(&expiry, 2.6, 1000).is_ok());
+        assert!(
+            check_due(&expiry, 2.0, 1000).unwrap_err().0.starts_with(
+                "--event expire-elements:10@1.5s: due at 1.5 s (its elements' timeout in \
+                     whole units of 1 s: they may go up to 1 s later), not before the end"
+            ),
+            "{:?}",
+            check_due(&expiry, 2.0, 1000)
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! `event_trace`: its operations are part of the trial's key, so it is read here,
 //! once; import files are only named here).
 
+use crate::params::events::EventParams;
 use crate::params::topology::{chain_of, Topology};
 use crate::params::values::ValueError;
 use crate::params::{Adaptive, Conflict, TrialParams};
@@ -107,14 +108,7 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
     if let Some(e) = &p.events {
         crate::params::events::check_for(e, &p.kind, p.topology, p.proto)?;
         crate::params::events::check_load(e, p.search.is_some())?;
-        // A search sets its steps' events itself (the envelope: due before each ends).
-        let timed = crate::workloads::traffic(&p.kind)
-            .profile()
-            .ending
-            .within_duration();
-        if p.search.is_none() && timed {
-            crate::params::events::check_due(e, p.duration_s)?;
-        }
+        check_events_due(p, e)?;
     }
     check_adaptive(p).map_err(PlanError::Adaptive)?;
     check_nft_family(p)?;
@@ -140,6 +134,36 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
         | None => {}
     }
     crate::workloads::check(p).map_err(Into::into)
+}
+
+/// The events' updates due before the traffic of every trial `p` runs ends (a search's
+/// steps too: MLRsearch's shortest; the envelope sets its steps' rate and count, so
+/// there only its first update), where that traffic is timed.
+fn check_events_due(p: &TrialParams, e: &EventParams) -> Result<(), Conflict> {
+    use crate::params::search::Search;
+    if !crate::workloads::traffic(&p.kind).profile().ending.timed() {
+        return Ok(());
+    }
+    let step = firewall::engine::backend(p.engine).timeout_step_ms();
+    let check = |e: &EventParams, d: f64| crate::params::events::check_due(e, d, step);
+    match &p.search {
+        None | Some(Search::Ndr(_) | Search::Degrade(_) | Search::SweetSpot) => {
+            check(e, p.duration_s)
+        }
+        Some(Search::Mlr(sp)) => check(
+            e,
+            sp.initial_duration_s
+                .map_or(p.duration_s, |i| i.min(p.duration_s)),
+        ),
+        Some(Search::Envelope(_)) => check(
+            &EventParams {
+                rate: None,
+                count: None,
+                ..e.clone()
+            },
+            p.duration_s,
+        ),
+    }
 }
 
 /// A table family other than the default means something only to the nft engines:

@@ -129,14 +129,16 @@ pub fn judge(rate: f64, o: &Outcome, t: &Targets) -> Result<EnvelopePoint> {
         bail!("trial at {rate} updates/s returned no figures of its updates");
     };
     let mut pt = point(rate, ev, t);
-    if !o.doubts.is_empty() {
-        pt.flagged = Some(
-            o.doubts
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join("; "),
-        );
+    // Updates that did not run are what a step above the path's limit shows: its verdict
+    // says so (a step that held ran them all), not a doubt beside it.
+    let doubts: Vec<String> = o
+        .doubts
+        .iter()
+        .filter(|d| d.kind != results::DoubtKind::UpdateFailed)
+        .map(|d| d.to_string())
+        .collect();
+    if !doubts.is_empty() {
+        pt.flagged = Some(doubts.join("; "));
     }
     Ok(pt)
 }

@@ -302,3 +302,33 @@ fn a_marker_update_without_a_time_to_effect_misses() {
         Some("no time to effect shown (no packet of the marker changed fate)")
     );
 }
+
+/// A step above the path's limit leaves updates not run: its verdict says so, and the
+/// trial's `update_failed` doubt is not repeated beside it as a flag; any other doubt
+/// is.
+#[test]
+fn a_missed_steps_updates_not_run_are_its_verdict_not_a_flag() {
+    let mut o = step_with(simulated_until(20.0, 3.0, 80.0, 1.0));
+    o.judge_witness();
+    assert!(o
+        .doubts
+        .iter()
+        .any(|d| d.kind == results::DoubtKind::UpdateFailed));
+    let pt = judge(20.0, &o, &targets()).unwrap();
+    assert!(!pt.pass);
+    assert!(
+        pt.why.as_deref().unwrap().contains("did not commit"),
+        "{:?}",
+        pt.why
+    );
+    assert_eq!(pt.flagged, None);
+    o.doubts.push(results::Doubt::new(
+        results::DoubtKind::Overloaded,
+        "the background lost 40 % before the update",
+    ));
+    assert!(judge(20.0, &o, &targets())
+        .unwrap()
+        .flagged
+        .unwrap()
+        .starts_with("overloaded: "));
+}

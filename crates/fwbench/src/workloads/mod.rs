@@ -117,8 +117,10 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// The traffic never outlasts the trial's duration (it may end sooner: adaptive).
-    pub fn within_duration(self) -> bool {
+    /// The traffic runs for the trial's duration (adaptive: at least that long, then
+    /// until its rate is precise enough or its maximum): an update due before the
+    /// duration ends runs while the traffic flows, one due later is not sure to.
+    pub fn timed(self) -> bool {
         match self {
             Ending::Timed { .. } => true,
             Ending::Counted { .. } => false,
