@@ -373,7 +373,7 @@ fn traffic_phase(
             let clients: Vec<usize> = (0..agents.len())
                 .filter(|&i| agents[i].role == "client")
                 .collect();
-            let counted = p.conn().is_some_and(|k| k.count.is_some()) || holds;
+            let counted = !ending.at_duration(p);
             let hold = match p.conn() {
                 Some(k) if holds => k.hold_s,
                 _ => 0.0,

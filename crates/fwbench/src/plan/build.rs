@@ -138,10 +138,14 @@ pub fn check_combination(p: &TrialParams) -> Result<(), PlanError> {
 
 /// The events' updates due before the traffic of every trial `p` runs ends (a search's
 /// steps too: MLRsearch's shortest; the envelope sets its steps' rate and count, so
-/// there only its first update), where that traffic is timed.
+/// there only its first update), where the duration ends that traffic.
 fn check_events_due(p: &TrialParams, e: &EventParams) -> Result<(), Conflict> {
     use crate::params::search::Search;
-    if !crate::workloads::traffic(&p.kind).profile().ending.timed() {
+    if !crate::workloads::traffic(&p.kind)
+        .profile()
+        .ending
+        .at_duration(p)
+    {
         return Ok(());
     }
     let step = firewall::engine::backend(p.engine).timeout_step_ms();

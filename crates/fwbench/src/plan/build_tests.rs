@@ -89,3 +89,34 @@ fn gateway_events_are_refused_by_the_kinds_that_cannot_take_them() {
     let input = refusal("sessions", &[add, ("topology", "input")]).expect("refused");
     assert!(input.contains("--event in topology input"), "{input}");
 }
+
+/// An update due at or after the end of a trial's traffic is refused where the
+/// duration ends it: timed kinds, and sessions without a count (the duration bounds
+/// them); sessions with a count, and bulk and http (10 transfers unless told), run
+/// until the client is done, whatever the duration.
+#[test]
+fn an_update_due_after_the_duration_is_refused_where_the_duration_ends_the_traffic() {
+    let refusal = |w: &str, pairs: &[(&str, &str)]| -> Option<String> {
+        let v = AxisValues::from_text(w.parse().unwrap(), pairs).unwrap();
+        build(&v, 0, &Context::default())
+            .err()
+            .map(|e| e.to_string())
+    };
+    let late = [("event", "add:1@3s"), ("duration", "2")];
+    for w in ["flood", "flow", "ping", "echo", "sessions"] {
+        let why = refusal(w, &late).unwrap_or_else(|| panic!("{w}: not refused"));
+        assert!(
+            why.contains("due at 3 s, not before the end of the trial's 2 s of traffic"),
+            "{w}: {why}"
+        );
+        assert_eq!(
+            refusal(w, &[("event", "add:1@1s"), ("duration", "2")]),
+            None,
+            "{w}"
+        );
+    }
+    let counted = [late[0], late[1], ("count", "500")];
+    assert_eq!(refusal("sessions", &counted), None);
+    assert_eq!(refusal("bulk", &late), None);
+    assert_eq!(refusal("http", &late), None);
+}

@@ -117,13 +117,15 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// The traffic runs for the trial's duration (adaptive: at least that long, then
-    /// until its rate is precise enough or its maximum): an update due before the
-    /// duration ends runs while the traffic flows, one due later is not sure to.
-    pub fn timed(self) -> bool {
+    /// The traffic ends at the trial's duration: timed (adaptive: at least then, then
+    /// until its rate is precise enough or its maximum), or counted with no count to
+    /// wait for (sessions without `--count`, which the duration bounds; held
+    /// connections wait for the client whatever the duration). An update due before
+    /// then runs while the traffic flows, one due later is not sure to.
+    pub fn at_duration(self, p: &TrialParams) -> bool {
         match self {
             Ending::Timed { .. } => true,
-            Ending::Counted { .. } => false,
+            Ending::Counted { holds } => !holds && p.conn().is_none_or(|k| k.count.is_none()),
         }
     }
 }
