@@ -140,6 +140,10 @@ pub enum DoubtKind {
     /// A gateway update the trial was to measure failed or did not run: the traffic
     /// did not see the event asked for.
     UpdateFailed,
+    /// The one-way delay grew through the trial: a queue filled at its rate, which
+    /// passed without loss only while the queue lasted (a short trial's zero loss, not
+    /// a rate the gateway sustains).
+    QueueGrowing,
 }
 
 impl DoubtKind {
@@ -161,6 +165,7 @@ impl DoubtKind {
             DoubtKind::Disturbed => "disturbed",
             DoubtKind::TooCoarse => "probe too coarse",
             DoubtKind::UpdateFailed => "update failed",
+            DoubtKind::QueueGrowing => "queue growing",
         }
     }
 }

@@ -308,6 +308,23 @@ impl Outcome {
                     why,
                 ));
             }
+            // A queue that filled through the trial: the rate received counts what it
+            // held. (With updates, a queue an update's stall left is the experiment's,
+            // and a load the gateway could not carry before it is said there.)
+            let why = (!updates)
+                .then(|| {
+                    crate::limited_by::queue_filled(
+                        &s.owd,
+                        s.elapsed_s,
+                        s.offered_pps,
+                        s.sent_pps,
+                        s.received_pps,
+                    )
+                })
+                .flatten();
+            if let Some(why) = why {
+                doubts.push(results::Doubt::new(results::DoubtKind::QueueGrowing, why));
+            }
         }
         let (status, why) = results::judge(self.status, &doubts);
         self.status = status;

@@ -224,6 +224,9 @@ pub struct LatencyPoint {
     /// Of the rate found (0.5 = half of it).
     pub fraction: f64,
     pub offered_pps: f64,
+    /// What the sender got out, packets/s (below `offered_pps`: it fell behind its
+    /// schedule, and the delays, counted from when each packet was due, include that).
+    pub sent_pps: f64,
     pub received_pps: f64,
     pub loss_ratio: f64,
     /// One-way delay percentiles, ns (count 0: not measured, e.g. clocks not known).

@@ -277,6 +277,7 @@ mod tests {
         let point = |count, owd_basis| LatencyPoint {
             fraction: 0.5,
             offered_pps: 1000.0,
+            sent_pps: 1000.0,
             received_pps: 1000.0,
             loss_ratio: 0.0,
             owd: proto::RttSummary {

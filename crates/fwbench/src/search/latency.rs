@@ -33,6 +33,7 @@ pub fn latency_at(
         let pt = LatencyPoint {
             fraction,
             offered_pps: x,
+            sent_pps: s.sent_pps,
             received_pps: s.received_pps,
             loss_ratio: s.loss_ratio,
             owd: s.owd,

@@ -143,6 +143,11 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         first.and_then(|g| g.rate_pps),
     ));
     doubts.extend(crate::search::witness::latency_doubts(&latency, strictest));
+    doubts.extend(crate::search::witness::queue_doubts(
+        &latency,
+        p.duration_s,
+        sp.precision,
+    ));
     Ok(MlrReport {
         mode: "mlr",
         rate_pps: first.and_then(|g| g.rate_pps),

@@ -167,6 +167,11 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     };
     doubts.extend(crate::search::witness::sender_doubts(&curve, found.pass));
     doubts.extend(crate::search::witness::latency_doubts(&latency, sp.loss));
+    doubts.extend(crate::search::witness::queue_doubts(
+        &latency,
+        p.duration_s,
+        sp.precision,
+    ));
     Ok(NdrReport {
         mode,
         loss_threshold: sp.loss,

@@ -5,7 +5,7 @@
 //! loss at a latency step below the "zero-loss" rate — and the answer is then noise.
 //!
 //! Owns: the pure judgements over a search's points ([`contradiction`],
-//! [`sender_doubts`], [`latency_doubts`], [`out_of_trials`]) and the re-test rule (a
+//! [`sender_doubts`], [`latency_doubts`], [`queue_doubts`], [`out_of_trials`]) and the re-test rule (a
 //! contradiction is measured again once; only one that persists makes the search not
 //! converged). A search that did not converge always carries a doubt saying why, so its
 //! status is never `ok`.
@@ -226,6 +226,77 @@ pub fn latency_doubts(latency: &[LatencyPoint], threshold: f64) -> Vec<Doubt> {
         .collect()
 }
 
+/// The sender counts as behind at a latency step below this share of its offered rate
+/// (as a search's step: `ndr::point`'s floor).
+const SENDER_KEPT_UP: f64 = 0.999;
+
+/// Latency steps whose one-way delay grew through the trial
+/// ([`crate::limited_by::queue_share`]): a rate above what the gateway forwards fills
+/// its queues, and a trial of `duration_s` ends before they overflow — zero loss, but
+/// not a rate it sustains. The step's rate less the share its queue held is about what
+/// the gateway forwards; flagged when that share is more than the search's `precision`
+/// (at least [`crate::limited_by::QUEUE_SHARE_FLOOR`]), the rate found then falling
+/// short by that much or more. A step whose sender fell behind is said as such: its
+/// delays include the sender's lateness.
+pub fn queue_doubts(latency: &[LatencyPoint], duration_s: f64, precision: f64) -> Vec<Doubt> {
+    let mut out = vec![];
+    let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
+    let measured = latency.iter().filter(|l| l.owd.count > 0);
+    let (behind, kept_up): (Vec<&LatencyPoint>, Vec<&LatencyPoint>) =
+        measured.partition(|l| l.sent_pps < l.offered_pps * SENDER_KEPT_UP);
+    if let Some(l) = behind.first() {
+        out.push(Doubt::new(
+            DoubtKind::LimitedByFwbench,
+            format!(
+                "the sender fell behind at the latency step at {:.0} % of the rate found \
+                 (sent {:.0} of {:.0} pps): its delays, counted from when each packet was \
+                 due, include the sender's lateness",
+                l.fraction * 100.0,
+                l.sent_pps,
+                l.offered_pps
+            ),
+        ));
+    }
+    // (step, the rate it sustains, that rate's shortfall from the rate found), the
+    // lowest fraction first (the most telling: even that much was too much).
+    let floor = precision.max(crate::limited_by::QUEUE_SHARE_FLOOR);
+    let mut growing: Vec<(&LatencyPoint, f64, f64)> = kept_up
+        .into_iter()
+        .filter_map(|l| {
+            let held = crate::limited_by::queue_share(&l.owd, duration_s)?;
+            let sustained = l.offered_pps * (1.0 - held);
+            let short = 1.0 - sustained * l.fraction / l.offered_pps;
+            (held > floor).then_some((l, sustained, short))
+        })
+        .collect();
+    growing.sort_by(|a, b| a.0.fraction.total_cmp(&b.0.fraction));
+    if let Some(&(l, sustained, short)) = growing.first() {
+        let at = |l: &LatencyPoint| format!("{:.0} %", l.fraction * 100.0);
+        let steps = growing.iter().map(|(l, ..)| at(l)).collect::<Vec<_>>();
+        out.push(Doubt::new(
+            DoubtKind::QueueGrowing,
+            format!(
+                "at {} of the rate found ({:.0} pps) the one-way delay grew through the \
+                 {}-s trial, from {} to {} (median {}): a queue filled at that rate, and a \
+                 trial there is loss-free only while the queue lasts; the gateway sustains \
+                 about {:.0} pps, {:.1} % below the rate found (more than the search's {} \
+                 precision): longer trials (-t) find it (steps with a growing delay: {})",
+                at(l),
+                l.offered_pps,
+                (duration_s * 1e3).round() / 1e3,
+                ms(l.owd.min_ns),
+                ms(l.owd.max_ns),
+                ms(l.owd.p50_ns),
+                sustained,
+                short * 100.0,
+                pct(precision),
+                steps.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,6 +442,7 @@ mod tests {
         let l = |fraction: f64, loss: f64| LatencyPoint {
             fraction,
             offered_pps: 1000.0 * fraction,
+            sent_pps: 1000.0 * fraction,
             received_pps: 0.0,
             loss_ratio: loss,
             owd: proto::RttSummary::default(),
@@ -386,5 +458,110 @@ mod tests {
             d[0].why
         );
         assert!(latency_doubts(&[l(0.1, 0.004)], 0.005).is_empty());
+    }
+
+    /// A latency step of a search that found `found` pps: its fraction, the delay's
+    /// min, median, 90th percentile and max in µs (as `ndr` printed them), the
+    /// sender's share kept.
+    fn step(found: f64, fraction: f64, owd_us: [f64; 4], kept: f64) -> LatencyPoint {
+        let ns = |us: f64| (us * 1e3).round() as u64;
+        LatencyPoint {
+            fraction,
+            offered_pps: found * fraction,
+            sent_pps: found * fraction * kept,
+            received_pps: found * fraction * kept,
+            loss_ratio: 0.0,
+            owd: proto::RttSummary {
+                count: 1000,
+                min_ns: ns(owd_us[0]),
+                p50_ns: ns(owd_us[1]),
+                p90_ns: ns(owd_us[2]),
+                max_ns: ns(owd_us[3]),
+                ..Default::default()
+            },
+            owd_basis: None,
+        }
+    }
+
+    /// Measured here (`ndr -t 1`, nft): 20 000 rules found 4 125 pps with the delay
+    /// growing at 90 % and 100 % of it (a queue filling: the gateway forwards about
+    /// 3 065 pps, 0.21 s of queue behind 3 712.5 pps sent for 1 s); 2 000 rules found
+    /// 31 349 pps with 31.5 ms of growth at 100 % (3.05 % short: flagged at the 2 %
+    /// precision, not at 5 %); no rules, 205 067 pps with a 2.6-ms range but a low
+    /// median (a stall, not a queue); a sender behind is said as the sender's.
+    #[test]
+    fn a_delay_growing_through_a_latency_step_is_a_queue_and_flagged() {
+        let big = [
+            step(4125.0, 0.1, [289.8, 313.3, 347.1, 1196.0], 1.0),
+            step(4125.0, 0.5, [294.7, 341.0, 462.3, 5316.6], 1.0),
+            step(4125.0, 0.9, [857.1, 108331.0, 192675.8, 212205.6], 1.0),
+            step(4125.0, 1.0, [743.9, 180092.9, 318767.1, 353632.3], 1.0),
+        ];
+        let d = queue_doubts(&big, 1.0, 0.02);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].kind, DoubtKind::QueueGrowing);
+        let want = "at 90 % of the rate found (3712 pps) the one-way delay grew through the \
+                    1-s trial, from 0.9 ms to 212.2 ms (median 108.3 ms): a queue filled at \
+                    that rate, and a trial there is loss-free only while the queue lasts; the \
+                    gateway sustains about 3065 pps, 25.7 % below the rate found (more than \
+                    the search's 2 % precision): longer trials (-t) find it (steps with a \
+                    growing delay: 90 %, 100 %)";
+        assert_eq!(d[0].why, want);
+        // The lowest step first, whatever the order asked.
+        let mut reversed = big.clone();
+        reversed.reverse();
+        assert_eq!(queue_doubts(&reversed, 1.0, 0.02), d);
+        // The same growth in a trial ten times as long is a tenth of the rate.
+        let long = queue_doubts(&big, 10.0, 0.02);
+        assert!(
+            long[0].why.contains("about 3636 pps, 11.9 % below"),
+            "{long:?}"
+        );
+        let small = [
+            step(31349.0, 0.9, [34.0, 50.5, 113.3, 3305.5], 1.0),
+            step(31349.0, 1.0, [422.1, 17317.9, 30081.0, 31916.0], 1.0),
+        ];
+        let d = queue_doubts(&small, 1.0, 0.02);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].why
+                .starts_with("at 100 % of the rate found (31349 pps)")
+                && d[0].why.contains("about 30392 pps, 3.1 % below"),
+            "{}",
+            d[0].why
+        );
+        assert!(queue_doubts(&small, 1.0, 0.05).is_empty());
+        let none = [step(205067.0, 1.0, [2.8, 36.5, 210.9, 2596.9], 1.0)];
+        assert!(queue_doubts(&none, 1.0, 0.0).is_empty());
+        // Jitter within a millisecond at a tenth of the rate: no queue, whatever the
+        // rate found (the step's own range is what counts, not its distance from it).
+        let jitter = [step(4125.0, 0.1, [289.8, 700.0, 1100.0, 1196.0], 1.0)];
+        assert!(queue_doubts(&jitter, 1.0, 0.02).is_empty());
+        // A queue that stands but does not grow (a flood through 10 000 rules, 2 s,
+        // its delays spread unevenly: median a third of the way, 90th at 0.59), even
+        // where its range is 1.8 % of a 1-s trial.
+        let standing = [step(5239.0, 1.0, [171.3, 6144.0, 10985.5, 18317.3], 1.0)];
+        assert!(queue_doubts(&standing, 1.0, 0.0).is_empty());
+        // Nor one whose median sits 40 % up but whose 90th percentile stays at 60 %.
+        let standing = [step(5239.0, 1.0, [100.0, 8100.0, 12100.0, 20100.0], 1.0)];
+        assert!(queue_doubts(&standing, 1.0, 0.0).is_empty());
+        // A 50-ms stall of the machine that delayed over a tenth of the packets (the
+        // 90th percentile near the top): the median where it was.
+        let stall = [step(205067.0, 1.0, [2.8, 36.5, 45_000.0, 50_000.0], 1.0)];
+        assert!(queue_doubts(&stall, 1.0, 0.02).is_empty());
+        // Not measured (clocks not known): nothing to say.
+        let mut withheld = big[3].clone();
+        withheld.owd.count = 0;
+        assert!(queue_doubts(&[withheld], 1.0, 0.02).is_empty());
+        let behind = [step(
+            4125.0,
+            1.0,
+            [743.9, 180092.9, 318767.1, 353632.3],
+            0.9,
+        )];
+        let d = queue_doubts(&behind, 1.0, 0.02);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].kind, DoubtKind::LimitedByFwbench);
+        assert!(d[0].why.contains("(sent 3712 of 4125 pps)"), "{}", d[0].why);
     }
 }
