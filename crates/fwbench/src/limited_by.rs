@@ -439,50 +439,53 @@ pub const QUEUE_SHARE_FLOOR: f64 = 0.02;
 /// when the delays do not show a queue that filled (or none were measured). Pure.
 ///
 /// A rate above what the path forwards fills its queues (the gateway's receive backlog,
-/// the sink's socket) until they overflow: each packet waits longer than the one before,
-/// so the delays spread evenly over their range `g` — the median half-way up, the 90th
-/// percentile nine-tenths of the way (a queue that then overflowed, at the top). The
-/// packets sent over `T` then left over `T + g`: a rate counted over `T` (RFC 2544
-/// counts a trial's frames, not when they arrived) overstates what the path forwards by
-/// `g / (T + g)` — seen with 20 000 nft rules, `ndr -t 1`: 4 125 pps found, the delay at
-/// that rate rising from 0.7 to 354 ms (about 3 050 pps forwarded; `-t 5` found 3 263).
-/// A stall of the machine delays a few packets (the median stays low), a queue that
-/// stands but does not grow spreads its delays unevenly (a flood through 10 000 rules:
-/// median a third of the way up, 90th percentile at 0.59): neither is one.
+/// the sink's socket): each packet waits longer than the one before, so the delays
+/// spread evenly over their range `g` (from the least to the 99th percentile, one late
+/// packet no measure of it) — the median half-way up, the 90th percentile nine-tenths
+/// of the way. The packets sent over `T` then left over `T + g`: the path forwards
+/// `g / (T + g)` less than the rate counted over `T` (RFC 2544 counts a trial's frames,
+/// not when they arrived) — seen with 20 000 nft rules, `ndr -t 1`: 4 125 pps found,
+/// the delay at that rate rising from 0.7 to 350 ms (about 3 050 pps forwarded; `-t 5`
+/// found 3 263). Not a queue that filled: a stall of the machine (a few packets
+/// delayed, the median low); a queue that stands but does not grow (its delays spread
+/// unevenly: a flood through 10 000 rules, median a third of the way up, 90th
+/// percentile at 0.59); a queue that filled at once and stayed full (a shaper's, or a
+/// flood's backlog: the median near the top), whose loss is the trial's measure.
 pub fn queue_share(owd: &proto::RttSummary, duration_s: f64) -> Option<f64> {
-    if owd.count == 0 || owd.max_ns <= owd.min_ns || duration_s <= 0.0 {
+    if owd.count == 0 || owd.p99_ns <= owd.min_ns || duration_s <= 0.0 {
         return None;
     }
-    let range = (owd.max_ns - owd.min_ns) as f64;
+    let range = (owd.p99_ns - owd.min_ns) as f64;
     let up = |ns: u64| ns.saturating_sub(owd.min_ns) as f64 / range;
     let g = range / 1e9;
-    (up(owd.p50_ns) >= 0.35 && up(owd.p90_ns) >= 0.8).then_some(g / (duration_s + g))
+    let even = (0.35..=0.65).contains(&up(owd.p50_ns)) && up(owd.p90_ns) >= 0.8;
+    even.then_some(g / (duration_s + g))
 }
 
-/// A packet trial whose delays show a queue that held more than [`QUEUE_SHARE_FLOOR`]
-/// of what it received ([`queue_share`]): the rate received counts what that queue
-/// held, and the path forwards as little as the rest. `None` otherwise, and for a
-/// sender behind its schedule (whose lateness the delays count too: said by
-/// [`late_sender`]). Pure.
+/// A paced packet trial whose delays show a queue that held more than
+/// [`QUEUE_SHARE_FLOOR`] of what it received ([`queue_share`]): the rate received
+/// counts what that queue held, and the path forwards as little as the rest. `None`
+/// otherwise; for a flood (its sender sets no rate to hold: the gateway's limit is its
+/// measure); and for a sender behind its schedule (whose lateness the delays count
+/// too; beyond a tenth of the trial [`late_sender`] says so). Pure.
 pub fn queue_filled(
     owd: &proto::RttSummary,
     elapsed_s: f64,
-    offered_pps: f64,
-    sent_pps: f64,
+    c: &RateCounters,
     received_pps: f64,
 ) -> Option<String> {
-    if sent_pps < offered_pps * 0.999 {
+    if !c.paced || (c.sent as f64) < c.scheduled as f64 * 0.999 {
         return None;
     }
     let share = queue_share(owd, elapsed_s).filter(|s| *s > QUEUE_SHARE_FLOOR)?;
     let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
     Some(format!(
-        "the one-way delay rose through the trial, from {} to {} (median {}): a queue on \
-         the path filled, and the rate received counts what it held — the path forwards \
-         as little as {:.0} pps, {:.1} % below the {:.0} pps received over the {}-s trial \
-         (a longer trial, -t, tells)",
+        "the one-way delay rose evenly through the trial, from {} to {} (99th percentile; \
+         median {}): a queue on the path filled, and the rate received counts what it held \
+         — the path forwards as little as {:.0} pps, {:.1} % below the {:.0} pps received \
+         over the {}-s trial (a longer trial, -t, tells)",
         ms(owd.min_ns),
-        ms(owd.max_ns),
+        ms(owd.p99_ns),
         ms(owd.p50_ns),
         received_pps * (1.0 - share),
         share * 100.0,

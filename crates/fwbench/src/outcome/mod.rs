@@ -246,7 +246,8 @@ impl Outcome {
     /// time to effect), and every doubt — the firewall's verdict check failed, an
     /// update's window held no traffic or an overloaded gateway, a max-rate flood that
     /// reached a tenth of what was sent (`limited_by::overload`), a paced sender late
-    /// beyond its bound (`limited_by::late_sender`) — turns `ok` into
+    /// beyond its bound (`limited_by::late_sender`), a paced trial's queue that filled
+    /// through it (`limited_by::queue_filled`) — turns `ok` into
     /// `flagged`, the doubts its reason (`results::judge`). Runs after every other
     /// judgement of the trial.
     pub fn judge_witness(&mut self) {
@@ -308,20 +309,13 @@ impl Outcome {
                     why,
                 ));
             }
-            // A queue that filled through the trial: the rate received counts what it
-            // held. (With updates, a queue an update's stall left is the experiment's,
-            // and a load the gateway could not carry before it is said there.)
-            let why = (!updates)
-                .then(|| {
-                    crate::limited_by::queue_filled(
-                        &s.owd,
-                        s.elapsed_s,
-                        s.offered_pps,
-                        s.sent_pps,
-                        s.received_pps,
-                    )
-                })
-                .flatten();
+            // A paced trial's queue that filled through it: the rate received counts
+            // what it held. (With updates, a queue an update's stall left is the
+            // experiment's.)
+            let counters = s.limited_by.as_ref().and_then(|l| l.counters.as_ref());
+            let why = counters.filter(|_| !updates).and_then(|c| {
+                crate::limited_by::queue_filled(&s.owd, s.elapsed_s, c, s.received_pps)
+            });
             if let Some(why) = why {
                 doubts.push(results::Doubt::new(results::DoubtKind::QueueGrowing, why));
             }
