@@ -438,8 +438,9 @@ pub const QUEUE_SHARE_FLOOR: f64 = 0.02;
 /// the one-way delays' percentiles and the trial's traffic phase (`duration_s`); `None`
 /// when the delays do not show a queue that filled (or none were measured). Pure.
 ///
-/// A rate above what the path forwards fills its queues (the gateway's receive backlog,
-/// the sink's socket): each packet waits longer than the one before, so the delays
+/// A rate above what the path forwards fills its queues (the gateway's receive backlog;
+/// the sink's, where its stamps are taken after it): each packet waits longer than the
+/// one before, so the delays
 /// spread evenly over their range `g` (from the least to the 99th percentile, one late
 /// packet no measure of it) — the median half-way up, the 90th percentile nine-tenths
 /// of the way. The packets sent over `T` then left over `T + g`: the path forwards
@@ -448,8 +449,8 @@ pub const QUEUE_SHARE_FLOOR: f64 = 0.02;
 /// the delay at that rate rising from 0.7 to 350 ms (about 3 050 pps forwarded; `-t 5`
 /// found 3 263). Not a queue that filled: a stall of the machine (a few packets
 /// delayed, the median low); a queue that stands but does not grow (its delays spread
-/// unevenly: a flood through 10 000 rules, median a third of the way up, 90th
-/// percentile at 0.59); a queue that filled at once and stayed full (a shaper's, or a
+/// unevenly: a flood through 10 000 rules, median 42 % of the way up, 90th percentile
+/// at 76 %); a queue that filled at once and stayed full (a shaper's, or a
 /// flood's backlog: the median near the top), whose loss is the trial's measure.
 pub fn queue_share(owd: &proto::RttSummary, duration_s: f64) -> Option<f64> {
     if owd.count == 0 || owd.p99_ns <= owd.min_ns || duration_s <= 0.0 {
@@ -466,18 +467,23 @@ pub fn queue_share(owd: &proto::RttSummary, duration_s: f64) -> Option<f64> {
 /// [`QUEUE_SHARE_FLOOR`] of what it received ([`queue_share`]): the rate received
 /// counts what that queue held, and the path forwards as little as the rest. `None`
 /// otherwise; for a flood (its sender sets no rate to hold: the gateway's limit is its
-/// measure); and for a sender behind its schedule (whose lateness the delays count
-/// too; beyond a tenth of the trial [`late_sender`] says so). Pure.
+/// measure); and where the sender's own lateness (`max_lag_ns`: the delays count from
+/// when each packet was due) reached half the delays' growth or more — then the growth
+/// may be the sender's, said by [`late_sender`] beyond its bound. Pure.
 pub fn queue_filled(
     owd: &proto::RttSummary,
     elapsed_s: f64,
     c: &RateCounters,
+    max_lag_ns: u64,
     received_pps: f64,
 ) -> Option<String> {
-    if !c.paced || (c.sent as f64) < c.scheduled as f64 * 0.999 {
+    if !c.paced {
         return None;
     }
     let share = queue_share(owd, elapsed_s).filter(|s| *s > QUEUE_SHARE_FLOOR)?;
+    if max_lag_ns.saturating_mul(2) >= owd.p99_ns.saturating_sub(owd.min_ns) {
+        return None;
+    }
     let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
     Some(format!(
         "the one-way delay rose evenly through the trial, from {} to {} (99th percentile; \

@@ -313,10 +313,16 @@ impl Outcome {
             // what it held. (With updates, a queue an update's stall left is the
             // experiment's.)
             let counters = s.limited_by.as_ref().and_then(|l| l.counters.as_ref());
-            let why = counters.filter(|_| !updates).and_then(|c| {
-                crate::limited_by::queue_filled(&s.owd, s.elapsed_s, c, s.received_pps)
+            let queued = counters.filter(|_| !updates).and_then(|c| {
+                crate::limited_by::queue_filled(
+                    &s.owd,
+                    s.elapsed_s,
+                    c,
+                    s.max_lag_ns,
+                    s.received_pps,
+                )
             });
-            if let Some(why) = why {
+            if let Some(why) = queued {
                 doubts.push(results::Doubt::new(results::DoubtKind::QueueGrowing, why));
             }
         }

@@ -167,14 +167,20 @@ fn a_trial_whose_update_failed_is_flagged_with_the_error() {
 /// the 99th percentile). The trial is flagged, saying how little the path may forward;
 /// it stays `ok` where the delays stand (its 90th percentile at three-quarters of the
 /// range, judged over 0.5 s, where the range alone would flag it), with updates (whose
-/// stalls are the experiment's), with a sender behind (its lateness in the delays),
-/// for a flood (no rate to hold) and without the limit's counters (nothing to tell a
-/// paced trial by).
+/// stalls are the experiment's), for a flood (no rate to hold) and without the limit's
+/// counters (nothing to tell a paced trial by), and where the sender's lateness
+/// reached half the growth (the growth may be its own; beyond a tenth of the trial it
+/// is flagged as the sender's).
 #[test]
 fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
     use crate::limited_by::{Limit, LimitedBy, RateCounters};
-    let flow = |owd_us: [f64; 5], elapsed_s: f64, sent: u64, paced: Option<bool>, update: bool| {
-        let mut o = packet_step(4125.0, sent, sent, elapsed_s, 0);
+    let flow = |owd_us: [f64; 5],
+                elapsed_s: f64,
+                sent: u64,
+                paced: Option<bool>,
+                update: bool,
+                lag_ns: u64| {
+        let mut o = packet_step(4125.0, sent, sent, elapsed_s, lag_ns);
         if let Some(Figures::Packet(s)) = o.figures.as_mut() {
             let ns = |us: f64| (us * 1e3) as u64;
             s.owd = proto::RttSummary {
@@ -211,7 +217,7 @@ fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
         o
     };
     let rising = [743.9, 180_092.9, 318_767.1, 349_962.2, 353_632.3];
-    let queued = flow(rising, 1.0, 4125, Some(true), false);
+    let queued = flow(rising, 1.0, 4125, Some(true), false, 0);
     assert_eq!(queued.status, Status::Flagged);
     assert_eq!(queued.doubts.len(), 1, "{:?}", queued.doubts);
     assert_eq!(queued.doubts[0].kind, results::DoubtKind::QueueGrowing);
@@ -228,17 +234,28 @@ fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
     assert_eq!(j["doubts"][0]["kind"], "queue_growing");
     let standing = [171.3, 6144.0, 10_985.5, 14_377.0, 18_317.3];
     assert_eq!(
-        flow(standing, 0.5, 2062, Some(true), false).status,
-        Status::Ok
-    );
-    assert_eq!(flow(rising, 1.0, 4125, Some(true), true).status, Status::Ok);
-    assert_eq!(
-        flow(rising, 1.0, 3000, Some(true), false).status,
+        flow(standing, 0.5, 2062, Some(true), false, 0).status,
         Status::Ok
     );
     assert_eq!(
-        flow(rising, 1.0, 4125, Some(false), false).status,
+        flow(rising, 1.0, 4125, Some(true), true, 0).status,
         Status::Ok
     );
-    assert_eq!(flow(rising, 1.0, 4125, None, false).status, Status::Ok);
+    // A sender late by half the growth or more: its lateness may be the growth (within
+    // a tenth of a 2-s trial: nothing said; beyond a tenth of a 1-s one, the sender is
+    // named, not the path); late by a little, the path's.
+    assert_eq!(
+        flow(rising, 2.0, 8250, Some(true), false, 180_000_000).status,
+        Status::Ok
+    );
+    let late = flow(rising, 1.0, 4125, Some(true), false, 300_000_000);
+    assert_eq!(late.doubts.len(), 1, "{:?}", late.doubts);
+    assert_eq!(late.doubts[0].kind, results::DoubtKind::LimitedByFwbench);
+    let a_little = flow(rising, 1.0, 4125, Some(true), false, 10_000_000);
+    assert_eq!(a_little.doubts[0].kind, results::DoubtKind::QueueGrowing);
+    assert_eq!(
+        flow(rising, 1.0, 4125, Some(false), false, 0).status,
+        Status::Ok
+    );
+    assert_eq!(flow(rising, 1.0, 4125, None, false, 0).status, Status::Ok);
 }
