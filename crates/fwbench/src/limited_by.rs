@@ -500,6 +500,23 @@ pub fn queue_filled(
     ))
 }
 
+/// One-way delays planted from their least, median, 90th and 99th percentiles and
+/// greatest, µs (as the terminal prints them), over `count` packets: the figures the
+/// queue's tests are written in.
+#[cfg(test)]
+pub(crate) fn owd_us(count: u64, us: [f64; 5]) -> proto::RttSummary {
+    let ns = |us: f64| (us * 1e3).round() as u64;
+    proto::RttSummary {
+        count,
+        min_ns: ns(us[0]),
+        p50_ns: ns(us[1]),
+        p90_ns: ns(us[2]),
+        p99_ns: ns(us[3]),
+        max_ns: ns(us[4]),
+        ..Default::default()
+    }
+}
+
 /// The share of a trial's traffic phase a paced sender may fall behind its schedule
 /// before the trial is flagged (no events measured).
 pub const LATE_SHARE: f64 = 0.1;

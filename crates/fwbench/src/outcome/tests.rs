@@ -182,16 +182,7 @@ fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
                 lag_ns: u64| {
         let mut o = packet_step(4125.0, sent, sent, elapsed_s, lag_ns);
         if let Some(Figures::Packet(s)) = o.figures.as_mut() {
-            let ns = |us: f64| (us * 1e3) as u64;
-            s.owd = proto::RttSummary {
-                count: sent,
-                min_ns: ns(owd_us[0]),
-                p50_ns: ns(owd_us[1]),
-                p90_ns: ns(owd_us[2]),
-                p99_ns: ns(owd_us[3]),
-                max_ns: ns(owd_us[4]),
-                ..Default::default()
-            };
+            s.owd = crate::limited_by::owd_us(sent, owd_us);
             s.limited_by = paced.map(|paced| {
                 Box::new(Limit {
                     by: LimitedBy::Nothing,
@@ -232,6 +223,12 @@ fn a_queue_filling_through_a_trial_flags_the_rate_it_received() {
     );
     let j = serde_json::to_value(&queued).unwrap();
     assert_eq!(j["doubts"][0]["kind"], "queue_growing");
+    // Evenly spread within a millisecond: no queue worth the name (under 2 %).
+    let jitter = [289.8, 700.0, 1100.0, 1180.0, 1196.0];
+    assert_eq!(
+        flow(jitter, 1.0, 4125, Some(true), false, 0).status,
+        Status::Ok
+    );
     let standing = [171.3, 6144.0, 10_985.5, 14_377.0, 18_317.3];
     assert_eq!(
         flow(standing, 0.5, 2062, Some(true), false, 0).status,

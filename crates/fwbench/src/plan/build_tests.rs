@@ -8,6 +8,14 @@ fn flood(pairs: &[(&str, &str)]) -> AxisValues {
     AxisValues::from_text(Asked::Traffic(Workload::Flood), pairs).unwrap()
 }
 
+/// Why the front door refuses workload `w` with `pairs` (`None`: built).
+fn refusal(w: &str, pairs: &[(&str, &str)]) -> Option<String> {
+    let v = AxisValues::from_text(w.parse().unwrap(), pairs).unwrap();
+    build(&v, 0, &Context::default())
+        .err()
+        .map(|e| e.to_string())
+}
+
 /// Every caller gets the same: the checks run, adaptive and import paths applied
 /// before them and before the key.
 #[test]
@@ -60,12 +68,6 @@ fn one_front_door_checks_and_applies_the_context() {
 /// door refuses it, saying why, for the kinds and settings that cannot run it.
 #[test]
 fn gateway_events_are_refused_by_the_kinds_that_cannot_take_them() {
-    let refusal = |w: &str, pairs: &[(&str, &str)]| -> Option<String> {
-        let v = AxisValues::from_text(w.parse().unwrap(), pairs).unwrap();
-        build(&v, 0, &Context::default())
-            .err()
-            .map(|e| e.to_string())
-    };
     let add = ("event", "add:1@1s");
     let delete = ("event", "delete:1@1s");
     for w in [
@@ -96,12 +98,6 @@ fn gateway_events_are_refused_by_the_kinds_that_cannot_take_them() {
 /// until the client is done, whatever the duration.
 #[test]
 fn an_update_due_after_the_duration_is_refused_where_the_duration_ends_the_traffic() {
-    let refusal = |w: &str, pairs: &[(&str, &str)]| -> Option<String> {
-        let v = AxisValues::from_text(w.parse().unwrap(), pairs).unwrap();
-        build(&v, 0, &Context::default())
-            .err()
-            .map(|e| e.to_string())
-    };
     let late = [("event", "add:1@3s"), ("duration", "2")];
     for w in ["flood", "flow", "ping", "echo", "sessions"] {
         let why = refusal(w, &late).unwrap_or_else(|| panic!("{w}: not refused"));

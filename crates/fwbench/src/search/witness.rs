@@ -468,22 +468,13 @@ mod tests {
     /// min, median, 90th and 99th percentiles and max in µs (as `ndr` printed them),
     /// the sender's share kept.
     fn step(found: f64, fraction: f64, owd_us: [f64; 5], kept: f64) -> LatencyPoint {
-        let ns = |us: f64| (us * 1e3).round() as u64;
         LatencyPoint {
             fraction,
             offered_pps: found * fraction,
             sent_pps: found * fraction * kept,
             received_pps: found * fraction * kept,
             loss_ratio: 0.0,
-            owd: proto::RttSummary {
-                count: 1000,
-                min_ns: ns(owd_us[0]),
-                p50_ns: ns(owd_us[1]),
-                p90_ns: ns(owd_us[2]),
-                p99_ns: ns(owd_us[3]),
-                max_ns: ns(owd_us[4]),
-                ..Default::default()
-            },
+            owd: crate::limited_by::owd_us(1000, owd_us),
             owd_basis: None,
         }
     }
@@ -557,51 +548,28 @@ mod tests {
             d[0].why
         );
         assert!(queue_doubts(&small, 1.0, 0.05).is_empty());
-        let none = [step(205067.0, 1.0, [2.8, 36.5, 210.9, 774.7, 2596.9], 1.0)];
-        assert!(queue_doubts(&none, 1.0, 0.0).is_empty());
-        // Jitter within a millisecond: evenly spread, but no queue worth the name.
-        let jitter = [step(
-            4125.0,
-            0.1,
-            [289.8, 700.0, 1100.0, 1180.0, 1196.0],
-            1.0,
-        )];
-        assert!(queue_doubts(&jitter, 1.0, 0.02).is_empty());
-        // A queue that stands but does not grow (a flood through 10 000 rules, 2 s: its
-        // 90th percentile at three-quarters of the range), and a planted one whose
-        // median sits 42 % up, its 90th at 63 %: judged where their ranges alone, 3 %
-        // of a 0.5-s trial, would flag them.
-        let standing = [step(
-            5239.0,
-            1.0,
-            [171.3, 6144.0, 10985.5, 14377.0, 18317.3],
-            1.0,
-        )];
-        assert!(queue_doubts(&standing, 0.5, 0.0).is_empty());
-        let standing = [step(
-            5239.0,
-            1.0,
-            [100.0, 8100.0, 12100.0, 19000.0, 20100.0],
-            1.0,
-        )];
-        assert!(queue_doubts(&standing, 0.5, 0.0).is_empty());
-        // A queue full from the start (a shaper's: median near the top).
-        let full = [step(
-            1180.0,
-            1.0,
-            [100.0, 67500.0, 68500.0, 69000.0, 70000.0],
-            1.0,
-        )];
-        assert!(queue_doubts(&full, 2.0, 0.0).is_empty());
-        // A 50-ms stall of the machine that delayed over a tenth of the packets (the
-        // 90th percentile near the top): the median where it was.
-        let stall = [step(
-            205067.0,
-            1.0,
-            [2.8, 36.5, 45_000.0, 49_000.0, 50_000.0],
-            1.0,
-        )];
-        assert!(queue_doubts(&stall, 1.0, 0.02).is_empty());
+        // No queue: [found pps, the step's delays in µs as in `step`, trial s].
+        let no_queue: [[f64; 7]; 6] = [
+            // No rules: a low median.
+            [205067.0, 2.8, 36.5, 210.9, 774.7, 2596.9, 1.0],
+            // Jitter within a millisecond: evenly spread, no queue worth the name.
+            [4125.0, 289.8, 700.0, 1100.0, 1180.0, 1196.0, 1.0],
+            // A queue that stands but does not grow (a flood through 10 000 rules, 2 s:
+            // its 90th percentile at three-quarters of the range), and a planted one
+            // whose median sits 42 % up, its 90th at 63 %: judged where their ranges
+            // alone, 3 % of a 0.5-s trial, would flag them.
+            [5239.0, 171.3, 6144.0, 10985.5, 14377.0, 18317.3, 0.5],
+            [5239.0, 100.0, 8100.0, 12100.0, 19000.0, 20100.0, 0.5],
+            // A queue full from the start (a shaper's: median near the top).
+            [1180.0, 100.0, 67500.0, 68500.0, 69000.0, 70000.0, 2.0],
+            // A 50-ms stall of the machine that delayed over a tenth of the packets (the
+            // 90th percentile near the top): the median where it was.
+            [205067.0, 2.8, 36.5, 45_000.0, 49_000.0, 50_000.0, 1.0],
+        ];
+        for [found, owd_us @ .., t] in no_queue {
+            let d = queue_doubts(&[step(found, 1.0, owd_us, 1.0)], t, 0.0);
+            assert!(d.is_empty(), "{owd_us:?} over {t} s: {d:?}");
+        }
         // Not measured (clocks not known): nothing to say.
         let mut withheld = big[3].clone();
         withheld.owd.count = 0;
