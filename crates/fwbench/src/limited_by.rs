@@ -1,7 +1,9 @@
 //! Which role set a packet-rate trial's rate: the sender, the gateway or the sink.
 //!
-//! Owns: the pure judgement over one trial's counters ([`limited_by`]); it reads no
-//! clock and no host, and imports nothing of the crate (any module may call it).
+//! Owns: the pure judgement over one trial's counters ([`limited_by`]), and over its
+//! delays whether a queue filled through it ([`queue_share`]: a rate counted that the
+//! path does not sustain); it reads no clock and no host, and imports nothing of the
+//! crate (any module may call it).
 //! Must not: decide pass/fail of a search (that is the search's loss threshold).
 //!
 //! A packet lost on the way was lost at one stage; the stage that lost the most decides:
@@ -440,10 +442,9 @@ pub const QUEUE_SHARE_FLOOR: f64 = 0.02;
 ///
 /// A rate above what the path forwards fills its queues (the gateway's receive backlog;
 /// the sink's, where its stamps are taken after it): each packet waits longer than the
-/// one before, so the delays
-/// spread evenly over their range `g` (from the least to the 99th percentile, one late
-/// packet no measure of it) — the median half-way up, the 90th percentile nine-tenths
-/// of the way. The packets sent over `T` then left over `T + g`: the path forwards
+/// one before, so the delays spread evenly over their range `g` (from the least to the
+/// 99th percentile, one late packet no measure of it) — the median half-way up, the
+/// 90th percentile nine-tenths of the way. The packets sent over `T` then left over `T + g`: the path forwards
 /// `g / (T + g)` less than the rate counted over `T` (RFC 2544 counts a trial's frames,
 /// not when they arrived) — seen with 20 000 nft rules, `ndr -t 1`: 4 125 pps found,
 /// the delay at that rate rising from 0.7 to 350 ms (about 3 050 pps forwarded; `-t 5`

@@ -5,9 +5,9 @@
 //! loss at a latency step below the "zero-loss" rate — and the answer is then noise.
 //!
 //! Owns: the pure judgements over a search's points ([`contradiction`],
-//! [`sender_doubts`], [`latency_doubts`], [`queue_doubts`], [`out_of_trials`]) and the re-test rule (a
-//! contradiction is measured again once; only one that persists makes the search not
-//! converged). A search that did not converge always carries a doubt saying why, so its
+//! [`sender_doubts`], [`latency_doubts`], [`queue_doubts`], [`out_of_trials`]) and the
+//! re-test rule (a contradiction is measured again once; only one that persists makes
+//! the search not converged). A search that did not converge always carries a doubt saying why, so its
 //! status is never `ok`.
 //! Must not: run trials (the search does, through its `Runner`).
 
