@@ -12,8 +12,10 @@ use crate::search::bisect::Width;
 use crate::search::ndr::point;
 use crate::search::ndr::progress;
 use crate::search::step_params;
+use crate::search::witness;
 use crate::search::Runner;
 use anyhow::Result;
+use results::DoubtKind;
 
 /// Seed 002's degradation point: the smallest rule count at which a paced flow loses
 /// more than `sp.loss`, searched between 0 and `sp.max_rules`.
@@ -32,6 +34,8 @@ pub fn degrade_search(
     )
     .integer();
     let mut points: Vec<Point> = Vec::new();
+    // Passing steps whose trial saw a queue fill through it: (rules, why).
+    let mut queued: Vec<(f64, String)> = Vec::new();
     let max = 2
         + (sp.max_rules as f64 / sp.resolution.max(1) as f64)
             .log2()
@@ -49,26 +53,34 @@ pub fn degrade_search(
                 let o = run(&q)?;
                 let pt = point(x, &o, sp.loss, false)?;
                 progress(points.len() + 1, max, &format!("{} rules", x as u32), &pt);
+                let queue = o.doubts.iter().find(|d| d.kind == DoubtKind::QueueGrowing);
+                if let Some(d) = queue.filter(|_| pt.pass) {
+                    queued.push((x, d.why.clone()));
+                }
                 b.record(pt.pass);
                 points.push(pt);
             }
         }
     };
+    let (pass, fail) = match found {
+        Some(f) => (f.pass, f.fail),
+        None => witness::bracket(points.iter().map(|q| (q.x, q.pass))),
+    };
     // Out of trials: the bracket so far, flagged (never `ok`: not converged).
-    let doubts = match found {
-        Some(_) => vec![],
-        None => {
-            let (pass, fail) =
-                crate::search::witness::bracket(points.iter().map(|q| (q.x, q.pass)));
-            vec![crate::search::witness::out_of_trials(
+    let mut doubts: Vec<_> = found
+        .is_none()
+        .then(|| {
+            witness::out_of_trials(
                 &format!("{} trials", points.len()),
                 "rules",
                 pass,
                 fail,
                 Width::Absolute(sp.resolution as f64),
-            )]
-        }
-    };
+            )
+        })
+        .into_iter()
+        .collect();
+    doubts.extend(witness::degrade_doubts(&points, &queued, pass, fail));
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
     Ok(DegradeReport {
         loss_threshold: sp.loss,
@@ -81,4 +93,135 @@ pub fn degrade_search(
         points,
         doubts,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::search::SearchSummary;
+    use crate::outcome::Outcome;
+    use crate::params::workload::Workload;
+    use results::{Doubt, Status};
+
+    /// A degrade search on a gateway whose flow loses 10 % above `loses_above` rules;
+    /// steps above `queues_above` (but not losing) are flagged for a queue that filled
+    /// through them, and steps at `behind` rules had their sender behind (sent 80 %).
+    fn search(
+        loses_above: u32,
+        queues_above: u32,
+        behind: Option<u32>,
+    ) -> (DegradeReport, Outcome) {
+        let p = crate::plan::build::test_params(
+            Workload::Flow,
+            &[("engine", "nft"), ("rate", "10kpps")],
+        );
+        let sp = SearchParams {
+            max_rules: 4_000,
+            resolution: 250,
+            ..SearchParams::default()
+        };
+        let mut step = |q: &TrialParams| -> Result<Outcome> {
+            let sent = if Some(q.rules) == behind {
+                8_000
+            } else {
+                10_000
+            };
+            let received = if q.rules > loses_above {
+                sent * 9 / 10
+            } else {
+                sent
+            };
+            let mut o = crate::outcome::tests::packet_step(10_000.0, sent, received, 1.0, 0);
+            if q.rules > queues_above && q.rules <= loses_above {
+                let why = format!("planted queue at {} rules", q.rules);
+                o.doubts.push(Doubt::new(DoubtKind::QueueGrowing, why));
+            }
+            Ok(o)
+        };
+        let r = degrade_search(&p, &sp, &mut step).unwrap();
+        let o = Outcome::started("t0".into()).with_search(SearchSummary::Degrade(r.clone()));
+        (r, o)
+    }
+
+    /// A step that passed only because a queue filled through its trial bounds the
+    /// degradation point from above: the search says so and is flagged, naming the
+    /// lowest such step (1 500 rules, the first above 1 000 the bisection tried).
+    #[test]
+    fn a_pass_a_queue_held_flags_the_degradation_point() {
+        let (d, clean) = search(3_000, 4_000, None);
+        assert_eq!(clean.status, Status::Ok, "{:?}", clean.error);
+        assert_eq!(d.last_good_rules, Some(3_000));
+
+        let (d, queued) = search(3_000, 1_000, None);
+        assert_eq!(d.last_good_rules, Some(3_000));
+        assert_eq!(queued.status, Status::Flagged, "{:?}", queued.error);
+        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
+        assert_eq!(d.doubts[0].kind, DoubtKind::QueueGrowing);
+        let tried: Vec<u32> = d.points.iter().map(|p| p.x as u32).collect();
+        let lowest = tried
+            .iter()
+            .copied()
+            .filter(|x| (1_001..=3_000).contains(x))
+            .min();
+        let why = &d.doubts[0].why;
+        assert!(
+            why.starts_with(&format!(
+                "the step at {} rules passed while a queue filled through its trial \
+                 (planted queue at {0} rules): it is loss-free only while the queue lasts, \
+                 so the flow degrades at or below {0} rules, not above the 3000 the search \
+                 found good",
+                lowest.unwrap()
+            )),
+            "{why} (steps {tried:?})"
+        );
+    }
+
+    /// A queue at the last good step itself: that step is what is in doubt.
+    #[test]
+    fn a_queue_at_the_last_good_step_names_it() {
+        let (d, o) = search(3_000, 2_999, None);
+        assert_eq!(o.status, Status::Flagged, "{:?}", o.error);
+        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
+        assert!(
+            d.doubts[0].why.ends_with(
+                "so the flow degrades at or below 3000 rules, the rule count the search \
+                 found good: longer trials (-t) find it"
+            ),
+            "{}",
+            d.doubts[0].why
+        );
+    }
+
+    /// The lowest failing step with its sender behind failed for fwbench: flagged as
+    /// the sender's. A sender behind at a step that is not the lowest failing one says
+    /// nothing of the answer.
+    #[test]
+    fn a_first_fail_with_the_sender_behind_is_the_senders() {
+        let first_bad = search(3_000, 4_000, None).0.first_degraded_rules.unwrap();
+        let (d, behind) = search(3_000, 4_000, Some(first_bad));
+        assert_eq!(behind.status, Status::Flagged, "{:?}", behind.error);
+        assert_eq!(d.doubts.len(), 1, "{:?}", d.doubts);
+        assert_eq!(d.doubts[0].kind, DoubtKind::LimitedByFwbench);
+        assert!(
+            d.doubts[0].why.starts_with(&format!(
+                "the step at {first_bad} rules, the lowest that failed, had its sender \
+                 behind its schedule (sent 8000 of 10000 pps)"
+            )),
+            "{}",
+            d.doubts[0].why
+        );
+        let above = d
+            .points
+            .iter()
+            .map(|p| p.x as u32)
+            .filter(|x| *x > first_bad)
+            .max();
+        assert!(
+            above.is_some(),
+            "the bisection tried above {first_bad}: {:?}",
+            d.points
+        );
+        let (_, elsewhere) = search(3_000, 4_000, above);
+        assert_eq!(elsewhere.status, Status::Ok, "{:?}", elsewhere.error);
+    }
 }

@@ -5,10 +5,10 @@
 //! loss at a latency step below the "zero-loss" rate — and the answer is then noise.
 //!
 //! Owns: the pure judgements over a search's points ([`contradiction`],
-//! [`sender_doubts`], [`latency_doubts`], [`queue_doubts`], [`out_of_trials`]) and the
-//! re-test rule (a contradiction is measured again once; only one that persists makes
-//! the search not converged). A search that did not converge always carries a doubt saying why, so its
-//! status is never `ok`.
+//! [`sender_doubts`], [`latency_doubts`], [`queue_doubts`], [`degrade_doubts`],
+//! [`out_of_trials`]) and the re-test rule (a contradiction is measured again once;
+//! only one that persists makes the search not converged). A search that did not
+//! converge always carries a doubt saying why, so its status is never `ok`.
 //! Must not: run trials (the search does, through its `Runner`).
 
 use crate::outcome::search::{pct, LatencyPoint, Point};
@@ -295,6 +295,53 @@ pub fn queue_doubts(latency: &[LatencyPoint], duration_s: f64, precision: f64) -
                 short(l, held) * 100.0,
                 pct(precision),
                 steps.join(", ")
+            ),
+        ));
+    }
+    out
+}
+
+/// A degradation search's answer against its own steps. `queued` names the passing
+/// steps (rule count, the trial's reason) whose trial was flagged for a queue that
+/// filled through it: such a step is loss-free only while the queue lasts, so the
+/// flow degrades at or below that many rules, and the lowest of them bounds the
+/// answer. The lowest step that failed (`first_bad`) while its sender fell behind its
+/// schedule failed for fwbench's sender, not for the rules.
+pub fn degrade_doubts(
+    points: &[Point],
+    queued: &[(f64, String)],
+    last_good: Option<f64>,
+    first_bad: Option<f64>,
+) -> Vec<Doubt> {
+    let mut out = vec![];
+    let lowest = queued
+        .iter()
+        .filter(|(x, _)| last_good.is_some_and(|g| *x <= g))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    if let (Some((x, why)), Some(good)) = (lowest, last_good) {
+        let found = if *x < good {
+            format!("not above the {good:.0} the search found good")
+        } else {
+            "the rule count the search found good".to_string()
+        };
+        out.push(Doubt::new(
+            DoubtKind::QueueGrowing,
+            format!(
+                "the step at {x:.0} rules passed while a queue filled through its trial \
+                 ({why}): it is loss-free only while the queue lasts, so the flow degrades \
+                 at or below {x:.0} rules, {found}: longer trials (-t) find it"
+            ),
+        ));
+    }
+    let behind = first_bad.and_then(|f| latest(points).into_iter().find(|p| p.x == f));
+    if let Some(p) = behind.filter(|p| p.sender_behind) {
+        out.push(Doubt::new(
+            DoubtKind::LimitedByFwbench,
+            format!(
+                "the step at {:.0} rules, the lowest that failed, had its sender behind its \
+                 schedule (sent {:.0} of {:.0} pps): it measured fwbench's sender, not the \
+                 rules, and the flow may degrade only above it",
+                p.x, p.sent_pps, p.offered_pps
             ),
         ));
     }
