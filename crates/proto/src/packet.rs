@@ -439,6 +439,14 @@ pub struct UdpSinkSpec {
     /// source host, whose clock the controller corrects them by); empty: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owd_groups: Vec<u32>,
+    /// The sink runs in the gateway's namespace (topology input). It leaves that
+    /// namespace's receive steering (RPS) to the gateway's agent, which steered it to
+    /// the gateway's CPUs, where the rules run; and it times each datagram when it
+    /// reads it, not by the kernel's receive stamp, which is taken on arrival, before
+    /// the gateway's rules. Absent (false): the sink steers its namespace's receive
+    /// processing to its own CPUs and takes the kernel's stamps.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_gateway: bool,
 }
 
 /// The one-way delays of a group of flows (see [`UdpSinkSpec::owd_groups`]) as a

@@ -190,6 +190,7 @@ fn role_specs() -> Vec<RoleSpec> {
             bin_ns: 0,
             sources: false,
             owd_groups: vec![],
+            in_gateway: false,
         }),
         RoleSpec::Ping(PingSpec {
             source: ip("198.18.0.2"),

@@ -548,8 +548,12 @@ impl UdpSink {
             let _ = sys::force_buffer(&s, true, 32 << 20);
             s.set_read_timeout(Some(Duration::from_millis(20)))
                 .map_err(|e| ctx("SO_RCVTIMEO", e))?;
-            // Per-datagram kernel receive times; without them a batch shares one time.
-            let _ = sys::enable_rx_timestamps(&s);
+            // Per-datagram kernel receive times; without them a batch shares one time
+            // (in the gateway's namespace, that of the read: the kernel stamps there
+            // before the gateway's rules run).
+            if !spec.in_gateway {
+                let _ = sys::enable_rx_timestamps(&s);
+            }
             socks.push(s);
         }
         let v6 = matches!(spec.listen, IpAddr::V6(_));

@@ -198,6 +198,7 @@ fn xsk_sender_to_socket_sink_exact_counts() {
         bin_ns: 0,
         sources: true,
         owd_groups: vec![],
+        in_gateway: false,
     };
     let (res, rx, _) = send_to_sink(
         &bed,

@@ -263,11 +263,18 @@ pub struct CountedSink<S> {
 /// full of the flood it cannot keep up with — and drops most of it there: a max-rate
 /// flood through 1 000 nft rules reached the sink at 5 kpps, steered at 79 kpps (the
 /// gateway's own rate). An unpinned sink (every CPU) gets no steering (`0`), so each
-/// trial sets the same state whatever an earlier, killed one left.
+/// trial sets the same state whatever an earlier, killed one left. A sink in the
+/// gateway's namespace (topology input) steers nothing: the gateway's agent steered
+/// it to the gateway's CPUs, and steering it to the sink's would run the rules there
+/// (beside the sender, on a 2-core machine: a trial limited by the rules was said to
+/// be limited by fwbench's sender).
 struct Steered(Vec<(std::path::PathBuf, String)>);
 
 impl Steered {
-    fn to_own_cpus() -> Steered {
+    fn to_own_cpus(spec: &UdpSinkSpec) -> Steered {
+        if spec.in_gateway {
+            return Steered(vec![]);
+        }
         let own = ::traffic::sys::get_affinity().unwrap_or_default();
         // The machine's online CPUs (not `available_parallelism`: this process is pinned).
         // SAFETY: sysconf reads a system value; no memory is passed.
@@ -321,7 +328,7 @@ pub type XdpSink = CountedSink<XskSink>;
 impl CountedSink<UdpSink> {
     pub fn start(spec: &UdpSinkSpec) -> Result<Sink, TrafficError> {
         Ok(CountedSink {
-            _steered: Steered::to_own_cpus(),
+            _steered: Steered::to_own_cpus(spec),
             sink: UdpSink::start(spec)?,
             interfaces: vec![],
         })

@@ -212,6 +212,9 @@ fn sinks(tb: &dyn Testbed, p: &TrialParams, a: &Aim, plan: &Flows) -> Result<Vec
             // The NAT models' check: which source addresses the server saw.
             sources: p.model.is_nat() && k.sink == SinkKind::Socket,
             owd_groups: owd_groups.clone(),
+            // Topology input: the sink is in the gateway's namespace (its steering
+            // and its arrival times are the gateway's; see the field).
+            in_gateway: p.topology == Topology::Input,
         }));
     }
     Ok(sinks)

@@ -137,9 +137,16 @@ pub(super) fn packet_text(
             c.uncertainty_ns as f64 / 1e3
         ),
     };
+    // In the gateway's namespace the kernel stamps arrivals before the rules run: the
+    // sink times them when it reads them instead (`UdpSinkSpec::in_gateway`).
+    let read = if p.topology == crate::params::topology::Topology::Input {
+        "; timed when the sink read them, past the gateway's rules"
+    } else {
+        ""
+    };
     if s.owd.count > 0 {
         out += &format!(
-            "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; {clocks})\n",
+            "  one-way µs   min {}  p50 {}  p99 {}  max {}  jitter {:.2} (RFC 3550; {clocks}{read})\n",
             us(s.owd.min_ns),
             us(s.owd.p50_ns),
             us(s.owd.p99_ns),
