@@ -663,6 +663,15 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         0 => String::new(),
         e => format!(" but the {e} marker {unit} the update's rule dropped, as intended"),
     };
+    // A loss within the tolerance counts as none for the verdict, and is said.
+    let kept = match total {
+        0 => "none was lost".to_string(),
+        t => format!(
+            "{t} of them {} lost, within the {} % a verdict counts as none",
+            if t == 1 { "was" } else { "were" },
+            tolerance * 100.0
+        ),
+    };
     let behind = c.scheduled.saturating_sub(c.sent);
     let short = !c.paced || behind > (c.scheduled as f64 * tolerance).floor() as u64;
     // The sender had room while the gateway's packet processing was saturated: the
@@ -673,7 +682,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Gateway,
             format!(
-                "none of the {} {datagrams} sent was lost{besides}, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
+                "of the {} {datagrams} sent {kept}{besides}, but the sender had CPU to spare while the gateway's packet processing was saturated: the gateway held it back",
                 c.sent
             ),
         );
@@ -682,7 +691,7 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "a flood: the sender got out {} {datagrams}, all as fast as it could, and none was lost{besides}",
+                "a flood: the sender got out {} {datagrams}, all as fast as it could, and {kept}{besides}",
                 c.sent
             ),
         );
@@ -691,15 +700,19 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         return (
             LimitedBy::Sender,
             format!(
-                "the sender got out {} of the {} {datagrams} scheduled, and none was lost{besides}",
+                "the sender got out {} of the {} {datagrams} scheduled, and {kept}{besides}",
                 c.sent, c.scheduled
             ),
         );
     }
-    let through = match excused {
-        0 => format!("{} {datagrams} sent and received", c.sent),
-        _ => format!(
+    let through = match (excused, total) {
+        (0, 0) => format!("{} {datagrams} sent and received", c.sent),
+        (_, 0) => format!(
             "{} {datagrams} sent, {} received: all{besides}",
+            c.sent, c.received
+        ),
+        _ => format!(
+            "{} {datagrams} sent, {} received: {kept}{besides}",
             c.sent, c.received
         ),
     };
