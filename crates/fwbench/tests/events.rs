@@ -263,3 +263,43 @@ fn a_deletion_lets_the_marker_through_during_echo_and_bad_combinations_exit_2() 
         assert_refused(&o, why);
     }
 }
+
+/// A paced background the gateway cannot carry fills a queue before the first update,
+/// with nothing lost yet. At 20 000 nft rules and 4 kpps that trial was `ok`, its
+/// update "stalled 0 ms; 0 packets lost"; it is flagged overloaded, saying how much
+/// the queue held. At 100 rules the same background is carried and nothing is said.
+#[root_test(serial, tb = "forward")]
+fn a_background_queueing_before_the_update_is_an_overload() {
+    let flow = |rules: &str| {
+        let a = [
+            "-t",
+            "2",
+            "--engine",
+            "nft",
+            "--rules",
+            rules,
+            "-r",
+            "4kpps",
+            "--flows",
+            "2",
+            "--sources",
+            "2",
+            "--event",
+            "add:1@1s",
+        ];
+        trial_value("flow", &tb.name, &a)
+    };
+    let queued = |v: &Value| {
+        v["doubts"].as_array().into_iter().flatten().any(|d| {
+            d["kind"] == "overloaded"
+                && d["why"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("one-way delay grew evenly"))
+        })
+    };
+    let over = flow("30000");
+    assert_eq!(over["status"], "flagged", "{}", over["error"]);
+    assert!(queued(&over), "{}", over["doubts"]);
+    let carried = flow("100");
+    assert!(!queued(&carried), "{}", carried["doubts"]);
+}

@@ -599,8 +599,10 @@ pub fn summarise_flows(
         .collect();
     let end = traffic_end(&background);
     let around = lost_around(&rows, &background);
+    let paced = p.packet().is_some_and(|k| k.rate != proto::Rate::Max);
     let base = Base {
         unreceived,
+        queue: queue_before(&rows, &background).filter(|q| paced && !q.senders(src.max_lag_ns)),
         ..Base::of(p, &rows, &background)
     };
     let mut updates = rows
@@ -912,6 +914,9 @@ fn txn_effect_stamp(kind: UpdateKind, m: &TxnBins) -> Option<u64> {
 #[derive(Debug, Default)]
 struct Base {
     quiet: Option<Quiet>,
+    /// A paced background's queue that filled before the first update
+    /// ([`queue_before`]): the load was not carried before it.
+    queue: Option<QueueBefore>,
     /// A flood or flow without `--load`: the flag that sets its rate applies.
     suggest_load: bool,
     /// Background packets sent by flows that received nothing in the whole trial
@@ -924,6 +929,7 @@ impl Base {
         let loadable = p.kind.takes_load();
         Base {
             quiet: quiet_window(rows, background),
+            queue: None,
             suggest_load: loadable && load_of(p).is_none(),
             unreceived: 0,
         }
@@ -975,6 +981,107 @@ fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> 
         loss: lost as f64 / offered as f64,
         offered_per_s: offered as f64 / (ns as f64 / 1e9),
     })
+}
+
+/// A queue that filled before the first update: the background's mean one-way delay
+/// per bin, from its first traffic to the update's start (at least
+/// [`QUEUE_SPAN_MIN_NS`]), rose by `growth_ms`. Over a span `S` the path then forwarded
+/// `g / (S + g)` less than it was offered, as a trial's queue does
+/// (`limited_by::queue_share`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct QueueBefore {
+    span_ms: f64,
+    /// Mean delay of the span's first and last tenth, ms.
+    from_ms: f64,
+    to_ms: f64,
+    /// Least-squares growth over the span, ms.
+    growth_ms: f64,
+}
+
+impl QueueBefore {
+    /// The share of what was offered that the queue held.
+    fn share(&self) -> f64 {
+        self.growth_ms / (self.span_ms + self.growth_ms)
+    }
+
+    /// The sender's own lateness (`max_lag_ns`; delays count from when each packet
+    /// was due) reached half the growth: it may be the sender's.
+    fn senders(&self, max_lag_ns: u64) -> bool {
+        max_lag_ns as f64 / 1e6 * 2.0 >= self.growth_ms
+    }
+}
+
+/// Shortest span before the first update that a queue is read from.
+const QUEUE_SPAN_MIN_NS: u64 = 200_000_000;
+
+/// Least growth that counts as a queue, ms: below it, a noisy machine's delays.
+const QUEUE_GROWTH_MIN_MS: f64 = 5.0;
+
+/// The queue the background's delays show before the first update (`None`: no span
+/// long enough, or no growth past [`QUEUE_GROWTH_MIN_MS`] and
+/// `limited_by::QUEUE_SHARE_FLOOR` of the span, rising from its first tenth to its
+/// last). Pure.
+fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBefore> {
+    let first = rows
+        .iter()
+        .filter(|r| r.start_unix_ns > 0)
+        .map(|r| r.start_unix_ns)
+        .min()?;
+    // (ns, received, delay sum µs) per bin of every background stream before it.
+    let mut bins: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
+    for b in background {
+        for i in 0..b.received.len() {
+            let t = b.origin_ns + i as u64 * b.width_ns;
+            if t + b.width_ns > first || b.received[i] == 0 {
+                continue;
+            }
+            let e = bins.entry(t).or_default();
+            e.0 += u64::from(b.received[i]);
+            e.1 += b.delay_sum_us.get(i).copied().unwrap_or(0);
+        }
+    }
+    let begin = *bins.keys().next()?;
+    if first < begin + QUEUE_SPAN_MIN_NS {
+        return None;
+    }
+    // (ms from the span's start, mean delay ms)
+    let pts: Vec<(f64, f64)> = bins
+        .iter()
+        .map(|(t, (n, sum))| ((t - begin) as f64 / 1e6, *sum as f64 / *n as f64 / 1e3))
+        .collect();
+    let span_ms = (first - begin) as f64 / 1e6;
+    let n = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let growth_ms = sxy / sxx * span_ms;
+    let tenth = |lo: f64, hi: f64| {
+        let v: Vec<f64> = pts
+            .iter()
+            .filter(|p| p.0 >= lo * span_ms && p.0 < hi * span_ms)
+            .map(|p| p.1)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let (from_ms, to_ms) = (tenth(0.0, 0.1)?, tenth(0.9, 1.01)?);
+    let q = QueueBefore {
+        span_ms,
+        from_ms,
+        to_ms,
+        growth_ms,
+    };
+    // Rising from the first tenth to the last by at least half the fitted growth: a
+    // queue filling, not a hump a stall left.
+    (growth_ms >= QUEUE_GROWTH_MIN_MS
+        && q.share() > crate::limited_by::QUEUE_SHARE_FLOOR
+        && to_ms - from_ms >= growth_ms / 2.0)
+        .then_some(q)
 }
 
 /// One update's effect: the time to effect (from `effect_at`, for the update that
@@ -1034,10 +1141,10 @@ fn effect(
             u.nothing_forwarded(unit, base);
         }
         if background.is_empty() {
-            // No stream of the background has bins: nothing measured in the window.
-            if base.unreceived > 0 {
-                u.stall_ms = None;
-            }
+            // No stream of the background has bins (none received anything, or the
+            // trial has none: every flow the marker's): nothing measured in the window,
+            // no stall figure (never 0).
+            u.stall_ms = None;
         } else {
             u.witness(&w, unit, base);
         }
@@ -1276,6 +1383,22 @@ impl UpdateEffect {
             let beyond = (lost as f64 - q.loss * (rx + lost) as f64).max(0.0).round() as u64;
             self.lost_beyond_baseline = Some(beyond);
             self.blocked_ms = Some(beyond as f64 / q.offered_per_s * 1e3);
+        }
+        if let Some(q) = base.queue.filter(|_| unit == Unit::Packet) {
+            self.doubts.push(Doubt::new(
+                DoubtKind::Overloaded,
+                format!(
+                    "the background's one-way delay grew evenly from {:.1} to {:.1} ms over \
+                     the {:.0} ms before the first update: a queue filled, holding about \
+                     {:.1} % of what was offered — the gateway could not carry the load \
+                     before it{}",
+                    q.from_ms,
+                    q.to_ms,
+                    q.span_ms,
+                    q.share() * 100.0,
+                    suggestion(base)
+                ),
+            ));
         }
         let (brx, blost) = w.sums(0..w.before);
         if brx + blost == 0 {
@@ -1702,8 +1825,14 @@ fn load_text(l: &crate::params::events::Load) -> Option<String> {
 /// What the background felt around one update, in the unit's words; the loss beyond
 /// the window before the update and the effective blocked time where known.
 fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
-    if s.background_streams == 0 && s.unit != Unit::Packet {
-        return "no background stream to disturb".into();
+    if s.background_streams == 0 && u.doubts.is_empty() {
+        return match s.unit {
+            Unit::Packet => "no background flows to disturb (every flow is the marker's, \
+                             from the first client address; --sources 2 adds some): no \
+                             stall or loss figure"
+                .into(),
+            Unit::Echo | Unit::Probe | Unit::Session => "no background stream to disturb".into(),
+        };
     }
     let Some(stall) = u.stall_ms else {
         let overloaded = u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
