@@ -941,15 +941,19 @@ fn load_of(p: &TrialParams) -> Option<crate::params::events::Load> {
     p.events.as_ref().and_then(|e| e.load.clone())
 }
 
+/// When the first update that ran started (`None`: none did).
+fn first_start(rows: &[UpdateRow]) -> Option<u64> {
+    rows.iter()
+        .filter(|r| r.start_unix_ns > 0)
+        .map(|r| r.start_unix_ns)
+        .min()
+}
+
 /// The trial's quiet window: the background from [`QUIET_NS`] before the first update
 /// (or from its first traffic) to that update's start; `None` when shorter than
 /// [`QUIET_MIN_NS`] or empty.
 fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> {
-    let first = rows
-        .iter()
-        .filter(|r| r.start_unix_ns > 0)
-        .map(|r| r.start_unix_ns)
-        .min()?;
+    let first = first_start(rows)?;
     let begin = background
         .iter()
         .filter_map(|b| {
@@ -1022,11 +1026,7 @@ const QUEUE_GROWTH_MIN_MS: f64 = 5.0;
 /// `limited_by::QUEUE_SHARE_FLOOR` of the span, rising from its first tenth to its
 /// last). Pure.
 fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBefore> {
-    let first = rows
-        .iter()
-        .filter(|r| r.start_unix_ns > 0)
-        .map(|r| r.start_unix_ns)
-        .min()?;
+    let first = first_start(rows)?;
     // (ns, received, delay sum µs) per bin of every background stream before it.
     let mut bins: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
     for b in background {
