@@ -666,10 +666,14 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
     // A loss within the tolerance counts as none for the verdict, and is said.
     let kept = match total {
         0 => "none was lost".to_string(),
+        1 => format!(
+            "1 {} was lost, within the {} % a verdict counts as none",
+            unit.trim_end_matches('s'),
+            (tolerance * 1e5).round() / 1e3
+        ),
         t => format!(
-            "{t} of them {} lost, within the {} % a verdict counts as none",
-            if t == 1 { "was" } else { "were" },
-            tolerance * 100.0
+            "{t} {unit} were lost, within the {} % a verdict counts as none",
+            (tolerance * 1e5).round() / 1e3
         ),
     };
     let behind = c.scheduled.saturating_sub(c.sent);

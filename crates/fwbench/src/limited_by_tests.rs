@@ -355,7 +355,7 @@ fn tolerance_and_missing_counters() {
     assert_eq!(l.by, LimitedBy::Nothing);
     assert_eq!(
         l.why,
-        "the offered rate got through: 10000 packets sent, 9999 received: 1 of them was \
+        "the offered rate got through: 10000 packets sent, 9999 received: 1 packet was \
          lost, within the 0.1 % a verdict counts as none"
     );
     // A flood that lost 9 of 10 000 on the way: not "none was lost".
@@ -366,7 +366,7 @@ fn tolerance_and_missing_counters() {
     let l = limited_by(&flood, 0.001);
     assert_eq!(l.by, LimitedBy::Sender);
     assert!(
-        l.why.ends_with("as fast as it could, and 9 of them were lost, within the 0.1 % a verdict counts as none"),
+        l.why.ends_with("as fast as it could, and 9 packets were lost, within the 0.1 % a verdict counts as none"),
         "{}",
         l.why
     );

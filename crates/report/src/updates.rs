@@ -130,8 +130,8 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
             ))
             .or_default();
         e.0.push(r.commit_ms);
-        // A stall only where the update's figures hold.
-        if let Some(stall) = r.stall_ms.filter(|_| holds(r)) {
+        // A stall only where the update's figures hold, over a background.
+        if let Some(stall) = r.stall_ms.filter(|_| holds(r) && r.series.is_some()) {
             e.1.push(stall);
         }
         if let Some(n) = r.violations.filter(|_| holds(r)) {
@@ -244,16 +244,22 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
             .iter()
             .find_map(|r| doubts(r).into_iter().next())
             .unwrap_or_default();
+        let measured = felt(&held);
         let felt = if held.is_empty() {
             format!("no stall or loss figure ({why})")
+        } else if measured.is_empty() {
+            "no background traffic to disturb: no stall or loss figure".to_string()
         } else {
-            let stall = held.iter().filter_map(|r| r.stall_ms).fold(0.0, f64::max);
+            let stall = measured
+                .iter()
+                .filter_map(|r| r.stall_ms)
+                .fold(0.0, f64::max);
             // What the update is credited with: the loss beyond the window before it.
-            let lost: u64 = held
+            let lost: u64 = measured
                 .iter()
                 .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
                 .sum();
-            let mut t = unit.disturbance(stall, held.len() > 1, lost);
+            let mut t = unit.disturbance(stall, measured.len() > 1, lost);
             if flagged > 0 {
                 t += &format!(" ({flagged} of {} updates left out: {why})", rows.len());
             }
@@ -582,9 +588,20 @@ pub fn doubts(r: &UpdateRecord) -> Vec<String> {
     }
 }
 
-/// A stored update's figures hold: it ran, measured something, and nothing doubts it.
+/// A stored update's figures hold: it ran and nothing doubts them. A stall it holds
+/// may still be absent: a trial without background traffic (its time to effect holds).
 fn holds(r: &UpdateRecord) -> bool {
-    r.error.is_none() && r.stall_ms.is_some() && r.doubts.is_none()
+    r.error.is_none() && r.doubts.is_none()
+}
+
+/// Of the updates whose figures hold, those with a stall figure: the background's.
+/// Without a series there was no background (rows stored before fwbench said so
+/// carry a stall of 0 there: not a figure).
+fn felt<'a>(held: &[&'a UpdateRecord]) -> Vec<&'a UpdateRecord> {
+    held.iter()
+        .copied()
+        .filter(|r| r.stall_ms.is_some() && r.series.is_some())
+        .collect()
 }
 
 /// A stored `series`: `[[ms, received, lost, owd_us], …]` (ms from the commit's start).
@@ -970,7 +987,8 @@ pub fn table(updates: &[Update]) -> Option<Table> {
         .into_iter()
         .map(|((unit, engine, method, kind, k, installed), rows)| {
             let commits = rows.iter().map(|r| r.commit_ms);
-            let held: Vec<&&UpdateRecord> = rows.iter().filter(|r| holds(r)).collect();
+            let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
+            let measured = felt(&held);
             let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
             vec![
                 engine,
@@ -980,15 +998,19 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                 rows.len().to_string(),
                 median(commits.clone()).map(num).unwrap_or_default(),
                 num(commits.fold(0.0, f64::max)),
-                if held.is_empty() {
-                    "– (flagged)".into()
-                } else {
-                    num(held.iter().filter_map(|r| r.stall_ms).fold(0.0, f64::max))
+                match (held.is_empty(), measured.is_empty()) {
+                    (true, _) => "– (flagged)".into(),
+                    (false, true) => "– (no background)".into(),
+                    (false, false) => num(measured
+                        .iter()
+                        .filter_map(|r| r.stall_ms)
+                        .fold(0.0, f64::max)),
                 },
-                if held.is_empty() {
+                if measured.is_empty() {
                     "–".into()
                 } else {
-                    held.iter()
+                    measured
+                        .iter()
                         .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
                         .sum::<u64>()
                         .to_string()
@@ -1127,6 +1149,8 @@ mod spread_tests {
                 commit_ms,
                 time_to_effect_ms: effect,
                 stall_ms: Some(0.0),
+                // A background's bins (without them, no background: no stall).
+                series: Some("[[0.0, 10, 0, 50.0]]".into()),
                 ..UpdateRecord::default()
             },
         }

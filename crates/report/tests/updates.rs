@@ -256,6 +256,50 @@ fn updates_whose_figures_do_not_hold_are_never_findings() {
     assert_eq!(row[8], "–");
 }
 
+/// A flow from one client address has no background: its update's time to effect
+/// holds, and it has no stall or loss figure — stored as none (`stall_ms` NULL), or,
+/// before fwbench said so, as a stall of 0 without a series. Neither reads "stalled 0
+/// ms", and neither drops the time to effect (the report once required a stall for
+/// any figure of an update to hold).
+#[test]
+fn an_update_without_background_keeps_its_time_to_effect_and_states_no_stall() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("rules-under-load", None)).unwrap();
+        for (rep, stall) in [(1, None), (2, Some(0.0))] {
+            let mut t = flow_trial(run, format!("nft-{rep}"), rep, json!({"engine": "nft"}));
+            t.updates = vec![UpdateRecord {
+                stall_ms: stall,
+                series: None,
+                ..update(1000, "batch", 3.0, 0.0, 0, Some(2.5 * rep as f64), &[])
+            }];
+            s.insert_trial(&t).unwrap();
+        }
+        finish(s, run)
+    });
+    let a = &r.runs[0].analysis;
+    said(
+        a,
+        "adding 1 rule to 1000 with nft by batch took 3 ms (median of 2); no background \
+         traffic to disturb: no stall or loss figure; the rule took effect after 3.75 ms.",
+    );
+    assert!(
+        !a.findings.iter().any(|f| f.contains("stalled")),
+        "{:#?}",
+        a.findings
+    );
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    let row = t.rows.iter().find(|r| r[3] == "1000").unwrap();
+    assert_eq!(
+        (row[7].as_str(), row[8].as_str()),
+        ("– (no background)", "–")
+    );
+    assert_eq!(row[9], "3.75");
+}
+
 /// An `--event-rate` trial: its updates, each at one more rule installed, are one
 /// figure in the page (not two per installed size), one thin line per update under
 /// their bold median, the commit shaded.

@@ -264,10 +264,11 @@ pub struct CountedSink<S> {
 /// flood through 1 000 nft rules reached the sink at 5 kpps, steered at 79 kpps (the
 /// gateway's own rate). An unpinned sink (every CPU) gets no steering (`0`), so each
 /// trial sets the same state whatever an earlier, killed one left. A sink in the
-/// gateway's namespace (topology input) steers nothing: the gateway's agent steered
-/// it to the gateway's CPUs, and steering it to the sink's would run the rules there
-/// (beside the sender, on a 2-core machine: a trial limited by the rules was said to
-/// be limited by fwbench's sender).
+/// gateway's namespace (topology input) steers nothing: that is the gateway agent's
+/// (to a pinned gateway's CPUs; an unpinned one's rules run where packets arrive, as
+/// on forward), and steering it to the sink's CPUs would run the rules there (beside
+/// the sender, on a 2-core machine: a trial limited by the rules was said to be
+/// limited by fwbench's sender).
 struct Steered(Vec<(std::path::PathBuf, String)>);
 
 impl Steered {

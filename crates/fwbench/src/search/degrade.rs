@@ -15,7 +15,7 @@ use crate::search::step_params;
 use crate::search::witness;
 use crate::search::Runner;
 use anyhow::Result;
-use results::DoubtKind;
+use results::{DoubtKind, LimitedBy};
 
 /// Seed 002's degradation point: the smallest rule count at which a paced flow loses
 /// more than `sp.loss`, searched between 0 and `sp.max_rules`.
@@ -36,6 +36,9 @@ pub fn degrade_search(
     let mut points: Vec<Point> = Vec::new();
     // Passing steps whose trial saw a queue fill through it: (rules, why).
     let mut queued: Vec<(f64, String)> = Vec::new();
+    // Steps whose trial was judged limited by fwbench's sender (its verdict, which
+    // knows a CPU shared with the gateway's rules, or its lateness beyond its bound).
+    let mut senders: Vec<f64> = Vec::new();
     let max = 2
         + (sp.max_rules as f64 / sp.resolution.max(1) as f64)
             .log2()
@@ -56,6 +59,14 @@ pub fn degrade_search(
                 let queue = o.doubts.iter().find(|d| d.kind == DoubtKind::QueueGrowing);
                 if let Some(d) = queue.filter(|_| pt.pass) {
                     queued.push((x, d.why.clone()));
+                }
+                let verdict = o.packet().and_then(|s| s.limited_by.as_ref()).map(|l| l.by);
+                if verdict == Some(LimitedBy::Sender)
+                    || o.doubts
+                        .iter()
+                        .any(|d| d.kind == DoubtKind::LimitedByFwbench)
+                {
+                    senders.push(x);
                 }
                 b.record(pt.pass);
                 points.push(pt);
@@ -80,7 +91,9 @@ pub fn degrade_search(
         })
         .into_iter()
         .collect();
-    doubts.extend(witness::degrade_doubts(&points, &queued, pass, fail));
+    doubts.extend(witness::degrade_doubts(
+        &points, &queued, &senders, pass, fail,
+    ));
     points.sort_by(|a, b| a.x.total_cmp(&b.x));
     Ok(DegradeReport {
         loss_threshold: sp.loss,
@@ -101,15 +114,18 @@ mod tests {
     use crate::outcome::search::SearchSummary;
     use crate::outcome::Outcome;
     use crate::params::workload::Workload;
-    use results::{Doubt, Status};
+    use crate::workloads::Figures;
+    use results::{Doubt, LimitedBy, Status};
 
     /// A degrade search on a gateway whose flow loses 10 % above `loses_above` rules;
     /// steps above `queues_above` (but not losing) are flagged for a queue that filled
-    /// through them, and steps at `behind` rules had their sender behind (sent 80 %).
-    fn search(
+    /// through them, and steps at `behind` rules had their sender behind (sent 80 %),
+    /// judged the sender's limit unless `shared` (the rules took its CPU).
+    fn search_with(
         loses_above: u32,
         queues_above: u32,
         behind: Option<u32>,
+        shared: bool,
     ) -> (DegradeReport, Outcome) {
         let p = crate::plan::build::test_params(
             Workload::Flow,
@@ -136,6 +152,22 @@ mod tests {
                 let why = format!("planted queue at {} rules", q.rules);
                 o.doubts.push(Doubt::new(DoubtKind::QueueGrowing, why));
             }
+            if let (true, Some(Figures::Packet(s))) = (Some(q.rules) == behind, o.figures.as_mut())
+            {
+                s.limited_by = Some(Box::new(crate::limited_by::Limit {
+                    by: if shared {
+                        LimitedBy::SharedCpu
+                    } else {
+                        LimitedBy::Sender
+                    },
+                    why: "planted".into(),
+                    sender_cpu: None,
+                    gateway_cpu: None,
+                    sink_cpu: None,
+                    shared_cpu: None,
+                    counters: None,
+                }));
+            }
             Ok(o)
         };
         let r = degrade_search(&p, &sp, &mut step).unwrap();
@@ -143,9 +175,17 @@ mod tests {
         (r, o)
     }
 
+    fn search(
+        loses_above: u32,
+        queues_above: u32,
+        behind: Option<u32>,
+    ) -> (DegradeReport, Outcome) {
+        search_with(loses_above, queues_above, behind, false)
+    }
+
     /// A step that passed only because a queue filled through its trial bounds the
     /// degradation point from above: the search says so and is flagged, naming the
-    /// lowest such step (1 500 rules, the first above 1 000 the bisection tried).
+    /// lowest such step (the lowest above 1 000 the bisection tried).
     #[test]
     fn a_pass_a_queue_held_flags_the_degradation_point() {
         let (d, clean) = search(3_000, 4_000, None);
@@ -216,6 +256,9 @@ mod tests {
             .map(|p| p.x as u32)
             .filter(|x| *x > first_bad)
             .max();
+        // Behind because the rules took its CPU (shared-cpu): not the sender's.
+        let (_, shared) = search_with(3_000, 4_000, Some(first_bad), true);
+        assert_eq!(shared.status, Status::Ok, "{:?}", shared.error);
         assert!(
             above.is_some(),
             "the bisection tried above {first_bad}: {:?}",

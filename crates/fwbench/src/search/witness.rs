@@ -305,11 +305,14 @@ pub fn queue_doubts(latency: &[LatencyPoint], duration_s: f64, precision: f64) -
 /// steps (rule count, the trial's reason) whose trial was flagged for a queue that
 /// filled through it: such a step is loss-free only while the queue lasts, so the
 /// flow degrades at or below that many rules, and the lowest of them bounds the
-/// answer. The lowest step that failed (`first_bad`) while its sender fell behind its
-/// schedule failed for fwbench's sender, not for the rules.
+/// answer. The lowest step that failed (`first_bad`), its sender behind its schedule
+/// and its trial judged limited by that sender (`senders`: the rule counts of such
+/// steps; not a sender slowed by the rules on a CPU they shared), failed for
+/// fwbench's sender, not for the rules.
 pub fn degrade_doubts(
     points: &[Point],
     queued: &[(f64, String)],
+    senders: &[f64],
     last_good: Option<f64>,
     first_bad: Option<f64>,
 ) -> Vec<Doubt> {
@@ -334,7 +337,7 @@ pub fn degrade_doubts(
         ));
     }
     let behind = first_bad.and_then(|f| latest(points).into_iter().find(|p| p.x == f));
-    if let Some(p) = behind.filter(|p| p.sender_behind) {
+    if let Some(p) = behind.filter(|p| p.sender_behind && senders.contains(&p.x)) {
         out.push(Doubt::new(
             DoubtKind::LimitedByFwbench,
             format!(

@@ -988,8 +988,8 @@ fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> 
 }
 
 /// A queue that filled before the first update: the background's mean one-way delay
-/// per bin, from its first traffic to the update's start (at least
-/// [`QUEUE_SPAN_MIN_NS`]), rose by `growth_ms`. Over a span `S` the path then forwarded
+/// per bin, from its first traffic to the update's window ([`BEFORE_NS`] before its
+/// start; at least [`QUEUE_SPAN_MIN_NS`]), rose evenly by `growth_ms`. Over a span `S` the path then forwarded
 /// `g / (S + g)` less than it was offered, as a trial's queue does
 /// (`limited_by::queue_share`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1008,8 +1008,9 @@ impl QueueBefore {
         self.growth_ms / (self.span_ms + self.growth_ms)
     }
 
-    /// The sender's own lateness (`max_lag_ns`; delays count from when each packet
-    /// was due) reached half the growth: it may be the sender's.
+    /// The sender's own lateness (`max_lag_ns`, the whole trial's: its lateness
+    /// before the update alone is not known; delays count from when each packet was
+    /// due) reached half the growth: it may be the sender's.
     fn senders(&self, max_lag_ns: u64) -> bool {
         max_lag_ns as f64 / 1e6 * 2.0 >= self.growth_ms
     }
@@ -1026,13 +1027,14 @@ const QUEUE_GROWTH_MIN_MS: f64 = 5.0;
 /// `limited_by::QUEUE_SHARE_FLOOR` of the span, rising from its first tenth to its
 /// last). Pure.
 fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBefore> {
-    let first = first_start(rows)?;
+    // Up to the update's own window (packets in flight at its commit carry its stall).
+    let end = first_start(rows)?.saturating_sub(BEFORE_NS);
     // (ns, received, delay sum µs) per bin of every background stream before it.
     let mut bins: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
     for b in background {
         for i in 0..b.received.len() {
             let t = b.origin_ns + i as u64 * b.width_ns;
-            if t + b.width_ns > first || b.received[i] == 0 {
+            if t + b.width_ns > end || b.received[i] == 0 {
                 continue;
             }
             let e = bins.entry(t).or_default();
@@ -1041,7 +1043,7 @@ fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBe
         }
     }
     let begin = *bins.keys().next()?;
-    if first < begin + QUEUE_SPAN_MIN_NS {
+    if end < begin + QUEUE_SPAN_MIN_NS {
         return None;
     }
     // (ms from the span's start, mean delay ms)
@@ -1049,7 +1051,7 @@ fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBe
         .iter()
         .map(|(t, (n, sum))| ((t - begin) as f64 / 1e6, *sum as f64 / *n as f64 / 1e3))
         .collect();
-    let span_ms = (first - begin) as f64 / 1e6;
+    let span_ms = (end - begin) as f64 / 1e6;
     let n = pts.len() as f64;
     let (mx, my) = (
         pts.iter().map(|p| p.0).sum::<f64>() / n,
@@ -1069,19 +1071,22 @@ fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBe
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
-    let (from_ms, to_ms) = (tenth(0.0, 0.1)?, tenth(0.9, 1.01)?);
+    let (from_ms, mid_ms, to_ms) = (tenth(0.0, 0.1)?, tenth(0.45, 0.55)?, tenth(0.9, 1.01)?);
     let q = QueueBefore {
         span_ms,
         from_ms,
         to_ms,
         growth_ms,
     };
-    // Rising from the first tenth to the last by at least half the fitted growth: a
-    // queue filling, not a hump a stall left.
+    // Rising from the first tenth to the last by at least half the fitted growth (not
+    // a hump a stall left), the middle tenth between a quarter and three quarters of
+    // the way (evenly: not a step to a queue that then stood still).
+    let way = (mid_ms - from_ms) / (to_ms - from_ms);
     (growth_ms >= QUEUE_GROWTH_MIN_MS
         && q.share() > crate::limited_by::QUEUE_SHARE_FLOOR
-        && to_ms - from_ms >= growth_ms / 2.0)
-        .then_some(q)
+        && to_ms - from_ms >= growth_ms / 2.0
+        && (0.25..=0.75).contains(&way))
+    .then_some(q)
 }
 
 /// One update's effect: the time to effect (from `effect_at`, for the update that
@@ -1825,17 +1830,17 @@ fn load_text(l: &crate::params::events::Load) -> Option<String> {
 /// What the background felt around one update, in the unit's words; the loss beyond
 /// the window before the update and the effective blocked time where known.
 fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
-    if s.background_streams == 0 && u.doubts.is_empty() {
+    let overloaded = u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
+    if s.background_streams == 0 && !overloaded {
         return match s.unit {
-            Unit::Packet => "no background flows to disturb (every flow is the marker's, \
-                             from the first client address; --sources 2 adds some): no \
+            Unit::Packet => "no background flows to disturb (every flow is from the \
+                             marker's client address; --sources 2 --flows 2 adds one): no \
                              stall or loss figure"
                 .into(),
             Unit::Echo | Unit::Probe | Unit::Session => "no background stream to disturb".into(),
         };
     }
     let Some(stall) = u.stall_ms else {
-        let overloaded = u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
         if overloaded && u.lost == 0 {
             return format!(
                 "the background received no {} at all: no stall figure",
