@@ -267,29 +267,17 @@ fn a_deletion_lets_the_marker_through_during_echo_and_bad_combinations_exit_2() 
 /// A paced background the gateway cannot carry fills a queue before the first update,
 /// with nothing lost yet. At 20 000 nft rules and 4 kpps (measured: about 3 500 pps
 /// carried) that trial was `ok`, its update "stalled 0 ms; 0 packets lost"; it is
-/// flagged overloaded, saying how much the queue held. The test runs 30 000 rules, a
-/// margin for a faster machine. At 100 rules the same background is carried and
+/// flagged overloaded, saying how much the queue held (15–16 % here). More rules
+/// overflow the gateway's backlog within the second (30 000: a step, then loss — the
+/// loss check's case, not this). At 100 rules the same background is carried and
 /// nothing is said.
 #[root_test(serial, tb = "forward")]
 fn a_background_queueing_before_the_update_is_an_overload() {
     let flow = |rules: &str| {
-        let a = [
-            "-t",
-            "2",
-            "--engine",
-            "nft",
-            "--rules",
-            rules,
-            "-r",
-            "4kpps",
-            "--flows",
-            "2",
-            "--sources",
-            "2",
-            "--event",
-            "add:1@1s",
-        ];
-        trial_value("flow", &tb.name, &a)
+        let line = format!(
+            "-t 3 --engine nft --rules {rules} -r 4kpps --flows 2 --sources 2 --event add:1@1s"
+        );
+        trial_value("flow", &tb.name, &argv(&line))
     };
     let queued = |v: &Value| {
         v["doubts"].as_array().into_iter().flatten().any(|d| {
@@ -299,7 +287,7 @@ fn a_background_queueing_before_the_update_is_an_overload() {
                     .is_some_and(|w| w.contains("one-way delay grew evenly"))
         })
     };
-    let over = flow("30000");
+    let over = flow("20000");
     assert_eq!(over["status"], "flagged", "{}", over["error"]);
     assert!(queued(&over), "{}", over["doubts"]);
     let carried = flow("100");
