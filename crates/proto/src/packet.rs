@@ -440,8 +440,8 @@ pub struct UdpSinkSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owd_groups: Vec<u32>,
     /// The sink runs in the gateway's namespace (topology input). It leaves that
-    /// namespace's receive steering (RPS) to the gateway's agent, which steered it to
-    /// the gateway's CPUs, where the rules run; and it times each datagram when it
+    /// namespace's receive steering (RPS) to the gateway's agent (a pinned gateway's:
+    /// to its CPUs, where the rules then run); and it times each datagram when it
     /// reads it, not by the kernel's receive stamp, which is taken on arrival, before
     /// the gateway's rules. Absent (false): the sink steers its namespace's receive
     /// processing to its own CPUs and takes the kernel's stamps.

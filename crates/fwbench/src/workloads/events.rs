@@ -989,9 +989,9 @@ fn quiet_window(rows: &[UpdateRow], background: &[Background]) -> Option<Quiet> 
 
 /// A queue that filled before the first update: the background's mean one-way delay
 /// per bin, from its first traffic to the update's window ([`BEFORE_NS`] before its
-/// start; at least [`QUEUE_SPAN_MIN_NS`]), rose evenly by `growth_ms`. Over a span `S` the path then forwarded
-/// `g / (S + g)` less than it was offered, as a trial's queue does
-/// (`limited_by::queue_share`).
+/// start; at least [`QUEUE_SPAN_MIN_NS`]), rose evenly by `growth_ms`. Over a span
+/// `S` the path then forwarded `g / (S + g)` less than it was offered, as a trial's
+/// queue does (`limited_by::queue_share`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct QueueBefore {
     span_ms: f64,
@@ -1024,8 +1024,8 @@ const QUEUE_GROWTH_MIN_MS: f64 = 5.0;
 
 /// The queue the background's delays show before the first update (`None`: no span
 /// long enough, or no growth past [`QUEUE_GROWTH_MIN_MS`] and
-/// `limited_by::QUEUE_SHARE_FLOOR` of the span, rising from its first tenth to its
-/// last). Pure.
+/// `limited_by::QUEUE_SHARE_FLOOR` of the span rising evenly from its first tenth to
+/// its last). Pure.
 fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBefore> {
     // Up to the update's own window (packets in flight at its commit carry its stall).
     let end = first_start(rows)?.saturating_sub(BEFORE_NS);
