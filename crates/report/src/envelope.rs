@@ -76,7 +76,8 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
     );
     f.notes.push(
         "Each point: the highest update rate at which every update committed, their p99 \
-         latency (due → committed) and time to effect kept the search's targets, no \
+         latency (due → committed; of fewer than 100 updates, by nearest rank, their \
+         maximum) and time to effect kept the search's targets, no \
          must-drop packet passed and their wait did not grow; the mean over the searches \
          at that size, the bar their 95 % CI."
             .into(),

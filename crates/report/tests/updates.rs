@@ -88,6 +88,20 @@ fn planted(s: &mut Store) -> i64 {
 }
 
 /// One of the findings is `s` exactly.
+/// The row of the "Gateway updates" table for `installed` rules.
+fn updates_row(a: &report::figure::Analysis, installed: &str) -> Vec<String> {
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.starts_with("Gateway updates"))
+        .expect("updates table");
+    t.rows
+        .iter()
+        .find(|r| r[3] == installed)
+        .unwrap_or_else(|| panic!("no row at {installed} rules: {:?}", t.rows))
+        .clone()
+}
+
 fn said(a: &report::figure::Analysis, s: &str) {
     assert!(
         a.findings.iter().any(|f| f == s),
@@ -246,12 +260,7 @@ fn updates_whose_figures_do_not_hold_are_never_findings() {
         "{:#?}",
         a.findings
     );
-    let t = a
-        .tables
-        .iter()
-        .find(|t| t.title.starts_with("Gateway updates"))
-        .expect("updates table");
-    let row = t.rows.iter().find(|r| r[3] == "50000").unwrap();
+    let row = updates_row(a, "50000");
     assert_eq!(row[7], "– (flagged)");
     assert_eq!(row[8], "–");
 }
@@ -287,12 +296,7 @@ fn an_update_without_background_keeps_its_time_to_effect_and_states_no_stall() {
         "{:#?}",
         a.findings
     );
-    let t = a
-        .tables
-        .iter()
-        .find(|t| t.title.starts_with("Gateway updates"))
-        .expect("updates table");
-    let row = t.rows.iter().find(|r| r[3] == "1000").unwrap();
+    let row = updates_row(a, "1000");
     assert_eq!(
         (row[7].as_str(), row[8].as_str()),
         ("– (no background)", "–")

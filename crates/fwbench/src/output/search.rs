@@ -230,6 +230,22 @@ fn envelope_text(p: &TrialParams, r: &crate::outcome::search::EnvelopeReport) ->
             out += &format!("             (trial flagged: {f})\n");
         }
     }
+    // Nearest rank: below 100 values the 99th percentile is the largest.
+    let few = r
+        .points
+        .iter()
+        .filter(|q| q.latency_ms.as_ref().is_some_and(|l| l.n < 100))
+        .count();
+    let steps = match (few, r.points.len()) {
+        (1, 1) => "its one step".to_string(),
+        (f, n) if f == n => format!("all {n} steps"),
+        (f, n) => format!("{f} of the {n} steps"),
+    };
+    if few > 0 {
+        out += &format!(
+            "  (p99 of fewer than 100 updates is their maximum, by nearest rank: {steps})\n"
+        );
+    }
     out + &r.answer() + "\n"
 }
 

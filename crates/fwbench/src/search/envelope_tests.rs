@@ -175,6 +175,22 @@ fn the_envelope_of_an_update_path_of_known_speed_is_found() {
     assert_eq!(o.status, Status::Ok);
     // The first step is the highest rate searched, and it missed.
     assert_eq!(rates[0], 100.0);
+    // Its 3-s steps commit fewer than 100 updates each (at most 1 000 / 80 a second):
+    // their "p99" is their maximum, and the text says so.
+    let few = r
+        .points
+        .iter()
+        .filter(|q| q.latency_ms.as_ref().is_some_and(|l| l.n < 100))
+        .count();
+    assert_eq!(few, r.points.len(), "{:?}", r.points);
+    let text = crate::output::search::search_text(&p, &SearchSummary::Envelope(r.clone()));
+    assert!(
+        text.contains(&format!(
+            "  (p99 of fewer than 100 updates is their maximum, by nearest rank: all {few} \
+             steps)\n"
+        )),
+        "{text}"
+    );
 }
 
 #[test]
