@@ -1052,17 +1052,7 @@ fn queue_before(rows: &[UpdateRow], background: &[Background]) -> Option<QueueBe
         .map(|(t, (n, sum))| ((t - begin) as f64 / 1e6, *sum as f64 / *n as f64 / 1e3))
         .collect();
     let span_ms = (end - begin) as f64 / 1e6;
-    let n = pts.len() as f64;
-    let (mx, my) = (
-        pts.iter().map(|p| p.0).sum::<f64>() / n,
-        pts.iter().map(|p| p.1).sum::<f64>() / n,
-    );
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    if sxx <= 0.0 {
-        return None;
-    }
-    let growth_ms = sxy / sxx * span_ms;
+    let growth_ms = report::stats::fit_line(&pts)?.b * span_ms;
     let tenth = |lo: f64, hi: f64| {
         let v: Vec<f64> = pts
             .iter()
