@@ -252,6 +252,11 @@ pub struct Matched {
     /// The workload and the parameters that vary between the configurations compared.
     pub label: String,
     pub changes: Vec<Change>,
+    /// Repetitions left out of the changes: those fwbench's own sender or sink limited
+    /// ("left out: 2 of old's 4 repetitions, limited by fwbench's sink …"), whose
+    /// numbers are fwbench's, not the gateway's. `None`: none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 /// The first run against one later run.
@@ -383,6 +388,9 @@ impl Comparison {
             }
             for m in &p.matched {
                 let _ = writeln!(o, "\n{}", m.label);
+                if let Some(l) = &m.left_out {
+                    let _ = writeln!(o, "  ({l})");
+                }
                 let rows: Vec<[String; 6]> = m.changes.iter().map(row).collect();
                 let mut w = [0usize; 6];
                 for r in &rows {
@@ -458,6 +466,9 @@ impl Comparison {
             }
             for m in &p.matched {
                 let _ = writeln!(o, "\n## {}\n", md(&m.label));
+                if let Some(l) = &m.left_out {
+                    let _ = writeln!(o, "({})\n", md(l));
+                }
                 let _ = writeln!(
                     o,
                     "| metric | old | new | change (95 % CI) | test | verdict |\n|---|---:|---:|---:|---|---|"
@@ -518,7 +529,11 @@ impl Comparison {
             }
             o.push_str("</table>");
             for m in &p.matched {
-                let _ = write!(o, "<h2>{}</h2><table><tr><th>metric</th><th>old</th><th>new</th><th>change (95 % CI)</th><th>test</th><th>verdict</th></tr>", escape(&m.label));
+                let _ = write!(o, "<h2>{}</h2>", escape(&m.label));
+                if let Some(l) = &m.left_out {
+                    let _ = write!(o, "<p>({})</p>", escape(l));
+                }
+                let _ = write!(o, "<table><tr><th>metric</th><th>old</th><th>new</th><th>change (95 % CI)</th><th>test</th><th>verdict</th></tr>");
                 for c in &m.changes {
                     let r = row(c);
                     let class = if c.fails { "fail" } else { c.verdict };
@@ -634,12 +649,41 @@ fn pooled(runs: &[&RunReport]) -> Vec<Config> {
                     for (m, v) in &c.values {
                         o.values.entry(m.clone()).or_default().extend(v);
                     }
+                    for (m, v) in &c.gateway_values {
+                        o.gateway_values.entry(m.clone()).or_default().extend(v);
+                    }
                 }
                 None => out.push(c.clone()),
             }
         }
     }
     out
+}
+
+/// "left out: 2 of old's 4 repetitions and 1 of new's 4, limited by fwbench's sink,
+/// not by the gateway (their numbers are fwbench's limit)"; `None` when none was.
+fn left_out(old: &Config, new: &Config) -> Option<String> {
+    let mut roles = BTreeSet::new();
+    let mut parts = vec![];
+    for (side, c) in [("old", old), ("new", new)] {
+        let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
+        if !by.is_empty() {
+            parts.push(format!(
+                "{} of {side}'s {} repetitions",
+                by.len(),
+                c.reps.len()
+            ));
+            roles.extend(by.iter().map(|b| b.as_str()));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "left out: {}, limited by fwbench's {}, not by the gateway (their numbers are \
+             fwbench's limit)",
+            parts.join(" and "),
+            roles.into_iter().collect::<Vec<_>>().join(" and ")
+        )
+    })
 }
 
 /// Compare one pair of sides.
@@ -659,15 +703,18 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
             continue;
         }
         let n = &b[&c.key];
+        // Only the repetitions whose numbers are the gateway's: one that fwbench's
+        // sender or sink limited would be a change of fwbench's.
         let changes: Vec<Change> = c
-            .values
+            .gateway_values
             .iter()
-            .filter_map(|(m, v)| Change::of(m, v, n.values.get(m)?, threshold_pct))
+            .filter_map(|(m, v)| Change::of(m, v, n.gateway_values.get(m)?, threshold_pct))
             .collect();
         matched.push(Matched {
             key: c.key.clone(),
             label: label(c),
             changes,
+            left_out: left_out(c, n),
         });
     }
     let only = |x: &BTreeMap<String, Config>, y: &BTreeMap<String, Config>| {

@@ -373,6 +373,9 @@ pub struct Analysis {
     /// Each series' cost per rule per segment ([`Estimator::HEADLINE`]'s values), in
     /// the order of the series; beside `fits` (a series with two rule counts has no fit).
     pub segments: Vec<SeriesSegments>,
+    /// Per series, the repetitions its cost model left out and why (fwbench's own
+    /// sender or sink limited them: their rates are not the gateway's).
+    pub left_out: std::collections::BTreeMap<String, String>,
     /// The numbers the findings state with their CIs, each under a key that names it
     /// the same way in every run of the design (see [`Claim`]).
     pub claims: Vec<Claim>,

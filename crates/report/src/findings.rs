@@ -47,19 +47,35 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
 /// describes the data, else its segments (the only answer with two rule counts).
 fn costs(a: &Analysis) -> Vec<String> {
     let fit = |series: &str| a.fits.iter().find(|f| f.series == series);
+    // What the series' cost left out, after its sentence: " Left out: 3 trials …".
+    let left = |series: &str, s: String| match a.left_out.get(series) {
+        Some(w) => format!("{s} Left out: {w}."),
+        None => s,
+    };
     let mut out: Vec<String> = a
         .segments
         .iter()
-        .map(|s| match fit(&s.series) {
-            Some(f) => cost_sentence(f, Some(s)),
-            None => format!("{}: {}", s.series, segments_text(s)),
+        .map(|s| {
+            let text = match fit(&s.series) {
+                Some(f) => cost_sentence(f, Some(s)),
+                None => format!("{}: {}", s.series, segments_text(s)),
+            };
+            left(&s.series, text)
         })
         .collect();
     out.extend(
         a.fits
             .iter()
             .filter(|f| !a.segments.iter().any(|s| s.series == f.series))
-            .map(|f| cost_sentence(f, None)),
+            .map(|f| left(&f.series, cost_sentence(f, None))),
+    );
+    // A series whose every rate fwbench limited has no cost at all: said, not dropped.
+    out.extend(
+        a.left_out
+            .iter()
+            .filter(|(s, _)| !a.segments.iter().any(|x| &x.series == *s))
+            .filter(|(s, _)| !a.fits.iter().any(|f| &f.series == *s))
+            .map(|(s, w)| format!("{s}: no cost per rule is stated — {w}.")),
     );
     out
 }

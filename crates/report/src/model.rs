@@ -41,6 +41,19 @@ impl Trial {
         }
     }
 
+    /// Who of fwbench's own limited its rate (`packet.limited_by`: its sender or its
+    /// sink): then its packets/s are fwbench's limit, not the gateway's. `None`
+    /// otherwise (the gateway, nothing, a shared CPU, or not judged).
+    pub fn fwbench_limited(&self) -> Option<results::LimitedBy> {
+        self.stored
+            .packet
+            .as_ref()?
+            .limited_by
+            .as_ref()?
+            .by
+            .filter(|b| b.is_fwbench())
+    }
+
     /// Its case name: the label, else the engine (text, as stored).
     pub fn label_or_engine(&self) -> Option<String> {
         self.p.label.clone().or_else(|| self.p.engine.clone())
@@ -173,6 +186,10 @@ pub struct Config {
     pub metrics: BTreeMap<String, Summary>,
     /// Per repetition values of each metric (for fits and tests).
     pub values: BTreeMap<String, Vec<f64>>,
+    /// The same, of the repetitions whose rate is the gateway's: all but those that
+    /// fwbench's own sender or sink limited ([`Trial::fwbench_limited`]). The cost
+    /// model and the advantage ratio read these.
+    pub gateway_values: BTreeMap<String, Vec<f64>>,
     /// Rules installed (mean of the gateway's count over reps) or else `params.rules`.
     pub rules: Option<f64>,
     /// This configuration is (one of) the run's baseline.
@@ -189,6 +206,12 @@ impl Config {
     /// baseline, never a series with a cost per rule.
     pub fn no_firewall(&self) -> bool {
         self.engine.as_ref().is_some_and(|e| e.is_none())
+    }
+
+    /// A metric's summary over the repetitions whose rate is the gateway's
+    /// ([`Config::gateway_values`]): what a cost or a change of the gateway is made of.
+    pub fn gateway_summary(&self, metric: &str) -> Option<Summary> {
+        Summary::of(self.gateway_values.get(metric)?)
     }
 
     /// Mean of a metric, if measured.
@@ -377,6 +400,7 @@ impl Config {
             unavailable: vec![],
             metrics: BTreeMap::new(),
             values: BTreeMap::new(),
+            gateway_values: BTreeMap::new(),
             rules: None,
             is_baseline: false,
             cost_pct: None,
@@ -387,15 +411,22 @@ impl Config {
 
 /// Fill a configuration's per-metric values and summaries from its repetitions.
 fn aggregate(c: &mut Config, samples: &BTreeMap<i64, BTreeMap<String, f64>>) {
-    for (name, f) in METRICS {
-        let v: Vec<f64> = c.reps.iter().filter_map(f).collect();
-        if !v.is_empty() {
-            c.values.insert(name.to_string(), v);
-        }
-    }
     for t in &c.reps {
-        for (m, x) in samples.get(&t.id).into_iter().flatten() {
-            c.values.entry(m.clone()).or_default().push(*x);
+        let mine = METRICS
+            .iter()
+            .filter_map(|(name, f)| Some((name.to_string(), f(t)?)))
+            .chain(
+                samples
+                    .get(&t.id)
+                    .into_iter()
+                    .flatten()
+                    .map(|(m, x)| (m.clone(), *x)),
+            );
+        for (m, x) in mine {
+            if t.fwbench_limited().is_none() {
+                c.gateway_values.entry(m.clone()).or_default().push(x);
+            }
+            c.values.entry(m).or_default().push(x);
         }
     }
     c.metrics = c
@@ -619,16 +650,18 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
-        if let (true, Some(s)) = (c.is_baseline, c.metrics.get(m)) {
-            base.insert(rest_key(c, baseline), (*s, higher));
+        if let (true, Some(s)) = (c.is_baseline, c.gateway_summary(m)) {
+            base.insert(rest_key(c, baseline), (s, higher));
         }
     }
     for c in configs.iter_mut().filter(|c| !c.is_baseline) {
         let Some((m, _)) = main_metric(c) else {
             continue;
         };
-        if let (Some((b, higher)), Some(s)) = (base.get(&rest_key(c, baseline)), c.metrics.get(m)) {
-            if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
+        if let (Some((b, higher)), Some(s)) =
+            (base.get(&rest_key(c, baseline)), c.gateway_summary(m))
+        {
+            if let Some((cost, ci)) = crate::stats::cost_pct(&s, b, *higher) {
                 c.cost_pct = Some(cost);
                 c.cost_ci95 = ci;
             }

@@ -24,7 +24,8 @@ pub const STANDOUT: f64 = 3.0;
 /// machine's noise: each above [`UNSTABLE_CV`] is warned of.
 pub const FEW: usize = 5;
 
-/// The main metric's spread over each configuration's repetitions.
+/// The main metric's spread over each configuration's repetitions (those whose rate
+/// is the gateway's: `Config::gateway_values`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
     /// (configuration's name, main metric, CV, repetitions), in the configurations'
@@ -43,12 +44,15 @@ impl Spread {
             .iter()
             .filter_map(|c| {
                 let (m, _) = main_metric(c)?;
-                let cv = c.metrics.get(m)?.cv()?;
+                // The repetitions whose rate is the gateway's: one fwbench limited is
+                // the run's `fwbench-limit` warning, not the configuration's noise.
+                let s = c.gateway_summary(m)?;
+                let cv = s.cv()?;
                 let name = c
                     .label
                     .clone()
                     .unwrap_or_else(|| series::series_name(c, &keys));
-                Some((name, m.to_string(), cv, c.reps.len()))
+                Some((name, m.to_string(), cv, s.n))
             })
             .collect();
         let median_cv = stats::median(cvs.iter().map(|x| x.2));

@@ -289,6 +289,10 @@ fn advantage_figure(
             let mut pts = Vec::new();
             // Rule counts where both engines passed every packet offered.
             let mut unbounded = Vec::new();
+            // Rule counts where a repetition of either was left out: which.
+            let mut left: Vec<(f64, String)> = Vec::new();
+            // Per rule count, the fewer repetitions the two kept.
+            let mut reps: Vec<(f64, usize)> = Vec::new();
             for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
                 let Some(b) = cs
                     .iter()
@@ -305,6 +309,34 @@ fn advantage_figure(
                     if offered_rate_got_through(c) && offered_rate_got_through(b) {
                         unbounded.push(xv);
                     }
+                    let kept = |c: &Config| {
+                        c.gateway_values
+                            .get(crate::model::RECEIVED_PPS)
+                            .map_or(0, Vec::len)
+                    };
+                    reps.push((xv, kept(c).min(kept(b))));
+                    let why: Vec<String> = [(engine.as_str(), c), (reference.as_str(), b)]
+                        .into_iter()
+                        .filter_map(|(e, c)| {
+                            let by: BTreeSet<&str> = c
+                                .reps
+                                .iter()
+                                .filter_map(|t| Some(t.fwbench_limited()?.as_str()))
+                                .collect();
+                            let n = c.reps.iter().filter(|t| t.fwbench_limited().is_some());
+                            (!by.is_empty()).then(|| {
+                                format!(
+                                    "{} of {e}'s {} repetitions, limited by fwbench's {}",
+                                    n.count(),
+                                    c.reps.len(),
+                                    by.into_iter().collect::<Vec<_>>().join(" and ")
+                                )
+                            })
+                        })
+                        .collect();
+                    if !why.is_empty() {
+                        left.push((xv, why.join(" and ")));
+                    }
                 }
             }
             pts.sort_by(|p, q| p.x.total_cmp(&q.x));
@@ -317,7 +349,16 @@ fn advantage_figure(
                 format!(" ({name})")
             };
             let sname = format!("{engine} / {reference}{suffix}");
-            let mut sentence = advantage_sentence(&sname, engine, &reference, name, &pts, cs);
+            let p = at_study_rules(&pts);
+            let kept = reps.iter().find(|(x, _)| *x == p.x).map_or(0, |r| r.1);
+            let mut sentence =
+                advantage_sentence(&sname, (engine, &reference), name, (&pts, kept), cs);
+            if let Some((_, which)) = left.iter().find(|(x, _)| *x == p.x) {
+                sentence.push_str(&format!(
+                    " Left out there, as fwbench's limit rather than the gateway's (see the \
+                     run's warnings): {which}."
+                ));
+            }
             if unbounded.contains(&at_study_rules(&pts).x) {
                 sentence.push_str(
                     " Both passed every packet offered there (limited by nothing): a ratio \
@@ -326,7 +367,6 @@ fn advantage_figure(
                 );
             }
             a.findings.push(sentence);
-            let p = at_study_rules(&pts);
             a.claims.push(
                 Claim::at(
                     format!("advantage ratio: {sname} at {} rules", num(p.x)),
@@ -383,14 +423,12 @@ fn at_study_rules(pts: &[Point]) -> &Point {
 /// study's value when the pair is iptables-legacy over nft.
 fn advantage_sentence(
     sname: &str,
-    engine: &str,
-    reference: &str,
+    (engine, reference): (&str, &str),
     case: &str,
-    pts: &[Point],
+    (pts, reps): (&[Point], usize),
     cs: &[&Config],
 ) -> String {
     let p = at_study_rules(pts);
-    let reps = cs.iter().map(|c| c.reps.len()).min().unwrap_or(0);
     let ci = match p.ci95 {
         Some(c) => format!(
             "{} (95 % CI over {reps}+ repetitions of each)",
@@ -456,12 +494,56 @@ fn offered_rate_got_through(c: &Config) -> bool {
     !c.reps.is_empty() && c.reps.iter().all(by)
 }
 
+/// The repetitions of a series left out of its cost model: "3 trials (at 0 rules)
+/// limited by fwbench's sink, not by the gateway: their packets/s are fwbench's
+/// limit" — those that fwbench's own sender or sink limited
+/// ([`crate::model::Trial::fwbench_limited`]; `Config::gateway_values` holds the
+/// rest). A rate capped at 0 rules would move the intercept and the slope alike, so
+/// the line, segments, knee and degradation are made of the others. `None` when none
+/// was left out.
+fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<String> {
+    let (mut n, mut at, mut roles) = (0, vec![], BTreeSet::new());
+    for c in cs {
+        let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
+        if !by.is_empty() {
+            n += by.len();
+            roles.extend(by.iter().map(|b| b.as_str()));
+            at.extend(x(c));
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    at.sort_by(f64::total_cmp);
+    at.dedup();
+    let at: Vec<String> = at.into_iter().map(num).collect();
+    let (trials, their) = if n == 1 {
+        ("trial", "its packets/s are")
+    } else {
+        ("trials", "their packets/s are")
+    };
+    Some(format!(
+        "{n} {trials} (at {} rules) limited by fwbench's {}, not by the gateway: {their} \
+         fwbench's limit (see the run's warnings for what to do)",
+        and_list(&at),
+        roles.into_iter().collect::<Vec<_>>().join(" and ")
+    ))
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// received pps of a over b, with the CI propagated from both relative CIs.
+/// Only the repetitions whose rate is the gateway's count (`Config::gateway_values`).
 fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
-    stats::ratio(
-        a.metrics.get(crate::model::RECEIVED_PPS)?,
-        b.metrics.get(crate::model::RECEIVED_PPS)?,
-    )
+    let pps = |c: &Config| c.gateway_summary(crate::model::RECEIVED_PPS);
+    stats::ratio(&pps(a)?, &pps(b)?)
 }
 
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
@@ -490,6 +572,8 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         let e = Estimator::HEADLINE;
         a.segments
             .extend(SeriesSegments::of(name, e, &groups(e, cs, x)));
+        let left = left_out(cs, x);
+        a.left_out.extend(left.clone().map(|w| (name.clone(), w)));
         let Some(cf) = fit_series(name, cs, x) else {
             continue;
         };
@@ -512,7 +596,11 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
             points: vec![line(lo), line(hi)],
             fit: true,
         });
-        fig.notes.push(cost_note(name, &cf));
+        let mut note = cost_note(name, &cf);
+        if let Some(w) = left {
+            note.push_str(&format!("; left out: {w}"));
+        }
+        fig.notes.push(note);
         a.fits.push(cf);
     }
     a.figures.push(fig);
@@ -593,7 +681,12 @@ pub const ESTIMATOR_GAP: f64 = 0.03;
 /// Fit both estimators over every repetition of a series with ≥ 3 rule counts; the
 /// headline is [`Estimator::HEADLINE`]'s.
 fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<CostFit> {
-    let counts: BTreeSet<u64> = cs.iter().filter_map(|c| x(c)).map(f64::to_bits).collect();
+    let counts: BTreeSet<u64> = cs
+        .iter()
+        .filter(|c| c.gateway_values.contains_key(crate::model::RECEIVED_PPS))
+        .filter_map(|c| x(c))
+        .map(f64::to_bits)
+        .collect();
     if counts.len() < 3 {
         return None;
     }
@@ -604,7 +697,10 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
     let head = CostEstimate::headline_of(&estimates)?;
     let reps: Vec<(f64, Vec<f64>)> = cs
         .iter()
-        .filter_map(|c| Some((x(c)?, c.values.get(crate::model::RECEIVED_PPS)?.clone())))
+        .filter_map(|c| {
+            let v = c.gateway_values.get(crate::model::RECEIVED_PPS)?;
+            Some((x(c)?, v.clone()))
+        })
         .collect();
     let knee = stats::knee_with_interval(&reps);
     Some(CostFit {
@@ -629,10 +725,11 @@ pub fn estimate(
     estimate_of(e, &groups(e, cs, x))
 }
 
-/// `(rules, [value per repetition])` of an estimator's metric over a series.
+/// `(rules, [value per repetition])` of an estimator's metric over a series: the
+/// repetitions whose rate is the gateway's (`Config::gateway_values`).
 fn groups(e: Estimator, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Vec<(f64, Vec<f64>)> {
     cs.iter()
-        .filter_map(|c| Some((x(c)?, c.values.get(e.metric())?.clone())))
+        .filter_map(|c| Some((x(c)?, c.gateway_values.get(e.metric())?.clone())))
         .collect()
 }
 
@@ -948,7 +1045,13 @@ mod advantage_tests {
     #[test]
     fn a_ratio_whose_ci_includes_one_is_no_measurable_difference() {
         let at_ci = |y: f64, ci95: Option<f64>| {
-            advantage_sentence("a / b", "a", "b", "", &[Point { x: 5000.0, y, ci95 }], &[])
+            advantage_sentence(
+                "a / b",
+                ("a", "b"),
+                "",
+                (&[Point { x: 5000.0, y, ci95 }], 4),
+                &[],
+            )
         };
         let at = |y: f64, ci: f64| at_ci(y, Some(ci));
         // One repetition: no CI, so no difference is stated.

@@ -200,6 +200,14 @@ pub struct TrendPoint {
     pub ci95: Option<f64>,
     /// The repetitions' values (the samples the segments are made of).
     pub values: Vec<f64>,
+    /// Repetitions left out: fwbench's own sender or sink limited them, so their
+    /// numbers are fwbench's, not the gateway's.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_out: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A constant stretch of a series: points `first..=last`.
@@ -381,8 +389,9 @@ impl Trend {
                     let Some(rc) = i.run.configs.iter().find(|x| x.key == c.key) else {
                         continue;
                     };
+                    // Only the repetitions whose numbers are the gateway's.
                     let values: Vec<f64> = rc
-                        .values
+                        .gateway_values
                         .get(&m)
                         .map(|v| v.iter().copied().filter(|x| x.is_finite()).collect())
                         .unwrap_or_default();
@@ -394,6 +403,11 @@ impl Trend {
                             mean: s.mean,
                             ci95: s.ci95,
                             values,
+                            left_out: rc
+                                .reps
+                                .iter()
+                                .filter(|t| t.fwbench_limited().is_some())
+                                .count(),
                         });
                     }
                 }
@@ -548,7 +562,13 @@ impl Trend {
             let pts: Vec<String> = s
                 .points
                 .iter()
-                .map(|p| format!("{}: {} (n={})", p.key, mean_ci(p.mean, p.ci95), p.n))
+                .map(|p| {
+                    let left = match p.left_out {
+                        0 => String::new(),
+                        k => format!(", {k} limited by fwbench left out"),
+                    };
+                    format!("{}: {} (n={}{left})", p.key, mean_ci(p.mean, p.ci95), p.n)
+                })
                 .collect();
             let _ = writeln!(o, "  points: {}", pts.join(", "));
         }

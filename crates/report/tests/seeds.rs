@@ -1050,12 +1050,12 @@ type Planted = (&'static str, Option<&'static str>, fn(f64) -> f64);
 /// The default experiment (`scenarios/default.toml`) as a busy, noisy machine stores
 /// it: 6 firewalls × 5 rule counts × 4 repetitions of a flood, every trial's rate
 /// varying 7 % from trial to trial (another job on the machine), every trial
-/// `shared-cpu` (the preset's placement) but two limited by the sink, iptables-legacy's
+/// `shared-cpu` (the preset's placement) but three limited by the sink (their rates 40 % low), iptables-legacy's
 /// cost bending at 2 000
 /// rules. Planted ns per rule per packet: iptables-legacy 7 then 2, nft inet 20, nft ip
 /// 10, xdp 8; nft-set and xdp-map none. The answer is one finding per firewall, the
 /// noise said once (and carried by the CIs), and at most two warnings a user must act
-/// on — here one: two trials whose sink lost its CPU to the other job.
+/// on — here one: three trials whose sink lost its CPU to the other job, left out of the costs.
 fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
     let run = s.begin_run(&new_run("default", None)).unwrap();
     let mut noise = Noise(20261128);
@@ -1073,7 +1073,13 @@ fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
         for rules in [0u64, 1000, 2000, 5000, 10000] {
             for rep in 1..=4u32 {
                 let ns = (4000.0 + cost(rules as f64)) * (1.0 + 0.07 * noise.normal());
-                let pps = 1e9 / ns;
+                // Three trials whose sink lost its CPU to the other job (as in the busy
+                // machine's run of 2026-11-28): the sink counted 40 % less than the
+                // gateway passed — fwbench's limit, not the gateway's, and the one
+                // thing to act on.
+                let sink = (engine == "nft" && family.is_none() && rules == 0 && rep <= 2)
+                    || (engine == "xdp-map" && rules == 5000 && rep == 1);
+                let pps = 1e9 / ns * if sink { 0.6 } else { 1.0 };
                 let mut params = json!({"topology": "forward", "workload": "flood",
                     "engine": engine, "model": "linear", "rules": rules, "position": "last",
                     "seed": rep, "family": 4,
@@ -1104,13 +1110,7 @@ fn default_on_a_noisy_machine(s: &mut Store) -> i64 {
                     id: id.clone(),
                     kind: "nft".into(),
                 });
-                // Two trials whose sink lost CPU to the other job (as in the busy
-                // machine's run of 2026-11-28): the one thing to act on.
-                let by = if engine == "nft" && family.is_none() && rules == 0 && rep <= 2 {
-                    "sink"
-                } else {
-                    "shared-cpu"
-                };
+                let by = if sink { "sink" } else { "shared-cpu" };
                 t.results = json!({"packet": {"limited_by": {"by": by,
                     "why": "planted"}}});
                 s.record(&t).unwrap();
@@ -1146,6 +1146,49 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
     let (b, ci) = pm_after(f, "engine=nft (inet): ");
     assert!((b - 20.0).abs() <= 2.0 * ci, "{b} ± {ci}");
     assert!(ci > 0.3, "{b} ± {ci}");
+    // The two trials the sink limited are left out, and said so: the 4 000 ns planted at
+    // 0 rules is found (with them, the mean there is a third higher).
+    let nft = f
+        .iter()
+        .find(|x| x.starts_with("engine=nft (inet): "))
+        .unwrap();
+    assert!(
+        nft.contains(
+            "Left out: 2 trials (at 0 rules) limited by fwbench's sink, not by the gateway"
+        ),
+        "{nft}"
+    );
+    assert!(
+        nft.contains("95 % CI over 18 trials at 5 rule counts"),
+        "{nft}"
+    );
+    let (a, a_ci) = pm_after(std::slice::from_ref(nft), "rule counts), ");
+    assert!((a - 4000.0).abs() <= 2.0 * a_ci, "{a} ± {a_ci}: {nft}");
+    assert!(
+        a_ci < 600.0,
+        "the noise's CI (7 % a trial), not the cap's: {nft}"
+    );
+    // The advantage ratio at 5 000 rules leaves out xdp-map's limited repetition: the
+    // planted 26 (4 000 ns against 104 000) is found, not a tenth less.
+    let ratio = f
+        .iter()
+        .find(|x| x.starts_with("Advantage ratio xdp-map / nft/inet at 5000 rules"))
+        .unwrap_or_else(|| panic!("{f:#?}"));
+    assert!(
+        ratio.contains("Left out there, as fwbench's limit rather than the gateway's (see the run's warnings): 1 of xdp-map's 4 repetitions, limited by fwbench's sink"),
+        "{ratio}"
+    );
+    assert!(ratio.contains("3+ repetitions of each"), "{ratio}");
+    let (q, q_ci) = pm_after(std::slice::from_ref(ratio), "rules: ");
+    assert!((q - 26.0).abs() <= 2.0 * q_ci, "{q} ± {q_ci}: {ratio}");
+    assert!(q_ci < 0.2 * 26.0, "the noise's CI, not the cap's: {ratio}");
+    // xdp-map's flat line stays flat without it.
+    let map = f
+        .iter()
+        .find(|x| x.starts_with("engine=xdp-map: "))
+        .unwrap();
+    assert!(map.contains("flat"), "{map}");
+    assert!(map.contains("Left out: 1 trial (at 5000 rules)"), "{map}");
     // Said once, with how noisy.
     let noise: Vec<&String> = f.iter().filter(|x| x.starts_with("Noise: ")).collect();
     assert_eq!(noise.len(), 1, "{f:#?}");
@@ -1166,7 +1209,7 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
     assert_eq!(sink.len(), 1, "{warnings:#?}");
     assert!(sink[0]
         .message
-        .starts_with("2 of 120 packet trials were limited by fwbench's sink"));
+        .starts_with("3 of 120 packet trials were limited by fwbench's sink"));
     assert!(
         sink[0].message.contains("pin_server"),
         "{}",

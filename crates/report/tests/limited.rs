@@ -1,0 +1,116 @@
+//! Repetitions that fwbench's own sink limited, through the store into `compare` and
+//! `trend`: their numbers are fwbench's, not the gateway's, so neither tool reads them
+//! as a change of the gateway — and both say what they left out.
+
+mod common;
+mod recorded;
+use common::{finish, firewall_row, new_run, scratch, trial, Noise};
+use recorded::Record;
+use report::{load, trend};
+use serde_json::json;
+use store::{Headline, Store};
+
+/// A run (tagged `run=<tag>`) of 4 floods through 1000 nft rules at about 100 000
+/// packets/s (1 % noise); the repetitions in `sink` were limited by fwbench's sink,
+/// which counted 40 % less than the gateway passed.
+fn run(s: &mut Store, tag: &str, sink: &[u32], noise: &mut Noise) -> i64 {
+    let mut r = new_run("limited", None);
+    r.tags = vec![("run".into(), tag.into())];
+    let run = s.begin_run(&r).unwrap();
+    for rep in 1..=4u32 {
+        let capped = sink.contains(&rep);
+        let pps = 100_000.0 * (1.0 + 0.01 * noise.normal()) * if capped { 0.6 } else { 1.0 };
+        let mut t = trial(
+            run,
+            format!("nft-1000-{rep}"),
+            rep,
+            "flood",
+            json!({"workload": "flood", "engine": "nft", "rules": 1000, "seed": rep,
+                   "packet": {"size": "frame:64", "rate": "max"}}),
+            Headline {
+                sent_pps: Some(pps),
+                received_pps: Some(pps),
+                loss_ratio: Some(0.0),
+                ..Default::default()
+            },
+        );
+        t.firewall = firewall_row("nft", 1000);
+        let by = if capped { "sink" } else { "gateway" };
+        t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+        s.record(&t).unwrap();
+    }
+    finish(s, run)
+}
+
+#[test]
+fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
+    let (_dir, mut s) = scratch("limited.db");
+    let mut noise = Noise(7);
+    let old = run(&mut s, "1", &[], &mut noise);
+    let mid = run(&mut s, "2", &[], &mut noise);
+    let new = run(&mut s, "3", &[2, 4], &mut noise);
+    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+
+    // compare: the two repetitions the sink limited are left out, and said so; the
+    // others hold the same 100 000 packets/s: no regression (with them: 20 % down).
+    fn input<'a>(name: &str, r: &'a report::Report) -> report::compare::Input<'a> {
+        report::compare::Input {
+            name: name.into(),
+            file: "limited.db".into(),
+            runs: vec![&r.runs[0]],
+        }
+    }
+    let c = report::compare::Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let m = &c.pairs[0].matched[0];
+    let pps = m
+        .changes
+        .iter()
+        .find(|x| x.metric == "received_pps")
+        .expect("received_pps compared");
+    assert_eq!((pps.old.n, pps.new.n), (4, 2), "{pps:?}");
+    assert!(!pps.fails, "{}", c.text());
+    assert_eq!(c.pairs[0].failing, 0, "{}", c.text());
+    assert_eq!(
+        m.left_out.as_deref(),
+        Some(
+            "left out: 2 of new's 4 repetitions, limited by fwbench's sink, not by the \
+             gateway (their numbers are fwbench's limit)"
+        )
+    );
+    assert!(
+        c.text().contains("  (left out: 2 of new's 4"),
+        "{}",
+        c.text()
+    );
+    assert!(c.markdown().contains("(left out: 2 of new's 4"));
+    assert!(c.html().contains("<p>(left out: 2 of new"), "{}", c.html());
+
+    // trend over the three runs: no regression starts the newest segment, and its
+    // point says what it left out.
+    let reports: Vec<report::Report> = [old, mid, new]
+        .into_iter()
+        .map(|r| load(&s, Some(r)).unwrap())
+        .collect();
+    let inputs: Vec<trend::Input> = reports
+        .iter()
+        .map(|r| trend::Input {
+            file: "limited.db".into(),
+            run: &r.runs[0],
+        })
+        .collect();
+    let t = trend::Trend::new(
+        &inputs,
+        &trend::By::Tag("run".into()),
+        &trend::Metrics::Main,
+        5.0,
+    );
+    assert!(t.failing().is_empty(), "{}", t.text());
+    assert_eq!(t.exit_code(), 0, "{}", t.text());
+    let last = t.series[0].points.last().unwrap();
+    assert_eq!((last.n, last.left_out), (2, 2), "{}", t.text());
+    assert!(
+        t.text().contains("(n=2, 2 limited by fwbench left out)"),
+        "{}",
+        t.text()
+    );
+}
