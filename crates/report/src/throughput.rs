@@ -549,7 +549,11 @@ fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
 /// has ≥ 3 rule counts (never for engine `none`: a baseline); the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
-    let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
+    // The points the lines are fitted on: the repetitions whose rate is the gateway's.
+    let ns = |c: &Config| {
+        let s = c.gateway_summary("ns_per_packet")?;
+        Some((s.mean, s.ci95))
+    };
     let Some(mut fig) = line_figure(
         "packet-ns-per-packet",
         "Time per packet vs rules (cost model)",
