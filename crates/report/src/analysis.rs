@@ -412,9 +412,16 @@ fn config_table(configs: &[Config]) -> Table {
                 None => "-",
             };
             r.push(label.into());
+            // Repetitions fwbench limited are left out of the mean: said in its cell.
+            let left = match c.fwbench_limited() {
+                0 => String::new(),
+                n if s.is_none() => format!("– (all {n} limited by fwbench)"),
+                n => format!(" ({n} limited by fwbench left out)"),
+            };
             r.push(
                 s.map(|s| mean_ci(s.mean * scale, s.ci95.map(|c| c * scale)))
-                    .unwrap_or_default(),
+                    .unwrap_or_default()
+                    + &left,
             );
             r.push(
                 s.and_then(|s| s.cv())

@@ -118,7 +118,8 @@ pub fn sectioned(labelled: &[&Config]) -> bool {
 }
 
 /// Cost of `x` against `base` in % (the decrease of a higher-is-better metric), with
-/// the CI propagated from both means' relative CIs.
+/// the CI propagated from both means' relative CIs (over the repetitions whose rate is
+/// the gateway's: `Config::metrics`).
 pub fn cost(x: &Config, base: &Config, m: &str, higher: bool) -> Option<(f64, Option<f64>)> {
     crate::stats::cost_pct(x.metrics.get(m)?, base.metrics.get(m)?, higher)
 }

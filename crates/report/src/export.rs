@@ -560,7 +560,7 @@ pub fn csv_samples(r: &Report, store: &Store) -> Result<String, ReportError> {
     Ok(o)
 }
 
-/// `{runs: [{run, configs: [{params, n, metrics: {name: {mean, sd, ci95, n}}}], fits, figures, tables, warnings}]}`.
+/// `{runs: [{run, configs: [{params, n, fwbench_limited, metrics: {name: {mean, sd, ci95, n}}}], fits, figures, tables, warnings}]}`.
 pub fn json(r: &Report) -> Value {
     let runs: Vec<Value> = r.runs.iter().map(run_json).collect();
     json!({ "source": r.source, "runs": runs })
@@ -581,6 +581,8 @@ fn run_json(run: &RunReport) -> Value {
                 "label": c.label,
                 "params": c.params,
                 "n": c.reps.len(),
+                // Of `n`, those fwbench's sender or sink limited: left out of `metrics`.
+                "fwbench_limited": c.fwbench_limited(),
                 "failed": c.failed.len(),
                 "unavailable": c.unavailable.len(),
                 "rules": c.rules,

@@ -181,10 +181,11 @@ pub struct Config {
     pub reps: Vec<Trial>,
     pub failed: Vec<Trial>,
     pub unavailable: Vec<Trial>,
-    /// Aggregates over `reps`, by metric name (only metrics with values). Gateway CPU
+    /// Aggregates over `reps` whose rate is the gateway's (`gateway_values`), by metric
+    /// name (only metrics with values). Gateway CPU
     /// samples appear as `gateway.cpuN.softirq` (mean per trial, then over reps).
     pub metrics: BTreeMap<String, Summary>,
-    /// Per repetition values of each metric (for fits and tests).
+    /// Per repetition values of each metric, every repetition (what was measured).
     pub values: BTreeMap<String, Vec<f64>>,
     /// The same, of the repetitions whose rate is the gateway's: all but those that
     /// fwbench's own sender or sink limited ([`Trial::fwbench_limited`]). The cost
@@ -208,10 +209,13 @@ impl Config {
         self.engine.as_ref().is_some_and(|e| e.is_none())
     }
 
-    /// A metric's summary over the repetitions whose rate is the gateway's
-    /// ([`Config::gateway_values`]): what a cost or a change of the gateway is made of.
-    pub fn gateway_summary(&self, metric: &str) -> Option<Summary> {
-        Summary::of(self.gateway_values.get(metric)?)
+    /// How many of its repetitions fwbench's own sender or sink limited (left out of
+    /// `metrics` and `gateway_values`).
+    pub fn fwbench_limited(&self) -> usize {
+        self.reps
+            .iter()
+            .filter(|t| t.fwbench_limited().is_some())
+            .count()
     }
 
     /// Mean of a metric, if measured.
@@ -429,8 +433,10 @@ fn aggregate(c: &mut Config, samples: &BTreeMap<i64, BTreeMap<String, f64>>) {
             c.values.entry(m).or_default().push(x);
         }
     }
+    // What a configuration's means and CIs state is the gateway's: the repetitions
+    // fwbench's own sender or sink limited are left out of them (`values` keeps all).
     c.metrics = c
-        .values
+        .gateway_values
         .iter()
         .filter_map(|(k, v)| Some((k.clone(), Summary::of(v)?)))
         .collect();
@@ -650,18 +656,16 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
-        if let (true, Some(s)) = (c.is_baseline, c.gateway_summary(m)) {
-            base.insert(rest_key(c, baseline), (s, higher));
+        if let (true, Some(s)) = (c.is_baseline, c.metrics.get(m)) {
+            base.insert(rest_key(c, baseline), (*s, higher));
         }
     }
     for c in configs.iter_mut().filter(|c| !c.is_baseline) {
         let Some((m, _)) = main_metric(c) else {
             continue;
         };
-        if let (Some((b, higher)), Some(s)) =
-            (base.get(&rest_key(c, baseline)), c.gateway_summary(m))
-        {
-            if let Some((cost, ci)) = crate::stats::cost_pct(&s, b, *higher) {
+        if let (Some((b, higher)), Some(s)) = (base.get(&rest_key(c, baseline)), c.metrics.get(m)) {
+            if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
                 c.cost_pct = Some(cost);
                 c.cost_ci95 = ci;
             }

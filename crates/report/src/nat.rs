@@ -104,7 +104,13 @@ fn cost_of(c: &Config, m: &Measure) -> Option<Cost> {
 fn plain_cost(plains: &[&Config], m: &Measure) -> Option<(Cost, usize)> {
     let values: Vec<f64> = plains
         .iter()
-        .flat_map(|c| c.values.get(m.metric).into_iter().flatten().copied())
+        .flat_map(|c| {
+            c.gateway_values
+                .get(m.metric)
+                .into_iter()
+                .flatten()
+                .copied()
+        })
         .filter(|v| v.is_finite() && (!m.reciprocal || *v > 0.0))
         .map(|v| if m.reciprocal { 1e6 / v } else { v })
         .collect();

@@ -95,6 +95,7 @@ fn with_values(mut c: Config, metric: &str, values: &[f64]) -> Config {
     c.metrics
         .insert(metric.to_string(), Summary::of(values).expect("values"));
     c.values.insert(metric.to_string(), values.to_vec());
+    c.gateway_values.insert(metric.to_string(), values.to_vec());
     c
 }
 

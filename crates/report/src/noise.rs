@@ -46,7 +46,7 @@ impl Spread {
                 let (m, _) = main_metric(c)?;
                 // The repetitions whose rate is the gateway's: one fwbench limited is
                 // the run's `fwbench-limit` warning, not the configuration's noise.
-                let s = c.gateway_summary(m)?;
+                let s = c.metrics.get(m)?;
                 let cv = s.cv()?;
                 let name = c
                     .label

@@ -540,20 +540,26 @@ fn and_list(items: &[String]) -> String {
 }
 
 /// received pps of a over b, with the CI propagated from both relative CIs.
-/// Only the repetitions whose rate is the gateway's count (`Config::gateway_values`).
+/// Only the repetitions whose rate is the gateway's count (`Config::metrics`).
 fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
-    let pps = |c: &Config| c.gateway_summary(crate::model::RECEIVED_PPS);
-    stats::ratio(&pps(a)?, &pps(b)?)
+    stats::ratio(
+        a.metrics.get(crate::model::RECEIVED_PPS)?,
+        b.metrics.get(crate::model::RECEIVED_PPS)?,
+    )
 }
 
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
 /// has ≥ 3 rule counts (never for engine `none`: a baseline); the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
-    // The points the lines are fitted on: the repetitions whose rate is the gateway's.
-    let ns = |c: &Config| {
-        let s = c.gateway_summary("ns_per_packet")?;
-        Some((s.mean, s.ci95))
-    };
+    // What each series left out, said even where too little is left for a figure.
+    for (name, cs) in g
+        .iter()
+        .filter(|(_, cs)| !cs.iter().all(|c| c.no_firewall()))
+    {
+        a.left_out
+            .extend(left_out(cs, x).map(|w| (name.clone(), w)));
+    }
+    let ns = |c: &Config| metric(c, "ns_per_packet", 1.0);
     let Some(mut fig) = line_figure(
         "packet-ns-per-packet",
         "Time per packet vs rules (cost model)",
@@ -576,8 +582,7 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         let e = Estimator::HEADLINE;
         a.segments
             .extend(SeriesSegments::of(name, e, &groups(e, cs, x)));
-        let left = left_out(cs, x);
-        a.left_out.extend(left.clone().map(|w| (name.clone(), w)));
+        let left = a.left_out.get(name).cloned();
         let Some(cf) = fit_series(name, cs, x) else {
             continue;
         };

@@ -4,7 +4,7 @@
 
 mod common;
 mod recorded;
-use common::{finish, firewall_row, new_run, scratch, trial, Noise};
+use common::{finish, firewall_row, new_run, report_of, scratch, trial, Noise};
 use recorded::Record;
 use report::{load, trend};
 use serde_json::json;
@@ -113,4 +113,45 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
         "{}",
         t.text()
     );
+}
+
+/// A series whose only trials at 0 rules the sender limited (a gateway on a CPU of its
+/// own forwards all one sender offers): with one rule count left there is no cost per
+/// rule, and the findings say why instead of saying nothing.
+#[test]
+fn a_series_left_with_one_rule_count_states_why_it_has_no_cost() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("limited", None)).unwrap();
+        for (rules, pps, by) in [(0u64, 200_000.0, "sender"), (3000, 40_000.0, "gateway")] {
+            for rep in 1..=2u32 {
+                let mut t = trial(
+                    run,
+                    format!("nft-{rules}-{rep}"),
+                    rep,
+                    "flood",
+                    json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
+                           "packet": {"size": "frame:64", "rate": "max"}}),
+                    Headline {
+                        sent_pps: Some(pps),
+                        received_pps: Some(pps),
+                        loss_ratio: Some(0.0),
+                        ..Default::default()
+                    },
+                );
+                t.firewall = firewall_row("nft", rules);
+                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+                s.record(&t).unwrap();
+            }
+        }
+        finish(s, run)
+    });
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x
+            == "all: no cost per rule is stated — 2 trials (at 0 rules) limited by \
+                fwbench's sender, not by the gateway: their packets/s are fwbench's limit \
+                (see the run's warnings for what to do)."),
+        "{f:#?}"
+    );
+    assert!(!f.iter().any(|x| x.contains("ns per rule")), "{f:#?}");
 }

@@ -1182,6 +1182,20 @@ fn a_noisy_default_run_answers_per_engine_with_at_most_two_warnings() {
     let (q, q_ci) = pm_after(std::slice::from_ref(ratio), "rules: ");
     assert!((q - 26.0).abs() <= 2.0 * q_ci, "{q} ± {q_ci}: {ratio}");
     assert!(q_ci < 0.2 * 26.0, "the noise's CI, not the cap's: {ratio}");
+    // The configurations table says what its means left out.
+    let configs = table(run, "Configurations");
+    let left: Vec<&Vec<String>> = configs
+        .rows
+        .iter()
+        .filter(|r| {
+            r.iter()
+                .any(|c| c.ends_with("limited by fwbench left out)"))
+        })
+        .collect();
+    assert_eq!(left.len(), 2, "{configs:#?}");
+    assert!(left[0]
+        .iter()
+        .any(|c| c.ends_with(" (2 limited by fwbench left out)")));
     // xdp-map's flat line stays flat without it.
     let map = f
         .iter()
