@@ -413,10 +413,11 @@ fn config_table(configs: &[Config]) -> Table {
             };
             r.push(label.into());
             // Repetitions fwbench limited are left out of the mean: said in its cell.
-            let left = match c.fwbench_limited() {
-                0 => String::new(),
-                n if s.is_none() => format!("– (all {n} limited by fwbench)"),
-                n => format!(" ({n} limited by fwbench left out)"),
+            let left = match (c.fwbench_limited(), c.reps.len()) {
+                (0, _) => String::new(),
+                (1, 1) => "– (its one trial limited by fwbench)".into(),
+                (n, all) if n == all => format!("– (all {n} limited by fwbench)"),
+                (n, _) => format!(" ({n} limited by fwbench left out)"),
             };
             r.push(
                 s.map(|s| mean_ci(s.mean * scale, s.ci95.map(|c| c * scale)))

@@ -257,6 +257,22 @@ pub struct Matched {
     /// numbers are fwbench's, not the gateway's. `None`: none was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_out: Option<String>,
+    /// Metrics both sides measured but not compared: fwbench limited every repetition
+    /// of a side. Counted as untested (exit 3): a gate never passes on nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<String>,
+}
+
+impl Matched {
+    /// "not compared, untested (fwbench limited every repetition of a side): …".
+    fn not_compared_text(&self) -> Option<String> {
+        (!self.not_compared.is_empty()).then(|| {
+            format!(
+                "not compared, untested (fwbench limited every repetition of a side): {}",
+                self.not_compared.join(", ")
+            )
+        })
+    }
 }
 
 /// The first run against one later run.
@@ -388,7 +404,7 @@ impl Comparison {
             }
             for m in &p.matched {
                 let _ = writeln!(o, "\n{}", m.label);
-                if let Some(l) = &m.left_out {
+                for l in m.left_out.iter().cloned().chain(m.not_compared_text()) {
                     let _ = writeln!(o, "  ({l})");
                 }
                 let rows: Vec<[String; 6]> = m.changes.iter().map(row).collect();
@@ -466,8 +482,8 @@ impl Comparison {
             }
             for m in &p.matched {
                 let _ = writeln!(o, "\n## {}\n", md(&m.label));
-                if let Some(l) = &m.left_out {
-                    let _ = writeln!(o, "({})\n", md(l));
+                for l in m.left_out.iter().cloned().chain(m.not_compared_text()) {
+                    let _ = writeln!(o, "({})\n", md(&l));
                 }
                 let _ = writeln!(
                     o,
@@ -530,8 +546,8 @@ impl Comparison {
             o.push_str("</table>");
             for m in &p.matched {
                 let _ = write!(o, "<h2>{}</h2>", escape(&m.label));
-                if let Some(l) = &m.left_out {
-                    let _ = write!(o, "<p>({})</p>", escape(l));
+                for l in m.left_out.iter().cloned().chain(m.not_compared_text()) {
+                    let _ = write!(o, "<p>({})</p>", escape(&l));
                 }
                 let _ = write!(o, "<table><tr><th>metric</th><th>old</th><th>new</th><th>change (95 % CI)</th><th>test</th><th>verdict</th></tr>");
                 for c in &m.changes {
@@ -668,11 +684,10 @@ fn left_out(old: &Config, new: &Config) -> Option<String> {
     for (side, c) in [("old", old), ("new", new)] {
         let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
         if !by.is_empty() {
-            parts.push(format!(
-                "{} of {side}'s {} repetitions",
-                by.len(),
-                c.reps.len()
-            ));
+            parts.push(match (by.len(), c.reps.len()) {
+                (k, n) if k == n => format!("all {n} of {side}'s repetitions"),
+                (k, n) => format!("{k} of {side}'s {n} repetitions"),
+            });
             roles.extend(by.iter().map(|b| b.as_str()));
         }
     }
@@ -710,11 +725,19 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
             .iter()
             .filter_map(|(m, v)| Change::of(m, v, n.gateway_values.get(m)?, threshold_pct))
             .collect();
+        let not_compared = c
+            .values
+            .keys()
+            .filter(|m| n.values.contains_key(*m))
+            .filter(|m| !c.gateway_values.contains_key(*m) || !n.gateway_values.contains_key(*m))
+            .cloned()
+            .collect();
         matched.push(Matched {
             key: c.key.clone(),
             label: label(c),
             changes,
             left_out: left_out(c, n),
+            not_compared,
         });
     }
     let only = |x: &BTreeMap<String, Config>, y: &BTreeMap<String, Config>| {
@@ -732,7 +755,8 @@ fn pair(old_in: &Input, new_in: &Input, threshold_pct: f64) -> Pair {
         .iter()
         .flat_map(|m| &m.changes)
         .filter(|c| c.verdict == "untested")
-        .count();
+        .count()
+        + matched.iter().map(|m| m.not_compared.len()).sum::<usize>();
     let untested_worse = matched
         .iter()
         .flat_map(|m| {

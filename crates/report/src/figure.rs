@@ -375,10 +375,22 @@ pub struct Analysis {
     pub segments: Vec<SeriesSegments>,
     /// Per series, the repetitions its cost model left out and why (fwbench's own
     /// sender or sink limited them: their rates are not the gateway's).
-    pub left_out: std::collections::BTreeMap<String, String>,
+    pub left_out: std::collections::BTreeMap<String, LeftOut>,
     /// The numbers the findings state with their CIs, each under a key that names it
     /// the same way in every run of the design (see [`Claim`]).
     pub claims: Vec<Claim>,
+}
+
+/// What a series' cost model left out: the repetitions fwbench's own sender or sink
+/// limited, said in `text`; `flagged` when at some rule count they were more than half
+/// (what is left there is no fair sample: the cost is then no finding).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftOut {
+    /// Which trials and why ("3 trials (at 0 rules) limited by fwbench's sink, …").
+    pub what: String,
+    /// `what`, with what it means for the trials kept (and the flag).
+    pub text: String,
+    pub flagged: bool,
 }
 
 /// One number a finding states, with the CI it states: what a second run of the same

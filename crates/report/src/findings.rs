@@ -49,7 +49,12 @@ fn costs(a: &Analysis) -> Vec<String> {
     let fit = |series: &str| a.fits.iter().find(|f| f.series == series);
     // What the series' cost left out, after its sentence: " Left out: 3 trials …".
     let left = |series: &str, s: String| match a.left_out.get(series) {
-        Some(w) => format!("{s} Left out: {w}."),
+        Some(w) if w.flagged => format!(
+            "{series}: FLAGGED — {} Left out: {}.",
+            s.strip_prefix(&format!("{series}: ")).unwrap_or(&s),
+            w.text
+        ),
+        Some(w) => format!("{s} Left out: {}.", w.text),
         None => s,
     };
     let mut out: Vec<String> = a
@@ -75,7 +80,7 @@ fn costs(a: &Analysis) -> Vec<String> {
             .iter()
             .filter(|(s, _)| !a.segments.iter().any(|x| &x.series == *s))
             .filter(|(s, _)| !a.fits.iter().any(|f| &f.series == *s))
-            .map(|(s, w)| format!("{s}: no cost per rule is stated — {w}.")),
+            .map(|(s, w)| format!("{s}: no cost per rule is stated — {}.", w.what)),
     );
     out
 }
@@ -481,7 +486,10 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
         .flat_map(|f| {
             f.estimates.iter().map(move |h| {
                 let l = &h.fit.line;
-                let flagged = if h.problem.is_some() {
+                let left = a.left_out.get(&f.series).filter(|l| l.flagged);
+                let flagged = if left.is_some() {
+                    "FLAGGED, more than half the trials at a rule count limited by fwbench; "
+                } else if h.problem.is_some() {
                     "FLAGGED, the line does not describe the data; "
                 } else {
                     ""
@@ -497,6 +505,7 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
                     "ns per rule per packet",
                     format!("{flagged}{}", h.basis()),
                 )
+                .doubted(left.map(|l| l.text.clone()))
             })
         })
         .collect();

@@ -184,16 +184,35 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             .copied()
             .collect();
         let plains: Vec<&Config> = block.iter().filter(|c| c.no_firewall()).copied().collect();
+        // Configurations whose every trial fwbench limited have no figure: said, never
+        // a block dropped in silence.
+        let limited = block
+            .iter()
+            .filter(|c| !c.reps.is_empty() && c.fwbench_limited() == c.reps.len())
+            .count();
+        let unmeasured = || {
+            format!(
+                "{w}: no NAT cost is stated — fwbench's sender or sink limited every trial of \
+                 {limited} of its configurations (their packets/s are fwbench's, not the \
+                 gateway's; see the run's warnings)."
+            )
+        };
         // One measure for the whole block: the first every configuration has.
         let Some(m) = block.first().and_then(|c| {
             measures(c)
                 .iter()
                 .find(|m| block.iter().all(|c| c.metrics.contains_key(m.metric)))
         }) else {
+            if limited > 0 {
+                a.findings.push(unmeasured());
+            }
             continue;
         };
         let (unit, basis) = (m.unit, m.basis);
         let Some((plain, pooled)) = plain_cost(&plains, m) else {
+            if limited > 0 {
+                a.findings.push(unmeasured());
+            }
             continue;
         };
         let plain_at = placements(plains.iter().copied());

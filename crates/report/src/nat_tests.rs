@@ -162,3 +162,30 @@ fn a_comparison_uses_one_measure_for_the_baseline_and_the_configuration() {
         "{f:#?}"
     );
 }
+
+#[test]
+fn a_block_whose_plain_forwarding_fwbench_limited_throughout_says_so() {
+    // Plain forwarding's two trials both limited by the sink: no measure, no baseline.
+    let mut plain = config("flood", "none", "none", 0, ("ns_per_packet", 0.0));
+    plain.metrics.clear();
+    for id in 1..=2 {
+        let mut row = crate::testing::trial_row(id, "flood");
+        row.results = serde_json::json!({"packet": {"limited_by": {"by": "sink"}}});
+        plain.reps.push(crate::model::Trial::new(row));
+    }
+    let cs = [
+        plain,
+        config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
+    ];
+    let refs: Vec<&Config> = cs.iter().collect();
+    let mut a = Analysis::default();
+    analyse(&refs, &mut a);
+    assert_eq!(
+        a.findings,
+        ["flood: no NAT cost is stated — fwbench's sender or sink limited every trial of 1 \
+          of its configurations (their packets/s are fwbench's, not the gateway's; see the \
+          run's warnings)."],
+        "{:#?}",
+        a.findings
+    );
+}

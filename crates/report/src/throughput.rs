@@ -7,8 +7,8 @@
 //! assembles), or read the store.
 
 use crate::figure::{
-    at_place_of, mean_ci, num, Analysis, Claim, CostEstimate, CostFit, Estimator, Figure, Options,
-    Point, Series, SeriesSegments,
+    at_place_of, mean_ci, num, Analysis, Claim, CostEstimate, CostFit, Estimator, Figure, LeftOut,
+    Options, Point, Series, SeriesSegments,
 };
 use crate::model::{costed, main_metric, Config};
 use crate::series::{
@@ -501,33 +501,55 @@ fn offered_rate_got_through(c: &Config) -> bool {
 /// rest). A rate capped at 0 rules would move the intercept and the slope alike, so
 /// the line, segments, knee and degradation are made of the others. `None` when none
 /// was left out.
-fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<String> {
-    let (mut n, mut at, mut roles) = (0, vec![], BTreeSet::new());
+fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
+    let (mut n, mut at, mut most, mut roles) = (0, vec![], vec![], BTreeSet::new());
     for c in cs {
         let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
         if !by.is_empty() {
             n += by.len();
             roles.extend(by.iter().map(|b| b.as_str()));
             at.extend(x(c));
+            if 2 * by.len() > c.reps.len() {
+                most.extend(x(c));
+            }
         }
     }
     if n == 0 {
         return None;
     }
-    at.sort_by(f64::total_cmp);
-    at.dedup();
-    let at: Vec<String> = at.into_iter().map(num).collect();
+    let list = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        and_list(&v.into_iter().map(num).collect::<Vec<_>>())
+    };
     let (trials, their) = if n == 1 {
         ("trial", "its packets/s are")
     } else {
         ("trials", "their packets/s are")
     };
-    Some(format!(
+    let what = format!(
         "{n} {trials} (at {} rules) limited by fwbench's {}, not by the gateway: {their} \
          fwbench's limit (see the run's warnings for what to do)",
-        and_list(&at),
+        list(at),
         roles.into_iter().collect::<Vec<_>>().join(" and ")
-    ))
+    );
+    let mut text = format!(
+        "{what}; the trials kept there may be the slower ones (fwbench's limit cut off a \
+         faster gateway), so the rate there may be understated"
+    );
+    let flagged = !most.is_empty();
+    if flagged {
+        text.push_str(&format!(
+            " — FLAGGED: at {} rules fwbench limited more than half the trials, and what \
+             is left is no fair sample of the gateway's rate",
+            list(most)
+        ));
+    }
+    Some(LeftOut {
+        what,
+        text,
+        flagged,
+    })
 }
 
 /// "a", "a and b", "a, b and c".
@@ -582,7 +604,7 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         let e = Estimator::HEADLINE;
         a.segments
             .extend(SeriesSegments::of(name, e, &groups(e, cs, x)));
-        let left = a.left_out.get(name).cloned();
+        let left = a.left_out.get(name).map(|l| l.text.clone());
         let Some(cf) = fit_series(name, cs, x) else {
             continue;
         };

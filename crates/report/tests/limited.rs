@@ -155,3 +155,125 @@ fn a_series_left_with_one_rule_count_states_why_it_has_no_cost() {
     );
     assert!(!f.iter().any(|x| x.contains("ns per rule")), "{f:#?}");
 }
+
+/// A side whose every repetition fwbench limited compares nothing: untested (exit 3),
+/// never "0 failing" and exit 0.
+#[test]
+fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
+    let (_dir, mut s) = scratch("limited.db");
+    let mut noise = Noise(11);
+    let old = run(&mut s, "1", &[], &mut noise);
+    let new = run(&mut s, "2", &[1, 2, 3, 4], &mut noise);
+    let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+    fn input<'a>(name: &str, r: &'a report::Report) -> report::compare::Input<'a> {
+        report::compare::Input {
+            name: name.into(),
+            file: "limited.db".into(),
+            runs: vec![&r.runs[0]],
+        }
+    }
+    let c = report::compare::Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
+    let m = &c.pairs[0].matched[0];
+    assert!(
+        m.not_compared.contains(&"received_pps".to_string()),
+        "{m:?}"
+    );
+    assert!(
+        !m.changes.iter().any(|x| x.metric == "received_pps"),
+        "{m:?}"
+    );
+    assert_eq!(c.exit_code(), 3, "{}", c.text());
+    assert!(
+        c.text().contains(
+            "(left out: all 4 of new's repetitions, limited by fwbench's sink, not by the \
+             gateway (their numbers are fwbench's limit))"
+        ),
+        "{}",
+        c.text()
+    );
+    assert!(
+        c.text()
+            .contains("(not compared, untested (fwbench limited every repetition of a side): "),
+        "{}",
+        c.text()
+    );
+}
+
+/// Floods through nft at each (rules, packets/s, repetitions the sender limited), 4
+/// repetitions each (1 % noise; a limited one at the sender's 200 000 packets/s).
+fn series(s: &mut Store, points: &[(u64, f64, u32)]) -> i64 {
+    let run = s.begin_run(&new_run("limited", None)).unwrap();
+    let mut noise = Noise(3);
+    for &(rules, pps, limited) in points {
+        for rep in 1..=4u32 {
+            let capped = rep <= limited;
+            let pps = if capped { 200_000.0 } else { pps } * (1.0 + 0.01 * noise.normal());
+            let mut t = trial(
+                run,
+                format!("nft-{rules}-{rep}"),
+                rep,
+                "flood",
+                json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
+                       "packet": {"size": "frame:64", "rate": "max"}}),
+                Headline {
+                    sent_pps: Some(pps),
+                    received_pps: Some(pps),
+                    loss_ratio: Some(0.0),
+                    ..Default::default()
+                },
+            );
+            t.firewall = firewall_row("nft", rules);
+            let by = if capped { "sender" } else { "gateway" };
+            t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+            s.record(&t).unwrap();
+        }
+    }
+    finish(s, run)
+}
+
+/// Where fwbench limited more than half the trials at a rule count, what is left there
+/// is no fair sample (the kept ones may be the slower): the cost is flagged, its claim
+/// doubted; at half or fewer it is stated, with what was left out and what that means.
+#[test]
+fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
+    let mostly = report_of(|s| {
+        series(
+            s,
+            &[(0, 190_000.0, 3), (1000, 60_000.0, 0), (2000, 35_000.0, 0)],
+        )
+    });
+    let f = &mostly.runs[0].analysis.findings;
+    let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
+    assert!(cost.starts_with("all: FLAGGED — "), "{cost}");
+    assert!(
+        cost.contains(
+            "FLAGGED: at 0 rules fwbench limited more than half the trials, and what is left \
+             is no fair sample of the gateway's rate"
+        ),
+        "{cost}"
+    );
+    let claims = &mostly.runs[0].analysis.claims;
+    assert!(
+        claims
+            .iter()
+            .all(|c| !c.key.starts_with("cost per rule") || c.doubt.is_some()),
+        "{claims:#?}"
+    );
+    let half = report_of(|s| {
+        series(
+            s,
+            &[(0, 190_000.0, 2), (1000, 60_000.0, 0), (2000, 35_000.0, 0)],
+        )
+    });
+    let f = &half.runs[0].analysis.findings;
+    let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
+    assert!(!cost.contains("FLAGGED"), "{cost}");
+    assert!(
+        cost.contains(
+            "Left out: 2 trials (at 0 rules) limited by fwbench's sender, not by the gateway: \
+             their packets/s are fwbench's limit (see the run's warnings for what to do); the \
+             trials kept there may be the slower ones"
+        ),
+        "{cost}"
+    );
+}
