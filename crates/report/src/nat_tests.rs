@@ -182,9 +182,11 @@ fn a_block_whose_plain_forwarding_fwbench_limited_throughout_says_so() {
     analyse(&refs, &mut a);
     assert_eq!(
         a.findings,
-        ["flood: no NAT cost is stated — fwbench's sender or sink limited every trial of 1 \
+        [
+            "flood: no NAT cost is stated — fwbench's sender or sink limited every trial of 1 \
           of its configurations (their packets/s are fwbench's, not the gateway's; see the \
-          run's warnings)."],
+          run's warnings)."
+        ],
         "{:#?}",
         a.findings
     );

@@ -395,6 +395,7 @@ impl Trend {
                         .get(&m)
                         .map(|v| v.iter().copied().filter(|x| x.is_finite()).collect())
                         .unwrap_or_default();
+                    let left_out = rc.fwbench_limited();
                     if let Some(s) = Summary::of(&values) {
                         points.push(TrendPoint {
                             run_index: idx,
@@ -403,12 +404,17 @@ impl Trend {
                             mean: s.mean,
                             ci95: s.ci95,
                             values,
-                            left_out: rc
-                                .reps
-                                .iter()
-                                .filter(|t| t.fwbench_limited().is_some())
-                                .count(),
+                            left_out,
                         });
+                    } else if left_out > 0 && rc.values.contains_key(&m) {
+                        // No point, said: not a run that measured nothing.
+                        skipped.push(format!(
+                            "{} run {}: {} {m}: fwbench limited all {left_out} of its \
+                             repetitions (no point)",
+                            i.file,
+                            i.run.run.id,
+                            label_of(c, &varying)
+                        ));
                     }
                 }
                 if points.is_empty() {

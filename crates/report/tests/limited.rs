@@ -197,6 +197,25 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
         "{}",
         c.text()
     );
+    // trend: the run has no point, and says why.
+    let inputs = [&a, &b].map(|r| trend::Input {
+        file: "limited.db".into(),
+        run: &r.runs[0],
+    });
+    let t = trend::Trend::new(
+        &inputs,
+        &trend::By::Tag("run".into()),
+        &trend::Metrics::Main,
+        5.0,
+    );
+    assert!(
+        t.skipped
+            .iter()
+            .any(|x| x
+                .ends_with("received_pps: fwbench limited all 4 of its repetitions (no point)")),
+        "{}",
+        t.text()
+    );
 }
 
 /// Floods through nft at each (rules, packets/s, repetitions the sender limited), 4
