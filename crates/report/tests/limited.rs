@@ -10,6 +10,28 @@ use report::{load, trend};
 use serde_json::json;
 use store::{Headline, Store};
 
+/// One flood of `run` through `rules` nft rules (repetition `rep`) at `pps`, its rate
+/// limited by `by` as the controller stores the verdict.
+fn flood(s: &mut Store, run: i64, (rules, rep): (u64, u32), pps: f64, by: &str) {
+    let mut t = trial(
+        run,
+        format!("nft-{rules}-{rep}"),
+        rep,
+        "flood",
+        json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
+               "packet": {"size": "frame:64", "rate": "max"}}),
+        Headline {
+            sent_pps: Some(pps),
+            received_pps: Some(pps),
+            loss_ratio: Some(0.0),
+            ..Default::default()
+        },
+    );
+    t.firewall = firewall_row("nft", rules);
+    t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+    s.record(&t).unwrap();
+}
+
 /// A run (tagged `run=<tag>`) of 4 floods through 1000 nft rules at about 100 000
 /// packets/s (1 % noise); the repetitions in `sink` were limited by fwbench's sink,
 /// which counted 40 % less than the gateway passed.
@@ -20,26 +42,19 @@ fn run(s: &mut Store, tag: &str, sink: &[u32], noise: &mut Noise) -> i64 {
     for rep in 1..=4u32 {
         let capped = sink.contains(&rep);
         let pps = 100_000.0 * (1.0 + 0.01 * noise.normal()) * if capped { 0.6 } else { 1.0 };
-        let mut t = trial(
-            run,
-            format!("nft-1000-{rep}"),
-            rep,
-            "flood",
-            json!({"workload": "flood", "engine": "nft", "rules": 1000, "seed": rep,
-                   "packet": {"size": "frame:64", "rate": "max"}}),
-            Headline {
-                sent_pps: Some(pps),
-                received_pps: Some(pps),
-                loss_ratio: Some(0.0),
-                ..Default::default()
-            },
-        );
-        t.firewall = firewall_row("nft", 1000);
         let by = if capped { "sink" } else { "gateway" };
-        t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-        s.record(&t).unwrap();
+        flood(s, run, (1000, rep), pps, by);
     }
     finish(s, run)
+}
+
+/// One side of a comparison: a run of the scratch file.
+fn input<'a>(name: &str, r: &'a report::Report) -> report::compare::Input<'a> {
+    report::compare::Input {
+        name: name.into(),
+        file: "limited.db".into(),
+        runs: vec![&r.runs[0]],
+    }
 }
 
 #[test]
@@ -53,13 +68,6 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
 
     // compare: the two repetitions the sink limited are left out, and said so; the
     // others hold the same 100 000 packets/s: no regression (with them: 20 % down).
-    fn input<'a>(name: &str, r: &'a report::Report) -> report::compare::Input<'a> {
-        report::compare::Input {
-            name: name.into(),
-            file: "limited.db".into(),
-            runs: vec![&r.runs[0]],
-        }
-    }
     let c = report::compare::Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
     let m = &c.pairs[0].matched[0];
     let pps = m
@@ -120,35 +128,11 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
 /// rule, and the findings say why instead of saying nothing.
 #[test]
 fn a_series_left_with_one_rule_count_states_why_it_has_no_cost() {
-    let r = report_of(|s| {
-        let run = s.begin_run(&new_run("limited", None)).unwrap();
-        for (rules, pps, by) in [(0u64, 200_000.0, "sender"), (3000, 40_000.0, "gateway")] {
-            for rep in 1..=2u32 {
-                let mut t = trial(
-                    run,
-                    format!("nft-{rules}-{rep}"),
-                    rep,
-                    "flood",
-                    json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
-                           "packet": {"size": "frame:64", "rate": "max"}}),
-                    Headline {
-                        sent_pps: Some(pps),
-                        received_pps: Some(pps),
-                        loss_ratio: Some(0.0),
-                        ..Default::default()
-                    },
-                );
-                t.firewall = firewall_row("nft", rules);
-                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-                s.record(&t).unwrap();
-            }
-        }
-        finish(s, run)
-    });
+    let r = report_of(|s| series(s, &[(0, 190_000.0, 4), (3000, 40_000.0, 0)]));
     let f = &r.runs[0].analysis.findings;
     assert!(
         f.iter().any(|x| x
-            == "all: no cost per rule is stated — 2 trials (at 0 rules) limited by \
+            == "all: no cost per rule is stated — 4 trials (at 0 rules) limited by \
                 fwbench's sender, not by the gateway: their packets/s are fwbench's limit \
                 (see the run's warnings for what to do)."),
         "{f:#?}"
@@ -165,13 +149,6 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
     let old = run(&mut s, "1", &[], &mut noise);
     let new = run(&mut s, "2", &[1, 2, 3, 4], &mut noise);
     let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
-    fn input<'a>(name: &str, r: &'a report::Report) -> report::compare::Input<'a> {
-        report::compare::Input {
-            name: name.into(),
-            file: "limited.db".into(),
-            runs: vec![&r.runs[0]],
-        }
-    }
     let c = report::compare::Comparison::new(&[input("old", &a), input("new", &b)], 5.0);
     let m = &c.pairs[0].matched[0];
     assert!(
@@ -227,24 +204,8 @@ fn series(s: &mut Store, points: &[(u64, f64, u32)]) -> i64 {
         for rep in 1..=4u32 {
             let capped = rep <= limited;
             let pps = if capped { 200_000.0 } else { pps } * (1.0 + 0.01 * noise.normal());
-            let mut t = trial(
-                run,
-                format!("nft-{rules}-{rep}"),
-                rep,
-                "flood",
-                json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
-                       "packet": {"size": "frame:64", "rate": "max"}}),
-                Headline {
-                    sent_pps: Some(pps),
-                    received_pps: Some(pps),
-                    loss_ratio: Some(0.0),
-                    ..Default::default()
-                },
-            );
-            t.firewall = firewall_row("nft", rules);
             let by = if capped { "sender" } else { "gateway" };
-            t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-            s.record(&t).unwrap();
+            flood(s, run, (rules, rep), pps, by);
         }
     }
     finish(s, run)
