@@ -290,7 +290,7 @@ fn advantage_figure(
             // Rule counts where both engines passed every packet offered.
             let mut unbounded = Vec::new();
             // Rule counts where a repetition of either was left out: which.
-            let mut left: Vec<(f64, String)> = Vec::new();
+            let mut left: Vec<(f64, String, bool)> = Vec::new();
             // Per rule count, the fewer repetitions the two kept.
             let mut reps: Vec<(f64, usize)> = Vec::new();
             for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
@@ -335,7 +335,9 @@ fn advantage_figure(
                         })
                         .collect();
                     if !why.is_empty() {
-                        left.push((xv, why.join(" and ")));
+                        // More than half of either left out: no fair sample (flagged).
+                        let most = |c: &Config| 2 * c.fwbench_limited() > c.reps.len();
+                        left.push((xv, why.join(" and "), most(c) || most(b)));
                     }
                 }
             }
@@ -353,11 +355,20 @@ fn advantage_figure(
             let kept = reps.iter().find(|(x, _)| *x == p.x).map_or(0, |r| r.1);
             let mut sentence =
                 advantage_sentence(&sname, (engine, &reference), name, (&pts, kept), cs);
-            if let Some((_, which)) = left.iter().find(|(x, _)| *x == p.x) {
+            let left = left.iter().find(|(x, _, _)| *x == p.x);
+            if let Some((_, which, _)) = left {
                 sentence.push_str(&format!(
                     " Left out there, as fwbench's limit rather than the gateway's (see the \
                      run's warnings): {which}."
                 ));
+            }
+            let unfair = left.filter(|l| l.2).map(|_| {
+                "more than half the repetitions of an engine there were limited by fwbench: \
+                 what is left is no fair sample of its rate"
+                    .to_string()
+            });
+            if let Some(why) = &unfair {
+                sentence.push_str(&format!(" FLAGGED: {why}."));
             }
             if unbounded.contains(&at_study_rules(&pts).x) {
                 sentence.push_str(
@@ -374,7 +385,7 @@ fn advantage_figure(
                     "×",
                     "both means' repetitions",
                 )
-                .doubted(crate::figure::ratio_doubt(p.y, p.ci95)),
+                .doubted(unfair.or_else(|| crate::figure::ratio_doubt(p.y, p.ci95))),
             );
             series.push(Series {
                 name: sname,

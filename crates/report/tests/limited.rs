@@ -13,12 +13,23 @@ use store::{Headline, Store};
 /// One flood of `run` through `rules` nft rules (repetition `rep`) at `pps`, its rate
 /// limited by `by` as the controller stores the verdict.
 fn flood(s: &mut Store, run: i64, (rules, rep): (u64, u32), pps: f64, by: &str) {
+    engine_flood(s, run, ("nft", rules, rep), pps, by)
+}
+
+/// [`flood`] through `engine`.
+fn engine_flood(
+    s: &mut Store,
+    run: i64,
+    (engine, rules, rep): (&str, u64, u32),
+    pps: f64,
+    by: &str,
+) {
     let mut t = trial(
         run,
-        format!("nft-{rules}-{rep}"),
+        format!("{engine}-{rules}-{rep}"),
         rep,
         "flood",
-        json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
+        json!({"workload": "flood", "engine": engine, "rules": rules, "seed": rep,
                "packet": {"size": "frame:64", "rate": "max"}}),
         Headline {
             sent_pps: Some(pps),
@@ -27,7 +38,7 @@ fn flood(s: &mut Store, run: i64, (rules, rep): (u64, u32), pps: f64, by: &str) 
             ..Default::default()
         },
     );
-    t.firewall = firewall_row("nft", rules);
+    t.firewall = firewall_row(engine, rules);
     t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
     s.record(&t).unwrap();
 }
@@ -256,4 +267,49 @@ fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
         ),
         "{cost}"
     );
+}
+
+/// An advantage ratio at a rule count where fwbench limited more than half of an
+/// engine's repetitions is flagged (its claim doubted); with one of four it is stated.
+#[test]
+fn an_advantage_ratio_over_mostly_limited_repetitions_is_flagged() {
+    let ratio = |limited: u32| {
+        let r = report_of(|s| {
+            let run = s.begin_run(&new_run("limited", None)).unwrap();
+            for (rules, k) in [(1000u64, 5.0), (5000, 1.0)] {
+                for rep in 1..=4u32 {
+                    let nft = k * 10_000.0 + f64::from(rep);
+                    engine_flood(s, run, ("nft", rules, rep), nft, "gateway");
+                    let capped = rules == 5000 && rep <= limited;
+                    let by = if capped { "sink" } else { "gateway" };
+                    let pps = k * 40_000.0 + 10.0 * f64::from(rep);
+                    engine_flood(s, run, ("iptables-legacy", rules, rep), pps, by);
+                }
+            }
+            finish(s, run)
+        });
+        let a = &r.runs[0].analysis;
+        let f = a
+            .findings
+            .iter()
+            .find(|x| x.starts_with("Advantage ratio iptables-legacy / nft"))
+            .unwrap_or_else(|| panic!("{:#?}", a.findings))
+            .clone();
+        let doubt = a
+            .claims
+            .iter()
+            .find(|c| c.key.starts_with("advantage ratio"))
+            .and_then(|c| c.doubt.clone());
+        (f, doubt)
+    };
+    let (f, doubt) = ratio(3);
+    assert!(
+        f.contains("FLAGGED: more than half the repetitions of an engine there"),
+        "{f}"
+    );
+    assert!(doubt.is_some_and(|d| d.contains("no fair sample")), "{f}");
+    let (f, doubt) = ratio(1);
+    assert!(!f.contains("FLAGGED"), "{f}");
+    assert!(f.contains("Left out there"), "{f}");
+    assert_eq!(doubt, None, "{f}");
 }
