@@ -417,6 +417,7 @@ fn config_table(configs: &[Config]) -> Table {
                 (0, _) => String::new(),
                 (1, 1) => "– (its one trial limited by fwbench)".into(),
                 (n, all) if n == all => format!("– (all {n} limited by fwbench)"),
+                (n, _) if s.is_none() => format!("– ({n} limited by fwbench left out)"),
                 (n, _) => format!(" ({n} limited by fwbench left out)"),
             };
             r.push(

@@ -257,18 +257,19 @@ pub struct Matched {
     /// numbers are fwbench's, not the gateway's. `None`: none was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_out: Option<String>,
-    /// Metrics both sides measured but not compared: fwbench limited every repetition
-    /// of a side. Counted as untested (exit 3): a gate never passes on nothing.
+    /// Metrics both sides measured but not compared: a side kept no repetition of them
+    /// that fwbench did not limit. Counted as untested (exit 3): a gate never passes on
+    /// nothing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_compared: Vec<String>,
 }
 
 impl Matched {
-    /// "not compared, untested (fwbench limited every repetition of a side): …".
+    /// "not compared, untested (a side kept no repetition fwbench did not limit): …".
     fn not_compared_text(&self) -> Option<String> {
         (!self.not_compared.is_empty()).then(|| {
             format!(
-                "not compared, untested (fwbench limited every repetition of a side): {}",
+                "not compared, untested (a side kept no repetition fwbench did not limit): {}",
                 self.not_compared.join(", ")
             )
         })
@@ -676,27 +677,26 @@ fn pooled(runs: &[&RunReport]) -> Vec<Config> {
     out
 }
 
-/// "left out: 2 of old's 4 repetitions and 1 of new's 4, limited by fwbench's sink,
-/// not by the gateway (their numbers are fwbench's limit)"; `None` when none was.
+/// "left out: the rates of 2 of old's 4 repetitions (sink) and all 4 of new's
+/// repetitions (sender), limited by fwbench, …"; `None` when none was.
 fn left_out(old: &Config, new: &Config) -> Option<String> {
-    let mut roles = BTreeSet::new();
     let mut parts = vec![];
     for (side, c) in [("old", old), ("new", new)] {
         let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
         if !by.is_empty() {
+            let roles: BTreeSet<&str> = by.iter().map(|b| b.as_str()).collect();
+            let roles = roles.into_iter().collect::<Vec<_>>().join(" and ");
             parts.push(match (by.len(), c.reps.len()) {
-                (k, n) if k == n => format!("all {n} of {side}'s repetitions"),
-                (k, n) => format!("{k} of {side}'s {n} repetitions"),
+                (k, n) if k == n => format!("all {n} of {side}'s repetitions ({roles})"),
+                (k, n) => format!("{k} of {side}'s {n} repetitions ({roles})"),
             });
-            roles.extend(by.iter().map(|b| b.as_str()));
         }
     }
     (!parts.is_empty()).then(|| {
         format!(
-            "left out: {}, limited by fwbench's {}, not by the gateway (their numbers are \
-             fwbench's limit)",
-            parts.join(" and "),
-            roles.into_iter().collect::<Vec<_>>().join(" and ")
+            "left out: the rates of {}, limited by fwbench, not by the gateway (their \
+             rates are fwbench's limit)",
+            parts.join(" and ")
         )
     })
 }

@@ -31,6 +31,20 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
         .collect();
     out.extend(ab_tests(&conn).iter().map(ab_sentence));
     out.extend(a.findings.iter().cloned());
+    // A baseline whose every trial fwbench limited gives no cost vs baseline: said.
+    let unmeasured = configs
+        .iter()
+        .filter(|c| c.is_baseline && !c.reps.is_empty())
+        .filter(|c| c.fwbench_limited() == c.reps.len())
+        .count();
+    if unmeasured > 0 {
+        out.push(format!(
+            "No cost vs baseline is stated where fwbench's sender or sink limited every \
+             trial of the baseline ({unmeasured} baseline configuration{}): its rate is \
+             fwbench's limit, not the gateway's (see the run's warnings).",
+            if unmeasured == 1 { "" } else { "s" }
+        ));
+    }
     if out.is_empty() && configs.iter().any(|c| !c.reps.is_empty()) {
         out.push(
             "No headline number for this run's design: see the configurations table and the \
@@ -49,7 +63,7 @@ fn costs(a: &Analysis) -> Vec<String> {
     let fit = |series: &str| a.fits.iter().find(|f| f.series == series);
     // What the series' cost left out, after its sentence: " Left out: 3 trials …".
     let left = |series: &str, s: String| match a.left_out.get(series) {
-        Some(w) if w.flagged => format!(
+        Some(w) if w.flagged && !s.starts_with(&format!("{series}: FLAGGED")) => format!(
             "{series}: FLAGGED — {} Left out: {}.",
             s.strip_prefix(&format!("{series}: ")).unwrap_or(&s),
             w.text

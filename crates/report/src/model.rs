@@ -187,9 +187,10 @@ pub struct Config {
     pub metrics: BTreeMap<String, Summary>,
     /// Per repetition values of each metric, every repetition (what was measured).
     pub values: BTreeMap<String, Vec<f64>>,
-    /// The same, of the repetitions whose rate is the gateway's: all but those that
-    /// fwbench's own sender or sink limited ([`Trial::fwbench_limited`]). The cost
-    /// model and the advantage ratio read these.
+    /// The same, without what fwbench's own sender or sink limited: the rates (and a
+    /// sink's loss) of the repetitions it limited ([`Trial::fwbench_limited`],
+    /// [`capped_by`]). `metrics`, the cost model, the ratios, compare and trend read
+    /// these.
     pub gateway_values: BTreeMap<String, Vec<f64>>,
     /// Rules installed (mean of the gateway's count over reps) or else `params.rules`.
     pub rules: Option<f64>,
@@ -413,6 +414,22 @@ impl Config {
     }
 }
 
+/// The metrics a trial limited by fwbench's `by` states as fwbench's, not the
+/// gateway's: its rates (received packets/s and bits/s, and the time per packet of
+/// each estimator), which the limit set; with the sink the limit, its loss too (the
+/// sink's drops). Its other figures (commit latencies, delays, CPU, conntrack) are
+/// the gateway's as measured, and kept.
+pub fn capped_by(by: results::LimitedBy, metric: &str) -> bool {
+    const RATES: &[&str] = &[
+        RECEIVED_PPS,
+        "ns_per_packet",
+        CPU_NS_PER_PACKET,
+        THROUGHPUT_BPS,
+        "throughput_per_client_bps",
+    ];
+    RATES.contains(&metric) || (by == results::LimitedBy::Sink && metric == "loss_ratio")
+}
+
 /// Fill a configuration's per-metric values and summaries from its repetitions.
 fn aggregate(c: &mut Config, samples: &BTreeMap<i64, BTreeMap<String, f64>>) {
     for t in &c.reps {
@@ -426,15 +443,17 @@ fn aggregate(c: &mut Config, samples: &BTreeMap<i64, BTreeMap<String, f64>>) {
                     .flatten()
                     .map(|(m, x)| (m.clone(), *x)),
             );
+        let limited = t.fwbench_limited();
         for (m, x) in mine {
-            if t.fwbench_limited().is_none() {
+            if !limited.is_some_and(|by| capped_by(by, &m)) {
                 c.gateway_values.entry(m.clone()).or_default().push(x);
             }
             c.values.entry(m).or_default().push(x);
         }
     }
-    // What a configuration's means and CIs state is the gateway's: the repetitions
-    // fwbench's own sender or sink limited are left out of them (`values` keeps all).
+    // What a configuration's means and CIs state is the gateway's: the rates of the
+    // repetitions fwbench's own sender or sink limited are left out of them (`values`
+    // keeps all).
     c.metrics = c
         .gateway_values
         .iter()

@@ -291,6 +291,8 @@ fn advantage_figure(
             let mut unbounded = Vec::new();
             // Rule counts where a repetition of either was left out: which.
             let mut left: Vec<(f64, String, bool)> = Vec::new();
+            // Rule counts with no ratio: fwbench limited an engine's every repetition.
+            let mut gone: Vec<f64> = Vec::new();
             // Per rule count, the fewer repetitions the two kept.
             let mut reps: Vec<(f64, usize)> = Vec::new();
             for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
@@ -337,11 +339,28 @@ fn advantage_figure(
                     if !why.is_empty() {
                         // More than half of either left out: no fair sample (flagged).
                         let most = |c: &Config| 2 * c.fwbench_limited() > c.reps.len();
-                        left.push((xv, why.join(" and "), most(c) || most(b)));
+                        left.push((xv, why.join("; "), most(c) || most(b)));
+                    }
+                } else if let Some(xv) = x(c) {
+                    // No ratio where fwbench limited every repetition of either: said.
+                    let all =
+                        |c: &Config| !c.reps.is_empty() && c.fwbench_limited() == c.reps.len();
+                    if all(c) || all(b) {
+                        gone.push(xv);
                     }
                 }
             }
             pts.sort_by(|p, q| p.x.total_cmp(&q.x));
+            if !gone.is_empty() {
+                gone.sort_by(f64::total_cmp);
+                let at: Vec<String> = gone.iter().copied().map(num).collect();
+                a.findings.push(format!(
+                    "Advantage ratio {engine} / {reference}: none at {} rules — fwbench's \
+                     sender or sink limited every repetition of an engine there (see the \
+                     run's warnings).",
+                    and_list(&at)
+                ));
+            }
             if pts.is_empty() {
                 continue;
             }
@@ -545,8 +564,8 @@ fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
         roles.into_iter().collect::<Vec<_>>().join(" and ")
     );
     let mut text = format!(
-        "{what}; the trials kept there may be the slower ones (fwbench's limit cut off a \
-         faster gateway), so the rate there may be understated"
+        "{what}; where some were kept, they may be the slower ones (fwbench's limit cut \
+         off a faster gateway), so the rate there may be understated"
     );
     let flagged = !most.is_empty();
     if flagged {

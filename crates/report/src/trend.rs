@@ -409,8 +409,8 @@ impl Trend {
                     } else if left_out > 0 && rc.values.contains_key(&m) {
                         // No point, said: not a run that measured nothing.
                         skipped.push(format!(
-                            "{} run {}: {} {m}: fwbench limited all {left_out} of its \
-                             repetitions (no point)",
+                            "{} run {}: {} {m}: no repetition fwbench did not limit measured \
+                             it ({left_out} limited; no point)",
                             i.file,
                             i.run.run.id,
                             label_of(c, &varying)

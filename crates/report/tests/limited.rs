@@ -10,8 +10,8 @@ use report::{load, trend};
 use serde_json::json;
 use store::{Headline, Store};
 
-/// One flood of `run` through `rules` nft rules (repetition `rep`) at `pps`, its rate
-/// limited by `by` as the controller stores the verdict.
+/// One flood of `run` through `rules` nft rules (repetition `rep`) received at `pps`,
+/// its rate limited by `by` as the controller stores the verdict.
 fn flood(s: &mut Store, run: i64, (rules, rep): (u64, u32), pps: f64, by: &str) {
     engine_flood(s, run, ("nft", rules, rep), pps, by)
 }
@@ -31,10 +31,11 @@ fn engine_flood(
         "flood",
         json!({"workload": "flood", "engine": engine, "rules": rules, "seed": rep,
                "packet": {"size": "frame:64", "rate": "max"}}),
+        // A sink that fell behind lost 40 % of what was sent; otherwise nothing is lost.
         Headline {
-            sent_pps: Some(pps),
+            sent_pps: Some(if by == "sink" { pps / 0.6 } else { pps }),
             received_pps: Some(pps),
-            loss_ratio: Some(0.0),
+            loss_ratio: Some(if by == "sink" { 0.4 } else { 0.0 }),
             ..Default::default()
         },
     );
@@ -76,6 +77,12 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
     let mid = run(&mut s, "2", &[], &mut noise);
     let new = run(&mut s, "3", &[2, 4], &mut noise);
     let (a, b) = (load(&s, Some(old)).unwrap(), load(&s, Some(new)).unwrap());
+    // Only what the limit set is left out: the rate, and the sink's loss; the sender's
+    // rate (and every other figure) of those trials is kept.
+    let m = &b.runs[0].configs[0].metrics;
+    assert_eq!(m["received_pps"].n, 2, "{m:?}");
+    assert_eq!(m["loss_ratio"].n, 2, "{m:?}");
+    assert_eq!(m["sent_pps"].n, 4, "{m:?}");
 
     // compare: the two repetitions the sink limited are left out, and said so; the
     // others hold the same 100 000 packets/s: no regression (with them: 20 % down).
@@ -92,17 +99,23 @@ fn repetitions_fwbench_limited_are_no_regression_in_compare_or_trend() {
     assert_eq!(
         m.left_out.as_deref(),
         Some(
-            "left out: 2 of new's 4 repetitions, limited by fwbench's sink, not by the \
-             gateway (their numbers are fwbench's limit)"
+            "left out: the rates of 2 of new's 4 repetitions (sink), limited by fwbench, not \
+             by the gateway (their rates are fwbench's limit)"
         )
     );
     assert!(
-        c.text().contains("  (left out: 2 of new's 4"),
+        c.text().contains("  (left out: the rates of 2 of new's 4"),
         "{}",
         c.text()
     );
-    assert!(c.markdown().contains("(left out: 2 of new's 4"));
-    assert!(c.html().contains("<p>(left out: 2 of new"), "{}", c.html());
+    assert!(c
+        .markdown()
+        .contains("(left out: the rates of 2 of new's 4"));
+    assert!(
+        c.html().contains("<p>(left out: the rates of 2 of new"),
+        "{}",
+        c.html()
+    );
 
     // trend over the three runs: no regression starts the newest segment, and its
     // point says what it left out.
@@ -173,15 +186,16 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
     assert_eq!(c.exit_code(), 3, "{}", c.text());
     assert!(
         c.text().contains(
-            "(left out: all 4 of new's repetitions, limited by fwbench's sink, not by the \
-             gateway (their numbers are fwbench's limit))"
+            "(left out: the rates of all 4 of new's repetitions (sink), limited by fwbench, \
+             not by the gateway (their rates are fwbench's limit))"
         ),
         "{}",
         c.text()
     );
     assert!(
-        c.text()
-            .contains("(not compared, untested (fwbench limited every repetition of a side): "),
+        c.text().contains(
+            "(not compared, untested (a side kept no repetition fwbench did not limit): "
+        ),
         "{}",
         c.text()
     );
@@ -197,10 +211,9 @@ fn a_side_fwbench_limited_throughout_is_untested_not_passed() {
         5.0,
     );
     assert!(
-        t.skipped
-            .iter()
-            .any(|x| x
-                .ends_with("received_pps: fwbench limited all 4 of its repetitions (no point)")),
+        t.skipped.iter().any(|x| x.ends_with(
+            "received_pps: no repetition fwbench did not limit measured it (4 limited; no point)"
+        )),
         "{}",
         t.text()
     );
@@ -262,8 +275,8 @@ fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
     assert!(
         cost.contains(
             "Left out: 2 trials (at 0 rules) limited by fwbench's sender, not by the gateway: \
-             their packets/s are fwbench's limit (see the run's warnings for what to do); the \
-             trials kept there may be the slower ones"
+             their packets/s are fwbench's limit (see the run's warnings for what to do); where \
+             some were kept, they may be the slower ones"
         ),
         "{cost}"
     );
@@ -308,8 +321,51 @@ fn an_advantage_ratio_over_mostly_limited_repetitions_is_flagged() {
         "{f}"
     );
     assert!(doubt.is_some_and(|d| d.contains("no fair sample")), "{f}");
+    // With every repetition of an engine limited at 5 000 rules, no ratio there, said.
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("limited", None)).unwrap();
+        for rules in [1000u64, 5000] {
+            for rep in 1..=4u32 {
+                engine_flood(s, run, ("nft", rules, rep), 10_000.0, "gateway");
+                let by = if rules == 5000 { "sink" } else { "gateway" };
+                engine_flood(s, run, ("iptables-legacy", rules, rep), 40_000.0, by);
+            }
+        }
+        finish(s, run)
+    });
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "Advantage ratio iptables-legacy / nft/inet: none at 5000 rules — fwbench's sender \
+             or sink limited every repetition of an engine there"
+        )),
+        "{f:#?}"
+    );
     let (f, doubt) = ratio(1);
     assert!(!f.contains("FLAGGED"), "{f}");
     assert!(f.contains("Left out there"), "{f}");
     assert_eq!(doubt, None, "{f}");
+}
+
+/// A baseline whose every trial fwbench limited gives no cost vs baseline, and the
+/// findings say so.
+#[test]
+fn a_baseline_fwbench_limited_throughout_is_said() {
+    let r = report_of(|s| {
+        let baseline = Some(json!({"engine": "none"}));
+        let run = s.begin_run(&new_run("limited", baseline)).unwrap();
+        for rep in 1..=2u32 {
+            engine_flood(s, run, ("none", 0, rep), 200_000.0, "sender");
+            engine_flood(s, run, ("nft", 0, rep), 150_000.0, "gateway");
+        }
+        finish(s, run)
+    });
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "No cost vs baseline is stated where fwbench's sender or sink limited every trial \
+             of the baseline (1 baseline configuration)"
+        )),
+        "{f:#?}"
+    );
 }
