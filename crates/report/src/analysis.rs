@@ -64,6 +64,22 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     let Some((m, higher)) = labelled.first().and_then(|c| main_metric(c)) else {
         return;
     };
+    // A case whose every trial fwbench limited has no mean: said, not dropped in
+    // silence (its rate is fwbench's, not the gateway's).
+    let unmeasured: Vec<&str> = labelled
+        .iter()
+        .filter(|c| c.mean(m).is_none() && !c.reps.is_empty())
+        .filter(|c| c.fwbench_limited() == c.reps.len())
+        .filter_map(|c| c.label.as_deref())
+        .collect();
+    if !unmeasured.is_empty() {
+        a.findings.push(format!(
+            "No {} is stated for {}: fwbench's sender or sink limited every trial (their \
+             rates are fwbench's limit, not the gateway's; see the run's warnings).",
+            crate::series::metric_label(m),
+            unmeasured.join(", ")
+        ));
+    }
     let labelled: Vec<&Config> = labelled
         .into_iter()
         .filter(|c| c.mean(m).is_some())

@@ -369,3 +369,40 @@ fn a_baseline_fwbench_limited_throughout_is_said() {
         "{f:#?}"
     );
 }
+
+/// A labelled case (seed 001's table) whose every trial fwbench limited is said, not
+/// dropped from the cases in silence.
+#[test]
+fn a_labelled_case_fwbench_limited_throughout_is_said() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("limited", None)).unwrap();
+        for (label, by) in [("accept-all", "sink"), ("drop-all", "gateway")] {
+            for rep in 1..=2u32 {
+                let mut t = trial(
+                    run,
+                    format!("{label}-{rep}"),
+                    rep,
+                    "flood",
+                    json!({"workload": "flood", "engine": "nft", "rules": 100, "seed": rep,
+                           "label": label, "packet": {"size": "frame:64", "rate": "max"}}),
+                    Headline {
+                        sent_pps: Some(100_000.0),
+                        received_pps: Some(60_000.0),
+                        ..Default::default()
+                    },
+                );
+                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+                s.record(&t).unwrap();
+            }
+        }
+        finish(s, run)
+    });
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x
+            == "No received (packets/s) is stated for accept-all: fwbench's sender or sink \
+                limited every trial (their rates are fwbench's limit, not the gateway's; see \
+                the run's warnings)."),
+        "{f:#?}"
+    );
+}
