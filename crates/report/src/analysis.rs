@@ -68,8 +68,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     // silence (its rate is fwbench's, not the gateway's).
     let unmeasured: Vec<&str> = labelled
         .iter()
-        .filter(|c| c.mean(m).is_none() && !c.reps.is_empty())
-        .filter(|c| c.fwbench_limited() == c.reps.len())
+        .filter(|c| c.mean(m).is_none() && c.limited_throughout())
         .filter_map(|c| c.label.as_deref())
         .collect();
     if !unmeasured.is_empty() {

@@ -682,13 +682,12 @@ fn pooled(runs: &[&RunReport]) -> Vec<Config> {
 fn left_out(old: &Config, new: &Config) -> Option<String> {
     let mut parts = vec![];
     for (side, c) in [("old", old), ("new", new)] {
-        let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
-        if !by.is_empty() {
-            let roles: BTreeSet<&str> = by.iter().map(|b| b.as_str()).collect();
-            let roles = roles.into_iter().collect::<Vec<_>>().join(" and ");
-            parts.push(match (by.len(), c.reps.len()) {
-                (k, n) if k == n => format!("all {n} of {side}'s repetitions ({roles})"),
-                (k, n) => format!("{k} of {side}'s {n} repetitions ({roles})"),
+        if let Some(l) = c.fwbench_limit() {
+            let roles = l.roles();
+            parts.push(if l.all() {
+                format!("all {} of {side}'s repetitions ({roles})", l.of)
+            } else {
+                format!("{} of {side}'s {} repetitions ({roles})", l.limited, l.of)
             });
         }
     }

@@ -34,8 +34,7 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
     // A baseline whose every trial fwbench limited gives no cost vs baseline: said.
     let unmeasured = configs
         .iter()
-        .filter(|c| c.is_baseline && !c.reps.is_empty())
-        .filter(|c| c.fwbench_limited() == c.reps.len())
+        .filter(|c| c.is_baseline && c.limited_throughout())
         .count();
     if unmeasured > 0 {
         out.push(format!(

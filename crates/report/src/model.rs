@@ -9,7 +9,7 @@ use crate::stats::Summary;
 use results::stored::{ConnStored, Phase, SearchKind, SearchStored};
 use results::{Status, StoredParams, StoredTrial, StoredWorkload};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use store::{RunRow, TrialRow};
 
 /// A stored trial with its status, results and parameters read typed, once, where
@@ -203,6 +203,35 @@ pub struct Config {
     pub cost_ci95: Option<f64>,
 }
 
+/// The repetitions of a configuration that fwbench's own sender or sink limited
+/// ([`Config::fwbench_limit`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FwbenchLimit {
+    /// How many of them.
+    pub limited: usize,
+    /// Of how many repetitions.
+    pub of: usize,
+    /// Which of fwbench's roles: "sender", "sink".
+    pub by: BTreeSet<&'static str>,
+}
+
+impl FwbenchLimit {
+    /// "sender", "sink" or "sender and sink".
+    pub fn roles(&self) -> String {
+        self.by.iter().copied().collect::<Vec<_>>().join(" and ")
+    }
+
+    /// More than half: what is left is no fair sample of the gateway's rate.
+    pub fn most(&self) -> bool {
+        2 * self.limited > self.of
+    }
+
+    /// Every repetition.
+    pub fn all(&self) -> bool {
+        self.limited == self.of
+    }
+}
+
 impl Config {
     /// Recorded with the engine of kind `none` (no firewall, no rules installed): a
     /// baseline, never a series with a cost per rule.
@@ -217,6 +246,27 @@ impl Config {
             .iter()
             .filter(|t| t.fwbench_limited().is_some())
             .count()
+    }
+
+    /// fwbench's own sender or sink limited every repetition (there is one): no rate of
+    /// it is the gateway's.
+    pub fn limited_throughout(&self) -> bool {
+        self.fwbench_limit().is_some_and(|l| l.all())
+    }
+
+    /// What fwbench's own sender or sink limited of it, for the sentences that say so
+    /// (the cost model's, the advantage ratio's, compare's); `None` when nothing.
+    pub fn fwbench_limit(&self) -> Option<FwbenchLimit> {
+        let by: BTreeSet<&'static str> = self
+            .reps
+            .iter()
+            .filter_map(|t| Some(t.fwbench_limited()?.as_str()))
+            .collect();
+        (!by.is_empty()).then(|| FwbenchLimit {
+            limited: self.fwbench_limited(),
+            of: self.reps.len(),
+            by,
+        })
     }
 
     /// Mean of a metric, if measured.

@@ -186,10 +186,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
         let plains: Vec<&Config> = block.iter().filter(|c| c.no_firewall()).copied().collect();
         // Configurations whose every trial fwbench limited have no figure: said, never
         // a block dropped in silence.
-        let limited = block
-            .iter()
-            .filter(|c| !c.reps.is_empty() && c.fwbench_limited() == c.reps.len())
-            .count();
+        let limited = block.iter().filter(|c| c.limited_throughout()).count();
         let unmeasured = || {
             format!(
                 "{w}: no NAT cost is stated — fwbench's sender or sink limited every trial of \

@@ -317,35 +317,29 @@ fn advantage_figure(
                             .map_or(0, Vec::len)
                     };
                     reps.push((xv, kept(c).min(kept(b))));
-                    let why: Vec<String> = [(engine.as_str(), c), (reference.as_str(), b)]
+                    let limits: Vec<_> = [(engine.as_str(), c), (reference.as_str(), b)]
                         .into_iter()
-                        .filter_map(|(e, c)| {
-                            let by: BTreeSet<&str> = c
-                                .reps
-                                .iter()
-                                .filter_map(|t| Some(t.fwbench_limited()?.as_str()))
-                                .collect();
-                            let n = c.reps.iter().filter(|t| t.fwbench_limited().is_some());
-                            (!by.is_empty()).then(|| {
+                        .filter_map(|(e, c)| Some((e, c.fwbench_limit()?)))
+                        .collect();
+                    if !limits.is_empty() {
+                        let why: Vec<String> = limits
+                            .iter()
+                            .map(|(e, l)| {
                                 format!(
                                     "{} of {e}'s {} repetitions, limited by fwbench's {}",
-                                    n.count(),
-                                    c.reps.len(),
-                                    by.into_iter().collect::<Vec<_>>().join(" and ")
+                                    l.limited,
+                                    l.of,
+                                    l.roles()
                                 )
                             })
-                        })
-                        .collect();
-                    if !why.is_empty() {
+                            .collect();
                         // More than half of either left out: no fair sample (flagged).
-                        let most = |c: &Config| 2 * c.fwbench_limited() > c.reps.len();
-                        left.push((xv, why.join("; "), most(c) || most(b)));
+                        let most = limits.iter().any(|(_, l)| l.most());
+                        left.push((xv, why.join("; "), most));
                     }
                 } else if let Some(xv) = x(c) {
                     // No ratio where fwbench limited every repetition of either: said.
-                    let all =
-                        |c: &Config| !c.reps.is_empty() && c.fwbench_limited() == c.reps.len();
-                    if all(c) || all(b) {
+                    if c.limited_throughout() || b.limited_throughout() {
                         gone.push(xv);
                     }
                 }
@@ -509,9 +503,11 @@ fn advantage_sentence(
     )
 }
 
-/// Every repetition of `c` carried its whole offered rate (`packet.limited_by` is
+/// Every repetition of `c` whose rate counts (not limited by fwbench: the ratio's
+/// means are made of these) carried its whole offered rate (`packet.limited_by` is
 /// "nothing"): its rate is the sender's pace, and a ratio of two such rates says that
-/// neither engine was the limit, not that they cost alike.
+/// neither engine was the limit, not that they cost alike. A repetition fwbench's
+/// sender limited is the sender's pace too, so it does not make the others count.
 fn offered_rate_got_through(c: &Config) -> bool {
     let by = |t: &crate::model::Trial| {
         t.stored
@@ -519,9 +515,16 @@ fn offered_rate_got_through(c: &Config) -> bool {
             .as_ref()
             .and_then(|p| p.limited_by.as_ref())
             .and_then(|l| l.by)
-            == Some(results::LimitedBy::Nothing)
     };
-    !c.reps.is_empty() && c.reps.iter().all(by)
+    let kept: Vec<_> = c
+        .reps
+        .iter()
+        .filter(|t| t.fwbench_limited().is_none())
+        .collect();
+    !kept.is_empty()
+        && kept
+            .iter()
+            .all(|t| by(t) == Some(results::LimitedBy::Nothing))
 }
 
 /// The repetitions of a series left out of its cost model: "3 trials (at 0 rules)
@@ -534,12 +537,11 @@ fn offered_rate_got_through(c: &Config) -> bool {
 fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
     let (mut n, mut at, mut most, mut roles) = (0, vec![], vec![], BTreeSet::new());
     for c in cs {
-        let by: Vec<_> = c.reps.iter().filter_map(|t| t.fwbench_limited()).collect();
-        if !by.is_empty() {
-            n += by.len();
-            roles.extend(by.iter().map(|b| b.as_str()));
+        if let Some(l) = c.fwbench_limit() {
+            n += l.limited;
+            roles.extend(l.by.iter().copied());
             at.extend(x(c));
-            if 2 * by.len() > c.reps.len() {
+            if l.most() {
                 most.extend(x(c));
             }
         }

@@ -229,6 +229,9 @@ pub struct LatencyPoint {
     pub sent_pps: f64,
     pub received_pps: f64,
     pub loss_ratio: f64,
+    /// How long its traffic ran, s (the trial's measured time, not the one asked for):
+    /// what a delay's growth is a share of.
+    pub elapsed_s: f64,
     /// One-way delay percentiles, ns (count 0: not measured, e.g. clocks not known).
     pub owd: proto::RttSummary,
     /// Source and sink on hosts with clocks of their own: how the delays were related

@@ -296,6 +296,7 @@ mod tests {
             sent_pps: 1000.0,
             received_pps: 1000.0,
             loss_ratio: 0.0,
+            elapsed_s: 1.0,
             owd: proto::RttSummary {
                 count,
                 p50_ns: 12_500,

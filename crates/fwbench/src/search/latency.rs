@@ -36,6 +36,7 @@ pub fn latency_at(
             sent_pps: s.sent_pps,
             received_pps: s.received_pps,
             loss_ratio: s.loss_ratio,
+            elapsed_s: s.elapsed_s,
             owd: s.owd,
             owd_basis: s.owd_clocks.as_ref().map(|c| c.basis),
         };

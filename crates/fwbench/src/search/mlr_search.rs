@@ -142,10 +142,9 @@ pub fn mlr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         &points,
         first.and_then(|g| g.rate_pps),
     ));
-    doubts.extend(crate::search::witness::latency_doubts(&latency, strictest));
-    doubts.extend(crate::search::witness::queue_doubts(
+    doubts.extend(crate::search::witness::step_doubts(
         &latency,
-        p.duration_s,
+        strictest,
         sp.precision,
     ));
     Ok(MlrReport {

@@ -166,10 +166,9 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         None => vec![],
     };
     doubts.extend(crate::search::witness::sender_doubts(&curve, found.pass));
-    doubts.extend(crate::search::witness::latency_doubts(&latency, sp.loss));
-    doubts.extend(crate::search::witness::queue_doubts(
+    doubts.extend(crate::search::witness::step_doubts(
         &latency,
-        p.duration_s,
+        sp.loss,
         sp.precision,
     ));
     Ok(NdrReport {

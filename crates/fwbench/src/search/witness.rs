@@ -204,6 +204,15 @@ pub fn out_of_trials(
     )
 }
 
+/// What a search's latency steps (at fractions of the rate found) say against the
+/// rate found: a step that lost more than the search's loss `threshold`
+/// ([`latency_doubts`]), a delay growing through a step ([`queue_doubts`]).
+pub fn step_doubts(latency: &[LatencyPoint], threshold: f64, precision: f64) -> Vec<Doubt> {
+    let mut out = latency_doubts(latency, threshold);
+    out.extend(queue_doubts(latency, precision));
+    out
+}
+
 /// Latency steps (at fractions of the rate found) that lost more than the search's
 /// threshold: the rate found is not loss-free when measured again.
 pub fn latency_doubts(latency: &[LatencyPoint], threshold: f64) -> Vec<Doubt> {
@@ -232,14 +241,14 @@ const SENDER_KEPT_UP: f64 = 0.999;
 
 /// Latency steps whose one-way delay grew through the trial
 /// ([`crate::limited_by::queue_share`]): a rate above what the gateway forwards fills
-/// its queues, and a trial of `duration_s` ends before they overflow — zero loss, but
+/// its queues, and a trial of its `elapsed_s` ends before they overflow — zero loss, but
 /// not a rate it sustains. What the step received less the share its queue held is
 /// about what the gateway forwards. A step whose queue held more than
 /// [`crate::limited_by::QUEUE_SHARE_FLOOR`] (a trial's own bound) flags the search when
 /// the rate found falls short of that by more than the search's `precision`. Where
 /// such a step's sender fell behind, its delays include the sender's lateness: said as
 /// the sender's, not the gateway's.
-pub fn queue_doubts(latency: &[LatencyPoint], duration_s: f64, precision: f64) -> Vec<Doubt> {
+pub fn queue_doubts(latency: &[LatencyPoint], precision: f64) -> Vec<Doubt> {
     let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
     let at = |l: &LatencyPoint| format!("{:.0} %", l.fraction * 100.0);
     // The rate a step's queue says the gateway sustains, and by how much the rate found
@@ -251,7 +260,7 @@ pub fn queue_doubts(latency: &[LatencyPoint], duration_s: f64, precision: f64) -
     let mut queued: Vec<(&LatencyPoint, f64)> = latency
         .iter()
         .filter_map(|l| {
-            let held = crate::limited_by::queue_share(&l.owd, duration_s)?;
+            let held = crate::limited_by::queue_share(&l.owd, l.elapsed_s)?;
             (held > crate::limited_by::QUEUE_SHARE_FLOOR && short(l, held) > precision)
                 .then_some((l, held))
         })
@@ -287,7 +296,7 @@ pub fn queue_doubts(latency: &[LatencyPoint], duration_s: f64, precision: f64) -
                  growing delay: {})",
                 at(l),
                 l.offered_pps,
-                (duration_s * 1e3).round() / 1e3,
+                (l.elapsed_s * 10.0).round() / 10.0,
                 ms(l.owd.min_ns),
                 ms(l.owd.p99_ns),
                 ms(l.owd.p50_ns),
@@ -499,6 +508,7 @@ mod tests {
             sent_pps: 1000.0 * fraction,
             received_pps: 0.0,
             loss_ratio: loss,
+            elapsed_s: 1.0,
             owd: proto::RttSummary::default(),
             owd_basis: None,
         };
@@ -524,9 +534,19 @@ mod tests {
             sent_pps: found * fraction * kept,
             received_pps: found * fraction * kept,
             loss_ratio: 0.0,
+            elapsed_s: 1.0,
             owd: crate::limited_by::owd_us(1000, owd_us),
             owd_basis: None,
         }
+    }
+
+    /// The steps, each run for `t` s.
+    fn lasting(steps: &[LatencyPoint], t: f64) -> Vec<LatencyPoint> {
+        let at = |l: &LatencyPoint| LatencyPoint {
+            elapsed_s: t,
+            ..l.clone()
+        };
+        steps.iter().map(at).collect()
     }
 
     /// Measured here (`ndr -t 1`, nft): 20 000 rules found 4 125 pps with the delay
@@ -554,7 +574,7 @@ mod tests {
                 1.0,
             ),
         ];
-        let d = queue_doubts(&big, 1.0, 0.02);
+        let d = queue_doubts(&big, 0.02);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].kind, DoubtKind::QueueGrowing);
         let want = "at 90 % of the rate found (3712 pps) the one-way delay grew evenly \
@@ -567,18 +587,18 @@ mod tests {
         // The lowest step first, whatever the order asked.
         let mut reversed = big.clone();
         reversed.reverse();
-        assert_eq!(queue_doubts(&reversed, 1.0, 0.02), d);
+        assert_eq!(queue_doubts(&reversed, 0.02), d);
         // The same growth over a trial ten times as long is a smaller share of it
         // (2.05 % at the 90 % step, 3.37 % at 100 %), still a queue (above a trial's 2 %)
         // that puts the rate found 11.8 % above what the gateway sustains: flagged at
         // a precision of 5 % too, not at 15 %.
-        let long = queue_doubts(&big, 10.0, 0.02);
+        let long = queue_doubts(&lasting(&big, 10.0), 0.02);
         assert!(
             long[0].why.contains("about 3636 pps, 11.8 % below"),
             "{long:?}"
         );
-        assert_eq!(queue_doubts(&big, 10.0, 0.05).len(), 1);
-        assert!(queue_doubts(&big, 10.0, 0.15).is_empty());
+        assert_eq!(queue_doubts(&lasting(&big, 10.0), 0.05).len(), 1);
+        assert!(queue_doubts(&lasting(&big, 10.0), 0.15).is_empty());
         let small = [
             step(31349.0, 0.9, [34.0, 50.5, 113.3, 2535.4, 3305.5], 1.0),
             step(
@@ -588,7 +608,7 @@ mod tests {
                 1.0,
             ),
         ];
-        let d = queue_doubts(&small, 1.0, 0.02);
+        let d = queue_doubts(&small, 0.02);
         assert_eq!(d.len(), 1, "{d:?}");
         assert!(
             d[0].why
@@ -597,7 +617,7 @@ mod tests {
             "{}",
             d[0].why
         );
-        assert!(queue_doubts(&small, 1.0, 0.05).is_empty());
+        assert!(queue_doubts(&small, 0.05).is_empty());
         // No queue: [found pps, the step's delays in µs as in `step`, trial s].
         let no_queue: [[f64; 7]; 6] = [
             // No rules: a low median.
@@ -617,13 +637,13 @@ mod tests {
             [205067.0, 2.8, 36.5, 45_000.0, 49_000.0, 50_000.0, 1.0],
         ];
         for [found, owd_us @ .., t] in no_queue {
-            let d = queue_doubts(&[step(found, 1.0, owd_us, 1.0)], t, 0.0);
+            let d = queue_doubts(&lasting(&[step(found, 1.0, owd_us, 1.0)], t), 0.0);
             assert!(d.is_empty(), "{owd_us:?} over {t} s: {d:?}");
         }
         // Not measured (clocks not known): nothing to say.
         let mut withheld = big[3].clone();
         withheld.owd.count = 0;
-        assert!(queue_doubts(&[withheld], 1.0, 0.02).is_empty());
+        assert!(queue_doubts(&[withheld], 0.02).is_empty());
         // A sender behind where the delays grew: the sender's; where they did not:
         // nothing.
         let behind = [step(
@@ -632,11 +652,11 @@ mod tests {
             [743.9, 180092.9, 318767.1, 349962.2, 353632.3],
             0.9,
         )];
-        let d = queue_doubts(&behind, 1.0, 0.02);
+        let d = queue_doubts(&behind, 0.02);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].kind, DoubtKind::LimitedByFwbench);
         assert!(d[0].why.contains("(sent 3712 of 4125 pps)"), "{}", d[0].why);
         let calm = [step(4125.0, 0.1, [289.8, 313.3, 347.1, 709.6, 1196.0], 0.9)];
-        assert!(queue_doubts(&calm, 1.0, 0.02).is_empty());
+        assert!(queue_doubts(&calm, 0.02).is_empty());
     }
 }
