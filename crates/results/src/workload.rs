@@ -9,6 +9,7 @@
 //! Must not: know a family's parameters or figures (those are the family's stored
 //! types in [`crate::stored`]), or fail on a name: any text reads.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A trial's workload, as its stored name says (fwbench's workloads and its searches,
@@ -69,16 +70,24 @@ const NAMES: [(StoredWorkload, &str); 15] = [
 ];
 
 /// What one unit of a trial's traffic is: what its background counts while the
-/// gateway is updated (updates of different units are never averaged together).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// gateway is updated (updates of different units are never averaged together). The
+/// one type for it, from the trial that measures (fwbench's events, stored as
+/// `events.unit`: frozen names) to the report that reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Unit {
-    /// Flows' packets, one-way delay.
+    /// Packets of flows (flood, flow, new flows): one-way delay; a stall is a run of
+    /// bins that lost packets and received none.
+    #[default]
+    #[serde(rename = "packet")]
     Packets,
-    /// Echo cycles, round trip.
+    /// Echo cycles: round trip; failed: lost or unsent.
+    #[serde(rename = "echo")]
     Echoes,
-    /// Ping probes, round trip.
+    /// Ping probes: round trip; failed: lost.
+    #[serde(rename = "probe")]
     Probes,
-    /// Sessions, connection setup.
+    /// Sessions (sessions, bulk, http): connection setup; failed sessions.
+    #[serde(rename = "session")]
     Sessions,
 }
 
@@ -226,6 +235,24 @@ mod tests {
             StoredWorkload::read("Flood"),
             StoredWorkload::Other("Flood".into())
         );
+    }
+
+    /// A unit's stored name (`events.unit` in a trial's results) is frozen: the names
+    /// fwbench wrote before the measuring and the reading side shared this type.
+    #[test]
+    fn a_units_stored_name_is_frozen() {
+        let units = [
+            (Unit::Packets, "packet"),
+            (Unit::Echoes, "echo"),
+            (Unit::Probes, "probe"),
+            (Unit::Sessions, "session"),
+        ];
+        for (u, name) in units {
+            let text = serde_json::to_string(&u).unwrap();
+            assert_eq!(text, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<Unit>(&text).unwrap(), u);
+        }
+        assert_eq!(Unit::default(), Unit::Packets);
     }
 
     #[test]

@@ -683,7 +683,7 @@ impl Traffic for Conn {
         let mut s = summarise(results, gateway.and_then(|g| g.proxy.clone()))?;
         s.events = crate::workloads::events::summarise_txns(
             p,
-            crate::workloads::events::Unit::Session,
+            crate::workloads::events::Unit::Sessions,
             false,
             streams.as_deref(),
             gateway,

@@ -433,7 +433,7 @@ impl Traffic for Echo {
         };
         let events = crate::workloads::events::summarise_txns(
             p,
-            crate::workloads::events::Unit::Echo,
+            crate::workloads::events::Unit::Echoes,
             true,
             cr.events.as_deref(),
             gateway,

@@ -220,33 +220,27 @@ pub fn extra_marker_source(
 }
 
 /// What the background's streams are, and so what their bins count and delay.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Unit {
-    /// Packets of flows (flood, flow, new flows): one-way delay; a stall is a run of
-    /// bins that lost packets and received none.
-    #[default]
-    Packet,
-    /// Echo cycles: round-trip time; failed: lost or unsent.
-    Echo,
-    /// Ping probes: round-trip time; failed: lost.
-    Probe,
-    /// Sessions (sessions, bulk, http): connection setup time; failed sessions.
-    Session,
+pub use results::workload::Unit;
+
+/// A unit in the events' sentences.
+trait Words {
+    fn disturbance(self, stall_ms: f64, lost: u64) -> String;
+    fn noun(self) -> &'static str;
+    fn lost_noun(self) -> &'static str;
 }
 
-impl Unit {
+impl Words for Unit {
     /// "forwarding stalled 3 ms; 20 packets lost", in this unit's words.
     fn disturbance(self, stall_ms: f64, lost: u64) -> String {
         match self {
-            Unit::Packet => format!("forwarding stalled {stall_ms:.0} ms; {lost} packets lost"),
-            Unit::Echo => format!(
+            Unit::Packets => format!("forwarding stalled {stall_ms:.0} ms; {lost} packets lost"),
+            Unit::Echoes => format!(
                 "the longest background round trip {stall_ms:.2} ms; {lost} echoes lost or unsent"
             ),
-            Unit::Probe => {
+            Unit::Probes => {
                 format!("the longest background round trip {stall_ms:.2} ms; {lost} probes lost")
             }
-            Unit::Session => format!(
+            Unit::Sessions => format!(
                 "the longest background connection setup {stall_ms:.2} ms; {lost} sessions failed"
             ),
         }
@@ -255,19 +249,19 @@ impl Unit {
     /// What its background is made of, in a doubt's words.
     fn noun(self) -> &'static str {
         match self {
-            Unit::Packet => "packets",
-            Unit::Echo => "echoes",
-            Unit::Probe => "probes",
-            Unit::Session => "sessions",
+            Unit::Packets => "packets",
+            Unit::Echoes => "echoes",
+            Unit::Probes => "probes",
+            Unit::Sessions => "sessions",
         }
     }
 
     fn lost_noun(self) -> &'static str {
         match self {
-            Unit::Packet => "background packets lost",
-            Unit::Echo => "background echoes lost or unsent",
-            Unit::Probe => "background probes lost",
-            Unit::Session => "background sessions failed",
+            Unit::Packets => "background packets lost",
+            Unit::Echoes => "background echoes lost or unsent",
+            Unit::Probes => "background probes lost",
+            Unit::Sessions => "background sessions failed",
         }
     }
 }
@@ -612,10 +606,10 @@ pub fn summarise_flows(
                 let res = flow_resolution(m, batch, flows_n);
                 flow_effect_stamp(row.kind, m).map(|t| (t, res))
             });
-            effect(row, at, &background, Unit::Packet, &base, end)
+            effect(row, at, &background, Unit::Packets, &base, end)
         })
         .collect::<Vec<_>>();
-    say_why_no_effect(&mut updates, Unit::Packet);
+    say_why_no_effect(&mut updates, Unit::Packets);
     // The marker's spacing: from its first flow's bins, or — none of it received —
     // from what that flow sent over the trial. Every marker flow's packets count.
     let gap = match marker {
@@ -640,7 +634,7 @@ pub fn summarise_flows(
     let spread = spread(&updates);
     Some(EventsSummary {
         bin_ns: BIN_NS,
-        unit: Unit::Packet,
+        unit: Unit::Packets,
         marker_src,
         background_streams: background.len() as u32,
         updates,
@@ -1105,9 +1099,9 @@ fn effect(
     let w = Window::merge(start, end, background);
     let stall_ms = match unit {
         // Longest run of bins with losses and nothing received.
-        Unit::Packet => (w.longest_dark() * BIN_NS) as f64 / 1e6,
+        Unit::Packets => (w.longest_dark() * BIN_NS) as f64 / 1e6,
         // What a background transaction waited at most.
-        Unit::Echo | Unit::Probe | Unit::Session => w.delay_max as f64 / 1e3,
+        Unit::Echoes | Unit::Probes | Unit::Sessions => w.delay_max as f64 / 1e3,
     };
     let series = if start > 0 && !background.is_empty() {
         w.series(start)
@@ -1379,7 +1373,7 @@ impl UpdateEffect {
             self.lost_beyond_baseline = Some(beyond);
             self.blocked_ms = Some(beyond as f64 / q.offered_per_s * 1e3);
         }
-        if let Some(q) = base.queue.filter(|_| unit == Unit::Packet) {
+        if let Some(q) = base.queue.filter(|_| unit == Unit::Packets) {
             self.doubts.push(Doubt::new(
                 DoubtKind::Overloaded,
                 format!(
@@ -1424,7 +1418,7 @@ impl UpdateEffect {
                 // be told from them: no stall figure (withheld from the terminal, JSON,
                 // store and report); the loss beyond the baseline stays, with its baseline.
                 let before_ms = (w.longest_dark_in(0..w.before) * BIN_NS) as f64 / 1e6;
-                if unit == Unit::Packet && self.stall_ms.is_some_and(|s| s <= before_ms) {
+                if unit == Unit::Packets && self.stall_ms.is_some_and(|s| s <= before_ms) {
                     self.stall_ms = None;
                 }
                 self.doubts.push(Doubt::new(
@@ -1823,11 +1817,13 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
     let overloaded = u.doubts.iter().any(|d| d.kind == DoubtKind::Overloaded);
     if s.background_streams == 0 && !overloaded {
         return match s.unit {
-            Unit::Packet => "no background flows to disturb (every flow is from the \
+            Unit::Packets => "no background flows to disturb (every flow is from the \
                              marker's client address; --sources 2 --flows 2 adds one): no \
                              stall or loss figure"
                 .into(),
-            Unit::Echo | Unit::Probe | Unit::Session => "no background stream to disturb".into(),
+            Unit::Echoes | Unit::Probes | Unit::Sessions => {
+                "no background stream to disturb".into()
+            }
         };
     }
     let Some(stall) = u.stall_ms else {
@@ -1947,7 +1943,7 @@ pub(crate) fn planted_summary(installed: u64) -> EventsSummary {
     };
     EventsSummary {
         bin_ns: BIN_NS,
-        unit: Unit::Packet,
+        unit: Unit::Packets,
         marker_src: None,
         background_streams: 1,
         updates: vec![UpdateEffect {

@@ -46,7 +46,7 @@ fn time_to_effect_stall_and_loss_from_the_bins() {
         row,
         at,
         &background,
-        Unit::Packet,
+        Unit::Packets,
         &Base::default(),
         traffic_end(&background),
     );
@@ -61,7 +61,7 @@ fn time_to_effect_stall_and_loss_from_the_bins() {
     assert!((u.blocked_ms.unwrap() - 2.0).abs() < 1e-9, "{u:?}");
     assert!(u.holds(), "{u:?}");
     assert_eq!(
-        text(&one(Unit::Packet, u), "nft"),
+        text(&one(Unit::Packets, u), "nft"),
         "\n  adding 1 rule to 1000 with nft by batch took 1.50 ms, took effect after 1.0 ms; \
          forwarding stalled 2 ms; 20 packets lost, effectively blocked 2.0 ms"
     );
@@ -142,7 +142,7 @@ fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> Upd
         r,
         at,
         background,
-        Unit::Packet,
+        Unit::Packets,
         &Base::default(),
         traffic_end(background),
     )
@@ -211,7 +211,7 @@ fn a_request_response_marker_and_background_from_their_transactions() {
         row(UpdateKind::Add, start),
         at.map(|t| (t, BIN_NS)),
         &background,
-        Unit::Echo,
+        Unit::Echoes,
         &Base::default(),
         end,
     );
@@ -222,7 +222,7 @@ fn a_request_response_marker_and_background_from_their_transactions() {
     // A deletion: nothing of the marker got through before, so no effect is dated.
     assert_eq!(txn_effect_stamp(UpdateKind::Delete, &streams.marker), None);
     assert_eq!(
-        text(&one(Unit::Echo, u), "nft"),
+        text(&one(Unit::Echoes, u), "nft"),
         "\n  adding 1 rule to 100 with nft by per-rule took 2.00 ms, took effect after 2.3 ms; \
          the longest background round trip 4.50 ms; 2 echoes lost or unsent, effectively \
          blocked 1.0 ms"
@@ -252,7 +252,7 @@ fn a_window_without_background_has_no_stall_figure_and_says_why() {
     let u = on_steady(10, &[0; 10], r, None);
     assert_eq!(u.stall_ms, None);
     assert_eq!(u.doubts[0].kind, DoubtKind::EmptyWindow, "{u:?}");
-    let s = one(Unit::Packet, u);
+    let s = one(Unit::Packets, u);
     let t = text(&s, "nft");
     assert!(
         t.contains("no background packets in its window: no stall figure"),
@@ -293,7 +293,7 @@ fn a_negative_time_to_effect_is_withheld_with_why() {
     let at = Some((T0 + 100_000_000 - 50_040_000, 4_200_000));
     let u = on_steady(10, &[0; 400], r.clone(), at);
     assert!(u.time_to_effect_ms.unwrap() < 0.0);
-    let mut s = one(Unit::Packet, u);
+    let mut s = one(Unit::Packets, u);
     s.judge();
     let u = &s.updates[0];
     assert_eq!(u.time_to_effect_ms, None);
@@ -308,7 +308,7 @@ fn a_negative_time_to_effect_is_withheld_with_why() {
     assert!(!text(&s, "nft").contains("took effect"));
     // −0.34 ms is within the resolution: the change acted at once (0), no doubt.
     let at = Some((T0 + 100_000_000 - 340_000, 4_200_000));
-    let mut s = one(Unit::Packet, on_steady(10, &[0; 400], r, at));
+    let mut s = one(Unit::Packets, on_steady(10, &[0; 400], r, at));
     s.judge();
     assert_eq!(s.updates[0].time_to_effect_ms, Some(0.0));
     assert!(s.updates[0].holds(), "{:?}", s.updates[0].doubts);
@@ -359,8 +359,8 @@ fn an_unobserved_update_stores_no_time_to_effect() {
     );
     assert_eq!(u.time_to_effect_ms, None, "{:?}", u.doubts);
     assert_eq!(u.effect_resolution_ms, None, "{:?}", u.doubts);
-    let mut s = one(Unit::Packet, u);
-    say_why_no_effect(&mut s.updates, Unit::Packet);
+    let mut s = one(Unit::Packets, u);
+    say_why_no_effect(&mut s.updates, Unit::Packets);
     s.judge();
     assert_eq!(s.updates[0].no_time_to_effect, None, "the doubt says why");
     let rows = records(&s);
@@ -442,7 +442,7 @@ fn overlapping_windows_count_their_loss_once() {
                 r.clone(),
                 None,
                 &background,
-                Unit::Packet,
+                Unit::Packets,
                 &Base::default(),
                 None,
             )
@@ -468,14 +468,14 @@ fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
             marker,
             ..row(kind, T0 + 100_000_000 * u64::from(i + 1))
         };
-        effect(r, None, &background, Unit::Packet, &Base::default(), end)
+        effect(r, None, &background, Unit::Packets, &Base::default(), end)
     };
     let mut ups = vec![
         at(0, true, UpdateKind::Replace),
         at(1, false, UpdateKind::Replace),
         at(2, false, UpdateKind::Replace),
     ];
-    say_why_no_effect(&mut ups, Unit::Packet);
+    say_why_no_effect(&mut ups, Unit::Packets);
     let why: Vec<&str> = ups
         .iter()
         .map(|u| u.no_time_to_effect.as_deref().unwrap_or(""))
@@ -502,21 +502,21 @@ fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
             marker,
             ..row(UpdateKind::Replace, T0 + 100_000_000 * u64::from(event + 1))
         };
-        effect(r, at, &background, Unit::Packet, &Base::default(), end)
+        effect(r, at, &background, Unit::Packets, &Base::default(), end)
     };
     let mut trace = vec![
         dated(0, true, Some((T0 + 900_000_000, 1_000_000))),
         dated(1, false, None),
     ];
     assert!(trace[0].time_to_effect_ms.is_some(), "dated before");
-    say_why_no_effect(&mut trace, Unit::Packet);
+    say_why_no_effect(&mut trace, Unit::Packets);
     assert_eq!(trace[0].time_to_effect_ms, None);
     let why = trace[0].no_time_to_effect.as_deref().unwrap_or("");
     assert!(
         why.starts_with("a later replacement put the installed rule set back"),
         "{why}"
     );
-    let mut s = one(Unit::Packet, ups[2].clone());
+    let mut s = one(Unit::Packets, ups[2].clone());
     s.updates.insert(0, ups[0].clone());
     let t = text(&s, "nft");
     assert!(
@@ -535,7 +535,7 @@ fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
     let mut failed = at(0, true, UpdateKind::Add);
     failed.row.error = Some("x".into());
     ups.extend([done, failed]);
-    say_why_no_effect(&mut ups, Unit::Packet);
+    say_why_no_effect(&mut ups, Unit::Packets);
     assert!(ups[0]
         .no_time_to_effect
         .as_deref()
@@ -553,7 +553,7 @@ fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
         at(0, false, UpdateKind::Replace),
         at(1, false, UpdateKind::Replace),
     ];
-    say_why_no_effect(&mut ups, Unit::Packet);
+    say_why_no_effect(&mut ups, Unit::Packets);
     assert!(ups[0]
         .no_time_to_effect
         .as_deref()
@@ -604,7 +604,14 @@ fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
         unreceived: 0,
     };
     let end = traffic_end(&background);
-    let u = effect(rows[0].clone(), None, &background, Unit::Packet, &base, end);
+    let u = effect(
+        rows[0].clone(),
+        None,
+        &background,
+        Unit::Packets,
+        &base,
+        end,
+    );
     // The window (550..852 ms; bins to 851) offered 302 × 20 = 6 040 packets and
     // lost 302 + 5 × 19 = 397; 5 % of 6 040 = 302 were the baseline's.
     assert_eq!(u.lost, 397);
@@ -616,7 +623,7 @@ fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
     assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded, "{u:?}");
     let s = EventsSummary {
         quiet: base.quiet.clone(),
-        ..one(Unit::Packet, u)
+        ..one(Unit::Packets, u)
     };
     let t = text(&s, "nft");
     assert!(
@@ -641,7 +648,14 @@ fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
         let bg = steady_with_dark(T0, 1000, 20, 0, dark);
         let background = [Background::flow(&bg)];
         let end = traffic_end(&background);
-        effect(rows[0].clone(), None, &background, Unit::Packet, &base, end)
+        effect(
+            rows[0].clone(),
+            None,
+            &background,
+            Unit::Packets,
+            &base,
+            end,
+        )
     };
     // 8 ms dark before the update (at 560 ms), 8 ms after it.
     let u = at(&[(560, 568), (600, 608)]);
@@ -650,7 +664,7 @@ fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
         "{u:?}"
     );
     assert_eq!(u.stall_ms, None, "{u:?}");
-    let t = text(&one(Unit::Packet, u), "nft");
+    let t = text(&one(Unit::Packets, u), "nft");
     assert!(
         t.contains("the gateway could not carry the background before the update: no stall figure (320 packets lost in its window, 0 beyond the baseline)"),
         "{t}"
@@ -693,7 +707,14 @@ fn a_previous_updates_tail_is_not_the_next_updates_baseline() {
         unreceived: 0,
     };
     assert_eq!(base.quiet.as_ref().map(|q| q.loss), Some(0.0));
-    let u = effect(rows[1].clone(), None, &background, Unit::Packet, &base, end);
+    let u = effect(
+        rows[1].clone(),
+        None,
+        &background,
+        Unit::Packets,
+        &base,
+        end,
+    );
     assert_eq!(u.baseline, Some(BaselineKind::Quiet));
     // Its window (480..782 ms) holds both dark runs: 30 ms × 20.
     assert_eq!(u.lost_beyond_baseline, Some(600), "{u:?}");
@@ -715,7 +736,7 @@ fn without_a_quiet_window_the_bins_before_the_update_are_the_baseline() {
         rows[0].clone(),
         None,
         &background,
-        Unit::Packet,
+        Unit::Packets,
         &base,
         None,
     );
@@ -734,7 +755,7 @@ fn an_overloaded_flow_without_load_is_told_to_use_it() {
         suggest_load: true,
         unreceived: 0,
     };
-    let u = effect(r, None, &background, Unit::Packet, &base, None);
+    let u = effect(r, None, &background, Unit::Packets, &base, None);
     assert!(
         u.doubts[0].why.ends_with(
             "(offer the background at a share of what it forwards at this size: --load 0.5)"
@@ -770,7 +791,7 @@ fn a_background_that_received_nothing_is_overloaded_without_a_stall_figure() {
         suggest_load: true,
         unreceived: 381_312,
     };
-    let u = effect(r, None, &[], Unit::Packet, &base, None);
+    let u = effect(r, None, &[], Unit::Packets, &base, None);
     assert_eq!(u.stall_ms, None);
     assert_eq!(u.doubts.len(), 1, "{u:?}");
     assert_eq!(u.doubts[0].kind, DoubtKind::Overloaded);
@@ -782,7 +803,7 @@ fn a_background_that_received_nothing_is_overloaded_without_a_stall_figure() {
         u.doubts
     );
     assert!(u.doubts[0].why.ends_with("--load 0.5)"), "{:?}", u.doubts);
-    let t = text(&one(Unit::Packet, u), "nft");
+    let t = text(&one(Unit::Packets, u), "nft");
     assert!(
         t.contains("the background received no packets at all: no stall figure"),
         "{t}"
@@ -876,7 +897,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
         .into_iter()
         .map(|(ms, i)| plain(reload(ms, i), None, &[]))
         .collect();
-    say_why_no_effect(&mut updates, Unit::Packet);
+    say_why_no_effect(&mut updates, Unit::Packets);
     count_violations(&mut updates, &[&marker], 100_000);
     let v: Vec<&Violations> = updates
         .iter()
@@ -894,7 +915,7 @@ fn a_reloads_violations_are_the_marker_packets_that_passed_it() {
     assert_eq!(marker_dropped(&updates, &[(1000, &marker)]), Some(983));
     let s = EventsSummary {
         updates: updates.clone(),
-        ..one(Unit::Packet, updates[0].clone())
+        ..one(Unit::Packets, updates[0].clone())
     };
     let t = text(&s, "nft");
     assert!(
@@ -1040,7 +1061,7 @@ fn a_traces_later_operations_say_only_the_first_carries_the_marker() {
     later.row.marker = false;
     later.time_to_effect_ms = None;
     s.updates.push(later);
-    say_why_no_effect(&mut s.updates, Unit::Packet);
+    say_why_no_effect(&mut s.updates, Unit::Packets);
     let why = s.updates[1].no_time_to_effect.as_deref().unwrap();
     assert!(
         why.starts_with("only the schedule's first update (a trace's first operation)"),
@@ -1094,7 +1115,7 @@ fn a_queue_filling_before_the_first_update_is_an_overload() {
         rows[0].clone(),
         None,
         &[Background::flow(&bg)],
-        Unit::Packet,
+        Unit::Packets,
         &base,
         None,
     );
@@ -1165,7 +1186,7 @@ fn a_trial_without_background_flows_states_no_stall() {
     assert!(u.doubts.is_empty(), "{:?}", u.doubts);
     let s = EventsSummary {
         background_streams: 0,
-        ..one(Unit::Packet, u)
+        ..one(Unit::Packets, u)
     };
     let t = text(&s, "nft");
     assert!(

@@ -168,7 +168,7 @@ pub fn summarise_ping(
                 finished: r.finished,
                 events: crate::workloads::events::summarise_txns(
                     p,
-                    crate::workloads::events::Unit::Probe,
+                    crate::workloads::events::Unit::Probes,
                     false,
                     r.events.as_deref(),
                     gateway,
