@@ -148,6 +148,11 @@ fn plain(r: UpdateRow, at: Option<(u64, u64)>, background: &[Background]) -> Upd
     )
 }
 
+/// One flow update's effect against `background` and `base`, the marker not dated.
+fn undated(r: UpdateRow, background: &[Background], base: &Base, end: Option<u64>) -> UpdateEffect {
+    effect(r, None, background, Unit::Packets, base, end)
+}
+
 /// The summary of one update `u` with a background in `unit`s.
 fn one(unit: Unit, u: UpdateEffect) -> EventsSummary {
     EventsSummary {
@@ -437,17 +442,7 @@ fn overlapping_windows_count_their_loss_once() {
     ];
     let per_window: u64 = rows
         .iter()
-        .map(|r| {
-            effect(
-                r.clone(),
-                None,
-                &background,
-                Unit::Packets,
-                &Base::default(),
-                None,
-            )
-            .lost
-        })
+        .map(|r| undated(r.clone(), &background, &Base::default(), None).lost)
         .sum();
     assert_eq!(per_window, 10);
     assert_eq!(lost_around(&rows, &background), 5);
@@ -468,7 +463,7 @@ fn an_update_without_a_time_to_effect_says_why_without_a_doubt() {
             marker,
             ..row(kind, T0 + 100_000_000 * u64::from(i + 1))
         };
-        effect(r, None, &background, Unit::Packets, &Base::default(), end)
+        undated(r, &background, &Base::default(), end)
     };
     let mut ups = vec![
         at(0, true, UpdateKind::Replace),
@@ -604,14 +599,7 @@ fn the_quiet_window_before_the_first_update_is_every_updates_baseline() {
         unreceived: 0,
     };
     let end = traffic_end(&background);
-    let u = effect(
-        rows[0].clone(),
-        None,
-        &background,
-        Unit::Packets,
-        &base,
-        end,
-    );
+    let u = undated(rows[0].clone(), &background, &base, end);
     // The window (550..852 ms; bins to 851) offered 302 × 20 = 6 040 packets and
     // lost 302 + 5 × 19 = 397; 5 % of 6 040 = 302 were the baseline's.
     assert_eq!(u.lost, 397);
@@ -648,14 +636,7 @@ fn a_gap_no_longer_than_the_overloads_before_the_update_is_no_stall() {
         let bg = steady_with_dark(T0, 1000, 20, 0, dark);
         let background = [Background::flow(&bg)];
         let end = traffic_end(&background);
-        effect(
-            rows[0].clone(),
-            None,
-            &background,
-            Unit::Packets,
-            &base,
-            end,
-        )
+        undated(rows[0].clone(), &background, &base, end)
     };
     // 8 ms dark before the update (at 560 ms), 8 ms after it.
     let u = at(&[(560, 568), (600, 608)]);
@@ -707,14 +688,7 @@ fn a_previous_updates_tail_is_not_the_next_updates_baseline() {
         unreceived: 0,
     };
     assert_eq!(base.quiet.as_ref().map(|q| q.loss), Some(0.0));
-    let u = effect(
-        rows[1].clone(),
-        None,
-        &background,
-        Unit::Packets,
-        &base,
-        end,
-    );
+    let u = undated(rows[1].clone(), &background, &base, end);
     assert_eq!(u.baseline, Some(BaselineKind::Quiet));
     // Its window (480..782 ms) holds both dark runs: 30 ms × 20.
     assert_eq!(u.lost_beyond_baseline, Some(600), "{u:?}");
@@ -732,14 +706,7 @@ fn without_a_quiet_window_the_bins_before_the_update_are_the_baseline() {
     // No update ran: no window at all.
     assert_eq!(quiet_window(&[row(UpdateKind::Add, 0)], &background), None);
     let base = Base::default();
-    let u = effect(
-        rows[0].clone(),
-        None,
-        &background,
-        Unit::Packets,
-        &base,
-        None,
-    );
+    let u = undated(rows[0].clone(), &background, &base, None);
     assert_eq!(u.baseline, Some(BaselineKind::BeforeUpdate));
 }
 
@@ -755,7 +722,7 @@ fn an_overloaded_flow_without_load_is_told_to_use_it() {
         suggest_load: true,
         unreceived: 0,
     };
-    let u = effect(r, None, &background, Unit::Packets, &base, None);
+    let u = undated(r, &background, &base, None);
     assert!(
         u.doubts[0].why.ends_with(
             "(offer the background at a share of what it forwards at this size: --load 0.5)"
