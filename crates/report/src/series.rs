@@ -5,7 +5,7 @@
 //! make figures the same way.
 //! Must not: decide which figures a run gets, or import the analyses above it.
 
-use crate::figure::{Figure, Kind, Point, Series};
+use crate::figure::{num, Figure, Kind, Point, Series};
 use crate::model::Config;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -139,7 +139,10 @@ pub(crate) fn points(configs: &[&Config], x: &XOf<'_>, y: &YOf) -> Vec<Point> {
     p
 }
 
-/// A line figure from series groups; `None` unless some x values differ.
+/// A line figure from series groups; `None` unless some x values differ. A point a
+/// series lacks because fwbench's own sender or sink limited every repetition there
+/// (its `y` is a rate: fwbench's, not the gateway's) is said in the figure's notes,
+/// never missing in silence.
 pub(crate) fn line_figure(
     id: &str,
     title: &str,
@@ -161,7 +164,39 @@ pub(crate) fn line_figure(
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.x.to_bits()))
         .collect();
-    (xs.len() >= 2).then(|| Figure::line(id, title, labels, series))
+    if xs.len() < 2 {
+        return None;
+    }
+    let mut f = Figure::line(id, title, labels, series);
+    for (name, cs) in groups {
+        let mut gone: Vec<f64> = cs
+            .iter()
+            .filter(|c| c.limited_throughout() && y(c).is_none())
+            .filter_map(|c| x(c))
+            .collect();
+        gone.sort_by(f64::total_cmp);
+        gone.dedup();
+        if !gone.is_empty() {
+            let at: Vec<String> = gone.into_iter().map(num).collect();
+            f.notes.push(format!(
+                "{name}: no point at {} {} — fwbench's sender or sink limited every \
+                 repetition there: its rate is fwbench's, not the gateway's (see the run's \
+                 warnings)",
+                and_list(&at),
+                labels.0
+            ));
+        }
+    }
+    Some(f)
+}
+
+/// "a", "a and b", "a, b and c".
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// The x of packet figures: requested filler rules when that axis varies, otherwise the

@@ -12,7 +12,8 @@ use crate::figure::{
 };
 use crate::model::{costed, main_metric, Config};
 use crate::series::{
-    bar_figure, group, line_figure, metric, metric_label, rules_axis, series_name, varying,
+    and_list, bar_figure, group, line_figure, metric, metric_label, rules_axis, series_name,
+    varying,
 };
 use crate::stats;
 use std::collections::{BTreeMap, BTreeSet};
@@ -584,15 +585,6 @@ fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
     })
 }
 
-/// "a", "a and b", "a, b and c".
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
 /// received pps of a over b, with the CI propagated from both relative CIs.
 /// Only the repetitions whose rate is the gateway's count (`Config::metrics`).
 fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
@@ -638,6 +630,10 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
             .extend(SeriesSegments::of(name, e, &groups(e, cs, x)));
         let left = a.left_out.get(name).map(|l| l.text.clone());
         let Some(cf) = fit_series(name, cs, x) else {
+            if let Some(w) = left {
+                fig.notes
+                    .push(format!("{name}: no cost line; left out: {w}"));
+            }
             continue;
         };
         let xs: Vec<f64> = cs.iter().filter_map(|c| x(c)).collect();

@@ -164,6 +164,52 @@ fn a_series_left_with_one_rule_count_states_why_it_has_no_cost() {
     assert!(!f.iter().any(|x| x.contains("ns per rule")), "{f:#?}");
 }
 
+/// A rule count whose every repetition fwbench limited has no point on the figures of
+/// rates — said on each, as the cost figure says why it has no line; a figure of what
+/// the limit did not set (the sender's rate is no gateway rate, but a sender's limit
+/// leaves the loss measured) keeps its point and says nothing.
+#[test]
+fn a_point_fwbench_limited_throughout_is_said_on_its_figure() {
+    let r = report_of(|s| {
+        series(
+            s,
+            &[(0, 190_000.0, 4), (1000, 60_000.0, 0), (2000, 35_000.0, 0)],
+        )
+    });
+    let figs = &r.runs[0].analysis.figures;
+    let notes = |id: &str| {
+        figs.iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("{id}: {figs:#?}"))
+            .notes
+            .clone()
+    };
+    let said = "all: no point at 0 rules — fwbench's sender or sink limited every repetition \
+                there: its rate is fwbench's, not the gateway's (see the run's warnings)";
+    for id in ["packet-pps-vs-rules", "packet-ns-per-packet"] {
+        assert!(
+            notes(id).iter().any(|n| n == said),
+            "{id}: {:#?}",
+            notes(id)
+        );
+    }
+    assert!(
+        !notes("packet-loss-vs-rules")
+            .iter()
+            .any(|n| n.contains("no point")),
+        "{:#?}",
+        notes("packet-loss-vs-rules")
+    );
+    // Two rule counts left: no cost line, and the cost figure says why.
+    assert!(
+        notes("packet-ns-per-packet")
+            .iter()
+            .any(|n| n.starts_with("all: no cost line; left out: 4 trials (at 0 rules)")),
+        "{:#?}",
+        notes("packet-ns-per-packet")
+    );
+}
+
 /// A side whose every repetition fwbench limited compares nothing: untested (exit 3),
 /// never "0 failing" and exit 0.
 #[test]
