@@ -39,7 +39,7 @@ pub enum Shape {
         #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=49_999))]
         endpoints: u32,
         /// Endpoint changes per second over all Services
-        #[arg(long, default_value = "2", value_parser = per_second)]
+        #[arg(long, default_value = "2", value_parser = crate::workloads::events::positive_rate)]
         rate: f64,
         #[command(flatten)]
         span: SpanArgs,
@@ -49,7 +49,7 @@ pub enum Shape {
     #[command(name = "fail2ban")]
     Fail2ban {
         /// Bans per second
-        #[arg(long, default_value = "5", value_parser = per_second)]
+        #[arg(long, default_value = "5", value_parser = crate::workloads::events::positive_rate)]
         bans_per_s: f64,
         /// How long a ban lasts (fail2ban's bantime): 2s, 500ms
         #[arg(long, default_value = "2s", value_parser = time)]
@@ -106,14 +106,6 @@ fn time(t: &str) -> Result<u64, String> {
             trace::MAX_TIME_S
         )
     })
-}
-
-fn per_second(t: &str) -> Result<f64, String> {
-    t.trim_end_matches("/s")
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 10_000.0)
-        .ok_or_else(|| format!("'{t}': expected a rate per second, 0 < R <= 10000"))
 }
 
 fn share(t: &str) -> Result<f64, String> {

@@ -104,7 +104,8 @@ pub struct EventArgs {
     load: Option<crate::params::events::Load>,
 }
 
-/// An update rate flag: updates/s, 0 < R <= 10000 (`--event-rate`, `envelope --max-update-rate`).
+/// An update rate flag: updates/s, 0 < R <= 10000 (`--event-rate`, `envelope
+/// --max-update-rate`, `trace`'s generators' rates).
 pub(crate) fn positive_rate(t: &str) -> Result<f64, String> {
     t.trim_end_matches("/s")
         .parse::<f64>()
