@@ -170,12 +170,7 @@ fn a_series_left_with_one_rule_count_states_why_it_has_no_cost() {
 /// leaves the loss measured) keeps its point and says nothing.
 #[test]
 fn a_point_fwbench_limited_throughout_is_said_on_its_figure() {
-    let r = report_of(|s| {
-        series(
-            s,
-            &[(0, 190_000.0, 4), (1000, 60_000.0, 0), (2000, 35_000.0, 0)],
-        )
-    });
+    let r = at_three_counts(4);
     let figs = &r.runs[0].analysis.figures;
     let notes = |id: &str| {
         figs.iter()
@@ -281,17 +276,27 @@ fn series(s: &mut Store, points: &[(u64, f64, u32)]) -> i64 {
     finish(s, run)
 }
 
+/// [`series`] at 0, 1000 and 2000 rules, fwbench's sender limiting `at_0` of the 4
+/// repetitions at 0 rules, reported.
+fn at_three_counts(at_0: u32) -> report::Report {
+    report_of(|s| {
+        series(
+            s,
+            &[
+                (0, 190_000.0, at_0),
+                (1000, 60_000.0, 0),
+                (2000, 35_000.0, 0),
+            ],
+        )
+    })
+}
+
 /// Where fwbench limited more than half the trials at a rule count, what is left there
 /// is no fair sample (the kept ones may be the slower): the cost is flagged, its claim
 /// doubted; at half or fewer it is stated, with what was left out and what that means.
 #[test]
 fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
-    let mostly = report_of(|s| {
-        series(
-            s,
-            &[(0, 190_000.0, 3), (1000, 60_000.0, 0), (2000, 35_000.0, 0)],
-        )
-    });
+    let mostly = at_three_counts(3);
     let f = &mostly.runs[0].analysis.findings;
     let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
     assert!(cost.starts_with("all: FLAGGED — "), "{cost}");
@@ -309,12 +314,7 @@ fn a_rule_count_mostly_limited_by_fwbench_flags_the_cost() {
             .all(|c| !c.key.starts_with("cost per rule") || c.doubt.is_some()),
         "{claims:#?}"
     );
-    let half = report_of(|s| {
-        series(
-            s,
-            &[(0, 190_000.0, 2), (1000, 60_000.0, 0), (2000, 35_000.0, 0)],
-        )
-    });
+    let half = at_three_counts(2);
     let f = &half.runs[0].analysis.findings;
     let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
     assert!(!cost.contains("FLAGGED"), "{cost}");
