@@ -141,8 +141,8 @@ pub(crate) fn points(configs: &[&Config], x: &XOf<'_>, y: &YOf) -> Vec<Point> {
 
 /// A line figure from series groups; `None` unless some x values differ. A point a
 /// series lacks because fwbench's own sender or sink limited every repetition there
-/// (its `y` is a rate: fwbench's, not the gateway's) is said in the figure's notes,
-/// never missing in silence.
+/// (its `y` is what that limit set: a rate, or a sink's loss) is said in the figure's
+/// notes, never missing in silence.
 pub(crate) fn line_figure(
     id: &str,
     title: &str,
@@ -169,21 +169,33 @@ pub(crate) fn line_figure(
     }
     let mut f = Figure::line(id, title, labels, series);
     for (name, cs) in groups {
-        let mut gone: Vec<f64> = cs
-            .iter()
-            .filter(|c| c.limited_throughout() && y(c).is_none())
-            .filter_map(|c| x(c))
-            .collect();
+        let drawn = |v: f64| {
+            f.series
+                .iter()
+                .any(|s| &s.name == name && s.points.iter().any(|p| p.x == v))
+        };
+        let (mut gone, mut by) = (vec![], BTreeSet::new());
+        for c in cs.iter().filter(|c| y(c).is_none()) {
+            let Some(l) = c.fwbench_limit().filter(|l| l.all()) else {
+                continue;
+            };
+            if let Some(v) = x(c).filter(|v| !drawn(*v)) {
+                gone.push(v);
+                by.extend(l.by);
+            }
+        }
         gone.sort_by(f64::total_cmp);
         gone.dedup();
         if !gone.is_empty() {
             let at: Vec<String> = gone.into_iter().map(num).collect();
+            let by: Vec<&str> = by.into_iter().collect();
             f.notes.push(format!(
-                "{name}: no point at {} {} — fwbench's sender or sink limited every \
-                 repetition there: its rate is fwbench's, not the gateway's (see the run's \
-                 warnings)",
+                "{name}: no point at {} {} — fwbench's {} limited every repetition there: \
+                 what it measured there is fwbench's limit, not the gateway's (see the \
+                 run's warnings)",
                 and_list(&at),
-                labels.0
+                labels.0,
+                by.join(" and ")
             ));
         }
     }

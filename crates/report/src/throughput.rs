@@ -504,11 +504,12 @@ fn advantage_sentence(
     )
 }
 
-/// Every repetition of `c` whose rate counts (not limited by fwbench: the ratio's
-/// means are made of these) carried its whole offered rate (`packet.limited_by` is
-/// "nothing"): its rate is the sender's pace, and a ratio of two such rates says that
-/// neither engine was the limit, not that they cost alike. A repetition fwbench's
-/// sender limited is the sender's pace too, so it does not make the others count.
+/// Every repetition of `c` whose rate counts (not limited by fwbench's sender or sink:
+/// the ratio's means are made of these) carried its whole offered rate
+/// (`packet.limited_by` is "nothing"): its rate is the sender's pace, and a ratio of two
+/// such rates says that neither engine was the limit, not that they cost alike. A
+/// repetition fwbench limited is left out of the ratio, so it is left out here too: it
+/// does not make the kept ones a measure of the gateway.
 fn offered_rate_got_through(c: &Config) -> bool {
     let by = |t: &crate::model::Trial| {
         t.stored
@@ -630,7 +631,14 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
             .extend(SeriesSegments::of(name, e, &groups(e, cs, x)));
         let left = a.left_out.get(name).map(|l| l.text.clone());
         let Some(cf) = fit_series(name, cs, x) else {
-            if let Some(w) = left {
+            // With three rule counts measured, what was left out is why there is none.
+            let measured: BTreeSet<u64> = cs
+                .iter()
+                .filter(|c| !c.reps.is_empty())
+                .filter_map(|c| x(c))
+                .map(f64::to_bits)
+                .collect();
+            if let Some(w) = left.filter(|_| measured.len() >= 3) {
                 fig.notes
                     .push(format!("{name}: no cost line; left out: {w}"));
             }

@@ -179,8 +179,9 @@ fn a_point_fwbench_limited_throughout_is_said_on_its_figure() {
             .notes
             .clone()
     };
-    let said = "all: no point at 0 rules — fwbench's sender or sink limited every repetition \
-                there: its rate is fwbench's, not the gateway's (see the run's warnings)";
+    let said = "all: no point at 0 rules — fwbench's sender limited every repetition there: \
+                what it measured there is fwbench's limit, not the gateway's (see the run's \
+                warnings)";
     for id in ["packet-pps-vs-rules", "packet-ns-per-packet"] {
         assert!(
             notes(id).iter().any(|n| n == said),
@@ -202,6 +203,43 @@ fn a_point_fwbench_limited_throughout_is_said_on_its_figure() {
             .any(|n| n.starts_with("all: no cost line; left out: 4 trials (at 0 rules)")),
         "{:#?}",
         notes("packet-ns-per-packet")
+    );
+    // Two rule counts measured: no line whatever was left out; nothing blames it.
+    let r = report_of(|s| series(s, &[(0, 190_000.0, 2), (1000, 60_000.0, 0)]));
+    let cost = r.runs[0]
+        .analysis
+        .figures
+        .iter()
+        .find(|f| f.id == "packet-ns-per-packet")
+        .unwrap();
+    assert!(
+        !cost.notes.iter().any(|n| n.contains("no cost line")),
+        "{:#?}",
+        cost.notes
+    );
+    // The sink's limit sets the loss too: its figure says so, naming the sink.
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("limited", None)).unwrap();
+        for (rules, pps, by) in [(0, 120_000.0, "sink"), (1000, 60_000.0, "gateway")] {
+            for rep in 1..=4u32 {
+                flood(s, run, (rules, rep), pps, by);
+            }
+        }
+        flood(s, run, (2000, 1), 35_000.0, "gateway");
+        finish(s, run)
+    });
+    let loss = r.runs[0]
+        .analysis
+        .figures
+        .iter()
+        .find(|f| f.id == "packet-loss-vs-rules")
+        .unwrap();
+    assert!(
+        loss.notes
+            .iter()
+            .any(|n| n.starts_with("all: no point at 0 rules — fwbench's sink limited")),
+        "{:#?}",
+        loss.notes
     );
 }
 

@@ -296,7 +296,7 @@ pub fn queue_doubts(latency: &[LatencyPoint], precision: f64) -> Vec<Doubt> {
                  growing delay: {})",
                 at(l),
                 l.offered_pps,
-                (l.elapsed_s * 10.0).round() / 10.0,
+                (l.elapsed_s * 100.0).round() / 100.0,
                 ms(l.owd.min_ns),
                 ms(l.owd.p99_ns),
                 ms(l.owd.p50_ns),

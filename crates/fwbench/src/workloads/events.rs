@@ -220,7 +220,7 @@ pub fn extra_marker_source(
     }
 }
 
-/// What the background's streams are, and so what their bins count and delay.
+// What the background's streams are, and so what their bins count and delay.
 pub use results::workload::Unit;
 
 /// A unit in the events' sentences.
