@@ -171,52 +171,25 @@ fn a_series_left_with_one_rule_count_states_why_it_has_no_cost() {
 #[test]
 fn a_point_fwbench_limited_throughout_is_said_on_its_figure() {
     let r = at_three_counts(4);
-    let figs = &r.runs[0].analysis.figures;
-    let notes = |id: &str| {
-        figs.iter()
-            .find(|f| f.id == id)
-            .unwrap_or_else(|| panic!("{id}: {figs:#?}"))
-            .notes
-            .clone()
-    };
     let said = "all: no point at 0 rules — fwbench's sender limited every repetition there: \
                 what it measured there is fwbench's limit, not the gateway's (see the run's \
                 warnings)";
     for id in ["packet-pps-vs-rules", "packet-ns-per-packet"] {
-        assert!(
-            notes(id).iter().any(|n| n == said),
-            "{id}: {:#?}",
-            notes(id)
-        );
+        noted(&r, id, |n| n == said, true);
     }
-    assert!(
-        !notes("packet-loss-vs-rules")
-            .iter()
-            .any(|n| n.contains("no point")),
-        "{:#?}",
-        notes("packet-loss-vs-rules")
+    noted(
+        &r,
+        "packet-loss-vs-rules",
+        |n| n.contains("no point"),
+        false,
     );
     // Two rule counts left: no cost line, and the cost figure says why.
-    assert!(
-        notes("packet-ns-per-packet")
-            .iter()
-            .any(|n| n.starts_with("all: no cost line; left out: 4 trials (at 0 rules)")),
-        "{:#?}",
-        notes("packet-ns-per-packet")
-    );
+    let why = |n: &str| n.starts_with("all: no cost line; left out: 4 trials (at 0 rules)");
+    noted(&r, "packet-ns-per-packet", why, true);
     // Two rule counts measured: no line whatever was left out; nothing blames it.
     let r = report_of(|s| series(s, &[(0, 190_000.0, 2), (1000, 60_000.0, 0)]));
-    let cost = r.runs[0]
-        .analysis
-        .figures
-        .iter()
-        .find(|f| f.id == "packet-ns-per-packet")
-        .unwrap();
-    assert!(
-        !cost.notes.iter().any(|n| n.contains("no cost line")),
-        "{:#?}",
-        cost.notes
-    );
+    let blamed = |n: &str| n.contains("no cost line");
+    noted(&r, "packet-ns-per-packet", blamed, false);
     // The sink's limit sets the loss too: its figure says so, naming the sink.
     let r = report_of(|s| {
         let run = s.begin_run(&new_run("limited", None)).unwrap();
@@ -228,18 +201,20 @@ fn a_point_fwbench_limited_throughout_is_said_on_its_figure() {
         flood(s, run, (2000, 1), 35_000.0, "gateway");
         finish(s, run)
     });
-    let loss = r.runs[0]
-        .analysis
-        .figures
-        .iter()
-        .find(|f| f.id == "packet-loss-vs-rules")
-        .unwrap();
-    assert!(
-        loss.notes
-            .iter()
-            .any(|n| n.starts_with("all: no point at 0 rules — fwbench's sink limited")),
-        "{:#?}",
-        loss.notes
+    let sink = |n: &str| n.starts_with("all: no point at 0 rules — fwbench's sink limited");
+    noted(&r, "packet-loss-vs-rules", sink, true);
+}
+
+/// Whether a note of the report's figure `id` is `like` — asserted to be `want`.
+fn noted(r: &report::Report, id: &str, like: impl Fn(&str) -> bool, want: bool) {
+    let figs = &r.runs[0].analysis.figures;
+    let f = figs.iter().find(|f| f.id == id);
+    let f = f.unwrap_or_else(|| panic!("{id}: {figs:#?}"));
+    assert_eq!(
+        f.notes.iter().any(|n| like(n)),
+        want,
+        "{id}: {:#?}",
+        f.notes
     );
 }
 
