@@ -22,21 +22,17 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
         .copied()
         .filter(|c| c.workload.is_echo())
         .collect();
-    // A trial of repeated adds or deletions (`--event-rate`, an envelope's steps) has no
-    // one installed size: its rule set grows or shrinks while it runs. Its rates are no
-    // cost per rule, nor a point of an engine comparison at a size.
-    let resized = |c: &Config| {
-        let trace = c.flat.keys().any(|k| k.starts_with("packet.events.trace"));
-        trace
-            || (c.param("packet.events.rate").is_some()
-                && c.param("packet.events.kind")
-                    .and_then(|k| k.parse().ok())
-                    .is_some_and(results::UpdateKind::changes_rule_count))
-    };
+    // A trial with gateway events measures them, not a rule set's cost: its rates hold
+    // the experiment — the marker's packets the update's rule drops on purpose (a third
+    // of rules-under-load's flows), a reload's stall — and repeated adds or deletions
+    // (`--event-rate`, a trace, an envelope's steps) leave it no one installed size.
+    // Its rates are no cost per rule, nor a point of an engine comparison at a size:
+    // the events' own findings, figures and tables read it (`updates`).
+    let evented = |c: &Config| c.flat.keys().any(|k| k.starts_with("packet.events."));
     let packet: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload.is_stream() && !resized(c))
+        .filter(|c| c.workload.is_stream() && !evented(c))
         .collect();
     let searched = trials
         .iter()

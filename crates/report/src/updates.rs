@@ -438,9 +438,15 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 Some(ci) => format!("{} ± {}", num(l.b * 1000.0), num(ci * 1000.0)),
                 None => num(l.b * 1000.0),
             };
+            // The intercept with its CI: one below 0 whose CI reaches above it is said
+            // as such, never a bare negative time.
+            let at_zero = match l.a_ci95 {
+                Some(ci) => format!("{} ± {}", num(l.a), num(ci)),
+                None => num(l.a),
+            };
             out.push(format!(
-                "{head} grows linearly: {} ms + {slope} ms per 1 000 {unit} ({curve}){negative}.",
-                num(l.a),
+                "{head} grows linearly: {at_zero} ms + {slope} ms per 1 000 {unit} \
+                 ({curve}){negative}.",
             ));
         }
     }

@@ -1748,6 +1748,18 @@ pub fn spread_text(sp: &Spread) -> String {
     t
 }
 
+/// What a loss figure holds of the experiment: " (1214 of them the marker's, dropped
+/// by the update's rule as intended)" — said beside the loss, never read as the
+/// gateway's; empty where the rule dropped none.
+pub fn intended_loss(s: &EventsSummary) -> String {
+    match s.marker_dropped {
+        Some(n) if n > 0 => {
+            format!(" ({n} of them the marker's, dropped by the update's rule as intended)")
+        }
+        _ => String::new(),
+    }
+}
+
 /// A trial's one-line summary's end: ", 5 reloads let 2275 must-drop packets through"
 /// (empty without reloads).
 pub fn violations_line(s: &EventsSummary) -> String {

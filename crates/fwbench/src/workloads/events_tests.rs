@@ -1165,3 +1165,20 @@ fn a_trial_without_background_flows_states_no_stall() {
     );
     assert!(!t.contains("stalled 0 ms"), "{t}");
 }
+
+/// The marker's packets the update's rule dropped are said beside the loss they are
+/// part of (rules-under-load's flows lost a third of their packets so, by design), and
+/// nothing is said where the rule dropped none or it was not counted.
+#[test]
+fn the_markers_intended_drops_are_said_beside_the_loss() {
+    let with = |marker_dropped| EventsSummary {
+        marker_dropped,
+        ..planted_summary(0)
+    };
+    assert_eq!(
+        intended_loss(&with(Some(1214))),
+        " (1214 of them the marker's, dropped by the update's rule as intended)"
+    );
+    assert_eq!(intended_loss(&with(Some(0))), "");
+    assert_eq!(intended_loss(&with(None)), "");
+}

@@ -468,13 +468,17 @@ impl Summary for PacketSummary {
     fn line(&self) -> String {
         let s = self;
         format!(
-            "offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}{}",
+            "offered {}, sent {}, received {} ({} Mb/s payload, {} Mb/s L2), loss {:.4}%{}{}{}{}",
             pps(s.offered_pps),
             pps(s.sent_pps),
             pps(s.received_pps),
             mbps(s.received_bps),
             mbps(s.received_l2_bps),
             s.loss_ratio * 100.0,
+            s.events
+                .as_deref()
+                .map(crate::workloads::events::intended_loss)
+                .unwrap_or_default(),
             if s.owd.count > 0 {
                 format!(
                     ", one-way delay p50 {} µs, jitter {:.1} µs",

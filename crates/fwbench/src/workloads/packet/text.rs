@@ -111,8 +111,13 @@ pub(super) fn packet_text(
         mbps(s.received_bps),
         mbps(s.received_l2_bps)
     );
+    let intended = s
+        .events
+        .as_deref()
+        .map(crate::workloads::events::intended_loss)
+        .unwrap_or_default();
     out += &format!(
-        "  loss         {} of {} packets ({:.4} %), {} duplicates, {} reordered\n",
+        "  loss         {} of {} packets ({:.4} %){intended}, {} duplicates, {} reordered\n",
         s.lost,
         s.sent,
         s.loss_ratio * 100.0,
