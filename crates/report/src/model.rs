@@ -54,6 +54,18 @@ impl Trial {
             .filter(|b| b.is_fwbench())
     }
 
+    /// It passed every packet offered (`packet.limited_by` is "nothing": a paced
+    /// stream below what the gateway forwards): its packets/s are the sender's pace, a
+    /// floor of the gateway's rate, not a time the gateway takes per packet.
+    pub fn paced_through(&self) -> bool {
+        let by = self
+            .stored
+            .packet
+            .as_ref()
+            .and_then(|p| p.limited_by.as_ref());
+        by.and_then(|l| l.by) == Some(results::LimitedBy::Nothing)
+    }
+
     /// Its case name: the label, else the engine (text, as stored).
     pub fn label_or_engine(&self) -> Option<String> {
         self.p.label.clone().or_else(|| self.p.engine.clone())
@@ -462,6 +474,14 @@ impl Config {
             cost_ci95: None,
         }
     }
+}
+
+/// A trial's value of one of [`METRICS`] (`None`: not measured, or no such metric).
+pub fn value_of(t: &Trial, metric: &str) -> Option<f64> {
+    METRICS
+        .iter()
+        .find(|(name, _)| *name == metric)
+        .and_then(|(_, f)| f(t))
 }
 
 /// The metrics a trial limited by fwbench's `by` states as fwbench's, not the

@@ -537,6 +537,66 @@ fn offered_rate_got_through(c: &Config) -> bool {
 /// the line, segments, knee and degradation are made of the others. `None` when none
 /// was left out.
 fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
+    let list = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        and_list(&v.into_iter().map(num).collect::<Vec<_>>())
+    };
+    let paced = paced_left_out(cs, x, &list);
+    let Some(mut w) = fwbench_left_out(cs, x, &list) else {
+        return paced.map(|what| LeftOut {
+            text: what.clone(),
+            what,
+            flagged: false,
+        });
+    };
+    if let Some(p) = paced {
+        w.what = format!("{}; {p}", w.what);
+        w.text = format!("{}; {p}", w.text);
+    }
+    Some(w)
+}
+
+/// "2 trials (at 0 and 1000 rules) passed every packet offered (limited by nothing): …"
+/// — the repetitions the time per packet (1/pps) leaves out for their rate is the
+/// sender's pace ([`groups`]); `None` when none was.
+fn paced_left_out(
+    cs: &[&Config],
+    x: fn(&Config) -> Option<f64>,
+    list: &dyn Fn(Vec<f64>) -> String,
+) -> Option<String> {
+    let (mut n, mut at) = (0, vec![]);
+    for c in cs {
+        let k = c
+            .reps
+            .iter()
+            .filter(|t| t.fwbench_limited().is_none() && t.paced_through())
+            .count();
+        if k > 0 {
+            n += k;
+            at.extend(x(c));
+        }
+    }
+    let (trials, their) = match n {
+        0 => return None,
+        1 => ("trial", "its packets/s are"),
+        _ => ("trials", "their packets/s are"),
+    };
+    Some(format!(
+        "{n} {trials} (at {} rules) passed every packet offered (limited by nothing): \
+         {their} the sender's pace, a floor of what the gateway forwards, so the time per \
+         packet (1/pps) leaves them out (the CPU time per packet keeps them; offer more to \
+         measure the gateway's time)",
+        list(at)
+    ))
+}
+
+/// The repetitions fwbench's own sender or sink limited, as [`left_out`] says them.
+fn fwbench_left_out(
+    cs: &[&Config],
+    x: fn(&Config) -> Option<f64>,
+    list: &dyn Fn(Vec<f64>) -> String,
+) -> Option<LeftOut> {
     let (mut n, mut at, mut most, mut roles) = (0, vec![], vec![], BTreeSet::new());
     for c in cs {
         if let Some(l) = c.fwbench_limit() {
@@ -551,11 +611,6 @@ fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
     if n == 0 {
         return None;
     }
-    let list = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        and_list(&v.into_iter().map(num).collect::<Vec<_>>())
-    };
     let (trials, their) = if n == 1 {
         ("trial", "its packets/s are")
     } else {
@@ -793,10 +848,28 @@ pub fn estimate(
 }
 
 /// `(rules, [value per repetition])` of an estimator's metric over a series: the
-/// repetitions whose rate is the gateway's (`Config::gateway_values`).
+/// repetitions whose rate is the gateway's (`Config::gateway_values`). The time per
+/// packet (1/pps) leaves out, besides, the repetitions that passed every packet offered
+/// ([`crate::model::Trial::paced_through`]): their 1/pps is the sender's pace. The CPU
+/// time per packet is the gateway's at any pace, and keeps them.
 fn groups(e: Estimator, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Vec<(f64, Vec<f64>)> {
+    let paced = |c: &Config| {
+        let kept: Vec<f64> = c
+            .reps
+            .iter()
+            .filter(|t| t.fwbench_limited().is_none() && !t.paced_through())
+            .filter_map(|t| crate::model::value_of(t, e.metric()))
+            .collect();
+        (!kept.is_empty()).then_some(kept)
+    };
     cs.iter()
-        .filter_map(|c| Some((x(c)?, c.gateway_values.get(e.metric())?.clone())))
+        .filter_map(|c| {
+            let v = match e {
+                Estimator::TimePerPacket => paced(c)?,
+                Estimator::CpuTimePerPacket => c.gateway_values.get(e.metric())?.clone(),
+            };
+            Some((x(c)?, v))
+        })
         .collect()
 }
 

@@ -465,3 +465,49 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
         "{f:#?}"
     );
 }
+
+/// A paced stream the gateway passed whole (`limited_by` "nothing") was received at
+/// the sender's pace: its 1/pps is no time the gateway takes per packet. Planted: 20
+/// kpps offered through a gateway taking 5 000 + 30 ns per rule per packet — passed
+/// whole at 0 and 1000 rules (it forwards 200 and 28.6 kpps there), the gateway's limit
+/// from 2000 on. The time per packet is fitted over the gateway's rule counts (30 ns
+/// per rule), the paced ones said as left out; with them in, the segments said "0 ns
+/// per rule from 0 to 1000 rules, 15.20 ± 0.50 ns per rule from 1000 to 2000 rules".
+#[test]
+fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("paced", None)).unwrap();
+        let mut noise = Noise(11);
+        for rules in [0u64, 1000, 2000, 5000, 10000] {
+            let gateway = 1e9 / (5000.0 + 30.0 * rules as f64);
+            for rep in 1..=4u32 {
+                let (pps, by) = if gateway > 20_000.0 {
+                    (20_000.0, "nothing")
+                } else {
+                    (gateway * (1.0 + 0.005 * noise.normal()), "gateway")
+                };
+                flood(s, run, (rules, rep), pps, by);
+            }
+        }
+        finish(s, run)
+    });
+    let f = &r.runs[0].analysis.findings;
+    let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
+    let slope: f64 = cost["all: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{cost}"));
+    assert!((slope - 30.0).abs() < 0.5, "{cost}");
+    assert!(
+        cost.contains("ns per rule per packet (1/pps estimator; 95 % CI over 12 trials"),
+        "{cost}"
+    );
+    assert!(
+        cost.contains(
+            "Left out: 8 trials (at 0 and 1000 rules) passed every packet offered (limited by \
+             nothing): their packets/s are the sender's pace"
+        ),
+        "{cost}"
+    );
+}
