@@ -17,23 +17,41 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     let mut a = Analysis::default();
     a.tables.push(config_table(configs));
     let ok: Vec<&Config> = configs.iter().filter(|c| !c.reps.is_empty()).collect();
+    // A trial with gateway events measures them, not a rule set's cost: its rates and
+    // losses hold the experiment — the marker's packets (or echoes) the update's rule
+    // drops on purpose (a third of rules-under-load's flows), a reload's stall — and
+    // repeated adds or deletions (`--event-rate`, a trace, an envelope's steps) leave it
+    // no one installed size. It is no point of a cost per rule, an engine comparison
+    // or a rate figure: the events' own findings, figures and table read it
+    // (`updates`), and a finding says so.
+    let evented = |c: &&Config| {
+        c.flat
+            .keys()
+            .any(|k| k.starts_with("packet.events.") || k.starts_with("events."))
+    };
     let echo: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload.is_echo())
+        .filter(|c| c.workload.is_echo() && !evented(c))
         .collect();
-    // A trial with gateway events measures them, not a rule set's cost: its rates hold
-    // the experiment — the marker's packets the update's rule drops on purpose (a third
-    // of rules-under-load's flows), a reload's stall — and repeated adds or deletions
-    // (`--event-rate`, a trace, an envelope's steps) leave it no one installed size.
-    // Its rates are no cost per rule, nor a point of an engine comparison at a size:
-    // the events' own findings, figures and tables read it (`updates`).
-    let evented = |c: &Config| c.flat.keys().any(|k| k.starts_with("packet.events."));
     let packet: Vec<&Config> = ok
         .iter()
         .copied()
         .filter(|c| c.workload.is_stream() && !evented(c))
         .collect();
+    let events = configs
+        .iter()
+        .filter(|c| (c.workload.is_echo() || c.workload.is_stream()) && evented(&c))
+        .count();
+    if events > 0 {
+        a.findings.push(format!(
+            "Gateway events: {events} flood, flow or echo configuration(s) with updates are \
+             read in the updates' findings, figures and table only — their rates and losses \
+             hold the experiment (the marker's packets the update's rule drops on purpose, \
+             the stalls), so no cost per rule, advantage ratio or rate figure is made of \
+             them."
+        ));
+    }
     let searched = trials
         .iter()
         .any(|t| search_of(t).is_some_and(|s| !is_sweet_spot(s)));

@@ -274,9 +274,12 @@ pub struct CostFit {
     /// The headline line: that of `estimator` (weighted; x = rules, y in ns).
     pub fit: LineFit,
     /// The estimator of the headline: [`Estimator::HEADLINE`] where it was fitted (see
-    /// [`CostEstimate::headline_of`]), the same in every run.
+    /// [`CostEstimate::headline_of`]), the same in every run; CPU time where 1/pps had
+    /// too few rule counts at which the gateway set the rate (paced repetitions passed
+    /// whole are no 1/pps of the gateway's).
     pub estimator: Estimator,
-    /// Every estimator that could be fitted (1/pps always; CPU time with samples).
+    /// Every estimator that could be fitted (1/pps where the gateway set the rate at
+    /// three rule counts or more; CPU time with samples).
     pub estimates: Vec<CostEstimate>,
     /// Two-segment knee of received pps vs rules (see [`crate::stats::knee_piecewise`]).
     pub knee_rules: Option<f64>,

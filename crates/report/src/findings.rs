@@ -115,19 +115,22 @@ pub fn cost_sentence(f: &CostFit, segs: Option<&SeriesSegments>) -> String {
         if let Some(s) = segs.filter(|s| s.merged.iter().any(|x| x.ci95.is_some())) {
             return format!(
                 "{}: {} One line does not fit (FLAGGED: a line gives {} ns per rule per \
-                 packet with intercept {} ns, but {p}).",
+                 packet with intercept {} ns ({} estimator), but {p}).",
                 f.series,
                 segments_text(s),
                 mean_ci(l.b, l.b_ci95),
-                mean_ci(l.a, l.a_ci95)
+                mean_ci(l.a, l.a_ci95),
+                h.estimator.label()
             );
         }
         return format!(
-            "{}: FLAGGED — a line gives {} ns per rule per packet with intercept {} ns, but {p}; \
-             it is not a per-rule cost (see the figure: a knee or a curve).",
+            "{}: FLAGGED — a line gives {} ns per rule per packet with intercept {} ns ({} \
+             estimator), but {p}; it is not a per-rule cost (see the figure: a knee or a \
+             curve).",
             f.series,
             mean_ci(l.b, l.b_ci95),
-            mean_ci(l.a, l.a_ci95)
+            mean_ci(l.a, l.a_ci95),
+            h.estimator.label()
         );
     }
     let flat = l.b_ci95.is_some_and(|c| l.b.abs() <= c);

@@ -362,10 +362,18 @@ fn trials_with_gateway_events_give_no_cost_per_rule() {
                            "method": "batch"})
     };
     let once = serde_json::json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch"});
+    assert!(!f.iter().any(|l| l.starts_with("Gateway events")), "{f:?}");
     for events in [at_rate("add"), at_rate("reload"), once] {
         let (f, _) = findings_of(&with(Some(events.clone())));
         assert!(
             !f.iter().any(|l| l.contains("ns per rule")),
+            "{events}: {f:?}"
+        );
+        assert!(
+            f.iter().any(|l| l.starts_with(
+                "Gateway events: 2 flood, flow or echo configuration(s) with updates are read \
+                 in the updates' findings"
+            )),
             "{events}: {f:?}"
         );
     }

@@ -511,22 +511,12 @@ fn advantage_sentence(
 /// repetition fwbench limited is left out of the ratio, so it is left out here too: it
 /// does not make the kept ones a measure of the gateway.
 fn offered_rate_got_through(c: &Config) -> bool {
-    let by = |t: &crate::model::Trial| {
-        t.stored
-            .packet
-            .as_ref()
-            .and_then(|p| p.limited_by.as_ref())
-            .and_then(|l| l.by)
-    };
     let kept: Vec<_> = c
         .reps
         .iter()
         .filter(|t| t.fwbench_limited().is_none())
         .collect();
-    !kept.is_empty()
-        && kept
-            .iter()
-            .all(|t| by(t) == Some(results::LimitedBy::Nothing))
+    !kept.is_empty() && kept.iter().all(|t| t.paced_through())
 }
 
 /// The repetitions of a series left out of its cost model: "3 trials (at 0 rules)
@@ -585,8 +575,9 @@ fn paced_left_out(
     Some(format!(
         "{n} {trials} (at {} rules) passed every packet offered (limited by nothing): \
          {their} the sender's pace, a floor of what the gateway forwards, so the time per \
-         packet (1/pps) leaves them out (the CPU time per packet keeps them; offer more to \
-         measure the gateway's time)",
+         packet (1/pps) leaves them out (the CPU time per packet, where sampled, keeps \
+         them; offer more to measure the gateway's time); where some were kept at a rule \
+         count, they are the slower ones there",
         list(at)
     ))
 }
@@ -703,21 +694,25 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         let (lo, hi) = xs
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
-        // The figure plots 1/pps: draw that estimator's line.
-        let drawn = cf
-            .estimate(Estimator::TimePerPacket)
-            .map(|e| e.fit.line)
-            .unwrap_or(cf.fit);
-        // Each end of the line with the CI of the line's value there.
-        let line = |v: f64| {
-            let (y, ci95) = drawn.at(v);
-            Point { x: v, y, ci95 }
-        };
-        fig.series.push(Series {
-            name: format!("fit: {name}"),
-            points: vec![line(lo), line(hi)],
-            fit: true,
-        });
+        // The figure plots 1/pps: draw that estimator's line, and none where it has
+        // none (its paced repetitions left out: another estimator heads the series).
+        match cf.estimate(Estimator::TimePerPacket).map(|e| e.fit.line) {
+            Some(drawn) => {
+                // Each end of the line with the CI of the line's value there.
+                let line = |v: f64| {
+                    let (y, ci95) = drawn.at(v);
+                    Point { x: v, y, ci95 }
+                };
+                fig.series.push(Series {
+                    name: format!("fit: {name}"),
+                    points: vec![line(lo), line(hi)],
+                    fit: true,
+                });
+            }
+            None => fig.notes.push(format!(
+                "{name}: no 1/pps line: too few rule counts where the gateway set the rate"
+            )),
+        }
         let mut note = cost_note(name, &cf);
         if let Some(w) = left {
             note.push_str(&format!("; left out: {w}"));

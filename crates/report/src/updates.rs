@@ -12,7 +12,7 @@
 //! Owns: grouping the updates and these three views. Must not: read the store (it
 //! gets the rows, see `lib.rs`) or draw.
 
-use crate::figure::{num, Figure, Marker, Point, Series, Span, Table};
+use crate::figure::{mean_ci, num, Figure, Marker, Point, Series, Span, Table};
 use crate::model::Trial;
 use crate::stats::{knee_with_interval, median, KneeBasis};
 use results::{EventPlace, UpdateKind};
@@ -399,9 +399,8 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             // The curvature in what it adds at the largest size (c·n², ms).
             out.push(format!(
                 "{head} grows faster than the number of {unit}: superlinear (the curvature adds \
-                 {} ± {} ms at {} {unit}, 95 % CI above 0){evidence}{}.",
-                num(q.c * hi * hi),
-                num(h * hi * hi),
+                 {} ms at {} {unit}, 95 % CI above 0){evidence}{}.",
+                mean_ci(q.c * hi * hi, Some(h * hi * hi)),
                 num(hi),
                 knee(&points, unit)
             ));
@@ -435,15 +434,12 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                     ));
                     continue;
                 }
-                Some(ci) => format!("{} ± {}", num(l.b * 1000.0), num(ci * 1000.0)),
+                Some(ci) => mean_ci(l.b * 1000.0, Some(ci * 1000.0)),
                 None => num(l.b * 1000.0),
             };
             // The intercept with its CI: one below 0 whose CI reaches above it is said
             // as such, never a bare negative time.
-            let at_zero = match l.a_ci95 {
-                Some(ci) => format!("{} ± {}", num(l.a), num(ci)),
-                None => num(l.a),
-            };
+            let at_zero = mean_ci(l.a, l.a_ci95);
             out.push(format!(
                 "{head} grows linearly: {at_zero} ms + {slope} ms per 1 000 {unit} \
                  ({curve}){negative}.",

@@ -233,7 +233,7 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     assert!(
         linear[0].starts_with(
             "Commit latency of adding 1 rule with nft by batch over 1000–100000 rules \
-             (8 trials at 4 sizes) grows linearly: 10 ± 0.3035 ms + 0.3 ± 0"
+             (8 trials at 4 sizes) grows linearly: 10.00 ± 0.30 ms + 0.3000 ± 0.0053 ms"
         ),
         "{linear:?}"
     );
@@ -250,7 +250,7 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     // A steep line that starts below 0: flagged, not stated as a model.
     let negative = growth(&planted(|n| -20.0 + 3e-4 * n));
     assert!(
-        negative[0].contains("grows linearly: -20 ± 0.3035 ms + 0.3 ± ")
+        negative[0].contains("grows linearly: -20.00 ± 0.30 ms + 0.3000 ± ")
             && negative[0].contains("FLAGGED: its intercept, -20 ± "),
         "{negative:?}"
     );

@@ -466,6 +466,59 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
     );
 }
 
+/// Floods through nft at `rules`, 4 repetitions each, offered 20 kpps through a
+/// gateway taking 5 000 + 30 ns per rule per packet: passed whole (limited by nothing)
+/// where it forwards more, at its limit otherwise; with `cpu`, gateway CPU samples
+/// whose softirq share is that time's (CPU time per packet = 5 000 + 30 · rules ns).
+fn paced_run(s: &mut Store, rules: &[u64], cpu: bool) -> i64 {
+    let run = s.begin_run(&new_run("paced", None)).unwrap();
+    let mut noise = Noise(11);
+    for &rules in rules {
+        let ns = 5000.0 + 30.0 * rules as f64;
+        for rep in 1..=4u32 {
+            let (pps, by) = if 1e9 / ns > 20_000.0 {
+                (20_000.0, "nothing")
+            } else {
+                (1e9 / ns * (1.0 + 0.005 * noise.normal()), "gateway")
+            };
+            let mut t = trial(
+                run,
+                format!("nft-{rules}-{rep}"),
+                rep,
+                "flood",
+                json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
+                       "packet": {"size": "frame:64", "rate": "20kpps"}}),
+                Headline {
+                    sent_pps: Some(20_000.0),
+                    received_pps: Some(pps),
+                    loss_ratio: Some(1.0 - pps / 20_000.0),
+                    ..Default::default()
+                },
+            );
+            t.firewall = firewall_row("nft", rules);
+            t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+            if cpu {
+                // Busy share of one CPU: packets/s × ns per packet.
+                let soft = 100.0 * pps * ns / 1e9 * (1.0 + 0.005 * noise.normal());
+                t.samples = (0..3)
+                    .flat_map(|i| {
+                        [("cpu1.softirq", soft), ("cpu1.idle", 100.0 - soft)].map(|(m, v)| {
+                            store::SampleRow {
+                                role: "gateway".into(),
+                                t_s: i as f64,
+                                metric: m.into(),
+                                value: v,
+                            }
+                        })
+                    })
+                    .collect();
+            }
+            s.record(&t).unwrap();
+        }
+    }
+    finish(s, run)
+}
+
 /// A paced stream the gateway passed whole (`limited_by` "nothing") was received at
 /// the sender's pace: its 1/pps is no time the gateway takes per packet. Planted: 20
 /// kpps offered through a gateway taking 5 000 + 30 ns per rule per packet — passed
@@ -475,22 +528,7 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
 /// per rule from 0 to 1000 rules, 15.20 ± 0.50 ns per rule from 1000 to 2000 rules".
 #[test]
 fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
-    let r = report_of(|s| {
-        let run = s.begin_run(&new_run("paced", None)).unwrap();
-        let mut noise = Noise(11);
-        for rules in [0u64, 1000, 2000, 5000, 10000] {
-            let gateway = 1e9 / (5000.0 + 30.0 * rules as f64);
-            for rep in 1..=4u32 {
-                let (pps, by) = if gateway > 20_000.0 {
-                    (20_000.0, "nothing")
-                } else {
-                    (gateway * (1.0 + 0.005 * noise.normal()), "gateway")
-                };
-                flood(s, run, (rules, rep), pps, by);
-            }
-        }
-        finish(s, run)
-    });
+    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], false));
     let f = &r.runs[0].analysis.findings;
     let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
     let slope: f64 = cost["all: ".len()..]
@@ -509,5 +547,31 @@ fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
              nothing): their packets/s are the sender's pace"
         ),
         "{cost}"
+    );
+}
+
+/// Where the gateway set the rate at fewer than three rule counts, 1/pps has no line,
+/// and the CPU time — sampled at every rule count, whatever the pace — states the cost,
+/// named: the 1/pps figure draws no other estimator's line over its points.
+#[test]
+fn a_series_mostly_passed_whole_is_costed_by_cpu_time_and_named() {
+    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000], true));
+    let a = &r.runs[0].analysis;
+    let cost = a.findings.iter().find(|x| x.starts_with("all: ")).unwrap();
+    assert!(cost.contains("(CPU time estimator; "), "{cost}");
+    let slope: f64 = cost["all: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{cost}"));
+    assert!((slope - 30.0).abs() < 1.5, "{cost}");
+    let fig = a.figures.iter().find(|f| f.id == "packet-ns-per-packet");
+    let fig = fig.unwrap_or_else(|| panic!("{:#?}", a.figures));
+    assert!(!fig.series.iter().any(|s| s.fit), "{:#?}", fig.series);
+    noted(
+        &r,
+        "packet-ns-per-packet",
+        |n| n == "all: no 1/pps line: too few rule counts where the gateway set the rate",
+        true,
     );
 }
