@@ -41,7 +41,7 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
         .collect();
     let events = configs
         .iter()
-        .filter(|c| (c.workload.is_echo() || c.workload.is_stream()) && evented(&c))
+        .filter(|c| (c.workload.is_echo() || c.workload.is_stream()) && evented(c))
         .count();
     if events > 0 {
         a.findings.push(format!(
