@@ -567,11 +567,10 @@ fn paced_left_out(
             at.extend(x(c));
         }
     }
-    let (trials, their) = match n {
-        0 => return None,
-        1 => ("trial", "its packets/s are"),
-        _ => ("trials", "their packets/s are"),
-    };
+    if n == 0 {
+        return None;
+    }
+    let (trials, their) = trials_their(n);
     Some(format!(
         "{n} {trials} (at {} rules) passed every packet offered (limited by nothing): \
          {their} the sender's pace, a floor of what the gateway forwards, so the time per \
@@ -580,6 +579,15 @@ fn paced_left_out(
          count, they are the slower ones there",
         list(at)
     ))
+}
+
+/// ("trial", "its packets/s are") for one, ("trials", "their packets/s are") else.
+fn trials_their(n: usize) -> (&'static str, &'static str) {
+    if n == 1 {
+        ("trial", "its packets/s are")
+    } else {
+        ("trials", "their packets/s are")
+    }
 }
 
 /// The repetitions fwbench's own sender or sink limited, as [`left_out`] says them.
@@ -602,11 +610,7 @@ fn fwbench_left_out(
     if n == 0 {
         return None;
     }
-    let (trials, their) = if n == 1 {
-        ("trial", "its packets/s are")
-    } else {
-        ("trials", "their packets/s are")
-    };
+    let (trials, their) = trials_their(n);
     let what = format!(
         "{n} {trials} (at {} rules) limited by fwbench's {}, not by the gateway: {their} \
          fwbench's limit (see the run's warnings for what to do)",

@@ -12,8 +12,8 @@ use store::{Headline, SampleRow, Store};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, assert_same_place, figure, finish, firewall_row, new_run, note,
-    pm_after, report_of, scratch, scratch_run, table, trial, within, Noise,
+    assert_rounded_to_cis, assert_same_place, figure, finish, firewall_row, gateway_cpu, new_run,
+    note, pm_after, report_of, scratch, scratch_run, table, trial, within, Noise,
 };
 
 /// Seed 000: P × A × T × n × f × F, 3 reps. Planted: the throughput falls by 0.05 % per
@@ -586,26 +586,16 @@ fn seed002_limited(s: &mut Store, by: fn(&str, u32) -> Option<&'static str>) -> 
                 if let Some(by) = by(engine, rep) {
                     t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
                 }
-                t.samples = (0..3)
-                    .flat_map(|i| {
-                        // CPU time per packet = b · rules: a line through 0.
-                        let soft = 100.0 * b * rules as f64 / (400.0 + b * rules as f64);
-                        [
-                            ("cpu1.user", 0.5),
-                            ("cpu1.softirq", soft),
-                            ("cpu1.idle", (99.5 - soft).max(0.0)),
-                            ("cpu0.user", 3.0),
-                            ("cpu0.softirq", 0.0),
-                            ("cpu0.idle", 97.0),
-                        ]
-                        .map(|(m, v)| SampleRow {
-                            role: "gateway".into(),
-                            t_s: i as f64,
-                            metric: m.into(),
-                            value: v,
-                        })
-                    })
-                    .collect();
+                // CPU time per packet = b · rules: a line through 0.
+                let soft = 100.0 * b * rules as f64 / (400.0 + b * rules as f64);
+                t.samples = gateway_cpu(&[
+                    ("cpu1.user", 0.5),
+                    ("cpu1.softirq", soft),
+                    ("cpu1.idle", (99.5 - soft).max(0.0)),
+                    ("cpu0.user", 3.0),
+                    ("cpu0.softirq", 0.0),
+                    ("cpu0.idle", 97.0),
+                ]);
                 s.record(&t).unwrap();
             }
         }

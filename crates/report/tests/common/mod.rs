@@ -272,3 +272,18 @@ pub fn assert_same_place(value: &str, ci: &str, context: &str) {
         "{value} vs ± {ci}: {context}"
     );
 }
+
+/// The gateway's CPU samples of a trial: each `(metric, value)` (`cpu1.softirq`, …)
+/// at 0, 1 and 2 s.
+pub fn gateway_cpu(metrics: &[(&str, f64)]) -> Vec<store::SampleRow> {
+    (0..3)
+        .flat_map(|i| {
+            metrics.iter().map(move |(m, v)| store::SampleRow {
+                role: "gateway".into(),
+                t_s: i as f64,
+                metric: (*m).into(),
+                value: *v,
+            })
+        })
+        .collect()
+}
