@@ -39,17 +39,17 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
         .copied()
         .filter(|c| c.workload.is_stream() && !evented(c))
         .collect();
-    let events = configs
+    let events = ok
         .iter()
         .filter(|c| (c.workload.is_echo() || c.workload.is_stream()) && evented(c))
         .count();
     if events > 0 {
         a.findings.push(format!(
             "Gateway events: {events} flood, flow or echo configuration(s) with updates are \
-             read in the updates' findings, figures and table only — their rates and losses \
-             hold the experiment (the marker's packets the update's rule drops on purpose, \
-             the stalls), so no cost per rule, advantage ratio or rate figure is made of \
-             them."
+             left out of the cost per rule, the advantage ratios and the rate figures — \
+             their rates and losses hold the experiment (the marker's packets the update's \
+             rule drops on purpose, the stalls); the updates' findings, figures and table \
+             read them."
         ));
     }
     let searched = trials

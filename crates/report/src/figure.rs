@@ -197,7 +197,9 @@ impl Estimator {
     /// trial (CPU time needs the samples), what a rule costs the traffic's throughput.
     /// Fixed, so that two runs of one scenario state the same quantity (the headline
     /// was once the tighter of the two, and switched between runs); the other
-    /// estimator is stated beside it.
+    /// estimator is stated beside it. The one exception, named wherever it is stated: a
+    /// series whose gateway set the rate at fewer than three rule counts (a paced stream
+    /// passed whole at the others has no 1/pps of the gateway's) is headed by CPU time.
     pub const HEADLINE: Estimator = Estimator::TimePerPacket;
 
     /// The other one, stated beside the headline.
@@ -376,8 +378,9 @@ pub struct Analysis {
     /// Each series' cost per rule per segment ([`Estimator::HEADLINE`]'s values), in
     /// the order of the series; beside `fits` (a series with two rule counts has no fit).
     pub segments: Vec<SeriesSegments>,
-    /// Per series, the repetitions its cost model left out and why (fwbench's own
-    /// sender or sink limited them: their rates are not the gateway's).
+    /// Per series, the repetitions its cost model left out and why: fwbench's own
+    /// sender or sink limited them (their rates are not the gateway's), or, from the
+    /// time per packet (1/pps), they passed every packet offered (the sender's pace).
     pub left_out: std::collections::BTreeMap<String, LeftOut>,
     /// The numbers the findings state with their CIs, each under a key that names it
     /// the same way in every run of the design (see [`Claim`]).
@@ -385,8 +388,9 @@ pub struct Analysis {
 }
 
 /// What a series' cost model left out: the repetitions fwbench's own sender or sink
-/// limited, said in `text`; `flagged` when at some rule count they were more than half
-/// (what is left there is no fair sample: the cost is then no finding).
+/// limited, and those the time per packet (1/pps) leaves out for passing every packet
+/// offered, said in `text`; `flagged` when at some rule count fwbench limited more
+/// than half (what is left there is no fair sample: the cost is then no finding).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeftOut {
     /// Which trials and why ("3 trials (at 0 rules) limited by fwbench's sink, …").

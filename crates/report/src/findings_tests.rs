@@ -371,8 +371,8 @@ fn trials_with_gateway_events_give_no_cost_per_rule() {
         );
         assert!(
             f.iter().any(|l| l.starts_with(
-                "Gateway events: 2 flood, flow or echo configuration(s) with updates are read \
-                 in the updates' findings"
+                "Gateway events: 2 flood, flow or echo configuration(s) with updates are left \
+                 out of the cost per rule"
             )),
             "{events}: {f:?}"
         );

@@ -826,7 +826,7 @@ fn fit_series(name: &str, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Opti
     let knee = stats::knee_with_interval(&reps);
     Some(CostFit {
         series: name.into(),
-        rule_counts: counts.len(),
+        rule_counts: head.fit.points,
         fit: head.fit.line,
         estimator: head.estimator,
         knee_rules: knee.map(|k| k.rules),
@@ -850,7 +850,7 @@ pub fn estimate(
 /// repetitions whose rate is the gateway's (`Config::gateway_values`). The time per
 /// packet (1/pps) leaves out, besides, the repetitions that passed every packet offered
 /// ([`crate::model::Trial::paced_through`]): their 1/pps is the sender's pace. The CPU
-/// time per packet is the gateway's at any pace, and keeps them.
+/// time per packet counts the gateway's kernel time at any pace, and keeps them.
 fn groups(e: Estimator, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Vec<(f64, Vec<f64>)> {
     let paced = |c: &Config| {
         let kept: Vec<f64> = c

@@ -387,11 +387,10 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                     let (pred, ci) = l.at(x_hi);
                     format!(
                         "; at {} {unit} it took {} ms where the line through the smaller \
-                         sizes predicts {} ms{}",
+                         sizes predicts {} ms",
                         num(hi),
                         num(m),
-                        num(pred),
-                        ci.map_or(String::new(), |c| format!(" ± {}", num(c)))
+                        mean_ci(pred, ci)
                     )
                 }
                 _ => String::new(),
@@ -415,10 +414,9 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             // below 0 (CI and all) does not describe the small sets.
             let negative = match l.a_ci95 {
                 Some(ci) if l.a + ci < 0.0 => format!(
-                    " — FLAGGED: its intercept, {} ± {} ms, is below 0, which no commit can \
-                     be: the line is no model of sizes below {} {unit}",
-                    num(l.a),
-                    num(ci),
+                    " — FLAGGED: its intercept, {} ms, is below 0, which no commit can be: \
+                     the line is no model of sizes below {} {unit}",
+                    mean_ci(l.a, Some(ci)),
                     num(lo)
                 ),
                 _ => String::new(),
@@ -427,10 +425,9 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             let slope = match l.b_ci95 {
                 Some(ci) if (l.b - ci) * (l.b + ci) <= 0.0 => {
                     out.push(format!(
-                        "{head}: no measurable growth ({} ± {} ms per 1 000 {unit}, the CI \
+                        "{head}: no measurable growth ({} ms per 1 000 {unit}, the CI \
                          includes 0).",
-                        num(l.b * 1000.0),
-                        num(ci * 1000.0)
+                        mean_ci(l.b * 1000.0, Some(ci * 1000.0))
                     ));
                     continue;
                 }

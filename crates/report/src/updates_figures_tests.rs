@@ -251,7 +251,7 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     let negative = growth(&planted(|n| -20.0 + 3e-4 * n));
     assert!(
         negative[0].contains("grows linearly: -20.00 ± 0.30 ms + 0.3000 ± ")
-            && negative[0].contains("FLAGGED: its intercept, -20 ± "),
+            && negative[0].contains("FLAGGED: its intercept, -20.00 ± 0.30 ms, is below 0"),
         "{negative:?}"
     );
     assert!(!linear[0].contains("FLAGGED"), "{linear:?}");
