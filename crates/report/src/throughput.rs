@@ -288,8 +288,9 @@ fn advantage_figure(
     for engine in engines.iter().filter(|e| **e != reference) {
         for (name, cs) in &others {
             let mut pts = Vec::new();
-            // Rule counts where both engines passed every packet offered.
-            let mut unbounded = Vec::new();
+            // Rule counts where an engine passed every packet offered: how that bounds
+            // the ratio.
+            let mut bounds: Vec<(f64, Bound)> = Vec::new();
             // Rule counts where a repetition of either was left out: which.
             let mut left: Vec<(f64, String, bool)> = Vec::new();
             // Rule counts with no ratio: fwbench limited an engine's every repetition.
@@ -309,9 +310,13 @@ fn advantage_figure(
                         y: p.0,
                         ci95: p.1,
                     });
-                    if offered_rate_got_through(c) && offered_rate_got_through(b) {
-                        unbounded.push(xv);
-                    }
+                    let bound = match (offered_rate_got_through(c), offered_rate_got_through(b)) {
+                        (true, true) => Some(Bound::Offered),
+                        (true, false) => Some(Bound::Floor),
+                        (false, true) => Some(Bound::Ceiling),
+                        (false, false) => None,
+                    };
+                    bounds.extend(bound.map(|k| (xv, k)));
                     let kept = |c: &Config| {
                         c.gateway_values
                             .get(crate::model::RECEIVED_PPS)
@@ -367,8 +372,9 @@ fn advantage_figure(
             let sname = format!("{engine} / {reference}{suffix}");
             let p = at_study_rules(&pts);
             let kept = reps.iter().find(|(x, _)| *x == p.x).map_or(0, |r| r.1);
+            let bound = bounds.iter().find(|(x, _)| *x == p.x).map(|b| b.1);
             let mut sentence =
-                advantage_sentence(&sname, (engine, &reference), name, (&pts, kept), cs);
+                advantage_sentence(&sname, (engine, &reference), name, (&pts, kept, bound), cs);
             let left = left.iter().find(|(x, _, _)| *x == p.x);
             if let Some((_, which, _)) = left {
                 sentence.push_str(&format!(
@@ -384,12 +390,8 @@ fn advantage_figure(
             if let Some(why) = &unfair {
                 sentence.push_str(&format!(" FLAGGED: {why}."));
             }
-            if unbounded.contains(&at_study_rules(&pts).x) {
-                sentence.push_str(
-                    " Both passed every packet offered there (limited by nothing): a ratio \
-                     of two offered rates, ≈ 1 whatever the engines cost — offer more to \
-                     compare them.",
-                );
+            if let Some(k) = bound {
+                sentence.push_str(&k.sentence(engine, &reference));
             }
             a.findings.push(sentence);
             a.claims.push(
@@ -399,7 +401,11 @@ fn advantage_figure(
                     "×",
                     "both means' repetitions",
                 )
-                .doubted(unfair.or_else(|| crate::figure::ratio_doubt(p.y, p.ci95))),
+                .doubted(
+                    unfair
+                        .or_else(|| bound.map(Bound::doubt))
+                        .or_else(|| crate::figure::ratio_doubt(p.y, p.ci95)),
+                ),
             );
             series.push(Series {
                 name: sname,
@@ -450,7 +456,7 @@ fn advantage_sentence(
     sname: &str,
     (engine, reference): (&str, &str),
     case: &str,
-    (pts, reps): (&[Point], usize),
+    (pts, reps, bound): (&[Point], usize, Option<Bound>),
     cs: &[&Config],
 ) -> String {
     let p = at_study_rules(pts);
@@ -471,12 +477,18 @@ fn advantage_sentence(
                 .find(|(k, _)| case.contains(k) || labels.iter().any(|l| l.contains(k)))
         })
         .flatten()
-        .map(|(_, v)| {
-            format!(
+        .map(|(_, v)| match bound {
+            // A bound is no measure to hold the study's against.
+            Some(k) => format!(
+                "; the study: {} at 6 000 rules — not compared: this ratio is {}",
+                num(*v),
+                k.what()
+            ),
+            None => format!(
                 "; the study: {} at 6 000 rules{}",
                 num(*v),
                 crate::figure::differs(p.y, p.ci95, *v)
-            )
+            ),
         })
         .unwrap_or_default();
     // A ratio whose CI includes 1 states no difference (issue 37: differences stated
@@ -502,6 +514,57 @@ fn advantage_sentence(
         num(p.x),
         at_place_of(p.y, p.ci95)
     )
+}
+
+/// How a ratio of received rates is bounded where an engine passed every packet offered
+/// (its rate is the sender's pace, a floor of what it forwards).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Bound {
+    /// Both engines: a ratio of two offered rates, about 1 whatever they cost.
+    Offered,
+    /// The engine (the numerator): the ratio is at least this.
+    Floor,
+    /// The reference (the denominator): the ratio is at most this.
+    Ceiling,
+}
+
+impl Bound {
+    /// "a floor", in the study's comparison.
+    fn what(self) -> &'static str {
+        match self {
+            Bound::Offered => "of two offered rates",
+            Bound::Floor => "a floor",
+            Bound::Ceiling => "a ceiling",
+        }
+    }
+
+    /// The sentence after the ratio's.
+    fn sentence(self, engine: &str, reference: &str) -> String {
+        match self {
+            Bound::Offered => " Both passed every packet offered there (limited by nothing): a \
+                               ratio of two offered rates, ≈ 1 whatever the engines cost — \
+                               offer more to compare them."
+                .to_string(),
+            Bound::Floor => format!(
+                " A floor: {engine} passed every packet offered there (limited by nothing), so \
+                 its rate is the sender's pace, not its limit, and the ratio is at least this \
+                 — offer more to measure it."
+            ),
+            Bound::Ceiling => format!(
+                " A ceiling: {reference} passed every packet offered there (limited by \
+                 nothing), so its rate is the sender's pace, not its limit, and the ratio is \
+                 at most this — offer more to measure it."
+            ),
+        }
+    }
+
+    /// Why the ratio's claim is no measure a rerun is checked against.
+    fn doubt(self) -> String {
+        format!(
+            "the ratio is {} (an engine passed every packet offered)",
+            self.what()
+        )
+    }
 }
 
 /// Every repetition of `c` whose rate counts (not limited by fwbench's sender or sink:
@@ -1188,7 +1251,7 @@ mod advantage_tests {
                 "a / b",
                 ("a", "b"),
                 "",
-                (&[Point { x: 5000.0, y, ci95 }], 4),
+                (&[Point { x: 5000.0, y, ci95 }], 4, None),
                 &[],
             )
         };

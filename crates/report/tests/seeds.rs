@@ -631,8 +631,36 @@ fn an_advantage_ratio_of_two_offered_rates_is_flagged() {
         let flag = "Both passed every packet offered there (limited by nothing)";
         let both = sentence("Advantage ratio iptables-legacy / iptables-nft at 6000 rules: ");
         assert!(both.contains(flag), "{both}");
+        // The other engine was the gateway's limit: iptables-legacy's rate is the
+        // sender's pace, so the ratio is a floor — said, not held against the study's,
+        // its claim doubted.
         let one = sentence("Advantage ratio iptables-legacy / nft/inet at 6000 rules: ");
         assert!(!one.contains(flag), "{one}");
+        assert!(
+            one.contains("the study: 5.2 at 6 000 rules — not compared: this ratio is a floor")
+                && one.contains(
+                    "A floor: iptables-legacy passed every packet offered there (limited by \
+                     nothing), so its rate is the sender's pace, not its limit, and the ratio is \
+                     at least this"
+                ),
+            "{one}"
+        );
+        let claim = r.runs[0]
+            .analysis
+            .claims
+            .iter()
+            .find(|c| {
+                c.key
+                    .starts_with("advantage ratio: iptables-legacy / nft/inet")
+            })
+            .unwrap();
+        assert!(
+            claim
+                .doubt
+                .as_deref()
+                .is_some_and(|d| d.contains("a floor")),
+            "{claim:?}"
+        );
     }
 }
 
