@@ -260,6 +260,12 @@ impl Config {
             .count()
     }
 
+    /// The repetitions whose rate counts: those fwbench's own sender or sink did not
+    /// limit (what `gateway_values` holds the rates of).
+    pub fn gateway_reps(&self) -> impl Iterator<Item = &Trial> {
+        self.reps.iter().filter(|t| t.fwbench_limited().is_none())
+    }
+
     /// fwbench's own sender or sink limited every repetition (there is one): no rate of
     /// it is the gateway's.
     pub fn limited_throughout(&self) -> bool {

@@ -574,11 +574,7 @@ impl Bound {
 /// repetition fwbench limited is left out of the ratio, so it is left out here too: it
 /// does not make the kept ones a measure of the gateway.
 fn offered_rate_got_through(c: &Config) -> bool {
-    let kept: Vec<_> = c
-        .reps
-        .iter()
-        .filter(|t| t.fwbench_limited().is_none())
-        .collect();
+    let kept: Vec<_> = c.gateway_reps().collect();
     !kept.is_empty() && kept.iter().all(|t| t.paced_through())
 }
 
@@ -620,11 +616,7 @@ fn paced_left_out(
 ) -> Option<String> {
     let (mut n, mut at) = (0, vec![]);
     for c in cs {
-        let k = c
-            .reps
-            .iter()
-            .filter(|t| t.fwbench_limited().is_none() && t.paced_through())
-            .count();
+        let k = c.gateway_reps().filter(|t| t.paced_through()).count();
         if k > 0 {
             n += k;
             at.extend(x(c));
@@ -917,9 +909,8 @@ pub fn estimate(
 fn groups(e: Estimator, cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Vec<(f64, Vec<f64>)> {
     let paced = |c: &Config| {
         let kept: Vec<f64> = c
-            .reps
-            .iter()
-            .filter(|t| t.fwbench_limited().is_none() && !t.paced_through())
+            .gateway_reps()
+            .filter(|t| !t.paced_through())
             .filter_map(|t| crate::model::value_of(t, e.metric()))
             .collect();
         (!kept.is_empty()).then_some(kept)
