@@ -23,33 +23,33 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     // repeated adds or deletions (`--event-rate`, a trace, an envelope's steps) leave it
     // no one installed size. It is no point of a cost per rule, an engine comparison
     // or a rate figure: the events' own findings, figures and table read it
-    // (`updates`), and a finding says so.
+    // (`updates`), and a finding says so. Nor is it a labelled case's or a NAT block's
+    // rate.
     let evented = |c: &&Config| {
-        c.flat
-            .keys()
-            .any(|k| k.starts_with("packet.events.") || k.starts_with("events."))
+        (c.workload.is_echo() || c.workload.is_stream())
+            && c.flat
+                .keys()
+                .any(|k| k.starts_with("packet.events.") || k.starts_with("events."))
     };
+    let events = ok.iter().filter(|c| evented(c)).count();
+    let ok: Vec<&Config> = ok.iter().copied().filter(|c| !evented(c)).collect();
     let echo: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload.is_echo() && !evented(c))
+        .filter(|c| c.workload.is_echo())
         .collect();
     let packet: Vec<&Config> = ok
         .iter()
         .copied()
-        .filter(|c| c.workload.is_stream() && !evented(c))
+        .filter(|c| c.workload.is_stream())
         .collect();
-    let events = ok
-        .iter()
-        .filter(|c| (c.workload.is_echo() || c.workload.is_stream()) && evented(c))
-        .count();
     if events > 0 {
         a.findings.push(format!(
             "Gateway events: {events} flood, flow or echo configuration(s) with updates are \
-             left out of the cost per rule, the advantage ratios and the rate figures — \
-             their rates and losses hold the experiment (the marker's packets the update's \
-             rule drops on purpose, the stalls); the updates' findings, figures and table \
-             read them."
+             left out of the cost per rule, the advantage ratios, the rate figures and the \
+             cases' and NAT tables — their rates and losses hold the experiment (the \
+             marker's packets the update's rule drops on purpose, the stalls); the updates' \
+             findings, figures and table read them."
         ));
     }
     let searched = trials

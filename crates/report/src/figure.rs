@@ -390,14 +390,39 @@ pub struct Analysis {
 /// What a series' cost model left out: the repetitions fwbench's own sender or sink
 /// limited, and those the time per packet (1/pps) leaves out for passing every packet
 /// offered, said in `text`; `flagged` when at some rule count fwbench limited more
-/// than half (what is left there is no fair sample: the cost is then no finding).
+/// than half (what is left there is no fair sample: the cost is then no finding),
+/// `paced_flagged` when more than half passed every packet offered and some were kept
+/// (those kept are the slower ones: the 1/pps cost is no finding; CPU time keeps them
+/// all).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeftOut {
     /// Which trials and why ("3 trials (at 0 rules) limited by fwbench's sink, …").
     pub what: String,
-    /// `what`, with what it means for the trials kept (and the flag).
+    /// `what`, with what it means for the trials kept (and the flags).
     pub text: String,
     pub flagged: bool,
+    pub paced_flagged: bool,
+}
+
+impl LeftOut {
+    /// Why `estimator`'s cost over the kept trials is no fair sample (`None`: it is).
+    pub fn flag_of(&self, estimator: Estimator) -> Option<&'static str> {
+        if self.flagged {
+            Some("more than half the trials at a rule count limited by fwbench")
+        } else if self.paced_flagged && estimator == Estimator::TimePerPacket {
+            Some(
+                "more than half the trials at a rule count passed every packet offered, the \
+                 ones kept the slower",
+            )
+        } else {
+            None
+        }
+    }
+
+    /// Either flag: the cost's sentence (the headline and what is beside it) is flagged.
+    pub fn any_flag(&self) -> bool {
+        self.flagged || self.paced_flagged
+    }
 }
 
 /// One number a finding states, with the CI it states: what a second run of the same

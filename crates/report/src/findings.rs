@@ -62,7 +62,7 @@ fn costs(a: &Analysis) -> Vec<String> {
     let fit = |series: &str| a.fits.iter().find(|f| f.series == series);
     // What the series' cost left out, after its sentence: " Left out: 3 trials …".
     let left = |series: &str, s: String| match a.left_out.get(series) {
-        Some(w) if w.flagged && !s.starts_with(&format!("{series}: FLAGGED")) => format!(
+        Some(w) if w.any_flag() && !s.starts_with(&format!("{series}: FLAGGED")) => format!(
             "{series}: FLAGGED — {} Left out: {}.",
             s.strip_prefix(&format!("{series}: ")).unwrap_or(&s),
             w.text
@@ -502,13 +502,14 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
         .flat_map(|f| {
             f.estimates.iter().map(move |h| {
                 let l = &h.fit.line;
-                let left = a.left_out.get(&f.series).filter(|l| l.flagged);
-                let flagged = if left.is_some() {
-                    "FLAGGED, more than half the trials at a rule count limited by fwbench; "
+                let left = a.left_out.get(&f.series);
+                let flag = left.and_then(|l| l.flag_of(h.estimator));
+                let flagged = if let Some(why) = flag {
+                    format!("FLAGGED, {why}; ")
                 } else if h.problem.is_some() {
-                    "FLAGGED, the line does not describe the data; "
+                    "FLAGGED, the line does not describe the data; ".to_string()
                 } else {
-                    ""
+                    String::new()
                 };
                 Claim::new(
                     format!(
@@ -521,7 +522,7 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
                     "ns per rule per packet",
                     format!("{flagged}{}", h.basis()),
                 )
-                .doubted(left.map(|l| l.text.clone()))
+                .doubted(left.filter(|_| flag.is_some()).map(|l| l.text.clone()))
             })
         })
         .collect();

@@ -347,11 +347,15 @@ fn trials_with_gateway_events_give_no_cost_per_rule() {
                 if let Some(e) = &events {
                     row.params["packet"] = serde_json::json!({ "events": e });
                 }
+                // A labelled case: its table reads steady rates only.
+                row.params["label"] = serde_json::json!("nft");
                 Trial::new(row)
             })
             .collect()
     };
-    let (f, _) = findings_of(&with(None));
+    let cases = |a: &Analysis| a.tables.iter().any(|t| t.title.starts_with("Cases: "));
+    let (f, a) = findings_of(&with(None));
+    assert!(cases(&a), "{:?}", a.tables);
     assert!(
         f.iter()
             .any(|l| l.contains("ns per rule from 0 to 2000 rules")),
@@ -364,11 +368,12 @@ fn trials_with_gateway_events_give_no_cost_per_rule() {
     let once = serde_json::json!({"kind": "add", "k": 1, "at_s": 1.0, "method": "batch"});
     assert!(!f.iter().any(|l| l.starts_with("Gateway events")), "{f:?}");
     for events in [at_rate("add"), at_rate("reload"), once] {
-        let (f, _) = findings_of(&with(Some(events.clone())));
+        let (f, a) = findings_of(&with(Some(events.clone())));
         assert!(
             !f.iter().any(|l| l.contains("ns per rule")),
             "{events}: {f:?}"
         );
+        assert!(!cases(&a), "{events}: {:?}", a.tables);
         assert!(
             f.iter().any(|l| l.starts_with(
                 "Gateway events: 2 flood, flow or echo configuration(s) with updates are left \

@@ -94,14 +94,15 @@ fn cost_of(c: &Config, m: &Measure) -> Option<Cost> {
     })
 }
 
-/// Plain forwarding's cost, one baseline for every comparison of a workload: the
+/// Plain forwarding's cost, one baseline for every comparison of a workload (and an
+/// engine's conntrack alone, whose model installs one rule whatever `rules` says): the
 /// repetitions of every configuration of engine none pooled, whatever their rule
 /// settings (engine none installs nothing, so `rules = 0` and `rules = 1000` are one
 /// gateway measured in two groups of trials; comparing each NAT rule count with its
 /// own group compared it with a few trials' noise — 17 935 ns against 8 248 in one
 /// run). Falls back to the first configuration's summary without per-repetition
 /// values. Returns the cost and how many trials it pools.
-fn plain_cost(plains: &[&Config], m: &Measure) -> Option<(Cost, usize)> {
+fn pooled_cost(plains: &[&Config], m: &Measure) -> Option<(Cost, usize)> {
     let values: Vec<f64> = plains
         .iter()
         .flat_map(|c| {
@@ -206,7 +207,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             continue;
         };
         let (unit, basis) = (m.unit, m.basis);
-        let Some((plain, pooled)) = plain_cost(&plains, m) else {
+        let Some((plain, pooled)) = pooled_cost(&plains, m) else {
             if limited > 0 {
                 a.findings.push(unmeasured());
             }
@@ -227,16 +228,19 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
         } else {
             format!("plain forwarding over {pooled} trials")
         };
-        let here: Vec<(&Config, Cost)> = block
-            .iter()
-            .filter_map(|c| Some((*c, cost_of(c, m)?)))
-            .collect();
+        let here = costs(&block, m);
         let mut cats = vec![];
         let mut pts = vec![];
-        let mut nat: Vec<&(&Config, Cost)> =
-            here.iter().filter(|(c, ..)| !c.no_firewall()).collect();
-        nat.sort_by_key(|(c, ..)| (engine_of(c).to_owned(), model_of(c).to_owned(), rules_of(c)));
-        for (c, cost) in &nat {
+        let mut nat: Vec<&Costed> = here.iter().filter(|r| !r.c.no_firewall()).collect();
+        nat.sort_by_key(|r| {
+            (
+                engine_of(r.c).to_owned(),
+                model_of(r.c).to_owned(),
+                rules_of(r.c),
+            )
+        });
+        for r in &nat {
+            let (c, cost) = (r.c, &r.cost);
             let d = diff(cost, &plain);
             let rules = if model_of(c) == CONNTRACK {
                 "-".to_string()
@@ -245,7 +249,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             };
             let name = format!("{} {}", engine_of(c), model_of(c));
             // Compared only with a baseline placed as it was.
-            let at = placements([*c]);
+            let at = placements([c]);
             let apart = (!at.is_empty() && !plain_at.is_empty() && at != plain_at).then(|| {
                 format!(
                     "{} ran on {}, plain forwarding on {}",
@@ -258,7 +262,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 w.to_string(),
                 name.clone(),
                 rules.clone(),
-                c.reps.len().to_string(),
+                r.n.to_string(),
                 format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
                 match &apart {
                     Some(_) => "– (placed differently)".to_string(),
@@ -294,7 +298,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 basis: &plain_basis,
             };
             a.findings
-                .push(sentence(w, &name, c, &d, cost, &base, &nat, unit, basis));
+                .push(sentence(w, &name, r, &d, &base, &nat, unit, basis));
         }
         if !pts.is_empty() {
             a.figures.push(bar_figure(
@@ -327,6 +331,52 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
     }
 }
 
+/// A configuration's cost, over how many trials, and the rule counts it pools (an
+/// engine's conntrack alone: one gateway whatever `rules` says).
+struct Costed<'a> {
+    c: &'a Config,
+    cost: Cost,
+    n: usize,
+    pooled: Option<String>,
+}
+
+/// The cost of each configuration of `block` by `m`; an engine's conntrack-alone
+/// configurations pooled into one (its first), as plain forwarding's are — measured
+/// at `rules = 0` and `1000`, the same one rule stated two costs under one name.
+fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
+    let mut out = vec![];
+    let mut tracked = BTreeSet::new();
+    for c in block {
+        if model_of(c) != CONNTRACK {
+            out.extend(cost_of(c, m).map(|cost| Costed {
+                c,
+                cost,
+                n: c.reps.len(),
+                pooled: None,
+            }));
+            continue;
+        }
+        if !tracked.insert(engine_of(c)) {
+            continue;
+        }
+        let group: Vec<&Config> = block
+            .iter()
+            .filter(|x| model_of(x) == CONNTRACK && engine_of(x) == engine_of(c))
+            .copied()
+            .collect();
+        let counts: BTreeSet<u64> = group.iter().map(|x| rules_of(x)).collect();
+        let pooled = (counts.len() > 1).then(|| {
+            let list: Vec<String> = counts.iter().map(u64::to_string).collect();
+            format!(
+                "its rule counts {} pooled: the model installs one rule whatever the count",
+                list.join(", ")
+            )
+        });
+        out.extend(pooled_cost(&group, m).map(|(cost, n)| Costed { c, cost, n, pooled }));
+    }
+    out
+}
+
 /// A signed number as [`num`] writes it.
 struct PlusNum(f64);
 
@@ -353,18 +403,21 @@ struct Baseline<'a> {
 fn sentence(
     w: &StoredWorkload,
     name: &str,
-    c: &Config,
+    row: &Costed,
     d: &Cost,
-    cost: &Cost,
     plain: &Baseline,
-    all: &[&(&Config, Cost)],
+    all: &[&Costed],
     unit: &str,
     basis: &str,
 ) -> String {
+    let (c, cost) = (row.c, &row.cost);
     let m = model_of(c);
     let rules = rules_of(c);
     let head = if m == CONNTRACK {
-        format!("{w}: {name} (stateful accept, no NAT)")
+        match &row.pooled {
+            Some(p) => format!("{w}: {name} (stateful accept, no NAT; {p})"),
+            None => format!("{w}: {name} (stateful accept, no NAT)"),
+        }
     } else {
         format!("{w}: {name} ({rules} NAT filler rules)")
     };
@@ -376,18 +429,20 @@ fn sentence(
         plain.basis
     );
     if NAT_MODELS.contains(&m) {
-        // The same engine's conntrack alone: how much of it is tracking.
-        let ct_of = |same_rules: bool| {
-            all.iter().find(|(x, ..)| {
-                engine_of(x) == engine_of(c)
-                    && model_of(x) == CONNTRACK
-                    && (!same_rules || rules_of(x) == rules)
-            })
-        };
-        if let Some((_, ct, ..)) = ct_of(true).or_else(|| ct_of(false)) {
-            let t = diff(cost, ct);
+        // The same engine's conntrack alone (pooled): how much of it is tracking.
+        let ct = all
+            .iter()
+            .find(|x| engine_of(x.c) == engine_of(c) && model_of(x.c) == CONNTRACK);
+        if let Some(ct) = ct {
+            let t = diff(cost, &ct.cost);
+            // Conntrack alone has no filler rules: past 0 they are in the difference.
+            let what = if rules > 0 {
+                format!("the translation with its {rules} filler rules")
+            } else {
+                "the translation".to_string()
+            };
             s += &format!(
-                " Against connection tracking alone ({} {}), the translation {}.",
+                " Against connection tracking alone ({} {}), {what} {}.",
                 engine_of(c),
                 CONNTRACK,
                 cost_text(&t, unit, "adds")
@@ -395,26 +450,34 @@ fn sentence(
         }
         // The same engine and model with no NAT rules: what the fillers cost.
         if rules > 0 {
-            if let Some((_, zero, ..)) = all.iter().find(|(x, ..)| {
-                engine_of(x) == engine_of(c) && model_of(x) == m && rules_of(x) == 0
+            if let Some(zero) = all.iter().find(|x| {
+                engine_of(x.c) == engine_of(c) && model_of(x.c) == m && rules_of(x.c) == 0
             }) {
-                let r = diff(cost, zero);
-                let measured = r
-                    .ci95
-                    .is_some_and(|ci| !results::Ci::ci95(ci).spans_zero(r.mean));
-                s += &if measured {
-                    format!(
-                        " Its {rules} filler rules in the NAT chain add {} {unit} ({} {}).",
-                        signed_ci(&r),
-                        num(r.mean / rules as f64),
-                        unit.replacen(" per ", " per rule per ", 1)
-                    )
-                } else {
-                    format!(
-                        " Its {rules} filler rules in the NAT chain add {}.",
-                        cost_text(&r, unit, "adds").trim_start_matches("adds ")
-                    )
+                let r = diff(cost, &zero.cost);
+                let holds = results::Figure::added_cost(
+                    r.mean,
+                    r.ci95.map(results::Ci::ci95),
+                    results::Basis::Trial,
+                )
+                .holds();
+                // Per rule, rounded to its CI as the difference is.
+                let per_rule = Cost {
+                    mean: r.mean / rules as f64,
+                    ci95: r.ci95.map(|ci| ci / rules as f64),
                 };
+                s += &format!(
+                    " Its {rules} filler rules in the NAT chain add {}{}.",
+                    cost_text(&r, unit, "adds").trim_start_matches("adds "),
+                    if holds {
+                        format!(
+                            " ({} {})",
+                            signed_ci(&per_rule),
+                            unit.replacen(" per ", " per rule per ", 1)
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
             }
         }
     }
@@ -423,12 +486,20 @@ fn sentence(
 
 /// A difference stated only when measured (`results::witness`): "costs +120 ± 30 ns per
 /// packet"; a CI that includes 0 is "has no measurable cost (−9000 ± 47000 ns per
-/// packet: its 95 % CI includes 0)"; without a CI it is not called a cost either.
+/// packet: its 95 % CI includes 0)"; without a CI it is not called a cost either; one
+/// measured below 0 is FLAGGED with why (`Figure::added_cost`).
 fn cost_text(d: &Cost, unit: &str, verb: &str) -> String {
     let f =
-        results::Figure::difference(d.mean, d.ci95.map(results::Ci::ci95), results::Basis::Trial);
+        results::Figure::added_cost(d.mean, d.ci95.map(results::Ci::ci95), results::Basis::Trial);
     if f.holds() {
         return format!("{verb} {} {unit}", signed_ci(d));
+    }
+    if let Some(d0) = f
+        .doubts
+        .iter()
+        .find(|x| x.kind == results::DoubtKind::Impossible)
+    {
+        return format!("{verb} {} {unit} — FLAGGED: {}", signed_ci(d), d0.why);
     }
     let why = match d.ci95 {
         Some(_) => "its 95 % CI includes 0",

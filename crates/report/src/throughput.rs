@@ -560,8 +560,13 @@ impl Bound {
 
     /// Why the ratio's claim is no measure a rerun is checked against.
     fn doubt(self) -> String {
+        let who = match self {
+            Bound::Offered => "both engines",
+            Bound::Floor => "the engine",
+            Bound::Ceiling => "the reference",
+        };
         format!(
-            "the ratio is {} (an engine passed every packet offered)",
+            "the ratio is {} ({who} passed every packet offered)",
             self.what()
         )
     }
@@ -591,49 +596,69 @@ fn left_out(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> Option<LeftOut> {
         v.dedup();
         and_list(&v.into_iter().map(num).collect::<Vec<_>>())
     };
-    let paced = paced_left_out(cs, x, &list);
-    let Some(mut w) = fwbench_left_out(cs, x, &list) else {
-        return paced.map(|what| LeftOut {
-            text: what.clone(),
+    let paced = paced_left_out(cs, x, &list).map(|(what, most)| {
+        let mut text = what.clone();
+        if !most.is_empty() {
+            text.push_str(&format!(
+                " — FLAGGED: at {} rules more than half the trials passed every packet \
+                 offered, and the ones kept are the slower ones: no fair sample of the \
+                 gateway's time",
+                list(most.clone())
+            ));
+        }
+        LeftOut {
             what,
+            text,
             flagged: false,
-        });
+            paced_flagged: !most.is_empty(),
+        }
+    });
+    let Some(mut w) = fwbench_left_out(cs, x, &list) else {
+        return paced;
     };
     if let Some(p) = paced {
-        w.what = format!("{}; {p}", w.what);
-        w.text = format!("{}; {p}", w.text);
+        w.what = format!("{}; {}", w.what, p.what);
+        w.text = format!("{}; {}", w.text, p.text);
+        w.paced_flagged = p.paced_flagged;
     }
     Some(w)
 }
 
 /// "2 trials (at 0 and 1000 rules) passed every packet offered (limited by nothing): …"
 /// — the repetitions the time per packet (1/pps) leaves out for their rate is the
-/// sender's pace ([`groups`]); `None` when none was.
+/// sender's pace ([`groups`]), with the rule counts where they were more than half and
+/// some were kept (those kept are the slower ones: flagged, as fwbench's own limit
+/// is); `None` when none was.
 fn paced_left_out(
     cs: &[&Config],
     x: fn(&Config) -> Option<f64>,
     list: &dyn Fn(Vec<f64>) -> String,
-) -> Option<String> {
-    let (mut n, mut at) = (0, vec![]);
+) -> Option<(String, Vec<f64>)> {
+    let (mut n, mut at, mut most) = (0, vec![], vec![]);
     for c in cs {
+        let counted = c.gateway_reps().count();
         let k = c.gateway_reps().filter(|t| t.paced_through()).count();
         if k > 0 {
             n += k;
             at.extend(x(c));
+            if 2 * k > counted && k < counted {
+                most.extend(x(c));
+            }
         }
     }
     if n == 0 {
         return None;
     }
     let (trials, their) = trials_their(n);
-    Some(format!(
+    let what = format!(
         "{n} {trials} (at {} rules) passed every packet offered (limited by nothing): \
          {their} the sender's pace, a floor of what the gateway forwards, so the time per \
          packet (1/pps) leaves them out (the CPU time per packet, where sampled, keeps \
          them; offer more to measure the gateway's time); where some were kept at a rule \
          count, they are the slower ones there",
         list(at)
-    ))
+    );
+    Some((what, most))
 }
 
 /// ("trial", "its packets/s are") for one, ("trials", "their packets/s are") else.
@@ -688,6 +713,7 @@ fn fwbench_left_out(
         what,
         text,
         flagged,
+        paced_flagged: false,
     })
 }
 

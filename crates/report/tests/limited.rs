@@ -469,14 +469,18 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
 /// Floods through nft at `rules`, 4 repetitions each, offered 20 kpps through a
 /// gateway taking 5 000 + 30 ns per rule per packet: passed whole (limited by nothing)
 /// where it forwards more, at its limit otherwise; with `cpu`, gateway CPU samples
-/// whose softirq share is that time's (CPU time per packet = 5 000 + 30 · rules ns).
-fn paced_run(s: &mut Store, rules: &[u64], cpu: bool) -> i64 {
+/// whose softirq share is that time's (CPU time per packet = 5 000 + 30 · rules ns);
+/// at `slow_at`, repetition 4 lost 10 % (the gateway's limit, a slow moment) where the
+/// others passed whole.
+fn paced_run(s: &mut Store, rules: &[u64], cpu: bool, slow_at: Option<u64>) -> i64 {
     let run = s.begin_run(&new_run("paced", None)).unwrap();
     let mut noise = Noise(11);
     for &rules in rules {
         let ns = 5000.0 + 30.0 * rules as f64;
         for rep in 1..=4u32 {
-            let (pps, by) = if 1e9 / ns > 20_000.0 {
+            let (pps, by) = if slow_at == Some(rules) && rep == 4 {
+                (18_000.0, "gateway")
+            } else if 1e9 / ns > 20_000.0 {
                 (20_000.0, "nothing")
             } else {
                 (1e9 / ns * (1.0 + 0.005 * noise.normal()), "gateway")
@@ -517,7 +521,7 @@ fn paced_run(s: &mut Store, rules: &[u64], cpu: bool) -> i64 {
 /// per rule from 0 to 1000 rules, 15.20 ± 0.50 ns per rule from 1000 to 2000 rules".
 #[test]
 fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
-    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], false));
+    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], false, None));
     let f = &r.runs[0].analysis.findings;
     let cost = f.iter().find(|x| x.starts_with("all: ")).unwrap();
     assert!((slope_of(cost) - 30.0).abs() < 0.5, "{cost}");
@@ -534,12 +538,58 @@ fn a_stream_passed_whole_is_the_senders_pace_not_a_time_per_packet() {
     );
 }
 
+/// Where most repetitions at a rule count passed whole and one was kept, the one kept
+/// is the slow one (a gateway limited below the pace for a moment): no fair sample of
+/// the gateway's time there, so the 1/pps cost is FLAGGED with why; the CPU time, which
+/// keeps every repetition, is not.
+#[test]
+fn a_rule_count_mostly_passed_whole_flags_the_time_per_packet() {
+    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], true, Some(1000)));
+    let a = &r.runs[0].analysis;
+    let cost = a.findings.iter().find(|x| x.starts_with("all: ")).unwrap();
+    assert!(
+        cost.starts_with("all: FLAGGED — ")
+            && cost.contains(
+                "— FLAGGED: at 1000 rules more than half the trials passed every packet \
+                 offered, and the ones kept are the slower ones"
+            ),
+        "{cost}"
+    );
+    let claim = |estimator: &str| {
+        a.claims
+            .iter()
+            .find(|c| c.key == format!("cost per rule ({estimator} estimator): all"))
+            .unwrap_or_else(|| panic!("{estimator}: {:#?}", a.claims))
+    };
+    let pps = claim("1/pps");
+    assert!(
+        pps.over.starts_with(
+            "FLAGGED, more than half the trials at a rule count passed every packet offered"
+        ) && pps.doubt.is_some(),
+        "{pps:?}"
+    );
+    let cpu = claim("CPU time");
+    assert!(
+        !cpu.over.starts_with("FLAGGED") && cpu.doubt.is_none(),
+        "{cpu:?}"
+    );
+    // Without the slow repetition nothing is flagged.
+    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000, 10000], true, None));
+    let cost = r.runs[0]
+        .analysis
+        .findings
+        .iter()
+        .find(|x| x.starts_with("all: "))
+        .unwrap();
+    assert!(!cost.contains("FLAGGED"), "{cost}");
+}
+
 /// Where the gateway set the rate at fewer than three rule counts, 1/pps has no line,
 /// and the CPU time — sampled at every rule count, whatever the pace — states the cost,
 /// named: the 1/pps figure draws no other estimator's line over its points.
 #[test]
 fn a_series_mostly_passed_whole_is_costed_by_cpu_time_and_named() {
-    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000], true));
+    let r = report_of(|s| paced_run(s, &[0, 1000, 2000, 5000], true, None));
     let a = &r.runs[0].analysis;
     let cost = a.findings.iter().find(|x| x.starts_with("all: ")).unwrap();
     assert!(cost.contains("(CPU time estimator; "), "{cost}");

@@ -655,11 +655,24 @@ fn an_advantage_ratio_of_two_offered_rates_is_flagged() {
             })
             .unwrap();
         assert!(
-            claim
-                .doubt
-                .as_deref()
-                .is_some_and(|d| d.contains("a floor")),
+            claim.doubt.as_deref().is_some_and(
+                |d| d == "the ratio is a floor (the engine passed every packet offered)"
+            ),
             "{claim:?}"
+        );
+        let both = r.runs[0]
+            .analysis
+            .claims
+            .iter()
+            .find(|c| {
+                c.key
+                    .starts_with("advantage ratio: iptables-legacy / iptables-nft")
+            })
+            .unwrap();
+        assert_eq!(
+            both.doubt.as_deref(),
+            Some("the ratio is of two offered rates (both engines passed every packet offered)"),
+            "{both:?}"
         );
     }
 }

@@ -333,6 +333,21 @@ impl Figure<f64> {
         }
     }
 
+    /// What adding work (a firewall, a translation, rules) costs over the same path
+    /// without it: a [`Figure::difference`] that, measured below 0 (its CI clear of 0),
+    /// is flagged — more work cannot make a packet cheaper, so a "saving" is the
+    /// testbed's drift between the trials (their order, the machine's other load), not
+    /// a cost (the NAT study's filler rules "added −280 ± 240 ns per packet").
+    pub fn added_cost(value: f64, ci: Option<Ci>, basis: Basis) -> Figure<f64> {
+        let f = Figure::difference(value, ci, basis);
+        let below = f.doubts.is_empty() && value < 0.0;
+        f.doubt_if(below, DoubtKind::Impossible, || {
+            "below the path without it, though it adds work: the testbed drifted between \
+             the trials (their order, the machine's other load) — noise, not a saving"
+                .to_string()
+        })
+    }
+
     /// A quantity that cannot be negative (a time, a count, a rate): a negative value
     /// is withheld with why.
     pub fn non_negative(value: f64, basis: Basis, what: &str) -> Figure<f64> {
@@ -420,6 +435,14 @@ mod tests {
             Figure::non_negative(0.0, Basis::Trial, "t").finding(),
             Some(&0.0)
         );
+        // Added work measured below the path without it: flagged, not a saving.
+        let saving = Figure::added_cost(-280.0, Some(Ci::ci95(240.0)), Basis::Trial);
+        assert!(!saving.holds(), "{saving:?}");
+        assert_eq!(saving.doubts[0].kind, DoubtKind::Impossible);
+        assert!(Figure::added_cost(280.0, Some(Ci::ci95(240.0)), Basis::Trial).holds());
+        let noise = Figure::added_cost(-80.0, Some(Ci::ci95(240.0)), Basis::Trial);
+        assert_eq!(noise.doubts.len(), 1, "{noise:?}");
+        assert_eq!(noise.doubts[0].kind, DoubtKind::SpansZero);
         let n = Figure::difference(f64::INFINITY, None, Basis::Trial);
         assert_eq!(n.value, None);
     }

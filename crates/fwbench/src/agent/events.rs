@@ -233,9 +233,11 @@ fn window_held_traffic(
 ) -> Result<firewall::install::Verdicts, String> {
     let counted = v.matched_packets + v.filler_packets + v.policy_drops + v.event_packets;
     if counted == 0 {
-        return Err("no packet reached the rule set in the last replacement's window (from \
+        return Err(
+            "no packet reached the rule set in the last replacement's window (from \
                     its commit to the end of the traffic): its counters judge no rule"
-            .into());
+                .into(),
+        );
     }
     Ok(v)
 }
@@ -482,10 +484,21 @@ mod tests {
         rows[0].commit_ns = 3_700_000_000;
         // The second did not run: the last that did is the first.
         let why = committed_after(&rows, 12_800_000_000).expect("after the traffic");
-        assert!(why.contains("after the traffic ended (900.0 ms after"), "{why}");
-        assert_eq!(committed_after(&rows, 13_800_000_000), None, "in force before");
+        assert!(
+            why.contains("after the traffic ended (900.0 ms after"),
+            "{why}"
+        );
+        assert_eq!(
+            committed_after(&rows, 13_800_000_000),
+            None,
+            "in force before"
+        );
         rows[0].kind = UpdateKind::Add;
-        assert_eq!(committed_after(&rows, 12_800_000_000), None, "not a replacement");
+        assert_eq!(
+            committed_after(&rows, 12_800_000_000),
+            None,
+            "not a replacement"
+        );
 
         let none = firewall::install::Verdicts::default();
         let why = window_held_traffic(none).unwrap_err();
