@@ -30,20 +30,71 @@ fn position(t: &Trial) -> Option<usize> {
 }
 
 /// Time per packet (ns) of each aimed trial that was measured, by series (engine
-/// and file) and aimed rule position; with the number of aimed trials and of those
-/// not measured.
+/// and file) and aimed rule position.
 type ByPosition = BTreeMap<String, BTreeMap<usize, Vec<f64>>>;
 
-fn measured(trials: &[Trial]) -> (ByPosition, usize, usize) {
-    let mut by: ByPosition = BTreeMap::new();
-    let mut unmeasured = 0;
-    let mut aimed = 0;
+/// The aimed trials of a run: the gateway's times per packet, how many were aimed, how
+/// many not measured (dropped, failed), and per series those whose rate was not the
+/// gateway's.
+struct Measured {
+    by: ByPosition,
+    aimed: usize,
+    unmeasured: usize,
+    left: BTreeMap<String, LeftOut>,
+}
+
+/// A series' trials left out: fwbench's sender or sink set their rate (by which), or
+/// they passed every packet offered (the sender's pace), of how many measured.
+#[derive(Default)]
+struct LeftOut {
+    fwbench: usize,
+    roles: std::collections::BTreeSet<&'static str>,
+    paced: usize,
+    of: usize,
+}
+
+impl LeftOut {
+    fn n(&self) -> usize {
+        self.fwbench + self.paced
+    }
+
+    /// "113 of 120 trials: 113 limited by fwbench's sender (…)".
+    fn text(&self) -> String {
+        let mut why = vec![];
+        if self.fwbench > 0 {
+            let roles: Vec<&str> = self.roles.iter().copied().collect();
+            why.push(format!(
+                "{} limited by fwbench's {}, not by the gateway (their rates are fwbench's \
+                 limit: give the sender more threads on CPUs of their own — see the run's \
+                 warnings)",
+                self.fwbench,
+                roles.join(" and ")
+            ));
+        }
+        if self.paced > 0 {
+            why.push(format!(
+                "{} passed every packet offered (their rates are the sender's pace, not a \
+                 time per packet)",
+                self.paced
+            ));
+        }
+        format!("{} of {} trials: {}", self.n(), self.of, why.join("; "))
+    }
+}
+
+fn measured(trials: &[Trial]) -> Measured {
+    let mut m = Measured {
+        by: BTreeMap::new(),
+        aimed: 0,
+        unmeasured: 0,
+        left: BTreeMap::new(),
+    };
     for t in trials {
         let Some(pos) = position(t) else { continue };
-        aimed += 1;
+        m.aimed += 1;
         let pps = t.headline.received_pps.filter(|p| *p > 0.0);
         let Some(pps) = pps.filter(|_| t.status == results::Status::Ok) else {
-            unmeasured += 1;
+            m.unmeasured += 1;
             continue;
         };
         let name = format!(
@@ -51,13 +102,28 @@ fn measured(trials: &[Trial]) -> (ByPosition, usize, usize) {
             t.p.engine.as_deref().unwrap_or("?"),
             t.p.import.as_deref().unwrap_or("?")
         );
-        by.entry(name)
+        // Only the gateway's rate is a time per packet of reaching the rule (the hot-rules
+        // run stated "−10.9 ± 4.7 ns per rule passed" from 113 of 120 trials that
+        // fwbench's sender had limited).
+        let left = m.left.entry(name.clone()).or_default();
+        left.of += 1;
+        if let Some(by) = t.fwbench_limited() {
+            left.fwbench += 1;
+            left.roles.insert(by.as_str());
+            continue;
+        }
+        if t.paced_through() {
+            left.paced += 1;
+            continue;
+        }
+        m.by.entry(name)
             .or_default()
             .entry(pos)
             .or_default()
             .push(1e9 / pps);
     }
-    (by, aimed, unmeasured)
+    m.left.retain(|_, l| l.n() > 0);
+    m
 }
 
 /// The answer in sentences, per series: the cost of each rule passed (the slope of
@@ -65,9 +131,17 @@ fn measured(trials: &[Trial]) -> (ByPosition, usize, usize) {
 /// costliest rules to reach (by median). Needs three positions.
 pub fn findings(trials: &[Trial]) -> Vec<String> {
     use crate::figure::{mean_ci, num};
-    let (by, _, _) = measured(trials);
+    let Measured { by, left, .. } = measured(trials);
     let mut out = vec![];
+    // A series none of whose trials was the gateway's: said, not dropped in silence.
+    for (name, l) in left.iter().filter(|(name, _)| !by.contains_key(*name)) {
+        out.push(format!(
+            "{name}: no cost per rule passed is stated — left out: {}.",
+            l.text()
+        ));
+    }
     for (name, points) in by {
+        let left = left.get(&name);
         // The median of each position's trials: one trial slowed down by something
         // else on the machine (seen here: 2 kpps among 150 kpps) does not move it.
         let medians: Vec<(usize, f64)> = points
@@ -75,6 +149,14 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
             .filter_map(|(x, ys)| Some((*x, median(ys.iter().copied())?)))
             .collect();
         if medians.len() < 3 {
+            if let Some(l) = left {
+                out.push(format!(
+                    "{name}: no cost per rule passed is stated — {} rule positions kept, \
+                     three needed; left out: {}.",
+                    medians.len(),
+                    l.text()
+                ));
+            }
             continue;
         }
         let line: Vec<(f64, f64)> = medians.iter().map(|&(x, y)| (x as f64, y)).collect();
@@ -94,12 +176,27 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
              R² {:.2}",
             l.n, l.r2
         );
-        let cost = match l.b_ci95 {
-            Some(c) if l.b.abs() <= c => format!(
+        // Passing a rule adds work: measured below 0 it is the machine's noise.
+        let below = results::Figure::added_cost(
+            l.b,
+            l.b_ci95.map(results::Ci::ci95),
+            results::Basis::Trial,
+        )
+        .doubts
+        .iter()
+        .any(|d| d.kind == results::DoubtKind::Impossible);
+        let cost = match (l.b_ci95, below) {
+            (Some(c), _) if l.b.abs() <= c => format!(
                 "no measurable cost per rule passed ({} ns per rule, the 95 % CI holds 0; {how})",
                 mean_ci(l.b, Some(c))
             ),
-            ci => format!(
+            (ci, true) => format!(
+                "FLAGGED — reaching a later rule measured {} ns per packet per rule passed \
+                 (95 % CI; {how}): a rule passed adds work, so a time that falls with the \
+                 position is the machine's noise or drift between the trials, not a saving",
+                mean_ci(l.b, ci),
+            ),
+            (ci, false) => format!(
                 "reaching a rule costs {} ns per packet for each rule passed (95 % CI; {how}){}",
                 mean_ci(l.b, ci),
                 if ci.is_some_and(|c| c <= 0.25 * l.b.abs()) {
@@ -110,9 +207,29 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
                 }
             ),
         };
+        // More than half left out: the rest is no fair sample of the gateway.
+        let unfair = left.is_some_and(|l| 2 * l.n() > l.of);
+        let left = left.map(|l| {
+            format!(
+                " Left out: {}{}.",
+                l.text(),
+                if unfair {
+                    " — FLAGGED: more than half, and what is left is no fair sample of the \
+                     gateway's time per packet"
+                } else {
+                    ""
+                }
+            )
+        });
+        // The costliest to reach only from a fair sample of the gateway's times.
+        let worst = if unfair {
+            String::new()
+        } else {
+            format!("; the costliest to reach: {}", worst.join(", "))
+        };
         out.push(format!(
-            "{name}: {cost}; the costliest to reach: {}.",
-            worst.join(", ")
+            "{name}: {cost}{worst}.{}",
+            left.unwrap_or_default()
         ));
     }
     out
@@ -122,7 +239,12 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
 /// One series per engine and imported file; trials whose traffic did not arrive
 /// (a drop rule) have no time per packet at the sink and are counted in a note.
 pub fn figure(trials: &[Trial]) -> Option<Figure> {
-    let (by, aimed, unmeasured) = measured(trials);
+    let Measured {
+        by,
+        aimed,
+        unmeasured,
+        left,
+    } = measured(trials);
     if aimed == 0 {
         return None;
     }
@@ -144,6 +266,9 @@ pub fn figure(trials: &[Trial]) -> Option<Figure> {
             "{unmeasured} aimed trials are not plotted: their traffic did not arrive \
              (dropped by the ruleset, or the trial did not run)."
         ));
+    }
+    for (name, l) in &left {
+        notes.push(format!("{name}: not plotted: {}.", l.text()));
     }
     Some(Figure {
         notes,

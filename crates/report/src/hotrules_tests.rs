@@ -80,3 +80,73 @@ fn plots_ns_per_packet_by_position() {
     plain.params = json!({"engine": "nft"});
     assert!(figure(&[Trial::new(plain)]).is_none());
 }
+
+/// A trial aimed at rule `n` taking `ns` per packet, its rate set by `by`.
+fn limited(n: usize, ns: f64, by: &str) -> Trial {
+    let mut t = trial(&n.to_string(), "ok", Some(1e9 / ns)).row;
+    t.results["packet"] = json!({"limited_by": {"by": by, "why": "planted"}});
+    Trial::new(t)
+}
+
+/// The hot-rules scenario here: 113 of 120 trials limited by fwbench's sender (the
+/// sender, not the gateway, set their rates), and the sentence said "reaching a rule
+/// costs −10.9 ± 4.7 ns per packet for each rule passed". Only the gateway's trials
+/// are a time per packet of reaching a rule; the others are said as left out, and a
+/// cost measured below 0 is flagged, never a finding.
+#[test]
+fn only_the_gateways_rates_cost_a_rule_and_a_negative_cost_is_flagged() {
+    // Sender-limited trials falling with the position (−50 ns per rule), the gateway's
+    // rising (+100 ns per rule): the cost is the gateway's alone.
+    let mut ts: Vec<Trial> = (1..=6)
+        .flat_map(|n| {
+            [
+                limited(n, 4000.0 - 50.0 * n as f64, "sender"),
+                limited(n, 4010.0 - 50.0 * n as f64, "sender"),
+            ]
+        })
+        .collect();
+    ts.extend((1..=3).map(|n| limited(n, 1000.0 + 100.0 * n as f64, "gateway")));
+    let said = findings(&ts);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("nft (ufw.nft): reaching a rule costs 100 ± 0 ns per packet")
+            && said[0].contains(
+                "Left out: 12 of 15 trials: 12 limited by fwbench's sender, not by the gateway"
+            )
+            && said[0].contains("— FLAGGED: more than half")
+            && !said[0].contains("costliest"),
+        "{}",
+        said[0]
+    );
+    let f = figure(&ts).unwrap();
+    assert_eq!(f.series[0].points.len(), 3, "{:?}", f.series);
+    assert!(
+        f.notes
+            .iter()
+            .any(|n| n.starts_with("nft (ufw.nft): not plotted: 12 of 15 trials")),
+        "{:?}",
+        f.notes
+    );
+    // Every trial the sender's: no cost stated, and why.
+    let said = findings(&ts[..12]);
+    assert_eq!(
+        said,
+        [
+            "nft (ufw.nft): no cost per rule passed is stated — left out: 12 of 12 trials: 12 \
+          limited by fwbench's sender, not by the gateway (their rates are fwbench's limit: \
+          give the sender more threads on CPUs of their own — see the run's warnings)."
+        ]
+    );
+    // The gateway's own times falling with the position: flagged, not a saving.
+    let falling: Vec<Trial> = [(1, 3000.0), (2, 2900.0), (3, 2790.0), (4, 2700.0)]
+        .iter()
+        .map(|&(n, ns)| limited(n, ns, "gateway"))
+        .collect();
+    let said = findings(&falling);
+    assert!(
+        said[0].starts_with("nft (ufw.nft): FLAGGED — reaching a later rule measured -")
+            && said[0].contains("a rule passed adds work"),
+        "{}",
+        said[0]
+    );
+}

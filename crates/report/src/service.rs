@@ -84,6 +84,26 @@ fn t(e: Option<Est>) -> String {
     }
 }
 
+/// A firewall's extra time over the null firewall, `shown` (its value and CI as the
+/// sentence writes it), `per` what: "120 ± 30 µs per packet" only where it is measured
+/// ([`results::Figure::added_cost`]); a CI that holds 0 is no measurable cost (seed 003
+/// here said "17 ± 78 µs per packet and −20 ± 100 ns per byte" as figures), and one
+/// below 0 is flagged.
+fn added(e: (f64, Option<f64>), shown: String, per: &str) -> String {
+    let f = results::Figure::added_cost(e.0, e.1.map(results::Ci::ci95), results::Basis::Trial);
+    if f.holds() {
+        return format!("{shown} {per}");
+    }
+    let why = match f.doubts.first().map(|d| d.kind) {
+        Some(results::DoubtKind::Impossible) => {
+            return format!("{shown} {per} — FLAGGED: {}", f.reasons())
+        }
+        Some(results::DoubtKind::SpansZero) => "its 95 % CI includes 0",
+        _ => "no CI: too few repetitions",
+    };
+    format!("no measurable cost {per} ({shown}: {why})")
+}
+
 /// The table and findings over every firewall type.
 pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
     let null_ping = types.iter().find(|m| m.null).map(|m| m.ping.clone());
@@ -107,34 +127,54 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             (Some(n), false) => ping_costs(&m.ping, n),
             _ => None,
         };
-        if let (Some(l), Some(s), Some(q)) = (m.latency_s, service, queuing) {
-            for (what, e) in [("session time in sequence", l), ("queuing time", q)] {
-                a.claims.push(Claim::new(
-                    format!("{what}: {}", m.name),
-                    e.0 * 1e6,
-                    e.1.map(|c| c * 1e6),
-                    "µs",
-                    "repetitions, propagated".into(),
-                ));
-            }
-            a.findings.push(format!(
-                "{}: a session takes {} in sequence; the observed service time (1 / parallel \
-                 sessions/s) is {}, so {} of it is queuing time (latency − service time; \
-                 95 % CIs over repetitions, propagated).",
+        // Parallel sessions slower than one at a time: latency − service time is then no
+        // queuing time (negative, the model's premise broken), said instead of stated.
+        let below = |q: (f64, Option<f64>)| q.0 < 0.0 && q.1.is_none_or(|c| c < -q.0);
+        match (m.latency_s, service, queuing) {
+            (Some(l), Some(s), Some(q)) if below(q) => a.findings.push(format!(
+                "{}: a session takes {} in sequence, but the observed service time (1 / \
+                 parallel sessions/s) is longer, {}: parallel sessions ran slower than one at \
+                 a time, so latency − service time ({}) is no queuing time — none is stated \
+                 (95 % CIs over repetitions, propagated).",
                 m.name,
                 t(Some(l)),
                 t(Some(s)),
                 t(Some(q))
-            ));
+            )),
+            (Some(l), Some(s), Some(q)) => {
+                for (what, e) in [("session time in sequence", l), ("queuing time", q)] {
+                    a.claims.push(Claim::new(
+                        format!("{what}: {}", m.name),
+                        e.0 * 1e6,
+                        e.1.map(|c| c * 1e6),
+                        "µs",
+                        "repetitions, propagated".into(),
+                    ));
+                }
+                a.findings.push(format!(
+                    "{}: a session takes {} in sequence; the observed service time (1 / parallel \
+                 sessions/s) is {}, so {} of it is queuing time (latency − service time; \
+                 95 % CIs over repetitions, propagated).",
+                    m.name,
+                    t(Some(l)),
+                    t(Some(s)),
+                    t(Some(q))
+                ));
+            }
+            _ => {}
         }
         if let Some((pp, pb)) = costs {
             a.findings.push(format!(
-                "{}: from the extra ping round trip over the null firewall, {} per packet and \
-                 {} ns per byte (two passes through the firewall per round trip; the study \
-                 measured 1.1 ms and 0.55 µs per byte on its 1995 hardware).",
+                "{}: from the extra ping round trip over the null firewall, {} and {} (two \
+                 passes through the firewall per round trip; the study measured 1.1 ms and \
+                 0.55 µs per byte on its 1995 hardware).",
                 m.name,
-                t(Some(pp)),
-                mean_ci(pb.0 * 1e9, pb.1.map(|c| c * 1e9))
+                added(pp, t(Some(pp)), "per packet"),
+                added(
+                    pb,
+                    format!("{} ns", mean_ci(pb.0 * 1e9, pb.1.map(|c| c * 1e9))),
+                    "per byte"
+                )
             ));
         }
         rows.push(vec![
@@ -211,6 +251,30 @@ mod tests {
         assert!((pb.1.unwrap() - 2e-6 / 992.0).abs() < 1e-15);
     }
 
+    /// Seed 003 here: "17 ± 78 µs per packet and −20 ± 100 ns per byte" were stated as
+    /// figures; a CI that holds 0 is no measurable cost, a cost below 0 is flagged.
+    #[test]
+    fn an_extra_round_trip_is_a_cost_only_where_measured() {
+        let shown = |v: &str| v.to_string();
+        assert_eq!(
+            added((40e-6, Some(1e-6)), shown("40 µs"), "per packet"),
+            "40 µs per packet"
+        );
+        assert_eq!(
+            added((17e-6, Some(78e-6)), shown("17 ± 78 µs"), "per packet"),
+            "no measurable cost per packet (17 ± 78 µs: its 95 % CI includes 0)"
+        );
+        assert_eq!(
+            added((2e-9, None), shown("2 ns"), "per byte"),
+            "no measurable cost per byte (2 ns: no CI: too few repetitions)"
+        );
+        let below = added((-40e-6, Some(1e-6)), shown("-40 ± 1 µs"), "per packet");
+        assert!(
+            below.starts_with("-40 ± 1 µs per packet — FLAGGED: impossible value: below"),
+            "{below}"
+        );
+    }
+
     #[test]
     fn service_and_queuing_time() {
         let m = Measured {
@@ -228,5 +292,22 @@ mod tests {
             a.findings[0]
         );
         assert!(a.findings[0].contains("7.5 ± "), "{}", a.findings[0]);
+        assert_eq!(a.claims.len(), 2);
+        // Parallel slower than one at a time (service 12.5 ms > 10 ms): no queuing time.
+        let slow = Measured {
+            name: "pf".into(),
+            latency_s: Some((0.010, Some(0.001))),
+            sessions_per_s: Some((80.0, Some(2.0))),
+            ..Default::default()
+        };
+        let mut a = Analysis::default();
+        derive(&[slow], &mut a);
+        assert!(
+            a.findings[0].contains("parallel sessions ran slower than one at a time")
+                && a.findings[0].contains("is no queuing time — none is stated"),
+            "{}",
+            a.findings[0]
+        );
+        assert!(a.claims.is_empty(), "{:?}", a.claims);
     }
 }

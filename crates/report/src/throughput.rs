@@ -285,6 +285,8 @@ fn advantage_figure(
     };
     let others = group(packet, &["rules", "engine", "nft_family"]);
     let mut series = Vec::new();
+    // Where a point is a bound, not a measure: said on the figure, series by series.
+    let mut notes = Vec::new();
     for engine in engines.iter().filter(|e| **e != reference) {
         for (name, cs) in &others {
             let mut pts = Vec::new();
@@ -407,6 +409,7 @@ fn advantage_figure(
                         .or_else(|| crate::figure::ratio_doubt(p.y, p.ci95)),
                 ),
             );
+            notes.extend(bound_note(&sname, &bounds));
             series.push(Series {
                 name: sname,
                 points: pts,
@@ -435,8 +438,40 @@ fn advantage_figure(
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    f.notes.extend(notes);
     a.figures.push(f);
     Some(reference)
+}
+
+/// "iptables-legacy / nft/inet: a floor at 5000 and 10000 rules; of two offered rates at
+/// 0 rules (passed every packet offered there: offer more to measure)" — the points of
+/// a ratio series that bound it rather than measure it; `None` when none does.
+fn bound_note(series: &str, bounds: &[(f64, Bound)]) -> Option<String> {
+    let kinds = [Bound::Floor, Bound::Ceiling, Bound::Offered];
+    let parts: Vec<String> = kinds
+        .iter()
+        .filter_map(|k| {
+            let mut at: Vec<f64> = bounds
+                .iter()
+                .filter(|(_, b)| b == k)
+                .map(|(x, _)| *x)
+                .collect();
+            at.sort_by(f64::total_cmp);
+            let at: Vec<String> = at.into_iter().map(num).collect();
+            let what = match k {
+                Bound::Offered => "a ratio of two offered rates",
+                Bound::Floor | Bound::Ceiling => k.what(),
+            };
+            (!at.is_empty()).then(|| format!("{what} at {} rules", and_list(&at)))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{series}: {} (where an engine passed every packet offered: a bound, not a \
+             measure — offer more to measure)",
+            parts.join("; ")
+        )
+    })
 }
 
 /// The point at the study's 6 000 rules, or the nearest measured count (`pts` not empty).

@@ -674,6 +674,19 @@ fn an_advantage_ratio_of_two_offered_rates_is_flagged() {
             Some("the ratio is of two offered rates (both engines passed every packet offered)"),
             "{both:?}"
         );
+        // On the figure too, series by series.
+        let fig = r.runs[0]
+            .analysis
+            .figures
+            .iter()
+            .find(|f| f.id == "packet-advantage")
+            .unwrap();
+        let noted = |start: &str| fig.notes.iter().find(|n| n.starts_with(start)).cloned();
+        let floor = noted("iptables-legacy / nft/inet: ").unwrap_or_else(|| panic!("{fig:#?}"));
+        assert!(
+            floor.contains("a floor at ") && floor.contains("6000"),
+            "{floor}"
+        );
     }
 }
 
