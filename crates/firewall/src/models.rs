@@ -1128,6 +1128,36 @@ mod tests {
         }
     }
 
+    /// `Model::uses_rule_count` says which models' rule sets grow with `rules`: the
+    /// report treats two configurations of the others that differ only in it as one
+    /// gateway (pooled, never an A/B of a rule count).
+    #[test]
+    fn which_models_grow_with_the_rule_count() {
+        let a = test_addressing(Ip::V4, 1);
+        for model in Model::ALL {
+            let at = |n| {
+                generate(&spec(model, n), &a).map(|rs| {
+                    rs.rules
+                        .iter()
+                        .map(|r| format!("{:?}", (r.hook, &r.m, r.action, r.role)))
+                        .collect::<Vec<_>>()
+                })
+            };
+            match (at(2), at(5)) {
+                (Ok(two), Ok(five)) => assert_eq!(
+                    two != five,
+                    model.uses_rule_count(),
+                    "{model}: {two:?} vs {five:?}"
+                ),
+                // Import needs a file: it installs the user's rules, never a count.
+                (Err(_), _) | (_, Err(_)) => {
+                    assert_eq!(model, Model::Import, "{model}");
+                    assert!(!model.uses_rule_count());
+                }
+            }
+        }
+    }
+
     #[test]
     fn linear_positions() {
         let a = test_addressing(Ip::V4, 1);

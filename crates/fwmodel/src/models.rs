@@ -167,6 +167,38 @@ impl Model {
         matches!(self, Model::Snat | Model::Masquerade | Model::Dnat)
     }
 
+    /// Its rule set grows with `rules` (filler or string rules); the others install
+    /// the same rules whatever the count, so two of their configurations that differ
+    /// only in it are one gateway measured twice (`firewall::models`' test holds the
+    /// list to what each generates).
+    pub fn uses_rule_count(self) -> bool {
+        match self {
+            Model::Linear
+            | Model::LinearDrop
+            | Model::NetDrop
+            | Model::Stateful
+            | Model::RawDrop
+            | Model::FilterDrop
+            | Model::RawFiller
+            | Model::StringBm
+            | Model::StringKmp
+            | Model::StringBmDrop
+            | Model::StringKmpDrop
+            | Model::Snat
+            | Model::Masquerade
+            | Model::Dnat
+            | Model::Flowtable => true,
+            Model::None
+            | Model::Seed000F0
+            | Model::Seed000F2
+            | Model::Seed000F4
+            | Model::Notrack
+            | Model::Conntrack
+            | Model::Hashlimit
+            | Model::Import => false,
+        }
+    }
+
     /// Where the client aims its traffic: at the gateway's client-side address
     /// (destination NAT forwards it), else at the server.
     pub fn aims_at_gateway(self) -> bool {

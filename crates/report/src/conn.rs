@@ -511,9 +511,11 @@ fn ab_cases<'a>(conn: &[&'a Config]) -> Vec<AbCase<'a>> {
 const RULE_SETTINGS: [&str; 5] = ["rules", "model", "position", "nft_family", "nat_to"];
 
 /// Two configurations without a firewall (engine none) that differ only in a rule
-/// setting: one gateway, measured twice.
+/// setting, or of a model whose rule set does not grow with the count (conntrack
+/// alone) that differ only in `rules`: one gateway, measured twice.
 pub fn one_gateway(ca: &Config, cb: &Config, parameter: &str) -> bool {
-    ca.no_firewall() && cb.no_firewall() && RULE_SETTINGS.contains(&parameter)
+    (ca.no_firewall() && cb.no_firewall() && RULE_SETTINGS.contains(&parameter))
+        || (parameter == "rules" && ca.ignores_rule_count() && cb.ignores_rule_count())
 }
 
 /// The A/B comparisons of a run (see [`ab_cases`]).

@@ -418,11 +418,6 @@ impl LeftOut {
             None
         }
     }
-
-    /// Either flag: the cost's sentence (the headline and what is beside it) is flagged.
-    pub fn any_flag(&self) -> bool {
-        self.flagged || self.paced_flagged
-    }
 }
 
 /// One number a finding states, with the CI it states: what a second run of the same

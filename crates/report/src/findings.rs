@@ -10,7 +10,7 @@
 //! is called by the crate root after `analysis::analyse`.
 
 use crate::conn::{ab_tests, AbTest};
-use crate::figure::{mean_ci, num, round_ci, Analysis, Claim, CostFit, SeriesSegments};
+use crate::figure::{mean_ci, num, round_ci, Analysis, Claim, CostFit, Estimator, SeriesSegments};
 use crate::model::Trial;
 use crate::model::{search_of, Config};
 use crate::segments::Segment;
@@ -60,13 +60,16 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
 /// describes the data, else its segments (the only answer with two rule counts).
 fn costs(a: &Analysis) -> Vec<String> {
     let fit = |series: &str| a.fits.iter().find(|f| f.series == series);
-    // What the series' cost left out, after its sentence: " Left out: 3 trials …".
-    let left = |series: &str, s: String| match a.left_out.get(series) {
-        Some(w) if w.any_flag() && !s.starts_with(&format!("{series}: FLAGGED")) => format!(
-            "{series}: FLAGGED — {} Left out: {}.",
-            s.strip_prefix(&format!("{series}: ")).unwrap_or(&s),
-            w.text
-        ),
+    // What the series' cost left out, after its sentence: " Left out: 3 trials …";
+    // FLAGGED where what is left is no fair sample for the sentence's estimator.
+    let left = |series: &str, s: String, e: Estimator| match a.left_out.get(series) {
+        Some(w) if w.flag_of(e).is_some() && !s.starts_with(&format!("{series}: FLAGGED")) => {
+            format!(
+                "{series}: FLAGGED — {} Left out: {}.",
+                s.strip_prefix(&format!("{series}: ")).unwrap_or(&s),
+                w.text
+            )
+        }
         Some(w) => format!("{s} Left out: {}.", w.text),
         None => s,
     };
@@ -78,14 +81,14 @@ fn costs(a: &Analysis) -> Vec<String> {
                 Some(f) => cost_sentence(f, Some(s)),
                 None => format!("{}: {}", s.series, segments_text(s)),
             };
-            left(&s.series, text)
+            left(&s.series, text, s.estimator)
         })
         .collect();
     out.extend(
         a.fits
             .iter()
             .filter(|f| !a.segments.iter().any(|s| s.series == f.series))
-            .map(|f| left(&f.series, cost_sentence(f, None))),
+            .map(|f| left(&f.series, cost_sentence(f, None), f.estimator)),
     );
     // A series whose every rate fwbench limited has no cost at all: said, not dropped.
     out.extend(

@@ -328,6 +328,30 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
         &c("none", "0"),
         "parallel"
     ));
+    // Conntrack alone installs one rule whatever the count (nat.toml's "conntrack, no
+    // NAT" at 0 and 1000 rules): one gateway; a NAT model's fillers are not.
+    let m = |model: &str, rules: &str| {
+        crate::testing::config(
+            format!("{model}{rules}"),
+            "sessions",
+            "nft",
+            [
+                ("rules".to_string(), rules.to_string()),
+                ("model".to_string(), model.to_string()),
+            ]
+            .into(),
+        )
+    };
+    assert!(crate::conn::one_gateway(
+        &m("conntrack", "0"),
+        &m("conntrack", "1000"),
+        "rules"
+    ));
+    assert!(!crate::conn::one_gateway(
+        &m("snat", "0"),
+        &m("snat", "1000"),
+        "rules"
+    ));
 }
 
 /// Trials with gateway events measure the events, not a rule set's cost: repeated adds

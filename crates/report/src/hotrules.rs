@@ -51,6 +51,8 @@ struct LeftOut {
     roles: std::collections::BTreeSet<&'static str>,
     paced: usize,
     of: usize,
+    /// Per rule position: (left out, trials).
+    at: BTreeMap<usize, (usize, usize)>,
 }
 
 impl LeftOut {
@@ -58,15 +60,27 @@ impl LeftOut {
         self.fwbench + self.paced
     }
 
+    /// At some position more than half were left out and some kept: those kept are
+    /// the slower ones (fwbench's limit cut off a faster gateway), no fair sample.
+    fn unfair(&self) -> bool {
+        self.at
+            .values()
+            .any(|&(left, of)| 2 * left > of && left < of)
+    }
+
     /// "113 of 120 trials: 113 limited by fwbench's sender (…)".
     fn text(&self) -> String {
         let mut why = vec![];
         if self.fwbench > 0 {
             let roles: Vec<&str> = self.roles.iter().copied().collect();
+            let what = if self.roles.contains(results::LimitedBy::Sender.as_str()) {
+                "give the sender more threads on CPUs of their own"
+            } else {
+                "give the sink a CPU of its own or more threads"
+            };
             why.push(format!(
                 "{} limited by fwbench's {}, not by the gateway (their rates are fwbench's \
-                 limit: give the sender more threads on CPUs of their own — see the run's \
-                 warnings)",
+                 limit: {what} — see the run's warnings)",
                 self.fwbench,
                 roles.join(" and ")
             ));
@@ -107,12 +121,16 @@ fn measured(trials: &[Trial]) -> Measured {
         // fwbench's sender had limited).
         let left = m.left.entry(name.clone()).or_default();
         left.of += 1;
+        let here = left.at.entry(pos).or_default();
+        here.1 += 1;
         if let Some(by) = t.fwbench_limited() {
+            here.0 += 1;
             left.fwbench += 1;
             left.roles.insert(by.as_str());
             continue;
         }
         if t.paced_through() {
+            here.0 += 1;
             left.paced += 1;
             continue;
         }
@@ -207,20 +225,25 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
                 }
             ),
         };
-        // More than half left out: the rest is no fair sample of the gateway.
-        let unfair = left.is_some_and(|l| 2 * l.n() > l.of);
+        // More than half left out at a position: what is left is no fair sample.
+        let unfair = left.is_some_and(LeftOut::unfair);
         let left = left.map(|l| {
             format!(
                 " Left out: {}{}.",
                 l.text(),
                 if unfair {
-                    " — FLAGGED: more than half, and what is left is no fair sample of the \
-                     gateway's time per packet"
+                    " — FLAGGED: at some rule position more than half, and what is left \
+                     there is no fair sample of the gateway's time per packet"
                 } else {
                     ""
                 }
             )
         });
+        let cost = if unfair && !cost.starts_with("FLAGGED") {
+            format!("FLAGGED — {cost}")
+        } else {
+            cost
+        };
         // The costliest to reach only from a fair sample of the gateway's times.
         let worst = if unfair {
             String::new()

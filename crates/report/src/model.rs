@@ -251,6 +251,18 @@ impl Config {
         self.engine.as_ref().is_some_and(|e| e.is_none())
     }
 
+    /// The same gateway whatever `rules` says: no firewall, or a model whose rule set
+    /// does not grow with the count (`fwmodel::Model::uses_rule_count`: conntrack
+    /// alone, hashlimit, …) — two configurations that differ only in it are one
+    /// gateway measured twice.
+    pub fn ignores_rule_count(&self) -> bool {
+        self.no_firewall()
+            || self
+                .param("model")
+                .and_then(|m| m.parse::<fwmodel::models::Model>().ok())
+                .is_some_and(|m| !m.uses_rule_count())
+    }
+
     /// How many of its repetitions fwbench's own sender or sink limited (left out of
     /// `metrics` and `gateway_values`).
     pub fn fwbench_limited(&self) -> usize {

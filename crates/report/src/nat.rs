@@ -266,6 +266,12 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
                 match &apart {
                     Some(_) => "– (placed differently)".to_string(),
+                    None if below(&d).is_some() => {
+                        format!(
+                            "{:+} {unit} (FLAGGED: below plain forwarding)",
+                            PlusNum(d.mean)
+                        )
+                    }
                     None => format!("{:+} {unit}", PlusNum(d.mean)),
                 },
                 match &apart {
@@ -340,12 +346,19 @@ struct Costed<'a> {
     pooled: Option<String>,
 }
 
-/// The cost of each configuration of `block` by `m`; an engine's conntrack-alone
-/// configurations pooled into one (its first), as plain forwarding's are — measured
-/// at `rules = 0` and `1000`, the same one rule stated two costs under one name.
+/// The cost of each configuration of `block` by `m`; conntrack-alone configurations
+/// that differ only in `rules` pooled into one (the first), as plain forwarding's are —
+/// measured at `rules = 0` and `1000`, the same one rule stated two costs under one
+/// name.
 fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
     let mut out = vec![];
-    let mut tracked = BTreeSet::new();
+    // Those that differ from one only in `rules` (never another family or position).
+    let but_rules = |x: &Config| {
+        let mut f = x.flat.clone();
+        f.remove("rules");
+        f
+    };
+    let mut tracked = vec![];
     for c in block {
         if model_of(c) != CONNTRACK {
             out.extend(cost_of(c, m).map(|cost| Costed {
@@ -356,12 +369,14 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
             }));
             continue;
         }
-        if !tracked.insert(engine_of(c)) {
+        let key = but_rules(c);
+        if tracked.contains(&key) {
             continue;
         }
+        tracked.push(key);
         let group: Vec<&Config> = block
             .iter()
-            .filter(|x| model_of(x) == CONNTRACK && engine_of(x) == engine_of(c))
+            .filter(|x| model_of(x) == CONNTRACK && but_rules(x) == but_rules(c))
             .copied()
             .collect();
         let counts: BTreeSet<u64> = group.iter().map(|x| rules_of(x)).collect();
@@ -375,6 +390,20 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
         out.extend(pooled_cost(&group, m).map(|(cost, n)| Costed { c, cost, n, pooled }));
     }
     out
+}
+
+/// Measured below 0 (its CI clear of it): added work that came out cheaper, flagged
+/// (`results::Figure::added_cost`).
+/// Why, or `None`.
+fn below(d: &Cost) -> Option<String> {
+    let f =
+        results::Figure::added_cost(d.mean, d.ci95.map(results::Ci::ci95), results::Basis::Trial);
+    let value = f.value;
+    f.doubts
+        .into_iter()
+        .find(|x| x.kind == results::DoubtKind::Impossible)
+        .filter(|_| value.is_some())
+        .map(|x| x.why)
 }
 
 /// A signed number as [`num`] writes it.
@@ -494,12 +523,8 @@ fn cost_text(d: &Cost, unit: &str, verb: &str) -> String {
     if f.holds() {
         return format!("{verb} {} {unit}", signed_ci(d));
     }
-    if let Some(d0) = f
-        .doubts
-        .iter()
-        .find(|x| x.kind == results::DoubtKind::Impossible)
-    {
-        return format!("{verb} {} {unit} — FLAGGED: {}", signed_ci(d), d0.why);
+    if let Some(why) = below(d) {
+        return format!("{verb} {} {unit} — FLAGGED: {why}", signed_ci(d));
     }
     let why = match d.ci95 {
         Some(_) => "its 95 % CI includes 0",

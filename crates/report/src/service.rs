@@ -90,18 +90,46 @@ fn t(e: Option<Est>) -> String {
 /// here said "17 ± 78 µs per packet and −20 ± 100 ns per byte" as figures), and one
 /// below 0 is flagged.
 fn added(e: (f64, Option<f64>), shown: String, per: &str) -> String {
+    match judged(e) {
+        Judged::Holds => format!("{shown} {per}"),
+        Judged::Below(why) => format!("{shown} {per} — FLAGGED: {why}"),
+        Judged::Unmeasured(why) => format!("no measurable cost {per} ({shown}: {why})"),
+    }
+}
+
+/// How an added time reads in the table: the figure, or the figure marked.
+fn added_cell(e: (f64, Option<f64>), shown: String) -> String {
+    match judged(e) {
+        Judged::Holds => shown,
+        Judged::Below(_) => format!("{shown} (FLAGGED: below the null firewall)"),
+        Judged::Unmeasured(why) => format!("{shown} (not measurable: {why})"),
+    }
+}
+
+/// What [`results::Figure::added_cost`] makes of an added time.
+enum Judged {
+    Holds,
+    /// Measured below 0: why it is no saving.
+    Below(String),
+    /// No measurable cost: why (its CI holds 0, or it has none).
+    Unmeasured(&'static str),
+}
+
+fn judged(e: (f64, Option<f64>)) -> Judged {
     let f = results::Figure::added_cost(e.0, e.1.map(results::Ci::ci95), results::Basis::Trial);
     if f.holds() {
-        return format!("{shown} {per}");
+        return Judged::Holds;
     }
-    let why = match f.doubts.first().map(|d| d.kind) {
-        Some(results::DoubtKind::Impossible) => {
-            return format!("{shown} {per} — FLAGGED: {}", f.reasons())
+    match f.doubts.first() {
+        Some(d) if d.kind == results::DoubtKind::Impossible && f.value.is_some() => {
+            Judged::Below(d.why.clone())
         }
-        Some(results::DoubtKind::SpansZero) => "its 95 % CI includes 0",
-        _ => "no CI: too few repetitions",
-    };
-    format!("no measurable cost {per} ({shown}: {why})")
+        Some(d) if d.kind == results::DoubtKind::SpansZero => {
+            Judged::Unmeasured("its 95 % CI includes 0")
+        }
+        Some(d) if d.kind == results::DoubtKind::Impossible => Judged::Unmeasured("not a number"),
+        _ => Judged::Unmeasured("no CI: too few repetitions"),
+    }
 }
 
 /// The table and findings over every firewall type.
@@ -129,7 +157,7 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
         };
         // Parallel sessions slower than one at a time: latency − service time is then no
         // queuing time (negative, the model's premise broken), said instead of stated.
-        let below = |q: (f64, Option<f64>)| q.0 < 0.0 && q.1.is_none_or(|c| c < -q.0);
+        let below = |q: (f64, Option<f64>)| matches!(judged(q), Judged::Below(_));
         match (m.latency_s, service, queuing) {
             (Some(l), Some(s), Some(q)) if below(q) => a.findings.push(format!(
                 "{}: a session takes {} in sequence, but the observed service time (1 / \
@@ -151,14 +179,19 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
                         "repetitions, propagated".into(),
                     ));
                 }
+                let queued = match judged(q) {
+                    Judged::Unmeasured(why) => {
+                        format!("so no queuing time is measurable ({}: {why})", t(Some(q)))
+                    }
+                    _ => format!("so {} of it is queuing time", t(Some(q))),
+                };
                 a.findings.push(format!(
-                    "{}: a session takes {} in sequence; the observed service time (1 / parallel \
-                 sessions/s) is {}, so {} of it is queuing time (latency − service time; \
-                 95 % CIs over repetitions, propagated).",
+                    "{}: a session takes {} in sequence; the observed service time (1 / \
+                     parallel sessions/s) is {}, {queued} (latency − service time; 95 % CIs \
+                     over repetitions, propagated).",
                     m.name,
                     t(Some(l)),
                     t(Some(s)),
-                    t(Some(q))
                 ));
             }
             _ => {}
@@ -181,7 +214,12 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             m.name.clone(),
             t(m.latency_s),
             t(service),
-            t(queuing),
+            match queuing {
+                Some(q) if below(q) => {
+                    format!("– ({}: parallel slower than one at a time)", t(Some(q)))
+                }
+                q => t(q),
+            },
             pps.map(|(v, ci)| {
                 let from = if estimated {
                     " (est. from goodput)"
@@ -192,9 +230,11 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             })
             .unwrap_or_else(|| "-".into()),
             t(pkt_service),
-            costs.map(|c| t(Some(c.0))).unwrap_or_else(|| "-".into()),
             costs
-                .map(|c| mean_ci(c.1 .0 * 1e9, c.1 .1.map(|x| x * 1e9)))
+                .map(|c| added_cell(c.0, t(Some(c.0))))
+                .unwrap_or_else(|| "-".into()),
+            costs
+                .map(|c| added_cell(c.1, mean_ci(c.1 .0 * 1e9, c.1 .1.map(|x| x * 1e9))))
                 .unwrap_or_else(|| "-".into()),
         ]);
     }
@@ -270,8 +310,12 @@ mod tests {
         );
         let below = added((-40e-6, Some(1e-6)), shown("-40 ± 1 µs"), "per packet");
         assert!(
-            below.starts_with("-40 ± 1 µs per packet — FLAGGED: impossible value: below"),
+            below.starts_with("-40 ± 1 µs per packet — FLAGGED: below the path without it"),
             "{below}"
+        );
+        assert_eq!(
+            added_cell((17e-6, Some(78e-6)), shown("17 ± 78 µs")),
+            "17 ± 78 µs (not measurable: its 95 % CI includes 0)"
         );
     }
 

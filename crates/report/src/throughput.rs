@@ -443,9 +443,9 @@ fn advantage_figure(
     Some(reference)
 }
 
-/// "iptables-legacy / nft/inet: a floor at 5000 and 10000 rules; of two offered rates at
-/// 0 rules (passed every packet offered there: offer more to measure)" — the points of
-/// a ratio series that bound it rather than measure it; `None` when none does.
+/// "iptables-legacy / nft/inet: a floor at 5000 and 10000 rules; a ratio of two offered
+/// rates at 0 rules (where an engine passed every packet offered: …)" — the points of a
+/// ratio series that bound it or are no measure of it; `None` when none is.
 fn bound_note(series: &str, bounds: &[(f64, Bound)]) -> Option<String> {
     let kinds = [Bound::Floor, Bound::Ceiling, Bound::Offered];
     let parts: Vec<String> = kinds

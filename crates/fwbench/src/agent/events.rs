@@ -232,7 +232,10 @@ fn window_held_traffic(
     v: firewall::install::Verdicts,
 ) -> Result<firewall::install::Verdicts, String> {
     let counted = v.matched_packets + v.filler_packets + v.policy_drops + v.event_packets;
-    if counted == 0 {
+    // Only an idle rule set: a chain missing or holding other rules is the
+    // replacement's fault, kept as its verdicts.
+    let only_idle = v.problems.len() == usize::from(v.idle_match_rules > 0);
+    if counted == 0 && only_idle {
         return Err(
             "no packet reached the rule set in the last replacement's window (from \
                     its commit to the end of the traffic): its counters judge no rule"
@@ -508,6 +511,22 @@ mod tests {
             ..Default::default()
         };
         assert!(window_held_traffic(counted).is_ok());
+        // A replacement that lost rules is its own fault, not an empty window.
+        let short = firewall::install::Verdicts {
+            idle_match_rules: 1,
+            problems: vec![
+                "FilterForward: 3 rules installed, 5 expected".into(),
+                "1 matching rules saw no packet".into(),
+            ],
+            ..Default::default()
+        };
+        assert!(window_held_traffic(short).is_ok());
+        let idle = firewall::install::Verdicts {
+            idle_match_rules: 1,
+            problems: vec!["1 matching rules saw no packet".into()],
+            ..Default::default()
+        };
+        assert!(window_held_traffic(idle).is_err());
     }
 
     #[test]
