@@ -407,3 +407,74 @@ fn trials_with_gateway_events_give_no_cost_per_rule() {
         );
     }
 }
+
+/// enforcement.toml's capacity searches (`event_load`) store their floods as trials of
+/// the run: their ceiling probes at 1000 and 20 000 rules read "engine=iptables-legacy,
+/// packet.rate=max: 2.316 ns per rule from 1000 to 20000 rules", and each guessed rate
+/// made a series of its own ("no cost per rule is stated — 1 trial (at 20000 rules)
+/// passed every packet offered", a dozen of them). A search's steps probe the search:
+/// left out, said once; the same floods asked for give a cost.
+#[test]
+fn a_searchs_steps_give_no_cost_per_rule() {
+    let with = |step: Option<&str>| -> Vec<Trial> {
+        floods("nft", &[0, 2000, 5000], 2, |r, rep| {
+            jitter(2000.0 + 5.0 * r, rep)
+        })
+        .into_iter()
+        .map(|t| {
+            let mut row = t.row.clone();
+            if let Some(s) = step {
+                row.results = serde_json::json!({ "step_of": s });
+            }
+            Trial::new(row)
+        })
+        .collect()
+    };
+    let (f, _) = findings_of(&with(None));
+    assert!(f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
+    assert!(!f.iter().any(|l| l.starts_with("Search steps")), "{f:?}");
+    for (step, what) in [
+        ("capacity", "(3 of event_load's capacity searches)"),
+        ("search", "(3 of the searches asked for)"),
+    ] {
+        let (f, a) = findings_of(&with(Some(step)));
+        assert!(
+            !f.iter().any(|l| l.contains("ns per rule")),
+            "{step}: {f:?}"
+        );
+        assert!(a.figures.is_empty(), "{step}: {:?}", a.figures);
+        assert!(
+            f.iter().any(|l| l.starts_with(&format!(
+                "Search steps: 3 flood or flow configuration(s) of steps {what} are left out"
+            ))),
+            "{step}: {f:?}"
+        );
+    }
+}
+
+/// A series at one rule count has no cost per rule to miss: what its 1/pps left out is
+/// not said as "no cost per rule is stated" (enforcement's guessed rates, one series
+/// each, said it a dozen times).
+#[test]
+fn a_series_at_one_rule_count_says_no_missing_cost() {
+    // Beside a series swept over rules (a run's cost model runs).
+    let mut ts = floods("iptables-legacy", &[0, 2000, 5000], 2, |r, rep| {
+        jitter(2000.0 + 2.0 * r, rep)
+    });
+    ts.extend(
+        floods("nft", &[1000], 2, |_, rep| jitter(5000.0, rep))
+            .into_iter()
+            .map(|t| {
+                let mut row = t.row.clone();
+                row.id += 100;
+                row.results = serde_json::json!({"packet": {"limited_by": {"by": "nothing"}}});
+                Trial::new(row)
+            }),
+    );
+    let (f, _) = findings_of(&ts);
+    assert!(f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
+    assert!(
+        !f.iter().any(|l| l.contains("no cost per rule is stated")),
+        "{f:?}"
+    );
+}

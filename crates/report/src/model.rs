@@ -66,6 +66,12 @@ impl Trial {
         by.and_then(|l| l.by) == Some(results::LimitedBy::Nothing)
     }
 
+    /// The search it was a step of (`results.step_of`): its rate probes the search,
+    /// it measures no configuration asked for.
+    pub fn step_of(&self) -> Option<results::StepOf> {
+        self.stored.step_of
+    }
+
     /// Its case name: the label, else the engine (text, as stored).
     pub fn label_or_engine(&self) -> Option<String> {
         self.p.label.clone().or_else(|| self.p.engine.clone())

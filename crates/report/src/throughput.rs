@@ -84,12 +84,7 @@ pub(crate) fn packet_figures(packet: &[&Config], fallback: bool, opts: &Options,
     let g = group(packet, &["rules"]);
     // Curves need a series with two rule counts or more: cases that each have their
     // own rule count (seed 001's table) are not a sweep over rules.
-    let swept = g.values().any(|s| {
-        let mut xs: Vec<f64> = s.iter().filter_map(|c| x(c)).collect();
-        xs.sort_by(f64::total_cmp);
-        xs.dedup();
-        xs.len() >= 2
-    });
+    let swept = g.values().any(|s| rule_counts(s, x) >= 2);
     if !swept {
         if fallback && packet.iter().all(|c| c.label.is_none()) {
             a.figures.extend(bar_of_configs(packet));
@@ -752,6 +747,14 @@ fn fwbench_left_out(
     })
 }
 
+/// How many distinct rule counts the configurations of a series measured.
+fn rule_counts(cs: &[&Config], x: fn(&Config) -> Option<f64>) -> usize {
+    let mut xs: Vec<f64> = cs.iter().filter_map(|c| x(c)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs.len()
+}
+
 /// received pps of a over b, with the CI propagated from both relative CIs.
 /// Only the repetitions whose rate is the gateway's count (`Config::metrics`).
 fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
@@ -764,10 +767,12 @@ fn ratio(a: &Config, b: &Config) -> Option<(f64, Option<f64>)> {
 /// Time per packet (ns) vs rules per series, with a weighted cost line where a series
 /// has ≥ 3 rule counts (never for engine `none`: a baseline); the fits (and knees of pps vs rules) go to `a.fits`.
 fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>, a: &mut Analysis) {
-    // What each series left out, said even where too little is left for a figure.
+    // What each series left out, said even where too little is left for a figure —
+    // where it spans two rule counts (a series at one count never has a cost per rule:
+    // nothing of it is missing).
     for (name, cs) in g
         .iter()
-        .filter(|(_, cs)| !cs.iter().all(|c| c.no_firewall()))
+        .filter(|(_, cs)| !cs.iter().all(|c| c.no_firewall()) && rule_counts(cs, x) >= 2)
     {
         a.left_out
             .extend(left_out(cs, x).map(|w| (name.clone(), w)));

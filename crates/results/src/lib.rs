@@ -20,7 +20,7 @@ pub mod witness;
 pub mod workload;
 
 pub use status::{judge, Status, StatusParseError};
-pub use stored::{StoredParams, StoredTrial};
+pub use stored::{StepOf, StoredParams, StoredTrial};
 pub use update::{EventPlace, MarkerFate, UpdateKind, UpdateMethod};
 pub use witness::{Basis, Ci, Doubt, DoubtKind, Figure, LimitedBy};
 pub use workload::StoredWorkload;

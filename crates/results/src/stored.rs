@@ -63,6 +63,23 @@ pub struct StoredTrial {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub start_differences: Vec<String>,
+    /// The search this trial was a step of (absent: a trial asked for, or stored before
+    /// steps were marked).
+    #[serde(deserialize_with = "lenient", skip_serializing_if = "Option::is_none")]
+    pub step_of: Option<StepOf>,
+}
+
+/// What a stored trial was a step of (`results.step_of`): its rate probes that search
+/// — a bisection's guess, a ceiling probe — and measures no configuration asked for;
+/// the search's own row states its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepOf {
+    /// `event_load`'s (`--load`'s) capacity search: what the gateway forwards without
+    /// loss, the background's rate a share of it.
+    Capacity,
+    /// A search asked for (ndr, mlr, degrade, ndr-newflows, envelope, sweet spot).
+    Search,
 }
 
 impl StoredTrial {

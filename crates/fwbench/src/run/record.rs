@@ -72,6 +72,17 @@ pub fn record(run_id: i64, t: &PlannedTrial, o: &Outcome) -> TrialRecord {
     rec
 }
 
+/// A search's step as the store's row: [`record`], marked with what it was a step of
+/// (`results.step_of`), so that readers take its rate for a probe of that search, not a
+/// measure of a configuration asked for.
+pub fn record_step(run_id: i64, t: &PlannedTrial, o: &Outcome, of: results::StepOf) -> TrialRecord {
+    let mut rec = record(run_id, t, o);
+    if let (Some(m), Ok(v)) = (rec.results.as_object_mut(), serde_json::to_value(of)) {
+        m.insert("step_of".into(), v);
+    }
+    rec
+}
+
 /// What the trial's kind says about its row: family and main metric (none for an ndr
 /// or degrade search, whose result is the search's).
 pub fn kind_row(p: &TrialParams) -> store::KindRow {

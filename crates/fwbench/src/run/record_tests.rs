@@ -45,3 +45,33 @@ fn kinds_say_what_the_legacy_names_said() {
         assert_eq!(stored.kind, Some(kind_row(&p)), "{name}");
     }
 }
+
+/// A search's step is stored marked (`results.step_of`), and reads back typed as the
+/// report reads it; a trial asked for is not marked.
+#[test]
+fn a_step_is_stored_marked_with_its_search() {
+    let v = crate::plan::axes::AxisValues::from_text("flood".parse().unwrap(), &[]).unwrap();
+    let p = crate::plan::build::build(&v, 1, &Default::default()).unwrap();
+    let t = PlannedTrial {
+        key: "k".into(),
+        rep: 1,
+        params: p,
+    };
+    let o = Outcome::started("t0".into());
+    for (of, name) in [
+        (results::StepOf::Capacity, "capacity"),
+        (results::StepOf::Search, "search"),
+    ] {
+        let rec = record_step(1, &t, &o, of);
+        assert_eq!(rec.results["step_of"], name);
+        assert_eq!(results::StoredTrial::read(&rec.results).step_of, Some(of));
+        // Everything else as the trial's own row.
+        let mut plain = rec.results.clone();
+        plain.as_object_mut().unwrap().remove("step_of");
+        assert_eq!(plain, record(1, &t, &o).results);
+    }
+    assert_eq!(
+        results::StoredTrial::read(&record(1, &t, &o).results).step_of,
+        None
+    );
+}

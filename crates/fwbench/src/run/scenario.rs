@@ -8,7 +8,7 @@ use crate::output;
 use crate::params::search::Search;
 use crate::params::{Pinning, TrialParams};
 use crate::plan::scenario::{self, Plan, PlannedTrial};
-use crate::run::record::record;
+use crate::run::record::{record, record_step};
 use crate::run::session::begin;
 use crate::run::session::fresh_seed;
 use crate::run::session::install_interrupt_handler;
@@ -441,7 +441,12 @@ fn settle_load(t: &PlannedTrial, pin: &Pinning, on: &mut On) -> Result<TrialPara
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
         let key = scenario::trial_key(q, LOAD_STEP_KEY + step);
-        search_step(testbeds, store, run_id, t, pin, q, key, step)
+        let at = StepAt {
+            key,
+            step,
+            of: results::StepOf::Capacity,
+        };
+        search_step(testbeds, store, run_id, t, pin, q, at)
     };
     let Some(found) = load::capacity(&t.params, &mut runner)? else {
         return Ok(t.params.clone());
@@ -586,6 +591,13 @@ fn end_run(args: &RunArgs, store: &Store, plan: &Plan, run_id: i64, ran: &Ran) -
 /// interruption (its outcome steers the search the same way), else it is measured and
 /// stored as a trial of the run.
 #[allow(clippy::too_many_arguments)]
+/// Which step of which search a stored step trial is: its key, its number, the search.
+struct StepAt {
+    key: String,
+    step: u32,
+    of: results::StepOf,
+}
+
 fn search_step(
     testbeds: &mut Testbeds,
     store: &mut Store,
@@ -593,9 +605,9 @@ fn search_step(
     t: &PlannedTrial,
     pin: &Pinning,
     q: &TrialParams,
-    key: String,
-    step: u32,
+    at: StepAt,
 ) -> Result<Outcome> {
+    let StepAt { key, step, of } = at;
     let planned = PlannedTrial {
         key,
         rep: t.rep,
@@ -608,7 +620,7 @@ fn search_step(
         return Ok(o);
     }
     let o = testbeds.run_trial(t.params.topology, q, pin, &INTERRUPTED)?;
-    crate::run::recovery::store_or_keep(store, &record(run_id, &planned, &o))?;
+    crate::run::recovery::store_or_keep(store, &record_step(run_id, &planned, &o, of))?;
     Ok(o)
 }
 
@@ -627,7 +639,12 @@ fn run_search_trial(
     let mut runner = |q: &TrialParams| -> Result<Outcome> {
         step += 1;
         let key = scenario::trial_key(q, t.rep * 10_000 + step);
-        search_step(testbeds, store, run_id, t, pin, q, key, step)
+        let at = StepAt {
+            key,
+            step,
+            of: results::StepOf::Search,
+        };
+        search_step(testbeds, store, run_id, t, pin, q, at)
     };
     let res = crate::search::run_search(&t.params, &mut runner);
     let mut o = Outcome {

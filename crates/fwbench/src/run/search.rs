@@ -49,7 +49,9 @@ fn cli_search(
         }),
     )?;
     let started_at = crate::clock::now_utc();
-    let r = search(&p, &mut |q: &TrialParams| s.trial(q))?;
+    let r = search(&p, &mut |q: &TrialParams| {
+        s.step(q, results::StepOf::Search)
+    })?;
     // The answer is stored too, after its steps (flagged with its doubts when it did
     // not converge), as a scenario stores its searches.
     let mut o = crate::outcome::Outcome::started(started_at).with_search(r.clone());

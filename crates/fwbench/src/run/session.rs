@@ -510,6 +510,15 @@ impl Session {
 
     /// Run one trial and store it before returning.
     pub fn trial(&mut self, params: &TrialParams) -> Result<Outcome> {
+        self.trial_of(params, None)
+    }
+
+    /// Run one step of a search (`of`) and store it, marked as one, before returning.
+    pub fn step(&mut self, params: &TrialParams, of: results::StepOf) -> Result<Outcome> {
+        self.trial_of(params, Some(of))
+    }
+
+    fn trial_of(&mut self, params: &TrialParams, of: Option<results::StepOf>) -> Result<Outcome> {
         let planned = self.next(params);
         let outcome = match self
             .testbeds
@@ -523,7 +532,7 @@ impl Session {
                 return Err(e);
             }
         };
-        self.keep(&planned, &outcome);
+        self.keep(&planned, &outcome, of);
         Ok(outcome)
     }
 
@@ -538,11 +547,13 @@ impl Session {
     }
 
     /// Store `outcome` (or keep it in the recovery file, the first error noted).
-    fn keep(&mut self, planned: &PlannedTrial, outcome: &Outcome) {
+    fn keep(&mut self, planned: &PlannedTrial, outcome: &Outcome, of: Option<results::StepOf>) {
         if let (Some(store), Some(run_id)) = (self.store.as_mut(), self.run_id) {
-            if let Err(e) =
-                crate::run::recovery::store_or_keep(store, &record(run_id, planned, outcome))
-            {
+            let rec = match of {
+                Some(of) => crate::run::record::record_step(run_id, planned, outcome, of),
+                None => record(run_id, planned, outcome),
+            };
+            if let Err(e) = crate::run::recovery::store_or_keep(store, &rec) {
                 self.not_stored.get_or_insert(e);
             }
         }
@@ -552,7 +563,7 @@ impl Session {
     /// as one more trial of `params`, as a scenario stores its searches.
     pub fn store(&mut self, params: &TrialParams, outcome: &Outcome) {
         let planned = self.next(params);
-        self.keep(&planned, outcome);
+        self.keep(&planned, outcome, None);
     }
 
     /// The error of the first trial that could not be stored (its result was kept in a
@@ -607,7 +618,9 @@ pub fn run_single(
     let mut session = Session::open(name, &mut params, topology_given, pin, testbed, db)?;
     // `--load`: the capacity search's floods stored as trials of the session, and the
     // trial shown and stored at the rate found (`search::load`).
-    let params = crate::search::load::with_load(&params, &mut |q| session.trial(q))?;
+    let params = crate::search::load::with_load(&params, &mut |q| {
+        session.step(q, results::StepOf::Capacity)
+    })?;
     let (json, stream) = match out {
         Output::Final { json } => (json, None),
         Output::Live {
