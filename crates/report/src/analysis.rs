@@ -54,19 +54,20 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
         let of = |k: results::StepOf| steps.iter().filter(|s| **s == k).count();
         let what: Vec<String> = [
             (results::StepOf::Capacity, "event_load's capacity searches"),
-            (results::StepOf::Search, "the searches asked for"),
+            (results::StepOf::Search, "searches asked for"),
         ]
         .into_iter()
         .filter(|(k, _)| of(*k) > 0)
-        .map(|(k, name)| format!("{} of {name}", of(k)))
+        .map(|(k, name)| format!("{name} ({})", of(k)))
         .collect();
         a.findings.push(format!(
-            "Search steps: {} flood or flow configuration(s) of steps ({}) are left out of the cost per \
-             rule, the advantage ratios, the rate figures and the cases' and NAT tables — \
-             their rates probe a search (a bisection's guesses, a ceiling), they measure no \
-             configuration asked for; the searches' own rows state their answers.",
+            "Search steps: {} flood or flow configuration(s) were steps of {} and are left \
+             out of the cost per rule, the advantage ratios, the rate figures and the cases' \
+             and NAT tables — their rates probe a search (a bisection's guesses, a ceiling), \
+             they measure no configuration asked for; the searches' own rows state their \
+             answers.",
             steps.len(),
-            what.join(", ")
+            what.join(" and ")
         ));
     }
     let echo: Vec<&Config> = ok
