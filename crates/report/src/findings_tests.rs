@@ -479,3 +479,27 @@ fn a_series_at_one_rule_count_says_no_missing_cost() {
         "{f:?}"
     );
 }
+
+/// seed 004's A/B arms share their label: "unstable configuration A/B: 0 vs 500 rules:
+/// CV … 23.6 %" and, next, the same name at 20.4 % — which arm was which, unsaid. A
+/// shared label is followed by what differs within it.
+#[test]
+fn an_unstable_arm_of_a_shared_label_is_named_apart() {
+    let ts: Vec<Trial> = floods("nft", &[0, 500], 4, |r, rep| {
+        (2000.0 + r) * (1.0 + 0.2 * [-1.0, 0.5, 1.0, -0.5][(rep as usize - 1) % 4])
+    })
+    .into_iter()
+    .map(|t| {
+        let mut row = t.row.clone();
+        row.params["label"] = serde_json::json!("A/B: 0 vs 500 rules");
+        Trial::new(row)
+    })
+    .collect();
+    let cs = crate::model::configs(&ts, &BTreeMap::new());
+    let spread = crate::noise::Spread::of(&cs);
+    let names: Vec<&str> = spread.standouts().map(|x| x.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["A/B: 0 vs 500 rules (rules=0)", "A/B: 0 vs 500 rules (rules=500)"]
+    );
+}

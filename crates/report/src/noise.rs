@@ -40,6 +40,7 @@ impl Spread {
     pub fn of(configs: &[Config]) -> Spread {
         let refs: Vec<&Config> = configs.iter().collect();
         let keys = series::varying(&refs);
+        let shared = |l: &String| refs.iter().filter(|x| x.label.as_ref() == Some(l)).count() > 1;
         let cvs: Vec<(String, String, f64, usize)> = configs
             .iter()
             .filter_map(|c| {
@@ -48,10 +49,23 @@ impl Spread {
                 // the run's `fwbench-limit` warning, not the configuration's noise.
                 let s = c.metrics.get(m)?;
                 let cv = s.cv()?;
-                let name = c
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| series::series_name(c, &keys));
+                // A label several configurations share (an A/B's arms) names none of
+                // them alone: what differs within it follows.
+                let name = match &c.label {
+                    Some(l) if shared(l) => {
+                        let within: Vec<&Config> = refs
+                            .iter()
+                            .copied()
+                            .filter(|x| x.label == c.label)
+                            .collect();
+                        format!(
+                            "{l} ({})",
+                            series::series_name(c, &series::varying(&within))
+                        )
+                    }
+                    Some(l) => l.clone(),
+                    None => series::series_name(c, &keys),
+                };
                 Some((name, m.to_string(), cv, s.n))
             })
             .collect();
