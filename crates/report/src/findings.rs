@@ -477,6 +477,24 @@ pub fn ab_sentence(t: &AbTest) -> String {
         Some(p) => format!("p = {}: not significant", p_short(p)),
         None => "no test (fewer than 2 values or no spread)".into(),
     };
+    // Not significant, or untested: no change is stated, only what was measured.
+    if !t.p().is_some_and(|p| p < 0.05) {
+        return format!(
+            "A/B ({}): {} {} → {}: no measurable change of the mean {} ({} vs {} ms, \
+             {sign}{} ms{rel}; 95 % CI; {test}, {verdict}).",
+            t.case,
+            t.parameter,
+            t.a_value,
+            t.b_value,
+            t.quantity,
+            num(t.a.mean),
+            num(t.b.mean),
+            match ci {
+                Some(c) => mean_ci(d, Some(c)),
+                None => num(d),
+            },
+        );
+    }
     format!(
         "A/B ({}): {} {} → {} changes the mean {} from {} to {} ms by {sign}{} ms{rel} \
          (95 % CI; {test}, {verdict}).",
