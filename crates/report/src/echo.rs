@@ -547,7 +547,29 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
             "threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ {xc:.1})"
         ));
     }
+    // Where the mean difference's CI holds 0: there no server mode measurably leads.
+    let unclear: Vec<f64> = mean_curve
+        .iter()
+        .filter(|p| p.ci95.is_none_or(|c| p.y.abs() <= c))
+        .map(|p| p.x)
+        .collect();
+    let unclear_at = |xs: &[f64]| {
+        let at: Vec<String> = xs.iter().copied().map(num).collect();
+        crate::series::and_list(&at)
+    };
     match turns.first() {
+        Some((x0, x1, _)) if unclear.contains(x0) || unclear.contains(x1) => {
+            a.findings.push(format!(
+                "Threads vs epoll: no turning point is stated — the mean difference changes \
+                 sign between n = {} and n = {}, but at n = {} it is not clear of 0 (its 95 % \
+                 CI holds 0, or one configuration there gave none): within the noise (the \
+                 study found one near {} clients).",
+                num(*x0),
+                num(*x1),
+                unclear_at(&unclear),
+                num(STUDY_TURNING_POINT)
+            ));
+        }
         Some((x0, x1, xc)) => {
             let lead = if mean_curve.first().is_some_and(|p| p.y > 0.0) {
                 "threads lead below it, epoll above"
@@ -576,9 +598,18 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
                 .push("No crossover: one server mode leads at every n.".into());
             if let Some(p) = mean_curve.first() {
                 let who = if p.y > 0.0 { "threads" } else { "epoll" };
+                let how = if unclear.is_empty() {
+                    "(each difference's 95 % CI clear of 0)".to_string()
+                } else {
+                    format!(
+                        "— measurably only where its 95 % CI is clear of 0, not at n = {} (a \
+                         CI that holds 0, or none)",
+                        unclear_at(&unclear)
+                    )
+                };
                 a.findings.push(format!(
                     "Threads vs epoll: no turning point — {who} leads at every n measured \
-                     (the study found one near {} clients).",
+                     {how} (the study found one near {} clients).",
                     num(STUDY_TURNING_POINT)
                 ));
             }
@@ -730,6 +761,78 @@ mod tests {
             .into_iter()
             .find(|f| f.starts_with("IPv4"))
             .expect("a family gap")
+    }
+
+    /// Threads and epoll echo configurations at `clients` (two protocols each, so every
+    /// n has a CI over configurations): threads `d[i]` % faster than epoll at n = i+1,
+    /// the protocols `spread` % apart.
+    fn modes(d: &[f64], spread: f64) -> Vec<Config> {
+        let mut out = vec![];
+        for (i, di) in d.iter().enumerate() {
+            for (proto, k) in [
+                ("tcp", 1.0 + spread / 100.0),
+                ("sctp", 1.0 - spread / 100.0),
+            ] {
+                for (server, bps) in [
+                    ("threads", 100.0 * (1.0 + di / 100.0) * k),
+                    ("epoll", 100.0),
+                ] {
+                    let mut c = crate::testing::config(
+                        format!("{proto}-{server}-{i}"),
+                        "echo",
+                        "none",
+                        [
+                            ("clients".to_string(), (i + 1).to_string()),
+                            ("proto".to_string(), proto.to_string()),
+                            ("server".to_string(), server.to_string()),
+                        ]
+                        .into(),
+                    );
+                    c.metrics.insert(
+                        "throughput_bps".into(),
+                        stats::Summary::of(&[bps, bps]).unwrap(),
+                    );
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    fn modes_finding(d: &[f64], spread: f64) -> String {
+        let cs = modes(d, spread);
+        let refs: Vec<&Config> = cs.iter().collect();
+        let mut a = Analysis::default();
+        threads_vs_epoll(&refs, &mut a);
+        a.findings
+            .into_iter()
+            .next()
+            .expect("a threads vs epoll finding")
+    }
+
+    /// A sign change of the mean difference within its CIs is no turning point, and a
+    /// lead that is not clear of 0 somewhere says where.
+    #[test]
+    fn a_turning_point_within_the_noise_is_not_stated() {
+        let clear = modes_finding(&[10.0, 5.0, -5.0, -10.0], 0.1);
+        assert!(clear.contains("the turning point (crossover"), "{clear}");
+        let noisy = modes_finding(&[10.0, 1.0, -1.0, -10.0], 5.0);
+        assert!(
+            noisy.starts_with("Threads vs epoll: no turning point is stated")
+                && noisy.contains("within the noise"),
+            "{noisy}"
+        );
+        let lead = modes_finding(&[10.0, 0.05, 10.0], 0.1);
+        assert!(
+            lead.contains("threads leads at every n measured — measurably only where")
+                && lead.contains("not at n = 2"),
+            "{lead}"
+        );
+        let sure = modes_finding(&[10.0, 12.0], 0.1);
+        assert!(
+            sure.contains("(each difference's 95 % CI clear of 0)"),
+            "{sure}"
+        );
     }
 
     /// seed000-quick here said "IPv4 is 2.5 ± 6.8 % faster than IPv6": a gap whose CI
