@@ -36,13 +36,12 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     // 20 000 rules of enforcement.toml's capacity searches read "2.316 ns per rule"
     // and a dozen series, one per guessed rate) probe the search; its own row states
     // its answer.
-    let step = |c: &&Config| {
-        (c.workload.is_echo() || c.workload.is_stream())
-            && c.reps.iter().all(|t| t.step_of().is_some())
-    };
+    // (Connection steps — a sweet spot's — are the connection tables' to read.)
+    let step = |c: &&Config| !c.workload.is_conn() && c.reps.iter().all(|t| t.step_of().is_some());
+    // Counted once: an envelope's steps carry events, said as such above.
     let steps: Vec<results::StepOf> = ok
         .iter()
-        .filter(|c| step(c))
+        .filter(|c| step(c) && !evented(c))
         .filter_map(|c| c.reps.first()?.step_of())
         .collect();
     let ok: Vec<&Config> = ok
@@ -53,19 +52,22 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     if !steps.is_empty() {
         let of = |k: results::StepOf| steps.iter().filter(|s| **s == k).count();
         let what: Vec<String> = [
-            (results::StepOf::Capacity, "event_load's capacity searches"),
+            (
+                results::StepOf::Capacity,
+                "the capacity searches of --load / event_load",
+            ),
             (results::StepOf::Search, "searches asked for"),
         ]
         .into_iter()
         .filter(|(k, _)| of(*k) > 0)
-        .map(|(k, name)| format!("{name} ({})", of(k)))
+        .map(|(k, name)| format!("{name} ({} configurations)", of(k)))
         .collect();
         a.findings.push(format!(
-            "Search steps: {} flood or flow configuration(s) were steps of {} and are left \
-             out of the cost per rule, the advantage ratios, the rate figures and the cases' \
-             and NAT tables — their rates probe a search (a bisection's guesses, a ceiling), \
-             they measure no configuration asked for; the searches' own rows state their \
-             answers.",
+            "Search steps: {} packet configuration(s) were steps of {} and are left out of \
+             the cost per rule, the advantage ratios, the rate figures and the cases', NAT \
+             and new-flow findings — their rates probe a search (its guesses, a ceiling, \
+             confirmations, latency steps), they measure no configuration asked for; the \
+             searches' own rows state their answers.",
             steps.len(),
             what.join(" and ")
         ));

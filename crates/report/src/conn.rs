@@ -377,11 +377,12 @@ pub struct AbTest {
     /// The paired t-test over the pairs of trials (B − A of each pair's trial means),
     /// when the arms ran as pairs (see [`pairs`]).
     pub paired: Option<stats::Paired>,
-    /// Both arms ran the same gateway: no firewall (engine none installs nothing) and
-    /// the parameter they differ in is a rule setting it ignores. Their difference is
-    /// the testbed's noise or drift (the order, the machine's other load), never a
-    /// cost; a significant one says the testbed drifted during the run.
-    pub same_gateway: bool,
+    /// Both arms ran the same gateway, and why ("engine none installs no rules", "model
+    /// conntrack installs the same rules whatever the count"): the parameter they differ
+    /// in is one the gateway ignores. Their difference is the testbed's noise or drift
+    /// (the order, the machine's other load), never a cost; a significant one says the
+    /// testbed drifted during the run.
+    pub same_gateway: Option<String>,
 }
 
 impl AbTest {
@@ -397,17 +398,17 @@ impl AbTest {
     /// The verdict in words: significant or not, or for two arms of the same gateway
     /// what that means (see [`AbTest::same_gateway`]).
     pub fn verdict(&self) -> String {
-        match (self.p(), self.same_gateway) {
-            (Some(p), true) if p < ALPHA => "significant at 5 % although both arms are the \
-                 same gateway (engine none installs no rules): the testbed drifted during the \
-                 run, not a cost"
-                .to_string(),
-            (_, true) => "no comparison: both arms are the same gateway (engine none \
-                          installs no rules)"
-                .to_string(),
-            (Some(p), false) if p < ALPHA => "significant at 5 %".to_string(),
-            (Some(_), false) => "not significant".to_string(),
-            (None, false) => "no test (fewer than 2 values or no spread)".to_string(),
+        match (self.p(), &self.same_gateway) {
+            (Some(p), Some(why)) if p < ALPHA => format!(
+                "significant at 5 % although both arms are the same gateway ({why}): the \
+                 testbed drifted during the run, not a cost"
+            ),
+            (_, Some(why)) => {
+                format!("no comparison: both arms are the same gateway ({why})")
+            }
+            (Some(p), None) if p < ALPHA => "significant at 5 %".to_string(),
+            (Some(_), None) => "not significant".to_string(),
+            (None, None) => "no test (fewer than 2 values or no spread)".to_string(),
         }
     }
 
@@ -512,10 +513,17 @@ const RULE_SETTINGS: [&str; 5] = ["rules", "model", "position", "nft_family", "n
 
 /// Two configurations without a firewall (engine none) that differ only in a rule
 /// setting, or of a model whose rule set does not grow with the count (conntrack
-/// alone) that differ only in `rules`: one gateway, measured twice.
-pub fn one_gateway(ca: &Config, cb: &Config, parameter: &str) -> bool {
-    (ca.no_firewall() && cb.no_firewall() && RULE_SETTINGS.contains(&parameter))
-        || (parameter == "rules" && ca.ignores_rule_count() && cb.ignores_rule_count())
+/// alone) that differ only in `rules`: one gateway, measured twice — why, or `None`.
+pub fn one_gateway(ca: &Config, cb: &Config, parameter: &str) -> Option<String> {
+    if ca.no_firewall() && cb.no_firewall() && RULE_SETTINGS.contains(&parameter) {
+        return Some("engine none installs no rules".into());
+    }
+    (parameter == "rules" && ca.ignores_rule_count() && cb.ignores_rule_count()).then(|| {
+        format!(
+            "model {} installs the same rules whatever the count",
+            ca.param("model").unwrap_or("-")
+        )
+    })
 }
 
 /// The A/B comparisons of a run (see [`ab_cases`]).

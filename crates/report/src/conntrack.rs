@@ -34,7 +34,9 @@ struct Ct {
 /// A new-flow trial's figures (flood and flow trials with a conntrack setting count
 /// packets, not flows: they are not new-flow findings).
 fn of(t: &Trial) -> Option<Ct> {
-    if !t.workload.new_flows() {
+    // An ndr-newflows search's steps probe it (each guessed rate a finding of its own
+    // otherwise); the search's row states its answer.
+    if !t.workload.new_flows() || t.step_of().is_some() {
         return None;
     }
     table_of(t)

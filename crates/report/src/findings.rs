@@ -448,8 +448,8 @@ pub fn ab_sentence(t: &AbTest) -> String {
         String::new()
     };
     let sign = if d > 0.0 { "+" } else { "" };
-    if t.same_gateway {
-        // Engine none installs no rules: the two arms are one gateway measured twice.
+    if let Some(why) = &t.same_gateway {
+        // The two arms are one gateway measured twice (engine none, conntrack alone, …).
         let diff = match ci {
             Some(c) => mean_ci(d, Some(c)),
             None => num(d),
@@ -466,9 +466,9 @@ pub fn ab_sentence(t: &AbTest) -> String {
             "is the testbed's noise"
         };
         return format!(
-            "A/B ({}): no comparison — engine none installs no rules, so {} {} → {} ran the \
-             same gateway twice; the difference of its mean {} ({sign}{diff} ms{rel}; {test}{p}) \
-             {what}, not a cost.",
+            "A/B ({}): no comparison — {why}, so {} {} → {} ran the same gateway twice; \
+             the difference of its mean {} ({sign}{diff} ms{rel}; {test}{p}) {what}, not a \
+             cost.",
             t.case, t.parameter, t.a_value, t.b_value, t.quantity,
         );
     }
@@ -477,7 +477,21 @@ pub fn ab_sentence(t: &AbTest) -> String {
         Some(p) => format!("p = {}: not significant", p_short(p)),
         None => "no test (fewer than 2 values or no spread)".into(),
     };
-    // Not significant, or untested: no change is stated, only what was measured.
+    // Untested: the means, no difference claimed either way.
+    if t.p().is_none() {
+        return format!(
+            "A/B ({}): {} {} → {}: not tested (fewer than 2 values or no spread) — the mean \
+             {} was {} vs {} ms.",
+            t.case,
+            t.parameter,
+            t.a_value,
+            t.b_value,
+            t.quantity,
+            num(t.a.mean),
+            num(t.b.mean),
+        );
+    }
+    // Not significant: no change is stated, only what was measured.
     if !t.p().is_some_and(|p| p < 0.05) {
         return format!(
             "A/B ({}): {} {} → {}: no measurable change of the mean {} ({} vs {} ms, \
@@ -553,10 +567,11 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
         .collect();
     out.extend(ab_tests(&conn).iter().map(|t| {
         let (d, ci, test) = ab_delta(t);
-        let test = if t.same_gateway {
-            format!("FLAGGED, the same gateway twice (engine none installs no rules): noise, not a cost; {test}")
-        } else {
-            test
+        let test = match &t.same_gateway {
+            Some(why) => {
+                format!("FLAGGED, the same gateway twice ({why}): noise, not a cost; {test}")
+            }
+            None => test,
         };
         Claim::new(
             format!(

@@ -276,7 +276,7 @@ fn ab(b: f64, same_gateway: bool) -> AbTest {
         welch: stats::welch_from_summary(bb.mean, bb.sd, bb.n, a.mean, a.sd, a.n),
         source: "per-session durations (session_us)",
         paired: None,
-        same_gateway,
+        same_gateway: same_gateway.then(|| "engine none installs no rules".to_string()),
     }
 }
 
@@ -314,6 +314,16 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
             && !none.contains("changes the mean"),
         "{none}"
     );
+    // Untested: the means, no CI and no change claimed.
+    let untested = ab_sentence(&AbTest {
+        welch: None,
+        ..ab(0.2, false)
+    });
+    assert_eq!(
+        untested,
+        "A/B (plain forwarding: per new flow): rules 0 → 1000: not tested (fewer than 2 \
+         values or no spread) — the mean session duration was 0.14 vs 0.2 ms."
+    );
     // Which pairs are one gateway: engine none on both sides, a rule setting between them.
     let c = |engine: &str, rules: &str| {
         crate::testing::config(
@@ -323,21 +333,12 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
             [("rules".to_string(), rules.to_string())].into(),
         )
     };
-    assert!(crate::conn::one_gateway(
-        &c("none", "0"),
-        &c("none", "1000"),
-        "rules"
-    ));
-    assert!(!crate::conn::one_gateway(
-        &c("nft", "0"),
-        &c("nft", "1000"),
-        "rules"
-    ));
-    assert!(!crate::conn::one_gateway(
-        &c("none", "0"),
-        &c("none", "0"),
-        "parallel"
-    ));
+    assert_eq!(
+        crate::conn::one_gateway(&c("none", "0"), &c("none", "1000"), "rules").as_deref(),
+        Some("engine none installs no rules")
+    );
+    assert!(crate::conn::one_gateway(&c("nft", "0"), &c("nft", "1000"), "rules").is_none());
+    assert!(crate::conn::one_gateway(&c("none", "0"), &c("none", "0"), "parallel").is_none());
     // Conntrack alone installs one rule whatever the count (nat.toml's "conntrack, no
     // NAT" at 0 and 1000 rules): one gateway; a NAT model's fillers are not.
     let m = |model: &str, rules: &str| {
@@ -352,16 +353,25 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
             .into(),
         )
     };
-    assert!(crate::conn::one_gateway(
-        &m("conntrack", "0"),
-        &m("conntrack", "1000"),
-        "rules"
-    ));
-    assert!(!crate::conn::one_gateway(
-        &m("snat", "0"),
-        &m("snat", "1000"),
-        "rules"
-    ));
+    let same = crate::conn::one_gateway(&m("conntrack", "0"), &m("conntrack", "1000"), "rules");
+    assert_eq!(
+        same.as_deref(),
+        Some("model conntrack installs the same rules whatever the count")
+    );
+    assert!(crate::conn::one_gateway(&m("snat", "0"), &m("snat", "1000"), "rules").is_none());
+    // Its sentence says why, not "engine none".
+    let t = AbTest {
+        same_gateway: same,
+        ..ab(0.252, false)
+    };
+    let s = ab_sentence(&t);
+    assert!(
+        s.contains(
+            "no comparison — model conntrack installs the same rules whatever the count, so \
+             rules 0 → 1000 ran the same gateway twice"
+        ),
+        "{s}"
+    );
 }
 
 /// Trials with gateway events measure the events, not a rule set's cost: repeated adds
@@ -444,8 +454,11 @@ fn a_searchs_steps_give_no_cost_per_rule() {
     assert!(f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
     assert!(!f.iter().any(|l| l.starts_with("Search steps")), "{f:?}");
     for (step, what) in [
-        ("capacity", "event_load's capacity searches (3)"),
-        ("search", "searches asked for (3)"),
+        (
+            "capacity",
+            "the capacity searches of --load / event_load (3 configurations)",
+        ),
+        ("search", "searches asked for (3 configurations)"),
     ] {
         let (f, a) = findings_of(&with(Some(step)));
         assert!(
@@ -455,8 +468,8 @@ fn a_searchs_steps_give_no_cost_per_rule() {
         assert!(a.figures.is_empty(), "{step}: {:?}", a.figures);
         assert!(
             f.iter().any(|l| l.starts_with(&format!(
-                "Search steps: 3 flood or flow configuration(s) were steps of {what} and are \
-                 left out"
+                "Search steps: 3 packet configuration(s) were steps of {what} and are left \
+                 out"
             ))),
             "{step}: {f:?}"
         );

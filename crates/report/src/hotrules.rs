@@ -73,10 +73,15 @@ impl LeftOut {
         let mut why = vec![];
         if self.fwbench > 0 {
             let roles: Vec<&str> = self.roles.iter().copied().collect();
-            let what = if self.roles.contains(results::LimitedBy::Sender.as_str()) {
-                "give the sender more threads on CPUs of their own"
-            } else {
-                "give the sink a CPU of its own or more threads"
+            let sender = self.roles.contains(results::LimitedBy::Sender.as_str());
+            let sink = self.roles.contains(results::LimitedBy::Sink.as_str());
+            let what = match (sender, sink) {
+                (true, true) => {
+                    "give the sender more threads on CPUs of their own, and the sink a CPU \
+                     of its own"
+                }
+                (true, false) => "give the sender more threads on CPUs of their own",
+                _ => "give the sink a CPU of its own or more threads",
             };
             why.push(format!(
                 "{} limited by fwbench's {}, not by the gateway (their rates are fwbench's \

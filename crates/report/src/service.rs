@@ -214,11 +214,14 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
             m.name.clone(),
             t(m.latency_s),
             t(service),
-            match queuing {
-                Some(q) if below(q) => {
+            match queuing.map(|q| (q, judged(q))) {
+                Some((q, Judged::Below(_))) => {
                     format!("– ({}: parallel slower than one at a time)", t(Some(q)))
                 }
-                q => t(q),
+                Some((q, Judged::Unmeasured(why))) => {
+                    format!("– ({}: not measurable, {why})", t(Some(q)))
+                }
+                q => t(q.map(|(q, _)| q)),
             },
             pps.map(|(v, ci)| {
                 let from = if estimated {

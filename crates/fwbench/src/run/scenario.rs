@@ -421,8 +421,9 @@ const LOAD_STEP_KEY: u32 = 4_000_000_000;
 
 /// `t`'s parameters with its `event_load` settled (`search::load`): the capacity this
 /// run found for the same search before, or found now by a short search before the
-/// warm-up, each of its floods stored as a trial of the run (as an ndr's steps are:
-/// the report shows what the background rests on; a resumed run reuses them).
+/// warm-up, each of its floods stored as a trial of the run, marked a step (as an
+/// ndr's steps are: the report's configurations table lists what the background rests
+/// on, its analyses leave them out; a resumed run reuses them).
 fn settle_load(t: &PlannedTrial, pin: &Pinning, on: &mut On) -> Result<TrialParams> {
     use crate::search::load;
     if !load::unsettled(&t.params) {
@@ -586,11 +587,6 @@ fn end_run(args: &RunArgs, store: &Store, plan: &Plan, run_id: i64, ran: &Ran) -
     })
 }
 
-/// One step (`q`, stored under `key`) of a search that is part of planned trial `t`
-/// (an ndr's, a load search's): a resumed run reuses a step stored before the
-/// interruption (its outcome steers the search the same way), else it is measured and
-/// stored as a trial of the run.
-#[allow(clippy::too_many_arguments)]
 /// Which step of which search a stored step trial is: its key, its number, the search.
 struct StepAt {
     key: String,
@@ -598,6 +594,10 @@ struct StepAt {
     of: results::StepOf,
 }
 
+/// One step (`q`, stored under `at.key`, marked `results.step_of`) of a search that is
+/// part of planned trial `t` (an ndr's, a load search's): a resumed run reuses a step
+/// stored before the interruption (its outcome steers the search the same way), else
+/// it is measured and stored as a trial of the run.
 fn search_step(
     testbeds: &mut Testbeds,
     store: &mut Store,
