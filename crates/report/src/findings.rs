@@ -246,7 +246,12 @@ type Found = (f64, Option<f64>, bool, bool);
 
 /// How many of `trials` a role limited (`packet.limited_by`), and how many were judged.
 fn limited_counts(trials: &[Trial], role: LimitedBy) -> (usize, usize) {
+    // A search's steps are the search's (its ceiling probe at the sender's limit is
+    // the search's own answer, "limited by the sender", said in its row).
     fn limit(t: &Trial) -> Option<&results::stored::LimitStored> {
+        if t.step_of().is_some() {
+            return None;
+        }
         t.stored.packet.as_ref()?.limited_by.as_ref()
     }
     let by = trials

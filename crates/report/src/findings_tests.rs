@@ -453,6 +453,18 @@ fn a_searchs_steps_give_no_cost_per_rule() {
     let (f, _) = findings_of(&with(None));
     assert!(f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
     assert!(!f.iter().any(|l| l.starts_with("Search steps")), "{f:?}");
+    // A step at the sender's limit (a search's ceiling probe) is the search's answer,
+    // no warning of the run's; a trial asked for is warned of.
+    let probe = |step: Option<&str>| {
+        let mut row = with(None)[0].row.clone();
+        row.results = serde_json::json!({"packet": {"limited_by": {"by": "sender"}}});
+        if let Some(s) = step {
+            row.results["step_of"] = serde_json::json!(s);
+        }
+        fwbench_limit_warnings(&[Trial::new(row)])
+    };
+    assert_eq!(probe(None).len(), 1);
+    assert!(probe(Some("search")).is_empty());
     for (step, what) in [
         (
             "capacity",
