@@ -541,3 +541,41 @@ fn an_unstable_arm_of_a_shared_label_is_named_apart() {
         ]
     );
 }
+
+/// nat.toml's conntrack alone at 0 and 1000 rules stated "model=conntrack: no
+/// measurable difference from 0 to 1000 rules": a cost per rule of a model that
+/// installs the same rules whatever the count is none to state (a noisy run would
+/// have stated one); a model with fillers is costed.
+#[test]
+fn a_model_that_ignores_the_rule_count_has_no_cost_per_rule() {
+    let of = |model: &str| {
+        let ts: Vec<Trial> = floods("nft", &[0, 2000, 5000], 2, |r, rep| {
+            jitter(2000.0 + 5.0 * r, rep)
+        })
+        .into_iter()
+        .map(|t| {
+            let mut row = t.row.clone();
+            row.params["model"] = serde_json::json!(model);
+            Trial::new(row)
+        })
+        .collect();
+        findings_of(&ts)
+    };
+    let (f, _) = of("linear");
+    assert!(f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
+    let (f, a) = of("conntrack");
+    assert!(!f.iter().any(|l| l.contains("per rule")), "{f:?}");
+    let fig = a
+        .figures
+        .iter()
+        .find(|f| f.id == "packet-ns-per-packet")
+        .unwrap();
+    assert!(
+        fig.notes
+            .iter()
+            .any(|n| n
+                .ends_with("no cost model (its model installs the same rules whatever the count)")),
+        "{:?}",
+        fig.notes
+    );
+}

@@ -772,7 +772,7 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
     // nothing of it is missing).
     for (name, cs) in g
         .iter()
-        .filter(|(_, cs)| !cs.iter().all(|c| c.no_firewall()) && rule_counts(cs, x) >= 2)
+        .filter(|(_, cs)| !cs.iter().all(|c| c.ignores_rule_count()) && rule_counts(cs, x) >= 2)
     {
         a.left_out
             .extend(left_out(cs, x).map(|w| (name.clone(), w)));
@@ -794,6 +794,14 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         if cs.iter().all(|c| c.no_firewall()) {
             fig.notes.push(format!(
                 "{name}: baseline (no firewall: no rules installed, so no cost model)"
+            ));
+            continue;
+        }
+        // A model that installs the same rules whatever the count (conntrack alone,
+        // hashlimit): its rule counts are one gateway, no cost per rule.
+        if cs.iter().all(|c| c.ignores_rule_count()) {
+            fig.notes.push(format!(
+                "{name}: no cost model (its model installs the same rules whatever the count)"
             ));
             continue;
         }
