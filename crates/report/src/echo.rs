@@ -724,17 +724,16 @@ fn host_load(echo: &[&Config], a: &mut Analysis) {
 mod tests {
     use super::*;
 
-    /// An echo configuration over IPv`family` at `clients` with `bps` throughput.
-    fn echo(family: &str, clients: &str, bps: f64) -> Config {
+    /// An echo configuration of parameters `flat` with `bps` throughput.
+    fn echo(flat: &[(&str, &str)], bps: f64) -> Config {
+        let key: Vec<&str> = flat.iter().map(|(_, v)| *v).collect();
         let mut c = crate::testing::config(
-            format!("{family}-{clients}"),
+            key.join("-"),
             "echo",
             "none",
-            [
-                ("family".to_string(), family.to_string()),
-                ("clients".to_string(), clients.to_string()),
-            ]
-            .into(),
+            flat.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         );
         c.metrics.insert(
             "throughput_bps".into(),
@@ -748,9 +747,10 @@ mod tests {
             .iter()
             .enumerate()
             .flat_map(|(i, (v4, v6))| {
+                let n = i.to_string();
                 [
-                    echo("4", &i.to_string(), *v4),
-                    echo("6", &i.to_string(), *v6),
+                    echo(&[("family", "4"), ("clients", &n)], *v4),
+                    echo(&[("family", "6"), ("clients", &n)], *v6),
                 ]
             })
             .collect();
@@ -777,22 +777,11 @@ mod tests {
                     ("threads", 100.0 * (1.0 + di / 100.0) * k),
                     ("epoll", 100.0),
                 ] {
-                    let mut c = crate::testing::config(
-                        format!("{proto}-{server}-{i}"),
-                        "echo",
-                        "none",
-                        [
-                            ("clients".to_string(), (i + 1).to_string()),
-                            ("proto".to_string(), proto.to_string()),
-                            ("server".to_string(), server.to_string()),
-                        ]
-                        .into(),
-                    );
-                    c.metrics.insert(
-                        "throughput_bps".into(),
-                        stats::Summary::of(&[bps, bps]).unwrap(),
-                    );
-                    out.push(c);
+                    let n = (i + 1).to_string();
+                    out.push(echo(
+                        &[("clients", &n), ("proto", proto), ("server", server)],
+                        bps,
+                    ));
                 }
             }
         }

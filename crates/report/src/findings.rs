@@ -453,12 +453,12 @@ pub fn ab_sentence(t: &AbTest) -> String {
         String::new()
     };
     let sign = if d > 0.0 { "+" } else { "" };
+    let diff = match ci {
+        Some(c) => mean_ci(d, Some(c)),
+        None => num(d),
+    };
     if let Some(why) = &t.same_gateway {
         // The two arms are one gateway measured twice (engine none, conntrack alone, …).
-        let diff = match ci {
-            Some(c) => mean_ci(d, Some(c)),
-            None => num(d),
-        };
         let p = t
             .p()
             .map(|p| format!(", p = {}", p_short(p)))
@@ -480,55 +480,26 @@ pub fn ab_sentence(t: &AbTest) -> String {
     let verdict = match t.p() {
         Some(p) if p < 0.05 => format!("p = {}: significant at 5 %", p_short(p)),
         Some(p) => format!("p = {}: not significant", p_short(p)),
-        None => "no test (fewer than 2 values or no spread)".into(),
+        None => "fewer than 2 values or no spread".into(),
     };
-    // Untested: the means, no difference claimed either way.
-    if t.p().is_none() {
-        return format!(
-            "A/B ({}): {} {} → {}: not tested (fewer than 2 values or no spread) — the mean \
-             {} was {} vs {} ms.",
-            t.case,
-            t.parameter,
-            t.a_value,
-            t.b_value,
-            t.quantity,
-            num(t.a.mean),
-            num(t.b.mean),
-        );
+    let head = format!(
+        "A/B ({}): {} {} → {}",
+        t.case, t.parameter, t.a_value, t.b_value
+    );
+    let (a, b, q) = (num(t.a.mean), num(t.b.mean), t.quantity);
+    match t.p() {
+        // Untested: the means, no difference claimed either way.
+        None => format!("{head}: not tested ({verdict}) — the mean {q} was {a} vs {b} ms."),
+        // Not significant: no change is stated, only what was measured.
+        Some(p) if p >= 0.05 => format!(
+            "{head}: no measurable change of the mean {q} ({a} vs {b} ms, {sign}{diff} \
+             ms{rel}; 95 % CI; {test}, {verdict})."
+        ),
+        Some(_) => format!(
+            "{head} changes the mean {q} from {a} to {b} ms by {sign}{diff} ms{rel} (95 % CI; \
+             {test}, {verdict})."
+        ),
     }
-    // Not significant: no change is stated, only what was measured.
-    if !t.p().is_some_and(|p| p < 0.05) {
-        return format!(
-            "A/B ({}): {} {} → {}: no measurable change of the mean {} ({} vs {} ms, \
-             {sign}{} ms{rel}; 95 % CI; {test}, {verdict}).",
-            t.case,
-            t.parameter,
-            t.a_value,
-            t.b_value,
-            t.quantity,
-            num(t.a.mean),
-            num(t.b.mean),
-            match ci {
-                Some(c) => mean_ci(d, Some(c)),
-                None => num(d),
-            },
-        );
-    }
-    format!(
-        "A/B ({}): {} {} → {} changes the mean {} from {} to {} ms by {sign}{} ms{rel} \
-         (95 % CI; {test}, {verdict}).",
-        t.case,
-        t.parameter,
-        t.a_value,
-        t.b_value,
-        t.quantity,
-        num(t.a.mean),
-        num(t.b.mean),
-        match ci {
-            Some(c) => mean_ci(d, Some(c)),
-            None => num(d),
-        },
-    )
 }
 
 /// The numbers the general findings and the fits table state, under keys free of

@@ -42,9 +42,7 @@ fn nat_costs_against_plain_forwarding_and_conntrack_alone() {
         config("sessions", "nft", "dnat", 0, ("sessions_per_s", 8_000.0)),
         config("sessions", "nft", "dnat", 1000, ("sessions_per_s", 5_000.0)),
     ];
-    let refs: Vec<&Config> = cs.iter().collect();
-    let mut a = Analysis::default();
-    analyse(&refs, &mut a);
+    let a = analysed(&cs);
     assert_eq!(a.tables.len(), 1);
     assert_eq!(a.tables[0].rows.len(), 5);
     assert_eq!(a.figures.len(), 2);
@@ -86,8 +84,7 @@ fn nat_costs_against_plain_forwarding_and_conntrack_alone() {
     );
     assert!(!f2.iter().any(|x| x.contains(" costs ")), "{f2:#?}");
     // Nothing without a NAT model.
-    let mut b = Analysis::default();
-    analyse(&refs[..2], &mut b);
+    let b = analysed(&cs[..2]);
     assert!(b.tables.is_empty() && b.findings.is_empty());
 }
 
@@ -100,23 +97,31 @@ fn with_values(mut c: Config, metric: &str, values: &[f64]) -> Config {
     c
 }
 
+/// The NAT analysis of `cs`.
+fn analysed(cs: &[Config]) -> Analysis {
+    let refs: Vec<&Config> = cs.iter().collect();
+    let mut a = Analysis::default();
+    analyse(&refs, &mut a);
+    a
+}
+
+/// A flood configuration whose repetitions' CPU time per packet were `values`.
+fn flood(engine: &str, model: &str, rules: u64, values: &[f64]) -> Config {
+    let m = "cpu_ns_per_packet";
+    with_values(config("flood", engine, model, rules, (m, 0.0)), m, values)
+}
+
 #[test]
 fn plain_forwardings_rule_counts_are_one_baseline_for_every_comparison() {
     // Engine none at 0 and 1000 rules: one gateway measured in two groups of trials
     // (the nat.toml run: 17 935 ns in one group, 8 248 in the other).
-    let m = "cpu_ns_per_packet";
-    let flood = |engine: &str, model: &str, rules: u64, values: &[f64]| {
-        with_values(config("flood", engine, model, rules, (m, 0.0)), m, values)
-    };
     let cs = [
         flood("none", "none", 0, &[17_000.0, 18_000.0, 18_800.0]),
         flood("none", "none", 1000, &[8_000.0, 8_300.0, 8_450.0]),
         flood("nft", "snat", 0, &[13_000.0, 13_100.0, 13_200.0]),
         flood("nft", "snat", 1000, &[13_100.0, 13_200.0, 13_300.0]),
     ];
-    let refs: Vec<&Config> = cs.iter().collect();
-    let mut a = Analysis::default();
-    analyse(&refs, &mut a);
+    let a = analysed(&cs);
     let f = &a.findings;
     assert_eq!(f.len(), 2, "{f:#?}");
     // The pooled mean of the six plain trials: 13 091.67 (13092).
@@ -153,9 +158,7 @@ fn a_comparison_uses_one_measure_for_the_baseline_and_the_configuration() {
         config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
         snat,
     ];
-    let refs: Vec<&Config> = cs.iter().collect();
-    let mut a = Analysis::default();
-    analyse(&refs, &mut a);
+    let a = analysed(&cs);
     let f = &a.findings;
     assert!(
         f[0].contains("costs +200.0 ± 2.8 ns per packet")
@@ -178,9 +181,7 @@ fn a_block_whose_plain_forwarding_fwbench_limited_throughout_says_so() {
         plain,
         config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
     ];
-    let refs: Vec<&Config> = cs.iter().collect();
-    let mut a = Analysis::default();
-    analyse(&refs, &mut a);
+    let a = analysed(&cs);
     assert_eq!(
         a.findings,
         [
@@ -201,10 +202,6 @@ fn a_block_whose_plain_forwarding_fwbench_limited_throughout_says_so() {
 /// below the path without it is flagged, not stated as a saving.
 #[test]
 fn conntrack_alone_is_one_gateway_and_a_saving_from_added_rules_is_flagged() {
-    let m = "cpu_ns_per_packet";
-    let flood = |engine: &str, model: &str, rules: u64, values: &[f64]| {
-        with_values(config("flood", engine, model, rules, (m, 0.0)), m, values)
-    };
     let cs = [
         flood("none", "none", 0, &[6_300.0, 6_400.0, 6_380.0]),
         flood("nft", "conntrack", 0, &[7_000.0, 7_100.0, 7_050.0]),
@@ -212,9 +209,7 @@ fn conntrack_alone_is_one_gateway_and_a_saving_from_added_rules_is_flagged() {
         flood("nft-set", "snat", 0, &[7_500.0, 7_520.0, 7_530.0]),
         flood("nft-set", "snat", 1000, &[7_230.0, 7_240.0, 7_250.0]),
     ];
-    let refs: Vec<&Config> = cs.iter().collect();
-    let mut a = Analysis::default();
-    analyse(&refs, &mut a);
+    let a = analysed(&cs);
     let f = &a.findings;
     let tracked: Vec<&String> = f.iter().filter(|s| s.contains("conntrack (")).collect();
     assert_eq!(tracked.len(), 1, "{f:#?}");

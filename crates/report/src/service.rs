@@ -322,16 +322,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn service_and_queuing_time() {
+    /// The analysis of one firewall type "pf": 10 ± 1 ms a session in sequence, `rate`
+    /// sessions/s (± 2.5 %) in parallel.
+    fn derived(rate: f64) -> Analysis {
         let m = Measured {
             name: "pf".into(),
             latency_s: Some((0.010, Some(0.001))),
-            sessions_per_s: Some((400.0, Some(10.0))),
+            sessions_per_s: Some((rate, Some(rate / 40.0))),
             ..Default::default()
         };
         let mut a = Analysis::default();
         derive(&[m], &mut a);
+        a
+    }
+
+    #[test]
+    fn service_and_queuing_time() {
+        let a = derived(400.0);
         // service 2.5 ms, queuing 7.5 ms
         assert!(
             a.findings[0].contains("is 2.500 ± 0.063 ms"),
@@ -341,14 +348,7 @@ mod tests {
         assert!(a.findings[0].contains("7.5 ± "), "{}", a.findings[0]);
         assert_eq!(a.claims.len(), 2);
         // Parallel slower than one at a time (service 12.5 ms > 10 ms): no queuing time.
-        let slow = Measured {
-            name: "pf".into(),
-            latency_s: Some((0.010, Some(0.001))),
-            sessions_per_s: Some((80.0, Some(2.0))),
-            ..Default::default()
-        };
-        let mut a = Analysis::default();
-        derive(&[slow], &mut a);
+        let a = derived(80.0);
         assert!(
             a.findings[0].contains("parallel sessions ran slower than one at a time")
                 && a.findings[0].contains("is no queuing time — none is stated"),
