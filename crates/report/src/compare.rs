@@ -659,7 +659,13 @@ const ITSELF: &str = "NOTE: both sides are the same runs of the same file: a run
 fn pooled(runs: &[&RunReport]) -> Vec<Config> {
     let mut out: Vec<Config> = Vec::new();
     for r in runs {
-        for c in r.configs.iter().filter(|c| !c.reps.is_empty()) {
+        // A search's steps are its guesses: compared between runs they would read as
+        // regressions of configurations nobody asked for.
+        for c in r
+            .configs
+            .iter()
+            .filter(|c| !c.reps.is_empty() && !c.reps.iter().all(|t| t.step_of().is_some()))
+        {
             match out.iter_mut().find(|o| o.key == c.key) {
                 Some(o) => {
                     o.reps.extend(c.reps.iter().cloned());

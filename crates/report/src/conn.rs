@@ -298,7 +298,15 @@ fn download_vs_rules(http: &[&Config], a: &mut Analysis) {
             "{name}{} rule counts, {downloads} downloads",
             s.points.len()
         );
-        if let Some(f) = stats::fit_line(&pts).filter(|_| pts.len() >= 3) {
+        // No firewall, or a model that installs the same rules whatever the count: its
+        // rule counts are one gateway, no cost per rule (as the packet cost model).
+        let one_gateway = g
+            .get(&s.name)
+            .is_some_and(|cs| cs.iter().all(|c| c.ignores_rule_count()));
+        if one_gateway {
+            note.push_str("; no cost per rule (the same rules whatever the count)");
+        }
+        if let Some(f) = stats::fit_line(&pts).filter(|_| pts.len() >= 3 && !one_gateway) {
             let sign = if f.b < 0.0 { '−' } else { '+' };
             note.push_str(&format!(
                 "; least squares: {} ms {sign} {} µs per rule (R² {:.3})",

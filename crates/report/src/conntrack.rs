@@ -34,16 +34,16 @@ struct Ct {
 /// A new-flow trial's figures (flood and flow trials with a conntrack setting count
 /// packets, not flows: they are not new-flow findings).
 fn of(t: &Trial) -> Option<Ct> {
-    // An ndr-newflows search's steps probe it (each guessed rate a finding of its own
-    // otherwise); the search's row states its answer.
-    if !t.workload.new_flows() || t.step_of().is_some() {
+    if !t.workload.new_flows() {
         return None;
     }
     table_of(t)
 }
 
 fn table_of(t: &Trial) -> Option<Ct> {
-    if t.status != Status::Ok {
+    // A search's steps probe it (an ndr-newflows' guessed rates each a finding of their
+    // own otherwise); the search's row states its answer.
+    if t.status != Status::Ok || t.step_of().is_some() {
         return None;
     }
     let c = t.stored.packet.as_ref()?.conntrack.as_ref()?;

@@ -144,13 +144,16 @@ fn gaps(echo: &[&Config], a: &mut Analysis) {
                 name(fast)
             )
         };
-        a.claims.push(Claim::new(
-            format!("throughput gap: {} vs {}", name(fast), name(slow)),
-            sm.mean,
-            sm.ci95,
-            "%",
-            format!("{} configuration pairs", pct.len()),
-        ));
+        a.claims.push(
+            Claim::new(
+                format!("throughput gap: {} vs {}", name(fast), name(slow)),
+                sm.mean,
+                sm.ci95,
+                "%",
+                format!("{} configuration pairs", pct.len()),
+            )
+            .doubted((!gap.holds()).then(|| gap.reasons())),
+        );
         a.findings.push(format!(
             "{sentence} in throughput (95 % CI over {} configuration pairs differing only in \
              it; min {} %, max {} %); the study: {} % (min {}, max {}){}.",
@@ -538,16 +541,8 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
         })
         .collect();
     let turns = crate::throughput::crossovers(mean_curve, &flat);
-    for (x0, x1, xc) in &turns {
-        fig.markers.push(Marker {
-            x: *xc,
-            text: format!("n≈{xc:.1}"),
-        });
-        fig.notes.push(format!(
-            "threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ {xc:.1})"
-        ));
-    }
-    // Where the mean difference's CI holds 0: there no server mode measurably leads.
+    // Where the mean difference's CI holds 0 (or there is none): there no server mode
+    // measurably leads, and a sign change beside it is within the noise.
     let unclear: Vec<f64> = mean_curve
         .iter()
         .filter(|p| p.ci95.is_none_or(|c| p.y.abs() <= c))
@@ -557,47 +552,102 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
         let at: Vec<String> = xs.iter().copied().map(num).collect();
         crate::series::and_list(&at)
     };
-    match turns.first() {
-        Some((x0, x1, _)) if unclear.contains(x0) || unclear.contains(x1) => {
-            a.findings.push(format!(
-                "Threads vs epoll: no turning point is stated — the mean difference changes \
-                 sign between n = {} and n = {}, but at n = {} it is not clear of 0 (its 95 % \
-                 CI holds 0, or one configuration there gave none): within the noise (the \
-                 study found one near {} clients).",
-                num(*x0),
-                num(*x1),
-                unclear_at(&unclear),
-                num(STUDY_TURNING_POINT)
+    let clear = |x0: &f64, x1: &f64| !unclear.contains(x0) && !unclear.contains(x1);
+    for (x0, x1, xc) in &turns {
+        if clear(x0, x1) {
+            fig.markers.push(Marker {
+                x: *xc,
+                text: format!("n≈{xc:.1}"),
+            });
+            fig.notes.push(format!(
+                "threads − epoll changes sign between n = {x0} and n = {x1} (crossover ≈ \
+                 {xc:.1})"
+            ));
+        } else {
+            fig.notes.push(format!(
+                "threads − epoll changes sign between n = {x0} and n = {x1} within the noise \
+                 (a 95 % CI beside it holds 0, or there is none): no turning point"
             ));
         }
-        Some((x0, x1, xc)) => {
+    }
+    let kept: Vec<&(f64, f64, f64)> = turns.iter().filter(|(a, b, _)| clear(a, b)).collect();
+    let study_at = |x0: f64, x1: f64| {
+        if x0 <= STUDY_TURNING_POINT && STUDY_TURNING_POINT <= x1 {
+            "the study's ~40 lies in that interval".to_string()
+        } else {
+            format!(
+                "the study found ~{} clients: this machine differs",
+                num(STUDY_TURNING_POINT)
+            )
+        }
+    };
+    let finding = match (kept.as_slice(), turns.is_empty()) {
+        // One measurable crossing: the turning point.
+        ([(x0, x1, xc)], _) if turns.len() == 1 => {
             let lead = if mean_curve.first().is_some_and(|p| p.y > 0.0) {
                 "threads lead below it, epoll above"
             } else {
                 "epoll leads below it, threads above"
             };
-            let study = if *x0 <= STUDY_TURNING_POINT && STUDY_TURNING_POINT <= *x1 {
-                "the study's ~40 lies in that interval".to_string()
-            } else {
-                format!(
-                    "the study found ~{} clients: this machine differs",
-                    num(STUDY_TURNING_POINT)
-                )
-            };
-            a.findings.push(format!(
+            format!(
                 "Threads vs epoll: the turning point (crossover of the mean difference) is at \
                  n ≈ {xc:.1} clients, between the measured n = {} and n = {} ({lead}; a \
                  linear interpolation, so the crossover is only known to lie in that \
-                 interval); {study}.",
+                 interval); {}.",
                 num(*x0),
-                num(*x1)
-            ));
+                num(*x1),
+                study_at(*x0, *x1)
+            )
         }
-        None => {
-            fig.notes
-                .push("No crossover: one server mode leads at every n.".into());
-            if let Some(p) = mean_curve.first() {
-                let who = if p.y > 0.0 { "threads" } else { "epoll" };
+        // Several crossings: which mode leads depends on n, no one turning point.
+        ([_, ..], _) | ([], false) if turns.len() > 1 => {
+            let at: Vec<String> = turns
+                .iter()
+                .map(|(x0, x1, _)| format!("{}–{}", num(*x0), num(*x1)))
+                .collect();
+            format!(
+                "Threads vs epoll: no single turning point — the mean difference changes sign \
+                 {} times (between n = {}; {} of them clear of the noise), so which mode leads \
+                 depends on n (the study found one near {} clients).",
+                turns.len(),
+                crate::series::and_list(&at),
+                kept.len(),
+                num(STUDY_TURNING_POINT)
+            )
+        }
+        // One crossing within the noise.
+        (_, false) => {
+            let (x0, x1, _) = turns[0];
+            format!(
+                "Threads vs epoll: no turning point is stated — the mean difference changes \
+                 sign between n = {} and n = {}, but at n = {} it is not clear of 0 (its 95 % \
+                 CI holds 0, or one configuration there gave none): within the noise (the \
+                 study found one near {} clients).",
+                num(x0),
+                num(x1),
+                unclear_at(&unclear),
+                num(STUDY_TURNING_POINT)
+            )
+        }
+        // No crossing: one mode ahead everywhere — measurably where its CI is clear.
+        (_, true) => {
+            let who = if mean_curve.first().is_some_and(|p| p.y > 0.0) {
+                "threads"
+            } else {
+                "epoll"
+            };
+            if unclear.len() == mean_curve.len() {
+                fig.notes
+                    .push("No crossover, and no server mode measurably ahead at any n.".into());
+                format!(
+                    "Threads vs epoll: no turning point, and no server mode measurably leads \
+                     at any n measured ({who} ahead in the means, each 95 % CI holding 0, or \
+                     none) (the study found one near {} clients).",
+                    num(STUDY_TURNING_POINT)
+                )
+            } else {
+                fig.notes
+                    .push("No crossover: one server mode leads at every n.".into());
                 let how = if unclear.is_empty() {
                     "(each difference's 95 % CI clear of 0)".to_string()
                 } else {
@@ -607,13 +657,16 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
                         unclear_at(&unclear)
                     )
                 };
-                a.findings.push(format!(
+                format!(
                     "Threads vs epoll: no turning point — {who} leads at every n measured \
                      {how} (the study found one near {} clients).",
                     num(STUDY_TURNING_POINT)
-                ));
+                )
             }
         }
+    };
+    if !mean_curve.is_empty() {
+        a.findings.push(finding);
     }
     a.figures.push(fig);
 }
@@ -816,6 +869,20 @@ mod tests {
             lead.contains("threads leads at every n measured — measurably only where")
                 && lead.contains("not at n = 2"),
             "{lead}"
+        );
+        let none = modes_finding(&[0.05, 0.05], 0.1);
+        assert!(
+            none.contains("no server mode measurably leads at any n measured")
+                && !none.contains("threads leads"),
+            "{none}"
+        );
+        let twice = modes_finding(&[10.0, -10.0, 10.0], 0.1);
+        assert!(
+            twice.starts_with(
+                "Threads vs epoll: no single turning point — the mean difference \
+                 changes sign 2 times"
+            ),
+            "{twice}"
         );
         let sure = modes_finding(&[10.0, 12.0], 0.1);
         assert!(

@@ -246,13 +246,13 @@ type Found = (f64, Option<f64>, bool, bool);
 
 /// How many of `trials` a role limited (`packet.limited_by`), and how many were judged.
 fn limited_counts(trials: &[Trial], role: LimitedBy) -> (usize, usize) {
-    // A search's steps are the search's (its ceiling probe at the sender's limit is
-    // the search's own answer, "limited by the sender", said in its row).
+    // A search's ceiling probe at the sender's limit is the search's own answer
+    // ("limited by the sender", said in its row): no warning of the run's. A step the
+    // sink limited pulled the search down, and a shared CPU holds for its steps too:
+    // those are said.
     fn limit(t: &Trial) -> Option<&results::stored::LimitStored> {
-        if t.step_of().is_some() {
-            return None;
-        }
-        t.stored.packet.as_ref()?.limited_by.as_ref()
+        let l = t.stored.packet.as_ref()?.limited_by.as_ref()?;
+        (t.step_of().is_none() || l.by != Some(LimitedBy::Sender)).then_some(l)
     }
     let by = trials
         .iter()
@@ -443,8 +443,9 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
         .collect()
 }
 
-/// "A/B (case): rules 0 → 500 changes the download time by +d ± ci ms (+x %), paired t
-/// p = …: significant / not significant."
+/// "A/B (case): rules 0 → 500 changes the mean download time from a to b ms by +d ± ci
+/// ms (+x %) (…: significant at 5 %)" — or "no measurable change …" when not
+/// significant, "not tested" without a test, "no comparison" for one gateway twice.
 pub fn ab_sentence(t: &AbTest) -> String {
     let (d, ci, test) = ab_delta(t);
     let rel = if t.a.mean != 0.0 {
@@ -463,7 +464,7 @@ pub fn ab_sentence(t: &AbTest) -> String {
             .p()
             .map(|p| format!(", p = {}", p_short(p)))
             .unwrap_or_default();
-        let what = if t.p().is_some_and(|p| p < 0.05) {
+        let what = if t.p().is_some_and(|p| p < crate::conn::ALPHA) {
             "is significant although nothing differs: the testbed drifted during the run \
              (the order or the machine's other load), so a difference of this size elsewhere \
              in the run is doubtful"
@@ -478,7 +479,7 @@ pub fn ab_sentence(t: &AbTest) -> String {
         );
     }
     let verdict = match t.p() {
-        Some(p) if p < 0.05 => format!("p = {}: significant at 5 %", p_short(p)),
+        Some(p) if p < crate::conn::ALPHA => format!("p = {}: significant at 5 %", p_short(p)),
         Some(p) => format!("p = {}: not significant", p_short(p)),
         None => "fewer than 2 values or no spread".into(),
     };
@@ -490,14 +491,14 @@ pub fn ab_sentence(t: &AbTest) -> String {
     match t.p() {
         // Untested: the means, no difference claimed either way.
         None => format!("{head}: not tested ({verdict}) — the mean {q} was {a} vs {b} ms."),
-        // Not significant: no change is stated, only what was measured.
-        Some(p) if p >= 0.05 => format!(
-            "{head}: no measurable change of the mean {q} ({a} vs {b} ms, {sign}{diff} \
-             ms{rel}; 95 % CI; {test}, {verdict})."
-        ),
-        Some(_) => format!(
+        Some(p) if p < crate::conn::ALPHA => format!(
             "{head} changes the mean {q} from {a} to {b} ms by {sign}{diff} ms{rel} (95 % CI; \
              {test}, {verdict})."
+        ),
+        // Not significant (or no p at all): no change is stated, only what was measured.
+        Some(_) => format!(
+            "{head}: no measurable change of the mean {q} ({a} vs {b} ms, {sign}{diff} \
+             ms{rel}; 95 % CI; {test}, {verdict})."
         ),
     }
 }

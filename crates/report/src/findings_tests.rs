@@ -455,16 +455,18 @@ fn a_searchs_steps_give_no_cost_per_rule() {
     assert!(!f.iter().any(|l| l.starts_with("Search steps")), "{f:?}");
     // A step at the sender's limit (a search's ceiling probe) is the search's answer,
     // no warning of the run's; a trial asked for is warned of.
-    let probe = |step: Option<&str>| {
+    // A step the sink limited pulled the search down: warned of.
+    let probe = |step: Option<&str>, by: &str| {
         let mut row = with(None)[0].row.clone();
-        row.results = serde_json::json!({"packet": {"limited_by": {"by": "sender"}}});
+        row.results = serde_json::json!({"packet": {"limited_by": {"by": by}}});
         if let Some(s) = step {
             row.results["step_of"] = serde_json::json!(s);
         }
         fwbench_limit_warnings(&[Trial::new(row)])
     };
-    assert_eq!(probe(None).len(), 1);
-    assert!(probe(Some("search")).is_empty());
+    assert_eq!(probe(None, "sender").len(), 1);
+    assert!(probe(Some("search"), "sender").is_empty());
+    assert_eq!(probe(Some("search"), "sink").len(), 1);
     for (step, what) in [
         (
             "capacity",

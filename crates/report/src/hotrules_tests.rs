@@ -127,6 +127,15 @@ fn only_the_gateways_rates_cost_a_rule_and_a_negative_cost_is_flagged() {
         "{:?}",
         f.notes
     );
+    // Both of fwbench's roles: both told what to do.
+    let mut both = ts[..12].to_vec();
+    both.push(limited(1, 900.0, "sink"));
+    let said = findings(&both);
+    assert!(
+        said[0].contains("limited by fwbench's sender and sink")
+            && said[0].contains("give the sender more threads on CPUs of their own, and the sink"),
+        "{said:?}"
+    );
     // Every trial the sender's: no cost stated, and why.
     let said = findings(&ts[..12]);
     assert_eq!(

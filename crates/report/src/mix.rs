@@ -45,7 +45,8 @@ struct Mixed<'a> {
 fn mixes(trials: &[Trial]) -> Vec<Mixed<'_>> {
     let mut by: BTreeMap<&str, Mixed> = BTreeMap::new();
     for t in trials {
-        if matches!(t.status, Status::Failed | Status::Unavailable) {
+        // A search's steps probe it: no case of their own.
+        if matches!(t.status, Status::Failed | Status::Unavailable) || t.step_of().is_some() {
             continue;
         }
         let Some(m) = t.stored.packet.as_ref().and_then(|p| p.mix.as_ref()) else {

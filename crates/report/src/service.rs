@@ -170,14 +170,26 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
                 t(Some(q))
             )),
             (Some(l), Some(s), Some(q)) => {
-                for (what, e) in [("session time in sequence", l), ("queuing time", q)] {
-                    a.claims.push(Claim::new(
-                        format!("{what}: {}", m.name),
-                        e.0 * 1e6,
-                        e.1.map(|c| c * 1e6),
-                        "µs",
-                        "repetitions, propagated".into(),
-                    ));
+                // A queuing time that is not measurable is a doubted claim, as its
+                // sentence says.
+                let doubt = match judged(q) {
+                    Judged::Unmeasured(why) => Some(format!("no queuing time measurable: {why}")),
+                    _ => None,
+                };
+                for (what, e, doubt) in [
+                    ("session time in sequence", l, None),
+                    ("queuing time", q, doubt),
+                ] {
+                    a.claims.push(
+                        Claim::new(
+                            format!("{what}: {}", m.name),
+                            e.0 * 1e6,
+                            e.1.map(|c| c * 1e6),
+                            "µs",
+                            "repetitions, propagated".into(),
+                        )
+                        .doubted(doubt),
+                    );
                 }
                 let queued = match judged(q) {
                     Judged::Unmeasured(why) => {
@@ -356,5 +368,29 @@ mod tests {
             a.findings[0]
         );
         assert!(a.claims.is_empty(), "{:?}", a.claims);
+        assert!(
+            a.tables[0].rows[0][3].contains("parallel slower than one at a time"),
+            "{:?}",
+            a.tables[0].rows[0]
+        );
+        // Service 9.8 ms of 10 ± 1: a queuing time whose CI holds 0 — not stated, its
+        // claim doubted, its cell marked.
+        let a = derived(102.0);
+        assert!(
+            a.findings[0].contains("so no queuing time is measurable ("),
+            "{}",
+            a.findings[0]
+        );
+        let q = a
+            .claims
+            .iter()
+            .find(|c| c.key.starts_with("queuing time"))
+            .unwrap();
+        assert!(q.doubt.is_some(), "{q:?}");
+        assert!(
+            a.tables[0].rows[0][3].contains("not measurable"),
+            "{:?}",
+            a.tables[0].rows[0]
+        );
     }
 }

@@ -800,9 +800,12 @@ fn cost_model(g: &BTreeMap<String, Vec<&Config>>, x: fn(&Config) -> Option<f64>,
         // A model that installs the same rules whatever the count (conntrack alone,
         // hashlimit): its rule counts are one gateway, no cost per rule.
         if cs.iter().all(|c| c.ignores_rule_count()) {
-            fig.notes.push(format!(
-                "{name}: no cost model (its model installs the same rules whatever the count)"
-            ));
+            if rule_counts(cs, x) >= 2 {
+                fig.notes.push(format!(
+                    "{name}: no cost model (its model installs the same rules whatever the \
+                     count)"
+                ));
+            }
             continue;
         }
         let e = Estimator::HEADLINE;

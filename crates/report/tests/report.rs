@@ -330,7 +330,7 @@ fn html_has_every_expected_figure_and_warning_and_no_urls() {
         "6.1.0-test",
         "Test CPU @ 3 GHz",
         "nft v1.0.6",
-        "crossover",
+        "changes sign between",
         "ns per rule per packet",
     ] {
         assert!(html.contains(needle), "missing {needle}");
@@ -379,9 +379,10 @@ fn echo_costs_vs_f0_and_threads_epoll_crossover() {
         }
     }
     let fig = figure(run, "echo-threads-vs-epoll");
-    assert!(!fig.markers.is_empty());
-    // threads − epoll: n=2: 166.7 vs 153.8 (+), n=4: 285.7 vs 296.3 (−)
-    note(fig, "between n = 2 and n = 4");
+    // threads − epoll: n=2: 166.7 vs 153.8 (+), n=4: 285.7 vs 296.3 (−) — one
+    // configuration each, no CI: the sign change is no turning point, and no marker.
+    assert!(fig.markers.is_empty(), "{:?}", fig.markers);
+    note(fig, "between n = 2 and n = 4 within the noise");
 }
 
 #[test]
