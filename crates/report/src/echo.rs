@@ -446,14 +446,11 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
     a.figures.push(f);
 }
 
-/// Figure 7: (threads − epoll) / epoll in % by clients, per protocol/family (TCP and
-/// SCTP when they were run: UDP has no per-client connection), on the F = 0 series when
-/// there is one, averaged over the rest; markers where the mean difference changes sign.
-fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
-    let servers: BTreeSet<&str> = echo.iter().filter_map(|c| c.param("server")).collect();
-    if !(servers.contains("threads") && servers.contains("epoll")) {
-        return;
-    }
+/// One difference per pair of configurations that differ in the server only (on the
+/// F = 0 series when there is one; TCP and SCTP when run, UDP having no per-client
+/// connection), as a configuration-like cell: (the pair's threads configuration,
+/// threads − epoll in % of epoll, its CI).
+fn mode_diffs<'a>(echo: &[&'a Config]) -> Vec<(&'a Config, f64, Option<f64>)> {
     let base: Vec<&Config> = echo.iter().copied().filter(|c| c.is_baseline).collect();
     let pool = if base.is_empty() { echo } else { &base[..] };
     let streams: Vec<&Config> = pool
@@ -471,8 +468,6 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
         f.remove("server");
         f
     };
-    // One difference per pair (same parameters but the server), as a configuration-like
-    // cell: (pair's threads config, difference %, CI).
     let mut diffs: Vec<(&Config, f64, Option<f64>)> = Vec::new();
     for t in pool.iter().filter(|c| c.param("server") == Some("threads")) {
         let Some(e) = pool
@@ -499,6 +494,18 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
         };
         diffs.push((t, (r - 1.0) * 100.0, ci));
     }
+    diffs
+}
+
+/// Figure 7: (threads − epoll) / epoll in % by clients, per protocol/family (TCP and
+/// SCTP when they were run: UDP has no per-client connection), on the F = 0 series when
+/// there is one, averaged over the rest; markers where the mean difference changes sign.
+fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
+    let servers: BTreeSet<&str> = echo.iter().filter_map(|c| c.param("server")).collect();
+    if !(servers.contains("threads") && servers.contains("epoll")) {
+        return;
+    }
+    let diffs = mode_diffs(echo);
     if diffs.is_empty() {
         return;
     }
@@ -532,6 +539,16 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
     ));
     let zero = vec![];
     let mean_curve = overall.first().map(|s| &s.points).unwrap_or(&zero);
+    if !mean_curve.is_empty() {
+        a.findings.push(turning_point(mean_curve, &mut fig));
+    }
+    a.figures.push(fig);
+}
+
+/// The turning point of the mean difference `mean_curve` (threads − epoll by n), judged
+/// against its CIs: the finding, and on `fig` a marker for each crossing clear of the
+/// noise and a note for each crossing.
+fn turning_point(mean_curve: &[Point], fig: &mut Figure) -> String {
     let flat: Vec<Point> = mean_curve
         .iter()
         .map(|p| Point {
@@ -665,10 +682,7 @@ fn threads_vs_epoll(echo: &[&Config], a: &mut Analysis) {
             }
         }
     };
-    if !mean_curve.is_empty() {
-        a.findings.push(finding);
-    }
-    a.figures.push(fig);
+    finding
 }
 
 /// The host load metrics shown (key suffix, column).

@@ -214,20 +214,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             continue;
         };
         let plain_at = placements(plains.iter().copied());
-        let rules_pooled: BTreeSet<u64> = plains.iter().map(|c| rules_of(c)).collect();
-        let plain_basis = if plains.len() > 1 {
-            format!(
-                "plain forwarding over {pooled} trials, its rule counts {} pooled: engine none \
-                 installs no rules",
-                rules_pooled
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        } else {
-            format!("plain forwarding over {pooled} trials")
-        };
+        let plain_basis = plain_basis(&plains, pooled);
         let here = costs(&block, m);
         let mut cats = vec![];
         let mut pts = vec![];
@@ -264,28 +251,10 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                 rules.clone(),
                 r.n.to_string(),
                 format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
-                match &apart {
-                    Some(_) => "– (placed differently)".to_string(),
-                    None if below(&d).is_some() => {
-                        format!(
-                            "{:+} {unit} (FLAGGED: below plain forwarding)",
-                            PlusNum(d.mean)
-                        )
-                    }
-                    None => format!("{:+} {unit}", PlusNum(d.mean)),
-                },
-                match &apart {
-                    Some(_) => "–".to_string(),
-                    None => format!(
-                        "{:+.1} %",
-                        if plain.mean > 0.0 {
-                            d.mean / plain.mean * 100.0
-                        } else {
-                            0.0
-                        }
-                    ),
-                },
             ]);
+            rows.last_mut()
+                .expect("pushed")
+                .extend(vs_plain(&d, &plain, apart.is_some(), unit));
             if let Some(why) = apart {
                 a.findings.push(format!(
                     "{w}: {name} ({rules} NAT filler rules) is not compared with plain \
@@ -390,6 +359,43 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
         out.extend(pooled_cost(&group, m).map(|(cost, n)| Costed { c, cost, n, pooled }));
     }
     out
+}
+
+/// "plain forwarding over 6 trials, its rule counts 0, 1000 pooled: engine none installs
+/// no rules" — what the baseline of `plains` (`pooled` trials) rests on.
+fn plain_basis(plains: &[&Config], pooled: usize) -> String {
+    let rules: BTreeSet<u64> = plains.iter().map(|c| rules_of(c)).collect();
+    if plains.len() > 1 {
+        let list: Vec<String> = rules.iter().map(u64::to_string).collect();
+        format!(
+            "plain forwarding over {pooled} trials, its rule counts {} pooled: engine none \
+             installs no rules",
+            list.join(", ")
+        )
+    } else {
+        format!("plain forwarding over {pooled} trials")
+    }
+}
+
+/// The table's "vs plain forwarding" and "change" cells of difference `d` ("–" for a
+/// configuration placed apart from its baseline; a difference below 0 flagged).
+fn vs_plain(d: &Cost, plain: &Cost, apart: bool, unit: &str) -> [String; 2] {
+    if apart {
+        return ["– (placed differently)".to_string(), "–".to_string()];
+    }
+    let diff = match below(d) {
+        Some(_) => format!(
+            "{:+} {unit} (FLAGGED: below plain forwarding)",
+            PlusNum(d.mean)
+        ),
+        None => format!("{:+} {unit}", PlusNum(d.mean)),
+    };
+    let change = if plain.mean > 0.0 {
+        d.mean / plain.mean * 100.0
+    } else {
+        0.0
+    };
+    [diff, format!("{change:+.1} %")]
 }
 
 /// Measured below 0 (its CI clear of it): added work that came out cheaper, flagged

@@ -253,6 +253,12 @@ pub(crate) fn derive(types: &[Measured], a: &mut Analysis) {
                 .unwrap_or_else(|| "-".into()),
         ]);
     }
+    table(rows, a);
+}
+
+/// The service and queuing table of `rows` (none when every cell is empty), with its
+/// note on how packets/s were counted.
+fn table(rows: Vec<Vec<String>>, a: &mut Analysis) {
     if rows.iter().all(|r| r[1..].iter().all(|c| c == "-")) {
         return;
     }

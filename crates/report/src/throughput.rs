@@ -272,81 +272,19 @@ fn advantage_figure(
         ));
         return None;
     };
-    let rest = |c: &Config| {
-        let mut f = c.flat.clone();
-        f.remove("engine");
-        f.remove("nft_family");
-        f
-    };
     let others = group(packet, &["rules", "engine", "nft_family"]);
     let mut series = Vec::new();
     // Where a point is a bound, not a measure: said on the figure, series by series.
     let mut notes = Vec::new();
     for engine in engines.iter().filter(|e| **e != reference) {
         for (name, cs) in &others {
-            let mut pts = Vec::new();
-            // Rule counts where an engine passed every packet offered: how that bounds
-            // the ratio.
-            let mut bounds: Vec<(f64, Bound)> = Vec::new();
-            // Rule counts where a repetition of either was left out: which.
-            let mut left: Vec<(f64, String, bool)> = Vec::new();
-            // Rule counts with no ratio: fwbench limited an engine's every repetition.
-            let mut gone: Vec<f64> = Vec::new();
-            // Per rule count, the fewer repetitions the two kept.
-            let mut reps: Vec<(f64, usize)> = Vec::new();
-            for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
-                let Some(b) = cs
-                    .iter()
-                    .find(|b| engine_id(b).as_ref() == Some(&reference) && rest(b) == rest(c))
-                else {
-                    continue;
-                };
-                if let (Some(xv), Some(p)) = (x(c), ratio(c, b)) {
-                    pts.push(Point {
-                        x: xv,
-                        y: p.0,
-                        ci95: p.1,
-                    });
-                    let bound = match (offered_rate_got_through(c), offered_rate_got_through(b)) {
-                        (true, true) => Some(Bound::Offered),
-                        (true, false) => Some(Bound::Floor),
-                        (false, true) => Some(Bound::Ceiling),
-                        (false, false) => None,
-                    };
-                    bounds.extend(bound.map(|k| (xv, k)));
-                    let kept = |c: &Config| {
-                        c.gateway_values
-                            .get(crate::model::RECEIVED_PPS)
-                            .map_or(0, Vec::len)
-                    };
-                    reps.push((xv, kept(c).min(kept(b))));
-                    let limits: Vec<_> = [(engine.as_str(), c), (reference.as_str(), b)]
-                        .into_iter()
-                        .filter_map(|(e, c)| Some((e, c.fwbench_limit()?)))
-                        .collect();
-                    if !limits.is_empty() {
-                        let why: Vec<String> = limits
-                            .iter()
-                            .map(|(e, l)| {
-                                format!(
-                                    "{} of {e}'s {} repetitions, limited by fwbench's {}",
-                                    l.limited,
-                                    l.of,
-                                    l.roles()
-                                )
-                            })
-                            .collect();
-                        // More than half of either left out: no fair sample (flagged).
-                        let most = limits.iter().any(|(_, l)| l.most());
-                        left.push((xv, why.join("; "), most));
-                    }
-                } else if let Some(xv) = x(c) {
-                    // No ratio where fwbench limited every repetition of either: said.
-                    if c.limited_throughout() || b.limited_throughout() {
-                        gone.push(xv);
-                    }
-                }
-            }
+            let RatioPoints {
+                mut pts,
+                bounds,
+                left,
+                mut gone,
+                reps,
+            } = ratio_points(cs, (engine, &reference), x);
             pts.sort_by(|p, q| p.x.total_cmp(&q.x));
             if !gone.is_empty() {
                 gone.sort_by(f64::total_cmp);
@@ -436,6 +374,102 @@ fn advantage_figure(
     f.notes.extend(notes);
     a.figures.push(f);
     Some(reference)
+}
+
+/// One ratio series' points (engine over reference, by rule count), with where each
+/// is a bound, where a repetition of either was left out (which, and whether more than
+/// half), where there is none (fwbench limited an engine's every repetition), and the
+/// fewer repetitions the two kept at each count.
+struct RatioPoints {
+    pts: Vec<Point>,
+    bounds: Vec<(f64, Bound)>,
+    left: Vec<(f64, String, bool)>,
+    gone: Vec<f64>,
+    reps: Vec<(f64, usize)>,
+}
+
+/// [`RatioPoints`] of the configurations `cs` of one series.
+fn ratio_points(
+    cs: &[&Config],
+    (engine, reference): (&String, &String),
+    x: fn(&Config) -> Option<f64>,
+) -> RatioPoints {
+    let rest = |c: &Config| {
+        let mut f = c.flat.clone();
+        f.remove("engine");
+        f.remove("nft_family");
+        f
+    };
+    let mut pts = Vec::new();
+    // Rule counts where an engine passed every packet offered: how that bounds
+    // the ratio.
+    let mut bounds: Vec<(f64, Bound)> = Vec::new();
+    // Rule counts where a repetition of either was left out: which.
+    let mut left: Vec<(f64, String, bool)> = Vec::new();
+    // Rule counts with no ratio: fwbench limited an engine's every repetition.
+    let mut gone: Vec<f64> = Vec::new();
+    // Per rule count, the fewer repetitions the two kept.
+    let mut reps: Vec<(f64, usize)> = Vec::new();
+    for c in cs.iter().filter(|c| engine_id(c).as_ref() == Some(engine)) {
+        let Some(b) = cs
+            .iter()
+            .find(|b| engine_id(b).as_ref() == Some(reference) && rest(b) == rest(c))
+        else {
+            continue;
+        };
+        if let (Some(xv), Some(p)) = (x(c), ratio(c, b)) {
+            pts.push(Point {
+                x: xv,
+                y: p.0,
+                ci95: p.1,
+            });
+            let bound = match (offered_rate_got_through(c), offered_rate_got_through(b)) {
+                (true, true) => Some(Bound::Offered),
+                (true, false) => Some(Bound::Floor),
+                (false, true) => Some(Bound::Ceiling),
+                (false, false) => None,
+            };
+            bounds.extend(bound.map(|k| (xv, k)));
+            let kept = |c: &Config| {
+                c.gateway_values
+                    .get(crate::model::RECEIVED_PPS)
+                    .map_or(0, Vec::len)
+            };
+            reps.push((xv, kept(c).min(kept(b))));
+            let limits: Vec<_> = [(engine.as_str(), c), (reference.as_str(), b)]
+                .into_iter()
+                .filter_map(|(e, c)| Some((e, c.fwbench_limit()?)))
+                .collect();
+            if !limits.is_empty() {
+                let why: Vec<String> = limits
+                    .iter()
+                    .map(|(e, l)| {
+                        format!(
+                            "{} of {e}'s {} repetitions, limited by fwbench's {}",
+                            l.limited,
+                            l.of,
+                            l.roles()
+                        )
+                    })
+                    .collect();
+                // More than half of either left out: no fair sample (flagged).
+                let most = limits.iter().any(|(_, l)| l.most());
+                left.push((xv, why.join("; "), most));
+            }
+        } else if let Some(xv) = x(c) {
+            // No ratio where fwbench limited every repetition of either: said.
+            if c.limited_throughout() || b.limited_throughout() {
+                gone.push(xv);
+            }
+        }
+    }
+    RatioPoints {
+        pts,
+        bounds,
+        left,
+        gone,
+        reps,
+    }
 }
 
 /// "iptables-legacy / nft/inet: a floor at 5000 and 10000 rules; a ratio of two offered
