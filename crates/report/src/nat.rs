@@ -245,16 +245,16 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                     plain_at.iter().cloned().collect::<Vec<_>>().join(" / ")
                 )
             });
+            let [vs, change] = vs_plain(&d, &plain, apart.is_some(), unit);
             rows.push(vec![
                 w.to_string(),
                 name.clone(),
                 rules.clone(),
                 r.n.to_string(),
                 format!("{} {unit}", mean_ci(cost.mean, cost.ci95)),
+                vs,
+                change,
             ]);
-            rows.last_mut()
-                .expect("pushed")
-                .extend(vs_plain(&d, &plain, apart.is_some(), unit));
             if let Some(why) = apart {
                 a.findings.push(format!(
                     "{w}: {name} ({rules} NAT filler rules) is not compared with plain \
@@ -398,9 +398,8 @@ fn vs_plain(d: &Cost, plain: &Cost, apart: bool, unit: &str) -> [String; 2] {
     [diff, format!("{change:+.1} %")]
 }
 
-/// Measured below 0 (its CI clear of it): added work that came out cheaper, flagged
-/// (`results::Figure::added_cost`).
-/// Why, or `None`.
+/// Why `d`, measured below 0 (its CI clear of it), is flagged — added work that came
+/// out cheaper (`results::Figure::added_cost`); `None` when it is not.
 fn below(d: &Cost) -> Option<String> {
     let f =
         results::Figure::added_cost(d.mean, d.ci95.map(results::Ci::ci95), results::Basis::Trial);
