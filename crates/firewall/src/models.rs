@@ -1158,6 +1158,33 @@ mod tests {
         }
     }
 
+    /// What each model generates at every `position` against `Model::uses_position`:
+    /// a model that installs the same rules wherever the matching rule is asked to sit
+    /// is one gateway whatever the position (the report's A/B says so).
+    #[test]
+    fn which_models_place_the_matching_rule() {
+        let a = test_addressing(Ip::V4, 1);
+        for model in Model::ALL.into_iter().filter(|m| *m != Model::Import) {
+            let at = |position| {
+                let s = test_spec(model, 5, position, Ip::V4, Some(TEST_DPORT));
+                generate(&s, &a).map(|rs| {
+                    rs.rules
+                        .iter()
+                        .map(|r| format!("{:?}", (r.hook, &r.m, r.action, r.role)))
+                        .collect::<Vec<_>>()
+                })
+            };
+            let all: Vec<_> = Position::ALL
+                .into_iter()
+                .filter_map(|p| at(p).ok())
+                .collect();
+            let varies = all.windows(2).any(|w| w[0] != w[1]);
+            assert_eq!(all.len(), Position::ALL.len(), "{model}");
+            assert_eq!(varies, model.uses_position(), "{model}: {all:?}");
+        }
+        assert!(!Model::Import.uses_position());
+    }
+
     #[test]
     fn linear_positions() {
         let a = test_addressing(Ip::V4, 1);

@@ -37,12 +37,12 @@ pub fn analyse(configs: &[Config], trials: &[Trial], opts: &Options) -> Analysis
     // and a dozen series, one per guessed rate) probe the search; its own row states
     // its answer.
     // (Connection steps — a sweet spot's — are the connection tables' to read.)
-    let step = |c: &&Config| !c.workload.is_conn() && c.reps.iter().all(|t| t.step_of().is_some());
+    let step = |c: &&Config| !c.workload.is_conn() && c.step_of().is_some();
     // Counted once: an envelope's steps carry events, said as such above.
     let steps: Vec<results::StepOf> = ok
         .iter()
         .filter(|c| step(c) && !evented(c))
-        .filter_map(|c| c.reps.first()?.step_of())
+        .filter_map(|c| c.step_of())
         .collect();
     let ok: Vec<&Config> = ok
         .iter()
@@ -163,7 +163,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
             against.to_string()
         } else {
             crate::cases::cost(c, refc, m, higher)
-                .map(|(v, ci)| mean_ci(v, ci))
+                .map(crate::cases::cost_cell)
                 .unwrap_or_else(|| "-".into())
         };
         let label = c.label.clone().unwrap_or_default();
@@ -455,7 +455,13 @@ fn config_table(configs: &[Config]) -> Table {
         .zip(settings)
         .zip(xdp)
         .map(|((c, settings), xdp)| {
-            let mut r = vec![c.workload.to_string()];
+            // A search's steps are listed, marked: their rates probe the search.
+            let step = match c.step_of() {
+                Some(results::StepOf::Capacity) => " (step of a capacity search)",
+                Some(results::StepOf::Search) => " (step of a search)",
+                None => "",
+            };
+            let mut r = vec![format!("{}{step}", c.workload)];
             r.extend(
                 keys.iter()
                     .map(|k| param_text(c, k).unwrap_or_else(|| "-".into())),
@@ -505,7 +511,7 @@ fn config_table(configs: &[Config]) -> Table {
             });
             r.push(
                 c.cost_pct
-                    .map(|v| mean_ci(v, c.cost_ci95))
+                    .map(|v| crate::cases::cost_cell((v, c.cost_ci95)))
                     .unwrap_or_default(),
             );
             r

@@ -168,7 +168,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             let vs_run = match path {
                 Path::Accept => run_base
                     .and_then(|b| cost(c, b, m, higher))
-                    .map(|(v, ci)| mean_ci(v, ci))
+                    .map(cost_cell)
                     .unwrap_or_else(|| "-".into()),
                 Path::Drop => {
                     "n/a: counted where the gateway drops, not where traffic crosses".into()
@@ -179,18 +179,27 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             } else {
                 let k = cost(c, base, m, higher);
                 if let Some((v, ci)) = k {
-                    a.claims.push(Claim::new(
-                        format!("section cost: {section} — {label}, against “{base_label}”"),
-                        v,
-                        ci,
-                        "%",
-                        "both rows' repetitions".into(),
-                    ));
+                    let unmeasured = unmeasured(v, ci);
+                    a.claims.push(
+                        Claim::new(
+                            format!("section cost: {section} — {label}, against “{base_label}”"),
+                            v,
+                            ci,
+                            "%",
+                            "both rows' repetitions".into(),
+                        )
+                        .doubted(unmeasured.map(String::from)),
+                    );
+                    // A cost whose CI holds 0 is no cost (seed 001 here: "tc ingress
+                    // BPF: -6.1 ± 8.6 % cost"): its width only, with why.
+                    let stated = match unmeasured {
+                        None => format!("{} % cost", mean_ci(v, ci)),
+                        Some(why) => format!("no measurable cost ({} %: {why})", mean_ci(v, ci)),
+                    };
                     a.findings.push(format!(
-                        "{} — {label}: {} % cost against “{base_label}” (the section's \
+                        "{} — {label}: {stated} against “{base_label}” (the section's \
                          baseline; 95 % CI from both rows' repetitions){}.",
                         capital(section),
-                        mean_ci(v, ci),
                         match study {
                             Some(st) => format!(
                                 "; the study: {} %{}",
@@ -201,7 +210,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
                         }
                     ));
                 }
-                k.map(|(v, ci)| mean_ci(v, ci)).unwrap_or_default()
+                k.map(cost_cell).unwrap_or_default()
             };
             rows.push(vec![
                 section.to_string(),
@@ -244,6 +253,27 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
         ],
         rows,
     });
+}
+
+/// Why a cost against a section's baseline is no measurable cost (a difference between
+/// two rows, either way: a row beyond the study may be cheaper), or `None` when it is
+/// one ([`results::Figure::difference`]).
+fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
+    let f = results::Figure::difference(v, ci.map(results::Ci::ci95), results::Basis::Trial);
+    match f.doubts.first().map(|d| d.kind) {
+        None => None,
+        Some(results::DoubtKind::SpansZero) => Some("its 95 % CI includes 0"),
+        Some(results::DoubtKind::TooFew) => Some("no CI: too few repetitions"),
+        Some(_) => Some("not a number"),
+    }
+}
+
+/// A cost in the table: its value and CI, marked where it is no measurable cost.
+pub(crate) fn cost_cell((v, ci): (f64, Option<f64>)) -> String {
+    match unmeasured(v, ci) {
+        None => mean_ci(v, ci),
+        Some(why) => format!("{} (not measurable: {why})", mean_ci(v, ci)),
+    }
 }
 
 /// First letter upper-case.

@@ -664,7 +664,7 @@ fn pooled(runs: &[&RunReport]) -> Vec<Config> {
         for c in r
             .configs
             .iter()
-            .filter(|c| !c.reps.is_empty() && !c.reps.iter().all(|t| t.step_of().is_some()))
+            .filter(|c| !c.reps.is_empty() && c.step_of().is_none())
         {
             match out.iter_mut().find(|o| o.key == c.key) {
                 Some(o) => {

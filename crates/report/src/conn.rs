@@ -521,17 +521,23 @@ const RULE_SETTINGS: [&str; 5] = ["rules", "model", "position", "nft_family", "n
 
 /// Two configurations without a firewall (engine none) that differ only in a rule
 /// setting, or of a model whose rule set does not grow with the count (conntrack
-/// alone) that differ only in `rules`: one gateway, measured twice — why, or `None`.
+/// alone) that differ only in `rules`, or of one that places no rule by `position`
+/// (raw-drop, the string models) that differ only in it: one gateway, measured
+/// twice — why, or `None`.
 pub fn one_gateway(ca: &Config, cb: &Config, parameter: &str) -> Option<String> {
     if ca.no_firewall() && cb.no_firewall() && RULE_SETTINGS.contains(&parameter) {
         return Some("engine none installs no rules".into());
     }
-    (parameter == "rules" && ca.ignores_rule_count() && cb.ignores_rule_count()).then(|| {
-        format!(
-            "model {} installs the same rules whatever the count",
-            ca.param("model").unwrap_or("-")
-        )
-    })
+    let model = ca.param("model").unwrap_or("-");
+    match parameter {
+        "rules" if ca.ignores_rule_count() && cb.ignores_rule_count() => Some(format!(
+            "model {model} installs the same rules whatever the count"
+        )),
+        "position" if ca.ignores_position() && cb.ignores_position() => Some(format!(
+            "model {model} installs the same rules whatever the position"
+        )),
+        _ => None,
+    }
 }
 
 /// The A/B comparisons of a run (see [`ab_cases`]).

@@ -359,6 +359,28 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
         Some("model conntrack installs the same rules whatever the count")
     );
     assert!(crate::conn::one_gateway(&m("snat", "0"), &m("snat", "1000"), "rules").is_none());
+    // A model that places no rule by `position` (raw-drop drops everything at the
+    // raw table's head) is one gateway wherever it is asked to put the match; linear's
+    // matching rule moves.
+    let at = |model: &str, position: &str| {
+        crate::testing::config(
+            format!("{model}{position}"),
+            "sessions",
+            "nft",
+            [
+                ("position".to_string(), position.to_string()),
+                ("model".to_string(), model.to_string()),
+            ]
+            .into(),
+        )
+    };
+    let moved =
+        |model| crate::conn::one_gateway(&at(model, "first"), &at(model, "last"), "position");
+    assert_eq!(
+        moved("raw-drop").as_deref(),
+        Some("model raw-drop installs the same rules whatever the position")
+    );
+    assert!(moved("linear").is_none());
     // Its sentence says why, not "engine none".
     let t = AbTest {
         same_gateway: same,
@@ -450,9 +472,35 @@ fn a_searchs_steps_give_no_cost_per_rule() {
         })
         .collect()
     };
-    let (f, _) = findings_of(&with(None));
+    // The configurations table lists steps marked; a step is neither a baseline nor
+    // costed against one.
+    let listed = |a: &Analysis| -> Vec<String> {
+        let t = a
+            .tables
+            .iter()
+            .find(|t| t.title == "Configurations")
+            .unwrap();
+        t.rows.iter().map(|r| r[0].clone()).collect()
+    };
+    let paired = |ts: &[Trial]| {
+        let mut cs = crate::model::configs(ts, &BTreeMap::new());
+        crate::model::pair_with_baseline(&mut cs, &serde_json::json!({"rules": 0}));
+        let based = cs.iter().filter(|c| c.is_baseline).count();
+        (based, cs.iter().filter(|c| c.cost_pct.is_some()).count())
+    };
+    let (f, a) = findings_of(&with(None));
     assert!(f.iter().any(|l| l.contains("ns per rule")), "{f:?}");
     assert!(!f.iter().any(|l| l.starts_with("Search steps")), "{f:?}");
+    assert!(listed(&a).iter().all(|w| w == "flood"), "{:?}", listed(&a));
+    assert_eq!(paired(&with(None)), (1, 2));
+    for (step, mark) in [
+        ("capacity", "flood (step of a capacity search)"),
+        ("search", "flood (step of a search)"),
+    ] {
+        let (_, a) = findings_of(&with(Some(step)));
+        assert!(listed(&a).iter().all(|w| w == mark), "{:?}", listed(&a));
+        assert_eq!(paired(&with(Some(step))), (0, 0), "{step}");
+    }
     // A step at the sender's limit (a search's ceiling probe) is the search's answer,
     // no warning of the run's; a trial asked for is warned of.
     // A step the sink limited pulled the search down: warned of.

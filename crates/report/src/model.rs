@@ -262,11 +262,34 @@ impl Config {
     /// alone, hashlimit, …) — two configurations that differ only in it are one
     /// gateway measured twice.
     pub fn ignores_rule_count(&self) -> bool {
+        self.same_gateway_whatever(fwmodel::models::Model::uses_rule_count)
+    }
+
+    /// The search every one of its repetitions was a step of (`results.step_of`): its
+    /// rates probe that search, it is no configuration asked for. `None` when any
+    /// repetition was asked for, or it has none.
+    pub fn step_of(&self) -> Option<results::StepOf> {
+        let kind = self.reps.first()?.step_of()?;
+        self.reps
+            .iter()
+            .all(|t| t.step_of().is_some())
+            .then_some(kind)
+    }
+
+    /// The same gateway wherever `position` puts the matching rule: no firewall, or a
+    /// model that places no rule by it (`fwmodel::Model::uses_position`: conntrack
+    /// alone, raw-drop, the string models, …).
+    pub fn ignores_position(&self) -> bool {
+        self.same_gateway_whatever(fwmodel::models::Model::uses_position)
+    }
+
+    /// No firewall, or a model that `uses` says does not use the setting.
+    fn same_gateway_whatever(&self, uses: fn(fwmodel::models::Model) -> bool) -> bool {
         self.no_firewall()
             || self
                 .param("model")
                 .and_then(|m| m.parse::<fwmodel::models::Model>().ok())
-                .is_some_and(|m| !m.uses_rule_count())
+                .is_some_and(|m| !uses(m))
     }
 
     /// How many of its repetitions fwbench's own sender or sink limited (left out of
@@ -761,11 +784,12 @@ fn rest_key(c: &Config, baseline: &Value) -> String {
 }
 
 /// Mark baseline configurations and set every other configuration's cost against the
-/// baseline configuration that has the same other parameters.
+/// baseline configuration that has the same other parameters. A search's steps are
+/// neither: their rates probe the search, not a configuration asked for.
 pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
     let mut base: BTreeMap<String, (Summary, bool)> = BTreeMap::new();
     for c in configs.iter_mut() {
-        c.is_baseline = matches_baseline(c, baseline);
+        c.is_baseline = c.step_of().is_none() && matches_baseline(c, baseline);
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
@@ -773,7 +797,10 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
             base.insert(rest_key(c, baseline), (*s, higher));
         }
     }
-    for c in configs.iter_mut().filter(|c| !c.is_baseline) {
+    for c in configs
+        .iter_mut()
+        .filter(|c| !c.is_baseline && c.step_of().is_none())
+    {
         let Some((m, _)) = main_metric(c) else {
             continue;
         };

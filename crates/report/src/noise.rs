@@ -44,7 +44,7 @@ impl Spread {
         let cvs: Vec<(String, String, f64, usize)> = configs
             .iter()
             // A search's steps vary as its guesses do: no configuration's noise.
-            .filter(|c| !c.reps.iter().all(|t| t.step_of().is_some()))
+            .filter(|c| !c.reps.is_empty() && c.step_of().is_none())
             .filter_map(|c| {
                 let (m, _) = main_metric(c)?;
                 // The repetitions whose rate is the gateway's: one fwbench limited is

@@ -386,8 +386,8 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 (Some(l), Some(m)) => {
                     let (pred, ci) = l.at(x_hi);
                     format!(
-                        "; at {} {unit} it took {} ms where the line through the smaller \
-                         sizes predicts {} ms",
+                        "; at {} {unit} it took {} ms (the median of its trials' medians) \
+                         where the line through the smaller sizes predicts {} ms",
                         num(hi),
                         num(m),
                         mean_ci(pred, ci)

@@ -244,7 +244,9 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
         "{curved:?}"
     );
     assert!(
-        curved[0].contains("at 100000 rules it took 50 ms where the line"),
+        curved[0].contains(
+            "at 100000 rules it took 50 ms (the median of its trials' medians) where the line"
+        ),
         "{curved:?}"
     );
     // A steep line that starts below 0: flagged, not stated as a model.

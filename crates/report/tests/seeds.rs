@@ -256,8 +256,9 @@ fn flood_params(label: &str, engine: &str, model: &str, rules: u32, sink: &str, 
 /// has them, no scenario baseline), 4 reps, noise 1 %. Planted, against each section's
 /// own baseline: conntrack 20 % (vs notrack 106k); on the drop path (vs the raw drop at
 /// 280k) after 5 rules and filter 12 %, ipset (matched and dropped, 1–250k entries)
-/// and string bm 10 %, kmp 17 %, hashlimit 20 %. The rows beyond the study are all
-/// faster than the raw drop, and the ipset/string rows that miss and accept are slower
+/// and string bm 10 %, kmp 17 %, hashlimit 20 %. The rows beyond the study are
+/// faster than the raw drop (nftables' raw drop as fast as it: no measurable cost),
+/// and the ipset/string rows that miss and accept are slower
 /// than any drop: a section taken from labels, or a baseline taken from the fastest
 /// row, gets every cost wrong.
 fn seed001(s: &mut Store) -> i64 {
@@ -378,7 +379,7 @@ fn seed001(s: &mut Store) -> i64 {
             "raw-drop",
             0,
             "gateway",
-            300e3,
+            drop,
         ),
         (
             "drop: XDP native (beyond the study)",
@@ -473,6 +474,24 @@ fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
         miss.contains("against “accept: connection tracking disabled”"),
         "{miss}"
     );
+    // A cost whose CI holds 0 is no cost (seed 001 here said "tc ingress BPF: -6.1 ±
+    // 8.6 % cost"): nftables' raw drop, planted as fast as the section's baseline.
+    let same = f
+        .iter()
+        .find(|x| x.contains("drop in raw, nftables"))
+        .unwrap();
+    assert!(
+        same.contains(": no measurable cost (") && same.contains("%: its 95 % CI includes 0)"),
+        "{same}"
+    );
+    assert!(!same.contains("% cost against"), "{same}");
+    let doubted = r.runs[0]
+        .analysis
+        .claims
+        .iter()
+        .find(|c| c.key.contains("drop in raw, nftables"))
+        .unwrap();
+    assert_eq!(doubted.doubt.as_deref(), Some("its 95 % CI includes 0"));
     // Beyond-study rows carry no study value, even where a label resembles one.
     let xdp5 = f.iter().find(|x| x.contains("XDP native after 5")).unwrap();
     assert!(!xdp5.contains("the study:"), "{xdp5}");
@@ -502,6 +521,11 @@ fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
     assert_eq!(
         row("drop: XDP native after 5 rules (beyond the study)")[5],
         "-"
+    );
+    let cell = &row("drop in raw, nftables (beyond the study)")[4];
+    assert!(
+        cell.ends_with(" (not measurable: its 95 % CI includes 0)"),
+        "{cell}"
     );
     // The cost against the run's own no-firewall row (100k): notrack is 6 % faster,
     // conntrack 15.2 % slower; every accept-path row has that column filled. The
