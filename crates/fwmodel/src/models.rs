@@ -203,31 +203,18 @@ impl Model {
     /// fillers, or none); the others install the same rules wherever it is asked to
     /// sit (`firewall::models`' test holds the list to what each generates).
     pub fn uses_position(self) -> bool {
-        match self {
+        // The models whose matching rule sits among fillers; the others put theirs (if
+        // any) at a place of their own whatever is asked.
+        matches!(
+            self,
             Model::Linear
-            | Model::LinearDrop
-            | Model::NetDrop
-            | Model::Snat
-            | Model::Masquerade
-            | Model::Dnat
-            | Model::Flowtable => true,
-            Model::None
-            | Model::Seed000F0
-            | Model::Seed000F2
-            | Model::Seed000F4
-            | Model::Notrack
-            | Model::Conntrack
-            | Model::Stateful
-            | Model::RawDrop
-            | Model::FilterDrop
-            | Model::RawFiller
-            | Model::StringBm
-            | Model::StringKmp
-            | Model::StringBmDrop
-            | Model::StringKmpDrop
-            | Model::Hashlimit
-            | Model::Import => false,
-        }
+                | Model::LinearDrop
+                | Model::NetDrop
+                | Model::Snat
+                | Model::Masquerade
+                | Model::Dnat
+                | Model::Flowtable
+        )
     }
 
     /// Where the client aims its traffic: at the gateway's client-side address

@@ -341,46 +341,35 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
     assert!(crate::conn::one_gateway(&c("none", "0"), &c("none", "0"), "parallel").is_none());
     // Conntrack alone installs one rule whatever the count (nat.toml's "conntrack, no
     // NAT" at 0 and 1000 rules): one gateway; a NAT model's fillers are not.
-    let m = |model: &str, rules: &str| {
+    // A model with `key` set to `value`.
+    let m = |model: &str, key: &str, value: &str| {
         crate::testing::config(
-            format!("{model}{rules}"),
+            format!("{model}{value}"),
             "sessions",
             "nft",
             [
-                ("rules".to_string(), rules.to_string()),
+                (key.to_string(), value.to_string()),
                 ("model".to_string(), model.to_string()),
             ]
             .into(),
         )
     };
-    let same = crate::conn::one_gateway(&m("conntrack", "0"), &m("conntrack", "1000"), "rules");
+    let between =
+        |model, key, a, b| crate::conn::one_gateway(&m(model, key, a), &m(model, key, b), key);
+    let same = between("conntrack", "rules", "0", "1000");
     assert_eq!(
         same.as_deref(),
         Some("model conntrack installs the same rules whatever the count")
     );
-    assert!(crate::conn::one_gateway(&m("snat", "0"), &m("snat", "1000"), "rules").is_none());
+    assert!(between("snat", "rules", "0", "1000").is_none());
     // A model that places no rule by `position` (raw-drop drops everything at the
     // raw table's head) is one gateway wherever it is asked to put the match; linear's
     // matching rule moves.
-    let at = |model: &str, position: &str| {
-        crate::testing::config(
-            format!("{model}{position}"),
-            "sessions",
-            "nft",
-            [
-                ("position".to_string(), position.to_string()),
-                ("model".to_string(), model.to_string()),
-            ]
-            .into(),
-        )
-    };
-    let moved =
-        |model| crate::conn::one_gateway(&at(model, "first"), &at(model, "last"), "position");
     assert_eq!(
-        moved("raw-drop").as_deref(),
+        between("raw-drop", "position", "first", "last").as_deref(),
         Some("model raw-drop installs the same rules whatever the position")
     );
-    assert!(moved("linear").is_none());
+    assert!(between("linear", "position", "first", "last").is_none());
     // Its sentence says why, not "engine none".
     let t = AbTest {
         same_gateway: same,

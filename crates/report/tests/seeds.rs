@@ -442,7 +442,13 @@ fn seed001(s: &mut Store) -> i64 {
 fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
     let r = report_of(seed001);
     let id = r.runs[0].run.id;
-    let f = &r.runs[0].analysis.findings;
+    let a = &r.runs[0].analysis;
+    let f = &a.findings;
+    let finding = |part: &str| -> &String {
+        f.iter()
+            .find(|x| x.contains(part))
+            .unwrap_or_else(|| panic!("no finding of {part}: {f:#?}"))
+    };
     for (marker, planted) in [
         ("accept: connection tracking enabled: ", 20.0),
         ("drop: after 5 rules: ", 12.0),
@@ -462,44 +468,39 @@ fn seed001_costs_are_against_each_paths_own_baseline_of_the_study() {
         "string matching: kmp: ",
         "XDP native (beyond",
     ] {
-        let x = f.iter().find(|x| x.contains(row)).unwrap();
+        let x = finding(row);
         assert!(
             x.starts_with("Rejecting all packets")
                 && x.contains("against “drop: very start of raw table”"),
             "{x}"
         );
     }
-    let miss = f.iter().find(|x| x.contains("lookup misses")).unwrap();
+    let miss = finding("lookup misses");
     assert!(
         miss.contains("against “accept: connection tracking disabled”"),
         "{miss}"
     );
     // A cost whose CI holds 0 is no cost (seed 001 here said "tc ingress BPF: -6.1 ±
     // 8.6 % cost"): nftables' raw drop, planted as fast as the section's baseline.
-    let same = f
-        .iter()
-        .find(|x| x.contains("drop in raw, nftables"))
-        .unwrap();
+    let same = finding("drop in raw, nftables");
     assert!(
         same.contains(": no measurable cost (") && same.contains("%: its 95 % CI includes 0)"),
         "{same}"
     );
     assert!(!same.contains("% cost against"), "{same}");
-    let doubted = r.runs[0]
-        .analysis
+    let doubted = a
         .claims
         .iter()
         .find(|c| c.key.contains("drop in raw, nftables"))
         .unwrap();
     assert_eq!(doubted.doubt.as_deref(), Some("its 95 % CI includes 0"));
     // Beyond-study rows carry no study value, even where a label resembles one.
-    let xdp5 = f.iter().find(|x| x.contains("XDP native after 5")).unwrap();
+    let xdp5 = finding("XDP native after 5");
     assert!(!xdp5.contains("the study:"), "{xdp5}");
     assert!(f
         .iter()
         .any(|x| x.contains("drop: after 5 rules: ") && x.contains("the study: 12 %")));
-    let t = r.runs[0]
-        .analysis
+    let t = a
         .tables
         .iter()
         .find(|t| t.title.starts_with("Cases by section"))
