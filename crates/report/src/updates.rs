@@ -87,6 +87,11 @@ pub struct Update {
     pub trial_id: i64,
     pub engine: String,
     pub unit: Unit,
+    /// The set elements its trial's gateway held (`FirewallRow::set_elements`): a rule
+    /// update beside a set of 50 000 is not one beside a set of 1 000 (nft-set's add
+    /// took 3.7, 7.6 and 10.9 ms beside 0, 1 000 and 20 000 here), though both count
+    /// the same two rules.
+    pub set_elements: u64,
     pub row: UpdateRecord,
 }
 
@@ -99,10 +104,12 @@ pub fn gather<E>(
     for t in trials {
         let engine = t.p.engine.clone().unwrap_or_else(|| "?".into());
         let unit = t.workload.unit();
+        let set_elements = t.firewall.as_ref().map_or(0, |f| f.set_elements);
         out.extend(rows(t.id)?.into_iter().map(|row| Update {
             trial_id: t.id,
             engine: engine.clone(),
             unit,
+            set_elements,
             row,
         }));
     }
@@ -167,8 +174,9 @@ pub fn trial_metrics(updates: &[Update]) -> BTreeMap<i64, BTreeMap<String, f64>>
     out
 }
 
-/// (unit, engine, method, kind, K, installed): the updates measured alike.
-type Key = (Unit, String, String, String, u32, u64);
+/// (unit, engine, method, kind, K, installed, the set elements beside a rule update's
+/// rules): the updates measured alike.
+type Key = (Unit, String, String, String, u32, u64, u64);
 
 /// The updates that committed (no error), by key. A trial's repeated updates of one
 /// kind (an `--event-rate` trial, an envelope's step) grow or shrink the rule set one
@@ -205,11 +213,37 @@ fn groups(updates: &[Update]) -> BTreeMap<Key, Vec<&UpdateRecord>> {
             r.kind.clone(),
             r.k,
             first[&series(u)].1,
+            beside(u),
         ))
         .or_default()
         .push(r);
     }
     by
+}
+
+/// The set elements beside an update that counts rules (0 for one that counts
+/// elements: its size is theirs).
+fn beside(u: &Update) -> u64 {
+    let rules = u
+        .row
+        .kind
+        .parse()
+        .map_or(true, |k: UpdateKind| k.counts() == "rules");
+    if rules {
+        u.set_elements
+    } else {
+        0
+    }
+}
+
+/// [`doing`], and the set elements beside a rule update's rules where it had some:
+/// "adding 1 rule to 2 (beside a set of 50000 elements)".
+fn doing_beside(kind: &str, k: u32, installed: u64, elements: u64) -> (String, &'static str) {
+    let (what, thing) = doing(kind, k, installed);
+    match elements {
+        0 => (what, thing),
+        n => (format!("{what} (beside a set of {n} elements)"), thing),
+    }
 }
 
 /// "adding 1 rule to 20000", as the CLI's events line says it ([`UpdateKind::doing`]);
@@ -231,11 +265,11 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
 /// updates that failed are counted after the sentences.
 pub fn findings(updates: &[Update]) -> Vec<String> {
     let mut out = vec![];
-    for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
+    for ((unit, engine, method, kind, k, installed, elements), rows) in groups(updates) {
         let Some(commit) = median(rows.iter().map(|r| r.commit_ms)) else {
             continue;
         };
-        let (what, thing) = doing(&kind, k, installed);
+        let (what, thing) = doing_beside(&kind, k, installed, elements);
         // Only updates whose figures hold make the finding; the rest are counted
         // with the first one's reason (an empty window, an overloaded gateway …).
         let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
@@ -772,10 +806,10 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
     // (unit, kind, K, installed) → (engine by method) → the updates' bins, commits
     // and times to effect.
     type Windows<'a> = BTreeMap<String, Vec<(Vec<[f64; 4]>, f64, Option<f64>, &'a UpdateRecord)>>;
-    let mut by: BTreeMap<(Unit, String, u32, u64), Windows> = BTreeMap::new();
-    for ((unit, engine, method, kind, k, installed), rows) in groups(updates) {
+    let mut by: BTreeMap<(Unit, String, u32, u64, u64), Windows> = BTreeMap::new();
+    for ((unit, engine, method, kind, k, installed, elements), rows) in groups(updates) {
         let entry = by
-            .entry((unit, kind, k, installed))
+            .entry((unit, kind, k, installed, elements))
             .or_default()
             .entry(format!("{engine} by {method}"))
             .or_default();
@@ -787,14 +821,14 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
         }
     }
     let mut out = vec![];
-    for ((unit, kind, k, installed), windows) in by {
+    for ((unit, kind, k, installed, elements), windows) in by {
         let windows: Vec<(String, Vec<_>)> =
             windows.into_iter().filter(|(_, w)| !w.is_empty()).collect();
         if windows.is_empty() {
             continue;
         }
         let several = windows.len() > 1;
-        let (what, _) = doing(&kind, k, installed);
+        let (what, _) = doing_beside(&kind, k, installed, elements);
         let mut received = vec![];
         let mut delay = vec![];
         let mut notes = vec![];
@@ -848,7 +882,10 @@ fn pooled(updates: &[Update]) -> Vec<Figure> {
             .collect();
         spans.extend(stalls.into_iter().next());
         spans.extend(leaks);
-        let id = format!("updates-{}{kind}-{k}-{installed}", unit.id());
+        let id = match elements {
+            0 => format!("updates-{}{kind}-{k}-{installed}", unit.id()),
+            n => format!("updates-{}{kind}-{k}-{installed}-beside-{n}", unit.id()),
+        };
         let group = Some(id.clone());
         let (counted, delay_name) = unit.axes();
         let mut f = Figure::line(
@@ -984,54 +1021,59 @@ pub fn table(updates: &[Update]) -> Option<Table> {
     }
     let rows = by
         .into_iter()
-        .map(|((unit, engine, method, kind, k, installed), rows)| {
-            let commits = rows.iter().map(|r| r.commit_ms);
-            let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
-            let measured = felt(&held);
-            let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
-            vec![
-                engine,
-                method,
-                format!("{kind} {k}{}", unit.during()),
-                installed.to_string(),
-                rows.len().to_string(),
-                median(commits.clone()).map(num).unwrap_or_default(),
-                num(commits.fold(0.0, f64::max)),
-                match (held.is_empty(), measured.is_empty()) {
-                    (true, _) => "– (flagged)".into(),
-                    (false, true) => "– (no background)".into(),
-                    (false, false) => num(measured
-                        .iter()
-                        .filter_map(|r| r.stall_ms)
-                        .fold(0.0, f64::max)),
-                },
-                if measured.is_empty() {
-                    "–".into()
-                } else {
-                    measured
-                        .iter()
-                        .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
-                        .sum::<u64>()
-                        .to_string()
-                },
-                effect.map(num).unwrap_or_else(|| "–".into()),
-                // Violations only of reloads whose figures hold (as the findings);
-                // the others counted, never summed in.
-                match (
-                    held.iter()
-                        .filter_map(|r| r.violations)
-                        .reduce(|a, b| a + b),
-                    rows.iter()
-                        .filter(|r| r.violations.is_some() && !holds(r))
-                        .count(),
-                ) {
-                    (Some(n), 0) => n.to_string(),
-                    (Some(n), flagged) => format!("{n} ({flagged} flagged left out)"),
-                    (None, 0) => "–".into(),
-                    (None, _) => "– (flagged)".into(),
-                },
-            ]
-        })
+        .map(
+            |((unit, engine, method, kind, k, installed, elements), rows)| {
+                let commits = rows.iter().map(|r| r.commit_ms);
+                let held: Vec<&UpdateRecord> = rows.iter().copied().filter(|r| holds(r)).collect();
+                let measured = felt(&held);
+                let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
+                vec![
+                    engine,
+                    method,
+                    format!("{kind} {k}{}", unit.during()),
+                    match elements {
+                        0 => installed.to_string(),
+                        n => format!("{installed} (beside a set of {n} elements)"),
+                    },
+                    rows.len().to_string(),
+                    median(commits.clone()).map(num).unwrap_or_default(),
+                    num(commits.fold(0.0, f64::max)),
+                    match (held.is_empty(), measured.is_empty()) {
+                        (true, _) => "– (flagged)".into(),
+                        (false, true) => "– (no background)".into(),
+                        (false, false) => num(measured
+                            .iter()
+                            .filter_map(|r| r.stall_ms)
+                            .fold(0.0, f64::max)),
+                    },
+                    if measured.is_empty() {
+                        "–".into()
+                    } else {
+                        measured
+                            .iter()
+                            .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
+                            .sum::<u64>()
+                            .to_string()
+                    },
+                    effect.map(num).unwrap_or_else(|| "–".into()),
+                    // Violations only of reloads whose figures hold (as the findings);
+                    // the others counted, never summed in.
+                    match (
+                        held.iter()
+                            .filter_map(|r| r.violations)
+                            .reduce(|a, b| a + b),
+                        rows.iter()
+                            .filter(|r| r.violations.is_some() && !holds(r))
+                            .count(),
+                    ) {
+                        (Some(n), 0) => n.to_string(),
+                        (Some(n), flagged) => format!("{n} ({flagged} flagged left out)"),
+                        (None, 0) => "–".into(),
+                        (None, _) => "– (flagged)".into(),
+                    },
+                ]
+            },
+        )
         .collect();
     Some(Table::new(
         "Gateway updates: commit latency and stall vs installed size",
@@ -1141,6 +1183,7 @@ mod spread_tests {
             trial_id: trial,
             engine: "nft".into(),
             unit: Unit::Packets,
+            set_elements: 0,
             row: UpdateRecord {
                 kind: kind.into(),
                 method: "batch".into(),

@@ -19,6 +19,7 @@ fn update(
         trial_id: trial,
         engine: "nft".into(),
         unit: Unit::Packets,
+        set_elements: 0,
         row: UpdateRecord {
             index,
             kind: "add".into(),
