@@ -10,14 +10,145 @@
 
 use crate::figure::{mean_ci, num, Figure, Kind, Point, Series};
 use crate::model::Trial;
-use crate::stats::{difference, Summary};
+use crate::stats::{difference, Difference, Summary};
 use std::collections::BTreeMap;
 
-/// The two rulesets' floods of one measurement: time per packet (ns) of each
-/// measured flood, and the floods that were not measured.
+/// One flood's time per packet (ns, 1 / received packets per second) and whether
+/// fwbench's own sender or sink limited it: its time is then an upper bound of the
+/// gateway's (the gateway passed all it was offered, or forwarded more than the sink
+/// counted). A cheap optimised ruleset often passes all a one-thread sender offers.
+pub type Flood = (f64, bool);
+
+/// What two rulesets' floods may state of the saving per packet (original −
+/// optimised): each side by the floods fwbench did not limit; a side all of whose
+/// floods it limited is an upper bound of the gateway's time, stated as such.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Saving {
+    pub original: Summary,
+    pub optimised: Summary,
+    /// The saving: original − optimised, Welch, over the floods each side counts.
+    pub saving: Difference,
+    /// Floods fwbench limited, per side (left out where the side has others).
+    pub limited: [usize; 2],
+    /// fwbench limited every flood of the side: its time an upper bound.
+    pub bounded: [bool; 2],
+}
+
+impl Saving {
+    /// The saving of the original's floods (`floods[0]`) and the optimised's; `None`
+    /// when a side has none.
+    pub fn of(floods: [&[Flood]; 2]) -> Option<Saving> {
+        let side = |f: &[Flood]| {
+            let free: Vec<f64> = f.iter().filter(|x| !x.1).map(|x| x.0).collect();
+            let limited = f.len() - free.len();
+            match free.is_empty() {
+                true => (
+                    f.iter().map(|x| x.0).collect::<Vec<f64>>(),
+                    limited,
+                    limited > 0,
+                ),
+                false => (free, limited, false),
+            }
+        };
+        let (o, n) = (side(floods[0]), side(floods[1]));
+        Some(Saving {
+            original: Summary::of(&o.0)?,
+            optimised: Summary::of(&n.0)?,
+            saving: difference(&n.0, &o.0)?,
+            limited: [o.1, n.1],
+            bounded: [o.2, n.2],
+        })
+    }
+
+    /// "the optimised ruleset saves 3960 ± 600 ns per packet (95 % CI, Welch; 3 and 3
+    /// floods): 2.1× cheaper per packet — original 7650 ± 660 ns, optimised 3690 ± 190
+    /// ns per packet"; at
+    /// least that where fwbench limited every flood through the optimised ruleset;
+    /// none where it limited every one through the original; "no measurable saving"
+    /// where its CI includes 0.
+    pub fn text(&self) -> String {
+        let (o, n, d) = (&self.original, &self.optimised, &self.saving);
+        let times = format!(
+            "original {} ns, optimised {} ns per packet",
+            mean_ci(o.mean, o.ci95),
+            mean_ci(n.mean, n.ci95)
+        );
+        let left = |i: usize| {
+            let which = ["original", "optimised"][i];
+            match (self.limited[i], self.bounded[i]) {
+                (0, _) | (_, true) => None,
+                (k, false) => Some(format!(
+                    "{k} flood(s) through the {which} ruleset left out: fwbench's sender or \
+                     sink limited them"
+                )),
+            }
+        };
+        let left: Vec<String> = (0..2).filter_map(left).collect();
+        let left = match left.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", left.join("; ")),
+        };
+        let floods = format!("95 % CI, Welch; {} and {} floods", o.n, n.n);
+        if self.bounded[0] {
+            return format!(
+                "no saving is stated: fwbench's sender or sink limited every flood through \
+                 the original ruleset ({} of them), so its time per packet is fwbench's, not \
+                 the gateway's — {times}{left}",
+                self.limited[0]
+            );
+        }
+        let ratio = (o.mean / n.mean * 10.0).round() / 10.0;
+        match d.ci95 {
+            // One flood a side counts (the others limited, or one run): no test.
+            None => format!(
+                "no saving is measured: the optimised ruleset saves {} ns per packet with no \
+                 CI ({} and {} floods count: too few to test) — {times}{left}",
+                num(d.delta),
+                o.n,
+                n.n
+            ),
+            Some(c) if d.delta.abs() <= c => format!(
+                "the optimised ruleset saves {} ns per packet ({floods}): no measurable \
+                 saving — {times}{left}",
+                mean_ci(d.delta, d.ci95)
+            ),
+            Some(_) if self.bounded[1] && d.delta > 0.0 => format!(
+                "the optimised ruleset saves at least {} ns per packet ({floods}): at least \
+                 {}× cheaper per packet — fwbench's sender or sink limited every flood \
+                 through the optimised ruleset ({} of them), so its time per packet is at \
+                 most what it measured; {times}{left}",
+                mean_ci(d.delta, d.ci95),
+                num(ratio),
+                self.limited[1]
+            ),
+            // An upper bound above the original's time bounds nothing.
+            Some(_) if self.bounded[1] => format!(
+                "no saving is measured: fwbench's sender or sink limited every flood through \
+                 the optimised ruleset ({} of them), so its time per packet is only an upper \
+                 bound — {times}{left}",
+                self.limited[1]
+            ),
+            Some(_) if d.delta > 0.0 => format!(
+                "the optimised ruleset saves {} ns per packet ({floods}): {}× cheaper per \
+                 packet — {times}{left}",
+                mean_ci(d.delta, d.ci95),
+                num(ratio)
+            ),
+            Some(_) => format!(
+                "the optimised ruleset saves {} ns per packet ({floods}): {}× dearer per \
+                 packet — {times}{left}",
+                mean_ci(d.delta, d.ci95),
+                num((n.mean / o.mean * 10.0).round() / 10.0)
+            ),
+        }
+    }
+}
+
+/// The two rulesets' floods of one measurement: each measured flood, and the floods
+/// that were not measured.
 #[derive(Default)]
 struct Pair {
-    ns: [Vec<f64>; 2],
+    floods: [Vec<Flood>; 2],
     unmeasured: usize,
 }
 
@@ -55,11 +186,11 @@ fn pairs(trials: &[Trial]) -> BTreeMap<String, Pair> {
             .received_pps
             .filter(|p| *p > 0.0 && t.status == results::Status::Ok)
         {
-            Some(pps) => p.ns[which].push(1e9 / pps),
+            Some(pps) => p.floods[which].push((1e9 / pps, t.fwbench_limited().is_some())),
             None => p.unmeasured += 1,
         }
     }
-    by.retain(|_, p| !p.ns[0].is_empty() && !p.ns[1].is_empty());
+    by.retain(|_, p| !p.floods[0].is_empty() && !p.floods[1].is_empty());
     by
 }
 
@@ -73,32 +204,32 @@ fn short(key: &str) -> &str {
 pub fn figures(trials: &[Trial]) -> Vec<Figure> {
     pairs(trials)
         .into_iter()
-        .map(|(key, p)| {
-            let (o, n) = (Summary::of(&p.ns[0]), Summary::of(&p.ns[1]));
-            let d = difference(&p.ns[1], &p.ns[0]);
-            let bar =
-                |x: f64, s: Option<(f64, Option<f64>)>| s.map(|(y, ci95)| Point { x, y, ci95 });
-            let points = [
-                bar(0.0, o.map(|s| (s.mean, s.ci95))),
-                bar(1.0, n.map(|s| (s.mean, s.ci95))),
-                bar(2.0, d.map(|d| (d.delta, d.ci95))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
+        .filter_map(|(key, p)| {
+            let s = Saving::of([&p.floods[0], &p.floods[1]])?;
+            let bar = |x: f64, y: f64, ci95: Option<f64>| Point { x, y, ci95 };
+            let points = vec![
+                bar(0.0, s.original.mean, s.original.ci95),
+                bar(1.0, s.optimised.mean, s.optimised.ci95),
+                bar(2.0, s.saving.delta, s.saving.ci95),
+            ];
             let mut notes = vec![format!(
                 "{} floods through each ruleset at the highest rate, interleaved; a bar \
                  is the mean time per packet (1 / received packets per second), its \
                  whisker the 95 % CI; the saving's CI is Welch's.",
-                p.ns[0].len().min(p.ns[1].len())
+                p.floods[0].len().min(p.floods[1].len())
             )];
+            // What fwbench limited: left out, or — every flood of a side — its bar an
+            // upper bound (the saving then a lower one, or none).
+            if s.limited.iter().any(|k| *k > 0) {
+                notes.push(format!("Saving: {}.", s.text()));
+            }
             if p.unmeasured > 0 {
                 notes.push(format!(
                     "{} floods are not plotted: their traffic did not arrive.",
                     p.unmeasured
                 ));
             }
-            Figure {
+            Some(Figure {
                 id: "advise".into(),
                 title: format!(
                     "Rules advise: time per packet, original vs optimised ruleset ({})",
@@ -122,7 +253,7 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
                 overlay: None,
                 notes,
                 group: None,
-            }
+            })
         })
         .collect()
 }
@@ -133,30 +264,8 @@ pub fn findings(trials: &[Trial]) -> Vec<String> {
     pairs(trials)
         .into_iter()
         .filter_map(|(key, p)| {
-            let (o, n) = (Summary::of(&p.ns[0])?, Summary::of(&p.ns[1])?);
-            let d = difference(&p.ns[1], &p.ns[0])?;
-            let verdict = match d.ci95 {
-                Some(c) if d.delta.abs() <= c => "no measurable saving".to_owned(),
-                _ if d.delta > 0.0 => format!(
-                    "{}× cheaper per packet",
-                    num((o.mean / n.mean * 10.0).round() / 10.0)
-                ),
-                _ => format!(
-                    "{}× dearer per packet",
-                    num((n.mean / o.mean * 10.0).round() / 10.0)
-                ),
-            };
-            Some(format!(
-                "rules advise ({}): the optimised ruleset saves {} ns per packet (95 % CI, \
-                 Welch; {} and {} floods): {verdict} — original {} ns, optimised {} ns per \
-                 packet.",
-                short(&key),
-                mean_ci(d.delta, d.ci95),
-                p.ns[0].len(),
-                p.ns[1].len(),
-                mean_ci(o.mean, o.ci95),
-                mean_ci(n.mean, n.ci95)
-            ))
+            let s = Saving::of([&p.floods[0], &p.floods[1]])?;
+            Some(format!("rules advise ({}): {}.", short(&key), s.text()))
         })
         .collect()
 }

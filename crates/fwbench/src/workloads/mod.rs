@@ -187,6 +187,10 @@ pub trait Summary: ToJson {
     fn packets_sent(&self) -> Option<u64> {
         None
     }
+    /// What limited the rate the figures state (`None`: not judged, or no rate).
+    fn limited_by(&self) -> Option<results::LimitedBy> {
+        None
+    }
     /// What the figures mean in the store's headline columns.
     fn headline(&self) -> store::Headline;
 }

@@ -537,6 +537,10 @@ impl Summary for PacketSummary {
         Some(self.sent)
     }
 
+    fn limited_by(&self) -> Option<results::LimitedBy> {
+        self.limited_by.as_ref().map(|l| l.by)
+    }
+
     /// The store's headline columns: received packets/s, loss, one-way delay, jitter.
     fn headline(&self) -> Headline {
         Headline {
