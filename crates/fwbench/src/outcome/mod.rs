@@ -298,6 +298,19 @@ impl Outcome {
         // A paced sender late beyond what the trial can bear: its traffic (and, with
         // events, the updates' figures) was not the one scheduled.
         if let Some(s) = self.packet() {
+            // A rate needs a span: a single packet has none (`fwbench newflows` at its
+            // default of one flow sent one datagram in 0.45 ms and read "2235 new
+            // flows/s admitted").
+            if s.sent < 2 {
+                doubts.push(results::Doubt::new(
+                    results::DoubtKind::TooFew,
+                    format!(
+                        "{} packet(s) sent: no rate can be timed from fewer than two (a \
+                         new-flow trial sends one datagram per flow: give it more --flows)",
+                        s.sent
+                    ),
+                ));
+            }
             let updates = s.events.as_ref().is_some_and(|e| !e.updates.is_empty());
             if let Some(why) = crate::limited_by::late_sender(
                 s.max_lag_ns,

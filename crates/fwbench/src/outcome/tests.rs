@@ -133,6 +133,27 @@ fn a_sender_late_beyond_its_bound_flags_the_trial() {
     );
 }
 
+/// `fwbench newflows` at its default of one flow sent one datagram in 0.45 ms and
+/// stated "2235 new flows/s admitted", `ok`: one packet times no rate. Two do.
+#[test]
+fn a_single_packet_times_no_rate() {
+    let mut one = packet_step(2_235.0, 1, 1, 0.000_45, 0);
+    one.judge_witness();
+    assert_eq!(one.status, Status::Flagged);
+    assert_eq!(one.doubts[0].kind, results::DoubtKind::TooFew);
+    assert!(
+        one.error
+            .as_deref()
+            .unwrap()
+            .contains("1 packet(s) sent: no rate can be timed from fewer than two"),
+        "{:?}",
+        one.error
+    );
+    let mut two = packet_step(2_000.0, 2, 2, 0.001, 0);
+    two.judge_witness();
+    assert_eq!(two.status, Status::Ok, "{:?}", two.doubts);
+}
+
 /// A trial whose update failed did not measure the event it was asked to: it is
 /// flagged with the update's error, never `ok` (an expiry add that ended inside the
 /// baseline used to leave its trial `ok`, counted only in the findings).
