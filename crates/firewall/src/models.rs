@@ -1165,13 +1165,17 @@ mod tests {
     fn which_models_place_the_matching_rule() {
         let a = test_addressing(Ip::V4, 1);
         for model in Model::ALL.into_iter().filter(|m| *m != Model::Import) {
+            // Its rules and sets (a model whose set elements moved with the position
+            // would use it too).
             let at = |position| {
                 let s = test_spec(model, 5, position, Ip::V4, Some(TEST_DPORT));
                 generate(&s, &a).map(|rs| {
-                    rs.rules
+                    let rules: Vec<String> = rs
+                        .rules
                         .iter()
                         .map(|r| format!("{:?}", (r.hook, &r.m, r.action, r.role)))
-                        .collect::<Vec<_>>()
+                        .collect();
+                    (rules, format!("{:?}", rs.sets))
                 })
             };
             let all: Vec<_> = Position::ALL

@@ -20,52 +20,87 @@ use std::collections::BTreeMap;
 pub type Flood = (f64, bool);
 
 /// What two rulesets' floods may state of the saving per packet (original −
-/// optimised): each side by the floods fwbench did not limit; a side all of whose
-/// floods it limited is an upper bound of the gateway's time, stated as such.
+/// optimised). A side with a flood fwbench limited is a bound: each of its floods is
+/// the gateway's time or more, so their mean is an upper bound of the gateway's —
+/// never the others alone, which would keep the slow draws (an original side's then
+/// overstates the saving).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Saving {
     pub original: Summary,
     pub optimised: Summary,
-    /// The saving: original − optimised, Welch, over the floods each side counts.
+    /// The saving: original − optimised, Welch, over every flood of each side.
     pub saving: Difference,
-    /// Floods fwbench limited, per side (left out where the side has others).
+    /// Floods fwbench limited, per side.
     pub limited: [usize; 2],
-    /// fwbench limited every flood of the side: its time an upper bound.
-    pub bounded: [bool; 2],
+}
+
+/// What a [`Saving`] states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Both sides the gateway's, the CI clear of 0.
+    Measured,
+    /// fwbench limited the optimised side only, the saving above 0 with its CI: a
+    /// lower bound.
+    AtLeast,
+    /// Its CI includes 0, or (the optimised side bounded) it is not above 0.
+    NotMeasurable,
+    /// No CI (one flood a side, or no spread).
+    NoCi,
+    /// fwbench limited the original side: its time is fwbench's; nothing is stated.
+    NotStated,
+}
+
+impl Verdict {
+    /// Its name in `rules advise -J`'s `measured.saving_is`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Measured => "measured",
+            Verdict::AtLeast => "at least",
+            Verdict::NotMeasurable => "not measurable",
+            Verdict::NoCi => "no CI",
+            Verdict::NotStated => "not stated",
+        }
+    }
 }
 
 impl Saving {
     /// The saving of the original's floods (`floods[0]`) and the optimised's; `None`
     /// when a side has none.
     pub fn of(floods: [&[Flood]; 2]) -> Option<Saving> {
-        let side = |f: &[Flood]| {
-            let free: Vec<f64> = f.iter().filter(|x| !x.1).map(|x| x.0).collect();
-            let limited = f.len() - free.len();
-            match free.is_empty() {
-                true => (
-                    f.iter().map(|x| x.0).collect::<Vec<f64>>(),
-                    limited,
-                    limited > 0,
-                ),
-                false => (free, limited, false),
-            }
-        };
-        let (o, n) = (side(floods[0]), side(floods[1]));
+        let ns = |f: &[Flood]| f.iter().map(|x| x.0).collect::<Vec<f64>>();
+        let limited = |f: &[Flood]| f.iter().filter(|x| x.1).count();
+        let (o, n) = (ns(floods[0]), ns(floods[1]));
         Some(Saving {
-            original: Summary::of(&o.0)?,
-            optimised: Summary::of(&n.0)?,
-            saving: difference(&n.0, &o.0)?,
-            limited: [o.1, n.1],
-            bounded: [o.2, n.2],
+            original: Summary::of(&o)?,
+            optimised: Summary::of(&n)?,
+            saving: difference(&n, &o)?,
+            limited: [limited(floods[0]), limited(floods[1])],
         })
+    }
+
+    /// What it states ([`Verdict`]).
+    pub fn verdict(&self) -> Verdict {
+        let d = &self.saving;
+        let f = results::Figure::difference(
+            d.delta,
+            d.ci95.map(results::Ci::ci95),
+            results::Basis::Trial,
+        );
+        match (self.limited, d.ci95) {
+            ([o, _], _) if o > 0 => Verdict::NotStated,
+            (_, None) => Verdict::NoCi,
+            _ if !f.holds() => Verdict::NotMeasurable,
+            ([_, n], Some(_)) if n > 0 && d.delta > 0.0 => Verdict::AtLeast,
+            ([_, n], Some(_)) if n > 0 => Verdict::NotMeasurable,
+            _ => Verdict::Measured,
+        }
     }
 
     /// "the optimised ruleset saves 3960 ± 600 ns per packet (95 % CI, Welch; 3 and 3
     /// floods): 2.1× cheaper per packet — original 7650 ± 660 ns, optimised 3690 ± 190
-    /// ns per packet"; at
-    /// least that where fwbench limited every flood through the optimised ruleset;
-    /// none where it limited every one through the original; "no measurable saving"
-    /// where its CI includes 0.
+    /// ns per packet"; "at least" that where fwbench limited a flood through the
+    /// optimised ruleset; nothing where it limited one through the original; "no
+    /// measurable saving" where its CI includes 0; no saving without a CI.
     pub fn text(&self) -> String {
         let (o, n, d) = (&self.original, &self.optimised, &self.saving);
         let times = format!(
@@ -73,70 +108,52 @@ impl Saving {
             mean_ci(o.mean, o.ci95),
             mean_ci(n.mean, n.ci95)
         );
-        let left = |i: usize| {
-            let which = ["original", "optimised"][i];
-            match (self.limited[i], self.bounded[i]) {
-                (0, _) | (_, true) => None,
-                (k, false) => Some(format!(
-                    "{k} flood(s) through the {which} ruleset left out: fwbench's sender or \
-                     sink limited them"
-                )),
-            }
-        };
-        let left: Vec<String> = (0..2).filter_map(left).collect();
-        let left = match left.is_empty() {
-            true => String::new(),
-            false => format!(" ({})", left.join("; ")),
-        };
         let floods = format!("95 % CI, Welch; {} and {} floods", o.n, n.n);
-        if self.bounded[0] {
-            return format!(
-                "no saving is stated: fwbench's sender or sink limited every flood through \
-                 the original ruleset ({} of them), so its time per packet is fwbench's, not \
-                 the gateway's — {times}{left}",
-                self.limited[0]
-            );
-        }
-        let ratio = (o.mean / n.mean * 10.0).round() / 10.0;
-        match d.ci95 {
-            // One flood a side counts (the others limited, or one run): no test.
-            None => format!(
-                "no saving is measured: the optimised ruleset saves {} ns per packet with no \
-                 CI ({} and {} floods count: too few to test) — {times}{left}",
+        // Why a side's time is a bound: fwbench, not the gateway, set its rate.
+        let by = |i: usize| {
+            format!(
+                "fwbench's sender or sink limited {} of the {} floods through the {} ruleset, \
+                 so its time per packet is at most what it measured",
+                self.limited[i],
+                [o.n, n.n][i],
+                ["original", "optimised"][i]
+            )
+        };
+        let bound = match self.limited[1] {
+            0 => String::new(),
+            _ => format!(" ({})", by(1)),
+        };
+        match self.verdict() {
+            Verdict::NotStated => format!(
+                "no saving is stated: {} — fwbench's time, not the gateway's; {times}",
+                by(0)
+            ),
+            Verdict::NoCi => format!(
+                "no saving is measured: {} ns per packet has no CI ({} and {} floods, no \
+                 spread to test){bound} — {times}",
                 num(d.delta),
                 o.n,
                 n.n
             ),
-            Some(c) if d.delta.abs() <= c => format!(
-                "the optimised ruleset saves {} ns per packet ({floods}): no measurable \
-                 saving — {times}{left}",
+            Verdict::NotMeasurable => format!(
+                "no measurable saving: {} ns per packet ({floods}){bound} — {times}",
                 mean_ci(d.delta, d.ci95)
             ),
-            Some(_) if self.bounded[1] && d.delta > 0.0 => format!(
+            Verdict::AtLeast => format!(
                 "the optimised ruleset saves at least {} ns per packet ({floods}): at least \
-                 {}× cheaper per packet — fwbench's sender or sink limited every flood \
-                 through the optimised ruleset ({} of them), so its time per packet is at \
-                 most what it measured; {times}{left}",
+                 {}× cheaper per packet{bound} — {times}",
                 mean_ci(d.delta, d.ci95),
-                num(ratio),
-                self.limited[1]
+                num((o.mean / n.mean * 10.0).floor() / 10.0)
             ),
-            // An upper bound above the original's time bounds nothing.
-            Some(_) if self.bounded[1] => format!(
-                "no saving is measured: fwbench's sender or sink limited every flood through \
-                 the optimised ruleset ({} of them), so its time per packet is only an upper \
-                 bound — {times}{left}",
-                self.limited[1]
-            ),
-            Some(_) if d.delta > 0.0 => format!(
+            Verdict::Measured if d.delta > 0.0 => format!(
                 "the optimised ruleset saves {} ns per packet ({floods}): {}× cheaper per \
-                 packet — {times}{left}",
+                 packet — {times}",
                 mean_ci(d.delta, d.ci95),
-                num(ratio)
+                num((o.mean / n.mean * 10.0).round() / 10.0)
             ),
-            Some(_) => format!(
+            Verdict::Measured => format!(
                 "the optimised ruleset saves {} ns per packet ({floods}): {}× dearer per \
-                 packet — {times}{left}",
+                 packet — {times}",
                 mean_ci(d.delta, d.ci95),
                 num((n.mean / o.mean * 10.0).round() / 10.0)
             ),
@@ -220,7 +237,8 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
             )];
             // What fwbench limited: left out, or — every flood of a side — its bar an
             // upper bound (the saving then a lower one, or none).
-            if s.limited.iter().any(|k| *k > 0) {
+            // What the bars may not say alone: a bound, or no saving.
+            if s.verdict() != Verdict::Measured {
                 notes.push(format!("Saving: {}.", s.text()));
             }
             if p.unmeasured > 0 {

@@ -263,7 +263,7 @@ fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
     match f.doubts.first().map(|d| d.kind) {
         None => None,
         Some(results::DoubtKind::SpansZero) => Some("its 95 % CI includes 0"),
-        Some(results::DoubtKind::TooFew) => Some("no CI: too few repetitions"),
+        Some(results::DoubtKind::TooFew) => Some("no CI, too few repetitions"),
         Some(_) => Some("not a number"),
     }
 }

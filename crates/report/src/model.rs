@@ -265,9 +265,9 @@ impl Config {
         self.same_gateway_whatever(fwmodel::models::Model::uses_rule_count)
     }
 
-    /// The search every one of its repetitions was a step of (`results.step_of`): its
-    /// rates probe that search, it is no configuration asked for. `None` when any
-    /// repetition was asked for, or it has none.
+    /// Every one of its repetitions was a search's step (`results.step_of`): its rates
+    /// probe searches, it is no configuration asked for — the first one's kind of
+    /// search. `None` when any repetition was asked for, or it has none.
     pub fn step_of(&self) -> Option<results::StepOf> {
         let kind = self.reps.first()?.step_of()?;
         self.reps

@@ -89,8 +89,8 @@ pub struct Update {
     pub unit: Unit,
     /// The set elements its trial's gateway held (`FirewallRow::set_elements`): a rule
     /// update beside a set of 50 000 is not one beside a set of 1 000 (nft-set's add
-    /// took 3.7, 7.6 and 10.9 ms beside 0, 1 000 and 20 000 here), though both count
-    /// the same two rules.
+    /// took 7.6, 10.9 and 10.5 ms beside 1 000, 20 000 and 50 000 here), though all
+    /// count the same two rules.
     pub set_elements: u64,
     pub row: UpdateRecord,
 }
@@ -354,13 +354,20 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
 /// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
 /// largest size's commit against the line through the smaller ones.
 pub fn growth(updates: &[Update]) -> Vec<String> {
-    // (engine, method, kind, K) → trial → (smallest installed, installed, commits).
+    // (engine, method, kind, K, set elements beside) → trial → (smallest installed,
+    // installed, commits): rule updates beside sets of other sizes are not one series.
     type Per = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>)>;
-    let mut by: BTreeMap<(String, String, String, u32), Per> = BTreeMap::new();
+    let mut by: BTreeMap<(String, String, String, u32, u64), Per> = BTreeMap::new();
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
         let t = by
-            .entry((u.engine.clone(), r.method.clone(), r.kind.clone(), r.k))
+            .entry((
+                u.engine.clone(),
+                r.method.clone(),
+                r.kind.clone(),
+                r.k,
+                beside(u),
+            ))
             .or_default()
             .entry(u.trial_id)
             .or_insert((r.installed, vec![], vec![]));
@@ -369,7 +376,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         t.2.push(r.commit_ms);
     }
     let mut out = vec![];
-    for ((engine, method, kind, k), trials) in by {
+    for ((engine, method, kind, k, _), trials) in by {
         // Each trial at the median size its updates saw (561 adds from 1 000 rules
         // saw 1 000 to 1 560), labelled by the size it started at.
         let points: Vec<(f64, f64, f64)> = trials
@@ -944,7 +951,7 @@ fn overlay(us: &[&Update]) -> Option<Figure> {
     let unit = first.unit;
     let lo = windows.iter().map(|(r, _)| r.installed).min()?;
     let hi = windows.iter().map(|(r, _)| r.installed).max()?;
-    let (mut what, _) = doing(&r.kind, r.k, lo);
+    let (mut what, _) = doing_beside(&r.kind, r.k, lo, beside(first));
     if hi != lo {
         what += &format!(" … {hi}");
     }
