@@ -559,17 +559,13 @@ pub fn late_sender(
     }
 }
 
-fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
-    // Along the path in frames, as the interfaces count them: fragmented datagrams as
-    // their fragments.
+/// The frames each stage of the path lost, in path order, with the role it charges
+/// and why (the gateway's ingress backlog, the way to the gateway, its forwarding, the
+/// way to the sink, the sink's count), and the index of the first stage past the
+/// gateway's ingress (where the firewall acts).
+fn path_stages(c: &RateCounters, unit: &str) -> (Vec<(u64, LimitedBy, String)>, usize) {
     let n = c.frames_per_datagram.max(1);
-    let (unit, datagrams) = match n {
-        1 => ("packets", "packets"),
-        _ => ("IP fragments", "datagrams"),
-    };
     let (sent, received) = (c.sent * n, c.received * n);
-    let allowed = (sent as f64 * tolerance).floor() as u64;
-    // (frames lost, role, why) per stage, in path order.
     let mut stages: Vec<(u64, LimitedBy, String)> = vec![];
     let mut at = sent;
     let mut from = "sent";
@@ -634,6 +630,20 @@ fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
         LimitedBy::Sink,
         format!("the sink {counted} of the {at} {unit} that reached it"),
     ));
+    (stages, firewall)
+}
+
+fn judge(c: &RateCounters, tolerance: f64) -> (LimitedBy, String) {
+    // Along the path in frames, as the interfaces count them: fragmented datagrams as
+    // their fragments.
+    let n = c.frames_per_datagram.max(1);
+    let (unit, datagrams) = match n {
+        1 => ("packets", "packets"),
+        _ => ("IP fragments", "datagrams"),
+    };
+    let sent = c.sent * n;
+    let allowed = (sent as f64 * tolerance).floor() as u64;
+    let (mut stages, firewall) = path_stages(c, unit);
     // The marker's packets the update's rule dropped: not lost, wherever past the
     // gateway's ingress they show (forwarded: between ingress and egress; input: at the
     // sink's count). `firewall` is the first stage past the ingress.
