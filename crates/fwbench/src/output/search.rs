@@ -57,8 +57,18 @@ fn sweet_spot_text(p: &TrialParams, r: &crate::outcome::search::SweetSpotReport)
     out
 }
 
+/// The search's parameters line, named by `what` where the line does not already
+/// start with it (an ndr's read "ndr ndr forward …"; a pdr's "pdr ndr forward …").
+fn headed(what: &str, p: &TrialParams) -> String {
+    let line = output::params_line(p);
+    match line.starts_with(&format!("{what} ")) {
+        true => line,
+        false => format!("{what} {line}"),
+    }
+}
+
 fn ndr_text(p: &TrialParams, r: &NdrReport) -> String {
-    let mut out = format!("{} {}\n", r.mode, output::params_line(p));
+    let mut out = format!("{}\n", headed(r.mode, p));
     out += "  offered pps    received pps   loss %      result\n";
     for q in &r.curve {
         out += &format!(
@@ -203,10 +213,10 @@ fn mlr_text(p: &TrialParams, r: &MlrReport) -> String {
 fn envelope_text(p: &TrialParams, r: &crate::outcome::search::EnvelopeReport) -> String {
     let t = &r.targets;
     let mut out = format!(
-        "envelope {}\n  targets: p99 latency (due → committed) ≤ {} ms, time to effect ≤ {} ms, \
+        "{}\n  targets: p99 latency (due → committed) ≤ {} ms, time to effect ≤ {} ms, \
          no must-drop packet passing, every update committed\n  \
          updates/s  committed   p99 latency   p99 commit   effect ms  violations  result\n",
-        output::params_line(p),
+        headed("envelope", p),
         t.latency_ms,
         t.effect_ms
     );
@@ -251,8 +261,8 @@ fn envelope_text(p: &TrialParams, r: &crate::outcome::search::EnvelopeReport) ->
 
 fn degrade_text(p: &TrialParams, r: &DegradeReport) -> String {
     let mut out = format!(
-        "degrade {}\n  rules   received pps   loss %     result\n",
-        output::params_line(p)
+        "{}\n  rules   received pps   loss %     result\n",
+        headed("degrade", p)
     );
     for q in &r.points {
         out += &format!(
@@ -323,5 +333,21 @@ mod tests {
             lines[3].contains("12.5") && !lines[3].contains("no delays"),
             "{text}"
         );
+    }
+
+    /// An ndr's header read "ndr ndr forward …": named once; a pdr keeps its name.
+    #[test]
+    fn a_searchs_header_names_it_once() {
+        use crate::params::workload::SearchKind;
+        let p = crate::plan::build::try_test_search(SearchKind::Ndr, &[]).unwrap();
+        assert!(
+            headed("ndr", &p).starts_with("ndr forward "),
+            "{}",
+            headed("ndr", &p)
+        );
+        assert!(headed("pdr", &p).starts_with("pdr ndr forward "));
+        let d =
+            crate::plan::build::try_test_search(SearchKind::Degrade, &[("engine", "nft")]).unwrap();
+        assert!(headed("degrade", &d).starts_with("degrade forward "));
     }
 }
