@@ -29,7 +29,7 @@ fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &
     }
     let g = group(&costed, &[x_key]);
     let x = |c: &Config| c.param_f64(x_key);
-    let y = |c: &Config| c.cost_pct.map(|v| (v, None));
+    let y = |c: &Config| c.cost_pct.map(|v| (v, c.cost_ci95));
     let id = format!("{what}-decrease-vs-baseline");
     let title = format!("{} decrease vs baseline", capitalise(what));
     a.figures.extend(line_figure(
@@ -1327,6 +1327,31 @@ mod tests {
         let mut flagged = c;
         flagged.problem = Some("bad".into());
         assert_eq!(estimator_gap(&fit(t, flagged)), None);
+    }
+
+    /// The decrease vs the baseline is drawn with its CI (it was drawn without one).
+    #[test]
+    fn the_decrease_vs_baseline_carries_its_ci() {
+        let c = |rules: &str, cost: f64, ci: f64| Config {
+            cost_pct: Some(cost),
+            cost_ci95: Some(ci),
+            ..crate::testing::config(
+                format!("r{rules}"),
+                "flood",
+                "nft",
+                [("rules".to_string(), rules.to_string())].into(),
+            )
+        };
+        let cs = [c("1000", 5.0, 1.0), c("2000", 10.0, 2.0)];
+        let refs: Vec<&Config> = cs.iter().collect();
+        let mut a = Analysis::default();
+        cost_figure(&refs, "rules", "rules", "packet", &mut a);
+        let cis: Vec<Option<f64>> = a.figures[0].series[0]
+            .points
+            .iter()
+            .map(|p| p.ci95)
+            .collect();
+        assert_eq!(cis, [Some(1.0), Some(2.0)]);
     }
 
     #[test]
