@@ -258,7 +258,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
 /// Why a cost against a section's baseline is no measurable cost (a difference between
 /// two rows, either way: a row beyond the study may be cheaper), or `None` when it is
 /// one ([`results::Figure::difference`]).
-fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
+pub(crate) fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
     let f = results::Figure::difference(v, ci.map(results::Ci::ci95), results::Basis::Trial);
     match f.doubts.first().map(|d| d.kind) {
         None => None,

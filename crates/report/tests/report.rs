@@ -472,6 +472,18 @@ fn json_holds_configs_metrics_fits_and_figures() {
     assert_eq!(segs.len(), 2, "{segs:?}");
     assert!(segs[0]["merged"][0]["to"].is_number(), "{segs:?}");
     assert!(flow["figures"].as_array().unwrap().len() >= 5);
+    // Each cost says whether it is a measurable one, as its table cell does.
+    let mut costed = 0;
+    for c in runs.iter().flat_map(|r| r["configs"].as_array().unwrap()) {
+        assert!(c.as_object().unwrap().contains_key("cost_doubt"), "{c}");
+        let (Some(v), Some(ci)) = (c["cost_pct"].as_f64(), c["cost_ci95"].as_f64()) else {
+            continue;
+        };
+        costed += 1;
+        let doubt = (v.abs() <= ci).then_some("its 95 % CI includes 0");
+        assert_eq!(c["cost_doubt"].as_str(), doubt, "{c}");
+    }
+    assert!(costed > 0);
     // No NaN: serde_json writes a non-finite number as null, so every mean planted
     // finite must come out a number (a NaN would be a silent null here).
     for run in runs {
