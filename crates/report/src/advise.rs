@@ -235,9 +235,8 @@ pub fn figures(trials: &[Trial]) -> Vec<Figure> {
                  whisker the 95 % CI; the saving's CI is Welch's.",
                 p.floods[0].len().min(p.floods[1].len())
             )];
-            // What fwbench limited: left out, or — every flood of a side — its bar an
-            // upper bound (the saving then a lower one, or none).
-            // What the bars may not say alone: a bound, or no saving.
+            // What the bars may not say alone: a bound (a side fwbench limited), or
+            // no saving.
             if s.verdict() != Verdict::Measured {
                 notes.push(format!("Saving: {}.", s.text()));
             }

@@ -347,7 +347,7 @@ fn measured_text(m: &Measured) -> String {
         m.original_ns.len(),
     );
     // A saving is stated only when measured (a CI that includes 0 is "no measurable
-    // saving"), and as a bound where fwbench limited a ruleset's floods throughout.
+    // saving"), and as a bound where fwbench limited a flood of the optimised ruleset.
     out += &m.saving().map_or_else(
         || "no packets arrived through a ruleset".into(),
         |s| s.text(),
