@@ -163,7 +163,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
             against.to_string()
         } else {
             crate::cases::cost(c, refc, m, higher)
-                .map(crate::cases::cost_cell)
+                .map(crate::figure::cost_cell)
                 .unwrap_or_else(|| "-".into())
         };
         let label = c.label.clone().unwrap_or_default();
@@ -511,7 +511,7 @@ fn config_table(configs: &[Config]) -> Table {
             });
             r.push(
                 c.cost_pct
-                    .map(|v| crate::cases::cost_cell((v, c.cost_ci95)))
+                    .map(|v| crate::figure::cost_cell((v, c.cost_ci95)))
                     .unwrap_or_default(),
             );
             r

@@ -168,7 +168,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             let vs_run = match path {
                 Path::Accept => run_base
                     .and_then(|b| cost(c, b, m, higher))
-                    .map(cost_cell)
+                    .map(crate::figure::cost_cell)
                     .unwrap_or_else(|| "-".into()),
                 Path::Drop => {
                     "n/a: counted where the gateway drops, not where traffic crosses".into()
@@ -179,7 +179,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             } else {
                 let k = cost(c, base, m, higher);
                 if let Some((v, ci)) = k {
-                    let unmeasured = unmeasured(v, ci);
+                    let unmeasured = crate::figure::unmeasured(v, ci);
                     a.claims.push(
                         Claim::new(
                             format!("section cost: {section} — {label}, against “{base_label}”"),
@@ -210,7 +210,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
                         }
                     ));
                 }
-                k.map(cost_cell).unwrap_or_default()
+                k.map(crate::figure::cost_cell).unwrap_or_default()
             };
             rows.push(vec![
                 section.to_string(),
@@ -253,27 +253,6 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
         ],
         rows,
     });
-}
-
-/// Why a cost against a section's baseline is no measurable cost (a difference between
-/// two rows, either way: a row beyond the study may be cheaper), or `None` when it is
-/// one ([`results::Figure::difference`]).
-pub(crate) fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
-    let f = results::Figure::difference(v, ci.map(results::Ci::ci95), results::Basis::Trial);
-    match f.doubts.first().map(|d| d.kind) {
-        None => None,
-        Some(results::DoubtKind::SpansZero) => Some("its 95 % CI includes 0"),
-        Some(results::DoubtKind::TooFew) => Some("no CI, too few repetitions"),
-        Some(_) => Some("not a number"),
-    }
-}
-
-/// A cost in the table: its value and CI, marked where it is no measurable cost.
-pub(crate) fn cost_cell((v, ci): (f64, Option<f64>)) -> String {
-    match unmeasured(v, ci) {
-        None => mean_ci(v, ci),
-        Some(why) => format!("{} (not measurable: {why})", mean_ci(v, ci)),
-    }
 }
 
 /// First letter upper-case.

@@ -570,6 +570,27 @@ pub fn ratio_doubt(r: f64, ci: Option<f64>) -> Option<String> {
     }
 }
 
+/// Why a cost (in %) against a baseline is no measurable cost (a difference between
+/// two rows, either way: a row beyond the study may be cheaper), or `None` when it is
+/// one ([`results::Figure::difference`]).
+pub(crate) fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
+    let f = results::Figure::difference(v, ci.map(results::Ci::ci95), results::Basis::Trial);
+    match f.doubts.first().map(|d| d.kind) {
+        None => None,
+        Some(results::DoubtKind::SpansZero) => Some("its 95 % CI includes 0"),
+        Some(results::DoubtKind::TooFew) => Some("no CI, too few repetitions"),
+        Some(_) => Some("not a number"),
+    }
+}
+
+/// A cost in the table: its value and CI, marked where it is no measurable cost.
+pub(crate) fn cost_cell((v, ci): (f64, Option<f64>)) -> String {
+    match unmeasured(v, ci) {
+        None => mean_ci(v, ci),
+        Some(why) => format!("{} (not measurable: {why})", mean_ci(v, ci)),
+    }
+}
+
 /// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.
 pub fn differs(v: f64, ci: Option<f64>, study: f64) -> String {
     match ci {

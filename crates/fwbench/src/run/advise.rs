@@ -117,6 +117,9 @@ pub struct Measured {
     /// The results database the floods were stored in (`--db`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<String>,
+    /// The judgement the figures above come from (its text is the line printed).
+    #[serde(skip)]
+    saving: Option<report::advise::Saving>,
 }
 
 impl Measured {
@@ -140,16 +143,8 @@ impl Measured {
             engine: engine.to_owned(),
             took,
             db: None,
+            saving: s,
         }
-    }
-
-    fn saving(&self) -> Option<report::advise::Saving> {
-        let zip = |ns: &[f64], l: &[bool]| -> Vec<report::advise::Flood> {
-            ns.iter().copied().zip(l.iter().copied()).collect()
-        };
-        let o = zip(&self.original_ns, &self.original_limited);
-        let n = zip(&self.optimised_ns, &self.optimised_limited);
-        report::advise::Saving::of([&o, &n])
     }
 }
 
@@ -348,7 +343,7 @@ fn measured_text(m: &Measured) -> String {
     );
     // A saving is stated only when measured (a CI that includes 0 is "no measurable
     // saving"), and as a bound where fwbench limited a flood of the optimised ruleset.
-    out += &m.saving().map_or_else(
+    out += &m.saving.as_ref().map_or_else(
         || "no packets arrived through a ruleset".into(),
         |s| s.text(),
     );
