@@ -297,7 +297,7 @@ fn decrease(echo: &[&Config], a: &mut Analysis) {
         return;
     }
     let x: &XOf = &|c: &Config| c.param_f64("clients");
-    let y: &YOf = &|c: &Config| c.cost_pct.map(|v| (v, None));
+    let y: &YOf = &|c: &Config| c.cost_pct.map(|v| (v, c.cost_ci95));
     let name = |c: &Config| {
         let p = c.param("proto").map(str::to_uppercase);
         let f = rules_per_client(c)
@@ -368,26 +368,39 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
             .as_deref()
             .and_then(|f| STUDY_LOSS_PER_RULE.iter().find(|s| s.0 == f))
             .map(|s| s.1);
+        let doubt = slope_doubt(fit.b, fit.b_ci95);
         rows.push(vec![
             fam_name.clone(),
-            mean_ci(fit.b, fit.b_ci95),
+            match doubt {
+                Some(why) => format!("{} (not measurable: {why})", mean_ci(fit.b, fit.b_ci95)),
+                None => mean_ci(fit.b, fit.b_ci95),
+            },
             mean_ci(fit.a, fit.a_ci95),
             format!("{:.3}", fit.r2),
             pts.len().to_string(),
             study.map(num).unwrap_or_else(|| "-".into()),
         ]);
-        a.claims.push(Claim::new(
-            format!("throughput loss per rule: {fam_name}"),
-            fit.b,
-            fit.b_ci95,
-            "% per rule",
-            format!("{} configurations' means, a line's residuals", pts.len()),
-        ));
+        a.claims.push(
+            Claim::new(
+                format!("throughput loss per rule: {fam_name}"),
+                fit.b,
+                fit.b_ci95,
+                "% per rule",
+                format!("{} configurations' means, a line's residuals", pts.len()),
+            )
+            .doubted(doubt.map(String::from)),
+        );
         a.findings.push(format!(
-            "Throughput loss per rule ({fam_name}): {} % per rule (95 % CI over {} \
+            "Throughput loss per rule ({fam_name}): {}{} % per rule{} (95 % CI over {} \
              configurations, each the mean of its repetitions; a line through their decrease \
              vs F = 0 against F·n rules, R² {:.2}){}.",
+            if doubt.is_some() {
+                "no measurable loss per rule: "
+            } else {
+                ""
+            },
             mean_ci(fit.b, fit.b_ci95),
+            doubt.map(|d| format!(", {d}")).unwrap_or_default(),
             pts.len(),
             fit.r2,
             match study {
@@ -400,7 +413,7 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
             }
         ));
         let x: &XOf = &|c: &Config| rules_of(c);
-        let y: &YOf = &|c: &Config| c.cost_pct.map(|v| (v, None));
+        let y: &YOf = &|c: &Config| c.cost_pct.map(|v| (v, c.cost_ci95));
         let mut s = averaged_series(&cs, &|_| Some(fam_name.clone()), x, y);
         if let Some(mut s) = s.pop() {
             let (lo, hi) = pts
@@ -444,6 +457,16 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
     );
     f.notes.push(averaged_note(&costed, &["family", "rules"]));
     a.figures.push(f);
+}
+
+/// Why a fitted loss per rule is no finding: its CI holds 0, or the line has none (two
+/// configurations); `None` where it is one.
+fn slope_doubt(b: f64, ci: Option<f64>) -> Option<&'static str> {
+    match ci.filter(|c| c.is_finite()) {
+        Some(c) if b.abs() <= c => Some("its 95 % CI includes 0"),
+        Some(_) => None,
+        None => Some("no CI: a line through two configurations"),
+    }
 }
 
 /// One difference per pair of configurations that differ in the server only (on the
@@ -919,5 +942,61 @@ mod tests {
         let gap = gap_sentence(&[(110.0, 100.0), (111.0, 100.0), (109.0, 100.0)]);
         assert!(gap.starts_with("IPv4 is 10"), "{gap}");
         assert!(gap.contains("% faster than IPv6 in throughput"), "{gap}");
+    }
+
+    /// Echo configurations with seed 000's F rules per client at n = 2, 4, 8 clients,
+    /// each costing `pct(F·n)` ± `ci` % against F = 0.
+    fn costed_by_rules(pct: &dyn Fn(f64) -> f64, ci: f64) -> Vec<Config> {
+        let mut out = vec![];
+        for n in [2.0, 4.0, 8.0] {
+            for f in [2.0, 4.0] {
+                let (ns, model) = (num(n), format!("seed000-f{f}"));
+                let mut c = echo(&[("clients", &ns), ("model", &model)], 100.0);
+                c.cost_pct = Some(pct(f * n));
+                c.cost_ci95 = Some(ci);
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn loss_analysis(cs: &[Config]) -> Analysis {
+        let refs: Vec<&Config> = cs.iter().collect();
+        let mut a = Analysis::default();
+        decrease(&refs, &mut a);
+        loss_per_rule(&refs, &mut a);
+        a
+    }
+
+    /// A loss per rule whose CI holds 0 is no finding (a line through noise), and each
+    /// decrease point drawn from one configuration carries that configuration's CI.
+    #[test]
+    fn a_loss_per_rule_within_the_noise_is_not_stated() {
+        let wobble = |r: f64| if r as u32 % 3 == 0 { 0.4 } else { -0.4 };
+        let flat = loss_analysis(&costed_by_rules(&wobble, 0.5));
+        let said = &flat.findings[0];
+        assert!(
+            said.starts_with("Throughput loss per rule (all): no measurable loss per rule: ")
+                && said.contains("its 95 % CI includes 0"),
+            "{said}"
+        );
+        assert!(flat.claims[0].doubt.is_some(), "{:?}", flat.claims);
+        assert!(flat.tables[0].rows[0][1].contains("(not measurable: "));
+        let decrease = &flat.figures[0];
+        assert!(decrease.id.starts_with("echo-decrease-vs-baseline"));
+        assert!(decrease
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .all(|p| p.ci95 == Some(0.5)));
+
+        let sloped = loss_analysis(&costed_by_rules(&|r| 0.05 * r + wobble(r) / 40.0, 0.01));
+        let said = &sloped.findings[0];
+        assert!(
+            said.starts_with("Throughput loss per rule (all): 0.05")
+                && !said.contains("measurable"),
+            "{said}"
+        );
+        assert!(sloped.claims[0].doubt.is_none());
     }
 }

@@ -72,6 +72,23 @@ pub fn figure_csv(f: &Figure) -> String {
     o
 }
 
+/// Names made unique in the order they are asked for: a name seen before gets `-2`,
+/// `-3`… (figure files, the HTML page's figure ids).
+#[derive(Default)]
+pub(crate) struct UniqueIds(BTreeSet<String>);
+
+impl UniqueIds {
+    pub(crate) fn unique(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut k = 2;
+        while !self.0.insert(name.clone()) {
+            name = format!("{base}-{k}");
+            k += 1;
+        }
+        name
+    }
+}
+
 /// Every figure of every run as an SVG and a CSV file, and `index.csv`
 /// (`run,figure,title,x_label,y_label,svg,csv`). A figure id that repeats within a run
 /// gets `-2`, `-3`… in the order the report shows them.
@@ -79,15 +96,9 @@ pub fn figure_files(r: &Report) -> Vec<FigureFile> {
     let mut out = Vec::new();
     let mut index = String::from("run,figure,title,x_label,y_label,svg,csv\n");
     for run in &r.runs {
-        let mut seen = BTreeSet::new();
+        let mut seen = UniqueIds::default();
         for f in &run.analysis.figures {
-            let base = format!("run{}-{}", run.run.id, file_stem(&f.id));
-            let mut stem = base.clone();
-            let mut k = 2;
-            while !seen.insert(stem.clone()) {
-                stem = format!("{base}-{k}");
-                k += 1;
-            }
+            let stem = seen.unique(&format!("run{}-{}", run.run.id, file_stem(&f.id)));
             let (svg, csv) = (format!("{stem}.svg"), format!("{stem}.csv"));
             let _ = writeln!(
                 index,

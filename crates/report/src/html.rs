@@ -38,8 +38,9 @@ pub fn page(r: &Report) -> String {
     );
     let all: Vec<&Warning> = r.warnings().collect();
     warnings(&mut o, &all);
+    let mut ids = crate::files::UniqueIds::default();
     for run in &r.runs {
-        run_section(&mut o, run);
+        run_section(&mut o, run, &mut ids);
     }
     warnings_in_full(&mut o, &all);
     o.push_str("</body></html>\n");
@@ -123,7 +124,7 @@ fn warnings_in_full(o: &mut String, w: &[&Warning]) {
 
 /// One run: its answer (findings), a table of contents, metadata, then figures (small
 /// multiples side by side), fits and tables.
-fn run_section(o: &mut String, run: &RunReport) {
+fn run_section(o: &mut String, run: &RunReport, ids: &mut crate::files::UniqueIds) {
     let r = &run.run;
     let _ = write!(
         o,
@@ -162,13 +163,13 @@ fn run_section(o: &mut String, run: &RunReport) {
                     .count();
                 let _ = write!(o, "<h3>{}</h3><div class=\"panels\">", escape(g));
                 for f in &figs[i..i + n] {
-                    figure(o, f);
+                    figure(o, f, ids);
                 }
                 o.push_str("</div>");
                 i += n;
             }
             None => {
-                figure(o, &figs[i]);
+                figure(o, &figs[i], ids);
                 i += 1;
             }
         }
@@ -247,18 +248,20 @@ fn parameters(o: &mut String, run: &RunReport) {
     o.push_str("</dl>");
 }
 
-/// A figure with its SVG and notes.
-fn figure(o: &mut String, f: &Figure) {
+/// A figure with its SVG and notes; its element id is the figure's, made unique in
+/// the page (`-2`, `-3`… where a figure id repeats, as in the figure files).
+fn figure(o: &mut String, f: &Figure, ids: &mut crate::files::UniqueIds) {
+    let id = ids.unique(&f.id);
     if f.no_data() {
         let _ = write!(
             o,
             "<p class=\"nodata\" id=\"{}\"><b>{}</b>: no data (no point, or every value is 0: not measured in this run).</p>",
-            escape(&f.id),
+            escape(&id),
             escape(&f.title)
         );
         return;
     }
-    let _ = write!(o, "<figure id=\"{}\">{}", escape(&f.id), render(f));
+    let _ = write!(o, "<figure id=\"{}\">{}", escape(&id), render(f));
     if !f.notes.is_empty() {
         o.push_str("<figcaption><ul>");
         for n in &f.notes {

@@ -257,6 +257,27 @@ fn fixture() -> Fixture {
     }
 }
 
+/// Two runs of one design draw the same figures (and `rules advise --measure` one
+/// figure `advise` per measurement): each `<figure>` of the page has an id of its own,
+/// the second one's `-2`, as its figure files have names of their own.
+#[test]
+fn every_figure_of_the_page_has_an_id_of_its_own() {
+    let (_dir, mut store) = scratch("results.db");
+    echo_run(&mut store);
+    echo_run(&mut store);
+    let html = load(&store, None).unwrap().html();
+    let ids: Vec<&str> = html
+        .split("<figure id=\"")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert!(ids.len() >= 4, "{ids:?}");
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    assert!(ids.contains(&"echo-per-client-vs-clients"), "{ids:?}");
+    assert!(ids.contains(&"echo-per-client-vs-clients-2"), "{ids:?}");
+}
+
 #[test]
 fn html_has_every_expected_figure_and_warning_and_no_urls() {
     let r = fixture().report(None);
