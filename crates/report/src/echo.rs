@@ -972,7 +972,13 @@ mod tests {
     /// decrease point drawn from one configuration carries that configuration's CI.
     #[test]
     fn a_loss_per_rule_within_the_noise_is_not_stated() {
-        let wobble = |r: f64| if r as u32 % 3 == 0 { 0.4 } else { -0.4 };
+        let wobble = |r: f64| {
+            if (r as u32).is_multiple_of(3) {
+                0.4
+            } else {
+                -0.4
+            }
+        };
         let flat = loss_analysis(&costed_by_rules(&wobble, 0.5));
         let said = &flat.findings[0];
         assert!(
