@@ -1534,6 +1534,13 @@ fn sweet_spot(trials: &[Trial], a: &mut Analysis) {
         rows,
     ));
     if !series.is_empty() {
+        // What a point is, and so what the best of them is not.
+        notes.push(
+            "Each point: one trial (no repetition, no CI). The sweet spot is the best \
+             single trial; the parallelisms within 3 % of it (the plateau) are not told \
+             apart by this search."
+                .into(),
+        );
         a.figures.push(Figure {
             markers,
             notes,

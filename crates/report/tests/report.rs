@@ -1308,6 +1308,8 @@ fn sweet_spot_and_held_connections_are_reported() {
         "sweet spot: 6 parallel, 2.3 sessions/s"
     );
     note(fig, "2 failed at 8 parallel");
+    // Its points are single trials: the best of them is said to be no more.
+    note(fig, "Each point: one trial (no repetition, no CI).");
     let ss = table(run, "Sweet-spot searches");
     assert_eq!(ss.rows[0][2..], ["6", "2.3", "2.6 ms", "6, 8", "5", "5"]);
     // In the firewall-type table the search is one row; its steps are not cases.

@@ -47,7 +47,7 @@ fn sweet_spot_text(p: &TrialParams, r: &crate::outcome::search::SweetSpotReport)
         );
     }
     out += &format!(
-        "sweet spot: {} sessions at once, {:.0} sessions/s (mean session {:.3} ms); within 3 %: {:?}
+        "sweet spot: {} sessions at once, {:.0} sessions/s (mean session {:.3} ms); within 3 %: {:?} (one trial each, no CI: not told apart)
 ",
         r.best_parallel,
         r.best_sessions_per_s,
