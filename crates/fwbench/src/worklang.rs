@@ -7,8 +7,8 @@
 //! parallel 6 { sequential 5 { command "curl -s http://198.19.0.2/" } }
 //! random 10 42 0.1 0.5 { command "ping -c 1 198.19.0.2" }   # count seed low high (s)
 //! ```
-//! A command string is split at white space into argv and executed directly (no shell,
-//! no globbing). Parsing is pure; [`run`] executes with a command prefix (e.g.
+//! A command string is split into argv as a POSIX shell splits words (quotes,
+//! backslashes) and executed directly (no shell, no globbing). Parsing is pure; [`run`] executes with a command prefix (e.g.
 //! `ip netns exec NS`) and records every command's start, duration and exit status.
 
 use serde::Serialize;
@@ -290,7 +290,14 @@ impl Parser<'_> {
         match w.as_str() {
             "command" => match self.next()? {
                 (Tok::Str(s), sat) => {
-                    let argv: Vec<String> = s.split_whitespace().map(String::from).collect();
+                    // Words as a POSIX shell splits them (quotes and backslashes: `sh -c
+                    // 'a | b'`), run without a shell. shlex: the splitting is the
+                    // shell's grammar, not ours to write again.
+                    let Some(argv) = shlex::split(&s) else {
+                        return Err(
+                            self.err(sat, "unbalanced quote or trailing backslash in the command")
+                        );
+                    };
                     if argv.is_empty() {
                         return Err(self.err(sat, "empty command"));
                     }
@@ -609,6 +616,12 @@ mod tests {
             panic!()
         };
         assert_eq!(jobs[0], cmd("ls -l", (1, 29)));
+        // Words are split as a shell splits them: quotes keep a pipeline one word.
+        let j = parse("w", "command \"sh -c 'exit 3' a\\ b\"").unwrap();
+        let Job::Command { argv, .. } = &j[0] else {
+            panic!()
+        };
+        assert_eq!(argv, &["sh", "-c", "exit 3", "a b"]);
         // Repeat counts are optional for sequential and parallel.
         let j = parse("w", "sequential { command \"a\" command \"b x\" }").unwrap();
         assert_eq!(count(&j), 2);
@@ -673,6 +686,10 @@ mod tests {
         assert!(e("random 3 1 0.5 0.1 { command \"x\" }").contains("low interval is above"));
         assert!(e("random 3 1 0.1 { command \"x\" }").contains("high interval"));
         assert!(e("command \"\"").contains("empty command"));
+        assert_eq!(
+            e("command \"sh -c 'exit 3\""),
+            "w.txt:1:9: unbalanced quote or trailing backslash in the command"
+        );
         assert!(e("}").contains("without a block"));
         assert!(e("# only a comment\n").contains("no jobs"));
         assert!(

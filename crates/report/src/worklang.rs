@@ -23,7 +23,7 @@ pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
         let mut order: Vec<String> = Vec::new();
         let mut by: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
         for r in ran {
-            let line = r.argv.join(" ");
+            let line = results::stored::command_line(&r.argv);
             let e = by.entry(line.clone()).or_insert_with(|| {
                 order.push(line.clone());
                 (Vec::new(), 0)

@@ -547,6 +547,12 @@ pub struct CommandStored {
     pub exit: Option<i64>,
 }
 
+/// A command's words as one line a shell would split back into them (`sh -c 'exit
+/// 3'`), for its row in tables; words joined by spaces where a word cannot be quoted.
+pub fn command_line(argv: &[String]) -> String {
+    shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
+}
+
 /// A trial's parameters as stored (`trials.params`, fwbench's `params::KeyForm`), the
 /// fields readers use by name; the grouping flattens the JSON generically instead.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -149,3 +149,14 @@ fn params_read_the_fields_readers_use() {
     let p = StoredParams::read(&json!({"packet": {"dport": 5000}}));
     assert!(p.packet.unwrap().dport.is_empty());
 }
+
+/// A workload file's command reads back as it was written (a shell would split the line
+/// into the same words): `sh -c 'exit 3'`, not `sh -c exit 3`.
+#[test]
+fn a_commands_line_keeps_its_words_apart() {
+    let argv = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(command_line(&argv(&["true"])), "true");
+    let line = command_line(&argv(&["sh", "-c", "exit 3"]));
+    assert_eq!(line, "sh -c 'exit 3'");
+    assert_eq!(shlex::split(&line).unwrap(), ["sh", "-c", "exit 3"]);
+}

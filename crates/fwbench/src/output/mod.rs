@@ -605,7 +605,9 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
     let mut by: std::collections::BTreeMap<String, Vec<&crate::worklang::Ran>> =
         std::collections::BTreeMap::new();
     for r in ran {
-        by.entry(r.argv.join(" ")).or_default().push(r);
+        by.entry(results::stored::command_line(&r.argv))
+            .or_default()
+            .push(r);
     }
     for (cmd, rs) in by {
         let mut d: Vec<f64> = rs.iter().map(|r| r.duration_s).collect();
