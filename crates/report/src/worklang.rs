@@ -28,11 +28,11 @@ pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
                 order.push(line.clone());
                 (Vec::new(), 0)
             });
-            if let Some(d) = r.duration_s {
-                e.0.push(d * 1e3);
-            }
-            if r.exit != Some(0) {
-                e.1 += 1;
+            // A failed run's time is the time to fail: not the command's duration.
+            match (r.exit, r.duration_s) {
+                (Some(0), Some(d)) => e.0.push(d * 1e3),
+                (Some(0), None) => {}
+                _ => e.1 += 1,
             }
         }
         let file = t.p.file.as_deref().unwrap_or("-");
@@ -52,15 +52,21 @@ pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
             .collect();
         let total = w.total_s.unwrap_or(0.0);
         let failed = w.failed.unwrap_or(0);
-        let all: Vec<f64> = by.values().flat_map(|(d, _)| d.iter().copied()).collect();
-        let per = Summary::of(&all)
-            .map(|s| {
-                format!(
-                    "; a command takes {} ms (95 % CI over them)",
-                    mean_ci(s.mean, s.ci95)
-                )
-            })
-            .unwrap_or_default();
+        // One duration stands for the file only where it runs one command: a mean over
+        // different commands is no command's time.
+        let per = match by.values().collect::<Vec<_>>().as_slice() {
+            [(d, _)] => Summary::of(d)
+                .map(|s| {
+                    format!(
+                        "; the command takes {} ms (95 % CI over its {} runs that \
+                         succeeded)",
+                        mean_ci(s.mean, s.ci95),
+                        d.len()
+                    )
+                })
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
         a.findings.push(format!(
             "Workload {file}: {} commands in {} s, {failed} failed{per}.",
             ran.len(),
@@ -71,7 +77,7 @@ pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
             columns: vec![
                 "command".into(),
                 "runs".into(),
-                "duration, ms (mean ± 95 % CI)".into(),
+                "duration of the runs that succeeded, ms (mean ± 95 % CI over them)".into(),
                 "failed".into(),
             ],
             rows,
@@ -111,6 +117,42 @@ mod tests {
             a.tables[0].rows[0]
         );
         assert_eq!(a.tables[0].rows[1][3], "1");
-        assert!(a.findings[0].starts_with("Workload w.txt: 5 commands in 5.5 s, 1 failed"));
+        // A failed run's time is no duration; two commands have no one duration.
+        assert_eq!(a.tables[0].rows[1][2], "-");
+        assert_eq!(
+            a.findings[0],
+            "Workload w.txt: 5 commands in 5.5 s, 1 failed."
+        );
+    }
+
+    /// A file of one command states its duration, over the runs that succeeded.
+    #[test]
+    fn one_commands_duration_is_over_its_runs_that_succeeded() {
+        let ran: Vec<Value> = [(0.010, 0), (0.012, 0), (0.011, 0), (0.500, 1)]
+            .iter()
+            .map(|(d, exit)| json!({"argv": ["sh", "-c", "exit 0"], "duration_s": d, "exit": exit}))
+            .collect();
+        let t = Trial::new(store::TrialRow {
+            trial_key: "worklang".into(),
+            status: "failed".into(),
+            params: json!({"workload": "worklang", "file": "w.txt"}),
+            results: json!({"worklang": {"total_s": 1.0, "failed": 1, "ran": ran}}),
+            ..crate::testing::trial_row(1, "worklang")
+        });
+        let mut a = Analysis::default();
+        analyse(&[t], &mut a);
+        assert_eq!(a.tables[0].rows[0][0], "sh -c 'exit 0'");
+        assert!(
+            a.tables[0].rows[0][2].starts_with("11.0 ± "),
+            "{:?}",
+            a.tables[0].rows
+        );
+        assert!(
+            a.findings[0].starts_with(
+                "Workload w.txt: 4 commands in 1 s, 1 failed; the command takes 11.0 ± "
+            ) && a.findings[0].ends_with("ms (95 % CI over its 3 runs that succeeded)."),
+            "{}",
+            a.findings[0]
+        );
     }
 }

@@ -601,6 +601,7 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
         "workload {file}: {} commands in {total_s:.3} s, {failed} failed\n",
         ran.len()
     );
+    // Durations are the runs that succeeded (a failed run's is its time to fail).
     out += "  count   mean s   p50 s    max s  failed  command\n";
     let mut by: std::collections::BTreeMap<String, Vec<&crate::worklang::Ran>> =
         std::collections::BTreeMap::new();
@@ -610,15 +611,25 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
             .push(r);
     }
     for (cmd, rs) in by {
-        let mut d: Vec<f64> = rs.iter().map(|r| r.duration_s).collect();
+        let mut d: Vec<f64> = rs
+            .iter()
+            .filter(|r| r.exit == Some(0))
+            .map(|r| r.duration_s)
+            .collect();
         d.sort_by(f64::total_cmp);
+        let times = match (d.first(), d.last()) {
+            (Some(_), Some(max)) => format!(
+                "{:>7.4}  {:>6.4}  {:>7.4}",
+                d.iter().sum::<f64>() / d.len() as f64,
+                d[d.len() / 2],
+                max
+            ),
+            _ => format!("{:>7}  {:>6}  {:>7}", "-", "-", "-"),
+        };
         out += &format!(
-            "  {:>5}  {:>7.4}  {:>6.4}  {:>7.4}  {:>6}  {cmd}\n",
-            d.len(),
-            d.iter().sum::<f64>() / d.len() as f64,
-            d[d.len() / 2],
-            d[d.len() - 1],
-            rs.iter().filter(|r| r.exit != Some(0)).count()
+            "  {:>5}  {times}  {:>6}  {cmd}\n",
+            rs.len(),
+            rs.len() - d.len()
         );
     }
     for r in ran.iter().filter_map(|r| r.error.as_ref()).take(3) {

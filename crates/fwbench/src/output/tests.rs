@@ -99,3 +99,36 @@ fn run_table_rows_take_the_figures_cells() {
         "{table}"
     );
 }
+
+/// `fwbench workload`'s table: a command's times are its runs that succeeded; one that
+/// never succeeded has none ("-"), not its time to fail.
+#[test]
+fn a_workloads_times_are_its_commands_that_succeeded() {
+    let ran = |argv: &[&str], d: f64, exit: i32| crate::worklang::Ran {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        start_s: 0.0,
+        duration_s: d,
+        exit: Some(exit),
+        error: None,
+    };
+    let text = workload_text(
+        "w.wl",
+        1.0,
+        &[
+            ran(&["true"], 0.002, 0),
+            ran(&["true"], 0.004, 0),
+            ran(&["true"], 0.9, 1),
+            ran(&["sh", "-c", "exit 3"], 0.003, 3),
+        ],
+    );
+    let line = |cmd: &str| text.lines().find(|l| l.ends_with(cmd)).unwrap().to_string();
+    let words = |l: String| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        words(line("  true"))[..5],
+        ["3", "0.0030", "0.0040", "0.0040", "1"]
+    );
+    assert_eq!(
+        words(line("sh -c 'exit 3'"))[..5],
+        ["1", "-", "-", "-", "1"]
+    );
+}
