@@ -852,6 +852,13 @@ fn named_testbed_trials_start_clean_after_iptables_nft_and_after_legacy() {
     let o = fwbench(&cmd!("run", &sc, "--db", &db, "--testbed", &tb.name));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
     assert_says(&o, "rebuilt the testbed (same name and addresses)");
+    // Two legacy trials, two rebuilds: said once.
+    assert_eq!(
+        stderr(&o).matches("rebuilt the testbed").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
     let rows = residue_rows(&db);
     let engines: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(

@@ -235,12 +235,16 @@ impl Testbeds {
         if !left.is_empty() {
             match &self.named {
                 Some(tb) if tb.rebuild()? => {
-                    eprintln!(
-                        "fwbench: testbed {}: the gateway kept {} after a trial; rebuilt the \
-                         testbed (same name and addresses) so the next trial starts clean",
-                        tb.name(),
-                        left.join(", ")
-                    );
+                    if !self.warned {
+                        self.warned = true;
+                        eprintln!(
+                            "fwbench: testbed {}: the gateway kept {} after a trial; rebuilt \
+                             the testbed (same name and addresses) so the next trial starts \
+                             clean, after each such trial (said once)",
+                            tb.name(),
+                            left.join(", ")
+                        );
+                    }
                 }
                 Some(tb) if !self.warned => {
                     self.warned = true;
