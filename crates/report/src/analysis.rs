@@ -119,10 +119,11 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     };
     // A case whose every trial fwbench limited has no mean: said, not dropped in
     // silence (its rate is fwbench's, not the gateway's).
-    let unmeasured: Vec<&str> = labelled
+    // Named as a configuration: a label the others share names them all.
+    let unmeasured: Vec<String> = labelled
         .iter()
         .filter(|c| c.mean(m).is_none() && c.limited_throughout())
-        .filter_map(|c| c.label.as_deref())
+        .map(|c| crate::series::config_name(c, &labelled))
         .collect();
     if !unmeasured.is_empty() {
         a.findings.push(format!(

@@ -39,8 +39,6 @@ impl Spread {
     /// The spread of `configs`' repetitions.
     pub fn of(configs: &[Config]) -> Spread {
         let refs: Vec<&Config> = configs.iter().collect();
-        let keys = series::varying(&refs);
-        let shared = |l: &String| refs.iter().filter(|x| x.label.as_ref() == Some(l)).count() > 1;
         let cvs: Vec<(String, String, f64, usize)> = configs
             .iter()
             // A search's steps vary as its guesses do: no configuration's noise.
@@ -53,21 +51,7 @@ impl Spread {
                 let cv = s.cv()?;
                 // A label several configurations share (an A/B's arms) names none of
                 // them alone: what differs within it follows.
-                let name = match &c.label {
-                    Some(l) if shared(l) => {
-                        let within: Vec<&Config> = refs
-                            .iter()
-                            .copied()
-                            .filter(|x| x.label == c.label)
-                            .collect();
-                        format!(
-                            "{l} ({})",
-                            series::series_name(c, &series::varying(&within))
-                        )
-                    }
-                    Some(l) => l.clone(),
-                    None => series::series_name(c, &keys),
-                };
+                let name = series::config_name(c, &refs);
                 Some((name, m.to_string(), cv, s.n))
             })
             .collect();

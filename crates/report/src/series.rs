@@ -94,6 +94,27 @@ pub fn series_name(c: &Config, keys: &[String]) -> String {
     }
 }
 
+/// A configuration's name among `all`: its label where no other has it, the label with
+/// what differs within it where several share it ("128 B (engine=nft, rules=5000)"),
+/// else what differs among `all`.
+pub fn config_name(c: &Config, all: &[&Config]) -> String {
+    match &c.label {
+        Some(l) => {
+            let within: Vec<&Config> = all
+                .iter()
+                .copied()
+                .filter(|x| x.label.as_ref() == Some(l))
+                .collect();
+            if within.len() > 1 {
+                format!("{l} ({})", series_name(c, &varying(&within)))
+            } else {
+                l.clone()
+            }
+        }
+        None => series_name(c, &varying(all)),
+    }
+}
+
 /// Group configurations into series by every varying key not in `skip`.
 pub(crate) fn group<'a>(
     configs: &[&'a Config],

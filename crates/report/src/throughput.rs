@@ -572,11 +572,25 @@ fn advantage_sentence(
             num(p.x)
         );
     }
+    // A bound states a difference only on its side of 1: a floor above it, a ceiling
+    // below; a ratio of two offered rates none (its CI clear of 1 is the pacing's).
+    let times = at_place_of(p.y, p.ci95);
+    let said = match bound {
+        None => format!("{engine} passes {times} times the packets/s of {reference}"),
+        Some(Bound::Floor) if p.y > 1.0 => {
+            format!("{engine} passes at least {times} times the packets/s of {reference}")
+        }
+        Some(Bound::Ceiling) if p.y < 1.0 => {
+            format!("{engine} passes at most {times} times the packets/s of {reference}")
+        }
+        Some(k) => format!(
+            "not stated as a difference between {engine} and {reference}: the ratio is {}",
+            k.what()
+        ),
+    };
     format!(
-        "Advantage ratio {sname} at {} rules: {ci} — {engine} passes {} times the packets/s \
-         of {reference}{study}.",
-        num(p.x),
-        at_place_of(p.y, p.ci95)
+        "Advantage ratio {sname} at {} rules: {ci} — {said}{study}.",
+        num(p.x)
     )
 }
 
@@ -1400,6 +1414,59 @@ mod advantage_tests {
         assert!(
             measured.contains("a passes 4.20 times the packets/s of b"),
             "{measured}"
+        );
+    }
+
+    /// seed 002 here: "nft/ip passes 0.999966 times the packets/s of iptables-nft" where
+    /// both passed every packet offered (a CI clear of 1 from the pacing alone). A bound
+    /// states a difference only on its side of 1.
+    #[test]
+    fn a_bounded_ratio_states_a_difference_only_on_its_side_of_one() {
+        let at = |y: f64, bound: Bound| {
+            advantage_sentence(
+                "a / b",
+                ("a", "b"),
+                "",
+                (
+                    &[Point {
+                        x: 5000.0,
+                        y,
+                        ci95: Some(0.00002),
+                    }],
+                    2,
+                    Some(bound),
+                ),
+                &[],
+            )
+        };
+        let offered = at(0.999966, Bound::Offered);
+        assert!(
+            offered.ends_with(
+                "— not stated as a difference between a and b: the ratio is of two offered \
+                 rates."
+            ) && !offered.contains("passes"),
+            "{offered}"
+        );
+        let floor = at(1.5, Bound::Floor);
+        assert!(
+            floor.contains("— a passes at least 1.500000 times the packets/s of b"),
+            "{floor}"
+        );
+        let low_floor = at(0.8, Bound::Floor);
+        assert!(
+            low_floor
+                .ends_with("not stated as a difference between a and b: the ratio is a floor."),
+            "{low_floor}"
+        );
+        let ceiling = at(0.8, Bound::Ceiling);
+        assert!(
+            ceiling.contains("— a passes at most 0.800000 times"),
+            "{ceiling}"
+        );
+        let high_ceiling = at(1.5, Bound::Ceiling);
+        assert!(
+            high_ceiling.ends_with("the ratio is a ceiling."),
+            "{high_ceiling}"
         );
     }
 }

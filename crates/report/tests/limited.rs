@@ -435,14 +435,20 @@ fn a_baseline_fwbench_limited_throughout_is_said() {
 fn a_labelled_case_fwbench_limited_throughout_is_said() {
     let r = report_of(|s| {
         let run = s.begin_run(&new_run("limited", None)).unwrap();
-        for (label, by) in [("accept-all", "sink"), ("drop-all", "gateway")] {
+        // seed 002 here: "No received … is stated for 128 B @ 15 Mb/s" where fwbench
+        // limited one of that label's configurations: the one is named.
+        for (label, rules, by) in [
+            ("accept-all", 100, "sink"),
+            ("accept-all", 200, "gateway"),
+            ("drop-all", 100, "gateway"),
+        ] {
             for rep in 1..=2u32 {
                 let mut t = trial(
                     run,
-                    format!("{label}-{rep}"),
+                    format!("{label}-{rules}-{rep}"),
                     rep,
                     "flood",
-                    json!({"workload": "flood", "engine": "nft", "rules": 100, "seed": rep,
+                    json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
                            "label": label, "packet": {"size": "frame:64", "rate": "max"}}),
                     Headline {
                         sent_pps: Some(100_000.0),
@@ -459,7 +465,7 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
     let f = &r.runs[0].analysis.findings;
     assert!(
         f.iter().any(|x| x
-            == "No received (packets/s) is stated for accept-all: fwbench's sender or sink \
+            == "No received (packets/s) is stated for accept-all (rules=100): fwbench's sender or sink \
                 limited every trial (their rates are fwbench's limit, not the gateway's; see \
                 the run's warnings)."),
         "{f:#?}"
