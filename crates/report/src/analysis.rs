@@ -160,14 +160,30 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     for (i, c) in labelled.iter().enumerate() {
         let s = c.metrics[m];
         // The cost with its CI from both rows' repetitions (as the sections' costs).
+        // A row that passed every packet offered has the sender's pace for its rate:
+        // against it, or of it, a difference is the offered loads', not a cost (seed
+        // 002's flows of three rates read "70 % cost" against the fastest).
+        let paced = |x: &Config, whose: &str| {
+            x.paced_throughout().then(|| {
+                format!(
+                    "- (not measurable: {whose} passed every packet offered, its rate the \
+                     sender's pace)"
+                )
+            })
+        };
         let cost = if std::ptr::eq(*c, refc) {
             against.to_string()
+        } else if let Some(why) =
+            paced(c, "this row").or_else(|| paced(refc, &format!("the {against} row")))
+        {
+            why
         } else {
             crate::cases::cost(c, refc, m, higher)
                 .map(crate::figure::cost_cell)
                 .unwrap_or_else(|| "-".into())
         };
-        let label = c.label.clone().unwrap_or_default();
+        // A label other rows share names none of them alone.
+        let label = crate::series::config_name(c, &labelled);
         rows.push(vec![
             label.clone(),
             s.n.to_string(),

@@ -307,6 +307,17 @@ impl Config {
         self.reps.iter().filter(|t| t.fwbench_limited().is_none())
     }
 
+    /// Every repetition of it whose rate counts (not limited by fwbench's sender or sink:
+    /// the ratio's means are made of these) carried its whole offered rate
+    /// (`packet.limited_by` is "nothing"): its rate is the sender's pace, and a ratio of two
+    /// such rates says that neither engine was the limit, not that they cost alike. A
+    /// repetition fwbench limited is left out of the ratio, so it is left out here too: it
+    /// does not make the kept ones a measure of the gateway.
+    pub fn paced_throughout(&self) -> bool {
+        let kept: Vec<_> = self.gateway_reps().collect();
+        !kept.is_empty() && kept.iter().all(|t| t.paced_through())
+    }
+
     /// fwbench's own sender or sink limited every repetition (there is one): no rate of
     /// it is the gateway's.
     pub fn limited_throughout(&self) -> bool {

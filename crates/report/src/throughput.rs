@@ -423,7 +423,7 @@ fn ratio_points(
                 y: p.0,
                 ci95: p.1,
             });
-            let bound = match (offered_rate_got_through(c), offered_rate_got_through(b)) {
+            let bound = match (c.paced_throughout(), b.paced_throughout()) {
                 (true, true) => Some(Bound::Offered),
                 (true, false) => Some(Bound::Floor),
                 (false, true) => Some(Bound::Ceiling),
@@ -648,17 +648,6 @@ impl Bound {
             self.what()
         )
     }
-}
-
-/// Every repetition of `c` whose rate counts (not limited by fwbench's sender or sink:
-/// the ratio's means are made of these) carried its whole offered rate
-/// (`packet.limited_by` is "nothing"): its rate is the sender's pace, and a ratio of two
-/// such rates says that neither engine was the limit, not that they cost alike. A
-/// repetition fwbench limited is left out of the ratio, so it is left out here too: it
-/// does not make the kept ones a measure of the gateway.
-fn offered_rate_got_through(c: &Config) -> bool {
-    let kept: Vec<_> = c.gateway_reps().collect();
-    !kept.is_empty() && kept.iter().all(|t| t.paced_through())
 }
 
 /// The repetitions of a series left out of its cost model: "3 trials (at 0 rules)

@@ -4,7 +4,7 @@
 
 mod common;
 mod recorded;
-use common::{finish, firewall_row, gateway_cpu, new_run, report_of, scratch, trial, Noise};
+use common::{finish, firewall_row, gateway_cpu, new_run, report_of, scratch, table, trial, Noise};
 use recorded::Record;
 use report::{load, trend};
 use serde_json::json;
@@ -469,6 +469,69 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
                 limited every trial (their rates are fwbench's limit, not the gateway's; see \
                 the run's warnings)."),
         "{f:#?}"
+    );
+}
+
+/// seed 002 here: its cases table listed "1280 B @ 45 Mb/s" thrice (one per engine or
+/// rule count, told apart by nothing) at "69.9985 ± 0.0038" % cost against the 128-B
+/// flow — the offered rates' difference, every flow having passed whole. Rows sharing
+/// a label are named by what differs; a row that passed every packet offered has the
+/// sender's pace for its rate, so no cost is stated of it or against it.
+#[test]
+fn cases_that_passed_every_packet_offered_state_no_cost() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("flows", None)).unwrap();
+        for (label, rules, pps, by) in [
+            ("128 B", 0, 14_648.0, "nothing"),
+            ("128 B", 5000, 12_000.0, "gateway"),
+            ("1280 B", 0, 4_395.0, "nothing"),
+            ("1280 B", 5000, 3_000.0, "gateway"),
+        ] {
+            for rep in 1..=2u32 {
+                let mut t = trial(
+                    run,
+                    format!("{label}-{rules}-{rep}"),
+                    rep,
+                    "flow",
+                    json!({"workload": "flow", "engine": "nft", "rules": rules, "seed": rep,
+                           "label": label}),
+                    Headline {
+                        sent_pps: Some(14_648.0),
+                        received_pps: Some(pps + rep as f64),
+                        ..Default::default()
+                    },
+                );
+                t.firewall = firewall_row("nft", rules);
+                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+                s.record(&t).unwrap();
+            }
+        }
+        finish(s, run)
+    });
+    let t = table(&r.runs[0], "Cases: ");
+    let names: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "128 B (rules=0)",
+            "128 B (rules=5000)",
+            "1280 B (rules=0)",
+            "1280 B (rules=5000)"
+        ],
+        "{t:?}"
+    );
+    // The best row passed whole: no row is costed against it.
+    assert_eq!(t.rows[0][3], "best", "{t:?}");
+    for row in &t.rows[1..] {
+        assert!(row[3].starts_with("- (not measurable: "), "{row:?}");
+    }
+    assert!(
+        t.rows[2][3].contains("this row passed every packet offered"),
+        "{t:?}"
+    );
+    assert!(
+        t.rows[1][3].contains("the best row passed every packet offered"),
+        "{t:?}"
     );
 }
 
