@@ -43,8 +43,10 @@ impl Spread {
         let keys = series::varying(&refs);
         let cvs: Vec<(String, String, f64, usize)> = configs
             .iter()
-            // A search's steps vary as its guesses do: no configuration's noise.
-            .filter(|c| !c.reps.is_empty() && c.step_of().is_none())
+            // A search's steps vary as its guesses do: no configuration's noise. One that
+            // passed every packet offered varies as the sender's pacing does (a CV of 0
+            // that made every varying configuration "more than 3× the run's median").
+            .filter(|c| !c.reps.is_empty() && c.step_of().is_none() && !c.paced_throughout())
             .filter_map(|c| {
                 let (m, _) = main_metric(c)?;
                 // The repetitions whose rate is the gateway's: one fwbench limited is
