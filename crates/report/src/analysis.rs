@@ -117,13 +117,15 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     let Some((m, higher)) = labelled.first().and_then(|c| main_metric(c)) else {
         return;
     };
+    // A label other rows share names none of them alone: rows are named by what
+    // differs within it, alike in the finding, the tables and the figure.
+    let namer = crate::series::Namer::new(&labelled);
     // A case whose every trial fwbench limited has no mean: said, not dropped in
     // silence (its rate is fwbench's, not the gateway's).
-    // Named as a configuration: a label the others share names them all.
     let unmeasured: Vec<String> = labelled
         .iter()
         .filter(|c| c.mean(m).is_none() && c.limited_throughout())
-        .map(|c| crate::series::config_name(c, &labelled))
+        .map(|c| namer.name(c))
         .collect();
     if !unmeasured.is_empty() {
         a.findings.push(format!(
@@ -139,7 +141,7 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
         .collect();
     let sectioned = crate::cases::sectioned(&labelled);
     if sectioned {
-        crate::cases::sections(&labelled, m, higher, a);
+        crate::cases::sections(&labelled, &namer, (m, higher), a);
     }
     let best = labelled.iter().copied().reduce(|x, y| {
         let (p, q) = (x.mean(m).unwrap_or(f64::NAN), y.mean(m).unwrap_or(f64::NAN));
@@ -160,30 +162,12 @@ fn label_table(ok: &[&Config], a: &mut Analysis) {
     for (i, c) in labelled.iter().enumerate() {
         let s = c.metrics[m];
         // The cost with its CI from both rows' repetitions (as the sections' costs).
-        // A row that passed every packet offered has the sender's pace for its rate:
-        // against it, or of it, a difference is the offered loads', not a cost (seed
-        // 002's flows of three rates read "70 % cost" against the fastest).
-        let paced = |x: &Config, whose: &str| {
-            x.paced_throughout().then(|| {
-                format!(
-                    "- (not measurable: {whose} passed every packet offered, its rate the \
-                     sender's pace)"
-                )
-            })
-        };
         let cost = if std::ptr::eq(*c, refc) {
             against.to_string()
-        } else if let Some(why) =
-            paced(c, "this row").or_else(|| paced(refc, &format!("the {against} row")))
-        {
-            why
         } else {
-            crate::cases::cost(c, refc, m, higher)
-                .map(crate::figure::cost_cell)
-                .unwrap_or_else(|| "-".into())
+            crate::cases::cost_text(c, refc, against, (m, higher))
         };
-        // A label other rows share names none of them alone.
-        let label = crate::series::config_name(c, &labelled);
+        let label = namer.name(c);
         rows.push(vec![
             label.clone(),
             s.n.to_string(),
@@ -526,11 +510,12 @@ fn config_table(configs: &[Config]) -> Table {
             } else {
                 String::new()
             });
-            r.push(
-                c.cost_pct
+            r.push(match (&c.cost_withheld, c.cost_pct) {
+                (Some(why), _) => format!("- (not measurable: {why})"),
+                (None, v) => v
                     .map(|v| crate::figure::cost_cell((v, c.cost_ci95)))
                     .unwrap_or_default(),
-            );
+            });
             r
         })
         .collect();

@@ -124,9 +124,33 @@ pub fn cost(x: &Config, base: &Config, m: &str, higher: bool) -> Option<(f64, Op
     crate::stats::cost_pct(x.metrics.get(m)?, base.metrics.get(m)?, higher)
 }
 
+/// A row's cost against `base` (its `against` row: baseline, best) as a table cell:
+/// withheld where either rate is the sender's pace ([`crate::model::paced_doubt`]),
+/// marked where the cost is no measurable one, "-" without one.
+pub(crate) fn cost_text(
+    x: &Config,
+    base: &Config,
+    against: &str,
+    (m, higher): (&str, bool),
+) -> String {
+    if let Some(why) =
+        crate::model::paced_doubt(x.paced_throughout(), base.paced_throughout(), against)
+    {
+        return format!("- (not measurable: {why})");
+    }
+    cost(x, base, m, higher)
+        .map(crate::figure::cost_cell)
+        .unwrap_or_else(|| "-".into())
+}
+
 /// The sectioned table (and findings) of labelled cases; the run's own "no firewall"
 /// row (engine `none`, else the scenario's baseline) gives a second cost column.
-pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Analysis) {
+pub(crate) fn sections(
+    labelled: &[&Config],
+    namer: &crate::series::Namer,
+    (m, higher): (&str, bool),
+    a: &mut Analysis,
+) {
     let better = |x: &&&Config, y: &&&Config| {
         let (p, q) = (x.mean(m).unwrap_or(f64::NAN), y.mean(m).unwrap_or(f64::NAN));
         if higher {
@@ -158,24 +182,30 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
         let Some(base) = base else {
             continue;
         };
-        let base_label = base.label.clone().unwrap_or_default();
+        let base_label = namer.name(base);
         for c in &cs {
             let s = c.metrics[m];
-            let label = c.label.clone().unwrap_or_default();
+            let label = namer.name(c);
             let study = study_cost(c);
             // The drop path's rows count what the gateway took in and dropped; the
             // no-firewall row counts what crossed it: not one quantity, no cost.
             let vs_run = match path {
                 Path::Accept => run_base
-                    .and_then(|b| cost(c, b, m, higher))
-                    .map(crate::figure::cost_cell)
+                    .map(|b| cost_text(c, b, "no-firewall", (m, higher)))
                     .unwrap_or_else(|| "-".into()),
                 Path::Drop => {
                     "n/a: counted where the gateway drops, not where traffic crosses".into()
                 }
             };
+            let paced = crate::model::paced_doubt(
+                c.paced_throughout(),
+                base.paced_throughout(),
+                "section baseline",
+            );
             let own = if std::ptr::eq(*c, base) {
                 "section baseline".to_string()
+            } else if let Some(why) = paced {
+                format!("- (not measurable: {why})")
             } else {
                 let k = cost(c, base, m, higher);
                 if let Some((v, ci)) = k {
@@ -229,7 +259,7 @@ pub(crate) fn sections(labelled: &[&Config], m: &str, higher: bool, a: &mut Anal
             0,
             vec![
                 "-".into(),
-                b.label.clone().unwrap_or_default(),
+                namer.name(b),
                 s.n.to_string(),
                 mean_ci(s.mean, s.ci95),
                 String::new(),

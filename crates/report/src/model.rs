@@ -219,6 +219,9 @@ pub struct Config {
     pub cost_pct: Option<f64>,
     /// Its 95 % CI half-width, from both configurations' CIs (`None` without them).
     pub cost_ci95: Option<f64>,
+    /// Why no cost against the paired baseline is stated although both have a mean
+    /// ([`paced_doubt`]: a rate that is the sender's pace).
+    pub cost_withheld: Option<String>,
 }
 
 /// The repetitions of a configuration that fwbench's own sender or sink limited
@@ -530,6 +533,7 @@ impl Config {
             is_baseline: false,
             cost_pct: None,
             cost_ci95: None,
+            cost_withheld: None,
         }
     }
 }
@@ -798,14 +802,14 @@ fn rest_key(c: &Config, baseline: &Value) -> String {
 /// baseline configuration that has the same other parameters. A search's steps are
 /// neither: their rates probe the search, not a configuration asked for.
 pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
-    let mut base: BTreeMap<String, (Summary, bool)> = BTreeMap::new();
+    let mut base: BTreeMap<String, (Summary, bool, bool)> = BTreeMap::new();
     for c in configs.iter_mut() {
         c.is_baseline = c.step_of().is_none() && matches_baseline(c, baseline);
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
         if let (true, Some(s)) = (c.is_baseline, c.metrics.get(m)) {
-            base.insert(rest_key(c, baseline), (*s, higher));
+            base.insert(rest_key(c, baseline), (*s, higher, c.paced_throughout()));
         }
     }
     for c in configs
@@ -815,13 +819,32 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         let Some((m, _)) = main_metric(c) else {
             continue;
         };
-        if let (Some((b, higher)), Some(s)) = (base.get(&rest_key(c, baseline)), c.metrics.get(m)) {
-            if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
+        if let (Some((b, higher, b_paced)), Some(s)) =
+            (base.get(&rest_key(c, baseline)), c.metrics.get(m))
+        {
+            if let Some(why) = paced_doubt(c.paced_throughout(), *b_paced, "baseline") {
+                c.cost_withheld = Some(why);
+            } else if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
                 c.cost_pct = Some(cost);
                 c.cost_ci95 = ci;
             }
         }
     }
+}
+
+/// Why no cost is stated of a row against `against` (its baseline, the best row):
+/// either passed every packet offered, so its rate is the sender's pace and the
+/// difference the offered loads' (seed 002's flows of three rates read "70 % cost"
+/// against the fastest). `None`: both rates are the gateway's.
+pub fn paced_doubt(row_paced: bool, against_paced: bool, against: &str) -> Option<String> {
+    let whose = match (row_paced, against_paced) {
+        (true, _) => "this row".to_string(),
+        (false, true) => format!("the {against} row"),
+        (false, false) => return None,
+    };
+    Some(format!(
+        "{whose} passed every packet offered, its rate the sender's pace"
+    ))
 }
 
 /// The search summary (`results.search`) of an ndr/degrade/sweetspot trial.

@@ -39,8 +39,7 @@ impl Spread {
     /// The spread of `configs`' repetitions.
     pub fn of(configs: &[Config]) -> Spread {
         let refs: Vec<&Config> = configs.iter().collect();
-        // What differs among all, once: an unlabelled configuration is named by it.
-        let keys = series::varying(&refs);
+        let namer = series::Namer::new(&refs);
         let cvs: Vec<(String, String, f64, usize)> = configs
             .iter()
             // A search's steps vary as its guesses do: no configuration's noise. One that
@@ -55,10 +54,7 @@ impl Spread {
                 let cv = s.cv()?;
                 // A label several configurations share (an A/B's arms) names none of
                 // them alone: what differs within it follows.
-                let name = match c.label {
-                    Some(_) => series::config_name(c, &refs),
-                    None => series::series_name(c, &keys),
-                };
+                let name = namer.name(c);
                 Some((name, m.to_string(), cv, s.n))
             })
             .collect();

@@ -94,24 +94,43 @@ pub fn series_name(c: &Config, keys: &[String]) -> String {
     }
 }
 
-/// A configuration's name among `all`: its label where no other has it, the label with
-/// what differs within it where several share it ("128 B (engine=nft, rules=5000)"),
-/// else what differs among `all`.
-pub fn config_name(c: &Config, all: &[&Config]) -> String {
-    match &c.label {
-        Some(l) => {
-            let within: Vec<&Config> = all
-                .iter()
-                .copied()
-                .filter(|x| x.label.as_ref() == Some(l))
-                .collect();
-            if within.len() > 1 {
-                format!("{l} ({})", series_name(c, &varying(&within)))
-            } else {
-                l.clone()
+/// Configurations' names among `all`, what differs worked out once: a configuration's
+/// label where no other has it, the label with what differs within it where several
+/// share it ("128 B (engine=nft, rules=5000)"), else what differs among `all`.
+pub struct Namer {
+    /// What differs among all configurations.
+    keys: Vec<String>,
+    /// Per label several configurations share: what differs within it.
+    shared: BTreeMap<String, Vec<String>>,
+}
+
+impl Namer {
+    pub fn new(all: &[&Config]) -> Namer {
+        let mut by_label: BTreeMap<&str, Vec<&Config>> = BTreeMap::new();
+        for c in all {
+            if let Some(l) = &c.label {
+                by_label.entry(l).or_default().push(c);
             }
         }
-        None => series_name(c, &varying(all)),
+        let shared = by_label
+            .into_iter()
+            .filter(|(_, cs)| cs.len() > 1)
+            .map(|(l, cs)| (l.to_string(), varying(&cs)))
+            .collect();
+        Namer {
+            keys: varying(all),
+            shared,
+        }
+    }
+
+    pub fn name(&self, c: &Config) -> String {
+        match &c.label {
+            Some(l) => match self.shared.get(l) {
+                Some(keys) => format!("{l} ({})", series_name(c, keys)),
+                None => l.clone(),
+            },
+            None => series_name(c, &self.keys),
+        }
     }
 }
 

@@ -565,7 +565,18 @@ fn advantage_sentence(
             num(p.x)
         );
     }
-    if p.ci95.is_some_and(|c| (p.y - 1.0).abs() <= c) {
+    // A ratio of two offered rates, or a bound whose CI holds 1, says nothing of
+    // the engines: not even that they do not differ.
+    let holds_one = p.ci95.is_some_and(|c| (p.y - 1.0).abs() <= c);
+    if let Some(k) = bound.filter(|k| holds_one || *k == Bound::Offered) {
+        return format!(
+            "Advantage ratio {sname} at {} rules: {ci} — not stated as a difference between \
+             {engine} and {reference}: the ratio is {}{study}.",
+            num(p.x),
+            k.what()
+        );
+    }
+    if holds_one {
         return format!(
             "Advantage ratio {sname} at {} rules: {ci} — no measurable difference between \
              {engine} and {reference} (the CI includes 1){study}.",
@@ -583,6 +594,7 @@ fn advantage_sentence(
         Some(Bound::Ceiling) if p.y < 1.0 => {
             format!("{engine} passes at most {times} times the packets/s of {reference}")
         }
+        // A floor below 1, a ceiling above it: the engine may be either side.
         Some(k) => format!(
             "not stated as a difference between {engine} and {reference}: the ratio is {}",
             k.what()
@@ -1456,6 +1468,27 @@ mod advantage_tests {
         assert!(
             high_ceiling.ends_with("the ratio is a ceiling."),
             "{high_ceiling}"
+        );
+        // A bound whose CI holds 1 is no "no measurable difference" either.
+        let wide = advantage_sentence(
+            "a / b",
+            ("a", "b"),
+            "",
+            (
+                &[Point {
+                    x: 5000.0,
+                    y: 1.2,
+                    ci95: Some(1.1),
+                }],
+                2,
+                Some(Bound::Floor),
+            ),
+            &[],
+        );
+        assert!(
+            wide.ends_with("not stated as a difference between a and b: the ratio is a floor.")
+                && !wide.contains("no measurable difference"),
+            "{wide}"
         );
     }
 }

@@ -21,29 +21,31 @@ pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
         let ran = &w.ran;
         // Per command (its argv as one line), in order of first appearance.
         let mut order: Vec<String> = Vec::new();
-        let mut by: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
+        // Per command: the durations of its runs that succeeded, its runs, its failures.
+        let mut by: BTreeMap<String, (Vec<f64>, usize, usize)> = BTreeMap::new();
         for r in ran {
             let line = results::stored::command_line(&r.argv);
             let e = by.entry(line.clone()).or_insert_with(|| {
                 order.push(line.clone());
-                (Vec::new(), 0)
+                (Vec::new(), 0, 0)
             });
+            e.1 += 1;
             // A failed run's time is the time to fail: not the command's duration.
             match (r.exit, r.duration_s) {
                 (Some(0), Some(d)) => e.0.push(d * 1e3),
                 (Some(0), None) => {}
-                _ => e.1 += 1,
+                _ => e.2 += 1,
             }
         }
         let file = t.p.file.as_deref().unwrap_or("-");
         let rows: Vec<Vec<String>> = order
             .iter()
             .map(|line| {
-                let (d, failed) = &by[line];
+                let (d, runs, failed) = &by[line];
                 let s = Summary::of(d);
                 vec![
                     line.clone(),
-                    d.len().to_string(),
+                    runs.to_string(),
                     s.map(|s| mean_ci(s.mean, s.ci95))
                         .unwrap_or_else(|| "-".into()),
                     failed.to_string(),
@@ -55,14 +57,18 @@ pub(crate) fn analyse(trials: &[Trial], a: &mut Analysis) {
         // One duration stands for the file only where it runs one command: a mean over
         // different commands is no command's time.
         let per = match by.values().collect::<Vec<_>>().as_slice() {
-            [(d, _)] => Summary::of(d)
-                .map(|s| {
-                    format!(
+            [(d, _, _)] => Summary::of(d)
+                .map(|s| match s.ci95 {
+                    Some(_) => format!(
                         "; the command takes {} ms (95 % CI over its {} runs that \
                          succeeded)",
                         mean_ci(s.mean, s.ci95),
-                        d.len()
-                    )
+                        s.n
+                    ),
+                    None => format!(
+                        "; the command took {} ms (one run that succeeded: no CI)",
+                        num(s.mean)
+                    ),
                 })
                 .unwrap_or_default(),
             _ => String::new(),
@@ -118,7 +124,7 @@ mod tests {
         );
         assert_eq!(a.tables[0].rows[1][3], "1");
         // A failed run's time is no duration; two commands have no one duration.
-        assert_eq!(a.tables[0].rows[1][2], "-");
+        assert_eq!(a.tables[0].rows[1][1..], ["1", "-", "1"]);
         assert_eq!(
             a.findings[0],
             "Workload w.txt: 5 commands in 5.5 s, 1 failed."
@@ -153,6 +159,25 @@ mod tests {
             ) && a.findings[0].ends_with("ms (95 % CI over its 3 runs that succeeded)."),
             "{}",
             a.findings[0]
+        );
+        assert_eq!(a.tables[0].rows[0][1], "4", "every run, failed or not");
+        // One run that succeeded has a time, and no CI to claim.
+        let once = |exit: i64| {
+            let ran = vec![json!({"argv": ["true"], "duration_s": 0.002, "exit": exit})];
+            let t = Trial::new(store::TrialRow {
+                trial_key: "worklang".into(),
+                params: json!({"workload": "worklang", "file": "w.txt"}),
+                results: json!({"worklang": {"total_s": 0.01, "failed": 0, "ran": ran}}),
+                ..crate::testing::trial_row(1, "worklang")
+            });
+            let mut a = Analysis::default();
+            analyse(&[t], &mut a);
+            a.findings[0].clone()
+        };
+        assert_eq!(
+            once(0),
+            "Workload w.txt: 1 commands in 0.01 s, 0 failed; the command took 2 ms (one run \
+             that succeeded: no CI)."
         );
     }
 }

@@ -535,6 +535,57 @@ fn cases_that_passed_every_packet_offered_state_no_cost() {
     );
 }
 
+/// A paced flow through no firewall as the baseline: the configurations table and the
+/// JSON state no cost against it (its rate is the sender's pace), with that reason.
+#[test]
+fn no_cost_is_stated_against_a_baseline_that_passed_whole() {
+    let r = report_of(|s| {
+        let run = s
+            .begin_run(&new_run("flows", Some(json!({"engine": "none"}))))
+            .unwrap();
+        for (engine, pps, by) in [("none", 10_000.0, "nothing"), ("nft", 8_000.0, "gateway")] {
+            for rep in 1..=2u32 {
+                let mut t = trial(
+                    run,
+                    format!("{engine}-{rep}"),
+                    rep,
+                    "flow",
+                    json!({"workload": "flow", "engine": engine, "rules": 0, "seed": rep}),
+                    Headline {
+                        sent_pps: Some(10_000.0),
+                        received_pps: Some(pps + rep as f64),
+                        ..Default::default()
+                    },
+                );
+                t.firewall = firewall_row(engine, 0);
+                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+                s.record(&t).unwrap();
+            }
+        }
+        finish(s, run)
+    });
+    let why = "the baseline row passed every packet offered, its rate the sender's pace";
+    let t = table(&r.runs[0], "Configurations");
+    let col = t
+        .columns
+        .iter()
+        .position(|c| c.starts_with("cost vs baseline"))
+        .unwrap();
+    let costs: Vec<&str> = t.rows.iter().map(|r| r[col].as_str()).collect();
+    assert!(
+        costs.contains(&format!("- (not measurable: {why})").as_str()),
+        "{t:?}"
+    );
+    let j = r.json();
+    let doubts: Vec<&str> = j["runs"][0]["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["cost_doubt"].as_str())
+        .collect();
+    assert_eq!(doubts, [why], "{j}");
+}
+
 /// seed 002 here: "unstable configuration …: CV 8.5 %, more than 3× the run's median of
 /// 0.0 %" — the median of flows that passed whole (their spread is the sender's
 /// pacing). Configurations that passed every packet offered are not the run's noise:

@@ -602,7 +602,8 @@ pub fn workload_text(file: &str, total_s: f64, ran: &[crate::worklang::Ran]) -> 
         ran.len()
     );
     // Durations are the runs that succeeded (a failed run's is its time to fail).
-    out += "  count   mean s   p50 s    max s  failed  command\n";
+    out +=
+        "  count   mean s   p50 s    max s  failed  command   (times: the runs that succeeded)\n";
     let mut by: std::collections::BTreeMap<String, Vec<&crate::worklang::Ran>> =
         std::collections::BTreeMap::new();
     for r in ran {
