@@ -133,9 +133,10 @@ pub(crate) fn cost_text(
     against: &str,
     (m, higher): (&str, bool),
 ) -> String {
-    if let Some(why) =
-        crate::model::paced_doubt(x.paced_throughout(), base.paced_throughout(), against)
-    {
+    if let Some(why) = crate::model::paced_doubt(
+        ("this row", x.paced_throughout()),
+        (&format!("the {against} row"), base.paced_throughout()),
+    ) {
         return format!("- (not measurable: {why})");
     }
     cost(x, base, m, higher)
@@ -198,9 +199,8 @@ pub(crate) fn sections(
                 }
             };
             let paced = crate::model::paced_doubt(
-                c.paced_throughout(),
-                base.paced_throughout(),
-                "section baseline",
+                ("this row", c.paced_throughout()),
+                ("the section baseline", base.paced_throughout()),
             );
             let own = if std::ptr::eq(*c, base) {
                 "section baseline".to_string()

@@ -822,7 +822,10 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         if let (Some((b, higher, b_paced)), Some(s)) =
             (base.get(&rest_key(c, baseline)), c.metrics.get(m))
         {
-            if let Some(why) = paced_doubt(c.paced_throughout(), *b_paced, "baseline") {
+            if let Some(why) = paced_doubt(
+                ("this row", c.paced_throughout()),
+                ("the baseline row", *b_paced),
+            ) {
                 c.cost_withheld = Some(why);
             } else if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
                 c.cost_pct = Some(cost);
@@ -832,18 +835,22 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
     }
 }
 
-/// Why no cost is stated of a row against `against` (its baseline, the best row):
-/// either passed every packet offered, so its rate is the sender's pace and the
-/// difference the offered loads' (seed 002's flows of three rates read "70 % cost"
-/// against the fastest). `None`: both rates are the gateway's.
-pub fn paced_doubt(row_paced: bool, against_paced: bool, against: &str) -> Option<String> {
-    let whose = match (row_paced, against_paced) {
-        (true, _) => "this row".to_string(),
-        (false, true) => format!("the {against} row"),
+/// Why no cost is stated of a row against another (its baseline, the best row): either
+/// passed every packet offered, so its rate is the sender's pace and the difference the
+/// offered loads' (seed 002's flows of three rates read "70 % cost" against the
+/// fastest). Each side is (its name in the sentence, whether it passed whole); `None`:
+/// both rates are the gateway's.
+pub fn paced_doubt(
+    (row, row_paced): (&str, bool),
+    (other, other_paced): (&str, bool),
+) -> Option<String> {
+    let who = match (row_paced, other_paced) {
+        (true, _) => row,
+        (false, true) => other,
         (false, false) => return None,
     };
     Some(format!(
-        "{whose} passed every packet offered, its rate the sender's pace"
+        "{who} passed every packet offered, its rate the sender's pace"
     ))
 }
 

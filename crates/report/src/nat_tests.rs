@@ -235,3 +235,40 @@ fn conntrack_alone_is_one_gateway_and_a_saving_from_added_rules_is_flagged() {
         "{fillers}"
     );
 }
+
+/// Without the gateway's CPU time a flood's cost is its time per received packet: of
+/// one that passed every packet offered, the sender's pace. A NAT configuration that
+/// did (or a plain forwarding that did) is not compared, and says why.
+#[test]
+fn a_flood_that_passed_whole_is_no_nat_cost_without_cpu_time() {
+    let paced = |mut c: Config| {
+        c.reps = vec![crate::model::Trial::new(store::TrialRow {
+            results: serde_json::json!({"packet": {"limited_by": {"by": "nothing", "why": "planted"}}}),
+            ..crate::testing::trial_row(1, "flood")
+        })];
+        c
+    };
+    let cs = [
+        paced(config("flood", "none", "none", 0, ("ns_per_packet", 1000.0))),
+        config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
+        paced(config("flood", "nft", "snat", 1000, ("ns_per_packet", 1000.0))),
+    ];
+    let a = analysed(&cs);
+    let f = &a.findings;
+    assert!(
+        f.iter().any(|x| x
+            == "flood: nft snat (1000 NAT filler rules) is not compared with plain forwarding: \
+                nft snat passed every packet offered, its rate the sender's pace (the gateway's \
+                CPU time was not sampled) (offer more to measure the gateway)."),
+        "{f:#?}"
+    );
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "flood: nft snat (0 NAT filler rules) is not compared with plain forwarding: plain \
+             forwarding passed every packet offered"
+        )),
+        "{f:#?}"
+    );
+    let rows = &a.tables[0].rows;
+    assert!(rows.iter().all(|r| r[5] == "– (the sender's pace)"), "{rows:?}");
+}
