@@ -96,7 +96,8 @@ pub fn series_name(c: &Config, keys: &[String]) -> String {
 
 /// Configurations' names among `all`, what differs worked out once: a configuration's
 /// label where no other has it, the label with what differs within it where several
-/// share it ("128 B (engine=nft, rules=5000)"), else what differs among `all`.
+/// share it ("128 B (engine=nft, rules=5000)"), else what differs among `all` — a key
+/// that only repeats another (`chain` beside `topology`) left out.
 pub struct Namer {
     /// What differs among all configurations.
     keys: Vec<String>,
@@ -115,10 +116,10 @@ impl Namer {
         let shared = by_label
             .into_iter()
             .filter(|(_, cs)| cs.len() > 1)
-            .map(|(l, cs)| (l.to_string(), varying(&cs)))
+            .map(|(l, cs)| (l.to_string(), without_redundant(&cs, varying(&cs))))
             .collect();
         Namer {
-            keys: varying(all),
+            keys: without_redundant(all, varying(all)),
             shared,
         }
     }
