@@ -86,7 +86,7 @@ def holm(ps):
 
 
 def g(v):
-    return f"{v:.4g}"
+    return "-" if v is None else f"{v:.4g}"
 
 
 def mci(v, c):
@@ -102,6 +102,15 @@ tested, untested = [], []
 for k, x in ha.items():
     y = hb.get(k)
     if y is None:
+        continue
+    # A claim a run doubts (a bound, a cost whose CI holds 0, a rate that is the
+    # sender's pace) is no finding of that run: nothing to match.
+    doubt = next(((s, h["doubt"]) for s, h in (("A", x), ("B", y)) if h.get("doubt")), None)
+    if doubt is not None:
+        untested.append((k, x, y, f"run {doubt[0]} doubts it: {doubt[1]}"))
+        continue
+    if x["value"] is None or y["value"] is None:
+        untested.append((k, x, y, "no value"))
         continue
     if x["ci95"] is None or y["ci95"] is None:
         side = "A" if x["ci95"] is None else "B"
@@ -146,6 +155,8 @@ for k, x, y, p in differ:
 def moved(t):
     """How far an untested number moved between the runs, relative to run A."""
     a, b = t[1]["value"], t[2]["value"]
+    if a is None or b is None:
+        return 0.0
     return abs(b - a) / abs(a) if a else (math.inf if b else 0.0)
 
 

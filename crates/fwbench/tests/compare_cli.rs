@@ -54,6 +54,20 @@ fn write_reps_at(
     reps: std::ops::Range<u32>,
     spread: f64,
 ) {
+    write_reps_limited(path, kernel, (at, factor), extra, reps, spread, &[]);
+}
+
+/// [`write_reps_at`] with the repetitions `limited` ((rule count, rep)) limited by
+/// fwbench's sender.
+fn write_reps_limited(
+    path: &Path,
+    kernel: &str,
+    (at, factor): (u32, f64),
+    extra: bool,
+    reps: std::ops::Range<u32>,
+    spread: f64,
+    limited: &[(u32, u32)],
+) {
     let mut s = Store::open(path).unwrap();
     let run = s
         .begin_run(&NewRun {
@@ -99,7 +113,11 @@ fn write_reps_at(
                     rtt_p50_us: Some(50.0 * ripple(rep + 2)),
                     ..Default::default()
                 },
-                results: json!({}),
+                results: if limited.contains(&(n, rep)) {
+                    json!({"packet": {"limited_by": {"by": "sender", "why": "planted"}}})
+                } else {
+                    json!({})
+                },
                 ..Default::default()
             })
             .unwrap();
@@ -411,6 +429,17 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
         "{out}"
     );
     assert!(out.trim_end().ends_with("verdict: untested"), "{out}");
+    // A claim a run doubts (here the cost per rule, most repetitions at 1000 rules
+    // limited by fwbench's sender) is no finding to match: untested, and why.
+    let doubted = dir.file("doubted.db");
+    let most = [(1000, 0), (1000, 1), (1000, 2)];
+    write_reps_limited(&doubted, "6.1.0", (100, 1.0), true, 0..5, 1.0, &most);
+    let (rc, out, err) = verdict(&doubted, &doubted);
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(
+        out.contains("**0 match, 0 differ, 1 untested**") && out.contains("(run A doubts it: "),
+        "{out}"
+    );
     let (rc, _, err) = verdict(&a, &dir.file("missing.db"));
     assert_eq!(rc, Some(2), "{err}");
     assert!(err.contains("missing.db: no such results file"), "{err}");

@@ -205,6 +205,18 @@ pub(crate) fn sections(
             let own = if std::ptr::eq(*c, base) {
                 "section baseline".to_string()
             } else if let Some(why) = paced {
+                // Said and claimed doubted, so a second run's check knows why.
+                let key = format!("section cost: {section} — {label}, against “{base_label}”");
+                if let Some((v, ci)) = cost(c, base, m, higher) {
+                    a.claims.push(
+                        Claim::new(key, v, ci, "%", "both rows' repetitions".into())
+                            .doubted(Some(why.clone())),
+                    );
+                }
+                a.findings.push(format!(
+                    "{} — {label}: no cost is stated against “{base_label}”: {why}.",
+                    capital(section)
+                ));
                 format!("- (not measurable: {why})")
             } else {
                 let k = cost(c, base, m, higher);

@@ -44,6 +44,16 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
             if unmeasured == 1 { "" } else { "s" }
         ));
     }
+    // Costs withheld where a rate is the sender's pace (`model::paced_doubt`): said.
+    let withheld = configs.iter().filter(|c| c.cost_withheld.is_some()).count();
+    if withheld > 0 {
+        out.push(format!(
+            "No cost vs baseline is stated for {withheld} configuration{}: it or its \
+             baseline passed every packet offered, so its rate is the sender's pace, not \
+             the gateway's limit (offer more to measure the gateway).",
+            if withheld == 1 { "" } else { "s" }
+        ));
+    }
     if out.is_empty() && configs.iter().any(|c| !c.reps.is_empty()) {
         out.push(
             "No headline number for this run's design: see the configurations table and the \

@@ -214,6 +214,7 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             continue;
         };
         let plain_at = placements(plains.iter().copied());
+        let plain_paced = paced(&plains, m);
         let plain_basis = plain_basis(&plains, pooled);
         let here = costs(&block, m);
         let mut cats = vec![];
@@ -247,18 +248,9 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
             });
             // Without the gateway's CPU time, a cost is the time per received packet: of
             // a flood that passed whole, the sender's pace, not the gateway's time.
-            let paced = (m.metric == "ns_per_packet")
-                .then(|| {
-                    crate::model::paced_doubt(
-                        (&name, c.paced_throughout()),
-                        (
-                            "plain forwarding",
-                            plains.iter().all(|p| p.paced_throughout()),
-                        ),
-                    )
-                })
-                .flatten()
-                .map(|why| format!("{why} (the gateway's CPU time was not sampled)"));
+            let paced =
+                crate::model::paced_doubt((&name, r.paced), ("plain forwarding", plain_paced))
+                    .map(|why| format!("{why}; the gateway's CPU time was not sampled"));
             let apart = apart
                 .map(|why| {
                     (
@@ -342,6 +334,21 @@ struct Costed<'a> {
     cost: Cost,
     n: usize,
     pooled: Option<String>,
+    /// Measured by wall time, and some repetition it rests on passed every packet
+    /// offered: its time per packet is partly the sender's pace, no measure to
+    /// compare ([`paced`]).
+    paced: bool,
+}
+
+/// Some repetition of `cs` whose rate counts passed every packet offered, where the
+/// measure is wall time per received packet (`m` not the gateway's CPU time): that
+/// time is the sender's pace, and a mean over it no measure of the gateway.
+fn paced(cs: &[&Config], m: &Measure) -> bool {
+    m.metric == "ns_per_packet"
+        && cs
+            .iter()
+            .flat_map(|c| c.gateway_reps())
+            .any(|t| t.paced_through())
 }
 
 /// The cost of each configuration of `block` by `m`; conntrack-alone configurations
@@ -364,6 +371,7 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
                 cost,
                 n: c.reps.len(),
                 pooled: None,
+                paced: paced(&[c], m),
             }));
             continue;
         }
@@ -385,7 +393,14 @@ fn costs<'a>(block: &[&'a Config], m: &Measure) -> Vec<Costed<'a>> {
                 list.join(", ")
             )
         });
-        out.extend(pooled_cost(&group, m).map(|(cost, n)| Costed { c, cost, n, pooled }));
+        let paced = paced(&group, m);
+        out.extend(pooled_cost(&group, m).map(|(cost, n)| Costed {
+            c,
+            cost,
+            n,
+            pooled,
+            paced,
+        }));
     }
     out
 }
@@ -497,7 +512,14 @@ fn sentence(
         let ct = all
             .iter()
             .find(|x| engine_of(x.c) == engine_of(c) && model_of(x.c) == CONNTRACK);
-        if let Some(ct) = ct {
+        if ct.is_some_and(|ct| ct.paced) {
+            s += &format!(
+                " Against connection tracking alone ({} {}): not compared — it passed every \
+                 packet offered, its rate the sender's pace.",
+                engine_of(c),
+                CONNTRACK
+            );
+        } else if let Some(ct) = ct {
             let t = diff(cost, &ct.cost);
             // Conntrack alone has no filler rules: past 0 they are in the difference.
             let what = if rules > 0 {
@@ -514,9 +536,15 @@ fn sentence(
         }
         // The same engine and model with no NAT rules: what the fillers cost.
         if rules > 0 {
-            if let Some(zero) = all.iter().find(|x| {
+            let zero = all.iter().find(|x| {
                 engine_of(x.c) == engine_of(c) && model_of(x.c) == m && rules_of(x.c) == 0
-            }) {
+            });
+            if zero.is_some_and(|z| z.paced) {
+                s += &format!(
+                    " What its {rules} filler rules add is not stated: the same NAT with no \
+                     filler rule passed every packet offered, its rate the sender's pace."
+                );
+            } else if let Some(zero) = zero {
                 let r = diff(cost, &zero.cost);
                 let holds = results::Figure::added_cost(
                     r.mean,

@@ -249,17 +249,29 @@ fn a_flood_that_passed_whole_is_no_nat_cost_without_cpu_time() {
         c
     };
     let cs = [
-        paced(config("flood", "none", "none", 0, ("ns_per_packet", 1000.0))),
+        paced(config(
+            "flood",
+            "none",
+            "none",
+            0,
+            ("ns_per_packet", 1000.0),
+        )),
         config("flood", "nft", "snat", 0, ("ns_per_packet", 1150.0)),
-        paced(config("flood", "nft", "snat", 1000, ("ns_per_packet", 1000.0))),
+        paced(config(
+            "flood",
+            "nft",
+            "snat",
+            1000,
+            ("ns_per_packet", 1000.0),
+        )),
     ];
     let a = analysed(&cs);
     let f = &a.findings;
     assert!(
         f.iter().any(|x| x
             == "flood: nft snat (1000 NAT filler rules) is not compared with plain forwarding: \
-                nft snat passed every packet offered, its rate the sender's pace (the gateway's \
-                CPU time was not sampled) (offer more to measure the gateway)."),
+                nft snat passed every packet offered, its rate the sender's pace; the gateway's \
+                CPU time was not sampled (offer more to measure the gateway)."),
         "{f:#?}"
     );
     assert!(
@@ -270,5 +282,27 @@ fn a_flood_that_passed_whole_is_no_nat_cost_without_cpu_time() {
         "{f:#?}"
     );
     let rows = &a.tables[0].rows;
-    assert!(rows.iter().all(|r| r[5] == "– (the sender's pace)"), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r[5] == "– (the sender's pace)"),
+        "{rows:?}"
+    );
+    // Plain forwarding measured: the NAT without filler rules passed whole, so what the
+    // filler rules add (against it) is not stated; the other is compared.
+    let cs = [
+        config("flood", "none", "none", 0, ("ns_per_packet", 1000.0)),
+        paced(config("flood", "nft", "snat", 0, ("ns_per_packet", 1000.0))),
+        config("flood", "nft", "snat", 1000, ("ns_per_packet", 1300.0)),
+    ];
+    let f = analysed(&cs).findings;
+    let thousand = f
+        .iter()
+        .find(|x| x.starts_with("flood: nft snat (1000 NAT filler rules) costs +300"))
+        .unwrap_or_else(|| panic!("{f:#?}"));
+    assert!(
+        thousand.ends_with(
+            "What its 1000 filler rules add is not stated: the same NAT with no filler rule \
+             passed every packet offered, its rate the sender's pace."
+        ),
+        "{thousand}"
+    );
 }

@@ -38,7 +38,11 @@ pub struct Spread {
 impl Spread {
     /// The spread of `configs`' repetitions.
     pub fn of(configs: &[Config]) -> Spread {
-        let refs: Vec<&Config> = configs.iter().collect();
+        // Named among the configurations it names (not search steps, each with trials).
+        let refs: Vec<&Config> = configs
+            .iter()
+            .filter(|c| !c.reps.is_empty() && c.step_of().is_none())
+            .collect();
         let namer = series::Namer::new(&refs);
         let cvs: Vec<(String, String, f64, usize)> = configs
             .iter()

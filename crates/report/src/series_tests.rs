@@ -46,3 +46,28 @@ fn nft_series_name_their_table_family() {
     let names: Vec<String> = group(&only, &[]).into_keys().collect();
     assert_eq!(names, ["nft_family=inet", "nft_family=ip"]);
 }
+
+/// Configurations sharing a label are named by what differs within it, a key that only
+/// repeats another (`chain` beside `topology`) left out; a label of its own is its name.
+#[test]
+fn a_shared_label_is_named_by_what_differs_within_it() {
+    use serde_json::json;
+    let cs = [
+        config(
+            json!({"engine": "nft", "label": "128 B", "topology": "forward", "chain": "forward"}),
+        ),
+        config(json!({"engine": "nft", "label": "128 B", "topology": "input", "chain": "input"})),
+        config(json!({"engine": "nft", "label": "1280 B", "topology": "input", "chain": "input"})),
+    ];
+    let refs: Vec<&Config> = cs.iter().collect();
+    let namer = Namer::new(&refs);
+    let names: Vec<String> = cs.iter().map(|c| namer.name(c)).collect();
+    assert_eq!(
+        names,
+        [
+            "128 B (topology=forward)",
+            "128 B (topology=input)",
+            "1280 B"
+        ]
+    );
+}

@@ -32,14 +32,25 @@ fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &
     let y = |c: &Config| c.cost_pct.map(|v| (v, c.cost_ci95));
     let id = format!("{what}-decrease-vs-baseline");
     let title = format!("{} decrease vs baseline", capitalise(what));
-    a.figures.extend(line_figure(
+    // The rows whose cost is withheld (the sender's pace) are no point: said here, and
+    // in a finding where none is left to draw.
+    let withheld = configs.iter().filter(|c| c.cost_withheld.is_some()).count();
+    if let Some(mut f) = line_figure(
         &id,
         &title,
         (x_label, "decrease vs baseline (%)"),
         &g,
         &x,
         &y,
-    ));
+    ) {
+        if withheld > 0 {
+            f.notes.push(format!(
+                "{withheld} configuration(s) are not drawn: they or their baseline passed \
+                 every packet offered, so the rate is the sender's pace, not a decrease."
+            ));
+        }
+        a.figures.push(f);
+    }
 }
 
 /// First letter upper-case.

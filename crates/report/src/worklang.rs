@@ -167,7 +167,7 @@ mod tests {
             let t = Trial::new(store::TrialRow {
                 trial_key: "worklang".into(),
                 params: json!({"workload": "worklang", "file": "w.txt"}),
-                results: json!({"worklang": {"total_s": 0.01, "failed": 0, "ran": ran}}),
+                results: json!({"worklang": {"total_s": 0.01, "failed": u64::from(exit != 0), "ran": ran}}),
                 ..crate::testing::trial_row(1, "worklang")
             });
             let mut a = Analysis::default();
@@ -179,5 +179,7 @@ mod tests {
             "Workload w.txt: 1 commands in 0.01 s, 0 failed; the command took 2 ms (one run \
              that succeeded: no CI)."
         );
+        // Its one run failed: no duration stated.
+        assert_eq!(once(1), "Workload w.txt: 1 commands in 0.01 s, 1 failed.");
     }
 }

@@ -584,6 +584,14 @@ fn no_cost_is_stated_against_a_baseline_that_passed_whole() {
         .filter_map(|c| c["cost_doubt"].as_str())
         .collect();
     assert_eq!(doubts, [why], "{j}");
+    let f = &r.runs[0].analysis.findings;
+    assert!(
+        f.iter().any(|x| x.starts_with(
+            "No cost vs baseline is stated for 1 configuration: it or its baseline passed \
+             every packet offered"
+        )),
+        "{f:#?}"
+    );
 }
 
 /// seed 002 here: "unstable configuration …: CV 8.5 %, more than 3× the run's median of

@@ -262,6 +262,11 @@ fn flood_params(label: &str, engine: &str, model: &str, rules: u32, sink: &str, 
 /// than any drop: a section taken from labels, or a baseline taken from the fastest
 /// row, gets every cost wrong.
 fn seed001(s: &mut Store) -> i64 {
+    seed001_with(s, None)
+}
+
+/// seed001, the row `paced` (a label) having passed every packet offered.
+fn seed001_with(s: &mut Store, paced: Option<&str>) -> i64 {
     let run = s.begin_run(&new_run("seed001", None)).unwrap();
     let mut noise = Noise(2017);
     let (acc, drop) = (106e3, 280e3);
@@ -424,18 +429,44 @@ fn seed001(s: &mut Store) -> i64 {
                 loss_ratio: Some(0.0),
                 ..Default::default()
             };
-            s.record(&trial(
-                run,
-                format!("{label}-{rep}"),
-                rep,
-                "flood",
-                params,
-                h,
-            ))
-            .unwrap();
+            let mut t = trial(run, format!("{label}-{rep}"), rep, "flood", params, h);
+            if paced == Some(label) {
+                t.results = json!({"packet": {"limited_by": {"by": "nothing", "why": "planted"}}});
+            }
+            s.record(&t).unwrap();
         }
     }
     finish(s, run)
+}
+
+/// A section's row that passed every packet offered has the sender's pace for its
+/// rate: no cost against its section's baseline, said and its claim doubted (the
+/// seed check then knows why), its cells marked.
+#[test]
+fn seed001_states_no_cost_of_a_row_that_passed_whole() {
+    let label = "string matching: bm, never matches, then accept (beyond the study)";
+    let r = report_of(|s| seed001_with(s, Some(label)));
+    let a = &r.runs[0].analysis;
+    let why = "this row passed every packet offered, its rate the sender's pace";
+    assert!(
+        a.findings.iter().any(|x| x
+            == &format!(
+                "Accepting all packets — {label}: no cost is stated against “accept: \
+                 connection tracking disabled”: {why}."
+            )),
+        "{:#?}",
+        a.findings
+    );
+    let claim = a
+        .claims
+        .iter()
+        .find(|c| c.key.contains(label))
+        .unwrap_or_else(|| panic!("{:#?}", a.claims));
+    assert_eq!(claim.doubt.as_deref(), Some(why), "{claim:?}");
+    let t = table(&r.runs[0], "Cases by section");
+    let row = t.rows.iter().find(|r| r[1] == label).unwrap();
+    assert_eq!(row[4], format!("- (not measurable: {why})"), "{row:?}");
+    assert_eq!(row[6], format!("- (not measurable: {why})"), "{row:?}");
 }
 
 #[test]
