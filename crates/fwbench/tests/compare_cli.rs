@@ -42,24 +42,12 @@ fn write_reps(
     reps: std::ops::Range<u32>,
     spread: f64,
 ) {
-    write_reps_at(path, kernel, (100, factor), extra, reps, spread);
+    write_reps_at(path, kernel, (100, factor), extra, reps, spread, &[]);
 }
 
-/// [`write_reps`] with the factor at the rule count `at.0` (100 there).
+/// [`write_reps`] with the factor at the rule count `at.0` (100 there), and the
+/// repetitions `limited` ((rule count, rep)) limited by fwbench's sender.
 fn write_reps_at(
-    path: &Path,
-    kernel: &str,
-    (at, factor): (u32, f64),
-    extra: bool,
-    reps: std::ops::Range<u32>,
-    spread: f64,
-) {
-    write_reps_limited(path, kernel, (at, factor), extra, reps, spread, &[]);
-}
-
-/// [`write_reps_at`] with the repetitions `limited` ((rule count, rep)) limited by
-/// fwbench's sender.
-fn write_reps_limited(
     path: &Path,
     kernel: &str,
     (at, factor): (u32, f64),
@@ -387,7 +375,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
     let (a, same, worse) = (dir.file("a.db"), dir.file("same.db"), dir.file("worse.db"));
     write_reps(&a, "6.1.0", 1.0, true, 0..5, 1.0);
     write_reps(&same, "6.1.0", 1.0, true, 0..5, 1.0);
-    write_reps_at(&worse, "6.1.0", (1000, 0.9), true, 0..5, 1.0);
+    write_reps_at(&worse, "6.1.0", (1000, 0.9), true, 0..5, 1.0, &[]);
     let (rc, out, err) = verdict(&a, &same);
     assert_eq!(rc, Some(0), "{out}{err}");
     assert!(out.contains("**1 match, 0 differ, 0 untested**"), "{out}");
@@ -433,7 +421,7 @@ fn seed_check_says_whether_a_second_run_matches_the_first() {
     // limited by fwbench's sender) is no finding to match: untested, and why.
     let doubted = dir.file("doubted.db");
     let most = [(1000, 0), (1000, 1), (1000, 2)];
-    write_reps_limited(&doubted, "6.1.0", (100, 1.0), true, 0..5, 1.0, &most);
+    write_reps_at(&doubted, "6.1.0", (100, 1.0), true, 0..5, 1.0, &most);
     let (rc, out, err) = verdict(&doubted, &doubted);
     assert_eq!(rc, Some(1), "{out}{err}");
     assert!(

@@ -1434,68 +1434,47 @@ mod advantage_tests {
     /// states a difference only on its side of 1.
     #[test]
     fn a_bounded_ratio_states_a_difference_only_on_its_side_of_one() {
-        let at = |y: f64, bound: Bound| {
-            advantage_sentence(
-                "a / b",
-                ("a", "b"),
-                "",
-                (
-                    &[Point {
-                        x: 5000.0,
-                        y,
-                        ci95: Some(0.00002),
-                    }],
-                    2,
-                    Some(bound),
-                ),
-                &[],
-            )
+        let at_ci = |y: f64, ci: f64, bound: Bound| {
+            let p = [Point {
+                x: 5000.0,
+                y,
+                ci95: Some(ci),
+            }];
+            advantage_sentence("a / b", ("a", "b"), "", (&p, 2, Some(bound)), &[])
         };
-        let offered = at(0.999966, Bound::Offered);
-        assert!(
-            offered.ends_with(
-                "— not stated as a difference between a and b: the ratio is of two offered \
-                 rates."
-            ) && !offered.contains("passes"),
-            "{offered}"
-        );
-        let floor = at(1.5, Bound::Floor);
-        assert!(
-            floor.contains("— a passes at least 1.500000 times the packets/s of b"),
-            "{floor}"
-        );
-        let low_floor = at(0.8, Bound::Floor);
-        assert!(
-            low_floor
-                .ends_with("not stated as a difference between a and b: the ratio is a floor."),
-            "{low_floor}"
-        );
-        let ceiling = at(0.8, Bound::Ceiling);
-        assert!(
-            ceiling.contains("— a passes at most 0.800000 times"),
-            "{ceiling}"
-        );
-        let high_ceiling = at(1.5, Bound::Ceiling);
-        assert!(
-            high_ceiling.ends_with("the ratio is a ceiling."),
-            "{high_ceiling}"
-        );
-        // A bound whose CI holds 1 is no "no measurable difference" either.
-        let wide = advantage_sentence(
-            "a / b",
-            ("a", "b"),
-            "",
+        let at = |y: f64, bound: Bound| at_ci(y, 0.00002, bound);
+        for (y, bound, said) in [
             (
-                &[Point {
-                    x: 5000.0,
-                    y: 1.2,
-                    ci95: Some(1.1),
-                }],
-                2,
-                Some(Bound::Floor),
+                0.999966,
+                Bound::Offered,
+                "— not stated as a difference between a and b: the ratio is of two offered rates.",
             ),
-            &[],
-        );
+            (
+                1.5,
+                Bound::Floor,
+                "— a passes at least 1.500000 times the packets/s of b.",
+            ),
+            (
+                0.8,
+                Bound::Floor,
+                "— not stated as a difference between a and b: the ratio is a floor.",
+            ),
+            (
+                0.8,
+                Bound::Ceiling,
+                "— a passes at most 0.800000 times the packets/s of b.",
+            ),
+            (
+                1.5,
+                Bound::Ceiling,
+                "— not stated as a difference between a and b: the ratio is a ceiling.",
+            ),
+        ] {
+            let sentence = at(y, bound);
+            assert!(sentence.ends_with(said), "{sentence}");
+        }
+        // A bound whose CI holds 1 is no "no measurable difference" either.
+        let wide = at_ci(1.2, 1.1, Bound::Floor);
         assert!(
             wide.ends_with("not stated as a difference between a and b: the ratio is a floor.")
                 && !wide.contains("no measurable difference"),

@@ -4,7 +4,9 @@
 
 mod common;
 mod recorded;
-use common::{finish, firewall_row, gateway_cpu, new_run, report_of, scratch, table, trial, Noise};
+use common::{
+    column, finish, firewall_row, gateway_cpu, new_run, report_of, scratch, table, trial, Noise,
+};
 use recorded::Record;
 use report::{load, trend};
 use serde_json::json;
@@ -472,6 +474,38 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
     );
 }
 
+/// One flow of `run` through `rules` rules of `engine` (repetition `rep`, labelled
+/// `label`), sent at `sent` and received at `received` packets/s, its rate limited by
+/// `by` ("nothing": it passed every packet offered).
+fn flow(
+    s: &mut Store,
+    run: i64,
+    (engine, rules, rep): (&str, u64, u32),
+    label: Option<&str>,
+    (sent, received): (f64, f64),
+    by: &str,
+) {
+    let mut params = json!({"workload": "flow", "engine": engine, "rules": rules, "seed": rep});
+    if let Some(l) = label {
+        params["label"] = json!(l);
+    }
+    let mut t = trial(
+        run,
+        format!("{engine}-{label:?}-{rules}-{rep}"),
+        rep,
+        "flow",
+        params,
+        Headline {
+            sent_pps: Some(sent),
+            received_pps: Some(received),
+            ..Default::default()
+        },
+    );
+    t.firewall = firewall_row(engine, rules);
+    t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
+    s.record(&t).unwrap();
+}
+
 /// seed 002 here: its cases table listed "1280 B @ 45 Mb/s" thrice (one per engine or
 /// rule count, told apart by nothing) at "69.9985 ± 0.0038" % cost against the 128-B
 /// flow — the offered rates' difference, every flow having passed whole. Rows sharing
@@ -488,22 +522,8 @@ fn cases_that_passed_every_packet_offered_state_no_cost() {
             ("1280 B", 5000, 3_000.0, "gateway"),
         ] {
             for rep in 1..=2u32 {
-                let mut t = trial(
-                    run,
-                    format!("{label}-{rules}-{rep}"),
-                    rep,
-                    "flow",
-                    json!({"workload": "flow", "engine": "nft", "rules": rules, "seed": rep,
-                           "label": label}),
-                    Headline {
-                        sent_pps: Some(14_648.0),
-                        received_pps: Some(pps + rep as f64),
-                        ..Default::default()
-                    },
-                );
-                t.firewall = firewall_row("nft", rules);
-                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-                s.record(&t).unwrap();
+                let got = (14_648.0, pps + rep as f64);
+                flow(s, run, ("nft", rules, rep), Some(label), got, by);
             }
         }
         finish(s, run)
@@ -545,32 +565,21 @@ fn no_cost_is_stated_against_a_baseline_that_passed_whole() {
             .unwrap();
         for (engine, pps, by) in [("none", 10_000.0, "nothing"), ("nft", 8_000.0, "gateway")] {
             for rep in 1..=2u32 {
-                let mut t = trial(
+                flow(
+                    s,
                     run,
-                    format!("{engine}-{rep}"),
-                    rep,
-                    "flow",
-                    json!({"workload": "flow", "engine": engine, "rules": 0, "seed": rep}),
-                    Headline {
-                        sent_pps: Some(10_000.0),
-                        received_pps: Some(pps + rep as f64),
-                        ..Default::default()
-                    },
+                    (engine, 0, rep),
+                    None,
+                    (10_000.0, pps + rep as f64),
+                    by,
                 );
-                t.firewall = firewall_row(engine, 0);
-                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-                s.record(&t).unwrap();
             }
         }
         finish(s, run)
     });
     let why = "the baseline row passed every packet offered, its rate the sender's pace";
     let t = table(&r.runs[0], "Configurations");
-    let col = t
-        .columns
-        .iter()
-        .position(|c| c.starts_with("cost vs baseline"))
-        .unwrap();
+    let col = column(t, "cost vs baseline");
     let costs: Vec<&str> = t.rows.iter().map(|r| r[col].as_str()).collect();
     assert!(
         costs.contains(&format!("- (not measurable: {why})").as_str()),
@@ -608,21 +617,7 @@ fn the_runs_noise_is_the_gateways_not_the_senders_pacing() {
             // Two repetitions at mean 10 000 ± 10 000 · cv / √2 (the CV of the two).
             let d = 10_000.0 * cv / std::f64::consts::SQRT_2;
             for (rep, pps) in [(1u32, 10_000.0 - d), (2, 10_000.0 + d)] {
-                let mut t = trial(
-                    run,
-                    format!("{rules}-{rep}"),
-                    rep,
-                    "flow",
-                    json!({"workload": "flow", "engine": "nft", "rules": rules, "seed": rep}),
-                    Headline {
-                        sent_pps: Some(10_000.0),
-                        received_pps: Some(pps),
-                        ..Default::default()
-                    },
-                );
-                t.firewall = firewall_row("nft", rules);
-                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-                s.record(&t).unwrap();
+                flow(s, run, ("nft", rules, rep), None, (10_000.0, pps), by);
             }
         }
         finish(s, run)

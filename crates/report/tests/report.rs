@@ -9,7 +9,7 @@ use store::{FirewallRow, Headline, NewRun, SampleRow, Store, TrialRecord};
 
 mod common;
 use common::{
-    assert_rounded_to_cis, figure, finding, finish, header_with, new_run, note, pm_after,
+    assert_rounded_to_cis, column, figure, finding, finish, header_with, new_run, note, pm_after,
     report_of, scratch, scratch_run, table, trial, Lcg,
 };
 
@@ -1907,11 +1907,7 @@ fn conn_and_case_tables_are_shown_to_their_cis() {
     assert_rounded_to_cis(&r.markdown());
     let r = fixture().report(Some(2));
     let configs = table(&r.runs[0], "Configurations");
-    let col = configs
-        .columns
-        .iter()
-        .position(|c| c.starts_with("cost vs baseline"))
-        .unwrap();
+    let col = column(configs, "cost vs baseline");
     let costed: Vec<&String> = configs
         .rows
         .iter()

@@ -108,6 +108,14 @@ pub fn figure_in_page<'a>(html: &'a str, id: &str) -> &'a str {
     &fig[..fig.find("</figure>").unwrap_or(fig.len())]
 }
 
+/// The index of a table's column by the start of its name.
+pub fn column(t: &report::figure::Table, start: &str) -> usize {
+    t.columns
+        .iter()
+        .position(|c| c.starts_with(start))
+        .unwrap_or_else(|| panic!("no column {start}: {:?}", t.columns))
+}
+
 /// A table of a run by the start of its title.
 pub fn table<'a>(run: &'a report::RunReport, title: &str) -> &'a report::figure::Table {
     run.analysis
