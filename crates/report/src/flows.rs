@@ -159,7 +159,7 @@ pub(crate) fn cpu_per_core(packet: &[&Config], x: fn(&Config) -> Option<f64>, a:
                             "not measurably saturated: its 95 % CI reaches down to {} % (the \
                              repetitions or the configurations averaged there differ; see the \
                              figure)",
-                            num(low.max(0.0).round())
+                            crate::figure::at_place_of(low.max(0.0), p.ci95)
                         ),
                         None => "that core saturates handling software interrupts".to_string(),
                     };

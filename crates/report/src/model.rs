@@ -311,11 +311,11 @@ impl Config {
     }
 
     /// Every repetition of it whose rate counts (not limited by fwbench's sender or sink:
-    /// the ratio's means are made of these) carried its whole offered rate
-    /// (`packet.limited_by` is "nothing"): its rate is the sender's pace, and a ratio of two
-    /// such rates says that neither engine was the limit, not that they cost alike. A
-    /// repetition fwbench limited is left out of the ratio, so it is left out here too: it
-    /// does not make the kept ones a measure of the gateway.
+    /// its means are made of these) carried its whole offered rate (`packet.limited_by`
+    /// is "nothing"): its rate is the sender's pace, so a ratio or a cost of it says
+    /// that the gateway was not the limit, not what the gateway costs. A repetition
+    /// fwbench limited is left out of the means, so it is left out here too: it does
+    /// not make the kept ones a measure of the gateway.
     pub fn paced_throughout(&self) -> bool {
         let kept: Vec<_> = self.gateway_reps().collect();
         !kept.is_empty() && kept.iter().all(|t| t.paced_through())
