@@ -445,21 +445,14 @@ fn a_labelled_case_fwbench_limited_throughout_is_said() {
             ("drop-all", 100, "gateway"),
         ] {
             for rep in 1..=2u32 {
-                let mut t = trial(
+                flow(
+                    s,
                     run,
-                    format!("{label}-{rules}-{rep}"),
-                    rep,
-                    "flood",
-                    json!({"workload": "flood", "engine": "nft", "rules": rules, "seed": rep,
-                           "label": label, "packet": {"size": "frame:64", "rate": "max"}}),
-                    Headline {
-                        sent_pps: Some(100_000.0),
-                        received_pps: Some(60_000.0),
-                        ..Default::default()
-                    },
+                    ("nft", rules, rep),
+                    Some(label),
+                    (100_000.0, 60_000.0),
+                    by,
                 );
-                t.results = json!({"packet": {"limited_by": {"by": by, "why": "planted"}}});
-                s.record(&t).unwrap();
             }
         }
         finish(s, run)
