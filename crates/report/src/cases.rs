@@ -137,7 +137,7 @@ pub(crate) fn cost_text(
         ("this row", x.paced_throughout()),
         (&format!("the {against} row"), base.paced_throughout()),
     ) {
-        return format!("- (not measurable: {why})");
+        return crate::figure::withheld_cell(&why);
     }
     cost(x, base, m, higher)
         .map(crate::figure::cost_cell)
@@ -217,7 +217,7 @@ pub(crate) fn sections(
                     "{} — {label}: no cost is stated against “{base_label}”: {why}.",
                     capital(section)
                 ));
-                format!("- (not measurable: {why})")
+                crate::figure::withheld_cell(&why)
             } else {
                 let k = cost(c, base, m, higher);
                 if let Some((v, ci)) = k {

@@ -463,13 +463,10 @@ fn loss_per_rule(echo: &[&Config], a: &mut Analysis) {
 /// Why a fitted loss per rule is no finding: its CI holds 0, or the line has none (two
 /// configurations); `None` where it is one.
 fn slope_doubt(b: f64, ci: Option<f64>) -> Option<&'static str> {
-    if !b.is_finite() {
-        return Some("not a number");
-    }
-    match ci.filter(|c| c.is_finite()) {
-        Some(c) if b.abs() <= c => Some("its 95 % CI includes 0"),
-        Some(_) => None,
-        None => Some("no CI: a line through two configurations"),
+    let ci = ci.filter(|c| c.is_finite());
+    match crate::figure::unmeasured_kind(b, ci) {
+        Some(results::DoubtKind::TooFew) => Some("no CI: a line through two configurations"),
+        _ => crate::figure::unmeasured(b, ci),
     }
 }
 

@@ -574,13 +574,18 @@ pub fn ratio_doubt(r: f64, ci: Option<f64>) -> Option<String> {
 /// two rows, either way: a row beyond the study may be cheaper), or `None` when it is
 /// one ([`results::Figure::difference`]).
 pub(crate) fn unmeasured(v: f64, ci: Option<f64>) -> Option<&'static str> {
+    unmeasured_kind(v, ci).map(|k| match k {
+        results::DoubtKind::SpansZero => "its 95 % CI includes 0",
+        results::DoubtKind::TooFew => "no CI, too few repetitions",
+        _ => "not a number",
+    })
+}
+
+/// The doubt that makes a difference `v ± ci` no measurable one, by kind (each caller
+/// words [`results::DoubtKind::TooFew`] for what its CI is over).
+pub(crate) fn unmeasured_kind(v: f64, ci: Option<f64>) -> Option<results::DoubtKind> {
     let f = results::Figure::difference(v, ci.map(results::Ci::ci95), results::Basis::Trial);
-    match f.doubts.first().map(|d| d.kind) {
-        None => None,
-        Some(results::DoubtKind::SpansZero) => Some("its 95 % CI includes 0"),
-        Some(results::DoubtKind::TooFew) => Some("no CI, too few repetitions"),
-        Some(_) => Some("not a number"),
-    }
+    f.doubts.first().map(|d| d.kind)
 }
 
 /// A cost in the table: its value and CI, marked where it is no measurable cost.
@@ -589,6 +594,12 @@ pub(crate) fn cost_cell((v, ci): (f64, Option<f64>)) -> String {
         None => mean_ci(v, ci),
         Some(why) => format!("{} (not measurable: {why})", mean_ci(v, ci)),
     }
+}
+
+/// A table cell where no cost is stated at all, and why (a paced row, a withheld
+/// comparison).
+pub(crate) fn withheld_cell(why: &str) -> String {
+    format!("- (not measurable: {why})")
 }
 
 /// ", outside its 95 % CI: this machine differs" / ", within the CI" / "" without a CI.

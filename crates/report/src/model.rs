@@ -317,8 +317,8 @@ impl Config {
     /// fwbench limited is left out of the means, so it is left out here too: it does
     /// not make the kept ones a measure of the gateway.
     pub fn paced_throughout(&self) -> bool {
-        let kept: Vec<_> = self.gateway_reps().collect();
-        !kept.is_empty() && kept.iter().all(|t| t.paced_through())
+        let mut kept = self.gateway_reps().peekable();
+        kept.peek().is_some() && kept.all(|t| t.paced_through())
     }
 
     /// fwbench's own sender or sink limited every repetition (there is one): no rate of

@@ -39,6 +39,9 @@ struct Measure {
     unit: &'static str,
     basis: &'static str,
     reciprocal: bool,
+    /// Wall time per received packet: where a repetition passed every packet offered,
+    /// the sender's pace ([`paced`]).
+    wall_per_packet: bool,
 }
 
 /// The measures of a workload, in order of preference: the first one every
@@ -51,12 +54,14 @@ fn measures(c: &Config) -> &'static [Measure] {
             unit: "ns per packet",
             basis: "gateway kernel CPU ns per packet",
             reciprocal: false,
+            wall_per_packet: false,
         },
         Measure {
             metric: "ns_per_packet",
             unit: "ns per packet",
             basis: "ns per received packet",
             reciprocal: false,
+            wall_per_packet: true,
         },
     ];
     const CONN: [Measure; 1] = [Measure {
@@ -64,6 +69,7 @@ fn measures(c: &Config) -> &'static [Measure] {
         unit: "µs per new flow",
         basis: "mean session time (one new flow each)",
         reciprocal: true,
+        wall_per_packet: false,
     }];
     if c.workload.is_stream() {
         &STREAM
@@ -344,7 +350,7 @@ struct Costed<'a> {
 /// measure is wall time per received packet (`m` not the gateway's CPU time): that
 /// time is the sender's pace, and a mean over it no measure of the gateway.
 fn paced(cs: &[&Config], m: &Measure) -> bool {
-    m.metric == "ns_per_packet"
+    m.wall_per_packet
         && cs
             .iter()
             .flat_map(|c| c.gateway_reps())
