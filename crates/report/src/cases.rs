@@ -134,8 +134,8 @@ pub(crate) fn cost_text(
     (m, higher): (&str, bool),
 ) -> String {
     if let Some(why) = crate::model::paced_doubt(
-        ("this row", x.paced_throughout()),
-        (&format!("the {against} row"), base.paced_throughout()),
+        ("this row", x.paced()),
+        (&format!("the {against} row"), base.paced()),
     ) {
         return crate::figure::withheld_cell(&why);
     }
@@ -199,8 +199,8 @@ pub(crate) fn sections(
                 }
             };
             let paced = crate::model::paced_doubt(
-                ("this row", c.paced_throughout()),
-                ("the section baseline", base.paced_throughout()),
+                ("this row", c.paced()),
+                ("the section baseline", base.paced()),
             );
             let own = if std::ptr::eq(*c, base) {
                 "section baseline".to_string()

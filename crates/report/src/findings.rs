@@ -49,8 +49,9 @@ pub fn findings(configs: &[Config], trials: &[Trial], a: &Analysis) -> Vec<Strin
     if withheld > 0 {
         out.push(format!(
             "No cost vs baseline is stated for {withheld} configuration{}: it or its \
-             baseline passed every packet offered, so its rate is the sender's pace, not \
-             the gateway's limit (offer more to measure the gateway).",
+             baseline passed every packet offered (in some or all of its repetitions), so \
+             its rate is (partly) the sender's pace, not the gateway's limit (offer more to \
+             measure the gateway).",
             if withheld == 1 { "" } else { "s" }
         ));
     }

@@ -317,8 +317,14 @@ impl Config {
     /// fwbench limited is left out of the means, so it is left out here too: it does
     /// not make the kept ones a measure of the gateway.
     pub fn paced_throughout(&self) -> bool {
-        let mut kept = self.gateway_reps().peekable();
-        kept.peek().is_some() && kept.all(|t| t.paced_through())
+        self.paced().throughout()
+    }
+
+    /// How many of its repetitions whose rate counts passed every packet offered
+    /// ([`Trial::paced_through`]): where some did, its mean rate is partly the sender's
+    /// pace ([`paced_doubt`]).
+    pub fn paced(&self) -> Paced {
+        Paced::of(self.gateway_reps())
     }
 
     /// fwbench's own sender or sink limited every repetition (there is one): no rate of
@@ -802,14 +808,14 @@ fn rest_key(c: &Config, baseline: &Value) -> String {
 /// baseline configuration that has the same other parameters. A search's steps are
 /// neither: their rates probe the search, not a configuration asked for.
 pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
-    let mut base: BTreeMap<String, (Summary, bool, bool)> = BTreeMap::new();
+    let mut base: BTreeMap<String, (Summary, bool, Paced)> = BTreeMap::new();
     for c in configs.iter_mut() {
         c.is_baseline = c.step_of().is_none() && matches_baseline(c, baseline);
         let Some((m, higher)) = main_metric(c) else {
             continue;
         };
         if let (true, Some(s)) = (c.is_baseline, c.metrics.get(m)) {
-            base.insert(rest_key(c, baseline), (*s, higher, c.paced_throughout()));
+            base.insert(rest_key(c, baseline), (*s, higher, c.paced()));
         }
     }
     for c in configs
@@ -822,10 +828,8 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
         if let (Some((b, higher, b_paced)), Some(s)) =
             (base.get(&rest_key(c, baseline)), c.metrics.get(m))
         {
-            if let Some(why) = paced_doubt(
-                ("this row", c.paced_throughout()),
-                ("the baseline row", *b_paced),
-            ) {
+            if let Some(why) = paced_doubt(("this row", c.paced()), ("the baseline row", *b_paced))
+            {
                 c.cost_withheld = Some(why);
             } else if let Some((cost, ci)) = crate::stats::cost_pct(s, b, *higher) {
                 c.cost_pct = Some(cost);
@@ -835,23 +839,65 @@ pub fn pair_with_baseline(configs: &mut [Config], baseline: &Value) {
     }
 }
 
+/// Of some repetitions whose rate counts, how many passed every packet offered
+/// ([`Trial::paced_through`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Paced {
+    pub paced: usize,
+    pub of: usize,
+}
+
+impl Paced {
+    /// Counted over `reps`.
+    pub fn of<'a>(reps: impl Iterator<Item = &'a Trial>) -> Paced {
+        reps.fold(Paced::default(), |p, t| Paced {
+            paced: p.paced + usize::from(t.paced_through()),
+            of: p.of + 1,
+        })
+    }
+
+    /// Every one (and there is one): its rate is the sender's pace.
+    pub fn throughout(self) -> bool {
+        self.of > 0 && self.paced == self.of
+    }
+
+    /// Some (or every) one: its mean rate is partly the sender's pace at least.
+    pub fn any(self) -> bool {
+        self.paced > 0
+    }
+
+    /// "" where every one passed whole, else " in 2 of 5 repetitions".
+    pub fn share(self) -> String {
+        if self.throughout() {
+            String::new()
+        } else {
+            format!(" in {} of {} repetitions", self.paced, self.of)
+        }
+    }
+
+    /// "{who} passed every packet offered[ in 2 of 5 repetitions], its rate [partly]
+    /// the sender's pace"; `None` where none did.
+    pub fn doubt(self, who: &str) -> Option<String> {
+        let partly = if self.throughout() { "" } else { "partly " };
+        self.any().then(|| {
+            format!(
+                "{who} passed every packet offered{}, its rate {partly}the sender's pace",
+                self.share()
+            )
+        })
+    }
+}
+
 /// Why no cost is stated of a row against another (its baseline, the best row): either
-/// passed every packet offered, so its rate is the sender's pace and the difference the
-/// offered loads' (seed 002's flows of three rates read "70 % cost" against the
-/// fastest). Each side is (its name in the sentence, whether it passed whole); `None`:
-/// both rates are the gateway's.
+/// passed every packet offered in some repetition, so its mean rate is (partly) the
+/// sender's pace and the difference the offered loads' (seed 002's flows of three rates
+/// read "70 % cost" against the fastest). Each side is (its name in the sentence, how
+/// many of its repetitions passed whole); `None`: both rates are the gateway's.
 pub fn paced_doubt(
-    (row, row_paced): (&str, bool),
-    (other, other_paced): (&str, bool),
+    (row, row_paced): (&str, Paced),
+    (other, other_paced): (&str, Paced),
 ) -> Option<String> {
-    let who = match (row_paced, other_paced) {
-        (true, _) => row,
-        (false, true) => other,
-        (false, false) => return None,
-    };
-    Some(format!(
-        "{who} passed every packet offered, its rate the sender's pace"
-    ))
+    row_paced.doubt(row).or_else(|| other_paced.doubt(other))
 }
 
 /// The search summary (`results.search`) of an ndr/degrade/sweetspot trial.

@@ -151,3 +151,31 @@ fn baseline_values_compare_as_numbers_or_text() {
         r#"{"a":[2,{"c":0,"d":1}],"b":1}"#
     );
 }
+
+/// Pacing counted per repetition: "" and "its rate the sender's pace" where every one
+/// passed whole, the share and "partly" where some did, nothing where none did; a row
+/// is named before the row it is compared with.
+#[test]
+fn a_paced_share_says_how_many_and_partly() {
+    let p = |paced, of| Paced { paced, of };
+    assert_eq!(p(0, 3).doubt("it"), None);
+    assert!(!p(0, 0).throughout() && !p(0, 0).any());
+    assert_eq!(
+        p(3, 3).doubt("it").unwrap(),
+        "it passed every packet offered, its rate the sender's pace"
+    );
+    assert_eq!(
+        p(1, 3).doubt("it").unwrap(),
+        "it passed every packet offered in 1 of 3 repetitions, its rate partly the sender's pace"
+    );
+    assert_eq!(
+        paced_doubt(("this row", p(1, 2)), ("the baseline row", p(2, 2))).unwrap(),
+        "this row passed every packet offered in 1 of 2 repetitions, its rate partly the \
+         sender's pace"
+    );
+    assert_eq!(
+        paced_doubt(("this row", p(0, 2)), ("the baseline row", p(2, 2))).unwrap(),
+        "the baseline row passed every packet offered, its rate the sender's pace"
+    );
+    assert_eq!(paced_doubt(("a", p(0, 2)), ("b", p(0, 2))), None);
+}

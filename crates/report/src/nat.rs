@@ -16,7 +16,7 @@
 //! Must not: compute statistics beyond differences of means (with their CIs combined).
 
 use crate::figure::{mean_ci, num, Analysis, Point, Table};
-use crate::model::Config;
+use crate::model::{Config, Paced};
 use crate::series::bar_figure;
 use results::StoredWorkload;
 use std::collections::BTreeSet;
@@ -340,21 +340,20 @@ struct Costed<'a> {
     cost: Cost,
     n: usize,
     pooled: Option<String>,
-    /// Measured by wall time, and some repetition it rests on passed every packet
-    /// offered: its time per packet is partly the sender's pace, no measure to
-    /// compare ([`paced`]).
-    paced: bool,
+    /// Measured by wall time: how many repetitions it rests on passed every packet
+    /// offered (where some did, its time per packet is partly the sender's pace, no
+    /// measure to compare: [`paced`]); none counted by CPU time.
+    paced: Paced,
 }
 
 /// Some repetition of `cs` whose rate counts passed every packet offered, where the
 /// measure is wall time per received packet (`m` not the gateway's CPU time): that
 /// time is the sender's pace, and a mean over it no measure of the gateway.
-fn paced(cs: &[&Config], m: &Measure) -> bool {
-    m.wall_per_packet
-        && cs
-            .iter()
-            .flat_map(|c| c.gateway_reps())
-            .any(|t| t.paced_through())
+fn paced(cs: &[&Config], m: &Measure) -> Paced {
+    if !m.wall_per_packet {
+        return Paced::default();
+    }
+    Paced::of(cs.iter().flat_map(|c| c.gateway_reps()))
 }
 
 /// The cost of each configuration of `block` by `m`; conntrack-alone configurations
@@ -518,10 +517,9 @@ fn sentence(
         let ct = all
             .iter()
             .find(|x| engine_of(x.c) == engine_of(c) && model_of(x.c) == CONNTRACK);
-        if ct.is_some_and(|ct| ct.paced) {
+        if let Some(why) = ct.and_then(|ct| ct.paced.doubt("it")) {
             s += &format!(
-                " Against connection tracking alone ({} {}): not compared — it passed every \
-                 packet offered, its rate the sender's pace.",
+                " Against connection tracking alone ({} {}): not compared — {why}.",
                 engine_of(c),
                 CONNTRACK
             );
@@ -545,11 +543,9 @@ fn sentence(
             let zero = all.iter().find(|x| {
                 engine_of(x.c) == engine_of(c) && model_of(x.c) == m && rules_of(x.c) == 0
             });
-            if zero.is_some_and(|z| z.paced) {
-                s += &format!(
-                    " What its {rules} filler rules add is not stated: the same NAT with no \
-                     filler rule passed every packet offered, its rate the sender's pace."
-                );
+            let paced = zero.and_then(|z| z.paced.doubt("the same NAT with no filler rule"));
+            if let Some(why) = paced {
+                s += &format!(" What its {rules} filler rules add is not stated: {why}.");
             } else if let Some(zero) = zero {
                 let r = diff(cost, &zero.cost);
                 let holds = results::Figure::added_cost(

@@ -10,7 +10,7 @@ use crate::figure::{
     at_place_of, mean_ci, num, Analysis, Claim, CostEstimate, CostFit, Estimator, Figure, LeftOut,
     Options, Point, Series, SeriesSegments,
 };
-use crate::model::{costed, main_metric, Config};
+use crate::model::{costed, main_metric, Config, Paced};
 use crate::series::{
     and_list, bar_figure, group, line_figure, metric, metric_label, rules_axis, series_name,
     varying,
@@ -46,7 +46,8 @@ fn cost_figure(configs: &[&Config], x_key: &str, x_label: &str, what: &str, a: &
         if withheld > 0 {
             f.notes.push(format!(
                 "{withheld} configuration(s) are not drawn: they or their baseline passed \
-                 every packet offered, so the rate is the sender's pace, not a decrease."
+                 every packet offered (in some or all repetitions), so the rate is (partly) \
+                 the sender's pace, not a decrease."
             ));
         }
         a.figures.push(f);
@@ -319,8 +320,13 @@ fn advantage_figure(
             let p = at_study_rules(&pts);
             let kept = reps.iter().find(|(x, _)| *x == p.x).map_or(0, |r| r.1);
             let bound = bounds.iter().find(|(x, _)| *x == p.x).map(|b| b.1);
-            let mut sentence =
-                advantage_sentence(&sname, (engine, &reference), name, (&pts, kept, bound), cs);
+            let mut sentence = advantage_sentence(
+                &sname,
+                (engine, &reference),
+                name,
+                (&pts, kept, bound.map(|b| b.kind)),
+                cs,
+            );
             let left = left.iter().find(|(x, _, _)| *x == p.x);
             if let Some((_, which, _)) = left {
                 sentence.push_str(&format!(
@@ -349,7 +355,7 @@ fn advantage_figure(
                 )
                 .doubted(
                     unfair
-                        .or_else(|| bound.map(Bound::doubt))
+                        .or_else(|| bound.map(Bounded::doubt))
                         .or_else(|| crate::figure::ratio_doubt(p.y, p.ci95)),
                 ),
             );
@@ -393,7 +399,7 @@ fn advantage_figure(
 /// fewer repetitions the two kept at each count.
 struct RatioPoints {
     pts: Vec<Point>,
-    bounds: Vec<(f64, Bound)>,
+    bounds: Vec<(f64, Bounded)>,
     left: Vec<(f64, String, bool)>,
     gone: Vec<f64>,
     reps: Vec<(f64, usize)>,
@@ -412,9 +418,9 @@ fn ratio_points(
         f
     };
     let mut pts = Vec::new();
-    // Rule counts where an engine passed every packet offered: how that bounds
-    // the ratio.
-    let mut bounds: Vec<(f64, Bound)> = Vec::new();
+    // Rule counts where an engine passed every packet offered (in some repetition):
+    // how that bounds the ratio.
+    let mut bounds: Vec<(f64, Bounded)> = Vec::new();
     // Rule counts where a repetition of either was left out: which.
     let mut left: Vec<(f64, String, bool)> = Vec::new();
     // Rule counts with no ratio: fwbench limited an engine's every repetition.
@@ -434,13 +440,7 @@ fn ratio_points(
                 y: p.0,
                 ci95: p.1,
             });
-            let bound = match (c.paced_throughout(), b.paced_throughout()) {
-                (true, true) => Some(Bound::Offered),
-                (true, false) => Some(Bound::Floor),
-                (false, true) => Some(Bound::Ceiling),
-                (false, false) => None,
-            };
-            bounds.extend(bound.map(|k| (xv, k)));
+            bounds.extend(Bounded::of(c.paced(), b.paced()).map(|k| (xv, k)));
             let kept = |c: &Config| {
                 c.gateway_values
                     .get(crate::model::RECEIVED_PPS)
@@ -486,29 +486,29 @@ fn ratio_points(
 /// "iptables-legacy / nft/inet: a floor at 5000 and 10000 rules; a ratio of two offered
 /// rates at 0 rules (where an engine passed every packet offered: …)" — the points of a
 /// ratio series that bound it or are no measure of it; `None` when none is.
-fn bound_note(series: &str, bounds: &[(f64, Bound)]) -> Option<String> {
-    let kinds = [Bound::Floor, Bound::Ceiling, Bound::Offered];
+fn bound_note(series: &str, bounds: &[(f64, Bounded)]) -> Option<String> {
+    let kinds = [Bound::Floor, Bound::Ceiling, Bound::Offered, Bound::Neither];
     let parts: Vec<String> = kinds
         .iter()
         .filter_map(|k| {
             let mut at: Vec<f64> = bounds
                 .iter()
-                .filter(|(_, b)| b == k)
+                .filter(|(_, b)| b.kind == *k)
                 .map(|(x, _)| *x)
                 .collect();
             at.sort_by(f64::total_cmp);
             let at: Vec<String> = at.into_iter().map(num).collect();
             let what = match k {
                 Bound::Offered => "a ratio of two offered rates",
-                Bound::Floor | Bound::Ceiling => k.what(),
+                Bound::Floor | Bound::Ceiling | Bound::Neither => k.what(),
             };
             (!at.is_empty()).then(|| format!("{what} at {} rules", and_list(&at)))
         })
         .collect();
     (!parts.is_empty()).then(|| {
         format!(
-            "{series}: {} (where an engine passed every packet offered: a bound, not a \
-             measure — offer more to measure)",
+            "{series}: {} (where an engine passed every packet offered in some or all of \
+             its repetitions: a bound, not a measure — offer more to measure)",
             parts.join("; ")
         )
     })
@@ -579,7 +579,7 @@ fn advantage_sentence(
     // A ratio of two offered rates, or a bound whose CI holds 1, says nothing of
     // the engines: not even that they do not differ.
     let holds_one = p.ci95.is_some_and(|c| (p.y - 1.0).abs() <= c);
-    if let Some(k) = bound.filter(|k| holds_one || *k == Bound::Offered) {
+    if let Some(k) = bound.filter(|k| holds_one || matches!(k, Bound::Offered | Bound::Neither)) {
         return format!(
             "Advantage ratio {sname} at {} rules: {ci} — not stated as a difference between \
              {engine} and {reference}: the ratio is {}{study}.",
@@ -618,15 +618,96 @@ fn advantage_sentence(
 }
 
 /// How a ratio of received rates is bounded where an engine passed every packet offered
-/// (its rate is the sender's pace, a floor of what it forwards).
+/// in some or all of its repetitions (such a rate is the sender's pace, a floor of what
+/// it forwards, and a mean over it a floor too).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Bound {
-    /// Both engines: a ratio of two offered rates, about 1 whatever they cost.
+    /// Both engines, in every repetition: a ratio of two offered rates, about 1 whatever
+    /// they cost.
     Offered,
     /// The engine (the numerator): the ratio is at least this.
     Floor,
     /// The reference (the denominator): the ratio is at most this.
     Ceiling,
+    /// Both, one of them in some repetitions only: a floor over a floor, neither a
+    /// measure nor a bound.
+    Neither,
+}
+
+/// Where a ratio is bounded: its kind and how many repetitions of the engine and of
+/// the reference passed every packet offered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bounded {
+    kind: Bound,
+    engine: Paced,
+    reference: Paced,
+}
+
+impl Bounded {
+    /// How pacing bounds the ratio of `engine`'s rate over `reference`'s; `None`: it
+    /// does not (both rates are the gateway's).
+    fn of(engine: Paced, reference: Paced) -> Option<Bounded> {
+        let kind = match (engine.any(), reference.any()) {
+            (false, false) => return None,
+            (true, false) => Bound::Floor,
+            (false, true) => Bound::Ceiling,
+            _ if engine.throughout() && reference.throughout() => Bound::Offered,
+            (true, true) => Bound::Neither,
+        };
+        Some(Bounded {
+            kind,
+            engine,
+            reference,
+        })
+    }
+
+    /// The sentence after the ratio's.
+    fn sentence(self, engine: &str, reference: &str) -> String {
+        let (e, r) = (self.engine, self.reference);
+        let partly = |p: Paced| if p.throughout() { "" } else { "partly " };
+        match self.kind {
+            Bound::Offered => " Both passed every packet offered there (limited by nothing): a \
+                               ratio of two offered rates, ≈ 1 whatever the engines cost — \
+                               offer more to compare them."
+                .to_string(),
+            Bound::Floor => format!(
+                " A floor: {engine} passed every packet offered there{} (limited by nothing), \
+                 so its rate is {}the sender's pace, not its limit, and the ratio is at least \
+                 this — offer more to measure it.",
+                e.share(),
+                partly(e)
+            ),
+            Bound::Ceiling => format!(
+                " A ceiling: {reference} passed every packet offered there{} (limited by \
+                 nothing), so its rate is {}the sender's pace, not its limit, and the ratio \
+                 is at most this — offer more to measure it.",
+                r.share(),
+                partly(r)
+            ),
+            Bound::Neither => format!(
+                " Neither a measure nor a bound: {engine} passed every packet offered there in \
+                 {} of {} repetitions and {reference} in {} of {} (limited by nothing), so \
+                 both rates are partly the sender's pace — offer more to compare them.",
+                e.paced, e.of, r.paced, r.of
+            ),
+        }
+    }
+
+    /// Why the ratio's claim is no measure a rerun is checked against.
+    fn doubt(self) -> String {
+        let (e, r) = (self.engine, self.reference);
+        let who = match self.kind {
+            Bound::Offered => "both engines passed every packet offered".to_string(),
+            Bound::Floor => format!("the engine passed every packet offered{}", e.share()),
+            Bound::Ceiling => format!("the reference passed every packet offered{}", r.share()),
+            Bound::Neither => format!(
+                "the engine passed every packet offered in {} of {} repetitions, the reference \
+                 in {} of {}",
+                e.paced, e.of, r.paced, r.of
+            ),
+        };
+        format!("the ratio is {} ({who})", self.kind.what())
+    }
 }
 
 impl Bound {
@@ -636,40 +717,8 @@ impl Bound {
             Bound::Offered => "of two offered rates",
             Bound::Floor => "a floor",
             Bound::Ceiling => "a ceiling",
+            Bound::Neither => "neither a measure nor a bound",
         }
-    }
-
-    /// The sentence after the ratio's.
-    fn sentence(self, engine: &str, reference: &str) -> String {
-        match self {
-            Bound::Offered => " Both passed every packet offered there (limited by nothing): a \
-                               ratio of two offered rates, ≈ 1 whatever the engines cost — \
-                               offer more to compare them."
-                .to_string(),
-            Bound::Floor => format!(
-                " A floor: {engine} passed every packet offered there (limited by nothing), so \
-                 its rate is the sender's pace, not its limit, and the ratio is at least this \
-                 — offer more to measure it."
-            ),
-            Bound::Ceiling => format!(
-                " A ceiling: {reference} passed every packet offered there (limited by \
-                 nothing), so its rate is the sender's pace, not its limit, and the ratio is \
-                 at most this — offer more to measure it."
-            ),
-        }
-    }
-
-    /// Why the ratio's claim is no measure a rerun is checked against.
-    fn doubt(self) -> String {
-        let who = match self {
-            Bound::Offered => "both engines",
-            Bound::Floor => "the engine",
-            Bound::Ceiling => "the reference",
-        };
-        format!(
-            "the ratio is {} ({who} passed every packet offered)",
-            self.what()
-        )
     }
 }
 
@@ -1426,6 +1475,51 @@ mod advantage_tests {
         assert!(
             measured.contains("a passes 4.20 times the packets/s of b"),
             "{measured}"
+        );
+    }
+
+    /// An engine that passed every packet offered in some repetitions only still bounds
+    /// the ratio (a mean over floors is a floor), said with its share; both partly is
+    /// neither a measure nor a bound, never "passes … times".
+    #[test]
+    fn a_ratio_partly_paced_is_a_bound_with_its_share() {
+        let p = |paced, of| Paced { paced, of };
+        let kind = |e, r| Bounded::of(e, r).map(|b| b.kind);
+        assert_eq!(kind(p(0, 4), p(0, 4)), None);
+        assert_eq!(kind(p(1, 4), p(0, 4)), Some(Bound::Floor));
+        assert_eq!(kind(p(0, 4), p(4, 4)), Some(Bound::Ceiling));
+        assert_eq!(kind(p(4, 4), p(4, 4)), Some(Bound::Offered));
+        assert_eq!(kind(p(4, 4), p(1, 4)), Some(Bound::Neither));
+        let floor = Bounded::of(p(1, 4), p(0, 4)).unwrap();
+        assert!(
+            floor
+                .sentence("a", "b")
+                .contains("a passed every packet offered there in 1 of 4 repetitions"),
+            "{}",
+            floor.sentence("a", "b")
+        );
+        assert_eq!(
+            floor.doubt(),
+            "the ratio is a floor (the engine passed every packet offered in 1 of 4 repetitions)"
+        );
+        let neither = Point {
+            x: 5000.0,
+            y: 1.5,
+            ci95: Some(0.1),
+        };
+        let said = advantage_sentence(
+            "a / b",
+            ("a", "b"),
+            "",
+            (&[neither], 4, Some(Bound::Neither)),
+            &[],
+        );
+        assert!(
+            said.ends_with(
+                "not stated as a difference between a and b: the ratio is neither a measure \
+                 nor a bound."
+            ),
+            "{said}"
         );
     }
 

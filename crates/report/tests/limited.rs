@@ -596,6 +596,44 @@ fn no_cost_is_stated_against_a_baseline_that_passed_whole() {
     );
 }
 
+/// A baseline that passed every packet offered in one of its two repetitions: its mean
+/// rate is partly the sender's pace (a floor), so no cost is stated against it either —
+/// with the share, where "the baseline row passed every packet offered" would be false.
+#[test]
+fn no_cost_is_stated_against_a_baseline_partly_paced() {
+    let r = report_of(|s| {
+        let run = s
+            .begin_run(&new_run("flows", Some(json!({"engine": "none"}))))
+            .unwrap();
+        for (engine, rep, pps, by) in [
+            ("none", 1u32, 10_000.0, "nothing"),
+            ("none", 2, 9_500.0, "gateway"),
+            ("nft", 1, 8_000.0, "gateway"),
+            ("nft", 2, 8_100.0, "gateway"),
+        ] {
+            flow(s, run, (engine, 0, rep), None, (10_000.0, pps), by);
+        }
+        finish(s, run)
+    });
+    let why = "the baseline row passed every packet offered in 1 of 2 repetitions, its rate \
+               partly the sender's pace";
+    let t = table(&r.runs[0], "Configurations");
+    let col = column(t, "cost vs baseline");
+    let costs: Vec<&str> = t.rows.iter().map(|r| r[col].as_str()).collect();
+    assert!(
+        costs.contains(&format!("- (not measurable: {why})").as_str()),
+        "{t:?}"
+    );
+    let j = r.json();
+    let doubts: Vec<&str> = j["runs"][0]["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["cost_doubt"].as_str())
+        .collect();
+    assert_eq!(doubts, [why], "{j}");
+}
+
 /// seed 002 here: "unstable configuration …: CV 8.5 %, more than 3× the run's median of
 /// 0.0 %" — the median of flows that passed whole (their spread is the sender's
 /// pacing). Configurations that passed every packet offered are not the run's noise:
