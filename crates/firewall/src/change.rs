@@ -9,6 +9,7 @@
 
 use crate::model::{Hook, Rule, SetElem, L4};
 use crate::rendered::Rendered;
+use crate::tool::shell_line;
 pub use proto::UpdateMethod;
 
 /// One change to fwbench's installed rule set.
@@ -128,8 +129,33 @@ impl Step {
     /// The step as a shell line, for dry runs and messages.
     pub fn to_text(&self) -> String {
         match &self.stdin {
-            Some(t) => format!("{} <<'EOF'\n{t}EOF", self.argv.join(" ")),
-            None => self.argv.join(" "),
+            Some(t) => format!("{} <<'EOF'\n{t}EOF", shell_line(&self.argv)),
+            None => shell_line(&self.argv),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step;
+
+    /// A dry run's line reads back as the words it runs: a word with a space or a quote
+    /// is quoted (joined by spaces, `comment "fwbench rule"` read back as two words).
+    #[test]
+    fn a_steps_text_reads_back_as_its_words() {
+        let words = [
+            "iptables",
+            "-m",
+            "comment",
+            "--comment",
+            "fwbench rule",
+            "it's",
+        ];
+        let line = Step::call(&words).to_text();
+        assert_eq!(shlex::split(&line).unwrap(), words, "{line}");
+        let bare = Step::call(&["ipset", "add", "s", "198.18.1.1,udp:5001"]).to_text();
+        assert_eq!(bare, "ipset add s 198.18.1.1,udp:5001");
+        let batch = Step::batch(&["nft", "-f", "-"], "add table ip t\n".into()).to_text();
+        assert_eq!(batch, "nft -f - <<'EOF'\nadd table ip t\nEOF");
     }
 }

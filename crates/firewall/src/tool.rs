@@ -144,7 +144,7 @@ pub fn run(argv: &[&str], stdin: Option<&str>) -> Result<String, ToolError> {
         .map_err(|e| ToolError::Io(format!("waiting for {}: {e}", argv[0])))?;
     if !out.status.success() {
         return Err(ToolError::Rejected {
-            argv: argv.join(" "),
+            argv: shell_line(argv),
             status: out.status.to_string(),
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
         });
@@ -165,4 +165,27 @@ fn package_of(prog: &str) -> &'static str {
 /// Apply one batch (atomic: the tool applies all of it or nothing).
 pub fn apply(b: &Batch) -> Result<(), ToolError> {
     run(&b.tool.argv(), Some(&b.text)).map(|_| ())
+}
+
+/// `argv` as a shell reads it back: words quoted where they need it (a word with a space
+/// or a quote), for messages and dry runs. Words a shell takes as they are stay bare
+/// (shlex would quote `198.18.1.1,udp:5001` for its comma).
+pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
+    let bare = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
+    };
+    let words: Vec<String> = argv
+        .iter()
+        .map(|w| {
+            let w = w.as_ref();
+            match shlex::try_quote(w) {
+                Ok(q) if !bare(w) => q.into_owned(),
+                // Bare, or a NUL byte, which no shell word holds: shown as it is.
+                _ => w.to_owned(),
+            }
+        })
+        .collect();
+    words.join(" ")
 }

@@ -403,7 +403,7 @@ fn updates_render_the_marker_rule_first_and_last_applied() {
             Engine::Nft,
             UpdateMethod::PerRule,
             // No --echo: it would fetch the whole rule set inside the timed commit.
-            "nft insert rule inet fwbench forward ip saddr 198.18.1.1 udp dport 5001 counter drop",
+            "nft 'insert rule inet fwbench forward ip saddr 198.18.1.1 udp dport 5001 counter drop'",
         ),
         (
             Engine::IptablesNft,
