@@ -74,6 +74,8 @@ pub fn param_text(c: &Config, key: &str) -> Option<String> {
             None => c.param("engine")?.to_string(),
         }),
         "nft_family" => Some(nft_family(c).to_string()),
+        // Stored as 0: a sweet-spot search, as its scenario said it.
+        "conn.parallel" if c.param(key) == Some("0") => Some("auto".into()),
         k => c.param(k).map(str::to_string),
     }
 }

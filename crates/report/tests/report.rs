@@ -1326,9 +1326,26 @@ fn sweet_spot_and_held_connections_are_reported() {
     assert_eq!(types.columns[1], "null firewall");
     assert_eq!(
         types.rows[1][1],
-        "6 parallel; 2.3 sessions/s; 2.6 ms per session"
+        "6 parallel; 2.3 sessions/s (each search's best single trial); 2.6 ms per session"
     );
     assert_eq!(types.rows[0][1], "-");
+    // The search's parallelism reads as its scenario said it, never as 0 workers.
+    let configs = table(run, "Configurations");
+    let col = configs
+        .columns
+        .iter()
+        .position(|c| c == "conn.parallel")
+        .unwrap();
+    let searched: Vec<&str> = configs
+        .rows
+        .iter()
+        .filter(|r| !r[0].contains("step of"))
+        .map(|r| r[col].as_str())
+        .collect();
+    assert!(
+        searched.contains(&"auto") && !searched.contains(&"0"),
+        "{configs:?}"
+    );
     // The search is not an ndr/degrade search.
     assert!(!run
         .analysis
