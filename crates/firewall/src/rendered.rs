@@ -104,7 +104,11 @@ impl Rendered {
             out += &format!("# settings: {}\n", self.settings.to_line());
         }
         for b in &self.install {
-            out += &format!("# {} <<'EOF'\n{}EOF\n", b.tool.argv().join(" "), b.text);
+            out += &format!(
+                "# {} <<'EOF'\n{}EOF\n",
+                crate::tool::shell_line(&b.tool.argv()),
+                b.text
+            );
         }
         out += &format!(
             "# expect {} rules, {} set elements\n",

@@ -181,9 +181,10 @@ pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
         .map(|w| {
             let w = w.as_ref();
             match shlex::try_quote(w) {
-                Ok(q) if !bare(w) => q.into_owned(),
-                // Bare, or a NUL byte, which no shell word holds: shown as it is.
-                _ => w.to_owned(),
+                Ok(_) if bare(w) => w.to_owned(),
+                Ok(q) => q.into_owned(),
+                // A NUL byte, which no shell word holds: escaped, never raw.
+                Err(_) => w.escape_default().to_string(),
             }
         })
         .collect();

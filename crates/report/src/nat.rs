@@ -266,11 +266,14 @@ pub fn analyse(ok: &[&Config], a: &mut Analysis) {
                     )
                 })
                 .or(paced.map(|why| {
-                    (
-                        why,
-                        "the sender's pace",
-                        "offer more to measure the gateway",
-                    )
+                    // The side the reason names (the row first) says whether in part.
+                    let whole = if r.paced.any() { r.paced } else { plain_paced };
+                    let what = if whole.throughout() {
+                        "the sender's pace"
+                    } else {
+                        "partly the sender's pace"
+                    };
+                    (why, what, "offer more to measure the gateway")
                 }));
             let [vs, change] = vs_plain(&d, &plain, apart.as_ref().map(|x| x.1), unit);
             rows.push(vec![

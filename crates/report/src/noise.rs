@@ -49,6 +49,9 @@ impl Spread {
             // A search's steps vary as its guesses do: no configuration's noise. One that
             // passed every packet offered varies as the sender's pacing does (a CV of 0
             // that made every varying configuration "more than 3× the run's median").
+            // A configuration paced in every repetition varies as the sender paces; one
+            // paced in some varies as the gateway kept up or did not: its instability,
+            // kept.
             .filter(|c| !c.reps.is_empty() && c.step_of().is_none() && !c.paced_throughout())
             .filter_map(|c| {
                 let (m, _) = main_metric(c)?;

@@ -508,7 +508,7 @@ fn bound_note(series: &str, bounds: &[(f64, Bounded)]) -> Option<String> {
     (!parts.is_empty()).then(|| {
         format!(
             "{series}: {} (where an engine passed every packet offered in some or all of \
-             its repetitions: a bound, not a measure — offer more to measure)",
+             its repetitions: no measure of the engines — offer more to measure)",
             parts.join("; ")
         )
     })
@@ -687,7 +687,8 @@ impl Bounded {
             Bound::Neither => format!(
                 " Neither a measure nor a bound: {engine} passed every packet offered there in \
                  {} of {} repetitions and {reference} in {} of {} (limited by nothing), so \
-                 both rates are partly the sender's pace — offer more to compare them.",
+                 each rate is the sender's pace in part or in whole — offer more to compare \
+                 them.",
                 e.paced, e.of, r.paced, r.of
             ),
         }
