@@ -650,8 +650,9 @@ fn downloads(noise: &mut Lcg, n: usize, mean_ms: f64, sd_ms: f64) -> Vec<f64> {
 /// Seed 004: 8 MB HTTP downloads through INPUT rules. `sweep`: rule counts 0..=1000
 /// step 250, 3 reps × 10 downloads of 8 ms + 2 µs per rule (sd 0.5 ms, the same in every
 /// rep); `A/B`: 0 vs 500 rules, 2 reps × 250 downloads, 8 ms vs 9 ms; `A/A`: 0 vs 500
-/// rules from one distribution; `A/B summaries`: no per-download values stored.
-/// Returns the run and the per-download samples (ms) of the A/B and A/A configurations.
+/// rules from one distribution (each download's last byte 0.05 ms before its session's
+/// close); `A/B summaries`: no per-download values stored. Returns the run and the
+/// per-session samples (ms) of the A/B and A/A configurations.
 fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
     let run = s.begin_run(&new_run("seed004", None)).unwrap();
     let size = 8u64 << 20;
@@ -698,7 +699,9 @@ fn seed004_run(s: &mut Store) -> (i64, BTreeMap<(String, u64), Vec<f64>>) {
                 let us = downloads(&mut noise, 250, mean, 0.5);
                 let ms: Vec<f64> = us.iter().map(|u| u / 1e3).collect();
                 let (m, sd) = mean_sd(&ms);
-                let r = conn_results("http", 1, 250, 250.0 * m / 1e3, 250 * size, (m, sd), &us);
+                let mut r = conn_results("http", 1, 250, 250.0 * m / 1e3, 250 * size, (m, sd), &us);
+                // The last byte comes 0.05 ms before the session's close.
+                r["conn"]["ttlb"] = durations(250, m - 0.05, sd);
                 let key = format!("{label}-{rules}-{rep}");
                 s.record(&conn_trial(
                     run,
@@ -1124,6 +1127,56 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     assert!(md.contains("| 1000 | "));
 }
 
+/// Sessions stored with their per-session durations and no summary (the A/B reads the
+/// samples, said as its source) beside sessions with both (it reads the summary, all the
+/// sessions; the samples are the first 10 000 only).
+#[test]
+fn a_sessions_ab_reads_summaries_and_the_samples_only_without_one() {
+    let r = report_of(|s| {
+        let run = s.begin_run(&new_run("ab", None)).unwrap();
+        for (label, with_summary) in [("summaries", true), ("samples", false)] {
+            for (rules, ms) in [(0u64, 1.0), (500, 2.0)] {
+                for rep in 1..=2u32 {
+                    // Samples at 1 ms below the summary: which one is read shows.
+                    let us: Vec<f64> = (0..10).map(|i| (ms - 1.0) * 1e3 + i as f64).collect();
+                    let mut res = conn_results("sessions", 1, 10, 1.0, 10 * 512, (ms, 0.1), &us);
+                    if !with_summary {
+                        res["conn"]["session"] = Value::Null;
+                    }
+                    let p = conn_params(
+                        "sessions",
+                        "forward",
+                        "nft",
+                        rules,
+                        Some(label),
+                        1,
+                        512,
+                        rep,
+                    );
+                    let key = format!("{label}-{rules}-{rep}");
+                    s.record(&conn_trial(run, key, rep, "sessions", p, res))
+                        .unwrap();
+                }
+            }
+        }
+        s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
+            .unwrap();
+        run
+    });
+    let conn: Vec<&report::model::Config> = r.runs[0].configs.iter().collect();
+    let tests = report::conn::ab_tests(&conn);
+    let by = |c: &str| tests.iter().find(|t| t.case == c).unwrap();
+    let sum = by("summaries");
+    assert_eq!(sum.source, "pooled summaries of each trial");
+    assert!((sum.a.mean - 1.0).abs() < 1e-9 && sum.a.n == 20, "{sum:?}");
+    let samples = by("samples");
+    assert_eq!(samples.source, "per-session durations (session_us)");
+    assert!(
+        (samples.a.mean - 0.0045).abs() < 1e-9 && samples.a.n == 20,
+        "{samples:?}"
+    );
+}
+
 #[test]
 fn ab_table_tests_the_difference_with_welch() {
     let f = conn_fixture();
@@ -1139,11 +1192,17 @@ fn ab_table_tests_the_difference_with_welch() {
             (t.parameter.as_str(), t.a_value.as_str(), t.b_value.as_str()),
             ("rules", "0", "500")
         );
+        // Download times (to the last byte), as the figure and the configurations table
+        // read them: never the sessions' stored durations, 0.05 ms longer.
+        assert_eq!(t.source, "pooled summaries of each trial", "{t:?}");
         for (pooled, rules) in [(&t.a, 0u64), (&t.b, 500)] {
             let v = &f.samples[&(case.to_string(), rules)];
             let (m, sd) = mean_sd(v);
             assert_eq!(pooled.n, 500);
-            assert!((pooled.mean - m).abs() < 1e-9 && (pooled.sd - sd).abs() < 1e-9);
+            assert!(
+                (pooled.mean - (m - 0.05)).abs() < 1e-9 && (pooled.sd - sd).abs() < 1e-6,
+                "{pooled:?} vs {m} ± {sd}"
+            );
         }
     }
     let ab = by_case("A/B");
