@@ -464,16 +464,18 @@ impl AbTest {
     }
 }
 
-/// A trial's mean per-session (download) duration in ms: of its stored per-session
-/// durations, else of its `which` summary.
+/// A trial's mean of `which` (a download's last byte, a session) in ms: of its summary,
+/// as the A/B's means; a session's, without one, of its stored sessions.
 fn trial_mean_ms(t: &Trial, which: Phase) -> Option<f64> {
-    let us: &[f64] = conn_of(t).map(|r| &r.session_us[..]).unwrap_or_default();
-    if !us.is_empty() {
-        return stats::mean(us).map(|m| m / 1e3);
-    }
-    model::durations(t, which)
+    let summary = model::durations(t, which)
         .filter(|d| d.0 > 0)
-        .map(|d| d.1 / 1e6)
+        .map(|d| d.1 / 1e6);
+    if summary.is_some() || which != Phase::Session {
+        return summary;
+    }
+    // No summary stored: the stored sessions (the first 10 000), for sessions only.
+    let us: &[f64] = conn_of(t).map(|r| &r.session_us[..]).unwrap_or_default();
+    stats::mean(us).map(|m| m / 1e3)
 }
 
 /// The pairs of an A/B, (A's trial mean, B's trial mean) in ms per repetition, when its
