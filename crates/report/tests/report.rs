@@ -1624,6 +1624,10 @@ fn paired_ab_uses_the_paired_test_and_draws_the_drift() {
     let names: Vec<&str> = fig.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["rules=0", "rules=500"]);
     assert!(fig.series.iter().all(|s| s.points.len() == 20));
+    // Its points are downloads (to the last byte, B 0.3 ms slower), not the sessions
+    // (B's close 0.5 ms later still).
+    let mean_y = |i: usize| fig.series[i].points.iter().map(|p| p.y).sum::<f64>() / 20.0;
+    assert!((mean_y(1) - mean_y(0) - 0.3).abs() < 0.1, "{fig:?}");
     assert_eq!(fig.series[0].points[0].x, 0.0);
     let last_x = fig.series.iter().flat_map(|s| &s.points).map(|p| p.x);
     assert_eq!(last_x.fold(0.0, f64::max), 78.0);
