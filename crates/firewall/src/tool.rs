@@ -180,8 +180,10 @@ pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
         .iter()
         .map(|w| {
             let w = w.as_ref();
+            if bare(w) {
+                return w.to_owned();
+            }
             match shlex::try_quote(w) {
-                Ok(_) if bare(w) => w.to_owned(),
                 Ok(q) => q.into_owned(),
                 // A NUL byte, which no shell word holds: escaped, never raw.
                 Err(_) => w.escape_default().to_string(),

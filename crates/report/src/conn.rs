@@ -615,14 +615,8 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
         // them only where no summary was stored, and for sessions only — seed 004 here
         // read "2.633 vs 2.716 ms" of sessions as download times beside a paired
         // difference of downloads (the table's 2.59 and 2.665 ms).
-        let ms = |p: Pooled| Pooled {
-            n: p.n,
-            mean: p.mean / 1e6,
-            sd: p.sd / 1e6,
-        };
-        let (a, b, welch, source) = match (pooled(ca, which), pooled(cb, which)) {
+        let (a, b, welch, source) = match (pooled_in_ms(ca, which), pooled_in_ms(cb, which)) {
             (Some(pa), Some(pb)) => {
-                let (pa, pb) = (ms(pa), ms(pb));
                 // B first: t has the sign of B − A, as the table's difference.
                 let w = stats::welch_from_summary(pb.mean, pb.sd, pb.n, pa.mean, pa.sd, pa.n);
                 (pa, pb, w, "pooled summaries of each trial")
