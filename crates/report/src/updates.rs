@@ -260,8 +260,9 @@ fn doing(kind: &str, k: u32, installed: u64) -> (String, &'static str) {
 
 /// One sentence per engine, method, kind, K and installed size: "adding 1 rule to
 /// 20000 with nft by batch took 33 ms (median of 3); forwarding stalled 0 ms; 0
-/// packets lost; the rule took effect after 19.9 ms". The stall is the longest of the
-/// group's, the loss their sum, the time to effect the median of the marker updates';
+/// packets lost; the background's one-way delay reached 0.05 ms; the rule took effect
+/// after 19.9 ms". The stall is the longest of the group's, the loss their sum, the
+/// delay the highest, the time to effect the median of the marker updates';
 /// updates that failed are counted after the sentences.
 pub fn findings(updates: &[Update]) -> Vec<String> {
     let mut out = vec![];
@@ -294,12 +295,32 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
                 .map(|r| r.lost_beyond_baseline.unwrap_or(r.lost))
                 .sum();
             let mut t = unit.disturbance(stall, measured.len() > 1, lost);
+            // A stall is a run of bins that lost and received none: a commit that held
+            // the packets back and then let them all through shows as their delay only.
+            let delay_us = measured.iter().map(|r| r.owd_max_us).max().unwrap_or(0);
+            if unit == Unit::Packets && delay_us > 0 {
+                t += &format!(
+                    "; the background's one-way delay reached {} ms",
+                    num(delay_us as f64 / 1e3)
+                );
+            }
             if flagged > 0 {
                 t += &format!(" ({flagged} of {} updates left out: {why})", rows.len());
             }
             t
         };
-        let effect = median(held.iter().filter_map(|r| r.time_to_effect_ms));
+        let effects = held.iter().filter_map(|r| r.time_to_effect_ms);
+        // Only the update carrying the marker has one: say of how many, where fewer
+        // than the commits held.
+        let carrying = held.iter().filter(|r| r.marker).count();
+        let of = match (effects.clone().count(), carrying) {
+            (n, _) if n == held.len() => String::new(),
+            (1, 1) => " (the one update carrying the marker)".to_string(),
+            (n, m) if n == m => format!(" (median of the {n} updates carrying the marker)"),
+            (1, _) => " (one update's)".to_string(),
+            (n, _) => format!(" (median of {n})"),
+        };
+        let effect = median(effects);
         // An expiry runs nothing when due: its commit is its elements' add, earlier.
         let took = if kind.parse().is_ok_and(UpdateKind::runs_nothing_when_due) {
             format!(
@@ -322,7 +343,7 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
             felt,
             match effect {
                 Some(t) => format!(
-                    "; the {thing} took effect after {} ms{}",
+                    "; the {thing} took effect after {} ms{of}{}",
                     num(t),
                     hole(&rows)
                 ),
@@ -1078,6 +1099,12 @@ pub fn table(updates: &[Update]) -> Option<Table> {
                         (None, 0) => "–".into(),
                         (None, _) => "– (flagged)".into(),
                     },
+                    // What a commit that held the background back shows instead of a
+                    // stall (one-way, round trip or connection setup, by unit).
+                    match measured.iter().map(|r| r.owd_max_us).max() {
+                        Some(us) if us > 0 => num(us as f64 / 1e3),
+                        _ => "–".into(),
+                    },
                 ]
             },
         )
@@ -1096,6 +1123,7 @@ pub fn table(updates: &[Update]) -> Option<Table> {
             "lost",
             "time to effect ms (median)",
             "must-drop passed",
+            "background delay ms (max)",
         ],
         rows,
     ))
@@ -1153,6 +1181,7 @@ pub fn spread_table(updates: &[Update]) -> Option<Table> {
                 c50,
                 c99,
                 cmax,
+                effects.len().to_string(),
                 e50,
                 e99,
                 emax,
@@ -1163,7 +1192,8 @@ pub fn spread_table(updates: &[Update]) -> Option<Table> {
         return None;
     }
     Some(Table::new(
-        "Gateway updates per trial: commit latency and time to effect (p50 / p99 / max)",
+        "Gateway updates per trial: commit latency and time to effect (p50 / p99 / max, \
+         nearest rank: the p99 of fewer than 100 is their maximum)",
         &[
             "trial",
             "engine",
@@ -1173,6 +1203,7 @@ pub fn spread_table(updates: &[Update]) -> Option<Table> {
             "commit ms p50",
             "commit ms p99",
             "commit ms max",
+            "times to effect",
             "time to effect ms p50",
             "time to effect ms p99",
             "time to effect ms max",
@@ -1228,7 +1259,7 @@ mod spread_tests {
         let md = format!("{t:?}");
         assert!(md.contains("\"add, delete, replace\""), "{md}");
         assert!(
-            md.contains("\"5\", \"3\", \"8\", \"8\", \"3\", \"3\", \"3\""),
+            md.contains("\"5\", \"3\", \"8\", \"8\", \"1\", \"3\", \"3\", \"3\""),
             "{md}"
         );
         assert!(

@@ -317,6 +317,44 @@ fn a_trials_repeated_updates_are_one_finding_at_its_first_size() {
     );
 }
 
+/// A commit that held the background back and let it all through (churn.toml: a
+/// kube-proxy replacement, one-way delay 30 µs → 8.2 ms, nothing lost) stalls nothing by
+/// the bins, so the sentence gives the delay beside it — the highest of the group's.
+#[test]
+fn a_held_back_background_reads_its_delay_beside_a_stall_of_0() {
+    let mut ups = repeated(2);
+    ups[0].row.owd_max_us = 8_156;
+    ups[1].row.owd_max_us = 45;
+    let f = findings(&ups);
+    assert!(
+        f[0].contains(
+            "forwarding stalled 0 ms at most; 0 packets lost; the background's one-way delay \
+             reached 8.156 ms;"
+        ),
+        "{f:?}"
+    );
+}
+
+/// A trace's 27 bans took a median of 8 ms, but only the first carried the marker: its
+/// time to effect is that one update's, said so — not read as a median of 27.
+#[test]
+fn a_time_to_effect_says_of_how_many_updates_where_fewer_than_the_commits() {
+    let mut ups = repeated(3);
+    for u in &mut ups[1..] {
+        u.row.marker = false;
+        u.row.time_to_effect_ms = None;
+    }
+    let f = findings(&ups);
+    assert!(f[0].contains("(median of 3)"), "{f:?}");
+    assert!(
+        f[0].contains("the rule took effect after 1.5 ms (the one update carrying the marker)"),
+        "{f:?}"
+    );
+    // Every commit with its time to effect: no such words.
+    let f = findings(&repeated(3));
+    assert!(f[0].contains("took effect after 1.5 ms."), "{f:?}");
+}
+
 /// Reloads one per trial pool into the figure of their kind and size, where the
 /// must-drop packets that passed are shaded per engine and method: from the median
 /// start of the leaky reloads' windows for their median length, with how many passed

@@ -23,15 +23,22 @@ pub struct Point {
     pub sender_behind: bool,
     /// The confirmation trial.
     pub confirmation: bool,
+    /// Lossless, but a queue filled through the trial (`queue growing`), and the search
+    /// counts that as a fail (`SearchParams::queue_fails`: `--load`'s capacity).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub queue_grew: bool,
 }
 
 impl Point {
-    /// " (confirmation)", " (sender behind schedule)" or nothing.
+    /// " (confirmation)", " (sender behind schedule)", " (a queue filled through it)"
+    /// or nothing.
     pub fn note(&self) -> &'static str {
-        match (self.confirmation, self.sender_behind) {
-            (true, _) => " (confirmation)",
-            (false, true) => " (sender behind schedule)",
-            _ => "",
+        match (self.confirmation, self.sender_behind, self.queue_grew) {
+            (true, _, false) => " (confirmation)",
+            (true, _, true) => " (confirmation; a queue filled through it)",
+            (false, true, _) => " (sender behind schedule)",
+            (false, false, true) => " (a queue filled through it: not sustained)",
+            (false, false, false) => "",
         }
     }
 }

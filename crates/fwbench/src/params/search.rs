@@ -153,6 +153,12 @@ pub struct SearchParams {
     /// searches, so their trial keys stay what they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envelope: Option<Targets>,
+    /// ndr: a lossless step whose queue filled through its trial (`queue growing`)
+    /// fails — `--load`'s capacity search, whose answer a background must sustain, not
+    /// carry only while a queue lasts (absent, false, for the other searches: their
+    /// trial keys stay what they were).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queue_fails: bool,
 }
 
 /// What the safe envelope holds an update rate to (issue 39): every scheduled update
@@ -238,6 +244,7 @@ impl Default for SearchParams {
             initial_duration_s: None,
             latency_at: default_latency_at(),
             envelope: None,
+            queue_fails: false,
         }
     }
 }

@@ -439,6 +439,8 @@ pub(in crate::plan) fn trial_params(v: &AxisValues, seed: u64) -> Result<TrialPa
                     | SearchKind::NdrNewflows
                     | SearchKind::Degrade => None,
                 },
+                // Only `--load`'s own capacity search (search::load) asks it.
+                queue_fails: false,
             })
         })
         .or_else(|| kind.asks_sweet_spot().then_some(Search::SweetSpot));

@@ -101,6 +101,7 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
                 precision: PRECISION,
                 max_trials: MAX_TRIALS,
                 latency_at: vec![],
+                queue_fails: true,
                 ..SearchParams::default()
             };
             eprintln!(

@@ -69,6 +69,7 @@ fn the_capacity_is_the_highest_pass_below_every_fail() {
         pass,
         sender_behind: false,
         confirmation,
+        queue_grew: false,
     };
     let curve = [
         pt(9_341.0, true, false),
@@ -117,4 +118,55 @@ fn a_search_whose_only_pass_failed_again_searches_below_the_lowest_failure() {
     );
     assert!(s.trials > 12, "{s:?}");
     assert!(s.fail_pps.unwrap() <= 12_779.0, "{s:?}");
+}
+
+/// The enforcement preset at 20 000 nft rules (2026-11-30): the capacity search's 1-s
+/// floods at 4 255 and 3 647 pps lost nothing, yet their one-way delay grew evenly to
+/// 240 ms (`queue growing`: the path forwarded about 3 440 pps) — a backlog that a 1-s
+/// trial ends before it overflows — and 4 255 pps was taken as the capacity. A
+/// background is meant to be sustained: such a step fails, the capacity lies below it,
+/// and the progress line says why. The plain NDR keeps RFC 2544's count (its latency
+/// steps flag a queue).
+#[test]
+fn a_step_whose_queue_filled_is_no_capacity() {
+    let p = flow_with("0.5");
+    let mut run = |q: &TrialParams| -> Result<Outcome> {
+        Ok(match q.packet().map(|k| k.rate) {
+            Some(Rate::Pps(x)) => {
+                let sent = x.round() as u64;
+                let received = if x <= 5_000.0 { sent } else { sent * 9 / 10 };
+                let mut o = crate::outcome::tests::packet_step(x, sent, received, 1.0, 0);
+                if x > 3_400.0 && x <= 5_000.0 {
+                    o.doubts.push(results::Doubt::new(
+                        results::DoubtKind::QueueGrowing,
+                        "the one-way delay rose evenly through the trial",
+                    ));
+                }
+                o
+            }
+            _ => crate::outcome::tests::packet_step(0.0, 817_836, 4_600, 1.0, 0),
+        })
+    };
+    let found = capacity(&p, &mut run).unwrap().unwrap();
+    assert!(
+        (3_000.0..=3_400.0).contains(&found.pps),
+        "{} pps, {:?}",
+        found.pps,
+        found.search
+    );
+    let sp = SearchParams {
+        loss: LOSS,
+        precision: PRECISION,
+        max_trials: MAX_TRIALS,
+        latency_at: vec![],
+        ..SearchParams::default()
+    };
+    let plain = ndr_search(&capacity_steps(&p), &sp, &mut run).unwrap();
+    assert!(plain.rate_pps.unwrap() > 4_500.0, "{plain:?}");
+    assert!(!plain.curve.iter().any(|q| q.queue_grew), "{plain:?}");
+    let queued = Point {
+        queue_grew: true,
+        ..plain.curve[0].clone()
+    };
+    assert_eq!(queued.note(), " (a queue filled through it: not sustained)");
 }

@@ -281,6 +281,7 @@ mod tests {
                 pass: loss == 0.0,
                 sender_behind: false,
                 confirmation: false,
+                queue_grew: false,
             },
             duration_s: d,
             counted_loss_ratio: loss,

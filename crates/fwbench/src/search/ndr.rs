@@ -15,6 +15,7 @@ use crate::search::step_params;
 use crate::search::Runner;
 use anyhow::{bail, Result};
 use proto::Rate;
+use results::DoubtKind;
 
 pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<Point> {
     if !o.status.measured() {
@@ -44,7 +45,20 @@ pub fn point(x: f64, o: &Outcome, threshold: f64, confirmation: bool) -> Result<
         pass: lossless && !sender_behind,
         sender_behind,
         confirmation,
+        queue_grew: false,
     })
+}
+
+/// A step of `sp`'s search from its trial's outcome `o`: [`point`], and where the
+/// search counts a queue that filled through a lossless trial as a fail
+/// (`sp.queue_fails`), that too.
+fn step(x: f64, o: &Outcome, sp: &SearchParams, confirmation: bool) -> Result<Point> {
+    let mut pt = point(x, o, sp.loss, confirmation)?;
+    if sp.queue_fails && pt.pass && o.doubts.iter().any(|d| d.kind == DoubtKind::QueueGrowing) {
+        pt.pass = false;
+        pt.queue_grew = true;
+    }
+    Ok(pt)
 }
 
 pub fn progress(i: usize, max: usize, what: &str, p: &Point) {
@@ -90,7 +104,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
         None => {
             set_rate(&mut q, Rate::Max);
             let o = run(&q)?;
-            let mut pt = point(0.0, &o, sp.loss, false)?;
+            let mut pt = step(0.0, &o, sp, false)?;
             let c = o.packet().map(|x| x.sent_pps).unwrap_or(0.0);
             pt.x = c;
             progress(0, max, &format!("max rate {}", fmt_pps(c)), &pt);
@@ -116,7 +130,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
                 }
                 set_rate(&mut q, Rate::Pps(x));
                 let o = run(&q)?;
-                let pt = point(x, &o, sp.loss, confirmation)?;
+                let pt = step(x, &o, sp, confirmation)?;
                 progress(steps, max, &fmt_pps(x), &pt);
                 bisect.record(pt.pass);
                 points.push(pt);
@@ -129,7 +143,7 @@ pub fn ndr_search(p: &TrialParams, sp: &SearchParams, run: &mut Runner) -> Resul
     let retested = retest(&mut points, width, |x| {
         set_rate(&mut q, Rate::Pps(x));
         let o = run(&q)?;
-        let pt = point(x, &o, sp.loss, true)?;
+        let pt = step(x, &o, sp, true)?;
         progress(steps, max, &format!("re-test {}", fmt_pps(x)), &pt);
         Ok(pt)
     })?;

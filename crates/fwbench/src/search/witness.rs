@@ -379,6 +379,7 @@ mod tests {
             pass,
             sender_behind: behind,
             confirmation: false,
+            queue_grew: false,
         }
     }
 

@@ -708,7 +708,9 @@ pub fn summarise_txns(
 /// update carrying the marker whose effect was dated, each marker flow's (`(sent,
 /// bins)`) packets after its highest received (a drop: every one sent after it was
 /// lost, the rule in place) or before its first received (a deletion: the rule dropped
-/// them until it went). `None` without such an update: nothing is excused.
+/// them until it went); for a replacement whose rule the next replacement took out
+/// again, each marker flow's losses sent between the two ([`replaced_marker_span`]).
+/// `None` without such an update: nothing is excused.
 pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)]) -> Option<u64> {
     // Reloads: the rule set drops every marker packet before and after each; what
     // did not pass was dropped as intended (what passed are the violations).
@@ -719,6 +721,16 @@ pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)
                 .map(|(sent, b)| {
                     sent.saturating_sub(b.received.iter().map(|&n| u64::from(n)).sum())
                 })
+                .sum(),
+        );
+    }
+    // A replacement whose marker rule a later one took out again (its time to effect
+    // withheld: `say_why_no_effect`): the rule dropped the marker only between the two.
+    if let Some((from, until)) = replaced_marker_span(updates) {
+        return Some(
+            marker_flows
+                .iter()
+                .map(|(_, b)| lost_sent_within(b, from, until))
                 .sum(),
         );
     }
@@ -741,6 +753,43 @@ pub fn marker_dropped(updates: &[UpdateEffect], marker_flows: &[(u64, &FlowBins)
             })
             .sum(),
     )
+}
+
+/// Where the marker's replacement held its rule: from its commit's start to the end of
+/// the next replacement's commit, which put the rule set back without it (ns since the
+/// epoch; `None` without a marker replacement followed by another that ran).
+fn replaced_marker_span(updates: &[UpdateEffect]) -> Option<(u64, u64)> {
+    let ran = |u: &&UpdateEffect| u.row.error.is_none() && u.row.start_unix_ns > 0;
+    let replace = |u: &&UpdateEffect| u.row.kind == UpdateKind::Replace;
+    let m = updates
+        .iter()
+        .filter(ran)
+        .filter(replace)
+        .find(|u| u.row.marker && u.row.index == 0)?;
+    let next = updates
+        .iter()
+        .filter(ran)
+        .filter(replace)
+        .filter(|u| u.row.start_unix_ns > m.row.start_unix_ns)
+        .min_by_key(|u| u.row.start_unix_ns)?;
+    Some((
+        m.row.start_unix_ns,
+        next.row.start_unix_ns + next.row.commit_ns,
+    ))
+}
+
+/// A flow's packets lost that were sent from `from` to `until` (ns since the epoch), by
+/// its bins, a bin either side included (a bin's losses are placed by send time).
+fn lost_sent_within(b: &FlowBins, from: u64, until: u64) -> u64 {
+    let w = b.width_ns.max(1);
+    let first = (from.saturating_sub(b.origin_ns) / w).saturating_sub(1) as usize;
+    let last = (until.saturating_sub(b.origin_ns) / w + 1) as usize;
+    b.lost
+        .iter()
+        .take(last + 1)
+        .skip(first)
+        .map(|&n| u64::from(n))
+        .sum()
 }
 
 /// The marker's packets that passed each reload: those sent from its start to the
@@ -1875,6 +1924,11 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
         if beyond > 0 {
             t += &format!(", effectively blocked {blocked:.1} ms");
         }
+    }
+    // A commit that held the packets back and then let them through stalls nothing
+    // by the bins: its delay says so.
+    if s.unit == Unit::Packets && u.owd_max_us > 0 {
+        t += &format!("; one-way delay up to {:.2} ms", u.owd_max_us as f64 / 1e3);
     }
     t
 }
