@@ -367,6 +367,10 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
     out
 }
 
+/// Trial → (smallest installed, installed, commits, whether the background overloaded
+/// its gateway): one series of [`growth`].
+type SizedTrials = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>, bool)>;
+
 /// Commit latency vs installed size (issue 39; kube-proxy's sync time grows
 /// super-linearly with its Services, kubernetes#139513), per engine, method, kind and
 /// K where trials at three sizes or more hold it: each trial one point, its smallest
@@ -375,10 +379,9 @@ pub fn findings(updates: &[Update]) -> Vec<String> {
 /// superlinear by a parabola's curvature and its 95 % CI, with the evidence: the
 /// largest size's commit against the line through the smaller ones.
 pub fn growth(updates: &[Update]) -> Vec<String> {
-    // (engine, method, kind, K, set elements beside) → trial → (smallest installed,
-    // installed, commits): rule updates beside sets of other sizes are not one series.
-    type Per = BTreeMap<i64, (u64, Vec<f64>, Vec<f64>)>;
-    let mut by: BTreeMap<(String, String, String, u32, u64), Per> = BTreeMap::new();
+    // (engine, method, kind, K, set elements beside) → its trials: rule updates beside
+    // sets of other sizes are not one series.
+    let mut by: BTreeMap<(String, String, String, u32, u64), SizedTrials> = BTreeMap::new();
     for u in updates.iter().filter(|u| u.row.error.is_none()) {
         let r = &u.row;
         let t = by
@@ -391,10 +394,11 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             ))
             .or_default()
             .entry(u.trial_id)
-            .or_insert((r.installed, vec![], vec![]));
+            .or_insert((r.installed, vec![], vec![], false));
         t.0 = t.0.min(r.installed);
         t.1.push(r.installed as f64);
         t.2.push(r.commit_ms);
+        t.3 |= overloaded(r);
     }
     let mut out = vec![];
     for ((engine, method, kind, k, _), trials) in by {
@@ -402,7 +406,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         // saw 1 000 to 1 560), labelled by the size it started at.
         let points: Vec<(f64, f64, f64)> = trials
             .values()
-            .filter_map(|(start, n, c)| {
+            .filter_map(|(start, n, c, _)| {
                 Some((
                     *start as f64,
                     median(n.iter().copied())?,
@@ -424,6 +428,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
         let what = kind_words(&kind, k);
         // What the size counts: a set's elements, or rules.
         let unit = kind.parse().map_or("rules", UpdateKind::counts);
+        let load = under_load(&trials, unit);
         let head = format!(
             "Commit latency of {what} with {engine} by {method} over {}–{} {unit} ({} trials \
              at {} sizes)",
@@ -460,7 +465,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             // The curvature in what it adds at the largest size (c·n², ms).
             out.push(format!(
                 "{head} grows faster than the number of {unit}: superlinear (the curvature adds \
-                 {} ms at {} {unit}, 95 % CI above 0){evidence}{}.",
+                 {} ms at {} {unit}, 95 % CI above 0){evidence}{}{load}.",
                 mean_ci(q.c * hi * hi, Some(h * hi * hi)),
                 num(hi),
                 knee(&points, unit)
@@ -488,7 +493,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
                 Some(ci) if (l.b - ci) * (l.b + ci) <= 0.0 => {
                     out.push(format!(
                         "{head}: no measurable growth ({} ms per 1 000 {unit}, the CI \
-                         includes 0).",
+                         includes 0){load}.",
                         mean_ci(l.b * 1000.0, Some(ci * 1000.0))
                     ));
                     continue;
@@ -501,7 +506,7 @@ pub fn growth(updates: &[Update]) -> Vec<String> {
             let at_zero = mean_ci(l.a, l.a_ci95);
             out.push(format!(
                 "{head} grows linearly: {at_zero} ms + {slope} ms per 1 000 {unit} \
-                 ({curve}){negative}.",
+                 ({curve}){negative}{load}.",
             ));
         }
     }
@@ -653,6 +658,42 @@ pub fn doubts(r: &UpdateRecord) -> Vec<String> {
 /// may still be absent: a trial without background traffic (its time to effect holds).
 fn holds(r: &UpdateRecord) -> bool {
     r.error.is_none() && r.doubts.is_none()
+}
+
+/// Whether the background overloaded the gateway before `r` (its `overloaded` doubt):
+/// its commit then competed with a saturated data path.
+fn overloaded(r: &UpdateRecord) -> bool {
+    r.doubts
+        .as_deref()
+        .and_then(|t| serde_json::from_str::<Vec<results::Doubt>>(t).ok())
+        .is_some_and(|d| d.iter().any(|d| d.kind == results::DoubtKind::Overloaded))
+}
+
+/// What a commit-latency fit says of the load its commits ran under: nothing where no
+/// trial's background overloaded its gateway; so where every one did; FLAGGED where
+/// some did (the sizes named), as the fit then mixes commits beside a saturated data
+/// path with commits beside one that kept up.
+fn under_load(trials: &SizedTrials, unit: &str) -> String {
+    let mut sizes: Vec<u64> = trials.values().filter(|t| t.3).map(|t| t.0).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    match (sizes.len(), trials.values().all(|t| t.3)) {
+        (0, _) => String::new(),
+        (_, true) => " — in every trial the background overloaded the gateway (flagged): \
+                      these are commits beside a saturated data path"
+            .into(),
+        _ => format!(
+            " — FLAGGED: at {} {unit} the background overloaded the gateway (those trials \
+             flagged) and at the other sizes it did not: the fit mixes commits beside a \
+             saturated data path, which compete with it for the CPUs, with commits beside \
+             one that kept up",
+            sizes
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// Of the updates whose figures hold, those with a stall figure: the background's.

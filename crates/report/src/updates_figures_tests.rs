@@ -266,6 +266,49 @@ fn commit_latency_over_sizes_is_linear_or_superlinear_with_its_evidence() {
     assert!(growth(&two).is_empty());
 }
 
+/// rules-under-load.toml in full (2026-11-30): at 20 001 and 50 001 rules the 20-kpps
+/// background overloaded the gateway (those updates flagged), at 1 and 1 001 it did not,
+/// and the commit-latency fit over all four sizes read "superlinear" with no word of it.
+/// A fit over sizes where some trials' gateway was saturated says so, FLAGGED, naming
+/// them; one where every trial's was says that; one where none was, nothing.
+#[test]
+fn a_commit_fit_says_where_the_background_overloaded_the_gateway() {
+    let flagged = |mut u: Update| {
+        u.row.doubts = Some(r#"[{"kind":"overloaded","why":"lost 53.6 %"}]"#.into());
+        u
+    };
+    let ups = |over: fn(u64) -> bool| -> Vec<Update> {
+        [1u64, 1001, 20_001, 50_001]
+            .iter()
+            .enumerate()
+            .map(|(t, &n)| {
+                let u = update(t as i64, 0, n, 2.0 + 4e-2 * n as f64, 1.0, &[]);
+                if over(n) {
+                    flagged(u)
+                } else {
+                    u
+                }
+            })
+            .collect()
+    };
+    let mixed = growth(&ups(|n| n > 10_000));
+    assert_eq!(mixed.len(), 1, "{mixed:?}");
+    assert!(
+        mixed[0].contains(
+            "FLAGGED: at 20001, 50001 rules the background overloaded the gateway (those \
+             trials flagged) and at the other sizes it did not"
+        ),
+        "{mixed:?}"
+    );
+    let all = growth(&ups(|_| true));
+    assert!(
+        all[0].contains("in every trial the background overloaded the gateway"),
+        "{all:?}"
+    );
+    let none = growth(&ups(|_| false));
+    assert!(!none[0].contains("overloaded"), "{none:?}");
+}
+
 /// The knee of a superlinear commit latency: flat to 20 000 rules, then steep
 /// (+0.5 ms per 1 000 rules) — the two-line fit puts it at 20 000, with an interval
 /// from the trials; three sizes state why none is given.
