@@ -441,6 +441,13 @@ pub struct AbTest {
     /// The paired t-test over the pairs of trials (B − A of each pair's trial means),
     /// when the arms ran as pairs (see [`pairs`]).
     pub paired: Option<stats::Paired>,
+    /// Welch's test over the repetitions — each trial's mean one value — when the arms
+    /// did not run as pairs and each has two trials or more: what a rerun would give,
+    /// which `welch` over the sessions of a few trials (autocorrelated, blind to each
+    /// trial's placement and residue) overstates. The result then uses it.
+    pub over_reps: Option<RepsWelch>,
+    /// Trials in A and in B.
+    pub trials: (usize, usize),
     /// Both arms ran the same gateway, and why ("engine none installs no rules", "model
     /// conntrack installs the same rules whatever the count"): the parameter they differ
     /// in is one the gateway ignores. Their difference is the testbed's noise or drift
@@ -449,13 +456,40 @@ pub struct AbTest {
     pub same_gateway: Option<String>,
 }
 
+/// Welch's test over an A/B's repetitions: each arm's trial means pooled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepsWelch {
+    pub a: Pooled,
+    pub b: Pooled,
+    pub welch: stats::Welch,
+}
+
 impl AbTest {
-    /// The test the verdict uses: the paired one when the trials ran as pairs.
-    pub fn verdict_test(&self) -> &'static str {
-        if self.paired.is_some() {
-            "paired t"
+    /// The test the verdict uses: the paired one when the trials ran as pairs, else
+    /// Welch's over the repetitions where each arm has two, else over the values.
+    pub fn verdict_test(&self) -> String {
+        match (self.paired, self.over_reps) {
+            (Some(_), _) => "paired t".into(),
+            (None, Some(_)) => "Welch over repetitions".into(),
+            (None, None) => format!("Welch over {} (within trials)", self.values()),
+        }
+    }
+
+    /// What one value of `welch` is: a download or a session.
+    pub fn values(&self) -> &'static str {
+        if self.quantity == "download time" {
+            "downloads"
         } else {
-            "Welch"
+            "sessions"
+        }
+    }
+
+    /// The arms the verdict compares: the repetitions' means where it tests over them,
+    /// else every value pooled.
+    pub fn arms(&self) -> (Pooled, Pooled) {
+        match (self.paired, self.over_reps) {
+            (None, Some(r)) => (r.a, r.b),
+            _ => (self.a, self.b),
         }
     }
 
@@ -478,9 +512,10 @@ impl AbTest {
 
     /// The verdict's p-value.
     pub fn p(&self) -> Option<f64> {
-        match (self.paired, self.welch) {
-            (Some(p), _) => Some(p.p),
-            (None, Some(w)) => Some(w.p),
+        match (self.paired, self.over_reps, self.welch) {
+            (Some(p), _, _) => Some(p.p),
+            (None, Some(r), _) => Some(r.welch.p),
+            (None, None, Some(w)) => Some(w.p),
             _ => None,
         }
     }
@@ -626,14 +661,9 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
                 if sa.len() < 2 || sb.len() < 2 {
                     continue;
                 }
-                let sum = |v: &[f64]| Pooled {
-                    n: v.len() as u64,
-                    mean: stats::mean(v).unwrap_or(f64::NAN),
-                    sd: stats::sample_sd(v).unwrap_or(0.0),
-                };
                 (
-                    sum(&sa),
-                    sum(&sb),
+                    pooled_of(&sa),
+                    pooled_of(&sb),
                     stats::welch(&sb, &sa),
                     "per-session durations (session_us)",
                 )
@@ -645,6 +675,21 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             let (xa, xb): (Vec<f64>, Vec<f64>) = p.into_iter().unzip();
             stats::paired(&xa, &xb)
         });
+        let means = |c: &Config| -> Vec<f64> {
+            c.reps
+                .iter()
+                .filter_map(|t| trial_mean_ms(t, which))
+                .collect()
+        };
+        let (ma, mb) = (means(ca), means(cb));
+        let over_reps = match (paired, stats::welch(&mb, &ma)) {
+            (None, Some(welch)) => Some(RepsWelch {
+                a: pooled_of(&ma),
+                b: pooled_of(&mb),
+                welch,
+            }),
+            _ => None,
+        };
         out.push(AbTest {
             case: label.unwrap_or_else(|| "-".into()),
             workload: workload.to_string(),
@@ -657,10 +702,21 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             welch,
             source,
             paired,
+            over_reps,
+            trials: (ca.reps.len(), cb.reps.len()),
             same_gateway: one_gateway(ca, cb, parameter),
         });
     }
     out
+}
+
+/// `v` as a pooled sample (its mean NaN when empty, its sd 0 below two values).
+fn pooled_of(v: &[f64]) -> Pooled {
+    Pooled {
+        n: v.len() as u64,
+        mean: stats::mean(v).unwrap_or(f64::NAN),
+        sd: stats::sample_sd(v).unwrap_or(0.0),
+    }
 }
 
 /// A p-value for reading: 4 significant digits, scientific below 0.0001 (below what a
@@ -733,14 +789,15 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
             ]
             .into_iter()
             .chain(paired)
-            .chain([t.verdict_test().to_string()])
+            .chain([t.verdict_test()])
             .collect()
         })
         .collect();
     a.tables.push(Table {
         title: "A/B comparisons (Welch's t-test over the values; the paired t-test over \
-                pairs of trials when the arms ran as pairs, which the result then uses; \
-                two-sided, 5 % level)"
+                pairs of trials when the arms ran as pairs, else Welch's over the \
+                repetitions' means where each arm has two, which the result then uses — \
+                the last column; two-sided, 5 % level)"
             .into(),
         columns: [
             "case",

@@ -459,8 +459,9 @@ fn ndr(trials: &[Trial]) -> Vec<String> {
 /// significant, "not tested" without a test, "no comparison" for one gateway twice.
 pub fn ab_sentence(t: &AbTest) -> String {
     let (d, ci, test) = ab_delta(t);
-    let rel = if t.a.mean != 0.0 {
-        format!(" ({:+.2} %)", d / t.a.mean * 100.0)
+    let (arm_a, arm_b) = t.arms();
+    let rel = if arm_a.mean != 0.0 {
+        format!(" ({:+.2} %)", d / arm_a.mean * 100.0)
     } else {
         String::new()
     };
@@ -498,7 +499,7 @@ pub fn ab_sentence(t: &AbTest) -> String {
         "A/B ({}): {} {} → {}",
         t.case, t.parameter, t.a_value, t.b_value
     );
-    let (a, b, q) = (num(t.a.mean), num(t.b.mean), t.quantity);
+    let (a, b, q) = (num(arm_a.mean), num(arm_b.mean), t.quantity);
     match t.p() {
         // Untested: the means, no difference claimed either way.
         None => format!("{head}: not tested ({verdict}) — the mean {q} was {a} vs {b} ms."),
@@ -578,15 +579,30 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
 /// B − A of an A/B test with its 95 % CI and the test it comes from: the paired t over
 /// the pairs when the arms ran as pairs, else Welch's.
 fn ab_delta(t: &AbTest) -> (f64, Option<f64>, String) {
-    match (t.paired, t.welch) {
-        (Some(p), _) => (p.mean, Some(p.ci95), format!("paired t over {} pairs", p.n)),
-        (None, Some(w)) => {
-            let se = (t.a.sd.powi(2) / t.a.n as f64 + t.b.sd.powi(2) / t.b.n as f64).sqrt();
-            (
-                t.b.mean - t.a.mean,
-                Some(stats::t_quantile(0.975, w.df) * se),
-                "Welch".to_string(),
-            )
+    let welch = |a: &stats::Pooled, b: &stats::Pooled, w: stats::Welch| {
+        let se = (a.sd.powi(2) / a.n as f64 + b.sd.powi(2) / b.n as f64).sqrt();
+        (b.mean - a.mean, Some(stats::t_quantile(0.975, w.df) * se))
+    };
+    match (t.paired, t.over_reps, t.welch) {
+        (Some(p), _, _) => (p.mean, Some(p.ci95), format!("paired t over {} pairs", p.n)),
+        (None, Some(r), _) => {
+            let (d, ci) = welch(&r.a, &r.b, r.welch);
+            let test = format!("Welch over {} + {} repetitions", r.a.n, r.b.n);
+            (d, ci, test)
+        }
+        (None, None, Some(w)) => {
+            let (d, ci) = welch(&t.a, &t.b, w);
+            // Within a trial or two: a rerun's spread is not in it.
+            let test = format!(
+                "Welch over the {} + {} {} of {} + {} trials, within trials: a rerun may \
+                 differ by more",
+                t.a.n,
+                t.b.n,
+                t.values(),
+                t.trials.0,
+                t.trials.1
+            );
+            (d, ci, test)
         }
         _ => (t.b.mean - t.a.mean, None, "no test".to_string()),
     }

@@ -276,6 +276,8 @@ fn ab(b: f64, same_gateway: bool) -> AbTest {
         welch: stats::welch_from_summary(bb.mean, bb.sd, bb.n, a.mean, a.sd, a.n),
         source: "per-session durations (session_us)",
         paired: None,
+        over_reps: None,
+        trials: (1, 1),
         same_gateway: same_gateway.then(|| "engine none installs no rules".to_string()),
     }
 }
