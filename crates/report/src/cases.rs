@@ -235,6 +235,12 @@ pub(crate) fn sections(
                     // A cost whose CI holds 0 is no cost (seed 001 here: "tc ingress
                     // BPF: -6.1 ± 8.6 % cost"): its width only, with why.
                     let stated = match unmeasured {
+                        // Measurably below 0 (seed 001 here: tc ingress BPF, -5.42 ±
+                        // 0.80 %): said as what it is, not read as a cost.
+                        None if v < 0.0 => format!(
+                            "{} % cost (negative: this row is the faster)",
+                            mean_ci(v, ci)
+                        ),
                         None => format!("{} % cost", mean_ci(v, ci)),
                         Some(why) => format!("no measurable cost ({} %: {why})", mean_ci(v, ci)),
                     };

@@ -446,7 +446,7 @@ pub struct AbTest {
     /// which `welch` over the sessions of a few trials (autocorrelated, blind to each
     /// trial's placement and residue) overstates. The result then uses it.
     pub over_reps: Option<RepsWelch>,
-    /// Trials in A and in B.
+    /// Trials in A and in B with a mean of the quantity.
     pub trials: (usize, usize),
     /// Both arms ran the same gateway, and why ("engine none installs no rules", "model
     /// conntrack installs the same rules whatever the count"): the parameter they differ
@@ -462,6 +462,19 @@ pub struct RepsWelch {
     pub a: Pooled,
     pub b: Pooled,
     pub welch: stats::Welch,
+}
+
+impl RepsWelch {
+    /// B − A of the repetitions' means and the half-width of its 95 % CI (Welch's df).
+    pub fn delta(&self) -> (f64, f64) {
+        welch_delta(&self.a, &self.b, self.welch)
+    }
+}
+
+/// B − A of two pooled samples and the half-width of its 95 % CI by Welch's df.
+pub fn welch_delta(a: &Pooled, b: &Pooled, w: stats::Welch) -> (f64, f64) {
+    let se = (a.sd.powi(2) / a.n as f64 + b.sd.powi(2) / b.n as f64).sqrt();
+    (b.mean - a.mean, stats::t_quantile(0.975, w.df) * se)
 }
 
 impl AbTest {
@@ -703,7 +716,7 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             source,
             paired,
             over_reps,
-            trials: (ca.reps.len(), cb.reps.len()),
+            trials: (ma.len(), mb.len()),
             same_gateway: one_gateway(ca, cb, parameter),
         });
     }
@@ -764,6 +777,18 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
                 ],
                 None => vec!["-".into(); 4],
             };
+            let reps = match t.over_reps {
+                Some(r) => {
+                    let (d, ci) = r.delta();
+                    vec![
+                        format!("{} + {}", r.a.n, r.b.n),
+                        format!("{}{}", if d > 0.0 { "+" } else { "" }, mean_ci(d, Some(ci))),
+                        format!("{:.3}", r.welch.t),
+                        p_text(r.welch.p),
+                    ]
+                }
+                None => vec!["-".into(); 4],
+            };
             vec![
                 t.case.clone(),
                 t.workload.clone(),
@@ -789,6 +814,7 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
             ]
             .into_iter()
             .chain(paired)
+            .chain(reps)
             .chain([t.verdict_test()])
             .collect()
         })
@@ -821,6 +847,10 @@ fn ab_tables(conn: &[&Config], a: &mut Analysis) {
             "paired B − A (95 % CI)",
             "paired t",
             "paired p",
+            "repetitions",
+            "repetitions B − A (95 % CI)",
+            "repetitions Welch t",
+            "repetitions p",
             "result by",
         ]
         .map(String::from)

@@ -9,7 +9,7 @@
 //! Must not: compute statistics of its own beyond combining those of the analysis; it
 //! is called by the crate root after `analysis::analyse`.
 
-use crate::conn::{ab_tests, AbTest};
+use crate::conn::{ab_tests, welch_delta, AbTest};
 use crate::figure::{mean_ci, num, round_ci, Analysis, Claim, CostFit, Estimator, SeriesSegments};
 use crate::model::Trial;
 use crate::model::{search_of, Config};
@@ -577,21 +577,19 @@ pub fn claims(configs: &[Config], a: &Analysis) -> Vec<Claim> {
 }
 
 /// B − A of an A/B test with its 95 % CI and the test it comes from: the paired t over
-/// the pairs when the arms ran as pairs, else Welch's.
+/// the pairs when the arms ran as pairs, else Welch's over the repetitions, else over
+/// the values of trials too few for that (said: within trials).
 fn ab_delta(t: &AbTest) -> (f64, Option<f64>, String) {
-    let welch = |a: &stats::Pooled, b: &stats::Pooled, w: stats::Welch| {
-        let se = (a.sd.powi(2) / a.n as f64 + b.sd.powi(2) / b.n as f64).sqrt();
-        (b.mean - a.mean, Some(stats::t_quantile(0.975, w.df) * se))
-    };
     match (t.paired, t.over_reps, t.welch) {
         (Some(p), _, _) => (p.mean, Some(p.ci95), format!("paired t over {} pairs", p.n)),
         (None, Some(r), _) => {
-            let (d, ci) = welch(&r.a, &r.b, r.welch);
+            let (d, ci) = r.delta();
             let test = format!("Welch over {} + {} repetitions", r.a.n, r.b.n);
-            (d, ci, test)
+            (d, Some(ci), test)
         }
         (None, None, Some(w)) => {
-            let (d, ci) = welch(&t.a, &t.b, w);
+            let (d, ci) = welch_delta(&t.a, &t.b, w);
+            let ci = Some(ci);
             // Within a trial or two: a rerun's spread is not in it.
             let test = format!(
                 "Welch over the {} + {} {} of {} + {} trials, within trials: a rerun may \

@@ -372,7 +372,7 @@ fn a_held_back_background_reads_its_delay_beside_a_stall_of_0() {
     assert!(
         f[0].contains(
             "forwarding stalled 0 ms at most; 0 packets lost; the background's one-way delay \
-             reached 8.156 ms;"
+             in the update's window reached 8.156 ms;"
         ),
         "{f:?}"
     );

@@ -1182,6 +1182,21 @@ fn an_unpaired_ab_tests_over_repetitions_not_the_sessions_within_them() {
     let tab = table(run, "A/B comparisons");
     assert_eq!(tab.rows[0][15], "not significant");
     assert_eq!(tab.rows[0].last().unwrap(), "Welch over repetitions");
+    // Beside the values' test, the table gives the one the result used.
+    let cell = |name: &str| {
+        let i = tab.columns.iter().position(|c| c == name).unwrap();
+        tab.rows[0][i].clone()
+    };
+    assert_eq!(cell("repetitions"), "3 + 3");
+    assert!(
+        cell("repetitions B − A (95 % CI)").starts_with("+0.02"),
+        "{tab:?}"
+    );
+    assert_eq!(cell("repetitions Welch t"), "0.245");
+    assert!(
+        cell("repetitions p").parse::<f64>().unwrap() > 0.5,
+        "{tab:?}"
+    );
 }
 
 /// Sessions stored with their per-session durations and no summary (the A/B reads the

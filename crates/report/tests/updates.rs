@@ -135,8 +135,8 @@ fn stored_updates_read_as_findings_figures_and_table() {
     );
     said(
         "adding 1 rule to 20000 with nft by batch took 33 ms (median of 3); forwarding \
-         stalled 5 ms at most; 6 packets lost; the background's one-way delay reached \
-         0.95 ms; the rule took effect after 20 ms.",
+         stalled 5 ms at most; 6 packets lost; the background's one-way delay in the \
+         update's window reached 0.95 ms; the rule took effect after 20 ms.",
     );
     said(
         "1 of 5 gateway updates failed or did not run (first: add by batch with nft: the \

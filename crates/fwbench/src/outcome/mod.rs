@@ -155,11 +155,15 @@ struct StoredStep {
     packet: Option<PacketSummary>,
     #[serde(default)]
     conn: Option<ConnSummary>,
+    /// Its doubts, which steer a search too (a queue that filled fails `--load`'s
+    /// capacity step): each read alone, one of a kind this fwbench does not know left out.
+    #[serde(default)]
+    doubts: Vec<serde_json::Value>,
 }
 
 impl Outcome {
-    /// A step trial of a search as stored: status, error, times and the packet or
-    /// connection figures (what searches look at), nothing else.
+    /// A step trial of a search as stored: status, error, times, the packet or
+    /// connection figures and the doubts (what searches look at), nothing else.
     pub fn from_stored_step(results: &serde_json::Value) -> Result<Outcome, serde_json::Error> {
         let s = StoredStep::deserialize(results)?;
         Ok(Outcome {
@@ -171,6 +175,11 @@ impl Outcome {
                 (None, Some(c)) => Some(Figures::Conn(Box::new(c))),
                 (None, None) => None,
             },
+            doubts: s
+                .doubts
+                .into_iter()
+                .filter_map(|d| serde_json::from_value(d).ok())
+                .collect(),
             ..Outcome::started(s.started_at)
         })
     }

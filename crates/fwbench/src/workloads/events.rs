@@ -781,6 +781,9 @@ fn replaced_marker_span(updates: &[UpdateEffect]) -> Option<(u64, u64)> {
 /// A flow's packets lost that were sent from `from` to `until` (ns since the epoch), by
 /// its bins, a bin either side included (a bin's losses are placed by send time).
 fn lost_sent_within(b: &FlowBins, from: u64, until: u64) -> u64 {
+    if until < b.origin_ns {
+        return 0;
+    }
     let w = b.width_ns.max(1);
     let first = (from.saturating_sub(b.origin_ns) / w).saturating_sub(1) as usize;
     let last = (until.saturating_sub(b.origin_ns) / w + 1) as usize;
@@ -1928,7 +1931,10 @@ fn disturbance(s: &EventsSummary, u: &UpdateEffect) -> String {
     // A commit that held the packets back and then let them through stalls nothing
     // by the bins: its delay says so.
     if s.unit == Unit::Packets && u.owd_max_us > 0 {
-        t += &format!("; one-way delay up to {:.2} ms", u.owd_max_us as f64 / 1e3);
+        t += &format!(
+            "; one-way delay up to {:.2} ms in its window",
+            u.owd_max_us as f64 / 1e3
+        );
     }
     t
 }

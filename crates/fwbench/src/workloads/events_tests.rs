@@ -64,7 +64,7 @@ fn time_to_effect_stall_and_loss_from_the_bins() {
         text(&one(Unit::Packets, u), "nft"),
         "\n  adding 1 rule to 1000 with nft by batch took 1.50 ms, took effect after 1.0 ms; \
          forwarding stalled 2 ms; 20 packets lost, effectively blocked 2.0 ms; one-way \
-         delay up to 0.04 ms"
+         delay up to 0.04 ms in its window"
     );
 }
 

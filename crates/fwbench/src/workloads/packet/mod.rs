@@ -842,11 +842,24 @@ mod tests {
         assert_eq!(s.flows[1].lost, 0);
         assert_eq!(s.frame, 64);
         assert_eq!(s.received_l2_bps, 495.0 * 64.0 * 8.0);
-        // A search step stored and read back (resume) steers the search the same way.
+        // A search step stored and read back (resume) steers the search the same way —
+        // its doubts too (a queue that filled fails `--load`'s capacity step); one of a
+        // kind this fwbench does not know is left out, not the step.
         let o = crate::outcome::Outcome {
             figures: Some(crate::workloads::Figures::Packet(s.clone())),
+            doubts: vec![results::Doubt::new(
+                results::DoubtKind::QueueGrowing,
+                "the one-way delay rose evenly through the trial",
+            )],
             ..crate::outcome::Outcome::started("t0".into())
         };
+        let mut stored_json = serde_json::to_value(&o).unwrap();
+        stored_json["doubts"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"kind": "from_a_newer_fwbench", "why": "?"}));
+        let resumed = crate::outcome::Outcome::from_stored_step(&stored_json).unwrap();
+        assert_eq!(resumed.doubts, o.doubts);
         let back =
             crate::outcome::Outcome::from_stored_step(&serde_json::to_value(&o).unwrap()).unwrap();
         // (all but the counters `limited_by` was judged from, which are not stored)
