@@ -1136,6 +1136,24 @@ fn download_time_vs_rules_has_a_point_per_rule_count_with_ci_whiskers() {
     assert!(md.contains("| 1000 | "));
 }
 
+/// Records a forwarded sessions trial (nft, 512-B sessions, one at a time) of case
+/// `label` at `rules`, repetition `rep`, with `res`.
+fn record_sessions(s: &mut Store, run: i64, label: &str, rules: u64, rep: u32, res: Value) {
+    let p = conn_params(
+        "sessions",
+        "forward",
+        "nft",
+        rules,
+        Some(label),
+        1,
+        512,
+        rep,
+    );
+    let key = format!("{label}-{rules}-{rep}");
+    s.record(&conn_trial(run, key, rep, "sessions", p, res))
+        .unwrap();
+}
+
 /// nat.toml in full (2026-11-30, random order, 3 repetitions): each unpaired A/B was
 /// Welch's test over the sessions of its six trials — "+0.0080 ± 0.0011 ms, p =
 /// 1.7e-45" — beside the same difference across repetitions, ± 0.0062. Sessions within
@@ -1152,15 +1170,10 @@ fn an_unpaired_ab_tests_over_repetitions_not_the_sessions_within_them() {
             for (rep, placed) in [(1u32, 1.0), (2, 1.1), (3, 0.9)] {
                 let ms = placed + shift;
                 let res = conn_results("sessions", 1, 1000, 1.0, 1000 * 512, (ms, 0.01), &[]);
-                let p = conn_params("sessions", "forward", "nft", rules, Some("x"), 1, 512, rep);
-                let key = format!("x-{rules}-{rep}");
-                s.record(&conn_trial(run, key, rep, "sessions", p, res))
-                    .unwrap();
+                record_sessions(s, run, "x", rules, rep, res);
             }
         }
-        s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
-            .unwrap();
-        run
+        finish(s, run)
     });
     let run = &r.runs[0];
     let conn: Vec<&report::model::Config> = run.configs.iter().collect();
@@ -1215,25 +1228,11 @@ fn a_sessions_ab_reads_summaries_and_the_samples_only_without_one() {
                     if !with_summary {
                         res["conn"]["session"] = Value::Null;
                     }
-                    let p = conn_params(
-                        "sessions",
-                        "forward",
-                        "nft",
-                        rules,
-                        Some(label),
-                        1,
-                        512,
-                        rep,
-                    );
-                    let key = format!("{label}-{rules}-{rep}");
-                    s.record(&conn_trial(run, key, rep, "sessions", p, res))
-                        .unwrap();
+                    record_sessions(s, run, label, rules, rep, res);
                 }
             }
         }
-        s.finish_run(run, "2026-01-02T00:00:00Z", "complete")
-            .unwrap();
-        run
+        finish(s, run)
     });
     let conn: Vec<&report::model::Config> = r.runs[0].configs.iter().collect();
     let tests = report::conn::ab_tests(&conn);
