@@ -484,7 +484,10 @@ impl AbTest {
         match (self.paired, self.over_reps) {
             (Some(_), _) => "paired t".into(),
             (None, Some(_)) => "Welch over repetitions".into(),
-            (None, None) => format!("Welch over {} (within trials)", self.values()),
+            (None, None) if self.welch.is_some() => {
+                format!("Welch over {} (within trials)", self.values())
+            }
+            (None, None) => "no test".into(),
         }
     }
 
@@ -684,7 +687,9 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
             _ => continue,
         };
         let value = |c: &Config| c.param(parameter).unwrap_or("-").to_string();
-        let paired = pairs(ca, cb, which).and_then(|p| {
+        let ran_as_pairs = pairs(ca, cb, which);
+        let as_pairs = ran_as_pairs.is_some();
+        let paired = ran_as_pairs.and_then(|p| {
             let (xa, xb): (Vec<f64>, Vec<f64>) = p.into_iter().unzip();
             stats::paired(&xa, &xb)
         });
@@ -695,8 +700,10 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
                 .collect()
         };
         let (ma, mb) = (means(ca), means(cb));
-        let over_reps = match (paired, stats::welch(&mb, &ma)) {
-            (None, Some(welch)) => Some(RepsWelch {
+        // Arms that ran as pairs are judged as pairs (the drift figure says so), never
+        // over their repetitions unpaired.
+        let over_reps = match (as_pairs, stats::welch(&mb, &ma)) {
+            (false, Some(welch)) => Some(RepsWelch {
                 a: pooled_of(&ma),
                 b: pooled_of(&mb),
                 welch,

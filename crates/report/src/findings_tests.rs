@@ -316,11 +316,18 @@ fn rule_counts_of_a_gateway_without_a_firewall_are_never_a_cost() {
             && !none.contains("changes the mean"),
         "{none}"
     );
-    // Untested: the means, no CI and no change claimed.
-    let untested = ab_sentence(&AbTest {
+    // Untested: the means, no CI and no change claimed; the table's "result by" names
+    // no test either. With the values' test only, it says where that test lies.
+    let untested_ab = AbTest {
         welch: None,
         ..ab(0.2, false)
-    });
+    };
+    assert_eq!(untested_ab.verdict_test(), "no test");
+    assert_eq!(
+        ab(0.2, false).verdict_test(),
+        "Welch over sessions (within trials)"
+    );
+    let untested = ab_sentence(&untested_ab);
     assert_eq!(
         untested,
         "A/B (plain forwarding: per new flow): rules 0 → 1000: not tested (fewer than 2 \

@@ -678,29 +678,43 @@ fn overloaded(r: &UpdateRecord) -> bool {
 
 /// What a commit-latency fit says of the load its commits ran under: nothing where no
 /// trial's background overloaded its gateway; so where every one did; FLAGGED where
-/// some did (the sizes named), as the fit then mixes commits beside a saturated data
-/// path with commits beside one that kept up.
+/// some did, as the fit then mixes commits beside a saturated data path with commits
+/// beside one that kept up — by size: those where every trial was overloaded, and
+/// those where some were.
 fn under_load(trials: &SizedTrials, unit: &str) -> String {
-    let mut sizes: Vec<u64> = trials.values().filter(|t| t.3).map(|t| t.0).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    match (sizes.len(), trials.values().all(|t| t.3)) {
-        (0, _) => String::new(),
-        (_, true) => " — in every trial the background overloaded the gateway (flagged): \
-                      these are commits beside a saturated data path"
-            .into(),
-        _ => format!(
-            " — FLAGGED: at {} {unit} the background overloaded the gateway (those trials \
-             flagged) and at the other sizes it did not: the fit mixes commits beside a \
-             saturated data path, which compete with it for the CPUs, with commits beside \
-             one that kept up",
-            sizes
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    // Size → (trials, overloaded trials).
+    let mut by: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
+    for t in trials.values() {
+        let e = by.entry(t.0).or_default();
+        e.0 += 1;
+        e.1 += usize::from(t.3);
     }
+    let list = |keep: &dyn Fn(&(usize, usize)) -> bool| {
+        by.iter()
+            .filter(|(_, c)| keep(c))
+            .map(|(n, _)| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (all, some) = (list(&|c| c.1 == c.0), list(&|c| c.1 > 0 && c.1 < c.0));
+    if all.is_empty() && some.is_empty() {
+        return String::new();
+    }
+    if by.values().all(|c| c.1 == c.0) {
+        return " — in every trial the background overloaded the gateway (flagged): these \
+                are commits beside a saturated data path"
+            .into();
+    }
+    let at = match (all.is_empty(), some.is_empty()) {
+        (false, true) => format!("at {all} {unit}"),
+        (true, false) => format!("in some trials at {some} {unit}"),
+        _ => format!("at {all} {unit}, and in some trials at {some}"),
+    };
+    format!(
+        " — FLAGGED: the background overloaded the gateway {at} (those trials flagged), \
+         not in the others: the fit mixes commits beside a saturated data path, which \
+         compete with it for the CPUs, with commits beside one that kept up"
+    )
 }
 
 /// Of the updates whose figures hold, those with a stall figure: the background's.

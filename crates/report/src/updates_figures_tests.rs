@@ -295,8 +295,8 @@ fn a_commit_fit_says_where_the_background_overloaded_the_gateway() {
     assert_eq!(mixed.len(), 1, "{mixed:?}");
     assert!(
         mixed[0].contains(
-            "FLAGGED: at 20001, 50001 rules the background overloaded the gateway (those \
-             trials flagged) and at the other sizes it did not"
+            "FLAGGED: the background overloaded the gateway at 20001, 50001 rules (those \
+             trials flagged), not in the others"
         ),
         "{mixed:?}"
     );
@@ -307,6 +307,21 @@ fn a_commit_fit_says_where_the_background_overloaded_the_gateway() {
     );
     let none = growth(&ups(|_| false));
     assert!(!none[0].contains("overloaded"), "{none:?}");
+    // One of two trials at 50001 rules overloaded: that size is not said to be.
+    let mut two = ups(|_| false);
+    two.push(flagged(update(
+        9,
+        0,
+        50_001,
+        2.0 + 4e-2 * 50_001.0,
+        1.0,
+        &[],
+    )));
+    let f = growth(&two);
+    assert!(
+        f[0].contains("overloaded the gateway in some trials at 50001 rules (those trials"),
+        "{f:?}"
+    );
 }
 
 /// The knee of a superlinear commit latency: flat to 20 000 rules, then steep

@@ -135,8 +135,9 @@ pub fn capacity(p: &TrialParams, run: &mut Runner) -> Result<Option<Found>> {
             }
             let Some(found) = below_every_fail(&r.curve) else {
                 bail!(
-                    "--load: the gateway forwarded no rate without loss at {} rules in {} \
-                     trials of {STEP_S} s (lowest that failed: {}): no capacity to offer a \
+                    "--load: the gateway forwarded no rate without loss and without a queue \
+                     filling through the flood at {} rules in {} trials of {STEP_S} s \
+                     (lowest that failed: {}): no capacity to offer a \
                      share of; give one (--load {}@RATE) or a rate (--rate)",
                     p.rules,
                     r.trials,
