@@ -456,25 +456,22 @@ pub struct AbTest {
     pub same_gateway: Option<String>,
 }
 
-/// Welch's test over an A/B's repetitions: each arm's trial means pooled.
+/// Welch's test over an A/B's repetitions (`stats::difference` of the arms' trial
+/// means, as `compare` tests two runs): each arm's trial means pooled, the test, and
+/// the half-width of the 95 % CI of B − A.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RepsWelch {
     pub a: Pooled,
     pub b: Pooled,
     pub welch: stats::Welch,
+    pub ci95: f64,
 }
 
 impl RepsWelch {
-    /// B − A of the repetitions' means and the half-width of its 95 % CI (Welch's df).
+    /// B − A of the repetitions' means and the half-width of its 95 % CI.
     pub fn delta(&self) -> (f64, f64) {
-        welch_delta(&self.a, &self.b, self.welch)
+        (self.b.mean - self.a.mean, self.ci95)
     }
-}
-
-/// B − A of two pooled samples and the half-width of its 95 % CI by Welch's df.
-pub fn welch_delta(a: &Pooled, b: &Pooled, w: stats::Welch) -> (f64, f64) {
-    let se = (a.sd.powi(2) / a.n as f64 + b.sd.powi(2) / b.n as f64).sqrt();
-    (b.mean - a.mean, stats::t_quantile(0.975, w.df) * se)
 }
 
 impl AbTest {
@@ -702,11 +699,19 @@ pub fn ab_tests(conn: &[&Config]) -> Vec<AbTest> {
         let (ma, mb) = (means(ca), means(cb));
         // Arms that ran as pairs are judged as pairs (the drift figure says so), never
         // over their repetitions unpaired.
-        let over_reps = match (as_pairs, stats::welch(&mb, &ma)) {
-            (false, Some(welch)) => Some(RepsWelch {
+        let over_reps = match (as_pairs, stats::difference(&ma, &mb)) {
+            (
+                false,
+                Some(stats::Difference {
+                    ci95: Some(ci95),
+                    welch: Some(welch),
+                    ..
+                }),
+            ) => Some(RepsWelch {
                 a: pooled_of(&ma),
                 b: pooled_of(&mb),
                 welch,
+                ci95,
             }),
             _ => None,
         };
